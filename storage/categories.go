@@ -1,0 +1,78 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+)
+
+// CreateCategory creates a category; an existing slug is ErrAlreadyExists.
+func (s *Store) CreateCategory(ctx context.Context, in NewCategory) (*Category, error) {
+	err := firstErr(
+		validateSlug("slug", in.Slug),
+		validateText("name", in.Name, true, MaxNameLength),
+		validateText("description", in.Description, false, MaxDescriptionLength),
+	)
+	if err != nil {
+		return nil, err
+	}
+	return idempotent(ctx, s, "createCategory", in.IdempotencyKey, in, func(rec *idem) (*Category, error) {
+		now := s.Now()
+		c := &Category{Slug: in.Slug, Name: in.Name, Description: in.Description, CreatedAt: now, UpdatedAt: now, Version: 1}
+		t := s.newTxn()
+		err := firstErr(
+			t.put(newCategoryItem(c), ptr(condNotExists()), ErrAlreadyExists),
+			countStats(t, "categoryCount", 1),
+		)
+		if err != nil {
+			return nil, err
+		}
+		return execRecord(ctx, s, t, rec, c)
+	})
+}
+
+// UpdateCategory edits a category. A new name reaches every published post
+// and copy that carries it before UpdateCategory returns; drafts keep the
+// names they were last saved with.
+func (s *Store) UpdateCategory(ctx context.Context, in CategoryPatch) (*Category, error) {
+	err := firstErr(
+		validateSlug("slug", in.Slug),
+		validateOpt(in.Name, func(v string) error { return validateText("name", v, true, MaxNameLength) }),
+		validateOpt(in.Description, func(v string) error { return validateText("description", v, false, MaxDescriptionLength) }),
+	)
+	if err != nil {
+		return nil, err
+	}
+	c, err := idempotent(ctx, s, "updateCategory", in.IdempotencyKey, in, func(rec *idem) (*Category, error) {
+		return retryWrite(ctx, func() (*Category, error) {
+			var it categoryItem
+			if err := s.getItem(ctx, categoryKey(in.Slug), true, &it); err != nil {
+				return nil, fmt.Errorf("category %q: %w", in.Slug, err)
+			}
+			if in.ExpectedVersion != 0 && it.Version != in.ExpectedVersion {
+				return nil, &ConflictError{CurrentVersion: it.Version}
+			}
+			cond := condVersion(it.Version)
+			if in.Name != nil && *in.Name != it.Name {
+				it.NameVer++
+			}
+			setOpt(&it.Name, in.Name)
+			setOpt(&it.Description, in.Description)
+			it.Version++
+			it.UpdatedAt = keyTime(s.Now())
+			t := s.newTxn()
+			if err := t.put(it, &cond, errRetry); err != nil {
+				return nil, err
+			}
+			return execRecord(ctx, s, t, rec, it.category())
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if in.Name != nil {
+		if err := s.refreshAll(ctx, s.categoryPostIDs, in.Slug); err != nil {
+			return nil, fmt.Errorf("rename category %q: %w", in.Slug, err)
+		}
+	}
+	return c, nil
+}

@@ -1,0 +1,211 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"sort"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+)
+
+// Check scans the whole table and returns every way in which it breaks the
+// single-table invariants: a copy that disagrees with its post, an orphan
+// copy or comment, a missing copy, a counter that is off, a name that is
+// stale, a slug reservation that points nowhere. It reads every item, so it
+// is for tests and maintenance, not for serving. An empty list means the
+// table is consistent.
+func (s *Store) Check(ctx context.Context) ([]string, error) {
+	var (
+		authors  = map[string]*authorItem{}
+		cats     = map[string]*categoryItem{}
+		posts    = map[string]*postItem{}
+		copies   []*postItem
+		comments []*commentItem
+		slugs    []*slugItem
+		stats    statsItem
+		bad      []string
+	)
+	pages := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true)})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("scan: %w", err)
+		}
+		for _, it := range page.Items {
+			var head struct {
+				PK, SK string
+				Type   string `dynamodbav:"type"`
+			}
+			var err error
+			if err = attributevalue.UnmarshalMap(it, &head); err != nil {
+				return nil, err
+			}
+			switch head.Type {
+			case typeAuthor:
+				a := &authorItem{}
+				err = attributevalue.UnmarshalMap(it, a)
+				authors[a.ID] = a
+			case typeCategory:
+				c := &categoryItem{}
+				err = attributevalue.UnmarshalMap(it, c)
+				cats[c.Slug] = c
+			case typePost:
+				p := &postItem{}
+				err = attributevalue.UnmarshalMap(it, p)
+				posts[p.ID] = p
+			case typeAuthorPost, typeCategoryPost:
+				p := &postItem{}
+				err = attributevalue.UnmarshalMap(it, p)
+				copies = append(copies, p)
+			case typeComment:
+				c := &commentItem{}
+				err = attributevalue.UnmarshalMap(it, c)
+				comments = append(comments, c)
+			case typeSlug:
+				sl := &slugItem{}
+				err = attributevalue.UnmarshalMap(it, sl)
+				slugs = append(slugs, sl)
+			case typeStats:
+				err = attributevalue.UnmarshalMap(it, &stats)
+			case typeIdempotency:
+			default:
+				bad = append(bad, fmt.Sprintf("item %s/%s has unknown type %q", head.PK, head.SK, head.Type))
+			}
+			if err != nil {
+				return nil, fmt.Errorf("decode %s/%s: %w", head.PK, head.SK, err)
+			}
+		}
+	}
+	badf := func(format string, args ...any) { bad = append(bad, fmt.Sprintf(format, args...)) }
+
+	// Posts: keys, names, and the copies they must have.
+	want := map[key]postItem{}
+	authorPosts := map[string]int64{}
+	catPosts := map[string]int64{}
+	var published int64
+	for id, p := range posts {
+		if w := p.withPostKeys(); w.PK != p.PK || w.SK != p.SK || w.GSI1PK != p.GSI1PK || w.GSI1SK != p.GSI1SK {
+			badf("post %s has wrong keys or GSI1 entry", id)
+		}
+		a := authors[p.AuthorID]
+		switch {
+		case a == nil:
+			badf("post %s has unknown author %s", id, p.AuthorID)
+		case p.AuthorName != a.Name || p.AuthorVer != a.NameVer:
+			badf("post %s carries author name %q (v%d), author has %q (v%d)", id, p.AuthorName, p.AuthorVer, a.Name, a.NameVer)
+		}
+		for _, c := range p.Cats {
+			cat := cats[c.Slug]
+			switch {
+			case cat == nil:
+				badf("post %s has unknown category %s", id, c.Slug)
+			case p.published() && (c.Name != cat.Name || p.CatVer[c.Slug] != cat.NameVer):
+				badf("post %s carries category name %q, category %s has %q", id, c.Name, c.Slug, cat.Name)
+			}
+		}
+		if !p.published() {
+			continue
+		}
+		published++
+		authorPosts[p.AuthorID]++
+		ac := p.authorCopy()
+		want[key{ac.PK, ac.SK}] = ac
+		for _, c := range p.Cats {
+			catPosts[c.Slug]++
+			cc := p.categoryCopy(c.Slug)
+			want[key{cc.PK, cc.SK}] = cc
+		}
+	}
+	for _, c := range copies {
+		k := key{c.PK, c.SK}
+		w, ok := want[k]
+		switch {
+		case !ok:
+			badf("orphan copy %s/%s of post %s", c.PK, c.SK, c.ID)
+		case !reflect.DeepEqual(normal(w), normal(*c)):
+			badf("copy %s/%s disagrees with post %s:\n  copy %+v\n  post %+v", c.PK, c.SK, c.ID, *c, w)
+		}
+		delete(want, k)
+	}
+	for k, w := range want {
+		badf("post %s lacks its copy %s/%s", w.ID, k.PK, k.SK)
+	}
+
+	// Slugs: one reservation per post, each pointing at its post.
+	reserved := map[string]bool{}
+	for _, sl := range slugs {
+		p := posts[sl.PostID]
+		if p == nil || slugKey(p.Slug).PK != sl.PK {
+			badf("slug reservation %s points at %q, which does not hold it", sl.PK, sl.PostID)
+		}
+		reserved[sl.PostID] = true
+	}
+	for id := range posts {
+		if !reserved[id] {
+			badf("post %s has no slug reservation", id)
+		}
+	}
+
+	// Comments: counts per post and per thread.
+	visible := map[string]int64{}
+	threads := map[string]int64{}
+	replies := map[string]int64{}
+	for _, c := range comments {
+		if posts[c.PostID] == nil {
+			badf("orphan comment %s of missing post %s", c.ID, c.PostID)
+		}
+		if !c.Deleted {
+			visible[c.PostID]++
+		}
+		if c.ParentID == "" {
+			threads[c.PostID]++
+		} else {
+			replies[c.PostID+"/"+c.ParentID]++
+		}
+	}
+	for _, c := range comments {
+		if c.ParentID == "" && c.ReplyCount != replies[c.PostID+"/"+c.ID] {
+			badf("comment %s counts %d replies, has %d", c.ID, c.ReplyCount, replies[c.PostID+"/"+c.ID])
+		}
+		if c.Deleted && c.ReplyCount == 0 {
+			badf("tombstone %s has no replies", c.ID)
+		}
+	}
+	for id, p := range posts {
+		if p.CommentCount != visible[id] || p.ThreadCount != threads[id] {
+			badf("post %s counts %d comments in %d threads, has %d in %d", id, p.CommentCount, p.ThreadCount, visible[id], threads[id])
+		}
+	}
+
+	// Counters.
+	for id, a := range authors {
+		if a.PostCount != authorPosts[id] {
+			badf("author %s counts %d posts, has %d", id, a.PostCount, authorPosts[id])
+		}
+	}
+	for slug, c := range cats {
+		if c.PostCount != catPosts[slug] {
+			badf("category %s counts %d posts, has %d", slug, c.PostCount, catPosts[slug])
+		}
+	}
+	if stats.PostCount != published || stats.AuthorCount != int64(len(authors)) || stats.CategoryCount != int64(len(cats)) {
+		badf("stats count %d posts, %d authors, %d categories; table has %d, %d, %d",
+			stats.PostCount, stats.AuthorCount, stats.CategoryCount, published, len(authors), len(cats))
+	}
+	sort.Strings(bad)
+	return bad, nil
+}
+
+// normal makes empty and missing collections compare equal.
+func normal(p postItem) postItem {
+	if len(p.Cats) == 0 {
+		p.Cats = nil
+	}
+	if len(p.CatVer) == 0 {
+		p.CatVer = nil
+	}
+	return p
+}

@@ -1,0 +1,61 @@
+package storage
+
+import (
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+)
+
+// Cursors are opaque to clients: base64url of the list they belong to, the
+// position in it (the key attributes of the last item returned) and a
+// checksum. A cursor of another list, or one that was altered, is rejected
+// with a ValidationError on field "after".
+
+type cursorBody struct {
+	List string            `json:"l"`
+	Pos  map[string]string `json:"p"`
+	Sum  string            `json:"s,omitempty"`
+}
+
+func cursorSum(list string, pos map[string]string) string {
+	raw, _ := json.Marshal(cursorBody{List: list, Pos: pos})
+	sum := sha256.Sum256(append([]byte("blog-cursor-v1\n"), raw...))
+	return base64.RawURLEncoding.EncodeToString(sum[:9])
+}
+
+func encodeCursor(list string, pos map[string]string) string {
+	raw, _ := json.Marshal(cursorBody{List: list, Pos: pos, Sum: cursorSum(list, pos)})
+	return base64.RawURLEncoding.EncodeToString(raw)
+}
+
+// decodeCursor returns the position a cursor of list holds, or nil for an
+// empty cursor.
+func decodeCursor(list, cursor string) (map[string]string, error) {
+	if cursor == "" {
+		return nil, nil
+	}
+	bad := &ValidationError{Field: "after", Reason: "is not a cursor of this list"}
+	if len(cursor) > 1024 {
+		return nil, bad
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil {
+		return nil, bad
+	}
+	var c cursorBody
+	if err := json.Unmarshal(raw, &c); err != nil || c.List != list || len(c.Pos) == 0 {
+		return nil, bad
+	}
+	if c.Sum != cursorSum(c.List, c.Pos) {
+		return nil, bad
+	}
+	return c.Pos, nil
+}
+
+func validatePage(p Page) error {
+	if p.Limit < 1 || p.Limit > MaxPageSize {
+		return &ValidationError{Field: "first", Reason: fmt.Sprintf("must be between 1 and %d", MaxPageSize)}
+	}
+	return nil
+}

@@ -1,0 +1,112 @@
+package storage
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+)
+
+// idempotencyTTL is how long a key protects against a repeated request.
+const idempotencyTTL = 24 * time.Hour
+
+var idempotencyKeyPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
+
+// idem is one write's idempotency: its record key, the hash of its input
+// and the ClientRequestToken of its transaction.
+type idem struct {
+	key   key
+	hash  string
+	token string
+}
+
+// idempotent runs write at most once per (op, key). With an empty key it
+// just runs write. Otherwise a record of the key, the input's hash and the
+// result is written in write's own transaction (write calls record); a
+// repeated call with the same input returns the recorded result, with
+// other input ErrIdempotencyMismatch.
+func idempotent[T any](ctx context.Context, s *Store, op, k string, input any, write func(id *idem) (T, error)) (T, error) {
+	var zero T
+	if k == "" {
+		return write(nil)
+	}
+	if !idempotencyKeyPattern.MatchString(k) {
+		return zero, &ValidationError{Field: "idempotencyKey", Reason: "must be 1 to 64 characters of A-Z a-z 0-9 . _ : -"}
+	}
+	raw, err := json.Marshal(input)
+	if err != nil {
+		return zero, fmt.Errorf("hash input: %w", err)
+	}
+	sum := sha256.Sum256(raw)
+	tok := sha256.Sum256([]byte(op + "\n" + k))
+	id := &idem{key: idempotencyKey(op, k), hash: hex.EncodeToString(sum[:]), token: hex.EncodeToString(tok[:16])}
+
+	if v, found, err := replay[T](ctx, s, id); found || err != nil {
+		return v, err
+	}
+	v, err := write(id)
+	if errors.Is(err, errIdempotencyUsed) {
+		if v, found, err := replay[T](ctx, s, id); found || err != nil {
+			return v, err
+		}
+		return zero, fmt.Errorf("idempotency record %s vanished", id.key.PK)
+	}
+	return v, err
+}
+
+// replay returns the recorded result of id, if there is a live record.
+func replay[T any](ctx context.Context, s *Store, id *idem) (T, bool, error) {
+	var zero T
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(s.table), Key: mustKey(id.key), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return zero, false, fmt.Errorf("read idempotency record: %w", err)
+	}
+	if out.Item == nil {
+		return zero, false, nil
+	}
+	var rec idempotencyItem
+	if err := attributevalue.UnmarshalMap(out.Item, &rec); err != nil {
+		return zero, false, fmt.Errorf("decode idempotency record: %w", err)
+	}
+	if rec.ExpiresAt < s.Now().Unix() {
+		return zero, false, nil
+	}
+	if rec.Hash != id.hash {
+		return zero, false, ErrIdempotencyMismatch
+	}
+	var v T
+	if err := json.Unmarshal([]byte(rec.Result), &v); err != nil {
+		return zero, false, fmt.Errorf("decode idempotent result: %w", err)
+	}
+	return v, true, nil
+}
+
+// record adds the idempotency record of id with result to t; a nil id adds
+// nothing. It returns the token for the transaction.
+func (s *Store) record(t *txn, id *idem, result any) (string, error) {
+	if id == nil {
+		return "", nil
+	}
+	raw, err := json.Marshal(result)
+	if err != nil {
+		return "", fmt.Errorf("encode idempotent result: %w", err)
+	}
+	now := s.Now()
+	cond := condNotExists().Or(expression.Name("expiresAt").LessThan(expression.Value(now.Unix())))
+	err = t.put(idempotencyItem{
+		PK: id.key.PK, SK: id.key.SK, Type: typeIdempotency,
+		Hash: id.hash, Result: string(raw), ExpiresAt: now.Add(idempotencyTTL).Unix(),
+	}, &cond, errIdempotencyUsed)
+	return id.token, err
+}

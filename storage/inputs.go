@@ -1,0 +1,107 @@
+package storage
+
+import "time"
+
+// Every write takes one input struct. IdempotencyKey is optional: when set,
+// it becomes the transaction's ClientRequestToken and is recorded, so a
+// retried call with the same key and the same input has one effect and
+// returns the same result, while the same key with different input fails
+// with ErrIdempotencyMismatch.
+
+// NewAuthor is the input of CreateAuthor. ID is optional; a new one is made
+// when it is empty.
+type NewAuthor struct {
+	ID             string
+	Name           string
+	Bio            string
+	AvatarURL      string
+	IdempotencyKey string
+}
+
+// AuthorPatch is the input of UpdateAuthor. Nil fields are left unchanged.
+// ExpectedVersion, when not zero, must equal the stored version.
+type AuthorPatch struct {
+	ID              string
+	ExpectedVersion int64
+	Name            *string
+	Bio             *string
+	AvatarURL       *string
+	IdempotencyKey  string
+}
+
+// NewCategory is the input of CreateCategory.
+type NewCategory struct {
+	Slug           string
+	Name           string
+	Description    string
+	IdempotencyKey string
+}
+
+// CategoryPatch is the input of UpdateCategory. Nil fields are left
+// unchanged. ExpectedVersion, when not zero, must equal the stored version.
+type CategoryPatch struct {
+	Slug            string
+	ExpectedVersion int64
+	Name            *string
+	Description     *string
+	IdempotencyKey  string
+}
+
+// NewPost is the input of CreatePost; the post starts as a draft.
+type NewPost struct {
+	AuthorID       string
+	Title          string
+	Slug           string
+	Excerpt        string
+	Body           string
+	Categories     []string // category slugs, at most MaxCategories
+	IdempotencyKey string
+}
+
+// PostPatch is the input of UpdatePost. Nil fields are left unchanged.
+// ExpectedVersion must equal the stored version.
+type PostPatch struct {
+	ID              string
+	ExpectedVersion int64
+	Title           *string
+	Slug            *string
+	Excerpt         *string
+	Body            *string
+	Categories      *[]string
+	IdempotencyKey  string
+}
+
+// PublishPost is the input of Publish. A zero At publishes now; a future At
+// schedules the post. ExpectedVersion, when not zero, must equal the stored
+// version.
+type PublishPost struct {
+	ID              string
+	ExpectedVersion int64
+	At              time.Time
+	IdempotencyKey  string
+}
+
+// PostRef names a post for Unpublish and DeletePost. ExpectedVersion, when
+// not zero, must equal the stored version.
+type PostRef struct {
+	ID              string
+	ExpectedVersion int64
+	IdempotencyKey  string
+}
+
+// NewComment is the input of AddComment. ParentID, when set, names the
+// top-level comment this one replies to.
+type NewComment struct {
+	PostID         string
+	ParentID       string
+	AuthorID       string
+	Body           string
+	IdempotencyKey string
+}
+
+// CommentRef names a comment for DeleteComment.
+type CommentRef struct {
+	PostID         string
+	CommentID      string
+	IdempotencyKey string
+}

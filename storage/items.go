@@ -1,0 +1,259 @@
+package storage
+
+import "time"
+
+// Item shapes as stored. Times are stored as fixed-width UTC strings
+// (keyTimeLayout), the same form the sort keys use.
+
+const (
+	typeAuthor       = "author"
+	typeCategory     = "category"
+	typePost         = "post"
+	typeAuthorPost   = "authorPost"
+	typeCategoryPost = "categoryPost"
+	typeComment      = "comment"
+	typeSlug         = "slug"
+	typeStats        = "stats"
+	typeIdempotency  = "idempotency"
+)
+
+type authorItem struct {
+	PK        string `dynamodbav:"PK"`
+	SK        string `dynamodbav:"SK"`
+	GSI1PK    string `dynamodbav:"GSI1PK"`
+	GSI1SK    string `dynamodbav:"GSI1SK"`
+	Type      string `dynamodbav:"type"`
+	ID        string `dynamodbav:"id"`
+	Name      string `dynamodbav:"name"`
+	Bio       string `dynamodbav:"bio,omitempty"`
+	AvatarURL string `dynamodbav:"avatarUrl,omitempty"`
+	CreatedAt string `dynamodbav:"createdAt"`
+	UpdatedAt string `dynamodbav:"updatedAt"`
+	PostCount int64  `dynamodbav:"postCount"`
+	Version   int64  `dynamodbav:"version"`
+	// NameVer counts renames; post items and copies carry the NameVer of
+	// the name they hold.
+	NameVer int64 `dynamodbav:"nameVer"`
+}
+
+func newAuthorItem(a *Author) authorItem {
+	k := authorKey(a.ID)
+	return authorItem{
+		PK: k.PK, SK: k.SK,
+		GSI1PK: authorsPartition, GSI1SK: authorListSortKey(a.CreatedAt, a.ID),
+		Type: typeAuthor, ID: a.ID, Name: a.Name, Bio: a.Bio, AvatarURL: a.AvatarURL,
+		CreatedAt: keyTime(a.CreatedAt), UpdatedAt: keyTime(a.UpdatedAt),
+		PostCount: a.PostCount, Version: a.Version,
+	}
+}
+
+func (it *authorItem) author() *Author {
+	return &Author{
+		ID: it.ID, Name: it.Name, Bio: it.Bio, AvatarURL: it.AvatarURL,
+		CreatedAt: parseKeyTime(it.CreatedAt), UpdatedAt: parseKeyTime(it.UpdatedAt),
+		PostCount: it.PostCount, Version: it.Version,
+	}
+}
+
+type categoryItem struct {
+	PK          string `dynamodbav:"PK"`
+	SK          string `dynamodbav:"SK"`
+	GSI1PK      string `dynamodbav:"GSI1PK"`
+	GSI1SK      string `dynamodbav:"GSI1SK"`
+	Type        string `dynamodbav:"type"`
+	Slug        string `dynamodbav:"slug"`
+	Name        string `dynamodbav:"name"`
+	Description string `dynamodbav:"description,omitempty"`
+	CreatedAt   string `dynamodbav:"createdAt"`
+	UpdatedAt   string `dynamodbav:"updatedAt"`
+	PostCount   int64  `dynamodbav:"postCount"`
+	Version     int64  `dynamodbav:"version"`
+	NameVer     int64  `dynamodbav:"nameVer"`
+}
+
+func newCategoryItem(c *Category) categoryItem {
+	k := categoryKey(c.Slug)
+	return categoryItem{
+		PK: k.PK, SK: k.SK,
+		GSI1PK: categoriesPartition, GSI1SK: k.SK,
+		Type: typeCategory, Slug: c.Slug, Name: c.Name, Description: c.Description,
+		CreatedAt: keyTime(c.CreatedAt), UpdatedAt: keyTime(c.UpdatedAt),
+		PostCount: c.PostCount, Version: c.Version,
+	}
+}
+
+func (it *categoryItem) category() *Category {
+	return &Category{
+		Slug: it.Slug, Name: it.Name, Description: it.Description,
+		CreatedAt: parseKeyTime(it.CreatedAt), UpdatedAt: parseKeyTime(it.UpdatedAt),
+		PostCount: it.PostCount, Version: it.Version,
+	}
+}
+
+type catRef struct {
+	Slug string `dynamodbav:"slug"`
+	Name string `dynamodbav:"name"`
+}
+
+// postItem is the post itself and, without Body and ThreadCount, each of its
+// denormalized copies. AuthorVer and CatVer record the versions of the
+// author and categories whose names the item carries, so a rename never
+// overwrites a newer name with an older one.
+type postItem struct {
+	PK           string           `dynamodbav:"PK"`
+	SK           string           `dynamodbav:"SK"`
+	GSI1PK       string           `dynamodbav:"GSI1PK,omitempty"`
+	GSI1SK       string           `dynamodbav:"GSI1SK,omitempty"`
+	Type         string           `dynamodbav:"type"`
+	ID           string           `dynamodbav:"id"`
+	Slug         string           `dynamodbav:"slug"`
+	Title        string           `dynamodbav:"title"`
+	Excerpt      string           `dynamodbav:"excerpt,omitempty"`
+	Body         string           `dynamodbav:"body,omitempty"`
+	Status       string           `dynamodbav:"status"`
+	AuthorID     string           `dynamodbav:"authorId"`
+	AuthorName   string           `dynamodbav:"authorName"`
+	AuthorVer    int64            `dynamodbav:"authorVer"`
+	Cats         []catRef         `dynamodbav:"cats,omitempty"`
+	CatVer       map[string]int64 `dynamodbav:"catVer,omitempty"`
+	CreatedAt    string           `dynamodbav:"createdAt"`
+	UpdatedAt    string           `dynamodbav:"updatedAt"`
+	PublishedAt  string           `dynamodbav:"publishedAt,omitempty"`
+	Version      int64            `dynamodbav:"version"`
+	CommentCount int64            `dynamodbav:"commentCount"`
+	ThreadCount  int64            `dynamodbav:"threadCount,omitempty"`
+}
+
+func (it *postItem) post() *Post {
+	p := &Post{
+		ID: it.ID, Slug: it.Slug, Title: it.Title, Excerpt: it.Excerpt, Body: it.Body,
+		Status: PostStatus(it.Status), AuthorID: it.AuthorID, AuthorName: it.AuthorName,
+		CreatedAt: parseKeyTime(it.CreatedAt), UpdatedAt: parseKeyTime(it.UpdatedAt),
+		PublishedAt: parseKeyTime(it.PublishedAt), Version: it.Version,
+		CommentCount: it.CommentCount, ThreadCount: it.ThreadCount,
+		Summary: it.Type != typePost,
+	}
+	p.Categories = make([]CategoryRef, len(it.Cats))
+	for i, c := range it.Cats {
+		p.Categories[i] = CategoryRef(c)
+	}
+	return p
+}
+
+func (it *postItem) published() bool { return it != nil && it.Status == string(StatusPublished) }
+
+func (it *postItem) publishedAt() time.Time { return parseKeyTime(it.PublishedAt) }
+
+// withPostKeys returns the post item with its own key and the GSI1 entry
+// that lists it: the feed shard when published, its author's drafts when not.
+func (it postItem) withPostKeys() postItem {
+	k := postKey(it.ID)
+	it.PK, it.SK, it.Type = k.PK, k.SK, typePost
+	if it.published() {
+		it.GSI1PK, it.GSI1SK = feedShard(it.ID), postSortKey(it.publishedAt(), it.ID)
+	} else {
+		it.GSI1PK, it.GSI1SK = draftPartition(it.AuthorID), draftSortKey(parseKeyTime(it.CreatedAt), it.ID)
+	}
+	return it
+}
+
+// authorCopy returns the author→post copy of a published post.
+func (it postItem) authorCopy() postItem {
+	k := authorCopyKey(it.AuthorID, it.publishedAt(), it.ID)
+	it.PK, it.SK, it.Type, it.GSI1PK, it.GSI1SK = k.PK, k.SK, typeAuthorPost, "", ""
+	it.Body, it.ThreadCount = "", 0
+	return it
+}
+
+// categoryCopy returns the post-in-category copy of a published post.
+func (it postItem) categoryCopy(slug string) postItem {
+	k := categoryCopyKey(it.ID, slug)
+	it.PK, it.SK, it.Type = k.PK, k.SK, typeCategoryPost
+	it.GSI1PK, it.GSI1SK = categoryPartition(slug), postSortKey(it.publishedAt(), it.ID)
+	it.Body, it.ThreadCount = "", 0
+	return it
+}
+
+// copyKeys returns the keys of every denormalized copy the post has in
+// this state: none for a draft.
+func (it *postItem) copyKeys() []key {
+	if !it.published() {
+		return nil
+	}
+	keys := []key{authorCopyKey(it.AuthorID, it.publishedAt(), it.ID)}
+	for _, c := range it.Cats {
+		keys = append(keys, categoryCopyKey(it.ID, c.Slug))
+	}
+	return keys
+}
+
+func (it *postItem) hasCategory(slug string) bool {
+	for _, c := range it.Cats {
+		if c.Slug == slug {
+			return true
+		}
+	}
+	return false
+}
+
+type commentItem struct {
+	PK         string `dynamodbav:"PK"`
+	SK         string `dynamodbav:"SK"`
+	Type       string `dynamodbav:"type"`
+	ID         string `dynamodbav:"id"`
+	PostID     string `dynamodbav:"postId"`
+	ParentID   string `dynamodbav:"parentId,omitempty"`
+	AuthorID   string `dynamodbav:"authorId"`
+	Body       string `dynamodbav:"body,omitempty"`
+	CreatedAt  string `dynamodbav:"createdAt"`
+	Deleted    bool   `dynamodbav:"deleted,omitempty"`
+	ReplyCount int64  `dynamodbav:"replyCount,omitempty"`
+}
+
+func (it *commentItem) comment() *Comment {
+	return &Comment{
+		ID: it.ID, PostID: it.PostID, ParentID: it.ParentID, AuthorID: it.AuthorID,
+		Body: it.Body, CreatedAt: parseKeyTime(it.CreatedAt), Deleted: it.Deleted,
+		ReplyCount: it.ReplyCount,
+	}
+}
+
+type slugItem struct {
+	PK     string `dynamodbav:"PK"`
+	SK     string `dynamodbav:"SK"`
+	Type   string `dynamodbav:"type"`
+	PostID string `dynamodbav:"postId"`
+}
+
+type statsItem struct {
+	PostCount     int64 `dynamodbav:"postCount"`
+	AuthorCount   int64 `dynamodbav:"authorCount"`
+	CategoryCount int64 `dynamodbav:"categoryCount"`
+}
+
+// Stats are blog-wide counts kept in the same transactions that change them.
+type Stats struct {
+	PostCount     int64 // published posts, scheduled ones included
+	AuthorCount   int64
+	CategoryCount int64
+}
+
+type idempotencyItem struct {
+	PK        string `dynamodbav:"PK"`
+	SK        string `dynamodbav:"SK"`
+	Type      string `dynamodbav:"type"`
+	Hash      string `dynamodbav:"hash"`
+	Result    string `dynamodbav:"result"`
+	ExpiresAt int64  `dynamodbav:"expiresAt"`
+}
+
+func parseKeyTime(s string) time.Time {
+	if s == "" {
+		return time.Time{}
+	}
+	t, err := time.Parse(keyTimeLayout, s)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}

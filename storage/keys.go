@@ -1,0 +1,175 @@
+package storage
+
+import (
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"time"
+)
+
+// Every key of the table is built here; doc.go describes the layout.
+
+const (
+	attrPK     = "PK"
+	attrSK     = "SK"
+	attrGSI1PK = "GSI1PK"
+	attrGSI1SK = "GSI1SK"
+	indexGSI1  = "GSI1"
+
+	prefixAuthor  = "AUTHOR#"
+	prefixPost    = "POST#"
+	prefixCat     = "CAT#"
+	prefixComment = "COMMENT#"
+	prefixThread  = "THREAD#"
+	prefixSlug    = "SLUG#"
+	prefixDraft   = "DRAFT#"
+	prefixFeed    = "FEED#"
+	prefixIdem    = "IDEMPOTENCY#"
+
+	authorsPartition    = "AUTHORS"
+	categoriesPartition = "CATEGORIES"
+	statsKey            = "STATS"
+
+	// feedShards is how many GSI1 partitions the whole-blog feed is spread
+	// over, so no single partition takes every publish and every feed read.
+	feedShards = 4
+
+	// keyTimeLayout is fixed-width UTC, so string order is time order.
+	keyTimeLayout = "2006-01-02T15:04:05.000Z"
+)
+
+type key struct {
+	PK string `dynamodbav:"PK"`
+	SK string `dynamodbav:"SK"`
+}
+
+func keyTime(t time.Time) string { return t.UTC().Format(keyTimeLayout) }
+
+func authorKey(id string) key { return key{prefixAuthor + id, prefixAuthor + id} }
+
+func postKey(id string) key { return key{prefixPost + id, prefixPost + id} }
+
+func categoryKey(slug string) key { return key{prefixCat + slug, prefixCat + slug} }
+
+func slugKey(slug string) key { return key{prefixSlug + slug, prefixSlug + slug} }
+
+func statsItemKey() key { return key{statsKey, statsKey} }
+
+func idempotencyKey(op, k string) key {
+	return key{prefixIdem + op + "#" + k, prefixIdem + op + "#" + k}
+}
+
+// postSortKey orders a post by publish time inside author, category and
+// feed partitions: "POST#<publishedAt>#<postId>".
+func postSortKey(publishedAt time.Time, id string) string {
+	return prefixPost + keyTime(publishedAt) + "#" + id
+}
+
+// authorCopyKey is the author→post copy of a published post.
+func authorCopyKey(authorID string, publishedAt time.Time, postID string) key {
+	return key{prefixAuthor + authorID, postSortKey(publishedAt, postID)}
+}
+
+// categoryCopyKey is the post-in-category copy of a published post.
+func categoryCopyKey(postID, slug string) key {
+	return key{prefixPost + postID, prefixCat + slug}
+}
+
+func categoryPartition(slug string) string { return prefixCat + slug }
+
+func draftPartition(authorID string) string { return prefixDraft + authorID }
+
+func draftSortKey(createdAt time.Time, postID string) string {
+	return prefixDraft + keyTime(createdAt) + "#" + postID
+}
+
+// feedShard picks the feed partition of a post from its id, so a post stays
+// in one shard for its whole life.
+func feedShard(postID string) string {
+	h := fnv.New32a()
+	h.Write([]byte(postID))
+	return fmt.Sprintf("%s%d", prefixFeed, h.Sum32()%feedShards)
+}
+
+func authorListSortKey(createdAt time.Time, id string) string {
+	return prefixAuthor + keyTime(createdAt) + "#" + id
+}
+
+// commentKey is where a comment lives. A top-level comment sorts by its own
+// time under COMMENT#; a reply sorts under THREAD#<parent>, so all replies
+// of a page of top-level comments are one contiguous key range.
+func commentKey(postID string, c commentID) key {
+	if c.parent == nil {
+		return key{prefixPost + postID, prefixComment + c.sortPart()}
+	}
+	return key{prefixPost + postID, prefixThread + c.parent.sortPart() + "#" + c.sortPart()}
+}
+
+// threadPrefix is the common prefix of every reply to a top-level comment.
+func threadPrefix(parent commentID) string {
+	return prefixThread + parent.sortPart() + "#"
+}
+
+// commentID is a parsed comment id. A comment id carries its creation time
+// so that its key can be built from the id alone: "<unixMilli>-<random>" for
+// a top-level comment and "<parentId>.<unixMilli>-<random>" for a reply.
+type commentID struct {
+	created time.Time
+	random  string
+	parent  *commentID
+}
+
+func (c commentID) own() string {
+	return fmt.Sprintf("%013d-%s", c.created.UnixMilli(), c.random)
+}
+
+func (c commentID) String() string {
+	if c.parent != nil {
+		return c.parent.own() + "." + c.own()
+	}
+	return c.own()
+}
+
+func (c commentID) sortPart() string { return keyTime(c.created) + "#" + c.own() }
+
+func parseCommentID(s string) (commentID, error) {
+	parentPart, ownPart, isReply := strings.Cut(s, ".")
+	if !isReply {
+		return parseOwnCommentID(s)
+	}
+	parent, err := parseOwnCommentID(parentPart)
+	if err != nil {
+		return commentID{}, err
+	}
+	c, err := parseOwnCommentID(ownPart)
+	if err != nil {
+		return commentID{}, err
+	}
+	c.parent = &parent
+	return c, nil
+}
+
+func parseOwnCommentID(s string) (commentID, error) {
+	var ms int64
+	var random string
+	millis, random, ok := strings.Cut(s, "-")
+	if !ok || len(millis) != 13 || random == "" || len(random) > 32 || !isLowerHex(random) {
+		return commentID{}, &ValidationError{Field: "commentId", Reason: "is not a comment id"}
+	}
+	for _, r := range millis {
+		if r < '0' || r > '9' {
+			return commentID{}, &ValidationError{Field: "commentId", Reason: "is not a comment id"}
+		}
+		ms = ms*10 + int64(r-'0')
+	}
+	return commentID{created: time.UnixMilli(ms).UTC(), random: random}, nil
+}
+
+func isLowerHex(s string) bool {
+	for _, r := range s {
+		if (r < '0' || r > '9') && (r < 'a' || r > 'f') {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,515 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/google/uuid"
+)
+
+// errStaleNames means an author or category was renamed after the names a
+// post write carries were read; the write reads them again.
+var errStaleNames = errors.New("author or category renamed during write")
+
+func newID() string { return uuid.Must(uuid.NewV7()).String() }
+
+// CreatePost creates a draft. Its author and categories must exist and its
+// slug must be free (ErrSlugTaken); bad input is a *ValidationError.
+func (s *Store) CreatePost(ctx context.Context, in NewPost) (*Post, error) {
+	cats, err := validateNewPost(&in)
+	if err != nil {
+		return nil, err
+	}
+	return idempotent(ctx, s, "createPost", in.IdempotencyKey, in, func(id *idem) (*Post, error) {
+		return retryWrite(ctx, func() (*Post, error) {
+			_, r, err := s.readNames(ctx, "", in.AuthorID, cats)
+			if err != nil {
+				return nil, err
+			}
+			now := keyTime(s.Now())
+			after := &postItem{
+				ID: newID(), Slug: in.Slug, Title: in.Title, Excerpt: in.Excerpt, Body: in.Body,
+				Status: string(StatusDraft), AuthorID: in.AuthorID,
+				CreatedAt: now, UpdatedAt: now, Version: 1,
+			}
+			if err := r.setNames(after, cats); err != nil {
+				return nil, err
+			}
+			return s.writePost(ctx, id, nil, after)
+		})
+	})
+}
+
+func validateNewPost(in *NewPost) ([]string, error) {
+	cats, err := validateCategories(in.Categories)
+	if err != nil {
+		return nil, err
+	}
+	return cats, firstErr(
+		validateID("authorId", in.AuthorID),
+		validateText("title", in.Title, true, MaxTitleLength),
+		validateSlug("slug", in.Slug),
+		validateText("excerpt", in.Excerpt, false, MaxExcerptLength),
+		validateBody("body", in.Body, MaxBodyBytes),
+	)
+}
+
+// UpdatePost edits a post if its version still equals ExpectedVersion
+// (else a *ConflictError). Changing the slug frees the old one.
+func (s *Store) UpdatePost(ctx context.Context, in PostPatch) (*Post, error) {
+	var cats []string
+	err := firstErr(
+		validateID("id", in.ID),
+		validateOpt(in.Title, func(v string) error { return validateText("title", v, true, MaxTitleLength) }),
+		validateOpt(in.Slug, func(v string) error { return validateSlug("slug", v) }),
+		validateOpt(in.Excerpt, func(v string) error { return validateText("excerpt", v, false, MaxExcerptLength) }),
+		validateOpt(in.Body, func(v string) error { return validateBody("body", v, MaxBodyBytes) }),
+	)
+	if err == nil && in.Categories != nil {
+		cats, err = validateCategories(*in.Categories)
+	}
+	if err == nil && in.ExpectedVersion < 1 {
+		err = invalid("expectedVersion", "must be a version the post had")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return s.changePost(ctx, "updatePost", in.ID, in.ExpectedVersion, in.IdempotencyKey, in, cats, func(p *postItem) error {
+		setOpt(&p.Title, in.Title)
+		setOpt(&p.Slug, in.Slug)
+		setOpt(&p.Excerpt, in.Excerpt)
+		setOpt(&p.Body, in.Body)
+		if in.Categories != nil {
+			p.Cats = make([]catRef, len(cats))
+			for i, c := range cats {
+				p.Cats[i].Slug = c
+			}
+		}
+		return nil
+	})
+}
+
+// Publish publishes a post now, or at in.At: a future time schedules it, a
+// past one backdates it. Publishing a published post moves its date.
+func (s *Store) Publish(ctx context.Context, in PublishPost) (*Post, error) {
+	if err := validateID("id", in.ID); err != nil {
+		return nil, err
+	}
+	return s.changePost(ctx, "publishPost", in.ID, in.ExpectedVersion, in.IdempotencyKey, in, nil, func(p *postItem) error {
+		at := in.At
+		if at.IsZero() {
+			at = s.Now()
+		}
+		p.Status, p.PublishedAt = string(StatusPublished), keyTime(at)
+		return nil
+	})
+}
+
+// Unpublish turns a published or scheduled post back into a draft.
+func (s *Store) Unpublish(ctx context.Context, in PostRef) (*Post, error) {
+	if err := validateID("id", in.ID); err != nil {
+		return nil, err
+	}
+	return s.changePost(ctx, "unpublishPost", in.ID, in.ExpectedVersion, in.IdempotencyKey, in, nil, func(p *postItem) error {
+		if !p.published() {
+			return invalid("id", "post is not published")
+		}
+		p.Status, p.PublishedAt = string(StatusDraft), ""
+		return nil
+	})
+}
+
+// DeletePost deletes a post, its copies, its slug and its comments, and
+// returns it as it was.
+func (s *Store) DeletePost(ctx context.Context, in PostRef) (*Post, error) {
+	if err := validateID("id", in.ID); err != nil {
+		return nil, err
+	}
+	p, err := s.changePost(ctx, "deletePost", in.ID, in.ExpectedVersion, in.IdempotencyKey, in, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	// Comments can outnumber a transaction's 100 actions; they go after the
+	// post, which no reader can reach any more.
+	if err := s.deleteComments(ctx, in.ID); err != nil {
+		return nil, fmt.Errorf("delete comments of post %q: %w", in.ID, err)
+	}
+	return p, nil
+}
+
+// changePost reads a post, applies change (nil deletes it) and writes the
+// post with all its copies and counters in one transaction, retrying when
+// comments, renames or concurrent conflicts got in between. New category
+// slugs in newCats are read with the post so their names can be copied.
+func (s *Store) changePost(ctx context.Context, op, id string, expected int64, k string, input any, newCats []string, change func(*postItem) error) (*Post, error) {
+	return idempotent(ctx, s, op, k, input, func(rec *idem) (*Post, error) {
+		full := false
+		return retryWrite(ctx, func() (*Post, error) {
+			before, r, err := s.readPost(ctx, id, newCats, full)
+			if err != nil {
+				return nil, err
+			}
+			if expected != 0 && before.Version != expected {
+				return nil, &ConflictError{CurrentVersion: before.Version}
+			}
+			var after *postItem
+			if change != nil {
+				p := *before
+				p.Cats = slices.Clone(before.Cats)
+				p.CatVer = nil
+				if err := change(&p); err != nil {
+					return nil, err
+				}
+				p.Version++
+				p.UpdatedAt = keyTime(s.Now())
+				slugs := make([]string, len(p.Cats))
+				for i, c := range p.Cats {
+					slugs[i] = c.Slug
+				}
+				r.keep(before)
+				if err := r.setNames(&p, slugs); err != nil {
+					return nil, err
+				}
+				after = &p
+			}
+			out, err := s.writePost(ctx, rec, before, after)
+			if errors.Is(err, errStaleNames) {
+				full = true
+				return nil, errRetry
+			}
+			if after == nil && err == nil {
+				out = before.post()
+			}
+			return out, err
+		})
+	})
+}
+
+// names holds the author and categories a post write copies names from.
+type names struct {
+	author *authorItem
+	cats   map[string]*categoryItem
+}
+
+// keep lets names the post already carries stand when they were not read.
+func (r *names) keep(p *postItem) {
+	if r.author == nil {
+		r.author = &authorItem{ID: p.AuthorID, Name: p.AuthorName, NameVer: p.AuthorVer}
+	}
+	for _, c := range p.Cats {
+		if r.cats[c.Slug] == nil {
+			r.cats[c.Slug] = &categoryItem{Slug: c.Slug, Name: c.Name, NameVer: p.CatVer[c.Slug]}
+		}
+	}
+}
+
+// setNames copies the author's and the categories' names into p, for the
+// categories slugs in that order.
+func (r *names) setNames(p *postItem, slugs []string) error {
+	if r.author == nil {
+		return invalid("authorId", "no author has this id")
+	}
+	p.AuthorName, p.AuthorVer = r.author.Name, r.author.NameVer
+	// Nil, not empty: the embedded engine mangles empty lists and maps.
+	p.Cats, p.CatVer = nil, nil
+	if len(slugs) > 0 {
+		p.Cats = make([]catRef, len(slugs))
+		p.CatVer = make(map[string]int64, len(slugs))
+	}
+	for i, slug := range slugs {
+		c := r.cats[slug]
+		if c == nil {
+			return invalid("categories", "no category has the slug %q", slug)
+		}
+		p.Cats[i] = catRef{Slug: slug, Name: c.Name}
+		p.CatVer[slug] = c.NameVer
+	}
+	return nil
+}
+
+// readNames reads an author and categories in one BatchGetItem, with the
+// post postID when it is not empty (ErrNotFound when it is missing).
+func (s *Store) readNames(ctx context.Context, postID, authorID string, slugs []string) (*postItem, *names, error) {
+	var keys []key
+	if postID != "" {
+		keys = append(keys, postKey(postID))
+	}
+	if authorID != "" {
+		keys = append(keys, authorKey(authorID))
+	}
+	keys = append(keys, mapKeys(slugs, categoryKey)...)
+	found, err := s.batchGet(ctx, keys, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	var p *postItem
+	if postID != "" {
+		it, ok := found[postKey(postID)]
+		if !ok {
+			return nil, nil, fmt.Errorf("post %q: %w", postID, ErrNotFound)
+		}
+		p = &postItem{}
+		if err := attributevalue.UnmarshalMap(it, p); err != nil {
+			return nil, nil, fmt.Errorf("decode post: %w", err)
+		}
+	}
+	r := &names{cats: map[string]*categoryItem{}}
+	if it, ok := found[authorKey(authorID)]; ok && authorID != "" {
+		r.author = &authorItem{}
+		if err := attributevalue.UnmarshalMap(it, r.author); err != nil {
+			return nil, nil, fmt.Errorf("decode author: %w", err)
+		}
+	}
+	for _, slug := range slugs {
+		if it, ok := found[categoryKey(slug)]; ok {
+			c := &categoryItem{}
+			if err := attributevalue.UnmarshalMap(it, c); err != nil {
+				return nil, nil, fmt.Errorf("decode category: %w", err)
+			}
+			r.cats[slug] = c
+		}
+	}
+	return p, r, nil
+}
+
+// readPost reads a post with the new categories it is about to get in one
+// request. With full it also reads the post's author and current
+// categories, to refresh names a rename changed; the author id is only
+// known from the post, so that takes a second request.
+func (s *Store) readPost(ctx context.Context, id string, newCats []string, full bool) (*postItem, *names, error) {
+	if !full {
+		if len(newCats) == 0 {
+			var p postItem
+			if err := s.getItem(ctx, postKey(id), true, &p); err != nil {
+				return nil, nil, fmt.Errorf("post %q: %w", id, err)
+			}
+			return &p, &names{cats: map[string]*categoryItem{}}, nil
+		}
+		return s.readNames(ctx, id, "", newCats)
+	}
+	var p postItem
+	if err := s.getItem(ctx, postKey(id), true, &p); err != nil {
+		return nil, nil, fmt.Errorf("post %q: %w", id, err)
+	}
+	slugs := slices.Clone(newCats)
+	for _, c := range p.Cats {
+		slugs = append(slugs, c.Slug)
+	}
+	_, r, err := s.readNames(ctx, "", p.AuthorID, slugs)
+	return &p, r, err
+}
+
+// writePost writes the change from before (nil: create) to after (nil:
+// delete) in one TransactWriteItems: the post, its slug reservation, its
+// author and category copies, and the post counts of its author, its
+// categories and the blog, each guarded by a condition.
+func (s *Store) writePost(ctx context.Context, rec *idem, before, after *postItem) (*Post, error) {
+	t := s.newTxn()
+	if err := postActions(t, before, after); err != nil {
+		return nil, err
+	}
+	var result *Post
+	if after != nil {
+		result = after.post()
+	} else {
+		result = before.post()
+	}
+	token, err := s.record(t, rec, result)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.exec(ctx, t, token); err != nil {
+		return nil, err
+	}
+	return result, nil
+}
+
+func postActions(t *txn, before, after *postItem) error {
+	var errs []error
+	add := func(err error) { errs = append(errs, err) }
+	id := ""
+	switch {
+	case before == nil:
+		id = after.ID
+		add(t.put(after.withPostKeys(), ptr(condNotExists()), ErrAlreadyExists))
+	case after == nil:
+		id = before.ID
+		add(t.delete(postKey(id), ptr(unchanged(before)), errRetry))
+	default:
+		id = before.ID
+		add(t.put(after.withPostKeys(), ptr(unchanged(before)), errRetry))
+	}
+
+	// Slug reservation.
+	oldSlug, newSlug := slugOf(before), slugOf(after)
+	if oldSlug != newSlug {
+		if newSlug != "" {
+			add(t.put(slugItem{PK: slugKey(newSlug).PK, SK: slugKey(newSlug).SK, Type: typeSlug, PostID: id},
+				ptr(condNotExists()), ErrSlugTaken))
+		}
+		if oldSlug != "" {
+			add(t.delete(slugKey(oldSlug), ptr(expression.Name("postId").Equal(expression.Value(id))), errRetry))
+		}
+	}
+
+	// Copies: put every copy of the new state, delete those of the old
+	// state that the new one does not have.
+	keep := map[key]bool{}
+	if after.published() {
+		ac := after.authorCopy()
+		keep[key{ac.PK, ac.SK}] = true
+		add(t.put(ac, nil, nil))
+		for _, c := range after.Cats {
+			cc := after.categoryCopy(c.Slug)
+			keep[key{cc.PK, cc.SK}] = true
+			add(t.put(cc, nil, nil))
+		}
+	}
+	if before != nil {
+		for _, k := range before.copyKeys() {
+			if !keep[k] {
+				add(t.delete(k, nil, nil))
+			}
+		}
+	}
+
+	// Counters, and the guard that the names copied are still current.
+	delta := b2i(after.published()) - b2i(before.published())
+	count := func(k key, d int64, guard *expression.ConditionBuilder) {
+		switch {
+		case d != 0:
+			cond := condExists()
+			if guard != nil {
+				cond = cond.And(*guard)
+			}
+			add(t.update(k, expression.Add(expression.Name("postCount"), expression.Value(d)), &cond, errStaleNames))
+		case guard != nil:
+			add(t.check(k, *guard, errStaleNames))
+		}
+	}
+	if after != nil {
+		count(authorKey(after.AuthorID), delta, ptr(nameVer(after.AuthorVer)))
+		for _, c := range after.Cats {
+			d := b2i(after.published()) - b2i(before.published() && before.hasCategory(c.Slug))
+			count(categoryKey(c.Slug), d, ptr(nameVer(after.CatVer[c.Slug])))
+		}
+	} else {
+		count(authorKey(before.AuthorID), delta, nil)
+	}
+	if before.published() {
+		for _, c := range before.Cats {
+			if after == nil || !after.hasCategory(c.Slug) {
+				count(categoryKey(c.Slug), -1, nil)
+			}
+		}
+	}
+	if delta != 0 {
+		add(countStats(t, "postCount", delta))
+	}
+	return errors.Join(errs...)
+}
+
+// unchanged is the condition that the post is still as it was read:
+// same version, and same counts, which the new state copies.
+func unchanged(p *postItem) expression.ConditionBuilder {
+	return condVersion(p.Version).
+		And(expression.Name("commentCount").Equal(expression.Value(p.CommentCount))).
+		And(expression.Name("authorVer").Equal(expression.Value(p.AuthorVer)))
+}
+
+func nameVer(v int64) expression.ConditionBuilder {
+	return expression.Name("nameVer").Equal(expression.Value(v))
+}
+
+func slugOf(p *postItem) string {
+	if p == nil {
+		return ""
+	}
+	return p.Slug
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func validateOpt(v *string, check func(string) error) error {
+	if v == nil {
+		return nil
+	}
+	return check(*v)
+}
+
+func setOpt(dst *string, v *string) {
+	if v != nil {
+		*dst = *v
+	}
+}
+
+// deleteComments removes every comment and reply of a deleted post, 25 at
+// a time, retrying unprocessed items.
+func (s *Store) deleteComments(ctx context.Context, postID string) error {
+	for _, prefix := range []string{prefixComment, prefixThread} {
+		expr, err := buildExpr(expression.NewBuilder().
+			WithKeyCondition(expression.Key(attrPK).Equal(expression.Value(prefixPost + postID)).
+				And(expression.Key(attrSK).BeginsWith(prefix))).
+			WithProjection(expression.NamesList(expression.Name(attrPK), expression.Name(attrSK))))
+		if err != nil {
+			return err
+		}
+		pages := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+			TableName:                 aws.String(s.table),
+			KeyConditionExpression:    expr.KeyCondition(),
+			ProjectionExpression:      expr.Projection(),
+			ExpressionAttributeNames:  expr.Names(),
+			ExpressionAttributeValues: expr.Values(),
+			ConsistentRead:            aws.Bool(true),
+		})
+		for pages.HasMorePages() {
+			page, err := pages.NextPage(ctx)
+			if err != nil {
+				return err
+			}
+			for chunk := range slices.Chunk(page.Items, 25) {
+				if err := s.batchDelete(ctx, chunk); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func (s *Store) batchDelete(ctx context.Context, keys []item) error {
+	reqs := make([]types.WriteRequest, len(keys))
+	for i, k := range keys {
+		reqs[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: k}}
+	}
+	for attempt := 1; len(reqs) > 0; attempt++ {
+		out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
+			RequestItems: map[string][]types.WriteRequest{s.table: reqs},
+		})
+		if err != nil {
+			return fmt.Errorf("batch delete: %w", err)
+		}
+		reqs = out.UnprocessedItems[s.table]
+		if len(reqs) > 0 {
+			if attempt == maxBatchAttempts {
+				return ErrBusy
+			}
+			if err := sleep(ctx, attempt); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,267 @@
+package storage_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/blogql/blog/storage"
+)
+
+func TestPostLifecycle(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.author("ada", "Ada")
+	e.category("go", "Go")
+	e.category("aws", "AWS")
+	page := storage.Page{Limit: 10}
+
+	var draft *storage.Post
+	reqs := counted(func(ctx context.Context) {
+		var err error
+		draft, err = e.store.CreatePost(ctx, storage.NewPost{AuthorID: "ada", Title: "Hello", Slug: "hello", Body: "Hi", Categories: []string{"go"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+	equal(t, "create requests", len(reqs), 2)
+	equal(t, "create BatchGetItem", reqs["BatchGetItem"], 1)
+	equal(t, "create TransactWriteItems", reqs["TransactWriteItems"], 1)
+	equal(t, "draft status", draft.Status, storage.StatusDraft)
+	e.consistent()
+
+	t.Run("a draft is in no public list", func(t *testing.T) {
+		for name, list := range map[string]func() (*storage.Result[*storage.Post], error){
+			"author":   func() (*storage.Result[*storage.Post], error) { return e.store.AuthorPosts(ctx, "ada", page, true) },
+			"category": func() (*storage.Result[*storage.Post], error) { return e.store.CategoryPosts(ctx, "go", page) },
+			"feed":     func() (*storage.Result[*storage.Post], error) { return e.store.LatestPosts(ctx, page) },
+		} {
+			r, err := list()
+			if err != nil {
+				t.Fatal(err)
+			}
+			equal(t, name+" items", len(r.Items), 0)
+		}
+		drafts := must[*storage.Result[*storage.Post]](t)(e.store.AuthorDrafts(ctx, "ada", page))
+		equalSlices(t, "drafts", ids(drafts.Items), []string{draft.ID})
+	})
+
+	var pub *storage.Post
+	reqs = counted(func(ctx context.Context) {
+		pub = must[*storage.Post](t)(e.store.Publish(ctx, storage.PublishPost{ID: draft.ID, ExpectedVersion: 1}))
+	})
+	equal(t, "publish requests", reqs["GetItem"]+reqs["TransactWriteItems"], 2)
+	equal(t, "publish total", len(reqs), 2)
+	equal(t, "published version", pub.Version, int64(2))
+	e.consistent()
+
+	t.Run("a published post is in every list, one request each", func(t *testing.T) {
+		for name, c := range map[string]struct {
+			list func(ctx context.Context) (*storage.Result[*storage.Post], error)
+			reqs int
+		}{
+			"author": {func(ctx context.Context) (*storage.Result[*storage.Post], error) {
+				return e.store.AuthorPosts(ctx, "ada", page, false)
+			}, 1},
+			"category": {func(ctx context.Context) (*storage.Result[*storage.Post], error) {
+				return e.store.CategoryPosts(ctx, "go", page)
+			}, 1},
+			"feed": {func(ctx context.Context) (*storage.Result[*storage.Post], error) {
+				return e.store.LatestPosts(ctx, page)
+			}, 4},
+		} {
+			var r *storage.Result[*storage.Post]
+			n := counted(func(ctx context.Context) { r = must[*storage.Result[*storage.Post]](t)(c.list(ctx)) })
+			equalSlices(t, name, ids(r.Items), []string{draft.ID})
+			equal(t, name+" requests", n["Query"], c.reqs)
+			equal(t, name+" title", r.Items[0].Title, "Hello")
+			equal(t, name+" author name", r.Items[0].AuthorName, "Ada")
+		}
+		var bySlug *storage.Post
+		n := counted(func(ctx context.Context) { bySlug = must[*storage.Post](t)(e.store.GetPostBySlug(ctx, "hello")) })
+		equal(t, "by slug", bySlug.ID, draft.ID)
+		equal(t, "by slug requests", n["GetItem"], 2)
+		equal(t, "body", bySlug.Body, "Hi")
+	})
+
+	t.Run("an edit with a stale version conflicts and writes nothing", func(t *testing.T) {
+		_, err := e.store.UpdatePost(ctx, storage.PostPatch{ID: draft.ID, ExpectedVersion: 1, Title: ptr("Stale")})
+		var conflict *storage.ConflictError
+		if !errors.As(err, &conflict) || conflict.CurrentVersion != 2 {
+			t.Fatalf("err = %v, want a conflict at version 2", err)
+		}
+		equal(t, "title", must[*storage.Post](t)(e.store.GetPost(ctx, draft.ID)).Title, "Hello")
+	})
+
+	upd := must[*storage.Post](t)(e.store.UpdatePost(ctx, storage.PostPatch{
+		ID: draft.ID, ExpectedVersion: 2, Title: ptr("Hello again"), Slug: ptr("hello-again"),
+		Categories: &[]string{"aws"},
+	}))
+	equal(t, "updated slug", upd.Slug, "hello-again")
+	e.consistent()
+	if _, err := e.store.GetPostBySlug(ctx, "hello"); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("old slug: err = %v, want not found", err)
+	}
+	if r := must[*storage.Result[*storage.Post]](t)(e.store.CategoryPosts(ctx, "go", page)); len(r.Items) != 0 {
+		t.Errorf("old category still lists the post")
+	}
+	if r := must[*storage.Result[*storage.Post]](t)(e.store.CategoryPosts(ctx, "aws", page)); len(r.Items) != 1 || r.Items[0].Title != "Hello again" {
+		t.Errorf("new category lists %v", r.Items)
+	}
+
+	t.Run("the slug is free again for another post", func(t *testing.T) {
+		e.post("ada", "hello")
+		e.consistent()
+		_, err := e.store.CreatePost(ctx, storage.NewPost{AuthorID: "ada", Title: "Dup", Slug: "hello-again"})
+		if !errors.Is(err, storage.ErrSlugTaken) {
+			t.Errorf("err = %v, want slug taken", err)
+		}
+	})
+
+	must[*storage.Post](t)(e.store.Unpublish(ctx, storage.PostRef{ID: draft.ID}))
+	e.consistent()
+	if r := must[*storage.Result[*storage.Post]](t)(e.store.LatestPosts(ctx, page)); len(r.Items) != 0 {
+		t.Errorf("unpublished post still in feed")
+	}
+	e.publish(upd, time.Time{})
+	must[*storage.Comment](t)(e.store.AddComment(ctx, storage.NewComment{PostID: draft.ID, AuthorID: "ada", Body: "first"}))
+	must[*storage.Post](t)(e.store.DeletePost(ctx, storage.PostRef{ID: draft.ID}))
+	e.consistent()
+	if _, err := e.store.GetPost(ctx, draft.ID); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("deleted post: err = %v, want not found", err)
+	}
+	st := must[*storage.Stats](t)(e.store.Stats(ctx))
+	equal(t, "stats posts", st.PostCount, int64(0))
+}
+
+func TestScheduledPostsAppearWhenTheirTimeComes(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.author("ada", "Ada")
+	e.category("go", "Go")
+	now := e.publish(e.post("ada", "now", "go"), time.Time{})
+	later := e.publish(e.post("ada", "later", "go"), start.Add(time.Hour))
+	e.consistent()
+	page := storage.Page{Limit: 10}
+	visible := func() map[string][]string {
+		return map[string][]string{
+			"author":   ids(must[*storage.Result[*storage.Post]](t)(e.store.AuthorPosts(ctx, "ada", page, false)).Items),
+			"category": ids(must[*storage.Result[*storage.Post]](t)(e.store.CategoryPosts(ctx, "go", page)).Items),
+			"feed":     ids(must[*storage.Result[*storage.Post]](t)(e.store.LatestPosts(ctx, page)).Items),
+		}
+	}
+	for name, got := range visible() {
+		equalSlices(t, name+" before", got, []string{now.ID})
+	}
+	equal(t, "status", later.StatusAt(e.clock.now()), storage.StatusScheduled)
+	all := must[*storage.Result[*storage.Post]](t)(e.store.AuthorPosts(ctx, "ada", page, true))
+	equalSlices(t, "author's own list", ids(all.Items), []string{later.ID, now.ID})
+	if _, err := e.store.AddComment(ctx, storage.NewComment{PostID: later.ID, AuthorID: "ada", Body: "early"}); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("comment on scheduled post: err = %v, want not found", err)
+	}
+
+	e.clock.advance(time.Hour)
+	for name, got := range visible() {
+		equalSlices(t, name+" after", got, []string{later.ID, now.ID})
+	}
+}
+
+func TestBadInputWritesNothing(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.author("ada", "Ada")
+	e.category("go", "Go")
+	eleven := make([]string, 11)
+	for i := range eleven {
+		eleven[i] = "c" + string(rune('a'+i))
+	}
+	valid := storage.NewPost{AuthorID: "ada", Title: "T", Slug: "s", Categories: []string{"go"}}
+	cases := []struct {
+		name  string
+		edit  func(*storage.NewPost)
+		field string
+	}{
+		{"empty title", func(p *storage.NewPost) { p.Title = "  " }, "title"},
+		{"title too long", func(p *storage.NewPost) { p.Title = strings.Repeat("x", 201) }, "title"},
+		{"slug with bad characters", func(p *storage.NewPost) { p.Slug = "Hello World!" }, "slug"},
+		{"slug with a trailing hyphen", func(p *storage.NewPost) { p.Slug = "hello-" }, "slug"},
+		{"eleven categories", func(p *storage.NewPost) { p.Categories = eleven }, "categories"},
+		{"unknown category", func(p *storage.NewPost) { p.Categories = []string{"nope"} }, "categories"},
+		{"unknown author", func(p *storage.NewPost) { p.AuthorID = "nobody" }, "authorId"},
+		{"body over the item limit", func(p *storage.NewPost) { p.Body = strings.Repeat("x", 400_001) }, "body"},
+		{"invalid UTF-8", func(p *storage.NewPost) { p.Excerpt = "\xff" }, "excerpt"},
+		{"bad idempotency key", func(p *storage.NewPost) { p.IdempotencyKey = "has space" }, "idempotencyKey"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			in := valid
+			c.edit(&in)
+			_, err := e.store.CreatePost(ctx, in)
+			var ve *storage.ValidationError
+			if !errors.As(err, &ve) || !errors.Is(err, storage.ErrInvalidInput) || ve.Field != c.field {
+				t.Fatalf("err = %v, want invalid input on %s", err, c.field)
+			}
+		})
+	}
+	drafts := must[*storage.Result[*storage.Post]](t)(e.store.AuthorDrafts(ctx, "ada", storage.Page{Limit: 10}))
+	equal(t, "posts written", len(drafts.Items), 0)
+	for _, p := range []storage.Page{{Limit: 0}, {Limit: 101}, {Limit: 5, After: "garbage"}} {
+		if _, err := e.store.LatestPosts(ctx, p); !errors.Is(err, storage.ErrInvalidInput) {
+			t.Errorf("page %+v: err = %v, want invalid input", p, err)
+		}
+	}
+	e.consistent()
+}
+
+func TestRenamesReachEveryCopy(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.author("ada", "Ada")
+	e.category("go", "Go")
+	e.category("aws", "AWS")
+	for _, slug := range []string{"one", "two", "three"} {
+		e.publish(e.post("ada", slug, "go", "aws"), time.Time{})
+	}
+	e.post("ada", "draft", "go")
+	must[*storage.Author](t)(e.store.UpdateAuthor(ctx, storage.AuthorPatch{ID: "ada", Name: ptr("Ada Lovelace")}))
+	must[*storage.Category](t)(e.store.UpdateCategory(ctx, storage.CategoryPatch{Slug: "go", Name: ptr("Golang")}))
+	e.consistent()
+	r := must[*storage.Result[*storage.Post]](t)(e.store.CategoryPosts(ctx, "aws", storage.Page{Limit: 10}))
+	for _, p := range r.Items {
+		equal(t, "author name", p.AuthorName, "Ada Lovelace")
+		equal(t, "category name", p.Categories[0].Name, "Golang")
+	}
+	// A post written after the rename carries the new names.
+	p := e.post("ada", "four", "go")
+	equal(t, "new post author", p.AuthorName, "Ada Lovelace")
+	equal(t, "new post category", p.Categories[0].Name, "Golang")
+	e.consistent()
+}
+
+func TestIdempotencyKeys(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.author("ada", "Ada")
+	in := storage.NewPost{AuthorID: "ada", Title: "Once", Slug: "once", IdempotencyKey: "create-once-1"}
+	first := must[*storage.Post](t)(e.store.CreatePost(ctx, in))
+	e.clock.advance(time.Second) // a retry comes later: its timestamps differ
+	again := must[*storage.Post](t)(e.store.CreatePost(ctx, in))
+	equal(t, "same post", again.ID, first.ID)
+	drafts := must[*storage.Result[*storage.Post]](t)(e.store.AuthorDrafts(ctx, "ada", storage.Page{Limit: 10}))
+	equal(t, "posts", len(drafts.Items), 1)
+
+	in.Title = "Different"
+	if _, err := e.store.CreatePost(ctx, in); !errors.Is(err, storage.ErrIdempotencyMismatch) {
+		t.Errorf("same key, other input: err = %v, want idempotency mismatch", err)
+	}
+	pub := storage.PublishPost{ID: first.ID, ExpectedVersion: 1, IdempotencyKey: "publish-once"}
+	p1 := must[*storage.Post](t)(e.store.Publish(ctx, pub))
+	p2 := must[*storage.Post](t)(e.store.Publish(ctx, pub))
+	equal(t, "publish replay version", p2.Version, p1.Version)
+	equal(t, "stored version", must[*storage.Post](t)(e.store.GetPost(ctx, first.ID)).Version, int64(2))
+	e.consistent()
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,113 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Store is the blog's single-table DynamoDB store. It is safe for
+// concurrent use; it holds no state between calls but the client.
+type Store struct {
+	db    *dynamodb.Client
+	table string
+	now   func() time.Time
+}
+
+// Option configures a Store.
+type Option func(*Store)
+
+// WithClock makes the Store read the time from now: it decides which
+// scheduled posts are visible and stamps every write.
+func WithClock(now func() time.Time) Option {
+	return func(s *Store) { s.now = now }
+}
+
+// New returns a Store on table through db.
+func New(db *dynamodb.Client, table string, opts ...Option) *Store {
+	s := &Store{db: db, table: table, now: time.Now}
+	for _, o := range opts {
+		o(s)
+	}
+	return s
+}
+
+// Now returns the Store's current time, truncated to the millisecond the
+// table stores.
+func (s *Store) Now() time.Time { return s.now().UTC().Truncate(time.Millisecond) }
+
+// CreateTable creates the table and GSI1 with on-demand billing. An existing
+// table is left as it is. On DynamoDB it waits until the table is ACTIVE.
+func (s *Store) CreateTable(ctx context.Context) error {
+	str := types.ScalarAttributeTypeS
+	_, err := s.db.CreateTable(ctx, &dynamodb.CreateTableInput{
+		TableName:   aws.String(s.table),
+		BillingMode: types.BillingModePayPerRequest,
+		AttributeDefinitions: []types.AttributeDefinition{
+			{AttributeName: aws.String(attrPK), AttributeType: str},
+			{AttributeName: aws.String(attrSK), AttributeType: str},
+			{AttributeName: aws.String(attrGSI1PK), AttributeType: str},
+			{AttributeName: aws.String(attrGSI1SK), AttributeType: str},
+		},
+		KeySchema: []types.KeySchemaElement{
+			{AttributeName: aws.String(attrPK), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String(attrSK), KeyType: types.KeyTypeRange},
+		},
+		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{
+			IndexName: aws.String(indexGSI1),
+			KeySchema: []types.KeySchemaElement{
+				{AttributeName: aws.String(attrGSI1PK), KeyType: types.KeyTypeHash},
+				{AttributeName: aws.String(attrGSI1SK), KeyType: types.KeyTypeRange},
+			},
+			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
+		}},
+	})
+	var inUse *types.ResourceInUseException
+	if err != nil && !errors.As(err, &inUse) {
+		return fmt.Errorf("create table %q: %w", s.table, err)
+	}
+	return s.waitActive(ctx)
+}
+
+// waitActive polls until the table and its index are ACTIVE. The embedded
+// engine reports no status at all; an empty status counts as ready.
+func (s *Store) waitActive(ctx context.Context) error {
+	for {
+		out, err := s.db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(s.table)})
+		if err != nil {
+			return fmt.Errorf("describe table %q: %w", s.table, err)
+		}
+		ready := out.Table.TableStatus == types.TableStatusActive || out.Table.TableStatus == ""
+		for _, g := range out.Table.GlobalSecondaryIndexes {
+			if g.IndexStatus != types.IndexStatusActive && g.IndexStatus != "" {
+				ready = false
+			}
+		}
+		if ready {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("wait for table %q: %w", s.table, ctx.Err())
+		case <-time.After(time.Second):
+		}
+	}
+}
+
+// Ready reports whether the table answers a request. It returns the
+// DynamoDB error when it does not.
+func (s *Store) Ready(ctx context.Context) error {
+	_, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName: aws.String(s.table),
+		Key:       mustKey(statsItemKey()),
+	})
+	if err != nil {
+		return fmt.Errorf("table %q: %w", s.table, err)
+	}
+	return nil
+}

@@ -1,0 +1,152 @@
+package storage
+
+import (
+	"errors"
+	"time"
+)
+
+// Sentinel errors returned by the Store. Callers compare with errors.Is.
+var (
+	// ErrNotFound means the item asked for does not exist (or is not visible).
+	ErrNotFound = errors.New("not found")
+	// ErrVersionConflict means the item changed since the version the caller
+	// expected; nothing was written.
+	ErrVersionConflict = errors.New("version conflict")
+	// ErrSlugTaken means another post already holds the slug.
+	ErrSlugTaken = errors.New("slug taken")
+	// ErrInvalidInput means the input failed validation; nothing was written.
+	ErrInvalidInput = errors.New("invalid input")
+	// ErrAlreadyExists means an author or category with that id or slug exists.
+	ErrAlreadyExists = errors.New("already exists")
+	// ErrIdempotencyMismatch means an idempotency key was reused with a
+	// different request.
+	ErrIdempotencyMismatch = errors.New("idempotency key reused with a different request")
+)
+
+// ValidationError names the field that failed validation. It wraps
+// ErrInvalidInput.
+type ValidationError struct {
+	Field  string
+	Reason string
+}
+
+func (e *ValidationError) Error() string { return e.Field + ": " + e.Reason }
+
+// Unwrap makes errors.Is(err, ErrInvalidInput) true.
+func (e *ValidationError) Unwrap() error { return ErrInvalidInput }
+
+// ConflictError is returned with ErrVersionConflict and carries the current
+// version of the item, so a client can re-read and retry.
+type ConflictError struct {
+	CurrentVersion int64
+}
+
+func (e *ConflictError) Error() string { return "version conflict" }
+
+// Unwrap makes errors.Is(err, ErrVersionConflict) true.
+func (e *ConflictError) Unwrap() error { return ErrVersionConflict }
+
+// PostStatus is the stored state of a post. A published post whose
+// PublishedAt lies in the future is scheduled: see Post.StatusAt.
+type PostStatus string
+
+// Post states as stored.
+const (
+	StatusDraft     PostStatus = "DRAFT"
+	StatusPublished PostStatus = "PUBLISHED"
+	StatusScheduled PostStatus = "SCHEDULED"
+)
+
+// CategoryRef is the part of a category a post carries with it.
+type CategoryRef struct {
+	Slug string
+	Name string
+}
+
+// Post is a blog post. A post read from a list comes from a denormalized
+// copy that has no body; Summary is true then and Body is empty.
+type Post struct {
+	ID           string
+	Slug         string
+	Title        string
+	Excerpt      string
+	Body         string
+	Status       PostStatus // StatusDraft or StatusPublished
+	AuthorID     string
+	AuthorName   string
+	Categories   []CategoryRef
+	CreatedAt    time.Time
+	UpdatedAt    time.Time
+	PublishedAt  time.Time // zero for drafts
+	Version      int64
+	CommentCount int64 // comments that are not deleted, replies included
+	ThreadCount  int64 // top-level comments, tombstones included
+	Summary      bool
+}
+
+// StatusAt returns the status a reader sees at now: a published post with a
+// future PublishedAt is StatusScheduled.
+func (p *Post) StatusAt(now time.Time) PostStatus {
+	if p.Status == StatusPublished && p.PublishedAt.After(now) {
+		return StatusScheduled
+	}
+	return p.Status
+}
+
+// VisibleAt reports whether the public may read the post at now.
+func (p *Post) VisibleAt(now time.Time) bool {
+	return p.StatusAt(now) == StatusPublished
+}
+
+// Author writes posts and comments.
+type Author struct {
+	ID        string
+	Name      string
+	Bio       string
+	AvatarURL string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	PostCount int64 // published posts, scheduled ones included
+	Version   int64
+}
+
+// Category groups posts. Its slug is its id.
+type Category struct {
+	Slug        string
+	Name        string
+	Description string
+	CreatedAt   time.Time
+	UpdatedAt   time.Time
+	PostCount   int64 // published posts, scheduled ones included
+	Version     int64
+}
+
+// Comment is a comment on a post, or a reply to a top-level comment.
+// A deleted comment that has replies stays as a tombstone: Deleted is true
+// and Body is empty.
+type Comment struct {
+	ID         string
+	PostID     string
+	ParentID   string // empty for a top-level comment
+	AuthorID   string
+	Body       string
+	CreatedAt  time.Time
+	Deleted    bool
+	ReplyCount int64
+}
+
+// Page asks for one page of a list: at most Limit items after the opaque
+// cursor After (empty for the first page).
+type Page struct {
+	Limit int
+	After string
+}
+
+// Result is one page of a list. Cursors[i] is the opaque cursor of Items[i];
+// passing it as Page.After continues after that item. HasNext tells whether
+// more items follow.
+type Result[T any] struct {
+	Items   []T
+	Cursors []string
+	HasNext bool
+}

@@ -1,0 +1,115 @@
+package storage
+
+import (
+	"fmt"
+	"net/url"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+)
+
+// Input limits. Bodies stay far below DynamoDB's 400 KB item limit and a
+// post transaction far below its 4 MB limit.
+const (
+	MaxTitleLength       = 200
+	MaxSlugLength        = 100
+	MaxExcerptLength     = 1000
+	MaxBodyBytes         = 100_000
+	MaxCommentBytes      = 10_000
+	MaxNameLength        = 100
+	MaxBioLength         = 2000
+	MaxURLLength         = 2000
+	MaxDescriptionLength = 1000
+	MaxCategories        = 10
+	MaxIDLength          = 64
+)
+
+var (
+	slugPattern = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+	idPattern   = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+)
+
+func invalid(field, format string, args ...any) error {
+	return &ValidationError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
+// validateText checks a required or optional single- or multi-line text.
+func validateText(field, v string, required bool, maxRunes int) error {
+	switch {
+	case !utf8.ValidString(v):
+		return invalid(field, "must be valid UTF-8")
+	case required && strings.TrimSpace(v) == "":
+		return invalid(field, "must not be empty")
+	case utf8.RuneCountInString(v) > maxRunes:
+		return invalid(field, "must be at most %d characters", maxRunes)
+	case strings.ContainsRune(v, 0):
+		return invalid(field, "must not contain NUL characters")
+	}
+	return nil
+}
+
+func validateSlug(field, v string) error {
+	if len(v) > MaxSlugLength || !slugPattern.MatchString(v) {
+		return invalid(field, "must be 1 to %d characters of a-z, 0-9 and single hyphens between them", MaxSlugLength)
+	}
+	return nil
+}
+
+func validateID(field, v string) error {
+	if len(v) == 0 || len(v) > MaxIDLength || !idPattern.MatchString(v) {
+		return invalid(field, "must be 1 to %d characters of A-Z, a-z, 0-9, _ and -", MaxIDLength)
+	}
+	return nil
+}
+
+func validateURL(field, v string) error {
+	if v == "" {
+		return nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || len(v) > MaxURLLength {
+		return invalid(field, "must be an http or https URL of at most %d characters", MaxURLLength)
+	}
+	return nil
+}
+
+func validateBody(field, v string, maxBytes int) error {
+	switch {
+	case !utf8.ValidString(v):
+		return invalid(field, "must be valid UTF-8")
+	case len(v) > maxBytes:
+		return invalid(field, "must be at most %d bytes", maxBytes)
+	case strings.ContainsRune(v, 0):
+		return invalid(field, "must not contain NUL characters")
+	}
+	return nil
+}
+
+// validateCategories checks the slugs and returns them without duplicates,
+// in the order given.
+func validateCategories(slugs []string) ([]string, error) {
+	var out []string
+	seen := map[string]bool{}
+	for _, s := range slugs {
+		if err := validateSlug("categories", s); err != nil {
+			return nil, err
+		}
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	if len(out) > MaxCategories {
+		return nil, invalid("categories", "must be at most %d", MaxCategories)
+	}
+	return out, nil
+}
+
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
