@@ -211,6 +211,9 @@ type commentItem struct {
 }
 
 func (it *commentItem) comment() *Comment {
+	if it.Deleted {
+		it.Body = "" // a tombstone shows nothing of what was said
+	}
 	return &Comment{
 		ID: it.ID, PostID: it.PostID, ParentID: it.ParentID, AuthorID: it.AuthorID,
 		Body: it.Body, CreatedAt: parseKeyTime(it.CreatedAt), Deleted: it.Deleted,
