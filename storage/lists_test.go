@@ -90,7 +90,9 @@ func TestPaginationMatchesModel(t *testing.T) {
 			equalSlices(t, "feed", walk(t, func(p storage.Page) (*storage.Result[*storage.Post], error) { return e.store.LatestPosts(ctx, p) }),
 				expect(func(pub) bool { return true }))
 			for _, a := range authors {
-				equalSlices(t, "author "+a, walk(t, func(p storage.Page) (*storage.Result[*storage.Post], error) { return e.store.AuthorPosts(ctx, a, p, false) }),
+				equalSlices(t, "author "+a, walk(t, func(p storage.Page) (*storage.Result[*storage.Post], error) {
+					return e.store.AuthorPosts(ctx, a, p, false)
+				}),
 					expect(func(p pub) bool { return p.author == a }))
 			}
 			for _, c := range cats {
@@ -109,7 +111,10 @@ func TestPaginationMatchesModel(t *testing.T) {
 		for name, try := range map[string]func() error{
 			"other category": func() error { _, err := e.store.CategoryPosts(ctx, "c2", storage.Page{Limit: 2, After: c}); return err },
 			"feed":           func() error { _, err := e.store.LatestPosts(ctx, storage.Page{Limit: 2, After: c}); return err },
-			"tampered":       func() error { _, err := e.store.CategoryPosts(ctx, "c1", storage.Page{Limit: 2, After: tampered}); return err },
+			"tampered": func() error {
+				_, err := e.store.CategoryPosts(ctx, "c1", storage.Page{Limit: 2, After: tampered})
+				return err
+			},
 		} {
 			var ve *storage.ValidationError
 			if err := try(); !errors.As(err, &ve) || ve.Field != "after" {
