@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/smithy-go"
 )
 
 // Store is the blog's single-table DynamoDB store. It is safe for
@@ -71,7 +73,32 @@ func (s *Store) CreateTable(ctx context.Context) error {
 	if err != nil && !errors.As(err, &inUse) {
 		return fmt.Errorf("create table %q: %w", s.table, err)
 	}
-	return s.waitActive(ctx)
+	if err := s.waitActive(ctx); err != nil {
+		return err
+	}
+	return s.enableTTL(ctx)
+}
+
+// enableTTL lets DynamoDB delete expired idempotency records. Expiry does
+// not depend on it (a replay checks expiresAt itself), so an engine
+// without TTL support (the embedded one answers with a non-JSON error) is
+// fine, and so is a table whose TTL is already on.
+func (s *Store) enableTTL(ctx context.Context) error {
+	_, err := s.db.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
+		TableName: aws.String(s.table),
+		TimeToLiveSpecification: &types.TimeToLiveSpecification{
+			AttributeName: aws.String("expiresAt"), Enabled: aws.Bool(true),
+		},
+	})
+	var apiErr smithy.APIError
+	var decodeErr *smithy.DeserializationError
+	switch {
+	case err == nil, errors.As(err, &decodeErr):
+		return nil
+	case errors.As(err, &apiErr) && apiErr.ErrorCode() == "ValidationException" && strings.Contains(apiErr.ErrorMessage(), "already enabled"):
+		return nil
+	}
+	return fmt.Errorf("enable ttl on %q: %w", s.table, err)
 }
 
 // waitActive polls until the table and its index are ACTIVE. The embedded
