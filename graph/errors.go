@@ -1,0 +1,116 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"runtime/debug"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/blogql/blog/storage"
+)
+
+// Error codes a client finds in extensions.code.
+const (
+	CodeNotFound     = "NOT_FOUND"
+	CodeBadUserInput = "BAD_USER_INPUT"
+	CodeConflict     = "CONFLICT"
+	CodeInternal     = "INTERNAL"
+)
+
+// internalMessage is all a client learns about an unexpected error; the
+// detail goes to the log.
+const internalMessage = "internal error"
+
+// errorCodes is the one table from domain errors to what clients see. The
+// first entry whose target matches (errors.Is) wins; extend adds details
+// beyond the code.
+var errorCodes = []struct {
+	target error
+	code   string
+	extend func(err error, ext map[string]any)
+}{
+	{storage.ErrNotFound, CodeNotFound, nil},
+	{storage.ErrInvalidInput, CodeBadUserInput, validationField},
+	{storage.ErrVersionConflict, CodeConflict, currentVersion},
+	{storage.ErrSlugTaken, CodeConflict, reason("SLUG_TAKEN")},
+	{storage.ErrAlreadyExists, CodeConflict, reason("ALREADY_EXISTS")},
+	{storage.ErrIdempotencyMismatch, CodeBadUserInput, field("idempotencyKey")},
+}
+
+// errorExtensions returns the extensions for a domain error, or false when
+// err is not one.
+func errorExtensions(err error) (map[string]any, bool) {
+	for _, e := range errorCodes {
+		if !errors.Is(err, e.target) {
+			continue
+		}
+		ext := map[string]any{"code": e.code}
+		if e.extend != nil {
+			e.extend(err, ext)
+		}
+		return ext, true
+	}
+	return nil, false
+}
+
+func validationField(err error, ext map[string]any) {
+	if ve, ok := errors.AsType[*storage.ValidationError](err); ok && ve.Field != "" {
+		ext["field"] = ve.Field
+	}
+}
+
+func currentVersion(err error, ext map[string]any) {
+	ext["reason"] = "VERSION_CONFLICT"
+	if ce, ok := errors.AsType[*storage.ConflictError](err); ok {
+		ext["currentVersion"] = ce.CurrentVersion
+	}
+}
+
+func reason(r string) func(error, map[string]any) {
+	return func(_ error, ext map[string]any) { ext["reason"] = r }
+}
+
+func field(f string) func(error, map[string]any) {
+	return func(_ error, ext map[string]any) { ext["field"] = f }
+}
+
+// presentError returns the error presenter: errors that already carry a
+// code (gqlgen's parse, validation and complexity errors, and recovered
+// panics) pass unchanged, domain errors get their code from errorCodes, and
+// anything else is logged and becomes INTERNAL with no detail.
+func presentError(logger *slog.Logger) graphql.ErrorPresenterFunc {
+	return func(ctx context.Context, err error) *gqlerror.Error {
+		gqlErr := graphql.DefaultErrorPresenter(ctx, err)
+		if _, ok := gqlErr.Extensions["code"]; ok {
+			return gqlErr
+		}
+		if ext, ok := errorExtensions(err); ok {
+			gqlErr.Extensions = ext
+			return gqlErr
+		}
+		logger.ErrorContext(ctx, "graphql request failed", "err", err, "path", gqlErr.Path.String())
+		return internalError(gqlErr.Path, gqlErr.Locations)
+	}
+}
+
+// recoverPanic returns the recover func: it logs the panic with its stack
+// and answers INTERNAL.
+func recoverPanic(logger *slog.Logger) graphql.RecoverFunc {
+	return func(ctx context.Context, p any) error {
+		logger.ErrorContext(ctx, "panic in resolver", "panic", p, "stack", string(debug.Stack()))
+		return internalError(graphql.GetPath(ctx), nil)
+	}
+}
+
+func internalError(path ast.Path, locations []gqlerror.Location) *gqlerror.Error {
+	return &gqlerror.Error{
+		Message:    internalMessage,
+		Path:       path,
+		Locations:  locations,
+		Extensions: map[string]any{"code": CodeInternal},
+	}
+}

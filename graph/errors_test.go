@@ -1,0 +1,86 @@
+package graph
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/blogql/blog/storage"
+)
+
+func TestPresentErrorMapsDomainErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want map[string]any
+	}{
+		{"not found", fmt.Errorf("post %q: %w", "p1", storage.ErrNotFound),
+			map[string]any{"code": CodeNotFound}},
+		{"validation error names its field", &storage.ValidationError{Field: "first", Reason: "must be between 1 and 100"},
+			map[string]any{"code": CodeBadUserInput, "field": "first"}},
+		{"invalid input without a field", fmt.Errorf("%w: bad DateTime", storage.ErrInvalidInput),
+			map[string]any{"code": CodeBadUserInput}},
+		{"version conflict carries the current version", fmt.Errorf("update post: %w", &storage.ConflictError{CurrentVersion: 7}),
+			map[string]any{"code": CodeConflict, "reason": "VERSION_CONFLICT", "currentVersion": int64(7)}},
+		{"slug taken", storage.ErrSlugTaken,
+			map[string]any{"code": CodeConflict, "reason": "SLUG_TAKEN"}},
+		{"already exists", storage.ErrAlreadyExists,
+			map[string]any{"code": CodeConflict, "reason": "ALREADY_EXISTS"}},
+		{"idempotency key reuse", storage.ErrIdempotencyMismatch,
+			map[string]any{"code": CodeBadUserInput, "field": "idempotencyKey"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var log bytes.Buffer
+			got := presentError(slog.New(slog.NewTextHandler(&log, nil)))(context.Background(), tt.err)
+			if !reflect.DeepEqual(got.Extensions, tt.want) {
+				t.Errorf("extensions = %v, want %v", got.Extensions, tt.want)
+			}
+			if got.Message != tt.err.Error() {
+				t.Errorf("message = %q, want %q", got.Message, tt.err.Error())
+			}
+			if log.Len() != 0 {
+				t.Errorf("a domain error was logged: %s", log.String())
+			}
+		})
+	}
+}
+
+func TestPresentErrorHidesInternalErrors(t *testing.T) {
+	var log bytes.Buffer
+	err := errors.New("dial tcp 10.0.0.1:8000: connection refused")
+	got := presentError(slog.New(slog.NewTextHandler(&log, nil)))(context.Background(), err)
+	if got.Message != "internal error" || got.Extensions["code"] != CodeInternal {
+		t.Errorf("got %q %v, want internal error with code INTERNAL", got.Message, got.Extensions)
+	}
+	if !strings.Contains(log.String(), "connection refused") {
+		t.Errorf("log = %q, want the detail", log.String())
+	}
+}
+
+func TestPresentErrorKeepsExistingCodes(t *testing.T) {
+	in := &gqlerror.Error{Message: "Cannot query field", Extensions: map[string]any{"code": "GRAPHQL_VALIDATION_FAILED"}}
+	got := presentError(slog.Default())(context.Background(), in)
+	if got.Message != in.Message || got.Extensions["code"] != "GRAPHQL_VALIDATION_FAILED" {
+		t.Errorf("got %q %v, want the error unchanged", got.Message, got.Extensions)
+	}
+}
+
+func TestRecoverPanicAnswersInternal(t *testing.T) {
+	var log bytes.Buffer
+	err := recoverPanic(slog.New(slog.NewTextHandler(&log, nil)))(context.Background(), "boom")
+	got := presentError(slog.Default())(context.Background(), err)
+	if got.Message != "internal error" || got.Extensions["code"] != CodeInternal {
+		t.Errorf("got %q %v, want internal error with code INTERNAL", got.Message, got.Extensions)
+	}
+	if !strings.Contains(log.String(), "boom") {
+		t.Errorf("log = %q, want the panic value", log.String())
+	}
+}

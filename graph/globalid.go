@@ -1,0 +1,98 @@
+package graph
+
+import (
+	"encoding/base64"
+	"strings"
+
+	"github.com/blogql/blog/storage"
+)
+
+// Global ids are opaque to clients: base64url (no padding) of
+// "<Type>:<key>", where the key is a post or author id, a category slug, or
+// "<postId>:<commentId>" for a comment. Clients must not build or parse them;
+// the encoding only has to stay stable for ids already handed out.
+
+// kind is the GraphQL type a global id names.
+type kind string
+
+const (
+	kindPost     kind = "Post"
+	kindAuthor   kind = "Author"
+	kindCategory kind = "Category"
+	kindComment  kind = "Comment"
+)
+
+// maxGlobalIDLen bounds what is decoded, so a huge argument costs nothing.
+const maxGlobalIDLen = 1024
+
+var idEncoding = base64.RawURLEncoding.Strict()
+
+// globalID is a decoded global id. For a comment, post holds the id of its
+// post; it is empty for every other kind.
+type globalID struct {
+	kind kind
+	post string
+	id   string
+}
+
+func postGID(id string) string            { return encodeID(kindPost, id) }
+func authorGID(id string) string          { return encodeID(kindAuthor, id) }
+func categoryGID(slug string) string      { return encodeID(kindCategory, slug) }
+func commentGID(postID, id string) string { return encodeID(kindComment, postID+":"+id) }
+
+func encodeID(k kind, key string) string {
+	return idEncoding.EncodeToString([]byte(string(k) + ":" + key))
+}
+
+// decodeID returns the global id s of any kind. It returns a
+// *storage.ValidationError on field when s was not made by this server.
+func decodeID(field, s string) (globalID, error) {
+	bad := &storage.ValidationError{Field: field, Reason: "is not a valid id"}
+	if len(s) > maxGlobalIDLen {
+		return globalID{}, bad
+	}
+	raw, err := idEncoding.DecodeString(s)
+	if err != nil {
+		return globalID{}, bad
+	}
+	k, key, ok := strings.Cut(string(raw), ":")
+	if !ok || key == "" {
+		return globalID{}, bad
+	}
+	g := globalID{kind: kind(k), id: key}
+	switch g.kind {
+	case kindPost, kindAuthor, kindCategory:
+		return g, nil
+	case kindComment:
+		if g.post, g.id, ok = strings.Cut(key, ":"); ok && g.post != "" && g.id != "" {
+			return g, nil
+		}
+	}
+	return globalID{}, bad
+}
+
+// decodeIDOf returns the key of the global id s, which must be of kind want.
+// It returns a *storage.ValidationError on field for any other string.
+func decodeIDOf(field, s string, want kind) (string, error) {
+	g, err := decodeID(field, s)
+	if err != nil {
+		return "", err
+	}
+	if g.kind != want {
+		return "", &storage.ValidationError{Field: field, Reason: "is not a " + string(want) + " id"}
+	}
+	return g.id, nil
+}
+
+// decodeCommentID returns the comment the global id s names. It returns a
+// *storage.ValidationError on field for any string that is not a comment id.
+func decodeCommentID(field, s string) (storage.CommentKey, error) {
+	g, err := decodeID(field, s)
+	if err != nil {
+		return storage.CommentKey{}, err
+	}
+	if g.kind != kindComment {
+		return storage.CommentKey{}, &storage.ValidationError{Field: field, Reason: "is not a Comment id"}
+	}
+	return storage.CommentKey{PostID: g.post, CommentID: g.id}, nil
+}

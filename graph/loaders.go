@@ -1,0 +1,138 @@
+package graph
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/graph-gophers/dataloader/v7"
+
+	"github.com/blogql/blog/storage"
+)
+
+const (
+	// maxBatch is the most keys one BatchGetItem takes.
+	maxBatch = 100
+	// batchWait is how long a loader collects keys before it asks; the
+	// library default of 16 ms would add that much to every nested field.
+	batchWait = 2 * time.Millisecond
+)
+
+// loaders batch the reads of one request. A new set is made for every
+// request, so nothing is cached across requests.
+type loaders struct {
+	posts      *dataloader.Loader[string, *storage.Post]
+	authors    *dataloader.Loader[string, *storage.Author]
+	categories *dataloader.Loader[string, *storage.Category]
+	comments   *dataloader.Loader[storage.CommentKey, *storage.Comment]
+	replies    *dataloader.Loader[storage.CommentKey, []*storage.Comment]
+}
+
+type loadersKey struct{}
+
+// withLoaders gives every request passing through next its own loaders.
+func withLoaders(store *storage.Store, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		l := &loaders{
+			posts:      newLoader(store.GetPosts),
+			authors:    newLoader(store.GetAuthors),
+			categories: newLoader(store.GetCategories),
+			comments:   newLoader(store.GetComments),
+			replies:    newLoader(repliesOf(store)),
+		}
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), loadersKey{}, l)))
+	})
+}
+
+// loadersFor returns the loaders of the request ctx belongs to.
+func loadersFor(ctx context.Context) *loaders {
+	return ctx.Value(loadersKey{}).(*loaders)
+}
+
+// newLoader makes a loader from a batch read that returns values and errors
+// in key order.
+func newLoader[K comparable, V any](get func(context.Context, []K) ([]V, []error)) *dataloader.Loader[K, V] {
+	batch := func(ctx context.Context, keys []K) []*dataloader.Result[V] {
+		values, errs := get(ctx, keys)
+		out := make([]*dataloader.Result[V], len(keys))
+		for i := range keys {
+			out[i] = &dataloader.Result[V]{Data: values[i], Error: errs[i]}
+		}
+		return out
+	}
+	return dataloader.NewBatchedLoader(batch,
+		dataloader.WithBatchCapacity[K, V](maxBatch),
+		dataloader.WithWait[K, V](batchWait))
+}
+
+// repliesOf returns a batch read of the replies to top-level comments: one
+// storage request per post, however many of its comments are asked for.
+func repliesOf(store *storage.Store) func(context.Context, []storage.CommentKey) ([][]*storage.Comment, []error) {
+	return func(ctx context.Context, keys []storage.CommentKey) ([][]*storage.Comment, []error) {
+		parents := map[string][]string{}
+		var posts []string
+		for _, k := range keys {
+			if _, seen := parents[k.PostID]; !seen {
+				posts = append(posts, k.PostID)
+			}
+			parents[k.PostID] = append(parents[k.PostID], k.CommentID)
+		}
+		replies := make(map[string]map[string][]*storage.Comment, len(posts))
+		failed := make(map[string]error)
+		for _, p := range posts {
+			replies[p], failed[p] = store.Replies(ctx, p, parents[p])
+		}
+		values := make([][]*storage.Comment, len(keys))
+		errs := make([]error, len(keys))
+		for i, k := range keys {
+			values[i], errs[i] = replies[k.PostID][k.CommentID], failed[k.PostID]
+		}
+		return values, errs
+	}
+}
+
+// prime reads keys with one batch read and puts what it finds in loader.
+// Fields that load the items of a page one by one then find them there,
+// instead of being batched by timing alone (the wait window), which would
+// make a page cost more than one request on a busy machine. Failures are
+// not cached: the fields' own loads report them.
+func prime[K comparable, V any](ctx context.Context, loader *dataloader.Loader[K, V], get func(context.Context, []K) ([]V, []error), keys []K) {
+	values, errs := get(ctx, keys)
+	for i, k := range keys {
+		if errs[i] == nil {
+			loader.Prime(ctx, k, values[i])
+		}
+	}
+}
+
+// primeFullPosts loads the full posts of a page of summaries in one batch
+// read when the connection's selection needs what summaries lack.
+func (r *Resolver) primeFullPosts(ctx context.Context, page []*storage.Post) {
+	if len(page) == 0 || !graphql.AnyFieldRequested(ctx, "edges.node.body", "edges.node.comments.totalCount") {
+		return
+	}
+	ids := make([]string, len(page))
+	for i, p := range page {
+		ids[i] = p.ID
+	}
+	prime(ctx, loadersFor(ctx).posts, r.store.GetPosts, ids)
+}
+
+// primeCommentAuthors loads the authors of a page of comments in one batch
+// read when the connection's selection asks for them.
+func (r *Resolver) primeCommentAuthors(ctx context.Context, page []*storage.Comment) {
+	if !graphql.FieldRequested(ctx, "edges.node.author") {
+		return
+	}
+	var ids []string
+	for _, c := range page {
+		if !c.Deleted && !slices.Contains(ids, c.AuthorID) {
+			ids = append(ids, c.AuthorID)
+		}
+	}
+	if len(ids) > 0 {
+		prime(ctx, loadersFor(ctx).authors, r.store.GetAuthors, ids)
+	}
+}

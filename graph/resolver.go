@@ -1,0 +1,89 @@
+package graph
+
+//go:generate go tool gqlgen generate
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/blogql/blog/storage"
+)
+
+// Resolver is the root resolver. It is the only place dependencies are
+// injected; per-request dataloaders come from the request context.
+type Resolver struct {
+	store *storage.Store
+}
+
+// allCategories returns every category, ordered by slug, in as few pages as
+// storage allows.
+func (r *Resolver) allCategories(ctx context.Context) ([]*storage.Category, error) {
+	var all []*storage.Category
+	p := storage.Page{Limit: storage.MaxPageSize}
+	for {
+		res, err := r.store.Categories(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, res.Items...)
+		if !res.HasNext || len(res.Cursors) == 0 {
+			return all, nil
+		}
+		p.After = res.Cursors[len(res.Cursors)-1]
+	}
+}
+
+// visible returns the post read by a public query, or ErrNotFound when the
+// public may not see it yet: drafts and scheduled posts do not exist for
+// readers.
+func (r *Resolver) visible(p *storage.Post, err error) (*storage.Post, error) {
+	if err != nil {
+		return nil, err
+	}
+	if !p.VisibleAt(r.store.Now()) {
+		return nil, fmt.Errorf("post %q: %w", p.ID, storage.ErrNotFound)
+	}
+	return p, nil
+}
+
+// selectsOnly reports whether the current field selects nothing but the
+// given fields (and __typename), so a denormalized copy can answer it
+// without a read.
+func selectsOnly(ctx context.Context, fields ...string) bool {
+	for _, f := range graphql.CollectAllFields(ctx) {
+		if f != "__typename" && !slices.Contains(fields, f) {
+			return false
+		}
+	}
+	return true
+}
+
+// categoriesOf answers a post's categories from the names it carries.
+func categoriesOf(refs []storage.CategoryRef) []*storage.Category {
+	cats := make([]*storage.Category, len(refs))
+	for i, c := range refs {
+		cats[i] = &storage.Category{Slug: c.Slug, Name: c.Name}
+	}
+	return cats
+}
+
+// slugsOf returns the slugs of a post's categories, in order.
+func slugsOf(refs []storage.CategoryRef) []string {
+	slugs := make([]string, len(refs))
+	for i, c := range refs {
+		slugs[i] = c.Slug
+	}
+	return slugs
+}
+
+// deref returns *p, or the zero value for an omitted optional argument.
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}

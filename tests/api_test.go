@@ -1,0 +1,230 @@
+package tests
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/blogql/blog/graph"
+	"github.com/blogql/blog/storage"
+)
+
+func TestPostLifecycleThroughTheAPI(t *testing.T) {
+	s := newServer(t)
+	ctx := context.Background()
+	ada := ok[*CreateAuthorResponse](t)(CreateAuthor(ctx, s.client, CreateAuthorInput{
+		Name: "Ada", Bio: ptr("Mathematician"), AvatarUrl: ptr("https://example.com/ada.png"),
+	})).CreateAuthor.Author
+	equal(t, "avatar", *ada.AvatarUrl, "https://example.com/ada.png")
+	ok[*CreateCategoryResponse](t)(CreateCategory(ctx, s.client, CreateCategoryInput{Slug: "go", Name: "Go", Description: ptr("The language")}))
+	ok[*CreateCategoryResponse](t)(CreateCategory(ctx, s.client, CreateCategoryInput{Slug: "aws", Name: "AWS"}))
+
+	p := ok[*CreatePostResponse](t)(CreatePost(ctx, s.client, CreatePostInput{
+		AuthorId: ada.Id, Title: "Hello", Slug: "hello", Body: ptr("# Hi"), Categories: []string{"go"},
+	})).CreatePost.Post
+	equal(t, "status", p.Status, PostStatusDraft)
+	equal(t, "version", p.Version, 1)
+	write := s.requests()
+	equal(t, "createPost transactions", write["TransactWriteItems"], 1)
+
+	t.Run("a draft is not public", func(t *testing.T) {
+		_, err := PostPage(ctx, s.client, "hello")
+		equal(t, "code", code(err), "NOT_FOUND")
+		_, err = PostByID(ctx, s.client, p.Id)
+		equal(t, "code", code(err), "NOT_FOUND")
+	})
+
+	pub := ok[*PublishPostResponse](t)(PublishPost(ctx, s.client, PublishPostInput{Id: p.Id, ExpectedVersion: ptr(1)})).PublishPost.Post
+	equal(t, "published", pub.Status, PostStatusPublished)
+	equal(t, "publishedAt", pub.PublishedAt.Equal(start), true)
+	s.consistent()
+
+	t.Run("a stale version is a conflict naming the current one", func(t *testing.T) {
+		_, err := UpdatePost(ctx, s.client, UpdatePostInput{Id: p.Id, ExpectedVersion: 1, Title: ptr("Stale")})
+		equal(t, "code", code(err), "CONFLICT")
+		if !strings.Contains(err.Error(), "version") {
+			t.Errorf("message %q does not mention the version", err)
+		}
+	})
+
+	upd := ok[*UpdatePostResponse](t)(UpdatePost(ctx, s.client, UpdatePostInput{
+		Id: p.Id, ExpectedVersion: 2, Title: ptr("Hello, world"), Slug: ptr("hello-world"), Categories: []string{"aws", "go"},
+	})).UpdatePost.Post
+	equal(t, "title", upd.Title, "Hello, world")
+	equal(t, "categories", len(upd.Categories), 2)
+	equal(t, "first category name", upd.Categories[0].Name, "AWS")
+	s.consistent()
+	page := ok[*PostPageResponse](t)(PostPage(ctx, s.client, "hello-world"))
+	equal(t, "body", page.Post.Body, "# Hi")
+	_, err := PostPage(ctx, s.client, "hello")
+	equal(t, "old slug", code(err), "NOT_FOUND")
+
+	c := ok[*AddCommentResponse](t)(AddComment(ctx, s.client, AddCommentInput{PostId: p.Id, AuthorId: ada.Id, Body: "First!"})).AddComment.Comment
+	equal(t, "comment author", c.Author.Name, "Ada")
+	equal(t, "post comment count", c.Post.CommentCount, 1)
+	r := ok[*AddCommentResponse](t)(AddComment(ctx, s.client, AddCommentInput{PostId: p.Id, AuthorId: ada.Id, Body: "Reply", ParentId: &c.Id})).AddComment.Comment
+	equal(t, "reply parent", r.Parent.Id, c.Id)
+	node := ok[*NodeResponse](t)(Node(ctx, s.client, c.Id))
+	equal(t, "comment node", *(*node.Node).GetTypename(), "Comment")
+	del := ok[*DeleteCommentResponse](t)(DeleteComment(ctx, s.client, DeleteCommentInput{Id: c.Id})).DeleteComment.Comment
+	equal(t, "tombstone", del.Deleted, true)
+	s.consistent()
+
+	ok[*UpdateAuthorResponse](t)(UpdateAuthor(ctx, s.client, UpdateAuthorInput{Id: ada.Id, Name: ptr("Ada Lovelace")}))
+	ok[*UpdateCategoryResponse](t)(UpdateCategory(ctx, s.client, UpdateCategoryInput{Slug: "aws", Name: ptr("Amazon Web Services")}))
+	cat := ok[*CategoryPageResponse](t)(CategoryPage(ctx, s.client, "go", nil, nil))
+	n := cat.Category.Posts.Edges[0].Node
+	equal(t, "renamed author in list", n.Author.Name, "Ada Lovelace")
+	equal(t, "renamed category in list", n.Categories[0].Name, "Amazon Web Services")
+	s.consistent()
+
+	ok[*UnpublishPostResponse](t)(UnpublishPost(ctx, s.client, UnpublishPostInput{Id: p.Id}))
+	feed := ok[*FeedResponse](t)(Feed(ctx, s.client, nil, nil))
+	equal(t, "feed after unpublish", len(feed.Posts.Edges), 0)
+	ok[*DeletePostResponse](t)(DeletePost(ctx, s.client, DeletePostInput{Id: p.Id}))
+	_, err = PostByID(ctx, s.client, p.Id)
+	equal(t, "deleted", code(err), "NOT_FOUND")
+	s.consistent()
+}
+
+func TestScheduledPostAppearsWhenItsTimeComes(t *testing.T) {
+	s := newServer(t)
+	b := s.seedBlog(t)
+	ctx := context.Background()
+	has := func() bool {
+		feed := ok[*FeedResponse](t)(Feed(ctx, s.client, ptr(100), nil))
+		for _, e := range feed.Posts.Edges {
+			if e.Node.Id == b.scheduled {
+				return true
+			}
+		}
+		return false
+	}
+	equal(t, "in feed before its time", has(), false)
+	_, err := PostByID(ctx, s.client, b.scheduled)
+	equal(t, "by id before its time", code(err), "NOT_FOUND")
+	s.clock.advance(3 * time.Hour)
+	equal(t, "in feed after its time", has(), true)
+	p := ok[*PostByIDResponse](t)(PostByID(ctx, s.client, b.scheduled))
+	equal(t, "status after its time", p.Post.Status, PostStatusPublished)
+}
+
+func TestPaginationToTheEnd(t *testing.T) {
+	s := newServer(t)
+	b := s.seedBlog(t)
+	ctx := context.Background()
+	var seen []string
+	var after *string
+	for pages := 0; ; pages++ {
+		if pages > 30 {
+			t.Fatal("pagination does not end")
+		}
+		r := ok[*FeedResponse](t)(Feed(ctx, s.client, ptr(4), after))
+		equal(t, "totalCount", r.Posts.TotalCount, 26) // the scheduled post counts
+		for _, e := range r.Posts.Edges {
+			seen = append(seen, e.Node.Id)
+		}
+		if !r.Posts.PageInfo.HasNextPage {
+			break
+		}
+		after = r.Posts.PageInfo.EndCursor
+	}
+	equal(t, "posts seen", len(seen), len(b.published))
+	for i, id := range seen {
+		if id != b.published[len(b.published)-1-i] {
+			t.Fatalf("position %d: %s, want %s", i, id, b.published[len(b.published)-1-i])
+		}
+	}
+	authors := ok[*AuthorsResponse](t)(Authors(ctx, s.client, ptr(2), nil))
+	equal(t, "authors totalCount", authors.Authors.TotalCount, 3)
+	equal(t, "authors hasNext", authors.Authors.PageInfo.HasNextPage, true)
+	rest := ok[*AuthorsResponse](t)(Authors(ctx, s.client, ptr(2), authors.Authors.PageInfo.EndCursor))
+	equal(t, "last author page", len(rest.Authors.Edges), 1)
+	cats := ok[*CategoriesResponse](t)(Categories(ctx, s.client))
+	equal(t, "categories", len(cats.Categories), 2)
+}
+
+func TestErrorCodes(t *testing.T) {
+	s := newServer(t)
+	b := s.seedBlog(t)
+	ctx := context.Background()
+	cursor := ok[*CategoryPageResponse](t)(CategoryPage(ctx, s.client, "go", ptr(1), nil)).Category.Posts.PageInfo.EndCursor
+	cases := []struct {
+		name string
+		call func() error
+		code string
+	}{
+		{"missing post", func() error { _, err := PostPage(ctx, s.client, "no-such-post"); return err }, "NOT_FOUND"},
+		{"missing category", func() error { _, err := CategoryPage(ctx, s.client, "nope", nil, nil); return err }, "NOT_FOUND"},
+		{"page too large", func() error { _, err := Feed(ctx, s.client, ptr(101), nil); return err }, "BAD_USER_INPUT"},
+		{"page too small", func() error { _, err := Feed(ctx, s.client, ptr(0), nil); return err }, "BAD_USER_INPUT"},
+		{"cursor of another list", func() error { _, err := CategoryPage(ctx, s.client, "dynamodb", nil, cursor); return err }, "BAD_USER_INPUT"},
+		{"garbage cursor", func() error { _, err := Feed(ctx, s.client, nil, ptr("!!!")); return err }, "BAD_USER_INPUT"},
+		{"author id used as post id", func() error { _, err := PostByID(ctx, s.client, b.authors[0]); return err }, "BAD_USER_INPUT"},
+		{"tampered global id", func() error { _, err := Node(ctx, s.client, "Zm9vOmJhcg"); return err }, "BAD_USER_INPUT"},
+		{"bad slug", func() error {
+			_, err := CreatePost(ctx, s.client, CreatePostInput{AuthorId: b.authors[0], Title: "T", Slug: "Not A Slug"})
+			return err
+		}, "BAD_USER_INPUT"},
+		{"slug taken", func() error {
+			_, err := CreatePost(ctx, s.client, CreatePostInput{AuthorId: b.authors[0], Title: "T", Slug: "post-1"})
+			return err
+		}, "CONFLICT"},
+		{"stale version", func() error {
+			_, err := UpdatePost(ctx, s.client, UpdatePostInput{Id: b.published[0], ExpectedVersion: 1, Title: ptr("x")})
+			return err
+		}, "CONFLICT"},
+		{"comment on a draft", func() error {
+			_, err := AddComment(ctx, s.client, AddCommentInput{PostId: b.draft, AuthorId: b.authors[0], Body: "x"})
+			return err
+		}, "NOT_FOUND"},
+		{"empty comment", func() error {
+			_, err := AddComment(ctx, s.client, AddCommentInput{PostId: b.published[0], AuthorId: b.authors[0], Body: " "})
+			return err
+		}, "BAD_USER_INPUT"},
+		{"idempotency key reused with other input", func() error {
+			in := CreateCategoryInput{Slug: "k1", Name: "K", IdempotencyKey: ptr("same-key")}
+			if _, err := CreateCategory(ctx, s.client, in); err != nil {
+				return err
+			}
+			in.Name = "Other"
+			_, err := CreateCategory(ctx, s.client, in)
+			return err
+		}, "BAD_USER_INPUT"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.call()
+			equal(t, "code", code(err), c.code)
+		})
+	}
+	s.consistent()
+
+	t.Run("an internal failure says nothing of its cause", func(t *testing.T) {
+		db := ok[*dynamodb.Client](t)(storage.NewClient(ctx, storage.ClientConfig{Embedded: true}))
+		h := graph.NewHandler(storage.New(db, "no-such-table"), graph.HandlerOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		rec := httptest.NewRecorder()
+		req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(`{"query":"{ category(slug: \"go\") { name } }"}`))
+		req.Header.Set("Content-Type", "application/json")
+		h.ServeHTTP(rec, req)
+		var resp struct {
+			Errors gqlerror.List `json:"errors"`
+		}
+		if err := json.Unmarshal(rec.Body.Bytes(), &resp); err != nil || len(resp.Errors) == 0 {
+			t.Fatalf("response %s: %v", rec.Body, err)
+		}
+		equal(t, "code", resp.Errors[0].Extensions["code"], any("INTERNAL"))
+		if strings.Contains(rec.Body.String(), "no-such-table") || strings.Contains(strings.ToLower(rec.Body.String()), "dynamodb") {
+			t.Errorf("response leaks the cause: %s", rec.Body)
+		}
+	})
+}

@@ -1,0 +1,83 @@
+package tests
+
+import (
+	"context"
+	"testing"
+)
+
+// TestCallBudgets checks the DynamoDB requests of each frontend operation
+// against the budgets in the design, at two page sizes: the count must not
+// depend on the page size.
+func TestCallBudgets(t *testing.T) {
+	s := newServer(t)
+	b := s.seedBlog(t)
+	ctx := context.Background()
+	for _, first := range []int{20, 100} {
+		cases := []struct {
+			name   string
+			run    func() error
+			budget int
+		}{
+			{"category page", func() error {
+				r, err := CategoryPage(ctx, s.client, "go", &first, nil)
+				if err == nil {
+					equal(t, "category page posts", len(r.Category.Posts.Edges), min(first, 25))
+					n := r.Category.Posts.Edges[0].Node
+					equal(t, "author name", n.Author.Name, "Ada Lovelace")
+					equal(t, "commentCount", n.CommentCount, 12)
+					equal(t, "category name", n.Categories[0].Name, "Go")
+				}
+				return err
+			}, 2},
+			{"category page with bodies", func() error {
+				r, err := CategoryPageWithBodies(ctx, s.client, "go", &first)
+				if err == nil {
+					equal(t, "body", r.Category.Posts.Edges[0].Node.Body, "# Post 24\n\nBody.")
+				}
+				return err
+			}, 3},
+			{"post page", func() error {
+				r, err := PostPage(ctx, s.client, b.commented)
+				if err == nil {
+					equal(t, "comments", len(r.Post.Comments.Edges), 6)
+					equal(t, "comment author", r.Post.Comments.Edges[0].Node.Author.Name, "Ada Lovelace")
+				}
+				return err
+			}, 4},
+			{"post page with replies", func() error {
+				r, err := PostThreads(ctx, s.client, b.commented)
+				if err == nil {
+					c := r.Post.Comments.Edges[0].Node
+					equal(t, "replies", len(c.Replies), 1)
+					equal(t, "reply author", c.Replies[0].Author.Name, "Grace Hopper")
+					equal(t, "reply parent", c.Replies[0].Parent.Id, c.Id)
+				}
+				return err
+			}, 6},
+			{"author page", func() error {
+				r, err := AuthorPage(ctx, s.client, b.authors[0], &first, nil)
+				if err == nil {
+					equal(t, "author posts", len(r.Author.Posts.Edges), min(first, 13))
+				}
+				return err
+			}, 2},
+			{"feed", func() error {
+				r, err := Feed(ctx, s.client, &first, nil)
+				if err == nil {
+					equal(t, "feed posts", len(r.Posts.Edges), min(first, 25))
+				}
+				return err
+			}, 5},
+		}
+		for _, c := range cases {
+			if err := c.run(); err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			got := s.requests()
+			t.Logf("first=%d %s: %d requests %v (budget %d)", first, c.name, total(got), got, c.budget)
+			if total(got) > c.budget {
+				t.Errorf("first=%d %s: %d DynamoDB requests %v, budget %d", first, c.name, total(got), got, c.budget)
+			}
+		}
+	}
+}
