@@ -19,6 +19,7 @@ const (
 	CodeBadUserInput = "BAD_USER_INPUT"
 	CodeConflict     = "CONFLICT"
 	CodeInternal     = "INTERNAL"
+	CodeBadRequest   = "BAD_REQUEST"
 )
 
 // internalMessage is all a client learns about an unexpected error; the
@@ -80,7 +81,8 @@ func field(f string) func(error, map[string]any) {
 
 // presentError returns the error presenter: errors that already carry a
 // code (gqlgen's parse, validation and complexity errors, and recovered
-// panics) pass unchanged, domain errors get their code from errorCodes, and
+// panics) pass unchanged, domain errors get their code from errorCodes,
+// gqlgen's errors about an undecodable request get BAD_REQUEST, and
 // anything else is logged and becomes INTERNAL with no detail.
 func presentError(logger *slog.Logger) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
@@ -90,6 +92,12 @@ func presentError(logger *slog.Logger) graphql.ErrorPresenterFunc {
 		}
 		if ext, ok := errorExtensions(err); ok {
 			gqlErr.Extensions = ext
+			return gqlErr
+		}
+		if gqlErr.Err == nil && len(gqlErr.Path) == 0 {
+			// gqlgen's own errors about the request itself, such as a body
+			// that is not JSON: the message is about the client's input.
+			gqlErr.Extensions = map[string]any{"code": CodeBadRequest}
 			return gqlErr
 		}
 		logger.ErrorContext(ctx, "graphql request failed", "err", err, "path", gqlErr.Path.String())

@@ -209,6 +209,22 @@ func TestErrorCodes(t *testing.T) {
 	}
 	s.consistent()
 
+	t.Run("a body that is not JSON is a bad request", func(t *testing.T) {
+		resp, err := http.Post(s.url, "application/json", strings.NewReader(`{bad`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		equal(t, "status", resp.StatusCode, http.StatusBadRequest)
+		var body struct {
+			Errors gqlerror.List `json:"errors"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || len(body.Errors) == 0 {
+			t.Fatalf("decode: %v", err)
+		}
+		equal(t, "code", body.Errors[0].Extensions["code"], any("BAD_REQUEST"))
+	})
+
 	t.Run("an internal failure says nothing of its cause", func(t *testing.T) {
 		db := ok[*dynamodb.Client](t)(storage.NewClient(ctx, storage.ClientConfig{Embedded: true}))
 		h := graph.NewHandler(storage.New(db, "no-such-table"), graph.HandlerOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})

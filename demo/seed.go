@@ -1,0 +1,197 @@
+// Package demo seeds a realistic demo blog: five authors, eight categories,
+// fifty Markdown posts published over the past eighteen months (a few still
+// drafts, a few scheduled), and comment threads on the newest posts.
+//
+// The content is generated from fixed templates with a fixed random seed,
+// so every run writes the same blog; only the dates follow the clock.
+// Authors and categories have fixed ids ("ada-lovelace", "dynamodb", …).
+package demo
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/blogql/blog/storage"
+)
+
+// Seed writes the demo blog to store through its public write methods,
+// with publish dates relative to now. It returns the first error a write
+// or read fails with; what was written until then stays, and running Seed
+// again completes it.
+//
+// Seed is idempotent: it reconciles the table with the demo blog instead of
+// replaying writes. Authors and categories are looked up by their fixed
+// ids, posts by their slugs, comments by author and text, and only what is
+// missing is created; a draft that should be published is published.
+// Nothing that exists is changed, so a second run writes nothing, a run
+// cut short is completed by the next, and content edited since (a renamed
+// author, an unpublished post) is left alone. Deleted demo items come back.
+//
+// Idempotency keys were the other option. They were not chosen because
+// their records expire (a run a day later would duplicate every comment),
+// they add an item per write to the table, and they cost a read per write
+// on every later run.
+//
+// Seed is not meant to run concurrently with itself on one table: two runs
+// can both find a comment missing and both add it.
+func Seed(ctx context.Context, store *storage.Store, now time.Time) error {
+	p := newPlan(now)
+	if err := seedAuthors(ctx, store, p.authors); err != nil {
+		return fmt.Errorf("seed demo authors: %w", err)
+	}
+	if err := seedCategories(ctx, store, p.categories); err != nil {
+		return fmt.Errorf("seed demo categories: %w", err)
+	}
+	for i := range p.posts {
+		if err := seedPost(ctx, store, &p.posts[i]); err != nil {
+			return fmt.Errorf("seed demo post %q: %w", p.posts[i].Slug, err)
+		}
+	}
+	return nil
+}
+
+func seedAuthors(ctx context.Context, store *storage.Store, want []storage.NewAuthor) error {
+	ids := make([]string, len(want))
+	for i, a := range want {
+		ids[i] = a.ID
+	}
+	_, errs := store.GetAuthors(ctx, ids)
+	for i, a := range want {
+		switch {
+		case errs[i] == nil:
+			continue // there already
+		case !errors.Is(errs[i], storage.ErrNotFound):
+			return fmt.Errorf("read author %q: %w", a.ID, errs[i])
+		}
+		if _, err := store.CreateAuthor(ctx, a); err != nil && !errors.Is(err, storage.ErrAlreadyExists) {
+			return fmt.Errorf("create author %q: %w", a.ID, err)
+		}
+	}
+	return nil
+}
+
+func seedCategories(ctx context.Context, store *storage.Store, want []storage.NewCategory) error {
+	slugs := make([]string, len(want))
+	for i, c := range want {
+		slugs[i] = c.Slug
+	}
+	_, errs := store.GetCategories(ctx, slugs)
+	for i, c := range want {
+		switch {
+		case errs[i] == nil:
+			continue // there already
+		case !errors.Is(errs[i], storage.ErrNotFound):
+			return fmt.Errorf("read category %q: %w", c.Slug, errs[i])
+		}
+		if _, err := store.CreateCategory(ctx, c); err != nil && !errors.Is(err, storage.ErrAlreadyExists) {
+			return fmt.Errorf("create category %q: %w", c.Slug, err)
+		}
+	}
+	return nil
+}
+
+// seedPost makes sure the post exists (found by slug), is published when
+// the plan says so and it is still a draft, and has its comment threads.
+func seedPost(ctx context.Context, store *storage.Store, pp *plannedPost) error {
+	post, err := store.GetPostBySlug(ctx, pp.Slug)
+	if errors.Is(err, storage.ErrNotFound) {
+		// A post was written a few days before it went out.
+		written := earliest(pp.at, store.Now()).Add(-72 * time.Hour)
+		if pp.state == stateDraft {
+			written = store.Now().Add(-24 * time.Hour)
+		}
+		post, err = store.At(fixed(written)).CreatePost(ctx, pp.NewPost)
+	}
+	if err != nil {
+		return err
+	}
+	if pp.state != stateDraft && post.Status == storage.StatusDraft {
+		post, err = store.At(fixed(earliest(pp.at, store.Now()))).Publish(ctx, storage.PublishPost{ID: post.ID, ExpectedVersion: post.Version, At: pp.at})
+		if err != nil {
+			return err
+		}
+	}
+	if len(pp.threads) == 0 || !post.VisibleAt(store.Now()) {
+		return nil
+	}
+	return seedComments(ctx, store, post, pp.threads)
+}
+
+// seedComments adds the planned comments and replies the post lacks.
+func seedComments(ctx context.Context, store *storage.Store, post *storage.Post, threads []plannedThread) error {
+	type ck struct{ parentID, authorID, body string }
+	have := map[ck]string{} // comment → its id
+	if post.CommentCount > 0 || post.ThreadCount > 0 {
+		// Tombstones have no body, so a deleted demo comment is added again.
+		var ids []string
+		page := storage.Page{Limit: storage.MaxPageSize}
+		for {
+			res, err := store.Comments(ctx, post.ID, page)
+			if err != nil {
+				return fmt.Errorf("list comments: %w", err)
+			}
+			for _, c := range res.Items {
+				ids = append(ids, c.ID)
+				if !c.Deleted {
+					have[ck{"", c.AuthorID, c.Body}] = c.ID
+				}
+			}
+			if !res.HasNext || len(res.Cursors) == 0 {
+				break
+			}
+			page.After = res.Cursors[len(res.Cursors)-1]
+		}
+		replies, err := store.Replies(ctx, post.ID, ids)
+		if err != nil {
+			return fmt.Errorf("list replies: %w", err)
+		}
+		for parent, rs := range replies {
+			for _, r := range rs {
+				have[ck{parent, r.AuthorID, r.Body}] = r.ID
+			}
+		}
+	}
+	// Comments arrive one after another between publication and now.
+	n := 0
+	for _, th := range threads {
+		n += 1 + len(th.replies)
+	}
+	step := store.Now().Sub(post.PublishedAt) / time.Duration(n+1)
+	at := post.PublishedAt
+	add := func(parentID string, c plannedComment) (string, error) {
+		at = at.Add(step)
+		if id, ok := have[ck{parentID, c.authorID, c.body}]; ok {
+			return id, nil
+		}
+		added, err := store.At(fixed(at)).AddComment(ctx, storage.NewComment{
+			PostID: post.ID, ParentID: parentID, AuthorID: c.authorID, Body: c.body,
+		})
+		if err != nil {
+			return "", fmt.Errorf("add comment: %w", err)
+		}
+		return added.ID, nil
+	}
+	for _, th := range threads {
+		id, err := add("", th.plannedComment)
+		if err != nil {
+			return err
+		}
+		for _, r := range th.replies {
+			if _, err := add(id, r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func fixed(t time.Time) func() time.Time { return func() time.Time { return t } }
+
+func earliest(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
+}

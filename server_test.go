@@ -1,0 +1,274 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+func TestParseConfig(t *testing.T) {
+	tests := []struct {
+		name        string
+		env         map[string]string
+		args        []string
+		check       func(*config) bool
+		backend     string
+		createTable bool
+		seedDemo    bool
+	}{
+		{
+			name:    "defaults to the embedded engine, created and seeded, on localhost:8080",
+			backend: backendEmbedded, createTable: true, seedDemo: true,
+			check: func(c *config) bool {
+				return c.host == "localhost" && c.port == 8080 && c.table == "blog" && c.region == "us-east-1" &&
+					c.playground && c.introspection && c.logLevel == slog.LevelInfo && c.logFormat == "text"
+			},
+		},
+		{
+			name:    "an endpoint means DynamoDB Local: table created, not seeded",
+			env:     map[string]string{"DYNAMODB_ENDPOINT": "http://127.0.0.1:8765"},
+			backend: backendLocal, createTable: true, seedDemo: false,
+		},
+		{
+			name:    "AWS creates and seeds nothing by default",
+			env:     map[string]string{"DYNAMODB_AWS": "true", "AWS_REGION": "eu-west-1", "DYNAMODB_TABLE": "prod-blog"},
+			backend: backendAWS, createTable: false, seedDemo: false,
+			check: func(c *config) bool { return c.region == "eu-west-1" && c.table == "prod-blog" },
+		},
+		{
+			name:    "seeding can be asked for on any backend",
+			args:    []string{"-aws", "-seed-demo", "-create-table=true"},
+			backend: backendAWS, createTable: true, seedDemo: true,
+		},
+		{
+			name:    "flags win over the environment",
+			env:     map[string]string{"PORT": "9000", "SEED_DEMO": "false", "PLAYGROUND": "false", "LOG_LEVEL": "debug"},
+			args:    []string{"-port", "9001", "-seed-demo=auto", "-log-level", "warn"},
+			backend: backendEmbedded, createTable: true, seedDemo: true,
+			check: func(c *config) bool {
+				return c.port == 9001 && !c.playground && c.logLevel == slog.LevelWarn
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := parseConfig(tt.args, func(k string) string { return tt.env[k] }, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := c.backend(); got != tt.backend {
+				t.Errorf("backend = %s, want %s", got, tt.backend)
+			}
+			if got := c.createTable.or(c.backend() != backendAWS); got != tt.createTable {
+				t.Errorf("create table = %v, want %v", got, tt.createTable)
+			}
+			if got := c.seedDemo.or(c.backend() == backendEmbedded); got != tt.seedDemo {
+				t.Errorf("seed demo = %v, want %v", got, tt.seedDemo)
+			}
+			if tt.check != nil && !tt.check(c) {
+				t.Errorf("config %+v", *c)
+			}
+		})
+	}
+
+	errTests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{"bad environment value names the variable", map[string]string{"PORT": "http"}, nil, "PORT"},
+		{"bad boolean", map[string]string{"SEED_DEMO": "maybe"}, nil, "SEED_DEMO"},
+		{"port out of range", nil, []string{"-port", "70000"}, "port"},
+		{"unknown log format", nil, []string{"-log-format", "xml"}, "log format"},
+		{"stray argument", nil, []string{"serve"}, "unexpected"},
+	}
+	for _, tt := range errTests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := parseConfig(tt.args, func(k string) string { return tt.env[k] }, io.Discard)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("err = %v, want one mentioning %q", err, tt.want)
+			}
+		})
+	}
+
+	t.Run("help lists every variable", func(t *testing.T) {
+		var out bytes.Buffer
+		if _, err := parseConfig([]string{"-h"}, func(string) string { return "" }, &out); !errors.Is(err, flag.ErrHelp) {
+			t.Fatalf("err = %v, want flag.ErrHelp", err)
+		}
+		for _, v := range []string{"PORT", "HOST", "DYNAMODB_ENDPOINT", "DYNAMODB_AWS", "DYNAMODB_TABLE", "AWS_REGION",
+			"CREATE_TABLE", "SEED_DEMO", "PLAYGROUND", "INTROSPECTION", "LOG_LEVEL", "LOG_FORMAT"} {
+			if !strings.Contains(out.String(), "["+v+"]") {
+				t.Errorf("help does not mention %s:\n%s", v, out.String())
+			}
+		}
+	})
+}
+
+// TestRun starts the server as main does, with the embedded engine and the
+// demo blog, talks to every endpoint, and stops it as SIGTERM would.
+func TestRun(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	logs := newLogLines()
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"-port", "0", "-log-format", "json"}, func(string) string { return "" }, logs)
+	}()
+
+	var base string
+	select {
+	case line := <-logs.endpoint:
+		base = strings.TrimSuffix(line, "/graphql")
+	case err := <-done:
+		t.Fatalf("run returned before serving: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("no endpoint logged within 30s")
+	}
+
+	get := func(path string) (int, string) {
+		t.Helper()
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	post := func(body io.Reader, length int64) (int, string) {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, base+"/graphql", body)
+		req.Header.Set("Content-Type", "application/json")
+		req.ContentLength = length
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	query := func(q string) (int, string) {
+		b, _ := json.Marshal(map[string]string{"query": q})
+		return post(bytes.NewReader(b), int64(len(b)))
+	}
+
+	if code, body := get("/healthz"); code != 200 || body != "ok\n" {
+		t.Errorf("/healthz = %d %q", code, body)
+	}
+	if code, body := get("/readyz"); code != 200 {
+		t.Errorf("/readyz = %d %q", code, body)
+	}
+	if code, body := get("/"); code != 200 || !strings.Contains(body, "Blog GraphQL") {
+		t.Errorf("/ = %d, want the playground page", code)
+	}
+	if code, _ := get("/nowhere"); code != 404 {
+		t.Errorf("/nowhere = %d, want 404", code)
+	}
+	if code, body := query("{ __typename }"); code != 200 || body != `{"data":{"__typename":"Query"}}` {
+		t.Errorf("__typename = %d %s", code, body)
+	}
+	if code, body := get("/graphql?query=%7B__typename%7D"); code != 200 || !strings.Contains(body, "Query") {
+		t.Errorf("GET /graphql = %d %s", code, body)
+	}
+	if code, body := query(`{ category(slug: "dynamodb") { name posts(first: 1) { edges { node { title author { name } } } } } }`); code != 200 ||
+		!strings.Contains(body, `"name":"DynamoDB"`) || !strings.Contains(body, `"title"`) {
+		t.Errorf("demo category = %d %s", code, body)
+	}
+
+	big := strings.Repeat(" ", maxBodyBytes+1)
+	if code, body := post(strings.NewReader(big), int64(len(big))); code != http.StatusRequestEntityTooLarge ||
+		!strings.Contains(body, "BAD_USER_INPUT") {
+		t.Errorf("oversized body = %d %s, want 413", code, body)
+	}
+	// Without a declared length the limit applies while the body is read.
+	chunked := `{"query":"{ __typename }","variables":{"x":"` + strings.Repeat("a", maxBodyBytes) + `"}}`
+	if code, body := post(strings.NewReader(chunked), -1); code != http.StatusRequestEntityTooLarge {
+		t.Errorf("oversized chunked body = %d %.200s, want 413", code, body)
+	}
+	small := `{"query":"{ __typename }"}`
+	if code, body := post(strings.NewReader(small), -1); code != 200 || !strings.Contains(body, "Query") {
+		t.Errorf("chunked body = %d %s", code, body)
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("run after shutdown = %v, want nil", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("run did not return after its context ended")
+	}
+	if !logs.has(`"msg":"request"`, `"path":"/graphql"`, `"status":200`) {
+		t.Errorf("no request log line for /graphql in:\n%s", logs)
+	}
+	if !logs.has(`"msg":"stopped"`) {
+		t.Errorf("no shutdown in the log:\n%s", logs)
+	}
+}
+
+// logLines collects the server's JSON log and reports the endpoint URL it
+// announces.
+type logLines struct {
+	mu       sync.Mutex
+	buf      bytes.Buffer
+	lines    []string
+	endpoint chan string
+}
+
+func newLogLines() *logLines { return &logLines{endpoint: make(chan string, 1)} }
+
+func (l *logLines) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf.Write(p)
+	for {
+		line, err := l.buf.ReadString('\n')
+		if err != nil {
+			l.buf.WriteString(line) // incomplete, wait for the rest
+			return len(p), nil
+		}
+		l.lines = append(l.lines, line)
+		var rec struct{ Endpoint string }
+		if json.Unmarshal([]byte(line), &rec) == nil && rec.Endpoint != "" {
+			select {
+			case l.endpoint <- rec.Endpoint:
+			default:
+			}
+		}
+	}
+}
+
+// has reports whether one line contains every part.
+func (l *logLines) has(parts ...string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+next:
+	for _, line := range l.lines {
+		for _, p := range parts {
+			if !strings.Contains(line, p) {
+				continue next
+			}
+		}
+		return true
+	}
+	return false
+}
+
+func (l *logLines) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.lines, "")
+}
