@@ -97,7 +97,11 @@ func (s *Store) DeleteComment(ctx context.Context, in CommentRef) (*Comment, err
 	return idempotent(ctx, s, "deleteComment", in.IdempotencyKey, in, func(rec *idem) (*Comment, error) {
 		return retryWrite(ctx, func() (*Comment, error) {
 			ck := commentKey(in.PostID, cid)
-			found, err := s.batchGet(ctx, []key{postKey(in.PostID), ck}, true)
+			keys := []key{postKey(in.PostID), ck}
+			if cid.parent != nil {
+				keys = append(keys, commentKey(in.PostID, *cid.parent))
+			}
+			found, err := s.batchGet(ctx, keys, true)
 			if err != nil {
 				return nil, err
 			}
@@ -118,11 +122,20 @@ func (s *Store) DeleteComment(ctx context.Context, in CommentRef) (*Comment, err
 			threads := int64(0)
 			switch {
 			case cid.parent != nil:
-				err = firstErr(
-					t.delete(ck, ptr(stillThere), errRetry),
-					t.update(commentKey(in.PostID, *cid.parent),
-						expression.Add(expression.Name("replyCount"), expression.Value(-1)), ptr(condExists()), errRetry),
-				)
+				pk := commentKey(in.PostID, *cid.parent)
+				var parent commentItem
+				if err := decodeFound(found, pk, &parent); err != nil {
+					return nil, fmt.Errorf("parent of comment %q: %w", in.CommentID, err)
+				}
+				err = t.delete(ck, ptr(stillThere), errRetry)
+				if err == nil && parent.Deleted && parent.ReplyCount == 1 {
+					// The last reply of a tombstone takes the tombstone along.
+					threads = -1
+					err = t.delete(pk, ptr(expression.Name("deleted").Equal(expression.Value(true)).
+						And(expression.Name("replyCount").Equal(expression.Value(1)))), errRetry)
+				} else if err == nil {
+					err = t.update(pk, expression.Add(expression.Name("replyCount"), expression.Value(-1)), ptr(condExists()), errRetry)
+				}
 			case c.ReplyCount > 0:
 				err = t.update(ck, expression.Set(expression.Name("deleted"), expression.Value(true)).
 					Remove(expression.Name("body")), ptr(stillThere.And(sameReplies)), errRetry)

@@ -283,6 +283,20 @@ func TestCommentThreads(t *testing.T) {
 		return cs, nil
 	}())
 	equal(t, "reply body", comments[0].Body, "reply 2")
+
+	t.Run("the last reply of a tombstone takes the tombstone along", func(t *testing.T) {
+		must[*storage.Comment](t)(e.store.DeleteComment(ctx, storage.CommentRef{PostID: p.ID, CommentID: r1.ID}))
+		e.consistent()
+		roots := must[*storage.Result[*storage.Comment]](t)(e.store.Comments(ctx, p.ID, storage.Page{Limit: 50}))
+		equal(t, "tombstone still holds a reply", len(roots.Items), 1)
+		must[*storage.Comment](t)(e.store.DeleteComment(ctx, storage.CommentRef{PostID: p.ID, CommentID: r2.ID}))
+		e.consistent()
+		roots = must[*storage.Result[*storage.Comment]](t)(e.store.Comments(ctx, p.ID, storage.Page{Limit: 50}))
+		equal(t, "roots left", len(roots.Items), 0)
+		got := must[*storage.Post](t)(e.store.GetPost(ctx, p.ID))
+		equal(t, "comment count", got.CommentCount, int64(0))
+		equal(t, "thread count", got.ThreadCount, int64(0))
+	})
 }
 
 func TestBatchReadsKeepKeyOrder(t *testing.T) {
