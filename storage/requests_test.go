@@ -1,0 +1,102 @@
+package storage_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/blogql/blog/storage"
+)
+
+// TestRequestsPerOperation pins the DynamoDB requests of every Store
+// operation: each read is one request (the feed one per shard), each write
+// one read and one TransactWriteItems.
+func TestRequestsPerOperation(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.author("ada", "Ada")
+	e.category("go", "Go")
+	e.category("aws", "AWS")
+	p := e.publish(e.post("ada", "counted", "go"), time.Time{})
+	c := must[*storage.Comment](t)(e.store.AddComment(ctx, storage.NewComment{PostID: p.ID, AuthorID: "ada", Body: "hi"}))
+	page := storage.Page{Limit: 20}
+	var version int64 = p.Version
+	cases := []struct {
+		name string
+		run  func(ctx context.Context) error
+		want map[string]int
+	}{
+		{"GetPost", func(ctx context.Context) error { _, err := e.store.GetPost(ctx, p.ID); return err }, map[string]int{"GetItem": 1}},
+		{"GetPostBySlug", func(ctx context.Context) error { _, err := e.store.GetPostBySlug(ctx, "counted"); return err }, map[string]int{"GetItem": 2}},
+		{"GetPosts", func(ctx context.Context) error { _, errs := e.store.GetPosts(ctx, []string{p.ID, "x"}); return errs[0] }, map[string]int{"BatchGetItem": 1}},
+		{"GetCategories", func(ctx context.Context) error { _, errs := e.store.GetCategories(ctx, []string{"go", "aws"}); return errs[0] }, map[string]int{"BatchGetItem": 1}},
+		{"AuthorPosts", func(ctx context.Context) error { _, err := e.store.AuthorPosts(ctx, "ada", page, false); return err }, map[string]int{"Query": 1}},
+		{"AuthorDrafts", func(ctx context.Context) error { _, err := e.store.AuthorDrafts(ctx, "ada", page); return err }, map[string]int{"Query": 1}},
+		{"CategoryPosts", func(ctx context.Context) error { _, err := e.store.CategoryPosts(ctx, "go", page); return err }, map[string]int{"Query": 1}},
+		{"LatestPosts", func(ctx context.Context) error { _, err := e.store.LatestPosts(ctx, page); return err }, map[string]int{"Query": 4}},
+		{"Comments", func(ctx context.Context) error { _, err := e.store.Comments(ctx, p.ID, page); return err }, map[string]int{"Query": 1}},
+		{"Replies", func(ctx context.Context) error { _, err := e.store.Replies(ctx, p.ID, []string{c.ID}); return err }, map[string]int{"Query": 1}},
+		{"Authors", func(ctx context.Context) error { _, err := e.store.Authors(ctx, page); return err }, map[string]int{"Query": 1}},
+		{"Categories", func(ctx context.Context) error { _, err := e.store.Categories(ctx, page); return err }, map[string]int{"Query": 1}},
+		{"Stats", func(ctx context.Context) error { _, err := e.store.Stats(ctx); return err }, map[string]int{"GetItem": 1}},
+		{"CreateAuthor", func(ctx context.Context) error {
+			_, err := e.store.CreateAuthor(ctx, storage.NewAuthor{ID: "bob", Name: "Bob"})
+			return err
+		}, map[string]int{"TransactWriteItems": 1}},
+		{"UpdateAuthor without rename", func(ctx context.Context) error {
+			_, err := e.store.UpdateAuthor(ctx, storage.AuthorPatch{ID: "bob", Bio: ptr("hi")})
+			return err
+		}, map[string]int{"GetItem": 1, "TransactWriteItems": 1}},
+		{"CreatePost", func(ctx context.Context) error {
+			_, err := e.store.CreatePost(ctx, storage.NewPost{AuthorID: "ada", Title: "T", Slug: "new", Categories: []string{"go"}})
+			return err
+		}, map[string]int{"BatchGetItem": 1, "TransactWriteItems": 1}},
+		{"UpdatePost", func(ctx context.Context) error {
+			_, err := e.store.UpdatePost(ctx, storage.PostPatch{ID: p.ID, ExpectedVersion: version, Title: ptr("New")})
+			version++
+			return err
+		}, map[string]int{"GetItem": 1, "TransactWriteItems": 1}},
+		{"UpdatePost with new categories", func(ctx context.Context) error {
+			_, err := e.store.UpdatePost(ctx, storage.PostPatch{ID: p.ID, ExpectedVersion: version, Categories: &[]string{"aws", "go"}})
+			version++
+			return err
+		}, map[string]int{"BatchGetItem": 1, "TransactWriteItems": 1}},
+		{"AddComment", func(ctx context.Context) error {
+			_, err := e.store.AddComment(ctx, storage.NewComment{PostID: p.ID, AuthorID: "bob", Body: "yo"})
+			return err
+		}, map[string]int{"BatchGetItem": 1, "TransactWriteItems": 1}},
+		{"AddComment with idempotency key", func(ctx context.Context) error {
+			_, err := e.store.AddComment(ctx, storage.NewComment{PostID: p.ID, AuthorID: "bob", Body: "once", IdempotencyKey: "k1"})
+			return err
+		}, map[string]int{"GetItem": 1, "BatchGetItem": 1, "TransactWriteItems": 1}},
+		{"DeleteComment", func(ctx context.Context) error {
+			_, err := e.store.DeleteComment(ctx, storage.CommentRef{PostID: p.ID, CommentID: c.ID})
+			return err
+		}, map[string]int{"BatchGetItem": 1, "TransactWriteItems": 1}},
+		{"Unpublish", func(ctx context.Context) error {
+			_, err := e.store.Unpublish(ctx, storage.PostRef{ID: p.ID})
+			return err
+		}, map[string]int{"GetItem": 1, "TransactWriteItems": 1}},
+		{"Publish", func(ctx context.Context) error {
+			_, err := e.store.Publish(ctx, storage.PublishPost{ID: p.ID})
+			return err
+		}, map[string]int{"GetItem": 1, "TransactWriteItems": 1}},
+	}
+	for _, c := range cases {
+		got := counted(func(ctx context.Context) {
+			if err := c.run(ctx); err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+		})
+		if len(got) != len(c.want) {
+			t.Errorf("%s: requests %v, want %v", c.name, got, c.want)
+			continue
+		}
+		for op, n := range c.want {
+			if got[op] != n {
+				t.Errorf("%s: requests %v, want %v", c.name, got, c.want)
+			}
+		}
+	}
+	e.consistent()
+}
