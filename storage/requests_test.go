@@ -29,7 +29,10 @@ func TestRequestsPerOperation(t *testing.T) {
 		{"GetPost", func(ctx context.Context) error { _, err := e.store.GetPost(ctx, p.ID); return err }, map[string]int{"GetItem": 1}},
 		{"GetPostBySlug", func(ctx context.Context) error { _, err := e.store.GetPostBySlug(ctx, "counted"); return err }, map[string]int{"GetItem": 2}},
 		{"GetPosts", func(ctx context.Context) error { _, errs := e.store.GetPosts(ctx, []string{p.ID, "x"}); return errs[0] }, map[string]int{"BatchGetItem": 1}},
-		{"GetCategories", func(ctx context.Context) error { _, errs := e.store.GetCategories(ctx, []string{"go", "aws"}); return errs[0] }, map[string]int{"BatchGetItem": 1}},
+		{"GetCategories", func(ctx context.Context) error {
+			_, errs := e.store.GetCategories(ctx, []string{"go", "aws"})
+			return errs[0]
+		}, map[string]int{"BatchGetItem": 1}},
 		{"AuthorPosts", func(ctx context.Context) error { _, err := e.store.AuthorPosts(ctx, "ada", page, false); return err }, map[string]int{"Query": 1}},
 		{"AuthorDrafts", func(ctx context.Context) error { _, err := e.store.AuthorDrafts(ctx, "ada", page); return err }, map[string]int{"Query": 1}},
 		{"CategoryPosts", func(ctx context.Context) error { _, err := e.store.CategoryPosts(ctx, "go", page); return err }, map[string]int{"Query": 1}},
