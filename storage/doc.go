@@ -47,6 +47,10 @@
 // name, the last item's key attributes and a checksum); one from another
 // list, or altered, is an invalid-input error.
 //
+// Reads are eventually consistent, as DynamoDB's GSIs always are: a write
+// shows in the lists a moment (usually well under a second) after it
+// returns. Writes read with ConsistentRead, so they never act on stale data.
+//
 // # Scheduled posts
 //
 // A post published with a future publishedAt is scheduled. Its copies are
