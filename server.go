@@ -8,7 +8,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -24,8 +23,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/99designs/gqlgen/graphql/playground"
-
+	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/demo"
 	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/storage"
@@ -33,11 +31,12 @@ import (
 
 // Server limits.
 const (
-	// maxBodyBytes bounds a GraphQL request body.
-	maxBodyBytes = 1 << 20
 	// maxHeaderBytes bounds the request line and headers, so also the
 	// query of a GET request.
 	maxHeaderBytes = 64 << 10
+	// writeTimeout bounds writing a response; a GraphQL request's own
+	// timeout (-request-timeout) must end before it.
+	writeTimeout = 30 * time.Second
 	// readyTimeout bounds the table check of /readyz.
 	readyTimeout = 2 * time.Second
 	// shutdownTimeout is how long requests in flight get to finish after
@@ -69,18 +68,28 @@ const (
 
 // config is the server's configuration.
 type config struct {
-	host          string
-	port          int
-	endpoint      string
-	aws           bool
-	table         string
-	region        string
-	createTable   autoBool
-	seedDemo      autoBool
-	playground    bool
-	introspection bool
-	logLevel      slog.Level
-	logFormat     string
+	host           string
+	port           int
+	endpoint       string
+	aws            bool
+	table          string
+	region         string
+	createTable    autoBool
+	seedDemo       autoBool
+	playground     bool
+	playgroundDir  string
+	introspection  autoBool
+	requestTimeout time.Duration
+	maxAttempts    int
+	logLevel       slog.Level
+	logFormat      string
+	jwtSecret      string
+	jwtIssuer      string
+	jwtAudience    string
+	jwksURL        string
+	cacheMaxAge    time.Duration
+	pprofAddr      string
+	metricsAddr    string
 }
 
 // backend returns which DynamoDB the server talks to: AWS with -aws (at
@@ -95,6 +104,13 @@ func (c *config) backend() string {
 	default:
 		return backendEmbedded
 	}
+}
+
+// introspectionOn reports whether schema introspection and field
+// suggestions are on: by default only for the embedded engine, a
+// development setup, since they show the whole schema to anyone.
+func (c *config) introspectionOn() bool {
+	return c.introspection.or(c.backend() == backendEmbedded)
 }
 
 // autoBool is a boolean flag whose default depends on other flags: "auto"
@@ -144,9 +160,13 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 		"host": "HOST", "port": "PORT",
 		"dynamodb-endpoint": "DYNAMODB_ENDPOINT", "aws": "DYNAMODB_AWS",
 		"table": "DYNAMODB_TABLE", "region": "AWS_REGION",
+		"jwt-secret": "JWT_SECRET", "jwt-issuer": "JWT_ISSUER", "jwt-audience": "JWT_AUDIENCE", "jwt-jwks-url": "JWT_JWKS_URL",
 		"create-table": "CREATE_TABLE", "seed-demo": "SEED_DEMO",
-		"playground": "PLAYGROUND", "introspection": "INTROSPECTION",
-		"log-level": "LOG_LEVEL", "log-format": "LOG_FORMAT",
+		"playground": "PLAYGROUND", "playground-assets": "PLAYGROUND_ASSETS",
+		"introspection": "INTROSPECTION", "log-level": "LOG_LEVEL", "log-format": "LOG_FORMAT",
+		"request-timeout": "REQUEST_TIMEOUT", "dynamodb-max-attempts": "DYNAMODB_MAX_ATTEMPTS",
+		"cache-max-age": "CACHE_MAX_AGE", "pprof-addr": "PPROF_ADDR",
+		"metrics-addr": "METRICS_ADDR",
 	}
 	fs.StringVar(&c.host, "host", "localhost", "interface to listen on; \"\" or 0.0.0.0 for all (in a container), localhost keeps a dev run private")
 	fs.IntVar(&c.port, "port", 8080, "port to listen on; 0 picks a free one")
@@ -157,9 +177,19 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	fs.Var(&c.createTable, "create-table", "create the table and its index if missing: true, false or auto\n(auto: true for the embedded engine and -dynamodb-endpoint, false for -aws)")
 	fs.Var(&c.seedDemo, "seed-demo", "seed the demo blog (idempotent, works on any backend): true, false or auto\n(auto: true for the embedded engine only)")
 	fs.BoolVar(&c.playground, "playground", true, "serve the GraphiQL playground at /")
-	fs.BoolVar(&c.introspection, "introspection", true, "allow schema introspection (the playground and code generators need it)")
+	fs.StringVar(&c.playgroundDir, "playground-assets", ".cache/playground", "`directory` of the playground's GraphiQL files, installed by scripts/playground-assets.sh;\nwithout them the playground loads GraphiQL from a CDN")
+	fs.Var(&c.introspection, "introspection", "allow schema introspection and field suggestions in errors (the playground and code\ngenerators need them): true, false or auto (auto: true for the embedded engine only)")
+	fs.DurationVar(&c.requestTimeout, "request-timeout", graph.DefaultRequestTimeout, "how long one GraphQL request may take, its DynamoDB calls included;\nless than the server's write timeout of "+writeTimeout.String())
+	fs.IntVar(&c.maxAttempts, "dynamodb-max-attempts", storage.DefaultMaxAttempts, fmt.Sprintf("attempts of a DynamoDB call that is throttled or fails for a passing reason, 1 to %d", storage.MaxAttemptsLimit))
 	fs.TextVar(&c.logLevel, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json")
+	fs.StringVar(&c.jwtSecret, "jwt-secret", "", "`secret` that signs HS256 bearer tokens, at least 32 bytes (prefer the variable: flags show in ps);\nthis or -jwt-jwks-url is needed outside the embedded mode, which otherwise uses a development secret")
+	fs.StringVar(&c.jwksURL, "jwt-jwks-url", "", "`URL` of an identity provider's JWKS, to verify its RS256 and ES256 tokens (https)")
+	fs.StringVar(&c.jwtIssuer, "jwt-issuer", "", "the iss claim tokens must carry; empty: not checked")
+	fs.StringVar(&c.jwtAudience, "jwt-audience", "", "a value the aud claim of tokens must hold; empty: not checked")
+	fs.DurationVar(&c.cacheMaxAge, "cache-max-age", time.Minute, "how long a CDN or browser may reuse the answer to an anonymous GET query;\n0 marks every answer no-store")
+	fs.StringVar(&c.pprofAddr, "pprof-addr", "", "serve runtime profiles at /debug/pprof/ on this loopback `address`, e.g. 127.0.0.1:6060;\nempty: off")
+	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this `address`, a listener of its own, e.g. :9090;\nempty: off")
 
 	fs.Usage = func() {
 		fmt.Fprintf(out, "Usage: blog [flags]\n\nServes the blog's GraphQL API at /graphql. Every flag can also be set by\nthe environment variable in brackets; a flag wins over its variable.\n\n")
@@ -194,6 +224,17 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 		return nil, errors.New("table: must not be empty")
 	case c.logFormat != "text" && c.logFormat != "json":
 		return nil, fmt.Errorf("log format %q: must be text or json", c.logFormat)
+	case c.requestTimeout <= 0 || c.requestTimeout >= writeTimeout:
+		return nil, fmt.Errorf("request timeout %s: must be more than 0 and less than %s", c.requestTimeout, writeTimeout)
+	case c.maxAttempts < 1 || c.maxAttempts > storage.MaxAttemptsLimit:
+		return nil, fmt.Errorf("dynamodb max attempts %d: must be 1 to %d", c.maxAttempts, storage.MaxAttemptsLimit)
+	case c.cacheMaxAge < 0:
+		return nil, fmt.Errorf("cache max age %s: must not be negative", c.cacheMaxAge)
+	}
+	if c.pprofAddr != "" {
+		if err := checkPprofAddr(c.pprofAddr); err != nil {
+			return nil, fmt.Errorf("pprof address %q: %w", c.pprofAddr, err)
+		}
 	}
 	return c, nil
 }
@@ -211,12 +252,23 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	logger := newLogger(cfg, stdout)
 	backend := cfg.backend()
+	verifier, devTokens, err := newVerifier(cfg, backend)
+	if err != nil {
+		return err
+	}
 
-	client, err := storage.NewClient(ctx, storage.ClientConfig{
-		Embedded: backend == backendEmbedded,
-		Endpoint: cfg.endpoint,
-		Region:   cfg.region,
-	})
+	tel, err := newTelemetry(ctx, cfg, getenv, logger)
+	if err != nil {
+		return err
+	}
+	defer tel.shutdown(ctx, logger)
+
+	client, err := storage.NewClient(ctx, tel.client(storage.ClientConfig{
+		Embedded:    backend == backendEmbedded,
+		Endpoint:    cfg.endpoint,
+		Region:      cfg.region,
+		MaxAttempts: cfg.maxAttempts,
+	}))
 	if err != nil {
 		return err
 	}
@@ -234,19 +286,33 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		}
 		logger.Info("demo blog seeded", "duration", time.Since(start).Round(time.Millisecond))
 	}
-	if cfg.playground && !cfg.introspection {
+	if cfg.playground && !cfg.introspectionOn() {
 		logger.Warn("the playground cannot load the schema with introspection off")
 	}
+	var playgroundHeaders map[string]string
+	if devTokens {
+		if playgroundHeaders, err = logDevTokens(logger, cfg, time.Now()); err != nil {
+			return err
+		}
+	}
 
+	if cfg.pprofAddr != "" {
+		if err := servePprof(ctx, cfg.pprofAddr, logger); err != nil {
+			return err
+		}
+	}
+	if err := tel.serveMetrics(ctx, cfg.metricsAddr, logger); err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.host, strconv.Itoa(cfg.port)))
 	if err != nil {
 		return err
 	}
 	srv := &http.Server{
-		Handler:           logRequests(logger, routes(store, cfg, logger)),
+		Handler:           graph.WithRequestID(logRequests(logger, routes(store, verifier, tel, cfg, playgroundHeaders, logger))),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       15 * time.Second,
-		WriteTimeout:      30 * time.Second,
+		WriteTimeout:      writeTimeout,
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
@@ -280,12 +346,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	return nil
 }
 
+// newLogger returns the server's logger; lines logged with a request's
+// context carry its request_id.
 func newLogger(cfg *config, w io.Writer) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: cfg.logLevel}
 	if cfg.logFormat == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		return slog.New(graph.LogHandler(slog.NewJSONHandler(w, opts)))
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	return slog.New(graph.LogHandler(slog.NewTextHandler(w, opts)))
 }
 
 // displayAddr returns addr as a browser would reach it: localhost for an
@@ -301,15 +369,19 @@ func displayAddr(addr net.Addr) string {
 	return net.JoinHostPort(host, port)
 }
 
-// routes returns the server's endpoints.
-func routes(store *storage.Store, cfg *config, logger *slog.Logger) http.Handler {
+// routes returns the server's endpoints. The playground prefills
+// playgroundHeaders (the development token) in its headers editor.
+func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *config, playgroundHeaders map[string]string, logger *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/graphql", limitBody(maxBodyBytes, graph.NewHandler(store, graph.HandlerOptions{
-		Logger:        logger,
-		Introspection: cfg.introspection,
+	mux.Handle("/graphql", graph.NewHandler(store, tel.handler(graph.HandlerOptions{
+		Logger:         logger,
+		Introspection:  cfg.introspectionOn(),
+		RequestTimeout: cfg.requestTimeout,
+		CacheMaxAge:    cfg.cacheMaxAge,
+		Verifier:       verifier,
 	})))
 	if cfg.playground {
-		mux.Handle("GET /{$}", playground.Handler("Blog GraphQL", "/graphql"))
+		mountPlayground(mux, cfg.playgroundDir, playgroundHeaders, logger)
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		plain(w, http.StatusOK, "ok")
@@ -332,41 +404,6 @@ func plain(w http.ResponseWriter, status int, body string) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	io.WriteString(w, body+"\n")
-}
-
-// limitBody refuses request bodies larger than n bytes with 413 and a
-// GraphQL error. A body of unknown length (chunked) is read here to find out,
-// which costs nothing extra: the GraphQL transport reads it whole anyway.
-func limitBody(n int64, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.ContentLength > n {
-			tooLarge(w, n)
-			return
-		}
-		r.Body = http.MaxBytesReader(w, r.Body, n)
-		if r.ContentLength < 0 {
-			b, err := io.ReadAll(r.Body)
-			var tooBig *http.MaxBytesError
-			switch {
-			case errors.As(err, &tooBig):
-				tooLarge(w, n)
-				return
-			case err != nil:
-				plain(w, http.StatusBadRequest, "could not read the request body")
-				return
-			}
-			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-func tooLarge(w http.ResponseWriter, n int64) {
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Connection", "close")
-	w.WriteHeader(http.StatusRequestEntityTooLarge)
-	fmt.Fprintf(w, `{"errors":[{"message":"request body larger than %d bytes","extensions":{"code":%q}}]}`+"\n",
-		n, graph.CodeBadUserInput)
 }
 
 // logRequests logs one line per request. Health probes log at debug level,

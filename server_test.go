@@ -13,6 +13,9 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/blogql/blog/graph"
+	"github.com/blogql/blog/storage"
 )
 
 func TestParseConfig(t *testing.T) {
@@ -30,19 +33,29 @@ func TestParseConfig(t *testing.T) {
 			backend: backendEmbedded, createTable: true, seedDemo: true,
 			check: func(c *config) bool {
 				return c.host == "localhost" && c.port == 8080 && c.table == "blog" && c.region == "us-east-1" &&
-					c.playground && c.introspection && c.logLevel == slog.LevelInfo && c.logFormat == "text"
+					c.playground && c.introspectionOn() && c.logLevel == slog.LevelInfo && c.logFormat == "text" &&
+					c.requestTimeout == graph.DefaultRequestTimeout && c.maxAttempts == storage.DefaultMaxAttempts
 			},
 		},
 		{
-			name:    "an endpoint means DynamoDB Local: table created, not seeded",
+			name:    "an endpoint means DynamoDB Local: table created, not seeded, no introspection",
 			env:     map[string]string{"DYNAMODB_ENDPOINT": "http://127.0.0.1:8765"},
 			backend: backendLocal, createTable: true, seedDemo: false,
+			check: func(c *config) bool { return !c.introspectionOn() },
+		},
+		{
+			name:    "introspection, request timeout and attempts can be set",
+			env:     map[string]string{"DYNAMODB_AWS": "true", "INTROSPECTION": "true", "REQUEST_TIMEOUT": "3s", "DYNAMODB_MAX_ATTEMPTS": "5"},
+			backend: backendAWS, createTable: false, seedDemo: false,
+			check: func(c *config) bool {
+				return c.introspectionOn() && c.requestTimeout == 3*time.Second && c.maxAttempts == 5
+			},
 		},
 		{
 			name:    "AWS creates and seeds nothing by default",
 			env:     map[string]string{"DYNAMODB_AWS": "true", "AWS_REGION": "eu-west-1", "DYNAMODB_TABLE": "prod-blog"},
 			backend: backendAWS, createTable: false, seedDemo: false,
-			check: func(c *config) bool { return c.region == "eu-west-1" && c.table == "prod-blog" },
+			check: func(c *config) bool { return c.region == "eu-west-1" && c.table == "prod-blog" && !c.introspectionOn() },
 		},
 		{
 			name:    "seeding can be asked for on any backend",
@@ -91,6 +104,10 @@ func TestParseConfig(t *testing.T) {
 		{"port out of range", nil, []string{"-port", "70000"}, "port"},
 		{"unknown log format", nil, []string{"-log-format", "xml"}, "log format"},
 		{"stray argument", nil, []string{"serve"}, "unexpected"},
+		{"no request timeout", map[string]string{"REQUEST_TIMEOUT": "0s"}, nil, "request timeout"},
+		{"request timeout past the write timeout", nil, []string{"-request-timeout", "1m"}, "request timeout"},
+		{"no attempts", map[string]string{"DYNAMODB_MAX_ATTEMPTS": "0"}, nil, "max attempts"},
+		{"too many attempts", nil, []string{"-dynamodb-max-attempts", "11"}, "max attempts"},
 	}
 	for _, tt := range errTests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -107,7 +124,8 @@ func TestParseConfig(t *testing.T) {
 			t.Fatalf("err = %v, want flag.ErrHelp", err)
 		}
 		for _, v := range []string{"PORT", "HOST", "DYNAMODB_ENDPOINT", "DYNAMODB_AWS", "DYNAMODB_TABLE", "AWS_REGION",
-			"CREATE_TABLE", "SEED_DEMO", "PLAYGROUND", "INTROSPECTION", "LOG_LEVEL", "LOG_FORMAT"} {
+			"CREATE_TABLE", "SEED_DEMO", "PLAYGROUND", "PLAYGROUND_ASSETS", "INTROSPECTION", "LOG_LEVEL", "LOG_FORMAT",
+			"JWT_SECRET", "JWT_ISSUER", "JWT_AUDIENCE", "JWT_JWKS_URL", "REQUEST_TIMEOUT", "DYNAMODB_MAX_ATTEMPTS"} {
 			if !strings.Contains(out.String(), "["+v+"]") {
 				t.Errorf("help does not mention %s:\n%s", v, out.String())
 			}
@@ -172,6 +190,8 @@ func TestRun(t *testing.T) {
 	}
 	if code, body := get("/"); code != 200 || !strings.Contains(body, "Blog GraphQL") {
 		t.Errorf("/ = %d, want the playground page", code)
+	} else if !strings.Contains(body, `"Authorization":"Bearer `) {
+		t.Error("the playground of the embedded mode has no development token filled in")
 	}
 	if code, _ := get("/nowhere"); code != 404 {
 		t.Errorf("/nowhere = %d, want 404", code)
@@ -186,20 +206,36 @@ func TestRun(t *testing.T) {
 		!strings.Contains(body, `"name":"DynamoDB"`) || !strings.Contains(body, `"title"`) {
 		t.Errorf("demo category = %d %s", code, body)
 	}
+	checkDevTokens(t, base, logs)
+	if code, body := query(defaultPlaygroundQuery); code != 200 || strings.Contains(body, `"errors"`) || !strings.Contains(body, `"title"`) {
+		t.Errorf("the playground's default query = %d %.300s, want demo posts", code, body)
+	}
 
-	big := strings.Repeat(" ", maxBodyBytes+1)
+	big := strings.Repeat(" ", graph.MaxBodyBytes+1)
 	if code, body := post(strings.NewReader(big), int64(len(big))); code != http.StatusRequestEntityTooLarge ||
-		!strings.Contains(body, "BAD_USER_INPUT") {
+		!strings.Contains(body, "BAD_REQUEST") {
 		t.Errorf("oversized body = %d %s, want 413", code, body)
 	}
 	// Without a declared length the limit applies while the body is read.
-	chunked := `{"query":"{ __typename }","variables":{"x":"` + strings.Repeat("a", maxBodyBytes) + `"}}`
+	chunked := `{"query":"{ __typename }","variables":{"x":"` + strings.Repeat("a", graph.MaxBodyBytes) + `"}}`
 	if code, body := post(strings.NewReader(chunked), -1); code != http.StatusRequestEntityTooLarge {
 		t.Errorf("oversized chunked body = %d %.200s, want 413", code, body)
 	}
 	small := `{"query":"{ __typename }"}`
 	if code, body := post(strings.NewReader(small), -1); code != 200 || !strings.Contains(body, "Query") {
 		t.Errorf("chunked body = %d %s", code, body)
+	}
+
+	// The request id a client sends comes back and is in the request's log line.
+	req, _ := http.NewRequest(http.MethodGet, base+"/graphql?query=%7B__typename%7D", nil)
+	req.Header.Set("X-Request-ID", "client-chosen-42")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if got := resp.Header.Get("X-Request-ID"); got != "client-chosen-42" {
+		t.Errorf("X-Request-ID = %q, want the one sent", got)
 	}
 
 	cancel()
@@ -213,6 +249,9 @@ func TestRun(t *testing.T) {
 	}
 	if !logs.has(`"msg":"request"`, `"path":"/graphql"`, `"status":200`) {
 		t.Errorf("no request log line for /graphql in:\n%s", logs)
+	}
+	if !logs.has(`"msg":"request"`, `"request_id":"client-chosen-42"`) {
+		t.Errorf("no request log line with the request id in:\n%s", logs)
 	}
 	if !logs.has(`"msg":"stopped"`) {
 		t.Errorf("no shutdown in the log:\n%s", logs)

@@ -5,11 +5,13 @@ import (
 	"errors"
 	"log/slog"
 	"runtime/debug"
+	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/storage"
 )
 
@@ -20,6 +22,11 @@ const (
 	CodeConflict     = "CONFLICT"
 	CodeInternal     = "INTERNAL"
 	CodeBadRequest   = "BAD_REQUEST"
+	CodeTimeout      = "TIMEOUT"
+	CodeUnavailable  = "UNAVAILABLE"
+
+	CodeUnauthenticated = "UNAUTHENTICATED"
+	CodeForbidden       = "FORBIDDEN"
 )
 
 // internalMessage is all a client learns about an unexpected error; the
@@ -40,6 +47,22 @@ var errorCodes = []struct {
 	{storage.ErrSlugTaken, CodeConflict, reason("SLUG_TAKEN")},
 	{storage.ErrAlreadyExists, CodeConflict, reason("ALREADY_EXISTS")},
 	{storage.ErrIdempotencyMismatch, CodeBadUserInput, field("idempotencyKey")},
+	{auth.ErrUnauthenticated, CodeUnauthenticated, nil},
+	{auth.ErrForbidden, CodeForbidden, nil},
+}
+
+// transientErrors are failures of the moment, not of the request: the
+// client may send it again, a mutation with the same idempotency key. The
+// first entry whose target matches wins; the cause is logged, and the
+// client gets only the message.
+var transientErrors = []struct {
+	target  error
+	code    string
+	message string
+}{
+	{context.DeadlineExceeded, CodeTimeout, "the request did not finish in time, try again"},
+	{storage.ErrUnavailable, CodeUnavailable, "the database is busy or unavailable, try again"},
+	{storage.ErrBusy, CodeUnavailable, storage.ErrBusy.Error()},
 }
 
 // errorExtensions returns the extensions for a domain error, or false when
@@ -80,10 +103,12 @@ func field(f string) func(error, map[string]any) {
 }
 
 // presentError returns the error presenter: errors that already carry a
-// code (gqlgen's parse, validation and complexity errors, and recovered
-// panics) pass unchanged, domain errors get their code from errorCodes,
-// gqlgen's errors about an undecodable request get BAD_REQUEST, and
-// anything else is logged and becomes INTERNAL with no detail.
+// code (gqlgen's parse, validation and complexity errors, the limits, and
+// recovered panics) pass unchanged, domain errors get their code from
+// errorCodes, transient ones are logged as warnings and get their code and
+// message from transientErrors, gqlgen's errors about an undecodable
+// request get BAD_REQUEST, and anything else is logged and becomes INTERNAL
+// with no detail.
 func presentError(logger *slog.Logger) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		gqlErr := graphql.DefaultErrorPresenter(ctx, err)
@@ -94,9 +119,18 @@ func presentError(logger *slog.Logger) graphql.ErrorPresenterFunc {
 			gqlErr.Extensions = ext
 			return gqlErr
 		}
+		for _, t := range transientErrors {
+			if errors.Is(err, t.target) {
+				logger.WarnContext(ctx, "graphql request failed", "err", err, "path", gqlErr.Path.String())
+				return &gqlerror.Error{Message: t.message, Path: gqlErr.Path, Locations: gqlErr.Locations,
+					Extensions: map[string]any{"code": t.code}}
+			}
+		}
 		if gqlErr.Err == nil && len(gqlErr.Path) == 0 {
 			// gqlgen's own errors about the request itself, such as a body
 			// that is not JSON: the message is about the client's input.
+			// gqlgen quotes the whole body after "body:"; a client has it.
+			gqlErr.Message, _, _ = strings.Cut(gqlErr.Message, " body:")
 			gqlErr.Extensions = map[string]any{"code": CodeBadRequest}
 			return gqlErr
 		}

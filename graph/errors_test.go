@@ -12,6 +12,7 @@ import (
 
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/storage"
 )
 
@@ -35,6 +36,10 @@ func TestPresentErrorMapsDomainErrors(t *testing.T) {
 			map[string]any{"code": CodeConflict, "reason": "ALREADY_EXISTS"}},
 		{"idempotency key reuse", storage.ErrIdempotencyMismatch,
 			map[string]any{"code": CodeBadUserInput, "field": "idempotencyKey"}},
+		{"no token", fmt.Errorf("%w: send a token", auth.ErrUnauthenticated),
+			map[string]any{"code": CodeUnauthenticated}},
+		{"not allowed", fmt.Errorf("%w: admins only", auth.ErrForbidden),
+			map[string]any{"code": CodeForbidden}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -82,5 +87,32 @@ func TestRecoverPanicAnswersInternal(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "boom") {
 		t.Errorf("log = %q, want the panic value", log.String())
+	}
+}
+
+func TestPresentErrorTransientErrors(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		code string
+	}{
+		{"the request's deadline", fmt.Errorf("query feed: operation error DynamoDB: Query, %w", context.DeadlineExceeded), CodeTimeout},
+		{"DynamoDB throttling after the retries", fmt.Errorf("get post: %w", fmt.Errorf("%w: ThrottlingException on table blog", storage.ErrUnavailable)), CodeUnavailable},
+		{"writes that kept colliding", storage.ErrBusy, CodeUnavailable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var log bytes.Buffer
+			got := presentError(slog.New(slog.NewTextHandler(&log, nil)))(context.Background(), tt.err)
+			if got.Extensions["code"] != tt.code || len(got.Extensions) != 1 {
+				t.Errorf("extensions = %v, want only the code %s", got.Extensions, tt.code)
+			}
+			if strings.Contains(got.Message, "DynamoDB") || strings.Contains(got.Message, "blog") {
+				t.Errorf("message %q tells the cause", got.Message)
+			}
+			if !strings.Contains(log.String(), "level=WARN") || !strings.Contains(log.String(), tt.err.Error()[:10]) {
+				t.Errorf("log = %q, want the cause as a warning", log.String())
+			}
+		})
 	}
 }

@@ -50,6 +50,7 @@ type ComplexityRoot struct {
 		AvatarURL func(childComplexity int) int
 		Bio       func(childComplexity int) int
 		CreatedAt func(childComplexity int) int
+		Drafts    func(childComplexity int, first *int, after *string) int
 		ID        func(childComplexity int) int
 		Name      func(childComplexity int) int
 		PostCount func(childComplexity int) int
@@ -121,6 +122,11 @@ type ComplexityRoot struct {
 		Post func(childComplexity int) int
 	}
 
+	DraftConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
 	Mutation struct {
 		AddComment     func(childComplexity int, input model.AddCommentInput) int
 		CreateAuthor   func(childComplexity int, input model.CreateAuthorInput) int
@@ -182,6 +188,7 @@ type ComplexityRoot struct {
 		Node       func(childComplexity int, id string) int
 		Post       func(childComplexity int, id *string, slug *string) int
 		Posts      func(childComplexity int, first *int, after *string) int
+		Viewer     func(childComplexity int) int
 	}
 
 	UnpublishPostPayload struct {
@@ -211,6 +218,7 @@ type AuthorResolver interface {
 	AvatarURL(ctx context.Context, obj *storage.Author) (*string, error)
 
 	Posts(ctx context.Context, obj *storage.Author, first *int, after *string) (*model.PostConnection, error)
+	Drafts(ctx context.Context, obj *storage.Author, first *int, after *string) (*model.DraftConnection, error)
 }
 type CategoryResolver interface {
 	ID(ctx context.Context, obj *storage.Category) (string, error)
@@ -250,6 +258,7 @@ type PostResolver interface {
 	Comments(ctx context.Context, obj *storage.Post, first *int, after *string) (*model.CommentConnection, error)
 }
 type QueryResolver interface {
+	Viewer(ctx context.Context) (*storage.Author, error)
 	Node(ctx context.Context, id string) (model.Node, error)
 	Post(ctx context.Context, id *string, slug *string) (*storage.Post, error)
 	Posts(ctx context.Context, first *int, after *string) (*model.PostConnection, error)
@@ -302,6 +311,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Author.CreatedAt(childComplexity), true
+	case "Author.drafts":
+		if e.ComplexityRoot.Author.Drafts == nil {
+			break
+		}
+
+		args, err := ec.field_Author_drafts_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Author.Drafts(childComplexity, args["first"].(*int), args["after"].(*string)), true
 	case "Author.id":
 		if e.ComplexityRoot.Author.ID == nil {
 			break
@@ -539,6 +559,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DeletePostPayload.Post(childComplexity), true
+
+	case "DraftConnection.edges":
+		if e.ComplexityRoot.DraftConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DraftConnection.Edges(childComplexity), true
+	case "DraftConnection.pageInfo":
+		if e.ComplexityRoot.DraftConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DraftConnection.PageInfo(childComplexity), true
 
 	case "Mutation.addComment":
 		if e.ComplexityRoot.Mutation.AddComment == nil {
@@ -889,6 +922,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Posts(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "Query.viewer":
+		if e.ComplexityRoot.Query.Viewer == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Viewer(childComplexity), true
 
 	case "UnpublishPostPayload.post":
 		if e.ComplexityRoot.UnpublishPostPayload.Post == nil {
@@ -1032,11 +1071,11 @@ Where a post stands in its life: a draft, published, or published with a
 publication time still in the future.
 """
 enum PostStatus {
-  "The post is being written and only its author sees it."
+  "The post is being written and only its author and admins see it."
   DRAFT
   "The post is public."
   PUBLISHED
-  "The post is published with a future publication time and becomes public then."
+  "The post is published with a future publication time and becomes public then; until then only its author and admins see it."
   SCHEDULED
 }
 
@@ -1136,13 +1175,30 @@ type Author implements Node {
   version: Int!
   "The number of published posts by the author, scheduled posts included."
   postCount: Int!
-  "The author's public posts, newest first."
+  "The author's public posts, newest first. For the author themself and admins, scheduled posts too."
   posts(
     "How many posts to return, from 1 to 100."
     first: Int = 20
     "Return the posts after this cursor, taken from a previous page."
     after: String
   ): PostConnection!
+  "The author's drafts, newest first, for the author themself and admins. Null with UNAUTHENTICATED without a token, with FORBIDDEN for anyone else."
+  drafts(
+    "How many drafts to return, from 1 to 100."
+    first: Int = 20
+    "Return the drafts after this cursor, taken from a previous page."
+    after: String
+  ): DraftConnection
+}
+
+"""
+A page of an author's drafts.
+"""
+type DraftConnection {
+  "The drafts of this page, each with its cursor."
+  edges: [PostEdge!]!
+  "Where this page stands in the whole list."
+  pageInfo: PageInfo!
 }
 
 """
@@ -1238,16 +1294,19 @@ type CommentEdge {
 }
 
 """
-The entry points for reading the blog. Only public posts are visible here:
-drafts and scheduled posts are not found.
+The entry points for reading the blog. Reading needs no token. Drafts and
+scheduled posts are visible only to their author and admins; for everyone
+else they are not found, as if they did not exist.
 """
 type Query {
-  "Fetches any object by its global id. Fails with NOT_FOUND when there is no such visible object."
+  "The author the request's token signs in as, or null without a token or when the token's subject is not an author."
+  viewer: Author
+  "Fetches any object by its global id. Fails with NOT_FOUND when there is no such object visible to the caller."
   node(
     "The global id of the object."
     id: ID!
   ): Node
-  "Fetches a public post by its global id or by its slug; give exactly one. Fails with NOT_FOUND for drafts and scheduled posts."
+  "Fetches a post by its global id or by its slug; give exactly one. Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin."
   post(
     "The global id of the post."
     id: ID
@@ -1287,59 +1346,66 @@ Changes to the blog. Every mutation takes one ` + "`" + `input` + "`" + ` and re
 with what it wrote. Each input takes an optional ` + "`" + `idempotencyKey` + "`" + `: a retried
 call with the same key and input has one effect and returns the same result,
 while the same key with different input fails with BAD_USER_INPUT.
+
+Every mutation needs a bearer token (` + "`" + `Authorization: Bearer <JWT>` + "`" + `) whose
+subject is an author id and whose ` + "`" + `roles` + "`" + ` claim lists ` + "`" + `author` + "`" + ` or ` + "`" + `admin` + "`" + `.
+Without a token a mutation fails with UNAUTHENTICATED; with a token that
+does not allow it, with FORBIDDEN; either way nothing is written. A post
+that is a draft or scheduled is NOT_FOUND for anyone but its author and
+admins.
 """
 type Mutation {
-  "Creates an author."
+  "Creates an author. Admins only."
   createAuthor(
     "The new author."
     input: CreateAuthorInput!
   ): CreateAuthorPayload!
-  "Changes an author's profile. Fails with CONFLICT when ` + "`" + `expectedVersion` + "`" + ` is stale."
+  "Changes an author's profile: the author themself or an admin. Fails with CONFLICT when ` + "`" + `expectedVersion` + "`" + ` is stale."
   updateAuthor(
     "The changes to make."
     input: UpdateAuthorInput!
   ): UpdateAuthorPayload!
-  "Creates a category. Fails with CONFLICT when the slug is in use."
+  "Creates a category. Admins only. Fails with CONFLICT when the slug is in use."
   createCategory(
     "The new category."
     input: CreateCategoryInput!
   ): CreateCategoryPayload!
-  "Changes a category; its posts show the new name at once. Fails with CONFLICT when ` + "`" + `expectedVersion` + "`" + ` is stale."
+  "Changes a category; its posts show the new name at once. Admins only. Fails with CONFLICT when ` + "`" + `expectedVersion` + "`" + ` is stale."
   updateCategory(
     "The changes to make."
     input: UpdateCategoryInput!
   ): UpdateCategoryPayload!
-  "Creates a draft post. Fails with CONFLICT (reason SLUG_TAKEN) when the slug is in use."
+  "Creates a draft post written by the signed-in author. Fails with CONFLICT (reason SLUG_TAKEN) when the slug is in use."
   createPost(
     "The new post."
     input: CreatePostInput!
   ): CreatePostPayload!
-  "Changes a post. Fails with CONFLICT and the current version in ` + "`" + `extensions.currentVersion` + "`" + ` when ` + "`" + `expectedVersion` + "`" + ` is stale."
+  "Changes a post: its author or an admin. Fails with CONFLICT and the current version in ` + "`" + `extensions.currentVersion` + "`" + ` when ` + "`" + `expectedVersion` + "`" + ` is stale."
   updatePost(
     "The changes to make."
     input: UpdatePostInput!
   ): UpdatePostPayload!
-  "Publishes a post now, or schedules it for a future time."
+  "Publishes a post now, or schedules it for a future time: its author or an admin."
   publishPost(
     "The post to publish and when."
     input: PublishPostInput!
   ): PublishPostPayload!
-  "Turns a published or scheduled post back into a draft."
+  "Turns a published or scheduled post back into a draft: its author or an admin."
   unpublishPost(
     "The post to unpublish."
     input: UnpublishPostInput!
   ): UnpublishPostPayload!
-  "Deletes a post with its comments."
+  "Deletes a post with its comments: its author or an admin."
   deletePost(
     "The post to delete."
     input: DeletePostInput!
   ): DeletePostPayload!
-  "Adds a comment to a public post, or a reply to one of its top-level comments."
+  "Adds a comment to a public post, or a reply to one of its top-level comments, written by the signed-in author."
   addComment(
     "The new comment."
     input: AddCommentInput!
   ): AddCommentPayload!
-  "Deletes a comment. A top-level comment with replies stays as a deleted placeholder that holds them."
+  "Deletes a comment: its writer, the post's author or an admin. A top-level comment with replies stays as a deleted placeholder that holds them."
   deleteComment(
     "The comment to delete."
     input: DeleteCommentInput!
@@ -1350,13 +1416,15 @@ type Mutation {
 The input of ` + "`" + `createAuthor` + "`" + `.
 """
 input CreateAuthorInput {
-  "The name shown with the author's posts and comments."
+  "The author id the author's tokens carry as their subject (` + "`" + `sub` + "`" + `): 1 to 64 characters of A-Z, a-z, 0-9, _ and -. Omitted, a new one is made and the author cannot sign in."
+  subject: String
+  "The name shown with the author's posts and comments: one line of at most 100 characters."
   name: String!
-  "A short text about the author."
+  "A short text about the author: at most 2000 characters; line breaks are kept."
   bio: String
-  "The URL of the author's picture."
+  "The URL of the author's picture: an absolute http or https URL of at most 2000 characters, without spaces or credentials."
   avatarUrl: String
-  "Makes a retried call safe: the same key and input have one effect."
+  "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
   idempotencyKey: String
 }
 
@@ -1376,13 +1444,13 @@ input UpdateAuthorInput {
   id: ID!
   "When given, the update fails with CONFLICT unless the author still has this version."
   expectedVersion: Int
-  "The new name."
+  "The new name: one line of at most 100 characters."
   name: String
-  "The new bio."
+  "The new bio: at most 2000 characters; line breaks are kept."
   bio: String
-  "The new picture URL."
+  "The new picture URL: an absolute http or https URL of at most 2000 characters, without spaces or credentials; empty removes the picture."
   avatarUrl: String
-  "Makes a retried call safe: the same key and input have one effect."
+  "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
   idempotencyKey: String
 }
 
@@ -1398,13 +1466,13 @@ type UpdateAuthorPayload {
 The input of ` + "`" + `createCategory` + "`" + `.
 """
 input CreateCategoryInput {
-  "The unique, URL-friendly name of the category; it cannot change later."
+  "The unique, URL-friendly name of the category, 1 to 100 characters of a-z, 0-9 and single hyphens between them; it cannot change later."
   slug: String!
-  "The display name."
+  "The display name: one line of at most 100 characters."
   name: String!
-  "What the category is about."
+  "What the category is about: at most 1000 characters."
   description: String
-  "Makes a retried call safe: the same key and input have one effect."
+  "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
   idempotencyKey: String
 }
 
@@ -1424,11 +1492,11 @@ input UpdateCategoryInput {
   slug: String!
   "When given, the update fails with CONFLICT unless the category still has this version."
   expectedVersion: Int
-  "The new display name."
+  "The new display name: one line of at most 100 characters."
   name: String
-  "The new description."
+  "The new description: at most 1000 characters."
   description: String
-  "Makes a retried call safe: the same key and input have one effect."
+  "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
   idempotencyKey: String
 }
 
@@ -1441,22 +1509,21 @@ type UpdateCategoryPayload {
 }
 
 """
-The input of ` + "`" + `createPost` + "`" + `. The post starts as a draft.
+The input of ` + "`" + `createPost` + "`" + `. The post starts as a draft; its author is the
+signed-in author.
 """
 input CreatePostInput {
-  "The global id of the author writing the post."
-  authorId: ID!
-  "The title."
+  "The title: one line of at most 200 characters."
   title: String!
-  "The unique, URL-friendly name of the post."
+  "The unique, URL-friendly name of the post: 1 to 100 characters of a-z, 0-9 and single hyphens between them."
   slug: String!
-  "A short plain-text summary shown in listings."
+  "A short plain-text summary shown in listings: at most 1000 characters."
   excerpt: String
-  "The full text in Markdown."
+  "The full text in Markdown: at most 100000 bytes of UTF-8."
   body: String
-  "The slugs of the categories to file the post under."
+  "The slugs of the categories to file the post under: at most 10."
   categories: [String!]
-  "Makes a retried call safe: the same key and input have one effect."
+  "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
   idempotencyKey: String
 }
 
@@ -1476,17 +1543,17 @@ input UpdatePostInput {
   id: ID!
   "The version the change is based on; the update fails with CONFLICT unless the post still has it."
   expectedVersion: Int!
-  "The new title."
+  "The new title: one line of at most 200 characters."
   title: String
-  "The new slug; the old one is released."
+  "The new slug, 1 to 100 characters of a-z, 0-9 and single hyphens between them; the old one is released."
   slug: String
-  "The new excerpt."
+  "The new excerpt: at most 1000 characters."
   excerpt: String
-  "The new Markdown body."
+  "The new Markdown body: at most 100000 bytes of UTF-8."
   body: String
-  "The new category slugs, replacing the old ones; an empty list removes all."
+  "The new category slugs, at most 10, replacing the old ones; an empty list removes all."
   categories: [String!]
-  "Makes a retried call safe: the same key and input have one effect."
+  "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
   idempotencyKey: String
 }
 
@@ -1508,7 +1575,7 @@ input PublishPostInput {
   expectedVersion: Int
   "When the post becomes public; omitted means now, a future time schedules the post."
   at: DateTime
-  "Makes a retried call safe: the same key and input have one effect."
+  "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
   idempotencyKey: String
 }
 
@@ -1528,7 +1595,7 @@ input UnpublishPostInput {
   id: ID!
   "When given, unpublishing fails with CONFLICT unless the post still has this version."
   expectedVersion: Int
-  "Makes a retried call safe: the same key and input have one effect."
+  "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
   idempotencyKey: String
 }
 
@@ -1548,7 +1615,7 @@ input DeletePostInput {
   id: ID!
   "When given, deleting fails with CONFLICT unless the post still has this version."
   expectedVersion: Int
-  "Makes a retried call safe: the same key and input have one effect."
+  "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
   idempotencyKey: String
 }
 
@@ -1561,18 +1628,16 @@ type DeletePostPayload {
 }
 
 """
-The input of ` + "`" + `addComment` + "`" + `.
+The input of ` + "`" + `addComment` + "`" + `. The comment's author is the signed-in author.
 """
 input AddCommentInput {
   "The global id of the post to comment on."
   postId: ID!
-  "The global id of the author writing the comment."
-  authorId: ID!
-  "The text of the comment."
+  "The text of the comment: not blank, at most 10000 bytes of UTF-8."
   body: String!
   "The global id of the top-level comment of the same post to reply to; omitted for a top-level comment."
   parentId: ID
-  "Makes a retried call safe: the same key and input have one effect."
+  "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
   idempotencyKey: String
 }
 
@@ -1590,7 +1655,7 @@ The input of ` + "`" + `deleteComment` + "`" + `.
 input DeleteCommentInput {
   "The global id of the comment."
   id: ID!
-  "Makes a retried call safe: the same key and input have one effect."
+  "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
   idempotencyKey: String
 }
 
@@ -1637,6 +1702,8 @@ func (ec *executionContext) childFields_Author(ctx context.Context, field graphq
 		return ec.fieldContext_Author_postCount(ctx, field)
 	case "posts":
 		return ec.fieldContext_Author_posts(ctx, field)
+	case "drafts":
+		return ec.fieldContext_Author_drafts(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Author", field.Name)
 }
@@ -1765,6 +1832,16 @@ func (ec *executionContext) childFields_DeletePostPayload(ctx context.Context, f
 		return ec.fieldContext_DeletePostPayload_post(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DeletePostPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_DraftConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_DraftConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_DraftConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DraftConnection", field.Name)
 }
 
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1992,6 +2069,28 @@ func (ec *executionContext) childFields___Type(ctx context.Context, field graphq
 // endregion ************************** internal!.gotpl ***************************
 
 // region    ***************************** args.gotpl *****************************
+
+func (ec *executionContext) field_Author_drafts_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
 
 func (ec *executionContext) field_Author_posts_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
@@ -2649,6 +2748,50 @@ func (ec *executionContext) fieldContext_Author_posts(ctx context.Context, field
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Author_posts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Author_drafts(ctx context.Context, field graphql.CollectedField, obj *storage.Author) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Author_drafts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Author().Drafts(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DraftConnection) graphql.Marshaler {
+			return ec.marshalODraftConnection2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐDraftConnection(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Author_drafts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Author",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DraftConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Author_drafts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -3496,6 +3639,70 @@ func (ec *executionContext) fieldContext_DeletePostPayload_post(_ context.Contex
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Post(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DraftConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.DraftConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DraftConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.PostEdge) graphql.Marshaler {
+			return ec.marshalNPostEdge2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DraftConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DraftConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PostEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _DraftConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.DraftConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DraftConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DraftConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "DraftConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
 		},
 	}
 	return fc, nil
@@ -4607,6 +4814,38 @@ func (ec *executionContext) fieldContext_PublishPostPayload_post(_ context.Conte
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Post(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_viewer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_viewer(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Viewer(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Author) graphql.Marshaler {
+			return ec.marshalOAuthor2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐAuthor(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_viewer(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Author(ctx, field)
 		},
 	}
 	return fc, nil
@@ -6182,7 +6421,7 @@ func (ec *executionContext) unmarshalInputAddCommentInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"postId", "authorId", "body", "parentId", "idempotencyKey"}
+	fieldsInOrder := [...]string{"postId", "body", "parentId", "idempotencyKey"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -6196,13 +6435,6 @@ func (ec *executionContext) unmarshalInputAddCommentInput(ctx context.Context, o
 				return it, err
 			}
 			it.PostID = data
-		case "authorId":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("authorId"))
-			data, err := ec.unmarshalNID2string(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.AuthorID = data
 		case "body":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("body"))
 			data, err := ec.unmarshalNString2string(ctx, v)
@@ -6240,13 +6472,20 @@ func (ec *executionContext) unmarshalInputCreateAuthorInput(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"name", "bio", "avatarUrl", "idempotencyKey"}
+	fieldsInOrder := [...]string{"subject", "name", "bio", "avatarUrl", "idempotencyKey"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
 			continue
 		}
 		switch k {
+		case "subject":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("subject"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Subject = data
 		case "name":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
 			data, err := ec.unmarshalNString2string(ctx, v)
@@ -6342,20 +6581,13 @@ func (ec *executionContext) unmarshalInputCreatePostInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"authorId", "title", "slug", "excerpt", "body", "categories", "idempotencyKey"}
+	fieldsInOrder := [...]string{"title", "slug", "excerpt", "body", "categories", "idempotencyKey"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
 			continue
 		}
 		switch k {
-		case "authorId":
-			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("authorId"))
-			data, err := ec.unmarshalNID2string(ctx, v)
-			if err != nil {
-				return it, err
-			}
-			it.AuthorID = data
 		case "title":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("title"))
 			data, err := ec.unmarshalNString2string(ctx, v)
@@ -6997,6 +7229,44 @@ func (ec *executionContext) _Author(ctx context.Context, sel ast.SelectionSet, o
 				}()
 				res = ec._Author_posts(ctx, field, obj)
 				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "drafts":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Author_drafts(ctx, field, obj)
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -7855,6 +8125,49 @@ func (ec *executionContext) _DeletePostPayload(ctx context.Context, sel ast.Sele
 	return out
 }
 
+var draftConnectionImplementors = []string{"DraftConnection"}
+
+func (ec *executionContext) _DraftConnection(ctx context.Context, sel ast.SelectionSet, obj *model.DraftConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, draftConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DraftConnection")
+		case "edges":
+			out.Values[i] = ec._DraftConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._DraftConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -8509,6 +8822,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Query")
+		case "viewer":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_viewer(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "node":
 			field := field
 
@@ -9922,6 +10257,13 @@ func (ec *executionContext) marshalODateTime2ᚖtimeᚐTime(ctx context.Context,
 	_ = ctx
 	res := model.MarshalDateTime(*v)
 	return res
+}
+
+func (ec *executionContext) marshalODraftConnection2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐDraftConnection(ctx context.Context, sel ast.SelectionSet, v *model.DraftConnection) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._DraftConnection(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOID2ᚖstring(ctx context.Context, v any) (*string, error) {

@@ -52,7 +52,9 @@ func decodeID(field, s string) (globalID, error) {
 		return globalID{}, bad
 	}
 	raw, err := idEncoding.DecodeString(s)
-	if err != nil {
+	// The decoder skips line breaks, so only the one spelling this server
+	// hands out is an id: one object, one id.
+	if err != nil || idEncoding.EncodeToString(raw) != s {
 		return globalID{}, bad
 	}
 	k, key, ok := strings.Cut(string(raw), ":")

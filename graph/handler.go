@@ -3,6 +3,7 @@ package graph
 import (
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
@@ -11,8 +12,12 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/validator/core"
 	"github.com/vektah/gqlparser/v2/validator/rules"
+	"go.opentelemetry.io/otel/trace"
 
+	"github.com/blogql/blog/auth"
+	"github.com/blogql/blog/metrics"
 	"github.com/blogql/blog/storage"
+	"github.com/blogql/blog/tracing"
 )
 
 // DefaultComplexityLimit admits a full page of 100 posts with every scalar
@@ -21,7 +26,8 @@ import (
 const DefaultComplexityLimit = 5000
 
 // HandlerOptions configure NewHandler. The zero value is a production
-// setup: default logger, no introspection, DefaultComplexityLimit.
+// setup: default logger, no introspection, DefaultComplexityLimit,
+// DefaultRequestTimeout, and no tokens accepted.
 type HandlerOptions struct {
 	// Logger receives internal errors and panics; nil means slog.Default().
 	Logger *slog.Logger
@@ -33,16 +39,37 @@ type HandlerOptions struct {
 	// a connection costs its page size times its selection; zero means
 	// DefaultComplexityLimit.
 	ComplexityLimit int
+	// RequestTimeout bounds each request, its DynamoDB calls included; zero
+	// means DefaultRequestTimeout.
+	RequestTimeout time.Duration
+	// Verifier checks the bearer tokens of requests. Nil accepts none:
+	// every request is anonymous, and one with a token gets 401.
+	Verifier *auth.Verifier
+	// CacheMaxAge is how long a CDN or browser may reuse the answer to an
+	// anonymous GET query (see cache.go); zero marks every answer no-store.
+	CacheMaxAge time.Duration
+	// Metrics, when set, counts every request by operation and outcome,
+	// measures its latency and records the dataloaders' batch sizes.
+	Metrics *metrics.Metrics
+	// TracerProvider, when set, traces every operation and its root fields.
+	TracerProvider trace.TracerProvider
 }
 
 // NewHandler returns the GraphQL endpoint over store: GET and POST
-// transports, a query cache, automatic persisted queries, a complexity
-// limit, the error presenter and panic recovery, with fresh dataloaders for
-// every request.
+// transports that follow the GraphQL over HTTP specification, a query
+// cache, automatic persisted queries, the limits of limits.go (body size,
+// tokens, depth, aliases, root fields, complexity, time), the error
+// presenter and panic recovery, a request id in every log line, with the actor of the request's bearer
+// token and fresh dataloaders for every request.
 func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.Default()
+	}
+	logger = slog.New(LogHandler(logger.Handler()))
+	timeout := opts.RequestTimeout
+	if timeout == 0 {
+		timeout = DefaultRequestTimeout
 	}
 	limit := opts.ComplexityLimit
 	if limit == 0 {
@@ -53,15 +80,18 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	cfg.Complexity.Query.Posts = connectionComplexity
 	cfg.Complexity.Query.Authors = connectionComplexity
 	cfg.Complexity.Author.Posts = connectionComplexity
+	cfg.Complexity.Author.Drafts = connectionComplexity
 	cfg.Complexity.Category.Posts = connectionComplexity
 	cfg.Complexity.Post.Comments = connectionComplexity
 
 	srv := handler.New(NewExecutableSchema(cfg))
 	srv.AddTransport(transport.Options{})
-	srv.AddTransport(transport.GET{})
-	srv.AddTransport(transport.POST{})
+	srv.AddTransport(overHTTP{transport.GET{}})
+	srv.AddTransport(overHTTP{postJSON{}})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
+	srv.SetParserTokenLimit(MaxTokens)
+	srv.Use(operationLimits{complexityLimit: limit})
 	srv.Use(extension.FixedComplexityLimit(limit))
 	if opts.Introspection {
 		srv.Use(extension.Introspection{})
@@ -71,7 +101,15 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	}
 	srv.SetErrorPresenter(presentError(logger))
 	srv.SetRecoverFunc(recoverPanic(logger))
-	return withLoaders(store, srv)
+	if opts.Metrics != nil {
+		srv.Use(opts.Metrics.Extension())
+	}
+	if opts.TracerProvider != nil {
+		srv.Use(tracing.Extension(opts.TracerProvider))
+	}
+	srv.AroundResponses(markCacheable)
+	return WithRequestID(limitBody(MaxBodyBytes, withTimeout(timeout,
+		withCacheHeaders(opts.CacheMaxAge, withActor(opts.Verifier, logger, withLoaders(store, batchObserver(opts.Metrics), srv))))))
 }
 
 // withoutIntrospection returns the default validation rules plus one that

@@ -1,14 +1,17 @@
 package graph
 
 import (
+	"context"
+
 	"github.com/blogql/blog/graph/model"
 	"github.com/blogql/blog/storage"
 )
 
-// postRef returns the storage reference for the unpublishPost and
-// deletePost inputs, or a *storage.ValidationError for a bad id.
-func postRef(id string, expectedVersion *int, idempotencyKey *string) (storage.PostRef, error) {
-	postID, err := decodeIDOf("id", id, kindPost)
+// ownPostRef returns the storage reference for the unpublishPost and
+// deletePost inputs once the actor of ctx may change the post; see
+// ownPost for the errors.
+func (r *Resolver) ownPostRef(ctx context.Context, id string, expectedVersion *int, idempotencyKey *string) (storage.PostRef, error) {
+	postID, err := r.ownPost(ctx, id, idempotencyKey)
 	if err != nil {
 		return storage.PostRef{}, err
 	}
@@ -19,21 +22,17 @@ func postRef(id string, expectedVersion *int, idempotencyKey *string) (storage.P
 	}, nil
 }
 
-// newComment returns the storage input for addComment. It returns a
-// *storage.ValidationError for a bad id, or for a parent that is a comment
-// of another post.
-func newComment(in model.AddCommentInput) (storage.NewComment, error) {
+// newComment returns the storage input for addComment by the author
+// authorID. It returns a *storage.ValidationError for a bad id, or for a
+// parent that is a comment of another post.
+func newComment(authorID string, in model.AddCommentInput) (storage.NewComment, error) {
 	postID, err := decodeIDOf("postId", in.PostID, kindPost)
-	if err != nil {
-		return storage.NewComment{}, err
-	}
-	author, err := decodeIDOf("authorId", in.AuthorID, kindAuthor)
 	if err != nil {
 		return storage.NewComment{}, err
 	}
 	c := storage.NewComment{
 		PostID:         postID,
-		AuthorID:       author,
+		AuthorID:       authorID,
 		Body:           in.Body,
 		IdempotencyKey: deref(in.IdempotencyKey),
 	}

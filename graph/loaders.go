@@ -9,6 +9,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/graph-gophers/dataloader/v7"
 
+	"github.com/blogql/blog/metrics"
 	"github.com/blogql/blog/storage"
 )
 
@@ -28,19 +29,23 @@ type loaders struct {
 	categories *dataloader.Loader[string, *storage.Category]
 	comments   *dataloader.Loader[storage.CommentKey, *storage.Comment]
 	replies    *dataloader.Loader[storage.CommentKey, []*storage.Comment]
+	// observe records the number of keys of each batch read, by loader.
+	observe func(loader string, keys int)
 }
 
 type loadersKey struct{}
 
-// withLoaders gives every request passing through next its own loaders.
-func withLoaders(store *storage.Store, next http.Handler) http.Handler {
+// withLoaders gives every request passing through next its own loaders,
+// whose batch sizes go to observe.
+func withLoaders(store *storage.Store, observe func(loader string, keys int), next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		l := &loaders{
-			posts:      newLoader(store.GetPosts),
-			authors:    newLoader(store.GetAuthors),
-			categories: newLoader(store.GetCategories),
-			comments:   newLoader(store.GetComments),
-			replies:    newLoader(repliesOf(store)),
+			posts:      newLoader("posts", store.GetPosts, observe),
+			authors:    newLoader("authors", store.GetAuthors, observe),
+			categories: newLoader("categories", store.GetCategories, observe),
+			comments:   newLoader("comments", store.GetComments, observe),
+			replies:    newLoader("replies", repliesOf(store), observe),
+			observe:    observe,
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), loadersKey{}, l)))
 	})
@@ -51,10 +56,20 @@ func loadersFor(ctx context.Context) *loaders {
 	return ctx.Value(loadersKey{}).(*loaders)
 }
 
-// newLoader makes a loader from a batch read that returns values and errors
-// in key order.
-func newLoader[K comparable, V any](get func(context.Context, []K) ([]V, []error)) *dataloader.Loader[K, V] {
+// batchObserver returns the function that records loaders' batch sizes in
+// m, or one that records nothing when m is nil.
+func batchObserver(m *metrics.Metrics) func(loader string, keys int) {
+	if m == nil {
+		return func(string, int) {}
+	}
+	return m.ObserveBatch
+}
+
+// newLoader makes the loader called name from a batch read that returns
+// values and errors in key order.
+func newLoader[K comparable, V any](name string, get func(context.Context, []K) ([]V, []error), observe func(string, int)) *dataloader.Loader[K, V] {
 	batch := func(ctx context.Context, keys []K) []*dataloader.Result[V] {
+		observe(name, len(keys))
 		values, errs := get(ctx, keys)
 		out := make([]*dataloader.Result[V], len(keys))
 		for i := range keys {
@@ -93,12 +108,13 @@ func repliesOf(store *storage.Store) func(context.Context, []storage.CommentKey)
 	}
 }
 
-// prime reads keys with one batch read and puts what it finds in loader.
-// Fields that load the items of a page one by one then find them there,
-// instead of being batched by timing alone (the wait window), which would
-// make a page cost more than one request on a busy machine. Failures are
-// not cached: the fields' own loads report them.
-func prime[K comparable, V any](ctx context.Context, loader *dataloader.Loader[K, V], get func(context.Context, []K) ([]V, []error), keys []K) {
+// prime reads keys with one batch read and puts what it finds in the loader
+// called name. Fields that load the items of a page one by one then find
+// them there, instead of being batched by timing alone (the wait window),
+// which would make a page cost more than one request on a busy machine.
+// Failures are not cached: the fields' own loads report them.
+func prime[K comparable, V any](ctx context.Context, name string, loader *dataloader.Loader[K, V], get func(context.Context, []K) ([]V, []error), keys []K) {
+	loadersFor(ctx).observe(name, len(keys))
 	values, errs := get(ctx, keys)
 	for i, k := range keys {
 		if errs[i] == nil {
@@ -117,7 +133,7 @@ func (r *Resolver) primeFullPosts(ctx context.Context, page []*storage.Post) {
 	for i, p := range page {
 		ids[i] = p.ID
 	}
-	prime(ctx, loadersFor(ctx).posts, r.store.GetPosts, ids)
+	prime(ctx, "posts", loadersFor(ctx).posts, r.store.GetPosts, ids)
 }
 
 // primeCommentAuthors loads the authors of a page of comments in one batch
@@ -133,6 +149,6 @@ func (r *Resolver) primeCommentAuthors(ctx context.Context, page []*storage.Comm
 		}
 	}
 	if len(ids) > 0 {
-		prime(ctx, loadersFor(ctx).authors, r.store.GetAuthors, ids)
+		prime(ctx, "authors", loadersFor(ctx).authors, r.store.GetAuthors, ids)
 	}
 }

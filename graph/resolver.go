@@ -4,7 +4,6 @@ package graph
 
 import (
 	"context"
-	"fmt"
 	"slices"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -34,19 +33,6 @@ func (r *Resolver) allCategories(ctx context.Context) ([]*storage.Category, erro
 		}
 		p.After = res.Cursors[len(res.Cursors)-1]
 	}
-}
-
-// visible returns the post read by a public query, or ErrNotFound when the
-// public may not see it yet: drafts and scheduled posts do not exist for
-// readers.
-func (r *Resolver) visible(p *storage.Post, err error) (*storage.Post, error) {
-	if err != nil {
-		return nil, err
-	}
-	if !p.VisibleAt(r.store.Now()) {
-		return nil, fmt.Errorf("post %q: %w", p.ID, storage.ErrNotFound)
-	}
-	return p, nil
 }
 
 // selectsOnly reports whether the current field selects nothing but the

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/graph/model"
 	"github.com/blogql/blog/storage"
 )
@@ -29,12 +30,26 @@ func (r *authorResolver) AvatarURL(ctx context.Context, obj *storage.Author) (*s
 // Posts is the resolver for the posts field.
 func (r *authorResolver) Posts(ctx context.Context, obj *storage.Author, first *int, after *string) (*model.PostConnection, error) {
 	p := pageOf(first, after)
-	res, err := r.store.AuthorPosts(ctx, obj.ID, p, false)
+	res, err := r.store.AuthorPosts(ctx, obj.ID, p, auth.ActorFrom(ctx).Acts(obj.ID))
 	if err != nil {
 		return nil, err
 	}
 	r.primeFullPosts(ctx, res.Items)
 	return postConnection(res, p, model.Count(obj.PostCount)), nil
+}
+
+// Drafts is the resolver for the drafts field.
+func (r *authorResolver) Drafts(ctx context.Context, obj *storage.Author, first *int, after *string) (*model.DraftConnection, error) {
+	if err := actsFor(ctx, obj.ID, "the author"); err != nil {
+		return nil, err
+	}
+	p := pageOf(first, after)
+	res, err := r.store.AuthorDrafts(ctx, obj.ID, p)
+	if err != nil {
+		return nil, err
+	}
+	c := postConnection(res, p, nil)
+	return &model.DraftConnection{Edges: c.Edges, PageInfo: c.PageInfo}, nil
 }
 
 // ID is the resolver for the id field.
@@ -60,7 +75,7 @@ func (r *commentResolver) ID(ctx context.Context, obj *storage.Comment) (string,
 
 // Post is the resolver for the post field.
 func (r *commentResolver) Post(ctx context.Context, obj *storage.Comment) (*storage.Post, error) {
-	return r.visible(loadersFor(ctx).posts.Load(ctx, obj.PostID)())
+	return r.visible(ctx)(loadersFor(ctx).posts.Load(ctx, obj.PostID)())
 }
 
 // Author is the resolver for the author field.
@@ -89,7 +104,11 @@ func (r *commentResolver) Replies(ctx context.Context, obj *storage.Comment) ([]
 
 // CreateAuthor is the resolver for the createAuthor field.
 func (r *mutationResolver) CreateAuthor(ctx context.Context, input model.CreateAuthorInput) (*model.CreateAuthorPayload, error) {
+	if err := admin(ctx); err != nil {
+		return nil, err
+	}
 	a, err := r.store.CreateAuthor(ctx, storage.NewAuthor{
+		ID:             deref(input.Subject),
 		Name:           input.Name,
 		Bio:            deref(input.Bio),
 		AvatarURL:      deref(input.AvatarURL),
@@ -103,8 +122,14 @@ func (r *mutationResolver) CreateAuthor(ctx context.Context, input model.CreateA
 
 // UpdateAuthor is the resolver for the updateAuthor field.
 func (r *mutationResolver) UpdateAuthor(ctx context.Context, input model.UpdateAuthorInput) (*model.UpdateAuthorPayload, error) {
+	if _, err := author(ctx); err != nil {
+		return nil, err
+	}
 	id, err := decodeIDOf("id", input.ID, kindAuthor)
 	if err != nil {
+		return nil, err
+	}
+	if err := actsFor(ctx, id, "the author themself"); err != nil {
 		return nil, err
 	}
 	a, err := r.store.UpdateAuthor(ctx, storage.AuthorPatch{
@@ -123,6 +148,9 @@ func (r *mutationResolver) UpdateAuthor(ctx context.Context, input model.UpdateA
 
 // CreateCategory is the resolver for the createCategory field.
 func (r *mutationResolver) CreateCategory(ctx context.Context, input model.CreateCategoryInput) (*model.CreateCategoryPayload, error) {
+	if err := admin(ctx); err != nil {
+		return nil, err
+	}
 	c, err := r.store.CreateCategory(ctx, storage.NewCategory{
 		Slug:           input.Slug,
 		Name:           input.Name,
@@ -137,6 +165,9 @@ func (r *mutationResolver) CreateCategory(ctx context.Context, input model.Creat
 
 // UpdateCategory is the resolver for the updateCategory field.
 func (r *mutationResolver) UpdateCategory(ctx context.Context, input model.UpdateCategoryInput) (*model.UpdateCategoryPayload, error) {
+	if err := admin(ctx); err != nil {
+		return nil, err
+	}
 	c, err := r.store.UpdateCategory(ctx, storage.CategoryPatch{
 		Slug:            input.Slug,
 		ExpectedVersion: int64(deref(input.ExpectedVersion)),
@@ -152,12 +183,12 @@ func (r *mutationResolver) UpdateCategory(ctx context.Context, input model.Updat
 
 // CreatePost is the resolver for the createPost field.
 func (r *mutationResolver) CreatePost(ctx context.Context, input model.CreatePostInput) (*model.CreatePostPayload, error) {
-	author, err := decodeIDOf("authorId", input.AuthorID, kindAuthor)
+	a, err := author(ctx)
 	if err != nil {
 		return nil, err
 	}
 	p, err := r.store.CreatePost(ctx, storage.NewPost{
-		AuthorID:       author,
+		AuthorID:       a.ID,
 		Title:          input.Title,
 		Slug:           input.Slug,
 		Excerpt:        deref(input.Excerpt),
@@ -166,14 +197,14 @@ func (r *mutationResolver) CreatePost(ctx context.Context, input model.CreatePos
 		IdempotencyKey: deref(input.IdempotencyKey),
 	})
 	if err != nil {
-		return nil, err
+		return nil, asSubject(err)
 	}
 	return &model.CreatePostPayload{Post: p}, nil
 }
 
 // UpdatePost is the resolver for the updatePost field.
 func (r *mutationResolver) UpdatePost(ctx context.Context, input model.UpdatePostInput) (*model.UpdatePostPayload, error) {
-	id, err := decodeIDOf("id", input.ID, kindPost)
+	id, err := r.ownPost(ctx, input.ID, input.IdempotencyKey)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +229,7 @@ func (r *mutationResolver) UpdatePost(ctx context.Context, input model.UpdatePos
 
 // PublishPost is the resolver for the publishPost field.
 func (r *mutationResolver) PublishPost(ctx context.Context, input model.PublishPostInput) (*model.PublishPostPayload, error) {
-	id, err := decodeIDOf("id", input.ID, kindPost)
+	id, err := r.ownPost(ctx, input.ID, input.IdempotencyKey)
 	if err != nil {
 		return nil, err
 	}
@@ -216,7 +247,7 @@ func (r *mutationResolver) PublishPost(ctx context.Context, input model.PublishP
 
 // UnpublishPost is the resolver for the unpublishPost field.
 func (r *mutationResolver) UnpublishPost(ctx context.Context, input model.UnpublishPostInput) (*model.UnpublishPostPayload, error) {
-	ref, err := postRef(input.ID, input.ExpectedVersion, input.IdempotencyKey)
+	ref, err := r.ownPostRef(ctx, input.ID, input.ExpectedVersion, input.IdempotencyKey)
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +260,7 @@ func (r *mutationResolver) UnpublishPost(ctx context.Context, input model.Unpubl
 
 // DeletePost is the resolver for the deletePost field.
 func (r *mutationResolver) DeletePost(ctx context.Context, input model.DeletePostInput) (*model.DeletePostPayload, error) {
-	ref, err := postRef(input.ID, input.ExpectedVersion, input.IdempotencyKey)
+	ref, err := r.ownPostRef(ctx, input.ID, input.ExpectedVersion, input.IdempotencyKey)
 	if err != nil {
 		return nil, err
 	}
@@ -242,20 +273,24 @@ func (r *mutationResolver) DeletePost(ctx context.Context, input model.DeletePos
 
 // AddComment is the resolver for the addComment field.
 func (r *mutationResolver) AddComment(ctx context.Context, input model.AddCommentInput) (*model.AddCommentPayload, error) {
-	in, err := newComment(input)
+	a, err := author(ctx)
+	if err != nil {
+		return nil, err
+	}
+	in, err := newComment(a.ID, input)
 	if err != nil {
 		return nil, err
 	}
 	c, err := r.store.AddComment(ctx, in)
 	if err != nil {
-		return nil, err
+		return nil, asSubject(err)
 	}
 	return &model.AddCommentPayload{Comment: c}, nil
 }
 
 // DeleteComment is the resolver for the deleteComment field.
 func (r *mutationResolver) DeleteComment(ctx context.Context, input model.DeleteCommentInput) (*model.DeleteCommentPayload, error) {
-	key, err := decodeCommentID("id", input.ID)
+	key, err := r.ownComment(ctx, input.ID, input.IdempotencyKey)
 	if err != nil {
 		return nil, err
 	}
@@ -320,6 +355,19 @@ func (r *postResolver) Comments(ctx context.Context, obj *storage.Post, first *i
 	return commentConnection(res, p, threadCount(obj)), nil
 }
 
+// Viewer is the resolver for the viewer field.
+func (r *queryResolver) Viewer(ctx context.Context) (*storage.Author, error) {
+	a := auth.ActorFrom(ctx)
+	if a.Anonymous() {
+		return nil, nil
+	}
+	me, err := loadersFor(ctx).authors.Load(ctx, a.ID)()
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, nil
+	}
+	return me, err
+}
+
 // Node is the resolver for the node field.
 func (r *queryResolver) Node(ctx context.Context, id string) (model.Node, error) {
 	g, err := decodeID("id", id)
@@ -329,14 +377,14 @@ func (r *queryResolver) Node(ctx context.Context, id string) (model.Node, error)
 	l := loadersFor(ctx)
 	switch g.kind {
 	case kindPost:
-		return r.visible(l.posts.Load(ctx, g.id)())
+		return r.visible(ctx)(l.posts.Load(ctx, g.id)())
 	case kindAuthor:
 		return l.authors.Load(ctx, g.id)()
 	case kindCategory:
 		return l.categories.Load(ctx, g.id)()
 	default:
 		comment, post := l.comments.Load(ctx, storage.CommentKey{PostID: g.post, CommentID: g.id}), l.posts.Load(ctx, g.post)
-		if _, err := r.visible(post()); err != nil {
+		if _, err := r.visible(ctx)(post()); err != nil {
 			return nil, err
 		}
 		return comment()
@@ -351,9 +399,9 @@ func (r *queryResolver) Post(ctx context.Context, id *string, slug *string) (*st
 		if err != nil {
 			return nil, err
 		}
-		return r.visible(r.store.GetPost(ctx, postID))
+		return r.visible(ctx)(r.store.GetPost(ctx, postID))
 	case slug != nil && id == nil:
-		return r.visible(r.store.GetPostBySlug(ctx, *slug))
+		return r.visible(ctx)(r.store.GetPostBySlug(ctx, *slug))
 	default:
 		return nil, &storage.ValidationError{Field: "id", Reason: "give exactly one of id and slug"}
 	}

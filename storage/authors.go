@@ -22,7 +22,7 @@ func (s *Store) CreateAuthor(ctx context.Context, in NewAuthor) (*Author, error)
 	}
 	err := firstErr(
 		validateID("id", in.ID),
-		validateText("name", in.Name, true, MaxNameLength),
+		validateLine("name", in.Name, MaxNameLength),
 		validateText("bio", in.Bio, false, MaxBioLength),
 		validateURL("avatarUrl", in.AvatarURL),
 	)
@@ -49,7 +49,7 @@ func (s *Store) CreateAuthor(ctx context.Context, in NewAuthor) (*Author, error)
 func (s *Store) UpdateAuthor(ctx context.Context, in AuthorPatch) (*Author, error) {
 	err := firstErr(
 		validateID("id", in.ID),
-		validateOpt(in.Name, func(v string) error { return validateText("name", v, true, MaxNameLength) }),
+		validateOpt(in.Name, func(v string) error { return validateLine("name", v, MaxNameLength) }),
 		validateOpt(in.Bio, func(v string) error { return validateText("bio", v, false, MaxBioLength) }),
 		validateOpt(in.AvatarURL, func(v string) error { return validateURL("avatarUrl", v) }),
 	)

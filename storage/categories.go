@@ -9,7 +9,7 @@ import (
 func (s *Store) CreateCategory(ctx context.Context, in NewCategory) (*Category, error) {
 	err := firstErr(
 		validateSlug("slug", in.Slug),
-		validateText("name", in.Name, true, MaxNameLength),
+		validateLine("name", in.Name, MaxNameLength),
 		validateText("description", in.Description, false, MaxDescriptionLength),
 	)
 	if err != nil {
@@ -36,7 +36,7 @@ func (s *Store) CreateCategory(ctx context.Context, in NewCategory) (*Category, 
 func (s *Store) UpdateCategory(ctx context.Context, in CategoryPatch) (*Category, error) {
 	err := firstErr(
 		validateSlug("slug", in.Slug),
-		validateOpt(in.Name, func(v string) error { return validateText("name", v, true, MaxNameLength) }),
+		validateOpt(in.Name, func(v string) error { return validateLine("name", v, MaxNameLength) }),
 		validateOpt(in.Description, func(v string) error { return validateText("description", v, false, MaxDescriptionLength) }),
 	)
 	if err != nil {

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go/middleware"
+	"github.com/aws/smithy-go/tracing"
 	"github.com/truora/minidyn/server"
 )
 
@@ -26,31 +28,59 @@ type ClientConfig struct {
 	Embedded bool
 	Endpoint string
 	Region   string
-	// MaxAttempts bounds the SDK's retries of throttled and failed calls;
-	// zero means 3.
+	// MaxAttempts bounds the attempts of one call that DynamoDB throttles
+	// or fails with a server or connection error; zero means
+	// DefaultMaxAttempts, one means no retries.
 	MaxAttempts int
 	// HTTPClient, when set, carries every request (tests inject faults here).
 	HTTPClient *http.Client
+	// Observe, when set, is called after every call with its operation,
+	// consumed capacity, duration and error, e.g. to count them in metrics.
+	Observe func(Call)
+	// TracerProvider, when set, traces every call with the SDK's own
+	// instrumentation, e.g. OpenTelemetry through smithyoteltracing.
+	TracerProvider tracing.TracerProvider
 }
+
+// The retry policy of every DynamoDB call, set here and nowhere else. It is
+// made for an API that answers people within a request deadline: a few
+// quick attempts with jittered exponential backoff from retryBaseDelay up
+// to retryMaxBackoff, instead of the SDK's one-second base meant for batch
+// jobs. The SDK's retry quota stays on, so a DynamoDB outage fails calls
+// fast rather than multiplying the load with retries. Every call also
+// ends at its context's deadline (the GraphQL handler's request timeout).
+const (
+	// DefaultMaxAttempts is how often a call is tried when
+	// ClientConfig.MaxAttempts is zero.
+	DefaultMaxAttempts = 3
+	// MaxAttemptsLimit is the most attempts a configuration may ask for.
+	MaxAttemptsLimit = 10
+	retryBaseDelay   = 50 * time.Millisecond
+	retryMaxBackoff  = time.Second
+)
 
 // NewClient returns a DynamoDB client for cfg. Every client it makes counts
 // its requests into the counter of the call's context (see
-// WithRequestCounter). It fails when the AWS configuration cannot be loaded.
+// WithRequestCounter), and a call that still fails for a passing reason
+// after its retries matches ErrUnavailable. It fails when cfg.MaxAttempts is
+// out of range or the AWS configuration cannot be loaded.
 func NewClient(ctx context.Context, cfg ClientConfig) (*dynamodb.Client, error) {
 	if cfg.Region == "" {
 		cfg.Region = "us-east-1"
 	}
 	if cfg.MaxAttempts == 0 {
-		cfg.MaxAttempts = 3
+		cfg.MaxAttempts = DefaultMaxAttempts
 	}
+	if cfg.MaxAttempts < 1 || cfg.MaxAttempts > MaxAttemptsLimit {
+		return nil, fmt.Errorf("max attempts %d: must be 1 to %d", cfg.MaxAttempts, MaxAttemptsLimit)
+	}
+	retryer := retry.NewStandard(func(o *retry.StandardOptions) {
+		o.MaxAttempts = cfg.MaxAttempts
+		o.Backoff = retry.BackoffDelayerFunc(backoff)
+	})
 	opts := []func(*config.LoadOptions) error{
 		config.WithRegion(cfg.Region),
-		config.WithRetryer(func() aws.Retryer {
-			return retry.NewStandard(func(o *retry.StandardOptions) {
-				o.MaxAttempts = cfg.MaxAttempts
-				o.MaxBackoff = 2 * time.Second
-			})
-		}),
+		config.WithRetryer(func() aws.Retryer { return retryer }),
 	}
 	httpClient := cfg.HTTPClient
 	if cfg.Embedded {
@@ -76,8 +106,47 @@ func NewClient(ctx context.Context, cfg ClientConfig) (*dynamodb.Client, error) 
 		}
 		// The embedded engine sends no CRC32 of its responses.
 		o.DisableValidateResponseChecksum = cfg.Embedded
-		o.APIOptions = append(o.APIOptions, countRequests)
+		o.APIOptions = append(o.APIOptions, countRequests, markUnavailable(retryer))
+		if cfg.Observe != nil {
+			o.APIOptions = append(o.APIOptions, observeCalls(cfg.Observe))
+		}
+		if cfg.TracerProvider != nil {
+			o.TracerProvider = cfg.TracerProvider
+		}
 	}), nil
+}
+
+// backoff returns the wait before retry number attempt (1 for the first):
+// half of retryBaseDelay·2^(attempt-1), capped at retryMaxBackoff, plus up
+// to as much again at random, so clients throttled together do not retry
+// together.
+func backoff(attempt int, _ error) (time.Duration, error) {
+	d := min(retryBaseDelay<<min(attempt-1, 10), retryMaxBackoff)
+	return d/2 + rand.N(d/2+1), nil
+}
+
+// unavailableError is a call that failed for a passing reason after its
+// retries. It matches ErrUnavailable and still unwraps to the SDK's error.
+type unavailableError struct{ err error }
+
+func (e *unavailableError) Error() string   { return e.err.Error() }
+func (e *unavailableError) Unwrap() []error { return []error{ErrUnavailable, e.err} }
+
+// markUnavailable makes the errors that the retryer would retry (throttling,
+// server errors, lost connections) match ErrUnavailable once the retries are
+// spent, so callers tell "try again later" from a bug without knowing the
+// SDK's error types. A cancelled or expired context is not one of them.
+func markUnavailable(retryer aws.Retryer) func(*middleware.Stack) error {
+	return func(stack *middleware.Stack) error {
+		return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("MarkUnavailable",
+			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+				out, md, err := next.HandleInitialize(ctx, in)
+				if err != nil && ctx.Err() == nil && retryer.IsErrorRetryable(err) {
+					err = &unavailableError{err}
+				}
+				return out, md, err
+			}), middleware.Before)
+	}
 }
 
 // NewEmbeddedTransport returns an http.RoundTripper that answers DynamoDB

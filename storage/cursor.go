@@ -20,12 +20,23 @@ type cursorBody struct {
 
 func cursorSum(list string, pos map[string]string) string {
 	raw, _ := json.Marshal(cursorBody{List: list, Pos: pos})
+	return checksum(raw)
+}
+
+// checksum returns the checksum of a cursor body marshalled without Sum.
+func checksum(raw []byte) string {
 	sum := sha256.Sum256(append([]byte("blog-cursor-v1\n"), raw...))
 	return base64.RawURLEncoding.EncodeToString(sum[:9])
 }
 
+// encodeCursor marshals the body once, for every item of every page: the
+// checksum comes last and needs no escaping, so appending it to the body
+// without it gives the bytes json.Marshal writes with Sum set.
 func encodeCursor(list string, pos map[string]string) string {
-	raw, _ := json.Marshal(cursorBody{List: list, Pos: pos, Sum: cursorSum(list, pos)})
+	raw, _ := json.Marshal(cursorBody{List: list, Pos: pos})
+	sum := checksum(raw)
+	raw = append(raw[:len(raw)-1], `,"s":"`...)
+	raw = append(append(raw, sum...), `"}`...)
 	return base64.RawURLEncoding.EncodeToString(raw)
 }
 
@@ -35,7 +46,7 @@ func decodeCursor(list, cursor string) (map[string]string, error) {
 	if cursor == "" {
 		return nil, nil
 	}
-	bad := &ValidationError{Field: "after", Reason: "is not a cursor of this list"}
+	bad := errBadCursor()
 	if len(cursor) > 1024 {
 		return nil, bad
 	}
@@ -51,6 +62,12 @@ func decodeCursor(list, cursor string) (map[string]string, error) {
 		return nil, bad
 	}
 	return c.Pos, nil
+}
+
+// errBadCursor is the error for a cursor that does not belong to the list
+// it was given to.
+func errBadCursor() error {
+	return &ValidationError{Field: "after", Reason: "is not a cursor of this list"}
 }
 
 func validatePage(p Page) error {

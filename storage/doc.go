@@ -33,6 +33,7 @@
 //	post by id                           GetItem POST#id (BatchGetItem for many)
 //	post by slug                         GetItem SLUG#slug, then GetItem POST#id
 //	author's posts, newest first         Query PK=AUTHOR#id, SK BETWEEN "POST#" AND "POST#<now>$", descending
+//	                                     (AND "POST#~" for the author and admins: scheduled posts too)
 //	author's drafts                      Query GSI1 GSI1PK=DRAFT#authorId, descending
 //	category's posts, newest first       Query GSI1 GSI1PK=CAT#slug, GSI1SK < "POST#<now>$", descending
 //	latest posts, whole blog             Query GSI1 GSI1PK=FEED#0..FEED#3 in parallel, GSI1SK < "POST#<now>$", merged
@@ -41,6 +42,7 @@
 //	all authors / all categories         Query GSI1 GSI1PK=AUTHORS / CATEGORIES
 //	authors, categories, posts by id     BatchGetItem, 100 keys a call, UnprocessedKeys retried with backoff
 //	blog-wide counts                     GetItem STATS
+//	post (with a comment) before a write GetItem POST#id (BatchGetItem with the comment), ConsistentRead
 //
 // Lists ask for one item more than the page, so whether another page
 // follows costs no request. Cursors are opaque (base64url of the list's

@@ -54,7 +54,7 @@ func validateNewPost(in *NewPost) ([]string, error) {
 	}
 	return cats, firstErr(
 		validateID("authorId", in.AuthorID),
-		validateText("title", in.Title, true, MaxTitleLength),
+		validateLine("title", in.Title, MaxTitleLength),
 		validateSlug("slug", in.Slug),
 		validateText("excerpt", in.Excerpt, false, MaxExcerptLength),
 		validateBody("body", in.Body, MaxBodyBytes),
@@ -67,7 +67,7 @@ func (s *Store) UpdatePost(ctx context.Context, in PostPatch) (*Post, error) {
 	var cats []string
 	err := firstErr(
 		validateID("id", in.ID),
-		validateOpt(in.Title, func(v string) error { return validateText("title", v, true, MaxTitleLength) }),
+		validateOpt(in.Title, func(v string) error { return validateLine("title", v, MaxTitleLength) }),
 		validateOpt(in.Slug, func(v string) error { return validateSlug("slug", v) }),
 		validateOpt(in.Excerpt, func(v string) error { return validateText("excerpt", v, false, MaxExcerptLength) }),
 		validateOpt(in.Body, func(v string) error { return validateBody("body", v, MaxBodyBytes) }),

@@ -21,6 +21,11 @@ var (
 	// ErrIdempotencyMismatch means an idempotency key was reused with a
 	// different request.
 	ErrIdempotencyMismatch = errors.New("idempotency key reused with a different request")
+	// ErrUnavailable means DynamoDB throttled the call, failed with a server
+	// error or could not be reached, on every attempt the retry policy
+	// allows (see NewClient). The call may or may not have taken effect; a
+	// write retried with the same idempotency key takes effect once.
+	ErrUnavailable = errors.New("the database is unavailable, try again")
 )
 
 // ValidationError names the field that failed validation. It wraps

@@ -5,6 +5,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -33,7 +34,7 @@ func invalid(field, format string, args ...any) error {
 	return &ValidationError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }
 
-// validateText checks a required or optional single- or multi-line text.
+// validateText checks a required or optional text that may span lines.
 func validateText(field, v string, required bool, maxRunes int) error {
 	switch {
 	case !utf8.ValidString(v):
@@ -42,10 +43,30 @@ func validateText(field, v string, required bool, maxRunes int) error {
 		return invalid(field, "must not be empty")
 	case utf8.RuneCountInString(v) > maxRunes:
 		return invalid(field, "must be at most %d characters", maxRunes)
-	case strings.ContainsRune(v, 0):
-		return invalid(field, "must not contain NUL characters")
+	case strings.ContainsFunc(v, isHiddenControl):
+		return invalid(field, "must not contain control characters other than line breaks and tabs")
 	}
 	return nil
+}
+
+// validateLine checks a required text of one line, such as a title or a
+// name: one that lists and headings show as it is.
+func validateLine(field, v string, maxRunes int) error {
+	if err := validateText(field, v, true, maxRunes); err != nil {
+		return err
+	}
+	if strings.ContainsFunc(v, unicode.IsControl) {
+		return invalid(field, "must be a single line without control characters")
+	}
+	return nil
+}
+
+// isHiddenControl reports whether r is a control character other than a
+// line break or a tab. Such characters are invisible or garble a page, and
+// JSON spells each with six bytes, which would let a body within its limit
+// outgrow a DynamoDB item once it is recorded for idempotency.
+func isHiddenControl(r rune) bool {
+	return unicode.IsControl(r) && r != '\n' && r != '\r' && r != '\t'
 }
 
 func validateSlug(field, v string) error {
@@ -62,25 +83,34 @@ func validateID(field, v string) error {
 	return nil
 }
 
+// validateURL checks an optional link that pages put in an href or src:
+// only absolute http and https URLs, so no javascript: or data: link gets
+// in, and none that carries credentials or spaces.
 func validateURL(field, v string) error {
 	if v == "" {
 		return nil
 	}
+	bad := invalid(field, "must be an absolute http or https URL of at most %d characters, without spaces or credentials", MaxURLLength)
+	if !utf8.ValidString(v) || utf8.RuneCountInString(v) > MaxURLLength ||
+		strings.ContainsFunc(v, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
+		return bad
+	}
 	u, err := url.Parse(v)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || len(v) > MaxURLLength {
-		return invalid(field, "must be an http or https URL of at most %d characters", MaxURLLength)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Hostname() == "" || u.User != nil {
+		return bad
 	}
 	return nil
 }
 
+// validateBody checks a text that may be long, by its size in bytes.
 func validateBody(field, v string, maxBytes int) error {
 	switch {
 	case !utf8.ValidString(v):
 		return invalid(field, "must be valid UTF-8")
 	case len(v) > maxBytes:
 		return invalid(field, "must be at most %d bytes", maxBytes)
-	case strings.ContainsRune(v, 0):
-		return invalid(field, "must not contain NUL characters")
+	case strings.ContainsFunc(v, isHiddenControl):
+		return invalid(field, "must not contain control characters other than line breaks and tabs")
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/storage"
 )
@@ -21,15 +23,16 @@ import (
 func TestPostLifecycleThroughTheAPI(t *testing.T) {
 	s := newServer(t)
 	ctx := context.Background()
-	ada := ok[*CreateAuthorResponse](t)(CreateAuthor(ctx, s.client, CreateAuthorInput{
-		Name: "Ada", Bio: ptr("Mathematician"), AvatarUrl: ptr("https://example.com/ada.png"),
+	ada := ok[*CreateAuthorResponse](t)(CreateAuthor(ctx, s.admin, CreateAuthorInput{
+		Subject: ptr("ada"), Name: "Ada", Bio: ptr("Mathematician"), AvatarUrl: ptr("https://example.com/ada.png"),
 	})).CreateAuthor.Author
 	equal(t, "avatar", *ada.AvatarUrl, "https://example.com/ada.png")
-	ok[*CreateCategoryResponse](t)(CreateCategory(ctx, s.client, CreateCategoryInput{Slug: "go", Name: "Go", Description: ptr("The language")}))
-	ok[*CreateCategoryResponse](t)(CreateCategory(ctx, s.client, CreateCategoryInput{Slug: "aws", Name: "AWS"}))
+	asAda := s.as("ada", auth.RoleAuthor)
+	ok[*CreateCategoryResponse](t)(CreateCategory(ctx, s.admin, CreateCategoryInput{Slug: "go", Name: "Go", Description: ptr("The language")}))
+	ok[*CreateCategoryResponse](t)(CreateCategory(ctx, s.admin, CreateCategoryInput{Slug: "aws", Name: "AWS"}))
 
-	p := ok[*CreatePostResponse](t)(CreatePost(ctx, s.client, CreatePostInput{
-		AuthorId: ada.Id, Title: "Hello", Slug: "hello", Body: ptr("# Hi"), Categories: []string{"go"},
+	p := ok[*CreatePostResponse](t)(CreatePost(ctx, asAda, CreatePostInput{
+		Title: "Hello", Slug: "hello", Body: ptr("# Hi"), Categories: []string{"go"},
 	})).CreatePost.Post
 	equal(t, "status", p.Status, PostStatusDraft)
 	equal(t, "version", p.Version, 1)
@@ -43,20 +46,27 @@ func TestPostLifecycleThroughTheAPI(t *testing.T) {
 		equal(t, "code", code(err), "NOT_FOUND")
 	})
 
-	pub := ok[*PublishPostResponse](t)(PublishPost(ctx, s.client, PublishPostInput{Id: p.Id, ExpectedVersion: ptr(1)})).PublishPost.Post
+	pub := ok[*PublishPostResponse](t)(PublishPost(ctx, asAda, PublishPostInput{Id: p.Id, ExpectedVersion: ptr(1)})).PublishPost.Post
 	equal(t, "published", pub.Status, PostStatusPublished)
 	equal(t, "publishedAt", pub.PublishedAt.Equal(start), true)
 	s.consistent()
 
 	t.Run("a stale version is a conflict naming the current one", func(t *testing.T) {
-		_, err := UpdatePost(ctx, s.client, UpdatePostInput{Id: p.Id, ExpectedVersion: 1, Title: ptr("Stale")})
+		_, err := UpdatePost(ctx, asAda, UpdatePostInput{Id: p.Id, ExpectedVersion: 1, Title: ptr("Stale")})
 		equal(t, "code", code(err), "CONFLICT")
+		var list gqlerror.List
+		if !errors.As(err, &list) {
+			t.Fatalf("err = %v, want GraphQL errors", err)
+		}
+		equal(t, "currentVersion", list[0].Extensions["currentVersion"], any(float64(2)))
+		equal(t, "reason", list[0].Extensions["reason"], any("VERSION_CONFLICT"))
 		if !strings.Contains(err.Error(), "version") {
 			t.Errorf("message %q does not mention the version", err)
 		}
+		equal(t, "title after the conflict", ok[*PostByIDResponse](t)(PostByID(ctx, s.client, p.Id)).Post.Title, "Hello")
 	})
 
-	upd := ok[*UpdatePostResponse](t)(UpdatePost(ctx, s.client, UpdatePostInput{
+	upd := ok[*UpdatePostResponse](t)(UpdatePost(ctx, asAda, UpdatePostInput{
 		Id: p.Id, ExpectedVersion: 2, Title: ptr("Hello, world"), Slug: ptr("hello-world"), Categories: []string{"aws", "go"},
 	})).UpdatePost.Post
 	equal(t, "title", upd.Title, "Hello, world")
@@ -68,29 +78,29 @@ func TestPostLifecycleThroughTheAPI(t *testing.T) {
 	_, err := PostPage(ctx, s.client, "hello")
 	equal(t, "old slug", code(err), "NOT_FOUND")
 
-	c := ok[*AddCommentResponse](t)(AddComment(ctx, s.client, AddCommentInput{PostId: p.Id, AuthorId: ada.Id, Body: "First!"})).AddComment.Comment
+	c := ok[*AddCommentResponse](t)(AddComment(ctx, asAda, AddCommentInput{PostId: p.Id, Body: "First!"})).AddComment.Comment
 	equal(t, "comment author", c.Author.Name, "Ada")
 	equal(t, "post comment count", c.Post.CommentCount, 1)
-	r := ok[*AddCommentResponse](t)(AddComment(ctx, s.client, AddCommentInput{PostId: p.Id, AuthorId: ada.Id, Body: "Reply", ParentId: &c.Id})).AddComment.Comment
+	r := ok[*AddCommentResponse](t)(AddComment(ctx, asAda, AddCommentInput{PostId: p.Id, Body: "Reply", ParentId: &c.Id})).AddComment.Comment
 	equal(t, "reply parent", r.Parent.Id, c.Id)
 	node := ok[*NodeResponse](t)(Node(ctx, s.client, c.Id))
 	equal(t, "comment node", *(*node.Node).GetTypename(), "Comment")
-	del := ok[*DeleteCommentResponse](t)(DeleteComment(ctx, s.client, DeleteCommentInput{Id: c.Id})).DeleteComment.Comment
+	del := ok[*DeleteCommentResponse](t)(DeleteComment(ctx, asAda, DeleteCommentInput{Id: c.Id})).DeleteComment.Comment
 	equal(t, "tombstone", del.Deleted, true)
 	s.consistent()
 
-	ok[*UpdateAuthorResponse](t)(UpdateAuthor(ctx, s.client, UpdateAuthorInput{Id: ada.Id, Name: ptr("Ada Lovelace")}))
-	ok[*UpdateCategoryResponse](t)(UpdateCategory(ctx, s.client, UpdateCategoryInput{Slug: "aws", Name: ptr("Amazon Web Services")}))
+	ok[*UpdateAuthorResponse](t)(UpdateAuthor(ctx, asAda, UpdateAuthorInput{Id: ada.Id, Name: ptr("Ada Lovelace")}))
+	ok[*UpdateCategoryResponse](t)(UpdateCategory(ctx, s.admin, UpdateCategoryInput{Slug: "aws", Name: ptr("Amazon Web Services")}))
 	cat := ok[*CategoryPageResponse](t)(CategoryPage(ctx, s.client, "go", nil, nil))
 	n := cat.Category.Posts.Edges[0].Node
 	equal(t, "renamed author in list", n.Author.Name, "Ada Lovelace")
 	equal(t, "renamed category in list", n.Categories[0].Name, "Amazon Web Services")
 	s.consistent()
 
-	ok[*UnpublishPostResponse](t)(UnpublishPost(ctx, s.client, UnpublishPostInput{Id: p.Id}))
+	ok[*UnpublishPostResponse](t)(UnpublishPost(ctx, asAda, UnpublishPostInput{Id: p.Id}))
 	feed := ok[*FeedResponse](t)(Feed(ctx, s.client, nil, nil))
 	equal(t, "feed after unpublish", len(feed.Posts.Edges), 0)
-	ok[*DeletePostResponse](t)(DeletePost(ctx, s.client, DeletePostInput{Id: p.Id}))
+	ok[*DeletePostResponse](t)(DeletePost(ctx, asAda, DeletePostInput{Id: p.Id}))
 	_, err = PostByID(ctx, s.client, p.Id)
 	equal(t, "deleted", code(err), "NOT_FOUND")
 	s.consistent()
@@ -172,32 +182,32 @@ func TestErrorCodes(t *testing.T) {
 		{"author id used as post id", func() error { _, err := PostByID(ctx, s.client, b.authors[0]); return err }, "BAD_USER_INPUT"},
 		{"tampered global id", func() error { _, err := Node(ctx, s.client, "Zm9vOmJhcg"); return err }, "BAD_USER_INPUT"},
 		{"bad slug", func() error {
-			_, err := CreatePost(ctx, s.client, CreatePostInput{AuthorId: b.authors[0], Title: "T", Slug: "Not A Slug"})
+			_, err := CreatePost(ctx, b.writers[0], CreatePostInput{Title: "T", Slug: "Not A Slug"})
 			return err
 		}, "BAD_USER_INPUT"},
 		{"slug taken", func() error {
-			_, err := CreatePost(ctx, s.client, CreatePostInput{AuthorId: b.authors[0], Title: "T", Slug: "post-1"})
+			_, err := CreatePost(ctx, b.writers[0], CreatePostInput{Title: "T", Slug: "post-1"})
 			return err
 		}, "CONFLICT"},
 		{"stale version", func() error {
-			_, err := UpdatePost(ctx, s.client, UpdatePostInput{Id: b.published[0], ExpectedVersion: 1, Title: ptr("x")})
+			_, err := UpdatePost(ctx, b.writers[0], UpdatePostInput{Id: b.published[0], ExpectedVersion: 1, Title: ptr("x")})
 			return err
 		}, "CONFLICT"},
 		{"comment on a draft", func() error {
-			_, err := AddComment(ctx, s.client, AddCommentInput{PostId: b.draft, AuthorId: b.authors[0], Body: "x"})
+			_, err := AddComment(ctx, b.writers[1], AddCommentInput{PostId: b.draft, Body: "x"})
 			return err
 		}, "NOT_FOUND"},
 		{"empty comment", func() error {
-			_, err := AddComment(ctx, s.client, AddCommentInput{PostId: b.published[0], AuthorId: b.authors[0], Body: " "})
+			_, err := AddComment(ctx, b.writers[0], AddCommentInput{PostId: b.published[0], Body: " "})
 			return err
 		}, "BAD_USER_INPUT"},
 		{"idempotency key reused with other input", func() error {
 			in := CreateCategoryInput{Slug: "k1", Name: "K", IdempotencyKey: ptr("same-key")}
-			if _, err := CreateCategory(ctx, s.client, in); err != nil {
+			if _, err := CreateCategory(ctx, s.admin, in); err != nil {
 				return err
 			}
 			in.Name = "Other"
-			_, err := CreateCategory(ctx, s.client, in)
+			_, err := CreateCategory(ctx, s.admin, in)
 			return err
 		}, "BAD_USER_INPUT"},
 	}

@@ -113,25 +113,20 @@ func (v *AddCommentAddCommentAddCommentPayloadCommentPost) GetCommentCount() int
 	return v.CommentCount
 }
 
-// The input of `addComment`.
+// The input of `addComment`. The comment's author is the signed-in author.
 type AddCommentInput struct {
 	// The global id of the post to comment on.
 	PostId string `json:"postId"`
-	// The global id of the author writing the comment.
-	AuthorId string `json:"authorId"`
-	// The text of the comment.
+	// The text of the comment: not blank, at most 10000 bytes of UTF-8.
 	Body string `json:"body"`
 	// The global id of the top-level comment of the same post to reply to; omitted for a top-level comment.
 	ParentId *string `json:"parentId"`
-	// Makes a retried call safe: the same key and input have one effect.
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
 }
 
 // GetPostId returns AddCommentInput.PostId, and is useful for accessing the field via an interface.
 func (v *AddCommentInput) GetPostId() string { return v.PostId }
-
-// GetAuthorId returns AddCommentInput.AuthorId, and is useful for accessing the field via an interface.
-func (v *AddCommentInput) GetAuthorId() string { return v.AuthorId }
 
 // GetBody returns AddCommentInput.Body, and is useful for accessing the field via an interface.
 func (v *AddCommentInput) GetBody() string { return v.Body }
@@ -144,7 +139,7 @@ func (v *AddCommentInput) GetIdempotencyKey() *string { return v.IdempotencyKey 
 
 // AddCommentResponse is returned by AddComment on success.
 type AddCommentResponse struct {
-	// Adds a comment to a public post, or a reply to one of its top-level comments.
+	// Adds a comment to a public post, or a reply to one of its top-level comments, written by the signed-in author.
 	AddComment AddCommentAddCommentAddCommentPayload `json:"addComment"`
 }
 
@@ -152,6 +147,221 @@ type AddCommentResponse struct {
 func (v *AddCommentResponse) GetAddComment() AddCommentAddCommentAddCommentPayload {
 	return v.AddComment
 }
+
+// AuthorDraftsAuthor includes the requested fields of the GraphQL type Author.
+// The GraphQL type's documentation follows.
+//
+// A person who writes posts and comments.
+type AuthorDraftsAuthor struct {
+	// The name shown with the author's posts and comments.
+	Name string `json:"name"`
+	// The author's drafts, newest first, for the author themself and admins. Null with UNAUTHENTICATED without a token, with FORBIDDEN for anyone else.
+	Drafts *AuthorDraftsAuthorDraftsDraftConnection `json:"drafts"`
+}
+
+// GetName returns AuthorDraftsAuthor.Name, and is useful for accessing the field via an interface.
+func (v *AuthorDraftsAuthor) GetName() string { return v.Name }
+
+// GetDrafts returns AuthorDraftsAuthor.Drafts, and is useful for accessing the field via an interface.
+func (v *AuthorDraftsAuthor) GetDrafts() *AuthorDraftsAuthorDraftsDraftConnection { return v.Drafts }
+
+// AuthorDraftsAuthorDraftsDraftConnection includes the requested fields of the GraphQL type DraftConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of an author's drafts.
+type AuthorDraftsAuthorDraftsDraftConnection struct {
+	// Where this page stands in the whole list.
+	PageInfo AuthorDraftsAuthorDraftsDraftConnectionPageInfo `json:"pageInfo"`
+	// The drafts of this page, each with its cursor.
+	Edges []AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdge `json:"edges"`
+}
+
+// GetPageInfo returns AuthorDraftsAuthorDraftsDraftConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *AuthorDraftsAuthorDraftsDraftConnection) GetPageInfo() AuthorDraftsAuthorDraftsDraftConnectionPageInfo {
+	return v.PageInfo
+}
+
+// GetEdges returns AuthorDraftsAuthorDraftsDraftConnection.Edges, and is useful for accessing the field via an interface.
+func (v *AuthorDraftsAuthorDraftsDraftConnection) GetEdges() []AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdge {
+	return v.Edges
+}
+
+// AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdge includes the requested fields of the GraphQL type PostEdge.
+// The GraphQL type's documentation follows.
+//
+// A post in a page of posts.
+type AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdge struct {
+	// The opaque cursor of this post; pass it as `after` to continue after it.
+	Cursor string `json:"cursor"`
+	// The post.
+	Node AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost `json:"node"`
+}
+
+// GetCursor returns AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdge.Cursor, and is useful for accessing the field via an interface.
+func (v *AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdge) GetCursor() string { return v.Cursor }
+
+// GetNode returns AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdge.Node, and is useful for accessing the field via an interface.
+func (v *AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdge) GetNode() AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost {
+	return v.Node
+}
+
+// AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost struct {
+	PostSummary `json:"-"`
+	// The full text of the post in Markdown.
+	Body string `json:"body"`
+}
+
+// GetBody returns AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost.Body, and is useful for accessing the field via an interface.
+func (v *AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost) GetBody() string {
+	return v.Body
+}
+
+// GetId returns AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost.Id, and is useful for accessing the field via an interface.
+func (v *AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost) GetId() string {
+	return v.PostSummary.Id
+}
+
+// GetSlug returns AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost.Slug, and is useful for accessing the field via an interface.
+func (v *AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost) GetSlug() string {
+	return v.PostSummary.Slug
+}
+
+// GetTitle returns AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost.Title, and is useful for accessing the field via an interface.
+func (v *AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost) GetTitle() string {
+	return v.PostSummary.Title
+}
+
+// GetExcerpt returns AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost.Excerpt, and is useful for accessing the field via an interface.
+func (v *AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost) GetExcerpt() string {
+	return v.PostSummary.Excerpt
+}
+
+// GetPublishedAt returns AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost.PublishedAt, and is useful for accessing the field via an interface.
+func (v *AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost) GetPublishedAt() *time.Time {
+	return v.PostSummary.PublishedAt
+}
+
+// GetCommentCount returns AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost.CommentCount, and is useful for accessing the field via an interface.
+func (v *AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost) GetCommentCount() int {
+	return v.PostSummary.CommentCount
+}
+
+// GetStatus returns AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost.Status, and is useful for accessing the field via an interface.
+func (v *AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost) GetStatus() PostStatus {
+	return v.PostSummary.Status
+}
+
+// GetAuthor returns AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost.Author, and is useful for accessing the field via an interface.
+func (v *AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost) GetAuthor() PostSummaryAuthor {
+	return v.PostSummary.Author
+}
+
+// GetCategories returns AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost.Categories, and is useful for accessing the field via an interface.
+func (v *AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost) GetCategories() []PostSummaryCategoriesCategory {
+	return v.PostSummary.Categories
+}
+
+func (v *AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.PostSummary)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalAuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost struct {
+	Body string `json:"body"`
+
+	Id string `json:"id"`
+
+	Slug string `json:"slug"`
+
+	Title string `json:"title"`
+
+	Excerpt string `json:"excerpt"`
+
+	PublishedAt *time.Time `json:"publishedAt"`
+
+	CommentCount int `json:"commentCount"`
+
+	Status PostStatus `json:"status"`
+
+	Author PostSummaryAuthor `json:"author"`
+
+	Categories []PostSummaryCategoriesCategory `json:"categories"`
+}
+
+func (v *AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost) __premarshalJSON() (*__premarshalAuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost, error) {
+	var retval __premarshalAuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost
+
+	retval.Body = v.Body
+	retval.Id = v.PostSummary.Id
+	retval.Slug = v.PostSummary.Slug
+	retval.Title = v.PostSummary.Title
+	retval.Excerpt = v.PostSummary.Excerpt
+	retval.PublishedAt = v.PostSummary.PublishedAt
+	retval.CommentCount = v.PostSummary.CommentCount
+	retval.Status = v.PostSummary.Status
+	retval.Author = v.PostSummary.Author
+	retval.Categories = v.PostSummary.Categories
+	return &retval, nil
+}
+
+// AuthorDraftsAuthorDraftsDraftConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Information about a page of a connection, as in the Relay cursor connection
+// specification.
+type AuthorDraftsAuthorDraftsDraftConnectionPageInfo struct {
+	// True when more items follow the last edge of this page.
+	HasNextPage bool `json:"hasNextPage"`
+	// The cursor of the last edge, or null when the page is empty. Pass it as `after` for the next page.
+	EndCursor *string `json:"endCursor"`
+}
+
+// GetHasNextPage returns AuthorDraftsAuthorDraftsDraftConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *AuthorDraftsAuthorDraftsDraftConnectionPageInfo) GetHasNextPage() bool { return v.HasNextPage }
+
+// GetEndCursor returns AuthorDraftsAuthorDraftsDraftConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *AuthorDraftsAuthorDraftsDraftConnectionPageInfo) GetEndCursor() *string { return v.EndCursor }
+
+// AuthorDraftsResponse is returned by AuthorDrafts on success.
+type AuthorDraftsResponse struct {
+	// Fetches an author by global id. Fails with NOT_FOUND when there is none.
+	Author *AuthorDraftsAuthor `json:"author"`
+}
+
+// GetAuthor returns AuthorDraftsResponse.Author, and is useful for accessing the field via an interface.
+func (v *AuthorDraftsResponse) GetAuthor() *AuthorDraftsAuthor { return v.Author }
 
 // AuthorPageAuthor includes the requested fields of the GraphQL type Author.
 // The GraphQL type's documentation follows.
@@ -168,7 +378,7 @@ type AuthorPageAuthor struct {
 	AvatarUrl *string `json:"avatarUrl"`
 	// The number of published posts by the author, scheduled posts included.
 	PostCount int `json:"postCount"`
-	// The author's public posts, newest first.
+	// The author's public posts, newest first. For the author themself and admins, scheduled posts too.
 	Posts AuthorPageAuthorPostsPostConnection `json:"posts"`
 }
 
@@ -974,15 +1184,20 @@ func (v *CreateAuthorCreateAuthorCreateAuthorPayloadAuthor) GetPostCount() int {
 
 // The input of `createAuthor`.
 type CreateAuthorInput struct {
-	// The name shown with the author's posts and comments.
+	// The author id the author's tokens carry as their subject (`sub`): 1 to 64 characters of A-Z, a-z, 0-9, _ and -. Omitted, a new one is made and the author cannot sign in.
+	Subject *string `json:"subject"`
+	// The name shown with the author's posts and comments: one line of at most 100 characters.
 	Name string `json:"name"`
-	// A short text about the author.
+	// A short text about the author: at most 2000 characters; line breaks are kept.
 	Bio *string `json:"bio"`
-	// The URL of the author's picture.
+	// The URL of the author's picture: an absolute http or https URL of at most 2000 characters, without spaces or credentials.
 	AvatarUrl *string `json:"avatarUrl"`
-	// Makes a retried call safe: the same key and input have one effect.
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
 }
+
+// GetSubject returns CreateAuthorInput.Subject, and is useful for accessing the field via an interface.
+func (v *CreateAuthorInput) GetSubject() *string { return v.Subject }
 
 // GetName returns CreateAuthorInput.Name, and is useful for accessing the field via an interface.
 func (v *CreateAuthorInput) GetName() string { return v.Name }
@@ -998,7 +1213,7 @@ func (v *CreateAuthorInput) GetIdempotencyKey() *string { return v.IdempotencyKe
 
 // CreateAuthorResponse is returned by CreateAuthor on success.
 type CreateAuthorResponse struct {
-	// Creates an author.
+	// Creates an author. Admins only.
 	CreateAuthor CreateAuthorCreateAuthorCreateAuthorPayload `json:"createAuthor"`
 }
 
@@ -1059,13 +1274,13 @@ func (v *CreateCategoryCreateCategoryCreateCategoryPayloadCategory) GetVersion()
 
 // The input of `createCategory`.
 type CreateCategoryInput struct {
-	// The unique, URL-friendly name of the category; it cannot change later.
+	// The unique, URL-friendly name of the category, 1 to 100 characters of a-z, 0-9 and single hyphens between them; it cannot change later.
 	Slug string `json:"slug"`
-	// The display name.
+	// The display name: one line of at most 100 characters.
 	Name string `json:"name"`
-	// What the category is about.
+	// What the category is about: at most 1000 characters.
 	Description *string `json:"description"`
-	// Makes a retried call safe: the same key and input have one effect.
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
 }
 
@@ -1083,7 +1298,7 @@ func (v *CreateCategoryInput) GetIdempotencyKey() *string { return v.Idempotency
 
 // CreateCategoryResponse is returned by CreateCategory on success.
 type CreateCategoryResponse struct {
-	// Creates a category. Fails with CONFLICT when the slug is in use.
+	// Creates a category. Admins only. Fails with CONFLICT when the slug is in use.
 	CreateCategory CreateCategoryCreateCategoryCreateCategoryPayload `json:"createCategory"`
 }
 
@@ -1235,26 +1450,22 @@ func (v *CreatePostCreatePostCreatePostPayloadPost) __premarshalJSON() (*__prema
 	return &retval, nil
 }
 
-// The input of `createPost`. The post starts as a draft.
+// The input of `createPost`. The post starts as a draft; its author is the
+// signed-in author.
 type CreatePostInput struct {
-	// The global id of the author writing the post.
-	AuthorId string `json:"authorId"`
-	// The title.
+	// The title: one line of at most 200 characters.
 	Title string `json:"title"`
-	// The unique, URL-friendly name of the post.
+	// The unique, URL-friendly name of the post: 1 to 100 characters of a-z, 0-9 and single hyphens between them.
 	Slug string `json:"slug"`
-	// A short plain-text summary shown in listings.
+	// A short plain-text summary shown in listings: at most 1000 characters.
 	Excerpt *string `json:"excerpt"`
-	// The full text in Markdown.
+	// The full text in Markdown: at most 100000 bytes of UTF-8.
 	Body *string `json:"body"`
-	// The slugs of the categories to file the post under.
+	// The slugs of the categories to file the post under: at most 10.
 	Categories []string `json:"categories"`
-	// Makes a retried call safe: the same key and input have one effect.
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
 }
-
-// GetAuthorId returns CreatePostInput.AuthorId, and is useful for accessing the field via an interface.
-func (v *CreatePostInput) GetAuthorId() string { return v.AuthorId }
 
 // GetTitle returns CreatePostInput.Title, and is useful for accessing the field via an interface.
 func (v *CreatePostInput) GetTitle() string { return v.Title }
@@ -1276,7 +1487,7 @@ func (v *CreatePostInput) GetIdempotencyKey() *string { return v.IdempotencyKey 
 
 // CreatePostResponse is returned by CreatePost on success.
 type CreatePostResponse struct {
-	// Creates a draft post. Fails with CONFLICT (reason SLUG_TAKEN) when the slug is in use.
+	// Creates a draft post written by the signed-in author. Fails with CONFLICT (reason SLUG_TAKEN) when the slug is in use.
 	CreatePost CreatePostCreatePostCreatePostPayload `json:"createPost"`
 }
 
@@ -1326,7 +1537,7 @@ func (v *DeleteCommentDeleteCommentDeleteCommentPayloadComment) GetBody() string
 type DeleteCommentInput struct {
 	// The global id of the comment.
 	Id string `json:"id"`
-	// Makes a retried call safe: the same key and input have one effect.
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
 }
 
@@ -1338,7 +1549,7 @@ func (v *DeleteCommentInput) GetIdempotencyKey() *string { return v.IdempotencyK
 
 // DeleteCommentResponse is returned by DeleteComment on success.
 type DeleteCommentResponse struct {
-	// Deletes a comment. A top-level comment with replies stays as a deleted placeholder that holds them.
+	// Deletes a comment: its writer, the post's author or an admin. A top-level comment with replies stays as a deleted placeholder that holds them.
 	DeleteComment DeleteCommentDeleteCommentDeleteCommentPayload `json:"deleteComment"`
 }
 
@@ -1384,7 +1595,7 @@ type DeletePostInput struct {
 	Id string `json:"id"`
 	// When given, deleting fails with CONFLICT unless the post still has this version.
 	ExpectedVersion *int `json:"expectedVersion"`
-	// Makes a retried call safe: the same key and input have one effect.
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
 }
 
@@ -1399,7 +1610,7 @@ func (v *DeletePostInput) GetIdempotencyKey() *string { return v.IdempotencyKey 
 
 // DeletePostResponse is returned by DeletePost on success.
 type DeletePostResponse struct {
-	// Deletes a post with its comments.
+	// Deletes a post with its comments: its author or an admin.
 	DeletePost DeletePostDeletePostDeletePostPayload `json:"deletePost"`
 }
 
@@ -1791,7 +2002,7 @@ func (v *NodeNodePost) GetTitle() string { return v.Title }
 
 // NodeResponse is returned by Node on success.
 type NodeResponse struct {
-	// Fetches any object by its global id. Fails with NOT_FOUND when there is no such visible object.
+	// Fetches any object by its global id. Fails with NOT_FOUND when there is no such object visible to the caller.
 	Node *NodeNode `json:"-"`
 }
 
@@ -2003,7 +2214,7 @@ func (v *PostByIDPost) __premarshalJSON() (*__premarshalPostByIDPost, error) {
 
 // PostByIDResponse is returned by PostByID on success.
 type PostByIDResponse struct {
-	// Fetches a public post by its global id or by its slug; give exactly one. Fails with NOT_FOUND for drafts and scheduled posts.
+	// Fetches a post by its global id or by its slug; give exactly one. Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin.
 	Post *PostByIDPost `json:"post"`
 }
 
@@ -2256,7 +2467,7 @@ func (v *PostPagePostCommentsCommentConnectionPageInfo) GetEndCursor() *string {
 
 // PostPageResponse is returned by PostPage on success.
 type PostPageResponse struct {
-	// Fetches a public post by its global id or by its slug; give exactly one. Fails with NOT_FOUND for drafts and scheduled posts.
+	// Fetches a post by its global id or by its slug; give exactly one. Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin.
 	Post *PostPagePost `json:"post"`
 }
 
@@ -2268,11 +2479,11 @@ func (v *PostPageResponse) GetPost() *PostPagePost { return v.Post }
 type PostStatus string
 
 const (
-	// The post is being written and only its author sees it.
+	// The post is being written and only its author and admins see it.
 	PostStatusDraft PostStatus = "DRAFT"
 	// The post is public.
 	PostStatusPublished PostStatus = "PUBLISHED"
-	// The post is published with a future publication time and becomes public then.
+	// The post is published with a future publication time and becomes public then; until then only its author and admins see it.
 	PostStatusScheduled PostStatus = "SCHEDULED"
 )
 
@@ -2525,7 +2736,7 @@ func (v *PostThreadsPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentRepl
 
 // PostThreadsResponse is returned by PostThreads on success.
 type PostThreadsResponse struct {
-	// Fetches a public post by its global id or by its slug; give exactly one. Fails with NOT_FOUND for drafts and scheduled posts.
+	// Fetches a post by its global id or by its slug; give exactly one. Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin.
 	Post *PostThreadsPost `json:"post"`
 }
 
@@ -2540,7 +2751,7 @@ type PublishPostInput struct {
 	ExpectedVersion *int `json:"expectedVersion"`
 	// When the post becomes public; omitted means now, a future time schedules the post.
 	At *time.Time `json:"at"`
-	// Makes a retried call safe: the same key and input have one effect.
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
 }
 
@@ -2695,7 +2906,7 @@ func (v *PublishPostPublishPostPublishPostPayloadPost) __premarshalJSON() (*__pr
 
 // PublishPostResponse is returned by PublishPost on success.
 type PublishPostResponse struct {
-	// Publishes a post now, or schedules it for a future time.
+	// Publishes a post now, or schedules it for a future time: its author or an admin.
 	PublishPost PublishPostPublishPostPublishPostPayload `json:"publishPost"`
 }
 
@@ -2710,7 +2921,7 @@ type UnpublishPostInput struct {
 	Id string `json:"id"`
 	// When given, unpublishing fails with CONFLICT unless the post still has this version.
 	ExpectedVersion *int `json:"expectedVersion"`
-	// Makes a retried call safe: the same key and input have one effect.
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
 }
 
@@ -2725,7 +2936,7 @@ func (v *UnpublishPostInput) GetIdempotencyKey() *string { return v.IdempotencyK
 
 // UnpublishPostResponse is returned by UnpublishPost on success.
 type UnpublishPostResponse struct {
-	// Turns a published or scheduled post back into a draft.
+	// Turns a published or scheduled post back into a draft: its author or an admin.
 	UnpublishPost UnpublishPostUnpublishPostUnpublishPostPayload `json:"unpublishPost"`
 }
 
@@ -2881,13 +3092,13 @@ type UpdateAuthorInput struct {
 	Id string `json:"id"`
 	// When given, the update fails with CONFLICT unless the author still has this version.
 	ExpectedVersion *int `json:"expectedVersion"`
-	// The new name.
+	// The new name: one line of at most 100 characters.
 	Name *string `json:"name"`
-	// The new bio.
+	// The new bio: at most 2000 characters; line breaks are kept.
 	Bio *string `json:"bio"`
-	// The new picture URL.
+	// The new picture URL: an absolute http or https URL of at most 2000 characters, without spaces or credentials; empty removes the picture.
 	AvatarUrl *string `json:"avatarUrl"`
-	// Makes a retried call safe: the same key and input have one effect.
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
 }
 
@@ -2911,7 +3122,7 @@ func (v *UpdateAuthorInput) GetIdempotencyKey() *string { return v.IdempotencyKe
 
 // UpdateAuthorResponse is returned by UpdateAuthor on success.
 type UpdateAuthorResponse struct {
-	// Changes an author's profile. Fails with CONFLICT when `expectedVersion` is stale.
+	// Changes an author's profile: the author themself or an admin. Fails with CONFLICT when `expectedVersion` is stale.
 	UpdateAuthor UpdateAuthorUpdateAuthorUpdateAuthorPayload `json:"updateAuthor"`
 }
 
@@ -2967,11 +3178,11 @@ type UpdateCategoryInput struct {
 	Slug string `json:"slug"`
 	// When given, the update fails with CONFLICT unless the category still has this version.
 	ExpectedVersion *int `json:"expectedVersion"`
-	// The new display name.
+	// The new display name: one line of at most 100 characters.
 	Name *string `json:"name"`
-	// The new description.
+	// The new description: at most 1000 characters.
 	Description *string `json:"description"`
-	// Makes a retried call safe: the same key and input have one effect.
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
 }
 
@@ -2992,7 +3203,7 @@ func (v *UpdateCategoryInput) GetIdempotencyKey() *string { return v.Idempotency
 
 // UpdateCategoryResponse is returned by UpdateCategory on success.
 type UpdateCategoryResponse struct {
-	// Changes a category; its posts show the new name at once. Fails with CONFLICT when `expectedVersion` is stale.
+	// Changes a category; its posts show the new name at once. Admins only. Fails with CONFLICT when `expectedVersion` is stale.
 	UpdateCategory UpdateCategoryUpdateCategoryUpdateCategoryPayload `json:"updateCategory"`
 }
 
@@ -3057,17 +3268,17 @@ type UpdatePostInput struct {
 	Id string `json:"id"`
 	// The version the change is based on; the update fails with CONFLICT unless the post still has it.
 	ExpectedVersion int `json:"expectedVersion"`
-	// The new title.
+	// The new title: one line of at most 200 characters.
 	Title *string `json:"title"`
-	// The new slug; the old one is released.
+	// The new slug, 1 to 100 characters of a-z, 0-9 and single hyphens between them; the old one is released.
 	Slug *string `json:"slug"`
-	// The new excerpt.
+	// The new excerpt: at most 1000 characters.
 	Excerpt *string `json:"excerpt"`
-	// The new Markdown body.
+	// The new Markdown body: at most 100000 bytes of UTF-8.
 	Body *string `json:"body"`
-	// The new category slugs, replacing the old ones; an empty list removes all.
+	// The new category slugs, at most 10, replacing the old ones; an empty list removes all.
 	Categories []string `json:"categories"`
-	// Makes a retried call safe: the same key and input have one effect.
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
 }
 
@@ -3097,7 +3308,7 @@ func (v *UpdatePostInput) GetIdempotencyKey() *string { return v.IdempotencyKey 
 
 // UpdatePostResponse is returned by UpdatePost on success.
 type UpdatePostResponse struct {
-	// Changes a post. Fails with CONFLICT and the current version in `extensions.currentVersion` when `expectedVersion` is stale.
+	// Changes a post: its author or an admin. Fails with CONFLICT and the current version in `extensions.currentVersion` when `expectedVersion` is stale.
 	UpdatePost UpdatePostUpdatePostUpdatePostPayload `json:"updatePost"`
 }
 
@@ -3249,6 +3460,32 @@ func (v *UpdatePostUpdatePostUpdatePostPayloadPost) __premarshalJSON() (*__prema
 	return &retval, nil
 }
 
+// ViewerResponse is returned by Viewer on success.
+type ViewerResponse struct {
+	// The author the request's token signs in as, or null without a token or when the token's subject is not an author.
+	Viewer *ViewerViewerAuthor `json:"viewer"`
+}
+
+// GetViewer returns ViewerResponse.Viewer, and is useful for accessing the field via an interface.
+func (v *ViewerResponse) GetViewer() *ViewerViewerAuthor { return v.Viewer }
+
+// ViewerViewerAuthor includes the requested fields of the GraphQL type Author.
+// The GraphQL type's documentation follows.
+//
+// A person who writes posts and comments.
+type ViewerViewerAuthor struct {
+	// The opaque global id of the author.
+	Id string `json:"id"`
+	// The name shown with the author's posts and comments.
+	Name string `json:"name"`
+}
+
+// GetId returns ViewerViewerAuthor.Id, and is useful for accessing the field via an interface.
+func (v *ViewerViewerAuthor) GetId() string { return v.Id }
+
+// GetName returns ViewerViewerAuthor.Name, and is useful for accessing the field via an interface.
+func (v *ViewerViewerAuthor) GetName() string { return v.Name }
+
 // __AddCommentInput is used internally by genqlient
 type __AddCommentInput struct {
 	Input AddCommentInput `json:"input"`
@@ -3256,6 +3493,22 @@ type __AddCommentInput struct {
 
 // GetInput returns __AddCommentInput.Input, and is useful for accessing the field via an interface.
 func (v *__AddCommentInput) GetInput() AddCommentInput { return v.Input }
+
+// __AuthorDraftsInput is used internally by genqlient
+type __AuthorDraftsInput struct {
+	Id    string  `json:"id"`
+	First *int    `json:"first"`
+	After *string `json:"after"`
+}
+
+// GetId returns __AuthorDraftsInput.Id, and is useful for accessing the field via an interface.
+func (v *__AuthorDraftsInput) GetId() string { return v.Id }
+
+// GetFirst returns __AuthorDraftsInput.First, and is useful for accessing the field via an interface.
+func (v *__AuthorDraftsInput) GetFirst() *int { return v.First }
+
+// GetAfter returns __AuthorDraftsInput.After, and is useful for accessing the field via an interface.
+func (v *__AuthorDraftsInput) GetAfter() *string { return v.After }
 
 // __AuthorPageInput is used internally by genqlient
 type __AuthorPageInput struct {
@@ -3474,6 +3727,74 @@ func AddComment(
 	}
 
 	data_ = &AddCommentResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by AuthorDrafts.
+const AuthorDrafts_Operation = `
+query AuthorDrafts ($id: ID!, $first: Int, $after: String) {
+	author(id: $id) {
+		name
+		drafts(first: $first, after: $after) {
+			pageInfo {
+				hasNextPage
+				endCursor
+			}
+			edges {
+				cursor
+				node {
+					... PostSummary
+					body
+				}
+			}
+		}
+	}
+}
+fragment PostSummary on Post {
+	id
+	slug
+	title
+	excerpt
+	publishedAt
+	commentCount
+	status
+	author {
+		name
+	}
+	categories {
+		slug
+		name
+	}
+}
+`
+
+// An author's drafts, for the author themself or an admin.
+func AuthorDrafts(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+	first *int,
+	after *string,
+) (data_ *AuthorDraftsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "AuthorDrafts",
+		Query:  AuthorDrafts_Operation,
+		Variables: &__AuthorDraftsInput{
+			Id:    id,
+			First: first,
+			After: after,
+		},
+	}
+
+	data_ = &AuthorDraftsResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -4498,6 +4819,38 @@ func UpdatePost(
 	}
 
 	data_ = &UpdatePostResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by Viewer.
+const Viewer_Operation = `
+query Viewer {
+	viewer {
+		id
+		name
+	}
+}
+`
+
+// The signed-in author.
+func Viewer(
+	ctx_ context.Context,
+	client_ graphql.Client,
+) (data_ *ViewerResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "Viewer",
+		Query:  Viewer_Operation,
+	}
+
+	data_ = &ViewerResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

@@ -18,8 +18,10 @@ import (
 	"github.com/Khan/genqlient/graphql"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/golang-jwt/jwt/v5"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
+	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/storage"
 )
@@ -34,27 +36,51 @@ type clock struct{ ns atomic.Int64 }
 func (c *clock) now() time.Time          { return time.Unix(0, c.ns.Load()).UTC() }
 func (c *clock) advance(d time.Duration) { c.ns.Add(int64(d)) }
 
-// server is the real GraphQL handler on loopback, with a typed client and
-// the DynamoDB request count of the last GraphQL request.
+// Tokens of the tests: signed with testSecret for testIssuer and
+// testAudience, which the server checks.
+var testSecret = []byte("end-to-end-tests-secret-0123456789")
+
+const (
+	testIssuer   = "https://id.blog.test/"
+	testAudience = "blog-api"
+)
+
+// server is the real GraphQL handler on loopback, with typed clients (an
+// anonymous one and one of an admin) and the DynamoDB request count of the
+// last GraphQL request.
 type server struct {
 	t      *testing.T
+	db     *dynamodb.Client
+	table  string
 	store  *storage.Store
 	clock  *clock
 	client graphql.Client
+	admin  graphql.Client
 	url    string
 
 	mu   sync.Mutex
 	last *storage.Counter
 }
 
-func newServer(t *testing.T) *server {
+// newServer starts the server on a table of its own. Each configure
+// function, when given, changes the DynamoDB client's configuration and the
+// handler's options before they are used.
+func newServer(t *testing.T, configure ...func(*storage.ClientConfig, *graph.HandlerOptions)) *server {
 	t.Helper()
 	ctx := context.Background()
 	endpoint := os.Getenv("DYNAMODB_ENDPOINT")
 	if endpoint == "" && os.Getenv("REQUIRE_DYNAMODB") == "1" {
 		t.Fatal("REQUIRE_DYNAMODB=1 but DYNAMODB_ENDPOINT is not set: start DynamoDB Local with scripts/dynamodb-local.sh")
 	}
-	db, err := storage.NewClient(ctx, storage.ClientConfig{Embedded: endpoint == "", Endpoint: endpoint})
+	clientCfg := storage.ClientConfig{Embedded: endpoint == "", Endpoint: endpoint}
+	opts := graph.HandlerOptions{
+		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Introspection: true,
+	}
+	for _, f := range configure {
+		f(&clientCfg, &opts)
+	}
+	db, err := storage.NewClient(ctx, clientCfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,11 +98,13 @@ func newServer(t *testing.T) *server {
 			_, _ = db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(table)})
 		})
 	}
-	s := &server{t: t, store: store, clock: c}
-	h := graph.NewHandler(store, graph.HandlerOptions{
-		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Introspection: true,
-	})
+	s := &server{t: t, db: db, table: table, store: store, clock: c}
+	verifier, err := auth.NewVerifier(auth.Config{Secret: testSecret, Issuer: testIssuer, Audience: testAudience, Now: c.now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.Verifier = verifier
+	h := graph.NewHandler(store, opts)
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, counter := storage.WithRequestCounter(r.Context())
 		s.mu.Lock()
@@ -87,7 +115,56 @@ func newServer(t *testing.T) *server {
 	t.Cleanup(hs.Close)
 	s.url = hs.URL
 	s.client = graphql.NewClient(hs.URL, hs.Client())
+	s.admin = s.as("admin", auth.RoleAdmin)
 	return s
+}
+
+// claims returns the claims of a valid token for sub with roles: issued
+// now by the test clock, valid for a day.
+func (s *server) claims(sub string, roles ...string) auth.Claims {
+	now := s.clock.now()
+	return auth.Claims{
+		RegisteredClaims: jwt.RegisteredClaims{
+			Subject:   sub,
+			Issuer:    testIssuer,
+			Audience:  jwt.ClaimStrings{testAudience},
+			IssuedAt:  jwt.NewNumericDate(now),
+			ExpiresAt: jwt.NewNumericDate(now.Add(24 * time.Hour)),
+		},
+		Roles: roles,
+	}
+}
+
+// as returns a client that signs in as sub with roles.
+func (s *server) as(sub string, roles ...string) graphql.Client {
+	return s.withClaims(s.claims(sub, roles...), testSecret)
+}
+
+// withClaims returns a client that sends a token of c signed with secret.
+func (s *server) withClaims(c auth.Claims, secret []byte) graphql.Client {
+	token, err := auth.Sign(secret, c)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return s.withToken(token)
+}
+
+// withToken returns a client that sends token as its bearer token.
+func (s *server) withToken(token string) graphql.Client {
+	return graphql.NewClient(s.url, &http.Client{Transport: bearer{token: token, next: http.DefaultTransport}})
+}
+
+// bearer adds a bearer token to every request, as a frontend's HTTP
+// client does for a signed-in user.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
 }
 
 // requests returns the DynamoDB requests of the last GraphQL request.
@@ -117,15 +194,30 @@ func (s *server) consistent() {
 	}
 }
 
-// code returns the extensions.code of the first GraphQL error in err.
+// code returns the extensions.code of the first GraphQL error in err,
+// whatever the HTTP status of the response that carried it.
 func code(err error) string {
 	var list gqlerror.List
-	if errors.As(err, &list) && len(list) > 0 {
+	if httpErr, ok := errors.AsType[*graphql.HTTPError](err); ok {
+		list = httpErr.Response.Errors
+	} else {
+		errors.As(err, &list)
+	}
+	if len(list) > 0 {
 		if c, ok := list[0].Extensions["code"].(string); ok {
 			return c
 		}
 	}
 	return ""
+}
+
+// status returns the HTTP status of a response that failed as a whole,
+// or 200.
+func status(err error) int {
+	if httpErr, ok := errors.AsType[*graphql.HTTPError](err); ok {
+		return httpErr.StatusCode
+	}
+	return http.StatusOK
 }
 
 func ok[T any](t *testing.T) func(T, error) T {

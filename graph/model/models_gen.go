@@ -12,17 +12,15 @@ import (
 	"github.com/blogql/blog/storage"
 )
 
-// The input of `addComment`.
+// The input of `addComment`. The comment's author is the signed-in author.
 type AddCommentInput struct {
 	// The global id of the post to comment on.
 	PostID string `json:"postId"`
-	// The global id of the author writing the comment.
-	AuthorID string `json:"authorId"`
-	// The text of the comment.
+	// The text of the comment: not blank, at most 10000 bytes of UTF-8.
 	Body string `json:"body"`
 	// The global id of the top-level comment of the same post to reply to; omitted for a top-level comment.
 	ParentID *string `json:"parentId,omitempty"`
-	// Makes a retried call safe: the same key and input have one effect.
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
@@ -34,13 +32,15 @@ type AddCommentPayload struct {
 
 // The input of `createAuthor`.
 type CreateAuthorInput struct {
-	// The name shown with the author's posts and comments.
+	// The author id the author's tokens carry as their subject (`sub`): 1 to 64 characters of A-Z, a-z, 0-9, _ and -. Omitted, a new one is made and the author cannot sign in.
+	Subject *string `json:"subject,omitempty"`
+	// The name shown with the author's posts and comments: one line of at most 100 characters.
 	Name string `json:"name"`
-	// A short text about the author.
+	// A short text about the author: at most 2000 characters; line breaks are kept.
 	Bio *string `json:"bio,omitempty"`
-	// The URL of the author's picture.
+	// The URL of the author's picture: an absolute http or https URL of at most 2000 characters, without spaces or credentials.
 	AvatarURL *string `json:"avatarUrl,omitempty"`
-	// Makes a retried call safe: the same key and input have one effect.
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
@@ -52,13 +52,13 @@ type CreateAuthorPayload struct {
 
 // The input of `createCategory`.
 type CreateCategoryInput struct {
-	// The unique, URL-friendly name of the category; it cannot change later.
+	// The unique, URL-friendly name of the category, 1 to 100 characters of a-z, 0-9 and single hyphens between them; it cannot change later.
 	Slug string `json:"slug"`
-	// The display name.
+	// The display name: one line of at most 100 characters.
 	Name string `json:"name"`
-	// What the category is about.
+	// What the category is about: at most 1000 characters.
 	Description *string `json:"description,omitempty"`
-	// Makes a retried call safe: the same key and input have one effect.
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
@@ -68,21 +68,20 @@ type CreateCategoryPayload struct {
 	Category *storage.Category `json:"category"`
 }
 
-// The input of `createPost`. The post starts as a draft.
+// The input of `createPost`. The post starts as a draft; its author is the
+// signed-in author.
 type CreatePostInput struct {
-	// The global id of the author writing the post.
-	AuthorID string `json:"authorId"`
-	// The title.
+	// The title: one line of at most 200 characters.
 	Title string `json:"title"`
-	// The unique, URL-friendly name of the post.
+	// The unique, URL-friendly name of the post: 1 to 100 characters of a-z, 0-9 and single hyphens between them.
 	Slug string `json:"slug"`
-	// A short plain-text summary shown in listings.
+	// A short plain-text summary shown in listings: at most 1000 characters.
 	Excerpt *string `json:"excerpt,omitempty"`
-	// The full text in Markdown.
+	// The full text in Markdown: at most 100000 bytes of UTF-8.
 	Body *string `json:"body,omitempty"`
-	// The slugs of the categories to file the post under.
+	// The slugs of the categories to file the post under: at most 10.
 	Categories []string `json:"categories,omitempty"`
-	// Makes a retried call safe: the same key and input have one effect.
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
@@ -96,7 +95,7 @@ type CreatePostPayload struct {
 type DeleteCommentInput struct {
 	// The global id of the comment.
 	ID string `json:"id"`
-	// Makes a retried call safe: the same key and input have one effect.
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
@@ -112,7 +111,7 @@ type DeletePostInput struct {
 	ID string `json:"id"`
 	// When given, deleting fails with CONFLICT unless the post still has this version.
 	ExpectedVersion *int `json:"expectedVersion,omitempty"`
-	// Makes a retried call safe: the same key and input have one effect.
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
@@ -122,10 +121,25 @@ type DeletePostPayload struct {
 	Post *storage.Post `json:"post"`
 }
 
+// A page of an author's drafts.
+type DraftConnection struct {
+	// The drafts of this page, each with its cursor.
+	Edges []*PostEdge `json:"edges"`
+	// Where this page stands in the whole list.
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
 // Changes to the blog. Every mutation takes one `input` and returns a payload
 // with what it wrote. Each input takes an optional `idempotencyKey`: a retried
 // call with the same key and input has one effect and returns the same result,
 // while the same key with different input fails with BAD_USER_INPUT.
+//
+// Every mutation needs a bearer token (`Authorization: Bearer <JWT>`) whose
+// subject is an author id and whose `roles` claim lists `author` or `admin`.
+// Without a token a mutation fails with UNAUTHENTICATED; with a token that
+// does not allow it, with FORBIDDEN; either way nothing is written. A post
+// that is a draft or scheduled is NOT_FOUND for anyone but its author and
+// admins.
 type Mutation struct {
 }
 
@@ -137,7 +151,7 @@ type PublishPostInput struct {
 	ExpectedVersion *int `json:"expectedVersion,omitempty"`
 	// When the post becomes public; omitted means now, a future time schedules the post.
 	At *time.Time `json:"at,omitempty"`
-	// Makes a retried call safe: the same key and input have one effect.
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
@@ -147,8 +161,9 @@ type PublishPostPayload struct {
 	Post *storage.Post `json:"post"`
 }
 
-// The entry points for reading the blog. Only public posts are visible here:
-// drafts and scheduled posts are not found.
+// The entry points for reading the blog. Reading needs no token. Drafts and
+// scheduled posts are visible only to their author and admins; for everyone
+// else they are not found, as if they did not exist.
 type Query struct {
 }
 
@@ -158,7 +173,7 @@ type UnpublishPostInput struct {
 	ID string `json:"id"`
 	// When given, unpublishing fails with CONFLICT unless the post still has this version.
 	ExpectedVersion *int `json:"expectedVersion,omitempty"`
-	// Makes a retried call safe: the same key and input have one effect.
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
@@ -174,13 +189,13 @@ type UpdateAuthorInput struct {
 	ID string `json:"id"`
 	// When given, the update fails with CONFLICT unless the author still has this version.
 	ExpectedVersion *int `json:"expectedVersion,omitempty"`
-	// The new name.
+	// The new name: one line of at most 100 characters.
 	Name *string `json:"name,omitempty"`
-	// The new bio.
+	// The new bio: at most 2000 characters; line breaks are kept.
 	Bio *string `json:"bio,omitempty"`
-	// The new picture URL.
+	// The new picture URL: an absolute http or https URL of at most 2000 characters, without spaces or credentials; empty removes the picture.
 	AvatarURL *string `json:"avatarUrl,omitempty"`
-	// Makes a retried call safe: the same key and input have one effect.
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
@@ -196,11 +211,11 @@ type UpdateCategoryInput struct {
 	Slug string `json:"slug"`
 	// When given, the update fails with CONFLICT unless the category still has this version.
 	ExpectedVersion *int `json:"expectedVersion,omitempty"`
-	// The new display name.
+	// The new display name: one line of at most 100 characters.
 	Name *string `json:"name,omitempty"`
-	// The new description.
+	// The new description: at most 1000 characters.
 	Description *string `json:"description,omitempty"`
-	// Makes a retried call safe: the same key and input have one effect.
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
@@ -216,17 +231,17 @@ type UpdatePostInput struct {
 	ID string `json:"id"`
 	// The version the change is based on; the update fails with CONFLICT unless the post still has it.
 	ExpectedVersion int `json:"expectedVersion"`
-	// The new title.
+	// The new title: one line of at most 200 characters.
 	Title *string `json:"title,omitempty"`
-	// The new slug; the old one is released.
+	// The new slug, 1 to 100 characters of a-z, 0-9 and single hyphens between them; the old one is released.
 	Slug *string `json:"slug,omitempty"`
-	// The new excerpt.
+	// The new excerpt: at most 1000 characters.
 	Excerpt *string `json:"excerpt,omitempty"`
-	// The new Markdown body.
+	// The new Markdown body: at most 100000 bytes of UTF-8.
 	Body *string `json:"body,omitempty"`
-	// The new category slugs, replacing the old ones; an empty list removes all.
+	// The new category slugs, at most 10, replacing the old ones; an empty list removes all.
 	Categories []string `json:"categories,omitempty"`
-	// Makes a retried call safe: the same key and input have one effect.
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
 
@@ -241,11 +256,11 @@ type UpdatePostPayload struct {
 type PostStatus string
 
 const (
-	// The post is being written and only its author sees it.
+	// The post is being written and only its author and admins see it.
 	PostStatusDraft PostStatus = "DRAFT"
 	// The post is public.
 	PostStatusPublished PostStatus = "PUBLISHED"
-	// The post is published with a future publication time and becomes public then.
+	// The post is published with a future publication time and becomes public then; until then only its author and admins see it.
 	PostStatusScheduled PostStatus = "SCHEDULED"
 )
 

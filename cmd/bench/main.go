@@ -1,0 +1,277 @@
+// Command bench measures the GraphQL server against its floor, the same
+// DynamoDB requests made directly through the store.
+//
+// It seeds a fixed dataset (see dataset.go) into a fresh table, serves the
+// real handler (graph.NewHandler) on a loopback HTTP server, and drives the
+// frontend's operations through it: the category page, the post page, the
+// author page, the feed and addComment. For each it reports the DynamoDB
+// requests per operation, p50/p99 latency at concurrency 1, and throughput
+// and p50/p99 at concurrency 16, next to the floor's, in the same run and on
+// the same backend. Every response is checked; any error ends the run
+// without a result.
+//
+// Usage:
+//
+//	go run ./cmd/bench -backend embedded
+//	scripts/dynamodb-local.sh run 8765 -- go run ./cmd/bench -backend local
+//
+// scripts/bench.sh runs both. Results go to bench/results-<backend>.json and
+// into the table of that backend in BENCHMARKS.md.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"os/signal"
+	"runtime"
+	"runtime/pprof"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/blogql/blog/auth"
+	"github.com/blogql/blog/graph"
+	"github.com/blogql/blog/storage"
+)
+
+type config struct {
+	backend     string
+	endpoint    string
+	posts       int
+	warmup      time.Duration
+	samples     int
+	concurrency int
+	duration    time.Duration
+	rounds      int
+	out         string
+	markdown    string
+	cpuProfile  string
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	cfg, err := parseFlags(os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return
+	}
+	var res *results
+	if err == nil {
+		res, err = run(ctx, cfg, os.Stderr)
+	}
+	if err == nil {
+		err = res.write(cfg)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func parseFlags(args []string) (*config, error) {
+	c := &config{}
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.StringVar(&c.backend, "backend", "embedded", "`backend`: embedded (in-process engine) or local (DynamoDB Local at -endpoint)")
+	fs.StringVar(&c.endpoint, "endpoint", os.Getenv("DYNAMODB_ENDPOINT"), "DynamoDB Local `URL` for -backend local (default $DYNAMODB_ENDPOINT)")
+	fs.IntVar(&c.posts, "posts", defaultPosts, "posts in the dataset; a tenth of them get comments")
+	fs.DurationVar(&c.warmup, "warmup", -1, "load before measuring; DynamoDB Local's JIT needs ~40s (default 40s local, 5s embedded)")
+	fs.IntVar(&c.samples, "samples", 300, "calls per operation at concurrency 1, server and floor each")
+	fs.IntVar(&c.concurrency, "concurrency", 16, "workers of the throughput rounds")
+	fs.DurationVar(&c.duration, "duration", 5*time.Second, "length of each throughput round, server and floor each")
+	fs.IntVar(&c.rounds, "rounds", 3, "throughput rounds per operation, alternating floor and server")
+	fs.StringVar(&c.out, "out", "", "results `file` (default bench/results-<backend>.json)")
+	fs.StringVar(&c.markdown, "markdown", "BENCHMARKS.md", "`file` whose table for the backend is replaced with the results; empty: none")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the measurements (after the warm-up) to `file`")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	switch {
+	case fs.NArg() > 0:
+		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
+	case c.backend != "embedded" && c.backend != "local":
+		return nil, fmt.Errorf("-backend %q: must be embedded or local", c.backend)
+	case c.backend == "local" && c.endpoint == "":
+		return nil, errors.New("-backend local needs -endpoint or DYNAMODB_ENDPOINT (scripts/dynamodb-local.sh run PORT -- ...)")
+	case c.posts < 100 || c.samples < 10 || c.concurrency < 1 || c.rounds < 1 || c.duration <= 0:
+		return nil, errors.New("-posts must be at least 100, -samples at least 10, -concurrency and -rounds at least 1, -duration positive")
+	}
+	if c.warmup < 0 {
+		c.warmup = 5 * time.Second
+		if c.backend == "local" {
+			c.warmup = 40 * time.Second
+		}
+	}
+	if c.out == "" {
+		c.out = "bench/results-" + c.backend + ".json"
+	}
+	return c, nil
+}
+
+// run seeds, measures and returns the results; it fails on the first
+// error any call returns.
+func run(ctx context.Context, cfg *config, log io.Writer) (*results, error) {
+	logf := func(format string, args ...any) { fmt.Fprintf(log, format+"\n", args...) }
+	db, err := storage.NewClient(ctx, storage.ClientConfig{Embedded: cfg.backend == "embedded", Endpoint: cfg.endpoint})
+	if err != nil {
+		return nil, err
+	}
+	suffix := make([]byte, 4)
+	_, _ = rand.Read(suffix)
+	table := "bench-" + hex.EncodeToString(suffix)
+	store := storage.New(db, table)
+	if err := store.CreateTable(ctx); err != nil {
+		return nil, err
+	}
+	if cfg.backend == "local" {
+		defer func() {
+			_, _ = db.DeleteTable(context.WithoutCancel(ctx), &dynamodb.DeleteTableInput{TableName: aws.String(table)})
+		}()
+	}
+
+	data := newDataset(cfg.posts)
+	start := time.Now()
+	if err := data.seed(ctx, store); err != nil {
+		return nil, err
+	}
+	seeded := time.Since(start)
+	logf("seeded %d authors, %d categories, %d posts, %d comments in %s", numAuthors, len(data.categories), len(data.posts),
+		data.comments(), seeded.Round(time.Millisecond))
+
+	secret := make([]byte, auth.MinSecretBytes)
+	_, _ = rand.Read(secret)
+	verifier, err := auth.NewVerifier(auth.Config{Secret: secret})
+	if err != nil {
+		return nil, err
+	}
+	tokens, err := data.tokens(secret)
+	if err != nil {
+		return nil, err
+	}
+	counts := newRequestCounts()
+	srv := httptest.NewServer(counts.middleware(graph.NewHandler(store, graph.HandlerOptions{
+		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Verifier: verifier,
+	})))
+	defer srv.Close()
+	client := newClient(srv.URL, cfg.concurrency)
+
+	t, err := discover(ctx, client, store, data, tokens)
+	if err != nil {
+		return nil, fmt.Errorf("find the targets through the API: %w", err)
+	}
+	ops := operations(store, t)
+	var next atomic.Int64
+	res := newResults(cfg, data, seeded)
+
+	for _, op := range ops {
+		r := res.op(op)
+		for _, first := range pageSizes(op) {
+			if err := client.do(ctx, op, first, int(next.Add(1)), fmt.Sprint(first)); err != nil {
+				return nil, fmt.Errorf("%s: %w", op.name, err)
+			}
+			r.Requests.Server[fmt.Sprint(first)] = counts.lastOf(op.name, fmt.Sprint(first))
+		}
+		fctx, fc := storage.WithRequestCounter(ctx)
+		if err := op.floor(fctx, int(next.Add(1))); err != nil {
+			return nil, fmt.Errorf("%s floor: %w", op.name, err)
+		}
+		r.Requests.Floor = fc.Total()
+	}
+
+	logf("warming up for %s", cfg.warmup)
+	if _, _, err := concurrent(ctx, cfg.concurrency, cfg.warmup, func(ctx context.Context, i int) error {
+		op := ops[i%len(ops)]
+		if i/len(ops)%2 == 0 {
+			return op.floor(ctx, i)
+		}
+		return client.do(ctx, op, 20, i, "")
+	}, &next); err != nil {
+		return nil, fmt.Errorf("warm-up: %w", err)
+	}
+
+	if cfg.cpuProfile != "" {
+		f, err := os.Create(cfg.cpuProfile)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return nil, err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	for _, op := range ops {
+		r := res.op(op)
+		server, floor := client.caller(op), call(op.floor)
+		ls, lf, err := sequential(ctx, cfg.samples, server, floor, &next)
+		if err != nil {
+			return nil, fmt.Errorf("%s at concurrency 1: %w", op.name, err)
+		}
+		r.Sequential = comparison(ls.stats(0), lf.stats(0), func(s stats) float64 { return s.P50Millis })
+		logf("%-14s c1   server p50 %6.2f ms  floor p50 %6.2f ms  ratio %.2f", op.name,
+			r.Sequential.Server.P50Millis, r.Sequential.Floor.P50Millis, r.Sequential.Ratio)
+		for round := range cfg.rounds {
+			lf, ef, err := concurrent(ctx, cfg.concurrency, cfg.duration, floor, &next)
+			if err != nil {
+				return nil, fmt.Errorf("%s floor round %d: %w", op.name, round+1, err)
+			}
+			ls, es, err := concurrent(ctx, cfg.concurrency, cfg.duration, server, &next)
+			if err != nil {
+				return nil, fmt.Errorf("%s round %d: %w", op.name, round+1, err)
+			}
+			c := comparison(ls.stats(es), lf.stats(ef), func(s stats) float64 { return s.PerSecond })
+			r.Rounds = append(r.Rounds, c)
+			logf("%-14s c%-3d server %7.0f/s p50 %6.2f p99 %6.2f ms  floor %7.0f/s  ratio %.2f", op.name, cfg.concurrency,
+				c.Server.PerSecond, c.Server.P50Millis, c.Server.P99Millis, c.Floor.PerSecond, c.Ratio)
+		}
+		r.Requests.Min, r.Requests.Max = counts.rangeOf(op.name)
+	}
+
+	runtime.GC()
+	res.Memory = readMemory()
+	logf("process RSS %.1f MB (peak %.1f MB), Go heap in use %.1f MB", res.Memory.RSSMB, res.Memory.PeakRSSMB, res.Memory.HeapInUseMB)
+	return res, nil
+}
+
+func pageSizes(op operation) []int {
+	if op.paged {
+		return []int{20, 100}
+	}
+	return []int{20}
+}
+
+// tokens returns a bearer token for every author, signed with secret, by
+// author id.
+func (d *dataset) tokens(secret []byte) (map[string]string, error) {
+	out := map[string]string{}
+	for _, a := range d.authors {
+		t, err := auth.Sign(secret, auth.Claims{
+			RegisteredClaims: jwt.RegisteredClaims{Subject: a.ID, ExpiresAt: jwt.NewNumericDate(time.Now().Add(24 * time.Hour))},
+			Roles:            []string{auth.RoleAuthor},
+		})
+		if err != nil {
+			return nil, err
+		}
+		out[a.ID] = t
+	}
+	return out, nil
+}
+
+func (d *dataset) comments() int {
+	n := 0
+	for _, p := range d.posts {
+		n += len(p.comments)
+	}
+	return n
+}

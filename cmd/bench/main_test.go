@@ -1,0 +1,50 @@
+package main
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+)
+
+// TestOperationsKeepTheirBudgets runs the benchmark briefly on a small
+// dataset, so the harness keeps working, and checks what it measures that
+// does not depend on the machine: every operation makes exactly the
+// DynamoDB requests DESIGN.md budgets, at page size 20 and 100 alike, and
+// its floor makes the same number. It runs on DynamoDB Local when
+// DYNAMODB_ENDPOINT is set.
+func TestOperationsKeepTheirBudgets(t *testing.T) {
+	cfg := &config{
+		backend: "embedded", posts: 60, samples: 10, concurrency: 4,
+		duration: 100 * time.Millisecond, rounds: 1,
+	}
+	if cfg.endpoint = os.Getenv("DYNAMODB_ENDPOINT"); cfg.endpoint != "" {
+		cfg.backend = "local"
+	} else if os.Getenv("REQUIRE_DYNAMODB") == "1" {
+		t.Fatal("REQUIRE_DYNAMODB=1 but DYNAMODB_ENDPOINT is not set: start DynamoDB Local with scripts/dynamodb-local.sh")
+	}
+	res, err := run(context.Background(), cfg, t.Output())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Operations) != 5 {
+		t.Fatalf("%d operations measured, want 5", len(res.Operations))
+	}
+	for _, o := range res.Operations {
+		r := o.Requests
+		if r.Min != o.Budget || r.Max != o.Budget {
+			t.Errorf("%s: %d to %d DynamoDB requests per call, budget %d", o.Name, r.Min, r.Max, o.Budget)
+		}
+		for size, n := range r.Server {
+			if n != o.Budget {
+				t.Errorf("%s at page size %s: %d DynamoDB requests, budget %d", o.Name, size, n, o.Budget)
+			}
+		}
+		if r.Floor != o.Budget {
+			t.Errorf("%s floor: %d DynamoDB requests, want the budget %d", o.Name, r.Floor, o.Budget)
+		}
+		if o.Sequential.Server.Calls != cfg.samples || len(o.Rounds) != 1 || o.Rounds[0].Server.Calls == 0 {
+			t.Errorf("%s: %d sequential calls, %d rounds", o.Name, o.Sequential.Server.Calls, len(o.Rounds))
+		}
+	}
+}

@@ -1,0 +1,185 @@
+package graph
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/blogql/blog/auth"
+	"github.com/blogql/blog/storage"
+)
+
+// Who may do what. Reading published content needs no token. Every
+// mutation needs an actor with a role (UNAUTHENTICATED without a token,
+// FORBIDDEN without a role); which actor may change what is checked before
+// the write is sent, so a refused mutation writes nothing. A draft or a
+// scheduled post is NOT_FOUND, not FORBIDDEN, for anyone but its author
+// and admins, so its existence does not leak.
+
+// withActor attaches the actor of every request's bearer token to its
+// context. A request without a token is anonymous. A request whose token
+// is invalid gets 401 with an UNAUTHENTICATED error, whatever it asks,
+// reads included: a client that sends a token expects to act as someone,
+// and answering it as the anonymous would hide the failure. When the
+// identity provider's keys cannot be fetched, the answer is 503.
+func withActor(v *auth.Verifier, logger *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		actor, err := v.Authenticate(r)
+		switch {
+		case errors.Is(err, auth.ErrUnauthenticated):
+			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
+			writeError(w, http.StatusUnauthorized, err.Error(), CodeUnauthenticated)
+		case err != nil:
+			logger.ErrorContext(r.Context(), "token not verified", "err", err)
+			writeError(w, http.StatusServiceUnavailable, internalMessage, CodeInternal)
+		default:
+			next.ServeHTTP(w, r.WithContext(auth.WithActor(r.Context(), actor)))
+		}
+	})
+}
+
+// writeError answers a request with one GraphQL error and no data.
+func writeError(w http.ResponseWriter, status int, message, code string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]gqlerror.List{
+		"errors": {{Message: message, Extensions: map[string]any{"code": code}}},
+	})
+}
+
+var errNoToken = fmt.Errorf(`%w: send "Authorization: Bearer <token>"`, auth.ErrUnauthenticated)
+
+// author returns the actor of ctx when it may write as an author. It
+// returns an error wrapping auth.ErrUnauthenticated for the anonymous and
+// auth.ErrForbidden for an actor with neither role.
+func author(ctx context.Context) (auth.Actor, error) {
+	a := auth.ActorFrom(ctx)
+	switch {
+	case a.Anonymous():
+		return a, errNoToken
+	case !a.IsAuthor():
+		return a, fmt.Errorf("%w: the token has neither the author nor the admin role", auth.ErrForbidden)
+	}
+	return a, nil
+}
+
+// admin returns nil when the actor of ctx is an admin, else an error as
+// author does, or one wrapping auth.ErrForbidden.
+func admin(ctx context.Context) error {
+	a, err := author(ctx)
+	if err == nil && !a.IsAdmin() {
+		err = fmt.Errorf("%w: admins only", auth.ErrForbidden)
+	}
+	return err
+}
+
+// actsFor returns nil when the actor of ctx may act for the author
+// authorID: it is that author, or an admin. Otherwise it returns an error
+// as admin does; what names who may.
+func actsFor(ctx context.Context, authorID, what string) error {
+	a, err := author(ctx)
+	if err == nil && !a.Acts(authorID) {
+		err = fmt.Errorf("%w: only %s or an admin may do this", auth.ErrForbidden, what)
+	}
+	return err
+}
+
+// asSubject turns storage's complaint about an author id the caller never
+// typed, the token's subject, into what it means: the token is not one of
+// an author.
+func asSubject(err error) error {
+	if ve, ok := errors.AsType[*storage.ValidationError](err); ok && ve.Field == "authorId" {
+		return fmt.Errorf("%w: the token's subject is not an author", auth.ErrForbidden)
+	}
+	return err
+}
+
+// sees reports whether the actor of ctx may read p: anyone a public post,
+// only its author and admins a draft or a scheduled post.
+func (r *Resolver) sees(ctx context.Context, p *storage.Post) bool {
+	return p.VisibleAt(r.store.Now()) || auth.ActorFrom(ctx).Acts(p.AuthorID)
+}
+
+// visible returns a filter for a post read and its error: it passes the
+// post when the actor of ctx may see it, else returns ErrNotFound.
+func (r *Resolver) visible(ctx context.Context) func(*storage.Post, error) (*storage.Post, error) {
+	return func(p *storage.Post, err error) (*storage.Post, error) {
+		if err != nil {
+			return nil, err
+		}
+		if !r.sees(ctx, p) {
+			return nil, fmt.Errorf("post %q: %w", p.ID, storage.ErrNotFound)
+		}
+		return p, nil
+	}
+}
+
+// ownPost returns the id of the post the global id gid names once the
+// actor of ctx may change it: its author or an admin. Others get FORBIDDEN
+// for a public post and NOT_FOUND for one they cannot see; a bad id is a
+// *storage.ValidationError, after the anonymous got UNAUTHENTICATED.
+// Admins need no read. The post is read with ConsistentRead, not through
+// the request's loader: a post written a moment ago must be found, and the
+// loader would keep the post as it was before the write for the payload's
+// fields. A post's author never changes, so the check cannot go stale
+// before the write. See retried for a post that is gone.
+func (r *Resolver) ownPost(ctx context.Context, gid string, idempotencyKey *string) (string, error) {
+	a, err := author(ctx)
+	if err != nil {
+		return "", err
+	}
+	id, err := decodeIDOf("id", gid, kindPost)
+	if err != nil || a.IsAdmin() {
+		return id, err
+	}
+	p, err := r.store.ReadPost(ctx, id)
+	if retried(err, idempotencyKey) {
+		return id, nil
+	}
+	if p, err = r.visible(ctx)(p, err); err != nil {
+		return "", err
+	}
+	return id, actsFor(ctx, p.AuthorID, "the post's author")
+}
+
+// retried reports whether a check that found nothing (err) should let the
+// write go on to the store anyway: when the request has an idempotency
+// key, what it wants gone may be gone because it was sent before, and its
+// retry must get the recorded result. The store replays it, or finds
+// nothing either and says so; it writes nothing to what does not exist.
+func retried(err error, idempotencyKey *string) bool {
+	return errors.Is(err, storage.ErrNotFound) && deref(idempotencyKey) != ""
+}
+
+// ownComment returns the comment the global id gid names once the actor
+// of ctx may delete it: its writer, the author of its post, or an admin,
+// even when the post went back to being a draft. Others get FORBIDDEN, or
+// NOT_FOUND when they cannot see the post. The comment and its post are
+// read as ownPost reads a post.
+func (r *Resolver) ownComment(ctx context.Context, gid string, idempotencyKey *string) (storage.CommentKey, error) {
+	a, err := author(ctx)
+	if err != nil {
+		return storage.CommentKey{}, err
+	}
+	key, err := decodeCommentID("id", gid)
+	if err != nil || a.IsAdmin() {
+		return key, err
+	}
+	c, p, err := r.store.ReadComment(ctx, key)
+	switch {
+	case retried(err, idempotencyKey):
+		return key, nil
+	case err != nil:
+		return key, err
+	case c.AuthorID == a.ID || p.AuthorID == a.ID:
+		return key, nil
+	case !r.sees(ctx, p):
+		return key, fmt.Errorf("comment %q: %w", key.CommentID, storage.ErrNotFound)
+	}
+	return key, fmt.Errorf("%w: only the comment's writer, the post's author or an admin may delete it", auth.ErrForbidden)
+}

@@ -1,0 +1,107 @@
+package graph
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// overHTTP adapts one of gqlgen's HTTP transports (GET or POST) to the
+// GraphQL over HTTP specification where gqlgen's answers differ from it:
+//
+//   - A request error (the document does not parse or validate, the
+//     variables do not coerce) in application/json is a 200 response, so
+//     that clients written before the specification read the errors; gqlgen
+//     answers 422. In application/graphql-response+json gqlgen already
+//     answers 400, as the specification asks.
+//   - A request error has no data entry, since execution never started;
+//     gqlgen writes "data": null.
+//   - A request without a query (and without a persisted query's hash) has
+//     invalid parameters rather than a document that failed: 400 in either
+//     media type.
+//   - A mutation sent with GET is 405 Method Not Allowed with Allow: POST;
+//     gqlgen answers 406.
+type overHTTP struct {
+	graphql.Transport
+}
+
+// Do runs the wrapped transport and corrects its status and body.
+func (t overHTTP) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
+	rw := &requestErrorWriter{ResponseWriter: w}
+	t.Transport.Do(rw, r, watchRequest{GraphExecutor: exec, w: rw})
+	rw.flush()
+}
+
+// watchRequest tells w whether the request names a query and whether it
+// failed before execution: only the transport decodes the parameters, and
+// only the executor knows the outcome.
+type watchRequest struct {
+	graphql.GraphExecutor
+	w *requestErrorWriter
+}
+
+func (e watchRequest) CreateOperationContext(ctx context.Context, params *graphql.RawParams) (*graphql.OperationContext, gqlerror.List) {
+	e.w.missingQuery = params.Query == "" && params.Extensions["persistedQuery"] == nil
+	opCtx, errs := e.GraphExecutor.CreateOperationContext(ctx, params)
+	e.w.requestError = len(errs) > 0
+	return opCtx, errs
+}
+
+// requestErrorWriter passes a response through unless it is a request
+// error: then it corrects the status and holds the body back until flush,
+// which writes it without its data entry.
+type requestErrorWriter struct {
+	http.ResponseWriter
+	missingQuery bool
+	requestError bool
+	body         bytes.Buffer
+}
+
+func (w *requestErrorWriter) WriteHeader(code int) {
+	switch {
+	case w.missingQuery && code >= 400:
+		code = http.StatusBadRequest
+	case code == http.StatusUnprocessableEntity: // gqlgen's request error in application/json
+		code = http.StatusOK
+	case code == http.StatusNotAcceptable: // gqlgen's answer to a mutation over GET
+		w.Header().Set("Allow", http.MethodPost)
+		code = http.StatusMethodNotAllowed
+	}
+	if code >= 400 {
+		w.requestError = true
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *requestErrorWriter) Write(b []byte) (int, error) {
+	if w.requestError {
+		return w.body.Write(b)
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the underlying writer.
+func (w *requestErrorWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// flush writes a held-back request error without its data entry. A body
+// that is not a GraphQL response goes out unchanged.
+func (w *requestErrorWriter) flush() {
+	if !w.requestError {
+		return
+	}
+	var resp struct {
+		Errors     json.RawMessage `json:"errors"`
+		Extensions json.RawMessage `json:"extensions,omitempty"`
+	}
+	body := w.body.Bytes()
+	if err := json.Unmarshal(body, &resp); err == nil && resp.Errors != nil {
+		if b, err := json.Marshal(resp); err == nil {
+			body = b
+		}
+	}
+	_, _ = w.ResponseWriter.Write(body)
+}

@@ -1,0 +1,192 @@
+// Package metrics collects the server's Prometheus metrics: GraphQL
+// operations by name and outcome with their latency, DynamoDB calls with the
+// capacity they consume, and dataloader batch sizes. It is the only package
+// that knows Prometheus; storage and graph report to it through plain
+// functions.
+package metrics
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"sync"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/aws/smithy-go"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/blogql/blog/storage"
+)
+
+// Operation labels that are not an operation's name.
+const (
+	// Anonymous labels an operation without a name.
+	Anonymous = "anonymous"
+	// Unknown labels a request that failed before an operation was chosen:
+	// its document did not parse or validate.
+	Unknown = "unknown"
+	// Other labels the operations whose names came after the first
+	// MaxOperationNames, so a client cannot grow the series without bound.
+	Other = "other"
+	// MaxOperationNames is how many distinct operation names get a label of
+	// their own.
+	MaxOperationNames = 200
+)
+
+// Outcome labels.
+const (
+	// OK labels an operation or call without errors. A failed operation is
+	// labelled with the extensions.code of its first error, a failed
+	// DynamoDB call with its AWS error code.
+	OK = "ok"
+	// Failed labels a DynamoDB call that failed without an AWS error code
+	// (a lost connection, an expired deadline), and an operation whose
+	// first error has no code or whose client went away.
+	Failed = "error"
+)
+
+// Metrics holds the server's metrics in a registry of its own. It is safe
+// for concurrent use.
+type Metrics struct {
+	registry *prometheus.Registry
+
+	requests *prometheus.CounterVec
+	latency  *prometheus.HistogramVec
+
+	dynamoRequests *prometheus.CounterVec
+	dynamoCapacity *prometheus.CounterVec
+	dynamoLatency  *prometheus.HistogramVec
+
+	batchSize *prometheus.HistogramVec
+
+	mu    sync.Mutex
+	names map[string]bool
+}
+
+// New returns a Metrics with every series registered, along with the Go
+// runtime's and the process's own.
+func New() *Metrics {
+	latencyBuckets := []float64{.001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10}
+	m := &Metrics{
+		registry: prometheus.NewRegistry(),
+		requests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "blog_graphql_requests_total",
+			Help: "GraphQL requests by operation name and outcome (ok, or the extensions.code of the first error).",
+		}, []string{"operation", "outcome"}),
+		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "blog_graphql_request_duration_seconds",
+			Help:    "Time from reading a GraphQL request to its response, by operation name.",
+			Buckets: latencyBuckets,
+		}, []string{"operation"}),
+		dynamoRequests: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "blog_dynamodb_requests_total",
+			Help: "DynamoDB API calls, retries included in their call, by operation and outcome (ok, or the AWS error code).",
+		}, []string{"operation", "outcome"}),
+		dynamoCapacity: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "blog_dynamodb_consumed_capacity_units_total",
+			Help: "Read and write capacity units DynamoDB reports consumed, by operation.",
+		}, []string{"operation"}),
+		dynamoLatency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "blog_dynamodb_request_duration_seconds",
+			Help:    "Duration of DynamoDB API calls, retries included, by operation.",
+			Buckets: latencyBuckets,
+		}, []string{"operation"}),
+		batchSize: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "blog_dataloader_batch_size",
+			Help:    "Keys per batch read of a dataloader, by loader.",
+			Buckets: []float64{1, 2, 5, 10, 20, 50, 100},
+		}, []string{"loader"}),
+		names: map[string]bool{},
+	}
+	m.registry.MustRegister(
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+		m.requests, m.latency,
+		m.dynamoRequests, m.dynamoCapacity, m.dynamoLatency,
+		m.batchSize,
+	)
+	return m
+}
+
+// Handler returns the endpoint that Prometheus scrapes.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{Registry: m.registry})
+}
+
+// ObserveDynamoDB counts one DynamoDB call. It fits
+// storage.ClientConfig.Observe.
+func (m *Metrics) ObserveDynamoDB(c storage.Call) {
+	outcome := OK
+	if c.Err != nil {
+		outcome = Failed
+		var apiErr smithy.APIError
+		if errors.As(c.Err, &apiErr) {
+			outcome = apiErr.ErrorCode()
+		}
+	}
+	m.dynamoRequests.WithLabelValues(c.Operation, outcome).Inc()
+	m.dynamoCapacity.WithLabelValues(c.Operation).Add(c.CapacityUnits)
+	m.dynamoLatency.WithLabelValues(c.Operation).Observe(c.Duration.Seconds())
+}
+
+// ObserveBatch records the number of keys of one batch read by a loader.
+func (m *Metrics) ObserveBatch(loader string, keys int) {
+	m.batchSize.WithLabelValues(loader).Observe(float64(keys))
+}
+
+// Extension returns the gqlgen handler extension that counts every GraphQL
+// request and measures its latency.
+func (m *Metrics) Extension() graphql.HandlerExtension {
+	return extension{m}
+}
+
+type extension struct{ m *Metrics }
+
+func (extension) ExtensionName() string                          { return "Metrics" }
+func (extension) Validate(schema graphql.ExecutableSchema) error { return nil }
+
+// InterceptResponse sees every response, those of requests that fail to
+// parse or validate included.
+func (e extension) InterceptResponse(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	resp := next(ctx)
+	if !graphql.HasOperationContext(ctx) {
+		return resp
+	}
+	oc := graphql.GetOperationContext(ctx)
+	name := e.m.operationName(oc)
+	outcome := OK
+	switch {
+	case resp == nil: // the client went away before the response
+		outcome = Failed
+	case len(resp.Errors) > 0:
+		outcome = Failed
+		if code, ok := resp.Errors[0].Extensions["code"].(string); ok {
+			outcome = code
+		}
+	}
+	e.m.requests.WithLabelValues(name, outcome).Inc()
+	e.m.latency.WithLabelValues(name).Observe(graphql.Now().Sub(oc.Stats.OperationStart).Seconds())
+	return resp
+}
+
+// operationName returns the label of the operation oc runs.
+func (m *Metrics) operationName(oc *graphql.OperationContext) string {
+	switch {
+	case oc.Operation == nil:
+		return Unknown
+	case oc.Operation.Name == "":
+		return Anonymous
+	}
+	name := oc.Operation.Name
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if !m.names[name] {
+		if len(m.names) >= MaxOperationNames {
+			return Other
+		}
+		m.names[name] = true
+	}
+	return name
+}

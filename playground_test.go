@@ -1,0 +1,166 @@
+package main
+
+import (
+	"bytes"
+	"html"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/99designs/gqlgen/graphql/playground"
+)
+
+// TestPlaygroundAssetsAreGqlgens checks that the files the server serves
+// are the versions gqlgen's page pins, with gqlgen's hashes, so the page
+// works the same from this server as from the CDN.
+func TestPlaygroundAssetsAreGqlgens(t *testing.T) {
+	rec := httptest.NewRecorder()
+	playground.Handler("t", "/graphql", playground.WithGraphiqlEnablePluginExplorer(true)).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
+	page := html.UnescapeString(rec.Body.String())
+	for _, a := range playgroundAssets {
+		// The CDN's explorer stylesheet is style.min.css, npm's style.css.
+		if !strings.Contains(page, "https://cdn.jsdelivr.net/npm/"+strings.TrimSuffix(a.path, ".css")) {
+			t.Errorf("gqlgen's page does not load %s", a.path)
+		}
+		if a != assetExplorerCSS && !strings.Contains(page, `integrity="`+a.sri+`"`) {
+			t.Errorf("gqlgen's page does not check %s with %s", a.path, a.sri)
+		}
+	}
+}
+
+func TestPlayground(t *testing.T) {
+	serve := func(t *testing.T, dir string, headers map[string]string) (http.Handler, *bytes.Buffer) {
+		var logs bytes.Buffer
+		mux := http.NewServeMux()
+		mountPlayground(mux, dir, headers, slog.New(slog.NewTextHandler(&logs, nil)))
+		return mux, &logs
+	}
+	get := func(h http.Handler, target string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, target, nil))
+		return rec
+	}
+
+	t.Run("opens on the default query", func(t *testing.T) {
+		h, _ := serve(t, t.TempDir(), nil)
+		rec := get(h, "/")
+		if rec.Code != http.StatusFound {
+			t.Fatalf("status %d, want a redirect", rec.Code)
+		}
+		loc, err := url.Parse(rec.Header().Get("Location"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if loc.Path != "/" || loc.Query().Get("query") != defaultPlaygroundQuery {
+			t.Errorf("redirect to %s, want / with the default query", loc)
+		}
+		if rec := get(h, "/?query=%7B__typename%7D"); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "Blog GraphQL") {
+			t.Errorf("page with a query = %d, want the playground", rec.Code)
+		}
+	})
+
+	t.Run("has the explorer plugin", func(t *testing.T) {
+		h, _ := serve(t, t.TempDir(), nil)
+		if body := get(h, "/?query=x").Body.String(); !strings.Contains(body, "GraphiQLPluginExplorer.explorerPlugin()") {
+			t.Error("the page does not load the explorer plugin")
+		}
+	})
+
+	t.Run("without assets loads GraphiQL from the CDN and says so", func(t *testing.T) {
+		h, logs := serve(t, t.TempDir(), nil)
+		if body := get(h, "/?query=x").Body.String(); !strings.Contains(body, `src="https://cdn.jsdelivr.net/npm/graphiql@4.1.2/graphiql.min.js"`) {
+			t.Errorf("the page does not load GraphiQL from the CDN:\n%s", body)
+		}
+		if !strings.Contains(logs.String(), "not installed") {
+			t.Errorf("log %q does not say the assets are missing", logs)
+		}
+		if rec := get(h, "/playground/"+assetGraphiQLJS.path); rec.Code != http.StatusNotFound {
+			t.Errorf("asset without assets = %d, want 404", rec.Code)
+		}
+	})
+
+	t.Run("a damaged asset is not served", func(t *testing.T) {
+		dir := t.TempDir()
+		for _, a := range playgroundAssets {
+			p := filepath.Join(dir, a.path)
+			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(p, []byte("not the file"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		h, logs := serve(t, dir, nil)
+		if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), assetGraphiQLJS.path) {
+			t.Errorf("log %q does not warn about %s", logs, assetGraphiQLJS.path)
+		}
+		if body := get(h, "/?query=x").Body.String(); strings.Contains(body, `src="/playground/`) {
+			t.Error("the page loads a damaged asset")
+		}
+		if rec := get(h, "/playground/"+assetGraphiQLJS.path); rec.Code != http.StatusNotFound {
+			t.Errorf("damaged asset = %d, want 404", rec.Code)
+		}
+	})
+
+	t.Run("prefills the headers it is given", func(t *testing.T) {
+		h, _ := serve(t, t.TempDir(), map[string]string{"Authorization": "Bearer dev-token"})
+		if body := get(h, "/?query=x").Body.String(); !strings.Contains(body, `"Authorization":"Bearer dev-token"`) {
+			t.Error("the page does not prefill the Authorization header")
+		}
+		h, _ = serve(t, t.TempDir(), nil)
+		if body := get(h, "/?query=x").Body.String(); strings.Contains(body, "Authorization") {
+			t.Error("the page prefills an Authorization header it was not given")
+		}
+	})
+}
+
+// TestPlaygroundServesInstalledAssets serves the files
+// scripts/playground-assets.sh installed, as CI does before the tests.
+func TestPlaygroundServesInstalledAssets(t *testing.T) {
+	dir := filepath.Join(".cache", "playground")
+	if _, err := os.Stat(dir); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatalf("CI installs the playground assets before the tests: %v", err)
+		}
+		t.Skipf("no playground assets in %s: run scripts/playground-assets.sh", dir)
+	}
+	var logs bytes.Buffer
+	mux := http.NewServeMux()
+	mountPlayground(mux, dir, nil, slog.New(slog.NewTextHandler(&logs, nil)))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+
+	resp, err := http.Get(srv.URL + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, a := range playgroundAssets {
+		if !strings.Contains(string(page), `"/playground/`+a.path+`"`) {
+			t.Errorf("the page does not load %s from the server", a.path)
+		}
+		resp, err := http.Get(srv.URL + "/playground/" + a.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		want, _ := os.ReadFile(filepath.Join(dir, a.path))
+		if resp.StatusCode != http.StatusOK || !bytes.Equal(body, want) {
+			t.Errorf("%s = %d, %d bytes, want 200 and the file", a.path, resp.StatusCode, len(body))
+		}
+		if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "text/") {
+			t.Errorf("%s content type %q", a.path, ct)
+		}
+	}
+	if strings.Contains(string(page), "cdn.jsdelivr.net") {
+		t.Error("the page still loads something from the CDN")
+	}
+}

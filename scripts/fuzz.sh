@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Runs every fuzz target for a while: cursor decoding and input validation
+# (storage), global-id decoding (graph). Their seeds (f.Add and
+# testdata/fuzz/) already run with every `go test`; this searches beyond
+# them. A failing input is written to the package's testdata/fuzz/ and
+# fails the run; commit it with the fix, as a seed.
+#
+# Usage: scripts/fuzz.sh [FUZZTIME]   (default 10s each; e.g. 5m, or 100000x)
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+fuzztime="${1:-${FUZZTIME:-10s}}"
+targets=(
+  "./storage FuzzDecodeCursor"
+  "./storage FuzzValidate"
+  "./graph FuzzDecodeID"
+)
+for t in "${targets[@]}"; do
+  read -r pkg name <<<"$t"
+  echo "== fuzz $name ($pkg) for $fuzztime"
+  go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "$pkg"
+done

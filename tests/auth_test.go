@@ -1,0 +1,450 @@
+package tests
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/Khan/genqlient/graphql"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/blogql/blog/auth"
+)
+
+// snapshot returns every item of the table, each as canonical JSON, in
+// order: two equal snapshots mean nothing was written in between.
+func (s *server) snapshot() []string {
+	s.t.Helper()
+	var items []string
+	p := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true)})
+	for p.HasMorePages() {
+		page, err := p.NextPage(context.Background())
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		for _, it := range page.Items {
+			var m map[string]any
+			if err := attributevalue.UnmarshalMap(it, &m); err != nil {
+				s.t.Fatal(err)
+			}
+			b, err := json.Marshal(m)
+			if err != nil {
+				s.t.Fatal(err)
+			}
+			items = append(items, string(b))
+		}
+	}
+	slices.Sort(items)
+	return items
+}
+
+// unchanged fails the test when the table differs from before or the
+// invariant checker finds anything.
+func (s *server) unchanged(before []string) {
+	s.t.Helper()
+	if after := s.snapshot(); !slices.Equal(before, after) {
+		s.t.Errorf("the table changed: %d items before, %d after", len(before), len(after))
+	}
+	s.consistent()
+}
+
+// The actors of the authorization matrix.
+const (
+	anonymous  = "anonymous"
+	other      = "another author"
+	owner      = "owner"
+	postAuthor = "the post's author"
+	admin      = "admin"
+)
+
+// TestAuthorizationMatrix sends every mutation as each actor and checks
+// the outcome: the error code, or success with the right author on what
+// was written. A refused mutation leaves every item of the table as it
+// was.
+func TestAuthorizationMatrix(t *testing.T) {
+	s := newServer(t)
+	ctx := context.Background()
+	ids := map[string]string{}
+	for _, a := range [][2]string{{"ada", "Ada Lovelace"}, {"grace", "Grace Hopper"}, {"alan", "Alan Turing"}, {"margaret", "Margaret Hamilton"}} {
+		r := ok[*CreateAuthorResponse](t)(CreateAuthor(ctx, s.admin, CreateAuthorInput{Subject: &a[0], Name: a[1]}))
+		ids[a[0]] = r.CreateAuthor.Author.Id
+	}
+	ok[*CreateCategoryResponse](t)(CreateCategory(ctx, s.admin, CreateCategoryInput{Slug: "go", Name: "Go"}))
+	clients := map[string]graphql.Client{
+		anonymous:  s.client,
+		other:      s.as("alan", auth.RoleAuthor),
+		owner:      s.as("grace", auth.RoleAuthor),
+		postAuthor: s.as("margaret", auth.RoleAuthor),
+		admin:      s.as("ada", auth.RoleAdmin),
+	}
+	names := map[string]string{other: "Alan Turing", owner: "Grace Hopper", postAuthor: "Margaret Hamilton", admin: "Ada Lovelace"}
+
+	n := 0
+	unique := func(prefix string) string { n++; return fmt.Sprintf("%s-%d", prefix, n) }
+	// draft and published make a post of grace, the owner.
+	draft := func() string {
+		return ok[*CreatePostResponse](t)(CreatePost(ctx, clients[owner], CreatePostInput{Title: "Grace's", Slug: unique("grace")})).CreatePost.Post.Id
+	}
+	published := func() string {
+		id := draft()
+		ok[*PublishPostResponse](t)(PublishPost(ctx, clients[owner], PublishPostInput{Id: id}))
+		return id
+	}
+	// comment returns a preparer of a comment of grace on a post of
+	// margaret, which margaret unpublished since when draftSince is set.
+	comment := func(draftSince bool) func() string {
+		return func() string {
+			post := ok[*CreatePostResponse](t)(CreatePost(ctx, clients[postAuthor], CreatePostInput{Title: "Margaret's", Slug: unique("margaret")})).CreatePost.Post.Id
+			ok[*PublishPostResponse](t)(PublishPost(ctx, clients[postAuthor], PublishPostInput{Id: post}))
+			c := ok[*AddCommentResponse](t)(AddComment(ctx, clients[owner], AddCommentInput{PostId: post, Body: "Mine."})).AddComment.Comment.Id
+			if draftSince {
+				ok[*UnpublishPostResponse](t)(UnpublishPost(ctx, clients[postAuthor], UnpublishPostInput{Id: post}))
+			}
+			return c
+		}
+	}
+	deleteComment := func(c graphql.Client, id string) (string, error) {
+		r, err := DeleteComment(ctx, c, DeleteCommentInput{Id: id})
+		if err == nil && (!r.DeleteComment.Comment.Deleted || r.DeleteComment.Comment.Body != "") {
+			err = fmt.Errorf("comment %+v not deleted", r.DeleteComment.Comment)
+		}
+		return "", err
+	}
+	none := func() string { return "" }
+
+	// For every actor a case prepares a target (an id), calls the mutation
+	// on it and returns the name of the author of what it wrote, or "".
+	// The author is the actor when byActor is set, else grace, the owner,
+	// whoever made the change. want maps an actor to the code it gets, ""
+	// for success.
+	cases := []struct {
+		mutation string
+		prepare  func() string
+		call     func(c graphql.Client, target string) (string, error)
+		byActor  bool
+		want     map[string]string
+	}{
+		{"createAuthor", none, func(c graphql.Client, _ string) (string, error) {
+			_, err := CreateAuthor(ctx, c, CreateAuthorInput{Name: "New author"})
+			return "", err
+		}, false, map[string]string{anonymous: "UNAUTHENTICATED", other: "FORBIDDEN", owner: "FORBIDDEN", admin: ""}},
+		{"updateAuthor", func() string { return ids["grace"] }, func(c graphql.Client, id string) (string, error) {
+			r, err := UpdateAuthor(ctx, c, UpdateAuthorInput{Id: id, Bio: ptr(unique("bio"))})
+			if err != nil {
+				return "", err
+			}
+			return r.UpdateAuthor.Author.Name, nil
+		}, false, map[string]string{anonymous: "UNAUTHENTICATED", other: "FORBIDDEN", owner: "", admin: ""}},
+		{"createCategory", none, func(c graphql.Client, _ string) (string, error) {
+			_, err := CreateCategory(ctx, c, CreateCategoryInput{Slug: unique("cat"), Name: "New"})
+			return "", err
+		}, false, map[string]string{anonymous: "UNAUTHENTICATED", other: "FORBIDDEN", owner: "FORBIDDEN", admin: ""}},
+		{"updateCategory", none, func(c graphql.Client, _ string) (string, error) {
+			_, err := UpdateCategory(ctx, c, UpdateCategoryInput{Slug: "go", Description: ptr(unique("about"))})
+			return "", err
+		}, false, map[string]string{anonymous: "UNAUTHENTICATED", other: "FORBIDDEN", owner: "FORBIDDEN", admin: ""}},
+		{"createPost", none, func(c graphql.Client, _ string) (string, error) {
+			r, err := CreatePost(ctx, c, CreatePostInput{Title: "Mine", Slug: unique("mine"), Categories: []string{"go"}})
+			if err != nil {
+				return "", err
+			}
+			return r.CreatePost.Post.Author.Name, nil
+		}, true, map[string]string{anonymous: "UNAUTHENTICATED", other: "", owner: "", admin: ""}},
+		{"updatePost of a published post", published, func(c graphql.Client, id string) (string, error) {
+			r, err := UpdatePost(ctx, c, UpdatePostInput{Id: id, ExpectedVersion: 2, Title: ptr("Edited")})
+			if err != nil {
+				return "", err
+			}
+			return r.UpdatePost.Post.Author.Name, nil
+		}, false, map[string]string{anonymous: "UNAUTHENTICATED", other: "FORBIDDEN", owner: "", admin: ""}},
+		{"updatePost of a draft", draft, func(c graphql.Client, id string) (string, error) {
+			r, err := UpdatePost(ctx, c, UpdatePostInput{Id: id, ExpectedVersion: 1, Title: ptr("Edited")})
+			if err != nil {
+				return "", err
+			}
+			return r.UpdatePost.Post.Author.Name, nil
+		}, false, map[string]string{anonymous: "UNAUTHENTICATED", other: "NOT_FOUND", owner: "", admin: ""}},
+		{"publishPost", draft, func(c graphql.Client, id string) (string, error) {
+			r, err := PublishPost(ctx, c, PublishPostInput{Id: id})
+			if err != nil {
+				return "", err
+			}
+			return r.PublishPost.Post.Author.Name, nil
+		}, false, map[string]string{anonymous: "UNAUTHENTICATED", other: "NOT_FOUND", owner: "", admin: ""}},
+		{"unpublishPost", published, func(c graphql.Client, id string) (string, error) {
+			r, err := UnpublishPost(ctx, c, UnpublishPostInput{Id: id})
+			if err != nil {
+				return "", err
+			}
+			return r.UnpublishPost.Post.Author.Name, nil
+		}, false, map[string]string{anonymous: "UNAUTHENTICATED", other: "FORBIDDEN", owner: "", admin: ""}},
+		{"deletePost", published, func(c graphql.Client, id string) (string, error) {
+			_, err := DeletePost(ctx, c, DeletePostInput{Id: id})
+			return "", err
+		}, false, map[string]string{anonymous: "UNAUTHENTICATED", other: "FORBIDDEN", owner: "", admin: ""}},
+		{"addComment", published, func(c graphql.Client, id string) (string, error) {
+			r, err := AddComment(ctx, c, AddCommentInput{PostId: id, Body: "Nice."})
+			if err != nil {
+				return "", err
+			}
+			return r.AddComment.Comment.Author.Name, nil
+		}, true, map[string]string{anonymous: "UNAUTHENTICATED", other: "", owner: "", admin: ""}},
+		{"deleteComment", comment(false), deleteComment, false,
+			map[string]string{anonymous: "UNAUTHENTICATED", other: "FORBIDDEN", owner: "", postAuthor: "", admin: ""}},
+		{"deleteComment on a post unpublished since", comment(true), deleteComment, false,
+			map[string]string{anonymous: "UNAUTHENTICATED", other: "NOT_FOUND", owner: "", postAuthor: "", admin: ""}},
+	}
+	for _, c := range cases {
+		for _, actor := range []string{anonymous, other, owner, postAuthor, admin} {
+			want, run := c.want[actor]
+			if !run {
+				continue
+			}
+			t.Run(c.mutation+"/"+actor, func(t *testing.T) {
+				target := c.prepare()
+				before := s.snapshot()
+				author, err := c.call(clients[actor], target)
+				if want != "" {
+					equal(t, "code", code(err), want)
+					s.unchanged(before)
+					return
+				}
+				if err != nil {
+					t.Fatalf("%s as %s: %v, want success", c.mutation, actor, err)
+				}
+				wantAuthor := names[owner]
+				if c.byActor {
+					wantAuthor = names[actor]
+				}
+				if author != "" {
+					equal(t, "author", author, wantAuthor)
+				}
+				s.consistent()
+			})
+		}
+	}
+}
+
+// TestValidTokensThatDoNotAllowWriting covers tokens that verify but name
+// no one who may write: FORBIDDEN, and nothing written.
+func TestValidTokensThatDoNotAllowWriting(t *testing.T) {
+	s := newServer(t)
+	b := s.seedBlog(t)
+	ctx := context.Background()
+	clients := []struct {
+		name   string
+		client graphql.Client
+	}{
+		{"an author without a role", s.as("grace")},
+		{"an unknown role", s.as("grace", "editor")},
+		{"a subject that is no author", s.as("nobody", auth.RoleAuthor)},
+		{"a subject that is no valid id", s.as("auth0|12345", auth.RoleAuthor)},
+	}
+	for _, c := range clients {
+		t.Run(c.name, func(t *testing.T) {
+			before := s.snapshot()
+			_, err := CreatePost(ctx, c.client, CreatePostInput{Title: "T", Slug: "refused"})
+			equal(t, "createPost", code(err), "FORBIDDEN")
+			_, err = AddComment(ctx, c.client, AddCommentInput{PostId: b.published[0], Body: "Refused."})
+			equal(t, "addComment", code(err), "FORBIDDEN")
+			s.unchanged(before)
+		})
+	}
+}
+
+// TestInvalidTokensAreRefused sends tokens that do not verify: every
+// request, reads included, is answered 401 UNAUTHENTICATED, and nothing
+// is written.
+func TestInvalidTokensAreRefused(t *testing.T) {
+	s := newServer(t)
+	ctx := context.Background()
+	admin := func(change func(*auth.Claims)) auth.Claims {
+		c := s.claims("ada", auth.RoleAdmin)
+		change(&c)
+		return c
+	}
+	now := s.clock.now()
+	tests := []struct {
+		name   string
+		client graphql.Client
+	}{
+		{"expired", s.withClaims(admin(func(c *auth.Claims) { c.ExpiresAt = jwt.NewNumericDate(now.Add(-time.Hour)) }), testSecret)},
+		{"without expiry", s.withClaims(admin(func(c *auth.Claims) { c.ExpiresAt = nil }), testSecret)},
+		{"not valid yet", s.withClaims(admin(func(c *auth.Claims) { c.NotBefore = jwt.NewNumericDate(now.Add(time.Hour)) }), testSecret)},
+		{"bad signature", s.withClaims(admin(func(*auth.Claims) {}), []byte("not-the-secret-of-this-server-at-all"))},
+		{"wrong issuer", s.withClaims(admin(func(c *auth.Claims) { c.Issuer = "https://id.elsewhere.test/" }), testSecret)},
+		{"wrong audience", s.withClaims(admin(func(c *auth.Claims) { c.Audience = jwt.ClaimStrings{"another-api"} }), testSecret)},
+		{"no subject", s.withClaims(admin(func(c *auth.Claims) { c.Subject = "" }), testSecret)},
+		{"not a JWT", s.withToken("not-a-jwt")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			before := s.snapshot()
+			_, err := CreateCategory(ctx, tt.client, CreateCategoryInput{Slug: "refused", Name: "Refused"})
+			equal(t, "mutation code", code(err), "UNAUTHENTICATED")
+			equal(t, "mutation status", status(err), http.StatusUnauthorized)
+			_, err = Categories(ctx, tt.client)
+			equal(t, "read code", code(err), "UNAUTHENTICATED")
+			equal(t, "read status", status(err), http.StatusUnauthorized)
+			s.unchanged(before)
+		})
+	}
+
+	t.Run("a token expires as time passes", func(t *testing.T) {
+		c := s.as("ada", auth.RoleAdmin)
+		ok[*CreateCategoryResponse](t)(CreateCategory(ctx, c, CreateCategoryInput{Slug: "in-time", Name: "In time"}))
+		s.clock.advance(25 * time.Hour)
+		_, err := CreateCategory(ctx, c, CreateCategoryInput{Slug: "too-late", Name: "Too late"})
+		equal(t, "code", code(err), "UNAUTHENTICATED")
+	})
+
+	t.Run("the answer names the bearer scheme", func(t *testing.T) {
+		req, err := http.NewRequest(http.MethodPost, s.url, strings.NewReader(`{"query":"{ __typename }"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Basic YWRhOnNlY3JldA==")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		equal(t, "status", resp.StatusCode, http.StatusUnauthorized)
+		equal(t, "WWW-Authenticate", resp.Header.Get("WWW-Authenticate"), `Bearer error="invalid_token"`)
+	})
+}
+
+// TestDraftsAndScheduledPostsAreVisibleToTheirAuthor reads ada's draft and
+// scheduled post as each kind of reader: only ada and admins see them,
+// everyone else finds nothing.
+func TestDraftsAndScheduledPostsAreVisibleToTheirAuthor(t *testing.T) {
+	s := newServer(t)
+	b := s.seedBlog(t)
+	ctx := context.Background()
+	readers := []struct {
+		name   string
+		client graphql.Client
+		sees   bool
+	}{
+		{"anonymous", s.client, false},
+		{"another author", b.writers[1], false},
+		{"the author", b.writers[0], true},
+		{"an admin", s.admin, true},
+	}
+	for _, r := range readers {
+		t.Run(r.name, func(t *testing.T) {
+			wantCode := "NOT_FOUND"
+			if r.sees {
+				wantCode = ""
+			}
+			for _, id := range []string{b.draft, b.scheduled} {
+				_, err := PostByID(ctx, r.client, id)
+				equal(t, "post by id", code(err), wantCode)
+				_, err = Node(ctx, r.client, id)
+				equal(t, "node", code(err), wantCode)
+			}
+			page, err := PostPage(ctx, r.client, "a-draft")
+			equal(t, "post by slug", code(err), wantCode)
+			if r.sees {
+				equal(t, "draft status", page.Post.Status, PostStatusDraft)
+			}
+			p, err := PostByID(ctx, r.client, b.scheduled)
+			if r.sees && err == nil {
+				equal(t, "scheduled status", p.Post.Status, PostStatusScheduled)
+			}
+
+			posts := ok[*AuthorPageResponse](t)(AuthorPage(ctx, r.client, b.authors[0], ptr(100), nil)).Author.Posts
+			listed := slices.ContainsFunc(posts.Edges, func(e AuthorPageAuthorPostsPostConnectionEdgesPostEdge) bool {
+				return e.Node.Id == b.scheduled
+			})
+			equal(t, "scheduled post in the author's posts", listed, r.sees)
+			equal(t, "the draft is never in the author's posts", slices.ContainsFunc(posts.Edges, func(e AuthorPageAuthorPostsPostConnectionEdgesPostEdge) bool {
+				return e.Node.Id == b.draft
+			}), false)
+		})
+	}
+
+	t.Run("drafts are listed for the author and admins only", func(t *testing.T) {
+		for _, r := range readers {
+			d, err := AuthorDrafts(ctx, r.client, b.authors[0], nil, nil)
+			want := map[string]string{"anonymous": "UNAUTHENTICATED", "another author": "FORBIDDEN"}[r.name]
+			equal(t, r.name+" code", code(err), want)
+			equal(t, r.name+" still gets the author", d.Author.Name, "Ada Lovelace")
+			if want == "" {
+				equal(t, r.name+" drafts", len(d.Author.Drafts.Edges), 1)
+				equal(t, r.name+" draft", d.Author.Drafts.Edges[0].Node.Id, b.draft)
+				equal(t, r.name+" draft body", d.Author.Drafts.Edges[0].Node.Body, "")
+			} else if d.Author.Drafts != nil {
+				t.Errorf("%s got drafts %+v", r.name, d.Author.Drafts)
+			}
+		}
+	})
+
+	t.Run("viewer is the signed-in author", func(t *testing.T) {
+		v := ok[*ViewerResponse](t)(Viewer(ctx, b.writers[0]))
+		equal(t, "viewer", v.Viewer.Name, "Ada Lovelace")
+		equal(t, "viewer id", v.Viewer.Id, b.authors[0])
+		if v := ok[*ViewerResponse](t)(Viewer(ctx, s.client)); v.Viewer != nil {
+			t.Errorf("anonymous viewer = %+v, want null", v.Viewer)
+		}
+		if v := ok[*ViewerResponse](t)(Viewer(ctx, s.admin)); v.Viewer != nil {
+			t.Errorf("viewer of an admin who is no author = %+v, want null", v.Viewer)
+		}
+	})
+}
+
+// TestAuthorizationCost counts the DynamoDB requests the ownership check
+// adds to a post write: one read for its author, none for an admin, and a
+// refused write sends that read and nothing else.
+func TestAuthorizationCost(t *testing.T) {
+	s := newServer(t)
+	b := s.seedBlog(t)
+	ctx := context.Background()
+	post := b.published[0] // ada's, version 2
+	ok[*UpdatePostResponse](t)(UpdatePost(ctx, b.writers[0], UpdatePostInput{Id: post, ExpectedVersion: 2, Title: ptr("By ada")}))
+	byAuthor := s.requests()
+	ok[*UpdatePostResponse](t)(UpdatePost(ctx, s.admin, UpdatePostInput{Id: post, ExpectedVersion: 3, Title: ptr("By an admin")}))
+	byAdmin := s.requests()
+	t.Logf("updatePost by its author: %v; by an admin: %v", byAuthor, byAdmin)
+	equal(t, "transactions", byAuthor["TransactWriteItems"], 1)
+	equal(t, "requests added by the check", total(byAuthor)-total(byAdmin), 1)
+
+	_, err := UpdatePost(ctx, b.writers[1], UpdatePostInput{Id: post, ExpectedVersion: 4, Title: ptr("By grace")})
+	equal(t, "code", code(err), "FORBIDDEN")
+	refused := s.requests()
+	t.Logf("refused updatePost: %v", refused)
+	equal(t, "requests of a refused write", total(refused), 1)
+	equal(t, "transactions of a refused write", refused["TransactWriteItems"], 0)
+}
+
+// TestRetriedDeletesReturnTheSameResult retries deletes by their authors
+// with the same idempotency key: the ownership check, which finds nothing
+// the second time, must not turn the retry into NOT_FOUND.
+func TestRetriedDeletesReturnTheSameResult(t *testing.T) {
+	s := newServer(t)
+	b := s.seedBlog(t)
+	ctx := context.Background()
+
+	in := DeletePostInput{Id: b.published[0], IdempotencyKey: ptr("delete-post-0")}
+	first := ok[*DeletePostResponse](t)(DeletePost(ctx, b.writers[0], in))
+	again := ok[*DeletePostResponse](t)(DeletePost(ctx, b.writers[0], in))
+	equal(t, "retried deletePost", again.DeletePost.Post, first.DeletePost.Post)
+	_, err := DeletePost(ctx, b.writers[0], DeletePostInput{Id: b.published[0]})
+	equal(t, "deletePost without key after it", code(err), "NOT_FOUND")
+
+	c := ok[*AddCommentResponse](t)(AddComment(ctx, b.writers[1], AddCommentInput{PostId: b.published[1], Body: "Soon gone."})).AddComment.Comment
+	cin := DeleteCommentInput{Id: c.Id, IdempotencyKey: ptr("delete-comment")}
+	firstC := ok[*DeleteCommentResponse](t)(DeleteComment(ctx, b.writers[1], cin))
+	againC := ok[*DeleteCommentResponse](t)(DeleteComment(ctx, b.writers[1], cin))
+	equal(t, "retried deleteComment", againC.DeleteComment.Comment, firstC.DeleteComment.Comment)
+	s.consistent()
+}

@@ -1,0 +1,130 @@
+package tests
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"os"
+	"slices"
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/goccy/go-yaml"
+
+	"github.com/blogql/blog/storage"
+)
+
+// cfnTable is the part of the CloudFormation table resource that must
+// match the table the store creates.
+type cfnTable struct {
+	AttributeDefinitions []struct {
+		AttributeName string `yaml:"AttributeName"`
+		AttributeType string `yaml:"AttributeType"`
+	} `yaml:"AttributeDefinitions"`
+	KeySchema              []cfnKey `yaml:"KeySchema"`
+	GlobalSecondaryIndexes []struct {
+		IndexName  string   `yaml:"IndexName"`
+		KeySchema  []cfnKey `yaml:"KeySchema"`
+		Projection struct {
+			ProjectionType string `yaml:"ProjectionType"`
+		} `yaml:"Projection"`
+	} `yaml:"GlobalSecondaryIndexes"`
+}
+
+type cfnKey struct {
+	AttributeName string `yaml:"AttributeName"`
+	KeyType       string `yaml:"KeyType"`
+}
+
+// TestDeployTemplateMatchesTheStore checks that deploy/table.yaml
+// provisions the table the store creates for itself: the same key
+// attributes, keys and index, so a table made by either serves the other.
+func TestDeployTemplateMatchesTheStore(t *testing.T) {
+	b, err := os.ReadFile("../deploy/table.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var tmpl struct {
+		Resources struct {
+			Table struct {
+				Properties cfnTable `yaml:"Properties"`
+			} `yaml:"Table"`
+		} `yaml:"Resources"`
+	}
+	if err := yaml.Unmarshal(b, &tmpl); err != nil {
+		t.Fatal(err)
+	}
+	want := tmpl.Resources.Table.Properties
+
+	ctx := context.Background()
+	endpoint := os.Getenv("DYNAMODB_ENDPOINT")
+	if endpoint == "" && os.Getenv("REQUIRE_DYNAMODB") == "1" {
+		t.Fatal("REQUIRE_DYNAMODB=1 but DYNAMODB_ENDPOINT is not set: start DynamoDB Local with scripts/dynamodb-local.sh")
+	}
+	db, err := storage.NewClient(ctx, storage.ClientConfig{Embedded: endpoint == "", Endpoint: endpoint})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := make([]byte, 6)
+	_, _ = rand.Read(r)
+	table := "deploy-" + hex.EncodeToString(r)
+	if err := storage.New(db, table).CreateTable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(table)})
+	})
+	out, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.Table
+
+	var wantAttrs, gotAttrs []string
+	for _, a := range want.AttributeDefinitions {
+		wantAttrs = append(wantAttrs, a.AttributeName+" "+a.AttributeType)
+	}
+	for _, a := range got.AttributeDefinitions {
+		gotAttrs = append(gotAttrs, aws.ToString(a.AttributeName)+" "+string(a.AttributeType))
+	}
+	slices.Sort(wantAttrs)
+	slices.Sort(gotAttrs)
+	if endpoint != "" { // the embedded engine reports no attribute definitions
+		sameList(t, "attribute definitions", wantAttrs, gotAttrs)
+	}
+	sameList(t, "key schema", keys(want.KeySchema), storeKeys(got.KeySchema))
+	if len(want.GlobalSecondaryIndexes) != len(got.GlobalSecondaryIndexes) {
+		t.Fatalf("%d indexes in the template, %d in the store's table", len(want.GlobalSecondaryIndexes), len(got.GlobalSecondaryIndexes))
+	}
+	for i, w := range want.GlobalSecondaryIndexes {
+		g := got.GlobalSecondaryIndexes[i]
+		equal(t, "index name", w.IndexName, aws.ToString(g.IndexName))
+		sameList(t, w.IndexName+" key schema", keys(w.KeySchema), storeKeys(g.KeySchema))
+		equal(t, w.IndexName+" projection", w.Projection.ProjectionType, string(g.Projection.ProjectionType))
+	}
+}
+
+func keys(ks []cfnKey) []string {
+	var out []string
+	for _, k := range ks {
+		out = append(out, k.AttributeName+" "+k.KeyType)
+	}
+	return out
+}
+
+func storeKeys(ks []types.KeySchemaElement) []string {
+	var out []string
+	for _, k := range ks {
+		out = append(out, aws.ToString(k.AttributeName)+" "+string(k.KeyType))
+	}
+	return out
+}
+
+func sameList(t *testing.T, what string, want, got []string) {
+	t.Helper()
+	if !slices.Equal(want, got) {
+		t.Errorf("%s: template %q, store %q", what, want, got)
+	}
+}

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/blogql/blog/auth"
+)
+
+const testSecret = "a-secret-of-at-least-thirty-two-bytes"
+
+func TestNewVerifier(t *testing.T) {
+	tests := []struct {
+		name    string
+		env     map[string]string
+		args    []string
+		dev     bool
+		failing string // what the error names, "" when none is expected
+	}{
+		{name: "the embedded engine without configuration uses the development secret", dev: true},
+		{name: "the embedded engine with a secret uses it", env: map[string]string{"JWT_SECRET": testSecret}},
+		{name: "the embedded engine with a JWKS URL uses it", env: map[string]string{"JWT_JWKS_URL": "https://id.example.com/.well-known/jwks.json"}},
+		{name: "DynamoDB Local with a secret", args: []string{"-dynamodb-endpoint", "http://127.0.0.1:8765", "-jwt-secret", testSecret}},
+		{name: "AWS with a JWKS URL", args: []string{"-aws", "-jwt-jwks-url", "https://id.example.com/.well-known/jwks.json"}},
+		{name: "DynamoDB Local without a secret does not start", args: []string{"-dynamodb-endpoint", "http://127.0.0.1:8765"}, failing: "JWT_SECRET"},
+		{name: "AWS without a secret does not start", args: []string{"-aws"}, failing: "JWT_JWKS_URL"},
+		{name: "a short secret is refused", env: map[string]string{"JWT_SECRET": "changeme"}, failing: "32 bytes"},
+		{name: "a JWKS URL over plain http is refused", args: []string{"-aws", "-jwt-jwks-url", "http://id.example.com/jwks"}, failing: "https"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg, err := parseConfig(tt.args, func(k string) string { return tt.env[k] }, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			v, dev, err := newVerifier(cfg, cfg.backend())
+			if tt.failing != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.failing) {
+					t.Errorf("err = %v, want one naming %q", err, tt.failing)
+				}
+				return
+			}
+			if err != nil || v == nil {
+				t.Fatalf("newVerifier = %v, %v", v, err)
+			}
+			if dev != tt.dev {
+				t.Errorf("development secret = %v, want %v", dev, tt.dev)
+			}
+		})
+	}
+}
+
+// checkDevTokens checks the development tokens a server of the embedded
+// engine with the demo blog logged: the admin's may create a category,
+// the author's may not, and without a token nobody may.
+func checkDevTokens(t *testing.T, base string, logs *logLines) {
+	t.Helper()
+	headers := logs.devHeaders()
+	if len(headers) != 2 {
+		t.Fatalf("development tokens logged for %v, want ada-lovelace and grace-hopper", headers)
+	}
+	create := `mutation { createCategory(input: {slug: "from-the-dev-token", name: "Dev"}) { category { slug } } }`
+	for _, c := range []struct{ header, want string }{
+		{"", `"UNAUTHENTICATED"`},
+		{headers["grace-hopper"], `"FORBIDDEN"`},
+		{headers["ada-lovelace"], `"slug":"from-the-dev-token"`},
+	} {
+		if _, body := postAs(t, base, c.header, create); !strings.Contains(body, c.want) {
+			t.Errorf("createCategory with %.40q = %s, want %s", c.header, body, c.want)
+		}
+	}
+}
+
+// devHeaders returns the Authorization headers of the development tokens
+// in the log, by author.
+func (l *logLines) devHeaders() map[string]string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	headers := map[string]string{}
+	for _, line := range l.lines {
+		var rec struct{ Msg, Author, Header string }
+		if json.Unmarshal([]byte(line), &rec) == nil && strings.HasPrefix(rec.Msg, "DEVELOPMENT ONLY") {
+			headers[rec.Author] = rec.Header
+		}
+	}
+	return headers
+}
+
+// postAs sends a GraphQL query with header ("Authorization: ...", or ""
+// for none) and returns the status and body of the answer.
+func postAs(t *testing.T, base, header, query string) (int, string) {
+	t.Helper()
+	b, _ := json.Marshal(map[string]string{"query": query})
+	req, _ := http.NewRequest(http.MethodPost, base+"/graphql", strings.NewReader(string(b)))
+	req.Header.Set("Content-Type", "application/json")
+	if name, value, ok := strings.Cut(header, ": "); ok {
+		req.Header.Set(name, value)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(body)
+}
+
+// TestRunWithASecretLogsNoDevelopmentTokens starts the embedded engine
+// with a configured secret: it logs no token, refuses one signed with the
+// development secret and accepts one signed with its own.
+func TestRunWithASecretLogsNoDevelopmentTokens(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	logs := newLogLines()
+	done := make(chan error, 1)
+	env := map[string]string{"JWT_SECRET": testSecret, "JWT_ISSUER": "https://id.example.com/"}
+	go func() {
+		done <- run(ctx, []string{"-port", "0", "-log-format", "json", "-seed-demo=false"}, func(k string) string { return env[k] }, logs)
+	}()
+	var base string
+	select {
+	case line := <-logs.endpoint:
+		base = strings.TrimSuffix(line, "/graphql")
+	case err := <-done:
+		t.Fatalf("run returned before serving: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("no endpoint logged within 30s")
+	}
+	if h := logs.devHeaders(); len(h) != 0 {
+		t.Errorf("development tokens logged with a secret configured: %v", h)
+	}
+
+	sign := func(secret string) string {
+		now := time.Now()
+		token, err := auth.Sign([]byte(secret), auth.Claims{
+			RegisteredClaims: jwt.RegisteredClaims{Subject: "ada-lovelace", Issuer: env["JWT_ISSUER"],
+				IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(time.Hour))},
+			Roles: []string{auth.RoleAdmin},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return "Authorization: Bearer " + token
+	}
+	create := `mutation { createCategory(input: {slug: "signed", name: "Signed"}) { category { slug } } }`
+	if code, body := postAs(t, base, sign(devSecret), create); code != http.StatusUnauthorized || !strings.Contains(body, "UNAUTHENTICATED") {
+		t.Errorf("token of the development secret = %d %s, want 401 UNAUTHENTICATED", code, body)
+	}
+	if code, body := postAs(t, base, sign(testSecret), create); code != http.StatusOK || !strings.Contains(body, `"slug":"signed"`) {
+		t.Errorf("token of the configured secret = %d %s, want the category", code, body)
+	}
+
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("run after shutdown = %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("run did not return after its context ended")
+	}
+}
