@@ -136,19 +136,46 @@ func (r *Resolver) primeFullPosts(ctx context.Context, page []*storage.Post) {
 	prime(ctx, "posts", loadersFor(ctx).posts, r.store.GetPosts, ids)
 }
 
-// primeCommentAuthors loads the authors of a page of comments in one batch
-// read when the connection's selection asks for them.
-func (r *Resolver) primeCommentAuthors(ctx context.Context, page []*storage.Comment) {
-	if !graphql.FieldRequested(ctx, "edges.node.author") {
-		return
+// primeComments loads what a page of comments asks for in as few reads as
+// DynamoDB allows: the replies of every comment on the page in one Query,
+// then the authors of the comments and of those replies in one BatchGetItem.
+func (r *Resolver) primeComments(ctx context.Context, postID string, page []*storage.Comment) error {
+	var replies []*storage.Comment
+	if graphql.FieldRequested(ctx, "edges.node.replies") {
+		var parents []string
+		for _, c := range page {
+			if c.ReplyCount > 0 {
+				parents = append(parents, c.ID)
+			}
+		}
+		if len(parents) > 0 {
+			loadersFor(ctx).observe("replies", len(parents))
+			byParent, err := r.store.Replies(ctx, postID, parents)
+			if err != nil {
+				return err
+			}
+			for _, id := range parents {
+				loadersFor(ctx).replies.Prime(ctx, storage.CommentKey{PostID: postID, CommentID: id}, byParent[id])
+				replies = append(replies, byParent[id]...)
+			}
+		}
 	}
 	var ids []string
-	for _, c := range page {
-		if !c.Deleted && !slices.Contains(ids, c.AuthorID) {
-			ids = append(ids, c.AuthorID)
+	addAuthors := func(cs []*storage.Comment) {
+		for _, c := range cs {
+			if !c.Deleted && !slices.Contains(ids, c.AuthorID) {
+				ids = append(ids, c.AuthorID)
+			}
 		}
+	}
+	if graphql.FieldRequested(ctx, "edges.node.author") {
+		addAuthors(page)
+	}
+	if graphql.FieldRequested(ctx, "edges.node.replies.author") {
+		addAuthors(replies)
 	}
 	if len(ids) > 0 {
 		prime(ctx, "authors", loadersFor(ctx).authors, r.store.GetAuthors, ids)
 	}
+	return nil
 }

@@ -91,6 +91,9 @@ func (r *commentResolver) Parent(ctx context.Context, obj *storage.Comment) (*st
 	if obj.ParentID == "" {
 		return nil, nil
 	}
+	if selectsOnly(ctx, "id") {
+		return &storage.Comment{ID: obj.ParentID, PostID: obj.PostID}, nil
+	}
 	return loadersFor(ctx).comments.Load(ctx, storage.CommentKey{PostID: obj.PostID, CommentID: obj.ParentID})()
 }
 
@@ -351,7 +354,9 @@ func (r *postResolver) Comments(ctx context.Context, obj *storage.Post, first *i
 	if err != nil {
 		return nil, err
 	}
-	r.primeCommentAuthors(ctx, res.Items)
+	if err := r.primeComments(ctx, obj.ID, res.Items); err != nil {
+		return nil, err
+	}
 	return commentConnection(res, p, threadCount(obj)), nil
 }
 

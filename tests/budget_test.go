@@ -53,7 +53,7 @@ func TestCallBudgets(t *testing.T) {
 					equal(t, "reply parent", c.Replies[0].Parent.Id, c.Id)
 				}
 				return err
-			}, 6},
+			}, 5},
 			{"author page", func() error {
 				r, err := AuthorPage(ctx, s.client, b.authors[0], &first, nil)
 				if err == nil {
