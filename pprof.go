@@ -26,11 +26,12 @@ func checkPprofAddr(addr string) error {
 }
 
 // servePprof serves the runtime profiles at /debug/pprof/ on addr, a
-// listener of their own, until ctx is done.
-func servePprof(ctx context.Context, addr string, logger *slog.Logger) error {
+// listener of their own, until ctx is done. It returns the address it
+// listens on, or the error of listening.
+func servePprof(ctx context.Context, addr string, logger *slog.Logger) (net.Addr, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("pprof: %w", err)
+		return nil, fmt.Errorf("pprof: %w", err)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
@@ -50,5 +51,5 @@ func servePprof(ctx context.Context, addr string, logger *slog.Logger) error {
 		_ = srv.Close()
 	}()
 	logger.Info(fmt.Sprintf("pprof at http://%s/debug/pprof/", ln.Addr()), "pprof", ln.Addr().String())
-	return nil
+	return ln.Addr(), nil
 }

@@ -297,7 +297,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 
 	if cfg.pprofAddr != "" {
-		if err := servePprof(ctx, cfg.pprofAddr, logger); err != nil {
+		if _, err := servePprof(ctx, cfg.pprofAddr, logger); err != nil {
 			return err
 		}
 	}

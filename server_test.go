@@ -108,6 +108,7 @@ func TestParseConfig(t *testing.T) {
 		{"request timeout past the write timeout", nil, []string{"-request-timeout", "1m"}, "request timeout"},
 		{"no attempts", map[string]string{"DYNAMODB_MAX_ATTEMPTS": "0"}, nil, "max attempts"},
 		{"too many attempts", nil, []string{"-dynamodb-max-attempts", "11"}, "max attempts"},
+		{"negative cache max age", nil, []string{"-cache-max-age", "-1s"}, "cache max age"},
 	}
 	for _, tt := range errTests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -125,7 +126,8 @@ func TestParseConfig(t *testing.T) {
 		}
 		for _, v := range []string{"PORT", "HOST", "DYNAMODB_ENDPOINT", "DYNAMODB_AWS", "DYNAMODB_TABLE", "AWS_REGION",
 			"CREATE_TABLE", "SEED_DEMO", "PLAYGROUND", "PLAYGROUND_ASSETS", "INTROSPECTION", "LOG_LEVEL", "LOG_FORMAT",
-			"JWT_SECRET", "JWT_ISSUER", "JWT_AUDIENCE", "JWT_JWKS_URL", "REQUEST_TIMEOUT", "DYNAMODB_MAX_ATTEMPTS"} {
+			"JWT_SECRET", "JWT_ISSUER", "JWT_AUDIENCE", "JWT_JWKS_URL", "REQUEST_TIMEOUT", "DYNAMODB_MAX_ATTEMPTS",
+			"CACHE_MAX_AGE", "PPROF_ADDR"} {
 			if !strings.Contains(out.String(), "["+v+"]") {
 				t.Errorf("help does not mention %s:\n%s", v, out.String())
 			}

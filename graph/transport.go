@@ -110,7 +110,7 @@ func responseMediaType(r *http.Request) string {
 // written around the data as the executor wrote it; anything else goes
 // through encoding/json as gqlgen would write it.
 func writeResponse(w io.Writer, resp *graphql.Response) {
-	if resp != nil && len(resp.Errors) == 0 && resp.Extensions == nil && resp.Label == "" &&
+	if resp != nil && len(resp.Errors) == 0 && len(resp.Extensions) == 0 && resp.Label == "" &&
 		resp.Path == nil && resp.HasNext == nil && len(resp.Data) > 0 {
 		b := make([]byte, 0, len(resp.Data)+len(`{"data":}`))
 		b = append(append(append(b, `{"data":`...), resp.Data...), '}')

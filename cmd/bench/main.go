@@ -122,6 +122,7 @@ func parseFlags(args []string) (*config, error) {
 // error any call returns.
 func run(ctx context.Context, cfg *config, log io.Writer) (*results, error) {
 	logf := func(format string, args ...any) { fmt.Fprintf(log, format+"\n", args...) }
+	load := loadAverage()
 	db, err := storage.NewClient(ctx, storage.ClientConfig{Embedded: cfg.backend == "embedded", Endpoint: cfg.endpoint})
 	if err != nil {
 		return nil, err
@@ -172,7 +173,7 @@ func run(ctx context.Context, cfg *config, log io.Writer) (*results, error) {
 	}
 	ops := operations(store, t)
 	var next atomic.Int64
-	res := newResults(cfg, data, seeded)
+	res := newResults(cfg, data, seeded, load)
 
 	for _, op := range ops {
 		r := res.op(op)

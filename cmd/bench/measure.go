@@ -46,15 +46,16 @@ func millis(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 type call func(ctx context.Context, i int) error
 
 // sequential alternates a and b one call at a time, n calls each, so drift
-// in the backend (a JIT warming up, a GC) hits both alike.
+// in the backend (a JIT warming up, a GC) hits both alike. Both calls of a
+// pair get the same number, so they ask for the same thing.
 func sequential(ctx context.Context, n int, a, b call, next *atomic.Int64) (latencies, latencies, error) {
 	var la, lb latencies
 	for range n {
+		i := int(next.Add(1))
 		for _, c := range []struct {
 			f   call
 			out *latencies
 		}{{a, &la}, {b, &lb}} {
-			i := int(next.Add(1))
 			start := time.Now()
 			if err := c.f(ctx, i); err != nil {
 				return nil, nil, err

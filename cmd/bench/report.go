@@ -35,6 +35,9 @@ type machine struct {
 	OS     string `json:"os"`
 	Kernel string `json:"kernel,omitempty"`
 	Go     string `json:"go"`
+	// LoadBefore is the one-minute load average before the run started:
+	// other work on the machine.
+	LoadBefore float64 `json:"loadBefore"`
 }
 
 type datasetInfo struct {
@@ -93,11 +96,13 @@ func comparison(server, floor stats, of func(stats) float64) comparisonResult {
 	return c
 }
 
-func newResults(cfg *config, d *dataset, seeded time.Duration) *results {
+func newResults(cfg *config, d *dataset, seeded time.Duration, load float64) *results {
+	m := readMachine()
+	m.LoadBefore = load
 	return &results{
 		Backend:  cfg.backend,
 		Date:     time.Now().UTC().Truncate(time.Second),
-		Machine:  readMachine(),
+		Machine:  m,
 		Versions: versions(),
 		Dataset: datasetInfo{
 			Authors: len(d.authors), Categories: len(d.categories), Posts: len(d.posts), Comments: d.comments(),
@@ -146,6 +151,16 @@ func readMachine() machine {
 		m.Kernel = strings.TrimSpace(string(b))
 	}
 	return m
+}
+
+// loadAverage returns the one-minute load average from /proc, or zero.
+func loadAverage() float64 {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return 0
+	}
+	f, _ := strconv.ParseFloat(strings.Fields(string(b))[0], 64)
+	return f
 }
 
 // versions returns the versions of the modules that do the work.
@@ -226,9 +241,9 @@ func (r *results) write(cfg *config) error {
 // where and when they were measured.
 func (r *results) markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Measured %s on %s (%d cores), %s, %s; dataset seeded in %.0f s; warm-up %.0f s, %d samples at concurrency 1, %d × %.0f s rounds at concurrency %d.\n\n",
-		r.Date.Format("2006-01-02"), r.Machine.CPU, r.Machine.Cores, r.Machine.OS, r.Machine.Go, r.Dataset.SeedSeconds,
-		r.Settings.WarmupSeconds, r.Settings.Samples, r.Settings.Rounds, r.Settings.RoundSeconds, r.Settings.Concurrency)
+	fmt.Fprintf(&b, "Measured %s on %s (%d cores, load average %.1f before the run), %s, %s; dataset seeded in %.0f s; warm-up %.0f s, %d samples at concurrency 1, %d × %.0f s rounds at concurrency %d.\n\n",
+		r.Date.Format("2006-01-02"), r.Machine.CPU, r.Machine.Cores, r.Machine.LoadBefore, r.Machine.OS, r.Machine.Go,
+		r.Dataset.SeedSeconds, r.Settings.WarmupSeconds, r.Settings.Samples, r.Settings.Rounds, r.Settings.RoundSeconds, r.Settings.Concurrency)
 	fmt.Fprintf(&b, "| operation | requests (budget) | c1 p50 server / floor | c1 p99 server / floor | **c1 ratio** | c%d server req/s, p50 / p99 | c%[1]d floor req/s | **c%[1]d ratio** |\n", r.Settings.Concurrency)
 	b.WriteString("|---|---|---|---|---|---|---|---|\n")
 	for _, o := range r.Operations {
