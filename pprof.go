@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -29,10 +28,6 @@ func checkPprofAddr(addr string) error {
 // listener of their own, until ctx is done. It returns the address it
 // listens on, or the error of listening.
 func servePprof(ctx context.Context, addr string, logger *slog.Logger) (net.Addr, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return nil, fmt.Errorf("pprof: %w", err)
-	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
@@ -41,15 +36,5 @@ func servePprof(ctx context.Context, addr string, logger *slog.Logger) (net.Addr
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	// No write timeout: a CPU profile or a trace takes as long as asked.
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	go func() {
-		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-			logger.Error("pprof server stopped", "err", err)
-		}
-	}()
-	go func() {
-		<-ctx.Done()
-		_ = srv.Close()
-	}()
-	logger.Info(fmt.Sprintf("pprof at http://%s/debug/pprof/", ln.Addr()), "pprof", ln.Addr().String())
-	return ln.Addr(), nil
+	return serveAside(ctx, "pprof", "/debug/pprof/", addr, srv, logger)
 }

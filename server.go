@@ -356,6 +356,28 @@ func newLogger(cfg *config, w io.Writer) *slog.Logger {
 	return slog.New(graph.LogHandler(slog.NewTextHandler(w, opts)))
 }
 
+// serveAside serves srv on addr, a listener apart from the API's, until ctx
+// is done, and logs the URL of path there under name. It returns the
+// address it listens on, or the error of listening.
+func serveAside(ctx context.Context, name, path, addr string, srv *http.Server, logger *slog.Logger) (net.Addr, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	go func() {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			logger.Error(name+" server stopped", "err", err)
+		}
+	}()
+	go func() {
+		<-ctx.Done()
+		_ = srv.Close()
+	}()
+	url := "http://" + displayAddr(ln.Addr()) + path
+	logger.Info(name+" at "+url, name, url)
+	return ln.Addr(), nil
+}
+
 // displayAddr returns addr as a browser would reach it: localhost for an
 // address that listens on every interface.
 func displayAddr(addr net.Addr) string {

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -138,23 +139,8 @@ func TestParseConfig(t *testing.T) {
 // TestRun starts the server as main does, with the embedded engine and the
 // demo blog, talks to every endpoint, and stops it as SIGTERM would.
 func TestRun(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	logs := newLogLines()
-	done := make(chan error, 1)
-	go func() {
-		done <- run(ctx, []string{"-port", "0", "-log-format", "json"}, func(string) string { return "" }, logs)
-	}()
-
-	var base string
-	select {
-	case line := <-logs.endpoint:
-		base = strings.TrimSuffix(line, "/graphql")
-	case err := <-done:
-		t.Fatalf("run returned before serving: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("no endpoint logged within 30s")
-	}
+	base, logs, stop := startServer(t, []string{"-port", "0", "-log-format", "json"}, nil)
+	defer stop()
 
 	get := func(path string) (int, string) {
 		t.Helper()
@@ -240,15 +226,7 @@ func TestRun(t *testing.T) {
 		t.Errorf("X-Request-ID = %q, want the one sent", got)
 	}
 
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("run after shutdown = %v, want nil", err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("run did not return after its context ended")
-	}
+	stop()
 	if !logs.has(`"msg":"request"`, `"path":"/graphql"`, `"status":200`) {
 		t.Errorf("no request log line for /graphql in:\n%s", logs)
 	}
@@ -261,6 +239,50 @@ func TestRun(t *testing.T) {
 }
 
 // logLines collects the server's JSON log and reports the endpoint URL it
+// startServer runs the server as main does, with the embedded engine, args
+// and the variables in env (and the process's OTEL_ ones), and returns its
+// base URL, its log and a function that stops it and waits until run has
+// returned.
+func startServer(t *testing.T, args []string, env map[string]string) (string, *logLines, func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	logs := newLogLines()
+	done := make(chan error, 1)
+	getenv := func(k string) string {
+		if strings.HasPrefix(k, "OTEL_") {
+			return os.Getenv(k)
+		}
+		return env[k]
+	}
+	go func() { done <- run(ctx, args, getenv, logs) }()
+
+	var base string
+	select {
+	case line := <-logs.endpoint:
+		base = strings.TrimSuffix(line, "/graphql")
+	case err := <-done:
+		cancel()
+		t.Fatalf("run returned before serving: %v", err)
+	case <-time.After(30 * time.Second):
+		cancel()
+		t.Fatal("no endpoint logged within 30s")
+	}
+	var once sync.Once
+	return base, logs, func() {
+		once.Do(func() {
+			cancel()
+			select {
+			case err := <-done:
+				if err != nil {
+					t.Errorf("run after shutdown = %v, want nil", err)
+				}
+			case <-time.After(15 * time.Second):
+				t.Fatal("run did not return after its context ended")
+			}
+		})
+	}
+}
+
 // announces.
 type logLines struct {
 	mu       sync.Mutex

@@ -2,10 +2,7 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"time"
 
@@ -73,10 +70,6 @@ func (t *telemetry) serveMetrics(ctx context.Context, addr string, logger *slog.
 	if t.metrics == nil {
 		return nil
 	}
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("metrics: %w", err)
-	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", t.metrics.Handler())
 	srv := &http.Server{
@@ -84,18 +77,8 @@ func (t *telemetry) serveMetrics(ctx context.Context, addr string, logger *slog.
 		ReadHeaderTimeout: 5 * time.Second,
 		WriteTimeout:      30 * time.Second,
 	}
-	go func() {
-		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
-			logger.Error("metrics server stopped", "err", err)
-		}
-	}()
-	go func() {
-		<-ctx.Done()
-		_ = srv.Close()
-	}()
-	url := "http://" + displayAddr(ln.Addr()) + "/metrics"
-	logger.Info("metrics at "+url, "metrics", url)
-	return nil
+	_, err := serveAside(ctx, "metrics", "/metrics", addr, srv, logger)
+	return err
 }
 
 // shutdown exports the spans not sent yet. Their loss is logged, not

@@ -1,16 +1,13 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
 	"testing"
-	"time"
 )
 
 // TestMetricsAddrConfig checks that metrics are off by default and that
@@ -46,7 +43,7 @@ func TestMetricsAddrConfig(t *testing.T) {
 // TestRunServesMetrics starts the server with -metrics-addr and scrapes
 // the metrics listener after a query; the API's own port has no /metrics.
 func TestRunServesMetrics(t *testing.T) {
-	base, logs, stop := startServer(t, []string{"-port", "0", "-metrics-addr", "127.0.0.1:0", "-log-format", "json"})
+	base, logs, stop := startServer(t, []string{"-port", "0", "-metrics-addr", "127.0.0.1:0", "-log-format", "json"}, nil)
 	defer stop()
 	metricsURL := logs.field("metrics")
 	if metricsURL == "" {
@@ -95,7 +92,7 @@ func TestRunExportsTraces(t *testing.T) {
 	defer collector.Close()
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL)
 
-	base, logs, stop := startServer(t, []string{"-port", "0", "-log-format", "json"})
+	base, logs, stop := startServer(t, []string{"-port", "0", "-log-format", "json"}, nil)
 	resp, err := http.Post(base+"/graphql", "application/json", strings.NewReader(`{"query":"query Front { posts(first: 2) { edges { node { title } } } }"}`))
 	if err != nil {
 		t.Fatal(err)
@@ -119,49 +116,6 @@ func TestRunExportsTraces(t *testing.T) {
 		if !strings.Contains(exported, want) {
 			t.Errorf("the exported spans lack %q; the collector got %d requests", want, len(got))
 		}
-	}
-}
-
-// startServer runs the server as main does, with the embedded engine and the
-// environment of the test process, and returns its base URL, its log and
-// a function that stops it and waits until run has returned.
-func startServer(t *testing.T, args []string) (string, *logLines, func()) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	logs := newLogLines()
-	done := make(chan error, 1)
-	getenv := func(k string) string {
-		if strings.HasPrefix(k, "OTEL_") {
-			return os.Getenv(k)
-		}
-		return ""
-	}
-	go func() { done <- run(ctx, args, getenv, logs) }()
-
-	var base string
-	select {
-	case line := <-logs.endpoint:
-		base = strings.TrimSuffix(line, "/graphql")
-	case err := <-done:
-		cancel()
-		t.Fatalf("run returned before serving: %v", err)
-	case <-time.After(30 * time.Second):
-		cancel()
-		t.Fatal("no endpoint logged within 30s")
-	}
-	var once sync.Once
-	return base, logs, func() {
-		once.Do(func() {
-			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Errorf("run after shutdown = %v, want nil", err)
-				}
-			case <-time.After(15 * time.Second):
-				t.Fatal("run did not return after its context ended")
-			}
-		})
 	}
 }
 

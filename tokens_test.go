@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -116,23 +115,9 @@ func postAs(t *testing.T, base, header, query string) (int, string) {
 // with a configured secret: it logs no token, refuses one signed with the
 // development secret and accepts one signed with its own.
 func TestRunWithASecretLogsNoDevelopmentTokens(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	logs := newLogLines()
-	done := make(chan error, 1)
 	env := map[string]string{"JWT_SECRET": testSecret, "JWT_ISSUER": "https://id.example.com/"}
-	go func() {
-		done <- run(ctx, []string{"-port", "0", "-log-format", "json", "-seed-demo=false"}, func(k string) string { return env[k] }, logs)
-	}()
-	var base string
-	select {
-	case line := <-logs.endpoint:
-		base = strings.TrimSuffix(line, "/graphql")
-	case err := <-done:
-		t.Fatalf("run returned before serving: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("no endpoint logged within 30s")
-	}
+	base, logs, stop := startServer(t, []string{"-port", "0", "-log-format", "json", "-seed-demo=false"}, env)
+	defer stop()
 	if h := logs.devHeaders(); len(h) != 0 {
 		t.Errorf("development tokens logged with a secret configured: %v", h)
 	}
@@ -157,13 +142,4 @@ func TestRunWithASecretLogsNoDevelopmentTokens(t *testing.T) {
 		t.Errorf("token of the configured secret = %d %s, want the category", code, body)
 	}
 
-	cancel()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("run after shutdown = %v", err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("run did not return after its context ended")
-	}
 }

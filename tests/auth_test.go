@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
@@ -307,19 +306,9 @@ func TestInvalidTokensAreRefused(t *testing.T) {
 	})
 
 	t.Run("the answer names the bearer scheme", func(t *testing.T) {
-		req, err := http.NewRequest(http.MethodPost, s.url, strings.NewReader(`{"query":"{ __typename }"}`))
-		if err != nil {
-			t.Fatal(err)
-		}
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Authorization", "Basic YWRhOnNlY3JldA==")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		equal(t, "status", resp.StatusCode, http.StatusUnauthorized)
-		equal(t, "WWW-Authenticate", resp.Header.Get("WWW-Authenticate"), `Bearer error="invalid_token"`)
+		a := s.fetch(t, http.MethodPost, s.url, `{"query":"{ __typename }"}`, map[string]string{"Authorization": "Basic YWRhOnNlY3JldA=="})
+		equal(t, "status", a.status, http.StatusUnauthorized)
+		equal(t, "WWW-Authenticate", a.header.Get("WWW-Authenticate"), `Bearer error="invalid_token"`)
 	})
 }
 

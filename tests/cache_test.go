@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -143,37 +142,6 @@ func (s *server) getQueryURL(query, variables, extensions string) string {
 		}
 	}
 	return s.url + "?" + v.Encode()
-}
-
-type httpAnswer struct {
-	status int
-	header http.Header
-	body   string
-}
-
-// fetch makes one HTTP request with headers and returns the answer.
-func (s *server) fetch(t *testing.T, method, u, body string, headers map[string]string) httpAnswer {
-	t.Helper()
-	req, err := http.NewRequest(method, u, strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if body != "" {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	for k, v := range headers {
-		req.Header.Set(k, v)
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return httpAnswer{status: resp.StatusCode, header: resp.Header, body: string(b)}
 }
 
 // signed returns a bearer token for c, signed with the tests' secret.

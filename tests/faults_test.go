@@ -465,21 +465,15 @@ func TestPanicsAreRecovered(t *testing.T) {
 	ctx := context.Background()
 	ok[*storage.Category](t)(s.store.CreateCategory(ctx, storage.NewCategory{Slug: "go", Name: "Go"}))
 	faults.set(1, faultPanic)
-	req, _ := http.NewRequest(http.MethodPost, s.url, strings.NewReader(request(`{ category(slug: "go") { name } }`, nil)))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(graphpkg.RequestIDHeader, "panic-test-1")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	a := s.fetch(t, http.MethodPost, s.url, request(`{ category(slug: "go") { name } }`, nil),
+		map[string]string{graphpkg.RequestIDHeader: "panic-test-1"})
 	var body response
-	if err := json.NewDecoder(resp.Body).Decode(&body); err != nil {
+	if err := json.Unmarshal([]byte(a.body), &body); err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
 	faults.set(0, "")
-	equal(t, "status", resp.StatusCode, http.StatusOK)
-	equal(t, "request id", resp.Header.Get(graphpkg.RequestIDHeader), "panic-test-1")
+	equal(t, "status", a.status, http.StatusOK)
+	equal(t, "request id", a.header.Get(graphpkg.RequestIDHeader), "panic-test-1")
 	if len(body.Errors) != 1 || body.Errors[0].Extensions["code"] != graphpkg.CodeInternal || body.Errors[0].Message != "internal error" {
 		t.Errorf("errors %v, want one INTERNAL without detail", body.Errors)
 	}

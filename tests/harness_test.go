@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -238,3 +239,42 @@ func equal[T comparable](t *testing.T, what string, got, want T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// httpAnswer is an HTTP answer, read whole.
+type httpAnswer struct {
+	status int
+	header http.Header
+	body   string
+}
+
+// fetch makes one HTTP request with headers and returns the answer; a body
+// is sent as JSON.
+func (s *server) fetch(t *testing.T, method, u, body string, headers map[string]string) httpAnswer {
+	t.Helper()
+	req, err := http.NewRequest(method, u, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	return roundTrip(t, req)
+}
+
+// roundTrip sends req and reads the answer.
+func roundTrip(t *testing.T, req *http.Request) httpAnswer {
+	t.Helper()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return httpAnswer{status: resp.StatusCode, header: resp.Header, body: string(b)}
+}

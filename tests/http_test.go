@@ -3,7 +3,6 @@ package tests
 import (
 	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
@@ -48,15 +47,11 @@ func TestGraphQLOverHTTP(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			req, err := http.NewRequest(http.MethodPost, s.url, strings.NewReader(c.body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			req.Header.Set("Content-Type", "application/json")
+			headers := map[string]string{}
 			if c.accept != "" {
-				req.Header.Set("Accept", c.accept)
+				headers["Accept"] = c.accept
 			}
-			status, header, body := do(t, req)
+			status, header, body := entries(t, s.fetch(t, http.MethodPost, s.url, c.body, headers))
 			equal(t, "status", status, c.status)
 			equal(t, "content type", header.Get("Content-Type"), c.respType)
 			_, hasData := body["data"]
@@ -78,11 +73,7 @@ func TestGraphQLOverHTTP(t *testing.T) {
 
 	t.Run("a mutation over GET is 405 and changes nothing", func(t *testing.T) {
 		q := url.Values{"query": {`mutation { createCategory(input: {slug: "via-get", name: "Via GET"}) { category { slug } } }`}}
-		req, err := http.NewRequest(http.MethodGet, s.url+"?"+q.Encode(), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		status, header, body := do(t, req)
+		status, header, body := entries(t, s.fetch(t, http.MethodGet, s.url+"?"+q.Encode(), "", nil))
 		equal(t, "status", status, http.StatusMethodNotAllowed)
 		equal(t, "Allow", header.Get("Allow"), "POST")
 		_, hasData := body["data"]
@@ -92,32 +83,19 @@ func TestGraphQLOverHTTP(t *testing.T) {
 	})
 
 	t.Run("a query over GET succeeds", func(t *testing.T) {
-		req, err := http.NewRequest(http.MethodGet, s.url+"?query="+url.QueryEscape("{ __typename }"), nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		status, _, body := do(t, req)
+		status, _, body := entries(t, s.fetch(t, http.MethodGet, s.url+"?query="+url.QueryEscape("{ __typename }"), "", nil))
 		equal(t, "status", status, http.StatusOK)
 		equal(t, "data", string(body["data"]), `{"__typename":"Query"}`)
 	})
 }
 
-// do sends req and returns the status, the headers and the top-level
-// entries of the JSON body.
-func do(t *testing.T, req *http.Request) (int, http.Header, map[string]json.RawMessage) {
+// entries returns the status, the headers and the top-level entries of
+// the JSON body of a.
+func entries(t *testing.T, a httpAnswer) (int, http.Header, map[string]json.RawMessage) {
 	t.Helper()
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var body map[string]json.RawMessage
-	if err := json.Unmarshal(b, &body); err != nil {
-		t.Fatalf("body %q: %v", b, err)
+	if err := json.Unmarshal([]byte(a.body), &body); err != nil {
+		t.Fatalf("body %q: %v", a.body, err)
 	}
-	return resp.StatusCode, resp.Header, body
+	return a.status, a.header, body
 }

@@ -45,18 +45,10 @@ func (s *server) send(t *testing.T, body string, chunked bool) response {
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := response{status: resp.StatusCode, header: resp.Header}
-	if err := json.Unmarshal(raw, &out); err != nil {
-		t.Fatalf("status %d, body %.300q: %v", resp.StatusCode, raw, err)
+	a := roundTrip(t, req)
+	out := response{status: a.status, header: a.header}
+	if err := json.Unmarshal([]byte(a.body), &out); err != nil {
+		t.Fatalf("status %d, body %.300q: %v", a.status, a.body, err)
 	}
 	return out
 }

@@ -1,0 +1,104 @@
+package storage_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/blogql/blog/storage"
+)
+
+func TestConcurrentEditsOneWinnerPerVersion(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.author("ada", "Ada")
+	e.category("go", "Go")
+	e.category("aws", "AWS")
+	p := e.publish(e.post("ada", "race", "go"), time.Time{})
+
+	// Each round, 20 writers race with the same expected version: exactly
+	// one wins, the others get a conflict naming the winner's version.
+	for round := range 3 {
+		version := must[*storage.Post](t)(e.store.GetPost(ctx, p.ID)).Version
+		var wg sync.WaitGroup
+		results := make([]error, 20)
+		titles := make([]string, 20)
+		for i := range results {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				titles[i] = fmt.Sprintf("round %d writer %d", round, i)
+				cats := []string{"go"}
+				if i%2 == 1 {
+					cats = []string{"aws", "go"}
+				}
+				_, results[i] = e.store.UpdatePost(ctx, storage.PostPatch{
+					ID: p.ID, ExpectedVersion: version, Title: &titles[i], Categories: &cats,
+				})
+			}()
+		}
+		wg.Wait()
+		winner := -1
+		for i, err := range results {
+			var conflict *storage.ConflictError
+			switch {
+			case err == nil:
+				if winner >= 0 {
+					t.Fatalf("round %d: writers %d and %d both won", round, winner, i)
+				}
+				winner = i
+			case errors.As(err, &conflict):
+				if conflict.CurrentVersion != version+1 {
+					t.Errorf("conflict names version %d, want %d", conflict.CurrentVersion, version+1)
+				}
+			default:
+				t.Fatalf("writer %d: %v", i, err)
+			}
+		}
+		if winner < 0 {
+			t.Fatalf("round %d: nobody won", round)
+		}
+		got := must[*storage.Post](t)(e.store.GetPost(ctx, p.ID))
+		equal(t, "title", got.Title, titles[winner])
+		equal(t, "version", got.Version, version+1)
+		e.consistent()
+	}
+}
+
+func TestConcurrentCommentsAreAllCounted(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.author("ada", "Ada")
+	e.category("go", "Go")
+	e.category("aws", "AWS")
+	p := e.publish(e.post("ada", "popular", "go", "aws"), time.Time{})
+	root := must[*storage.Comment](t)(e.store.AddComment(ctx, storage.NewComment{PostID: p.ID, AuthorID: "ada", Body: "root"}))
+	var wg sync.WaitGroup
+	errs := make([]error, 20)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			in := storage.NewComment{PostID: p.ID, AuthorID: "ada", Body: fmt.Sprintf("comment %d", i)}
+			if i%2 == 0 {
+				in.ParentID = root.ID
+			}
+			_, errs[i] = e.store.AddComment(ctx, in)
+		}()
+	}
+	wg.Wait()
+	for i, err := range errs {
+		if err != nil {
+			t.Errorf("writer %d: %v", i, err)
+		}
+	}
+	got := must[*storage.Post](t)(e.store.GetPost(ctx, p.ID))
+	equal(t, "comment count", got.CommentCount, int64(21))
+	equal(t, "thread count", got.ThreadCount, int64(11))
+	r := must[*storage.Result[*storage.Post]](t)(e.store.CategoryPosts(ctx, "aws", storage.Page{Limit: 5}))
+	equal(t, "copy comment count", r.Items[0].CommentCount, int64(21))
+	e.consistent()
+}
