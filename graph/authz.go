@@ -2,6 +2,8 @@ package graph
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -89,6 +91,20 @@ func actsFor(ctx context.Context, authorID, what string) error {
 	return err
 }
 
+// idempotencyKey returns the key the store records a mutation under: the
+// client's key k scoped to the actor of ctx, a hash of both, so that keys
+// of different users never meet and no one gets another's recorded result
+// by sending their key. An empty key stays empty; an invalid one goes to
+// the store as it is, which refuses it naming the field.
+func idempotencyKey(ctx context.Context, k *string) string {
+	key := deref(k)
+	if key == "" || !storage.ValidIdempotencyKey(key) {
+		return key
+	}
+	sum := sha256.Sum256([]byte(auth.ActorFrom(ctx).ID + "\n" + key))
+	return base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
 // asSubject turns storage's complaint about an author id the caller never
 // typed, the token's subject, into what it means: the token is not one of
 // an author.
@@ -128,7 +144,7 @@ func (r *Resolver) visible(ctx context.Context) func(*storage.Post, error) (*sto
 // loader would keep the post as it was before the write for the payload's
 // fields. A post's author never changes, so the check cannot go stale
 // before the write. See retried for a post that is gone.
-func (r *Resolver) ownPost(ctx context.Context, gid string, idempotencyKey *string) (string, error) {
+func (r *Resolver) ownPost(ctx context.Context, gid string, idemKey *string) (string, error) {
 	a, err := author(ctx)
 	if err != nil {
 		return "", err
@@ -138,7 +154,7 @@ func (r *Resolver) ownPost(ctx context.Context, gid string, idempotencyKey *stri
 		return id, err
 	}
 	p, err := r.store.ReadPost(ctx, id)
-	if retried(err, idempotencyKey) {
+	if retried(err, idemKey) {
 		return id, nil
 	}
 	if p, err = r.visible(ctx)(p, err); err != nil {
@@ -152,8 +168,8 @@ func (r *Resolver) ownPost(ctx context.Context, gid string, idempotencyKey *stri
 // key, what it wants gone may be gone because it was sent before, and its
 // retry must get the recorded result. The store replays it, or finds
 // nothing either and says so; it writes nothing to what does not exist.
-func retried(err error, idempotencyKey *string) bool {
-	return errors.Is(err, storage.ErrNotFound) && deref(idempotencyKey) != ""
+func retried(err error, key *string) bool {
+	return errors.Is(err, storage.ErrNotFound) && deref(key) != ""
 }
 
 // ownComment returns the comment the global id gid names once the actor
@@ -161,7 +177,7 @@ func retried(err error, idempotencyKey *string) bool {
 // even when the post went back to being a draft. Others get FORBIDDEN, or
 // NOT_FOUND when they cannot see the post. The comment and its post are
 // read as ownPost reads a post.
-func (r *Resolver) ownComment(ctx context.Context, gid string, idempotencyKey *string) (storage.CommentKey, error) {
+func (r *Resolver) ownComment(ctx context.Context, gid string, idemKey *string) (storage.CommentKey, error) {
 	a, err := author(ctx)
 	if err != nil {
 		return storage.CommentKey{}, err
@@ -172,7 +188,7 @@ func (r *Resolver) ownComment(ctx context.Context, gid string, idempotencyKey *s
 	}
 	c, p, err := r.store.ReadComment(ctx, key)
 	switch {
-	case retried(err, idempotencyKey):
+	case retried(err, idemKey):
 		return key, nil
 	case err != nil:
 		return key, err

@@ -1345,7 +1345,9 @@ type Query {
 Changes to the blog. Every mutation takes one ` + "`" + `input` + "`" + ` and returns a payload
 with what it wrote. Each input takes an optional ` + "`" + `idempotencyKey` + "`" + `: a retried
 call with the same key and input has one effect and returns the same result,
-while the same key with different input fails with BAD_USER_INPUT.
+while the same key with different input fails with BAD_USER_INPUT. A key is
+its user's own: the same key from another user is another key. Keys are
+kept for 24 hours.
 
 Every mutation needs a bearer token (` + "`" + `Authorization: Bearer <JWT>` + "`" + `) whose
 subject is an author id and whose ` + "`" + `roles` + "`" + ` claim lists ` + "`" + `author` + "`" + ` or ` + "`" + `admin` + "`" + `.

@@ -10,20 +10,20 @@ import (
 // ownPostRef returns the storage reference for the unpublishPost and
 // deletePost inputs once the actor of ctx may change the post; see
 // ownPost for the errors.
-func (r *Resolver) ownPostRef(ctx context.Context, id string, expectedVersion *int, idempotencyKey *string) (storage.PostRef, error) {
-	postID, err := r.ownPost(ctx, id, idempotencyKey)
+func (r *Resolver) ownPostRef(ctx context.Context, id string, expectedVersion *int, idemKey *string) (storage.PostRef, error) {
+	postID, err := r.ownPost(ctx, id, idemKey)
 	if err != nil {
 		return storage.PostRef{}, err
 	}
 	return storage.PostRef{
 		ID:              postID,
 		ExpectedVersion: int64(deref(expectedVersion)),
-		IdempotencyKey:  deref(idempotencyKey),
+		IdempotencyKey:  idempotencyKey(ctx, idemKey),
 	}, nil
 }
 
 // newComment returns the storage input for addComment by the author
-// authorID. It returns a *storage.ValidationError for a bad id, or for a
+// authorID, but for its idempotency key. It returns a *storage.ValidationError for a bad id, or for a
 // parent that is a comment of another post.
 func newComment(authorID string, in model.AddCommentInput) (storage.NewComment, error) {
 	postID, err := decodeIDOf("postId", in.PostID, kindPost)
@@ -31,10 +31,9 @@ func newComment(authorID string, in model.AddCommentInput) (storage.NewComment, 
 		return storage.NewComment{}, err
 	}
 	c := storage.NewComment{
-		PostID:         postID,
-		AuthorID:       authorID,
-		Body:           in.Body,
-		IdempotencyKey: deref(in.IdempotencyKey),
+		PostID:   postID,
+		AuthorID: authorID,
+		Body:     in.Body,
 	}
 	if in.ParentID != nil {
 		parent, err := decodeCommentID("parentId", *in.ParentID)

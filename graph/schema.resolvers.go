@@ -115,7 +115,7 @@ func (r *mutationResolver) CreateAuthor(ctx context.Context, input model.CreateA
 		Name:           input.Name,
 		Bio:            deref(input.Bio),
 		AvatarURL:      deref(input.AvatarURL),
-		IdempotencyKey: deref(input.IdempotencyKey),
+		IdempotencyKey: idempotencyKey(ctx, input.IdempotencyKey),
 	})
 	if err != nil {
 		return nil, err
@@ -141,7 +141,7 @@ func (r *mutationResolver) UpdateAuthor(ctx context.Context, input model.UpdateA
 		Name:            input.Name,
 		Bio:             input.Bio,
 		AvatarURL:       input.AvatarURL,
-		IdempotencyKey:  deref(input.IdempotencyKey),
+		IdempotencyKey:  idempotencyKey(ctx, input.IdempotencyKey),
 	})
 	if err != nil {
 		return nil, err
@@ -158,7 +158,7 @@ func (r *mutationResolver) CreateCategory(ctx context.Context, input model.Creat
 		Slug:           input.Slug,
 		Name:           input.Name,
 		Description:    deref(input.Description),
-		IdempotencyKey: deref(input.IdempotencyKey),
+		IdempotencyKey: idempotencyKey(ctx, input.IdempotencyKey),
 	})
 	if err != nil {
 		return nil, err
@@ -176,7 +176,7 @@ func (r *mutationResolver) UpdateCategory(ctx context.Context, input model.Updat
 		ExpectedVersion: int64(deref(input.ExpectedVersion)),
 		Name:            input.Name,
 		Description:     input.Description,
-		IdempotencyKey:  deref(input.IdempotencyKey),
+		IdempotencyKey:  idempotencyKey(ctx, input.IdempotencyKey),
 	})
 	if err != nil {
 		return nil, err
@@ -197,7 +197,7 @@ func (r *mutationResolver) CreatePost(ctx context.Context, input model.CreatePos
 		Excerpt:        deref(input.Excerpt),
 		Body:           deref(input.Body),
 		Categories:     input.Categories,
-		IdempotencyKey: deref(input.IdempotencyKey),
+		IdempotencyKey: idempotencyKey(ctx, input.IdempotencyKey),
 	})
 	if err != nil {
 		return nil, asSubject(err)
@@ -218,7 +218,7 @@ func (r *mutationResolver) UpdatePost(ctx context.Context, input model.UpdatePos
 		Slug:            input.Slug,
 		Excerpt:         input.Excerpt,
 		Body:            input.Body,
-		IdempotencyKey:  deref(input.IdempotencyKey),
+		IdempotencyKey:  idempotencyKey(ctx, input.IdempotencyKey),
 	}
 	if input.Categories != nil {
 		patch.Categories = &input.Categories
@@ -240,7 +240,7 @@ func (r *mutationResolver) PublishPost(ctx context.Context, input model.PublishP
 		ID:              id,
 		ExpectedVersion: int64(deref(input.ExpectedVersion)),
 		At:              deref(input.At),
-		IdempotencyKey:  deref(input.IdempotencyKey),
+		IdempotencyKey:  idempotencyKey(ctx, input.IdempotencyKey),
 	})
 	if err != nil {
 		return nil, err
@@ -284,6 +284,7 @@ func (r *mutationResolver) AddComment(ctx context.Context, input model.AddCommen
 	if err != nil {
 		return nil, err
 	}
+	in.IdempotencyKey = idempotencyKey(ctx, input.IdempotencyKey)
 	c, err := r.store.AddComment(ctx, in)
 	if err != nil {
 		return nil, asSubject(err)
@@ -300,7 +301,7 @@ func (r *mutationResolver) DeleteComment(ctx context.Context, input model.Delete
 	c, err := r.store.DeleteComment(ctx, storage.CommentRef{
 		PostID:         key.PostID,
 		CommentID:      key.CommentID,
-		IdempotencyKey: deref(input.IdempotencyKey),
+		IdempotencyKey: idempotencyKey(ctx, input.IdempotencyKey),
 	})
 	if err != nil {
 		return nil, err

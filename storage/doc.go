@@ -120,7 +120,9 @@
 // and passes a token derived from op and key as ClientRequestToken. A
 // repeat with the same input returns the recorded result; with other input
 // ErrIdempotencyMismatch. Records expire after 24 hours (TTL attribute
-// expiresAt).
+// expiresAt). The store takes keys as they come; the GraphQL layer scopes a
+// client's key to its user (a hash of the token's subject and the key), so
+// one user's key never replays another's result.
 //
 // # Counters
 //

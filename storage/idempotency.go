@@ -22,6 +22,10 @@ const idempotencyTTL = 24 * time.Hour
 
 var idempotencyKeyPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
 
+// ValidIdempotencyKey reports whether k is a key a write accepts: 1 to 64
+// characters of A-Z a-z 0-9 . _ : -.
+func ValidIdempotencyKey(k string) bool { return idempotencyKeyPattern.MatchString(k) }
+
 // idem is one write's idempotency: its record key, the hash of its input
 // and the ClientRequestToken of its transaction.
 type idem struct {
@@ -40,7 +44,7 @@ func idempotent[T any](ctx context.Context, s *Store, op, k string, input any, w
 	if k == "" {
 		return write(nil)
 	}
-	if !idempotencyKeyPattern.MatchString(k) {
+	if !ValidIdempotencyKey(k) {
 		return zero, &ValidationError{Field: "idempotencyKey", Reason: "must be 1 to 64 characters of A-Z a-z 0-9 . _ : -"}
 	}
 	raw, err := json.Marshal(input)

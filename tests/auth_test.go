@@ -437,3 +437,30 @@ func TestRetriedDeletesReturnTheSameResult(t *testing.T) {
 	equal(t, "retried deleteComment", againC.DeleteComment.Comment, firstC.DeleteComment.Comment)
 	s.consistent()
 }
+
+// TestIdempotencyKeysAreEachUsers sends one user's idempotency key as
+// other users: it replays nothing of the first user's result, and the same
+// key serves each user's own write.
+func TestIdempotencyKeysAreEachUsers(t *testing.T) {
+	s := newServer(t)
+	b := s.seedBlog(t)
+	ctx := context.Background()
+	ada, grace := b.writers[0], b.writers[1]
+
+	in := DeletePostInput{Id: b.published[0], IdempotencyKey: ptr("ada-deletes")}
+	ok[*DeletePostResponse](t)(DeletePost(ctx, ada, in))
+	for name, c := range map[string]graphql.Client{"another author": grace, "an admin": s.admin} {
+		_, err := DeletePost(ctx, c, in)
+		equal(t, "deletePost of a deleted post with its author's key, by "+name, code(err), "NOT_FOUND")
+	}
+
+	key := ptr("my-first-post")
+	mine := ok[*CreatePostResponse](t)(CreatePost(ctx, ada, CreatePostInput{Title: "Ada's", Slug: "adas", IdempotencyKey: key})).CreatePost.Post
+	theirs := ok[*CreatePostResponse](t)(CreatePost(ctx, grace, CreatePostInput{Title: "Grace's", Slug: "graces", IdempotencyKey: key})).CreatePost.Post
+	if mine.Id == theirs.Id {
+		t.Errorf("two authors' createPost with one key made one post %s", mine.Id)
+	}
+	again := ok[*CreatePostResponse](t)(CreatePost(ctx, grace, CreatePostInput{Title: "Grace's", Slug: "graces", IdempotencyKey: key})).CreatePost.Post
+	equal(t, "grace's retried createPost", again.Id, theirs.Id)
+	s.consistent()
+}
