@@ -23,6 +23,7 @@ const (
 	CodeInternal     = "INTERNAL"
 	CodeBadRequest   = "BAD_REQUEST"
 	CodeTimeout      = "TIMEOUT"
+	CodeCanceled     = "CANCELED"
 	CodeUnavailable  = "UNAVAILABLE"
 
 	CodeUnauthenticated = "UNAUTHENTICATED"
@@ -61,6 +62,9 @@ var transientErrors = []struct {
 	message string
 }{
 	{context.DeadlineExceeded, CodeTimeout, "the request did not finish in time, try again"},
+	// Only the client ends a request's context early: it has gone away,
+	// and the answer reaches no one.
+	{context.Canceled, CodeCanceled, "the client canceled the request"},
 	{storage.ErrUnavailable, CodeUnavailable, "the database is busy or unavailable, try again"},
 	{storage.ErrBusy, CodeUnavailable, storage.ErrBusy.Error()},
 }

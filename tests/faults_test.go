@@ -511,3 +511,34 @@ func (b *lockedBuffer) has(parts ...string) bool {
 	}
 	return false
 }
+
+// TestClientGoneIsNoInternalError drops a request while its DynamoDB call
+// hangs: the server logs a warning of a canceled request, not an error.
+func TestClientGoneIsNoInternalError(t *testing.T) {
+	var logs lockedBuffer
+	s, faults := newFaultyServer(t, 1, func(_ *storage.ClientConfig, o *graphpkg.HandlerOptions) {
+		o.Logger = slog.New(slog.NewJSONHandler(&logs, nil))
+	})
+	faults.set(1, faultHang)
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url, strings.NewReader(request(`{ category(slug: "go") { name } }`, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatalf("the request was answered %d, want it dropped", resp.StatusCode)
+	}
+	for deadline := time.Now().Add(10 * time.Second); !logs.has(`"msg":"graphql request failed"`) && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	faults.set(0, "")
+	if !logs.has(`"level":"WARN"`, `"msg":"graphql request failed"`, `context canceled`) {
+		t.Errorf("no warning of the canceled request in:\n%s", logs.String())
+	}
+	if logs.has(`"level":"ERROR"`) {
+		t.Errorf("a canceled request logged an error:\n%s", logs.String())
+	}
+}
