@@ -341,7 +341,9 @@ func (r *postResolver) Author(ctx context.Context, obj *storage.Post) (*storage.
 
 // Categories is the resolver for the categories field.
 func (r *postResolver) Categories(ctx context.Context, obj *storage.Post) ([]*storage.Category, error) {
-	if selectsOnly(ctx, "id", "slug", "name") {
+	// A draft keeps the names it was saved with (a category rename reaches
+	// published posts only): its categories are read.
+	if obj.Status == storage.StatusPublished && selectsOnly(ctx, "id", "slug", "name") {
 		return categoriesOf(obj.Categories), nil
 	}
 	cats, errs := loadersFor(ctx).categories.LoadMany(ctx, slugsOf(obj.Categories))()

@@ -111,7 +111,8 @@
 // author's and categories' current nameVer, so a slow rename never
 // overwrites a newer one. A post written meanwhile checks the same nameVer
 // and re-reads the names. Drafts keep the category names they were last
-// saved with; they are in no list a reader sees.
+// saved with (they are in no category's list): the GraphQL layer reads a
+// draft's categories instead of trusting the copied names.
 //
 // # Idempotency
 //

@@ -100,6 +100,12 @@ func TestPostLifecycleThroughTheAPI(t *testing.T) {
 	ok[*UnpublishPostResponse](t)(UnpublishPost(ctx, asAda, UnpublishPostInput{Id: p.Id}))
 	feed := ok[*FeedResponse](t)(Feed(ctx, s.client, nil, nil))
 	equal(t, "feed after unpublish", len(feed.Posts.Edges), 0)
+	// A draft's copied category names are not kept up to date; it shows
+	// the category's current name all the same.
+	ok[*UpdateCategoryResponse](t)(UpdateCategory(ctx, s.admin, UpdateCategoryInput{Slug: "aws", Name: ptr("AWS")}))
+	drafts := ok[*AuthorDraftsResponse](t)(AuthorDrafts(ctx, asAda, ada.Id, nil, nil)).Author.Drafts.Edges
+	equal(t, "drafts", len(drafts), 1)
+	equal(t, "renamed category of a draft", drafts[0].Node.Categories[0].Name, "AWS")
 	ok[*DeletePostResponse](t)(DeletePost(ctx, asAda, DeletePostInput{Id: p.Id}))
 	_, err = PostByID(ctx, s.client, p.Id)
 	equal(t, "deleted", code(err), "NOT_FOUND")
