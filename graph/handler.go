@@ -107,6 +107,7 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	if opts.TracerProvider != nil {
 		srv.Use(tracing.Extension(opts.TracerProvider))
 	}
+	srv.AroundRootFields(freshReadsPerMutation)
 	srv.AroundResponses(markCacheable)
 	return WithRequestID(limitBody(MaxBodyBytes, withTimeout(timeout,
 		withCacheHeaders(opts.CacheMaxAge, withActor(opts.Verifier, logger, withLoaders(store, batchObserver(opts.Metrics), srv))))))

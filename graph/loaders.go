@@ -8,6 +8,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/graph-gophers/dataloader/v7"
+	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/blogql/blog/metrics"
 	"github.com/blogql/blog/storage"
@@ -49,6 +50,26 @@ func withLoaders(store *storage.Store, observe func(loader string, keys int), ne
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), loadersKey{}, l)))
 	})
+}
+
+// forget drops what the loaders have read.
+func (l *loaders) forget() {
+	l.posts.ClearAll()
+	l.authors.ClearAll()
+	l.categories.ClearAll()
+	l.comments.ClearAll()
+	l.replies.ClearAll()
+}
+
+// freshReadsPerMutation makes each mutation of a request start with
+// loaders that remember nothing: its payload must not show what the
+// request read before an earlier mutation of it wrote. Mutations run one
+// after another, so nothing reads while the loaders forget.
+func freshReadsPerMutation(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
+	if graphql.GetOperationContext(ctx).Operation.Operation == ast.Mutation {
+		loadersFor(ctx).forget()
+	}
+	return next(ctx)
 }
 
 // loadersFor returns the loaders of the request ctx belongs to.

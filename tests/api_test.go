@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -259,4 +260,39 @@ func TestErrorCodes(t *testing.T) {
 			t.Errorf("response leaks the cause: %s", rec.Body)
 		}
 	})
+}
+
+// TestMutationsOfOneRequestSeeEachOthersWrites sends two mutations that
+// read a category through the request's loader around a third that renames
+// it: the second payload shows the new name, not what the first one read.
+func TestMutationsOfOneRequestSeeEachOthersWrites(t *testing.T) {
+	s := newServer(t)
+	b := s.seedBlog(t)
+	republish := `{ post { categories { slug name description } } }`
+	q := fmt.Sprintf(`mutation {
+		before: publishPost(input: {id: %[1]q}) %[2]s
+		rename: updateCategory(input: {slug: "go", name: "Golang"}) { category { name } }
+		after: publishPost(input: {id: %[1]q}) %[2]s
+	}`, b.published[0], republish)
+	a := s.fetch(t, http.MethodPost, s.url, request(q, nil),
+		map[string]string{"Authorization": "Bearer " + s.signed(s.claims("admin", auth.RoleAdmin))})
+	var res struct {
+		Errors []json.RawMessage
+		Data   map[string]struct {
+			Post struct{ Categories []struct{ Slug, Name string } }
+		}
+	}
+	if err := json.Unmarshal([]byte(a.body), &res); err != nil || len(res.Errors) > 0 {
+		t.Fatalf("status %d: %s", a.status, a.body)
+	}
+	names := func(alias string) map[string]string {
+		out := map[string]string{}
+		for _, c := range res.Data[alias].Post.Categories {
+			out[c.Slug] = c.Name
+		}
+		return out
+	}
+	equal(t, "go before the rename", names("before")["go"], "Go")
+	equal(t, "go after the rename", names("after")["go"], "Golang")
+	s.consistent()
 }
