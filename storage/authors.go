@@ -74,8 +74,11 @@ func (s *Store) UpdateAuthor(ctx context.Context, in AuthorPatch) (*Author, erro
 			setOpt(&it.AvatarURL, in.AvatarURL)
 			it.Version++
 			it.UpdatedAt = keyTime(s.Now())
+			upd := profileUpdate(it.Version, it.NameVer, it.UpdatedAt, map[string]string{
+				"name": it.Name, "bio": it.Bio, "avatarUrl": it.AvatarURL,
+			})
 			t := s.newTxn()
-			if err := t.put(it, &cond, errRetry); err != nil {
+			if err := t.update(authorKey(in.ID), upd, &cond, errRetry); err != nil {
 				return nil, err
 			}
 			return execRecord(ctx, s, t, rec, it.author())
@@ -92,6 +95,25 @@ func (s *Store) UpdateAuthor(ctx context.Context, in AuthorPatch) (*Author, erro
 		}
 	}
 	return a, nil
+}
+
+// profileUpdate sets the fields of an author or a category, with its new
+// version, nameVer and updatedAt, and nothing else: its postCount changes
+// in the transactions of post writes, which a write of the whole item
+// read a moment ago would undo. An empty field is removed, as a new item
+// leaves it out.
+func profileUpdate(version, nameVer int64, updatedAt string, fields map[string]string) expression.UpdateBuilder {
+	upd := expression.Set(expression.Name("version"), expression.Value(version)).
+		Set(expression.Name("nameVer"), expression.Value(nameVer)).
+		Set(expression.Name("updatedAt"), expression.Value(updatedAt))
+	for name, v := range fields {
+		if v == "" {
+			upd = upd.Remove(expression.Name(name))
+		} else {
+			upd = upd.Set(expression.Name(name), expression.Value(v))
+		}
+	}
+	return upd
 }
 
 // execRecord runs t with the idempotency record of result.

@@ -59,8 +59,11 @@ func (s *Store) UpdateCategory(ctx context.Context, in CategoryPatch) (*Category
 			setOpt(&it.Description, in.Description)
 			it.Version++
 			it.UpdatedAt = keyTime(s.Now())
+			upd := profileUpdate(it.Version, it.NameVer, it.UpdatedAt, map[string]string{
+				"name": it.Name, "description": it.Description,
+			})
 			t := s.newTxn()
-			if err := t.put(it, &cond, errRetry); err != nil {
+			if err := t.update(categoryKey(in.Slug), upd, &cond, errRetry); err != nil {
 				return nil, err
 			}
 			return execRecord(ctx, s, t, rec, it.category())

@@ -102,3 +102,54 @@ func TestConcurrentCommentsAreAllCounted(t *testing.T) {
 	equal(t, "copy comment count", r.Items[0].CommentCount, int64(21))
 	e.consistent()
 }
+
+// TestProfileEditsKeepCounts edits an author and a category while posts of
+// theirs are published and unpublished: the edits must not write back a
+// postCount they read before a publish changed it.
+func TestProfileEditsKeepCounts(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.author("ada", "Ada")
+	e.category("go", "Go")
+	var posts []*storage.Post
+	for i := range 8 {
+		posts = append(posts, e.post("ada", fmt.Sprintf("counted-%d", i), "go"))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 100)
+	for _, p := range posts {
+		wg.Go(func() {
+			for i := range 5 {
+				var err error
+				if i%2 == 0 {
+					_, err = e.store.Publish(ctx, storage.PublishPost{ID: p.ID})
+				} else {
+					_, err = e.store.Unpublish(ctx, storage.PostRef{ID: p.ID})
+				}
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+		})
+	}
+	for i := range 8 {
+		wg.Go(func() {
+			bio := fmt.Sprintf("bio %d", i)
+			if _, err := e.store.UpdateAuthor(ctx, storage.AuthorPatch{ID: "ada", Bio: &bio}); err != nil {
+				errs <- err
+			}
+			if _, err := e.store.UpdateCategory(ctx, storage.CategoryPatch{Slug: "go", Description: &bio}); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	equal(t, "author's posts", must[*storage.Author](t)(e.store.GetAuthor(ctx, "ada")).PostCount, 8)
+	equal(t, "category's posts", must[*storage.Category](t)(e.store.GetCategory(ctx, "go")).PostCount, 8)
+	e.consistent()
+}
