@@ -1141,7 +1141,7 @@ type PostConnection {
   edges: [PostEdge!]!
   "Where this page stands in the whole list."
   pageInfo: PageInfo!
-  "The number of published posts in the whole list, scheduled posts included."
+  "The number of posts in the whole list: published posts whose time has come, and in an author's list as the author or an admin sees it, their scheduled posts too."
   totalCount: Int!
 }
 
@@ -1173,7 +1173,7 @@ type Author implements Node {
   updatedAt: DateTime!
   "The version of the author, increased by every change. Pass it as ` + "`" + `expectedVersion` + "`" + ` to update the author safely."
   version: Int!
-  "The number of published posts by the author, scheduled posts included."
+  "The number of published posts by the author whose time has come: scheduled posts count from the moment they appear."
   postCount: Int!
   "The author's public posts, newest first. For the author themself and admins, scheduled posts too."
   posts(
@@ -1237,7 +1237,7 @@ type Category implements Node {
   description: String!
   "The version of the category, increased by every change. Pass it as ` + "`" + `expectedVersion` + "`" + ` to update the category safely."
   version: Int!
-  "The number of published posts in the category, scheduled posts included."
+  "The number of published posts in the category whose time has come: scheduled posts count from the moment they appear."
   postCount: Int!
   "The public posts in the category, newest first."
   posts(

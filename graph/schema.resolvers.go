@@ -30,12 +30,17 @@ func (r *authorResolver) AvatarURL(ctx context.Context, obj *storage.Author) (*s
 // Posts is the resolver for the posts field.
 func (r *authorResolver) Posts(ctx context.Context, obj *storage.Author, first *int, after *string) (*model.PostConnection, error) {
 	p := pageOf(first, after)
-	res, err := r.store.AuthorPosts(ctx, obj.ID, p, auth.ActorFrom(ctx).Acts(obj.ID))
+	own := auth.ActorFrom(ctx).Acts(obj.ID)
+	res, err := r.store.AuthorPosts(ctx, obj.ID, p, own)
 	if err != nil {
 		return nil, err
 	}
 	r.primeFullPosts(ctx, res.Items)
-	return postConnection(res, p, model.Count(obj.PostCount)), nil
+	count := obj.PostCount
+	if own {
+		count += obj.ScheduledCount
+	}
+	return postConnection(res, p, model.Count(count)), nil
 }
 
 // Drafts is the resolver for the drafts field.

@@ -81,7 +81,7 @@ func (s *Store) UpdateAuthor(ctx context.Context, in AuthorPatch) (*Author, erro
 			if err := t.update(authorKey(in.ID), upd, &cond, errRetry); err != nil {
 				return nil, err
 			}
-			return execRecord(ctx, s, t, rec, it.author())
+			return execRecord(ctx, s, t, rec, it.author(s.nowKey()))
 		})
 	})
 	if err != nil {
@@ -98,20 +98,15 @@ func (s *Store) UpdateAuthor(ctx context.Context, in AuthorPatch) (*Author, erro
 }
 
 // profileUpdate sets the fields of an author or a category, with its new
-// version, nameVer and updatedAt, and nothing else: its postCount changes
-// in the transactions of post writes, which a write of the whole item
-// read a moment ago would undo. An empty field is removed, as a new item
-// leaves it out.
+// version, nameVer and updatedAt, and nothing else: its postCount and
+// scheduled-post entries change in the transactions of post writes, which
+// a write of the whole item read a moment ago would undo.
 func profileUpdate(version, nameVer int64, updatedAt string, fields map[string]string) expression.UpdateBuilder {
 	upd := expression.Set(expression.Name("version"), expression.Value(version)).
 		Set(expression.Name("nameVer"), expression.Value(nameVer)).
 		Set(expression.Name("updatedAt"), expression.Value(updatedAt))
 	for name, v := range fields {
-		if v == "" {
-			upd = upd.Remove(expression.Name(name))
-		} else {
-			upd = upd.Set(expression.Name(name), expression.Value(v))
-		}
+		upd = upd.Set(expression.Name(name), expression.Value(v))
 	}
 	return upd
 }
@@ -210,10 +205,7 @@ func (s *Store) refreshNames(ctx context.Context, postID string) error {
 			return struct{}{}, err
 		}
 		fresh := *p
-		slugs := make([]string, len(p.Cats))
-		for i, c := range p.Cats {
-			slugs[i] = c.Slug
-		}
+		slugs := p.catSlugs()
 		r.keep(p)
 		if err := r.setNames(&fresh, slugs); err != nil {
 			return struct{}{}, err

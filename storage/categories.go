@@ -66,7 +66,7 @@ func (s *Store) UpdateCategory(ctx context.Context, in CategoryPatch) (*Category
 			if err := t.update(categoryKey(in.Slug), upd, &cond, errRetry); err != nil {
 				return nil, err
 			}
-			return execRecord(ctx, s, t, rec, it.category())
+			return execRecord(ctx, s, t, rec, it.category(s.nowKey()))
 		})
 	})
 	if err != nil {

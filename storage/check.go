@@ -195,6 +195,43 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 		badf("stats count %d posts, %d authors, %d categories; table has %d, %d, %d",
 			stats.PostCount, stats.AuthorCount, stats.CategoryCount, published, len(authors), len(cats))
 	}
+
+	// Scheduled-post entries: every post whose time has not come is in the
+	// entries of each item that counts it, with its publishedAt; an entry
+	// still in the future names such a post. Entries whose time has passed
+	// count nothing and may linger until a write removes them.
+	now := s.nowKey()
+	waiting := map[key]schedule{}
+	for id, p := range posts {
+		if !p.published() || p.PublishedAt <= now {
+			continue
+		}
+		for _, k := range append([]key{authorKey(p.AuthorID), statsItemKey()}, mapKeys(p.catSlugs(), categoryKey)...) {
+			if waiting[k] == nil {
+				waiting[k] = schedule{}
+			}
+			waiting[k][id] = p.PublishedAt
+		}
+	}
+	recorded := map[key]schedule{statsItemKey(): stats.Scheduled}
+	for id, a := range authors {
+		recorded[authorKey(id)] = a.Scheduled
+	}
+	for slug, c := range cats {
+		recorded[categoryKey(slug)] = c.Scheduled
+	}
+	for k, entries := range recorded {
+		for id, at := range entries {
+			if at > now && waiting[k][id] != at {
+				badf("%s records post %s as scheduled at %s; it is not", k.PK, id, at)
+			}
+		}
+		for id, at := range waiting[k] {
+			if entries[id] != at {
+				badf("%s lacks the entry of post %s, scheduled at %s", k.PK, id, at)
+			}
+		}
+	}
 	sort.Strings(bad)
 	return bad, nil
 }

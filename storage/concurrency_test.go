@@ -152,4 +152,8 @@ func TestProfileEditsKeepCounts(t *testing.T) {
 	equal(t, "author's posts", must[*storage.Author](t)(e.store.GetAuthor(ctx, "ada")).PostCount, 8)
 	equal(t, "category's posts", must[*storage.Category](t)(e.store.GetCategory(ctx, "go")).PostCount, 8)
 	e.consistent()
+
+	none := ""
+	must[*storage.Author](t)(e.store.UpdateAuthor(ctx, storage.AuthorPatch{ID: "ada", Bio: &none}))
+	equal(t, "cleared bio", must[*storage.Author](t)(e.store.GetAuthor(ctx, "ada")).Bio, "")
 }

@@ -10,16 +10,16 @@
 // a "type" attribute naming its shape.
 //
 //	item                      PK                 SK                                     GSI1PK / GSI1SK
-//	author                    AUTHOR#<id>        AUTHOR#<id>                            AUTHORS / AUTHOR#<createdAt>#<id>
+//	author                    AUTHOR#<id>        AUTHOR#<id>                            AUTHORS / AUTHOR#<createdAt>#<id>   (postCount, scheduled)
 //	post (published)          POST#<id>          POST#<id>                              FEED#<shard> / POST#<publishedAt>#<id>
 //	post (draft)              POST#<id>          POST#<id>                              DRAFT#<authorId> / DRAFT#<createdAt>#<id>
 //	author→post copy          AUTHOR#<authorId>  POST#<publishedAt>#<id>
 //	post-in-category copy     POST#<id>          CAT#<slug>                             CAT#<slug> / POST#<publishedAt>#<id>
-//	category                  CAT#<slug>         CAT#<slug>                             CATEGORIES / CAT#<slug>
+//	category                  CAT#<slug>         CAT#<slug>                             CATEGORIES / CAT#<slug>             (postCount, scheduled)
 //	comment (top level)       POST#<postId>      COMMENT#<createdAt>#<commentId>
 //	reply                     POST#<postId>      THREAD#<parentCreatedAt>#<parentId>#<createdAt>#<commentId>
 //	slug reservation          SLUG#<slug>        SLUG#<slug>                            (postId)
-//	blog-wide counts          STATS              STATS
+//	blog-wide counts          STATS              STATS                                  (postCount, scheduled, authorCount, categoryCount)
 //	idempotency record        IDEMPOTENCY#<op>#<key>  (same)                            (hash, result, expiresAt TTL)
 //
 // Copies are summaries: every attribute of the post but the body. Posts and
@@ -128,7 +128,17 @@
 // # Counters
 //
 // postCount on authors, categories and STATS counts published posts,
-// scheduled ones included: a count cannot change at a moment no write
-// happens. commentCount counts comments that are not deleted, replies
-// included; threadCount counts top-level comments, tombstones included.
+// scheduled ones included, and their "scheduled" map holds an entry
+// (post id → publishedAt) for each post that was scheduled when it was
+// written. A reader subtracts the entries still in the future, so the
+// count it returns (Author.PostCount, Category.PostCount, Stats.PostCount)
+// is the number of posts its lists show, and grows the moment a scheduled
+// post appears, with no write; Author.ScheduledCount is the rest. A post
+// write adds, moves or removes its own entries; a write that adds one
+// reads the counters first (one more BatchGetItem) and removes the entries
+// whose time has passed, each on the condition that it is unchanged, so
+// the maps hold little more than the posts still waiting.
+//
+// commentCount counts comments that are not deleted, replies included;
+// threadCount counts top-level comments, tombstones included.
 package storage

@@ -1,6 +1,13 @@
 package storage
 
-import "time"
+import (
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
 
 // Item shapes as stored. Times are stored as fixed-width UTC strings
 // (keyTimeLayout), the same form the sort keys use.
@@ -33,7 +40,15 @@ type authorItem struct {
 	Version   int64  `dynamodbav:"version"`
 	// NameVer counts renames; post items and copies carry the NameVer of
 	// the name they hold.
-	NameVer int64 `dynamodbav:"nameVer"`
+	NameVer   int64    `dynamodbav:"nameVer"`
+	Scheduled schedule `dynamodbav:"-"`
+}
+
+func (it *authorItem) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) error {
+	type plain authorItem
+	var err error
+	it.Scheduled, err = decodeScheduled(av, (*plain)(it))
+	return err
 }
 
 func newAuthorItem(a *Author) authorItem {
@@ -47,28 +62,39 @@ func newAuthorItem(a *Author) authorItem {
 	}
 }
 
-func (it *authorItem) author() *Author {
-	return &Author{
+// author returns the author as a reader sees it at now.
+func (it *authorItem) author(now string) *Author {
+	a := &Author{
 		ID: it.ID, Name: it.Name, Bio: it.Bio, AvatarURL: it.AvatarURL,
 		CreatedAt: parseKeyTime(it.CreatedAt), UpdatedAt: parseKeyTime(it.UpdatedAt),
-		PostCount: it.PostCount, Version: it.Version,
+		Version: it.Version,
 	}
+	a.PostCount, a.ScheduledCount = it.Scheduled.split(it.PostCount, now)
+	return a
 }
 
 type categoryItem struct {
-	PK          string `dynamodbav:"PK"`
-	SK          string `dynamodbav:"SK"`
-	GSI1PK      string `dynamodbav:"GSI1PK"`
-	GSI1SK      string `dynamodbav:"GSI1SK"`
-	Type        string `dynamodbav:"type"`
-	Slug        string `dynamodbav:"slug"`
-	Name        string `dynamodbav:"name"`
-	Description string `dynamodbav:"description,omitempty"`
-	CreatedAt   string `dynamodbav:"createdAt"`
-	UpdatedAt   string `dynamodbav:"updatedAt"`
-	PostCount   int64  `dynamodbav:"postCount"`
-	Version     int64  `dynamodbav:"version"`
-	NameVer     int64  `dynamodbav:"nameVer"`
+	PK          string   `dynamodbav:"PK"`
+	SK          string   `dynamodbav:"SK"`
+	GSI1PK      string   `dynamodbav:"GSI1PK"`
+	GSI1SK      string   `dynamodbav:"GSI1SK"`
+	Type        string   `dynamodbav:"type"`
+	Slug        string   `dynamodbav:"slug"`
+	Name        string   `dynamodbav:"name"`
+	Description string   `dynamodbav:"description,omitempty"`
+	CreatedAt   string   `dynamodbav:"createdAt"`
+	UpdatedAt   string   `dynamodbav:"updatedAt"`
+	PostCount   int64    `dynamodbav:"postCount"`
+	Version     int64    `dynamodbav:"version"`
+	NameVer     int64    `dynamodbav:"nameVer"`
+	Scheduled   schedule `dynamodbav:"-"`
+}
+
+func (it *categoryItem) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) error {
+	type plain categoryItem
+	var err error
+	it.Scheduled, err = decodeScheduled(av, (*plain)(it))
+	return err
 }
 
 func newCategoryItem(c *Category) categoryItem {
@@ -82,12 +108,15 @@ func newCategoryItem(c *Category) categoryItem {
 	}
 }
 
-func (it *categoryItem) category() *Category {
-	return &Category{
+// category returns the category as a reader sees it at now.
+func (it *categoryItem) category(now string) *Category {
+	c := &Category{
 		Slug: it.Slug, Name: it.Name, Description: it.Description,
 		CreatedAt: parseKeyTime(it.CreatedAt), UpdatedAt: parseKeyTime(it.UpdatedAt),
-		PostCount: it.PostCount, Version: it.Version,
+		Version: it.Version,
 	}
+	c.PostCount, _ = it.Scheduled.split(it.PostCount, now)
+	return c
 }
 
 type catRef struct {
@@ -140,6 +169,15 @@ func (it *postItem) post() *Post {
 	return p
 }
 
+// catSlugs returns the slugs of the post's categories, in order.
+func (it *postItem) catSlugs() []string {
+	out := make([]string, len(it.Cats))
+	for i, c := range it.Cats {
+		out[i] = c.Slug
+	}
+	return out
+}
+
 func (it *postItem) published() bool { return it != nil && it.Status == string(StatusPublished) }
 
 func (it *postItem) publishedAt() time.Time { return parseKeyTime(it.PublishedAt) }
@@ -187,15 +225,6 @@ func (it *postItem) copyKeys() []key {
 	return keys
 }
 
-func (it *postItem) hasCategory(slug string) bool {
-	for _, c := range it.Cats {
-		if c.Slug == slug {
-			return true
-		}
-	}
-	return false
-}
-
 type commentItem struct {
 	PK         string `dynamodbav:"PK"`
 	SK         string `dynamodbav:"SK"`
@@ -229,16 +258,79 @@ type slugItem struct {
 }
 
 type statsItem struct {
-	PostCount     int64 `dynamodbav:"postCount"`
-	AuthorCount   int64 `dynamodbav:"authorCount"`
-	CategoryCount int64 `dynamodbav:"categoryCount"`
+	PostCount     int64    `dynamodbav:"postCount"`
+	AuthorCount   int64    `dynamodbav:"authorCount"`
+	CategoryCount int64    `dynamodbav:"categoryCount"`
+	Scheduled     schedule `dynamodbav:"-"`
+}
+
+func (it *statsItem) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) error {
+	type plain statsItem
+	var err error
+	it.Scheduled, err = decodeScheduled(av, (*plain)(it))
+	return err
 }
 
 // Stats are blog-wide counts kept in the same transactions that change them.
 type Stats struct {
-	PostCount     int64 // published posts, scheduled ones included
+	PostCount     int64 // published posts whose time has come
 	AuthorCount   int64
 	CategoryCount int64
+}
+
+// attrScheduled is the map on an author, a category and the STATS item
+// that records the posts they count whose publishedAt was in the future
+// when they were written: publishedAt by post id. postCount counts those
+// posts from the start; a reader subtracts the entries still in the
+// future, so a count changes the moment a post appears, with no write. An
+// entry is written and removed in its post's transactions, and entries
+// whose time has passed are removed by the next write that schedules a
+// post there (see counterChange.action).
+const attrScheduled = "scheduled"
+
+// schedule holds an item's scheduled-post entries: publishedAt by post id.
+// It is nil when the item has no map yet.
+type schedule map[string]string
+
+// scheduledPath is the path of the entry of the post id.
+func scheduledPath(id string) expression.NameBuilder {
+	return expression.Name(attrScheduled + "." + id)
+}
+
+// split returns how many of total posts are visible at now and how many
+// are still waiting for their time.
+func (s schedule) split(total int64, now string) (visible, waiting int64) {
+	for _, at := range s {
+		if at > now {
+			waiting++
+		}
+	}
+	return total - waiting, waiting
+}
+
+// decodeScheduled decodes the item av into out and returns its entries.
+func decodeScheduled(av types.AttributeValue, out any) (schedule, error) {
+	m, ok := av.(*types.AttributeValueMemberM)
+	if !ok {
+		return nil, fmt.Errorf("item is a %T, not a map", av)
+	}
+	if err := attributevalue.UnmarshalMap(m.Value, out); err != nil {
+		return nil, err
+	}
+	v, ok := m.Value[attrScheduled]
+	if !ok {
+		return nil, nil
+	}
+	s := schedule{}
+	// The embedded engine stores an emptied map as something else.
+	if entries, isMap := v.(*types.AttributeValueMemberM); isMap {
+		for id, at := range entries.Value {
+			if at, isString := at.(*types.AttributeValueMemberS); isString {
+				s[id] = at.Value
+			}
+		}
+	}
+	return s, nil
 }
 
 type idempotencyItem struct {

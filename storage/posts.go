@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -42,7 +43,7 @@ func (s *Store) CreatePost(ctx context.Context, in NewPost) (*Post, error) {
 			if err := r.setNames(after, cats); err != nil {
 				return nil, err
 			}
-			return s.writePost(ctx, id, nil, after)
+			return s.writePost(ctx, id, nil, after, r)
 		})
 	})
 }
@@ -81,7 +82,7 @@ func (s *Store) UpdatePost(ctx context.Context, in PostPatch) (*Post, error) {
 	if err != nil {
 		return nil, err
 	}
-	return s.changePost(ctx, "updatePost", in.ID, in.ExpectedVersion, in.IdempotencyKey, in, cats, func(p *postItem) error {
+	return s.changePost(ctx, "updatePost", in.ID, in.ExpectedVersion, in.IdempotencyKey, in, cats, false, func(p *postItem) error {
 		setOpt(&p.Title, in.Title)
 		setOpt(&p.Slug, in.Slug)
 		setOpt(&p.Excerpt, in.Excerpt)
@@ -102,7 +103,8 @@ func (s *Store) Publish(ctx context.Context, in PublishPost) (*Post, error) {
 	if err := validateID("id", in.ID); err != nil {
 		return nil, err
 	}
-	return s.changePost(ctx, "publishPost", in.ID, in.ExpectedVersion, in.IdempotencyKey, in, nil, func(p *postItem) error {
+	scheduling := in.At.After(s.Now())
+	return s.changePost(ctx, "publishPost", in.ID, in.ExpectedVersion, in.IdempotencyKey, in, nil, scheduling, func(p *postItem) error {
 		at := in.At
 		if at.IsZero() {
 			at = s.Now()
@@ -117,7 +119,7 @@ func (s *Store) Unpublish(ctx context.Context, in PostRef) (*Post, error) {
 	if err := validateID("id", in.ID); err != nil {
 		return nil, err
 	}
-	return s.changePost(ctx, "unpublishPost", in.ID, in.ExpectedVersion, in.IdempotencyKey, in, nil, func(p *postItem) error {
+	return s.changePost(ctx, "unpublishPost", in.ID, in.ExpectedVersion, in.IdempotencyKey, in, nil, false, func(p *postItem) error {
 		if !p.published() {
 			return invalid("id", "post is not published")
 		}
@@ -132,7 +134,7 @@ func (s *Store) DeletePost(ctx context.Context, in PostRef) (*Post, error) {
 	if err := validateID("id", in.ID); err != nil {
 		return nil, err
 	}
-	p, err := s.changePost(ctx, "deletePost", in.ID, in.ExpectedVersion, in.IdempotencyKey, in, nil, nil)
+	p, err := s.changePost(ctx, "deletePost", in.ID, in.ExpectedVersion, in.IdempotencyKey, in, nil, false, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -148,9 +150,11 @@ func (s *Store) DeletePost(ctx context.Context, in PostRef) (*Post, error) {
 // post with all its copies and counters in one transaction, retrying when
 // comments, renames or concurrent conflicts got in between. New category
 // slugs in newCats are read with the post so their names can be copied.
-func (s *Store) changePost(ctx context.Context, op, id string, expected int64, k string, input any, newCats []string, change func(*postItem) error) (*Post, error) {
+// With full, the post's author, categories and STATS are read too (one
+// more request); a write that schedules the post needs them and turns full
+// on itself.
+func (s *Store) changePost(ctx context.Context, op, id string, expected int64, k string, input any, newCats []string, full bool, change func(*postItem) error) (*Post, error) {
 	return idempotent(ctx, s, op, k, input, func(rec *idem) (*Post, error) {
-		full := false
 		return retryWrite(ctx, func() (*Post, error) {
 			before, r, err := s.readPost(ctx, id, newCats, full)
 			if err != nil {
@@ -169,17 +173,20 @@ func (s *Store) changePost(ctx context.Context, op, id string, expected int64, k
 				}
 				p.Version++
 				p.UpdatedAt = keyTime(s.Now())
-				slugs := make([]string, len(p.Cats))
-				for i, c := range p.Cats {
-					slugs[i] = c.Slug
-				}
+				slugs := p.catSlugs()
 				r.keep(before)
 				if err := r.setNames(&p, slugs); err != nil {
 					return nil, err
 				}
 				after = &p
 			}
-			out, err := s.writePost(ctx, rec, before, after)
+			if !full && addsEntries(before, after, s.nowKey()) {
+				// The counters' items are read whenever an entry is added,
+				// so that entries whose time has passed are removed.
+				full = true
+				return nil, errRetry
+			}
+			out, err := s.writePost(ctx, rec, before, after, r)
 			if errors.Is(err, errStaleNames) {
 				full = true
 				return nil, errRetry
@@ -192,10 +199,28 @@ func (s *Store) changePost(ctx context.Context, op, id string, expected int64, k
 	})
 }
 
-// names holds the author and categories a post write copies names from.
+// names holds the author and categories a post write copies names from,
+// and, when they were read, STATS: the items that count the post.
 type names struct {
 	author *authorItem
 	cats   map[string]*categoryItem
+	stats  *statsItem
+}
+
+// schedules returns the scheduled-post entries of the counters r read, by
+// key. Items made up from a post's copied names (keep) have none.
+func (r *names) schedules() map[key]schedule {
+	out := map[key]schedule{}
+	if r.author != nil {
+		out[authorKey(r.author.ID)] = r.author.Scheduled
+	}
+	for slug, c := range r.cats {
+		out[categoryKey(slug)] = c.Scheduled
+	}
+	if r.stats != nil {
+		out[statsItemKey()] = r.stats.Scheduled
+	}
+	return out
 }
 
 // keep lets names the post already carries stand when they were not read.
@@ -234,8 +259,9 @@ func (r *names) setNames(p *postItem, slugs []string) error {
 	return nil
 }
 
-// readNames reads an author and categories in one BatchGetItem, with the
-// post postID when it is not empty (ErrNotFound when it is missing).
+// readNames reads an author, categories and STATS in one BatchGetItem,
+// with the post postID when it is not empty (ErrNotFound when it is
+// missing).
 func (s *Store) readNames(ctx context.Context, postID, authorID string, slugs []string) (*postItem, *names, error) {
 	var keys []key
 	if postID != "" {
@@ -245,6 +271,7 @@ func (s *Store) readNames(ctx context.Context, postID, authorID string, slugs []
 		keys = append(keys, authorKey(authorID))
 	}
 	keys = append(keys, mapKeys(slugs, categoryKey)...)
+	keys = append(keys, statsItemKey())
 	found, err := s.batchGet(ctx, keys, true)
 	if err != nil {
 		return nil, nil, err
@@ -276,6 +303,12 @@ func (s *Store) readNames(ctx context.Context, postID, authorID string, slugs []
 			r.cats[slug] = c
 		}
 	}
+	if it, ok := found[statsItemKey()]; ok {
+		r.stats = &statsItem{}
+		if err := attributevalue.UnmarshalMap(it, r.stats); err != nil {
+			return nil, nil, fmt.Errorf("decode stats: %w", err)
+		}
+	}
 	return p, r, nil
 }
 
@@ -298,21 +331,18 @@ func (s *Store) readPost(ctx context.Context, id string, newCats []string, full 
 	if err := s.getItem(ctx, postKey(id), true, &p); err != nil {
 		return nil, nil, fmt.Errorf("post %q: %w", id, err)
 	}
-	slugs := slices.Clone(newCats)
-	for _, c := range p.Cats {
-		slugs = append(slugs, c.Slug)
-	}
-	_, r, err := s.readNames(ctx, "", p.AuthorID, slugs)
+	_, r, err := s.readNames(ctx, "", p.AuthorID, append(slices.Clone(newCats), p.catSlugs()...))
 	return &p, r, err
 }
 
 // writePost writes the change from before (nil: create) to after (nil:
 // delete) in one TransactWriteItems: the post, its slug reservation, its
 // author and category copies, and the post counts of its author, its
-// categories and the blog, each guarded by a condition.
-func (s *Store) writePost(ctx context.Context, rec *idem, before, after *postItem) (*Post, error) {
+// categories and the blog, each guarded by a condition. r holds the names
+// copied and the counters' items as read, if they were.
+func (s *Store) writePost(ctx context.Context, rec *idem, before, after *postItem, r *names) (*Post, error) {
 	t := s.newTxn()
-	if err := postActions(t, before, after); err != nil {
+	if err := postActions(t, before, after, r, s.nowKey()); err != nil {
 		return nil, err
 	}
 	var result *Post
@@ -331,7 +361,7 @@ func (s *Store) writePost(ctx context.Context, rec *idem, before, after *postIte
 	return result, nil
 }
 
-func postActions(t *txn, before, after *postItem) error {
+func postActions(t *txn, before, after *postItem, r *names, now string) error {
 	var errs []error
 	add := func(err error) { errs = append(errs, err) }
 	id := ""
@@ -380,40 +410,132 @@ func postActions(t *txn, before, after *postItem) error {
 		}
 	}
 
-	// Counters, and the guard that the names copied are still current.
-	delta := b2i(after.published()) - b2i(before.published())
-	count := func(k key, d int64, guard *expression.ConditionBuilder) {
-		switch {
-		case d != 0:
-			cond := condExists()
-			if guard != nil {
-				cond = cond.And(*guard)
-			}
-			add(t.update(k, expression.Add(expression.Name("postCount"), expression.Value(d)), &cond, errStaleNames))
-		case guard != nil:
-			add(t.check(k, *guard, errStaleNames))
-		}
-	}
-	if after != nil {
-		count(authorKey(after.AuthorID), delta, ptr(nameVer(after.AuthorVer)))
-		for _, c := range after.Cats {
-			d := b2i(after.published()) - b2i(before.published() && before.hasCategory(c.Slug))
-			count(categoryKey(c.Slug), d, ptr(nameVer(after.CatVer[c.Slug])))
-		}
-	} else {
-		count(authorKey(before.AuthorID), delta, nil)
-	}
-	if before.published() {
-		for _, c := range before.Cats {
-			if after == nil || !after.hasCategory(c.Slug) {
-				count(categoryKey(c.Slug), -1, nil)
-			}
-		}
-	}
-	if delta != 0 {
-		add(countStats(t, "postCount", delta))
+	// Counters, their scheduled-post entries, and the guard that the names
+	// copied are still current.
+	for _, c := range counterChanges(before, after, r, now) {
+		add(c.action(t, id, now))
 	}
 	return errors.Join(errs...)
+}
+
+// counterChange is what a post write does to one item that counts posts:
+// its author, one of its categories, or STATS.
+type counterChange struct {
+	key   key
+	stats bool
+	delta int64
+	guard *expression.ConditionBuilder // the names copied are current
+	had   string                       // publishedAt of the post's entry before, if it was scheduled
+	want  string                       // publishedAt of the post's entry after, if it is scheduled
+	read  schedule                     // the item's entries as read, if it was
+}
+
+// counterChanges returns the changes a write from before to after makes to
+// the counters of both. A post counts in each while published; an entry
+// records it there while its publishedAt is after now.
+func counterChanges(before, after *postItem, r *names, now string) []*counterChange {
+	read := r.schedules()
+	var out []*counterChange
+	byKey := map[key]*counterChange{}
+	// counters returns the changes to p's author, categories and STATS.
+	counters := func(p *postItem) []*counterChange {
+		keys := append([]key{authorKey(p.AuthorID)}, mapKeys(p.catSlugs(), categoryKey)...)
+		keys = append(keys, statsItemKey())
+		cs := make([]*counterChange, len(keys))
+		for i, k := range keys {
+			if byKey[k] == nil {
+				byKey[k] = &counterChange{key: k, stats: k == statsItemKey(), read: read[k]}
+				out = append(out, byKey[k])
+			}
+			cs[i] = byKey[k]
+		}
+		return cs
+	}
+	if after != nil {
+		cs := counters(after)
+		cs[0].guard = ptr(nameVer(after.AuthorVer))
+		for i, c := range after.Cats {
+			cs[i+1].guard = ptr(nameVer(after.CatVer[c.Slug]))
+		}
+	}
+	if before.published() {
+		for _, c := range counters(before) {
+			c.delta--
+			if before.PublishedAt > now {
+				c.had = before.PublishedAt
+			}
+		}
+	}
+	if after.published() {
+		for _, c := range counters(after) {
+			c.delta++
+			if after.PublishedAt > now {
+				c.want = after.PublishedAt
+			}
+		}
+	}
+	return out
+}
+
+// addsEntries reports whether the write from before to after records the
+// post as scheduled in a counter that does not have it so yet.
+func addsEntries(before, after *postItem, now string) bool {
+	for _, c := range counterChanges(before, after, &names{}, now) {
+		if c.want != "" && c.want != c.had {
+			return true
+		}
+	}
+	return false
+}
+
+// action returns the transaction's action for c, for the post id: one
+// update of the counter (a TransactWriteItems takes one action per item),
+// a check of the names' guard alone, or nothing. Entries of other posts
+// whose time has passed, in an item that was read, are removed on the way,
+// each on the condition that it is still as read.
+func (c *counterChange) action(t *txn, id, now string) error {
+	var upd expression.UpdateBuilder
+	changed := false
+	cond := c.guard
+	and := func(b expression.ConditionBuilder) {
+		if cond == nil {
+			cond = &b
+		} else {
+			cond = ptr(cond.And(b))
+		}
+	}
+	if c.delta != 0 {
+		upd, changed = upd.Add(expression.Name("postCount"), expression.Value(c.delta)), true
+	}
+	switch {
+	case c.want != "" && c.want != c.had && c.read == nil:
+		// The first entry makes the map; a write that adds one has read
+		// the item, so nil means it has none.
+		upd = upd.Set(expression.Name(attrScheduled), expression.Value(map[string]string{id: c.want}))
+		and(expression.Name(attrScheduled).AttributeNotExists())
+		changed = true
+	case c.want != "" && c.want != c.had:
+		upd, changed = upd.Set(scheduledPath(id), expression.Value(c.want)), true
+	case c.want == "" && c.had != "":
+		upd, changed = upd.Remove(scheduledPath(id)), true
+	}
+	for _, other := range slices.Sorted(maps.Keys(c.read)) {
+		if at := c.read[other]; other != id && at <= now {
+			upd, changed = upd.Remove(scheduledPath(other)), true
+			and(scheduledPath(other).Equal(expression.Value(at)))
+		}
+	}
+	switch {
+	case changed && c.stats:
+		// STATS is made by the first write that counts something.
+		return t.update(c.key, upd.Set(expression.Name("type"), expression.Value(typeStats)), cond, errStaleNames)
+	case changed:
+		and(condExists())
+		return t.update(c.key, upd, cond, errStaleNames)
+	case cond != nil:
+		return t.check(c.key, *cond, errStaleNames)
+	}
+	return nil
 }
 
 // unchanged is the condition that the post is still as it was read:

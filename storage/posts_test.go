@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/blogql/blog/storage"
 )
 
@@ -166,6 +169,65 @@ func TestScheduledPostsAppearWhenTheirTimeComes(t *testing.T) {
 	for name, got := range visible() {
 		equalSlices(t, name+" after", got, []string{later.ID, now.ID})
 	}
+}
+
+// TestCountsFollowScheduledPosts checks the post counts readers see while
+// posts are scheduled, moved, rescheduled and unpublished, and as their
+// time comes with no write; and that the entries recording scheduled posts
+// do not pile up.
+func TestCountsFollowScheduledPosts(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.author("ada", "Ada")
+	e.category("go", "Go")
+	e.category("aws", "AWS")
+	e.publish(e.post("ada", "now", "go"), time.Time{})
+	soon := e.publish(e.post("ada", "soon", "go", "aws"), start.Add(time.Hour))
+	later := e.publish(e.post("ada", "later", "go"), start.Add(2*time.Hour))
+	type counts struct{ ada, adaScheduled, goPosts, awsPosts, blog int64 }
+	check := func(name string, want counts) {
+		t.Helper()
+		a := must[*storage.Author](t)(e.store.GetAuthor(ctx, "ada"))
+		cats := map[string]int64{}
+		for _, c := range must[*storage.Result[*storage.Category]](t)(e.store.Categories(ctx, storage.Page{Limit: 10})).Items {
+			cats[c.Slug] = c.PostCount
+		}
+		got := counts{a.PostCount, a.ScheduledCount, cats["go"], cats["aws"], must[*storage.Stats](t)(e.store.Stats(ctx)).PostCount}
+		equal(t, name, got, want)
+		batch, _ := e.store.GetAuthors(ctx, []string{"ada"})
+		equal(t, name+": author read in a batch", batch[0].PostCount, want.ada)
+		e.consistent()
+	}
+	check("two scheduled", counts{1, 2, 1, 0, 1})
+
+	moved := []string{"aws"}
+	later = must[*storage.Post](t)(e.store.UpdatePost(ctx, storage.PostPatch{ID: later.ID, ExpectedVersion: later.Version, Categories: &moved}))
+	check("scheduled post moved to another category", counts{1, 2, 1, 0, 1})
+	soon = e.publish(soon, start.Add(3*time.Hour))
+	check("rescheduled", counts{1, 2, 1, 0, 1})
+	must[*storage.Post](t)(e.store.Unpublish(ctx, storage.PostRef{ID: later.ID}))
+	check("scheduled post unpublished", counts{1, 1, 1, 0, 1})
+
+	e.clock.advance(3*time.Hour + time.Second)
+	check("its time came", counts{2, 0, 2, 1, 2})
+
+	// Scheduling another post removes the entries whose time has passed.
+	entries := func() int {
+		out, err := e.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(e.table), ConsistentRead: aws.Bool(true),
+			Key: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "AUTHOR#ada"}, "SK": &types.AttributeValueMemberS{Value: "AUTHOR#ada"}}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, _ := out.Item["scheduled"].(*types.AttributeValueMemberM)
+		if m == nil {
+			return 0
+		}
+		return len(m.Value)
+	}
+	equal(t, "entries before", entries(), 1)
+	e.publish(e.post("ada", "next", "go"), e.clock.now().Add(time.Hour))
+	equal(t, "entries after scheduling another post", entries(), 1)
+	check("one more scheduled", counts{2, 1, 2, 1, 2})
 }
 
 func TestBadInputWritesNothing(t *testing.T) {

@@ -151,13 +151,14 @@ func (s *Store) GetAuthor(ctx context.Context, id string) (*Author, error) {
 	if err := s.getItem(ctx, authorKey(id), false, &it); err != nil {
 		return nil, fmt.Errorf("author %q: %w", id, err)
 	}
-	return it.author(), nil
+	return it.author(s.nowKey()), nil
 }
 
 // GetAuthors returns the authors with ids in order, with ErrNotFound in
 // errs for each missing one.
 func (s *Store) GetAuthors(ctx context.Context, ids []string) ([]*Author, []error) {
-	return batchDecode(ctx, s, mapKeys(ids, authorKey), (*authorItem).author)
+	now := s.nowKey()
+	return batchDecode(ctx, s, mapKeys(ids, authorKey), func(it *authorItem) *Author { return it.author(now) })
 }
 
 // GetCategory returns the category with slug, or ErrNotFound; a string
@@ -170,13 +171,14 @@ func (s *Store) GetCategory(ctx context.Context, slug string) (*Category, error)
 	if err := s.getItem(ctx, categoryKey(slug), false, &it); err != nil {
 		return nil, fmt.Errorf("category %q: %w", slug, err)
 	}
-	return it.category(), nil
+	return it.category(s.nowKey()), nil
 }
 
 // GetCategories returns the categories with slugs in order, with
 // ErrNotFound in errs for each missing one.
 func (s *Store) GetCategories(ctx context.Context, slugs []string) ([]*Category, []error) {
-	return batchDecode(ctx, s, mapKeys(slugs, categoryKey), (*categoryItem).category)
+	now := s.nowKey()
+	return batchDecode(ctx, s, mapKeys(slugs, categoryKey), func(it *categoryItem) *Category { return it.category(now) })
 }
 
 // CommentKey names a comment.
@@ -251,7 +253,8 @@ func (s *Store) Stats(ctx context.Context) (*Stats, error) {
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("stats: %w", err)
 	}
-	return &Stats{PostCount: it.PostCount, AuthorCount: it.AuthorCount, CategoryCount: it.CategoryCount}, nil
+	visible, _ := it.Scheduled.split(it.PostCount, s.nowKey())
+	return &Stats{PostCount: visible, AuthorCount: it.AuthorCount, CategoryCount: it.CategoryCount}, nil
 }
 
 func mapKeys(ids []string, f func(string) key) []key {
@@ -370,10 +373,13 @@ func positionOf(it item, attrs []string) map[string]string {
 	return pos
 }
 
+// nowKey is the store's time as stored in items and keys.
+func (s *Store) nowKey() string { return keyTime(s.Now()) }
+
 // visibleBound is the highest sort key of a post published by now: posts
 // scheduled later sort above it, which is how they stay out of public lists.
 func (s *Store) visibleBound() string {
-	return prefixPost + keyTime(s.Now()) + "$" // '$' sorts after the '#' that follows the time
+	return prefixPost + s.nowKey() + "$" // '$' sorts after the '#' that follows the time
 }
 
 // AuthorPosts returns the author's published posts, newest first, as
@@ -426,7 +432,7 @@ func (s *Store) Authors(ctx context.Context, p Page) (*Result[*Author], error) {
 	return queryPage(ctx, s, listQuery{
 		list: "authors", index: true, forward: true,
 		cond: expression.Key(attrGSI1PK).Equal(expression.Value(authorsPartition)),
-	}, p, (*authorItem).author)
+	}, p, func(it *authorItem) *Author { return it.author(s.nowKey()) })
 }
 
 // Categories returns all categories by slug.
@@ -434,7 +440,7 @@ func (s *Store) Categories(ctx context.Context, p Page) (*Result[*Category], err
 	return queryPage(ctx, s, listQuery{
 		list: "categories", index: true, forward: true,
 		cond: expression.Key(attrGSI1PK).Equal(expression.Value(categoriesPartition)),
-	}, p, (*categoryItem).category)
+	}, p, func(it *categoryItem) *Category { return it.category(s.nowKey()) })
 }
 
 // Replies returns the replies to the given top-level comments of one post,

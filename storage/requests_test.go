@@ -84,6 +84,22 @@ func TestRequestsPerOperation(t *testing.T) {
 			_, err := e.store.Publish(ctx, storage.PublishPost{ID: p.ID})
 			return err
 		}, map[string]int{"GetItem": 1, "TransactWriteItems": 1}},
+		// Scheduling reads the counters too, to drop their entries of
+		// posts whose time has come.
+		{"Publish at a later time", func(ctx context.Context) error {
+			_, err := e.store.Publish(ctx, storage.PublishPost{ID: p.ID, At: start.Add(time.Hour)})
+			return err
+		}, map[string]int{"GetItem": 1, "BatchGetItem": 1, "TransactWriteItems": 1}},
+		{"UpdatePost taking a scheduled post out of a category", func(ctx context.Context) error {
+			_, err := e.store.UpdatePost(ctx, storage.PostPatch{ID: p.ID, ExpectedVersion: version + 3, Categories: &[]string{"aws"}})
+			return err
+		}, map[string]int{"BatchGetItem": 1, "TransactWriteItems": 1}},
+		// The first read shows that the post is scheduled, so a second one
+		// reads the counters.
+		{"UpdatePost putting a scheduled post in a category", func(ctx context.Context) error {
+			_, err := e.store.UpdatePost(ctx, storage.PostPatch{ID: p.ID, ExpectedVersion: version + 4, Categories: &[]string{"go"}})
+			return err
+		}, map[string]int{"BatchGetItem": 2, "GetItem": 1, "TransactWriteItems": 1}},
 	}
 	for _, c := range cases {
 		got := counted(func(ctx context.Context) {

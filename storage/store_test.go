@@ -28,9 +28,11 @@ func (c *clock) set(t time.Time)         { c.ns.Store(t.UnixNano()) }
 func (c *clock) advance(d time.Duration) { c.ns.Add(int64(d)) }
 
 type env struct {
-	t     *testing.T
-	store *storage.Store
-	clock *clock
+	t      *testing.T
+	store  *storage.Store
+	clock  *clock
+	client *dynamodb.Client
+	table  string
 }
 
 var start = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
@@ -60,7 +62,7 @@ func newEnv(t *testing.T) *env {
 			_, _ = client.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(table)})
 		})
 	}
-	e := &env{t: t, store: s, clock: c}
+	e := &env{t: t, store: s, clock: c, client: client, table: table}
 	return e
 }
 

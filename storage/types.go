@@ -111,8 +111,11 @@ type Author struct {
 	AvatarURL string
 	CreatedAt time.Time
 	UpdatedAt time.Time
-	PostCount int64 // published posts, scheduled ones included
-	Version   int64
+	PostCount int64 // published posts whose time has come
+	// ScheduledCount is the author's published posts whose time has not
+	// come yet, which only they and admins see.
+	ScheduledCount int64
+	Version        int64
 }
 
 // Category groups posts. Its slug is its id.
@@ -122,7 +125,7 @@ type Category struct {
 	Description string
 	CreatedAt   time.Time
 	UpdatedAt   time.Time
-	PostCount   int64 // published posts, scheduled ones included
+	PostCount   int64 // published posts whose time has come
 	Version     int64
 }
 

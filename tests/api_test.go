@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/Khan/genqlient/graphql"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
@@ -126,6 +127,24 @@ func TestScheduledPostAppearsWhenItsTimeComes(t *testing.T) {
 		}
 		return false
 	}
+	// Every count equals what the reader can page through.
+	counts := func(when string, public int) {
+		t.Helper()
+		feed := ok[*FeedResponse](t)(Feed(ctx, s.client, ptr(100), nil)).Posts
+		equal(t, "feed "+when, [2]int{feed.TotalCount, len(feed.Edges)}, [2]int{public, public})
+		cat := ok[*CategoryPageResponse](t)(CategoryPage(ctx, s.client, "go", ptr(100), nil)).Category
+		equal(t, "category "+when, [3]int{cat.PostCount, cat.Posts.TotalCount, len(cat.Posts.Edges)}, [3]int{public, public, public})
+		own := 0
+		for _, reader := range []graphql.Client{s.client, b.writers[0]} {
+			a := ok[*AuthorPageResponse](t)(AuthorPage(ctx, reader, b.authors[0], ptr(100), nil)).Author
+			equal(t, "author's list, its count "+when, a.Posts.TotalCount, len(a.Posts.Edges))
+			own = len(a.Posts.Edges) - a.PostCount
+		}
+		if when == "before its time" {
+			equal(t, "scheduled posts in the author's own list", own, 1)
+		}
+	}
+	counts("before its time", 25)
 	equal(t, "in feed before its time", has(), false)
 	_, err := PostByID(ctx, s.client, b.scheduled)
 	equal(t, "by id before its time", code(err), "NOT_FOUND")
@@ -133,6 +152,7 @@ func TestScheduledPostAppearsWhenItsTimeComes(t *testing.T) {
 	equal(t, "in feed after its time", has(), true)
 	p := ok[*PostByIDResponse](t)(PostByID(ctx, s.client, b.scheduled))
 	equal(t, "status after its time", p.Post.Status, PostStatusPublished)
+	counts("after its time", 26)
 }
 
 func TestPaginationToTheEnd(t *testing.T) {
@@ -146,7 +166,7 @@ func TestPaginationToTheEnd(t *testing.T) {
 			t.Fatal("pagination does not end")
 		}
 		r := ok[*FeedResponse](t)(Feed(ctx, s.client, ptr(4), after))
-		equal(t, "totalCount", r.Posts.TotalCount, 26) // the scheduled post counts
+		equal(t, "totalCount", r.Posts.TotalCount, 25) // the scheduled post not yet
 		for _, e := range r.Posts.Edges {
 			seen = append(seen, e.Node.Id)
 		}

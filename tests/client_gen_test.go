@@ -376,7 +376,7 @@ type AuthorPageAuthor struct {
 	Bio string `json:"bio"`
 	// The URL of the author's picture, or null when there is none.
 	AvatarUrl *string `json:"avatarUrl"`
-	// The number of published posts by the author, scheduled posts included.
+	// The number of published posts by the author whose time has come: scheduled posts count from the moment they appear.
 	PostCount int `json:"postCount"`
 	// The author's public posts, newest first. For the author themself and admins, scheduled posts too.
 	Posts AuthorPageAuthorPostsPostConnection `json:"posts"`
@@ -405,7 +405,7 @@ func (v *AuthorPageAuthor) GetPosts() AuthorPageAuthorPostsPostConnection { retu
 //
 // A page of posts.
 type AuthorPageAuthorPostsPostConnection struct {
-	// The number of published posts in the whole list, scheduled posts included.
+	// The number of posts in the whole list: published posts whose time has come, and in an author's list as the author or an admin sees it, their scheduled posts too.
 	TotalCount int `json:"totalCount"`
 	// Where this page stands in the whole list.
 	PageInfo AuthorPageAuthorPostsPostConnectionPageInfo `json:"pageInfo"`
@@ -637,7 +637,7 @@ type AuthorsAuthorsAuthorConnectionEdgesAuthorEdgeNodeAuthor struct {
 	Id string `json:"id"`
 	// The name shown with the author's posts and comments.
 	Name string `json:"name"`
-	// The number of published posts by the author, scheduled posts included.
+	// The number of published posts by the author whose time has come: scheduled posts count from the moment they appear.
 	PostCount int `json:"postCount"`
 }
 
@@ -690,7 +690,7 @@ type CategoriesCategoriesCategory struct {
 	Slug string `json:"slug"`
 	// The display name of the category.
 	Name string `json:"name"`
-	// The number of published posts in the category, scheduled posts included.
+	// The number of published posts in the category whose time has come: scheduled posts count from the moment they appear.
 	PostCount int `json:"postCount"`
 }
 
@@ -726,7 +726,7 @@ type CategoryPageCategory struct {
 	Name string `json:"name"`
 	// What the category is about; empty when none was written.
 	Description string `json:"description"`
-	// The number of published posts in the category, scheduled posts included.
+	// The number of published posts in the category whose time has come: scheduled posts count from the moment they appear.
 	PostCount int `json:"postCount"`
 	// The public posts in the category, newest first.
 	Posts CategoryPageCategoryPostsPostConnection `json:"posts"`
@@ -752,7 +752,7 @@ func (v *CategoryPageCategory) GetPosts() CategoryPageCategoryPostsPostConnectio
 //
 // A page of posts.
 type CategoryPageCategoryPostsPostConnection struct {
-	// The number of published posts in the whole list, scheduled posts included.
+	// The number of posts in the whole list: published posts whose time has come, and in an author's list as the author or an admin sees it, their scheduled posts too.
 	TotalCount int `json:"totalCount"`
 	// Where this page stands in the whole list.
 	PageInfo CategoryPageCategoryPostsPostConnectionPageInfo `json:"pageInfo"`
@@ -1158,7 +1158,7 @@ type CreateAuthorCreateAuthorCreateAuthorPayloadAuthor struct {
 	AvatarUrl *string `json:"avatarUrl"`
 	// The version of the author, increased by every change. Pass it as `expectedVersion` to update the author safely.
 	Version int `json:"version"`
-	// The number of published posts by the author, scheduled posts included.
+	// The number of published posts by the author whose time has come: scheduled posts count from the moment they appear.
 	PostCount int `json:"postCount"`
 }
 
@@ -1624,7 +1624,7 @@ func (v *DeletePostResponse) GetDeletePost() DeletePostDeletePostDeletePostPaylo
 //
 // A page of posts.
 type FeedPostsPostConnection struct {
-	// The number of published posts in the whole list, scheduled posts included.
+	// The number of posts in the whole list: published posts whose time has come, and in an author's list as the author or an admin sees it, their scheduled posts too.
 	TotalCount int `json:"totalCount"`
 	// Where this page stands in the whole list.
 	PageInfo FeedPostsPostConnectionPageInfo `json:"pageInfo"`
