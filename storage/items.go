@@ -44,6 +44,8 @@ type authorItem struct {
 	Scheduled schedule `dynamodbav:"-"`
 }
 
+// UnmarshalDynamoDBAttributeValue decodes the item and its scheduled-post
+// entries.
 func (it *authorItem) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) error {
 	type plain authorItem
 	var err error
@@ -90,6 +92,8 @@ type categoryItem struct {
 	Scheduled   schedule `dynamodbav:"-"`
 }
 
+// UnmarshalDynamoDBAttributeValue decodes the item and its scheduled-post
+// entries.
 func (it *categoryItem) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) error {
 	type plain categoryItem
 	var err error
@@ -264,6 +268,8 @@ type statsItem struct {
 	Scheduled     schedule `dynamodbav:"-"`
 }
 
+// UnmarshalDynamoDBAttributeValue decodes the item and its scheduled-post
+// entries.
 func (it *statsItem) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) error {
 	type plain statsItem
 	var err error
