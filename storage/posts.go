@@ -539,10 +539,17 @@ func (c *counterChange) action(t *txn, id, now string) error {
 }
 
 // unchanged is the condition that the post is still as it was read:
-// same version, and same counts, which the new state copies.
+// same version, and same counts, which the new state copies. Comments
+// change the counts without the version, and commentCount can come back
+// to where it was while threadCount does not, so both are compared.
 func unchanged(p *postItem) expression.ConditionBuilder {
+	threads := expression.Name("threadCount").Equal(expression.Value(p.ThreadCount))
+	if p.ThreadCount == 0 {
+		threads = expression.Name("threadCount").AttributeNotExists().Or(threads)
+	}
 	return condVersion(p.Version).
 		And(expression.Name("commentCount").Equal(expression.Value(p.CommentCount))).
+		And(threads).
 		And(expression.Name("authorVer").Equal(expression.Value(p.AuthorVer)))
 }
 
