@@ -134,7 +134,14 @@ func (s *Store) DeleteComment(ctx context.Context, in CommentRef) (*Comment, err
 					err = t.delete(pk, ptr(expression.Name("deleted").Equal(expression.Value(true)).
 						And(expression.Name("replyCount").Equal(expression.Value(1)))), errRetry)
 				} else if err == nil {
-					err = t.update(pk, expression.Add(expression.Name("replyCount"), expression.Value(-1)), ptr(condExists()), errRetry)
+					// The parent must still be a comment, not a tombstone
+					// made meanwhile that this reply would leave empty.
+					notDeleted := condExists().And(expression.AttributeNotExists(expression.Name("deleted")))
+					if parent.Deleted {
+						notDeleted = expression.Name("deleted").Equal(expression.Value(true))
+					}
+					err = t.update(pk, expression.Add(expression.Name("replyCount"), expression.Value(-1)),
+						ptr(notDeleted.And(expression.Name("replyCount").Equal(expression.Value(parent.ReplyCount)))), errRetry)
 				}
 			case c.ReplyCount > 0:
 				err = t.update(ck, expression.Set(expression.Name("deleted"), expression.Value(true)).

@@ -157,3 +157,29 @@ func TestProfileEditsKeepCounts(t *testing.T) {
 	must[*storage.Author](t)(e.store.UpdateAuthor(ctx, storage.AuthorPatch{ID: "ada", Bio: &none}))
 	equal(t, "cleared bio", must[*storage.Author](t)(e.store.GetAuthor(ctx, "ada")).Bio, "")
 }
+
+// TestConcurrentDeletesOfACommentAndItsReply deletes a comment and its
+// only reply at the same time, again and again: whichever lands first, no
+// tombstone may stay behind without replies.
+func TestConcurrentDeletesOfACommentAndItsReply(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.author("ada", "Ada")
+	p := e.publish(e.post("ada", "threads"), time.Time{})
+	for range 30 {
+		c := must[*storage.Comment](t)(e.store.AddComment(ctx, storage.NewComment{PostID: p.ID, AuthorID: "ada", Body: "comment"}))
+		r := must[*storage.Comment](t)(e.store.AddComment(ctx, storage.NewComment{PostID: p.ID, ParentID: c.ID, AuthorID: "ada", Body: "reply"}))
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i, id := range []string{c.ID, r.ID} {
+			wg.Go(func() { _, errs[i] = e.store.DeleteComment(ctx, storage.CommentRef{PostID: p.ID, CommentID: id}) })
+		}
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	e.consistent()
+}
