@@ -183,3 +183,47 @@ func TestConcurrentDeletesOfACommentAndItsReply(t *testing.T) {
 	}
 	e.consistent()
 }
+
+// TestConcurrentSchedules schedules, reschedules and unpublishes posts of
+// one author and category at the same time, while their times pass: every
+// count and entry stays right.
+func TestConcurrentSchedules(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.author("ada", "Ada")
+	e.category("go", "Go")
+	var posts []*storage.Post
+	for i := range 8 {
+		posts = append(posts, e.post("ada", fmt.Sprintf("scheduled-%d", i), "go"))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 100)
+	for i, p := range posts {
+		wg.Go(func() {
+			for round := range 4 {
+				at := e.clock.now().Add(time.Duration(i+round) * time.Minute)
+				if _, err := e.store.Publish(ctx, storage.PublishPost{ID: p.ID, At: at}); err != nil {
+					errs <- err
+					return
+				}
+				e.clock.advance(30 * time.Second)
+			}
+			if i%2 == 0 {
+				if _, err := e.store.Unpublish(ctx, storage.PostRef{ID: p.ID}); err != nil {
+					errs <- err
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	e.consistent()
+	a := must[*storage.Author](t)(e.store.GetAuthor(ctx, "ada"))
+	equal(t, "published", a.PostCount+a.ScheduledCount, 4)
+	e.clock.advance(time.Hour)
+	equal(t, "visible an hour later", must[*storage.Category](t)(e.store.GetCategory(ctx, "go")).PostCount, 4)
+	e.consistent()
+}
