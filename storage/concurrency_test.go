@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -225,5 +228,106 @@ func TestConcurrentSchedules(t *testing.T) {
 	equal(t, "published", a.PostCount+a.ScheduledCount, 4)
 	e.clock.advance(time.Hour)
 	equal(t, "visible an hour later", must[*storage.Category](t)(e.store.GetCategory(ctx, "go")).PostCount, 4)
+	e.consistent()
+}
+
+// TestMixedWritersKeepInvariants runs every kind of write at once, on a
+// few posts, authors and categories, while time passes: publishing now and
+// later, unpublishing, moving posts between categories, comments and
+// replies added and deleted, authors and categories renamed. Refusals
+// that the moment explains (a comment gone, a post not published, a
+// conflict) are fine; the table must stay consistent.
+func TestMixedWritersKeepInvariants(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	authors := []string{"ada", "bob"}
+	cats := []string{"go", "aws", "web"}
+	for _, a := range authors {
+		e.author(a, a)
+	}
+	for _, c := range cats {
+		e.category(c, c)
+	}
+	var posts []*storage.Post
+	for i := range 6 {
+		posts = append(posts, e.post(authors[i%2], fmt.Sprintf("mixed-%d", i), cats[i%3]))
+	}
+	var (
+		mu       sync.Mutex
+		comments []storage.CommentRef
+	)
+	expected := func(err error) bool {
+		return err == nil || errors.Is(err, storage.ErrNotFound) || errors.Is(err, storage.ErrInvalidInput) ||
+			errors.Is(err, storage.ErrVersionConflict) || errors.Is(err, storage.ErrBusy)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 1000)
+	for g := range 6 {
+		wg.Go(func() {
+			rng := rand.New(rand.NewPCG(uint64(g), 42))
+			for n := range 40 {
+				p := posts[rng.IntN(len(posts))]
+				var err error
+				switch rng.IntN(9) {
+				case 0:
+					_, err = e.store.Publish(ctx, storage.PublishPost{ID: p.ID})
+				case 1:
+					_, err = e.store.Publish(ctx, storage.PublishPost{ID: p.ID, At: e.clock.now().Add(time.Duration(rng.IntN(5)) * time.Minute)})
+				case 2:
+					_, err = e.store.Unpublish(ctx, storage.PostRef{ID: p.ID})
+				case 3:
+					moved := []string{cats[rng.IntN(3)], cats[rng.IntN(3)]}
+					slices.Sort(moved)
+					moved = slices.Compact(moved)
+					cur, rerr := e.store.ReadPost(ctx, p.ID)
+					if rerr == nil {
+						_, err = e.store.UpdatePost(ctx, storage.PostPatch{ID: p.ID, ExpectedVersion: cur.Version, Categories: &moved})
+					}
+				case 4, 5:
+					in := storage.NewComment{PostID: p.ID, AuthorID: authors[rng.IntN(2)], Body: "comment"}
+					mu.Lock()
+					if len(comments) > 0 && rng.IntN(2) == 0 {
+						if parent := comments[rng.IntN(len(comments))]; parent.PostID == p.ID && !strings.Contains(parent.CommentID, "#") {
+							in.ParentID = parent.CommentID
+						}
+					}
+					mu.Unlock()
+					var c *storage.Comment
+					if c, err = e.store.AddComment(ctx, in); err == nil {
+						mu.Lock()
+						comments = append(comments, storage.CommentRef{PostID: c.PostID, CommentID: c.ID})
+						mu.Unlock()
+					}
+				case 6:
+					mu.Lock()
+					var ref storage.CommentRef
+					if len(comments) > 0 {
+						ref = comments[rng.IntN(len(comments))]
+					}
+					mu.Unlock()
+					if ref.PostID != "" {
+						_, err = e.store.DeleteComment(ctx, ref)
+					}
+				case 7:
+					name := fmt.Sprintf("%s %d-%d", authors[g%2], g, n)
+					_, err = e.store.UpdateAuthor(ctx, storage.AuthorPatch{ID: authors[rng.IntN(2)], Name: &name})
+				default:
+					name := fmt.Sprintf("category %d-%d", g, n)
+					_, err = e.store.UpdateCategory(ctx, storage.CategoryPatch{Slug: cats[rng.IntN(3)], Name: &name})
+				}
+				if !expected(err) {
+					errs <- err
+				}
+				e.clock.advance(10 * time.Second)
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	e.consistent()
+	e.clock.advance(10 * time.Minute)
 	e.consistent()
 }

@@ -130,7 +130,8 @@
 // postCount on authors, categories and STATS counts published posts,
 // scheduled ones included, and their "scheduled" map holds an entry
 // (post id → publishedAt) for each post that was scheduled when it was
-// written. A reader subtracts the entries still in the future, so the
+// written, and an entry "-" with no time that keeps it from ever being
+// empty. A reader subtracts the entries still in the future, so the
 // count it returns (Author.PostCount, Category.PostCount, Stats.PostCount)
 // is the number of posts its lists show, and grows the moment a scheduled
 // post appears, with no write; Author.ScheduledCount is the rest. A post

@@ -294,6 +294,11 @@ type Stats struct {
 // post there (see counterChange.action).
 const attrScheduled = "scheduled"
 
+// scheduledKeep is an entry with no time that the map keeps for good: the
+// embedded engine cannot hold an empty map, and the last entry's removal
+// would leave one.
+const scheduledKeep = "-"
+
 // schedule holds an item's scheduled-post entries: publishedAt by post id.
 // It is nil when the item has no map yet.
 type schedule map[string]string
@@ -328,10 +333,9 @@ func decodeScheduled(av types.AttributeValue, out any) (schedule, error) {
 		return nil, nil
 	}
 	s := schedule{}
-	// The embedded engine stores an emptied map as something else.
 	if entries, isMap := v.(*types.AttributeValueMemberM); isMap {
 		for id, at := range entries.Value {
-			if at, isString := at.(*types.AttributeValueMemberS); isString {
+			if at, isString := at.(*types.AttributeValueMemberS); isString && id != scheduledKeep {
 				s[id] = at.Value
 			}
 		}

@@ -511,7 +511,7 @@ func (c *counterChange) action(t *txn, id, now string) error {
 	case c.want != "" && c.want != c.had && c.read == nil:
 		// The first entry makes the map; a write that adds one has read
 		// the item, so nil means it has none.
-		upd = upd.Set(expression.Name(attrScheduled), expression.Value(map[string]string{id: c.want}))
+		upd = upd.Set(expression.Name(attrScheduled), expression.Value(map[string]string{id: c.want, scheduledKeep: ""}))
 		and(expression.Name(attrScheduled).AttributeNotExists())
 		changed = true
 	case c.want != "" && c.want != c.had:
