@@ -114,10 +114,7 @@ func TestProfileEditsKeepCounts(t *testing.T) {
 	ctx := context.Background()
 	e.author("ada", "Ada")
 	e.category("go", "Go")
-	var posts []*storage.Post
-	for i := range 8 {
-		posts = append(posts, e.post("ada", fmt.Sprintf("counted-%d", i), "go"))
-	}
+	posts := e.posts(8, "ada", "counted", "go")
 	var wg sync.WaitGroup
 	errs := make(chan error, 100)
 	for _, p := range posts {
@@ -195,10 +192,7 @@ func TestConcurrentSchedules(t *testing.T) {
 	ctx := context.Background()
 	e.author("ada", "Ada")
 	e.category("go", "Go")
-	var posts []*storage.Post
-	for i := range 8 {
-		posts = append(posts, e.post("ada", fmt.Sprintf("scheduled-%d", i), "go"))
-	}
+	posts := e.posts(8, "ada", "scheduled", "go")
 	var wg sync.WaitGroup
 	errs := make(chan error, 100)
 	for i, p := range posts {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"fmt"
 	"os"
 	"sync/atomic"
 	"testing"
@@ -108,6 +109,15 @@ func (e *env) post(author, slug string, cats ...string) *storage.Post {
 	return must[*storage.Post](e.t)(e.store.CreatePost(context.Background(), storage.NewPost{
 		AuthorID: author, Title: "Title " + slug, Slug: slug, Excerpt: "About " + slug, Body: "# " + slug, Categories: cats,
 	}))
+}
+
+// posts creates n drafts of author in cats, with slugs prefix-0, prefix-1…
+func (e *env) posts(n int, author, prefix string, cats ...string) []*storage.Post {
+	out := make([]*storage.Post, n)
+	for i := range out {
+		out[i] = e.post(author, fmt.Sprintf("%s-%d", prefix, i), cats...)
+	}
+	return out
 }
 
 func (e *env) publish(p *storage.Post, at time.Time) *storage.Post {
