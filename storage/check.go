@@ -70,7 +70,7 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 				slugs = append(slugs, sl)
 			case typeStats:
 				err = attributevalue.UnmarshalMap(it, &stats)
-			case typeIdempotency:
+			case typeIdempotency, typeSecret:
 			default:
 				bad = append(bad, fmt.Sprintf("item %s/%s has unknown type %q", head.PK, head.SK, head.Type))
 			}

@@ -21,6 +21,7 @@
 //	slug reservation          SLUG#<slug>        SLUG#<slug>                            (postId)
 //	blog-wide counts          STATS              STATS                                  (postCount, scheduled, authorCount, categoryCount)
 //	idempotency record        IDEMPOTENCY#<op>#<key>  (same)                            (hash, result, expiresAt TTL)
+//	server key                SECRET#<name>      SECRET#<name>                          (value: 32 random bytes)
 //
 // Copies are summaries: every attribute of the post but the body. Posts and
 // copies carry the author's name and the categories' names (authorName,
@@ -124,6 +125,13 @@
 // expiresAt). The store takes keys as they come; the GraphQL layer scopes a
 // client's key to its user (a hash of the token's subject and the key), so
 // one user's key never replays another's result.
+//
+// # Server keys
+//
+// Keys the servers sign with (tokens, cursors) can live in the table:
+// Secret makes a random one the first time it is asked for, with
+// attribute_not_exists, so every server on the table, and a server after a
+// restart, uses the same key without any configuration.
 //
 // # Counters
 //

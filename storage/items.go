@@ -22,6 +22,7 @@ const (
 	typeSlug         = "slug"
 	typeStats        = "stats"
 	typeIdempotency  = "idempotency"
+	typeSecret       = "secret"
 )
 
 type authorItem struct {

@@ -25,6 +25,7 @@ const (
 	prefixDraft   = "DRAFT#"
 	prefixFeed    = "FEED#"
 	prefixIdem    = "IDEMPOTENCY#"
+	prefixSecret  = "SECRET#"
 
 	authorsPartition    = "AUTHORS"
 	categoriesPartition = "CATEGORIES"
@@ -54,6 +55,8 @@ func categoryKey(slug string) key { return key{prefixCat + slug, prefixCat + slu
 func slugKey(slug string) key { return key{prefixSlug + slug, prefixSlug + slug} }
 
 func statsItemKey() key { return key{statsKey, statsKey} }
+
+func secretKey(name string) key { return key{prefixSecret + name, prefixSecret + name} }
 
 func idempotencyKey(op, k string) key {
 	return key{prefixIdem + op + "#" + k, prefixIdem + op + "#" + k}

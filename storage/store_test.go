@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"os"
 	"sync/atomic"
@@ -151,4 +152,36 @@ func equalSlices[T comparable](t *testing.T, what string, got, want []T) {
 			return
 		}
 	}
+}
+
+// TestSecretIsKeptByTheTable checks that a key is made once and then is the
+// same for every Store on the table, while another name gets another key.
+func TestSecretIsKeptByTheTable(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	first, err := e.store.Secret(ctx, "cursor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(first) != storage.SecretBytes {
+		t.Fatalf("secret has %d bytes, want %d", len(first), storage.SecretBytes)
+	}
+	again, err := storage.New(e.client, e.table).Secret(ctx, "cursor")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(again) != string(first) {
+		t.Error("a second store on the table got another key")
+	}
+	other, err := e.store.Secret(ctx, "preview")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(other) == string(first) {
+		t.Error("two names share a key")
+	}
+	if _, err := e.store.Secret(ctx, "no spaces"); !errors.Is(err, storage.ErrInvalidInput) {
+		t.Errorf("bad name: err = %v, want invalid input", err)
+	}
+	e.consistent()
 }

@@ -1,0 +1,76 @@
+package storage
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// SecretBytes is the length of the keys Secret makes.
+const SecretBytes = 32
+
+type secretItem struct {
+	PK    string `dynamodbav:"PK"`
+	SK    string `dynamodbav:"SK"`
+	Type  string `dynamodbav:"type"`
+	Value []byte `dynamodbav:"value"`
+}
+
+// Secret returns the random key called name that the table keeps for its
+// servers, making it if the table has none yet. The first server to ask
+// makes it; every server on the table, and the same server after a
+// restart, gets the same key from then on, so what one signs another
+// verifies. name is 1 to 64 characters of A-Z a-z 0-9 _ -. It returns the
+// DynamoDB error when the key can be neither read nor made.
+func (s *Store) Secret(ctx context.Context, name string) ([]byte, error) {
+	if err := validateID("name", name); err != nil {
+		return nil, err
+	}
+	k := secretKey(name)
+	var it secretItem
+	err := s.getItem(ctx, k, true, &it)
+	if err == nil && len(it.Value) == SecretBytes {
+		return it.Value, nil
+	}
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("secret %q: %w", name, err)
+	}
+	value := make([]byte, SecretBytes)
+	if _, err := rand.Read(value); err != nil {
+		return nil, fmt.Errorf("secret %q: %w", name, err)
+	}
+	av, err := attributevalue.MarshalMap(secretItem{PK: k.PK, SK: k.SK, Type: typeSecret, Value: value})
+	if err != nil {
+		return nil, fmt.Errorf("secret %q: %w", name, err)
+	}
+	expr, err := buildExpr(expression.NewBuilder().WithCondition(condNotExists()))
+	if err != nil {
+		return nil, err
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                 aws.String(s.table),
+		Item:                      av,
+		ConditionExpression:       expr.Condition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+	})
+	var lost *types.ConditionalCheckFailedException
+	switch {
+	case errors.As(err, &lost):
+		// Another server made it first: its key is the table's.
+		if err := s.getItem(ctx, k, true, &it); err != nil {
+			return nil, fmt.Errorf("secret %q: %w", name, err)
+		}
+		return it.Value, nil
+	case err != nil:
+		return nil, fmt.Errorf("secret %q: %w", name, err)
+	}
+	return value, nil
+}
