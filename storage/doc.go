@@ -88,9 +88,17 @@
 // read (the copies copy them); on the author and categories, the version of
 // the names being copied. A failed condition is read from the
 // cancellation reasons: a stale expected version is a ConflictError, a
-// taken slug ErrSlugTaken; a comment or rename that slipped in between
-// makes the write read again and retry. A transaction conflict with a
-// concurrent writer is retried with backoff. Reads a write needs are one
+// taken slug ErrSlugTaken; anything else that changed between the read and
+// the transaction (a comment, a rename, another post's scheduled-post
+// entry, the post itself) makes the write read again and retry, creates
+// included. A transaction conflict with a concurrent writer, or a
+// cancellation for throttling, is retried with backoff. Every retry is
+// bounded: a write that keeps meeting concurrent writes fails with ErrBusy,
+// one that DynamoDB keeps throttling with ErrUnavailable, and nothing is
+// written; both mean "send it again later", never a bug. A write whose
+// read shows it can no longer be done (the post was deleted or
+// unpublished, the comment deleted) fails as it would have at first
+// (ErrNotFound, a ValidationError). Reads a write needs are one
 // BatchGetItem (or GetItem) with ConsistentRead.
 //
 // Adding a comment is one transaction: the comment, commentCount (and
@@ -101,7 +109,12 @@
 //
 // Deleting a post removes its comments after the transaction, in batches:
 // they can outnumber a transaction's 100 actions, and no reader can reach
-// them once the post is gone.
+// them once the post is gone. No comment can be added meanwhile (its
+// transaction checks the post). The removal goes on when the client goes
+// away, retries a conflict with a comment's transaction under way, and
+// when DynamoDB refuses it to the end the deletion fails with ErrBusy or
+// ErrUnavailable: the same deletion sent again with its idempotency key
+// replays the result and removes the rest.
 //
 // # Renames
 //
@@ -119,12 +132,19 @@
 //
 // A write given an idempotency key records, in its own transaction, an
 // item IDEMPOTENCY#<op>#<key> with the hash of the input and the result,
-// and passes a token derived from op and key as ClientRequestToken. A
-// repeat with the same input returns the recorded result; with other input
-// ErrIdempotencyMismatch. Records expire after 24 hours (TTL attribute
-// expiresAt). The store takes keys as they come; the GraphQL layer scopes a
-// client's key to its user (a hash of the token's subject and the key), so
-// one user's key never replays another's result.
+// on the condition that there is none yet. A repeat with the same input
+// returns the recorded result; with other input ErrIdempotencyMismatch. A
+// repeat that races the first call (both found no record) gets the first
+// one's result too: its transaction fails on the record, or its read
+// already shows the first call's effect and it refuses (the post gone,
+// the version moved on), and either way it reads the record again. Each
+// transaction built gets a ClientRequestToken of its own, so the SDK's
+// retry of a request whose answer was lost takes effect once, and a
+// transaction rebuilt after a stale read never meets the token of another
+// (IdempotentParameterMismatch). Records expire after 24 hours (TTL
+// attribute expiresAt). The store takes keys as they come; the GraphQL
+// layer scopes a client's key to its user (a hash of the token's subject
+// and the key), so one user's key never replays another's result.
 //
 // # Server keys
 //

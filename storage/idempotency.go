@@ -26,12 +26,11 @@ var idempotencyKeyPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]{1,64}$`)
 // characters of A-Z a-z 0-9 . _ : -.
 func ValidIdempotencyKey(k string) bool { return idempotencyKeyPattern.MatchString(k) }
 
-// idem is one write's idempotency: its record key, the hash of its input
-// and the ClientRequestToken of its transaction.
+// idem is one write's idempotency: its record key and the hash of its
+// input.
 type idem struct {
-	key   key
-	hash  string
-	token string
+	key  key
+	hash string
 }
 
 // idempotent runs write at most once per (op, key). With an empty key it
@@ -39,6 +38,14 @@ type idem struct {
 // result is written in write's own transaction (write calls record); a
 // repeated call with the same input returns the recorded result, with
 // other input ErrIdempotencyMismatch.
+//
+// A repeat can race the first call: it finds no record, then the first
+// call's write lands before its own. Its transaction then fails on the
+// record, or its read already sees the first call's effect and refuses
+// (the post is gone, its version moved on, the comment was deleted); in
+// both cases the record is read again and its result returned. A record
+// that the transaction met but the read did not find (it expired in
+// between) lets the write run again, a bounded number of times (ErrBusy).
 func idempotent[T any](ctx context.Context, s *Store, op, k string, input any, write func(id *idem) (T, error)) (T, error) {
 	var zero T
 	if k == "" {
@@ -52,20 +59,33 @@ func idempotent[T any](ctx context.Context, s *Store, op, k string, input any, w
 		return zero, fmt.Errorf("hash input: %w", err)
 	}
 	sum := sha256.Sum256(raw)
-	tok := sha256.Sum256([]byte(op + "\n" + k))
-	id := &idem{key: idempotencyKey(op, k), hash: hex.EncodeToString(sum[:]), token: hex.EncodeToString(tok[:16])}
+	id := &idem{key: idempotencyKey(op, k), hash: hex.EncodeToString(sum[:])}
 
-	if v, found, err := replay[T](ctx, s, id); found || err != nil {
-		return v, err
-	}
-	v, err := write(id)
-	if errors.Is(err, errIdempotencyUsed) {
+	for attempt := 1; ; attempt++ {
 		if v, found, err := replay[T](ctx, s, id); found || err != nil {
 			return v, err
 		}
-		return zero, fmt.Errorf("idempotency record %s vanished", id.key.PK)
+		v, err := write(id)
+		switch {
+		case err == nil:
+			return v, nil
+		case errors.Is(err, errIdempotencyUsed):
+			// Read the record again at the top.
+		case ctx.Err() != nil:
+			return v, err
+		default:
+			if v, found, rerr := replay[T](ctx, s, id); found || errors.Is(rerr, ErrIdempotencyMismatch) {
+				return v, rerr
+			}
+			return v, err
+		}
+		if attempt == maxWriteAttempts {
+			return zero, fmt.Errorf("idempotency record %s: %w", id.key.PK, ErrBusy)
+		}
+		if err := sleep(ctx, attempt); err != nil {
+			return zero, err
+		}
 	}
-	return v, err
 }
 
 // replay returns the recorded result of id, if there is a live record.
@@ -98,7 +118,12 @@ func replay[T any](ctx context.Context, s *Store, id *idem) (T, bool, error) {
 }
 
 // record adds the idempotency record of id with result to t; a nil id adds
-// nothing. It returns the token for the transaction.
+// nothing. It returns the ClientRequestToken for the transaction: a new one
+// for every transaction built, so that the SDK's retry of a request whose
+// answer was lost takes effect once, while a transaction rebuilt after a
+// stale read, or a repeat of the call racing the first, never meets the
+// token of another transaction (IdempotentParameterMismatch). That a key
+// takes effect once is the record's condition's doing.
 func (s *Store) record(t *txn, id *idem, result any) (string, error) {
 	if id == nil {
 		return "", nil
@@ -118,5 +143,5 @@ func (s *Store) record(t *txn, id *idem, result any) (string, error) {
 		PK: id.key.PK, SK: id.key.SK, Type: typeIdempotency,
 		Hash: id.hash, Result: raw.String(), ExpiresAt: now.Add(idempotencyTTL).Unix(),
 	}, &cond, errIdempotencyUsed)
-	return id.token, err
+	return randomHex(32), err
 }

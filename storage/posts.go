@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -43,7 +44,13 @@ func (s *Store) CreatePost(ctx context.Context, in NewPost) (*Post, error) {
 			if err := r.setNames(after, cats); err != nil {
 				return nil, err
 			}
-			return s.writePost(ctx, id, nil, after, r)
+			out, err := s.writePost(ctx, id, nil, after, r)
+			if errors.Is(err, errStaleNames) {
+				// A rename, or a write that changed the counters' entries,
+				// came between the read and the write: read them again.
+				return nil, errRetry
+			}
+			return out, err
 		})
 	})
 }
@@ -139,12 +146,21 @@ func (s *Store) DeletePost(ctx context.Context, in PostRef) (*Post, error) {
 		return nil, err
 	}
 	// Comments can outnumber a transaction's 100 actions; they go after the
-	// post, which no reader can reach any more.
-	if err := s.deleteComments(ctx, in.ID); err != nil {
+	// post, which no reader can reach any more. They go even when the
+	// client has gone away meanwhile, as the post has. When they cannot
+	// all go, the error matches ErrBusy or ErrUnavailable, and the same
+	// call sent again with its idempotency key (which replays the
+	// deletion) removes the rest.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cleanupTimeout)
+	defer cancel()
+	if err := s.deleteComments(cctx, in.ID); err != nil {
 		return nil, fmt.Errorf("delete comments of post %q: %w", in.ID, err)
 	}
 	return p, nil
 }
+
+// cleanupTimeout bounds the removal of a deleted post's comments.
+const cleanupTimeout = time.Minute
 
 // changePost reads a post, applies change (nil deletes it) and writes the
 // post with all its copies and counters in one transaction, retrying when
@@ -627,10 +643,16 @@ func (s *Store) batchDelete(ctx context.Context, keys []item) error {
 		out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
 			RequestItems: map[string][]types.WriteRequest{s.table: reqs},
 		})
-		if err != nil {
+		var conflict *types.TransactionConflictException
+		switch {
+		case errors.As(err, &conflict):
+			// A transaction on one of the comments is under way (one that
+			// read the post before it went, and will fail): all again.
+		case err != nil:
 			return fmt.Errorf("batch delete: %w", err)
+		default:
+			reqs = out.UnprocessedItems[s.table]
 		}
-		reqs = out.UnprocessedItems[s.table]
 		if len(reqs) > 0 {
 			if attempt == maxBatchAttempts {
 				return ErrBusy

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -126,8 +127,11 @@ func (t *txn) check(k key, cond expression.ConditionBuilder, onFail error) error
 
 // exec runs the transaction. A cancellation for a failed condition returns
 // the onFail error of that action (the idempotency record's first, as it
-// explains every other failure); transaction conflicts with concurrent
-// writers are retried with jittered backoff and end in ErrBusy.
+// explains every other failure). Transaction conflicts with concurrent
+// writers, and a transaction with the same token still in progress, are
+// retried with jittered backoff and end in ErrBusy; a transaction that
+// DynamoDB cancelled for throttling is retried the same way and ends in an
+// error matching ErrUnavailable.
 func (s *Store) exec(ctx context.Context, t *txn, token string) error {
 	in := &dynamodb.TransactWriteItemsInput{TransactItems: t.items}
 	if token != "" {
@@ -142,22 +146,29 @@ func (s *Store) exec(ctx context.Context, t *txn, token string) error {
 			canceled   *types.TransactionCanceledException
 			mismatch   *types.IdempotentParameterMismatchException
 			inProgress *types.TransactionInProgressException
+			throttled  bool
 		)
 		switch {
 		case errors.As(err, &canceled):
 			if failed := t.failure(canceled.CancellationReasons); failed != nil {
 				return failed
 			}
-			if !hasConflict(canceled.CancellationReasons) {
+			throttled = hasReason(canceled.CancellationReasons, throttledReasons...)
+			if !throttled && !hasReason(canceled.CancellationReasons, "TransactionConflict") {
 				return fmt.Errorf("transaction canceled: %w", err)
 			}
 		case errors.As(err, &mismatch):
+			// Each transaction built has a token of its own (see record),
+			// so a mismatch means the key's write is someone else's.
 			return errIdempotencyUsed
 		case errors.As(err, &inProgress):
 		default:
 			return fmt.Errorf("transact write: %w", err)
 		}
 		if attempt == maxTxAttempts {
+			if throttled {
+				return fmt.Errorf("transaction throttled on every attempt: %w", errors.Join(ErrUnavailable, err))
+			}
 			return ErrBusy
 		}
 		if err := sleep(ctx, attempt); err != nil {
@@ -165,6 +176,10 @@ func (s *Store) exec(ctx context.Context, t *txn, token string) error {
 		}
 	}
 }
+
+// throttledReasons are the cancellation reasons of a transaction that
+// DynamoDB refused for capacity: the same transaction can pass later.
+var throttledReasons = []string{"ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded"}
 
 func (t *txn) failure(reasons []types.CancellationReason) error {
 	var first error
@@ -185,9 +200,10 @@ func (t *txn) failure(reasons []types.CancellationReason) error {
 	return first
 }
 
-func hasConflict(reasons []types.CancellationReason) bool {
+// hasReason reports whether any action was cancelled with one of codes.
+func hasReason(reasons []types.CancellationReason, codes ...string) bool {
 	for _, r := range reasons {
-		if aws.ToString(r.Code) == "TransactionConflict" {
+		if slices.Contains(codes, aws.ToString(r.Code)) {
 			return true
 		}
 	}
