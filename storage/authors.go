@@ -193,8 +193,14 @@ func (s *Store) refreshAll(ctx context.Context, list func(context.Context, strin
 }
 
 // refreshNames writes the current author and category names into a post
-// and all its copies in one transaction, guarded so that it never writes a
-// name that a newer rename has replaced. A post deleted meanwhile is done.
+// and all its copies in one transaction. The transaction touches only the
+// post's own items, not the author or the categories, so renaming a
+// category of many posts never holds up the writers of new posts in it
+// (their transactions check the category). A name never goes back: the
+// post must still be at the version read, and every nameVer it carries at
+// most the one written, so a slow rename never overwrites the names of a
+// newer one, whose own refresh then finds the post up to date. A post
+// deleted meanwhile is done.
 func (s *Store) refreshNames(ctx context.Context, postID string) error {
 	_, err := retryWrite(ctx, func() (struct{}, error) {
 		p, r, err := s.readPost(ctx, postID, nil, true)
@@ -219,16 +225,15 @@ func (s *Store) refreshNames(ctx context.Context, postID string) error {
 			upd = upd.Set(expression.Name("cats"), expression.Value(fresh.Cats)).
 				Set(expression.Name("catVer"), expression.Value(fresh.CatVer))
 		}
-		t := s.newTxn()
-		errs := []error{
-			t.update(postKey(postID), upd, ptr(condVersion(p.Version)), errRetry),
-			t.check(authorKey(p.AuthorID), nameVer(fresh.AuthorVer), errRetry),
+		cond := condVersion(p.Version).And(expression.Name("authorVer").LessThanEqual(expression.Value(fresh.AuthorVer)))
+		for _, c := range fresh.Cats {
+			ver := expression.Name("catVer." + c.Slug)
+			cond = cond.And(ver.AttributeNotExists().Or(ver.LessThanEqual(expression.Value(fresh.CatVer[c.Slug]))))
 		}
+		t := s.newTxn()
+		errs := []error{t.update(postKey(postID), upd, &cond, errRetry)}
 		for _, k := range p.copyKeys() {
 			errs = append(errs, t.update(k, upd, ptr(condExists()), errRetry))
-		}
-		for _, c := range fresh.Cats {
-			errs = append(errs, t.check(categoryKey(c.Slug), nameVer(fresh.CatVer[c.Slug]), errRetry))
 		}
 		if err := errors.Join(errs...); err != nil {
 			return struct{}{}, err

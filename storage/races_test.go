@@ -409,6 +409,100 @@ func TestCommentWritesRaceThePost(t *testing.T) {
 	}
 }
 
+// TestRenamesRaceRenames renames an author or a category while an earlier
+// rename of it is half-way through its posts: both succeed, every post
+// ends with the newer name, and the earlier rename's refresh, which read
+// the older name, writes nothing over it.
+func TestRenamesRaceRenames(t *testing.T) {
+	cases := []struct {
+		name   string
+		rename func(ctx context.Context, s *storage.Store, name string) error
+		got    func(p *storage.Post) string
+	}{
+		{"author", func(ctx context.Context, s *storage.Store, name string) error {
+			_, err := s.UpdateAuthor(ctx, storage.AuthorPatch{ID: "ada", Name: &name})
+			return err
+		}, func(p *storage.Post) string { return p.AuthorName }},
+		{"category", func(ctx context.Context, s *storage.Store, name string) error {
+			_, err := s.UpdateCategory(ctx, storage.CategoryPatch{Slug: "go", Name: &name})
+			return err
+		}, func(p *storage.Post) string { return p.Categories[0].Name }},
+	}
+	for _, c := range cases {
+		for _, at := range []int{2, 3} {
+			t.Run(fmt.Sprintf("%s, the newer rename before the older one's transaction %d", c.name, at), func(t *testing.T) {
+				e := newRaceEnv(t)
+				e.blog()
+				more := e.posts(3, "ada", "more", "go")
+				for _, p := range more {
+					e.publish(p, time.Time{})
+				}
+				// Transaction 1 is the rename itself, the others refresh one
+				// post each, read before the racing rename.
+				e.hooks.at("TransactWriteItems", at, e.racing("rename", func(ctx context.Context, s *storage.Store) error {
+					return c.rename(ctx, s, "Newer")
+				}))
+				if err := c.rename(context.Background(), e.store, "Older"); err != nil {
+					t.Fatal(err)
+				}
+				for _, id := range append(ids(more), e.published.ID) {
+					equal(t, "name of post "+id, c.got(must[*storage.Post](t)(e.store.GetPost(context.Background(), id))), "Newer")
+				}
+				e.consistent()
+			})
+		}
+	}
+}
+
+// TestRenameTransactionsTouchOnlyThePost checks that the transactions
+// that carry a new name into posts hold no author or category item, so a
+// rename of a large category never contends with the writers of new posts
+// in it, whose transactions check the category.
+func TestRenameTransactionsTouchOnlyThePost(t *testing.T) {
+	e := newRaceEnv(t)
+	e.blog()
+	var mu sync.Mutex
+	var touched []string
+	e.hooks.every("TransactWriteItems", func(r *http.Request) *http.Response {
+		var in struct {
+			TransactItems []map[string]struct {
+				Key, Item map[string]struct{ S string }
+			}
+		}
+		if err := json.Unmarshal(readBody(r), &in); err != nil {
+			t.Error(err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		for _, action := range in.TransactItems {
+			for _, a := range action {
+				k := a.Key
+				if k == nil {
+					k = a.Item
+				}
+				touched = append(touched, k["PK"].S+" "+k["SK"].S)
+			}
+		}
+		return nil
+	})
+	must[*storage.Category](t)(e.store.UpdateCategory(context.Background(), storage.CategoryPatch{Slug: "go", Name: ptr("Golang")}))
+	must[*storage.Author](t)(e.store.UpdateAuthor(context.Background(), storage.AuthorPatch{ID: "ada", Name: ptr("Ada Lovelace")}))
+	e.hooks.clear()
+	renames := 0
+	for _, k := range touched {
+		switch k {
+		case "CAT#go CAT#go", "AUTHOR#ada AUTHOR#ada":
+			renames++
+		}
+	}
+	// The two renames themselves write their item, and nothing else does.
+	equal(t, "transactions holding the author or the category", renames, 2)
+	if len(touched) < 6 {
+		t.Errorf("touched %v: the posts were not refreshed", touched)
+	}
+	e.consistent()
+}
+
 // keyedWrite is one write with an idempotency key, as a client sends it
 // again: summary says what its result is, for comparing two of them.
 type keyedWrite struct {
