@@ -226,11 +226,12 @@ func TestConcurrentSchedules(t *testing.T) {
 }
 
 // TestMixedWritersKeepInvariants runs every kind of write at once, on a
-// few posts, authors and categories, while time passes: publishing now and
-// later, unpublishing, moving posts between categories, comments and
-// replies added and deleted, authors and categories renamed. Refusals
-// that the moment explains (a comment gone, a post not published, a
-// conflict) are fine; the table must stay consistent.
+// few posts, authors and categories, while time passes: creating,
+// publishing now and later, unpublishing, deleting, moving posts between
+// categories, comments and replies added and deleted, authors and
+// categories renamed. Refusals that the moment explains (a post or a
+// comment gone, a post not published, a conflict) and ErrBusy are fine;
+// the table must stay consistent.
 func TestMixedWritersKeepInvariants(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -260,9 +261,22 @@ func TestMixedWritersKeepInvariants(t *testing.T) {
 		wg.Go(func() {
 			rng := rand.New(rand.NewPCG(uint64(g), 42))
 			for n := range 40 {
+				mu.Lock()
 				p := posts[rng.IntN(len(posts))]
+				mu.Unlock()
 				var err error
-				switch rng.IntN(9) {
+				switch rng.IntN(11) {
+				case 9:
+					var created *storage.Post
+					created, err = e.store.CreatePost(ctx, storage.NewPost{AuthorID: authors[rng.IntN(2)], Title: "New",
+						Slug: fmt.Sprintf("new-%d-%d", g, n), Categories: []string{cats[rng.IntN(3)]}})
+					if err == nil {
+						mu.Lock()
+						posts = append(posts, created)
+						mu.Unlock()
+					}
+				case 10:
+					_, err = e.store.DeletePost(ctx, storage.PostRef{ID: p.ID})
 				case 0:
 					_, err = e.store.Publish(ctx, storage.PublishPost{ID: p.ID})
 				case 1:
