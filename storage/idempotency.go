@@ -43,9 +43,11 @@ type idem struct {
 // call's write lands before its own. Its transaction then fails on the
 // record, or its read already sees the first call's effect and refuses
 // (the post is gone, its version moved on, the comment was deleted); in
-// both cases the record is read again and its result returned. A record
-// that the transaction met but the read did not find (it expired in
-// between) lets the write run again, a bounded number of times (ErrBusy).
+// both cases the record is read again and its result returned. When the
+// transaction failed on a record that the read then does not find (it
+// expired in between), or on a token DynamoDB saw with another
+// transaction, the write runs again, a bounded number of times (then
+// ErrBusy).
 func idempotent[T any](ctx context.Context, s *Store, op, k string, input any, write func(id *idem) (T, error)) (T, error) {
 	var zero T
 	if k == "" {

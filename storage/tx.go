@@ -159,7 +159,8 @@ func (s *Store) exec(ctx context.Context, t *txn, token string) error {
 			}
 		case errors.As(err, &mismatch):
 			// Each transaction built has a token of its own (see record),
-			// so a mismatch means the key's write is someone else's.
+			// so this is another transaction's token: idempotent reads the
+			// record again, and writes again while there is none.
 			return errIdempotencyUsed
 		case errors.As(err, &inProgress):
 		default:
