@@ -311,10 +311,12 @@ func snapshot(t *testing.T, store *storage.Store) blog {
 	}
 	b.authors = all(t, func(p storage.Page) (*storage.Result[*storage.Author], error) { return store.Authors(ctx, p) })
 	b.categories = all(t, func(p storage.Page) (*storage.Result[*storage.Category], error) { return store.Categories(ctx, p) })
-	b.feed = all(t, func(p storage.Page) (*storage.Result[*storage.Post], error) { return store.LatestPosts(ctx, p) })
+	b.feed = all(t, func(p storage.Page) (*storage.Result[*storage.Post], error) {
+		return store.LatestPosts(ctx, p, storage.Period{})
+	})
 	for _, a := range b.authors {
 		for _, p := range all(t, func(p storage.Page) (*storage.Result[*storage.Post], error) {
-			return store.AuthorPosts(ctx, a.ID, p, true)
+			return store.AuthorPosts(ctx, a.ID, p, storage.Period{}, true)
 		}) {
 			if !p.VisibleAt(store.Now()) {
 				b.scheduled = append(b.scheduled, p)

@@ -31,7 +31,7 @@ func (r *authorResolver) AvatarURL(ctx context.Context, obj *storage.Author) (*s
 func (r *authorResolver) Posts(ctx context.Context, obj *storage.Author, first *int, after *string) (*model.PostConnection, error) {
 	p := pageOf(first, after)
 	own := auth.ActorFrom(ctx).Acts(obj.ID)
-	res, err := r.store.AuthorPosts(ctx, obj.ID, p, own)
+	res, err := r.store.AuthorPosts(ctx, obj.ID, p, storage.Period{}, own)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +65,7 @@ func (r *categoryResolver) ID(ctx context.Context, obj *storage.Category) (strin
 // Posts is the resolver for the posts field.
 func (r *categoryResolver) Posts(ctx context.Context, obj *storage.Category, first *int, after *string) (*model.PostConnection, error) {
 	p := pageOf(first, after)
-	res, err := r.store.CategoryPosts(ctx, obj.Slug, p)
+	res, err := r.store.CategoryPosts(ctx, obj.Slug, p, storage.Period{})
 	if err != nil {
 		return nil, err
 	}
@@ -423,7 +423,7 @@ func (r *queryResolver) Post(ctx context.Context, id *string, slug *string) (*st
 // Posts is the resolver for the posts field.
 func (r *queryResolver) Posts(ctx context.Context, first *int, after *string) (*model.PostConnection, error) {
 	p := pageOf(first, after)
-	res, err := r.store.LatestPosts(ctx, p)
+	res, err := r.store.LatestPosts(ctx, p, storage.Period{})
 	if err != nil {
 		return nil, err
 	}

@@ -101,7 +101,7 @@ func TestConcurrentCommentsAreAllCounted(t *testing.T) {
 	got := must[*storage.Post](t)(e.store.GetPost(ctx, p.ID))
 	equal(t, "comment count", got.CommentCount, int64(21))
 	equal(t, "thread count", got.ThreadCount, int64(11))
-	r := must[*storage.Result[*storage.Post]](t)(e.store.CategoryPosts(ctx, "aws", storage.Page{Limit: 5}))
+	r := must[*storage.Result[*storage.Post]](t)(e.store.CategoryPosts(ctx, "aws", storage.Page{Limit: 5}, storage.Period{}))
 	equal(t, "copy comment count", r.Items[0].CommentCount, int64(21))
 	e.consistent()
 }
@@ -228,9 +228,11 @@ func TestConcurrentSchedules(t *testing.T) {
 // TestMixedWritersKeepInvariants runs every kind of write at once, on a
 // few posts, authors and categories, while time passes: publishing now and
 // later, unpublishing, moving posts between categories, comments and
-// replies added and deleted, authors and categories renamed. Refusals
-// that the moment explains (a comment gone, a post not published, a
-// conflict) are fine; the table must stay consistent.
+// replies added and deleted, authors and categories renamed, posts and
+// authors given slugs from a small set (so they take each other's
+// redirects), bodies, covers and SEO fields edited. Refusals that the
+// moment explains (a comment gone, a post not published, a conflict, a
+// slug held) are fine; the table must stay consistent.
 func TestMixedWritersKeepInvariants(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -252,7 +254,7 @@ func TestMixedWritersKeepInvariants(t *testing.T) {
 	)
 	expected := func(err error) bool {
 		return err == nil || errors.Is(err, storage.ErrNotFound) || errors.Is(err, storage.ErrInvalidInput) ||
-			errors.Is(err, storage.ErrVersionConflict) || errors.Is(err, storage.ErrBusy)
+			errors.Is(err, storage.ErrVersionConflict) || errors.Is(err, storage.ErrBusy) || errors.Is(err, storage.ErrSlugTaken)
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, 1000)
@@ -262,7 +264,7 @@ func TestMixedWritersKeepInvariants(t *testing.T) {
 			for n := range 40 {
 				p := posts[rng.IntN(len(posts))]
 				var err error
-				switch rng.IntN(9) {
+				switch rng.IntN(12) {
 				case 0:
 					_, err = e.store.Publish(ctx, storage.PublishPost{ID: p.ID})
 				case 1:
@@ -305,7 +307,29 @@ func TestMixedWritersKeepInvariants(t *testing.T) {
 				case 7:
 					name := fmt.Sprintf("%s %d-%d", authors[g%2], g, n)
 					_, err = e.store.UpdateAuthor(ctx, storage.AuthorPatch{ID: authors[rng.IntN(2)], Name: &name})
-				default:
+				case 9:
+					cur, rerr := e.store.ReadPost(ctx, p.ID)
+					if rerr == nil {
+						slug := fmt.Sprintf("shared-%d", rng.IntN(8))
+						_, err = e.store.UpdatePost(ctx, storage.PostPatch{ID: p.ID, ExpectedVersion: cur.Version, Slug: &slug})
+					}
+				case 10:
+					slug := fmt.Sprintf("writer-%d", rng.IntN(4))
+					_, err = e.store.UpdateAuthor(ctx, storage.AuthorPatch{ID: authors[rng.IntN(2)], Slug: &slug})
+				case 11:
+					cur, rerr := e.store.ReadPost(ctx, p.ID)
+					if rerr == nil {
+						body := fmt.Sprintf("# Part %d\n\nText %d of %d.", n, n, g)
+						patch := storage.PostPatch{ID: p.ID, ExpectedVersion: cur.Version, Body: &body,
+							SEO: &storage.SEOPatch{Description: ptr(fmt.Sprintf("edit %d", n))}}
+						if n%2 == 0 {
+							patch.CoverImage = &storage.Image{URL: fmt.Sprintf("https://example.com/%d.png", n)}
+						} else {
+							patch.RemoveCoverImage = true
+						}
+						_, err = e.store.UpdatePost(ctx, patch)
+					}
+				case 8:
 					name := fmt.Sprintf("category %d-%d", g, n)
 					_, err = e.store.UpdateCategory(ctx, storage.CategoryPatch{Slug: cats[rng.IntN(3)], Name: &name})
 				}

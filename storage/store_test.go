@@ -39,14 +39,20 @@ type env struct {
 
 var start = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 
-func newEnv(t *testing.T) *env {
+// newEnv returns a store on a table of its own. Each configure function,
+// when given, changes the client's configuration before it is used.
+func newEnv(t *testing.T, configure ...func(*storage.ClientConfig)) *env {
 	t.Helper()
 	ctx := context.Background()
 	endpoint := os.Getenv("DYNAMODB_ENDPOINT")
 	if endpoint == "" && os.Getenv("REQUIRE_DYNAMODB") == "1" {
 		t.Fatal("REQUIRE_DYNAMODB=1 but DYNAMODB_ENDPOINT is not set: start DynamoDB Local with scripts/dynamodb-local.sh")
 	}
-	client, err := storage.NewClient(ctx, storage.ClientConfig{Embedded: endpoint == "", Endpoint: endpoint})
+	cfg := storage.ClientConfig{Embedded: endpoint == "", Endpoint: endpoint}
+	for _, f := range configure {
+		f(&cfg)
+	}
+	client, err := storage.NewClient(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
