@@ -641,6 +641,93 @@ func (s *Store) LatestPosts(ctx context.Context, p Page, per Period) (*Result[*P
 	return res.from(p, more), nil
 }
 
+// CountPosts counts the visible posts published in per of the author
+// authorID (scheduled ones too with includeScheduled), of the category
+// category, or of the whole blog when both are empty. It reads the
+// period's keys: one Query (one for each feed shard, at once) for every
+// 1 MB of posts in it. CountIn answers month-aligned periods with no read.
+func (s *Store) CountPosts(ctx context.Context, authorID, category string, per Period, includeScheduled bool) (int64, error) {
+	upper := s.visibleBound()
+	if includeScheduled {
+		upper = prefixPost + "~"
+	}
+	lo, hi, _, empty, err := postRange(per, "", upper)
+	if err != nil || empty {
+		return 0, err
+	}
+	var conds []expression.KeyConditionBuilder
+	index := true
+	between := func(attr string) expression.KeyConditionBuilder {
+		return expression.Key(attr).Between(expression.Value(lo), expression.Value(hi))
+	}
+	switch {
+	case authorID != "":
+		index = false
+		conds = append(conds, expression.Key(attrPK).Equal(expression.Value(prefixAuthor+authorID)).And(between(attrSK)))
+	case category != "":
+		conds = append(conds, expression.Key(attrGSI1PK).Equal(expression.Value(categoryPartition(category))).And(between(attrGSI1SK)))
+	default:
+		for i := range feedShards {
+			conds = append(conds, expression.Key(attrGSI1PK).Equal(expression.Value(fmt.Sprintf("%s%d", prefixFeed, i))).And(between(attrGSI1SK)))
+		}
+	}
+	counts := make([]int64, len(conds))
+	g, gctx := errgroup.WithContext(ctx)
+	for i, cond := range conds {
+		g.Go(func() error {
+			expr, err := buildExpr(expression.NewBuilder().WithKeyCondition(cond))
+			if err != nil {
+				return err
+			}
+			in := &dynamodb.QueryInput{
+				TableName:                 aws.String(s.table),
+				KeyConditionExpression:    expr.KeyCondition(),
+				ExpressionAttributeNames:  expr.Names(),
+				ExpressionAttributeValues: expr.Values(),
+				Select:                    types.SelectCount,
+			}
+			if index {
+				in.IndexName = aws.String(indexGSI1)
+			}
+			for pages := dynamodb.NewQueryPaginator(s.db, in); pages.HasMorePages(); {
+				page, err := pages.NextPage(gctx)
+				if err != nil {
+					return fmt.Errorf("count posts: %w", err)
+				}
+				counts[i] += int64(page.Count)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, c := range counts {
+		n += c
+	}
+	return n, nil
+}
+
+// CountIn returns the number of posts archive counts in per, when per
+// starts and ends at the start of a month (or is open at either end), so
+// that it covers whole months; else it returns false.
+func CountIn(archive []ArchiveMonth, per Period) (int64, bool) {
+	whole := func(t time.Time) bool {
+		return t.IsZero() || t.Equal(time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC))
+	}
+	if !whole(per.From) || !whole(per.To) {
+		return 0, false
+	}
+	var n int64
+	for _, m := range archive {
+		if (per.From.IsZero() || !m.Start().Before(per.From)) && (per.To.IsZero() || !m.End().After(per.To)) {
+			n += m.PostCount
+		}
+	}
+	return n, true
+}
+
 // skRange is a range of sort keys, lo <= key <= hi, without skip (a
 // cursor's own item) when it is set.
 type skRange struct {

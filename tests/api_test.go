@@ -181,10 +181,10 @@ func TestPaginationToTheEnd(t *testing.T) {
 			t.Fatalf("position %d: %s, want %s", i, id, b.published[len(b.published)-1-i])
 		}
 	}
-	authors := ok[*AuthorsResponse](t)(Authors(ctx, s.client, ptr(2), nil))
+	authors := ok[*AuthorsResponse](t)(Authors(ctx, s.client, ptr(2), nil, nil, nil))
 	equal(t, "authors totalCount", authors.Authors.TotalCount, 3)
 	equal(t, "authors hasNext", authors.Authors.PageInfo.HasNextPage, true)
-	rest := ok[*AuthorsResponse](t)(Authors(ctx, s.client, ptr(2), authors.Authors.PageInfo.EndCursor))
+	rest := ok[*AuthorsResponse](t)(Authors(ctx, s.client, ptr(2), authors.Authors.PageInfo.EndCursor, nil, nil))
 	equal(t, "last author page", len(rest.Authors.Edges), 1)
 	cats := ok[*CategoriesResponse](t)(Categories(ctx, s.client))
 	equal(t, "categories", len(cats.Categories), 2)
