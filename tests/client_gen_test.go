@@ -1745,6 +1745,261 @@ func (v *CategoryPageWithBodiesResponse) GetCategory() *CategoryPageWithBodiesCa
 	return v.Category
 }
 
+// CategoryPageWithHTMLCategory includes the requested fields of the GraphQL type Category.
+// The GraphQL type's documentation follows.
+//
+// A topic that groups posts. Its slug is its identity.
+type CategoryPageWithHTMLCategory struct {
+	// The public posts in the category, newest first.
+	Posts CategoryPageWithHTMLCategoryPostsPostConnection `json:"posts"`
+}
+
+// GetPosts returns CategoryPageWithHTMLCategory.Posts, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategory) GetPosts() CategoryPageWithHTMLCategoryPostsPostConnection {
+	return v.Posts
+}
+
+// CategoryPageWithHTMLCategoryPostsPostConnection includes the requested fields of the GraphQL type PostConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of posts.
+type CategoryPageWithHTMLCategoryPostsPostConnection struct {
+	// The posts of this page, each with its cursor.
+	Edges []CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdge `json:"edges"`
+}
+
+// GetEdges returns CategoryPageWithHTMLCategoryPostsPostConnection.Edges, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategoryPostsPostConnection) GetEdges() []CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdge {
+	return v.Edges
+}
+
+// CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdge includes the requested fields of the GraphQL type PostEdge.
+// The GraphQL type's documentation follows.
+//
+// A post in a page of posts.
+type CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdge struct {
+	// The post.
+	Node CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost `json:"node"`
+}
+
+// GetNode returns CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdge.Node, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdge) GetNode() CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost {
+	return v.Node
+}
+
+// CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost struct {
+	PostSummary `json:"-"`
+	// The body rendered as HTML, ready to insert in a page as it is: CommonMark with GitHub's tables, strikethrough and autolinks, sanitized (no scripts, styles or event handlers; raw HTML in the Markdown is dropped; images only from http and https URLs; links to other sites get `rel="nofollow noreferrer"`). Headings have ids, the anchors of `toc`. Rendered when the body is written, so reading it costs what reading `body` does.
+	BodyHtml string `json:"bodyHtml"`
+	// The body's headings in order, for a table of contents: at most the first 100.
+	Toc []CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePostTocHeading `json:"toc"`
+	// What search engines and link previews show, each field falling back to the post's title, excerpt and cover image.
+	Seo CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePostSeo `json:"seo"`
+}
+
+// GetBodyHtml returns CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost.BodyHtml, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetBodyHtml() string {
+	return v.BodyHtml
+}
+
+// GetToc returns CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost.Toc, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetToc() []CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePostTocHeading {
+	return v.Toc
+}
+
+// GetSeo returns CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost.Seo, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetSeo() CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePostSeo {
+	return v.Seo
+}
+
+// GetId returns CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost.Id, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetId() string {
+	return v.PostSummary.Id
+}
+
+// GetSlug returns CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost.Slug, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetSlug() string {
+	return v.PostSummary.Slug
+}
+
+// GetTitle returns CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost.Title, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetTitle() string {
+	return v.PostSummary.Title
+}
+
+// GetExcerpt returns CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost.Excerpt, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetExcerpt() string {
+	return v.PostSummary.Excerpt
+}
+
+// GetPublishedAt returns CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost.PublishedAt, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetPublishedAt() *time.Time {
+	return v.PostSummary.PublishedAt
+}
+
+// GetCommentCount returns CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost.CommentCount, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetCommentCount() int {
+	return v.PostSummary.CommentCount
+}
+
+// GetStatus returns CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost.Status, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetStatus() PostStatus {
+	return v.PostSummary.Status
+}
+
+// GetAuthor returns CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost.Author, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetAuthor() PostSummaryAuthor {
+	return v.PostSummary.Author
+}
+
+// GetCategories returns CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost.Categories, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetCategories() []PostSummaryCategoriesCategory {
+	return v.PostSummary.Categories
+}
+
+// GetCoverImage returns CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost.CoverImage, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetCoverImage() *PostSummaryCoverImage {
+	return v.PostSummary.CoverImage
+}
+
+// GetWordCount returns CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost.WordCount, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetWordCount() int {
+	return v.PostSummary.WordCount
+}
+
+// GetReadingTimeMinutes returns CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost.ReadingTimeMinutes, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetReadingTimeMinutes() int {
+	return v.PostSummary.ReadingTimeMinutes
+}
+
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.PostSummary)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalCategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost struct {
+	BodyHtml string `json:"bodyHtml"`
+
+	Toc []CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePostTocHeading `json:"toc"`
+
+	Seo CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePostSeo `json:"seo"`
+
+	Id string `json:"id"`
+
+	Slug string `json:"slug"`
+
+	Title string `json:"title"`
+
+	Excerpt string `json:"excerpt"`
+
+	PublishedAt *time.Time `json:"publishedAt"`
+
+	CommentCount int `json:"commentCount"`
+
+	Status PostStatus `json:"status"`
+
+	Author PostSummaryAuthor `json:"author"`
+
+	Categories []PostSummaryCategoriesCategory `json:"categories"`
+
+	CoverImage *PostSummaryCoverImage `json:"coverImage"`
+
+	WordCount int `json:"wordCount"`
+
+	ReadingTimeMinutes int `json:"readingTimeMinutes"`
+}
+
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost) __premarshalJSON() (*__premarshalCategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost, error) {
+	var retval __premarshalCategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost
+
+	retval.BodyHtml = v.BodyHtml
+	retval.Toc = v.Toc
+	retval.Seo = v.Seo
+	retval.Id = v.PostSummary.Id
+	retval.Slug = v.PostSummary.Slug
+	retval.Title = v.PostSummary.Title
+	retval.Excerpt = v.PostSummary.Excerpt
+	retval.PublishedAt = v.PostSummary.PublishedAt
+	retval.CommentCount = v.PostSummary.CommentCount
+	retval.Status = v.PostSummary.Status
+	retval.Author = v.PostSummary.Author
+	retval.Categories = v.PostSummary.Categories
+	retval.CoverImage = v.PostSummary.CoverImage
+	retval.WordCount = v.PostSummary.WordCount
+	retval.ReadingTimeMinutes = v.PostSummary.ReadingTimeMinutes
+	return &retval, nil
+}
+
+// CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePostSeo includes the requested fields of the GraphQL type Seo.
+// The GraphQL type's documentation follows.
+//
+// What search engines and link previews show of a post. Each field falls back
+// to the post's own when it was not set, so a page can use them as they are.
+type CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePostSeo struct {
+	// The title for search results and link previews; the post's title when not set.
+	Title string `json:"title"`
+}
+
+// GetTitle returns CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePostSeo.Title, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePostSeo) GetTitle() string {
+	return v.Title
+}
+
+// CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePostTocHeading includes the requested fields of the GraphQL type Heading.
+// The GraphQL type's documentation follows.
+//
+// An entry of a post's table of contents: one heading of its body.
+type CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePostTocHeading struct {
+	// The id of the heading in `bodyHtml`, to link to it as `#anchor`: lower-case letters, digits and hyphens, unique in the post.
+	Anchor string `json:"anchor"`
+}
+
+// GetAnchor returns CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePostTocHeading.Anchor, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePostTocHeading) GetAnchor() string {
+	return v.Anchor
+}
+
+// CategoryPageWithHTMLResponse is returned by CategoryPageWithHTML on success.
+type CategoryPageWithHTMLResponse struct {
+	// Fetches a category by slug. Fails with NOT_FOUND when there is none.
+	Category *CategoryPageWithHTMLCategory `json:"category"`
+}
+
+// GetCategory returns CategoryPageWithHTMLResponse.Category, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLResponse) GetCategory() *CategoryPageWithHTMLCategory { return v.Category }
+
 // CommentPagePost includes the requested fields of the GraphQL type Post.
 // The GraphQL type's documentation follows.
 //
@@ -2908,6 +3163,303 @@ type FeedResponse struct {
 // GetPosts returns FeedResponse.Posts, and is useful for accessing the field via an interface.
 func (v *FeedResponse) GetPosts() FeedPostsPostConnection { return v.Posts }
 
+// FullPostPagePost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type FullPostPagePost struct {
+	PostSummary `json:"-"`
+	// The body rendered as HTML, ready to insert in a page as it is: CommonMark with GitHub's tables, strikethrough and autolinks, sanitized (no scripts, styles or event handlers; raw HTML in the Markdown is dropped; images only from http and https URLs; links to other sites get `rel="nofollow noreferrer"`). Headings have ids, the anchors of `toc`. Rendered when the body is written, so reading it costs what reading `body` does.
+	BodyHtml string `json:"bodyHtml"`
+	// The body's headings in order, for a table of contents: at most the first 100.
+	Toc []FullPostPagePostTocHeading `json:"toc"`
+	// What search engines and link previews show, each field falling back to the post's title, excerpt and cover image.
+	Seo FullPostPagePostSeo `json:"seo"`
+	// The top-level comments on the post, oldest first.
+	Comments FullPostPagePostCommentsCommentConnection `json:"comments"`
+}
+
+// GetBodyHtml returns FullPostPagePost.BodyHtml, and is useful for accessing the field via an interface.
+func (v *FullPostPagePost) GetBodyHtml() string { return v.BodyHtml }
+
+// GetToc returns FullPostPagePost.Toc, and is useful for accessing the field via an interface.
+func (v *FullPostPagePost) GetToc() []FullPostPagePostTocHeading { return v.Toc }
+
+// GetSeo returns FullPostPagePost.Seo, and is useful for accessing the field via an interface.
+func (v *FullPostPagePost) GetSeo() FullPostPagePostSeo { return v.Seo }
+
+// GetComments returns FullPostPagePost.Comments, and is useful for accessing the field via an interface.
+func (v *FullPostPagePost) GetComments() FullPostPagePostCommentsCommentConnection { return v.Comments }
+
+// GetId returns FullPostPagePost.Id, and is useful for accessing the field via an interface.
+func (v *FullPostPagePost) GetId() string { return v.PostSummary.Id }
+
+// GetSlug returns FullPostPagePost.Slug, and is useful for accessing the field via an interface.
+func (v *FullPostPagePost) GetSlug() string { return v.PostSummary.Slug }
+
+// GetTitle returns FullPostPagePost.Title, and is useful for accessing the field via an interface.
+func (v *FullPostPagePost) GetTitle() string { return v.PostSummary.Title }
+
+// GetExcerpt returns FullPostPagePost.Excerpt, and is useful for accessing the field via an interface.
+func (v *FullPostPagePost) GetExcerpt() string { return v.PostSummary.Excerpt }
+
+// GetPublishedAt returns FullPostPagePost.PublishedAt, and is useful for accessing the field via an interface.
+func (v *FullPostPagePost) GetPublishedAt() *time.Time { return v.PostSummary.PublishedAt }
+
+// GetCommentCount returns FullPostPagePost.CommentCount, and is useful for accessing the field via an interface.
+func (v *FullPostPagePost) GetCommentCount() int { return v.PostSummary.CommentCount }
+
+// GetStatus returns FullPostPagePost.Status, and is useful for accessing the field via an interface.
+func (v *FullPostPagePost) GetStatus() PostStatus { return v.PostSummary.Status }
+
+// GetAuthor returns FullPostPagePost.Author, and is useful for accessing the field via an interface.
+func (v *FullPostPagePost) GetAuthor() PostSummaryAuthor { return v.PostSummary.Author }
+
+// GetCategories returns FullPostPagePost.Categories, and is useful for accessing the field via an interface.
+func (v *FullPostPagePost) GetCategories() []PostSummaryCategoriesCategory {
+	return v.PostSummary.Categories
+}
+
+// GetCoverImage returns FullPostPagePost.CoverImage, and is useful for accessing the field via an interface.
+func (v *FullPostPagePost) GetCoverImage() *PostSummaryCoverImage { return v.PostSummary.CoverImage }
+
+// GetWordCount returns FullPostPagePost.WordCount, and is useful for accessing the field via an interface.
+func (v *FullPostPagePost) GetWordCount() int { return v.PostSummary.WordCount }
+
+// GetReadingTimeMinutes returns FullPostPagePost.ReadingTimeMinutes, and is useful for accessing the field via an interface.
+func (v *FullPostPagePost) GetReadingTimeMinutes() int { return v.PostSummary.ReadingTimeMinutes }
+
+func (v *FullPostPagePost) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*FullPostPagePost
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.FullPostPagePost = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.PostSummary)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalFullPostPagePost struct {
+	BodyHtml string `json:"bodyHtml"`
+
+	Toc []FullPostPagePostTocHeading `json:"toc"`
+
+	Seo FullPostPagePostSeo `json:"seo"`
+
+	Comments FullPostPagePostCommentsCommentConnection `json:"comments"`
+
+	Id string `json:"id"`
+
+	Slug string `json:"slug"`
+
+	Title string `json:"title"`
+
+	Excerpt string `json:"excerpt"`
+
+	PublishedAt *time.Time `json:"publishedAt"`
+
+	CommentCount int `json:"commentCount"`
+
+	Status PostStatus `json:"status"`
+
+	Author PostSummaryAuthor `json:"author"`
+
+	Categories []PostSummaryCategoriesCategory `json:"categories"`
+
+	CoverImage *PostSummaryCoverImage `json:"coverImage"`
+
+	WordCount int `json:"wordCount"`
+
+	ReadingTimeMinutes int `json:"readingTimeMinutes"`
+}
+
+func (v *FullPostPagePost) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *FullPostPagePost) __premarshalJSON() (*__premarshalFullPostPagePost, error) {
+	var retval __premarshalFullPostPagePost
+
+	retval.BodyHtml = v.BodyHtml
+	retval.Toc = v.Toc
+	retval.Seo = v.Seo
+	retval.Comments = v.Comments
+	retval.Id = v.PostSummary.Id
+	retval.Slug = v.PostSummary.Slug
+	retval.Title = v.PostSummary.Title
+	retval.Excerpt = v.PostSummary.Excerpt
+	retval.PublishedAt = v.PostSummary.PublishedAt
+	retval.CommentCount = v.PostSummary.CommentCount
+	retval.Status = v.PostSummary.Status
+	retval.Author = v.PostSummary.Author
+	retval.Categories = v.PostSummary.Categories
+	retval.CoverImage = v.PostSummary.CoverImage
+	retval.WordCount = v.PostSummary.WordCount
+	retval.ReadingTimeMinutes = v.PostSummary.ReadingTimeMinutes
+	return &retval, nil
+}
+
+// FullPostPagePostCommentsCommentConnection includes the requested fields of the GraphQL type CommentConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of top-level comments.
+type FullPostPagePostCommentsCommentConnection struct {
+	// The number of top-level comments on the post, deleted ones that still hold replies included.
+	TotalCount int `json:"totalCount"`
+	// The comments of this page, each with its cursor.
+	Edges []FullPostPagePostCommentsCommentConnectionEdgesCommentEdge `json:"edges"`
+}
+
+// GetTotalCount returns FullPostPagePostCommentsCommentConnection.TotalCount, and is useful for accessing the field via an interface.
+func (v *FullPostPagePostCommentsCommentConnection) GetTotalCount() int { return v.TotalCount }
+
+// GetEdges returns FullPostPagePostCommentsCommentConnection.Edges, and is useful for accessing the field via an interface.
+func (v *FullPostPagePostCommentsCommentConnection) GetEdges() []FullPostPagePostCommentsCommentConnectionEdgesCommentEdge {
+	return v.Edges
+}
+
+// FullPostPagePostCommentsCommentConnectionEdgesCommentEdge includes the requested fields of the GraphQL type CommentEdge.
+// The GraphQL type's documentation follows.
+//
+// A comment in a page of comments.
+type FullPostPagePostCommentsCommentConnectionEdgesCommentEdge struct {
+	// The comment.
+	Node FullPostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeComment `json:"node"`
+}
+
+// GetNode returns FullPostPagePostCommentsCommentConnectionEdgesCommentEdge.Node, and is useful for accessing the field via an interface.
+func (v *FullPostPagePostCommentsCommentConnectionEdgesCommentEdge) GetNode() FullPostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeComment {
+	return v.Node
+}
+
+// FullPostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeComment includes the requested fields of the GraphQL type Comment.
+// The GraphQL type's documentation follows.
+//
+// A comment on a post, or a reply to a top-level comment. Threads are one
+// level deep: replies have no replies.
+type FullPostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeComment struct {
+	// The opaque global id of the comment.
+	Id string `json:"id"`
+	// The text of the comment; empty when the comment was deleted.
+	Body string `json:"body"`
+	// When the comment was written.
+	CreatedAt time.Time `json:"createdAt"`
+	// The author of the comment, or null when the comment was deleted.
+	Author *FullPostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthor `json:"author"`
+}
+
+// GetId returns FullPostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeComment.Id, and is useful for accessing the field via an interface.
+func (v *FullPostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeComment) GetId() string {
+	return v.Id
+}
+
+// GetBody returns FullPostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeComment.Body, and is useful for accessing the field via an interface.
+func (v *FullPostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeComment) GetBody() string {
+	return v.Body
+}
+
+// GetCreatedAt returns FullPostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeComment.CreatedAt, and is useful for accessing the field via an interface.
+func (v *FullPostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeComment) GetCreatedAt() time.Time {
+	return v.CreatedAt
+}
+
+// GetAuthor returns FullPostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeComment.Author, and is useful for accessing the field via an interface.
+func (v *FullPostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeComment) GetAuthor() *FullPostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthor {
+	return v.Author
+}
+
+// FullPostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthor includes the requested fields of the GraphQL type Author.
+// The GraphQL type's documentation follows.
+//
+// A person who writes posts and comments.
+type FullPostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthor struct {
+	// The name shown with the author's posts and comments.
+	Name string `json:"name"`
+}
+
+// GetName returns FullPostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthor.Name, and is useful for accessing the field via an interface.
+func (v *FullPostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthor) GetName() string {
+	return v.Name
+}
+
+// FullPostPagePostSeo includes the requested fields of the GraphQL type Seo.
+// The GraphQL type's documentation follows.
+//
+// What search engines and link previews show of a post. Each field falls back
+// to the post's own when it was not set, so a page can use them as they are.
+type FullPostPagePostSeo struct {
+	// The title for search results and link previews; the post's title when not set.
+	Title string `json:"title"`
+	// The description for search results and link previews; the post's excerpt when not set.
+	Description string `json:"description"`
+	// The URL search engines should treat as the post's own, when it was published elsewhere first; null when not set, and the page's own URL is canonical.
+	CanonicalUrl *string `json:"canonicalUrl"`
+	// The picture for link previews; the cover image's URL when not set, null when the post has neither.
+	OgImage *string `json:"ogImage"`
+}
+
+// GetTitle returns FullPostPagePostSeo.Title, and is useful for accessing the field via an interface.
+func (v *FullPostPagePostSeo) GetTitle() string { return v.Title }
+
+// GetDescription returns FullPostPagePostSeo.Description, and is useful for accessing the field via an interface.
+func (v *FullPostPagePostSeo) GetDescription() string { return v.Description }
+
+// GetCanonicalUrl returns FullPostPagePostSeo.CanonicalUrl, and is useful for accessing the field via an interface.
+func (v *FullPostPagePostSeo) GetCanonicalUrl() *string { return v.CanonicalUrl }
+
+// GetOgImage returns FullPostPagePostSeo.OgImage, and is useful for accessing the field via an interface.
+func (v *FullPostPagePostSeo) GetOgImage() *string { return v.OgImage }
+
+// FullPostPagePostTocHeading includes the requested fields of the GraphQL type Heading.
+// The GraphQL type's documentation follows.
+//
+// An entry of a post's table of contents: one heading of its body.
+type FullPostPagePostTocHeading struct {
+	// The heading's level, 1 to 6 (h1 to h6).
+	Level int `json:"level"`
+	// The heading as plain text, at most 100 characters (a longer one ends in …).
+	Text string `json:"text"`
+	// The id of the heading in `bodyHtml`, to link to it as `#anchor`: lower-case letters, digits and hyphens, unique in the post.
+	Anchor string `json:"anchor"`
+}
+
+// GetLevel returns FullPostPagePostTocHeading.Level, and is useful for accessing the field via an interface.
+func (v *FullPostPagePostTocHeading) GetLevel() int { return v.Level }
+
+// GetText returns FullPostPagePostTocHeading.Text, and is useful for accessing the field via an interface.
+func (v *FullPostPagePostTocHeading) GetText() string { return v.Text }
+
+// GetAnchor returns FullPostPagePostTocHeading.Anchor, and is useful for accessing the field via an interface.
+func (v *FullPostPagePostTocHeading) GetAnchor() string { return v.Anchor }
+
+// FullPostPageResponse is returned by FullPostPage on success.
+type FullPostPageResponse struct {
+	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin, or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
+	Post *FullPostPagePost `json:"post"`
+}
+
+// GetPost returns FullPostPageResponse.Post, and is useful for accessing the field via an interface.
+func (v *FullPostPageResponse) GetPost() *FullPostPagePost { return v.Post }
+
 // A picture to show with a post.
 type ImageInput struct {
 	// The picture's URL: an absolute http or https URL of at most 2000 characters, without spaces or credentials.
@@ -2931,6 +3483,258 @@ func (v *ImageInput) GetWidth() *int { return v.Width }
 
 // GetHeight returns ImageInput.Height, and is useful for accessing the field via an interface.
 func (v *ImageInput) GetHeight() *int { return v.Height }
+
+// MonthArchivePageArchiveArchiveMonth includes the requested fields of the GraphQL type ArchiveMonth.
+// The GraphQL type's documentation follows.
+//
+// The number of posts published in one calendar month, in UTC.
+type MonthArchivePageArchiveArchiveMonth struct {
+	// The year.
+	Year int `json:"year"`
+	// The month, 1 (January) to 12 (December).
+	Month int `json:"month"`
+	// The number of posts published in the month whose time has come.
+	PostCount int `json:"postCount"`
+	// The month's first instant; pass it as `publishedAfter` to list the month's posts.
+	StartsAt time.Time `json:"startsAt"`
+	// The next month's first instant; pass it as `publishedBefore` to list the month's posts.
+	EndsAt time.Time `json:"endsAt"`
+}
+
+// GetYear returns MonthArchivePageArchiveArchiveMonth.Year, and is useful for accessing the field via an interface.
+func (v *MonthArchivePageArchiveArchiveMonth) GetYear() int { return v.Year }
+
+// GetMonth returns MonthArchivePageArchiveArchiveMonth.Month, and is useful for accessing the field via an interface.
+func (v *MonthArchivePageArchiveArchiveMonth) GetMonth() int { return v.Month }
+
+// GetPostCount returns MonthArchivePageArchiveArchiveMonth.PostCount, and is useful for accessing the field via an interface.
+func (v *MonthArchivePageArchiveArchiveMonth) GetPostCount() int { return v.PostCount }
+
+// GetStartsAt returns MonthArchivePageArchiveArchiveMonth.StartsAt, and is useful for accessing the field via an interface.
+func (v *MonthArchivePageArchiveArchiveMonth) GetStartsAt() time.Time { return v.StartsAt }
+
+// GetEndsAt returns MonthArchivePageArchiveArchiveMonth.EndsAt, and is useful for accessing the field via an interface.
+func (v *MonthArchivePageArchiveArchiveMonth) GetEndsAt() time.Time { return v.EndsAt }
+
+// MonthArchivePagePostsPostConnection includes the requested fields of the GraphQL type PostConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of posts.
+type MonthArchivePagePostsPostConnection struct {
+	// The number of posts in the whole list: published posts whose time has come, and in an author's list as the author or an admin sees it, their scheduled posts too.
+	TotalCount int `json:"totalCount"`
+	// Where this page stands in the whole list.
+	PageInfo MonthArchivePagePostsPostConnectionPageInfo `json:"pageInfo"`
+	// The posts of this page, each with its cursor.
+	Edges []MonthArchivePagePostsPostConnectionEdgesPostEdge `json:"edges"`
+}
+
+// GetTotalCount returns MonthArchivePagePostsPostConnection.TotalCount, and is useful for accessing the field via an interface.
+func (v *MonthArchivePagePostsPostConnection) GetTotalCount() int { return v.TotalCount }
+
+// GetPageInfo returns MonthArchivePagePostsPostConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *MonthArchivePagePostsPostConnection) GetPageInfo() MonthArchivePagePostsPostConnectionPageInfo {
+	return v.PageInfo
+}
+
+// GetEdges returns MonthArchivePagePostsPostConnection.Edges, and is useful for accessing the field via an interface.
+func (v *MonthArchivePagePostsPostConnection) GetEdges() []MonthArchivePagePostsPostConnectionEdgesPostEdge {
+	return v.Edges
+}
+
+// MonthArchivePagePostsPostConnectionEdgesPostEdge includes the requested fields of the GraphQL type PostEdge.
+// The GraphQL type's documentation follows.
+//
+// A post in a page of posts.
+type MonthArchivePagePostsPostConnectionEdgesPostEdge struct {
+	// The post.
+	Node MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost `json:"node"`
+}
+
+// GetNode returns MonthArchivePagePostsPostConnectionEdgesPostEdge.Node, and is useful for accessing the field via an interface.
+func (v *MonthArchivePagePostsPostConnectionEdgesPostEdge) GetNode() MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost {
+	return v.Node
+}
+
+// MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost struct {
+	PostSummary `json:"-"`
+}
+
+// GetId returns MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost.Id, and is useful for accessing the field via an interface.
+func (v *MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost) GetId() string {
+	return v.PostSummary.Id
+}
+
+// GetSlug returns MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost.Slug, and is useful for accessing the field via an interface.
+func (v *MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost) GetSlug() string {
+	return v.PostSummary.Slug
+}
+
+// GetTitle returns MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost.Title, and is useful for accessing the field via an interface.
+func (v *MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost) GetTitle() string {
+	return v.PostSummary.Title
+}
+
+// GetExcerpt returns MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost.Excerpt, and is useful for accessing the field via an interface.
+func (v *MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost) GetExcerpt() string {
+	return v.PostSummary.Excerpt
+}
+
+// GetPublishedAt returns MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost.PublishedAt, and is useful for accessing the field via an interface.
+func (v *MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost) GetPublishedAt() *time.Time {
+	return v.PostSummary.PublishedAt
+}
+
+// GetCommentCount returns MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost.CommentCount, and is useful for accessing the field via an interface.
+func (v *MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost) GetCommentCount() int {
+	return v.PostSummary.CommentCount
+}
+
+// GetStatus returns MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost.Status, and is useful for accessing the field via an interface.
+func (v *MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost) GetStatus() PostStatus {
+	return v.PostSummary.Status
+}
+
+// GetAuthor returns MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost.Author, and is useful for accessing the field via an interface.
+func (v *MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost) GetAuthor() PostSummaryAuthor {
+	return v.PostSummary.Author
+}
+
+// GetCategories returns MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost.Categories, and is useful for accessing the field via an interface.
+func (v *MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost) GetCategories() []PostSummaryCategoriesCategory {
+	return v.PostSummary.Categories
+}
+
+// GetCoverImage returns MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost.CoverImage, and is useful for accessing the field via an interface.
+func (v *MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost) GetCoverImage() *PostSummaryCoverImage {
+	return v.PostSummary.CoverImage
+}
+
+// GetWordCount returns MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost.WordCount, and is useful for accessing the field via an interface.
+func (v *MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost) GetWordCount() int {
+	return v.PostSummary.WordCount
+}
+
+// GetReadingTimeMinutes returns MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost.ReadingTimeMinutes, and is useful for accessing the field via an interface.
+func (v *MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost) GetReadingTimeMinutes() int {
+	return v.PostSummary.ReadingTimeMinutes
+}
+
+func (v *MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.PostSummary)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalMonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost struct {
+	Id string `json:"id"`
+
+	Slug string `json:"slug"`
+
+	Title string `json:"title"`
+
+	Excerpt string `json:"excerpt"`
+
+	PublishedAt *time.Time `json:"publishedAt"`
+
+	CommentCount int `json:"commentCount"`
+
+	Status PostStatus `json:"status"`
+
+	Author PostSummaryAuthor `json:"author"`
+
+	Categories []PostSummaryCategoriesCategory `json:"categories"`
+
+	CoverImage *PostSummaryCoverImage `json:"coverImage"`
+
+	WordCount int `json:"wordCount"`
+
+	ReadingTimeMinutes int `json:"readingTimeMinutes"`
+}
+
+func (v *MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost) __premarshalJSON() (*__premarshalMonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost, error) {
+	var retval __premarshalMonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost
+
+	retval.Id = v.PostSummary.Id
+	retval.Slug = v.PostSummary.Slug
+	retval.Title = v.PostSummary.Title
+	retval.Excerpt = v.PostSummary.Excerpt
+	retval.PublishedAt = v.PostSummary.PublishedAt
+	retval.CommentCount = v.PostSummary.CommentCount
+	retval.Status = v.PostSummary.Status
+	retval.Author = v.PostSummary.Author
+	retval.Categories = v.PostSummary.Categories
+	retval.CoverImage = v.PostSummary.CoverImage
+	retval.WordCount = v.PostSummary.WordCount
+	retval.ReadingTimeMinutes = v.PostSummary.ReadingTimeMinutes
+	return &retval, nil
+}
+
+// MonthArchivePagePostsPostConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Information about a page of a connection, as in the Relay cursor connection
+// specification. A page is read forward (`first`, `after`) or backward
+// (`last`, `before`); its edges are in the list's order either way.
+type MonthArchivePagePostsPostConnectionPageInfo struct {
+	// True when more items follow the last edge of this page. For a backward page, true when it was requested before a cursor.
+	HasNextPage bool `json:"hasNextPage"`
+	// The cursor of the last edge, or null when the page is empty. Pass it as `after` for the next page.
+	EndCursor *string `json:"endCursor"`
+}
+
+// GetHasNextPage returns MonthArchivePagePostsPostConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *MonthArchivePagePostsPostConnectionPageInfo) GetHasNextPage() bool { return v.HasNextPage }
+
+// GetEndCursor returns MonthArchivePagePostsPostConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *MonthArchivePagePostsPostConnectionPageInfo) GetEndCursor() *string { return v.EndCursor }
+
+// MonthArchivePageResponse is returned by MonthArchivePage on success.
+type MonthArchivePageResponse struct {
+	// The number of public posts by month of publication (UTC), newest month first, of the whole blog, or of one author or one category; months without posts are left out. Give at most one of `author` and `category`.
+	Archive []MonthArchivePageArchiveArchiveMonth `json:"archive"`
+	// The latest public posts of the whole blog, newest first.
+	Posts MonthArchivePagePostsPostConnection `json:"posts"`
+}
+
+// GetArchive returns MonthArchivePageResponse.Archive, and is useful for accessing the field via an interface.
+func (v *MonthArchivePageResponse) GetArchive() []MonthArchivePageArchiveArchiveMonth {
+	return v.Archive
+}
+
+// GetPosts returns MonthArchivePageResponse.Posts, and is useful for accessing the field via an interface.
+func (v *MonthArchivePageResponse) GetPosts() MonthArchivePagePostsPostConnection { return v.Posts }
 
 // NodeNode includes the requested fields of the GraphQL interface Node.
 //
@@ -5611,6 +6415,18 @@ func (v *__CategoryPageWithBodiesInput) GetSlug() string { return v.Slug }
 // GetFirst returns __CategoryPageWithBodiesInput.First, and is useful for accessing the field via an interface.
 func (v *__CategoryPageWithBodiesInput) GetFirst() *int { return v.First }
 
+// __CategoryPageWithHTMLInput is used internally by genqlient
+type __CategoryPageWithHTMLInput struct {
+	Slug  string `json:"slug"`
+	First *int   `json:"first"`
+}
+
+// GetSlug returns __CategoryPageWithHTMLInput.Slug, and is useful for accessing the field via an interface.
+func (v *__CategoryPageWithHTMLInput) GetSlug() string { return v.Slug }
+
+// GetFirst returns __CategoryPageWithHTMLInput.First, and is useful for accessing the field via an interface.
+func (v *__CategoryPageWithHTMLInput) GetFirst() *int { return v.First }
+
 // __CommentPageInput is used internally by genqlient
 type __CommentPageInput struct {
 	Slug   string  `json:"slug"`
@@ -5746,6 +6562,34 @@ func (v *__FeedPageInput) GetFrom() *time.Time { return v.From }
 
 // GetTo returns __FeedPageInput.To, and is useful for accessing the field via an interface.
 func (v *__FeedPageInput) GetTo() *time.Time { return v.To }
+
+// __FullPostPageInput is used internally by genqlient
+type __FullPostPageInput struct {
+	Slug string `json:"slug"`
+}
+
+// GetSlug returns __FullPostPageInput.Slug, and is useful for accessing the field via an interface.
+func (v *__FullPostPageInput) GetSlug() string { return v.Slug }
+
+// __MonthArchivePageInput is used internally by genqlient
+type __MonthArchivePageInput struct {
+	From  time.Time `json:"from"`
+	To    time.Time `json:"to"`
+	First *int      `json:"first"`
+	After *string   `json:"after"`
+}
+
+// GetFrom returns __MonthArchivePageInput.From, and is useful for accessing the field via an interface.
+func (v *__MonthArchivePageInput) GetFrom() time.Time { return v.From }
+
+// GetTo returns __MonthArchivePageInput.To, and is useful for accessing the field via an interface.
+func (v *__MonthArchivePageInput) GetTo() time.Time { return v.To }
+
+// GetFirst returns __MonthArchivePageInput.First, and is useful for accessing the field via an interface.
+func (v *__MonthArchivePageInput) GetFirst() *int { return v.First }
+
+// GetAfter returns __MonthArchivePageInput.After, and is useful for accessing the field via an interface.
+func (v *__MonthArchivePageInput) GetAfter() *string { return v.After }
 
 // __NodeInput is used internally by genqlient
 type __NodeInput struct {
@@ -6507,6 +7351,81 @@ func CategoryPageWithBodies(
 	return data_, err_
 }
 
+// The query executed by CategoryPageWithHTML.
+const CategoryPageWithHTML_Operation = `
+query CategoryPageWithHTML ($slug: String!, $first: Int) {
+	category(slug: $slug) {
+		posts(first: $first) {
+			edges {
+				node {
+					... PostSummary
+					bodyHtml
+					toc {
+						anchor
+					}
+					seo {
+						title
+					}
+				}
+			}
+		}
+	}
+}
+fragment PostSummary on Post {
+	id
+	slug
+	title
+	excerpt
+	publishedAt
+	commentCount
+	status
+	author {
+		name
+		slug
+	}
+	categories {
+		slug
+		name
+	}
+	coverImage {
+		url
+		alt
+		width
+		height
+	}
+	wordCount
+	readingTimeMinutes
+}
+`
+
+// A listing that asks for the rendered bodies (budget: +1 request).
+func CategoryPageWithHTML(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	slug string,
+	first *int,
+) (data_ *CategoryPageWithHTMLResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "CategoryPageWithHTML",
+		Query:  CategoryPageWithHTML_Operation,
+		Variables: &__CategoryPageWithHTMLInput{
+			Slug:  slug,
+			First: first,
+		},
+	}
+
+	data_ = &CategoryPageWithHTMLResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by CommentPage.
 const CommentPage_Operation = `
 query CommentPage ($slug: String!, $first: Int, $after: String, $last: Int, $before: String) {
@@ -7010,6 +7929,176 @@ func FeedPage(
 	return data_, err_
 }
 
+// The query executed by FullPostPage.
+const FullPostPage_Operation = `
+query FullPostPage ($slug: String!) {
+	post(slug: $slug) {
+		... PostSummary
+		bodyHtml
+		toc {
+			level
+			text
+			anchor
+		}
+		seo {
+			title
+			description
+			canonicalUrl
+			ogImage
+		}
+		comments(first: 50) {
+			totalCount
+			edges {
+				node {
+					id
+					body
+					createdAt
+					author {
+						name
+					}
+				}
+			}
+		}
+	}
+}
+fragment PostSummary on Post {
+	id
+	slug
+	title
+	excerpt
+	publishedAt
+	commentCount
+	status
+	author {
+		name
+		slug
+	}
+	categories {
+		slug
+		name
+	}
+	coverImage {
+		url
+		alt
+		width
+		height
+	}
+	wordCount
+	readingTimeMinutes
+}
+`
+
+// The post page with the replies of each comment and their authors.
+// The post page as a frontend renders it: HTML, table of contents, cover,
+// SEO fields, reading time (budget: 4 requests, as without them).
+func FullPostPage(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	slug string,
+) (data_ *FullPostPageResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "FullPostPage",
+		Query:  FullPostPage_Operation,
+		Variables: &__FullPostPageInput{
+			Slug: slug,
+		},
+	}
+
+	data_ = &FullPostPageResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by MonthArchivePage.
+const MonthArchivePage_Operation = `
+query MonthArchivePage ($from: DateTime!, $to: DateTime!, $first: Int, $after: String) {
+	archive {
+		year
+		month
+		postCount
+		startsAt
+		endsAt
+	}
+	posts(publishedAfter: $from, publishedBefore: $to, first: $first, after: $after) {
+		totalCount
+		pageInfo {
+			hasNextPage
+			endCursor
+		}
+		edges {
+			node {
+				... PostSummary
+			}
+		}
+	}
+}
+fragment PostSummary on Post {
+	id
+	slug
+	title
+	excerpt
+	publishedAt
+	commentCount
+	status
+	author {
+		name
+		slug
+	}
+	categories {
+		slug
+		name
+	}
+	coverImage {
+		url
+		alt
+		width
+		height
+	}
+	wordCount
+	readingTimeMinutes
+}
+`
+
+// A month of the blog: the archive's months and the month's posts
+// (budget: 5 requests).
+func MonthArchivePage(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	from time.Time,
+	to time.Time,
+	first *int,
+	after *string,
+) (data_ *MonthArchivePageResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "MonthArchivePage",
+		Query:  MonthArchivePage_Operation,
+		Variables: &__MonthArchivePageInput{
+			From:  from,
+			To:    to,
+			First: first,
+			After: after,
+		},
+	}
+
+	data_ = &MonthArchivePageResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by Node.
 const Node_Operation = `
 query Node ($id: ID!) {
@@ -7392,7 +8481,6 @@ query PostThreads ($slug: String!) {
 }
 `
 
-// The post page with the replies of each comment and their authors.
 func PostThreads(
 	ctx_ context.Context,
 	client_ graphql.Client,

@@ -434,6 +434,10 @@ func TestDraftPreviews(t *testing.T) {
 	ctx := context.Background()
 	link := ok[*CreatePreviewLinkResponse](t)(CreatePreviewLink(ctx, b.writers[0], CreatePreviewLinkInput{PostId: b.draft, ExpiresIn: ptr(3600)})).CreatePreviewLink
 	equal(t, "expires", link.ExpiresAt, s.clock.now().Add(time.Hour))
+	// The ownership check, the post, and the server's first use of the key.
+	equal(t, "createPreviewLink requests", s.requests()["GetItem"], 3)
+	ok[*CreatePreviewLinkResponse](t)(CreatePreviewLink(ctx, b.writers[0], CreatePreviewLinkInput{PostId: b.draft}))
+	equal(t, "createPreviewLink requests once the key is known", total(s.requests()), 2)
 	equal(t, "post", link.Post.Status, PostStatusDraft)
 
 	p := ok[*PreviewResponse](t)(Preview(ctx, s.client, link.Token)).Post
