@@ -222,7 +222,9 @@
 // Keys the servers sign with (tokens, cursors) can live in the table:
 // Secret makes a random one the first time it is asked for, with
 // attribute_not_exists, so every server on the table, and a server after a
-// restart, uses the same key without any configuration.
+// restart, uses the same key without any configuration. SECRET#preview
+// signs preview tokens (the GraphQL layer's createPreviewLink): a token
+// names one post and its expiry and is stored nowhere.
 //
 // # Counters
 //
