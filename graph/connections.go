@@ -66,6 +66,19 @@ func postsComplexity(child int, first *int, _ *string, last *int, _ *string, _, 
 	return connectionComplexity(child, first, last)
 }
 
+// adjacentCost is what previous, next and their category variants add to
+// an operation's complexity: each costs queries of its own (up to 4), so
+// they are for a post page, and a list that asks them of every post is
+// over the limit from 20 posts on.
+const adjacentCost = 250
+
+// adjacentComplexity is the complexity of previous and next.
+func adjacentComplexity(child int) int { return adjacentCost + child }
+
+// adjacentInComplexity is the complexity of previousInCategory and
+// nextInCategory.
+func adjacentInComplexity(child int, _ string) int { return adjacentCost + child }
+
 // pageInfo describes the page r.
 func pageInfo[T any](r *storage.Result[T]) *model.PageInfo {
 	info := &model.PageInfo{HasNextPage: r.HasNext, HasPreviousPage: r.HasPrev}

@@ -1508,16 +1508,16 @@ type Post implements Node {
     "Return the comments before this cursor, taken from a previous page; goes with ` + "`" + `last` + "`" + `."
     before: String
   ): CommentConnection!
-  "The public post of the whole blog published just before this one, or null when there is none or this post is not published. Meant for a post page: it costs up to 4 requests."
+  "The public post of the whole blog published just before this one, or null when there is none or this post is not published. Meant for a post page: it costs up to 4 requests, and 250 of an operation's complexity."
   previous: Post
-  "The public post of the whole blog published just after this one, or null when there is none or this post is not published. Meant for a post page: it costs up to 4 requests."
+  "The public post of the whole blog published just after this one, or null when there is none or this post is not published. Meant for a post page: it costs up to 4 requests, and 250 of an operation's complexity."
   next: Post
-  "The public post of the category published just before this one, or null when there is none or this post is not published."
+  "The public post of the category published just before this one, or null when there is none or this post is not published. It costs a request, and 250 of an operation's complexity."
   previousInCategory(
     "The slug of the category."
     slug: String!
   ): Post
-  "The public post of the category published just after this one, or null when there is none or this post is not published."
+  "The public post of the category published just after this one, or null when there is none or this post is not published. It costs a request, and 250 of an operation's complexity."
   nextInCategory(
     "The slug of the category."
     slug: String!

@@ -83,6 +83,10 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	cfg.Complexity.Author.Drafts = listComplexity
 	cfg.Complexity.Category.Posts = postsComplexity
 	cfg.Complexity.Post.Comments = listComplexity
+	cfg.Complexity.Post.Previous = adjacentComplexity
+	cfg.Complexity.Post.Next = adjacentComplexity
+	cfg.Complexity.Post.PreviousInCategory = adjacentInComplexity
+	cfg.Complexity.Post.NextInCategory = adjacentInComplexity
 
 	srv := handler.New(NewExecutableSchema(cfg))
 	srv.AddTransport(transport.Options{})

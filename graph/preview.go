@@ -46,13 +46,18 @@ type keyCache struct {
 	key []byte
 }
 
-// previewKey returns the table's preview key, reading it (or making it)
-// the first time only.
-func (r *Resolver) previewKey(ctx context.Context) ([]byte, error) {
+// previewKey returns the table's preview key, reading it the first time
+// only. With create it makes the key when the table has none; without, that
+// is storage.ErrNotFound, so that checking a token never writes.
+func (r *Resolver) previewKey(ctx context.Context, create bool) ([]byte, error) {
 	r.previews.mu.Lock()
 	defer r.previews.mu.Unlock()
 	if r.previews.key == nil {
-		key, err := r.store.Secret(ctx, previewSecret)
+		get := r.store.KnownSecret
+		if create {
+			get = r.store.Secret
+		}
+		key, err := get(ctx, previewSecret)
 		if err != nil {
 			return nil, fmt.Errorf("preview key: %w", err)
 		}
@@ -63,7 +68,7 @@ func (r *Resolver) previewKey(ctx context.Context) ([]byte, error) {
 
 // previewToken returns a token for the post id that expires at expires.
 func (r *Resolver) previewToken(ctx context.Context, id string, expires time.Time) (string, error) {
-	key, err := r.previewKey(ctx)
+	key, err := r.previewKey(ctx, true)
 	if err != nil {
 		return "", err
 	}
@@ -72,15 +77,23 @@ func (r *Resolver) previewToken(ctx context.Context, id string, expires time.Tim
 }
 
 // previewedPost returns the post a preview token shows, or errNoSuchPost.
+// A token that cannot be one, or has expired, costs no read.
 func (r *Resolver) previewedPost(ctx context.Context, token string) (*storage.Post, error) {
-	key, err := r.previewKey(ctx)
-	if err != nil {
-		return nil, err
-	}
-	id, ok := verifyPreview(key, token, r.store.Now())
+	payload, mac, ok := parsePreview(token, r.store.Now())
 	if !ok {
 		return nil, errNoSuchPost
 	}
+	key, err := r.previewKey(ctx, false)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, errNoSuchPost
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !hmac.Equal(mac, sign(key, payload.raw)) {
+		return nil, errNoSuchPost
+	}
+	id := payload.postID
 	p, err := r.store.GetPost(ctx, id)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, errNoSuchPost
@@ -88,30 +101,37 @@ func (r *Resolver) previewedPost(ctx context.Context, token string) (*storage.Po
 	return p, err
 }
 
-// verifyPreview returns the post id of a token signed with key that has
-// not expired at now.
-func verifyPreview(key []byte, token string, now time.Time) (string, bool) {
+// previewPayload is what a token says, before its signature is checked.
+type previewPayload struct {
+	raw    []byte
+	postID string
+}
+
+// parsePreview returns the payload and signature of a token that has the
+// shape of one and has not expired at now; whether it is signed with the
+// key is for the caller to check.
+func parsePreview(token string, now time.Time) (previewPayload, []byte, bool) {
 	if len(token) > 512 {
-		return "", false
+		return previewPayload{}, nil, false
 	}
 	enc, sig, ok := strings.Cut(token, ".")
 	if !ok {
-		return "", false
+		return previewPayload{}, nil, false
 	}
-	payload, err1 := base64.RawURLEncoding.Strict().DecodeString(enc)
+	raw, err1 := base64.RawURLEncoding.Strict().DecodeString(enc)
 	mac, err2 := base64.RawURLEncoding.Strict().DecodeString(sig)
-	if err1 != nil || err2 != nil || !hmac.Equal(mac, sign(key, payload)) {
-		return "", false
+	if err1 != nil || err2 != nil || len(mac) != sha256.Size {
+		return previewPayload{}, nil, false
 	}
-	parts := strings.Split(string(payload), "\n")
-	if len(parts) != 3 || parts[0] != "v1" {
-		return "", false
+	parts := strings.Split(string(raw), "\n")
+	if len(parts) != 3 || parts[0] != "v1" || parts[1] == "" {
+		return previewPayload{}, nil, false
 	}
 	exp, err := strconv.ParseInt(parts[2], 10, 64)
 	if err != nil || !now.Before(time.Unix(exp, 0)) {
-		return "", false
+		return previewPayload{}, nil, false
 	}
-	return parts[1], true
+	return previewPayload{raw: raw, postID: parts[1]}, mac, true
 }
 
 func sign(key, payload []byte) []byte {

@@ -4013,13 +4013,13 @@ type PostArticlePost struct {
 	Toc []PostArticlePostTocHeading `json:"toc"`
 	// What search engines and link previews show, each field falling back to the post's title, excerpt and cover image.
 	Seo PostArticlePostSeo `json:"seo"`
-	// The public post of the whole blog published just before this one, or null when there is none or this post is not published. Meant for a post page: it costs up to 4 requests.
+	// The public post of the whole blog published just before this one, or null when there is none or this post is not published. Meant for a post page: it costs up to 4 requests, and 250 of an operation's complexity.
 	Previous *PostArticlePostPreviousPost `json:"previous"`
-	// The public post of the whole blog published just after this one, or null when there is none or this post is not published. Meant for a post page: it costs up to 4 requests.
+	// The public post of the whole blog published just after this one, or null when there is none or this post is not published. Meant for a post page: it costs up to 4 requests, and 250 of an operation's complexity.
 	Next *PostArticlePostNextPost `json:"next"`
-	// The public post of the category published just before this one, or null when there is none or this post is not published.
+	// The public post of the category published just before this one, or null when there is none or this post is not published. It costs a request, and 250 of an operation's complexity.
 	PreviousInCategory *PostArticlePostPreviousInCategoryPost `json:"previousInCategory"`
-	// The public post of the category published just after this one, or null when there is none or this post is not published.
+	// The public post of the category published just after this one, or null when there is none or this post is not published. It costs a request, and 250 of an operation's complexity.
 	NextInCategory *PostArticlePostNextInCategoryPost `json:"nextInCategory"`
 }
 
