@@ -260,13 +260,14 @@ func (a anchors) next(plain string) string {
 	return id
 }
 
-var fold = transform.Chain(norm.NFKD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
-
 // Slugify returns s as lower-case ASCII letters and digits separated by
 // single hyphens, at most max bytes long: accents are dropped ("Café" is
 // "cafe"), and every run of other characters becomes one hyphen. It
 // returns "" when s has no letter or digit of the Latin alphabet.
 func Slugify(s string, max int) string {
+	// A transformer keeps state between calls: one each, as Render runs
+	// in many goroutines at once.
+	fold := transform.Chain(norm.NFKD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
 	folded, _, err := transform.String(fold, s)
 	if err != nil {
 		folded = s

@@ -2,8 +2,10 @@ package markdown
 
 import (
 	"errors"
+	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 
 	"golang.org/x/net/html"
@@ -165,6 +167,25 @@ func TestRenderIsDeterministic(t *testing.T) {
 	if a.HTML != b.HTML || len(a.TOC) != len(b.TOC) || a.Excerpt != b.Excerpt {
 		t.Error("two renders differ")
 	}
+}
+
+// TestRenderConcurrently renders at once in many goroutines, as writes
+// do; the race detector finds any state they share.
+func TestRenderConcurrently(t *testing.T) {
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			for j := range 20 {
+				src := fmt.Sprintf("# Café %d\n\n## Über %d\n\ntext www.example.com", i, j)
+				d, err := Render(src)
+				if err != nil || len(d.TOC) != 2 || d.TOC[1].Anchor != fmt.Sprintf("uber-%d", j) {
+					t.Errorf("render %d/%d: %+v, %v", i, j, d, err)
+				}
+				Slugify("José Núñez", 100)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 func TestSlugify(t *testing.T) {

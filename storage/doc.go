@@ -63,8 +63,8 @@
 // list, or altered, is an invalid-input error.
 //
 // A list read backward (last, before) is the same Query in the other
-// direction, started after the before cursor's item, its items then
-// reversed: the same cost as a forward page. A page tells whether items
+// direction, started after the before cursor's item (ExclusiveStartKey),
+// its items then reversed: the same cost as a forward page. A page tells whether items
 // follow or precede it on its reading side from its extra item, and on
 // the other side whether it started from a cursor. A cursor positions an
 // item in both directions; after goes with a forward page, before with a
@@ -77,9 +77,12 @@
 // scheduled-post bound wins. No filter expression, no extra request; a
 // period that holds nothing (in the future, or empty) costs no request.
 // The period is part of the list's name, so a cursor of another period
-// is refused. The feed's cursor is a GSI1SK that bounds every shard; with
-// a lower bound as well, the shards are read BETWEEN the two and the
-// cursor's own item, which the inclusive bound lets in, is left out.
+// is refused. The feed's cursor is a GSI1SK that bounds every shard (from
+// above for a forward page, from below for a backward one): the shards
+// are read BETWEEN it and the other bound, one item more than the page,
+// and the cursor's own item, which the inclusive bound lets in, is left
+// out. previous and next read their shards the same way from the post's
+// own key.
 //
 // Reads are eventually consistent, as DynamoDB's GSIs always are: a write
 // shows in the lists a moment (usually well under a second) after it
