@@ -123,15 +123,43 @@ func commentConnection(r *storage.Result[*storage.Comment], count model.Counter)
 
 // periodCount returns a Counter of the posts of a list in per: from the
 // archive when per runs from a month's start to another's (or is open),
-// which costs nothing more, else with count, which reads the period.
-func periodCount(archive []storage.ArchiveMonth, per storage.Period, count func(context.Context) (int64, error)) model.Counter {
+// which costs nothing more, else count, which reads the period.
+func periodCount(archive []storage.ArchiveMonth, per storage.Period, count model.Counter) model.Counter {
 	if n, ok := storage.CountIn(archive, per); ok {
 		return model.Count(n)
 	}
+	return count
+}
+
+// countPosts returns a Counter that reads the posts of a list in per (see
+// storage.Store.CountPosts).
+func (r *Resolver) countPosts(authorID, category string, per storage.Period, scheduled bool) model.Counter {
 	return func(ctx context.Context) (int, error) {
-		n, err := count(ctx)
+		n, err := r.store.CountPosts(ctx, authorID, category, per, scheduled)
 		return int(n), err
 	}
+}
+
+// authorPostsCount returns the Counter of an author's posts in per, with
+// the scheduled ones for the author themself (own) and admins.
+func (r *Resolver) authorPostsCount(a *storage.Author, per storage.Period, own bool) model.Counter {
+	switch {
+	case per == (storage.Period{}) && own:
+		return model.Count(a.PostCount + a.ScheduledCount)
+	case per == (storage.Period{}):
+		return model.Count(a.PostCount)
+	case own:
+		return r.countPosts(a.ID, "", per, true)
+	}
+	return periodCount(a.Archive, per, r.countPosts(a.ID, "", per, false))
+}
+
+// categoryPostsCount returns the Counter of a category's posts in per.
+func (r *Resolver) categoryPostsCount(c *storage.Category, per storage.Period) model.Counter {
+	if per == (storage.Period{}) {
+		return model.Count(c.PostCount)
+	}
+	return periodCount(c.Archive, per, r.countPosts("", c.Slug, per, false))
 }
 
 // statsCount returns a Counter that reads one of the blog-wide counts; the
@@ -152,11 +180,10 @@ func (r *Resolver) feedCount(per storage.Period) model.Counter {
 	if per == (storage.Period{}) {
 		return r.statsCount(func(s *storage.Stats) int64 { return s.PostCount })
 	}
+	if _, whole := storage.CountIn(nil, per); !whole {
+		return r.countPosts("", "", per, false)
+	}
 	return func(ctx context.Context) (int, error) {
-		if _, whole := storage.CountIn(nil, per); !whole {
-			n, err := r.store.CountPosts(ctx, "", "", per, false)
-			return int(n), err
-		}
 		st, err := loadersFor(ctx).stats.Load(ctx, struct{}{})()
 		if err != nil {
 			return 0, err

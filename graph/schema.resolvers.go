@@ -56,22 +56,7 @@ func (r *authorResolver) Posts(ctx context.Context, obj *storage.Author, first *
 		return nil, err
 	}
 	r.primeFullPosts(ctx, res.Items)
-	count := model.Count(obj.PostCount)
-	switch {
-	case own:
-		count = func(ctx context.Context) (int, error) {
-			n, err := r.store.CountPosts(ctx, obj.ID, "", per, true)
-			return int(n), err
-		}
-		if per == (storage.Period{}) {
-			count = model.Count(obj.PostCount + obj.ScheduledCount)
-		}
-	case per != storage.Period{}:
-		count = periodCount(obj.Archive, per, func(ctx context.Context) (int64, error) {
-			return r.store.CountPosts(ctx, obj.ID, "", per, false)
-		})
-	}
-	return postConnection(res, count), nil
+	return postConnection(res, r.authorPostsCount(obj, per, own)), nil
 }
 
 // Drafts is the resolver for the drafts field.
@@ -108,13 +93,7 @@ func (r *categoryResolver) Posts(ctx context.Context, obj *storage.Category, fir
 		return nil, err
 	}
 	r.primeFullPosts(ctx, res.Items)
-	count := model.Count(obj.PostCount)
-	if per != (storage.Period{}) {
-		count = periodCount(obj.Archive, per, func(ctx context.Context) (int64, error) {
-			return r.store.CountPosts(ctx, "", obj.Slug, per, false)
-		})
-	}
-	return postConnection(res, count), nil
+	return postConnection(res, r.categoryPostsCount(obj, per)), nil
 }
 
 // ID is the resolver for the id field.
