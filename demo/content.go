@@ -16,30 +16,35 @@ type author struct {
 var authors = []author{
 	{storage.NewAuthor{
 		ID:        "ada-lovelace",
+		Slug:      "ada-lovelace",
 		Name:      "Ada Lovelace",
 		Bio:       "Writes about Go, performance and the art of making machines do exactly what you meant. Previously wrote the first published algorithm.",
 		AvatarURL: "https://example.com/avatars/ada-lovelace.png",
 	}, []string{"go", "performance", "testing"}},
 	{storage.NewAuthor{
 		ID:        "grace-hopper",
+		Slug:      "grace-hopper",
 		Name:      "Grace Hopper",
 		Bio:       "Platform engineer who keeps services running at 3 a.m. so nobody else has to. Collector of nanoseconds and war stories about debugging.",
 		AvatarURL: "https://example.com/avatars/grace-hopper.png",
 	}, []string{"devops", "culture", "performance"}},
 	{storage.NewAuthor{
 		ID:        "alan-turing",
+		Slug:      "alan-turing",
 		Name:      "Alan Turing",
 		Bio:       "Data modeler and distributed-systems generalist. Believes every access pattern deserves to be written down before the first table is created.",
 		AvatarURL: "https://example.com/avatars/alan-turing.png",
 	}, []string{"dynamodb", "architecture"}},
 	{storage.NewAuthor{
 		ID:        "margaret-hamilton",
+		Slug:      "margaret-hamilton",
 		Name:      "Margaret Hamilton",
 		Bio:       "Reliability and testing lead. Thinks the best bug is the one a test caught in CI, and the second best is the one a design review caught.",
 		AvatarURL: "https://example.com/avatars/margaret-hamilton.png",
 	}, []string{"testing", "culture", "devops"}},
 	{storage.NewAuthor{
 		ID:        "barbara-liskov",
+		Slug:      "barbara-liskov",
 		Name:      "Barbara Liskov",
 		Bio:       "API designer working on GraphQL schemas that frontend teams enjoy using. Strong opinions about abstractions, weakly held about naming.",
 		AvatarURL: "https://example.com/avatars/barbara-liskov.png",

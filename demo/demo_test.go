@@ -94,6 +94,11 @@ func TestSeed(t *testing.T) {
 		if err != nil || a.Name != "Ada Lovelace" || !strings.HasPrefix(a.AvatarURL, "https://example.com/") || a.Bio == "" {
 			t.Errorf("GetAuthor(ada-lovelace) = %+v, %v", a, err)
 		}
+		for _, a := range first.authors {
+			if bySlug, err := store.GetAuthorBySlug(ctx, a.ID); err != nil || a.Slug != a.ID || bySlug.ID != a.ID {
+				t.Errorf("author %s has slug %q; by its id as a slug: %v, %v", a.ID, a.Slug, bySlug, err)
+			}
+		}
 		for _, c := range first.categories {
 			if c.Description == "" || c.PostCount == 0 {
 				t.Errorf("category %q has description %q and %d posts", c.Slug, c.Description, c.PostCount)
@@ -112,6 +117,26 @@ func TestSeed(t *testing.T) {
 			if n := len(p.Categories); n < 1 || n > 3 {
 				t.Errorf("post %q has %d categories, want 1 to 3", p.Slug, n)
 			}
+		}
+	})
+	t.Run("covers, tables of contents and the archive", func(t *testing.T) {
+		covers, counted := 0, int64(0)
+		for _, p := range first.feed {
+			if p.CoverImage != nil {
+				covers++
+			}
+			if len(p.TOC) < 3 || !strings.Contains(p.BodyHTML, `id="`+p.TOC[0].Anchor+`"`) || p.ReadingMinutes < 1 {
+				t.Errorf("post %q: %d headings, %d minutes", p.Slug, len(p.TOC), p.ReadingMinutes)
+			}
+		}
+		if covers < len(first.feed)/4 || covers == len(first.feed) {
+			t.Errorf("%d of %d posts have a cover, want about a third", covers, len(first.feed))
+		}
+		for _, m := range first.stats.Archive {
+			counted += m.PostCount
+		}
+		if counted != int64(wantPublished) || len(first.stats.Archive) < 12 {
+			t.Errorf("archive counts %d posts in %d months, want %d over the history", counted, len(first.stats.Archive), wantPublished)
 		}
 	})
 	t.Run("comments", func(t *testing.T) {
@@ -311,10 +336,12 @@ func snapshot(t *testing.T, store *storage.Store) blog {
 	}
 	b.authors = all(t, func(p storage.Page) (*storage.Result[*storage.Author], error) { return store.Authors(ctx, p) })
 	b.categories = all(t, func(p storage.Page) (*storage.Result[*storage.Category], error) { return store.Categories(ctx, p) })
-	b.feed = all(t, func(p storage.Page) (*storage.Result[*storage.Post], error) { return store.LatestPosts(ctx, p) })
+	b.feed = all(t, func(p storage.Page) (*storage.Result[*storage.Post], error) {
+		return store.LatestPosts(ctx, p, storage.Period{})
+	})
 	for _, a := range b.authors {
 		for _, p := range all(t, func(p storage.Page) (*storage.Result[*storage.Post], error) {
-			return store.AuthorPosts(ctx, a.ID, p, true)
+			return store.AuthorPosts(ctx, a.ID, p, storage.Period{}, true)
 		}) {
 			if !p.VisibleAt(store.Now()) {
 				b.scheduled = append(b.scheduled, p)

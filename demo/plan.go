@@ -112,6 +112,14 @@ func newPlan(now time.Time) *plan {
 			Body:       body(rng, t),
 			Categories: t.cats,
 		}, state: state[i]}
+		if ti%3 == 0 {
+			// Every third topic has a cover; the rest show how a post
+			// without one looks.
+			pp.CoverImage = &storage.Image{
+				URL: "https://example.com/covers/" + pp.Slug + ".jpg", Alt: "Illustration for " + t.title,
+				Width: 1200, Height: 630,
+			}
+		}
 		// Draw the jitter for every post, so that which posts are drafts
 		// does not shift the dates of the others.
 		jitter := time.Duration(rng.Int64N(int64(step / 2))).Truncate(time.Minute)

@@ -1,6 +1,8 @@
-// Package demo seeds a realistic demo blog: five authors, eight categories,
-// fifty Markdown posts published over the past eighteen months (a few still
-// drafts, a few scheduled), and comment threads on the newest posts.
+// Package demo seeds a realistic demo blog: five authors with slugs, eight
+// categories, fifty Markdown posts with section headings (so each has a
+// table of contents), a third of them with a cover image, published over
+// the past eighteen months (a few still drafts, a few scheduled), and
+// comment threads on the newest posts.
 //
 // The content is generated from fixed templates with a fixed random seed,
 // so every run writes the same blog; only the dates follow the clock.

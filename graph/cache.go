@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -16,7 +17,8 @@ import (
 
 // HTTP caching. Public pages are the same for every anonymous reader, so a
 // CDN may keep them: a GET request without an Authorization header whose
-// query operation answered without errors gets
+// query operation answered without errors, and showed no post by a
+// preview token, gets
 // "Cache-Control: public, max-age=N" and an ETag (a hash of the body), and a
 // matching If-None-Match gets 304 Not Modified with no body. Everything
 // else (POST, mutations, signed-in readers, errors) gets
@@ -25,9 +27,20 @@ import (
 // GET URL is short and stable, which is what a CDN keys on.
 
 // cacheState is where the response hook tells the HTTP layer whether the
-// operation it answered may be cached publicly.
+// operation it answered may be cached publicly. A resolver whose answer
+// is for its caller alone, though anonymous (a post shown by a preview
+// token), marks it private first.
 type cacheState struct {
-	public bool
+	public  bool
+	private atomic.Bool // set by resolvers, which run at once
+}
+
+// noStore makes the answer of the request ctx belongs to uncacheable,
+// whatever else it is.
+func noStore(ctx context.Context) {
+	if st, ok := ctx.Value(cacheStateKey{}).(*cacheState); ok {
+		st.private.Store(true)
+	}
 }
 
 type cacheStateKey struct{}
@@ -41,7 +54,7 @@ func markCacheable(ctx context.Context, next graphql.ResponseHandler) *graphql.R
 		return resp
 	}
 	op := graphql.GetOperationContext(ctx).Operation
-	st.public = len(resp.Errors) == 0 && op != nil && op.Operation == ast.Query
+	st.public = len(resp.Errors) == 0 && op != nil && op.Operation == ast.Query && !st.private.Load()
 	return resp
 }
 

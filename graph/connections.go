@@ -2,40 +2,86 @@ package graph
 
 import (
 	"context"
+	"time"
 
 	"github.com/blogql/blog/graph/model"
 	"github.com/blogql/blog/storage"
 )
 
-// defaultFirst is the page size when a client passes `first: null`; the
-// schema's default covers an omitted `first`.
+// defaultFirst is the page size when a client gives neither first nor
+// last (or passes them as null).
 const defaultFirst = 20
 
-// pageOf returns the storage page for connection arguments. Storage rejects
-// a size outside 1..storage.MaxPageSize with BAD_USER_INPUT on "first"
-// before it sends any request.
-func pageOf(first *int, after *string) storage.Page {
-	p := storage.Page{Limit: defaultFirst, After: deref(after)}
-	if first != nil {
+// pageOf returns the storage page for connection arguments: forward with
+// first and after, backward with last and before (before alone reads
+// backward too). first and last together is a *storage.ValidationError;
+// storage rejects a size outside 1..storage.MaxPageSize, and a cursor on
+// the wrong side, with BAD_USER_INPUT before it sends any request.
+func pageOf(first *int, after *string, last *int, before *string) (storage.Page, error) {
+	p := storage.Page{Limit: defaultFirst, After: deref(after), Before: deref(before)}
+	switch {
+	case first != nil && last != nil:
+		return p, &storage.ValidationError{Field: "last", Reason: "cannot be given with first"}
+	case last != nil:
+		p.Limit, p.Backward = *last, true
+	case first != nil:
 		p.Limit = *first
+	default:
+		p.Backward = p.Before != "" && p.After == ""
 	}
-	return p
+	return p, nil
+}
+
+// periodOf returns the publication period of publishedAfter and
+// publishedBefore.
+func periodOf(after, before *time.Time) storage.Period {
+	return storage.Period{From: deref(after), To: deref(before)}
 }
 
 // connectionComplexity makes a connection cost its page size times its
 // selection. A size out of range counts once, so the resolver can reject it
 // with BAD_USER_INPUT instead of the complexity limit rejecting the query.
-func connectionComplexity(child int, first *int, _ *string) int {
-	n := pageOf(first, nil).Limit
+func connectionComplexity(child int, first, last *int) int {
+	n := defaultFirst
+	switch {
+	case first != nil:
+		n = *first
+	case last != nil:
+		n = *last
+	}
 	if n < 1 || n > storage.MaxPageSize {
 		n = 1
 	}
 	return n * child
 }
 
-// pageInfo describes the page r that answered p.
-func pageInfo[T any](r *storage.Result[T], p storage.Page) *model.PageInfo {
-	info := &model.PageInfo{HasNextPage: r.HasNext, HasPreviousPage: p.After != ""}
+// listComplexity is connectionComplexity for a connection's arguments.
+func listComplexity(child int, first *int, _ *string, last *int, _ *string) int {
+	return connectionComplexity(child, first, last)
+}
+
+// postsComplexity is connectionComplexity for the arguments of a list of
+// posts.
+func postsComplexity(child int, first *int, _ *string, last *int, _ *string, _, _ *time.Time) int {
+	return connectionComplexity(child, first, last)
+}
+
+// adjacentCost is what previous, next and their category variants add to
+// an operation's complexity: each costs queries of its own (up to 4), so
+// they are for a post page, and a list that asks them of every post is
+// over the limit from 20 posts on.
+const adjacentCost = 250
+
+// adjacentComplexity is the complexity of previous and next.
+func adjacentComplexity(child int) int { return adjacentCost + child }
+
+// adjacentInComplexity is the complexity of previousInCategory and
+// nextInCategory.
+func adjacentInComplexity(child int, _ string) int { return adjacentCost + child }
+
+// pageInfo describes the page r.
+func pageInfo[T any](r *storage.Result[T]) *model.PageInfo {
+	info := &model.PageInfo{HasNextPage: r.HasNext, HasPreviousPage: r.HasPrev}
 	if n := len(r.Cursors); n > 0 {
 		info.StartCursor, info.EndCursor = &r.Cursors[0], &r.Cursors[n-1]
 	}
@@ -51,39 +97,99 @@ func edges[T, E any](r *storage.Result[T], edge func(cursor string, node T) E) [
 	return out
 }
 
-func postConnection(r *storage.Result[*storage.Post], p storage.Page, count model.Counter) *model.PostConnection {
+func postConnection(r *storage.Result[*storage.Post], count model.Counter) *model.PostConnection {
 	return &model.PostConnection{
 		Edges:    edges(r, func(c string, n *storage.Post) *model.PostEdge { return &model.PostEdge{Cursor: c, Node: n} }),
-		PageInfo: pageInfo(r, p),
+		PageInfo: pageInfo(r),
 		Count:    count,
 	}
 }
 
-func authorConnection(r *storage.Result[*storage.Author], p storage.Page, count model.Counter) *model.AuthorConnection {
+func authorConnection(r *storage.Result[*storage.Author], count model.Counter) *model.AuthorConnection {
 	return &model.AuthorConnection{
 		Edges:    edges(r, func(c string, n *storage.Author) *model.AuthorEdge { return &model.AuthorEdge{Cursor: c, Node: n} }),
-		PageInfo: pageInfo(r, p),
+		PageInfo: pageInfo(r),
 		Count:    count,
 	}
 }
 
-func commentConnection(r *storage.Result[*storage.Comment], p storage.Page, count model.Counter) *model.CommentConnection {
+func commentConnection(r *storage.Result[*storage.Comment], count model.Counter) *model.CommentConnection {
 	return &model.CommentConnection{
 		Edges:    edges(r, func(c string, n *storage.Comment) *model.CommentEdge { return &model.CommentEdge{Cursor: c, Node: n} }),
-		PageInfo: pageInfo(r, p),
+		PageInfo: pageInfo(r),
 		Count:    count,
 	}
+}
+
+// periodCount returns a Counter of the posts of a list in per: from the
+// archive when per runs from a month's start to another's (or is open),
+// which costs nothing more, else count, which reads the period.
+func periodCount(archive []storage.ArchiveMonth, per storage.Period, count model.Counter) model.Counter {
+	if n, ok := storage.CountIn(archive, per); ok {
+		return model.Count(n)
+	}
+	return count
+}
+
+// countPosts returns a Counter that reads the posts of a list in per (see
+// storage.Store.CountPosts).
+func (r *Resolver) countPosts(authorID, category string, per storage.Period, scheduled bool) model.Counter {
+	return func(ctx context.Context) (int, error) {
+		n, err := r.store.CountPosts(ctx, authorID, category, per, scheduled)
+		return int(n), err
+	}
+}
+
+// authorPostsCount returns the Counter of an author's posts in per, with
+// the scheduled ones for the author themself (own) and admins.
+func (r *Resolver) authorPostsCount(a *storage.Author, per storage.Period, own bool) model.Counter {
+	switch {
+	case per == (storage.Period{}) && own:
+		return model.Count(a.PostCount + a.ScheduledCount)
+	case per == (storage.Period{}):
+		return model.Count(a.PostCount)
+	case own:
+		return r.countPosts(a.ID, "", per, true)
+	}
+	return periodCount(a.Archive, per, r.countPosts(a.ID, "", per, false))
+}
+
+// categoryPostsCount returns the Counter of a category's posts in per.
+func (r *Resolver) categoryPostsCount(c *storage.Category, per storage.Period) model.Counter {
+	if per == (storage.Period{}) {
+		return model.Count(c.PostCount)
+	}
+	return periodCount(c.Archive, per, r.countPosts("", c.Slug, per, false))
 }
 
 // statsCount returns a Counter that reads one of the blog-wide counts; the
-// read happens only when a client selects totalCount.
+// read happens only when a client selects totalCount, once a request.
 func (r *Resolver) statsCount(pick func(*storage.Stats) int64) model.Counter {
 	return func(ctx context.Context) (int, error) {
-		s, err := r.store.Stats(ctx)
+		s, err := loadersFor(ctx).stats.Load(ctx, struct{}{})()
 		if err != nil {
 			return 0, err
 		}
 		return int(pick(s)), nil
+	}
+}
+
+// feedCount returns a Counter of the whole blog's posts in per: the
+// blog-wide count, or from the archive by month, or by reading the period.
+func (r *Resolver) feedCount(per storage.Period) model.Counter {
+	if per == (storage.Period{}) {
+		return r.statsCount(func(s *storage.Stats) int64 { return s.PostCount })
+	}
+	if _, whole := storage.CountIn(nil, per); !whole {
+		return r.countPosts("", "", per, false)
+	}
+	return func(ctx context.Context) (int, error) {
+		st, err := loadersFor(ctx).stats.Load(ctx, struct{}{})()
+		if err != nil {
+			return 0, err
+		}
+		n, _ := storage.CountIn(st.Archive, per)
+		return int(n), nil
 	}
 }
 

@@ -30,9 +30,11 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	ArchiveMonth() ArchiveMonthResolver
 	Author() AuthorResolver
 	Category() CategoryResolver
 	Comment() CommentResolver
+	Image() ImageResolver
 	Mutation() MutationResolver
 	Post() PostResolver
 	Query() QueryResolver
@@ -46,15 +48,25 @@ type ComplexityRoot struct {
 		Comment func(childComplexity int) int
 	}
 
+	ArchiveMonth struct {
+		EndsAt    func(childComplexity int) int
+		Month     func(childComplexity int) int
+		PostCount func(childComplexity int) int
+		StartsAt  func(childComplexity int) int
+		Year      func(childComplexity int) int
+	}
+
 	Author struct {
+		Archive   func(childComplexity int) int
 		AvatarURL func(childComplexity int) int
 		Bio       func(childComplexity int) int
 		CreatedAt func(childComplexity int) int
-		Drafts    func(childComplexity int, first *int, after *string) int
+		Drafts    func(childComplexity int, first *int, after *string, last *int, before *string) int
 		ID        func(childComplexity int) int
 		Name      func(childComplexity int) int
 		PostCount func(childComplexity int) int
-		Posts     func(childComplexity int, first *int, after *string) int
+		Posts     func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) int
+		Slug      func(childComplexity int) int
 		UpdatedAt func(childComplexity int) int
 		Version   func(childComplexity int) int
 	}
@@ -71,11 +83,12 @@ type ComplexityRoot struct {
 	}
 
 	Category struct {
+		Archive     func(childComplexity int) int
 		Description func(childComplexity int) int
 		ID          func(childComplexity int) int
 		Name        func(childComplexity int) int
 		PostCount   func(childComplexity int) int
-		Posts       func(childComplexity int, first *int, after *string) int
+		Posts       func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) int
 		Slug        func(childComplexity int) int
 		Version     func(childComplexity int) int
 	}
@@ -114,6 +127,12 @@ type ComplexityRoot struct {
 		Post func(childComplexity int) int
 	}
 
+	CreatePreviewLinkPayload struct {
+		ExpiresAt func(childComplexity int) int
+		Post      func(childComplexity int) int
+		Token     func(childComplexity int) int
+	}
+
 	DeleteCommentPayload struct {
 		Comment func(childComplexity int) int
 	}
@@ -127,18 +146,32 @@ type ComplexityRoot struct {
 		PageInfo func(childComplexity int) int
 	}
 
+	Heading struct {
+		Anchor func(childComplexity int) int
+		Level  func(childComplexity int) int
+		Text   func(childComplexity int) int
+	}
+
+	Image struct {
+		Alt    func(childComplexity int) int
+		Height func(childComplexity int) int
+		URL    func(childComplexity int) int
+		Width  func(childComplexity int) int
+	}
+
 	Mutation struct {
-		AddComment     func(childComplexity int, input model.AddCommentInput) int
-		CreateAuthor   func(childComplexity int, input model.CreateAuthorInput) int
-		CreateCategory func(childComplexity int, input model.CreateCategoryInput) int
-		CreatePost     func(childComplexity int, input model.CreatePostInput) int
-		DeleteComment  func(childComplexity int, input model.DeleteCommentInput) int
-		DeletePost     func(childComplexity int, input model.DeletePostInput) int
-		PublishPost    func(childComplexity int, input model.PublishPostInput) int
-		UnpublishPost  func(childComplexity int, input model.UnpublishPostInput) int
-		UpdateAuthor   func(childComplexity int, input model.UpdateAuthorInput) int
-		UpdateCategory func(childComplexity int, input model.UpdateCategoryInput) int
-		UpdatePost     func(childComplexity int, input model.UpdatePostInput) int
+		AddComment        func(childComplexity int, input model.AddCommentInput) int
+		CreateAuthor      func(childComplexity int, input model.CreateAuthorInput) int
+		CreateCategory    func(childComplexity int, input model.CreateCategoryInput) int
+		CreatePost        func(childComplexity int, input model.CreatePostInput) int
+		CreatePreviewLink func(childComplexity int, input model.CreatePreviewLinkInput) int
+		DeleteComment     func(childComplexity int, input model.DeleteCommentInput) int
+		DeletePost        func(childComplexity int, input model.DeletePostInput) int
+		PublishPost       func(childComplexity int, input model.PublishPostInput) int
+		UnpublishPost     func(childComplexity int, input model.UnpublishPostInput) int
+		UpdateAuthor      func(childComplexity int, input model.UpdateAuthorInput) int
+		UpdateCategory    func(childComplexity int, input model.UpdateCategoryInput) int
+		UpdatePost        func(childComplexity int, input model.UpdatePostInput) int
 	}
 
 	PageInfo struct {
@@ -149,20 +182,30 @@ type ComplexityRoot struct {
 	}
 
 	Post struct {
-		Author       func(childComplexity int) int
-		Body         func(childComplexity int) int
-		Categories   func(childComplexity int) int
-		CommentCount func(childComplexity int) int
-		Comments     func(childComplexity int, first *int, after *string) int
-		CreatedAt    func(childComplexity int) int
-		Excerpt      func(childComplexity int) int
-		ID           func(childComplexity int) int
-		PublishedAt  func(childComplexity int) int
-		Slug         func(childComplexity int) int
-		Status       func(childComplexity int) int
-		Title        func(childComplexity int) int
-		UpdatedAt    func(childComplexity int) int
-		Version      func(childComplexity int) int
+		Author             func(childComplexity int) int
+		Body               func(childComplexity int) int
+		BodyHTML           func(childComplexity int) int
+		Categories         func(childComplexity int) int
+		CommentCount       func(childComplexity int) int
+		Comments           func(childComplexity int, first *int, after *string, last *int, before *string) int
+		CoverImage         func(childComplexity int) int
+		CreatedAt          func(childComplexity int) int
+		Excerpt            func(childComplexity int) int
+		ID                 func(childComplexity int) int
+		Next               func(childComplexity int) int
+		NextInCategory     func(childComplexity int, slug string) int
+		Previous           func(childComplexity int) int
+		PreviousInCategory func(childComplexity int, slug string) int
+		PublishedAt        func(childComplexity int) int
+		ReadingMinutes     func(childComplexity int) int
+		Seo                func(childComplexity int) int
+		Slug               func(childComplexity int) int
+		Status             func(childComplexity int) int
+		Title              func(childComplexity int) int
+		Toc                func(childComplexity int) int
+		UpdatedAt          func(childComplexity int) int
+		Version            func(childComplexity int) int
+		WordCount          func(childComplexity int) int
 	}
 
 	PostConnection struct {
@@ -181,14 +224,22 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Author     func(childComplexity int, id string) int
-		Authors    func(childComplexity int, first *int, after *string) int
+		Archive    func(childComplexity int, author *string, category *string) int
+		Author     func(childComplexity int, id *string, slug *string) int
+		Authors    func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Categories func(childComplexity int) int
 		Category   func(childComplexity int, slug string) int
 		Node       func(childComplexity int, id string) int
-		Post       func(childComplexity int, id *string, slug *string) int
-		Posts      func(childComplexity int, first *int, after *string) int
+		Post       func(childComplexity int, id *string, slug *string, previewToken *string) int
+		Posts      func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) int
 		Viewer     func(childComplexity int) int
+	}
+
+	Seo struct {
+		CanonicalURL func(childComplexity int) int
+		Description  func(childComplexity int) int
+		OgImage      func(childComplexity int) int
+		Title        func(childComplexity int) int
 	}
 
 	UnpublishPostPayload struct {
@@ -212,18 +263,24 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type ArchiveMonthResolver interface {
+	Month(ctx context.Context, obj *storage.ArchiveMonth) (int, error)
+
+	StartsAt(ctx context.Context, obj *storage.ArchiveMonth) (*time.Time, error)
+	EndsAt(ctx context.Context, obj *storage.ArchiveMonth) (*time.Time, error)
+}
 type AuthorResolver interface {
 	ID(ctx context.Context, obj *storage.Author) (string, error)
 
 	AvatarURL(ctx context.Context, obj *storage.Author) (*string, error)
 
-	Posts(ctx context.Context, obj *storage.Author, first *int, after *string) (*model.PostConnection, error)
-	Drafts(ctx context.Context, obj *storage.Author, first *int, after *string) (*model.DraftConnection, error)
+	Posts(ctx context.Context, obj *storage.Author, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error)
+	Drafts(ctx context.Context, obj *storage.Author, first *int, after *string, last *int, before *string) (*model.DraftConnection, error)
 }
 type CategoryResolver interface {
 	ID(ctx context.Context, obj *storage.Category) (string, error)
 
-	Posts(ctx context.Context, obj *storage.Category, first *int, after *string) (*model.PostConnection, error)
+	Posts(ctx context.Context, obj *storage.Category, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error)
 }
 type CommentResolver interface {
 	ID(ctx context.Context, obj *storage.Comment) (string, error)
@@ -232,6 +289,10 @@ type CommentResolver interface {
 
 	Parent(ctx context.Context, obj *storage.Comment) (*storage.Comment, error)
 	Replies(ctx context.Context, obj *storage.Comment) ([]*storage.Comment, error)
+}
+type ImageResolver interface {
+	Width(ctx context.Context, obj *storage.Image) (*int, error)
+	Height(ctx context.Context, obj *storage.Image) (*int, error)
 }
 type MutationResolver interface {
 	CreateAuthor(ctx context.Context, input model.CreateAuthorInput) (*model.CreateAuthorPayload, error)
@@ -245,25 +306,35 @@ type MutationResolver interface {
 	DeletePost(ctx context.Context, input model.DeletePostInput) (*model.DeletePostPayload, error)
 	AddComment(ctx context.Context, input model.AddCommentInput) (*model.AddCommentPayload, error)
 	DeleteComment(ctx context.Context, input model.DeleteCommentInput) (*model.DeleteCommentPayload, error)
+	CreatePreviewLink(ctx context.Context, input model.CreatePreviewLinkInput) (*model.CreatePreviewLinkPayload, error)
 }
 type PostResolver interface {
 	ID(ctx context.Context, obj *storage.Post) (string, error)
 
 	Body(ctx context.Context, obj *storage.Post) (string, error)
+	BodyHTML(ctx context.Context, obj *storage.Post) (string, error)
+	Toc(ctx context.Context, obj *storage.Post) ([]*storage.Heading, error)
+
+	Seo(ctx context.Context, obj *storage.Post) (*model.Seo, error)
 	Status(ctx context.Context, obj *storage.Post) (model.PostStatus, error)
 
 	Author(ctx context.Context, obj *storage.Post) (*storage.Author, error)
 	Categories(ctx context.Context, obj *storage.Post) ([]*storage.Category, error)
 
-	Comments(ctx context.Context, obj *storage.Post, first *int, after *string) (*model.CommentConnection, error)
+	Comments(ctx context.Context, obj *storage.Post, first *int, after *string, last *int, before *string) (*model.CommentConnection, error)
+	Previous(ctx context.Context, obj *storage.Post) (*storage.Post, error)
+	Next(ctx context.Context, obj *storage.Post) (*storage.Post, error)
+	PreviousInCategory(ctx context.Context, obj *storage.Post, slug string) (*storage.Post, error)
+	NextInCategory(ctx context.Context, obj *storage.Post, slug string) (*storage.Post, error)
 }
 type QueryResolver interface {
 	Viewer(ctx context.Context) (*storage.Author, error)
 	Node(ctx context.Context, id string) (model.Node, error)
-	Post(ctx context.Context, id *string, slug *string) (*storage.Post, error)
-	Posts(ctx context.Context, first *int, after *string) (*model.PostConnection, error)
-	Author(ctx context.Context, id string) (*storage.Author, error)
-	Authors(ctx context.Context, first *int, after *string) (*model.AuthorConnection, error)
+	Post(ctx context.Context, id *string, slug *string, previewToken *string) (*storage.Post, error)
+	Posts(ctx context.Context, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error)
+	Archive(ctx context.Context, author *string, category *string) ([]*storage.ArchiveMonth, error)
+	Author(ctx context.Context, id *string, slug *string) (*storage.Author, error)
+	Authors(ctx context.Context, first *int, after *string, last *int, before *string) (*model.AuthorConnection, error)
 	Category(ctx context.Context, slug string) (*storage.Category, error)
 	Categories(ctx context.Context) ([]*storage.Category, error)
 }
@@ -293,6 +364,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.AddCommentPayload.Comment(childComplexity), true
 
+	case "ArchiveMonth.endsAt":
+		if e.ComplexityRoot.ArchiveMonth.EndsAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ArchiveMonth.EndsAt(childComplexity), true
+	case "ArchiveMonth.month":
+		if e.ComplexityRoot.ArchiveMonth.Month == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ArchiveMonth.Month(childComplexity), true
+	case "ArchiveMonth.postCount":
+		if e.ComplexityRoot.ArchiveMonth.PostCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ArchiveMonth.PostCount(childComplexity), true
+	case "ArchiveMonth.startsAt":
+		if e.ComplexityRoot.ArchiveMonth.StartsAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ArchiveMonth.StartsAt(childComplexity), true
+	case "ArchiveMonth.year":
+		if e.ComplexityRoot.ArchiveMonth.Year == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ArchiveMonth.Year(childComplexity), true
+
+	case "Author.archive":
+		if e.ComplexityRoot.Author.Archive == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Author.Archive(childComplexity), true
 	case "Author.avatarUrl":
 		if e.ComplexityRoot.Author.AvatarURL == nil {
 			break
@@ -321,7 +429,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Author.Drafts(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Author.Drafts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Author.id":
 		if e.ComplexityRoot.Author.ID == nil {
 			break
@@ -350,7 +458,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Author.Posts(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Author.Posts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["publishedAfter"].(*time.Time), args["publishedBefore"].(*time.Time)), true
+	case "Author.slug":
+		if e.ComplexityRoot.Author.Slug == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Author.Slug(childComplexity), true
 	case "Author.updatedAt":
 		if e.ComplexityRoot.Author.UpdatedAt == nil {
 			break
@@ -396,6 +510,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.AuthorEdge.Node(childComplexity), true
 
+	case "Category.archive":
+		if e.ComplexityRoot.Category.Archive == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Category.Archive(childComplexity), true
 	case "Category.description":
 		if e.ComplexityRoot.Category.Description == nil {
 			break
@@ -430,7 +550,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Category.Posts(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Category.Posts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["publishedAfter"].(*time.Time), args["publishedBefore"].(*time.Time)), true
 	case "Category.slug":
 		if e.ComplexityRoot.Category.Slug == nil {
 			break
@@ -546,6 +666,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CreatePostPayload.Post(childComplexity), true
 
+	case "CreatePreviewLinkPayload.expiresAt":
+		if e.ComplexityRoot.CreatePreviewLinkPayload.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreatePreviewLinkPayload.ExpiresAt(childComplexity), true
+	case "CreatePreviewLinkPayload.post":
+		if e.ComplexityRoot.CreatePreviewLinkPayload.Post == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreatePreviewLinkPayload.Post(childComplexity), true
+	case "CreatePreviewLinkPayload.token":
+		if e.ComplexityRoot.CreatePreviewLinkPayload.Token == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreatePreviewLinkPayload.Token(childComplexity), true
+
 	case "DeleteCommentPayload.comment":
 		if e.ComplexityRoot.DeleteCommentPayload.Comment == nil {
 			break
@@ -572,6 +711,50 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DraftConnection.PageInfo(childComplexity), true
+
+	case "Heading.anchor":
+		if e.ComplexityRoot.Heading.Anchor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Heading.Anchor(childComplexity), true
+	case "Heading.level":
+		if e.ComplexityRoot.Heading.Level == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Heading.Level(childComplexity), true
+	case "Heading.text":
+		if e.ComplexityRoot.Heading.Text == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Heading.Text(childComplexity), true
+
+	case "Image.alt":
+		if e.ComplexityRoot.Image.Alt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Image.Alt(childComplexity), true
+	case "Image.height":
+		if e.ComplexityRoot.Image.Height == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Image.Height(childComplexity), true
+	case "Image.url":
+		if e.ComplexityRoot.Image.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Image.URL(childComplexity), true
+	case "Image.width":
+		if e.ComplexityRoot.Image.Width == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Image.Width(childComplexity), true
 
 	case "Mutation.addComment":
 		if e.ComplexityRoot.Mutation.AddComment == nil {
@@ -617,6 +800,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreatePost(childComplexity, args["input"].(model.CreatePostInput)), true
+	case "Mutation.createPreviewLink":
+		if e.ComplexityRoot.Mutation.CreatePreviewLink == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createPreviewLink_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreatePreviewLink(childComplexity, args["input"].(model.CreatePreviewLinkInput)), true
 	case "Mutation.deleteComment":
 		if e.ComplexityRoot.Mutation.DeleteComment == nil {
 			break
@@ -732,6 +926,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.Body(childComplexity), true
+	case "Post.bodyHtml":
+		if e.ComplexityRoot.Post.BodyHTML == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.BodyHTML(childComplexity), true
 	case "Post.categories":
 		if e.ComplexityRoot.Post.Categories == nil {
 			break
@@ -754,7 +954,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Post.Comments(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Post.Comments(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+	case "Post.coverImage":
+		if e.ComplexityRoot.Post.CoverImage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.CoverImage(childComplexity), true
 	case "Post.createdAt":
 		if e.ComplexityRoot.Post.CreatedAt == nil {
 			break
@@ -773,12 +979,58 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.ID(childComplexity), true
+	case "Post.next":
+		if e.ComplexityRoot.Post.Next == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.Next(childComplexity), true
+	case "Post.nextInCategory":
+		if e.ComplexityRoot.Post.NextInCategory == nil {
+			break
+		}
+
+		args, err := ec.field_Post_nextInCategory_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Post.NextInCategory(childComplexity, args["slug"].(string)), true
+	case "Post.previous":
+		if e.ComplexityRoot.Post.Previous == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.Previous(childComplexity), true
+	case "Post.previousInCategory":
+		if e.ComplexityRoot.Post.PreviousInCategory == nil {
+			break
+		}
+
+		args, err := ec.field_Post_previousInCategory_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Post.PreviousInCategory(childComplexity, args["slug"].(string)), true
 	case "Post.publishedAt":
 		if e.ComplexityRoot.Post.PublishedAt == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Post.PublishedAt(childComplexity), true
+	case "Post.readingTimeMinutes":
+		if e.ComplexityRoot.Post.ReadingMinutes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.ReadingMinutes(childComplexity), true
+	case "Post.seo":
+		if e.ComplexityRoot.Post.Seo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.Seo(childComplexity), true
 	case "Post.slug":
 		if e.ComplexityRoot.Post.Slug == nil {
 			break
@@ -797,6 +1049,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.Title(childComplexity), true
+	case "Post.toc":
+		if e.ComplexityRoot.Post.Toc == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.Toc(childComplexity), true
 	case "Post.updatedAt":
 		if e.ComplexityRoot.Post.UpdatedAt == nil {
 			break
@@ -809,6 +1067,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.Version(childComplexity), true
+	case "Post.wordCount":
+		if e.ComplexityRoot.Post.WordCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.WordCount(childComplexity), true
 
 	case "PostConnection.edges":
 		if e.ComplexityRoot.PostConnection.Edges == nil {
@@ -849,6 +1113,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PublishPostPayload.Post(childComplexity), true
 
+	case "Query.archive":
+		if e.ComplexityRoot.Query.Archive == nil {
+			break
+		}
+
+		args, err := ec.field_Query_archive_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Archive(childComplexity, args["author"].(*string), args["category"].(*string)), true
 	case "Query.author":
 		if e.ComplexityRoot.Query.Author == nil {
 			break
@@ -859,7 +1134,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Author(childComplexity, args["id"].(string)), true
+		return e.ComplexityRoot.Query.Author(childComplexity, args["id"].(*string), args["slug"].(*string)), true
 	case "Query.authors":
 		if e.ComplexityRoot.Query.Authors == nil {
 			break
@@ -870,7 +1145,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Authors(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Query.Authors(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.categories":
 		if e.ComplexityRoot.Query.Categories == nil {
 			break
@@ -910,7 +1185,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Post(childComplexity, args["id"].(*string), args["slug"].(*string)), true
+		return e.ComplexityRoot.Query.Post(childComplexity, args["id"].(*string), args["slug"].(*string), args["previewToken"].(*string)), true
 	case "Query.posts":
 		if e.ComplexityRoot.Query.Posts == nil {
 			break
@@ -921,13 +1196,38 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Posts(childComplexity, args["first"].(*int), args["after"].(*string)), true
+		return e.ComplexityRoot.Query.Posts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["publishedAfter"].(*time.Time), args["publishedBefore"].(*time.Time)), true
 	case "Query.viewer":
 		if e.ComplexityRoot.Query.Viewer == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Query.Viewer(childComplexity), true
+
+	case "Seo.canonicalUrl":
+		if e.ComplexityRoot.Seo.CanonicalURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Seo.CanonicalURL(childComplexity), true
+	case "Seo.description":
+		if e.ComplexityRoot.Seo.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Seo.Description(childComplexity), true
+	case "Seo.ogImage":
+		if e.ComplexityRoot.Seo.OgImage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Seo.OgImage(childComplexity), true
+	case "Seo.title":
+		if e.ComplexityRoot.Seo.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Seo.Title(childComplexity), true
 
 	case "UnpublishPostPayload.post":
 		if e.ComplexityRoot.UnpublishPostPayload.Post == nil {
@@ -969,9 +1269,12 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputCreateAuthorInput,
 		ec.unmarshalInputCreateCategoryInput,
 		ec.unmarshalInputCreatePostInput,
+		ec.unmarshalInputCreatePreviewLinkInput,
 		ec.unmarshalInputDeleteCommentInput,
 		ec.unmarshalInputDeletePostInput,
+		ec.unmarshalInputImageInput,
 		ec.unmarshalInputPublishPostInput,
+		ec.unmarshalInputSeoInput,
 		ec.unmarshalInputUnpublishPostInput,
 		ec.unmarshalInputUpdateAuthorInput,
 		ec.unmarshalInputUpdateCategoryInput,
@@ -1081,17 +1384,75 @@ enum PostStatus {
 
 """
 Information about a page of a connection, as in the Relay cursor connection
-specification.
+specification. A page is read forward (` + "`" + `first` + "`" + `, ` + "`" + `after` + "`" + `) or backward
+(` + "`" + `last` + "`" + `, ` + "`" + `before` + "`" + `); its edges are in the list's order either way.
 """
 type PageInfo {
-  "True when more items follow the last edge of this page."
+  "True when more items follow the last edge of this page. For a backward page, true when it was requested before a cursor."
   hasNextPage: Boolean!
-  "True when the page was requested after a cursor, so items precede it."
+  "True when items precede the first edge of this page. For a forward page, true when it was requested after a cursor."
   hasPreviousPage: Boolean!
-  "The cursor of the first edge, or null when the page is empty."
+  "The cursor of the first edge, or null when the page is empty. Pass it as ` + "`" + `before` + "`" + ` for the page before."
   startCursor: String
   "The cursor of the last edge, or null when the page is empty. Pass it as ` + "`" + `after` + "`" + ` for the next page."
   endCursor: String
+}
+
+"""
+A picture shown with a post.
+"""
+type Image {
+  "The absolute http or https URL of the picture."
+  url: String!
+  "The text that stands for the picture for those who cannot see it; empty when none was given."
+  alt: String!
+  "The width in pixels, or null when unknown."
+  width: Int
+  "The height in pixels, or null when unknown."
+  height: Int
+}
+
+"""
+What search engines and link previews show of a post. Each field falls back
+to the post's own when it was not set, so a page can use them as they are.
+"""
+type Seo {
+  "The title for search results and link previews; the post's title when not set."
+  title: String!
+  "The description for search results and link previews; the post's excerpt when not set."
+  description: String!
+  "The URL search engines should treat as the post's own, when it was published elsewhere first; null when not set, and the page's own URL is canonical."
+  canonicalUrl: String
+  "The picture for link previews; the cover image's URL when not set, null when the post has neither."
+  ogImage: String
+}
+
+"""
+An entry of a post's table of contents: one heading of its body.
+"""
+type Heading {
+  "The heading's level, 1 to 6 (h1 to h6)."
+  level: Int!
+  "The heading as plain text, at most 100 characters (a longer one ends in …)."
+  text: String!
+  "The id of the heading in ` + "`" + `bodyHtml` + "`" + `, to link to it as ` + "`" + `#anchor` + "`" + `: lower-case letters, digits and hyphens, unique in the post."
+  anchor: String!
+}
+
+"""
+The number of posts published in one calendar month, in UTC.
+"""
+type ArchiveMonth {
+  "The year."
+  year: Int!
+  "The month, 1 (January) to 12 (December)."
+  month: Int!
+  "The number of posts published in the month whose time has come."
+  postCount: Int!
+  "The month's first instant; pass it as ` + "`" + `publishedAfter` + "`" + ` to list the month's posts."
+  startsAt: DateTime!
+  "The next month's first instant; pass it as ` + "`" + `publishedBefore` + "`" + ` to list the month's posts."
+  endsAt: DateTime!
 }
 
 """
@@ -1100,14 +1461,26 @@ A blog post with its Markdown body, author, categories and comments.
 type Post implements Node {
   "The opaque global id of the post."
   id: ID!
-  "The unique, URL-friendly name of the post."
+  "The unique, URL-friendly name of the post: its current one. A post found by an old slug has its new one here, so a frontend can redirect."
   slug: String!
   "The title of the post."
   title: String!
-  "A short plain-text summary shown in listings."
+  "A short plain-text summary shown in listings: the one written for the post, or when none was, the beginning of its first paragraphs (at most 300 characters)."
   excerpt: String!
   "The full text of the post in Markdown."
   body: String!
+  "The body rendered as HTML, ready to insert in a page as it is: CommonMark with GitHub's tables, strikethrough and autolinks, sanitized (no scripts, styles or event handlers; raw HTML in the Markdown is dropped; images only from http and https URLs; links to other sites get ` + "`" + `rel=\"nofollow noreferrer\"` + "`" + `). Headings have ids, the anchors of ` + "`" + `toc` + "`" + `. Rendered when the body is written, so reading it costs what reading ` + "`" + `body` + "`" + ` does."
+  bodyHtml: String!
+  "The body's headings in order, for a table of contents: at most the first 100."
+  toc: [Heading!]!
+  "The number of words of the body, as separated by white space."
+  wordCount: Int!
+  "The minutes it takes to read the body at 265 words a minute, rounded up; 0 for an empty body."
+  readingTimeMinutes: Int!
+  "The picture shown at the top of the post and in listings, or null when it has none."
+  coverImage: Image
+  "What search engines and link previews show, each field falling back to the post's title, excerpt and cover image."
+  seo: Seo!
   "Whether the post is a draft, public, or scheduled to become public."
   status: PostStatus!
   "When the post was created."
@@ -1126,11 +1499,29 @@ type Post implements Node {
   commentCount: Int!
   "The top-level comments on the post, oldest first."
   comments(
-    "How many comments to return, from 1 to 100."
-    first: Int = 20
-    "Return the comments after this cursor, taken from a previous page."
+    "How many comments to return from the start (or after ` + "`" + `after` + "`" + `), from 1 to 100; 20 when neither ` + "`" + `first` + "`" + ` nor ` + "`" + `last` + "`" + ` is given."
+    first: Int
+    "Return the comments after this cursor, taken from a previous page; goes with ` + "`" + `first` + "`" + `."
     after: String
+    "How many comments to return from the end (or before ` + "`" + `before` + "`" + `), from 1 to 100; cannot go with ` + "`" + `first` + "`" + `."
+    last: Int
+    "Return the comments before this cursor, taken from a previous page; goes with ` + "`" + `last` + "`" + `."
+    before: String
   ): CommentConnection!
+  "The public post of the whole blog published just before this one, or null when there is none or this post is not published. Meant for a post page: it costs up to 4 requests, and 250 of an operation's complexity."
+  previous: Post
+  "The public post of the whole blog published just after this one, or null when there is none or this post is not published. Meant for a post page: it costs up to 4 requests, and 250 of an operation's complexity."
+  next: Post
+  "The public post of the category published just before this one, or null when there is none or this post is not published. It costs a request, and 250 of an operation's complexity."
+  previousInCategory(
+    "The slug of the category."
+    slug: String!
+  ): Post
+  "The public post of the category published just after this one, or null when there is none or this post is not published. It costs a request, and 250 of an operation's complexity."
+  nextInCategory(
+    "The slug of the category."
+    slug: String!
+  ): Post
 }
 
 """
@@ -1149,7 +1540,7 @@ type PostConnection {
 A post in a page of posts.
 """
 type PostEdge {
-  "The opaque cursor of this post; pass it as ` + "`" + `after` + "`" + ` to continue after it."
+  "The opaque cursor of this post; pass it as ` + "`" + `after` + "`" + ` to continue after it, as ` + "`" + `before` + "`" + ` to go back from it."
   cursor: String!
   "The post."
   node: Post!
@@ -1161,6 +1552,8 @@ A person who writes posts and comments.
 type Author implements Node {
   "The opaque global id of the author."
   id: ID!
+  "The unique, URL-friendly name of the author's page: its current one. An author found by an old slug has its new one here, so a frontend can redirect."
+  slug: String!
   "The name shown with the author's posts and comments."
   name: String!
   "A short text about the author; empty when none was written."
@@ -1175,19 +1568,33 @@ type Author implements Node {
   version: Int!
   "The number of published posts by the author whose time has come: scheduled posts count from the moment they appear."
   postCount: Int!
+  "The author's public posts by month of publication (UTC), newest month first; months without posts are left out."
+  archive: [ArchiveMonth!]!
   "The author's public posts, newest first. For the author themself and admins, scheduled posts too."
   posts(
-    "How many posts to return, from 1 to 100."
-    first: Int = 20
-    "Return the posts after this cursor, taken from a previous page."
+    "How many posts to return from the start (or after ` + "`" + `after` + "`" + `), from 1 to 100; 20 when neither ` + "`" + `first` + "`" + ` nor ` + "`" + `last` + "`" + ` is given."
+    first: Int
+    "Return the posts after this cursor, taken from a previous page; goes with ` + "`" + `first` + "`" + `."
     after: String
+    "How many posts to return from the end (or before ` + "`" + `before` + "`" + `), from 1 to 100; cannot go with ` + "`" + `first` + "`" + `."
+    last: Int
+    "Return the posts before this cursor, taken from a previous page; goes with ` + "`" + `last` + "`" + `."
+    before: String
+    "Only posts published at or after this time."
+    publishedAfter: DateTime
+    "Only posts published before this time."
+    publishedBefore: DateTime
   ): PostConnection!
   "The author's drafts, newest first, for the author themself and admins. Null with UNAUTHENTICATED without a token, with FORBIDDEN for anyone else."
   drafts(
-    "How many drafts to return, from 1 to 100."
-    first: Int = 20
-    "Return the drafts after this cursor, taken from a previous page."
+    "How many drafts to return from the start (or after ` + "`" + `after` + "`" + `), from 1 to 100; 20 when neither ` + "`" + `first` + "`" + ` nor ` + "`" + `last` + "`" + ` is given."
+    first: Int
+    "Return the drafts after this cursor, taken from a previous page; goes with ` + "`" + `first` + "`" + `."
     after: String
+    "How many drafts to return from the end (or before ` + "`" + `before` + "`" + `), from 1 to 100; cannot go with ` + "`" + `first` + "`" + `."
+    last: Int
+    "Return the drafts before this cursor, taken from a previous page; goes with ` + "`" + `last` + "`" + `."
+    before: String
   ): DraftConnection
 }
 
@@ -1217,7 +1624,7 @@ type AuthorConnection {
 An author in a page of authors.
 """
 type AuthorEdge {
-  "The opaque cursor of this author; pass it as ` + "`" + `after` + "`" + ` to continue after it."
+  "The opaque cursor of this author; pass it as ` + "`" + `after` + "`" + ` to continue after it, as ` + "`" + `before` + "`" + ` to go back from it."
   cursor: String!
   "The author."
   node: Author!
@@ -1239,12 +1646,22 @@ type Category implements Node {
   version: Int!
   "The number of published posts in the category whose time has come: scheduled posts count from the moment they appear."
   postCount: Int!
+  "The category's public posts by month of publication (UTC), newest month first; months without posts are left out."
+  archive: [ArchiveMonth!]!
   "The public posts in the category, newest first."
   posts(
-    "How many posts to return, from 1 to 100."
-    first: Int = 20
-    "Return the posts after this cursor, taken from a previous page."
+    "How many posts to return from the start (or after ` + "`" + `after` + "`" + `), from 1 to 100; 20 when neither ` + "`" + `first` + "`" + ` nor ` + "`" + `last` + "`" + ` is given."
+    first: Int
+    "Return the posts after this cursor, taken from a previous page; goes with ` + "`" + `first` + "`" + `."
     after: String
+    "How many posts to return from the end (or before ` + "`" + `before` + "`" + `), from 1 to 100; cannot go with ` + "`" + `first` + "`" + `."
+    last: Int
+    "Return the posts before this cursor, taken from a previous page; goes with ` + "`" + `last` + "`" + `."
+    before: String
+    "Only posts published at or after this time."
+    publishedAfter: DateTime
+    "Only posts published before this time."
+    publishedBefore: DateTime
   ): PostConnection!
 }
 
@@ -1287,7 +1704,7 @@ type CommentConnection {
 A comment in a page of comments.
 """
 type CommentEdge {
-  "The opaque cursor of this comment; pass it as ` + "`" + `after` + "`" + ` to continue after it."
+  "The opaque cursor of this comment; pass it as ` + "`" + `after` + "`" + ` to continue after it, as ` + "`" + `before` + "`" + ` to go back from it."
   cursor: String!
   "The comment."
   node: Comment!
@@ -1306,31 +1723,54 @@ type Query {
     "The global id of the object."
     id: ID!
   ): Node
-  "Fetches a post by its global id or by its slug; give exactly one. Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin."
+  "Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its ` + "`" + `slug` + "`" + ` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin, or gives a preview token of the post: a token from ` + "`" + `createPreviewLink` + "`" + ` shows its post, whatever its status, to anyone, and the answer is never cached (` + "`" + `Cache-Control: no-store` + "`" + `). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does."
   post(
     "The global id of the post."
     id: ID
-    "The slug of the post."
+    "The slug of the post, current or earlier."
     slug: String
+    "A preview token from ` + "`" + `createPreviewLink` + "`" + `."
+    previewToken: String
   ): Post
   "The latest public posts of the whole blog, newest first."
   posts(
-    "How many posts to return, from 1 to 100."
-    first: Int = 20
-    "Return the posts after this cursor, taken from a previous page."
+    "How many posts to return from the start (or after ` + "`" + `after` + "`" + `), from 1 to 100; 20 when neither ` + "`" + `first` + "`" + ` nor ` + "`" + `last` + "`" + ` is given."
+    first: Int
+    "Return the posts after this cursor, taken from a previous page; goes with ` + "`" + `first` + "`" + `."
     after: String
+    "How many posts to return from the end (or before ` + "`" + `before` + "`" + `), from 1 to 100; cannot go with ` + "`" + `first` + "`" + `."
+    last: Int
+    "Return the posts before this cursor, taken from a previous page; goes with ` + "`" + `last` + "`" + `."
+    before: String
+    "Only posts published at or after this time."
+    publishedAfter: DateTime
+    "Only posts published before this time."
+    publishedBefore: DateTime
   ): PostConnection!
-  "Fetches an author by global id. Fails with NOT_FOUND when there is none."
+  "The number of public posts by month of publication (UTC), newest month first, of the whole blog, or of one author or one category; months without posts are left out. Give at most one of ` + "`" + `author` + "`" + ` and ` + "`" + `category` + "`" + `."
+  archive(
+    "The global id of the author whose posts to count."
+    author: ID
+    "The slug of the category whose posts to count."
+    category: String
+  ): [ArchiveMonth!]!
+  "Fetches an author by global id or by slug; give exactly one. A slug the author had before finds them too (their ` + "`" + `slug` + "`" + ` is the current one). Fails with NOT_FOUND when there is none."
   author(
     "The global id of the author."
-    id: ID!
+    id: ID
+    "The slug of the author, current or earlier."
+    slug: String
   ): Author
   "All authors, oldest first."
   authors(
-    "How many authors to return, from 1 to 100."
-    first: Int = 20
-    "Return the authors after this cursor, taken from a previous page."
+    "How many authors to return from the start (or after ` + "`" + `after` + "`" + `), from 1 to 100; 20 when neither ` + "`" + `first` + "`" + ` nor ` + "`" + `last` + "`" + ` is given."
+    first: Int
+    "Return the authors after this cursor, taken from a previous page; goes with ` + "`" + `first` + "`" + `."
     after: String
+    "How many authors to return from the end (or before ` + "`" + `before` + "`" + `), from 1 to 100; cannot go with ` + "`" + `first` + "`" + `."
+    last: Int
+    "Return the authors before this cursor, taken from a previous page; goes with ` + "`" + `last` + "`" + `."
+    before: String
   ): AuthorConnection!
   "Fetches a category by slug. Fails with NOT_FOUND when there is none."
   category(
@@ -1343,7 +1783,7 @@ type Query {
 
 """
 Changes to the blog. Every mutation takes one ` + "`" + `input` + "`" + ` and returns a payload
-with what it wrote. Each input takes an optional ` + "`" + `idempotencyKey` + "`" + `: a retried
+with what it wrote. Each input of a mutation that writes takes an optional ` + "`" + `idempotencyKey` + "`" + `: a retried
 call with the same key and input has one effect and returns the same result,
 while the same key with different input fails with BAD_USER_INPUT. A key is
 its user's own: the same key from another user is another key. Keys are
@@ -1412,6 +1852,11 @@ type Mutation {
     "The comment to delete."
     input: DeleteCommentInput!
   ): DeleteCommentPayload!
+  "Makes a token that shows one post, a draft or a scheduled one, to anyone who holds it (` + "`" + `post(previewToken:)` + "`" + `), until it expires or the post is deleted: the post's author or an admin. It writes nothing, so it takes no idempotency key."
+  createPreviewLink(
+    "The post and how long the token lasts."
+    input: CreatePreviewLinkInput!
+  ): CreatePreviewLinkPayload!
 }
 
 """
@@ -1426,6 +1871,8 @@ input CreateAuthorInput {
   bio: String
   "The URL of the author's picture: an absolute http or https URL of at most 2000 characters, without spaces or credentials."
   avatarUrl: String
+  "The unique, URL-friendly name of the author's page: 1 to 100 characters of a-z, 0-9 and single hyphens between them. Omitted, one is made from the name (\"Ada Lovelace\": ` + "`" + `ada-lovelace` + "`" + `, or ` + "`" + `ada-lovelace-2` + "`" + ` when that is taken). Fails with CONFLICT (reason SLUG_TAKEN) when another author has it; one another author had before is taken from them."
+  slug: String
   "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
   idempotencyKey: String
 }
@@ -1452,6 +1899,8 @@ input UpdateAuthorInput {
   bio: String
   "The new picture URL: an absolute http or https URL of at most 2000 characters, without spaces or credentials; empty removes the picture."
   avatarUrl: String
+  "The new slug: 1 to 100 characters of a-z, 0-9 and single hyphens between them. The old one keeps leading to the author (up to 10 old ones are kept) until another author takes it. Fails with CONFLICT (reason SLUG_TAKEN) when another author has it now."
+  slug: String
   "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
   idempotencyKey: String
 }
@@ -1519,14 +1968,48 @@ input CreatePostInput {
   title: String!
   "The unique, URL-friendly name of the post: 1 to 100 characters of a-z, 0-9 and single hyphens between them."
   slug: String!
-  "A short plain-text summary shown in listings: at most 1000 characters."
+  "A short plain-text summary shown in listings: at most 1000 characters. Omitted or empty, the beginning of the body stands for it."
   excerpt: String
-  "The full text in Markdown: at most 100000 bytes of UTF-8."
+  "The full text in Markdown: at most 100000 bytes of UTF-8, which must render to at most 200000 bytes of HTML."
   body: String
   "The slugs of the categories to file the post under: at most 10."
   categories: [String!]
+  "The picture shown at the top of the post and in listings."
+  coverImage: ImageInput
+  "What search engines and link previews show, when it differs from the post's title, excerpt and cover image."
+  seo: SeoInput
   "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
   idempotencyKey: String
+}
+
+"""
+A picture to show with a post.
+"""
+input ImageInput {
+  "The picture's URL: an absolute http or https URL of at most 2000 characters, without spaces or credentials."
+  url: String!
+  "The text that stands for the picture: one line of at most 500 characters."
+  alt: String
+  "The width in pixels, 1 to 100000; omitted when unknown."
+  width: Int
+  "The height in pixels, 1 to 100000; omitted when unknown."
+  height: Int
+}
+
+"""
+What search engines and link previews show of a post. Omitted fields are
+left as they are; an empty one is unset, so the post's own field stands
+for it.
+"""
+input SeoInput {
+  "The title: one line of at most 200 characters."
+  title: String
+  "The description: one line of at most 300 characters."
+  description: String
+  "The canonical URL: an absolute http or https URL of at most 2000 characters, without spaces or credentials."
+  canonicalUrl: String
+  "The picture for link previews: an absolute http or https URL of at most 2000 characters, without spaces or credentials."
+  ogImage: String
 }
 
 """
@@ -1547,14 +2030,18 @@ input UpdatePostInput {
   expectedVersion: Int!
   "The new title: one line of at most 200 characters."
   title: String
-  "The new slug, 1 to 100 characters of a-z, 0-9 and single hyphens between them; the old one is released."
+  "The new slug, 1 to 100 characters of a-z, 0-9 and single hyphens between them. The old one keeps leading to the post (up to 10 old ones are kept) until another post takes it; deleting the post frees them all. Fails with CONFLICT (reason SLUG_TAKEN) when another post has it now; one another post had before is taken from it."
   slug: String
-  "The new excerpt: at most 1000 characters."
+  "The new excerpt: at most 1000 characters; empty: the beginning of the body stands for it."
   excerpt: String
-  "The new Markdown body: at most 100000 bytes of UTF-8."
+  "The new Markdown body: at most 100000 bytes of UTF-8, which must render to at most 200000 bytes of HTML."
   body: String
   "The new category slugs, at most 10, replacing the old ones; an empty list removes all."
   categories: [String!]
+  "The new cover image; null removes it."
+  coverImage: ImageInput
+  "Changes to the SEO fields: omitted fields are left as they are, empty ones unset."
+  seo: SeoInput
   "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
   idempotencyKey: String
 }
@@ -1668,6 +2155,28 @@ type DeleteCommentPayload {
   "The comment as deleted: a placeholder when it still holds replies."
   comment: Comment!
 }
+
+"""
+The input of ` + "`" + `createPreviewLink` + "`" + `.
+"""
+input CreatePreviewLinkInput {
+  "The global id of the post to show."
+  postId: ID!
+  "How many seconds the token lasts: 60 to 2592000 (30 days); 7 days when omitted."
+  expiresIn: Int
+}
+
+"""
+The result of ` + "`" + `createPreviewLink` + "`" + `.
+"""
+type CreatePreviewLinkPayload {
+  "The token: pass it as ` + "`" + `post(previewToken:)` + "`" + `. It names its post and time, is signed by the server, and cannot be changed to name another."
+  token: String!
+  "When the token stops working."
+  expiresAt: DateTime!
+  "The post the token shows."
+  post: Post!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -1684,10 +2193,28 @@ func (ec *executionContext) childFields_AddCommentPayload(ctx context.Context, f
 	return nil, fmt.Errorf("no field named %q was found under type AddCommentPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_ArchiveMonth(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "year":
+		return ec.fieldContext_ArchiveMonth_year(ctx, field)
+	case "month":
+		return ec.fieldContext_ArchiveMonth_month(ctx, field)
+	case "postCount":
+		return ec.fieldContext_ArchiveMonth_postCount(ctx, field)
+	case "startsAt":
+		return ec.fieldContext_ArchiveMonth_startsAt(ctx, field)
+	case "endsAt":
+		return ec.fieldContext_ArchiveMonth_endsAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ArchiveMonth", field.Name)
+}
+
 func (ec *executionContext) childFields_Author(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
 		return ec.fieldContext_Author_id(ctx, field)
+	case "slug":
+		return ec.fieldContext_Author_slug(ctx, field)
 	case "name":
 		return ec.fieldContext_Author_name(ctx, field)
 	case "bio":
@@ -1702,6 +2229,8 @@ func (ec *executionContext) childFields_Author(ctx context.Context, field graphq
 		return ec.fieldContext_Author_version(ctx, field)
 	case "postCount":
 		return ec.fieldContext_Author_postCount(ctx, field)
+	case "archive":
+		return ec.fieldContext_Author_archive(ctx, field)
 	case "posts":
 		return ec.fieldContext_Author_posts(ctx, field)
 	case "drafts":
@@ -1746,6 +2275,8 @@ func (ec *executionContext) childFields_Category(ctx context.Context, field grap
 		return ec.fieldContext_Category_version(ctx, field)
 	case "postCount":
 		return ec.fieldContext_Category_postCount(ctx, field)
+	case "archive":
+		return ec.fieldContext_Category_archive(ctx, field)
 	case "posts":
 		return ec.fieldContext_Category_posts(ctx, field)
 	}
@@ -1820,6 +2351,18 @@ func (ec *executionContext) childFields_CreatePostPayload(ctx context.Context, f
 	return nil, fmt.Errorf("no field named %q was found under type CreatePostPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_CreatePreviewLinkPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "token":
+		return ec.fieldContext_CreatePreviewLinkPayload_token(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_CreatePreviewLinkPayload_expiresAt(ctx, field)
+	case "post":
+		return ec.fieldContext_CreatePreviewLinkPayload_post(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CreatePreviewLinkPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_DeleteCommentPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "comment":
@@ -1844,6 +2387,32 @@ func (ec *executionContext) childFields_DraftConnection(ctx context.Context, fie
 		return ec.fieldContext_DraftConnection_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DraftConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_Heading(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "level":
+		return ec.fieldContext_Heading_level(ctx, field)
+	case "text":
+		return ec.fieldContext_Heading_text(ctx, field)
+	case "anchor":
+		return ec.fieldContext_Heading_anchor(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Heading", field.Name)
+}
+
+func (ec *executionContext) childFields_Image(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "url":
+		return ec.fieldContext_Image_url(ctx, field)
+	case "alt":
+		return ec.fieldContext_Image_alt(ctx, field)
+	case "width":
+		return ec.fieldContext_Image_width(ctx, field)
+	case "height":
+		return ec.fieldContext_Image_height(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Image", field.Name)
 }
 
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -1872,6 +2441,18 @@ func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.
 		return ec.fieldContext_Post_excerpt(ctx, field)
 	case "body":
 		return ec.fieldContext_Post_body(ctx, field)
+	case "bodyHtml":
+		return ec.fieldContext_Post_bodyHtml(ctx, field)
+	case "toc":
+		return ec.fieldContext_Post_toc(ctx, field)
+	case "wordCount":
+		return ec.fieldContext_Post_wordCount(ctx, field)
+	case "readingTimeMinutes":
+		return ec.fieldContext_Post_readingTimeMinutes(ctx, field)
+	case "coverImage":
+		return ec.fieldContext_Post_coverImage(ctx, field)
+	case "seo":
+		return ec.fieldContext_Post_seo(ctx, field)
 	case "status":
 		return ec.fieldContext_Post_status(ctx, field)
 	case "createdAt":
@@ -1890,6 +2471,14 @@ func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.
 		return ec.fieldContext_Post_commentCount(ctx, field)
 	case "comments":
 		return ec.fieldContext_Post_comments(ctx, field)
+	case "previous":
+		return ec.fieldContext_Post_previous(ctx, field)
+	case "next":
+		return ec.fieldContext_Post_next(ctx, field)
+	case "previousInCategory":
+		return ec.fieldContext_Post_previousInCategory(ctx, field)
+	case "nextInCategory":
+		return ec.fieldContext_Post_nextInCategory(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Post", field.Name)
 }
@@ -1922,6 +2511,20 @@ func (ec *executionContext) childFields_PublishPostPayload(ctx context.Context, 
 		return ec.fieldContext_PublishPostPayload_post(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PublishPostPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_Seo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "title":
+		return ec.fieldContext_Seo_title(ctx, field)
+	case "description":
+		return ec.fieldContext_Seo_description(ctx, field)
+	case "canonicalUrl":
+		return ec.fieldContext_Seo_canonicalUrl(ctx, field)
+	case "ogImage":
+		return ec.fieldContext_Seo_ogImage(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Seo", field.Name)
 }
 
 func (ec *executionContext) childFields_UnpublishPostPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2091,6 +2694,22 @@ func (ec *executionContext) field_Author_drafts_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -2113,6 +2732,38 @@ func (ec *executionContext) field_Author_posts_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "publishedAfter",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalODateTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["publishedAfter"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "publishedBefore",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalODateTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["publishedBefore"] = arg5
 	return args, nil
 }
 
@@ -2135,6 +2786,38 @@ func (ec *executionContext) field_Category_posts_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "publishedAfter",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalODateTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["publishedAfter"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "publishedBefore",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalODateTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["publishedBefore"] = arg5
 	return args, nil
 }
 
@@ -2186,6 +2869,20 @@ func (ec *executionContext) field_Mutation_createPost_args(ctx context.Context, 
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.CreatePostInput, error) {
 			return ec.unmarshalNCreatePostInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCreatePostInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createPreviewLink_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CreatePreviewLinkInput, error) {
+			return ec.unmarshalNCreatePreviewLinkInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCreatePreviewLinkInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -2311,6 +3008,50 @@ func (ec *executionContext) field_Post_comments_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Post_nextInCategory_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "slug",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["slug"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Post_previousInCategory_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "slug",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["slug"] = arg0
 	return args, nil
 }
 
@@ -2328,17 +3069,47 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_archive_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "author",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["author"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "category",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["category"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_author_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
-		func(ctx context.Context, v any) (string, error) {
-			return ec.unmarshalNID2string(ctx, v)
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
 	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "slug",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["slug"] = arg1
 	return args, nil
 }
 
@@ -2361,6 +3132,22 @@ func (ec *executionContext) field_Query_authors_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -2411,6 +3198,14 @@ func (ec *executionContext) field_Query_post_args(ctx context.Context, rawArgs m
 		return nil, err
 	}
 	args["slug"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "previewToken",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["previewToken"] = arg2
 	return args, nil
 }
 
@@ -2433,6 +3228,38 @@ func (ec *executionContext) field_Query_posts_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "publishedAfter",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalODateTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["publishedAfter"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "publishedBefore",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalODateTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["publishedBefore"] = arg5
 	return args, nil
 }
 
@@ -2528,6 +3355,121 @@ func (ec *executionContext) fieldContext_AddCommentPayload_comment(_ context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _ArchiveMonth_year(ctx context.Context, field graphql.CollectedField, obj *storage.ArchiveMonth) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ArchiveMonth_year(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Year, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ArchiveMonth_year(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ArchiveMonth", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ArchiveMonth_month(ctx context.Context, field graphql.CollectedField, obj *storage.ArchiveMonth) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ArchiveMonth_month(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ArchiveMonth().Month(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ArchiveMonth_month(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ArchiveMonth", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ArchiveMonth_postCount(ctx context.Context, field graphql.CollectedField, obj *storage.ArchiveMonth) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ArchiveMonth_postCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PostCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ArchiveMonth_postCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ArchiveMonth", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _ArchiveMonth_startsAt(ctx context.Context, field graphql.CollectedField, obj *storage.ArchiveMonth) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ArchiveMonth_startsAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ArchiveMonth().StartsAt(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ArchiveMonth_startsAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ArchiveMonth", field, true, true, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _ArchiveMonth_endsAt(ctx context.Context, field graphql.CollectedField, obj *storage.ArchiveMonth) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ArchiveMonth_endsAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.ArchiveMonth().EndsAt(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ArchiveMonth_endsAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ArchiveMonth", field, true, true, errors.New("field of type DateTime does not have child fields"))
+}
+
 func (ec *executionContext) _Author_id(ctx context.Context, field graphql.CollectedField, obj *storage.Author) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -2549,6 +3491,29 @@ func (ec *executionContext) _Author_id(ctx context.Context, field graphql.Collec
 }
 func (ec *executionContext) fieldContext_Author_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Author", field, true, true, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Author_slug(ctx context.Context, field graphql.CollectedField, obj *storage.Author) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Author_slug(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Slug, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Author_slug(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Author", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Author_name(ctx context.Context, field graphql.CollectedField, obj *storage.Author) (ret graphql.Marshaler) {
@@ -2712,6 +3677,38 @@ func (ec *executionContext) fieldContext_Author_postCount(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Author", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _Author_archive(ctx context.Context, field graphql.CollectedField, obj *storage.Author) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Author_archive(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Archive, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []storage.ArchiveMonth) graphql.Marshaler {
+			return ec.marshalNArchiveMonth2ᚕgithubᚗcomᚋblogqlᚋblogᚋstorageᚐArchiveMonthᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Author_archive(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Author",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ArchiveMonth(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Author_posts(ctx context.Context, field graphql.CollectedField, obj *storage.Author) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -2722,7 +3719,7 @@ func (ec *executionContext) _Author_posts(ctx context.Context, field graphql.Col
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Author().Posts(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Author().Posts(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["publishedAfter"].(*time.Time), fc.Args["publishedBefore"].(*time.Time))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PostConnection) graphql.Marshaler {
@@ -2766,7 +3763,7 @@ func (ec *executionContext) _Author_drafts(ctx context.Context, field graphql.Co
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Author().Drafts(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Author().Drafts(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.DraftConnection) graphql.Marshaler {
@@ -3080,6 +4077,38 @@ func (ec *executionContext) fieldContext_Category_postCount(_ context.Context, f
 	return graphql.NewScalarFieldContext("Category", field, false, false, errors.New("field of type Int does not have child fields"))
 }
 
+func (ec *executionContext) _Category_archive(ctx context.Context, field graphql.CollectedField, obj *storage.Category) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Category_archive(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Archive, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []storage.ArchiveMonth) graphql.Marshaler {
+			return ec.marshalNArchiveMonth2ᚕgithubᚗcomᚋblogqlᚋblogᚋstorageᚐArchiveMonthᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Category_archive(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Category",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ArchiveMonth(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Category_posts(ctx context.Context, field graphql.CollectedField, obj *storage.Category) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3090,7 +4119,7 @@ func (ec *executionContext) _Category_posts(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Category().Posts(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Category().Posts(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["publishedAfter"].(*time.Time), fc.Args["publishedBefore"].(*time.Time))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PostConnection) graphql.Marshaler {
@@ -3582,6 +4611,84 @@ func (ec *executionContext) fieldContext_CreatePostPayload_post(_ context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _CreatePreviewLinkPayload_token(ctx context.Context, field graphql.CollectedField, obj *model.CreatePreviewLinkPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreatePreviewLinkPayload_token(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Token, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreatePreviewLinkPayload_token(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CreatePreviewLinkPayload", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CreatePreviewLinkPayload_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.CreatePreviewLinkPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreatePreviewLinkPayload_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreatePreviewLinkPayload_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CreatePreviewLinkPayload", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _CreatePreviewLinkPayload_post(ctx context.Context, field graphql.CollectedField, obj *model.CreatePreviewLinkPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreatePreviewLinkPayload_post(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Post, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPost(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreatePreviewLinkPayload_post(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CreatePreviewLinkPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _DeleteCommentPayload_comment(ctx context.Context, field graphql.CollectedField, obj *model.DeleteCommentPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -3708,6 +4815,167 @@ func (ec *executionContext) fieldContext_DraftConnection_pageInfo(_ context.Cont
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Heading_level(ctx context.Context, field graphql.CollectedField, obj *storage.Heading) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Heading_level(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Level, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Heading_level(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Heading", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Heading_text(ctx context.Context, field graphql.CollectedField, obj *storage.Heading) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Heading_text(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Text, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Heading_text(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Heading", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Heading_anchor(ctx context.Context, field graphql.CollectedField, obj *storage.Heading) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Heading_anchor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Anchor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Heading_anchor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Heading", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Image_url(ctx context.Context, field graphql.CollectedField, obj *storage.Image) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Image_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Image_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Image", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Image_alt(ctx context.Context, field graphql.CollectedField, obj *storage.Image) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Image_alt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Alt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Image_alt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Image", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Image_width(ctx context.Context, field graphql.CollectedField, obj *storage.Image) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Image_width(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Image().Width(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Image_width(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Image", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Image_height(ctx context.Context, field graphql.CollectedField, obj *storage.Image) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Image_height(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Image().Height(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Image_height(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Image", field, true, true, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Mutation_createAuthor(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -4194,6 +5462,50 @@ func (ec *executionContext) fieldContext_Mutation_deleteComment(ctx context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_createPreviewLink(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createPreviewLink(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreatePreviewLink(ctx, fc.Args["input"].(model.CreatePreviewLinkInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CreatePreviewLinkPayload) graphql.Marshaler {
+			return ec.marshalNCreatePreviewLinkPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCreatePreviewLinkPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createPreviewLink(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CreatePreviewLinkPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createPreviewLink_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4399,6 +5711,171 @@ func (ec *executionContext) _Post_body(ctx context.Context, field graphql.Collec
 }
 func (ec *executionContext) fieldContext_Post_body(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Post", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Post_bodyHtml(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_bodyHtml(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().BodyHTML(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_bodyHtml(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Post_toc(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_toc(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().Toc(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*storage.Heading) graphql.Marshaler {
+			return ec.marshalNHeading2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐHeadingᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_toc(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Post",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Heading(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Post_wordCount(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_wordCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.WordCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_wordCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Post_readingTimeMinutes(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_readingTimeMinutes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReadingMinutes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_readingTimeMinutes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Post_coverImage(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_coverImage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CoverImage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Image) graphql.Marshaler {
+			return ec.marshalOImage2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐImage(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Post_coverImage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Post",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Image(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Post_seo(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_seo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().Seo(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Seo) graphql.Marshaler {
+			return ec.marshalNSeo2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSeo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_seo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Post",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Seo(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Post_status(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
@@ -4613,7 +6090,7 @@ func (ec *executionContext) _Post_comments(ctx context.Context, field graphql.Co
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Post().Comments(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Post().Comments(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.CommentConnection) graphql.Marshaler {
@@ -4641,6 +6118,158 @@ func (ec *executionContext) fieldContext_Post_comments(ctx context.Context, fiel
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Post_comments_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Post_previous(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_previous(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().Previous(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Post) graphql.Marshaler {
+			return ec.marshalOPost2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPost(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Post_previous(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Post",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Post_next(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_next(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().Next(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Post) graphql.Marshaler {
+			return ec.marshalOPost2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPost(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Post_next(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Post",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Post_previousInCategory(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_previousInCategory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Post().PreviousInCategory(ctx, obj, fc.Args["slug"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Post) graphql.Marshaler {
+			return ec.marshalOPost2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPost(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Post_previousInCategory(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Post",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Post_previousInCategory_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Post_nextInCategory(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_nextInCategory(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Post().NextInCategory(ctx, obj, fc.Args["slug"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Post) graphql.Marshaler {
+			return ec.marshalOPost2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPost(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Post_nextInCategory(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Post",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Post_nextInCategory_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -4907,7 +6536,7 @@ func (ec *executionContext) _Query_post(ctx context.Context, field graphql.Colle
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Post(ctx, fc.Args["id"].(*string), fc.Args["slug"].(*string))
+			return ec.Resolvers.Query().Post(ctx, fc.Args["id"].(*string), fc.Args["slug"].(*string), fc.Args["previewToken"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Post) graphql.Marshaler {
@@ -4951,7 +6580,7 @@ func (ec *executionContext) _Query_posts(ctx context.Context, field graphql.Coll
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Posts(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Query().Posts(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["publishedAfter"].(*time.Time), fc.Args["publishedBefore"].(*time.Time))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PostConnection) graphql.Marshaler {
@@ -4985,6 +6614,50 @@ func (ec *executionContext) fieldContext_Query_posts(ctx context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_archive(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_archive(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Archive(ctx, fc.Args["author"].(*string), fc.Args["category"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*storage.ArchiveMonth) graphql.Marshaler {
+			return ec.marshalNArchiveMonth2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐArchiveMonthᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_archive(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ArchiveMonth(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_archive_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_author(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4995,7 +6668,7 @@ func (ec *executionContext) _Query_author(ctx context.Context, field graphql.Col
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Author(ctx, fc.Args["id"].(string))
+			return ec.Resolvers.Query().Author(ctx, fc.Args["id"].(*string), fc.Args["slug"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Author) graphql.Marshaler {
@@ -5039,7 +6712,7 @@ func (ec *executionContext) _Query_authors(ctx context.Context, field graphql.Co
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Authors(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
+			return ec.Resolvers.Query().Authors(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.AuthorConnection) graphql.Marshaler {
@@ -5223,6 +6896,98 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Seo_title(ctx context.Context, field graphql.CollectedField, obj *model.Seo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Seo_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Seo_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Seo", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Seo_description(ctx context.Context, field graphql.CollectedField, obj *model.Seo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Seo_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Seo_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Seo", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Seo_canonicalUrl(ctx context.Context, field graphql.CollectedField, obj *model.Seo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Seo_canonicalUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CanonicalURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Seo_canonicalUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Seo", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Seo_ogImage(ctx context.Context, field graphql.CollectedField, obj *model.Seo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Seo_ogImage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.OgImage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Seo_ogImage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Seo", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _UnpublishPostPayload_post(ctx context.Context, field graphql.CollectedField, obj *model.UnpublishPostPayload) (ret graphql.Marshaler) {
@@ -6474,7 +8239,7 @@ func (ec *executionContext) unmarshalInputCreateAuthorInput(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"subject", "name", "bio", "avatarUrl", "idempotencyKey"}
+	fieldsInOrder := [...]string{"subject", "name", "bio", "avatarUrl", "slug", "idempotencyKey"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -6509,6 +8274,13 @@ func (ec *executionContext) unmarshalInputCreateAuthorInput(ctx context.Context,
 				return it, err
 			}
 			it.AvatarURL = data
+		case "slug":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("slug"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Slug = data
 		case "idempotencyKey":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -6583,7 +8355,7 @@ func (ec *executionContext) unmarshalInputCreatePostInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"title", "slug", "excerpt", "body", "categories", "idempotencyKey"}
+	fieldsInOrder := [...]string{"title", "slug", "excerpt", "body", "categories", "coverImage", "seo", "idempotencyKey"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -6625,6 +8397,20 @@ func (ec *executionContext) unmarshalInputCreatePostInput(ctx context.Context, o
 				return it, err
 			}
 			it.Categories = data
+		case "coverImage":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("coverImage"))
+			data, err := ec.unmarshalOImageInput2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐImageInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CoverImage = data
+		case "seo":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("seo"))
+			data, err := ec.unmarshalOSeoInput2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSeoInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Seo = data
 		case "idempotencyKey":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -6632,6 +8418,43 @@ func (ec *executionContext) unmarshalInputCreatePostInput(ctx context.Context, o
 				return it, err
 			}
 			it.IdempotencyKey = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCreatePreviewLinkInput(ctx context.Context, obj any) (model.CreatePreviewLinkInput, error) {
+	var it model.CreatePreviewLinkInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"postId", "expiresIn"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "postId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("postId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PostID = data
+		case "expiresIn":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expiresIn"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpiresIn = data
 		}
 	}
 	return it, nil
@@ -6718,6 +8541,57 @@ func (ec *executionContext) unmarshalInputDeletePostInput(ctx context.Context, o
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputImageInput(ctx context.Context, obj any) (model.ImageInput, error) {
+	var it model.ImageInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"url", "alt", "width", "height"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "url":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("url"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.URL = data
+		case "alt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("alt"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Alt = data
+		case "width":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("width"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Width = data
+		case "height":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("height"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Height = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputPublishPostInput(ctx context.Context, obj any) (model.PublishPostInput, error) {
 	var it model.PublishPostInput
 	if obj == nil {
@@ -6764,6 +8638,57 @@ func (ec *executionContext) unmarshalInputPublishPostInput(ctx context.Context, 
 				return it, err
 			}
 			it.IdempotencyKey = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSeoInput(ctx context.Context, obj any) (model.SeoInput, error) {
+	var it model.SeoInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"title", "description", "canonicalUrl", "ogImage"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "title":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("title"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Title = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		case "canonicalUrl":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("canonicalUrl"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CanonicalURL = data
+		case "ogImage":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ogImage"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OgImage = data
 		}
 	}
 	return it, nil
@@ -6824,7 +8749,7 @@ func (ec *executionContext) unmarshalInputUpdateAuthorInput(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"id", "expectedVersion", "name", "bio", "avatarUrl", "idempotencyKey"}
+	fieldsInOrder := [...]string{"id", "expectedVersion", "name", "bio", "avatarUrl", "slug", "idempotencyKey"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -6866,6 +8791,13 @@ func (ec *executionContext) unmarshalInputUpdateAuthorInput(ctx context.Context,
 				return it, err
 			}
 			it.AvatarURL = data
+		case "slug":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("slug"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Slug = data
 		case "idempotencyKey":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -6947,7 +8879,7 @@ func (ec *executionContext) unmarshalInputUpdatePostInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"id", "expectedVersion", "title", "slug", "excerpt", "body", "categories", "idempotencyKey"}
+	fieldsInOrder := [...]string{"id", "expectedVersion", "title", "slug", "excerpt", "body", "categories", "coverImage", "seo", "idempotencyKey"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -7003,6 +8935,20 @@ func (ec *executionContext) unmarshalInputUpdatePostInput(ctx context.Context, o
 				return it, err
 			}
 			it.Categories = data
+		case "coverImage":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("coverImage"))
+			data, err := ec.unmarshalOImageInput2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐImageInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CoverImage = graphql.OmittableOf(data)
+		case "seo":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("seo"))
+			data, err := ec.unmarshalOSeoInput2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSeoInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Seo = data
 		case "idempotencyKey":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -7102,6 +9048,163 @@ func (ec *executionContext) _AddCommentPayload(ctx context.Context, sel ast.Sele
 	return out
 }
 
+var archiveMonthImplementors = []string{"ArchiveMonth"}
+
+func (ec *executionContext) _ArchiveMonth(ctx context.Context, sel ast.SelectionSet, obj *storage.ArchiveMonth) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, archiveMonthImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ArchiveMonth")
+		case "year":
+			out.Values[i] = ec._ArchiveMonth_year(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "month":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ArchiveMonth_month(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "postCount":
+			out.Values[i] = ec._ArchiveMonth_postCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "startsAt":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ArchiveMonth_startsAt(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "endsAt":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ArchiveMonth_endsAt(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var authorImplementors = []string{"Author", "Node"}
 
 func (ec *executionContext) _Author(ctx context.Context, sel ast.SelectionSet, obj *storage.Author) graphql.Marshaler {
@@ -7152,6 +9255,11 @@ func (ec *executionContext) _Author(ctx context.Context, sel ast.SelectionSet, o
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "slug":
+			out.Values[i] = ec._Author_slug(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		case "name":
 			out.Values[i] = ec._Author_name(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -7217,6 +9325,11 @@ func (ec *executionContext) _Author(ctx context.Context, sel ast.SelectionSet, o
 			}
 		case "postCount":
 			out.Values[i] = ec._Author_postCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "archive":
+			out.Values[i] = ec._Author_archive(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -7513,6 +9626,11 @@ func (ec *executionContext) _Category(ctx context.Context, sel ast.SelectionSet,
 			}
 		case "postCount":
 			out.Values[i] = ec._Category_postCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "archive":
+			out.Values[i] = ec._Category_archive(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
@@ -8051,6 +10169,54 @@ func (ec *executionContext) _CreatePostPayload(ctx context.Context, sel ast.Sele
 	return out
 }
 
+var createPreviewLinkPayloadImplementors = []string{"CreatePreviewLinkPayload"}
+
+func (ec *executionContext) _CreatePreviewLinkPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreatePreviewLinkPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, createPreviewLinkPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CreatePreviewLinkPayload")
+		case "token":
+			out.Values[i] = ec._CreatePreviewLinkPayload_token(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "expiresAt":
+			out.Values[i] = ec._CreatePreviewLinkPayload_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "post":
+			out.Values[i] = ec._CreatePreviewLinkPayload_post(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var deleteCommentPayloadImplementors = []string{"DeleteCommentPayload"}
 
 func (ec *executionContext) _DeleteCommentPayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeleteCommentPayload) graphql.Marshaler {
@@ -8170,6 +10336,173 @@ func (ec *executionContext) _DraftConnection(ctx context.Context, sel ast.Select
 	return out
 }
 
+var headingImplementors = []string{"Heading"}
+
+func (ec *executionContext) _Heading(ctx context.Context, sel ast.SelectionSet, obj *storage.Heading) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, headingImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Heading")
+		case "level":
+			out.Values[i] = ec._Heading_level(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "text":
+			out.Values[i] = ec._Heading_text(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "anchor":
+			out.Values[i] = ec._Heading_anchor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var imageImplementors = []string{"Image"}
+
+func (ec *executionContext) _Image(ctx context.Context, sel ast.SelectionSet, obj *storage.Image) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, imageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Image")
+		case "url":
+			out.Values[i] = ec._Image_url(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "alt":
+			out.Values[i] = ec._Image_alt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "width":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Image_width(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "height":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Image_height(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -8263,6 +10596,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "deleteComment":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_deleteComment(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createPreviewLink":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createPreviewLink(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -8444,6 +10784,135 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "bodyHtml":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Post_bodyHtml(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "toc":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Post_toc(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "wordCount":
+			out.Values[i] = ec._Post_wordCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "readingTimeMinutes":
+			out.Values[i] = ec._Post_readingTimeMinutes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "coverImage":
+			out.Values[i] = ec._Post_coverImage(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "seo":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Post_seo(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "status":
 			field := field
 
@@ -8594,6 +11063,158 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 				}()
 				res = ec._Post_comments(ctx, field, obj)
 				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "previous":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Post_previous(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "next":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Post_next(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "previousInCategory":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Post_previousInCategory(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "nextInCategory":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Post_nextInCategory(ctx, field, obj)
+				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -8912,6 +11533,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "archive":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_archive(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "author":
 			field := field
 
@@ -9013,6 +11656,59 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var seoImplementors = []string{"Seo"}
+
+func (ec *executionContext) _Seo(ctx context.Context, sel ast.SelectionSet, obj *model.Seo) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, seoImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Seo")
+		case "title":
+			out.Values[i] = ec._Seo_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "description":
+			out.Values[i] = ec._Seo_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "canonicalUrl":
+			out.Values[i] = ec._Seo_canonicalUrl(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "ogImage":
+			out.Values[i] = ec._Seo_ogImage(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -9594,6 +12290,52 @@ func (ec *executionContext) marshalNAddCommentPayload2ᚖgithubᚗcomᚋblogql�
 	return ec._AddCommentPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNArchiveMonth2githubᚗcomᚋblogqlᚋblogᚋstorageᚐArchiveMonth(ctx context.Context, sel ast.SelectionSet, v storage.ArchiveMonth) graphql.Marshaler {
+	return ec._ArchiveMonth(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNArchiveMonth2ᚕgithubᚗcomᚋblogqlᚋblogᚋstorageᚐArchiveMonthᚄ(ctx context.Context, sel ast.SelectionSet, v []storage.ArchiveMonth) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNArchiveMonth2githubᚗcomᚋblogqlᚋblogᚋstorageᚐArchiveMonth(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNArchiveMonth2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐArchiveMonthᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.ArchiveMonth) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNArchiveMonth2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐArchiveMonth(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNArchiveMonth2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐArchiveMonth(ctx context.Context, sel ast.SelectionSet, v *storage.ArchiveMonth) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ArchiveMonth(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNAuthor2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐAuthor(ctx context.Context, sel ast.SelectionSet, v *storage.Author) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -9789,6 +12531,21 @@ func (ec *executionContext) marshalNCreatePostPayload2ᚖgithubᚗcomᚋblogql�
 	return ec._CreatePostPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNCreatePreviewLinkInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCreatePreviewLinkInput(ctx context.Context, v any) (model.CreatePreviewLinkInput, error) {
+	res, err := ec.unmarshalInputCreatePreviewLinkInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCreatePreviewLinkPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCreatePreviewLinkPayload(ctx context.Context, sel ast.SelectionSet, v *model.CreatePreviewLinkPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CreatePreviewLinkPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNDateTime2timeᚐTime(ctx context.Context, v any) (time.Time, error) {
 	res, err := model.UnmarshalDateTime(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -9797,6 +12554,28 @@ func (ec *executionContext) unmarshalNDateTime2timeᚐTime(ctx context.Context, 
 func (ec *executionContext) marshalNDateTime2timeᚐTime(ctx context.Context, sel ast.SelectionSet, v time.Time) graphql.Marshaler {
 	_ = sel
 	res := model.MarshalDateTime(v)
+	if res == graphql.Null {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+	}
+	return res
+}
+
+func (ec *executionContext) unmarshalNDateTime2ᚖtimeᚐTime(ctx context.Context, v any) (*time.Time, error) {
+	res, err := model.UnmarshalDateTime(v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDateTime2ᚖtimeᚐTime(ctx context.Context, sel ast.SelectionSet, v *time.Time) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	_ = sel
+	res := model.MarshalDateTime(*v)
 	if res == graphql.Null {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
 			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
@@ -9833,6 +12612,32 @@ func (ec *executionContext) marshalNDeletePostPayload2ᚖgithubᚗcomᚋblogql�
 		return graphql.Null
 	}
 	return ec._DeletePostPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNHeading2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐHeadingᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.Heading) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNHeading2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐHeading(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNHeading2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐHeading(ctx context.Context, sel ast.SelectionSet, v *storage.Heading) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Heading(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {
@@ -9962,6 +12767,16 @@ func (ec *executionContext) marshalNPublishPostPayload2ᚖgithubᚗcomᚋblogql�
 		return graphql.Null
 	}
 	return ec._PublishPostPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSeo2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSeo(ctx context.Context, sel ast.SelectionSet, v *model.Seo) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Seo(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
@@ -10286,6 +13101,21 @@ func (ec *executionContext) marshalOID2ᚖstring(ctx context.Context, sel ast.Se
 	return res
 }
 
+func (ec *executionContext) marshalOImage2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐImage(ctx context.Context, sel ast.SelectionSet, v *storage.Image) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Image(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOImageInput2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐImageInput(ctx context.Context, v any) (*model.ImageInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputImageInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalOInt2ᚖint(ctx context.Context, v any) (*int, error) {
 	if v == nil {
 		return nil, nil
@@ -10316,6 +13146,14 @@ func (ec *executionContext) marshalOPost2ᚖgithubᚗcomᚋblogqlᚋblogᚋstora
 		return graphql.Null
 	}
 	return ec._Post(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOSeoInput2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSeoInput(ctx context.Context, v any) (*model.SeoInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputSeoInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {

@@ -76,13 +76,17 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 		limit = DefaultComplexityLimit
 	}
 
-	cfg := Config{Resolvers: &Resolver{store: store}}
-	cfg.Complexity.Query.Posts = connectionComplexity
-	cfg.Complexity.Query.Authors = connectionComplexity
-	cfg.Complexity.Author.Posts = connectionComplexity
-	cfg.Complexity.Author.Drafts = connectionComplexity
-	cfg.Complexity.Category.Posts = connectionComplexity
-	cfg.Complexity.Post.Comments = connectionComplexity
+	cfg := Config{Resolvers: &Resolver{store: store, previews: &keyCache{}}}
+	cfg.Complexity.Query.Posts = postsComplexity
+	cfg.Complexity.Query.Authors = listComplexity
+	cfg.Complexity.Author.Posts = postsComplexity
+	cfg.Complexity.Author.Drafts = listComplexity
+	cfg.Complexity.Category.Posts = postsComplexity
+	cfg.Complexity.Post.Comments = listComplexity
+	cfg.Complexity.Post.Previous = adjacentComplexity
+	cfg.Complexity.Post.Next = adjacentComplexity
+	cfg.Complexity.Post.PreviousInCategory = adjacentInComplexity
+	cfg.Complexity.Post.NextInCategory = adjacentInComplexity
 
 	srv := handler.New(NewExecutableSchema(cfg))
 	srv.AddTransport(transport.Options{})

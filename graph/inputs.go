@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/blogql/blog/graph/model"
 	"github.com/blogql/blog/storage"
@@ -46,4 +47,35 @@ func newComment(authorID string, in model.AddCommentInput) (storage.NewComment, 
 		c.ParentID = parent.CommentID
 	}
 	return c, nil
+}
+
+// imageOf returns the storage image of an image input, or a
+// *storage.ValidationError for a size given out of range.
+func imageOf(in *model.ImageInput) (*storage.Image, error) {
+	if in == nil {
+		return nil, nil
+	}
+	img := &storage.Image{URL: in.URL, Alt: deref(in.Alt), Width: deref(in.Width), Height: deref(in.Height)}
+	for field, v := range map[string]*int{"coverImage.width": in.Width, "coverImage.height": in.Height} {
+		if v != nil && *v < 1 {
+			return nil, &storage.ValidationError{Field: field, Reason: fmt.Sprintf("must be between 1 and %d pixels", storage.MaxImageSide)}
+		}
+	}
+	return img, nil
+}
+
+// seoOfInput returns the SEO fields of a post's input.
+func seoOfInput(in *model.SeoInput) storage.SEO {
+	if in == nil {
+		return storage.SEO{}
+	}
+	return storage.SEO{Title: deref(in.Title), Description: deref(in.Description), CanonicalURL: deref(in.CanonicalURL), OGImage: deref(in.OgImage)}
+}
+
+// seoPatch returns the changes an input makes to a post's SEO fields.
+func seoPatch(in *model.SeoInput) *storage.SEOPatch {
+	if in == nil {
+		return nil
+	}
+	return &storage.SEOPatch{Title: in.Title, Description: in.Description, CanonicalURL: in.CanonicalURL, OGImage: in.OgImage}
 }

@@ -30,6 +30,8 @@ type loaders struct {
 	categories *dataloader.Loader[string, *storage.Category]
 	comments   *dataloader.Loader[storage.CommentKey, *storage.Comment]
 	replies    *dataloader.Loader[storage.CommentKey, []*storage.Comment]
+	// stats reads the blog-wide counts once for all the fields that ask.
+	stats *dataloader.Loader[struct{}, *storage.Stats]
 	// observe records the number of keys of each batch read, by loader.
 	observe func(loader string, keys int)
 }
@@ -46,6 +48,7 @@ func withLoaders(store *storage.Store, observe func(loader string, keys int), ne
 			categories: newLoader("categories", store.GetCategories, observe),
 			comments:   newLoader("comments", store.GetComments, observe),
 			replies:    newLoader("replies", repliesOf(store), observe),
+			stats:      newLoader("stats", statsOf(store), observe),
 			observe:    observe,
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), loadersKey{}, l)))
@@ -59,6 +62,7 @@ func (l *loaders) forget() {
 	l.categories.ClearAll()
 	l.comments.ClearAll()
 	l.replies.ClearAll()
+	l.stats.ClearAll()
 }
 
 // freshReadsPerMutation makes each mutation of a request start with
@@ -129,6 +133,19 @@ func repliesOf(store *storage.Store) func(context.Context, []storage.CommentKey)
 	}
 }
 
+// statsOf returns a batch read of the blog-wide counts: one GetItem,
+// whatever the fields of a request that ask for them.
+func statsOf(store *storage.Store) func(context.Context, []struct{}) ([]*storage.Stats, []error) {
+	return func(ctx context.Context, keys []struct{}) ([]*storage.Stats, []error) {
+		st, err := store.Stats(ctx)
+		values, errs := make([]*storage.Stats, len(keys)), make([]error, len(keys))
+		for i := range keys {
+			values[i], errs[i] = st, err
+		}
+		return values, errs
+	}
+}
+
 // prime reads keys with one batch read and puts what it finds in the loader
 // called name. Fields that load the items of a page one by one then find
 // them there, instead of being batched by timing alone (the wait window),
@@ -145,16 +162,21 @@ func prime[K comparable, V any](ctx context.Context, name string, loader *datalo
 }
 
 // primeFullPosts loads the full posts of a page of summaries in one batch
-// read when the connection's selection needs what summaries lack.
+// read when the connection's selection needs what summaries lack: the
+// body, its HTML and table of contents, the SEO fields, the thread count.
 func (r *Resolver) primeFullPosts(ctx context.Context, page []*storage.Post) {
-	if len(page) == 0 || !graphql.AnyFieldRequested(ctx, "edges.node.body", "edges.node.comments.totalCount") {
+	if len(page) == 0 || !graphql.AnyFieldRequested(ctx, fullPostFields...) {
 		return
 	}
-	ids := make([]string, len(page))
-	for i, p := range page {
-		ids[i] = p.ID
+	var ids []string
+	for _, p := range page {
+		if p.Summary {
+			ids = append(ids, p.ID)
+		}
 	}
-	prime(ctx, "posts", loadersFor(ctx).posts, r.store.GetPosts, ids)
+	if len(ids) > 0 {
+		prime(ctx, "posts", loadersFor(ctx).posts, r.store.GetPosts, ids)
+	}
 }
 
 // primeComments loads what a page of comments asks for in as few reads as

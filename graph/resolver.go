@@ -4,6 +4,7 @@ package graph
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -14,7 +15,8 @@ import (
 // Resolver is the root resolver. It is the only place dependencies are
 // injected; per-request dataloaders come from the request context.
 type Resolver struct {
-	store *storage.Store
+	store    *storage.Store
+	previews *keyCache
 }
 
 // allCategories returns every category, ordered by slug, in as few pages as
@@ -72,4 +74,18 @@ func deref[T any](p *T) T {
 		return zero
 	}
 	return *p
+}
+
+// exactlyOne returns an error unless exactly one of args is given.
+func exactlyOne(args ...*string) error {
+	n := 0
+	for _, a := range args {
+		if a != nil {
+			n++
+		}
+	}
+	if n != 1 {
+		return fmt.Errorf("%d arguments of %d given, want one", n, len(args))
+	}
+	return nil
 }

@@ -8,11 +8,27 @@ package graph
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/graph/model"
 	"github.com/blogql/blog/storage"
 )
+
+// Month is the resolver for the month field.
+func (r *archiveMonthResolver) Month(ctx context.Context, obj *storage.ArchiveMonth) (int, error) {
+	return int(obj.Month), nil
+}
+
+// StartsAt is the resolver for the startsAt field.
+func (r *archiveMonthResolver) StartsAt(ctx context.Context, obj *storage.ArchiveMonth) (*time.Time, error) {
+	return new(obj.Start()), nil
+}
+
+// EndsAt is the resolver for the endsAt field.
+func (r *archiveMonthResolver) EndsAt(ctx context.Context, obj *storage.ArchiveMonth) (*time.Time, error) {
+	return new(obj.End()), nil
+}
 
 // ID is the resolver for the id field.
 func (r *authorResolver) ID(ctx context.Context, obj *storage.Author) (string, error) {
@@ -28,32 +44,35 @@ func (r *authorResolver) AvatarURL(ctx context.Context, obj *storage.Author) (*s
 }
 
 // Posts is the resolver for the posts field.
-func (r *authorResolver) Posts(ctx context.Context, obj *storage.Author, first *int, after *string) (*model.PostConnection, error) {
-	p := pageOf(first, after)
+func (r *authorResolver) Posts(ctx context.Context, obj *storage.Author, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error) {
+	p, err := pageOf(first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	per := periodOf(publishedAfter, publishedBefore)
 	own := auth.ActorFrom(ctx).Acts(obj.ID)
-	res, err := r.store.AuthorPosts(ctx, obj.ID, p, own)
+	res, err := r.store.AuthorPosts(ctx, obj.ID, p, per, own)
 	if err != nil {
 		return nil, err
 	}
 	r.primeFullPosts(ctx, res.Items)
-	count := obj.PostCount
-	if own {
-		count += obj.ScheduledCount
-	}
-	return postConnection(res, p, model.Count(count)), nil
+	return postConnection(res, r.authorPostsCount(obj, per, own)), nil
 }
 
 // Drafts is the resolver for the drafts field.
-func (r *authorResolver) Drafts(ctx context.Context, obj *storage.Author, first *int, after *string) (*model.DraftConnection, error) {
+func (r *authorResolver) Drafts(ctx context.Context, obj *storage.Author, first *int, after *string, last *int, before *string) (*model.DraftConnection, error) {
 	if err := actsFor(ctx, obj.ID, "the author"); err != nil {
 		return nil, err
 	}
-	p := pageOf(first, after)
+	p, err := pageOf(first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
 	res, err := r.store.AuthorDrafts(ctx, obj.ID, p)
 	if err != nil {
 		return nil, err
 	}
-	c := postConnection(res, p, nil)
+	c := postConnection(res, nil)
 	return &model.DraftConnection{Edges: c.Edges, PageInfo: c.PageInfo}, nil
 }
 
@@ -63,14 +82,18 @@ func (r *categoryResolver) ID(ctx context.Context, obj *storage.Category) (strin
 }
 
 // Posts is the resolver for the posts field.
-func (r *categoryResolver) Posts(ctx context.Context, obj *storage.Category, first *int, after *string) (*model.PostConnection, error) {
-	p := pageOf(first, after)
-	res, err := r.store.CategoryPosts(ctx, obj.Slug, p)
+func (r *categoryResolver) Posts(ctx context.Context, obj *storage.Category, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error) {
+	p, err := pageOf(first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	per := periodOf(publishedAfter, publishedBefore)
+	res, err := r.store.CategoryPosts(ctx, obj.Slug, p, per)
 	if err != nil {
 		return nil, err
 	}
 	r.primeFullPosts(ctx, res.Items)
-	return postConnection(res, p, model.Count(obj.PostCount)), nil
+	return postConnection(res, r.categoryPostsCount(obj, per)), nil
 }
 
 // ID is the resolver for the id field.
@@ -110,6 +133,16 @@ func (r *commentResolver) Replies(ctx context.Context, obj *storage.Comment) ([]
 	return loadersFor(ctx).replies.Load(ctx, storage.CommentKey{PostID: obj.PostID, CommentID: obj.ID})()
 }
 
+// Width is the resolver for the width field.
+func (r *imageResolver) Width(ctx context.Context, obj *storage.Image) (*int, error) {
+	return positive(obj.Width), nil
+}
+
+// Height is the resolver for the height field.
+func (r *imageResolver) Height(ctx context.Context, obj *storage.Image) (*int, error) {
+	return positive(obj.Height), nil
+}
+
 // CreateAuthor is the resolver for the createAuthor field.
 func (r *mutationResolver) CreateAuthor(ctx context.Context, input model.CreateAuthorInput) (*model.CreateAuthorPayload, error) {
 	if err := admin(ctx); err != nil {
@@ -117,6 +150,7 @@ func (r *mutationResolver) CreateAuthor(ctx context.Context, input model.CreateA
 	}
 	a, err := r.store.CreateAuthor(ctx, storage.NewAuthor{
 		ID:             deref(input.Subject),
+		Slug:           deref(input.Slug),
 		Name:           input.Name,
 		Bio:            deref(input.Bio),
 		AvatarURL:      deref(input.AvatarURL),
@@ -143,6 +177,7 @@ func (r *mutationResolver) UpdateAuthor(ctx context.Context, input model.UpdateA
 	a, err := r.store.UpdateAuthor(ctx, storage.AuthorPatch{
 		ID:              id,
 		ExpectedVersion: int64(deref(input.ExpectedVersion)),
+		Slug:            input.Slug,
 		Name:            input.Name,
 		Bio:             input.Bio,
 		AvatarURL:       input.AvatarURL,
@@ -195,6 +230,10 @@ func (r *mutationResolver) CreatePost(ctx context.Context, input model.CreatePos
 	if err != nil {
 		return nil, err
 	}
+	cover, err := imageOf(input.CoverImage)
+	if err != nil {
+		return nil, err
+	}
 	p, err := r.store.CreatePost(ctx, storage.NewPost{
 		AuthorID:       a.ID,
 		Title:          input.Title,
@@ -202,6 +241,8 @@ func (r *mutationResolver) CreatePost(ctx context.Context, input model.CreatePos
 		Excerpt:        deref(input.Excerpt),
 		Body:           deref(input.Body),
 		Categories:     input.Categories,
+		CoverImage:     cover,
+		SEO:            seoOfInput(input.Seo),
 		IdempotencyKey: idempotencyKey(ctx, input.IdempotencyKey),
 	})
 	if err != nil {
@@ -216,14 +257,21 @@ func (r *mutationResolver) UpdatePost(ctx context.Context, input model.UpdatePos
 	if err != nil {
 		return nil, err
 	}
+	cover, err := imageOf(input.CoverImage.Value())
+	if err != nil {
+		return nil, err
+	}
 	patch := storage.PostPatch{
-		ID:              id,
-		ExpectedVersion: int64(input.ExpectedVersion),
-		Title:           input.Title,
-		Slug:            input.Slug,
-		Excerpt:         input.Excerpt,
-		Body:            input.Body,
-		IdempotencyKey:  idempotencyKey(ctx, input.IdempotencyKey),
+		ID:               id,
+		ExpectedVersion:  int64(input.ExpectedVersion),
+		Title:            input.Title,
+		Slug:             input.Slug,
+		Excerpt:          input.Excerpt,
+		Body:             input.Body,
+		CoverImage:       cover,
+		RemoveCoverImage: input.CoverImage.IsSet() && cover == nil,
+		SEO:              seoPatch(input.Seo),
+		IdempotencyKey:   idempotencyKey(ctx, input.IdempotencyKey),
 	}
 	if input.Categories != nil {
 		patch.Categories = &input.Categories
@@ -314,6 +362,28 @@ func (r *mutationResolver) DeleteComment(ctx context.Context, input model.Delete
 	return &model.DeleteCommentPayload{Comment: c}, nil
 }
 
+// CreatePreviewLink is the resolver for the createPreviewLink field.
+func (r *mutationResolver) CreatePreviewLink(ctx context.Context, input model.CreatePreviewLinkInput) (*model.CreatePreviewLinkPayload, error) {
+	id, err := r.ownPost(ctx, input.PostID, nil)
+	if err != nil {
+		return nil, err
+	}
+	ttl, err := previewTTL(input.ExpiresIn)
+	if err != nil {
+		return nil, err
+	}
+	p, err := r.store.ReadPost(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	expires := r.store.Now().Add(ttl)
+	token, err := r.previewToken(ctx, p.ID, expires)
+	if err != nil {
+		return nil, err
+	}
+	return &model.CreatePreviewLinkPayload{Token: token, ExpiresAt: expires, Post: p}, nil
+}
+
 // ID is the resolver for the id field.
 func (r *postResolver) ID(ctx context.Context, obj *storage.Post) (string, error) {
 	return postGID(obj.ID), nil
@@ -321,14 +391,38 @@ func (r *postResolver) ID(ctx context.Context, obj *storage.Post) (string, error
 
 // Body is the resolver for the body field.
 func (r *postResolver) Body(ctx context.Context, obj *storage.Post) (string, error) {
-	if !obj.Summary {
-		return obj.Body, nil
-	}
-	full, err := loadersFor(ctx).posts.Load(ctx, obj.ID)()
+	full, err := fullPost(ctx, obj)
 	if err != nil {
 		return "", err
 	}
 	return full.Body, nil
+}
+
+// BodyHTML is the resolver for the bodyHtml field.
+func (r *postResolver) BodyHTML(ctx context.Context, obj *storage.Post) (string, error) {
+	full, err := fullPost(ctx, obj)
+	if err != nil {
+		return "", err
+	}
+	return full.BodyHTML, nil
+}
+
+// Toc is the resolver for the toc field.
+func (r *postResolver) Toc(ctx context.Context, obj *storage.Post) ([]*storage.Heading, error) {
+	full, err := fullPost(ctx, obj)
+	if err != nil {
+		return nil, err
+	}
+	return headings(full.TOC), nil
+}
+
+// Seo is the resolver for the seo field.
+func (r *postResolver) Seo(ctx context.Context, obj *storage.Post) (*model.Seo, error) {
+	full, err := fullPost(ctx, obj)
+	if err != nil {
+		return nil, err
+	}
+	return seoOf(full), nil
 }
 
 // Status is the resolver for the status field.
@@ -338,8 +432,8 @@ func (r *postResolver) Status(ctx context.Context, obj *storage.Post) (model.Pos
 
 // Author is the resolver for the author field.
 func (r *postResolver) Author(ctx context.Context, obj *storage.Post) (*storage.Author, error) {
-	if selectsOnly(ctx, "id", "name") {
-		return &storage.Author{ID: obj.AuthorID, Name: obj.AuthorName}, nil
+	if selectsOnly(ctx, "id", "name") || obj.AuthorSlug != "" && selectsOnly(ctx, "id", "name", "slug") {
+		return &storage.Author{ID: obj.AuthorID, Name: obj.AuthorName, Slug: obj.AuthorSlug}, nil
 	}
 	return loadersFor(ctx).authors.Load(ctx, obj.AuthorID)()
 }
@@ -356,8 +450,11 @@ func (r *postResolver) Categories(ctx context.Context, obj *storage.Post) ([]*st
 }
 
 // Comments is the resolver for the comments field.
-func (r *postResolver) Comments(ctx context.Context, obj *storage.Post, first *int, after *string) (*model.CommentConnection, error) {
-	p := pageOf(first, after)
+func (r *postResolver) Comments(ctx context.Context, obj *storage.Post, first *int, after *string, last *int, before *string) (*model.CommentConnection, error) {
+	p, err := pageOf(first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
 	res, err := r.store.Comments(ctx, obj.ID, p)
 	if err != nil {
 		return nil, err
@@ -365,7 +462,27 @@ func (r *postResolver) Comments(ctx context.Context, obj *storage.Post, first *i
 	if err := r.primeComments(ctx, obj.ID, res.Items); err != nil {
 		return nil, err
 	}
-	return commentConnection(res, p, threadCount(obj)), nil
+	return commentConnection(res, threadCount(obj)), nil
+}
+
+// Previous is the resolver for the previous field.
+func (r *postResolver) Previous(ctx context.Context, obj *storage.Post) (*storage.Post, error) {
+	return r.store.AdjacentPost(ctx, obj, "", false)
+}
+
+// Next is the resolver for the next field.
+func (r *postResolver) Next(ctx context.Context, obj *storage.Post) (*storage.Post, error) {
+	return r.store.AdjacentPost(ctx, obj, "", true)
+}
+
+// PreviousInCategory is the resolver for the previousInCategory field.
+func (r *postResolver) PreviousInCategory(ctx context.Context, obj *storage.Post, slug string) (*storage.Post, error) {
+	return r.store.AdjacentPost(ctx, obj, slug, false)
+}
+
+// NextInCategory is the resolver for the nextInCategory field.
+func (r *postResolver) NextInCategory(ctx context.Context, obj *storage.Post, slug string) (*storage.Post, error) {
+	return r.store.AdjacentPost(ctx, obj, slug, true)
 }
 
 // Viewer is the resolver for the viewer field.
@@ -405,34 +522,76 @@ func (r *queryResolver) Node(ctx context.Context, id string) (model.Node, error)
 }
 
 // Post is the resolver for the post field.
-func (r *queryResolver) Post(ctx context.Context, id *string, slug *string) (*storage.Post, error) {
+func (r *queryResolver) Post(ctx context.Context, id *string, slug *string, previewToken *string) (*storage.Post, error) {
 	switch {
-	case id != nil && slug == nil:
+	case exactlyOne(id, slug, previewToken) != nil:
+		return nil, &storage.ValidationError{Field: "id", Reason: "give exactly one of id, slug and previewToken"}
+	case id != nil:
 		postID, err := decodeIDOf("id", *id, kindPost)
 		if err != nil {
 			return nil, err
 		}
 		return r.visible(ctx)(r.store.GetPost(ctx, postID))
-	case slug != nil && id == nil:
+	case slug != nil:
 		return r.visible(ctx)(r.store.GetPostBySlug(ctx, *slug))
 	default:
-		return nil, &storage.ValidationError{Field: "id", Reason: "give exactly one of id and slug"}
+		noStore(ctx)
+		return r.previewedPost(ctx, *previewToken)
 	}
 }
 
 // Posts is the resolver for the posts field.
-func (r *queryResolver) Posts(ctx context.Context, first *int, after *string) (*model.PostConnection, error) {
-	p := pageOf(first, after)
-	res, err := r.store.LatestPosts(ctx, p)
+func (r *queryResolver) Posts(ctx context.Context, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error) {
+	p, err := pageOf(first, after, last, before)
 	if err != nil {
 		return nil, err
 	}
-	return postConnection(res, p, r.statsCount(func(s *storage.Stats) int64 { return s.PostCount })), nil
+	per := periodOf(publishedAfter, publishedBefore)
+	res, err := r.store.LatestPosts(ctx, p, per)
+	if err != nil {
+		return nil, err
+	}
+	return postConnection(res, r.feedCount(per)), nil
+}
+
+// Archive is the resolver for the archive field.
+func (r *queryResolver) Archive(ctx context.Context, author *string, category *string) ([]*storage.ArchiveMonth, error) {
+	switch {
+	case author != nil && category != nil:
+		return nil, &storage.ValidationError{Field: "category", Reason: "cannot be given with author"}
+	case author != nil:
+		authorID, err := decodeIDOf("author", *author, kindAuthor)
+		if err != nil {
+			return nil, err
+		}
+		a, err := r.store.GetAuthor(ctx, authorID)
+		if err != nil {
+			return nil, err
+		}
+		return archiveOf(a.Archive), nil
+	case category != nil:
+		c, err := r.store.GetCategory(ctx, *category)
+		if err != nil {
+			return nil, err
+		}
+		return archiveOf(c.Archive), nil
+	}
+	st, err := loadersFor(ctx).stats.Load(ctx, struct{}{})()
+	if err != nil {
+		return nil, err
+	}
+	return archiveOf(st.Archive), nil
 }
 
 // Author is the resolver for the author field.
-func (r *queryResolver) Author(ctx context.Context, id string) (*storage.Author, error) {
-	authorID, err := decodeIDOf("id", id, kindAuthor)
+func (r *queryResolver) Author(ctx context.Context, id *string, slug *string) (*storage.Author, error) {
+	switch {
+	case exactlyOne(id, slug) != nil:
+		return nil, &storage.ValidationError{Field: "id", Reason: "give exactly one of id and slug"}
+	case slug != nil:
+		return r.store.GetAuthorBySlug(ctx, *slug)
+	}
+	authorID, err := decodeIDOf("id", *id, kindAuthor)
 	if err != nil {
 		return nil, err
 	}
@@ -440,13 +599,16 @@ func (r *queryResolver) Author(ctx context.Context, id string) (*storage.Author,
 }
 
 // Authors is the resolver for the authors field.
-func (r *queryResolver) Authors(ctx context.Context, first *int, after *string) (*model.AuthorConnection, error) {
-	p := pageOf(first, after)
+func (r *queryResolver) Authors(ctx context.Context, first *int, after *string, last *int, before *string) (*model.AuthorConnection, error) {
+	p, err := pageOf(first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
 	res, err := r.store.Authors(ctx, p)
 	if err != nil {
 		return nil, err
 	}
-	return authorConnection(res, p, r.statsCount(func(s *storage.Stats) int64 { return s.AuthorCount })), nil
+	return authorConnection(res, r.statsCount(func(s *storage.Stats) int64 { return s.AuthorCount })), nil
 }
 
 // Category is the resolver for the category field.
@@ -459,6 +621,9 @@ func (r *queryResolver) Categories(ctx context.Context) ([]*storage.Category, er
 	return r.allCategories(ctx)
 }
 
+// ArchiveMonth returns ArchiveMonthResolver implementation.
+func (r *Resolver) ArchiveMonth() ArchiveMonthResolver { return &archiveMonthResolver{r} }
+
 // Author returns AuthorResolver implementation.
 func (r *Resolver) Author() AuthorResolver { return &authorResolver{r} }
 
@@ -467,6 +632,9 @@ func (r *Resolver) Category() CategoryResolver { return &categoryResolver{r} }
 
 // Comment returns CommentResolver implementation.
 func (r *Resolver) Comment() CommentResolver { return &commentResolver{r} }
+
+// Image returns ImageResolver implementation.
+func (r *Resolver) Image() ImageResolver { return &imageResolver{r} }
 
 // Mutation returns MutationResolver implementation.
 func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
@@ -478,10 +646,12 @@ func (r *Resolver) Post() PostResolver { return &postResolver{r} }
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
 type (
-	authorResolver   struct{ *Resolver }
-	categoryResolver struct{ *Resolver }
-	commentResolver  struct{ *Resolver }
-	mutationResolver struct{ *Resolver }
-	postResolver     struct{ *Resolver }
-	queryResolver    struct{ *Resolver }
+	archiveMonthResolver struct{ *Resolver }
+	authorResolver       struct{ *Resolver }
+	categoryResolver     struct{ *Resolver }
+	commentResolver      struct{ *Resolver }
+	imageResolver        struct{ *Resolver }
+	mutationResolver     struct{ *Resolver }
+	postResolver         struct{ *Resolver }
+	queryResolver        struct{ *Resolver }
 )

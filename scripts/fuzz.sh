@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs every fuzz target for a while: cursor decoding and input validation
-# (storage), global-id decoding (graph). Their seeds (f.Add and
+# (storage), global-id decoding (graph), Markdown rendering and sanitizing
+# (markdown). Their seeds (f.Add and
 # testdata/fuzz/) already run with every `go test`; this searches beyond
 # them. A failing input is written to the package's testdata/fuzz/ and
 # fails the run; commit it with the fix, as a seed.
@@ -14,6 +15,7 @@ targets=(
   "./storage FuzzDecodeCursor"
   "./storage FuzzValidate"
   "./graph FuzzDecodeID"
+  "./markdown FuzzRender"
 )
 for t in "${targets[@]}"; do
   read -r pkg name <<<"$t"

@@ -10,12 +10,23 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/blogql/blog/markdown"
 )
 
 // renameConcurrency bounds the posts refreshed at once after a rename.
 const renameConcurrency = 4
 
-// CreateAuthor creates an author; an existing id is ErrAlreadyExists.
+// slugCandidates is how many slugs made from a name CreateAuthor tries:
+// the name's, then with "-2" up to "-<slugCandidates-1>", then with a
+// random suffix.
+const slugCandidates = 10
+
+// CreateAuthor creates an author; an existing id is ErrAlreadyExists. A
+// slug given is taken as UpdatePost takes a post's (ErrSlugTaken when
+// another author holds it); without one, the first free one of the
+// slugs made from the name is taken ("ada-lovelace", "ada-lovelace-2", …,
+// then one with a random suffix). It reads the slugs first (one request).
 func (s *Store) CreateAuthor(ctx context.Context, in NewAuthor) (*Author, error) {
 	if in.ID == "" {
 		in.ID = newID()
@@ -26,29 +37,95 @@ func (s *Store) CreateAuthor(ctx context.Context, in NewAuthor) (*Author, error)
 		validateText("bio", in.Bio, false, MaxBioLength),
 		validateURL("avatarUrl", in.AvatarURL),
 	)
+	if err == nil && in.Slug != "" {
+		err = validateSlug("slug", in.Slug)
+	}
 	if err != nil {
 		return nil, err
 	}
+	candidates := []string{in.Slug}
+	if in.Slug == "" {
+		candidates = slugsFromName(in.Name)
+	}
 	return idempotent(ctx, s, "createAuthor", in.IdempotencyKey, in, func(rec *idem) (*Author, error) {
-		now := s.Now()
-		a := &Author{ID: in.ID, Name: in.Name, Bio: in.Bio, AvatarURL: in.AvatarURL, CreatedAt: now, UpdatedAt: now, Version: 1}
-		t := s.newTxn()
-		err := firstErr(
-			t.put(newAuthorItem(a), ptr(condNotExists()), ErrAlreadyExists),
-			countStats(t, "authorCount", 1),
-		)
-		if err != nil {
-			return nil, err
-		}
-		return execRecord(ctx, s, t, rec, a)
+		return retryWrite(ctx, func() (*Author, error) {
+			found, err := s.batchGet(ctx, mapKeys(candidates, authorSlugKey), true)
+			if err != nil {
+				return nil, err
+			}
+			slug, res, err := pickSlug(found, candidates, in.Slug != "")
+			if err == nil {
+				err = s.claim(ctx, authorSlugs, in.ID, res)
+			}
+			if err != nil {
+				return nil, err
+			}
+			now := s.Now()
+			a := &Author{ID: in.ID, Slug: slug, Name: in.Name, Bio: in.Bio, AvatarURL: in.AvatarURL, CreatedAt: now, UpdatedAt: now, Version: 1}
+			t := s.newTxn()
+			err = firstErr(
+				t.put(newAuthorItem(a), ptr(condNotExists()), ErrAlreadyExists),
+				authorSlugs.moveSlug(t, in.ID, nil, []string{slug}, res),
+				countStats(t, "authorCount", 1),
+			)
+			if err != nil {
+				return nil, err
+			}
+			return execRecord(ctx, s, t, rec, a)
+		})
 	})
 }
 
-// UpdateAuthor edits an author. A new name reaches every post and copy
-// that carries it before UpdateAuthor returns.
+// slugsFromName returns the slugs CreateAuthor tries for a name.
+func slugsFromName(name string) []string {
+	base := markdown.Slugify(name, MaxSlugLength-len("-123456"))
+	if base == "" {
+		base = "author"
+	}
+	out := []string{base}
+	for i := 2; i < slugCandidates; i++ {
+		out = append(out, fmt.Sprintf("%s-%d", base, i))
+	}
+	return append(out, base+"-"+randomHex(6))
+}
+
+// pickSlug returns the slug to take of candidates, whose reservations are
+// in found, and its reservation (nil when free). A slug given is the only
+// candidate and may be any; made ones must be free.
+func pickSlug(found map[key]item, candidates []string, given bool) (string, *reservation, error) {
+	for _, c := range candidates {
+		res, err := authorSlugs.decodeReservation(found, c)
+		if err != nil {
+			return "", nil, err
+		}
+		if given || res == nil {
+			return c, res, nil
+		}
+	}
+	return "", nil, fmt.Errorf("slugs %s to %s: %w", candidates[0], candidates[len(candidates)-1], ErrSlugTaken)
+}
+
+// GetAuthorBySlug returns the author who holds slug, as its current slug
+// or as a redirect (Author.Slug is the current one), or ErrNotFound.
+func (s *Store) GetAuthorBySlug(ctx context.Context, slug string) (*Author, error) {
+	if err := validateSlug("slug", slug); err != nil {
+		return nil, err
+	}
+	var sl authorSlugItem
+	if err := s.getItem(ctx, authorSlugKey(slug), false, &sl); err != nil {
+		return nil, fmt.Errorf("author slug %q: %w", slug, err)
+	}
+	return s.GetAuthor(ctx, sl.AuthorID)
+}
+
+// UpdateAuthor edits an author. A new name or slug reaches every post and
+// copy that carries it before UpdateAuthor returns. A new slug keeps the
+// old one as a redirect and is taken as UpdatePost takes a post's; it is
+// read with the author, in the same request.
 func (s *Store) UpdateAuthor(ctx context.Context, in AuthorPatch) (*Author, error) {
 	err := firstErr(
 		validateID("id", in.ID),
+		validateOpt(in.Slug, func(v string) error { return validateSlug("slug", v) }),
 		validateOpt(in.Name, func(v string) error { return validateLine("name", v, MaxNameLength) }),
 		validateOpt(in.Bio, func(v string) error { return validateText("bio", v, false, MaxBioLength) }),
 		validateOpt(in.AvatarURL, func(v string) error { return validateURL("avatarUrl", v) }),
@@ -58,9 +135,9 @@ func (s *Store) UpdateAuthor(ctx context.Context, in AuthorPatch) (*Author, erro
 	}
 	a, err := idempotent(ctx, s, "updateAuthor", in.IdempotencyKey, in, func(rec *idem) (*Author, error) {
 		return retryWrite(ctx, func() (*Author, error) {
-			var it authorItem
-			if err := s.getItem(ctx, authorKey(in.ID), true, &it); err != nil {
-				return nil, fmt.Errorf("author %q: %w", in.ID, err)
+			it, res, err := s.readAuthor(ctx, in.ID, deref(in.Slug))
+			if err != nil {
+				return nil, err
 			}
 			if in.ExpectedVersion != 0 && it.Version != in.ExpectedVersion {
 				return nil, &ConflictError{CurrentVersion: it.Version}
@@ -74,10 +151,26 @@ func (s *Store) UpdateAuthor(ctx context.Context, in AuthorPatch) (*Author, erro
 			setOpt(&it.AvatarURL, in.AvatarURL)
 			it.Version++
 			it.UpdatedAt = keyTime(s.Now())
-			upd := profileUpdate(it.Version, it.NameVer, it.UpdatedAt, map[string]string{
-				"name": it.Name, "bio": it.Bio, "avatarUrl": it.AvatarURL,
-			})
+			fields := map[string]string{"name": it.Name, "bio": it.Bio, "avatarUrl": it.AvatarURL}
 			t := s.newTxn()
+			var slugs []string
+			if in.Slug != nil && *in.Slug != it.Slug {
+				if err := s.claim(ctx, authorSlugs, in.ID, res); err != nil {
+					return nil, err
+				}
+				before := holderSlugs(it.Slugs, it.Slug)
+				slugs, _ = slugHistory(it.Slugs, it.Slug, *in.Slug)
+				if err := authorSlugs.moveSlug(t, in.ID, before, slugs, res); err != nil {
+					return nil, err
+				}
+				cond = cond.And(sameSlugs(it.Slugs))
+				it.NameVer++
+				it.Slug, it.Slugs, fields["slug"] = *in.Slug, slugs, *in.Slug
+			}
+			upd := profileUpdate(it.Version, it.NameVer, it.UpdatedAt, fields)
+			if slugs != nil {
+				upd = upd.Set(expression.Name("slugs"), expression.Value(slugs))
+			}
 			if err := t.update(authorKey(in.ID), upd, &cond, errRetry); err != nil {
 				return nil, err
 			}
@@ -87,7 +180,7 @@ func (s *Store) UpdateAuthor(ctx context.Context, in AuthorPatch) (*Author, erro
 	if err != nil {
 		return nil, err
 	}
-	if in.Name != nil {
+	if in.Name != nil || in.Slug != nil {
 		// Also on a replay: a first call that failed half-way through the
 		// renames is finished by its retry.
 		if err := s.refreshAll(ctx, s.authorPostIDs, in.ID); err != nil {
@@ -95,6 +188,27 @@ func (s *Store) UpdateAuthor(ctx context.Context, in AuthorPatch) (*Author, erro
 		}
 	}
 	return a, nil
+}
+
+// readAuthor reads an author with ConsistentRead, with the reservation of
+// the author slug slug when it is not empty in the same request.
+func (s *Store) readAuthor(ctx context.Context, id, slug string) (*authorItem, *reservation, error) {
+	var it authorItem
+	if slug == "" {
+		if err := s.getItem(ctx, authorKey(id), true, &it); err != nil {
+			return nil, nil, fmt.Errorf("author %q: %w", id, err)
+		}
+		return &it, nil, nil
+	}
+	found, err := s.batchGet(ctx, []key{authorKey(id), authorSlugKey(slug)}, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := decodeFound(found, authorKey(id), &it); err != nil {
+		return nil, nil, fmt.Errorf("author %q: %w", id, err)
+	}
+	res, err := authorSlugs.decodeReservation(found, slug)
+	return &it, res, err
 }
 
 // profileUpdate sets the fields of an author or a category, with its new
@@ -203,7 +317,7 @@ func (s *Store) refreshAll(ctx context.Context, list func(context.Context, strin
 // deleted meanwhile is done.
 func (s *Store) refreshNames(ctx context.Context, postID string) error {
 	_, err := retryWrite(ctx, func() (struct{}, error) {
-		p, r, err := s.readPost(ctx, postID, nil, true)
+		p, r, err := s.readPost(ctx, postID, nil, "", true)
 		if errors.Is(err, ErrNotFound) {
 			return struct{}{}, nil
 		}
@@ -221,6 +335,9 @@ func (s *Store) refreshNames(ctx context.Context, postID string) error {
 		}
 		upd := expression.Set(expression.Name("authorName"), expression.Value(fresh.AuthorName)).
 			Set(expression.Name("authorVer"), expression.Value(fresh.AuthorVer))
+		if fresh.AuthorSlug != "" {
+			upd = upd.Set(expression.Name("authorSlug"), expression.Value(fresh.AuthorSlug))
+		}
 		if len(fresh.Cats) > 0 {
 			upd = upd.Set(expression.Name("cats"), expression.Value(fresh.Cats)).
 				Set(expression.Name("catVer"), expression.Value(fresh.CatVer))
@@ -244,7 +361,7 @@ func (s *Store) refreshNames(ctx context.Context, postID string) error {
 }
 
 func sameNames(a, b *postItem) bool {
-	if a.AuthorName != b.AuthorName || a.AuthorVer != b.AuthorVer || len(a.Cats) != len(b.Cats) {
+	if a.AuthorName != b.AuthorName || a.AuthorSlug != b.AuthorSlug || a.AuthorVer != b.AuthorVer || len(a.Cats) != len(b.Cats) {
 		return false
 	}
 	for i := range a.Cats {

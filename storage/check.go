@@ -3,8 +3,11 @@ package storage
 import (
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"sort"
+	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -13,10 +16,12 @@ import (
 
 // Check scans the whole table and returns every way in which it breaks the
 // single-table invariants: a copy that disagrees with its post, an orphan
-// copy or comment, a missing copy, a counter that is off, a name that is
-// stale, a slug reservation that points nowhere. It reads every item, so it
-// is for tests and maintenance, not for serving. An empty list means the
-// table is consistent.
+// copy or comment, a missing copy, a counter or a month's count that is
+// off, a name or an author slug that is stale, a rendered body that is not
+// its body's, a slug or author slug reservation that points nowhere or
+// disagrees with its holder's slugs. It reads every item, so it is for
+// tests and maintenance, not for serving. An empty list means the table is
+// consistent.
 func (s *Store) Check(ctx context.Context) ([]string, error) {
 	var (
 		authors  = map[string]*authorItem{}
@@ -25,6 +30,7 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 		copies   []*postItem
 		comments []*commentItem
 		slugs    []*slugItem
+		aslugs   []*authorSlugItem
 		stats    statsItem
 		bad      []string
 	)
@@ -68,6 +74,10 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 				sl := &slugItem{}
 				err = attributevalue.UnmarshalMap(it, sl)
 				slugs = append(slugs, sl)
+			case typeAuthorSlug:
+				sl := &authorSlugItem{}
+				err = attributevalue.UnmarshalMap(it, sl)
+				aslugs = append(aslugs, sl)
 			case typeStats:
 				err = attributevalue.UnmarshalMap(it, &stats)
 			case typeIdempotency, typeSecret:
@@ -94,8 +104,12 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 		switch {
 		case a == nil:
 			badf("post %s has unknown author %s", id, p.AuthorID)
-		case p.AuthorName != a.Name || p.AuthorVer != a.NameVer:
-			badf("post %s carries author name %q (v%d), author has %q (v%d)", id, p.AuthorName, p.AuthorVer, a.Name, a.NameVer)
+		case p.AuthorName != a.Name || p.AuthorSlug != a.Slug || p.AuthorVer != a.NameVer:
+			badf("post %s carries author %q/%s (v%d), author has %q/%s (v%d)", id, p.AuthorName, p.AuthorSlug, p.AuthorVer, a.Name, a.Slug, a.NameVer)
+		}
+		derived := postItem{Body: p.Body}
+		if err := derived.derive(); err != nil || !reflect.DeepEqual(normal(derived.withDerivedOnly()), normal(p.withDerivedOnly())) {
+			badf("post %s has a rendered body, table of contents, word count or excerpt that its body does not give", id)
 		}
 		for _, c := range p.Cats {
 			cat := cats[c.Slug]
@@ -134,20 +148,28 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 		badf("post %s lacks its copy %s/%s", w.ID, k.PK, k.SK)
 	}
 
-	// Slugs: one reservation per post, each pointing at its post.
-	reserved := map[string]bool{}
+	// Slugs: a reservation for each slug a post or an author holds, the
+	// current one as current, the others as redirects, and no other.
+	postHolders := map[string]holder{}
+	for id, p := range posts {
+		postHolders[id] = holder{p.Slug, p.Slugs}
+	}
+	authorHolders := map[string]holder{}
+	for id, a := range authors {
+		authorHolders[id] = holder{a.Slug, a.Slugs}
+		if a.Slug == "" {
+			badf("author %s has no slug", id)
+		}
+	}
+	var postRes, authorRes []heldSlug
 	for _, sl := range slugs {
-		p := posts[sl.PostID]
-		if p == nil || slugKey(p.Slug).PK != sl.PK {
-			badf("slug reservation %s points at %q, which does not hold it", sl.PK, sl.PostID)
-		}
-		reserved[sl.PostID] = true
+		postRes = append(postRes, heldSlug{strings.TrimPrefix(sl.PK, prefixSlug), sl.PostID, sl.Redirect, sl.PK == sl.SK})
 	}
-	for id := range posts {
-		if !reserved[id] {
-			badf("post %s has no slug reservation", id)
-		}
+	for _, sl := range aslugs {
+		authorRes = append(authorRes, heldSlug{strings.TrimPrefix(sl.PK, prefixAuthorSlug), sl.AuthorID, sl.Redirect, sl.PK == sl.SK})
 	}
+	checkSlugs("post", postHolders, postRes, badf)
+	checkSlugs("author", authorHolders, authorRes, badf)
 
 	// Comments: counts per post and per thread.
 	visible := map[string]int64{}
@@ -180,15 +202,43 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 		}
 	}
 
-	// Counters.
+	// Counters, and their counts by month.
+	byMonth := map[key]months{}
+	for _, p := range posts {
+		if !p.published() {
+			continue
+		}
+		month := p.PublishedAt[:len("2006-01")]
+		for _, k := range append([]key{authorKey(p.AuthorID), statsItemKey()}, mapKeys(p.catSlugs(), categoryKey)...) {
+			if byMonth[k] == nil {
+				byMonth[k] = months{}
+			}
+			byMonth[k][month]++
+		}
+	}
+	counted := map[key]months{statsItemKey(): stats.Months}
 	for id, a := range authors {
+		counted[authorKey(id)] = a.Months
 		if a.PostCount != authorPosts[id] {
 			badf("author %s counts %d posts, has %d", id, a.PostCount, authorPosts[id])
 		}
 	}
 	for slug, c := range cats {
+		counted[categoryKey(slug)] = c.Months
 		if c.PostCount != catPosts[slug] {
 			badf("category %s counts %d posts, has %d", slug, c.PostCount, catPosts[slug])
+		}
+	}
+	for k, got := range counted {
+		for _, month := range slices.Sorted(maps.Keys(got)) {
+			if got[month] != byMonth[k][month] {
+				badf("%s counts %d posts in %s, has %d", k.PK, got[month], month, byMonth[k][month])
+			}
+		}
+		for month, n := range byMonth[k] {
+			if _, ok := got[month]; !ok {
+				badf("%s counts no posts in %s, has %d", k.PK, month, n)
+			}
 		}
 	}
 	if stats.PostCount != published || stats.AuthorCount != int64(len(authors)) || stats.CategoryCount != int64(len(cats)) {
@@ -244,5 +294,60 @@ func normal(p postItem) postItem {
 	if len(p.CatVer) == 0 {
 		p.CatVer = nil
 	}
+	if len(p.TOC) == 0 {
+		p.TOC = nil
+	}
 	return p
+}
+
+// withDerivedOnly returns what derive derives from the post's body.
+func (it postItem) withDerivedOnly() postItem {
+	return postItem{HTML: it.HTML, TOC: it.TOC, Words: it.Words, Minutes: it.Minutes, AutoExcerpt: it.AutoExcerpt}
+}
+
+// holder is a post or an author as far as its slugs go.
+type holder struct {
+	slug  string
+	slugs []string
+}
+
+// heldSlug is a slug reservation as found.
+type heldSlug struct {
+	slug, owner string
+	redirect    bool
+	keyed       bool // PK and SK agree
+}
+
+// checkSlugs compares the reservations of one kind of slug with the
+// slugs their holders hold.
+func checkSlugs(kind string, holders map[string]holder, found []heldSlug, badf func(string, ...any)) {
+	want := map[string]heldSlug{}
+	for id, h := range holders {
+		slugs := holderSlugs(h.slugs, h.slug)
+		switch {
+		case len(h.slugs) > 0 && h.slugs[0] != h.slug:
+			badf("%s %s has slug %q but slugs %v", kind, id, h.slug, h.slugs)
+		case len(slugs) > 1+MaxRedirects:
+			badf("%s %s keeps %d redirects", kind, id, len(slugs)-1)
+		}
+		for i, sl := range slugs {
+			if other, dup := want[sl]; dup {
+				badf("%s slug %q is held by %s and %s", kind, sl, other.owner, id)
+			}
+			want[sl] = heldSlug{slug: sl, owner: id, redirect: i > 0, keyed: true}
+		}
+	}
+	for _, f := range found {
+		w, ok := want[f.slug]
+		switch {
+		case !ok:
+			badf("%s slug reservation %q points at %q, which does not hold it", kind, f.slug, f.owner)
+		case f != w:
+			badf("%s slug reservation %q is %+v, its holder has %+v", kind, f.slug, f, w)
+		}
+		delete(want, f.slug)
+	}
+	for _, w := range want {
+		badf("%s %s has no reservation of its slug %q", kind, w.owner, w.slug)
+	}
 }

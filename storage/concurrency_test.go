@@ -101,7 +101,7 @@ func TestConcurrentCommentsAreAllCounted(t *testing.T) {
 	got := must[*storage.Post](t)(e.store.GetPost(ctx, p.ID))
 	equal(t, "comment count", got.CommentCount, int64(21))
 	equal(t, "thread count", got.ThreadCount, int64(11))
-	r := must[*storage.Result[*storage.Post]](t)(e.store.CategoryPosts(ctx, "aws", storage.Page{Limit: 5}))
+	r := must[*storage.Result[*storage.Post]](t)(e.store.CategoryPosts(ctx, "aws", storage.Page{Limit: 5}, storage.Period{}))
 	equal(t, "copy comment count", r.Items[0].CommentCount, int64(21))
 	e.consistent()
 }
@@ -229,9 +229,11 @@ func TestConcurrentSchedules(t *testing.T) {
 // few posts, authors and categories, while time passes: creating,
 // publishing now and later, unpublishing, deleting, moving posts between
 // categories, comments and replies added and deleted, authors and
-// categories renamed. Refusals that the moment explains (a post or a
-// comment gone, a post not published, a conflict) and ErrBusy are fine;
-// the table must stay consistent.
+// categories renamed, posts and authors given slugs from a small set (so
+// they take each other's redirects), bodies, covers and SEO fields edited.
+// Refusals that the moment explains (a post or a comment gone, a post not
+// published, a conflict, a slug held) and ErrBusy are fine; the table must
+// stay consistent.
 func TestMixedWritersKeepInvariants(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -253,7 +255,7 @@ func TestMixedWritersKeepInvariants(t *testing.T) {
 	)
 	expected := func(err error) bool {
 		return err == nil || errors.Is(err, storage.ErrNotFound) || errors.Is(err, storage.ErrInvalidInput) ||
-			errors.Is(err, storage.ErrVersionConflict) || errors.Is(err, storage.ErrBusy)
+			errors.Is(err, storage.ErrVersionConflict) || errors.Is(err, storage.ErrBusy) || errors.Is(err, storage.ErrSlugTaken)
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, 1000)
@@ -265,8 +267,8 @@ func TestMixedWritersKeepInvariants(t *testing.T) {
 				p := posts[rng.IntN(len(posts))]
 				mu.Unlock()
 				var err error
-				switch rng.IntN(11) {
-				case 9:
+				switch rng.IntN(14) {
+				case 12:
 					var created *storage.Post
 					created, err = e.store.CreatePost(ctx, storage.NewPost{AuthorID: authors[rng.IntN(2)], Title: "New",
 						Slug: fmt.Sprintf("new-%d-%d", g, n), Categories: []string{cats[rng.IntN(3)]}})
@@ -275,7 +277,7 @@ func TestMixedWritersKeepInvariants(t *testing.T) {
 						posts = append(posts, created)
 						mu.Unlock()
 					}
-				case 10:
+				case 13:
 					_, err = e.store.DeletePost(ctx, storage.PostRef{ID: p.ID})
 				case 0:
 					_, err = e.store.Publish(ctx, storage.PublishPost{ID: p.ID})
@@ -319,7 +321,29 @@ func TestMixedWritersKeepInvariants(t *testing.T) {
 				case 7:
 					name := fmt.Sprintf("%s %d-%d", authors[g%2], g, n)
 					_, err = e.store.UpdateAuthor(ctx, storage.AuthorPatch{ID: authors[rng.IntN(2)], Name: &name})
-				default:
+				case 9:
+					cur, rerr := e.store.ReadPost(ctx, p.ID)
+					if rerr == nil {
+						slug := fmt.Sprintf("shared-%d", rng.IntN(8))
+						_, err = e.store.UpdatePost(ctx, storage.PostPatch{ID: p.ID, ExpectedVersion: cur.Version, Slug: &slug})
+					}
+				case 10:
+					slug := fmt.Sprintf("writer-%d", rng.IntN(4))
+					_, err = e.store.UpdateAuthor(ctx, storage.AuthorPatch{ID: authors[rng.IntN(2)], Slug: &slug})
+				case 11:
+					cur, rerr := e.store.ReadPost(ctx, p.ID)
+					if rerr == nil {
+						body := fmt.Sprintf("# Part %d\n\nText %d of %d.", n, n, g)
+						patch := storage.PostPatch{ID: p.ID, ExpectedVersion: cur.Version, Body: &body,
+							SEO: &storage.SEOPatch{Description: ptr(fmt.Sprintf("edit %d", n))}}
+						if n%2 == 0 {
+							patch.CoverImage = &storage.Image{URL: fmt.Sprintf("https://example.com/%d.png", n)}
+						} else {
+							patch.RemoveCoverImage = true
+						}
+						_, err = e.store.UpdatePost(ctx, patch)
+					}
+				case 8:
 					name := fmt.Sprintf("category %d-%d", g, n)
 					_, err = e.store.UpdateCategory(ctx, storage.CategoryPatch{Slug: cats[rng.IntN(3)], Name: &name})
 				}

@@ -70,9 +70,21 @@ func errBadCursor() error {
 	return &ValidationError{Field: "after", Reason: "is not a cursor of this list"}
 }
 
+// validatePage checks a page's size, and that its cursor goes with its
+// direction: After with a forward page (first), Before with a backward one
+// (last).
 func validatePage(p Page) error {
-	if p.Limit < 1 || p.Limit > MaxPageSize {
-		return &ValidationError{Field: "first", Reason: fmt.Sprintf("must be between 1 and %d", MaxPageSize)}
+	field := "first"
+	if p.Backward {
+		field = "last"
+	}
+	switch {
+	case p.Limit < 1 || p.Limit > MaxPageSize:
+		return &ValidationError{Field: field, Reason: fmt.Sprintf("must be between 1 and %d", MaxPageSize)}
+	case p.Backward && p.After != "":
+		return &ValidationError{Field: "after", Reason: "goes with first; with last, give before"}
+	case !p.Backward && p.Before != "":
+		return &ValidationError{Field: "before", Reason: "goes with last; with first, give after"}
 	}
 	return nil
 }

@@ -10,39 +10,51 @@
 // a "type" attribute naming its shape.
 //
 //	item                      PK                 SK                                     GSI1PK / GSI1SK
-//	author                    AUTHOR#<id>        AUTHOR#<id>                            AUTHORS / AUTHOR#<createdAt>#<id>   (postCount, scheduled)
+//	author                    AUTHOR#<id>        AUTHOR#<id>                            AUTHORS / AUTHOR#<createdAt>#<id>   (slug, slugs, postCount, scheduled, month#<YYYY-MM>)
 //	post (published)          POST#<id>          POST#<id>                              FEED#<shard> / POST#<publishedAt>#<id>
 //	post (draft)              POST#<id>          POST#<id>                              DRAFT#<authorId> / DRAFT#<createdAt>#<id>
 //	author→post copy          AUTHOR#<authorId>  POST#<publishedAt>#<id>
 //	post-in-category copy     POST#<id>          CAT#<slug>                             CAT#<slug> / POST#<publishedAt>#<id>
-//	category                  CAT#<slug>         CAT#<slug>                             CATEGORIES / CAT#<slug>             (postCount, scheduled)
+//	category                  CAT#<slug>         CAT#<slug>                             CATEGORIES / CAT#<slug>             (postCount, scheduled, month#<YYYY-MM>)
 //	comment (top level)       POST#<postId>      COMMENT#<createdAt>#<commentId>
 //	reply                     POST#<postId>      THREAD#<parentCreatedAt>#<parentId>#<createdAt>#<commentId>
-//	slug reservation          SLUG#<slug>        SLUG#<slug>                            (postId)
-//	blog-wide counts          STATS              STATS                                  (postCount, scheduled, authorCount, categoryCount)
+//	slug reservation          SLUG#<slug>        SLUG#<slug>                            (postId, redirect)
+//	author slug reservation   AUTHORSLUG#<slug>  AUTHORSLUG#<slug>                      (authorId, redirect)
+//	blog-wide counts          STATS              STATS                                  (postCount, scheduled, month#<YYYY-MM>, authorCount, categoryCount)
 //	idempotency record        IDEMPOTENCY#<op>#<key>  (same)                            (hash, result, expiresAt TTL)
 //	server key                SECRET#<name>      SECRET#<name>                          (value: 32 random bytes)
 //
-// Copies are summaries: every attribute of the post but the body. Posts and
-// copies carry the author's name and the categories' names (authorName,
-// cats) together with the version of each name they hold (authorVer,
-// catVer), so lists need no extra reads; a rename rewrites them (below).
+// A post item holds the Markdown body and what is derived from it when it
+// is written (see Rendered bodies): bodyHtml, toc, words, minutes and
+// autoExcerpt; and its cover (url, alt, width, height), its seo fields and
+// its slugs. Copies are summaries: every attribute of the post but body,
+// bodyHtml, toc, seo, slugs and threadCount; so a listing shows the cover,
+// the word count, the reading time and the excerpt with no extra read,
+// and asks for the post items (one BatchGetItem for the page) only when it
+// selects the body, its HTML, its table of contents or the SEO fields.
+// Posts and copies carry the author's name and slug and the categories'
+// names (authorName, authorSlug, cats) together with the version of each
+// name they hold (authorVer, catVer), so lists need no extra reads; a
+// rename or an author's new slug rewrites them (below).
 //
 // # Access patterns
 //
 //	pattern                              request
 //	post by id                           GetItem POST#id (BatchGetItem for many)
-//	post by slug                         GetItem SLUG#slug, then GetItem POST#id
-//	author's posts, newest first         Query PK=AUTHOR#id, SK BETWEEN "POST#" AND "POST#<now>$", descending
+//	post by slug (current or old)        GetItem SLUG#slug, then GetItem POST#id
+//	author by slug (current or old)      GetItem AUTHORSLUG#slug, then GetItem AUTHOR#id
+//	author's posts, newest first         Query PK=AUTHOR#id, SK BETWEEN "POST#<from>" AND "POST#<now>$", descending
 //	                                     (AND "POST#~" for the author and admins: scheduled posts too)
 //	author's drafts                      Query GSI1 GSI1PK=DRAFT#authorId, descending
-//	category's posts, newest first       Query GSI1 GSI1PK=CAT#slug, GSI1SK < "POST#<now>$", descending
-//	latest posts, whole blog             Query GSI1 GSI1PK=FEED#0..FEED#3 in parallel, GSI1SK < "POST#<now>$", merged
+//	category's posts, newest first       Query GSI1 GSI1PK=CAT#slug, GSI1SK BETWEEN "POST#<from>" AND "POST#<now>$", descending
+//	latest posts, whole blog             Query GSI1 GSI1PK=FEED#0..FEED#3 in parallel, GSI1SK BETWEEN "POST#<from>" AND "POST#<now>$", merged
+//	previous / next post, whole blog     the same 4 Queries, GSI1SK BETWEEN "POST#" AND <post's> (descending) or <post's> AND "POST#<now>$", Limit 2
+//	previous / next post in a category   Query GSI1 GSI1PK=CAT#slug, the same bounds, Limit 2
 //	post's comments, oldest first        Query PK=POST#id, begins_with(SK, "COMMENT#")
 //	replies to a page of comments        Query PK=POST#id, SK BETWEEN "THREAD#<first>#" AND "THREAD#<last>#~" (one for all)
 //	all authors / all categories         Query GSI1 GSI1PK=AUTHORS / CATEGORIES
 //	authors, categories, posts by id     BatchGetItem, 100 keys a call, UnprocessedKeys retried with backoff
-//	blog-wide counts                     GetItem STATS
+//	blog-wide counts, archive by month   GetItem STATS (an author's or a category's: their own item, no extra read)
 //	post (with a comment) before a write GetItem POST#id (BatchGetItem with the comment), ConsistentRead
 //
 // Lists ask for one item more than the page, so whether another page
@@ -50,9 +62,77 @@
 // name, the last item's key attributes and a checksum); one from another
 // list, or altered, is an invalid-input error.
 //
+// A list read backward (last, before) is the same Query in the other
+// direction, started after the before cursor's item (ExclusiveStartKey),
+// its items then reversed: the same cost as a forward page. A page tells whether items
+// follow or precede it on its reading side from its extra item, and on
+// the other side whether it started from a cursor. A cursor positions an
+// item in both directions; after goes with a forward page, before with a
+// backward one.
+//
+// A publication period (publishedAfter inclusive, publishedBefore
+// exclusive, to the millisecond) narrows the sort key range of a list of
+// posts: "POST#<from>" and "POST#<to>" are bounds that no key equals, so
+// BETWEEN takes them either way, and the tighter of "POST#<to>" and the
+// scheduled-post bound wins. No filter expression, no extra request; a
+// period that holds nothing (in the future, or empty) costs no request.
+// The period is part of the list's name, so a cursor of another period
+// is refused. The feed's cursor is a GSI1SK that bounds every shard (from
+// above for a forward page, from below for a backward one): the shards
+// are read BETWEEN it and the other bound, one item more than the page,
+// and the cursor's own item, which the inclusive bound lets in, is left
+// out. previous and next read their shards the same way from the post's
+// own key.
+//
 // Reads are eventually consistent, as DynamoDB's GSIs always are: a write
 // shows in the lists a moment (usually well under a second) after it
 // returns. Writes read with ConsistentRead, so they never act on stale data.
+//
+// # Slugs and redirects
+//
+// A post's or an author's item lists its slugs in "slugs": its current
+// one first, then up to 10 it held before, newest first. Each has a
+// reservation (SLUG# for posts, AUTHORSLUG# for authors: an author and a
+// post may share a slug) naming the holder, "redirect" on the old ones. A
+// reading by slug finds the holder either way in the same two requests and
+// shows the current slug, from which a frontend redirects.
+//
+// Changing a slug puts the new reservation, turns the old one into a
+// redirect and deletes the oldest past the bound, in the write's
+// transaction. The new slug's reservation is read with the holder (in the
+// same BatchGetItem): free, it is taken with attribute_not_exists; the
+// holder's own redirect becomes current again; another's current slug is
+// ErrSlugTaken; another's redirect is taken, on the condition that it is
+// still that holder's redirect, and taken out of that holder's slugs in
+// the same transaction, on the condition that they are as read (one more
+// GetItem, only then). A post's writes compare its slugs as they compare
+// its counts, and an author's slug change does too, so no write puts back
+// a slug that was taken meanwhile. The list is never empty, since it holds
+// the current slug: nothing has to remove an attribute or leave an empty
+// list. Deleting a post deletes its reservations, redirects included:
+// links to a deleted post lead nowhere, whichever slug they use.
+//
+// Authors made without a slug get one from their name ("ada-lovelace",
+// then "-2" to "-9", then a random suffix: CreateAuthor reads the
+// candidates in one BatchGetItem). A new author slug is copied into the
+// author's posts and copies as a rename is (authorSlug, bumping nameVer),
+// so bylines link without a read.
+//
+// # Rendered bodies
+//
+// Every write that sets a body renders it (package markdown: CommonMark
+// with GitHub's tables, strikethrough and autolinks by goldmark, sanitized
+// by bluemonday's UGC policy; images only from http and https URLs; links
+// to other sites nofollow and noreferrer) and stores the HTML, the table
+// of contents (its anchors are the headings' ids in the HTML), the word
+// count, the reading time at 265 words a minute and an excerpt derived
+// from the first paragraphs, shown when the post has none of its own. So
+// every path that writes posts (the API, the demo blog, the benchmark's
+// data set) agrees, and reads never render. A body that renders to more
+// than 200 000 bytes of HTML is refused. The largest post item (a body of
+// 100 000 bytes, 200 000 of HTML, 100 long headings, every other field at
+// its limit in four-byte runes, 10 redirects) is about 376 KB, within
+// DynamoDB's 400 KB.
 //
 // # Scheduled posts
 //
@@ -82,8 +162,8 @@
 //
 // Every post write (create, edit, publish, schedule, unpublish, delete) is
 // one TransactWriteItems that puts the post, puts or deletes its copies and
-// slug reservation, and adds to the post counts of its author, its
-// categories and the blog. Conditions guard it: attribute_not_exists on
+// slug reservations, and adds to the post counts (and the counts of the
+// months) of its author, its categories and the blog. Conditions guard it: attribute_not_exists on
 // creates and slugs; on the post, the version and comment count that were
 // read (the copies copy them); on the author and categories, the version of
 // the names being copied. A failed condition is read from the
@@ -107,6 +187,16 @@
 // deleted comment with replies stays as a tombstone (deleted, no body);
 // replies answer top-level comments only.
 //
+// The most actions a post write can have: the post; the new slug, the old
+// one as a redirect, the oldest redirect dropped and another post's slugs
+// (4); the author copy put and deleted (2); 10 category copies put and 10
+// deleted; the author, 20 categories and STATS (22); the idempotency
+// record: 50, of DynamoDB's 100. One mutation changes at most part of it:
+// an edit moving a post from 10 categories to 10 others while taking
+// another's redirect is 48, a schedule that moves a post to another month
+// 26, deleting a post with 10 redirects and 10 categories 36
+// (TestWorstCasePostWritesFitOneTransaction, TestPostActionsBound).
+//
 // Deleting a post removes its comments after the transaction, in batches:
 // they can outnumber a transaction's 100 actions, and no reader can reach
 // them once the post is gone. No comment can be added meanwhile (its
@@ -118,23 +208,24 @@
 //
 // # Renames
 //
-// Renaming an author or a category bumps its nameVer in one write, then
-// rewrites the names in every post of the author (published and drafts) or
-// every published post of the category, four posts at a time: one
-// transaction per post covering the post and all its copies, and nothing
-// else. It is guarded by the post's version and by the versions of the
-// names the post carries, which may only grow (authorVer and each catVer
-// at most the nameVer read), so a slow rename never overwrites a newer
-// one. The author and category items are in none of these transactions,
-// so a rename of a category of any size never contends with the writers
-// of new posts in it: only the nameVer bump does, once. A post written
-// meanwhile checks the author's and categories' current nameVer in its own
-// transaction and re-reads the names. A rename takes about as long as
-// writing its posts one by one, four at a time (500 posts: 5 to 8 s on
-// DynamoDB Local); one cut short by the request's deadline or by ErrBusy
-// is finished by the same call sent again. Drafts keep the category names
-// they were last saved with (they are in no category's list): the GraphQL
-// layer reads a draft's categories instead of trusting the copied names.
+// Renaming an author or a category, or giving an author a new slug, bumps
+// its nameVer in one write, then rewrites the names (and the author's slug)
+// in every post of the author (published and drafts) or every published
+// post of the category, four posts at a time: one transaction per post
+// covering the post and all its copies, and nothing else. It is guarded by
+// the post's version and by the versions of the names the post carries,
+// which may only grow (authorVer and each catVer at most the nameVer read),
+// so a slow rename never overwrites a newer one. The author and category
+// items are in none of these transactions, so a rename of a category of any
+// size never contends with the writers of new posts in it: only the nameVer
+// bump does, once. A post written meanwhile checks the author's and
+// categories' current nameVer in its own transaction and re-reads the
+// names. A rename takes about as long as writing its posts one by one, four
+// at a time (500 posts: 5 to 8 s on DynamoDB Local); one cut short by the
+// request's deadline or by ErrBusy is finished by the same call sent again.
+// Drafts keep the category names they were last saved with (they are in no
+// category's list): the GraphQL layer reads a draft's categories instead of
+// trusting the copied names.
 //
 // # Idempotency
 //
@@ -149,7 +240,10 @@
 // transaction built gets a ClientRequestToken of its own, so the SDK's
 // retry of a request whose answer was lost takes effect once, and a
 // transaction rebuilt after a stale read never meets the token of another
-// (IdempotentParameterMismatch). Records expire after 24 hours (TTL
+// (IdempotentParameterMismatch). A post's result is recorded without its
+// rendered body and table of contents, which a replay renders again from
+// the recorded body: rendering is deterministic, and the record of the
+// largest post stays near 220 KB. Records expire after 24 hours (TTL
 // attribute expiresAt). The store takes keys as they come; the GraphQL
 // layer scopes a client's key to its user (a hash of the token's subject
 // and the key), so one user's key never replays another's result.
@@ -159,7 +253,9 @@
 // Keys the servers sign with (tokens, cursors) can live in the table:
 // Secret makes a random one the first time it is asked for, with
 // attribute_not_exists, so every server on the table, and a server after a
-// restart, uses the same key without any configuration.
+// restart, uses the same key without any configuration. SECRET#preview
+// signs preview tokens (the GraphQL layer's createPreviewLink): a token
+// names one post and its expiry and is stored nowhere.
 //
 // # Counters
 //
@@ -175,6 +271,18 @@
 // reads the counters first (one more BatchGetItem) and removes the entries
 // whose time has passed, each on the condition that it is unchanged, so
 // the maps hold little more than the posts still waiting.
+//
+// The same items count their posts by month of publication (UTC), in one
+// top-level attribute per month, "month#2026-03", which the same update
+// adds to (ADD creates a missing attribute, so items written before the
+// attribute existed need nothing first; a nested map would need its map
+// made first, and its entries removed). A month counts scheduled posts
+// from the start, like postCount; a reader subtracts the entries of the
+// scheduled map still in the future from their months, so Archive is what
+// the lists show, and one GetItem reads the months with those entries,
+// which separate month items could not give in one request. A post write
+// adds no action for them: they are part of the counters' updates. A
+// month whose count falls to 0 keeps its attribute at 0 and is not shown.
 //
 // commentCount counts comments that are not deleted, replies included;
 // threadCount counts top-level comments, tombstones included.

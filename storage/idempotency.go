@@ -37,7 +37,8 @@ type idem struct {
 // just runs write. Otherwise a record of the key, the input's hash and the
 // result is written in write's own transaction (write calls record); a
 // repeated call with the same input returns the recorded result, with
-// other input ErrIdempotencyMismatch.
+// other input ErrIdempotencyMismatch. A post's record holds no rendered
+// body: a replay renders it again from the recorded body (restorer).
 //
 // A repeat can race the first call: it finds no record, then the first
 // call's write lands before its own. Its transaction then fails on the
@@ -116,8 +117,16 @@ func replay[T any](ctx context.Context, s *Store, id *idem) (T, bool, error) {
 	if err := json.Unmarshal([]byte(rec.Result), &v); err != nil {
 		return zero, false, fmt.Errorf("decode idempotent result: %w", err)
 	}
+	if r, ok := any(v).(restorer); ok {
+		r.restore()
+	}
 	return v, true, nil
 }
+
+// restorer is a result whose record leaves out what can be derived again
+// from the rest (a post's rendered body): the record stays far below
+// DynamoDB's item size, and a replay still returns the same result.
+type restorer interface{ restore() }
 
 // record adds the idempotency record of id with result to t; a nil id adds
 // nothing. It returns the ClientRequestToken for the transaction: a new one

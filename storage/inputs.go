@@ -9,9 +9,12 @@ import "time"
 // with ErrIdempotencyMismatch.
 
 // NewAuthor is the input of CreateAuthor. ID is optional; a new one is made
-// when it is empty.
+// when it is empty. Slug is optional too: when empty, one is made from the
+// name ("Ada Lovelace": "ada-lovelace", or "ada-lovelace-2" when that is
+// taken).
 type NewAuthor struct {
 	ID             string
+	Slug           string
 	Name           string
 	Bio            string
 	AvatarURL      string
@@ -23,6 +26,7 @@ type NewAuthor struct {
 type AuthorPatch struct {
 	ID              string
 	ExpectedVersion int64
+	Slug            *string // the old slug stays as a redirect
 	Name            *string
 	Bio             *string
 	AvatarURL       *string
@@ -47,7 +51,8 @@ type CategoryPatch struct {
 	IdempotencyKey  string
 }
 
-// NewPost is the input of CreatePost; the post starts as a draft.
+// NewPost is the input of CreatePost; the post starts as a draft. An
+// empty Excerpt is derived from the body.
 type NewPost struct {
 	AuthorID       string
 	Title          string
@@ -55,20 +60,37 @@ type NewPost struct {
 	Excerpt        string
 	Body           string
 	Categories     []string // category slugs, at most MaxCategories
+	CoverImage     *Image
+	SEO            SEO
 	IdempotencyKey string
 }
 
 // PostPatch is the input of UpdatePost. Nil fields are left unchanged.
-// ExpectedVersion must equal the stored version.
+// ExpectedVersion must equal the stored version. A new slug keeps the old
+// one as a redirect.
 type PostPatch struct {
 	ID              string
 	ExpectedVersion int64
 	Title           *string
 	Slug            *string
-	Excerpt         *string
+	Excerpt         *string // empty: derived from the body
 	Body            *string
 	Categories      *[]string
-	IdempotencyKey  string
+	CoverImage      *Image
+	// RemoveCoverImage removes the cover image; it cannot go with
+	// CoverImage.
+	RemoveCoverImage bool
+	SEO              *SEOPatch
+	IdempotencyKey   string
+}
+
+// SEOPatch changes a post's SEO fields. Nil fields are left unchanged;
+// an empty one is unset, so the post's own field stands for it.
+type SEOPatch struct {
+	Title        *string
+	Description  *string
+	CanonicalURL *string
+	OGImage      *string
 }
 
 // PublishPost is the input of Publish. A zero At publishes now; a future At

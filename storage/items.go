@@ -2,11 +2,16 @@ package storage
 
 import (
 	"fmt"
+	"maps"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/blogql/blog/markdown"
 )
 
 // Item shapes as stored. Times are stored as fixed-width UTC strings
@@ -20,6 +25,7 @@ const (
 	typeCategoryPost = "categoryPost"
 	typeComment      = "comment"
 	typeSlug         = "slug"
+	typeAuthorSlug   = "authorSlug"
 	typeStats        = "stats"
 	typeIdempotency  = "idempotency"
 	typeSecret       = "secret"
@@ -39,18 +45,24 @@ type authorItem struct {
 	UpdatedAt string `dynamodbav:"updatedAt"`
 	PostCount int64  `dynamodbav:"postCount"`
 	Version   int64  `dynamodbav:"version"`
-	// NameVer counts renames; post items and copies carry the NameVer of
-	// the name they hold.
-	NameVer   int64    `dynamodbav:"nameVer"`
+	// NameVer counts renames and slug changes; post items and copies carry
+	// the NameVer of the name and slug they hold.
+	NameVer int64 `dynamodbav:"nameVer"`
+	// Slug is the author's current slug; Slugs is every slug the author
+	// holds, the current one first, then its redirects, newest first (see
+	// slugHistory).
+	Slug      string   `dynamodbav:"slug,omitempty"`
+	Slugs     []string `dynamodbav:"slugs,omitempty"`
 	Scheduled schedule `dynamodbav:"-"`
+	Months    months   `dynamodbav:"-"`
 }
 
-// UnmarshalDynamoDBAttributeValue decodes the item and its scheduled-post
-// entries.
+// UnmarshalDynamoDBAttributeValue decodes the item, its scheduled-post
+// entries and its counts by month.
 func (it *authorItem) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) error {
 	type plain authorItem
 	var err error
-	it.Scheduled, err = decodeScheduled(av, (*plain)(it))
+	it.Scheduled, it.Months, err = decodeCounter(av, (*plain)(it))
 	return err
 }
 
@@ -61,16 +73,16 @@ func newAuthorItem(a *Author) authorItem {
 		GSI1PK: authorsPartition, GSI1SK: authorListSortKey(a.CreatedAt, a.ID),
 		Type: typeAuthor, ID: a.ID, Name: a.Name, Bio: a.Bio, AvatarURL: a.AvatarURL,
 		CreatedAt: keyTime(a.CreatedAt), UpdatedAt: keyTime(a.UpdatedAt),
-		PostCount: a.PostCount, Version: a.Version,
+		PostCount: a.PostCount, Version: a.Version, Slug: a.Slug, Slugs: []string{a.Slug},
 	}
 }
 
 // author returns the author as a reader sees it at now.
 func (it *authorItem) author(now string) *Author {
 	a := &Author{
-		ID: it.ID, Name: it.Name, Bio: it.Bio, AvatarURL: it.AvatarURL,
+		ID: it.ID, Slug: it.Slug, Name: it.Name, Bio: it.Bio, AvatarURL: it.AvatarURL,
 		CreatedAt: parseKeyTime(it.CreatedAt), UpdatedAt: parseKeyTime(it.UpdatedAt),
-		Version: it.Version,
+		Version: it.Version, Archive: it.Months.archive(it.Scheduled, now),
 	}
 	a.PostCount, a.ScheduledCount = it.Scheduled.split(it.PostCount, now)
 	return a
@@ -91,14 +103,15 @@ type categoryItem struct {
 	Version     int64    `dynamodbav:"version"`
 	NameVer     int64    `dynamodbav:"nameVer"`
 	Scheduled   schedule `dynamodbav:"-"`
+	Months      months   `dynamodbav:"-"`
 }
 
-// UnmarshalDynamoDBAttributeValue decodes the item and its scheduled-post
-// entries.
+// UnmarshalDynamoDBAttributeValue decodes the item, its scheduled-post
+// entries and its counts by month.
 func (it *categoryItem) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) error {
 	type plain categoryItem
 	var err error
-	it.Scheduled, err = decodeScheduled(av, (*plain)(it))
+	it.Scheduled, it.Months, err = decodeCounter(av, (*plain)(it))
 	return err
 }
 
@@ -118,7 +131,7 @@ func (it *categoryItem) category(now string) *Category {
 	c := &Category{
 		Slug: it.Slug, Name: it.Name, Description: it.Description,
 		CreatedAt: parseKeyTime(it.CreatedAt), UpdatedAt: parseKeyTime(it.UpdatedAt),
-		Version: it.Version,
+		Version: it.Version, Archive: it.Months.archive(it.Scheduled, now),
 	}
 	c.PostCount, _ = it.Scheduled.split(it.PostCount, now)
 	return c
@@ -129,10 +142,10 @@ type catRef struct {
 	Name string `dynamodbav:"name"`
 }
 
-// postItem is the post itself and, without Body and ThreadCount, each of its
-// denormalized copies. AuthorVer and CatVer record the versions of the
-// author and categories whose names the item carries, so a rename never
-// overwrites a newer name with an older one.
+// postItem is the post itself and, without the fields only the post item
+// has (see summary), each of its denormalized copies. AuthorVer and CatVer
+// record the versions of the author and categories whose names the item
+// carries, so a rename never overwrites a newer name with an older one.
 type postItem struct {
 	PK           string           `dynamodbav:"PK"`
 	SK           string           `dynamodbav:"SK"`
@@ -147,6 +160,7 @@ type postItem struct {
 	Status       string           `dynamodbav:"status"`
 	AuthorID     string           `dynamodbav:"authorId"`
 	AuthorName   string           `dynamodbav:"authorName"`
+	AuthorSlug   string           `dynamodbav:"authorSlug,omitempty"`
 	AuthorVer    int64            `dynamodbav:"authorVer"`
 	Cats         []catRef         `dynamodbav:"cats,omitempty"`
 	CatVer       map[string]int64 `dynamodbav:"catVer,omitempty"`
@@ -156,22 +170,102 @@ type postItem struct {
 	Version      int64            `dynamodbav:"version"`
 	CommentCount int64            `dynamodbav:"commentCount"`
 	ThreadCount  int64            `dynamodbav:"threadCount,omitempty"`
+
+	// Derived from Body when it is written (derive); AutoExcerpt is what
+	// readers see when Excerpt is empty.
+	AutoExcerpt string     `dynamodbav:"autoExcerpt,omitempty"`
+	Words       int        `dynamodbav:"words,omitempty"`
+	Minutes     int        `dynamodbav:"minutes,omitempty"`
+	HTML        string     `dynamodbav:"bodyHtml,omitempty"`
+	TOC         []tocEntry `dynamodbav:"toc,omitempty"`
+
+	Cover *imageItem `dynamodbav:"cover,omitempty"`
+	SEO   *seoItem   `dynamodbav:"seo,omitempty"`
+	// Slugs is every slug the post holds: the current one first, then its
+	// redirects, newest first (see slugHistory).
+	Slugs []string `dynamodbav:"slugs,omitempty"`
+}
+
+type imageItem struct {
+	URL    string `dynamodbav:"url"`
+	Alt    string `dynamodbav:"alt,omitempty"`
+	Width  int    `dynamodbav:"width,omitempty"`
+	Height int    `dynamodbav:"height,omitempty"`
+}
+
+// seoItem is never empty: a post without SEO fields has none (nil), as
+// an empty map is not something every engine keeps.
+type seoItem struct {
+	Title        string `dynamodbav:"title,omitempty"`
+	Description  string `dynamodbav:"description,omitempty"`
+	CanonicalURL string `dynamodbav:"canonicalUrl,omitempty"`
+	OGImage      string `dynamodbav:"ogImage,omitempty"`
+}
+
+type tocEntry struct {
+	Level  int    `dynamodbav:"level"`
+	Text   string `dynamodbav:"text"`
+	Anchor string `dynamodbav:"anchor"`
 }
 
 func (it *postItem) post() *Post {
 	p := &Post{
 		ID: it.ID, Slug: it.Slug, Title: it.Title, Excerpt: it.Excerpt, Body: it.Body,
-		Status: PostStatus(it.Status), AuthorID: it.AuthorID, AuthorName: it.AuthorName,
+		BodyHTML: it.HTML, WordCount: it.Words, ReadingMinutes: it.Minutes,
+		Status: PostStatus(it.Status), AuthorID: it.AuthorID, AuthorName: it.AuthorName, AuthorSlug: it.AuthorSlug,
 		CreatedAt: parseKeyTime(it.CreatedAt), UpdatedAt: parseKeyTime(it.UpdatedAt),
 		PublishedAt: parseKeyTime(it.PublishedAt), Version: it.Version,
 		CommentCount: it.CommentCount, ThreadCount: it.ThreadCount,
 		Summary: it.Type != typePost,
+	}
+	if p.Excerpt == "" {
+		p.Excerpt = it.AutoExcerpt
+	}
+	if it.Cover != nil {
+		p.CoverImage = &Image{URL: it.Cover.URL, Alt: it.Cover.Alt, Width: it.Cover.Width, Height: it.Cover.Height}
+	}
+	if it.SEO != nil {
+		p.SEO = SEO(*it.SEO)
+	}
+	if len(it.TOC) > 0 {
+		p.TOC = make([]Heading, len(it.TOC))
+		for i, h := range it.TOC {
+			p.TOC[i] = Heading(h)
+		}
 	}
 	p.Categories = make([]CategoryRef, len(it.Cats))
 	for i, c := range it.Cats {
 		p.Categories[i] = CategoryRef(c)
 	}
 	return p
+}
+
+// derive sets what is derived from the body: the rendered HTML, the table
+// of contents, the word count and reading time, and the excerpt shown when
+// none was written. It fails with a *ValidationError when the body renders
+// to more HTML than markdown.MaxHTMLBytes.
+func (it *postItem) derive() error {
+	doc, err := markdown.Render(it.Body)
+	if err != nil {
+		return invalid("body", "%v; shorten it", err)
+	}
+	it.HTML, it.Words, it.Minutes, it.AutoExcerpt = doc.HTML, doc.Words, doc.ReadingMinutes, doc.Excerpt
+	it.TOC = nil
+	for _, h := range doc.TOC {
+		it.TOC = append(it.TOC, tocEntry(h))
+	}
+	return nil
+}
+
+// restore derives again what an idempotency record leaves out of a post.
+func (p *Post) restore() {
+	if p.Summary || p.Body == "" {
+		return
+	}
+	it := postItem{Body: p.Body}
+	if it.derive() == nil {
+		p.BodyHTML, p.TOC = it.HTML, it.post().TOC
+	}
 }
 
 // catSlugs returns the slugs of the post's categories, in order.
@@ -187,6 +281,10 @@ func (it *postItem) published() bool { return it != nil && it.Status == string(S
 
 func (it *postItem) publishedAt() time.Time { return parseKeyTime(it.PublishedAt) }
 
+// redirects returns the earlier slugs the post keeps as redirects, newest
+// first.
+func (it *postItem) redirects() []string { return redirectsOf(it.Slugs) }
+
 // withPostKeys returns the post item with its own key and the GSI1 entry
 // that lists it: the feed shard when published, its author's drafts when not.
 func (it postItem) withPostKeys() postItem {
@@ -200,20 +298,28 @@ func (it postItem) withPostKeys() postItem {
 	return it
 }
 
+// summary returns the item without what only the post item carries: the
+// body, the rendered body and table of contents, the SEO fields, the
+// slugs and the thread count.
+func (it postItem) summary() postItem {
+	it.Body, it.HTML, it.TOC, it.SEO, it.Slugs, it.ThreadCount = "", "", nil, nil, nil, 0
+	return it
+}
+
 // authorCopy returns the author→post copy of a published post.
 func (it postItem) authorCopy() postItem {
 	k := authorCopyKey(it.AuthorID, it.publishedAt(), it.ID)
+	it = it.summary()
 	it.PK, it.SK, it.Type, it.GSI1PK, it.GSI1SK = k.PK, k.SK, typeAuthorPost, "", ""
-	it.Body, it.ThreadCount = "", 0
 	return it
 }
 
 // categoryCopy returns the post-in-category copy of a published post.
 func (it postItem) categoryCopy(slug string) postItem {
 	k := categoryCopyKey(it.ID, slug)
+	it = it.summary()
 	it.PK, it.SK, it.Type = k.PK, k.SK, typeCategoryPost
 	it.GSI1PK, it.GSI1SK = categoryPartition(slug), postSortKey(it.publishedAt(), it.ID)
-	it.Body, it.ThreadCount = "", 0
 	return it
 }
 
@@ -255,11 +361,24 @@ func (it *commentItem) comment() *Comment {
 	}
 }
 
+// slugItem reserves a post's slug: its current one, or with Redirect one
+// it held before and still answers to.
 type slugItem struct {
-	PK     string `dynamodbav:"PK"`
-	SK     string `dynamodbav:"SK"`
-	Type   string `dynamodbav:"type"`
-	PostID string `dynamodbav:"postId"`
+	PK       string `dynamodbav:"PK"`
+	SK       string `dynamodbav:"SK"`
+	Type     string `dynamodbav:"type"`
+	PostID   string `dynamodbav:"postId"`
+	Redirect bool   `dynamodbav:"redirect,omitempty"`
+}
+
+// authorSlugItem reserves an author's slug, current or, with Redirect,
+// one the author held before.
+type authorSlugItem struct {
+	PK       string `dynamodbav:"PK"`
+	SK       string `dynamodbav:"SK"`
+	Type     string `dynamodbav:"type"`
+	AuthorID string `dynamodbav:"authorId"`
+	Redirect bool   `dynamodbav:"redirect,omitempty"`
 }
 
 type statsItem struct {
@@ -267,14 +386,15 @@ type statsItem struct {
 	AuthorCount   int64    `dynamodbav:"authorCount"`
 	CategoryCount int64    `dynamodbav:"categoryCount"`
 	Scheduled     schedule `dynamodbav:"-"`
+	Months        months   `dynamodbav:"-"`
 }
 
-// UnmarshalDynamoDBAttributeValue decodes the item and its scheduled-post
-// entries.
+// UnmarshalDynamoDBAttributeValue decodes the item, its scheduled-post
+// entries and its counts by month.
 func (it *statsItem) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) error {
 	type plain statsItem
 	var err error
-	it.Scheduled, err = decodeScheduled(av, (*plain)(it))
+	it.Scheduled, it.Months, err = decodeCounter(av, (*plain)(it))
 	return err
 }
 
@@ -283,6 +403,8 @@ type Stats struct {
 	PostCount     int64 // published posts whose time has come
 	AuthorCount   int64
 	CategoryCount int64
+	// Archive counts the posts whose time has come by month, newest first.
+	Archive []ArchiveMonth
 }
 
 // attrScheduled is the map on an author, a category and the STATS item
@@ -320,18 +442,54 @@ func (s schedule) split(total int64, now string) (visible, waiting int64) {
 	return total - waiting, waiting
 }
 
-// decodeScheduled decodes the item av into out and returns its entries.
-func decodeScheduled(av types.AttributeValue, out any) (schedule, error) {
+// months holds an item's counts of posts by month ("2006-01"), scheduled
+// posts included, as its month attributes hold them (monthAttr).
+type months map[string]int64
+
+// archive returns the months as a reader sees them at now: the entries of
+// scheduled posts still in the future taken out, months without posts left
+// out, newest first.
+func (m months) archive(s schedule, now string) []ArchiveMonth {
+	counts := maps.Clone(m)
+	for _, at := range s {
+		if at > now && len(at) >= len("2006-01") {
+			counts[at[:len("2006-01")]]--
+		}
+	}
+	var out []ArchiveMonth
+	for month, n := range counts {
+		t, err := time.Parse("2006-01", month)
+		if err == nil && n > 0 {
+			out = append(out, ArchiveMonth{Year: t.Year(), Month: t.Month(), PostCount: n})
+		}
+	}
+	slices.SortFunc(out, func(a, b ArchiveMonth) int { return b.Start().Compare(a.Start()) })
+	return out
+}
+
+// decodeCounter decodes the item av into out and returns its
+// scheduled-post entries and its counts by month.
+func decodeCounter(av types.AttributeValue, out any) (schedule, months, error) {
 	m, ok := av.(*types.AttributeValueMemberM)
 	if !ok {
-		return nil, fmt.Errorf("item is a %T, not a map", av)
+		return nil, nil, fmt.Errorf("item is a %T, not a map", av)
 	}
 	if err := attributevalue.UnmarshalMap(m.Value, out); err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	byMonth := months{}
+	for name, v := range m.Value {
+		if month, isMonth := strings.CutPrefix(name, attrMonthPrefix); isMonth {
+			var n int64
+			if err := attributevalue.Unmarshal(v, &n); err != nil {
+				return nil, nil, fmt.Errorf("decode %s: %w", name, err)
+			}
+			byMonth[month] = n
+		}
 	}
 	v, ok := m.Value[attrScheduled]
 	if !ok {
-		return nil, nil
+		return nil, byMonth, nil
 	}
 	s := schedule{}
 	if entries, isMap := v.(*types.AttributeValueMemberM); isMap {
@@ -341,7 +499,7 @@ func decodeScheduled(av types.AttributeValue, out any) (schedule, error) {
 			}
 		}
 	}
-	return s, nil
+	return s, byMonth, nil
 }
 
 type idempotencyItem struct {

@@ -39,6 +39,18 @@ const (
 	keyTimeLayout = "2006-01-02T15:04:05.000Z"
 )
 
+const (
+	// prefixAuthorSlug is the namespace of authors' slugs: an author and a
+	// post may have the same slug, as their URLs differ.
+	prefixAuthorSlug = "AUTHORSLUG#"
+	// attrMonthPrefix starts the names of the attributes that count posts
+	// by month (monthAttr).
+	attrMonthPrefix = "month#"
+	// MaxRedirects is how many earlier slugs a post or an author keeps as
+	// redirects; a new one pushes out the oldest.
+	MaxRedirects = 10
+)
+
 type key struct {
 	PK string `dynamodbav:"PK"`
 	SK string `dynamodbav:"SK"`
@@ -53,6 +65,8 @@ func postKey(id string) key { return key{prefixPost + id, prefixPost + id} }
 func categoryKey(slug string) key { return key{prefixCat + slug, prefixCat + slug} }
 
 func slugKey(slug string) key { return key{prefixSlug + slug, prefixSlug + slug} }
+
+func authorSlugKey(slug string) key { return key{prefixAuthorSlug + slug, prefixAuthorSlug + slug} }
 
 func statsItemKey() key { return key{statsKey, statsKey} }
 
@@ -93,6 +107,11 @@ func feedShard(postID string) string {
 	h.Write([]byte(postID))
 	return fmt.Sprintf("%s%d", prefixFeed, h.Sum32()%feedShards)
 }
+
+// monthAttr is the attribute of an author, a category or STATS that counts
+// its posts published in the month of publishedAt (a key time): one
+// top-level attribute per month, which ADD creates when it is missing.
+func monthAttr(publishedAt string) string { return attrMonthPrefix + publishedAt[:len("2006-01")] }
 
 func authorListSortKey(createdAt time.Time, id string) string {
 	return prefixAuthor + keyTime(createdAt) + "#" + id

@@ -3,56 +3,248 @@ package storage_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/crc32"
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/blogql/blog/markdown"
 	"github.com/blogql/blog/storage"
 )
 
 // TestLargestInputsFitDynamoDB writes every field at its limit, in the
-// characters that take the most room: four-byte runes, and quotes that JSON
-// doubles in the idempotency record that holds a copy of the result. On
-// DynamoDB Local this checks the limits against DynamoDB's 400 KB item.
+// characters that take the most room: four-byte runes, a body of
+// MaxBodyBytes that renders to nearly markdown.MaxHTMLBytes of HTML with
+// a full table of contents of long headings, every redirect a post keeps,
+// and for the idempotency record (which holds the result but its rendered
+// body) a body of backslashes, which JSON doubles. On DynamoDB Local this
+// checks the limits against DynamoDB's 400 KB item.
 func TestLargestInputsFitDynamoDB(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	wide := func(n int) string { return strings.Repeat("𝔸", n) }
-	body := strings.Repeat(`"<`, storage.MaxBodyBytes/2)
+	long := func(c string, n int) string { return strings.Repeat(c, n) }
 	must[*storage.Author](t)(e.store.CreateAuthor(ctx, storage.NewAuthor{
-		ID: strings.Repeat("a", storage.MaxIDLength), Name: wide(storage.MaxNameLength), Bio: wide(storage.MaxBioLength),
-		AvatarURL: "https://example.com/" + strings.Repeat("a", storage.MaxURLLength-20), IdempotencyKey: "largest-author",
+		ID: long("a", storage.MaxIDLength), Name: wide(storage.MaxNameLength), Bio: wide(storage.MaxBioLength),
+		Slug:      long("n", storage.MaxSlugLength),
+		AvatarURL: "https://example.com/" + long("a", storage.MaxURLLength-20), IdempotencyKey: "largest-author",
 	}))
 	var cats []string
 	for i := range storage.MaxCategories {
-		slug := fmt.Sprintf("%s%02d", strings.Repeat("c", storage.MaxSlugLength-2), i)
+		slug := fmt.Sprintf("%s%02d", long("c", storage.MaxSlugLength-2), i)
 		must[*storage.Category](t)(e.store.CreateCategory(ctx, storage.NewCategory{
 			Slug: slug, Name: wide(storage.MaxNameLength), Description: wide(storage.MaxDescriptionLength),
 		}))
 		cats = append(cats, slug)
 	}
+	url := "https://example.com/" + long("u", storage.MaxURLLength-20)
+	body := largestBody(t)
 	p := must[*storage.Post](t)(e.store.CreatePost(ctx, storage.NewPost{
-		AuthorID: strings.Repeat("a", storage.MaxIDLength), Title: wide(storage.MaxTitleLength),
-		Slug: strings.Repeat("s", storage.MaxSlugLength), Excerpt: wide(storage.MaxExcerptLength),
+		AuthorID: long("a", storage.MaxIDLength), Title: wide(storage.MaxTitleLength),
+		Slug: long("s", storage.MaxSlugLength), Excerpt: wide(storage.MaxExcerptLength),
 		Body: body, Categories: cats, IdempotencyKey: "largest-post",
+		CoverImage: &storage.Image{URL: url, Alt: wide(storage.MaxAltLength), Width: storage.MaxImageSide, Height: storage.MaxImageSide},
+		SEO:        storage.SEO{Title: wide(storage.MaxTitleLength), Description: wide(storage.MaxSEODescription), CanonicalURL: url, OGImage: url},
 	}))
+	equal(t, "body bytes", len(p.Body), storage.MaxBodyBytes)
+	equal(t, "toc entries", len(p.TOC), markdown.MaxHeadings)
+	if len(p.BodyHTML) < markdown.MaxHTMLBytes-64 {
+		t.Fatalf("HTML of %d bytes, want nearly %d", len(p.BodyHTML), markdown.MaxHTMLBytes)
+	}
 	p = must[*storage.Post](t)(e.store.Publish(ctx, storage.PublishPost{ID: p.ID, IdempotencyKey: "largest-publish"}))
+	for i := range storage.MaxRedirects + 1 {
+		p = must[*storage.Post](t)(e.store.UpdatePost(ctx, storage.PostPatch{
+			ID: p.ID, ExpectedVersion: p.Version, Slug: ptr(fmt.Sprintf("%s%02d", long("r", storage.MaxSlugLength-2), i)),
+			IdempotencyKey: fmt.Sprintf("largest-slug-%d", i),
+		}))
+	}
+	size := e.itemSize(t, "POST#"+p.ID)
+	t.Logf("largest post item: %d bytes (body %d, HTML %d, toc %d entries)", size, len(p.Body), len(p.BodyHTML), len(p.TOC))
+	if size > 400*1024 {
+		t.Errorf("post item of %d bytes", size)
+	}
 	p = must[*storage.Post](t)(e.store.UpdatePost(ctx, storage.PostPatch{
 		ID: p.ID, ExpectedVersion: p.Version, Body: ptr(strings.Repeat(`\`, storage.MaxBodyBytes)), IdempotencyKey: "largest-update",
 	}))
+	record := e.itemSize(t, "IDEMPOTENCY#updatePost#largest-update")
+	t.Logf("largest idempotency record: %d bytes", record)
 	must[*storage.Comment](t)(e.store.AddComment(ctx, storage.NewComment{
-		PostID: p.ID, AuthorID: strings.Repeat("a", storage.MaxIDLength),
+		PostID: p.ID, AuthorID: long("a", storage.MaxIDLength),
 		Body: strings.Repeat(`"`, storage.MaxCommentBytes), IdempotencyKey: "largest-comment",
 	}))
 	equal(t, "body", must[*storage.Post](t)(e.store.GetPost(ctx, p.ID)).Body, strings.Repeat(`\`, storage.MaxBodyBytes))
 	e.consistent()
+}
+
+// TestWorstCasePostWritesFitOneTransaction makes the post writes with the
+// most actions a transaction of them can have and counts the actions
+// sent: an edit that moves a post from 10 categories to 10 others and
+// changes its slug to another post's redirect while its own redirects are
+// at their bound; a schedule that moves it to another month; and its
+// deletion with every redirect. DynamoDB refuses more than 100 actions.
+func TestWorstCasePostWritesFitOneTransaction(t *testing.T) {
+	var mu sync.Mutex
+	var sent []int
+	record := func(cfg *storage.ClientConfig) {
+		next := http.DefaultTransport
+		if cfg.Embedded {
+			next = storage.NewEmbeddedTransport()
+		}
+		cfg.HTTPClient = &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
+			if strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".TransactWriteItems") {
+				body, err := io.ReadAll(r.Body)
+				if err != nil {
+					return nil, err
+				}
+				r.Body = io.NopCloser(bytes.NewReader(body))
+				var in struct{ TransactItems []json.RawMessage }
+				if err := json.Unmarshal(body, &in); err != nil {
+					return nil, err
+				}
+				mu.Lock()
+				sent = append(sent, len(in.TransactItems))
+				mu.Unlock()
+			}
+			return next.RoundTrip(r)
+		})}
+	}
+	e := newEnv(t, record)
+	ctx := context.Background()
+	e.author("ada", "Ada")
+	var from, to []string
+	for i := range 2 * storage.MaxCategories {
+		e.category(fmt.Sprintf("c%02d", i), "C")
+		if i < storage.MaxCategories {
+			from = append(from, fmt.Sprintf("c%02d", i))
+		} else {
+			to = append(to, fmt.Sprintf("c%02d", i))
+		}
+	}
+	other := e.slug(e.post("ada", "taken"), "other")
+	p := e.publish(e.post("ada", "name-0", from...), time.Date(2026, 1, 15, 0, 0, 0, 0, time.UTC))
+	for i := 1; i <= storage.MaxRedirects; i++ {
+		p = e.slug(p, fmt.Sprintf("name-%d", i))
+	}
+	last := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return sent[len(sent)-1]
+	}
+	p = must[*storage.Post](t)(e.store.UpdatePost(ctx, storage.PostPatch{
+		ID: p.ID, ExpectedVersion: p.Version, Slug: ptr("taken"), Categories: &to, IdempotencyKey: "worst-edit",
+	}))
+	// post, new slug, the old one as a redirect, the oldest redirect, the
+	// other post's slugs; author copy, 10 category copies put and 10
+	// deleted; author (its name's guard), 20 categories (STATS does not
+	// change); idempotency record.
+	equal(t, "edit actions", last(), 1+4+1+20+21+1)
+	equal(t, "other post", must[*storage.Post](t)(e.store.GetPost(ctx, other.ID)).Slug, "other")
+	p = must[*storage.Post](t)(e.store.Publish(ctx, storage.PublishPost{ID: p.ID, At: start.AddDate(0, 1, 0), IdempotencyKey: "worst-schedule"}))
+	// post; author copy put and deleted, 10 category copies; author, 10
+	// categories, STATS; idempotency record.
+	equal(t, "schedule actions", last(), 1+2+10+12+1)
+	e.consistent()
+	must[*storage.Post](t)(e.store.DeletePost(ctx, storage.PostRef{ID: p.ID, IdempotencyKey: "worst-delete"}))
+	// post, its slug and 10 redirects, 11 copies, 12 counters, record.
+	equal(t, "delete actions", last(), 1+11+11+12+1)
+	mu.Lock()
+	t.Logf("actions of every transaction: %v", sent)
+	for _, n := range sent {
+		if n > 100 {
+			t.Errorf("a transaction of %d actions", n)
+		}
+	}
+	mu.Unlock()
+	e.consistent()
+}
+
+// largestBody returns a body of MaxBodyBytes that renders to as much
+// stored data as a body can: the table of contents full of headings of
+// the longest text in four-byte runes, a first paragraph that makes the
+// longest derived excerpt, and quotes (five bytes of HTML each) and
+// plain text in the proportion that brings the HTML to its limit.
+func largestBody(t *testing.T) string {
+	t.Helper()
+	var head strings.Builder
+	for range markdown.MaxHeadings {
+		head.WriteString("## " + strings.Repeat("𝔸", markdown.MaxHeadingText) + "\n\n")
+	}
+	head.WriteString(strings.Repeat("𝔸", markdown.ExcerptLength) + "\n\n")
+	build := func(quotes int) string {
+		rest := storage.MaxBodyBytes - head.Len() - quotes - 2
+		return head.String() + strings.Repeat(`"`, quotes) + "\n\n" + strings.Repeat("a", rest)
+	}
+	lo, hi := 0, storage.MaxBodyBytes-head.Len()-2
+	for lo < hi {
+		mid := (lo + hi + 1) / 2
+		if _, err := markdown.Render(build(mid)); err == nil {
+			lo = mid
+		} else {
+			hi = mid - 1
+		}
+	}
+	return build(lo)
+}
+
+// itemSize returns the size of the item with key pk/pk as DynamoDB
+// counts it: attribute names and values in bytes, numbers at most 21.
+func (e *env) itemSize(t *testing.T, pk string) int {
+	t.Helper()
+	out, err := e.client.GetItem(context.Background(), &dynamodb.GetItemInput{
+		TableName: aws.String(e.table),
+		Key:       map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: pk}, "SK": &types.AttributeValueMemberS{Value: pk}},
+	})
+	if err != nil || out.Item == nil {
+		t.Fatalf("item %s: %v", pk, err)
+	}
+	n := 0
+	for name, v := range out.Item {
+		n += len(name) + valueSize(v)
+	}
+	return n
+}
+
+func valueSize(v types.AttributeValue) int {
+	switch v := v.(type) {
+	case *types.AttributeValueMemberS:
+		return len(v.Value)
+	case *types.AttributeValueMemberN:
+		return 21
+	case *types.AttributeValueMemberB:
+		return len(v.Value)
+	case *types.AttributeValueMemberBOOL, *types.AttributeValueMemberNULL:
+		return 1
+	case *types.AttributeValueMemberL:
+		n := 3
+		for _, e := range v.Value {
+			n += 1 + valueSize(e)
+		}
+		return n
+	case *types.AttributeValueMemberM:
+		n := 3
+		for k, e := range v.Value {
+			n += 1 + len(k) + valueSize(e)
+		}
+		return n
+	case *types.AttributeValueMemberSS:
+		n := 0
+		for _, s := range v.Value {
+			n += len(s)
+		}
+		return n
+	}
+	return 0
 }
 
 // TestRetriesAreBounded checks the retry policy against a DynamoDB that

@@ -86,32 +86,42 @@ func TestPaginationMatchesModel(t *testing.T) {
 	}
 	for round := range 5 {
 		t.Run(fmt.Sprintf("round %d", round), func(t *testing.T) {
-			equalSlices(t, "feed", walk(t, func(p storage.Page) (*storage.Result[*storage.Post], error) { return e.store.LatestPosts(ctx, p) }),
+			equalSlices(t, "feed", walk(t, func(p storage.Page) (*storage.Result[*storage.Post], error) {
+				return e.store.LatestPosts(ctx, p, storage.Period{})
+			}),
 				expect(func(pub) bool { return true }))
 			for _, a := range authors {
 				equalSlices(t, "author "+a, walk(t, func(p storage.Page) (*storage.Result[*storage.Post], error) {
-					return e.store.AuthorPosts(ctx, a, p, false)
+					return e.store.AuthorPosts(ctx, a, p, storage.Period{}, false)
 				}),
 					expect(func(p pub) bool { return p.author == a }))
 			}
 			for _, c := range cats {
-				equalSlices(t, "category "+c, walk(t, func(p storage.Page) (*storage.Result[*storage.Post], error) { return e.store.CategoryPosts(ctx, c, p) }),
+				equalSlices(t, "category "+c, walk(t, func(p storage.Page) (*storage.Result[*storage.Post], error) {
+					return e.store.CategoryPosts(ctx, c, p, storage.Period{})
+				}),
 					expect(func(p pub) bool { return slices.Contains(p.cats, c) }))
 			}
 		})
 	}
 	t.Run("a cursor of another list or altered is rejected", func(t *testing.T) {
-		r := must[*storage.Result[*storage.Post]](t)(e.store.CategoryPosts(ctx, "c1", storage.Page{Limit: 2}))
+		r := must[*storage.Result[*storage.Post]](t)(e.store.CategoryPosts(ctx, "c1", storage.Page{Limit: 2}, storage.Period{}))
 		c := r.Cursors[0]
 		tampered := c[:len(c)-2] + strings.ToUpper(c[len(c)-2:])
 		if tampered == c {
 			tampered = c[:len(c)-2] + "zz"
 		}
 		for name, try := range map[string]func() error{
-			"other category": func() error { _, err := e.store.CategoryPosts(ctx, "c2", storage.Page{Limit: 2, After: c}); return err },
-			"feed":           func() error { _, err := e.store.LatestPosts(ctx, storage.Page{Limit: 2, After: c}); return err },
+			"other category": func() error {
+				_, err := e.store.CategoryPosts(ctx, "c2", storage.Page{Limit: 2, After: c}, storage.Period{})
+				return err
+			},
+			"feed": func() error {
+				_, err := e.store.LatestPosts(ctx, storage.Page{Limit: 2, After: c}, storage.Period{})
+				return err
+			},
 			"tampered": func() error {
-				_, err := e.store.CategoryPosts(ctx, "c1", storage.Page{Limit: 2, After: tampered})
+				_, err := e.store.CategoryPosts(ctx, "c1", storage.Page{Limit: 2, After: tampered}, storage.Period{})
 				return err
 			},
 		} {

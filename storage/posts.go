@@ -29,18 +29,29 @@ func (s *Store) CreatePost(ctx context.Context, in NewPost) (*Post, error) {
 	if err != nil {
 		return nil, err
 	}
+	derived := postItem{Body: in.Body}
+	if err := derived.derive(); err != nil {
+		return nil, err
+	}
 	return idempotent(ctx, s, "createPost", in.IdempotencyKey, in, func(id *idem) (*Post, error) {
+		postID := newID()
 		return retryWrite(ctx, func() (*Post, error) {
-			_, r, err := s.readNames(ctx, "", in.AuthorID, cats)
+			_, r, err := s.readNames(ctx, "", in.AuthorID, cats, in.Slug)
 			if err != nil {
+				return nil, err
+			}
+			if err := s.claim(ctx, postSlugs, postID, r.slug); err != nil {
 				return nil, err
 			}
 			now := keyTime(s.Now())
 			after := &postItem{
-				ID: newID(), Slug: in.Slug, Title: in.Title, Excerpt: in.Excerpt, Body: in.Body,
+				ID: postID, Slug: in.Slug, Slugs: []string{in.Slug}, Title: in.Title, Excerpt: in.Excerpt, Body: in.Body,
 				Status: string(StatusDraft), AuthorID: in.AuthorID,
 				CreatedAt: now, UpdatedAt: now, Version: 1,
 			}
+			after.setDerived(&derived)
+			after.setCover(in.CoverImage)
+			after.setSEO(in.SEO)
 			if err := r.setNames(after, cats); err != nil {
 				return nil, err
 			}
@@ -66,34 +77,72 @@ func validateNewPost(in *NewPost) ([]string, error) {
 		validateSlug("slug", in.Slug),
 		validateText("excerpt", in.Excerpt, false, MaxExcerptLength),
 		validateBody("body", in.Body, MaxBodyBytes),
+		validateImage("coverImage", in.CoverImage),
+		validateSEO(in.SEO),
 	)
 }
 
 // UpdatePost edits a post if its version still equals ExpectedVersion
-// (else a *ConflictError). Changing the slug frees the old one.
+// (else a *ConflictError). Changing the slug keeps the old one as a
+// redirect; taking a slug that another post keeps as its redirect takes
+// it from that post (one more read), one another post holds now is
+// ErrSlugTaken.
 func (s *Store) UpdatePost(ctx context.Context, in PostPatch) (*Post, error) {
 	var cats []string
+	seo := SEO{}
+	if in.SEO != nil {
+		seo = SEO{Title: deref(in.SEO.Title), Description: deref(in.SEO.Description),
+			CanonicalURL: deref(in.SEO.CanonicalURL), OGImage: deref(in.SEO.OGImage)}
+	}
 	err := firstErr(
 		validateID("id", in.ID),
 		validateOpt(in.Title, func(v string) error { return validateLine("title", v, MaxTitleLength) }),
 		validateOpt(in.Slug, func(v string) error { return validateSlug("slug", v) }),
 		validateOpt(in.Excerpt, func(v string) error { return validateText("excerpt", v, false, MaxExcerptLength) }),
 		validateOpt(in.Body, func(v string) error { return validateBody("body", v, MaxBodyBytes) }),
+		validateImage("coverImage", in.CoverImage),
+		validateSEO(seo),
 	)
+	if err == nil && in.CoverImage != nil && in.RemoveCoverImage {
+		err = invalid("coverImage", "cannot be set and removed at once")
+	}
 	if err == nil && in.Categories != nil {
 		cats, err = validateCategories(*in.Categories)
 	}
 	if err == nil && in.ExpectedVersion < 1 {
 		err = invalid("expectedVersion", "must be a version the post had")
 	}
+	var derived *postItem
+	if err == nil && in.Body != nil {
+		derived = &postItem{Body: *in.Body}
+		err = derived.derive()
+	}
 	if err != nil {
 		return nil, err
 	}
-	return s.changePost(ctx, "updatePost", in.ID, in.ExpectedVersion, in.IdempotencyKey, in, cats, false, func(p *postItem) error {
+	return s.changePost(ctx, "updatePost", in.ID, in.ExpectedVersion, in.IdempotencyKey, in, cats, deref(in.Slug), false, func(p *postItem) error {
 		setOpt(&p.Title, in.Title)
 		setOpt(&p.Slug, in.Slug)
 		setOpt(&p.Excerpt, in.Excerpt)
-		setOpt(&p.Body, in.Body)
+		switch {
+		case derived != nil:
+			p.Body = derived.Body
+			p.setDerived(derived)
+		case p.HTML == "" && p.Body != "":
+			// Written before bodies were rendered.
+			if err := p.derive(); err != nil {
+				return err
+			}
+		}
+		switch {
+		case in.RemoveCoverImage:
+			p.Cover = nil
+		case in.CoverImage != nil:
+			p.setCover(in.CoverImage)
+		}
+		if in.SEO != nil {
+			p.patchSEO(in.SEO)
+		}
 		if in.Categories != nil {
 			p.Cats = make([]catRef, len(cats))
 			for i, c := range cats {
@@ -111,7 +160,7 @@ func (s *Store) Publish(ctx context.Context, in PublishPost) (*Post, error) {
 		return nil, err
 	}
 	scheduling := in.At.After(s.Now())
-	return s.changePost(ctx, "publishPost", in.ID, in.ExpectedVersion, in.IdempotencyKey, in, nil, scheduling, func(p *postItem) error {
+	return s.changePost(ctx, "publishPost", in.ID, in.ExpectedVersion, in.IdempotencyKey, in, nil, "", scheduling, func(p *postItem) error {
 		at := in.At
 		if at.IsZero() {
 			at = s.Now()
@@ -126,7 +175,7 @@ func (s *Store) Unpublish(ctx context.Context, in PostRef) (*Post, error) {
 	if err := validateID("id", in.ID); err != nil {
 		return nil, err
 	}
-	return s.changePost(ctx, "unpublishPost", in.ID, in.ExpectedVersion, in.IdempotencyKey, in, nil, false, func(p *postItem) error {
+	return s.changePost(ctx, "unpublishPost", in.ID, in.ExpectedVersion, in.IdempotencyKey, in, nil, "", false, func(p *postItem) error {
 		if !p.published() {
 			return invalid("id", "post is not published")
 		}
@@ -135,13 +184,14 @@ func (s *Store) Unpublish(ctx context.Context, in PostRef) (*Post, error) {
 	})
 }
 
-// DeletePost deletes a post, its copies, its slug and its comments, and
-// returns it as it was.
+// DeletePost deletes a post, its copies, its slug and the slugs it kept as
+// redirects (they lead nowhere now, like the post's own) and its
+// comments, and returns it as it was.
 func (s *Store) DeletePost(ctx context.Context, in PostRef) (*Post, error) {
 	if err := validateID("id", in.ID); err != nil {
 		return nil, err
 	}
-	p, err := s.changePost(ctx, "deletePost", in.ID, in.ExpectedVersion, in.IdempotencyKey, in, nil, false, nil)
+	p, err := s.changePost(ctx, "deletePost", in.ID, in.ExpectedVersion, in.IdempotencyKey, in, nil, "", false, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -165,14 +215,15 @@ const cleanupTimeout = time.Minute
 // changePost reads a post, applies change (nil deletes it) and writes the
 // post with all its copies and counters in one transaction, retrying when
 // comments, renames or concurrent conflicts got in between. New category
-// slugs in newCats are read with the post so their names can be copied.
-// With full, the post's author, categories and STATS are read too (one
-// more request); a write that schedules the post needs them and turns full
-// on itself.
-func (s *Store) changePost(ctx context.Context, op, id string, expected int64, k string, input any, newCats []string, full bool, change func(*postItem) error) (*Post, error) {
+// slugs in newCats, and the reservation of slug when it is not empty (the
+// slug the change may give the post), are read with the post. With full,
+// the post's author, categories and STATS are read too (one more
+// request); a write that schedules the post needs them and turns full on
+// itself.
+func (s *Store) changePost(ctx context.Context, op, id string, expected int64, k string, input any, newCats []string, slug string, full bool, change func(*postItem) error) (*Post, error) {
 	return idempotent(ctx, s, op, k, input, func(rec *idem) (*Post, error) {
 		return retryWrite(ctx, func() (*Post, error) {
-			before, r, err := s.readPost(ctx, id, newCats, full)
+			before, r, err := s.readPost(ctx, id, newCats, slug, full)
 			if err != nil {
 				return nil, err
 			}
@@ -189,6 +240,13 @@ func (s *Store) changePost(ctx context.Context, op, id string, expected int64, k
 				}
 				p.Version++
 				p.UpdatedAt = keyTime(s.Now())
+				p.Slugs = holderSlugs(before.Slugs, before.Slug)
+				if p.Slug != before.Slug {
+					if err := s.claim(ctx, postSlugs, id, r.slug); err != nil {
+						return nil, err
+					}
+					p.Slugs, _ = slugHistory(before.Slugs, before.Slug, p.Slug)
+				}
 				slugs := p.catSlugs()
 				r.keep(before)
 				if err := r.setNames(&p, slugs); err != nil {
@@ -216,11 +274,13 @@ func (s *Store) changePost(ctx context.Context, op, id string, expected int64, k
 }
 
 // names holds the author and categories a post write copies names from,
-// and, when they were read, STATS: the items that count the post.
+// and, when they were read, STATS: the items that count the post; and the
+// reservation of the slug the post takes, as read (nil: free).
 type names struct {
 	author *authorItem
 	cats   map[string]*categoryItem
 	stats  *statsItem
+	slug   *reservation
 }
 
 // schedules returns the scheduled-post entries of the counters r read, by
@@ -242,7 +302,7 @@ func (r *names) schedules() map[key]schedule {
 // keep lets names the post already carries stand when they were not read.
 func (r *names) keep(p *postItem) {
 	if r.author == nil {
-		r.author = &authorItem{ID: p.AuthorID, Name: p.AuthorName, NameVer: p.AuthorVer}
+		r.author = &authorItem{ID: p.AuthorID, Name: p.AuthorName, Slug: p.AuthorSlug, NameVer: p.AuthorVer}
 	}
 	for _, c := range p.Cats {
 		if r.cats[c.Slug] == nil {
@@ -257,7 +317,7 @@ func (r *names) setNames(p *postItem, slugs []string) error {
 	if r.author == nil {
 		return invalid("authorId", "no author has this id")
 	}
-	p.AuthorName, p.AuthorVer = r.author.Name, r.author.NameVer
+	p.AuthorName, p.AuthorSlug, p.AuthorVer = r.author.Name, r.author.Slug, r.author.NameVer
 	// Nil, not empty: the embedded engine mangles empty lists and maps.
 	p.Cats, p.CatVer = nil, nil
 	if len(slugs) > 0 {
@@ -277,14 +337,18 @@ func (r *names) setNames(p *postItem, slugs []string) error {
 
 // readNames reads an author, categories and STATS in one BatchGetItem,
 // with the post postID when it is not empty (ErrNotFound when it is
-// missing).
-func (s *Store) readNames(ctx context.Context, postID, authorID string, slugs []string) (*postItem, *names, error) {
+// missing), and the reservation of the post slug slug when it is not
+// empty.
+func (s *Store) readNames(ctx context.Context, postID, authorID string, slugs []string, slug string) (*postItem, *names, error) {
 	var keys []key
 	if postID != "" {
 		keys = append(keys, postKey(postID))
 	}
 	if authorID != "" {
 		keys = append(keys, authorKey(authorID))
+	}
+	if slug != "" {
+		keys = append(keys, slugKey(slug))
 	}
 	keys = append(keys, mapKeys(slugs, categoryKey)...)
 	keys = append(keys, statsItemKey())
@@ -304,6 +368,11 @@ func (s *Store) readNames(ctx context.Context, postID, authorID string, slugs []
 		}
 	}
 	r := &names{cats: map[string]*categoryItem{}}
+	if slug != "" {
+		if r.slug, err = postSlugs.decodeReservation(found, slug); err != nil {
+			return nil, nil, err
+		}
+	}
 	if it, ok := found[authorKey(authorID)]; ok && authorID != "" {
 		r.author = &authorItem{}
 		if err := attributevalue.UnmarshalMap(it, r.author); err != nil {
@@ -328,26 +397,27 @@ func (s *Store) readNames(ctx context.Context, postID, authorID string, slugs []
 	return p, r, nil
 }
 
-// readPost reads a post with the new categories it is about to get in one
-// request. With full it also reads the post's author and current
-// categories, to refresh names a rename changed; the author id is only
-// known from the post, so that takes a second request.
-func (s *Store) readPost(ctx context.Context, id string, newCats []string, full bool) (*postItem, *names, error) {
+// readPost reads a post with the new categories it is about to get and
+// the reservation of the slug it may take (when not empty) in one request.
+// With full it also reads the post's author and current categories, to
+// refresh names a rename changed; the author id is only known from the
+// post, so that takes a second request.
+func (s *Store) readPost(ctx context.Context, id string, newCats []string, slug string, full bool) (*postItem, *names, error) {
 	if !full {
-		if len(newCats) == 0 {
+		if len(newCats) == 0 && slug == "" {
 			var p postItem
 			if err := s.getItem(ctx, postKey(id), true, &p); err != nil {
 				return nil, nil, fmt.Errorf("post %q: %w", id, err)
 			}
 			return &p, &names{cats: map[string]*categoryItem{}}, nil
 		}
-		return s.readNames(ctx, id, "", newCats)
+		return s.readNames(ctx, id, "", newCats, slug)
 	}
 	var p postItem
 	if err := s.getItem(ctx, postKey(id), true, &p); err != nil {
 		return nil, nil, fmt.Errorf("post %q: %w", id, err)
 	}
-	_, r, err := s.readNames(ctx, "", p.AuthorID, append(slices.Clone(newCats), p.catSlugs()...))
+	_, r, err := s.readNames(ctx, "", p.AuthorID, append(slices.Clone(newCats), p.catSlugs()...), slug)
 	return &p, r, err
 }
 
@@ -363,7 +433,8 @@ func (s *Store) writePost(ctx context.Context, rec *idem, before, after *postIte
 	}
 	var result *Post
 	if after != nil {
-		result = after.post()
+		p := after.withPostKeys()
+		result = p.post()
 	} else {
 		result = before.post()
 	}
@@ -393,17 +464,15 @@ func postActions(t *txn, before, after *postItem, r *names, now string) error {
 		add(t.put(after.withPostKeys(), ptr(unchanged(before)), errRetry))
 	}
 
-	// Slug reservation.
-	oldSlug, newSlug := slugOf(before), slugOf(after)
-	if oldSlug != newSlug {
-		if newSlug != "" {
-			add(t.put(slugItem{PK: slugKey(newSlug).PK, SK: slugKey(newSlug).SK, Type: typeSlug, PostID: id},
-				ptr(condNotExists()), ErrSlugTaken))
-		}
-		if oldSlug != "" {
-			add(t.delete(slugKey(oldSlug), ptr(expression.Name("postId").Equal(expression.Value(id))), errRetry))
-		}
+	// Slug reservations: the current one and the redirects.
+	var from, to []string
+	if before != nil {
+		from = holderSlugs(before.Slugs, before.Slug)
 	}
+	if after != nil {
+		to = after.Slugs
+	}
+	add(postSlugs.moveSlug(t, id, from, to, r.slug))
 
 	// Copies: put every copy of the new state, delete those of the old
 	// state that the new one does not have.
@@ -437,13 +506,14 @@ func postActions(t *txn, before, after *postItem, r *names, now string) error {
 // counterChange is what a post write does to one item that counts posts:
 // its author, one of its categories, or STATS.
 type counterChange struct {
-	key   key
-	stats bool
-	delta int64
-	guard *expression.ConditionBuilder // the names copied are current
-	had   string                       // publishedAt of the post's entry before, if it was scheduled
-	want  string                       // publishedAt of the post's entry after, if it is scheduled
-	read  schedule                     // the item's entries as read, if it was
+	key    key
+	stats  bool
+	delta  int64
+	months map[string]int64             // what to add to month attributes, by name
+	guard  *expression.ConditionBuilder // the names copied are current
+	had    string                       // publishedAt of the post's entry before, if it was scheduled
+	want   string                       // publishedAt of the post's entry after, if it is scheduled
+	read   schedule                     // the item's entries as read, if it was
 }
 
 // counterChanges returns the changes a write from before to after makes to
@@ -460,7 +530,7 @@ func counterChanges(before, after *postItem, r *names, now string) []*counterCha
 		cs := make([]*counterChange, len(keys))
 		for i, k := range keys {
 			if byKey[k] == nil {
-				byKey[k] = &counterChange{key: k, stats: k == statsItemKey(), read: read[k]}
+				byKey[k] = &counterChange{key: k, stats: k == statsItemKey(), read: read[k], months: map[string]int64{}}
 				out = append(out, byKey[k])
 			}
 			cs[i] = byKey[k]
@@ -477,6 +547,7 @@ func counterChanges(before, after *postItem, r *names, now string) []*counterCha
 	if before.published() {
 		for _, c := range counters(before) {
 			c.delta--
+			c.months[monthAttr(before.PublishedAt)]--
 			if before.PublishedAt > now {
 				c.had = before.PublishedAt
 			}
@@ -485,6 +556,7 @@ func counterChanges(before, after *postItem, r *names, now string) []*counterCha
 	if after.published() {
 		for _, c := range counters(after) {
 			c.delta++
+			c.months[monthAttr(after.PublishedAt)]++
 			if after.PublishedAt > now {
 				c.want = after.PublishedAt
 			}
@@ -523,6 +595,11 @@ func (c *counterChange) action(t *txn, id, now string) error {
 	if c.delta != 0 {
 		upd, changed = upd.Add(expression.Name("postCount"), expression.Value(c.delta)), true
 	}
+	for _, m := range slices.Sorted(maps.Keys(c.months)) {
+		if d := c.months[m]; d != 0 {
+			upd, changed = upd.Add(expression.Name(m), expression.Value(d)), true
+		}
+	}
 	switch {
 	case c.want != "" && c.want != c.had && c.read == nil:
 		// The first entry makes the map; a write that adds one has read
@@ -557,7 +634,8 @@ func (c *counterChange) action(t *txn, id, now string) error {
 // unchanged is the condition that the post is still as it was read:
 // same version, and same counts, which the new state copies. Comments
 // change the counts without the version, and commentCount can come back
-// to where it was while threadCount does not, so both are compared.
+// to where it was while threadCount does not, so both are compared; a
+// post that takes this one's redirect changes its slugs (see slugs.go).
 func unchanged(p *postItem) expression.ConditionBuilder {
 	threads := expression.Name("threadCount").Equal(expression.Value(p.ThreadCount))
 	if p.ThreadCount == 0 {
@@ -566,18 +644,62 @@ func unchanged(p *postItem) expression.ConditionBuilder {
 	return condVersion(p.Version).
 		And(expression.Name("commentCount").Equal(expression.Value(p.CommentCount))).
 		And(threads).
-		And(expression.Name("authorVer").Equal(expression.Value(p.AuthorVer)))
+		And(expression.Name("authorVer").Equal(expression.Value(p.AuthorVer))).
+		And(sameSlugs(p.Slugs))
 }
 
 func nameVer(v int64) expression.ConditionBuilder {
 	return expression.Name("nameVer").Equal(expression.Value(v))
 }
 
-func slugOf(p *postItem) string {
-	if p == nil {
-		return ""
+// setDerived copies what derive derived from the body of d.
+func (it *postItem) setDerived(d *postItem) {
+	it.HTML, it.TOC, it.Words, it.Minutes, it.AutoExcerpt = d.HTML, d.TOC, d.Words, d.Minutes, d.AutoExcerpt
+}
+
+func (it *postItem) setCover(img *Image) {
+	it.Cover = nil
+	if img != nil {
+		it.Cover = &imageItem{URL: img.URL, Alt: img.Alt, Width: img.Width, Height: img.Height}
 	}
-	return p.Slug
+}
+
+// setSEO sets the SEO fields; none set leaves no attribute at all.
+func (it *postItem) setSEO(seo SEO) {
+	it.SEO = nil
+	if seo != (SEO{}) {
+		v := seoItem(seo)
+		it.SEO = &v
+	}
+}
+
+func (it *postItem) patchSEO(p *SEOPatch) {
+	var seo SEO
+	if it.SEO != nil {
+		seo = SEO(*it.SEO)
+	}
+	setOpt(&seo.Title, p.Title)
+	setOpt(&seo.Description, p.Description)
+	setOpt(&seo.CanonicalURL, p.CanonicalURL)
+	setOpt(&seo.OGImage, p.OGImage)
+	it.setSEO(seo)
+}
+
+// holderSlugs returns the slugs of a post or an author as read, with the
+// current one alone for an item written before slugs had a history.
+func holderSlugs(slugs []string, current string) []string {
+	if len(slugs) == 0 && current != "" {
+		return []string{current}
+	}
+	return slugs
+}
+
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }
 
 func b2i(b bool) int64 {

@@ -3,8 +3,10 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -49,7 +51,7 @@ func TestPostWriteSeesThreadCountChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	before, r, err := s.readPost(ctx, p.ID, nil, false)
+	before, r, err := s.readPost(ctx, p.ID, nil, "", false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,5 +70,54 @@ func TestPostWriteSeesThreadCountChanges(t *testing.T) {
 	}
 	if bad, err := s.Check(ctx); err != nil || len(bad) > 0 {
 		t.Errorf("invariants: %v %v", bad, err)
+	}
+}
+
+// TestPostActionsBound counts the actions postActions makes for a change
+// of everything a post write can change at once (no one mutation does it
+// all): a published post moved from 10 categories to 10 others and to
+// another month, its slug changed to another post's redirect while its
+// own are at their bound. With the idempotency record that is the most a
+// post write's transaction can hold, far below DynamoDB's 100.
+func TestPostActionsBound(t *testing.T) {
+	var from, to []catRef
+	cats := map[string]*categoryItem{}
+	for i := range 2 * MaxCategories {
+		c := catRef{Slug: fmt.Sprintf("c%02d", i), Name: "C"}
+		cats[c.Slug] = &categoryItem{Slug: c.Slug, Name: c.Name}
+		if i < MaxCategories {
+			from = append(from, c)
+		} else {
+			to = append(to, c)
+		}
+	}
+	slugs := []string{"current"}
+	for i := range MaxRedirects {
+		slugs = append(slugs, fmt.Sprintf("old-%d", i))
+	}
+	before := &postItem{
+		ID: "p", Slug: "current", Slugs: slugs, Status: string(StatusPublished), AuthorID: "ada", AuthorName: "Ada",
+		Cats: from, PublishedAt: "2026-01-15T00:00:00.000Z", CreatedAt: "2026-01-01T00:00:00.000Z", Version: 3,
+	}
+	after := *before
+	after.Slug, after.Cats, after.PublishedAt, after.Version = "taken", to, "2026-02-15T00:00:00.000Z", 4
+	after.Slugs, _ = slugHistory(before.Slugs, before.Slug, after.Slug)
+	r := &names{
+		author: &authorItem{ID: "ada", Name: "Ada"}, cats: cats, stats: &statsItem{},
+		slug: &reservation{Owner: "q", Redirect: true, OwnerSlugs: []string{"q", "taken"}},
+	}
+	s := &Store{table: "t", now: time.Now}
+	txn := s.newTxn()
+	if err := postActions(txn, before, &after, r, "2026-03-01T00:00:00.000Z"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.record(txn, &idem{key: idempotencyKey("updatePost", "k"), hash: "h"}, after.post()); err != nil {
+		t.Fatal(err)
+	}
+	// post; new slug, old slug as a redirect, oldest redirect dropped,
+	// the other post's slugs; author copy put and deleted, 10 category
+	// copies put, 10 deleted; author, 20 categories, STATS; record.
+	if want := 1 + 4 + 2 + 20 + 22 + 1; len(txn.items) != want {
+		t.Errorf("%d actions, want %d", len(txn.items), want)
 	}
 }

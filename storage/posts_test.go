@@ -37,9 +37,15 @@ func TestPostLifecycle(t *testing.T) {
 
 	t.Run("a draft is in no public list", func(t *testing.T) {
 		for name, list := range map[string]func() (*storage.Result[*storage.Post], error){
-			"author":   func() (*storage.Result[*storage.Post], error) { return e.store.AuthorPosts(ctx, "ada", page, true) },
-			"category": func() (*storage.Result[*storage.Post], error) { return e.store.CategoryPosts(ctx, "go", page) },
-			"feed":     func() (*storage.Result[*storage.Post], error) { return e.store.LatestPosts(ctx, page) },
+			"author": func() (*storage.Result[*storage.Post], error) {
+				return e.store.AuthorPosts(ctx, "ada", page, storage.Period{}, true)
+			},
+			"category": func() (*storage.Result[*storage.Post], error) {
+				return e.store.CategoryPosts(ctx, "go", page, storage.Period{})
+			},
+			"feed": func() (*storage.Result[*storage.Post], error) {
+				return e.store.LatestPosts(ctx, page, storage.Period{})
+			},
 		} {
 			r, err := list()
 			if err != nil {
@@ -66,13 +72,13 @@ func TestPostLifecycle(t *testing.T) {
 			reqs int
 		}{
 			"author": {func(ctx context.Context) (*storage.Result[*storage.Post], error) {
-				return e.store.AuthorPosts(ctx, "ada", page, false)
+				return e.store.AuthorPosts(ctx, "ada", page, storage.Period{}, false)
 			}, 1},
 			"category": {func(ctx context.Context) (*storage.Result[*storage.Post], error) {
-				return e.store.CategoryPosts(ctx, "go", page)
+				return e.store.CategoryPosts(ctx, "go", page, storage.Period{})
 			}, 1},
 			"feed": {func(ctx context.Context) (*storage.Result[*storage.Post], error) {
-				return e.store.LatestPosts(ctx, page)
+				return e.store.LatestPosts(ctx, page, storage.Period{})
 			}, 4},
 		} {
 			var r *storage.Result[*storage.Post]
@@ -104,19 +110,20 @@ func TestPostLifecycle(t *testing.T) {
 	}))
 	equal(t, "updated slug", upd.Slug, "hello-again")
 	e.consistent()
-	if _, err := e.store.GetPostBySlug(ctx, "hello"); !errors.Is(err, storage.ErrNotFound) {
-		t.Errorf("old slug: err = %v, want not found", err)
+	if old := must[*storage.Post](t)(e.store.GetPostBySlug(ctx, "hello")); old.ID != draft.ID || old.Slug != "hello-again" {
+		t.Errorf("old slug finds %s with slug %q, want the post with its new slug", old.ID, old.Slug)
 	}
-	if r := must[*storage.Result[*storage.Post]](t)(e.store.CategoryPosts(ctx, "go", page)); len(r.Items) != 0 {
+	if r := must[*storage.Result[*storage.Post]](t)(e.store.CategoryPosts(ctx, "go", page, storage.Period{})); len(r.Items) != 0 {
 		t.Errorf("old category still lists the post")
 	}
-	if r := must[*storage.Result[*storage.Post]](t)(e.store.CategoryPosts(ctx, "aws", page)); len(r.Items) != 1 || r.Items[0].Title != "Hello again" {
+	if r := must[*storage.Result[*storage.Post]](t)(e.store.CategoryPosts(ctx, "aws", page, storage.Period{})); len(r.Items) != 1 || r.Items[0].Title != "Hello again" {
 		t.Errorf("new category lists %v", r.Items)
 	}
 
-	t.Run("the slug is free again for another post", func(t *testing.T) {
-		e.post("ada", "hello")
+	t.Run("another post takes the old slug from the redirect", func(t *testing.T) {
+		taker := e.post("ada", "hello")
 		e.consistent()
+		equal(t, "old slug now", must[*storage.Post](t)(e.store.GetPostBySlug(ctx, "hello")).ID, taker.ID)
 		_, err := e.store.CreatePost(ctx, storage.NewPost{AuthorID: "ada", Title: "Dup", Slug: "hello-again"})
 		if !errors.Is(err, storage.ErrSlugTaken) {
 			t.Errorf("err = %v, want slug taken", err)
@@ -125,7 +132,7 @@ func TestPostLifecycle(t *testing.T) {
 
 	must[*storage.Post](t)(e.store.Unpublish(ctx, storage.PostRef{ID: draft.ID}))
 	e.consistent()
-	if r := must[*storage.Result[*storage.Post]](t)(e.store.LatestPosts(ctx, page)); len(r.Items) != 0 {
+	if r := must[*storage.Result[*storage.Post]](t)(e.store.LatestPosts(ctx, page, storage.Period{})); len(r.Items) != 0 {
 		t.Errorf("unpublished post still in feed")
 	}
 	e.publish(upd, time.Time{})
@@ -150,16 +157,16 @@ func TestScheduledPostsAppearWhenTheirTimeComes(t *testing.T) {
 	page := storage.Page{Limit: 10}
 	visible := func() map[string][]string {
 		return map[string][]string{
-			"author":   ids(must[*storage.Result[*storage.Post]](t)(e.store.AuthorPosts(ctx, "ada", page, false)).Items),
-			"category": ids(must[*storage.Result[*storage.Post]](t)(e.store.CategoryPosts(ctx, "go", page)).Items),
-			"feed":     ids(must[*storage.Result[*storage.Post]](t)(e.store.LatestPosts(ctx, page)).Items),
+			"author":   ids(must[*storage.Result[*storage.Post]](t)(e.store.AuthorPosts(ctx, "ada", page, storage.Period{}, false)).Items),
+			"category": ids(must[*storage.Result[*storage.Post]](t)(e.store.CategoryPosts(ctx, "go", page, storage.Period{})).Items),
+			"feed":     ids(must[*storage.Result[*storage.Post]](t)(e.store.LatestPosts(ctx, page, storage.Period{})).Items),
 		}
 	}
 	for name, got := range visible() {
 		equalSlices(t, name+" before", got, []string{now.ID})
 	}
 	equal(t, "status", later.StatusAt(e.clock.now()), storage.StatusScheduled)
-	all := must[*storage.Result[*storage.Post]](t)(e.store.AuthorPosts(ctx, "ada", page, true))
+	all := must[*storage.Result[*storage.Post]](t)(e.store.AuthorPosts(ctx, "ada", page, storage.Period{}, true))
 	equalSlices(t, "author's own list", ids(all.Items), []string{later.ID, now.ID})
 	if _, err := e.store.AddComment(ctx, storage.NewComment{PostID: later.ID, AuthorID: "ada", Body: "early"}); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("comment on scheduled post: err = %v, want not found", err)
@@ -270,7 +277,7 @@ func TestBadInputWritesNothing(t *testing.T) {
 	drafts := must[*storage.Result[*storage.Post]](t)(e.store.AuthorDrafts(ctx, "ada", storage.Page{Limit: 10}))
 	equal(t, "posts written", len(drafts.Items), 0)
 	for _, p := range []storage.Page{{Limit: 0}, {Limit: 101}, {Limit: 5, After: "garbage"}} {
-		if _, err := e.store.LatestPosts(ctx, p); !errors.Is(err, storage.ErrInvalidInput) {
+		if _, err := e.store.LatestPosts(ctx, p, storage.Period{}); !errors.Is(err, storage.ErrInvalidInput) {
 			t.Errorf("page %+v: err = %v, want invalid input", p, err)
 		}
 	}
@@ -290,7 +297,7 @@ func TestRenamesReachEveryCopy(t *testing.T) {
 	must[*storage.Author](t)(e.store.UpdateAuthor(ctx, storage.AuthorPatch{ID: "ada", Name: ptr("Ada Lovelace")}))
 	must[*storage.Category](t)(e.store.UpdateCategory(ctx, storage.CategoryPatch{Slug: "go", Name: ptr("Golang")}))
 	e.consistent()
-	r := must[*storage.Result[*storage.Post]](t)(e.store.CategoryPosts(ctx, "aws", storage.Page{Limit: 10}))
+	r := must[*storage.Result[*storage.Post]](t)(e.store.CategoryPosts(ctx, "aws", storage.Page{Limit: 10}, storage.Period{}))
 	for _, p := range r.Items {
 		equal(t, "author name", p.AuthorName, "Ada Lovelace")
 		equal(t, "category name", p.Categories[0].Name, "Golang")

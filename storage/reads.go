@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -246,15 +248,17 @@ func (s *Store) ReadComment(ctx context.Context, k CommentKey) (*Comment, *Post,
 	return c.comment(), p.post(), nil
 }
 
-// Stats returns the blog-wide counts.
+// Stats returns the blog-wide counts, the archive by month included.
 func (s *Store) Stats(ctx context.Context) (*Stats, error) {
 	var it statsItem
 	err := s.getItem(ctx, statsItemKey(), false, &it)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("stats: %w", err)
 	}
-	visible, _ := it.Scheduled.split(it.PostCount, s.nowKey())
-	return &Stats{PostCount: visible, AuthorCount: it.AuthorCount, CategoryCount: it.CategoryCount}, nil
+	now := s.nowKey()
+	visible, _ := it.Scheduled.split(it.PostCount, now)
+	return &Stats{PostCount: visible, AuthorCount: it.AuthorCount, CategoryCount: it.CategoryCount,
+		Archive: it.Months.archive(it.Scheduled, now)}, nil
 }
 
 func mapKeys(ids []string, f func(string) key) []key {
@@ -266,12 +270,13 @@ func mapKeys(ids []string, f func(string) key) []key {
 }
 
 // listQuery is one paginated list: a key condition on the table or GSI1,
-// its direction, and the attributes that position a cursor in it.
+// its order, and the attributes that position a cursor in it.
 type listQuery struct {
 	list    string // cursor namespace
 	index   bool   // GSI1 instead of the table
 	cond    expression.KeyConditionBuilder
-	forward bool
+	forward bool // the list's order is ascending
+	empty   bool // the bounds hold nothing: answered without a request
 }
 
 func (q listQuery) posAttrs() []string {
@@ -281,16 +286,26 @@ func (q listQuery) posAttrs() []string {
 	return []string{attrPK, attrSK}
 }
 
-// queryPage runs q for one page: Limit+1 items are asked for, so HasNext is
-// known without a second request; only a page cut short by DynamoDB's 1 MB
-// response limit takes another.
+// queryPage runs q for one page: Limit+1 items are asked for, so whether
+// more follow (or, for a backward page, precede) is known without a second
+// request; only a page cut short by DynamoDB's 1 MB response limit takes
+// another. A backward page is read in the other direction from its
+// cursor and returned in the list's order.
 func queryPage[T any, I any](ctx context.Context, s *Store, q listQuery, p Page, conv func(*I) T) (*Result[T], error) {
 	if err := validatePage(p); err != nil {
 		return nil, err
 	}
-	pos, err := decodeCursor(q.list, p.After)
+	field, cursor := "after", p.After
+	if p.Backward {
+		field, cursor = "before", p.Before
+	}
+	pos, err := position(q.list, field, cursor)
 	if err != nil {
 		return nil, err
+	}
+	res := &Result[T]{}
+	if q.empty {
+		return res.from(p, false), nil
 	}
 	expr, err := buildExpr(expression.NewBuilder().WithKeyCondition(q.cond))
 	if err != nil {
@@ -301,7 +316,7 @@ func queryPage[T any, I any](ctx context.Context, s *Store, q listQuery, p Page,
 		KeyConditionExpression:    expr.KeyCondition(),
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
-		ScanIndexForward:          aws.Bool(q.forward),
+		ScanIndexForward:          aws.Bool(q.forward != p.Backward),
 		Limit:                     aws.Int32(int32(p.Limit + 1)),
 	}
 	if q.index {
@@ -309,7 +324,7 @@ func queryPage[T any, I any](ctx context.Context, s *Store, q listQuery, p Page,
 	}
 	if pos != nil {
 		if !hasExactly(pos, q.posAttrs()) {
-			return nil, errBadCursor()
+			return nil, badCursor(field)
 		}
 		if in.ExclusiveStartKey, err = attributevalue.MarshalMap(pos); err != nil {
 			return nil, fmt.Errorf("cursor: %w", err)
@@ -323,7 +338,7 @@ func queryPage[T any, I any](ctx context.Context, s *Store, q listQuery, p Page,
 			// The checksum only catches accidents: a cursor forged with a
 			// valid one can point outside the list's partition or bounds,
 			// which DynamoDB refuses (the embedded engine does not check).
-			return nil, errBadCursor()
+			return nil, badCursor(field)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("query %s: %w", q.list, err)
@@ -335,8 +350,8 @@ func queryPage[T any, I any](ctx context.Context, s *Store, q listQuery, p Page,
 		in.ExclusiveStartKey = out.LastEvaluatedKey
 		in.Limit = aws.Int32(int32(p.Limit + 1 - len(items)))
 	}
-	res := &Result[T]{HasNext: len(items) > p.Limit}
-	if res.HasNext {
+	more := len(items) > p.Limit
+	if more {
 		items = items[:p.Limit]
 	}
 	for _, it := range items {
@@ -347,7 +362,37 @@ func queryPage[T any, I any](ctx context.Context, s *Store, q listQuery, p Page,
 		res.Items = append(res.Items, conv(&v))
 		res.Cursors = append(res.Cursors, encodeCursor(q.list, positionOf(it, q.posAttrs())))
 	}
-	return res, nil
+	return res.from(p, more), nil
+}
+
+// from finishes a page read for p in its reading order: it puts a backward
+// page in the list's order, and says what lies beyond each end: more is
+// whether the read found items past the page, the other side holds items
+// when the page started from a cursor.
+func (r *Result[T]) from(p Page, more bool) *Result[T] {
+	if !p.Backward {
+		r.HasNext, r.HasPrev = more, p.After != ""
+		return r
+	}
+	slices.Reverse(r.Items)
+	slices.Reverse(r.Cursors)
+	r.HasPrev, r.HasNext = more, p.Before != ""
+	return r
+}
+
+// position returns the position a cursor of list holds, or nil for an
+// empty cursor; a cursor that is not one of the list is a
+// *ValidationError on field, the argument that carried it.
+func position(list, field, cursor string) (map[string]string, error) {
+	pos, err := decodeCursor(list, cursor)
+	if err != nil {
+		return nil, badCursor(field)
+	}
+	return pos, nil
+}
+
+func badCursor(field string) error {
+	return &ValidationError{Field: field, Reason: "is not a cursor of this list"}
 }
 
 // hasExactly reports whether pos holds the attributes attrs and no others.
@@ -382,18 +427,55 @@ func (s *Store) visibleBound() string {
 	return prefixPost + s.nowKey() + "$" // '$' sorts after the '#' that follows the time
 }
 
-// AuthorPosts returns the author's published posts, newest first, as
-// summaries. Scheduled posts are included only with includeScheduled.
-func (s *Store) AuthorPosts(ctx context.Context, authorID string, p Page, includeScheduled bool) (*Result[*Post], error) {
+// postRange returns the sort keys of the posts published in per and
+// below the bound upper, for a list named list: lo and hi for BETWEEN
+// (neither is a post's key, so both work as exclusive bounds as well),
+// the list's name for cursors, which includes the period, and whether the
+// range is empty. A period that ends before it starts is a
+// *ValidationError.
+func postRange(per Period, list, upper string) (lo, hi, name string, empty bool, err error) {
+	if !per.From.IsZero() && !per.To.IsZero() && per.From.After(per.To) {
+		return "", "", "", false, invalid("publishedBefore", "must not be earlier than publishedAfter")
+	}
+	lo, hi, name = prefixPost, upper, list
+	if !per.From.IsZero() {
+		lo = prefixPost + keyTime(ceilMilli(per.From))
+		name += "|from=" + lo
+	}
+	if !per.To.IsZero() {
+		to := prefixPost + keyTime(ceilMilli(per.To))
+		hi, name = min(hi, to), name+"|to="+to
+	}
+	return lo, hi, name, lo >= hi, nil
+}
+
+// ceilMilli rounds t up to the millisecond the table stores: a post
+// published at a stored time is at or after t exactly when it is at or
+// after ceilMilli(t).
+func ceilMilli(t time.Time) time.Time {
+	if r := t.Truncate(time.Millisecond); r.Before(t) {
+		return r.Add(time.Millisecond)
+	}
+	return t
+}
+
+// AuthorPosts returns the author's published posts in per, newest first,
+// as summaries. Scheduled posts are included only with includeScheduled.
+func (s *Store) AuthorPosts(ctx context.Context, authorID string, p Page, per Period, includeScheduled bool) (*Result[*Post], error) {
 	upper := s.visibleBound()
 	list := "author-posts:" + authorID
 	if includeScheduled {
 		upper, list = prefixPost+"~", list+":all"
 	}
+	lo, hi, list, empty, err := postRange(per, list, upper)
+	if err != nil {
+		return nil, err
+	}
 	pk := expression.Key(attrPK).Equal(expression.Value(prefixAuthor + authorID))
 	return queryPage(ctx, s, listQuery{
-		list: list,
-		cond: pk.And(expression.Key(attrSK).Between(expression.Value(prefixPost), expression.Value(upper))),
+		list:  list,
+		cond:  pk.And(expression.Key(attrSK).Between(expression.Value(lo), expression.Value(hi))),
+		empty: empty,
 	}, p, (*postItem).post)
 }
 
@@ -406,14 +488,19 @@ func (s *Store) AuthorDrafts(ctx context.Context, authorID string, p Page) (*Res
 	}, p, (*postItem).post)
 }
 
-// CategoryPosts returns the category's visible posts, newest first, as
-// summaries.
-func (s *Store) CategoryPosts(ctx context.Context, slug string, p Page) (*Result[*Post], error) {
+// CategoryPosts returns the category's visible posts in per, newest
+// first, as summaries.
+func (s *Store) CategoryPosts(ctx context.Context, slug string, p Page, per Period) (*Result[*Post], error) {
+	lo, hi, list, empty, err := postRange(per, "category-posts:"+slug, s.visibleBound())
+	if err != nil {
+		return nil, err
+	}
 	return queryPage(ctx, s, listQuery{
-		list:  "category-posts:" + slug,
+		list:  list,
 		index: true,
 		cond: expression.Key(attrGSI1PK).Equal(expression.Value(categoryPartition(slug))).
-			And(expression.Key(attrGSI1SK).LessThan(expression.Value(s.visibleBound()))),
+			And(expression.Key(attrGSI1SK).Between(expression.Value(lo), expression.Value(hi))),
+		empty: empty,
 	}, p, (*postItem).post)
 }
 
@@ -506,26 +593,154 @@ func (s *Store) Replies(ctx context.Context, postID string, parentIDs []string) 
 	return out, nil
 }
 
-// LatestPosts returns the whole blog's visible posts, newest first, with
-// bodies. The feed is spread over feedShards GSI1 partitions; each page
-// queries every shard at once and merges them, so the cost is feedShards
-// requests whatever the page size.
-func (s *Store) LatestPosts(ctx context.Context, p Page) (*Result[*Post], error) {
+// LatestPosts returns the whole blog's visible posts in per, newest
+// first, with bodies. The feed is spread over feedShards GSI1 partitions;
+// each page queries every shard at once and merges them, so the cost is
+// feedShards requests whatever the page size.
+func (s *Store) LatestPosts(ctx context.Context, p Page, per Period) (*Result[*Post], error) {
 	if err := validatePage(p); err != nil {
 		return nil, err
 	}
-	const list = "feed"
-	upper := s.visibleBound()
-	pos, err := decodeCursor(list, p.After)
+	lo, hi, list, empty, err := postRange(per, "feed", s.visibleBound())
 	if err != nil {
 		return nil, err
 	}
+	field, cursor := "after", p.After
+	if p.Backward {
+		field, cursor = "before", p.Before
+	}
+	pos, err := position(list, field, cursor)
+	if err != nil {
+		return nil, err
+	}
+	r := skRange{lo: lo, hi: hi}
 	if pos != nil {
 		if !hasExactly(pos, []string{attrGSI1SK}) || !strings.HasPrefix(pos[attrGSI1SK], prefixPost) {
-			return nil, errBadCursor()
+			return nil, badCursor(field)
 		}
-		upper = min(upper, pos[attrGSI1SK])
+		// The cursor's own post is a bound that the page leaves out.
+		r.skip = pos[attrGSI1SK]
+		if p.Backward {
+			r.lo = max(r.lo, r.skip)
+		} else {
+			r.hi = min(r.hi, r.skip)
+		}
 	}
+	res := &Result[*Post]{}
+	if empty || r.lo > r.hi {
+		return res.from(p, false), nil
+	}
+	items, more, err := s.feedRange(ctx, r, !p.Backward, p.Limit)
+	if err != nil {
+		return nil, err
+	}
+	for i := range items {
+		res.Items = append(res.Items, items[i].post())
+		res.Cursors = append(res.Cursors, encodeCursor(list, map[string]string{attrGSI1SK: items[i].GSI1SK}))
+	}
+	return res.from(p, more), nil
+}
+
+// CountPosts counts the visible posts published in per of the author
+// authorID (scheduled ones too with includeScheduled), of the category
+// category, or of the whole blog when both are empty. It reads the
+// period's keys: one Query (one for each feed shard, at once) for every
+// 1 MB of posts in it. CountIn answers month-aligned periods with no read.
+func (s *Store) CountPosts(ctx context.Context, authorID, category string, per Period, includeScheduled bool) (int64, error) {
+	upper := s.visibleBound()
+	if includeScheduled {
+		upper = prefixPost + "~"
+	}
+	lo, hi, _, empty, err := postRange(per, "", upper)
+	if err != nil || empty {
+		return 0, err
+	}
+	var conds []expression.KeyConditionBuilder
+	index := true
+	between := func(attr string) expression.KeyConditionBuilder {
+		return expression.Key(attr).Between(expression.Value(lo), expression.Value(hi))
+	}
+	switch {
+	case authorID != "":
+		index = false
+		conds = append(conds, expression.Key(attrPK).Equal(expression.Value(prefixAuthor+authorID)).And(between(attrSK)))
+	case category != "":
+		conds = append(conds, expression.Key(attrGSI1PK).Equal(expression.Value(categoryPartition(category))).And(between(attrGSI1SK)))
+	default:
+		for i := range feedShards {
+			conds = append(conds, expression.Key(attrGSI1PK).Equal(expression.Value(fmt.Sprintf("%s%d", prefixFeed, i))).And(between(attrGSI1SK)))
+		}
+	}
+	counts := make([]int64, len(conds))
+	g, gctx := errgroup.WithContext(ctx)
+	for i, cond := range conds {
+		g.Go(func() error {
+			expr, err := buildExpr(expression.NewBuilder().WithKeyCondition(cond))
+			if err != nil {
+				return err
+			}
+			in := &dynamodb.QueryInput{
+				TableName:                 aws.String(s.table),
+				KeyConditionExpression:    expr.KeyCondition(),
+				ExpressionAttributeNames:  expr.Names(),
+				ExpressionAttributeValues: expr.Values(),
+				Select:                    types.SelectCount,
+			}
+			if index {
+				in.IndexName = aws.String(indexGSI1)
+			}
+			for pages := dynamodb.NewQueryPaginator(s.db, in); pages.HasMorePages(); {
+				page, err := pages.NextPage(gctx)
+				if err != nil {
+					return fmt.Errorf("count posts: %w", err)
+				}
+				counts[i] += int64(page.Count)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, c := range counts {
+		n += c
+	}
+	return n, nil
+}
+
+// CountIn returns the number of posts archive counts in per, when per
+// starts and ends at the start of a month (or is open at either end), so
+// that it covers whole months; else it returns false.
+func CountIn(archive []ArchiveMonth, per Period) (int64, bool) {
+	whole := func(t time.Time) bool {
+		return t.IsZero() || t.Equal(time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC))
+	}
+	if !whole(per.From) || !whole(per.To) {
+		return 0, false
+	}
+	var n int64
+	for _, m := range archive {
+		if (per.From.IsZero() || !m.Start().Before(per.From)) && (per.To.IsZero() || !m.End().After(per.To)) {
+			n += m.PostCount
+		}
+	}
+	return n, true
+}
+
+// skRange is a range of sort keys, lo <= key <= hi, without skip (a
+// cursor's own item) when it is set.
+type skRange struct {
+	lo, hi, skip string
+}
+
+// feedRange reads the first limit posts of the whole blog's feed in r,
+// newest first when descending, else oldest first, querying every shard
+// at once, and reports whether more follow in that direction. A shard
+// cut short by the 1 MB limit may hold more items before those of other
+// shards; nothing past its last item is safe to return, so the page ends
+// there.
+func (s *Store) feedRange(ctx context.Context, r skRange, descending bool, limit int) ([]postItem, bool, error) {
 	type shard struct {
 		items     []postItem
 		truncated bool
@@ -534,52 +749,119 @@ func (s *Store) LatestPosts(ctx context.Context, p Page) (*Result[*Post], error)
 	g, gctx := errgroup.WithContext(ctx)
 	for i := range shards {
 		g.Go(func() error {
-			expr, err := buildExpr(expression.NewBuilder().WithKeyCondition(
-				expression.Key(attrGSI1PK).Equal(expression.Value(fmt.Sprintf("%s%d", prefixFeed, i))).
-					And(expression.Key(attrGSI1SK).LessThan(expression.Value(upper)))))
-			if err != nil {
-				return err
-			}
-			out, err := s.db.Query(gctx, &dynamodb.QueryInput{
-				TableName:                 aws.String(s.table),
-				IndexName:                 aws.String(indexGSI1),
-				KeyConditionExpression:    expr.KeyCondition(),
-				ExpressionAttributeNames:  expr.Names(),
-				ExpressionAttributeValues: expr.Values(),
-				ScanIndexForward:          aws.Bool(false),
-				Limit:                     aws.Int32(int32(p.Limit + 1)),
-			})
-			if err != nil {
-				return fmt.Errorf("query feed shard %d: %w", i, err)
-			}
-			shards[i].truncated = out.LastEvaluatedKey != nil && len(out.Items) <= p.Limit
-			return attributevalue.UnmarshalListOfMaps(out.Items, &shards[i].items)
+			var err error
+			shards[i].items, shards[i].truncated, err = s.rangeQuery(gctx, fmt.Sprintf("%s%d", prefixFeed, i), r, descending, limit+1)
+			return err
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, false, err
+	}
+	// first reports whether the key a comes before b in the read's order.
+	first := func(a, b string) bool { return a > b == descending }
+	var cut string
+	var merged []postItem
+	for _, sh := range shards {
+		merged = append(merged, sh.items...)
+		if last := len(sh.items) - 1; sh.truncated && last >= 0 && (cut == "" || first(sh.items[last].GSI1SK, cut)) {
+			cut = sh.items[last].GSI1SK
+		}
+	}
+	sort.Slice(merged, func(a, b int) bool { return first(merged[a].GSI1SK, merged[b].GSI1SK) })
+	for i := range merged {
+		if i == limit || cut != "" && first(cut, merged[i].GSI1SK) {
+			return merged[:i], true, nil
+		}
+	}
+	return merged, cut != "", nil
+}
+
+// rangeQuery reads up to limit posts of one GSI1 partition whose GSI1SK
+// lies in r, in the direction asked, and reports whether DynamoDB's 1 MB
+// limit cut the read short.
+func (s *Store) rangeQuery(ctx context.Context, partition string, r skRange, descending bool, limit int) ([]postItem, bool, error) {
+	expr, err := buildExpr(expression.NewBuilder().WithKeyCondition(
+		expression.Key(attrGSI1PK).Equal(expression.Value(partition)).
+			And(expression.Key(attrGSI1SK).Between(expression.Value(r.lo), expression.Value(r.hi)))))
+	if err != nil {
+		return nil, false, err
+	}
+	asked := limit
+	if r.skip != "" {
+		asked++ // the cursor's own item may be among them
+	}
+	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		IndexName:                 aws.String(indexGSI1),
+		KeyConditionExpression:    expr.KeyCondition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+		ScanIndexForward:          aws.Bool(!descending),
+		Limit:                     aws.Int32(int32(asked)),
+	})
+	if err != nil {
+		return nil, false, fmt.Errorf("query %s: %w", partition, err)
+	}
+	var items []postItem
+	if err := attributevalue.UnmarshalListOfMaps(out.Items, &items); err != nil {
+		return nil, false, fmt.Errorf("decode %s: %w", partition, err)
+	}
+	truncated := out.LastEvaluatedKey != nil && len(out.Items) < asked
+	items = slices.DeleteFunc(items, func(it postItem) bool { return it.GSI1SK == r.skip })
+	return items[:min(len(items), limit)], truncated, nil
+}
+
+// AdjacentPost returns the visible post published just before p (newer
+// false) or just after it (newer true) in the whole blog, or in the
+// category with the slug category when that is not empty. It returns nil
+// when there is none, or when p is not published. The whole blog costs
+// one Query of each feed shard, at once; a category one Query.
+func (s *Store) AdjacentPost(ctx context.Context, p *Post, category string, newer bool) (*Post, error) {
+	partitions := make([]string, feedShards)
+	for i := range partitions {
+		partitions[i] = fmt.Sprintf("%s%d", prefixFeed, i)
+	}
+	if category != "" {
+		if err := validateSlug("slug", category); err != nil {
+			return nil, err
+		}
+		partitions = []string{categoryPartition(category)}
+	}
+	if p.Status != StatusPublished {
+		return nil, nil
+	}
+	sk := postSortKey(p.PublishedAt, p.ID)
+	r := skRange{lo: prefixPost, hi: s.visibleBound(), skip: sk}
+	if newer {
+		r.lo = sk
+	} else {
+		r.hi = min(r.hi, sk)
+	}
+	if r.lo > r.hi {
+		return nil, nil
+	}
+	found := make([][]postItem, len(partitions))
+	g, gctx := errgroup.WithContext(ctx)
+	for i, part := range partitions {
+		g.Go(func() error {
+			var err error
+			found[i], _, err = s.rangeQuery(gctx, part, r, !newer, 1)
+			return err
 		})
 	}
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	// A shard cut short by the 1 MB limit may hold more items newer than
-	// what other shards returned; nothing older than its last item is safe
-	// to return on this page.
-	var floor string
-	var merged []postItem
-	for _, sh := range shards {
-		merged = append(merged, sh.items...)
-		if sh.truncated && len(sh.items) > 0 {
-			floor = max(floor, sh.items[len(sh.items)-1].GSI1SK)
+	var best *postItem
+	for _, items := range found {
+		for i := range items {
+			if best == nil || (items[i].GSI1SK < best.GSI1SK) == newer {
+				best = &items[i]
+			}
 		}
 	}
-	sort.Slice(merged, func(a, b int) bool { return merged[a].GSI1SK > merged[b].GSI1SK })
-	res := &Result[*Post]{}
-	for i := range merged {
-		if len(res.Items) == p.Limit || merged[i].GSI1SK < floor {
-			res.HasNext = true
-			break
-		}
-		res.Items = append(res.Items, merged[i].post())
-		res.Cursors = append(res.Cursors, encodeCursor(list, map[string]string{attrGSI1SK: merged[i].GSI1SK}))
+	if best == nil {
+		return nil, nil
 	}
-	res.HasNext = res.HasNext || floor != ""
-	return res, nil
+	return best.post(), nil
 }

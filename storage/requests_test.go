@@ -19,6 +19,7 @@ func TestRequestsPerOperation(t *testing.T) {
 	e.category("aws", "AWS")
 	p := e.publish(e.post("ada", "counted", "go"), time.Time{})
 	c := must[*storage.Comment](t)(e.store.AddComment(ctx, storage.NewComment{PostID: p.ID, AuthorID: "ada", Body: "hi"}))
+	other := e.post("ada", "other")
 	page := storage.Page{Limit: 20}
 	var version int64 = p.Version
 	cases := []struct {
@@ -33,10 +34,19 @@ func TestRequestsPerOperation(t *testing.T) {
 			_, errs := e.store.GetCategories(ctx, []string{"go", "aws"})
 			return errs[0]
 		}, map[string]int{"BatchGetItem": 1}},
-		{"AuthorPosts", func(ctx context.Context) error { _, err := e.store.AuthorPosts(ctx, "ada", page, false); return err }, map[string]int{"Query": 1}},
+		{"AuthorPosts", func(ctx context.Context) error {
+			_, err := e.store.AuthorPosts(ctx, "ada", page, storage.Period{}, false)
+			return err
+		}, map[string]int{"Query": 1}},
 		{"AuthorDrafts", func(ctx context.Context) error { _, err := e.store.AuthorDrafts(ctx, "ada", page); return err }, map[string]int{"Query": 1}},
-		{"CategoryPosts", func(ctx context.Context) error { _, err := e.store.CategoryPosts(ctx, "go", page); return err }, map[string]int{"Query": 1}},
-		{"LatestPosts", func(ctx context.Context) error { _, err := e.store.LatestPosts(ctx, page); return err }, map[string]int{"Query": 4}},
+		{"CategoryPosts", func(ctx context.Context) error {
+			_, err := e.store.CategoryPosts(ctx, "go", page, storage.Period{})
+			return err
+		}, map[string]int{"Query": 1}},
+		{"LatestPosts", func(ctx context.Context) error {
+			_, err := e.store.LatestPosts(ctx, page, storage.Period{})
+			return err
+		}, map[string]int{"Query": 4}},
 		{"Comments", func(ctx context.Context) error { _, err := e.store.Comments(ctx, p.ID, page); return err }, map[string]int{"Query": 1}},
 		{"Replies", func(ctx context.Context) error { _, err := e.store.Replies(ctx, p.ID, []string{c.ID}); return err }, map[string]int{"Query": 1}},
 		{"Authors", func(ctx context.Context) error { _, err := e.store.Authors(ctx, page); return err }, map[string]int{"Query": 1}},
@@ -45,11 +55,18 @@ func TestRequestsPerOperation(t *testing.T) {
 		{"CreateAuthor", func(ctx context.Context) error {
 			_, err := e.store.CreateAuthor(ctx, storage.NewAuthor{ID: "bob", Name: "Bob"})
 			return err
-		}, map[string]int{"TransactWriteItems": 1}},
+		}, map[string]int{"BatchGetItem": 1, "TransactWriteItems": 1}},
+		{"GetAuthorBySlug", func(ctx context.Context) error { _, err := e.store.GetAuthorBySlug(ctx, "bob"); return err }, map[string]int{"GetItem": 2}},
 		{"UpdateAuthor without rename", func(ctx context.Context) error {
 			_, err := e.store.UpdateAuthor(ctx, storage.AuthorPatch{ID: "bob", Bio: ptr("hi")})
 			return err
 		}, map[string]int{"GetItem": 1, "TransactWriteItems": 1}},
+		// A new slug of an author is read with the author; the posts that
+		// carry it are listed (author's partition, drafts) and rewritten.
+		{"UpdateAuthor with a new slug, no posts", func(ctx context.Context) error {
+			_, err := e.store.UpdateAuthor(ctx, storage.AuthorPatch{ID: "bob", Slug: ptr("robert")})
+			return err
+		}, map[string]int{"BatchGetItem": 1, "TransactWriteItems": 1, "Query": 2}},
 		{"CreatePost", func(ctx context.Context) error {
 			_, err := e.store.CreatePost(ctx, storage.NewPost{AuthorID: "ada", Title: "T", Slug: "new", Categories: []string{"go"}})
 			return err
@@ -59,6 +76,28 @@ func TestRequestsPerOperation(t *testing.T) {
 			version++
 			return err
 		}, map[string]int{"GetItem": 1, "TransactWriteItems": 1}},
+		{"UpdatePost with a new slug", func(ctx context.Context) error {
+			_, err := e.store.UpdatePost(ctx, storage.PostPatch{ID: p.ID, ExpectedVersion: version, Slug: ptr("counted-again")})
+			version++
+			return err
+		}, map[string]int{"BatchGetItem": 1, "TransactWriteItems": 1}},
+		// Another post's redirect: that post's slugs are read to take it.
+		{"UpdatePost taking another post's redirect", func(ctx context.Context) error {
+			_, err := e.store.UpdatePost(ctx, storage.PostPatch{ID: other.ID, ExpectedVersion: other.Version, Slug: ptr("counted")})
+			return err
+		}, map[string]int{"BatchGetItem": 1, "GetItem": 1, "TransactWriteItems": 1}},
+		{"AdjacentPost in the whole blog", func(ctx context.Context) error {
+			_, err := e.store.AdjacentPost(ctx, p, "", false)
+			return err
+		}, map[string]int{"Query": 4}},
+		{"AdjacentPost in a category", func(ctx context.Context) error {
+			_, err := e.store.AdjacentPost(ctx, p, "go", true)
+			return err
+		}, map[string]int{"Query": 1}},
+		{"LatestPosts backward in a month", func(ctx context.Context) error {
+			_, err := e.store.LatestPosts(ctx, storage.Page{Limit: 5, Backward: true}, storage.Period{From: start.AddDate(0, -1, 0), To: start})
+			return err
+		}, map[string]int{"Query": 4}},
 		{"UpdatePost with new categories", func(ctx context.Context) error {
 			_, err := e.store.UpdatePost(ctx, storage.PostPatch{ID: p.ID, ExpectedVersion: version, Categories: &[]string{"aws", "go"}})
 			version++

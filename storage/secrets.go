@@ -74,3 +74,21 @@ func (s *Store) Secret(ctx context.Context, name string) ([]byte, error) {
 	}
 	return value, nil
 }
+
+// KnownSecret returns the key called name if the table has it, without
+// making one: ErrNotFound when it has none yet. What a key that does not
+// exist would have signed cannot be valid, so a check needs nothing more,
+// and a read never writes.
+func (s *Store) KnownSecret(ctx context.Context, name string) ([]byte, error) {
+	if err := validateID("name", name); err != nil {
+		return nil, err
+	}
+	var it secretItem
+	if err := s.getItem(ctx, secretKey(name), true, &it); err != nil {
+		return nil, fmt.Errorf("secret %q: %w", name, err)
+	}
+	if len(it.Value) != SecretBytes {
+		return nil, fmt.Errorf("secret %q: %w", name, ErrNotFound)
+	}
+	return it.Value, nil
+}

@@ -165,6 +165,9 @@ func equalSlices[T comparable](t *testing.T, what string, got, want []T) {
 func TestSecretIsKeptByTheTable(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
+	if _, err := e.store.KnownSecret(ctx, "cursor"); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("KnownSecret before any: err = %v, want not found", err)
+	}
 	first, err := e.store.Secret(ctx, "cursor")
 	if err != nil {
 		t.Fatal(err)
@@ -178,6 +181,9 @@ func TestSecretIsKeptByTheTable(t *testing.T) {
 	}
 	if string(again) != string(first) {
 		t.Error("a second store on the table got another key")
+	}
+	if known, err := e.store.KnownSecret(ctx, "cursor"); err != nil || string(known) != string(first) {
+		t.Errorf("KnownSecret = %v, %v; want the key made", known, err)
 	}
 	other, err := e.store.Secret(ctx, "preview")
 	if err != nil {

@@ -12,7 +12,8 @@ var (
 	// ErrVersionConflict means the item changed since the version the caller
 	// expected; nothing was written.
 	ErrVersionConflict = errors.New("version conflict")
-	// ErrSlugTaken means another post already holds the slug.
+	// ErrSlugTaken means another post (or, for an author's slug, another
+	// author) holds the slug as its current one.
 	ErrSlugTaken = errors.New("slug taken")
 	// ErrInvalidInput means the input failed validation; nothing was written.
 	ErrInvalidInput = errors.New("invalid input")
@@ -68,25 +69,60 @@ type CategoryRef struct {
 	Name string
 }
 
-// Post is a blog post. A post read from a list comes from a denormalized
-// copy that has no body; Summary is true then and Body is empty.
-type Post struct {
-	ID           string
-	Slug         string
+// Image is a picture shown with a post.
+type Image struct {
+	URL    string
+	Alt    string // empty when the picture has no text alternative
+	Width  int    // in pixels; 0 when unknown
+	Height int    // in pixels; 0 when unknown
+}
+
+// SEO is what search engines and link previews show of a post when it
+// differs from the post's own title, excerpt and cover image. Empty fields
+// are unset.
+type SEO struct {
 	Title        string
-	Excerpt      string
-	Body         string
-	Status       PostStatus // StatusDraft or StatusPublished
-	AuthorID     string
-	AuthorName   string
-	Categories   []CategoryRef
-	CreatedAt    time.Time
-	UpdatedAt    time.Time
-	PublishedAt  time.Time // zero for drafts
-	Version      int64
-	CommentCount int64 // comments that are not deleted, replies included
-	ThreadCount  int64 // top-level comments, tombstones included
-	Summary      bool
+	Description  string
+	CanonicalURL string
+	OGImage      string
+}
+
+// Heading is one entry of a post's table of contents.
+type Heading struct {
+	Level  int    // 1 to 6
+	Text   string // the heading as plain text
+	Anchor string // the id of the heading in BodyHTML
+}
+
+// Post is a blog post. A post read from a list comes from a denormalized
+// copy that has no body, rendered body, table of contents or SEO fields;
+// Summary is true then and those are empty.
+type Post struct {
+	ID      string
+	Slug    string
+	Title   string
+	Excerpt string // as written, or derived from the body when none was
+	Body    string
+	// BodyHTML and TOC are derived from Body when it is written. They are
+	// left out of idempotency records and derived again on a replay.
+	BodyHTML       string    `json:"-"`
+	TOC            []Heading `json:"-"`
+	WordCount      int
+	ReadingMinutes int
+	CoverImage     *Image // nil when the post has none
+	SEO            SEO
+	Status         PostStatus // StatusDraft or StatusPublished
+	AuthorID       string
+	AuthorName     string
+	AuthorSlug     string // empty in items written before authors had slugs
+	Categories     []CategoryRef
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	PublishedAt    time.Time // zero for drafts
+	Version        int64
+	CommentCount   int64 // comments that are not deleted, replies included
+	ThreadCount    int64 // top-level comments, tombstones included
+	Summary        bool
 }
 
 // StatusAt returns the status a reader sees at now: a published post with a
@@ -106,6 +142,7 @@ func (p *Post) VisibleAt(now time.Time) bool {
 // Author writes posts and comments.
 type Author struct {
 	ID        string
+	Slug      string // empty for an author written before authors had slugs
 	Name      string
 	Bio       string
 	AvatarURL string
@@ -116,6 +153,9 @@ type Author struct {
 	// come yet, which only they and admins see.
 	ScheduledCount int64
 	Version        int64
+	// Archive counts the author's posts whose time has come by month,
+	// newest first.
+	Archive []ArchiveMonth
 }
 
 // Category groups posts. Its slug is its id.
@@ -127,7 +167,23 @@ type Category struct {
 	UpdatedAt   time.Time
 	PostCount   int64 // published posts whose time has come
 	Version     int64
+	// Archive counts the category's posts whose time has come by month,
+	// newest first.
+	Archive []ArchiveMonth
 }
+
+// ArchiveMonth is the number of posts published in one month, in UTC.
+type ArchiveMonth struct {
+	Year      int
+	Month     time.Month
+	PostCount int64
+}
+
+// Start returns the first instant of the month.
+func (m ArchiveMonth) Start() time.Time { return time.Date(m.Year, m.Month, 1, 0, 0, 0, 0, time.UTC) }
+
+// End returns the first instant of the next month.
+func (m ArchiveMonth) End() time.Time { return m.Start().AddDate(0, 1, 0) }
 
 // Comment is a comment on a post, or a reply to a top-level comment.
 // A deleted comment that has replies stays as a tombstone: Deleted is true
@@ -143,18 +199,35 @@ type Comment struct {
 	ReplyCount int64
 }
 
-// Page asks for one page of a list: at most Limit items after the opaque
-// cursor After (empty for the first page).
+// Page asks for one page of a list, as a Relay connection's arguments do:
+// the first Limit items after the opaque cursor After (empty: from the
+// start), or with Backward the last Limit items before the cursor Before
+// (empty: up to the end). After goes with a forward page and Before with
+// a backward one; the other is an invalid input.
 type Page struct {
-	Limit int
-	After string
+	Limit    int
+	After    string
+	Before   string
+	Backward bool
 }
 
-// Result is one page of a list. Cursors[i] is the opaque cursor of Items[i];
-// passing it as Page.After continues after that item. HasNext tells whether
-// more items follow.
+// Result is one page of a list, in the list's order whichever way it was
+// read. Cursors[i] is the opaque cursor of Items[i]; passing it as
+// Page.After continues after that item, as Page.Before before it. HasNext
+// tells whether items follow the page, HasPrev whether items precede it:
+// what the page's direction read ahead, and for the other side whether
+// the page started from a cursor.
 type Result[T any] struct {
 	Items   []T
 	Cursors []string
 	HasNext bool
+	HasPrev bool
+}
+
+// Period bounds a list of posts by publication time: From (inclusive)
+// and To (exclusive), each unbounded when zero. Months of ArchiveMonth are
+// periods from Start to End.
+type Period struct {
+	From time.Time
+	To   time.Time
 }

@@ -23,6 +23,9 @@ const (
 	MaxDescriptionLength = 1000
 	MaxCategories        = 10
 	MaxIDLength          = 64
+	MaxAltLength         = 500
+	MaxImageSide         = 100_000
+	MaxSEODescription    = 300
 )
 
 var (
@@ -100,6 +103,50 @@ func validateURL(field, v string) error {
 		return bad
 	}
 	return nil
+}
+
+// validateOptLine checks an optional text of one line: empty, or as
+// validateLine.
+func validateOptLine(field, v string, maxRunes int) error {
+	if v == "" {
+		return nil
+	}
+	return validateLine(field, v, maxRunes)
+}
+
+// validateImage checks a picture: its URL as validateURL and required, its
+// text alternative one line, its size in pixels 0 (unknown) or positive.
+func validateImage(field string, img *Image) error {
+	if img == nil {
+		return nil
+	}
+	if img.URL == "" {
+		return invalid(field+".url", "must not be empty")
+	}
+	return firstErr(
+		validateURL(field+".url", img.URL),
+		validateOptLine(field+".alt", img.Alt, MaxAltLength),
+		validateSide(field+".width", img.Width),
+		validateSide(field+".height", img.Height),
+	)
+}
+
+func validateSide(field string, px int) error {
+	if px < 0 || px > MaxImageSide {
+		return invalid(field, "must be between 1 and %d pixels", MaxImageSide)
+	}
+	return nil
+}
+
+// validateSEO checks SEO fields: the title and description one line, the
+// URLs as validateURL. Empty fields are unset.
+func validateSEO(seo SEO) error {
+	return firstErr(
+		validateOptLine("seo.title", seo.Title, MaxTitleLength),
+		validateOptLine("seo.description", seo.Description, MaxSEODescription),
+		validateURL("seo.canonicalUrl", seo.CanonicalURL),
+		validateURL("seo.ogImage", seo.OGImage),
+	)
 }
 
 // validateBody checks a text that may be long, by its size in bytes.

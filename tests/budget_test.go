@@ -2,7 +2,9 @@ package tests
 
 import (
 	"context"
+	"strings"
 	"testing"
+	"time"
 )
 
 // TestCallBudgets checks the DynamoDB requests of each frontend operation
@@ -12,6 +14,7 @@ func TestCallBudgets(t *testing.T) {
 	s := newServer(t)
 	b := s.seedBlog(t)
 	ctx := context.Background()
+	preview := ok[*CreatePreviewLinkResponse](t)(CreatePreviewLink(ctx, b.writers[0], CreatePreviewLinkInput{PostId: b.draft})).CreatePreviewLink.Token
 	for _, first := range []int{20, 100} {
 		cases := []struct {
 			name   string
@@ -68,6 +71,67 @@ func TestCallBudgets(t *testing.T) {
 				}
 				return err
 			}, 5},
+			{"author page by slug", func() error {
+				r, err := AuthorBySlug(ctx, s.client, "ada-lovelace", &first, nil, nil, nil, nil, nil)
+				if err == nil {
+					equal(t, "author posts", len(r.Author.Posts.Edges), min(first, 13))
+					equal(t, "archive", len(r.Author.Archive), 2)
+				}
+				return err
+			}, 3},
+			{"author page by slug, backward", func() error {
+				r, err := AuthorBySlug(ctx, s.client, "ada-lovelace", nil, nil, &first, nil, nil, nil)
+				if err == nil {
+					equal(t, "author posts", len(r.Author.Posts.Edges), min(first, 13))
+				}
+				return err
+			}, 3},
+			{"post page with HTML, table of contents, cover and SEO", func() error {
+				r, err := FullPostPage(ctx, s.client, b.commented)
+				if err == nil {
+					equal(t, "toc", r.Post.Toc[0].Anchor, "post-24")
+					equal(t, "comments", len(r.Post.Comments.Edges), 6)
+				}
+				return err
+			}, 4},
+			{"post page with previous and next, in the blog and a category", func() error {
+				r, err := PostArticle(ctx, s.client, "post-12", "go")
+				if err == nil {
+					equal(t, "previous", r.Post.Previous.Slug, "post-11")
+					equal(t, "next in category", r.Post.NextInCategory.Slug, "post-13")
+				}
+				return err
+			}, 2 + 4 + 4 + 1 + 1},
+			{"month archive", func() error {
+				from, to := time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC)
+				r, err := MonthArchivePage(ctx, s.client, from, to, &first, nil)
+				if err == nil {
+					equal(t, "february", r.Posts.TotalCount, 13)
+					equal(t, "months", len(r.Archive), 2)
+				}
+				return err
+			}, 5},
+			{"feed backward", func() error {
+				r, err := FeedPage(ctx, s.client, nil, nil, &first, nil, nil, nil)
+				if err == nil {
+					equal(t, "feed posts", len(r.Posts.Edges), min(first, 25))
+				}
+				return err
+			}, 5},
+			{"category page with rendered bodies", func() error {
+				r, err := CategoryPageWithHTML(ctx, s.client, "go", &first)
+				if err == nil && !strings.Contains(r.Category.Posts.Edges[0].Node.BodyHtml, "<h1") {
+					t.Errorf("bodyHtml %q", r.Category.Posts.Edges[0].Node.BodyHtml)
+				}
+				return err
+			}, 3},
+			{"preview", func() error {
+				r, err := Preview(ctx, s.client, preview)
+				if err == nil {
+					equal(t, "previewed", r.Post.Id, b.draft)
+				}
+				return err
+			}, 1},
 		}
 		for _, c := range cases {
 			if err := c.run(); err != nil {

@@ -148,6 +148,348 @@ func (v *AddCommentResponse) GetAddComment() AddCommentAddCommentAddCommentPaylo
 	return v.AddComment
 }
 
+// ArchiveArchiveArchiveMonth includes the requested fields of the GraphQL type ArchiveMonth.
+// The GraphQL type's documentation follows.
+//
+// The number of posts published in one calendar month, in UTC.
+type ArchiveArchiveArchiveMonth struct {
+	// The year.
+	Year int `json:"year"`
+	// The month, 1 (January) to 12 (December).
+	Month int `json:"month"`
+	// The number of posts published in the month whose time has come.
+	PostCount int `json:"postCount"`
+	// The month's first instant; pass it as `publishedAfter` to list the month's posts.
+	StartsAt time.Time `json:"startsAt"`
+	// The next month's first instant; pass it as `publishedBefore` to list the month's posts.
+	EndsAt time.Time `json:"endsAt"`
+}
+
+// GetYear returns ArchiveArchiveArchiveMonth.Year, and is useful for accessing the field via an interface.
+func (v *ArchiveArchiveArchiveMonth) GetYear() int { return v.Year }
+
+// GetMonth returns ArchiveArchiveArchiveMonth.Month, and is useful for accessing the field via an interface.
+func (v *ArchiveArchiveArchiveMonth) GetMonth() int { return v.Month }
+
+// GetPostCount returns ArchiveArchiveArchiveMonth.PostCount, and is useful for accessing the field via an interface.
+func (v *ArchiveArchiveArchiveMonth) GetPostCount() int { return v.PostCount }
+
+// GetStartsAt returns ArchiveArchiveArchiveMonth.StartsAt, and is useful for accessing the field via an interface.
+func (v *ArchiveArchiveArchiveMonth) GetStartsAt() time.Time { return v.StartsAt }
+
+// GetEndsAt returns ArchiveArchiveArchiveMonth.EndsAt, and is useful for accessing the field via an interface.
+func (v *ArchiveArchiveArchiveMonth) GetEndsAt() time.Time { return v.EndsAt }
+
+// ArchiveResponse is returned by Archive on success.
+type ArchiveResponse struct {
+	// The number of public posts by month of publication (UTC), newest month first, of the whole blog, or of one author or one category; months without posts are left out. Give at most one of `author` and `category`.
+	Archive []ArchiveArchiveArchiveMonth `json:"archive"`
+}
+
+// GetArchive returns ArchiveResponse.Archive, and is useful for accessing the field via an interface.
+func (v *ArchiveResponse) GetArchive() []ArchiveArchiveArchiveMonth { return v.Archive }
+
+// AuthorBySlugAuthor includes the requested fields of the GraphQL type Author.
+// The GraphQL type's documentation follows.
+//
+// A person who writes posts and comments.
+type AuthorBySlugAuthor struct {
+	// The opaque global id of the author.
+	Id string `json:"id"`
+	// The unique, URL-friendly name of the author's page: its current one. An author found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+	// The name shown with the author's posts and comments.
+	Name string `json:"name"`
+	// The number of published posts by the author whose time has come: scheduled posts count from the moment they appear.
+	PostCount int `json:"postCount"`
+	// The author's public posts by month of publication (UTC), newest month first; months without posts are left out.
+	Archive []AuthorBySlugAuthorArchiveArchiveMonth `json:"archive"`
+	// The author's public posts, newest first. For the author themself and admins, scheduled posts too.
+	Posts AuthorBySlugAuthorPostsPostConnection `json:"posts"`
+}
+
+// GetId returns AuthorBySlugAuthor.Id, and is useful for accessing the field via an interface.
+func (v *AuthorBySlugAuthor) GetId() string { return v.Id }
+
+// GetSlug returns AuthorBySlugAuthor.Slug, and is useful for accessing the field via an interface.
+func (v *AuthorBySlugAuthor) GetSlug() string { return v.Slug }
+
+// GetName returns AuthorBySlugAuthor.Name, and is useful for accessing the field via an interface.
+func (v *AuthorBySlugAuthor) GetName() string { return v.Name }
+
+// GetPostCount returns AuthorBySlugAuthor.PostCount, and is useful for accessing the field via an interface.
+func (v *AuthorBySlugAuthor) GetPostCount() int { return v.PostCount }
+
+// GetArchive returns AuthorBySlugAuthor.Archive, and is useful for accessing the field via an interface.
+func (v *AuthorBySlugAuthor) GetArchive() []AuthorBySlugAuthorArchiveArchiveMonth { return v.Archive }
+
+// GetPosts returns AuthorBySlugAuthor.Posts, and is useful for accessing the field via an interface.
+func (v *AuthorBySlugAuthor) GetPosts() AuthorBySlugAuthorPostsPostConnection { return v.Posts }
+
+// AuthorBySlugAuthorArchiveArchiveMonth includes the requested fields of the GraphQL type ArchiveMonth.
+// The GraphQL type's documentation follows.
+//
+// The number of posts published in one calendar month, in UTC.
+type AuthorBySlugAuthorArchiveArchiveMonth struct {
+	// The year.
+	Year int `json:"year"`
+	// The month, 1 (January) to 12 (December).
+	Month int `json:"month"`
+	// The number of posts published in the month whose time has come.
+	PostCount int `json:"postCount"`
+	// The month's first instant; pass it as `publishedAfter` to list the month's posts.
+	StartsAt time.Time `json:"startsAt"`
+	// The next month's first instant; pass it as `publishedBefore` to list the month's posts.
+	EndsAt time.Time `json:"endsAt"`
+}
+
+// GetYear returns AuthorBySlugAuthorArchiveArchiveMonth.Year, and is useful for accessing the field via an interface.
+func (v *AuthorBySlugAuthorArchiveArchiveMonth) GetYear() int { return v.Year }
+
+// GetMonth returns AuthorBySlugAuthorArchiveArchiveMonth.Month, and is useful for accessing the field via an interface.
+func (v *AuthorBySlugAuthorArchiveArchiveMonth) GetMonth() int { return v.Month }
+
+// GetPostCount returns AuthorBySlugAuthorArchiveArchiveMonth.PostCount, and is useful for accessing the field via an interface.
+func (v *AuthorBySlugAuthorArchiveArchiveMonth) GetPostCount() int { return v.PostCount }
+
+// GetStartsAt returns AuthorBySlugAuthorArchiveArchiveMonth.StartsAt, and is useful for accessing the field via an interface.
+func (v *AuthorBySlugAuthorArchiveArchiveMonth) GetStartsAt() time.Time { return v.StartsAt }
+
+// GetEndsAt returns AuthorBySlugAuthorArchiveArchiveMonth.EndsAt, and is useful for accessing the field via an interface.
+func (v *AuthorBySlugAuthorArchiveArchiveMonth) GetEndsAt() time.Time { return v.EndsAt }
+
+// AuthorBySlugAuthorPostsPostConnection includes the requested fields of the GraphQL type PostConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of posts.
+type AuthorBySlugAuthorPostsPostConnection struct {
+	// The number of posts in the whole list: published posts whose time has come, and in an author's list as the author or an admin sees it, their scheduled posts too.
+	TotalCount int `json:"totalCount"`
+	// Where this page stands in the whole list.
+	PageInfo AuthorBySlugAuthorPostsPostConnectionPageInfo `json:"pageInfo"`
+	// The posts of this page, each with its cursor.
+	Edges []AuthorBySlugAuthorPostsPostConnectionEdgesPostEdge `json:"edges"`
+}
+
+// GetTotalCount returns AuthorBySlugAuthorPostsPostConnection.TotalCount, and is useful for accessing the field via an interface.
+func (v *AuthorBySlugAuthorPostsPostConnection) GetTotalCount() int { return v.TotalCount }
+
+// GetPageInfo returns AuthorBySlugAuthorPostsPostConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *AuthorBySlugAuthorPostsPostConnection) GetPageInfo() AuthorBySlugAuthorPostsPostConnectionPageInfo {
+	return v.PageInfo
+}
+
+// GetEdges returns AuthorBySlugAuthorPostsPostConnection.Edges, and is useful for accessing the field via an interface.
+func (v *AuthorBySlugAuthorPostsPostConnection) GetEdges() []AuthorBySlugAuthorPostsPostConnectionEdgesPostEdge {
+	return v.Edges
+}
+
+// AuthorBySlugAuthorPostsPostConnectionEdgesPostEdge includes the requested fields of the GraphQL type PostEdge.
+// The GraphQL type's documentation follows.
+//
+// A post in a page of posts.
+type AuthorBySlugAuthorPostsPostConnectionEdgesPostEdge struct {
+	// The opaque cursor of this post; pass it as `after` to continue after it, as `before` to go back from it.
+	Cursor string `json:"cursor"`
+	// The post.
+	Node AuthorBySlugAuthorPostsPostConnectionEdgesPostEdgeNodePost `json:"node"`
+}
+
+// GetCursor returns AuthorBySlugAuthorPostsPostConnectionEdgesPostEdge.Cursor, and is useful for accessing the field via an interface.
+func (v *AuthorBySlugAuthorPostsPostConnectionEdgesPostEdge) GetCursor() string { return v.Cursor }
+
+// GetNode returns AuthorBySlugAuthorPostsPostConnectionEdgesPostEdge.Node, and is useful for accessing the field via an interface.
+func (v *AuthorBySlugAuthorPostsPostConnectionEdgesPostEdge) GetNode() AuthorBySlugAuthorPostsPostConnectionEdgesPostEdgeNodePost {
+	return v.Node
+}
+
+// AuthorBySlugAuthorPostsPostConnectionEdgesPostEdgeNodePost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type AuthorBySlugAuthorPostsPostConnectionEdgesPostEdgeNodePost struct {
+	PostSummary `json:"-"`
+}
+
+// GetId returns AuthorBySlugAuthorPostsPostConnectionEdgesPostEdgeNodePost.Id, and is useful for accessing the field via an interface.
+func (v *AuthorBySlugAuthorPostsPostConnectionEdgesPostEdgeNodePost) GetId() string {
+	return v.PostSummary.Id
+}
+
+// GetSlug returns AuthorBySlugAuthorPostsPostConnectionEdgesPostEdgeNodePost.Slug, and is useful for accessing the field via an interface.
+func (v *AuthorBySlugAuthorPostsPostConnectionEdgesPostEdgeNodePost) GetSlug() string {
+	return v.PostSummary.Slug
+}
+
+// GetTitle returns AuthorBySlugAuthorPostsPostConnectionEdgesPostEdgeNodePost.Title, and is useful for accessing the field via an interface.
+func (v *AuthorBySlugAuthorPostsPostConnectionEdgesPostEdgeNodePost) GetTitle() string {
+	return v.PostSummary.Title
+}
+
+// GetExcerpt returns AuthorBySlugAuthorPostsPostConnectionEdgesPostEdgeNodePost.Excerpt, and is useful for accessing the field via an interface.
+func (v *AuthorBySlugAuthorPostsPostConnectionEdgesPostEdgeNodePost) GetExcerpt() string {
+	return v.PostSummary.Excerpt
+}
+
+// GetPublishedAt returns AuthorBySlugAuthorPostsPostConnectionEdgesPostEdgeNodePost.PublishedAt, and is useful for accessing the field via an interface.
+func (v *AuthorBySlugAuthorPostsPostConnectionEdgesPostEdgeNodePost) GetPublishedAt() *time.Time {
+	return v.PostSummary.PublishedAt
+}
+
+// GetCommentCount returns AuthorBySlugAuthorPostsPostConnectionEdgesPostEdgeNodePost.CommentCount, and is useful for accessing the field via an interface.
+func (v *AuthorBySlugAuthorPostsPostConnectionEdgesPostEdgeNodePost) GetCommentCount() int {
+	return v.PostSummary.CommentCount
+}
+
+// GetStatus returns AuthorBySlugAuthorPostsPostConnectionEdgesPostEdgeNodePost.Status, and is useful for accessing the field via an interface.
+func (v *AuthorBySlugAuthorPostsPostConnectionEdgesPostEdgeNodePost) GetStatus() PostStatus {
+	return v.PostSummary.Status
+}
+
+// GetAuthor returns AuthorBySlugAuthorPostsPostConnectionEdgesPostEdgeNodePost.Author, and is useful for accessing the field via an interface.
+func (v *AuthorBySlugAuthorPostsPostConnectionEdgesPostEdgeNodePost) GetAuthor() PostSummaryAuthor {
+	return v.PostSummary.Author
+}
+
+// GetCategories returns AuthorBySlugAuthorPostsPostConnectionEdgesPostEdgeNodePost.Categories, and is useful for accessing the field via an interface.
+func (v *AuthorBySlugAuthorPostsPostConnectionEdgesPostEdgeNodePost) GetCategories() []PostSummaryCategoriesCategory {
+	return v.PostSummary.Categories
+}
+
+// GetCoverImage returns AuthorBySlugAuthorPostsPostConnectionEdgesPostEdgeNodePost.CoverImage, and is useful for accessing the field via an interface.
+func (v *AuthorBySlugAuthorPostsPostConnectionEdgesPostEdgeNodePost) GetCoverImage() *PostSummaryCoverImage {
+	return v.PostSummary.CoverImage
+}
+
+// GetWordCount returns AuthorBySlugAuthorPostsPostConnectionEdgesPostEdgeNodePost.WordCount, and is useful for accessing the field via an interface.
+func (v *AuthorBySlugAuthorPostsPostConnectionEdgesPostEdgeNodePost) GetWordCount() int {
+	return v.PostSummary.WordCount
+}
+
+// GetReadingTimeMinutes returns AuthorBySlugAuthorPostsPostConnectionEdgesPostEdgeNodePost.ReadingTimeMinutes, and is useful for accessing the field via an interface.
+func (v *AuthorBySlugAuthorPostsPostConnectionEdgesPostEdgeNodePost) GetReadingTimeMinutes() int {
+	return v.PostSummary.ReadingTimeMinutes
+}
+
+func (v *AuthorBySlugAuthorPostsPostConnectionEdgesPostEdgeNodePost) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*AuthorBySlugAuthorPostsPostConnectionEdgesPostEdgeNodePost
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.AuthorBySlugAuthorPostsPostConnectionEdgesPostEdgeNodePost = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.PostSummary)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalAuthorBySlugAuthorPostsPostConnectionEdgesPostEdgeNodePost struct {
+	Id string `json:"id"`
+
+	Slug string `json:"slug"`
+
+	Title string `json:"title"`
+
+	Excerpt string `json:"excerpt"`
+
+	PublishedAt *time.Time `json:"publishedAt"`
+
+	CommentCount int `json:"commentCount"`
+
+	Status PostStatus `json:"status"`
+
+	Author PostSummaryAuthor `json:"author"`
+
+	Categories []PostSummaryCategoriesCategory `json:"categories"`
+
+	CoverImage *PostSummaryCoverImage `json:"coverImage"`
+
+	WordCount int `json:"wordCount"`
+
+	ReadingTimeMinutes int `json:"readingTimeMinutes"`
+}
+
+func (v *AuthorBySlugAuthorPostsPostConnectionEdgesPostEdgeNodePost) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *AuthorBySlugAuthorPostsPostConnectionEdgesPostEdgeNodePost) __premarshalJSON() (*__premarshalAuthorBySlugAuthorPostsPostConnectionEdgesPostEdgeNodePost, error) {
+	var retval __premarshalAuthorBySlugAuthorPostsPostConnectionEdgesPostEdgeNodePost
+
+	retval.Id = v.PostSummary.Id
+	retval.Slug = v.PostSummary.Slug
+	retval.Title = v.PostSummary.Title
+	retval.Excerpt = v.PostSummary.Excerpt
+	retval.PublishedAt = v.PostSummary.PublishedAt
+	retval.CommentCount = v.PostSummary.CommentCount
+	retval.Status = v.PostSummary.Status
+	retval.Author = v.PostSummary.Author
+	retval.Categories = v.PostSummary.Categories
+	retval.CoverImage = v.PostSummary.CoverImage
+	retval.WordCount = v.PostSummary.WordCount
+	retval.ReadingTimeMinutes = v.PostSummary.ReadingTimeMinutes
+	return &retval, nil
+}
+
+// AuthorBySlugAuthorPostsPostConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Information about a page of a connection, as in the Relay cursor connection
+// specification. A page is read forward (`first`, `after`) or backward
+// (`last`, `before`); its edges are in the list's order either way.
+type AuthorBySlugAuthorPostsPostConnectionPageInfo struct {
+	// True when more items follow the last edge of this page. For a backward page, true when it was requested before a cursor.
+	HasNextPage bool `json:"hasNextPage"`
+	// True when items precede the first edge of this page. For a forward page, true when it was requested after a cursor.
+	HasPreviousPage bool `json:"hasPreviousPage"`
+	// The cursor of the first edge, or null when the page is empty. Pass it as `before` for the page before.
+	StartCursor *string `json:"startCursor"`
+	// The cursor of the last edge, or null when the page is empty. Pass it as `after` for the next page.
+	EndCursor *string `json:"endCursor"`
+}
+
+// GetHasNextPage returns AuthorBySlugAuthorPostsPostConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *AuthorBySlugAuthorPostsPostConnectionPageInfo) GetHasNextPage() bool { return v.HasNextPage }
+
+// GetHasPreviousPage returns AuthorBySlugAuthorPostsPostConnectionPageInfo.HasPreviousPage, and is useful for accessing the field via an interface.
+func (v *AuthorBySlugAuthorPostsPostConnectionPageInfo) GetHasPreviousPage() bool {
+	return v.HasPreviousPage
+}
+
+// GetStartCursor returns AuthorBySlugAuthorPostsPostConnectionPageInfo.StartCursor, and is useful for accessing the field via an interface.
+func (v *AuthorBySlugAuthorPostsPostConnectionPageInfo) GetStartCursor() *string {
+	return v.StartCursor
+}
+
+// GetEndCursor returns AuthorBySlugAuthorPostsPostConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *AuthorBySlugAuthorPostsPostConnectionPageInfo) GetEndCursor() *string { return v.EndCursor }
+
+// AuthorBySlugResponse is returned by AuthorBySlug on success.
+type AuthorBySlugResponse struct {
+	// Fetches an author by global id or by slug; give exactly one. A slug the author had before finds them too (their `slug` is the current one). Fails with NOT_FOUND when there is none.
+	Author *AuthorBySlugAuthor `json:"author"`
+}
+
+// GetAuthor returns AuthorBySlugResponse.Author, and is useful for accessing the field via an interface.
+func (v *AuthorBySlugResponse) GetAuthor() *AuthorBySlugAuthor { return v.Author }
+
 // AuthorDraftsAuthor includes the requested fields of the GraphQL type Author.
 // The GraphQL type's documentation follows.
 //
@@ -191,7 +533,7 @@ func (v *AuthorDraftsAuthorDraftsDraftConnection) GetEdges() []AuthorDraftsAutho
 //
 // A post in a page of posts.
 type AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdge struct {
-	// The opaque cursor of this post; pass it as `after` to continue after it.
+	// The opaque cursor of this post; pass it as `after` to continue after it, as `before` to go back from it.
 	Cursor string `json:"cursor"`
 	// The post.
 	Node AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost `json:"node"`
@@ -265,6 +607,21 @@ func (v *AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost) GetCatego
 	return v.PostSummary.Categories
 }
 
+// GetCoverImage returns AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost.CoverImage, and is useful for accessing the field via an interface.
+func (v *AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost) GetCoverImage() *PostSummaryCoverImage {
+	return v.PostSummary.CoverImage
+}
+
+// GetWordCount returns AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost.WordCount, and is useful for accessing the field via an interface.
+func (v *AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost) GetWordCount() int {
+	return v.PostSummary.WordCount
+}
+
+// GetReadingTimeMinutes returns AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost.ReadingTimeMinutes, and is useful for accessing the field via an interface.
+func (v *AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost) GetReadingTimeMinutes() int {
+	return v.PostSummary.ReadingTimeMinutes
+}
+
 func (v *AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -310,6 +667,12 @@ type __premarshalAuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost st
 	Author PostSummaryAuthor `json:"author"`
 
 	Categories []PostSummaryCategoriesCategory `json:"categories"`
+
+	CoverImage *PostSummaryCoverImage `json:"coverImage"`
+
+	WordCount int `json:"wordCount"`
+
+	ReadingTimeMinutes int `json:"readingTimeMinutes"`
 }
 
 func (v *AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost) MarshalJSON() ([]byte, error) {
@@ -333,6 +696,9 @@ func (v *AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost) __premars
 	retval.Status = v.PostSummary.Status
 	retval.Author = v.PostSummary.Author
 	retval.Categories = v.PostSummary.Categories
+	retval.CoverImage = v.PostSummary.CoverImage
+	retval.WordCount = v.PostSummary.WordCount
+	retval.ReadingTimeMinutes = v.PostSummary.ReadingTimeMinutes
 	return &retval, nil
 }
 
@@ -340,9 +706,10 @@ func (v *AuthorDraftsAuthorDraftsDraftConnectionEdgesPostEdgeNodePost) __premars
 // The GraphQL type's documentation follows.
 //
 // Information about a page of a connection, as in the Relay cursor connection
-// specification.
+// specification. A page is read forward (`first`, `after`) or backward
+// (`last`, `before`); its edges are in the list's order either way.
 type AuthorDraftsAuthorDraftsDraftConnectionPageInfo struct {
-	// True when more items follow the last edge of this page.
+	// True when more items follow the last edge of this page. For a backward page, true when it was requested before a cursor.
 	HasNextPage bool `json:"hasNextPage"`
 	// The cursor of the last edge, or null when the page is empty. Pass it as `after` for the next page.
 	EndCursor *string `json:"endCursor"`
@@ -356,7 +723,7 @@ func (v *AuthorDraftsAuthorDraftsDraftConnectionPageInfo) GetEndCursor() *string
 
 // AuthorDraftsResponse is returned by AuthorDrafts on success.
 type AuthorDraftsResponse struct {
-	// Fetches an author by global id. Fails with NOT_FOUND when there is none.
+	// Fetches an author by global id or by slug; give exactly one. A slug the author had before finds them too (their `slug` is the current one). Fails with NOT_FOUND when there is none.
 	Author *AuthorDraftsAuthor `json:"author"`
 }
 
@@ -493,6 +860,21 @@ func (v *AuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePost) GetCategories
 	return v.PostSummary.Categories
 }
 
+// GetCoverImage returns AuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePost.CoverImage, and is useful for accessing the field via an interface.
+func (v *AuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePost) GetCoverImage() *PostSummaryCoverImage {
+	return v.PostSummary.CoverImage
+}
+
+// GetWordCount returns AuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePost.WordCount, and is useful for accessing the field via an interface.
+func (v *AuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePost) GetWordCount() int {
+	return v.PostSummary.WordCount
+}
+
+// GetReadingTimeMinutes returns AuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePost.ReadingTimeMinutes, and is useful for accessing the field via an interface.
+func (v *AuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePost) GetReadingTimeMinutes() int {
+	return v.PostSummary.ReadingTimeMinutes
+}
+
 func (v *AuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePost) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -536,6 +918,12 @@ type __premarshalAuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePost struct
 	Author PostSummaryAuthor `json:"author"`
 
 	Categories []PostSummaryCategoriesCategory `json:"categories"`
+
+	CoverImage *PostSummaryCoverImage `json:"coverImage"`
+
+	WordCount int `json:"wordCount"`
+
+	ReadingTimeMinutes int `json:"readingTimeMinutes"`
 }
 
 func (v *AuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePost) MarshalJSON() ([]byte, error) {
@@ -558,6 +946,9 @@ func (v *AuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePost) __premarshalJ
 	retval.Status = v.PostSummary.Status
 	retval.Author = v.PostSummary.Author
 	retval.Categories = v.PostSummary.Categories
+	retval.CoverImage = v.PostSummary.CoverImage
+	retval.WordCount = v.PostSummary.WordCount
+	retval.ReadingTimeMinutes = v.PostSummary.ReadingTimeMinutes
 	return &retval, nil
 }
 
@@ -565,9 +956,10 @@ func (v *AuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePost) __premarshalJ
 // The GraphQL type's documentation follows.
 //
 // Information about a page of a connection, as in the Relay cursor connection
-// specification.
+// specification. A page is read forward (`first`, `after`) or backward
+// (`last`, `before`); its edges are in the list's order either way.
 type AuthorPageAuthorPostsPostConnectionPageInfo struct {
-	// True when more items follow the last edge of this page.
+	// True when more items follow the last edge of this page. For a backward page, true when it was requested before a cursor.
 	HasNextPage bool `json:"hasNextPage"`
 	// The cursor of the last edge, or null when the page is empty. Pass it as `after` for the next page.
 	EndCursor *string `json:"endCursor"`
@@ -581,7 +973,7 @@ func (v *AuthorPageAuthorPostsPostConnectionPageInfo) GetEndCursor() *string { r
 
 // AuthorPageResponse is returned by AuthorPage on success.
 type AuthorPageResponse struct {
-	// Fetches an author by global id. Fails with NOT_FOUND when there is none.
+	// Fetches an author by global id or by slug; give exactly one. A slug the author had before finds them too (their `slug` is the current one). Fails with NOT_FOUND when there is none.
 	Author *AuthorPageAuthor `json:"author"`
 }
 
@@ -619,9 +1011,14 @@ func (v *AuthorsAuthorsAuthorConnection) GetEdges() []AuthorsAuthorsAuthorConnec
 //
 // An author in a page of authors.
 type AuthorsAuthorsAuthorConnectionEdgesAuthorEdge struct {
+	// The opaque cursor of this author; pass it as `after` to continue after it, as `before` to go back from it.
+	Cursor string `json:"cursor"`
 	// The author.
 	Node AuthorsAuthorsAuthorConnectionEdgesAuthorEdgeNodeAuthor `json:"node"`
 }
+
+// GetCursor returns AuthorsAuthorsAuthorConnectionEdgesAuthorEdge.Cursor, and is useful for accessing the field via an interface.
+func (v *AuthorsAuthorsAuthorConnectionEdgesAuthorEdge) GetCursor() string { return v.Cursor }
 
 // GetNode returns AuthorsAuthorsAuthorConnectionEdgesAuthorEdge.Node, and is useful for accessing the field via an interface.
 func (v *AuthorsAuthorsAuthorConnectionEdgesAuthorEdge) GetNode() AuthorsAuthorsAuthorConnectionEdgesAuthorEdgeNodeAuthor {
@@ -637,6 +1034,8 @@ type AuthorsAuthorsAuthorConnectionEdgesAuthorEdgeNodeAuthor struct {
 	Id string `json:"id"`
 	// The name shown with the author's posts and comments.
 	Name string `json:"name"`
+	// The unique, URL-friendly name of the author's page: its current one. An author found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
 	// The number of published posts by the author whose time has come: scheduled posts count from the moment they appear.
 	PostCount int `json:"postCount"`
 }
@@ -647,6 +1046,9 @@ func (v *AuthorsAuthorsAuthorConnectionEdgesAuthorEdgeNodeAuthor) GetId() string
 // GetName returns AuthorsAuthorsAuthorConnectionEdgesAuthorEdgeNodeAuthor.Name, and is useful for accessing the field via an interface.
 func (v *AuthorsAuthorsAuthorConnectionEdgesAuthorEdgeNodeAuthor) GetName() string { return v.Name }
 
+// GetSlug returns AuthorsAuthorsAuthorConnectionEdgesAuthorEdgeNodeAuthor.Slug, and is useful for accessing the field via an interface.
+func (v *AuthorsAuthorsAuthorConnectionEdgesAuthorEdgeNodeAuthor) GetSlug() string { return v.Slug }
+
 // GetPostCount returns AuthorsAuthorsAuthorConnectionEdgesAuthorEdgeNodeAuthor.PostCount, and is useful for accessing the field via an interface.
 func (v *AuthorsAuthorsAuthorConnectionEdgesAuthorEdgeNodeAuthor) GetPostCount() int {
 	return v.PostCount
@@ -656,16 +1058,27 @@ func (v *AuthorsAuthorsAuthorConnectionEdgesAuthorEdgeNodeAuthor) GetPostCount()
 // The GraphQL type's documentation follows.
 //
 // Information about a page of a connection, as in the Relay cursor connection
-// specification.
+// specification. A page is read forward (`first`, `after`) or backward
+// (`last`, `before`); its edges are in the list's order either way.
 type AuthorsAuthorsAuthorConnectionPageInfo struct {
-	// True when more items follow the last edge of this page.
+	// True when more items follow the last edge of this page. For a backward page, true when it was requested before a cursor.
 	HasNextPage bool `json:"hasNextPage"`
+	// True when items precede the first edge of this page. For a forward page, true when it was requested after a cursor.
+	HasPreviousPage bool `json:"hasPreviousPage"`
+	// The cursor of the first edge, or null when the page is empty. Pass it as `before` for the page before.
+	StartCursor *string `json:"startCursor"`
 	// The cursor of the last edge, or null when the page is empty. Pass it as `after` for the next page.
 	EndCursor *string `json:"endCursor"`
 }
 
 // GetHasNextPage returns AuthorsAuthorsAuthorConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
 func (v *AuthorsAuthorsAuthorConnectionPageInfo) GetHasNextPage() bool { return v.HasNextPage }
+
+// GetHasPreviousPage returns AuthorsAuthorsAuthorConnectionPageInfo.HasPreviousPage, and is useful for accessing the field via an interface.
+func (v *AuthorsAuthorsAuthorConnectionPageInfo) GetHasPreviousPage() bool { return v.HasPreviousPage }
+
+// GetStartCursor returns AuthorsAuthorsAuthorConnectionPageInfo.StartCursor, and is useful for accessing the field via an interface.
+func (v *AuthorsAuthorsAuthorConnectionPageInfo) GetStartCursor() *string { return v.StartCursor }
 
 // GetEndCursor returns AuthorsAuthorsAuthorConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
 func (v *AuthorsAuthorsAuthorConnectionPageInfo) GetEndCursor() *string { return v.EndCursor }
@@ -714,6 +1127,160 @@ type CategoriesResponse struct {
 
 // GetCategories returns CategoriesResponse.Categories, and is useful for accessing the field via an interface.
 func (v *CategoriesResponse) GetCategories() []CategoriesCategoriesCategory { return v.Categories }
+
+// CategoryFeedCategory includes the requested fields of the GraphQL type Category.
+// The GraphQL type's documentation follows.
+//
+// A topic that groups posts. Its slug is its identity.
+type CategoryFeedCategory struct {
+	// The category's public posts by month of publication (UTC), newest month first; months without posts are left out.
+	Archive []CategoryFeedCategoryArchiveArchiveMonth `json:"archive"`
+	// The public posts in the category, newest first.
+	Posts CategoryFeedCategoryPostsPostConnection `json:"posts"`
+}
+
+// GetArchive returns CategoryFeedCategory.Archive, and is useful for accessing the field via an interface.
+func (v *CategoryFeedCategory) GetArchive() []CategoryFeedCategoryArchiveArchiveMonth {
+	return v.Archive
+}
+
+// GetPosts returns CategoryFeedCategory.Posts, and is useful for accessing the field via an interface.
+func (v *CategoryFeedCategory) GetPosts() CategoryFeedCategoryPostsPostConnection { return v.Posts }
+
+// CategoryFeedCategoryArchiveArchiveMonth includes the requested fields of the GraphQL type ArchiveMonth.
+// The GraphQL type's documentation follows.
+//
+// The number of posts published in one calendar month, in UTC.
+type CategoryFeedCategoryArchiveArchiveMonth struct {
+	// The year.
+	Year int `json:"year"`
+	// The month, 1 (January) to 12 (December).
+	Month int `json:"month"`
+	// The number of posts published in the month whose time has come.
+	PostCount int `json:"postCount"`
+}
+
+// GetYear returns CategoryFeedCategoryArchiveArchiveMonth.Year, and is useful for accessing the field via an interface.
+func (v *CategoryFeedCategoryArchiveArchiveMonth) GetYear() int { return v.Year }
+
+// GetMonth returns CategoryFeedCategoryArchiveArchiveMonth.Month, and is useful for accessing the field via an interface.
+func (v *CategoryFeedCategoryArchiveArchiveMonth) GetMonth() int { return v.Month }
+
+// GetPostCount returns CategoryFeedCategoryArchiveArchiveMonth.PostCount, and is useful for accessing the field via an interface.
+func (v *CategoryFeedCategoryArchiveArchiveMonth) GetPostCount() int { return v.PostCount }
+
+// CategoryFeedCategoryPostsPostConnection includes the requested fields of the GraphQL type PostConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of posts.
+type CategoryFeedCategoryPostsPostConnection struct {
+	// The number of posts in the whole list: published posts whose time has come, and in an author's list as the author or an admin sees it, their scheduled posts too.
+	TotalCount int `json:"totalCount"`
+	// Where this page stands in the whole list.
+	PageInfo CategoryFeedCategoryPostsPostConnectionPageInfo `json:"pageInfo"`
+	// The posts of this page, each with its cursor.
+	Edges []CategoryFeedCategoryPostsPostConnectionEdgesPostEdge `json:"edges"`
+}
+
+// GetTotalCount returns CategoryFeedCategoryPostsPostConnection.TotalCount, and is useful for accessing the field via an interface.
+func (v *CategoryFeedCategoryPostsPostConnection) GetTotalCount() int { return v.TotalCount }
+
+// GetPageInfo returns CategoryFeedCategoryPostsPostConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *CategoryFeedCategoryPostsPostConnection) GetPageInfo() CategoryFeedCategoryPostsPostConnectionPageInfo {
+	return v.PageInfo
+}
+
+// GetEdges returns CategoryFeedCategoryPostsPostConnection.Edges, and is useful for accessing the field via an interface.
+func (v *CategoryFeedCategoryPostsPostConnection) GetEdges() []CategoryFeedCategoryPostsPostConnectionEdgesPostEdge {
+	return v.Edges
+}
+
+// CategoryFeedCategoryPostsPostConnectionEdgesPostEdge includes the requested fields of the GraphQL type PostEdge.
+// The GraphQL type's documentation follows.
+//
+// A post in a page of posts.
+type CategoryFeedCategoryPostsPostConnectionEdgesPostEdge struct {
+	// The opaque cursor of this post; pass it as `after` to continue after it, as `before` to go back from it.
+	Cursor string `json:"cursor"`
+	// The post.
+	Node CategoryFeedCategoryPostsPostConnectionEdgesPostEdgeNodePost `json:"node"`
+}
+
+// GetCursor returns CategoryFeedCategoryPostsPostConnectionEdgesPostEdge.Cursor, and is useful for accessing the field via an interface.
+func (v *CategoryFeedCategoryPostsPostConnectionEdgesPostEdge) GetCursor() string { return v.Cursor }
+
+// GetNode returns CategoryFeedCategoryPostsPostConnectionEdgesPostEdge.Node, and is useful for accessing the field via an interface.
+func (v *CategoryFeedCategoryPostsPostConnectionEdgesPostEdge) GetNode() CategoryFeedCategoryPostsPostConnectionEdgesPostEdgeNodePost {
+	return v.Node
+}
+
+// CategoryFeedCategoryPostsPostConnectionEdgesPostEdgeNodePost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type CategoryFeedCategoryPostsPostConnectionEdgesPostEdgeNodePost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The unique, URL-friendly name of the post: its current one. A post found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+	// When the post is or was published; null for drafts. A future time means the post is scheduled.
+	PublishedAt *time.Time `json:"publishedAt"`
+}
+
+// GetId returns CategoryFeedCategoryPostsPostConnectionEdgesPostEdgeNodePost.Id, and is useful for accessing the field via an interface.
+func (v *CategoryFeedCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetId() string { return v.Id }
+
+// GetSlug returns CategoryFeedCategoryPostsPostConnectionEdgesPostEdgeNodePost.Slug, and is useful for accessing the field via an interface.
+func (v *CategoryFeedCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetSlug() string {
+	return v.Slug
+}
+
+// GetPublishedAt returns CategoryFeedCategoryPostsPostConnectionEdgesPostEdgeNodePost.PublishedAt, and is useful for accessing the field via an interface.
+func (v *CategoryFeedCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetPublishedAt() *time.Time {
+	return v.PublishedAt
+}
+
+// CategoryFeedCategoryPostsPostConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Information about a page of a connection, as in the Relay cursor connection
+// specification. A page is read forward (`first`, `after`) or backward
+// (`last`, `before`); its edges are in the list's order either way.
+type CategoryFeedCategoryPostsPostConnectionPageInfo struct {
+	// True when more items follow the last edge of this page. For a backward page, true when it was requested before a cursor.
+	HasNextPage bool `json:"hasNextPage"`
+	// True when items precede the first edge of this page. For a forward page, true when it was requested after a cursor.
+	HasPreviousPage bool `json:"hasPreviousPage"`
+	// The cursor of the first edge, or null when the page is empty. Pass it as `before` for the page before.
+	StartCursor *string `json:"startCursor"`
+	// The cursor of the last edge, or null when the page is empty. Pass it as `after` for the next page.
+	EndCursor *string `json:"endCursor"`
+}
+
+// GetHasNextPage returns CategoryFeedCategoryPostsPostConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *CategoryFeedCategoryPostsPostConnectionPageInfo) GetHasNextPage() bool { return v.HasNextPage }
+
+// GetHasPreviousPage returns CategoryFeedCategoryPostsPostConnectionPageInfo.HasPreviousPage, and is useful for accessing the field via an interface.
+func (v *CategoryFeedCategoryPostsPostConnectionPageInfo) GetHasPreviousPage() bool {
+	return v.HasPreviousPage
+}
+
+// GetStartCursor returns CategoryFeedCategoryPostsPostConnectionPageInfo.StartCursor, and is useful for accessing the field via an interface.
+func (v *CategoryFeedCategoryPostsPostConnectionPageInfo) GetStartCursor() *string {
+	return v.StartCursor
+}
+
+// GetEndCursor returns CategoryFeedCategoryPostsPostConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *CategoryFeedCategoryPostsPostConnectionPageInfo) GetEndCursor() *string { return v.EndCursor }
+
+// CategoryFeedResponse is returned by CategoryFeed on success.
+type CategoryFeedResponse struct {
+	// Fetches a category by slug. Fails with NOT_FOUND when there is none.
+	Category *CategoryFeedCategory `json:"category"`
+}
+
+// GetCategory returns CategoryFeedResponse.Category, and is useful for accessing the field via an interface.
+func (v *CategoryFeedResponse) GetCategory() *CategoryFeedCategory { return v.Category }
 
 // CategoryPageCategory includes the requested fields of the GraphQL type Category.
 // The GraphQL type's documentation follows.
@@ -778,7 +1345,7 @@ func (v *CategoryPageCategoryPostsPostConnection) GetEdges() []CategoryPageCateg
 //
 // A post in a page of posts.
 type CategoryPageCategoryPostsPostConnectionEdgesPostEdge struct {
-	// The opaque cursor of this post; pass it as `after` to continue after it.
+	// The opaque cursor of this post; pass it as `after` to continue after it, as `before` to go back from it.
 	Cursor string `json:"cursor"`
 	// The post.
 	Node CategoryPageCategoryPostsPostConnectionEdgesPostEdgeNodePost `json:"node"`
@@ -845,6 +1412,21 @@ func (v *CategoryPageCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetCatego
 	return v.PostSummary.Categories
 }
 
+// GetCoverImage returns CategoryPageCategoryPostsPostConnectionEdgesPostEdgeNodePost.CoverImage, and is useful for accessing the field via an interface.
+func (v *CategoryPageCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetCoverImage() *PostSummaryCoverImage {
+	return v.PostSummary.CoverImage
+}
+
+// GetWordCount returns CategoryPageCategoryPostsPostConnectionEdgesPostEdgeNodePost.WordCount, and is useful for accessing the field via an interface.
+func (v *CategoryPageCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetWordCount() int {
+	return v.PostSummary.WordCount
+}
+
+// GetReadingTimeMinutes returns CategoryPageCategoryPostsPostConnectionEdgesPostEdgeNodePost.ReadingTimeMinutes, and is useful for accessing the field via an interface.
+func (v *CategoryPageCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetReadingTimeMinutes() int {
+	return v.PostSummary.ReadingTimeMinutes
+}
+
 func (v *CategoryPageCategoryPostsPostConnectionEdgesPostEdgeNodePost) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -888,6 +1470,12 @@ type __premarshalCategoryPageCategoryPostsPostConnectionEdgesPostEdgeNodePost st
 	Author PostSummaryAuthor `json:"author"`
 
 	Categories []PostSummaryCategoriesCategory `json:"categories"`
+
+	CoverImage *PostSummaryCoverImage `json:"coverImage"`
+
+	WordCount int `json:"wordCount"`
+
+	ReadingTimeMinutes int `json:"readingTimeMinutes"`
 }
 
 func (v *CategoryPageCategoryPostsPostConnectionEdgesPostEdgeNodePost) MarshalJSON() ([]byte, error) {
@@ -910,6 +1498,9 @@ func (v *CategoryPageCategoryPostsPostConnectionEdgesPostEdgeNodePost) __premars
 	retval.Status = v.PostSummary.Status
 	retval.Author = v.PostSummary.Author
 	retval.Categories = v.PostSummary.Categories
+	retval.CoverImage = v.PostSummary.CoverImage
+	retval.WordCount = v.PostSummary.WordCount
+	retval.ReadingTimeMinutes = v.PostSummary.ReadingTimeMinutes
 	return &retval, nil
 }
 
@@ -917,9 +1508,10 @@ func (v *CategoryPageCategoryPostsPostConnectionEdgesPostEdgeNodePost) __premars
 // The GraphQL type's documentation follows.
 //
 // Information about a page of a connection, as in the Relay cursor connection
-// specification.
+// specification. A page is read forward (`first`, `after`) or backward
+// (`last`, `before`); its edges are in the list's order either way.
 type CategoryPageCategoryPostsPostConnectionPageInfo struct {
-	// True when more items follow the last edge of this page.
+	// True when more items follow the last edge of this page. For a backward page, true when it was requested before a cursor.
 	HasNextPage bool `json:"hasNextPage"`
 	// The cursor of the last edge, or null when the page is empty. Pass it as `after` for the next page.
 	EndCursor *string `json:"endCursor"`
@@ -1047,6 +1639,21 @@ func (v *CategoryPageWithBodiesCategoryPostsPostConnectionEdgesPostEdgeNodePost)
 	return v.PostSummary.Categories
 }
 
+// GetCoverImage returns CategoryPageWithBodiesCategoryPostsPostConnectionEdgesPostEdgeNodePost.CoverImage, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithBodiesCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetCoverImage() *PostSummaryCoverImage {
+	return v.PostSummary.CoverImage
+}
+
+// GetWordCount returns CategoryPageWithBodiesCategoryPostsPostConnectionEdgesPostEdgeNodePost.WordCount, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithBodiesCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetWordCount() int {
+	return v.PostSummary.WordCount
+}
+
+// GetReadingTimeMinutes returns CategoryPageWithBodiesCategoryPostsPostConnectionEdgesPostEdgeNodePost.ReadingTimeMinutes, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithBodiesCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetReadingTimeMinutes() int {
+	return v.PostSummary.ReadingTimeMinutes
+}
+
 func (v *CategoryPageWithBodiesCategoryPostsPostConnectionEdgesPostEdgeNodePost) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -1092,6 +1699,12 @@ type __premarshalCategoryPageWithBodiesCategoryPostsPostConnectionEdgesPostEdgeN
 	Author PostSummaryAuthor `json:"author"`
 
 	Categories []PostSummaryCategoriesCategory `json:"categories"`
+
+	CoverImage *PostSummaryCoverImage `json:"coverImage"`
+
+	WordCount int `json:"wordCount"`
+
+	ReadingTimeMinutes int `json:"readingTimeMinutes"`
 }
 
 func (v *CategoryPageWithBodiesCategoryPostsPostConnectionEdgesPostEdgeNodePost) MarshalJSON() ([]byte, error) {
@@ -1115,6 +1728,9 @@ func (v *CategoryPageWithBodiesCategoryPostsPostConnectionEdgesPostEdgeNodePost)
 	retval.Status = v.PostSummary.Status
 	retval.Author = v.PostSummary.Author
 	retval.Categories = v.PostSummary.Categories
+	retval.CoverImage = v.PostSummary.CoverImage
+	retval.WordCount = v.PostSummary.WordCount
+	retval.ReadingTimeMinutes = v.PostSummary.ReadingTimeMinutes
 	return &retval, nil
 }
 
@@ -1128,6 +1744,386 @@ type CategoryPageWithBodiesResponse struct {
 func (v *CategoryPageWithBodiesResponse) GetCategory() *CategoryPageWithBodiesCategory {
 	return v.Category
 }
+
+// CategoryPageWithHTMLCategory includes the requested fields of the GraphQL type Category.
+// The GraphQL type's documentation follows.
+//
+// A topic that groups posts. Its slug is its identity.
+type CategoryPageWithHTMLCategory struct {
+	// The public posts in the category, newest first.
+	Posts CategoryPageWithHTMLCategoryPostsPostConnection `json:"posts"`
+}
+
+// GetPosts returns CategoryPageWithHTMLCategory.Posts, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategory) GetPosts() CategoryPageWithHTMLCategoryPostsPostConnection {
+	return v.Posts
+}
+
+// CategoryPageWithHTMLCategoryPostsPostConnection includes the requested fields of the GraphQL type PostConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of posts.
+type CategoryPageWithHTMLCategoryPostsPostConnection struct {
+	// The posts of this page, each with its cursor.
+	Edges []CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdge `json:"edges"`
+}
+
+// GetEdges returns CategoryPageWithHTMLCategoryPostsPostConnection.Edges, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategoryPostsPostConnection) GetEdges() []CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdge {
+	return v.Edges
+}
+
+// CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdge includes the requested fields of the GraphQL type PostEdge.
+// The GraphQL type's documentation follows.
+//
+// A post in a page of posts.
+type CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdge struct {
+	// The post.
+	Node CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost `json:"node"`
+}
+
+// GetNode returns CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdge.Node, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdge) GetNode() CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost {
+	return v.Node
+}
+
+// CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost struct {
+	PostSummary `json:"-"`
+	// The body rendered as HTML, ready to insert in a page as it is: CommonMark with GitHub's tables, strikethrough and autolinks, sanitized (no scripts, styles or event handlers; raw HTML in the Markdown is dropped; images only from http and https URLs; links to other sites get `rel="nofollow noreferrer"`). Headings have ids, the anchors of `toc`. Rendered when the body is written, so reading it costs what reading `body` does.
+	BodyHtml string `json:"bodyHtml"`
+	// The body's headings in order, for a table of contents: at most the first 100.
+	Toc []CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePostTocHeading `json:"toc"`
+	// What search engines and link previews show, each field falling back to the post's title, excerpt and cover image.
+	Seo CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePostSeo `json:"seo"`
+}
+
+// GetBodyHtml returns CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost.BodyHtml, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetBodyHtml() string {
+	return v.BodyHtml
+}
+
+// GetToc returns CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost.Toc, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetToc() []CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePostTocHeading {
+	return v.Toc
+}
+
+// GetSeo returns CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost.Seo, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetSeo() CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePostSeo {
+	return v.Seo
+}
+
+// GetId returns CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost.Id, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetId() string {
+	return v.PostSummary.Id
+}
+
+// GetSlug returns CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost.Slug, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetSlug() string {
+	return v.PostSummary.Slug
+}
+
+// GetTitle returns CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost.Title, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetTitle() string {
+	return v.PostSummary.Title
+}
+
+// GetExcerpt returns CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost.Excerpt, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetExcerpt() string {
+	return v.PostSummary.Excerpt
+}
+
+// GetPublishedAt returns CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost.PublishedAt, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetPublishedAt() *time.Time {
+	return v.PostSummary.PublishedAt
+}
+
+// GetCommentCount returns CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost.CommentCount, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetCommentCount() int {
+	return v.PostSummary.CommentCount
+}
+
+// GetStatus returns CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost.Status, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetStatus() PostStatus {
+	return v.PostSummary.Status
+}
+
+// GetAuthor returns CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost.Author, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetAuthor() PostSummaryAuthor {
+	return v.PostSummary.Author
+}
+
+// GetCategories returns CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost.Categories, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetCategories() []PostSummaryCategoriesCategory {
+	return v.PostSummary.Categories
+}
+
+// GetCoverImage returns CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost.CoverImage, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetCoverImage() *PostSummaryCoverImage {
+	return v.PostSummary.CoverImage
+}
+
+// GetWordCount returns CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost.WordCount, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetWordCount() int {
+	return v.PostSummary.WordCount
+}
+
+// GetReadingTimeMinutes returns CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost.ReadingTimeMinutes, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetReadingTimeMinutes() int {
+	return v.PostSummary.ReadingTimeMinutes
+}
+
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.PostSummary)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalCategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost struct {
+	BodyHtml string `json:"bodyHtml"`
+
+	Toc []CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePostTocHeading `json:"toc"`
+
+	Seo CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePostSeo `json:"seo"`
+
+	Id string `json:"id"`
+
+	Slug string `json:"slug"`
+
+	Title string `json:"title"`
+
+	Excerpt string `json:"excerpt"`
+
+	PublishedAt *time.Time `json:"publishedAt"`
+
+	CommentCount int `json:"commentCount"`
+
+	Status PostStatus `json:"status"`
+
+	Author PostSummaryAuthor `json:"author"`
+
+	Categories []PostSummaryCategoriesCategory `json:"categories"`
+
+	CoverImage *PostSummaryCoverImage `json:"coverImage"`
+
+	WordCount int `json:"wordCount"`
+
+	ReadingTimeMinutes int `json:"readingTimeMinutes"`
+}
+
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost) __premarshalJSON() (*__premarshalCategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost, error) {
+	var retval __premarshalCategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost
+
+	retval.BodyHtml = v.BodyHtml
+	retval.Toc = v.Toc
+	retval.Seo = v.Seo
+	retval.Id = v.PostSummary.Id
+	retval.Slug = v.PostSummary.Slug
+	retval.Title = v.PostSummary.Title
+	retval.Excerpt = v.PostSummary.Excerpt
+	retval.PublishedAt = v.PostSummary.PublishedAt
+	retval.CommentCount = v.PostSummary.CommentCount
+	retval.Status = v.PostSummary.Status
+	retval.Author = v.PostSummary.Author
+	retval.Categories = v.PostSummary.Categories
+	retval.CoverImage = v.PostSummary.CoverImage
+	retval.WordCount = v.PostSummary.WordCount
+	retval.ReadingTimeMinutes = v.PostSummary.ReadingTimeMinutes
+	return &retval, nil
+}
+
+// CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePostSeo includes the requested fields of the GraphQL type Seo.
+// The GraphQL type's documentation follows.
+//
+// What search engines and link previews show of a post. Each field falls back
+// to the post's own when it was not set, so a page can use them as they are.
+type CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePostSeo struct {
+	// The title for search results and link previews; the post's title when not set.
+	Title string `json:"title"`
+}
+
+// GetTitle returns CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePostSeo.Title, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePostSeo) GetTitle() string {
+	return v.Title
+}
+
+// CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePostTocHeading includes the requested fields of the GraphQL type Heading.
+// The GraphQL type's documentation follows.
+//
+// An entry of a post's table of contents: one heading of its body.
+type CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePostTocHeading struct {
+	// The id of the heading in `bodyHtml`, to link to it as `#anchor`: lower-case letters, digits and hyphens, unique in the post.
+	Anchor string `json:"anchor"`
+}
+
+// GetAnchor returns CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePostTocHeading.Anchor, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePostTocHeading) GetAnchor() string {
+	return v.Anchor
+}
+
+// CategoryPageWithHTMLResponse is returned by CategoryPageWithHTML on success.
+type CategoryPageWithHTMLResponse struct {
+	// Fetches a category by slug. Fails with NOT_FOUND when there is none.
+	Category *CategoryPageWithHTMLCategory `json:"category"`
+}
+
+// GetCategory returns CategoryPageWithHTMLResponse.Category, and is useful for accessing the field via an interface.
+func (v *CategoryPageWithHTMLResponse) GetCategory() *CategoryPageWithHTMLCategory { return v.Category }
+
+// CommentPagePost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type CommentPagePost struct {
+	// The top-level comments on the post, oldest first.
+	Comments CommentPagePostCommentsCommentConnection `json:"comments"`
+}
+
+// GetComments returns CommentPagePost.Comments, and is useful for accessing the field via an interface.
+func (v *CommentPagePost) GetComments() CommentPagePostCommentsCommentConnection { return v.Comments }
+
+// CommentPagePostCommentsCommentConnection includes the requested fields of the GraphQL type CommentConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of top-level comments.
+type CommentPagePostCommentsCommentConnection struct {
+	// The number of top-level comments on the post, deleted ones that still hold replies included.
+	TotalCount int `json:"totalCount"`
+	// Where this page stands in the whole list.
+	PageInfo CommentPagePostCommentsCommentConnectionPageInfo `json:"pageInfo"`
+	// The comments of this page, each with its cursor.
+	Edges []CommentPagePostCommentsCommentConnectionEdgesCommentEdge `json:"edges"`
+}
+
+// GetTotalCount returns CommentPagePostCommentsCommentConnection.TotalCount, and is useful for accessing the field via an interface.
+func (v *CommentPagePostCommentsCommentConnection) GetTotalCount() int { return v.TotalCount }
+
+// GetPageInfo returns CommentPagePostCommentsCommentConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *CommentPagePostCommentsCommentConnection) GetPageInfo() CommentPagePostCommentsCommentConnectionPageInfo {
+	return v.PageInfo
+}
+
+// GetEdges returns CommentPagePostCommentsCommentConnection.Edges, and is useful for accessing the field via an interface.
+func (v *CommentPagePostCommentsCommentConnection) GetEdges() []CommentPagePostCommentsCommentConnectionEdgesCommentEdge {
+	return v.Edges
+}
+
+// CommentPagePostCommentsCommentConnectionEdgesCommentEdge includes the requested fields of the GraphQL type CommentEdge.
+// The GraphQL type's documentation follows.
+//
+// A comment in a page of comments.
+type CommentPagePostCommentsCommentConnectionEdgesCommentEdge struct {
+	// The opaque cursor of this comment; pass it as `after` to continue after it, as `before` to go back from it.
+	Cursor string `json:"cursor"`
+	// The comment.
+	Node CommentPagePostCommentsCommentConnectionEdgesCommentEdgeNodeComment `json:"node"`
+}
+
+// GetCursor returns CommentPagePostCommentsCommentConnectionEdgesCommentEdge.Cursor, and is useful for accessing the field via an interface.
+func (v *CommentPagePostCommentsCommentConnectionEdgesCommentEdge) GetCursor() string {
+	return v.Cursor
+}
+
+// GetNode returns CommentPagePostCommentsCommentConnectionEdgesCommentEdge.Node, and is useful for accessing the field via an interface.
+func (v *CommentPagePostCommentsCommentConnectionEdgesCommentEdge) GetNode() CommentPagePostCommentsCommentConnectionEdgesCommentEdgeNodeComment {
+	return v.Node
+}
+
+// CommentPagePostCommentsCommentConnectionEdgesCommentEdgeNodeComment includes the requested fields of the GraphQL type Comment.
+// The GraphQL type's documentation follows.
+//
+// A comment on a post, or a reply to a top-level comment. Threads are one
+// level deep: replies have no replies.
+type CommentPagePostCommentsCommentConnectionEdgesCommentEdgeNodeComment struct {
+	// The opaque global id of the comment.
+	Id string `json:"id"`
+	// The text of the comment; empty when the comment was deleted.
+	Body string `json:"body"`
+}
+
+// GetId returns CommentPagePostCommentsCommentConnectionEdgesCommentEdgeNodeComment.Id, and is useful for accessing the field via an interface.
+func (v *CommentPagePostCommentsCommentConnectionEdgesCommentEdgeNodeComment) GetId() string {
+	return v.Id
+}
+
+// GetBody returns CommentPagePostCommentsCommentConnectionEdgesCommentEdgeNodeComment.Body, and is useful for accessing the field via an interface.
+func (v *CommentPagePostCommentsCommentConnectionEdgesCommentEdgeNodeComment) GetBody() string {
+	return v.Body
+}
+
+// CommentPagePostCommentsCommentConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Information about a page of a connection, as in the Relay cursor connection
+// specification. A page is read forward (`first`, `after`) or backward
+// (`last`, `before`); its edges are in the list's order either way.
+type CommentPagePostCommentsCommentConnectionPageInfo struct {
+	// True when more items follow the last edge of this page. For a backward page, true when it was requested before a cursor.
+	HasNextPage bool `json:"hasNextPage"`
+	// True when items precede the first edge of this page. For a forward page, true when it was requested after a cursor.
+	HasPreviousPage bool `json:"hasPreviousPage"`
+	// The cursor of the first edge, or null when the page is empty. Pass it as `before` for the page before.
+	StartCursor *string `json:"startCursor"`
+	// The cursor of the last edge, or null when the page is empty. Pass it as `after` for the next page.
+	EndCursor *string `json:"endCursor"`
+}
+
+// GetHasNextPage returns CommentPagePostCommentsCommentConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *CommentPagePostCommentsCommentConnectionPageInfo) GetHasNextPage() bool {
+	return v.HasNextPage
+}
+
+// GetHasPreviousPage returns CommentPagePostCommentsCommentConnectionPageInfo.HasPreviousPage, and is useful for accessing the field via an interface.
+func (v *CommentPagePostCommentsCommentConnectionPageInfo) GetHasPreviousPage() bool {
+	return v.HasPreviousPage
+}
+
+// GetStartCursor returns CommentPagePostCommentsCommentConnectionPageInfo.StartCursor, and is useful for accessing the field via an interface.
+func (v *CommentPagePostCommentsCommentConnectionPageInfo) GetStartCursor() *string {
+	return v.StartCursor
+}
+
+// GetEndCursor returns CommentPagePostCommentsCommentConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *CommentPagePostCommentsCommentConnectionPageInfo) GetEndCursor() *string { return v.EndCursor }
+
+// CommentPageResponse is returned by CommentPage on success.
+type CommentPageResponse struct {
+	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin, or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
+	Post *CommentPagePost `json:"post"`
+}
+
+// GetPost returns CommentPageResponse.Post, and is useful for accessing the field via an interface.
+func (v *CommentPageResponse) GetPost() *CommentPagePost { return v.Post }
 
 // CreateAuthorCreateAuthorCreateAuthorPayload includes the requested fields of the GraphQL type CreateAuthorPayload.
 // The GraphQL type's documentation follows.
@@ -1150,6 +2146,8 @@ func (v *CreateAuthorCreateAuthorCreateAuthorPayload) GetAuthor() CreateAuthorCr
 type CreateAuthorCreateAuthorCreateAuthorPayloadAuthor struct {
 	// The opaque global id of the author.
 	Id string `json:"id"`
+	// The unique, URL-friendly name of the author's page: its current one. An author found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
 	// The name shown with the author's posts and comments.
 	Name string `json:"name"`
 	// A short text about the author; empty when none was written.
@@ -1164,6 +2162,9 @@ type CreateAuthorCreateAuthorCreateAuthorPayloadAuthor struct {
 
 // GetId returns CreateAuthorCreateAuthorCreateAuthorPayloadAuthor.Id, and is useful for accessing the field via an interface.
 func (v *CreateAuthorCreateAuthorCreateAuthorPayloadAuthor) GetId() string { return v.Id }
+
+// GetSlug returns CreateAuthorCreateAuthorCreateAuthorPayloadAuthor.Slug, and is useful for accessing the field via an interface.
+func (v *CreateAuthorCreateAuthorCreateAuthorPayloadAuthor) GetSlug() string { return v.Slug }
 
 // GetName returns CreateAuthorCreateAuthorCreateAuthorPayloadAuthor.Name, and is useful for accessing the field via an interface.
 func (v *CreateAuthorCreateAuthorCreateAuthorPayloadAuthor) GetName() string { return v.Name }
@@ -1192,6 +2193,8 @@ type CreateAuthorInput struct {
 	Bio *string `json:"bio"`
 	// The URL of the author's picture: an absolute http or https URL of at most 2000 characters, without spaces or credentials.
 	AvatarUrl *string `json:"avatarUrl"`
+	// The unique, URL-friendly name of the author's page: 1 to 100 characters of a-z, 0-9 and single hyphens between them. Omitted, one is made from the name ("Ada Lovelace": `ada-lovelace`, or `ada-lovelace-2` when that is taken). Fails with CONFLICT (reason SLUG_TAKEN) when another author has it; one another author had before is taken from them.
+	Slug *string `json:"slug"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
 }
@@ -1207,6 +2210,9 @@ func (v *CreateAuthorInput) GetBio() *string { return v.Bio }
 
 // GetAvatarUrl returns CreateAuthorInput.AvatarUrl, and is useful for accessing the field via an interface.
 func (v *CreateAuthorInput) GetAvatarUrl() *string { return v.AvatarUrl }
+
+// GetSlug returns CreateAuthorInput.Slug, and is useful for accessing the field via an interface.
+func (v *CreateAuthorInput) GetSlug() *string { return v.Slug }
 
 // GetIdempotencyKey returns CreateAuthorInput.IdempotencyKey, and is useful for accessing the field via an interface.
 func (v *CreateAuthorInput) GetIdempotencyKey() *string { return v.IdempotencyKey }
@@ -1376,6 +2382,21 @@ func (v *CreatePostCreatePostCreatePostPayloadPost) GetCategories() []PostSummar
 	return v.PostSummary.Categories
 }
 
+// GetCoverImage returns CreatePostCreatePostCreatePostPayloadPost.CoverImage, and is useful for accessing the field via an interface.
+func (v *CreatePostCreatePostCreatePostPayloadPost) GetCoverImage() *PostSummaryCoverImage {
+	return v.PostSummary.CoverImage
+}
+
+// GetWordCount returns CreatePostCreatePostCreatePostPayloadPost.WordCount, and is useful for accessing the field via an interface.
+func (v *CreatePostCreatePostCreatePostPayloadPost) GetWordCount() int {
+	return v.PostSummary.WordCount
+}
+
+// GetReadingTimeMinutes returns CreatePostCreatePostCreatePostPayloadPost.ReadingTimeMinutes, and is useful for accessing the field via an interface.
+func (v *CreatePostCreatePostCreatePostPayloadPost) GetReadingTimeMinutes() int {
+	return v.PostSummary.ReadingTimeMinutes
+}
+
 func (v *CreatePostCreatePostCreatePostPayloadPost) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -1423,6 +2444,12 @@ type __premarshalCreatePostCreatePostCreatePostPayloadPost struct {
 	Author PostSummaryAuthor `json:"author"`
 
 	Categories []PostSummaryCategoriesCategory `json:"categories"`
+
+	CoverImage *PostSummaryCoverImage `json:"coverImage"`
+
+	WordCount int `json:"wordCount"`
+
+	ReadingTimeMinutes int `json:"readingTimeMinutes"`
 }
 
 func (v *CreatePostCreatePostCreatePostPayloadPost) MarshalJSON() ([]byte, error) {
@@ -1447,6 +2474,9 @@ func (v *CreatePostCreatePostCreatePostPayloadPost) __premarshalJSON() (*__prema
 	retval.Status = v.PostSummary.Status
 	retval.Author = v.PostSummary.Author
 	retval.Categories = v.PostSummary.Categories
+	retval.CoverImage = v.PostSummary.CoverImage
+	retval.WordCount = v.PostSummary.WordCount
+	retval.ReadingTimeMinutes = v.PostSummary.ReadingTimeMinutes
 	return &retval, nil
 }
 
@@ -1457,12 +2487,16 @@ type CreatePostInput struct {
 	Title string `json:"title"`
 	// The unique, URL-friendly name of the post: 1 to 100 characters of a-z, 0-9 and single hyphens between them.
 	Slug string `json:"slug"`
-	// A short plain-text summary shown in listings: at most 1000 characters.
+	// A short plain-text summary shown in listings: at most 1000 characters. Omitted or empty, the beginning of the body stands for it.
 	Excerpt *string `json:"excerpt"`
-	// The full text in Markdown: at most 100000 bytes of UTF-8.
+	// The full text in Markdown: at most 100000 bytes of UTF-8, which must render to at most 200000 bytes of HTML.
 	Body *string `json:"body"`
 	// The slugs of the categories to file the post under: at most 10.
 	Categories []string `json:"categories"`
+	// The picture shown at the top of the post and in listings.
+	CoverImage *ImageInput `json:"coverImage"`
+	// What search engines and link previews show, when it differs from the post's title, excerpt and cover image.
+	Seo *SeoInput `json:"seo"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
 }
@@ -1482,6 +2516,12 @@ func (v *CreatePostInput) GetBody() *string { return v.Body }
 // GetCategories returns CreatePostInput.Categories, and is useful for accessing the field via an interface.
 func (v *CreatePostInput) GetCategories() []string { return v.Categories }
 
+// GetCoverImage returns CreatePostInput.CoverImage, and is useful for accessing the field via an interface.
+func (v *CreatePostInput) GetCoverImage() *ImageInput { return v.CoverImage }
+
+// GetSeo returns CreatePostInput.Seo, and is useful for accessing the field via an interface.
+func (v *CreatePostInput) GetSeo() *SeoInput { return v.Seo }
+
 // GetIdempotencyKey returns CreatePostInput.IdempotencyKey, and is useful for accessing the field via an interface.
 func (v *CreatePostInput) GetIdempotencyKey() *string { return v.IdempotencyKey }
 
@@ -1494,6 +2534,78 @@ type CreatePostResponse struct {
 // GetCreatePost returns CreatePostResponse.CreatePost, and is useful for accessing the field via an interface.
 func (v *CreatePostResponse) GetCreatePost() CreatePostCreatePostCreatePostPayload {
 	return v.CreatePost
+}
+
+// CreatePreviewLinkCreatePreviewLinkCreatePreviewLinkPayload includes the requested fields of the GraphQL type CreatePreviewLinkPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `createPreviewLink`.
+type CreatePreviewLinkCreatePreviewLinkCreatePreviewLinkPayload struct {
+	// The token: pass it as `post(previewToken:)`. It names its post and time, is signed by the server, and cannot be changed to name another.
+	Token string `json:"token"`
+	// When the token stops working.
+	ExpiresAt time.Time `json:"expiresAt"`
+	// The post the token shows.
+	Post CreatePreviewLinkCreatePreviewLinkCreatePreviewLinkPayloadPost `json:"post"`
+}
+
+// GetToken returns CreatePreviewLinkCreatePreviewLinkCreatePreviewLinkPayload.Token, and is useful for accessing the field via an interface.
+func (v *CreatePreviewLinkCreatePreviewLinkCreatePreviewLinkPayload) GetToken() string {
+	return v.Token
+}
+
+// GetExpiresAt returns CreatePreviewLinkCreatePreviewLinkCreatePreviewLinkPayload.ExpiresAt, and is useful for accessing the field via an interface.
+func (v *CreatePreviewLinkCreatePreviewLinkCreatePreviewLinkPayload) GetExpiresAt() time.Time {
+	return v.ExpiresAt
+}
+
+// GetPost returns CreatePreviewLinkCreatePreviewLinkCreatePreviewLinkPayload.Post, and is useful for accessing the field via an interface.
+func (v *CreatePreviewLinkCreatePreviewLinkCreatePreviewLinkPayload) GetPost() CreatePreviewLinkCreatePreviewLinkCreatePreviewLinkPayloadPost {
+	return v.Post
+}
+
+// CreatePreviewLinkCreatePreviewLinkCreatePreviewLinkPayloadPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type CreatePreviewLinkCreatePreviewLinkCreatePreviewLinkPayloadPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// Whether the post is a draft, public, or scheduled to become public.
+	Status PostStatus `json:"status"`
+}
+
+// GetId returns CreatePreviewLinkCreatePreviewLinkCreatePreviewLinkPayloadPost.Id, and is useful for accessing the field via an interface.
+func (v *CreatePreviewLinkCreatePreviewLinkCreatePreviewLinkPayloadPost) GetId() string { return v.Id }
+
+// GetStatus returns CreatePreviewLinkCreatePreviewLinkCreatePreviewLinkPayloadPost.Status, and is useful for accessing the field via an interface.
+func (v *CreatePreviewLinkCreatePreviewLinkCreatePreviewLinkPayloadPost) GetStatus() PostStatus {
+	return v.Status
+}
+
+// The input of `createPreviewLink`.
+type CreatePreviewLinkInput struct {
+	// The global id of the post to show.
+	PostId string `json:"postId"`
+	// How many seconds the token lasts: 60 to 2592000 (30 days); 7 days when omitted.
+	ExpiresIn *int `json:"expiresIn"`
+}
+
+// GetPostId returns CreatePreviewLinkInput.PostId, and is useful for accessing the field via an interface.
+func (v *CreatePreviewLinkInput) GetPostId() string { return v.PostId }
+
+// GetExpiresIn returns CreatePreviewLinkInput.ExpiresIn, and is useful for accessing the field via an interface.
+func (v *CreatePreviewLinkInput) GetExpiresIn() *int { return v.ExpiresIn }
+
+// CreatePreviewLinkResponse is returned by CreatePreviewLink on success.
+type CreatePreviewLinkResponse struct {
+	// Makes a token that shows one post, a draft or a scheduled one, to anyone who holds it (`post(previewToken:)`), until it expires or the post is deleted: the post's author or an admin. It writes nothing, so it takes no idempotency key.
+	CreatePreviewLink CreatePreviewLinkCreatePreviewLinkCreatePreviewLinkPayload `json:"createPreviewLink"`
+}
+
+// GetCreatePreviewLink returns CreatePreviewLinkResponse.CreatePreviewLink, and is useful for accessing the field via an interface.
+func (v *CreatePreviewLinkResponse) GetCreatePreviewLink() CreatePreviewLinkCreatePreviewLinkCreatePreviewLinkPayload {
+	return v.CreatePreviewLink
 }
 
 // DeleteCommentDeleteCommentDeleteCommentPayload includes the requested fields of the GraphQL type DeleteCommentPayload.
@@ -1579,7 +2691,7 @@ func (v *DeletePostDeletePostDeletePostPayload) GetPost() DeletePostDeletePostDe
 type DeletePostDeletePostDeletePostPayloadPost struct {
 	// The opaque global id of the post.
 	Id string `json:"id"`
-	// The unique, URL-friendly name of the post.
+	// The unique, URL-friendly name of the post: its current one. A post found by an old slug has its new one here, so a frontend can redirect.
 	Slug string `json:"slug"`
 }
 
@@ -1619,6 +2731,222 @@ func (v *DeletePostResponse) GetDeletePost() DeletePostDeletePostDeletePostPaylo
 	return v.DeletePost
 }
 
+// DraftPageAuthor includes the requested fields of the GraphQL type Author.
+// The GraphQL type's documentation follows.
+//
+// A person who writes posts and comments.
+type DraftPageAuthor struct {
+	// The author's drafts, newest first, for the author themself and admins. Null with UNAUTHENTICATED without a token, with FORBIDDEN for anyone else.
+	Drafts *DraftPageAuthorDraftsDraftConnection `json:"drafts"`
+}
+
+// GetDrafts returns DraftPageAuthor.Drafts, and is useful for accessing the field via an interface.
+func (v *DraftPageAuthor) GetDrafts() *DraftPageAuthorDraftsDraftConnection { return v.Drafts }
+
+// DraftPageAuthorDraftsDraftConnection includes the requested fields of the GraphQL type DraftConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of an author's drafts.
+type DraftPageAuthorDraftsDraftConnection struct {
+	// Where this page stands in the whole list.
+	PageInfo DraftPageAuthorDraftsDraftConnectionPageInfo `json:"pageInfo"`
+	// The drafts of this page, each with its cursor.
+	Edges []DraftPageAuthorDraftsDraftConnectionEdgesPostEdge `json:"edges"`
+}
+
+// GetPageInfo returns DraftPageAuthorDraftsDraftConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *DraftPageAuthorDraftsDraftConnection) GetPageInfo() DraftPageAuthorDraftsDraftConnectionPageInfo {
+	return v.PageInfo
+}
+
+// GetEdges returns DraftPageAuthorDraftsDraftConnection.Edges, and is useful for accessing the field via an interface.
+func (v *DraftPageAuthorDraftsDraftConnection) GetEdges() []DraftPageAuthorDraftsDraftConnectionEdgesPostEdge {
+	return v.Edges
+}
+
+// DraftPageAuthorDraftsDraftConnectionEdgesPostEdge includes the requested fields of the GraphQL type PostEdge.
+// The GraphQL type's documentation follows.
+//
+// A post in a page of posts.
+type DraftPageAuthorDraftsDraftConnectionEdgesPostEdge struct {
+	// The opaque cursor of this post; pass it as `after` to continue after it, as `before` to go back from it.
+	Cursor string `json:"cursor"`
+	// The post.
+	Node DraftPageAuthorDraftsDraftConnectionEdgesPostEdgeNodePost `json:"node"`
+}
+
+// GetCursor returns DraftPageAuthorDraftsDraftConnectionEdgesPostEdge.Cursor, and is useful for accessing the field via an interface.
+func (v *DraftPageAuthorDraftsDraftConnectionEdgesPostEdge) GetCursor() string { return v.Cursor }
+
+// GetNode returns DraftPageAuthorDraftsDraftConnectionEdgesPostEdge.Node, and is useful for accessing the field via an interface.
+func (v *DraftPageAuthorDraftsDraftConnectionEdgesPostEdge) GetNode() DraftPageAuthorDraftsDraftConnectionEdgesPostEdgeNodePost {
+	return v.Node
+}
+
+// DraftPageAuthorDraftsDraftConnectionEdgesPostEdgeNodePost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type DraftPageAuthorDraftsDraftConnectionEdgesPostEdgeNodePost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The unique, URL-friendly name of the post: its current one. A post found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+}
+
+// GetId returns DraftPageAuthorDraftsDraftConnectionEdgesPostEdgeNodePost.Id, and is useful for accessing the field via an interface.
+func (v *DraftPageAuthorDraftsDraftConnectionEdgesPostEdgeNodePost) GetId() string { return v.Id }
+
+// GetSlug returns DraftPageAuthorDraftsDraftConnectionEdgesPostEdgeNodePost.Slug, and is useful for accessing the field via an interface.
+func (v *DraftPageAuthorDraftsDraftConnectionEdgesPostEdgeNodePost) GetSlug() string { return v.Slug }
+
+// DraftPageAuthorDraftsDraftConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Information about a page of a connection, as in the Relay cursor connection
+// specification. A page is read forward (`first`, `after`) or backward
+// (`last`, `before`); its edges are in the list's order either way.
+type DraftPageAuthorDraftsDraftConnectionPageInfo struct {
+	// True when more items follow the last edge of this page. For a backward page, true when it was requested before a cursor.
+	HasNextPage bool `json:"hasNextPage"`
+	// True when items precede the first edge of this page. For a forward page, true when it was requested after a cursor.
+	HasPreviousPage bool `json:"hasPreviousPage"`
+	// The cursor of the first edge, or null when the page is empty. Pass it as `before` for the page before.
+	StartCursor *string `json:"startCursor"`
+	// The cursor of the last edge, or null when the page is empty. Pass it as `after` for the next page.
+	EndCursor *string `json:"endCursor"`
+}
+
+// GetHasNextPage returns DraftPageAuthorDraftsDraftConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *DraftPageAuthorDraftsDraftConnectionPageInfo) GetHasNextPage() bool { return v.HasNextPage }
+
+// GetHasPreviousPage returns DraftPageAuthorDraftsDraftConnectionPageInfo.HasPreviousPage, and is useful for accessing the field via an interface.
+func (v *DraftPageAuthorDraftsDraftConnectionPageInfo) GetHasPreviousPage() bool {
+	return v.HasPreviousPage
+}
+
+// GetStartCursor returns DraftPageAuthorDraftsDraftConnectionPageInfo.StartCursor, and is useful for accessing the field via an interface.
+func (v *DraftPageAuthorDraftsDraftConnectionPageInfo) GetStartCursor() *string { return v.StartCursor }
+
+// GetEndCursor returns DraftPageAuthorDraftsDraftConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *DraftPageAuthorDraftsDraftConnectionPageInfo) GetEndCursor() *string { return v.EndCursor }
+
+// DraftPageResponse is returned by DraftPage on success.
+type DraftPageResponse struct {
+	// Fetches an author by global id or by slug; give exactly one. A slug the author had before finds them too (their `slug` is the current one). Fails with NOT_FOUND when there is none.
+	Author *DraftPageAuthor `json:"author"`
+}
+
+// GetAuthor returns DraftPageResponse.Author, and is useful for accessing the field via an interface.
+func (v *DraftPageResponse) GetAuthor() *DraftPageAuthor { return v.Author }
+
+// FeedPagePostsPostConnection includes the requested fields of the GraphQL type PostConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of posts.
+type FeedPagePostsPostConnection struct {
+	// The number of posts in the whole list: published posts whose time has come, and in an author's list as the author or an admin sees it, their scheduled posts too.
+	TotalCount int `json:"totalCount"`
+	// Where this page stands in the whole list.
+	PageInfo FeedPagePostsPostConnectionPageInfo `json:"pageInfo"`
+	// The posts of this page, each with its cursor.
+	Edges []FeedPagePostsPostConnectionEdgesPostEdge `json:"edges"`
+}
+
+// GetTotalCount returns FeedPagePostsPostConnection.TotalCount, and is useful for accessing the field via an interface.
+func (v *FeedPagePostsPostConnection) GetTotalCount() int { return v.TotalCount }
+
+// GetPageInfo returns FeedPagePostsPostConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *FeedPagePostsPostConnection) GetPageInfo() FeedPagePostsPostConnectionPageInfo {
+	return v.PageInfo
+}
+
+// GetEdges returns FeedPagePostsPostConnection.Edges, and is useful for accessing the field via an interface.
+func (v *FeedPagePostsPostConnection) GetEdges() []FeedPagePostsPostConnectionEdgesPostEdge {
+	return v.Edges
+}
+
+// FeedPagePostsPostConnectionEdgesPostEdge includes the requested fields of the GraphQL type PostEdge.
+// The GraphQL type's documentation follows.
+//
+// A post in a page of posts.
+type FeedPagePostsPostConnectionEdgesPostEdge struct {
+	// The opaque cursor of this post; pass it as `after` to continue after it, as `before` to go back from it.
+	Cursor string `json:"cursor"`
+	// The post.
+	Node FeedPagePostsPostConnectionEdgesPostEdgeNodePost `json:"node"`
+}
+
+// GetCursor returns FeedPagePostsPostConnectionEdgesPostEdge.Cursor, and is useful for accessing the field via an interface.
+func (v *FeedPagePostsPostConnectionEdgesPostEdge) GetCursor() string { return v.Cursor }
+
+// GetNode returns FeedPagePostsPostConnectionEdgesPostEdge.Node, and is useful for accessing the field via an interface.
+func (v *FeedPagePostsPostConnectionEdgesPostEdge) GetNode() FeedPagePostsPostConnectionEdgesPostEdgeNodePost {
+	return v.Node
+}
+
+// FeedPagePostsPostConnectionEdgesPostEdgeNodePost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type FeedPagePostsPostConnectionEdgesPostEdgeNodePost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The unique, URL-friendly name of the post: its current one. A post found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+	// When the post is or was published; null for drafts. A future time means the post is scheduled.
+	PublishedAt *time.Time `json:"publishedAt"`
+}
+
+// GetId returns FeedPagePostsPostConnectionEdgesPostEdgeNodePost.Id, and is useful for accessing the field via an interface.
+func (v *FeedPagePostsPostConnectionEdgesPostEdgeNodePost) GetId() string { return v.Id }
+
+// GetSlug returns FeedPagePostsPostConnectionEdgesPostEdgeNodePost.Slug, and is useful for accessing the field via an interface.
+func (v *FeedPagePostsPostConnectionEdgesPostEdgeNodePost) GetSlug() string { return v.Slug }
+
+// GetPublishedAt returns FeedPagePostsPostConnectionEdgesPostEdgeNodePost.PublishedAt, and is useful for accessing the field via an interface.
+func (v *FeedPagePostsPostConnectionEdgesPostEdgeNodePost) GetPublishedAt() *time.Time {
+	return v.PublishedAt
+}
+
+// FeedPagePostsPostConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Information about a page of a connection, as in the Relay cursor connection
+// specification. A page is read forward (`first`, `after`) or backward
+// (`last`, `before`); its edges are in the list's order either way.
+type FeedPagePostsPostConnectionPageInfo struct {
+	// True when more items follow the last edge of this page. For a backward page, true when it was requested before a cursor.
+	HasNextPage bool `json:"hasNextPage"`
+	// True when items precede the first edge of this page. For a forward page, true when it was requested after a cursor.
+	HasPreviousPage bool `json:"hasPreviousPage"`
+	// The cursor of the first edge, or null when the page is empty. Pass it as `before` for the page before.
+	StartCursor *string `json:"startCursor"`
+	// The cursor of the last edge, or null when the page is empty. Pass it as `after` for the next page.
+	EndCursor *string `json:"endCursor"`
+}
+
+// GetHasNextPage returns FeedPagePostsPostConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *FeedPagePostsPostConnectionPageInfo) GetHasNextPage() bool { return v.HasNextPage }
+
+// GetHasPreviousPage returns FeedPagePostsPostConnectionPageInfo.HasPreviousPage, and is useful for accessing the field via an interface.
+func (v *FeedPagePostsPostConnectionPageInfo) GetHasPreviousPage() bool { return v.HasPreviousPage }
+
+// GetStartCursor returns FeedPagePostsPostConnectionPageInfo.StartCursor, and is useful for accessing the field via an interface.
+func (v *FeedPagePostsPostConnectionPageInfo) GetStartCursor() *string { return v.StartCursor }
+
+// GetEndCursor returns FeedPagePostsPostConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *FeedPagePostsPostConnectionPageInfo) GetEndCursor() *string { return v.EndCursor }
+
+// FeedPageResponse is returned by FeedPage on success.
+type FeedPageResponse struct {
+	// The latest public posts of the whole blog, newest first.
+	Posts FeedPagePostsPostConnection `json:"posts"`
+}
+
+// GetPosts returns FeedPageResponse.Posts, and is useful for accessing the field via an interface.
+func (v *FeedPageResponse) GetPosts() FeedPagePostsPostConnection { return v.Posts }
+
 // FeedPostsPostConnection includes the requested fields of the GraphQL type PostConnection.
 // The GraphQL type's documentation follows.
 //
@@ -1646,7 +2974,7 @@ func (v *FeedPostsPostConnection) GetEdges() []FeedPostsPostConnectionEdgesPostE
 //
 // A post in a page of posts.
 type FeedPostsPostConnectionEdgesPostEdge struct {
-	// The opaque cursor of this post; pass it as `after` to continue after it.
+	// The opaque cursor of this post; pass it as `after` to continue after it, as `before` to go back from it.
 	Cursor string `json:"cursor"`
 	// The post.
 	Node FeedPostsPostConnectionEdgesPostEdgeNodePost `json:"node"`
@@ -1712,6 +3040,21 @@ func (v *FeedPostsPostConnectionEdgesPostEdgeNodePost) GetCategories() []PostSum
 	return v.PostSummary.Categories
 }
 
+// GetCoverImage returns FeedPostsPostConnectionEdgesPostEdgeNodePost.CoverImage, and is useful for accessing the field via an interface.
+func (v *FeedPostsPostConnectionEdgesPostEdgeNodePost) GetCoverImage() *PostSummaryCoverImage {
+	return v.PostSummary.CoverImage
+}
+
+// GetWordCount returns FeedPostsPostConnectionEdgesPostEdgeNodePost.WordCount, and is useful for accessing the field via an interface.
+func (v *FeedPostsPostConnectionEdgesPostEdgeNodePost) GetWordCount() int {
+	return v.PostSummary.WordCount
+}
+
+// GetReadingTimeMinutes returns FeedPostsPostConnectionEdgesPostEdgeNodePost.ReadingTimeMinutes, and is useful for accessing the field via an interface.
+func (v *FeedPostsPostConnectionEdgesPostEdgeNodePost) GetReadingTimeMinutes() int {
+	return v.PostSummary.ReadingTimeMinutes
+}
+
 func (v *FeedPostsPostConnectionEdgesPostEdgeNodePost) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -1757,6 +3100,12 @@ type __premarshalFeedPostsPostConnectionEdgesPostEdgeNodePost struct {
 	Author PostSummaryAuthor `json:"author"`
 
 	Categories []PostSummaryCategoriesCategory `json:"categories"`
+
+	CoverImage *PostSummaryCoverImage `json:"coverImage"`
+
+	WordCount int `json:"wordCount"`
+
+	ReadingTimeMinutes int `json:"readingTimeMinutes"`
 }
 
 func (v *FeedPostsPostConnectionEdgesPostEdgeNodePost) MarshalJSON() ([]byte, error) {
@@ -1780,6 +3129,9 @@ func (v *FeedPostsPostConnectionEdgesPostEdgeNodePost) __premarshalJSON() (*__pr
 	retval.Status = v.PostSummary.Status
 	retval.Author = v.PostSummary.Author
 	retval.Categories = v.PostSummary.Categories
+	retval.CoverImage = v.PostSummary.CoverImage
+	retval.WordCount = v.PostSummary.WordCount
+	retval.ReadingTimeMinutes = v.PostSummary.ReadingTimeMinutes
 	return &retval, nil
 }
 
@@ -1787,9 +3139,10 @@ func (v *FeedPostsPostConnectionEdgesPostEdgeNodePost) __premarshalJSON() (*__pr
 // The GraphQL type's documentation follows.
 //
 // Information about a page of a connection, as in the Relay cursor connection
-// specification.
+// specification. A page is read forward (`first`, `after`) or backward
+// (`last`, `before`); its edges are in the list's order either way.
 type FeedPostsPostConnectionPageInfo struct {
-	// True when more items follow the last edge of this page.
+	// True when more items follow the last edge of this page. For a backward page, true when it was requested before a cursor.
 	HasNextPage bool `json:"hasNextPage"`
 	// The cursor of the last edge, or null when the page is empty. Pass it as `after` for the next page.
 	EndCursor *string `json:"endCursor"`
@@ -1809,6 +3162,579 @@ type FeedResponse struct {
 
 // GetPosts returns FeedResponse.Posts, and is useful for accessing the field via an interface.
 func (v *FeedResponse) GetPosts() FeedPostsPostConnection { return v.Posts }
+
+// FullPostPagePost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type FullPostPagePost struct {
+	PostSummary `json:"-"`
+	// The body rendered as HTML, ready to insert in a page as it is: CommonMark with GitHub's tables, strikethrough and autolinks, sanitized (no scripts, styles or event handlers; raw HTML in the Markdown is dropped; images only from http and https URLs; links to other sites get `rel="nofollow noreferrer"`). Headings have ids, the anchors of `toc`. Rendered when the body is written, so reading it costs what reading `body` does.
+	BodyHtml string `json:"bodyHtml"`
+	// The body's headings in order, for a table of contents: at most the first 100.
+	Toc []FullPostPagePostTocHeading `json:"toc"`
+	// What search engines and link previews show, each field falling back to the post's title, excerpt and cover image.
+	Seo FullPostPagePostSeo `json:"seo"`
+	// The top-level comments on the post, oldest first.
+	Comments FullPostPagePostCommentsCommentConnection `json:"comments"`
+}
+
+// GetBodyHtml returns FullPostPagePost.BodyHtml, and is useful for accessing the field via an interface.
+func (v *FullPostPagePost) GetBodyHtml() string { return v.BodyHtml }
+
+// GetToc returns FullPostPagePost.Toc, and is useful for accessing the field via an interface.
+func (v *FullPostPagePost) GetToc() []FullPostPagePostTocHeading { return v.Toc }
+
+// GetSeo returns FullPostPagePost.Seo, and is useful for accessing the field via an interface.
+func (v *FullPostPagePost) GetSeo() FullPostPagePostSeo { return v.Seo }
+
+// GetComments returns FullPostPagePost.Comments, and is useful for accessing the field via an interface.
+func (v *FullPostPagePost) GetComments() FullPostPagePostCommentsCommentConnection { return v.Comments }
+
+// GetId returns FullPostPagePost.Id, and is useful for accessing the field via an interface.
+func (v *FullPostPagePost) GetId() string { return v.PostSummary.Id }
+
+// GetSlug returns FullPostPagePost.Slug, and is useful for accessing the field via an interface.
+func (v *FullPostPagePost) GetSlug() string { return v.PostSummary.Slug }
+
+// GetTitle returns FullPostPagePost.Title, and is useful for accessing the field via an interface.
+func (v *FullPostPagePost) GetTitle() string { return v.PostSummary.Title }
+
+// GetExcerpt returns FullPostPagePost.Excerpt, and is useful for accessing the field via an interface.
+func (v *FullPostPagePost) GetExcerpt() string { return v.PostSummary.Excerpt }
+
+// GetPublishedAt returns FullPostPagePost.PublishedAt, and is useful for accessing the field via an interface.
+func (v *FullPostPagePost) GetPublishedAt() *time.Time { return v.PostSummary.PublishedAt }
+
+// GetCommentCount returns FullPostPagePost.CommentCount, and is useful for accessing the field via an interface.
+func (v *FullPostPagePost) GetCommentCount() int { return v.PostSummary.CommentCount }
+
+// GetStatus returns FullPostPagePost.Status, and is useful for accessing the field via an interface.
+func (v *FullPostPagePost) GetStatus() PostStatus { return v.PostSummary.Status }
+
+// GetAuthor returns FullPostPagePost.Author, and is useful for accessing the field via an interface.
+func (v *FullPostPagePost) GetAuthor() PostSummaryAuthor { return v.PostSummary.Author }
+
+// GetCategories returns FullPostPagePost.Categories, and is useful for accessing the field via an interface.
+func (v *FullPostPagePost) GetCategories() []PostSummaryCategoriesCategory {
+	return v.PostSummary.Categories
+}
+
+// GetCoverImage returns FullPostPagePost.CoverImage, and is useful for accessing the field via an interface.
+func (v *FullPostPagePost) GetCoverImage() *PostSummaryCoverImage { return v.PostSummary.CoverImage }
+
+// GetWordCount returns FullPostPagePost.WordCount, and is useful for accessing the field via an interface.
+func (v *FullPostPagePost) GetWordCount() int { return v.PostSummary.WordCount }
+
+// GetReadingTimeMinutes returns FullPostPagePost.ReadingTimeMinutes, and is useful for accessing the field via an interface.
+func (v *FullPostPagePost) GetReadingTimeMinutes() int { return v.PostSummary.ReadingTimeMinutes }
+
+func (v *FullPostPagePost) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*FullPostPagePost
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.FullPostPagePost = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.PostSummary)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalFullPostPagePost struct {
+	BodyHtml string `json:"bodyHtml"`
+
+	Toc []FullPostPagePostTocHeading `json:"toc"`
+
+	Seo FullPostPagePostSeo `json:"seo"`
+
+	Comments FullPostPagePostCommentsCommentConnection `json:"comments"`
+
+	Id string `json:"id"`
+
+	Slug string `json:"slug"`
+
+	Title string `json:"title"`
+
+	Excerpt string `json:"excerpt"`
+
+	PublishedAt *time.Time `json:"publishedAt"`
+
+	CommentCount int `json:"commentCount"`
+
+	Status PostStatus `json:"status"`
+
+	Author PostSummaryAuthor `json:"author"`
+
+	Categories []PostSummaryCategoriesCategory `json:"categories"`
+
+	CoverImage *PostSummaryCoverImage `json:"coverImage"`
+
+	WordCount int `json:"wordCount"`
+
+	ReadingTimeMinutes int `json:"readingTimeMinutes"`
+}
+
+func (v *FullPostPagePost) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *FullPostPagePost) __premarshalJSON() (*__premarshalFullPostPagePost, error) {
+	var retval __premarshalFullPostPagePost
+
+	retval.BodyHtml = v.BodyHtml
+	retval.Toc = v.Toc
+	retval.Seo = v.Seo
+	retval.Comments = v.Comments
+	retval.Id = v.PostSummary.Id
+	retval.Slug = v.PostSummary.Slug
+	retval.Title = v.PostSummary.Title
+	retval.Excerpt = v.PostSummary.Excerpt
+	retval.PublishedAt = v.PostSummary.PublishedAt
+	retval.CommentCount = v.PostSummary.CommentCount
+	retval.Status = v.PostSummary.Status
+	retval.Author = v.PostSummary.Author
+	retval.Categories = v.PostSummary.Categories
+	retval.CoverImage = v.PostSummary.CoverImage
+	retval.WordCount = v.PostSummary.WordCount
+	retval.ReadingTimeMinutes = v.PostSummary.ReadingTimeMinutes
+	return &retval, nil
+}
+
+// FullPostPagePostCommentsCommentConnection includes the requested fields of the GraphQL type CommentConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of top-level comments.
+type FullPostPagePostCommentsCommentConnection struct {
+	// The number of top-level comments on the post, deleted ones that still hold replies included.
+	TotalCount int `json:"totalCount"`
+	// The comments of this page, each with its cursor.
+	Edges []FullPostPagePostCommentsCommentConnectionEdgesCommentEdge `json:"edges"`
+}
+
+// GetTotalCount returns FullPostPagePostCommentsCommentConnection.TotalCount, and is useful for accessing the field via an interface.
+func (v *FullPostPagePostCommentsCommentConnection) GetTotalCount() int { return v.TotalCount }
+
+// GetEdges returns FullPostPagePostCommentsCommentConnection.Edges, and is useful for accessing the field via an interface.
+func (v *FullPostPagePostCommentsCommentConnection) GetEdges() []FullPostPagePostCommentsCommentConnectionEdgesCommentEdge {
+	return v.Edges
+}
+
+// FullPostPagePostCommentsCommentConnectionEdgesCommentEdge includes the requested fields of the GraphQL type CommentEdge.
+// The GraphQL type's documentation follows.
+//
+// A comment in a page of comments.
+type FullPostPagePostCommentsCommentConnectionEdgesCommentEdge struct {
+	// The comment.
+	Node FullPostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeComment `json:"node"`
+}
+
+// GetNode returns FullPostPagePostCommentsCommentConnectionEdgesCommentEdge.Node, and is useful for accessing the field via an interface.
+func (v *FullPostPagePostCommentsCommentConnectionEdgesCommentEdge) GetNode() FullPostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeComment {
+	return v.Node
+}
+
+// FullPostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeComment includes the requested fields of the GraphQL type Comment.
+// The GraphQL type's documentation follows.
+//
+// A comment on a post, or a reply to a top-level comment. Threads are one
+// level deep: replies have no replies.
+type FullPostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeComment struct {
+	// The opaque global id of the comment.
+	Id string `json:"id"`
+	// The text of the comment; empty when the comment was deleted.
+	Body string `json:"body"`
+	// When the comment was written.
+	CreatedAt time.Time `json:"createdAt"`
+	// The author of the comment, or null when the comment was deleted.
+	Author *FullPostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthor `json:"author"`
+}
+
+// GetId returns FullPostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeComment.Id, and is useful for accessing the field via an interface.
+func (v *FullPostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeComment) GetId() string {
+	return v.Id
+}
+
+// GetBody returns FullPostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeComment.Body, and is useful for accessing the field via an interface.
+func (v *FullPostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeComment) GetBody() string {
+	return v.Body
+}
+
+// GetCreatedAt returns FullPostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeComment.CreatedAt, and is useful for accessing the field via an interface.
+func (v *FullPostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeComment) GetCreatedAt() time.Time {
+	return v.CreatedAt
+}
+
+// GetAuthor returns FullPostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeComment.Author, and is useful for accessing the field via an interface.
+func (v *FullPostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeComment) GetAuthor() *FullPostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthor {
+	return v.Author
+}
+
+// FullPostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthor includes the requested fields of the GraphQL type Author.
+// The GraphQL type's documentation follows.
+//
+// A person who writes posts and comments.
+type FullPostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthor struct {
+	// The name shown with the author's posts and comments.
+	Name string `json:"name"`
+}
+
+// GetName returns FullPostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthor.Name, and is useful for accessing the field via an interface.
+func (v *FullPostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthor) GetName() string {
+	return v.Name
+}
+
+// FullPostPagePostSeo includes the requested fields of the GraphQL type Seo.
+// The GraphQL type's documentation follows.
+//
+// What search engines and link previews show of a post. Each field falls back
+// to the post's own when it was not set, so a page can use them as they are.
+type FullPostPagePostSeo struct {
+	// The title for search results and link previews; the post's title when not set.
+	Title string `json:"title"`
+	// The description for search results and link previews; the post's excerpt when not set.
+	Description string `json:"description"`
+	// The URL search engines should treat as the post's own, when it was published elsewhere first; null when not set, and the page's own URL is canonical.
+	CanonicalUrl *string `json:"canonicalUrl"`
+	// The picture for link previews; the cover image's URL when not set, null when the post has neither.
+	OgImage *string `json:"ogImage"`
+}
+
+// GetTitle returns FullPostPagePostSeo.Title, and is useful for accessing the field via an interface.
+func (v *FullPostPagePostSeo) GetTitle() string { return v.Title }
+
+// GetDescription returns FullPostPagePostSeo.Description, and is useful for accessing the field via an interface.
+func (v *FullPostPagePostSeo) GetDescription() string { return v.Description }
+
+// GetCanonicalUrl returns FullPostPagePostSeo.CanonicalUrl, and is useful for accessing the field via an interface.
+func (v *FullPostPagePostSeo) GetCanonicalUrl() *string { return v.CanonicalUrl }
+
+// GetOgImage returns FullPostPagePostSeo.OgImage, and is useful for accessing the field via an interface.
+func (v *FullPostPagePostSeo) GetOgImage() *string { return v.OgImage }
+
+// FullPostPagePostTocHeading includes the requested fields of the GraphQL type Heading.
+// The GraphQL type's documentation follows.
+//
+// An entry of a post's table of contents: one heading of its body.
+type FullPostPagePostTocHeading struct {
+	// The heading's level, 1 to 6 (h1 to h6).
+	Level int `json:"level"`
+	// The heading as plain text, at most 100 characters (a longer one ends in …).
+	Text string `json:"text"`
+	// The id of the heading in `bodyHtml`, to link to it as `#anchor`: lower-case letters, digits and hyphens, unique in the post.
+	Anchor string `json:"anchor"`
+}
+
+// GetLevel returns FullPostPagePostTocHeading.Level, and is useful for accessing the field via an interface.
+func (v *FullPostPagePostTocHeading) GetLevel() int { return v.Level }
+
+// GetText returns FullPostPagePostTocHeading.Text, and is useful for accessing the field via an interface.
+func (v *FullPostPagePostTocHeading) GetText() string { return v.Text }
+
+// GetAnchor returns FullPostPagePostTocHeading.Anchor, and is useful for accessing the field via an interface.
+func (v *FullPostPagePostTocHeading) GetAnchor() string { return v.Anchor }
+
+// FullPostPageResponse is returned by FullPostPage on success.
+type FullPostPageResponse struct {
+	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin, or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
+	Post *FullPostPagePost `json:"post"`
+}
+
+// GetPost returns FullPostPageResponse.Post, and is useful for accessing the field via an interface.
+func (v *FullPostPageResponse) GetPost() *FullPostPagePost { return v.Post }
+
+// A picture to show with a post.
+type ImageInput struct {
+	// The picture's URL: an absolute http or https URL of at most 2000 characters, without spaces or credentials.
+	Url string `json:"url"`
+	// The text that stands for the picture: one line of at most 500 characters.
+	Alt *string `json:"alt"`
+	// The width in pixels, 1 to 100000; omitted when unknown.
+	Width *int `json:"width"`
+	// The height in pixels, 1 to 100000; omitted when unknown.
+	Height *int `json:"height"`
+}
+
+// GetUrl returns ImageInput.Url, and is useful for accessing the field via an interface.
+func (v *ImageInput) GetUrl() string { return v.Url }
+
+// GetAlt returns ImageInput.Alt, and is useful for accessing the field via an interface.
+func (v *ImageInput) GetAlt() *string { return v.Alt }
+
+// GetWidth returns ImageInput.Width, and is useful for accessing the field via an interface.
+func (v *ImageInput) GetWidth() *int { return v.Width }
+
+// GetHeight returns ImageInput.Height, and is useful for accessing the field via an interface.
+func (v *ImageInput) GetHeight() *int { return v.Height }
+
+// MonthArchivePageArchiveArchiveMonth includes the requested fields of the GraphQL type ArchiveMonth.
+// The GraphQL type's documentation follows.
+//
+// The number of posts published in one calendar month, in UTC.
+type MonthArchivePageArchiveArchiveMonth struct {
+	// The year.
+	Year int `json:"year"`
+	// The month, 1 (January) to 12 (December).
+	Month int `json:"month"`
+	// The number of posts published in the month whose time has come.
+	PostCount int `json:"postCount"`
+	// The month's first instant; pass it as `publishedAfter` to list the month's posts.
+	StartsAt time.Time `json:"startsAt"`
+	// The next month's first instant; pass it as `publishedBefore` to list the month's posts.
+	EndsAt time.Time `json:"endsAt"`
+}
+
+// GetYear returns MonthArchivePageArchiveArchiveMonth.Year, and is useful for accessing the field via an interface.
+func (v *MonthArchivePageArchiveArchiveMonth) GetYear() int { return v.Year }
+
+// GetMonth returns MonthArchivePageArchiveArchiveMonth.Month, and is useful for accessing the field via an interface.
+func (v *MonthArchivePageArchiveArchiveMonth) GetMonth() int { return v.Month }
+
+// GetPostCount returns MonthArchivePageArchiveArchiveMonth.PostCount, and is useful for accessing the field via an interface.
+func (v *MonthArchivePageArchiveArchiveMonth) GetPostCount() int { return v.PostCount }
+
+// GetStartsAt returns MonthArchivePageArchiveArchiveMonth.StartsAt, and is useful for accessing the field via an interface.
+func (v *MonthArchivePageArchiveArchiveMonth) GetStartsAt() time.Time { return v.StartsAt }
+
+// GetEndsAt returns MonthArchivePageArchiveArchiveMonth.EndsAt, and is useful for accessing the field via an interface.
+func (v *MonthArchivePageArchiveArchiveMonth) GetEndsAt() time.Time { return v.EndsAt }
+
+// MonthArchivePagePostsPostConnection includes the requested fields of the GraphQL type PostConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of posts.
+type MonthArchivePagePostsPostConnection struct {
+	// The number of posts in the whole list: published posts whose time has come, and in an author's list as the author or an admin sees it, their scheduled posts too.
+	TotalCount int `json:"totalCount"`
+	// Where this page stands in the whole list.
+	PageInfo MonthArchivePagePostsPostConnectionPageInfo `json:"pageInfo"`
+	// The posts of this page, each with its cursor.
+	Edges []MonthArchivePagePostsPostConnectionEdgesPostEdge `json:"edges"`
+}
+
+// GetTotalCount returns MonthArchivePagePostsPostConnection.TotalCount, and is useful for accessing the field via an interface.
+func (v *MonthArchivePagePostsPostConnection) GetTotalCount() int { return v.TotalCount }
+
+// GetPageInfo returns MonthArchivePagePostsPostConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *MonthArchivePagePostsPostConnection) GetPageInfo() MonthArchivePagePostsPostConnectionPageInfo {
+	return v.PageInfo
+}
+
+// GetEdges returns MonthArchivePagePostsPostConnection.Edges, and is useful for accessing the field via an interface.
+func (v *MonthArchivePagePostsPostConnection) GetEdges() []MonthArchivePagePostsPostConnectionEdgesPostEdge {
+	return v.Edges
+}
+
+// MonthArchivePagePostsPostConnectionEdgesPostEdge includes the requested fields of the GraphQL type PostEdge.
+// The GraphQL type's documentation follows.
+//
+// A post in a page of posts.
+type MonthArchivePagePostsPostConnectionEdgesPostEdge struct {
+	// The post.
+	Node MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost `json:"node"`
+}
+
+// GetNode returns MonthArchivePagePostsPostConnectionEdgesPostEdge.Node, and is useful for accessing the field via an interface.
+func (v *MonthArchivePagePostsPostConnectionEdgesPostEdge) GetNode() MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost {
+	return v.Node
+}
+
+// MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost struct {
+	PostSummary `json:"-"`
+}
+
+// GetId returns MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost.Id, and is useful for accessing the field via an interface.
+func (v *MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost) GetId() string {
+	return v.PostSummary.Id
+}
+
+// GetSlug returns MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost.Slug, and is useful for accessing the field via an interface.
+func (v *MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost) GetSlug() string {
+	return v.PostSummary.Slug
+}
+
+// GetTitle returns MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost.Title, and is useful for accessing the field via an interface.
+func (v *MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost) GetTitle() string {
+	return v.PostSummary.Title
+}
+
+// GetExcerpt returns MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost.Excerpt, and is useful for accessing the field via an interface.
+func (v *MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost) GetExcerpt() string {
+	return v.PostSummary.Excerpt
+}
+
+// GetPublishedAt returns MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost.PublishedAt, and is useful for accessing the field via an interface.
+func (v *MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost) GetPublishedAt() *time.Time {
+	return v.PostSummary.PublishedAt
+}
+
+// GetCommentCount returns MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost.CommentCount, and is useful for accessing the field via an interface.
+func (v *MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost) GetCommentCount() int {
+	return v.PostSummary.CommentCount
+}
+
+// GetStatus returns MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost.Status, and is useful for accessing the field via an interface.
+func (v *MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost) GetStatus() PostStatus {
+	return v.PostSummary.Status
+}
+
+// GetAuthor returns MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost.Author, and is useful for accessing the field via an interface.
+func (v *MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost) GetAuthor() PostSummaryAuthor {
+	return v.PostSummary.Author
+}
+
+// GetCategories returns MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost.Categories, and is useful for accessing the field via an interface.
+func (v *MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost) GetCategories() []PostSummaryCategoriesCategory {
+	return v.PostSummary.Categories
+}
+
+// GetCoverImage returns MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost.CoverImage, and is useful for accessing the field via an interface.
+func (v *MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost) GetCoverImage() *PostSummaryCoverImage {
+	return v.PostSummary.CoverImage
+}
+
+// GetWordCount returns MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost.WordCount, and is useful for accessing the field via an interface.
+func (v *MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost) GetWordCount() int {
+	return v.PostSummary.WordCount
+}
+
+// GetReadingTimeMinutes returns MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost.ReadingTimeMinutes, and is useful for accessing the field via an interface.
+func (v *MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost) GetReadingTimeMinutes() int {
+	return v.PostSummary.ReadingTimeMinutes
+}
+
+func (v *MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.PostSummary)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalMonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost struct {
+	Id string `json:"id"`
+
+	Slug string `json:"slug"`
+
+	Title string `json:"title"`
+
+	Excerpt string `json:"excerpt"`
+
+	PublishedAt *time.Time `json:"publishedAt"`
+
+	CommentCount int `json:"commentCount"`
+
+	Status PostStatus `json:"status"`
+
+	Author PostSummaryAuthor `json:"author"`
+
+	Categories []PostSummaryCategoriesCategory `json:"categories"`
+
+	CoverImage *PostSummaryCoverImage `json:"coverImage"`
+
+	WordCount int `json:"wordCount"`
+
+	ReadingTimeMinutes int `json:"readingTimeMinutes"`
+}
+
+func (v *MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *MonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost) __premarshalJSON() (*__premarshalMonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost, error) {
+	var retval __premarshalMonthArchivePagePostsPostConnectionEdgesPostEdgeNodePost
+
+	retval.Id = v.PostSummary.Id
+	retval.Slug = v.PostSummary.Slug
+	retval.Title = v.PostSummary.Title
+	retval.Excerpt = v.PostSummary.Excerpt
+	retval.PublishedAt = v.PostSummary.PublishedAt
+	retval.CommentCount = v.PostSummary.CommentCount
+	retval.Status = v.PostSummary.Status
+	retval.Author = v.PostSummary.Author
+	retval.Categories = v.PostSummary.Categories
+	retval.CoverImage = v.PostSummary.CoverImage
+	retval.WordCount = v.PostSummary.WordCount
+	retval.ReadingTimeMinutes = v.PostSummary.ReadingTimeMinutes
+	return &retval, nil
+}
+
+// MonthArchivePagePostsPostConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Information about a page of a connection, as in the Relay cursor connection
+// specification. A page is read forward (`first`, `after`) or backward
+// (`last`, `before`); its edges are in the list's order either way.
+type MonthArchivePagePostsPostConnectionPageInfo struct {
+	// True when more items follow the last edge of this page. For a backward page, true when it was requested before a cursor.
+	HasNextPage bool `json:"hasNextPage"`
+	// The cursor of the last edge, or null when the page is empty. Pass it as `after` for the next page.
+	EndCursor *string `json:"endCursor"`
+}
+
+// GetHasNextPage returns MonthArchivePagePostsPostConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *MonthArchivePagePostsPostConnectionPageInfo) GetHasNextPage() bool { return v.HasNextPage }
+
+// GetEndCursor returns MonthArchivePagePostsPostConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *MonthArchivePagePostsPostConnectionPageInfo) GetEndCursor() *string { return v.EndCursor }
+
+// MonthArchivePageResponse is returned by MonthArchivePage on success.
+type MonthArchivePageResponse struct {
+	// The number of public posts by month of publication (UTC), newest month first, of the whole blog, or of one author or one category; months without posts are left out. Give at most one of `author` and `category`.
+	Archive []MonthArchivePageArchiveArchiveMonth `json:"archive"`
+	// The latest public posts of the whole blog, newest first.
+	Posts MonthArchivePagePostsPostConnection `json:"posts"`
+}
+
+// GetArchive returns MonthArchivePageResponse.Archive, and is useful for accessing the field via an interface.
+func (v *MonthArchivePageResponse) GetArchive() []MonthArchivePageArchiveArchiveMonth {
+	return v.Archive
+}
+
+// GetPosts returns MonthArchivePageResponse.Posts, and is useful for accessing the field via an interface.
+func (v *MonthArchivePageResponse) GetPosts() MonthArchivePagePostsPostConnection { return v.Posts }
 
 // NodeNode includes the requested fields of the GraphQL interface Node.
 //
@@ -2075,6 +4001,306 @@ func (v *NodeResponse) __premarshalJSON() (*__premarshalNodeResponse, error) {
 	return &retval, nil
 }
 
+// PostArticlePost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type PostArticlePost struct {
+	PostSummary `json:"-"`
+	// The body rendered as HTML, ready to insert in a page as it is: CommonMark with GitHub's tables, strikethrough and autolinks, sanitized (no scripts, styles or event handlers; raw HTML in the Markdown is dropped; images only from http and https URLs; links to other sites get `rel="nofollow noreferrer"`). Headings have ids, the anchors of `toc`. Rendered when the body is written, so reading it costs what reading `body` does.
+	BodyHtml string `json:"bodyHtml"`
+	// The body's headings in order, for a table of contents: at most the first 100.
+	Toc []PostArticlePostTocHeading `json:"toc"`
+	// What search engines and link previews show, each field falling back to the post's title, excerpt and cover image.
+	Seo PostArticlePostSeo `json:"seo"`
+	// The public post of the whole blog published just before this one, or null when there is none or this post is not published. Meant for a post page: it costs up to 4 requests, and 250 of an operation's complexity.
+	Previous *PostArticlePostPreviousPost `json:"previous"`
+	// The public post of the whole blog published just after this one, or null when there is none or this post is not published. Meant for a post page: it costs up to 4 requests, and 250 of an operation's complexity.
+	Next *PostArticlePostNextPost `json:"next"`
+	// The public post of the category published just before this one, or null when there is none or this post is not published. It costs a request, and 250 of an operation's complexity.
+	PreviousInCategory *PostArticlePostPreviousInCategoryPost `json:"previousInCategory"`
+	// The public post of the category published just after this one, or null when there is none or this post is not published. It costs a request, and 250 of an operation's complexity.
+	NextInCategory *PostArticlePostNextInCategoryPost `json:"nextInCategory"`
+}
+
+// GetBodyHtml returns PostArticlePost.BodyHtml, and is useful for accessing the field via an interface.
+func (v *PostArticlePost) GetBodyHtml() string { return v.BodyHtml }
+
+// GetToc returns PostArticlePost.Toc, and is useful for accessing the field via an interface.
+func (v *PostArticlePost) GetToc() []PostArticlePostTocHeading { return v.Toc }
+
+// GetSeo returns PostArticlePost.Seo, and is useful for accessing the field via an interface.
+func (v *PostArticlePost) GetSeo() PostArticlePostSeo { return v.Seo }
+
+// GetPrevious returns PostArticlePost.Previous, and is useful for accessing the field via an interface.
+func (v *PostArticlePost) GetPrevious() *PostArticlePostPreviousPost { return v.Previous }
+
+// GetNext returns PostArticlePost.Next, and is useful for accessing the field via an interface.
+func (v *PostArticlePost) GetNext() *PostArticlePostNextPost { return v.Next }
+
+// GetPreviousInCategory returns PostArticlePost.PreviousInCategory, and is useful for accessing the field via an interface.
+func (v *PostArticlePost) GetPreviousInCategory() *PostArticlePostPreviousInCategoryPost {
+	return v.PreviousInCategory
+}
+
+// GetNextInCategory returns PostArticlePost.NextInCategory, and is useful for accessing the field via an interface.
+func (v *PostArticlePost) GetNextInCategory() *PostArticlePostNextInCategoryPost {
+	return v.NextInCategory
+}
+
+// GetId returns PostArticlePost.Id, and is useful for accessing the field via an interface.
+func (v *PostArticlePost) GetId() string { return v.PostSummary.Id }
+
+// GetSlug returns PostArticlePost.Slug, and is useful for accessing the field via an interface.
+func (v *PostArticlePost) GetSlug() string { return v.PostSummary.Slug }
+
+// GetTitle returns PostArticlePost.Title, and is useful for accessing the field via an interface.
+func (v *PostArticlePost) GetTitle() string { return v.PostSummary.Title }
+
+// GetExcerpt returns PostArticlePost.Excerpt, and is useful for accessing the field via an interface.
+func (v *PostArticlePost) GetExcerpt() string { return v.PostSummary.Excerpt }
+
+// GetPublishedAt returns PostArticlePost.PublishedAt, and is useful for accessing the field via an interface.
+func (v *PostArticlePost) GetPublishedAt() *time.Time { return v.PostSummary.PublishedAt }
+
+// GetCommentCount returns PostArticlePost.CommentCount, and is useful for accessing the field via an interface.
+func (v *PostArticlePost) GetCommentCount() int { return v.PostSummary.CommentCount }
+
+// GetStatus returns PostArticlePost.Status, and is useful for accessing the field via an interface.
+func (v *PostArticlePost) GetStatus() PostStatus { return v.PostSummary.Status }
+
+// GetAuthor returns PostArticlePost.Author, and is useful for accessing the field via an interface.
+func (v *PostArticlePost) GetAuthor() PostSummaryAuthor { return v.PostSummary.Author }
+
+// GetCategories returns PostArticlePost.Categories, and is useful for accessing the field via an interface.
+func (v *PostArticlePost) GetCategories() []PostSummaryCategoriesCategory {
+	return v.PostSummary.Categories
+}
+
+// GetCoverImage returns PostArticlePost.CoverImage, and is useful for accessing the field via an interface.
+func (v *PostArticlePost) GetCoverImage() *PostSummaryCoverImage { return v.PostSummary.CoverImage }
+
+// GetWordCount returns PostArticlePost.WordCount, and is useful for accessing the field via an interface.
+func (v *PostArticlePost) GetWordCount() int { return v.PostSummary.WordCount }
+
+// GetReadingTimeMinutes returns PostArticlePost.ReadingTimeMinutes, and is useful for accessing the field via an interface.
+func (v *PostArticlePost) GetReadingTimeMinutes() int { return v.PostSummary.ReadingTimeMinutes }
+
+func (v *PostArticlePost) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*PostArticlePost
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.PostArticlePost = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.PostSummary)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalPostArticlePost struct {
+	BodyHtml string `json:"bodyHtml"`
+
+	Toc []PostArticlePostTocHeading `json:"toc"`
+
+	Seo PostArticlePostSeo `json:"seo"`
+
+	Previous *PostArticlePostPreviousPost `json:"previous"`
+
+	Next *PostArticlePostNextPost `json:"next"`
+
+	PreviousInCategory *PostArticlePostPreviousInCategoryPost `json:"previousInCategory"`
+
+	NextInCategory *PostArticlePostNextInCategoryPost `json:"nextInCategory"`
+
+	Id string `json:"id"`
+
+	Slug string `json:"slug"`
+
+	Title string `json:"title"`
+
+	Excerpt string `json:"excerpt"`
+
+	PublishedAt *time.Time `json:"publishedAt"`
+
+	CommentCount int `json:"commentCount"`
+
+	Status PostStatus `json:"status"`
+
+	Author PostSummaryAuthor `json:"author"`
+
+	Categories []PostSummaryCategoriesCategory `json:"categories"`
+
+	CoverImage *PostSummaryCoverImage `json:"coverImage"`
+
+	WordCount int `json:"wordCount"`
+
+	ReadingTimeMinutes int `json:"readingTimeMinutes"`
+}
+
+func (v *PostArticlePost) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *PostArticlePost) __premarshalJSON() (*__premarshalPostArticlePost, error) {
+	var retval __premarshalPostArticlePost
+
+	retval.BodyHtml = v.BodyHtml
+	retval.Toc = v.Toc
+	retval.Seo = v.Seo
+	retval.Previous = v.Previous
+	retval.Next = v.Next
+	retval.PreviousInCategory = v.PreviousInCategory
+	retval.NextInCategory = v.NextInCategory
+	retval.Id = v.PostSummary.Id
+	retval.Slug = v.PostSummary.Slug
+	retval.Title = v.PostSummary.Title
+	retval.Excerpt = v.PostSummary.Excerpt
+	retval.PublishedAt = v.PostSummary.PublishedAt
+	retval.CommentCount = v.PostSummary.CommentCount
+	retval.Status = v.PostSummary.Status
+	retval.Author = v.PostSummary.Author
+	retval.Categories = v.PostSummary.Categories
+	retval.CoverImage = v.PostSummary.CoverImage
+	retval.WordCount = v.PostSummary.WordCount
+	retval.ReadingTimeMinutes = v.PostSummary.ReadingTimeMinutes
+	return &retval, nil
+}
+
+// PostArticlePostNextInCategoryPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type PostArticlePostNextInCategoryPost struct {
+	// The unique, URL-friendly name of the post: its current one. A post found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+}
+
+// GetSlug returns PostArticlePostNextInCategoryPost.Slug, and is useful for accessing the field via an interface.
+func (v *PostArticlePostNextInCategoryPost) GetSlug() string { return v.Slug }
+
+// PostArticlePostNextPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type PostArticlePostNextPost struct {
+	// The unique, URL-friendly name of the post: its current one. A post found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+	// The title of the post.
+	Title string `json:"title"`
+}
+
+// GetSlug returns PostArticlePostNextPost.Slug, and is useful for accessing the field via an interface.
+func (v *PostArticlePostNextPost) GetSlug() string { return v.Slug }
+
+// GetTitle returns PostArticlePostNextPost.Title, and is useful for accessing the field via an interface.
+func (v *PostArticlePostNextPost) GetTitle() string { return v.Title }
+
+// PostArticlePostPreviousInCategoryPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type PostArticlePostPreviousInCategoryPost struct {
+	// The unique, URL-friendly name of the post: its current one. A post found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+}
+
+// GetSlug returns PostArticlePostPreviousInCategoryPost.Slug, and is useful for accessing the field via an interface.
+func (v *PostArticlePostPreviousInCategoryPost) GetSlug() string { return v.Slug }
+
+// PostArticlePostPreviousPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type PostArticlePostPreviousPost struct {
+	// The unique, URL-friendly name of the post: its current one. A post found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+	// The title of the post.
+	Title string `json:"title"`
+}
+
+// GetSlug returns PostArticlePostPreviousPost.Slug, and is useful for accessing the field via an interface.
+func (v *PostArticlePostPreviousPost) GetSlug() string { return v.Slug }
+
+// GetTitle returns PostArticlePostPreviousPost.Title, and is useful for accessing the field via an interface.
+func (v *PostArticlePostPreviousPost) GetTitle() string { return v.Title }
+
+// PostArticlePostSeo includes the requested fields of the GraphQL type Seo.
+// The GraphQL type's documentation follows.
+//
+// What search engines and link previews show of a post. Each field falls back
+// to the post's own when it was not set, so a page can use them as they are.
+type PostArticlePostSeo struct {
+	// The title for search results and link previews; the post's title when not set.
+	Title string `json:"title"`
+	// The description for search results and link previews; the post's excerpt when not set.
+	Description string `json:"description"`
+	// The URL search engines should treat as the post's own, when it was published elsewhere first; null when not set, and the page's own URL is canonical.
+	CanonicalUrl *string `json:"canonicalUrl"`
+	// The picture for link previews; the cover image's URL when not set, null when the post has neither.
+	OgImage *string `json:"ogImage"`
+}
+
+// GetTitle returns PostArticlePostSeo.Title, and is useful for accessing the field via an interface.
+func (v *PostArticlePostSeo) GetTitle() string { return v.Title }
+
+// GetDescription returns PostArticlePostSeo.Description, and is useful for accessing the field via an interface.
+func (v *PostArticlePostSeo) GetDescription() string { return v.Description }
+
+// GetCanonicalUrl returns PostArticlePostSeo.CanonicalUrl, and is useful for accessing the field via an interface.
+func (v *PostArticlePostSeo) GetCanonicalUrl() *string { return v.CanonicalUrl }
+
+// GetOgImage returns PostArticlePostSeo.OgImage, and is useful for accessing the field via an interface.
+func (v *PostArticlePostSeo) GetOgImage() *string { return v.OgImage }
+
+// PostArticlePostTocHeading includes the requested fields of the GraphQL type Heading.
+// The GraphQL type's documentation follows.
+//
+// An entry of a post's table of contents: one heading of its body.
+type PostArticlePostTocHeading struct {
+	// The heading's level, 1 to 6 (h1 to h6).
+	Level int `json:"level"`
+	// The heading as plain text, at most 100 characters (a longer one ends in …).
+	Text string `json:"text"`
+	// The id of the heading in `bodyHtml`, to link to it as `#anchor`: lower-case letters, digits and hyphens, unique in the post.
+	Anchor string `json:"anchor"`
+}
+
+// GetLevel returns PostArticlePostTocHeading.Level, and is useful for accessing the field via an interface.
+func (v *PostArticlePostTocHeading) GetLevel() int { return v.Level }
+
+// GetText returns PostArticlePostTocHeading.Text, and is useful for accessing the field via an interface.
+func (v *PostArticlePostTocHeading) GetText() string { return v.Text }
+
+// GetAnchor returns PostArticlePostTocHeading.Anchor, and is useful for accessing the field via an interface.
+func (v *PostArticlePostTocHeading) GetAnchor() string { return v.Anchor }
+
+// PostArticleResponse is returned by PostArticle on success.
+type PostArticleResponse struct {
+	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin, or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
+	Post *PostArticlePost `json:"post"`
+}
+
+// GetPost returns PostArticleResponse.Post, and is useful for accessing the field via an interface.
+func (v *PostArticleResponse) GetPost() *PostArticlePost { return v.Post }
+
 // PostByIDPost includes the requested fields of the GraphQL type Post.
 // The GraphQL type's documentation follows.
 //
@@ -2132,6 +4358,15 @@ func (v *PostByIDPost) GetCategories() []PostSummaryCategoriesCategory {
 	return v.PostSummary.Categories
 }
 
+// GetCoverImage returns PostByIDPost.CoverImage, and is useful for accessing the field via an interface.
+func (v *PostByIDPost) GetCoverImage() *PostSummaryCoverImage { return v.PostSummary.CoverImage }
+
+// GetWordCount returns PostByIDPost.WordCount, and is useful for accessing the field via an interface.
+func (v *PostByIDPost) GetWordCount() int { return v.PostSummary.WordCount }
+
+// GetReadingTimeMinutes returns PostByIDPost.ReadingTimeMinutes, and is useful for accessing the field via an interface.
+func (v *PostByIDPost) GetReadingTimeMinutes() int { return v.PostSummary.ReadingTimeMinutes }
+
 func (v *PostByIDPost) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -2183,6 +4418,12 @@ type __premarshalPostByIDPost struct {
 	Author PostSummaryAuthor `json:"author"`
 
 	Categories []PostSummaryCategoriesCategory `json:"categories"`
+
+	CoverImage *PostSummaryCoverImage `json:"coverImage"`
+
+	WordCount int `json:"wordCount"`
+
+	ReadingTimeMinutes int `json:"readingTimeMinutes"`
 }
 
 func (v *PostByIDPost) MarshalJSON() ([]byte, error) {
@@ -2209,17 +4450,226 @@ func (v *PostByIDPost) __premarshalJSON() (*__premarshalPostByIDPost, error) {
 	retval.Status = v.PostSummary.Status
 	retval.Author = v.PostSummary.Author
 	retval.Categories = v.PostSummary.Categories
+	retval.CoverImage = v.PostSummary.CoverImage
+	retval.WordCount = v.PostSummary.WordCount
+	retval.ReadingTimeMinutes = v.PostSummary.ReadingTimeMinutes
 	return &retval, nil
 }
 
 // PostByIDResponse is returned by PostByID on success.
 type PostByIDResponse struct {
-	// Fetches a post by its global id or by its slug; give exactly one. Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin.
+	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin, or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
 	Post *PostByIDPost `json:"post"`
 }
 
 // GetPost returns PostByIDResponse.Post, and is useful for accessing the field via an interface.
 func (v *PostByIDResponse) GetPost() *PostByIDPost { return v.Post }
+
+// PostContentPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type PostContentPost struct {
+	PostSummary `json:"-"`
+	// The body rendered as HTML, ready to insert in a page as it is: CommonMark with GitHub's tables, strikethrough and autolinks, sanitized (no scripts, styles or event handlers; raw HTML in the Markdown is dropped; images only from http and https URLs; links to other sites get `rel="nofollow noreferrer"`). Headings have ids, the anchors of `toc`. Rendered when the body is written, so reading it costs what reading `body` does.
+	BodyHtml string `json:"bodyHtml"`
+	// The body's headings in order, for a table of contents: at most the first 100.
+	Toc []PostContentPostTocHeading `json:"toc"`
+	// What search engines and link previews show, each field falling back to the post's title, excerpt and cover image.
+	Seo PostContentPostSeo `json:"seo"`
+}
+
+// GetBodyHtml returns PostContentPost.BodyHtml, and is useful for accessing the field via an interface.
+func (v *PostContentPost) GetBodyHtml() string { return v.BodyHtml }
+
+// GetToc returns PostContentPost.Toc, and is useful for accessing the field via an interface.
+func (v *PostContentPost) GetToc() []PostContentPostTocHeading { return v.Toc }
+
+// GetSeo returns PostContentPost.Seo, and is useful for accessing the field via an interface.
+func (v *PostContentPost) GetSeo() PostContentPostSeo { return v.Seo }
+
+// GetId returns PostContentPost.Id, and is useful for accessing the field via an interface.
+func (v *PostContentPost) GetId() string { return v.PostSummary.Id }
+
+// GetSlug returns PostContentPost.Slug, and is useful for accessing the field via an interface.
+func (v *PostContentPost) GetSlug() string { return v.PostSummary.Slug }
+
+// GetTitle returns PostContentPost.Title, and is useful for accessing the field via an interface.
+func (v *PostContentPost) GetTitle() string { return v.PostSummary.Title }
+
+// GetExcerpt returns PostContentPost.Excerpt, and is useful for accessing the field via an interface.
+func (v *PostContentPost) GetExcerpt() string { return v.PostSummary.Excerpt }
+
+// GetPublishedAt returns PostContentPost.PublishedAt, and is useful for accessing the field via an interface.
+func (v *PostContentPost) GetPublishedAt() *time.Time { return v.PostSummary.PublishedAt }
+
+// GetCommentCount returns PostContentPost.CommentCount, and is useful for accessing the field via an interface.
+func (v *PostContentPost) GetCommentCount() int { return v.PostSummary.CommentCount }
+
+// GetStatus returns PostContentPost.Status, and is useful for accessing the field via an interface.
+func (v *PostContentPost) GetStatus() PostStatus { return v.PostSummary.Status }
+
+// GetAuthor returns PostContentPost.Author, and is useful for accessing the field via an interface.
+func (v *PostContentPost) GetAuthor() PostSummaryAuthor { return v.PostSummary.Author }
+
+// GetCategories returns PostContentPost.Categories, and is useful for accessing the field via an interface.
+func (v *PostContentPost) GetCategories() []PostSummaryCategoriesCategory {
+	return v.PostSummary.Categories
+}
+
+// GetCoverImage returns PostContentPost.CoverImage, and is useful for accessing the field via an interface.
+func (v *PostContentPost) GetCoverImage() *PostSummaryCoverImage { return v.PostSummary.CoverImage }
+
+// GetWordCount returns PostContentPost.WordCount, and is useful for accessing the field via an interface.
+func (v *PostContentPost) GetWordCount() int { return v.PostSummary.WordCount }
+
+// GetReadingTimeMinutes returns PostContentPost.ReadingTimeMinutes, and is useful for accessing the field via an interface.
+func (v *PostContentPost) GetReadingTimeMinutes() int { return v.PostSummary.ReadingTimeMinutes }
+
+func (v *PostContentPost) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*PostContentPost
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.PostContentPost = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.PostSummary)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalPostContentPost struct {
+	BodyHtml string `json:"bodyHtml"`
+
+	Toc []PostContentPostTocHeading `json:"toc"`
+
+	Seo PostContentPostSeo `json:"seo"`
+
+	Id string `json:"id"`
+
+	Slug string `json:"slug"`
+
+	Title string `json:"title"`
+
+	Excerpt string `json:"excerpt"`
+
+	PublishedAt *time.Time `json:"publishedAt"`
+
+	CommentCount int `json:"commentCount"`
+
+	Status PostStatus `json:"status"`
+
+	Author PostSummaryAuthor `json:"author"`
+
+	Categories []PostSummaryCategoriesCategory `json:"categories"`
+
+	CoverImage *PostSummaryCoverImage `json:"coverImage"`
+
+	WordCount int `json:"wordCount"`
+
+	ReadingTimeMinutes int `json:"readingTimeMinutes"`
+}
+
+func (v *PostContentPost) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *PostContentPost) __premarshalJSON() (*__premarshalPostContentPost, error) {
+	var retval __premarshalPostContentPost
+
+	retval.BodyHtml = v.BodyHtml
+	retval.Toc = v.Toc
+	retval.Seo = v.Seo
+	retval.Id = v.PostSummary.Id
+	retval.Slug = v.PostSummary.Slug
+	retval.Title = v.PostSummary.Title
+	retval.Excerpt = v.PostSummary.Excerpt
+	retval.PublishedAt = v.PostSummary.PublishedAt
+	retval.CommentCount = v.PostSummary.CommentCount
+	retval.Status = v.PostSummary.Status
+	retval.Author = v.PostSummary.Author
+	retval.Categories = v.PostSummary.Categories
+	retval.CoverImage = v.PostSummary.CoverImage
+	retval.WordCount = v.PostSummary.WordCount
+	retval.ReadingTimeMinutes = v.PostSummary.ReadingTimeMinutes
+	return &retval, nil
+}
+
+// PostContentPostSeo includes the requested fields of the GraphQL type Seo.
+// The GraphQL type's documentation follows.
+//
+// What search engines and link previews show of a post. Each field falls back
+// to the post's own when it was not set, so a page can use them as they are.
+type PostContentPostSeo struct {
+	// The title for search results and link previews; the post's title when not set.
+	Title string `json:"title"`
+	// The description for search results and link previews; the post's excerpt when not set.
+	Description string `json:"description"`
+	// The URL search engines should treat as the post's own, when it was published elsewhere first; null when not set, and the page's own URL is canonical.
+	CanonicalUrl *string `json:"canonicalUrl"`
+	// The picture for link previews; the cover image's URL when not set, null when the post has neither.
+	OgImage *string `json:"ogImage"`
+}
+
+// GetTitle returns PostContentPostSeo.Title, and is useful for accessing the field via an interface.
+func (v *PostContentPostSeo) GetTitle() string { return v.Title }
+
+// GetDescription returns PostContentPostSeo.Description, and is useful for accessing the field via an interface.
+func (v *PostContentPostSeo) GetDescription() string { return v.Description }
+
+// GetCanonicalUrl returns PostContentPostSeo.CanonicalUrl, and is useful for accessing the field via an interface.
+func (v *PostContentPostSeo) GetCanonicalUrl() *string { return v.CanonicalUrl }
+
+// GetOgImage returns PostContentPostSeo.OgImage, and is useful for accessing the field via an interface.
+func (v *PostContentPostSeo) GetOgImage() *string { return v.OgImage }
+
+// PostContentPostTocHeading includes the requested fields of the GraphQL type Heading.
+// The GraphQL type's documentation follows.
+//
+// An entry of a post's table of contents: one heading of its body.
+type PostContentPostTocHeading struct {
+	// The heading's level, 1 to 6 (h1 to h6).
+	Level int `json:"level"`
+	// The heading as plain text, at most 100 characters (a longer one ends in …).
+	Text string `json:"text"`
+	// The id of the heading in `bodyHtml`, to link to it as `#anchor`: lower-case letters, digits and hyphens, unique in the post.
+	Anchor string `json:"anchor"`
+}
+
+// GetLevel returns PostContentPostTocHeading.Level, and is useful for accessing the field via an interface.
+func (v *PostContentPostTocHeading) GetLevel() int { return v.Level }
+
+// GetText returns PostContentPostTocHeading.Text, and is useful for accessing the field via an interface.
+func (v *PostContentPostTocHeading) GetText() string { return v.Text }
+
+// GetAnchor returns PostContentPostTocHeading.Anchor, and is useful for accessing the field via an interface.
+func (v *PostContentPostTocHeading) GetAnchor() string { return v.Anchor }
+
+// PostContentResponse is returned by PostContent on success.
+type PostContentResponse struct {
+	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin, or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
+	Post *PostContentPost `json:"post"`
+}
+
+// GetPost returns PostContentResponse.Post, and is useful for accessing the field via an interface.
+func (v *PostContentResponse) GetPost() *PostContentPost { return v.Post }
 
 // PostPagePost includes the requested fields of the GraphQL type Post.
 // The GraphQL type's documentation follows.
@@ -2273,6 +4723,15 @@ func (v *PostPagePost) GetCategories() []PostSummaryCategoriesCategory {
 	return v.PostSummary.Categories
 }
 
+// GetCoverImage returns PostPagePost.CoverImage, and is useful for accessing the field via an interface.
+func (v *PostPagePost) GetCoverImage() *PostSummaryCoverImage { return v.PostSummary.CoverImage }
+
+// GetWordCount returns PostPagePost.WordCount, and is useful for accessing the field via an interface.
+func (v *PostPagePost) GetWordCount() int { return v.PostSummary.WordCount }
+
+// GetReadingTimeMinutes returns PostPagePost.ReadingTimeMinutes, and is useful for accessing the field via an interface.
+func (v *PostPagePost) GetReadingTimeMinutes() int { return v.PostSummary.ReadingTimeMinutes }
+
 func (v *PostPagePost) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -2322,6 +4781,12 @@ type __premarshalPostPagePost struct {
 	Author PostSummaryAuthor `json:"author"`
 
 	Categories []PostSummaryCategoriesCategory `json:"categories"`
+
+	CoverImage *PostSummaryCoverImage `json:"coverImage"`
+
+	WordCount int `json:"wordCount"`
+
+	ReadingTimeMinutes int `json:"readingTimeMinutes"`
 }
 
 func (v *PostPagePost) MarshalJSON() ([]byte, error) {
@@ -2347,6 +4812,9 @@ func (v *PostPagePost) __premarshalJSON() (*__premarshalPostPagePost, error) {
 	retval.Status = v.PostSummary.Status
 	retval.Author = v.PostSummary.Author
 	retval.Categories = v.PostSummary.Categories
+	retval.CoverImage = v.PostSummary.CoverImage
+	retval.WordCount = v.PostSummary.WordCount
+	retval.ReadingTimeMinutes = v.PostSummary.ReadingTimeMinutes
 	return &retval, nil
 }
 
@@ -2451,9 +4919,10 @@ func (v *PostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthor)
 // The GraphQL type's documentation follows.
 //
 // Information about a page of a connection, as in the Relay cursor connection
-// specification.
+// specification. A page is read forward (`first`, `after`) or backward
+// (`last`, `before`); its edges are in the list's order either way.
 type PostPagePostCommentsCommentConnectionPageInfo struct {
-	// True when more items follow the last edge of this page.
+	// True when more items follow the last edge of this page. For a backward page, true when it was requested before a cursor.
 	HasNextPage bool `json:"hasNextPage"`
 	// The cursor of the last edge, or null when the page is empty. Pass it as `after` for the next page.
 	EndCursor *string `json:"endCursor"`
@@ -2467,7 +4936,7 @@ func (v *PostPagePostCommentsCommentConnectionPageInfo) GetEndCursor() *string {
 
 // PostPageResponse is returned by PostPage on success.
 type PostPageResponse struct {
-	// Fetches a post by its global id or by its slug; give exactly one. Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin.
+	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin, or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
 	Post *PostPagePost `json:"post"`
 }
 
@@ -2500,11 +4969,11 @@ var AllPostStatus = []PostStatus{
 type PostSummary struct {
 	// The opaque global id of the post.
 	Id string `json:"id"`
-	// The unique, URL-friendly name of the post.
+	// The unique, URL-friendly name of the post: its current one. A post found by an old slug has its new one here, so a frontend can redirect.
 	Slug string `json:"slug"`
 	// The title of the post.
 	Title string `json:"title"`
-	// A short plain-text summary shown in listings.
+	// A short plain-text summary shown in listings: the one written for the post, or when none was, the beginning of its first paragraphs (at most 300 characters).
 	Excerpt string `json:"excerpt"`
 	// When the post is or was published; null for drafts. A future time means the post is scheduled.
 	PublishedAt *time.Time `json:"publishedAt"`
@@ -2516,6 +4985,12 @@ type PostSummary struct {
 	Author PostSummaryAuthor `json:"author"`
 	// The categories the post is filed under.
 	Categories []PostSummaryCategoriesCategory `json:"categories"`
+	// The picture shown at the top of the post and in listings, or null when it has none.
+	CoverImage *PostSummaryCoverImage `json:"coverImage"`
+	// The number of words of the body, as separated by white space.
+	WordCount int `json:"wordCount"`
+	// The minutes it takes to read the body at 265 words a minute, rounded up; 0 for an empty body.
+	ReadingTimeMinutes int `json:"readingTimeMinutes"`
 }
 
 // GetId returns PostSummary.Id, and is useful for accessing the field via an interface.
@@ -2545,6 +5020,15 @@ func (v *PostSummary) GetAuthor() PostSummaryAuthor { return v.Author }
 // GetCategories returns PostSummary.Categories, and is useful for accessing the field via an interface.
 func (v *PostSummary) GetCategories() []PostSummaryCategoriesCategory { return v.Categories }
 
+// GetCoverImage returns PostSummary.CoverImage, and is useful for accessing the field via an interface.
+func (v *PostSummary) GetCoverImage() *PostSummaryCoverImage { return v.CoverImage }
+
+// GetWordCount returns PostSummary.WordCount, and is useful for accessing the field via an interface.
+func (v *PostSummary) GetWordCount() int { return v.WordCount }
+
+// GetReadingTimeMinutes returns PostSummary.ReadingTimeMinutes, and is useful for accessing the field via an interface.
+func (v *PostSummary) GetReadingTimeMinutes() int { return v.ReadingTimeMinutes }
+
 // PostSummaryAuthor includes the requested fields of the GraphQL type Author.
 // The GraphQL type's documentation follows.
 //
@@ -2552,10 +5036,15 @@ func (v *PostSummary) GetCategories() []PostSummaryCategoriesCategory { return v
 type PostSummaryAuthor struct {
 	// The name shown with the author's posts and comments.
 	Name string `json:"name"`
+	// The unique, URL-friendly name of the author's page: its current one. An author found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
 }
 
 // GetName returns PostSummaryAuthor.Name, and is useful for accessing the field via an interface.
 func (v *PostSummaryAuthor) GetName() string { return v.Name }
+
+// GetSlug returns PostSummaryAuthor.Slug, and is useful for accessing the field via an interface.
+func (v *PostSummaryAuthor) GetSlug() string { return v.Slug }
 
 // PostSummaryCategoriesCategory includes the requested fields of the GraphQL type Category.
 // The GraphQL type's documentation follows.
@@ -2573,6 +5062,33 @@ func (v *PostSummaryCategoriesCategory) GetSlug() string { return v.Slug }
 
 // GetName returns PostSummaryCategoriesCategory.Name, and is useful for accessing the field via an interface.
 func (v *PostSummaryCategoriesCategory) GetName() string { return v.Name }
+
+// PostSummaryCoverImage includes the requested fields of the GraphQL type Image.
+// The GraphQL type's documentation follows.
+//
+// A picture shown with a post.
+type PostSummaryCoverImage struct {
+	// The absolute http or https URL of the picture.
+	Url string `json:"url"`
+	// The text that stands for the picture for those who cannot see it; empty when none was given.
+	Alt string `json:"alt"`
+	// The width in pixels, or null when unknown.
+	Width *int `json:"width"`
+	// The height in pixels, or null when unknown.
+	Height *int `json:"height"`
+}
+
+// GetUrl returns PostSummaryCoverImage.Url, and is useful for accessing the field via an interface.
+func (v *PostSummaryCoverImage) GetUrl() string { return v.Url }
+
+// GetAlt returns PostSummaryCoverImage.Alt, and is useful for accessing the field via an interface.
+func (v *PostSummaryCoverImage) GetAlt() string { return v.Alt }
+
+// GetWidth returns PostSummaryCoverImage.Width, and is useful for accessing the field via an interface.
+func (v *PostSummaryCoverImage) GetWidth() *int { return v.Width }
+
+// GetHeight returns PostSummaryCoverImage.Height, and is useful for accessing the field via an interface.
+func (v *PostSummaryCoverImage) GetHeight() *int { return v.Height }
 
 // PostThreadsPost includes the requested fields of the GraphQL type Post.
 // The GraphQL type's documentation follows.
@@ -2736,12 +5252,82 @@ func (v *PostThreadsPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentRepl
 
 // PostThreadsResponse is returned by PostThreads on success.
 type PostThreadsResponse struct {
-	// Fetches a post by its global id or by its slug; give exactly one. Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin.
+	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin, or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
 	Post *PostThreadsPost `json:"post"`
 }
 
 // GetPost returns PostThreadsResponse.Post, and is useful for accessing the field via an interface.
 func (v *PostThreadsResponse) GetPost() *PostThreadsPost { return v.Post }
+
+// PreviewPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type PreviewPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The title of the post.
+	Title string `json:"title"`
+	// Whether the post is a draft, public, or scheduled to become public.
+	Status PostStatus `json:"status"`
+	// The body rendered as HTML, ready to insert in a page as it is: CommonMark with GitHub's tables, strikethrough and autolinks, sanitized (no scripts, styles or event handlers; raw HTML in the Markdown is dropped; images only from http and https URLs; links to other sites get `rel="nofollow noreferrer"`). Headings have ids, the anchors of `toc`. Rendered when the body is written, so reading it costs what reading `body` does.
+	BodyHtml string `json:"bodyHtml"`
+	// The body's headings in order, for a table of contents: at most the first 100.
+	Toc []PreviewPostTocHeading `json:"toc"`
+	// The author who wrote the post.
+	Author PreviewPostAuthor `json:"author"`
+}
+
+// GetId returns PreviewPost.Id, and is useful for accessing the field via an interface.
+func (v *PreviewPost) GetId() string { return v.Id }
+
+// GetTitle returns PreviewPost.Title, and is useful for accessing the field via an interface.
+func (v *PreviewPost) GetTitle() string { return v.Title }
+
+// GetStatus returns PreviewPost.Status, and is useful for accessing the field via an interface.
+func (v *PreviewPost) GetStatus() PostStatus { return v.Status }
+
+// GetBodyHtml returns PreviewPost.BodyHtml, and is useful for accessing the field via an interface.
+func (v *PreviewPost) GetBodyHtml() string { return v.BodyHtml }
+
+// GetToc returns PreviewPost.Toc, and is useful for accessing the field via an interface.
+func (v *PreviewPost) GetToc() []PreviewPostTocHeading { return v.Toc }
+
+// GetAuthor returns PreviewPost.Author, and is useful for accessing the field via an interface.
+func (v *PreviewPost) GetAuthor() PreviewPostAuthor { return v.Author }
+
+// PreviewPostAuthor includes the requested fields of the GraphQL type Author.
+// The GraphQL type's documentation follows.
+//
+// A person who writes posts and comments.
+type PreviewPostAuthor struct {
+	// The name shown with the author's posts and comments.
+	Name string `json:"name"`
+}
+
+// GetName returns PreviewPostAuthor.Name, and is useful for accessing the field via an interface.
+func (v *PreviewPostAuthor) GetName() string { return v.Name }
+
+// PreviewPostTocHeading includes the requested fields of the GraphQL type Heading.
+// The GraphQL type's documentation follows.
+//
+// An entry of a post's table of contents: one heading of its body.
+type PreviewPostTocHeading struct {
+	// The id of the heading in `bodyHtml`, to link to it as `#anchor`: lower-case letters, digits and hyphens, unique in the post.
+	Anchor string `json:"anchor"`
+}
+
+// GetAnchor returns PreviewPostTocHeading.Anchor, and is useful for accessing the field via an interface.
+func (v *PreviewPostTocHeading) GetAnchor() string { return v.Anchor }
+
+// PreviewResponse is returned by Preview on success.
+type PreviewResponse struct {
+	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin, or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
+	Post *PreviewPost `json:"post"`
+}
+
+// GetPost returns PreviewResponse.Post, and is useful for accessing the field via an interface.
+func (v *PreviewResponse) GetPost() *PreviewPost { return v.Post }
 
 // The input of `publishPost`.
 type PublishPostInput struct {
@@ -2833,6 +5419,21 @@ func (v *PublishPostPublishPostPublishPostPayloadPost) GetCategories() []PostSum
 	return v.PostSummary.Categories
 }
 
+// GetCoverImage returns PublishPostPublishPostPublishPostPayloadPost.CoverImage, and is useful for accessing the field via an interface.
+func (v *PublishPostPublishPostPublishPostPayloadPost) GetCoverImage() *PostSummaryCoverImage {
+	return v.PostSummary.CoverImage
+}
+
+// GetWordCount returns PublishPostPublishPostPublishPostPayloadPost.WordCount, and is useful for accessing the field via an interface.
+func (v *PublishPostPublishPostPublishPostPayloadPost) GetWordCount() int {
+	return v.PostSummary.WordCount
+}
+
+// GetReadingTimeMinutes returns PublishPostPublishPostPublishPostPayloadPost.ReadingTimeMinutes, and is useful for accessing the field via an interface.
+func (v *PublishPostPublishPostPublishPostPayloadPost) GetReadingTimeMinutes() int {
+	return v.PostSummary.ReadingTimeMinutes
+}
+
 func (v *PublishPostPublishPostPublishPostPayloadPost) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -2878,6 +5479,12 @@ type __premarshalPublishPostPublishPostPublishPostPayloadPost struct {
 	Author PostSummaryAuthor `json:"author"`
 
 	Categories []PostSummaryCategoriesCategory `json:"categories"`
+
+	CoverImage *PostSummaryCoverImage `json:"coverImage"`
+
+	WordCount int `json:"wordCount"`
+
+	ReadingTimeMinutes int `json:"readingTimeMinutes"`
 }
 
 func (v *PublishPostPublishPostPublishPostPayloadPost) MarshalJSON() ([]byte, error) {
@@ -2901,6 +5508,9 @@ func (v *PublishPostPublishPostPublishPostPayloadPost) __premarshalJSON() (*__pr
 	retval.Status = v.PostSummary.Status
 	retval.Author = v.PostSummary.Author
 	retval.Categories = v.PostSummary.Categories
+	retval.CoverImage = v.PostSummary.CoverImage
+	retval.WordCount = v.PostSummary.WordCount
+	retval.ReadingTimeMinutes = v.PostSummary.ReadingTimeMinutes
 	return &retval, nil
 }
 
@@ -2914,6 +5524,93 @@ type PublishPostResponse struct {
 func (v *PublishPostResponse) GetPublishPost() PublishPostPublishPostPublishPostPayload {
 	return v.PublishPost
 }
+
+// RemoveCoverImageResponse is returned by RemoveCoverImage on success.
+type RemoveCoverImageResponse struct {
+	// Changes a post: its author or an admin. Fails with CONFLICT and the current version in `extensions.currentVersion` when `expectedVersion` is stale.
+	UpdatePost RemoveCoverImageUpdatePostUpdatePostPayload `json:"updatePost"`
+}
+
+// GetUpdatePost returns RemoveCoverImageResponse.UpdatePost, and is useful for accessing the field via an interface.
+func (v *RemoveCoverImageResponse) GetUpdatePost() RemoveCoverImageUpdatePostUpdatePostPayload {
+	return v.UpdatePost
+}
+
+// RemoveCoverImageUpdatePostUpdatePostPayload includes the requested fields of the GraphQL type UpdatePostPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `updatePost`.
+type RemoveCoverImageUpdatePostUpdatePostPayload struct {
+	// The post as updated.
+	Post RemoveCoverImageUpdatePostUpdatePostPayloadPost `json:"post"`
+}
+
+// GetPost returns RemoveCoverImageUpdatePostUpdatePostPayload.Post, and is useful for accessing the field via an interface.
+func (v *RemoveCoverImageUpdatePostUpdatePostPayload) GetPost() RemoveCoverImageUpdatePostUpdatePostPayloadPost {
+	return v.Post
+}
+
+// RemoveCoverImageUpdatePostUpdatePostPayloadPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type RemoveCoverImageUpdatePostUpdatePostPayloadPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The version of the post, increased by every change. Pass it as `expectedVersion` to update the post safely.
+	Version int `json:"version"`
+	// The picture shown at the top of the post and in listings, or null when it has none.
+	CoverImage *RemoveCoverImageUpdatePostUpdatePostPayloadPostCoverImage `json:"coverImage"`
+}
+
+// GetId returns RemoveCoverImageUpdatePostUpdatePostPayloadPost.Id, and is useful for accessing the field via an interface.
+func (v *RemoveCoverImageUpdatePostUpdatePostPayloadPost) GetId() string { return v.Id }
+
+// GetVersion returns RemoveCoverImageUpdatePostUpdatePostPayloadPost.Version, and is useful for accessing the field via an interface.
+func (v *RemoveCoverImageUpdatePostUpdatePostPayloadPost) GetVersion() int { return v.Version }
+
+// GetCoverImage returns RemoveCoverImageUpdatePostUpdatePostPayloadPost.CoverImage, and is useful for accessing the field via an interface.
+func (v *RemoveCoverImageUpdatePostUpdatePostPayloadPost) GetCoverImage() *RemoveCoverImageUpdatePostUpdatePostPayloadPostCoverImage {
+	return v.CoverImage
+}
+
+// RemoveCoverImageUpdatePostUpdatePostPayloadPostCoverImage includes the requested fields of the GraphQL type Image.
+// The GraphQL type's documentation follows.
+//
+// A picture shown with a post.
+type RemoveCoverImageUpdatePostUpdatePostPayloadPostCoverImage struct {
+	// The absolute http or https URL of the picture.
+	Url string `json:"url"`
+}
+
+// GetUrl returns RemoveCoverImageUpdatePostUpdatePostPayloadPostCoverImage.Url, and is useful for accessing the field via an interface.
+func (v *RemoveCoverImageUpdatePostUpdatePostPayloadPostCoverImage) GetUrl() string { return v.Url }
+
+// What search engines and link previews show of a post. Omitted fields are
+// left as they are; an empty one is unset, so the post's own field stands
+// for it.
+type SeoInput struct {
+	// The title: one line of at most 200 characters.
+	Title *string `json:"title"`
+	// The description: one line of at most 300 characters.
+	Description *string `json:"description"`
+	// The canonical URL: an absolute http or https URL of at most 2000 characters, without spaces or credentials.
+	CanonicalUrl *string `json:"canonicalUrl"`
+	// The picture for link previews: an absolute http or https URL of at most 2000 characters, without spaces or credentials.
+	OgImage *string `json:"ogImage"`
+}
+
+// GetTitle returns SeoInput.Title, and is useful for accessing the field via an interface.
+func (v *SeoInput) GetTitle() *string { return v.Title }
+
+// GetDescription returns SeoInput.Description, and is useful for accessing the field via an interface.
+func (v *SeoInput) GetDescription() *string { return v.Description }
+
+// GetCanonicalUrl returns SeoInput.CanonicalUrl, and is useful for accessing the field via an interface.
+func (v *SeoInput) GetCanonicalUrl() *string { return v.CanonicalUrl }
+
+// GetOgImage returns SeoInput.OgImage, and is useful for accessing the field via an interface.
+func (v *SeoInput) GetOgImage() *string { return v.OgImage }
 
 // The input of `unpublishPost`.
 type UnpublishPostInput struct {
@@ -3015,6 +5712,21 @@ func (v *UnpublishPostUnpublishPostUnpublishPostPayloadPost) GetCategories() []P
 	return v.PostSummary.Categories
 }
 
+// GetCoverImage returns UnpublishPostUnpublishPostUnpublishPostPayloadPost.CoverImage, and is useful for accessing the field via an interface.
+func (v *UnpublishPostUnpublishPostUnpublishPostPayloadPost) GetCoverImage() *PostSummaryCoverImage {
+	return v.PostSummary.CoverImage
+}
+
+// GetWordCount returns UnpublishPostUnpublishPostUnpublishPostPayloadPost.WordCount, and is useful for accessing the field via an interface.
+func (v *UnpublishPostUnpublishPostUnpublishPostPayloadPost) GetWordCount() int {
+	return v.PostSummary.WordCount
+}
+
+// GetReadingTimeMinutes returns UnpublishPostUnpublishPostUnpublishPostPayloadPost.ReadingTimeMinutes, and is useful for accessing the field via an interface.
+func (v *UnpublishPostUnpublishPostUnpublishPostPayloadPost) GetReadingTimeMinutes() int {
+	return v.PostSummary.ReadingTimeMinutes
+}
+
 func (v *UnpublishPostUnpublishPostUnpublishPostPayloadPost) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -3060,6 +5772,12 @@ type __premarshalUnpublishPostUnpublishPostUnpublishPostPayloadPost struct {
 	Author PostSummaryAuthor `json:"author"`
 
 	Categories []PostSummaryCategoriesCategory `json:"categories"`
+
+	CoverImage *PostSummaryCoverImage `json:"coverImage"`
+
+	WordCount int `json:"wordCount"`
+
+	ReadingTimeMinutes int `json:"readingTimeMinutes"`
 }
 
 func (v *UnpublishPostUnpublishPostUnpublishPostPayloadPost) MarshalJSON() ([]byte, error) {
@@ -3083,6 +5801,9 @@ func (v *UnpublishPostUnpublishPostUnpublishPostPayloadPost) __premarshalJSON() 
 	retval.Status = v.PostSummary.Status
 	retval.Author = v.PostSummary.Author
 	retval.Categories = v.PostSummary.Categories
+	retval.CoverImage = v.PostSummary.CoverImage
+	retval.WordCount = v.PostSummary.WordCount
+	retval.ReadingTimeMinutes = v.PostSummary.ReadingTimeMinutes
 	return &retval, nil
 }
 
@@ -3098,6 +5819,8 @@ type UpdateAuthorInput struct {
 	Bio *string `json:"bio"`
 	// The new picture URL: an absolute http or https URL of at most 2000 characters, without spaces or credentials; empty removes the picture.
 	AvatarUrl *string `json:"avatarUrl"`
+	// The new slug: 1 to 100 characters of a-z, 0-9 and single hyphens between them. The old one keeps leading to the author (up to 10 old ones are kept) until another author takes it. Fails with CONFLICT (reason SLUG_TAKEN) when another author has it now.
+	Slug *string `json:"slug"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
 }
@@ -3116,6 +5839,9 @@ func (v *UpdateAuthorInput) GetBio() *string { return v.Bio }
 
 // GetAvatarUrl returns UpdateAuthorInput.AvatarUrl, and is useful for accessing the field via an interface.
 func (v *UpdateAuthorInput) GetAvatarUrl() *string { return v.AvatarUrl }
+
+// GetSlug returns UpdateAuthorInput.Slug, and is useful for accessing the field via an interface.
+func (v *UpdateAuthorInput) GetSlug() *string { return v.Slug }
 
 // GetIdempotencyKey returns UpdateAuthorInput.IdempotencyKey, and is useful for accessing the field via an interface.
 func (v *UpdateAuthorInput) GetIdempotencyKey() *string { return v.IdempotencyKey }
@@ -3152,6 +5878,8 @@ func (v *UpdateAuthorUpdateAuthorUpdateAuthorPayload) GetAuthor() UpdateAuthorUp
 type UpdateAuthorUpdateAuthorUpdateAuthorPayloadAuthor struct {
 	// The opaque global id of the author.
 	Id string `json:"id"`
+	// The unique, URL-friendly name of the author's page: its current one. An author found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
 	// The name shown with the author's posts and comments.
 	Name string `json:"name"`
 	// A short text about the author; empty when none was written.
@@ -3162,6 +5890,9 @@ type UpdateAuthorUpdateAuthorUpdateAuthorPayloadAuthor struct {
 
 // GetId returns UpdateAuthorUpdateAuthorUpdateAuthorPayloadAuthor.Id, and is useful for accessing the field via an interface.
 func (v *UpdateAuthorUpdateAuthorUpdateAuthorPayloadAuthor) GetId() string { return v.Id }
+
+// GetSlug returns UpdateAuthorUpdateAuthorUpdateAuthorPayloadAuthor.Slug, and is useful for accessing the field via an interface.
+func (v *UpdateAuthorUpdateAuthorUpdateAuthorPayloadAuthor) GetSlug() string { return v.Slug }
 
 // GetName returns UpdateAuthorUpdateAuthorUpdateAuthorPayloadAuthor.Name, and is useful for accessing the field via an interface.
 func (v *UpdateAuthorUpdateAuthorUpdateAuthorPayloadAuthor) GetName() string { return v.Name }
@@ -3270,14 +6001,18 @@ type UpdatePostInput struct {
 	ExpectedVersion int `json:"expectedVersion"`
 	// The new title: one line of at most 200 characters.
 	Title *string `json:"title"`
-	// The new slug, 1 to 100 characters of a-z, 0-9 and single hyphens between them; the old one is released.
+	// The new slug, 1 to 100 characters of a-z, 0-9 and single hyphens between them. The old one keeps leading to the post (up to 10 old ones are kept) until another post takes it; deleting the post frees them all. Fails with CONFLICT (reason SLUG_TAKEN) when another post has it now; one another post had before is taken from it.
 	Slug *string `json:"slug"`
-	// The new excerpt: at most 1000 characters.
+	// The new excerpt: at most 1000 characters; empty: the beginning of the body stands for it.
 	Excerpt *string `json:"excerpt"`
-	// The new Markdown body: at most 100000 bytes of UTF-8.
+	// The new Markdown body: at most 100000 bytes of UTF-8, which must render to at most 200000 bytes of HTML.
 	Body *string `json:"body"`
 	// The new category slugs, at most 10, replacing the old ones; an empty list removes all.
 	Categories []string `json:"categories"`
+	// The new cover image; null removes it.
+	CoverImage *ImageInput `json:"coverImage,omitempty"`
+	// Changes to the SEO fields: omitted fields are left as they are, empty ones unset.
+	Seo *SeoInput `json:"seo,omitempty"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
 }
@@ -3302,6 +6037,12 @@ func (v *UpdatePostInput) GetBody() *string { return v.Body }
 
 // GetCategories returns UpdatePostInput.Categories, and is useful for accessing the field via an interface.
 func (v *UpdatePostInput) GetCategories() []string { return v.Categories }
+
+// GetCoverImage returns UpdatePostInput.CoverImage, and is useful for accessing the field via an interface.
+func (v *UpdatePostInput) GetCoverImage() *ImageInput { return v.CoverImage }
+
+// GetSeo returns UpdatePostInput.Seo, and is useful for accessing the field via an interface.
+func (v *UpdatePostInput) GetSeo() *SeoInput { return v.Seo }
 
 // GetIdempotencyKey returns UpdatePostInput.IdempotencyKey, and is useful for accessing the field via an interface.
 func (v *UpdatePostInput) GetIdempotencyKey() *string { return v.IdempotencyKey }
@@ -3386,6 +6127,21 @@ func (v *UpdatePostUpdatePostUpdatePostPayloadPost) GetCategories() []PostSummar
 	return v.PostSummary.Categories
 }
 
+// GetCoverImage returns UpdatePostUpdatePostUpdatePostPayloadPost.CoverImage, and is useful for accessing the field via an interface.
+func (v *UpdatePostUpdatePostUpdatePostPayloadPost) GetCoverImage() *PostSummaryCoverImage {
+	return v.PostSummary.CoverImage
+}
+
+// GetWordCount returns UpdatePostUpdatePostUpdatePostPayloadPost.WordCount, and is useful for accessing the field via an interface.
+func (v *UpdatePostUpdatePostUpdatePostPayloadPost) GetWordCount() int {
+	return v.PostSummary.WordCount
+}
+
+// GetReadingTimeMinutes returns UpdatePostUpdatePostUpdatePostPayloadPost.ReadingTimeMinutes, and is useful for accessing the field via an interface.
+func (v *UpdatePostUpdatePostUpdatePostPayloadPost) GetReadingTimeMinutes() int {
+	return v.PostSummary.ReadingTimeMinutes
+}
+
 func (v *UpdatePostUpdatePostUpdatePostPayloadPost) UnmarshalJSON(b []byte) error {
 
 	if string(b) == "null" {
@@ -3433,6 +6189,12 @@ type __premarshalUpdatePostUpdatePostUpdatePostPayloadPost struct {
 	Author PostSummaryAuthor `json:"author"`
 
 	Categories []PostSummaryCategoriesCategory `json:"categories"`
+
+	CoverImage *PostSummaryCoverImage `json:"coverImage"`
+
+	WordCount int `json:"wordCount"`
+
+	ReadingTimeMinutes int `json:"readingTimeMinutes"`
 }
 
 func (v *UpdatePostUpdatePostUpdatePostPayloadPost) MarshalJSON() ([]byte, error) {
@@ -3457,6 +6219,9 @@ func (v *UpdatePostUpdatePostUpdatePostPayloadPost) __premarshalJSON() (*__prema
 	retval.Status = v.PostSummary.Status
 	retval.Author = v.PostSummary.Author
 	retval.Categories = v.PostSummary.Categories
+	retval.CoverImage = v.PostSummary.CoverImage
+	retval.WordCount = v.PostSummary.WordCount
+	retval.ReadingTimeMinutes = v.PostSummary.ReadingTimeMinutes
 	return &retval, nil
 }
 
@@ -3494,6 +6259,50 @@ type __AddCommentInput struct {
 // GetInput returns __AddCommentInput.Input, and is useful for accessing the field via an interface.
 func (v *__AddCommentInput) GetInput() AddCommentInput { return v.Input }
 
+// __ArchiveInput is used internally by genqlient
+type __ArchiveInput struct {
+	Author   *string `json:"author"`
+	Category *string `json:"category"`
+}
+
+// GetAuthor returns __ArchiveInput.Author, and is useful for accessing the field via an interface.
+func (v *__ArchiveInput) GetAuthor() *string { return v.Author }
+
+// GetCategory returns __ArchiveInput.Category, and is useful for accessing the field via an interface.
+func (v *__ArchiveInput) GetCategory() *string { return v.Category }
+
+// __AuthorBySlugInput is used internally by genqlient
+type __AuthorBySlugInput struct {
+	Slug   string     `json:"slug"`
+	First  *int       `json:"first"`
+	After  *string    `json:"after"`
+	Last   *int       `json:"last"`
+	Before *string    `json:"before"`
+	From   *time.Time `json:"from"`
+	To     *time.Time `json:"to"`
+}
+
+// GetSlug returns __AuthorBySlugInput.Slug, and is useful for accessing the field via an interface.
+func (v *__AuthorBySlugInput) GetSlug() string { return v.Slug }
+
+// GetFirst returns __AuthorBySlugInput.First, and is useful for accessing the field via an interface.
+func (v *__AuthorBySlugInput) GetFirst() *int { return v.First }
+
+// GetAfter returns __AuthorBySlugInput.After, and is useful for accessing the field via an interface.
+func (v *__AuthorBySlugInput) GetAfter() *string { return v.After }
+
+// GetLast returns __AuthorBySlugInput.Last, and is useful for accessing the field via an interface.
+func (v *__AuthorBySlugInput) GetLast() *int { return v.Last }
+
+// GetBefore returns __AuthorBySlugInput.Before, and is useful for accessing the field via an interface.
+func (v *__AuthorBySlugInput) GetBefore() *string { return v.Before }
+
+// GetFrom returns __AuthorBySlugInput.From, and is useful for accessing the field via an interface.
+func (v *__AuthorBySlugInput) GetFrom() *time.Time { return v.From }
+
+// GetTo returns __AuthorBySlugInput.To, and is useful for accessing the field via an interface.
+func (v *__AuthorBySlugInput) GetTo() *time.Time { return v.To }
+
 // __AuthorDraftsInput is used internally by genqlient
 type __AuthorDraftsInput struct {
 	Id    string  `json:"id"`
@@ -3528,8 +6337,10 @@ func (v *__AuthorPageInput) GetAfter() *string { return v.After }
 
 // __AuthorsInput is used internally by genqlient
 type __AuthorsInput struct {
-	First *int    `json:"first"`
-	After *string `json:"after"`
+	First  *int    `json:"first"`
+	After  *string `json:"after"`
+	Last   *int    `json:"last"`
+	Before *string `json:"before"`
 }
 
 // GetFirst returns __AuthorsInput.First, and is useful for accessing the field via an interface.
@@ -3537,6 +6348,44 @@ func (v *__AuthorsInput) GetFirst() *int { return v.First }
 
 // GetAfter returns __AuthorsInput.After, and is useful for accessing the field via an interface.
 func (v *__AuthorsInput) GetAfter() *string { return v.After }
+
+// GetLast returns __AuthorsInput.Last, and is useful for accessing the field via an interface.
+func (v *__AuthorsInput) GetLast() *int { return v.Last }
+
+// GetBefore returns __AuthorsInput.Before, and is useful for accessing the field via an interface.
+func (v *__AuthorsInput) GetBefore() *string { return v.Before }
+
+// __CategoryFeedInput is used internally by genqlient
+type __CategoryFeedInput struct {
+	Slug   string     `json:"slug"`
+	First  *int       `json:"first"`
+	After  *string    `json:"after"`
+	Last   *int       `json:"last"`
+	Before *string    `json:"before"`
+	From   *time.Time `json:"from"`
+	To     *time.Time `json:"to"`
+}
+
+// GetSlug returns __CategoryFeedInput.Slug, and is useful for accessing the field via an interface.
+func (v *__CategoryFeedInput) GetSlug() string { return v.Slug }
+
+// GetFirst returns __CategoryFeedInput.First, and is useful for accessing the field via an interface.
+func (v *__CategoryFeedInput) GetFirst() *int { return v.First }
+
+// GetAfter returns __CategoryFeedInput.After, and is useful for accessing the field via an interface.
+func (v *__CategoryFeedInput) GetAfter() *string { return v.After }
+
+// GetLast returns __CategoryFeedInput.Last, and is useful for accessing the field via an interface.
+func (v *__CategoryFeedInput) GetLast() *int { return v.Last }
+
+// GetBefore returns __CategoryFeedInput.Before, and is useful for accessing the field via an interface.
+func (v *__CategoryFeedInput) GetBefore() *string { return v.Before }
+
+// GetFrom returns __CategoryFeedInput.From, and is useful for accessing the field via an interface.
+func (v *__CategoryFeedInput) GetFrom() *time.Time { return v.From }
+
+// GetTo returns __CategoryFeedInput.To, and is useful for accessing the field via an interface.
+func (v *__CategoryFeedInput) GetTo() *time.Time { return v.To }
 
 // __CategoryPageInput is used internally by genqlient
 type __CategoryPageInput struct {
@@ -3566,6 +6415,42 @@ func (v *__CategoryPageWithBodiesInput) GetSlug() string { return v.Slug }
 // GetFirst returns __CategoryPageWithBodiesInput.First, and is useful for accessing the field via an interface.
 func (v *__CategoryPageWithBodiesInput) GetFirst() *int { return v.First }
 
+// __CategoryPageWithHTMLInput is used internally by genqlient
+type __CategoryPageWithHTMLInput struct {
+	Slug  string `json:"slug"`
+	First *int   `json:"first"`
+}
+
+// GetSlug returns __CategoryPageWithHTMLInput.Slug, and is useful for accessing the field via an interface.
+func (v *__CategoryPageWithHTMLInput) GetSlug() string { return v.Slug }
+
+// GetFirst returns __CategoryPageWithHTMLInput.First, and is useful for accessing the field via an interface.
+func (v *__CategoryPageWithHTMLInput) GetFirst() *int { return v.First }
+
+// __CommentPageInput is used internally by genqlient
+type __CommentPageInput struct {
+	Slug   string  `json:"slug"`
+	First  *int    `json:"first"`
+	After  *string `json:"after"`
+	Last   *int    `json:"last"`
+	Before *string `json:"before"`
+}
+
+// GetSlug returns __CommentPageInput.Slug, and is useful for accessing the field via an interface.
+func (v *__CommentPageInput) GetSlug() string { return v.Slug }
+
+// GetFirst returns __CommentPageInput.First, and is useful for accessing the field via an interface.
+func (v *__CommentPageInput) GetFirst() *int { return v.First }
+
+// GetAfter returns __CommentPageInput.After, and is useful for accessing the field via an interface.
+func (v *__CommentPageInput) GetAfter() *string { return v.After }
+
+// GetLast returns __CommentPageInput.Last, and is useful for accessing the field via an interface.
+func (v *__CommentPageInput) GetLast() *int { return v.Last }
+
+// GetBefore returns __CommentPageInput.Before, and is useful for accessing the field via an interface.
+func (v *__CommentPageInput) GetBefore() *string { return v.Before }
+
 // __CreateAuthorInput is used internally by genqlient
 type __CreateAuthorInput struct {
 	Input CreateAuthorInput `json:"input"`
@@ -3590,6 +6475,14 @@ type __CreatePostInput struct {
 // GetInput returns __CreatePostInput.Input, and is useful for accessing the field via an interface.
 func (v *__CreatePostInput) GetInput() CreatePostInput { return v.Input }
 
+// __CreatePreviewLinkInput is used internally by genqlient
+type __CreatePreviewLinkInput struct {
+	Input CreatePreviewLinkInput `json:"input"`
+}
+
+// GetInput returns __CreatePreviewLinkInput.Input, and is useful for accessing the field via an interface.
+func (v *__CreatePreviewLinkInput) GetInput() CreatePreviewLinkInput { return v.Input }
+
 // __DeleteCommentInput is used internally by genqlient
 type __DeleteCommentInput struct {
 	Input DeleteCommentInput `json:"input"`
@@ -3606,6 +6499,30 @@ type __DeletePostInput struct {
 // GetInput returns __DeletePostInput.Input, and is useful for accessing the field via an interface.
 func (v *__DeletePostInput) GetInput() DeletePostInput { return v.Input }
 
+// __DraftPageInput is used internally by genqlient
+type __DraftPageInput struct {
+	Id     string  `json:"id"`
+	First  *int    `json:"first"`
+	After  *string `json:"after"`
+	Last   *int    `json:"last"`
+	Before *string `json:"before"`
+}
+
+// GetId returns __DraftPageInput.Id, and is useful for accessing the field via an interface.
+func (v *__DraftPageInput) GetId() string { return v.Id }
+
+// GetFirst returns __DraftPageInput.First, and is useful for accessing the field via an interface.
+func (v *__DraftPageInput) GetFirst() *int { return v.First }
+
+// GetAfter returns __DraftPageInput.After, and is useful for accessing the field via an interface.
+func (v *__DraftPageInput) GetAfter() *string { return v.After }
+
+// GetLast returns __DraftPageInput.Last, and is useful for accessing the field via an interface.
+func (v *__DraftPageInput) GetLast() *int { return v.Last }
+
+// GetBefore returns __DraftPageInput.Before, and is useful for accessing the field via an interface.
+func (v *__DraftPageInput) GetBefore() *string { return v.Before }
+
 // __FeedInput is used internally by genqlient
 type __FeedInput struct {
 	First *int    `json:"first"`
@@ -3618,6 +6535,62 @@ func (v *__FeedInput) GetFirst() *int { return v.First }
 // GetAfter returns __FeedInput.After, and is useful for accessing the field via an interface.
 func (v *__FeedInput) GetAfter() *string { return v.After }
 
+// __FeedPageInput is used internally by genqlient
+type __FeedPageInput struct {
+	First  *int       `json:"first"`
+	After  *string    `json:"after"`
+	Last   *int       `json:"last"`
+	Before *string    `json:"before"`
+	From   *time.Time `json:"from"`
+	To     *time.Time `json:"to"`
+}
+
+// GetFirst returns __FeedPageInput.First, and is useful for accessing the field via an interface.
+func (v *__FeedPageInput) GetFirst() *int { return v.First }
+
+// GetAfter returns __FeedPageInput.After, and is useful for accessing the field via an interface.
+func (v *__FeedPageInput) GetAfter() *string { return v.After }
+
+// GetLast returns __FeedPageInput.Last, and is useful for accessing the field via an interface.
+func (v *__FeedPageInput) GetLast() *int { return v.Last }
+
+// GetBefore returns __FeedPageInput.Before, and is useful for accessing the field via an interface.
+func (v *__FeedPageInput) GetBefore() *string { return v.Before }
+
+// GetFrom returns __FeedPageInput.From, and is useful for accessing the field via an interface.
+func (v *__FeedPageInput) GetFrom() *time.Time { return v.From }
+
+// GetTo returns __FeedPageInput.To, and is useful for accessing the field via an interface.
+func (v *__FeedPageInput) GetTo() *time.Time { return v.To }
+
+// __FullPostPageInput is used internally by genqlient
+type __FullPostPageInput struct {
+	Slug string `json:"slug"`
+}
+
+// GetSlug returns __FullPostPageInput.Slug, and is useful for accessing the field via an interface.
+func (v *__FullPostPageInput) GetSlug() string { return v.Slug }
+
+// __MonthArchivePageInput is used internally by genqlient
+type __MonthArchivePageInput struct {
+	From  time.Time `json:"from"`
+	To    time.Time `json:"to"`
+	First *int      `json:"first"`
+	After *string   `json:"after"`
+}
+
+// GetFrom returns __MonthArchivePageInput.From, and is useful for accessing the field via an interface.
+func (v *__MonthArchivePageInput) GetFrom() time.Time { return v.From }
+
+// GetTo returns __MonthArchivePageInput.To, and is useful for accessing the field via an interface.
+func (v *__MonthArchivePageInput) GetTo() time.Time { return v.To }
+
+// GetFirst returns __MonthArchivePageInput.First, and is useful for accessing the field via an interface.
+func (v *__MonthArchivePageInput) GetFirst() *int { return v.First }
+
+// GetAfter returns __MonthArchivePageInput.After, and is useful for accessing the field via an interface.
+func (v *__MonthArchivePageInput) GetAfter() *string { return v.After }
+
 // __NodeInput is used internally by genqlient
 type __NodeInput struct {
 	Id string `json:"id"`
@@ -3626,6 +6599,18 @@ type __NodeInput struct {
 // GetId returns __NodeInput.Id, and is useful for accessing the field via an interface.
 func (v *__NodeInput) GetId() string { return v.Id }
 
+// __PostArticleInput is used internally by genqlient
+type __PostArticleInput struct {
+	Slug     string `json:"slug"`
+	Category string `json:"category"`
+}
+
+// GetSlug returns __PostArticleInput.Slug, and is useful for accessing the field via an interface.
+func (v *__PostArticleInput) GetSlug() string { return v.Slug }
+
+// GetCategory returns __PostArticleInput.Category, and is useful for accessing the field via an interface.
+func (v *__PostArticleInput) GetCategory() string { return v.Category }
+
 // __PostByIDInput is used internally by genqlient
 type __PostByIDInput struct {
 	Id string `json:"id"`
@@ -3633,6 +6618,14 @@ type __PostByIDInput struct {
 
 // GetId returns __PostByIDInput.Id, and is useful for accessing the field via an interface.
 func (v *__PostByIDInput) GetId() string { return v.Id }
+
+// __PostContentInput is used internally by genqlient
+type __PostContentInput struct {
+	Slug string `json:"slug"`
+}
+
+// GetSlug returns __PostContentInput.Slug, and is useful for accessing the field via an interface.
+func (v *__PostContentInput) GetSlug() string { return v.Slug }
 
 // __PostPageInput is used internally by genqlient
 type __PostPageInput struct {
@@ -3650,6 +6643,14 @@ type __PostThreadsInput struct {
 // GetSlug returns __PostThreadsInput.Slug, and is useful for accessing the field via an interface.
 func (v *__PostThreadsInput) GetSlug() string { return v.Slug }
 
+// __PreviewInput is used internally by genqlient
+type __PreviewInput struct {
+	Token string `json:"token"`
+}
+
+// GetToken returns __PreviewInput.Token, and is useful for accessing the field via an interface.
+func (v *__PreviewInput) GetToken() string { return v.Token }
+
 // __PublishPostInput is used internally by genqlient
 type __PublishPostInput struct {
 	Input PublishPostInput `json:"input"`
@@ -3657,6 +6658,18 @@ type __PublishPostInput struct {
 
 // GetInput returns __PublishPostInput.Input, and is useful for accessing the field via an interface.
 func (v *__PublishPostInput) GetInput() PublishPostInput { return v.Input }
+
+// __RemoveCoverImageInput is used internally by genqlient
+type __RemoveCoverImageInput struct {
+	Id              string `json:"id"`
+	ExpectedVersion int    `json:"expectedVersion"`
+}
+
+// GetId returns __RemoveCoverImageInput.Id, and is useful for accessing the field via an interface.
+func (v *__RemoveCoverImageInput) GetId() string { return v.Id }
+
+// GetExpectedVersion returns __RemoveCoverImageInput.ExpectedVersion, and is useful for accessing the field via an interface.
+func (v *__RemoveCoverImageInput) GetExpectedVersion() int { return v.ExpectedVersion }
 
 // __UnpublishPostInput is used internally by genqlient
 type __UnpublishPostInput struct {
@@ -3738,6 +6751,144 @@ func AddComment(
 	return data_, err_
 }
 
+// The query executed by Archive.
+const Archive_Operation = `
+query Archive ($author: ID, $category: String) {
+	archive(author: $author, category: $category) {
+		year
+		month
+		postCount
+		startsAt
+		endsAt
+	}
+}
+`
+
+func Archive(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	author *string,
+	category *string,
+) (data_ *ArchiveResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "Archive",
+		Query:  Archive_Operation,
+		Variables: &__ArchiveInput{
+			Author:   author,
+			Category: category,
+		},
+	}
+
+	data_ = &ArchiveResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by AuthorBySlug.
+const AuthorBySlug_Operation = `
+query AuthorBySlug ($slug: String!, $first: Int, $after: String, $last: Int, $before: String, $from: DateTime, $to: DateTime) {
+	author(slug: $slug) {
+		id
+		slug
+		name
+		postCount
+		archive {
+			year
+			month
+			postCount
+			startsAt
+			endsAt
+		}
+		posts(first: $first, after: $after, last: $last, before: $before, publishedAfter: $from, publishedBefore: $to) {
+			totalCount
+			pageInfo {
+				hasNextPage
+				hasPreviousPage
+				startCursor
+				endCursor
+			}
+			edges {
+				cursor
+				node {
+					... PostSummary
+				}
+			}
+		}
+	}
+}
+fragment PostSummary on Post {
+	id
+	slug
+	title
+	excerpt
+	publishedAt
+	commentCount
+	status
+	author {
+		name
+		slug
+	}
+	categories {
+		slug
+		name
+	}
+	coverImage {
+		url
+		alt
+		width
+		height
+	}
+	wordCount
+	readingTimeMinutes
+}
+`
+
+// An author's page from the slug in its URL (budget: 3 requests), with
+// the months of the author's archive.
+func AuthorBySlug(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	slug string,
+	first *int,
+	after *string,
+	last *int,
+	before *string,
+	from *time.Time,
+	to *time.Time,
+) (data_ *AuthorBySlugResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "AuthorBySlug",
+		Query:  AuthorBySlug_Operation,
+		Variables: &__AuthorBySlugInput{
+			Slug:   slug,
+			First:  first,
+			After:  after,
+			Last:   last,
+			Before: before,
+			From:   from,
+			To:     to,
+		},
+	}
+
+	data_ = &AuthorBySlugResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by AuthorDrafts.
 const AuthorDrafts_Operation = `
 query AuthorDrafts ($id: ID!, $first: Int, $after: String) {
@@ -3768,11 +6919,20 @@ fragment PostSummary on Post {
 	status
 	author {
 		name
+		slug
 	}
 	categories {
 		slug
 		name
 	}
+	coverImage {
+		url
+		alt
+		width
+		height
+	}
+	wordCount
+	readingTimeMinutes
 }
 `
 
@@ -3839,11 +6999,20 @@ fragment PostSummary on Post {
 	status
 	author {
 		name
+		slug
 	}
 	categories {
 		slug
 		name
 	}
+	coverImage {
+		url
+		alt
+		width
+		height
+	}
+	wordCount
+	readingTimeMinutes
 }
 `
 
@@ -3879,17 +7048,21 @@ func AuthorPage(
 
 // The query executed by Authors.
 const Authors_Operation = `
-query Authors ($first: Int, $after: String) {
-	authors(first: $first, after: $after) {
+query Authors ($first: Int, $after: String, $last: Int, $before: String) {
+	authors(first: $first, after: $after, last: $last, before: $before) {
 		totalCount
 		pageInfo {
 			hasNextPage
+			hasPreviousPage
+			startCursor
 			endCursor
 		}
 		edges {
+			cursor
 			node {
 				id
 				name
+				slug
 				postCount
 			}
 		}
@@ -3902,13 +7075,17 @@ func Authors(
 	client_ graphql.Client,
 	first *int,
 	after *string,
+	last *int,
+	before *string,
 ) (data_ *AuthorsResponse, err_ error) {
 	req_ := &graphql.Request{
 		OpName: "Authors",
 		Query:  Authors_Operation,
 		Variables: &__AuthorsInput{
-			First: first,
-			After: after,
+			First:  first,
+			After:  after,
+			Last:   last,
+			Before: before,
 		},
 	}
 
@@ -3957,6 +7134,73 @@ func Categories(
 	return data_, err_
 }
 
+// The query executed by CategoryFeed.
+const CategoryFeed_Operation = `
+query CategoryFeed ($slug: String!, $first: Int, $after: String, $last: Int, $before: String, $from: DateTime, $to: DateTime) {
+	category(slug: $slug) {
+		archive {
+			year
+			month
+			postCount
+		}
+		posts(first: $first, after: $after, last: $last, before: $before, publishedAfter: $from, publishedBefore: $to) {
+			totalCount
+			pageInfo {
+				hasNextPage
+				hasPreviousPage
+				startCursor
+				endCursor
+			}
+			edges {
+				cursor
+				node {
+					id
+					slug
+					publishedAt
+				}
+			}
+		}
+	}
+}
+`
+
+func CategoryFeed(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	slug string,
+	first *int,
+	after *string,
+	last *int,
+	before *string,
+	from *time.Time,
+	to *time.Time,
+) (data_ *CategoryFeedResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "CategoryFeed",
+		Query:  CategoryFeed_Operation,
+		Variables: &__CategoryFeedInput{
+			Slug:   slug,
+			First:  first,
+			After:  after,
+			Last:   last,
+			Before: before,
+			From:   from,
+			To:     to,
+		},
+	}
+
+	data_ = &CategoryFeedResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by CategoryPage.
 const CategoryPage_Operation = `
 query CategoryPage ($slug: String!, $first: Int, $after: String) {
@@ -3990,11 +7234,20 @@ fragment PostSummary on Post {
 	status
 	author {
 		name
+		slug
 	}
 	categories {
 		slug
 		name
 	}
+	coverImage {
+		url
+		alt
+		width
+		height
+	}
+	wordCount
+	readingTimeMinutes
 }
 `
 
@@ -4053,11 +7306,20 @@ fragment PostSummary on Post {
 	status
 	author {
 		name
+		slug
 	}
 	categories {
 		slug
 		name
 	}
+	coverImage {
+		url
+		alt
+		width
+		height
+	}
+	wordCount
+	readingTimeMinutes
 }
 `
 
@@ -4089,12 +7351,145 @@ func CategoryPageWithBodies(
 	return data_, err_
 }
 
+// The query executed by CategoryPageWithHTML.
+const CategoryPageWithHTML_Operation = `
+query CategoryPageWithHTML ($slug: String!, $first: Int) {
+	category(slug: $slug) {
+		posts(first: $first) {
+			edges {
+				node {
+					... PostSummary
+					bodyHtml
+					toc {
+						anchor
+					}
+					seo {
+						title
+					}
+				}
+			}
+		}
+	}
+}
+fragment PostSummary on Post {
+	id
+	slug
+	title
+	excerpt
+	publishedAt
+	commentCount
+	status
+	author {
+		name
+		slug
+	}
+	categories {
+		slug
+		name
+	}
+	coverImage {
+		url
+		alt
+		width
+		height
+	}
+	wordCount
+	readingTimeMinutes
+}
+`
+
+// A listing that asks for the rendered bodies (budget: +1 request).
+func CategoryPageWithHTML(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	slug string,
+	first *int,
+) (data_ *CategoryPageWithHTMLResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "CategoryPageWithHTML",
+		Query:  CategoryPageWithHTML_Operation,
+		Variables: &__CategoryPageWithHTMLInput{
+			Slug:  slug,
+			First: first,
+		},
+	}
+
+	data_ = &CategoryPageWithHTMLResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by CommentPage.
+const CommentPage_Operation = `
+query CommentPage ($slug: String!, $first: Int, $after: String, $last: Int, $before: String) {
+	post(slug: $slug) {
+		comments(first: $first, after: $after, last: $last, before: $before) {
+			totalCount
+			pageInfo {
+				hasNextPage
+				hasPreviousPage
+				startCursor
+				endCursor
+			}
+			edges {
+				cursor
+				node {
+					id
+					body
+				}
+			}
+		}
+	}
+}
+`
+
+func CommentPage(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	slug string,
+	first *int,
+	after *string,
+	last *int,
+	before *string,
+) (data_ *CommentPageResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "CommentPage",
+		Query:  CommentPage_Operation,
+		Variables: &__CommentPageInput{
+			Slug:   slug,
+			First:  first,
+			After:  after,
+			Last:   last,
+			Before: before,
+		},
+	}
+
+	data_ = &CommentPageResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by CreateAuthor.
 const CreateAuthor_Operation = `
 mutation CreateAuthor ($input: CreateAuthorInput!) {
 	createAuthor(input: $input) {
 		author {
 			id
+			slug
 			name
 			bio
 			avatarUrl
@@ -4191,11 +7586,20 @@ fragment PostSummary on Post {
 	status
 	author {
 		name
+		slug
 	}
 	categories {
 		slug
 		name
 	}
+	coverImage {
+		url
+		alt
+		width
+		height
+	}
+	wordCount
+	readingTimeMinutes
 }
 `
 
@@ -4213,6 +7617,45 @@ func CreatePost(
 	}
 
 	data_ = &CreatePostResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by CreatePreviewLink.
+const CreatePreviewLink_Operation = `
+mutation CreatePreviewLink ($input: CreatePreviewLinkInput!) {
+	createPreviewLink(input: $input) {
+		token
+		expiresAt
+		post {
+			id
+			status
+		}
+	}
+}
+`
+
+func CreatePreviewLink(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input CreatePreviewLinkInput,
+) (data_ *CreatePreviewLinkResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "CreatePreviewLink",
+		Query:  CreatePreviewLink_Operation,
+		Variables: &__CreatePreviewLinkInput{
+			Input: input,
+		},
+	}
+
+	data_ = &CreatePreviewLinkResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -4299,6 +7742,62 @@ func DeletePost(
 	return data_, err_
 }
 
+// The query executed by DraftPage.
+const DraftPage_Operation = `
+query DraftPage ($id: ID!, $first: Int, $after: String, $last: Int, $before: String) {
+	author(id: $id) {
+		drafts(first: $first, after: $after, last: $last, before: $before) {
+			pageInfo {
+				hasNextPage
+				hasPreviousPage
+				startCursor
+				endCursor
+			}
+			edges {
+				cursor
+				node {
+					id
+					slug
+				}
+			}
+		}
+	}
+}
+`
+
+func DraftPage(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+	first *int,
+	after *string,
+	last *int,
+	before *string,
+) (data_ *DraftPageResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "DraftPage",
+		Query:  DraftPage_Operation,
+		Variables: &__DraftPageInput{
+			Id:     id,
+			First:  first,
+			After:  after,
+			Last:   last,
+			Before: before,
+		},
+	}
+
+	data_ = &DraftPageResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by Feed.
 const Feed_Operation = `
 query Feed ($first: Int, $after: String) {
@@ -4327,11 +7826,20 @@ fragment PostSummary on Post {
 	status
 	author {
 		name
+		slug
 	}
 	categories {
 		slug
 		name
 	}
+	coverImage {
+		url
+		alt
+		width
+		height
+	}
+	wordCount
+	readingTimeMinutes
 }
 `
 
@@ -4351,6 +7859,235 @@ func Feed(
 	}
 
 	data_ = &FeedResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by FeedPage.
+const FeedPage_Operation = `
+query FeedPage ($first: Int, $after: String, $last: Int, $before: String, $from: DateTime, $to: DateTime) {
+	posts(first: $first, after: $after, last: $last, before: $before, publishedAfter: $from, publishedBefore: $to) {
+		totalCount
+		pageInfo {
+			hasNextPage
+			hasPreviousPage
+			startCursor
+			endCursor
+		}
+		edges {
+			cursor
+			node {
+				id
+				slug
+				publishedAt
+			}
+		}
+	}
+}
+`
+
+// Posts of the whole blog, both ways, in a period.
+func FeedPage(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	first *int,
+	after *string,
+	last *int,
+	before *string,
+	from *time.Time,
+	to *time.Time,
+) (data_ *FeedPageResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "FeedPage",
+		Query:  FeedPage_Operation,
+		Variables: &__FeedPageInput{
+			First:  first,
+			After:  after,
+			Last:   last,
+			Before: before,
+			From:   from,
+			To:     to,
+		},
+	}
+
+	data_ = &FeedPageResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by FullPostPage.
+const FullPostPage_Operation = `
+query FullPostPage ($slug: String!) {
+	post(slug: $slug) {
+		... PostSummary
+		bodyHtml
+		toc {
+			level
+			text
+			anchor
+		}
+		seo {
+			title
+			description
+			canonicalUrl
+			ogImage
+		}
+		comments(first: 50) {
+			totalCount
+			edges {
+				node {
+					id
+					body
+					createdAt
+					author {
+						name
+					}
+				}
+			}
+		}
+	}
+}
+fragment PostSummary on Post {
+	id
+	slug
+	title
+	excerpt
+	publishedAt
+	commentCount
+	status
+	author {
+		name
+		slug
+	}
+	categories {
+		slug
+		name
+	}
+	coverImage {
+		url
+		alt
+		width
+		height
+	}
+	wordCount
+	readingTimeMinutes
+}
+`
+
+// The post page with the replies of each comment and their authors.
+// The post page as a frontend renders it: HTML, table of contents, cover,
+// SEO fields, reading time (budget: 4 requests, as without them).
+func FullPostPage(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	slug string,
+) (data_ *FullPostPageResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "FullPostPage",
+		Query:  FullPostPage_Operation,
+		Variables: &__FullPostPageInput{
+			Slug: slug,
+		},
+	}
+
+	data_ = &FullPostPageResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by MonthArchivePage.
+const MonthArchivePage_Operation = `
+query MonthArchivePage ($from: DateTime!, $to: DateTime!, $first: Int, $after: String) {
+	archive {
+		year
+		month
+		postCount
+		startsAt
+		endsAt
+	}
+	posts(publishedAfter: $from, publishedBefore: $to, first: $first, after: $after) {
+		totalCount
+		pageInfo {
+			hasNextPage
+			endCursor
+		}
+		edges {
+			node {
+				... PostSummary
+			}
+		}
+	}
+}
+fragment PostSummary on Post {
+	id
+	slug
+	title
+	excerpt
+	publishedAt
+	commentCount
+	status
+	author {
+		name
+		slug
+	}
+	categories {
+		slug
+		name
+	}
+	coverImage {
+		url
+		alt
+		width
+		height
+	}
+	wordCount
+	readingTimeMinutes
+}
+`
+
+// A month of the blog: the archive's months and the month's posts
+// (budget: 5 requests).
+func MonthArchivePage(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	from time.Time,
+	to time.Time,
+	first *int,
+	after *string,
+) (data_ *MonthArchivePageResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "MonthArchivePage",
+		Query:  MonthArchivePage_Operation,
+		Variables: &__MonthArchivePageInput{
+			From:  from,
+			To:    to,
+			First: first,
+			After: after,
+		},
+	}
+
+	data_ = &MonthArchivePageResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -4409,6 +8146,95 @@ func Node(
 	return data_, err_
 }
 
+// The query executed by PostArticle.
+const PostArticle_Operation = `
+query PostArticle ($slug: String!, $category: String!) {
+	post(slug: $slug) {
+		... PostSummary
+		bodyHtml
+		toc {
+			level
+			text
+			anchor
+		}
+		seo {
+			title
+			description
+			canonicalUrl
+			ogImage
+		}
+		previous {
+			slug
+			title
+		}
+		next {
+			slug
+			title
+		}
+		previousInCategory(slug: $category) {
+			slug
+		}
+		nextInCategory(slug: $category) {
+			slug
+		}
+	}
+}
+fragment PostSummary on Post {
+	id
+	slug
+	title
+	excerpt
+	publishedAt
+	commentCount
+	status
+	author {
+		name
+		slug
+	}
+	categories {
+		slug
+		name
+	}
+	coverImage {
+		url
+		alt
+		width
+		height
+	}
+	wordCount
+	readingTimeMinutes
+}
+`
+
+// A post page with what a frontend renders: HTML, table of contents,
+// cover, SEO fields, and the posts before and after it.
+func PostArticle(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	slug string,
+	category string,
+) (data_ *PostArticleResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "PostArticle",
+		Query:  PostArticle_Operation,
+		Variables: &__PostArticleInput{
+			Slug:     slug,
+			Category: category,
+		},
+	}
+
+	data_ = &PostArticleResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by PostByID.
 const PostByID_Operation = `
 query PostByID ($id: ID!) {
@@ -4430,11 +8256,20 @@ fragment PostSummary on Post {
 	status
 	author {
 		name
+		slug
 	}
 	categories {
 		slug
 		name
 	}
+	coverImage {
+		url
+		alt
+		width
+		height
+	}
+	wordCount
+	readingTimeMinutes
 }
 `
 
@@ -4452,6 +8287,78 @@ func PostByID(
 	}
 
 	data_ = &PostByIDResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by PostContent.
+const PostContent_Operation = `
+query PostContent ($slug: String!) {
+	post(slug: $slug) {
+		... PostSummary
+		bodyHtml
+		toc {
+			level
+			text
+			anchor
+		}
+		seo {
+			title
+			description
+			canonicalUrl
+			ogImage
+		}
+	}
+}
+fragment PostSummary on Post {
+	id
+	slug
+	title
+	excerpt
+	publishedAt
+	commentCount
+	status
+	author {
+		name
+		slug
+	}
+	categories {
+		slug
+		name
+	}
+	coverImage {
+		url
+		alt
+		width
+		height
+	}
+	wordCount
+	readingTimeMinutes
+}
+`
+
+// The post page without its neighbours: the post item alone.
+func PostContent(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	slug string,
+) (data_ *PostContentResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "PostContent",
+		Query:  PostContent_Operation,
+		Variables: &__PostContentInput{
+			Slug: slug,
+		},
+	}
+
+	data_ = &PostContentResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -4500,11 +8407,20 @@ fragment PostSummary on Post {
 	status
 	author {
 		name
+		slug
 	}
 	categories {
 		slug
 		name
 	}
+	coverImage {
+		url
+		alt
+		width
+		height
+	}
+	wordCount
+	readingTimeMinutes
 }
 `
 
@@ -4565,7 +8481,6 @@ query PostThreads ($slug: String!) {
 }
 `
 
-// The post page with the replies of each comment and their authors.
 func PostThreads(
 	ctx_ context.Context,
 	client_ graphql.Client,
@@ -4580,6 +8495,50 @@ func PostThreads(
 	}
 
 	data_ = &PostThreadsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by Preview.
+const Preview_Operation = `
+query Preview ($token: String!) {
+	post(previewToken: $token) {
+		id
+		title
+		status
+		bodyHtml
+		toc {
+			anchor
+		}
+		author {
+			name
+		}
+	}
+}
+`
+
+// A draft or scheduled post shown by a preview token.
+func Preview(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	token string,
+) (data_ *PreviewResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "Preview",
+		Query:  Preview_Operation,
+		Variables: &__PreviewInput{
+			Token: token,
+		},
+	}
+
+	data_ = &PreviewResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -4611,11 +8570,20 @@ fragment PostSummary on Post {
 	status
 	author {
 		name
+		slug
 	}
 	categories {
 		slug
 		name
 	}
+	coverImage {
+		url
+		alt
+		width
+		height
+	}
+	wordCount
+	readingTimeMinutes
 }
 `
 
@@ -4633,6 +8601,48 @@ func PublishPost(
 	}
 
 	data_ = &PublishPostResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by RemoveCoverImage.
+const RemoveCoverImage_Operation = `
+mutation RemoveCoverImage ($id: ID!, $expectedVersion: Int!) {
+	updatePost(input: {id:$id,expectedVersion:$expectedVersion,coverImage:null}) {
+		post {
+			id
+			version
+			coverImage {
+				url
+			}
+		}
+	}
+}
+`
+
+func RemoveCoverImage(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+	expectedVersion int,
+) (data_ *RemoveCoverImageResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "RemoveCoverImage",
+		Query:  RemoveCoverImage_Operation,
+		Variables: &__RemoveCoverImageInput{
+			Id:              id,
+			ExpectedVersion: expectedVersion,
+		},
+	}
+
+	data_ = &RemoveCoverImageResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -4664,11 +8674,20 @@ fragment PostSummary on Post {
 	status
 	author {
 		name
+		slug
 	}
 	categories {
 		slug
 		name
 	}
+	coverImage {
+		url
+		alt
+		width
+		height
+	}
+	wordCount
+	readingTimeMinutes
 }
 `
 
@@ -4703,6 +8722,7 @@ mutation UpdateAuthor ($input: UpdateAuthorInput!) {
 	updateAuthor(input: $input) {
 		author {
 			id
+			slug
 			name
 			bio
 			version
@@ -4797,14 +8817,25 @@ fragment PostSummary on Post {
 	status
 	author {
 		name
+		slug
 	}
 	categories {
 		slug
 		name
 	}
+	coverImage {
+		url
+		alt
+		width
+		height
+	}
+	wordCount
+	readingTimeMinutes
 }
 `
 
+// An omitted coverImage leaves the cover as it is; RemoveCoverImage sends
+// null, which removes it.
 func UpdatePost(
 	ctx_ context.Context,
 	client_ graphql.Client,

@@ -168,6 +168,13 @@ func TestBadRequestsAreRefused(t *testing.T) {
 		{name: "100 posts with 100 comments each", body: request("{ posts(first: 100) { edges { node { comments(first: 100) { edges { node { id } } } } } } }", nil),
 			code: "COMPLEXITY_LIMIT_EXCEEDED"},
 		{name: "fragments that expand to 2^30 fields", body: request(fragmentBomb(30), nil), code: "COMPLEXITY_LIMIT_EXCEEDED"},
+		{name: "previous and next of every post of a page", body: request("{ posts(first: 20) { edges { node { previous { id } next { id } } } } }", nil),
+			code: "COMPLEXITY_LIMIT_EXCEEDED"},
+		{name: "last of 100 posts with 100 comments each", body: request("{ posts(last: 100) { edges { node { comments(last: 100) { edges { node { id } } } } } } }", nil),
+			code: "COMPLEXITY_LIMIT_EXCEEDED"},
+		{name: "first and last", body: request("{ posts(first: 2, last: 2) { totalCount } }", nil), code: "BAD_USER_INPUT", reads: true},
+		{name: "huge last", body: request("{ authors(last: 101) { totalCount } }", nil), code: "BAD_USER_INPUT", reads: true},
+		{name: "preview token of nothing", body: request(`{ post(previewToken: "x.y") { title } }`, nil), code: "NOT_FOUND", reads: true},
 		// Arguments, after the document was accepted.
 		{name: "huge first", body: request(feed, map[string]any{"first": 1_000_000}), code: "BAD_USER_INPUT", reads: true},
 		{name: "negative first", body: request(feed, map[string]any{"first": -1}), code: "BAD_USER_INPUT", reads: true},

@@ -203,7 +203,7 @@ func discover(ctx context.Context, c *client, store *storage.Store, d *dataset, 
 	}
 	p := storage.Page{Limit: storage.MaxPageSize}
 	for {
-		res, err := store.LatestPosts(ctx, p)
+		res, err := store.LatestPosts(ctx, p, storage.Period{})
 		if err != nil {
 			return nil, err
 		}

@@ -67,7 +67,7 @@ func operations(store *storage.Store, t *targets) []operation {
 			if _, err := store.GetCategory(ctx, slug); err != nil {
 				return err
 			}
-			res, err := store.CategoryPosts(ctx, slug, storage.Page{Limit: 20})
+			res, err := store.CategoryPosts(ctx, slug, storage.Page{Limit: 20}, storage.Period{})
 			return wantItems(res, err, 20)
 		},
 	}, {
@@ -115,7 +115,7 @@ func operations(store *storage.Store, t *targets) []operation {
 			if _, err := store.GetAuthor(ctx, id); err != nil {
 				return err
 			}
-			res, err := store.AuthorPosts(ctx, id, storage.Page{Limit: 20}, false)
+			res, err := store.AuthorPosts(ctx, id, storage.Page{Limit: 20}, storage.Period{}, false)
 			return wantItems(res, err, 20)
 		},
 	}, {
@@ -126,7 +126,7 @@ func operations(store *storage.Store, t *targets) []operation {
 		vars:  func(_, first int) map[string]any { return map[string]any{"first": first} },
 		check: expectEdges(""),
 		floor: func(ctx context.Context, _ int) error {
-			res, err := store.LatestPosts(ctx, storage.Page{Limit: 20})
+			res, err := store.LatestPosts(ctx, storage.Page{Limit: 20}, storage.Period{})
 			if err := wantItems(res, err, 20); err != nil {
 				return err
 			}

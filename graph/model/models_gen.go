@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/blogql/blog/storage"
 )
 
@@ -40,6 +41,8 @@ type CreateAuthorInput struct {
 	Bio *string `json:"bio,omitempty"`
 	// The URL of the author's picture: an absolute http or https URL of at most 2000 characters, without spaces or credentials.
 	AvatarURL *string `json:"avatarUrl,omitempty"`
+	// The unique, URL-friendly name of the author's page: 1 to 100 characters of a-z, 0-9 and single hyphens between them. Omitted, one is made from the name ("Ada Lovelace": `ada-lovelace`, or `ada-lovelace-2` when that is taken). Fails with CONFLICT (reason SLUG_TAKEN) when another author has it; one another author had before is taken from them.
+	Slug *string `json:"slug,omitempty"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
@@ -75,12 +78,16 @@ type CreatePostInput struct {
 	Title string `json:"title"`
 	// The unique, URL-friendly name of the post: 1 to 100 characters of a-z, 0-9 and single hyphens between them.
 	Slug string `json:"slug"`
-	// A short plain-text summary shown in listings: at most 1000 characters.
+	// A short plain-text summary shown in listings: at most 1000 characters. Omitted or empty, the beginning of the body stands for it.
 	Excerpt *string `json:"excerpt,omitempty"`
-	// The full text in Markdown: at most 100000 bytes of UTF-8.
+	// The full text in Markdown: at most 100000 bytes of UTF-8, which must render to at most 200000 bytes of HTML.
 	Body *string `json:"body,omitempty"`
 	// The slugs of the categories to file the post under: at most 10.
 	Categories []string `json:"categories,omitempty"`
+	// The picture shown at the top of the post and in listings.
+	CoverImage *ImageInput `json:"coverImage,omitempty"`
+	// What search engines and link previews show, when it differs from the post's title, excerpt and cover image.
+	Seo *SeoInput `json:"seo,omitempty"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
@@ -88,6 +95,24 @@ type CreatePostInput struct {
 // The result of `createPost`.
 type CreatePostPayload struct {
 	// The draft as created.
+	Post *storage.Post `json:"post"`
+}
+
+// The input of `createPreviewLink`.
+type CreatePreviewLinkInput struct {
+	// The global id of the post to show.
+	PostID string `json:"postId"`
+	// How many seconds the token lasts: 60 to 2592000 (30 days); 7 days when omitted.
+	ExpiresIn *int `json:"expiresIn,omitempty"`
+}
+
+// The result of `createPreviewLink`.
+type CreatePreviewLinkPayload struct {
+	// The token: pass it as `post(previewToken:)`. It names its post and time, is signed by the server, and cannot be changed to name another.
+	Token string `json:"token"`
+	// When the token stops working.
+	ExpiresAt time.Time `json:"expiresAt"`
+	// The post the token shows.
 	Post *storage.Post `json:"post"`
 }
 
@@ -129,8 +154,20 @@ type DraftConnection struct {
 	PageInfo *PageInfo `json:"pageInfo"`
 }
 
+// A picture to show with a post.
+type ImageInput struct {
+	// The picture's URL: an absolute http or https URL of at most 2000 characters, without spaces or credentials.
+	URL string `json:"url"`
+	// The text that stands for the picture: one line of at most 500 characters.
+	Alt *string `json:"alt,omitempty"`
+	// The width in pixels, 1 to 100000; omitted when unknown.
+	Width *int `json:"width,omitempty"`
+	// The height in pixels, 1 to 100000; omitted when unknown.
+	Height *int `json:"height,omitempty"`
+}
+
 // Changes to the blog. Every mutation takes one `input` and returns a payload
-// with what it wrote. Each input takes an optional `idempotencyKey`: a retried
+// with what it wrote. Each input of a mutation that writes takes an optional `idempotencyKey`: a retried
 // call with the same key and input has one effect and returns the same result,
 // while the same key with different input fails with BAD_USER_INPUT. A key is
 // its user's own: the same key from another user is another key. Keys are
@@ -169,6 +206,33 @@ type PublishPostPayload struct {
 type Query struct {
 }
 
+// What search engines and link previews show of a post. Each field falls back
+// to the post's own when it was not set, so a page can use them as they are.
+type Seo struct {
+	// The title for search results and link previews; the post's title when not set.
+	Title string `json:"title"`
+	// The description for search results and link previews; the post's excerpt when not set.
+	Description string `json:"description"`
+	// The URL search engines should treat as the post's own, when it was published elsewhere first; null when not set, and the page's own URL is canonical.
+	CanonicalURL *string `json:"canonicalUrl,omitempty"`
+	// The picture for link previews; the cover image's URL when not set, null when the post has neither.
+	OgImage *string `json:"ogImage,omitempty"`
+}
+
+// What search engines and link previews show of a post. Omitted fields are
+// left as they are; an empty one is unset, so the post's own field stands
+// for it.
+type SeoInput struct {
+	// The title: one line of at most 200 characters.
+	Title *string `json:"title,omitempty"`
+	// The description: one line of at most 300 characters.
+	Description *string `json:"description,omitempty"`
+	// The canonical URL: an absolute http or https URL of at most 2000 characters, without spaces or credentials.
+	CanonicalURL *string `json:"canonicalUrl,omitempty"`
+	// The picture for link previews: an absolute http or https URL of at most 2000 characters, without spaces or credentials.
+	OgImage *string `json:"ogImage,omitempty"`
+}
+
 // The input of `unpublishPost`.
 type UnpublishPostInput struct {
 	// The global id of the post.
@@ -197,6 +261,8 @@ type UpdateAuthorInput struct {
 	Bio *string `json:"bio,omitempty"`
 	// The new picture URL: an absolute http or https URL of at most 2000 characters, without spaces or credentials; empty removes the picture.
 	AvatarURL *string `json:"avatarUrl,omitempty"`
+	// The new slug: 1 to 100 characters of a-z, 0-9 and single hyphens between them. The old one keeps leading to the author (up to 10 old ones are kept) until another author takes it. Fails with CONFLICT (reason SLUG_TAKEN) when another author has it now.
+	Slug *string `json:"slug,omitempty"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
@@ -235,14 +301,18 @@ type UpdatePostInput struct {
 	ExpectedVersion int `json:"expectedVersion"`
 	// The new title: one line of at most 200 characters.
 	Title *string `json:"title,omitempty"`
-	// The new slug, 1 to 100 characters of a-z, 0-9 and single hyphens between them; the old one is released.
+	// The new slug, 1 to 100 characters of a-z, 0-9 and single hyphens between them. The old one keeps leading to the post (up to 10 old ones are kept) until another post takes it; deleting the post frees them all. Fails with CONFLICT (reason SLUG_TAKEN) when another post has it now; one another post had before is taken from it.
 	Slug *string `json:"slug,omitempty"`
-	// The new excerpt: at most 1000 characters.
+	// The new excerpt: at most 1000 characters; empty: the beginning of the body stands for it.
 	Excerpt *string `json:"excerpt,omitempty"`
-	// The new Markdown body: at most 100000 bytes of UTF-8.
+	// The new Markdown body: at most 100000 bytes of UTF-8, which must render to at most 200000 bytes of HTML.
 	Body *string `json:"body,omitempty"`
 	// The new category slugs, at most 10, replacing the old ones; an empty list removes all.
 	Categories []string `json:"categories,omitempty"`
+	// The new cover image; null removes it.
+	CoverImage graphql.Omittable[*ImageInput] `json:"coverImage,omitempty"`
+	// Changes to the SEO fields: omitted fields are left as they are, empty ones unset.
+	Seo *SeoInput `json:"seo,omitempty"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }

@@ -17,20 +17,26 @@ interface Response<TResult> {
 }
 
 /**
- * request sends one operation to the endpoint and returns its data. It
- * throws a GraphQLRequestError when the API answers with an error.
+ * request sends one operation to the endpoint and returns its data, as
+ * the signed-in user of token when one is given. It throws a
+ * GraphQLRequestError when the API answers with an error.
  */
 export async function request<TResult, TVariables>(
   endpoint: string,
   document: TypedDocumentString<TResult, TVariables>,
   variables: TVariables,
+  token?: string,
 ): Promise<TResult> {
+  const headers: Record<string, string> = {
+    'Content-Type': 'application/json',
+    Accept: 'application/graphql-response+json, application/json',
+  };
+  if (token) {
+    headers.Authorization = `Bearer ${token}`;
+  }
   const response = await fetch(endpoint, {
     method: 'POST',
-    headers: {
-      'Content-Type': 'application/json',
-      Accept: 'application/graphql-response+json, application/json',
-    },
+    headers,
     body: JSON.stringify({ query: document.toString(), variables }),
   });
   const result = (await response.json()) as Response<TResult>;

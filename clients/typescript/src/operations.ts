@@ -1,7 +1,8 @@
 import { graphql } from './gql';
 
 // The operations a blog frontend sends. Codegen reads them from here and
-// generates their result and variable types into ./gql.
+// generates their result and variable types into ./gql. The Go end-to-end
+// tests (tests/typescript_test.go) send these same documents to the server.
 
 /** What a listing shows of each post. */
 export const PostSummaryFragment = graphql(`
@@ -12,9 +13,17 @@ export const PostSummaryFragment = graphql(`
     excerpt
     publishedAt
     commentCount
+    readingTimeMinutes
+    coverImage {
+      url
+      alt
+      width
+      height
+    }
     author {
       id
       name
+      slug
     }
     categories {
       slug
@@ -23,18 +32,27 @@ export const PostSummaryFragment = graphql(`
   }
 `);
 
-/** The category page: the category and its newest posts. */
+/** Where a page of posts stands: the cursors of the pages before and after it. */
+export const PageLinksFragment = graphql(`
+  fragment PageLinks on PageInfo {
+    hasNextPage
+    hasPreviousPage
+    startCursor
+    endCursor
+  }
+`);
+
+/** The category page: the category and a page of its posts, newest first, either way. */
 export const CategoryPageQuery = graphql(`
-  query CategoryPage($slug: String!, $first: Int, $after: String) {
+  query CategoryPage($slug: String!, $first: Int, $after: String, $last: Int, $before: String) {
     category(slug: $slug) {
       name
       description
       postCount
-      posts(first: $first, after: $after) {
+      posts(first: $first, after: $after, last: $last, before: $before) {
         totalCount
         pageInfo {
-          hasNextPage
-          endCursor
+          ...PageLinks
         }
         edges {
           node {
@@ -46,13 +64,33 @@ export const CategoryPageQuery = graphql(`
   }
 `);
 
-/** The post page: the post, its author and categories, and its comments. */
+/** The post page: the post rendered, its author and categories, its comments, and its neighbours. */
 export const PostPageQuery = graphql(`
   query PostPage($slug: String!) {
     post(slug: $slug) {
       ...PostSummary
-      body
+      bodyHtml
+      wordCount
+      toc {
+        level
+        text
+        anchor
+      }
+      seo {
+        title
+        description
+        canonicalUrl
+        ogImage
+      }
       version
+      previous {
+        slug
+        title
+      }
+      next {
+        slug
+        title
+      }
       comments(first: 50) {
         totalCount
         pageInfo {
@@ -83,19 +121,24 @@ export const PostPageQuery = graphql(`
   }
 `);
 
-/** The author page: the author and their newest posts. */
+/** The author page, from the slug in its URL: the author, their months and a page of their posts. */
 export const AuthorPageQuery = graphql(`
-  query AuthorPage($id: ID!, $first: Int, $after: String) {
-    author(id: $id) {
+  query AuthorPage($slug: String!, $first: Int, $after: String) {
+    author(slug: $slug) {
+      slug
       name
       bio
       avatarUrl
       postCount
+      archive {
+        year
+        month
+        postCount
+      }
       posts(first: $first, after: $after) {
         totalCount
         pageInfo {
-          hasNextPage
-          endCursor
+          ...PageLinks
         }
         edges {
           node {
@@ -103,6 +146,54 @@ export const AuthorPageQuery = graphql(`
           }
         }
       }
+    }
+  }
+`);
+
+/** A month of the blog: the months that have posts, and a page of the month's posts. */
+export const MonthArchiveQuery = graphql(`
+  query MonthArchive($publishedAfter: DateTime!, $publishedBefore: DateTime!, $first: Int, $after: String) {
+    archive {
+      year
+      month
+      postCount
+    }
+    posts(publishedAfter: $publishedAfter, publishedBefore: $publishedBefore, first: $first, after: $after) {
+      totalCount
+      pageInfo {
+        ...PageLinks
+      }
+      edges {
+        node {
+          ...PostSummary
+        }
+      }
+    }
+  }
+`);
+
+/** A draft or scheduled post, for whoever holds a preview link. */
+export const PreviewPageQuery = graphql(`
+  query PreviewPage($token: String!) {
+    post(previewToken: $token) {
+      ...PostSummary
+      status
+      bodyHtml
+      toc {
+        level
+        text
+        anchor
+      }
+    }
+  }
+`);
+
+/** The editor's share button: a preview link for a reviewer without an account. */
+export const CreatePreviewLinkMutation = graphql(`
+  mutation CreatePreviewLink($input: CreatePreviewLinkInput!) {
+    createPreviewLink(input: $input) {
+      token
+      expiresAt
     }
   }
 `);

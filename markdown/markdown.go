@@ -1,0 +1,316 @@
+// Package markdown turns a post's Markdown into what a frontend shows:
+// sanitized HTML that a page can insert as it is, the table of contents,
+// the word count and reading time, and a plain-text excerpt.
+//
+// The Markdown is CommonMark with GitHub's tables, strikethrough and
+// autolinks, rendered by goldmark. Raw HTML in the Markdown is dropped,
+// not passed through, and the rendered HTML is then sanitized with
+// bluemonday's policy for user-generated content, made stricter: images
+// only from absolute http and https URLs, and links to other sites get
+// rel="nofollow noreferrer". Every heading gets an id of ASCII letters,
+// digits and hyphens, unique in the document, which the policy keeps and
+// the table of contents names as its anchor.
+//
+// Render is deterministic: the same Markdown always gives the same result,
+// so what was rendered once can be rendered again instead of being kept.
+package markdown
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/microcosm-cc/bluemonday"
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	extast "github.com/yuin/goldmark/extension/ast"
+	"github.com/yuin/goldmark/text"
+	"golang.org/x/text/runes"
+	"golang.org/x/text/transform"
+	"golang.org/x/text/unicode/norm"
+)
+
+// Limits of what Render returns.
+const (
+	// MaxHTMLBytes is the most HTML a body may render to. Markdown can
+	// expand (a reference link repeats its URL wherever it is used), and
+	// the HTML is stored next to the Markdown in one DynamoDB item.
+	MaxHTMLBytes = 200_000
+	// MaxHeadings is how many headings the table of contents lists: the
+	// first ones of the document. Later headings still get their ids.
+	MaxHeadings = 100
+	// MaxHeadingText is how many characters of a heading the table of
+	// contents keeps; a longer one ends in "…".
+	MaxHeadingText = 100
+	// MaxAnchor is the length of a heading id before the suffix that
+	// makes it unique.
+	MaxAnchor = 64
+	// ExcerptLength is how many characters a derived excerpt has at most.
+	ExcerptLength = 300
+	// WordsPerMinute is the reading speed that ReadingMinutes assumes.
+	WordsPerMinute = 265
+)
+
+// ErrTooLarge means the Markdown renders to more than MaxHTMLBytes of HTML.
+var ErrTooLarge = fmt.Errorf("renders to more than %d bytes of HTML", MaxHTMLBytes)
+
+// Heading is one entry of a table of contents.
+type Heading struct {
+	Level  int    // 1 to 6
+	Text   string // the heading as plain text
+	Anchor string // the id of the heading in the HTML
+}
+
+// Document is what Render derives from Markdown.
+type Document struct {
+	HTML           string
+	TOC            []Heading
+	Words          int
+	ReadingMinutes int
+	Excerpt        string // the first paragraphs as plain text, at most ExcerptLength characters
+}
+
+var md = goldmark.New(goldmark.WithExtensions(
+	extension.NewTable(extension.WithTableCellAlignMethod(extension.TableCellAlignAttribute)),
+	extension.Strikethrough,
+	extension.Linkify,
+))
+
+var policy = newPolicy()
+
+var httpURL = regexp.MustCompile(`^(?i)https?://[^/?#]`)
+
+// newPolicy is bluemonday's policy for user-generated content with links
+// to other sites marked nofollow and noreferrer. (Images from anywhere but
+// an absolute http or https URL are gone before: see Render.)
+func newPolicy() *bluemonday.Policy {
+	p := bluemonday.UGCPolicy()
+	p.RequireNoReferrerOnFullyQualifiedLinks(true)
+	return p
+}
+
+// Render renders Markdown. It fails with ErrTooLarge when the HTML would
+// be larger than MaxHTMLBytes; it never fails otherwise.
+func Render(src string) (*Document, error) {
+	source := []byte(src)
+	doc := md.Parser().Parse(text.NewReader(source))
+	out := &Document{}
+	ids := anchors{}
+	var words, excerpt strings.Builder
+	err := ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !entering {
+			return ast.WalkContinue, nil
+		}
+		switch n := n.(type) {
+		case *ast.Heading:
+			plain := plainText(n, source)
+			anchor := ids.next(plain)
+			n.SetAttributeString("id", []byte(anchor))
+			if plain != "" && len(out.TOC) < MaxHeadings {
+				out.TOC = append(out.TOC, Heading{Level: n.Level, Text: cut(plain, MaxHeadingText), Anchor: anchor})
+			}
+			words.WriteString(plain + " ")
+			return ast.WalkSkipChildren, nil
+		case *ast.Paragraph:
+			plain := plainText(n, source)
+			words.WriteString(plain + " ")
+			if excerpt.Len() < ExcerptLength*utf8.UTFMax && plain != "" && !inQuoteOrList(n) {
+				excerpt.WriteString(plain + " ")
+			}
+			return ast.WalkSkipChildren, nil
+		case *ast.TextBlock, *extast.TableCell:
+			words.WriteString(plainText(n, source) + " ")
+			return ast.WalkSkipChildren, nil
+		case *ast.FencedCodeBlock, *ast.CodeBlock:
+			lines := n.Lines()
+			for i := range lines.Len() {
+				seg := lines.At(i)
+				words.Write(seg.Value(source))
+			}
+			words.WriteByte(' ')
+			return ast.WalkSkipChildren, nil
+		}
+		return ast.WalkContinue, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	// An image from anywhere but an absolute http or https URL (a data:
+	// URL, a path on whatever site shows the post) is shown as its text.
+	var images []*ast.Image
+	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if img, ok := n.(*ast.Image); ok && entering && !httpURL.Match(img.Destination) {
+			images = append(images, img)
+		}
+		return ast.WalkContinue, nil
+	})
+	for _, img := range images {
+		img.Parent().ReplaceChild(img.Parent(), img, ast.NewString([]byte(plainText(img, source))))
+	}
+	// goldmark's HTML is a little larger than the sanitized HTML for some
+	// text (it spells a quote with six bytes, the policy with five), so it
+	// may exceed the limit twice over before anything is sanitized.
+	var raw bytes.Buffer
+	if err := md.Renderer().Render(&limitedWriter{w: &raw, left: 2 * MaxHTMLBytes}, source, doc); err != nil {
+		if errors.Is(err, ErrTooLarge) {
+			return nil, ErrTooLarge
+		}
+		return nil, fmt.Errorf("render markdown: %w", err)
+	}
+	html := policy.SanitizeReader(&raw)
+	if html.Len() > MaxHTMLBytes {
+		return nil, ErrTooLarge
+	}
+	out.HTML = html.String()
+	out.Words = len(strings.Fields(words.String()))
+	out.ReadingMinutes = ReadingMinutes(out.Words)
+	out.Excerpt = cut(strings.Join(strings.Fields(excerpt.String()), " "), ExcerptLength)
+	return out, nil
+}
+
+// ReadingMinutes is the time it takes to read words words at
+// WordsPerMinute, rounded up: 0 for none, at least 1 for any.
+func ReadingMinutes(words int) int {
+	return (words + WordsPerMinute - 1) / WordsPerMinute
+}
+
+// inQuoteOrList reports whether a paragraph is inside a block quote or a
+// list item, which do not make a good excerpt.
+func inQuoteOrList(n ast.Node) bool {
+	for p := n.Parent(); p != nil; p = p.Parent() {
+		switch p.Kind() {
+		case ast.KindBlockquote, ast.KindListItem:
+			return true
+		}
+	}
+	return false
+}
+
+// plainText returns the text a reader sees in n: inline markup, link
+// targets and raw HTML left out, line breaks as spaces.
+func plainText(n ast.Node, source []byte) string {
+	var b strings.Builder
+	var walk func(ast.Node)
+	walk = func(n ast.Node) {
+		for c := n.FirstChild(); c != nil; c = c.NextSibling() {
+			switch c := c.(type) {
+			case *ast.Text:
+				b.Write(c.Segment.Value(source))
+				if c.SoftLineBreak() || c.HardLineBreak() {
+					b.WriteByte(' ')
+				}
+			case *ast.String:
+				b.Write(c.Value)
+			case *ast.AutoLink:
+				b.Write(c.Label(source))
+			case *ast.RawHTML:
+			default:
+				walk(c)
+			}
+		}
+	}
+	walk(n)
+	return strings.Join(strings.Fields(b.String()), " ")
+}
+
+// cut shortens s to at most n characters, ending in "…" when it cut.
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)[:n-1]
+	// End at a word when there is one in the last fifth.
+	if i := lastSpace(r); i > n*4/5 {
+		r = r[:i]
+	}
+	return strings.TrimRightFunc(string(r), unicode.IsSpace) + "…"
+}
+
+func lastSpace(r []rune) int {
+	for i := len(r) - 1; i >= 0; i-- {
+		if unicode.IsSpace(r[i]) {
+			return i
+		}
+	}
+	return -1
+}
+
+// anchors makes heading ids: the heading's text folded to lower-case
+// ASCII letters and digits joined by hyphens, "section" when nothing is
+// left, with "-2", "-3", … for repeats.
+type anchors map[string]bool
+
+func (a anchors) next(plain string) string {
+	base := Slugify(plain, MaxAnchor)
+	if base == "" {
+		base = "section"
+	}
+	id := base
+	for i := 2; a[id]; i++ {
+		id = base + "-" + strconv.Itoa(i)
+	}
+	a[id] = true
+	return id
+}
+
+// Slugify returns s as lower-case ASCII letters and digits separated by
+// single hyphens, at most max bytes long: accents are dropped ("Café" is
+// "cafe"), and every run of other characters becomes one hyphen. It
+// returns "" when s has no letter or digit of the Latin alphabet.
+func Slugify(s string, max int) string {
+	// A transformer keeps state between calls: one each, as Render runs
+	// in many goroutines at once.
+	fold := transform.Chain(norm.NFKD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
+	folded, _, err := transform.String(fold, s)
+	if err != nil {
+		folded = s
+	}
+	var b strings.Builder
+	hyphen := false
+	for _, r := range strings.ToLower(folded) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			if hyphen && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			hyphen = false
+			b.WriteRune(r)
+		case r == 'ß':
+			if hyphen && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			hyphen = false
+			b.WriteString("ss")
+		default:
+			hyphen = true
+		}
+	}
+	out := b.String()
+	if len(out) > max {
+		out = strings.TrimRight(out[:max], "-")
+	}
+	return out
+}
+
+// limitedWriter passes at most left bytes to w, then fails every write
+// with ErrTooLarge.
+type limitedWriter struct {
+	w    io.Writer
+	left int
+}
+
+func (l *limitedWriter) Write(p []byte) (int, error) {
+	if len(p) > l.left {
+		l.left = 0
+		return 0, ErrTooLarge
+	}
+	l.left -= len(p)
+	return l.w.Write(p)
+}

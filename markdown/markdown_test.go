@@ -1,0 +1,272 @@
+package markdown
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"golang.org/x/net/html"
+)
+
+func render(t *testing.T, src string) *Document {
+	t.Helper()
+	d, err := Render(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
+func TestRenderGitHubFlavour(t *testing.T) {
+	d := render(t, "# Title\n\nSome *emphasis*, ~~gone~~ and https://example.com/x.\n\n"+
+		"| a | b |\n|:--|--:|\n| 1 | 2 |\n\n```go\nfmt.Println(\"hi\")\n```\n")
+	for _, want := range []string{
+		`<h1 id="title">Title</h1>`,
+		`<em>emphasis</em>`,
+		`<del>gone</del>`,
+		`<a href="https://example.com/x" rel="nofollow noreferrer">https://example.com/x</a>`,
+		`<th align="left">a</th>`,
+		`<td align="right">2</td>`,
+		`<pre><code>fmt.Println(&#34;hi&#34;)`,
+	} {
+		if !strings.Contains(d.HTML, want) {
+			t.Errorf("HTML lacks %s:\n%s", want, d.HTML)
+		}
+	}
+}
+
+func TestRenderSanitizes(t *testing.T) {
+	cases := []struct {
+		name, src string
+		banned    []string
+	}{
+		{"raw html", "<script>alert(1)</script>\n\nhi <img src=x onerror=alert(1)>", []string{"<script", "onerror", "alert"}},
+		{"javascript link", "[x](javascript:alert(1))", []string{"javascript:"}},
+		{"data image", "![x](data:image/png;base64,AAAA)", []string{"data:"}},
+		{"relative image", "![x](/img/a.png)", []string{"/img/a.png", "<img"}},
+		{"vbscript link", "<vbscript:msgbox(1)> [y](vbscript:msgbox(1))", []string{"href"}},
+		{"html in a heading", "# Hi <b onclick=x>there</b>", []string{"onclick"}},
+		{"style", "<style>body{display:none}</style>", []string{"<style", "display"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			d := render(t, c.src)
+			for _, b := range c.banned {
+				if strings.Contains(d.HTML, b) {
+					t.Errorf("HTML keeps %q:\n%s", b, d.HTML)
+				}
+			}
+		})
+	}
+	d := render(t, "![a cat](https://example.com/cat.png)")
+	if !strings.Contains(d.HTML, `<img src="https://example.com/cat.png" alt="a cat">`) {
+		t.Errorf("http image dropped: %s", d.HTML)
+	}
+	d = render(t, "[home](/posts/hello) and [site](http://example.com)")
+	if !strings.Contains(d.HTML, `<a href="/posts/hello" rel="nofollow">home</a>`) ||
+		!strings.Contains(d.HTML, `<a href="http://example.com" rel="nofollow noreferrer">site</a>`) {
+		t.Errorf("links: %s", d.HTML)
+	}
+}
+
+func TestTOCMatchesHeadingIDs(t *testing.T) {
+	d := render(t, "# Intro\n\n## Café **au lait**\n\n## Intro\n\n### 日本語\n\n#### [Go](https://go.dev) `code`\n\n#\n\nSetext\n------\n")
+	want := []Heading{
+		{1, "Intro", "intro"},
+		{2, "Café au lait", "cafe-au-lait"},
+		{2, "Intro", "intro-2"},
+		{3, "日本語", "section"},
+		{4, "Go code", "go-code"},
+		{2, "Setext", "setext"},
+	}
+	if len(d.TOC) != len(want) {
+		t.Fatalf("toc = %+v, want %+v", d.TOC, want)
+	}
+	for i, h := range want {
+		if d.TOC[i] != h {
+			t.Errorf("toc[%d] = %+v, want %+v", i, d.TOC[i], h)
+		}
+		if !strings.Contains(d.HTML, `id="`+h.Anchor+`"`) {
+			t.Errorf("HTML has no heading with id %q:\n%s", h.Anchor, d.HTML)
+		}
+	}
+	// The empty heading has an id too, and it is unique.
+	ids := regexp.MustCompile(`id="([^"]+)"`).FindAllStringSubmatch(d.HTML, -1)
+	seen := map[string]bool{}
+	for _, m := range ids {
+		if seen[m[1]] {
+			t.Errorf("id %q repeats", m[1])
+		}
+		seen[m[1]] = true
+	}
+	equal(t, "heading ids", len(ids), 7)
+}
+
+func TestTOCLimits(t *testing.T) {
+	var b strings.Builder
+	for range MaxHeadings + 5 {
+		b.WriteString("## " + strings.Repeat("long words ", 20) + "\n\n")
+	}
+	d := render(t, b.String())
+	equal(t, "entries", len(d.TOC), MaxHeadings)
+	for _, h := range d.TOC {
+		if n := len([]rune(h.Text)); n > MaxHeadingText || !strings.HasSuffix(h.Text, "…") {
+			t.Fatalf("entry text %q has %d characters", h.Text, n)
+		}
+		if len(h.Anchor) > MaxAnchor+4 {
+			t.Fatalf("anchor %q is too long", h.Anchor)
+		}
+	}
+	if !strings.Contains(d.HTML, `-105"`) {
+		t.Error("the headings past the table of contents lack their ids")
+	}
+}
+
+func TestWordsReadingTimeAndExcerpt(t *testing.T) {
+	d := render(t, "")
+	equal(t, "empty words", d.Words, 0)
+	equal(t, "empty minutes", d.ReadingMinutes, 0)
+	equal(t, "empty excerpt", d.Excerpt, "")
+
+	d = render(t, "# Heading here\n\n> A quote.\n\nFirst *real*\nparagraph.\n\n- a list item\n\n```\ncode words\n```\n\n| c1 | c2 |\n|---|---|\n| x | y |\n")
+	equal(t, "words", d.Words, 16)
+	equal(t, "minutes", d.ReadingMinutes, 1)
+	equal(t, "excerpt", d.Excerpt, "First real paragraph.")
+
+	d = render(t, strings.Repeat("word ", 2*WordsPerMinute+1))
+	equal(t, "long minutes", d.ReadingMinutes, 3)
+	if n := len([]rune(d.Excerpt)); n > ExcerptLength || !strings.HasSuffix(d.Excerpt, "…") {
+		t.Errorf("excerpt of %d characters: %q", n, d.Excerpt)
+	}
+}
+
+func TestRenderRefusesHTMLPastTheLimit(t *testing.T) {
+	// A reference link repeats its URL at every use: 30 000 uses of a
+	// 2 000-character URL would be 60 MB of HTML.
+	src := "[a]: https://example.com/" + strings.Repeat("x", 2000) + "\n\n" + strings.Repeat("[a] ", 30_000)
+	if _, err := Render(src); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("err = %v, want ErrTooLarge", err)
+	}
+	// Autolinks grow once sanitized (rel attributes): the limit holds on
+	// the sanitized HTML too.
+	if _, err := Render(strings.Repeat("www.a.io ", 11_000)); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("autolinks: err = %v, want ErrTooLarge", err)
+	}
+	d := render(t, strings.Repeat("plain text ", 9_000))
+	if len(d.HTML) > MaxHTMLBytes {
+		t.Errorf("HTML of %d bytes", len(d.HTML))
+	}
+}
+
+func TestRenderIsDeterministic(t *testing.T) {
+	src := "# A\n\n## A\n\ntext [l](http://x.y) www.z.io\n"
+	a, b := render(t, src), render(t, src)
+	if a.HTML != b.HTML || len(a.TOC) != len(b.TOC) || a.Excerpt != b.Excerpt {
+		t.Error("two renders differ")
+	}
+}
+
+// TestRenderConcurrently renders at once in many goroutines, as writes
+// do; the race detector finds any state they share.
+func TestRenderConcurrently(t *testing.T) {
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			for j := range 20 {
+				src := fmt.Sprintf("# Café %d\n\n## Über %d\n\ntext www.example.com", i, j)
+				d, err := Render(src)
+				if err != nil || len(d.TOC) != 2 || d.TOC[1].Anchor != fmt.Sprintf("uber-%d", j) {
+					t.Errorf("render %d/%d: %+v, %v", i, j, d, err)
+				}
+				Slugify("José Núñez", 100)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func TestSlugify(t *testing.T) {
+	for in, want := range map[string]string{
+		"Ada Lovelace":       "ada-lovelace",
+		"  José  Núñez! ":    "jose-nunez",
+		"Straße 42":          "strasse-42",
+		"--a--b--":           "a-b",
+		"日本語":                "",
+		"C++ & Go: a primer": "c-go-a-primer",
+	} {
+		equal(t, "Slugify("+in+")", Slugify(in, 100), want)
+	}
+	equal(t, "cut at max", Slugify("abc def ghi", 5), "abc-d")
+	equal(t, "no trailing hyphen", Slugify("abc def", 4), "abc")
+}
+
+func FuzzRender(f *testing.F) {
+	f.Add("# a\n\n[x](javascript:y) <script>z</script> ![i](http://a/b)")
+	f.Add("| a |\n|---|\n| <img src=x onerror=y> |")
+	f.Add("<a href='vbscript:x'>y</a> [z](data:text/html,q) www.x.io")
+	f.Add("![0](0)")
+	f.Add("[](http:)")
+	f.Fuzz(func(t *testing.T, src string) {
+		d, err := Render(src)
+		if errors.Is(err, ErrTooLarge) {
+			return
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkSafe(t, d.HTML)
+	})
+}
+
+// checkSafe fails unless every element of the HTML is one a page may
+// show, with no event handler, style or script URL.
+func checkSafe(t *testing.T, h string) {
+	t.Helper()
+	z := html.NewTokenizer(strings.NewReader(h))
+	for {
+		switch z.Next() {
+		case html.ErrorToken:
+			return
+		case html.StartTagToken, html.SelfClosingTagToken:
+			tok := z.Token()
+			switch tok.Data {
+			case "script", "style", "iframe", "object", "embed", "form", "input", "svg", "math", "link", "meta", "base":
+				t.Fatalf("element %s in %s", tok.Data, h)
+			}
+			for _, a := range tok.Attr {
+				v := strings.ToLower(strings.TrimSpace(a.Val))
+				switch {
+				case strings.HasPrefix(a.Key, "on"), a.Key == "style", a.Key == "class":
+					t.Fatalf("attribute %s in %s", a.Key, h)
+				case tok.Data == "img" && a.Key == "src" && !strings.HasPrefix(v, "http://") && !strings.HasPrefix(v, "https://"):
+					t.Fatalf("image from %q", a.Val)
+				case (a.Key == "href" || a.Key == "src" || a.Key == "cite") && !safeScheme(v):
+					t.Fatalf("URL %q in %s", a.Val, h)
+				}
+			}
+		}
+	}
+}
+
+// safeScheme reports whether a URL is relative or http, https or mailto.
+func safeScheme(v string) bool {
+	colon := strings.Index(v, ":")
+	if colon < 0 || strings.ContainsAny(v[:colon], "/?#") {
+		return true
+	}
+	switch v[:colon] {
+	case "http", "https", "mailto":
+		return true
+	}
+	return false
+}
+
+func equal[T comparable](t *testing.T, what string, got, want T) {
+	t.Helper()
+	if got != want {
+		t.Errorf("%s = %v, want %v", what, got, want)
+	}
+}

@@ -1,0 +1,185 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+)
+
+// Slugs and their history. A post and an author each hold their current
+// slug and up to MaxRedirects earlier ones, newest first, in the list
+// "slugs" of their item (the current one first, so the list is never
+// empty); each slug has a reservation item naming its holder, marked
+// "redirect" for an earlier one. A reading by slug finds the holder either
+// way and shows its current slug, so a frontend can redirect.
+//
+// A free slug, or one another holder keeps only as a redirect, may be
+// taken; a current slug may not (ErrSlugTaken). Taking another's redirect
+// also takes it out of that holder's list, in the same transaction, on
+// the condition that the list is as read. The list only changes so, or by
+// the holder's own writes, which check their version: a holder's writes
+// compare the list too, so none puts back a slug taken meanwhile.
+
+// slugSpace is one namespace of slugs: posts' or authors'.
+type slugSpace struct {
+	key    func(slug string) key
+	owner  string // the reservation's attribute that names the holder
+	holder func(id string) key
+	item   func(slug, owner string, redirect bool) any
+}
+
+var postSlugs = slugSpace{
+	key:    slugKey,
+	owner:  "postId",
+	holder: postKey,
+	item: func(slug, owner string, redirect bool) any {
+		k := slugKey(slug)
+		return slugItem{PK: k.PK, SK: k.SK, Type: typeSlug, PostID: owner, Redirect: redirect}
+	},
+}
+
+var authorSlugs = slugSpace{
+	key:    authorSlugKey,
+	owner:  "authorId",
+	holder: authorKey,
+	item: func(slug, owner string, redirect bool) any {
+		k := authorSlugKey(slug)
+		return authorSlugItem{PK: k.PK, SK: k.SK, Type: typeAuthorSlug, AuthorID: owner, Redirect: redirect}
+	},
+}
+
+// reservation is a slug's reservation as read.
+type reservation struct {
+	Owner    string
+	Redirect bool
+	// OwnerSlugs are the slugs of Owner as read, when Redirect is set and
+	// Owner is another holder: the list to take the slug out of.
+	OwnerSlugs []string
+}
+
+// decodeReservation returns the reservation of slug in found, or nil.
+func (sp slugSpace) decodeReservation(found map[key]item, slug string) (*reservation, error) {
+	it, ok := found[sp.key(slug)]
+	if !ok {
+		return nil, nil
+	}
+	var raw map[string]any
+	if err := attributevalue.UnmarshalMap(it, &raw); err != nil {
+		return nil, fmt.Errorf("decode slug %q: %w", slug, err)
+	}
+	owner, _ := raw[sp.owner].(string)
+	redirect, _ := raw["redirect"].(bool)
+	return &reservation{Owner: owner, Redirect: redirect}, nil
+}
+
+// claim decides whether the holder id may take slug, reserved as res
+// (nil: free). A current slug of another is ErrSlugTaken. For another's
+// redirect it reads that holder's slugs, with ConsistentRead: one more
+// request, only then. A holder gone meanwhile makes the write start again.
+func (s *Store) claim(ctx context.Context, sp slugSpace, id string, res *reservation) error {
+	switch {
+	case res == nil || res.Owner == id:
+		return nil
+	case !res.Redirect:
+		return ErrSlugTaken
+	}
+	var holder struct {
+		Slugs []string `dynamodbav:"slugs"`
+	}
+	err := s.getItem(ctx, sp.holder(res.Owner), true, &holder)
+	if errors.Is(err, ErrNotFound) {
+		return errRetry
+	}
+	if err != nil {
+		return fmt.Errorf("holder of slug: %w", err)
+	}
+	res.OwnerSlugs = holder.Slugs
+	return nil
+}
+
+// slugHistory returns the slugs a holder has once its slug, with the
+// slugs before (current first; only the current one for an item written
+// before slugs had a history), changes to slug: slug first, then the
+// earlier ones, newest first, at most MaxRedirects of them. dropped are
+// those pushed out.
+func slugHistory(before []string, current, slug string) (after, dropped []string) {
+	if len(before) == 0 && current != "" {
+		before = []string{current}
+	}
+	after = []string{slug}
+	for _, s := range before {
+		if s != slug {
+			after = append(after, s)
+		}
+	}
+	if len(after) > 1+MaxRedirects {
+		after, dropped = after[:1+MaxRedirects], after[1+MaxRedirects:]
+	}
+	return after, dropped
+}
+
+// redirectsOf returns the redirects in a holder's slugs.
+func redirectsOf(slugs []string) []string {
+	if len(slugs) < 2 {
+		return nil
+	}
+	return slugs[1:]
+}
+
+// sameSlugs is the condition that a holder's slugs are as read.
+func sameSlugs(slugs []string) expression.ConditionBuilder {
+	if len(slugs) == 0 {
+		return expression.AttributeNotExists(expression.Name("slugs"))
+	}
+	return expression.Name("slugs").Equal(expression.Value(slugs))
+}
+
+// moveSlug adds to t what moving the holder id from the slugs before
+// (current first; nil for a new holder) to those after writes: the new
+// current slug's reservation (res as read, claimed), the old current one
+// turned into a redirect, the reservations of redirects pushed out
+// deleted, and another holder's list without the slug it gave up. A nil
+// after releases every slug of before.
+func (sp slugSpace) moveSlug(t *txn, id string, before, after []string, res *reservation) error {
+	mine := expression.Name(sp.owner).Equal(expression.Value(id))
+	var errs []error
+	add := func(err error) { errs = append(errs, err) }
+	if len(after) == 0 {
+		for _, s := range before {
+			add(t.delete(sp.key(s), &mine, errRetry))
+		}
+		return errors.Join(errs...)
+	}
+	slug := after[0]
+	if len(before) > 0 && before[0] == slug {
+		return nil
+	}
+	switch {
+	case res == nil:
+		add(t.put(sp.item(slug, id, false), ptr(condNotExists()), ErrSlugTaken))
+	case res.Owner == id:
+		add(t.put(sp.item(slug, id, false), &mine, errRetry))
+	default:
+		theirs := expression.Name(sp.owner).Equal(expression.Value(res.Owner)).
+			And(expression.Name("redirect").Equal(expression.Value(true)))
+		add(t.put(sp.item(slug, id, false), &theirs, errRetry))
+		rest := slices.DeleteFunc(slices.Clone(res.OwnerSlugs), func(s string) bool { return s == slug })
+		if len(rest) > 0 && len(rest) < len(res.OwnerSlugs) {
+			add(t.update(sp.holder(res.Owner), expression.Set(expression.Name("slugs"), expression.Value(rest)),
+				ptr(condExists().And(sameSlugs(res.OwnerSlugs))), errRetry))
+		}
+	}
+	if len(before) > 0 {
+		add(t.put(sp.item(before[0], id, true), &mine, errRetry))
+	}
+	for _, s := range before {
+		if !slices.Contains(after, s) {
+			add(t.delete(sp.key(s), ptr(mine.And(expression.Name("redirect").Equal(expression.Value(true)))), errRetry))
+		}
+	}
+	return errors.Join(errs...)
+}

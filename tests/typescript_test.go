@@ -1,0 +1,227 @@
+package tests
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/blogql/blog/auth"
+)
+
+// The TypeScript client's pages (clients/typescript/src/pages.ts) send the
+// documents of clients/typescript/src/operations.ts. CI type-checks the
+// pages against the client generated from the schema; these tests send
+// the same documents, with the variables the pages give them, to the
+// server on each backend, and check what the pages read from the answers
+// and what the answers cost.
+
+var (
+	tsDocument = regexp.MustCompile("graphql\\(`([^`]*)`\\)")
+	tsOpName   = regexp.MustCompile(`^\s*(?:query|mutation)\s+(\w+)`)
+	tsFragName = regexp.MustCompile(`^\s*fragment\s+(\w+)\s+on`)
+	tsSpread   = regexp.MustCompile(`\.\.\.(\w+)`)
+)
+
+// tsOperations returns the operations of the TypeScript client by name,
+// each with the fragments it uses, as the generated client sends them.
+func tsOperations(t *testing.T) map[string]string {
+	t.Helper()
+	src, err := os.ReadFile("../clients/typescript/src/operations.ts")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fragments, ops := map[string]string{}, map[string]string{}
+	for _, m := range tsDocument.FindAllStringSubmatch(string(src), -1) {
+		doc := m[1]
+		if f := tsFragName.FindStringSubmatch(doc); f != nil {
+			fragments[f[1]] = doc
+		} else if o := tsOpName.FindStringSubmatch(doc); o != nil {
+			ops[o[1]] = doc
+		}
+	}
+	for name, doc := range ops {
+		used := map[string]bool{}
+		var add func(string)
+		add = func(d string) {
+			for _, s := range tsSpread.FindAllStringSubmatch(d, -1) {
+				if f, ok := fragments[s[1]]; ok && !used[s[1]] {
+					used[s[1]] = true
+					doc += "\n" + f
+					add(f)
+				}
+			}
+		}
+		add(doc)
+		ops[name] = doc
+	}
+	if len(ops) < 7 {
+		t.Fatalf("found %d operations in operations.ts", len(ops))
+	}
+	return ops
+}
+
+// answer is a decoded GraphQL answer, read by path ("post.toc.0.anchor").
+type answer struct {
+	t    *testing.T
+	data any
+}
+
+func (a answer) get(path string) any {
+	a.t.Helper()
+	var v any = a.data
+	for _, p := range strings.Split(path, ".") {
+		switch c := v.(type) {
+		case map[string]any:
+			v = c[p]
+		case []any:
+			i := 0
+			for _, r := range p {
+				i = i*10 + int(r-'0')
+			}
+			if i >= len(c) {
+				a.t.Fatalf("%s: index %d of %d", path, i, len(c))
+			}
+			v = c[i]
+		default:
+			a.t.Fatalf("%s: no %q in %v", path, p, v)
+		}
+	}
+	return v
+}
+
+func (a answer) str(path string) string {
+	a.t.Helper()
+	s, _ := a.get(path).(string)
+	return s
+}
+
+func (a answer) num(path string) int {
+	a.t.Helper()
+	n, _ := a.get(path).(float64)
+	return int(n)
+}
+
+func (a answer) len(path string) int {
+	a.t.Helper()
+	l, _ := a.get(path).([]any)
+	return len(l)
+}
+
+// sendTS posts the operation as the TypeScript client's request does, as
+// the signed-in user of token when it is not empty, and fails the test
+// on any error in the answer.
+func (s *server) sendTS(t *testing.T, doc string, vars map[string]any, token string) answer {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"query": doc, "variables": vars})
+	req, _ := http.NewRequest(http.MethodPost, s.url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/graphql-response+json, application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	r := roundTrip(t, req)
+	var out struct {
+		Data   any
+		Errors []struct{ Message string }
+	}
+	if err := json.Unmarshal([]byte(r.body), &out); err != nil || len(out.Errors) > 0 || r.status != http.StatusOK {
+		t.Fatalf("status %d, answer %s", r.status, r.body)
+	}
+	return answer{t, out.Data}
+}
+
+func TestTypeScriptPages(t *testing.T) {
+	s := newServer(t)
+	b := s.seedBlog(t)
+	ctx := context.Background()
+	ops := tsOperations(t)
+	ada := s.signed(s.claims("ada", auth.RoleAuthor))
+	cover := &ImageInput{Url: "https://img.example.com/tour.png", Alt: ptr("The tour"), Width: ptr(1200), Height: ptr(630)}
+	body := "Welcome to the tour.\n\n## First stop\n\nText.\n\n## Second stop\n\nMore text."
+	tour := ok[*CreatePostResponse](t)(CreatePost(ctx, b.writers[0], CreatePostInput{
+		Title: "The tour", Slug: "the-tour", Body: &body, CoverImage: cover, Categories: []string{"go"},
+	})).CreatePost.Post
+
+	t.Run("publish", func(t *testing.T) {
+		at := start.Add(-30 * time.Minute).Format(time.RFC3339)
+		a := s.sendTS(t, ops["PublishPost"], map[string]any{"input": map[string]any{"id": tour.Id, "expectedVersion": 1, "at": at}}, ada)
+		equal(t, "status", a.str("publishPost.post.status"), "PUBLISHED")
+	})
+
+	t.Run("category page, both ways", func(t *testing.T) {
+		first := s.sendTS(t, ops["CategoryPage"], map[string]any{"slug": "go", "first": 20, "after": nil}, "")
+		equal(t, "category page requests", total(s.requests()), 2)
+		equal(t, "newest", first.str("category.posts.edges.0.node.slug"), "the-tour")
+		equal(t, "cover in the listing", first.str("category.posts.edges.0.node.coverImage.url"), cover.Url)
+		equal(t, "byline link", first.str("category.posts.edges.0.node.author.slug"), "ada-lovelace")
+		older := s.sendTS(t, ops["CategoryPage"], map[string]any{"slug": "go", "first": 20, "after": first.str("category.posts.pageInfo.endCursor")}, "")
+		equal(t, "older page", older.len("category.posts.edges"), 6)
+		equal(t, "it has newer posts", older.get("category.posts.pageInfo.hasPreviousPage"), any(true))
+		newer := s.sendTS(t, ops["CategoryPage"], map[string]any{"slug": "go", "last": 20, "before": older.str("category.posts.pageInfo.startCursor")}, "")
+		equal(t, "back to the first page", newer.str("category.posts.edges.0.node.slug"), "the-tour")
+		equal(t, "nothing newer", newer.get("category.posts.pageInfo.hasPreviousPage"), any(false))
+		equal(t, "backward page requests", total(s.requests()), 2)
+	})
+
+	t.Run("post page: html, toc, cover, previous and next", func(t *testing.T) {
+		a := s.sendTS(t, ops["PostPage"], map[string]any{"slug": "the-tour"}, "")
+		// The post by its slug, its comments (none), previous and next.
+		equal(t, "post page requests", total(s.requests()), 2+1+4+4)
+		equal(t, "toc", a.str("post.toc.1.anchor"), "second-stop")
+		if !strings.Contains(a.str("post.bodyHtml"), `<h2 id="second-stop">Second stop</h2>`) {
+			t.Errorf("html %s", a.str("post.bodyHtml"))
+		}
+		equal(t, "og image from the cover", a.str("post.seo.ogImage"), cover.Url)
+		equal(t, "previous", a.str("post.previous.slug"), "post-24")
+		equal(t, "no next yet", a.get("post.next"), nil)
+		equal(t, "reading time", a.num("post.readingTimeMinutes"), 1)
+		ok[*UpdatePostResponse](t)(UpdatePost(ctx, b.writers[0], UpdatePostInput{Id: tour.Id, ExpectedVersion: 2, Slug: ptr("grand-tour")}))
+		old := s.sendTS(t, ops["PostPage"], map[string]any{"slug": "the-tour"}, "")
+		equal(t, "an old slug answers with the new one to redirect to", old.str("post.slug"), "grand-tour")
+		commented := s.sendTS(t, ops["PostPage"], map[string]any{"slug": b.commented}, "")
+		equal(t, "threads", commented.len("post.comments.edges"), 6)
+		equal(t, "replies", commented.len("post.comments.edges.0.node.replies"), 1)
+		// The post page with replies and their authors (5), previous and next.
+		equal(t, "commented post page requests", total(s.requests()), 5+4+4)
+	})
+
+	t.Run("author page by slug", func(t *testing.T) {
+		a := s.sendTS(t, ops["AuthorPage"], map[string]any{"slug": "ada-lovelace", "first": 20, "after": nil}, "")
+		equal(t, "author page requests", total(s.requests()), 3)
+		equal(t, "slug", a.str("author.slug"), "ada-lovelace")
+		equal(t, "months", a.len("author.archive"), 2)
+		equal(t, "march", a.num("author.archive.0.postCount"), 7)
+		ok[*UpdateAuthorResponse](t)(UpdateAuthor(ctx, b.writers[0], UpdateAuthorInput{Id: b.authors[0], Slug: ptr("ada")}))
+		old := s.sendTS(t, ops["AuthorPage"], map[string]any{"slug": "ada-lovelace", "first": 20, "after": nil}, "")
+		equal(t, "old slug: redirect to", old.str("author.slug"), "ada")
+	})
+
+	t.Run("month archive", func(t *testing.T) {
+		a := s.sendTS(t, ops["MonthArchive"], map[string]any{
+			"publishedAfter": "2026-02-01T00:00:00.000Z", "publishedBefore": "2026-03-01T00:00:00.000Z", "first": 20, "after": nil,
+		}, "")
+		equal(t, "month archive requests", total(s.requests()), 5)
+		equal(t, "months", a.len("archive"), 2)
+		equal(t, "february", a.num("posts.totalCount"), 13)
+		equal(t, "page", a.len("posts.edges"), 13)
+		equal(t, "oldest of february last", a.str("posts.edges.12.node.slug"), "post-0")
+	})
+
+	t.Run("preview page", func(t *testing.T) {
+		link := s.sendTS(t, ops["CreatePreviewLink"], map[string]any{"input": map[string]any{"postId": b.draft, "expiresIn": 3 * 24 * 3600}}, ada)
+		token := link.str("createPreviewLink.token")
+		a := s.sendTS(t, ops["PreviewPage"], map[string]any{"token": token}, "")
+		// The post, and a draft's categories, whose copied names only
+		// published posts keep up to date.
+		equal(t, "preview requests", total(s.requests()), 2)
+		equal(t, "draft", a.str("post.status"), "DRAFT")
+		equal(t, "title", a.str("post.title"), "Draft")
+	})
+	s.consistent()
+}
