@@ -116,6 +116,12 @@ func field(f string) func(error, map[string]any) {
 func presentError(logger *slog.Logger) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
 		gqlErr := graphql.DefaultErrorPresenter(ctx, err)
+		if gqlErr.Message == tooComplexToValidate && gqlErr.Rule == fieldsMergeRule.Name {
+			// Validation refused the document for the work it takes, not
+			// for what it says: a limit, like the complexity's.
+			gqlErr.Extensions = map[string]any{"code": CodeComplexityLimit}
+			return gqlErr
+		}
 		if _, ok := gqlErr.Extensions["code"]; ok {
 			return gqlErr
 		}

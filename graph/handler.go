@@ -10,8 +10,6 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
-	"github.com/vektah/gqlparser/v2/validator/core"
-	"github.com/vektah/gqlparser/v2/validator/rules"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/blogql/blog/auth"
@@ -93,10 +91,10 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	srv.SetParserTokenLimit(MaxTokens)
 	srv.Use(operationLimits{complexityLimit: limit})
 	srv.Use(extension.FixedComplexityLimit(limit))
+	srv.SetValidationRulesFn(validationRules(opts.Introspection))
 	if opts.Introspection {
 		srv.Use(extension.Introspection{})
 	} else {
-		srv.SetValidationRulesFn(withoutIntrospection)
 		srv.SetDisableSuggestion(true)
 	}
 	srv.SetErrorPresenter(presentError(logger))
@@ -111,19 +109,4 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	srv.AroundResponses(markCacheable)
 	return WithRequestID(limitBody(MaxBodyBytes, withTimeout(timeout,
 		withCacheHeaders(opts.CacheMaxAge, withActor(opts.Verifier, logger, withLoaders(store, batchObserver(opts.Metrics), srv))))))
-}
-
-// withoutIntrospection returns the default validation rules plus one that
-// rejects __schema and __type, so a client asking for the schema of a server
-// without introspection gets a validation error rather than a failed field.
-func withoutIntrospection() *rules.Rules {
-	r := rules.NewDefaultRules()
-	r.AddRule("NoIntrospection", func(observers *core.Events, addError core.AddErrFunc) {
-		observers.OnField(func(_ *core.Walker, f *ast.Field) {
-			if f.Name == "__schema" || f.Name == "__type" {
-				addError(core.Message("introspection is disabled"), core.At(f.Position))
-			}
-		})
-	})
-	return r
 }

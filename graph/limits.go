@@ -69,6 +69,9 @@ func init() {
 // millions of fields. It must be added before the complexity limit.
 type operationLimits struct {
 	complexityLimit int
+	// report, when set, is called with the selections the measure of an
+	// operation visited.
+	report func(work int)
 }
 
 var _ interface {
@@ -86,7 +89,11 @@ func (l operationLimits) MutateOperationContext(_ context.Context, opCtx *graphq
 	if op == nil {
 		return nil
 	}
-	s := (&measure{memo: map[string]shape{}, cap: l.complexityLimit + 1}).selections(op.SelectionSet)
+	m := &measure{memo: map[string]shape{}, cap: l.complexityLimit + 1}
+	s := m.selections(op.SelectionSet)
+	if l.report != nil {
+		l.report(m.work)
+	}
 	refuse := func(code, format string, args ...any) *gqlerror.Error {
 		err := gqlerror.Errorf(format, args...)
 		errcode.Set(err, code)
@@ -116,11 +123,13 @@ type shape struct{ depth, fields int }
 type measure struct {
 	memo map[string]shape
 	cap  int
+	work int
 }
 
 func (m *measure) selections(set ast.SelectionSet) shape {
 	var out shape
 	for _, sel := range set {
+		m.work++
 		var sub shape
 		switch s := sel.(type) {
 		case *ast.Field:

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs every fuzz target for a while: cursor decoding and input validation
-# (storage), global-id decoding (graph). Their seeds (f.Add and
+# (storage), global-id decoding and the checks of a document before it
+# runs (graph: parsing, validation, limits, from fragment chains that once
+# took exponential time). Their seeds (f.Add and
 # testdata/fuzz/) already run with every `go test`; this searches beyond
 # them. A failing input is written to the package's testdata/fuzz/ and
 # fails the run; commit it with the fix, as a seed.
@@ -14,6 +16,7 @@ targets=(
   "./storage FuzzDecodeCursor"
   "./storage FuzzValidate"
   "./graph FuzzDecodeID"
+  "./graph FuzzCheckDocument"
 )
 for t in "${targets[@]}"; do
   read -r pkg name <<<"$t"

@@ -113,6 +113,32 @@ func fragmentBomb(n int) string {
 	return b.String()
 }
 
+// fragmentChain returns the document of a hostile probe: a page of posts
+// whose node spreads a chain of n fragments, each spreading the next one
+// twice beside a field with a selection of its own. It expands to 2^n
+// fields; checked pair by pair, it takes time doubling with each link.
+func fragmentChain(n int) string {
+	var b strings.Builder
+	b.WriteString("{posts(first:100){edges{node{...F0}}}}\n")
+	for i := range n {
+		fmt.Fprintf(&b, "fragment F%d on Post { ...F%d ...F%d author { ...A%d } }\n", i, i+1, i+1, i)
+		fmt.Fprintf(&b, "fragment A%d on Author { name }\n", i)
+	}
+	fmt.Fprintf(&b, "fragment F%d on Post { title }\n", n)
+	return b.String()
+}
+
+// introspectionChain is the same chain below __schema.
+func introspectionChain(n int) string {
+	var b strings.Builder
+	b.WriteString("{__schema{types{...T0}}}\n")
+	for i := range n {
+		fmt.Fprintf(&b, "fragment T%d on __Type { ...T%d ...T%d ofType { name } }\n", i, i+1, i+1)
+	}
+	fmt.Fprintf(&b, "fragment T%d on __Type { name }\n", n)
+	return b.String()
+}
+
 // TestBadRequestsAreRefused sends requests a hostile or broken client
 // would: oversized and malformed bodies, wrong variable types, documents
 // too large, deep, wide or costly, injection-shaped strings, forged and
@@ -158,7 +184,8 @@ func TestBadRequestsAreRefused(t *testing.T) {
 		{name: "Int variable beyond 32 bits", body: request(feed, map[string]any{"first": 1 << 40}), code: "BAD_USER_INPUT", reads: true},
 		{name: "object for a String variable", body: request(feed, map[string]any{"after": map[string]any{"$gt": ""}}), code: validation},
 		{name: "missing required variable", body: request("query($slug: String!) { post(slug: $slug) { title } }", nil), code: validation},
-		{name: "Int literal beyond 32 bits", body: request("{ posts(first: 99999999999) { totalCount } }", nil), code: "BAD_USER_INPUT", reads: true},
+		{name: "Int literal beyond 32 bits", body: request("{ posts(first: 99999999999) { totalCount } }", nil), code: validation},
+		{name: "Int literal one past 32 bits", body: request("{ posts(first: 2147483648) { totalCount } }", nil), code: validation},
 		// Limits on the operation.
 		{name: "too deep", body: request(nested(graphpkg.MaxDepth+1), nil), code: "DEPTH_LIMIT_EXCEEDED"},
 		{name: "alias flood", body: request("{ posts(first: 1) { edges { node { "+aliases(graphpkg.MaxAliases+1, "title")+"} } } }", nil),
@@ -168,6 +195,10 @@ func TestBadRequestsAreRefused(t *testing.T) {
 		{name: "100 posts with 100 comments each", body: request("{ posts(first: 100) { edges { node { comments(first: 100) { edges { node { id } } } } } } }", nil),
 			code: "COMPLEXITY_LIMIT_EXCEEDED"},
 		{name: "fragments that expand to 2^30 fields", body: request(fragmentBomb(30), nil), code: "COMPLEXITY_LIMIT_EXCEEDED"},
+		// Each of these took minutes or more to validate, a whole CPU.
+		{name: "a chain of 21 fragments with fields", body: request(fragmentChain(21), nil), code: "COMPLEXITY_LIMIT_EXCEEDED"},
+		{name: "a chain of 30 fragments with fields", body: request(fragmentChain(30), nil), code: "COMPLEXITY_LIMIT_EXCEEDED"},
+		{name: "a chain of 60 fragments with fields", body: request(fragmentChain(60), nil), code: parse},
 		// Arguments, after the document was accepted.
 		{name: "huge first", body: request(feed, map[string]any{"first": 1_000_000}), code: "BAD_USER_INPUT", reads: true},
 		{name: "negative first", body: request(feed, map[string]any{"first": -1}), code: "BAD_USER_INPUT", reads: true},
@@ -217,6 +248,12 @@ func TestBadRequestsAreRefused(t *testing.T) {
 		})
 	}
 
+	t.Run("an introspection query chaining 30 fragments is answered", func(t *testing.T) {
+		resp := s.send(t, request(introspectionChain(30), nil), false)
+		if len(resp.Errors) > 0 || !bytes.Contains(resp.Data, []byte(`"name":"Post"`)) {
+			t.Errorf("errors %v, data %.200s", resp.Errors, resp.Data)
+		}
+	})
 	t.Run("a query at the depth limit is answered", func(t *testing.T) {
 		resp := s.send(t, request(nested(graphpkg.MaxDepth), nil), false)
 		if len(resp.Errors) > 0 {
@@ -350,8 +387,10 @@ func errField(err error) string {
 }
 
 // TestIntrospectionCanBeTurnedOff checks a server configured as outside
-// the embedded mode: the schema cannot be read, and validation errors do
-// not suggest field names.
+// the embedded mode: the schema cannot be read, and no validation error
+// suggests a name of the schema (fields, arguments, enum values, input
+// fields, types, directive arguments), which would spell out what
+// introspection hides. With introspection on, each of them suggests one.
 func TestIntrospectionCanBeTurnedOff(t *testing.T) {
 	s := newServer(t, func(_ *storage.ClientConfig, o *graphpkg.HandlerOptions) { o.Introspection = false })
 	for _, q := range []string{"{ __schema { types { name } } }", `{ __type(name: "Post") { fields { name } } }`} {
@@ -360,18 +399,36 @@ func TestIntrospectionCanBeTurnedOff(t *testing.T) {
 			t.Errorf("%s: %+v, want GRAPHQL_VALIDATION_FAILED", q, resp.Errors)
 		}
 	}
-	resp := s.send(t, request("{ postz(first: 1) { totalCount } }", nil), false)
-	if len(resp.Errors) == 0 || strings.Contains(resp.Errors[0].Message, "Did you mean") {
-		t.Errorf("errors %+v, want one without suggestions", resp.Errors)
-	}
-	resp = s.send(t, request("{ __typename }", nil), false)
-	if len(resp.Errors) > 0 || !bytes.Contains(resp.Data, []byte("Query")) {
-		t.Errorf("__typename: %s %v", resp.Data, resp.Errors)
+	misspelt := []struct{ name, query string }{
+		{"a field", "{ postz(first: 1) { totalCount } }"},
+		{"an argument", "{ posts(frist: 1) { totalCount } }"},
+		{"a field without its selection", "{ posts }"},
+		{"an enum value", "query($s: PostStatus = DRAFTS) { __typename }"},
+		{"an input field", `mutation { createCategory(input: {slug: "x", nam: "X"}) { category { slug } } }`},
+		{"a type", "{ ...F } fragment F on Querry { __typename }"},
+		{"a directive argument", "{ __typename @include(iff: true) }"},
 	}
 	on := newServer(t)
-	resp = on.send(t, request("{ postz(first: 1) { totalCount } }", nil), false)
-	if len(resp.Errors) == 0 || !strings.Contains(resp.Errors[0].Message, "Did you mean") {
-		t.Errorf("with introspection on: errors %+v, want a suggestion", resp.Errors)
+	for _, m := range misspelt {
+		t.Run(m.name, func(t *testing.T) {
+			resp := s.send(t, request(m.query, nil), false)
+			if len(resp.Errors) == 0 {
+				t.Fatal("no error")
+			}
+			for _, e := range resp.Errors {
+				if strings.Contains(e.Message, "Did you mean") {
+					t.Errorf("without introspection: %q", e.Message)
+				}
+			}
+			resp = on.send(t, request(m.query, nil), false)
+			if !strings.Contains(fmt.Sprint(resp.Errors), "Did you mean") {
+				t.Errorf("with introspection: errors %v, want a suggestion", resp.Errors)
+			}
+		})
+	}
+	resp := s.send(t, request("{ __typename }", nil), false)
+	if len(resp.Errors) > 0 || !bytes.Contains(resp.Data, []byte("Query")) {
+		t.Errorf("__typename: %s %v", resp.Data, resp.Errors)
 	}
 }
 
