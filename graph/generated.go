@@ -1306,7 +1306,7 @@ type Query {
     "The global id of the object."
     id: ID!
   ): Node
-  "Fetches a post by its global id or by its slug; give exactly one. Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin."
+  "Fetches a post by its global id or by its slug; give exactly one. Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin, with the same answer as for a post that does not exist."
   post(
     "The global id of the post."
     id: ID
@@ -1377,7 +1377,7 @@ type Mutation {
     "The changes to make."
     input: UpdateCategoryInput!
   ): UpdateCategoryPayload!
-  "Creates a draft post written by the signed-in author. Fails with CONFLICT (reason SLUG_TAKEN) when the slug is in use."
+  "Creates a draft post written by the signed-in author. Fails with CONFLICT (reason SLUG_TAKEN) when the slug is in use by any post, a draft or a scheduled post included: slugs are unique across all posts, visible or not."
   createPost(
     "The new post."
     input: CreatePostInput!
@@ -1547,7 +1547,7 @@ input UpdatePostInput {
   expectedVersion: Int!
   "The new title: one line of at most 200 characters."
   title: String
-  "The new slug, 1 to 100 characters of a-z, 0-9 and single hyphens between them; the old one is released."
+  "The new slug, 1 to 100 characters of a-z, 0-9 and single hyphens between them; the old one is released. CONFLICT (reason SLUG_TAKEN) when any other post holds it, visible or not."
   slug: String
   "The new excerpt: at most 1000 characters."
   excerpt: String

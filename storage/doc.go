@@ -32,7 +32,8 @@
 //
 //	pattern                              request
 //	post by id                           GetItem POST#id (BatchGetItem for many)
-//	post by slug                         GetItem SLUG#slug, then GetItem POST#id
+//	post by slug                         GetItem SLUG#slug, then GetItem POST#id (POST#- for a free
+//	                                     slug: a hidden post and a free slug cost the same)
 //	author's posts, newest first         Query PK=AUTHOR#id, SK BETWEEN "POST#" AND "POST#<now>$", descending
 //	                                     (AND "POST#~" for the author and admins: scheduled posts too)
 //	author's drafts                      Query GSI1 GSI1PK=DRAFT#authorId, descending

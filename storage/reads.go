@@ -127,13 +127,23 @@ func (s *Store) GetPost(ctx context.Context, id string) (*Post, error) {
 	return it.post(), nil
 }
 
-// GetPostBySlug returns the post that holds slug, or ErrNotFound.
+// absentPostID is a post id no post has: new ids are UUIDs.
+const absentPostID = "-"
+
+// GetPostBySlug returns the post that holds slug, or ErrNotFound. It makes
+// the same two reads whether or not a post holds the slug: for a free slug
+// it reads a post that does not exist. A caller that hides some posts (a
+// draft from anyone but its author) then answers a hidden post and a free
+// slug alike, in time as in words.
 func (s *Store) GetPostBySlug(ctx context.Context, slug string) (*Post, error) {
 	if err := validateSlug("slug", slug); err != nil {
 		return nil, err
 	}
 	var sl slugItem
-	if err := s.getItem(ctx, slugKey(slug), false, &sl); err != nil {
+	err := s.getItem(ctx, slugKey(slug), false, &sl)
+	if errors.Is(err, ErrNotFound) {
+		sl.PostID = absentPostID
+	} else if err != nil {
 		return nil, fmt.Errorf("slug %q: %w", slug, err)
 	}
 	return s.GetPost(ctx, sl.PostID)

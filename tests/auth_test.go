@@ -2,10 +2,13 @@ package tests
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/blogql/blog/auth"
 )
@@ -463,4 +467,81 @@ func TestIdempotencyKeysAreEachUsers(t *testing.T) {
 	again := ok[*CreatePostResponse](t)(CreatePost(ctx, grace, CreatePostInput{Title: "Grace's", Slug: "graces", IdempotencyKey: key})).CreatePost.Post
 	equal(t, "grace's retried createPost", again.Id, theirs.Id)
 	s.consistent()
+}
+
+// TestHiddenPostsLookMissing asks for a draft and a scheduled post, and
+// for posts that do not exist, as readers who may not see the former: each
+// pair answers alike, in code, message, path and the DynamoDB requests
+// that timing follows, and no message names an internal id.
+func TestHiddenPostsLookMissing(t *testing.T) {
+	s := newServer(t)
+	b := s.seedBlog(t)
+	ctx := context.Background()
+	// A comment on a post that went back to being a draft.
+	onDraft := ok[*AddCommentResponse](t)(AddComment(ctx, b.writers[1], AddCommentInput{PostId: b.published[3], Body: "Hidden soon."})).AddComment.Comment.Id
+	ok[*UnpublishPostResponse](t)(UnpublishPost(ctx, b.writers[1], UnpublishPostInput{Id: b.published[3]}))
+	missingPost := b64("Post:01900000-0000-7000-8000-000000000000")
+	missingComment := b64("Comment:01900000-0000-7000-8000-000000000000:1700000000000-ab")
+
+	type answer struct {
+		code, message, path string
+		requests           int
+	}
+	ask := func(t *testing.T, c graphql.Client, query string, vars map[string]any) answer {
+		t.Helper()
+		var resp graphql.Response
+		err := c.MakeRequest(ctx, &graphql.Request{Query: query, Variables: vars}, &resp)
+		a := answer{code: code(err), requests: total(s.requests())}
+		if len(resp.Errors) > 0 {
+			a.message, a.path = resp.Errors[0].Message, resp.Errors[0].Path.String()
+		}
+		return a
+	}
+	bySlug := `query($slug: String!) { post(slug: $slug) { title } }`
+	byID := `query($id: ID!) { post(id: $id) { title } }`
+	node := `query($id: ID!) { node(id: $id) { id } }`
+	pairs := []struct {
+		name            string
+		query           string
+		hidden, missing map[string]any
+	}{
+		{"a draft by slug", bySlug, map[string]any{"slug": "a-draft"}, map[string]any{"slug": "no-such-post"}},
+		{"a scheduled post by slug", bySlug, map[string]any{"slug": "soon"}, map[string]any{"slug": "no-such-post"}},
+		{"a draft by id", byID, map[string]any{"id": b.draft}, map[string]any{"id": missingPost}},
+		{"a draft as a node", node, map[string]any{"id": b.draft}, map[string]any{"id": missingPost}},
+		{"a scheduled post as a node", node, map[string]any{"id": b.scheduled}, map[string]any{"id": missingPost}},
+		{"a comment on a draft as a node", node, map[string]any{"id": onDraft}, map[string]any{"id": missingComment}},
+	}
+	readers := map[string]graphql.Client{"anonymous": s.client, "another author": b.writers[2]}
+	for _, p := range pairs {
+		for name, c := range readers {
+			t.Run(p.name+"/"+name, func(t *testing.T) {
+				hidden, missing := ask(t, c, p.query, p.hidden), ask(t, c, p.query, p.missing)
+				equal(t, "code", hidden.code, "NOT_FOUND")
+				equal(t, "answer to a hidden post", hidden, missing)
+				for _, v := range p.hidden {
+					id, _ := base64.RawURLEncoding.DecodeString(v.(string))
+					if _, internal, ok := strings.Cut(string(id), ":"); ok && strings.Contains(hidden.message, internal) {
+						t.Errorf("message %q names the internal id %s", hidden.message, internal)
+					}
+				}
+			})
+		}
+	}
+
+	t.Run("a slug in use by a draft cannot be taken", func(t *testing.T) {
+		_, err := CreatePost(ctx, b.writers[2], CreatePostInput{Title: "Mine", Slug: "a-draft"})
+		equal(t, "code", code(err), "CONFLICT")
+		equal(t, "reason", errReason(err), "SLUG_TAKEN")
+	})
+}
+
+// errReason returns extensions.reason of the first GraphQL error in err.
+func errReason(err error) string {
+	var list gqlerror.List
+	if errors.As(err, &list) && len(list) > 0 {
+		r, _ := list[0].Extensions["reason"].(string)
+		return r
+	}
+	return ""
 }

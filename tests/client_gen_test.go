@@ -1487,7 +1487,7 @@ func (v *CreatePostInput) GetIdempotencyKey() *string { return v.IdempotencyKey 
 
 // CreatePostResponse is returned by CreatePost on success.
 type CreatePostResponse struct {
-	// Creates a draft post written by the signed-in author. Fails with CONFLICT (reason SLUG_TAKEN) when the slug is in use.
+	// Creates a draft post written by the signed-in author. Fails with CONFLICT (reason SLUG_TAKEN) when the slug is in use by any post, a draft or a scheduled post included: slugs are unique across all posts, visible or not.
 	CreatePost CreatePostCreatePostCreatePostPayload `json:"createPost"`
 }
 
@@ -2214,7 +2214,7 @@ func (v *PostByIDPost) __premarshalJSON() (*__premarshalPostByIDPost, error) {
 
 // PostByIDResponse is returned by PostByID on success.
 type PostByIDResponse struct {
-	// Fetches a post by its global id or by its slug; give exactly one. Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin.
+	// Fetches a post by its global id or by its slug; give exactly one. Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin, with the same answer as for a post that does not exist.
 	Post *PostByIDPost `json:"post"`
 }
 
@@ -2467,7 +2467,7 @@ func (v *PostPagePostCommentsCommentConnectionPageInfo) GetEndCursor() *string {
 
 // PostPageResponse is returned by PostPage on success.
 type PostPageResponse struct {
-	// Fetches a post by its global id or by its slug; give exactly one. Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin.
+	// Fetches a post by its global id or by its slug; give exactly one. Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin, with the same answer as for a post that does not exist.
 	Post *PostPagePost `json:"post"`
 }
 
@@ -2736,7 +2736,7 @@ func (v *PostThreadsPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentRepl
 
 // PostThreadsResponse is returned by PostThreads on success.
 type PostThreadsResponse struct {
-	// Fetches a post by its global id or by its slug; give exactly one. Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin.
+	// Fetches a post by its global id or by its slug; give exactly one. Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin, with the same answer as for a post that does not exist.
 	Post *PostThreadsPost `json:"post"`
 }
 
@@ -3270,7 +3270,7 @@ type UpdatePostInput struct {
 	ExpectedVersion int `json:"expectedVersion"`
 	// The new title: one line of at most 200 characters.
 	Title *string `json:"title"`
-	// The new slug, 1 to 100 characters of a-z, 0-9 and single hyphens between them; the old one is released.
+	// The new slug, 1 to 100 characters of a-z, 0-9 and single hyphens between them; the old one is released. CONFLICT (reason SLUG_TAKEN) when any other post holds it, visible or not.
 	Slug *string `json:"slug"`
 	// The new excerpt: at most 1000 characters.
 	Excerpt *string `json:"excerpt"`

@@ -235,7 +235,7 @@ type UpdatePostInput struct {
 	ExpectedVersion int `json:"expectedVersion"`
 	// The new title: one line of at most 200 characters.
 	Title *string `json:"title,omitempty"`
-	// The new slug, 1 to 100 characters of a-z, 0-9 and single hyphens between them; the old one is released.
+	// The new slug, 1 to 100 characters of a-z, 0-9 and single hyphens between them; the old one is released. CONFLICT (reason SLUG_TAKEN) when any other post holds it, visible or not.
 	Slug *string `json:"slug,omitempty"`
 	// The new excerpt: at most 1000 characters.
 	Excerpt *string `json:"excerpt,omitempty"`
