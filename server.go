@@ -29,6 +29,9 @@ import (
 	"github.com/blogql/blog/storage"
 )
 
+// listen opens the API's listener; tests replace it.
+var listen = net.Listen
+
 // Server limits.
 const (
 	// maxHeaderBytes bounds the request line and headers, so also the
@@ -68,28 +71,29 @@ const (
 
 // config is the server's configuration.
 type config struct {
-	host           string
-	port           int
-	endpoint       string
-	aws            bool
-	table          string
-	region         string
-	createTable    autoBool
-	seedDemo       autoBool
-	playground     bool
-	playgroundDir  string
-	introspection  autoBool
-	requestTimeout time.Duration
-	maxAttempts    int
-	logLevel       slog.Level
-	logFormat      string
-	jwtSecret      string
-	jwtIssuer      string
-	jwtAudience    string
-	jwksURL        string
-	cacheMaxAge    time.Duration
-	pprofAddr      string
-	metricsAddr    string
+	host              string
+	port              int
+	endpoint          string
+	aws               bool
+	table             string
+	region            string
+	createTable       autoBool
+	seedDemo          autoBool
+	playground        bool
+	playgroundDir     string
+	introspection     autoBool
+	requestTimeout    time.Duration
+	maxAttempts       int
+	logLevel          slog.Level
+	logFormat         string
+	jwtSecret         string
+	insecureDevTokens bool
+	jwtIssuer         string
+	jwtAudience       string
+	jwksURL           string
+	cacheMaxAge       time.Duration
+	pprofAddr         string
+	metricsAddr       string
 }
 
 // backend returns which DynamoDB the server talks to: AWS with -aws (at
@@ -166,7 +170,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 		"introspection": "INTROSPECTION", "log-level": "LOG_LEVEL", "log-format": "LOG_FORMAT",
 		"request-timeout": "REQUEST_TIMEOUT", "dynamodb-max-attempts": "DYNAMODB_MAX_ATTEMPTS",
 		"cache-max-age": "CACHE_MAX_AGE", "pprof-addr": "PPROF_ADDR",
-		"metrics-addr": "METRICS_ADDR",
+		"metrics-addr": "METRICS_ADDR", "insecure-dev-tokens": "INSECURE_DEV_TOKENS",
 	}
 	fs.StringVar(&c.host, "host", "localhost", "interface to listen on; \"\" or 0.0.0.0 for all (in a container), localhost keeps a dev run private")
 	fs.IntVar(&c.port, "port", 8080, "port to listen on; 0 picks a free one")
@@ -184,6 +188,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	fs.TextVar(&c.logLevel, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json")
 	fs.StringVar(&c.jwtSecret, "jwt-secret", "", "`secret` that signs HS256 bearer tokens, at least 32 bytes (prefer the variable: flags show in ps);\nthis or -jwt-jwks-url is needed outside the embedded mode, which otherwise uses a development secret")
+	fs.BoolVar(&c.insecureDevTokens, "insecure-dev-tokens", false, "in the embedded mode without -jwt-secret or -jwt-jwks-url, accept (and log) development tokens\neven on a listener beyond loopback: anyone who reaches the server and gets a token can write")
 	fs.StringVar(&c.jwksURL, "jwt-jwks-url", "", "`URL` of an identity provider's JWKS, to verify its RS256 and ES256 tokens (https)")
 	fs.StringVar(&c.jwtIssuer, "jwt-issuer", "", "the iss claim tokens must carry; empty: not checked")
 	fs.StringVar(&c.jwtAudience, "jwt-audience", "", "a value the aud claim of tokens must hold; empty: not checked")
@@ -289,12 +294,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if cfg.playground && !cfg.introspectionOn() {
 		logger.Warn("the playground cannot load the schema with introspection off")
 	}
-	var playgroundHeaders map[string]string
-	if devTokens {
-		if playgroundHeaders, err = logDevTokens(logger, cfg, time.Now()); err != nil {
-			return err
-		}
-	}
 
 	if cfg.pprofAddr != "" {
 		if _, err := servePprof(ctx, cfg.pprofAddr, logger); err != nil {
@@ -304,9 +303,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err := tel.serveMetrics(ctx, cfg.metricsAddr, logger); err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.host, strconv.Itoa(cfg.port)))
+	ln, err := listen("tcp", net.JoinHostPort(cfg.host, strconv.Itoa(cfg.port)))
 	if err != nil {
 		return err
+	}
+	var playgroundHeaders map[string]string
+	if devTokens {
+		verifier, playgroundHeaders, err = devVerifier(ctx, logger, cfg, store, isLoopback(ln.Addr()), time.Now())
+		if err != nil {
+			ln.Close()
+			return err
+		}
 	}
 	srv := &http.Server{
 		Handler:           graph.WithRequestID(logRequests(logger, routes(store, verifier, tel, cfg, playgroundHeaders, logger))),
