@@ -1444,7 +1444,7 @@ The input of ` + "`" + `updateAuthor` + "`" + `. Omitted fields are left unchang
 input UpdateAuthorInput {
   "The global id of the author."
   id: ID!
-  "When given, the update fails with CONFLICT unless the author still has this version."
+  "When given, the update fails with CONFLICT unless the author still has this version; 0 or less, a version no author has, always fails. Omitted, the update is unconditional."
   expectedVersion: Int
   "The new name: one line of at most 100 characters."
   name: String
@@ -1492,7 +1492,7 @@ The input of ` + "`" + `updateCategory` + "`" + `. Omitted fields are left uncha
 input UpdateCategoryInput {
   "The slug of the category to change."
   slug: String!
-  "When given, the update fails with CONFLICT unless the category still has this version."
+  "When given, the update fails with CONFLICT unless the category still has this version; 0 or less, a version no category has, always fails. Omitted, the update is unconditional."
   expectedVersion: Int
   "The new display name: one line of at most 100 characters."
   name: String
@@ -1573,7 +1573,7 @@ The input of ` + "`" + `publishPost` + "`" + `.
 input PublishPostInput {
   "The global id of the post."
   id: ID!
-  "When given, publishing fails with CONFLICT unless the post still has this version."
+  "When given, publishing fails with CONFLICT unless the post still has this version; 0 or less, a version no post has, always fails. Omitted, publishing is unconditional."
   expectedVersion: Int
   "When the post becomes public; omitted means now, a future time schedules the post."
   at: DateTime
@@ -1595,7 +1595,7 @@ The input of ` + "`" + `unpublishPost` + "`" + `.
 input UnpublishPostInput {
   "The global id of the post."
   id: ID!
-  "When given, unpublishing fails with CONFLICT unless the post still has this version."
+  "When given, unpublishing fails with CONFLICT unless the post still has this version; 0 or less, a version no post has, always fails. Omitted, unpublishing is unconditional."
   expectedVersion: Int
   "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
   idempotencyKey: String
@@ -1615,7 +1615,7 @@ The input of ` + "`" + `deletePost` + "`" + `.
 input DeletePostInput {
   "The global id of the post."
   id: ID!
-  "When given, deleting fails with CONFLICT unless the post still has this version."
+  "When given, deleting fails with CONFLICT unless the post still has this version; 0 or less, a version no post has, always fails. Omitted, deleting is unconditional."
   expectedVersion: Int
   "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
   idempotencyKey: String

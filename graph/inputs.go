@@ -17,7 +17,7 @@ func (r *Resolver) ownPostRef(ctx context.Context, id string, expectedVersion *i
 	}
 	return storage.PostRef{
 		ID:              postID,
-		ExpectedVersion: int64(deref(expectedVersion)),
+		ExpectedVersion: expectedVersionOf(expectedVersion),
 		IdempotencyKey:  idempotencyKey(ctx, idemKey),
 	}, nil
 }
@@ -46,4 +46,18 @@ func newComment(authorID string, in model.AddCommentInput) (storage.NewComment, 
 		c.ParentID = parent.CommentID
 	}
 	return c, nil
+}
+
+// expectedVersionOf returns the storage form of an optional
+// expectedVersion: zero (no condition) when the client omitted it, and
+// storage.NoVersion for 0 or less, versions no item has, so that the write
+// fails with CONFLICT rather than skip the check.
+func expectedVersionOf(v *int) int64 {
+	switch {
+	case v == nil:
+		return 0
+	case *v < 1:
+		return storage.NoVersion
+	}
+	return int64(*v)
 }

@@ -142,7 +142,7 @@ func (r *mutationResolver) UpdateAuthor(ctx context.Context, input model.UpdateA
 	}
 	a, err := r.store.UpdateAuthor(ctx, storage.AuthorPatch{
 		ID:              id,
-		ExpectedVersion: int64(deref(input.ExpectedVersion)),
+		ExpectedVersion: expectedVersionOf(input.ExpectedVersion),
 		Name:            input.Name,
 		Bio:             input.Bio,
 		AvatarURL:       input.AvatarURL,
@@ -178,7 +178,7 @@ func (r *mutationResolver) UpdateCategory(ctx context.Context, input model.Updat
 	}
 	c, err := r.store.UpdateCategory(ctx, storage.CategoryPatch{
 		Slug:            input.Slug,
-		ExpectedVersion: int64(deref(input.ExpectedVersion)),
+		ExpectedVersion: expectedVersionOf(input.ExpectedVersion),
 		Name:            input.Name,
 		Description:     input.Description,
 		IdempotencyKey:  idempotencyKey(ctx, input.IdempotencyKey),
@@ -243,7 +243,7 @@ func (r *mutationResolver) PublishPost(ctx context.Context, input model.PublishP
 	}
 	p, err := r.store.Publish(ctx, storage.PublishPost{
 		ID:              id,
-		ExpectedVersion: int64(deref(input.ExpectedVersion)),
+		ExpectedVersion: expectedVersionOf(input.ExpectedVersion),
 		At:              deref(input.At),
 		IdempotencyKey:  idempotencyKey(ctx, input.IdempotencyKey),
 	})

@@ -1593,7 +1593,7 @@ func (v *DeletePostDeletePostDeletePostPayloadPost) GetSlug() string { return v.
 type DeletePostInput struct {
 	// The global id of the post.
 	Id string `json:"id"`
-	// When given, deleting fails with CONFLICT unless the post still has this version.
+	// When given, deleting fails with CONFLICT unless the post still has this version; 0 or less, a version no post has, always fails. Omitted, deleting is unconditional.
 	ExpectedVersion *int `json:"expectedVersion"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
@@ -2747,7 +2747,7 @@ func (v *PostThreadsResponse) GetPost() *PostThreadsPost { return v.Post }
 type PublishPostInput struct {
 	// The global id of the post.
 	Id string `json:"id"`
-	// When given, publishing fails with CONFLICT unless the post still has this version.
+	// When given, publishing fails with CONFLICT unless the post still has this version; 0 or less, a version no post has, always fails. Omitted, publishing is unconditional.
 	ExpectedVersion *int `json:"expectedVersion"`
 	// When the post becomes public; omitted means now, a future time schedules the post.
 	At *time.Time `json:"at"`
@@ -2919,7 +2919,7 @@ func (v *PublishPostResponse) GetPublishPost() PublishPostPublishPostPublishPost
 type UnpublishPostInput struct {
 	// The global id of the post.
 	Id string `json:"id"`
-	// When given, unpublishing fails with CONFLICT unless the post still has this version.
+	// When given, unpublishing fails with CONFLICT unless the post still has this version; 0 or less, a version no post has, always fails. Omitted, unpublishing is unconditional.
 	ExpectedVersion *int `json:"expectedVersion"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
@@ -3090,7 +3090,7 @@ func (v *UnpublishPostUnpublishPostUnpublishPostPayloadPost) __premarshalJSON() 
 type UpdateAuthorInput struct {
 	// The global id of the author.
 	Id string `json:"id"`
-	// When given, the update fails with CONFLICT unless the author still has this version.
+	// When given, the update fails with CONFLICT unless the author still has this version; 0 or less, a version no author has, always fails. Omitted, the update is unconditional.
 	ExpectedVersion *int `json:"expectedVersion"`
 	// The new name: one line of at most 100 characters.
 	Name *string `json:"name"`
@@ -3176,7 +3176,7 @@ func (v *UpdateAuthorUpdateAuthorUpdateAuthorPayloadAuthor) GetVersion() int { r
 type UpdateCategoryInput struct {
 	// The slug of the category to change.
 	Slug string `json:"slug"`
-	// When given, the update fails with CONFLICT unless the category still has this version.
+	// When given, the update fails with CONFLICT unless the category still has this version; 0 or less, a version no category has, always fails. Omitted, the update is unconditional.
 	ExpectedVersion *int `json:"expectedVersion"`
 	// The new display name: one line of at most 100 characters.
 	Name *string `json:"name"`

@@ -109,7 +109,7 @@ type DeleteCommentPayload struct {
 type DeletePostInput struct {
 	// The global id of the post.
 	ID string `json:"id"`
-	// When given, deleting fails with CONFLICT unless the post still has this version.
+	// When given, deleting fails with CONFLICT unless the post still has this version; 0 or less, a version no post has, always fails. Omitted, deleting is unconditional.
 	ExpectedVersion *int `json:"expectedVersion,omitempty"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
@@ -149,7 +149,7 @@ type Mutation struct {
 type PublishPostInput struct {
 	// The global id of the post.
 	ID string `json:"id"`
-	// When given, publishing fails with CONFLICT unless the post still has this version.
+	// When given, publishing fails with CONFLICT unless the post still has this version; 0 or less, a version no post has, always fails. Omitted, publishing is unconditional.
 	ExpectedVersion *int `json:"expectedVersion,omitempty"`
 	// When the post becomes public; omitted means now, a future time schedules the post.
 	At *time.Time `json:"at,omitempty"`
@@ -173,7 +173,7 @@ type Query struct {
 type UnpublishPostInput struct {
 	// The global id of the post.
 	ID string `json:"id"`
-	// When given, unpublishing fails with CONFLICT unless the post still has this version.
+	// When given, unpublishing fails with CONFLICT unless the post still has this version; 0 or less, a version no post has, always fails. Omitted, unpublishing is unconditional.
 	ExpectedVersion *int `json:"expectedVersion,omitempty"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
@@ -189,7 +189,7 @@ type UnpublishPostPayload struct {
 type UpdateAuthorInput struct {
 	// The global id of the author.
 	ID string `json:"id"`
-	// When given, the update fails with CONFLICT unless the author still has this version.
+	// When given, the update fails with CONFLICT unless the author still has this version; 0 or less, a version no author has, always fails. Omitted, the update is unconditional.
 	ExpectedVersion *int `json:"expectedVersion,omitempty"`
 	// The new name: one line of at most 100 characters.
 	Name *string `json:"name,omitempty"`
@@ -211,7 +211,7 @@ type UpdateAuthorPayload struct {
 type UpdateCategoryInput struct {
 	// The slug of the category to change.
 	Slug string `json:"slug"`
-	// When given, the update fails with CONFLICT unless the category still has this version.
+	// When given, the update fails with CONFLICT unless the category still has this version; 0 or less, a version no category has, always fails. Omitted, the update is unconditional.
 	ExpectedVersion *int `json:"expectedVersion,omitempty"`
 	// The new display name: one line of at most 100 characters.
 	Name *string `json:"name,omitempty"`
