@@ -19,9 +19,13 @@ import (
 // Who may do what. Reading published content needs no token. Every
 // mutation needs an actor with a role (UNAUTHENTICATED without a token,
 // FORBIDDEN without a role); which actor may change what is checked before
-// the write is sent, so a refused mutation writes nothing. A draft or a
-// scheduled post is NOT_FOUND, not FORBIDDEN, for anyone but its author
-// and admins, so its existence does not leak.
+// the write is sent, so a refused mutation writes nothing. Admins are a
+// principal of their own: every administrative action (authors,
+// categories, anyone's posts and comments) is theirs whatever their
+// subject, while a write as someone (a post, a comment) is written as the
+// token's subject, which must be an author (FORBIDDEN otherwise, see
+// asSubject). A draft or a scheduled post is NOT_FOUND, not FORBIDDEN, for
+// anyone but its author and admins, so its existence does not leak.
 
 // withActor attaches the actor of every request's bearer token to its
 // context. A request without a token is anonymous. A request whose token

@@ -1350,11 +1350,16 @@ its user's own: the same key from another user is another key. Keys are
 kept for 24 hours.
 
 Every mutation needs a bearer token (` + "`" + `Authorization: Bearer <JWT>` + "`" + `) whose
-subject is an author id and whose ` + "`" + `roles` + "`" + ` claim lists ` + "`" + `author` + "`" + ` or ` + "`" + `admin` + "`" + `.
-Without a token a mutation fails with UNAUTHENTICATED; with a token that
-does not allow it, with FORBIDDEN; either way nothing is written. A post
-that is a draft or scheduled is NOT_FOUND for anyone but its author and
-admins.
+` + "`" + `roles` + "`" + ` claim lists ` + "`" + `author` + "`" + ` or ` + "`" + `admin` + "`" + `. An author's token has the
+author's id as its subject and writes as that author. An admin is a
+principal of its own: whatever its subject, it may create authors and
+categories, change any author, category or post, publish, unpublish or
+delete any post and delete any comment; what it writes as someone
+(` + "`" + `createPost` + "`" + `, ` + "`" + `addComment` + "`" + `) is written as its subject, which must then be
+an author (FORBIDDEN otherwise). Without a token a mutation fails with
+UNAUTHENTICATED; with a token that does not allow it, with FORBIDDEN;
+either way nothing is written. A post that is a draft or scheduled is
+NOT_FOUND for anyone but its author and admins.
 """
 type Mutation {
   "Creates an author. Admins only."

@@ -545,3 +545,39 @@ func errReason(err error) string {
 	}
 	return ""
 }
+
+// TestAdminsAreASeparateKindOfPrincipal signs in as an admin whose subject
+// is no author: every administrative action works (authors, categories,
+// anyone's posts and comments), and what an admin writes as someone is
+// written as the token's subject, which must then be an author: creating a
+// post or a comment is FORBIDDEN, and writes nothing.
+func TestAdminsAreASeparateKindOfPrincipal(t *testing.T) {
+	s := newServer(t)
+	b := s.seedBlog(t)
+	ctx := context.Background()
+	root := s.as("root", auth.RoleAdmin)
+	comment := ok[*AddCommentResponse](t)(AddComment(ctx, b.writers[1], AddCommentInput{PostId: b.published[2], Body: "Grace's."})).AddComment.Comment.Id
+
+	ok[*CreateAuthorResponse](t)(CreateAuthor(ctx, root, CreateAuthorInput{Subject: ptr("edsger"), Name: "Edsger Dijkstra"}))
+	ok[*UpdateAuthorResponse](t)(UpdateAuthor(ctx, root, UpdateAuthorInput{Id: b.authors[1], Bio: ptr("Edited by an admin")}))
+	ok[*CreateCategoryResponse](t)(CreateCategory(ctx, root, CreateCategoryInput{Slug: "admin-made", Name: "Admin made"}))
+	ok[*UpdateCategoryResponse](t)(UpdateCategory(ctx, root, UpdateCategoryInput{Slug: "go", Description: ptr("Edited")}))
+	edited := ok[*UpdatePostResponse](t)(UpdatePost(ctx, root, UpdatePostInput{Id: b.published[0], ExpectedVersion: 2, Title: ptr("Edited by an admin")})).UpdatePost.Post
+	equal(t, "author of a post an admin edited", edited.Author.Name, "Ada Lovelace")
+	ok[*UnpublishPostResponse](t)(UnpublishPost(ctx, root, UnpublishPostInput{Id: b.published[1]}))
+	ok[*PublishPostResponse](t)(PublishPost(ctx, root, PublishPostInput{Id: b.published[1]}))
+	ok[*PublishPostResponse](t)(PublishPost(ctx, root, PublishPostInput{Id: b.draft}))
+	ok[*DeleteCommentResponse](t)(DeleteComment(ctx, root, DeleteCommentInput{Id: comment}))
+	ok[*DeletePostResponse](t)(DeletePost(ctx, root, DeletePostInput{Id: b.published[4]}))
+	s.consistent()
+
+	before := s.snapshot()
+	_, err := CreatePost(ctx, root, CreatePostInput{Title: "As whom?", Slug: "as-whom"})
+	equal(t, "createPost by an admin who is no author", code(err), "FORBIDDEN")
+	_, err = AddComment(ctx, root, AddCommentInput{PostId: b.published[2], Body: "As whom?"})
+	equal(t, "addComment by an admin who is no author", code(err), "FORBIDDEN")
+	s.unchanged(before)
+	if v := ok[*ViewerResponse](t)(Viewer(ctx, root)); v.Viewer != nil {
+		t.Errorf("viewer of an admin who is no author = %+v, want null", v.Viewer)
+	}
+}
