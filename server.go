@@ -87,6 +87,7 @@ type config struct {
 	logLevel          slog.Level
 	logFormat         string
 	jwtSecret         string
+	cursorKey         string
 	insecureDevTokens bool
 	jwtIssuer         string
 	jwtAudience       string
@@ -171,6 +172,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 		"request-timeout": "REQUEST_TIMEOUT", "dynamodb-max-attempts": "DYNAMODB_MAX_ATTEMPTS",
 		"cache-max-age": "CACHE_MAX_AGE", "pprof-addr": "PPROF_ADDR",
 		"metrics-addr": "METRICS_ADDR", "insecure-dev-tokens": "INSECURE_DEV_TOKENS",
+		"cursor-key": "CURSOR_KEY",
 	}
 	fs.StringVar(&c.host, "host", "localhost", "interface to listen on; \"\" or 0.0.0.0 for all (in a container), localhost keeps a dev run private")
 	fs.IntVar(&c.port, "port", 8080, "port to listen on; 0 picks a free one")
@@ -188,6 +190,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	fs.TextVar(&c.logLevel, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json")
 	fs.StringVar(&c.jwtSecret, "jwt-secret", "", "`secret` that signs HS256 bearer tokens, at least 32 bytes (prefer the variable: flags show in ps);\nthis or -jwt-jwks-url is needed outside the embedded mode, which otherwise uses a development secret")
+	fs.StringVar(&c.cursorKey, "cursor-key", "", fmt.Sprintf("`key` that seals the cursors of lists, at least %d bytes (prefer the variable: flags show in ps);\nempty: a random key kept in the table, the same for every server on it", storage.MinCursorKeyBytes))
 	fs.BoolVar(&c.insecureDevTokens, "insecure-dev-tokens", false, "in the embedded mode without -jwt-secret or -jwt-jwks-url, accept (and log) development tokens\neven on a listener beyond loopback: anyone who reaches the server and gets a token can write")
 	fs.StringVar(&c.jwksURL, "jwt-jwks-url", "", "`URL` of an identity provider's JWKS, to verify its RS256 and ES256 tokens (https)")
 	fs.StringVar(&c.jwtIssuer, "jwt-issuer", "", "the iss claim tokens must carry; empty: not checked")
@@ -235,6 +238,8 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 		return nil, fmt.Errorf("dynamodb max attempts %d: must be 1 to %d", c.maxAttempts, storage.MaxAttemptsLimit)
 	case c.cacheMaxAge < 0:
 		return nil, fmt.Errorf("cache max age %s: must not be negative", c.cacheMaxAge)
+	case c.cursorKey != "" && len(c.cursorKey) < storage.MinCursorKeyBytes:
+		return nil, fmt.Errorf("cursor key: must be at least %d bytes", storage.MinCursorKeyBytes)
 	}
 	if c.pprofAddr != "" {
 		if err := checkPprofAddr(c.pprofAddr); err != nil {
@@ -291,6 +296,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		}
 		logger.Info("demo blog seeded", "duration", time.Since(start).Round(time.Millisecond))
 	}
+	cursorKey, err := cursorKeyOf(ctx, cfg, store)
+	if err != nil {
+		return err
+	}
+	store = storage.New(client, cfg.table, storage.WithCursorKey(cursorKey))
 	if cfg.playground && !cfg.introspectionOn() {
 		logger.Warn("the playground cannot load the schema with introspection off")
 	}
@@ -351,6 +361,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// cursorKeyName names the table's key (storage.Store.Secret) that seals
+// cursors when none is configured.
+const cursorKeyName = "cursor"
+
+// cursorKeyOf returns the key that seals cursors: the configured one, or
+// the table's own, which every server on the table shares. It returns the
+// DynamoDB error when the table's key can be neither read nor made.
+func cursorKeyOf(ctx context.Context, cfg *config, store *storage.Store) ([]byte, error) {
+	if cfg.cursorKey != "" {
+		return []byte(cfg.cursorKey), nil
+	}
+	key, err := store.Secret(ctx, cursorKeyName)
+	if err != nil {
+		return nil, fmt.Errorf("cursor key: %w", err)
+	}
+	return key, nil
 }
 
 // newLogger returns the server's logger; lines logged with a request's

@@ -47,9 +47,12 @@
 //	post (with a comment) before a write GetItem POST#id (BatchGetItem with the comment), ConsistentRead
 //
 // Lists ask for one item more than the page, so whether another page
-// follows costs no request. Cursors are opaque (base64url of the list's
-// name, the last item's key attributes and a checksum); one from another
-// list, or altered, is an invalid-input error.
+// follows costs no request. Cursors are opaque: the last item's key
+// attributes, encrypted and authenticated together with the list's name
+// under the store's cursor key (see cursor.go), so they show nothing of
+// the table and cannot be forged; one from another list, altered, or
+// sealed with another key is an invalid-input error, refused before any
+// request.
 //
 // Reads are eventually consistent, as DynamoDB's GSIs always are: a write
 // shows in the lists a moment (usually well under a second) after it
@@ -132,7 +135,10 @@
 // Keys the servers sign with (tokens, cursors) can live in the table:
 // Secret makes a random one the first time it is asked for, with
 // attribute_not_exists, so every server on the table, and a server after a
-// restart, uses the same key without any configuration.
+// restart, uses the same key without any configuration. The server keeps
+// SECRET#cursor (the cursor key, unless one is configured) and, in the
+// embedded mode without a configured token secret, SECRET#dev-jwt (the key
+// of development tokens).
 //
 // # Counters
 //

@@ -298,7 +298,7 @@ func queryPage[T any, I any](ctx context.Context, s *Store, q listQuery, p Page,
 	if err := validatePage(p); err != nil {
 		return nil, err
 	}
-	pos, err := decodeCursor(q.list, p.After)
+	pos, err := s.decodeCursor(q.list, p.After)
 	if err != nil {
 		return nil, err
 	}
@@ -330,9 +330,9 @@ func queryPage[T any, I any](ctx context.Context, s *Store, q listQuery, p Page,
 		out, err := s.db.Query(ctx, in)
 		var apiErr smithy.APIError
 		if pos != nil && errors.As(err, &apiErr) && apiErr.ErrorCode() == "ValidationException" {
-			// The checksum only catches accidents: a cursor forged with a
-			// valid one can point outside the list's partition or bounds,
-			// which DynamoDB refuses (the embedded engine does not check).
+			// Only a cursor this list sealed gets here, which DynamoDB
+			// should take; should it refuse the start key all the same,
+			// the fault is the cursor's, not the server's.
 			return nil, errBadCursor()
 		}
 		if err != nil {
@@ -355,7 +355,7 @@ func queryPage[T any, I any](ctx context.Context, s *Store, q listQuery, p Page,
 			return nil, fmt.Errorf("decode %s: %w", q.list, err)
 		}
 		res.Items = append(res.Items, conv(&v))
-		res.Cursors = append(res.Cursors, encodeCursor(q.list, positionOf(it, q.posAttrs())))
+		res.Cursors = append(res.Cursors, s.encodeCursor(q.list, positionOf(it, q.posAttrs())))
 	}
 	return res, nil
 }
@@ -526,7 +526,7 @@ func (s *Store) LatestPosts(ctx context.Context, p Page) (*Result[*Post], error)
 	}
 	const list = "feed"
 	upper := s.visibleBound()
-	pos, err := decodeCursor(list, p.After)
+	pos, err := s.decodeCursor(list, p.After)
 	if err != nil {
 		return nil, err
 	}
@@ -588,7 +588,7 @@ func (s *Store) LatestPosts(ctx context.Context, p Page) (*Result[*Post], error)
 			break
 		}
 		res.Items = append(res.Items, merged[i].post())
-		res.Cursors = append(res.Cursors, encodeCursor(list, map[string]string{attrGSI1SK: merged[i].GSI1SK}))
+		res.Cursors = append(res.Cursors, s.encodeCursor(list, map[string]string{attrGSI1SK: merged[i].GSI1SK}))
 	}
 	res.HasNext = res.HasNext || floor != ""
 	return res, nil

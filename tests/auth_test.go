@@ -485,7 +485,7 @@ func TestHiddenPostsLookMissing(t *testing.T) {
 
 	type answer struct {
 		code, message, path string
-		requests           int
+		requests            int
 	}
 	ask := func(t *testing.T, c graphql.Client, query string, vars map[string]any) answer {
 		t.Helper()

@@ -62,8 +62,9 @@ func request(query string, variables map[string]any) string {
 	return string(b)
 }
 
-// forgeCursor builds a cursor the way the server does, as anyone who reads
-// its source can: the checksum is no secret.
+// forgeCursor builds a cursor the way the server once did, with a checksum
+// anyone who read its source could compute: a position of the client's
+// choosing, and the table's key attributes in plain sight.
 func forgeCursor(list string, pos map[string]string) string {
 	type body struct {
 		List string            `json:"l"`
@@ -207,6 +208,8 @@ func TestBadRequestsAreRefused(t *testing.T) {
 			map[string]any{"after": *first}), code: "BAD_USER_INPUT", reads: true},
 		{name: "forged cursor with extra attributes", body: request(feed, map[string]any{"after": forgeCursor("feed", map[string]string{
 			"GSI1SK": "POST#2026-03-01T12:00:00.000Z#x", "PK": "AUTHOR#ada"})}), code: "BAD_USER_INPUT", reads: true},
+		{name: "forged cursor of a position in the list", body: request(feed, map[string]any{"after": forgeCursor("feed", map[string]string{
+			"GSI1SK": "POST#2026-03-01T11:30:00.000Z#x"})}), code: "BAD_USER_INPUT", reads: true},
 		{name: "SQL-shaped cursor", body: request(feed, map[string]any{"after": "' OR '1'='1"}), code: "BAD_USER_INPUT", reads: true},
 		{name: "SQL-shaped slug", body: request(`{ post(slug: "x' OR '1'='1") { title } }`, nil), code: "BAD_USER_INPUT", reads: true},
 		{name: "expression-shaped category slug", body: request(`{ category(slug: "go OR attribute_exists(PK)") { name } }`, nil),
@@ -260,19 +263,26 @@ func TestBadRequestsAreRefused(t *testing.T) {
 			t.Errorf("errors %v", resp.Errors)
 		}
 	})
-	t.Run("a cursor forged into another category finds nothing of it", func(t *testing.T) {
-		// DynamoDB refuses a start key outside the query's partition; the
-		// embedded engine does not check, but must not return its items.
-		forged := forgeCursor("category-posts:go", map[string]string{
-			"PK": "POST#x", "SK": "CAT#dynamodb", "GSI1PK": "CAT#dynamodb", "GSI1SK": "POST#2026-03-01T00:00:00.000Z#x"})
-		r, err := CategoryPage(ctx, s.client, "go", ptr(100), &forged)
+	t.Run("a cursor of another category is refused", func(t *testing.T) {
+		other := ok[*CategoryPageResponse](t)(CategoryPage(ctx, s.client, "dynamodb", ptr(1), nil)).Category.Posts.PageInfo.EndCursor
+		_, err := CategoryPage(ctx, s.client, "go", ptr(100), other)
+		equal(t, "code", code(err), "BAD_USER_INPUT")
+	})
+	t.Run("a cursor of a server with another key is refused", func(t *testing.T) {
+		elsewhere := newServer(t)
+		elsewhere.seedBlog(t)
+		foreign := ok[*FeedResponse](t)(Feed(ctx, elsewhere.client, ptr(1), nil)).Posts.PageInfo.EndCursor
+		_, err := Feed(ctx, s.client, ptr(1), foreign)
+		equal(t, "code", code(err), "BAD_USER_INPUT")
+	})
+	t.Run("a cursor shows nothing of the table", func(t *testing.T) {
+		raw, err := base64.RawURLEncoding.DecodeString(*first)
 		if err != nil {
-			equal(t, "code", code(err), "BAD_USER_INPUT")
-			return
+			t.Fatal(err)
 		}
-		for _, e := range r.Category.Posts.Edges {
-			if !strings.Contains(fmt.Sprint(e.Node.Categories), "go") {
-				t.Errorf("post %s of another category", e.Node.Slug)
+		for _, layout := range []string{"POST#", "GSI1SK", "feed", "2026-"} {
+			if bytes.Contains(raw, []byte(layout)) {
+				t.Errorf("cursor %q shows %q", *first, layout)
 			}
 		}
 	})
