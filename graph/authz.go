@@ -179,27 +179,40 @@ func retried(err error, key *string) bool {
 // ownComment returns the comment the global id gid names once the actor
 // of ctx may delete it: its writer, the author of its post, or an admin,
 // even when the post went back to being a draft. Others get FORBIDDEN, or
-// NOT_FOUND when they cannot see the post. The comment and its post are
-// read as ownPost reads a post.
-func (r *Resolver) ownComment(ctx context.Context, gid string, idemKey *string) (storage.CommentKey, error) {
+// NOT_FOUND when they cannot see the post. hidden is true when the actor
+// may delete the comment but not see its post (a writer whose comment is
+// on a post that is a draft again): what is deleted is then not shown. The
+// comment and its post are read as ownPost reads a post.
+func (r *Resolver) ownComment(ctx context.Context, gid string, idemKey *string) (key storage.CommentKey, hidden bool, err error) {
 	a, err := author(ctx)
 	if err != nil {
-		return storage.CommentKey{}, err
+		return storage.CommentKey{}, false, err
 	}
-	key, err := decodeCommentID("id", gid)
+	key, err = decodeCommentID("id", gid)
 	if err != nil || a.IsAdmin() {
-		return key, err
+		return key, false, err
 	}
 	c, p, err := r.store.ReadComment(ctx, key)
 	switch {
 	case retried(err, idemKey):
-		return key, nil
+		// A retry of a delete that happened: whether the post is visible
+		// is read again for the answer.
+		return key, !r.postVisible(ctx, key.PostID), nil
 	case err != nil:
-		return key, err
-	case c.AuthorID == a.ID || p.AuthorID == a.ID:
-		return key, nil
+		return key, false, err
+	case p.AuthorID == a.ID:
+		return key, false, nil
+	case c.AuthorID == a.ID:
+		return key, !r.sees(ctx, p), nil
 	case !r.sees(ctx, p):
-		return key, fmt.Errorf("comment %q: %w", key.CommentID, storage.ErrNotFound)
+		return key, false, fmt.Errorf("comment %q: %w", key.CommentID, storage.ErrNotFound)
 	}
-	return key, fmt.Errorf("%w: only the comment's writer, the post's author or an admin may delete it", auth.ErrForbidden)
+	return key, false, fmt.Errorf("%w: only the comment's writer, the post's author or an admin may delete it", auth.ErrForbidden)
+}
+
+// postVisible reports whether the actor of ctx may see the post with id,
+// read as a check before a write is: false when it is gone.
+func (r *Resolver) postVisible(ctx context.Context, id string) bool {
+	p, err := r.store.ReadPost(ctx, id)
+	return err == nil && r.sees(ctx, p)
 }

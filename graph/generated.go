@@ -115,7 +115,8 @@ type ComplexityRoot struct {
 	}
 
 	DeleteCommentPayload struct {
-		Comment func(childComplexity int) int
+		Comment          func(childComplexity int) int
+		DeletedCommentID func(childComplexity int) int
 	}
 
 	DeletePostPayload struct {
@@ -552,6 +553,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DeleteCommentPayload.Comment(childComplexity), true
+	case "DeleteCommentPayload.deletedCommentId":
+		if e.ComplexityRoot.DeleteCommentPayload.DeletedCommentID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteCommentPayload.DeletedCommentID(childComplexity), true
 
 	case "DeletePostPayload.post":
 		if e.ComplexityRoot.DeletePostPayload.Post == nil {
@@ -1670,8 +1677,10 @@ input DeleteCommentInput {
 The result of ` + "`" + `deleteComment` + "`" + `.
 """
 type DeleteCommentPayload {
-  "The comment as deleted: a placeholder when it still holds replies."
-  comment: Comment!
+  "The comment as deleted: a placeholder when it still holds replies. Null when the caller may no longer see its post (the writer of a comment on a post that went back to being a draft): the comment is deleted all the same."
+  comment: Comment
+  "The global id of the deleted comment, always given."
+  deletedCommentId: ID!
 }
 `, BuiltIn: false},
 }
@@ -1829,6 +1838,8 @@ func (ec *executionContext) childFields_DeleteCommentPayload(ctx context.Context
 	switch field.Name {
 	case "comment":
 		return ec.fieldContext_DeleteCommentPayload_comment(ctx, field)
+	case "deletedCommentId":
+		return ec.fieldContext_DeleteCommentPayload_deletedCommentId(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DeleteCommentPayload", field.Name)
 }
@@ -3600,10 +3611,10 @@ func (ec *executionContext) _DeleteCommentPayload_comment(ctx context.Context, f
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Comment) graphql.Marshaler {
-			return ec.marshalNComment2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐComment(ctx, selections, v)
+			return ec.marshalOComment2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐComment(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_DeleteCommentPayload_comment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -3617,6 +3628,29 @@ func (ec *executionContext) fieldContext_DeleteCommentPayload_comment(_ context.
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _DeleteCommentPayload_deletedCommentId(ctx context.Context, field graphql.CollectedField, obj *model.DeleteCommentPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeleteCommentPayload_deletedCommentId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeletedCommentID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeleteCommentPayload_deletedCommentId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeleteCommentPayload", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _DeletePostPayload_post(ctx context.Context, field graphql.CollectedField, obj *model.DeletePostPayload) (ret graphql.Marshaler) {
@@ -8070,6 +8104,11 @@ func (ec *executionContext) _DeleteCommentPayload(ctx context.Context, sel ast.S
 			out.Values[i] = graphql.MarshalString("DeleteCommentPayload")
 		case "comment":
 			out.Values[i] = ec._DeleteCommentPayload_comment(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "deletedCommentId":
+			out.Values[i] = ec._DeleteCommentPayload_deletedCommentId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

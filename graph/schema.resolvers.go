@@ -299,7 +299,7 @@ func (r *mutationResolver) AddComment(ctx context.Context, input model.AddCommen
 
 // DeleteComment is the resolver for the deleteComment field.
 func (r *mutationResolver) DeleteComment(ctx context.Context, input model.DeleteCommentInput) (*model.DeleteCommentPayload, error) {
-	key, err := r.ownComment(ctx, input.ID, input.IdempotencyKey)
+	key, hidden, err := r.ownComment(ctx, input.ID, input.IdempotencyKey)
 	if err != nil {
 		return nil, err
 	}
@@ -311,7 +311,13 @@ func (r *mutationResolver) DeleteComment(ctx context.Context, input model.Delete
 	if err != nil {
 		return nil, err
 	}
-	return &model.DeleteCommentPayload{Comment: c}, nil
+	payload := &model.DeleteCommentPayload{DeletedCommentID: commentGID(key.PostID, key.CommentID)}
+	if !hidden {
+		// A comment on a post its writer can no longer see is deleted all
+		// the same, but shown to no one: its post could not be.
+		payload.Comment = c
+	}
+	return payload, nil
 }
 
 // ID is the resolver for the id field.

@@ -87,8 +87,9 @@ func TestPostLifecycleThroughTheAPI(t *testing.T) {
 	equal(t, "reply parent", r.Parent.Id, c.Id)
 	node := ok[*NodeResponse](t)(Node(ctx, s.client, c.Id))
 	equal(t, "comment node", *(*node.Node).GetTypename(), "Comment")
-	del := ok[*DeleteCommentResponse](t)(DeleteComment(ctx, asAda, DeleteCommentInput{Id: c.Id})).DeleteComment.Comment
-	equal(t, "tombstone", del.Deleted, true)
+	del := ok[*DeleteCommentResponse](t)(DeleteComment(ctx, asAda, DeleteCommentInput{Id: c.Id})).DeleteComment
+	equal(t, "tombstone", del.Comment.Deleted, true)
+	equal(t, "deletedCommentId", del.DeletedCommentId, c.Id)
 	s.consistent()
 
 	ok[*UpdateAuthorResponse](t)(UpdateAuthor(ctx, asAda, UpdateAuthorInput{Id: ada.Id, Name: ptr("Ada Lovelace")}))

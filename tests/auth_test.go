@@ -116,7 +116,11 @@ func TestAuthorizationMatrix(t *testing.T) {
 	}
 	deleteComment := func(c graphql.Client, id string) (string, error) {
 		r, err := DeleteComment(ctx, c, DeleteCommentInput{Id: id})
-		if err == nil && (!r.DeleteComment.Comment.Deleted || r.DeleteComment.Comment.Body != "") {
+		switch {
+		case err != nil:
+		case r.DeleteComment.DeletedCommentId != id:
+			err = fmt.Errorf("deleted %s, want %s", r.DeleteComment.DeletedCommentId, id)
+		case r.DeleteComment.Comment != nil && (!r.DeleteComment.Comment.Deleted || r.DeleteComment.Comment.Body != ""):
 			err = fmt.Errorf("comment %+v not deleted", r.DeleteComment.Comment)
 		}
 		return "", err
@@ -438,7 +442,7 @@ func TestRetriedDeletesReturnTheSameResult(t *testing.T) {
 	cin := DeleteCommentInput{Id: c.Id, IdempotencyKey: ptr("delete-comment")}
 	firstC := ok[*DeleteCommentResponse](t)(DeleteComment(ctx, b.writers[1], cin))
 	againC := ok[*DeleteCommentResponse](t)(DeleteComment(ctx, b.writers[1], cin))
-	equal(t, "retried deleteComment", againC.DeleteComment.Comment, firstC.DeleteComment.Comment)
+	equal(t, "retried deleteComment", *againC.DeleteComment.Comment, *firstC.DeleteComment.Comment)
 	s.consistent()
 }
 
@@ -580,4 +584,44 @@ func TestAdminsAreASeparateKindOfPrincipal(t *testing.T) {
 	if v := ok[*ViewerResponse](t)(Viewer(ctx, root)); v.Viewer != nil {
 		t.Errorf("viewer of an admin who is no author = %+v, want null", v.Viewer)
 	}
+}
+
+// TestDeletingACommentOnAHiddenPostSucceeds deletes one's own comment on
+// a post that went back to being a draft, asking for the comment's post
+// as a client would: the comment is deleted, and the answer says so
+// without an error, with the comment's id and no comment to show, since
+// its post may not be shown. Its post's author and admins get the comment.
+func TestDeletingACommentOnAHiddenPostSucceeds(t *testing.T) {
+	s := newServer(t)
+	b := s.seedBlog(t)
+	ctx := context.Background()
+	post := b.published[0] // ada's
+	grace, ada := b.writers[1], b.writers[0]
+	comment := func() string {
+		return ok[*AddCommentResponse](t)(AddComment(ctx, grace, AddCommentInput{PostId: post, Body: "Mine."})).AddComment.Comment.Id
+	}
+	mine, hers := comment(), comment()
+	ok[*UnpublishPostResponse](t)(UnpublishPost(ctx, ada, UnpublishPostInput{Id: post}))
+
+	r, err := DeleteComment(ctx, grace, DeleteCommentInput{Id: mine, IdempotencyKey: ptr("delete-mine")})
+	if err != nil {
+		t.Fatalf("deleteComment of one's own comment on a hidden post: %v", err)
+	}
+	equal(t, "deletedCommentId", r.DeleteComment.DeletedCommentId, mine)
+	if r.DeleteComment.Comment != nil {
+		t.Errorf("comment %+v shown with a post its writer may not see", r.DeleteComment.Comment)
+	}
+	again := ok[*DeleteCommentResponse](t)(DeleteComment(ctx, grace, DeleteCommentInput{Id: mine, IdempotencyKey: ptr("delete-mine")}))
+	equal(t, "retried deleteComment", again.DeleteComment.DeletedCommentId, mine)
+	if again.DeleteComment.Comment != nil {
+		t.Errorf("retry shows comment %+v", again.DeleteComment.Comment)
+	}
+	_, err = DeleteComment(ctx, grace, DeleteCommentInput{Id: mine})
+	equal(t, "deleting it again", code(err), "NOT_FOUND")
+
+	byAuthor := ok[*DeleteCommentResponse](t)(DeleteComment(ctx, ada, DeleteCommentInput{Id: hers}))
+	if c := byAuthor.DeleteComment.Comment; c == nil || c.Post.Id != post {
+		t.Errorf("the post's author deleting a comment on their draft gets %+v, want the comment", c)
+	}
+	s.consistent()
 }

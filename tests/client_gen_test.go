@@ -1501,12 +1501,19 @@ func (v *CreatePostResponse) GetCreatePost() CreatePostCreatePostCreatePostPaylo
 //
 // The result of `deleteComment`.
 type DeleteCommentDeleteCommentDeleteCommentPayload struct {
-	// The comment as deleted: a placeholder when it still holds replies.
-	Comment DeleteCommentDeleteCommentDeleteCommentPayloadComment `json:"comment"`
+	// The global id of the deleted comment, always given.
+	DeletedCommentId string `json:"deletedCommentId"`
+	// The comment as deleted: a placeholder when it still holds replies. Null when the caller may no longer see its post (the writer of a comment on a post that went back to being a draft): the comment is deleted all the same.
+	Comment *DeleteCommentDeleteCommentDeleteCommentPayloadComment `json:"comment"`
+}
+
+// GetDeletedCommentId returns DeleteCommentDeleteCommentDeleteCommentPayload.DeletedCommentId, and is useful for accessing the field via an interface.
+func (v *DeleteCommentDeleteCommentDeleteCommentPayload) GetDeletedCommentId() string {
+	return v.DeletedCommentId
 }
 
 // GetComment returns DeleteCommentDeleteCommentDeleteCommentPayload.Comment, and is useful for accessing the field via an interface.
-func (v *DeleteCommentDeleteCommentDeleteCommentPayload) GetComment() DeleteCommentDeleteCommentDeleteCommentPayloadComment {
+func (v *DeleteCommentDeleteCommentDeleteCommentPayload) GetComment() *DeleteCommentDeleteCommentDeleteCommentPayloadComment {
 	return v.Comment
 }
 
@@ -1522,6 +1529,8 @@ type DeleteCommentDeleteCommentDeleteCommentPayloadComment struct {
 	Deleted bool `json:"deleted"`
 	// The text of the comment; empty when the comment was deleted.
 	Body string `json:"body"`
+	// The post the comment belongs to.
+	Post DeleteCommentDeleteCommentDeleteCommentPayloadCommentPost `json:"post"`
 }
 
 // GetId returns DeleteCommentDeleteCommentDeleteCommentPayloadComment.Id, and is useful for accessing the field via an interface.
@@ -1532,6 +1541,23 @@ func (v *DeleteCommentDeleteCommentDeleteCommentPayloadComment) GetDeleted() boo
 
 // GetBody returns DeleteCommentDeleteCommentDeleteCommentPayloadComment.Body, and is useful for accessing the field via an interface.
 func (v *DeleteCommentDeleteCommentDeleteCommentPayloadComment) GetBody() string { return v.Body }
+
+// GetPost returns DeleteCommentDeleteCommentDeleteCommentPayloadComment.Post, and is useful for accessing the field via an interface.
+func (v *DeleteCommentDeleteCommentDeleteCommentPayloadComment) GetPost() DeleteCommentDeleteCommentDeleteCommentPayloadCommentPost {
+	return v.Post
+}
+
+// DeleteCommentDeleteCommentDeleteCommentPayloadCommentPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type DeleteCommentDeleteCommentDeleteCommentPayloadCommentPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+}
+
+// GetId returns DeleteCommentDeleteCommentDeleteCommentPayloadCommentPost.Id, and is useful for accessing the field via an interface.
+func (v *DeleteCommentDeleteCommentDeleteCommentPayloadCommentPost) GetId() string { return v.Id }
 
 // The input of `deleteComment`.
 type DeleteCommentInput struct {
@@ -4228,10 +4254,14 @@ func CreatePost(
 const DeleteComment_Operation = `
 mutation DeleteComment ($input: DeleteCommentInput!) {
 	deleteComment(input: $input) {
+		deletedCommentId
 		comment {
 			id
 			deleted
 			body
+			post {
+				id
+			}
 		}
 	}
 }

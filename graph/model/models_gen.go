@@ -101,8 +101,10 @@ type DeleteCommentInput struct {
 
 // The result of `deleteComment`.
 type DeleteCommentPayload struct {
-	// The comment as deleted: a placeholder when it still holds replies.
-	Comment *storage.Comment `json:"comment"`
+	// The comment as deleted: a placeholder when it still holds replies. Null when the caller may no longer see its post (the writer of a comment on a post that went back to being a draft): the comment is deleted all the same.
+	Comment *storage.Comment `json:"comment,omitempty"`
+	// The global id of the deleted comment, always given.
+	DeletedCommentID string `json:"deletedCommentId"`
 }
 
 // The input of `deletePost`.
