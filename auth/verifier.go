@@ -15,6 +15,10 @@ import (
 // shorter one can be guessed offline from a single token.
 const MinSecretBytes = 32
 
+// MaxSubjectLength is the longest subject a token may have: OpenID
+// Connect's limit. A longer one is refused like any malformed token.
+const MaxSubjectLength = 255
+
 // leeway absorbs clock skew between a token's issuer and this server.
 const leeway = 30 * time.Second
 
@@ -102,7 +106,8 @@ func NewVerifier(cfg Config) (*Verifier, error) {
 // Verify returns the actor token names. It returns an error wrapping
 // ErrUnauthenticated when the token is malformed, signed by an unknown
 // key or with an algorithm not configured, expired or not yet valid, for
-// another issuer or audience, or without a subject. Any other error means
+// another issuer or audience, or without a subject or with one longer than
+// MaxSubjectLength. Any other error means
 // the identity provider's keys could not be fetched.
 func (v *Verifier) Verify(ctx context.Context, token string) (Actor, error) {
 	var c Claims
@@ -120,6 +125,8 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Actor, error) {
 		return Actor{}, fmt.Errorf("%w: invalid token: %w", ErrUnauthenticated, err)
 	case c.Subject == "":
 		return Actor{}, fmt.Errorf("%w: invalid token: no subject", ErrUnauthenticated)
+	case len(c.Subject) > MaxSubjectLength:
+		return Actor{}, fmt.Errorf("%w: invalid token: the subject is longer than %d characters", ErrUnauthenticated, MaxSubjectLength)
 	}
 	return Actor{ID: c.Subject, Roles: c.Roles}, nil
 }

@@ -377,7 +377,8 @@ func (r *postResolver) Comments(ctx context.Context, obj *storage.Post, first *i
 // Viewer is the resolver for the viewer field.
 func (r *queryResolver) Viewer(ctx context.Context) (*storage.Author, error) {
 	a := auth.ActorFrom(ctx)
-	if a.Anonymous() {
+	if a.Anonymous() || !storage.ValidID(a.ID) {
+		// A subject no author id can be names no author: no read.
 		return nil, nil
 	}
 	me, err := loadersFor(ctx).authors.Load(ctx, a.ID)()

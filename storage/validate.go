@@ -76,6 +76,10 @@ func validateSlug(field, v string) error {
 	return nil
 }
 
+// ValidID reports whether id can be the id of an author: 1 to MaxIDLength
+// characters of A-Z a-z 0-9 _ -.
+func ValidID(id string) bool { return validateID("id", id) == nil }
+
 func validateID(field, v string) error {
 	if len(v) == 0 || len(v) > MaxIDLength || !idPattern.MatchString(v) {
 		return invalid(field, "must be 1 to %d characters of A-Z, a-z, 0-9, _ and -", MaxIDLength)

@@ -625,3 +625,33 @@ func TestDeletingACommentOnAHiddenPostSucceeds(t *testing.T) {
 	}
 	s.consistent()
 }
+
+// TestSubjectsThatCannotBeIDs sends valid tokens whose subject no author
+// id can be: one longer than any key allows (and than OpenID Connect's
+// 255 characters) is refused like any malformed token, 401
+// UNAUTHENTICATED; a shorter one that is no id is a reader who is no
+// author: viewer null, writes FORBIDDEN. Never INTERNAL.
+func TestSubjectsThatCannotBeIDs(t *testing.T) {
+	s := newServer(t)
+	b := s.seedBlog(t)
+	ctx := context.Background()
+	long := s.as(strings.Repeat("a", 1500), auth.RoleAuthor, auth.RoleAdmin)
+	before := s.snapshot()
+	_, err := Viewer(ctx, long)
+	equal(t, "viewer with a 1500-character subject", code(err), "UNAUTHENTICATED")
+	equal(t, "status", status(err), http.StatusUnauthorized)
+	_, err = CreatePost(ctx, long, CreatePostInput{Title: "T", Slug: "long-subject"})
+	equal(t, "createPost with a 1500-character subject", code(err), "UNAUTHENTICATED")
+	_, err = AddComment(ctx, long, AddCommentInput{PostId: b.published[0], Body: "Long."})
+	equal(t, "addComment with a 1500-character subject", code(err), "UNAUTHENTICATED")
+
+	odd := s.as("auth0|"+strings.Repeat("x", 200), auth.RoleAuthor)
+	if v := ok[*ViewerResponse](t)(Viewer(ctx, odd)); v.Viewer != nil {
+		t.Errorf("viewer = %+v, want null", v.Viewer)
+	}
+	_, err = CreatePost(ctx, odd, CreatePostInput{Title: "T", Slug: "odd-subject"})
+	equal(t, "createPost with a subject that is no id", code(err), "FORBIDDEN")
+	_, err = AuthorDrafts(ctx, odd, b.authors[0], nil, nil)
+	equal(t, "drafts of another with a subject that is no id", code(err), "FORBIDDEN")
+	s.unchanged(before)
+}
