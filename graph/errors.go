@@ -133,6 +133,9 @@ func field(f string) func(error, map[string]any) {
 // with no detail.
 func presentError(logger *slog.Logger) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
+		if errors.Is(err, errResponseTooLarge) {
+			return nil // the answer becomes one error of its own
+		}
 		gqlErr := graphql.DefaultErrorPresenter(ctx, err)
 		if gqlErr.Message == tooComplexToValidate && gqlErr.Rule == fieldsMergeRule.Name {
 			// Validation refused the document for the work it takes, not

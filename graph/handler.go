@@ -19,8 +19,8 @@ import (
 )
 
 // DefaultComplexityLimit admits a full page of 100 posts with every scalar
-// field, their authors and categories, but not a page of posts that each
-// list their comments.
+// field, bodies included, their authors and categories, but not two such
+// pages, nor a page of posts that each list their comments.
 const DefaultComplexityLimit = 5000
 
 // HandlerOptions configure NewHandler. The zero value is a production
@@ -43,6 +43,9 @@ type HandlerOptions struct {
 	// Verifier checks the bearer tokens of requests. Nil accepts none:
 	// every request is anonymous, and one with a token gets 401.
 	Verifier *auth.Verifier
+	// MaxResponseBytes bounds the JSON answer of an operation; zero means
+	// MaxResponseBytes (responsesize.go).
+	MaxResponseBytes int64
 	// CacheMaxAge is how long a CDN or browser may reuse the answer to an
 	// anonymous GET query (see cache.go); zero marks every answer no-store.
 	CacheMaxAge time.Duration
@@ -81,6 +84,7 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	cfg.Complexity.Author.Drafts = connectionComplexity
 	cfg.Complexity.Category.Posts = connectionComplexity
 	cfg.Complexity.Post.Comments = connectionComplexity
+	withSizeCosts(&cfg.Complexity)
 
 	srv := handler.New(NewExecutableSchema(cfg))
 	srv.AddTransport(transport.Options{})
@@ -106,7 +110,15 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 		srv.Use(tracing.Extension(opts.TracerProvider))
 	}
 	srv.AroundRootFields(freshReadsPerMutation)
+	maxResponse := opts.MaxResponseBytes
+	if maxResponse == 0 {
+		maxResponse = MaxResponseBytes
+	}
+	sizeOperation, sizeField, sizeResponse := responseSize(maxResponse)
+	srv.AroundOperations(sizeOperation)
+	srv.AroundFields(sizeField)
 	srv.AroundResponses(markCacheable)
+	srv.AroundResponses(sizeResponse)
 	return WithRequestID(limitBody(MaxBodyBytes, withTimeout(timeout,
 		withCacheHeaders(opts.CacheMaxAge, withActor(opts.Verifier, logger, withLoaders(store, batchObserver(opts.Metrics), srv))))))
 }

@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/Khan/genqlient/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -443,3 +445,70 @@ func TestIntrospectionCanBeTurnedOff(t *testing.T) {
 }
 
 var _ graphql.Client // the typed client is the harness's; raw requests are built here
+
+// TestAnswersAreBoundedInSize checks both limits on the size of an answer:
+// a post's body costs what it may hold, so asking for many pages of bodies
+// is refused before anything is read, while one full page is served; and
+// an answer that grows past the response limit (set low here) stops
+// resolving and is one RESPONSE_TOO_LARGE error, not kept, cached or
+// partly sent.
+func TestAnswersAreBoundedInSize(t *testing.T) {
+	const limit = 100_000
+	s := newServer(t, func(_ *storage.ClientConfig, o *graphpkg.HandlerOptions) { o.MaxResponseBytes = limit })
+	ctx := context.Background()
+	ok[*CreateAuthorResponse](t)(CreateAuthor(ctx, s.admin, CreateAuthorInput{Subject: ptr("ada"), Name: "Ada"}))
+	ada := s.as("ada", auth.RoleAuthor)
+	body := strings.Repeat("Twenty kilobytes of \"Markdown\".\n", 20_000/32)
+	for i := range 10 {
+		p := ok[*CreatePostResponse](t)(CreatePost(ctx, ada, CreatePostInput{Title: fmt.Sprint("Post ", i), Slug: fmt.Sprint("post-", i), Body: &body})).CreatePost.Post
+		ok[*PublishPostResponse](t)(PublishPost(ctx, ada, PublishPostInput{Id: p.Id}))
+		s.clock.advance(time.Second)
+	}
+
+	t.Run("16 pages of 100 bodies cost more than the limit", func(t *testing.T) {
+		resp := s.send(t, request("{ "+aliases(16, "posts(first: 100) { edges { node { body } } }")+"}", nil), false)
+		if len(resp.Errors) == 0 {
+			t.Fatalf("answered: %.200s", resp.Data)
+		}
+		equal(t, "code", resp.Errors[0].Extensions["code"], any("COMPLEXITY_LIMIT_EXCEEDED"))
+		equal(t, "requests", total(s.requests()), 0)
+		resp = s.send(t, request("{ "+aliases(2, "posts(first: 100) { edges { node { title excerpt body } } }")+"}", nil), false)
+		if len(resp.Errors) == 0 || resp.Errors[0].Extensions["code"] != "COMPLEXITY_LIMIT_EXCEEDED" {
+			t.Errorf("two pages of bodies: errors %v", resp.Errors)
+		}
+	})
+	t.Run("one page of 100 posts with bodies is within the cost", func(t *testing.T) {
+		resp := newServer(t).send(t, request("{ posts(first: 100) { edges { node { id slug title excerpt body publishedAt commentCount status author { name } categories { name } } } } }", nil), false)
+		if len(resp.Errors) > 0 {
+			t.Errorf("errors %v", resp.Errors)
+		}
+	})
+	t.Run("an answer past the size limit is one error", func(t *testing.T) {
+		for _, method := range []string{http.MethodPost, http.MethodGet} {
+			q := "{ posts(first: 10) { edges { node { title body } } } }"
+			var a httpAnswer
+			if method == http.MethodGet {
+				a = s.fetch(t, method, s.url+"?query="+url.QueryEscape(q), "", nil)
+			} else {
+				a = s.fetch(t, method, s.url, request(q, nil), nil)
+			}
+			if len(a.body) > 1000 {
+				t.Errorf("%s: answer of %d bytes, want one error", method, len(a.body))
+			}
+			var resp response
+			if err := json.Unmarshal([]byte(a.body), &resp); err != nil {
+				t.Fatal(err)
+			}
+			if len(resp.Errors) != 1 || resp.Errors[0].Extensions["code"] != "RESPONSE_TOO_LARGE" || string(resp.Data) != "null" {
+				t.Errorf("%s: errors %v, data %.100s", method, resp.Errors, resp.Data)
+			}
+			equal(t, method+" Cache-Control", a.header.Get("Cache-Control"), "no-store")
+		}
+	})
+	t.Run("an answer within it is whole", func(t *testing.T) {
+		resp := s.send(t, request("{ posts(first: 3) { edges { node { title body } } } }", nil), false)
+		if len(resp.Errors) > 0 || !bytes.Contains(resp.Data, []byte("Twenty kilobytes")) {
+			t.Errorf("errors %v", resp.Errors)
+		}
+	})
+}
