@@ -79,7 +79,7 @@ type config struct {
 	region            string
 	createTable       autoBool
 	seedDemo          autoBool
-	playground        bool
+	playground        autoBool
 	playgroundDir     string
 	introspection     autoBool
 	requestTimeout    time.Duration
@@ -116,6 +116,12 @@ func (c *config) backend() string {
 // development setup, since they show the whole schema to anyone.
 func (c *config) introspectionOn() bool {
 	return c.introspection.or(c.backend() == backendEmbedded)
+}
+
+// playgroundOn reports whether the server serves the playground: by
+// default only where introspection is on, since it cannot work without.
+func (c *config) playgroundOn() bool {
+	return c.playground.or(c.introspectionOn())
 }
 
 // autoBool is a boolean flag whose default depends on other flags: "auto"
@@ -182,7 +188,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	fs.StringVar(&c.region, "region", "us-east-1", "AWS region")
 	fs.Var(&c.createTable, "create-table", "create the table and its index if missing: true, false or auto\n(auto: true for the embedded engine and -dynamodb-endpoint, false for -aws)")
 	fs.Var(&c.seedDemo, "seed-demo", "seed the demo blog (idempotent, works on any backend): true, false or auto\n(auto: true for the embedded engine only)")
-	fs.BoolVar(&c.playground, "playground", true, "serve the GraphiQL playground at /")
+	fs.Var(&c.playground, "playground", "serve the GraphiQL playground at /: true, false or auto\n(auto: where introspection is on, which the playground needs)")
 	fs.StringVar(&c.playgroundDir, "playground-assets", ".cache/playground", "`directory` of the playground's GraphiQL files, installed by scripts/playground-assets.sh;\nwithout them the playground loads GraphiQL from a CDN")
 	fs.Var(&c.introspection, "introspection", "allow schema introspection and field suggestions in errors (the playground and code\ngenerators need them): true, false or auto (auto: true for the embedded engine only)")
 	fs.DurationVar(&c.requestTimeout, "request-timeout", graph.DefaultRequestTimeout, "how long one GraphQL request may take, its DynamoDB calls included;\nless than the server's write timeout of "+writeTimeout.String())
@@ -301,7 +307,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	store = storage.New(client, cfg.table, storage.WithCursorKey(cursorKey))
-	if cfg.playground && !cfg.introspectionOn() {
+	if cfg.playgroundOn() && !cfg.introspectionOn() {
 		logger.Warn("the playground cannot load the schema with introspection off")
 	}
 
@@ -326,7 +332,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		}
 	}
 	srv := &http.Server{
-		Handler:           graph.WithRequestID(logRequests(logger, routes(store, verifier, tel, cfg, playgroundHeaders, logger))),
+		Handler:           graph.WithRequestID(logRequests(logger, securityHeaders(routes(store, verifier, tel, cfg, playgroundHeaders, logger)))),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       15 * time.Second,
 		WriteTimeout:      writeTimeout,
@@ -338,7 +344,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	go func() { served <- srv.Serve(ln) }()
 
 	base := "http://" + displayAddr(ln.Addr())
-	if cfg.playground {
+	if cfg.playgroundOn() {
 		logger.Info(fmt.Sprintf("playground at %s/ , endpoint %s/graphql", base, base),
 			"playground", base+"/", "endpoint", base+"/graphql")
 	} else {
@@ -437,7 +443,7 @@ func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *
 		CacheMaxAge:    cfg.cacheMaxAge,
 		Verifier:       verifier,
 	})))
-	if cfg.playground {
+	if cfg.playgroundOn() {
 		mountPlayground(mux, cfg.playgroundDir, playgroundHeaders, logger)
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -454,6 +460,23 @@ func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *
 		plain(w, http.StatusOK, "ready")
 	})
 	return mux
+}
+
+// securityHeaders sets on every response the headers that keep browsers
+// from doing with it what it is not for: no framing, no guessing of media
+// types, no referrer sent on, and a Content-Security-Policy that allows
+// nothing (an API answer runs no script and loads nothing); the
+// playground's page sets a policy of its own.
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Cross-Origin-Opener-Policy", "same-origin")
+		next.ServeHTTP(w, r)
+	})
 }
 
 func plain(w http.ResponseWriter, status int, body string) {
