@@ -131,17 +131,27 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Actor, error) {
 	return Actor{ID: c.Subject, Roles: c.Roles}, nil
 }
 
+// ErrAmbiguousCredentials means a request carries more than one
+// Authorization header: which one it acts with is not for the server to
+// guess.
+var ErrAmbiguousCredentials = errors.New("more than one Authorization header")
+
 // Authenticate returns who sent r: the anonymous Actor when r has no
 // Authorization header, else the actor its bearer token names. A header
-// that is not "Bearer <token>" is ErrUnauthenticated, and so is any token
-// when v is nil: such a server accepts none. Other errors are those of
-// Verify.
+// that is not "Bearer <token>", an empty one included, is
+// ErrUnauthenticated, and so is any token when v is nil: such a server
+// accepts none. Two headers are ErrAmbiguousCredentials. Other errors are
+// those of Verify.
 func (v *Verifier) Authenticate(r *http.Request) (Actor, error) {
-	h := r.Header.Get("Authorization")
-	if h == "" {
+	values := r.Header.Values("Authorization")
+	switch len(values) {
+	case 0:
 		return Actor{}, nil
+	case 1:
+	default:
+		return Actor{}, ErrAmbiguousCredentials
 	}
-	scheme, token, _ := strings.Cut(h, " ")
+	scheme, token, _ := strings.Cut(strings.TrimSpace(values[0]), " ")
 	token = strings.TrimSpace(token)
 	switch {
 	case !strings.EqualFold(scheme, "Bearer") || token == "":

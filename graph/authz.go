@@ -31,12 +31,15 @@ import (
 // context. A request without a token is anonymous. A request whose token
 // is invalid gets 401 with an UNAUTHENTICATED error, whatever it asks,
 // reads included: a client that sends a token expects to act as someone,
-// and answering it as the anonymous would hide the failure. When the
-// identity provider's keys cannot be fetched, the answer is 503.
+// and answering it as the anonymous would hide the failure; an empty
+// Authorization header is such a token. Two Authorization headers are 400.
+// When the identity provider's keys cannot be fetched, the answer is 503.
 func withActor(v *auth.Verifier, logger *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		actor, err := v.Authenticate(r)
 		switch {
+		case errors.Is(err, auth.ErrAmbiguousCredentials):
+			writeError(w, http.StatusBadRequest, "send one Authorization header", CodeBadRequest)
 		case errors.Is(err, auth.ErrUnauthenticated):
 			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
 			writeError(w, http.StatusUnauthorized, err.Error(), CodeUnauthenticated)

@@ -87,7 +87,7 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	withSizeCosts(&cfg.Complexity)
 
 	srv := handler.New(NewExecutableSchema(cfg))
-	srv.AddTransport(transport.Options{})
+	srv.AddTransport(transport.Options{AllowedMethods: []string{allowedMethods}})
 	srv.AddTransport(overHTTP{transport.GET{}})
 	srv.AddTransport(overHTTP{postJSON{}})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
@@ -119,6 +119,6 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	srv.AroundFields(sizeField)
 	srv.AroundResponses(markCacheable)
 	srv.AroundResponses(sizeResponse)
-	return WithRequestID(limitBody(MaxBodyBytes, withTimeout(timeout,
-		withCacheHeaders(opts.CacheMaxAge, withActor(opts.Verifier, logger, withLoaders(store, batchObserver(opts.Metrics), srv))))))
+	return WithRequestID(checkMethod(limitBody(MaxBodyBytes, withTimeout(timeout,
+		withCacheHeaders(opts.CacheMaxAge, withActor(opts.Verifier, logger, withLoaders(store, batchObserver(opts.Metrics), srv)))))))
 }

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -230,12 +228,8 @@ func limitBody(n int64, next http.Handler) http.Handler {
 		r.Body = http.MaxBytesReader(w, r.Body, n)
 		if r.ContentLength < 0 {
 			b, err := io.ReadAll(r.Body)
-			if tooBig := (*http.MaxBytesError)(nil); errors.As(err, &tooBig) {
-				tooLarge(w, n)
-				return
-			}
 			if err != nil {
-				writeRequestError(w, http.StatusBadRequest, "could not read the request body")
+				bodyNotRead(w, err)
 				return
 			}
 			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
@@ -245,10 +239,7 @@ func limitBody(n int64, next http.Handler) http.Handler {
 }
 
 func tooLarge(w http.ResponseWriter, n int64) {
-	// The rest of the body is not read: close the connection rather than
-	// leave it unusable.
-	w.Header().Set("Connection", "close")
-	writeRequestError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", n))
+	bodyNotRead(w, &http.MaxBytesError{Limit: n})
 }
 
 // writeRequestError answers a request that never reached GraphQL with one

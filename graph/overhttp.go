@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"mime"
 	"net/http"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -104,4 +105,33 @@ func (w *requestErrorWriter) flush() {
 		}
 	}
 	_, _ = w.ResponseWriter.Write(body)
+}
+
+// allowedMethods are the methods the endpoint answers.
+const allowedMethods = "GET, POST, OPTIONS"
+
+// checkMethod answers the requests no GraphQL transport takes, with the
+// status HTTP has for them: 405 with Allow for another method (HEAD
+// included: the endpoint has no representation to describe without
+// running a query), 415 for a POST whose body is not application/json.
+// Every answer of the endpoint depends on the Accept header (its media
+// type) and says so in Vary.
+func checkMethod(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Add("Vary", "Accept")
+		switch r.Method {
+		case http.MethodGet, http.MethodOptions:
+		case http.MethodPost:
+			if mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mediaType != mediaJSON {
+				w.Header().Set("Accept-Post", mediaJSON)
+				writeRequestError(w, http.StatusUnsupportedMediaType, "the body of a POST must be application/json")
+				return
+			}
+		default:
+			w.Header().Set("Allow", allowedMethods)
+			writeRequestError(w, http.StatusMethodNotAllowed, "the endpoint takes GET and POST")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
