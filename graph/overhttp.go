@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"mime"
 	"net/http"
 
@@ -113,14 +114,23 @@ const allowedMethods = "GET, POST, OPTIONS"
 // checkMethod answers the requests no GraphQL transport takes, with the
 // status HTTP has for them: 405 with Allow for another method (HEAD
 // included: the endpoint has no representation to describe without
-// running a query), 415 for a POST whose body is not application/json.
+// running a query), 415 for a POST whose body is not application/json,
+// 400 for a GET that gives a parameter twice (as for a JSON body).
 // Every answer of the endpoint depends on the Accept header (its media
 // type) and says so in Vary.
 func checkMethod(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Add("Vary", "Accept")
 		switch r.Method {
-		case http.MethodGet, http.MethodOptions:
+		case http.MethodOptions:
+		case http.MethodGet:
+			q := r.URL.Query()
+			for _, p := range []string{"query", "operationName", "variables", "extensions"} {
+				if len(q[p]) > 1 {
+					writeRequestError(w, http.StatusBadRequest, fmt.Sprintf("the URL has %q more than once", p))
+					return
+				}
+			}
 		case http.MethodPost:
 			if mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mediaType != mediaJSON {
 				w.Header().Set("Accept-Post", mediaJSON)

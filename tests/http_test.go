@@ -181,6 +181,11 @@ func TestHTTPRequestsAreCheckedAsHTTPSays(t *testing.T) {
 	cats := ok[*CategoriesResponse](t)(Categories(context.Background(), s.client))
 	equal(t, "categories written", len(cats.Categories), 0)
 
+	t.Run("a GET with the query twice", func(t *testing.T) {
+		a := s.fetch(t, http.MethodGet, s.url+"?query="+url.QueryEscape("{ __typename }")+"&query="+url.QueryEscape("{ categories { slug } }"), "", nil)
+		equal(t, "status", a.status, http.StatusBadRequest)
+	})
+
 	t.Run("OPTIONS lists the methods", func(t *testing.T) {
 		a := s.fetch(t, http.MethodOptions, s.url, "", nil)
 		equal(t, "status", a.status, http.StatusOK)
