@@ -86,10 +86,11 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	cfg.Complexity.Post.Comments = connectionComplexity
 	withSizeCosts(&cfg.Complexity)
 
-	srv := handler.New(NewExecutableSchema(cfg))
+	schema := NewExecutableSchema(cfg)
+	srv := handler.New(schema)
 	srv.AddTransport(transport.Options{AllowedMethods: []string{allowedMethods}})
-	srv.AddTransport(overHTTP{transport.GET{}})
-	srv.AddTransport(overHTTP{postJSON{}})
+	srv.AddTransport(overHTTP{transport.GET{}, schema.Schema()})
+	srv.AddTransport(overHTTP{postJSON{}, schema.Schema()})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
 	srv.SetParserTokenLimit(MaxTokens)

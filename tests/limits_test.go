@@ -184,7 +184,7 @@ func TestBadRequestsAreRefused(t *testing.T) {
 		{name: "more tokens than allowed", body: request("{"+strings.Repeat(" __typename", graphpkg.MaxTokens)+" }", nil), code: parse},
 		{name: "unknown field", body: request("{ posts { edges { node { password } } } }", nil), code: validation},
 		{name: "string for an Int variable", body: request(feed, map[string]any{"first": "ten"}), code: validation},
-		{name: "Int variable beyond 32 bits", body: request(feed, map[string]any{"first": 1 << 40}), code: "BAD_USER_INPUT", reads: true},
+		{name: "Int variable beyond 32 bits", body: request(feed, map[string]any{"first": 1 << 40}), code: validation},
 		{name: "object for a String variable", body: request(feed, map[string]any{"after": map[string]any{"$gt": ""}}), code: validation},
 		{name: "missing required variable", body: request("query($slug: String!) { post(slug: $slug) { title } }", nil), code: validation},
 		{name: "Int literal beyond 32 bits", body: request("{ posts(first: 99999999999) { totalCount } }", nil), code: validation},
@@ -511,4 +511,55 @@ func TestAnswersAreBoundedInSize(t *testing.T) {
 			t.Errorf("errors %v", resp.Errors)
 		}
 	})
+}
+
+// TestVariablesCoerceAsTheSpecificationSays sends variables that the
+// specification's input coercion refuses, and some it takes: each refused
+// one is a request error whose message names the value (and where it
+// sits), before anything is read.
+func TestVariablesCoerceAsTheSpecificationSays(t *testing.T) {
+	s := newServer(t)
+	feed := "query($first: Int) { posts(first: $first) { totalCount } }"
+	update := "mutation($input: UpdateCategoryInput!) { updateCategory(input: $input) { category { slug } } }"
+	refused := []struct {
+		name  string
+		query string
+		vars  string
+		words []string // what the message must name
+	}{
+		{"an Int past 32 bits", feed, `{"first": 2147483648}`, []string{"2147483648", "32-bit"}},
+		{"an Int as a string", feed, `{"first": "10"}`, []string{`"10"`, "non-integer"}},
+		{"an Int with a fraction", feed, `{"first": 1.5}`, []string{"1.5", "non-integer"}},
+		{"an Int that is true", feed, `{"first": true}`, []string{"true"}},
+		{"an Int inside an input, as a string", update, `{"input": {"slug": "go", "expectedVersion": "3"}}`, []string{`"3"`, "input.expectedVersion"}},
+		{"a String that is a number", "query($slug: String!) { category(slug: $slug) { name } }", `{"slug": 5}`, []string{"5", "String"}},
+		{"an unknown input field", update, `{"input": {"slug": "go", "nam": "Go"}}`, []string{`"nam"`}},
+		{"a required input field left out", update, `{"input": {"name": "Go"}}`, []string{`"slug"`}},
+		{"an ID that is true", "query($id: ID!) { node(id: $id) { id } }", `{"id": true}`, []string{"true", "ID"}},
+	}
+	for _, c := range refused {
+		t.Run(c.name, func(t *testing.T) {
+			resp := s.send(t, `{"query":`+jsonString(c.query)+`,"variables":`+c.vars+`}`, false)
+			if len(resp.Errors) != 1 {
+				t.Fatalf("errors %v, data %s", resp.Errors, resp.Data)
+			}
+			e := resp.Errors[0]
+			equal(t, "code", e.Extensions["code"], any("GRAPHQL_VALIDATION_FAILED"))
+			for _, w := range c.words {
+				if !strings.Contains(e.Message, w) {
+					t.Errorf("message %q does not name %s", e.Message, w)
+				}
+			}
+			if strings.Contains(e.Message, "Did you mean") {
+				t.Errorf("message %q suggests", e.Message)
+			}
+			equal(t, "requests", total(s.requests()), 0)
+		})
+	}
+	for _, v := range []string{`{"first": 10}`, `{"first": 10.0}`, `{"first": 1e1}`, `{"first": null}`, `{}`} {
+		resp := s.send(t, `{"query":`+jsonString(feed)+`,"variables":`+v+`}`, false)
+		if len(resp.Errors) > 0 {
+			t.Errorf("variables %s: %v", v, resp.Errors)
+		}
+	}
 }
