@@ -118,6 +118,7 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	sizeOperation, sizeField, sizeResponse := responseSize(maxResponse)
 	srv.AroundOperations(sizeOperation)
 	srv.AroundFields(sizeField)
+	srv.AroundFields(refuseEmptyInputs)
 	srv.AroundResponses(markCacheable)
 	srv.AroundResponses(sizeResponse)
 	return WithRequestID(checkMethod(limitBody(MaxBodyBytes, withTimeout(timeout,

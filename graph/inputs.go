@@ -3,9 +3,37 @@ package graph
 import (
 	"context"
 
+	"github.com/99designs/gqlgen/graphql"
+
 	"github.com/blogql/blog/graph/model"
 	"github.com/blogql/blog/storage"
 )
+
+// emptyInputs are the optional input fields whose empty string is not the
+// same as leaving them out, with what they must be instead: an omitted
+// idempotencyKey means none and an omitted subject a new id, but an empty
+// one is neither.
+var emptyInputs = map[string]string{
+	"idempotencyKey": "must be 1 to 64 characters of A-Z a-z 0-9 . _ : -",
+	"subject":        "must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -",
+}
+
+// refuseEmptyInputs is the field middleware that refuses a mutation whose
+// input gives one of emptyInputs as an empty string, with BAD_USER_INPUT
+// on that field, before its resolver reads or writes anything.
+func refuseEmptyInputs(ctx context.Context, next graphql.Resolver) (any, error) {
+	fc := graphql.GetFieldContext(ctx)
+	if fc == nil || fc.Object != "Mutation" || fc.Field.Field == nil {
+		return next(ctx)
+	}
+	input, _ := fc.Field.ArgumentMap(graphql.GetOperationContext(ctx).Variables)["input"].(map[string]any)
+	for field, reason := range emptyInputs {
+		if v, ok := input[field].(string); ok && v == "" {
+			return nil, &storage.ValidationError{Field: field, Reason: reason}
+		}
+	}
+	return next(ctx)
+}
 
 // ownPostRef returns the storage reference for the unpublishPost and
 // deletePost inputs once the actor of ctx may change the post; see

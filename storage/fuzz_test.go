@@ -83,7 +83,9 @@ func FuzzValidate(f *testing.F) {
 		}{
 			{"title", validateLine("title", line, MaxTitleLength), func() bool {
 				return strings.TrimSpace(line) != "" && utf8.RuneCountInString(line) <= MaxTitleLength &&
-					!strings.ContainsFunc(line, unicode.IsControl)
+					!strings.ContainsFunc(line, unicode.IsControl) && !strings.ContainsFunc(line, func(r rune) bool {
+					return r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Bidi_Control, r)
+				})
 			}},
 			{"slug", validateSlug("slug", slug), func() bool {
 				return len(slug) <= MaxSlugLength && slug != "" && !strings.HasPrefix(slug, "-") &&

@@ -563,3 +563,71 @@ func TestVariablesCoerceAsTheSpecificationSays(t *testing.T) {
 		}
 	}
 }
+
+// TestOptionalInputsAreNeverEmpty gives the inputs that are documented as
+// 1 to 64 characters, and whose omission means something (no idempotency
+// key, a new author id), as empty strings, and one-line fields with
+// characters that break a line or turn text around: each is
+// BAD_USER_INPUT on its field, before any DynamoDB request.
+func TestOptionalInputsAreNeverEmpty(t *testing.T) {
+	s := newServer(t)
+	b := s.seedBlog(t)
+	ctx := context.Background()
+	before := s.snapshot()
+	cases := []struct {
+		name  string
+		call  func() error
+		field string
+	}{
+		{"an empty subject", func() error {
+			_, err := CreateAuthor(ctx, s.admin, CreateAuthorInput{Subject: ptr(""), Name: "Nobody"})
+			return err
+		}, "subject"},
+		{"an empty idempotency key on createPost", func() error {
+			_, err := CreatePost(ctx, b.writers[0], CreatePostInput{Title: "T", Slug: "t", IdempotencyKey: ptr("")})
+			return err
+		}, "idempotencyKey"},
+		{"an empty idempotency key on deletePost", func() error {
+			_, err := DeletePost(ctx, b.writers[0], DeletePostInput{Id: b.published[0], IdempotencyKey: ptr("")})
+			return err
+		}, "idempotencyKey"},
+		{"an empty idempotency key on deleteComment", func() error {
+			_, err := DeleteComment(ctx, s.admin, DeleteCommentInput{Id: b.published[0], IdempotencyKey: ptr("")})
+			return err
+		}, "idempotencyKey"},
+		{"a title with a line separator", func() error {
+			_, err := CreatePost(ctx, b.writers[0], CreatePostInput{Title: "One\u2028Two", Slug: "t"})
+			return err
+		}, "title"},
+		{"a title with a paragraph separator", func() error {
+			_, err := CreatePost(ctx, b.writers[0], CreatePostInput{Title: "One\u2029Two", Slug: "t"})
+			return err
+		}, "title"},
+		{"a title that turns right to left", func() error {
+			_, err := CreatePost(ctx, b.writers[0], CreatePostInput{Title: "invoice\u202egpj.exe", Slug: "t"})
+			return err
+		}, "title"},
+		{"a name with a direction isolate", func() error {
+			_, err := UpdateAuthor(ctx, b.writers[0], UpdateAuthorInput{Id: b.authors[0], Name: ptr("Ada\u2067Lovelace")})
+			return err
+		}, "name"},
+		{"a category name with a right-to-left mark", func() error {
+			_, err := CreateCategory(ctx, s.admin, CreateCategoryInput{Slug: "rtl", Name: "Go\u200f"})
+			return err
+		}, "name"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.call()
+			equal(t, "code", code(err), "BAD_USER_INPUT")
+			equal(t, "field", errField(err), c.field)
+			if reqs := s.requests(); total(reqs) > 0 {
+				t.Errorf("bad input sent DynamoDB requests %v", reqs)
+			}
+		})
+	}
+	s.unchanged(before)
+	t.Run("right-to-left text itself is fine", func(t *testing.T) {
+		ok[*CreatePostResponse](t)(CreatePost(ctx, b.writers[0], CreatePostInput{Title: "שלום עולם", Slug: "hebrew"}))
+	})
+}
