@@ -22,13 +22,6 @@ const MaxSubjectLength = 255
 // leeway absorbs clock skew between a token's issuer and this server.
 const leeway = 30 * time.Second
 
-// Claims are the claims of a token: the registered ones (sub is the author
-// id) and the actor's roles.
-type Claims struct {
-	jwt.RegisteredClaims
-	Roles []string `json:"roles,omitempty"`
-}
-
 // Config configures a Verifier. It needs a Secret, a JWKSURL or both.
 type Config struct {
 	// Secret verifies HS256 tokens. It must be at least MinSecretBytes
@@ -90,6 +83,7 @@ func NewVerifier(cfg Config) (*Verifier, error) {
 	opts := []jwt.ParserOption{
 		jwt.WithValidMethods(methods),
 		jwt.WithExpirationRequired(),
+		jwt.WithIssuedAt(),
 		jwt.WithLeeway(leeway),
 		jwt.WithTimeFunc(now),
 	}
@@ -104,14 +98,19 @@ func NewVerifier(cfg Config) (*Verifier, error) {
 }
 
 // Verify returns the actor token names. It returns an error wrapping
-// ErrUnauthenticated when the token is malformed, signed by an unknown
-// key or with an algorithm not configured, expired or not yet valid, for
-// another issuer or audience, or without a subject or with one longer than
-// MaxSubjectLength. Any other error means
+// ErrUnauthenticated, with a message for the client, when the token is
+// malformed (claims of the wrong type included, such as an exp that is a
+// string), signed by an unknown key or with an algorithm not configured,
+// marked with critical header extensions, expired, not yet valid or issued
+// in the future, for another issuer or audience, or without a subject or
+// with one longer than MaxSubjectLength. Any other error means
 // the identity provider's keys could not be fetched.
 func (v *Verifier) Verify(ctx context.Context, token string) (Actor, error) {
 	var c Claims
 	_, err := v.parser.ParseWithClaims(token, &c, func(t *jwt.Token) (any, error) {
+		if _, ok := t.Header["crit"]; ok {
+			return nil, errCritical
+		}
 		if t.Method.Alg() == jwt.SigningMethodHS256.Alg() {
 			return v.secret, nil
 		}
@@ -122,7 +121,7 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Actor, error) {
 	case errors.Is(err, errKeysUnavailable):
 		return Actor{}, err
 	case err != nil:
-		return Actor{}, fmt.Errorf("%w: invalid token: %w", ErrUnauthenticated, err)
+		return Actor{}, fmt.Errorf("%w: %s", ErrUnauthenticated, describe(err))
 	case c.Subject == "":
 		return Actor{}, fmt.Errorf("%w: invalid token: no subject", ErrUnauthenticated)
 	case len(c.Subject) > MaxSubjectLength:

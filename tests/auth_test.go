@@ -291,6 +291,10 @@ func TestInvalidTokensAreRefused(t *testing.T) {
 		{"wrong audience", s.withClaims(admin(func(c *auth.Claims) { c.Audience = jwt.ClaimStrings{"another-api"} }), testSecret)},
 		{"no subject", s.withClaims(admin(func(c *auth.Claims) { c.Subject = "" }), testSecret)},
 		{"not a JWT", s.withToken("not-a-jwt")},
+		{"issued in the future", s.withClaims(admin(func(c *auth.Claims) { c.IssuedAt = jwt.NewNumericDate(now.Add(time.Hour)) }), testSecret)},
+		{"an expiry that is a string", s.withToken(s.rawToken(jwt.MapClaims{"exp": fmt.Sprint(now.Add(time.Hour).Unix())}, nil))},
+		{"roles that are a string", s.withToken(s.rawToken(jwt.MapClaims{"roles": "admin"}, nil))},
+		{"a critical header extension", s.withToken(s.rawToken(nil, map[string]any{"crit": []string{"exp-policy"}, "exp-policy": "strict"}))},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -301,6 +305,11 @@ func TestInvalidTokensAreRefused(t *testing.T) {
 			_, err = Categories(ctx, tt.client)
 			equal(t, "read code", code(err), "UNAUTHENTICATED")
 			equal(t, "read status", status(err), http.StatusUnauthorized)
+			for _, goTalk := range []string{"Claims", "[]string", "json:", "NumericDate"} {
+				if strings.Contains(err.Error(), goTalk) {
+					t.Errorf("error %q speaks Go (%q)", err, goTalk)
+				}
+			}
 			s.unchanged(before)
 		})
 	}
@@ -318,6 +327,27 @@ func TestInvalidTokensAreRefused(t *testing.T) {
 		equal(t, "status", a.status, http.StatusUnauthorized)
 		equal(t, "WWW-Authenticate", a.header.Get("WWW-Authenticate"), `Bearer error="invalid_token"`)
 	})
+}
+
+// rawToken returns an admin token valid for the test server but for what
+// claims and header change: claims and header parameters the typed Claims
+// cannot hold.
+func (s *server) rawToken(claims jwt.MapClaims, header map[string]any) string {
+	s.t.Helper()
+	now := s.clock.now()
+	c := jwt.MapClaims{"sub": "ada", "iss": testIssuer, "aud": testAudience, "iat": now.Unix(), "exp": now.Add(time.Hour).Unix(), "roles": []string{auth.RoleAdmin}}
+	for k, v := range claims {
+		c[k] = v
+	}
+	tok := jwt.NewWithClaims(jwt.SigningMethodHS256, c)
+	for k, v := range header {
+		tok.Header[k] = v
+	}
+	signed, err := tok.SignedString(testSecret)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return signed
 }
 
 // TestDraftsAndScheduledPostsAreVisibleToTheirAuthor reads ada's draft and
