@@ -306,7 +306,7 @@ func TestInvalidTokensAreRefused(t *testing.T) {
 			equal(t, "read code", code(err), "UNAUTHENTICATED")
 			equal(t, "read status", status(err), http.StatusUnauthorized)
 			for _, goTalk := range []string{"Claims", "[]string", "json:", "NumericDate"} {
-				if strings.Contains(err.Error(), goTalk) {
+				if err != nil && strings.Contains(err.Error(), goTalk) {
 					t.Errorf("error %q speaks Go (%q)", err, goTalk)
 				}
 			}
