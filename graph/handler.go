@@ -57,11 +57,14 @@ type HandlerOptions struct {
 }
 
 // NewHandler returns the GraphQL endpoint over store: GET and POST
-// transports that follow the GraphQL over HTTP specification, a query
-// cache, automatic persisted queries, the limits of limits.go (body size,
-// tokens, depth, aliases, root fields, complexity, time), the error
-// presenter and panic recovery, a request id in every log line, with the actor of the request's bearer
-// token and fresh dataloaders for every request.
+// transports that follow the GraphQL over HTTP specification (with the
+// statuses of checkMethod and the variable coercion of variables.go), a
+// query cache, automatic persisted queries, validation that looks through
+// fragments in linear time (validation.go), the limits of limits.go (body
+// size, tokens, depth, aliases, root fields, complexity, time) and of
+// responsesize.go (the size of answers), the error presenter and panic
+// recovery, a request id in every log line, with the actor of the
+// request's bearer token and fresh dataloaders for every request.
 func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	logger := opts.Logger
 	if logger == nil {
