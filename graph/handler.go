@@ -114,6 +114,7 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 		srv.Use(tracing.Extension(opts.TracerProvider))
 	}
 	srv.AroundRootFields(freshReadsPerMutation)
+	srv.AroundRootFields(refuseEmptyInputs)
 	maxResponse := opts.MaxResponseBytes
 	if maxResponse == 0 {
 		maxResponse = MaxResponseBytes
@@ -121,7 +122,6 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	sizeOperation, sizeField, sizeResponse := responseSize(maxResponse)
 	srv.AroundOperations(sizeOperation)
 	srv.AroundFields(sizeField)
-	srv.AroundFields(refuseEmptyInputs)
 	srv.AroundResponses(markCacheable)
 	srv.AroundResponses(sizeResponse)
 	return WithRequestID(checkMethod(limitBody(MaxBodyBytes, withTimeout(timeout,

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/blogql/blog/graph/model"
 	"github.com/blogql/blog/storage"
@@ -18,18 +20,26 @@ var emptyInputs = map[string]string{
 	"subject":        "must be 1 to 64 characters of A-Z, a-z, 0-9, _ and -",
 }
 
-// refuseEmptyInputs is the field middleware that refuses a mutation whose
-// input gives one of emptyInputs as an empty string, with BAD_USER_INPUT
-// on that field, before its resolver reads or writes anything.
-func refuseEmptyInputs(ctx context.Context, next graphql.Resolver) (any, error) {
-	fc := graphql.GetFieldContext(ctx)
-	if fc == nil || fc.Object != "Mutation" || fc.Field.Field == nil {
+// refuseEmptyInputs is the root field middleware that refuses a mutation
+// whose input gives one of emptyInputs as an empty string, with
+// BAD_USER_INPUT on that field, before its resolver reads or writes
+// anything.
+func refuseEmptyInputs(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
+	opCtx, fc := graphql.GetOperationContext(ctx), graphql.GetRootFieldContext(ctx)
+	if opCtx.Operation.Operation != ast.Mutation || fc == nil || fc.Field.Field == nil {
 		return next(ctx)
 	}
-	input, _ := fc.Field.ArgumentMap(graphql.GetOperationContext(ctx).Variables)["input"].(map[string]any)
+	input, _ := fc.Field.ArgumentMap(opCtx.Variables)["input"].(map[string]any)
 	for field, reason := range emptyInputs {
 		if v, ok := input[field].(string); ok && v == "" {
-			return nil, &storage.ValidationError{Field: field, Reason: reason}
+			err := &gqlerror.Error{
+				Err:       &storage.ValidationError{Field: field, Reason: reason},
+				Message:   field + ": " + reason,
+				Path:      ast.Path{ast.PathName(fc.Field.Alias)},
+				Locations: []gqlerror.Location{{Line: fc.Field.Position.Line, Column: fc.Field.Position.Column}},
+			}
+			graphql.AddError(ctx, err)
+			return graphql.Null
 		}
 	}
 	return next(ctx)
