@@ -3,7 +3,11 @@
 # itself.
 #
 #   docker build -t blog .
-#   docker run --rm -p 8080:8080 blog     # embedded engine with the demo blog
+#   docker run --rm -p 8080:8080 blog     # embedded engine with the demo blog, read only
+#
+# It listens on 0.0.0.0, so without JWT_SECRET or JWT_JWKS_URL it accepts no
+# token and nobody can write (development tokens stay on loopback unless
+# INSECURE_DEV_TOKENS=true).
 #
 # On AWS, configure it through the environment (README: Configuration):
 # DYNAMODB_AWS=true, AWS_REGION, DYNAMODB_TABLE, JWT_SECRET or JWT_JWKS_URL;

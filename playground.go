@@ -3,43 +3,62 @@ package main
 import (
 	"bytes"
 	"crypto/sha256"
+	"embed"
 	"encoding/base64"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"html/template"
 	"io/fs"
 	"log/slog"
 	"net/http"
 	"net/url"
 	"os"
 	"path"
+	"strings"
 	"time"
-
-	"github.com/99designs/gqlgen/graphql/playground"
 )
 
 // playgroundAsset is a file GraphiQL's page loads: its path in the assets
 // directory (laid out like the npm CDN, <package>@<version>/<file>) and the
-// subresource integrity hash the page asks the browser to check.
+// subresource integrity hash the page asks the browser to check. cdnPath
+// and cdnSRI, when set, are the CDN's copy, which differs (minified).
 type playgroundAsset struct {
-	path, sri string
+	path, sri       string
+	cdnPath, cdnSRI string
 }
 
-// The files of gqlgen's GraphiQL page, in the versions it pins. They are
-// npm's files byte for byte, so the hashes are the ones gqlgen uses for the
-// CDN, except the explorer's stylesheet: the CDN serves a minified copy,
-// npm the original.
+// The files of GraphiQL with the explorer plugin, in the versions gqlgen
+// pins. They are npm's files byte for byte, so the hashes are the CDN's,
+// except the explorer's stylesheet: the CDN serves a minified copy, npm the
+// original.
 var (
-	assetGraphiQLJS  = playgroundAsset{"graphiql@4.1.2/graphiql.min.js", "sha256-hnImuor1znlJkD/FOTL3jayfS/xsyNoP04abi8bFJWs="}
-	assetGraphiQLCSS = playgroundAsset{"graphiql@4.1.2/graphiql.min.css", "sha256-MEh+B2NdMSpj9kexQNN3QKc8UzMrCXW/Sx/phcpuyIU="}
-	assetReact       = playgroundAsset{"react@18.2.0/umd/react.production.min.js", "sha256-S0lp+k7zWUMk2ixteM6HZvu8L9Eh//OVrt+ZfbCpmgY="}
-	assetReactDOM    = playgroundAsset{"react-dom@18.2.0/umd/react-dom.production.min.js", "sha256-IXWO0ITNDjfnNXIu5POVfqlgYoop36bDzhodR6LW5Pc="}
-	assetExplorerJS  = playgroundAsset{"@graphiql/plugin-explorer@4.0.6/dist/index.umd.js", "sha256-UM8sWOS0Xa9yLY85q6Clh0pF4qpxX+TOcJ41flECqBs="}
-	assetExplorerCSS = playgroundAsset{"@graphiql/plugin-explorer@4.0.6/dist/style.css", "sha256-aJCaSuI7+t/EWRrLTis8jU9EFTua5/o7fnwxnroxDvE="}
+	assetGraphiQLJS  = playgroundAsset{path: "graphiql@4.1.2/graphiql.min.js", sri: "sha256-hnImuor1znlJkD/FOTL3jayfS/xsyNoP04abi8bFJWs="}
+	assetGraphiQLCSS = playgroundAsset{path: "graphiql@4.1.2/graphiql.min.css", sri: "sha256-MEh+B2NdMSpj9kexQNN3QKc8UzMrCXW/Sx/phcpuyIU="}
+	assetReact       = playgroundAsset{path: "react@18.2.0/umd/react.production.min.js", sri: "sha256-S0lp+k7zWUMk2ixteM6HZvu8L9Eh//OVrt+ZfbCpmgY="}
+	assetReactDOM    = playgroundAsset{path: "react-dom@18.2.0/umd/react-dom.production.min.js", sri: "sha256-IXWO0ITNDjfnNXIu5POVfqlgYoop36bDzhodR6LW5Pc="}
+	assetExplorerJS  = playgroundAsset{path: "@graphiql/plugin-explorer@4.0.6/dist/index.umd.js", sri: "sha256-UM8sWOS0Xa9yLY85q6Clh0pF4qpxX+TOcJ41flECqBs="}
+	assetExplorerCSS = playgroundAsset{path: "@graphiql/plugin-explorer@4.0.6/dist/style.css", sri: "sha256-aJCaSuI7+t/EWRrLTis8jU9EFTua5/o7fnwxnroxDvE=",
+		cdnPath: "@graphiql/plugin-explorer@4.0.6/dist/style.min.css", cdnSRI: "sha256-b0izygy8aEMY3fCLmtNkm9PKdE3kRD4Qjn6Q8gw5xKI="}
 	playgroundAssets = []playgroundAsset{assetGraphiQLJS, assetGraphiQLCSS, assetReact, assetReactDOM, assetExplorerJS, assetExplorerCSS}
 )
 
-// playgroundURLBase is where this server serves the assets.
-const playgroundURLBase = "/playground/"
+// playgroundURLBase is where this server serves the assets; its own files
+// (playground/) are under playgroundOwnBase.
+const (
+	playgroundURLBase = "/playground/"
+	playgroundOwnBase = playgroundURLBase + "blog/"
+	// playgroundCDN is where the page loads the assets from when they are
+	// not installed.
+	playgroundCDN = "https://cdn.jsdelivr.net"
+)
+
+// ownPlaygroundFiles are the page's own script and stylesheet: no script
+// or style is inline, so the page's Content-Security-Policy allows scripts
+// from this server only.
+//
+//go:embed playground/boot.js playground/page.css
+var ownPlaygroundFiles embed.FS
 
 // defaultPlaygroundQuery is what the playground shows on opening: the demo
 // blog's latest posts and its categories.
@@ -64,46 +83,117 @@ query LatestPosts {
 }
 `
 
+// pageAsset is an asset as the page links it.
+type pageAsset struct {
+	URL template.URL
+	SRI string
+}
+
+// playgroundPage is GraphiQL's page: the assets, then boot.js, which
+// starts GraphiQL with the endpoint and the headers of the data attributes.
+var playgroundPage = template.Must(template.New("playground").Parse(`<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<title>Blog GraphQL</title>
+<link rel="stylesheet" href="` + playgroundOwnBase + `page.css">
+{{- range .Styles}}
+<link rel="stylesheet" href="{{.URL}}" integrity="{{.SRI}}" crossorigin="anonymous">
+{{- end}}
+<script src="{{.React.URL}}" integrity="{{.React.SRI}}" crossorigin="anonymous"></script>
+<script src="{{.ReactDOM.URL}}" integrity="{{.ReactDOM.SRI}}" crossorigin="anonymous"></script>
+</head>
+<body>
+<div id="graphiql" data-endpoint="/graphql"{{if .Headers}} data-headers="{{.Headers}}"{{end}}><div class="loading">Loading…</div></div>
+<script src="{{.GraphiQL.URL}}" integrity="{{.GraphiQL.SRI}}" crossorigin="anonymous"></script>
+<script src="{{.Explorer.URL}}" integrity="{{.Explorer.SRI}}" crossorigin="anonymous"></script>
+<script src="` + playgroundOwnBase + `boot.js"></script>
+</body>
+</html>
+`))
+
 // mountPlayground serves GraphiQL at / with the explorer plugin and
-// headers prefilled in its headers editor (none when headers is empty). When
-// dir holds every asset with the expected hash, the page loads them from
-// this server under /playground/; else from gqlgen's CDN. The log says
-// which.
+// headers prefilled in its headers editor (none when headers is empty).
+// When dir holds every asset with the expected hash, the page loads them
+// from this server under /playground/; else from a CDN, which its
+// Content-Security-Policy then allows. The log says which.
 func mountPlayground(mux *http.ServeMux, dir string, headers map[string]string, logger *slog.Logger) {
-	opts := []playground.GraphiqlConfigOption{
-		playground.WithGraphiqlEnablePluginExplorer(true),
-		// The query travels in the URL: that is how gqlgen's page takes
-		// a query to show, and it keeps a reload on the same query.
-		playground.WithGraphiqlPersistStateInURL(true),
-	}
-	if len(headers) > 0 {
-		opts = append(opts, playground.WithGraphiqlUiHeaders(headers))
-	}
 	files, err := loadPlaygroundAssets(os.DirFS(dir))
+	local := err == nil
 	switch {
-	case err == nil:
-		u := func(a playgroundAsset) string { return playgroundURLBase + a.path }
-		opts = append(opts,
-			playground.WithGraphiqlVersion(u(assetGraphiQLJS), u(assetGraphiQLCSS), assetGraphiQLJS.sri, assetGraphiQLCSS.sri),
-			playground.WithGraphiqlReactVersion(u(assetReact), u(assetReactDOM), assetReact.sri, assetReactDOM.sri),
-			playground.WithGraphiqlPluginExplorerVersion(u(assetExplorerJS), u(assetExplorerCSS), assetExplorerJS.sri, assetExplorerCSS.sri),
-		)
-		mux.Handle("GET "+playgroundURLBase, http.StripPrefix(playgroundURLBase, serveAssets(files)))
+	case local:
 		logger.Info("playground assets served by this server", "dir", dir)
 	case errors.Is(err, fs.ErrNotExist):
 		logger.Info("playground assets not installed, the playground loads GraphiQL from a CDN (install them with scripts/playground-assets.sh)", "dir", dir)
 	default:
 		logger.Warn("playground assets unusable, the playground loads GraphiQL from a CDN (reinstall them with scripts/playground-assets.sh)", "dir", dir, "err", err)
 	}
+	if files == nil {
+		files = map[string][]byte{}
+	}
+	for _, name := range []string{"boot.js", "page.css"} {
+		b, err := ownPlaygroundFiles.ReadFile("playground/" + name)
+		if err != nil {
+			panic(err) // embedded with the binary
+		}
+		files[strings.TrimPrefix(playgroundOwnBase, playgroundURLBase)+name] = b
+	}
+	mux.Handle("GET "+playgroundURLBase, http.StripPrefix(playgroundURLBase, serveAssets(files)))
 
-	page := playground.Handler("Blog GraphQL", "/graphql", opts...)
+	link := func(a playgroundAsset) pageAsset {
+		switch {
+		case local:
+			return pageAsset{template.URL(playgroundURLBase + a.path), a.sri}
+		case a.cdnPath != "":
+			return pageAsset{template.URL(playgroundCDN + "/npm/" + a.cdnPath), a.cdnSRI}
+		}
+		return pageAsset{template.URL(playgroundCDN + "/npm/" + a.path), a.sri}
+	}
+	data := struct {
+		Styles                              []pageAsset
+		React, ReactDOM, GraphiQL, Explorer pageAsset
+		Headers                             string
+	}{
+		Styles: []pageAsset{link(assetGraphiQLCSS), link(assetExplorerCSS)},
+		React:  link(assetReact), ReactDOM: link(assetReactDOM),
+		GraphiQL: link(assetGraphiQLJS), Explorer: link(assetExplorerJS),
+	}
+	if len(headers) > 0 {
+		b, err := json.MarshalIndent(headers, "", "  ")
+		if err != nil {
+			panic(err) // a map of strings always marshals
+		}
+		data.Headers = string(b)
+	}
+	var page bytes.Buffer
+	if err := playgroundPage.Execute(&page, data); err != nil {
+		panic(err) // the template and its data are fixed
+	}
+	csp := playgroundCSP(!local)
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.RawQuery == "" {
 			http.Redirect(w, r, "/?query="+url.QueryEscape(defaultPlaygroundQuery), http.StatusFound)
 			return
 		}
-		page(w, r)
+		w.Header().Set("Content-Security-Policy", csp)
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		w.Header().Set("Cache-Control", "no-store")
+		_, _ = w.Write(page.Bytes())
 	})
+}
+
+// playgroundCSP returns the Content-Security-Policy of the playground's
+// page: scripts, stylesheets and fonts from this server (and the CDN when
+// it serves GraphiQL), nothing inline, queries to this server only, no
+// frames, no forms, no plugins. e2e/playground.mjs runs GraphiQL under it
+// in Chromium and fails on anything it refuses.
+func playgroundCSP(cdn bool) string {
+	src := "'self'"
+	if cdn {
+		src += " " + playgroundCDN
+	}
+	return fmt.Sprintf("default-src 'none'; script-src %[1]s; style-src %[1]s; font-src %[1]s data:; "+
+		"img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'", src)
 }
 
 // loadPlaygroundAssets reads every asset from fsys and checks its hash. It
@@ -125,8 +215,9 @@ func loadPlaygroundAssets(fsys fs.FS) (map[string][]byte, error) {
 	return files, nil
 }
 
-// serveAssets serves files by path. Each path names a package version, so
-// browsers may keep a file for good.
+// serveAssets serves files by path. A path that names a package version
+// never changes, so browsers may keep it for good; the page's own files
+// change with the server and are revalidated.
 func serveAssets(files map[string][]byte) http.Handler {
 	loaded := time.Now()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -140,8 +231,11 @@ func serveAssets(files map[string][]byte) http.Handler {
 			ctype = "text/css; charset=utf-8"
 		}
 		w.Header().Set("Content-Type", ctype)
-		w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
-		w.Header().Set("X-Content-Type-Options", "nosniff")
+		if strings.Contains(r.URL.Path, "@") {
+			w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+		} else {
+			w.Header().Set("Cache-Control", "no-cache")
+		}
 		http.ServeContent(w, r, r.URL.Path, loaded, bytes.NewReader(b))
 	})
 }

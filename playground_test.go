@@ -12,27 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/99designs/gqlgen/graphql/playground"
 )
-
-// TestPlaygroundAssetsAreGqlgens checks that the files the server serves
-// are the versions gqlgen's page pins, with gqlgen's hashes, so the page
-// works the same from this server as from the CDN.
-func TestPlaygroundAssetsAreGqlgens(t *testing.T) {
-	rec := httptest.NewRecorder()
-	playground.Handler("t", "/graphql", playground.WithGraphiqlEnablePluginExplorer(true)).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
-	page := html.UnescapeString(rec.Body.String())
-	for _, a := range playgroundAssets {
-		// The CDN's explorer stylesheet is style.min.css, npm's style.css.
-		if !strings.Contains(page, "https://cdn.jsdelivr.net/npm/"+strings.TrimSuffix(a.path, ".css")) {
-			t.Errorf("gqlgen's page does not load %s", a.path)
-		}
-		if a != assetExplorerCSS && !strings.Contains(page, `integrity="`+a.sri+`"`) {
-			t.Errorf("gqlgen's page does not check %s with %s", a.path, a.sri)
-		}
-	}
-}
 
 func TestPlayground(t *testing.T) {
 	serve := func(t *testing.T, dir string, headers map[string]string) (http.Handler, *bytes.Buffer) {
@@ -65,10 +45,56 @@ func TestPlayground(t *testing.T) {
 		}
 	})
 
-	t.Run("has the explorer plugin", func(t *testing.T) {
+	t.Run("links every asset with its hash and starts with its own script", func(t *testing.T) {
 		h, _ := serve(t, t.TempDir(), nil)
-		if body := get(h, "/?query=x").Body.String(); !strings.Contains(body, "GraphiQLPluginExplorer.explorerPlugin()") {
-			t.Error("the page does not load the explorer plugin")
+		body := html.UnescapeString(get(h, "/?query=x").Body.String())
+		for _, a := range playgroundAssets {
+			path, sri := a.path, a.sri
+			if a.cdnPath != "" {
+				path, sri = a.cdnPath, a.cdnSRI
+			}
+			if !strings.Contains(body, `"`+playgroundCDN+"/npm/"+path+`" integrity="`+sri+`"`) {
+				t.Errorf("the page does not load %s with %s", path, sri)
+			}
+		}
+		if !strings.Contains(body, `<script src="/playground/blog/boot.js"></script>`) {
+			t.Error("the page does not start GraphiQL with boot.js")
+		}
+		if rec := get(h, "/playground/blog/boot.js"); rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "explorerPlugin()") {
+			t.Errorf("boot.js = %d, want the script with the explorer plugin", rec.Code)
+		}
+	})
+
+	t.Run("runs no inline script, under a policy that forbids them", func(t *testing.T) {
+		h, _ := serve(t, t.TempDir(), nil)
+		rec := get(h, "/?query=x")
+		for _, tag := range strings.Split(rec.Body.String(), "<script")[1:] {
+			if !strings.HasPrefix(tag, " src=") {
+				t.Errorf("inline script <script%.80s", tag)
+			}
+		}
+		csp := rec.Header().Get("Content-Security-Policy")
+		for _, want := range []string{"default-src 'none'", "script-src 'self' " + playgroundCDN + ";", "connect-src 'self'", "frame-ancestors 'none'"} {
+			if !strings.Contains(csp, want) {
+				t.Errorf("Content-Security-Policy %q lacks %q", csp, want)
+			}
+		}
+		if strings.Contains(csp, "unsafe") {
+			t.Errorf("Content-Security-Policy %q lets inline scripts or styles in", csp)
+		}
+	})
+
+	t.Run("keeps headers out of the address and of localStorage", func(t *testing.T) {
+		boot, err := ownPlaygroundFiles.ReadFile("playground/boot.js")
+		if err != nil {
+			t.Fatal(err)
+		}
+		js := string(boot)
+		if !strings.Contains(js, "shouldPersistHeaders: false") {
+			t.Error("boot.js lets GraphiQL keep headers in localStorage")
+		}
+		if strings.Contains(js, "onEditHeaders") || strings.Contains(js, "params.get('headers')") {
+			t.Error("boot.js puts headers in the address")
 		}
 	})
 
@@ -100,7 +126,7 @@ func TestPlayground(t *testing.T) {
 		if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), assetGraphiQLJS.path) {
 			t.Errorf("log %q does not warn about %s", logs, assetGraphiQLJS.path)
 		}
-		if body := get(h, "/?query=x").Body.String(); strings.Contains(body, `src="/playground/`) {
+		if body := get(h, "/?query=x").Body.String(); strings.Contains(body, `src="/playground/`+assetGraphiQLJS.path) {
 			t.Error("the page loads a damaged asset")
 		}
 		if rec := get(h, "/playground/"+assetGraphiQLJS.path); rec.Code != http.StatusNotFound {
@@ -110,8 +136,8 @@ func TestPlayground(t *testing.T) {
 
 	t.Run("prefills the headers it is given", func(t *testing.T) {
 		h, _ := serve(t, t.TempDir(), map[string]string{"Authorization": "Bearer dev-token"})
-		if body := get(h, "/?query=x").Body.String(); !strings.Contains(body, `"Authorization":"Bearer dev-token"`) {
-			t.Error("the page does not prefill the Authorization header")
+		if body := html.UnescapeString(get(h, "/?query=x").Body.String()); !strings.Contains(body, `"Authorization": "Bearer dev-token"`) {
+			t.Errorf("the page does not prefill the Authorization header:\n%s", body)
 		}
 		h, _ = serve(t, t.TempDir(), nil)
 		if body := get(h, "/?query=x").Body.String(); strings.Contains(body, "Authorization") {

@@ -29,6 +29,9 @@ import (
 	"github.com/blogql/blog/storage"
 )
 
+// listen opens the API's listener; tests replace it.
+var listen = net.Listen
+
 // Server limits.
 const (
 	// maxHeaderBytes bounds the request line and headers, so also the
@@ -68,28 +71,30 @@ const (
 
 // config is the server's configuration.
 type config struct {
-	host           string
-	port           int
-	endpoint       string
-	aws            bool
-	table          string
-	region         string
-	createTable    autoBool
-	seedDemo       autoBool
-	playground     bool
-	playgroundDir  string
-	introspection  autoBool
-	requestTimeout time.Duration
-	maxAttempts    int
-	logLevel       slog.Level
-	logFormat      string
-	jwtSecret      string
-	jwtIssuer      string
-	jwtAudience    string
-	jwksURL        string
-	cacheMaxAge    time.Duration
-	pprofAddr      string
-	metricsAddr    string
+	host              string
+	port              int
+	endpoint          string
+	aws               bool
+	table             string
+	region            string
+	createTable       autoBool
+	seedDemo          autoBool
+	playground        autoBool
+	playgroundDir     string
+	introspection     autoBool
+	requestTimeout    time.Duration
+	maxAttempts       int
+	logLevel          slog.Level
+	logFormat         string
+	jwtSecret         string
+	cursorKey         string
+	insecureDevTokens bool
+	jwtIssuer         string
+	jwtAudience       string
+	jwksURL           string
+	cacheMaxAge       time.Duration
+	pprofAddr         string
+	metricsAddr       string
 }
 
 // backend returns which DynamoDB the server talks to: AWS with -aws (at
@@ -111,6 +116,12 @@ func (c *config) backend() string {
 // development setup, since they show the whole schema to anyone.
 func (c *config) introspectionOn() bool {
 	return c.introspection.or(c.backend() == backendEmbedded)
+}
+
+// playgroundOn reports whether the server serves the playground: by
+// default only where introspection is on, since it cannot work without.
+func (c *config) playgroundOn() bool {
+	return c.playground.or(c.introspectionOn())
 }
 
 // autoBool is a boolean flag whose default depends on other flags: "auto"
@@ -166,7 +177,8 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 		"introspection": "INTROSPECTION", "log-level": "LOG_LEVEL", "log-format": "LOG_FORMAT",
 		"request-timeout": "REQUEST_TIMEOUT", "dynamodb-max-attempts": "DYNAMODB_MAX_ATTEMPTS",
 		"cache-max-age": "CACHE_MAX_AGE", "pprof-addr": "PPROF_ADDR",
-		"metrics-addr": "METRICS_ADDR",
+		"metrics-addr": "METRICS_ADDR", "insecure-dev-tokens": "INSECURE_DEV_TOKENS",
+		"cursor-key": "CURSOR_KEY",
 	}
 	fs.StringVar(&c.host, "host", "localhost", "interface to listen on; \"\" or 0.0.0.0 for all (in a container), localhost keeps a dev run private")
 	fs.IntVar(&c.port, "port", 8080, "port to listen on; 0 picks a free one")
@@ -176,7 +188,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	fs.StringVar(&c.region, "region", "us-east-1", "AWS region")
 	fs.Var(&c.createTable, "create-table", "create the table and its index if missing: true, false or auto\n(auto: true for the embedded engine and -dynamodb-endpoint, false for -aws)")
 	fs.Var(&c.seedDemo, "seed-demo", "seed the demo blog (idempotent, works on any backend): true, false or auto\n(auto: true for the embedded engine only)")
-	fs.BoolVar(&c.playground, "playground", true, "serve the GraphiQL playground at /")
+	fs.Var(&c.playground, "playground", "serve the GraphiQL playground at /: true, false or auto\n(auto: where introspection is on, which the playground needs)")
 	fs.StringVar(&c.playgroundDir, "playground-assets", ".cache/playground", "`directory` of the playground's GraphiQL files, installed by scripts/playground-assets.sh;\nwithout them the playground loads GraphiQL from a CDN")
 	fs.Var(&c.introspection, "introspection", "allow schema introspection and field suggestions in errors (the playground and code\ngenerators need them): true, false or auto (auto: true for the embedded engine only)")
 	fs.DurationVar(&c.requestTimeout, "request-timeout", graph.DefaultRequestTimeout, "how long one GraphQL request may take, its DynamoDB calls included;\nless than the server's write timeout of "+writeTimeout.String())
@@ -184,6 +196,8 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	fs.TextVar(&c.logLevel, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json")
 	fs.StringVar(&c.jwtSecret, "jwt-secret", "", "`secret` that signs HS256 bearer tokens, at least 32 bytes (prefer the variable: flags show in ps);\nthis or -jwt-jwks-url is needed outside the embedded mode, which otherwise uses a development secret")
+	fs.StringVar(&c.cursorKey, "cursor-key", "", fmt.Sprintf("`key` that seals the cursors of lists, at least %d bytes (prefer the variable: flags show in ps);\nempty: a random key kept in the table, the same for every server on it", storage.MinCursorKeyBytes))
+	fs.BoolVar(&c.insecureDevTokens, "insecure-dev-tokens", false, "in the embedded mode without -jwt-secret or -jwt-jwks-url, accept (and log) development tokens\neven on a listener beyond loopback: anyone who reaches the server and gets a token can write")
 	fs.StringVar(&c.jwksURL, "jwt-jwks-url", "", "`URL` of an identity provider's JWKS, to verify its RS256 and ES256 tokens (https)")
 	fs.StringVar(&c.jwtIssuer, "jwt-issuer", "", "the iss claim tokens must carry; empty: not checked")
 	fs.StringVar(&c.jwtAudience, "jwt-audience", "", "a value the aud claim of tokens must hold; empty: not checked")
@@ -230,6 +244,8 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 		return nil, fmt.Errorf("dynamodb max attempts %d: must be 1 to %d", c.maxAttempts, storage.MaxAttemptsLimit)
 	case c.cacheMaxAge < 0:
 		return nil, fmt.Errorf("cache max age %s: must not be negative", c.cacheMaxAge)
+	case c.cursorKey != "" && len(c.cursorKey) < storage.MinCursorKeyBytes:
+		return nil, fmt.Errorf("cursor key: must be at least %d bytes", storage.MinCursorKeyBytes)
 	}
 	if c.pprofAddr != "" {
 		if err := checkPprofAddr(c.pprofAddr); err != nil {
@@ -286,14 +302,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		}
 		logger.Info("demo blog seeded", "duration", time.Since(start).Round(time.Millisecond))
 	}
-	if cfg.playground && !cfg.introspectionOn() {
-		logger.Warn("the playground cannot load the schema with introspection off")
+	cursorKey, err := cursorKeyOf(ctx, cfg, store)
+	if err != nil {
+		return err
 	}
-	var playgroundHeaders map[string]string
-	if devTokens {
-		if playgroundHeaders, err = logDevTokens(logger, cfg, time.Now()); err != nil {
-			return err
-		}
+	store = storage.New(client, cfg.table, storage.WithCursorKey(cursorKey))
+	if cfg.playgroundOn() && !cfg.introspectionOn() {
+		logger.Warn("the playground cannot load the schema with introspection off")
 	}
 
 	if cfg.pprofAddr != "" {
@@ -304,12 +319,20 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err := tel.serveMetrics(ctx, cfg.metricsAddr, logger); err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(cfg.host, strconv.Itoa(cfg.port)))
+	ln, err := listen("tcp", net.JoinHostPort(cfg.host, strconv.Itoa(cfg.port)))
 	if err != nil {
 		return err
 	}
+	var playgroundHeaders map[string]string
+	if devTokens {
+		verifier, playgroundHeaders, err = devVerifier(ctx, logger, cfg, store, isLoopback(ln.Addr()), time.Now())
+		if err != nil {
+			ln.Close()
+			return err
+		}
+	}
 	srv := &http.Server{
-		Handler:           graph.WithRequestID(logRequests(logger, routes(store, verifier, tel, cfg, playgroundHeaders, logger))),
+		Handler:           graph.WithRequestID(logRequests(logger, securityHeaders(routes(store, verifier, tel, cfg, playgroundHeaders, logger)))),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       15 * time.Second,
 		WriteTimeout:      writeTimeout,
@@ -321,7 +344,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	go func() { served <- srv.Serve(ln) }()
 
 	base := "http://" + displayAddr(ln.Addr())
-	if cfg.playground {
+	if cfg.playgroundOn() {
 		logger.Info(fmt.Sprintf("playground at %s/ , endpoint %s/graphql", base, base),
 			"playground", base+"/", "endpoint", base+"/graphql")
 	} else {
@@ -344,6 +367,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	logger.Info("stopped")
 	return nil
+}
+
+// cursorKeyName names the table's key (storage.Store.Secret) that seals
+// cursors when none is configured.
+const cursorKeyName = "cursor"
+
+// cursorKeyOf returns the key that seals cursors: the configured one, or
+// the table's own, which every server on the table shares. It returns the
+// DynamoDB error when the table's key can be neither read nor made.
+func cursorKeyOf(ctx context.Context, cfg *config, store *storage.Store) ([]byte, error) {
+	if cfg.cursorKey != "" {
+		return []byte(cfg.cursorKey), nil
+	}
+	key, err := store.Secret(ctx, cursorKeyName)
+	if err != nil {
+		return nil, fmt.Errorf("cursor key: %w", err)
+	}
+	return key, nil
 }
 
 // newLogger returns the server's logger; lines logged with a request's
@@ -402,7 +443,7 @@ func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *
 		CacheMaxAge:    cfg.cacheMaxAge,
 		Verifier:       verifier,
 	})))
-	if cfg.playground {
+	if cfg.playgroundOn() {
 		mountPlayground(mux, cfg.playgroundDir, playgroundHeaders, logger)
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
@@ -419,6 +460,23 @@ func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *
 		plain(w, http.StatusOK, "ready")
 	})
 	return mux
+}
+
+// securityHeaders sets on every response the headers that keep browsers
+// from doing with it what it is not for: no framing, no guessing of media
+// types, no referrer sent on, and a Content-Security-Policy that allows
+// nothing (an API answer runs no script and loads nothing); the
+// playground's page sets a policy of its own.
+func securityHeaders(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Set("Content-Security-Policy", "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("Cross-Origin-Opener-Policy", "same-origin")
+		next.ServeHTTP(w, r)
+	})
 }
 
 func plain(w http.ResponseWriter, status int, body string) {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"html"
 	"io"
 	"log/slog"
 	"net/http"
@@ -34,7 +35,7 @@ func TestParseConfig(t *testing.T) {
 			backend: backendEmbedded, createTable: true, seedDemo: true,
 			check: func(c *config) bool {
 				return c.host == "localhost" && c.port == 8080 && c.table == "blog" && c.region == "us-east-1" &&
-					c.playground && c.introspectionOn() && c.logLevel == slog.LevelInfo && c.logFormat == "text" &&
+					c.playgroundOn() && c.introspectionOn() && c.logLevel == slog.LevelInfo && c.logFormat == "text" &&
 					c.requestTimeout == graph.DefaultRequestTimeout && c.maxAttempts == storage.DefaultMaxAttempts
 			},
 		},
@@ -42,7 +43,20 @@ func TestParseConfig(t *testing.T) {
 			name:    "an endpoint means DynamoDB Local: table created, not seeded, no introspection",
 			env:     map[string]string{"DYNAMODB_ENDPOINT": "http://127.0.0.1:8765"},
 			backend: backendLocal, createTable: true, seedDemo: false,
-			check: func(c *config) bool { return !c.introspectionOn() },
+			check: func(c *config) bool { return !c.introspectionOn() && !c.playgroundOn() },
+		},
+		{
+			name:    "the playground follows introspection unless set",
+			env:     map[string]string{"INTROSPECTION": "false"},
+			args:    []string{},
+			backend: backendEmbedded, createTable: true, seedDemo: true,
+			check: func(c *config) bool { return !c.introspectionOn() && !c.playgroundOn() },
+		},
+		{
+			name:    "the playground can be asked for without introspection",
+			env:     map[string]string{"DYNAMODB_ENDPOINT": "http://127.0.0.1:8765", "PLAYGROUND": "true"},
+			backend: backendLocal, createTable: true, seedDemo: false,
+			check: func(c *config) bool { return !c.introspectionOn() && c.playgroundOn() },
 		},
 		{
 			name:    "introspection, request timeout and attempts can be set",
@@ -69,7 +83,7 @@ func TestParseConfig(t *testing.T) {
 			args:    []string{"-port", "9001", "-seed-demo=auto", "-log-level", "warn"},
 			backend: backendEmbedded, createTable: true, seedDemo: true,
 			check: func(c *config) bool {
-				return c.port == 9001 && !c.playground && c.logLevel == slog.LevelWarn
+				return c.port == 9001 && !c.playgroundOn() && c.logLevel == slog.LevelWarn
 			},
 		},
 	}
@@ -128,7 +142,7 @@ func TestParseConfig(t *testing.T) {
 		for _, v := range []string{"PORT", "HOST", "DYNAMODB_ENDPOINT", "DYNAMODB_AWS", "DYNAMODB_TABLE", "AWS_REGION",
 			"CREATE_TABLE", "SEED_DEMO", "PLAYGROUND", "PLAYGROUND_ASSETS", "INTROSPECTION", "LOG_LEVEL", "LOG_FORMAT",
 			"JWT_SECRET", "JWT_ISSUER", "JWT_AUDIENCE", "JWT_JWKS_URL", "REQUEST_TIMEOUT", "DYNAMODB_MAX_ATTEMPTS",
-			"CACHE_MAX_AGE", "PPROF_ADDR"} {
+			"CACHE_MAX_AGE", "PPROF_ADDR", "INSECURE_DEV_TOKENS", "CURSOR_KEY"} {
 			if !strings.Contains(out.String(), "["+v+"]") {
 				t.Errorf("help does not mention %s:\n%s", v, out.String())
 			}
@@ -178,8 +192,8 @@ func TestRun(t *testing.T) {
 	}
 	if code, body := get("/"); code != 200 || !strings.Contains(body, "Blog GraphQL") {
 		t.Errorf("/ = %d, want the playground page", code)
-	} else if !strings.Contains(body, `"Authorization":"Bearer `) {
-		t.Error("the playground of the embedded mode has no development token filled in")
+	} else if !strings.Contains(html.UnescapeString(body), `"Authorization": "Bearer `) {
+		t.Error("the playground of the embedded mode on loopback has no development token filled in")
 	}
 	if code, _ := get("/nowhere"); code != 404 {
 		t.Errorf("/nowhere = %d, want 404", code)
@@ -334,4 +348,59 @@ func (l *logLines) String() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return strings.Join(l.lines, "")
+}
+
+// TestEveryResponseHasSecurityHeaders requests every kind of endpoint of a
+// running server and checks the headers that keep browsers safe on each:
+// no framing, no media type sniffing, no referrer, and a
+// Content-Security-Policy (the API's allows nothing; the playground's
+// allows this server's scripts).
+func TestEveryResponseHasSecurityHeaders(t *testing.T) {
+	base, _, stop := startServer(t, []string{"-port", "0", "-log-format", "json", "-seed-demo=false", "-host", "127.0.0.1"}, nil)
+	defer stop()
+	for _, c := range []struct{ method, path, body string }{
+		{http.MethodGet, "/?query=x", ""},
+		{http.MethodGet, "/playground/blog/boot.js", ""},
+		{http.MethodGet, "/graphql?query=%7B__typename%7D", ""},
+		{http.MethodPost, "/graphql", `{"query":"{ __typename }"}`},
+		{http.MethodPost, "/graphql", `{"query":"{"}`},
+		{http.MethodGet, "/healthz", ""},
+		{http.MethodGet, "/readyz", ""},
+		{http.MethodGet, "/nowhere", ""},
+	} {
+		req, _ := http.NewRequest(c.method, base+c.path, strings.NewReader(c.body))
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		h := resp.Header
+		for name, want := range map[string]string{"X-Frame-Options": "DENY", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"} {
+			if got := h.Get(name); got != want {
+				t.Errorf("%s %s: %s = %q, want %q", c.method, c.path, name, got, want)
+			}
+		}
+		if csp := h.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'none'") || !strings.Contains(csp, "default-src 'none'") {
+			t.Errorf("%s %s: Content-Security-Policy %q", c.method, c.path, csp)
+		}
+	}
+}
+
+// TestNoPlaygroundWithoutIntrospection starts the server as production
+// runs it, without introspection: it serves no playground (which could not
+// work) unless asked for.
+func TestNoPlaygroundWithoutIntrospection(t *testing.T) {
+	base, _, stop := startServer(t, []string{"-port", "0", "-log-format", "json", "-seed-demo=false", "-host", "127.0.0.1", "-introspection=false"}, nil)
+	defer stop()
+	for _, path := range []string{"/", "/?query=x", "/playground/blog/boot.js"} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusNotFound {
+			t.Errorf("%s = %d without introspection, want 404", path, resp.StatusCode)
+		}
+	}
 }

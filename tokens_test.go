@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -23,7 +24,7 @@ func TestNewVerifier(t *testing.T) {
 		dev     bool
 		failing string // what the error names, "" when none is expected
 	}{
-		{name: "the embedded engine without configuration uses the development secret", dev: true},
+		{name: "the embedded engine without configuration uses a development secret, made with the table", dev: true},
 		{name: "the embedded engine with a secret uses it", env: map[string]string{"JWT_SECRET": testSecret}},
 		{name: "the embedded engine with a JWKS URL uses it", env: map[string]string{"JWT_JWKS_URL": "https://id.example.com/.well-known/jwks.json"}},
 		{name: "DynamoDB Local with a secret", args: []string{"-dynamodb-endpoint", "http://127.0.0.1:8765", "-jwt-secret", testSecret}},
@@ -46,7 +47,7 @@ func TestNewVerifier(t *testing.T) {
 				}
 				return
 			}
-			if err != nil || v == nil {
+			if err != nil || (v == nil) != tt.dev {
 				t.Fatalf("newVerifier = %v, %v", v, err)
 			}
 			if dev != tt.dev {
@@ -135,11 +136,113 @@ func TestRunWithASecretLogsNoDevelopmentTokens(t *testing.T) {
 		return "Authorization: Bearer " + token
 	}
 	create := `mutation { createCategory(input: {slug: "signed", name: "Signed"}) { category { slug } } }`
-	if code, body := postAs(t, base, sign(devSecret), create); code != http.StatusUnauthorized || !strings.Contains(body, "UNAUTHENTICATED") {
-		t.Errorf("token of the development secret = %d %s, want 401 UNAUTHENTICATED", code, body)
+	if code, body := postAs(t, base, sign("another-secret-of-at-least-32-bytes"), create); code != http.StatusUnauthorized || !strings.Contains(body, "UNAUTHENTICATED") {
+		t.Errorf("token of another secret = %d %s, want 401 UNAUTHENTICATED", code, body)
 	}
 	if code, body := postAs(t, base, sign(testSecret), create); code != http.StatusOK || !strings.Contains(body, `"slug":"signed"`) {
 		t.Errorf("token of the configured secret = %d %s, want the category", code, body)
 	}
 
+}
+
+// TestDevelopmentTokensAreEachDataStores starts two servers of the
+// embedded engine, each with its own data: the development tokens one logs
+// work there and nowhere else, since each signs with a key of its own data
+// store rather than a secret every copy of the server shares.
+func TestDevelopmentTokensAreEachDataStores(t *testing.T) {
+	args := []string{"-port", "0", "-log-format", "json", "-seed-demo=false", "-host", "127.0.0.1"}
+	baseA, logsA, stopA := startServer(t, args, nil)
+	defer stopA()
+	baseB, _, stopB := startServer(t, args, nil)
+	defer stopB()
+	adminA := logsA.devHeaders()["ada-lovelace"]
+	if adminA == "" {
+		t.Fatalf("no development token logged:\n%s", logsA)
+	}
+	create := `mutation { createCategory(input: {slug: "from-a", name: "From A"}) { category { slug } } }`
+	if code, body := postAs(t, baseB, adminA, create); code != http.StatusUnauthorized || !strings.Contains(body, "UNAUTHENTICATED") {
+		t.Errorf("another server's development token = %d %s, want 401 UNAUTHENTICATED", code, body)
+	}
+	if code, body := postAs(t, baseA, adminA, create); code != http.StatusOK || !strings.Contains(body, `"slug":"from-a"`) {
+		t.Errorf("the server's own development token = %d %s, want the category", code, body)
+	}
+}
+
+// beyondLoopback is a listener on loopback that tells the server it
+// listens on every interface, as in a container: the tests see what a
+// stranger on the network would, without opening a port to one.
+type beyondLoopback struct{ net.Listener }
+
+func (l beyondLoopback) Addr() net.Addr {
+	return &net.TCPAddr{IP: net.IPv4zero, Port: l.Listener.Addr().(*net.TCPAddr).Port}
+}
+
+// TestDevelopmentTokensStayOnLoopback starts the embedded engine as on a
+// network (0.0.0.0, as the Dockerfile does): it logs no token, its
+// playground holds none and it accepts none, so no stranger can write.
+// With -insecure-dev-tokens it logs them and accepts them, but still
+// keeps them out of the page it serves to anyone.
+func TestDevelopmentTokensStayOnLoopback(t *testing.T) {
+	defer func(l func(string, string) (net.Listener, error)) { listen = l }(listen)
+	listen = func(network, _ string) (net.Listener, error) {
+		ln, err := net.Listen(network, "127.0.0.1:0")
+		return beyondLoopback{ln}, err
+	}
+	create := `mutation { createCategory(input: {slug: "stranger", name: "Stranger"}) { category { slug } } }`
+	page := func(t *testing.T, base string) string {
+		t.Helper()
+		resp, err := http.Get(base + "/?query=x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+
+	t.Run("by default", func(t *testing.T) {
+		base, logs, stop := startServer(t, []string{"-port", "0", "-log-format", "json", "-seed-demo=false"}, nil)
+		defer stop()
+		if h := logs.devHeaders(); len(h) != 0 {
+			t.Errorf("development tokens logged beyond loopback: %v", h)
+		}
+		if p := page(t, base); strings.Contains(p, "Bearer") {
+			t.Errorf("the playground holds a token beyond loopback:\n%s", p)
+		}
+		if code, body := postAs(t, base, "Authorization: Bearer "+forgedToken(t), create); code != http.StatusUnauthorized {
+			t.Errorf("a token beyond loopback = %d %s, want 401", code, body)
+		}
+		if code, body := postAs(t, base, "", create); !strings.Contains(body, "UNAUTHENTICATED") {
+			t.Errorf("a write without a token = %d %s, want UNAUTHENTICATED", code, body)
+		}
+	})
+	t.Run("with -insecure-dev-tokens", func(t *testing.T) {
+		base, logs, stop := startServer(t, []string{"-port", "0", "-log-format", "json", "-seed-demo=false", "-insecure-dev-tokens"}, nil)
+		defer stop()
+		admin := logs.devHeaders()["ada-lovelace"]
+		if admin == "" {
+			t.Fatalf("no development token logged with -insecure-dev-tokens:\n%s", logs)
+		}
+		if p := page(t, base); strings.Contains(p, "Bearer") {
+			t.Errorf("the playground holds a token beyond loopback:\n%s", p)
+		}
+		if code, body := postAs(t, base, admin, create); code != http.StatusOK || !strings.Contains(body, `"slug":"stranger"`) {
+			t.Errorf("the development token = %d %s, want the category", code, body)
+		}
+	})
+}
+
+// forgedToken returns an admin token signed with a secret anyone could
+// guess.
+func forgedToken(t *testing.T) string {
+	t.Helper()
+	now := time.Now()
+	token, err := auth.Sign([]byte("blog-embedded-mode-development-secret-never-in-production"), auth.Claims{
+		RegisteredClaims: jwt.RegisteredClaims{Subject: "ada-lovelace", IssuedAt: jwt.NewNumericDate(now), ExpiresAt: jwt.NewNumericDate(now.Add(time.Hour))},
+		Roles:            []string{auth.RoleAdmin},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return token
 }

@@ -3,9 +3,12 @@
 //
 // Tokens are JWTs: HS256 signed with a shared secret, or RS256 and ES256
 // signed by an identity provider that publishes its keys as a JWKS. The
-// subject (sub) is an author id and the roles claim lists the actor's
-// roles: "admin", "author" or both. Issuer, audience and expiry are
-// checked.
+// subject (sub) names the principal and the roles claim lists its roles.
+// "author" writes as the author whose id is the subject. "admin" is a
+// principal of its own: it administers the blog whatever its subject, and
+// writes as someone (a post, a comment) only as its subject, which must
+// then be an author. Other roles may be added; an actor has those its
+// token lists. Issuer, audience and expiry are checked.
 package auth
 
 import (
@@ -25,7 +28,7 @@ var (
 
 // Roles a token's roles claim may list.
 const (
-	// RoleAdmin may do everything.
+	// RoleAdmin may do every administrative action, whatever its subject.
 	RoleAdmin = "admin"
 	// RoleAuthor may write posts and comments as itself.
 	RoleAuthor = "author"
@@ -41,13 +44,16 @@ type Actor struct {
 // Anonymous reports whether the request came without a token.
 func (a Actor) Anonymous() bool { return a.ID == "" }
 
-// IsAdmin reports whether the actor has the admin role.
-func (a Actor) IsAdmin() bool { return !a.Anonymous() && slices.Contains(a.Roles, RoleAdmin) }
+// HasRole reports whether the actor's token lists role.
+func (a Actor) HasRole(role string) bool { return !a.Anonymous() && slices.Contains(a.Roles, role) }
 
-// IsAuthor reports whether the actor may write as an author. Admins may.
-func (a Actor) IsAuthor() bool {
-	return a.IsAdmin() || (!a.Anonymous() && slices.Contains(a.Roles, RoleAuthor))
-}
+// IsAdmin reports whether the actor has the admin role.
+func (a Actor) IsAdmin() bool { return a.HasRole(RoleAdmin) }
+
+// IsAuthor reports whether the actor may write as the author its subject
+// names: with the author role, or as an admin (the write then still needs
+// the subject to be an author).
+func (a Actor) IsAuthor() bool { return a.HasRole(RoleAuthor) || a.IsAdmin() }
 
 // Acts reports whether the actor may act for the author authorID: it is
 // that author, or an admin.

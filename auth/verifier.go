@@ -15,15 +15,12 @@ import (
 // shorter one can be guessed offline from a single token.
 const MinSecretBytes = 32
 
+// MaxSubjectLength is the longest subject a token may have: OpenID
+// Connect's limit. A longer one is refused like any malformed token.
+const MaxSubjectLength = 255
+
 // leeway absorbs clock skew between a token's issuer and this server.
 const leeway = 30 * time.Second
-
-// Claims are the claims of a token: the registered ones (sub is the author
-// id) and the actor's roles.
-type Claims struct {
-	jwt.RegisteredClaims
-	Roles []string `json:"roles,omitempty"`
-}
 
 // Config configures a Verifier. It needs a Secret, a JWKSURL or both.
 type Config struct {
@@ -86,6 +83,7 @@ func NewVerifier(cfg Config) (*Verifier, error) {
 	opts := []jwt.ParserOption{
 		jwt.WithValidMethods(methods),
 		jwt.WithExpirationRequired(),
+		jwt.WithIssuedAt(),
 		jwt.WithLeeway(leeway),
 		jwt.WithTimeFunc(now),
 	}
@@ -100,13 +98,19 @@ func NewVerifier(cfg Config) (*Verifier, error) {
 }
 
 // Verify returns the actor token names. It returns an error wrapping
-// ErrUnauthenticated when the token is malformed, signed by an unknown
-// key or with an algorithm not configured, expired or not yet valid, for
-// another issuer or audience, or without a subject. Any other error means
+// ErrUnauthenticated, with a message for the client, when the token is
+// malformed (claims of the wrong type included, such as an exp that is a
+// string), signed by an unknown key or with an algorithm not configured,
+// marked with critical header extensions, expired, not yet valid or issued
+// in the future, for another issuer or audience, or without a subject or
+// with one longer than MaxSubjectLength. Any other error means
 // the identity provider's keys could not be fetched.
 func (v *Verifier) Verify(ctx context.Context, token string) (Actor, error) {
 	var c Claims
 	_, err := v.parser.ParseWithClaims(token, &c, func(t *jwt.Token) (any, error) {
+		if _, ok := t.Header["crit"]; ok {
+			return nil, errCritical
+		}
 		if t.Method.Alg() == jwt.SigningMethodHS256.Alg() {
 			return v.secret, nil
 		}
@@ -117,24 +121,36 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Actor, error) {
 	case errors.Is(err, errKeysUnavailable):
 		return Actor{}, err
 	case err != nil:
-		return Actor{}, fmt.Errorf("%w: invalid token: %w", ErrUnauthenticated, err)
+		return Actor{}, fmt.Errorf("%w: %s", ErrUnauthenticated, describe(err))
 	case c.Subject == "":
 		return Actor{}, fmt.Errorf("%w: invalid token: no subject", ErrUnauthenticated)
+	case len(c.Subject) > MaxSubjectLength:
+		return Actor{}, fmt.Errorf("%w: invalid token: the subject is longer than %d characters", ErrUnauthenticated, MaxSubjectLength)
 	}
 	return Actor{ID: c.Subject, Roles: c.Roles}, nil
 }
 
+// ErrAmbiguousCredentials means a request carries more than one
+// Authorization header: which one it acts with is not for the server to
+// guess.
+var ErrAmbiguousCredentials = errors.New("more than one Authorization header")
+
 // Authenticate returns who sent r: the anonymous Actor when r has no
 // Authorization header, else the actor its bearer token names. A header
-// that is not "Bearer <token>" is ErrUnauthenticated, and so is any token
-// when v is nil: such a server accepts none. Other errors are those of
-// Verify.
+// that is not "Bearer <token>", an empty one included, is
+// ErrUnauthenticated, and so is any token when v is nil: such a server
+// accepts none. Two headers are ErrAmbiguousCredentials. Other errors are
+// those of Verify.
 func (v *Verifier) Authenticate(r *http.Request) (Actor, error) {
-	h := r.Header.Get("Authorization")
-	if h == "" {
+	values := r.Header.Values("Authorization")
+	switch len(values) {
+	case 0:
 		return Actor{}, nil
+	case 1:
+	default:
+		return Actor{}, ErrAmbiguousCredentials
 	}
-	scheme, token, _ := strings.Cut(h, " ")
+	scheme, token, _ := strings.Cut(strings.TrimSpace(values[0]), " ")
 	token = strings.TrimSpace(token)
 	switch {
 	case !strings.EqualFold(scheme, "Bearer") || token == "":

@@ -3,6 +3,7 @@ package auth
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http/httptest"
 	"strings"
 	"testing"
@@ -83,8 +84,15 @@ func TestVerifyRefusesBadTokens(t *testing.T) {
 		{"from another issuer", with(func(c *Claims) { c.Issuer = "https://evil.example.com/" }), "issuer"},
 		{"for another audience", with(func(c *Claims) { c.Audience = jwt.ClaimStrings{"shop"} }), "audience"},
 		{"without subject", with(func(c *Claims) { c.Subject = "" }), "subject"},
-		{"unsigned (alg none)", unsigned, "signing method none"},
-		{"not a JWT", "hello", "malformed"},
+		{"unsigned (alg none)", unsigned, "algorithm"},
+		{"not a JWT", "hello", "well-formed"},
+		{"issued in the future", with(func(c *Claims) { c.IssuedAt = jwt.NewNumericDate(now.Add(time.Hour)) }), "issued in the future"},
+		{"an expiry that is a string", raw(t, jwt.MapClaims{"sub": "grace-hopper", "iss": "https://id.example.com/", "aud": "blog",
+			"exp": fmt.Sprint(now.Add(time.Hour).Unix()), "roles": []string{RoleAdmin}}, nil), "exp must be a number"},
+		{"roles that are a string", raw(t, jwt.MapClaims{"sub": "grace-hopper", "iss": "https://id.example.com/", "aud": "blog",
+			"exp": now.Add(time.Hour).Unix(), "roles": RoleAdmin}, nil), "roles must be a list of strings"},
+		{"a critical header extension", raw(t, jwt.MapClaims{"sub": "grace-hopper", "iss": "https://id.example.com/", "aud": "blog",
+			"exp": now.Add(time.Hour).Unix(), "roles": []string{RoleAdmin}}, map[string]any{"crit": []string{"exp-policy"}, "exp-policy": "x"}), "crit"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -95,8 +103,28 @@ func TestVerifyRefusesBadTokens(t *testing.T) {
 			if !strings.Contains(err.Error(), tt.says) {
 				t.Errorf("error %q does not say %q", err, tt.says)
 			}
+			for _, goTalk := range []string{"Claims", "[]string", "Go ", "json:", "NumericDate"} {
+				if strings.Contains(err.Error(), goTalk) {
+					t.Errorf("error %q speaks Go (%q)", err, goTalk)
+				}
+			}
 		})
 	}
+}
+
+// raw returns a token of claims, with extra header parameters, signed
+// with the test secret: claims of types Claims cannot hold.
+func raw(t *testing.T, claims jwt.MapClaims, header map[string]any) string {
+	t.Helper()
+	tok := jwt.NewWithClaims(jwt.SigningMethodHS256, claims)
+	for k, v := range header {
+		tok.Header[k] = v
+	}
+	s, err := tok.SignedString(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
 }
 
 func TestVerifyAllowsClockSkew(t *testing.T) {

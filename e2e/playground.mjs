@@ -2,7 +2,9 @@
 // request to another origin blocked, runs the default query and checks that
 // the result pane shows the demo blog's latest posts, as the API returns
 // them. It fails when the page asked for anything outside the server (a
-// CDN, say), and saves a screenshot.
+// CDN, say), when its Content-Security-Policy refused anything the page
+// needs, or when the prefilled token ends up in localStorage or the
+// address, and saves a screenshot.
 //
 // Usage: node playground.mjs BASE_URL SCREENSHOT.png
 //   BASE_URL   the server, e.g. http://127.0.0.1:8080
@@ -54,6 +56,11 @@ try {
   page = browser.pages()[0] ?? (await browser.newPage());
   page.setDefaultTimeout(timeout);
   page.on('pageerror', (err) => failures.push(`page error: ${err.message}`));
+  page.on('console', (msg) => {
+    if (/Content Security Policy/i.test(msg.text())) {
+      failures.push(`refused by the page's policy: ${msg.text()}`);
+    }
+  });
 
   await page.goto(`${origin}/`);
   const query = new URL(page.url()).searchParams.get('query');
@@ -81,6 +88,16 @@ try {
   const result = page.locator('.graphiql-response');
   for (const title of titles.slice(0, 3)) {
     await result.getByText(JSON.stringify(title), { exact: false }).first().waitFor();
+  }
+
+  if (process.env.DEV_TOKEN) {
+    const stored = await page.evaluate(() => JSON.stringify(Object.entries(window.localStorage)));
+    if (stored.includes(process.env.DEV_TOKEN)) {
+      failures.push('the playground keeps the token in localStorage');
+    }
+    if (page.url().includes(process.env.DEV_TOKEN)) {
+      failures.push('the playground puts the token in the address');
+    }
   }
 
   // The explorer plugin renders the schema as a tree of fields.

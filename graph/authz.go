@@ -19,20 +19,27 @@ import (
 // Who may do what. Reading published content needs no token. Every
 // mutation needs an actor with a role (UNAUTHENTICATED without a token,
 // FORBIDDEN without a role); which actor may change what is checked before
-// the write is sent, so a refused mutation writes nothing. A draft or a
-// scheduled post is NOT_FOUND, not FORBIDDEN, for anyone but its author
-// and admins, so its existence does not leak.
+// the write is sent, so a refused mutation writes nothing. Admins are a
+// principal of their own: every administrative action (authors,
+// categories, anyone's posts and comments) is theirs whatever their
+// subject, while a write as someone (a post, a comment) is written as the
+// token's subject, which must be an author (FORBIDDEN otherwise, see
+// asSubject). A draft or a scheduled post is NOT_FOUND, not FORBIDDEN, for
+// anyone but its author and admins, so its existence does not leak.
 
 // withActor attaches the actor of every request's bearer token to its
 // context. A request without a token is anonymous. A request whose token
 // is invalid gets 401 with an UNAUTHENTICATED error, whatever it asks,
 // reads included: a client that sends a token expects to act as someone,
-// and answering it as the anonymous would hide the failure. When the
-// identity provider's keys cannot be fetched, the answer is 503.
+// and answering it as the anonymous would hide the failure; an empty
+// Authorization header is such a token. Two Authorization headers are 400.
+// When the identity provider's keys cannot be fetched, the answer is 503.
 func withActor(v *auth.Verifier, logger *slog.Logger, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		actor, err := v.Authenticate(r)
 		switch {
+		case errors.Is(err, auth.ErrAmbiguousCredentials):
+			writeError(w, http.StatusBadRequest, "send one Authorization header", CodeBadRequest)
 		case errors.Is(err, auth.ErrUnauthenticated):
 			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
 			writeError(w, http.StatusUnauthorized, err.Error(), CodeUnauthenticated)
@@ -175,27 +182,40 @@ func retried(err error, key *string) bool {
 // ownComment returns the comment the global id gid names once the actor
 // of ctx may delete it: its writer, the author of its post, or an admin,
 // even when the post went back to being a draft. Others get FORBIDDEN, or
-// NOT_FOUND when they cannot see the post. The comment and its post are
-// read as ownPost reads a post.
-func (r *Resolver) ownComment(ctx context.Context, gid string, idemKey *string) (storage.CommentKey, error) {
+// NOT_FOUND when they cannot see the post. hidden is true when the actor
+// may delete the comment but not see its post (a writer whose comment is
+// on a post that is a draft again): what is deleted is then not shown. The
+// comment and its post are read as ownPost reads a post.
+func (r *Resolver) ownComment(ctx context.Context, gid string, idemKey *string) (key storage.CommentKey, hidden bool, err error) {
 	a, err := author(ctx)
 	if err != nil {
-		return storage.CommentKey{}, err
+		return storage.CommentKey{}, false, err
 	}
-	key, err := decodeCommentID("id", gid)
+	key, err = decodeCommentID("id", gid)
 	if err != nil || a.IsAdmin() {
-		return key, err
+		return key, false, err
 	}
 	c, p, err := r.store.ReadComment(ctx, key)
 	switch {
 	case retried(err, idemKey):
-		return key, nil
+		// A retry of a delete that happened: whether the post is visible
+		// is read again for the answer.
+		return key, !r.postVisible(ctx, key.PostID), nil
 	case err != nil:
-		return key, err
-	case c.AuthorID == a.ID || p.AuthorID == a.ID:
-		return key, nil
+		return key, false, err
+	case p.AuthorID == a.ID:
+		return key, false, nil
+	case c.AuthorID == a.ID:
+		return key, !r.sees(ctx, p), nil
 	case !r.sees(ctx, p):
-		return key, fmt.Errorf("comment %q: %w", key.CommentID, storage.ErrNotFound)
+		return key, false, fmt.Errorf("comment %q: %w", key.CommentID, storage.ErrNotFound)
 	}
-	return key, fmt.Errorf("%w: only the comment's writer, the post's author or an admin may delete it", auth.ErrForbidden)
+	return key, false, fmt.Errorf("%w: only the comment's writer, the post's author or an admin may delete it", auth.ErrForbidden)
+}
+
+// postVisible reports whether the actor of ctx may see the post with id,
+// read as a check before a write is: false when it is gone.
+func (r *Resolver) postVisible(ctx context.Context, id string) bool {
+	p, err := r.store.ReadPost(ctx, id)
+	return err == nil && r.sees(ctx, p)
 }

@@ -63,7 +63,7 @@ func markCacheable(ctx context.Context, next graphql.ResponseHandler) *graphql.R
 func withCacheHeaders(maxAge time.Duration, next http.Handler) http.Handler {
 	public := "public, max-age=" + strconv.Itoa(int(maxAge.Seconds()))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet || r.Header.Get("Authorization") != "" || maxAge <= 0 {
+		if r.Method != http.MethodGet || len(r.Header.Values("Authorization")) > 0 || maxAge <= 0 {
 			w.Header().Set("Cache-Control", "no-store")
 			next.ServeHTTP(w, r)
 			return
@@ -76,7 +76,7 @@ func withCacheHeaders(maxAge time.Duration, next http.Handler) http.Handler {
 			buf.status = http.StatusOK
 		}
 		h := w.Header()
-		h.Set("Vary", "Authorization")
+		h.Add("Vary", "Authorization")
 		if !st.public || buf.status != http.StatusOK {
 			h.Set("Cache-Control", "no-store")
 			w.WriteHeader(buf.status)

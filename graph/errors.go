@@ -69,9 +69,9 @@ var transientErrors = []struct {
 	{storage.ErrBusy, CodeUnavailable, storage.ErrBusy.Error()},
 }
 
-// errorExtensions returns the extensions for a domain error, or false when
-// err is not one.
-func errorExtensions(err error) (map[string]any, bool) {
+// errorExtensions returns the extensions for a domain error and the
+// message a client reads, or false when err is not one.
+func errorExtensions(err error) (map[string]any, string, bool) {
 	for _, e := range errorCodes {
 		if !errors.Is(err, e.target) {
 			continue
@@ -80,9 +80,27 @@ func errorExtensions(err error) (map[string]any, bool) {
 		if e.extend != nil {
 			e.extend(err, ext)
 		}
-		return ext, true
+		return ext, publicMessage(err, e.target), true
 	}
-	return nil, false
+	return nil, "", false
+}
+
+// publicMessage returns what a client reads of a domain error that matched
+// target. Storage wraps its errors with what it was doing, internal ids
+// included (`post "0190…": not found`), which would tell a hidden post from
+// a missing one and date it; a client reads the error storage describes
+// instead: the field and reason of bad input, else the sentinel's text.
+// The messages of the GraphQL and auth layers are written for clients and
+// pass whole.
+func publicMessage(err, target error) string {
+	if ve, ok := errors.AsType[*storage.ValidationError](err); ok {
+		return ve.Error()
+	}
+	switch target {
+	case storage.ErrNotFound, storage.ErrVersionConflict, storage.ErrSlugTaken, storage.ErrAlreadyExists, storage.ErrIdempotencyMismatch:
+		return target.Error()
+	}
+	return err.Error()
 }
 
 func validationField(err error, ext map[string]any) {
@@ -115,12 +133,21 @@ func field(f string) func(error, map[string]any) {
 // with no detail.
 func presentError(logger *slog.Logger) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
+		if errors.Is(err, errResponseTooLarge) {
+			return nil // the answer becomes one error of its own
+		}
 		gqlErr := graphql.DefaultErrorPresenter(ctx, err)
+		if gqlErr.Message == tooComplexToValidate && gqlErr.Rule == fieldsMergeRule.Name {
+			// Validation refused the document for the work it takes, not
+			// for what it says: a limit, like the complexity's.
+			gqlErr.Extensions = map[string]any{"code": CodeComplexityLimit}
+			return gqlErr
+		}
 		if _, ok := gqlErr.Extensions["code"]; ok {
 			return gqlErr
 		}
-		if ext, ok := errorExtensions(err); ok {
-			gqlErr.Extensions = ext
+		if ext, msg, ok := errorExtensions(err); ok {
+			gqlErr.Message, gqlErr.Extensions = msg, ext
 			return gqlErr
 		}
 		for _, t := range transientErrors {

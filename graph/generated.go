@@ -134,7 +134,8 @@ type ComplexityRoot struct {
 	}
 
 	DeleteCommentPayload struct {
-		Comment func(childComplexity int) int
+		Comment          func(childComplexity int) int
+		DeletedCommentID func(childComplexity int) int
 	}
 
 	DeletePostPayload struct {
@@ -691,6 +692,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DeleteCommentPayload.Comment(childComplexity), true
+	case "DeleteCommentPayload.deletedCommentId":
+		if e.ComplexityRoot.DeleteCommentPayload.DeletedCommentID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteCommentPayload.DeletedCommentID(childComplexity), true
 
 	case "DeletePostPayload.post":
 		if e.ComplexityRoot.DeletePostPayload.Post == nil {
@@ -1508,16 +1515,16 @@ type Post implements Node {
     "Return the comments before this cursor, taken from a previous page; goes with ` + "`" + `last` + "`" + `."
     before: String
   ): CommentConnection!
-  "The public post of the whole blog published just before this one, or null when there is none or this post is not published. Meant for a post page: it costs up to 4 requests, and 250 of an operation's complexity."
+  "The public post of the whole blog published just before this one, or null when there is none or this post is not published. Meant for a post page: it costs up to 4 requests, and 500 of an operation's complexity."
   previous: Post
-  "The public post of the whole blog published just after this one, or null when there is none or this post is not published. Meant for a post page: it costs up to 4 requests, and 250 of an operation's complexity."
+  "The public post of the whole blog published just after this one, or null when there is none or this post is not published. Meant for a post page: it costs up to 4 requests, and 500 of an operation's complexity."
   next: Post
-  "The public post of the category published just before this one, or null when there is none or this post is not published. It costs a request, and 250 of an operation's complexity."
+  "The public post of the category published just before this one, or null when there is none or this post is not published. It costs a request, and 500 of an operation's complexity."
   previousInCategory(
     "The slug of the category."
     slug: String!
   ): Post
-  "The public post of the category published just after this one, or null when there is none or this post is not published. It costs a request, and 250 of an operation's complexity."
+  "The public post of the category published just after this one, or null when there is none or this post is not published. It costs a request, and 500 of an operation's complexity."
   nextInCategory(
     "The slug of the category."
     slug: String!
@@ -1723,7 +1730,7 @@ type Query {
     "The global id of the object."
     id: ID!
   ): Node
-  "Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its ` + "`" + `slug` + "`" + ` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin, or gives a preview token of the post: a token from ` + "`" + `createPreviewLink` + "`" + ` shows its post, whatever its status, to anyone, and the answer is never cached (` + "`" + `Cache-Control: no-store` + "`" + `). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does."
+  "Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its ` + "`" + `slug` + "`" + ` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin (with the same answer as for a post that does not exist), or gives a preview token of the post: a token from ` + "`" + `createPreviewLink` + "`" + ` shows its post, whatever its status, to anyone, and the answer is never cached (` + "`" + `Cache-Control: no-store` + "`" + `). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does."
   post(
     "The global id of the post."
     id: ID
@@ -1790,11 +1797,16 @@ its user's own: the same key from another user is another key. Keys are
 kept for 24 hours.
 
 Every mutation needs a bearer token (` + "`" + `Authorization: Bearer <JWT>` + "`" + `) whose
-subject is an author id and whose ` + "`" + `roles` + "`" + ` claim lists ` + "`" + `author` + "`" + ` or ` + "`" + `admin` + "`" + `.
-Without a token a mutation fails with UNAUTHENTICATED; with a token that
-does not allow it, with FORBIDDEN; either way nothing is written. A post
-that is a draft or scheduled is NOT_FOUND for anyone but its author and
-admins.
+` + "`" + `roles` + "`" + ` claim lists ` + "`" + `author` + "`" + ` or ` + "`" + `admin` + "`" + `. An author's token has the
+author's id as its subject and writes as that author. An admin is a
+principal of its own: whatever its subject, it may create authors and
+categories, change any author, category or post, publish, unpublish or
+delete any post and delete any comment; what it writes as someone
+(` + "`" + `createPost` + "`" + `, ` + "`" + `addComment` + "`" + `) is written as its subject, which must then be
+an author (FORBIDDEN otherwise). Without a token a mutation fails with
+UNAUTHENTICATED; with a token that does not allow it, with FORBIDDEN;
+either way nothing is written. A post that is a draft or scheduled is
+NOT_FOUND for anyone but its author and admins.
 """
 type Mutation {
   "Creates an author. Admins only."
@@ -1817,7 +1829,7 @@ type Mutation {
     "The changes to make."
     input: UpdateCategoryInput!
   ): UpdateCategoryPayload!
-  "Creates a draft post written by the signed-in author. Fails with CONFLICT (reason SLUG_TAKEN) when the slug is in use."
+  "Creates a draft post written by the signed-in author. Fails with CONFLICT (reason SLUG_TAKEN) when the slug is in use by any post, a draft or a scheduled post included: slugs are unique across all posts, visible or not."
   createPost(
     "The new post."
     input: CreatePostInput!
@@ -1891,7 +1903,7 @@ The input of ` + "`" + `updateAuthor` + "`" + `. Omitted fields are left unchang
 input UpdateAuthorInput {
   "The global id of the author."
   id: ID!
-  "When given, the update fails with CONFLICT unless the author still has this version."
+  "When given, the update fails with CONFLICT unless the author still has this version; 0 or less, a version no author has, always fails. Omitted, the update is unconditional."
   expectedVersion: Int
   "The new name: one line of at most 100 characters."
   name: String
@@ -1941,7 +1953,7 @@ The input of ` + "`" + `updateCategory` + "`" + `. Omitted fields are left uncha
 input UpdateCategoryInput {
   "The slug of the category to change."
   slug: String!
-  "When given, the update fails with CONFLICT unless the category still has this version."
+  "When given, the update fails with CONFLICT unless the category still has this version; 0 or less, a version no category has, always fails. Omitted, the update is unconditional."
   expectedVersion: Int
   "The new display name: one line of at most 100 characters."
   name: String
@@ -2030,7 +2042,7 @@ input UpdatePostInput {
   expectedVersion: Int!
   "The new title: one line of at most 200 characters."
   title: String
-  "The new slug, 1 to 100 characters of a-z, 0-9 and single hyphens between them. The old one keeps leading to the post (up to 10 old ones are kept) until another post takes it; deleting the post frees them all. Fails with CONFLICT (reason SLUG_TAKEN) when another post has it now; one another post had before is taken from it."
+  "The new slug, 1 to 100 characters of a-z, 0-9 and single hyphens between them. The old one keeps leading to the post (up to 10 old ones are kept) until another post takes it; deleting the post frees them all. Fails with CONFLICT (reason SLUG_TAKEN) when another post has it now, visible or not; one another post had before is taken from it."
   slug: String
   "The new excerpt: at most 1000 characters; empty: the beginning of the body stands for it."
   excerpt: String
@@ -2060,7 +2072,7 @@ The input of ` + "`" + `publishPost` + "`" + `.
 input PublishPostInput {
   "The global id of the post."
   id: ID!
-  "When given, publishing fails with CONFLICT unless the post still has this version."
+  "When given, publishing fails with CONFLICT unless the post still has this version; 0 or less, a version no post has, always fails. Omitted, publishing is unconditional."
   expectedVersion: Int
   "When the post becomes public; omitted means now, a future time schedules the post."
   at: DateTime
@@ -2082,7 +2094,7 @@ The input of ` + "`" + `unpublishPost` + "`" + `.
 input UnpublishPostInput {
   "The global id of the post."
   id: ID!
-  "When given, unpublishing fails with CONFLICT unless the post still has this version."
+  "When given, unpublishing fails with CONFLICT unless the post still has this version; 0 or less, a version no post has, always fails. Omitted, unpublishing is unconditional."
   expectedVersion: Int
   "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
   idempotencyKey: String
@@ -2102,7 +2114,7 @@ The input of ` + "`" + `deletePost` + "`" + `.
 input DeletePostInput {
   "The global id of the post."
   id: ID!
-  "When given, deleting fails with CONFLICT unless the post still has this version."
+  "When given, deleting fails with CONFLICT unless the post still has this version; 0 or less, a version no post has, always fails. Omitted, deleting is unconditional."
   expectedVersion: Int
   "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
   idempotencyKey: String
@@ -2152,8 +2164,10 @@ input DeleteCommentInput {
 The result of ` + "`" + `deleteComment` + "`" + `.
 """
 type DeleteCommentPayload {
-  "The comment as deleted: a placeholder when it still holds replies."
-  comment: Comment!
+  "The comment as deleted: a placeholder when it still holds replies. Null when the caller may no longer see its post (the writer of a comment on a post that went back to being a draft): the comment is deleted all the same."
+  comment: Comment
+  "The global id of the deleted comment, always given."
+  deletedCommentId: ID!
 }
 
 """
@@ -2367,6 +2381,8 @@ func (ec *executionContext) childFields_DeleteCommentPayload(ctx context.Context
 	switch field.Name {
 	case "comment":
 		return ec.fieldContext_DeleteCommentPayload_comment(ctx, field)
+	case "deletedCommentId":
+		return ec.fieldContext_DeleteCommentPayload_deletedCommentId(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DeleteCommentPayload", field.Name)
 }
@@ -4702,10 +4718,10 @@ func (ec *executionContext) _DeleteCommentPayload_comment(ctx context.Context, f
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Comment) graphql.Marshaler {
-			return ec.marshalNComment2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐComment(ctx, selections, v)
+			return ec.marshalOComment2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐComment(ctx, selections, v)
 		},
 		true,
-		true,
+		false,
 	)
 }
 func (ec *executionContext) fieldContext_DeleteCommentPayload_comment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
@@ -4719,6 +4735,29 @@ func (ec *executionContext) fieldContext_DeleteCommentPayload_comment(_ context.
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _DeleteCommentPayload_deletedCommentId(ctx context.Context, field graphql.CollectedField, obj *model.DeleteCommentPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeleteCommentPayload_deletedCommentId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeletedCommentID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeleteCommentPayload_deletedCommentId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeleteCommentPayload", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _DeletePostPayload_post(ctx context.Context, field graphql.CollectedField, obj *model.DeletePostPayload) (ret graphql.Marshaler) {
@@ -10231,6 +10270,11 @@ func (ec *executionContext) _DeleteCommentPayload(ctx context.Context, sel ast.S
 			out.Values[i] = graphql.MarshalString("DeleteCommentPayload")
 		case "comment":
 			out.Values[i] = ec._DeleteCommentPayload_comment(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "deletedCommentId":
+			out.Values[i] = ec._DeleteCommentPayload_deletedCommentId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}

@@ -10,8 +10,6 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/ast"
-	"github.com/vektah/gqlparser/v2/validator/core"
-	"github.com/vektah/gqlparser/v2/validator/rules"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/blogql/blog/auth"
@@ -21,9 +19,10 @@ import (
 )
 
 // DefaultComplexityLimit admits a full page of 100 posts with every scalar
-// field, their authors and categories, but not a page of posts that each
-// list their comments.
-const DefaultComplexityLimit = 5000
+// field, bodies and rendered HTML included, their authors and categories,
+// but not four pages of bodies, a page of posts that each list their
+// comments, or a list that asks each post for its neighbours.
+const DefaultComplexityLimit = 10000
 
 // HandlerOptions configure NewHandler. The zero value is a production
 // setup: default logger, no introspection, DefaultComplexityLimit,
@@ -45,6 +44,9 @@ type HandlerOptions struct {
 	// Verifier checks the bearer tokens of requests. Nil accepts none:
 	// every request is anonymous, and one with a token gets 401.
 	Verifier *auth.Verifier
+	// MaxResponseBytes bounds the JSON answer of an operation; zero means
+	// MaxResponseBytes (responsesize.go).
+	MaxResponseBytes int64
 	// CacheMaxAge is how long a CDN or browser may reuse the answer to an
 	// anonymous GET query (see cache.go); zero marks every answer no-store.
 	CacheMaxAge time.Duration
@@ -56,11 +58,14 @@ type HandlerOptions struct {
 }
 
 // NewHandler returns the GraphQL endpoint over store: GET and POST
-// transports that follow the GraphQL over HTTP specification, a query
-// cache, automatic persisted queries, the limits of limits.go (body size,
-// tokens, depth, aliases, root fields, complexity, time), the error
-// presenter and panic recovery, a request id in every log line, with the actor of the request's bearer
-// token and fresh dataloaders for every request.
+// transports that follow the GraphQL over HTTP specification (with the
+// statuses of checkMethod and the variable coercion of variables.go), a
+// query cache, automatic persisted queries, validation that looks through
+// fragments in linear time (validation.go), the limits of limits.go (body
+// size, tokens, depth, aliases, root fields, complexity, time) and of
+// responsesize.go (the size of answers), the error presenter and panic
+// recovery, a request id in every log line, with the actor of the
+// request's bearer token and fresh dataloaders for every request.
 func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	logger := opts.Logger
 	if logger == nil {
@@ -87,20 +92,22 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	cfg.Complexity.Post.Next = adjacentComplexity
 	cfg.Complexity.Post.PreviousInCategory = adjacentInComplexity
 	cfg.Complexity.Post.NextInCategory = adjacentInComplexity
+	withSizeCosts(&cfg.Complexity)
 
-	srv := handler.New(NewExecutableSchema(cfg))
-	srv.AddTransport(transport.Options{})
-	srv.AddTransport(overHTTP{transport.GET{}})
-	srv.AddTransport(overHTTP{postJSON{}})
+	schema := NewExecutableSchema(cfg)
+	srv := handler.New(schema)
+	srv.AddTransport(transport.Options{AllowedMethods: []string{allowedMethods}})
+	srv.AddTransport(overHTTP{transport.GET{}, schema.Schema()})
+	srv.AddTransport(overHTTP{postJSON{}, schema.Schema()})
 	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
 	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
 	srv.SetParserTokenLimit(MaxTokens)
 	srv.Use(operationLimits{complexityLimit: limit})
 	srv.Use(extension.FixedComplexityLimit(limit))
+	srv.SetValidationRulesFn(validationRules(opts.Introspection))
 	if opts.Introspection {
 		srv.Use(extension.Introspection{})
 	} else {
-		srv.SetValidationRulesFn(withoutIntrospection)
 		srv.SetDisableSuggestion(true)
 	}
 	srv.SetErrorPresenter(presentError(logger))
@@ -112,22 +119,16 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 		srv.Use(tracing.Extension(opts.TracerProvider))
 	}
 	srv.AroundRootFields(freshReadsPerMutation)
+	srv.AroundRootFields(refuseEmptyInputs)
+	maxResponse := opts.MaxResponseBytes
+	if maxResponse == 0 {
+		maxResponse = MaxResponseBytes
+	}
+	sizeOperation, sizeField, sizeResponse := responseSize(maxResponse)
+	srv.AroundOperations(sizeOperation)
+	srv.AroundFields(sizeField)
 	srv.AroundResponses(markCacheable)
-	return WithRequestID(limitBody(MaxBodyBytes, withTimeout(timeout,
-		withCacheHeaders(opts.CacheMaxAge, withActor(opts.Verifier, logger, withLoaders(store, batchObserver(opts.Metrics), srv))))))
-}
-
-// withoutIntrospection returns the default validation rules plus one that
-// rejects __schema and __type, so a client asking for the schema of a server
-// without introspection gets a validation error rather than a failed field.
-func withoutIntrospection() *rules.Rules {
-	r := rules.NewDefaultRules()
-	r.AddRule("NoIntrospection", func(observers *core.Events, addError core.AddErrFunc) {
-		observers.OnField(func(_ *core.Walker, f *ast.Field) {
-			if f.Name == "__schema" || f.Name == "__type" {
-				addError(core.Message("introspection is disabled"), core.At(f.Position))
-			}
-		})
-	})
-	return r
+	srv.AroundResponses(sizeResponse)
+	return WithRequestID(checkMethod(limitBody(MaxBodyBytes, withTimeout(timeout,
+		withCacheHeaders(opts.CacheMaxAge, withActor(opts.Verifier, logger, withLoaders(store, batchObserver(opts.Metrics), srv)))))))
 }

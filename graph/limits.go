@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -69,6 +67,9 @@ func init() {
 // millions of fields. It must be added before the complexity limit.
 type operationLimits struct {
 	complexityLimit int
+	// report, when set, is called with the selections the measure of an
+	// operation visited.
+	report func(work int)
 }
 
 var _ interface {
@@ -86,7 +87,11 @@ func (l operationLimits) MutateOperationContext(_ context.Context, opCtx *graphq
 	if op == nil {
 		return nil
 	}
-	s := (&measure{memo: map[string]shape{}, cap: l.complexityLimit + 1}).selections(op.SelectionSet)
+	m := &measure{memo: map[string]shape{}, cap: l.complexityLimit + 1}
+	s := m.selections(op.SelectionSet)
+	if l.report != nil {
+		l.report(m.work)
+	}
 	refuse := func(code, format string, args ...any) *gqlerror.Error {
 		err := gqlerror.Errorf(format, args...)
 		errcode.Set(err, code)
@@ -116,11 +121,13 @@ type shape struct{ depth, fields int }
 type measure struct {
 	memo map[string]shape
 	cap  int
+	work int
 }
 
 func (m *measure) selections(set ast.SelectionSet) shape {
 	var out shape
 	for _, sel := range set {
+		m.work++
 		var sub shape
 		switch s := sel.(type) {
 		case *ast.Field:
@@ -221,12 +228,8 @@ func limitBody(n int64, next http.Handler) http.Handler {
 		r.Body = http.MaxBytesReader(w, r.Body, n)
 		if r.ContentLength < 0 {
 			b, err := io.ReadAll(r.Body)
-			if tooBig := (*http.MaxBytesError)(nil); errors.As(err, &tooBig) {
-				tooLarge(w, n)
-				return
-			}
 			if err != nil {
-				writeRequestError(w, http.StatusBadRequest, "could not read the request body")
+				bodyNotRead(w, err)
 				return
 			}
 			r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(b)), int64(len(b))
@@ -236,10 +239,7 @@ func limitBody(n int64, next http.Handler) http.Handler {
 }
 
 func tooLarge(w http.ResponseWriter, n int64) {
-	// The rest of the body is not read: close the connection rather than
-	// leave it unusable.
-	w.Header().Set("Connection", "close")
-	writeRequestError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", n))
+	bodyNotRead(w, &http.MaxBytesError{Limit: n})
 }
 
 // writeRequestError answers a request that never reached GraphQL with one

@@ -32,8 +32,8 @@ func TestOperationLimitsSeeThroughFragments(t *testing.T) {
 		{"aliases in fragments count", "{ posts { ...A edges { node { b: title } } } } fragment A on PostConnection { edges { node { " + aliases(30) + "} } }", CodeAliasLimit},
 		{"a root field spread twice is one", "{ ...R ...R } fragment R on Query { " + aliases(20) + "}", ""},
 		{"root fields in fragments count", "{ a20: __typename ...R } fragment R on Query { " + aliases(20) + "}", CodeRootFieldLimit},
-		{"fragments that expand past the limit", bomb(13), CodeComplexityLimit},
-		{"fragments that expand within it", bomb(12), ""},
+		{"fragments that expand past the limit", bomb(14), CodeComplexityLimit},
+		{"fragments that expand within it", bomb(13), ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

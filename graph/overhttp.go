@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"mime"
 	"net/http"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
@@ -25,30 +28,56 @@ import (
 //     media type.
 //   - A mutation sent with GET is 405 Method Not Allowed with Allow: POST;
 //     gqlgen answers 406.
+//
+// It also coerces the variables as the specification says (variables.go).
 type overHTTP struct {
 	graphql.Transport
+	schema *ast.Schema
 }
 
 // Do runs the wrapped transport and corrects its status and body.
 func (t overHTTP) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
 	rw := &requestErrorWriter{ResponseWriter: w}
-	t.Transport.Do(rw, r, watchRequest{GraphExecutor: exec, w: rw})
+	t.Transport.Do(rw, r, watchRequest{GraphExecutor: exec, w: rw, schema: t.schema})
 	rw.flush()
 }
 
 // watchRequest tells w whether the request names a query and whether it
 // failed before execution: only the transport decodes the parameters, and
-// only the executor knows the outcome.
+// only the executor knows the outcome. It coerces the variables too, which
+// needs both.
 type watchRequest struct {
 	graphql.GraphExecutor
-	w *requestErrorWriter
+	w      *requestErrorWriter
+	schema *ast.Schema
 }
 
 func (e watchRequest) CreateOperationContext(ctx context.Context, params *graphql.RawParams) (*graphql.OperationContext, gqlerror.List) {
 	e.w.missingQuery = params.Query == "" && params.Extensions["persistedQuery"] == nil
+	integralNumbers(params.Variables)
 	opCtx, errs := e.GraphExecutor.CreateOperationContext(ctx, params)
+	// gqlparser has coerced the variables its way; they must also coerce
+	// the specification's way, and its words about a value that does not
+	// are the better ones. Nothing has run yet either way.
+	if opCtx != nil && opCtx.Operation != nil && (len(errs) == 0 || isVariableError(errs)) {
+		vars, err := coerceVariables(e.schema, opCtx.Operation, params.Variables)
+		switch {
+		case err != nil:
+			errs = gqlerror.List{err}
+		case len(errs) == 0:
+			for k, v := range vars {
+				opCtx.Variables[k] = v
+			}
+		}
+	}
 	e.w.requestError = len(errs) > 0
 	return opCtx, errs
+}
+
+// isVariableError reports whether errs is gqlparser's error about a
+// variable's value.
+func isVariableError(errs gqlerror.List) bool {
+	return len(errs) == 1 && len(errs[0].Path) > 0 && errs[0].Path[0] == ast.PathName("variable")
 }
 
 // requestErrorWriter passes a response through unless it is a request
@@ -104,4 +133,42 @@ func (w *requestErrorWriter) flush() {
 		}
 	}
 	_, _ = w.ResponseWriter.Write(body)
+}
+
+// allowedMethods are the methods the endpoint answers.
+const allowedMethods = "GET, POST, OPTIONS"
+
+// checkMethod answers the requests no GraphQL transport takes, with the
+// status HTTP has for them: 405 with Allow for another method (HEAD
+// included: the endpoint has no representation to describe without
+// running a query), 415 for a POST whose body is not application/json,
+// 400 for a GET that gives a parameter twice (as for a JSON body).
+// Every answer of the endpoint depends on the Accept header (its media
+// type) and says so in Vary.
+func checkMethod(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Add("Vary", "Accept")
+		switch r.Method {
+		case http.MethodOptions:
+		case http.MethodGet:
+			q := r.URL.Query()
+			for _, p := range []string{"query", "operationName", "variables", "extensions"} {
+				if len(q[p]) > 1 {
+					writeRequestError(w, http.StatusBadRequest, fmt.Sprintf("the URL has %q more than once", p))
+					return
+				}
+			}
+		case http.MethodPost:
+			if mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mediaType != mediaJSON {
+				w.Header().Set("Accept-Post", mediaJSON)
+				writeRequestError(w, http.StatusUnsupportedMediaType, "the body of a POST must be application/json")
+				return
+			}
+		default:
+			w.Header().Set("Allow", allowedMethods)
+			writeRequestError(w, http.StatusMethodNotAllowed, "the endpoint takes GET and POST")
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }

@@ -176,7 +176,7 @@ func (r *mutationResolver) UpdateAuthor(ctx context.Context, input model.UpdateA
 	}
 	a, err := r.store.UpdateAuthor(ctx, storage.AuthorPatch{
 		ID:              id,
-		ExpectedVersion: int64(deref(input.ExpectedVersion)),
+		ExpectedVersion: expectedVersionOf(input.ExpectedVersion),
 		Slug:            input.Slug,
 		Name:            input.Name,
 		Bio:             input.Bio,
@@ -213,7 +213,7 @@ func (r *mutationResolver) UpdateCategory(ctx context.Context, input model.Updat
 	}
 	c, err := r.store.UpdateCategory(ctx, storage.CategoryPatch{
 		Slug:            input.Slug,
-		ExpectedVersion: int64(deref(input.ExpectedVersion)),
+		ExpectedVersion: expectedVersionOf(input.ExpectedVersion),
 		Name:            input.Name,
 		Description:     input.Description,
 		IdempotencyKey:  idempotencyKey(ctx, input.IdempotencyKey),
@@ -291,7 +291,7 @@ func (r *mutationResolver) PublishPost(ctx context.Context, input model.PublishP
 	}
 	p, err := r.store.Publish(ctx, storage.PublishPost{
 		ID:              id,
-		ExpectedVersion: int64(deref(input.ExpectedVersion)),
+		ExpectedVersion: expectedVersionOf(input.ExpectedVersion),
 		At:              deref(input.At),
 		IdempotencyKey:  idempotencyKey(ctx, input.IdempotencyKey),
 	})
@@ -347,7 +347,7 @@ func (r *mutationResolver) AddComment(ctx context.Context, input model.AddCommen
 
 // DeleteComment is the resolver for the deleteComment field.
 func (r *mutationResolver) DeleteComment(ctx context.Context, input model.DeleteCommentInput) (*model.DeleteCommentPayload, error) {
-	key, err := r.ownComment(ctx, input.ID, input.IdempotencyKey)
+	key, hidden, err := r.ownComment(ctx, input.ID, input.IdempotencyKey)
 	if err != nil {
 		return nil, err
 	}
@@ -359,7 +359,13 @@ func (r *mutationResolver) DeleteComment(ctx context.Context, input model.Delete
 	if err != nil {
 		return nil, err
 	}
-	return &model.DeleteCommentPayload{Comment: c}, nil
+	payload := &model.DeleteCommentPayload{DeletedCommentID: commentGID(key.PostID, key.CommentID)}
+	if !hidden {
+		// A comment on a post its writer can no longer see is deleted all
+		// the same, but shown to no one: its post could not be.
+		payload.Comment = c
+	}
+	return payload, nil
 }
 
 // CreatePreviewLink is the resolver for the createPreviewLink field.
@@ -488,7 +494,8 @@ func (r *postResolver) NextInCategory(ctx context.Context, obj *storage.Post, sl
 // Viewer is the resolver for the viewer field.
 func (r *queryResolver) Viewer(ctx context.Context) (*storage.Author, error) {
 	a := auth.ActorFrom(ctx)
-	if a.Anonymous() {
+	if a.Anonymous() || !storage.ValidID(a.ID) {
+		// A subject no author id can be names no author: no read.
 		return nil, nil
 	}
 	me, err := loadersFor(ctx).authors.Load(ctx, a.ID)()
@@ -513,11 +520,14 @@ func (r *queryResolver) Node(ctx context.Context, id string) (model.Node, error)
 	case kindCategory:
 		return l.categories.Load(ctx, g.id)()
 	default:
+		// Both reads finish before the answer, whatever it is, so that a
+		// comment on a hidden post takes as long as a missing one.
 		comment, post := l.comments.Load(ctx, storage.CommentKey{PostID: g.post, CommentID: g.id}), l.posts.Load(ctx, g.post)
-		if _, err := r.visible(ctx)(post()); err != nil {
-			return nil, err
+		c, err := comment()
+		if _, perr := r.visible(ctx)(post()); perr != nil {
+			return nil, perr
 		}
-		return comment()
+		return c, err
 	}
 }
 

@@ -3,9 +3,13 @@ package graph
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
+	"os"
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -50,17 +54,14 @@ func (postJSON) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExe
 	start := graphql.Now()
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
-		writeResponse(w, exec.DispatchError(ctx, gqlerror.List{gqlerror.Errorf("could not read request body: %+v", err)}))
+		w.Header().Del("Content-Type")
+		bodyNotRead(w, err)
 		return
 	}
-	params := &graphql.RawParams{}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := dec.Decode(params); err != nil {
+	params, err := decodeParams(body)
+	if err != nil {
 		w.WriteHeader(http.StatusBadRequest)
-		writeResponse(w, exec.DispatchError(ctx, gqlerror.List{
-			gqlerror.Errorf("json request body could not be decoded: %+v body:%s", err, body),
-		}))
+		writeResponse(w, exec.DispatchError(ctx, gqlerror.List{gqlerror.Errorf("%s", err)}))
 		return
 	}
 	params.Headers = r.Header
@@ -81,6 +82,96 @@ func (postJSON) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExe
 	}
 	responses, ctx := exec.DispatchOperation(ctx, opCtx)
 	writeResponse(w, responses(ctx))
+}
+
+// errNotJSON is the error of a body that is not JSON.
+var errNotJSON = errors.New("the body is not JSON")
+
+// decodeParams reads the body of a POST request: one JSON object with
+// "query" (a string), and optionally "operationName" (a string),
+// "variables" and "extensions" (objects), each at most once, and nothing
+// after it; null counts as absent and other keys are ignored. Its errors
+// are in the API's words: they reach the client.
+func decodeParams(body []byte) (*graphql.RawParams, error) {
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	switch tok, err := dec.Token(); {
+	case err != nil:
+		return nil, errNotJSON
+	case tok == json.Delim('['):
+		return nil, errors.New("the body is a list: batched requests are not supported, send one JSON object")
+	case tok != json.Delim('{'):
+		return nil, errors.New("the body must be a JSON object")
+	}
+	p := &graphql.RawParams{}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return nil, errNotJSON
+		}
+		key, _ := tok.(string)
+		if seen[key] {
+			return nil, fmt.Errorf("the body has %q more than once", key)
+		}
+		seen[key] = true
+		var raw json.RawMessage
+		if err := dec.Decode(&raw); err != nil {
+			return nil, errNotJSON
+		}
+		if string(raw) == "null" {
+			continue
+		}
+		var err2 error
+		switch key {
+		case "query":
+			err2 = decodeParam(raw, &p.Query, `"query" must be a string`)
+		case "operationName":
+			err2 = decodeParam(raw, &p.OperationName, `"operationName" must be a string`)
+		case "variables":
+			err2 = decodeParam(raw, &p.Variables, `"variables" must be an object`)
+		case "extensions":
+			err2 = decodeParam(raw, &p.Extensions, `"extensions" must be an object`)
+		}
+		if err2 != nil {
+			return nil, err2
+		}
+	}
+	if _, err := dec.Token(); err != nil { // the closing brace
+		return nil, errNotJSON
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, errors.New("the body has more after its JSON object")
+	}
+	return p, nil
+}
+
+// decodeParam decodes raw into v, numbers as json.Number; it returns an
+// error with message when raw is not of v's kind.
+func decodeParam(raw json.RawMessage, v any, message string) error {
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return errors.New(message)
+	}
+	return nil
+}
+
+// bodyNotRead answers a request whose body could not be read: 408 when it
+// did not arrive in time, 413 when it was too large, else 400. The
+// connection is closed: what is left of the body is not read.
+func bodyNotRead(w http.ResponseWriter, err error) {
+	w.Header().Set("Connection", "close")
+	var netErr net.Error
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &netErr) && netErr.Timeout(), errors.Is(err, os.ErrDeadlineExceeded):
+		writeRequestError(w, http.StatusRequestTimeout, "the request body did not arrive in time")
+	case errors.As(err, &tooBig):
+		writeRequestError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", tooBig.Limit))
+	default:
+		writeRequestError(w, http.StatusBadRequest, "could not read the request body")
+	}
 }
 
 // responseMediaType picks the media type of the answer from the Accept

@@ -5,8 +5,9 @@
 #   - the GraphiQL playground in headless Chromium, with every request that
 #     does not go to the server blocked (e2e/playground.mjs): its default
 #     query shows the demo posts, its headers editor holds the development
-#     token the server logged; its screenshot is kept in
-#     .ci/artifacts/playground.png.
+#     token the server logged, its Content-Security-Policy refuses nothing
+#     it needs, and the token stays out of localStorage and the address;
+#     its screenshot is kept in .ci/artifacts/playground.png.
 #
 # It installs what it needs when missing: Debian's chromium (with apt-get,
 # as root), the Node packages of e2e/ (npm ci, versions from

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs every fuzz target for a while: cursor decoding and input validation
-# (storage), global-id decoding (graph), Markdown rendering and sanitizing
-# (markdown). Their seeds (f.Add and
+# (storage), global-id decoding and the checks of a document before it
+# runs (graph: parsing, validation, limits, from fragment chains that once
+# took exponential time), Markdown rendering and sanitizing (markdown).
+# Their seeds (f.Add and
 # testdata/fuzz/) already run with every `go test`; this searches beyond
 # them. A failing input is written to the package's testdata/fuzz/ and
 # fails the run; commit it with the fix, as a seed.
@@ -16,6 +18,7 @@ targets=(
   "./storage FuzzValidate"
   "./graph FuzzDecodeID"
   "./markdown FuzzRender"
+  "./graph FuzzCheckDocument"
 )
 for t in "${targets[@]}"; do
   read -r pkg name <<<"$t"

@@ -24,18 +24,20 @@ func benchPosition() map[string]string {
 }
 
 func BenchmarkCursorEncode(b *testing.B) {
+	s := New(nil, "bench")
 	pos := benchPosition()
 	b.ReportAllocs()
 	for b.Loop() {
-		encodeCursor("category-posts:go", pos)
+		s.encodeCursor("category-posts:go", pos)
 	}
 }
 
 func BenchmarkCursorDecode(b *testing.B) {
-	c := encodeCursor("category-posts:go", benchPosition())
+	s := New(nil, "bench")
+	c := s.encodeCursor("category-posts:go", benchPosition())
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := decodeCursor("category-posts:go", c); err != nil {
+		if _, err := s.decodeCursor("category-posts:go", c); err != nil {
 			b.Fatal(err)
 		}
 	}

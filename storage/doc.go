@@ -41,7 +41,8 @@
 //
 //	pattern                              request
 //	post by id                           GetItem POST#id (BatchGetItem for many)
-//	post by slug (current or old)        GetItem SLUG#slug, then GetItem POST#id
+//	post by slug (current or old)        GetItem SLUG#slug, then GetItem POST#id (POST#- for a free
+//	                                     slug: a hidden post and a free slug cost the same)
 //	author by slug (current or old)      GetItem AUTHORSLUG#slug, then GetItem AUTHOR#id
 //	author's posts, newest first         Query PK=AUTHOR#id, SK BETWEEN "POST#<from>" AND "POST#<now>$", descending
 //	                                     (AND "POST#~" for the author and admins: scheduled posts too)
@@ -58,9 +59,12 @@
 //	post (with a comment) before a write GetItem POST#id (BatchGetItem with the comment), ConsistentRead
 //
 // Lists ask for one item more than the page, so whether another page
-// follows costs no request. Cursors are opaque (base64url of the list's
-// name, the last item's key attributes and a checksum); one from another
-// list, or altered, is an invalid-input error.
+// follows costs no request. Cursors are opaque: the last item's key
+// attributes, encrypted and authenticated together with the list's name
+// under the store's cursor key (see cursor.go), so they show nothing of
+// the table and cannot be forged; one from another list, altered, or
+// sealed with another key is an invalid-input error, refused before any
+// request.
 //
 // A list read backward (last, before) is the same Query in the other
 // direction, started after the before cursor's item (ExclusiveStartKey),
@@ -253,9 +257,12 @@
 // Keys the servers sign with (tokens, cursors) can live in the table:
 // Secret makes a random one the first time it is asked for, with
 // attribute_not_exists, so every server on the table, and a server after a
-// restart, uses the same key without any configuration. SECRET#preview
-// signs preview tokens (the GraphQL layer's createPreviewLink): a token
-// names one post and its expiry and is stored nowhere.
+// restart, uses the same key without any configuration. The server keeps
+// SECRET#cursor (the cursor key, unless one is configured), SECRET#preview
+// (the key of preview tokens, see the GraphQL layer's createPreviewLink: a
+// token names one post and its expiry and is stored nowhere) and, in the
+// embedded mode without a configured token secret, SECRET#dev-jwt (the key
+// of development tokens).
 //
 // # Counters
 //

@@ -8,6 +8,11 @@ import "time"
 // returns the same result, while the same key with different input fails
 // with ErrIdempotencyMismatch.
 
+// NoVersion is a version no item has. A write whose ExpectedVersion is
+// NoVersion fails with a *ConflictError that tells the current version;
+// an ExpectedVersion of zero expects none (the write is unconditional).
+const NoVersion int64 = -1
+
 // NewAuthor is the input of CreateAuthor. ID is optional; a new one is made
 // when it is empty. Slug is optional too: when empty, one is made from the
 // name ("Ada Lovelace": "ada-lovelace", or "ada-lovelace-2" when that is

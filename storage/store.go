@@ -16,9 +16,10 @@ import (
 // Store is the blog's single-table DynamoDB store. It is safe for
 // concurrent use; it holds no state between calls but the client.
 type Store struct {
-	db    *dynamodb.Client
-	table string
-	now   func() time.Time
+	db      *dynamodb.Client
+	table   string
+	now     func() time.Time
+	cursors cursorKeys
 }
 
 // Option configures a Store.
@@ -35,6 +36,9 @@ func New(db *dynamodb.Client, table string, opts ...Option) *Store {
 	s := &Store{db: db, table: table, now: time.Now}
 	for _, o := range opts {
 		o(s)
+	}
+	if s.cursors.enc == nil {
+		s.cursors = randomCursorKeys()
 	}
 	return s
 }

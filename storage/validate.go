@@ -53,15 +53,26 @@ func validateText(field, v string, required bool, maxRunes int) error {
 }
 
 // validateLine checks a required text of one line, such as a title or a
-// name: one that lists and headings show as it is.
+// name: one that lists and headings show as it is. Besides control
+// characters, it refuses the line and paragraph separators (U+2028,
+// U+2029), which break a line as surely, and the invisible characters
+// that change the direction of text around them, which can make a title
+// read as something else than what it holds.
 func validateLine(field, v string, maxRunes int) error {
 	if err := validateText(field, v, true, maxRunes); err != nil {
 		return err
 	}
-	if strings.ContainsFunc(v, unicode.IsControl) {
-		return invalid(field, "must be a single line without control characters")
+	if strings.ContainsFunc(v, breaksLine) {
+		return invalid(field, "must be a single line without control, line separator or text direction characters")
 	}
 	return nil
+}
+
+// breaksLine reports whether r has no place in one line of text: a
+// control character, a line or paragraph separator, or a bidirectional
+// formatting character.
+func breaksLine(r rune) bool {
+	return unicode.IsControl(r) || r == '\u2028' || r == '\u2029' || unicode.Is(unicode.Bidi_Control, r)
 }
 
 // isHiddenControl reports whether r is a control character other than a
@@ -78,6 +89,10 @@ func validateSlug(field, v string) error {
 	}
 	return nil
 }
+
+// ValidID reports whether id can be the id of an author: 1 to MaxIDLength
+// characters of A-Z a-z 0-9 _ -.
+func ValidID(id string) bool { return validateID("id", id) == nil }
 
 func validateID(field, v string) error {
 	if len(v) == 0 || len(v) > MaxIDLength || !idPattern.MatchString(v) {

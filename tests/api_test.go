@@ -87,8 +87,9 @@ func TestPostLifecycleThroughTheAPI(t *testing.T) {
 	equal(t, "reply parent", r.Parent.Id, c.Id)
 	node := ok[*NodeResponse](t)(Node(ctx, s.client, c.Id))
 	equal(t, "comment node", *(*node.Node).GetTypename(), "Comment")
-	del := ok[*DeleteCommentResponse](t)(DeleteComment(ctx, asAda, DeleteCommentInput{Id: c.Id})).DeleteComment.Comment
-	equal(t, "tombstone", del.Deleted, true)
+	del := ok[*DeleteCommentResponse](t)(DeleteComment(ctx, asAda, DeleteCommentInput{Id: c.Id})).DeleteComment
+	equal(t, "tombstone", del.Comment.Deleted, true)
+	equal(t, "deletedCommentId", del.DeletedCommentId, c.Id)
 	s.consistent()
 
 	ok[*UpdateAuthorResponse](t)(UpdateAuthor(ctx, asAda, UpdateAuthorInput{Id: ada.Id, Name: ptr("Ada Lovelace")}))
@@ -315,4 +316,62 @@ func TestMutationsOfOneRequestSeeEachOthersWrites(t *testing.T) {
 	equal(t, "go before the rename", names("before")["go"], "Go")
 	equal(t, "go after the rename", names("after")["go"], "Golang")
 	s.consistent()
+}
+
+// TestExpectedVersionZeroIsAConflict sends expectedVersion 0 (and -1),
+// versions no item has, to each mutation that takes an optional one: each
+// fails with CONFLICT naming the current version and writes nothing.
+// Only an omitted expectedVersion writes whatever the version.
+func TestExpectedVersionZeroIsAConflict(t *testing.T) {
+	s := newServer(t)
+	b := s.seedBlog(t)
+	ctx := context.Background()
+	post := b.published[0] // ada's, version 2
+	mutations := []struct {
+		name    string
+		call    func(v *int) error
+		current int64
+	}{
+		{"updateAuthor", func(v *int) error {
+			_, err := UpdateAuthor(ctx, s.admin, UpdateAuthorInput{Id: b.authors[0], ExpectedVersion: v, Bio: ptr("New bio")})
+			return err
+		}, 1},
+		{"updateCategory", func(v *int) error {
+			_, err := UpdateCategory(ctx, s.admin, UpdateCategoryInput{Slug: "go", ExpectedVersion: v, Description: ptr("New")})
+			return err
+		}, 1},
+		{"publishPost", func(v *int) error {
+			_, err := PublishPost(ctx, s.admin, PublishPostInput{Id: post, ExpectedVersion: v})
+			return err
+		}, 2},
+		{"unpublishPost", func(v *int) error {
+			_, err := UnpublishPost(ctx, s.admin, UnpublishPostInput{Id: post, ExpectedVersion: v})
+			return err
+		}, 2},
+		{"deletePost", func(v *int) error {
+			_, err := DeletePost(ctx, s.admin, DeletePostInput{Id: post, ExpectedVersion: v})
+			return err
+		}, 2},
+	}
+	for _, m := range mutations {
+		for _, v := range []int{0, -1} {
+			t.Run(fmt.Sprintf("%s with %d", m.name, v), func(t *testing.T) {
+				before := s.snapshot()
+				err := m.call(ptr(v))
+				equal(t, "code", code(err), "CONFLICT")
+				var list gqlerror.List
+				if errors.As(err, &list) && len(list) > 0 {
+					equal(t, "currentVersion", fmt.Sprint(list[0].Extensions["currentVersion"]), fmt.Sprint(m.current))
+				}
+				s.unchanged(before)
+			})
+		}
+	}
+	t.Run("omitted, the write happens", func(t *testing.T) {
+		for _, m := range []int{0, 1} {
+			if err := mutations[m].call(nil); err != nil {
+				t.Errorf("%s without expectedVersion: %v", mutations[m].name, err)
+			}
+		}
+	})
 }

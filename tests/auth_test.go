@@ -2,10 +2,13 @@ package tests
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/golang-jwt/jwt/v5"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/blogql/blog/auth"
 )
@@ -112,7 +116,11 @@ func TestAuthorizationMatrix(t *testing.T) {
 	}
 	deleteComment := func(c graphql.Client, id string) (string, error) {
 		r, err := DeleteComment(ctx, c, DeleteCommentInput{Id: id})
-		if err == nil && (!r.DeleteComment.Comment.Deleted || r.DeleteComment.Comment.Body != "") {
+		switch {
+		case err != nil:
+		case r.DeleteComment.DeletedCommentId != id:
+			err = fmt.Errorf("deleted %s, want %s", r.DeleteComment.DeletedCommentId, id)
+		case r.DeleteComment.Comment != nil && (!r.DeleteComment.Comment.Deleted || r.DeleteComment.Comment.Body != ""):
 			err = fmt.Errorf("comment %+v not deleted", r.DeleteComment.Comment)
 		}
 		return "", err
@@ -283,6 +291,10 @@ func TestInvalidTokensAreRefused(t *testing.T) {
 		{"wrong audience", s.withClaims(admin(func(c *auth.Claims) { c.Audience = jwt.ClaimStrings{"another-api"} }), testSecret)},
 		{"no subject", s.withClaims(admin(func(c *auth.Claims) { c.Subject = "" }), testSecret)},
 		{"not a JWT", s.withToken("not-a-jwt")},
+		{"issued in the future", s.withClaims(admin(func(c *auth.Claims) { c.IssuedAt = jwt.NewNumericDate(now.Add(time.Hour)) }), testSecret)},
+		{"an expiry that is a string", s.withToken(s.rawToken(jwt.MapClaims{"exp": fmt.Sprint(now.Add(time.Hour).Unix())}, nil))},
+		{"roles that are a string", s.withToken(s.rawToken(jwt.MapClaims{"roles": "admin"}, nil))},
+		{"a critical header extension", s.withToken(s.rawToken(nil, map[string]any{"crit": []string{"exp-policy"}, "exp-policy": "strict"}))},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -293,6 +305,11 @@ func TestInvalidTokensAreRefused(t *testing.T) {
 			_, err = Categories(ctx, tt.client)
 			equal(t, "read code", code(err), "UNAUTHENTICATED")
 			equal(t, "read status", status(err), http.StatusUnauthorized)
+			for _, goTalk := range []string{"Claims", "[]string", "json:", "NumericDate"} {
+				if err != nil && strings.Contains(err.Error(), goTalk) {
+					t.Errorf("error %q speaks Go (%q)", err, goTalk)
+				}
+			}
 			s.unchanged(before)
 		})
 	}
@@ -310,6 +327,27 @@ func TestInvalidTokensAreRefused(t *testing.T) {
 		equal(t, "status", a.status, http.StatusUnauthorized)
 		equal(t, "WWW-Authenticate", a.header.Get("WWW-Authenticate"), `Bearer error="invalid_token"`)
 	})
+}
+
+// rawToken returns an admin token valid for the test server but for what
+// claims and header change: claims and header parameters the typed Claims
+// cannot hold.
+func (s *server) rawToken(claims jwt.MapClaims, header map[string]any) string {
+	s.t.Helper()
+	now := s.clock.now()
+	c := jwt.MapClaims{"sub": "ada", "iss": testIssuer, "aud": testAudience, "iat": now.Unix(), "exp": now.Add(time.Hour).Unix(), "roles": []string{auth.RoleAdmin}}
+	for k, v := range claims {
+		c[k] = v
+	}
+	tok := jwt.NewWithClaims(jwt.SigningMethodHS256, c)
+	for k, v := range header {
+		tok.Header[k] = v
+	}
+	signed, err := tok.SignedString(testSecret)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return signed
 }
 
 // TestDraftsAndScheduledPostsAreVisibleToTheirAuthor reads ada's draft and
@@ -434,7 +472,7 @@ func TestRetriedDeletesReturnTheSameResult(t *testing.T) {
 	cin := DeleteCommentInput{Id: c.Id, IdempotencyKey: ptr("delete-comment")}
 	firstC := ok[*DeleteCommentResponse](t)(DeleteComment(ctx, b.writers[1], cin))
 	againC := ok[*DeleteCommentResponse](t)(DeleteComment(ctx, b.writers[1], cin))
-	equal(t, "retried deleteComment", againC.DeleteComment.Comment, firstC.DeleteComment.Comment)
+	equal(t, "retried deleteComment", *againC.DeleteComment.Comment, *firstC.DeleteComment.Comment)
 	s.consistent()
 }
 
@@ -463,4 +501,187 @@ func TestIdempotencyKeysAreEachUsers(t *testing.T) {
 	again := ok[*CreatePostResponse](t)(CreatePost(ctx, grace, CreatePostInput{Title: "Grace's", Slug: "graces", IdempotencyKey: key})).CreatePost.Post
 	equal(t, "grace's retried createPost", again.Id, theirs.Id)
 	s.consistent()
+}
+
+// TestHiddenPostsLookMissing asks for a draft and a scheduled post, and
+// for posts that do not exist, as readers who may not see the former: each
+// pair answers alike, in code, message, path and the DynamoDB requests
+// that timing follows, and no message names an internal id.
+func TestHiddenPostsLookMissing(t *testing.T) {
+	s := newServer(t)
+	b := s.seedBlog(t)
+	ctx := context.Background()
+	// A comment on a post that went back to being a draft.
+	onDraft := ok[*AddCommentResponse](t)(AddComment(ctx, b.writers[1], AddCommentInput{PostId: b.published[3], Body: "Hidden soon."})).AddComment.Comment.Id
+	ok[*UnpublishPostResponse](t)(UnpublishPost(ctx, b.writers[1], UnpublishPostInput{Id: b.published[3]}))
+	missingPost := b64("Post:01900000-0000-7000-8000-000000000000")
+	missingComment := b64("Comment:01900000-0000-7000-8000-000000000000:1700000000000-ab")
+
+	type answer struct {
+		code, message, path string
+		requests            int
+	}
+	ask := func(t *testing.T, c graphql.Client, query string, vars map[string]any) answer {
+		t.Helper()
+		var resp graphql.Response
+		err := c.MakeRequest(ctx, &graphql.Request{Query: query, Variables: vars}, &resp)
+		a := answer{code: code(err), requests: total(s.requests())}
+		if len(resp.Errors) > 0 {
+			a.message, a.path = resp.Errors[0].Message, resp.Errors[0].Path.String()
+		}
+		return a
+	}
+	bySlug := `query($slug: String!) { post(slug: $slug) { title } }`
+	byID := `query($id: ID!) { post(id: $id) { title } }`
+	node := `query($id: ID!) { node(id: $id) { id } }`
+	pairs := []struct {
+		name            string
+		query           string
+		hidden, missing map[string]any
+	}{
+		{"a draft by slug", bySlug, map[string]any{"slug": "a-draft"}, map[string]any{"slug": "no-such-post"}},
+		{"a scheduled post by slug", bySlug, map[string]any{"slug": "soon"}, map[string]any{"slug": "no-such-post"}},
+		{"a draft by id", byID, map[string]any{"id": b.draft}, map[string]any{"id": missingPost}},
+		{"a draft as a node", node, map[string]any{"id": b.draft}, map[string]any{"id": missingPost}},
+		{"a scheduled post as a node", node, map[string]any{"id": b.scheduled}, map[string]any{"id": missingPost}},
+		{"a comment on a draft as a node", node, map[string]any{"id": onDraft}, map[string]any{"id": missingComment}},
+	}
+	readers := map[string]graphql.Client{"anonymous": s.client, "another author": b.writers[2]}
+	for _, p := range pairs {
+		for name, c := range readers {
+			t.Run(p.name+"/"+name, func(t *testing.T) {
+				hidden, missing := ask(t, c, p.query, p.hidden), ask(t, c, p.query, p.missing)
+				equal(t, "code", hidden.code, "NOT_FOUND")
+				equal(t, "answer to a hidden post", hidden, missing)
+				for _, v := range p.hidden {
+					id, _ := base64.RawURLEncoding.DecodeString(v.(string))
+					if _, internal, ok := strings.Cut(string(id), ":"); ok && strings.Contains(hidden.message, internal) {
+						t.Errorf("message %q names the internal id %s", hidden.message, internal)
+					}
+				}
+			})
+		}
+	}
+
+	t.Run("a slug in use by a draft cannot be taken", func(t *testing.T) {
+		_, err := CreatePost(ctx, b.writers[2], CreatePostInput{Title: "Mine", Slug: "a-draft"})
+		equal(t, "code", code(err), "CONFLICT")
+		equal(t, "reason", errReason(err), "SLUG_TAKEN")
+	})
+}
+
+// errReason returns extensions.reason of the first GraphQL error in err.
+func errReason(err error) string {
+	var list gqlerror.List
+	if errors.As(err, &list) && len(list) > 0 {
+		r, _ := list[0].Extensions["reason"].(string)
+		return r
+	}
+	return ""
+}
+
+// TestAdminsAreASeparateKindOfPrincipal signs in as an admin whose subject
+// is no author: every administrative action works (authors, categories,
+// anyone's posts and comments), and what an admin writes as someone is
+// written as the token's subject, which must then be an author: creating a
+// post or a comment is FORBIDDEN, and writes nothing.
+func TestAdminsAreASeparateKindOfPrincipal(t *testing.T) {
+	s := newServer(t)
+	b := s.seedBlog(t)
+	ctx := context.Background()
+	root := s.as("root", auth.RoleAdmin)
+	comment := ok[*AddCommentResponse](t)(AddComment(ctx, b.writers[1], AddCommentInput{PostId: b.published[2], Body: "Grace's."})).AddComment.Comment.Id
+
+	ok[*CreateAuthorResponse](t)(CreateAuthor(ctx, root, CreateAuthorInput{Subject: ptr("edsger"), Name: "Edsger Dijkstra"}))
+	ok[*UpdateAuthorResponse](t)(UpdateAuthor(ctx, root, UpdateAuthorInput{Id: b.authors[1], Bio: ptr("Edited by an admin")}))
+	ok[*CreateCategoryResponse](t)(CreateCategory(ctx, root, CreateCategoryInput{Slug: "admin-made", Name: "Admin made"}))
+	ok[*UpdateCategoryResponse](t)(UpdateCategory(ctx, root, UpdateCategoryInput{Slug: "go", Description: ptr("Edited")}))
+	edited := ok[*UpdatePostResponse](t)(UpdatePost(ctx, root, UpdatePostInput{Id: b.published[0], ExpectedVersion: 2, Title: ptr("Edited by an admin")})).UpdatePost.Post
+	equal(t, "author of a post an admin edited", edited.Author.Name, "Ada Lovelace")
+	ok[*UnpublishPostResponse](t)(UnpublishPost(ctx, root, UnpublishPostInput{Id: b.published[1]}))
+	ok[*PublishPostResponse](t)(PublishPost(ctx, root, PublishPostInput{Id: b.published[1]}))
+	ok[*PublishPostResponse](t)(PublishPost(ctx, root, PublishPostInput{Id: b.draft}))
+	ok[*DeleteCommentResponse](t)(DeleteComment(ctx, root, DeleteCommentInput{Id: comment}))
+	ok[*DeletePostResponse](t)(DeletePost(ctx, root, DeletePostInput{Id: b.published[4]}))
+	s.consistent()
+
+	before := s.snapshot()
+	_, err := CreatePost(ctx, root, CreatePostInput{Title: "As whom?", Slug: "as-whom"})
+	equal(t, "createPost by an admin who is no author", code(err), "FORBIDDEN")
+	_, err = AddComment(ctx, root, AddCommentInput{PostId: b.published[2], Body: "As whom?"})
+	equal(t, "addComment by an admin who is no author", code(err), "FORBIDDEN")
+	s.unchanged(before)
+	if v := ok[*ViewerResponse](t)(Viewer(ctx, root)); v.Viewer != nil {
+		t.Errorf("viewer of an admin who is no author = %+v, want null", v.Viewer)
+	}
+}
+
+// TestDeletingACommentOnAHiddenPostSucceeds deletes one's own comment on
+// a post that went back to being a draft, asking for the comment's post
+// as a client would: the comment is deleted, and the answer says so
+// without an error, with the comment's id and no comment to show, since
+// its post may not be shown. Its post's author and admins get the comment.
+func TestDeletingACommentOnAHiddenPostSucceeds(t *testing.T) {
+	s := newServer(t)
+	b := s.seedBlog(t)
+	ctx := context.Background()
+	post := b.published[0] // ada's
+	grace, ada := b.writers[1], b.writers[0]
+	comment := func() string {
+		return ok[*AddCommentResponse](t)(AddComment(ctx, grace, AddCommentInput{PostId: post, Body: "Mine."})).AddComment.Comment.Id
+	}
+	mine, hers := comment(), comment()
+	ok[*UnpublishPostResponse](t)(UnpublishPost(ctx, ada, UnpublishPostInput{Id: post}))
+
+	r, err := DeleteComment(ctx, grace, DeleteCommentInput{Id: mine, IdempotencyKey: ptr("delete-mine")})
+	if err != nil {
+		t.Fatalf("deleteComment of one's own comment on a hidden post: %v", err)
+	}
+	equal(t, "deletedCommentId", r.DeleteComment.DeletedCommentId, mine)
+	if r.DeleteComment.Comment != nil {
+		t.Errorf("comment %+v shown with a post its writer may not see", r.DeleteComment.Comment)
+	}
+	again := ok[*DeleteCommentResponse](t)(DeleteComment(ctx, grace, DeleteCommentInput{Id: mine, IdempotencyKey: ptr("delete-mine")}))
+	equal(t, "retried deleteComment", again.DeleteComment.DeletedCommentId, mine)
+	if again.DeleteComment.Comment != nil {
+		t.Errorf("retry shows comment %+v", again.DeleteComment.Comment)
+	}
+	_, err = DeleteComment(ctx, grace, DeleteCommentInput{Id: mine})
+	equal(t, "deleting it again", code(err), "NOT_FOUND")
+
+	byAuthor := ok[*DeleteCommentResponse](t)(DeleteComment(ctx, ada, DeleteCommentInput{Id: hers}))
+	if c := byAuthor.DeleteComment.Comment; c == nil || c.Post.Id != post {
+		t.Errorf("the post's author deleting a comment on their draft gets %+v, want the comment", c)
+	}
+	s.consistent()
+}
+
+// TestSubjectsThatCannotBeIDs sends valid tokens whose subject no author
+// id can be: one longer than any key allows (and than OpenID Connect's
+// 255 characters) is refused like any malformed token, 401
+// UNAUTHENTICATED; a shorter one that is no id is a reader who is no
+// author: viewer null, writes FORBIDDEN. Never INTERNAL.
+func TestSubjectsThatCannotBeIDs(t *testing.T) {
+	s := newServer(t)
+	b := s.seedBlog(t)
+	ctx := context.Background()
+	long := s.as(strings.Repeat("a", 1500), auth.RoleAuthor, auth.RoleAdmin)
+	before := s.snapshot()
+	_, err := Viewer(ctx, long)
+	equal(t, "viewer with a 1500-character subject", code(err), "UNAUTHENTICATED")
+	equal(t, "status", status(err), http.StatusUnauthorized)
+	_, err = CreatePost(ctx, long, CreatePostInput{Title: "T", Slug: "long-subject"})
+	equal(t, "createPost with a 1500-character subject", code(err), "UNAUTHENTICATED")
+	_, err = AddComment(ctx, long, AddCommentInput{PostId: b.published[0], Body: "Long."})
+	equal(t, "addComment with a 1500-character subject", code(err), "UNAUTHENTICATED")
+
+	odd := s.as("auth0|"+strings.Repeat("x", 200), auth.RoleAuthor)
+	if v := ok[*ViewerResponse](t)(Viewer(ctx, odd)); v.Viewer != nil {
+		t.Errorf("viewer = %+v, want null", v.Viewer)
+	}
+	_, err = CreatePost(ctx, odd, CreatePostInput{Title: "T", Slug: "odd-subject"})
+	equal(t, "createPost with a subject that is no id", code(err), "FORBIDDEN")
+	_, err = AuthorDrafts(ctx, odd, b.authors[0], nil, nil)
+	equal(t, "drafts of another with a subject that is no id", code(err), "FORBIDDEN")
+	s.unchanged(before)
 }

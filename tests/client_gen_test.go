@@ -2118,7 +2118,7 @@ func (v *CommentPagePostCommentsCommentConnectionPageInfo) GetEndCursor() *strin
 
 // CommentPageResponse is returned by CommentPage on success.
 type CommentPageResponse struct {
-	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin, or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
+	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin (with the same answer as for a post that does not exist), or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
 	Post *CommentPagePost `json:"post"`
 }
 
@@ -2527,7 +2527,7 @@ func (v *CreatePostInput) GetIdempotencyKey() *string { return v.IdempotencyKey 
 
 // CreatePostResponse is returned by CreatePost on success.
 type CreatePostResponse struct {
-	// Creates a draft post written by the signed-in author. Fails with CONFLICT (reason SLUG_TAKEN) when the slug is in use.
+	// Creates a draft post written by the signed-in author. Fails with CONFLICT (reason SLUG_TAKEN) when the slug is in use by any post, a draft or a scheduled post included: slugs are unique across all posts, visible or not.
 	CreatePost CreatePostCreatePostCreatePostPayload `json:"createPost"`
 }
 
@@ -2613,12 +2613,19 @@ func (v *CreatePreviewLinkResponse) GetCreatePreviewLink() CreatePreviewLinkCrea
 //
 // The result of `deleteComment`.
 type DeleteCommentDeleteCommentDeleteCommentPayload struct {
-	// The comment as deleted: a placeholder when it still holds replies.
-	Comment DeleteCommentDeleteCommentDeleteCommentPayloadComment `json:"comment"`
+	// The global id of the deleted comment, always given.
+	DeletedCommentId string `json:"deletedCommentId"`
+	// The comment as deleted: a placeholder when it still holds replies. Null when the caller may no longer see its post (the writer of a comment on a post that went back to being a draft): the comment is deleted all the same.
+	Comment *DeleteCommentDeleteCommentDeleteCommentPayloadComment `json:"comment"`
+}
+
+// GetDeletedCommentId returns DeleteCommentDeleteCommentDeleteCommentPayload.DeletedCommentId, and is useful for accessing the field via an interface.
+func (v *DeleteCommentDeleteCommentDeleteCommentPayload) GetDeletedCommentId() string {
+	return v.DeletedCommentId
 }
 
 // GetComment returns DeleteCommentDeleteCommentDeleteCommentPayload.Comment, and is useful for accessing the field via an interface.
-func (v *DeleteCommentDeleteCommentDeleteCommentPayload) GetComment() DeleteCommentDeleteCommentDeleteCommentPayloadComment {
+func (v *DeleteCommentDeleteCommentDeleteCommentPayload) GetComment() *DeleteCommentDeleteCommentDeleteCommentPayloadComment {
 	return v.Comment
 }
 
@@ -2634,6 +2641,8 @@ type DeleteCommentDeleteCommentDeleteCommentPayloadComment struct {
 	Deleted bool `json:"deleted"`
 	// The text of the comment; empty when the comment was deleted.
 	Body string `json:"body"`
+	// The post the comment belongs to.
+	Post DeleteCommentDeleteCommentDeleteCommentPayloadCommentPost `json:"post"`
 }
 
 // GetId returns DeleteCommentDeleteCommentDeleteCommentPayloadComment.Id, and is useful for accessing the field via an interface.
@@ -2644,6 +2653,23 @@ func (v *DeleteCommentDeleteCommentDeleteCommentPayloadComment) GetDeleted() boo
 
 // GetBody returns DeleteCommentDeleteCommentDeleteCommentPayloadComment.Body, and is useful for accessing the field via an interface.
 func (v *DeleteCommentDeleteCommentDeleteCommentPayloadComment) GetBody() string { return v.Body }
+
+// GetPost returns DeleteCommentDeleteCommentDeleteCommentPayloadComment.Post, and is useful for accessing the field via an interface.
+func (v *DeleteCommentDeleteCommentDeleteCommentPayloadComment) GetPost() DeleteCommentDeleteCommentDeleteCommentPayloadCommentPost {
+	return v.Post
+}
+
+// DeleteCommentDeleteCommentDeleteCommentPayloadCommentPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type DeleteCommentDeleteCommentDeleteCommentPayloadCommentPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+}
+
+// GetId returns DeleteCommentDeleteCommentDeleteCommentPayloadCommentPost.Id, and is useful for accessing the field via an interface.
+func (v *DeleteCommentDeleteCommentDeleteCommentPayloadCommentPost) GetId() string { return v.Id }
 
 // The input of `deleteComment`.
 type DeleteCommentInput struct {
@@ -2705,7 +2731,7 @@ func (v *DeletePostDeletePostDeletePostPayloadPost) GetSlug() string { return v.
 type DeletePostInput struct {
 	// The global id of the post.
 	Id string `json:"id"`
-	// When given, deleting fails with CONFLICT unless the post still has this version.
+	// When given, deleting fails with CONFLICT unless the post still has this version; 0 or less, a version no post has, always fails. Omitted, deleting is unconditional.
 	ExpectedVersion *int `json:"expectedVersion"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
@@ -3453,7 +3479,7 @@ func (v *FullPostPagePostTocHeading) GetAnchor() string { return v.Anchor }
 
 // FullPostPageResponse is returned by FullPostPage on success.
 type FullPostPageResponse struct {
-	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin, or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
+	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin (with the same answer as for a post that does not exist), or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
 	Post *FullPostPagePost `json:"post"`
 }
 
@@ -4013,13 +4039,13 @@ type PostArticlePost struct {
 	Toc []PostArticlePostTocHeading `json:"toc"`
 	// What search engines and link previews show, each field falling back to the post's title, excerpt and cover image.
 	Seo PostArticlePostSeo `json:"seo"`
-	// The public post of the whole blog published just before this one, or null when there is none or this post is not published. Meant for a post page: it costs up to 4 requests, and 250 of an operation's complexity.
+	// The public post of the whole blog published just before this one, or null when there is none or this post is not published. Meant for a post page: it costs up to 4 requests, and 500 of an operation's complexity.
 	Previous *PostArticlePostPreviousPost `json:"previous"`
-	// The public post of the whole blog published just after this one, or null when there is none or this post is not published. Meant for a post page: it costs up to 4 requests, and 250 of an operation's complexity.
+	// The public post of the whole blog published just after this one, or null when there is none or this post is not published. Meant for a post page: it costs up to 4 requests, and 500 of an operation's complexity.
 	Next *PostArticlePostNextPost `json:"next"`
-	// The public post of the category published just before this one, or null when there is none or this post is not published. It costs a request, and 250 of an operation's complexity.
+	// The public post of the category published just before this one, or null when there is none or this post is not published. It costs a request, and 500 of an operation's complexity.
 	PreviousInCategory *PostArticlePostPreviousInCategoryPost `json:"previousInCategory"`
-	// The public post of the category published just after this one, or null when there is none or this post is not published. It costs a request, and 250 of an operation's complexity.
+	// The public post of the category published just after this one, or null when there is none or this post is not published. It costs a request, and 500 of an operation's complexity.
 	NextInCategory *PostArticlePostNextInCategoryPost `json:"nextInCategory"`
 }
 
@@ -4294,7 +4320,7 @@ func (v *PostArticlePostTocHeading) GetAnchor() string { return v.Anchor }
 
 // PostArticleResponse is returned by PostArticle on success.
 type PostArticleResponse struct {
-	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin, or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
+	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin (with the same answer as for a post that does not exist), or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
 	Post *PostArticlePost `json:"post"`
 }
 
@@ -4458,7 +4484,7 @@ func (v *PostByIDPost) __premarshalJSON() (*__premarshalPostByIDPost, error) {
 
 // PostByIDResponse is returned by PostByID on success.
 type PostByIDResponse struct {
-	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin, or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
+	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin (with the same answer as for a post that does not exist), or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
 	Post *PostByIDPost `json:"post"`
 }
 
@@ -4664,7 +4690,7 @@ func (v *PostContentPostTocHeading) GetAnchor() string { return v.Anchor }
 
 // PostContentResponse is returned by PostContent on success.
 type PostContentResponse struct {
-	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin, or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
+	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin (with the same answer as for a post that does not exist), or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
 	Post *PostContentPost `json:"post"`
 }
 
@@ -4936,7 +4962,7 @@ func (v *PostPagePostCommentsCommentConnectionPageInfo) GetEndCursor() *string {
 
 // PostPageResponse is returned by PostPage on success.
 type PostPageResponse struct {
-	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin, or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
+	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin (with the same answer as for a post that does not exist), or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
 	Post *PostPagePost `json:"post"`
 }
 
@@ -5252,7 +5278,7 @@ func (v *PostThreadsPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentRepl
 
 // PostThreadsResponse is returned by PostThreads on success.
 type PostThreadsResponse struct {
-	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin, or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
+	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin (with the same answer as for a post that does not exist), or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
 	Post *PostThreadsPost `json:"post"`
 }
 
@@ -5322,7 +5348,7 @@ func (v *PreviewPostTocHeading) GetAnchor() string { return v.Anchor }
 
 // PreviewResponse is returned by Preview on success.
 type PreviewResponse struct {
-	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin, or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
+	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin (with the same answer as for a post that does not exist), or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
 	Post *PreviewPost `json:"post"`
 }
 
@@ -5333,7 +5359,7 @@ func (v *PreviewResponse) GetPost() *PreviewPost { return v.Post }
 type PublishPostInput struct {
 	// The global id of the post.
 	Id string `json:"id"`
-	// When given, publishing fails with CONFLICT unless the post still has this version.
+	// When given, publishing fails with CONFLICT unless the post still has this version; 0 or less, a version no post has, always fails. Omitted, publishing is unconditional.
 	ExpectedVersion *int `json:"expectedVersion"`
 	// When the post becomes public; omitted means now, a future time schedules the post.
 	At *time.Time `json:"at"`
@@ -5616,7 +5642,7 @@ func (v *SeoInput) GetOgImage() *string { return v.OgImage }
 type UnpublishPostInput struct {
 	// The global id of the post.
 	Id string `json:"id"`
-	// When given, unpublishing fails with CONFLICT unless the post still has this version.
+	// When given, unpublishing fails with CONFLICT unless the post still has this version; 0 or less, a version no post has, always fails. Omitted, unpublishing is unconditional.
 	ExpectedVersion *int `json:"expectedVersion"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
@@ -5811,7 +5837,7 @@ func (v *UnpublishPostUnpublishPostUnpublishPostPayloadPost) __premarshalJSON() 
 type UpdateAuthorInput struct {
 	// The global id of the author.
 	Id string `json:"id"`
-	// When given, the update fails with CONFLICT unless the author still has this version.
+	// When given, the update fails with CONFLICT unless the author still has this version; 0 or less, a version no author has, always fails. Omitted, the update is unconditional.
 	ExpectedVersion *int `json:"expectedVersion"`
 	// The new name: one line of at most 100 characters.
 	Name *string `json:"name"`
@@ -5907,7 +5933,7 @@ func (v *UpdateAuthorUpdateAuthorUpdateAuthorPayloadAuthor) GetVersion() int { r
 type UpdateCategoryInput struct {
 	// The slug of the category to change.
 	Slug string `json:"slug"`
-	// When given, the update fails with CONFLICT unless the category still has this version.
+	// When given, the update fails with CONFLICT unless the category still has this version; 0 or less, a version no category has, always fails. Omitted, the update is unconditional.
 	ExpectedVersion *int `json:"expectedVersion"`
 	// The new display name: one line of at most 100 characters.
 	Name *string `json:"name"`
@@ -6001,7 +6027,7 @@ type UpdatePostInput struct {
 	ExpectedVersion int `json:"expectedVersion"`
 	// The new title: one line of at most 200 characters.
 	Title *string `json:"title"`
-	// The new slug, 1 to 100 characters of a-z, 0-9 and single hyphens between them. The old one keeps leading to the post (up to 10 old ones are kept) until another post takes it; deleting the post frees them all. Fails with CONFLICT (reason SLUG_TAKEN) when another post has it now; one another post had before is taken from it.
+	// The new slug, 1 to 100 characters of a-z, 0-9 and single hyphens between them. The old one keeps leading to the post (up to 10 old ones are kept) until another post takes it; deleting the post frees them all. Fails with CONFLICT (reason SLUG_TAKEN) when another post has it now, visible or not; one another post had before is taken from it.
 	Slug *string `json:"slug"`
 	// The new excerpt: at most 1000 characters; empty: the beginning of the body stands for it.
 	Excerpt *string `json:"excerpt"`
@@ -7671,10 +7697,14 @@ func CreatePreviewLink(
 const DeleteComment_Operation = `
 mutation DeleteComment ($input: DeleteCommentInput!) {
 	deleteComment(input: $input) {
+		deletedCommentId
 		comment {
 			id
 			deleted
 			body
+			post {
+				id
+			}
 		}
 	}
 }

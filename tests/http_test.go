@@ -1,12 +1,20 @@
 package tests
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/url"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/blogql/blog/graph"
 )
 
 // TestGraphQLOverHTTP checks the answers the GraphQL over HTTP
@@ -98,4 +106,137 @@ func entries(t *testing.T, a httpAnswer) (int, http.Header, map[string]json.RawM
 		t.Fatalf("body %q: %v", a.body, err)
 	}
 	return a.status, a.header, body
+}
+
+// TestHTTPRequestsAreCheckedAsHTTPSays sends requests that are wrong at
+// the HTTP level. Each gets the status HTTP has for it, an error in the
+// API's words (no Go type names), and nothing is run or written: JSON with
+// trailing data or a key twice, a body of another media type, other
+// methods, empty and repeated Authorization headers.
+func TestHTTPRequestsAreCheckedAsHTTPSays(t *testing.T) {
+	s := newServer(t)
+	create := `mutation { createCategory(input: {slug: "smuggled", name: "Smuggled"}) { category { slug } } }`
+	admin := "Bearer " + s.signed(s.claims("admin", "admin"))
+	cases := []struct {
+		name        string
+		method      string
+		contentType string
+		body        string
+		headers     http.Header
+		status      int
+		header      string // a header the answer must have, "Name: value"
+	}{
+		{name: "JSON with data after it", method: http.MethodPost, body: `{"query":"{ __typename }"}xyz`, status: 400},
+		{name: "JSON with a second object after it", method: http.MethodPost, body: `{"query":"{ __typename }"} {"query":"{ __typename }"}`, status: 400},
+		{name: "query twice", method: http.MethodPost, body: `{"query":"{ __typename }","query":` + jsonString(create) + `}`,
+			headers: http.Header{"Authorization": {admin}}, status: 400},
+		{name: "variables twice", method: http.MethodPost, body: `{"query":"{ __typename }","variables":{},"variables":{}}`, status: 400},
+		{name: "a query that is a number", method: http.MethodPost, body: `{"query":5}`, status: 400},
+		{name: "variables that are a string", method: http.MethodPost, body: `{"query":"{ __typename }","variables":"x"}`, status: 400},
+		{name: "plain text", method: http.MethodPost, contentType: "text/plain", body: `{"query":"{ __typename }"}`, status: 415, header: "Accept-Post: application/json"},
+		{name: "a GraphQL document as the body", method: http.MethodPost, contentType: "application/graphql", body: `{ __typename }`, status: 415},
+		{name: "no content type", method: http.MethodPost, contentType: "-", body: `{"query":"{ __typename }"}`, status: 415},
+		{name: "HEAD", method: http.MethodHead, status: 405, header: "Allow: GET, POST, OPTIONS"},
+		{name: "PUT", method: http.MethodPut, body: `{"query":"{ __typename }"}`, status: 405, header: "Allow: GET, POST, OPTIONS"},
+		{name: "DELETE", method: http.MethodDelete, status: 405, header: "Allow: GET, POST, OPTIONS"},
+		{name: "an empty Authorization header", method: http.MethodPost, body: `{"query":"{ __typename }"}`,
+			headers: http.Header{"Authorization": {""}}, status: 401},
+		{name: "two Authorization headers", method: http.MethodPost, body: `{"query":` + jsonString(create) + `}`,
+			headers: http.Header{"Authorization": {admin, "Bearer other"}}, status: 400},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req, err := http.NewRequest(c.method, s.url, strings.NewReader(c.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch c.contentType {
+			case "":
+				req.Header.Set("Content-Type", "application/json")
+			case "-":
+			default:
+				req.Header.Set("Content-Type", c.contentType)
+			}
+			for k, v := range c.headers {
+				req.Header[k] = v
+			}
+			a := roundTrip(t, req)
+			equal(t, "status", a.status, c.status)
+			if name, value, ok := strings.Cut(c.header, ": "); ok {
+				equal(t, name, a.header.Get(name), value)
+			}
+			if c.method == http.MethodHead {
+				return
+			}
+			for _, goTalk := range []string{"RawParams", "map[", "interface", "Go ", "struct"} {
+				if strings.Contains(a.body, goTalk) {
+					t.Errorf("answer %s speaks Go (%q)", a.body, goTalk)
+				}
+			}
+			if strings.Contains(a.body, `"data"`) {
+				t.Errorf("answer %s has data", a.body)
+			}
+		})
+	}
+	cats := ok[*CategoriesResponse](t)(Categories(context.Background(), s.client))
+	equal(t, "categories written", len(cats.Categories), 0)
+
+	t.Run("a GET with the query twice", func(t *testing.T) {
+		a := s.fetch(t, http.MethodGet, s.url+"?query="+url.QueryEscape("{ __typename }")+"&query="+url.QueryEscape("{ categories { slug } }"), "", nil)
+		equal(t, "status", a.status, http.StatusBadRequest)
+	})
+
+	t.Run("OPTIONS lists the methods", func(t *testing.T) {
+		a := s.fetch(t, http.MethodOptions, s.url, "", nil)
+		equal(t, "status", a.status, http.StatusOK)
+		equal(t, "Allow", a.header.Get("Allow"), "GET, POST, OPTIONS")
+	})
+	t.Run("every answer varies with Accept", func(t *testing.T) {
+		for _, a := range []httpAnswer{
+			s.fetch(t, http.MethodPost, s.url, `{"query":"{ __typename }"}`, nil),
+			s.fetch(t, http.MethodGet, s.url+"?query="+url.QueryEscape("{ __typename }"), "", nil),
+			s.fetch(t, http.MethodGet, s.url+"?query="+url.QueryEscape("{ nope }"), "", nil),
+		} {
+			if vary := strings.Join(a.header.Values("Vary"), ", "); !strings.Contains(vary, "Accept") {
+				t.Errorf("Vary %q lacks Accept", vary)
+			}
+		}
+	})
+}
+
+// TestABodyThatDoesNotArriveIs408 opens a connection to a server that
+// gives a request 300 ms to arrive, sends the headers of a POST and only
+// part of its body, with a declared length and chunked: the answer is 408
+// Request Timeout, not a GraphQL answer.
+func TestABodyThatDoesNotArriveIs408(t *testing.T) {
+	s := newServer(t)
+	hs := httptest.NewUnstartedServer(graph.NewHandler(s.store, graph.HandlerOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
+	hs.Config.ReadTimeout = 300 * time.Millisecond
+	hs.Start()
+	defer hs.Close()
+	for name, head := range map[string]string{
+		"declared length": "Content-Length: 100\r\n\r\n{\"query\":",
+		"chunked":         "Transfer-Encoding: chunked\r\n\r\n9\r\n{\"query\":\r\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", hs.Listener.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			if _, err := io.WriteString(conn, "POST / HTTP/1.1\r\nHost: blog\r\nContent-Type: application/json\r\n"+head); err != nil {
+				t.Fatal(err)
+			}
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			equal(t, "status", resp.StatusCode, http.StatusRequestTimeout)
+			if strings.Contains(string(body), `"data"`) {
+				t.Errorf("answer %s", body)
+			}
+		})
+	}
 }

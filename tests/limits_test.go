@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/Khan/genqlient/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
@@ -62,8 +64,9 @@ func request(query string, variables map[string]any) string {
 	return string(b)
 }
 
-// forgeCursor builds a cursor the way the server does, as anyone who reads
-// its source can: the checksum is no secret.
+// forgeCursor builds a cursor the way the server once did, with a checksum
+// anyone who read its source could compute: a position of the client's
+// choosing, and the table's key attributes in plain sight.
 func forgeCursor(list string, pos map[string]string) string {
 	type body struct {
 		List string            `json:"l"`
@@ -113,6 +116,32 @@ func fragmentBomb(n int) string {
 	return b.String()
 }
 
+// fragmentChain returns the document of a hostile probe: a page of posts
+// whose node spreads a chain of n fragments, each spreading the next one
+// twice beside a field with a selection of its own. It expands to 2^n
+// fields; checked pair by pair, it takes time doubling with each link.
+func fragmentChain(n int) string {
+	var b strings.Builder
+	b.WriteString("{posts(first:100){edges{node{...F0}}}}\n")
+	for i := range n {
+		fmt.Fprintf(&b, "fragment F%d on Post { ...F%d ...F%d author { ...A%d } }\n", i, i+1, i+1, i)
+		fmt.Fprintf(&b, "fragment A%d on Author { name }\n", i)
+	}
+	fmt.Fprintf(&b, "fragment F%d on Post { title }\n", n)
+	return b.String()
+}
+
+// introspectionChain is the same chain below __schema.
+func introspectionChain(n int) string {
+	var b strings.Builder
+	b.WriteString("{__schema{types{...T0}}}\n")
+	for i := range n {
+		fmt.Fprintf(&b, "fragment T%d on __Type { ...T%d ...T%d ofType { name } }\n", i, i+1, i+1)
+	}
+	fmt.Fprintf(&b, "fragment T%d on __Type { name }\n", n)
+	return b.String()
+}
+
 // TestBadRequestsAreRefused sends requests a hostile or broken client
 // would: oversized and malformed bodies, wrong variable types, documents
 // too large, deep, wide or costly, injection-shaped strings, forged and
@@ -155,10 +184,11 @@ func TestBadRequestsAreRefused(t *testing.T) {
 		{name: "more tokens than allowed", body: request("{"+strings.Repeat(" __typename", graphpkg.MaxTokens)+" }", nil), code: parse},
 		{name: "unknown field", body: request("{ posts { edges { node { password } } } }", nil), code: validation},
 		{name: "string for an Int variable", body: request(feed, map[string]any{"first": "ten"}), code: validation},
-		{name: "Int variable beyond 32 bits", body: request(feed, map[string]any{"first": 1 << 40}), code: "BAD_USER_INPUT", reads: true},
+		{name: "Int variable beyond 32 bits", body: request(feed, map[string]any{"first": 1 << 40}), code: validation},
 		{name: "object for a String variable", body: request(feed, map[string]any{"after": map[string]any{"$gt": ""}}), code: validation},
 		{name: "missing required variable", body: request("query($slug: String!) { post(slug: $slug) { title } }", nil), code: validation},
-		{name: "Int literal beyond 32 bits", body: request("{ posts(first: 99999999999) { totalCount } }", nil), code: "BAD_USER_INPUT", reads: true},
+		{name: "Int literal beyond 32 bits", body: request("{ posts(first: 99999999999) { totalCount } }", nil), code: validation},
+		{name: "Int literal one past 32 bits", body: request("{ posts(first: 2147483648) { totalCount } }", nil), code: validation},
 		// Limits on the operation.
 		{name: "too deep", body: request(nested(graphpkg.MaxDepth+1), nil), code: "DEPTH_LIMIT_EXCEEDED"},
 		{name: "alias flood", body: request("{ posts(first: 1) { edges { node { "+aliases(graphpkg.MaxAliases+1, "title")+"} } } }", nil),
@@ -175,6 +205,10 @@ func TestBadRequestsAreRefused(t *testing.T) {
 		{name: "first and last", body: request("{ posts(first: 2, last: 2) { totalCount } }", nil), code: "BAD_USER_INPUT", reads: true},
 		{name: "huge last", body: request("{ authors(last: 101) { totalCount } }", nil), code: "BAD_USER_INPUT", reads: true},
 		{name: "preview token of nothing", body: request(`{ post(previewToken: "x.y") { title } }`, nil), code: "NOT_FOUND", reads: true},
+		// Each of these took minutes or more to validate, a whole CPU.
+		{name: "a chain of 21 fragments with fields", body: request(fragmentChain(21), nil), code: "COMPLEXITY_LIMIT_EXCEEDED"},
+		{name: "a chain of 30 fragments with fields", body: request(fragmentChain(30), nil), code: "COMPLEXITY_LIMIT_EXCEEDED"},
+		{name: "a chain of 60 fragments with fields", body: request(fragmentChain(60), nil), code: parse},
 		// Arguments, after the document was accepted.
 		{name: "huge first", body: request(feed, map[string]any{"first": 1_000_000}), code: "BAD_USER_INPUT", reads: true},
 		{name: "negative first", body: request(feed, map[string]any{"first": -1}), code: "BAD_USER_INPUT", reads: true},
@@ -183,6 +217,8 @@ func TestBadRequestsAreRefused(t *testing.T) {
 			map[string]any{"after": *first}), code: "BAD_USER_INPUT", reads: true},
 		{name: "forged cursor with extra attributes", body: request(feed, map[string]any{"after": forgeCursor("feed", map[string]string{
 			"GSI1SK": "POST#2026-03-01T12:00:00.000Z#x", "PK": "AUTHOR#ada"})}), code: "BAD_USER_INPUT", reads: true},
+		{name: "forged cursor of a position in the list", body: request(feed, map[string]any{"after": forgeCursor("feed", map[string]string{
+			"GSI1SK": "POST#2026-03-01T11:30:00.000Z#x"})}), code: "BAD_USER_INPUT", reads: true},
 		{name: "SQL-shaped cursor", body: request(feed, map[string]any{"after": "' OR '1'='1"}), code: "BAD_USER_INPUT", reads: true},
 		{name: "SQL-shaped slug", body: request(`{ post(slug: "x' OR '1'='1") { title } }`, nil), code: "BAD_USER_INPUT", reads: true},
 		{name: "expression-shaped category slug", body: request(`{ category(slug: "go OR attribute_exists(PK)") { name } }`, nil),
@@ -224,25 +260,38 @@ func TestBadRequestsAreRefused(t *testing.T) {
 		})
 	}
 
+	t.Run("an introspection query chaining 30 fragments is answered", func(t *testing.T) {
+		resp := s.send(t, request(introspectionChain(30), nil), false)
+		if len(resp.Errors) > 0 || !bytes.Contains(resp.Data, []byte(`"name":"Post"`)) {
+			t.Errorf("errors %v, data %.200s", resp.Errors, resp.Data)
+		}
+	})
 	t.Run("a query at the depth limit is answered", func(t *testing.T) {
 		resp := s.send(t, request(nested(graphpkg.MaxDepth), nil), false)
 		if len(resp.Errors) > 0 {
 			t.Errorf("errors %v", resp.Errors)
 		}
 	})
-	t.Run("a cursor forged into another category finds nothing of it", func(t *testing.T) {
-		// DynamoDB refuses a start key outside the query's partition; the
-		// embedded engine does not check, but must not return its items.
-		forged := forgeCursor("category-posts:go", map[string]string{
-			"PK": "POST#x", "SK": "CAT#dynamodb", "GSI1PK": "CAT#dynamodb", "GSI1SK": "POST#2026-03-01T00:00:00.000Z#x"})
-		r, err := CategoryPage(ctx, s.client, "go", ptr(100), &forged)
+	t.Run("a cursor of another category is refused", func(t *testing.T) {
+		other := ok[*CategoryPageResponse](t)(CategoryPage(ctx, s.client, "dynamodb", ptr(1), nil)).Category.Posts.PageInfo.EndCursor
+		_, err := CategoryPage(ctx, s.client, "go", ptr(100), other)
+		equal(t, "code", code(err), "BAD_USER_INPUT")
+	})
+	t.Run("a cursor of a server with another key is refused", func(t *testing.T) {
+		elsewhere := newServer(t)
+		elsewhere.seedBlog(t)
+		foreign := ok[*FeedResponse](t)(Feed(ctx, elsewhere.client, ptr(1), nil)).Posts.PageInfo.EndCursor
+		_, err := Feed(ctx, s.client, ptr(1), foreign)
+		equal(t, "code", code(err), "BAD_USER_INPUT")
+	})
+	t.Run("a cursor shows nothing of the table", func(t *testing.T) {
+		raw, err := base64.RawURLEncoding.DecodeString(*first)
 		if err != nil {
-			equal(t, "code", code(err), "BAD_USER_INPUT")
-			return
+			t.Fatal(err)
 		}
-		for _, e := range r.Category.Posts.Edges {
-			if !strings.Contains(fmt.Sprint(e.Node.Categories), "go") {
-				t.Errorf("post %s of another category", e.Node.Slug)
+		for _, layout := range []string{"POST#", "GSI1SK", "feed", "2026-"} {
+			if bytes.Contains(raw, []byte(layout)) {
+				t.Errorf("cursor %q shows %q", *first, layout)
 			}
 		}
 	})
@@ -357,8 +406,10 @@ func errField(err error) string {
 }
 
 // TestIntrospectionCanBeTurnedOff checks a server configured as outside
-// the embedded mode: the schema cannot be read, and validation errors do
-// not suggest field names.
+// the embedded mode: the schema cannot be read, and no validation error
+// suggests a name of the schema (fields, arguments, enum values, input
+// fields, types, directive arguments), which would spell out what
+// introspection hides. With introspection on, each of them suggests one.
 func TestIntrospectionCanBeTurnedOff(t *testing.T) {
 	s := newServer(t, func(_ *storage.ClientConfig, o *graphpkg.HandlerOptions) { o.Introspection = false })
 	for _, q := range []string{"{ __schema { types { name } } }", `{ __type(name: "Post") { fields { name } } }`} {
@@ -367,19 +418,223 @@ func TestIntrospectionCanBeTurnedOff(t *testing.T) {
 			t.Errorf("%s: %+v, want GRAPHQL_VALIDATION_FAILED", q, resp.Errors)
 		}
 	}
-	resp := s.send(t, request("{ postz(first: 1) { totalCount } }", nil), false)
-	if len(resp.Errors) == 0 || strings.Contains(resp.Errors[0].Message, "Did you mean") {
-		t.Errorf("errors %+v, want one without suggestions", resp.Errors)
-	}
-	resp = s.send(t, request("{ __typename }", nil), false)
-	if len(resp.Errors) > 0 || !bytes.Contains(resp.Data, []byte("Query")) {
-		t.Errorf("__typename: %s %v", resp.Data, resp.Errors)
+	misspelt := []struct{ name, query string }{
+		{"a field", "{ postz(first: 1) { totalCount } }"},
+		{"an argument", "{ posts(frist: 1) { totalCount } }"},
+		{"a field without its selection", "{ posts }"},
+		{"an enum value", "query($s: PostStatus = DRAFTS) { __typename }"},
+		{"an input field", `mutation { createCategory(input: {slug: "x", nam: "X"}) { category { slug } } }`},
+		{"a type", "{ ...F } fragment F on Querry { __typename }"},
+		{"a directive argument", "{ __typename @include(iff: true) }"},
 	}
 	on := newServer(t)
-	resp = on.send(t, request("{ postz(first: 1) { totalCount } }", nil), false)
-	if len(resp.Errors) == 0 || !strings.Contains(resp.Errors[0].Message, "Did you mean") {
-		t.Errorf("with introspection on: errors %+v, want a suggestion", resp.Errors)
+	for _, m := range misspelt {
+		t.Run(m.name, func(t *testing.T) {
+			resp := s.send(t, request(m.query, nil), false)
+			if len(resp.Errors) == 0 {
+				t.Fatal("no error")
+			}
+			for _, e := range resp.Errors {
+				if strings.Contains(e.Message, "Did you mean") {
+					t.Errorf("without introspection: %q", e.Message)
+				}
+			}
+			resp = on.send(t, request(m.query, nil), false)
+			if !strings.Contains(fmt.Sprint(resp.Errors), "Did you mean") {
+				t.Errorf("with introspection: errors %v, want a suggestion", resp.Errors)
+			}
+		})
+	}
+	resp := s.send(t, request("{ __typename }", nil), false)
+	if len(resp.Errors) > 0 || !bytes.Contains(resp.Data, []byte("Query")) {
+		t.Errorf("__typename: %s %v", resp.Data, resp.Errors)
 	}
 }
 
 var _ graphql.Client // the typed client is the harness's; raw requests are built here
+
+// TestAnswersAreBoundedInSize checks both limits on the size of an answer:
+// a post's body costs what it may hold, so asking for many pages of bodies
+// is refused before anything is read, while one full page is served; and
+// an answer that grows past the response limit (set low here) stops
+// resolving and is one RESPONSE_TOO_LARGE error, not kept, cached or
+// partly sent.
+func TestAnswersAreBoundedInSize(t *testing.T) {
+	const limit = 100_000
+	s := newServer(t, func(_ *storage.ClientConfig, o *graphpkg.HandlerOptions) { o.MaxResponseBytes = limit })
+	ctx := context.Background()
+	ok[*CreateAuthorResponse](t)(CreateAuthor(ctx, s.admin, CreateAuthorInput{Subject: ptr("ada"), Name: "Ada"}))
+	ada := s.as("ada", auth.RoleAuthor)
+	body := strings.Repeat("Twenty kilobytes of \"Markdown\".\n", 20_000/32)
+	for i := range 10 {
+		p := ok[*CreatePostResponse](t)(CreatePost(ctx, ada, CreatePostInput{Title: fmt.Sprint("Post ", i), Slug: fmt.Sprint("post-", i), Body: &body})).CreatePost.Post
+		ok[*PublishPostResponse](t)(PublishPost(ctx, ada, PublishPostInput{Id: p.Id}))
+		s.clock.advance(time.Second)
+	}
+
+	t.Run("16 pages of 100 bodies cost more than the limit", func(t *testing.T) {
+		resp := s.send(t, request("{ "+aliases(16, "posts(first: 100) { edges { node { body } } }")+"}", nil), false)
+		if len(resp.Errors) == 0 {
+			t.Fatalf("answered: %.200s", resp.Data)
+		}
+		equal(t, "code", resp.Errors[0].Extensions["code"], any("COMPLEXITY_LIMIT_EXCEEDED"))
+		equal(t, "requests", total(s.requests()), 0)
+		resp = s.send(t, request("{ "+aliases(4, "posts(first: 100) { edges { node { title excerpt body } } }")+"}", nil), false)
+		if len(resp.Errors) == 0 || resp.Errors[0].Extensions["code"] != "COMPLEXITY_LIMIT_EXCEEDED" {
+			t.Errorf("four pages of bodies: errors %v", resp.Errors)
+		}
+	})
+	t.Run("one page of 100 posts with their rendered HTML is within the cost", func(t *testing.T) {
+		resp := newServer(t).send(t, request("{ posts(first: 100) { totalCount edges { cursor node { id slug title excerpt bodyHtml publishedAt commentCount status wordCount readingTimeMinutes coverImage { url alt width height } author { name slug } categories { slug name } } } } }", nil), false)
+		if len(resp.Errors) > 0 {
+			t.Errorf("errors %v", resp.Errors)
+		}
+	})
+	t.Run("an answer past the size limit is one error", func(t *testing.T) {
+		for _, method := range []string{http.MethodPost, http.MethodGet} {
+			q := "{ posts(first: 10) { edges { node { title body } } } }"
+			var a httpAnswer
+			if method == http.MethodGet {
+				a = s.fetch(t, method, s.url+"?query="+url.QueryEscape(q), "", nil)
+			} else {
+				a = s.fetch(t, method, s.url, request(q, nil), nil)
+			}
+			if len(a.body) > 1000 {
+				t.Errorf("%s: answer of %d bytes, want one error", method, len(a.body))
+			}
+			var resp response
+			if err := json.Unmarshal([]byte(a.body), &resp); err != nil {
+				t.Fatal(err)
+			}
+			if len(resp.Errors) != 1 || resp.Errors[0].Extensions["code"] != "RESPONSE_TOO_LARGE" || string(resp.Data) != "null" {
+				t.Errorf("%s: errors %v, data %.100s", method, resp.Errors, resp.Data)
+			}
+			equal(t, method+" Cache-Control", a.header.Get("Cache-Control"), "no-store")
+		}
+	})
+	t.Run("an answer within it is whole", func(t *testing.T) {
+		resp := s.send(t, request("{ posts(first: 3) { edges { node { title body } } } }", nil), false)
+		if len(resp.Errors) > 0 || !bytes.Contains(resp.Data, []byte("Twenty kilobytes")) {
+			t.Errorf("errors %v", resp.Errors)
+		}
+	})
+}
+
+// TestVariablesCoerceAsTheSpecificationSays sends variables that the
+// specification's input coercion refuses, and some it takes: each refused
+// one is a request error whose message names the value (and where it
+// sits), before anything is read.
+func TestVariablesCoerceAsTheSpecificationSays(t *testing.T) {
+	s := newServer(t)
+	feed := "query($first: Int) { posts(first: $first) { totalCount } }"
+	update := "mutation($input: UpdateCategoryInput!) { updateCategory(input: $input) { category { slug } } }"
+	refused := []struct {
+		name  string
+		query string
+		vars  string
+		words []string // what the message must name
+	}{
+		{"an Int past 32 bits", feed, `{"first": 2147483648}`, []string{"2147483648", "32-bit"}},
+		{"an Int as a string", feed, `{"first": "10"}`, []string{`"10"`, "non-integer"}},
+		{"an Int with a fraction", feed, `{"first": 1.5}`, []string{"1.5", "non-integer"}},
+		{"an Int that is true", feed, `{"first": true}`, []string{"true"}},
+		{"an Int inside an input, as a string", update, `{"input": {"slug": "go", "expectedVersion": "3"}}`, []string{`"3"`, "input.expectedVersion"}},
+		{"a String that is a number", "query($slug: String!) { category(slug: $slug) { name } }", `{"slug": 5}`, []string{"5", "String"}},
+		{"an unknown input field", update, `{"input": {"slug": "go", "nam": "Go"}}`, []string{`"nam"`}},
+		{"a required input field left out", update, `{"input": {"name": "Go"}}`, []string{`"slug"`}},
+		{"an ID that is true", "query($id: ID!) { node(id: $id) { id } }", `{"id": true}`, []string{"true", "ID"}},
+	}
+	for _, c := range refused {
+		t.Run(c.name, func(t *testing.T) {
+			resp := s.send(t, `{"query":`+jsonString(c.query)+`,"variables":`+c.vars+`}`, false)
+			if len(resp.Errors) != 1 {
+				t.Fatalf("errors %v, data %s", resp.Errors, resp.Data)
+			}
+			e := resp.Errors[0]
+			equal(t, "code", e.Extensions["code"], any("GRAPHQL_VALIDATION_FAILED"))
+			for _, w := range c.words {
+				if !strings.Contains(e.Message, w) {
+					t.Errorf("message %q does not name %s", e.Message, w)
+				}
+			}
+			if strings.Contains(e.Message, "Did you mean") {
+				t.Errorf("message %q suggests", e.Message)
+			}
+			equal(t, "requests", total(s.requests()), 0)
+		})
+	}
+	for _, v := range []string{`{"first": 10}`, `{"first": 10.0}`, `{"first": 1e1}`, `{"first": null}`, `{}`} {
+		resp := s.send(t, `{"query":`+jsonString(feed)+`,"variables":`+v+`}`, false)
+		if len(resp.Errors) > 0 {
+			t.Errorf("variables %s: %v", v, resp.Errors)
+		}
+	}
+}
+
+// TestOptionalInputsAreNeverEmpty gives the inputs that are documented as
+// 1 to 64 characters, and whose omission means something (no idempotency
+// key, a new author id), as empty strings, and one-line fields with
+// characters that break a line or turn text around: each is
+// BAD_USER_INPUT on its field, before any DynamoDB request.
+func TestOptionalInputsAreNeverEmpty(t *testing.T) {
+	s := newServer(t)
+	b := s.seedBlog(t)
+	ctx := context.Background()
+	before := s.snapshot()
+	cases := []struct {
+		name  string
+		call  func() error
+		field string
+	}{
+		{"an empty subject", func() error {
+			_, err := CreateAuthor(ctx, s.admin, CreateAuthorInput{Subject: ptr(""), Name: "Nobody"})
+			return err
+		}, "subject"},
+		{"an empty idempotency key on createPost", func() error {
+			_, err := CreatePost(ctx, b.writers[0], CreatePostInput{Title: "T", Slug: "t", IdempotencyKey: ptr("")})
+			return err
+		}, "idempotencyKey"},
+		{"an empty idempotency key on deletePost", func() error {
+			_, err := DeletePost(ctx, b.writers[0], DeletePostInput{Id: b.published[0], IdempotencyKey: ptr("")})
+			return err
+		}, "idempotencyKey"},
+		{"an empty idempotency key on deleteComment", func() error {
+			_, err := DeleteComment(ctx, s.admin, DeleteCommentInput{Id: b.published[0], IdempotencyKey: ptr("")})
+			return err
+		}, "idempotencyKey"},
+		{"a title with a line separator", func() error {
+			_, err := CreatePost(ctx, b.writers[0], CreatePostInput{Title: "One\u2028Two", Slug: "t"})
+			return err
+		}, "title"},
+		{"a title with a paragraph separator", func() error {
+			_, err := CreatePost(ctx, b.writers[0], CreatePostInput{Title: "One\u2029Two", Slug: "t"})
+			return err
+		}, "title"},
+		{"a title that turns right to left", func() error {
+			_, err := CreatePost(ctx, b.writers[0], CreatePostInput{Title: "invoice\u202egpj.exe", Slug: "t"})
+			return err
+		}, "title"},
+		{"a name with a direction isolate", func() error {
+			_, err := UpdateAuthor(ctx, b.writers[0], UpdateAuthorInput{Id: b.authors[0], Name: ptr("Ada\u2067Lovelace")})
+			return err
+		}, "name"},
+		{"a category name with a right-to-left mark", func() error {
+			_, err := CreateCategory(ctx, s.admin, CreateCategoryInput{Slug: "rtl", Name: "Go\u200f"})
+			return err
+		}, "name"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.call()
+			equal(t, "code", code(err), "BAD_USER_INPUT")
+			equal(t, "field", errField(err), c.field)
+			if reqs := s.requests(); total(reqs) > 0 {
+				t.Errorf("bad input sent DynamoDB requests %v", reqs)
+			}
+		})
+	}
+	s.unchanged(before)
+	t.Run("right-to-left text itself is fine", func(t *testing.T) {
+		ok[*CreatePostResponse](t)(CreatePost(ctx, b.writers[0], CreatePostInput{Title: "שלום עולם", Slug: "hebrew"}))
+	})
+}

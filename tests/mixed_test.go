@@ -989,8 +989,10 @@ func nextDeleteComment(c *mixClient) *mixCall {
 		if err != nil {
 			return "", err
 		}
-		got := r.DeleteComment.Comment
-		return fmt.Sprintf("%s deleted=%v", got.Id, got.Deleted), nil
+		if got := r.DeleteComment.Comment; got != nil {
+			return fmt.Sprintf("%s deleted=%v", got.Id, got.Deleted), nil
+		}
+		return r.DeleteComment.DeletedCommentId + " deleted", nil
 	}, done: func(string, bool) {
 		// The comment may be gone, or a tombstone without its body.
 		m.mu.Lock()

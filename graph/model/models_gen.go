@@ -126,15 +126,17 @@ type DeleteCommentInput struct {
 
 // The result of `deleteComment`.
 type DeleteCommentPayload struct {
-	// The comment as deleted: a placeholder when it still holds replies.
-	Comment *storage.Comment `json:"comment"`
+	// The comment as deleted: a placeholder when it still holds replies. Null when the caller may no longer see its post (the writer of a comment on a post that went back to being a draft): the comment is deleted all the same.
+	Comment *storage.Comment `json:"comment,omitempty"`
+	// The global id of the deleted comment, always given.
+	DeletedCommentID string `json:"deletedCommentId"`
 }
 
 // The input of `deletePost`.
 type DeletePostInput struct {
 	// The global id of the post.
 	ID string `json:"id"`
-	// When given, deleting fails with CONFLICT unless the post still has this version.
+	// When given, deleting fails with CONFLICT unless the post still has this version; 0 or less, a version no post has, always fails. Omitted, deleting is unconditional.
 	ExpectedVersion *int `json:"expectedVersion,omitempty"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
@@ -174,11 +176,16 @@ type ImageInput struct {
 // kept for 24 hours.
 //
 // Every mutation needs a bearer token (`Authorization: Bearer <JWT>`) whose
-// subject is an author id and whose `roles` claim lists `author` or `admin`.
-// Without a token a mutation fails with UNAUTHENTICATED; with a token that
-// does not allow it, with FORBIDDEN; either way nothing is written. A post
-// that is a draft or scheduled is NOT_FOUND for anyone but its author and
-// admins.
+// `roles` claim lists `author` or `admin`. An author's token has the
+// author's id as its subject and writes as that author. An admin is a
+// principal of its own: whatever its subject, it may create authors and
+// categories, change any author, category or post, publish, unpublish or
+// delete any post and delete any comment; what it writes as someone
+// (`createPost`, `addComment`) is written as its subject, which must then be
+// an author (FORBIDDEN otherwise). Without a token a mutation fails with
+// UNAUTHENTICATED; with a token that does not allow it, with FORBIDDEN;
+// either way nothing is written. A post that is a draft or scheduled is
+// NOT_FOUND for anyone but its author and admins.
 type Mutation struct {
 }
 
@@ -186,7 +193,7 @@ type Mutation struct {
 type PublishPostInput struct {
 	// The global id of the post.
 	ID string `json:"id"`
-	// When given, publishing fails with CONFLICT unless the post still has this version.
+	// When given, publishing fails with CONFLICT unless the post still has this version; 0 or less, a version no post has, always fails. Omitted, publishing is unconditional.
 	ExpectedVersion *int `json:"expectedVersion,omitempty"`
 	// When the post becomes public; omitted means now, a future time schedules the post.
 	At *time.Time `json:"at,omitempty"`
@@ -237,7 +244,7 @@ type SeoInput struct {
 type UnpublishPostInput struct {
 	// The global id of the post.
 	ID string `json:"id"`
-	// When given, unpublishing fails with CONFLICT unless the post still has this version.
+	// When given, unpublishing fails with CONFLICT unless the post still has this version; 0 or less, a version no post has, always fails. Omitted, unpublishing is unconditional.
 	ExpectedVersion *int `json:"expectedVersion,omitempty"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
@@ -253,7 +260,7 @@ type UnpublishPostPayload struct {
 type UpdateAuthorInput struct {
 	// The global id of the author.
 	ID string `json:"id"`
-	// When given, the update fails with CONFLICT unless the author still has this version.
+	// When given, the update fails with CONFLICT unless the author still has this version; 0 or less, a version no author has, always fails. Omitted, the update is unconditional.
 	ExpectedVersion *int `json:"expectedVersion,omitempty"`
 	// The new name: one line of at most 100 characters.
 	Name *string `json:"name,omitempty"`
@@ -277,7 +284,7 @@ type UpdateAuthorPayload struct {
 type UpdateCategoryInput struct {
 	// The slug of the category to change.
 	Slug string `json:"slug"`
-	// When given, the update fails with CONFLICT unless the category still has this version.
+	// When given, the update fails with CONFLICT unless the category still has this version; 0 or less, a version no category has, always fails. Omitted, the update is unconditional.
 	ExpectedVersion *int `json:"expectedVersion,omitempty"`
 	// The new display name: one line of at most 100 characters.
 	Name *string `json:"name,omitempty"`
@@ -301,7 +308,7 @@ type UpdatePostInput struct {
 	ExpectedVersion int `json:"expectedVersion"`
 	// The new title: one line of at most 200 characters.
 	Title *string `json:"title,omitempty"`
-	// The new slug, 1 to 100 characters of a-z, 0-9 and single hyphens between them. The old one keeps leading to the post (up to 10 old ones are kept) until another post takes it; deleting the post frees them all. Fails with CONFLICT (reason SLUG_TAKEN) when another post has it now; one another post had before is taken from it.
+	// The new slug, 1 to 100 characters of a-z, 0-9 and single hyphens between them. The old one keeps leading to the post (up to 10 old ones are kept) until another post takes it; deleting the post frees them all. Fails with CONFLICT (reason SLUG_TAKEN) when another post has it now, visible or not; one another post had before is taken from it.
 	Slug *string `json:"slug,omitempty"`
 	// The new excerpt: at most 1000 characters; empty: the beginning of the body stands for it.
 	Excerpt *string `json:"excerpt,omitempty"`
