@@ -3,9 +3,10 @@
 //
 // Tokens are JWTs: HS256 signed with a shared secret, or RS256 and ES256
 // signed by an identity provider that publishes its keys as a JWKS. The
-// subject (sub) is an author id and the roles claim lists the actor's
-// roles: "admin", "author" or both. Issuer, audience and expiry are
-// checked.
+// roles claim lists the actor's roles: "admin", "author", "reader". An
+// author's subject (sub) is their author id; any other signed-in person is
+// a reader, shown by the standard claims name and picture. Issuer,
+// audience and expiry are checked.
 package auth
 
 import (
@@ -29,13 +30,19 @@ const (
 	RoleAdmin = "admin"
 	// RoleAuthor may write posts and comments as itself.
 	RoleAuthor = "author"
+	// RoleReader may comment, and edit and delete its own comments. A
+	// token with no other role is a reader's too.
+	RoleReader = "reader"
 )
 
-// Actor is who sent a request: the author id the token names as its
-// subject, and the token's roles. The zero Actor is anonymous.
+// Actor is who sent a request: the token's subject (an author's id, or a
+// reader's), its roles, and the display name and picture URL its name and
+// picture claims give, empty when absent. The zero Actor is anonymous.
 type Actor struct {
-	ID    string
-	Roles []string
+	ID      string
+	Roles   []string
+	Name    string
+	Picture string
 }
 
 // Anonymous reports whether the request came without a token.

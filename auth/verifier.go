@@ -18,11 +18,14 @@ const MinSecretBytes = 32
 // leeway absorbs clock skew between a token's issuer and this server.
 const leeway = 30 * time.Second
 
-// Claims are the claims of a token: the registered ones (sub is the author
-// id) and the actor's roles.
+// Claims are the claims of a token: the registered ones (sub is the
+// author's or reader's id), the actor's roles, and the standard profile
+// claims name and picture that show a reader.
 type Claims struct {
 	jwt.RegisteredClaims
-	Roles []string `json:"roles,omitempty"`
+	Roles   []string `json:"roles,omitempty"`
+	Name    string   `json:"name,omitempty"`
+	Picture string   `json:"picture,omitempty"`
 }
 
 // Config configures a Verifier. It needs a Secret, a JWKSURL or both.
@@ -121,7 +124,7 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Actor, error) {
 	case c.Subject == "":
 		return Actor{}, fmt.Errorf("%w: invalid token: no subject", ErrUnauthenticated)
 	}
-	return Actor{ID: c.Subject, Roles: c.Roles}, nil
+	return Actor{ID: c.Subject, Roles: c.Roles, Name: c.Name, Picture: c.Picture}, nil
 }
 
 // Authenticate returns who sent r: the anonymous Actor when r has no
