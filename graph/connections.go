@@ -22,6 +22,26 @@ func pageOf(first *int, after *string) storage.Page {
 	return p
 }
 
+// replyPageOf returns the storage page for the arguments of a comment's
+// replyConnection; storage rejects a size outside 1..storage.MaxReplyPage.
+func replyPageOf(first *int, after *string) storage.Page {
+	p := storage.Page{Limit: storage.MaxReplyPage, After: deref(after)}
+	if first != nil {
+		p.Limit = *first
+	}
+	return p
+}
+
+// replyComplexity makes a page of replies cost its size times its
+// selection, as connectionComplexity does for other connections.
+func replyComplexity(child int, first *int, _ *string) int {
+	n := replyPageOf(first, nil).Limit
+	if n < 1 || n > storage.MaxReplyPage {
+		n = 1
+	}
+	return n * child
+}
+
 // connectionComplexity makes a connection cost its page size times its
 // selection. A size out of range counts once, so the resolver can reject it
 // with BAD_USER_INPUT instead of the complexity limit rejecting the query.
@@ -73,6 +93,11 @@ func commentConnection(r *storage.Result[*storage.Comment], p storage.Page, coun
 		PageInfo: pageInfo(r, p),
 		Count:    count,
 	}
+}
+
+func replyConnection(r *storage.Result[*storage.Comment], p storage.Page, count model.Counter) *model.ReplyConnection {
+	c := commentConnection(r, p, count)
+	return &model.ReplyConnection{Edges: c.Edges, PageInfo: c.PageInfo, Count: count}
 }
 
 // statsCount returns a Counter that reads one of the blog-wide counts; the

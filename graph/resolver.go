@@ -15,6 +15,9 @@ import (
 // injected; per-request dataloaders come from the request context.
 type Resolver struct {
 	store *storage.Store
+	// readers is what applies to readers' comments: held or not, and how
+	// many a minute.
+	readers storage.ReaderRules
 }
 
 // allCategories returns every category, ordered by slug, in as few pages as

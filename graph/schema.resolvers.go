@@ -85,10 +85,23 @@ func (r *commentResolver) Post(ctx context.Context, obj *storage.Comment) (*stor
 
 // Author is the resolver for the author field.
 func (r *commentResolver) Author(ctx context.Context, obj *storage.Comment) (*storage.Author, error) {
-	if obj.Deleted {
+	if obj.Deleted || obj.AuthorID == "" {
 		return nil, nil
 	}
 	return loadersFor(ctx).authors.Load(ctx, obj.AuthorID)()
+}
+
+// Commenter is the resolver for the commenter field.
+func (r *commentResolver) Commenter(ctx context.Context, obj *storage.Comment) (*storage.Commenter, error) {
+	if obj.Deleted {
+		return nil, nil
+	}
+	return loadersFor(ctx).commenters.Load(ctx, obj.Writer())()
+}
+
+// Status is the resolver for the status field.
+func (r *commentResolver) Status(ctx context.Context, obj *storage.Comment) (model.CommentStatus, error) {
+	return model.CommentStatus(obj.Status), nil
 }
 
 // Parent is the resolver for the parent field.
@@ -107,7 +120,58 @@ func (r *commentResolver) Replies(ctx context.Context, obj *storage.Comment) ([]
 	if obj.ParentID != "" || obj.ReplyCount == 0 {
 		return nil, nil
 	}
-	return loadersFor(ctx).replies.Load(ctx, storage.CommentKey{PostID: obj.PostID, CommentID: obj.ID})()
+	res, err := r.store.ReplyPage(ctx, obj, storage.Page{Limit: storage.MaxReplyPage})
+	if err != nil {
+		return nil, err
+	}
+	return res.Items, nil
+}
+
+// ReplyConnection is the resolver for the replyConnection field.
+func (r *commentResolver) ReplyConnection(ctx context.Context, obj *storage.Comment, first *int, after *string) (*model.ReplyConnection, error) {
+	p := replyPageOf(first, after)
+	if obj.ParentID != "" {
+		// A reply has no replies; the page is still checked.
+		obj = &storage.Comment{ID: obj.ParentID, PostID: obj.PostID, ParentID: obj.ParentID}
+	}
+	res, err := r.store.ReplyPage(ctx, obj, p)
+	if err != nil {
+		return nil, err
+	}
+	return replyConnection(res, p, model.Count(obj.ReplyCount)), nil
+}
+
+// Name is the resolver for the name field.
+func (r *commenterResolver) Name(ctx context.Context, obj *storage.Commenter) (string, error) {
+	if obj.Author != nil {
+		return obj.Author.Name, nil
+	}
+	return obj.Reader.Name, nil
+}
+
+// AvatarURL is the resolver for the avatarUrl field.
+func (r *commenterResolver) AvatarURL(ctx context.Context, obj *storage.Commenter) (*string, error) {
+	var url string
+	switch {
+	case obj.Author != nil:
+		url = obj.Author.AvatarURL
+	case obj.Reader != nil:
+		url = obj.Reader.AvatarURL
+	}
+	if url == "" {
+		return nil, nil
+	}
+	return &url, nil
+}
+
+// IsAuthor is the resolver for the isAuthor field.
+func (r *commenterResolver) IsAuthor(ctx context.Context, obj *storage.Commenter) (bool, error) {
+	return obj.Author != nil, nil
+}
+
+// Author is the resolver for the author field.
+func (r *commenterResolver) Author(ctx context.Context, obj *storage.Commenter) (*storage.Author, error) {
+	return obj.Author, nil
 }
 
 // CreateAuthor is the resolver for the createAuthor field.
@@ -281,25 +345,48 @@ func (r *mutationResolver) DeletePost(ctx context.Context, input model.DeletePos
 
 // AddComment is the resolver for the addComment field.
 func (r *mutationResolver) AddComment(ctx context.Context, input model.AddCommentInput) (*model.AddCommentPayload, error) {
-	a, err := author(ctx)
+	a, err := signedIn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	in, err := newComment(a.ID, input)
+	in, err := newComment(input)
 	if err != nil {
 		return nil, err
 	}
+	r.writer(a, &in)
 	in.IdempotencyKey = idempotencyKey(ctx, input.IdempotencyKey)
 	c, err := r.store.AddComment(ctx, in)
 	if err != nil {
-		return nil, asSubject(err)
+		return nil, asReader(err)
 	}
 	return &model.AddCommentPayload{Comment: c}, nil
 }
 
+// UpdateComment is the resolver for the updateComment field.
+func (r *mutationResolver) UpdateComment(ctx context.Context, input model.UpdateCommentInput) (*model.UpdateCommentPayload, error) {
+	edit := storage.CommentEdit{Body: input.Body}
+	if a := auth.ActorFrom(ctx); !a.Anonymous() && !a.IsAdmin() {
+		edit.Reader = readerProfile(a)
+	}
+	if err := edit.Validate(); err != nil && !auth.ActorFrom(ctx).Anonymous() {
+		return nil, asReader(err)
+	}
+	key, err := r.commentFor(ctx, input.ID, input.IdempotencyKey, mayEdit)
+	if err != nil {
+		return nil, err
+	}
+	edit.PostID, edit.CommentID = key.PostID, key.CommentID
+	edit.IdempotencyKey = idempotencyKey(ctx, input.IdempotencyKey)
+	c, err := r.store.UpdateComment(ctx, edit)
+	if err != nil {
+		return nil, asReader(err)
+	}
+	return &model.UpdateCommentPayload{Comment: c}, nil
+}
+
 // DeleteComment is the resolver for the deleteComment field.
 func (r *mutationResolver) DeleteComment(ctx context.Context, input model.DeleteCommentInput) (*model.DeleteCommentPayload, error) {
-	key, err := r.ownComment(ctx, input.ID, input.IdempotencyKey)
+	key, err := r.commentFor(ctx, input.ID, input.IdempotencyKey, mayDelete)
 	if err != nil {
 		return nil, err
 	}
@@ -312,6 +399,40 @@ func (r *mutationResolver) DeleteComment(ctx context.Context, input model.Delete
 		return nil, err
 	}
 	return &model.DeleteCommentPayload{Comment: c}, nil
+}
+
+// ApproveComment is the resolver for the approveComment field.
+func (r *mutationResolver) ApproveComment(ctx context.Context, input model.ApproveCommentInput) (*model.ApproveCommentPayload, error) {
+	key, err := r.commentFor(ctx, input.ID, input.IdempotencyKey, mayModerate)
+	if err != nil {
+		return nil, err
+	}
+	c, err := r.store.ApproveComment(ctx, storage.CommentRef{
+		PostID:         key.PostID,
+		CommentID:      key.CommentID,
+		IdempotencyKey: idempotencyKey(ctx, input.IdempotencyKey),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &model.ApproveCommentPayload{Comment: c}, nil
+}
+
+// RejectComment is the resolver for the rejectComment field.
+func (r *mutationResolver) RejectComment(ctx context.Context, input model.RejectCommentInput) (*model.RejectCommentPayload, error) {
+	key, err := r.commentFor(ctx, input.ID, input.IdempotencyKey, mayModerate)
+	if err != nil {
+		return nil, err
+	}
+	c, err := r.store.RejectComment(ctx, storage.CommentRef{
+		PostID:         key.PostID,
+		CommentID:      key.CommentID,
+		IdempotencyKey: idempotencyKey(ctx, input.IdempotencyKey),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &model.RejectCommentPayload{Comment: c}, nil
 }
 
 // ID is the resolver for the id field.
@@ -362,9 +483,7 @@ func (r *postResolver) Comments(ctx context.Context, obj *storage.Post, first *i
 	if err != nil {
 		return nil, err
 	}
-	if err := r.primeComments(ctx, obj.ID, res.Items); err != nil {
-		return nil, err
-	}
+	r.primeComments(ctx, res.Items)
 	return commentConnection(res, p, threadCount(obj)), nil
 }
 
@@ -397,10 +516,11 @@ func (r *queryResolver) Node(ctx context.Context, id string) (model.Node, error)
 		return l.categories.Load(ctx, g.id)()
 	default:
 		comment, post := l.comments.Load(ctx, storage.CommentKey{PostID: g.post, CommentID: g.id}), l.posts.Load(ctx, g.post)
-		if _, err := r.visible(ctx)(post()); err != nil {
+		p, err := r.visible(ctx)(post())
+		if err != nil {
 			return nil, err
 		}
-		return comment()
+		return r.seenComment(ctx, p)(comment())
 	}
 }
 
@@ -459,6 +579,26 @@ func (r *queryResolver) Categories(ctx context.Context) ([]*storage.Category, er
 	return r.allCategories(ctx)
 }
 
+// ModerationQueue is the resolver for the moderationQueue field.
+func (r *queryResolver) ModerationQueue(ctx context.Context, first *int, after *string) (*model.PendingCommentConnection, error) {
+	a, err := author(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p := pageOf(first, after)
+	authorID := a.ID
+	if a.IsAdmin() {
+		authorID = "" // the whole blog's
+	}
+	res, err := r.store.ModerationQueue(ctx, authorID, p)
+	if err != nil {
+		return nil, err
+	}
+	r.primePage(ctx, res.Items)
+	c := commentConnection(res, p, nil)
+	return &model.PendingCommentConnection{Edges: c.Edges, PageInfo: c.PageInfo}, nil
+}
+
 // Author returns AuthorResolver implementation.
 func (r *Resolver) Author() AuthorResolver { return &authorResolver{r} }
 
@@ -467,6 +607,9 @@ func (r *Resolver) Category() CategoryResolver { return &categoryResolver{r} }
 
 // Comment returns CommentResolver implementation.
 func (r *Resolver) Comment() CommentResolver { return &commentResolver{r} }
+
+// Commenter returns CommenterResolver implementation.
+func (r *Resolver) Commenter() CommenterResolver { return &commenterResolver{r} }
 
 // Mutation returns MutationResolver implementation.
 func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
@@ -478,10 +621,11 @@ func (r *Resolver) Post() PostResolver { return &postResolver{r} }
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
 type (
-	authorResolver   struct{ *Resolver }
-	categoryResolver struct{ *Resolver }
-	commentResolver  struct{ *Resolver }
-	mutationResolver struct{ *Resolver }
-	postResolver     struct{ *Resolver }
-	queryResolver    struct{ *Resolver }
+	authorResolver    struct{ *Resolver }
+	categoryResolver  struct{ *Resolver }
+	commentResolver   struct{ *Resolver }
+	commenterResolver struct{ *Resolver }
+	mutationResolver  struct{ *Resolver }
+	postResolver      struct{ *Resolver }
+	queryResolver     struct{ *Resolver }
 )
