@@ -1460,10 +1460,10 @@ post's lists and counts; the others are visible to their writer, the
 post's author and admins only.
 """
 enum CommentStatus {
-  "The comment is public."
-  PUBLISHED
   "A reader's comment held for the post's author or an admin to approve or reject; it is in the moderation queue."
   PENDING
+  "The comment is public."
+  PUBLISHED
   "A comment a moderator rejected. It is in no list, and is removed 30 days after the rejection."
   REJECTED
 }

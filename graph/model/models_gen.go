@@ -317,23 +317,23 @@ type UpdatePostPayload struct {
 type CommentStatus string
 
 const (
-	// The comment is public.
-	CommentStatusPublished CommentStatus = "PUBLISHED"
 	// A reader's comment held for the post's author or an admin to approve or reject; it is in the moderation queue.
 	CommentStatusPending CommentStatus = "PENDING"
+	// The comment is public.
+	CommentStatusPublished CommentStatus = "PUBLISHED"
 	// A comment a moderator rejected. It is in no list, and is removed 30 days after the rejection.
 	CommentStatusRejected CommentStatus = "REJECTED"
 )
 
 var AllCommentStatus = []CommentStatus{
-	CommentStatusPublished,
 	CommentStatusPending,
+	CommentStatusPublished,
 	CommentStatusRejected,
 }
 
 func (e CommentStatus) IsValid() bool {
 	switch e {
-	case CommentStatusPublished, CommentStatusPending, CommentStatusRejected:
+	case CommentStatusPending, CommentStatusPublished, CommentStatusRejected:
 		return true
 	}
 	return false
