@@ -130,10 +130,6 @@ func (r *commentResolver) Replies(ctx context.Context, obj *storage.Comment) ([]
 // ReplyConnection is the resolver for the replyConnection field.
 func (r *commentResolver) ReplyConnection(ctx context.Context, obj *storage.Comment, first *int, after *string) (*model.ReplyConnection, error) {
 	p := replyPageOf(first, after)
-	if obj.ParentID != "" {
-		// A reply has no replies; the page is still checked.
-		obj = &storage.Comment{ID: obj.ParentID, PostID: obj.PostID, ParentID: obj.ParentID}
-	}
 	res, err := r.store.ReplyPage(ctx, obj, p)
 	if err != nil {
 		return nil, err

@@ -512,10 +512,13 @@ func (s *Store) Categories(ctx context.Context, p Page) (*Result[*Category], err
 // comment parent, oldest first, at most MaxReplyPage. The first page is
 // the replies parent carries, so it costs no request; later pages, and
 // the first of a comment written before comments carried their replies,
-// are one Query each.
+// are one Query each. A reply has no replies: its page is empty.
 func (s *Store) ReplyPage(ctx context.Context, parent *Comment, p Page) (*Result[*Comment], error) {
 	if p.Limit < 1 || p.Limit > MaxReplyPage {
 		return nil, &ValidationError{Field: "first", Reason: fmt.Sprintf("must be between 1 and %d", MaxReplyPage)}
+	}
+	if parent.ParentID != "" {
+		return &Result[*Comment]{}, nil
 	}
 	pcid, err := parseCommentID(parent.ID)
 	if err != nil {

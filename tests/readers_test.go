@@ -93,6 +93,9 @@ func TestReadersCommentWithHS256Tokens(t *testing.T) {
 	equal(t, "replies", replies.TotalCount, 2)
 	equal(t, "first reply by", replies.Edges[0].Node.Commenter.Name, "Ada Lovelace")
 	equal(t, "second reply by", replies.Edges[1].Node.Commenter.Name, "Lin Reader")
+	ofReply := (*ok[*MoreRepliesResponse](t)(MoreReplies(ctx, s.client, reply.Id, nil, nil)).Node).(*MoreRepliesNodeComment).ReplyConnection
+	equal(t, "replies of a reply", len(ofReply.Edges), 0)
+	equal(t, "reply count of a reply", ofReply.TotalCount, 0)
 
 	s.clock.advance(time.Minute)
 	edited := ok[*UpdateCommentResponse](t)(UpdateComment(ctx, lin, UpdateCommentInput{Id: c.Id, Body: "Hello from a reader, edited."})).UpdateComment.Comment
