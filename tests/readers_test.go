@@ -372,3 +372,68 @@ func TestModerationUnderConcurrentRequests(t *testing.T) {
 	}
 	one.consistent()
 }
+
+// TestCommentMutationRequests pins the DynamoDB requests of each comment
+// mutation whose payload selects only what it wrote: one read and one
+// TransactWriteItems, and one consistent read before them for the check
+// of who may change a comment, which admins skip.
+func TestCommentMutationRequests(t *testing.T) {
+	s := newServer(t)
+	b := s.seedReadersBlog(t)
+	ctx := context.Background()
+	lin := s.reader("lin", "Lin", "")
+	send := func(c graphql.Client, query string, vars map[string]any) map[string]any {
+		t.Helper()
+		var data map[string]any
+		if err := c.MakeRequest(ctx, &graphql.Request{Query: query, Variables: vars}, &graphql.Response{Data: &data}); err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	id := func(data map[string]any, field string) string {
+		return data[field].(map[string]any)["comment"].(map[string]any)["id"].(string)
+	}
+	const (
+		add     = `mutation($post: ID!, $body: String!) { addComment(input: {postId: $post, body: $body}) { comment { id status } } }`
+		edit    = `mutation($id: ID!) { updateComment(input: {id: $id, body: "Edited."}) { comment { id body } } }`
+		del     = `mutation($id: ID!) { deleteComment(input: {id: $id}) { comment { id deleted } } }`
+		approve = `mutation($id: ID!) { approveComment(input: {id: $id}) { comment { id status } } }`
+		reject  = `mutation($id: ID!) { rejectComment(input: {id: $id}) { comment { id status } } }`
+		queue   = `{ moderationQueue(first: 10) { edges { node { id body } } } }`
+	)
+	n := 0
+	held := func() string {
+		n++
+		s.clock.advance(15 * time.Second)
+		return id(send(lin, add, map[string]any{"post": b.post, "body": fmt.Sprintf("Held %d", n)}), "addComment")
+	}
+	cases := []struct {
+		name string
+		run  func()
+		want map[string]int
+	}{
+		{"addComment by a reader", func() { held() }, map[string]int{"BatchGetItem": 1, "TransactWriteItems": 1}},
+		{"moderationQueue", func() { send(b.ada, queue, nil) }, map[string]int{"Query": 1}},
+		{"updateComment by its reader", func() { send(lin, edit, map[string]any{"id": held()}) },
+			map[string]int{"BatchGetItem": 2, "TransactWriteItems": 1}},
+		{"updateComment by an admin", func() { send(s.admin, edit, map[string]any{"id": held()}) },
+			map[string]int{"BatchGetItem": 1, "TransactWriteItems": 1}},
+		{"approveComment by the post's author", func() { send(b.ada, approve, map[string]any{"id": held()}) },
+			map[string]int{"BatchGetItem": 2, "TransactWriteItems": 1}},
+		{"approveComment by an admin", func() { send(s.admin, approve, map[string]any{"id": held()}) },
+			map[string]int{"BatchGetItem": 1, "TransactWriteItems": 1}},
+		{"rejectComment by the post's author", func() { send(b.ada, reject, map[string]any{"id": held()}) },
+			map[string]int{"BatchGetItem": 2, "TransactWriteItems": 1}},
+		{"deleteComment by its reader", func() { send(lin, del, map[string]any{"id": held()}) },
+			map[string]int{"BatchGetItem": 2, "TransactWriteItems": 1}},
+	}
+	for _, c := range cases {
+		c.run()
+		got := s.requests()
+		t.Logf("%s: %v", c.name, got)
+		if fmt.Sprint(got) != fmt.Sprint(c.want) {
+			t.Errorf("%s: requests %v, want %v", c.name, got, c.want)
+		}
+	}
+	s.consistent()
+}
