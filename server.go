@@ -95,6 +95,8 @@ type config struct {
 	cacheMaxAge       time.Duration
 	pprofAddr         string
 	metricsAddr       string
+	moderation        string
+	commentRate       int
 }
 
 // backend returns which DynamoDB the server talks to: AWS with -aws (at
@@ -122,6 +124,20 @@ func (c *config) introspectionOn() bool {
 // default only where introspection is on, since it cannot work without.
 func (c *config) playgroundOn() bool {
 	return c.playground.or(c.introspectionOn())
+}
+
+// Values of -comment-moderation.
+const (
+	moderationHold    = "hold"
+	moderationPublish = "publish"
+)
+
+// moderationOption returns the handler's setting for readers' comments.
+func (c *config) moderationOption() graph.Moderation {
+	if c.moderation == moderationPublish {
+		return graph.PublishReaderComments
+	}
+	return graph.HoldReaderComments
 }
 
 // autoBool is a boolean flag whose default depends on other flags: "auto"
@@ -178,7 +194,8 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 		"request-timeout": "REQUEST_TIMEOUT", "dynamodb-max-attempts": "DYNAMODB_MAX_ATTEMPTS",
 		"cache-max-age": "CACHE_MAX_AGE", "pprof-addr": "PPROF_ADDR",
 		"metrics-addr": "METRICS_ADDR", "insecure-dev-tokens": "INSECURE_DEV_TOKENS",
-		"cursor-key": "CURSOR_KEY",
+		"cursor-key":         "CURSOR_KEY",
+		"comment-moderation": "COMMENT_MODERATION", "comment-rate-limit": "COMMENT_RATE_LIMIT",
 	}
 	fs.StringVar(&c.host, "host", "localhost", "interface to listen on; \"\" or 0.0.0.0 for all (in a container), localhost keeps a dev run private")
 	fs.IntVar(&c.port, "port", 8080, "port to listen on; 0 picks a free one")
@@ -204,6 +221,8 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	fs.DurationVar(&c.cacheMaxAge, "cache-max-age", time.Minute, "how long a CDN or browser may reuse the answer to an anonymous GET query;\n0 marks every answer no-store")
 	fs.StringVar(&c.pprofAddr, "pprof-addr", "", "serve runtime profiles at /debug/pprof/ on this loopback `address`, e.g. 127.0.0.1:6060;\nempty: off")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this `address`, a listener of its own, e.g. :9090;\nempty: off")
+	fs.StringVar(&c.moderation, "comment-moderation", moderationHold, "what happens to readers' comments: hold (pending until the post's author or an admin approves)\nor publish (at once); authors' comments are never held")
+	fs.IntVar(&c.commentRate, "comment-rate-limit", graph.DefaultCommentsPerMinute, fmt.Sprintf("the most comments a reader may add in any minute, 1 to %d; authors and admins have no limit", storage.MaxCommentsPerMinute))
 
 	fs.Usage = func() {
 		fmt.Fprintf(out, "Usage: blog [flags]\n\nServes the blog's GraphQL API at /graphql. Every flag can also be set by\nthe environment variable in brackets; a flag wins over its variable.\n\n")
@@ -246,6 +265,10 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 		return nil, fmt.Errorf("cache max age %s: must not be negative", c.cacheMaxAge)
 	case c.cursorKey != "" && len(c.cursorKey) < storage.MinCursorKeyBytes:
 		return nil, fmt.Errorf("cursor key: must be at least %d bytes", storage.MinCursorKeyBytes)
+	case c.moderation != moderationHold && c.moderation != moderationPublish:
+		return nil, fmt.Errorf("comment moderation %q: must be %s or %s", c.moderation, moderationHold, moderationPublish)
+	case c.commentRate < 1 || c.commentRate > storage.MaxCommentsPerMinute:
+		return nil, fmt.Errorf("comment rate limit %d: must be 1 to %d", c.commentRate, storage.MaxCommentsPerMinute)
 	}
 	if c.pprofAddr != "" {
 		if err := checkPprofAddr(c.pprofAddr); err != nil {
@@ -437,11 +460,13 @@ func displayAddr(addr net.Addr) string {
 func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *config, playgroundHeaders map[string]string, logger *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("/graphql", graph.NewHandler(store, tel.handler(graph.HandlerOptions{
-		Logger:         logger,
-		Introspection:  cfg.introspectionOn(),
-		RequestTimeout: cfg.requestTimeout,
-		CacheMaxAge:    cfg.cacheMaxAge,
-		Verifier:       verifier,
+		Logger:            logger,
+		Introspection:     cfg.introspectionOn(),
+		RequestTimeout:    cfg.requestTimeout,
+		CacheMaxAge:       cfg.cacheMaxAge,
+		Verifier:          verifier,
+		Moderation:        cfg.moderationOption(),
+		CommentsPerMinute: cfg.commentRate,
 	})))
 	if cfg.playgroundOn() {
 		mountPlayground(mux, cfg.playgroundDir, playgroundHeaders, logger)

@@ -36,7 +36,16 @@ func TestParseConfig(t *testing.T) {
 			check: func(c *config) bool {
 				return c.host == "localhost" && c.port == 8080 && c.table == "blog" && c.region == "us-east-1" &&
 					c.playgroundOn() && c.introspectionOn() && c.logLevel == slog.LevelInfo && c.logFormat == "text" &&
-					c.requestTimeout == graph.DefaultRequestTimeout && c.maxAttempts == storage.DefaultMaxAttempts
+					c.requestTimeout == graph.DefaultRequestTimeout && c.maxAttempts == storage.DefaultMaxAttempts &&
+					c.moderationOption() == graph.HoldReaderComments && c.commentRate == graph.DefaultCommentsPerMinute
+			},
+		},
+		{
+			name:    "readers' comments can be published at once and limited otherwise",
+			env:     map[string]string{"COMMENT_MODERATION": "publish", "COMMENT_RATE_LIMIT": "12"},
+			backend: backendEmbedded, createTable: true, seedDemo: true,
+			check: func(c *config) bool {
+				return c.moderationOption() == graph.PublishReaderComments && c.commentRate == 12
 			},
 		},
 		{
@@ -124,6 +133,9 @@ func TestParseConfig(t *testing.T) {
 		{"no attempts", map[string]string{"DYNAMODB_MAX_ATTEMPTS": "0"}, nil, "max attempts"},
 		{"too many attempts", nil, []string{"-dynamodb-max-attempts", "11"}, "max attempts"},
 		{"negative cache max age", nil, []string{"-cache-max-age", "-1s"}, "cache max age"},
+		{"unknown moderation", map[string]string{"COMMENT_MODERATION": "later"}, nil, "comment moderation"},
+		{"no comments a minute", nil, []string{"-comment-rate-limit", "0"}, "comment rate limit"},
+		{"too many comments a minute", nil, []string{"-comment-rate-limit", "1001"}, "comment rate limit"},
 	}
 	for _, tt := range errTests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -27,6 +27,7 @@ const devTokenLife = 365 * 24 * time.Hour
 var devActors = []struct{ id, role string }{
 	{"ada-lovelace", auth.RoleAdmin},
 	{"grace-hopper", auth.RoleAuthor},
+	{"jamie-rivera", auth.RoleReader},
 }
 
 // newVerifier returns the token verifier cfg configures. In the embedded

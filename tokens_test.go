@@ -59,22 +59,40 @@ func TestNewVerifier(t *testing.T) {
 
 // checkDevTokens checks the development tokens a server of the embedded
 // engine with the demo blog logged: the admin's may create a category,
-// the author's may not, and without a token nobody may.
+// the author's and the reader's may not, and without a token nobody may;
+// the reader's comments are the demo reader's, held for moderation.
 func checkDevTokens(t *testing.T, base string, logs *logLines) {
 	t.Helper()
 	headers := logs.devHeaders()
-	if len(headers) != 2 {
-		t.Fatalf("development tokens logged for %v, want ada-lovelace and grace-hopper", headers)
+	if len(headers) != 3 {
+		t.Fatalf("development tokens logged for %v, want ada-lovelace, grace-hopper and jamie-rivera", headers)
 	}
 	create := `mutation { createCategory(input: {slug: "from-the-dev-token", name: "Dev"}) { category { slug } } }`
 	for _, c := range []struct{ header, want string }{
 		{"", `"UNAUTHENTICATED"`},
 		{headers["grace-hopper"], `"FORBIDDEN"`},
+		{headers["jamie-rivera"], `"FORBIDDEN"`},
 		{headers["ada-lovelace"], `"slug":"from-the-dev-token"`},
 	} {
 		if _, body := postAs(t, base, c.header, create); !strings.Contains(body, c.want) {
 			t.Errorf("createCategory with %.40q = %s, want %s", c.header, body, c.want)
 		}
+	}
+	_, body := postAs(t, base, "", `{ posts(first: 1) { edges { node { id } } } }`)
+	var feed struct {
+		Data struct {
+			Posts struct {
+				Edges []struct{ Node struct{ ID string } }
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(body), &feed); err != nil || len(feed.Data.Posts.Edges) == 0 {
+		t.Fatalf("latest post = %s, %v", body, err)
+	}
+	comment := `mutation { addComment(input: {postId: "` + feed.Data.Posts.Edges[0].Node.ID + `", body: "From the reader's token."}) { comment { status commenter { name isAuthor } } } }`
+	want := `{"data":{"addComment":{"comment":{"status":"PENDING","commenter":{"name":"Jamie Rivera","isAuthor":false}}}}}`
+	if _, body := postAs(t, base, headers["jamie-rivera"], comment); body != want {
+		t.Errorf("addComment with the reader's token = %s, want %s", body, want)
 	}
 }
 

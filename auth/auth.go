@@ -3,12 +3,13 @@
 //
 // Tokens are JWTs: HS256 signed with a shared secret, or RS256 and ES256
 // signed by an identity provider that publishes its keys as a JWKS. The
-// subject (sub) names the principal and the roles claim lists its roles.
-// "author" writes as the author whose id is the subject. "admin" is a
-// principal of its own: it administers the blog whatever its subject, and
-// writes as someone (a post, a comment) only as its subject, which must
-// then be an author. Other roles may be added; an actor has those its
-// token lists. Issuer, audience and expiry are checked.
+// subject (sub) names the principal and the roles claim lists its roles:
+// "admin", "author", "reader". "author" writes as the author whose id is
+// the subject. "admin" is a principal of its own: it administers the blog
+// whatever its subject, and writes a post only as its subject, which must
+// then be an author. Any other signed-in person is a reader, shown by the
+// standard claims name and picture. Other roles may be added; an actor has
+// those its token lists. Issuer, audience and expiry are checked.
 package auth
 
 import (
@@ -32,13 +33,19 @@ const (
 	RoleAdmin = "admin"
 	// RoleAuthor may write posts and comments as itself.
 	RoleAuthor = "author"
+	// RoleReader may comment, and edit and delete its own comments. A
+	// token with no other role is a reader's too.
+	RoleReader = "reader"
 )
 
-// Actor is who sent a request: the author id the token names as its
-// subject, and the token's roles. The zero Actor is anonymous.
+// Actor is who sent a request: the token's subject (an author's id, or a
+// reader's), its roles, and the display name and picture URL its name and
+// picture claims give, empty when absent. The zero Actor is anonymous.
 type Actor struct {
-	ID    string
-	Roles []string
+	ID      string
+	Roles   []string
+	Name    string
+	Picture string
 }
 
 // Anonymous reports whether the request came without a token.

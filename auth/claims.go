@@ -10,10 +10,13 @@ import (
 )
 
 // Claims are the claims of a token: the registered ones (sub names the
-// principal) and the actor's roles.
+// principal: an author's id, or a reader's), the actor's roles, and the
+// standard profile claims name and picture that show a reader.
 type Claims struct {
 	jwt.RegisteredClaims
-	Roles []string `json:"roles,omitempty"`
+	Roles   []string `json:"roles,omitempty"`
+	Name    string   `json:"name,omitempty"`
+	Picture string   `json:"picture,omitempty"`
 }
 
 // claimError says what is wrong with a token's claims, in words a client
@@ -57,6 +60,18 @@ func (c *Claims) UnmarshalJSON(b []byte) error {
 		var roles []string
 		if err := json.Unmarshal(v, &roles); err != nil {
 			return claimError("roles must be a list of strings")
+		}
+	}
+	// A profile claim that is no string is no profile: it is left out,
+	// and a reader keeps the name and picture already known.
+	for _, name := range []string{"name", "picture"} {
+		if v, ok := raw[name]; ok && !is(v, str) {
+			delete(raw, name)
+			stripped, err := json.Marshal(raw)
+			if err != nil {
+				return claimError("claims are malformed")
+			}
+			b = stripped
 		}
 	}
 	type plain Claims // without this method

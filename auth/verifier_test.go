@@ -61,6 +61,19 @@ func TestVerifyAcceptsAValidToken(t *testing.T) {
 	}
 }
 
+func TestVerifyReadsAReadersNameAndPicture(t *testing.T) {
+	v := newHS256(t)
+	c := claims("auth0|12345", RoleReader)
+	c.Name, c.Picture = "Lin Reader", "https://id.example.com/lin.png"
+	a, err := v.Verify(context.Background(), sign(t, secret, c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.ID != "auth0|12345" || a.Name != "Lin Reader" || a.Picture != "https://id.example.com/lin.png" || a.IsAuthor() || a.IsAdmin() {
+		t.Errorf("actor = %+v, want the reader auth0|12345 with name and picture", a)
+	}
+}
+
 func TestVerifyRefusesBadTokens(t *testing.T) {
 	v := newHS256(t)
 	with := func(change func(*Claims)) string {

@@ -474,6 +474,26 @@ var excerpts = []string{
 	"Our field notes on {subject}, from the first prototype to the rules we follow today.",
 }
 
+// Reader is the demo blog's reader: a signed-in person who is not an
+// author, as their token's name and picture claims show them. The server
+// logs a development token for them in the embedded mode.
+var Reader = storage.ReaderProfile{
+	ID:        "jamie-rivera",
+	Name:      "Jamie Rivera",
+	AvatarURL: "https://example.com/avatars/jamie-rivera.png",
+}
+
+// readerThread is the reader's published comment on the newest post, with
+// its author's answer; readerPending is the reader's comment there that
+// waits for moderation.
+var (
+	readerThread = conversation{
+		"First time commenting here: the part about {subject} answered a question our team argued about for a week.",
+		[]string{"Welcome, and thanks! Which side of the argument won?"},
+	}
+	readerPending = "Could you share the benchmark setup? I would like to run it on our own data."
+)
+
 // conversation is a top-level comment with the answers the post's author
 // might give it.
 type conversation struct {

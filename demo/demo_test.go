@@ -161,6 +161,34 @@ func TestSeed(t *testing.T) {
 			t.Fatalf("Comments of the newest post = %v, %v", top, err)
 		}
 	})
+	t.Run("reader", func(t *testing.T) {
+		got, errs := store.GetCommenters(ctx, []storage.Writer{{ReaderID: Reader.ID}})
+		if errs[0] != nil || got[0].Reader.Name != Reader.Name || got[0].Reader.AvatarURL != Reader.AvatarURL {
+			t.Fatalf("reader %s = %+v, %v", Reader.ID, got[0], errs[0])
+		}
+		newest := first.feed[0]
+		top, err := store.Comments(ctx, newest.ID, storage.Page{Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var byReader []*storage.Comment
+		for _, c := range top.Items {
+			if c.ReaderID == Reader.ID {
+				byReader = append(byReader, c)
+			}
+		}
+		if len(byReader) != 1 || byReader[0].ReplyCount != 1 || byReader[0].Replies[0].AuthorID != newest.AuthorID {
+			t.Errorf("the reader's published comments on %q = %+v, want one answered by the post's author", newest.Slug, byReader)
+		}
+		queue, err := store.ModerationQueue(ctx, "", storage.Page{Limit: 100})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(queue.Items) != 1 || queue.Items[0].ReaderID != Reader.ID || queue.Items[0].PostID != newest.ID ||
+			queue.Items[0].Status != storage.CommentPending {
+			t.Errorf("moderation queue = %+v, want the reader's pending comment on %q", queue.Items, newest.Slug)
+		}
+	})
 	t.Run("consistent", func(t *testing.T) {
 		problems, err := store.Check(ctx)
 		if err != nil {

@@ -58,8 +58,11 @@ type plannedThread struct {
 	replies []plannedComment
 }
 
+// plannedComment is written by the author authorID, or by the demo
+// Reader when reader is set; held comments wait for moderation.
 type plannedComment struct {
 	authorID, body string
+	reader, held   bool
 }
 
 // plan is the whole demo blog, decided before anything is written.
@@ -136,15 +139,32 @@ func newPlan(now time.Time) *plan {
 		p.posts = append(p.posts, pp)
 	}
 
-	// Threads on the newest published posts, newest post first.
+	// Threads on the newest published posts, newest post first. The
+	// newest also has the reader's comments, one of them pending; they
+	// draw nothing from rng, so the rest of the blog is as it was.
 	c := 0
 	for i := len(p.posts) - 1; i >= 0 && c < commentedPosts; i-- {
 		if p.posts[i].state == statePublished {
 			p.posts[i].threads = threads(rng, p.posts[i], topics[order[i]])
+			if c == 0 {
+				p.posts[i].threads = append(p.posts[i].threads, readerThreads(p.posts[i], topics[order[i]])...)
+			}
 			c++
 		}
 	}
 	return p
+}
+
+// readerThreads plans the demo reader's comments on the post pp: one
+// answered by its author, and one held for moderation.
+func readerThreads(pp plannedPost, t topic) []plannedThread {
+	return []plannedThread{
+		{
+			plannedComment: plannedComment{authorID: Reader.ID, body: fill(readerThread.comment, t), reader: true},
+			replies:        []plannedComment{{authorID: pp.AuthorID, body: fill(readerThread.answers[0], t)}},
+		},
+		{plannedComment: plannedComment{authorID: Reader.ID, body: readerPending, reader: true, held: true}},
+	}
 }
 
 // pickAuthor picks, among the authors who write about the topic's primary

@@ -1,8 +1,9 @@
 // Package demo seeds a realistic demo blog: five authors with slugs, eight
 // categories, fifty Markdown posts with section headings (so each has a
 // table of contents), a third of them with a cover image, published over
-// the past eighteen months (a few still drafts, a few scheduled), and
-// comment threads on the newest posts.
+// the past eighteen months (a few still drafts, a few scheduled), comment
+// threads on the newest posts, and a reader with a published comment and
+// one waiting for moderation on the newest.
 //
 // The content is generated from fixed templates with a fixed random seed,
 // so every run writes the same blog; only the dates follow the clock.
@@ -13,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/blogql/blog/storage"
@@ -25,7 +27,7 @@ import (
 //
 // Seed is idempotent: it reconciles the table with the demo blog instead of
 // replaying writes. Authors and categories are looked up by their fixed
-// ids, posts by their slugs, comments by author and text, and only what is
+// ids, posts by their slugs, comments by writer and text, and only what is
 // missing is created; a draft that should be published is published.
 // Nothing that exists is changed, so a second run writes nothing, a run
 // cut short is completed by the next, and content edited since (a renamed
@@ -121,13 +123,19 @@ func seedPost(ctx context.Context, store *storage.Store, pp *plannedPost) error 
 	return seedComments(ctx, store, post, pp.threads)
 }
 
-// seedComments adds the planned comments and replies the post lacks.
+// seedComments adds the planned comments and replies the post lacks; the
+// reader's held comments are looked for in its author's moderation queue.
 func seedComments(ctx context.Context, store *storage.Store, post *storage.Post, threads []plannedThread) error {
-	type ck struct{ parentID, authorID, body string }
+	type ck struct{ parentID, writer, body string }
+	key := func(parentID string, c *storage.Comment) ck {
+		if c.ReaderID != "" {
+			return ck{parentID, "reader:" + c.ReaderID, c.Body}
+		}
+		return ck{parentID, c.AuthorID, c.Body}
+	}
 	have := map[ck]string{} // comment → its id
 	if post.CommentCount > 0 || post.ThreadCount > 0 {
 		// Tombstones have no body, so a deleted demo comment is added again.
-		var ids []string
 		page := storage.Page{Limit: storage.MaxPageSize}
 		for {
 			res, err := store.Comments(ctx, post.ID, page)
@@ -135,9 +143,15 @@ func seedComments(ctx context.Context, store *storage.Store, post *storage.Post,
 				return fmt.Errorf("list comments: %w", err)
 			}
 			for _, c := range res.Items {
-				ids = append(ids, c.ID)
 				if !c.Deleted {
-					have[ck{"", c.AuthorID, c.Body}] = c.ID
+					have[key("", c)] = c.ID
+				}
+				replies, err := allReplies(ctx, store, c)
+				if err != nil {
+					return fmt.Errorf("list replies: %w", err)
+				}
+				for _, r := range replies {
+					have[key(c.ID, r)] = r.ID
 				}
 			}
 			if !res.HasNext || len(res.Cursors) == 0 {
@@ -145,14 +159,14 @@ func seedComments(ctx context.Context, store *storage.Store, post *storage.Post,
 			}
 			page.After = res.Cursors[len(res.Cursors)-1]
 		}
-		replies, err := store.Replies(ctx, post.ID, ids)
+	}
+	if slices.ContainsFunc(threads, func(th plannedThread) bool { return th.held }) {
+		pending, err := heldOn(ctx, store, post)
 		if err != nil {
-			return fmt.Errorf("list replies: %w", err)
+			return fmt.Errorf("list pending comments: %w", err)
 		}
-		for parent, rs := range replies {
-			for _, r := range rs {
-				have[ck{parent, r.AuthorID, r.Body}] = r.ID
-			}
+		for _, c := range pending {
+			have[key("", c)] = c.ID
 		}
 	}
 	// Comments arrive one after another between publication and now.
@@ -164,12 +178,19 @@ func seedComments(ctx context.Context, store *storage.Store, post *storage.Post,
 	at := post.PublishedAt
 	add := func(parentID string, c plannedComment) (string, error) {
 		at = at.Add(step)
-		if id, ok := have[ck{parentID, c.authorID, c.body}]; ok {
+		writer := c.authorID
+		if c.reader {
+			writer = "reader:" + c.authorID
+		}
+		if id, ok := have[ck{parentID, writer, c.body}]; ok {
 			return id, nil
 		}
-		added, err := store.At(fixed(at)).AddComment(ctx, storage.NewComment{
-			PostID: post.ID, ParentID: parentID, AuthorID: c.authorID, Body: c.body,
-		})
+		in := storage.NewComment{PostID: post.ID, ParentID: parentID, AuthorID: c.authorID, Body: c.body}
+		if c.reader {
+			in.AuthorID, in.Reader = "", &Reader
+			in.Rules = storage.ReaderRules{Hold: c.held, Unchecked: true}
+		}
+		added, err := store.At(fixed(at)).AddComment(ctx, in)
 		if err != nil {
 			return "", fmt.Errorf("add comment: %w", err)
 		}
@@ -187,6 +208,46 @@ func seedComments(ctx context.Context, store *storage.Store, post *storage.Post,
 		}
 	}
 	return nil
+}
+
+// allReplies returns every published reply to the comment c.
+func allReplies(ctx context.Context, store *storage.Store, c *storage.Comment) ([]*storage.Comment, error) {
+	var out []*storage.Comment
+	page := storage.Page{Limit: storage.MaxReplyPage}
+	for c.ReplyCount > 0 {
+		res, err := store.ReplyPage(ctx, c, page)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, res.Items...)
+		if !res.HasNext || len(res.Cursors) == 0 {
+			break
+		}
+		page.After = res.Cursors[len(res.Cursors)-1]
+	}
+	return out, nil
+}
+
+// heldOn returns the pending comments on post, from its author's
+// moderation queue.
+func heldOn(ctx context.Context, store *storage.Store, post *storage.Post) ([]*storage.Comment, error) {
+	var out []*storage.Comment
+	page := storage.Page{Limit: storage.MaxPageSize}
+	for {
+		res, err := store.ModerationQueue(ctx, post.AuthorID, page)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range res.Items {
+			if c.PostID == post.ID {
+				out = append(out, c)
+			}
+		}
+		if !res.HasNext || len(res.Cursors) == 0 {
+			return out, nil
+		}
+		page.After = res.Cursors[len(res.Cursors)-1]
+	}
 }
 
 func fixed(t time.Time) func() time.Time { return func() time.Time { return t } }

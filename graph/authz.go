@@ -21,11 +21,14 @@ import (
 // FORBIDDEN without a role); which actor may change what is checked before
 // the write is sent, so a refused mutation writes nothing. Admins are a
 // principal of their own: every administrative action (authors,
-// categories, anyone's posts and comments) is theirs whatever their
-// subject, while a write as someone (a post, a comment) is written as the
-// token's subject, which must be an author (FORBIDDEN otherwise, see
-// asSubject). A draft or a scheduled post is NOT_FOUND, not FORBIDDEN, for
-// anyone but its author and admins, so its existence does not leak.
+// categories, anyone's posts and comments, moderation) is theirs whatever
+// their subject, while a post is written as the token's subject, which
+// must be an author (FORBIDDEN otherwise, see asSubject). Any signed-in
+// actor that is not an author is a reader: it may comment, and edit and
+// delete its own comments; a pending or rejected comment is NOT_FOUND for
+// anyone but its writer, the post's author and admins. A draft or a
+// scheduled post is NOT_FOUND, not FORBIDDEN, for anyone but its author
+// and admins, so its existence does not leak.
 
 // withActor attaches the actor of every request's bearer token to its
 // context. A request without a token is anonymous. A request whose token
@@ -179,15 +182,107 @@ func retried(err error, key *string) bool {
 	return errors.Is(err, storage.ErrNotFound) && deref(key) != ""
 }
 
-// ownComment returns the comment the global id gid names once the actor
-// of ctx may delete it: its writer, the author of its post, or an admin,
-// even when the post went back to being a draft. Others get FORBIDDEN, or
-// NOT_FOUND when they cannot see the post. hidden is true when the actor
-// may delete the comment but not see its post (a writer whose comment is
-// on a post that is a draft again): what is deleted is then not shown. The
-// comment and its post are read as ownPost reads a post.
-func (r *Resolver) ownComment(ctx context.Context, gid string, idemKey *string) (key storage.CommentKey, hidden bool, err error) {
-	a, err := author(ctx)
+// signedIn returns the actor of ctx, or an error wrapping
+// auth.ErrUnauthenticated for the anonymous.
+func signedIn(ctx context.Context) (auth.Actor, error) {
+	a := auth.ActorFrom(ctx)
+	if a.Anonymous() {
+		return a, errNoToken
+	}
+	return a, nil
+}
+
+// writer sets who writes the comment in: an actor with the author or
+// admin role writes as the author its subject names, and any other actor,
+// or one whose subject names no author, as a reader shown by its token's
+// name and picture. A reader's comment is held and counted as the
+// handler's options say; an admin's never is.
+func (r *Resolver) writer(a auth.Actor, in *storage.NewComment) {
+	in.Reader = readerProfile(a)
+	if a.IsAuthor() {
+		in.AuthorID = a.ID
+	}
+	in.Rules = r.readers
+	if a.IsAdmin() {
+		in.Rules = storage.ReaderRules{Unchecked: true}
+	}
+}
+
+// readerProfile returns the reader the token of a signs in, as its claims
+// show them.
+func readerProfile(a auth.Actor) *storage.ReaderProfile {
+	return &storage.ReaderProfile{ID: a.ID, Name: a.Name, AvatarURL: a.Picture}
+}
+
+// asReader turns storage's complaint about a reader id the caller never
+// typed, the token's subject, into what it means: the token cannot sign
+// in a reader.
+func asReader(err error) error {
+	if ve, ok := errors.AsType[*storage.ValidationError](err); ok && ve.Field == "readerId" {
+		return fmt.Errorf("%w: the token's subject cannot be a reader's id (%s)", auth.ErrForbidden, ve.Reason)
+	}
+	return err
+}
+
+// writes reports whether the actor a wrote the comment c: an author's
+// comment needs a token that may act as that author, a reader's the
+// reader's subject.
+func writes(a auth.Actor, c *storage.Comment) bool {
+	switch {
+	case a.Anonymous():
+		return false
+	case c.AuthorID != "":
+		return a.IsAuthor() && a.ID == c.AuthorID
+	}
+	return c.ReaderID == a.ID
+}
+
+// seesComment reports whether the actor of ctx may read the comment c of
+// the post p it may read: anyone a published comment, only its writer and
+// the post's moderators (its author and admins) a pending or rejected one.
+func seesComment(ctx context.Context, c *storage.Comment, p *storage.Post) bool {
+	a := auth.ActorFrom(ctx)
+	return c.Status == storage.CommentPublished || writes(a, c) || a.Acts(p.AuthorID)
+}
+
+// seenComment returns a filter for a comment read and its error: it
+// passes the comment when the actor of ctx may see it on the post p,
+// else returns ErrNotFound, so a held comment's existence does not leak.
+func (r *Resolver) seenComment(ctx context.Context, p *storage.Post) func(*storage.Comment, error) (*storage.Comment, error) {
+	return func(c *storage.Comment, err error) (*storage.Comment, error) {
+		if err != nil {
+			return nil, err
+		}
+		if !seesComment(ctx, c, p) {
+			return nil, fmt.Errorf("comment %q: %w", c.ID, storage.ErrNotFound)
+		}
+		return c, nil
+	}
+}
+
+// commentRight is what a comment mutation needs of its actor.
+type commentRight int
+
+const (
+	// mayEdit: the comment's writer or an admin.
+	mayEdit commentRight = iota
+	// mayDelete: the comment's writer, the post's author or an admin.
+	mayDelete
+	// mayModerate: the post's author or an admin.
+	mayModerate
+)
+
+// commentFor returns the comment the global id gid names once the actor
+// of ctx has the right to change it, even when the post went back to
+// being a draft. hidden is true when the actor may change the comment but
+// not see its post (a writer whose comment is on a post that is a draft
+// again): what is written is then not shown. The anonymous get UNAUTHENTICATED; those who may see the
+// comment but not change it FORBIDDEN; the others, who may not see its
+// post or, held, the comment itself, NOT_FOUND. Admins need no read. The
+// comment and its post are read as ownPost reads a post, and one that is
+// gone lets a retry with an idempotency key through (see retried).
+func (r *Resolver) commentFor(ctx context.Context, gid string, idemKey *string, right commentRight) (key storage.CommentKey, hidden bool, err error) {
+	a, err := signedIn(ctx)
 	if err != nil {
 		return storage.CommentKey{}, false, err
 	}
@@ -203,14 +298,25 @@ func (r *Resolver) ownComment(ctx context.Context, gid string, idemKey *string) 
 		return key, !r.postVisible(ctx, key.PostID), nil
 	case err != nil:
 		return key, false, err
-	case p.AuthorID == a.ID:
-		return key, false, nil
-	case c.AuthorID == a.ID:
-		return key, !r.sees(ctx, p), nil
-	case !r.sees(ctx, p):
+	}
+	writer, moderator := writes(a, c), a.Acts(p.AuthorID)
+	allowed := map[commentRight]bool{
+		mayEdit:     writer,
+		mayDelete:   writer || moderator,
+		mayModerate: moderator,
+	}[right]
+	switch {
+	case allowed:
+		return key, !moderator && !r.sees(ctx, p), nil
+	case !writer && !moderator && (!r.sees(ctx, p) || c.Status != storage.CommentPublished):
 		return key, false, fmt.Errorf("comment %q: %w", key.CommentID, storage.ErrNotFound)
 	}
-	return key, false, fmt.Errorf("%w: only the comment's writer, the post's author or an admin may delete it", auth.ErrForbidden)
+	who := map[commentRight]string{
+		mayEdit:     "the comment's writer or an admin",
+		mayDelete:   "the comment's writer, the post's author or an admin",
+		mayModerate: "the post's author or an admin",
+	}[right]
+	return key, false, fmt.Errorf("%w: only %s may do this", auth.ErrForbidden, who)
 }
 
 // postVisible reports whether the actor of ctx may see the post with id,

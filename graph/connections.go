@@ -38,6 +38,27 @@ func periodOf(after, before *time.Time) storage.Period {
 	return storage.Period{From: deref(after), To: deref(before)}
 }
 
+// replyPageOf returns the storage page for the arguments of a comment's
+// replyConnection; storage rejects a size outside 1..storage.MaxReplyPage.
+func replyPageOf(first *int, after *string, last *int, before *string) (storage.Page, error) {
+	p, err := pageOf(first, after, last, before)
+	if first == nil && last == nil {
+		p.Limit = storage.MaxReplyPage
+	}
+	return p, err
+}
+
+// replyComplexity makes a page of replies cost its size times its
+// selection, as connectionComplexity does for other connections.
+func replyComplexity(child int, first *int, _ *string, last *int, _ *string) int {
+	p, err := replyPageOf(first, nil, last, nil)
+	n := p.Limit
+	if err != nil || n < 1 || n > storage.MaxReplyPage {
+		n = 1
+	}
+	return n * child
+}
+
 // connectionComplexity makes a connection cost its page size times its
 // selection. A size out of range counts once, so the resolver can reject it
 // with BAD_USER_INPUT instead of the complexity limit rejecting the query.
@@ -160,6 +181,11 @@ func (r *Resolver) categoryPostsCount(c *storage.Category, per storage.Period) m
 		return model.Count(c.PostCount)
 	}
 	return periodCount(c.Archive, per, r.countPosts("", c.Slug, per, false))
+}
+
+func replyConnection(r *storage.Result[*storage.Comment], count model.Counter) *model.ReplyConnection {
+	c := commentConnection(r, count)
+	return &model.ReplyConnection{Edges: c.Edges, PageInfo: c.PageInfo, Count: count}
 }
 
 // statsCount returns a Counter that reads one of the blog-wide counts; the

@@ -28,6 +28,7 @@ const (
 
 	CodeUnauthenticated = "UNAUTHENTICATED"
 	CodeForbidden       = "FORBIDDEN"
+	CodeRateLimited     = "RATE_LIMITED"
 )
 
 // internalMessage is all a client learns about an unexpected error; the
@@ -48,6 +49,9 @@ var errorCodes = []struct {
 	{storage.ErrSlugTaken, CodeConflict, reason("SLUG_TAKEN")},
 	{storage.ErrAlreadyExists, CodeConflict, reason("ALREADY_EXISTS")},
 	{storage.ErrIdempotencyMismatch, CodeBadUserInput, field("idempotencyKey")},
+	{storage.ErrRateLimited, CodeRateLimited, retryAfter},
+	{storage.ErrDuplicateComment, CodeConflict, reason("DUPLICATE_COMMENT")},
+	{storage.ErrNotPending, CodeConflict, reason("NOT_PENDING")},
 	{auth.ErrUnauthenticated, CodeUnauthenticated, nil},
 	{auth.ErrForbidden, CodeForbidden, nil},
 }
@@ -96,8 +100,12 @@ func publicMessage(err, target error) string {
 	if ve, ok := errors.AsType[*storage.ValidationError](err); ok {
 		return ve.Error()
 	}
+	if rl, ok := errors.AsType[*storage.RateLimitError](err); ok {
+		return rl.Error()
+	}
 	switch target {
-	case storage.ErrNotFound, storage.ErrVersionConflict, storage.ErrSlugTaken, storage.ErrAlreadyExists, storage.ErrIdempotencyMismatch:
+	case storage.ErrNotFound, storage.ErrVersionConflict, storage.ErrSlugTaken, storage.ErrAlreadyExists, storage.ErrIdempotencyMismatch,
+		storage.ErrDuplicateComment, storage.ErrNotPending:
 		return target.Error()
 	}
 	return err.Error()
@@ -113,6 +121,14 @@ func currentVersion(err error, ext map[string]any) {
 	ext["reason"] = "VERSION_CONFLICT"
 	if ce, ok := errors.AsType[*storage.ConflictError](err); ok {
 		ext["currentVersion"] = ce.CurrentVersion
+	}
+}
+
+// retryAfter says in whole seconds when a refused comment will be
+// accepted.
+func retryAfter(err error, ext map[string]any) {
+	if rl, ok := errors.AsType[*storage.RateLimitError](err); ok {
+		ext["retryAfter"] = int(rl.RetryAfter.Seconds())
 	}
 }
 

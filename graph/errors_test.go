@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
@@ -37,6 +38,12 @@ func TestPresentErrorMapsDomainErrors(t *testing.T) {
 			map[string]any{"code": CodeConflict, "reason": "ALREADY_EXISTS"}, "already exists"},
 		{"idempotency key reuse", storage.ErrIdempotencyMismatch,
 			map[string]any{"code": CodeBadUserInput, "field": "idempotencyKey"}, storage.ErrIdempotencyMismatch.Error()},
+		{"rate limit says when to retry", fmt.Errorf("add comment: %w", &storage.RateLimitError{RetryAfter: 12 * time.Second}),
+			map[string]any{"code": CodeRateLimited, "retryAfter": 12}, "too many comments in a minute, try again in 12s"},
+		{"duplicate comment", storage.ErrDuplicateComment,
+			map[string]any{"code": CodeConflict, "reason": "DUPLICATE_COMMENT"}, storage.ErrDuplicateComment.Error()},
+		{"not pending", fmt.Errorf("comment %q: %w", "c1", storage.ErrNotPending),
+			map[string]any{"code": CodeConflict, "reason": "NOT_PENDING"}, storage.ErrNotPending.Error()},
 		{"no token", fmt.Errorf("%w: send a token", auth.ErrUnauthenticated),
 			map[string]any{"code": CodeUnauthenticated}, "authentication required: send a token"},
 		{"not allowed", fmt.Errorf("%w: admins only", auth.ErrForbidden),

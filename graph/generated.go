@@ -34,6 +34,7 @@ type ResolverRoot interface {
 	Author() AuthorResolver
 	Category() CategoryResolver
 	Comment() CommentResolver
+	Commenter() CommenterResolver
 	Image() ImageResolver
 	Mutation() MutationResolver
 	Post() PostResolver
@@ -45,6 +46,10 @@ type DirectiveRoot struct {
 
 type ComplexityRoot struct {
 	AddCommentPayload struct {
+		Comment func(childComplexity int) int
+	}
+
+	ApproveCommentPayload struct {
 		Comment func(childComplexity int) int
 	}
 
@@ -94,14 +99,18 @@ type ComplexityRoot struct {
 	}
 
 	Comment struct {
-		Author    func(childComplexity int) int
-		Body      func(childComplexity int) int
-		CreatedAt func(childComplexity int) int
-		Deleted   func(childComplexity int) int
-		ID        func(childComplexity int) int
-		Parent    func(childComplexity int) int
-		Post      func(childComplexity int) int
-		Replies   func(childComplexity int) int
+		Author          func(childComplexity int) int
+		Body            func(childComplexity int) int
+		Commenter       func(childComplexity int) int
+		CreatedAt       func(childComplexity int) int
+		Deleted         func(childComplexity int) int
+		EditedAt        func(childComplexity int) int
+		ID              func(childComplexity int) int
+		Parent          func(childComplexity int) int
+		Post            func(childComplexity int) int
+		Replies         func(childComplexity int) int
+		ReplyConnection func(childComplexity int, first *int, after *string, last *int, before *string) int
+		Status          func(childComplexity int) int
 	}
 
 	CommentConnection struct {
@@ -113,6 +122,13 @@ type ComplexityRoot struct {
 	CommentEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	Commenter struct {
+		Author    func(childComplexity int) int
+		AvatarURL func(childComplexity int) int
+		IsAuthor  func(childComplexity int) int
+		Name      func(childComplexity int) int
 	}
 
 	CreateAuthorPayload struct {
@@ -162,6 +178,7 @@ type ComplexityRoot struct {
 
 	Mutation struct {
 		AddComment        func(childComplexity int, input model.AddCommentInput) int
+		ApproveComment    func(childComplexity int, input model.ApproveCommentInput) int
 		CreateAuthor      func(childComplexity int, input model.CreateAuthorInput) int
 		CreateCategory    func(childComplexity int, input model.CreateCategoryInput) int
 		CreatePost        func(childComplexity int, input model.CreatePostInput) int
@@ -169,9 +186,11 @@ type ComplexityRoot struct {
 		DeleteComment     func(childComplexity int, input model.DeleteCommentInput) int
 		DeletePost        func(childComplexity int, input model.DeletePostInput) int
 		PublishPost       func(childComplexity int, input model.PublishPostInput) int
+		RejectComment     func(childComplexity int, input model.RejectCommentInput) int
 		UnpublishPost     func(childComplexity int, input model.UnpublishPostInput) int
 		UpdateAuthor      func(childComplexity int, input model.UpdateAuthorInput) int
 		UpdateCategory    func(childComplexity int, input model.UpdateCategoryInput) int
+		UpdateComment     func(childComplexity int, input model.UpdateCommentInput) int
 		UpdatePost        func(childComplexity int, input model.UpdatePostInput) int
 	}
 
@@ -180,6 +199,11 @@ type ComplexityRoot struct {
 		HasNextPage     func(childComplexity int) int
 		HasPreviousPage func(childComplexity int) int
 		StartCursor     func(childComplexity int) int
+	}
+
+	PendingCommentConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
 	}
 
 	Post struct {
@@ -225,15 +249,26 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Archive    func(childComplexity int, author *string, category *string) int
-		Author     func(childComplexity int, id *string, slug *string) int
-		Authors    func(childComplexity int, first *int, after *string, last *int, before *string) int
-		Categories func(childComplexity int) int
-		Category   func(childComplexity int, slug string) int
-		Node       func(childComplexity int, id string) int
-		Post       func(childComplexity int, id *string, slug *string, previewToken *string) int
-		Posts      func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) int
-		Viewer     func(childComplexity int) int
+		Archive         func(childComplexity int, author *string, category *string) int
+		Author          func(childComplexity int, id *string, slug *string) int
+		Authors         func(childComplexity int, first *int, after *string, last *int, before *string) int
+		Categories      func(childComplexity int) int
+		Category        func(childComplexity int, slug string) int
+		ModerationQueue func(childComplexity int, first *int, after *string, last *int, before *string) int
+		Node            func(childComplexity int, id string) int
+		Post            func(childComplexity int, id *string, slug *string, previewToken *string) int
+		Posts           func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) int
+		Viewer          func(childComplexity int) int
+	}
+
+	RejectCommentPayload struct {
+		Comment func(childComplexity int) int
+	}
+
+	ReplyConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
 	}
 
 	Seo struct {
@@ -253,6 +288,10 @@ type ComplexityRoot struct {
 
 	UpdateCategoryPayload struct {
 		Category func(childComplexity int) int
+	}
+
+	UpdateCommentPayload struct {
+		Comment func(childComplexity int) int
 	}
 
 	UpdatePostPayload struct {
@@ -287,9 +326,18 @@ type CommentResolver interface {
 	ID(ctx context.Context, obj *storage.Comment) (string, error)
 	Post(ctx context.Context, obj *storage.Comment) (*storage.Post, error)
 	Author(ctx context.Context, obj *storage.Comment) (*storage.Author, error)
+	Commenter(ctx context.Context, obj *storage.Comment) (*storage.Commenter, error)
 
+	Status(ctx context.Context, obj *storage.Comment) (model.CommentStatus, error)
 	Parent(ctx context.Context, obj *storage.Comment) (*storage.Comment, error)
 	Replies(ctx context.Context, obj *storage.Comment) ([]*storage.Comment, error)
+	ReplyConnection(ctx context.Context, obj *storage.Comment, first *int, after *string, last *int, before *string) (*model.ReplyConnection, error)
+}
+type CommenterResolver interface {
+	Name(ctx context.Context, obj *storage.Commenter) (string, error)
+	AvatarURL(ctx context.Context, obj *storage.Commenter) (*string, error)
+	IsAuthor(ctx context.Context, obj *storage.Commenter) (bool, error)
+	Author(ctx context.Context, obj *storage.Commenter) (*storage.Author, error)
 }
 type ImageResolver interface {
 	Width(ctx context.Context, obj *storage.Image) (*int, error)
@@ -306,8 +354,11 @@ type MutationResolver interface {
 	UnpublishPost(ctx context.Context, input model.UnpublishPostInput) (*model.UnpublishPostPayload, error)
 	DeletePost(ctx context.Context, input model.DeletePostInput) (*model.DeletePostPayload, error)
 	AddComment(ctx context.Context, input model.AddCommentInput) (*model.AddCommentPayload, error)
+	UpdateComment(ctx context.Context, input model.UpdateCommentInput) (*model.UpdateCommentPayload, error)
 	DeleteComment(ctx context.Context, input model.DeleteCommentInput) (*model.DeleteCommentPayload, error)
 	CreatePreviewLink(ctx context.Context, input model.CreatePreviewLinkInput) (*model.CreatePreviewLinkPayload, error)
+	ApproveComment(ctx context.Context, input model.ApproveCommentInput) (*model.ApproveCommentPayload, error)
+	RejectComment(ctx context.Context, input model.RejectCommentInput) (*model.RejectCommentPayload, error)
 }
 type PostResolver interface {
 	ID(ctx context.Context, obj *storage.Post) (string, error)
@@ -338,6 +389,7 @@ type QueryResolver interface {
 	Authors(ctx context.Context, first *int, after *string, last *int, before *string) (*model.AuthorConnection, error)
 	Category(ctx context.Context, slug string) (*storage.Category, error)
 	Categories(ctx context.Context) ([]*storage.Category, error)
+	ModerationQueue(ctx context.Context, first *int, after *string, last *int, before *string) (*model.PendingCommentConnection, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -364,6 +416,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AddCommentPayload.Comment(childComplexity), true
+
+	case "ApproveCommentPayload.comment":
+		if e.ComplexityRoot.ApproveCommentPayload.Comment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ApproveCommentPayload.Comment(childComplexity), true
 
 	case "ArchiveMonth.endsAt":
 		if e.ComplexityRoot.ArchiveMonth.EndsAt == nil {
@@ -577,6 +636,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Comment.Body(childComplexity), true
+	case "Comment.commenter":
+		if e.ComplexityRoot.Comment.Commenter == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Comment.Commenter(childComplexity), true
 	case "Comment.createdAt":
 		if e.ComplexityRoot.Comment.CreatedAt == nil {
 			break
@@ -589,6 +654,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Comment.Deleted(childComplexity), true
+	case "Comment.editedAt":
+		if e.ComplexityRoot.Comment.EditedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Comment.EditedAt(childComplexity), true
 	case "Comment.id":
 		if e.ComplexityRoot.Comment.ID == nil {
 			break
@@ -613,6 +684,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Comment.Replies(childComplexity), true
+	case "Comment.replyConnection":
+		if e.ComplexityRoot.Comment.ReplyConnection == nil {
+			break
+		}
+
+		args, err := ec.field_Comment_replyConnection_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Comment.ReplyConnection(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+	case "Comment.status":
+		if e.ComplexityRoot.Comment.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Comment.Status(childComplexity), true
 
 	case "CommentConnection.edges":
 		if e.ComplexityRoot.CommentConnection.Edges == nil {
@@ -645,6 +733,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CommentEdge.Node(childComplexity), true
+
+	case "Commenter.author":
+		if e.ComplexityRoot.Commenter.Author == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Commenter.Author(childComplexity), true
+	case "Commenter.avatarUrl":
+		if e.ComplexityRoot.Commenter.AvatarURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Commenter.AvatarURL(childComplexity), true
+	case "Commenter.isAuthor":
+		if e.ComplexityRoot.Commenter.IsAuthor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Commenter.IsAuthor(childComplexity), true
+	case "Commenter.name":
+		if e.ComplexityRoot.Commenter.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Commenter.Name(childComplexity), true
 
 	case "CreateAuthorPayload.author":
 		if e.ComplexityRoot.CreateAuthorPayload.Author == nil {
@@ -774,6 +887,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AddComment(childComplexity, args["input"].(model.AddCommentInput)), true
+	case "Mutation.approveComment":
+		if e.ComplexityRoot.Mutation.ApproveComment == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_approveComment_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ApproveComment(childComplexity, args["input"].(model.ApproveCommentInput)), true
 	case "Mutation.createAuthor":
 		if e.ComplexityRoot.Mutation.CreateAuthor == nil {
 			break
@@ -851,6 +975,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PublishPost(childComplexity, args["input"].(model.PublishPostInput)), true
+	case "Mutation.rejectComment":
+		if e.ComplexityRoot.Mutation.RejectComment == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_rejectComment_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RejectComment(childComplexity, args["input"].(model.RejectCommentInput)), true
 	case "Mutation.unpublishPost":
 		if e.ComplexityRoot.Mutation.UnpublishPost == nil {
 			break
@@ -884,6 +1019,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateCategory(childComplexity, args["input"].(model.UpdateCategoryInput)), true
+	case "Mutation.updateComment":
+		if e.ComplexityRoot.Mutation.UpdateComment == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateComment_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateComment(childComplexity, args["input"].(model.UpdateCommentInput)), true
 	case "Mutation.updatePost":
 		if e.ComplexityRoot.Mutation.UpdatePost == nil {
 			break
@@ -920,6 +1066,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
+
+	case "PendingCommentConnection.edges":
+		if e.ComplexityRoot.PendingCommentConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PendingCommentConnection.Edges(childComplexity), true
+	case "PendingCommentConnection.pageInfo":
+		if e.ComplexityRoot.PendingCommentConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PendingCommentConnection.PageInfo(childComplexity), true
 
 	case "Post.author":
 		if e.ComplexityRoot.Post.Author == nil {
@@ -1171,6 +1330,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.Category(childComplexity, args["slug"].(string)), true
 
+	case "Query.moderationQueue":
+		if e.ComplexityRoot.Query.ModerationQueue == nil {
+			break
+		}
+
+		args, err := ec.field_Query_moderationQueue_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.ModerationQueue(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.node":
 		if e.ComplexityRoot.Query.Node == nil {
 			break
@@ -1210,6 +1380,32 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Viewer(childComplexity), true
+
+	case "RejectCommentPayload.comment":
+		if e.ComplexityRoot.RejectCommentPayload.Comment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RejectCommentPayload.Comment(childComplexity), true
+
+	case "ReplyConnection.edges":
+		if e.ComplexityRoot.ReplyConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReplyConnection.Edges(childComplexity), true
+	case "ReplyConnection.pageInfo":
+		if e.ComplexityRoot.ReplyConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReplyConnection.PageInfo(childComplexity), true
+	case "ReplyConnection.totalCount":
+		if e.ComplexityRoot.ReplyConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReplyConnection.TotalCount(childComplexity), true
 
 	case "Seo.canonicalUrl":
 		if e.ComplexityRoot.Seo.CanonicalURL == nil {
@@ -1257,6 +1453,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.UpdateCategoryPayload.Category(childComplexity), true
 
+	case "UpdateCommentPayload.comment":
+		if e.ComplexityRoot.UpdateCommentPayload.Comment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateCommentPayload.Comment(childComplexity), true
+
 	case "UpdatePostPayload.post":
 		if e.ComplexityRoot.UpdatePostPayload.Post == nil {
 			break
@@ -1273,6 +1476,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
 		ec.unmarshalInputAddCommentInput,
+		ec.unmarshalInputApproveCommentInput,
 		ec.unmarshalInputCreateAuthorInput,
 		ec.unmarshalInputCreateCategoryInput,
 		ec.unmarshalInputCreatePostInput,
@@ -1281,10 +1485,12 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputDeletePostInput,
 		ec.unmarshalInputImageInput,
 		ec.unmarshalInputPublishPostInput,
+		ec.unmarshalInputRejectCommentInput,
 		ec.unmarshalInputSeoInput,
 		ec.unmarshalInputUnpublishPostInput,
 		ec.unmarshalInputUpdateAuthorInput,
 		ec.unmarshalInputUpdateCategoryInput,
+		ec.unmarshalInputUpdateCommentInput,
 		ec.unmarshalInputUpdatePostInput,
 	)
 	first := true
@@ -1673,6 +1879,36 @@ type Category implements Node {
 }
 
 """
+Where a comment stands in moderation. Only published comments are in the
+post's lists and counts; the others are visible to their writer, the
+post's author and admins only.
+"""
+enum CommentStatus {
+  "A reader's comment held for the post's author or an admin to approve or reject; it is in the moderation queue."
+  PENDING
+  "The comment is public."
+  PUBLISHED
+  "A comment a moderator rejected. It is in no list, and is removed 30 days after the rejection."
+  REJECTED
+}
+
+"""
+Who wrote a comment: one of the blog's authors, or a reader, a signed-in
+person who is not an author, shown by the name and picture their token's
+` + "`" + `name` + "`" + ` and ` + "`" + `picture` + "`" + ` claims gave.
+"""
+type Commenter {
+  "The name shown with the comment: the author's name, or the reader's name from their token (` + "`" + `Reader` + "`" + ` when it never gave one)."
+  name: String!
+  "The URL of the commenter's picture, or null when there is none."
+  avatarUrl: String
+  "True when one of the blog's authors wrote the comment, false for a reader."
+  isAuthor: Boolean!
+  "The author who wrote the comment, or null for a reader."
+  author: Author
+}
+
+"""
 A comment on a post, or a reply to a top-level comment. Threads are one
 level deep: replies have no replies.
 """
@@ -1681,18 +1917,57 @@ type Comment implements Node {
   id: ID!
   "The post the comment belongs to."
   post: Post!
-  "The author of the comment, or null when the comment was deleted."
+  "The author who wrote the comment; null when a reader wrote it or the comment was deleted. ` + "`" + `commenter` + "`" + ` covers both."
   author: Author
+  "Who wrote the comment, an author or a reader; null when the comment was deleted."
+  commenter: Commenter
   "The text of the comment; empty when the comment was deleted."
   body: String!
   "When the comment was written."
   createdAt: DateTime!
+  "When the text of the comment last changed, or null when it never did."
+  editedAt: DateTime
+  "Whether the comment is published, waiting for moderation, or rejected."
+  status: CommentStatus!
   "The comment this one replies to, or null for a top-level comment."
   parent: Comment
-  "The replies to this comment, oldest first. Always empty for a reply."
-  replies: [Comment!]!
+  "The first 10 replies to this comment, oldest first; ` + "`" + `replyConnection` + "`" + ` pages through all of them. Always empty for a reply."
+  replies: [Comment!]! @deprecated(reason: "Returns only the first 10 replies; use ` + "`" + `replyConnection` + "`" + `.")
+  "The published replies to this comment, oldest first. Always empty for a reply. The first page comes with the comment at no cost; the next pages cost one read each."
+  replyConnection(
+    "How many replies to return from the start (or after ` + "`" + `after` + "`" + `), from 1 to 10; 10 when neither ` + "`" + `first` + "`" + ` nor ` + "`" + `last` + "`" + ` is given."
+    first: Int
+    "Return the replies after this cursor, taken from a previous page; goes with ` + "`" + `first` + "`" + `."
+    after: String
+    "How many replies to return from the end (or before ` + "`" + `before` + "`" + `), from 1 to 10; cannot go with ` + "`" + `first` + "`" + `."
+    last: Int
+    "Return the replies before this cursor, taken from a previous page; goes with ` + "`" + `last` + "`" + `."
+    before: String
+  ): ReplyConnection!
   "True when the comment was deleted but stays to hold its replies."
   deleted: Boolean!
+}
+
+"""
+A page of the replies to a comment.
+"""
+type ReplyConnection {
+  "The replies of this page, each with its cursor."
+  edges: [CommentEdge!]!
+  "Where this page stands in the whole thread."
+  pageInfo: PageInfo!
+  "The number of published replies to the comment."
+  totalCount: Int!
+}
+
+"""
+A page of the moderation queue: pending comments, newest first.
+"""
+type PendingCommentConnection {
+  "The pending comments of this page, each with its cursor."
+  edges: [CommentEdge!]!
+  "Where this page stands in the whole queue."
+  pageInfo: PageInfo!
 }
 
 """
@@ -1720,7 +1995,9 @@ type CommentEdge {
 """
 The entry points for reading the blog. Reading needs no token. Drafts and
 scheduled posts are visible only to their author and admins; for everyone
-else they are not found, as if they did not exist.
+else they are not found, as if they did not exist. So are comments that
+are pending or rejected, for everyone but their writer, the post's author
+and admins.
 """
 type Query {
   "The author the request's token signs in as, or null without a token or when the token's subject is not an author."
@@ -1786,6 +2063,17 @@ type Query {
   ): Category
   "All categories, ordered by slug."
   categories: [Category!]!
+  "Readers' comments waiting for moderation, newest first: for an admin every one of the blog, for an author those on their posts. Null with UNAUTHENTICATED without a token, with FORBIDDEN for a reader."
+  moderationQueue(
+    "How many comments to return from the start (or after ` + "`" + `after` + "`" + `), from 1 to 100; 20 when neither ` + "`" + `first` + "`" + ` nor ` + "`" + `last` + "`" + ` is given."
+    first: Int
+    "Return the comments after this cursor, taken from a previous page; goes with ` + "`" + `first` + "`" + `."
+    after: String
+    "How many comments to return from the end (or before ` + "`" + `before` + "`" + `), from 1 to 100; cannot go with ` + "`" + `first` + "`" + `."
+    last: Int
+    "Return the comments before this cursor, taken from a previous page; goes with ` + "`" + `last` + "`" + `."
+    before: String
+  ): PendingCommentConnection
 }
 
 """
@@ -1796,17 +2084,27 @@ while the same key with different input fails with BAD_USER_INPUT. A key is
 its user's own: the same key from another user is another key. Keys are
 kept for 24 hours.
 
-Every mutation needs a bearer token (` + "`" + `Authorization: Bearer <JWT>` + "`" + `) whose
-` + "`" + `roles` + "`" + ` claim lists ` + "`" + `author` + "`" + ` or ` + "`" + `admin` + "`" + `. An author's token has the
-author's id as its subject and writes as that author. An admin is a
-principal of its own: whatever its subject, it may create authors and
-categories, change any author, category or post, publish, unpublish or
-delete any post and delete any comment; what it writes as someone
-(` + "`" + `createPost` + "`" + `, ` + "`" + `addComment` + "`" + `) is written as its subject, which must then be
-an author (FORBIDDEN otherwise). Without a token a mutation fails with
-UNAUTHENTICATED; with a token that does not allow it, with FORBIDDEN;
-either way nothing is written. A post that is a draft or scheduled is
-NOT_FOUND for anyone but its author and admins.
+Every mutation needs a bearer token (` + "`" + `Authorization: Bearer <JWT>` + "`" + `). Its
+` + "`" + `roles` + "`" + ` claim says who it signs in. An admin is a principal of its own:
+whatever its subject, it may create authors and categories, change any
+author, category or post, publish, unpublish or delete any post, and
+approve, reject and delete any comment; a post it writes is written as its
+subject, which must then be an author (FORBIDDEN otherwise). ` + "`" + `author` + "`" + `,
+with an author id as subject, writes posts and comments as that author.
+Any other valid token (the ` + "`" + `reader` + "`" + ` role, or a subject that is no author)
+is a reader's, who may add comments and replies and edit and delete their
+own, and nothing else; a reader is shown by the token's ` + "`" + `name` + "`" + ` and
+` + "`" + `picture` + "`" + ` claims. Without a token a mutation fails with UNAUTHENTICATED;
+with a token that does not allow it, with FORBIDDEN; either way nothing is
+written. A post that is a draft or scheduled is NOT_FOUND for anyone but
+its author and admins, and so is a pending or rejected comment for anyone
+but its writer, the post's author and admins.
+
+Depending on the server's setting, readers' comments are published at once
+or held as PENDING until the post's author or an admin approves them;
+authors' comments never are. A reader may add a limited number of comments
+a minute: past it, ` + "`" + `addComment` + "`" + ` fails with RATE_LIMITED and
+` + "`" + `extensions.retryAfter` + "`" + `, the seconds to wait.
 """
 type Mutation {
   "Creates an author. Admins only."
@@ -1854,12 +2152,17 @@ type Mutation {
     "The post to delete."
     input: DeletePostInput!
   ): DeletePostPayload!
-  "Adds a comment to a public post, or a reply to one of its top-level comments, written by the signed-in author."
+  "Adds a comment to a public post, or a reply to one of its top-level comments, written by the signed-in author or reader. A reader's comment may be held as PENDING (see ` + "`" + `status` + "`" + `). Fails with RATE_LIMITED (` + "`" + `extensions.retryAfter` + "`" + `: seconds) past a reader's comments per minute, and with CONFLICT (reason DUPLICATE_COMMENT) when the same reader sent the same text to the same place less than a minute ago, unless it is a retry with the same ` + "`" + `idempotencyKey` + "`" + `."
   addComment(
     "The new comment."
     input: AddCommentInput!
   ): AddCommentPayload!
-  "Deletes a comment: its writer, the post's author or an admin. A top-level comment with replies stays as a deleted placeholder that holds them."
+  "Changes the text of a comment, published or pending: its writer or an admin. A rejected comment cannot change."
+  updateComment(
+    "The comment and its new text."
+    input: UpdateCommentInput!
+  ): UpdateCommentPayload!
+  "Deletes a comment, published, pending or rejected: its writer, the post's author or an admin. A top-level comment with replies stays as a deleted placeholder that holds them."
   deleteComment(
     "The comment to delete."
     input: DeleteCommentInput!
@@ -1869,6 +2172,16 @@ type Mutation {
     "The post and how long the token lasts."
     input: CreatePreviewLinkInput!
   ): CreatePreviewLinkPayload!
+  "Publishes a pending or rejected comment: the post's author or an admin. It joins the post's comments and counts at once; approving a published comment changes nothing."
+  approveComment(
+    "The comment to approve."
+    input: ApproveCommentInput!
+  ): ApproveCommentPayload!
+  "Rejects a pending comment: the post's author or an admin. It leaves the moderation queue and is shown nowhere. Fails with CONFLICT (reason NOT_PENDING) for a published comment; delete that instead."
+  rejectComment(
+    "The comment to reject."
+    input: RejectCommentInput!
+  ): RejectCommentPayload!
 }
 
 """
@@ -2129,7 +2442,8 @@ type DeletePostPayload {
 }
 
 """
-The input of ` + "`" + `addComment` + "`" + `. The comment's author is the signed-in author.
+The input of ` + "`" + `addComment` + "`" + `. The comment's writer is the signed-in author or
+reader.
 """
 input AddCommentInput {
   "The global id of the post to comment on."
@@ -2191,6 +2505,62 @@ type CreatePreviewLinkPayload {
   "The post the token shows."
   post: Post!
 }
+
+"""
+The input of ` + "`" + `updateComment` + "`" + `.
+"""
+input UpdateCommentInput {
+  "The global id of the comment."
+  id: ID!
+  "The new text: not blank, at most 10000 bytes of UTF-8."
+  body: String!
+  "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
+  idempotencyKey: String
+}
+
+"""
+The result of ` + "`" + `updateComment` + "`" + `.
+"""
+type UpdateCommentPayload {
+  "The comment as changed."
+  comment: Comment!
+}
+
+"""
+The input of ` + "`" + `approveComment` + "`" + `.
+"""
+input ApproveCommentInput {
+  "The global id of the comment."
+  id: ID!
+  "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
+  idempotencyKey: String
+}
+
+"""
+The result of ` + "`" + `approveComment` + "`" + `.
+"""
+type ApproveCommentPayload {
+  "The comment as published."
+  comment: Comment!
+}
+
+"""
+The input of ` + "`" + `rejectComment` + "`" + `.
+"""
+input RejectCommentInput {
+  "The global id of the comment."
+  id: ID!
+  "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
+  idempotencyKey: String
+}
+
+"""
+The result of ` + "`" + `rejectComment` + "`" + `.
+"""
+type RejectCommentPayload {
+  "The comment as rejected."
+  comment: Comment!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -2205,6 +2575,14 @@ func (ec *executionContext) childFields_AddCommentPayload(ctx context.Context, f
 		return ec.fieldContext_AddCommentPayload_comment(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AddCommentPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_ApproveCommentPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "comment":
+		return ec.fieldContext_ApproveCommentPayload_comment(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ApproveCommentPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_ArchiveMonth(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2305,14 +2683,22 @@ func (ec *executionContext) childFields_Comment(ctx context.Context, field graph
 		return ec.fieldContext_Comment_post(ctx, field)
 	case "author":
 		return ec.fieldContext_Comment_author(ctx, field)
+	case "commenter":
+		return ec.fieldContext_Comment_commenter(ctx, field)
 	case "body":
 		return ec.fieldContext_Comment_body(ctx, field)
 	case "createdAt":
 		return ec.fieldContext_Comment_createdAt(ctx, field)
+	case "editedAt":
+		return ec.fieldContext_Comment_editedAt(ctx, field)
+	case "status":
+		return ec.fieldContext_Comment_status(ctx, field)
 	case "parent":
 		return ec.fieldContext_Comment_parent(ctx, field)
 	case "replies":
 		return ec.fieldContext_Comment_replies(ctx, field)
+	case "replyConnection":
+		return ec.fieldContext_Comment_replyConnection(ctx, field)
 	case "deleted":
 		return ec.fieldContext_Comment_deleted(ctx, field)
 	}
@@ -2339,6 +2725,20 @@ func (ec *executionContext) childFields_CommentEdge(ctx context.Context, field g
 		return ec.fieldContext_CommentEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CommentEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_Commenter(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_Commenter_name(ctx, field)
+	case "avatarUrl":
+		return ec.fieldContext_Commenter_avatarUrl(ctx, field)
+	case "isAuthor":
+		return ec.fieldContext_Commenter_isAuthor(ctx, field)
+	case "author":
+		return ec.fieldContext_Commenter_author(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Commenter", field.Name)
 }
 
 func (ec *executionContext) childFields_CreateAuthorPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2445,6 +2845,16 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
 }
 
+func (ec *executionContext) childFields_PendingCommentConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_PendingCommentConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_PendingCommentConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PendingCommentConnection", field.Name)
+}
+
 func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -2529,6 +2939,26 @@ func (ec *executionContext) childFields_PublishPostPayload(ctx context.Context, 
 	return nil, fmt.Errorf("no field named %q was found under type PublishPostPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_RejectCommentPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "comment":
+		return ec.fieldContext_RejectCommentPayload_comment(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RejectCommentPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_ReplyConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_ReplyConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_ReplyConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_ReplyConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReplyConnection", field.Name)
+}
+
 func (ec *executionContext) childFields_Seo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "title":
@@ -2565,6 +2995,14 @@ func (ec *executionContext) childFields_UpdateCategoryPayload(ctx context.Contex
 		return ec.fieldContext_UpdateCategoryPayload_category(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type UpdateCategoryPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_UpdateCommentPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "comment":
+		return ec.fieldContext_UpdateCommentPayload_comment(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UpdateCommentPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_UpdatePostPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2837,12 +3275,64 @@ func (ec *executionContext) field_Category_posts_args(ctx context.Context, rawAr
 	return args, nil
 }
 
+func (ec *executionContext) field_Comment_replyConnection_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_addComment_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.AddCommentInput, error) {
 			return ec.unmarshalNAddCommentInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐAddCommentInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_approveComment_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ApproveCommentInput, error) {
+			return ec.unmarshalNApproveCommentInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐApproveCommentInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -2949,6 +3439,20 @@ func (ec *executionContext) field_Mutation_publishPost_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_rejectComment_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RejectCommentInput, error) {
+			return ec.unmarshalNRejectCommentInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRejectCommentInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_unpublishPost_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -2983,6 +3487,20 @@ func (ec *executionContext) field_Mutation_updateCategory_args(ctx context.Conte
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.UpdateCategoryInput, error) {
 			return ec.unmarshalNUpdateCategoryInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdateCategoryInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateComment_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateCommentInput, error) {
+			return ec.unmarshalNUpdateCommentInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdateCommentInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -3181,6 +3699,44 @@ func (ec *executionContext) field_Query_category_args(ctx context.Context, rawAr
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_moderationQueue_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_node_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3361,6 +3917,38 @@ func (ec *executionContext) _AddCommentPayload_comment(ctx context.Context, fiel
 func (ec *executionContext) fieldContext_AddCommentPayload_comment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "AddCommentPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Comment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ApproveCommentPayload_comment(ctx context.Context, field graphql.CollectedField, obj *model.ApproveCommentPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ApproveCommentPayload_comment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Comment, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Comment) graphql.Marshaler {
+			return ec.marshalNComment2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐComment(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ApproveCommentPayload_comment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ApproveCommentPayload",
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
@@ -4256,6 +4844,38 @@ func (ec *executionContext) fieldContext_Comment_author(_ context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _Comment_commenter(ctx context.Context, field graphql.CollectedField, obj *storage.Comment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Comment_commenter(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Comment().Commenter(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Commenter) graphql.Marshaler {
+			return ec.marshalOCommenter2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐCommenter(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Comment_commenter(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Comment",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Commenter(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Comment_body(ctx context.Context, field graphql.CollectedField, obj *storage.Comment) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -4300,6 +4920,52 @@ func (ec *executionContext) _Comment_createdAt(ctx context.Context, field graphq
 }
 func (ec *executionContext) fieldContext_Comment_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Comment", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _Comment_editedAt(ctx context.Context, field graphql.CollectedField, obj *storage.Comment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Comment_editedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EditedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Comment_editedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Comment", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _Comment_status(ctx context.Context, field graphql.CollectedField, obj *storage.Comment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Comment_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Comment().Status(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.CommentStatus) graphql.Marshaler {
+			return ec.marshalNCommentStatus2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCommentStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Comment_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Comment", field, true, true, errors.New("field of type CommentStatus does not have child fields"))
 }
 
 func (ec *executionContext) _Comment_parent(ctx context.Context, field graphql.CollectedField, obj *storage.Comment) (ret graphql.Marshaler) {
@@ -4362,6 +5028,50 @@ func (ec *executionContext) fieldContext_Comment_replies(_ context.Context, fiel
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Comment(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Comment_replyConnection(ctx context.Context, field graphql.CollectedField, obj *storage.Comment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Comment_replyConnection(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Comment().ReplyConnection(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ReplyConnection) graphql.Marshaler {
+			return ec.marshalNReplyConnection2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReplyConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Comment_replyConnection(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Comment",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReplyConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Comment_replyConnection_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -4526,6 +5236,107 @@ func (ec *executionContext) fieldContext_CommentEdge_node(_ context.Context, fie
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Comment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Commenter_name(ctx context.Context, field graphql.CollectedField, obj *storage.Commenter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Commenter_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Commenter().Name(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Commenter_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Commenter", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Commenter_avatarUrl(ctx context.Context, field graphql.CollectedField, obj *storage.Commenter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Commenter_avatarUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Commenter().AvatarURL(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Commenter_avatarUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Commenter", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Commenter_isAuthor(ctx context.Context, field graphql.CollectedField, obj *storage.Commenter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Commenter_isAuthor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Commenter().IsAuthor(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Commenter_isAuthor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Commenter", field, true, true, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Commenter_author(ctx context.Context, field graphql.CollectedField, obj *storage.Commenter) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Commenter_author(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Commenter().Author(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Author) graphql.Marshaler {
+			return ec.marshalOAuthor2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐAuthor(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Commenter_author(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Commenter",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Author(ctx, field)
 		},
 	}
 	return fc, nil
@@ -5457,6 +6268,50 @@ func (ec *executionContext) fieldContext_Mutation_addComment(ctx context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_updateComment(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateComment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateComment(ctx, fc.Args["input"].(model.UpdateCommentInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.UpdateCommentPayload) graphql.Marshaler {
+			return ec.marshalNUpdateCommentPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdateCommentPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateComment(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UpdateCommentPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateComment_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_deleteComment(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5539,6 +6394,94 @@ func (ec *executionContext) fieldContext_Mutation_createPreviewLink(ctx context.
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_createPreviewLink_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_approveComment(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_approveComment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ApproveComment(ctx, fc.Args["input"].(model.ApproveCommentInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ApproveCommentPayload) graphql.Marshaler {
+			return ec.marshalNApproveCommentPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐApproveCommentPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_approveComment(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ApproveCommentPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_approveComment_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_rejectComment(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_rejectComment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RejectComment(ctx, fc.Args["input"].(model.RejectCommentInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RejectCommentPayload) graphql.Marshaler {
+			return ec.marshalNRejectCommentPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRejectCommentPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_rejectComment(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RejectCommentPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_rejectComment_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -5635,6 +6578,70 @@ func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PendingCommentConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.PendingCommentConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PendingCommentConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.CommentEdge) graphql.Marshaler {
+			return ec.marshalNCommentEdge2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCommentEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PendingCommentConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PendingCommentConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CommentEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PendingCommentConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.PendingCommentConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PendingCommentConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PendingCommentConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PendingCommentConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Post_id(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
@@ -6861,6 +7868,50 @@ func (ec *executionContext) fieldContext_Query_categories(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_moderationQueue(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_moderationQueue(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().ModerationQueue(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PendingCommentConnection) graphql.Marshaler {
+			return ec.marshalOPendingCommentConnection2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPendingCommentConnection(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_moderationQueue(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PendingCommentConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_moderationQueue_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6935,6 +7986,125 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _RejectCommentPayload_comment(ctx context.Context, field graphql.CollectedField, obj *model.RejectCommentPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RejectCommentPayload_comment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Comment, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Comment) graphql.Marshaler {
+			return ec.marshalNComment2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐComment(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RejectCommentPayload_comment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RejectCommentPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Comment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReplyConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.ReplyConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReplyConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.CommentEdge) graphql.Marshaler {
+			return ec.marshalNCommentEdge2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCommentEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReplyConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReplyConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CommentEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReplyConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.ReplyConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReplyConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReplyConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReplyConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReplyConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.ReplyConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReplyConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReplyConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReplyConnection", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Seo_title(ctx context.Context, field graphql.CollectedField, obj *model.Seo) (ret graphql.Marshaler) {
@@ -7120,6 +8290,38 @@ func (ec *executionContext) fieldContext_UpdateCategoryPayload_category(_ contex
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Category(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UpdateCommentPayload_comment(ctx context.Context, field graphql.CollectedField, obj *model.UpdateCommentPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateCommentPayload_comment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Comment, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Comment) graphql.Marshaler {
+			return ec.marshalNComment2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐComment(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateCommentPayload_comment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpdateCommentPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Comment(ctx, field)
 		},
 	}
 	return fc, nil
@@ -8267,6 +9469,43 @@ func (ec *executionContext) unmarshalInputAddCommentInput(ctx context.Context, o
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputApproveCommentInput(ctx context.Context, obj any) (model.ApproveCommentInput, error) {
+	var it model.ApproveCommentInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "idempotencyKey"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCreateAuthorInput(ctx context.Context, obj any) (model.CreateAuthorInput, error) {
 	var it model.CreateAuthorInput
 	if obj == nil {
@@ -8682,6 +9921,43 @@ func (ec *executionContext) unmarshalInputPublishPostInput(ctx context.Context, 
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputRejectCommentInput(ctx context.Context, obj any) (model.RejectCommentInput, error) {
+	var it model.RejectCommentInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "idempotencyKey"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputSeoInput(ctx context.Context, obj any) (model.SeoInput, error) {
 	var it model.SeoInput
 	if obj == nil {
@@ -8907,6 +10183,50 @@ func (ec *executionContext) unmarshalInputUpdateCategoryInput(ctx context.Contex
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputUpdateCommentInput(ctx context.Context, obj any) (model.UpdateCommentInput, error) {
+	var it model.UpdateCommentInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "body", "idempotencyKey"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "body":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("body"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Body = data
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputUpdatePostInput(ctx context.Context, obj any) (model.UpdatePostInput, error) {
 	var it model.UpdatePostInput
 	if obj == nil {
@@ -9063,6 +10383,44 @@ func (ec *executionContext) _AddCommentPayload(ctx context.Context, sel ast.Sele
 			out.Values[i] = graphql.MarshalString("AddCommentPayload")
 		case "comment":
 			out.Values[i] = ec._AddCommentPayload_comment(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var approveCommentPayloadImplementors = []string{"ApproveCommentPayload"}
+
+func (ec *executionContext) _ApproveCommentPayload(ctx context.Context, sel ast.SelectionSet, obj *model.ApproveCommentPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, approveCommentPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ApproveCommentPayload")
+		case "comment":
+			out.Values[i] = ec._ApproveCommentPayload_comment(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -9858,6 +11216,44 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "commenter":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Comment_commenter(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "body":
 			out.Values[i] = ec._Comment_body(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
@@ -9868,6 +11264,49 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "editedAt":
+			out.Values[i] = ec._Comment_editedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Comment_status(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "parent":
 			field := field
 
@@ -9916,6 +11355,44 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 					}
 				}()
 				res = ec._Comment_replies(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "replyConnection":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Comment_replyConnection(ctx, field, obj)
 				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -10073,6 +11550,191 @@ func (ec *executionContext) _CommentEdge(ctx context.Context, sel ast.SelectionS
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var commenterImplementors = []string{"Commenter"}
+
+func (ec *executionContext) _Commenter(ctx context.Context, sel ast.SelectionSet, obj *storage.Commenter) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, commenterImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Commenter")
+		case "name":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Commenter_name(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "avatarUrl":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Commenter_avatarUrl(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "isAuthor":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Commenter_isAuthor(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "author":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Commenter_author(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -10637,6 +12299,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "updateComment":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateComment(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "deleteComment":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_deleteComment(ctx, field)
@@ -10647,6 +12316,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "createPreviewLink":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_createPreviewLink(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "approveComment":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_approveComment(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rejectComment":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_rejectComment(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -10702,6 +12385,49 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 		case "endCursor":
 			out.Values[i] = ec._PageInfo_endCursor(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var pendingCommentConnectionImplementors = []string{"PendingCommentConnection"}
+
+func (ec *executionContext) _PendingCommentConnection(ctx context.Context, sel ast.SelectionSet, obj *model.PendingCommentConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, pendingCommentConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PendingCommentConnection")
+		case "edges":
+			out.Values[i] = ec._PendingCommentConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._PendingCommentConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -11687,6 +13413,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "moderationQueue":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_moderationQueue(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -11701,6 +13449,125 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var rejectCommentPayloadImplementors = []string{"RejectCommentPayload"}
+
+func (ec *executionContext) _RejectCommentPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RejectCommentPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, rejectCommentPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RejectCommentPayload")
+		case "comment":
+			out.Values[i] = ec._RejectCommentPayload_comment(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var replyConnectionImplementors = []string{"ReplyConnection"}
+
+func (ec *executionContext) _ReplyConnection(ctx context.Context, sel ast.SelectionSet, obj *model.ReplyConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, replyConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReplyConnection")
+		case "edges":
+			out.Values[i] = ec._ReplyConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "pageInfo":
+			out.Values[i] = ec._ReplyConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._ReplyConnection_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -11865,6 +13732,44 @@ func (ec *executionContext) _UpdateCategoryPayload(ctx context.Context, sel ast.
 			out.Values[i] = graphql.MarshalString("UpdateCategoryPayload")
 		case "category":
 			out.Values[i] = ec._UpdateCategoryPayload_category(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var updateCommentPayloadImplementors = []string{"UpdateCommentPayload"}
+
+func (ec *executionContext) _UpdateCommentPayload(ctx context.Context, sel ast.SelectionSet, obj *model.UpdateCommentPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, updateCommentPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UpdateCommentPayload")
+		case "comment":
+			out.Values[i] = ec._UpdateCommentPayload_comment(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -12334,6 +14239,21 @@ func (ec *executionContext) marshalNAddCommentPayload2ᚖgithubᚗcomᚋblogql�
 	return ec._AddCommentPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNApproveCommentInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐApproveCommentInput(ctx context.Context, v any) (model.ApproveCommentInput, error) {
+	res, err := ec.unmarshalInputApproveCommentInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNApproveCommentPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐApproveCommentPayload(ctx context.Context, sel ast.SelectionSet, v *model.ApproveCommentPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ApproveCommentPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNArchiveMonth2githubᚗcomᚋblogqlᚋblogᚋstorageᚐArchiveMonth(ctx context.Context, sel ast.SelectionSet, v storage.ArchiveMonth) graphql.Marshaler {
 	return ec._ArchiveMonth(ctx, sel, &v)
 }
@@ -12528,6 +14448,16 @@ func (ec *executionContext) marshalNCommentEdge2ᚖgithubᚗcomᚋblogqlᚋblog�
 		return graphql.Null
 	}
 	return ec._CommentEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCommentStatus2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCommentStatus(ctx context.Context, v any) (model.CommentStatus, error) {
+	var res model.CommentStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCommentStatus2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCommentStatus(ctx context.Context, sel ast.SelectionSet, v model.CommentStatus) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) unmarshalNCreateAuthorInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCreateAuthorInput(ctx context.Context, v any) (model.CreateAuthorInput, error) {
@@ -12813,6 +14743,31 @@ func (ec *executionContext) marshalNPublishPostPayload2ᚖgithubᚗcomᚋblogql�
 	return ec._PublishPostPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNRejectCommentInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRejectCommentInput(ctx context.Context, v any) (model.RejectCommentInput, error) {
+	res, err := ec.unmarshalInputRejectCommentInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRejectCommentPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRejectCommentPayload(ctx context.Context, sel ast.SelectionSet, v *model.RejectCommentPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RejectCommentPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNReplyConnection2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReplyConnection(ctx context.Context, sel ast.SelectionSet, v *model.ReplyConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._ReplyConnection(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNSeo2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSeo(ctx context.Context, sel ast.SelectionSet, v *model.Seo) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -12882,6 +14837,21 @@ func (ec *executionContext) marshalNUpdateCategoryPayload2ᚖgithubᚗcomᚋblog
 		return graphql.Null
 	}
 	return ec._UpdateCategoryPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNUpdateCommentInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdateCommentInput(ctx context.Context, v any) (model.UpdateCommentInput, error) {
+	res, err := ec.unmarshalInputUpdateCommentInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNUpdateCommentPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdateCommentPayload(ctx context.Context, sel ast.SelectionSet, v *model.UpdateCommentPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._UpdateCommentPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNUpdatePostInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdatePostInput(ctx context.Context, v any) (model.UpdatePostInput, error) {
@@ -13090,6 +15060,13 @@ func (ec *executionContext) marshalOComment2ᚖgithubᚗcomᚋblogqlᚋblogᚋst
 	return ec._Comment(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOCommenter2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐCommenter(ctx context.Context, sel ast.SelectionSet, v *storage.Commenter) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Commenter(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalODateTime2timeᚐTime(ctx context.Context, v any) (time.Time, error) {
 	res, err := model.UnmarshalDateTime(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -13183,6 +15160,13 @@ func (ec *executionContext) marshalONode2githubᚗcomᚋblogqlᚋblogᚋgraphᚋ
 		return graphql.Null
 	}
 	return ec._Node(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOPendingCommentConnection2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPendingCommentConnection(ctx context.Context, sel ast.SelectionSet, v *model.PendingCommentConnection) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._PendingCommentConnection(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOPost2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPost(ctx context.Context, sel ast.SelectionSet, v *storage.Post) graphql.Marshaler {

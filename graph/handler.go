@@ -55,7 +55,30 @@ type HandlerOptions struct {
 	Metrics *metrics.Metrics
 	// TracerProvider, when set, traces every operation and its root fields.
 	TracerProvider trace.TracerProvider
+	// Moderation says whether readers' comments are held for approval
+	// (the zero value) or published at once.
+	Moderation Moderation
+	// CommentsPerMinute is the most comments a reader may add in any
+	// minute, at most storage.MaxCommentsPerMinute; zero means
+	// DefaultCommentsPerMinute, a negative number no limit. Authors and
+	// admins have none.
+	CommentsPerMinute int
 }
+
+// Moderation is what happens to a reader's new comment.
+type Moderation int
+
+const (
+	// HoldReaderComments keeps readers' comments PENDING until the post's
+	// author or an admin approves them.
+	HoldReaderComments Moderation = iota
+	// PublishReaderComments publishes readers' comments at once.
+	PublishReaderComments
+)
+
+// DefaultCommentsPerMinute is a reader's comment rate limit when
+// HandlerOptions.CommentsPerMinute is zero.
+const DefaultCommentsPerMinute = 5
 
 // NewHandler returns the GraphQL endpoint over store: GET and POST
 // transports that follow the GraphQL over HTTP specification (with the
@@ -81,7 +104,16 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 		limit = DefaultComplexityLimit
 	}
 
-	cfg := Config{Resolvers: &Resolver{store: store, previews: &keyCache{}}}
+	rules := storage.ReaderRules{Hold: opts.Moderation == HoldReaderComments, PerMinute: opts.CommentsPerMinute}
+	switch {
+	case rules.PerMinute == 0:
+		rules.PerMinute = DefaultCommentsPerMinute
+	case rules.PerMinute < 0:
+		rules.PerMinute = 0
+	}
+	rules.PerMinute = min(rules.PerMinute, storage.MaxCommentsPerMinute)
+
+	cfg := Config{Resolvers: &Resolver{store: store, previews: &keyCache{}, readers: rules}}
 	cfg.Complexity.Query.Posts = postsComplexity
 	cfg.Complexity.Query.Authors = listComplexity
 	cfg.Complexity.Author.Posts = postsComplexity
@@ -92,6 +124,9 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	cfg.Complexity.Post.Next = adjacentComplexity
 	cfg.Complexity.Post.PreviousInCategory = adjacentInComplexity
 	cfg.Complexity.Post.NextInCategory = adjacentInComplexity
+	cfg.Complexity.Query.ModerationQueue = listComplexity
+	cfg.Complexity.Comment.ReplyConnection = replyComplexity
+	cfg.Complexity.Comment.Replies = func(child int) int { return storage.MaxReplyPage * child }
 	withSizeCosts(&cfg.Complexity)
 
 	schema := NewExecutableSchema(cfg)

@@ -61,18 +61,17 @@ func (r *Resolver) ownPostRef(ctx context.Context, id string, expectedVersion *i
 	}, nil
 }
 
-// newComment returns the storage input for addComment by the author
-// authorID, but for its idempotency key. It returns a *storage.ValidationError for a bad id, or for a
-// parent that is a comment of another post.
-func newComment(authorID string, in model.AddCommentInput) (storage.NewComment, error) {
+// newComment returns the storage input for addComment, but for who writes
+// it and its idempotency key. It returns a *storage.ValidationError for a
+// bad id, or for a parent that is a comment of another post.
+func newComment(in model.AddCommentInput) (storage.NewComment, error) {
 	postID, err := decodeIDOf("postId", in.PostID, kindPost)
 	if err != nil {
 		return storage.NewComment{}, err
 	}
 	c := storage.NewComment{
-		PostID:   postID,
-		AuthorID: authorID,
-		Body:     in.Body,
+		PostID: postID,
+		Body:   in.Body,
 	}
 	if in.ParentID != nil {
 		parent, err := decodeCommentID("parentId", *in.ParentID)

@@ -29,7 +29,7 @@ type loaders struct {
 	authors    *dataloader.Loader[string, *storage.Author]
 	categories *dataloader.Loader[string, *storage.Category]
 	comments   *dataloader.Loader[storage.CommentKey, *storage.Comment]
-	replies    *dataloader.Loader[storage.CommentKey, []*storage.Comment]
+	commenters *dataloader.Loader[storage.Writer, *storage.Commenter]
 	// stats reads the blog-wide counts once for all the fields that ask.
 	stats *dataloader.Loader[struct{}, *storage.Stats]
 	// observe records the number of keys of each batch read, by loader.
@@ -43,12 +43,14 @@ type loadersKey struct{}
 func withLoaders(store *storage.Store, observe func(loader string, keys int), next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		l := &loaders{
-			posts:      newLoader("posts", store.GetPosts, observe),
-			authors:    newLoader("authors", store.GetAuthors, observe),
-			categories: newLoader("categories", store.GetCategories, observe),
-			comments:   newLoader("comments", store.GetComments, observe),
-			replies:    newLoader("replies", repliesOf(store), observe),
-			stats:      newLoader("stats", statsOf(store), observe),
+			posts:      newLoader("posts", maxBatch, store.GetPosts, observe),
+			authors:    newLoader("authors", maxBatch, store.GetAuthors, observe),
+			categories: newLoader("categories", maxBatch, store.GetCategories, observe),
+			// A comment is looked for where it is published and where it
+			// is held: two keys each.
+			comments:   newLoader("comments", maxBatch/2, store.GetComments, observe),
+			commenters: newLoader("commenters", maxBatch, store.GetCommenters, observe),
+			stats:      newLoader("stats", 1, statsOf(store), observe),
 			observe:    observe,
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), loadersKey{}, l)))
@@ -61,7 +63,7 @@ func (l *loaders) forget() {
 	l.authors.ClearAll()
 	l.categories.ClearAll()
 	l.comments.ClearAll()
-	l.replies.ClearAll()
+	l.commenters.ClearAll()
 	l.stats.ClearAll()
 }
 
@@ -91,8 +93,8 @@ func batchObserver(m *metrics.Metrics) func(loader string, keys int) {
 }
 
 // newLoader makes the loader called name from a batch read that returns
-// values and errors in key order.
-func newLoader[K comparable, V any](name string, get func(context.Context, []K) ([]V, []error), observe func(string, int)) *dataloader.Loader[K, V] {
+// values and errors in key order, capacity keys at most a batch.
+func newLoader[K comparable, V any](name string, capacity int, get func(context.Context, []K) ([]V, []error), observe func(string, int)) *dataloader.Loader[K, V] {
 	batch := func(ctx context.Context, keys []K) []*dataloader.Result[V] {
 		observe(name, len(keys))
 		values, errs := get(ctx, keys)
@@ -103,34 +105,8 @@ func newLoader[K comparable, V any](name string, get func(context.Context, []K) 
 		return out
 	}
 	return dataloader.NewBatchedLoader(batch,
-		dataloader.WithBatchCapacity[K, V](maxBatch),
+		dataloader.WithBatchCapacity[K, V](capacity),
 		dataloader.WithWait[K, V](batchWait))
-}
-
-// repliesOf returns a batch read of the replies to top-level comments: one
-// storage request per post, however many of its comments are asked for.
-func repliesOf(store *storage.Store) func(context.Context, []storage.CommentKey) ([][]*storage.Comment, []error) {
-	return func(ctx context.Context, keys []storage.CommentKey) ([][]*storage.Comment, []error) {
-		parents := map[string][]string{}
-		var posts []string
-		for _, k := range keys {
-			if _, seen := parents[k.PostID]; !seen {
-				posts = append(posts, k.PostID)
-			}
-			parents[k.PostID] = append(parents[k.PostID], k.CommentID)
-		}
-		replies := make(map[string]map[string][]*storage.Comment, len(posts))
-		failed := make(map[string]error)
-		for _, p := range posts {
-			replies[p], failed[p] = store.Replies(ctx, p, parents[p])
-		}
-		values := make([][]*storage.Comment, len(keys))
-		errs := make([]error, len(keys))
-		for i, k := range keys {
-			values[i], errs[i] = replies[k.PostID][k.CommentID], failed[k.PostID]
-		}
-		return values, errs
-	}
 }
 
 // statsOf returns a batch read of the blog-wide counts: one GetItem,
@@ -179,46 +155,65 @@ func (r *Resolver) primeFullPosts(ctx context.Context, page []*storage.Post) {
 	}
 }
 
-// primeComments loads what a page of comments asks for in as few reads as
-// DynamoDB allows: the replies of every comment on the page in one Query,
-// then the authors of the comments and of those replies in one BatchGetItem.
-func (r *Resolver) primeComments(ctx context.Context, postID string, page []*storage.Comment) error {
-	var replies []*storage.Comment
-	if graphql.FieldRequested(ctx, "edges.node.replies") {
-		var parents []string
-		for _, c := range page {
-			if c.ReplyCount > 0 {
-				parents = append(parents, c.ID)
-			}
-		}
-		if len(parents) > 0 {
-			loadersFor(ctx).observe("replies", len(parents))
-			byParent, err := r.store.Replies(ctx, postID, parents)
-			if err != nil {
-				return err
-			}
-			for _, id := range parents {
-				loadersFor(ctx).replies.Prime(ctx, storage.CommentKey{PostID: postID, CommentID: id}, byParent[id])
-				replies = append(replies, byParent[id]...)
-			}
-		}
-	}
-	var ids []string
-	addAuthors := func(cs []*storage.Comment) {
+// primeComments loads who wrote a page of comments, and the first
+// replies each carries, in one BatchGetItem (one more for each 100
+// commenters past the first 100), when the page's selection shows them.
+// The first replies need no read of their own: every comment carries them.
+func (r *Resolver) primeComments(ctx context.Context, page []*storage.Comment) {
+	var writers []storage.Writer
+	seen := map[storage.Writer]bool{}
+	add := func(cs []*storage.Comment) {
 		for _, c := range cs {
-			if !c.Deleted && !slices.Contains(ids, c.AuthorID) {
-				ids = append(ids, c.AuthorID)
+			if w := c.Writer(); !c.Deleted && !seen[w] {
+				seen[w] = true
+				writers = append(writers, w)
 			}
 		}
 	}
-	if graphql.FieldRequested(ctx, "edges.node.author") {
-		addAuthors(page)
+	if graphql.AnyFieldRequested(ctx, "edges.node.author", "edges.node.commenter") {
+		add(page)
 	}
-	if graphql.FieldRequested(ctx, "edges.node.replies.author") {
-		addAuthors(replies)
+	if graphql.AnyFieldRequested(ctx, "edges.node.replies.author", "edges.node.replies.commenter",
+		"edges.node.replyConnection.edges.node.author", "edges.node.replyConnection.edges.node.commenter") {
+		for _, c := range page {
+			add(c.Replies)
+		}
 	}
-	if len(ids) > 0 {
-		prime(ctx, "authors", loadersFor(ctx).authors, r.store.GetAuthors, ids)
+	r.primeCommenters(ctx, writers)
+}
+
+// primePage loads what a page of comments from anywhere asks for: their
+// commenters and their posts, one BatchGetItem each.
+func (r *Resolver) primePage(ctx context.Context, page []*storage.Comment) {
+	r.primeComments(ctx, page)
+	if len(page) > 0 && graphql.FieldRequested(ctx, "edges.node.post") {
+		var ids []string
+		for _, c := range page {
+			if !slices.Contains(ids, c.PostID) {
+				ids = append(ids, c.PostID)
+			}
+		}
+		prime(ctx, "posts", loadersFor(ctx).posts, r.store.GetPosts, ids)
 	}
-	return nil
+}
+
+// primeCommenters reads writers in one BatchGetItem per 100 and primes the
+// commenters loader with all of them and the authors loader with the
+// authors among them, so `author` and `commenter` share the read.
+func (r *Resolver) primeCommenters(ctx context.Context, writers []storage.Writer) {
+	if len(writers) == 0 {
+		return
+	}
+	l := loadersFor(ctx)
+	l.observe("commenters", len(writers))
+	got, errs := r.store.GetCommenters(ctx, writers)
+	for i, w := range writers {
+		if errs[i] != nil {
+			continue // the fields' own loads report it
+		}
+		l.commenters.Prime(ctx, w, got[i])
+		if got[i].Author != nil {
+			l.authors.Prime(ctx, w.AuthorID, got[i].Author)
+		}
+	}
 }

@@ -17,6 +17,9 @@ import (
 type Resolver struct {
 	store    *storage.Store
 	previews *keyCache
+	// readers is what applies to readers' comments: held or not, and how
+	// many a minute.
+	readers storage.ReaderRules
 }
 
 // allCategories returns every category, ordered by slug, in as few pages as

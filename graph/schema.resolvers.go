@@ -8,6 +8,7 @@ package graph
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/blogql/blog/auth"
@@ -108,10 +109,23 @@ func (r *commentResolver) Post(ctx context.Context, obj *storage.Comment) (*stor
 
 // Author is the resolver for the author field.
 func (r *commentResolver) Author(ctx context.Context, obj *storage.Comment) (*storage.Author, error) {
-	if obj.Deleted {
+	if obj.Deleted || obj.AuthorID == "" {
 		return nil, nil
 	}
 	return loadersFor(ctx).authors.Load(ctx, obj.AuthorID)()
+}
+
+// Commenter is the resolver for the commenter field.
+func (r *commentResolver) Commenter(ctx context.Context, obj *storage.Comment) (*storage.Commenter, error) {
+	if obj.Deleted {
+		return nil, nil
+	}
+	return loadersFor(ctx).commenters.Load(ctx, obj.Writer())()
+}
+
+// Status is the resolver for the status field.
+func (r *commentResolver) Status(ctx context.Context, obj *storage.Comment) (model.CommentStatus, error) {
+	return model.CommentStatus(obj.Status), nil
 }
 
 // Parent is the resolver for the parent field.
@@ -130,7 +144,57 @@ func (r *commentResolver) Replies(ctx context.Context, obj *storage.Comment) ([]
 	if obj.ParentID != "" || obj.ReplyCount == 0 {
 		return nil, nil
 	}
-	return loadersFor(ctx).replies.Load(ctx, storage.CommentKey{PostID: obj.PostID, CommentID: obj.ID})()
+	res, err := r.store.ReplyPage(ctx, obj, storage.Page{Limit: storage.MaxReplyPage})
+	if err != nil {
+		return nil, err
+	}
+	return res.Items, nil
+}
+
+// ReplyConnection is the resolver for the replyConnection field.
+func (r *commentResolver) ReplyConnection(ctx context.Context, obj *storage.Comment, first *int, after *string, last *int, before *string) (*model.ReplyConnection, error) {
+	p, err := replyPageOf(first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	res, err := r.store.ReplyPage(ctx, obj, p)
+	if err != nil {
+		return nil, err
+	}
+	return replyConnection(res, model.Count(obj.ReplyCount)), nil
+}
+
+// Name is the resolver for the name field.
+func (r *commenterResolver) Name(ctx context.Context, obj *storage.Commenter) (string, error) {
+	if obj.Author != nil {
+		return obj.Author.Name, nil
+	}
+	return obj.Reader.Name, nil
+}
+
+// AvatarURL is the resolver for the avatarUrl field.
+func (r *commenterResolver) AvatarURL(ctx context.Context, obj *storage.Commenter) (*string, error) {
+	var url string
+	switch {
+	case obj.Author != nil:
+		url = obj.Author.AvatarURL
+	case obj.Reader != nil:
+		url = obj.Reader.AvatarURL
+	}
+	if url == "" {
+		return nil, nil
+	}
+	return &url, nil
+}
+
+// IsAuthor is the resolver for the isAuthor field.
+func (r *commenterResolver) IsAuthor(ctx context.Context, obj *storage.Commenter) (bool, error) {
+	return obj.Author != nil, nil
+}
+
+// Author is the resolver for the author field.
+func (r *commenterResolver) Author(ctx context.Context, obj *storage.Commenter) (*storage.Author, error) {
+	return obj.Author, nil
 }
 
 // Width is the resolver for the width field.
@@ -329,25 +393,53 @@ func (r *mutationResolver) DeletePost(ctx context.Context, input model.DeletePos
 
 // AddComment is the resolver for the addComment field.
 func (r *mutationResolver) AddComment(ctx context.Context, input model.AddCommentInput) (*model.AddCommentPayload, error) {
-	a, err := author(ctx)
+	a, err := signedIn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	in, err := newComment(a.ID, input)
+	in, err := newComment(input)
 	if err != nil {
 		return nil, err
 	}
+	r.writer(a, &in)
 	in.IdempotencyKey = idempotencyKey(ctx, input.IdempotencyKey)
 	c, err := r.store.AddComment(ctx, in)
 	if err != nil {
-		return nil, asSubject(err)
+		return nil, asReader(err)
 	}
 	return &model.AddCommentPayload{Comment: c}, nil
 }
 
+// UpdateComment is the resolver for the updateComment field.
+func (r *mutationResolver) UpdateComment(ctx context.Context, input model.UpdateCommentInput) (*model.UpdateCommentPayload, error) {
+	edit := storage.CommentEdit{Body: input.Body}
+	if a := auth.ActorFrom(ctx); !a.Anonymous() && !a.IsAdmin() {
+		edit.Reader = readerProfile(a)
+	}
+	if err := edit.Validate(); err != nil && !auth.ActorFrom(ctx).Anonymous() {
+		return nil, asReader(err)
+	}
+	key, hidden, err := r.commentFor(ctx, input.ID, input.IdempotencyKey, mayEdit)
+	if err != nil {
+		return nil, err
+	}
+	if hidden {
+		// A comment on a post its writer can no longer see is not theirs
+		// to change: it is deleted, or kept as it was.
+		return nil, fmt.Errorf("comment %q: %w", key.CommentID, storage.ErrNotFound)
+	}
+	edit.PostID, edit.CommentID = key.PostID, key.CommentID
+	edit.IdempotencyKey = idempotencyKey(ctx, input.IdempotencyKey)
+	c, err := r.store.UpdateComment(ctx, edit)
+	if err != nil {
+		return nil, asReader(err)
+	}
+	return &model.UpdateCommentPayload{Comment: c}, nil
+}
+
 // DeleteComment is the resolver for the deleteComment field.
 func (r *mutationResolver) DeleteComment(ctx context.Context, input model.DeleteCommentInput) (*model.DeleteCommentPayload, error) {
-	key, hidden, err := r.ownComment(ctx, input.ID, input.IdempotencyKey)
+	key, hidden, err := r.commentFor(ctx, input.ID, input.IdempotencyKey, mayDelete)
 	if err != nil {
 		return nil, err
 	}
@@ -388,6 +480,40 @@ func (r *mutationResolver) CreatePreviewLink(ctx context.Context, input model.Cr
 		return nil, err
 	}
 	return &model.CreatePreviewLinkPayload{Token: token, ExpiresAt: expires, Post: p}, nil
+}
+
+// ApproveComment is the resolver for the approveComment field.
+func (r *mutationResolver) ApproveComment(ctx context.Context, input model.ApproveCommentInput) (*model.ApproveCommentPayload, error) {
+	key, _, err := r.commentFor(ctx, input.ID, input.IdempotencyKey, mayModerate)
+	if err != nil {
+		return nil, err
+	}
+	c, err := r.store.ApproveComment(ctx, storage.CommentRef{
+		PostID:         key.PostID,
+		CommentID:      key.CommentID,
+		IdempotencyKey: idempotencyKey(ctx, input.IdempotencyKey),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &model.ApproveCommentPayload{Comment: c}, nil
+}
+
+// RejectComment is the resolver for the rejectComment field.
+func (r *mutationResolver) RejectComment(ctx context.Context, input model.RejectCommentInput) (*model.RejectCommentPayload, error) {
+	key, _, err := r.commentFor(ctx, input.ID, input.IdempotencyKey, mayModerate)
+	if err != nil {
+		return nil, err
+	}
+	c, err := r.store.RejectComment(ctx, storage.CommentRef{
+		PostID:         key.PostID,
+		CommentID:      key.CommentID,
+		IdempotencyKey: idempotencyKey(ctx, input.IdempotencyKey),
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &model.RejectCommentPayload{Comment: c}, nil
 }
 
 // ID is the resolver for the id field.
@@ -465,9 +591,7 @@ func (r *postResolver) Comments(ctx context.Context, obj *storage.Post, first *i
 	if err != nil {
 		return nil, err
 	}
-	if err := r.primeComments(ctx, obj.ID, res.Items); err != nil {
-		return nil, err
-	}
+	r.primeComments(ctx, res.Items)
 	return commentConnection(res, threadCount(obj)), nil
 }
 
@@ -523,11 +647,14 @@ func (r *queryResolver) Node(ctx context.Context, id string) (model.Node, error)
 		// Both reads finish before the answer, whatever it is, so that a
 		// comment on a hidden post takes as long as a missing one.
 		comment, post := l.comments.Load(ctx, storage.CommentKey{PostID: g.post, CommentID: g.id}), l.posts.Load(ctx, g.post)
-		c, err := comment()
-		if _, perr := r.visible(ctx)(post()); perr != nil {
-			return nil, perr
+		// Both reads finish before the answer, so a hidden post and a
+		// missing one cost the same.
+		c, cerr := comment()
+		p, err := r.visible(ctx)(post())
+		if err != nil {
+			return nil, err
 		}
-		return c, err
+		return r.seenComment(ctx, p)(c, cerr)
 	}
 }
 
@@ -631,6 +758,29 @@ func (r *queryResolver) Categories(ctx context.Context) ([]*storage.Category, er
 	return r.allCategories(ctx)
 }
 
+// ModerationQueue is the resolver for the moderationQueue field.
+func (r *queryResolver) ModerationQueue(ctx context.Context, first *int, after *string, last *int, before *string) (*model.PendingCommentConnection, error) {
+	a, err := author(ctx)
+	if err != nil {
+		return nil, err
+	}
+	p, err := pageOf(first, after, last, before)
+	if err != nil {
+		return nil, err
+	}
+	authorID := a.ID
+	if a.IsAdmin() {
+		authorID = "" // the whole blog's
+	}
+	res, err := r.store.ModerationQueue(ctx, authorID, p)
+	if err != nil {
+		return nil, err
+	}
+	r.primePage(ctx, res.Items)
+	c := commentConnection(res, nil)
+	return &model.PendingCommentConnection{Edges: c.Edges, PageInfo: c.PageInfo}, nil
+}
+
 // ArchiveMonth returns ArchiveMonthResolver implementation.
 func (r *Resolver) ArchiveMonth() ArchiveMonthResolver { return &archiveMonthResolver{r} }
 
@@ -642,6 +792,9 @@ func (r *Resolver) Category() CategoryResolver { return &categoryResolver{r} }
 
 // Comment returns CommentResolver implementation.
 func (r *Resolver) Comment() CommentResolver { return &commentResolver{r} }
+
+// Commenter returns CommenterResolver implementation.
+func (r *Resolver) Commenter() CommenterResolver { return &commenterResolver{r} }
 
 // Image returns ImageResolver implementation.
 func (r *Resolver) Image() ImageResolver { return &imageResolver{r} }
@@ -660,6 +813,7 @@ type (
 	authorResolver       struct{ *Resolver }
 	categoryResolver     struct{ *Resolver }
 	commentResolver      struct{ *Resolver }
+	commenterResolver    struct{ *Resolver }
 	imageResolver        struct{ *Resolver }
 	mutationResolver     struct{ *Resolver }
 	postResolver         struct{ *Resolver }

@@ -19,9 +19,10 @@ import (
 // copy or comment, a missing copy, a counter or a month's count that is
 // off, a name or an author slug that is stale, a rendered body that is not
 // its body's, a slug or author slug reservation that points nowhere or
-// disagrees with its holder's slugs. It reads every item, so it is for
-// tests and maintenance, not for serving. An empty list means the table is
-// consistent.
+// disagrees with its holder's slugs, a held comment outside its queues, a
+// reply its parent carries wrongly, a reader or rate item that is
+// malformed. It reads every item, so it is for tests and maintenance, not
+// for serving. An empty list means the table is consistent.
 func (s *Store) Check(ctx context.Context) ([]string, error) {
 	var (
 		authors  = map[string]*authorItem{}
@@ -29,6 +30,9 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 		posts    = map[string]*postItem{}
 		copies   []*postItem
 		comments []*commentItem
+		queued   []*commentItem
+		readers  = map[string]*readerItem{}
+		rates    []*rateItem
 		slugs    []*slugItem
 		aslugs   []*authorSlugItem
 		stats    statsItem
@@ -70,6 +74,18 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 				c := &commentItem{}
 				err = attributevalue.UnmarshalMap(it, c)
 				comments = append(comments, c)
+			case typeQueued:
+				c := &commentItem{}
+				err = attributevalue.UnmarshalMap(it, c)
+				queued = append(queued, c)
+			case typeReader:
+				r := &readerItem{}
+				err = attributevalue.UnmarshalMap(it, r)
+				readers[r.ID] = r
+			case typeRate:
+				r := &rateItem{}
+				err = attributevalue.UnmarshalMap(it, r)
+				rates = append(rates, r)
 			case typeSlug:
 				sl := &slugItem{}
 				err = attributevalue.UnmarshalMap(it, sl)
@@ -171,35 +187,37 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 	checkSlugs("post", postHolders, postRes, badf)
 	checkSlugs("author", authorHolders, authorRes, badf)
 
-	// Comments: counts per post and per thread.
+	// Comments: where each lives, who wrote it, counts per post and per
+	// thread, the replies each top-level comment carries.
+	bad = append(bad, checkComments(comments, queued, posts, authors, readers)...)
 	visible := map[string]int64{}
 	threads := map[string]int64{}
-	replies := map[string]int64{}
 	for _, c := range comments {
-		if posts[c.PostID] == nil {
-			badf("orphan comment %s of missing post %s", c.ID, c.PostID)
+		if c.status() != CommentPublished {
+			continue
 		}
 		if !c.Deleted {
 			visible[c.PostID]++
 		}
 		if c.ParentID == "" {
 			threads[c.PostID]++
-		} else {
-			replies[c.PostID+"/"+c.ParentID]++
-		}
-	}
-	for _, c := range comments {
-		if c.ParentID == "" && c.ReplyCount != replies[c.PostID+"/"+c.ID] {
-			badf("comment %s counts %d replies, has %d", c.ID, c.ReplyCount, replies[c.PostID+"/"+c.ID])
-		}
-		if c.Deleted && c.ReplyCount == 0 {
-			badf("tombstone %s has no replies", c.ID)
 		}
 	}
 	for id, p := range posts {
 		if p.CommentCount != visible[id] || p.ThreadCount != threads[id] {
 			badf("post %s counts %d comments in %d threads, has %d in %d", id, p.CommentCount, p.ThreadCount, visible[id], threads[id])
 		}
+	}
+	for id, r := range readers {
+		if r.PK != readerKey(id).PK || r.SK != readerKey(id).SK || validateReaderID(id) != nil {
+			badf("reader %q has wrong keys", id)
+		}
+		if name, ok := readerName(r.Name); !ok || name != r.Name || (r.AvatarURL != "" && validateURL("avatarUrl", r.AvatarURL) != nil) {
+			badf("reader %q has name %q and picture %q", id, r.Name, r.AvatarURL)
+		}
+	}
+	for _, r := range rates {
+		bad = append(bad, checkRate(r)...)
 	}
 
 	// Counters, and their counts by month.
@@ -350,4 +368,129 @@ func checkSlugs(kind string, holders map[string]holder, found []heldSlug, badf f
 	for _, w := range want {
 		badf("%s %s has no reservation of its slug %q", kind, w.owner, w.slug)
 	}
+}
+
+// checkComments returns what is wrong with the comments and the admins'
+// queue entries: keys that do not match the status, a writer that is not
+// one, a pending comment missing from a queue or an entry for none, a
+// reply count or carried replies that disagree with the replies.
+func checkComments(comments, queued []*commentItem, posts map[string]*postItem, authors map[string]*authorItem, readers map[string]*readerItem) []string {
+	var bad []string
+	badf := func(format string, args ...any) { bad = append(bad, fmt.Sprintf(format, args...)) }
+	entries := map[key]*commentItem{}
+	for _, q := range queued {
+		entries[key{q.PK, q.SK}] = q
+	}
+	published := map[string]*commentItem{} // by post/id
+	replies := map[string][]*commentItem{} // published replies by post/parent, in key order
+	for _, c := range comments {
+		cid, err := parseCommentID(c.ID)
+		if err != nil {
+			badf("comment %s/%s has a malformed id", c.PK, c.SK)
+			continue
+		}
+		post := posts[c.PostID]
+		if post == nil {
+			badf("orphan comment %s of missing post %s", c.ID, c.PostID)
+		}
+		switch {
+		case (c.AuthorID == "") == (c.ReaderID == ""):
+			badf("comment %s has author %q and reader %q, want exactly one", c.ID, c.AuthorID, c.ReaderID)
+		case c.AuthorID != "" && authors[c.AuthorID] == nil:
+			badf("comment %s has unknown author %s", c.ID, c.AuthorID)
+		case c.ReaderID != "" && readers[c.ReaderID] == nil:
+			badf("comment %s has unknown reader %q", c.ID, c.ReaderID)
+		}
+		if (cid.parent == nil) != (c.ParentID == "") || (cid.parent != nil && cid.parent.String() != c.ParentID) {
+			badf("comment %s has parent %q", c.ID, c.ParentID)
+		}
+		switch c.status() {
+		case CommentPublished:
+			if k := commentKey(c.PostID, cid); c.PK != k.PK || c.SK != k.SK || c.GSI1PK != "" || c.ExpiresAt != 0 {
+				badf("published comment %s has wrong keys", c.ID)
+			}
+			published[c.PostID+"/"+c.ID] = c
+			if c.ParentID != "" {
+				replies[c.PostID+"/"+c.ParentID] = append(replies[c.PostID+"/"+c.ParentID], c)
+			}
+		case CommentPending:
+			k, entry := heldKey(c.PostID, cid), queueEntryKey(c.PostID, cid)
+			if c.PK != k.PK || c.SK != k.SK || c.GSI1SK != queueSortKey(c.PostID, cid) ||
+				(post != nil && c.GSI1PK != authorQueue(post.AuthorID)) {
+				badf("pending comment %s has wrong keys or queue entry", c.ID)
+			}
+			switch q := entries[entry]; {
+			case q == nil:
+				badf("pending comment %s is not in the admins' queue", c.ID)
+			case !reflect.DeepEqual(q.queueCopy(cid), c.queueCopy(cid)):
+				badf("the admins' queue entry of comment %s disagrees with it", c.ID)
+			}
+			delete(entries, entry)
+		case CommentRejected:
+			if k := heldKey(c.PostID, cid); c.PK != k.PK || c.SK != k.SK || c.GSI1PK != "" || c.ExpiresAt == 0 {
+				badf("rejected comment %s has wrong keys or no expiry", c.ID)
+			}
+		default:
+			badf("comment %s has status %q", c.ID, c.Status)
+		}
+		if c.status() != CommentPublished && (c.Deleted || c.ReplyCount != 0 || len(c.Replies) > 0) {
+			badf("held comment %s has replies or is a tombstone", c.ID)
+		}
+	}
+	for k, q := range entries {
+		badf("queue entry %s/%s names comment %s, which is not pending", k.PK, k.SK, q.ID)
+	}
+	for _, c := range published {
+		if c.ParentID != "" {
+			if p := published[c.PostID+"/"+c.ParentID]; p == nil {
+				badf("reply %s answers comment %s, which is not published", c.ID, c.ParentID)
+			}
+			continue
+		}
+		rs := replies[c.PostID+"/"+c.ID]
+		slices.SortFunc(rs, func(a, b *commentItem) int { return strings.Compare(a.SK, b.SK) })
+		if c.ReplyCount != int64(len(rs)) {
+			badf("comment %s counts %d replies, has %d", c.ID, c.ReplyCount, len(rs))
+		}
+		if c.Deleted && c.ReplyCount == 0 {
+			badf("tombstone %s has no replies", c.ID)
+		}
+		var want []replyCopy
+		for _, r := range rs[:min(len(rs), MaxReplyPage)] {
+			want = append(want, r.replyCopy())
+		}
+		if c.Version == 0 && len(c.Replies) == 0 {
+			continue // written before comments carried their replies
+		}
+		if !slices.Equal(c.Replies, want) {
+			badf("comment %s carries replies %+v, its first replies are %+v", c.ID, c.Replies, want)
+		}
+	}
+	return bad
+}
+
+// checkRate returns what is wrong with a reader's rate item: entries out
+// of order or malformed, too many, or an expiry before the last one's
+// minute is over.
+func checkRate(r *rateItem) []string {
+	var bad []string
+	if !strings.HasPrefix(r.PK, prefixRate+prefixReader) || r.PK != r.SK || r.Version < 1 {
+		bad = append(bad, fmt.Sprintf("rate item %s/%s has wrong keys or version", r.PK, r.SK))
+	}
+	if len(r.Recent) == 0 || len(r.Recent) > max(maxRecent, MaxCommentsPerMinute) {
+		return append(bad, fmt.Sprintf("rate item %s has %d entries", r.PK, len(r.Recent)))
+	}
+	prev := ""
+	for _, e := range r.Recent {
+		at, hash, ok := strings.Cut(e, "#")
+		if !ok || parseKeyTime(at).IsZero() || len(hash) != 16 || at < prev {
+			bad = append(bad, fmt.Sprintf("rate item %s has a malformed or misplaced entry %q", r.PK, e))
+		}
+		prev = at
+	}
+	at, _, _ := strings.Cut(r.Recent[len(r.Recent)-1], "#")
+	if r.ExpiresAt < parseKeyTime(at).Add(RateWindow).Unix() {
+		bad = append(bad, fmt.Sprintf("rate item %s expires before its last entry's minute is over", r.PK))
+	}
+	return bad
 }

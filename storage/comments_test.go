@@ -34,15 +34,25 @@ func TestCommentThreads(t *testing.T) {
 	equalSlices(t, "roots", []string{roots.Items[0].ID, roots.Items[1].ID}, []string{first.ID, second.ID})
 	equal(t, "roots only", len(roots.Items), 2)
 
-	var replies map[string][]*storage.Comment
+	// The first replies come with their comments.
+	equal(t, "replies of first", len(roots.Items[0].Replies), 2)
+	equal(t, "first reply", roots.Items[0].Replies[0].ID, r1.ID)
+	equal(t, "second reply", roots.Items[0].Replies[1].ID, r2.ID)
+	equal(t, "reply of second", roots.Items[1].Replies[0].ID, s1.ID)
+	equal(t, "reply's parent", roots.Items[0].Replies[0].ParentID, first.ID)
+	var page *storage.Result[*storage.Comment]
 	n = counted(func(ctx context.Context) {
-		replies = must[map[string][]*storage.Comment](t)(e.store.Replies(ctx, p.ID, []string{first.ID, second.ID}))
+		page = must[*storage.Result[*storage.Comment]](t)(e.store.ReplyPage(ctx, roots.Items[0], storage.Page{Limit: 1}))
 	})
-	equal(t, "replies requests", n["Query"], 1)
-	equal(t, "replies of first", len(replies[first.ID]), 2)
-	equal(t, "first reply", replies[first.ID][0].ID, r1.ID)
-	equal(t, "second reply", replies[first.ID][1].ID, r2.ID)
-	equal(t, "reply of second", replies[second.ID][0].ID, s1.ID)
+	equal(t, "first page of replies requests", len(n), 0)
+	equalSlices(t, "first page of replies", commentIDs(page.Items), []string{r1.ID})
+	equal(t, "more replies", page.HasNext, true)
+	n = counted(func(ctx context.Context) {
+		page = must[*storage.Result[*storage.Comment]](t)(e.store.ReplyPage(ctx, roots.Items[0], storage.Page{Limit: 1, After: page.Cursors[0]}))
+	})
+	equal(t, "next page of replies requests", n["Query"], 1)
+	equalSlices(t, "next page of replies", commentIDs(page.Items), []string{r2.ID})
+	equal(t, "no more replies", page.HasNext, false)
 
 	if _, err := e.store.AddComment(ctx, storage.NewComment{PostID: p.ID, ParentID: r1.ID, AuthorID: "bob", Body: "deep"}); !errors.Is(err, storage.ErrInvalidInput) {
 		t.Errorf("reply to a reply: err = %v, want invalid input", err)
@@ -89,4 +99,12 @@ func TestCommentThreads(t *testing.T) {
 		equal(t, "comment count", got.CommentCount, int64(0))
 		equal(t, "thread count", got.ThreadCount, int64(0))
 	})
+}
+
+func commentIDs(cs []*storage.Comment) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.ID
+	}
+	return out
 }

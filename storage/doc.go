@@ -16,8 +16,13 @@
 //	author→post copy          AUTHOR#<authorId>  POST#<publishedAt>#<id>
 //	post-in-category copy     POST#<id>          CAT#<slug>                             CAT#<slug> / POST#<publishedAt>#<id>
 //	category                  CAT#<slug>         CAT#<slug>                             CATEGORIES / CAT#<slug>             (postCount, scheduled, month#<YYYY-MM>)
-//	comment (top level)       POST#<postId>      COMMENT#<createdAt>#<commentId>
+//	comment (top level)       POST#<postId>      COMMENT#<createdAt>#<commentId>        (replyCount, replies: the first 10)
 //	reply                     POST#<postId>      THREAD#<parentCreatedAt>#<parentId>#<createdAt>#<commentId>
+//	comment (pending)         POST#<postId>      HELD#<createdAt>#<commentId>           MODQ#<postAuthorId> / <createdAt>#<postId>#<commentId>
+//	comment (rejected)        POST#<postId>      HELD#<createdAt>#<commentId>           (expiresAt TTL)
+//	admins' queue entry       MODQ               <createdAt>#<postId>#<commentId>       (copy of a pending comment)
+//	reader                    READER#<sub>       READER#<sub>                           (name, avatarUrl)
+//	reader's rate             RATE#READER#<sub>  (same)                                 (recent, version, expiresAt TTL)
 //	slug reservation          SLUG#<slug>        SLUG#<slug>                            (postId, redirect)
 //	author slug reservation   AUTHORSLUG#<slug>  AUTHORSLUG#<slug>                      (authorId, redirect)
 //	blog-wide counts          STATS              STATS                                  (postCount, scheduled, month#<YYYY-MM>, authorCount, categoryCount)
@@ -51,8 +56,13 @@
 //	latest posts, whole blog             Query GSI1 GSI1PK=FEED#0..FEED#3 in parallel, GSI1SK BETWEEN "POST#<from>" AND "POST#<now>$", merged
 //	previous / next post, whole blog     the same 4 Queries, GSI1SK BETWEEN "POST#" AND <post's> (descending) or <post's> AND "POST#<now>$", Limit 2
 //	previous / next post in a category   Query GSI1 GSI1PK=CAT#slug, the same bounds, Limit 2
-//	post's comments, oldest first        Query PK=POST#id, begins_with(SK, "COMMENT#")
-//	replies to a page of comments        Query PK=POST#id, SK BETWEEN "THREAD#<first>#" AND "THREAD#<last>#~" (one for all)
+//	post's comments, oldest first        Query PK=POST#id, begins_with(SK, "COMMENT#"); each brings its first 10 replies
+//	more replies of one comment          Query PK=POST#id, begins_with(SK, "THREAD#<parent>#"), after the cursor
+//	pending comments on an author's      Query GSI1 GSI1PK=MODQ#authorId, descending
+//	posts, newest first
+//	all pending comments, newest first   Query PK=MODQ, descending
+//	comment by id                        BatchGetItem of its COMMENT#/THREAD# key and its HELD# key
+//	who wrote comments                   BatchGetItem of AUTHOR#id and READER#sub keys together
 //	all authors / all categories         Query GSI1 GSI1PK=AUTHORS / CATEGORIES
 //	authors, categories, posts by id     BatchGetItem, 100 keys a call, UnprocessedKeys retried with backoff
 //	blog-wide counts, archive by month   GetItem STATS (an author's or a category's: their own item, no extra read)
@@ -187,9 +197,10 @@
 //
 // Adding a comment is one transaction: the comment, commentCount (and
 // threadCount for a top-level comment) on the post and on each copy, and
-// the parent's replyCount for a reply, guarded by the post's version. A
-// deleted comment with replies stays as a tombstone (deleted, no body);
-// replies answer top-level comments only.
+// for a reply its parent rewritten with replyCount and the replies it
+// carries, guarded by the post's version and the parent's. A deleted
+// comment with replies stays as a tombstone (deleted, no body); replies
+// answer top-level comments only.
 //
 // The most actions a post write can have: the post; the new slug, the old
 // one as a redirect, the oldest redirect dropped and another post's slugs
@@ -201,12 +212,66 @@
 // 26, deleting a post with 10 redirects and 10 categories 36
 // (TestWorstCasePostWritesFitOneTransaction, TestPostActionsBound).
 //
-// Deleting a post removes its comments after the transaction, in batches:
-// they can outnumber a transaction's 100 actions, and no reader can reach
-// them once the post is gone. No comment can be added meanwhile (its
-// transaction checks the post). The removal goes on when the client goes
-// away, retries a conflict with a comment's transaction under way, and
-// when DynamoDB refuses it to the end the deletion fails with ErrBusy or
+// # Comments: who writes them, moderation, bounded threads
+//
+// A comment records who wrote it in exactly one of authorId (an author:
+// AUTHOR#<authorId>) and readerId (a reader: READER#<sub>, the subject of
+// their token). Author ids and reader subjects are separate namespaces;
+// which attribute is set says which one an id belongs to. A reader item
+// holds the display name and picture of the reader's token's name and
+// picture claims; a comment's transaction writes it when it is missing or
+// the claims changed, and nothing else does. Lists show commenters by
+// reading AUTHOR# and READER# keys in one BatchGetItem, so a rename shows
+// everywhere at once.
+//
+// Every comment item has a version, increased by every write of it, and
+// every write of a comment item is a whole-item Put guarded by the version
+// read (items written before versions existed have none, read as 0).
+//
+// A reader's comment on a blog that holds them is written as pending under
+// HELD#, outside the COMMENT# and THREAD# ranges, so no public list reads
+// it and no count includes it; its GSI1 entry puts it in the queue of the
+// post's author, and a copy under MODQ puts it in the admins' queue, both
+// in the same transaction. Approving is one transaction: delete the held
+// item and its queue entry, put the comment at its COMMENT# or THREAD#
+// key, count it on the post and its copies, and for a reply rewrite the
+// parent. Rejecting rewrites the held item as REJECTED without a GSI1
+// entry and deletes the queue entry; DynamoDB's TTL removes it 30 days
+// later (expiresAt). A comment's key follows from its id in both states,
+// so a lookup by id reads both keys in one BatchGetItem. The MODQ
+// partition takes every pending comment of the blog: fine for moderation
+// traffic, which the rate limit bounds per reader.
+//
+// A top-level comment carries copies of its first 10 published replies
+// (replies), in key order, so a page of comments brings the first page of
+// each thread with it and a thread's first page never needs a read;
+// Comment.replyConnection pages through the rest, one Query a page. A
+// reply's writes rewrite its parent: adding or approving one inserts its
+// copy in place (an approved reply keeps its time and may sort before
+// newer ones), editing one edits its copy, deleting one drops it and, when
+// the thread is longer, copies the next reply (one more Query, and a check
+// that it is unchanged). Every write of a reply is guarded by the
+// parent's version, every copied reply by its own. A top-level comment
+// written before comments carried replies (version 0) gets them from a
+// Query of its thread at its first write; until then its first page is
+// read with a Query.
+//
+// A reader's rate item lists their comments of the last minute as
+// "<createdAt>#<hash of post, parent and text>". A comment's transaction
+// puts it back with the new entry, guarded by its version, so two
+// servers on one table count together and a refused comment (rate limit
+// reached, or the same hash within the minute) writes nothing. It expires
+// (TTL) a minute after the last comment; expiry is not needed for
+// correctness, entries are read by their time. Authors and admins have
+// none.
+//
+// Deleting a post removes its comments, held ones and their queue entries
+// included, after the transaction, in batches: they can outnumber a
+// transaction's 100 actions, and no reader can reach them once the post
+// is gone. No comment can be added meanwhile (its transaction checks the
+// post). The removal goes on when the client goes away, retries a
+// conflict with a comment's transaction under way, and when DynamoDB
+// refuses it to the end the deletion fails with ErrBusy or
 // ErrUnavailable: the same deletion sent again with its idempotency key
 // replays the result and removes the rest.
 //
@@ -291,6 +356,8 @@
 // adds no action for them: they are part of the counters' updates. A
 // month whose count falls to 0 keeps its attribute at 0 and is not shown.
 //
-// commentCount counts comments that are not deleted, replies included;
-// threadCount counts top-level comments, tombstones included.
+// commentCount counts published comments that are not deleted, replies
+// included; threadCount counts published top-level comments, tombstones
+// included; a comment's replyCount its published replies. Pending and
+// rejected comments count nowhere.
 package storage

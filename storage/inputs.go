@@ -117,16 +117,56 @@ type PostRef struct {
 }
 
 // NewComment is the input of AddComment. ParentID, when set, names the
-// top-level comment this one replies to.
+// top-level comment this one replies to. An author writes it when AuthorID
+// names one; otherwise Reader does, and Rules apply.
 type NewComment struct {
-	PostID         string
-	ParentID       string
-	AuthorID       string
-	Body           string
+	PostID   string
+	ParentID string
+	AuthorID string
+	Reader   *ReaderProfile
+	Rules    ReaderRules
+	Body     string
+	// IdempotencyKey covers PostID, ParentID, Body and who writes; a
+	// reader's changed profile or the rules do not make a retry another
+	// request.
 	IdempotencyKey string
 }
 
-// CommentRef names a comment for DeleteComment.
+// ReaderProfile is a reader as their token's claims show them. An empty
+// or invalid Name or AvatarURL leaves what is stored (a new reader gets
+// DefaultReaderName and no picture); a valid one replaces it.
+type ReaderProfile struct {
+	ID        string
+	Name      string
+	AvatarURL string
+}
+
+// ReaderRules are what applies to a comment that a reader adds.
+type ReaderRules struct {
+	// Hold keeps the comment PENDING until the post's author or an admin
+	// approves it.
+	Hold bool
+	// PerMinute is the most comments the reader may add in any 60
+	// seconds (ErrRateLimited beyond); zero means no limit.
+	PerMinute int
+	// Unchecked skips the rate limit and the duplicate check, for admins
+	// whose subject is no author.
+	Unchecked bool
+}
+
+// CommentEdit is the input of UpdateComment. Reader, when set, is the
+// profile the editor's token gives; when they are the reader who wrote
+// the comment, it is refreshed like AddComment does.
+type CommentEdit struct {
+	PostID         string
+	CommentID      string
+	Body           string
+	Reader         *ReaderProfile
+	IdempotencyKey string
+}
+
+// CommentRef names a comment for DeleteComment, ApproveComment and
+// RejectComment.
 type CommentRef struct {
 	PostID         string
 	CommentID      string

@@ -26,10 +26,15 @@ const (
 	prefixFeed    = "FEED#"
 	prefixIdem    = "IDEMPOTENCY#"
 	prefixSecret  = "SECRET#"
+	prefixReader  = "READER#"
+	prefixHeld    = "HELD#"
+	prefixRate    = "RATE#"
+	prefixQueue   = "MODQ#"
 
 	authorsPartition    = "AUTHORS"
 	categoriesPartition = "CATEGORIES"
 	statsKey            = "STATS"
+	queuePartition      = "MODQ"
 
 	// feedShards is how many GSI1 partitions the whole-blog feed is spread
 	// over, so no single partition takes every publish and every feed read.
@@ -71,6 +76,15 @@ func authorSlugKey(slug string) key { return key{prefixAuthorSlug + slug, prefix
 func statsItemKey() key { return key{statsKey, statsKey} }
 
 func secretKey(name string) key { return key{prefixSecret + name, prefixSecret + name} }
+
+// readerKey is where a reader's display name and picture are kept. Reader
+// ids are token subjects, a namespace apart from author ids.
+func readerKey(id string) key { return key{prefixReader + id, prefixReader + id} }
+
+// rateKey is where a reader's latest comments are counted.
+func rateKey(readerID string) key {
+	return key{prefixRate + prefixReader + readerID, prefixRate + prefixReader + readerID}
+}
 
 func idempotencyKey(op, k string) key {
 	return key{prefixIdem + op + "#" + k, prefixIdem + op + "#" + k}
@@ -126,6 +140,42 @@ func commentKey(postID string, c commentID) key {
 	}
 	return key{prefixPost + postID, prefixThread + c.parent.sortPart() + "#" + c.sortPart()}
 }
+
+// heldKey is where a comment lives while it is held (pending or
+// rejected): beside the post's comments but outside their COMMENT# and
+// THREAD# ranges, so no public list reads it.
+func heldKey(postID string, c commentID) key {
+	return key{prefixPost + postID, prefixHeld + keyTime(c.created) + "#" + c.String()}
+}
+
+// queueSortKey orders a pending comment in the moderation queues by the
+// time it was written.
+func queueSortKey(postID string, c commentID) string {
+	return keyTime(c.created) + "#" + postID + "#" + c.String()
+}
+
+// queueEntryKey is the copy of a pending comment in the admins' queue.
+func queueEntryKey(postID string, c commentID) key {
+	return key{queuePartition, queueSortKey(postID, c)}
+}
+
+// queueKeyOfHeld returns the admins' queue entry of the held comment of
+// postID whose sort key is sk, or false when sk is not one.
+func queueKeyOfHeld(postID, sk string) (key, bool) {
+	_, id, ok := strings.Cut(strings.TrimPrefix(sk, prefixHeld), "#")
+	if !ok || !strings.HasPrefix(sk, prefixHeld) {
+		return key{}, false
+	}
+	c, err := parseCommentID(id)
+	if err != nil {
+		return key{}, false
+	}
+	return queueEntryKey(postID, c), true
+}
+
+// authorQueue is the GSI1 partition of the pending comments on an
+// author's posts.
+func authorQueue(authorID string) string { return prefixQueue + authorID }
 
 // threadPrefix is the common prefix of every reply to a top-level comment.
 func threadPrefix(parent commentID) string {

@@ -84,6 +84,23 @@ func TestLargestInputsFitDynamoDB(t *testing.T) {
 		Body: strings.Repeat(`"`, storage.MaxCommentBytes), IdempotencyKey: "largest-comment",
 	}))
 	equal(t, "body", must[*storage.Post](t)(e.store.GetPost(ctx, p.ID)).Body, strings.Repeat(`\`, storage.MaxBodyBytes))
+
+	// A top-level comment carries its first replies: the largest thread,
+	// as readers with the longest ids write it, and its deletion, whose
+	// recorded result holds the replies too.
+	reader := &storage.ReaderProfile{ID: strings.Repeat("r", storage.MaxReaderIDLength), Name: wide(storage.MaxNameLength),
+		AvatarURL: "https://example.com/" + strings.Repeat("a", storage.MaxURLLength-20)}
+	root := must[*storage.Comment](t)(e.store.AddComment(ctx, storage.NewComment{
+		PostID: p.ID, Reader: reader, Body: strings.Repeat(`\`, storage.MaxCommentBytes), IdempotencyKey: "largest-root",
+	}))
+	for i := range storage.MaxReplyPage + 1 {
+		must[*storage.Comment](t)(e.store.AddComment(ctx, storage.NewComment{
+			PostID: p.ID, ParentID: root.ID, Reader: reader, Rules: storage.ReaderRules{Unchecked: true},
+			Body: strings.Repeat(`"`, storage.MaxCommentBytes-1) + fmt.Sprint(i%10), IdempotencyKey: fmt.Sprintf("largest-reply-%d", i),
+		}))
+	}
+	gone := must[*storage.Comment](t)(e.store.DeleteComment(ctx, storage.CommentRef{PostID: p.ID, CommentID: root.ID, IdempotencyKey: "largest-tombstone"}))
+	equal(t, "replies of the tombstone", len(gone.Replies), storage.MaxReplyPage)
 	e.consistent()
 }
 

@@ -722,10 +722,11 @@ func setOpt(dst *string, v *string) {
 	}
 }
 
-// deleteComments removes every comment and reply of a deleted post, 25 at
-// a time, retrying unprocessed items.
+// deleteComments removes every comment and reply of a deleted post,
+// published or held, and the admins' queue entries of the pending ones,
+// 25 at a time, retrying unprocessed items.
 func (s *Store) deleteComments(ctx context.Context, postID string) error {
-	for _, prefix := range []string{prefixComment, prefixThread} {
+	for _, prefix := range []string{prefixComment, prefixThread, prefixHeld} {
 		expr, err := buildExpr(expression.NewBuilder().
 			WithKeyCondition(expression.Key(attrPK).Equal(expression.Value(prefixPost + postID)).
 				And(expression.Key(attrSK).BeginsWith(prefix))).
@@ -746,7 +747,11 @@ func (s *Store) deleteComments(ctx context.Context, postID string) error {
 			if err != nil {
 				return err
 			}
-			for chunk := range slices.Chunk(page.Items, 25) {
+			items := page.Items
+			if prefix == prefixHeld {
+				items = withQueueEntries(postID, items)
+			}
+			for chunk := range slices.Chunk(items, 25) {
 				if err := s.batchDelete(ctx, chunk); err != nil {
 					return err
 				}
@@ -754,6 +759,19 @@ func (s *Store) deleteComments(ctx context.Context, postID string) error {
 		}
 	}
 	return nil
+}
+
+// withQueueEntries returns the keys of held comments of postID with the
+// keys of their entries in the admins' queue, which only pending ones
+// have; deleting a key that holds nothing is harmless.
+func withQueueEntries(postID string, held []item) []item {
+	out := slices.Clone(held)
+	for _, it := range held {
+		if k, ok := queueKeyOfHeld(postID, itemKey(it).SK); ok {
+			out = append(out, mustKey(k))
+		}
+	}
+	return out
 }
 
 func (s *Store) batchDelete(ctx context.Context, keys []item) error {

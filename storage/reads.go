@@ -199,27 +199,54 @@ type CommentKey struct {
 	CommentID string
 }
 
-// GetComments returns the comments named by keys in order, with
-// ErrNotFound (or a ValidationError for a malformed id) in errs.
+// GetComments returns the comments named by keys in order, published or
+// held, with ErrNotFound (or a ValidationError for a malformed id) in
+// errs. Each comment is looked for where it is published and where it is
+// held, both in the same BatchGetItem.
 func (s *Store) GetComments(ctx context.Context, keys []CommentKey) ([]*Comment, []error) {
 	out := make([]*Comment, len(keys))
 	errs := make([]error, len(keys))
-	var valid []key
-	var at []int
+	var read []key
+	cids := make([]*commentID, len(keys))
 	for i, ck := range keys {
 		cid, err := parseCommentID(ck.CommentID)
 		if err != nil {
 			errs[i] = err
 			continue
 		}
-		valid = append(valid, commentKey(ck.PostID, cid))
-		at = append(at, i)
+		cids[i] = &cid
+		read = append(read, commentKey(ck.PostID, cid), heldKey(ck.PostID, cid))
 	}
-	got, gotErrs := batchDecode(ctx, s, valid, (*commentItem).comment)
-	for j, i := range at {
-		out[i], errs[i] = got[j], gotErrs[j]
+	if len(read) == 0 {
+		return out, errs
+	}
+	found, err := s.batchGet(ctx, read, false)
+	for i, ck := range keys {
+		switch {
+		case cids[i] == nil:
+		case err != nil:
+			errs[i] = err
+		default:
+			out[i], errs[i] = decodeComment(found, ck.PostID, *cids[i])
+		}
 	}
 	return out, errs
+}
+
+// decodeComment returns the comment cid of postID from found, published
+// (a tombstone too) or held, or ErrNotFound.
+func decodeComment(found map[key]item, postID string, cid commentID) (*Comment, error) {
+	for _, k := range []key{commentKey(postID, cid), heldKey(postID, cid)} {
+		var c commentItem
+		err := decodeFound(found, k, &c)
+		switch {
+		case err == nil:
+			return c.comment(), nil
+		case !errors.Is(err, ErrNotFound):
+			return nil, fmt.Errorf("decode comment %q: %w", cid, err)
+		}
+	}
+	return nil, fmt.Errorf("comment %q: %w", cid, ErrNotFound)
 }
 
 // ReadPost returns the post with id like GetPost, but read with
@@ -233,29 +260,67 @@ func (s *Store) ReadPost(ctx context.Context, id string) (*Post, error) {
 	return it.post(), nil
 }
 
-// ReadComment returns the comment k names and its post, read together in
-// one request with ConsistentRead, for a check made before a write. It
-// returns ErrNotFound when either is missing, or a *ValidationError for a
-// malformed comment id.
+// ReadComment returns the comment k names, published or held, and its
+// post, read together in one request with ConsistentRead, for a check
+// made before a write. It returns ErrNotFound when either is missing, or
+// a *ValidationError for a malformed comment id.
 func (s *Store) ReadComment(ctx context.Context, k CommentKey) (*Comment, *Post, error) {
 	cid, err := parseCommentID(k.CommentID)
 	if err != nil {
 		return nil, nil, err
 	}
-	ck, pk := commentKey(k.PostID, cid), postKey(k.PostID)
-	found, err := s.batchGet(ctx, []key{ck, pk}, true)
+	pk := postKey(k.PostID)
+	found, err := s.batchGet(ctx, []key{commentKey(k.PostID, cid), heldKey(k.PostID, cid), pk}, true)
 	if err != nil {
 		return nil, nil, err
 	}
-	var c commentItem
-	var p postItem
-	if err := decodeFound(found, ck, &c); err != nil {
-		return nil, nil, fmt.Errorf("comment %q: %w", k.CommentID, err)
+	c, err := decodeComment(found, k.PostID, cid)
+	if err != nil {
+		return nil, nil, err
 	}
+	var p postItem
 	if err := decodeFound(found, pk, &p); err != nil {
 		return nil, nil, fmt.Errorf("post %q: %w", k.PostID, err)
 	}
-	return c.comment(), p.post(), nil
+	return c, p.post(), nil
+}
+
+// GetCommenters returns who wrote comments, for writers in order, authors
+// and readers in one BatchGetItem, with ErrNotFound in errs for each
+// missing one.
+func (s *Store) GetCommenters(ctx context.Context, writers []Writer) ([]*Commenter, []error) {
+	out := make([]*Commenter, len(writers))
+	errs := make([]error, len(writers))
+	keys := make([]key, len(writers))
+	for i, w := range writers {
+		if w.AuthorID != "" {
+			keys[i] = authorKey(w.AuthorID)
+		} else {
+			keys[i] = readerKey(w.ReaderID)
+		}
+	}
+	found, err := s.batchGet(ctx, keys, false)
+	now := s.nowKey()
+	for i, w := range writers {
+		it, ok := found[keys[i]]
+		switch {
+		case err != nil:
+			errs[i] = err
+		case !ok:
+			errs[i] = fmt.Errorf("writer %+v: %w", w, ErrNotFound)
+		case w.AuthorID != "":
+			var a authorItem
+			if errs[i] = attributevalue.UnmarshalMap(it, &a); errs[i] == nil {
+				out[i] = &Commenter{Author: a.author(now)}
+			}
+		default:
+			var r readerItem
+			if errs[i] = attributevalue.UnmarshalMap(it, &r); errs[i] == nil {
+				out[i] = &Commenter{Reader: r.reader()}
+			}
+		}
+	}
+	return out, errs
 }
 
 // Stats returns the blog-wide counts, the archive by month included.
@@ -540,67 +605,63 @@ func (s *Store) Categories(ctx context.Context, p Page) (*Result[*Category], err
 	}, p, func(it *categoryItem) *Category { return it.category(s.nowKey()) })
 }
 
-// Replies returns the replies to the given top-level comments of one post,
-// each list oldest first. All replies of the comments lie in one key range
-// (see commentKey), so this is one Query however many comments are asked
-// about; only more than 1 MB of replies takes more.
-func (s *Store) Replies(ctx context.Context, postID string, parentIDs []string) (map[string][]*Comment, error) {
-	out := make(map[string][]*Comment, len(parentIDs))
-	if len(parentIDs) == 0 {
-		return out, nil
+// ReplyPage returns a page of the published replies to the top-level
+// comment parent, oldest first, at most MaxReplyPage. The first page is
+// the replies parent carries, so it costs no request; later pages, and
+// the first of a comment written before comments carried their replies,
+// are one Query each. A reply has no replies: its page is empty.
+func (s *Store) ReplyPage(ctx context.Context, parent *Comment, p Page) (*Result[*Comment], error) {
+	if p.Limit < 1 || p.Limit > MaxReplyPage {
+		field := "first"
+		if p.Backward {
+			field = "last"
+		}
+		return nil, &ValidationError{Field: field, Reason: fmt.Sprintf("must be between 1 and %d", MaxReplyPage)}
 	}
-	var lo, hi string
-	for _, pid := range parentIDs {
-		c, err := parseCommentID(pid)
-		if err != nil {
-			return nil, err
-		}
-		if c.parent != nil {
-			continue // a reply has no replies of its own
-		}
-		prefix := threadPrefix(c)
-		if lo == "" || prefix < lo {
-			lo = prefix
-		}
-		if prefix > hi {
-			hi = prefix
-		}
+	if parent.ParentID != "" {
+		return &Result[*Comment]{}, nil
 	}
-	if lo == "" {
-		return out, nil
-	}
-	expr, err := buildExpr(expression.NewBuilder().WithKeyCondition(
-		expression.Key(attrPK).Equal(expression.Value(prefixPost + postID)).
-			And(expression.Key(attrSK).Between(expression.Value(lo), expression.Value(hi+"~")))))
+	pcid, err := parseCommentID(parent.ID)
 	if err != nil {
 		return nil, err
 	}
-	want := make(map[string]bool, len(parentIDs))
-	for _, id := range parentIDs {
-		want[id] = true
+	list := "replies:" + parent.PostID + ":" + parent.ID
+	if p.After != "" || p.Backward || !parent.repliesKnown {
+		return queryPage(ctx, s, listQuery{
+			list:    list,
+			forward: true,
+			cond: expression.Key(attrPK).Equal(expression.Value(prefixPost + parent.PostID)).
+				And(expression.Key(attrSK).BeginsWith(threadPrefix(pcid))),
+		}, p, (*commentItem).comment)
 	}
-	pages := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
-		TableName:                 aws.String(s.table),
-		KeyConditionExpression:    expr.KeyCondition(),
-		ExpressionAttributeNames:  expr.Names(),
-		ExpressionAttributeValues: expr.Values(),
-	})
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
+	res := &Result[*Comment]{HasNext: parent.ReplyCount > int64(p.Limit)}
+	for _, r := range parent.Replies[:min(p.Limit, len(parent.Replies))] {
+		rcid, err := parseCommentID(r.ID)
 		if err != nil {
-			return nil, fmt.Errorf("replies of post %q: %w", postID, err)
+			return nil, err
 		}
-		var items []commentItem
-		if err := attributevalue.UnmarshalListOfMaps(page.Items, &items); err != nil {
-			return nil, fmt.Errorf("decode replies: %w", err)
-		}
-		for i := range items {
-			if want[items[i].ParentID] {
-				out[items[i].ParentID] = append(out[items[i].ParentID], items[i].comment())
-			}
-		}
+		k := commentKey(parent.PostID, rcid)
+		res.Items = append(res.Items, r)
+		res.Cursors = append(res.Cursors, s.encodeCursor(list, map[string]string{attrPK: k.PK, attrSK: k.SK}))
 	}
-	return out, nil
+	return res, nil
+}
+
+// ModerationQueue returns pending comments, newest first: those on the
+// posts of authorID, or with an empty authorID all of the blog's. Each is
+// one Query, of GSI1 or of the admins' queue.
+func (s *Store) ModerationQueue(ctx context.Context, authorID string, p Page) (*Result[*Comment], error) {
+	if authorID == "" {
+		return queryPage(ctx, s, listQuery{
+			list: "queue",
+			cond: expression.Key(attrPK).Equal(expression.Value(queuePartition)),
+		}, p, (*commentItem).comment)
+	}
+	return queryPage(ctx, s, listQuery{
+		list:  "queue:" + authorID,
+		index: true,
+		cond:  expression.Key(attrGSI1PK).Equal(expression.Value(authorQueue(authorID))),
+	}, p, (*commentItem).comment)
 }
 
 // LatestPosts returns the whole blog's visible posts in per, newest

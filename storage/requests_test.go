@@ -2,6 +2,7 @@ package storage_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -20,6 +21,12 @@ func TestRequestsPerOperation(t *testing.T) {
 	p := e.publish(e.post("ada", "counted", "go"), time.Time{})
 	c := must[*storage.Comment](t)(e.store.AddComment(ctx, storage.NewComment{PostID: p.ID, AuthorID: "ada", Body: "hi"}))
 	other := e.post("ada", "other")
+	must[*storage.Comment](t)(e.store.AddComment(ctx, storage.NewComment{PostID: p.ID, ParentID: c.ID, AuthorID: "ada", Body: "re"}))
+	c = must[*storage.Result[*storage.Comment]](t)(e.store.Comments(ctx, p.ID, storage.Page{Limit: 1})).Items[0]
+	replyCursor := must[*storage.Result[*storage.Comment]](t)(e.store.ReplyPage(ctx, c, storage.Page{Limit: 1})).Cursors[0]
+	reader := &storage.ReaderProfile{ID: "auth0|reader", Name: "Rea Der"}
+	held := must[*storage.Comment](t)(e.store.AddComment(ctx, storage.NewComment{PostID: p.ID, Reader: reader, Rules: storage.ReaderRules{Hold: true}, Body: "held"}))
+	var byReader, rejected *storage.Comment
 	page := storage.Page{Limit: 20}
 	var version int64 = p.Version
 	cases := []struct {
@@ -48,7 +55,20 @@ func TestRequestsPerOperation(t *testing.T) {
 			return err
 		}, map[string]int{"Query": 4}},
 		{"Comments", func(ctx context.Context) error { _, err := e.store.Comments(ctx, p.ID, page); return err }, map[string]int{"Query": 1}},
-		{"Replies", func(ctx context.Context) error { _, err := e.store.Replies(ctx, p.ID, []string{c.ID}); return err }, map[string]int{"Query": 1}},
+		{"ReplyPage after a cursor", func(ctx context.Context) error {
+			_, err := e.store.ReplyPage(ctx, c, storage.Page{Limit: 5, After: replyCursor})
+			return err
+		}, map[string]int{"Query": 1}},
+		{"ModerationQueue of an author", func(ctx context.Context) error { _, err := e.store.ModerationQueue(ctx, "ada", page); return err }, map[string]int{"Query": 1}},
+		{"ModerationQueue of the blog", func(ctx context.Context) error { _, err := e.store.ModerationQueue(ctx, "", page); return err }, map[string]int{"Query": 1}},
+		{"GetComments", func(ctx context.Context) error {
+			_, errs := e.store.GetComments(ctx, []storage.CommentKey{{PostID: p.ID, CommentID: c.ID}, {PostID: p.ID, CommentID: held.ID}})
+			return errors.Join(errs...)
+		}, map[string]int{"BatchGetItem": 1}},
+		{"GetCommenters", func(ctx context.Context) error {
+			_, errs := e.store.GetCommenters(ctx, []storage.Writer{{AuthorID: "ada"}, {ReaderID: "auth0|reader"}})
+			return errors.Join(errs...)
+		}, map[string]int{"BatchGetItem": 1}},
 		{"Authors", func(ctx context.Context) error { _, err := e.store.Authors(ctx, page); return err }, map[string]int{"Query": 1}},
 		{"Categories", func(ctx context.Context) error { _, err := e.store.Categories(ctx, page); return err }, map[string]int{"Query": 1}},
 		{"Stats", func(ctx context.Context) error { _, err := e.store.Stats(ctx); return err }, map[string]int{"GetItem": 1}},
@@ -113,6 +133,32 @@ func TestRequestsPerOperation(t *testing.T) {
 		}, map[string]int{"GetItem": 1, "BatchGetItem": 1, "TransactWriteItems": 1}},
 		{"DeleteComment", func(ctx context.Context) error {
 			_, err := e.store.DeleteComment(ctx, storage.CommentRef{PostID: p.ID, CommentID: c.ID})
+			return err
+		}, map[string]int{"BatchGetItem": 1, "TransactWriteItems": 1}},
+		{"AddComment by a reader", func(ctx context.Context) error {
+			var err error
+			byReader, err = e.store.AddComment(ctx, storage.NewComment{PostID: p.ID, Reader: reader, Rules: storage.ReaderRules{PerMinute: 5}, Body: "read it"})
+			return err
+		}, map[string]int{"BatchGetItem": 1, "TransactWriteItems": 1}},
+		{"AddComment held", func(ctx context.Context) error {
+			var err error
+			rejected, err = e.store.AddComment(ctx, storage.NewComment{PostID: p.ID, Reader: reader, Rules: storage.ReaderRules{Hold: true, PerMinute: 5}, Body: "hold it"})
+			return err
+		}, map[string]int{"BatchGetItem": 1, "TransactWriteItems": 1}},
+		{"UpdateComment", func(ctx context.Context) error {
+			_, err := e.store.UpdateComment(ctx, storage.CommentEdit{PostID: p.ID, CommentID: byReader.ID, Reader: reader, Body: "read it again"})
+			return err
+		}, map[string]int{"BatchGetItem": 1, "TransactWriteItems": 1}},
+		{"ApproveComment", func(ctx context.Context) error {
+			_, err := e.store.ApproveComment(ctx, storage.CommentRef{PostID: p.ID, CommentID: held.ID})
+			return err
+		}, map[string]int{"BatchGetItem": 1, "TransactWriteItems": 1}},
+		{"RejectComment", func(ctx context.Context) error {
+			_, err := e.store.RejectComment(ctx, storage.CommentRef{PostID: p.ID, CommentID: rejected.ID})
+			return err
+		}, map[string]int{"BatchGetItem": 1, "TransactWriteItems": 1}},
+		{"DeleteComment of a held comment", func(ctx context.Context) error {
+			_, err := e.store.DeleteComment(ctx, storage.CommentRef{PostID: p.ID, CommentID: rejected.ID})
 			return err
 		}, map[string]int{"BatchGetItem": 1, "TransactWriteItems": 1}},
 		{"Unpublish", func(ctx context.Context) error {

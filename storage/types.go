@@ -2,6 +2,7 @@ package storage
 
 import (
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -27,7 +28,29 @@ var (
 	// allows (see NewClient). The call may or may not have taken effect; a
 	// write retried with the same idempotency key takes effect once.
 	ErrUnavailable = errors.New("the database is unavailable, try again")
+	// ErrRateLimited means a reader added as many comments as a minute
+	// allows; nothing was written. It comes as a *RateLimitError.
+	ErrRateLimited = errors.New("too many comments in a minute")
+	// ErrDuplicateComment means the same reader sent the same comment to
+	// the same place less than a minute ago; nothing was written.
+	ErrDuplicateComment = errors.New("the same comment was sent less than a minute ago")
+	// ErrNotPending means a moderation decision was asked for a comment
+	// that is already published; nothing was written.
+	ErrNotPending = errors.New("the comment is not pending")
 )
+
+// RateLimitError is returned with ErrRateLimited and says when the next
+// comment will be accepted.
+type RateLimitError struct {
+	RetryAfter time.Duration
+}
+
+func (e *RateLimitError) Error() string {
+	return fmt.Sprintf("too many comments in a minute, try again in %s", e.RetryAfter)
+}
+
+// Unwrap makes errors.Is(err, ErrRateLimited) true.
+func (e *RateLimitError) Unwrap() error { return ErrRateLimited }
 
 // ValidationError names the field that failed validation. It wraps
 // ErrInvalidInput.
@@ -185,18 +208,65 @@ func (m ArchiveMonth) Start() time.Time { return time.Date(m.Year, m.Month, 1, 0
 // End returns the first instant of the next month.
 func (m ArchiveMonth) End() time.Time { return m.Start().AddDate(0, 1, 0) }
 
-// Comment is a comment on a post, or a reply to a top-level comment.
-// A deleted comment that has replies stays as a tombstone: Deleted is true
+// CommentStatus is where a comment stands in moderation.
+type CommentStatus string
+
+// Comment states. Only published comments are in lists and counts.
+const (
+	CommentPublished CommentStatus = "PUBLISHED"
+	CommentPending   CommentStatus = "PENDING"
+	CommentRejected  CommentStatus = "REJECTED"
+)
+
+// Comment is a comment on a post, or a reply to a top-level comment,
+// written by an author (AuthorID) or a reader (ReaderID), never both. A
+// deleted comment that has replies stays as a tombstone: Deleted is true
 // and Body is empty.
 type Comment struct {
-	ID         string
-	PostID     string
-	ParentID   string // empty for a top-level comment
-	AuthorID   string
-	Body       string
-	CreatedAt  time.Time
-	Deleted    bool
+	ID        string
+	PostID    string
+	ParentID  string // empty for a top-level comment
+	AuthorID  string // the author who wrote it, or empty
+	ReaderID  string // the reader who wrote it, or empty
+	Body      string
+	CreatedAt time.Time
+	EditedAt  time.Time // zero when the text never changed
+	Status    CommentStatus
+	Deleted   bool
+	// ReplyCount is the number of published replies.
 	ReplyCount int64
+	// Replies are the first published replies, oldest first: all of them
+	// up to MaxReplyPage. ReplyPage pages through the rest.
+	Replies []*Comment
+	// repliesKnown is false for a top-level comment with replies written
+	// before comments carried them: ReplyPage reads its replies then.
+	repliesKnown bool
+}
+
+// Writer returns who wrote the comment.
+func (c *Comment) Writer() Writer { return Writer{AuthorID: c.AuthorID, ReaderID: c.ReaderID} }
+
+// Writer names who wrote a comment: an author or a reader. Reader ids are
+// token subjects, a namespace apart from author ids.
+type Writer struct {
+	AuthorID string
+	ReaderID string
+}
+
+// Reader is a signed-in person who is not an author, as their comments
+// show them. Name and AvatarURL come from their token's claims.
+type Reader struct {
+	ID        string
+	Name      string
+	AvatarURL string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Commenter is who wrote a comment: Author or Reader is set.
+type Commenter struct {
+	Author *Author
+	Reader *Reader
 }
 
 // Page asks for one page of a list, as a Relay connection's arguments do:

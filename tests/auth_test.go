@@ -20,6 +20,8 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/blogql/blog/auth"
+	"github.com/blogql/blog/graph"
+	"github.com/blogql/blog/storage"
 )
 
 // snapshot returns every item of the table, each as canonical JSON, in
@@ -61,19 +63,28 @@ func (s *server) unchanged(before []string) {
 
 // The actors of the authorization matrix.
 const (
-	anonymous  = "anonymous"
-	other      = "another author"
-	owner      = "owner"
-	postAuthor = "the post's author"
-	admin      = "admin"
+	anonymous   = "anonymous"
+	reader      = "a reader"
+	otherReader = "another reader"
+	other       = "another author"
+	owner       = "owner"
+	postAuthor  = "the post's author"
+	admin       = "admin"
 )
+
+// actors are the actors of the authorization matrix, in the order the
+// matrix runs them.
+var actors = []string{anonymous, reader, otherReader, other, owner, postAuthor, admin}
 
 // TestAuthorizationMatrix sends every mutation as each actor and checks
 // the outcome: the error code, or success with the right author on what
-// was written. A refused mutation leaves every item of the table as it
-// was.
+// was written. The readers may comment and change their own comments and
+// nothing else; a pending comment is not found by anyone but its reader,
+// the post's author and admins. A refused mutation leaves every item of
+// the table as it was.
 func TestAuthorizationMatrix(t *testing.T) {
-	s := newServer(t)
+	// The clock stands still: the readers need more than five comments.
+	s := newServer(t, func(_ *storage.ClientConfig, o *graph.HandlerOptions) { o.CommentsPerMinute = 100 })
 	ctx := context.Background()
 	ids := map[string]string{}
 	for _, a := range [][2]string{{"ada", "Ada Lovelace"}, {"grace", "Grace Hopper"}, {"alan", "Alan Turing"}, {"margaret", "Margaret Hamilton"}} {
@@ -82,13 +93,15 @@ func TestAuthorizationMatrix(t *testing.T) {
 	}
 	ok[*CreateCategoryResponse](t)(CreateCategory(ctx, s.admin, CreateCategoryInput{Slug: "go", Name: "Go"}))
 	clients := map[string]graphql.Client{
-		anonymous:  s.client,
-		other:      s.as("alan", auth.RoleAuthor),
-		owner:      s.as("grace", auth.RoleAuthor),
-		postAuthor: s.as("margaret", auth.RoleAuthor),
-		admin:      s.as("ada", auth.RoleAdmin),
+		anonymous:   s.client,
+		reader:      s.reader("auth0|lin", "Lin Reader", ""),
+		otherReader: s.reader("auth0|rosa", "Rosa Reader", ""),
+		other:       s.as("alan", auth.RoleAuthor),
+		owner:       s.as("grace", auth.RoleAuthor),
+		postAuthor:  s.as("margaret", auth.RoleAuthor),
+		admin:       s.as("ada", auth.RoleAdmin),
 	}
-	names := map[string]string{other: "Alan Turing", owner: "Grace Hopper", postAuthor: "Margaret Hamilton", admin: "Ada Lovelace"}
+	names := map[string]string{reader: "Lin Reader", otherReader: "Rosa Reader", other: "Alan Turing", owner: "Grace Hopper", postAuthor: "Margaret Hamilton", admin: "Ada Lovelace"}
 
 	n := 0
 	unique := func(prefix string) string { n++; return fmt.Sprintf("%s-%d", prefix, n) }
@@ -113,6 +126,42 @@ func TestAuthorizationMatrix(t *testing.T) {
 			}
 			return c
 		}
+	}
+	// readersComment returns a preparer of a comment of the reader on a
+	// post of margaret: pending, or approved by her when published is
+	// set.
+	readersComment := func(published bool) func() string {
+		return func() string {
+			post := ok[*CreatePostResponse](t)(CreatePost(ctx, clients[postAuthor], CreatePostInput{Title: "Margaret's", Slug: unique("margaret")})).CreatePost.Post.Id
+			ok[*PublishPostResponse](t)(PublishPost(ctx, clients[postAuthor], PublishPostInput{Id: post}))
+			c := ok[*AddCommentResponse](t)(AddComment(ctx, clients[reader], AddCommentInput{PostId: post, Body: unique("Lin's")})).AddComment.Comment.Id
+			if published {
+				ok[*ApproveCommentResponse](t)(ApproveComment(ctx, clients[postAuthor], ApproveCommentInput{Id: c}))
+			}
+			return c
+		}
+	}
+	updateComment := func(c graphql.Client, id string) (string, error) {
+		body := unique("Edited")
+		r, err := UpdateComment(ctx, c, UpdateCommentInput{Id: id, Body: body})
+		if err == nil && r.UpdateComment.Comment.Body != body {
+			err = fmt.Errorf("comment %+v not edited", r.UpdateComment.Comment)
+		}
+		return "", err
+	}
+	approveComment := func(c graphql.Client, id string) (string, error) {
+		r, err := ApproveComment(ctx, c, ApproveCommentInput{Id: id})
+		if err == nil && r.ApproveComment.Comment.Status != CommentStatusPublished {
+			err = fmt.Errorf("comment %+v not approved", r.ApproveComment.Comment)
+		}
+		return "", err
+	}
+	rejectComment := func(c graphql.Client, id string) (string, error) {
+		r, err := RejectComment(ctx, c, RejectCommentInput{Id: id})
+		if err == nil && r.RejectComment.Comment.Status != CommentStatusRejected {
+			err = fmt.Errorf("comment %+v not rejected", r.RejectComment.Comment)
+		}
+		return "", err
 	}
 	deleteComment := func(c graphql.Client, id string) (string, error) {
 		r, err := DeleteComment(ctx, c, DeleteCommentInput{Id: id})
@@ -142,75 +191,91 @@ func TestAuthorizationMatrix(t *testing.T) {
 		{"createAuthor", none, func(c graphql.Client, _ string) (string, error) {
 			_, err := CreateAuthor(ctx, c, CreateAuthorInput{Name: "New author"})
 			return "", err
-		}, false, map[string]string{anonymous: "UNAUTHENTICATED", other: "FORBIDDEN", owner: "FORBIDDEN", admin: ""}},
+		}, false, map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", other: "FORBIDDEN", owner: "FORBIDDEN", admin: ""}},
 		{"updateAuthor", func() string { return ids["grace"] }, func(c graphql.Client, id string) (string, error) {
 			r, err := UpdateAuthor(ctx, c, UpdateAuthorInput{Id: id, Bio: ptr(unique("bio"))})
 			if err != nil {
 				return "", err
 			}
 			return r.UpdateAuthor.Author.Name, nil
-		}, false, map[string]string{anonymous: "UNAUTHENTICATED", other: "FORBIDDEN", owner: "", admin: ""}},
+		}, false, map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", other: "FORBIDDEN", owner: "", admin: ""}},
 		{"createCategory", none, func(c graphql.Client, _ string) (string, error) {
 			_, err := CreateCategory(ctx, c, CreateCategoryInput{Slug: unique("cat"), Name: "New"})
 			return "", err
-		}, false, map[string]string{anonymous: "UNAUTHENTICATED", other: "FORBIDDEN", owner: "FORBIDDEN", admin: ""}},
+		}, false, map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", other: "FORBIDDEN", owner: "FORBIDDEN", admin: ""}},
 		{"updateCategory", none, func(c graphql.Client, _ string) (string, error) {
 			_, err := UpdateCategory(ctx, c, UpdateCategoryInput{Slug: "go", Description: ptr(unique("about"))})
 			return "", err
-		}, false, map[string]string{anonymous: "UNAUTHENTICATED", other: "FORBIDDEN", owner: "FORBIDDEN", admin: ""}},
+		}, false, map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", other: "FORBIDDEN", owner: "FORBIDDEN", admin: ""}},
 		{"createPost", none, func(c graphql.Client, _ string) (string, error) {
 			r, err := CreatePost(ctx, c, CreatePostInput{Title: "Mine", Slug: unique("mine"), Categories: []string{"go"}})
 			if err != nil {
 				return "", err
 			}
 			return r.CreatePost.Post.Author.Name, nil
-		}, true, map[string]string{anonymous: "UNAUTHENTICATED", other: "", owner: "", admin: ""}},
+		}, true, map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", other: "", owner: "", admin: ""}},
 		{"updatePost of a published post", published, func(c graphql.Client, id string) (string, error) {
 			r, err := UpdatePost(ctx, c, UpdatePostInput{Id: id, ExpectedVersion: 2, Title: ptr("Edited")})
 			if err != nil {
 				return "", err
 			}
 			return r.UpdatePost.Post.Author.Name, nil
-		}, false, map[string]string{anonymous: "UNAUTHENTICATED", other: "FORBIDDEN", owner: "", admin: ""}},
+		}, false, map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", other: "FORBIDDEN", owner: "", admin: ""}},
 		{"updatePost of a draft", draft, func(c graphql.Client, id string) (string, error) {
 			r, err := UpdatePost(ctx, c, UpdatePostInput{Id: id, ExpectedVersion: 1, Title: ptr("Edited")})
 			if err != nil {
 				return "", err
 			}
 			return r.UpdatePost.Post.Author.Name, nil
-		}, false, map[string]string{anonymous: "UNAUTHENTICATED", other: "NOT_FOUND", owner: "", admin: ""}},
+		}, false, map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", other: "NOT_FOUND", owner: "", admin: ""}},
 		{"publishPost", draft, func(c graphql.Client, id string) (string, error) {
 			r, err := PublishPost(ctx, c, PublishPostInput{Id: id})
 			if err != nil {
 				return "", err
 			}
 			return r.PublishPost.Post.Author.Name, nil
-		}, false, map[string]string{anonymous: "UNAUTHENTICATED", other: "NOT_FOUND", owner: "", admin: ""}},
+		}, false, map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", other: "NOT_FOUND", owner: "", admin: ""}},
 		{"unpublishPost", published, func(c graphql.Client, id string) (string, error) {
 			r, err := UnpublishPost(ctx, c, UnpublishPostInput{Id: id})
 			if err != nil {
 				return "", err
 			}
 			return r.UnpublishPost.Post.Author.Name, nil
-		}, false, map[string]string{anonymous: "UNAUTHENTICATED", other: "FORBIDDEN", owner: "", admin: ""}},
+		}, false, map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", other: "FORBIDDEN", owner: "", admin: ""}},
 		{"deletePost", published, func(c graphql.Client, id string) (string, error) {
 			_, err := DeletePost(ctx, c, DeletePostInput{Id: id})
 			return "", err
-		}, false, map[string]string{anonymous: "UNAUTHENTICATED", other: "FORBIDDEN", owner: "", admin: ""}},
+		}, false, map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", other: "FORBIDDEN", owner: "", admin: ""}},
 		{"addComment", published, func(c graphql.Client, id string) (string, error) {
 			r, err := AddComment(ctx, c, AddCommentInput{PostId: id, Body: "Nice."})
 			if err != nil {
 				return "", err
 			}
-			return r.AddComment.Comment.Author.Name, nil
-		}, true, map[string]string{anonymous: "UNAUTHENTICATED", other: "", owner: "", admin: ""}},
+			return r.AddComment.Comment.Commenter.Name, nil
+		}, true, map[string]string{anonymous: "UNAUTHENTICATED", reader: "", otherReader: "", other: "", owner: "", postAuthor: "", admin: ""}},
+		{"updateComment of an author's comment", comment(false), updateComment, false,
+			map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", otherReader: "FORBIDDEN", other: "FORBIDDEN", owner: "", postAuthor: "FORBIDDEN", admin: ""}},
 		{"deleteComment", comment(false), deleteComment, false,
-			map[string]string{anonymous: "UNAUTHENTICATED", other: "FORBIDDEN", owner: "", postAuthor: "", admin: ""}},
+			map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", otherReader: "FORBIDDEN", other: "FORBIDDEN", owner: "", postAuthor: "", admin: ""}},
 		{"deleteComment on a post unpublished since", comment(true), deleteComment, false,
-			map[string]string{anonymous: "UNAUTHENTICATED", other: "NOT_FOUND", owner: "", postAuthor: "", admin: ""}},
+			map[string]string{anonymous: "UNAUTHENTICATED", reader: "NOT_FOUND", otherReader: "NOT_FOUND", other: "NOT_FOUND", owner: "", postAuthor: "", admin: ""}},
+		{"updateComment of a reader's comment", readersComment(true), updateComment, false,
+			map[string]string{anonymous: "UNAUTHENTICATED", reader: "", otherReader: "FORBIDDEN", other: "FORBIDDEN", owner: "FORBIDDEN", postAuthor: "FORBIDDEN", admin: ""}},
+		{"deleteComment of a reader's comment", readersComment(true), deleteComment, false,
+			map[string]string{anonymous: "UNAUTHENTICATED", reader: "", otherReader: "FORBIDDEN", other: "FORBIDDEN", owner: "FORBIDDEN", postAuthor: "", admin: ""}},
+		{"updateComment of a pending comment", readersComment(false), updateComment, false,
+			map[string]string{anonymous: "UNAUTHENTICATED", reader: "", otherReader: "NOT_FOUND", other: "NOT_FOUND", owner: "NOT_FOUND", postAuthor: "FORBIDDEN", admin: ""}},
+		{"deleteComment of a pending comment", readersComment(false), deleteComment, false,
+			map[string]string{anonymous: "UNAUTHENTICATED", reader: "", otherReader: "NOT_FOUND", other: "NOT_FOUND", owner: "NOT_FOUND", postAuthor: "", admin: ""}},
+		{"approveComment", readersComment(false), approveComment, false,
+			map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", otherReader: "NOT_FOUND", other: "NOT_FOUND", owner: "NOT_FOUND", postAuthor: "", admin: ""}},
+		{"rejectComment", readersComment(false), rejectComment, false,
+			map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", otherReader: "NOT_FOUND", other: "NOT_FOUND", owner: "NOT_FOUND", postAuthor: "", admin: ""}},
+		{"approveComment of a published comment", readersComment(true), approveComment, false,
+			map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", otherReader: "FORBIDDEN", other: "FORBIDDEN", owner: "FORBIDDEN", postAuthor: "", admin: ""}},
 	}
 	for _, c := range cases {
-		for _, actor := range []string{anonymous, other, owner, postAuthor, admin} {
+		for _, actor := range actors {
 			want, run := c.want[actor]
 			if !run {
 				continue
@@ -240,9 +305,55 @@ func TestAuthorizationMatrix(t *testing.T) {
 	}
 }
 
-// TestValidTokensThatDoNotAllowWriting covers tokens that verify but name
-// no one who may write: FORBIDDEN, and nothing written.
-func TestValidTokensThatDoNotAllowWriting(t *testing.T) {
+// TestPendingCommentReads reads a reader's pending comment as each actor:
+// by its id, in the post's comments, in the moderation queue. Only the
+// reader, the post's author and admins find it, and never in the post's
+// comments.
+func TestPendingCommentReads(t *testing.T) {
+	s := newServer(t)
+	b := s.seedReadersBlog(t) // ada's post
+	ctx := context.Background()
+	ok[*CreateAuthorResponse](t)(CreateAuthor(ctx, s.admin, CreateAuthorInput{Subject: ptr("alan"), Name: "Alan Turing"}))
+	clients := map[string]graphql.Client{
+		anonymous:   s.client,
+		reader:      s.reader("lin", "Lin", ""),
+		otherReader: s.reader("rosa", "Rosa", ""),
+		other:       s.as("alan", auth.RoleAuthor),
+		owner:       b.grace, // an author with a comment of her own on the post
+		postAuthor:  b.ada,
+		admin:       s.admin,
+	}
+	ok[*AddCommentResponse](t)(AddComment(ctx, b.grace, AddCommentInput{PostId: b.post, Body: "Grace's."}))
+	held := ok[*AddCommentResponse](t)(AddComment(ctx, clients[reader], AddCommentInput{PostId: b.post, Body: "Lin's."})).AddComment.Comment.Id
+	sees := map[string]bool{reader: true, postAuthor: true, admin: true}
+	queue := map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", otherReader: "FORBIDDEN", other: "", owner: "", postAuthor: "", admin: ""}
+	for _, actor := range actors {
+		t.Run(actor, func(t *testing.T) {
+			c := clients[actor]
+			want := "NOT_FOUND"
+			if sees[actor] {
+				want = ""
+			}
+			_, err := CommentByID(ctx, c, held)
+			equal(t, "by id", code(err), want)
+			list := ok[*PostCommentsResponse](t)(PostComments(ctx, c, b.slug, nil, nil)).Post.Comments
+			equal(t, "in the post's comments", len(list.Edges), 1)
+			q, err := ModerationQueue(ctx, c, nil, nil)
+			equal(t, "moderation queue", code(err), queue[actor])
+			if err == nil {
+				listed := slices.ContainsFunc(q.ModerationQueue.Edges, func(e ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdge) bool {
+					return e.Node.Id == held
+				})
+				equal(t, "in the moderation queue", listed, sees[actor] && actor != reader)
+			}
+		})
+	}
+}
+
+// TestTokensOfNoAuthorAreReaders covers tokens that verify but name no
+// author who may write: they may not write posts (FORBIDDEN, nothing
+// written), and they comment as readers, held for moderation.
+func TestTokensOfNoAuthorAreReaders(t *testing.T) {
 	s := newServer(t)
 	b := s.seedBlog(t)
 	ctx := context.Background()
@@ -253,16 +364,19 @@ func TestValidTokensThatDoNotAllowWriting(t *testing.T) {
 		{"an author without a role", s.as("grace")},
 		{"an unknown role", s.as("grace", "editor")},
 		{"a subject that is no author", s.as("nobody", auth.RoleAuthor)},
-		{"a subject that is no valid id", s.as("auth0|12345", auth.RoleAuthor)},
+		{"a subject that is no valid author id", s.as("auth0|12345", auth.RoleAuthor)},
+		{"the reader role", s.as("auth0|67890", auth.RoleReader)},
 	}
 	for _, c := range clients {
 		t.Run(c.name, func(t *testing.T) {
 			before := s.snapshot()
 			_, err := CreatePost(ctx, c.client, CreatePostInput{Title: "T", Slug: "refused"})
 			equal(t, "createPost", code(err), "FORBIDDEN")
-			_, err = AddComment(ctx, c.client, AddCommentInput{PostId: b.published[0], Body: "Refused."})
-			equal(t, "addComment", code(err), "FORBIDDEN")
 			s.unchanged(before)
+			r := ok[*AddCommentResponse](t)(AddComment(ctx, c.client, AddCommentInput{PostId: b.published[0], Body: "As a reader: " + c.name}))
+			equal(t, "status", r.AddComment.Comment.Status, CommentStatusPending)
+			equal(t, "commenter", *r.AddComment.Comment.Commenter, AddCommentAddCommentAddCommentPayloadCommentCommenter{Name: "Reader"})
+			s.consistent()
 		})
 	}
 }
@@ -363,6 +477,7 @@ func TestDraftsAndScheduledPostsAreVisibleToTheirAuthor(t *testing.T) {
 		sees   bool
 	}{
 		{"anonymous", s.client, false},
+		{"a reader", s.reader("lin", "Lin", ""), false},
 		{"another author", b.writers[1], false},
 		{"the author", b.writers[0], true},
 		{"an admin", s.admin, true},
@@ -403,7 +518,7 @@ func TestDraftsAndScheduledPostsAreVisibleToTheirAuthor(t *testing.T) {
 	t.Run("drafts are listed for the author and admins only", func(t *testing.T) {
 		for _, r := range readers {
 			d, err := AuthorDrafts(ctx, r.client, b.authors[0], nil, nil)
-			want := map[string]string{"anonymous": "UNAUTHENTICATED", "another author": "FORBIDDEN"}[r.name]
+			want := map[string]string{"anonymous": "UNAUTHENTICATED", "a reader": "FORBIDDEN", "another author": "FORBIDDEN"}[r.name]
 			equal(t, r.name+" code", code(err), want)
 			equal(t, r.name+" still gets the author", d.Author.Name, "Ada Lovelace")
 			if want == "" {
@@ -425,6 +540,9 @@ func TestDraftsAndScheduledPostsAreVisibleToTheirAuthor(t *testing.T) {
 		}
 		if v := ok[*ViewerResponse](t)(Viewer(ctx, s.admin)); v.Viewer != nil {
 			t.Errorf("viewer of an admin who is no author = %+v, want null", v.Viewer)
+		}
+		if v := ok[*ViewerResponse](t)(Viewer(ctx, readers[1].client)); v.Viewer != nil {
+			t.Errorf("viewer of a reader = %+v, want null", v.Viewer)
 		}
 	})
 }
@@ -583,8 +701,9 @@ func errReason(err error) string {
 // TestAdminsAreASeparateKindOfPrincipal signs in as an admin whose subject
 // is no author: every administrative action works (authors, categories,
 // anyone's posts and comments), and what an admin writes as someone is
-// written as the token's subject, which must then be an author: creating a
-// post or a comment is FORBIDDEN, and writes nothing.
+// written as the token's subject: creating a post needs an author there
+// (FORBIDDEN, and nothing written), while a comment is a reader's, never
+// held.
 func TestAdminsAreASeparateKindOfPrincipal(t *testing.T) {
 	s := newServer(t)
 	b := s.seedBlog(t)
@@ -608,9 +727,11 @@ func TestAdminsAreASeparateKindOfPrincipal(t *testing.T) {
 	before := s.snapshot()
 	_, err := CreatePost(ctx, root, CreatePostInput{Title: "As whom?", Slug: "as-whom"})
 	equal(t, "createPost by an admin who is no author", code(err), "FORBIDDEN")
-	_, err = AddComment(ctx, root, AddCommentInput{PostId: b.published[2], Body: "As whom?"})
-	equal(t, "addComment by an admin who is no author", code(err), "FORBIDDEN")
 	s.unchanged(before)
+	c := ok[*AddCommentResponse](t)(AddComment(ctx, root, AddCommentInput{PostId: b.published[2], Body: "As whom?"})).AddComment.Comment
+	equal(t, "an admin who is no author comments as a reader", c.Commenter.IsAuthor, false)
+	equal(t, "and is not held", c.Status, CommentStatusPublished)
+	s.consistent()
 	if v := ok[*ViewerResponse](t)(Viewer(ctx, root)); v.Viewer != nil {
 		t.Errorf("viewer of an admin who is no author = %+v, want null", v.Viewer)
 	}

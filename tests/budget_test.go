@@ -2,9 +2,14 @@ package tests
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/Khan/genqlient/graphql"
+
+	"github.com/blogql/blog/storage"
 )
 
 // TestCallBudgets checks the DynamoDB requests of each frontend operation
@@ -142,6 +147,90 @@ func TestCallBudgets(t *testing.T) {
 			if total(got) > c.budget {
 				t.Errorf("first=%d %s: %d DynamoDB requests %v, budget %d", first, c.name, total(got), got, c.budget)
 			}
+		}
+	}
+}
+
+// TestCallBudgetsWithReaders checks the post page when readers comment:
+// the commenters of a page, authors and readers, are one BatchGetItem,
+// and the first replies of every thread come with their comments, so a
+// page with 50 threads, some longer than a page of replies, stays within
+// the budget.
+func TestCallBudgetsWithReaders(t *testing.T) {
+	s := newServer(t, publishReaders)
+	b := s.seedReadersBlog(t)
+	ctx := context.Background()
+	writers := []graphql.Client{b.ada, b.grace}
+	for i := range 30 {
+		writers = append(writers, s.reader(fmt.Sprintf("reader-%d", i), fmt.Sprintf("Reader %d", i), ""))
+	}
+	var long []string
+	for i := range 50 {
+		c := ok[*AddCommentResponse](t)(AddComment(ctx, writers[i%len(writers)], AddCommentInput{PostId: b.post, Body: fmt.Sprintf("Comment %d", i)})).AddComment.Comment
+		if i%10 == 0 {
+			long = append(long, c.Id)
+		}
+		s.clock.advance(time.Second)
+	}
+	for _, id := range long {
+		for j := range storage.MaxReplyPage + 3 {
+			ok[*AddCommentResponse](t)(AddComment(ctx, writers[(j+7)%len(writers)], AddCommentInput{PostId: b.post, Body: fmt.Sprintf("Reply %d", j), ParentId: &id}))
+			s.clock.advance(time.Second)
+		}
+	}
+	s.clock.advance(time.Minute)
+	cases := []struct {
+		name   string
+		run    func() error
+		budget int
+	}{
+		{"post page with commenters", func() error {
+			r, err := PostComments(ctx, s.client, b.slug, ptr(50), nil)
+			if err == nil {
+				equal(t, "comments", len(r.Post.Comments.Edges), 50)
+				equal(t, "an author", r.Post.Comments.Edges[0].Node.Commenter.IsAuthor, true)
+				equal(t, "a reader", r.Post.Comments.Edges[2].Node.Commenter.Name, "Reader 0")
+			}
+			return err
+		}, 4},
+		{"post page with replies", func() error {
+			r, err := PostReplyPages(ctx, s.client, b.slug, ptr(3))
+			if err == nil {
+				thread := r.Post.Comments.Edges[0].Node.ReplyConnection
+				equal(t, "replies", len(thread.Edges), 3)
+				equal(t, "all replies", thread.TotalCount, storage.MaxReplyPage+3)
+				equal(t, "more replies", thread.PageInfo.HasNextPage, true)
+				equal(t, "reply by", thread.Edges[0].Node.Commenter.Name, "Reader 5")
+			}
+			return err
+		}, 5},
+		{"post page with the first replies listed (deprecated field)", func() error {
+			r, err := PostThreads(ctx, s.client, b.slug)
+			if err == nil {
+				equal(t, "replies", len(r.Post.Comments.Edges[0].Node.Replies), storage.MaxReplyPage)
+			}
+			return err
+		}, 5},
+		{"the next replies of a thread", func() error {
+			page := ok[*MoreRepliesResponse](t)(MoreReplies(ctx, s.client, long[0], ptr(storage.MaxReplyPage), nil))
+			end := (*page.Node).(*MoreRepliesNodeComment).ReplyConnection.PageInfo.EndCursor
+			r, err := MoreReplies(ctx, s.client, long[0], ptr(storage.MaxReplyPage), end)
+			if err == nil {
+				more := (*r.Node).(*MoreRepliesNodeComment).ReplyConnection
+				equal(t, "the rest", len(more.Edges), 3)
+				equal(t, "no more", more.PageInfo.HasNextPage, false)
+			}
+			return err
+		}, 4}, // the comment and its post by id, the replies, their commenters
+	}
+	for _, c := range cases {
+		if err := c.run(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		got := s.requests()
+		t.Logf("%s: %d requests %v (budget %d)", c.name, total(got), got, c.budget)
+		if total(got) > c.budget {
+			t.Errorf("%s: %d DynamoDB requests %v, budget %d", c.name, total(got), got, c.budget)
 		}
 	}
 }

@@ -37,8 +37,12 @@ type AddCommentAddCommentAddCommentPayloadComment struct {
 	Body string `json:"body"`
 	// When the comment was written.
 	CreatedAt time.Time `json:"createdAt"`
-	// The author of the comment, or null when the comment was deleted.
+	// Whether the comment is published, waiting for moderation, or rejected.
+	Status CommentStatus `json:"status"`
+	// The author who wrote the comment; null when a reader wrote it or the comment was deleted. `commenter` covers both.
 	Author *AddCommentAddCommentAddCommentPayloadCommentAuthor `json:"author"`
+	// Who wrote the comment, an author or a reader; null when the comment was deleted.
+	Commenter *AddCommentAddCommentAddCommentPayloadCommentCommenter `json:"commenter"`
 	// The comment this one replies to, or null for a top-level comment.
 	Parent *AddCommentAddCommentAddCommentPayloadCommentParentComment `json:"parent"`
 	// The post the comment belongs to.
@@ -54,9 +58,17 @@ func (v *AddCommentAddCommentAddCommentPayloadComment) GetBody() string { return
 // GetCreatedAt returns AddCommentAddCommentAddCommentPayloadComment.CreatedAt, and is useful for accessing the field via an interface.
 func (v *AddCommentAddCommentAddCommentPayloadComment) GetCreatedAt() time.Time { return v.CreatedAt }
 
+// GetStatus returns AddCommentAddCommentAddCommentPayloadComment.Status, and is useful for accessing the field via an interface.
+func (v *AddCommentAddCommentAddCommentPayloadComment) GetStatus() CommentStatus { return v.Status }
+
 // GetAuthor returns AddCommentAddCommentAddCommentPayloadComment.Author, and is useful for accessing the field via an interface.
 func (v *AddCommentAddCommentAddCommentPayloadComment) GetAuthor() *AddCommentAddCommentAddCommentPayloadCommentAuthor {
 	return v.Author
+}
+
+// GetCommenter returns AddCommentAddCommentAddCommentPayloadComment.Commenter, and is useful for accessing the field via an interface.
+func (v *AddCommentAddCommentAddCommentPayloadComment) GetCommenter() *AddCommentAddCommentAddCommentPayloadCommentCommenter {
+	return v.Commenter
 }
 
 // GetParent returns AddCommentAddCommentAddCommentPayloadComment.Parent, and is useful for accessing the field via an interface.
@@ -80,6 +92,32 @@ type AddCommentAddCommentAddCommentPayloadCommentAuthor struct {
 
 // GetName returns AddCommentAddCommentAddCommentPayloadCommentAuthor.Name, and is useful for accessing the field via an interface.
 func (v *AddCommentAddCommentAddCommentPayloadCommentAuthor) GetName() string { return v.Name }
+
+// AddCommentAddCommentAddCommentPayloadCommentCommenter includes the requested fields of the GraphQL type Commenter.
+// The GraphQL type's documentation follows.
+//
+// Who wrote a comment: one of the blog's authors, or a reader, a signed-in
+// person who is not an author, shown by the name and picture their token's
+// `name` and `picture` claims gave.
+type AddCommentAddCommentAddCommentPayloadCommentCommenter struct {
+	// The name shown with the comment: the author's name, or the reader's name from their token (`Reader` when it never gave one).
+	Name string `json:"name"`
+	// The URL of the commenter's picture, or null when there is none.
+	AvatarUrl *string `json:"avatarUrl"`
+	// True when one of the blog's authors wrote the comment, false for a reader.
+	IsAuthor bool `json:"isAuthor"`
+}
+
+// GetName returns AddCommentAddCommentAddCommentPayloadCommentCommenter.Name, and is useful for accessing the field via an interface.
+func (v *AddCommentAddCommentAddCommentPayloadCommentCommenter) GetName() string { return v.Name }
+
+// GetAvatarUrl returns AddCommentAddCommentAddCommentPayloadCommentCommenter.AvatarUrl, and is useful for accessing the field via an interface.
+func (v *AddCommentAddCommentAddCommentPayloadCommentCommenter) GetAvatarUrl() *string {
+	return v.AvatarUrl
+}
+
+// GetIsAuthor returns AddCommentAddCommentAddCommentPayloadCommentCommenter.IsAuthor, and is useful for accessing the field via an interface.
+func (v *AddCommentAddCommentAddCommentPayloadCommentCommenter) GetIsAuthor() bool { return v.IsAuthor }
 
 // AddCommentAddCommentAddCommentPayloadCommentParentComment includes the requested fields of the GraphQL type Comment.
 // The GraphQL type's documentation follows.
@@ -113,7 +151,8 @@ func (v *AddCommentAddCommentAddCommentPayloadCommentPost) GetCommentCount() int
 	return v.CommentCount
 }
 
-// The input of `addComment`. The comment's author is the signed-in author.
+// The input of `addComment`. The comment's writer is the signed-in author or
+// reader.
 type AddCommentInput struct {
 	// The global id of the post to comment on.
 	PostId string `json:"postId"`
@@ -139,13 +178,98 @@ func (v *AddCommentInput) GetIdempotencyKey() *string { return v.IdempotencyKey 
 
 // AddCommentResponse is returned by AddComment on success.
 type AddCommentResponse struct {
-	// Adds a comment to a public post, or a reply to one of its top-level comments, written by the signed-in author.
+	// Adds a comment to a public post, or a reply to one of its top-level comments, written by the signed-in author or reader. A reader's comment may be held as PENDING (see `status`). Fails with RATE_LIMITED (`extensions.retryAfter`: seconds) past a reader's comments per minute, and with CONFLICT (reason DUPLICATE_COMMENT) when the same reader sent the same text to the same place less than a minute ago, unless it is a retry with the same `idempotencyKey`.
 	AddComment AddCommentAddCommentAddCommentPayload `json:"addComment"`
 }
 
 // GetAddComment returns AddCommentResponse.AddComment, and is useful for accessing the field via an interface.
 func (v *AddCommentResponse) GetAddComment() AddCommentAddCommentAddCommentPayload {
 	return v.AddComment
+}
+
+// ApproveCommentApproveCommentApproveCommentPayload includes the requested fields of the GraphQL type ApproveCommentPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `approveComment`.
+type ApproveCommentApproveCommentApproveCommentPayload struct {
+	// The comment as published.
+	Comment ApproveCommentApproveCommentApproveCommentPayloadComment `json:"comment"`
+}
+
+// GetComment returns ApproveCommentApproveCommentApproveCommentPayload.Comment, and is useful for accessing the field via an interface.
+func (v *ApproveCommentApproveCommentApproveCommentPayload) GetComment() ApproveCommentApproveCommentApproveCommentPayloadComment {
+	return v.Comment
+}
+
+// ApproveCommentApproveCommentApproveCommentPayloadComment includes the requested fields of the GraphQL type Comment.
+// The GraphQL type's documentation follows.
+//
+// A comment on a post, or a reply to a top-level comment. Threads are one
+// level deep: replies have no replies.
+type ApproveCommentApproveCommentApproveCommentPayloadComment struct {
+	// The opaque global id of the comment.
+	Id string `json:"id"`
+	// Whether the comment is published, waiting for moderation, or rejected.
+	Status CommentStatus `json:"status"`
+	// The post the comment belongs to.
+	Post ApproveCommentApproveCommentApproveCommentPayloadCommentPost `json:"post"`
+}
+
+// GetId returns ApproveCommentApproveCommentApproveCommentPayloadComment.Id, and is useful for accessing the field via an interface.
+func (v *ApproveCommentApproveCommentApproveCommentPayloadComment) GetId() string { return v.Id }
+
+// GetStatus returns ApproveCommentApproveCommentApproveCommentPayloadComment.Status, and is useful for accessing the field via an interface.
+func (v *ApproveCommentApproveCommentApproveCommentPayloadComment) GetStatus() CommentStatus {
+	return v.Status
+}
+
+// GetPost returns ApproveCommentApproveCommentApproveCommentPayloadComment.Post, and is useful for accessing the field via an interface.
+func (v *ApproveCommentApproveCommentApproveCommentPayloadComment) GetPost() ApproveCommentApproveCommentApproveCommentPayloadCommentPost {
+	return v.Post
+}
+
+// ApproveCommentApproveCommentApproveCommentPayloadCommentPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type ApproveCommentApproveCommentApproveCommentPayloadCommentPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The number of visible comments on the post, replies included.
+	CommentCount int `json:"commentCount"`
+}
+
+// GetId returns ApproveCommentApproveCommentApproveCommentPayloadCommentPost.Id, and is useful for accessing the field via an interface.
+func (v *ApproveCommentApproveCommentApproveCommentPayloadCommentPost) GetId() string { return v.Id }
+
+// GetCommentCount returns ApproveCommentApproveCommentApproveCommentPayloadCommentPost.CommentCount, and is useful for accessing the field via an interface.
+func (v *ApproveCommentApproveCommentApproveCommentPayloadCommentPost) GetCommentCount() int {
+	return v.CommentCount
+}
+
+// The input of `approveComment`.
+type ApproveCommentInput struct {
+	// The global id of the comment.
+	Id string `json:"id"`
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
+	IdempotencyKey *string `json:"idempotencyKey"`
+}
+
+// GetId returns ApproveCommentInput.Id, and is useful for accessing the field via an interface.
+func (v *ApproveCommentInput) GetId() string { return v.Id }
+
+// GetIdempotencyKey returns ApproveCommentInput.IdempotencyKey, and is useful for accessing the field via an interface.
+func (v *ApproveCommentInput) GetIdempotencyKey() *string { return v.IdempotencyKey }
+
+// ApproveCommentResponse is returned by ApproveComment on success.
+type ApproveCommentResponse struct {
+	// Publishes a pending or rejected comment: the post's author or an admin. It joins the post's comments and counts at once; approving a published comment changes nothing.
+	ApproveComment ApproveCommentApproveCommentApproveCommentPayload `json:"approveComment"`
+}
+
+// GetApproveComment returns ApproveCommentResponse.ApproveComment, and is useful for accessing the field via an interface.
+func (v *ApproveCommentResponse) GetApproveComment() ApproveCommentApproveCommentApproveCommentPayload {
+	return v.ApproveComment
 }
 
 // ArchiveArchiveArchiveMonth includes the requested fields of the GraphQL type ArchiveMonth.
@@ -2000,6 +2124,270 @@ type CategoryPageWithHTMLResponse struct {
 // GetCategory returns CategoryPageWithHTMLResponse.Category, and is useful for accessing the field via an interface.
 func (v *CategoryPageWithHTMLResponse) GetCategory() *CategoryPageWithHTMLCategory { return v.Category }
 
+// CommentByIDNode includes the requested fields of the GraphQL interface Node.
+//
+// CommentByIDNode is implemented by the following types:
+// CommentByIDNodeAuthor
+// CommentByIDNodeCategory
+// CommentByIDNodeComment
+// CommentByIDNodePost
+// The GraphQL type's documentation follows.
+//
+// An object with an opaque global id that `Query.node` can fetch again.
+type CommentByIDNode interface {
+	implementsGraphQLInterfaceCommentByIDNode()
+	// GetTypename returns the receiver's concrete GraphQL type-name (see interface doc for possible values).
+	GetTypename() *string
+}
+
+func (v *CommentByIDNodeAuthor) implementsGraphQLInterfaceCommentByIDNode()   {}
+func (v *CommentByIDNodeCategory) implementsGraphQLInterfaceCommentByIDNode() {}
+func (v *CommentByIDNodeComment) implementsGraphQLInterfaceCommentByIDNode()  {}
+func (v *CommentByIDNodePost) implementsGraphQLInterfaceCommentByIDNode()     {}
+
+func __unmarshalCommentByIDNode(b []byte, v *CommentByIDNode) error {
+	if string(b) == "null" {
+		return nil
+	}
+
+	var tn struct {
+		TypeName string `json:"__typename"`
+	}
+	err := json.Unmarshal(b, &tn)
+	if err != nil {
+		return err
+	}
+
+	switch tn.TypeName {
+	case "Author":
+		*v = new(CommentByIDNodeAuthor)
+		return json.Unmarshal(b, *v)
+	case "Category":
+		*v = new(CommentByIDNodeCategory)
+		return json.Unmarshal(b, *v)
+	case "Comment":
+		*v = new(CommentByIDNodeComment)
+		return json.Unmarshal(b, *v)
+	case "Post":
+		*v = new(CommentByIDNodePost)
+		return json.Unmarshal(b, *v)
+	case "":
+		return fmt.Errorf(
+			"response was missing Node.__typename")
+	default:
+		return fmt.Errorf(
+			`unexpected concrete type for CommentByIDNode: "%v"`, tn.TypeName)
+	}
+}
+
+func __marshalCommentByIDNode(v *CommentByIDNode) ([]byte, error) {
+
+	var typename string
+	switch v := (*v).(type) {
+	case *CommentByIDNodeAuthor:
+		typename = "Author"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*CommentByIDNodeAuthor
+		}{typename, v}
+		return json.Marshal(result)
+	case *CommentByIDNodeCategory:
+		typename = "Category"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*CommentByIDNodeCategory
+		}{typename, v}
+		return json.Marshal(result)
+	case *CommentByIDNodeComment:
+		typename = "Comment"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*CommentByIDNodeComment
+		}{typename, v}
+		return json.Marshal(result)
+	case *CommentByIDNodePost:
+		typename = "Post"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*CommentByIDNodePost
+		}{typename, v}
+		return json.Marshal(result)
+	case nil:
+		return []byte("null"), nil
+	default:
+		return nil, fmt.Errorf(
+			`unexpected concrete type for CommentByIDNode: "%T"`, v)
+	}
+}
+
+// CommentByIDNodeAuthor includes the requested fields of the GraphQL type Author.
+// The GraphQL type's documentation follows.
+//
+// A person who writes posts and comments.
+type CommentByIDNodeAuthor struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns CommentByIDNodeAuthor.Typename, and is useful for accessing the field via an interface.
+func (v *CommentByIDNodeAuthor) GetTypename() *string { return v.Typename }
+
+// CommentByIDNodeCategory includes the requested fields of the GraphQL type Category.
+// The GraphQL type's documentation follows.
+//
+// A topic that groups posts. Its slug is its identity.
+type CommentByIDNodeCategory struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns CommentByIDNodeCategory.Typename, and is useful for accessing the field via an interface.
+func (v *CommentByIDNodeCategory) GetTypename() *string { return v.Typename }
+
+// CommentByIDNodeComment includes the requested fields of the GraphQL type Comment.
+// The GraphQL type's documentation follows.
+//
+// A comment on a post, or a reply to a top-level comment. Threads are one
+// level deep: replies have no replies.
+type CommentByIDNodeComment struct {
+	Typename *string `json:"__typename"`
+	// The opaque global id of the comment.
+	Id string `json:"id"`
+	// The text of the comment; empty when the comment was deleted.
+	Body string `json:"body"`
+	// Whether the comment is published, waiting for moderation, or rejected.
+	Status CommentStatus `json:"status"`
+	// When the text of the comment last changed, or null when it never did.
+	EditedAt *time.Time `json:"editedAt"`
+	// Who wrote the comment, an author or a reader; null when the comment was deleted.
+	Commenter *CommentByIDNodeCommentCommenter `json:"commenter"`
+}
+
+// GetTypename returns CommentByIDNodeComment.Typename, and is useful for accessing the field via an interface.
+func (v *CommentByIDNodeComment) GetTypename() *string { return v.Typename }
+
+// GetId returns CommentByIDNodeComment.Id, and is useful for accessing the field via an interface.
+func (v *CommentByIDNodeComment) GetId() string { return v.Id }
+
+// GetBody returns CommentByIDNodeComment.Body, and is useful for accessing the field via an interface.
+func (v *CommentByIDNodeComment) GetBody() string { return v.Body }
+
+// GetStatus returns CommentByIDNodeComment.Status, and is useful for accessing the field via an interface.
+func (v *CommentByIDNodeComment) GetStatus() CommentStatus { return v.Status }
+
+// GetEditedAt returns CommentByIDNodeComment.EditedAt, and is useful for accessing the field via an interface.
+func (v *CommentByIDNodeComment) GetEditedAt() *time.Time { return v.EditedAt }
+
+// GetCommenter returns CommentByIDNodeComment.Commenter, and is useful for accessing the field via an interface.
+func (v *CommentByIDNodeComment) GetCommenter() *CommentByIDNodeCommentCommenter { return v.Commenter }
+
+// CommentByIDNodeCommentCommenter includes the requested fields of the GraphQL type Commenter.
+// The GraphQL type's documentation follows.
+//
+// Who wrote a comment: one of the blog's authors, or a reader, a signed-in
+// person who is not an author, shown by the name and picture their token's
+// `name` and `picture` claims gave.
+type CommentByIDNodeCommentCommenter struct {
+	// The name shown with the comment: the author's name, or the reader's name from their token (`Reader` when it never gave one).
+	Name string `json:"name"`
+	// True when one of the blog's authors wrote the comment, false for a reader.
+	IsAuthor bool `json:"isAuthor"`
+}
+
+// GetName returns CommentByIDNodeCommentCommenter.Name, and is useful for accessing the field via an interface.
+func (v *CommentByIDNodeCommentCommenter) GetName() string { return v.Name }
+
+// GetIsAuthor returns CommentByIDNodeCommentCommenter.IsAuthor, and is useful for accessing the field via an interface.
+func (v *CommentByIDNodeCommentCommenter) GetIsAuthor() bool { return v.IsAuthor }
+
+// CommentByIDNodePost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type CommentByIDNodePost struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns CommentByIDNodePost.Typename, and is useful for accessing the field via an interface.
+func (v *CommentByIDNodePost) GetTypename() *string { return v.Typename }
+
+// CommentByIDResponse is returned by CommentByID on success.
+type CommentByIDResponse struct {
+	// Fetches any object by its global id. Fails with NOT_FOUND when there is no such object visible to the caller.
+	Node *CommentByIDNode `json:"-"`
+}
+
+// GetNode returns CommentByIDResponse.Node, and is useful for accessing the field via an interface.
+func (v *CommentByIDResponse) GetNode() *CommentByIDNode { return v.Node }
+
+func (v *CommentByIDResponse) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*CommentByIDResponse
+		Node json.RawMessage `json:"node"`
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.CommentByIDResponse = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	{
+		dst := &v.Node
+		src := firstPass.Node
+		if len(src) != 0 && string(src) != "null" {
+			*dst = new(CommentByIDNode)
+			err = __unmarshalCommentByIDNode(
+				src, *dst)
+			if err != nil {
+				return fmt.Errorf(
+					"unable to unmarshal CommentByIDResponse.Node: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+type __premarshalCommentByIDResponse struct {
+	Node json.RawMessage `json:"node"`
+}
+
+func (v *CommentByIDResponse) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *CommentByIDResponse) __premarshalJSON() (*__premarshalCommentByIDResponse, error) {
+	var retval __premarshalCommentByIDResponse
+
+	{
+
+		dst := &retval.Node
+		src := v.Node
+		if src != nil {
+			var err error
+			*dst, err = __marshalCommentByIDNode(
+				src)
+			if err != nil {
+				return nil, fmt.Errorf(
+					"unable to marshal CommentByIDResponse.Node: %w", err)
+			}
+		}
+	}
+	return &retval, nil
+}
+
 // CommentPagePost includes the requested fields of the GraphQL type Post.
 // The GraphQL type's documentation follows.
 //
@@ -2124,6 +2512,26 @@ type CommentPageResponse struct {
 
 // GetPost returns CommentPageResponse.Post, and is useful for accessing the field via an interface.
 func (v *CommentPageResponse) GetPost() *CommentPagePost { return v.Post }
+
+// Where a comment stands in moderation. Only published comments are in the
+// post's lists and counts; the others are visible to their writer, the
+// post's author and admins only.
+type CommentStatus string
+
+const (
+	// A reader's comment held for the post's author or an admin to approve or reject; it is in the moderation queue.
+	CommentStatusPending CommentStatus = "PENDING"
+	// The comment is public.
+	CommentStatusPublished CommentStatus = "PUBLISHED"
+	// A comment a moderator rejected. It is in no list, and is removed 30 days after the rejection.
+	CommentStatusRejected CommentStatus = "REJECTED"
+)
+
+var AllCommentStatus = []CommentStatus{
+	CommentStatusPending,
+	CommentStatusPublished,
+	CommentStatusRejected,
+}
 
 // CreateAuthorCreateAuthorCreateAuthorPayload includes the requested fields of the GraphQL type CreateAuthorPayload.
 // The GraphQL type's documentation follows.
@@ -2687,7 +3095,7 @@ func (v *DeleteCommentInput) GetIdempotencyKey() *string { return v.IdempotencyK
 
 // DeleteCommentResponse is returned by DeleteComment on success.
 type DeleteCommentResponse struct {
-	// Deletes a comment: its writer, the post's author or an admin. A top-level comment with replies stays as a deleted placeholder that holds them.
+	// Deletes a comment, published, pending or rejected: its writer, the post's author or an admin. A top-level comment with replies stays as a deleted placeholder that holds them.
 	DeleteComment DeleteCommentDeleteCommentDeleteCommentPayload `json:"deleteComment"`
 }
 
@@ -3389,7 +3797,7 @@ type FullPostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeComment struct
 	Body string `json:"body"`
 	// When the comment was written.
 	CreatedAt time.Time `json:"createdAt"`
-	// The author of the comment, or null when the comment was deleted.
+	// The author who wrote the comment; null when a reader wrote it or the comment was deleted. `commenter` covers both.
 	Author *FullPostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthor `json:"author"`
 }
 
@@ -3509,6 +3917,296 @@ func (v *ImageInput) GetWidth() *int { return v.Width }
 
 // GetHeight returns ImageInput.Height, and is useful for accessing the field via an interface.
 func (v *ImageInput) GetHeight() *int { return v.Height }
+
+// ModerationQueueBodiesModerationQueuePendingCommentConnection includes the requested fields of the GraphQL type PendingCommentConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of the moderation queue: pending comments, newest first.
+type ModerationQueueBodiesModerationQueuePendingCommentConnection struct {
+	// Where this page stands in the whole queue.
+	PageInfo ModerationQueueBodiesModerationQueuePendingCommentConnectionPageInfo `json:"pageInfo"`
+	// The pending comments of this page, each with its cursor.
+	Edges []ModerationQueueBodiesModerationQueuePendingCommentConnectionEdgesCommentEdge `json:"edges"`
+}
+
+// GetPageInfo returns ModerationQueueBodiesModerationQueuePendingCommentConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *ModerationQueueBodiesModerationQueuePendingCommentConnection) GetPageInfo() ModerationQueueBodiesModerationQueuePendingCommentConnectionPageInfo {
+	return v.PageInfo
+}
+
+// GetEdges returns ModerationQueueBodiesModerationQueuePendingCommentConnection.Edges, and is useful for accessing the field via an interface.
+func (v *ModerationQueueBodiesModerationQueuePendingCommentConnection) GetEdges() []ModerationQueueBodiesModerationQueuePendingCommentConnectionEdgesCommentEdge {
+	return v.Edges
+}
+
+// ModerationQueueBodiesModerationQueuePendingCommentConnectionEdgesCommentEdge includes the requested fields of the GraphQL type CommentEdge.
+// The GraphQL type's documentation follows.
+//
+// A comment in a page of comments.
+type ModerationQueueBodiesModerationQueuePendingCommentConnectionEdgesCommentEdge struct {
+	// The comment.
+	Node ModerationQueueBodiesModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeComment `json:"node"`
+}
+
+// GetNode returns ModerationQueueBodiesModerationQueuePendingCommentConnectionEdgesCommentEdge.Node, and is useful for accessing the field via an interface.
+func (v *ModerationQueueBodiesModerationQueuePendingCommentConnectionEdgesCommentEdge) GetNode() ModerationQueueBodiesModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeComment {
+	return v.Node
+}
+
+// ModerationQueueBodiesModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeComment includes the requested fields of the GraphQL type Comment.
+// The GraphQL type's documentation follows.
+//
+// A comment on a post, or a reply to a top-level comment. Threads are one
+// level deep: replies have no replies.
+type ModerationQueueBodiesModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeComment struct {
+	// The opaque global id of the comment.
+	Id string `json:"id"`
+	// The text of the comment; empty when the comment was deleted.
+	Body string `json:"body"`
+}
+
+// GetId returns ModerationQueueBodiesModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeComment.Id, and is useful for accessing the field via an interface.
+func (v *ModerationQueueBodiesModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeComment) GetId() string {
+	return v.Id
+}
+
+// GetBody returns ModerationQueueBodiesModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeComment.Body, and is useful for accessing the field via an interface.
+func (v *ModerationQueueBodiesModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeComment) GetBody() string {
+	return v.Body
+}
+
+// ModerationQueueBodiesModerationQueuePendingCommentConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Information about a page of a connection, as in the Relay cursor connection
+// specification. A page is read forward (`first`, `after`) or backward
+// (`last`, `before`); its edges are in the list's order either way.
+type ModerationQueueBodiesModerationQueuePendingCommentConnectionPageInfo struct {
+	// True when more items follow the last edge of this page. For a backward page, true when it was requested before a cursor.
+	HasNextPage bool `json:"hasNextPage"`
+	// The cursor of the last edge, or null when the page is empty. Pass it as `after` for the next page.
+	EndCursor *string `json:"endCursor"`
+}
+
+// GetHasNextPage returns ModerationQueueBodiesModerationQueuePendingCommentConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *ModerationQueueBodiesModerationQueuePendingCommentConnectionPageInfo) GetHasNextPage() bool {
+	return v.HasNextPage
+}
+
+// GetEndCursor returns ModerationQueueBodiesModerationQueuePendingCommentConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *ModerationQueueBodiesModerationQueuePendingCommentConnectionPageInfo) GetEndCursor() *string {
+	return v.EndCursor
+}
+
+// ModerationQueueBodiesResponse is returned by ModerationQueueBodies on success.
+type ModerationQueueBodiesResponse struct {
+	// Readers' comments waiting for moderation, newest first: for an admin every one of the blog, for an author those on their posts. Null with UNAUTHENTICATED without a token, with FORBIDDEN for a reader.
+	ModerationQueue *ModerationQueueBodiesModerationQueuePendingCommentConnection `json:"moderationQueue"`
+}
+
+// GetModerationQueue returns ModerationQueueBodiesResponse.ModerationQueue, and is useful for accessing the field via an interface.
+func (v *ModerationQueueBodiesResponse) GetModerationQueue() *ModerationQueueBodiesModerationQueuePendingCommentConnection {
+	return v.ModerationQueue
+}
+
+// ModerationQueueModerationQueuePendingCommentConnection includes the requested fields of the GraphQL type PendingCommentConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of the moderation queue: pending comments, newest first.
+type ModerationQueueModerationQueuePendingCommentConnection struct {
+	// Where this page stands in the whole queue.
+	PageInfo ModerationQueueModerationQueuePendingCommentConnectionPageInfo `json:"pageInfo"`
+	// The pending comments of this page, each with its cursor.
+	Edges []ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdge `json:"edges"`
+}
+
+// GetPageInfo returns ModerationQueueModerationQueuePendingCommentConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *ModerationQueueModerationQueuePendingCommentConnection) GetPageInfo() ModerationQueueModerationQueuePendingCommentConnectionPageInfo {
+	return v.PageInfo
+}
+
+// GetEdges returns ModerationQueueModerationQueuePendingCommentConnection.Edges, and is useful for accessing the field via an interface.
+func (v *ModerationQueueModerationQueuePendingCommentConnection) GetEdges() []ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdge {
+	return v.Edges
+}
+
+// ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdge includes the requested fields of the GraphQL type CommentEdge.
+// The GraphQL type's documentation follows.
+//
+// A comment in a page of comments.
+type ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdge struct {
+	// The opaque cursor of this comment; pass it as `after` to continue after it, as `before` to go back from it.
+	Cursor string `json:"cursor"`
+	// The comment.
+	Node ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeComment `json:"node"`
+}
+
+// GetCursor returns ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdge.Cursor, and is useful for accessing the field via an interface.
+func (v *ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdge) GetCursor() string {
+	return v.Cursor
+}
+
+// GetNode returns ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdge.Node, and is useful for accessing the field via an interface.
+func (v *ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdge) GetNode() ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeComment {
+	return v.Node
+}
+
+// ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeComment includes the requested fields of the GraphQL type Comment.
+// The GraphQL type's documentation follows.
+//
+// A comment on a post, or a reply to a top-level comment. Threads are one
+// level deep: replies have no replies.
+type ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeComment struct {
+	// The opaque global id of the comment.
+	Id string `json:"id"`
+	// The text of the comment; empty when the comment was deleted.
+	Body string `json:"body"`
+	// Whether the comment is published, waiting for moderation, or rejected.
+	Status CommentStatus `json:"status"`
+	// When the comment was written.
+	CreatedAt time.Time `json:"createdAt"`
+	// Who wrote the comment, an author or a reader; null when the comment was deleted.
+	Commenter *ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeCommentCommenter `json:"commenter"`
+	// The post the comment belongs to.
+	Post ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeCommentPost `json:"post"`
+	// The comment this one replies to, or null for a top-level comment.
+	Parent *ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeCommentParentComment `json:"parent"`
+}
+
+// GetId returns ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeComment.Id, and is useful for accessing the field via an interface.
+func (v *ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeComment) GetId() string {
+	return v.Id
+}
+
+// GetBody returns ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeComment.Body, and is useful for accessing the field via an interface.
+func (v *ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeComment) GetBody() string {
+	return v.Body
+}
+
+// GetStatus returns ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeComment.Status, and is useful for accessing the field via an interface.
+func (v *ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeComment) GetStatus() CommentStatus {
+	return v.Status
+}
+
+// GetCreatedAt returns ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeComment.CreatedAt, and is useful for accessing the field via an interface.
+func (v *ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeComment) GetCreatedAt() time.Time {
+	return v.CreatedAt
+}
+
+// GetCommenter returns ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeComment.Commenter, and is useful for accessing the field via an interface.
+func (v *ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeComment) GetCommenter() *ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeCommentCommenter {
+	return v.Commenter
+}
+
+// GetPost returns ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeComment.Post, and is useful for accessing the field via an interface.
+func (v *ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeComment) GetPost() ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeCommentPost {
+	return v.Post
+}
+
+// GetParent returns ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeComment.Parent, and is useful for accessing the field via an interface.
+func (v *ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeComment) GetParent() *ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeCommentParentComment {
+	return v.Parent
+}
+
+// ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeCommentCommenter includes the requested fields of the GraphQL type Commenter.
+// The GraphQL type's documentation follows.
+//
+// Who wrote a comment: one of the blog's authors, or a reader, a signed-in
+// person who is not an author, shown by the name and picture their token's
+// `name` and `picture` claims gave.
+type ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeCommentCommenter struct {
+	// The name shown with the comment: the author's name, or the reader's name from their token (`Reader` when it never gave one).
+	Name string `json:"name"`
+	// The URL of the commenter's picture, or null when there is none.
+	AvatarUrl *string `json:"avatarUrl"`
+	// True when one of the blog's authors wrote the comment, false for a reader.
+	IsAuthor bool `json:"isAuthor"`
+}
+
+// GetName returns ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeCommentCommenter.Name, and is useful for accessing the field via an interface.
+func (v *ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeCommentCommenter) GetName() string {
+	return v.Name
+}
+
+// GetAvatarUrl returns ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeCommentCommenter.AvatarUrl, and is useful for accessing the field via an interface.
+func (v *ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeCommentCommenter) GetAvatarUrl() *string {
+	return v.AvatarUrl
+}
+
+// GetIsAuthor returns ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeCommentCommenter.IsAuthor, and is useful for accessing the field via an interface.
+func (v *ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeCommentCommenter) GetIsAuthor() bool {
+	return v.IsAuthor
+}
+
+// ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeCommentParentComment includes the requested fields of the GraphQL type Comment.
+// The GraphQL type's documentation follows.
+//
+// A comment on a post, or a reply to a top-level comment. Threads are one
+// level deep: replies have no replies.
+type ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeCommentParentComment struct {
+	// The opaque global id of the comment.
+	Id string `json:"id"`
+}
+
+// GetId returns ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeCommentParentComment.Id, and is useful for accessing the field via an interface.
+func (v *ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeCommentParentComment) GetId() string {
+	return v.Id
+}
+
+// ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeCommentPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeCommentPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The title of the post.
+	Title string `json:"title"`
+}
+
+// GetId returns ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeCommentPost.Id, and is useful for accessing the field via an interface.
+func (v *ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeCommentPost) GetId() string {
+	return v.Id
+}
+
+// GetTitle returns ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeCommentPost.Title, and is useful for accessing the field via an interface.
+func (v *ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeCommentPost) GetTitle() string {
+	return v.Title
+}
+
+// ModerationQueueModerationQueuePendingCommentConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Information about a page of a connection, as in the Relay cursor connection
+// specification. A page is read forward (`first`, `after`) or backward
+// (`last`, `before`); its edges are in the list's order either way.
+type ModerationQueueModerationQueuePendingCommentConnectionPageInfo struct {
+	// True when more items follow the last edge of this page. For a backward page, true when it was requested before a cursor.
+	HasNextPage bool `json:"hasNextPage"`
+	// The cursor of the last edge, or null when the page is empty. Pass it as `after` for the next page.
+	EndCursor *string `json:"endCursor"`
+}
+
+// GetHasNextPage returns ModerationQueueModerationQueuePendingCommentConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *ModerationQueueModerationQueuePendingCommentConnectionPageInfo) GetHasNextPage() bool {
+	return v.HasNextPage
+}
+
+// GetEndCursor returns ModerationQueueModerationQueuePendingCommentConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *ModerationQueueModerationQueuePendingCommentConnectionPageInfo) GetEndCursor() *string {
+	return v.EndCursor
+}
+
+// ModerationQueueResponse is returned by ModerationQueue on success.
+type ModerationQueueResponse struct {
+	// Readers' comments waiting for moderation, newest first: for an admin every one of the blog, for an author those on their posts. Null with UNAUTHENTICATED without a token, with FORBIDDEN for a reader.
+	ModerationQueue *ModerationQueueModerationQueuePendingCommentConnection `json:"moderationQueue"`
+}
+
+// GetModerationQueue returns ModerationQueueResponse.ModerationQueue, and is useful for accessing the field via an interface.
+func (v *ModerationQueueResponse) GetModerationQueue() *ModerationQueueModerationQueuePendingCommentConnection {
+	return v.ModerationQueue
+}
 
 // MonthArchivePageArchiveArchiveMonth includes the requested fields of the GraphQL type ArchiveMonth.
 // The GraphQL type's documentation follows.
@@ -3761,6 +4459,347 @@ func (v *MonthArchivePageResponse) GetArchive() []MonthArchivePageArchiveArchive
 
 // GetPosts returns MonthArchivePageResponse.Posts, and is useful for accessing the field via an interface.
 func (v *MonthArchivePageResponse) GetPosts() MonthArchivePagePostsPostConnection { return v.Posts }
+
+// MoreRepliesNode includes the requested fields of the GraphQL interface Node.
+//
+// MoreRepliesNode is implemented by the following types:
+// MoreRepliesNodeAuthor
+// MoreRepliesNodeCategory
+// MoreRepliesNodeComment
+// MoreRepliesNodePost
+// The GraphQL type's documentation follows.
+//
+// An object with an opaque global id that `Query.node` can fetch again.
+type MoreRepliesNode interface {
+	implementsGraphQLInterfaceMoreRepliesNode()
+	// GetTypename returns the receiver's concrete GraphQL type-name (see interface doc for possible values).
+	GetTypename() *string
+}
+
+func (v *MoreRepliesNodeAuthor) implementsGraphQLInterfaceMoreRepliesNode()   {}
+func (v *MoreRepliesNodeCategory) implementsGraphQLInterfaceMoreRepliesNode() {}
+func (v *MoreRepliesNodeComment) implementsGraphQLInterfaceMoreRepliesNode()  {}
+func (v *MoreRepliesNodePost) implementsGraphQLInterfaceMoreRepliesNode()     {}
+
+func __unmarshalMoreRepliesNode(b []byte, v *MoreRepliesNode) error {
+	if string(b) == "null" {
+		return nil
+	}
+
+	var tn struct {
+		TypeName string `json:"__typename"`
+	}
+	err := json.Unmarshal(b, &tn)
+	if err != nil {
+		return err
+	}
+
+	switch tn.TypeName {
+	case "Author":
+		*v = new(MoreRepliesNodeAuthor)
+		return json.Unmarshal(b, *v)
+	case "Category":
+		*v = new(MoreRepliesNodeCategory)
+		return json.Unmarshal(b, *v)
+	case "Comment":
+		*v = new(MoreRepliesNodeComment)
+		return json.Unmarshal(b, *v)
+	case "Post":
+		*v = new(MoreRepliesNodePost)
+		return json.Unmarshal(b, *v)
+	case "":
+		return fmt.Errorf(
+			"response was missing Node.__typename")
+	default:
+		return fmt.Errorf(
+			`unexpected concrete type for MoreRepliesNode: "%v"`, tn.TypeName)
+	}
+}
+
+func __marshalMoreRepliesNode(v *MoreRepliesNode) ([]byte, error) {
+
+	var typename string
+	switch v := (*v).(type) {
+	case *MoreRepliesNodeAuthor:
+		typename = "Author"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*MoreRepliesNodeAuthor
+		}{typename, v}
+		return json.Marshal(result)
+	case *MoreRepliesNodeCategory:
+		typename = "Category"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*MoreRepliesNodeCategory
+		}{typename, v}
+		return json.Marshal(result)
+	case *MoreRepliesNodeComment:
+		typename = "Comment"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*MoreRepliesNodeComment
+		}{typename, v}
+		return json.Marshal(result)
+	case *MoreRepliesNodePost:
+		typename = "Post"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*MoreRepliesNodePost
+		}{typename, v}
+		return json.Marshal(result)
+	case nil:
+		return []byte("null"), nil
+	default:
+		return nil, fmt.Errorf(
+			`unexpected concrete type for MoreRepliesNode: "%T"`, v)
+	}
+}
+
+// MoreRepliesNodeAuthor includes the requested fields of the GraphQL type Author.
+// The GraphQL type's documentation follows.
+//
+// A person who writes posts and comments.
+type MoreRepliesNodeAuthor struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns MoreRepliesNodeAuthor.Typename, and is useful for accessing the field via an interface.
+func (v *MoreRepliesNodeAuthor) GetTypename() *string { return v.Typename }
+
+// MoreRepliesNodeCategory includes the requested fields of the GraphQL type Category.
+// The GraphQL type's documentation follows.
+//
+// A topic that groups posts. Its slug is its identity.
+type MoreRepliesNodeCategory struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns MoreRepliesNodeCategory.Typename, and is useful for accessing the field via an interface.
+func (v *MoreRepliesNodeCategory) GetTypename() *string { return v.Typename }
+
+// MoreRepliesNodeComment includes the requested fields of the GraphQL type Comment.
+// The GraphQL type's documentation follows.
+//
+// A comment on a post, or a reply to a top-level comment. Threads are one
+// level deep: replies have no replies.
+type MoreRepliesNodeComment struct {
+	Typename *string `json:"__typename"`
+	// The opaque global id of the comment.
+	Id string `json:"id"`
+	// The published replies to this comment, oldest first. Always empty for a reply. The first page comes with the comment at no cost; the next pages cost one read each.
+	ReplyConnection MoreRepliesNodeCommentReplyConnection `json:"replyConnection"`
+}
+
+// GetTypename returns MoreRepliesNodeComment.Typename, and is useful for accessing the field via an interface.
+func (v *MoreRepliesNodeComment) GetTypename() *string { return v.Typename }
+
+// GetId returns MoreRepliesNodeComment.Id, and is useful for accessing the field via an interface.
+func (v *MoreRepliesNodeComment) GetId() string { return v.Id }
+
+// GetReplyConnection returns MoreRepliesNodeComment.ReplyConnection, and is useful for accessing the field via an interface.
+func (v *MoreRepliesNodeComment) GetReplyConnection() MoreRepliesNodeCommentReplyConnection {
+	return v.ReplyConnection
+}
+
+// MoreRepliesNodeCommentReplyConnection includes the requested fields of the GraphQL type ReplyConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of the replies to a comment.
+type MoreRepliesNodeCommentReplyConnection struct {
+	// The number of published replies to the comment.
+	TotalCount int `json:"totalCount"`
+	// Where this page stands in the whole thread.
+	PageInfo MoreRepliesNodeCommentReplyConnectionPageInfo `json:"pageInfo"`
+	// The replies of this page, each with its cursor.
+	Edges []MoreRepliesNodeCommentReplyConnectionEdgesCommentEdge `json:"edges"`
+}
+
+// GetTotalCount returns MoreRepliesNodeCommentReplyConnection.TotalCount, and is useful for accessing the field via an interface.
+func (v *MoreRepliesNodeCommentReplyConnection) GetTotalCount() int { return v.TotalCount }
+
+// GetPageInfo returns MoreRepliesNodeCommentReplyConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *MoreRepliesNodeCommentReplyConnection) GetPageInfo() MoreRepliesNodeCommentReplyConnectionPageInfo {
+	return v.PageInfo
+}
+
+// GetEdges returns MoreRepliesNodeCommentReplyConnection.Edges, and is useful for accessing the field via an interface.
+func (v *MoreRepliesNodeCommentReplyConnection) GetEdges() []MoreRepliesNodeCommentReplyConnectionEdgesCommentEdge {
+	return v.Edges
+}
+
+// MoreRepliesNodeCommentReplyConnectionEdgesCommentEdge includes the requested fields of the GraphQL type CommentEdge.
+// The GraphQL type's documentation follows.
+//
+// A comment in a page of comments.
+type MoreRepliesNodeCommentReplyConnectionEdgesCommentEdge struct {
+	// The opaque cursor of this comment; pass it as `after` to continue after it, as `before` to go back from it.
+	Cursor string `json:"cursor"`
+	// The comment.
+	Node MoreRepliesNodeCommentReplyConnectionEdgesCommentEdgeNodeComment `json:"node"`
+}
+
+// GetCursor returns MoreRepliesNodeCommentReplyConnectionEdgesCommentEdge.Cursor, and is useful for accessing the field via an interface.
+func (v *MoreRepliesNodeCommentReplyConnectionEdgesCommentEdge) GetCursor() string { return v.Cursor }
+
+// GetNode returns MoreRepliesNodeCommentReplyConnectionEdgesCommentEdge.Node, and is useful for accessing the field via an interface.
+func (v *MoreRepliesNodeCommentReplyConnectionEdgesCommentEdge) GetNode() MoreRepliesNodeCommentReplyConnectionEdgesCommentEdgeNodeComment {
+	return v.Node
+}
+
+// MoreRepliesNodeCommentReplyConnectionEdgesCommentEdgeNodeComment includes the requested fields of the GraphQL type Comment.
+// The GraphQL type's documentation follows.
+//
+// A comment on a post, or a reply to a top-level comment. Threads are one
+// level deep: replies have no replies.
+type MoreRepliesNodeCommentReplyConnectionEdgesCommentEdgeNodeComment struct {
+	// The opaque global id of the comment.
+	Id string `json:"id"`
+	// The text of the comment; empty when the comment was deleted.
+	Body string `json:"body"`
+	// Who wrote the comment, an author or a reader; null when the comment was deleted.
+	Commenter *MoreRepliesNodeCommentReplyConnectionEdgesCommentEdgeNodeCommentCommenter `json:"commenter"`
+}
+
+// GetId returns MoreRepliesNodeCommentReplyConnectionEdgesCommentEdgeNodeComment.Id, and is useful for accessing the field via an interface.
+func (v *MoreRepliesNodeCommentReplyConnectionEdgesCommentEdgeNodeComment) GetId() string {
+	return v.Id
+}
+
+// GetBody returns MoreRepliesNodeCommentReplyConnectionEdgesCommentEdgeNodeComment.Body, and is useful for accessing the field via an interface.
+func (v *MoreRepliesNodeCommentReplyConnectionEdgesCommentEdgeNodeComment) GetBody() string {
+	return v.Body
+}
+
+// GetCommenter returns MoreRepliesNodeCommentReplyConnectionEdgesCommentEdgeNodeComment.Commenter, and is useful for accessing the field via an interface.
+func (v *MoreRepliesNodeCommentReplyConnectionEdgesCommentEdgeNodeComment) GetCommenter() *MoreRepliesNodeCommentReplyConnectionEdgesCommentEdgeNodeCommentCommenter {
+	return v.Commenter
+}
+
+// MoreRepliesNodeCommentReplyConnectionEdgesCommentEdgeNodeCommentCommenter includes the requested fields of the GraphQL type Commenter.
+// The GraphQL type's documentation follows.
+//
+// Who wrote a comment: one of the blog's authors, or a reader, a signed-in
+// person who is not an author, shown by the name and picture their token's
+// `name` and `picture` claims gave.
+type MoreRepliesNodeCommentReplyConnectionEdgesCommentEdgeNodeCommentCommenter struct {
+	// The name shown with the comment: the author's name, or the reader's name from their token (`Reader` when it never gave one).
+	Name string `json:"name"`
+}
+
+// GetName returns MoreRepliesNodeCommentReplyConnectionEdgesCommentEdgeNodeCommentCommenter.Name, and is useful for accessing the field via an interface.
+func (v *MoreRepliesNodeCommentReplyConnectionEdgesCommentEdgeNodeCommentCommenter) GetName() string {
+	return v.Name
+}
+
+// MoreRepliesNodeCommentReplyConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Information about a page of a connection, as in the Relay cursor connection
+// specification. A page is read forward (`first`, `after`) or backward
+// (`last`, `before`); its edges are in the list's order either way.
+type MoreRepliesNodeCommentReplyConnectionPageInfo struct {
+	// True when more items follow the last edge of this page. For a backward page, true when it was requested before a cursor.
+	HasNextPage bool `json:"hasNextPage"`
+	// The cursor of the last edge, or null when the page is empty. Pass it as `after` for the next page.
+	EndCursor *string `json:"endCursor"`
+}
+
+// GetHasNextPage returns MoreRepliesNodeCommentReplyConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *MoreRepliesNodeCommentReplyConnectionPageInfo) GetHasNextPage() bool { return v.HasNextPage }
+
+// GetEndCursor returns MoreRepliesNodeCommentReplyConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *MoreRepliesNodeCommentReplyConnectionPageInfo) GetEndCursor() *string { return v.EndCursor }
+
+// MoreRepliesNodePost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type MoreRepliesNodePost struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns MoreRepliesNodePost.Typename, and is useful for accessing the field via an interface.
+func (v *MoreRepliesNodePost) GetTypename() *string { return v.Typename }
+
+// MoreRepliesResponse is returned by MoreReplies on success.
+type MoreRepliesResponse struct {
+	// Fetches any object by its global id. Fails with NOT_FOUND when there is no such object visible to the caller.
+	Node *MoreRepliesNode `json:"-"`
+}
+
+// GetNode returns MoreRepliesResponse.Node, and is useful for accessing the field via an interface.
+func (v *MoreRepliesResponse) GetNode() *MoreRepliesNode { return v.Node }
+
+func (v *MoreRepliesResponse) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*MoreRepliesResponse
+		Node json.RawMessage `json:"node"`
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.MoreRepliesResponse = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	{
+		dst := &v.Node
+		src := firstPass.Node
+		if len(src) != 0 && string(src) != "null" {
+			*dst = new(MoreRepliesNode)
+			err = __unmarshalMoreRepliesNode(
+				src, *dst)
+			if err != nil {
+				return fmt.Errorf(
+					"unable to unmarshal MoreRepliesResponse.Node: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+type __premarshalMoreRepliesResponse struct {
+	Node json.RawMessage `json:"node"`
+}
+
+func (v *MoreRepliesResponse) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *MoreRepliesResponse) __premarshalJSON() (*__premarshalMoreRepliesResponse, error) {
+	var retval __premarshalMoreRepliesResponse
+
+	{
+
+		dst := &retval.Node
+		src := v.Node
+		if src != nil {
+			var err error
+			*dst, err = __marshalMoreRepliesNode(
+				src)
+			if err != nil {
+				return nil, fmt.Errorf(
+					"unable to marshal MoreRepliesResponse.Node: %w", err)
+			}
+		}
+	}
+	return &retval, nil
+}
 
 // NodeNode includes the requested fields of the GraphQL interface Node.
 //
@@ -4491,6 +5530,215 @@ type PostByIDResponse struct {
 // GetPost returns PostByIDResponse.Post, and is useful for accessing the field via an interface.
 func (v *PostByIDResponse) GetPost() *PostByIDPost { return v.Post }
 
+// PostCommentsPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type PostCommentsPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The number of visible comments on the post, replies included.
+	CommentCount int `json:"commentCount"`
+	// The top-level comments on the post, oldest first.
+	Comments PostCommentsPostCommentsCommentConnection `json:"comments"`
+}
+
+// GetId returns PostCommentsPost.Id, and is useful for accessing the field via an interface.
+func (v *PostCommentsPost) GetId() string { return v.Id }
+
+// GetCommentCount returns PostCommentsPost.CommentCount, and is useful for accessing the field via an interface.
+func (v *PostCommentsPost) GetCommentCount() int { return v.CommentCount }
+
+// GetComments returns PostCommentsPost.Comments, and is useful for accessing the field via an interface.
+func (v *PostCommentsPost) GetComments() PostCommentsPostCommentsCommentConnection { return v.Comments }
+
+// PostCommentsPostCommentsCommentConnection includes the requested fields of the GraphQL type CommentConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of top-level comments.
+type PostCommentsPostCommentsCommentConnection struct {
+	// The number of top-level comments on the post, deleted ones that still hold replies included.
+	TotalCount int `json:"totalCount"`
+	// Where this page stands in the whole list.
+	PageInfo PostCommentsPostCommentsCommentConnectionPageInfo `json:"pageInfo"`
+	// The comments of this page, each with its cursor.
+	Edges []PostCommentsPostCommentsCommentConnectionEdgesCommentEdge `json:"edges"`
+}
+
+// GetTotalCount returns PostCommentsPostCommentsCommentConnection.TotalCount, and is useful for accessing the field via an interface.
+func (v *PostCommentsPostCommentsCommentConnection) GetTotalCount() int { return v.TotalCount }
+
+// GetPageInfo returns PostCommentsPostCommentsCommentConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *PostCommentsPostCommentsCommentConnection) GetPageInfo() PostCommentsPostCommentsCommentConnectionPageInfo {
+	return v.PageInfo
+}
+
+// GetEdges returns PostCommentsPostCommentsCommentConnection.Edges, and is useful for accessing the field via an interface.
+func (v *PostCommentsPostCommentsCommentConnection) GetEdges() []PostCommentsPostCommentsCommentConnectionEdgesCommentEdge {
+	return v.Edges
+}
+
+// PostCommentsPostCommentsCommentConnectionEdgesCommentEdge includes the requested fields of the GraphQL type CommentEdge.
+// The GraphQL type's documentation follows.
+//
+// A comment in a page of comments.
+type PostCommentsPostCommentsCommentConnectionEdgesCommentEdge struct {
+	// The comment.
+	Node PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeComment `json:"node"`
+}
+
+// GetNode returns PostCommentsPostCommentsCommentConnectionEdgesCommentEdge.Node, and is useful for accessing the field via an interface.
+func (v *PostCommentsPostCommentsCommentConnectionEdgesCommentEdge) GetNode() PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeComment {
+	return v.Node
+}
+
+// PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeComment includes the requested fields of the GraphQL type Comment.
+// The GraphQL type's documentation follows.
+//
+// A comment on a post, or a reply to a top-level comment. Threads are one
+// level deep: replies have no replies.
+type PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeComment struct {
+	// The opaque global id of the comment.
+	Id string `json:"id"`
+	// The text of the comment; empty when the comment was deleted.
+	Body string `json:"body"`
+	// Whether the comment is published, waiting for moderation, or rejected.
+	Status CommentStatus `json:"status"`
+	// When the text of the comment last changed, or null when it never did.
+	EditedAt *time.Time `json:"editedAt"`
+	// The author who wrote the comment; null when a reader wrote it or the comment was deleted. `commenter` covers both.
+	Author *PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthor `json:"author"`
+	// Who wrote the comment, an author or a reader; null when the comment was deleted.
+	Commenter *PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentCommenter `json:"commenter"`
+}
+
+// GetId returns PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeComment.Id, and is useful for accessing the field via an interface.
+func (v *PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeComment) GetId() string {
+	return v.Id
+}
+
+// GetBody returns PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeComment.Body, and is useful for accessing the field via an interface.
+func (v *PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeComment) GetBody() string {
+	return v.Body
+}
+
+// GetStatus returns PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeComment.Status, and is useful for accessing the field via an interface.
+func (v *PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeComment) GetStatus() CommentStatus {
+	return v.Status
+}
+
+// GetEditedAt returns PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeComment.EditedAt, and is useful for accessing the field via an interface.
+func (v *PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeComment) GetEditedAt() *time.Time {
+	return v.EditedAt
+}
+
+// GetAuthor returns PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeComment.Author, and is useful for accessing the field via an interface.
+func (v *PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeComment) GetAuthor() *PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthor {
+	return v.Author
+}
+
+// GetCommenter returns PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeComment.Commenter, and is useful for accessing the field via an interface.
+func (v *PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeComment) GetCommenter() *PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentCommenter {
+	return v.Commenter
+}
+
+// PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthor includes the requested fields of the GraphQL type Author.
+// The GraphQL type's documentation follows.
+//
+// A person who writes posts and comments.
+type PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthor struct {
+	// The name shown with the author's posts and comments.
+	Name string `json:"name"`
+}
+
+// GetName returns PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthor.Name, and is useful for accessing the field via an interface.
+func (v *PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthor) GetName() string {
+	return v.Name
+}
+
+// PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentCommenter includes the requested fields of the GraphQL type Commenter.
+// The GraphQL type's documentation follows.
+//
+// Who wrote a comment: one of the blog's authors, or a reader, a signed-in
+// person who is not an author, shown by the name and picture their token's
+// `name` and `picture` claims gave.
+type PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentCommenter struct {
+	// The name shown with the comment: the author's name, or the reader's name from their token (`Reader` when it never gave one).
+	Name string `json:"name"`
+	// The URL of the commenter's picture, or null when there is none.
+	AvatarUrl *string `json:"avatarUrl"`
+	// True when one of the blog's authors wrote the comment, false for a reader.
+	IsAuthor bool `json:"isAuthor"`
+	// The author who wrote the comment, or null for a reader.
+	Author *PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentCommenterAuthor `json:"author"`
+}
+
+// GetName returns PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentCommenter.Name, and is useful for accessing the field via an interface.
+func (v *PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentCommenter) GetName() string {
+	return v.Name
+}
+
+// GetAvatarUrl returns PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentCommenter.AvatarUrl, and is useful for accessing the field via an interface.
+func (v *PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentCommenter) GetAvatarUrl() *string {
+	return v.AvatarUrl
+}
+
+// GetIsAuthor returns PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentCommenter.IsAuthor, and is useful for accessing the field via an interface.
+func (v *PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentCommenter) GetIsAuthor() bool {
+	return v.IsAuthor
+}
+
+// GetAuthor returns PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentCommenter.Author, and is useful for accessing the field via an interface.
+func (v *PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentCommenter) GetAuthor() *PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentCommenterAuthor {
+	return v.Author
+}
+
+// PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentCommenterAuthor includes the requested fields of the GraphQL type Author.
+// The GraphQL type's documentation follows.
+//
+// A person who writes posts and comments.
+type PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentCommenterAuthor struct {
+	// The opaque global id of the author.
+	Id string `json:"id"`
+}
+
+// GetId returns PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentCommenterAuthor.Id, and is useful for accessing the field via an interface.
+func (v *PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentCommenterAuthor) GetId() string {
+	return v.Id
+}
+
+// PostCommentsPostCommentsCommentConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Information about a page of a connection, as in the Relay cursor connection
+// specification. A page is read forward (`first`, `after`) or backward
+// (`last`, `before`); its edges are in the list's order either way.
+type PostCommentsPostCommentsCommentConnectionPageInfo struct {
+	// True when more items follow the last edge of this page. For a backward page, true when it was requested before a cursor.
+	HasNextPage bool `json:"hasNextPage"`
+	// The cursor of the last edge, or null when the page is empty. Pass it as `after` for the next page.
+	EndCursor *string `json:"endCursor"`
+}
+
+// GetHasNextPage returns PostCommentsPostCommentsCommentConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *PostCommentsPostCommentsCommentConnectionPageInfo) GetHasNextPage() bool {
+	return v.HasNextPage
+}
+
+// GetEndCursor returns PostCommentsPostCommentsCommentConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *PostCommentsPostCommentsCommentConnectionPageInfo) GetEndCursor() *string {
+	return v.EndCursor
+}
+
+// PostCommentsResponse is returned by PostComments on success.
+type PostCommentsResponse struct {
+	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin (with the same answer as for a post that does not exist), or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
+	Post *PostCommentsPost `json:"post"`
+}
+
+// GetPost returns PostCommentsResponse.Post, and is useful for accessing the field via an interface.
+func (v *PostCommentsResponse) GetPost() *PostCommentsPost { return v.Post }
+
 // PostContentPost includes the requested fields of the GraphQL type Post.
 // The GraphQL type's documentation follows.
 //
@@ -4898,7 +6146,7 @@ type PostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeComment struct {
 	CreatedAt time.Time `json:"createdAt"`
 	// True when the comment was deleted but stays to hold its replies.
 	Deleted bool `json:"deleted"`
-	// The author of the comment, or null when the comment was deleted.
+	// The author who wrote the comment; null when a reader wrote it or the comment was deleted. `commenter` covers both.
 	Author *PostPagePostCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthor `json:"author"`
 }
 
@@ -4968,6 +6216,267 @@ type PostPageResponse struct {
 
 // GetPost returns PostPageResponse.Post, and is useful for accessing the field via an interface.
 func (v *PostPageResponse) GetPost() *PostPagePost { return v.Post }
+
+// PostReplyPagesPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type PostReplyPagesPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The top-level comments on the post, oldest first.
+	Comments PostReplyPagesPostCommentsCommentConnection `json:"comments"`
+}
+
+// GetId returns PostReplyPagesPost.Id, and is useful for accessing the field via an interface.
+func (v *PostReplyPagesPost) GetId() string { return v.Id }
+
+// GetComments returns PostReplyPagesPost.Comments, and is useful for accessing the field via an interface.
+func (v *PostReplyPagesPost) GetComments() PostReplyPagesPostCommentsCommentConnection {
+	return v.Comments
+}
+
+// PostReplyPagesPostCommentsCommentConnection includes the requested fields of the GraphQL type CommentConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of top-level comments.
+type PostReplyPagesPostCommentsCommentConnection struct {
+	// The comments of this page, each with its cursor.
+	Edges []PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdge `json:"edges"`
+}
+
+// GetEdges returns PostReplyPagesPostCommentsCommentConnection.Edges, and is useful for accessing the field via an interface.
+func (v *PostReplyPagesPostCommentsCommentConnection) GetEdges() []PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdge {
+	return v.Edges
+}
+
+// PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdge includes the requested fields of the GraphQL type CommentEdge.
+// The GraphQL type's documentation follows.
+//
+// A comment in a page of comments.
+type PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdge struct {
+	// The comment.
+	Node PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeComment `json:"node"`
+}
+
+// GetNode returns PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdge.Node, and is useful for accessing the field via an interface.
+func (v *PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdge) GetNode() PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeComment {
+	return v.Node
+}
+
+// PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeComment includes the requested fields of the GraphQL type Comment.
+// The GraphQL type's documentation follows.
+//
+// A comment on a post, or a reply to a top-level comment. Threads are one
+// level deep: replies have no replies.
+type PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeComment struct {
+	// The opaque global id of the comment.
+	Id string `json:"id"`
+	// The text of the comment; empty when the comment was deleted.
+	Body string `json:"body"`
+	// Who wrote the comment, an author or a reader; null when the comment was deleted.
+	Commenter *PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentCommenter `json:"commenter"`
+	// The published replies to this comment, oldest first. Always empty for a reply. The first page comes with the comment at no cost; the next pages cost one read each.
+	ReplyConnection PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnection `json:"replyConnection"`
+}
+
+// GetId returns PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeComment.Id, and is useful for accessing the field via an interface.
+func (v *PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeComment) GetId() string {
+	return v.Id
+}
+
+// GetBody returns PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeComment.Body, and is useful for accessing the field via an interface.
+func (v *PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeComment) GetBody() string {
+	return v.Body
+}
+
+// GetCommenter returns PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeComment.Commenter, and is useful for accessing the field via an interface.
+func (v *PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeComment) GetCommenter() *PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentCommenter {
+	return v.Commenter
+}
+
+// GetReplyConnection returns PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeComment.ReplyConnection, and is useful for accessing the field via an interface.
+func (v *PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeComment) GetReplyConnection() PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnection {
+	return v.ReplyConnection
+}
+
+// PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentCommenter includes the requested fields of the GraphQL type Commenter.
+// The GraphQL type's documentation follows.
+//
+// Who wrote a comment: one of the blog's authors, or a reader, a signed-in
+// person who is not an author, shown by the name and picture their token's
+// `name` and `picture` claims gave.
+type PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentCommenter struct {
+	// The name shown with the comment: the author's name, or the reader's name from their token (`Reader` when it never gave one).
+	Name string `json:"name"`
+	// True when one of the blog's authors wrote the comment, false for a reader.
+	IsAuthor bool `json:"isAuthor"`
+}
+
+// GetName returns PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentCommenter.Name, and is useful for accessing the field via an interface.
+func (v *PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentCommenter) GetName() string {
+	return v.Name
+}
+
+// GetIsAuthor returns PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentCommenter.IsAuthor, and is useful for accessing the field via an interface.
+func (v *PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentCommenter) GetIsAuthor() bool {
+	return v.IsAuthor
+}
+
+// PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnection includes the requested fields of the GraphQL type ReplyConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of the replies to a comment.
+type PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnection struct {
+	// The number of published replies to the comment.
+	TotalCount int `json:"totalCount"`
+	// Where this page stands in the whole thread.
+	PageInfo PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionPageInfo `json:"pageInfo"`
+	// The replies of this page, each with its cursor.
+	Edges []PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionEdgesCommentEdge `json:"edges"`
+}
+
+// GetTotalCount returns PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnection.TotalCount, and is useful for accessing the field via an interface.
+func (v *PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnection) GetTotalCount() int {
+	return v.TotalCount
+}
+
+// GetPageInfo returns PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnection) GetPageInfo() PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionPageInfo {
+	return v.PageInfo
+}
+
+// GetEdges returns PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnection.Edges, and is useful for accessing the field via an interface.
+func (v *PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnection) GetEdges() []PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionEdgesCommentEdge {
+	return v.Edges
+}
+
+// PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionEdgesCommentEdge includes the requested fields of the GraphQL type CommentEdge.
+// The GraphQL type's documentation follows.
+//
+// A comment in a page of comments.
+type PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionEdgesCommentEdge struct {
+	// The opaque cursor of this comment; pass it as `after` to continue after it, as `before` to go back from it.
+	Cursor string `json:"cursor"`
+	// The comment.
+	Node PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionEdgesCommentEdgeNodeComment `json:"node"`
+}
+
+// GetCursor returns PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionEdgesCommentEdge.Cursor, and is useful for accessing the field via an interface.
+func (v *PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionEdgesCommentEdge) GetCursor() string {
+	return v.Cursor
+}
+
+// GetNode returns PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionEdgesCommentEdge.Node, and is useful for accessing the field via an interface.
+func (v *PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionEdgesCommentEdge) GetNode() PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionEdgesCommentEdgeNodeComment {
+	return v.Node
+}
+
+// PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionEdgesCommentEdgeNodeComment includes the requested fields of the GraphQL type Comment.
+// The GraphQL type's documentation follows.
+//
+// A comment on a post, or a reply to a top-level comment. Threads are one
+// level deep: replies have no replies.
+type PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionEdgesCommentEdgeNodeComment struct {
+	// The opaque global id of the comment.
+	Id string `json:"id"`
+	// The text of the comment; empty when the comment was deleted.
+	Body string `json:"body"`
+	// Who wrote the comment, an author or a reader; null when the comment was deleted.
+	Commenter *PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionEdgesCommentEdgeNodeCommentCommenter `json:"commenter"`
+	// The comment this one replies to, or null for a top-level comment.
+	Parent *PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionEdgesCommentEdgeNodeCommentParentComment `json:"parent"`
+}
+
+// GetId returns PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionEdgesCommentEdgeNodeComment.Id, and is useful for accessing the field via an interface.
+func (v *PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionEdgesCommentEdgeNodeComment) GetId() string {
+	return v.Id
+}
+
+// GetBody returns PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionEdgesCommentEdgeNodeComment.Body, and is useful for accessing the field via an interface.
+func (v *PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionEdgesCommentEdgeNodeComment) GetBody() string {
+	return v.Body
+}
+
+// GetCommenter returns PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionEdgesCommentEdgeNodeComment.Commenter, and is useful for accessing the field via an interface.
+func (v *PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionEdgesCommentEdgeNodeComment) GetCommenter() *PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionEdgesCommentEdgeNodeCommentCommenter {
+	return v.Commenter
+}
+
+// GetParent returns PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionEdgesCommentEdgeNodeComment.Parent, and is useful for accessing the field via an interface.
+func (v *PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionEdgesCommentEdgeNodeComment) GetParent() *PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionEdgesCommentEdgeNodeCommentParentComment {
+	return v.Parent
+}
+
+// PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionEdgesCommentEdgeNodeCommentCommenter includes the requested fields of the GraphQL type Commenter.
+// The GraphQL type's documentation follows.
+//
+// Who wrote a comment: one of the blog's authors, or a reader, a signed-in
+// person who is not an author, shown by the name and picture their token's
+// `name` and `picture` claims gave.
+type PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionEdgesCommentEdgeNodeCommentCommenter struct {
+	// The name shown with the comment: the author's name, or the reader's name from their token (`Reader` when it never gave one).
+	Name string `json:"name"`
+	// True when one of the blog's authors wrote the comment, false for a reader.
+	IsAuthor bool `json:"isAuthor"`
+}
+
+// GetName returns PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionEdgesCommentEdgeNodeCommentCommenter.Name, and is useful for accessing the field via an interface.
+func (v *PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionEdgesCommentEdgeNodeCommentCommenter) GetName() string {
+	return v.Name
+}
+
+// GetIsAuthor returns PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionEdgesCommentEdgeNodeCommentCommenter.IsAuthor, and is useful for accessing the field via an interface.
+func (v *PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionEdgesCommentEdgeNodeCommentCommenter) GetIsAuthor() bool {
+	return v.IsAuthor
+}
+
+// PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionEdgesCommentEdgeNodeCommentParentComment includes the requested fields of the GraphQL type Comment.
+// The GraphQL type's documentation follows.
+//
+// A comment on a post, or a reply to a top-level comment. Threads are one
+// level deep: replies have no replies.
+type PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionEdgesCommentEdgeNodeCommentParentComment struct {
+	// The opaque global id of the comment.
+	Id string `json:"id"`
+}
+
+// GetId returns PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionEdgesCommentEdgeNodeCommentParentComment.Id, and is useful for accessing the field via an interface.
+func (v *PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionEdgesCommentEdgeNodeCommentParentComment) GetId() string {
+	return v.Id
+}
+
+// PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Information about a page of a connection, as in the Relay cursor connection
+// specification. A page is read forward (`first`, `after`) or backward
+// (`last`, `before`); its edges are in the list's order either way.
+type PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionPageInfo struct {
+	// True when more items follow the last edge of this page. For a backward page, true when it was requested before a cursor.
+	HasNextPage bool `json:"hasNextPage"`
+	// The cursor of the last edge, or null when the page is empty. Pass it as `after` for the next page.
+	EndCursor *string `json:"endCursor"`
+}
+
+// GetHasNextPage returns PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionPageInfo) GetHasNextPage() bool {
+	return v.HasNextPage
+}
+
+// GetEndCursor returns PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionPageInfo) GetEndCursor() *string {
+	return v.EndCursor
+}
+
+// PostReplyPagesResponse is returned by PostReplyPages on success.
+type PostReplyPagesResponse struct {
+	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin (with the same answer as for a post that does not exist), or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
+	Post *PostReplyPagesPost `json:"post"`
+}
+
+// GetPost returns PostReplyPagesResponse.Post, and is useful for accessing the field via an interface.
+func (v *PostReplyPagesResponse) GetPost() *PostReplyPagesPost { return v.Post }
 
 // Where a post stands in its life: a draft, published, or published with a
 // publication time still in the future.
@@ -5171,9 +6680,9 @@ type PostThreadsPostCommentsCommentConnectionEdgesCommentEdgeNodeComment struct 
 	Id string `json:"id"`
 	// The text of the comment; empty when the comment was deleted.
 	Body string `json:"body"`
-	// The author of the comment, or null when the comment was deleted.
+	// The author who wrote the comment; null when a reader wrote it or the comment was deleted. `commenter` covers both.
 	Author *PostThreadsPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthor `json:"author"`
-	// The replies to this comment, oldest first. Always empty for a reply.
+	// The first 10 replies to this comment, oldest first; `replyConnection` pages through all of them. Always empty for a reply.
 	Replies []PostThreadsPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentRepliesComment `json:"replies"`
 }
 
@@ -5221,7 +6730,7 @@ type PostThreadsPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentRepliesC
 	Id string `json:"id"`
 	// The text of the comment; empty when the comment was deleted.
 	Body string `json:"body"`
-	// The author of the comment, or null when the comment was deleted.
+	// The author who wrote the comment; null when a reader wrote it or the comment was deleted. `commenter` covers both.
 	Author *PostThreadsPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentRepliesCommentAuthor `json:"author"`
 	// The comment this one replies to, or null for a top-level comment.
 	Parent *PostThreadsPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentRepliesCommentParentComment `json:"parent"`
@@ -5549,6 +7058,65 @@ type PublishPostResponse struct {
 // GetPublishPost returns PublishPostResponse.PublishPost, and is useful for accessing the field via an interface.
 func (v *PublishPostResponse) GetPublishPost() PublishPostPublishPostPublishPostPayload {
 	return v.PublishPost
+}
+
+// The input of `rejectComment`.
+type RejectCommentInput struct {
+	// The global id of the comment.
+	Id string `json:"id"`
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
+	IdempotencyKey *string `json:"idempotencyKey"`
+}
+
+// GetId returns RejectCommentInput.Id, and is useful for accessing the field via an interface.
+func (v *RejectCommentInput) GetId() string { return v.Id }
+
+// GetIdempotencyKey returns RejectCommentInput.IdempotencyKey, and is useful for accessing the field via an interface.
+func (v *RejectCommentInput) GetIdempotencyKey() *string { return v.IdempotencyKey }
+
+// RejectCommentRejectCommentRejectCommentPayload includes the requested fields of the GraphQL type RejectCommentPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `rejectComment`.
+type RejectCommentRejectCommentRejectCommentPayload struct {
+	// The comment as rejected.
+	Comment RejectCommentRejectCommentRejectCommentPayloadComment `json:"comment"`
+}
+
+// GetComment returns RejectCommentRejectCommentRejectCommentPayload.Comment, and is useful for accessing the field via an interface.
+func (v *RejectCommentRejectCommentRejectCommentPayload) GetComment() RejectCommentRejectCommentRejectCommentPayloadComment {
+	return v.Comment
+}
+
+// RejectCommentRejectCommentRejectCommentPayloadComment includes the requested fields of the GraphQL type Comment.
+// The GraphQL type's documentation follows.
+//
+// A comment on a post, or a reply to a top-level comment. Threads are one
+// level deep: replies have no replies.
+type RejectCommentRejectCommentRejectCommentPayloadComment struct {
+	// The opaque global id of the comment.
+	Id string `json:"id"`
+	// Whether the comment is published, waiting for moderation, or rejected.
+	Status CommentStatus `json:"status"`
+}
+
+// GetId returns RejectCommentRejectCommentRejectCommentPayloadComment.Id, and is useful for accessing the field via an interface.
+func (v *RejectCommentRejectCommentRejectCommentPayloadComment) GetId() string { return v.Id }
+
+// GetStatus returns RejectCommentRejectCommentRejectCommentPayloadComment.Status, and is useful for accessing the field via an interface.
+func (v *RejectCommentRejectCommentRejectCommentPayloadComment) GetStatus() CommentStatus {
+	return v.Status
+}
+
+// RejectCommentResponse is returned by RejectComment on success.
+type RejectCommentResponse struct {
+	// Rejects a pending comment: the post's author or an admin. It leaves the moderation queue and is shown nowhere. Fails with CONFLICT (reason NOT_PENDING) for a published comment; delete that instead.
+	RejectComment RejectCommentRejectCommentRejectCommentPayload `json:"rejectComment"`
+}
+
+// GetRejectComment returns RejectCommentResponse.RejectComment, and is useful for accessing the field via an interface.
+func (v *RejectCommentResponse) GetRejectComment() RejectCommentRejectCommentRejectCommentPayload {
+	return v.RejectComment
 }
 
 // RemoveCoverImageResponse is returned by RemoveCoverImage on success.
@@ -6019,6 +7587,112 @@ func (v *UpdateCategoryUpdateCategoryUpdateCategoryPayloadCategory) GetVersion()
 	return v.Version
 }
 
+// The input of `updateComment`.
+type UpdateCommentInput struct {
+	// The global id of the comment.
+	Id string `json:"id"`
+	// The new text: not blank, at most 10000 bytes of UTF-8.
+	Body string `json:"body"`
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
+	IdempotencyKey *string `json:"idempotencyKey"`
+}
+
+// GetId returns UpdateCommentInput.Id, and is useful for accessing the field via an interface.
+func (v *UpdateCommentInput) GetId() string { return v.Id }
+
+// GetBody returns UpdateCommentInput.Body, and is useful for accessing the field via an interface.
+func (v *UpdateCommentInput) GetBody() string { return v.Body }
+
+// GetIdempotencyKey returns UpdateCommentInput.IdempotencyKey, and is useful for accessing the field via an interface.
+func (v *UpdateCommentInput) GetIdempotencyKey() *string { return v.IdempotencyKey }
+
+// UpdateCommentResponse is returned by UpdateComment on success.
+type UpdateCommentResponse struct {
+	// Changes the text of a comment, published or pending: its writer or an admin. A rejected comment cannot change.
+	UpdateComment UpdateCommentUpdateCommentUpdateCommentPayload `json:"updateComment"`
+}
+
+// GetUpdateComment returns UpdateCommentResponse.UpdateComment, and is useful for accessing the field via an interface.
+func (v *UpdateCommentResponse) GetUpdateComment() UpdateCommentUpdateCommentUpdateCommentPayload {
+	return v.UpdateComment
+}
+
+// UpdateCommentUpdateCommentUpdateCommentPayload includes the requested fields of the GraphQL type UpdateCommentPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `updateComment`.
+type UpdateCommentUpdateCommentUpdateCommentPayload struct {
+	// The comment as changed.
+	Comment UpdateCommentUpdateCommentUpdateCommentPayloadComment `json:"comment"`
+}
+
+// GetComment returns UpdateCommentUpdateCommentUpdateCommentPayload.Comment, and is useful for accessing the field via an interface.
+func (v *UpdateCommentUpdateCommentUpdateCommentPayload) GetComment() UpdateCommentUpdateCommentUpdateCommentPayloadComment {
+	return v.Comment
+}
+
+// UpdateCommentUpdateCommentUpdateCommentPayloadComment includes the requested fields of the GraphQL type Comment.
+// The GraphQL type's documentation follows.
+//
+// A comment on a post, or a reply to a top-level comment. Threads are one
+// level deep: replies have no replies.
+type UpdateCommentUpdateCommentUpdateCommentPayloadComment struct {
+	// The opaque global id of the comment.
+	Id string `json:"id"`
+	// The text of the comment; empty when the comment was deleted.
+	Body string `json:"body"`
+	// Whether the comment is published, waiting for moderation, or rejected.
+	Status CommentStatus `json:"status"`
+	// When the text of the comment last changed, or null when it never did.
+	EditedAt *time.Time `json:"editedAt"`
+	// Who wrote the comment, an author or a reader; null when the comment was deleted.
+	Commenter *UpdateCommentUpdateCommentUpdateCommentPayloadCommentCommenter `json:"commenter"`
+}
+
+// GetId returns UpdateCommentUpdateCommentUpdateCommentPayloadComment.Id, and is useful for accessing the field via an interface.
+func (v *UpdateCommentUpdateCommentUpdateCommentPayloadComment) GetId() string { return v.Id }
+
+// GetBody returns UpdateCommentUpdateCommentUpdateCommentPayloadComment.Body, and is useful for accessing the field via an interface.
+func (v *UpdateCommentUpdateCommentUpdateCommentPayloadComment) GetBody() string { return v.Body }
+
+// GetStatus returns UpdateCommentUpdateCommentUpdateCommentPayloadComment.Status, and is useful for accessing the field via an interface.
+func (v *UpdateCommentUpdateCommentUpdateCommentPayloadComment) GetStatus() CommentStatus {
+	return v.Status
+}
+
+// GetEditedAt returns UpdateCommentUpdateCommentUpdateCommentPayloadComment.EditedAt, and is useful for accessing the field via an interface.
+func (v *UpdateCommentUpdateCommentUpdateCommentPayloadComment) GetEditedAt() *time.Time {
+	return v.EditedAt
+}
+
+// GetCommenter returns UpdateCommentUpdateCommentUpdateCommentPayloadComment.Commenter, and is useful for accessing the field via an interface.
+func (v *UpdateCommentUpdateCommentUpdateCommentPayloadComment) GetCommenter() *UpdateCommentUpdateCommentUpdateCommentPayloadCommentCommenter {
+	return v.Commenter
+}
+
+// UpdateCommentUpdateCommentUpdateCommentPayloadCommentCommenter includes the requested fields of the GraphQL type Commenter.
+// The GraphQL type's documentation follows.
+//
+// Who wrote a comment: one of the blog's authors, or a reader, a signed-in
+// person who is not an author, shown by the name and picture their token's
+// `name` and `picture` claims gave.
+type UpdateCommentUpdateCommentUpdateCommentPayloadCommentCommenter struct {
+	// The name shown with the comment: the author's name, or the reader's name from their token (`Reader` when it never gave one).
+	Name string `json:"name"`
+	// The URL of the commenter's picture, or null when there is none.
+	AvatarUrl *string `json:"avatarUrl"`
+}
+
+// GetName returns UpdateCommentUpdateCommentUpdateCommentPayloadCommentCommenter.Name, and is useful for accessing the field via an interface.
+func (v *UpdateCommentUpdateCommentUpdateCommentPayloadCommentCommenter) GetName() string {
+	return v.Name
+}
+
+// GetAvatarUrl returns UpdateCommentUpdateCommentUpdateCommentPayloadCommentCommenter.AvatarUrl, and is useful for accessing the field via an interface.
+func (v *UpdateCommentUpdateCommentUpdateCommentPayloadCommentCommenter) GetAvatarUrl() *string {
+	return v.AvatarUrl
+}
+
 // The input of `updatePost`. Omitted fields are left unchanged.
 type UpdatePostInput struct {
 	// The global id of the post.
@@ -6285,6 +7959,14 @@ type __AddCommentInput struct {
 // GetInput returns __AddCommentInput.Input, and is useful for accessing the field via an interface.
 func (v *__AddCommentInput) GetInput() AddCommentInput { return v.Input }
 
+// __ApproveCommentInput is used internally by genqlient
+type __ApproveCommentInput struct {
+	Input ApproveCommentInput `json:"input"`
+}
+
+// GetInput returns __ApproveCommentInput.Input, and is useful for accessing the field via an interface.
+func (v *__ApproveCommentInput) GetInput() ApproveCommentInput { return v.Input }
+
 // __ArchiveInput is used internally by genqlient
 type __ArchiveInput struct {
 	Author   *string `json:"author"`
@@ -6453,6 +8135,14 @@ func (v *__CategoryPageWithHTMLInput) GetSlug() string { return v.Slug }
 // GetFirst returns __CategoryPageWithHTMLInput.First, and is useful for accessing the field via an interface.
 func (v *__CategoryPageWithHTMLInput) GetFirst() *int { return v.First }
 
+// __CommentByIDInput is used internally by genqlient
+type __CommentByIDInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __CommentByIDInput.Id, and is useful for accessing the field via an interface.
+func (v *__CommentByIDInput) GetId() string { return v.Id }
+
 // __CommentPageInput is used internally by genqlient
 type __CommentPageInput struct {
 	Slug   string  `json:"slug"`
@@ -6597,6 +8287,30 @@ type __FullPostPageInput struct {
 // GetSlug returns __FullPostPageInput.Slug, and is useful for accessing the field via an interface.
 func (v *__FullPostPageInput) GetSlug() string { return v.Slug }
 
+// __ModerationQueueBodiesInput is used internally by genqlient
+type __ModerationQueueBodiesInput struct {
+	First *int    `json:"first"`
+	After *string `json:"after"`
+}
+
+// GetFirst returns __ModerationQueueBodiesInput.First, and is useful for accessing the field via an interface.
+func (v *__ModerationQueueBodiesInput) GetFirst() *int { return v.First }
+
+// GetAfter returns __ModerationQueueBodiesInput.After, and is useful for accessing the field via an interface.
+func (v *__ModerationQueueBodiesInput) GetAfter() *string { return v.After }
+
+// __ModerationQueueInput is used internally by genqlient
+type __ModerationQueueInput struct {
+	First *int    `json:"first"`
+	After *string `json:"after"`
+}
+
+// GetFirst returns __ModerationQueueInput.First, and is useful for accessing the field via an interface.
+func (v *__ModerationQueueInput) GetFirst() *int { return v.First }
+
+// GetAfter returns __ModerationQueueInput.After, and is useful for accessing the field via an interface.
+func (v *__ModerationQueueInput) GetAfter() *string { return v.After }
+
 // __MonthArchivePageInput is used internally by genqlient
 type __MonthArchivePageInput struct {
 	From  time.Time `json:"from"`
@@ -6616,6 +8330,22 @@ func (v *__MonthArchivePageInput) GetFirst() *int { return v.First }
 
 // GetAfter returns __MonthArchivePageInput.After, and is useful for accessing the field via an interface.
 func (v *__MonthArchivePageInput) GetAfter() *string { return v.After }
+
+// __MoreRepliesInput is used internally by genqlient
+type __MoreRepliesInput struct {
+	Id    string  `json:"id"`
+	First *int    `json:"first"`
+	After *string `json:"after"`
+}
+
+// GetId returns __MoreRepliesInput.Id, and is useful for accessing the field via an interface.
+func (v *__MoreRepliesInput) GetId() string { return v.Id }
+
+// GetFirst returns __MoreRepliesInput.First, and is useful for accessing the field via an interface.
+func (v *__MoreRepliesInput) GetFirst() *int { return v.First }
+
+// GetAfter returns __MoreRepliesInput.After, and is useful for accessing the field via an interface.
+func (v *__MoreRepliesInput) GetAfter() *string { return v.After }
 
 // __NodeInput is used internally by genqlient
 type __NodeInput struct {
@@ -6645,6 +8375,22 @@ type __PostByIDInput struct {
 // GetId returns __PostByIDInput.Id, and is useful for accessing the field via an interface.
 func (v *__PostByIDInput) GetId() string { return v.Id }
 
+// __PostCommentsInput is used internally by genqlient
+type __PostCommentsInput struct {
+	Slug  string  `json:"slug"`
+	First *int    `json:"first"`
+	After *string `json:"after"`
+}
+
+// GetSlug returns __PostCommentsInput.Slug, and is useful for accessing the field via an interface.
+func (v *__PostCommentsInput) GetSlug() string { return v.Slug }
+
+// GetFirst returns __PostCommentsInput.First, and is useful for accessing the field via an interface.
+func (v *__PostCommentsInput) GetFirst() *int { return v.First }
+
+// GetAfter returns __PostCommentsInput.After, and is useful for accessing the field via an interface.
+func (v *__PostCommentsInput) GetAfter() *string { return v.After }
+
 // __PostContentInput is used internally by genqlient
 type __PostContentInput struct {
 	Slug string `json:"slug"`
@@ -6660,6 +8406,18 @@ type __PostPageInput struct {
 
 // GetSlug returns __PostPageInput.Slug, and is useful for accessing the field via an interface.
 func (v *__PostPageInput) GetSlug() string { return v.Slug }
+
+// __PostReplyPagesInput is used internally by genqlient
+type __PostReplyPagesInput struct {
+	Slug    string `json:"slug"`
+	Replies *int   `json:"replies"`
+}
+
+// GetSlug returns __PostReplyPagesInput.Slug, and is useful for accessing the field via an interface.
+func (v *__PostReplyPagesInput) GetSlug() string { return v.Slug }
+
+// GetReplies returns __PostReplyPagesInput.Replies, and is useful for accessing the field via an interface.
+func (v *__PostReplyPagesInput) GetReplies() *int { return v.Replies }
 
 // __PostThreadsInput is used internally by genqlient
 type __PostThreadsInput struct {
@@ -6684,6 +8442,14 @@ type __PublishPostInput struct {
 
 // GetInput returns __PublishPostInput.Input, and is useful for accessing the field via an interface.
 func (v *__PublishPostInput) GetInput() PublishPostInput { return v.Input }
+
+// __RejectCommentInput is used internally by genqlient
+type __RejectCommentInput struct {
+	Input RejectCommentInput `json:"input"`
+}
+
+// GetInput returns __RejectCommentInput.Input, and is useful for accessing the field via an interface.
+func (v *__RejectCommentInput) GetInput() RejectCommentInput { return v.Input }
 
 // __RemoveCoverImageInput is used internally by genqlient
 type __RemoveCoverImageInput struct {
@@ -6721,6 +8487,14 @@ type __UpdateCategoryInput struct {
 // GetInput returns __UpdateCategoryInput.Input, and is useful for accessing the field via an interface.
 func (v *__UpdateCategoryInput) GetInput() UpdateCategoryInput { return v.Input }
 
+// __UpdateCommentInput is used internally by genqlient
+type __UpdateCommentInput struct {
+	Input UpdateCommentInput `json:"input"`
+}
+
+// GetInput returns __UpdateCommentInput.Input, and is useful for accessing the field via an interface.
+func (v *__UpdateCommentInput) GetInput() UpdateCommentInput { return v.Input }
+
 // __UpdatePostInput is used internally by genqlient
 type __UpdatePostInput struct {
 	Input UpdatePostInput `json:"input"`
@@ -6737,8 +8511,14 @@ mutation AddComment ($input: AddCommentInput!) {
 			id
 			body
 			createdAt
+			status
 			author {
 				name
+			}
+			commenter {
+				name
+				avatarUrl
+				isAuthor
 			}
 			parent {
 				id
@@ -6766,6 +8546,47 @@ func AddComment(
 	}
 
 	data_ = &AddCommentResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by ApproveComment.
+const ApproveComment_Operation = `
+mutation ApproveComment ($input: ApproveCommentInput!) {
+	approveComment(input: $input) {
+		comment {
+			id
+			status
+			post {
+				id
+				commentCount
+			}
+		}
+	}
+}
+`
+
+func ApproveComment(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input ApproveCommentInput,
+) (data_ *ApproveCommentResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ApproveComment",
+		Query:  ApproveComment_Operation,
+		Variables: &__ApproveCommentInput{
+			Input: input,
+		},
+	}
+
+	data_ = &ApproveCommentResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -7452,6 +9273,50 @@ func CategoryPageWithHTML(
 	return data_, err_
 }
 
+// The query executed by CommentByID.
+const CommentByID_Operation = `
+query CommentByID ($id: ID!) {
+	node(id: $id) {
+		__typename
+		... on Comment {
+			id
+			body
+			status
+			editedAt
+			commenter {
+				name
+				isAuthor
+			}
+		}
+	}
+}
+`
+
+func CommentByID(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *CommentByIDResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "CommentByID",
+		Query:  CommentByID_Operation,
+		Variables: &__CommentByIDInput{
+			Id: id,
+		},
+	}
+
+	data_ = &CommentByIDResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by CommentPage.
 const CommentPage_Operation = `
 query CommentPage ($slug: String!, $first: Int, $after: String, $last: Int, $before: String) {
@@ -8046,6 +9911,113 @@ func FullPostPage(
 	return data_, err_
 }
 
+// The query executed by ModerationQueue.
+const ModerationQueue_Operation = `
+query ModerationQueue ($first: Int, $after: String) {
+	moderationQueue(first: $first, after: $after) {
+		pageInfo {
+			hasNextPage
+			endCursor
+		}
+		edges {
+			cursor
+			node {
+				id
+				body
+				status
+				createdAt
+				commenter {
+					name
+					avatarUrl
+					isAuthor
+				}
+				post {
+					id
+					title
+				}
+				parent {
+					id
+				}
+			}
+		}
+	}
+}
+`
+
+// Readers' comments waiting for moderation.
+func ModerationQueue(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	first *int,
+	after *string,
+) (data_ *ModerationQueueResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ModerationQueue",
+		Query:  ModerationQueue_Operation,
+		Variables: &__ModerationQueueInput{
+			First: first,
+			After: after,
+		},
+	}
+
+	data_ = &ModerationQueueResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by ModerationQueueBodies.
+const ModerationQueueBodies_Operation = `
+query ModerationQueueBodies ($first: Int, $after: String) {
+	moderationQueue(first: $first, after: $after) {
+		pageInfo {
+			hasNextPage
+			endCursor
+		}
+		edges {
+			node {
+				id
+				body
+			}
+		}
+	}
+}
+`
+
+// The moderation queue as a list of texts: one Query a page.
+func ModerationQueueBodies(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	first *int,
+	after *string,
+) (data_ *ModerationQueueBodiesResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ModerationQueueBodies",
+		Query:  ModerationQueueBodies_Operation,
+		Variables: &__ModerationQueueBodiesInput{
+			First: first,
+			After: after,
+		},
+	}
+
+	data_ = &ModerationQueueBodiesResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by MonthArchivePage.
 const MonthArchivePage_Operation = `
 query MonthArchivePage ($from: DateTime!, $to: DateTime!, $first: Int, $after: String) {
@@ -8118,6 +10090,65 @@ func MonthArchivePage(
 	}
 
 	data_ = &MonthArchivePageResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by MoreReplies.
+const MoreReplies_Operation = `
+query MoreReplies ($id: ID!, $first: Int, $after: String) {
+	node(id: $id) {
+		__typename
+		... on Comment {
+			id
+			replyConnection(first: $first, after: $after) {
+				totalCount
+				pageInfo {
+					hasNextPage
+					endCursor
+				}
+				edges {
+					cursor
+					node {
+						id
+						body
+						commenter {
+							name
+						}
+					}
+				}
+			}
+		}
+	}
+}
+`
+
+// The next replies of one comment.
+func MoreReplies(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+	first *int,
+	after *string,
+) (data_ *MoreRepliesResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "MoreReplies",
+		Query:  MoreReplies_Operation,
+		Variables: &__MoreRepliesInput{
+			Id:    id,
+			First: first,
+			After: after,
+		},
+	}
+
+	data_ = &MoreRepliesResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -8328,6 +10359,72 @@ func PostByID(
 	return data_, err_
 }
 
+// The query executed by PostComments.
+const PostComments_Operation = `
+query PostComments ($slug: String!, $first: Int, $after: String) {
+	post(slug: $slug) {
+		id
+		commentCount
+		comments(first: $first, after: $after) {
+			totalCount
+			pageInfo {
+				hasNextPage
+				endCursor
+			}
+			edges {
+				node {
+					id
+					body
+					status
+					editedAt
+					author {
+						name
+					}
+					commenter {
+						name
+						avatarUrl
+						isAuthor
+						author {
+							id
+						}
+					}
+				}
+			}
+		}
+	}
+}
+`
+
+// The post page with who wrote each comment, an author or a reader.
+func PostComments(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	slug string,
+	first *int,
+	after *string,
+) (data_ *PostCommentsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "PostComments",
+		Query:  PostComments_Operation,
+		Variables: &__PostCommentsInput{
+			Slug:  slug,
+			First: first,
+			After: after,
+		},
+	}
+
+	data_ = &PostCommentsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by PostContent.
 const PostContent_Operation = `
 query PostContent ($slug: String!) {
@@ -8470,6 +10567,77 @@ func PostPage(
 	}
 
 	data_ = &PostPageResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by PostReplyPages.
+const PostReplyPages_Operation = `
+query PostReplyPages ($slug: String!, $replies: Int) {
+	post(slug: $slug) {
+		id
+		comments(first: 50) {
+			edges {
+				node {
+					id
+					body
+					commenter {
+						name
+						isAuthor
+					}
+					replyConnection(first: $replies) {
+						totalCount
+						pageInfo {
+							hasNextPage
+							endCursor
+						}
+						edges {
+							cursor
+							node {
+								id
+								body
+								commenter {
+									name
+									isAuthor
+								}
+								parent {
+									id
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+`
+
+// The post page with the first page of each thread and who wrote each
+// reply (budget: 5 requests).
+func PostReplyPages(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	slug string,
+	replies *int,
+) (data_ *PostReplyPagesResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "PostReplyPages",
+		Query:  PostReplyPages_Operation,
+		Variables: &__PostReplyPagesInput{
+			Slug:    slug,
+			Replies: replies,
+		},
+	}
+
+	data_ = &PostReplyPagesResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -8631,6 +10799,43 @@ func PublishPost(
 	}
 
 	data_ = &PublishPostResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by RejectComment.
+const RejectComment_Operation = `
+mutation RejectComment ($input: RejectCommentInput!) {
+	rejectComment(input: $input) {
+		comment {
+			id
+			status
+		}
+	}
+}
+`
+
+func RejectComment(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input RejectCommentInput,
+) (data_ *RejectCommentResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "RejectComment",
+		Query:  RejectComment_Operation,
+		Variables: &__RejectCommentInput{
+			Input: input,
+		},
+	}
+
+	data_ = &RejectCommentResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -8815,6 +11020,49 @@ func UpdateCategory(
 	}
 
 	data_ = &UpdateCategoryResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by UpdateComment.
+const UpdateComment_Operation = `
+mutation UpdateComment ($input: UpdateCommentInput!) {
+	updateComment(input: $input) {
+		comment {
+			id
+			body
+			status
+			editedAt
+			commenter {
+				name
+				avatarUrl
+			}
+		}
+	}
+}
+`
+
+func UpdateComment(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input UpdateCommentInput,
+) (data_ *UpdateCommentResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "UpdateComment",
+		Query:  UpdateComment_Operation,
+		Variables: &__UpdateCommentInput{
+			Input: input,
+		},
+	}
+
+	data_ = &UpdateCommentResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

@@ -58,6 +58,7 @@ type server struct {
 	client graphql.Client
 	admin  graphql.Client
 	url    string
+	opts   graph.HandlerOptions
 
 	mu   sync.Mutex
 	last *storage.Counter
@@ -67,6 +68,13 @@ type server struct {
 // function, when given, changes the DynamoDB client's configuration and the
 // handler's options before they are used.
 func newServer(t *testing.T, configure ...func(*storage.ClientConfig, *graph.HandlerOptions)) *server {
+	t.Helper()
+	return newServerWith(t, nil, configure...)
+}
+
+// newServerWith starts the server as newServer does, with the token
+// verifier's configuration changed by verify when it is not nil.
+func newServerWith(t *testing.T, verify func(*auth.Config), configure ...func(*storage.ClientConfig, *graph.HandlerOptions)) *server {
 	t.Helper()
 	ctx := context.Background()
 	endpoint := os.Getenv("DYNAMODB_ENDPOINT")
@@ -100,12 +108,24 @@ func newServer(t *testing.T, configure ...func(*storage.ClientConfig, *graph.Han
 		})
 	}
 	s := &server{t: t, db: db, table: table, store: store, clock: c}
-	verifier, err := auth.NewVerifier(auth.Config{Secret: testSecret, Issuer: testIssuer, Audience: testAudience, Now: c.now})
+	vc := auth.Config{Secret: testSecret, Issuer: testIssuer, Audience: testAudience, Now: c.now}
+	if verify != nil {
+		verify(&vc)
+	}
+	verifier, err := auth.NewVerifier(vc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	opts.Verifier = verifier
-	h := graph.NewHandler(store, opts)
+	s.opts = opts
+	s.serve()
+	return s
+}
+
+// serve starts a handler of its own on s's store and points s's clients
+// at it.
+func (s *server) serve() {
+	h := graph.NewHandler(s.store, s.opts)
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, counter := storage.WithRequestCounter(r.Context())
 		s.mu.Lock()
@@ -113,11 +133,26 @@ func newServer(t *testing.T, configure ...func(*storage.ClientConfig, *graph.Han
 		s.mu.Unlock()
 		h.ServeHTTP(w, r.WithContext(ctx))
 	}))
-	t.Cleanup(hs.Close)
+	s.t.Cleanup(hs.Close)
 	s.url = hs.URL
 	s.client = graphql.NewClient(hs.URL, hs.Client())
 	s.admin = s.as("admin", auth.RoleAdmin)
-	return s
+}
+
+// another returns a second server on the same table, configured the same,
+// as a second instance of the service behind a load balancer.
+func (s *server) another() *server {
+	o := &server{t: s.t, db: s.db, table: s.table, store: s.store, clock: s.clock, opts: s.opts}
+	o.serve()
+	return o
+}
+
+// reader returns a client that signs in as the reader sub, whose token
+// carries the name and picture claims given (empty: none).
+func (s *server) reader(sub, name, picture string) graphql.Client {
+	c := s.claims(sub, auth.RoleReader)
+	c.Name, c.Picture = name, picture
+	return s.withClaims(c, testSecret)
 }
 
 // claims returns the claims of a valid token for sub with roles: issued
@@ -198,18 +233,22 @@ func (s *server) consistent() {
 // code returns the extensions.code of the first GraphQL error in err,
 // whatever the HTTP status of the response that carried it.
 func code(err error) string {
+	c, _ := extension(err, "code").(string)
+	return c
+}
+
+// extension returns extensions[name] of the first GraphQL error in err.
+func extension(err error, name string) any {
 	var list gqlerror.List
 	if httpErr, ok := errors.AsType[*graphql.HTTPError](err); ok {
 		list = httpErr.Response.Errors
 	} else {
 		errors.As(err, &list)
 	}
-	if len(list) > 0 {
-		if c, ok := list[0].Extensions["code"].(string); ok {
-			return c
-		}
+	if len(list) == 0 {
+		return nil
 	}
-	return ""
+	return list[0].Extensions[name]
 }
 
 // status returns the HTTP status of a response that failed as a whole,

@@ -209,8 +209,14 @@ func TestBadRequestsAreRefused(t *testing.T) {
 		{name: "a chain of 21 fragments with fields", body: request(fragmentChain(21), nil), code: "COMPLEXITY_LIMIT_EXCEEDED"},
 		{name: "a chain of 30 fragments with fields", body: request(fragmentChain(30), nil), code: "COMPLEXITY_LIMIT_EXCEEDED"},
 		{name: "a chain of 60 fragments with fields", body: request(fragmentChain(60), nil), code: parse},
+		{name: "100 comments with 10 replies each", body: request(`{ post(slug: "post-24") { comments(first: 100) { edges { node {
+			replyConnection(first: 10) { edges { node { id body createdAt editedAt status commenter { name avatarUrl isAuthor } } } } } } } } }`, nil), code: "COMPLEXITY_LIMIT_EXCEEDED"},
+		{name: "100 comments with their first replies listed", body: request(`{ post(slug: "post-24") { comments(first: 100) { edges { node {
+			replies { id body createdAt editedAt status commenter { name avatarUrl isAuthor } } } } } } }`, nil), code: "COMPLEXITY_LIMIT_EXCEEDED"},
 		// Arguments, after the document was accepted.
 		{name: "huge first", body: request(feed, map[string]any{"first": 1_000_000}), code: "BAD_USER_INPUT", reads: true},
+		{name: "a page of 11 replies", body: request(`{ post(slug: "post-24") { comments(first: 1) { edges { node { replyConnection(first: 11) { totalCount } } } } } }`, nil),
+			code: "BAD_USER_INPUT", reads: true},
 		{name: "negative first", body: request(feed, map[string]any{"first": -1}), code: "BAD_USER_INPUT", reads: true},
 		{name: "tampered cursor", body: request(feed, map[string]any{"after": string(tampered)}), code: "BAD_USER_INPUT", reads: true},
 		{name: "cursor of another list", body: request(`query($after: String) { author(id: "`+b.authors[0]+`") { posts(after: $after) { totalCount } } }`,
@@ -314,6 +320,7 @@ func TestBadInputsWriteNothing(t *testing.T) {
 	writer := s.as("ada", auth.RoleAuthor)
 	post := ok[*CreatePostResponse](t)(CreatePost(ctx, writer, CreatePostInput{Title: "T", Slug: "t", Categories: []string{"go"}})).CreatePost.Post
 	ok[*PublishPostResponse](t)(PublishPost(ctx, writer, PublishPostInput{Id: post.Id}))
+	mine := ok[*AddCommentResponse](t)(AddComment(ctx, writer, AddCommentInput{PostId: post.Id, Body: "Mine."})).AddComment.Comment
 	before := s.snapshot()
 
 	newPost := func(edit func(*CreatePostInput)) func() error {
@@ -370,6 +377,18 @@ func TestBadInputsWriteNothing(t *testing.T) {
 		{"comment over 10 000 bytes", comment(strings.Repeat("c", storage.MaxCommentBytes+1)), "body"},
 		{"empty comment", comment(" \n "), "body"},
 		{"comment with an escape sequence", comment("\x1b[31mred"), "body"},
+		{"edit of a comment over 10 000 bytes", func() error {
+			_, err := UpdateComment(ctx, writer, UpdateCommentInput{Id: mine.Id, Body: strings.Repeat("c", storage.MaxCommentBytes+1)})
+			return err
+		}, "body"},
+		{"blank edit of a comment", func() error {
+			_, err := UpdateComment(ctx, writer, UpdateCommentInput{Id: mine.Id, Body: "\t"})
+			return err
+		}, "body"},
+		{"edit of a post id", func() error {
+			_, err := UpdateComment(ctx, writer, UpdateCommentInput{Id: post.Id, Body: "x"})
+			return err
+		}, "id"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -2,7 +2,6 @@ package tests
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"maps"
 	"math/rand/v2"
@@ -20,7 +19,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/blogql/blog/auth"
 	graphpkg "github.com/blogql/blog/graph"
@@ -541,20 +539,6 @@ func (m *mix) learn(gid string, err error) {
 	if v, ok := extension(err, "currentVersion").(float64); ok {
 		m.setVersion(gid, int(v))
 	}
-}
-
-// extension returns the extension name of the first GraphQL error in err.
-func extension(err error, name string) any {
-	var list gqlerror.List
-	if httpErr, ok := errors.AsType[*graphql.HTTPError](err); ok {
-		list = httpErr.Response.Errors
-	} else {
-		errors.As(err, &list)
-	}
-	if len(list) == 0 {
-		return nil
-	}
-	return list[0].Extensions[name]
 }
 
 func (c *mixClient) categories() []string {

@@ -69,9 +69,9 @@ func TestMetrics(t *testing.T) {
 		}
 		t.Logf("post page: %d %s, %g capacity units", n, op, delta(capacity))
 	}
-	// The page's comments have three authors, read in one batch.
-	equal(t, "author batches", delta(`blog_dataloader_batch_size_count{loader="authors"}`), 1)
-	equal(t, "author keys", delta(`blog_dataloader_batch_size_sum{loader="authors"}`), 3)
+	// The page's comments have three commenters, read in one batch.
+	equal(t, "commenter batches", delta(`blog_dataloader_batch_size_count{loader="commenters"}`), 1)
+	equal(t, "commenter keys", delta(`blog_dataloader_batch_size_sum{loader="commenters"}`), 3)
 
 	t.Run("a failed operation is counted by its error code", func(t *testing.T) {
 		before := scrape()

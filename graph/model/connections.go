@@ -73,3 +73,20 @@ type CommentEdge struct {
 	Cursor string
 	Node   *storage.Comment
 }
+
+// ReplyConnection is a page of the replies to a comment.
+type ReplyConnection struct {
+	Edges    []*CommentEdge
+	PageInfo *PageInfo
+	Count    Counter
+}
+
+// TotalCount returns the number of items in the whole list, or the error of
+// the request that counts them.
+func (c *ReplyConnection) TotalCount(ctx context.Context) (int, error) { return c.Count(ctx) }
+
+// PendingCommentConnection is a page of the moderation queue.
+type PendingCommentConnection struct {
+	Edges    []*CommentEdge
+	PageInfo *PageInfo
+}

@@ -13,7 +13,8 @@ import (
 	"github.com/blogql/blog/storage"
 )
 
-// The input of `addComment`. The comment's author is the signed-in author.
+// The input of `addComment`. The comment's writer is the signed-in author or
+// reader.
 type AddCommentInput struct {
 	// The global id of the post to comment on.
 	PostID string `json:"postId"`
@@ -28,6 +29,20 @@ type AddCommentInput struct {
 // The result of `addComment`.
 type AddCommentPayload struct {
 	// The comment as added.
+	Comment *storage.Comment `json:"comment"`
+}
+
+// The input of `approveComment`.
+type ApproveCommentInput struct {
+	// The global id of the comment.
+	ID string `json:"id"`
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
+}
+
+// The result of `approveComment`.
+type ApproveCommentPayload struct {
+	// The comment as published.
 	Comment *storage.Comment `json:"comment"`
 }
 
@@ -175,17 +190,27 @@ type ImageInput struct {
 // its user's own: the same key from another user is another key. Keys are
 // kept for 24 hours.
 //
-// Every mutation needs a bearer token (`Authorization: Bearer <JWT>`) whose
-// `roles` claim lists `author` or `admin`. An author's token has the
-// author's id as its subject and writes as that author. An admin is a
-// principal of its own: whatever its subject, it may create authors and
-// categories, change any author, category or post, publish, unpublish or
-// delete any post and delete any comment; what it writes as someone
-// (`createPost`, `addComment`) is written as its subject, which must then be
-// an author (FORBIDDEN otherwise). Without a token a mutation fails with
-// UNAUTHENTICATED; with a token that does not allow it, with FORBIDDEN;
-// either way nothing is written. A post that is a draft or scheduled is
-// NOT_FOUND for anyone but its author and admins.
+// Every mutation needs a bearer token (`Authorization: Bearer <JWT>`). Its
+// `roles` claim says who it signs in. An admin is a principal of its own:
+// whatever its subject, it may create authors and categories, change any
+// author, category or post, publish, unpublish or delete any post, and
+// approve, reject and delete any comment; a post it writes is written as its
+// subject, which must then be an author (FORBIDDEN otherwise). `author`,
+// with an author id as subject, writes posts and comments as that author.
+// Any other valid token (the `reader` role, or a subject that is no author)
+// is a reader's, who may add comments and replies and edit and delete their
+// own, and nothing else; a reader is shown by the token's `name` and
+// `picture` claims. Without a token a mutation fails with UNAUTHENTICATED;
+// with a token that does not allow it, with FORBIDDEN; either way nothing is
+// written. A post that is a draft or scheduled is NOT_FOUND for anyone but
+// its author and admins, and so is a pending or rejected comment for anyone
+// but its writer, the post's author and admins.
+//
+// Depending on the server's setting, readers' comments are published at once
+// or held as PENDING until the post's author or an admin approves them;
+// authors' comments never are. A reader may add a limited number of comments
+// a minute: past it, `addComment` fails with RATE_LIMITED and
+// `extensions.retryAfter`, the seconds to wait.
 type Mutation struct {
 }
 
@@ -209,8 +234,24 @@ type PublishPostPayload struct {
 
 // The entry points for reading the blog. Reading needs no token. Drafts and
 // scheduled posts are visible only to their author and admins; for everyone
-// else they are not found, as if they did not exist.
+// else they are not found, as if they did not exist. So are comments that
+// are pending or rejected, for everyone but their writer, the post's author
+// and admins.
 type Query struct {
+}
+
+// The input of `rejectComment`.
+type RejectCommentInput struct {
+	// The global id of the comment.
+	ID string `json:"id"`
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
+}
+
+// The result of `rejectComment`.
+type RejectCommentPayload struct {
+	// The comment as rejected.
+	Comment *storage.Comment `json:"comment"`
 }
 
 // What search engines and link previews show of a post. Each field falls back
@@ -300,6 +341,22 @@ type UpdateCategoryPayload struct {
 	Category *storage.Category `json:"category"`
 }
 
+// The input of `updateComment`.
+type UpdateCommentInput struct {
+	// The global id of the comment.
+	ID string `json:"id"`
+	// The new text: not blank, at most 10000 bytes of UTF-8.
+	Body string `json:"body"`
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
+}
+
+// The result of `updateComment`.
+type UpdateCommentPayload struct {
+	// The comment as changed.
+	Comment *storage.Comment `json:"comment"`
+}
+
 // The input of `updatePost`. Omitted fields are left unchanged.
 type UpdatePostInput struct {
 	// The global id of the post.
@@ -328,6 +385,69 @@ type UpdatePostInput struct {
 type UpdatePostPayload struct {
 	// The post as updated.
 	Post *storage.Post `json:"post"`
+}
+
+// Where a comment stands in moderation. Only published comments are in the
+// post's lists and counts; the others are visible to their writer, the
+// post's author and admins only.
+type CommentStatus string
+
+const (
+	// A reader's comment held for the post's author or an admin to approve or reject; it is in the moderation queue.
+	CommentStatusPending CommentStatus = "PENDING"
+	// The comment is public.
+	CommentStatusPublished CommentStatus = "PUBLISHED"
+	// A comment a moderator rejected. It is in no list, and is removed 30 days after the rejection.
+	CommentStatusRejected CommentStatus = "REJECTED"
+)
+
+var AllCommentStatus = []CommentStatus{
+	CommentStatusPending,
+	CommentStatusPublished,
+	CommentStatusRejected,
+}
+
+func (e CommentStatus) IsValid() bool {
+	switch e {
+	case CommentStatusPending, CommentStatusPublished, CommentStatusRejected:
+		return true
+	}
+	return false
+}
+
+func (e CommentStatus) String() string {
+	return string(e)
+}
+
+func (e *CommentStatus) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = CommentStatus(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid CommentStatus", str)
+	}
+	return nil
+}
+
+func (e CommentStatus) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *CommentStatus) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e CommentStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }
 
 // Where a post stands in its life: a draft, published, or published with a

@@ -103,15 +103,29 @@ export const PostPageQuery = graphql(`
             body
             createdAt
             deleted
-            author {
+            status
+            commenter {
               name
+              avatarUrl
+              isAuthor
             }
-            replies {
-              id
-              body
-              createdAt
-              author {
-                name
+            replyConnection(first: 3) {
+              totalCount
+              pageInfo {
+                hasNextPage
+                endCursor
+              }
+              edges {
+                node {
+                  id
+                  body
+                  createdAt
+                  commenter {
+                    name
+                    avatarUrl
+                    isAuthor
+                  }
+                }
               }
             }
           }

@@ -56,12 +56,22 @@ export interface MonthLink {
   count: string;
 }
 
-/** A comment with its replies, as the post page shows it. */
+/** Who wrote a comment, as the post page shows them. */
+export interface Byline {
+  name: string;
+  avatar: string | null;
+  /** True for the blog's authors, false for readers. */
+  isAuthor: boolean;
+}
+
+/** A comment with its first replies, as the post page shows it. */
 export interface Thread {
-  author: string;
+  by: Byline | null;
   body: string;
   at: string;
-  replies: { author: string; body: string; at: string }[];
+  replies: { by: Byline | null; body: string; at: string }[];
+  /** How many more replies "show more" would load, and from which cursor. */
+  moreReplies: { count: number; after: string | null } | null;
 }
 
 /** What the page's head says to search engines and link previews. */
@@ -126,6 +136,10 @@ function date(iso: string): string {
 
 function plural(n: number, one: string): string {
   return `${n} ${one}${n === 1 ? '' : 's'}`;
+}
+
+function byline(c: { name: string; avatarUrl?: string | null; isAuthor: boolean } | null | undefined): Byline | null {
+  return c ? { name: c.name, avatar: c.avatarUrl ?? null, isAuthor: c.isAuthor } : null;
 }
 
 function card(post: PostSummaryFragment): PostCard {
@@ -277,12 +291,18 @@ export async function postPage(endpoint: string, slug: string): Promise<Routed<P
       version: post.version,
       previous: post.previous ? { href: `/posts/${post.previous.slug}`, title: post.previous.title } : null,
       next: post.next ? { href: `/posts/${post.next.slug}`, title: post.next.title } : null,
-      threads: comments.edges.map(({ node }) => ({
-        author: node.deleted ? '' : (node.author?.name ?? ''),
-        body: node.deleted ? '[deleted]' : node.body,
-        at: date(node.createdAt),
-        replies: node.replies.map((r) => ({ author: r.author?.name ?? '', body: r.body, at: date(r.createdAt) })),
-      })),
+      threads: comments.edges.map(({ node }) => {
+        const { replyConnection: replies } = node;
+        return {
+          by: node.deleted ? null : byline(node.commenter),
+          body: node.deleted ? '[deleted]' : node.body,
+          at: date(node.createdAt),
+          replies: replies.edges.map(({ node: r }) => ({ by: byline(r.commenter), body: r.body, at: date(r.createdAt) })),
+          moreReplies: replies.pageInfo.hasNextPage
+            ? { count: replies.totalCount - replies.edges.length, after: replies.pageInfo.endCursor }
+            : null,
+        };
+      }),
       moreComments: comments.pageInfo.hasNextPage ? comments.pageInfo.endCursor : null,
     },
   };
