@@ -109,8 +109,10 @@ func (s *Store) UpdatePost(ctx context.Context, in PostPatch) (*Post, error) {
 	if err == nil && in.Categories != nil {
 		cats, err = validateCategories(*in.Categories)
 	}
-	if err == nil && in.ExpectedVersion < 1 {
-		err = invalid("expectedVersion", "must be a version the post had")
+	if in.ExpectedVersion < 1 {
+		// A version no post has: the write fails with a ConflictError
+		// that tells the current one.
+		in.ExpectedVersion = NoVersion
 	}
 	var derived *postItem
 	if err == nil && in.Body != nil {

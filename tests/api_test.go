@@ -319,9 +319,9 @@ func TestMutationsOfOneRequestSeeEachOthersWrites(t *testing.T) {
 }
 
 // TestExpectedVersionZeroIsAConflict sends expectedVersion 0 (and -1),
-// versions no item has, to each mutation that takes an optional one: each
-// fails with CONFLICT naming the current version and writes nothing.
-// Only an omitted expectedVersion writes whatever the version.
+// versions no item has, to each mutation that takes one: each fails with
+// CONFLICT naming the current version and writes nothing. Only an omitted
+// expectedVersion (where it is optional) writes whatever the version.
 func TestExpectedVersionZeroIsAConflict(t *testing.T) {
 	s := newServer(t)
 	b := s.seedBlog(t)
@@ -350,6 +350,10 @@ func TestExpectedVersionZeroIsAConflict(t *testing.T) {
 		}, 2},
 		{"deletePost", func(v *int) error {
 			_, err := DeletePost(ctx, s.admin, DeletePostInput{Id: post, ExpectedVersion: v})
+			return err
+		}, 2},
+		{"updatePost", func(v *int) error {
+			_, err := UpdatePost(ctx, s.admin, UpdatePostInput{Id: post, ExpectedVersion: *v, Title: ptr("New title")})
 			return err
 		}, 2},
 	}
