@@ -228,11 +228,10 @@ func profileUpdate(version, nameVer int64, updatedAt string, fields map[string]s
 // execRecord runs t with the idempotency record of result.
 func execRecord[T any](ctx context.Context, s *Store, t *txn, rec *idem, result T) (T, error) {
 	var zero T
-	token, err := s.record(t, rec, result)
-	if err != nil {
+	if err := s.record(t, rec, result); err != nil {
 		return zero, err
 	}
-	if err := s.exec(ctx, t, token); err != nil {
+	if err := s.exec(ctx, t); err != nil {
 		return zero, err
 	}
 	return result, nil
@@ -355,7 +354,7 @@ func (s *Store) refreshNames(ctx context.Context, postID string) error {
 		if err := errors.Join(errs...); err != nil {
 			return struct{}{}, err
 		}
-		return struct{}{}, s.exec(ctx, t, "")
+		return struct{}{}, s.exec(ctx, t)
 	})
 	return err
 }

@@ -803,11 +803,10 @@ func countComment(t *txn, post *postItem, comments, threads int64, cond expressi
 }
 
 func (s *Store) execComment(ctx context.Context, t *txn, rec *idem, c *Comment) (*Comment, error) {
-	token, err := s.record(t, rec, c)
-	if err != nil {
+	if err := s.record(t, rec, c); err != nil {
 		return nil, err
 	}
-	if err := s.exec(ctx, t, token); err != nil {
+	if err := s.exec(ctx, t); err != nil {
 		return nil, err
 	}
 	return c, nil

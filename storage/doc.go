@@ -305,10 +305,11 @@
 // repeat that races the first call (both found no record) gets the first
 // one's result too: its transaction fails on the record, or its read
 // already shows the first call's effect and it refuses (the post gone,
-// the version moved on), and either way it reads the record again. Each
-// transaction built gets a ClientRequestToken of its own, so the SDK's
-// retry of a request whose answer was lost takes effect once, and a
-// transaction rebuilt after a stale read never meets the token of another
+// the version moved on), and either way it reads the record again. Every
+// transaction, with an idempotency key or without, gets a
+// ClientRequestToken of its own, so the SDK's retry of a request whose
+// answer was lost takes effect once, and a transaction rebuilt after a
+// stale read or refused as a whole never meets the token of another
 // (IdempotentParameterMismatch). A post's result is recorded without its
 // rendered body and table of contents, which a replay renders again from
 // the recorded body: rendering is deterministic, and the record of the

@@ -129,15 +129,11 @@ func replay[T any](ctx context.Context, s *Store, id *idem) (T, bool, error) {
 type restorer interface{ restore() }
 
 // record adds the idempotency record of id with result to t; a nil id adds
-// nothing. It returns the ClientRequestToken for the transaction: a new one
-// for every transaction built, so that the SDK's retry of a request whose
-// answer was lost takes effect once, while a transaction rebuilt after a
-// stale read, or a repeat of the call racing the first, never meets the
-// token of another transaction (IdempotentParameterMismatch). That a key
-// takes effect once is the record's condition's doing.
-func (s *Store) record(t *txn, id *idem, result any) (string, error) {
+// nothing. That a key takes effect once is the record's condition's doing;
+// exec gives every transaction a ClientRequestToken of its own.
+func (s *Store) record(t *txn, id *idem, result any) error {
 	if id == nil {
-		return "", nil
+		return nil
 	}
 	// Without HTML escaping, < > and & take one byte each instead of six,
 	// so the record of a post stays within DynamoDB's item size whatever
@@ -146,7 +142,7 @@ func (s *Store) record(t *txn, id *idem, result any) (string, error) {
 	enc := json.NewEncoder(&raw)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(result); err != nil {
-		return "", fmt.Errorf("encode idempotent result: %w", err)
+		return fmt.Errorf("encode idempotent result: %w", err)
 	}
 	now := s.Now()
 	cond := condNotExists().Or(expression.Name("expiresAt").LessThan(expression.Value(now.Unix())))
@@ -154,5 +150,5 @@ func (s *Store) record(t *txn, id *idem, result any) (string, error) {
 		PK: id.key.PK, SK: id.key.SK, Type: typeIdempotency,
 		Hash: id.hash, Result: raw.String(), ExpiresAt: now.Add(idempotencyTTL).Unix(),
 	}, &cond, errIdempotencyUsed)
-	return randomHex(32), err
+	return err
 }

@@ -3,8 +3,8 @@ package storage
 import "time"
 
 // Every write takes one input struct. IdempotencyKey is optional: when set,
-// it becomes the transaction's ClientRequestToken and is recorded, so a
-// retried call with the same key and the same input has one effect and
+// it is recorded with the write's result in the write's own transaction,
+// so a retried call with the same key and the same input has one effect and
 // returns the same result, while the same key with different input fails
 // with ErrIdempotencyMismatch.
 

@@ -440,11 +440,10 @@ func (s *Store) writePost(ctx context.Context, rec *idem, before, after *postIte
 	} else {
 		result = before.post()
 	}
-	token, err := s.record(t, rec, result)
-	if err != nil {
+	if err := s.record(t, rec, result); err != nil {
 		return nil, err
 	}
-	if err := s.exec(ctx, t, token); err != nil {
+	if err := s.exec(ctx, t); err != nil {
 		return nil, err
 	}
 	return result, nil

@@ -111,7 +111,7 @@ func TestPostActionsBound(t *testing.T) {
 	if err := postActions(txn, before, &after, r, "2026-03-01T00:00:00.000Z"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.record(txn, &idem{key: idempotencyKey("updatePost", "k"), hash: "h"}, after.post()); err != nil {
+	if err := s.record(txn, &idem{key: idempotencyKey("updatePost", "k"), hash: "h"}, after.post()); err != nil {
 		t.Fatal(err)
 	}
 	// post; new slug, old slug as a redirect, oldest redirect dropped,

@@ -132,11 +132,8 @@ func (t *txn) check(k key, cond expression.ConditionBuilder, onFail error) error
 // retried with jittered backoff and end in ErrBusy; a transaction that
 // DynamoDB cancelled for throttling is retried the same way and ends in an
 // error matching ErrUnavailable.
-func (s *Store) exec(ctx context.Context, t *txn, token string) error {
-	in := &dynamodb.TransactWriteItemsInput{TransactItems: t.items}
-	if token != "" {
-		in.ClientRequestToken = aws.String(token)
-	}
+func (s *Store) exec(ctx context.Context, t *txn) error {
+	in := &dynamodb.TransactWriteItemsInput{TransactItems: t.items, ClientRequestToken: aws.String(randomHex(32))}
 	for attempt := 1; ; attempt++ {
 		_, err := s.db.TransactWriteItems(ctx, in)
 		if err == nil {
@@ -158,13 +155,21 @@ func (s *Store) exec(ctx context.Context, t *txn, token string) error {
 				return fmt.Errorf("transaction canceled: %w", err)
 			}
 		case errors.As(err, &mismatch):
-			// Each transaction built has a token of its own (see record),
-			// so this is another transaction's token: idempotent reads the
-			// record again, and writes again while there is none.
+			// Each transaction has a token of its own, so this is another
+			// transaction's token: idempotent reads the record again, and
+			// writes again while there is none.
 			return errIdempotencyUsed
 		case errors.As(err, &inProgress):
+			// The same transaction, sent again by the SDK after a lost
+			// answer, is still running: its token asks DynamoDB for its
+			// outcome, so it is kept.
 		default:
 			return fmt.Errorf("transact write: %w", err)
+		}
+		if !errors.As(err, &inProgress) {
+			// The transaction was refused as a whole: sent again, it is
+			// another transaction, with a token of its own.
+			in.ClientRequestToken = aws.String(randomHex(32))
 		}
 		if attempt == maxTxAttempts {
 			if throttled {
