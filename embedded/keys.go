@@ -153,7 +153,7 @@ func (d *tableDef) checkItem(it item) error {
 	for i, a := range d.keyAttrs() {
 		v, ok := it[a.Name]
 		if !ok {
-			return validation("One or more parameter values were invalid: Missing the key %s in the item", a.Name)
+			return validation(msgKeyMissing)
 		}
 		if err := checkKeyValue(a, v, i == 0); err != nil {
 			return err
@@ -172,7 +172,7 @@ func (d *tableDef) checkIndexKeys(it item) error {
 				continue
 			}
 			if v.kind != a.Kind {
-				return validation("One or more parameter values were invalid: Type mismatch for Index Key %s Expected: %s Actual: %s IndexName: %s", a.Name, a.Kind, v.kind, ix.Name)
+				return validation("One or more parameter values were invalid: Type mismatch for Index Key")
 			}
 			if (v.kind == kindS || v.kind == kindB) && v.s == "" {
 				return validation("One or more parameter values are not valid. A value specified for a secondary index key is not supported. The AttributeValue for a key attribute cannot contain an empty string value. IndexName: %s, IndexKey: %s", ix.Name, a.Name)

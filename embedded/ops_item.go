@@ -308,16 +308,16 @@ func (r *updateRequest) apply(old item) (item, error) {
 	return it, nil
 }
 
-// updated returns the parts of it that the actions touched.
+// updated returns the attributes of it that the actions touched: for each
+// action whose path is in it, the whole top-level attribute, as DynamoDB
+// Local returns them.
 func (r *updateRequest) updated(it item) item {
-	if it == nil {
-		return nil
+	out := item{}
+	for _, a := range r.actions {
+		if _, ok := resolve(it, a.path); ok {
+			out[a.path[0].name] = it[a.path[0].name]
+		}
 	}
-	paths := make([]docPath, len(r.actions))
-	for i, a := range r.actions {
-		paths[i] = a.path
-	}
-	out := newProjection(paths).apply(it)
 	if len(out) == 0 {
 		return nil
 	}

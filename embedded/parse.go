@@ -199,8 +199,12 @@ type parser struct {
 	errs [numErrClasses]error
 }
 
-// syntaxError stops a parse.
-type syntaxError struct{ err error }
+// syntaxError stops a parse; at is the index of the token where it could
+// not go on.
+type syntaxError struct {
+	err error
+	at  int
+}
 
 func newParser(what, src string, ctx *exprContext) *parser {
 	return &parser{what: what, src: src, toks: lex(src), ctx: ctx}
@@ -265,7 +269,7 @@ func (p *parser) fail() {
 	} else if p.i+1 < len(p.toks) {
 		to = p.toks[p.i+1].end
 	}
-	panic(syntaxError{p.invalid("Syntax error; token: %q, near: %q", t.text, p.src[from:to])})
+	panic(syntaxError{err: p.invalid("Syntax error; token: %q, near: %q", t.text, p.src[from:to]), at: p.i})
 }
 
 func (p *parser) expect(s string) {
@@ -327,12 +331,23 @@ func (p *parser) not() *cond {
 func (p *parser) primary() *cond {
 	if p.peek().is("(") {
 		// A condition in parentheses, or a comparison whose first operand
-		// is in parentheses: try the first, then the second.
+		// is in parentheses: try the first, then the second, and report
+		// the syntax error of the one that got further.
 		start, errs := p.i, p.errs
-		if c, ok := p.tryGroup(); ok {
+		c, failed := p.tryGroup()
+		if failed == nil {
 			return c
 		}
 		p.i, p.errs = start, errs
+		defer func() {
+			if r := recover(); r != nil {
+				se, ok := r.(syntaxError)
+				if ok && failed.at > se.at {
+					panic(*failed)
+				}
+				panic(r)
+			}
+		}()
 	}
 	first := p.operand()
 	t := p.peek()
@@ -370,14 +385,16 @@ func (p *parser) primary() *cond {
 	return nil
 }
 
-// tryGroup parses "(" condition ")", reporting whether it was one.
-func (p *parser) tryGroup() (c *cond, ok bool) {
+// tryGroup parses "(" condition ")", or returns the syntax error that
+// shows it is not one.
+func (p *parser) tryGroup() (c *cond, failed *syntaxError) {
 	defer func() {
 		if r := recover(); r != nil {
-			if _, syntax := r.(syntaxError); !syntax {
+			se, ok := r.(syntaxError)
+			if !ok {
 				panic(r)
 			}
-			ok = false
+			failed = &se
 		}
 	}()
 	p.expect("(")
@@ -391,7 +408,7 @@ func (p *parser) tryGroup() (c *cond, ok bool) {
 	}
 	out := *inner
 	out.parens = true
-	return &out, true
+	return &out, nil
 }
 
 // operand parses a path, a value, a function call or one of these in
@@ -683,7 +700,7 @@ func (p *parser) parseUpdate() []updateAction {
 		}
 		p.next()
 		if seen[clause] {
-			panic(syntaxError{p.invalid("The %q section can only be used once in an update expression;", clause)})
+			panic(syntaxError{err: p.invalid("The %q section can only be used once in an update expression;", clause), at: p.i})
 		}
 		seen[clause] = true
 		for {
