@@ -208,6 +208,13 @@ func opBatchWriteItem(s *store, _ context.Context, body []byte) (any, error) {
 		key  []byte
 		item item // nil: delete
 	}
+	total := 0
+	for _, reqs := range in.RequestItems {
+		total += len(reqs)
+	}
+	if total > maxBatchWrites {
+		return nil, validation("Too many items requested for the BatchWriteItem call")
+	}
 	var writes []write
 	for table, reqs := range in.RequestItems {
 		if len(reqs) == 0 || len(reqs) > maxBatchWrites {
@@ -245,9 +252,6 @@ func opBatchWriteItem(s *store, _ context.Context, body []byte) (any, error) {
 			writes = append(writes, w)
 		}
 	}
-	if len(writes) > maxBatchWrites {
-		return nil, validation("Too many items requested for the BatchWriteItem call")
-	}
 	out := &batchWriteOutput{mode: in.ReturnConsumedCapacity}
 	err := s.commits.do(func(w *writer) error {
 		out.capacity = capacities{}
@@ -261,11 +265,11 @@ func opBatchWriteItem(s *store, _ context.Context, body []byte) (any, error) {
 			case wr.item != nil:
 				w.put(wr.def, wr.key, old, wr.item)
 				c.addWrite(wr.def, old, wr.item, 1)
-			case old != nil:
-				w.delete(wr.def, wr.key, old)
-				c.addWrite(wr.def, old, nil, 1)
 			default:
-				c.addTable(2) // DynamoDB Local bills a batch delete of nothing two units
+				if old != nil {
+					w.delete(wr.def, wr.key, old)
+				}
+				c.addWrite(wr.def, old, nil, 1)
 			}
 		}
 		return nil

@@ -60,6 +60,7 @@ type readPlan struct {
 	count   bool // Select COUNT
 	consist bool
 	mode    string
+	keys2   *keyRange // a Query's key condition
 }
 
 // page is the answer of a Query or Scan.
@@ -175,9 +176,13 @@ func checkFilterKeys(c *cond, keys []keyAttr) error {
 	check = func(o *operand) error {
 		if o.kind == opPath {
 			for _, k := range keys {
-				if o.path[0].name == k.Name {
-					return validation("Filter Expression can only contain non-primary key attributes: Primary key attribute: %s", k.Name)
+				if o.path[0].name != k.Name {
+					continue
 				}
+				if len(o.path) > 1 {
+					return validation("Key attributes must be scalars; list random access '[]' and map lookup '.' are not allowed: Key: %s", k.Name)
+				}
+				return validation("Filter Expression can only contain non-primary key attributes: Primary key attribute: %s", k.Name)
 			}
 		}
 		for _, a := range o.args {
@@ -228,6 +233,7 @@ func opQuery(s *store, _ context.Context, body []byte) (any, error) {
 		return nil, err
 	}
 	pl.from, pl.to = kr.bounds()
+	pl.keys2 = kr
 	if in.ExclusiveStartKey != nil {
 		if err := pl.startAt(in.ExclusiveStartKey, kr); err != nil {
 			return nil, err
@@ -258,7 +264,7 @@ func opScan(s *store, _ context.Context, body []byte) (any, error) {
 	case in.Segment != nil && in.TotalSegments == nil:
 		return nil, validation("If segment is specified, total segment must also be specified")
 	case in.TotalSegments != nil && in.Segment == nil:
-		return nil, validation("If total segment is specified, segment must also be specified")
+		return nil, validation("If total segments is specified, a particular segment must also be specified for this request")
 	case in.TotalSegments != nil && (*in.TotalSegments < 1 || *in.TotalSegments > 1000000):
 		return nil, validation("1 validation error detected: Value '%d' at 'totalSegments' failed to satisfy constraint: Member must have value less than or equal to 1000000", *in.TotalSegments)
 	case in.Segment != nil && (*in.Segment < 0 || *in.Segment >= *in.TotalSegments):
@@ -396,7 +402,14 @@ func (pl *readPlan) emit(out *page, raw []byte, last bool) error {
 		if err != nil {
 			return err
 		}
-		out.last = pl.def.keyOf(it)
+		if pl.endsAt(it) {
+			last = false
+		} else {
+			out.last = pl.def.keyOf(it)
+		}
+	}
+	if last {
+		it, _ := decoded()
 		if pl.ix != nil {
 			for _, k := range pl.ix.keyAttrs() {
 				out.last[k.Name] = it[k.Name]
@@ -436,6 +449,34 @@ func (pl *readPlan) emit(out *page, raw []byte, last bool) error {
 	}
 	out.items = appendItem(out.items, it)
 	return nil
+}
+
+// endsAt reports whether it is the last item the Query's key condition
+// can hold: its sort key is the inclusive bound the Query reads towards.
+// DynamoDB Local ends such a page of a table (not of an index) without
+// LastEvaluatedKey, though the Limit was reached; after any other item it
+// returns one.
+func (pl *readPlan) endsAt(it item) bool {
+	kr := pl.keys2
+	if kr == nil || pl.ix != nil {
+		return false
+	}
+	if len(pl.keys) < 2 {
+		return true // the key condition names the whole key
+	}
+	sk := it[pl.keys[1].Name]
+	bound := value{}
+	switch {
+	case pl.forward && kr.op == "<=":
+		bound = kr.lo
+	case pl.forward && kr.op == "BETWEEN":
+		bound = kr.hi
+	case !pl.forward && (kr.op == ">=" || kr.op == "BETWEEN"):
+		bound = kr.lo
+	default:
+		return false
+	}
+	return equal(sk, bound)
 }
 
 // first positions the cursor on the first entry of the range (after the

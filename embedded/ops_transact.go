@@ -246,6 +246,9 @@ func opTransactWriteItems(s *store, _ context.Context, body []byte) (any, error)
 				continue
 			case a.cond != nil && !evalCond(old, a.cond):
 				reasons[i] = cancellationReason{Code: "ConditionalCheckFailed", Message: msgConditionFailed}
+				if a.kind == "ConditionCheck" {
+					reasons[i].Message += "."
+				}
 				if a.onFailure == "ALL_OLD" && old != nil {
 					reasons[i].Item = old
 				}

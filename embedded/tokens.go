@@ -77,6 +77,31 @@ func canonical(b []byte, v any) []byte {
 			b = append(b, ';')
 		}
 		return b
+	case []transactWriteItem:
+		for _, a := range x {
+			b = canonical(b, a)
+			b = append(b, '|')
+		}
+		return b
+	case transactWriteItem:
+		switch {
+		case x.Put != nil:
+			return canonical(append(b, "Put"...), []any{x.Put.TableName, x.Put.Item, x.Put.ConditionExpression, x.Put.ExpressionAttributeNames, x.Put.ExpressionAttributeValues, x.Put.ReturnValuesOnConditionCheckFailure})
+		case x.Update != nil:
+			u := x.Update
+			return canonical(append(b, "Update"...), []any{u.TableName, u.Key, u.UpdateExpression, u.ConditionExpression, u.ExpressionAttributeNames, u.ExpressionAttributeValues, u.ReturnValuesOnConditionCheckFailure})
+		case x.Delete != nil:
+			return canonical(append(b, "Delete"...), checkParts(x.Delete))
+		case x.ConditionCheck != nil:
+			return canonical(append(b, "ConditionCheck"...), checkParts(x.ConditionCheck))
+		}
+		return b
+	case []any:
+		for _, e := range x {
+			b = canonical(b, e)
+			b = append(b, 0)
+		}
+		return b
 	case *string:
 		if x == nil {
 			return append(b, 0xFF)
@@ -87,6 +112,10 @@ func canonical(b []byte, v any) []byte {
 	}
 	raw, _ := json.Marshal(v)
 	return append(b, raw...)
+}
+
+func checkParts(c *conditionCheck) []any {
+	return []any{c.TableName, c.Key, c.ConditionExpression, c.ExpressionAttributeNames, c.ExpressionAttributeValues, c.ReturnValuesOnConditionCheckFailure}
 }
 
 func sortedKeys[V any](m map[string]V) []string {
