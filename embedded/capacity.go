@@ -17,7 +17,8 @@ import (
 //   - Writes bill 1 KB units of the larger of the item before and after,
 //     at least one. Each index whose entry changes bills its entry's
 //     size: a new entry its new size, a removed one its old size, a moved
-//     one both; an entry that stays as it was bills nothing.
+//     one both, a changed one the larger of its two sizes; an entry that
+//     stays as it was bills nothing.
 //   - Transactions bill twice that; a ConditionCheck as much as a write
 //     of its item; TransactGetItems twice a consistent read.
 //
@@ -92,7 +93,7 @@ func (c *consumed) addWrite(def *tableDef, old, new item, factor float64) {
 		switch {
 		case oldIn && newIn && sameIndexKey(ix, old, new):
 			if !equal(value{kind: kindM, m: oldEntry}, value{kind: kindM, m: newEntry}) {
-				u = writeUnits(newEntry.size())
+				u = writeUnits(max(oldEntry.size(), newEntry.size()))
 			}
 		default:
 			if oldIn {

@@ -160,7 +160,8 @@ const (
 	// localCapacityBug ignores consumed capacity where DynamoDB Local
 	// bills otherwise than DynamoDB (see the package documentation,
 	// Differences): a transaction of several actions, a delete of a
-	// missing item in a batch or a transaction.
+	// missing item in a batch or a transaction, or alone when no
+	// capacity was asked for.
 	localCapacityBug
 )
 
