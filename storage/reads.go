@@ -322,7 +322,7 @@ func queryPage[T any, I any](ctx context.Context, s *Store, q listQuery, p Page,
 		if pos != nil && errors.As(err, &apiErr) && apiErr.ErrorCode() == "ValidationException" {
 			// The checksum only catches accidents: a cursor forged with a
 			// valid one can point outside the list's partition or bounds,
-			// which DynamoDB refuses (the embedded engine does not check).
+			// which DynamoDB refuses.
 			return nil, errBadCursor()
 		}
 		if err != nil {

@@ -224,20 +224,11 @@ func TestBadRequestsAreRefused(t *testing.T) {
 		}
 	})
 	t.Run("a cursor forged into another category finds nothing of it", func(t *testing.T) {
-		// DynamoDB refuses a start key outside the query's partition; the
-		// embedded engine does not check, but must not return its items.
+		// DynamoDB refuses a start key outside the query's partition.
 		forged := forgeCursor("category-posts:go", map[string]string{
 			"PK": "POST#x", "SK": "CAT#dynamodb", "GSI1PK": "CAT#dynamodb", "GSI1SK": "POST#2026-03-01T00:00:00.000Z#x"})
-		r, err := CategoryPage(ctx, s.client, "go", ptr(100), &forged)
-		if err != nil {
-			equal(t, "code", code(err), "BAD_USER_INPUT")
-			return
-		}
-		for _, e := range r.Category.Posts.Edges {
-			if !strings.Contains(fmt.Sprint(e.Node.Categories), "go") {
-				t.Errorf("post %s of another category", e.Node.Slug)
-			}
-		}
+		_, err := CategoryPage(ctx, s.client, "go", ptr(100), &forged)
+		equal(t, "code", code(err), "BAD_USER_INPUT")
 	})
 	t.Run("the server is still up", func(t *testing.T) {
 		feed := ok[*FeedResponse](t)(Feed(ctx, s.client, ptr(5), nil))
