@@ -282,14 +282,28 @@ func (d *decoder) jsonValue(dst []byte) []byte {
 	return append(dst, '}')
 }
 
-// appendStringBytes is appendString for bytes.
+// appendStringBytes is appendString for bytes. ASCII text that needs no
+// escape, most of what items hold, is copied in runs.
 func appendStringBytes(dst []byte, s []byte) []byte {
-	for _, c := range s {
-		if c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
-			return appendString(dst, string(s))
-		}
-	}
 	dst = append(dst, '"')
+	for i := 0; i < len(s); i++ {
+		if plainASCII[s[i]] {
+			continue
+		}
+		// Something to escape, or a multi-byte character: the general
+		// path takes the rest.
+		dst = append(dst, s[:i]...)
+		dst = appendEscaped(dst, string(s[i:]))
+		return append(dst, '"')
+	}
 	dst = append(dst, s...)
 	return append(dst, '"')
 }
+
+// plainASCII marks the bytes a JSON string holds as they are.
+var plainASCII = func() (t [256]bool) {
+	for c := 0x20; c < 0x80; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()

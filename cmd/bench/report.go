@@ -46,6 +46,9 @@ type datasetInfo struct {
 	Posts       int     `json:"posts"`
 	Comments    int     `json:"comments"`
 	SeedSeconds float64 `json:"seedSeconds"`
+	// DataFileMB is the size of the embedded engine's data file after
+	// the run; zero on DynamoDB Local.
+	DataFileMB float64 `json:"dataFileMB,omitempty"`
 }
 
 type settings struct {
@@ -173,7 +176,7 @@ func versions() map[string]string {
 	for _, d := range info.Deps {
 		switch d.Path {
 		case "github.com/99designs/gqlgen", "github.com/vektah/gqlparser/v2", "github.com/graph-gophers/dataloader/v7",
-			"github.com/aws/aws-sdk-go-v2/service/dynamodb", "github.com/truora/minidyn":
+			"github.com/aws/aws-sdk-go-v2/service/dynamodb", "go.etcd.io/bbolt":
 			out[d.Path] = d.Version
 		}
 	}
@@ -259,6 +262,10 @@ func (r *results) markdown() string {
 			o.Name, req, o.Budget, s.Server.P50Millis, s.Floor.P50Millis, s.Server.P99Millis, s.Floor.P99Millis, s.Ratio,
 			c.Server.PerSecond, c.Server.P50Millis, c.Server.P99Millis, c.Floor.PerSecond, c.Ratio)
 	}
-	fmt.Fprintf(&b, "\nProcess RSS after the run: %.0f MB (peak %.0f MB, Go heap in use %.0f MB).\n", r.Memory.RSSMB, r.Memory.PeakRSSMB, r.Memory.HeapInUseMB)
+	fmt.Fprintf(&b, "\nProcess RSS after the run: %.0f MB (peak %.0f MB, Go heap in use %.0f MB).", r.Memory.RSSMB, r.Memory.PeakRSSMB, r.Memory.HeapInUseMB)
+	if r.Dataset.DataFileMB > 0 {
+		fmt.Fprintf(&b, " Data file after the run: %.1f MB.", r.Dataset.DataFileMB)
+	}
+	b.WriteString("\n")
 	return b.String()
 }
