@@ -150,6 +150,7 @@ func checkOnFailure(v string) error {
 }
 
 type putItemInput struct {
+	legacy
 	TableName                           string            `json:"TableName"`
 	Item                                item              `json:"Item"`
 	ConditionExpression                 *string           `json:"ConditionExpression"`
@@ -201,6 +202,9 @@ func opPutItem(s *store, _ context.Context, body []byte) (any, error) {
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
+	if err := in.check(); err != nil {
+		return nil, err
+	}
 	if err := returnValues(in.ReturnValues, "ALL_OLD"); err != nil {
 		return nil, err
 	}
@@ -236,6 +240,7 @@ func opPutItem(s *store, _ context.Context, body []byte) (any, error) {
 }
 
 type updateItemInput struct {
+	legacy
 	TableName                           string            `json:"TableName"`
 	Key                                 item              `json:"Key"`
 	UpdateExpression                    *string           `json:"UpdateExpression"`
@@ -329,6 +334,9 @@ func opUpdateItem(s *store, _ context.Context, body []byte) (any, error) {
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
+	if err := in.check(); err != nil {
+		return nil, err
+	}
 	if err := returnValues(in.ReturnValues, "ALL_OLD", "UPDATED_OLD", "ALL_NEW", "UPDATED_NEW"); err != nil {
 		return nil, err
 	}
@@ -376,6 +384,7 @@ func opUpdateItem(s *store, _ context.Context, body []byte) (any, error) {
 }
 
 type deleteItemInput struct {
+	legacy
 	TableName                           string            `json:"TableName"`
 	Key                                 item              `json:"Key"`
 	ConditionExpression                 *string           `json:"ConditionExpression"`
@@ -421,6 +430,9 @@ func (s *store) prepareKeyed(table string, key item, cond *string, names map[str
 func opDeleteItem(s *store, _ context.Context, body []byte) (any, error) {
 	var in deleteItemInput
 	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	if err := in.check(); err != nil {
 		return nil, err
 	}
 	if err := returnValues(in.ReturnValues, "ALL_OLD"); err != nil {

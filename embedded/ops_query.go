@@ -42,7 +42,7 @@ type queryInput struct {
 	ReturnConsumedCapacity    string            `json:"ReturnConsumedCapacity"`
 	Segment                   *int              `json:"Segment"`
 	TotalSegments             *int              `json:"TotalSegments"`
-	KeyConditions             map[string]any    `json:"KeyConditions"`
+	legacy
 }
 
 // readPlan is a checked Query or Scan.
@@ -205,8 +205,8 @@ func opQuery(s *store, _ context.Context, body []byte) (any, error) {
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
-	if in.KeyConditions != nil && in.KeyConditionExpression == nil {
-		return nil, validation("The legacy parameter KeyConditions is not supported by this engine; use KeyConditionExpression")
+	if err := in.check(); err != nil {
+		return nil, err
 	}
 	if in.KeyConditionExpression == nil {
 		return nil, validation("Either the KeyConditions or KeyConditionExpression parameter must be specified in the request.")
@@ -245,6 +245,9 @@ func opQuery(s *store, _ context.Context, body []byte) (any, error) {
 func opScan(s *store, _ context.Context, body []byte) (any, error) {
 	var in queryInput
 	if err := decode(body, &in); err != nil {
+		return nil, err
+	}
+	if err := in.check(); err != nil {
 		return nil, err
 	}
 	e, err := newExpressions(in.ExpressionAttributeNames, in.ExpressionAttributeValues, map[string]*string{

@@ -162,6 +162,30 @@ func (e *expressions) update(src *string) ([]updateAction, error) {
 // done returns the error DynamoDB gives when a placeholder was not used.
 func (e *expressions) done() error { return e.ctx.unused() }
 
+// legacy holds the parameters of DynamoDB's API from before expressions,
+// which the engine does not take (but AttributesToGet).
+type legacy struct {
+	Expected            map[string]any `json:"Expected"`
+	AttributeUpdates    map[string]any `json:"AttributeUpdates"`
+	ConditionalOperator *string        `json:"ConditionalOperator"`
+	KeyConditions       map[string]any `json:"KeyConditions"`
+	QueryFilter         map[string]any `json:"QueryFilter"`
+	ScanFilter          map[string]any `json:"ScanFilter"`
+}
+
+// check refuses the legacy parameters, naming the one that was sent.
+func (l *legacy) check() error {
+	for name, set := range map[string]bool{
+		"Expected": l.Expected != nil, "AttributeUpdates": l.AttributeUpdates != nil, "ConditionalOperator": l.ConditionalOperator != nil,
+		"KeyConditions": l.KeyConditions != nil, "QueryFilter": l.QueryFilter != nil, "ScanFilter": l.ScanFilter != nil,
+	} {
+		if set {
+			return validation("The legacy parameter %s is not supported by this engine; use expressions instead", name)
+		}
+	}
+	return nil
+}
+
 // returnValues checks ReturnValues against those an operation allows.
 func returnValues(v string, allowed ...string) error {
 	if v == "" || v == "NONE" {
