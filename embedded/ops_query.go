@@ -338,7 +338,7 @@ func (pl *readPlan) startAt(esk item, kr *keyRange) error {
 
 // read runs a checked Query or Scan.
 func (s *store) read(pl *readPlan) (*page, error) {
-	out := &page{mode: pl.mode, noItems: pl.count, capacity: &consumed{table: pl.def.Name}}
+	out := &page{mode: pl.mode, noItems: pl.count, capacity: &consumed{table: pl.def.Name}, items: make([]byte, 0, 16<<10)}
 	bytesRead := 0
 	err := s.db.View(func(tx *bolt.Tx) error {
 		itemsB := items(tx, pl.def.Name)

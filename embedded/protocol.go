@@ -12,6 +12,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"runtime"
 	"strconv"
 	"strings"
 )
@@ -74,6 +75,8 @@ func (e *Engine) RoundTrip(r *http.Request) (*http.Response, error) {
 		}
 	}
 	status, out := e.s.serve(r.Context(), r.Header.Get("X-Amz-Target"), body)
+	// The engine must outlive the request: its cleanup closes the store.
+	runtime.KeepAlive(e)
 	h := make(http.Header, 4)
 	writeHeaders(h, out)
 	return &http.Response{
@@ -103,6 +106,7 @@ func (e *Engine) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	status, out := e.s.serve(r.Context(), r.Header.Get("X-Amz-Target"), body)
+	runtime.KeepAlive(e)
 	writeHeaders(w.Header(), out)
 	w.WriteHeader(status)
 	_, _ = w.Write(out)
@@ -144,7 +148,11 @@ func (s *store) serve(ctx context.Context, target string, body []byte) (status i
 		return errorBody(apiErr)
 	}
 	if b, ok := res.(jsonBody); ok {
-		return http.StatusOK, b.appendJSON(make([]byte, 0, 512))
+		size := 512
+		if p, ok := res.(*page); ok {
+			size += len(p.items) // most of a page is its items
+		}
+		return http.StatusOK, b.appendJSON(make([]byte, 0, size))
 	}
 	raw, err := json.Marshal(res)
 	if err != nil {

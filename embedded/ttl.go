@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"log/slog"
+	"runtime"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -50,7 +51,10 @@ func (s *store) sweepEvery(interval time.Duration) {
 
 // SweepExpired deletes every expired item now, as the background sweeper
 // does every TTLInterval, and returns how many it deleted.
-func (e *Engine) SweepExpired() (int, error) { return e.s.sweep() }
+func (e *Engine) SweepExpired() (int, error) {
+	defer runtime.KeepAlive(e)
+	return e.s.sweep()
+}
 
 // sweep deletes expired items in batches until none is left.
 func (s *store) sweep() (int, error) {
