@@ -288,8 +288,8 @@ func between(s, from, to string) string {
 }
 
 // logLines collects the server's JSON log and reports the endpoint URL it
-// startServer runs the server as main does, with the embedded engine (its
-// data in a directory of the test's unless env has DATA_DIR), args
+// startServer runs the server as main does, with the embedded engine (in
+// memory unless env has DATA_DIR), args
 // and the variables in env (and the process's OTEL_ ones), and returns its
 // base URL, its log and a function that stops it and waits until run has
 // returned.
@@ -298,7 +298,6 @@ func startServer(t *testing.T, args []string, env map[string]string) (string, *l
 	ctx, cancel := context.WithCancel(context.Background())
 	logs := newLogLines()
 	done := make(chan error, 1)
-	dataDir := t.TempDir()
 	getenv := func(k string) string {
 		if strings.HasPrefix(k, "OTEL_") {
 			return os.Getenv(k)
@@ -306,7 +305,8 @@ func startServer(t *testing.T, args []string, env map[string]string) (string, *l
 		if v, ok := env[k]; ok || k != "DATA_DIR" {
 			return v
 		}
-		return dataDir
+		return ":memory:" // TestRestartKeepsTheBlog has a data directory
+
 	}
 	go func() { done <- run(ctx, args, getenv, logs) }()
 

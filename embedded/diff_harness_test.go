@@ -35,15 +35,18 @@ type pair struct {
 	prefix string
 }
 
+// sdkClient returns a client of the engine (transport) or of the DynamoDB
+// at endpoint. Only the latter retries, a lost connection to it.
 func sdkClient(endpoint string, transport http.RoundTripper) *dynamodb.Client {
 	o := dynamodb.Options{
 		Region:           "us-east-1",
 		BaseEndpoint:     aws.String(endpoint),
 		Credentials:      credentials.NewStaticCredentialsProvider("local", "local", ""),
-		RetryMaxAttempts: 1,
+		RetryMaxAttempts: 3,
 	}
 	if transport != nil {
 		o.HTTPClient = &http.Client{Transport: transport}
+		o.RetryMaxAttempts = 1
 	}
 	return dynamodb.New(o)
 }
