@@ -268,7 +268,8 @@ func run(ctx context.Context, cfg *config, log io.Writer) (*results, error) {
 
 	runtime.GC()
 	res.Memory = readMemory()
-	logf("process RSS %.1f MB (peak %.1f MB), Go heap in use %.1f MB", res.Memory.RSSMB, res.Memory.PeakRSSMB, res.Memory.HeapInUseMB)
+	logf("process RSS %.1f MB (peak %.1f MB; own %.1f MB, mapped files %.1f MB), Go heap in use %.1f MB",
+		res.Memory.RSSMB, res.Memory.PeakRSSMB, res.Memory.AnonMB, res.Memory.FileMB, res.Memory.HeapInUseMB)
 	if dataFile != "" {
 		if fi, err := os.Stat(dataFile); err == nil {
 			res.Dataset.DataFileMB = float64(fi.Size()) / (1 << 20)
