@@ -162,3 +162,13 @@ func TestCodec(t *testing.T) {
 		}
 	}
 }
+
+func str(s string) value       { return value{kind: kindS, s: s} }
+func boolean(b bool) value     { return value{kind: kindBOOL, b: b} }
+func listOf(vs ...value) value { return value{kind: kindL, list: vs} }
+func mapOf(m map[string]value) value {
+	if m == nil {
+		m = map[string]value{}
+	}
+	return value{kind: kindM, m: m}
+}

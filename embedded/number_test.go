@@ -163,3 +163,42 @@ func TestNumberSize(t *testing.T) {
 		}
 	}
 }
+
+// readKeyNumber decodes a number encoded by appendKey at the start of b and
+// returns it with the bytes after it.
+func readKeyNumber(b []byte) (number, []byte, bool) {
+	if len(b) == 0 {
+		return number{}, nil, false
+	}
+	switch b[0] {
+	case 0x02:
+		return number{}, b[1:], true
+	case 0x03, 0x01:
+		neg := b[0] == 0x01
+		if len(b) < 3 {
+			return number{}, nil, false
+		}
+		e := uint16(b[1])<<8 | uint16(b[2])
+		end := byte(0x00)
+		if neg {
+			e, end = ^e, 0xFF
+		}
+		rest := b[3:]
+		i := 0
+		for i < len(rest) && rest[i] != end {
+			i++
+		}
+		if i == len(rest) {
+			return number{}, nil, false
+		}
+		d := make([]byte, i)
+		for j := range d {
+			d[j] = rest[j]
+			if neg {
+				d[j] = ^d[j]
+			}
+		}
+		return number{neg: neg, digits: string(d), exp: int(e) - 0x8000}, rest[i+1:], true
+	}
+	return number{}, nil, false
+}

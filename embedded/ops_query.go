@@ -60,7 +60,7 @@ type readPlan struct {
 	count   bool // Select COUNT
 	consist bool
 	mode    string
-	keys2   *keyRange // a Query's key condition
+	keyCond *keyRange // a Query's key condition
 }
 
 // page is the answer of a Query or Scan.
@@ -233,7 +233,7 @@ func opQuery(s *store, _ context.Context, body []byte) (any, error) {
 		return nil, err
 	}
 	pl.from, pl.to = kr.bounds()
-	pl.keys2 = kr
+	pl.keyCond = kr
 	if in.ExclusiveStartKey != nil {
 		if err := pl.startAt(in.ExclusiveStartKey, kr); err != nil {
 			return nil, err
@@ -460,7 +460,7 @@ func (pl *readPlan) emit(out *page, raw []byte, last bool) error {
 // LastEvaluatedKey, though the Limit was reached; after any other item it
 // returns one.
 func (pl *readPlan) endsAt(it item) bool {
-	kr := pl.keys2
+	kr := pl.keyCond
 	if kr == nil || pl.ix != nil {
 		return false
 	}

@@ -279,17 +279,6 @@ func (p *parser) expect(s string) {
 	p.next()
 }
 
-// isKeyword reports whether t is one of the words that can never start an
-// operand.
-func isKeyword(t token, words ...string) bool {
-	for _, w := range words {
-		if t.is(w) {
-			return true
-		}
-	}
-	return false
-}
-
 // parseCondition parses a whole condition expression.
 func (p *parser) parseCondition() *cond {
 	c := p.or()

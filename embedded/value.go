@@ -65,16 +65,8 @@ type value struct {
 // item is a whole item, or a key: attribute values by name.
 type item map[string]value
 
-func str(s string) value       { return value{kind: kindS, s: s} }
-func num(n number) value       { return value{kind: kindN, s: n.String()} }
-func boolean(b bool) value     { return value{kind: kindBOOL, b: b} }
-func listOf(vs ...value) value { return value{kind: kindL, list: vs} }
-func mapOf(m map[string]value) value {
-	if m == nil {
-		m = map[string]value{}
-	}
-	return value{kind: kindM, m: m}
-}
+// num returns the value of a number.
+func num(n number) value { return value{kind: kindN, s: n.String()} }
 
 // number returns the number of an N value; its text is canonical, so it
 // parses.
@@ -259,30 +251,4 @@ func contains(v, e value) bool {
 		}
 	}
 	return false
-}
-
-// elementKind returns the kind of the elements of a set kind.
-func elementKind(k kind) kind {
-	switch k {
-	case kindSS:
-		return kindS
-	case kindNS:
-		return kindN
-	case kindBS:
-		return kindB
-	}
-	return 0
-}
-
-// setKind returns the set kind of an element kind.
-func setKind(k kind) kind {
-	switch k {
-	case kindS:
-		return kindSS
-	case kindN:
-		return kindNS
-	case kindB:
-		return kindBS
-	}
-	return 0
 }
