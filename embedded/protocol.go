@@ -62,9 +62,17 @@ func init() {
 }
 
 // RoundTrip answers a DynamoDB request in this process, as if it went over
-// the network. It never returns an error: failures are DynamoDB error
-// answers.
+// the network. It returns an error only for a request whose context has
+// ended before it started, or whose body cannot be read; every other
+// failure is a DynamoDB error answer.
 func (e *Engine) RoundTrip(r *http.Request) (*http.Response, error) {
+	if err := r.Context().Err(); err != nil {
+		// Like a transport whose caller gave up before it sent anything.
+		if r.Body != nil {
+			r.Body.Close()
+		}
+		return nil, err
+	}
 	var body []byte
 	if r.Body != nil {
 		var err error
