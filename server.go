@@ -18,6 +18,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -25,6 +26,7 @@ import (
 
 	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/demo"
+	"github.com/blogql/blog/embedded"
 	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/storage"
 )
@@ -74,6 +76,7 @@ type config struct {
 	host              string
 	port              int
 	endpoint          string
+	dataDir           string
 	aws               bool
 	table             string
 	region            string
@@ -185,7 +188,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	fs.SetOutput(out)
 	env := map[string]string{ // flag → environment variable
 		"host": "HOST", "port": "PORT",
-		"dynamodb-endpoint": "DYNAMODB_ENDPOINT", "aws": "DYNAMODB_AWS",
+		"dynamodb-endpoint": "DYNAMODB_ENDPOINT", "aws": "DYNAMODB_AWS", "data": "DATA_DIR",
 		"table": "DYNAMODB_TABLE", "region": "AWS_REGION",
 		"jwt-secret": "JWT_SECRET", "jwt-issuer": "JWT_ISSUER", "jwt-audience": "JWT_AUDIENCE", "jwt-jwks-url": "JWT_JWKS_URL",
 		"create-table": "CREATE_TABLE", "seed-demo": "SEED_DEMO",
@@ -199,12 +202,13 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	}
 	fs.StringVar(&c.host, "host", "localhost", "interface to listen on; \"\" or 0.0.0.0 for all (in a container), localhost keeps a dev run private")
 	fs.IntVar(&c.port, "port", 8080, "port to listen on; 0 picks a free one")
-	fs.StringVar(&c.endpoint, "dynamodb-endpoint", "", "DynamoDB endpoint `URL`, e.g. http://127.0.0.1:8765 for DynamoDB Local;\nwith neither this nor -aws the server runs an embedded in-memory engine")
+	fs.StringVar(&c.endpoint, "dynamodb-endpoint", "", "DynamoDB endpoint `URL`, e.g. http://127.0.0.1:8765 for DynamoDB Local;\nwith neither this nor -aws the server runs the embedded engine")
+	fs.StringVar(&c.dataDir, "data", ".data", "`directory` where the embedded engine keeps its data file ("+dataFile+");\n"+memoryData+" keeps the data in memory, gone when the server stops")
 	fs.BoolVar(&c.aws, "aws", false, "use AWS DynamoDB in -region with credentials from the SDK's default chain\n(at -dynamodb-endpoint when set, e.g. a VPC endpoint)")
 	fs.StringVar(&c.table, "table", "blog", "DynamoDB table name")
 	fs.StringVar(&c.region, "region", "us-east-1", "AWS region")
 	fs.Var(&c.createTable, "create-table", "create the table and its index if missing: true, false or auto\n(auto: true for the embedded engine and -dynamodb-endpoint, false for -aws)")
-	fs.Var(&c.seedDemo, "seed-demo", "seed the demo blog (idempotent, works on any backend): true, false or auto\n(auto: true for the embedded engine only)")
+	fs.Var(&c.seedDemo, "seed-demo", "seed the demo blog (idempotent, works on any backend): true, false or auto\n(auto: into an empty table of the embedded engine)")
 	fs.Var(&c.playground, "playground", "serve the GraphiQL playground at /: true, false or auto\n(auto: where introspection is on, which the playground needs)")
 	fs.StringVar(&c.playgroundDir, "playground-assets", ".cache/playground", "`directory` of the playground's GraphiQL files, installed by scripts/playground-assets.sh;\nwithout them the playground loads GraphiQL from a CDN")
 	fs.Var(&c.introspection, "introspection", "allow schema introspection and field suggestions in errors (the playground and code\ngenerators need them): true, false or auto (auto: true for the embedded engine only)")
@@ -255,6 +259,8 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 		return nil, fmt.Errorf("port %d: must be 0 to 65535", c.port)
 	case c.table == "":
 		return nil, errors.New("table: must not be empty")
+	case c.dataDir == "":
+		return nil, fmt.Errorf("data directory: must not be empty (%s keeps the data in memory)", memoryData)
 	case c.logFormat != "text" && c.logFormat != "json":
 		return nil, fmt.Errorf("log format %q: must be text or json", c.logFormat)
 	case c.requestTimeout <= 0 || c.requestTimeout >= writeTimeout:
@@ -302,23 +308,42 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	defer tel.shutdown(ctx, logger)
 
-	client, err := storage.NewClient(ctx, tel.client(storage.ClientConfig{
+	clientCfg := storage.ClientConfig{
 		Embedded:    backend == backendEmbedded,
 		Endpoint:    cfg.endpoint,
 		Region:      cfg.region,
 		MaxAttempts: cfg.maxAttempts,
-	}))
+	}
+	dataPath := ""
+	if backend == backendEmbedded {
+		engine, err := openEngine(cfg.dataDir)
+		if err != nil {
+			return err
+		}
+		defer engine.Close()
+		dataPath = engine.Path()
+		clientCfg.HTTPClient = &http.Client{Transport: engine}
+	}
+	client, err := storage.NewClient(ctx, tel.client(clientCfg))
 	if err != nil {
 		return err
 	}
 	store := storage.New(client, cfg.table)
-	logger.Info("dynamodb", "backend", backend, "table", cfg.table, "dynamodb_endpoint", cfg.endpoint, "region", cfg.region)
+	logger.Info("dynamodb", "backend", backend, "table", cfg.table, "dynamodb_endpoint", cfg.endpoint, "region", cfg.region, "data", dataPath)
 	if cfg.createTable.or(backend != backendAWS) {
 		if err := store.CreateTable(ctx); err != nil {
 			return err
 		}
 	}
-	if cfg.seedDemo.or(backend == backendEmbedded) {
+	seed := cfg.seedDemo.value
+	if !cfg.seedDemo.set && backend == backendEmbedded {
+		// The demo goes into a new table only: a blog kept in the data
+		// file stays as its users left it.
+		if seed, err = store.Empty(ctx); err != nil {
+			return err
+		}
+	}
+	if seed {
 		start := time.Now()
 		if err := demo.Seed(ctx, store, time.Now()); err != nil {
 			return err
@@ -408,6 +433,30 @@ func cursorKeyOf(ctx context.Context, cfg *config, store *storage.Store) ([]byte
 		return nil, fmt.Errorf("cursor key: %w", err)
 	}
 	return key, nil
+}
+
+// The embedded engine's data file in the data directory, and the
+// directory that means memory.
+const (
+	dataFile   = "blog.db"
+	memoryData = ":memory:"
+)
+
+// openEngine opens the embedded engine on its data file in dir, or in
+// memory. It fails when another server holds the file, or it cannot be
+// made or read.
+func openEngine(dir string) (*embedded.Engine, error) {
+	if dir == memoryData {
+		return embedded.OpenMemory()
+	}
+	e, err := embedded.Open(embedded.Options{Path: filepath.Join(dir, dataFile)})
+	if errors.Is(err, embedded.ErrLocked) {
+		return nil, fmt.Errorf("data directory %s: %w; stop the other server or start this one with another -data", dir, err)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("data directory %s: %w", dir, err)
+	}
+	return e, nil
 }
 
 // newLogger returns the server's logger; lines logged with a request's

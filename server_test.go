@@ -264,8 +264,58 @@ func TestRun(t *testing.T) {
 	}
 }
 
+// TestRestartKeepsTheBlog starts the server on a data directory, writes,
+// stops it and starts it again: what was written is there, and the demo is
+// not seeded a second time into the table that has it.
+func TestRestartKeepsTheBlog(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"DATA_DIR": dir}
+	base, logs, stop := startServer(t, []string{"-port", "0", "-log-format", "json"}, env)
+	admin := logs.devHeaders()["ada-lovelace"]
+	// A comment written through the API, as a user would.
+	_, posts := postAs(t, base, "", `{ posts(first: 1) { edges { node { id } } } }`)
+	postID := between(posts, `"id":"`, `"`)
+	_, created := postAs(t, base, admin, `mutation { addComment(input: {postId: "`+postID+`", body: "kept across restarts"}) { comment { id } } }`)
+	if !strings.Contains(created, `"comment":{"id"`) {
+		t.Fatalf("addComment = %s", created)
+	}
+	if !logs.has(`"msg":"demo blog seeded"`) {
+		t.Errorf("the first start seeded no demo:\n%s", logs)
+	}
+	stop()
+
+	base, logs, stop = startServer(t, []string{"-port", "0", "-log-format", "json"}, env)
+	defer stop()
+	if logs.has(`"msg":"demo blog seeded"`) {
+		t.Error("the demo was seeded again into a table that has it")
+	}
+	_, got := postAs(t, base, "", `{ post(id: "`+postID+`") { comments(first: 100) { edges { node { body } } } } }`)
+	if !strings.Contains(got, "kept across restarts") {
+		t.Errorf("after the restart the comment is gone: %s", got)
+	}
+}
+
+// TestSecondServerOnOneDataDirectory: a second server on the data
+// directory of a running one does not start, and says why.
+func TestSecondServerOnOneDataDirectory(t *testing.T) {
+	dir := t.TempDir()
+	_, _, stop := startServer(t, []string{"-port", "0", "-log-format", "json"}, map[string]string{"DATA_DIR": dir})
+	defer stop()
+	err := run(context.Background(), []string{"-port", "0", "-data", dir}, func(string) string { return "" }, io.Discard)
+	if err == nil || !strings.Contains(err.Error(), "in use by another process") {
+		t.Fatalf("second server: %v, want an error that the data file is in use", err)
+	}
+}
+
+func between(s, from, to string) string {
+	_, rest, _ := strings.Cut(s, from)
+	v, _, _ := strings.Cut(rest, to)
+	return v
+}
+
 // logLines collects the server's JSON log and reports the endpoint URL it
-// startServer runs the server as main does, with the embedded engine, args
+// startServer runs the server as main does, with the embedded engine (in
+// memory unless env has DATA_DIR), args
 // and the variables in env (and the process's OTEL_ ones), and returns its
 // base URL, its log and a function that stops it and waits until run has
 // returned.
@@ -278,7 +328,11 @@ func startServer(t *testing.T, args []string, env map[string]string) (string, *l
 		if strings.HasPrefix(k, "OTEL_") {
 			return os.Getenv(k)
 		}
-		return env[k]
+		if v, ok := env[k]; ok || k != "DATA_DIR" {
+			return v
+		}
+		return ":memory:" // TestRestartKeepsTheBlog has a data directory
+
 	}
 	go func() { done <- run(ctx, args, getenv, logs) }()
 

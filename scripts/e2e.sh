@@ -56,11 +56,12 @@ trap stop_server EXIT
 
 log "building and starting the server"
 go build -o "$work/blog" .
-# A clean environment: the embedded engine and its development tokens,
-# whatever the caller's DYNAMODB_* or JWT_* variables say. The log exists
+# A clean environment: the embedded engine with a fresh data directory and
+# its development tokens, whatever the caller's DYNAMODB_*, DATA_DIR or JWT_*
+# variables say. The log exists
 # before the server starts, so that reading it cannot race its creation.
 : >"$work/log"
-env -i PATH="$PATH" "$work/blog" -host 127.0.0.1 -port 0 -log-format json \
+env -i PATH="$PATH" "$work/blog" -host 127.0.0.1 -port 0 -log-format json -data "$work/data" \
   -playground-assets .cache/playground >>"$work/log" 2>&1 &
 server_pid=$!
 

@@ -214,13 +214,18 @@ func (s *Store) readAuthor(ctx context.Context, id, slug string) (*authorItem, *
 // profileUpdate sets the fields of an author or a category, with its new
 // version, nameVer and updatedAt, and nothing else: its postCount and
 // scheduled-post entries change in the transactions of post writes, which
-// a write of the whole item read a moment ago would undo.
+// a write of the whole item read a moment ago would undo. A field set to
+// "" is removed, as a whole-item write leaves it out.
 func profileUpdate(version, nameVer int64, updatedAt string, fields map[string]string) expression.UpdateBuilder {
 	upd := expression.Set(expression.Name("version"), expression.Value(version)).
 		Set(expression.Name("nameVer"), expression.Value(nameVer)).
 		Set(expression.Name("updatedAt"), expression.Value(updatedAt))
 	for name, v := range fields {
-		upd = upd.Set(expression.Name(name), expression.Value(v))
+		if v == "" {
+			upd = upd.Remove(expression.Name(name))
+		} else {
+			upd = upd.Set(expression.Name(name), expression.Value(v))
+		}
 	}
 	return upd
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"sync"
 	"time"
@@ -18,12 +17,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go/middleware"
 	"github.com/aws/smithy-go/tracing"
-	"github.com/truora/minidyn/server"
+
+	"github.com/blogql/blog/embedded"
 )
 
 // ClientConfig selects the DynamoDB the client talks to. With Embedded set,
-// an in-process engine answers; otherwise Endpoint (empty for AWS) and
-// Region are used, with credentials from the SDK's default chain.
+// the engine of package embedded answers in this process: the one
+// HTTPClient carries (a server's, on its data file), or else a fresh one
+// in memory. Otherwise Endpoint (empty for AWS) and Region are used, with
+// credentials from the SDK's default chain.
 type ClientConfig struct {
 	Embedded bool
 	Endpoint string
@@ -104,8 +106,6 @@ func NewClient(ctx context.Context, cfg ClientConfig) (*dynamodb.Client, error) 
 		if httpClient != nil {
 			o.HTTPClient = httpClient
 		}
-		// The embedded engine sends no CRC32 of its responses.
-		o.DisableValidateResponseChecksum = cfg.Embedded
 		o.APIOptions = append(o.APIOptions, countRequests, markUnavailable(retryer))
 		if cfg.Observe != nil {
 			o.APIOptions = append(o.APIOptions, observeCalls(cfg.Observe))
@@ -150,22 +150,22 @@ func markUnavailable(retryer aws.Retryer) func(*middleware.Stack) error {
 }
 
 // NewEmbeddedTransport returns an http.RoundTripper that answers DynamoDB
-// requests with a fresh in-memory engine in this process, so the real SDK
-// client runs against it with no network. Data lives as long as the
-// transport.
+// requests with a fresh in-memory engine (package embedded) in this
+// process, so the real SDK client runs against it with no network. Data
+// lives as long as the transport. If no engine can be opened, every
+// request fails with the reason.
 func NewEmbeddedTransport() http.RoundTripper {
-	return &embeddedTransport{handler: server.NewServer()}
+	e, err := embedded.OpenMemory()
+	if err != nil {
+		return failedTransport{err}
+	}
+	return e
 }
 
-type embeddedTransport struct {
-	handler http.Handler
-}
+// failedTransport fails every request with err.
+type failedTransport struct{ err error }
 
-func (t *embeddedTransport) RoundTrip(r *http.Request) (*http.Response, error) {
-	rec := httptest.NewRecorder()
-	t.handler.ServeHTTP(rec, r)
-	return rec.Result(), nil
-}
+func (t failedTransport) RoundTrip(*http.Request) (*http.Response, error) { return nil, t.err }
 
 // Counter counts DynamoDB requests (API calls, not retried attempts) made
 // with one context, by operation name. It is safe for concurrent use.

@@ -335,8 +335,9 @@
 // postCount on authors, categories and STATS counts published posts,
 // scheduled ones included, and their "scheduled" map holds an entry
 // (post id → publishedAt) for each post that was scheduled when it was
-// written, and an entry "-" with no time that keeps it from ever being
-// empty. A reader subtracts the entries still in the future, so the
+// written; it may be empty. (Tables written by earlier versions also hold
+// an entry "-" with no time, which counts as one whose time has passed.)
+// A reader subtracts the entries still in the future, so the
 // count it returns (Author.PostCount, Category.PostCount, Stats.PostCount)
 // is the number of posts its lists show, and grows the moment a scheduled
 // post appears, with no write; Author.ScheduledCount is the rest. A post

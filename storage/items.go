@@ -498,11 +498,6 @@ type Stats struct {
 // post there (see counterChange.action).
 const attrScheduled = "scheduled"
 
-// scheduledKeep is an entry with no time that the map keeps for good: the
-// embedded engine cannot hold an empty map, and the last entry's removal
-// would leave one.
-const scheduledKeep = "-"
-
 // schedule holds an item's scheduled-post entries: publishedAt by post id.
 // It is nil when the item has no map yet.
 type schedule map[string]string
@@ -575,7 +570,11 @@ func decodeCounter(av types.AttributeValue, out any) (schedule, months, error) {
 	s := schedule{}
 	if entries, isMap := v.(*types.AttributeValueMemberM); isMap {
 		for id, at := range entries.Value {
-			if at, isString := at.(*types.AttributeValueMemberS); isString && id != scheduledKeep {
+			// A table written by earlier versions holds an entry "-" with
+			// no time: like any entry whose time has passed it counts
+			// nothing, and the next write that schedules a post there
+			// removes it.
+			if at, isString := at.(*types.AttributeValueMemberS); isString {
 				s[id] = at.Value
 			}
 		}

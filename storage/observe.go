@@ -17,8 +17,7 @@ type Call struct {
 	// Operation is the API operation, e.g. "Query" or "TransactWriteItems".
 	Operation string
 	// CapacityUnits is the capacity DynamoDB reports the call consumed, over
-	// all tables and indexes; zero when it reports none, as the embedded
-	// engine does.
+	// all tables and indexes; zero when it reports none.
 	CapacityUnits float64
 	// Duration is how long the call took, retries included.
 	Duration time.Duration

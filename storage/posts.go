@@ -320,12 +320,8 @@ func (r *names) setNames(p *postItem, slugs []string) error {
 		return invalid("authorId", "no author has this id")
 	}
 	p.AuthorName, p.AuthorSlug, p.AuthorVer = r.author.Name, r.author.Slug, r.author.NameVer
-	// Nil, not empty: the embedded engine mangles empty lists and maps.
-	p.Cats, p.CatVer = nil, nil
-	if len(slugs) > 0 {
-		p.Cats = make([]catRef, len(slugs))
-		p.CatVer = make(map[string]int64, len(slugs))
-	}
+	p.Cats = make([]catRef, len(slugs))
+	p.CatVer = make(map[string]int64, len(slugs))
 	for i, slug := range slugs {
 		c := r.cats[slug]
 		if c == nil {
@@ -605,7 +601,7 @@ func (c *counterChange) action(t *txn, id, now string) error {
 	case c.want != "" && c.want != c.had && c.read == nil:
 		// The first entry makes the map; a write that adds one has read
 		// the item, so nil means it has none.
-		upd = upd.Set(expression.Name(attrScheduled), expression.Value(map[string]string{id: c.want, scheduledKeep: ""}))
+		upd = upd.Set(expression.Name(attrScheduled), expression.Value(map[string]string{id: c.want}))
 		and(expression.Name(attrScheduled).AttributeNotExists())
 		changed = true
 	case c.want != "" && c.want != c.had:

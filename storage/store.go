@@ -93,9 +93,8 @@ func (s *Store) CreateTable(ctx context.Context) error {
 }
 
 // enableTTL lets DynamoDB delete expired idempotency records. Expiry does
-// not depend on it (a replay checks expiresAt itself), so an engine
-// without TTL support (the embedded one answers with a non-JSON error) is
-// fine, and so is a table whose TTL is already on.
+// not depend on it (a replay checks expiresAt itself); a table whose TTL
+// is already on is fine.
 func (s *Store) enableTTL(ctx context.Context) error {
 	_, err := s.db.UpdateTimeToLive(ctx, &dynamodb.UpdateTimeToLiveInput{
 		TableName: aws.String(s.table),
@@ -104,9 +103,8 @@ func (s *Store) enableTTL(ctx context.Context) error {
 		},
 	})
 	var apiErr smithy.APIError
-	var decodeErr *smithy.DeserializationError
 	switch {
-	case err == nil, errors.As(err, &decodeErr):
+	case err == nil:
 		return nil
 	case errors.As(err, &apiErr) && apiErr.ErrorCode() == "ValidationException" && strings.Contains(apiErr.ErrorMessage(), "already enabled"):
 		return nil
@@ -114,17 +112,16 @@ func (s *Store) enableTTL(ctx context.Context) error {
 	return fmt.Errorf("enable ttl on %q: %w", s.table, err)
 }
 
-// waitActive polls until the table and its index are ACTIVE. The embedded
-// engine reports no status at all; an empty status counts as ready.
+// waitActive polls until the table and its index are ACTIVE.
 func (s *Store) waitActive(ctx context.Context) error {
 	for {
 		out, err := s.db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(s.table)})
 		if err != nil {
 			return fmt.Errorf("describe table %q: %w", s.table, err)
 		}
-		ready := out.Table.TableStatus == types.TableStatusActive || out.Table.TableStatus == ""
+		ready := out.Table.TableStatus == types.TableStatusActive
 		for _, g := range out.Table.GlobalSecondaryIndexes {
-			if g.IndexStatus != types.IndexStatusActive && g.IndexStatus != "" {
+			if g.IndexStatus != types.IndexStatusActive {
 				ready = false
 			}
 		}
@@ -137,6 +134,15 @@ func (s *Store) waitActive(ctx context.Context) error {
 		case <-time.After(time.Second):
 		}
 	}
+}
+
+// Empty reports whether the table holds no item at all.
+func (s *Store) Empty(ctx context.Context) (bool, error) {
+	out, err := s.db.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(s.table), Limit: aws.Int32(1), ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		return false, fmt.Errorf("scan %q: %w", s.table, err)
+	}
+	return len(out.Items) == 0, nil
 }
 
 // Ready reports whether the table answers a request. It returns the

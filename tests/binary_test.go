@@ -36,7 +36,7 @@ func TestBinaryServesTheDemoBlog(t *testing.T) {
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 
-	cmd := exec.Command(bin, "-host", "127.0.0.1", "-port", fmt.Sprint(port))
+	cmd := exec.Command(bin, "-host", "127.0.0.1", "-port", fmt.Sprint(port), "-data", t.TempDir())
 	cmd.Env = []string{"PATH=/usr/bin:/bin"} // embedded engine, whatever the test's environment says
 	out, err := cmd.StdoutPipe()
 	if err != nil {

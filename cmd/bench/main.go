@@ -12,7 +12,7 @@
 //
 // Usage:
 //
-//	go run ./cmd/bench -backend embedded
+//	go run ./cmd/bench -backend embedded    # its data file in a fresh temporary directory
 //	scripts/dynamodb-local.sh run 8765 -- go run ./cmd/bench -backend local
 //
 // scripts/bench.sh runs both. Results go to bench/results-<backend>.json and
@@ -28,9 +28,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"sync/atomic"
@@ -41,6 +43,7 @@ import (
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/blogql/blog/auth"
+	"github.com/blogql/blog/embedded"
 	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/storage"
 )
@@ -57,6 +60,7 @@ type config struct {
 	out         string
 	markdown    string
 	cpuProfile  string
+	dataDir     string
 }
 
 func main() {
@@ -93,6 +97,7 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&c.out, "out", "", "results `file` (default bench/results-<backend>.json)")
 	fs.StringVar(&c.markdown, "markdown", "BENCHMARKS.md", "`file` whose table for the backend is replaced with the results; empty: none")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the measurements (after the warm-up) to `file`")
+	fs.StringVar(&c.dataDir, "data", "", "`directory` of the embedded engine's data file, as the server keeps it (default a fresh temporary one, removed after)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -123,7 +128,29 @@ func parseFlags(args []string) (*config, error) {
 func run(ctx context.Context, cfg *config, log io.Writer) (*results, error) {
 	logf := func(format string, args ...any) { fmt.Fprintf(log, format+"\n", args...) }
 	load := loadAverage()
-	db, err := storage.NewClient(ctx, storage.ClientConfig{Embedded: cfg.backend == "embedded", Endpoint: cfg.endpoint})
+	clientCfg := storage.ClientConfig{Embedded: cfg.backend == "embedded", Endpoint: cfg.endpoint}
+	var dataFile string
+	if cfg.backend == "embedded" {
+		// The engine on a data file, synced at every commit, as the
+		// server runs it.
+		dir := cfg.dataDir
+		if dir == "" {
+			tmp, err := os.MkdirTemp("", "bench-data-")
+			if err != nil {
+				return nil, err
+			}
+			defer os.RemoveAll(tmp)
+			dir = tmp
+		}
+		dataFile = filepath.Join(dir, "blog.db")
+		engine, err := embedded.Open(embedded.Options{Path: dataFile})
+		if err != nil {
+			return nil, err
+		}
+		defer engine.Close()
+		clientCfg.HTTPClient = &http.Client{Transport: engine}
+	}
+	db, err := storage.NewClient(ctx, clientCfg)
 	if err != nil {
 		return nil, err
 	}
@@ -241,7 +268,14 @@ func run(ctx context.Context, cfg *config, log io.Writer) (*results, error) {
 
 	runtime.GC()
 	res.Memory = readMemory()
-	logf("process RSS %.1f MB (peak %.1f MB), Go heap in use %.1f MB", res.Memory.RSSMB, res.Memory.PeakRSSMB, res.Memory.HeapInUseMB)
+	logf("process RSS %.1f MB (peak %.1f MB; own %.1f MB, mapped files %.1f MB), Go heap in use %.1f MB",
+		res.Memory.RSSMB, res.Memory.PeakRSSMB, res.Memory.AnonMB, res.Memory.FileMB, res.Memory.HeapInUseMB)
+	if dataFile != "" {
+		if fi, err := os.Stat(dataFile); err == nil {
+			res.Dataset.DataFileMB = float64(fi.Size()) / (1 << 20)
+			logf("data file %.1f MB", res.Dataset.DataFileMB)
+		}
+	}
 	return res, nil
 }
 

@@ -46,6 +46,9 @@ type datasetInfo struct {
 	Posts       int     `json:"posts"`
 	Comments    int     `json:"comments"`
 	SeedSeconds float64 `json:"seedSeconds"`
+	// DataFileMB is the size of the embedded engine's data file after
+	// the run; zero on DynamoDB Local.
+	DataFileMB float64 `json:"dataFileMB,omitempty"`
 }
 
 type settings struct {
@@ -83,8 +86,13 @@ type comparisonResult struct {
 }
 
 type memory struct {
-	RSSMB       float64 `json:"rssMB"`
-	PeakRSSMB   float64 `json:"peakRssMB"`
+	RSSMB     float64 `json:"rssMB"`
+	PeakRSSMB float64 `json:"peakRssMB"`
+	// AnonMB and FileMB split the RSS: memory of the process's own, and
+	// pages of files it maps (the embedded engine's data file), which
+	// the kernel can drop and read again.
+	AnonMB      float64 `json:"anonMB"`
+	FileMB      float64 `json:"fileMB"`
 	HeapInUseMB float64 `json:"heapInUseMB"`
 }
 
@@ -173,7 +181,7 @@ func versions() map[string]string {
 	for _, d := range info.Deps {
 		switch d.Path {
 		case "github.com/99designs/gqlgen", "github.com/vektah/gqlparser/v2", "github.com/graph-gophers/dataloader/v7",
-			"github.com/aws/aws-sdk-go-v2/service/dynamodb", "github.com/truora/minidyn":
+			"github.com/aws/aws-sdk-go-v2/service/dynamodb", "go.etcd.io/bbolt":
 			out[d.Path] = d.Version
 		}
 	}
@@ -201,6 +209,10 @@ func readMemory() memory {
 			m.RSSMB = kb / 1024
 		case "VmHWM":
 			m.PeakRSSMB = kb / 1024
+		case "RssAnon":
+			m.AnonMB = kb / 1024
+		case "RssFile":
+			m.FileMB = kb / 1024
 		}
 	}
 	return m
@@ -259,6 +271,11 @@ func (r *results) markdown() string {
 			o.Name, req, o.Budget, s.Server.P50Millis, s.Floor.P50Millis, s.Server.P99Millis, s.Floor.P99Millis, s.Ratio,
 			c.Server.PerSecond, c.Server.P50Millis, c.Server.P99Millis, c.Floor.PerSecond, c.Ratio)
 	}
-	fmt.Fprintf(&b, "\nProcess RSS after the run: %.0f MB (peak %.0f MB, Go heap in use %.0f MB).\n", r.Memory.RSSMB, r.Memory.PeakRSSMB, r.Memory.HeapInUseMB)
+	fmt.Fprintf(&b, "\nProcess RSS after the run: %.0f MB (peak %.0f MB; %.0f MB the process's own, %.0f MB mapped files; Go heap in use %.0f MB).",
+		r.Memory.RSSMB, r.Memory.PeakRSSMB, r.Memory.AnonMB, r.Memory.FileMB, r.Memory.HeapInUseMB)
+	if r.Dataset.DataFileMB > 0 {
+		fmt.Fprintf(&b, " Data file after the run: %.1f MB.", r.Dataset.DataFileMB)
+	}
+	b.WriteString("\n")
 	return b.String()
 }
