@@ -117,8 +117,8 @@ func (c *committer) commit(batch []*pending) {
 		batch[0].err = fmt.Errorf("commit: %w", err)
 		return
 	}
-	if c.s.onCommit != nil && len(changes) > 0 {
-		c.s.onCommit(changes)
+	if f := c.s.onCommit.Load(); f != nil && len(changes) > 0 {
+		(*f)(changes)
 	}
 	for _, f := range after {
 		f()

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -111,8 +112,8 @@ type store struct {
 
 	// onCommit, when set, sees every committed change of an item, in
 	// commit order, after it is durable: the one place a change feed
-	// reads from.
-	onCommit func([]itemChange)
+	// reads from. It may be set while the sweeper commits.
+	onCommit atomic.Pointer[func([]itemChange)]
 }
 
 // openStore opens the bbolt file of opts, or a temporary one that is

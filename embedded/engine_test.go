@@ -177,7 +177,7 @@ func TestChangesInCommitOrder(t *testing.T) {
 	defer e.Close()
 	var mu sync.Mutex
 	var seen []string
-	e.s.onCommit = func(cs []itemChange) {
+	onCommit := func(cs []itemChange) {
 		mu.Lock()
 		defer mu.Unlock()
 		for _, c := range cs {
@@ -190,6 +190,7 @@ func TestChangesInCommitOrder(t *testing.T) {
 			seen = append(seen, fmt.Sprintf("%s %s -> %s ttl=%v", c.def.Name, img(c.old), img(c.new), c.ttl))
 		}
 	}
+	e.s.onCommit.Store(&onCommit)
 	db := engineClient(e)
 	ctx := context.Background()
 	blogTable(t, db, "blog")
@@ -248,13 +249,14 @@ func TestTTLDeletesExpiredItems(t *testing.T) {
 	}
 	defer e.Close()
 	expired := make(chan string, 10)
-	e.s.onCommit = func(cs []itemChange) {
+	onCommit := func(cs []itemChange) {
 		for _, c := range cs {
 			if c.ttl {
 				expired <- c.old["SK"].s
 			}
 		}
 	}
+	e.s.onCommit.Store(&onCommit)
 	db := engineClient(e)
 	ctx := context.Background()
 	blogTable(t, db, "blog")
