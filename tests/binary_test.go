@@ -2,15 +2,17 @@ package tests
 
 import (
 	"bufio"
-	"context"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,23 +22,103 @@ import (
 // waits until it is ready, reads the seeded demo blog and stops it with
 // SIGTERM.
 func TestBinaryServesTheDemoBlog(t *testing.T) {
+	srv := startBinary(t, t.TempDir())
+	var got struct {
+		Posts struct {
+			TotalCount int
+			Edges      []struct{ Node struct{ Title string } }
+		}
+	}
+	srv.graphql(t, "", `{ posts(first: 5) { totalCount edges { node { title author { name } } } } }`, &got)
+	equal(t, "demo posts on the first page", len(got.Posts.Edges), 5)
+	if got.Posts.TotalCount < 40 {
+		t.Errorf("demo blog has %d published posts, want about 50", got.Posts.TotalCount)
+	}
+	page, err := http.Get(srv.base + "/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page.Body.Close()
+	equal(t, "playground status", page.StatusCode, http.StatusOK)
+
+	if err := srv.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-srv.exited:
+		if err != nil {
+			t.Errorf("exit after SIGTERM: %v", err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("server still running 15 s after SIGTERM")
+	}
+	logs := strings.Join(srv.logs, "\n")
+	if !strings.Contains(logs, "playground at") {
+		t.Errorf("no log line tells where the playground is:\n%s", logs)
+	}
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if built.dir != "" {
+		os.RemoveAll(built.dir)
+	}
+	os.Exit(code)
+}
+
+var built struct {
+	once sync.Once
+	dir  string
+	bin  string
+	err  error
+}
+
+// serverBinary builds the server binary once for every test of the
+// package that starts it.
+func serverBinary(t *testing.T) string {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and starts the server binary")
 	}
-	bin := filepath.Join(t.TempDir(), "blog")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+	built.once.Do(func() {
+		built.dir, built.err = os.MkdirTemp("", "blog-bin-")
+		if built.err != nil {
+			return
+		}
+		built.bin = filepath.Join(built.dir, "blog")
+		build := exec.Command("go", "build", "-o", built.bin, ".")
+		build.Dir = ".."
+		if out, err := build.CombinedOutput(); err != nil {
+			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if built.err != nil {
+		t.Fatal(built.err)
 	}
+	return built.bin
+}
+
+// binaryServer is the server binary running on loopback.
+type binaryServer struct {
+	cmd    *exec.Cmd
+	base   string
+	exited chan error
+	mu     sync.Mutex
+	logs   []string
+}
+
+// startBinary starts the server binary on a free port with its data in
+// dir and the given extra flags, and waits until it is ready.
+func startBinary(t *testing.T, dir string, flags ...string) *binaryServer {
+	t.Helper()
+	bin := serverBinary(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-
-	cmd := exec.Command(bin, "-host", "127.0.0.1", "-port", fmt.Sprint(port), "-data", t.TempDir())
+	cmd := exec.Command(bin, append([]string{"-host", "127.0.0.1", "-port", fmt.Sprint(port), "-data", dir}, flags...)...)
 	cmd.Env = []string{"PATH=/usr/bin:/bin"} // embedded engine, whatever the test's environment says
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -46,84 +128,90 @@ func TestBinaryServesTheDemoBlog(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	logs := make(chan string, 1000)
+	s := &binaryServer{cmd: cmd, base: fmt.Sprintf("http://127.0.0.1:%d", port), exited: make(chan error, 1)}
+	lines := make(chan struct{})
 	go func() {
-		s := bufio.NewScanner(out)
-		for s.Scan() {
-			logs <- s.Text()
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			s.mu.Lock()
+			s.logs = append(s.logs, sc.Text())
+			s.mu.Unlock()
 		}
-		close(logs)
+		close(lines)
 	}()
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	go func() {
+		<-lines
+		s.exited <- cmd.Wait()
+	}()
 	t.Cleanup(func() { _ = cmd.Process.Kill() })
-
-	base := fmt.Sprintf("http://127.0.0.1:%d", port)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
+	deadline := time.After(60 * time.Second)
 	for {
-		resp, err := http.Get(base + "/readyz")
+		resp, err := http.Get(s.base + "/readyz")
 		if err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
-				break
+				return s
 			}
 		}
 		select {
-		case <-ctx.Done():
-			t.Fatal("server not ready in 30 s")
-		case err := <-exited:
-			t.Fatalf("server exited: %v", err)
-		case <-time.After(50 * time.Millisecond):
+		case <-deadline:
+			t.Fatal("server not ready in 60 s")
+		case err := <-s.exited:
+			t.Fatalf("server exited: %v\n%s", err, strings.Join(s.logs, "\n"))
+		case <-time.After(20 * time.Millisecond):
 		}
 	}
+}
 
-	resp, err := http.Post(base+"/graphql", "application/json",
-		strings.NewReader(`{"query":"{ posts(first: 5) { totalCount edges { node { title author { name } } } } }"}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
-	var got struct {
-		Data struct {
-			Posts struct {
-				TotalCount int
-				Edges      []struct{ Node struct{ Title string } }
-			}
+// devHeader returns the development Authorization header the server
+// logged for an author.
+func (s *binaryServer) devHeader(t *testing.T, author string) string {
+	t.Helper()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, line := range s.logs {
+		var rec struct{ Msg, Author, Header string }
+		if json.Unmarshal([]byte(line), &rec) == nil && strings.HasPrefix(rec.Msg, "DEVELOPMENT ONLY") && rec.Author == author {
+			_, value, _ := strings.Cut(rec.Header, ": ")
+			return value
 		}
+	}
+	t.Fatalf("no development token of %s in the log", author)
+	return ""
+}
+
+// try sends a GraphQL document and decodes its data into out; it fails on
+// any transport error, HTTP status or GraphQL error.
+func (s *binaryServer) try(authorization, query string, out any) error {
+	b, _ := json.Marshal(map[string]string{"query": query})
+	req, _ := http.NewRequest(http.MethodPost, s.base+"/graphql", bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	if authorization != "" {
+		req.Header.Set("Authorization", authorization)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return err
+	}
+	var r struct {
+		Data   json.RawMessage
 		Errors []any
 	}
-	if err := json.Unmarshal(body, &got); err != nil || len(got.Errors) > 0 {
-		t.Fatalf("response %s: %v", body, err)
+	if err := json.Unmarshal(body, &r); err != nil || resp.StatusCode != http.StatusOK || len(r.Errors) > 0 {
+		return fmt.Errorf("%d %s: %v", resp.StatusCode, body, err)
 	}
-	equal(t, "demo posts on the first page", len(got.Data.Posts.Edges), 5)
-	if got.Data.Posts.TotalCount < 40 {
-		t.Errorf("demo blog has %d published posts, want about 50", got.Data.Posts.TotalCount)
-	}
-	page, err := http.Get(base + "/")
-	if err != nil {
-		t.Fatal(err)
-	}
-	page.Body.Close()
-	equal(t, "playground status", page.StatusCode, http.StatusOK)
+	return json.Unmarshal(r.Data, out)
+}
 
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-exited:
-		if err != nil {
-			t.Errorf("exit after SIGTERM: %v", err)
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatal("server still running 15 s after SIGTERM")
-	}
-	var all []string
-	for l := range logs {
-		all = append(all, l)
-	}
-	if !strings.Contains(strings.Join(all, "\n"), "playground at") {
-		t.Errorf("no log line tells where the playground is:\n%s", strings.Join(all, "\n"))
+func (s *binaryServer) graphql(t *testing.T, authorization, query string, out any) {
+	t.Helper()
+	if err := s.try(authorization, query, out); err != nil {
+		t.Fatalf("%s: %v", query, err)
 	}
 }

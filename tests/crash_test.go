@@ -1,15 +1,9 @@
 package tests
 
 import (
-	"bufio"
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"net"
 	"net/http"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -26,18 +20,9 @@ import (
 // directory: every write it acknowledged is there, and the invariant
 // checker finds the table consistent.
 func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the server binary and kills it")
-	}
-	bin := filepath.Join(t.TempDir(), "blog")
-	build := exec.Command("go", "build", "-o", bin, ".")
-	build.Dir = ".."
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
 	data := t.TempDir()
-
-	srv := startBinary(t, bin, data)
+	quiet := []string{"-log-format", "json", "-log-level", "warn"}
+	srv := startBinary(t, data, quiet...)
 	admin := srv.devHeader(t, "ada-lovelace")
 	var posts struct {
 		Posts struct {
@@ -119,7 +104,7 @@ func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
 	t.Logf("%d writes acknowledged before SIGKILL", len(ids))
 
 	// Restarted on the same directory, it has every acknowledged write.
-	srv = startBinary(t, bin, data)
+	srv = startBinary(t, data, quiet...)
 	for chunk := range chunks(ids, 20) { // 20 root fields a request at most
 		var q strings.Builder
 		q.WriteString("{")
@@ -170,120 +155,5 @@ func chunks[T any](s []T, n int) func(func([]T) bool) {
 			}
 			s = s[k:]
 		}
-	}
-}
-
-// binaryServer is the server binary running on loopback.
-type binaryServer struct {
-	cmd    *exec.Cmd
-	base   string
-	exited chan error
-	mu     sync.Mutex
-	logs   []string
-}
-
-// startBinary starts the server binary on a free port with its data in
-// dir and waits until it is ready.
-func startBinary(t *testing.T, bin, dir string) *binaryServer {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	cmd := exec.Command(bin, "-host", "127.0.0.1", "-port", fmt.Sprint(port), "-data", dir, "-log-format", "json", "-log-level", "warn")
-	cmd.Env = []string{"PATH=/usr/bin:/bin"} // embedded engine, whatever the test's environment says
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stderr = cmd.Stdout
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	s := &binaryServer{cmd: cmd, base: fmt.Sprintf("http://127.0.0.1:%d", port), exited: make(chan error, 1)}
-	lines := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(out)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			s.mu.Lock()
-			s.logs = append(s.logs, sc.Text())
-			s.mu.Unlock()
-		}
-		close(lines)
-	}()
-	go func() {
-		<-lines
-		s.exited <- cmd.Wait()
-	}()
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	deadline := time.After(60 * time.Second)
-	for {
-		resp, err := http.Get(s.base + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return s
-			}
-		}
-		select {
-		case <-deadline:
-			t.Fatal("server not ready in 60 s")
-		case err := <-s.exited:
-			t.Fatalf("server exited: %v\n%s", err, strings.Join(s.logs, "\n"))
-		case <-time.After(20 * time.Millisecond):
-		}
-	}
-}
-
-// devHeader returns the development Authorization header the server
-// logged for an author.
-func (s *binaryServer) devHeader(t *testing.T, author string) string {
-	t.Helper()
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, line := range s.logs {
-		var rec struct{ Msg, Author, Header string }
-		if json.Unmarshal([]byte(line), &rec) == nil && strings.HasPrefix(rec.Msg, "DEVELOPMENT ONLY") && rec.Author == author {
-			_, value, _ := strings.Cut(rec.Header, ": ")
-			return value
-		}
-	}
-	t.Fatalf("no development token of %s in the log", author)
-	return ""
-}
-
-// try sends a GraphQL document and decodes its data into out; it fails on
-// any transport error, HTTP status or GraphQL error.
-func (s *binaryServer) try(authorization, query string, out any) error {
-	b, _ := json.Marshal(map[string]string{"query": query})
-	req, _ := http.NewRequest(http.MethodPost, s.base+"/graphql", bytes.NewReader(b))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", authorization)
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return err
-	}
-	var r struct {
-		Data   json.RawMessage
-		Errors []any
-	}
-	if err := json.Unmarshal(body, &r); err != nil || resp.StatusCode != http.StatusOK || len(r.Errors) > 0 {
-		return fmt.Errorf("%d %s: %v", resp.StatusCode, body, err)
-	}
-	return json.Unmarshal(r.Data, out)
-}
-
-func (s *binaryServer) graphql(t *testing.T, authorization, query string, out any) {
-	t.Helper()
-	if err := s.try(authorization, query, out); err != nil {
-		t.Fatalf("%s: %v", query, err)
 	}
 }
