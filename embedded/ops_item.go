@@ -149,16 +149,46 @@ func checkOnFailure(v string) error {
 	return nil
 }
 
-type putItemInput struct {
+// writeOptions are the members PutItem, UpdateItem and DeleteItem share.
+type writeOptions struct {
 	legacy
 	TableName                           string            `json:"TableName"`
-	Item                                item              `json:"Item"`
 	ConditionExpression                 *string           `json:"ConditionExpression"`
 	ExpressionAttributeNames            map[string]string `json:"ExpressionAttributeNames"`
 	ExpressionAttributeValues           exprValues        `json:"ExpressionAttributeValues"`
 	ReturnValues                        string            `json:"ReturnValues"`
 	ReturnValuesOnConditionCheckFailure string            `json:"ReturnValuesOnConditionCheckFailure"`
 	ReturnConsumedCapacity              string            `json:"ReturnConsumedCapacity"`
+}
+
+// check refuses legacy parameters and a ReturnValues or
+// ReturnValuesOnConditionCheckFailure the operation does not allow.
+func (o *writeOptions) check(allowed ...string) error {
+	if err := o.legacy.check(); err != nil {
+		return err
+	}
+	if err := returnValues(o.ReturnValues, allowed...); err != nil {
+		return err
+	}
+	return checkOnFailure(o.ReturnValuesOnConditionCheckFailure)
+}
+
+// current reads the item a single-item write changes and checks its
+// condition against it.
+func (o *writeOptions) current(w *writer, def *tableDef, key []byte, c *cond) (item, error) {
+	old, err := getItem(w.tx, def.Name, key)
+	if err != nil {
+		return nil, err
+	}
+	if c != nil && !evalCond(old, c) {
+		return nil, conditionFailed(o.ReturnValuesOnConditionCheckFailure, old)
+	}
+	return old, nil
+}
+
+type putItemInput struct {
+	writeOptions
+	Item item `json:"Item"`
 }
 
 // putRequest is a checked put: of PutItem, BatchWriteItem or a
@@ -202,13 +232,7 @@ func opPutItem(s *store, _ context.Context, body []byte) (any, error) {
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
-	if err := in.check(); err != nil {
-		return nil, err
-	}
-	if err := returnValues(in.ReturnValues, "ALL_OLD"); err != nil {
-		return nil, err
-	}
-	if err := checkOnFailure(in.ReturnValuesOnConditionCheckFailure); err != nil {
+	if err := in.check("ALL_OLD"); err != nil {
 		return nil, err
 	}
 	req, err := s.preparePut(in.TableName, in.Item, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
@@ -217,12 +241,9 @@ func opPutItem(s *store, _ context.Context, body []byte) (any, error) {
 	}
 	out := &itemOutput{member: "Attributes", mode: in.ReturnConsumedCapacity}
 	err = s.commits.do(func(w *writer) error {
-		old, err := getItem(w.tx, req.def.Name, req.key)
+		old, err := in.current(w, req.def, req.key, req.cond)
 		if err != nil {
 			return err
-		}
-		if req.cond != nil && !evalCond(old, req.cond) {
-			return conditionFailed(in.ReturnValuesOnConditionCheckFailure, old)
 		}
 		w.put(req.def, req.key, old, req.item)
 		out.capacity = &consumed{table: req.def.Name}
@@ -240,16 +261,9 @@ func opPutItem(s *store, _ context.Context, body []byte) (any, error) {
 }
 
 type updateItemInput struct {
-	legacy
-	TableName                           string            `json:"TableName"`
-	Key                                 item              `json:"Key"`
-	UpdateExpression                    *string           `json:"UpdateExpression"`
-	ConditionExpression                 *string           `json:"ConditionExpression"`
-	ExpressionAttributeNames            map[string]string `json:"ExpressionAttributeNames"`
-	ExpressionAttributeValues           exprValues        `json:"ExpressionAttributeValues"`
-	ReturnValues                        string            `json:"ReturnValues"`
-	ReturnValuesOnConditionCheckFailure string            `json:"ReturnValuesOnConditionCheckFailure"`
-	ReturnConsumedCapacity              string            `json:"ReturnConsumedCapacity"`
+	writeOptions
+	Key              item    `json:"Key"`
+	UpdateExpression *string `json:"UpdateExpression"`
 }
 
 // updateRequest is a checked update, of UpdateItem or a transaction.
@@ -334,13 +348,7 @@ func opUpdateItem(s *store, _ context.Context, body []byte) (any, error) {
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
-	if err := in.check(); err != nil {
-		return nil, err
-	}
-	if err := returnValues(in.ReturnValues, "ALL_OLD", "UPDATED_OLD", "ALL_NEW", "UPDATED_NEW"); err != nil {
-		return nil, err
-	}
-	if err := checkOnFailure(in.ReturnValuesOnConditionCheckFailure); err != nil {
+	if err := in.check("ALL_OLD", "UPDATED_OLD", "ALL_NEW", "UPDATED_NEW"); err != nil {
 		return nil, err
 	}
 	req, err := s.prepareUpdate(in.TableName, in.Key, in.UpdateExpression, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
@@ -349,12 +357,9 @@ func opUpdateItem(s *store, _ context.Context, body []byte) (any, error) {
 	}
 	out := &itemOutput{member: "Attributes", mode: in.ReturnConsumedCapacity}
 	err = s.commits.do(func(w *writer) error {
-		old, err := getItem(w.tx, req.def.Name, req.key)
+		old, err := in.current(w, req.def, req.key, req.cond)
 		if err != nil {
 			return err
-		}
-		if req.cond != nil && !evalCond(old, req.cond) {
-			return conditionFailed(in.ReturnValuesOnConditionCheckFailure, old)
 		}
 		it, err := req.apply(old)
 		if err != nil {
@@ -384,15 +389,8 @@ func opUpdateItem(s *store, _ context.Context, body []byte) (any, error) {
 }
 
 type deleteItemInput struct {
-	legacy
-	TableName                           string            `json:"TableName"`
-	Key                                 item              `json:"Key"`
-	ConditionExpression                 *string           `json:"ConditionExpression"`
-	ExpressionAttributeNames            map[string]string `json:"ExpressionAttributeNames"`
-	ExpressionAttributeValues           exprValues        `json:"ExpressionAttributeValues"`
-	ReturnValues                        string            `json:"ReturnValues"`
-	ReturnValuesOnConditionCheckFailure string            `json:"ReturnValuesOnConditionCheckFailure"`
-	ReturnConsumedCapacity              string            `json:"ReturnConsumedCapacity"`
+	writeOptions
+	Key item `json:"Key"`
 }
 
 // keyRequest is a checked request on one item by its key: a delete or a
@@ -432,13 +430,7 @@ func opDeleteItem(s *store, _ context.Context, body []byte) (any, error) {
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
-	if err := in.check(); err != nil {
-		return nil, err
-	}
-	if err := returnValues(in.ReturnValues, "ALL_OLD"); err != nil {
-		return nil, err
-	}
-	if err := checkOnFailure(in.ReturnValuesOnConditionCheckFailure); err != nil {
+	if err := in.check("ALL_OLD"); err != nil {
 		return nil, err
 	}
 	req, err := s.prepareKeyed(in.TableName, in.Key, in.ConditionExpression, in.ExpressionAttributeNames, in.ExpressionAttributeValues)
@@ -447,12 +439,9 @@ func opDeleteItem(s *store, _ context.Context, body []byte) (any, error) {
 	}
 	out := &itemOutput{member: "Attributes", mode: in.ReturnConsumedCapacity}
 	err = s.commits.do(func(w *writer) error {
-		old, err := getItem(w.tx, req.def.Name, req.key)
+		old, err := in.current(w, req.def, req.key, req.cond)
 		if err != nil {
 			return err
-		}
-		if req.cond != nil && !evalCond(old, req.cond) {
-			return conditionFailed(in.ReturnValuesOnConditionCheckFailure, old)
 		}
 		if old != nil {
 			w.delete(req.def, req.key, old)

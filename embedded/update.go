@@ -72,6 +72,22 @@ func applyUpdate(old item, actions []updateAction) (item, error) {
 	return it, nil
 }
 
+// updateOperands evaluates both operands of o, which must be of kind k.
+func updateOperands(it item, o *operand, k kind) (value, value, error) {
+	a, err := updateValue(it, o.args[0])
+	if err != nil {
+		return value{}, value{}, err
+	}
+	b, err := updateValue(it, o.args[1])
+	if err != nil {
+		return value{}, value{}, err
+	}
+	if a.kind != k || b.kind != k {
+		return value{}, value{}, validation(msgWrongType)
+	}
+	return a, b, nil
+}
+
 // updateValue evaluates an operand of an update against the item.
 func updateValue(it item, o *operand) (value, error) {
 	switch o.kind {
@@ -84,16 +100,9 @@ func updateValue(it item, o *operand) (value, error) {
 		}
 		return v, nil
 	case opArith:
-		a, err := updateValue(it, o.args[0])
+		a, b, err := updateOperands(it, o, kindN)
 		if err != nil {
 			return value{}, err
-		}
-		b, err := updateValue(it, o.args[1])
-		if err != nil {
-			return value{}, err
-		}
-		if a.kind != kindN || b.kind != kindN {
-			return value{}, validation(msgWrongType)
 		}
 		y := b.number()
 		if o.fn == "-" {
@@ -112,16 +121,9 @@ func updateValue(it item, o *operand) (value, error) {
 			}
 			return updateValue(it, o.args[1])
 		case "list_append":
-			a, err := updateValue(it, o.args[0])
+			a, b, err := updateOperands(it, o, kindL)
 			if err != nil {
 				return value{}, err
-			}
-			b, err := updateValue(it, o.args[1])
-			if err != nil {
-				return value{}, err
-			}
-			if a.kind != kindL || b.kind != kindL {
-				return value{}, validation(msgWrongType)
 			}
 			l := make([]value, 0, len(a.list)+len(b.list))
 			l = append(append(l, a.list...), b.list...)
