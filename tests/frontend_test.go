@@ -161,7 +161,7 @@ func TestPostContentThroughTheAPI(t *testing.T) {
 
 	t.Run("the cover goes with null, SEO fields with empty strings", func(t *testing.T) {
 		v := ok[*PostByIDResponse](t)(PostByID(ctx, s.client, p.Id)).Post.Version
-		after := ok[*RemoveCoverImageResponse](t)(RemoveCoverImage(ctx, b.writers[0], p.Id, v)).UpdatePost.Post
+		after := ok[*RemoveCoverImageResponse](t)(RemoveCoverImage(ctx, b.writers[0], p.Id, v, nil)).UpdatePost.Post
 		equal(t, "cover", after.CoverImage == nil, true)
 		u := ok[*UpdatePostResponse](t)(UpdatePost(ctx, b.writers[0], UpdatePostInput{Id: p.Id, ExpectedVersion: after.Version, Title: ptr("Richer"),
 			Seo: &SeoInput{CanonicalUrl: ptr("")}})).UpdatePost.Post
