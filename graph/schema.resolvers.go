@@ -778,7 +778,7 @@ func (r *queryResolver) ModerationQueue(ctx context.Context, first *int, after *
 	}
 	r.primePage(ctx, res.Items)
 	c := commentConnection(res, nil)
-	return &model.PendingCommentConnection{Edges: c.Edges, PageInfo: c.PageInfo}, nil
+	return &model.PendingCommentConnection{Edges: r.onLivePosts(ctx, c.Edges), PageInfo: c.PageInfo}, nil
 }
 
 // ArchiveMonth returns ArchiveMonthResolver implementation.
