@@ -126,15 +126,9 @@ func (s *Store) UpdatePost(ctx context.Context, in PostPatch) (*Post, error) {
 		setOpt(&p.Title, in.Title)
 		setOpt(&p.Slug, in.Slug)
 		setOpt(&p.Excerpt, in.Excerpt)
-		switch {
-		case derived != nil:
+		if derived != nil {
 			p.Body = derived.Body
 			p.setDerived(derived)
-		case p.HTML == "" && p.Body != "":
-			// Written before bodies were rendered.
-			if err := p.derive(); err != nil {
-				return err
-			}
 		}
 		switch {
 		case in.RemoveCoverImage:
@@ -239,6 +233,13 @@ func (s *Store) changePost(ctx context.Context, op, id string, expected int64, k
 				p.CatVer = nil
 				if err := change(&p); err != nil {
 					return nil, err
+				}
+				if p.HTML == "" && p.Body != "" {
+					// Written in layout 1, before bodies were rendered:
+					// every write of this layout renders it, as Migrate
+					// does, which leaves a body that renders to too much
+					// HTML without any.
+					_ = p.derive()
 				}
 				p.Version++
 				p.UpdatedAt = keyTime(s.Now())
@@ -544,7 +545,9 @@ func counterChanges(before, after *postItem, r *names, now string) []*counterCha
 	if before.published() {
 		for _, c := range counters(before) {
 			c.delta--
-			c.months[monthAttr(before.PublishedAt)]--
+			if before.countedByMonth() {
+				c.months[monthAttr(before.PublishedAt)]--
+			}
 			if before.PublishedAt > now {
 				c.had = before.PublishedAt
 			}
@@ -561,6 +564,12 @@ func counterChanges(before, after *postItem, r *names, now string) []*counterCha
 	}
 	return out
 }
+
+// countedByMonth reports whether the counters count the post p in its
+// month: every write of this layout gives a post its slugs and counts it,
+// so a post without slugs was last written in layout 1, before months
+// were counted, and is counted when Migrate writes it again.
+func (it *postItem) countedByMonth() bool { return len(it.Slugs) > 0 }
 
 // addsEntries reports whether the write from before to after records the
 // post as scheduled in a counter that does not have it so yet.
