@@ -326,7 +326,7 @@
 // restart, uses the same key without any configuration. The server keeps
 // SECRET#cursor (the cursor key, unless one is configured), SECRET#preview
 // (the key of preview tokens, see the GraphQL layer's createPreviewLink: a
-// token names one post and its expiry and is stored nowhere) and, in the
+// token seals one post's id and its expiry and is stored nowhere) and, in the
 // embedded mode without a configured token secret, SECRET#dev-jwt (the key
 // of development tokens).
 //
