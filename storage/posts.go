@@ -88,39 +88,14 @@ func validateNewPost(in *NewPost) ([]string, error) {
 // it from that post (one more read), one another post holds now is
 // ErrSlugTaken.
 func (s *Store) UpdatePost(ctx context.Context, in PostPatch) (*Post, error) {
-	var cats []string
-	seo := SEO{}
-	if in.SEO != nil {
-		seo = SEO{Title: deref(in.SEO.Title), Description: deref(in.SEO.Description),
-			CanonicalURL: deref(in.SEO.CanonicalURL), OGImage: deref(in.SEO.OGImage)}
-	}
-	err := firstErr(
-		validateID("id", in.ID),
-		validateOpt(in.Title, func(v string) error { return validateLine("title", v, MaxTitleLength) }),
-		validateOpt(in.Slug, func(v string) error { return validateSlug("slug", v) }),
-		validateOpt(in.Excerpt, func(v string) error { return validateText("excerpt", v, false, MaxExcerptLength) }),
-		validateOpt(in.Body, func(v string) error { return validateBody("body", v, MaxBodyBytes) }),
-		validateImage("coverImage", in.CoverImage),
-		validateSEO(seo),
-	)
-	if err == nil && in.CoverImage != nil && in.RemoveCoverImage {
-		err = invalid("coverImage", "cannot be set and removed at once")
-	}
-	if err == nil && in.Categories != nil {
-		cats, err = validateCategories(*in.Categories)
+	cats, derived, err := in.prepare()
+	if err != nil {
+		return nil, err
 	}
 	if in.ExpectedVersion < 1 {
 		// A version no post has: the write fails with a ConflictError
 		// that tells the current one.
 		in.ExpectedVersion = NoVersion
-	}
-	var derived *postItem
-	if err == nil && in.Body != nil {
-		derived = &postItem{Body: *in.Body}
-		err = derived.derive()
-	}
-	if err != nil {
-		return nil, err
 	}
 	return s.changePost(ctx, "updatePost", in.ID, in.ExpectedVersion, in.IdempotencyKey, in, cats, deref(in.Slug), false, func(p *postItem) error {
 		setOpt(&p.Title, in.Title)
@@ -147,6 +122,52 @@ func (s *Store) UpdatePost(ctx context.Context, in PostPatch) (*Post, error) {
 		}
 		return nil
 	})
+}
+
+// Validate returns the *ValidationError UpdatePost refuses in with, or
+// nil, so that a caller can check the input before reads of its own. It
+// renders a new body, and keeps what it rendered for UpdatePost of the
+// same body, which does not render it again.
+func (in *PostPatch) Validate() error {
+	_, _, err := in.prepare()
+	return err
+}
+
+// prepare validates in and returns its categories' slugs (when it sets
+// them) and what its new body derives (when it has one).
+func (in *PostPatch) prepare() (cats []string, derived *postItem, err error) {
+	seo := SEO{}
+	if in.SEO != nil {
+		seo = SEO{Title: deref(in.SEO.Title), Description: deref(in.SEO.Description),
+			CanonicalURL: deref(in.SEO.CanonicalURL), OGImage: deref(in.SEO.OGImage)}
+	}
+	err = firstErr(
+		validateID("id", in.ID),
+		validateOpt(in.Title, func(v string) error { return validateLine("title", v, MaxTitleLength) }),
+		validateOpt(in.Slug, func(v string) error { return validateSlug("slug", v) }),
+		validateOpt(in.Excerpt, func(v string) error { return validateText("excerpt", v, false, MaxExcerptLength) }),
+		validateOpt(in.Body, func(v string) error { return validateBody("body", v, MaxBodyBytes) }),
+		validateImage("coverImage", in.CoverImage),
+		validateSEO(seo),
+	)
+	if err == nil && in.CoverImage != nil && in.RemoveCoverImage {
+		err = invalid("coverImage", "cannot be set and removed at once")
+	}
+	if err == nil && in.Categories != nil {
+		cats, err = validateCategories(*in.Categories)
+	}
+	if err != nil || in.Body == nil {
+		return cats, nil, err
+	}
+	if in.rendered != nil && in.rendered.Body == *in.Body {
+		return cats, in.rendered, nil
+	}
+	derived = &postItem{Body: *in.Body}
+	if err := derived.derive(); err != nil {
+		return nil, nil, err
+	}
+	in.rendered = derived
+	return cats, derived, nil
 }
 
 // Publish publishes a post now, or at in.At: a future time schedules it, a
