@@ -524,6 +524,8 @@ func newLogger(cfg *config, w io.Writer) *slog.Logger {
 // is done, and logs the URL of path there under name. It returns the
 // address it listens on, or the error of listening.
 func serveAside(ctx context.Context, name, path, addr string, srv *http.Server, logger *slog.Logger) (net.Addr, error) {
+	// A browser may open these pages too: they get the API's headers.
+	srv.Handler = securityHeaders(srv.Handler)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)

@@ -442,15 +442,21 @@ func TestEveryResponseHasSecurityHeaders(t *testing.T) {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		h := resp.Header
-		for name, want := range map[string]string{"X-Frame-Options": "DENY", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"} {
-			if got := h.Get(name); got != want {
-				t.Errorf("%s %s: %s = %q, want %q", c.method, c.path, name, got, want)
-			}
+		checkSecurityHeaders(t, c.method+" "+c.path, resp.Header)
+	}
+}
+
+// checkSecurityHeaders fails the test unless h has the headers that
+// securityHeaders sets; what names the response.
+func checkSecurityHeaders(t *testing.T, what string, h http.Header) {
+	t.Helper()
+	for name, want := range map[string]string{"X-Frame-Options": "DENY", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"} {
+		if got := h.Get(name); got != want {
+			t.Errorf("%s: %s = %q, want %q", what, name, got, want)
 		}
-		if csp := h.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'none'") || !strings.Contains(csp, "default-src 'none'") {
-			t.Errorf("%s %s: Content-Security-Policy %q", c.method, c.path, csp)
-		}
+	}
+	if csp := h.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'none'") || !strings.Contains(csp, "default-src 'none'") {
+		t.Errorf("%s: Content-Security-Policy %q", what, csp)
 	}
 }
 
