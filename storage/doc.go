@@ -386,6 +386,8 @@
 //     CreateAuthor would make from its name ("ada-lovelace", or
 //     "ada-lovelace-2" when taken) with its reservation, as an edit of the
 //     author (version and nameVer grow), conditional on its version;
+//     authors go one after another, oldest first, so of two of one name
+//     the older gets the slug without a number;
 //   - post without slugs: one TransactWriteItems writes it again with its
 //     copies, as an edit that changes nothing would, with its slugs, its
 //     author's slug, its rendered body, toc, word count and reading time,

@@ -85,8 +85,10 @@ func (s *Store) LayoutVersion(ctx context.Context) (int, error) {
 //
 //   - an author without a slug gets one from its name, as CreateAuthor
 //     makes one, with its reservation, in one transaction that counts as
-//     an edit of the author (its version and nameVer grow), and the slug
-//     is copied into the author's posts as a new slug is;
+//     an edit of the author (its version and nameVer grow); authors go
+//     one after another, oldest first, so of two of one name the older
+//     gets the slug without a number; then every author's slug is copied
+//     into its posts as a new slug is;
 //   - a post without slugs (no version of the current layout ever wrote
 //     it) is written again with its copies in one transaction, as an
 //     edit that changes nothing would be, but without a new version or
@@ -131,10 +133,21 @@ func (s *Store) Migrate(ctx context.Context) (*Migration, error) {
 	if err != nil {
 		return nil, fmt.Errorf("migrate: list authors: %w", err)
 	}
-	err = eachLimited(ctx, authors, func(ctx context.Context, id string) error {
-		did, err := s.migrateAuthor(ctx, id)
+	// One author after another, oldest first (the order of the AUTHORS
+	// partition), so that of two authors of one name the older gets the
+	// slug without a number, whatever runs at once.
+	for _, id := range authors {
+		did, err := s.slugAuthor(ctx, id)
 		count(&m.Authors, did)
-		return err
+		if err != nil {
+			return nil, err
+		}
+	}
+	err = eachLimited(ctx, authors, func(ctx context.Context, id string) error {
+		if err := s.refreshAll(ctx, s.authorPostIDs, id); err != nil {
+			return fmt.Errorf("migrate author %q: slug into posts: %w", id, err)
+		}
+		return nil
 	})
 	if err != nil {
 		return nil, err
@@ -238,10 +251,9 @@ func (s *Store) partitionIDs(ctx context.Context, pk, attr string) ([]string, er
 	return out, nil
 }
 
-// migrateAuthor gives the author id a slug when it has none, and copies
-// the author's slug into its posts either way. It reports whether it gave
-// one.
-func (s *Store) migrateAuthor(ctx context.Context, id string) (bool, error) {
+// slugAuthor gives the author id a slug when it has none. It reports
+// whether it gave one.
+func (s *Store) slugAuthor(ctx context.Context, id string) (bool, error) {
 	did, err := retryWrite(ctx, func() (bool, error) {
 		var a authorItem
 		if err := s.getItem(ctx, authorKey(id), true, &a); err != nil {
@@ -286,9 +298,6 @@ func (s *Store) migrateAuthor(ctx context.Context, id string) (bool, error) {
 	})
 	if err != nil {
 		return false, fmt.Errorf("migrate author %q: %w", id, err)
-	}
-	if err := s.refreshAll(ctx, s.authorPostIDs, id); err != nil {
-		return did, fmt.Errorf("migrate author %q: slug into posts: %w", id, err)
 	}
 	return did, nil
 }

@@ -58,6 +58,9 @@ func (e *env) migrated(b *legacytest.Blog) {
 	}
 	slices.Sort(slugs)
 	equalSlices(e.t, "author slugs", slugs, []string{"ada-lovelace", "ada-lovelace-2", "grace-hopper"})
+	// Of two authors of one name, the older (here, of one time, the first
+	// by id) has the slug without a number.
+	equal(e.t, "ada's slug", must[*storage.Author](e.t)(e.store.GetAuthor(ctx, "ada")).Slug, "ada-lovelace")
 
 	intro := must[*storage.Post](e.t)(e.store.GetPostBySlug(ctx, "intro"))
 	if !strings.Contains(intro.BodyHTML, `<h2 id="part-one">Part one</h2>`) || !strings.Contains(intro.BodyHTML, "<table>") {
