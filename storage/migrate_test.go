@@ -149,6 +149,25 @@ func TestMigrateLayout1(t *testing.T) {
 	n := counted(func(ctx context.Context) { again = must[*storage.Migration](t)(e.store.Migrate(ctx)) })
 	equal(t, "requests of a migration with nothing to do", fmt.Sprint(n), "map[GetItem:1]")
 	equal(t, "second run", fmt.Sprintf("%+v", *again), fmt.Sprintf("%+v", storage.Migration{From: storage.CurrentLayout, To: storage.CurrentLayout}))
+
+	// Without the layout item (lost, or a run stopped just before writing
+	// it) the next run goes through the whole table and finds everything
+	// done: it writes nothing but the layout item.
+	layout := map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "LAYOUT"}, "SK": &types.AttributeValueMemberS{Value: "LAYOUT"}}
+	must[*dynamodb.DeleteItemOutput](t)(e.client.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{TableName: aws.String(e.table), Key: layout}))
+	before := e.snapshotItems()
+	n = counted(func(ctx context.Context) { again = must[*storage.Migration](t)(e.store.Migrate(ctx)) })
+	equal(t, "a run over a migrated table", fmt.Sprintf("%+v", *again), fmt.Sprintf("%+v", storage.Migration{From: 1, To: storage.CurrentLayout}))
+	equal(t, "its writes", n["TransactWriteItems"]+n["PutItem"]+n["DeleteItem"]+n["BatchWriteItem"], 0)
+	equal(t, "its updates: the layout item", n["UpdateItem"], 1)
+	var kept []string
+	for _, line := range strings.Split(e.snapshotItems(), "\n") {
+		if !strings.Contains(line, "PK:LAYOUT") {
+			kept = append(kept, line)
+		}
+	}
+	equal(t, "items after a run over a migrated table", strings.Join(kept, "\n"), before)
+	e.migrated(b)
 }
 
 // TestMigrateNewTable migrates an empty table: nothing to do but record
