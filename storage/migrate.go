@@ -87,8 +87,7 @@ func (s *Store) LayoutVersion(ctx context.Context) (int, error) {
 //     makes one, with its reservation, in one transaction that counts as
 //     an edit of the author (its version and nameVer grow); authors go
 //     one after another, oldest first, so of two of one name the older
-//     gets the slug without a number; then every author's slug is copied
-//     into its posts as a new slug is;
+//     gets the slug without a number;
 //   - a post without slugs (no version of the current layout ever wrote
 //     it) is written again with its copies in one transaction, as an
 //     edit that changes nothing would be, but without a new version or
@@ -97,7 +96,9 @@ func (s *Store) LayoutVersion(ctx context.Context) (int, error) {
 //     author, its categories and STATS. Writes of the current version
 //     count a post by month only once it has slugs (see
 //     counterChanges), so the months are exact whatever they do
-//     meanwhile;
+//     meanwhile. A post that has slugs already (this version wrote it)
+//     gets its author's slug copied in, as a new slug is, when it has
+//     not;
 //   - a comment without a version gets version 1, and a top-level one
 //     with replies the copies of its first MaxReplyPage replies, in one
 //     transaction with checks that none of them changed;
@@ -143,15 +144,6 @@ func (s *Store) Migrate(ctx context.Context) (*Migration, error) {
 			return nil, err
 		}
 	}
-	err = eachLimited(ctx, authors, func(ctx context.Context, id string) error {
-		if err := s.refreshAll(ctx, s.authorPostIDs, id); err != nil {
-			return fmt.Errorf("migrate author %q: slug into posts: %w", id, err)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
 
 	var posts []string
 	for _, a := range authors {
@@ -163,6 +155,9 @@ func (s *Store) Migrate(ctx context.Context) (*Migration, error) {
 	}
 	slices.Sort(posts)
 	posts = slices.Compact(posts)
+	// A post written here takes its author's slug with it; one written by
+	// this version before (it has slugs) may carry none, as its author had
+	// none then, and has it copied in as a new slug is.
 	err = eachLimited(ctx, posts, func(ctx context.Context, id string) error {
 		did, rendered, err := s.migratePost(ctx, id)
 		count(&m.Posts, did)
@@ -173,6 +168,11 @@ func (s *Store) Migrate(ctx context.Context) (*Migration, error) {
 		}
 		if err != nil {
 			return err
+		}
+		if !did {
+			if err := s.refreshNames(ctx, id); err != nil {
+				return fmt.Errorf("migrate post %q: author's slug: %w", id, err)
+			}
 		}
 		n, err := s.migrateComments(ctx, id)
 		mu.Lock()

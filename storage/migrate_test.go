@@ -336,3 +336,32 @@ func TestMigrateRacesWrites(t *testing.T) {
 		})
 	}
 }
+
+// TestMigrateAfterWrites migrates a legacy blog after a server of this
+// version, started without migrating, edited and published posts in it:
+// those posts have the current layout already but not their author's
+// slug, which the author had not; the migration copies it in and counts
+// each post once in its month.
+func TestMigrateAfterWrites(t *testing.T) {
+	e := newEnv(t)
+	b := e.legacyBlog()
+	ctx := context.Background()
+	tables := must[*storage.Post](t)(e.store.ReadPost(ctx, b.Posts["tables"]))
+	must[*storage.Post](t)(e.store.UpdatePost(ctx, storage.PostPatch{ID: tables.ID, ExpectedVersion: tables.Version, Title: ptr("Tables, again")}))
+	must[*storage.Post](t)(e.store.Publish(ctx, storage.PublishPost{ID: b.Posts["notes"], At: e.clock.now().AddDate(0, -1, 0)}))
+	equal(t, "byline slug before the migration", must[*storage.Post](t)(e.store.ReadPost(ctx, tables.ID)).AuthorSlug, "")
+
+	m := must[*storage.Migration](t)(e.store.Migrate(ctx))
+	equal(t, "posts written by the migration", m.Posts, 3)
+	e.consistent()
+	for _, slug := range []string{"tables", "notes"} {
+		equal(t, slug+"'s byline slug", must[*storage.Post](t)(e.store.GetPostBySlug(ctx, slug)).AuthorSlug, "ada-lovelace")
+	}
+	months := map[string]int64{}
+	for _, am := range must[*storage.Author](t)(e.store.GetAuthor(ctx, "ada")).Archive {
+		months[fmt.Sprintf("%04d-%02d", am.Year, am.Month)] = am.PostCount
+	}
+	lastMonth, twoBack := e.clock.now().AddDate(0, -1, 0).Format("2006-01"), e.clock.now().AddDate(0, -2, 0).Format("2006-01")
+	equal(t, "ada's posts last month", months[lastMonth], 2)
+	equal(t, "ada's posts two months back", months[twoBack], 1)
+}
