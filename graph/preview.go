@@ -109,13 +109,22 @@ func (r *Resolver) previewToken(ctx context.Context, id string, expires time.Tim
 	return sealPreview(aead, id, expires), nil
 }
 
-// sealPreview returns the token of the post id that expires at expires.
+// sealPreview returns the token of the post id that expires at expires,
+// sealed with a random nonce.
 func sealPreview(aead cipher.AEAD, id string, expires time.Time) string {
-	nonce := make([]byte, previewNonceBytes, previewNonceBytes+previewExpiryBytes+len(id)+previewTagBytes)
+	nonce := make([]byte, previewNonceBytes)
 	_, _ = rand.Read(nonce) // crypto/rand.Read never fails
+	return sealPreviewWith(aead, nonce, id, expires)
+}
+
+// sealPreviewWith returns the token of the post id that expires at
+// expires, sealed with nonce.
+func sealPreviewWith(aead cipher.AEAD, nonce []byte, id string, expires time.Time) string {
 	plain := binary.BigEndian.AppendUint64(make([]byte, 0, previewExpiryBytes+len(id)), uint64(expires.Unix()))
 	plain = append(plain, id...)
-	return base64.RawURLEncoding.EncodeToString(aead.Seal(nonce, nonce, plain, previewAAD))
+	out := make([]byte, previewNonceBytes, previewNonceBytes+len(plain)+previewTagBytes)
+	copy(out, nonce)
+	return base64.RawURLEncoding.EncodeToString(aead.Seal(out, nonce, plain, previewAAD))
 }
 
 // openPreview returns the post id of a token sealed with aead that has not
