@@ -51,5 +51,14 @@ func TestPprof(t *testing.T) {
 		if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), "heap profile") {
 			t.Errorf("heap profile: %d %.200s", resp.StatusCode, body)
 		}
+		checkSecurityHeaders(t, "heap profile", resp.Header)
+		for _, path := range []string{"/debug/pprof/", "/nowhere"} {
+			resp, err := http.Get("http://" + addr.String() + path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			checkSecurityHeaders(t, "pprof "+path, resp.Header)
+		}
 	})
 }

@@ -100,6 +100,7 @@ type config struct {
 	metricsAddr       string
 	moderation        string
 	commentRate       int
+	migrate           string
 }
 
 // backend returns which DynamoDB the server talks to: AWS with -aws (at
@@ -199,6 +200,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 		"metrics-addr": "METRICS_ADDR", "insecure-dev-tokens": "INSECURE_DEV_TOKENS",
 		"cursor-key":         "CURSOR_KEY",
 		"comment-moderation": "COMMENT_MODERATION", "comment-rate-limit": "COMMENT_RATE_LIMIT",
+		"migrate": "MIGRATE",
 	}
 	fs.StringVar(&c.host, "host", "localhost", "interface to listen on; \"\" or 0.0.0.0 for all (in a container), localhost keeps a dev run private")
 	fs.IntVar(&c.port, "port", 8080, "port to listen on; 0 picks a free one")
@@ -227,6 +229,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this `address`, a listener of its own, e.g. :9090;\nempty: off")
 	fs.StringVar(&c.moderation, "comment-moderation", moderationHold, "what happens to readers' comments: hold (pending until the post's author or an admin approves)\nor publish (at once); authors' comments are never held")
 	fs.IntVar(&c.commentRate, "comment-rate-limit", graph.DefaultCommentsPerMinute, fmt.Sprintf("the most comments a reader may add in any minute, 1 to %d; authors and admins have no limit", storage.MaxCommentsPerMinute))
+	fs.StringVar(&c.migrate, "migrate", migrateAuto, "bring a table written by an earlier version to the current layout: auto (at start, before serving;\none read when there is nothing to do), only (do it, then exit without serving) or off (never; the log says\nwhen the table needs it)")
 
 	fs.Usage = func() {
 		fmt.Fprintf(out, "Usage: blog [flags]\n\nServes the blog's GraphQL API at /graphql. Every flag can also be set by\nthe environment variable in brackets; a flag wins over its variable.\n\n")
@@ -275,6 +278,8 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 		return nil, fmt.Errorf("comment moderation %q: must be %s or %s", c.moderation, moderationHold, moderationPublish)
 	case c.commentRate < 1 || c.commentRate > storage.MaxCommentsPerMinute:
 		return nil, fmt.Errorf("comment rate limit %d: must be 1 to %d", c.commentRate, storage.MaxCommentsPerMinute)
+	case c.migrate != migrateAuto && c.migrate != migrateOnly && c.migrate != migrateOff:
+		return nil, fmt.Errorf("migrate %q: must be %s, %s or %s", c.migrate, migrateAuto, migrateOnly, migrateOff)
 	}
 	if c.pprofAddr != "" {
 		if err := checkPprofAddr(c.pprofAddr); err != nil {
@@ -336,12 +341,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		}
 	}
 	seed := cfg.seedDemo.value
-	if !cfg.seedDemo.set && backend == backendEmbedded {
+	if !cfg.seedDemo.set && backend == backendEmbedded && cfg.migrate != migrateOnly {
 		// The demo goes into a new table only: a blog kept in the data
 		// file stays as its users left it.
 		if seed, err = store.Empty(ctx); err != nil {
 			return err
 		}
+	}
+	if err := migrateLayout(ctx, cfg.migrate, store, logger); err != nil || cfg.migrate == migrateOnly {
+		return err
 	}
 	if seed {
 		start := time.Now()
@@ -417,6 +425,49 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	return nil
 }
 
+// Values of -migrate.
+const (
+	migrateAuto = "auto"
+	migrateOnly = "only"
+	migrateOff  = "off"
+)
+
+// migrateLayout brings the table to the current layout when mode asks for
+// it (auto, only), and logs what it did; with off it only reads the
+// table's layout version and warns when it is older. Migrating is safe
+// while other servers serve and migrate the same table, and a run that
+// stops half-way is finished by the next.
+func migrateLayout(ctx context.Context, mode string, store *storage.Store, logger *slog.Logger) error {
+	if mode == migrateOff {
+		v, err := store.LayoutVersion(ctx)
+		if err != nil {
+			return err
+		}
+		if v < storage.CurrentLayout {
+			logger.Warn("the table was written by an earlier version and is not migrated: start a server with -migrate=only (or auto) to migrate it",
+				"layout", v, "current_layout", storage.CurrentLayout)
+		}
+		return nil
+	}
+	start := time.Now()
+	m, err := store.Migrate(ctx)
+	if err != nil {
+		return fmt.Errorf("migrate the table to layout %d: %w; start the server again to go on", storage.CurrentLayout, err)
+	}
+	if m.From < m.To {
+		logger.Info("table migrated", "from_layout", m.From, "to_layout", m.To, "authors", m.Authors, "posts", m.Posts,
+			"comments", m.Comments, "counters", m.Counters, "duration", time.Since(start).Round(time.Millisecond))
+	}
+	if len(m.Unrendered) > 0 {
+		logger.Warn("posts whose body renders to more HTML than a post may hold were migrated without it; edit their bodies",
+			"posts", m.Unrendered)
+	}
+	if mode == migrateOnly {
+		logger.Info("the table is in the current layout; exiting (-migrate=only)", "layout", storage.CurrentLayout)
+	}
+	return nil
+}
+
 // cursorKeyName names the table's key (storage.Store.Secret) that seals
 // cursors when none is configured.
 const cursorKeyName = "cursor"
@@ -473,6 +524,8 @@ func newLogger(cfg *config, w io.Writer) *slog.Logger {
 // is done, and logs the URL of path there under name. It returns the
 // address it listens on, or the error of listening.
 func serveAside(ctx context.Context, name, path, addr string, srv *http.Server, logger *slog.Logger) (net.Addr, error) {
+	// A browser may open these pages too: they get the API's headers.
+	srv.Handler = securityHeaders(srv.Handler)
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)

@@ -136,6 +136,7 @@ func TestParseConfig(t *testing.T) {
 		{"unknown moderation", map[string]string{"COMMENT_MODERATION": "later"}, nil, "comment moderation"},
 		{"no comments a minute", nil, []string{"-comment-rate-limit", "0"}, "comment rate limit"},
 		{"too many comments a minute", nil, []string{"-comment-rate-limit", "1001"}, "comment rate limit"},
+		{"unknown migration mode", map[string]string{"MIGRATE": "later"}, nil, "migrate"},
 	}
 	for _, tt := range errTests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -154,7 +155,7 @@ func TestParseConfig(t *testing.T) {
 		for _, v := range []string{"PORT", "HOST", "DYNAMODB_ENDPOINT", "DYNAMODB_AWS", "DYNAMODB_TABLE", "AWS_REGION",
 			"CREATE_TABLE", "SEED_DEMO", "PLAYGROUND", "PLAYGROUND_ASSETS", "INTROSPECTION", "LOG_LEVEL", "LOG_FORMAT",
 			"JWT_SECRET", "JWT_ISSUER", "JWT_AUDIENCE", "JWT_JWKS_URL", "REQUEST_TIMEOUT", "DYNAMODB_MAX_ATTEMPTS",
-			"CACHE_MAX_AGE", "PPROF_ADDR", "INSECURE_DEV_TOKENS", "CURSOR_KEY"} {
+			"CACHE_MAX_AGE", "PPROF_ADDR", "INSECURE_DEV_TOKENS", "CURSOR_KEY", "MIGRATE"} {
 			if !strings.Contains(out.String(), "["+v+"]") {
 				t.Errorf("help does not mention %s:\n%s", v, out.String())
 			}
@@ -441,15 +442,21 @@ func TestEveryResponseHasSecurityHeaders(t *testing.T) {
 			t.Fatal(err)
 		}
 		resp.Body.Close()
-		h := resp.Header
-		for name, want := range map[string]string{"X-Frame-Options": "DENY", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"} {
-			if got := h.Get(name); got != want {
-				t.Errorf("%s %s: %s = %q, want %q", c.method, c.path, name, got, want)
-			}
+		checkSecurityHeaders(t, c.method+" "+c.path, resp.Header)
+	}
+}
+
+// checkSecurityHeaders fails the test unless h has the headers that
+// securityHeaders sets; what names the response.
+func checkSecurityHeaders(t *testing.T, what string, h http.Header) {
+	t.Helper()
+	for name, want := range map[string]string{"X-Frame-Options": "DENY", "X-Content-Type-Options": "nosniff", "Referrer-Policy": "no-referrer"} {
+		if got := h.Get(name); got != want {
+			t.Errorf("%s: %s = %q, want %q", what, name, got, want)
 		}
-		if csp := h.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'none'") || !strings.Contains(csp, "default-src 'none'") {
-			t.Errorf("%s %s: Content-Security-Policy %q", c.method, c.path, csp)
-		}
+	}
+	if csp := h.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'none'") || !strings.Contains(csp, "default-src 'none'") {
+		t.Errorf("%s: Content-Security-Policy %q", what, csp)
 	}
 }
 

@@ -60,6 +60,14 @@ func TestRunServesMetrics(t *testing.T) {
 	if code != http.StatusOK {
 		t.Fatalf("GET %s = %d", metricsURL, code)
 	}
+	for _, u := range []string{metricsURL, strings.TrimSuffix(metricsURL, "/metrics") + "/nowhere"} {
+		resp, err := http.Get(u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		checkSecurityHeaders(t, "metrics listener "+u, resp.Header)
+	}
 	for _, want := range []string{
 		`blog_graphql_requests_total{operation="Front",outcome="ok"} 1`,
 		`blog_graphql_request_duration_seconds_count{operation="Front"} 1`,

@@ -3,7 +3,9 @@ package graph
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -51,6 +53,37 @@ func FuzzDecodeID(f *testing.F) {
 			if _, err := decodeIDOf("id", s, k); (err == nil) != (k == g.kind) {
 				t.Fatalf("decodeIDOf(%q, %s) = %v for a %s id", s, k, err, g.kind)
 			}
+		}
+	})
+}
+
+// FuzzOpenPreview runs its seeds with every `go test`; scripts/fuzz.sh
+// runs it as a fuzzer. A preview token opens only when it is one the key
+// sealed, unchanged: anything else, however close, fails without a panic.
+func FuzzOpenPreview(f *testing.F) {
+	aead, err := previewAEAD([]byte("0123456789abcdef0123456789abcdef"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	// Nonces of their own, not random ones: every fuzzing process must
+	// know the same tokens.
+	sealed := map[string]string{}
+	for i, id := range []string{"0190a000-0000-7000-8000-000000000001", "p", strings.Repeat("x", 300)} {
+		nonce := make([]byte, previewNonceBytes)
+		nonce[0] = byte(i)
+		tok := sealPreviewWith(aead, nonce, id, now.Add(time.Hour))
+		sealed[tok] = id
+		f.Add(tok)
+		f.Add(tok[:len(tok)-1])
+		f.Add(tok + "A")
+	}
+	f.Add("")
+	f.Add("djEKcG9zdC0xCjE3NzIzNzA4MDA.c2lnbmF0dXJl")
+	f.Fuzz(func(t *testing.T, tok string) {
+		id, ok := openPreview(aead, tok, now)
+		if want, known := sealed[tok]; ok != known || id != want {
+			t.Fatalf("openPreview(%q) = %q, %v; sealed: %v", tok, id, ok, known)
 		}
 	})
 }

@@ -2498,7 +2498,7 @@ input CreatePreviewLinkInput {
 The result of ` + "`" + `createPreviewLink` + "`" + `.
 """
 type CreatePreviewLinkPayload {
-  "The token: pass it as ` + "`" + `post(previewToken:)` + "`" + `. It names its post and time, is signed by the server, and cannot be changed to name another."
+  "The token: pass it as ` + "`" + `post(previewToken:)` + "`" + `. It is sealed by the server: it shows nothing of its post or its expiry, and cannot be changed to name another post."
   token: String!
   "When the token stops working."
   expiresAt: DateTime!

@@ -2,13 +2,16 @@ package graph
 
 import (
 	"context"
+	"crypto/aes"
+	"crypto/cipher"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
+	"math"
 	"sync"
 	"time"
 
@@ -16,12 +19,14 @@ import (
 )
 
 // Preview tokens show one post, whatever its status, to whoever holds one.
-// A token is "<payload>.<signature>", both base64url: the payload names
-// the post and when the token expires, the signature is an HMAC-SHA256 of
-// it with the table's "preview" key (storage.Store.Secret), so every
-// server on the table verifies what any of them made, and no one can make
-// or change one without the key. Nothing is stored: a token stops working
-// when it expires or its post is deleted.
+// A token is sealed as cursors are: base64url of a random nonce and the
+// AES-256-GCM encryption of when it expires and the id of its post, under
+// a key derived from the table's "preview" key (storage.Store.Secret). So
+// it shows nothing of the post or the table, every server on the table
+// opens what any of them made, and no one can make or change one without
+// the key: a token altered, forged or sealed with another table's key does
+// not open, and fails as a missing post does. Nothing is stored: a token
+// stops working when it expires or its post is deleted.
 
 // Preview token lifetimes.
 const (
@@ -30,8 +35,22 @@ const (
 	MaxPreviewTTL     = 30 * 24 * time.Hour
 )
 
-// previewSecret is the name of the table's key that signs preview tokens.
+// previewSecret is the name of the table's key that seals preview tokens.
 const previewSecret = "preview"
+
+// previewAAD is authenticated with every token: the purpose and version of
+// its format, so that nothing else sealed with a key of the same secret
+// opens as a token.
+var previewAAD = []byte("blog preview token v2")
+
+// Sizes of a sealed token: the nonce, the expiry, GCM's tag, and the
+// longest token decoded (a post id is at most a few dozen bytes).
+const (
+	previewNonceBytes  = 12
+	previewExpiryBytes = 8
+	previewTagBytes    = 16
+	maxPreviewLen      = 512
+)
 
 // errNoSuchPost is what every failure to show a post by preview token
 // says, whatever the cause (unknown, altered or expired token, deleted
@@ -39,20 +58,21 @@ const previewSecret = "preview"
 // carries an internal id.
 var errNoSuchPost = fmt.Errorf("post: %w", storage.ErrNotFound)
 
-// keyCache holds the table's preview key once read: it never changes, so
-// one read per server is enough.
+// keyCache holds the cipher of the table's preview key once read: the key
+// never changes, so one read per server is enough.
 type keyCache struct {
-	mu  sync.Mutex
-	key []byte
+	mu   sync.Mutex
+	aead cipher.AEAD
 }
 
-// previewKey returns the table's preview key, reading it the first time
-// only. With create it makes the key when the table has none; without, that
-// is storage.ErrNotFound, so that checking a token never writes.
-func (r *Resolver) previewKey(ctx context.Context, create bool) ([]byte, error) {
+// previewCipher returns the cipher of the table's preview key, reading the
+// key the first time only. With create it makes the key when the table has
+// none; without, that is storage.ErrNotFound, so that opening a token never
+// writes.
+func (r *Resolver) previewCipher(ctx context.Context, create bool) (cipher.AEAD, error) {
 	r.previews.mu.Lock()
 	defer r.previews.mu.Unlock()
-	if r.previews.key == nil {
+	if r.previews.aead == nil {
 		get := r.store.KnownSecret
 		if create {
 			get = r.store.Secret
@@ -61,84 +81,107 @@ func (r *Resolver) previewKey(ctx context.Context, create bool) ([]byte, error) 
 		if err != nil {
 			return nil, fmt.Errorf("preview key: %w", err)
 		}
-		r.previews.key = key
+		if r.previews.aead, err = previewAEAD(key); err != nil {
+			return nil, err
+		}
 	}
-	return r.previews.key, nil
+	return r.previews.aead, nil
+}
+
+// previewAEAD returns the AES-256-GCM cipher of the key derived from the
+// table's preview key.
+func previewAEAD(secret []byte) (cipher.AEAD, error) {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte("blog preview token encryption"))
+	block, err := aes.NewCipher(m.Sum(nil))
+	if err != nil {
+		return nil, fmt.Errorf("preview key: %w", err)
+	}
+	return cipher.NewGCM(block)
 }
 
 // previewToken returns a token for the post id that expires at expires.
 func (r *Resolver) previewToken(ctx context.Context, id string, expires time.Time) (string, error) {
-	key, err := r.previewKey(ctx, true)
+	aead, err := r.previewCipher(ctx, true)
 	if err != nil {
 		return "", err
 	}
-	payload := []byte("v1\n" + id + "\n" + strconv.FormatInt(expires.Unix(), 10))
-	return base64.RawURLEncoding.EncodeToString(payload) + "." + base64.RawURLEncoding.EncodeToString(sign(key, payload)), nil
+	return sealPreview(aead, id, expires), nil
+}
+
+// sealPreview returns the token of the post id that expires at expires,
+// sealed with a random nonce.
+func sealPreview(aead cipher.AEAD, id string, expires time.Time) string {
+	nonce := make([]byte, previewNonceBytes)
+	_, _ = rand.Read(nonce) // crypto/rand.Read never fails
+	return sealPreviewWith(aead, nonce, id, expires)
+}
+
+// sealPreviewWith returns the token of the post id that expires at
+// expires, sealed with nonce.
+func sealPreviewWith(aead cipher.AEAD, nonce []byte, id string, expires time.Time) string {
+	plain := binary.BigEndian.AppendUint64(make([]byte, 0, previewExpiryBytes+len(id)), uint64(expires.Unix()))
+	plain = append(plain, id...)
+	out := make([]byte, previewNonceBytes, previewNonceBytes+len(plain)+previewTagBytes)
+	copy(out, nonce)
+	return base64.RawURLEncoding.EncodeToString(aead.Seal(out, nonce, plain, previewAAD))
+}
+
+// openPreview returns the post id of a token sealed with aead that has not
+// expired at now; false for anything else.
+func openPreview(aead cipher.AEAD, token string, now time.Time) (string, bool) {
+	sealed, ok := decodePreview(token)
+	if !ok {
+		return "", false
+	}
+	plain, err := aead.Open(nil, sealed[:previewNonceBytes], sealed[previewNonceBytes:], previewAAD)
+	if err != nil || len(plain) <= previewExpiryBytes {
+		return "", false
+	}
+	exp := binary.BigEndian.Uint64(plain[:previewExpiryBytes])
+	if exp > math.MaxInt64 || !now.Before(time.Unix(int64(exp), 0)) {
+		return "", false
+	}
+	return string(plain[previewExpiryBytes:]), true
+}
+
+// decodePreview returns the bytes of what has the shape of a token: at
+// most maxPreviewLen characters of strict base64url, long enough for a
+// nonce, an expiry, a post id and a tag.
+func decodePreview(token string) ([]byte, bool) {
+	if len(token) > maxPreviewLen {
+		return nil, false
+	}
+	sealed, err := base64.RawURLEncoding.Strict().DecodeString(token)
+	if err != nil || len(sealed) <= previewNonceBytes+previewExpiryBytes+previewTagBytes {
+		return nil, false
+	}
+	return sealed, true
 }
 
 // previewedPost returns the post a preview token shows, or errNoSuchPost.
-// A token that cannot be one, or has expired, costs no read.
+// A token without the shape of one costs no read; opening one reads the
+// key once a server.
 func (r *Resolver) previewedPost(ctx context.Context, token string) (*storage.Post, error) {
-	payload, mac, ok := parsePreview(token, r.store.Now())
-	if !ok {
+	if _, ok := decodePreview(token); !ok {
 		return nil, errNoSuchPost
 	}
-	key, err := r.previewKey(ctx, false)
+	aead, err := r.previewCipher(ctx, false)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, errNoSuchPost
 	}
 	if err != nil {
 		return nil, err
 	}
-	if !hmac.Equal(mac, sign(key, payload.raw)) {
+	id, ok := openPreview(aead, token, r.store.Now())
+	if !ok {
 		return nil, errNoSuchPost
 	}
-	id := payload.postID
 	p, err := r.store.GetPost(ctx, id)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, errNoSuchPost
 	}
 	return p, err
-}
-
-// previewPayload is what a token says, before its signature is checked.
-type previewPayload struct {
-	raw    []byte
-	postID string
-}
-
-// parsePreview returns the payload and signature of a token that has the
-// shape of one and has not expired at now; whether it is signed with the
-// key is for the caller to check.
-func parsePreview(token string, now time.Time) (previewPayload, []byte, bool) {
-	if len(token) > 512 {
-		return previewPayload{}, nil, false
-	}
-	enc, sig, ok := strings.Cut(token, ".")
-	if !ok {
-		return previewPayload{}, nil, false
-	}
-	raw, err1 := base64.RawURLEncoding.Strict().DecodeString(enc)
-	mac, err2 := base64.RawURLEncoding.Strict().DecodeString(sig)
-	if err1 != nil || err2 != nil || len(mac) != sha256.Size {
-		return previewPayload{}, nil, false
-	}
-	parts := strings.Split(string(raw), "\n")
-	if len(parts) != 3 || parts[0] != "v1" || parts[1] == "" {
-		return previewPayload{}, nil, false
-	}
-	exp, err := strconv.ParseInt(parts[2], 10, 64)
-	if err != nil || !now.Before(time.Unix(exp, 0)) {
-		return previewPayload{}, nil, false
-	}
-	return previewPayload{raw: raw, postID: parts[1]}, mac, true
-}
-
-func sign(key, payload []byte) []byte {
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte("blog-preview\n"))
-	m.Write(payload)
-	return m.Sum(nil)
 }
 
 // previewTTL returns how long a token asked for with expiresIn seconds

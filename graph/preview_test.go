@@ -1,47 +1,79 @@
 package graph
 
 import (
-	"crypto/hmac"
+	"bytes"
 	"encoding/base64"
+	"encoding/binary"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 )
 
+// TestPreviewTokens seals and opens preview tokens: a token opens with
+// its key until it expires, shows nothing of what it holds, and anything
+// altered, forged, or sealed with another key does not open.
 func TestPreviewTokens(t *testing.T) {
-	key := []byte("0123456789abcdef0123456789abcdef")
+	aead := must(previewAEAD([]byte("0123456789abcdef0123456789abcdef")))
+	other := must(previewAEAD([]byte("another key of thirty-two bytes!")))
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	token := func(payload string, key []byte) string {
-		return base64.RawURLEncoding.EncodeToString([]byte(payload)) + "." + base64.RawURLEncoding.EncodeToString(sign(key, []byte(payload)))
+	const id = "0190a000-0000-7000-8000-000000000001"
+	token := sealPreview(aead, id, now.Add(time.Hour))
+
+	if got, ok := openPreview(aead, token, now); !ok || got != id {
+		t.Fatalf("valid token: %q %v", got, ok)
 	}
-	exp := strconv.FormatInt(now.Add(time.Hour).Unix(), 10)
-	verify := func(tok string, at time.Time) (string, bool) {
-		p, mac, ok := parsePreview(tok, at)
-		if !ok || !hmac.Equal(mac, sign(key, p.raw)) {
-			return "", false
+	if again := sealPreview(aead, id, now.Add(time.Hour)); again == token {
+		t.Error("two tokens of one post and time are the same: the nonce is not random")
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exp := make([]byte, 8)
+	binary.BigEndian.PutUint64(exp, uint64(now.Add(time.Hour).Unix()))
+	for _, internal := range [][]byte{[]byte(id), []byte(id[:8]), exp, []byte(strconv.FormatInt(now.Add(time.Hour).Unix(), 10))} {
+		if bytes.Contains(raw, internal) || strings.Contains(token, string(internal)) {
+			t.Errorf("token %q shows %q", token, internal)
 		}
-		return p.postID, true
 	}
-	if id, ok := verify(token("v1\npost-1\n"+exp, key), now); !ok || id != "post-1" {
-		t.Fatalf("valid token: %q %v", id, ok)
+
+	// flip changes bit 0 of byte i of the sealed token.
+	flip := func(i int) string {
+		b := bytes.Clone(raw)
+		b[i] ^= 1
+		return base64.RawURLEncoding.EncodeToString(b)
 	}
 	for name, tok := range map[string]string{
-		"expired":           token("v1\npost-1\n"+strconv.FormatInt(now.Unix(), 10), key),
-		"another key":       token("v1\npost-1\n"+exp, []byte("another key of thirty-two bytes!")),
-		"other version":     token("v2\npost-1\n"+exp, key),
-		"no post":           token("v1\n\n"+exp, key),
-		"extra part":        token("v1\npost-1\n"+exp+"\nx", key),
-		"no signature":      base64.RawURLEncoding.EncodeToString([]byte("v1\npost-1\n" + exp)),
-		"padded":            token("v1\npost-1\n"+exp, key) + "=",
-		"long":              token("v1\n"+string(make([]byte, 600))+"\n"+exp, key),
-		"empty":             "",
-		"not base64":        "!!.!!",
-		"time not a number": token("v1\npost-1\nsoon", key),
+		"expired":         token,
+		"another key":     sealPreview(other, id, now.Add(2*time.Hour)),
+		"nonce altered":   flip(0),
+		"payload altered": flip(previewNonceBytes + 2),
+		"tag altered":     flip(len(raw) - 1),
+		"cut short":       base64.RawURLEncoding.EncodeToString(raw[:len(raw)-1]),
+		"padded":          token + "=",
+		"long":            sealPreview(aead, strings.Repeat("x", 600), now.Add(2*time.Hour)),
+		"empty":           "",
+		"not base64":      "!!!!",
+		"the old format":  "djEKcG9zdC0xCjE3NzIzNzA4MDA.c2lnbmF0dXJl",
+		"no post":         sealPreview(aead, "", now.Add(2*time.Hour)),
+		"another purpose": base64.RawURLEncoding.EncodeToString(aead.Seal(raw[:previewNonceBytes:previewNonceBytes], raw[:previewNonceBytes], append(exp, id...), []byte("cursor"))),
 	} {
-		if id, ok := verify(tok, now); ok {
-			t.Errorf("%s: verified as %q", name, id)
+		at := now
+		if name == "expired" {
+			at = now.Add(time.Hour)
+		}
+		if got, ok := openPreview(aead, tok, at); ok {
+			t.Errorf("%s: opened as %q", name, got)
 		}
 	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
 }
 
 func TestPageOf(t *testing.T) {

@@ -317,7 +317,10 @@ func (r *mutationResolver) CreatePost(ctx context.Context, input model.CreatePos
 
 // UpdatePost is the resolver for the updatePost field.
 func (r *mutationResolver) UpdatePost(ctx context.Context, input model.UpdatePostInput) (*model.UpdatePostPayload, error) {
-	id, err := r.ownPost(ctx, input.ID, input.IdempotencyKey)
+	if _, err := author(ctx); err != nil {
+		return nil, err
+	}
+	id, err := decodeIDOf("id", input.ID, kindPost)
 	if err != nil {
 		return nil, err
 	}
@@ -339,6 +342,13 @@ func (r *mutationResolver) UpdatePost(ctx context.Context, input model.UpdatePos
 	}
 	if input.Categories != nil {
 		patch.Categories = &input.Categories
+	}
+	// Bad input is refused before the ownership check reads the post.
+	if err := patch.Validate(); err != nil {
+		return nil, err
+	}
+	if _, err := r.ownPost(ctx, input.ID, input.IdempotencyKey); err != nil {
+		return nil, err
 	}
 	p, err := r.store.UpdatePost(ctx, patch)
 	if err != nil {
@@ -778,7 +788,7 @@ func (r *queryResolver) ModerationQueue(ctx context.Context, first *int, after *
 	}
 	r.primePage(ctx, res.Items)
 	c := commentConnection(res, nil)
-	return &model.PendingCommentConnection{Edges: c.Edges, PageInfo: c.PageInfo}, nil
+	return &model.PendingCommentConnection{Edges: r.onLivePosts(ctx, c.Edges), PageInfo: c.PageInfo}, nil
 }
 
 // ArchiveMonth returns ArchiveMonthResolver implementation.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs every fuzz target for a while: cursor decoding and input validation
-# (storage), global-id decoding and the checks of a document before it
+# (storage), global-id and preview-token decoding and the checks of a document before it
 # runs (graph: parsing, validation, limits, from fragment chains that once
 # took exponential time), Markdown rendering and sanitizing (markdown).
 # Their seeds (f.Add and
@@ -17,6 +17,7 @@ targets=(
   "./storage FuzzDecodeCursor"
   "./storage FuzzValidate"
   "./graph FuzzDecodeID"
+  "./graph FuzzOpenPreview"
   "./markdown FuzzRender"
   "./graph FuzzCheckDocument"
 )

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // Check scans the whole table and returns every way in which it breaks the
@@ -21,7 +22,8 @@ import (
 // its body's, a slug or author slug reservation that points nowhere or
 // disagrees with its holder's slugs, a held comment outside its queues, a
 // reply its parent carries wrongly, a reader or rate item that is
-// malformed. It reads every item, so it is for tests and maintenance, not
+// malformed, an author's or category's cleared attribute kept as an empty
+// string. It reads every item, so it is for tests and maintenance, not
 // for serving. An empty list means the table is consistent.
 func (s *Store) Check(ctx context.Context) ([]string, error) {
 	var (
@@ -96,12 +98,17 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 				aslugs = append(aslugs, sl)
 			case typeStats:
 				err = attributevalue.UnmarshalMap(it, &stats)
-			case typeIdempotency, typeSecret:
+			case typeIdempotency, typeSecret, typeLayout:
 			default:
 				bad = append(bad, fmt.Sprintf("item %s/%s has unknown type %q", head.PK, head.SK, head.Type))
 			}
 			if err != nil {
 				return nil, fmt.Errorf("decode %s/%s: %w", head.PK, head.SK, err)
+			}
+			for _, name := range clearedAttrs[head.Type] {
+				if v, ok := it[name].(*types.AttributeValueMemberS); ok && v.Value == "" {
+					bad = append(bad, fmt.Sprintf("%s %s keeps an empty %s", head.Type, head.PK, name))
+				}
 			}
 		}
 	}

@@ -230,9 +230,12 @@ func TestConcurrentSchedules(t *testing.T) {
 // publishing now and later, unpublishing, deleting, moving posts between
 // categories, comments and replies added and deleted, authors and
 // categories renamed, posts and authors given slugs from a small set (so
-// they take each other's redirects), bodies, covers and SEO fields edited.
+// they take each other's redirects), bodies, covers and SEO fields edited,
+// readers' comments and replies held or published at once (with a rate
+// limit, and the same text sent twice), edited, approved and rejected.
 // Refusals that the moment explains (a post or a comment gone, a post not
-// published, a conflict, a slug held) and ErrBusy are fine; the table must
+// published, a conflict, a slug held, a comment not pending, a reader over
+// the limit or repeating themself) and ErrBusy are fine; the table must
 // stay consistent.
 func TestMixedWritersKeepInvariants(t *testing.T) {
 	e := newEnv(t)
@@ -255,7 +258,16 @@ func TestMixedWritersKeepInvariants(t *testing.T) {
 	)
 	expected := func(err error) bool {
 		return err == nil || errors.Is(err, storage.ErrNotFound) || errors.Is(err, storage.ErrInvalidInput) ||
-			errors.Is(err, storage.ErrVersionConflict) || errors.Is(err, storage.ErrBusy) || errors.Is(err, storage.ErrSlugTaken)
+			errors.Is(err, storage.ErrVersionConflict) || errors.Is(err, storage.ErrBusy) || errors.Is(err, storage.ErrSlugTaken) ||
+			errors.Is(err, storage.ErrNotPending) || errors.Is(err, storage.ErrRateLimited) || errors.Is(err, storage.ErrDuplicateComment)
+	}
+	pickComment := func(rng *rand.Rand) storage.CommentRef {
+		mu.Lock()
+		defer mu.Unlock()
+		if len(comments) == 0 {
+			return storage.CommentRef{}
+		}
+		return comments[rng.IntN(len(comments))]
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, 1000)
@@ -266,8 +278,36 @@ func TestMixedWritersKeepInvariants(t *testing.T) {
 				mu.Lock()
 				p := posts[rng.IntN(len(posts))]
 				mu.Unlock()
+				reader := &storage.ReaderProfile{ID: fmt.Sprintf("reader-%d", rng.IntN(3)), Name: fmt.Sprintf("Reader %d", g)}
 				var err error
-				switch rng.IntN(14) {
+				switch rng.IntN(19) {
+				case 14, 15:
+					// A reader's comment or reply, held or published, or
+					// the same text again.
+					in := storage.NewComment{PostID: p.ID, Reader: reader, Body: fmt.Sprintf("reader's %d", rng.IntN(3)),
+						Rules: storage.ReaderRules{Hold: rng.IntN(2) == 0, PerMinute: 4}}
+					if parent := pickComment(rng); parent.PostID == p.ID && !strings.Contains(parent.CommentID, ".") && rng.IntN(2) == 0 {
+						in.ParentID = parent.CommentID
+					}
+					var c *storage.Comment
+					if c, err = e.store.AddComment(ctx, in); err == nil {
+						mu.Lock()
+						comments = append(comments, storage.CommentRef{PostID: c.PostID, CommentID: c.ID})
+						mu.Unlock()
+					}
+				case 16:
+					if ref := pickComment(rng); ref.PostID != "" {
+						_, err = e.store.ApproveComment(ctx, ref)
+					}
+				case 17:
+					if ref := pickComment(rng); ref.PostID != "" {
+						_, err = e.store.RejectComment(ctx, ref)
+					}
+				case 18:
+					if ref := pickComment(rng); ref.PostID != "" {
+						_, err = e.store.UpdateComment(ctx, storage.CommentEdit{PostID: ref.PostID, CommentID: ref.CommentID,
+							Reader: reader, Body: fmt.Sprintf("edited %d-%d", g, n)})
+					}
 				case 12:
 					var created *storage.Post
 					created, err = e.store.CreatePost(ctx, storage.NewPost{AuthorID: authors[rng.IntN(2)], Title: "New",
@@ -297,7 +337,7 @@ func TestMixedWritersKeepInvariants(t *testing.T) {
 					in := storage.NewComment{PostID: p.ID, AuthorID: authors[rng.IntN(2)], Body: "comment"}
 					mu.Lock()
 					if len(comments) > 0 && rng.IntN(2) == 0 {
-						if parent := comments[rng.IntN(len(comments))]; parent.PostID == p.ID && !strings.Contains(parent.CommentID, "#") {
+						if parent := comments[rng.IntN(len(comments))]; parent.PostID == p.ID && !strings.Contains(parent.CommentID, ".") {
 							in.ParentID = parent.CommentID
 						}
 					}

@@ -326,7 +326,7 @@
 // restart, uses the same key without any configuration. The server keeps
 // SECRET#cursor (the cursor key, unless one is configured), SECRET#preview
 // (the key of preview tokens, see the GraphQL layer's createPreviewLink: a
-// token names one post and its expiry and is stored nowhere) and, in the
+// token seals one post's id and its expiry and is stored nowhere) and, in the
 // embedded mode without a configured token secret, SECRET#dev-jwt (the key
 // of development tokens).
 //
@@ -335,8 +335,9 @@
 // postCount on authors, categories and STATS counts published posts,
 // scheduled ones included, and their "scheduled" map holds an entry
 // (post id → publishedAt) for each post that was scheduled when it was
-// written; it may be empty. (Tables written by earlier versions also hold
-// an entry "-" with no time, which counts as one whose time has passed.)
+// written; it may be empty. (Tables of layout 1 also hold an entry "-"
+// with no time, which counts as one whose time has passed, until they are
+// migrated.)
 // A reader subtracts the entries still in the future, so the
 // count it returns (Author.PostCount, Category.PostCount, Stats.PostCount)
 // is the number of posts its lists show, and grows the moment a scheduled
@@ -362,4 +363,52 @@
 // included; threadCount counts published top-level comments, tombstones
 // included; a comment's replyCount its published replies. Pending and
 // rejected comments count nowhere.
+//
+// # Layout versions and migration
+//
+// The item LAYOUT/LAYOUT (type "layout") holds the version of the layout
+// the table is in, CurrentLayout (2), and when it was migrated to it. A
+// table without it is in layout 1, the layout of the version before layouts
+// had numbers, or is new. Layout 1 has authors without slug, slugs and
+// AUTHORSLUG# reservations; posts and author/category copies without
+// authorSlug, html, toc, words, minutes, the derived excerpt and slugs;
+// counters without month attributes, with a "-" entry in every scheduled
+// map; empty strings for a cleared bio, avatarUrl or description; comments
+// without versions, and top-level comments that carry no replies.
+//
+// Store.Migrate brings a table of layout 1 to layout 2, and the server
+// runs it at start before serving (-migrate=auto; README). Once done, a
+// start costs one GetItem of the layout item. Otherwise it lists authors
+// and categories by Queries of GSI1 and posts by Queries of each author's
+// partition (the server's IAM policy has no Scan) and, for each:
+//
+//   - author without a slug: one TransactWriteItems gives it the slug
+//     CreateAuthor would make from its name ("ada-lovelace", or
+//     "ada-lovelace-2" when taken) with its reservation, as an edit of the
+//     author (version and nameVer grow), conditional on its version;
+//     authors go one after another, oldest first, so of two of one name
+//     the older gets the slug without a number;
+//   - post without slugs: one TransactWriteItems writes it again with its
+//     copies, as an edit that changes nothing would, with its slugs, its
+//     author's slug, its rendered body, toc, word count and reading time,
+//     and, when published, adds it to its month on its author, its
+//     categories and STATS; conditional on the version and names read.
+//     A post write of layout 2 counts a post by month only once it has
+//     slugs, so months stay exact whatever is written meanwhile. A body
+//     that renders to more than MaxHTMLBytes is migrated without HTML and
+//     logged; every later write of the post renders it;
+//   - comment without a version: version 1, and a top-level comment with
+//     replies the copies of its first MaxReplyPage replies, in one
+//     TransactWriteItems conditional on none of them having changed;
+//   - counter (author, category, STATS): one UpdateItem removes the "-"
+//     entry and the empty strings, conditional on them being as read.
+//
+// Then it records layout 2. Its cost is about two reads and one
+// transaction per post, one transaction per comment thread, and one
+// update per author and category. Every write is conditional on what was
+// read, and one that meets a change made meanwhile reads again, so
+// migrations may run on several servers at once and beside live writes of
+// layout 2; a run that stops half-way leaves the layout item unwritten and
+// the next run finds what was done done. Servers of the previous version
+// must all be stopped first: they write layout 1.
 package storage

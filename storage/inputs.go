@@ -87,6 +87,9 @@ type PostPatch struct {
 	RemoveCoverImage bool
 	SEO              *SEOPatch
 	IdempotencyKey   string
+
+	// rendered is what Validate derived from Body, for UpdatePost.
+	rendered *postItem
 }
 
 // SEOPatch changes a post's SEO fields. Nil fields are left unchanged;

@@ -32,6 +32,7 @@ const (
 	typeReader       = "reader"
 	typeRate         = "rate"
 	typeQueued       = "queuedComment"
+	typeLayout       = "layout"
 )
 
 type authorItem struct {

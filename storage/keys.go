@@ -35,6 +35,7 @@ const (
 	categoriesPartition = "CATEGORIES"
 	statsKey            = "STATS"
 	queuePartition      = "MODQ"
+	layoutPartition     = "LAYOUT"
 
 	// feedShards is how many GSI1 partitions the whole-blog feed is spread
 	// over, so no single partition takes every publish and every feed read.
@@ -76,6 +77,9 @@ func authorSlugKey(slug string) key { return key{prefixAuthorSlug + slug, prefix
 func statsItemKey() key { return key{statsKey, statsKey} }
 
 func secretKey(name string) key { return key{prefixSecret + name, prefixSecret + name} }
+
+// layoutKey is the item that records the version of the table's layout.
+func layoutKey() key { return key{layoutPartition, layoutPartition} }
 
 // readerKey is where a reader's display name and picture are kept. Reader
 // ids are token subjects, a namespace apart from author ids.

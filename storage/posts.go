@@ -88,53 +88,22 @@ func validateNewPost(in *NewPost) ([]string, error) {
 // it from that post (one more read), one another post holds now is
 // ErrSlugTaken.
 func (s *Store) UpdatePost(ctx context.Context, in PostPatch) (*Post, error) {
-	var cats []string
-	seo := SEO{}
-	if in.SEO != nil {
-		seo = SEO{Title: deref(in.SEO.Title), Description: deref(in.SEO.Description),
-			CanonicalURL: deref(in.SEO.CanonicalURL), OGImage: deref(in.SEO.OGImage)}
-	}
-	err := firstErr(
-		validateID("id", in.ID),
-		validateOpt(in.Title, func(v string) error { return validateLine("title", v, MaxTitleLength) }),
-		validateOpt(in.Slug, func(v string) error { return validateSlug("slug", v) }),
-		validateOpt(in.Excerpt, func(v string) error { return validateText("excerpt", v, false, MaxExcerptLength) }),
-		validateOpt(in.Body, func(v string) error { return validateBody("body", v, MaxBodyBytes) }),
-		validateImage("coverImage", in.CoverImage),
-		validateSEO(seo),
-	)
-	if err == nil && in.CoverImage != nil && in.RemoveCoverImage {
-		err = invalid("coverImage", "cannot be set and removed at once")
-	}
-	if err == nil && in.Categories != nil {
-		cats, err = validateCategories(*in.Categories)
+	cats, derived, err := in.prepare()
+	if err != nil {
+		return nil, err
 	}
 	if in.ExpectedVersion < 1 {
 		// A version no post has: the write fails with a ConflictError
 		// that tells the current one.
 		in.ExpectedVersion = NoVersion
 	}
-	var derived *postItem
-	if err == nil && in.Body != nil {
-		derived = &postItem{Body: *in.Body}
-		err = derived.derive()
-	}
-	if err != nil {
-		return nil, err
-	}
 	return s.changePost(ctx, "updatePost", in.ID, in.ExpectedVersion, in.IdempotencyKey, in, cats, deref(in.Slug), false, func(p *postItem) error {
 		setOpt(&p.Title, in.Title)
 		setOpt(&p.Slug, in.Slug)
 		setOpt(&p.Excerpt, in.Excerpt)
-		switch {
-		case derived != nil:
+		if derived != nil {
 			p.Body = derived.Body
 			p.setDerived(derived)
-		case p.HTML == "" && p.Body != "":
-			// Written before bodies were rendered.
-			if err := p.derive(); err != nil {
-				return err
-			}
 		}
 		switch {
 		case in.RemoveCoverImage:
@@ -153,6 +122,52 @@ func (s *Store) UpdatePost(ctx context.Context, in PostPatch) (*Post, error) {
 		}
 		return nil
 	})
+}
+
+// Validate returns the *ValidationError UpdatePost refuses in with, or
+// nil, so that a caller can check the input before reads of its own. It
+// renders a new body, and keeps what it rendered for UpdatePost of the
+// same body, which does not render it again.
+func (in *PostPatch) Validate() error {
+	_, _, err := in.prepare()
+	return err
+}
+
+// prepare validates in and returns its categories' slugs (when it sets
+// them) and what its new body derives (when it has one).
+func (in *PostPatch) prepare() (cats []string, derived *postItem, err error) {
+	seo := SEO{}
+	if in.SEO != nil {
+		seo = SEO{Title: deref(in.SEO.Title), Description: deref(in.SEO.Description),
+			CanonicalURL: deref(in.SEO.CanonicalURL), OGImage: deref(in.SEO.OGImage)}
+	}
+	err = firstErr(
+		validateID("id", in.ID),
+		validateOpt(in.Title, func(v string) error { return validateLine("title", v, MaxTitleLength) }),
+		validateOpt(in.Slug, func(v string) error { return validateSlug("slug", v) }),
+		validateOpt(in.Excerpt, func(v string) error { return validateText("excerpt", v, false, MaxExcerptLength) }),
+		validateOpt(in.Body, func(v string) error { return validateBody("body", v, MaxBodyBytes) }),
+		validateImage("coverImage", in.CoverImage),
+		validateSEO(seo),
+	)
+	if err == nil && in.CoverImage != nil && in.RemoveCoverImage {
+		err = invalid("coverImage", "cannot be set and removed at once")
+	}
+	if err == nil && in.Categories != nil {
+		cats, err = validateCategories(*in.Categories)
+	}
+	if err != nil || in.Body == nil {
+		return cats, nil, err
+	}
+	if in.rendered != nil && in.rendered.Body == *in.Body {
+		return cats, in.rendered, nil
+	}
+	derived = &postItem{Body: *in.Body}
+	if err := derived.derive(); err != nil {
+		return nil, nil, err
+	}
+	in.rendered = derived
+	return cats, derived, nil
 }
 
 // Publish publishes a post now, or at in.At: a future time schedules it, a
@@ -239,6 +254,13 @@ func (s *Store) changePost(ctx context.Context, op, id string, expected int64, k
 				p.CatVer = nil
 				if err := change(&p); err != nil {
 					return nil, err
+				}
+				if p.HTML == "" && p.Body != "" {
+					// Written in layout 1, before bodies were rendered:
+					// every write of this layout renders it, as Migrate
+					// does, which leaves a body that renders to too much
+					// HTML without any.
+					_ = p.derive()
 				}
 				p.Version++
 				p.UpdatedAt = keyTime(s.Now())
@@ -544,7 +566,9 @@ func counterChanges(before, after *postItem, r *names, now string) []*counterCha
 	if before.published() {
 		for _, c := range counters(before) {
 			c.delta--
-			c.months[monthAttr(before.PublishedAt)]--
+			if before.countedByMonth() {
+				c.months[monthAttr(before.PublishedAt)]--
+			}
 			if before.PublishedAt > now {
 				c.had = before.PublishedAt
 			}
@@ -561,6 +585,12 @@ func counterChanges(before, after *postItem, r *names, now string) []*counterCha
 	}
 	return out
 }
+
+// countedByMonth reports whether the counters count the post p in its
+// month: every write of this layout gives a post its slugs and counts it,
+// so a post without slugs was last written in layout 1, before months
+// were counted, and is counted when Migrate writes it again.
+func (it *postItem) countedByMonth() bool { return len(it.Slugs) > 0 }
 
 // addsEntries reports whether the write from before to after records the
 // post as scheduled in a counter that does not have it so yet.

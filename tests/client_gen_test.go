@@ -2949,7 +2949,7 @@ func (v *CreatePostResponse) GetCreatePost() CreatePostCreatePostCreatePostPaylo
 //
 // The result of `createPreviewLink`.
 type CreatePreviewLinkCreatePreviewLinkCreatePreviewLinkPayload struct {
-	// The token: pass it as `post(previewToken:)`. It names its post and time, is signed by the server, and cannot be changed to name another.
+	// The token: pass it as `post(previewToken:)`. It is sealed by the server: it shows nothing of its post or its expiry, and cannot be changed to name another post.
 	Token string `json:"token"`
 	// When the token stops working.
 	ExpiresAt time.Time `json:"expiresAt"`
@@ -8453,8 +8453,9 @@ func (v *__RejectCommentInput) GetInput() RejectCommentInput { return v.Input }
 
 // __RemoveCoverImageInput is used internally by genqlient
 type __RemoveCoverImageInput struct {
-	Id              string `json:"id"`
-	ExpectedVersion int    `json:"expectedVersion"`
+	Id              string  `json:"id"`
+	ExpectedVersion int     `json:"expectedVersion"`
+	IdempotencyKey  *string `json:"idempotencyKey"`
 }
 
 // GetId returns __RemoveCoverImageInput.Id, and is useful for accessing the field via an interface.
@@ -8462,6 +8463,9 @@ func (v *__RemoveCoverImageInput) GetId() string { return v.Id }
 
 // GetExpectedVersion returns __RemoveCoverImageInput.ExpectedVersion, and is useful for accessing the field via an interface.
 func (v *__RemoveCoverImageInput) GetExpectedVersion() int { return v.ExpectedVersion }
+
+// GetIdempotencyKey returns __RemoveCoverImageInput.IdempotencyKey, and is useful for accessing the field via an interface.
+func (v *__RemoveCoverImageInput) GetIdempotencyKey() *string { return v.IdempotencyKey }
 
 // __UnpublishPostInput is used internally by genqlient
 type __UnpublishPostInput struct {
@@ -10849,8 +10853,8 @@ func RejectComment(
 
 // The mutation executed by RemoveCoverImage.
 const RemoveCoverImage_Operation = `
-mutation RemoveCoverImage ($id: ID!, $expectedVersion: Int!) {
-	updatePost(input: {id:$id,expectedVersion:$expectedVersion,coverImage:null}) {
+mutation RemoveCoverImage ($id: ID!, $expectedVersion: Int!, $idempotencyKey: String) {
+	updatePost(input: {id:$id,expectedVersion:$expectedVersion,coverImage:null,idempotencyKey:$idempotencyKey}) {
 		post {
 			id
 			version
@@ -10867,6 +10871,7 @@ func RemoveCoverImage(
 	client_ graphql.Client,
 	id string,
 	expectedVersion int,
+	idempotencyKey *string,
 ) (data_ *RemoveCoverImageResponse, err_ error) {
 	req_ := &graphql.Request{
 		OpName: "RemoveCoverImage",
@@ -10874,6 +10879,7 @@ func RemoveCoverImage(
 		Variables: &__RemoveCoverImageInput{
 			Id:              id,
 			ExpectedVersion: expectedVersion,
+			IdempotencyKey:  idempotencyKey,
 		},
 	}
 

@@ -1,9 +1,12 @@
 package tests
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -161,7 +164,7 @@ func TestPostContentThroughTheAPI(t *testing.T) {
 
 	t.Run("the cover goes with null, SEO fields with empty strings", func(t *testing.T) {
 		v := ok[*PostByIDResponse](t)(PostByID(ctx, s.client, p.Id)).Post.Version
-		after := ok[*RemoveCoverImageResponse](t)(RemoveCoverImage(ctx, b.writers[0], p.Id, v)).UpdatePost.Post
+		after := ok[*RemoveCoverImageResponse](t)(RemoveCoverImage(ctx, b.writers[0], p.Id, v, nil)).UpdatePost.Post
 		equal(t, "cover", after.CoverImage == nil, true)
 		u := ok[*UpdatePostResponse](t)(UpdatePost(ctx, b.writers[0], UpdatePostInput{Id: p.Id, ExpectedVersion: after.Version, Title: ptr("Richer"),
 			Seo: &SeoInput{CanonicalUrl: ptr("")}})).UpdatePost.Post
@@ -497,17 +500,31 @@ func TestDraftPreviews(t *testing.T) {
 		equal(t, what+": code", c, "NOT_FOUND")
 		equal(t, what+": message", msg, missing)
 	}
-	payload, sig, _ := strings.Cut(link.Token, ".")
-	// other changes the first character of a base64url string.
-	other := func(s string) string {
-		if s[0] == 'A' {
-			return "B" + s[1:]
-		}
-		return "A" + s[1:]
+	// The token is sealed: nothing of the post, the table or the time
+	// shows in it.
+	sealed, err := base64.RawURLEncoding.DecodeString(link.Token)
+	if err != nil {
+		t.Fatalf("token %q is not base64url: %v", link.Token, err)
 	}
-	sameAsMissing("altered signature", payload+"."+other(sig))
-	sameAsMissing("another payload", other(payload)+"."+sig)
+	rawID, _ := base64.RawURLEncoding.DecodeString(b.draft)
+	postID := strings.TrimPrefix(string(rawID), "Post:")
+	for _, internal := range []string{postID, postID[:8], "POST#", "Post:", b.draft, fmt.Sprint(link.ExpiresAt.Unix())} {
+		if strings.Contains(string(sealed), internal) || strings.Contains(link.Token, internal) {
+			t.Errorf("token %q shows %q", link.Token, internal)
+		}
+	}
+	// flip changes one bit of byte i of the token.
+	flip := func(i int) string {
+		c := bytes.Clone(sealed)
+		c[(i+len(c))%len(c)] ^= 1
+		return base64.RawURLEncoding.EncodeToString(c)
+	}
+	sameAsMissing("altered nonce", flip(0))
+	sameAsMissing("altered payload", flip(14))
+	sameAsMissing("altered tag", flip(-1))
+	sameAsMissing("cut short", base64.RawURLEncoding.EncodeToString(sealed[:len(sealed)-1]))
 	sameAsMissing("garbage", "x")
+	sameAsMissing("forged in the unsealed form of an earlier version", base64.RawURLEncoding.EncodeToString([]byte("v1\n"+postID+"\n9999999999"))+".c2lnbmF0dXJl")
 	s.clock.advance(time.Hour)
 	sameAsMissing("expired", link.Token)
 

@@ -590,6 +590,66 @@ func TestVariablesCoerceAsTheSpecificationSays(t *testing.T) {
 	}
 }
 
+// TestUpdatePostRefusesBadInputFirst sends updatePost with bad input, as
+// an author who is not an admin and whose write the server must check
+// owns the post: each is BAD_USER_INPUT on its field before the ownership
+// check reads the post, with no DynamoDB request, and changes nothing;
+// good input is read, checked and written as before.
+func TestUpdatePostRefusesBadInputFirst(t *testing.T) {
+	s := newServer(t)
+	b := s.seedBlog(t)
+	ctx := context.Background()
+	before := s.snapshot()
+	upd := func(in UpdatePostInput) error {
+		in.Id, in.ExpectedVersion = b.draft, 1
+		_, err := UpdatePost(ctx, b.writers[0], in)
+		return err
+	}
+	cases := []struct {
+		name  string
+		in    UpdatePostInput
+		field string
+	}{
+		{"an empty title", UpdatePostInput{Title: ptr("")}, "title"},
+		{"a title too long", UpdatePostInput{Title: ptr(strings.Repeat("t", storage.MaxTitleLength+1))}, "title"},
+		{"a slug with spaces", UpdatePostInput{Slug: ptr("a slug")}, "slug"},
+		{"a body too long", UpdatePostInput{Body: ptr(strings.Repeat("b", storage.MaxBodyBytes+1))}, "body"},
+		{"a body that renders to too much HTML", UpdatePostInput{Body: ptr(strings.Repeat("<&", storage.MaxBodyBytes/2))}, "body"},
+		{"a category slug with capitals", UpdatePostInput{Categories: []string{"Go"}}, "categories"},
+		{"a cover image that is not http", UpdatePostInput{CoverImage: &ImageInput{Url: "javascript:alert(1)"}}, "coverImage"},
+		{"an SEO canonical URL that is not one", UpdatePostInput{Seo: &SeoInput{CanonicalUrl: ptr("not a url")}}, "seo"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := upd(c.in)
+			equal(t, "code", code(err), "BAD_USER_INPUT")
+			if f := errField(err); !strings.HasPrefix(f, c.field) {
+				t.Errorf("field %q, want %s", f, c.field)
+			}
+			if reqs := s.requests(); total(reqs) > 0 {
+				t.Errorf("bad input sent DynamoDB requests %v", reqs)
+			}
+		})
+	}
+	t.Run("the id of an author", func(t *testing.T) {
+		_, err := UpdatePost(ctx, b.writers[0], UpdatePostInput{Id: b.authors[0], ExpectedVersion: 1, Title: ptr("T")})
+		equal(t, "code", code(err), "BAD_USER_INPUT")
+		equal(t, "requests", total(s.requests()), 0)
+	})
+	t.Run("anonymous, bad input", func(t *testing.T) {
+		_, err := UpdatePost(ctx, s.client, UpdatePostInput{Id: b.draft, ExpectedVersion: 1, Title: ptr("")})
+		equal(t, "code", code(err), "UNAUTHENTICATED")
+		equal(t, "requests", total(s.requests()), 0)
+	})
+	t.Run("another author's draft, good input", func(t *testing.T) {
+		// Read and checked: hidden from them as a missing post is.
+		_, err := UpdatePost(ctx, b.writers[1], UpdatePostInput{Id: b.draft, ExpectedVersion: 1, Title: ptr("Taken")})
+		equal(t, "code", code(err), "NOT_FOUND")
+	})
+	s.unchanged(before)
+	ok[*UpdatePostResponse](t)(UpdatePost(ctx, b.writers[0], UpdatePostInput{Id: b.draft, ExpectedVersion: 1, Title: ptr("Retitled"), Body: ptr("## New\n\nBody.")}))
+}
+
 // TestOptionalInputsAreNeverEmpty gives the inputs that are documented as
 // 1 to 64 characters, and whose omission means something (no idempotency
 // key, a new author id), as empty strings, and one-line fields with

@@ -1,16 +1,21 @@
 package tests
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
+	"io"
 	"math/big"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -419,5 +424,64 @@ func TestCommentMutationRequests(t *testing.T) {
 			t.Errorf("%s: requests %v, want %v", c.name, got, c.want)
 		}
 	}
+	s.consistent()
+}
+
+// refuseBatchWrites is a transport in front of DynamoDB that refuses every
+// BatchWriteItem, throttled, while refusing is set.
+type refuseBatchWrites struct {
+	next     http.RoundTripper
+	refusing atomic.Bool
+}
+
+func (f *refuseBatchWrites) RoundTrip(r *http.Request) (*http.Response, error) {
+	if f.refusing.Load() && strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".BatchWriteItem") {
+		body := []byte(`{"__type":"com.amazonaws.dynamodb.v20120810#ThrottlingException","message":"refused by the test"}`)
+		h := http.Header{}
+		h.Set("Content-Type", "application/x-amz-json-1.0")
+		h.Set("X-Amz-Crc32", fmt.Sprint(crc32.ChecksumIEEE(body)))
+		return &http.Response{StatusCode: http.StatusBadRequest, Header: h, Body: io.NopCloser(bytes.NewReader(body)), ContentLength: int64(len(body))}, nil
+	}
+	return f.next.RoundTrip(r)
+}
+
+// TestModerationQueueLeavesOutDeletedPosts deletes a post with a reader's
+// comment waiting for moderation while its comments cannot be removed
+// yet (they go after the post, and DynamoDB refuses): the queue, which
+// still holds the comment until they are, leaves it out of a page that
+// shows the comments' posts, instead of failing on the missing post; the
+// deletion sent again with its key removes it for good.
+func TestModerationQueueLeavesOutDeletedPosts(t *testing.T) {
+	faults := &refuseBatchWrites{}
+	s := newServer(t, func(c *storage.ClientConfig, _ *graph.HandlerOptions) {
+		faults.next = http.DefaultTransport
+		if c.Embedded {
+			faults.next = storage.NewEmbeddedTransport()
+		}
+		c.HTTPClient = &http.Client{Transport: faults}
+	})
+	b := s.seedReadersBlog(t)
+	ctx := context.Background()
+	lin := s.reader("lin", "Lin", "")
+	other := ok[*CreatePostResponse](t)(CreatePost(ctx, b.ada, CreatePostInput{Title: "Still here", Slug: "still-here"})).CreatePost.Post.Id
+	ok[*PublishPostResponse](t)(PublishPost(ctx, b.ada, PublishPostInput{Id: other}))
+	kept := ok[*AddCommentResponse](t)(AddComment(ctx, lin, AddCommentInput{PostId: other, Body: "Kept."})).AddComment.Comment.Id
+	s.clock.advance(time.Second)
+	ok[*AddCommentResponse](t)(AddComment(ctx, lin, AddCommentInput{PostId: b.post, Body: "On a post about to go."}))
+
+	faults.refusing.Store(true)
+	_, err := DeletePost(ctx, b.ada, DeletePostInput{Id: b.post, IdempotencyKey: ptr("delete-it")})
+	faults.refusing.Store(false)
+	equal(t, "deletion whose comments could not go", code(err), "UNAVAILABLE")
+	for name, client := range map[string]graphql.Client{"the post's author": b.ada, "an admin": s.admin} {
+		q := ok[*ModerationQueueResponse](t)(ModerationQueue(ctx, client, ptr(10), nil)).ModerationQueue
+		var got []string
+		for _, e := range q.Edges {
+			got = append(got, e.Node.Id+" on "+e.Node.Post.Title)
+		}
+		equal(t, name+": queue", fmt.Sprint(got), fmt.Sprint([]string{kept + " on Still here"}))
+	}
+	ok[*DeletePostResponse](t)(DeletePost(ctx, b.ada, DeletePostInput{Id: b.post, IdempotencyKey: ptr("delete-it")}))
+	equal(t, "the queue once the comments went", len(ok[*ModerationQueueBodiesResponse](t)(ModerationQueueBodies(ctx, s.admin, ptr(10), nil)).ModerationQueue.Edges), 1)
 	s.consistent()
 }

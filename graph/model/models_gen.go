@@ -123,7 +123,7 @@ type CreatePreviewLinkInput struct {
 
 // The result of `createPreviewLink`.
 type CreatePreviewLinkPayload struct {
-	// The token: pass it as `post(previewToken:)`. It names its post and time, is signed by the server, and cannot be changed to name another.
+	// The token: pass it as `post(previewToken:)`. It is sealed by the server: it shows nothing of its post or its expiry, and cannot be changed to name another post.
 	Token string `json:"token"`
 	// When the token stops working.
 	ExpiresAt time.Time `json:"expiresAt"`

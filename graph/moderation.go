@@ -1,0 +1,37 @@
+package graph
+
+import (
+	"context"
+	"errors"
+
+	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/blogql/blog/graph/model"
+	"github.com/blogql/blog/storage"
+)
+
+// onLivePosts returns the edges of a page of the moderation queue without
+// the comments whose post was deleted. A deleted post's comments go after
+// its transaction, in batches (storage.Store.DeletePost), and the queue
+// lists them until they have gone, or until the deletion sent again
+// removes them when DynamoDB refused; their post would be a NOT_FOUND
+// error in the page. When the page selects the comments' posts, they are
+// read anyway (by primePage, and by the loader for one it did not find),
+// so this costs no request more; when it does not, nothing in the page
+// shows the post is gone, and the edges are left as they are.
+// The page's cursors stay those of the Query, so the next page starts
+// where this one's read ended.
+func (r *Resolver) onLivePosts(ctx context.Context, edges []*model.CommentEdge) []*model.CommentEdge {
+	if !graphql.FieldRequested(ctx, "edges.node.post") {
+		return edges
+	}
+	posts := loadersFor(ctx).posts
+	kept := edges[:0]
+	for _, e := range edges {
+		if _, err := posts.Load(ctx, e.Node.PostID)(); errors.Is(err, storage.ErrNotFound) {
+			continue
+		}
+		kept = append(kept, e)
+	}
+	return kept
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/blogql/blog/embedded"
+	"github.com/blogql/blog/storage"
+	"github.com/blogql/blog/storage/legacytest"
+)
+
+// legacyDataDir returns a data directory whose table holds the blog of
+// package legacytest, written in layout 1 as the previous version did.
+func legacyDataDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	ctx := context.Background()
+	engine, err := embedded.Open(embedded.Options{Path: filepath.Join(dir, dataFile)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer engine.Close()
+	client, err := storage.NewClient(ctx, storage.ClientConfig{Embedded: true, HTTPClient: &http.Client{Transport: engine}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := storage.New(client, "blog")
+	if err := store.CreateTable(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := legacytest.Write(ctx, client, "blog", time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// authorBySlug is a query of an author page from its URL, which a table of
+// layout 1 cannot answer: its authors have no slugs.
+const authorBySlug = `{ author(slug: "grace-hopper") { name posts(first: 5) { edges { node { slug author { slug } } } } } }`
+
+// TestMigrationAtStart starts the server on a table written by the
+// previous version: it migrates it before serving, seeds no demo into
+// it, and serves author pages by slug; the next start finds nothing to do.
+func TestMigrationAtStart(t *testing.T) {
+	dir := legacyDataDir(t)
+	env := map[string]string{"DATA_DIR": dir}
+	base, logs, stop := startServer(t, []string{"-port", "0", "-log-format", "json"}, env)
+	if !logs.has(`"msg":"table migrated"`, `"from_layout":1`, `"to_layout":2`, `"authors":3`, `"posts":5`) {
+		t.Errorf("no migration in the log:\n%s", logs)
+	}
+	if logs.has(`"msg":"demo blog seeded"`) {
+		t.Error("the demo was seeded into a blog of the previous version")
+	}
+	if _, body := postAs(t, base, "", authorBySlug); !strings.Contains(body, `"name":"Grace Hopper"`) || !strings.Contains(body, `"author":{"slug":"grace-hopper"}`) {
+		t.Errorf("author page by slug after the migration: %s", body)
+	}
+	stop()
+
+	_, logs, stop = startServer(t, []string{"-port", "0", "-log-format", "json"}, env)
+	defer stop()
+	if logs.has(`"msg":"table migrated"`) {
+		t.Errorf("a migrated table migrated again:\n%s", logs)
+	}
+}
+
+// TestMigrationOnItsOwn migrates with -migrate=only, as an operator does
+// before starting servers with -migrate=off: it migrates and exits, and
+// a server with -migrate=off warns about a table it did not migrate.
+func TestMigrationOnItsOwn(t *testing.T) {
+	dir := legacyDataDir(t)
+	_, logs, stop := startServer(t, []string{"-port", "0", "-log-format", "json", "-migrate=off"}, map[string]string{"DATA_DIR": dir})
+	if !logs.has(`"level":"WARN"`, `"layout":1`, `-migrate=only`) {
+		t.Errorf("-migrate=off on a table of layout 1 warns of nothing:\n%s", logs)
+	}
+	stop()
+
+	logs = newLogLines()
+	if err := run(context.Background(), []string{"-data", dir, "-log-format", "json", "-migrate=only"}, func(string) string { return "" }, logs); err != nil {
+		t.Fatalf("-migrate=only: %v", err)
+	}
+	if !logs.has(`"msg":"table migrated"`) || !logs.has(`exiting (-migrate=only)`) || logs.has(`"endpoint"`) {
+		t.Errorf("-migrate=only did not migrate and exit:\n%s", logs)
+	}
+	base, logs, stop := startServer(t, []string{"-port", "0", "-log-format", "json", "-migrate=off"}, map[string]string{"DATA_DIR": dir})
+	defer stop()
+	if logs.has(`"level":"WARN"`, `"layout"`) {
+		t.Errorf("-migrate=off warns about a migrated table:\n%s", logs)
+	}
+	if _, body := postAs(t, base, "", authorBySlug); !strings.Contains(body, `"name":"Grace Hopper"`) {
+		t.Errorf("author page by slug after -migrate=only: %s", body)
+	}
+}
