@@ -162,6 +162,7 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	sizeOperation, sizeField, sizeResponse := responseSize(maxResponse)
 	srv.AroundOperations(sizeOperation)
 	srv.AroundFields(sizeField)
+	srv.AroundResponses(waitAhead)
 	srv.AroundResponses(markCacheable)
 	srv.AroundResponses(sizeResponse)
 	return WithRequestID(checkMethod(limitBody(MaxBodyBytes, withTimeout(timeout,
