@@ -516,6 +516,7 @@ func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *
 		Verifier:          verifier,
 		Moderation:        cfg.moderationOption(),
 		CommentsPerMinute: cfg.commentRate,
+		ShowCost:          cfg.backend() == backendEmbedded,
 	})))
 	if cfg.playgroundOn() {
 		mountPlayground(mux, cfg.playgroundDir, playgroundHeaders, logger)
