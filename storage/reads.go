@@ -37,6 +37,7 @@ func (s *Store) getItem(ctx context.Context, k key, consistent bool, out any) er
 	if err != nil {
 		return fmt.Errorf("get %s: %w", k.PK, err)
 	}
+	s.hints.saw(k, res.Item)
 	if res.Item == nil {
 		return ErrNotFound
 	}
@@ -59,6 +60,7 @@ func (s *Store) batchGet(ctx context.Context, keys []key, consistent bool) (map[
 			pending = append(pending, mustKey(k))
 		}
 	}
+	defer func() { s.hints.remember(keys, found) }()
 	for len(pending) > 0 {
 		n := min(len(pending), batchGetLimit)
 		chunk := pending[:n]

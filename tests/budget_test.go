@@ -217,7 +217,10 @@ func checkReadCost(t *testing.T, what string, cost graph.Cost, requests, budget 
 // the commenters of a page, authors and readers, are one BatchGetItem,
 // and the first replies of every thread come with their comments, so a
 // page with 50 threads, some longer than a page of replies, stays within
-// the budget.
+// the budget. Every comment and reply, by an author or by a reader on
+// their first comment or a later one, is one DynamoDB request: the
+// server knows the post, the parent and the commenter from its own reads
+// and writes, and its transaction checks that they have not changed.
 func TestCallBudgetsWithReaders(t *testing.T) {
 	s := newServer(t, publishReaders)
 	b := s.seedReadersBlog(t)
@@ -228,7 +231,8 @@ func TestCallBudgetsWithReaders(t *testing.T) {
 	}
 	var long []string
 	for i := range 50 {
-		c := ok[*AddCommentResponse](t)(AddComment(ctx, writers[i%len(writers)], AddCommentInput{PostId: b.post, Body: fmt.Sprintf("Comment %d", i)})).AddComment.Comment
+		c := ok[*PostCommentResponse](t)(PostComment(ctx, writers[i%len(writers)], AddCommentInput{PostId: b.post, Body: fmt.Sprintf("Comment %d", i)})).AddComment.Comment
+		oneRequest(t, fmt.Sprintf("comment %d", i), s.requests())
 		if i%10 == 0 {
 			long = append(long, c.Id)
 		}
@@ -236,7 +240,8 @@ func TestCallBudgetsWithReaders(t *testing.T) {
 	}
 	for _, id := range long {
 		for j := range storage.MaxReplyPage + 3 {
-			ok[*AddCommentResponse](t)(AddComment(ctx, writers[(j+7)%len(writers)], AddCommentInput{PostId: b.post, Body: fmt.Sprintf("Reply %d", j), ParentId: &id}))
+			ok[*PostCommentResponse](t)(PostComment(ctx, writers[(j+7)%len(writers)], AddCommentInput{PostId: b.post, Body: fmt.Sprintf("Reply %d", j), ParentId: &id}))
+			oneRequest(t, fmt.Sprintf("reply %d to %s", j, id), s.requests())
 			s.clock.advance(time.Second)
 		}
 	}
@@ -351,5 +356,14 @@ func TestCostOnRequest(t *testing.T) {
 	refused := s.fetch(t, http.MethodPost, s.url, `{"query":"{ nope }"}`, map[string]string{graph.CostHeader: "1"})
 	if c := decode(refused).Extensions.Cost; c == nil || *c != (graph.Cost{}) {
 		t.Errorf("a request that does not validate: %s, want a cost of nothing", refused.body)
+	}
+}
+
+// oneRequest fails the test unless a write made one DynamoDB request, its
+// TransactWriteItems.
+func oneRequest(t *testing.T, what string, got map[string]int) {
+	t.Helper()
+	if total(got) != 1 || got["TransactWriteItems"] != 1 {
+		t.Errorf("%s: DynamoDB requests %v, want one TransactWriteItems", what, got)
 	}
 }
