@@ -30,22 +30,34 @@ import (
 // of a consistent read. Authors are never deleted, so an author id once
 // seen stays one.
 //
-// Hints are bounded (maxHints of each kind, an arbitrary one dropped to
-// make room) and belong to one Store value and the copies At makes of it.
+// Hints are bounded (maxHints of each kind and maxHintBytes in all, an
+// arbitrary one dropped to make room) and belong to one Store value and
+// the copies At makes of it.
 
 // maxHints bounds each kind of hint.
 const maxHints = 4096
+
+// maxHintBytes bounds the size of all hints' attributes together: a
+// comment that carries its first replies can take 100 KB.
+const maxHintBytes = 32 << 20
 
 // hints holds the items remembered, by key. Only the attributes a
 // comment's transaction needs are kept of a post.
 type hints struct {
 	mu    sync.Mutex
-	items map[key]item
+	items map[key]hint
 	kinds map[string]int // number of items of each type, for the bound
+	bytes int            // the size of every hint, for the bound
+}
+
+// hint is a remembered item and its size.
+type hint struct {
+	item item
+	size int
 }
 
 func newHints() *hints {
-	return &hints{items: map[key]item{}, kinds: map[string]int{}}
+	return &hints{items: map[key]hint{}, kinds: map[string]int{}}
 }
 
 // hinted are the item types a comment's transaction depends on.
@@ -92,25 +104,35 @@ func (h *hints) put(k key, it item) {
 	if kind == typePost {
 		it = postHint(it)
 	}
-	if old, ok := h.items[k]; ok {
-		h.kinds[itemType(old)]--
-	} else if h.kinds[kind] >= maxHints {
+	h.forget(k)
+	if h.kinds[kind] >= maxHints {
 		for other, v := range h.items { // an arbitrary one of its kind
-			if itemType(v) == kind {
-				delete(h.items, other)
-				h.kinds[kind]--
+			if itemType(v.item) == kind {
+				h.forget(other)
 				break
 			}
 		}
 	}
+	size := itemBytes(it)
+	for other := range h.items { // arbitrary ones, until it fits
+		if h.bytes+size <= maxHintBytes {
+			break
+		}
+		h.forget(other)
+	}
+	if h.bytes+size > maxHintBytes {
+		return // larger than the bound on its own
+	}
 	h.kinds[kind]++
-	h.items[k] = it
+	h.bytes += size
+	h.items[k] = hint{item: it, size: size}
 }
 
 // forget drops what is remembered of k; the caller holds mu.
 func (h *hints) forget(k key) {
-	if it, ok := h.items[k]; ok {
-		h.kinds[itemType(it)]--
+	if v, ok := h.items[k]; ok {
+		h.kinds[itemType(v.item)]--
+		h.bytes -= v.size
 		delete(h.items, k)
 	}
 }
@@ -132,8 +154,8 @@ func (h *hints) recall(keys []key, required func(key) bool) (map[key]item, bool)
 	defer h.mu.Unlock()
 	found := make(map[key]item, len(keys))
 	for _, k := range keys {
-		if it, ok := h.items[k]; ok {
-			found[k] = it
+		if v, ok := h.items[k]; ok {
+			found[k] = v.item
 		} else if required(k) {
 			return nil, false
 		}
@@ -183,6 +205,43 @@ func (h *hints) wrote(t *txn) {
 			h.forget(k)
 		}
 	}
+}
+
+// itemBytes returns about how much memory the attributes of it take.
+func itemBytes(it item) int {
+	n := 0
+	for name, v := range it {
+		n += len(name) + valueBytes(v)
+	}
+	return n
+}
+
+// valueBytes returns about how much memory an attribute value takes.
+func valueBytes(v types.AttributeValue) int {
+	const overhead = 16
+	switch v := v.(type) {
+	case *types.AttributeValueMemberS:
+		return overhead + len(v.Value)
+	case *types.AttributeValueMemberN:
+		return overhead + len(v.Value)
+	case *types.AttributeValueMemberB:
+		return overhead + len(v.Value)
+	case *types.AttributeValueMemberSS:
+		n := overhead
+		for _, s := range v.Value {
+			n += overhead + len(s)
+		}
+		return n
+	case *types.AttributeValueMemberL:
+		n := overhead
+		for _, e := range v.Value {
+			n += valueBytes(e)
+		}
+		return n
+	case *types.AttributeValueMemberM:
+		return overhead + itemBytes(v.Value)
+	}
+	return overhead
 }
 
 // itemType returns the "type" attribute of it.
