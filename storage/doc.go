@@ -206,12 +206,11 @@
 // what it depends on: each Store keeps the last it read or wrote of posts
 // (version, status, author, categories), authors, readers' profiles and
 // rate items, and comments (at most 4096 of each kind and 32 MiB in all,
-// hints.go). The
-// transaction is built from them and guarded by what it assumed (the
-// post's version and status, the parent's version, the rate item's
-// version, the reader's profile, attribute_not_exists for what it assumed
-// missing), each action asking for the item as it is when its condition
-// fails (ReturnValuesOnConditionCheckFailure ALL_OLD). A stale hint costs
+// hints.go). The transaction is built from them and guarded by what it
+// assumed (the post's version and status, the parent's version, the rate
+// item's version, the reader's profile, attribute_not_exists for what it
+// assumed missing), each action asking for the item as it is when its
+// condition fails (ReturnValuesOnConditionCheckFailure ALL_OLD). A stale hint costs
 // a cancelled transaction, whose cancellation reasons bring the current
 // items, and the next attempt is built from them; a refusal (a post gone
 // or unpublished, a deleted parent, a reader over the limit or repeating
