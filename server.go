@@ -29,6 +29,7 @@ import (
 	"github.com/blogql/blog/embedded"
 	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/storage"
+	"github.com/blogql/blog/tuning"
 )
 
 // listen opens the API's listener; tests replace it.
@@ -301,6 +302,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	logger := newLogger(cfg, stdout)
+	gc := tuning.Apply(getenv)
+	logger.Info("garbage collector", "gogc", gc.Percent, "memory_limit_bytes", gc.MemoryLimit, "from_environment", gc.FromEnvironment)
 	backend := cfg.backend()
 	verifier, devTokens, err := newVerifier(cfg, backend)
 	if err != nil {
@@ -569,6 +572,7 @@ func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *
 		Verifier:          verifier,
 		Moderation:        cfg.moderationOption(),
 		CommentsPerMinute: cfg.commentRate,
+		ShowCost:          cfg.backend() == backendEmbedded,
 	})))
 	if cfg.playgroundOn() {
 		mountPlayground(mux, cfg.playgroundDir, playgroundHeaders, logger)

@@ -63,6 +63,10 @@ type HandlerOptions struct {
 	// DefaultCommentsPerMinute, a negative number no limit. Authors and
 	// admins have none.
 	CommentsPerMinute int
+	// ShowCost puts what each operation took from DynamoDB in every
+	// answer (extensions.cost, see cost.go); without it only answers to
+	// requests that ask with CostHeader have it.
+	ShowCost bool
 }
 
 // Moderation is what happens to a reader's new comment.
@@ -87,8 +91,9 @@ const DefaultCommentsPerMinute = 5
 // fragments in linear time (validation.go), the limits of limits.go (body
 // size, tokens, depth, aliases, root fields, complexity, time) and of
 // responsesize.go (the size of answers), the error presenter and panic
-// recovery, a request id in every log line, with the actor of the
-// request's bearer token and fresh dataloaders for every request.
+// recovery, a request id in every log line, the cost of every operation
+// (cost.go), with the actor of the request's bearer token and fresh
+// dataloaders for every request.
 func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	logger := opts.Logger
 	if logger == nil {
@@ -162,8 +167,10 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	sizeOperation, sizeField, sizeResponse := responseSize(maxResponse)
 	srv.AroundOperations(sizeOperation)
 	srv.AroundFields(sizeField)
+	srv.AroundResponses(reportCost)
+	srv.AroundResponses(waitAhead)
 	srv.AroundResponses(markCacheable)
 	srv.AroundResponses(sizeResponse)
 	return WithRequestID(checkMethod(limitBody(MaxBodyBytes, withTimeout(timeout,
-		withCacheHeaders(opts.CacheMaxAge, withActor(opts.Verifier, logger, withLoaders(store, batchObserver(opts.Metrics), srv)))))))
+		withCacheHeaders(opts.CacheMaxAge, withCost(opts.ShowCost, withActor(opts.Verifier, logger, withLoaders(store, batchObserver(opts.Metrics), srv))))))))
 }

@@ -34,6 +34,9 @@ type loaders struct {
 	stats *dataloader.Loader[struct{}, *storage.Stats]
 	// observe records the number of keys of each batch read, by loader.
 	observe func(loader string, keys int)
+	// ahead holds the reads started before the fields that take them
+	// (ahead.go).
+	ahead ahead
 }
 
 type loadersKey struct{}

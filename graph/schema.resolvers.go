@@ -52,7 +52,9 @@ func (r *authorResolver) Posts(ctx context.Context, obj *storage.Author, first *
 	}
 	per := periodOf(publishedAfter, publishedBefore)
 	own := auth.ActorFrom(ctx).Acts(obj.ID)
-	res, err := r.store.AuthorPosts(ctx, obj.ID, p, per, own)
+	res, err := readAhead(ctx, authorPostsKey(obj.ID, own, p, per), func() (*storage.Result[*storage.Post], error) {
+		return r.store.AuthorPosts(ctx, obj.ID, p, per, own)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -89,7 +91,9 @@ func (r *categoryResolver) Posts(ctx context.Context, obj *storage.Category, fir
 		return nil, err
 	}
 	per := periodOf(publishedAfter, publishedBefore)
-	res, err := r.store.CategoryPosts(ctx, obj.Slug, p, per)
+	res, err := readAhead(ctx, categoryPostsKey(obj.Slug, p, per), func() (*storage.Result[*storage.Post], error) {
+		return r.store.CategoryPosts(ctx, obj.Slug, p, per)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -597,7 +601,9 @@ func (r *postResolver) Comments(ctx context.Context, obj *storage.Post, first *i
 	if err != nil {
 		return nil, err
 	}
-	res, err := r.store.Comments(ctx, obj.ID, p)
+	res, err := readAhead(ctx, commentsKey(obj.ID, p), func() (*storage.Result[*storage.Comment], error) {
+		return r.store.Comments(ctx, obj.ID, p)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -678,9 +684,15 @@ func (r *queryResolver) Post(ctx context.Context, id *string, slug *string, prev
 		if err != nil {
 			return nil, err
 		}
+		r.commentsAhead(ctx, postID)
 		return r.visible(ctx)(r.store.GetPost(ctx, postID))
 	case slug != nil:
-		return r.visible(ctx)(r.store.GetPostBySlug(ctx, *slug))
+		postID, err := r.store.PostIDBySlug(ctx, *slug)
+		if err != nil {
+			return nil, err
+		}
+		r.commentsAhead(ctx, postID)
+		return r.visible(ctx)(r.store.GetPost(ctx, postID))
 	default:
 		noStore(ctx)
 		return r.previewedPost(ctx, *previewToken)
@@ -694,6 +706,9 @@ func (r *queryResolver) Posts(ctx context.Context, first *int, after *string, la
 		return nil, err
 	}
 	per := periodOf(publishedAfter, publishedBefore)
+	if _, fromStats := storage.CountIn(nil, per); fromStats {
+		statsAhead(ctx, "PostConnection")
+	}
 	res, err := r.store.LatestPosts(ctx, p, per)
 	if err != nil {
 		return nil, err
@@ -736,12 +751,18 @@ func (r *queryResolver) Author(ctx context.Context, id *string, slug *string) (*
 	case exactlyOne(id, slug) != nil:
 		return nil, &storage.ValidationError{Field: "id", Reason: "give exactly one of id and slug"}
 	case slug != nil:
-		return r.store.GetAuthorBySlug(ctx, *slug)
+		authorID, err := r.store.AuthorIDBySlug(ctx, *slug)
+		if err != nil {
+			return nil, err
+		}
+		r.authorPostsAhead(ctx, authorID, auth.ActorFrom(ctx).Acts(authorID))
+		return r.store.GetAuthor(ctx, authorID)
 	}
 	authorID, err := decodeIDOf("id", *id, kindAuthor)
 	if err != nil {
 		return nil, err
 	}
+	r.authorPostsAhead(ctx, authorID, auth.ActorFrom(ctx).Acts(authorID))
 	return r.store.GetAuthor(ctx, authorID)
 }
 
@@ -751,6 +772,7 @@ func (r *queryResolver) Authors(ctx context.Context, first *int, after *string, 
 	if err != nil {
 		return nil, err
 	}
+	statsAhead(ctx, "AuthorConnection")
 	res, err := r.store.Authors(ctx, p)
 	if err != nil {
 		return nil, err
@@ -760,6 +782,7 @@ func (r *queryResolver) Authors(ctx context.Context, first *int, after *string, 
 
 // Category is the resolver for the category field.
 func (r *queryResolver) Category(ctx context.Context, slug string) (*storage.Category, error) {
+	r.categoryPostsAhead(ctx, slug)
 	return r.store.GetCategory(ctx, slug)
 }
 

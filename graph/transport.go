@@ -197,15 +197,26 @@ func responseMediaType(r *http.Request) string {
 	return mediaGraphQLResponse
 }
 
-// writeResponse writes resp. An answer that is only data, the usual one, is
-// written around the data as the executor wrote it; anything else goes
-// through encoding/json as gqlgen would write it.
+// writeResponse writes resp. An answer that is only data and extensions,
+// the usual one, is written around the data as the executor wrote it, as
+// encoding/json would write it; anything else goes through encoding/json
+// as gqlgen would write it.
 func writeResponse(w io.Writer, resp *graphql.Response) {
-	if resp != nil && len(resp.Errors) == 0 && len(resp.Extensions) == 0 && resp.Label == "" &&
+	if resp != nil && len(resp.Errors) == 0 && resp.Label == "" &&
 		resp.Path == nil && resp.HasNext == nil && len(resp.Data) > 0 {
-		b := make([]byte, 0, len(resp.Data)+len(`{"data":}`))
-		b = append(append(append(b, `{"data":`...), resp.Data...), '}')
-		_, _ = w.Write(b)
+		var ext []byte
+		if len(resp.Extensions) > 0 {
+			var err error
+			if ext, err = json.Marshal(resp.Extensions); err != nil {
+				panic(err) // extensions are the server's own values
+			}
+		}
+		b := make([]byte, 0, len(resp.Data)+len(ext)+len(`{"data":,"extensions":}`))
+		b = append(append(b, `{"data":`...), resp.Data...)
+		if ext != nil {
+			b = append(append(b, `,"extensions":`...), ext...)
+		}
+		_, _ = w.Write(append(b, '}'))
 		return
 	}
 	b, err := json.Marshal(resp)

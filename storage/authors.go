@@ -108,14 +108,26 @@ func pickSlug(found map[key]item, candidates []string, given bool) (string, *res
 // GetAuthorBySlug returns the author who holds slug, as its current slug
 // or as a redirect (Author.Slug is the current one), or ErrNotFound.
 func (s *Store) GetAuthorBySlug(ctx context.Context, slug string) (*Author, error) {
-	if err := validateSlug("slug", slug); err != nil {
+	id, err := s.AuthorIDBySlug(ctx, slug)
+	if err != nil {
 		return nil, err
+	}
+	return s.GetAuthor(ctx, id)
+}
+
+// AuthorIDBySlug returns the id of the author who holds slug, as their
+// current slug or one they held before, from the slug's reservation: one
+// GetItem. It returns ErrNotFound when no author holds it, and a
+// *ValidationError for a string that cannot be a slug.
+func (s *Store) AuthorIDBySlug(ctx context.Context, slug string) (string, error) {
+	if err := validateSlug("slug", slug); err != nil {
+		return "", err
 	}
 	var sl authorSlugItem
 	if err := s.getItem(ctx, authorSlugKey(slug), false, &sl); err != nil {
-		return nil, fmt.Errorf("author slug %q: %w", slug, err)
+		return "", fmt.Errorf("author slug %q: %w", slug, err)
 	}
-	return s.GetAuthor(ctx, sl.AuthorID)
+	return sl.AuthorID, nil
 }
 
 // UpdateAuthor edits an author. A new name or slug reaches every post and

@@ -168,18 +168,24 @@ type failedTransport struct{ err error }
 func (t failedTransport) RoundTrip(*http.Request) (*http.Response, error) { return nil, t.err }
 
 // Counter counts DynamoDB requests (API calls, not retried attempts) made
-// with one context, by operation name. It is safe for concurrent use.
+// with one context, by operation name, and the capacity units DynamoDB
+// reports they consumed. It is safe for concurrent use.
 type Counter struct {
-	mu  sync.Mutex
-	ops map[string]int
+	mu     sync.Mutex
+	ops    map[string]int
+	read   float64
+	write  float64
+	parent *Counter
 }
 
 type counterKey struct{}
 
 // WithRequestCounter returns a context whose DynamoDB requests are counted
-// in the returned Counter.
+// in the returned Counter. Counters nest: a request made with the context
+// counts in the counter of every context it derives from as well.
 func WithRequestCounter(ctx context.Context) (context.Context, *Counter) {
-	c := &Counter{ops: map[string]int{}}
+	parent, _ := ctx.Value(counterKey{}).(*Counter)
+	c := &Counter{ops: map[string]int{}, parent: parent}
 	return context.WithValue(ctx, counterKey{}, c), c
 }
 
@@ -205,18 +211,54 @@ func (c *Counter) ByOperation() map[string]int {
 	return out
 }
 
-func (c *Counter) add(op string) {
+// Capacity returns the read and the write capacity units the counted
+// requests consumed, as DynamoDB reported them: reads (GetItem,
+// BatchGetItem, Query, Scan) consume read units, writes write units.
+func (c *Counter) Capacity() (read, write float64) {
 	c.mu.Lock()
-	c.ops[op]++
-	c.mu.Unlock()
+	defer c.mu.Unlock()
+	return c.read, c.write
 }
 
+func (c *Counter) add(op string) {
+	for ; c != nil; c = c.parent {
+		c.mu.Lock()
+		c.ops[op]++
+		c.mu.Unlock()
+	}
+}
+
+func (c *Counter) addCapacity(op string, units float64) {
+	if units == 0 {
+		return
+	}
+	for ; c != nil; c = c.parent {
+		c.mu.Lock()
+		if readOperations[op] {
+			c.read += units
+		} else {
+			c.write += units
+		}
+		c.mu.Unlock()
+	}
+}
+
+// readOperations are the operations that consume read capacity.
+var readOperations = map[string]bool{"GetItem": true, "BatchGetItem": true, "Query": true, "Scan": true, "TransactGetItems": true}
+
+// countRequests counts every call in the counter of its context, with the
+// capacity it consumed: every read and write asks DynamoDB for it
+// (ReturnConsumedCapacity TOTAL), which makes the answer a few bytes
+// longer and the call cost the same.
 func countRequests(stack *middleware.Stack) error {
 	return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("CountRequests",
 		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-			if c, ok := ctx.Value(counterKey{}).(*Counter); ok {
-				c.add(awsmiddleware.GetOperationName(ctx))
-			}
-			return next.HandleInitialize(ctx, in)
+			c, _ := ctx.Value(counterKey{}).(*Counter)
+			op := awsmiddleware.GetOperationName(ctx)
+			c.add(op)
+			in.Parameters = returnCapacity(in.Parameters)
+			out, md, err := next.HandleInitialize(ctx, in)
+			c.addCapacity(op, consumedCapacity(out.Result))
+			return out, md, err
 		}), middleware.After)
 }

@@ -80,11 +80,18 @@ func (s *Store) AddComment(ctx context.Context, in NewComment) (*Comment, error)
 	request := struct{ PostID, ParentID, AuthorID, ReaderID, Body string }{
 		in.PostID, in.ParentID, in.AuthorID, readerIDOf(in.Reader), in.Body,
 	}
-	return idempotent(ctx, s, "addComment", in.IdempotencyKey, request, func(rec *idem) (*Comment, error) {
+	return idempotentWrite(ctx, s, "addComment", in.IdempotencyKey, request, func(rec *idem) (*Comment, error) {
 		return retryWrite(ctx, func() (*Comment, error) { return s.addComment(ctx, rec, in, parent) })
 	})
 }
 
+// errDoubt means that a write built from hints would refuse: it reads
+// before it does.
+var errDoubt = errors.New("refusal from hints")
+
+// addComment makes one attempt at adding the comment: from what the store
+// remembers of the items it depends on when it remembers them all (one
+// request), else from a consistent read of them (two).
 func (s *Store) addComment(ctx context.Context, rec *idem, in NewComment, parent *commentID) (*Comment, error) {
 	keys := []key{postKey(in.PostID)}
 	if in.AuthorID != "" {
@@ -96,22 +103,44 @@ func (s *Store) addComment(ctx context.Context, rec *idem, in NewComment, parent
 	if parent != nil {
 		keys = append(keys, commentKey(in.PostID, *parent))
 	}
+	// The reader's items may be missing; the post, the author and the
+	// parent must be there.
+	required := func(k key) bool { return k != readerKeyOf(in.Reader) && k != rateKeyOf(in.Reader) }
+	if found, ok := s.hints.recall(keys, required); ok {
+		c, err := s.addCommentFrom(ctx, rec, in, parent, found, true)
+		if !errors.Is(err, errDoubt) {
+			return c, err
+		}
+	}
 	found, err := s.batchGet(ctx, keys, true)
 	if err != nil {
 		return nil, err
 	}
+	return s.addCommentFrom(ctx, rec, in, parent, found, false)
+}
+
+// addCommentFrom adds the comment from found, the items it depends on,
+// read or (hinted) remembered. A refusal from remembered items is
+// errDoubt, for the caller to read them first.
+func (s *Store) addCommentFrom(ctx context.Context, rec *idem, in NewComment, parent *commentID, found map[key]item, hinted bool) (*Comment, error) {
+	refuse := func(err error) (*Comment, error) {
+		if hinted {
+			return nil, errDoubt
+		}
+		return nil, err
+	}
 	var post postItem
 	if err := decodeFound(found, postKey(in.PostID), &post); err != nil || !post.post().VisibleAt(s.Now()) {
-		return nil, fmt.Errorf("post %q: %w", in.PostID, ErrNotFound)
+		return refuse(fmt.Errorf("post %q: %w", in.PostID, ErrNotFound))
 	}
 	var pc *commentItem
 	if parent != nil {
 		pc = &commentItem{}
 		if err := decodeFound(found, commentKey(in.PostID, *parent), pc); err != nil {
-			return nil, fmt.Errorf("parent comment %q: %w", in.ParentID, ErrNotFound)
+			return refuse(fmt.Errorf("parent comment %q: %w", in.ParentID, ErrNotFound))
 		}
 		if pc.Deleted {
-			return nil, invalid("parentId", "the comment was deleted")
+			return refuse(invalid("parentId", "the comment was deleted"))
 		}
 	}
 	t := s.newTxn()
@@ -133,18 +162,24 @@ func (s *Store) addComment(ctx context.Context, rec *idem, in NewComment, parent
 		c.AuthorID = in.AuthorID
 	case in.Reader != nil:
 		c.ReaderID, held = in.Reader.ID, in.Rules.Hold
-		if err := refreshReader(t, found, in.Reader, now); err != nil {
+		if err := refreshReader(t, found, in.Reader, now, hinted); err != nil {
 			return nil, err
 		}
 		if !in.Rules.Unchecked {
-			if err := countRate(t, found, in, now); err != nil {
+			err := countRate(t, found, in, now)
+			var limited *RateLimitError
+			if errors.Is(err, ErrDuplicateComment) || errors.As(err, &limited) {
+				return refuse(err)
+			}
+			if err != nil {
 				return nil, err
 			}
 		}
 	default:
-		return nil, invalid("authorId", "no author has this id")
+		return refuse(invalid("authorId", "no author has this id"))
 	}
 	stillVisible := condVersion(post.Version).And(expression.Name("status").Equal(expression.Value(string(StatusPublished))))
+	var err error
 	if held {
 		c.hold(post.AuthorID, cid)
 		err = firstErr(
@@ -166,7 +201,24 @@ func (s *Store) addComment(ctx context.Context, rec *idem, in NewComment, parent
 	if err != nil {
 		return nil, err
 	}
+	t.returnOld()
 	return s.execComment(ctx, t, rec, c.comment())
+}
+
+// readerKeyOf and rateKeyOf return the keys of a reader's items, or no
+// key for no reader.
+func readerKeyOf(p *ReaderProfile) key {
+	if p == nil {
+		return key{}
+	}
+	return readerKey(p.ID)
+}
+
+func rateKeyOf(p *ReaderProfile) key {
+	if p == nil {
+		return key{}
+	}
+	return rateKey(p.ID)
 }
 
 // UpdateComment changes the text of a comment, published or pending,
@@ -230,7 +282,7 @@ func (s *Store) UpdateComment(ctx context.Context, in CommentEdit) (*Comment, er
 				}
 			}
 			if err == nil && in.Reader != nil && in.Reader.ID == c.ReaderID {
-				err = refreshReader(t, found, in.Reader, now)
+				err = refreshReader(t, found, in.Reader, now, false)
 			}
 			if err != nil {
 				return nil, err
@@ -661,8 +713,11 @@ func (s *Store) repliesFrom(ctx context.Context, postID string, parent *commentI
 }
 
 // refreshReader adds to t the write of the reader's stored profile when p
-// changes it, or when there is none yet.
-func refreshReader(t *txn, found map[key]item, p *ReaderProfile, now time.Time) error {
+// changes it, or when there is none yet, on the condition that it is
+// still as found (or still missing). With guard, an unchanged profile is
+// checked in t as well: found is what the store remembered, not what it
+// read.
+func refreshReader(t *txn, found map[key]item, p *ReaderProfile, now time.Time, guard bool) error {
 	k := readerKey(p.ID)
 	var stored readerItem
 	err := decodeFound(found, k, &stored)
@@ -671,7 +726,10 @@ func refreshReader(t *txn, found map[key]item, p *ReaderProfile, now time.Time) 
 		return fmt.Errorf("decode reader %q: %w", p.ID, err)
 	}
 	next := stored
-	if !exists {
+	cond := condNotExists()
+	if exists {
+		cond = condReader(&stored)
+	} else {
 		next = readerItem{PK: k.PK, SK: k.SK, Type: typeReader, ID: p.ID, Name: DefaultReaderName, CreatedAt: keyTime(now)}
 	}
 	if name, ok := readerName(p.Name); ok {
@@ -680,11 +738,24 @@ func refreshReader(t *txn, found map[key]item, p *ReaderProfile, now time.Time) 
 	if p.AvatarURL != "" && validateURL("avatarUrl", p.AvatarURL) == nil {
 		next.AvatarURL = p.AvatarURL
 	}
-	if exists && next == stored {
+	switch {
+	case exists && next == stored && guard:
+		return t.check(k, cond, errRetry)
+	case exists && next == stored:
 		return nil
 	}
 	next.UpdatedAt = keyTime(now)
-	return t.put(next, nil, nil)
+	return t.put(next, &cond, errRetry)
+}
+
+// condReader is the condition that a reader's stored profile is still
+// stored.
+func condReader(stored *readerItem) expression.ConditionBuilder {
+	c := expression.Name("name").Equal(expression.Value(stored.Name))
+	if stored.AvatarURL == "" {
+		return c.And(expression.AttributeNotExists(expression.Name("avatarUrl")))
+	}
+	return c.And(expression.Name("avatarUrl").Equal(expression.Value(stored.AvatarURL)))
 }
 
 // readerName returns the display name a token's name claim gives: trimmed,

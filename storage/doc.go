@@ -202,6 +202,23 @@
 // comment with replies stays as a tombstone (deleted, no body); replies
 // answer top-level comments only.
 //
+// A comment needs no read before its transaction when the store has seen
+// what it depends on: each Store keeps the last it read or wrote of posts
+// (version, status, author, categories), authors, readers' profiles and
+// rate items, and comments (at most 4096 of each kind and 32 MiB in all,
+// hints.go). The transaction is built from them and guarded by what it
+// assumed (the post's version and status, the parent's version, the rate
+// item's version, the reader's profile, attribute_not_exists for what it
+// assumed missing), each action asking for the item as it is when its
+// condition fails (ReturnValuesOnConditionCheckFailure ALL_OLD). A stale hint costs
+// a cancelled transaction, whose cancellation reasons bring the current
+// items, and the next attempt is built from them; a refusal (a post gone
+// or unpublished, a deleted parent, a reader over the limit or repeating
+// a comment) is always confirmed by a consistent read first. So adding a
+// comment is one request on a post the server has read or written, two
+// on one it has not, and a comment with an idempotency key reads its
+// record only when the transaction meets it.
+//
 // The most actions a post write can have: the post; the new slug, the old
 // one as a redirect, the oldest redirect dropped and another post's slugs
 // (4); the author copy put and deleted (2); 10 category copies put and 10

@@ -50,6 +50,18 @@ type idem struct {
 // transaction, the write runs again, a bounded number of times (then
 // ErrBusy).
 func idempotent[T any](ctx context.Context, s *Store, op, k string, input any, write func(id *idem) (T, error)) (T, error) {
+	return idempotentRun(ctx, s, op, k, input, true, write)
+}
+
+// idempotentWrite is idempotent for a write that makes no read of its own
+// it could share with the record's: it writes at once, and reads the
+// record only when the write's transaction fails on it (or the write
+// fails), so a key's first use costs no request of its own.
+func idempotentWrite[T any](ctx context.Context, s *Store, op, k string, input any, write func(id *idem) (T, error)) (T, error) {
+	return idempotentRun(ctx, s, op, k, input, false, write)
+}
+
+func idempotentRun[T any](ctx context.Context, s *Store, op, k string, input any, readFirst bool, write func(id *idem) (T, error)) (T, error) {
 	var zero T
 	if k == "" {
 		return write(nil)
@@ -65,8 +77,10 @@ func idempotent[T any](ctx context.Context, s *Store, op, k string, input any, w
 	id := &idem{key: idempotencyKey(op, k), hash: hex.EncodeToString(sum[:])}
 
 	for attempt := 1; ; attempt++ {
-		if v, found, err := replay[T](ctx, s, id); found || err != nil {
-			return v, err
+		if readFirst || attempt > 1 {
+			if v, found, err := replay[T](ctx, s, id); found || err != nil {
+				return v, err
+			}
 		}
 		v, err := write(id)
 		switch {

@@ -25,15 +25,13 @@ type Call struct {
 	Err error
 }
 
-// observeCalls reports every call to observe. Reads and writes ask DynamoDB
-// to return the capacity they consume (ReturnConsumedCapacity TOTAL): the
-// answer is a few bytes longer and the call costs the same.
+// observeCalls reports every call to observe, with the capacity it
+// consumed (countRequests asks DynamoDB for it).
 func observeCalls(observe func(Call)) func(*middleware.Stack) error {
 	return func(stack *middleware.Stack) error {
 		return stack.Initialize.Add(middleware.InitializeMiddlewareFunc("ObserveCalls",
 			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 				start := time.Now()
-				in.Parameters = returnCapacity(in.Parameters)
 				out, md, err := next.HandleInitialize(ctx, in)
 				observe(Call{
 					Operation:     awsmiddleware.GetOperationName(ctx),
@@ -48,7 +46,8 @@ func observeCalls(observe func(Call)) func(*middleware.Stack) error {
 
 // returnCapacity returns a copy of the input of a read or write the Store
 // makes that asks for the consumed capacity, so the caller's input stays as
-// it was; other inputs are returned as they are.
+// it was; other inputs, and inputs that ask already, are returned as they
+// are.
 func returnCapacity(params any) any {
 	const total = types.ReturnConsumedCapacityTotal
 	switch in := params.(type) {

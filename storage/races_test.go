@@ -576,12 +576,17 @@ var keyedWrites = []keyedWrite{
 // and the write takes effect once. After the repeat's look for a record
 // (request 2), it reads what the first one changed (a post gone, a version
 // moved on, a comment deleted); at its transaction, it meets the record.
+// addComment makes no request before its transaction when the store
+// remembers what the comment depends on, so only its transaction is raced.
 func TestRepeatRacesTheOriginal(t *testing.T) {
 	for _, w := range keyedWrites {
 		for _, at := range []struct {
 			op string
 			n  int
 		}{{"", 2}, {"TransactWriteItems", 1}} {
+			if w.name == "addComment" && at.op == "" {
+				continue
+			}
 			t.Run(fmt.Sprintf("%s, the first one done before request %s %d", w.name, at.op, at.n), func(t *testing.T) {
 				e := newRaceEnv(t)
 				e.blog()
@@ -595,6 +600,9 @@ func TestRepeatRacesTheOriginal(t *testing.T) {
 				again, err := w.write(context.Background(), e.store, e)
 				if err != nil {
 					t.Fatalf("repeat: %v", err)
+				}
+				if first == "" {
+					t.Fatalf("the first write never ran: the repeat made fewer requests than %d", at.n)
 				}
 				equal(t, "result of the repeat", again, first)
 				e.consistent()

@@ -37,6 +37,7 @@ func (s *Store) getItem(ctx context.Context, k key, consistent bool, out any) er
 	if err != nil {
 		return fmt.Errorf("get %s: %w", k.PK, err)
 	}
+	s.hints.saw(k, res.Item)
 	if res.Item == nil {
 		return ErrNotFound
 	}
@@ -59,6 +60,7 @@ func (s *Store) batchGet(ctx context.Context, keys []key, consistent bool) (map[
 			pending = append(pending, mustKey(k))
 		}
 	}
+	defer func() { s.hints.remember(keys, found) }()
 	for len(pending) > 0 {
 		n := min(len(pending), batchGetLimit)
 		chunk := pending[:n]
@@ -138,17 +140,32 @@ const absentPostID = "-"
 // draft from anyone but its author) then answers a hidden post and a free
 // slug alike, in time as in words.
 func (s *Store) GetPostBySlug(ctx context.Context, slug string) (*Post, error) {
-	if err := validateSlug("slug", slug); err != nil {
+	id, err := s.PostIDBySlug(ctx, slug)
+	if err != nil {
 		return nil, err
+	}
+	return s.GetPost(ctx, id)
+}
+
+// PostIDBySlug returns the id of the post that holds slug, as its current
+// slug or one it held before, from the slug's reservation: one GetItem.
+// For a slug no post holds it returns an id no post has, so that what a
+// caller reads next with it (GetPost: ErrNotFound; Comments: none) costs
+// the same requests as for a post it may not show. A string that cannot
+// be a slug is a *ValidationError.
+func (s *Store) PostIDBySlug(ctx context.Context, slug string) (string, error) {
+	if err := validateSlug("slug", slug); err != nil {
+		return "", err
 	}
 	var sl slugItem
 	err := s.getItem(ctx, slugKey(slug), false, &sl)
-	if errors.Is(err, ErrNotFound) {
-		sl.PostID = absentPostID
-	} else if err != nil {
-		return nil, fmt.Errorf("slug %q: %w", slug, err)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return absentPostID, nil
+	case err != nil:
+		return "", fmt.Errorf("slug %q: %w", slug, err)
 	}
-	return s.GetPost(ctx, sl.PostID)
+	return sl.PostID, nil
 }
 
 // GetPosts returns the posts with ids in order, with ErrNotFound in errs

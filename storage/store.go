@@ -14,12 +14,16 @@ import (
 )
 
 // Store is the blog's single-table DynamoDB store. It is safe for
-// concurrent use; it holds no state between calls but the client.
+// concurrent use; it holds no state between calls but the client and
+// hints of what it last saw of a few items, which writes use only under
+// conditions that check them (hints.go).
 type Store struct {
 	db      *dynamodb.Client
 	table   string
 	now     func() time.Time
 	cursors cursorKeys
+	// hints remember what comments' transactions depend on (hints.go).
+	hints *hints
 }
 
 // Option configures a Store.
@@ -33,7 +37,7 @@ func WithClock(now func() time.Time) Option {
 
 // New returns a Store on table through db.
 func New(db *dynamodb.Client, table string, opts ...Option) *Store {
-	s := &Store{db: db, table: table, now: time.Now}
+	s := &Store{db: db, table: table, now: time.Now, hints: newHints()}
 	for _, o := range opts {
 		o(s)
 	}

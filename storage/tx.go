@@ -40,6 +40,9 @@ type txn struct {
 	table  string
 	items  []types.TransactWriteItem
 	onFail []error
+	// reasons are the cancellation reasons of the last attempt that
+	// failed a condition, in action order.
+	reasons []types.CancellationReason
 }
 
 func (s *Store) newTxn() *txn { return &txn{table: s.table} }
@@ -137,6 +140,7 @@ func (s *Store) exec(ctx context.Context, t *txn) error {
 	for attempt := 1; ; attempt++ {
 		_, err := s.db.TransactWriteItems(ctx, in)
 		if err == nil {
+			s.hints.wrote(t)
 			return nil
 		}
 		var (
@@ -148,6 +152,8 @@ func (s *Store) exec(ctx context.Context, t *txn) error {
 		switch {
 		case errors.As(err, &canceled):
 			if failed := t.failure(canceled.CancellationReasons); failed != nil {
+				t.reasons = canceled.CancellationReasons
+				s.hints.learn(t)
 				return failed
 			}
 			throttled = hasReason(canceled.CancellationReasons, throttledReasons...)
@@ -179,6 +185,26 @@ func (s *Store) exec(ctx context.Context, t *txn) error {
 		}
 		if err := sleep(ctx, attempt); err != nil {
 			return err
+		}
+	}
+}
+
+// returnOld makes every action of t with a condition return the item as
+// it is when its condition fails (ReturnValuesOnConditionCheckFailure
+// ALL_OLD), in the cancellation reasons: a write built from what it
+// remembered learns what changed without reading it.
+func (t *txn) returnOld() {
+	const old = types.ReturnValuesOnConditionCheckFailureAllOld
+	for _, a := range t.items {
+		switch {
+		case a.Put != nil && a.Put.ConditionExpression != nil:
+			a.Put.ReturnValuesOnConditionCheckFailure = old
+		case a.Update != nil && a.Update.ConditionExpression != nil:
+			a.Update.ReturnValuesOnConditionCheckFailure = old
+		case a.Delete != nil && a.Delete.ConditionExpression != nil:
+			a.Delete.ReturnValuesOnConditionCheckFailure = old
+		case a.ConditionCheck != nil:
+			a.ConditionCheck.ReturnValuesOnConditionCheckFailure = old
 		}
 	}
 }

@@ -83,6 +83,11 @@ func isHiddenControl(r rune) bool {
 	return unicode.IsControl(r) && r != '\n' && r != '\r' && r != '\t'
 }
 
+// ValidSlug reports whether s can be the slug of a post, an author or a
+// category: 1 to MaxSlugLength characters of a-z, 0-9 and single hyphens
+// between them.
+func ValidSlug(s string) bool { return validateSlug("slug", s) == nil }
+
 func validateSlug(field, v string) error {
 	if len(v) > MaxSlugLength || !slugPattern.MatchString(v) {
 		return invalid(field, "must be 1 to %d characters of a-z, 0-9 and single hyphens between them", MaxSlugLength)

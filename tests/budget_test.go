@@ -2,13 +2,17 @@ package tests
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/Khan/genqlient/graphql"
 
+	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/storage"
 )
 
@@ -16,9 +20,11 @@ import (
 // against the budgets in the design, at two page sizes: the count must not
 // depend on the page size.
 func TestCallBudgets(t *testing.T) {
-	s := newServer(t)
+	s := newServer(t, func(_ *storage.ClientConfig, o *graph.HandlerOptions) { o.ShowCost = true })
 	b := s.seedBlog(t)
 	ctx := context.Background()
+	costs := &costClient{next: s.client}
+	s.client = costs
 	preview := ok[*CreatePreviewLinkResponse](t)(CreatePreviewLink(ctx, b.writers[0], CreatePreviewLinkInput{PostId: b.draft})).CreatePreviewLink.Token
 	for _, first := range []int{20, 100} {
 		cases := []struct {
@@ -143,11 +149,67 @@ func TestCallBudgets(t *testing.T) {
 				t.Fatalf("%s: %v", c.name, err)
 			}
 			got := s.requests()
-			t.Logf("first=%d %s: %d requests %v (budget %d)", first, c.name, total(got), got, c.budget)
+			cost := costs.last(t)
+			t.Logf("first=%d %s: %d requests %v (budget %d), cost %+v", first, c.name, total(got), got, c.budget, cost)
 			if total(got) > c.budget {
 				t.Errorf("first=%d %s: %d DynamoDB requests %v, budget %d", first, c.name, total(got), got, c.budget)
 			}
+			checkReadCost(t, fmt.Sprintf("first=%d %s", first, c.name), cost, total(got), c.budget)
 		}
+	}
+}
+
+// costClient is a GraphQL client that keeps the extensions.cost of the
+// last answer it received.
+type costClient struct {
+	next graphql.Client
+
+	mu   sync.Mutex
+	cost map[string]any
+}
+
+func (c *costClient) MakeRequest(ctx context.Context, req *graphql.Request, resp *graphql.Response) error {
+	err := c.next.MakeRequest(ctx, req, resp)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cost, _ = resp.Extensions["cost"].(map[string]any)
+	return err
+}
+
+// last returns the cost of the last answer; an answer without one fails
+// the test.
+func (c *costClient) last(t *testing.T) graph.Cost {
+	t.Helper()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cost == nil {
+		t.Fatal("the answer has no extensions.cost")
+	}
+	num := func(k string) float64 {
+		v, ok := c.cost[k].(float64)
+		if !ok {
+			t.Fatalf("extensions.cost.%s = %v, want a number", k, c.cost[k])
+		}
+		return v
+	}
+	return graph.Cost{
+		DynamoDBRequests:   int(num("dynamodbRequests")),
+		ReadCapacityUnits:  num("readCapacityUnits"),
+		WriteCapacityUnits: num("writeCapacityUnits"),
+	}
+}
+
+// checkReadCost checks the cost an answer to a query shows: the requests
+// the server counted, within the budget, read capacity in the half units
+// DynamoDB bills, and no write capacity.
+func checkReadCost(t *testing.T, what string, cost graph.Cost, requests, budget int) {
+	t.Helper()
+	if cost.DynamoDBRequests != requests || cost.DynamoDBRequests > budget {
+		t.Errorf("%s: extensions.cost shows %d DynamoDB requests; the server counted %d, budget %d", what, cost.DynamoDBRequests, requests, budget)
+	}
+	units := cost.ReadCapacityUnits * 2
+	if units <= 0 || units != float64(int(units)) || cost.WriteCapacityUnits != 0 {
+		t.Errorf("%s: extensions.cost %+v, want read units in halves and no write units", what, cost)
 	}
 }
 
@@ -155,7 +217,10 @@ func TestCallBudgets(t *testing.T) {
 // the commenters of a page, authors and readers, are one BatchGetItem,
 // and the first replies of every thread come with their comments, so a
 // page with 50 threads, some longer than a page of replies, stays within
-// the budget.
+// the budget. Every comment and reply, by an author or by a reader on
+// their first comment or a later one, is one DynamoDB request: the
+// server knows the post, the parent and the commenter from its own reads
+// and writes, and its transaction checks that they have not changed.
 func TestCallBudgetsWithReaders(t *testing.T) {
 	s := newServer(t, publishReaders)
 	b := s.seedReadersBlog(t)
@@ -166,7 +231,8 @@ func TestCallBudgetsWithReaders(t *testing.T) {
 	}
 	var long []string
 	for i := range 50 {
-		c := ok[*AddCommentResponse](t)(AddComment(ctx, writers[i%len(writers)], AddCommentInput{PostId: b.post, Body: fmt.Sprintf("Comment %d", i)})).AddComment.Comment
+		c := ok[*PostCommentResponse](t)(PostComment(ctx, writers[i%len(writers)], AddCommentInput{PostId: b.post, Body: fmt.Sprintf("Comment %d", i)})).AddComment.Comment
+		oneRequest(t, fmt.Sprintf("comment %d", i), s.requests())
 		if i%10 == 0 {
 			long = append(long, c.Id)
 		}
@@ -174,7 +240,8 @@ func TestCallBudgetsWithReaders(t *testing.T) {
 	}
 	for _, id := range long {
 		for j := range storage.MaxReplyPage + 3 {
-			ok[*AddCommentResponse](t)(AddComment(ctx, writers[(j+7)%len(writers)], AddCommentInput{PostId: b.post, Body: fmt.Sprintf("Reply %d", j), ParentId: &id}))
+			ok[*PostCommentResponse](t)(PostComment(ctx, writers[(j+7)%len(writers)], AddCommentInput{PostId: b.post, Body: fmt.Sprintf("Reply %d", j), ParentId: &id}))
+			oneRequest(t, fmt.Sprintf("reply %d to %s", j, id), s.requests())
 			s.clock.advance(time.Second)
 		}
 	}
@@ -232,5 +299,71 @@ func TestCallBudgetsWithReaders(t *testing.T) {
 		if total(got) > c.budget {
 			t.Errorf("%s: %d DynamoDB requests %v, budget %d", c.name, total(got), got, c.budget)
 		}
+	}
+}
+
+// TestCostOnRequest checks extensions.cost where the server shows it only
+// to requests that ask (X-Request-Cost), as outside the embedded mode: an
+// answer without the header has none, one with it has the cost of its
+// operation and is never stored by caches, a write shows the write
+// capacity it consumed, and a request that fails before it runs shows
+// that it cost nothing.
+func TestCostOnRequest(t *testing.T) {
+	s := newServer(t, func(_ *storage.ClientConfig, o *graph.HandlerOptions) { o.CacheMaxAge = time.Minute })
+	b := s.seedBlog(t)
+	const query = `query($slug: String!) { category(slug: $slug) { name posts(first: 5) { edges { node { title } } } } }`
+	get := s.getQueryURL(query, `{"slug":"go"}`, "")
+	type answer struct {
+		Errors     []any
+		Extensions struct{ Cost *graph.Cost }
+	}
+	decode := func(r httpAnswer) answer {
+		t.Helper()
+		var a answer
+		if err := json.Unmarshal([]byte(r.body), &a); err != nil {
+			t.Fatalf("answer %s: %v", r.body, err)
+		}
+		return a
+	}
+
+	plain := s.fetch(t, http.MethodGet, get, "", nil)
+	if a := decode(plain); a.Extensions.Cost != nil || len(a.Errors) > 0 {
+		t.Errorf("answer without the header: %s, want no cost", plain.body)
+	}
+	equal(t, "Cache-Control without the header", plain.header.Get("Cache-Control"), "public, max-age=60")
+
+	asked := s.fetch(t, http.MethodGet, get, "", map[string]string{graph.CostHeader: "1"})
+	a := decode(asked)
+	if a.Extensions.Cost == nil {
+		t.Fatalf("answer with the header: %s, want a cost", asked.body)
+	}
+	checkReadCost(t, "category page", *a.Extensions.Cost, total(s.requests()), 2)
+	equal(t, "Cache-Control with the header", asked.header.Get("Cache-Control"), "no-store")
+
+	body := `{"query":` + jsonString(`mutation($id: ID!) { addComment(input: {postId: $id, body: "Costs?"}) { comment { id } } }`) +
+		`,"variables":{"id":` + jsonString(b.published[0]) + `}}`
+	write := s.fetch(t, http.MethodPost, s.url, body, map[string]string{
+		graph.CostHeader: "true", "Authorization": "Bearer " + s.signed(s.claims("ada", "author")),
+	})
+	wa := decode(write)
+	switch c := wa.Extensions.Cost; {
+	case c == nil || len(wa.Errors) > 0:
+		t.Fatalf("addComment: %s, want its cost", write.body)
+	case c.DynamoDBRequests != total(s.requests()) || c.WriteCapacityUnits < 2:
+		t.Errorf("addComment cost %+v, want the %d requests counted and 2 write units at least (a transaction)", *c, total(s.requests()))
+	}
+
+	refused := s.fetch(t, http.MethodPost, s.url, `{"query":"{ nope }"}`, map[string]string{graph.CostHeader: "1"})
+	if c := decode(refused).Extensions.Cost; c == nil || *c != (graph.Cost{}) {
+		t.Errorf("a request that does not validate: %s, want a cost of nothing", refused.body)
+	}
+}
+
+// oneRequest fails the test unless a write made one DynamoDB request, its
+// TransactWriteItems.
+func oneRequest(t *testing.T, what string, got map[string]int) {
+	t.Helper()
+	if total(got) != 1 || got["TransactWriteItems"] != 1 {
+		t.Errorf("%s: DynamoDB requests %v, want one TransactWriteItems", what, got)
 	}
 }

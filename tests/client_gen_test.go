@@ -5530,6 +5530,54 @@ type PostByIDResponse struct {
 // GetPost returns PostByIDResponse.Post, and is useful for accessing the field via an interface.
 func (v *PostByIDResponse) GetPost() *PostByIDPost { return v.Post }
 
+// PostCommentAddCommentAddCommentPayload includes the requested fields of the GraphQL type AddCommentPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `addComment`.
+type PostCommentAddCommentAddCommentPayload struct {
+	// The comment as added.
+	Comment PostCommentAddCommentAddCommentPayloadComment `json:"comment"`
+}
+
+// GetComment returns PostCommentAddCommentAddCommentPayload.Comment, and is useful for accessing the field via an interface.
+func (v *PostCommentAddCommentAddCommentPayload) GetComment() PostCommentAddCommentAddCommentPayloadComment {
+	return v.Comment
+}
+
+// PostCommentAddCommentAddCommentPayloadComment includes the requested fields of the GraphQL type Comment.
+// The GraphQL type's documentation follows.
+//
+// A comment on a post, or a reply to a top-level comment. Threads are one
+// level deep: replies have no replies.
+type PostCommentAddCommentAddCommentPayloadComment struct {
+	// The opaque global id of the comment.
+	Id string `json:"id"`
+	// When the comment was written.
+	CreatedAt time.Time `json:"createdAt"`
+	// Whether the comment is published, waiting for moderation, or rejected.
+	Status CommentStatus `json:"status"`
+}
+
+// GetId returns PostCommentAddCommentAddCommentPayloadComment.Id, and is useful for accessing the field via an interface.
+func (v *PostCommentAddCommentAddCommentPayloadComment) GetId() string { return v.Id }
+
+// GetCreatedAt returns PostCommentAddCommentAddCommentPayloadComment.CreatedAt, and is useful for accessing the field via an interface.
+func (v *PostCommentAddCommentAddCommentPayloadComment) GetCreatedAt() time.Time { return v.CreatedAt }
+
+// GetStatus returns PostCommentAddCommentAddCommentPayloadComment.Status, and is useful for accessing the field via an interface.
+func (v *PostCommentAddCommentAddCommentPayloadComment) GetStatus() CommentStatus { return v.Status }
+
+// PostCommentResponse is returned by PostComment on success.
+type PostCommentResponse struct {
+	// Adds a comment to a public post, or a reply to one of its top-level comments, written by the signed-in author or reader. A reader's comment may be held as PENDING (see `status`). Fails with RATE_LIMITED (`extensions.retryAfter`: seconds) past a reader's comments per minute, and with CONFLICT (reason DUPLICATE_COMMENT) when the same reader sent the same text to the same place less than a minute ago, unless it is a retry with the same `idempotencyKey`.
+	AddComment PostCommentAddCommentAddCommentPayload `json:"addComment"`
+}
+
+// GetAddComment returns PostCommentResponse.AddComment, and is useful for accessing the field via an interface.
+func (v *PostCommentResponse) GetAddComment() PostCommentAddCommentAddCommentPayload {
+	return v.AddComment
+}
+
 // PostCommentsPost includes the requested fields of the GraphQL type Post.
 // The GraphQL type's documentation follows.
 //
@@ -8375,6 +8423,14 @@ type __PostByIDInput struct {
 // GetId returns __PostByIDInput.Id, and is useful for accessing the field via an interface.
 func (v *__PostByIDInput) GetId() string { return v.Id }
 
+// __PostCommentInput is used internally by genqlient
+type __PostCommentInput struct {
+	Input AddCommentInput `json:"input"`
+}
+
+// GetInput returns __PostCommentInput.Input, and is useful for accessing the field via an interface.
+func (v *__PostCommentInput) GetInput() AddCommentInput { return v.Input }
+
 // __PostCommentsInput is used internally by genqlient
 type __PostCommentsInput struct {
 	Slug  string  `json:"slug"`
@@ -10352,6 +10408,46 @@ func PostByID(
 	}
 
 	data_ = &PostByIDResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by PostComment.
+const PostComment_Operation = `
+mutation PostComment ($input: AddCommentInput!) {
+	addComment(input: $input) {
+		comment {
+			id
+			createdAt
+			status
+		}
+	}
+}
+`
+
+// A comment form that shows the new comment from what it sent: the write
+// alone, one DynamoDB request.
+func PostComment(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input AddCommentInput,
+) (data_ *PostCommentResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "PostComment",
+		Query:  PostComment_Operation,
+		Variables: &__PostCommentInput{
+			Input: input,
+		},
+	}
+
+	data_ = &PostCommentResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

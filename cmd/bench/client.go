@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 
@@ -47,6 +48,29 @@ func (c *client) do(ctx context.Context, op operation, first, i int, tag string)
 // caller returns the call of op at page size 20.
 func (c *client) caller(op operation) call {
 	return func(ctx context.Context, i int) error { return c.do(ctx, op, 20, i, "") }
+}
+
+// inProcess returns what the i-th call of op at page size 20 needs to be
+// served by h in this process, with no HTTP client or connection: a
+// function that serves it and checks the answer.
+func inProcess(h http.Handler, op operation, i int) (func() error, error) {
+	body, err := json.Marshal(map[string]any{"query": op.query, "variables": op.vars(i, 20)})
+	if err != nil {
+		return nil, err
+	}
+	req := httptest.NewRequest(http.MethodPost, "/graphql", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if op.token != nil {
+		req.Header.Set("Authorization", "Bearer "+op.token(i))
+	}
+	rec := httptest.NewRecorder()
+	return func() error {
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusOK {
+			return fmt.Errorf("HTTP %d: %.500s", rec.Code, rec.Body.Bytes())
+		}
+		return nil
+	}, nil
 }
 
 // query sends one GraphQL request and returns the response body; a status

@@ -46,6 +46,7 @@ import (
 	"github.com/blogql/blog/embedded"
 	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/storage"
+	"github.com/blogql/blog/tuning"
 )
 
 type config struct {
@@ -66,13 +67,15 @@ type config struct {
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	// The garbage collector as the server sets it.
+	gc := tuning.Apply(os.Getenv)
 	cfg, err := parseFlags(os.Args[1:])
 	if errors.Is(err, flag.ErrHelp) {
 		return
 	}
 	var res *results
 	if err == nil {
-		res, err = run(ctx, cfg, os.Stderr)
+		res, err = run(ctx, cfg, gc, os.Stderr)
 	}
 	if err == nil {
 		err = res.write(cfg)
@@ -125,7 +128,7 @@ func parseFlags(args []string) (*config, error) {
 
 // run seeds, measures and returns the results; it fails on the first
 // error any call returns.
-func run(ctx context.Context, cfg *config, log io.Writer) (*results, error) {
+func run(ctx context.Context, cfg *config, gc tuning.GC, log io.Writer) (*results, error) {
 	logf := func(format string, args ...any) { fmt.Fprintf(log, format+"\n", args...) }
 	load := loadAverage()
 	clientCfg := storage.ClientConfig{Embedded: cfg.backend == "embedded", Endpoint: cfg.endpoint}
@@ -187,10 +190,12 @@ func run(ctx context.Context, cfg *config, log io.Writer) (*results, error) {
 		return nil, err
 	}
 	counts := newRequestCounts()
-	srv := httptest.NewServer(counts.middleware(graph.NewHandler(store, graph.HandlerOptions{
+	handler := graph.NewHandler(store, graph.HandlerOptions{
 		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Verifier: verifier,
-	})))
+		ShowCost: cfg.backend == "embedded", // as the server runs
+	})
+	srv := httptest.NewServer(counts.middleware(handler))
 	defer srv.Close()
 	client := newClient(srv.URL, cfg.concurrency)
 
@@ -200,7 +205,7 @@ func run(ctx context.Context, cfg *config, log io.Writer) (*results, error) {
 	}
 	ops := operations(store, t)
 	var next atomic.Int64
-	res := newResults(cfg, data, seeded, load)
+	res := newResults(cfg, data, seeded, load, gc)
 
 	for _, op := range ops {
 		r := res.op(op)
@@ -265,6 +270,31 @@ func run(ctx context.Context, cfg *config, log io.Writer) (*results, error) {
 		}
 		r.Requests.Min, r.Requests.Max = counts.rangeOf(op.name)
 	}
+	if cfg.cpuProfile != "" {
+		pprof.StopCPUProfile()
+	}
+
+	for _, op := range ops {
+		r := res.op(op)
+		var err error
+		r.Allocations.Server, err = allocationsPerCall(ctx, allocationSamples, func(i int) func() error {
+			f, err := inProcess(handler, op, i)
+			if err != nil {
+				return func() error { return err }
+			}
+			return f
+		}, &next)
+		if err != nil {
+			return nil, fmt.Errorf("%s allocations: %w", op.name, err)
+		}
+		r.Allocations.Floor, err = allocationsPerCall(ctx, allocationSamples, func(i int) func() error {
+			return func() error { return op.floor(ctx, i) }
+		}, &next)
+		if err != nil {
+			return nil, fmt.Errorf("%s floor allocations: %w", op.name, err)
+		}
+		logf("%-14s allocations per call: server %.0f, floor %.0f", op.name, r.Allocations.Server, r.Allocations.Floor)
+	}
 
 	runtime.GC()
 	res.Memory = readMemory()
@@ -278,6 +308,10 @@ func run(ctx context.Context, cfg *config, log io.Writer) (*results, error) {
 	}
 	return res, nil
 }
+
+// allocationSamples is how many calls of each operation, server and floor,
+// the allocations per call are the mean of.
+const allocationSamples = 100
 
 func pageSizes(op operation) []int {
 	if op.paged {

@@ -5,6 +5,8 @@ import (
 	"os"
 	"testing"
 	"time"
+
+	"github.com/blogql/blog/tuning"
 )
 
 // TestOperationsKeepTheirBudgets runs the benchmark briefly on a small
@@ -23,7 +25,7 @@ func TestOperationsKeepTheirBudgets(t *testing.T) {
 	} else if os.Getenv("REQUIRE_DYNAMODB") == "1" {
 		t.Fatal("REQUIRE_DYNAMODB=1 but DYNAMODB_ENDPOINT is not set: start DynamoDB Local with scripts/dynamodb-local.sh")
 	}
-	res, err := run(context.Background(), cfg, t.Output())
+	res, err := run(context.Background(), cfg, tuning.GC{Percent: 100}, t.Output())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,6 +47,9 @@ func TestOperationsKeepTheirBudgets(t *testing.T) {
 		}
 		if o.Sequential.Server.Calls != cfg.samples || len(o.Rounds) != 1 || o.Rounds[0].Server.Calls == 0 {
 			t.Errorf("%s: %d sequential calls, %d rounds", o.Name, o.Sequential.Server.Calls, len(o.Rounds))
+		}
+		if o.Allocations.Server <= 0 || o.Allocations.Floor <= 0 {
+			t.Errorf("%s: %v allocations per call of the server, %v of the floor", o.Name, o.Allocations.Server, o.Allocations.Floor)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -102,4 +103,25 @@ func concurrent(ctx context.Context, workers int, d time.Duration, f call, next 
 		return nil, 0, err
 	}
 	return all, elapsed, nil
+}
+
+// allocationsPerCall returns the heap allocations of one call of f, the
+// mean over n calls made one at a time. prepare builds what a call needs
+// (not counted); only f's own allocations, and those of the goroutines it
+// waits for, are counted.
+func allocationsPerCall(ctx context.Context, n int, prepare func(i int) func() error, next *atomic.Int64) (float64, error) {
+	var total uint64
+	var ms runtime.MemStats
+	for range n {
+		f := prepare(int(next.Add(1)))
+		runtime.ReadMemStats(&ms)
+		before := ms.Mallocs
+		err := f()
+		runtime.ReadMemStats(&ms)
+		total += ms.Mallocs - before
+		if err != nil {
+			return 0, err
+		}
+	}
+	return float64(total) / float64(n), nil
 }

@@ -6,6 +6,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -14,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/blogql/blog/tuning"
 )
 
 // results is what a run measured; it is written as JSON and summarized in
@@ -57,6 +60,10 @@ type settings struct {
 	Concurrency   int     `json:"concurrency"`
 	RoundSeconds  float64 `json:"roundSeconds"`
 	Rounds        int     `json:"rounds"`
+	// GOGC and MemoryLimitMB are the garbage collector's setting, the
+	// server's default (package tuning) unless the environment set them.
+	GOGC          int     `json:"gogc"`
+	MemoryLimitMB float64 `json:"memoryLimitMB,omitempty"`
 }
 
 type opResult struct {
@@ -77,6 +84,12 @@ type opResult struct {
 	// Rounds compare throughput at -concurrency, floor then server in each
 	// round; Ratio is server ÷ floor requests per second.
 	Rounds []comparisonResult `json:"rounds"`
+	// Allocations are the heap allocations of one call: the handler
+	// serving it (no HTTP client or connection), and the floor.
+	Allocations struct {
+		Server float64 `json:"server"`
+		Floor  float64 `json:"floor"`
+	} `json:"allocations"`
 }
 
 type comparisonResult struct {
@@ -104,9 +117,13 @@ func comparison(server, floor stats, of func(stats) float64) comparisonResult {
 	return c
 }
 
-func newResults(cfg *config, d *dataset, seeded time.Duration, load float64) *results {
+func newResults(cfg *config, d *dataset, seeded time.Duration, load float64, gc tuning.GC) *results {
 	m := readMachine()
 	m.LoadBefore = load
+	limit := 0.0
+	if gc.MemoryLimit < math.MaxInt64 {
+		limit = float64(gc.MemoryLimit) / (1 << 20)
+	}
 	return &results{
 		Backend:  cfg.backend,
 		Date:     time.Now().UTC().Truncate(time.Second),
@@ -119,6 +136,7 @@ func newResults(cfg *config, d *dataset, seeded time.Duration, load float64) *re
 		Settings: settings{
 			WarmupSeconds: cfg.warmup.Seconds(), Samples: cfg.samples, Concurrency: cfg.concurrency,
 			RoundSeconds: cfg.duration.Seconds(), Rounds: cfg.rounds,
+			GOGC: gc.Percent, MemoryLimitMB: limit,
 		},
 	}
 }
@@ -253,11 +271,15 @@ func (r *results) write(cfg *config) error {
 // where and when they were measured.
 func (r *results) markdown() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "Measured %s on %s (%d cores, load average %.1f before the run), %s, %s; dataset seeded in %.0f s; warm-up %.0f s, %d samples at concurrency 1, %d × %.0f s rounds at concurrency %d.\n\n",
-		r.Date.Format("2006-01-02"), r.Machine.CPU, r.Machine.Cores, r.Machine.LoadBefore, r.Machine.OS, r.Machine.Go,
+	gc := fmt.Sprintf("GOGC %d", r.Settings.GOGC)
+	if r.Settings.MemoryLimitMB > 0 {
+		gc += fmt.Sprintf(", GOMEMLIMIT %.0f MiB", r.Settings.MemoryLimitMB)
+	}
+	fmt.Fprintf(&b, "Measured %s on %s (%d cores, load average %.1f before the run), %s, %s, %s; dataset seeded in %.0f s; warm-up %.0f s, %d samples at concurrency 1, %d × %.0f s rounds at concurrency %d.\n\n",
+		r.Date.Format("2006-01-02"), r.Machine.CPU, r.Machine.Cores, r.Machine.LoadBefore, r.Machine.OS, r.Machine.Go, gc,
 		r.Dataset.SeedSeconds, r.Settings.WarmupSeconds, r.Settings.Samples, r.Settings.Rounds, r.Settings.RoundSeconds, r.Settings.Concurrency)
-	fmt.Fprintf(&b, "| operation | requests (budget) | c1 p50 server / floor | c1 p99 server / floor | **c1 ratio** | c%d server req/s, p50 / p99 | c%[1]d floor req/s | **c%[1]d ratio** |\n", r.Settings.Concurrency)
-	b.WriteString("|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| operation | requests (budget) | c1 p50 server / floor | c1 p99 server / floor | **c1 ratio** | c%d server req/s, p50 / p99 | c%[1]d floor req/s | **c%[1]d ratio** | allocations server / floor |\n", r.Settings.Concurrency)
+	b.WriteString("|---|---|---|---|---|---|---|---|---|\n")
 	for _, o := range r.Operations {
 		req := fmt.Sprint(o.Requests.Min)
 		if o.Requests.Max != o.Requests.Min {
@@ -267,9 +289,10 @@ func (r *results) markdown() string {
 			req += fmt.Sprintf(", %d at first: 100", n)
 		}
 		s, c := o.Sequential, o.median()
-		fmt.Fprintf(&b, "| %s | %s (%d) | %.2f / %.2f ms | %.2f / %.2f ms | **%.2f** | %.0f, %.1f / %.1f ms | %.0f | **%.2f** |\n",
+		fmt.Fprintf(&b, "| %s | %s (%d) | %.2f / %.2f ms | %.2f / %.2f ms | **%.2f** | %.0f, %.1f / %.1f ms | %.0f | **%.2f** | %.0f / %.0f |\n",
 			o.Name, req, o.Budget, s.Server.P50Millis, s.Floor.P50Millis, s.Server.P99Millis, s.Floor.P99Millis, s.Ratio,
-			c.Server.PerSecond, c.Server.P50Millis, c.Server.P99Millis, c.Floor.PerSecond, c.Ratio)
+			c.Server.PerSecond, c.Server.P50Millis, c.Server.P99Millis, c.Floor.PerSecond, c.Ratio,
+			o.Allocations.Server, o.Allocations.Floor)
 	}
 	fmt.Fprintf(&b, "\nProcess RSS after the run: %.0f MB (peak %.0f MB; %.0f MB the process's own, %.0f MB mapped files; Go heap in use %.0f MB).",
 		r.Memory.RSSMB, r.Memory.PeakRSSMB, r.Memory.AnonMB, r.Memory.FileMB, r.Memory.HeapInUseMB)

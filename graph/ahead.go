@@ -1,0 +1,257 @@
+package graph
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/blogql/blog/graph/model"
+	"github.com/blogql/blog/storage"
+)
+
+// Reads started ahead. A page's requests that depend on nothing but its
+// arguments go out at once instead of one after another: category(slug)
+// reads the category and, when its posts are selected, starts their Query
+// in the same moment; author(id) does the same with the author's posts;
+// post(slug) starts the comments' Query with the read of the post as soon
+// as the slug's reservation names it; the feed reads the blog's counts
+// with its shards. The child resolver then takes the result instead of
+// reading it again, but only for exactly the list it would read itself
+// (the same key, page and period, from its own arguments): a guess that
+// differs costs a read and never changes an answer. Errors come out of
+// the child as they would have; a read whose parent failed, or that no
+// child took, is waited for and dropped before the answer is written, so
+// the requests of an operation are all counted (extensions.cost) and none
+// outlives it.
+
+// ahead holds the reads one request started ahead, by the key of the list
+// they read.
+type ahead struct {
+	mu    sync.Mutex
+	wg    sync.WaitGroup
+	reads map[string]*aheadRead
+}
+
+// aheadRead is one read started ahead; done is closed once res and err are
+// set.
+type aheadRead struct {
+	done chan struct{}
+	res  any
+	err  error
+}
+
+// start runs read in the background under key, unless a read of key was
+// started already.
+func (a *ahead) start(ctx context.Context, key string, read func(context.Context) (any, error)) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.reads == nil {
+		a.reads = map[string]*aheadRead{}
+	}
+	if _, ok := a.reads[key]; ok {
+		return
+	}
+	r := &aheadRead{done: make(chan struct{})}
+	a.reads[key] = r
+	a.wg.Go(func() {
+		defer close(r.done)
+		r.res, r.err = read(ctx)
+	})
+}
+
+// take returns the result of the read started under key, waiting for it,
+// or false when none was.
+func (a *ahead) take(key string) (any, error, bool) {
+	a.mu.Lock()
+	r, ok := a.reads[key]
+	a.mu.Unlock()
+	if !ok {
+		return nil, nil, false
+	}
+	<-r.done
+	return r.res, r.err, true
+}
+
+// wait returns once every read started ahead is done.
+func (a *ahead) wait() { a.wg.Wait() }
+
+// readAhead returns the result of the read started ahead under key, or
+// else what read returns; T is what both return.
+func readAhead[T any](ctx context.Context, key string, read func() (T, error)) (T, error) {
+	if res, err, ok := loadersFor(ctx).ahead.take(key); ok {
+		v, _ := res.(T)
+		return v, err
+	}
+	return read()
+}
+
+// startAhead starts read under key for the request of ctx, when it is a
+// query: a mutation reads nothing before it writes.
+func startAhead[T any](ctx context.Context, key string, read func(context.Context) (T, error)) {
+	if op := graphql.GetOperationContext(ctx).Operation; op == nil || op.Operation != ast.Query {
+		return
+	}
+	loadersFor(ctx).ahead.start(ctx, key, func(ctx context.Context) (any, error) { return read(ctx) })
+}
+
+// waitAhead is the response hook that lets every read started ahead end
+// before the answer goes out.
+func waitAhead(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+	resp := next(ctx)
+	if l, ok := ctx.Value(loadersKey{}).(*loaders); ok {
+		l.ahead.wait()
+	}
+	return resp
+}
+
+// childArgs returns the arguments, as the request gives them, of the field
+// name selected on the object the current field resolves to, an object of
+// type typeName; false when the field is not selected exactly once.
+func childArgs(ctx context.Context, typeName, name string) (map[string]any, bool) {
+	oc := graphql.GetOperationContext(ctx)
+	var args map[string]any
+	n := 0
+	for _, f := range graphql.CollectFields(oc, graphql.GetFieldContext(ctx).Field.Selections, []string{typeName}) {
+		if f.Name == name {
+			n++
+			args = f.ArgumentMap(oc.Variables)
+		}
+	}
+	return args, n == 1
+}
+
+// listArgs returns the page and the period that the arguments of a list
+// field (first, after, last, before, publishedAfter, publishedBefore) ask
+// for, as the list's resolver will see them; false when they are not
+// values of the types the schema gives them, or ask for no valid page.
+func listArgs(args map[string]any) (storage.Page, storage.Period, bool) {
+	first, ok1 := intArg(args["first"])
+	last, ok2 := intArg(args["last"])
+	after, ok3 := stringArg(args["after"])
+	before, ok4 := stringArg(args["before"])
+	from, ok5 := timeArg(args["publishedAfter"])
+	to, ok6 := timeArg(args["publishedBefore"])
+	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 {
+		return storage.Page{}, storage.Period{}, false
+	}
+	p, err := pageOf(first, after, last, before)
+	return p, periodOf(from, to), err == nil
+}
+
+func intArg(v any) (*int, bool) {
+	switch n := v.(type) {
+	case nil:
+		return nil, true
+	case int64:
+		i := int(n)
+		return &i, int64(i) == n
+	case int:
+		return &n, true
+	}
+	return nil, false
+}
+
+func stringArg(v any) (*string, bool) {
+	switch s := v.(type) {
+	case nil:
+		return nil, true
+	case string:
+		return &s, true
+	}
+	return nil, false
+}
+
+func timeArg(v any) (*time.Time, bool) {
+	if v == nil {
+		return nil, true
+	}
+	t, err := model.UnmarshalDateTime(v)
+	return &t, err == nil
+}
+
+// listKey names the read of a page of a list, for readAhead.
+func listKey(list string, p storage.Page, per storage.Period) string {
+	return fmt.Sprintf("%s|%+v|%d|%d", list, p, per.From.UnixNano(), per.To.UnixNano())
+}
+
+// categoryPostsKey names the read of a page of a category's posts.
+func categoryPostsKey(slug string, p storage.Page, per storage.Period) string {
+	return listKey("category-posts:"+slug, p, per)
+}
+
+// authorPostsKey names the read of a page of an author's posts, with the
+// scheduled ones or without.
+func authorPostsKey(id string, own bool, p storage.Page, per storage.Period) string {
+	return listKey(fmt.Sprintf("author-posts:%s:%t", id, own), p, per)
+}
+
+// commentsKey names the read of a page of a post's comments.
+func commentsKey(postID string, p storage.Page) string {
+	return listKey("comments:"+postID, p, storage.Period{})
+}
+
+// categoryPostsAhead starts the read of the category's posts, when the
+// category field being resolved selects them.
+func (r *Resolver) categoryPostsAhead(ctx context.Context, slug string) {
+	if !storage.ValidSlug(slug) {
+		return
+	}
+	args, ok := childArgs(ctx, "Category", "posts")
+	if !ok {
+		return
+	}
+	p, per, ok := listArgs(args)
+	if !ok {
+		return
+	}
+	startAhead(ctx, categoryPostsKey(slug, p, per), func(ctx context.Context) (*storage.Result[*storage.Post], error) {
+		return r.store.CategoryPosts(ctx, slug, p, per)
+	})
+}
+
+// authorPostsAhead starts the read of the author's posts, when the author
+// field being resolved selects them.
+func (r *Resolver) authorPostsAhead(ctx context.Context, authorID string, own bool) {
+	if !storage.ValidID(authorID) {
+		return
+	}
+	args, ok := childArgs(ctx, "Author", "posts")
+	if !ok {
+		return
+	}
+	p, per, ok := listArgs(args)
+	if !ok {
+		return
+	}
+	startAhead(ctx, authorPostsKey(authorID, own, p, per), func(ctx context.Context) (*storage.Result[*storage.Post], error) {
+		return r.store.AuthorPosts(ctx, authorID, p, per, own)
+	})
+}
+
+// commentsAhead starts the read of the post's comments, when the post
+// field being resolved selects them.
+func (r *Resolver) commentsAhead(ctx context.Context, postID string) {
+	args, ok := childArgs(ctx, "Post", "comments")
+	if !ok {
+		return
+	}
+	p, _, ok := listArgs(args)
+	if !ok {
+		return
+	}
+	startAhead(ctx, commentsKey(postID, p), func(ctx context.Context) (*storage.Result[*storage.Comment], error) {
+		return r.store.Comments(ctx, postID, p)
+	})
+}
+
+// statsAhead starts the read of the blog-wide counts, when the field being
+// resolved (a list of the whole blog's posts) selects totalCount.
+func statsAhead(ctx context.Context, typeName string) {
+	if _, ok := childArgs(ctx, typeName, "totalCount"); ok {
+		loadersFor(ctx).stats.Load(ctx, struct{}{})
+	}
+}

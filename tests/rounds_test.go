@@ -1,0 +1,139 @@
+package tests
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/blogql/blog/graph"
+	"github.com/blogql/blog/storage"
+)
+
+// gate is an http.RoundTripper in front of DynamoDB that lets the
+// requests of one page through in rounds: each round opens when as many
+// requests as it holds are waiting at once. A page whose independent
+// reads go out together passes every round; one that waits for a read's
+// answer before it sends the next would wait for that round until the
+// request's deadline, and fail.
+type gate struct {
+	next http.RoundTripper
+
+	mu      sync.Mutex
+	rounds  []int // the sizes of the rounds still to open
+	waiting []chan struct{}
+}
+
+// expect makes the next requests go through in rounds of the given sizes;
+// after them, requests pass freely again.
+func (g *gate) expect(rounds ...int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.rounds, g.waiting = rounds, nil
+}
+
+// left returns the sizes of the rounds that did not open.
+func (g *gate) left() []int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.rounds
+}
+
+func (g *gate) RoundTrip(r *http.Request) (*http.Response, error) {
+	g.mu.Lock()
+	if len(g.rounds) == 0 {
+		g.mu.Unlock()
+		return g.next.RoundTrip(r)
+	}
+	open := make(chan struct{})
+	g.waiting = append(g.waiting, open)
+	if len(g.waiting) == g.rounds[0] {
+		for _, w := range g.waiting {
+			close(w)
+		}
+		g.rounds, g.waiting = g.rounds[1:], nil
+	}
+	g.mu.Unlock()
+	select {
+	case <-open:
+		return g.next.RoundTrip(r)
+	case <-r.Context().Done():
+		return nil, r.Context().Err()
+	}
+}
+
+// TestIndependentReadsGoOutTogether checks the round trips of the
+// frontend's pages: requests that depend only on the page's arguments go
+// out at once (a category and its posts, an author and theirs, the feed's
+// shards and the blog's counts), and a post's comments go out with the
+// post as soon as its slug names it. Each page must pass a gate that
+// opens only for exactly those rounds.
+func TestIndependentReadsGoOutTogether(t *testing.T) {
+	g := &gate{}
+	s := newServer(t, func(c *storage.ClientConfig, o *graph.HandlerOptions) {
+		g.next = http.DefaultTransport
+		if c.Embedded {
+			g.next = storage.NewEmbeddedTransport()
+		}
+		c.HTTPClient = &http.Client{Transport: g}
+		// A page that waits for a round that never opens fails at this
+		// deadline instead of passing.
+		o.RequestTimeout = 5 * time.Second
+	})
+	b := s.seedBlog(t)
+	ctx := context.Background()
+	first := 20
+	cases := []struct {
+		name   string
+		rounds []int
+		run    func() error
+	}{
+		{"category page: the category and its posts", []int{2}, func() error {
+			r, err := CategoryPage(ctx, s.client, "go", &first, nil)
+			if err == nil {
+				equal(t, "posts", len(r.Category.Posts.Edges), 20)
+			}
+			return err
+		}},
+		{"author page: the author and their posts", []int{2}, func() error {
+			r, err := AuthorPage(ctx, s.client, b.authors[0], &first, nil)
+			if err == nil {
+				equal(t, "posts", len(r.Author.Posts.Edges), 13)
+			}
+			return err
+		}},
+		{"author page by slug: the slug, then the author and their posts", []int{1, 2}, func() error {
+			r, err := AuthorBySlug(ctx, s.client, "ada-lovelace", &first, nil, nil, nil, nil, nil)
+			if err == nil {
+				equal(t, "posts", len(r.Author.Posts.Edges), 13)
+			}
+			return err
+		}},
+		{"post page: the slug, then the post and its comments, then the commenters", []int{1, 2, 1}, func() error {
+			r, err := PostPage(ctx, s.client, b.commented)
+			if err == nil {
+				equal(t, "comments", len(r.Post.Comments.Edges), 6)
+			}
+			return err
+		}},
+		{"feed: four shards and the counts", []int{5}, func() error {
+			r, err := Feed(ctx, s.client, &first, nil)
+			if err == nil {
+				equal(t, "posts", len(r.Posts.Edges), 20)
+			}
+			return err
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g.expect(c.rounds...)
+			if err := c.run(); err != nil {
+				t.Fatal(err)
+			}
+			if left := g.left(); len(left) > 0 {
+				t.Errorf("rounds %v never opened", left)
+			}
+		})
+	}
+}
