@@ -38,12 +38,17 @@ func TestApplyKeepsWhatTheEnvironmentSets(t *testing.T) {
 		t.Errorf("with GOGC and GOMEMLIMIT set: %+v, want them kept", gc)
 	}
 
+	debug.SetGCPercent(100)
 	debug.SetMemoryLimit(math.MaxInt64)
 	gc = Apply(func(string) string { return "" })
-	if gc.Percent != DefaultGOGC || len(gc.FromEnvironment) != 0 {
-		t.Errorf("with nothing set: %+v, want GOGC %d", gc, DefaultGOGC)
+	if len(gc.FromEnvironment) != 0 {
+		t.Errorf("with nothing set: %+v, want nothing from the environment", gc)
 	}
-	if limit, ok := containerLimit(); ok && gc.MemoryLimit != int64(float64(limit)*MemoryLimitShare) {
-		t.Errorf("memory limit %d under a container limit of %d, want %v of it", gc.MemoryLimit, limit, MemoryLimitShare)
+	if limit, ok := containerLimit(); ok {
+		if gc.Percent != ContainerGOGC || gc.MemoryLimit != int64(float64(limit)*MemoryLimitShare) {
+			t.Errorf("under a container limit of %d: %+v, want GOGC %d and %v of the limit", limit, gc, ContainerGOGC, MemoryLimitShare)
+		}
+	} else if gc.Percent != 100 || gc.MemoryLimit != math.MaxInt64 {
+		t.Errorf("with no memory limit: %+v, want Go's defaults", gc)
 	}
 }
