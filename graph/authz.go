@@ -319,6 +319,20 @@ func (r *Resolver) commentFor(ctx context.Context, gid string, idemKey *string, 
 	return key, false, fmt.Errorf("%w: only %s may do this", auth.ErrForbidden, who)
 }
 
+// postShownAfterWrite reports whether a mutation's payload may show the
+// comment it wrote on the post with id, when the payload asks for the
+// comment's post: the post is read after the write, through the request's
+// loader, so the post field reads the same post and a post deleted or
+// hidden meanwhile hides the comment instead of failing that field. A
+// payload that does not ask for the post needs no read.
+func (r *Resolver) postShownAfterWrite(ctx context.Context, id string) bool {
+	if !selectsNested(ctx, "comment", "post") {
+		return true
+	}
+	p, err := loadersFor(ctx).posts.Load(ctx, id)()
+	return err == nil && r.sees(ctx, p)
+}
+
 // postVisible reports whether the actor of ctx may see the post with id,
 // read as a check before a write is: false when it is gone.
 func (r *Resolver) postVisible(ctx context.Context, id string) bool {

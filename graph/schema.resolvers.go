@@ -466,7 +466,7 @@ func (r *mutationResolver) DeleteComment(ctx context.Context, input model.Delete
 		return nil, err
 	}
 	payload := &model.DeleteCommentPayload{DeletedCommentID: commentGID(key.PostID, key.CommentID)}
-	if !hidden {
+	if !hidden && r.postShownAfterWrite(ctx, key.PostID) {
 		// A comment on a post its writer can no longer see is deleted all
 		// the same, but shown to no one: its post could not be.
 		payload.Comment = c

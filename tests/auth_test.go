@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -775,6 +776,60 @@ func TestDeletingACommentOnAHiddenPostSucceeds(t *testing.T) {
 		t.Errorf("the post's author deleting a comment on their draft gets %+v, want the comment", c)
 	}
 	s.consistent()
+}
+
+// TestDeletingACommentWhileItsPostIsHidden deletes one's own comment,
+// asking for the comment's post, while its author unpublishes the post
+// between the deletion's write and the answer: the answer says the
+// comment is deleted, without an error and without the comment, whose
+// post may no longer be shown.
+func TestDeletingACommentWhileItsPostIsHidden(t *testing.T) {
+	between := &afterWrite{}
+	s := newServer(t, func(c *storage.ClientConfig, _ *graph.HandlerOptions) {
+		between.next = http.DefaultTransport
+		if c.Embedded {
+			between.next = storage.NewEmbeddedTransport()
+		}
+		c.HTTPClient = &http.Client{Transport: between}
+	})
+	b := s.seedBlog(t)
+	ctx := context.Background()
+	post := b.published[0] // ada's
+	grace, ada := b.writers[1], b.writers[0]
+	mine := ok[*AddCommentResponse](t)(AddComment(ctx, grace, AddCommentInput{PostId: post, Body: "Mine."})).AddComment.Comment.Id
+
+	hide := func() { ok[*UnpublishPostResponse](t)(UnpublishPost(ctx, ada, UnpublishPostInput{Id: post})) }
+	between.hook.Store(&hide)
+	r, err := DeleteComment(ctx, grace, DeleteCommentInput{Id: mine})
+	if err != nil {
+		t.Fatalf("deleteComment while its post is unpublished: %v", err)
+	}
+	if between.hook.Load() != nil {
+		t.Fatal("the post was not unpublished during the deletion")
+	}
+	equal(t, "deletedCommentId", r.DeleteComment.DeletedCommentId, mine)
+	if r.DeleteComment.Comment != nil {
+		t.Errorf("comment %+v shown with a post its writer may no longer see", r.DeleteComment.Comment)
+	}
+	s.consistent()
+}
+
+// afterWrite is a transport in front of DynamoDB that runs its hook once,
+// after the next TransactWriteItems has taken effect and before its answer
+// returns.
+type afterWrite struct {
+	next http.RoundTripper
+	hook atomic.Pointer[func()]
+}
+
+func (a *afterWrite) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := a.next.RoundTrip(r)
+	if err == nil && resp.StatusCode == http.StatusOK && strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".TransactWriteItems") {
+		if hook := a.hook.Swap(nil); hook != nil {
+			(*hook)()
+		}
+	}
+	return resp, err
 }
 
 // TestSubjectsThatCannotBeIDs sends valid tokens whose subject no author
