@@ -7,6 +7,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
+	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/storage"
 )
 
@@ -21,9 +22,11 @@ import (
 // is what on-demand tables bill: a read unit per 4 KB read with strong
 // consistency and half as much eventually consistent, a write unit per
 // 1 KB written, twice as much in a transaction. The embedded engine
-// reports them as DynamoDB would. An answer shows them always when
-// HandlerOptions.ShowCost is set (the embedded mode), else when its
-// request asks with the CostHeader header.
+// reports them as DynamoDB would. Only an admin's answer shows them:
+// always when HandlerOptions.ShowCost is set (the embedded mode), else
+// when the request asks with the CostHeader header. Anyone else could
+// tell from them what an answer leaves out (the comments a hidden post
+// has take read capacity to find, a missing post's none).
 
 // CostHeader is the request header that asks for extensions.cost in the
 // answer: "1" or "true". Such an answer is for the developer who asked
@@ -75,12 +78,13 @@ func asksCost(v string) bool {
 }
 
 // reportCost is the response hook that puts the operation's cost in the
-// extensions of its answer, when the request's answer shows it. It runs
+// extensions of its answer, when the request's answer shows it and the
+// request is an admin's. It runs
 // once every resolver, and every read started on their behalf, is done.
 func reportCost(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	resp := next(ctx)
 	rc, _ := ctx.Value(requestCostKey{}).(*requestCost)
-	if resp == nil || rc == nil || !rc.show {
+	if resp == nil || rc == nil || !rc.show || !auth.ActorFrom(ctx).IsAdmin() {
 		return resp
 	}
 	read, write := rc.counter.Capacity()
