@@ -64,8 +64,8 @@ type HandlerOptions struct {
 	// admins have none.
 	CommentsPerMinute int
 	// ShowCost puts what each operation took from DynamoDB in every
-	// answer (extensions.cost, see cost.go); without it only answers to
-	// requests that ask with CostHeader have it.
+	// answer to an admin (extensions.cost, see cost.go); without it only
+	// answers to admins' requests that ask with CostHeader have it.
 	ShowCost bool
 }
 
