@@ -165,20 +165,36 @@ func startBinary(t *testing.T, dir string, flags ...string) *binaryServer {
 }
 
 // devHeader returns the development Authorization header the server
-// logged for an author.
+// logged for an author. The server logs it before it is ready, but the
+// line may still be on its way through the pipe: devHeader waits for it
+// for up to 10 s.
 func (s *binaryServer) devHeader(t *testing.T, author string) string {
 	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if h, ok := s.loggedHeader(author); ok {
+			return h
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no development token of %s in the log", author)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// loggedHeader returns the development Authorization header of author
+// among the lines logged so far.
+func (s *binaryServer) loggedHeader(author string) (string, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, line := range s.logs {
 		var rec struct{ Msg, Author, Header string }
 		if json.Unmarshal([]byte(line), &rec) == nil && strings.HasPrefix(rec.Msg, "DEVELOPMENT ONLY") && rec.Author == author {
 			_, value, _ := strings.Cut(rec.Header, ": ")
-			return value
+			return value, true
 		}
 	}
-	t.Fatalf("no development token of %s in the log", author)
-	return ""
+	return "", false
 }
 
 // try sends a GraphQL document and decodes its data into out; it fails on
