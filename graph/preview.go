@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"time"
 
@@ -149,7 +150,9 @@ func openPreview(aead cipher.AEAD, token string, now time.Time) (string, bool) {
 // most maxPreviewLen characters of strict base64url, long enough for a
 // nonce, an expiry, a post id and a tag.
 func decodePreview(token string) ([]byte, bool) {
-	if len(token) > maxPreviewLen {
+	// The decoder skips line breaks: only the spelling the server hands
+	// out is a token.
+	if len(token) > maxPreviewLen || strings.ContainsAny(token, "\r\n") {
 		return nil, false
 	}
 	sealed, err := base64.RawURLEncoding.Strict().DecodeString(token)

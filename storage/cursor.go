@@ -108,7 +108,9 @@ func (s *Store) decodeCursor(list, cursor string) (map[string]string, error) {
 		return nil, nil
 	}
 	bad := errBadCursor()
-	if len(cursor) > maxCursorLen {
+	// The decoder skips line breaks: only the spelling the server hands
+	// out is a cursor.
+	if len(cursor) > maxCursorLen || strings.ContainsAny(cursor, "\r\n") {
 		return nil, bad
 	}
 	raw, err := base64.RawURLEncoding.Strict().DecodeString(cursor)

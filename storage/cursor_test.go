@@ -71,6 +71,10 @@ func TestCursorsAreSealedWithTheTablesKey(t *testing.T) {
 			_, err := serverB.CategoryPosts(ctx, "go", storage.Page{Limit: 1, After: string(b)}, storage.Period{})
 			return err
 		}},
+		{"the cursor with a line break, which base64 would skip", func(ctx context.Context) error {
+			_, err := serverB.CategoryPosts(ctx, "go", storage.Page{Limit: 1, After: cursor[:5] + "\n" + cursor[5:]}, storage.Period{})
+			return err
+		}},
 	}
 	for _, r := range refused {
 		t.Run(r.name, func(t *testing.T) {
