@@ -785,13 +785,7 @@ func TestDeletingACommentOnAHiddenPostSucceeds(t *testing.T) {
 // post may no longer be shown.
 func TestDeletingACommentWhileItsPostIsHidden(t *testing.T) {
 	between := &afterWrite{}
-	s := newServer(t, func(c *storage.ClientConfig, _ *graph.HandlerOptions) {
-		between.next = http.DefaultTransport
-		if c.Embedded {
-			between.next = storage.NewEmbeddedTransport()
-		}
-		c.HTTPClient = &http.Client{Transport: between}
-	})
+	s := newServer(t, inFront(func(backend http.RoundTripper) http.RoundTripper { between.next = backend; return between }))
 	b := s.seedBlog(t)
 	ctx := context.Background()
 	post := b.published[0] // ada's

@@ -192,14 +192,10 @@ func dynamoError(r *http.Request, status int, code, fields string) *http.Respons
 // DynamoDB, letting everything through until set is called.
 func newFaultyServer(t *testing.T, seed uint64, configure ...func(*storage.ClientConfig, *graphpkg.HandlerOptions)) (*server, *faultyTransport) {
 	var f *faultyTransport
-	inject := func(c *storage.ClientConfig, _ *graphpkg.HandlerOptions) {
-		next := http.DefaultTransport
-		if c.Embedded {
-			next = storage.NewEmbeddedTransport()
-		}
-		f = newFaultyTransport(next, seed)
-		c.HTTPClient = &http.Client{Transport: f}
-	}
+	inject := inFront(func(backend http.RoundTripper) http.RoundTripper {
+		f = newFaultyTransport(backend, seed)
+		return f
+	})
 	return newServer(t, append([]func(*storage.ClientConfig, *graphpkg.HandlerOptions){inject}, configure...)...), f
 }
 

@@ -72,6 +72,19 @@ func newServer(t *testing.T, configure ...func(*storage.ClientConfig, *graph.Han
 	return newServerWith(t, nil, configure...)
 }
 
+// inFront returns a configure function for newServer that puts the
+// transport wrap returns in front of the server's DynamoDB: the embedded
+// engine's or DynamoDB Local's.
+func inFront(wrap func(backend http.RoundTripper) http.RoundTripper) func(*storage.ClientConfig, *graph.HandlerOptions) {
+	return func(c *storage.ClientConfig, _ *graph.HandlerOptions) {
+		backend := http.DefaultTransport
+		if c.Embedded {
+			backend = storage.NewEmbeddedTransport()
+		}
+		c.HTTPClient = &http.Client{Transport: wrap(backend)}
+	}
+}
+
 // newServerWith starts the server as newServer does, with the token
 // verifier's configuration changed by verify when it is not nil.
 func newServerWith(t *testing.T, verify func(*auth.Config), configure ...func(*storage.ClientConfig, *graph.HandlerOptions)) *server {

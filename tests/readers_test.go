@@ -454,13 +454,7 @@ func (f *refuseBatchWrites) RoundTrip(r *http.Request) (*http.Response, error) {
 // deletion sent again with its key removes it for good.
 func TestModerationQueueLeavesOutDeletedPosts(t *testing.T) {
 	faults := &refuseBatchWrites{}
-	s := newServer(t, func(c *storage.ClientConfig, _ *graph.HandlerOptions) {
-		faults.next = http.DefaultTransport
-		if c.Embedded {
-			faults.next = storage.NewEmbeddedTransport()
-		}
-		c.HTTPClient = &http.Client{Transport: faults}
-	})
+	s := newServer(t, inFront(func(backend http.RoundTripper) http.RoundTripper { faults.next = backend; return faults }))
 	b := s.seedReadersBlog(t)
 	ctx := context.Background()
 	lin := s.reader("lin", "Lin", "")

@@ -71,12 +71,7 @@ func (g *gate) RoundTrip(r *http.Request) (*http.Response, error) {
 // opens only for exactly those rounds.
 func TestIndependentReadsGoOutTogether(t *testing.T) {
 	g := &gate{}
-	s := newServer(t, func(c *storage.ClientConfig, o *graph.HandlerOptions) {
-		g.next = http.DefaultTransport
-		if c.Embedded {
-			g.next = storage.NewEmbeddedTransport()
-		}
-		c.HTTPClient = &http.Client{Transport: g}
+	s := newServer(t, inFront(func(backend http.RoundTripper) http.RoundTripper { g.next = backend; return g }), func(_ *storage.ClientConfig, o *graph.HandlerOptions) {
 		// A page that waits for a round that never opens fails at this
 		// deadline instead of passing.
 		o.RequestTimeout = 5 * time.Second
