@@ -200,18 +200,28 @@ type putRequest struct {
 	cond *cond
 }
 
-// preparePut checks a put of it on the table name with the condition
-// expression cond.
-func (s *store) preparePut(table string, it item, cond *string, names map[string]string, values exprValues) (*putRequest, error) {
-	e, err := newExpressions(names, values, map[string]*string{"ConditionExpression": cond}, "ConditionExpression")
+// parseCondition parses the ConditionExpression of a request that has no
+// other expression, with its placeholders; nil when there is none.
+func parseCondition(expr *string, names map[string]string, values exprValues) (*cond, error) {
+	e, err := newExpressions(names, values, map[string]*string{"ConditionExpression": expr}, "ConditionExpression")
 	if err != nil {
 		return nil, err
 	}
-	c, err := e.condition("ConditionExpression", cond)
+	c, err := e.condition("ConditionExpression", expr)
 	if err != nil {
 		return nil, err
 	}
 	if err := e.done(); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// preparePut checks a put of it on the table name with the condition
+// expression cond.
+func (s *store) preparePut(table string, it item, cond *string, names map[string]string, values exprValues) (*putRequest, error) {
+	c, err := parseCondition(cond, names, values)
+	if err != nil {
 		return nil, err
 	}
 	def, err := s.tableOf(table)
@@ -404,15 +414,8 @@ type keyRequest struct {
 // prepareKeyed checks a request on the item key of the table with a
 // condition expression.
 func (s *store) prepareKeyed(table string, key item, cond *string, names map[string]string, values exprValues) (*keyRequest, error) {
-	e, err := newExpressions(names, values, map[string]*string{"ConditionExpression": cond}, "ConditionExpression")
+	c, err := parseCondition(cond, names, values)
 	if err != nil {
-		return nil, err
-	}
-	c, err := e.condition("ConditionExpression", cond)
-	if err != nil {
-		return nil, err
-	}
-	if err := e.done(); err != nil {
 		return nil, err
 	}
 	def, err := s.tableOf(table)

@@ -124,23 +124,6 @@ func childArgs(ctx context.Context, typeName, name string) (map[string]any, bool
 	return args, n == 1
 }
 
-// selectsNested reports whether the current field selects field, and that
-// field selects child.
-func selectsNested(ctx context.Context, field, child string) bool {
-	oc := graphql.GetOperationContext(ctx)
-	for _, f := range graphql.CollectFields(oc, graphql.GetFieldContext(ctx).Field.Selections, nil) {
-		if f.Name != field {
-			continue
-		}
-		for _, g := range graphql.CollectFields(oc, f.Selections, nil) {
-			if g.Name == child {
-				return true
-			}
-		}
-	}
-	return false
-}
-
 // listArgs returns the page and the period that the arguments of a list
 // field (first, after, last, before, publishedAfter, publishedBefore) ask
 // for, as the list's resolver will see them; false when they are not

@@ -52,6 +52,23 @@ func selectsOnly(ctx context.Context, fields ...string) bool {
 	return true
 }
 
+// selectsNested reports whether the current field selects field, and that
+// field selects child.
+func selectsNested(ctx context.Context, field, child string) bool {
+	oc := graphql.GetOperationContext(ctx)
+	for _, f := range graphql.CollectFields(oc, graphql.GetFieldContext(ctx).Field.Selections, nil) {
+		if f.Name != field {
+			continue
+		}
+		for _, g := range graphql.CollectFields(oc, f.Selections, nil) {
+			if g.Name == child {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // categoriesOf answers a post's categories from the names it carries.
 func categoriesOf(refs []storage.CategoryRef) []*storage.Category {
 	cats := make([]*storage.Category, len(refs))

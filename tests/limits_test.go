@@ -349,11 +349,7 @@ func TestBadInputsWriteNothing(t *testing.T) {
 	for i := range eleven {
 		eleven[i] = fmt.Sprintf("c%d", i)
 	}
-	cases := []struct {
-		name  string
-		call  func() error
-		field string
-	}{
+	cases := []badInput{
 		{"title of 201 characters", newPost(func(p *CreatePostInput) { p.Title = strings.Repeat("é", 201) }), "title"},
 		{"title with a line break", newPost(func(p *CreatePostInput) { p.Title = "Hello\nworld" }), "title"},
 		{"title with a control character", newPost(func(p *CreatePostInput) { p.Title = "Bell\a" }), "title"},
@@ -390,16 +386,7 @@ func TestBadInputsWriteNothing(t *testing.T) {
 			return err
 		}, "id"},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			err := c.call()
-			equal(t, "code", code(err), "BAD_USER_INPUT")
-			equal(t, "field", errField(err), c.field)
-			if reqs := s.requests(); total(reqs) > 0 {
-				t.Errorf("bad input sent DynamoDB requests %v", reqs)
-			}
-		})
-	}
+	s.refusesBadInput(t, cases)
 	s.unchanged(before)
 
 	t.Run("injection-shaped text within the limits is kept as sent", func(t *testing.T) {
@@ -660,11 +647,7 @@ func TestOptionalInputsAreNeverEmpty(t *testing.T) {
 	b := s.seedBlog(t)
 	ctx := context.Background()
 	before := s.snapshot()
-	cases := []struct {
-		name  string
-		call  func() error
-		field string
-	}{
+	cases := []badInput{
 		{"an empty subject", func() error {
 			_, err := CreateAuthor(ctx, s.admin, CreateAuthorInput{Subject: ptr(""), Name: "Nobody"})
 			return err
@@ -702,6 +685,24 @@ func TestOptionalInputsAreNeverEmpty(t *testing.T) {
 			return err
 		}, "name"},
 	}
+	s.refusesBadInput(t, cases)
+	s.unchanged(before)
+	t.Run("right-to-left text itself is fine", func(t *testing.T) {
+		ok[*CreatePostResponse](t)(CreatePost(ctx, b.writers[0], CreatePostInput{Title: "שלום עולם", Slug: "hebrew"}))
+	})
+}
+
+// badInput is a call that must be refused as bad input on field.
+type badInput struct {
+	name  string
+	call  func() error
+	field string
+}
+
+// refusesBadInput makes each call as a subtest: BAD_USER_INPUT on its
+// field, before any DynamoDB request.
+func (s *server) refusesBadInput(t *testing.T, cases []badInput) {
+	t.Helper()
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			err := c.call()
@@ -712,8 +713,4 @@ func TestOptionalInputsAreNeverEmpty(t *testing.T) {
 			}
 		})
 	}
-	s.unchanged(before)
-	t.Run("right-to-left text itself is fine", func(t *testing.T) {
-		ok[*CreatePostResponse](t)(CreatePost(ctx, b.writers[0], CreatePostInput{Title: "שלום עולם", Slug: "hebrew"}))
-	})
 }
