@@ -37,7 +37,32 @@ const categoryPageQuery = `query CategoryPage($slug: String!) {
 // go test -run ^$ -bench CategoryPage -benchmem ./tests.
 func BenchmarkCategoryPage(b *testing.B) {
 	_, h := benchHandler(b)
-	body, err := json.Marshal(map[string]any{"query": categoryPageQuery, "variables": map[string]any{"slug": "go"}})
+	benchPage(b, h, categoryPageQuery)
+}
+
+// BenchmarkFieldCost measures what resolving one field costs the GraphQL
+// layer: the category page's 20 posts with one field each, then with
+// twenty (the same field under twenty aliases, served from the post as it
+// was read). The two make the same DynamoDB requests, so the difference,
+// divided by the 380 fields more, is the executor's cost of a field.
+func BenchmarkFieldCost(b *testing.B) {
+	_, h := benchHandler(b)
+	for _, n := range []int{1, 20} {
+		fields := make([]string, n)
+		for i := range fields {
+			fields[i] = fmt.Sprintf("f%d: slug", i)
+		}
+		query := `query CategoryPage($slug: String!) {
+  category(slug: $slug) { id name description postCount posts(first: 20) { edges { node { ` + strings.Join(fields, " ") + ` } } } }
+}`
+		b.Run(fmt.Sprintf("fields=%d", n), func(b *testing.B) { benchPage(b, h, query) })
+	}
+}
+
+// benchPage runs query, a category page of 20 posts, through h on every
+// iteration, after checking that it answers 20 posts and no errors.
+func benchPage(b *testing.B, h http.Handler, query string) {
+	body, err := json.Marshal(map[string]any{"query": query, "variables": map[string]any{"slug": "go"}})
 	if err != nil {
 		b.Fatal(err)
 	}
