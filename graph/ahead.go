@@ -47,19 +47,32 @@ type aheadRead struct {
 // start runs read in the background under key, unless a read of key was
 // started already.
 func (a *ahead) start(ctx context.Context, key string, read func(context.Context) (any, error)) {
+	a.startUnder(ctx, []string{key}, func(ctx context.Context, _ []int) (any, error) { return read(ctx) })
+}
+
+// startUnder runs read once in the background, under each of keys no read
+// was started under yet; fresh holds the indexes of those keys. Nothing
+// runs when there are none.
+func (a *ahead) startUnder(ctx context.Context, keys []string, read func(ctx context.Context, fresh []int) (any, error)) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.reads == nil {
 		a.reads = map[string]*aheadRead{}
 	}
-	if _, ok := a.reads[key]; ok {
+	r := &aheadRead{done: make(chan struct{})}
+	var fresh []int
+	for i, key := range keys {
+		if _, ok := a.reads[key]; !ok {
+			a.reads[key] = r
+			fresh = append(fresh, i)
+		}
+	}
+	if len(fresh) == 0 {
 		return
 	}
-	r := &aheadRead{done: make(chan struct{})}
-	a.reads[key] = r
 	a.wg.Go(func() {
 		defer close(r.done)
-		r.res, r.err = read(ctx)
+		r.res, r.err = read(ctx, fresh)
 	})
 }
 
@@ -75,6 +88,9 @@ func (a *ahead) take(key string) (any, error, bool) {
 	<-r.done
 	return r.res, r.err, true
 }
+
+// await waits for the read started under key, if one was.
+func (a *ahead) await(key string) { a.take(key) }
 
 // wait returns once every read started ahead is done.
 func (a *ahead) wait() { a.wg.Wait() }

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/blogql/blog/auth"
@@ -321,15 +322,21 @@ func (r *Resolver) commentFor(ctx context.Context, gid string, idemKey *string, 
 
 // postShownAfterWrite reports whether a mutation's payload may show the
 // comment it wrote on the post with id, when the payload asks for the
-// comment's post: the post is read after the write, through the request's
-// loader, so the post field reads the same post and a post deleted or
-// hidden meanwhile hides the comment instead of failing that field. A
-// payload that does not ask for the post needs no read.
+// comment's post: the post is read after the write into the request's
+// loader (primed: no batch window), so the post field reads the same post
+// and a post deleted or hidden meanwhile hides the comment instead of
+// failing that field. A payload that does not ask for the post needs no
+// read.
 func (r *Resolver) postShownAfterWrite(ctx context.Context, id string) bool {
-	if !selectsNested(ctx, "comment", "post") {
+	if !graphql.FieldRequested(ctx, "comment.post") {
 		return true
 	}
-	p, err := loadersFor(ctx).posts.Load(ctx, id)()
+	l := loadersFor(ctx)
+	l.primeAhead(ctx, []string{primedPostKey(id)}, func(ctx context.Context, _ []int) {
+		prime(ctx, "posts", l.posts, r.store.GetPosts, []string{id})
+	})
+	l.ahead.await(primedPostKey(id))
+	p, err := l.posts.Load(ctx, id)()
 	return err == nil && r.sees(ctx, p)
 }
 

@@ -32,8 +32,9 @@ type loaders struct {
 	commenters *dataloader.Loader[storage.Writer, *storage.Commenter]
 	// stats reads the blog-wide counts once for all the fields that ask.
 	stats *dataloader.Loader[struct{}, *storage.Stats]
-	// observe records the number of keys of each batch read, by loader.
-	observe func(loader string, keys int)
+	// observe records each batch read: its loader, its number of keys,
+	// and whether it waited for the loader's batch window (or was primed).
+	observe func(loader string, keys int, waited bool)
 	// ahead holds the reads started before the fields that take them
 	// (ahead.go).
 	ahead ahead
@@ -43,7 +44,7 @@ type loadersKey struct{}
 
 // withLoaders gives every request passing through next its own loaders,
 // whose batch sizes go to observe.
-func withLoaders(store *storage.Store, observe func(loader string, keys int), next http.Handler) http.Handler {
+func withLoaders(store *storage.Store, observe func(loader string, keys int, waited bool), next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		l := &loaders{
 			posts:      newLoader("posts", maxBatch, store.GetPosts, observe),
@@ -76,7 +77,9 @@ func (l *loaders) forget() {
 // after another, so nothing reads while the loaders forget.
 func freshReadsPerMutation(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
 	if graphql.GetOperationContext(ctx).Operation.Operation == ast.Mutation {
-		loadersFor(ctx).forget()
+		l := loadersFor(ctx)
+		l.ahead.wait() // no read primed for an earlier payload lands later
+		l.forget()
 	}
 	return next(ctx)
 }
@@ -86,20 +89,22 @@ func loadersFor(ctx context.Context) *loaders {
 	return ctx.Value(loadersKey{}).(*loaders)
 }
 
-// batchObserver returns the function that records loaders' batch sizes in
+// batchObserver returns the function that records loaders' batch reads in
 // m, or one that records nothing when m is nil.
-func batchObserver(m *metrics.Metrics) func(loader string, keys int) {
+func batchObserver(m *metrics.Metrics) func(loader string, keys int, waited bool) {
 	if m == nil {
-		return func(string, int) {}
+		return func(string, int, bool) {}
 	}
 	return m.ObserveBatch
 }
 
 // newLoader makes the loader called name from a batch read that returns
 // values and errors in key order, capacity keys at most a batch.
-func newLoader[K comparable, V any](name string, capacity int, get func(context.Context, []K) ([]V, []error), observe func(string, int)) *dataloader.Loader[K, V] {
+func newLoader[K comparable, V any](name string, capacity int, get func(context.Context, []K) ([]V, []error), observe func(string, int, bool)) *dataloader.Loader[K, V] {
 	batch := func(ctx context.Context, keys []K) []*dataloader.Result[V] {
-		observe(name, len(keys))
+		// A batch that filled its capacity went out at once; a smaller
+		// one waited for the window to end.
+		observe(name, len(keys), len(keys) < capacity)
 		values, errs := get(ctx, keys)
 		out := make([]*dataloader.Result[V], len(keys))
 		for i := range keys {
@@ -131,7 +136,7 @@ func statsOf(store *storage.Store) func(context.Context, []struct{}) ([]*storage
 // which would make a page cost more than one request on a busy machine.
 // Failures are not cached: the fields' own loads report them.
 func prime[K comparable, V any](ctx context.Context, name string, loader *dataloader.Loader[K, V], get func(context.Context, []K) ([]V, []error), keys []K) {
-	loadersFor(ctx).observe(name, len(keys))
+	loadersFor(ctx).observe(name, len(keys), false)
 	values, errs := get(ctx, keys)
 	for i, k := range keys {
 		if errs[i] == nil {
@@ -208,7 +213,7 @@ func (r *Resolver) primeCommenters(ctx context.Context, writers []storage.Writer
 		return
 	}
 	l := loadersFor(ctx)
-	l.observe("commenters", len(writers))
+	l.observe("commenters", len(writers), false)
 	got, errs := r.store.GetCommenters(ctx, writers)
 	for i, w := range writers {
 		if errs[i] != nil {
@@ -219,4 +224,123 @@ func (r *Resolver) primeCommenters(ctx context.Context, writers []storage.Writer
 			l.authors.Prime(ctx, w.AuthorID, got[i].Author)
 		}
 	}
+}
+
+// Primed in the background. A field that loads through a loader waits for
+// the loader's batch window (batchWait) before the read, unless what it
+// loads was primed. Resolvers that hand out posts, or a comment they
+// wrote, start the reads their fields will make when the selection shows
+// them: the posts' authors and categories, the comment's writer and post,
+// one batch read each, the reads the loaders would make. They run in the
+// background beside the rest of the answer; a field waits for its own
+// (ahead.await under its key) and then finds it in its loader. A read
+// that fails primes nothing: the field's own load reports the error.
+
+func primedAuthorKey(id string) string         { return "primed-author:" + id }
+func primedCategoriesKey(postID string) string { return "primed-categories:" + postID }
+func primedPostKey(id string) string           { return "primed-post:" + id }
+func primedWriterKey(w storage.Writer) string {
+	return "primed-writer:" + w.AuthorID + ":" + w.ReaderID
+}
+
+// joinPath returns the dotted path of field below path.
+func joinPath(path, field string) string {
+	if path == "" {
+		return field
+	}
+	return path + "." + field
+}
+
+// primePosts starts the reads the posts at path (a dotted path of fields
+// below the field being resolved, "" for its own value) will make: the
+// authors of those whose author selects more than the names a post
+// carries (Post.author), and the categories of those whose categories are
+// read (a draft's, or more than their names: Post.categories).
+func (r *Resolver) primePosts(ctx context.Context, path string, posts []*storage.Post) {
+	posts = slices.DeleteFunc(slices.Clone(posts), func(p *storage.Post) bool { return p == nil })
+	if len(posts) == 0 {
+		return
+	}
+	l := loadersFor(ctx)
+	if sel, ok := selectionAt(ctx, joinPath(path, "author")); ok {
+		beyondNames := !onlyOf(sel, "id", "name", "slug")
+		slug := slices.Contains(sel, "slug")
+		var keys, ids []string
+		for _, p := range posts {
+			if beyondNames || slug && p.AuthorSlug == "" {
+				keys, ids = append(keys, primedAuthorKey(p.AuthorID)), append(ids, p.AuthorID)
+			}
+		}
+		l.primeAhead(ctx, keys, func(ctx context.Context, fresh []int) {
+			prime(ctx, "authors", l.authors, r.store.GetAuthors, pick(ids, fresh))
+		})
+	}
+	if sel, ok := selectionAt(ctx, joinPath(path, "categories")); ok {
+		beyondNames := !onlyOf(sel, "id", "slug", "name")
+		var keys []string
+		var read []*storage.Post
+		for _, p := range posts {
+			if len(p.Categories) > 0 && (beyondNames || p.Status != storage.StatusPublished) {
+				keys, read = append(keys, primedCategoriesKey(p.ID)), append(read, p)
+			}
+		}
+		l.primeAhead(ctx, keys, func(ctx context.Context, fresh []int) {
+			var slugs []string
+			for _, p := range pick(read, fresh) {
+				for _, c := range p.Categories {
+					if !slices.Contains(slugs, c.Slug) {
+						slugs = append(slugs, c.Slug)
+					}
+				}
+			}
+			prime(ctx, "categories", l.categories, r.store.GetCategories, slugs)
+		})
+	}
+}
+
+// primedPost starts the reads of the fields of the post the field being
+// resolved returns (primePosts), and returns it.
+func (r *Resolver) primedPost(ctx context.Context) func(*storage.Post, error) (*storage.Post, error) {
+	return func(p *storage.Post, err error) (*storage.Post, error) {
+		if err == nil && p != nil {
+			r.primePosts(ctx, "", []*storage.Post{p})
+		}
+		return p, err
+	}
+}
+
+// primeWritten starts the reads the comment a mutation wrote will make in
+// its payload's comment field: its writer (Comment.author and
+// Comment.commenter) and its post (Comment.post).
+func (r *Resolver) primeWritten(ctx context.Context, c *storage.Comment) {
+	l := loadersFor(ctx)
+	if !c.Deleted && graphql.AnyFieldRequested(ctx, "comment.author", "comment.commenter") {
+		w := c.Writer()
+		l.primeAhead(ctx, []string{primedWriterKey(w)}, func(ctx context.Context, _ []int) {
+			r.primeCommenters(ctx, []storage.Writer{w})
+		})
+	}
+	if graphql.FieldRequested(ctx, "comment.post") {
+		l.primeAhead(ctx, []string{primedPostKey(c.PostID)}, func(ctx context.Context, _ []int) {
+			prime(ctx, "posts", l.posts, r.store.GetPosts, []string{c.PostID})
+		})
+	}
+}
+
+// primeAhead runs read once in the background under each of keys no read
+// was started under yet (ahead.startUnder), with the indexes of those keys.
+func (l *loaders) primeAhead(ctx context.Context, keys []string, read func(ctx context.Context, fresh []int)) {
+	l.ahead.startUnder(ctx, keys, func(ctx context.Context, fresh []int) (any, error) {
+		read(ctx, fresh)
+		return nil, nil
+	})
+}
+
+// pick returns the elements of list at the indexes in at.
+func pick[T any](list []T, at []int) []T {
+	out := make([]T, len(at))
+	for i, j := range at {
+		out[i] = list[j]
+	}
+	return out
 }

@@ -6,8 +6,10 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/blogql/blog/storage"
 )
@@ -44,29 +46,52 @@ func (r *Resolver) allCategories(ctx context.Context) ([]*storage.Category, erro
 // given fields (and __typename), so a denormalized copy can answer it
 // without a read.
 func selectsOnly(ctx context.Context, fields ...string) bool {
-	for _, f := range graphql.CollectAllFields(ctx) {
-		if f != "__typename" && !slices.Contains(fields, f) {
+	return onlyOf(graphql.CollectAllFields(ctx), fields...)
+}
+
+// selectionAt returns the names of the fields selected below path, a
+// dotted path of fields from the field being resolved ("" for the field
+// itself), across every alias and fragment; false when path is not
+// selected.
+func selectionAt(ctx context.Context, path string) ([]string, bool) {
+	oc := graphql.GetOperationContext(ctx)
+	sets := []ast.SelectionSet{graphql.GetFieldContext(ctx).Field.Selections}
+	if path != "" {
+		for _, name := range strings.Split(path, ".") {
+			var next []ast.SelectionSet
+			for _, set := range sets {
+				for _, f := range graphql.CollectFields(oc, set, nil) {
+					if f.Name == name {
+						next = append(next, f.Selections)
+					}
+				}
+			}
+			sets = next
+		}
+	}
+	if len(sets) == 0 {
+		return nil, false
+	}
+	var names []string
+	for _, set := range sets {
+		for _, f := range graphql.CollectFields(oc, set, nil) {
+			if f.Name != "__typename" && !slices.Contains(names, f.Name) {
+				names = append(names, f.Name)
+			}
+		}
+	}
+	return names, true
+}
+
+// onlyOf reports whether every name in names, but __typename, is one of
+// allowed.
+func onlyOf(names []string, allowed ...string) bool {
+	for _, n := range names {
+		if n != "__typename" && !slices.Contains(allowed, n) {
 			return false
 		}
 	}
 	return true
-}
-
-// selectsNested reports whether the current field selects field, and that
-// field selects child.
-func selectsNested(ctx context.Context, field, child string) bool {
-	oc := graphql.GetOperationContext(ctx)
-	for _, f := range graphql.CollectFields(oc, graphql.GetFieldContext(ctx).Field.Selections, nil) {
-		if f.Name != field {
-			continue
-		}
-		for _, g := range graphql.CollectFields(oc, f.Selections, nil) {
-			if g.Name == child {
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // categoriesOf answers a post's categories from the names it carries.

@@ -58,6 +58,7 @@ func (r *authorResolver) Posts(ctx context.Context, obj *storage.Author, first *
 	if err != nil {
 		return nil, err
 	}
+	r.primePosts(ctx, "edges.node", res.Items)
 	r.primeFullPosts(ctx, res.Items)
 	return postConnection(res, r.authorPostsCount(obj, per, own)), nil
 }
@@ -75,6 +76,7 @@ func (r *authorResolver) Drafts(ctx context.Context, obj *storage.Author, first 
 	if err != nil {
 		return nil, err
 	}
+	r.primePosts(ctx, "edges.node", res.Items)
 	c := postConnection(res, nil)
 	return &model.DraftConnection{Edges: c.Edges, PageInfo: c.PageInfo}, nil
 }
@@ -97,6 +99,7 @@ func (r *categoryResolver) Posts(ctx context.Context, obj *storage.Category, fir
 	if err != nil {
 		return nil, err
 	}
+	r.primePosts(ctx, "edges.node", res.Items)
 	r.primeFullPosts(ctx, res.Items)
 	return postConnection(res, r.categoryPostsCount(obj, per)), nil
 }
@@ -108,7 +111,9 @@ func (r *commentResolver) ID(ctx context.Context, obj *storage.Comment) (string,
 
 // Post is the resolver for the post field.
 func (r *commentResolver) Post(ctx context.Context, obj *storage.Comment) (*storage.Post, error) {
-	return r.visible(ctx)(loadersFor(ctx).posts.Load(ctx, obj.PostID)())
+	l := loadersFor(ctx)
+	l.ahead.await(primedPostKey(obj.PostID))
+	return r.visible(ctx)(l.posts.Load(ctx, obj.PostID)())
 }
 
 // Author is the resolver for the author field.
@@ -116,7 +121,9 @@ func (r *commentResolver) Author(ctx context.Context, obj *storage.Comment) (*st
 	if obj.Deleted || obj.AuthorID == "" {
 		return nil, nil
 	}
-	return loadersFor(ctx).authors.Load(ctx, obj.AuthorID)()
+	l := loadersFor(ctx)
+	l.ahead.await(primedWriterKey(obj.Writer()))
+	return l.authors.Load(ctx, obj.AuthorID)()
 }
 
 // Commenter is the resolver for the commenter field.
@@ -124,7 +131,9 @@ func (r *commentResolver) Commenter(ctx context.Context, obj *storage.Comment) (
 	if obj.Deleted {
 		return nil, nil
 	}
-	return loadersFor(ctx).commenters.Load(ctx, obj.Writer())()
+	l := loadersFor(ctx)
+	l.ahead.await(primedWriterKey(obj.Writer()))
+	return l.commenters.Load(ctx, obj.Writer())()
 }
 
 // Status is the resolver for the status field.
@@ -316,6 +325,7 @@ func (r *mutationResolver) CreatePost(ctx context.Context, input model.CreatePos
 	if err != nil {
 		return nil, asSubject(err)
 	}
+	r.primePosts(ctx, "post", []*storage.Post{p})
 	return &model.CreatePostPayload{Post: p}, nil
 }
 
@@ -358,6 +368,7 @@ func (r *mutationResolver) UpdatePost(ctx context.Context, input model.UpdatePos
 	if err != nil {
 		return nil, err
 	}
+	r.primePosts(ctx, "post", []*storage.Post{p})
 	return &model.UpdatePostPayload{Post: p}, nil
 }
 
@@ -376,6 +387,7 @@ func (r *mutationResolver) PublishPost(ctx context.Context, input model.PublishP
 	if err != nil {
 		return nil, err
 	}
+	r.primePosts(ctx, "post", []*storage.Post{p})
 	return &model.PublishPostPayload{Post: p}, nil
 }
 
@@ -389,6 +401,7 @@ func (r *mutationResolver) UnpublishPost(ctx context.Context, input model.Unpubl
 	if err != nil {
 		return nil, err
 	}
+	r.primePosts(ctx, "post", []*storage.Post{p})
 	return &model.UnpublishPostPayload{Post: p}, nil
 }
 
@@ -402,6 +415,7 @@ func (r *mutationResolver) DeletePost(ctx context.Context, input model.DeletePos
 	if err != nil {
 		return nil, err
 	}
+	r.primePosts(ctx, "post", []*storage.Post{p})
 	return &model.DeletePostPayload{Post: p}, nil
 }
 
@@ -421,6 +435,7 @@ func (r *mutationResolver) AddComment(ctx context.Context, input model.AddCommen
 	if err != nil {
 		return nil, asReader(err)
 	}
+	r.primeWritten(ctx, c)
 	return &model.AddCommentPayload{Comment: c}, nil
 }
 
@@ -448,6 +463,7 @@ func (r *mutationResolver) UpdateComment(ctx context.Context, input model.Update
 	if err != nil {
 		return nil, asReader(err)
 	}
+	r.primeWritten(ctx, c)
 	return &model.UpdateCommentPayload{Comment: c}, nil
 }
 
@@ -470,6 +486,7 @@ func (r *mutationResolver) DeleteComment(ctx context.Context, input model.Delete
 		// A comment on a post its writer can no longer see is deleted all
 		// the same, but shown to no one: its post could not be.
 		payload.Comment = c
+		r.primeWritten(ctx, c)
 	}
 	return payload, nil
 }
@@ -493,6 +510,7 @@ func (r *mutationResolver) CreatePreviewLink(ctx context.Context, input model.Cr
 	if err != nil {
 		return nil, err
 	}
+	r.primePosts(ctx, "post", []*storage.Post{p})
 	return &model.CreatePreviewLinkPayload{Token: token, ExpiresAt: expires, Post: p}, nil
 }
 
@@ -510,6 +528,7 @@ func (r *mutationResolver) ApproveComment(ctx context.Context, input model.Appro
 	if err != nil {
 		return nil, err
 	}
+	r.primeWritten(ctx, c)
 	return &model.ApproveCommentPayload{Comment: c}, nil
 }
 
@@ -527,6 +546,7 @@ func (r *mutationResolver) RejectComment(ctx context.Context, input model.Reject
 	if err != nil {
 		return nil, err
 	}
+	r.primeWritten(ctx, c)
 	return &model.RejectCommentPayload{Comment: c}, nil
 }
 
@@ -581,7 +601,9 @@ func (r *postResolver) Author(ctx context.Context, obj *storage.Post) (*storage.
 	if selectsOnly(ctx, "id", "name") || obj.AuthorSlug != "" && selectsOnly(ctx, "id", "name", "slug") {
 		return &storage.Author{ID: obj.AuthorID, Name: obj.AuthorName, Slug: obj.AuthorSlug}, nil
 	}
-	return loadersFor(ctx).authors.Load(ctx, obj.AuthorID)()
+	l := loadersFor(ctx)
+	l.ahead.await(primedAuthorKey(obj.AuthorID))
+	return l.authors.Load(ctx, obj.AuthorID)()
 }
 
 // Categories is the resolver for the categories field.
@@ -591,7 +613,9 @@ func (r *postResolver) Categories(ctx context.Context, obj *storage.Post) ([]*st
 	if obj.Status == storage.StatusPublished && selectsOnly(ctx, "id", "slug", "name") {
 		return categoriesOf(obj.Categories), nil
 	}
-	cats, errs := loadersFor(ctx).categories.LoadMany(ctx, slugsOf(obj.Categories))()
+	l := loadersFor(ctx)
+	l.ahead.await(primedCategoriesKey(obj.ID))
+	cats, errs := l.categories.LoadMany(ctx, slugsOf(obj.Categories))()
 	return cats, errors.Join(errs...)
 }
 
@@ -685,17 +709,17 @@ func (r *queryResolver) Post(ctx context.Context, id *string, slug *string, prev
 			return nil, err
 		}
 		r.commentsAhead(ctx, postID)
-		return r.visible(ctx)(r.store.GetPost(ctx, postID))
+		return r.primedPost(ctx)(r.visible(ctx)(r.store.GetPost(ctx, postID)))
 	case slug != nil:
 		postID, err := r.store.PostIDBySlug(ctx, *slug)
 		if err != nil {
 			return nil, err
 		}
 		r.commentsAhead(ctx, postID)
-		return r.visible(ctx)(r.store.GetPost(ctx, postID))
+		return r.primedPost(ctx)(r.visible(ctx)(r.store.GetPost(ctx, postID)))
 	default:
 		noStore(ctx)
-		return r.previewedPost(ctx, *previewToken)
+		return r.primedPost(ctx)(r.previewedPost(ctx, *previewToken))
 	}
 }
 
@@ -713,6 +737,7 @@ func (r *queryResolver) Posts(ctx context.Context, first *int, after *string, la
 	if err != nil {
 		return nil, err
 	}
+	r.primePosts(ctx, "edges.node", res.Items)
 	return postConnection(res, r.feedCount(per)), nil
 }
 

@@ -59,7 +59,8 @@ type Metrics struct {
 	dynamoCapacity *prometheus.CounterVec
 	dynamoLatency  *prometheus.HistogramVec
 
-	batchSize *prometheus.HistogramVec
+	batchSize  *prometheus.HistogramVec
+	batchWaits *prometheus.CounterVec
 
 	mu    sync.Mutex
 	names map[string]bool
@@ -98,6 +99,10 @@ func New() *Metrics {
 			Help:    "Keys per batch read of a dataloader, by loader.",
 			Buckets: []float64{1, 2, 5, 10, 20, 50, 100},
 		}, []string{"loader"}),
+		batchWaits: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "blog_dataloader_waits_total",
+			Help: "Batch reads of a dataloader that waited for its batch window before reading, by loader; primed reads do not wait.",
+		}, []string{"loader"}),
 		names: map[string]bool{},
 	}
 	m.registry.MustRegister(
@@ -105,7 +110,7 @@ func New() *Metrics {
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
 		m.requests, m.latency,
 		m.dynamoRequests, m.dynamoCapacity, m.dynamoLatency,
-		m.batchSize,
+		m.batchSize, m.batchWaits,
 	)
 	return m
 }
@@ -131,9 +136,13 @@ func (m *Metrics) ObserveDynamoDB(c storage.Call) {
 	m.dynamoLatency.WithLabelValues(c.Operation).Observe(c.Duration.Seconds())
 }
 
-// ObserveBatch records the number of keys of one batch read by a loader.
-func (m *Metrics) ObserveBatch(loader string, keys int) {
+// ObserveBatch records one batch read by a loader: its number of keys, and
+// whether it waited for the loader's batch window.
+func (m *Metrics) ObserveBatch(loader string, keys int, waited bool) {
 	m.batchSize.WithLabelValues(loader).Observe(float64(keys))
+	if waited {
+		m.batchWaits.WithLabelValues(loader).Inc()
+	}
 }
 
 // Extension returns the gqlgen handler extension that counts every GraphQL
