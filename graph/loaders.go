@@ -4,12 +4,14 @@ import (
 	"context"
 	"net/http"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/graph-gophers/dataloader/v7"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"github.com/blogql/blog/graph/model"
 	"github.com/blogql/blog/metrics"
 	"github.com/blogql/blog/storage"
 )
@@ -252,17 +254,18 @@ func joinPath(path, field string) string {
 }
 
 // primePosts starts the reads the posts at path (a dotted path of fields
-// below the field being resolved, "" for its own value) will make: the
-// authors of those whose author selects more than the names a post
-// carries (Post.author), and the categories of those whose categories are
-// read (a draft's, or more than their names: Post.categories).
-func (r *Resolver) primePosts(ctx context.Context, path string, posts []*storage.Post) {
+// below the field being resolved, "" for its own value, whose type is
+// one of satisfies when given) will make: the authors of those whose
+// author selects more than the names a post carries (Post.author), and
+// the categories of those whose categories are read (a draft's, or more
+// than their names: Post.categories).
+func (r *Resolver) primePosts(ctx context.Context, satisfies []string, path string, posts []*storage.Post) {
 	posts = slices.DeleteFunc(slices.Clone(posts), func(p *storage.Post) bool { return p == nil })
 	if len(posts) == 0 {
 		return
 	}
 	l := loadersFor(ctx)
-	if sel, ok := selectionAt(ctx, joinPath(path, "author")); ok {
+	if sel, ok := selectionAt(ctx, satisfies, joinPath(path, "author")); ok {
 		beyondNames := !onlyOf(sel, "id", "name", "slug")
 		slug := slices.Contains(sel, "slug")
 		var keys, ids []string
@@ -275,7 +278,7 @@ func (r *Resolver) primePosts(ctx context.Context, path string, posts []*storage
 			prime(ctx, "authors", l.authors, r.store.GetAuthors, pick(ids, fresh))
 		})
 	}
-	if sel, ok := selectionAt(ctx, joinPath(path, "categories")); ok {
+	if sel, ok := selectionAt(ctx, satisfies, joinPath(path, "categories")); ok {
 		beyondNames := !onlyOf(sel, "id", "slug", "name")
 		var keys []string
 		var read []*storage.Post
@@ -299,29 +302,39 @@ func (r *Resolver) primePosts(ctx context.Context, path string, posts []*storage
 }
 
 // primedPost starts the reads of the fields of the post the field being
-// resolved returns (primePosts), and returns it.
-func (r *Resolver) primedPost(ctx context.Context) func(*storage.Post, error) (*storage.Post, error) {
+// resolved returns (primePosts), and returns it; satisfies as there.
+func (r *Resolver) primedPost(ctx context.Context, satisfies []string) func(*storage.Post, error) (*storage.Post, error) {
 	return func(p *storage.Post, err error) (*storage.Post, error) {
 		if err == nil && p != nil {
-			r.primePosts(ctx, "", []*storage.Post{p})
+			r.primePosts(ctx, satisfies, "", []*storage.Post{p})
 		}
 		return p, err
 	}
 }
 
 // primeWritten starts the reads the comment a mutation wrote will make in
-// its payload's comment field: its writer (Comment.author and
-// Comment.commenter) and its post (Comment.post).
+// its payload's comment field (primeComment).
 func (r *Resolver) primeWritten(ctx context.Context, c *storage.Comment) {
+	r.primeComment(ctx, nil, "comment", c)
+}
+
+// primeComment starts the reads the comment at path (as in primePosts)
+// will make: its writer (Comment.author and Comment.commenter) and its
+// post (Comment.post).
+func (r *Resolver) primeComment(ctx context.Context, satisfies []string, path string, c *storage.Comment) {
 	l := loadersFor(ctx)
-	if !c.Deleted && graphql.AnyFieldRequested(ctx, "comment.author", "comment.commenter") {
+	selects := func(field string) bool {
+		_, ok := selectionAt(ctx, satisfies, joinPath(path, field))
+		return ok
+	}
+	if !c.Deleted && (selects("author") || selects("commenter")) {
 		w := c.Writer()
-		l.primeAhead(ctx, []string{primedWriterKey(w)}, func(ctx context.Context, _ []int) {
+		l.primeOne(ctx, primedWriterKey(w), func(ctx context.Context) {
 			r.primeCommenters(ctx, []storage.Writer{w})
 		})
 	}
-	if graphql.FieldRequested(ctx, "comment.post") {
-		l.primeAhead(ctx, []string{primedPostKey(c.PostID)}, func(ctx context.Context, _ []int) {
+	if selects("post") {
+		l.primeOne(ctx, primedPostKey(c.PostID), func(ctx context.Context) {
 			prime(ctx, "posts", l.posts, r.store.GetPosts, []string{c.PostID})
 		})
 	}
@@ -336,6 +349,13 @@ func (l *loaders) primeAhead(ctx context.Context, keys []string, read func(ctx c
 	})
 }
 
+// primeOne runs read in the background under key, unless a read was
+// started under it already, and returns key.
+func (l *loaders) primeOne(ctx context.Context, key string, read func(context.Context)) string {
+	l.primeAhead(ctx, []string{key}, func(ctx context.Context, _ []int) { read(ctx) })
+	return key
+}
+
 // pick returns the elements of list at the indexes in at.
 func pick[T any](list []T, at []int) []T {
 	out := make([]T, len(at))
@@ -343,4 +363,46 @@ func pick[T any](list []T, at []int) []T {
 		out[i] = list[j]
 	}
 	return out
+}
+
+// soleNode answers the only node field of its operation: it reads what
+// the id names at once, with no loader's batch window to wait for, and
+// primes the loaders with the post it reads and for the fields below.
+func (r *Resolver) soleNode(ctx context.Context, g globalID) (model.Node, error) {
+	switch g.kind {
+	case kindPost:
+		return r.primedPost(ctx, postImplementors)(r.visible(ctx)(r.store.GetPost(ctx, g.id)))
+	case kindAuthor:
+		return r.store.GetAuthor(ctx, g.id)
+	case kindCategory:
+		return r.store.GetCategory(ctx, g.id)
+	}
+	key := storage.CommentKey{PostID: g.post, CommentID: g.id}
+	var (
+		c          *storage.Comment
+		p          *storage.Post
+		cerr, perr error
+		reads      sync.WaitGroup
+	)
+	// Both reads finish before the answer, so a comment on a hidden post
+	// takes as long as a missing one.
+	reads.Go(func() {
+		cs, errs := r.store.GetComments(ctx, []storage.CommentKey{key})
+		c, cerr = cs[0], errs[0]
+	})
+	reads.Go(func() { p, perr = r.store.GetPost(ctx, g.post) })
+	reads.Wait()
+	p, err := r.visible(ctx)(p, perr)
+	if err != nil {
+		return nil, err
+	}
+	l := loadersFor(ctx)
+	// The comment's post field finds it read: primeComment reads it no more.
+	l.primeOne(ctx, primedPostKey(p.ID), func(ctx context.Context) { l.posts.Prime(ctx, p.ID, p) })
+	c, err = r.seenComment(ctx, p)(c, cerr)
+	if err != nil {
+		return nil, err
+	}
+	r.primeComment(ctx, commentImplementors, "", c)
+	return c, nil
 }

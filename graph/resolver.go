@@ -9,7 +9,6 @@ import (
 	"strings"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/blogql/blog/storage"
 )
@@ -52,35 +51,45 @@ func selectsOnly(ctx context.Context, fields ...string) bool {
 // selectionAt returns the names of the fields selected below path, a
 // dotted path of fields from the field being resolved ("" for the field
 // itself), across every alias and fragment; false when path is not
-// selected.
-func selectionAt(ctx context.Context, path string) ([]string, bool) {
+// selected. When satisfies is given, the field's own fragments count only
+// when their type is one of it (an interface's value); below, all do.
+func selectionAt(ctx context.Context, satisfies []string, path string) ([]string, bool) {
 	oc := graphql.GetOperationContext(ctx)
-	sets := []ast.SelectionSet{graphql.GetFieldContext(ctx).Field.Selections}
+	fields := graphql.CollectFields(oc, graphql.GetFieldContext(ctx).Field.Selections, satisfies)
 	if path != "" {
 		for _, name := range strings.Split(path, ".") {
-			var next []ast.SelectionSet
-			for _, set := range sets {
-				for _, f := range graphql.CollectFields(oc, set, nil) {
-					if f.Name == name {
-						next = append(next, f.Selections)
-					}
+			var next []graphql.CollectedField
+			for _, f := range fields {
+				if f.Name == name {
+					next = append(next, graphql.CollectFields(oc, f.Selections, nil)...)
 				}
 			}
-			sets = next
+			if next == nil {
+				return nil, false
+			}
+			fields = next
 		}
 	}
-	if len(sets) == 0 {
-		return nil, false
-	}
 	var names []string
-	for _, set := range sets {
-		for _, f := range graphql.CollectFields(oc, set, nil) {
-			if f.Name != "__typename" && !slices.Contains(names, f.Name) {
-				names = append(names, f.Name)
-			}
+	for _, f := range fields {
+		if f.Name != "__typename" && !slices.Contains(names, f.Name) {
+			names = append(names, f.Name)
 		}
 	}
 	return names, true
+}
+
+// soleRootField reports whether the operation selects its root field name
+// once, under one alias.
+func soleRootField(ctx context.Context, name string) bool {
+	oc := graphql.GetOperationContext(ctx)
+	n := 0
+	for _, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, nil) {
+		if f.Name == name {
+			n++
+		}
+	}
+	return n == 1
 }
 
 // onlyOf reports whether every name in names, but __typename, is one of

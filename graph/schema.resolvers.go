@@ -58,7 +58,7 @@ func (r *authorResolver) Posts(ctx context.Context, obj *storage.Author, first *
 	if err != nil {
 		return nil, err
 	}
-	r.primePosts(ctx, "edges.node", res.Items)
+	r.primePosts(ctx, nil, "edges.node", res.Items)
 	r.primeFullPosts(ctx, res.Items)
 	return postConnection(res, r.authorPostsCount(obj, per, own)), nil
 }
@@ -76,7 +76,7 @@ func (r *authorResolver) Drafts(ctx context.Context, obj *storage.Author, first 
 	if err != nil {
 		return nil, err
 	}
-	r.primePosts(ctx, "edges.node", res.Items)
+	r.primePosts(ctx, nil, "edges.node", res.Items)
 	c := postConnection(res, nil)
 	return &model.DraftConnection{Edges: c.Edges, PageInfo: c.PageInfo}, nil
 }
@@ -99,7 +99,7 @@ func (r *categoryResolver) Posts(ctx context.Context, obj *storage.Category, fir
 	if err != nil {
 		return nil, err
 	}
-	r.primePosts(ctx, "edges.node", res.Items)
+	r.primePosts(ctx, nil, "edges.node", res.Items)
 	r.primeFullPosts(ctx, res.Items)
 	return postConnection(res, r.categoryPostsCount(obj, per)), nil
 }
@@ -325,7 +325,7 @@ func (r *mutationResolver) CreatePost(ctx context.Context, input model.CreatePos
 	if err != nil {
 		return nil, asSubject(err)
 	}
-	r.primePosts(ctx, "post", []*storage.Post{p})
+	r.primePosts(ctx, nil, "post", []*storage.Post{p})
 	return &model.CreatePostPayload{Post: p}, nil
 }
 
@@ -368,7 +368,7 @@ func (r *mutationResolver) UpdatePost(ctx context.Context, input model.UpdatePos
 	if err != nil {
 		return nil, err
 	}
-	r.primePosts(ctx, "post", []*storage.Post{p})
+	r.primePosts(ctx, nil, "post", []*storage.Post{p})
 	return &model.UpdatePostPayload{Post: p}, nil
 }
 
@@ -387,7 +387,7 @@ func (r *mutationResolver) PublishPost(ctx context.Context, input model.PublishP
 	if err != nil {
 		return nil, err
 	}
-	r.primePosts(ctx, "post", []*storage.Post{p})
+	r.primePosts(ctx, nil, "post", []*storage.Post{p})
 	return &model.PublishPostPayload{Post: p}, nil
 }
 
@@ -401,7 +401,7 @@ func (r *mutationResolver) UnpublishPost(ctx context.Context, input model.Unpubl
 	if err != nil {
 		return nil, err
 	}
-	r.primePosts(ctx, "post", []*storage.Post{p})
+	r.primePosts(ctx, nil, "post", []*storage.Post{p})
 	return &model.UnpublishPostPayload{Post: p}, nil
 }
 
@@ -415,7 +415,7 @@ func (r *mutationResolver) DeletePost(ctx context.Context, input model.DeletePos
 	if err != nil {
 		return nil, err
 	}
-	r.primePosts(ctx, "post", []*storage.Post{p})
+	r.primePosts(ctx, nil, "post", []*storage.Post{p})
 	return &model.DeletePostPayload{Post: p}, nil
 }
 
@@ -510,7 +510,7 @@ func (r *mutationResolver) CreatePreviewLink(ctx context.Context, input model.Cr
 	if err != nil {
 		return nil, err
 	}
-	r.primePosts(ctx, "post", []*storage.Post{p})
+	r.primePosts(ctx, nil, "post", []*storage.Post{p})
 	return &model.CreatePreviewLinkPayload{Token: token, ExpiresAt: expires, Post: p}, nil
 }
 
@@ -675,6 +675,9 @@ func (r *queryResolver) Node(ctx context.Context, id string) (model.Node, error)
 	if err != nil {
 		return nil, err
 	}
+	if soleRootField(ctx, "node") {
+		return r.soleNode(ctx, g)
+	}
 	l := loadersFor(ctx)
 	switch g.kind {
 	case kindPost:
@@ -709,17 +712,17 @@ func (r *queryResolver) Post(ctx context.Context, id *string, slug *string, prev
 			return nil, err
 		}
 		r.commentsAhead(ctx, postID)
-		return r.primedPost(ctx)(r.visible(ctx)(r.store.GetPost(ctx, postID)))
+		return r.primedPost(ctx, nil)(r.visible(ctx)(r.store.GetPost(ctx, postID)))
 	case slug != nil:
 		postID, err := r.store.PostIDBySlug(ctx, *slug)
 		if err != nil {
 			return nil, err
 		}
 		r.commentsAhead(ctx, postID)
-		return r.primedPost(ctx)(r.visible(ctx)(r.store.GetPost(ctx, postID)))
+		return r.primedPost(ctx, nil)(r.visible(ctx)(r.store.GetPost(ctx, postID)))
 	default:
 		noStore(ctx)
-		return r.primedPost(ctx)(r.previewedPost(ctx, *previewToken))
+		return r.primedPost(ctx, nil)(r.previewedPost(ctx, *previewToken))
 	}
 }
 
@@ -737,7 +740,7 @@ func (r *queryResolver) Posts(ctx context.Context, first *int, after *string, la
 	if err != nil {
 		return nil, err
 	}
-	r.primePosts(ctx, "edges.node", res.Items)
+	r.primePosts(ctx, nil, "edges.node", res.Items)
 	return postConnection(res, r.feedCount(per)), nil
 }
 

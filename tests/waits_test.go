@@ -13,12 +13,12 @@ import (
 	"github.com/blogql/blog/storage"
 )
 
-// TestOperationsDoNotWaitForABatchWindow: pages and mutation payloads that
-// ask for what only other items hold (an author's bio, a category's count,
-// a comment's writer or post) get it from reads started as soon as the
-// list or the write is known, not from loads that wait for the loaders'
-// batch window (blog_dataloader_waits_total stays put). They make the
-// requests the loaders would: one batch read of each kind.
+// TestOperationsDoNotWaitForABatchWindow: pages, node(id:) and mutation
+// payloads that ask for what only other items hold (an author's bio, a
+// category's count, a comment's writer or post) get it from reads started
+// as soon as the list, the id or the write is known, not from loads that
+// wait for the loaders' batch window (blog_dataloader_waits_total stays
+// put). They make the requests the loaders would: one read of each kind.
 func TestOperationsDoNotWaitForABatchWindow(t *testing.T) {
 	m := metrics.New()
 	s := newServer(t, func(_ *storage.ClientConfig, o *graph.HandlerOptions) { o.Metrics = m })
@@ -143,12 +143,42 @@ func TestOperationsDoNotWaitForABatchWindow(t *testing.T) {
 		})
 	}
 
-	// What no resolver primes waits, and is counted: a comment by id.
-	t.Run("node of a comment waits", func(t *testing.T) {
-		id := comment(t, author, b.published[22])
-		data, _, waited := ask(t, reader, `query($id: ID!) { node(id: $id) { ... on Comment { body author { bio } } } }`, map[string]any{"id": id})
-		if waited == 0 || !strings.Contains(string(data), `"bio":"Writes about`) {
-			t.Errorf("waits grew by %g, answer %s; want a wait and the author's bio", waited, data)
+	// node(id:) reads at once when it is the operation's only node field;
+	// several share the loaders' batches, so they wait, and are counted.
+	t.Run("node", func(t *testing.T) {
+		first, second := comment(t, author, b.published[22]), comment(t, reader, b.published[22])
+		const comment = `... on Comment { body author { name bio } commenter { name avatarUrl } post { title } }`
+		for _, c := range []struct {
+			name, query string
+			vars        map[string]any
+			requests    int
+			waits       bool
+			want        string
+		}{
+			// The comment and its post at once, then its writer.
+			{name: "a comment", query: `query($id: ID!) { node(id: $id) { ` + comment + ` } }`, vars: map[string]any{"id": first},
+				requests: 3, want: `"bio":"Writes about`},
+			// The post, then its author and categories at once.
+			{name: "a post", query: `query($id: ID!) { node(id: $id) { ... on Post { title author { bio } categories { description } } ... on Comment { post { title } } } }`,
+				vars: map[string]any{"id": b.published[22]}, requests: 3, want: `"bio":"Writes about`},
+			{name: "an author", query: `query($id: ID!) { node(id: $id) { ... on Author { name bio } } }`, vars: map[string]any{"id": b.authors[2]},
+				requests: 1, want: `"bio":"Writes about Alan Turing"`},
+			// One batch read of comments and one of posts for both, after
+			// the window; then, after another, one of authors and one of
+			// commenters.
+			{name: "two comments", query: `query($a: ID!, $b: ID!) { a: node(id: $a) { ` + comment + ` } b: node(id: $b) { ` + comment + ` } }`,
+				vars: map[string]any{"a": first, "b": second}, requests: 4, waits: true, want: `"avatarUrl":"https://example.com/rita.png"`},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				data, requests, waited := ask(t, reader, c.query, c.vars)
+				if c.waits != (waited > 0) {
+					t.Errorf("%g loads waited for the batch window, want waits %t; answer %s", waited, c.waits, data)
+				}
+				equal(t, "DynamoDB requests", requests, c.requests)
+				if !strings.Contains(string(data), c.want) {
+					t.Errorf("answer %s lacks %s", data, c.want)
+				}
+			})
 		}
 	})
 }
