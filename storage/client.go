@@ -42,6 +42,10 @@ type ClientConfig struct {
 	// TracerProvider, when set, traces every call with the SDK's own
 	// instrumentation, e.g. OpenTelemetry through smithyoteltracing.
 	TracerProvider tracing.TracerProvider
+	// Now is the embedded engine's clock (TTL expiry, idempotency tokens);
+	// nil means time.Now. A store with a clock of its own (WithClock)
+	// needs the same one here, or items expire by another time.
+	Now func() time.Time
 }
 
 // The retry policy of every DynamoDB call, set here and nowhere else. It is
@@ -87,7 +91,7 @@ func NewClient(ctx context.Context, cfg ClientConfig) (*dynamodb.Client, error) 
 	httpClient := cfg.HTTPClient
 	if cfg.Embedded {
 		if httpClient == nil {
-			httpClient = &http.Client{Transport: NewEmbeddedTransport()}
+			httpClient = &http.Client{Transport: NewEmbeddedTransport(cfg.Now)}
 		}
 		cfg.Endpoint = "http://embedded.invalid"
 	}
@@ -152,10 +156,11 @@ func markUnavailable(retryer aws.Retryer) func(*middleware.Stack) error {
 // NewEmbeddedTransport returns an http.RoundTripper that answers DynamoDB
 // requests with a fresh in-memory engine (package embedded) in this
 // process, so the real SDK client runs against it with no network. Data
-// lives as long as the transport. If no engine can be opened, every
-// request fails with the reason.
-func NewEmbeddedTransport() http.RoundTripper {
-	e, err := embedded.OpenMemory()
+// lives as long as the transport. now is the engine's clock (nil:
+// time.Now). If no engine can be opened, every request fails with the
+// reason.
+func NewEmbeddedTransport(now func() time.Time) http.RoundTripper {
+	e, err := embedded.Open(embedded.Options{Now: now})
 	if err != nil {
 		return failedTransport{err}
 	}

@@ -116,7 +116,7 @@ func TestWorstCasePostWritesFitOneTransaction(t *testing.T) {
 	record := func(cfg *storage.ClientConfig) {
 		next := http.DefaultTransport
 		if cfg.Embedded {
-			next = storage.NewEmbeddedTransport()
+			next = storage.NewEmbeddedTransport(cfg.Now)
 		}
 		cfg.HTTPClient = &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
 			if strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".TransactWriteItems") {

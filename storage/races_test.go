@@ -157,7 +157,7 @@ func newRaceEnv(t *testing.T) *raceEnv {
 	e := newEnv(t, func(c *storage.ClientConfig) {
 		hooks.next = http.DefaultTransport
 		if c.Embedded {
-			hooks.next = storage.NewEmbeddedTransport()
+			hooks.next = storage.NewEmbeddedTransport(c.Now)
 		}
 		c.HTTPClient = &http.Client{Transport: hooks}
 	})

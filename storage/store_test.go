@@ -48,7 +48,11 @@ func newEnv(t *testing.T, configure ...func(*storage.ClientConfig)) *env {
 	if endpoint == "" && os.Getenv("REQUIRE_DYNAMODB") == "1" {
 		t.Fatal("REQUIRE_DYNAMODB=1 but DYNAMODB_ENDPOINT is not set: start DynamoDB Local with scripts/dynamodb-local.sh")
 	}
-	cfg := storage.ClientConfig{Embedded: endpoint == "", Endpoint: endpoint}
+	// The store and the embedded engine share the test's clock, so items
+	// expire by the time the store wrote them with.
+	c := &clock{}
+	c.set(start)
+	cfg := storage.ClientConfig{Embedded: endpoint == "", Endpoint: endpoint, Now: c.now}
 	for _, f := range configure {
 		f(&cfg)
 	}
@@ -59,8 +63,6 @@ func newEnv(t *testing.T, configure ...func(*storage.ClientConfig)) *env {
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	table := "test-" + hex.EncodeToString(b)
-	c := &clock{}
-	c.set(start)
 	s := storage.New(client, table, storage.WithClock(c.now))
 	if err := s.CreateTable(ctx); err != nil {
 		t.Fatal(err)

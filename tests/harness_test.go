@@ -79,7 +79,7 @@ func inFront(wrap func(backend http.RoundTripper) http.RoundTripper) func(*stora
 	return func(c *storage.ClientConfig, _ *graph.HandlerOptions) {
 		backend := http.DefaultTransport
 		if c.Embedded {
-			backend = storage.NewEmbeddedTransport()
+			backend = storage.NewEmbeddedTransport(c.Now)
 		}
 		c.HTTPClient = &http.Client{Transport: wrap(backend)}
 	}
@@ -94,7 +94,11 @@ func newServerWith(t *testing.T, verify func(*auth.Config), configure ...func(*s
 	if endpoint == "" && os.Getenv("REQUIRE_DYNAMODB") == "1" {
 		t.Fatal("REQUIRE_DYNAMODB=1 but DYNAMODB_ENDPOINT is not set: start DynamoDB Local with scripts/dynamodb-local.sh")
 	}
-	clientCfg := storage.ClientConfig{Embedded: endpoint == "", Endpoint: endpoint}
+	// The store and the embedded engine share the test's clock, so items
+	// expire by the time the store wrote them with.
+	c := &clock{}
+	c.ns.Store(start.UnixNano())
+	clientCfg := storage.ClientConfig{Embedded: endpoint == "", Endpoint: endpoint, Now: c.now}
 	opts := graph.HandlerOptions{
 		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Introspection: true,
@@ -109,8 +113,6 @@ func newServerWith(t *testing.T, verify func(*auth.Config), configure ...func(*s
 	b := make([]byte, 6)
 	_, _ = rand.Read(b)
 	table := "e2e-" + hex.EncodeToString(b)
-	c := &clock{}
-	c.ns.Store(start.UnixNano())
 	store := storage.New(db, table, storage.WithClock(c.now))
 	if err := store.CreateTable(ctx); err != nil {
 		t.Fatal(err)
