@@ -35,7 +35,7 @@ func TestReadsBeforeWrites(t *testing.T) {
 	})
 	equal(t, "ReadComment writer", comment.AuthorID, "grace")
 	equal(t, "ReadComment post author", post.AuthorID, "ada")
-	equal(t, "ReadComment requests", reqs["BatchGetItem"], 1)
+	equal(t, "ReadComment requests", reqs["TransactGetItems"], 1)
 
 	if _, err := e.store.ReadPost(ctx, "missing"); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("ReadPost of a missing post = %v, want ErrNotFound", err)

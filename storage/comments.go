@@ -243,7 +243,7 @@ func (s *Store) UpdateComment(ctx context.Context, in CommentEdit) (*Comment, er
 			if in.Reader != nil {
 				keys = append(keys, readerKey(in.Reader.ID))
 			}
-			found, err := s.batchGet(ctx, keys, true)
+			found, err := s.readTogether(ctx, keys)
 			if err != nil {
 				return nil, err
 			}
@@ -325,7 +325,7 @@ func (s *Store) DeleteComment(ctx context.Context, in CommentRef) (*Comment, err
 			if cid.parent != nil {
 				keys = append(keys, commentKey(in.PostID, *cid.parent))
 			}
-			found, err := s.batchGet(ctx, keys, true)
+			found, err := s.readTogether(ctx, keys)
 			if err != nil {
 				return nil, err
 			}
@@ -427,7 +427,7 @@ func (s *Store) ApproveComment(ctx context.Context, in CommentRef) (*Comment, er
 			if cid.parent != nil {
 				keys = append(keys, commentKey(in.PostID, *cid.parent))
 			}
-			found, err := s.batchGet(ctx, keys, true)
+			found, err := s.readTogether(ctx, keys)
 			if err != nil {
 				return nil, err
 			}
@@ -487,7 +487,7 @@ func (s *Store) RejectComment(ctx context.Context, in CommentRef) (*Comment, err
 	}
 	return idempotent(ctx, s, "rejectComment", in.IdempotencyKey, in, func(rec *idem) (*Comment, error) {
 		return retryWrite(ctx, func() (*Comment, error) {
-			found, err := s.batchGet(ctx, []key{commentKey(in.PostID, cid), heldKey(in.PostID, cid)}, true)
+			found, err := s.readTogether(ctx, []key{commentKey(in.PostID, cid), heldKey(in.PostID, cid)})
 			if err != nil {
 				return nil, err
 			}

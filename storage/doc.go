@@ -66,7 +66,9 @@
 //	all authors / all categories         Query GSI1 GSI1PK=AUTHORS / CATEGORIES
 //	authors, categories, posts by id     BatchGetItem, 100 keys a call, UnprocessedKeys retried with backoff
 //	blog-wide counts, archive by month   GetItem STATS (an author's or a category's: their own item, no extra read)
-//	post (with a comment) before a write GetItem POST#id (BatchGetItem with the comment), ConsistentRead
+//	post before a write                  GetItem POST#id, ConsistentRead
+//	comment (and post) before a write    TransactGetItems of its COMMENT#/THREAD# and HELD# keys (and POST#id):
+//	                                     both at one moment, as approval moves a comment from one to the other
 //
 // Lists ask for one item more than the page, so whether another page
 // follows costs no request. Cursors are opaque: the last item's key

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -482,6 +483,60 @@ func TestModerationUnderConcurrency(t *testing.T) {
 		if outcomes[op+" ok"] == 0 {
 			t.Errorf("no %s succeeded: %v", op, outcomes)
 		}
+	}
+	e.consistent()
+}
+
+// TestACommentBeingApprovedIsNeverMissing reads held comments while they
+// are approved: the read before a comment mutation (ReadComment) finds
+// each one, held or published, at every moment. Approval moves a comment
+// from its held item to its published one in a transaction, so reading
+// the two items one by one could find it at neither.
+func TestACommentBeingApprovedIsNeverMissing(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.author("ada", "Ada")
+	p := e.publish(e.post("ada", "approved"), time.Time{})
+	var held []*storage.Comment
+	for i := range 40 {
+		reader := &storage.ReaderProfile{ID: fmt.Sprintf("reader-%d", i), Name: "Reader"}
+		held = append(held, must[*storage.Comment](t)(e.store.AddComment(ctx, storage.NewComment{
+			PostID: p.ID, Reader: reader, Rules: storage.ReaderRules{Hold: true}, Body: fmt.Sprintf("held %d", i),
+		})))
+	}
+	var missing, reads atomic.Int64
+	for _, c := range held {
+		key := storage.CommentKey{PostID: p.ID, CommentID: c.ID}
+		approved := make(chan struct{})
+		var wg sync.WaitGroup
+		for range 2 {
+			wg.Go(func() {
+				for {
+					select {
+					case <-approved:
+						return
+					default:
+					}
+					_, _, err := e.store.ReadComment(ctx, key)
+					reads.Add(1)
+					switch {
+					case errors.Is(err, storage.ErrNotFound):
+						missing.Add(1)
+					case err != nil:
+						t.Error(err)
+						return
+					}
+				}
+			})
+		}
+		if _, err := e.store.ApproveComment(ctx, storage.CommentRef{PostID: p.ID, CommentID: c.ID}); err != nil {
+			t.Fatal(err)
+		}
+		close(approved)
+		wg.Wait()
+	}
+	if missing.Load() > 0 {
+		t.Errorf("%d of %d reads found no comment while it was being approved", missing.Load(), reads.Load())
 	}
 	e.consistent()
 }

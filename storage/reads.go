@@ -92,6 +92,50 @@ func (s *Store) batchGet(ctx context.Context, keys []key, consistent bool) (map[
 	return found, nil
 }
 
+// readTogether reads keys, at most 100, as they all are at one moment
+// (TransactGetItems). An item that a transaction moves from one key to
+// another (a comment approved, from held to published) is found at
+// exactly one of them, where BatchGetItem, which reads keys one by one,
+// can miss it at both. A read that meets a transaction in progress on its
+// items is tried again with jittered backoff, and ends in ErrBusy; one
+// throttled on every attempt in an error matching ErrUnavailable.
+func (s *Store) readTogether(ctx context.Context, keys []key) (map[key]item, error) {
+	var gets []types.TransactGetItem
+	seen := make(map[key]bool, len(keys))
+	for _, k := range keys {
+		if !seen[k] {
+			seen[k] = true
+			gets = append(gets, types.TransactGetItem{Get: &types.Get{TableName: aws.String(s.table), Key: mustKey(k)}})
+		}
+	}
+	for attempt := 1; ; attempt++ {
+		out, err := s.db.TransactGetItems(ctx, &dynamodb.TransactGetItemsInput{TransactItems: gets})
+		if err == nil {
+			found := make(map[key]item, len(keys))
+			for _, r := range out.Responses {
+				if len(r.Item) > 0 {
+					found[itemKey(r.Item)] = r.Item
+				}
+			}
+			s.hints.remember(keys, found)
+			return found, nil
+		}
+		canceled, ok := errors.AsType[*types.TransactionCanceledException](err)
+		throttled := ok && hasReason(canceled.CancellationReasons, throttledReasons...)
+		switch {
+		case !ok || !throttled && !hasReason(canceled.CancellationReasons, "TransactionConflict"):
+			return nil, fmt.Errorf("transact get: %w", err)
+		case attempt == maxTxAttempts && throttled:
+			return nil, fmt.Errorf("read throttled on every attempt: %w", errors.Join(ErrUnavailable, err))
+		case attempt == maxTxAttempts:
+			return nil, ErrBusy
+		}
+		if err := sleep(ctx, attempt); err != nil {
+			return nil, err
+		}
+	}
+}
+
 func itemKey(it item) key {
 	var k key
 	_ = attributevalue.UnmarshalMap(it, &k)
@@ -287,7 +331,7 @@ func (s *Store) ReadComment(ctx context.Context, k CommentKey) (*Comment, *Post,
 		return nil, nil, err
 	}
 	pk := postKey(k.PostID)
-	found, err := s.batchGet(ctx, []key{commentKey(k.PostID, cid), heldKey(k.PostID, cid), pk}, true)
+	found, err := s.readTogether(ctx, []key{commentKey(k.PostID, cid), heldKey(k.PostID, cid), pk})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -135,7 +135,7 @@ func TestRequestsPerOperation(t *testing.T) {
 		{"DeleteComment", func(ctx context.Context) error {
 			_, err := e.store.DeleteComment(ctx, storage.CommentRef{PostID: p.ID, CommentID: c.ID})
 			return err
-		}, map[string]int{"BatchGetItem": 1, "TransactWriteItems": 1}},
+		}, map[string]int{"TransactGetItems": 1, "TransactWriteItems": 1}},
 		{"AddComment by a reader", func(ctx context.Context) error {
 			var err error
 			byReader, err = e.store.AddComment(ctx, storage.NewComment{PostID: p.ID, Reader: reader, Rules: storage.ReaderRules{PerMinute: 5}, Body: "read it"})
@@ -149,19 +149,19 @@ func TestRequestsPerOperation(t *testing.T) {
 		{"UpdateComment", func(ctx context.Context) error {
 			_, err := e.store.UpdateComment(ctx, storage.CommentEdit{PostID: p.ID, CommentID: byReader.ID, Reader: reader, Body: "read it again"})
 			return err
-		}, map[string]int{"BatchGetItem": 1, "TransactWriteItems": 1}},
+		}, map[string]int{"TransactGetItems": 1, "TransactWriteItems": 1}},
 		{"ApproveComment", func(ctx context.Context) error {
 			_, err := e.store.ApproveComment(ctx, storage.CommentRef{PostID: p.ID, CommentID: held.ID})
 			return err
-		}, map[string]int{"BatchGetItem": 1, "TransactWriteItems": 1}},
+		}, map[string]int{"TransactGetItems": 1, "TransactWriteItems": 1}},
 		{"RejectComment", func(ctx context.Context) error {
 			_, err := e.store.RejectComment(ctx, storage.CommentRef{PostID: p.ID, CommentID: rejected.ID})
 			return err
-		}, map[string]int{"BatchGetItem": 1, "TransactWriteItems": 1}},
+		}, map[string]int{"TransactGetItems": 1, "TransactWriteItems": 1}},
 		{"DeleteComment of a held comment", func(ctx context.Context) error {
 			_, err := e.store.DeleteComment(ctx, storage.CommentRef{PostID: p.ID, CommentID: rejected.ID})
 			return err
-		}, map[string]int{"BatchGetItem": 1, "TransactWriteItems": 1}},
+		}, map[string]int{"TransactGetItems": 1, "TransactWriteItems": 1}},
 		{"Unpublish", func(ctx context.Context) error {
 			_, err := e.store.Unpublish(ctx, storage.PostRef{ID: p.ID})
 			return err

@@ -405,17 +405,17 @@ func TestCommentMutationRequests(t *testing.T) {
 		{"addComment by a reader", func() { held() }, map[string]int{"TransactWriteItems": 1}},
 		{"moderationQueue", func() { send(b.ada, queue, nil) }, map[string]int{"Query": 1}},
 		{"updateComment by its reader", func() { send(lin, edit, map[string]any{"id": held()}) },
-			map[string]int{"BatchGetItem": 2, "TransactWriteItems": 1}},
+			map[string]int{"TransactGetItems": 2, "TransactWriteItems": 1}},
 		{"updateComment by an admin", func() { send(s.admin, edit, map[string]any{"id": held()}) },
-			map[string]int{"BatchGetItem": 1, "TransactWriteItems": 1}},
+			map[string]int{"TransactGetItems": 1, "TransactWriteItems": 1}},
 		{"approveComment by the post's author", func() { send(b.ada, approve, map[string]any{"id": held()}) },
-			map[string]int{"BatchGetItem": 2, "TransactWriteItems": 1}},
+			map[string]int{"TransactGetItems": 2, "TransactWriteItems": 1}},
 		{"approveComment by an admin", func() { send(s.admin, approve, map[string]any{"id": held()}) },
-			map[string]int{"BatchGetItem": 1, "TransactWriteItems": 1}},
+			map[string]int{"TransactGetItems": 1, "TransactWriteItems": 1}},
 		{"rejectComment by the post's author", func() { send(b.ada, reject, map[string]any{"id": held()}) },
-			map[string]int{"BatchGetItem": 2, "TransactWriteItems": 1}},
+			map[string]int{"TransactGetItems": 2, "TransactWriteItems": 1}},
 		{"deleteComment by its reader", func() { send(lin, del, map[string]any{"id": held()}) },
-			map[string]int{"BatchGetItem": 2, "TransactWriteItems": 1}},
+			map[string]int{"TransactGetItems": 2, "TransactWriteItems": 1}},
 	}
 	for _, c := range cases {
 		c.run()
