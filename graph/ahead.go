@@ -216,17 +216,11 @@ func (r *Resolver) categoryPostsAhead(ctx context.Context, slug string) {
 	if !storage.ValidSlug(slug) {
 		return
 	}
-	args, ok := childArgs(ctx, "Category", "posts")
-	if !ok {
-		return
-	}
-	p, per, ok := listArgs(args)
-	if !ok {
-		return
-	}
-	startAhead(ctx, categoryPostsKey(slug, p, per), func(ctx context.Context) (*storage.Result[*storage.Post], error) {
-		return r.store.CategoryPosts(ctx, slug, p, per)
-	})
+	listAhead(ctx, "Category", "posts",
+		func(p storage.Page, per storage.Period) string { return categoryPostsKey(slug, p, per) },
+		func(ctx context.Context, p storage.Page, per storage.Period) (*storage.Result[*storage.Post], error) {
+			return r.store.CategoryPosts(ctx, slug, p, per)
+		})
 }
 
 // authorPostsAhead starts the read of the author's posts, when the author
@@ -235,7 +229,28 @@ func (r *Resolver) authorPostsAhead(ctx context.Context, authorID string, own bo
 	if !storage.ValidID(authorID) {
 		return
 	}
-	args, ok := childArgs(ctx, "Author", "posts")
+	listAhead(ctx, "Author", "posts",
+		func(p storage.Page, per storage.Period) string { return authorPostsKey(authorID, own, p, per) },
+		func(ctx context.Context, p storage.Page, per storage.Period) (*storage.Result[*storage.Post], error) {
+			return r.store.AuthorPosts(ctx, authorID, p, per, own)
+		})
+}
+
+// commentsAhead starts the read of the post's comments, when the post
+// field being resolved selects them.
+func (r *Resolver) commentsAhead(ctx context.Context, postID string) {
+	listAhead(ctx, "Post", "comments",
+		func(p storage.Page, _ storage.Period) string { return commentsKey(postID, p) },
+		func(ctx context.Context, p storage.Page, _ storage.Period) (*storage.Result[*storage.Comment], error) {
+			return r.store.Comments(ctx, postID, p)
+		})
+}
+
+// listAhead starts the read of the list field of typeName that the field
+// being resolved selects exactly once, for the page and period its
+// arguments ask for, under the key key gives them.
+func listAhead[T any](ctx context.Context, typeName, field string, key func(storage.Page, storage.Period) string, read func(context.Context, storage.Page, storage.Period) (T, error)) {
+	args, ok := childArgs(ctx, typeName, field)
 	if !ok {
 		return
 	}
@@ -243,25 +258,7 @@ func (r *Resolver) authorPostsAhead(ctx context.Context, authorID string, own bo
 	if !ok {
 		return
 	}
-	startAhead(ctx, authorPostsKey(authorID, own, p, per), func(ctx context.Context) (*storage.Result[*storage.Post], error) {
-		return r.store.AuthorPosts(ctx, authorID, p, per, own)
-	})
-}
-
-// commentsAhead starts the read of the post's comments, when the post
-// field being resolved selects them.
-func (r *Resolver) commentsAhead(ctx context.Context, postID string) {
-	args, ok := childArgs(ctx, "Post", "comments")
-	if !ok {
-		return
-	}
-	p, _, ok := listArgs(args)
-	if !ok {
-		return
-	}
-	startAhead(ctx, commentsKey(postID, p), func(ctx context.Context) (*storage.Result[*storage.Comment], error) {
-		return r.store.Comments(ctx, postID, p)
-	})
+	startAhead(ctx, key(p, per), func(ctx context.Context) (T, error) { return read(ctx, p, per) })
 }
 
 // statsAhead starts the read of the blog-wide counts, when the field being

@@ -260,7 +260,6 @@ func joinPath(path, field string) string {
 // the categories of those whose categories are read (a draft's, or more
 // than their names: Post.categories).
 func (r *Resolver) primePosts(ctx context.Context, satisfies []string, path string, posts []*storage.Post) {
-	posts = slices.DeleteFunc(slices.Clone(posts), func(p *storage.Post) bool { return p == nil })
 	if len(posts) == 0 {
 		return
 	}

@@ -690,8 +690,6 @@ func (r *queryResolver) Node(ctx context.Context, id string) (model.Node, error)
 		// Both reads finish before the answer, whatever it is, so that a
 		// comment on a hidden post takes as long as a missing one.
 		comment, post := l.comments.Load(ctx, storage.CommentKey{PostID: g.post, CommentID: g.id}), l.posts.Load(ctx, g.post)
-		// Both reads finish before the answer, so a hidden post and a
-		// missing one cost the same.
 		c, cerr := comment()
 		p, err := r.visible(ctx)(post())
 		if err != nil {

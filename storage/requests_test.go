@@ -3,6 +3,7 @@ package storage_test
 import (
 	"context"
 	"errors"
+	"maps"
 	"testing"
 	"time"
 
@@ -193,14 +194,8 @@ func TestRequestsPerOperation(t *testing.T) {
 				t.Fatalf("%s: %v", c.name, err)
 			}
 		})
-		if len(got) != len(c.want) {
+		if !maps.Equal(got, c.want) {
 			t.Errorf("%s: requests %v, want %v", c.name, got, c.want)
-			continue
-		}
-		for op, n := range c.want {
-			if got[op] != n {
-				t.Errorf("%s: requests %v, want %v", c.name, got, c.want)
-			}
 		}
 	}
 	e.consistent()
@@ -253,14 +248,8 @@ func TestAddCommentRequests(t *testing.T) {
 		if !errors.Is(err, s.wantErr) {
 			t.Fatalf("%s: %v, want %v", s.name, err, s.wantErr)
 		}
-		if len(got) != len(s.want) {
+		if !maps.Equal(got, s.want) {
 			t.Errorf("%s: requests %v, want %v", s.name, got, s.want)
-			continue
-		}
-		for op, n := range s.want {
-			if got[op] != n {
-				t.Errorf("%s: requests %v, want %v", s.name, got, s.want)
-			}
 		}
 	}
 	equal(t, "comments", must[*storage.Post](t)(e.store.GetPost(bg, p.ID)).CommentCount, int64(4))
