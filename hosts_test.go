@@ -98,14 +98,15 @@ func TestForeignHostsAreRefusedOnLoopback(t *testing.T) {
 
 	for _, host := range []string{"rebind.attacker.example:" + p, "rebind.attacker.example", "127.0.0.1.attacker.example:" + p, "localhost.attacker.example:" + p, "192.0.2.1:" + p, "[::2]:" + p} {
 		t.Run("refuses "+host, func(t *testing.T) {
-			code, _, body := request{url: base + "/?query=x", host: host}.do(t)
+			code, h, body := request{url: base + "/?query=x", host: host}.do(t)
 			if code != http.StatusMisdirectedRequest || strings.Contains(body, "Bearer") {
 				t.Errorf("playground for %s = %d %.200s, want 421 without the token", host, code, body)
 			}
+			checkSecurityHeaders(t, "421 for "+host, h)
 			if code, _, _ := (request{url: base + "/", host: host}).do(t); code != http.StatusMisdirectedRequest {
 				t.Errorf("/ for %s = %d, want 421", host, code)
 			}
-			code, h, body := request{method: http.MethodPost, url: base + "/graphql", host: host, body: create("rebound"),
+			code, h, body = request{method: http.MethodPost, url: base + "/graphql", host: host, body: create("rebound"),
 				headers: []string{admin, "Origin: http://" + host}}.do(t)
 			if code != http.StatusMisdirectedRequest || errorCode(body) != "BAD_REQUEST" || h.Get("Content-Type") != "application/json" {
 				t.Errorf("POST /graphql with the admin's token for %s = %d %s, want 421 BAD_REQUEST", host, code, body)

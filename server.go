@@ -400,6 +400,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if loopback || devTokens {
 		// See hosts.go: no page of a name rebound to this machine reaches it.
 		handler = guardHost(cfg.allowedHosts, handler)
+		logger.Info("answering requests addressed to this machine's names only (421 for others; -allowed-hosts adds names)",
+			"hosts", append(append([]string(nil), loopbackHosts...), cfg.allowedHosts...))
 	}
 	srv := &http.Server{
 		Handler:           graph.WithRequestID(logRequests(logger, securityHeaders(handler))),
