@@ -111,6 +111,14 @@ func TestCORS(t *testing.T) {
 		}
 	})
 
+	t.Run("an allowed origin's page on a foreign Host is refused", func(t *testing.T) {
+		code, h, _ := request{method: http.MethodPost, url: base + "/graphql", host: "rebind.attacker.example", body: `{"query":"{ __typename }"}`,
+			headers: []string{"Origin: " + allowed}}.do(t)
+		if code != http.StatusMisdirectedRequest || h.Get("Access-Control-Allow-Origin") != "" {
+			t.Errorf("POST for a foreign Host = %d, headers %v, want 421 without CORS", code, h)
+		}
+	})
+
 	t.Run("the other paths have none", func(t *testing.T) {
 		for _, path := range []string{"/?query=x", "/healthz"} {
 			_, h, _ := request{url: base + path, headers: []string{"Origin: " + allowed}}.do(t)
