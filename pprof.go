@@ -25,9 +25,10 @@ func checkPprofAddr(addr string) error {
 }
 
 // servePprof serves the runtime profiles at /debug/pprof/ on addr, a
-// listener of their own, until ctx is done. It returns the address it
-// listens on, or the error of listening.
-func servePprof(ctx context.Context, addr string, logger *slog.Logger) (net.Addr, error) {
+// listener of their own, until ctx is done, to requests addressed to
+// this machine or to allowedHosts. It returns the address it listens on,
+// or the error of listening.
+func servePprof(ctx context.Context, addr string, allowedHosts []string, logger *slog.Logger) (net.Addr, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)
 	mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
@@ -36,5 +37,5 @@ func servePprof(ctx context.Context, addr string, logger *slog.Logger) (net.Addr
 	mux.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	// No write timeout: a CPU profile or a trace takes as long as asked.
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
-	return serveAside(ctx, "pprof", "/debug/pprof/", addr, srv, logger)
+	return serveAside(ctx, "pprof", "/debug/pprof/", addr, allowedHosts, srv, logger)
 }

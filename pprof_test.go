@@ -38,7 +38,7 @@ func TestPprof(t *testing.T) {
 	t.Run("serves profiles", func(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
-		addr, err := servePprof(ctx, "127.0.0.1:0", slog.New(slog.NewTextHandler(io.Discard, nil)))
+		addr, err := servePprof(ctx, "127.0.0.1:0", nil, slog.New(slog.NewTextHandler(io.Discard, nil)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -102,6 +102,8 @@ type config struct {
 	moderation        string
 	commentRate       int
 	migrate           string
+	allowedHosts      hostList
+	corsOrigins       originList
 }
 
 // backend returns which DynamoDB the server talks to: AWS with -aws (at
@@ -201,7 +203,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 		"metrics-addr": "METRICS_ADDR", "insecure-dev-tokens": "INSECURE_DEV_TOKENS",
 		"cursor-key":         "CURSOR_KEY",
 		"comment-moderation": "COMMENT_MODERATION", "comment-rate-limit": "COMMENT_RATE_LIMIT",
-		"migrate": "MIGRATE",
+		"migrate": "MIGRATE", "allowed-hosts": "ALLOWED_HOSTS", "cors-origins": "CORS_ORIGINS",
 	}
 	fs.StringVar(&c.host, "host", "localhost", "interface to listen on; \"\" or 0.0.0.0 for all (in a container), localhost keeps a dev run private")
 	fs.IntVar(&c.port, "port", 8080, "port to listen on; 0 picks a free one")
@@ -230,6 +232,8 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this `address`, a listener of its own, e.g. :9090;\nempty: off")
 	fs.StringVar(&c.moderation, "comment-moderation", moderationHold, "what happens to readers' comments: hold (pending until the post's author or an admin approves)\nor publish (at once); authors' comments are never held")
 	fs.IntVar(&c.commentRate, "comment-rate-limit", graph.DefaultCommentsPerMinute, fmt.Sprintf("the most comments a reader may add in any minute, 1 to %d; authors and admins have no limit", storage.MaxCommentsPerMinute))
+	fs.Var(&c.allowedHosts, "allowed-hosts", "`names` besides localhost, 127.0.0.1 and [::1] that requests may be addressed to (Host), separated by commas,\nwhere only those are answered: on a loopback listener (this one, -metrics-addr's, -pprof-addr's) and wherever\ndevelopment tokens are accepted; e.g. the name a proxy on this machine passes on")
+	fs.Var(&c.corsOrigins, "cors-origins", "`origins` (scheme://host[:port], separated by commas) whose pages may call /graphql from a browser (CORS);\nno wildcard; empty: none, the playground needs none")
 	fs.StringVar(&c.migrate, "migrate", migrateAuto, "bring a table written by an earlier version to the current layout: auto (at start, before serving;\none read when there is nothing to do), only (do it, then exit without serving) or off (never; the log says\nwhen the table needs it)")
 
 	fs.Usage = func() {
@@ -371,11 +375,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 
 	if cfg.pprofAddr != "" {
-		if _, err := servePprof(ctx, cfg.pprofAddr, logger); err != nil {
+		if _, err := servePprof(ctx, cfg.pprofAddr, cfg.allowedHosts, logger); err != nil {
 			return err
 		}
 	}
-	if err := tel.serveMetrics(ctx, cfg.metricsAddr, logger); err != nil {
+	if err := tel.serveMetrics(ctx, cfg.metricsAddr, cfg.allowedHosts, logger); err != nil {
 		return err
 	}
 	ln, err := listen("tcp", net.JoinHostPort(cfg.host, strconv.Itoa(cfg.port)))
@@ -383,15 +387,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	var playgroundHeaders map[string]string
+	loopback := isLoopback(ln.Addr())
 	if devTokens {
-		verifier, playgroundHeaders, err = devVerifier(ctx, logger, cfg, store, isLoopback(ln.Addr()), time.Now())
+		verifier, playgroundHeaders, err = devVerifier(ctx, logger, cfg, store, loopback, time.Now())
 		if err != nil {
 			ln.Close()
 			return err
 		}
+		devTokens = verifier != nil
+	}
+	handler := routes(store, verifier, tel, cfg, playgroundHeaders, devTokens, logger)
+	if loopback || devTokens {
+		// See hosts.go: no page of a name rebound to this machine reaches it.
+		handler = guardHost(cfg.allowedHosts, handler)
+		logger.Info("answering requests addressed to this machine's names only (421 for others; -allowed-hosts adds names)",
+			"hosts", append(append([]string(nil), loopbackHosts...), cfg.allowedHosts...))
 	}
 	srv := &http.Server{
-		Handler:           graph.WithRequestID(logRequests(logger, securityHeaders(routes(store, verifier, tel, cfg, playgroundHeaders, logger)))),
+		Handler:           graph.WithRequestID(logRequests(logger, securityHeaders(handler))),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       15 * time.Second,
 		WriteTimeout:      writeTimeout,
@@ -524,15 +537,20 @@ func newLogger(cfg *config, w io.Writer) *slog.Logger {
 }
 
 // serveAside serves srv on addr, a listener apart from the API's, until ctx
-// is done, and logs the URL of path there under name. It returns the
-// address it listens on, or the error of listening.
-func serveAside(ctx context.Context, name, path, addr string, srv *http.Server, logger *slog.Logger) (net.Addr, error) {
-	// A browser may open these pages too: they get the API's headers.
-	srv.Handler = securityHeaders(srv.Handler)
+// is done, and logs the URL of path there under name. On loopback it
+// answers only requests addressed to this machine or to allowedHosts
+// (guardHost). It returns the address it listens on, or the error of
+// listening.
+func serveAside(ctx context.Context, name, path, addr string, allowedHosts []string, srv *http.Server, logger *slog.Logger) (net.Addr, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
+	if isLoopback(ln.Addr()) {
+		srv.Handler = guardHost(allowedHosts, srv.Handler)
+	}
+	// A browser may open these pages too: they get the API's headers.
+	srv.Handler = securityHeaders(srv.Handler)
 	go func() {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			logger.Error(name+" server stopped", "err", err)
@@ -561,10 +579,13 @@ func displayAddr(addr net.Addr) string {
 }
 
 // routes returns the server's endpoints. The playground prefills
-// playgroundHeaders (the development token) in its headers editor.
-func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *config, playgroundHeaders map[string]string, logger *slog.Logger) http.Handler {
+// playgroundHeaders (the development token) in its headers editor. /graphql
+// answers the CORS requests of -cors-origins (cors.go) and, when
+// devTokens says that verifier checks development tokens, refuses a token
+// from a page of another origin (hosts.go).
+func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *config, playgroundHeaders map[string]string, devTokens bool, logger *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/graphql", graph.NewHandler(store, tel.handler(graph.HandlerOptions{
+	var api http.Handler = graph.NewHandler(store, tel.handler(graph.HandlerOptions{
 		Logger:            logger,
 		Introspection:     cfg.introspectionOn(),
 		RequestTimeout:    cfg.requestTimeout,
@@ -573,7 +594,12 @@ func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *
 		Moderation:        cfg.moderationOption(),
 		CommentsPerMinute: cfg.commentRate,
 		ShowCost:          cfg.backend() == backendEmbedded,
-	})))
+	}))
+	cors := newCORSPolicy(cfg.corsOrigins)
+	if devTokens {
+		api = devTokenOrigins(cors, api)
+	}
+	mux.Handle("/graphql", withCORS(cors, api))
 	if cfg.playgroundOn() {
 		mountPlayground(mux, cfg.playgroundDir, playgroundHeaders, logger)
 	}

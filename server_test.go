@@ -155,7 +155,7 @@ func TestParseConfig(t *testing.T) {
 		for _, v := range []string{"PORT", "HOST", "DYNAMODB_ENDPOINT", "DYNAMODB_AWS", "DYNAMODB_TABLE", "AWS_REGION",
 			"CREATE_TABLE", "SEED_DEMO", "PLAYGROUND", "PLAYGROUND_ASSETS", "INTROSPECTION", "LOG_LEVEL", "LOG_FORMAT",
 			"JWT_SECRET", "JWT_ISSUER", "JWT_AUDIENCE", "JWT_JWKS_URL", "REQUEST_TIMEOUT", "DYNAMODB_MAX_ATTEMPTS",
-			"CACHE_MAX_AGE", "PPROF_ADDR", "INSECURE_DEV_TOKENS", "CURSOR_KEY", "MIGRATE"} {
+			"CACHE_MAX_AGE", "PPROF_ADDR", "INSECURE_DEV_TOKENS", "CURSOR_KEY", "MIGRATE", "ALLOWED_HOSTS", "CORS_ORIGINS"} {
 			if !strings.Contains(out.String(), "["+v+"]") {
 				t.Errorf("help does not mention %s:\n%s", v, out.String())
 			}

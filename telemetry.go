@@ -64,9 +64,10 @@ func (t *telemetry) handler(o graph.HandlerOptions) graph.HandlerOptions {
 }
 
 // serveMetrics serves the metrics at /metrics on addr, a listener of their
-// own so that they stay off the public port, until ctx is done. It does
-// nothing when metrics are off.
-func (t *telemetry) serveMetrics(ctx context.Context, addr string, logger *slog.Logger) error {
+// own so that they stay off the public port, until ctx is done; on
+// loopback, to requests addressed to this machine or to allowedHosts. It
+// does nothing when metrics are off.
+func (t *telemetry) serveMetrics(ctx context.Context, addr string, allowedHosts []string, logger *slog.Logger) error {
 	if t.metrics == nil {
 		return nil
 	}
@@ -77,7 +78,7 @@ func (t *telemetry) serveMetrics(ctx context.Context, addr string, logger *slog.
 		ReadHeaderTimeout: 5 * time.Second,
 		WriteTimeout:      30 * time.Second,
 	}
-	_, err := serveAside(ctx, "metrics", "/metrics", addr, srv, logger)
+	_, err := serveAside(ctx, "metrics", "/metrics", addr, allowedHosts, srv, logger)
 	return err
 }
 
