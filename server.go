@@ -102,6 +102,9 @@ type config struct {
 	moderation        string
 	commentRate       int
 	migrate           string
+	maxQueryBytes     int
+	queryCacheBytes   int64
+	apqCacheBytes     int64
 }
 
 // backend returns which DynamoDB the server talks to: AWS with -aws (at
@@ -201,7 +204,8 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 		"metrics-addr": "METRICS_ADDR", "insecure-dev-tokens": "INSECURE_DEV_TOKENS",
 		"cursor-key":         "CURSOR_KEY",
 		"comment-moderation": "COMMENT_MODERATION", "comment-rate-limit": "COMMENT_RATE_LIMIT",
-		"migrate": "MIGRATE",
+		"migrate": "MIGRATE", "max-query-bytes": "MAX_QUERY_BYTES", "query-cache-bytes": "QUERY_CACHE_BYTES",
+		"persisted-query-cache-bytes": "PERSISTED_QUERY_CACHE_BYTES",
 	}
 	fs.StringVar(&c.host, "host", "localhost", "interface to listen on; \"\" or 0.0.0.0 for all (in a container), localhost keeps a dev run private")
 	fs.IntVar(&c.port, "port", 8080, "port to listen on; 0 picks a free one")
@@ -231,6 +235,9 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	fs.StringVar(&c.moderation, "comment-moderation", moderationHold, "what happens to readers' comments: hold (pending until the post's author or an admin approves)\nor publish (at once); authors' comments are never held")
 	fs.IntVar(&c.commentRate, "comment-rate-limit", graph.DefaultCommentsPerMinute, fmt.Sprintf("the most comments a reader may add in any minute, 1 to %d; authors and admins have no limit", storage.MaxCommentsPerMinute))
 	fs.StringVar(&c.migrate, "migrate", migrateAuto, "bring a table written by an earlier version to the current layout: auto (at start, before serving;\none read when there is nothing to do), only (do it, then exit without serving) or off (never; the log says\nwhen the table needs it)")
+	fs.IntVar(&c.maxQueryBytes, "max-query-bytes", graph.DefaultMaxQueryBytes, "the longest query document a request may send, in bytes, a persisted query's included;\nlonger ones are refused before they are parsed (send long values in variables)")
+	fs.Int64Var(&c.queryCacheBytes, "query-cache-bytes", graph.DefaultQueryCacheBytes, "memory, in bytes, of the parsed documents kept for requests that send the same query again;\n0: none kept")
+	fs.Int64Var(&c.apqCacheBytes, "persisted-query-cache-bytes", graph.DefaultPersistedQueryCacheBytes, "memory, in bytes, of the automatic persisted queries kept; 0: none kept")
 
 	fs.Usage = func() {
 		fmt.Fprintf(out, "Usage: blog [flags]\n\nServes the blog's GraphQL API at /graphql. Every flag can also be set by\nthe environment variable in brackets; a flag wins over its variable.\n\n")
@@ -281,6 +288,10 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 		return nil, fmt.Errorf("comment rate limit %d: must be 1 to %d", c.commentRate, storage.MaxCommentsPerMinute)
 	case c.migrate != migrateAuto && c.migrate != migrateOnly && c.migrate != migrateOff:
 		return nil, fmt.Errorf("migrate %q: must be %s, %s or %s", c.migrate, migrateAuto, migrateOnly, migrateOff)
+	case c.maxQueryBytes < 1 || c.maxQueryBytes > graph.MaxBodyBytes:
+		return nil, fmt.Errorf("max query bytes %d: must be 1 to %d", c.maxQueryBytes, graph.MaxBodyBytes)
+	case c.queryCacheBytes < 0 || c.apqCacheBytes < 0:
+		return nil, errors.New("query cache bytes: must not be negative")
 	}
 	if c.pprofAddr != "" {
 		if err := checkPprofAddr(c.pprofAddr); err != nil {
@@ -560,11 +571,26 @@ func displayAddr(addr net.Addr) string {
 	return net.JoinHostPort(host, port)
 }
 
+// queryLimits returns opts with the size limit of query documents and the
+// bounds of the query caches. A flag's 0 (keep none) is the handler's -1:
+// its zero means its default.
+func (c *config) queryLimits(opts graph.HandlerOptions) graph.HandlerOptions {
+	none := func(n int64) int64 {
+		if n == 0 {
+			return -1
+		}
+		return n
+	}
+	opts.MaxQueryBytes = c.maxQueryBytes
+	opts.QueryCacheBytes, opts.PersistedQueryCacheBytes = none(c.queryCacheBytes), none(c.apqCacheBytes)
+	return opts
+}
+
 // routes returns the server's endpoints. The playground prefills
 // playgroundHeaders (the development token) in its headers editor.
 func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *config, playgroundHeaders map[string]string, logger *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
-	mux.Handle("/graphql", graph.NewHandler(store, tel.handler(graph.HandlerOptions{
+	mux.Handle("/graphql", graph.NewHandler(store, tel.handler(cfg.queryLimits(graph.HandlerOptions{
 		Logger:            logger,
 		Introspection:     cfg.introspectionOn(),
 		RequestTimeout:    cfg.requestTimeout,
@@ -573,7 +599,7 @@ func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *
 		Moderation:        cfg.moderationOption(),
 		CommentsPerMinute: cfg.commentRate,
 		ShowCost:          cfg.backend() == backendEmbedded,
-	})))
+	}))))
 	if cfg.playgroundOn() {
 		mountPlayground(mux, cfg.playgroundDir, playgroundHeaders, logger)
 	}
