@@ -105,6 +105,7 @@ type config struct {
 	maxQueryBytes     int
 	queryCacheBytes   int64
 	apqCacheBytes     int64
+	privateURLs       bool
 }
 
 // backend returns which DynamoDB the server talks to: AWS with -aws (at
@@ -205,7 +206,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 		"cursor-key":         "CURSOR_KEY",
 		"comment-moderation": "COMMENT_MODERATION", "comment-rate-limit": "COMMENT_RATE_LIMIT",
 		"migrate": "MIGRATE", "max-query-bytes": "MAX_QUERY_BYTES", "query-cache-bytes": "QUERY_CACHE_BYTES",
-		"persisted-query-cache-bytes": "PERSISTED_QUERY_CACHE_BYTES",
+		"persisted-query-cache-bytes": "PERSISTED_QUERY_CACHE_BYTES", "allow-private-urls": "ALLOW_PRIVATE_URLS",
 	}
 	fs.StringVar(&c.host, "host", "localhost", "interface to listen on; \"\" or 0.0.0.0 for all (in a container), localhost keeps a dev run private")
 	fs.IntVar(&c.port, "port", 8080, "port to listen on; 0 picks a free one")
@@ -238,6 +239,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	fs.IntVar(&c.maxQueryBytes, "max-query-bytes", graph.DefaultMaxQueryBytes, "the longest query document a request may send, in bytes, a persisted query's included;\nlonger ones are refused before they are parsed (send long values in variables)")
 	fs.Int64Var(&c.queryCacheBytes, "query-cache-bytes", graph.DefaultQueryCacheBytes, "memory, in bytes, of the parsed documents kept for requests that send the same query again;\n0: none kept")
 	fs.Int64Var(&c.apqCacheBytes, "persisted-query-cache-bytes", graph.DefaultPersistedQueryCacheBytes, "memory, in bytes, of the automatic persisted queries kept; 0: none kept")
+	fs.BoolVar(&c.privateURLs, "allow-private-urls", false, "let cover image, canonical, Open Graph and avatar URLs name localhost and loopback, private\nand link-local addresses (for development: frontends and crawlers would fetch them)")
 
 	fs.Usage = func() {
 		fmt.Fprintf(out, "Usage: blog [flags]\n\nServes the blog's GraphQL API at /graphql. Every flag can also be set by\nthe environment variable in brackets; a flag wins over its variable.\n\n")
@@ -347,7 +349,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
-	store := storage.New(client, cfg.table)
+	storeOpts := []storage.Option{}
+	if cfg.privateURLs {
+		storeOpts = append(storeOpts, storage.WithPrivateHosts())
+	}
+	store := storage.New(client, cfg.table, storeOpts...)
 	logger.Info("dynamodb", "backend", backend, "table", cfg.table, "dynamodb_endpoint", cfg.endpoint, "region", cfg.region, "data", dataPath)
 	if cfg.createTable.or(backend != backendAWS) {
 		if err := store.CreateTable(ctx); err != nil {
@@ -376,7 +382,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
-	store = storage.New(client, cfg.table, storage.WithCursorKey(cursorKey))
+	store = storage.New(client, cfg.table, append(storeOpts, storage.WithCursorKey(cursorKey))...)
 	if cfg.playgroundOn() && !cfg.introspectionOn() {
 		logger.Warn("the playground cannot load the schema with introspection off")
 	}
