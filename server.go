@@ -104,6 +104,10 @@ type config struct {
 	migrate           string
 	allowedHosts      hostList
 	corsOrigins       originList
+	maxQueryBytes     int
+	queryCacheBytes   int64
+	apqCacheBytes     int64
+	privateURLs       bool
 }
 
 // backend returns which DynamoDB the server talks to: AWS with -aws (at
@@ -204,6 +208,8 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 		"cursor-key":         "CURSOR_KEY",
 		"comment-moderation": "COMMENT_MODERATION", "comment-rate-limit": "COMMENT_RATE_LIMIT",
 		"migrate": "MIGRATE", "allowed-hosts": "ALLOWED_HOSTS", "cors-origins": "CORS_ORIGINS",
+		"max-query-bytes": "MAX_QUERY_BYTES", "query-cache-bytes": "QUERY_CACHE_BYTES",
+		"persisted-query-cache-bytes": "PERSISTED_QUERY_CACHE_BYTES", "allow-private-urls": "ALLOW_PRIVATE_URLS",
 	}
 	fs.StringVar(&c.host, "host", "localhost", "interface to listen on; \"\" or 0.0.0.0 for all (in a container), localhost keeps a dev run private")
 	fs.IntVar(&c.port, "port", 8080, "port to listen on; 0 picks a free one")
@@ -235,6 +241,10 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	fs.Var(&c.allowedHosts, "allowed-hosts", "`names` besides localhost, 127.0.0.1 and [::1] that requests may be addressed to (Host), separated by commas,\nwhere only those are answered: on a loopback listener (this one, -metrics-addr's, -pprof-addr's) and wherever\ndevelopment tokens are accepted; e.g. the name a proxy on this machine passes on")
 	fs.Var(&c.corsOrigins, "cors-origins", "`origins` (scheme://host[:port], separated by commas) whose pages may call /graphql from a browser (CORS);\nno wildcard; empty: none, the playground needs none")
 	fs.StringVar(&c.migrate, "migrate", migrateAuto, "bring a table written by an earlier version to the current layout: auto (at start, before serving;\none read when there is nothing to do), only (do it, then exit without serving) or off (never; the log says\nwhen the table needs it)")
+	fs.IntVar(&c.maxQueryBytes, "max-query-bytes", graph.DefaultMaxQueryBytes, "the longest query document a request may send, in bytes, a persisted query's included;\nlonger ones are refused before they are parsed (send long values in variables)")
+	fs.Int64Var(&c.queryCacheBytes, "query-cache-bytes", graph.DefaultQueryCacheBytes, "memory, in bytes, of the parsed documents kept for requests that send the same query again;\n0: none kept")
+	fs.Int64Var(&c.apqCacheBytes, "persisted-query-cache-bytes", graph.DefaultPersistedQueryCacheBytes, "memory, in bytes, of the automatic persisted queries kept; 0: none kept")
+	fs.BoolVar(&c.privateURLs, "allow-private-urls", false, "let cover image, canonical, Open Graph and avatar URLs name localhost and loopback, private\nand link-local addresses (for development: frontends and crawlers would fetch them)")
 
 	fs.Usage = func() {
 		fmt.Fprintf(out, "Usage: blog [flags]\n\nServes the blog's GraphQL API at /graphql. Every flag can also be set by\nthe environment variable in brackets; a flag wins over its variable.\n\n")
@@ -285,6 +295,10 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 		return nil, fmt.Errorf("comment rate limit %d: must be 1 to %d", c.commentRate, storage.MaxCommentsPerMinute)
 	case c.migrate != migrateAuto && c.migrate != migrateOnly && c.migrate != migrateOff:
 		return nil, fmt.Errorf("migrate %q: must be %s, %s or %s", c.migrate, migrateAuto, migrateOnly, migrateOff)
+	case c.maxQueryBytes < 1 || c.maxQueryBytes > graph.MaxBodyBytes:
+		return nil, fmt.Errorf("max query bytes %d: must be 1 to %d", c.maxQueryBytes, graph.MaxBodyBytes)
+	case c.queryCacheBytes < 0 || c.apqCacheBytes < 0:
+		return nil, errors.New("query cache bytes: must not be negative")
 	}
 	if c.pprofAddr != "" {
 		if err := checkPprofAddr(c.pprofAddr); err != nil {
@@ -340,7 +354,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
-	store := storage.New(client, cfg.table)
+	storeOpts := []storage.Option{}
+	if cfg.privateURLs {
+		storeOpts = append(storeOpts, storage.WithPrivateHosts())
+	}
+	store := storage.New(client, cfg.table, storeOpts...)
 	logger.Info("dynamodb", "backend", backend, "table", cfg.table, "dynamodb_endpoint", cfg.endpoint, "region", cfg.region, "data", dataPath)
 	if cfg.createTable.or(backend != backendAWS) {
 		if err := store.CreateTable(ctx); err != nil {
@@ -369,7 +387,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
-	store = storage.New(client, cfg.table, storage.WithCursorKey(cursorKey))
+	store = storage.New(client, cfg.table, append(storeOpts, storage.WithCursorKey(cursorKey))...)
 	if cfg.playgroundOn() && !cfg.introspectionOn() {
 		logger.Warn("the playground cannot load the schema with introspection off")
 	}
@@ -578,6 +596,21 @@ func displayAddr(addr net.Addr) string {
 	return net.JoinHostPort(host, port)
 }
 
+// queryLimits returns opts with the size limit of query documents and the
+// bounds of the query caches. A flag's 0 (keep none) is the handler's -1:
+// its zero means its default.
+func (c *config) queryLimits(opts graph.HandlerOptions) graph.HandlerOptions {
+	none := func(n int64) int64 {
+		if n == 0 {
+			return -1
+		}
+		return n
+	}
+	opts.MaxQueryBytes = c.maxQueryBytes
+	opts.QueryCacheBytes, opts.PersistedQueryCacheBytes = none(c.queryCacheBytes), none(c.apqCacheBytes)
+	return opts
+}
+
 // routes returns the server's endpoints. The playground prefills
 // playgroundHeaders (the development token) in its headers editor. /graphql
 // answers the CORS requests of -cors-origins (cors.go) and, when
@@ -585,7 +618,7 @@ func displayAddr(addr net.Addr) string {
 // from a page of another origin (hosts.go).
 func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *config, playgroundHeaders map[string]string, devTokens bool, logger *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
-	var api http.Handler = graph.NewHandler(store, tel.handler(graph.HandlerOptions{
+	var api http.Handler = graph.NewHandler(store, tel.handler(cfg.queryLimits(graph.HandlerOptions{
 		Logger:            logger,
 		Introspection:     cfg.introspectionOn(),
 		RequestTimeout:    cfg.requestTimeout,
@@ -594,7 +627,7 @@ func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *
 		Moderation:        cfg.moderationOption(),
 		CommentsPerMinute: cfg.commentRate,
 		ShowCost:          cfg.backend() == backendEmbedded,
-	}))
+	})))
 	cors := newCORSPolicy(cfg.corsOrigins)
 	if devTokens {
 		api = devTokenOrigins(cors, api)

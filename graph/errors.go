@@ -103,6 +103,15 @@ func publicMessage(err, target error) string {
 	if rl, ok := errors.AsType[*storage.RateLimitError](err); ok {
 		return rl.Error()
 	}
+	if ge, ok := errors.AsType[*gqlerror.Error](err); ok {
+		// gqlgen wrapped the resolver's error with where it happened;
+		// its Error() would begin with that ("input:1:10: ..."), which the
+		// error's locations and path already say.
+		if ge.Err == nil {
+			return ge.Message
+		}
+		err = ge.Err
+	}
 	switch target {
 	case storage.ErrNotFound, storage.ErrVersionConflict, storage.ErrSlugTaken, storage.ErrAlreadyExists, storage.ErrIdempotencyMismatch,
 		storage.ErrDuplicateComment, storage.ErrNotPending:

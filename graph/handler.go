@@ -7,9 +7,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql/handler"
 	"github.com/99designs/gqlgen/graphql/handler/extension"
-	"github.com/99designs/gqlgen/graphql/handler/lru"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
-	"github.com/vektah/gqlparser/v2/ast"
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/blogql/blog/auth"
@@ -67,6 +65,46 @@ type HandlerOptions struct {
 	// answer to an admin (extensions.cost, see cost.go); without it only
 	// answers to admins' requests that ask with CostHeader have it.
 	ShowCost bool
+	// MaxQueryBytes bounds the query document of a request, a persisted
+	// query's included, checked before it is parsed; zero means
+	// DefaultMaxQueryBytes.
+	MaxQueryBytes int
+	// QueryCacheBytes bounds the memory of the parsed documents kept for
+	// the next requests that send the same query (see querycache.go);
+	// zero means DefaultQueryCacheBytes, a negative number none kept.
+	QueryCacheBytes int64
+	// PersistedQueryCacheBytes bounds the memory of the automatic
+	// persisted queries; zero means DefaultPersistedQueryCacheBytes, a
+	// negative number none kept (every hash alone is then
+	// PERSISTED_QUERY_NOT_FOUND).
+	PersistedQueryCacheBytes int64
+}
+
+// cacheBound returns the bound of a cache: def for zero, none for a
+// negative number.
+func cacheBound(n, def int64) int64 {
+	switch {
+	case n == 0:
+		return def
+	case n < 0:
+		return 0
+	}
+	return n
+}
+
+// Names of the query caches in the metrics.
+const (
+	documentCacheName  = "documents"
+	persistedCacheName = "persisted"
+)
+
+// cacheReport returns what a query cache reports its size to: the
+// metrics' gauges, or nothing without metrics.
+func cacheReport(m *metrics.Metrics, cache string) func(int, int64) {
+	if m == nil {
+		return nil
+	}
+	return func(entries int, bytes int64) { m.ObserveQueryCache(cache, entries, bytes) }
 }
 
 // Moderation is what happens to a reader's new comment.
@@ -87,7 +125,8 @@ const DefaultCommentsPerMinute = 5
 // NewHandler returns the GraphQL endpoint over store: GET and POST
 // transports that follow the GraphQL over HTTP specification (with the
 // statuses of checkMethod and the variable coercion of variables.go), a
-// query cache, automatic persisted queries, validation that looks through
+// limit on the size of query documents, a query cache and automatic
+// persisted queries bounded by the memory they take (querycache.go), validation that looks through
 // fragments in linear time (validation.go), the limits of limits.go (body
 // size, tokens, depth, aliases, root fields, complexity, time) and of
 // responsesize.go (the size of answers), the error presenter and panic
@@ -139,8 +178,15 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	srv.AddTransport(transport.Options{AllowedMethods: []string{allowedMethods}})
 	srv.AddTransport(overHTTP{transport.GET{}, schema.Schema()})
 	srv.AddTransport(overHTTP{postJSON{}, schema.Schema()})
-	srv.SetQueryCache(lru.New[*ast.QueryDocument](1000))
-	srv.Use(extension.AutomaticPersistedQuery{Cache: lru.New[string](100)})
+	maxQuery := opts.MaxQueryBytes
+	if maxQuery == 0 {
+		maxQuery = DefaultMaxQueryBytes
+	}
+	srv.Use(querySizeLimit{max: maxQuery})
+	srv.SetQueryCache(newByteLRU(cacheBound(opts.QueryCacheBytes, DefaultQueryCacheBytes), documentCost,
+		cacheReport(opts.Metrics, documentCacheName)))
+	srv.Use(extension.AutomaticPersistedQuery{Cache: newByteLRU(cacheBound(opts.PersistedQueryCacheBytes, DefaultPersistedQueryCacheBytes),
+		persistedCost, cacheReport(opts.Metrics, persistedCacheName))})
 	srv.SetParserTokenLimit(MaxTokens)
 	srv.Use(operationLimits{complexityLimit: limit})
 	srv.Use(extension.FixedComplexityLimit(limit))

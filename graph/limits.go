@@ -20,7 +20,15 @@ import (
 // time limit); README.md lists them with their codes.
 const (
 	// MaxBodyBytes bounds a request body: 413 and BAD_REQUEST above it.
+	// Most of it is for variables: a post's body is one.
 	MaxBodyBytes = 1 << 20
+	// DefaultMaxQueryBytes bounds the query document of a request (its
+	// `query`, a persisted query's registration included) when
+	// HandlerOptions.MaxQueryBytes is zero: QUERY_SIZE_LIMIT_EXCEEDED
+	// above it, before it is parsed, cached or persisted. MaxTokens
+	// tokens written out take a few kilobytes; what is past that is
+	// comments, blanks and literal values, which belong in variables.
+	DefaultMaxQueryBytes = 32 << 10
 	// MaxTokens bounds the lexical tokens of a query document
 	// (GRAPHQL_PARSE_FAILED above it): the standard introspection query has
 	// about 200. Validation takes time quadratic in the fields of one
@@ -45,6 +53,7 @@ const (
 
 // Codes of requests refused by a limit.
 const (
+	CodeQuerySizeLimit  = "QUERY_SIZE_LIMIT_EXCEEDED"
 	CodeDepthLimit      = "DEPTH_LIMIT_EXCEEDED"
 	CodeAliasLimit      = "ALIAS_LIMIT_EXCEEDED"
 	CodeRootFieldLimit  = "ROOT_FIELD_LIMIT_EXCEEDED"
@@ -54,9 +63,34 @@ const (
 func init() {
 	// The operation never ran: a request error like a failed validation,
 	// with the HTTP status gqlgen gives those.
-	for _, code := range []string{CodeDepthLimit, CodeAliasLimit, CodeRootFieldLimit, CodeComplexityLimit} {
+	for _, code := range []string{CodeQuerySizeLimit, CodeDepthLimit, CodeAliasLimit, CodeRootFieldLimit, CodeComplexityLimit} {
 		errcode.RegisterErrorType(code, errcode.KindProtocol)
 	}
+}
+
+// querySizeLimit refuses a query document longer than max bytes before
+// anything else looks at it: the parser, the document cache and the
+// automatic persisted queries, which keep what they are sent. It must be
+// added before AutomaticPersistedQuery.
+type querySizeLimit struct{ max int }
+
+var _ interface {
+	graphql.HandlerExtension
+	graphql.OperationParameterMutator
+} = querySizeLimit{}
+
+func (querySizeLimit) ExtensionName() string                   { return "QuerySizeLimit" }
+func (querySizeLimit) Validate(graphql.ExecutableSchema) error { return nil }
+
+// MutateOperationParameters returns QUERY_SIZE_LIMIT_EXCEEDED for a query
+// longer than the limit, or nil.
+func (l querySizeLimit) MutateOperationParameters(_ context.Context, params *graphql.RawParams) *gqlerror.Error {
+	if len(params.Query) <= l.max {
+		return nil
+	}
+	err := gqlerror.Errorf("the query document has %d bytes; the limit is %d (send long values in variables)", len(params.Query), l.max)
+	errcode.Set(err, CodeQuerySizeLimit)
+	return err
 }
 
 // operationLimits refuses operations that nest too deeply, alias too many

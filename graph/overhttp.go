@@ -26,8 +26,9 @@ import (
 //   - A request without a query (and without a persisted query's hash) has
 //     invalid parameters rather than a document that failed: 400 in either
 //     media type.
-//   - A mutation sent with GET is 405 Method Not Allowed with Allow: POST;
-//     gqlgen answers 406.
+//   - A mutation sent with GET is 405 Method Not Allowed with Allow: POST
+//     and a BAD_REQUEST error; gqlgen answers 406 with an error without a
+//     code.
 //
 // It also coerces the variables as the specification says (variables.go).
 type overHTTP struct {
@@ -87,6 +88,7 @@ type requestErrorWriter struct {
 	http.ResponseWriter
 	missingQuery bool
 	requestError bool
+	getMutation  bool
 	body         bytes.Buffer
 }
 
@@ -99,6 +101,7 @@ func (w *requestErrorWriter) WriteHeader(code int) {
 	case code == http.StatusNotAcceptable: // gqlgen's answer to a mutation over GET
 		w.Header().Set("Allow", http.MethodPost)
 		code = http.StatusMethodNotAllowed
+		w.getMutation = true
 	}
 	if code >= 400 {
 		w.requestError = true
@@ -127,6 +130,13 @@ func (w *requestErrorWriter) flush() {
 		Extensions json.RawMessage `json:"extensions,omitempty"`
 	}
 	body := w.body.Bytes()
+	if w.getMutation {
+		_ = json.NewEncoder(w.ResponseWriter).Encode(struct {
+			Errors gqlerror.List `json:"errors"`
+		}{gqlerror.List{{Message: "GET requests only allow query operations; send a mutation with POST",
+			Extensions: map[string]any{"code": CodeBadRequest}}}})
+		return
+	}
 	if err := json.Unmarshal(body, &resp); err == nil && resp.Errors != nil {
 		if b, err := json.Marshal(resp); err == nil {
 			body = b

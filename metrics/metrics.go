@@ -1,6 +1,7 @@
 // Package metrics collects the server's Prometheus metrics: GraphQL
 // operations by name and outcome with their latency, DynamoDB calls with the
-// capacity they consume, and dataloader batch sizes. It is the only package
+// capacity they consume, dataloader batch sizes, and the size of the query
+// caches. It is the only package
 // that knows Prometheus; storage and graph report to it through plain
 // functions.
 package metrics
@@ -62,6 +63,9 @@ type Metrics struct {
 	batchSize  *prometheus.HistogramVec
 	batchWaits *prometheus.CounterVec
 
+	queryCacheEntries *prometheus.GaugeVec
+	queryCacheBytes   *prometheus.GaugeVec
+
 	mu    sync.Mutex
 	names map[string]bool
 }
@@ -103,6 +107,14 @@ func New() *Metrics {
 			Name: "blog_dataloader_waits_total",
 			Help: "Batch reads of a dataloader that waited for its batch window before reading, by loader; primed reads do not wait.",
 		}, []string{"loader"}),
+		queryCacheEntries: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "blog_graphql_query_cache_entries",
+			Help: "Entries of a query cache: parsed documents (documents) or automatic persisted queries (persisted).",
+		}, []string{"cache"}),
+		queryCacheBytes: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "blog_graphql_query_cache_bytes",
+			Help: "Memory a query cache is charged for its entries, at most its bound, by cache (documents or persisted).",
+		}, []string{"cache"}),
 		names: map[string]bool{},
 	}
 	m.registry.MustRegister(
@@ -111,6 +123,7 @@ func New() *Metrics {
 		m.requests, m.latency,
 		m.dynamoRequests, m.dynamoCapacity, m.dynamoLatency,
 		m.batchSize, m.batchWaits,
+		m.queryCacheEntries, m.queryCacheBytes,
 	)
 	return m
 }
@@ -143,6 +156,13 @@ func (m *Metrics) ObserveBatch(loader string, keys int, waited bool) {
 	if waited {
 		m.batchWaits.WithLabelValues(loader).Inc()
 	}
+}
+
+// ObserveQueryCache records the size of the query cache named cache: its
+// entries and the bytes they are charged.
+func (m *Metrics) ObserveQueryCache(cache string, entries int, bytes int64) {
+	m.queryCacheEntries.WithLabelValues(cache).Set(float64(entries))
+	m.queryCacheBytes.WithLabelValues(cache).Set(float64(bytes))
 }
 
 // Extension returns the gqlgen handler extension that counts every GraphQL

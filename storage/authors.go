@@ -37,6 +37,9 @@ func (s *Store) CreateAuthor(ctx context.Context, in NewAuthor) (*Author, error)
 		validateText("bio", in.Bio, false, MaxBioLength),
 		validateURL("avatarUrl", in.AvatarURL),
 	)
+	if err == nil {
+		err = s.checkLinkHosts([2]string{"avatarUrl", in.AvatarURL})
+	}
 	if err == nil && in.Slug != "" {
 		err = validateSlug("slug", in.Slug)
 	}
@@ -142,6 +145,9 @@ func (s *Store) UpdateAuthor(ctx context.Context, in AuthorPatch) (*Author, erro
 		validateOpt(in.Bio, func(v string) error { return validateText("bio", v, false, MaxBioLength) }),
 		validateOpt(in.AvatarURL, func(v string) error { return validateURL("avatarUrl", v) }),
 	)
+	if err == nil {
+		err = s.checkLinkHosts([2]string{"avatarUrl", deref(in.AvatarURL)})
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -26,6 +26,9 @@ func newID() string { return uuid.Must(uuid.NewV7()).String() }
 // slug must be free (ErrSlugTaken); bad input is a *ValidationError.
 func (s *Store) CreatePost(ctx context.Context, in NewPost) (*Post, error) {
 	cats, err := validateNewPost(&in)
+	if err == nil {
+		err = s.checkLinkHosts(postLinks(in.CoverImage, &in.SEO)...)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -66,6 +69,34 @@ func (s *Store) CreatePost(ctx context.Context, in NewPost) (*Post, error) {
 	})
 }
 
+// ValidatePostPatch returns the *ValidationError UpdatePost refuses in
+// with, or nil: in.Validate and the hosts of its links, which the Store's
+// settings allow or not.
+func (s *Store) ValidatePostPatch(in *PostPatch) error {
+	if err := in.Validate(); err != nil {
+		return err
+	}
+	return s.checkPatchLinks(in)
+}
+
+func (s *Store) checkPatchLinks(in *PostPatch) error {
+	var seo SEO
+	if in.SEO != nil {
+		seo = SEO{CanonicalURL: deref(in.SEO.CanonicalURL), OGImage: deref(in.SEO.OGImage)}
+	}
+	return s.checkLinkHosts(postLinks(in.CoverImage, &seo)...)
+}
+
+// postLinks returns the links of a post's cover and SEO fields, named as
+// validation names them.
+func postLinks(cover *Image, seo *SEO) [][2]string {
+	links := [][2]string{{"seo.canonicalUrl", seo.CanonicalURL}, {"seo.ogImage", seo.OGImage}}
+	if cover != nil {
+		links = append([][2]string{{"coverImage.url", cover.URL}}, links...)
+	}
+	return links
+}
+
 func validateNewPost(in *NewPost) ([]string, error) {
 	cats, err := validateCategories(in.Categories)
 	if err != nil {
@@ -89,6 +120,9 @@ func validateNewPost(in *NewPost) ([]string, error) {
 // ErrSlugTaken.
 func (s *Store) UpdatePost(ctx context.Context, in PostPatch) (*Post, error) {
 	cats, derived, err := in.prepare()
+	if err == nil {
+		err = s.checkPatchLinks(&in)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -24,6 +24,8 @@ type Store struct {
 	cursors cursorKeys
 	// hints remember what comments' transactions depend on (hints.go).
 	hints *hints
+	// privateHosts lets links name hosts that are not public (links.go).
+	privateHosts bool
 }
 
 // Option configures a Store.

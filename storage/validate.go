@@ -108,21 +108,31 @@ func validateID(field, v string) error {
 
 // validateURL checks an optional link that pages put in an href or src:
 // only absolute http and https URLs, so no javascript: or data: link gets
-// in, and none that carries credentials or spaces.
+// in, and none that carries credentials. It must read back as itself
+// once parsed (a lower-case scheme, non-ASCII characters percent-encoded,
+// so every reader of it finds the same host and path), and hold no space,
+// control or text direction character and no character that ends an HTML
+// attribute or tag (" < > ` \): a frontend that writes it into a page
+// unescaped, or shows it, shows what it is. Its host is checked by
+// Store.checkLinkHosts.
 func validateURL(field, v string) error {
 	if v == "" {
 		return nil
 	}
-	bad := invalid(field, "must be an absolute http or https URL of at most %d characters, without spaces or credentials", MaxURLLength)
-	if !utf8.ValidString(v) || utf8.RuneCountInString(v) > MaxURLLength ||
-		strings.ContainsFunc(v, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) {
+	bad := invalid(field, "must be an absolute http or https URL of at most %d characters, percent-encoded, without spaces, quotes, angle brackets or credentials", MaxURLLength)
+	if !utf8.ValidString(v) || utf8.RuneCountInString(v) > MaxURLLength || strings.ContainsFunc(v, badInURL) {
 		return bad
 	}
 	u, err := url.Parse(v)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Hostname() == "" || u.User != nil {
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Hostname() == "" || u.User != nil || u.String() != v {
 		return bad
 	}
 	return nil
+}
+
+// badInURL reports whether r has no place in a stored link.
+func badInURL(r rune) bool {
+	return unicode.IsSpace(r) || breaksLine(r) || r > unicode.MaxASCII || strings.ContainsRune("\"<>`\\", r)
 }
 
 // validateOptLine checks an optional text of one line: empty, or as

@@ -855,3 +855,38 @@ func TestSubjectsThatCannotBeIDs(t *testing.T) {
 	equal(t, "drafts of another with a subject that is no id", code(err), "FORBIDDEN")
 	s.unchanged(before)
 }
+
+// TestRefusalsSayWhyWithoutAPosition checks the messages of UNAUTHENTICATED
+// and FORBIDDEN errors: what a client reads says why, and where in the
+// document the field is stays in locations and path, not at the head of
+// the message ("input:1:12: ...").
+func TestRefusalsSayWhyWithoutAPosition(t *testing.T) {
+	s := newServer(t)
+	create := `{"query":"mutation { createCategory(input: {slug: \"refused\", name: \"Refused\"}) { category { slug } } }"}`
+	cases := []struct {
+		name, token, code, message string
+	}{
+		{"anonymous", "", "UNAUTHENTICATED", `authentication required: send "Authorization: Bearer <token>"`},
+		{"a reader", s.signed(s.claims("auth0|lin", auth.RoleReader)), "FORBIDDEN", "not allowed: the token has neither the author nor the admin role"},
+		{"an author", s.signed(s.claims("grace", auth.RoleAuthor)), "FORBIDDEN", "not allowed: admins only"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			headers := map[string]string{}
+			if c.token != "" {
+				headers["Authorization"] = "Bearer " + c.token
+			}
+			_, _, body := entries(t, s.fetch(t, http.MethodPost, s.url, create, headers))
+			var errs gqlerror.List
+			if err := json.Unmarshal(body["errors"], &errs); err != nil || len(errs) != 1 {
+				t.Fatalf("errors %s: %v", body["errors"], err)
+			}
+			equal(t, "code", errs[0].Extensions["code"], any(c.code))
+			equal(t, "message", errs[0].Message, c.message)
+			equal(t, "path", errs[0].Path.String(), "createCategory")
+			if len(errs[0].Locations) != 1 || errs[0].Locations[0].Line != 1 {
+				t.Errorf("locations %v, want the field's", errs[0].Locations)
+			}
+		})
+	}
+}

@@ -86,6 +86,15 @@ func TestGraphQLOverHTTP(t *testing.T) {
 		equal(t, "Allow", header.Get("Allow"), "POST")
 		_, hasData := body["data"]
 		equal(t, "has data", hasData, false)
+		var errs []struct {
+			Message    string
+			Extensions struct{ Code string }
+		}
+		if err := json.Unmarshal(body["errors"], &errs); err != nil || len(errs) != 1 {
+			t.Fatalf("errors %s: %v", body["errors"], err)
+		}
+		equal(t, "code", errs[0].Extensions.Code, graph.CodeBadRequest)
+		equal(t, "message", errs[0].Message, "GET requests only allow query operations; send a mutation with POST")
 		cats := ok[*CategoriesResponse](t)(Categories(context.Background(), s.client))
 		equal(t, "categories", len(cats.Categories), 0)
 	})
