@@ -142,7 +142,7 @@ func nextReaderAgain(c *mixClient) *mixCall {
 			in := sent.in
 			in.IdempotencyKey = key
 			res, err := AddComment(ctx, sent.client, in)
-			now := m.servers[holding].clock.now()
+			now := m.servers[holding].clock.Now()
 			if err != nil {
 				return "", err
 			}

@@ -132,7 +132,7 @@ func newMix(t *testing.T, s *server, cfg mixConfig) *mix {
 				held := ok[*AddCommentResponse](t)(AddComment(ctx, r.clients[holding][0], AddCommentInput{PostId: p.Id, Body: "seed reader comment"}))
 				m.comments = append(m.comments, &mixComment{gid: held.AddComment.Comment.Id, post: p.Id, reader: r, topLevel: true, held: true})
 				// Within the readers' rate limit.
-				s.clock.advance(time.Minute)
+				s.clock.Advance(time.Minute)
 			}
 		}
 	}
@@ -182,7 +182,7 @@ func (m *mix) run() {
 					}
 				}
 				// Time passes for the blog: scheduled posts come due.
-				m.servers[holding].clock.advance(time.Second)
+				m.servers[holding].clock.Advance(time.Second)
 			}
 		})
 	}

@@ -306,7 +306,7 @@ func nextPublishPost(when int) func(c *mixClient) *mixCall {
 			return nil
 		}
 		in := PublishPostInput{Id: p.gid}
-		switch now := m.servers[holding].clock.now(); when {
+		switch now := m.servers[holding].clock.Now(); when {
 		case -1:
 			in.At = ptr(now.Add(-time.Duration(1+c.rng.IntN(48)) * time.Hour))
 		case 1:

@@ -31,7 +31,7 @@ func TestReadmeExamples(t *testing.T) {
 		t.Fatalf("found %d examples", len(blocks))
 	}
 	s := newServer(t)
-	if err := demo.Seed(context.Background(), s.store, s.clock.now()); err != nil {
+	if err := demo.Seed(context.Background(), s.store, s.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	for i, b := range blocks {
