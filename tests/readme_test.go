@@ -36,7 +36,7 @@ func TestReadmeExamples(t *testing.T) {
 	}
 	for i, b := range blocks {
 		doc := b[1]
-		if _, errs := gqlparser.LoadQuery(schema, doc); errs != nil {
+		if _, errs := gqlparser.LoadQueryWithRules(schema, doc, nil); errs != nil {
 			t.Errorf("example %d does not validate: %v\n%s", i, errs, doc)
 			continue
 		}
