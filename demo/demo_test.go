@@ -2,16 +2,12 @@ package demo
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"reflect"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
+	"github.com/blogql/blog/internal/dynamotest"
 	"github.com/blogql/blog/storage"
 )
 
@@ -26,35 +22,22 @@ var (
 	wantPublished  = wantPosts - draftCount - scheduledCount
 )
 
-// testStore returns a store on a fresh table of the embedded engine, or of
-// the DynamoDB at DYNAMODB_ENDPOINT (DynamoDB Local) when that is set.
-// REQUIRE_DYNAMODB=1 makes a missing endpoint a failure.
+// testStore returns a store on a fresh table of the DynamoDB
+// internal/dynamotest chooses: the embedded engine, or DynamoDB Local when
+// DYNAMODB_ENDPOINT is set (REQUIRE_DYNAMODB=1 makes a missing endpoint a
+// failure). The store and the engine share the clock that reads now.
 func testStore(t *testing.T) *storage.Store {
-	endpoint := os.Getenv("DYNAMODB_ENDPOINT")
-	if endpoint == "" && os.Getenv("REQUIRE_DYNAMODB") == "1" {
-		t.Fatal("REQUIRE_DYNAMODB=1 but DYNAMODB_ENDPOINT is not set: start DynamoDB Local with scripts/dynamodb-local.sh")
-	}
-	return newStore(t, storage.ClientConfig{Embedded: endpoint == "", Endpoint: endpoint})
-}
-
-// newStore returns a store on a new table, deleted after the test.
-func newStore(t *testing.T, cfg storage.ClientConfig) *storage.Store {
 	t.Helper()
 	ctx := context.Background()
-	client, err := storage.NewClient(ctx, cfg)
+	clock := dynamotest.NewClock(now)
+	client, err := storage.NewClient(ctx, dynamotest.ClientConfig(t, clock.Now))
 	if err != nil {
 		t.Fatal(err)
 	}
-	table := fmt.Sprintf("demo-test-%d", time.Now().UnixNano())
-	store := storage.New(client, table, storage.WithClock(func() time.Time { return now }))
+	store := storage.New(client, dynamotest.Table(t, client, "demo-test"), storage.WithClock(clock.Now))
 	if err := store.CreateTable(ctx); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		if _, err := client.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String(table)}); err != nil {
-			t.Errorf("delete table %s: %v", table, err)
-		}
-	})
 	return store
 }
 

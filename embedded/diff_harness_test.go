@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -19,6 +18,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
+
+	dynamoendpoint "github.com/blogql/blog/internal/dynamotest/endpoint"
 )
 
 // The differential suite: the same calls, through the same SDK client, on
@@ -55,11 +56,8 @@ func sdkClient(endpoint string, transport http.RoundTripper) *dynamodb.Client {
 // there is no reference.
 func newPair(t *testing.T) *pair {
 	t.Helper()
-	endpoint := os.Getenv("DYNAMODB_ENDPOINT")
+	endpoint := dynamoendpoint.Get(t)
 	if endpoint == "" {
-		if os.Getenv("REQUIRE_DYNAMODB") == "1" {
-			t.Fatal("REQUIRE_DYNAMODB=1 but DYNAMODB_ENDPOINT is not set: start DynamoDB Local with scripts/dynamodb-local.sh")
-		}
 		t.Skip("the differential suite compares with DynamoDB Local: set DYNAMODB_ENDPOINT (scripts/dynamodb-local.sh)")
 	}
 	e, err := OpenMemory()

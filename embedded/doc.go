@@ -41,7 +41,8 @@
 //     1 GB);
 //   - codec.go is the stored form of items; answers are written from it
 //     without building values (wire.go, codec.go); expressions are lexed,
-//     parsed and evaluated by lex.go, parse.go, eval.go and update.go;
+//     parsed into the trees of node.go, checked and evaluated by lex.go,
+//     parse.go, check.go, eval.go and update.go;
 //     numbers (number.go) are exact decimals of 38 digits.
 //
 // Open takes a data file and locks it: a second process gets ErrLocked

@@ -501,7 +501,7 @@ func (pl *readPlan) first(c *bolt.Cursor) ([]byte, []byte) {
 		}
 		if end == nil {
 			k, v = c.Last()
-		} else if k, v = c.Seek(end); k == nil {
+		} else if k, _ = c.Seek(end); k == nil {
 			k, v = c.Last()
 		} else {
 			k, v = c.Prev()

@@ -1,14 +1,14 @@
 package embedded
 
 import (
-	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 )
 
 // The parser of DynamoDB's expressions: a recursive descent over the
-// tokens of lex, building the trees that eval.go and update.go run.
+// tokens of lex, building the trees of node.go that eval.go and update.go
+// run, and making the meaning checks of check.go as it goes.
 //
 // Grammar (keywords in any case):
 //
@@ -55,13 +55,6 @@ type exprContext struct {
 	usedValues map[string]bool
 }
 
-// exprValue is an expression attribute value with the text its number had
-// in the request, which some of DynamoDB's messages quote.
-type exprValue struct {
-	v    value
-	text string
-}
-
 func newExprContext(names map[string]string, values map[string]exprValue) *exprContext {
 	return &exprContext{names: names, values: values, usedNames: map[string]bool{}, usedValues: map[string]bool{}}
 }
@@ -90,104 +83,6 @@ func (c *exprContext) unused() error {
 	}
 	return nil
 }
-
-// pathElem is one step of a document path: a name (an attribute, or a key
-// of a map) or, when index ≥ 0, a position in a list.
-type pathElem struct {
-	name  string
-	index int
-}
-
-// docPath is a document path such as a.b[2].c.
-type docPath []pathElem
-
-// String formats the path as DynamoDB's messages do: [a, b, [2], c].
-func (p docPath) String() string {
-	parts := make([]string, len(p))
-	for i, e := range p {
-		if e.index >= 0 {
-			parts[i] = "[" + strconv.Itoa(e.index) + "]"
-		} else {
-			parts[i] = e.name
-		}
-	}
-	return "[" + strings.Join(parts, ", ") + "]"
-}
-
-func (p docPath) equal(q docPath) bool { return slices.Equal(p, q) }
-
-// operandKind is the kind of an operand.
-type operandKind uint8
-
-const (
-	opPath  operandKind = iota + 1
-	opValue             // an expression attribute value
-	opCall              // a function call
-	opArith             // a + b or a - b, in SET only
-)
-
-// operand is something an expression compares, tests or writes.
-type operand struct {
-	kind operandKind
-	path docPath    // opPath
-	val  exprValue  // opValue
-	fn   string     // opCall: the function; opArith: "+" or "-"
-	args []*operand // opCall and opArith
-}
-
-// staticKind returns the type an operand is known to have before any item
-// is read: a value's own, N for size(); 0 when it depends on the item.
-func (o *operand) staticKind() kind {
-	switch {
-	case o.kind == opValue:
-		return o.val.v.kind
-	case o.kind == opCall && o.fn == "size":
-		return kindN
-	}
-	return 0
-}
-
-// condKind is the kind of a condition.
-type condKind uint8
-
-const (
-	cAnd condKind = iota + 1
-	cOr
-	cNot
-	cCompare // args[0] op args[1]
-	cBetween // args[0] BETWEEN args[1] AND args[2]
-	cIn      // args[0] IN (args[1:])
-	cCall    // a function: attribute_exists, begins_with, ...
-)
-
-// cond is a condition: a filter, a key condition or a write's guard.
-type cond struct {
-	kind   condKind
-	op     string     // comparator of cCompare, function of cCall
-	kids   []*cond    // cAnd, cOr, cNot
-	args   []*operand // cCompare, cBetween, cIn, cCall
-	parens bool       // written in parentheses
-}
-
-// updateAction is one action of an update expression.
-type updateAction struct {
-	clause string // SET, REMOVE, ADD or DELETE
-	path   docPath
-	val    *operand // nil for REMOVE
-}
-
-// errClass orders the errors found after parsing: the first error of the
-// lowest class is the one DynamoDB reports.
-type errClass uint8
-
-const (
-	errParens errClass = iota
-	errUnknownFunction
-	errMisusedFunction
-	errReserved
-	errOperands // undefined placeholders, operand counts, types: in source order
-	numErrClasses
-)
 
 // parser parses one expression of a request.
 type parser struct {
@@ -504,137 +399,6 @@ func (p *parser) value(t token) exprValue {
 	return v
 }
 
-// conditionFunctions are the functions of conditions, with their operand
-// counts.
-var conditionFunctions = map[string]int{
-	"attribute_exists": 1, "attribute_not_exists": 1, "attribute_type": 2,
-	"begins_with": 2, "contains": 2, "size": 1,
-}
-
-// checkCondition checks a comparison, BETWEEN or IN: the functions in its
-// operands, distinct operands, and the operands' types.
-func (p *parser) checkCondition(c *cond) {
-	for _, a := range c.args {
-		p.checkOperand(a)
-	}
-	first := c.args[0]
-	if first.kind == opPath {
-		for _, a := range c.args[1:] {
-			if a.kind == opPath && a.path.equal(first.path) {
-				p.record(errOperands, "The first operand must be distinct from the remaining operands for this operator or function; operator: %s, first operand: %s", c.op, first.path)
-				break
-			}
-		}
-	}
-	switch c.kind {
-	case cCompare:
-		if c.op != "=" && c.op != "<>" {
-			for _, a := range c.args {
-				if k := a.staticKind(); k != 0 && k != kindS && k != kindN && k != kindB {
-					p.record(errOperands, "Incorrect operand type for operator or function; operator or function: %s, operand type: %s", c.op, k)
-				}
-			}
-		}
-	case cBetween:
-		for _, a := range c.args {
-			if k := a.staticKind(); k != 0 && k != kindS && k != kindN && k != kindB {
-				p.record(errOperands, "Incorrect operand type for operator or function; operator or function: BETWEEN, operand type: %s", k)
-				return
-			}
-		}
-		lo, hi := c.args[1], c.args[2]
-		if lo.kind != opValue || hi.kind != opValue || lo.val.v.kind == 0 || hi.val.v.kind == 0 {
-			return
-		}
-		if lo.val.v.kind != hi.val.v.kind {
-			p.record(errOperands, "The BETWEEN operator requires same data type for lower and upper bounds; lower bound operand: AttributeValue: %s, upper bound operand: AttributeValue: %s", lo.val.javaString(), hi.val.javaString())
-		} else if cmp, _ := compareValues(lo.val.v, hi.val.v); cmp > 0 {
-			p.record(errOperands, "The BETWEEN operator requires upper bound to be greater than or equal to lower bound; lower bound operand: AttributeValue: %s, upper bound operand: AttributeValue: %s", lo.val.javaString(), hi.val.javaString())
-		}
-	}
-}
-
-// javaString formats a scalar value as DynamoDB Local's messages quote it.
-func (v exprValue) javaString() string {
-	switch v.v.kind {
-	case kindN:
-		return "{N:" + v.text + "}"
-	case kindB:
-		return fmt.Sprintf("{B:java.nio.HeapByteBuffer[pos=0 lim=%d cap=%d]}", len(v.v.s), len(v.v.s))
-	}
-	return "{" + v.v.kind.String() + ":" + v.v.s + "}"
-}
-
-// checkOperand checks an operand of a comparison: only size() may be
-// called there.
-func (p *parser) checkOperand(o *operand) {
-	if o.kind != opCall {
-		return
-	}
-	if _, ok := conditionFunctions[o.fn]; !ok {
-		p.record(errUnknownFunction, "Invalid function name; function: %s", o.fn)
-		return
-	}
-	if o.fn != "size" {
-		p.record(errMisusedFunction, "The function is not allowed to be used this way in an expression; function: %s", o.fn)
-		return
-	}
-	p.checkFunction(o.fn, o.args)
-}
-
-// checkFunction checks a call of a condition function: its name, its
-// operand count, distinct operands and their types.
-func (p *parser) checkFunction(name string, args []*operand) {
-	n, ok := conditionFunctions[name]
-	if !ok {
-		p.record(errUnknownFunction, "Invalid function name; function: %s", name)
-		return
-	}
-	for _, a := range args {
-		if a.kind == opCall {
-			p.checkOperand(a)
-		}
-	}
-	if len(args) != n {
-		p.record(errOperands, "Incorrect number of operands for operator or function; operator or function: %s, number of operands: %d", name, len(args))
-		return
-	}
-	if n == 2 && args[0].kind == opPath && args[1].kind == opPath && args[0].path.equal(args[1].path) {
-		p.record(errOperands, "The first operand must be distinct from the remaining operands for this operator or function; operator: %s, first operand: %s", name, args[0].path)
-		return
-	}
-	switch name {
-	case "attribute_exists", "attribute_not_exists":
-		if args[0].kind != opPath {
-			p.record(errOperands, "Operator or function requires a document path; operator or function: %s", name)
-		}
-	case "begins_with":
-		for _, a := range args {
-			if k := a.staticKind(); k != 0 && k != kindS && k != kindB {
-				p.record(errOperands, "Incorrect operand type for operator or function; operator or function: %s, operand type: %s", name, k)
-				return
-			}
-		}
-	case "attribute_type":
-		t := args[1]
-		if k := t.staticKind(); k != kindS {
-			typ := "{NS,SS,L,BS,N,M,B,BOOL,NULL,S}"
-			if k != 0 {
-				typ = k.String()
-			}
-			p.record(errOperands, "Incorrect operand type for operator or function; operator or function: %s, operand type: %s", name, typ)
-			return
-		}
-		if t.kind == opValue && kindByName(t.val.v.s) == 0 {
-			p.record(errOperands, "Invalid attribute type name found; type: %s, valid types: {N,BS,L,B,NULL,M,S,SS,NS,BOOL}", t.val.v.s)
-		}
-	case "size":
-		if k := args[0].staticKind(); k == kindN || k == kindBOOL || k == kindNULL {
-			p.record(errOperands, "Incorrect operand type for operator or function; operator or function: %s, operand type: %s", name, k)
-		}
-	}
-}
-
 // parseProjection parses a projection expression.
 func (p *parser) parseProjection() []docPath {
 	paths := []docPath{p.path()}
@@ -647,29 +411,6 @@ func (p *parser) parseProjection() []docPath {
 	}
 	p.checkOverlaps(paths)
 	return paths
-}
-
-// checkOverlaps records the error DynamoDB gives when one path is a
-// prefix of another (they overlap) or when two paths go on from the same
-// prefix as a name and as an index (they conflict).
-func (p *parser) checkOverlaps(paths []docPath) {
-	for i, a := range paths {
-		for _, b := range paths[:i] {
-			n := min(len(a), len(b))
-			j := 0
-			for j < n && a[j] == b[j] {
-				j++
-			}
-			switch {
-			case j == n:
-				p.record(errOperands, "Two document paths overlap with each other; must remove or rewrite one of these paths; path one: %s, path two: %s", b, a)
-				return
-			case (a[j].index >= 0) != (b[j].index >= 0):
-				p.record(errOperands, "Two document paths conflict with each other; must remove or rewrite one of these paths; path one: %s, path two: %s", b, a)
-				return
-			}
-		}
-	}
 }
 
 // parseUpdate parses an update expression.
@@ -736,23 +477,6 @@ func (p *parser) updateAction(clause string) updateAction {
 	return a
 }
 
-// checkAddDelete checks the type of the value of ADD (a number or a set) or
-// DELETE (a set).
-func (p *parser) checkAddDelete(clause string, k kind) {
-	ok := k.isSetKind() || clause == "ADD" && k == kindN
-	if !ok {
-		allowed := "ALLOWED_FOR_ADD_OPERAND"
-		if clause == "DELETE" {
-			allowed = "ALLOWED_FOR_DELETE_OPERAND"
-		}
-		p.record(errOperands, "Incorrect operand type for operator or function; operator: %s, operand type: %s, typeSet: %s", clause, k.longName(), allowed)
-	}
-}
-
-// updateFunctions are the functions of update expressions, with their
-// operand counts.
-var updateFunctions = map[string]int{"if_not_exists": 2, "list_append": 2}
-
 // updateOperand parses an operand of an update action: a path, a value, or
 // if_not_exists or list_append of operands.
 func (p *parser) updateOperand() *operand {
@@ -763,64 +487,4 @@ func (p *parser) updateOperand() *operand {
 	o := p.operand()
 	p.checkUpdateOperand(o)
 	return o
-}
-
-// checkUpdateOperand checks the functions an update operand calls.
-func (p *parser) checkUpdateOperand(o *operand) {
-	if o.kind != opCall {
-		return
-	}
-	n, ok := updateFunctions[o.fn]
-	switch {
-	case !ok && conditionFunctions[o.fn] != 0:
-		p.record(errMisusedFunction, "The function is not allowed in an update expression; function: %s", o.fn)
-		return
-	case !ok:
-		p.record(errUnknownFunction, "Invalid function name; function: %s", o.fn)
-		return
-	}
-	for _, a := range o.args {
-		p.checkUpdateOperand(a)
-	}
-	switch {
-	case len(o.args) != n:
-		p.record(errOperands, "Incorrect number of operands for operator or function; operator or function: %s, number of operands: %d", o.fn, len(o.args))
-	case o.fn == "if_not_exists" && o.args[0].kind != opPath:
-		p.record(errOperands, "Operator or function requires a document path; operator or function: %s", o.fn)
-	case o.fn == "list_append":
-		for _, a := range o.args {
-			if k := a.staticKind(); a.kind == opValue && k != 0 && k != kindL {
-				p.record(errOperands, "Incorrect operand type for operator or function; operator or function: %s, operand type: %s", o.fn, k)
-			}
-		}
-	}
-}
-
-func (k kind) isSetKind() bool { return k == kindSS || k == kindNS || k == kindBS }
-
-// longName is the name DynamoDB's messages give a type in update errors.
-func (k kind) longName() string {
-	switch k {
-	case kindS:
-		return "STRING"
-	case kindN:
-		return "NUMBER"
-	case kindB:
-		return "BINARY"
-	case kindBOOL:
-		return "BOOLEAN"
-	case kindNULL:
-		return "NULL"
-	case kindSS:
-		return "STRING_SET"
-	case kindNS:
-		return "NUMBER_SET"
-	case kindBS:
-		return "BINARY_SET"
-	case kindL:
-		return "LIST"
-	case kindM:
-		return "MAP"
-	}
-	return ""
 }

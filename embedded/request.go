@@ -68,7 +68,6 @@ type expressions struct {
 	names  map[string]string
 	values exprValues
 	given  []string // the expressions the request has, by parameter name
-	err    error
 }
 
 // newExpressions checks the placeholders of a request whose expressions

@@ -58,7 +58,7 @@ func TestArchiveByMonth(t *testing.T) {
 		"blog": "2026-02:2 2026-01:1", "ada": "2026-02:1 2026-01:1", "bob": "2026-02:1",
 		"go": "2026-02:1 2026-01:1", "aws": "2026-02:2",
 	})
-	e.clock.advance(2 * time.Hour)
+	e.clock.Advance(2 * time.Hour)
 	check("a scheduled post appears in its month with no write", map[string]string{
 		"blog": "2026-03:1 2026-02:2 2026-01:1", "ada": "2026-03:1 2026-02:1 2026-01:1", "go": "2026-03:1 2026-02:1 2026-01:1",
 	})
@@ -74,7 +74,7 @@ func TestArchiveByMonth(t *testing.T) {
 	must[*storage.Post](t)(e.store.DeletePost(ctx, storage.PostRef{ID: soon.ID}))
 	check("deleted", map[string]string{"blog": "2026-02:1 2026-01:1", "aws": "2026-02:1"})
 	e.consistent()
-	e.clock.advance(31 * 24 * time.Hour)
+	e.clock.Advance(31 * 24 * time.Hour)
 	check("next month's post appears", map[string]string{"blog": "2026-04:1 2026-02:1 2026-01:1", "bob": "2026-04:1"})
 	e.consistent()
 

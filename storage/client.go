@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net/http"
@@ -17,15 +18,14 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/smithy-go/middleware"
 	"github.com/aws/smithy-go/tracing"
-
-	"github.com/blogql/blog/embedded"
 )
 
 // ClientConfig selects the DynamoDB the client talks to. With Embedded set,
-// the engine of package embedded answers in this process: the one
-// HTTPClient carries (a server's, on its data file), or else a fresh one
-// in memory. Otherwise Endpoint (empty for AWS) and Region are used, with
-// credentials from the SDK's default chain.
+// the engine of package embedded answers in this process, carried by
+// HTTPClient (the server opens it on its data file and passes it as the
+// transport; without one every request fails). Otherwise Endpoint (empty
+// for AWS) and Region are used, with credentials from the SDK's default
+// chain.
 type ClientConfig struct {
 	Embedded bool
 	Endpoint string
@@ -42,10 +42,6 @@ type ClientConfig struct {
 	// TracerProvider, when set, traces every call with the SDK's own
 	// instrumentation, e.g. OpenTelemetry through smithyoteltracing.
 	TracerProvider tracing.TracerProvider
-	// Now is the embedded engine's clock (TTL expiry, idempotency tokens);
-	// nil means time.Now. A store with a clock of its own (WithClock)
-	// needs the same one here, or items expire by another time.
-	Now func() time.Time
 }
 
 // The retry policy of every DynamoDB call, set here and nowhere else. It is
@@ -91,7 +87,7 @@ func NewClient(ctx context.Context, cfg ClientConfig) (*dynamodb.Client, error) 
 	httpClient := cfg.HTTPClient
 	if cfg.Embedded {
 		if httpClient == nil {
-			httpClient = &http.Client{Transport: NewEmbeddedTransport(cfg.Now)}
+			httpClient = &http.Client{Transport: failedTransport{errNoEngine}}
 		}
 		cfg.Endpoint = "http://embedded.invalid"
 	}
@@ -153,19 +149,9 @@ func markUnavailable(retryer aws.Retryer) func(*middleware.Stack) error {
 	}
 }
 
-// NewEmbeddedTransport returns an http.RoundTripper that answers DynamoDB
-// requests with a fresh in-memory engine (package embedded) in this
-// process, so the real SDK client runs against it with no network. Data
-// lives as long as the transport. now is the engine's clock (nil:
-// time.Now). If no engine can be opened, every request fails with the
-// reason.
-func NewEmbeddedTransport(now func() time.Time) http.RoundTripper {
-	e, err := embedded.Open(embedded.Options{Now: now})
-	if err != nil {
-		return failedTransport{err}
-	}
-	return e
-}
+// errNoEngine fails the requests of an embedded client that was given no
+// engine to carry them.
+var errNoEngine = errors.New("storage: ClientConfig.Embedded without an HTTPClient carrying the engine")
 
 // failedTransport fails every request with err.
 type failedTransport struct{ err error }

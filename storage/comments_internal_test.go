@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -18,20 +17,11 @@ import (
 // write to the thread makes the comment carry them.
 func TestCommentsWrittenBeforeCarriedReplies(t *testing.T) {
 	ctx := context.Background()
-	endpoint := os.Getenv("DYNAMODB_ENDPOINT")
-	db, err := NewClient(ctx, ClientConfig{Embedded: endpoint == "", Endpoint: endpoint})
-	if err != nil {
-		t.Fatal(err)
-	}
 	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-	s := New(db, "legacy-"+newID(), WithClock(func() time.Time { return now }))
+	db, table := testBackend(t, nil, "legacy")
+	s := New(db, table, WithClock(func() time.Time { return now }))
 	if err := s.CreateTable(ctx); err != nil {
 		t.Fatal(err)
-	}
-	if endpoint != "" {
-		t.Cleanup(func() {
-			_, _ = db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(s.table)})
-		})
 	}
 	if _, err := s.CreateAuthor(ctx, NewAuthor{ID: "ada", Name: "Ada"}); err != nil {
 		t.Fatal(err)

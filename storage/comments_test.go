@@ -16,7 +16,7 @@ func TestCommentThreads(t *testing.T) {
 	e.author("bob", "Bob")
 	p := e.publish(e.post("ada", "threads"), time.Time{})
 	add := func(parent, body string) *storage.Comment {
-		e.clock.advance(time.Second)
+		e.clock.Advance(time.Second)
 		return must[*storage.Comment](t)(e.store.AddComment(ctx, storage.NewComment{PostID: p.ID, ParentID: parent, AuthorID: "bob", Body: body}))
 	}
 	first := add("", "first")

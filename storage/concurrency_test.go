@@ -198,12 +198,12 @@ func TestConcurrentSchedules(t *testing.T) {
 	for i, p := range posts {
 		wg.Go(func() {
 			for round := range 4 {
-				at := e.clock.now().Add(time.Duration(i+round) * time.Minute)
+				at := e.clock.Now().Add(time.Duration(i+round) * time.Minute)
 				if _, err := e.store.Publish(ctx, storage.PublishPost{ID: p.ID, At: at}); err != nil {
 					errs <- err
 					return
 				}
-				e.clock.advance(30 * time.Second)
+				e.clock.Advance(30 * time.Second)
 			}
 			if i%2 == 0 {
 				if _, err := e.store.Unpublish(ctx, storage.PostRef{ID: p.ID}); err != nil {
@@ -220,7 +220,7 @@ func TestConcurrentSchedules(t *testing.T) {
 	e.consistent()
 	a := must[*storage.Author](t)(e.store.GetAuthor(ctx, "ada"))
 	equal(t, "published", a.PostCount+a.ScheduledCount, 4)
-	e.clock.advance(time.Hour)
+	e.clock.Advance(time.Hour)
 	equal(t, "visible an hour later", must[*storage.Category](t)(e.store.GetCategory(ctx, "go")).PostCount, 4)
 	e.consistent()
 }
@@ -322,7 +322,7 @@ func TestMixedWritersKeepInvariants(t *testing.T) {
 				case 0:
 					_, err = e.store.Publish(ctx, storage.PublishPost{ID: p.ID})
 				case 1:
-					_, err = e.store.Publish(ctx, storage.PublishPost{ID: p.ID, At: e.clock.now().Add(time.Duration(rng.IntN(5)) * time.Minute)})
+					_, err = e.store.Publish(ctx, storage.PublishPost{ID: p.ID, At: e.clock.Now().Add(time.Duration(rng.IntN(5)) * time.Minute)})
 				case 2:
 					_, err = e.store.Unpublish(ctx, storage.PostRef{ID: p.ID})
 				case 3:
@@ -390,7 +390,7 @@ func TestMixedWritersKeepInvariants(t *testing.T) {
 				if !expected(err) {
 					errs <- err
 				}
-				e.clock.advance(10 * time.Second)
+				e.clock.Advance(10 * time.Second)
 			}
 		})
 	}
@@ -400,6 +400,6 @@ func TestMixedWritersKeepInvariants(t *testing.T) {
 		t.Error(err)
 	}
 	e.consistent()
-	e.clock.advance(10 * time.Minute)
+	e.clock.Advance(10 * time.Minute)
 	e.consistent()
 }

@@ -24,12 +24,12 @@ func TestCursorsAreSealedWithTheTablesKey(t *testing.T) {
 	for _, slug := range []string{"one", "two", "three"} {
 		p := e.post("ada", slug, "go", "aws")
 		must[*storage.Post](t)(e.store.Publish(ctx, storage.PublishPost{ID: p.ID}))
-		e.clock.advance(1e9)
+		e.clock.Advance(1e9)
 	}
 	key := must[[]byte](t)(e.store.Secret(ctx, "cursor"))
-	serverA := storage.New(e.client, e.table, storage.WithClock(e.clock.now), storage.WithCursorKey(key))
-	serverB := storage.New(e.client, e.table, storage.WithClock(e.clock.now), storage.WithCursorKey(key))
-	stranger := storage.New(e.client, e.table, storage.WithClock(e.clock.now),
+	serverA := storage.New(e.client, e.table, storage.WithClock(e.clock.Now), storage.WithCursorKey(key))
+	serverB := storage.New(e.client, e.table, storage.WithClock(e.clock.Now), storage.WithCursorKey(key))
+	stranger := storage.New(e.client, e.table, storage.WithClock(e.clock.Now),
 		storage.WithCursorKey([]byte("a key that is not the table's, 32 bytes+")))
 
 	first := must[*storage.Result[*storage.Post]](t)(serverA.CategoryPosts(ctx, "go", storage.Page{Limit: 1}, storage.Period{}))

@@ -137,15 +137,6 @@ func (h *hints) forget(k key) {
 	}
 }
 
-// forgetKeys drops what is remembered of keys.
-func (h *hints) forgetKeys(keys ...key) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, k := range keys {
-		h.forget(k)
-	}
-}
-
 // recall returns the remembered items of keys, and whether every key
 // that required names is among them; the others may be missing, which
 // stands for "no such item".

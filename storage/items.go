@@ -285,10 +285,6 @@ func (it *postItem) published() bool { return it != nil && it.Status == string(S
 
 func (it *postItem) publishedAt() time.Time { return parseKeyTime(it.PublishedAt) }
 
-// redirects returns the earlier slugs the post keeps as redirects, newest
-// first.
-func (it *postItem) redirects() []string { return redirectsOf(it.Slugs) }
-
 // withPostKeys returns the post item with its own key and the GSI1 entry
 // that lists it: the feed shard when published, its author's drafts when not.
 func (it postItem) withPostKeys() postItem {

@@ -19,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/blogql/blog/internal/dynamotest"
 	"github.com/blogql/blog/markdown"
 	"github.com/blogql/blog/storage"
 )
@@ -114,10 +115,7 @@ func TestWorstCasePostWritesFitOneTransaction(t *testing.T) {
 	var mu sync.Mutex
 	var sent []int
 	record := func(cfg *storage.ClientConfig) {
-		next := http.DefaultTransport
-		if cfg.Embedded {
-			next = storage.NewEmbeddedTransport(cfg.Now)
-		}
+		next := dynamotest.Transport(*cfg)
 		cfg.HTTPClient = &http.Client{Transport: roundTrip(func(r *http.Request) (*http.Response, error) {
 			if strings.HasSuffix(r.Header.Get("X-Amz-Target"), ".TransactWriteItems") {
 				body, err := io.ReadAll(r.Body)

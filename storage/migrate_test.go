@@ -24,7 +24,7 @@ import (
 // layout 1, and checks that the invariant checker sees what is missing.
 func (e *env) legacyBlog() *legacytest.Blog {
 	e.t.Helper()
-	b := must[*legacytest.Blog](e.t)(legacytest.Write(context.Background(), e.client, e.table, e.clock.now()))
+	b := must[*legacytest.Blog](e.t)(legacytest.Write(context.Background(), e.client, e.table, e.clock.Now()))
 	bad := must[[]string](e.t)(e.store.Check(context.Background()))
 	for _, want := range []string{"author ada has no slug", "a rendered body", "counts no posts in",
 		"author AUTHOR#lovelace keeps an empty bio", "author AUTHOR#lovelace keeps an empty avatarUrl", "category CAT#aws keeps an empty description"} {
@@ -83,7 +83,7 @@ func (e *env) migrated(b *legacytest.Blog) {
 		}
 	}
 
-	now := e.clock.now().Format("2006-01")
+	now := e.clock.Now().Format("2006-01")
 	months := map[string]int64{}
 	for _, m := range must[*storage.Stats](e.t)(e.store.Stats(ctx)).Archive {
 		months[fmt.Sprintf("%04d-%02d", m.Year, m.Month)] = m.PostCount
@@ -214,7 +214,7 @@ func TestMigrateWhileServing(t *testing.T) {
 	errs := make(chan error, 1000)
 	for range 3 {
 		wg.Go(func() {
-			store := storage.New(e.client, e.table, storage.WithClock(e.clock.now))
+			store := storage.New(e.client, e.table, storage.WithClock(e.clock.Now))
 			if _, err := store.Migrate(ctx); err != nil {
 				errs <- fmt.Errorf("migrate: %w", err)
 			}
@@ -234,7 +234,7 @@ func TestMigrateWhileServing(t *testing.T) {
 				case 0:
 					_, err = e.store.Publish(ctx, storage.PublishPost{ID: id})
 				case 1:
-					_, err = e.store.Publish(ctx, storage.PublishPost{ID: id, At: e.clock.now().Add(-40 * 24 * time.Hour)})
+					_, err = e.store.Publish(ctx, storage.PublishPost{ID: id, At: e.clock.Now().Add(-40 * 24 * time.Hour)})
 				case 2:
 					_, err = e.store.Unpublish(ctx, storage.PostRef{ID: id})
 				case 3:
@@ -247,7 +247,7 @@ func TestMigrateWhileServing(t *testing.T) {
 				case 5:
 					_, err = e.store.UpdateAuthor(ctx, storage.AuthorPatch{ID: []string{"ada", "grace"}[rng.IntN(2)], Name: ptr(fmt.Sprintf("Name %d-%d", g, n))})
 				case 6:
-					_, err = e.store.Publish(ctx, storage.PublishPost{ID: id, At: e.clock.now().Add(time.Duration(1+rng.IntN(50)) * 24 * time.Hour)})
+					_, err = e.store.Publish(ctx, storage.PublishPost{ID: id, At: e.clock.Now().Add(time.Duration(1+rng.IntN(50)) * 24 * time.Hour)})
 				}
 				if !expected(err) {
 					errs <- err
@@ -341,7 +341,7 @@ func TestMigrateRacesWrites(t *testing.T) {
 				if strings.Contains(body, intro) && strings.Contains(body, `"slugs"`) && strings.Contains(body, `"Put"`) {
 					once.Do(func() {
 						raced = true
-						if err := c.write(context.Background(), e.direct, b, e.clock.now()); err != nil {
+						if err := c.write(context.Background(), e.direct, b, e.clock.Now()); err != nil {
 							t.Errorf("racing write: %v", err)
 						}
 					})
@@ -369,7 +369,7 @@ func TestMigrateAfterWrites(t *testing.T) {
 	ctx := context.Background()
 	tables := must[*storage.Post](t)(e.store.ReadPost(ctx, b.Posts["tables"]))
 	must[*storage.Post](t)(e.store.UpdatePost(ctx, storage.PostPatch{ID: tables.ID, ExpectedVersion: tables.Version, Title: ptr("Tables, again")}))
-	must[*storage.Post](t)(e.store.Publish(ctx, storage.PublishPost{ID: b.Posts["notes"], At: e.clock.now().AddDate(0, -1, 0)}))
+	must[*storage.Post](t)(e.store.Publish(ctx, storage.PublishPost{ID: b.Posts["notes"], At: e.clock.Now().AddDate(0, -1, 0)}))
 	equal(t, "byline slug before the migration", must[*storage.Post](t)(e.store.ReadPost(ctx, tables.ID)).AuthorSlug, "")
 
 	m := must[*storage.Migration](t)(e.store.Migrate(ctx))
@@ -382,7 +382,7 @@ func TestMigrateAfterWrites(t *testing.T) {
 	for _, am := range must[*storage.Author](t)(e.store.GetAuthor(ctx, "ada")).Archive {
 		months[fmt.Sprintf("%04d-%02d", am.Year, am.Month)] = am.PostCount
 	}
-	lastMonth, twoBack := e.clock.now().AddDate(0, -1, 0).Format("2006-01"), e.clock.now().AddDate(0, -2, 0).Format("2006-01")
+	lastMonth, twoBack := e.clock.Now().AddDate(0, -1, 0).Format("2006-01"), e.clock.Now().AddDate(0, -2, 0).Format("2006-01")
 	equal(t, "ada's posts last month", months[lastMonth], 2)
 	equal(t, "ada's posts two months back", months[twoBack], 1)
 }

@@ -202,13 +202,13 @@ func TestBackwardPagesOfOtherLists(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 9))
 	for i := range 23 {
 		e.author(fmt.Sprintf("a%02d", i), fmt.Sprintf("Author %d", i))
-		e.clock.advance(time.Second)
+		e.clock.Advance(time.Second)
 	}
 	drafts := e.posts(17, "a00", "d")
 	p := e.publish(e.post("a01", "commented"), time.Time{})
 	for i := range 21 {
 		must[*storage.Comment](t)(e.store.AddComment(ctx, storage.NewComment{PostID: p.ID, AuthorID: "a02", Body: fmt.Sprint(i)}))
-		e.clock.advance(time.Second)
+		e.clock.Advance(time.Second)
 	}
 	forward := func(page func(storage.Page) ([]string, []string, bool, bool, error)) []string {
 		var out []string
@@ -335,6 +335,6 @@ func TestAdjacentPosts(t *testing.T) {
 	if _, err := e.store.AdjacentPost(ctx, posts[0], "Not A Slug", true); !errors.Is(err, storage.ErrInvalidInput) {
 		t.Errorf("bad category: err = %v", err)
 	}
-	e.clock.advance(2 * time.Hour)
+	e.clock.Advance(2 * time.Hour)
 	equal(t, "next of the newest once the scheduled post appears", adjacent(byID[feed[0]], "", true), scheduled.ID)
 }

@@ -4,12 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"testing"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
 
 // TestPostWriteSeesThreadCountChanges reads a post, then changes its
@@ -18,19 +14,10 @@ import (
 // rather than put the old threadCount back.
 func TestPostWriteSeesThreadCountChanges(t *testing.T) {
 	ctx := context.Background()
-	endpoint := os.Getenv("DYNAMODB_ENDPOINT")
-	db, err := NewClient(ctx, ClientConfig{Embedded: endpoint == "", Endpoint: endpoint})
-	if err != nil {
-		t.Fatal(err)
-	}
-	s := New(db, "threads-"+newID())
+	db, table := testBackend(t, nil, "threads")
+	s := New(db, table)
 	if err := s.CreateTable(ctx); err != nil {
 		t.Fatal(err)
-	}
-	if endpoint != "" {
-		t.Cleanup(func() {
-			_, _ = db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(s.table)})
-		})
 	}
 	if _, err := s.CreateAuthor(ctx, NewAuthor{ID: "ada", Name: "Ada"}); err != nil {
 		t.Fatal(err)

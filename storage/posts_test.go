@@ -165,14 +165,14 @@ func TestScheduledPostsAppearWhenTheirTimeComes(t *testing.T) {
 	for name, got := range visible() {
 		equalSlices(t, name+" before", got, []string{now.ID})
 	}
-	equal(t, "status", later.StatusAt(e.clock.now()), storage.StatusScheduled)
+	equal(t, "status", later.StatusAt(e.clock.Now()), storage.StatusScheduled)
 	all := must[*storage.Result[*storage.Post]](t)(e.store.AuthorPosts(ctx, "ada", page, storage.Period{}, true))
 	equalSlices(t, "author's own list", ids(all.Items), []string{later.ID, now.ID})
 	if _, err := e.store.AddComment(ctx, storage.NewComment{PostID: later.ID, AuthorID: "ada", Body: "early"}); !errors.Is(err, storage.ErrNotFound) {
 		t.Errorf("comment on scheduled post: err = %v, want not found", err)
 	}
 
-	e.clock.advance(time.Hour)
+	e.clock.Advance(time.Hour)
 	for name, got := range visible() {
 		equalSlices(t, name+" after", got, []string{later.ID, now.ID})
 	}
@@ -210,12 +210,12 @@ func TestCountsFollowScheduledPosts(t *testing.T) {
 	moved := []string{"aws"}
 	later = must[*storage.Post](t)(e.store.UpdatePost(ctx, storage.PostPatch{ID: later.ID, ExpectedVersion: later.Version, Categories: &moved}))
 	check("scheduled post moved to another category", counts{1, 2, 1, 0, 1})
-	soon = e.publish(soon, start.Add(3*time.Hour))
+	e.publish(soon, start.Add(3*time.Hour))
 	check("rescheduled", counts{1, 2, 1, 0, 1})
 	must[*storage.Post](t)(e.store.Unpublish(ctx, storage.PostRef{ID: later.ID}))
 	check("scheduled post unpublished", counts{1, 1, 1, 0, 1})
 
-	e.clock.advance(3*time.Hour + time.Second)
+	e.clock.Advance(3*time.Hour + time.Second)
 	check("its time came", counts{2, 0, 2, 1, 2})
 
 	// Scheduling another post removes the entries whose time has passed.
@@ -232,7 +232,7 @@ func TestCountsFollowScheduledPosts(t *testing.T) {
 		return len(m.Value)
 	}
 	equal(t, "entries before", entries(), 1)
-	e.publish(e.post("ada", "next", "go"), e.clock.now().Add(time.Hour))
+	e.publish(e.post("ada", "next", "go"), e.clock.Now().Add(time.Hour))
 	equal(t, "entries after scheduling another post", entries(), 1)
 	check("one more scheduled", counts{2, 1, 2, 1, 2})
 }
@@ -315,7 +315,7 @@ func TestIdempotencyKeys(t *testing.T) {
 	e.author("ada", "Ada")
 	in := storage.NewPost{AuthorID: "ada", Title: "Once", Slug: "once", IdempotencyKey: "create-once-1"}
 	first := must[*storage.Post](t)(e.store.CreatePost(ctx, in))
-	e.clock.advance(time.Second) // a retry comes later: its timestamps differ
+	e.clock.Advance(time.Second) // a retry comes later: its timestamps differ
 	again := must[*storage.Post](t)(e.store.CreatePost(ctx, in))
 	equal(t, "same post", again.ID, first.ID)
 	drafts := must[*storage.Result[*storage.Post]](t)(e.store.AuthorDrafts(ctx, "ada", storage.Page{Limit: 10}))
@@ -353,7 +353,7 @@ func TestOldScheduledEntry(t *testing.T) {
 	a := must[*storage.Author](t)(e.store.GetAuthor(ctx, "ada"))
 	equal(t, "post count with the old entry", [2]int64{a.PostCount, a.ScheduledCount}, [2]int64{0, 0})
 
-	p := e.publish(e.post("ada", "later", "go"), e.clock.now().Add(time.Hour))
+	p := e.publish(e.post("ada", "later", "go"), e.clock.Now().Add(time.Hour))
 	out, err := e.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(e.table), Key: authorKey, ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		t.Fatal(err)

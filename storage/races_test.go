@@ -9,7 +9,6 @@ import (
 	"hash/crc32"
 	"io"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/blogql/blog/internal/dynamotest"
 	"github.com/blogql/blog/storage"
 )
 
@@ -154,18 +154,15 @@ type raceEnv struct {
 func newRaceEnv(t *testing.T) *raceEnv {
 	t.Helper()
 	hooks := &interceptor{}
+	var direct storage.ClientConfig
 	e := newEnv(t, func(c *storage.ClientConfig) {
-		hooks.next = http.DefaultTransport
-		if c.Embedded {
-			hooks.next = storage.NewEmbeddedTransport(c.Now)
-		}
+		hooks.next = dynamotest.Transport(*c)
+		direct = *c
 		c.HTTPClient = &http.Client{Transport: hooks}
 	})
-	endpoint := os.Getenv("DYNAMODB_ENDPOINT")
-	client := must[*dynamodb.Client](t)(storage.NewClient(context.Background(), storage.ClientConfig{
-		Embedded: endpoint == "", Endpoint: endpoint, HTTPClient: &http.Client{Transport: hooks.next},
-	}))
-	return &raceEnv{env: e, hooks: hooks, direct: storage.New(client, e.table, storage.WithClock(e.clock.now))}
+	direct.HTTPClient = &http.Client{Transport: hooks.next}
+	client := must[*dynamodb.Client](t)(storage.NewClient(context.Background(), direct))
+	return &raceEnv{env: e, hooks: hooks, direct: storage.New(client, e.table, storage.WithClock(e.clock.Now))}
 }
 
 // racing returns a hook action that runs write through the direct store
@@ -224,15 +221,15 @@ func TestWritesRereadWhatChangedBeforeTheirWrite(t *testing.T) {
 				return err
 			},
 			func(ctx context.Context, s *storage.Store, e *raceEnv) (post, error) {
-				return s.Publish(ctx, storage.PublishPost{ID: e.draft.ID, At: e.clock.now().Add(time.Hour)})
+				return s.Publish(ctx, storage.PublishPost{ID: e.draft.ID, At: e.clock.Now().Add(time.Hour)})
 			}},
 		{"a schedule while another post is scheduled",
 			func(ctx context.Context, s *storage.Store, e *raceEnv) error {
-				_, err := s.Publish(ctx, storage.PublishPost{ID: e.passed.ID, At: e.clock.now().Add(2 * time.Hour)})
+				_, err := s.Publish(ctx, storage.PublishPost{ID: e.passed.ID, At: e.clock.Now().Add(2 * time.Hour)})
 				return err
 			},
 			func(ctx context.Context, s *storage.Store, e *raceEnv) (post, error) {
-				return s.Publish(ctx, storage.PublishPost{ID: e.draft.ID, At: e.clock.now().Add(time.Hour)})
+				return s.Publish(ctx, storage.PublishPost{ID: e.draft.ID, At: e.clock.Now().Add(time.Hour)})
 			}},
 		{"a move to a category that is renamed",
 			func(ctx context.Context, s *storage.Store, e *raceEnv) error {
@@ -287,8 +284,8 @@ func (e *raceEnv) blog() {
 	e.reply = must[*storage.Comment](e.t)(e.store.AddComment(ctx, storage.NewComment{PostID: e.published.ID, ParentID: e.comment.ID, AuthorID: "ada", Body: "reply"}))
 	e.published = must[*storage.Post](e.t)(e.store.GetPost(ctx, e.published.ID))
 	e.draft = e.post("ada", "draft", "go")
-	e.passed = e.publish(e.post("ada", "passed", "go"), e.clock.now().Add(time.Minute))
-	e.clock.advance(2 * time.Minute)
+	e.passed = e.publish(e.post("ada", "passed", "go"), e.clock.Now().Add(time.Minute))
+	e.clock.Advance(2 * time.Minute)
 }
 
 // TestCommentWritesRaceThePost lets the post or the comment go, or change,

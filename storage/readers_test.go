@@ -31,7 +31,7 @@ func TestReaderProfiles(t *testing.T) {
 	comment := func(profile storage.ReaderProfile) *storage.Commenter {
 		t.Helper()
 		n++
-		e.clock.advance(time.Second)
+		e.clock.Advance(time.Second)
 		c := must[*storage.Comment](t)(e.store.AddComment(ctx, storage.NewComment{PostID: p.ID, Reader: &profile, Body: fmt.Sprintf("comment %d", n)}))
 		equal(t, "writer", c.Writer(), storage.Writer{ReaderID: profile.ID})
 		got, errs := e.store.GetCommenters(ctx, []storage.Writer{c.Writer()})
@@ -99,7 +99,7 @@ func TestHeldComments(t *testing.T) {
 	hold := storage.ReaderRules{Hold: true}
 	add := func(post, parent, body string) *storage.Comment {
 		t.Helper()
-		e.clock.advance(time.Second)
+		e.clock.Advance(time.Second)
 		return must[*storage.Comment](t)(e.store.AddComment(ctx, storage.NewComment{PostID: post, ParentID: parent, Reader: lin, Rules: hold, Body: body}))
 	}
 	published := must[*storage.Comment](t)(e.store.AddComment(ctx, storage.NewComment{PostID: adas.ID, AuthorID: "bob", Body: "published"}))
@@ -141,9 +141,9 @@ func TestHeldComments(t *testing.T) {
 	}
 
 	t.Run("editing a pending comment edits its queue entry", func(t *testing.T) {
-		e.clock.advance(time.Second)
+		e.clock.Advance(time.Second)
 		c := must[*storage.Comment](t)(e.store.UpdateComment(ctx, storage.CommentEdit{PostID: adas.ID, CommentID: first.ID, Body: "first held, edited"}))
-		equal(t, "edited at", c.EditedAt, e.clock.now().Truncate(time.Millisecond))
+		equal(t, "edited at", c.EditedAt, e.clock.Now().Truncate(time.Millisecond))
 		equal(t, "queue body", queue("", storage.Page{Limit: 10}).Items[2].Body, "first held, edited")
 		e.consistent()
 	})
@@ -226,7 +226,7 @@ func TestReaderRateLimit(t *testing.T) {
 	ctx := context.Background()
 	e.author("ada", "Ada")
 	p := e.publish(e.post("ada", "limited"), time.Time{})
-	other := storage.New(e.client, e.table, storage.WithClock(e.clock.now))
+	other := storage.New(e.client, e.table, storage.WithClock(e.clock.Now))
 	lin := &storage.ReaderProfile{ID: "lin", Name: "Lin"}
 	rules := storage.ReaderRules{PerMinute: 5}
 	add := func(s *storage.Store, body, key string) (*storage.Comment, error) {
@@ -238,7 +238,7 @@ func TestReaderRateLimit(t *testing.T) {
 			store = other
 		}
 		must[*storage.Comment](t)(add(store, fmt.Sprintf("comment %d", i), ""))
-		e.clock.advance(10 * time.Second)
+		e.clock.Advance(10 * time.Second)
 	}
 	// 50 s after the first comment: it counts for 10 s more.
 	before := e.snapshotItems()
@@ -251,14 +251,14 @@ func TestReaderRateLimit(t *testing.T) {
 	if after := e.snapshotItems(); after != before {
 		t.Error("a refused comment wrote something")
 	}
-	e.clock.advance(9 * time.Second)
+	e.clock.Advance(9 * time.Second)
 	_, err = add(e.store, "one too many", "")
 	equal(t, "a second early", errors.Is(err, storage.ErrRateLimited), true)
-	e.clock.advance(time.Second)
+	e.clock.Advance(time.Second)
 	must[*storage.Comment](t)(add(e.store, "one too many", ""))
 
 	t.Run("duplicates", func(t *testing.T) {
-		e.clock.advance(time.Minute)
+		e.clock.Advance(time.Minute)
 		first := must[*storage.Comment](t)(add(e.store, "Great post!", "key-1"))
 		again := must[*storage.Comment](t)(add(other, "Great post!", "key-1"))
 		equal(t, "replayed with the same key", again.ID, first.ID)
@@ -269,7 +269,7 @@ func TestReaderRateLimit(t *testing.T) {
 		}
 		must[*storage.Comment](t)(add(e.store, "Great post, really!", ""))
 		must[*storage.Comment](t)(e.store.AddComment(ctx, storage.NewComment{PostID: p.ID, ParentID: first.ID, Reader: lin, Rules: rules, Body: "Great post!"}))
-		e.clock.advance(time.Minute)
+		e.clock.Advance(time.Minute)
 		must[*storage.Comment](t)(add(other, "Great post!", ""))
 		e.consistent()
 	})
@@ -314,11 +314,11 @@ func TestCarriedReplies(t *testing.T) {
 	e.author("ada", "Ada")
 	p := e.publish(e.post("ada", "long-thread"), time.Time{})
 	root := must[*storage.Comment](t)(e.store.AddComment(ctx, storage.NewComment{PostID: p.ID, AuthorID: "ada", Body: "root"}))
-	e.clock.advance(time.Second)
+	e.clock.Advance(time.Second)
 	early := must[*storage.Comment](t)(e.store.AddComment(ctx, storage.NewComment{PostID: p.ID, ParentID: root.ID, Reader: &storage.ReaderProfile{ID: "lin"}, Rules: storage.ReaderRules{Hold: true}, Body: "early, held"}))
 	var replies []string
 	for i := range 2*storage.MaxReplyPage + 3 {
-		e.clock.advance(time.Second)
+		e.clock.Advance(time.Second)
 		r := must[*storage.Comment](t)(e.store.AddComment(ctx, storage.NewComment{PostID: p.ID, ParentID: root.ID, AuthorID: "ada", Body: fmt.Sprintf("reply %d", i)}))
 		replies = append(replies, r.ID)
 	}
@@ -390,7 +390,7 @@ func TestModerationUnderConcurrency(t *testing.T) {
 		e.publish(e.post("ada", "busy-1", "go"), time.Time{}),
 		e.publish(e.post("bob", "busy-2", "go"), time.Time{}),
 	}
-	stores := []*storage.Store{e.store, storage.New(e.client, e.table, storage.WithClock(e.clock.now))}
+	stores := []*storage.Store{e.store, storage.New(e.client, e.table, storage.WithClock(e.clock.Now))}
 	var (
 		mu       sync.Mutex
 		comments []storage.CommentRef
@@ -469,7 +469,7 @@ func TestModerationUnderConcurrency(t *testing.T) {
 				if !expected(err) {
 					errs <- err
 				}
-				e.clock.advance(time.Second)
+				e.clock.Advance(time.Second)
 			}
 		})
 	}

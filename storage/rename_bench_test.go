@@ -2,20 +2,16 @@ package storage_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/blogql/blog/internal/dynamotest"
 	"github.com/blogql/blog/storage"
 )
 
@@ -167,22 +163,13 @@ func createsDuring(ctx context.Context, s *storage.Store, writers int, prefix st
 func benchStore(b *testing.B) *storage.Store {
 	b.Helper()
 	ctx := context.Background()
-	endpoint := os.Getenv("DYNAMODB_ENDPOINT")
-	client, err := storage.NewClient(ctx, storage.ClientConfig{Embedded: endpoint == "", Endpoint: endpoint})
+	client, err := storage.NewClient(ctx, dynamotest.ClientConfig(b, nil))
 	if err != nil {
 		b.Fatal(err)
 	}
-	buf := make([]byte, 6)
-	_, _ = rand.Read(buf)
-	table := "bench-" + hex.EncodeToString(buf)
-	s := storage.New(client, table)
+	s := storage.New(client, dynamotest.Table(b, client, "bench"))
 	if err := s.CreateTable(ctx); err != nil {
 		b.Fatal(err)
-	}
-	if endpoint != "" {
-		b.Cleanup(func() {
-			_, _ = client.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(table)})
-		})
 	}
 	return s
 }

@@ -214,7 +214,7 @@ func TestAddCommentRequests(t *testing.T) {
 	e.author("bob", "Bob")
 	e.category("go", "Go")
 	p := e.publish(e.post("ada", "counted", "go"), time.Time{})
-	other := storage.New(e.client, e.table, storage.WithClock(e.clock.now))
+	other := storage.New(e.client, e.table, storage.WithClock(e.clock.Now))
 	add := func(ctx context.Context) error {
 		_, err := other.AddComment(ctx, storage.NewComment{PostID: p.ID, AuthorID: "bob", Body: "hi"})
 		return err

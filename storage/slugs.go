@@ -122,14 +122,6 @@ func slugHistory(before []string, current, slug string) (after, dropped []string
 	return after, dropped
 }
 
-// redirectsOf returns the redirects in a holder's slugs.
-func redirectsOf(slugs []string) []string {
-	if len(slugs) < 2 {
-		return nil
-	}
-	return slugs[1:]
-}
-
 // sameSlugs is the condition that a holder's slugs are as read.
 func sameSlugs(slugs []string) expression.ConditionBuilder {
 	if len(slugs) == 0 {

@@ -2,57 +2,40 @@ package storage_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/blogql/blog/internal/dynamotest"
 	"github.com/blogql/blog/storage"
 )
 
-// The suite runs on the embedded engine, or on the DynamoDB at
-// DYNAMODB_ENDPOINT (DynamoDB Local) when that is set. REQUIRE_DYNAMODB=1
-// makes a missing endpoint a failure instead of the embedded run, so CI
-// cannot silently skip the reference backend.
-
-// clock is a settable test clock.
-type clock struct{ ns atomic.Int64 }
-
-func (c *clock) now() time.Time          { return time.Unix(0, c.ns.Load()).UTC() }
-func (c *clock) set(t time.Time)         { c.ns.Store(t.UnixNano()) }
-func (c *clock) advance(d time.Duration) { c.ns.Add(int64(d)) }
+// The suite runs on the DynamoDB internal/dynamotest chooses: the
+// embedded engine, or DynamoDB Local when DYNAMODB_ENDPOINT is set
+// (REQUIRE_DYNAMODB=1 makes a missing endpoint a failure).
 
 type env struct {
 	t      *testing.T
 	store  *storage.Store
-	clock  *clock
+	clock  *dynamotest.Clock
 	client *dynamodb.Client
 	table  string
 }
 
-var start = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+var start = dynamotest.Start
 
 // newEnv returns a Store on a table of its own. Each configure function,
 // when given, changes the DynamoDB client's configuration first.
 func newEnv(t *testing.T, configure ...func(*storage.ClientConfig)) *env {
 	t.Helper()
 	ctx := context.Background()
-	endpoint := os.Getenv("DYNAMODB_ENDPOINT")
-	if endpoint == "" && os.Getenv("REQUIRE_DYNAMODB") == "1" {
-		t.Fatal("REQUIRE_DYNAMODB=1 but DYNAMODB_ENDPOINT is not set: start DynamoDB Local with scripts/dynamodb-local.sh")
-	}
 	// The store and the embedded engine share the test's clock, so items
 	// expire by the time the store wrote them with.
-	c := &clock{}
-	c.set(start)
-	cfg := storage.ClientConfig{Embedded: endpoint == "", Endpoint: endpoint, Now: c.now}
+	c := dynamotest.NewClock(start)
+	cfg := dynamotest.ClientConfig(t, c.Now)
 	for _, f := range configure {
 		f(&cfg)
 	}
@@ -60,17 +43,10 @@ func newEnv(t *testing.T, configure ...func(*storage.ClientConfig)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	table := "test-" + hex.EncodeToString(b)
-	s := storage.New(client, table, storage.WithClock(c.now))
+	table := dynamotest.Table(t, client, "test")
+	s := storage.New(client, table, storage.WithClock(c.Now))
 	if err := s.CreateTable(ctx); err != nil {
 		t.Fatal(err)
-	}
-	if endpoint != "" {
-		t.Cleanup(func() {
-			_, _ = client.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(table)})
-		})
 	}
 	e := &env{t: t, store: s, clock: c, client: client, table: table}
 	return e

@@ -19,6 +19,7 @@ import (
 
 	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/graph"
+	"github.com/blogql/blog/internal/dynamotest"
 	"github.com/blogql/blog/storage"
 )
 
@@ -149,7 +150,7 @@ func TestScheduledPostAppearsWhenItsTimeComes(t *testing.T) {
 	equal(t, "in feed before its time", has(), false)
 	_, err := PostByID(ctx, s.client, b.scheduled)
 	equal(t, "by id before its time", code(err), "NOT_FOUND")
-	s.clock.advance(3 * time.Hour)
+	s.clock.Advance(3 * time.Hour)
 	equal(t, "in feed after its time", has(), true)
 	p := ok[*PostByIDResponse](t)(PostByID(ctx, s.client, b.scheduled))
 	equal(t, "status after its time", p.Post.Status, PostStatusPublished)
@@ -264,7 +265,7 @@ func TestErrorCodes(t *testing.T) {
 	})
 
 	t.Run("an internal failure says nothing of its cause", func(t *testing.T) {
-		db := ok[*dynamodb.Client](t)(storage.NewClient(ctx, storage.ClientConfig{Embedded: true}))
+		db := ok[*dynamodb.Client](t)(storage.NewClient(ctx, dynamotest.ClientConfig(t, nil)))
 		h := graph.NewHandler(storage.New(db, "no-such-table"), graph.HandlerOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 		rec := httptest.NewRecorder()
 		req := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(`{"query":"{ category(slug: \"go\") { name } }"}`))

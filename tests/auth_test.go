@@ -393,7 +393,7 @@ func TestInvalidTokensAreRefused(t *testing.T) {
 		change(&c)
 		return c
 	}
-	now := s.clock.now()
+	now := s.clock.Now()
 	tests := []struct {
 		name   string
 		client graphql.Client
@@ -432,7 +432,7 @@ func TestInvalidTokensAreRefused(t *testing.T) {
 	t.Run("a token expires as time passes", func(t *testing.T) {
 		c := s.as("ada", auth.RoleAdmin)
 		ok[*CreateCategoryResponse](t)(CreateCategory(ctx, c, CreateCategoryInput{Slug: "in-time", Name: "In time"}))
-		s.clock.advance(25 * time.Hour)
+		s.clock.Advance(25 * time.Hour)
 		_, err := CreateCategory(ctx, c, CreateCategoryInput{Slug: "too-late", Name: "Too late"})
 		equal(t, "code", code(err), "UNAUTHENTICATED")
 	})
@@ -449,7 +449,7 @@ func TestInvalidTokensAreRefused(t *testing.T) {
 // cannot hold.
 func (s *server) rawToken(claims jwt.MapClaims, header map[string]any) string {
 	s.t.Helper()
-	now := s.clock.now()
+	now := s.clock.Now()
 	c := jwt.MapClaims{"sub": "ada", "iss": testIssuer, "aud": testAudience, "iat": now.Unix(), "exp": now.Add(time.Hour).Unix(), "roles": []string{auth.RoleAdmin}}
 	for k, v := range claims {
 		c[k] = v

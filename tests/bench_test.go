@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/blogql/blog/graph"
+	"github.com/blogql/blog/internal/dynamotest"
 	"github.com/blogql/blog/storage"
 )
 
@@ -114,7 +115,7 @@ func BenchmarkCategoryPageFloor(b *testing.B) {
 func benchHandler(b *testing.B) (*storage.Store, http.Handler) {
 	b.Helper()
 	ctx := context.Background()
-	db, err := storage.NewClient(ctx, storage.ClientConfig{Embedded: true})
+	db, err := storage.NewClient(ctx, dynamotest.EmbeddedConfig(b, nil))
 	if err != nil {
 		b.Fatal(err)
 	}

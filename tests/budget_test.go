@@ -191,16 +191,16 @@ func TestCallBudgetsWithReaders(t *testing.T) {
 		if i%10 == 0 {
 			long = append(long, c.Id)
 		}
-		s.clock.advance(time.Second)
+		s.clock.Advance(time.Second)
 	}
 	for _, id := range long {
 		for j := range storage.MaxReplyPage + 3 {
 			ok[*PostCommentResponse](t)(PostComment(ctx, writers[(j+7)%len(writers)], AddCommentInput{PostId: b.post, Body: fmt.Sprintf("Reply %d", j), ParentId: &id}))
 			oneRequest(t, fmt.Sprintf("reply %d to %s", j, id), s.requests())
-			s.clock.advance(time.Second)
+			s.clock.Advance(time.Second)
 		}
 	}
-	s.clock.advance(time.Minute)
+	s.clock.Advance(time.Minute)
 	cases := []struct {
 		name   string
 		run    func() error

@@ -2,8 +2,6 @@ package tests
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"os"
 	"slices"
 	"testing"
@@ -13,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/goccy/go-yaml"
 
+	"github.com/blogql/blog/internal/dynamotest"
 	"github.com/blogql/blog/storage"
 )
 
@@ -59,23 +58,14 @@ func TestDeployTemplateMatchesTheStore(t *testing.T) {
 	want := tmpl.Resources.Table.Properties
 
 	ctx := context.Background()
-	endpoint := os.Getenv("DYNAMODB_ENDPOINT")
-	if endpoint == "" && os.Getenv("REQUIRE_DYNAMODB") == "1" {
-		t.Fatal("REQUIRE_DYNAMODB=1 but DYNAMODB_ENDPOINT is not set: start DynamoDB Local with scripts/dynamodb-local.sh")
-	}
-	db, err := storage.NewClient(ctx, storage.ClientConfig{Embedded: endpoint == "", Endpoint: endpoint})
+	db, err := storage.NewClient(ctx, dynamotest.ClientConfig(t, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := make([]byte, 6)
-	_, _ = rand.Read(r)
-	table := "deploy-" + hex.EncodeToString(r)
+	table := dynamotest.Table(t, db, "deploy")
 	if err := storage.New(db, table).CreateTable(ctx); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		_, _ = db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(table)})
-	})
 	out, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
 	if err != nil {
 		t.Fatal(err)

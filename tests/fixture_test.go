@@ -52,14 +52,14 @@ func (s *server) seedBlog(t *testing.T) *blog {
 	b.commented = "post-24"
 	last := b.published[24]
 	for i := range 6 {
-		s.clock.advance(time.Minute)
+		s.clock.Advance(time.Minute)
 		c := ok[*AddCommentResponse](t)(AddComment(ctx, b.writers[i%3], AddCommentInput{
 			PostId: last, Body: fmt.Sprintf("Comment %d", i),
 		})).AddComment.Comment
 		ok[*AddCommentResponse](t)(AddComment(ctx, b.writers[(i+1)%3], AddCommentInput{
 			PostId: last, Body: "Reply", ParentId: &c.Id,
 		}))
-		s.clock.advance(time.Minute)
+		s.clock.Advance(time.Minute)
 	}
 	d := ok[*CreatePostResponse](t)(CreatePost(ctx, b.writers[0], CreatePostInput{
 		Title: "Draft", Slug: "a-draft", Categories: []string{"go"},

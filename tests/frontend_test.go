@@ -260,7 +260,7 @@ func TestArchivesAndPeriods(t *testing.T) {
 	})
 
 	t.Run("scheduled posts count from their time", func(t *testing.T) {
-		s.clock.advance(3 * time.Hour)
+		s.clock.Advance(3 * time.Hour)
 		a := ok[*ArchiveResponse](t)(Archive(ctx, s.client, nil, nil)).Archive
 		equal(t, "march with the scheduled post", a[0].PostCount, 13)
 	})
@@ -286,7 +286,7 @@ func TestBothDirections(t *testing.T) {
 	ctx := context.Background()
 	for i := range 7 {
 		ok[*AddCommentResponse](t)(AddComment(ctx, b.writers[0], AddCommentInput{PostId: b.published[23], Body: "c" + string(rune('a'+i))}))
-		s.clock.advance(time.Second)
+		s.clock.Advance(time.Second)
 	}
 	type page struct {
 		ids              []string
@@ -425,7 +425,7 @@ func TestPreviousAndNext(t *testing.T) {
 	equal(t, "a scheduled post is not next yet", newest.NextInCategory == nil, true)
 	oldest := ok[*PostArticleResponse](t)(PostArticle(ctx, s.client, "post-0", "go")).Post
 	equal(t, "the oldest has no previous", oldest.Previous == nil, true)
-	s.clock.advance(3 * time.Hour)
+	s.clock.Advance(3 * time.Hour)
 	newest = ok[*PostArticleResponse](t)(PostArticle(ctx, s.client, "post-24", "go")).Post
 	equal(t, "the scheduled post once out", newest.Next.Slug, "soon")
 	_ = b
@@ -436,7 +436,7 @@ func TestDraftPreviews(t *testing.T) {
 	b := s.seedBlog(t)
 	ctx := context.Background()
 	link := ok[*CreatePreviewLinkResponse](t)(CreatePreviewLink(ctx, b.writers[0], CreatePreviewLinkInput{PostId: b.draft, ExpiresIn: ptr(3600)})).CreatePreviewLink
-	equal(t, "expires", link.ExpiresAt, s.clock.now().Add(time.Hour))
+	equal(t, "expires", link.ExpiresAt, s.clock.Now().Add(time.Hour))
 	// The ownership check, the post, and the server's first use of the key.
 	equal(t, "createPreviewLink requests", s.requests()["GetItem"], 3)
 	ok[*CreatePreviewLinkResponse](t)(CreatePreviewLink(ctx, b.writers[0], CreatePreviewLinkInput{PostId: b.draft}))
@@ -465,7 +465,7 @@ func TestDraftPreviews(t *testing.T) {
 
 	t.Run("a scheduled post too, for an admin's link", func(t *testing.T) {
 		l := ok[*CreatePreviewLinkResponse](t)(CreatePreviewLink(ctx, s.admin, CreatePreviewLinkInput{PostId: b.scheduled})).CreatePreviewLink
-		equal(t, "default lifetime", l.ExpiresAt, s.clock.now().Add(7*24*time.Hour))
+		equal(t, "default lifetime", l.ExpiresAt, s.clock.Now().Add(7*24*time.Hour))
 		equal(t, "scheduled", ok[*PreviewResponse](t)(Preview(ctx, s.client, l.Token)).Post.Status, PostStatusScheduled)
 	})
 
@@ -525,7 +525,7 @@ func TestDraftPreviews(t *testing.T) {
 	sameAsMissing("cut short", base64.RawURLEncoding.EncodeToString(sealed[:len(sealed)-1]))
 	sameAsMissing("garbage", "x")
 	sameAsMissing("forged in the unsealed form of an earlier version", base64.RawURLEncoding.EncodeToString([]byte("v1\n"+postID+"\n9999999999"))+".c2lnbmF0dXJl")
-	s.clock.advance(time.Hour)
+	s.clock.Advance(time.Hour)
 	sameAsMissing("expired", link.Token)
 
 	t.Run("a deleted post", func(t *testing.T) {

@@ -2,40 +2,32 @@ package tests
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"os"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/Khan/genqlient/graphql"
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/graph"
+	"github.com/blogql/blog/internal/dynamotest"
 	"github.com/blogql/blog/storage"
 )
 
-// The tests run on the embedded engine, or on DynamoDB Local when
-// DYNAMODB_ENDPOINT is set; REQUIRE_DYNAMODB=1 makes its absence a failure.
+// The tests run on the DynamoDB internal/dynamotest chooses: the embedded
+// engine, or DynamoDB Local when DYNAMODB_ENDPOINT is set
+// (REQUIRE_DYNAMODB=1 makes its absence a failure).
 
-var start = time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-
-type clock struct{ ns atomic.Int64 }
-
-func (c *clock) now() time.Time          { return time.Unix(0, c.ns.Load()).UTC() }
-func (c *clock) advance(d time.Duration) { c.ns.Add(int64(d)) }
+var start = dynamotest.Start
 
 // Tokens of the tests: signed with testSecret for testIssuer and
 // testAudience, which the server checks.
@@ -54,7 +46,7 @@ type server struct {
 	db     *dynamodb.Client
 	table  string
 	store  *storage.Store
-	clock  *clock
+	clock  *dynamotest.Clock
 	client graphql.Client
 	admin  graphql.Client
 	url    string
@@ -77,11 +69,7 @@ func newServer(t *testing.T, configure ...func(*storage.ClientConfig, *graph.Han
 // engine's or DynamoDB Local's.
 func inFront(wrap func(backend http.RoundTripper) http.RoundTripper) func(*storage.ClientConfig, *graph.HandlerOptions) {
 	return func(c *storage.ClientConfig, _ *graph.HandlerOptions) {
-		backend := http.DefaultTransport
-		if c.Embedded {
-			backend = storage.NewEmbeddedTransport(c.Now)
-		}
-		c.HTTPClient = &http.Client{Transport: wrap(backend)}
+		c.HTTPClient = &http.Client{Transport: wrap(dynamotest.Transport(*c))}
 	}
 }
 
@@ -90,15 +78,10 @@ func inFront(wrap func(backend http.RoundTripper) http.RoundTripper) func(*stora
 func newServerWith(t *testing.T, verify func(*auth.Config), configure ...func(*storage.ClientConfig, *graph.HandlerOptions)) *server {
 	t.Helper()
 	ctx := context.Background()
-	endpoint := os.Getenv("DYNAMODB_ENDPOINT")
-	if endpoint == "" && os.Getenv("REQUIRE_DYNAMODB") == "1" {
-		t.Fatal("REQUIRE_DYNAMODB=1 but DYNAMODB_ENDPOINT is not set: start DynamoDB Local with scripts/dynamodb-local.sh")
-	}
 	// The store and the embedded engine share the test's clock, so items
 	// expire by the time the store wrote them with.
-	c := &clock{}
-	c.ns.Store(start.UnixNano())
-	clientCfg := storage.ClientConfig{Embedded: endpoint == "", Endpoint: endpoint, Now: c.now}
+	c := dynamotest.NewClock(start)
+	clientCfg := dynamotest.ClientConfig(t, c.Now)
 	opts := graph.HandlerOptions{
 		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Introspection: true,
@@ -110,20 +93,13 @@ func newServerWith(t *testing.T, verify func(*auth.Config), configure ...func(*s
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := make([]byte, 6)
-	_, _ = rand.Read(b)
-	table := "e2e-" + hex.EncodeToString(b)
-	store := storage.New(db, table, storage.WithClock(c.now))
+	table := dynamotest.Table(t, db, "e2e")
+	store := storage.New(db, table, storage.WithClock(c.Now))
 	if err := store.CreateTable(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if endpoint != "" {
-		t.Cleanup(func() {
-			_, _ = db.DeleteTable(context.Background(), &dynamodb.DeleteTableInput{TableName: aws.String(table)})
-		})
-	}
 	s := &server{t: t, db: db, table: table, store: store, clock: c}
-	vc := auth.Config{Secret: testSecret, Issuer: testIssuer, Audience: testAudience, Now: c.now}
+	vc := auth.Config{Secret: testSecret, Issuer: testIssuer, Audience: testAudience, Now: c.Now}
 	if verify != nil {
 		verify(&vc)
 	}
@@ -173,7 +149,7 @@ func (s *server) reader(sub, name, picture string) graphql.Client {
 // claims returns the claims of a valid token for sub with roles: issued
 // now by the test clock, valid for a day.
 func (s *server) claims(sub string, roles ...string) auth.Claims {
-	now := s.clock.now()
+	now := s.clock.Now()
 	return auth.Claims{
 		RegisteredClaims: jwt.RegisteredClaims{
 			Subject:   sub,

@@ -475,7 +475,7 @@ func TestAnswersAreBoundedInSize(t *testing.T) {
 	for i := range 10 {
 		p := ok[*CreatePostResponse](t)(CreatePost(ctx, ada, CreatePostInput{Title: fmt.Sprint("Post ", i), Slug: fmt.Sprint("post-", i), Body: &body})).CreatePost.Post
 		ok[*PublishPostResponse](t)(PublishPost(ctx, ada, PublishPostInput{Id: p.Id}))
-		s.clock.advance(time.Second)
+		s.clock.Advance(time.Second)
 	}
 
 	t.Run("16 pages of 100 bodies cost more than the limit", func(t *testing.T) {

@@ -22,7 +22,7 @@ import (
 func TestMigratedBlog(t *testing.T) {
 	s := newServer(t)
 	ctx := context.Background()
-	b, err := legacytest.Write(ctx, s.db, s.table, s.clock.now())
+	b, err := legacytest.Write(ctx, s.db, s.table, s.clock.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +74,7 @@ func TestMigratedBlog(t *testing.T) {
 		}
 		posts[slug+" archive"] = months
 	}
-	now := s.clock.now()
+	now := s.clock.Now()
 	month := func(back int, n int) string {
 		return fmt.Sprintf("%s:%d", now.AddDate(0, -back, 0).Format("2006-01"), n)
 	}
@@ -129,7 +129,7 @@ func TestMigratedBlog(t *testing.T) {
 
 	// The post scheduled by the previous version appears in its month
 	// when its time comes.
-	s.clock.advance(32 * 24 * time.Hour)
+	s.clock.Advance(32 * 24 * time.Hour)
 	ahead := now.AddDate(0, 1, 0).Format("2006-01")
 	if got := archive(); len(got) == 0 || got[0] != ahead+":1" {
 		t.Errorf("the blog's archive once the scheduled post's time came: %q, want %s:1 first", got, ahead)

@@ -68,11 +68,11 @@ func TestReadersCommentWithHS256Tokens(t *testing.T) {
 		t.Errorf("author of a reader's comment = %+v, want null", c.Author)
 	}
 	equal(t, "comment count", c.Post.CommentCount, 1)
-	s.clock.advance(time.Second)
+	s.clock.Advance(time.Second)
 	answer := ok[*AddCommentResponse](t)(AddComment(ctx, b.ada, AddCommentInput{PostId: b.post, Body: "Welcome!", ParentId: &c.Id})).AddComment.Comment
 	equal(t, "author's commenter", answer.Commenter.IsAuthor, true)
 	equal(t, "author's name", answer.Commenter.Name, "Ada Lovelace")
-	s.clock.advance(time.Second)
+	s.clock.Advance(time.Second)
 	reply := ok[*AddCommentResponse](t)(AddComment(ctx, lin, AddCommentInput{PostId: b.post, Body: "Thanks!", ParentId: &c.Id})).AddComment.Comment
 	equal(t, "reply's parent", reply.Parent.Id, c.Id)
 
@@ -86,16 +86,16 @@ func TestReadersCommentWithHS256Tokens(t *testing.T) {
 	equal(t, "replies of a reply", len(ofReply.Edges), 0)
 	equal(t, "reply count of a reply", ofReply.TotalCount, 0)
 
-	s.clock.advance(time.Minute)
+	s.clock.Advance(time.Minute)
 	edited := ok[*UpdateCommentResponse](t)(UpdateComment(ctx, lin, UpdateCommentInput{Id: c.Id, Body: "Hello from a reader, edited."})).UpdateComment.Comment
 	equal(t, "edited body", edited.Body, "Hello from a reader, edited.")
-	if edited.EditedAt == nil || !edited.EditedAt.Equal(s.clock.now()) {
-		t.Errorf("editedAt = %v, want %v", edited.EditedAt, s.clock.now())
+	if edited.EditedAt == nil || !edited.EditedAt.Equal(s.clock.Now()) {
+		t.Errorf("editedAt = %v, want %v", edited.EditedAt, s.clock.Now())
 	}
 
 	t.Run("a new name in the token shows on every comment of the reader", func(t *testing.T) {
 		renamed := s.reader("auth0|lin", "Lin R.", "")
-		s.clock.advance(time.Second)
+		s.clock.Advance(time.Second)
 		ok[*AddCommentResponse](t)(AddComment(ctx, renamed, AddCommentInput{PostId: b.post, Body: "Same reader, new name."}))
 		list := ok[*PostCommentsResponse](t)(PostComments(ctx, s.client, b.slug, nil, nil)).Post.Comments.Edges
 		for _, e := range list {
@@ -144,7 +144,7 @@ func TestReadersCommentWithJWKSTokens(t *testing.T) {
 	c := ok[*AddCommentResponse](t)(AddComment(ctx, rosa, AddCommentInput{PostId: b.post, Body: "Signed by my identity provider."})).AddComment.Comment
 	equal(t, "commenter", c.Commenter.Name, "Rosa Reader")
 	equal(t, "picture", *c.Commenter.AvatarUrl, "https://lh3.example.com/rosa.jpg")
-	s.clock.advance(time.Second)
+	s.clock.Advance(time.Second)
 	r := ok[*AddCommentResponse](t)(AddComment(ctx, rosa, AddCommentInput{PostId: b.post, Body: "And a reply.", ParentId: &c.Id})).AddComment.Comment
 	equal(t, "reply by", r.Commenter.Name, "Rosa Reader")
 	_, err = CreatePost(ctx, rosa, CreatePostInput{Title: "Mine", Slug: "mine"})
@@ -163,7 +163,7 @@ func TestHeldCommentsWaitForModeration(t *testing.T) {
 	ok[*AddCommentResponse](t)(AddComment(ctx, b.grace, AddCommentInput{PostId: b.post, Body: "An author is never held."}))
 	var held []string
 	for i := range 3 {
-		s.clock.advance(time.Second)
+		s.clock.Advance(time.Second)
 		c := ok[*AddCommentResponse](t)(AddComment(ctx, lin, AddCommentInput{PostId: b.post, Body: fmt.Sprintf("Held %d", i)})).AddComment.Comment
 		equal(t, "status", c.Status, CommentStatusPending)
 		equal(t, "count in the payload", c.Post.CommentCount, 1)
@@ -260,7 +260,7 @@ func TestReaderRateLimitAcrossServers(t *testing.T) {
 	lin := []graphql.Client{one.reader("lin", "Lin", ""), two.reader("lin", "Lin", "")}
 	for i := range graph.DefaultCommentsPerMinute {
 		ok[*AddCommentResponse](t)(AddComment(ctx, lin[i%2], AddCommentInput{PostId: b.post, Body: fmt.Sprintf("Comment %d", i)}))
-		one.clock.advance(5 * time.Second)
+		one.clock.Advance(5 * time.Second)
 	}
 	before := one.snapshot()
 	_, err := AddComment(ctx, lin[1], AddCommentInput{PostId: b.post, Body: "One too many"})
@@ -271,11 +271,11 @@ func TestReaderRateLimitAcrossServers(t *testing.T) {
 	equal(t, "sixth comment on the other server", code(err), "RATE_LIMITED")
 
 	ok[*AddCommentResponse](t)(AddComment(ctx, b.grace, AddCommentInput{PostId: b.post, Body: "Authors have no limit"}))
-	one.clock.advance(35 * time.Second)
+	one.clock.Advance(35 * time.Second)
 	ok[*AddCommentResponse](t)(AddComment(ctx, lin[1], AddCommentInput{PostId: b.post, Body: "One too many"}))
 
 	t.Run("the same comment twice in a minute", func(t *testing.T) {
-		one.clock.advance(time.Minute)
+		one.clock.Advance(time.Minute)
 		in := AddCommentInput{PostId: b.post, Body: "Great post!", IdempotencyKey: ptr("first-try")}
 		first := ok[*AddCommentResponse](t)(AddComment(ctx, lin[0], in)).AddComment.Comment
 		again := ok[*AddCommentResponse](t)(AddComment(ctx, lin[1], in)).AddComment.Comment
@@ -342,7 +342,7 @@ func TestModerationUnderConcurrentRequests(t *testing.T) {
 					_, err = DeleteComment(ctx, []graphql.Client{reader, moderator}[n%2], DeleteCommentInput{Id: pick(n)})
 				}
 				codes <- code(err)
-				one.clock.advance(time.Second)
+				one.clock.Advance(time.Second)
 			}
 		})
 	}
@@ -394,7 +394,7 @@ func TestCommentMutationRequests(t *testing.T) {
 	n := 0
 	held := func() string {
 		n++
-		s.clock.advance(15 * time.Second)
+		s.clock.Advance(15 * time.Second)
 		return id(send(lin, add, map[string]any{"post": b.post, "body": fmt.Sprintf("Held %d", n)}), "addComment")
 	}
 	cases := []struct {
@@ -461,7 +461,7 @@ func TestModerationQueueLeavesOutDeletedPosts(t *testing.T) {
 	other := ok[*CreatePostResponse](t)(CreatePost(ctx, b.ada, CreatePostInput{Title: "Still here", Slug: "still-here"})).CreatePost.Post.Id
 	ok[*PublishPostResponse](t)(PublishPost(ctx, b.ada, PublishPostInput{Id: other}))
 	kept := ok[*AddCommentResponse](t)(AddComment(ctx, lin, AddCommentInput{PostId: other, Body: "Kept."})).AddComment.Comment.Id
-	s.clock.advance(time.Second)
+	s.clock.Advance(time.Second)
 	ok[*AddCommentResponse](t)(AddComment(ctx, lin, AddCommentInput{PostId: b.post, Body: "On a post about to go."}))
 
 	faults.refusing.Store(true)

@@ -31,12 +31,12 @@ func TestReadmeExamples(t *testing.T) {
 		t.Fatalf("found %d examples", len(blocks))
 	}
 	s := newServer(t)
-	if err := demo.Seed(context.Background(), s.store, s.clock.now()); err != nil {
+	if err := demo.Seed(context.Background(), s.store, s.clock.Now()); err != nil {
 		t.Fatal(err)
 	}
 	for i, b := range blocks {
 		doc := b[1]
-		if _, errs := gqlparser.LoadQuery(schema, doc); errs != nil {
+		if _, errs := gqlparser.LoadQueryWithRules(schema, doc, nil); errs != nil {
 			t.Errorf("example %d does not validate: %v\n%s", i, errs, doc)
 			continue
 		}

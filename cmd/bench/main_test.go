@@ -2,10 +2,10 @@ package main
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
+	"github.com/blogql/blog/internal/dynamotest"
 	"github.com/blogql/blog/tuning"
 )
 
@@ -20,10 +20,8 @@ func TestOperationsKeepTheirBudgets(t *testing.T) {
 		backend: "embedded", posts: 60, samples: 10, concurrency: 4,
 		duration: 100 * time.Millisecond, rounds: 1,
 	}
-	if cfg.endpoint = os.Getenv("DYNAMODB_ENDPOINT"); cfg.endpoint != "" {
+	if cfg.endpoint = dynamotest.Endpoint(t); cfg.endpoint != "" {
 		cfg.backend = "local"
-	} else if os.Getenv("REQUIRE_DYNAMODB") == "1" {
-		t.Fatal("REQUIRE_DYNAMODB=1 but DYNAMODB_ENDPOINT is not set: start DynamoDB Local with scripts/dynamodb-local.sh")
 	}
 	res, err := run(context.Background(), cfg, tuning.GC{Percent: 100}, t.Output())
 	if err != nil {
