@@ -116,7 +116,7 @@ func TestPostLinksAreSafeToServe(t *testing.T) {
 func TestPrivateHostsCanBeAllowed(t *testing.T) {
 	s := newServer(t)
 	dev := &server{t: t, db: s.db, table: s.table, clock: s.clock, opts: s.opts,
-		store: storage.New(s.db, s.table, storage.WithClock(s.clock.now), storage.WithPrivateHosts())}
+		store: storage.New(s.db, s.table, storage.WithClock(s.clock.Now), storage.WithPrivateHosts())}
 	dev.serve()
 	ctx := context.Background()
 	ok[*CreateAuthorResponse](t)(CreateAuthor(ctx, dev.admin, CreateAuthorInput{Subject: ptr("ada"), Name: "Ada"}))
