@@ -625,9 +625,7 @@ func (r *postResolver) Comments(ctx context.Context, obj *storage.Post, first *i
 	if err != nil {
 		return nil, err
 	}
-	res, err := readAhead(ctx, commentsKey(obj.ID, p), func() (*storage.Result[*storage.Comment], error) {
-		return r.store.Comments(ctx, obj.ID, p)
-	})
+	res, err := r.store.Comments(ctx, obj.ID, p)
 	if err != nil {
 		return nil, err
 	}
@@ -709,14 +707,15 @@ func (r *queryResolver) Post(ctx context.Context, id *string, slug *string, prev
 		if err != nil {
 			return nil, err
 		}
-		r.commentsAhead(ctx, postID)
 		return r.primedPost(ctx, nil)(r.visible(ctx)(r.store.GetPost(ctx, postID)))
 	case slug != nil:
+		// Nothing below the post is read before the post is known to be
+		// visible: a hidden post answers with the requests of a missing
+		// one (PostIDBySlug reads a post no one has for a free slug).
 		postID, err := r.store.PostIDBySlug(ctx, *slug)
 		if err != nil {
 			return nil, err
 		}
-		r.commentsAhead(ctx, postID)
 		return r.primedPost(ctx, nil)(r.visible(ctx)(r.store.GetPost(ctx, postID)))
 	default:
 		noStore(ctx)
