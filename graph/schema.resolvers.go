@@ -656,8 +656,10 @@ func (r *postResolver) NextInCategory(ctx context.Context, obj *storage.Post, sl
 // Viewer is the resolver for the viewer field.
 func (r *queryResolver) Viewer(ctx context.Context) (*storage.Author, error) {
 	a := auth.ActorFrom(ctx)
-	if a.Anonymous() || !storage.ValidID(a.ID) {
-		// A subject no author id can be names no author: no read.
+	if !a.IsAuthor() || !storage.ValidID(a.ID) {
+		// A token without the author or admin role is a reader's, even
+		// when its subject is an author's id; a subject no author id can
+		// be names no author. Neither needs a read.
 		return nil, nil
 	}
 	me, err := loadersFor(ctx).authors.Load(ctx, a.ID)()

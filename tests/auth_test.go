@@ -354,7 +354,9 @@ func TestPendingCommentReads(t *testing.T) {
 
 // TestTokensOfNoAuthorAreReaders covers tokens that verify but name no
 // author who may write: they may not write posts (FORBIDDEN, nothing
-// written), and they comment as readers, held for moderation.
+// written), they comment as readers, held for moderation, and their
+// viewer is null, with no read, even when their subject is an author's id
+// (the role is missing, misspelled, or reader).
 func TestTokensOfNoAuthorAreReaders(t *testing.T) {
 	s := newServer(t)
 	b := s.seedBlog(t)
@@ -362,15 +364,26 @@ func TestTokensOfNoAuthorAreReaders(t *testing.T) {
 	clients := []struct {
 		name   string
 		client graphql.Client
+		// viewerReads is what viewer reads: the author a token with the
+		// author role names, to find there is none.
+		viewerReads int
 	}{
-		{"an author without a role", s.as("grace")},
-		{"an unknown role", s.as("grace", "editor")},
-		{"a subject that is no author", s.as("nobody", auth.RoleAuthor)},
-		{"a subject that is no valid author id", s.as("auth0|12345", auth.RoleAuthor)},
-		{"the reader role", s.as("auth0|67890", auth.RoleReader)},
+		{"an author without a role", s.as("grace"), 0},
+		{"an unknown role", s.as("grace", "editor"), 0},
+		{"a subject that is no author", s.as("nobody", auth.RoleAuthor), 1},
+		{"a subject that is no valid author id", s.as("auth0|12345", auth.RoleAuthor), 0},
+		{"the reader role", s.as("auth0|67890", auth.RoleReader), 0},
+		{"an author's subject with the reader role", s.as("grace", auth.RoleReader), 0},
+		{"an author's subject with a misspelled role", s.as("grace", "Author"), 0},
+		{"an author's subject with a plural role", s.as("grace", "authors"), 0},
 	}
 	for _, c := range clients {
 		t.Run(c.name, func(t *testing.T) {
+			s.clock.advance(time.Minute) // under the readers' rate limit
+			if v := ok[*ViewerResponse](t)(Viewer(ctx, c.client)); v.Viewer != nil {
+				t.Errorf("viewer = %+v, want null", v.Viewer)
+			}
+			equal(t, "DynamoDB requests of viewer", total(s.requests()), c.viewerReads)
 			before := s.snapshot()
 			_, err := CreatePost(ctx, c.client, CreatePostInput{Title: "T", Slug: "refused"})
 			equal(t, "createPost", code(err), "FORBIDDEN")

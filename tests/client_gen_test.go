@@ -7975,7 +7975,7 @@ func (v *UpdatePostUpdatePostUpdatePostPayloadPost) __premarshalJSON() (*__prema
 
 // ViewerResponse is returned by Viewer on success.
 type ViewerResponse struct {
-	// The author the request's token signs in as, or null without a token or when the token's subject is not an author.
+	// The author the request's token signs in as: null without a token, for a token with neither the author nor the admin role (a reader's, whatever its subject), and when the token's subject is not an author.
 	Viewer *ViewerViewerAuthor `json:"viewer"`
 }
 
