@@ -1898,7 +1898,7 @@ person who is not an author, shown by the name and picture their token's
 ` + "`" + `name` + "`" + ` and ` + "`" + `picture` + "`" + ` claims gave.
 """
 type Commenter {
-  "The name shown with the comment: the author's name, or the reader's name from their token (` + "`" + `Reader` + "`" + ` when it never gave one)."
+  "The name shown with the comment: the author's name, or the reader's name from their token, as plain text of one line without markup or invisible characters (` + "`" + `Reader` + "`" + ` when it never gave one)."
   name: String!
   "The URL of the commenter's picture, or null when there is none."
   avatarUrl: String
