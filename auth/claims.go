@@ -11,7 +11,10 @@ import (
 
 // Claims are the claims of a token: the registered ones (sub names the
 // principal: an author's id, or a reader's), the actor's roles, and the
-// standard profile claims name and picture that show a reader.
+// standard profile claims name and picture that show a reader. They are
+// taken as the token has them; the name a reader is shown by is made
+// plain text of one line when it is kept (no markup, no invisible
+// characters, NFKC: see storage's names.go).
 type Claims struct {
 	jwt.RegisteredClaims
 	Roles   []string `json:"roles,omitempty"`

@@ -17,9 +17,11 @@ import (
 // arguments go out at once instead of one after another: category(slug)
 // reads the category and, when its posts are selected, starts their Query
 // in the same moment; author(id) does the same with the author's posts;
-// post(slug) starts the comments' Query with the read of the post as soon
-// as the slug's reservation names it; the feed reads the blog's counts
-// with its shards. The child resolver then takes the result instead of
+// the feed reads the blog's counts with its shards. A post's comments are
+// not read ahead: the post may be one the reader may not see (a draft, a
+// scheduled post), and a read of its comments, waited for before the
+// answer, would make that answer slower than the one for a post that does
+// not exist; they are read once the post is known to be visible. The child resolver then takes the result instead of
 // reading it again, but only for exactly the list it would read itself
 // (the same key, page and period, from its own arguments): a guess that
 // differs costs a read and never changes an answer. Errors come out of
@@ -205,11 +207,6 @@ func authorPostsKey(id string, own bool, p storage.Page, per storage.Period) str
 	return listKey(fmt.Sprintf("author-posts:%s:%t", id, own), p, per)
 }
 
-// commentsKey names the read of a page of a post's comments.
-func commentsKey(postID string, p storage.Page) string {
-	return listKey("comments:"+postID, p, storage.Period{})
-}
-
 // categoryPostsAhead starts the read of the category's posts, when the
 // category field being resolved selects them.
 func (r *Resolver) categoryPostsAhead(ctx context.Context, slug string) {
@@ -233,16 +230,6 @@ func (r *Resolver) authorPostsAhead(ctx context.Context, authorID string, own bo
 		func(p storage.Page, per storage.Period) string { return authorPostsKey(authorID, own, p, per) },
 		func(ctx context.Context, p storage.Page, per storage.Period) (*storage.Result[*storage.Post], error) {
 			return r.store.AuthorPosts(ctx, authorID, p, per, own)
-		})
-}
-
-// commentsAhead starts the read of the post's comments, when the post
-// field being resolved selects them.
-func (r *Resolver) commentsAhead(ctx context.Context, postID string) {
-	listAhead(ctx, "Post", "comments",
-		func(p storage.Page, _ storage.Period) string { return commentsKey(postID, p) },
-		func(ctx context.Context, p storage.Page, _ storage.Period) (*storage.Result[*storage.Comment], error) {
-			return r.store.Comments(ctx, postID, p)
 		})
 }
 

@@ -14,12 +14,21 @@ const defaultFirst = 20
 
 // pageOf returns the storage page for connection arguments: forward with
 // first and after, backward with last and before (before alone reads
-// backward too). first and last together is a *storage.ValidationError;
-// storage rejects a size outside 1..storage.MaxPageSize, and a cursor on
-// the wrong side, with BAD_USER_INPUT before it sends any request.
+// backward too). first and last together, and an empty after or before,
+// are a *storage.ValidationError; storage rejects a size outside
+// 1..storage.MaxPageSize, and a cursor on the wrong side, with
+// BAD_USER_INPUT before it sends any request.
 func pageOf(first *int, after *string, last *int, before *string) (storage.Page, error) {
 	p := storage.Page{Limit: defaultFirst, After: deref(after), Before: deref(before)}
 	switch {
+	// No cursor is empty: an empty one is a client's mistake (a cursor
+	// field read as "" instead of null), and reading the first page for
+	// it would hide the mistake. Omit the argument, or pass null, for
+	// the first page.
+	case after != nil && *after == "":
+		return p, storage.BadCursor("after")
+	case before != nil && *before == "":
+		return p, storage.BadCursor("before")
 	case first != nil && last != nil:
 		return p, &storage.ValidationError{Field: "last", Reason: "cannot be given with first"}
 	case last != nil:

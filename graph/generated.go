@@ -1898,7 +1898,7 @@ person who is not an author, shown by the name and picture their token's
 ` + "`" + `name` + "`" + ` and ` + "`" + `picture` + "`" + ` claims gave.
 """
 type Commenter {
-  "The name shown with the comment: the author's name, or the reader's name from their token (` + "`" + `Reader` + "`" + ` when it never gave one)."
+  "The name shown with the comment: the author's name, or the reader's name from their token, as plain text of one line without markup or invisible characters (` + "`" + `Reader` + "`" + ` when it never gave one)."
   name: String!
   "The URL of the commenter's picture, or null when there is none."
   avatarUrl: String
@@ -2000,7 +2000,7 @@ are pending or rejected, for everyone but their writer, the post's author
 and admins.
 """
 type Query {
-  "The author the request's token signs in as, or null without a token or when the token's subject is not an author."
+  "The author the request's token signs in as: null without a token, for a token with neither the author nor the admin role (a reader's, whatever its subject), and when the token's subject is not an author."
   viewer: Author
   "Fetches any object by its global id. Fails with NOT_FOUND when there is no such object visible to the caller."
   node(

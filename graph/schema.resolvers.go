@@ -625,9 +625,7 @@ func (r *postResolver) Comments(ctx context.Context, obj *storage.Post, first *i
 	if err != nil {
 		return nil, err
 	}
-	res, err := readAhead(ctx, commentsKey(obj.ID, p), func() (*storage.Result[*storage.Comment], error) {
-		return r.store.Comments(ctx, obj.ID, p)
-	})
+	res, err := r.store.Comments(ctx, obj.ID, p)
 	if err != nil {
 		return nil, err
 	}
@@ -658,8 +656,10 @@ func (r *postResolver) NextInCategory(ctx context.Context, obj *storage.Post, sl
 // Viewer is the resolver for the viewer field.
 func (r *queryResolver) Viewer(ctx context.Context) (*storage.Author, error) {
 	a := auth.ActorFrom(ctx)
-	if a.Anonymous() || !storage.ValidID(a.ID) {
-		// A subject no author id can be names no author: no read.
+	if !a.IsAuthor() || !storage.ValidID(a.ID) {
+		// A token without the author or admin role is a reader's, even
+		// when its subject is an author's id; a subject no author id can
+		// be names no author. Neither needs a read.
 		return nil, nil
 	}
 	me, err := loadersFor(ctx).authors.Load(ctx, a.ID)()
@@ -709,14 +709,15 @@ func (r *queryResolver) Post(ctx context.Context, id *string, slug *string, prev
 		if err != nil {
 			return nil, err
 		}
-		r.commentsAhead(ctx, postID)
 		return r.primedPost(ctx, nil)(r.visible(ctx)(r.store.GetPost(ctx, postID)))
 	case slug != nil:
+		// Nothing below the post is read before the post is known to be
+		// visible: a hidden post answers with the requests of a missing
+		// one (PostIDBySlug reads a post no one has for a free slug).
 		postID, err := r.store.PostIDBySlug(ctx, *slug)
 		if err != nil {
 			return nil, err
 		}
-		r.commentsAhead(ctx, postID)
 		return r.primedPost(ctx, nil)(r.visible(ctx)(r.store.GetPost(ctx, postID)))
 	default:
 		noStore(ctx)

@@ -758,16 +758,6 @@ func condReader(stored *readerItem) expression.ConditionBuilder {
 	return c.And(expression.Name("avatarUrl").Equal(expression.Value(stored.AvatarURL)))
 }
 
-// readerName returns the display name a token's name claim gives: trimmed,
-// cut to MaxNameLength characters, and false when nothing valid is left.
-func readerName(claim string) (string, bool) {
-	name := strings.TrimSpace(claim)
-	if utf8.RuneCountInString(name) > MaxNameLength {
-		name = strings.TrimSpace(string([]rune(name)[:MaxNameLength]))
-	}
-	return name, validateLine("name", name, MaxNameLength) == nil
-}
-
 // countRate adds to t the write of the reader's rate item with the new
 // comment counted, or refuses it: ErrDuplicateComment when the same text
 // went to the same place within RateWindow, a *RateLimitError when

@@ -20,6 +20,8 @@ import (
 // shows, and authenticated together with the list's name, so a cursor
 // that was altered, forged without the key, made with another key or
 // taken from another list is refused with a ValidationError on "after".
+// An empty cursor is no cursor (a Page without one); the GraphQL layer
+// never passes one on: `after: ""` is a client's mistake it refuses.
 //
 // The construction is SIV (RFC 5297) with HMAC-SHA256 in place of CMAC:
 // the first 16 bytes of HMAC(list, position) are both the tag and the IV

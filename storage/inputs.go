@@ -135,9 +135,10 @@ type NewComment struct {
 	IdempotencyKey string
 }
 
-// ReaderProfile is a reader as their token's claims show them. An empty
-// or invalid Name or AvatarURL leaves what is stored (a new reader gets
-// DefaultReaderName and no picture); a valid one replaces it.
+// ReaderProfile is a reader as their token's claims show them. Name is
+// kept as plain text of one line (names.go); an empty or invalid Name or
+// AvatarURL, or a Name with nothing left, leaves what is stored (a new
+// reader gets DefaultReaderName and no picture); a valid one replaces it.
 type ReaderProfile struct {
 	ID        string
 	Name      string

@@ -421,7 +421,7 @@ type readerItem struct {
 
 func (it *readerItem) reader() *Reader {
 	return &Reader{
-		ID: it.ID, Name: it.Name, AvatarURL: it.AvatarURL,
+		ID: it.ID, Name: shownName(it.Name), AvatarURL: it.AvatarURL,
 		CreatedAt: parseKeyTime(it.CreatedAt), UpdatedAt: parseKeyTime(it.UpdatedAt),
 	}
 }

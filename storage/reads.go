@@ -460,7 +460,7 @@ func queryPage[T any, I any](ctx context.Context, s *Store, q listQuery, p Page,
 	}
 	if pos != nil {
 		if !hasExactly(pos, q.posAttrs()) {
-			return nil, badCursor(field)
+			return nil, BadCursor(field)
 		}
 		if in.ExclusiveStartKey, err = attributevalue.MarshalMap(pos); err != nil {
 			return nil, fmt.Errorf("cursor: %w", err)
@@ -474,7 +474,7 @@ func queryPage[T any, I any](ctx context.Context, s *Store, q listQuery, p Page,
 			// Only a cursor this list sealed gets here, which DynamoDB
 			// should take; should it refuse the start key all the same,
 			// the fault is the cursor's, not the server's.
-			return nil, badCursor(field)
+			return nil, BadCursor(field)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("query %s: %w", q.list, err)
@@ -522,12 +522,15 @@ func (r *Result[T]) from(p Page, more bool) *Result[T] {
 func (s *Store) position(list, field, cursor string) (map[string]string, error) {
 	pos, err := s.decodeCursor(list, cursor)
 	if err != nil {
-		return nil, badCursor(field)
+		return nil, BadCursor(field)
 	}
 	return pos, nil
 }
 
-func badCursor(field string) error {
+// BadCursor returns the *ValidationError of a cursor, given in the
+// argument field, that is not one of the list it was given to: the error
+// of a tampered, foreign or empty cursor.
+func BadCursor(field string) error {
 	return &ValidationError{Field: field, Reason: "is not a cursor of this list"}
 }
 
@@ -748,7 +751,7 @@ func (s *Store) LatestPosts(ctx context.Context, p Page, per Period) (*Result[*P
 	r := skRange{lo: lo, hi: hi}
 	if pos != nil {
 		if !hasExactly(pos, []string{attrGSI1SK}) || !strings.HasPrefix(pos[attrGSI1SK], prefixPost) {
-			return nil, badCursor(field)
+			return nil, BadCursor(field)
 		}
 		// The cursor's own post is a bound that the page leaves out.
 		r.skip = pos[attrGSI1SK]

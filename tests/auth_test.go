@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -353,7 +354,9 @@ func TestPendingCommentReads(t *testing.T) {
 
 // TestTokensOfNoAuthorAreReaders covers tokens that verify but name no
 // author who may write: they may not write posts (FORBIDDEN, nothing
-// written), and they comment as readers, held for moderation.
+// written), they comment as readers, held for moderation, and their
+// viewer is null, with no read, even when their subject is an author's id
+// (the role is missing, misspelled, or reader).
 func TestTokensOfNoAuthorAreReaders(t *testing.T) {
 	s := newServer(t)
 	b := s.seedBlog(t)
@@ -361,15 +364,26 @@ func TestTokensOfNoAuthorAreReaders(t *testing.T) {
 	clients := []struct {
 		name   string
 		client graphql.Client
+		// viewerReads is what viewer reads: the author a token with the
+		// author role names, to find there is none.
+		viewerReads int
 	}{
-		{"an author without a role", s.as("grace")},
-		{"an unknown role", s.as("grace", "editor")},
-		{"a subject that is no author", s.as("nobody", auth.RoleAuthor)},
-		{"a subject that is no valid author id", s.as("auth0|12345", auth.RoleAuthor)},
-		{"the reader role", s.as("auth0|67890", auth.RoleReader)},
+		{"an author without a role", s.as("grace"), 0},
+		{"an unknown role", s.as("grace", "editor"), 0},
+		{"a subject that is no author", s.as("nobody", auth.RoleAuthor), 1},
+		{"a subject that is no valid author id", s.as("auth0|12345", auth.RoleAuthor), 0},
+		{"the reader role", s.as("auth0|67890", auth.RoleReader), 0},
+		{"an author's subject with the reader role", s.as("grace", auth.RoleReader), 0},
+		{"an author's subject with a misspelled role", s.as("grace", "Author"), 0},
+		{"an author's subject with a plural role", s.as("grace", "authors"), 0},
 	}
 	for _, c := range clients {
 		t.Run(c.name, func(t *testing.T) {
+			s.clock.advance(time.Minute) // under the readers' rate limit
+			if v := ok[*ViewerResponse](t)(Viewer(ctx, c.client)); v.Viewer != nil {
+				t.Errorf("viewer = %+v, want null", v.Viewer)
+			}
+			equal(t, "DynamoDB requests of viewer", total(s.requests()), c.viewerReads)
 			before := s.snapshot()
 			_, err := CreatePost(ctx, c.client, CreatePostInput{Title: "T", Slug: "refused"})
 			equal(t, "createPost", code(err), "FORBIDDEN")
@@ -686,6 +700,93 @@ func TestHiddenPostsLookMissing(t *testing.T) {
 		_, err := CreatePost(ctx, b.writers[2], CreatePostInput{Title: "Mine", Slug: "a-draft"})
 		equal(t, "code", code(err), "CONFLICT")
 		equal(t, "reason", errReason(err), "SLUG_TAKEN")
+	})
+}
+
+// TestHiddenPostsReadNothingBelowThem asks for a post that went back to
+// being a draft after collecting 100 long comments, with its comments,
+// and for a post that does not exist, as the anonymous and as another
+// author: by id, by slug, as a node (alone, and beside another node),
+// and with its previous and next posts. Each pair answers alike, with
+// the same DynamoDB requests reading the same capacity: nothing under a
+// post is read before the post is known to be visible, so the answer to
+// a hidden post does not take the time its comments take to read.
+func TestHiddenPostsReadNothingBelowThem(t *testing.T) {
+	s := newServer(t)
+	b := s.seedBlog(t)
+	ctx := context.Background()
+	hiddenID := b.published[5] // grace's, "post-5"
+	body := strings.Repeat("A long comment that takes its share of a read. ", 8)
+	for i := range 100 {
+		ok[*AddCommentResponse](t)(AddComment(ctx, b.writers[i%3], AddCommentInput{PostId: hiddenID, Body: fmt.Sprintf("%d %s", i, body)}))
+		s.clock.advance(time.Second)
+	}
+	ok[*UnpublishPostResponse](t)(UnpublishPost(ctx, b.writers[1], UnpublishPostInput{Id: hiddenID}))
+	missingID := b64("Post:01900000-0000-7000-8000-000000000000")
+
+	type answer struct {
+		body      string
+		requests  map[string]int
+		readUnits float64
+	}
+	ask := func(t *testing.T, c graphql.Client, query string, vars map[string]any) answer {
+		t.Helper()
+		var resp graphql.Response
+		_ = c.MakeRequest(ctx, &graphql.Request{Query: query, Variables: vars}, &resp)
+		// Fields resolve concurrently: their errors come in any order.
+		slices.SortFunc(resp.Errors, func(x, y *gqlerror.Error) int { return strings.Compare(x.Path.String(), y.Path.String()) })
+		out, err := json.Marshal(resp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.mu.Lock()
+		read, _ := s.last.Capacity()
+		s.mu.Unlock()
+		return answer{body: string(out), requests: s.requests(), readUnits: read}
+	}
+	const comments = `comments(first: 100) { totalCount edges { cursor node { body author { name bio } } } }`
+	bySlug := `query($slug: String!) { post(slug: $slug) { title ` + comments + ` } }`
+	byID := `query($id: ID!) { post(id: $id) { title ` + comments + ` } }`
+	node := `query($id: ID!) { node(id: $id) { id ... on Post { ` + comments + ` } } }`
+	nodes := `query($id: ID!) { node(id: $id) { id ... on Post { ` + comments + ` } } other: node(id: $id) { id } }`
+	around := `query($slug: String!) { post(slug: $slug) { previous { ` + comments + ` } next { ` + comments + ` } } }`
+	pairs := []struct {
+		name            string
+		query           string
+		hidden, missing map[string]any
+		// postUnits is what reading the hidden post's own item costs
+		// more than looking for a missing one: nothing with GetItem,
+		// half a unit in a BatchGetItem, where a missing key costs none.
+		postUnits float64
+	}{
+		{"by id", byID, map[string]any{"id": hiddenID}, map[string]any{"id": missingID}, 0},
+		{"by slug", bySlug, map[string]any{"slug": "post-5"}, map[string]any{"slug": "no-such-post"}, 0},
+		{"as the only node", node, map[string]any{"id": hiddenID}, map[string]any{"id": missingID}, 0},
+		{"as one of two nodes", nodes, map[string]any{"id": hiddenID}, map[string]any{"id": missingID}, 0.5},
+		{"with its previous and next posts", around, map[string]any{"slug": "post-5"}, map[string]any{"slug": "no-such-post"}, 0},
+	}
+	readers := map[string]graphql.Client{"anonymous": s.client, "another author": b.writers[2]}
+	for _, p := range pairs {
+		for name, c := range readers {
+			t.Run(p.name+"/"+name, func(t *testing.T) {
+				hidden, missing := ask(t, c, p.query, p.hidden), ask(t, c, p.query, p.missing)
+				if !strings.Contains(hidden.body, "NOT_FOUND") {
+					t.Errorf("hidden post answered %s", hidden.body)
+				}
+				equal(t, "answer to a hidden post", hidden.body, missing.body)
+				if !maps.Equal(hidden.requests, missing.requests) {
+					t.Errorf("DynamoDB requests for a hidden post %v, for a missing one %v", hidden.requests, missing.requests)
+				}
+				equal(t, "read capacity units for a hidden post", hidden.readUnits, missing.readUnits+p.postUnits)
+			})
+		}
+	}
+
+	t.Run("its author still reads its comments", func(t *testing.T) {
+		a := ask(t, b.writers[1], byID, map[string]any{"id": hiddenID})
+		if strings.Contains(a.body, "errors") || strings.Count(a.body, `"cursor"`) != 100 {
+			t.Errorf("the draft's author got %.300s", a.body)
+		}
 	})
 }
 

@@ -100,7 +100,7 @@ func (v *AddCommentAddCommentAddCommentPayloadCommentAuthor) GetName() string { 
 // person who is not an author, shown by the name and picture their token's
 // `name` and `picture` claims gave.
 type AddCommentAddCommentAddCommentPayloadCommentCommenter struct {
-	// The name shown with the comment: the author's name, or the reader's name from their token (`Reader` when it never gave one).
+	// The name shown with the comment: the author's name, or the reader's name from their token, as plain text of one line without markup or invisible characters (`Reader` when it never gave one).
 	Name string `json:"name"`
 	// The URL of the commenter's picture, or null when there is none.
 	AvatarUrl *string `json:"avatarUrl"`
@@ -2290,7 +2290,7 @@ func (v *CommentByIDNodeComment) GetCommenter() *CommentByIDNodeCommentCommenter
 // person who is not an author, shown by the name and picture their token's
 // `name` and `picture` claims gave.
 type CommentByIDNodeCommentCommenter struct {
-	// The name shown with the comment: the author's name, or the reader's name from their token (`Reader` when it never gave one).
+	// The name shown with the comment: the author's name, or the reader's name from their token, as plain text of one line without markup or invisible characters (`Reader` when it never gave one).
 	Name string `json:"name"`
 	// True when one of the blog's authors wrote the comment, false for a reader.
 	IsAuthor bool `json:"isAuthor"`
@@ -4115,7 +4115,7 @@ func (v *ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeN
 // person who is not an author, shown by the name and picture their token's
 // `name` and `picture` claims gave.
 type ModerationQueueModerationQueuePendingCommentConnectionEdgesCommentEdgeNodeCommentCommenter struct {
-	// The name shown with the comment: the author's name, or the reader's name from their token (`Reader` when it never gave one).
+	// The name shown with the comment: the author's name, or the reader's name from their token, as plain text of one line without markup or invisible characters (`Reader` when it never gave one).
 	Name string `json:"name"`
 	// The URL of the commenter's picture, or null when there is none.
 	AvatarUrl *string `json:"avatarUrl"`
@@ -4687,7 +4687,7 @@ func (v *MoreRepliesNodeCommentReplyConnectionEdgesCommentEdgeNodeComment) GetCo
 // person who is not an author, shown by the name and picture their token's
 // `name` and `picture` claims gave.
 type MoreRepliesNodeCommentReplyConnectionEdgesCommentEdgeNodeCommentCommenter struct {
-	// The name shown with the comment: the author's name, or the reader's name from their token (`Reader` when it never gave one).
+	// The name shown with the comment: the author's name, or the reader's name from their token, as plain text of one line without markup or invisible characters (`Reader` when it never gave one).
 	Name string `json:"name"`
 }
 
@@ -5711,7 +5711,7 @@ func (v *PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentAut
 // person who is not an author, shown by the name and picture their token's
 // `name` and `picture` claims gave.
 type PostCommentsPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentCommenter struct {
-	// The name shown with the comment: the author's name, or the reader's name from their token (`Reader` when it never gave one).
+	// The name shown with the comment: the author's name, or the reader's name from their token, as plain text of one line without markup or invisible characters (`Reader` when it never gave one).
 	Name string `json:"name"`
 	// The URL of the commenter's picture, or null when there is none.
 	AvatarUrl *string `json:"avatarUrl"`
@@ -6355,7 +6355,7 @@ func (v *PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeComment)
 // person who is not an author, shown by the name and picture their token's
 // `name` and `picture` claims gave.
 type PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentCommenter struct {
-	// The name shown with the comment: the author's name, or the reader's name from their token (`Reader` when it never gave one).
+	// The name shown with the comment: the author's name, or the reader's name from their token, as plain text of one line without markup or invisible characters (`Reader` when it never gave one).
 	Name string `json:"name"`
 	// True when one of the blog's authors wrote the comment, false for a reader.
 	IsAuthor bool `json:"isAuthor"`
@@ -6463,7 +6463,7 @@ func (v *PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentR
 // person who is not an author, shown by the name and picture their token's
 // `name` and `picture` claims gave.
 type PostReplyPagesPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentReplyConnectionEdgesCommentEdgeNodeCommentCommenter struct {
-	// The name shown with the comment: the author's name, or the reader's name from their token (`Reader` when it never gave one).
+	// The name shown with the comment: the author's name, or the reader's name from their token, as plain text of one line without markup or invisible characters (`Reader` when it never gave one).
 	Name string `json:"name"`
 	// True when one of the blog's authors wrote the comment, false for a reader.
 	IsAuthor bool `json:"isAuthor"`
@@ -7725,7 +7725,7 @@ func (v *UpdateCommentUpdateCommentUpdateCommentPayloadComment) GetCommenter() *
 // person who is not an author, shown by the name and picture their token's
 // `name` and `picture` claims gave.
 type UpdateCommentUpdateCommentUpdateCommentPayloadCommentCommenter struct {
-	// The name shown with the comment: the author's name, or the reader's name from their token (`Reader` when it never gave one).
+	// The name shown with the comment: the author's name, or the reader's name from their token, as plain text of one line without markup or invisible characters (`Reader` when it never gave one).
 	Name string `json:"name"`
 	// The URL of the commenter's picture, or null when there is none.
 	AvatarUrl *string `json:"avatarUrl"`
@@ -7975,7 +7975,7 @@ func (v *UpdatePostUpdatePostUpdatePostPayloadPost) __premarshalJSON() (*__prema
 
 // ViewerResponse is returned by Viewer on success.
 type ViewerResponse struct {
-	// The author the request's token signs in as, or null without a token or when the token's subject is not an author.
+	// The author the request's token signs in as: null without a token, for a token with neither the author nor the admin role (a reader's, whatever its subject), and when the token's subject is not an author.
 	Viewer *ViewerViewerAuthor `json:"viewer"`
 }
 

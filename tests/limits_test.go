@@ -401,6 +401,52 @@ func TestBadInputsWriteNothing(t *testing.T) {
 	})
 }
 
+// TestEmptyCursorsAreRefused gives every connection an empty after, and
+// an empty before: each is BAD_USER_INPUT naming the argument, as a
+// malformed cursor is, never the first page.
+func TestEmptyCursorsAreRefused(t *testing.T) {
+	s := newServer(t)
+	b := s.seedBlog(t)
+	ctx := context.Background()
+	ada := b.writers[0]
+	connections := []struct {
+		name  string
+		query string // $c is the cursor; each gives first or last with it
+		as    graphql.Client
+	}{
+		{"the feed", `posts(%s) { totalCount }`, s.client},
+		{"a month's archive", `posts(publishedAfter: "2026-02-01T00:00:00Z", publishedBefore: "2026-03-01T00:00:00Z", %s) { totalCount }`, s.client},
+		{"a category's posts", `category(slug: "go") { posts(%s) { totalCount } }`, s.client},
+		{"an author's posts", `author(id: "` + b.authors[0] + `") { posts(%s) { totalCount } }`, s.client},
+		{"an author's drafts", `author(id: "` + b.authors[0] + `") { drafts(%s) { edges { cursor } } }`, ada},
+		{"authors", `authors(%s) { totalCount }`, s.client},
+		{"a post's comments", `post(slug: "post-24") { comments(%s) { totalCount } }`, s.client},
+		{"a comment's replies", `post(slug: "post-24") { comments(first: 1) { edges { node { replyConnection(%s) { totalCount } } } } }`, s.client},
+		{"the moderation queue", `moderationQueue(%s) { edges { cursor } }`, ada},
+	}
+	for _, c := range connections {
+		for _, arg := range []struct{ field, args string }{
+			{"after", "first: 1, after: $c"},
+			{"after", "after: $c"},
+			{"before", "last: 1, before: $c"},
+			{"before", "before: $c"},
+		} {
+			t.Run(c.name+"/"+arg.args, func(t *testing.T) {
+				query := `query($c: String) { ` + fmt.Sprintf(c.query, arg.args) + ` }`
+				var resp graphql.Response
+				err := c.as.MakeRequest(ctx, &graphql.Request{Query: query, Variables: map[string]any{"c": ""}}, &resp)
+				equal(t, "code", code(err), "BAD_USER_INPUT")
+				equal(t, "field", errField(err), arg.field)
+				// null is no cursor: the first page.
+				err = c.as.MakeRequest(ctx, &graphql.Request{Query: query, Variables: map[string]any{"c": nil}}, &graphql.Response{})
+				if err != nil {
+					t.Errorf("with a null cursor: %v", err)
+				}
+			})
+		}
+	}
+}
+
 // errField returns extensions.field of the first GraphQL error in err.
 func errField(err error) string {
 	var list gqlerror.List

@@ -152,6 +152,54 @@ func TestReadersCommentWithJWKSTokens(t *testing.T) {
 	s.consistent()
 }
 
+// TestReaderNamesHoldNoMarkup has readers whose tokens' name claims hold
+// HTML, look-alikes of its characters and invisible characters comment:
+// the name kept and shown with their comments is plain text of one line,
+// and a claim with nothing left is no name.
+func TestReaderNamesHoldNoMarkup(t *testing.T) {
+	s := newServer(t, publishReaders)
+	b := s.seedReadersBlog(t)
+	ctx := context.Background()
+	cases := []struct{ claim, want string }{
+		{"<img src=x onerror=alert(1)>Eve", "Eve"},
+		{"Mallory<script>alert(1)</script>", "Mallory alert(1)"},
+		{"＜img src=x onerror=alert(1)＞Trent", "Trent"},
+		{"Ｐｅｇｇｙ\u200b", "Peggy"},
+		{"\u202eBob\u202c", "Bob"},
+		{"Ada\nLovelace\tthe  Second", "Ada Lovelace the Second"},
+		{`Tom & Jerry's "Café"`, `Tom & Jerry's "Café"`},
+		{"<b></b>", storage.DefaultReaderName},
+	}
+	const shown = `query($slug: String!) { post(slug: $slug) { comments(last: 1) { edges { node { commenter { name } } } } } }`
+	for i, c := range cases {
+		t.Run(c.claim, func(t *testing.T) {
+			s.clock.advance(time.Second) // the last comment is this one
+			reader := s.reader(fmt.Sprintf("auth0|named-%d", i), c.claim, "")
+			got := ok[*AddCommentResponse](t)(AddComment(ctx, reader, AddCommentInput{PostId: b.post, Body: "Named " + c.want})).AddComment.Comment
+			equal(t, "commenter in the payload", got.Commenter.Name, c.want)
+			var resp struct {
+				Post struct {
+					Comments struct {
+						Edges []struct {
+							Node struct{ Commenter struct{ Name string } }
+						}
+					}
+				}
+			}
+			if err := s.client.MakeRequest(ctx, &graphql.Request{Query: shown, Variables: map[string]any{"slug": b.slug}}, &graphql.Response{Data: &resp}); err != nil {
+				t.Fatal(err)
+			}
+			equal(t, "commenter read back", resp.Post.Comments.Edges[0].Node.Commenter.Name, c.want)
+		})
+	}
+	t.Run("a name of markup alone keeps the name already kept", func(t *testing.T) {
+		eve := s.reader("auth0|named-0", "<br>", "")
+		got := ok[*AddCommentResponse](t)(AddComment(ctx, eve, AddCommentInput{PostId: b.post, Body: "Eve again"})).AddComment.Comment
+		equal(t, "commenter", got.Commenter.Name, "Eve")
+	})
+	s.consistent()
+}
+
 // TestHeldCommentsWaitForModeration holds a reader's comments: nobody but
 // the reader and the post's moderators sees them, no count includes them,
 // and approving one makes it public at once.
