@@ -379,7 +379,7 @@ func TestTokensOfNoAuthorAreReaders(t *testing.T) {
 	}
 	for _, c := range clients {
 		t.Run(c.name, func(t *testing.T) {
-			s.clock.advance(time.Minute) // under the readers' rate limit
+			s.clock.Advance(time.Minute) // under the readers' rate limit
 			if v := ok[*ViewerResponse](t)(Viewer(ctx, c.client)); v.Viewer != nil {
 				t.Errorf("viewer = %+v, want null", v.Viewer)
 			}
@@ -719,7 +719,7 @@ func TestHiddenPostsReadNothingBelowThem(t *testing.T) {
 	body := strings.Repeat("A long comment that takes its share of a read. ", 8)
 	for i := range 100 {
 		ok[*AddCommentResponse](t)(AddComment(ctx, b.writers[i%3], AddCommentInput{PostId: hiddenID, Body: fmt.Sprintf("%d %s", i, body)}))
-		s.clock.advance(time.Second)
+		s.clock.Advance(time.Second)
 	}
 	ok[*UnpublishPostResponse](t)(UnpublishPost(ctx, b.writers[1], UnpublishPostInput{Id: hiddenID}))
 	missingID := b64("Post:01900000-0000-7000-8000-000000000000")

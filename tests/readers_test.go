@@ -173,7 +173,7 @@ func TestReaderNamesHoldNoMarkup(t *testing.T) {
 	const shown = `query($slug: String!) { post(slug: $slug) { comments(last: 1) { edges { node { commenter { name } } } } } }`
 	for i, c := range cases {
 		t.Run(c.claim, func(t *testing.T) {
-			s.clock.advance(time.Second) // the last comment is this one
+			s.clock.Advance(time.Second) // the last comment is this one
 			reader := s.reader(fmt.Sprintf("auth0|named-%d", i), c.claim, "")
 			got := ok[*AddCommentResponse](t)(AddComment(ctx, reader, AddCommentInput{PostId: b.post, Body: "Named " + c.want})).AddComment.Comment
 			equal(t, "commenter in the payload", got.Commenter.Name, c.want)
