@@ -2172,12 +2172,12 @@ type Mutation {
     "The post and how long the token lasts."
     input: CreatePreviewLinkInput!
   ): CreatePreviewLinkPayload!
-  "Publishes a pending or rejected comment: the post's author or an admin. It joins the post's comments and counts at once; approving a published comment changes nothing."
+  "Publishes a pending comment, or a rejected one with ` + "`" + `overturnRejection` + "`" + `: the post's author or an admin. It joins the post's comments and counts at once. Fails with CONFLICT (reason NOT_PENDING) for a published comment, a rejected one without ` + "`" + `overturnRejection` + "`" + `, and one another moderator decided on meanwhile: of decisions sent at once exactly one succeeds. A resend with the idempotency key of a call that succeeded answers as that call did."
   approveComment(
     "The comment to approve."
     input: ApproveCommentInput!
   ): ApproveCommentPayload!
-  "Rejects a pending comment: the post's author or an admin. It leaves the moderation queue and is shown nowhere. Fails with CONFLICT (reason NOT_PENDING) for a published comment; delete that instead."
+  "Rejects a pending comment: the post's author or an admin. It leaves the moderation queue and is shown nowhere. Fails with CONFLICT (reason NOT_PENDING) for a published comment (delete that instead), a rejected one, and one another moderator decided on meanwhile. A resend with the idempotency key of a call that succeeded answers as that call did."
   rejectComment(
     "The comment to reject."
     input: RejectCommentInput!
@@ -2532,6 +2532,8 @@ The input of ` + "`" + `approveComment` + "`" + `.
 input ApproveCommentInput {
   "The global id of the comment."
   id: ID!
+  "True to publish a comment that was rejected. Without it, approving a rejected comment fails with CONFLICT (reason NOT_PENDING), so an approval sent while another moderator rejects never overturns the rejection."
+  overturnRejection: Boolean
   "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
   idempotencyKey: String
 }
@@ -9480,7 +9482,7 @@ func (ec *executionContext) unmarshalInputApproveCommentInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"id", "idempotencyKey"}
+	fieldsInOrder := [...]string{"id", "overturnRejection", "idempotencyKey"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -9494,6 +9496,13 @@ func (ec *executionContext) unmarshalInputApproveCommentInput(ctx context.Contex
 				return it, err
 			}
 			it.ID = data
+		case "overturnRejection":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("overturnRejection"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OverturnRejection = data
 		case "idempotencyKey":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)

@@ -521,9 +521,10 @@ func (r *mutationResolver) ApproveComment(ctx context.Context, input model.Appro
 		return nil, err
 	}
 	c, err := r.store.ApproveComment(ctx, storage.CommentRef{
-		PostID:         key.PostID,
-		CommentID:      key.CommentID,
-		IdempotencyKey: idempotencyKey(ctx, input.IdempotencyKey),
+		PostID:            key.PostID,
+		CommentID:         key.CommentID,
+		IdempotencyKey:    idempotencyKey(ctx, input.IdempotencyKey),
+		OverturnRejection: input.OverturnRejection != nil && *input.OverturnRejection,
 	})
 	if err != nil {
 		return nil, err

@@ -408,11 +408,16 @@ func (s *Store) deleteReply(ctx context.Context, t *txn, postID string, cid comm
 	return 0, putComment(t, parent.withoutReply(c.ID, next), parent.Version)
 }
 
-// ApproveComment publishes a held comment, pending or rejected: one
-// transaction moves it into the post's list, counts it on the post and
-// its copies, and on its parent for a reply. An approved comment is
-// returned as it is. A reply whose parent was deleted meanwhile cannot be
-// approved (a *ValidationError).
+// ApproveComment publishes a pending comment, or a rejected one when
+// in.OverturnRejection says so: one transaction moves it into the post's
+// list, counts it on the post and its copies, and on its parent for a
+// reply, on the condition that it is still held as read. A published
+// comment, a rejected one without in.OverturnRejection, and one decided
+// by another moderator while this call read it are ErrNotPending: of
+// decisions sent at once exactly one takes effect. A resend with the
+// idempotency key of a call that succeeded answers what that call did.
+// A reply whose parent was deleted meanwhile cannot be approved (a
+// *ValidationError).
 func (s *Store) ApproveComment(ctx context.Context, in CommentRef) (*Comment, error) {
 	if err := validateID("postId", in.PostID); err != nil {
 		return nil, err
@@ -422,6 +427,9 @@ func (s *Store) ApproveComment(ctx context.Context, in CommentRef) (*Comment, er
 		return nil, err
 	}
 	return idempotent(ctx, s, "approveComment", in.IdempotencyKey, in, func(rec *idem) (*Comment, error) {
+		// seen is the status the first read found: the moderator decided
+		// on it, and a retry that finds another decided otherwise.
+		var seen CommentStatus
 		return retryWrite(ctx, func() (*Comment, error) {
 			keys := []key{postKey(in.PostID), commentKey(in.PostID, cid), heldKey(in.PostID, cid)}
 			if cid.parent != nil {
@@ -432,11 +440,14 @@ func (s *Store) ApproveComment(ctx context.Context, in CommentRef) (*Comment, er
 				return nil, err
 			}
 			c, held, err := findComment(found, in.PostID, cid)
-			switch {
-			case err != nil:
+			if err != nil {
 				return nil, err
-			case !held:
-				return c.comment(), nil
+			}
+			if seen == "" {
+				seen = c.status()
+			}
+			if err := decide(in.CommentID, c, held, seen, in.OverturnRejection); err != nil {
+				return nil, err
 			}
 			var post postItem
 			if err := decodeFound(found, postKey(in.PostID), &post); err != nil {
@@ -448,7 +459,7 @@ func (s *Store) ApproveComment(ctx context.Context, in CommentRef) (*Comment, er
 			pub.Status, pub.ExpiresAt, pub.Version = "", 0, c.Version+1
 			t := s.newTxn()
 			err = firstErr(
-				t.delete(heldKey(in.PostID, cid), ptr(condCommentVersion(c.Version)), errRetry),
+				t.delete(heldKey(in.PostID, cid), ptr(condHeldAs(c)), errRetry),
 				t.put(pub, ptr(condNotExists()), errRetry),
 				countComment(t, &post, 1, b2i(cid.parent == nil), condVersion(post.Version)),
 			)
@@ -475,8 +486,11 @@ func (s *Store) ApproveComment(ctx context.Context, in CommentRef) (*Comment, er
 
 // RejectComment rejects a pending comment: it leaves the moderation
 // queues and stays, REJECTED and in no list, for its writer and the
-// moderators to see until RejectedTTL has passed. A rejected comment is
-// returned as it is; a published one is ErrNotPending.
+// moderators to see until RejectedTTL has passed, on the condition that
+// it is still pending as read. A rejected or published comment is
+// ErrNotPending, and so is one another moderator decided on while this
+// call read it; a resend with the idempotency key of a call that
+// succeeded answers what that call did.
 func (s *Store) RejectComment(ctx context.Context, in CommentRef) (*Comment, error) {
 	if err := validateID("postId", in.PostID); err != nil {
 		return nil, err
@@ -492,20 +506,18 @@ func (s *Store) RejectComment(ctx context.Context, in CommentRef) (*Comment, err
 				return nil, err
 			}
 			c, held, err := findComment(found, in.PostID, cid)
-			switch {
-			case err != nil:
+			if err != nil {
 				return nil, err
-			case !held:
-				return nil, fmt.Errorf("comment %q: %w", in.CommentID, ErrNotPending)
-			case c.status() == CommentRejected:
-				return c.comment(), nil
+			}
+			if err := decide(in.CommentID, c, held, CommentPending, false); err != nil {
+				return nil, err
 			}
 			rejected := *c
 			rejected.Status, rejected.GSI1PK, rejected.GSI1SK = string(CommentRejected), "", ""
 			rejected.Version, rejected.ExpiresAt = c.Version+1, s.Now().Add(RejectedTTL).Unix()
 			t := s.newTxn()
 			err = firstErr(
-				putComment(t, rejected, c.Version),
+				t.put(rejected, ptr(condHeldAs(c)), errRetry),
 				t.delete(queueEntryKey(in.PostID, cid), nil, nil),
 			)
 			if err != nil {
@@ -514,6 +526,25 @@ func (s *Store) RejectComment(ctx context.Context, in CommentRef) (*Comment, err
 			return s.execComment(ctx, t, rec, rejected.comment())
 		})
 	})
+}
+
+// decide returns nil when a moderator's decision may apply to the
+// comment c (held tells where it was found), seen being the status the
+// decision was made on: a pending comment, or a rejected one when
+// overturn says so, still as seen. Any other state is ErrNotPending.
+func decide(id string, c *commentItem, held bool, seen CommentStatus, overturn bool) error {
+	switch st := c.status(); {
+	case !held, st != seen:
+	case st == CommentPending, st == CommentRejected && overturn:
+		return nil
+	}
+	return fmt.Errorf("comment %q: %w", id, ErrNotPending)
+}
+
+// condHeldAs is the condition that the held comment c is stored as read:
+// the same version, and so the same status.
+func condHeldAs(c *commentItem) expression.ConditionBuilder {
+	return condCommentVersion(c.Version).And(expression.Name("status").Equal(expression.Value(string(c.status()))))
 }
 
 // findComment decodes the comment cid of postID from found: published, or

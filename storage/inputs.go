@@ -174,4 +174,6 @@ type CommentRef struct {
 	PostID         string
 	CommentID      string
 	IdempotencyKey string
+	// OverturnRejection lets ApproveComment publish a rejected comment.
+	OverturnRejection bool `json:",omitempty"`
 }

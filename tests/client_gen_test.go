@@ -251,6 +251,8 @@ func (v *ApproveCommentApproveCommentApproveCommentPayloadCommentPost) GetCommen
 type ApproveCommentInput struct {
 	// The global id of the comment.
 	Id string `json:"id"`
+	// True to publish a comment that was rejected. Without it, approving a rejected comment fails with CONFLICT (reason NOT_PENDING), so an approval sent while another moderator rejects never overturns the rejection.
+	OverturnRejection *bool `json:"overturnRejection"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
 }
@@ -258,12 +260,15 @@ type ApproveCommentInput struct {
 // GetId returns ApproveCommentInput.Id, and is useful for accessing the field via an interface.
 func (v *ApproveCommentInput) GetId() string { return v.Id }
 
+// GetOverturnRejection returns ApproveCommentInput.OverturnRejection, and is useful for accessing the field via an interface.
+func (v *ApproveCommentInput) GetOverturnRejection() *bool { return v.OverturnRejection }
+
 // GetIdempotencyKey returns ApproveCommentInput.IdempotencyKey, and is useful for accessing the field via an interface.
 func (v *ApproveCommentInput) GetIdempotencyKey() *string { return v.IdempotencyKey }
 
 // ApproveCommentResponse is returned by ApproveComment on success.
 type ApproveCommentResponse struct {
-	// Publishes a pending or rejected comment: the post's author or an admin. It joins the post's comments and counts at once; approving a published comment changes nothing.
+	// Publishes a pending comment, or a rejected one with `overturnRejection`: the post's author or an admin. It joins the post's comments and counts at once. Fails with CONFLICT (reason NOT_PENDING) for a published comment, a rejected one without `overturnRejection`, and one another moderator decided on meanwhile: of decisions sent at once exactly one succeeds. A resend with the idempotency key of a call that succeeded answers as that call did.
 	ApproveComment ApproveCommentApproveCommentApproveCommentPayload `json:"approveComment"`
 }
 
@@ -7158,7 +7163,7 @@ func (v *RejectCommentRejectCommentRejectCommentPayloadComment) GetStatus() Comm
 
 // RejectCommentResponse is returned by RejectComment on success.
 type RejectCommentResponse struct {
-	// Rejects a pending comment: the post's author or an admin. It leaves the moderation queue and is shown nowhere. Fails with CONFLICT (reason NOT_PENDING) for a published comment; delete that instead.
+	// Rejects a pending comment: the post's author or an admin. It leaves the moderation queue and is shown nowhere. Fails with CONFLICT (reason NOT_PENDING) for a published comment (delete that instead), a rejected one, and one another moderator decided on meanwhile. A resend with the idempotency key of a call that succeeded answers as that call did.
 	RejectComment RejectCommentRejectCommentRejectCommentPayload `json:"rejectComment"`
 }
 

@@ -36,6 +36,8 @@ type AddCommentPayload struct {
 type ApproveCommentInput struct {
 	// The global id of the comment.
 	ID string `json:"id"`
+	// True to publish a comment that was rejected. Without it, approving a rejected comment fails with CONFLICT (reason NOT_PENDING), so an approval sent while another moderator rejects never overturns the rejection.
+	OverturnRejection *bool `json:"overturnRejection,omitempty"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
