@@ -100,6 +100,7 @@ type config struct {
 	pprofAddr         string
 	metricsAddr       string
 	moderation        string
+	moderateEdits     bool
 	commentRate       int
 	migrate           string
 }
@@ -201,7 +202,8 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 		"metrics-addr": "METRICS_ADDR", "insecure-dev-tokens": "INSECURE_DEV_TOKENS",
 		"cursor-key":         "CURSOR_KEY",
 		"comment-moderation": "COMMENT_MODERATION", "comment-rate-limit": "COMMENT_RATE_LIMIT",
-		"migrate": "MIGRATE",
+		"moderate-edits": "MODERATE_EDITS",
+		"migrate":        "MIGRATE",
 	}
 	fs.StringVar(&c.host, "host", "localhost", "interface to listen on; \"\" or 0.0.0.0 for all (in a container), localhost keeps a dev run private")
 	fs.IntVar(&c.port, "port", 8080, "port to listen on; 0 picks a free one")
@@ -229,6 +231,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	fs.StringVar(&c.pprofAddr, "pprof-addr", "", "serve runtime profiles at /debug/pprof/ on this loopback `address`, e.g. 127.0.0.1:6060;\nempty: off")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this `address`, a listener of its own, e.g. :9090;\nempty: off")
 	fs.StringVar(&c.moderation, "comment-moderation", moderationHold, "what happens to readers' comments: hold (pending until the post's author or an admin approves)\nor publish (at once); authors' comments are never held")
+	fs.BoolVar(&c.moderateEdits, "moderate-edits", true, "with -comment-moderation hold, a reader's edit of their published comment holds it again\nuntil it is approved; false: the edit goes live at once")
 	fs.IntVar(&c.commentRate, "comment-rate-limit", graph.DefaultCommentsPerMinute, fmt.Sprintf("the most comments a reader may add in any minute, 1 to %d; authors and admins have no limit", storage.MaxCommentsPerMinute))
 	fs.StringVar(&c.migrate, "migrate", migrateAuto, "bring a table written by an earlier version to the current layout: auto (at start, before serving;\none read when there is nothing to do), only (do it, then exit without serving) or off (never; the log says\nwhen the table needs it)")
 
@@ -571,6 +574,7 @@ func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *
 		CacheMaxAge:       cfg.cacheMaxAge,
 		Verifier:          verifier,
 		Moderation:        cfg.moderationOption(),
+		UnmoderatedEdits:  !cfg.moderateEdits,
 		CommentsPerMinute: cfg.commentRate,
 		ShowCost:          cfg.backend() == backendEmbedded,
 	})))

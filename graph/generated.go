@@ -2157,7 +2157,7 @@ type Mutation {
     "The new comment."
     input: AddCommentInput!
   ): AddCommentPayload!
-  "Changes the text of a comment, published or pending: its writer or an admin. A rejected comment cannot change."
+  "Changes the text of a comment, published or pending: its writer or an admin. A rejected comment cannot change. Where readers' comments are held, a reader's edit of their published comment holds it again (PENDING) until it is approved, and a top-level one with replies cannot change (BAD_USER_INPUT)."
   updateComment(
     "The comment and its new text."
     input: UpdateCommentInput!

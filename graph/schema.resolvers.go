@@ -443,7 +443,7 @@ func (r *mutationResolver) AddComment(ctx context.Context, input model.AddCommen
 func (r *mutationResolver) UpdateComment(ctx context.Context, input model.UpdateCommentInput) (*model.UpdateCommentPayload, error) {
 	edit := storage.CommentEdit{Body: input.Body}
 	if a := auth.ActorFrom(ctx); !a.Anonymous() && !a.IsAdmin() {
-		edit.Reader = readerProfile(a)
+		edit.Reader, edit.Rules = readerProfile(a), r.readers
 	}
 	if err := edit.Validate(); err != nil && !auth.ActorFrom(ctx).Anonymous() {
 		return nil, asReader(err)

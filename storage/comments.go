@@ -223,8 +223,13 @@ func rateKeyOf(p *ReaderProfile) key {
 
 // UpdateComment changes the text of a comment, published or pending,
 // and marks it edited; a reply's copy on its top-level comment changes
-// with it. The same text writes nothing. A comment that does not exist or
-// was deleted is ErrNotFound; a rejected one is a *ValidationError.
+// with it. With in.Rules.HoldEdits, the edit of a published comment by
+// the reader who wrote it holds the comment again: in the same
+// transaction it leaves the post's list, its counts and its parent, as a
+// deletion does, and is PENDING in the moderation queues; a top-level
+// comment with replies cannot be held (a *ValidationError). The same
+// text writes nothing. A comment that does not exist or was deleted is
+// ErrNotFound; a rejected one is a *ValidationError.
 func (s *Store) UpdateComment(ctx context.Context, in CommentEdit) (*Comment, error) {
 	if err := firstErr(validateID("postId", in.PostID), in.Validate()); err != nil {
 		return nil, err
@@ -242,6 +247,9 @@ func (s *Store) UpdateComment(ctx context.Context, in CommentEdit) (*Comment, er
 			}
 			if in.Reader != nil {
 				keys = append(keys, readerKey(in.Reader.ID))
+				if in.Rules.HoldEdits {
+					keys = append(keys, postKey(in.PostID))
+				}
 			}
 			found, err := s.readTogether(ctx, keys)
 			if err != nil {
@@ -260,9 +268,16 @@ func (s *Store) UpdateComment(ctx context.Context, in CommentEdit) (*Comment, er
 			edited := *c
 			edited.Body, edited.EditedAt, edited.Version = in.Body, keyTime(now), c.Version+1
 			t := s.newTxn()
-			err = putComment(t, edited, c.Version)
+			// A reader's edit of their published comment is held again
+			// when the rules say so: unmoderated text must not go live.
+			rehold := in.Rules.HoldEdits && !held && in.Reader != nil && c.AuthorID == "" && c.ReaderID == in.Reader.ID
+			if rehold {
+				err = s.holdAgain(ctx, t, in.PostID, cid, c, &edited, found)
+			} else {
+				err = putComment(t, edited, c.Version)
+			}
 			switch {
-			case err != nil:
+			case err != nil, rehold:
 			case held && c.status() == CommentPending:
 				err = t.put(edited.queueCopy(cid), ptr(condExists()), errRetry)
 			case !held && cid.parent != nil:
@@ -290,6 +305,38 @@ func (s *Store) UpdateComment(ctx context.Context, in CommentEdit) (*Comment, er
 			return s.execComment(ctx, t, rec, edited.comment())
 		})
 	})
+}
+
+// holdAgain adds to t the move of the published comment c, cid, edited
+// as edited, back to the held comments: it leaves the post's list, its
+// parent and the counts as DeleteComment takes it out, and edited is
+// held, PENDING, in the moderation queues, as AddComment holds a new
+// one. A top-level comment with replies stays: its thread hangs on it.
+func (s *Store) holdAgain(ctx context.Context, t *txn, postID string, cid commentID, c, edited *commentItem, found map[key]item) error {
+	if c.ReplyCount > 0 {
+		return invalid("body", "a comment with replies cannot change while edits are moderated")
+	}
+	var post postItem
+	if err := decodeFound(found, postKey(postID), &post); err != nil {
+		return fmt.Errorf("post %q: %w", postID, ErrNotFound)
+	}
+	threads := int64(-1)
+	var err error
+	if cid.parent != nil {
+		threads, err = s.deleteReply(ctx, t, postID, cid, c, found)
+	} else {
+		err = t.delete(commentKey(postID, cid), ptr(condCommentVersion(c.Version)), errRetry)
+	}
+	if err != nil {
+		return err
+	}
+	edited.Replies, edited.ReplyCount = nil, 0
+	edited.hold(post.AuthorID, cid)
+	return firstErr(
+		t.put(*edited, ptr(condNotExists()), errRetry),
+		t.put(edited.queueCopy(cid), ptr(condNotExists()), errRetry),
+		countComment(t, &post, -1, threads, condVersion(post.Version)),
+	)
 }
 
 // Validate returns the *ValidationError UpdateComment refuses the text or

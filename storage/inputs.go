@@ -155,16 +155,21 @@ type ReaderRules struct {
 	// Unchecked skips the rate limit and the duplicate check, for admins
 	// whose subject is no author.
 	Unchecked bool
+	// HoldEdits makes the reader's edit of their published comment hold
+	// it again, PENDING, until it is approved (UpdateComment).
+	HoldEdits bool
 }
 
 // CommentEdit is the input of UpdateComment. Reader, when set, is the
 // profile the editor's token gives; when they are the reader who wrote
-// the comment, it is refreshed like AddComment does.
+// the comment, it is refreshed like AddComment does, and Rules.HoldEdits
+// holds their edited comment again.
 type CommentEdit struct {
 	PostID         string
 	CommentID      string
 	Body           string
 	Reader         *ReaderProfile
+	Rules          ReaderRules
 	IdempotencyKey string
 }
 

@@ -858,10 +858,10 @@ func TestModerationDecisionsRace(t *testing.T) {
 				Reader: &storage.ReaderProfile{ID: "lin", Name: "Lin"}, Rules: storage.ReaderRules{Hold: true}, Body: fmt.Sprint("held ", round)}))
 			ref := storage.CommentRef{PostID: held.PostID, CommentID: held.ID}
 			var (
-				wg       sync.WaitGroup
-				start    = make(chan struct{})
-				errs     = make([]error, 8)
-				stores   = []*storage.Store{e.store, e.direct}
+				wg        sync.WaitGroup
+				start     = make(chan struct{})
+				errs      = make([]error, 8)
+				stores    = []*storage.Store{e.store, e.direct}
 				decisions = []decision{approve, reject}
 			)
 			for i := range errs {

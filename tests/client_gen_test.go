@@ -7661,7 +7661,7 @@ func (v *UpdateCommentInput) GetIdempotencyKey() *string { return v.IdempotencyK
 
 // UpdateCommentResponse is returned by UpdateComment on success.
 type UpdateCommentResponse struct {
-	// Changes the text of a comment, published or pending: its writer or an admin. A rejected comment cannot change.
+	// Changes the text of a comment, published or pending: its writer or an admin. A rejected comment cannot change. Where readers' comments are held, a reader's edit of their published comment holds it again (PENDING) until it is approved, and a top-level one with replies cannot change (BAD_USER_INPUT).
 	UpdateComment UpdateCommentUpdateCommentUpdateCommentPayload `json:"updateComment"`
 }
 

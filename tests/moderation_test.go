@@ -10,6 +10,7 @@ import (
 	"github.com/Khan/genqlient/graphql"
 
 	"github.com/blogql/blog/auth"
+	"github.com/blogql/blog/graph"
 )
 
 // TestModerationDecisionsTakeEffectOnce walks a held comment through the
@@ -126,5 +127,102 @@ func TestModerationDecisionsTakeEffectOnce(t *testing.T) {
 			equal(t, "count", count(), published)
 			s.consistent()
 		}
+	})
+}
+
+// TestReadersEditsAreModeratedAgain has a reader edit their approved
+// comment and reply while readers' comments are held: each edit holds the
+// comment again, out of every list and count until it is approved, so no
+// text goes live unmoderated. An author's and an admin's edits, and every
+// edit with edits unmoderated, stay published.
+func TestReadersEditsAreModeratedAgain(t *testing.T) {
+	s := newServer(t) // holding readers' comments, and their edits, is the default
+	b := s.seedReadersBlog(t)
+	ctx := context.Background()
+	lin := s.reader("lin", "Lin", "")
+	add := func(client graphql.Client, body string, parent *string) string {
+		t.Helper()
+		s.clock.advance(time.Minute)
+		c := ok[*AddCommentResponse](t)(AddComment(ctx, client, AddCommentInput{PostId: b.post, Body: body, ParentId: parent})).AddComment.Comment
+		if c.Status == CommentStatusPending {
+			ok[*ApproveCommentResponse](t)(ApproveComment(ctx, b.ada, ApproveCommentInput{Id: c.Id}))
+		}
+		return c.Id
+	}
+	edit := func(client graphql.Client, id, body string) (*UpdateCommentUpdateCommentUpdateCommentPayloadComment, error) {
+		s.clock.advance(time.Second)
+		r, err := UpdateComment(ctx, client, UpdateCommentInput{Id: id, Body: body})
+		if err != nil {
+			return nil, err
+		}
+		return &r.UpdateComment.Comment, nil
+	}
+	public := func() (count int, bodies []string, replies map[string]int) {
+		p := ok[*PostReplyPagesResponse](t)(PostReplyPages(ctx, s.client, b.slug, ptr(10))).Post
+		replies = map[string]int{}
+		for _, e := range p.Comments.Edges {
+			bodies = append(bodies, e.Node.Body)
+			replies[e.Node.Id] = e.Node.ReplyConnection.TotalCount
+			for _, r := range e.Node.ReplyConnection.Edges {
+				bodies = append(bodies, r.Node.Body)
+			}
+		}
+		return ok[*PostCommentsResponse](t)(PostComments(ctx, s.client, b.slug, nil, nil)).Post.CommentCount, bodies, replies
+	}
+
+	top := add(lin, "Approved text", nil)
+	thread := add(b.grace, "An author's thread", nil)
+	reply := add(lin, "Approved reply", &thread)
+	count, bodies, _ := public()
+	equal(t, "count before the edits", count, 3)
+
+	c := ok[*UpdateCommentUpdateCommentUpdateCommentPayloadComment](t)(edit(lin, top, "Spam, now that it is approved"))
+	equal(t, "an edited comment", c.Status, CommentStatusPending)
+	r := ok[*UpdateCommentUpdateCommentUpdateCommentPayloadComment](t)(edit(lin, reply, "Spam in a reply"))
+	equal(t, "an edited reply", r.Status, CommentStatusPending)
+	count, bodies, replies := public()
+	equal(t, "count while held", count, 1)
+	equal(t, "public texts while held", fmt.Sprint(bodies), fmt.Sprint([]string{"An author's thread"}))
+	equal(t, "replies of the thread while held", replies[thread], 0)
+	queue := ok[*ModerationQueueResponse](t)(ModerationQueue(ctx, b.ada, nil, nil)).ModerationQueue.Edges
+	equal(t, "queue", len(queue), 2)
+	equal(t, "queued text", queue[0].Node.Body, "Spam in a reply")
+	s.consistent()
+
+	ok[*ApproveCommentResponse](t)(ApproveComment(ctx, b.ada, ApproveCommentInput{Id: reply}))
+	count, bodies, replies = public()
+	equal(t, "count once the reply is approved", count, 2)
+	equal(t, "replies once approved", replies[thread], 1)
+	equal(t, "public texts", fmt.Sprint(bodies), fmt.Sprint([]string{"An author's thread", "Spam in a reply"}))
+	_, err := RejectComment(ctx, b.ada, RejectCommentInput{Id: top})
+	equal(t, "rejecting the edited comment", code(err), "")
+	s.consistent()
+
+	t.Run("a comment with replies cannot change while edits are moderated", func(t *testing.T) {
+		answered := add(lin, "Answered", nil)
+		add(b.grace, "An answer", &answered)
+		_, err := edit(lin, answered, "Changed after the answer")
+		equal(t, "code", code(err), "BAD_USER_INPUT")
+		count, _, _ := public()
+		equal(t, "count", count, 4)
+		s.consistent()
+	})
+
+	t.Run("authors' and admins' edits stay published", func(t *testing.T) {
+		again := add(lin, "Approved again", nil)
+		c := ok[*UpdateCommentUpdateCommentUpdateCommentPayloadComment](t)(edit(s.admin, again, "Edited by an admin"))
+		equal(t, "an admin's edit", c.Status, CommentStatusPublished)
+		c = ok[*UpdateCommentUpdateCommentUpdateCommentPayloadComment](t)(edit(b.grace, thread, "An author's thread, edited"))
+		equal(t, "an author's edit", c.Status, CommentStatusPublished)
+		s.consistent()
+	})
+
+	t.Run("with edits unmoderated an edit stays published", func(t *testing.T) {
+		free := s.with(func(o *graph.HandlerOptions) { o.UnmoderatedEdits = true })
+		id := add(lin, "Approved before", nil)
+		s.clock.advance(time.Second)
+		c := ok[*UpdateCommentResponse](t)(UpdateComment(ctx, free.reader("lin", "Lin", ""), UpdateCommentInput{Id: id, Body: "Changed at once"})).UpdateComment.Comment
+		equal(t, "status", c.Status, CommentStatusPublished)
+		s.consistent()
 	})
 }
