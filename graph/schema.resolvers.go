@@ -259,6 +259,7 @@ func (r *mutationResolver) UpdateAuthor(ctx context.Context, input model.UpdateA
 		Bio:             input.Bio,
 		AvatarURL:       input.AvatarURL,
 		IdempotencyKey:  idempotencyKey(ctx, input.IdempotencyKey),
+		Admin:           auth.ActorFrom(ctx).IsAdmin(),
 	})
 	if err != nil {
 		return nil, err
@@ -321,6 +322,7 @@ func (r *mutationResolver) CreatePost(ctx context.Context, input model.CreatePos
 		CoverImage:     cover,
 		SEO:            seoOfInput(input.Seo),
 		IdempotencyKey: idempotencyKey(ctx, input.IdempotencyKey),
+		Admin:          a.IsAdmin(),
 	})
 	if err != nil {
 		return nil, asSubject(err)
@@ -353,6 +355,7 @@ func (r *mutationResolver) UpdatePost(ctx context.Context, input model.UpdatePos
 		RemoveCoverImage: input.CoverImage.IsSet() && cover == nil,
 		SEO:              seoPatch(input.Seo),
 		IdempotencyKey:   idempotencyKey(ctx, input.IdempotencyKey),
+		Admin:            auth.ActorFrom(ctx).IsAdmin(),
 	}
 	if input.Categories != nil {
 		patch.Categories = &input.Categories

@@ -118,7 +118,10 @@
 // transaction. The new slug's reservation is read with the holder (in the
 // same BatchGetItem): free, it is taken with attribute_not_exists; the
 // holder's own redirect becomes current again; another's current slug is
-// ErrSlugTaken; another's redirect is taken, on the condition that it is
+// ErrSlugTaken; another's redirect is ErrSlugTaken too unless a post of
+// the same author or an admin's write takes it (read from the holder with
+// its slugs; a holder's author never changes), and it is taken on the
+// condition that it is
 // still that holder's redirect, and taken out of that holder's slugs in
 // the same transaction, on the condition that they are as read (one more
 // GetItem, only then). A post's writes compare its slugs as they compare

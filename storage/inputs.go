@@ -36,6 +36,9 @@ type AuthorPatch struct {
 	Bio             *string
 	AvatarURL       *string
 	IdempotencyKey  string
+	// Admin is set for an admin's write: only it may take a slug another
+	// author keeps as a redirect.
+	Admin bool `json:"-"`
 }
 
 // NewCategory is the input of CreateCategory.
@@ -68,6 +71,10 @@ type NewPost struct {
 	CoverImage     *Image
 	SEO            SEO
 	IdempotencyKey string
+	// Admin is set for an admin's write: it may take a slug that a post
+	// of another author keeps as a redirect, which a post of the same
+	// author alone may otherwise.
+	Admin bool `json:"-"`
 }
 
 // PostPatch is the input of UpdatePost. Nil fields are left unchanged.
@@ -87,6 +94,8 @@ type PostPatch struct {
 	RemoveCoverImage bool
 	SEO              *SEOPatch
 	IdempotencyKey   string
+	// Admin is set for an admin's write, as in NewPost.
+	Admin bool `json:"-"`
 
 	// rendered is what Validate derived from Body, for UpdatePost.
 	rendered *postItem
