@@ -168,8 +168,12 @@
 // page size) and merges them; the cursor is the last item's GSI1SK, which
 // bounds every shard. No single partition takes every publish and every
 // feed read, and a partition never grows with time beyond a quarter of the
-// blog. A shard cut short by DynamoDB's 1 MB page limit caps the page at
-// its last item, so a merged page never skips an item.
+// blog. A shard cut short by DynamoDB's 1 MB page limit may hold items
+// before those of the others, so the page is safe only up to its last
+// item; while that leaves the page short, the shards cut short are read on
+// from where they stopped (at once), so a page holds `first` items
+// whenever that many follow and never skips one. Every other list reads
+// on past a 1 MB page the same way (queryPage).
 //
 // # Drafts
 //
