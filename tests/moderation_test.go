@@ -28,7 +28,7 @@ func TestModerationDecisionsTakeEffectOnce(t *testing.T) {
 		s.clock.advance(time.Minute)
 		return ok[*AddCommentResponse](t)(AddComment(ctx, lin, AddCommentInput{PostId: b.post, Body: body})).AddComment.Comment.Id
 	}
-	notPending := func(what string, err error) {
+	notPending := func(t *testing.T, what string, err error) {
 		t.Helper()
 		if code(err) != "CONFLICT" || extension(err, "reason") != "NOT_PENDING" {
 			t.Errorf("%s: err = %v, want CONFLICT with reason NOT_PENDING", what, err)
@@ -43,19 +43,19 @@ func TestModerationDecisionsTakeEffectOnce(t *testing.T) {
 		r := ok[*RejectCommentResponse](t)(RejectComment(ctx, b.ada, RejectCommentInput{Id: id})).RejectComment.Comment
 		equal(t, "rejected", r.Status, CommentStatusRejected)
 		_, err := RejectComment(ctx, s.admin, RejectCommentInput{Id: id})
-		notPending("rejecting a rejected comment", err)
+		notPending(t, "rejecting a rejected comment", err)
 		_, err = ApproveComment(ctx, b.ada, ApproveCommentInput{Id: id})
-		notPending("approving a rejected comment", err)
+		notPending(t, "approving a rejected comment", err)
 		equal(t, "count while rejected", count(), 0)
 		a := ok[*ApproveCommentResponse](t)(ApproveComment(ctx, s.admin, ApproveCommentInput{Id: id, OverturnRejection: ptr(true)})).ApproveComment.Comment
 		equal(t, "overturned", a.Status, CommentStatusPublished)
 		equal(t, "count once overturned", count(), 1)
 		_, err = ApproveComment(ctx, b.ada, ApproveCommentInput{Id: id, OverturnRejection: ptr(true)})
-		notPending("overturning twice", err)
+		notPending(t, "overturning twice", err)
 		_, err = ApproveComment(ctx, b.ada, ApproveCommentInput{Id: id})
-		notPending("approving a published comment", err)
+		notPending(t, "approving a published comment", err)
 		_, err = RejectComment(ctx, b.ada, RejectCommentInput{Id: id})
-		notPending("rejecting a published comment", err)
+		notPending(t, "rejecting a published comment", err)
 		equal(t, "count at the end", count(), 1)
 		s.consistent()
 	})
@@ -67,7 +67,7 @@ func TestModerationDecisionsTakeEffectOnce(t *testing.T) {
 		again := ok[*ApproveCommentResponse](t)(ApproveComment(ctx, b.ada, ApproveCommentInput{Id: id, IdempotencyKey: &key})).ApproveComment.Comment
 		equal(t, "resent", fmt.Sprint(again.Id, again.Status), fmt.Sprint(first.Id, first.Status))
 		_, err := ApproveComment(ctx, b.ada, ApproveCommentInput{Id: id})
-		notPending("approving again without the key", err)
+		notPending(t, "approving again without the key", err)
 
 		id = hold("Rejected with a key")
 		key = "reject-" + id[len(id)-8:]
@@ -75,7 +75,7 @@ func TestModerationDecisionsTakeEffectOnce(t *testing.T) {
 		r := ok[*RejectCommentResponse](t)(RejectComment(ctx, b.ada, RejectCommentInput{Id: id, IdempotencyKey: &key})).RejectComment.Comment
 		equal(t, "resent rejection", r.Status, CommentStatusRejected)
 		_, err = RejectComment(ctx, b.ada, RejectCommentInput{Id: id})
-		notPending("rejecting again without the key", err)
+		notPending(t, "rejecting again without the key", err)
 		s.consistent()
 	})
 
@@ -116,7 +116,7 @@ func TestModerationDecisionsTakeEffectOnce(t *testing.T) {
 					successes = append(successes, won[i])
 					continue
 				}
-				notPending(fmt.Sprintf("decision %d of round %d", i, round), err)
+				notPending(t, fmt.Sprintf("decision %d of round %d", i, round), err)
 			}
 			if len(successes) != 1 {
 				t.Fatalf("round %d: successes %v, want exactly one", round, successes)
