@@ -100,6 +100,7 @@ type config struct {
 	pprofAddr         string
 	metricsAddr       string
 	moderation        string
+	moderateEdits     bool
 	commentRate       int
 	migrate           string
 	allowedHosts      hostList
@@ -210,6 +211,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 		"migrate": "MIGRATE", "allowed-hosts": "ALLOWED_HOSTS", "cors-origins": "CORS_ORIGINS",
 		"max-query-bytes": "MAX_QUERY_BYTES", "query-cache-bytes": "QUERY_CACHE_BYTES",
 		"persisted-query-cache-bytes": "PERSISTED_QUERY_CACHE_BYTES", "allow-private-urls": "ALLOW_PRIVATE_URLS",
+		"moderate-edits": "MODERATE_EDITS",
 	}
 	fs.StringVar(&c.host, "host", "localhost", "interface to listen on; \"\" or 0.0.0.0 for all (in a container), localhost keeps a dev run private")
 	fs.IntVar(&c.port, "port", 8080, "port to listen on; 0 picks a free one")
@@ -237,6 +239,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	fs.StringVar(&c.pprofAddr, "pprof-addr", "", "serve runtime profiles at /debug/pprof/ on this loopback `address`, e.g. 127.0.0.1:6060;\nempty: off")
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this `address`, a listener of its own, e.g. :9090;\nempty: off")
 	fs.StringVar(&c.moderation, "comment-moderation", moderationHold, "what happens to readers' comments: hold (pending until the post's author or an admin approves)\nor publish (at once); authors' comments are never held")
+	fs.BoolVar(&c.moderateEdits, "moderate-edits", true, "with -comment-moderation hold, a reader's edit of their published comment holds it again\nuntil it is approved; false: the edit goes live at once")
 	fs.IntVar(&c.commentRate, "comment-rate-limit", graph.DefaultCommentsPerMinute, fmt.Sprintf("the most comments a reader may add in any minute, 1 to %d; authors and admins have no limit", storage.MaxCommentsPerMinute))
 	fs.Var(&c.allowedHosts, "allowed-hosts", "`names` besides localhost, 127.0.0.1 and [::1] that requests may be addressed to (Host), separated by commas,\nwhere only those are answered: on a loopback listener (this one, -metrics-addr's, -pprof-addr's) and wherever\ndevelopment tokens are accepted; e.g. the name a proxy on this machine passes on")
 	fs.Var(&c.corsOrigins, "cors-origins", "`origins` (scheme://host[:port], separated by commas) whose pages may call /graphql from a browser (CORS);\nno wildcard; empty: none, the playground needs none")
@@ -625,6 +628,7 @@ func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *
 		CacheMaxAge:       cfg.cacheMaxAge,
 		Verifier:          verifier,
 		Moderation:        cfg.moderationOption(),
+		UnmoderatedEdits:  !cfg.moderateEdits,
 		CommentsPerMinute: cfg.commentRate,
 		ShowCost:          cfg.backend() == backendEmbedded,
 	})))

@@ -2127,7 +2127,7 @@ type Mutation {
     "The changes to make."
     input: UpdateCategoryInput!
   ): UpdateCategoryPayload!
-  "Creates a draft post written by the signed-in author. Fails with CONFLICT (reason SLUG_TAKEN) when the slug is in use by any post, a draft or a scheduled post included: slugs are unique across all posts, visible or not."
+  "Creates a draft post written by the signed-in author. Fails with CONFLICT (reason SLUG_TAKEN) when the slug is in use by any post, a draft or a scheduled post included: slugs are unique across all posts, visible or not. An old slug another post keeps as a redirect is taken from it only when that post is the same author's, or an admin writes; otherwise it is SLUG_TAKEN too."
   createPost(
     "The new post."
     input: CreatePostInput!
@@ -2157,7 +2157,7 @@ type Mutation {
     "The new comment."
     input: AddCommentInput!
   ): AddCommentPayload!
-  "Changes the text of a comment, published or pending: its writer or an admin. A rejected comment cannot change."
+  "Changes the text of a comment, published or pending: its writer or an admin. A rejected comment cannot change. Where readers' comments are held, a reader's edit of their published comment holds it again (PENDING) until it is approved, and a top-level one with replies cannot change (BAD_USER_INPUT)."
   updateComment(
     "The comment and its new text."
     input: UpdateCommentInput!
@@ -2172,12 +2172,12 @@ type Mutation {
     "The post and how long the token lasts."
     input: CreatePreviewLinkInput!
   ): CreatePreviewLinkPayload!
-  "Publishes a pending or rejected comment: the post's author or an admin. It joins the post's comments and counts at once; approving a published comment changes nothing."
+  "Publishes a pending comment, or a rejected one with ` + "`" + `overturnRejection` + "`" + `: the post's author or an admin. It joins the post's comments and counts at once. Fails with CONFLICT (reason NOT_PENDING) for a published comment, a rejected one without ` + "`" + `overturnRejection` + "`" + `, and one another moderator decided on meanwhile: of decisions sent at once exactly one succeeds. A resend with the idempotency key of a call that succeeded answers as that call did."
   approveComment(
     "The comment to approve."
     input: ApproveCommentInput!
   ): ApproveCommentPayload!
-  "Rejects a pending comment: the post's author or an admin. It leaves the moderation queue and is shown nowhere. Fails with CONFLICT (reason NOT_PENDING) for a published comment; delete that instead."
+  "Rejects a pending comment: the post's author or an admin. It leaves the moderation queue and is shown nowhere. Fails with CONFLICT (reason NOT_PENDING) for a published comment (delete that instead), a rejected one, and one another moderator decided on meanwhile. A resend with the idempotency key of a call that succeeded answers as that call did."
   rejectComment(
     "The comment to reject."
     input: RejectCommentInput!
@@ -2224,7 +2224,7 @@ input UpdateAuthorInput {
   bio: String
   "The new picture URL: an absolute http or https URL of at most 2000 characters, without spaces or credentials; empty removes the picture."
   avatarUrl: String
-  "The new slug: 1 to 100 characters of a-z, 0-9 and single hyphens between them. The old one keeps leading to the author (up to 10 old ones are kept) until another author takes it. Fails with CONFLICT (reason SLUG_TAKEN) when another author has it now."
+  "The new slug: 1 to 100 characters of a-z, 0-9 and single hyphens between them. The old one keeps leading to the author (up to 10 old ones are kept) until an admin gives it to another author. Fails with CONFLICT (reason SLUG_TAKEN) when another author has it now, or kept it and the write is not an admin's."
   slug: String
   "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
   idempotencyKey: String
@@ -2355,7 +2355,7 @@ input UpdatePostInput {
   expectedVersion: Int!
   "The new title: one line of at most 200 characters."
   title: String
-  "The new slug, 1 to 100 characters of a-z, 0-9 and single hyphens between them. The old one keeps leading to the post (up to 10 old ones are kept) until another post takes it; deleting the post frees them all. Fails with CONFLICT (reason SLUG_TAKEN) when another post has it now, visible or not; one another post had before is taken from it."
+  "The new slug, 1 to 100 characters of a-z, 0-9 and single hyphens between them. The old one keeps leading to the post (up to 10 old ones are kept) until another post of the same author, or an admin, takes it; deleting the post frees them all. Fails with CONFLICT (reason SLUG_TAKEN) when another post has it now, visible or not, or had it before and is another author's while the write is not an admin's; one a post of the same author had before is taken from it."
   slug: String
   "The new excerpt: at most 1000 characters; empty: the beginning of the body stands for it."
   excerpt: String
@@ -2532,6 +2532,8 @@ The input of ` + "`" + `approveComment` + "`" + `.
 input ApproveCommentInput {
   "The global id of the comment."
   id: ID!
+  "True to publish a comment that was rejected. Without it, approving a rejected comment fails with CONFLICT (reason NOT_PENDING), so an approval sent while another moderator rejects never overturns the rejection."
+  overturnRejection: Boolean
   "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
   idempotencyKey: String
 }
@@ -9480,7 +9482,7 @@ func (ec *executionContext) unmarshalInputApproveCommentInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"id", "idempotencyKey"}
+	fieldsInOrder := [...]string{"id", "overturnRejection", "idempotencyKey"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -9494,6 +9496,13 @@ func (ec *executionContext) unmarshalInputApproveCommentInput(ctx context.Contex
 				return it, err
 			}
 			it.ID = data
+		case "overturnRejection":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("overturnRejection"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OverturnRejection = data
 		case "idempotencyKey":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)

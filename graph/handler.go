@@ -56,6 +56,11 @@ type HandlerOptions struct {
 	// Moderation says whether readers' comments are held for approval
 	// (the zero value) or published at once.
 	Moderation Moderation
+	// UnmoderatedEdits lets a reader's edit of their published comment
+	// stay published. By default, when readers' comments are held, such
+	// an edit holds the comment again until it is approved, so no text
+	// goes live unmoderated.
+	UnmoderatedEdits bool
 	// CommentsPerMinute is the most comments a reader may add in any
 	// minute, at most storage.MaxCommentsPerMinute; zero means
 	// DefaultCommentsPerMinute, a negative number no limit. Authors and
@@ -148,7 +153,8 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 		limit = DefaultComplexityLimit
 	}
 
-	rules := storage.ReaderRules{Hold: opts.Moderation == HoldReaderComments, PerMinute: opts.CommentsPerMinute}
+	hold := opts.Moderation == HoldReaderComments
+	rules := storage.ReaderRules{Hold: hold, HoldEdits: hold && !opts.UnmoderatedEdits, PerMinute: opts.CommentsPerMinute}
 	switch {
 	case rules.PerMinute == 0:
 		rules.PerMinute = DefaultCommentsPerMinute

@@ -259,6 +259,7 @@ func (r *mutationResolver) UpdateAuthor(ctx context.Context, input model.UpdateA
 		Bio:             input.Bio,
 		AvatarURL:       input.AvatarURL,
 		IdempotencyKey:  idempotencyKey(ctx, input.IdempotencyKey),
+		Admin:           auth.ActorFrom(ctx).IsAdmin(),
 	})
 	if err != nil {
 		return nil, err
@@ -321,6 +322,7 @@ func (r *mutationResolver) CreatePost(ctx context.Context, input model.CreatePos
 		CoverImage:     cover,
 		SEO:            seoOfInput(input.Seo),
 		IdempotencyKey: idempotencyKey(ctx, input.IdempotencyKey),
+		Admin:          a.IsAdmin(),
 	})
 	if err != nil {
 		return nil, asSubject(err)
@@ -353,6 +355,7 @@ func (r *mutationResolver) UpdatePost(ctx context.Context, input model.UpdatePos
 		RemoveCoverImage: input.CoverImage.IsSet() && cover == nil,
 		SEO:              seoPatch(input.Seo),
 		IdempotencyKey:   idempotencyKey(ctx, input.IdempotencyKey),
+		Admin:            auth.ActorFrom(ctx).IsAdmin(),
 	}
 	if input.Categories != nil {
 		patch.Categories = &input.Categories
@@ -443,7 +446,7 @@ func (r *mutationResolver) AddComment(ctx context.Context, input model.AddCommen
 func (r *mutationResolver) UpdateComment(ctx context.Context, input model.UpdateCommentInput) (*model.UpdateCommentPayload, error) {
 	edit := storage.CommentEdit{Body: input.Body}
 	if a := auth.ActorFrom(ctx); !a.Anonymous() && !a.IsAdmin() {
-		edit.Reader = readerProfile(a)
+		edit.Reader, edit.Rules = readerProfile(a), r.readers
 	}
 	if err := edit.Validate(); err != nil && !auth.ActorFrom(ctx).Anonymous() {
 		return nil, asReader(err)
@@ -521,9 +524,10 @@ func (r *mutationResolver) ApproveComment(ctx context.Context, input model.Appro
 		return nil, err
 	}
 	c, err := r.store.ApproveComment(ctx, storage.CommentRef{
-		PostID:         key.PostID,
-		CommentID:      key.CommentID,
-		IdempotencyKey: idempotencyKey(ctx, input.IdempotencyKey),
+		PostID:            key.PostID,
+		CommentID:         key.CommentID,
+		IdempotencyKey:    idempotencyKey(ctx, input.IdempotencyKey),
+		OverturnRejection: input.OverturnRejection != nil && *input.OverturnRejection,
 	})
 	if err != nil {
 		return nil, err

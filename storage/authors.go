@@ -58,7 +58,8 @@ func (s *Store) CreateAuthor(ctx context.Context, in NewAuthor) (*Author, error)
 			}
 			slug, res, err := pickSlug(found, candidates, in.Slug != "")
 			if err == nil {
-				err = s.claim(ctx, authorSlugs, in.ID, res)
+				// Only admins create authors.
+				err = s.claim(ctx, authorSlugs, in.ID, taker{author: in.ID, admin: true}, res)
 			}
 			if err != nil {
 				return nil, err
@@ -173,7 +174,7 @@ func (s *Store) UpdateAuthor(ctx context.Context, in AuthorPatch) (*Author, erro
 			t := s.newTxn()
 			var slugs []string
 			if in.Slug != nil && *in.Slug != it.Slug {
-				if err := s.claim(ctx, authorSlugs, in.ID, res); err != nil {
+				if err := s.claim(ctx, authorSlugs, in.ID, taker{author: in.ID, admin: in.Admin}, res); err != nil {
 					return nil, err
 				}
 				before := holderSlugs(it.Slugs, it.Slug)

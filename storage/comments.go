@@ -223,8 +223,13 @@ func rateKeyOf(p *ReaderProfile) key {
 
 // UpdateComment changes the text of a comment, published or pending,
 // and marks it edited; a reply's copy on its top-level comment changes
-// with it. The same text writes nothing. A comment that does not exist or
-// was deleted is ErrNotFound; a rejected one is a *ValidationError.
+// with it. With in.Rules.HoldEdits, the edit of a published comment by
+// the reader who wrote it holds the comment again: in the same
+// transaction it leaves the post's list, its counts and its parent, as a
+// deletion does, and is PENDING in the moderation queues; a top-level
+// comment with replies cannot be held (a *ValidationError). The same
+// text writes nothing. A comment that does not exist or was deleted is
+// ErrNotFound; a rejected one is a *ValidationError.
 func (s *Store) UpdateComment(ctx context.Context, in CommentEdit) (*Comment, error) {
 	if err := firstErr(validateID("postId", in.PostID), in.Validate()); err != nil {
 		return nil, err
@@ -242,6 +247,9 @@ func (s *Store) UpdateComment(ctx context.Context, in CommentEdit) (*Comment, er
 			}
 			if in.Reader != nil {
 				keys = append(keys, readerKey(in.Reader.ID))
+				if in.Rules.HoldEdits {
+					keys = append(keys, postKey(in.PostID))
+				}
 			}
 			found, err := s.readTogether(ctx, keys)
 			if err != nil {
@@ -260,9 +268,16 @@ func (s *Store) UpdateComment(ctx context.Context, in CommentEdit) (*Comment, er
 			edited := *c
 			edited.Body, edited.EditedAt, edited.Version = in.Body, keyTime(now), c.Version+1
 			t := s.newTxn()
-			err = putComment(t, edited, c.Version)
+			// A reader's edit of their published comment is held again
+			// when the rules say so: unmoderated text must not go live.
+			rehold := in.Rules.HoldEdits && !held && in.Reader != nil && c.AuthorID == "" && c.ReaderID == in.Reader.ID
+			if rehold {
+				err = s.holdAgain(ctx, t, in.PostID, cid, c, &edited, found)
+			} else {
+				err = putComment(t, edited, c.Version)
+			}
 			switch {
-			case err != nil:
+			case err != nil, rehold:
 			case held && c.status() == CommentPending:
 				err = t.put(edited.queueCopy(cid), ptr(condExists()), errRetry)
 			case !held && cid.parent != nil:
@@ -290,6 +305,38 @@ func (s *Store) UpdateComment(ctx context.Context, in CommentEdit) (*Comment, er
 			return s.execComment(ctx, t, rec, edited.comment())
 		})
 	})
+}
+
+// holdAgain adds to t the move of the published comment c, cid, edited
+// as edited, back to the held comments: it leaves the post's list, its
+// parent and the counts as DeleteComment takes it out, and edited is
+// held, PENDING, in the moderation queues, as AddComment holds a new
+// one. A top-level comment with replies stays: its thread hangs on it.
+func (s *Store) holdAgain(ctx context.Context, t *txn, postID string, cid commentID, c, edited *commentItem, found map[key]item) error {
+	if c.ReplyCount > 0 {
+		return invalid("body", "a comment with replies cannot change while edits are moderated")
+	}
+	var post postItem
+	if err := decodeFound(found, postKey(postID), &post); err != nil {
+		return fmt.Errorf("post %q: %w", postID, ErrNotFound)
+	}
+	threads := int64(-1)
+	var err error
+	if cid.parent != nil {
+		threads, err = s.deleteReply(ctx, t, postID, cid, c, found)
+	} else {
+		err = t.delete(commentKey(postID, cid), ptr(condCommentVersion(c.Version)), errRetry)
+	}
+	if err != nil {
+		return err
+	}
+	edited.Replies, edited.ReplyCount = nil, 0
+	edited.hold(post.AuthorID, cid)
+	return firstErr(
+		t.put(*edited, ptr(condNotExists()), errRetry),
+		t.put(edited.queueCopy(cid), ptr(condNotExists()), errRetry),
+		countComment(t, &post, -1, threads, condVersion(post.Version)),
+	)
 }
 
 // Validate returns the *ValidationError UpdateComment refuses the text or
@@ -408,11 +455,16 @@ func (s *Store) deleteReply(ctx context.Context, t *txn, postID string, cid comm
 	return 0, putComment(t, parent.withoutReply(c.ID, next), parent.Version)
 }
 
-// ApproveComment publishes a held comment, pending or rejected: one
-// transaction moves it into the post's list, counts it on the post and
-// its copies, and on its parent for a reply. An approved comment is
-// returned as it is. A reply whose parent was deleted meanwhile cannot be
-// approved (a *ValidationError).
+// ApproveComment publishes a pending comment, or a rejected one when
+// in.OverturnRejection says so: one transaction moves it into the post's
+// list, counts it on the post and its copies, and on its parent for a
+// reply, on the condition that it is still held as read. A published
+// comment, a rejected one without in.OverturnRejection, and one decided
+// by another moderator while this call read it are ErrNotPending: of
+// decisions sent at once exactly one takes effect. A resend with the
+// idempotency key of a call that succeeded answers what that call did.
+// A reply whose parent was deleted meanwhile cannot be approved (a
+// *ValidationError).
 func (s *Store) ApproveComment(ctx context.Context, in CommentRef) (*Comment, error) {
 	if err := validateID("postId", in.PostID); err != nil {
 		return nil, err
@@ -422,6 +474,9 @@ func (s *Store) ApproveComment(ctx context.Context, in CommentRef) (*Comment, er
 		return nil, err
 	}
 	return idempotent(ctx, s, "approveComment", in.IdempotencyKey, in, func(rec *idem) (*Comment, error) {
+		// seen is the status the first read found: the moderator decided
+		// on it, and a retry that finds another decided otherwise.
+		var seen CommentStatus
 		return retryWrite(ctx, func() (*Comment, error) {
 			keys := []key{postKey(in.PostID), commentKey(in.PostID, cid), heldKey(in.PostID, cid)}
 			if cid.parent != nil {
@@ -432,11 +487,14 @@ func (s *Store) ApproveComment(ctx context.Context, in CommentRef) (*Comment, er
 				return nil, err
 			}
 			c, held, err := findComment(found, in.PostID, cid)
-			switch {
-			case err != nil:
+			if err != nil {
 				return nil, err
-			case !held:
-				return c.comment(), nil
+			}
+			if seen == "" {
+				seen = c.status()
+			}
+			if err := decide(in.CommentID, c, held, seen, in.OverturnRejection); err != nil {
+				return nil, err
 			}
 			var post postItem
 			if err := decodeFound(found, postKey(in.PostID), &post); err != nil {
@@ -448,7 +506,7 @@ func (s *Store) ApproveComment(ctx context.Context, in CommentRef) (*Comment, er
 			pub.Status, pub.ExpiresAt, pub.Version = "", 0, c.Version+1
 			t := s.newTxn()
 			err = firstErr(
-				t.delete(heldKey(in.PostID, cid), ptr(condCommentVersion(c.Version)), errRetry),
+				t.delete(heldKey(in.PostID, cid), ptr(condHeldAs(c)), errRetry),
 				t.put(pub, ptr(condNotExists()), errRetry),
 				countComment(t, &post, 1, b2i(cid.parent == nil), condVersion(post.Version)),
 			)
@@ -475,8 +533,11 @@ func (s *Store) ApproveComment(ctx context.Context, in CommentRef) (*Comment, er
 
 // RejectComment rejects a pending comment: it leaves the moderation
 // queues and stays, REJECTED and in no list, for its writer and the
-// moderators to see until RejectedTTL has passed. A rejected comment is
-// returned as it is; a published one is ErrNotPending.
+// moderators to see until RejectedTTL has passed, on the condition that
+// it is still pending as read. A rejected or published comment is
+// ErrNotPending, and so is one another moderator decided on while this
+// call read it; a resend with the idempotency key of a call that
+// succeeded answers what that call did.
 func (s *Store) RejectComment(ctx context.Context, in CommentRef) (*Comment, error) {
 	if err := validateID("postId", in.PostID); err != nil {
 		return nil, err
@@ -492,20 +553,18 @@ func (s *Store) RejectComment(ctx context.Context, in CommentRef) (*Comment, err
 				return nil, err
 			}
 			c, held, err := findComment(found, in.PostID, cid)
-			switch {
-			case err != nil:
+			if err != nil {
 				return nil, err
-			case !held:
-				return nil, fmt.Errorf("comment %q: %w", in.CommentID, ErrNotPending)
-			case c.status() == CommentRejected:
-				return c.comment(), nil
+			}
+			if err := decide(in.CommentID, c, held, CommentPending, false); err != nil {
+				return nil, err
 			}
 			rejected := *c
 			rejected.Status, rejected.GSI1PK, rejected.GSI1SK = string(CommentRejected), "", ""
 			rejected.Version, rejected.ExpiresAt = c.Version+1, s.Now().Add(RejectedTTL).Unix()
 			t := s.newTxn()
 			err = firstErr(
-				putComment(t, rejected, c.Version),
+				t.put(rejected, ptr(condHeldAs(c)), errRetry),
 				t.delete(queueEntryKey(in.PostID, cid), nil, nil),
 			)
 			if err != nil {
@@ -514,6 +573,25 @@ func (s *Store) RejectComment(ctx context.Context, in CommentRef) (*Comment, err
 			return s.execComment(ctx, t, rec, rejected.comment())
 		})
 	})
+}
+
+// decide returns nil when a moderator's decision may apply to the
+// comment c (held tells where it was found), seen being the status the
+// decision was made on: a pending comment, or a rejected one when
+// overturn says so, still as seen. Any other state is ErrNotPending.
+func decide(id string, c *commentItem, held bool, seen CommentStatus, overturn bool) error {
+	switch st := c.status(); {
+	case !held, st != seen:
+	case st == CommentPending, st == CommentRejected && overturn:
+		return nil
+	}
+	return fmt.Errorf("comment %q: %w", id, ErrNotPending)
+}
+
+// condHeldAs is the condition that the held comment c is stored as read:
+// the same version, and so the same status.
+func condHeldAs(c *commentItem) expression.ConditionBuilder {
+	return condCommentVersion(c.Version).And(expression.Name("status").Equal(expression.Value(string(c.status()))))
 }
 
 // findComment decodes the comment cid of postID from found: published, or

@@ -118,7 +118,10 @@
 // transaction. The new slug's reservation is read with the holder (in the
 // same BatchGetItem): free, it is taken with attribute_not_exists; the
 // holder's own redirect becomes current again; another's current slug is
-// ErrSlugTaken; another's redirect is taken, on the condition that it is
+// ErrSlugTaken; another's redirect is ErrSlugTaken too unless a post of
+// the same author or an admin's write takes it (read from the holder with
+// its slugs; a holder's author never changes), and it is taken on the
+// condition that it is
 // still that holder's redirect, and taken out of that holder's slugs in
 // the same transaction, on the condition that they are as read (one more
 // GetItem, only then). A post's writes compare its slugs as they compare
@@ -165,8 +168,12 @@
 // page size) and merges them; the cursor is the last item's GSI1SK, which
 // bounds every shard. No single partition takes every publish and every
 // feed read, and a partition never grows with time beyond a quarter of the
-// blog. A shard cut short by DynamoDB's 1 MB page limit caps the page at
-// its last item, so a merged page never skips an item.
+// blog. A shard cut short by DynamoDB's 1 MB page limit may hold items
+// before those of the others, so the page is safe only up to its last
+// item; while that leaves the page short, the shards cut short are read on
+// from where they stopped (at once), so a page holds `first` items
+// whenever that many follow and never skips one. Every other list reads
+// on past a 1 MB page the same way (queryPage).
 //
 // # Drafts
 //

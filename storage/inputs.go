@@ -36,6 +36,9 @@ type AuthorPatch struct {
 	Bio             *string
 	AvatarURL       *string
 	IdempotencyKey  string
+	// Admin is set for an admin's write: only it may take a slug another
+	// author keeps as a redirect.
+	Admin bool `json:"-"`
 }
 
 // NewCategory is the input of CreateCategory.
@@ -68,6 +71,10 @@ type NewPost struct {
 	CoverImage     *Image
 	SEO            SEO
 	IdempotencyKey string
+	// Admin is set for an admin's write: it may take a slug that a post
+	// of another author keeps as a redirect, which a post of the same
+	// author alone may otherwise.
+	Admin bool `json:"-"`
 }
 
 // PostPatch is the input of UpdatePost. Nil fields are left unchanged.
@@ -87,6 +94,8 @@ type PostPatch struct {
 	RemoveCoverImage bool
 	SEO              *SEOPatch
 	IdempotencyKey   string
+	// Admin is set for an admin's write, as in NewPost.
+	Admin bool `json:"-"`
 
 	// rendered is what Validate derived from Body, for UpdatePost.
 	rendered *postItem
@@ -156,16 +165,21 @@ type ReaderRules struct {
 	// Unchecked skips the rate limit and the duplicate check, for admins
 	// whose subject is no author.
 	Unchecked bool
+	// HoldEdits makes the reader's edit of their published comment hold
+	// it again, PENDING, until it is approved (UpdateComment).
+	HoldEdits bool
 }
 
 // CommentEdit is the input of UpdateComment. Reader, when set, is the
 // profile the editor's token gives; when they are the reader who wrote
-// the comment, it is refreshed like AddComment does.
+// the comment, it is refreshed like AddComment does, and Rules.HoldEdits
+// holds their edited comment again.
 type CommentEdit struct {
 	PostID         string
 	CommentID      string
 	Body           string
 	Reader         *ReaderProfile
+	Rules          ReaderRules
 	IdempotencyKey string
 }
 
@@ -175,4 +189,6 @@ type CommentRef struct {
 	PostID         string
 	CommentID      string
 	IdempotencyKey string
+	// OverturnRejection lets ApproveComment publish a rejected comment.
+	OverturnRejection bool `json:",omitempty"`
 }

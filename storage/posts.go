@@ -43,7 +43,7 @@ func (s *Store) CreatePost(ctx context.Context, in NewPost) (*Post, error) {
 			if err != nil {
 				return nil, err
 			}
-			if err := s.claim(ctx, postSlugs, postID, r.slug); err != nil {
+			if err := s.claim(ctx, postSlugs, postID, taker{author: in.AuthorID, admin: in.Admin}, r.slug); err != nil {
 				return nil, err
 			}
 			now := keyTime(s.Now())
@@ -131,7 +131,7 @@ func (s *Store) UpdatePost(ctx context.Context, in PostPatch) (*Post, error) {
 		// that tells the current one.
 		in.ExpectedVersion = NoVersion
 	}
-	return s.changePost(ctx, "updatePost", in.ID, in.ExpectedVersion, in.IdempotencyKey, in, cats, deref(in.Slug), false, func(p *postItem) error {
+	return s.changePost(ctx, "updatePost", in.ID, in.ExpectedVersion, in.IdempotencyKey, in, cats, taking{deref(in.Slug), in.Admin}, false, func(p *postItem) error {
 		setOpt(&p.Title, in.Title)
 		setOpt(&p.Slug, in.Slug)
 		setOpt(&p.Excerpt, in.Excerpt)
@@ -211,7 +211,7 @@ func (s *Store) Publish(ctx context.Context, in PublishPost) (*Post, error) {
 		return nil, err
 	}
 	scheduling := in.At.After(s.Now())
-	return s.changePost(ctx, "publishPost", in.ID, in.ExpectedVersion, in.IdempotencyKey, in, nil, "", scheduling, func(p *postItem) error {
+	return s.changePost(ctx, "publishPost", in.ID, in.ExpectedVersion, in.IdempotencyKey, in, nil, taking{}, scheduling, func(p *postItem) error {
 		at := in.At
 		if at.IsZero() {
 			at = s.Now()
@@ -226,7 +226,7 @@ func (s *Store) Unpublish(ctx context.Context, in PostRef) (*Post, error) {
 	if err := validateID("id", in.ID); err != nil {
 		return nil, err
 	}
-	return s.changePost(ctx, "unpublishPost", in.ID, in.ExpectedVersion, in.IdempotencyKey, in, nil, "", false, func(p *postItem) error {
+	return s.changePost(ctx, "unpublishPost", in.ID, in.ExpectedVersion, in.IdempotencyKey, in, nil, taking{}, false, func(p *postItem) error {
 		if !p.published() {
 			return invalid("id", "post is not published")
 		}
@@ -242,7 +242,7 @@ func (s *Store) DeletePost(ctx context.Context, in PostRef) (*Post, error) {
 	if err := validateID("id", in.ID); err != nil {
 		return nil, err
 	}
-	p, err := s.changePost(ctx, "deletePost", in.ID, in.ExpectedVersion, in.IdempotencyKey, in, nil, "", false, nil)
+	p, err := s.changePost(ctx, "deletePost", in.ID, in.ExpectedVersion, in.IdempotencyKey, in, nil, taking{}, false, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -266,15 +266,15 @@ const cleanupTimeout = time.Minute
 // changePost reads a post, applies change (nil deletes it) and writes the
 // post with all its copies and counters in one transaction, retrying when
 // comments, renames or concurrent conflicts got in between. New category
-// slugs in newCats, and the reservation of slug when it is not empty (the
-// slug the change may give the post), are read with the post. With full,
+// slugs in newCats, and the reservation of slug.slug when it is not empty
+// (the slug the change may give the post), are read with the post. With full,
 // the post's author, categories and STATS are read too (one more
 // request); a write that schedules the post needs them and turns full on
 // itself.
-func (s *Store) changePost(ctx context.Context, op, id string, expected int64, k string, input any, newCats []string, slug string, full bool, change func(*postItem) error) (*Post, error) {
+func (s *Store) changePost(ctx context.Context, op, id string, expected int64, k string, input any, newCats []string, slug taking, full bool, change func(*postItem) error) (*Post, error) {
 	return idempotent(ctx, s, op, k, input, func(rec *idem) (*Post, error) {
 		return retryWrite(ctx, func() (*Post, error) {
-			before, r, err := s.readPost(ctx, id, newCats, slug, full)
+			before, r, err := s.readPost(ctx, id, newCats, slug.slug, full)
 			if err != nil {
 				return nil, err
 			}
@@ -300,7 +300,7 @@ func (s *Store) changePost(ctx context.Context, op, id string, expected int64, k
 				p.UpdatedAt = keyTime(s.Now())
 				p.Slugs = holderSlugs(before.Slugs, before.Slug)
 				if p.Slug != before.Slug {
-					if err := s.claim(ctx, postSlugs, id, r.slug); err != nil {
+					if err := s.claim(ctx, postSlugs, id, taker{author: before.AuthorID, admin: slug.admin}, r.slug); err != nil {
 						return nil, err
 					}
 					p.Slugs, _ = slugHistory(before.Slugs, before.Slug, p.Slug)
@@ -329,6 +329,13 @@ func (s *Store) changePost(ctx context.Context, op, id string, expected int64, k
 			return out, err
 		})
 	})
+}
+
+// taking is the slug a post write may give the post (empty: none), and
+// whether an admin writes, who may take another author's redirect.
+type taking struct {
+	slug  string
+	admin bool
 }
 
 // names holds the author and categories a post write copies names from,

@@ -163,8 +163,9 @@ func TestHeldComments(t *testing.T) {
 		equalSlices(t, "public list", commentIDs(list.Items), []string{published.ID, first.ID})
 		equalSlices(t, "carried reply", commentIDs(list.Items[0].Replies), []string{reply.ID})
 		equal(t, "ada's queue", len(queue("ada", storage.Page{Limit: 10}).Items), 0)
-		again := must[*storage.Comment](t)(e.store.ApproveComment(ctx, storage.CommentRef{PostID: adas.ID, CommentID: first.ID}))
-		equal(t, "approving twice", again.Status, storage.CommentPublished)
+		if _, err := e.store.ApproveComment(ctx, storage.CommentRef{PostID: adas.ID, CommentID: first.ID}); !errors.Is(err, storage.ErrNotPending) {
+			t.Errorf("approving a published comment: err = %v, want ErrNotPending", err)
+		}
 		if _, err := e.store.RejectComment(ctx, storage.CommentRef{PostID: adas.ID, CommentID: first.ID}); !errors.Is(err, storage.ErrNotPending) {
 			t.Errorf("rejecting a published comment: err = %v, want ErrNotPending", err)
 		}
@@ -185,8 +186,19 @@ func TestHeldComments(t *testing.T) {
 			t.Errorf("editing a rejected comment: err = %v, want invalid input", err)
 		}
 		e.consistent()
-		c = must[*storage.Comment](t)(e.store.ApproveComment(ctx, storage.CommentRef{PostID: bobs.ID, CommentID: onBobs.ID}))
+		ref := storage.CommentRef{PostID: bobs.ID, CommentID: onBobs.ID}
+		if _, err := e.store.RejectComment(ctx, ref); !errors.Is(err, storage.ErrNotPending) {
+			t.Errorf("rejecting a rejected comment: err = %v, want ErrNotPending", err)
+		}
+		if _, err := e.store.ApproveComment(ctx, ref); !errors.Is(err, storage.ErrNotPending) {
+			t.Errorf("approving a rejected comment without overturning: err = %v, want ErrNotPending", err)
+		}
+		ref.OverturnRejection = true
+		c = must[*storage.Comment](t)(e.store.ApproveComment(ctx, ref))
 		equal(t, "a rejected comment approved after all", c.Status, storage.CommentPublished)
+		if _, err := e.store.ApproveComment(ctx, ref); !errors.Is(err, storage.ErrNotPending) {
+			t.Errorf("overturning a rejection twice: err = %v, want ErrNotPending", err)
+		}
 		comments, _ := counts(bobs.ID)
 		equal(t, "bob's comment count", comments, int64(1))
 		e.consistent()

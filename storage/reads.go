@@ -873,56 +873,86 @@ type skRange struct {
 // newest first when descending, else oldest first, querying every shard
 // at once, and reports whether more follow in that direction. A shard
 // cut short by the 1 MB limit may hold more items before those of other
-// shards; nothing past its last item is safe to return, so the page ends
-// there.
+// shards, so nothing past its last item is safe to return: while such
+// shards leave the page short of limit, they are read on from where they
+// stopped, at once, until the page is full or they are done. The common
+// case, no shard cut short, stays one Query a shard.
 func (s *Store) feedRange(ctx context.Context, r skRange, descending bool, limit int) ([]postItem, bool, error) {
 	type shard struct {
-		items     []postItem
-		truncated bool
+		items []postItem
+		// next is where a read cut short by the 1 MB limit goes on.
+		next map[string]types.AttributeValue
+		read bool
 	}
+	need := limit + 1 // one more tells whether more follow
 	shards := make([]shard, feedShards)
-	g, gctx := errgroup.WithContext(ctx)
-	for i := range shards {
-		g.Go(func() error {
-			var err error
-			shards[i].items, shards[i].truncated, err = s.rangeQuery(gctx, fmt.Sprintf("%s%d", prefixFeed, i), r, descending, limit+1)
-			return err
-		})
-	}
-	if err := g.Wait(); err != nil {
-		return nil, false, err
-	}
 	// first reports whether the key a comes before b in the read's order.
 	first := func(a, b string) bool { return a > b == descending }
-	var cut string
-	var merged []postItem
-	for _, sh := range shards {
-		merged = append(merged, sh.items...)
-		if last := len(sh.items) - 1; sh.truncated && last >= 0 && (cut == "" || first(sh.items[last].GSI1SK, cut)) {
-			cut = sh.items[last].GSI1SK
+	for {
+		g, gctx := errgroup.WithContext(ctx)
+		for i := range shards {
+			sh := &shards[i]
+			if sh.read && (sh.next == nil || len(sh.items) >= need) {
+				continue
+			}
+			g.Go(func() error {
+				items, next, err := s.rangeQuery(gctx, fmt.Sprintf("%s%d", prefixFeed, i), r, descending, need-len(sh.items), sh.next)
+				sh.items, sh.next, sh.read = append(sh.items, items...), next, true
+				return err
+			})
+		}
+		if err := g.Wait(); err != nil {
+			return nil, false, err
+		}
+		// cut is the first of the last items of the shards cut short:
+		// what lies past it may yet be preceded by their unread items.
+		var cut string
+		short := false
+		for _, sh := range shards {
+			if sh.next == nil || len(sh.items) >= need {
+				// A shard that gave need items alone ends the page
+				// before its unread ones.
+				continue
+			}
+			short = true
+			if last := len(sh.items) - 1; last >= 0 && (cut == "" || first(sh.items[last].GSI1SK, cut)) {
+				cut = sh.items[last].GSI1SK
+			}
+		}
+		merged := make([]postItem, 0, need)
+		for _, sh := range shards {
+			merged = append(merged, sh.items...)
+		}
+		sort.Slice(merged, func(a, b int) bool { return first(merged[a].GSI1SK, merged[b].GSI1SK) })
+		safe := len(merged)
+		if short {
+			safe = 0
+			for safe < len(merged) && cut != "" && !first(cut, merged[safe].GSI1SK) {
+				safe++
+			}
+		}
+		if !short || safe >= need {
+			if safe > limit {
+				return merged[:limit], true, nil
+			}
+			return merged, false, nil
 		}
 	}
-	sort.Slice(merged, func(a, b int) bool { return first(merged[a].GSI1SK, merged[b].GSI1SK) })
-	for i := range merged {
-		if i == limit || cut != "" && first(cut, merged[i].GSI1SK) {
-			return merged[:i], true, nil
-		}
-	}
-	return merged, cut != "", nil
 }
 
 // rangeQuery reads up to limit posts of one GSI1 partition whose GSI1SK
-// lies in r, in the direction asked, and reports whether DynamoDB's 1 MB
-// limit cut the read short.
-func (s *Store) rangeQuery(ctx context.Context, partition string, r skRange, descending bool, limit int) ([]postItem, bool, error) {
+// lies in r, in the direction asked, from start (nil: the range's start),
+// and returns where to go on when DynamoDB's 1 MB limit cut the read
+// short (else nil).
+func (s *Store) rangeQuery(ctx context.Context, partition string, r skRange, descending bool, limit int, start map[string]types.AttributeValue) ([]postItem, map[string]types.AttributeValue, error) {
 	expr, err := buildExpr(expression.NewBuilder().WithKeyCondition(
 		expression.Key(attrGSI1PK).Equal(expression.Value(partition)).
 			And(expression.Key(attrGSI1SK).Between(expression.Value(r.lo), expression.Value(r.hi)))))
 	if err != nil {
-		return nil, false, err
+		return nil, nil, err
 	}
 	asked := limit
-	if r.skip != "" {
+	if r.skip != "" && start == nil {
 		asked++ // the cursor's own item may be among them
 	}
 	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
@@ -933,17 +963,21 @@ func (s *Store) rangeQuery(ctx context.Context, partition string, r skRange, des
 		ExpressionAttributeValues: expr.Values(),
 		ScanIndexForward:          aws.Bool(!descending),
 		Limit:                     aws.Int32(int32(asked)),
+		ExclusiveStartKey:         start,
 	})
 	if err != nil {
-		return nil, false, fmt.Errorf("query %s: %w", partition, err)
+		return nil, nil, fmt.Errorf("query %s: %w", partition, err)
 	}
 	var items []postItem
 	if err := attributevalue.UnmarshalListOfMaps(out.Items, &items); err != nil {
-		return nil, false, fmt.Errorf("decode %s: %w", partition, err)
+		return nil, nil, fmt.Errorf("decode %s: %w", partition, err)
 	}
-	truncated := out.LastEvaluatedKey != nil && len(out.Items) < asked
+	var next map[string]types.AttributeValue
+	if out.LastEvaluatedKey != nil && len(out.Items) < asked {
+		next = out.LastEvaluatedKey
+	}
 	items = slices.DeleteFunc(items, func(it postItem) bool { return it.GSI1SK == r.skip })
-	return items[:min(len(items), limit)], truncated, nil
+	return items[:min(len(items), limit)], next, nil
 }
 
 // AdjacentPost returns the visible post published just before p (newer
@@ -980,7 +1014,7 @@ func (s *Store) AdjacentPost(ctx context.Context, p *Post, category string, newe
 	for i, part := range partitions {
 		g.Go(func() error {
 			var err error
-			found[i], _, err = s.rangeQuery(gctx, part, r, !newer, 1)
+			found[i], _, err = s.rangeQuery(gctx, part, r, !newer, 1, nil)
 			return err
 		})
 	}

@@ -17,8 +17,12 @@ import (
 // "redirect" for an earlier one. A reading by slug finds the holder either
 // way and shows its current slug, so a frontend can redirect.
 //
-// A free slug, or one another holder keeps only as a redirect, may be
-// taken; a current slug may not (ErrSlugTaken). Taking another's redirect
+// A free slug may be taken; a current slug may not (ErrSlugTaken). One
+// another holder keeps only as a redirect may be taken by a post of the
+// same author, or by an admin's write (taker.admin); by anyone else it is
+// ErrSlugTaken too, so that old links never turn to another author's
+// content. An author's redirect is another author's, so only an admin
+// takes it. Taking another's redirect
 // also takes it out of that holder's list, in the same transaction, on
 // the condition that the list is as read. The list only changes so, or by
 // the holder's own writes, which check their version: a holder's writes
@@ -30,12 +34,29 @@ type slugSpace struct {
 	owner  string // the reservation's attribute that names the holder
 	holder func(id string) key
 	item   func(slug, owner string, redirect bool) any
+	// authorOf returns the author of a holder as read.
+	authorOf func(h *slugHolder) string
+}
+
+// slugHolder is what claim reads of a slug's holder.
+type slugHolder struct {
+	ID       string   `dynamodbav:"id"`
+	AuthorID string   `dynamodbav:"authorId"`
+	Slugs    []string `dynamodbav:"slugs"`
+}
+
+// taker is who takes a slug: the author of the post, or the author,
+// that takes it, and whether an admin writes.
+type taker struct {
+	author string
+	admin  bool
 }
 
 var postSlugs = slugSpace{
-	key:    slugKey,
-	owner:  "postId",
-	holder: postKey,
+	key:      slugKey,
+	owner:    "postId",
+	holder:   postKey,
+	authorOf: func(h *slugHolder) string { return h.AuthorID },
 	item: func(slug, owner string, redirect bool) any {
 		k := slugKey(slug)
 		return slugItem{PK: k.PK, SK: k.SK, Type: typeSlug, PostID: owner, Redirect: redirect}
@@ -43,9 +64,10 @@ var postSlugs = slugSpace{
 }
 
 var authorSlugs = slugSpace{
-	key:    authorSlugKey,
-	owner:  "authorId",
-	holder: authorKey,
+	key:      authorSlugKey,
+	owner:    "authorId",
+	holder:   authorKey,
+	authorOf: func(h *slugHolder) string { return h.ID },
 	item: func(slug, owner string, redirect bool) any {
 		k := authorSlugKey(slug)
 		return authorSlugItem{PK: k.PK, SK: k.SK, Type: typeAuthorSlug, AuthorID: owner, Redirect: redirect}
@@ -76,26 +98,30 @@ func (sp slugSpace) decodeReservation(found map[key]item, slug string) (*reserva
 	return &reservation{Owner: owner, Redirect: redirect}, nil
 }
 
-// claim decides whether the holder id may take slug, reserved as res
-// (nil: free). A current slug of another is ErrSlugTaken. For another's
-// redirect it reads that holder's slugs, with ConsistentRead: one more
-// request, only then. A holder gone meanwhile makes the write start again.
-func (s *Store) claim(ctx context.Context, sp slugSpace, id string, res *reservation) error {
+// claim decides whether the holder id, written by by, may take slug,
+// reserved as res (nil: free). A current slug of another is
+// ErrSlugTaken. For another's redirect it reads that holder, with
+// ConsistentRead: one more request, only then; a redirect of another
+// author's holder is ErrSlugTaken but for an admin's write (a holder's
+// author never changes, so the transaction need not check it). A holder
+// gone meanwhile makes the write start again.
+func (s *Store) claim(ctx context.Context, sp slugSpace, id string, by taker, res *reservation) error {
 	switch {
 	case res == nil || res.Owner == id:
 		return nil
 	case !res.Redirect:
 		return ErrSlugTaken
 	}
-	var holder struct {
-		Slugs []string `dynamodbav:"slugs"`
-	}
+	var holder slugHolder
 	err := s.getItem(ctx, sp.holder(res.Owner), true, &holder)
 	if errors.Is(err, ErrNotFound) {
 		return errRetry
 	}
 	if err != nil {
 		return fmt.Errorf("holder of slug: %w", err)
+	}
+	if !by.admin && sp.authorOf(&holder) != by.author {
+		return ErrSlugTaken
 	}
 	res.OwnerSlugs = holder.Slugs
 	return nil

@@ -50,6 +50,22 @@ func TestSlugHistory(t *testing.T) {
 		e.consistent()
 	})
 
+	t.Run("another author's post takes a redirect only by an admin's write", func(t *testing.T) {
+		e.author("bob", "Bob")
+		old := must[string](t)(e.bySlug("x"))
+		if _, err := e.store.CreatePost(ctx, storage.NewPost{AuthorID: "bob", Title: "T", Slug: "x"}); !errors.Is(err, storage.ErrSlugTaken) {
+			t.Errorf("another author's new post: err = %v, want slug taken", err)
+		}
+		bobs := e.post("bob", "bobs")
+		if _, err := e.store.UpdatePost(ctx, storage.PostPatch{ID: bobs.ID, ExpectedVersion: bobs.Version, Slug: ptr("x")}); !errors.Is(err, storage.ErrSlugTaken) {
+			t.Errorf("another author's edit: err = %v, want slug taken", err)
+		}
+		equal(t, "the redirect kept", must[string](t)(e.bySlug("x")), old)
+		must[*storage.Post](t)(e.store.UpdatePost(ctx, storage.PostPatch{ID: bobs.ID, ExpectedVersion: bobs.Version, Slug: ptr("x"), Admin: true}))
+		equal(t, "taken by an admin's write", must[string](t)(e.bySlug("x")), bobs.ID+" x")
+		e.consistent()
+	})
+
 	t.Run("a current slug is not taken, and nothing is written", func(t *testing.T) {
 		y := e.post("ada", "y")
 		_, err := e.store.UpdatePost(ctx, storage.PostPatch{ID: y.ID, ExpectedVersion: y.Version, Slug: ptr("third")})
@@ -152,10 +168,14 @@ func TestAuthorSlugs(t *testing.T) {
 		e.consistent()
 	})
 
-	t.Run("an author takes another's redirect, not a current slug", func(t *testing.T) {
-		must[*storage.Author](t)(e.store.UpdateAuthor(ctx, storage.AuthorPatch{ID: "ada2", Slug: ptr("ada-lovelace")}))
+	t.Run("an admin gives an author another's redirect, never a current slug", func(t *testing.T) {
+		if _, err := e.store.UpdateAuthor(ctx, storage.AuthorPatch{ID: "ada2", Slug: ptr("ada-lovelace")}); !errors.Is(err, storage.ErrSlugTaken) {
+			t.Fatalf("an author's own write: err = %v, want slug taken", err)
+		}
+		equal(t, "kept", must[*storage.Author](t)(e.store.GetAuthorBySlug(ctx, "ada-lovelace")).ID, "ada")
+		must[*storage.Author](t)(e.store.UpdateAuthor(ctx, storage.AuthorPatch{ID: "ada2", Slug: ptr("ada-lovelace"), Admin: true}))
 		equal(t, "taken", must[*storage.Author](t)(e.store.GetAuthorBySlug(ctx, "ada-lovelace")).ID, "ada2")
-		_, err := e.store.UpdateAuthor(ctx, storage.AuthorPatch{ID: "jose", Slug: ptr("countess"), Bio: ptr("refused")})
+		_, err := e.store.UpdateAuthor(ctx, storage.AuthorPatch{ID: "jose", Slug: ptr("countess"), Bio: ptr("refused"), Admin: true})
 		if !errors.Is(err, storage.ErrSlugTaken) {
 			t.Fatalf("err = %v, want slug taken", err)
 		}

@@ -274,7 +274,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 		{"rejectComment", readersComment(false), rejectComment, false,
 			map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", otherReader: "NOT_FOUND", other: "NOT_FOUND", owner: "NOT_FOUND", postAuthor: "", admin: ""}},
 		{"approveComment of a published comment", readersComment(true), approveComment, false,
-			map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", otherReader: "FORBIDDEN", other: "FORBIDDEN", owner: "FORBIDDEN", postAuthor: "", admin: ""}},
+			map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", otherReader: "FORBIDDEN", other: "FORBIDDEN", owner: "FORBIDDEN", postAuthor: "CONFLICT", admin: "CONFLICT"}},
 	}
 	for _, c := range cases {
 		for _, actor := range actors {

@@ -251,6 +251,8 @@ func (v *ApproveCommentApproveCommentApproveCommentPayloadCommentPost) GetCommen
 type ApproveCommentInput struct {
 	// The global id of the comment.
 	Id string `json:"id"`
+	// True to publish a comment that was rejected. Without it, approving a rejected comment fails with CONFLICT (reason NOT_PENDING), so an approval sent while another moderator rejects never overturns the rejection.
+	OverturnRejection *bool `json:"overturnRejection"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
 }
@@ -258,12 +260,15 @@ type ApproveCommentInput struct {
 // GetId returns ApproveCommentInput.Id, and is useful for accessing the field via an interface.
 func (v *ApproveCommentInput) GetId() string { return v.Id }
 
+// GetOverturnRejection returns ApproveCommentInput.OverturnRejection, and is useful for accessing the field via an interface.
+func (v *ApproveCommentInput) GetOverturnRejection() *bool { return v.OverturnRejection }
+
 // GetIdempotencyKey returns ApproveCommentInput.IdempotencyKey, and is useful for accessing the field via an interface.
 func (v *ApproveCommentInput) GetIdempotencyKey() *string { return v.IdempotencyKey }
 
 // ApproveCommentResponse is returned by ApproveComment on success.
 type ApproveCommentResponse struct {
-	// Publishes a pending or rejected comment: the post's author or an admin. It joins the post's comments and counts at once; approving a published comment changes nothing.
+	// Publishes a pending comment, or a rejected one with `overturnRejection`: the post's author or an admin. It joins the post's comments and counts at once. Fails with CONFLICT (reason NOT_PENDING) for a published comment, a rejected one without `overturnRejection`, and one another moderator decided on meanwhile: of decisions sent at once exactly one succeeds. A resend with the idempotency key of a call that succeeded answers as that call did.
 	ApproveComment ApproveCommentApproveCommentApproveCommentPayload `json:"approveComment"`
 }
 
@@ -2935,7 +2940,7 @@ func (v *CreatePostInput) GetIdempotencyKey() *string { return v.IdempotencyKey 
 
 // CreatePostResponse is returned by CreatePost on success.
 type CreatePostResponse struct {
-	// Creates a draft post written by the signed-in author. Fails with CONFLICT (reason SLUG_TAKEN) when the slug is in use by any post, a draft or a scheduled post included: slugs are unique across all posts, visible or not.
+	// Creates a draft post written by the signed-in author. Fails with CONFLICT (reason SLUG_TAKEN) when the slug is in use by any post, a draft or a scheduled post included: slugs are unique across all posts, visible or not. An old slug another post keeps as a redirect is taken from it only when that post is the same author's, or an admin writes; otherwise it is SLUG_TAKEN too.
 	CreatePost CreatePostCreatePostCreatePostPayload `json:"createPost"`
 }
 
@@ -7158,7 +7163,7 @@ func (v *RejectCommentRejectCommentRejectCommentPayloadComment) GetStatus() Comm
 
 // RejectCommentResponse is returned by RejectComment on success.
 type RejectCommentResponse struct {
-	// Rejects a pending comment: the post's author or an admin. It leaves the moderation queue and is shown nowhere. Fails with CONFLICT (reason NOT_PENDING) for a published comment; delete that instead.
+	// Rejects a pending comment: the post's author or an admin. It leaves the moderation queue and is shown nowhere. Fails with CONFLICT (reason NOT_PENDING) for a published comment (delete that instead), a rejected one, and one another moderator decided on meanwhile. A resend with the idempotency key of a call that succeeded answers as that call did.
 	RejectComment RejectCommentRejectCommentRejectCommentPayload `json:"rejectComment"`
 }
 
@@ -7461,7 +7466,7 @@ type UpdateAuthorInput struct {
 	Bio *string `json:"bio"`
 	// The new picture URL: an absolute http or https URL of at most 2000 characters, without spaces or credentials; empty removes the picture.
 	AvatarUrl *string `json:"avatarUrl"`
-	// The new slug: 1 to 100 characters of a-z, 0-9 and single hyphens between them. The old one keeps leading to the author (up to 10 old ones are kept) until another author takes it. Fails with CONFLICT (reason SLUG_TAKEN) when another author has it now.
+	// The new slug: 1 to 100 characters of a-z, 0-9 and single hyphens between them. The old one keeps leading to the author (up to 10 old ones are kept) until an admin gives it to another author. Fails with CONFLICT (reason SLUG_TAKEN) when another author has it now, or kept it and the write is not an admin's.
 	Slug *string `json:"slug"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
@@ -7656,7 +7661,7 @@ func (v *UpdateCommentInput) GetIdempotencyKey() *string { return v.IdempotencyK
 
 // UpdateCommentResponse is returned by UpdateComment on success.
 type UpdateCommentResponse struct {
-	// Changes the text of a comment, published or pending: its writer or an admin. A rejected comment cannot change.
+	// Changes the text of a comment, published or pending: its writer or an admin. A rejected comment cannot change. Where readers' comments are held, a reader's edit of their published comment holds it again (PENDING) until it is approved, and a top-level one with replies cannot change (BAD_USER_INPUT).
 	UpdateComment UpdateCommentUpdateCommentUpdateCommentPayload `json:"updateComment"`
 }
 
@@ -7749,7 +7754,7 @@ type UpdatePostInput struct {
 	ExpectedVersion int `json:"expectedVersion"`
 	// The new title: one line of at most 200 characters.
 	Title *string `json:"title"`
-	// The new slug, 1 to 100 characters of a-z, 0-9 and single hyphens between them. The old one keeps leading to the post (up to 10 old ones are kept) until another post takes it; deleting the post frees them all. Fails with CONFLICT (reason SLUG_TAKEN) when another post has it now, visible or not; one another post had before is taken from it.
+	// The new slug, 1 to 100 characters of a-z, 0-9 and single hyphens between them. The old one keeps leading to the post (up to 10 old ones are kept) until another post of the same author, or an admin, takes it; deleting the post frees them all. Fails with CONFLICT (reason SLUG_TAKEN) when another post has it now, visible or not, or had it before and is another author's while the write is not an admin's; one a post of the same author had before is taken from it.
 	Slug *string `json:"slug"`
 	// The new excerpt: at most 1000 characters; empty: the beginning of the body stands for it.
 	Excerpt *string `json:"excerpt"`

@@ -81,8 +81,13 @@ func TestAuthorPagesBySlug(t *testing.T) {
 		s.consistent()
 	})
 
-	t.Run("another author takes the old slug", func(t *testing.T) {
-		ok[*UpdateAuthorResponse](t)(UpdateAuthor(ctx, b.writers[2], UpdateAuthorInput{Id: b.authors[2], Slug: ptr("ada-lovelace")}))
+	t.Run("another author takes the old slug only by an admin", func(t *testing.T) {
+		_, err := UpdateAuthor(ctx, b.writers[2], UpdateAuthorInput{Id: b.authors[2], Slug: ptr("ada-lovelace")})
+		_, c, _, reason := errInfo(err)
+		equal(t, "the author's own write", c+" "+reason, "CONFLICT SLUG_TAKEN")
+		kept := ok[*AuthorBySlugResponse](t)(AuthorBySlug(ctx, s.client, "ada-lovelace", ptr(1), nil, nil, nil, nil, nil))
+		equal(t, "the old slug still leads to its author", kept.Author.Slug, "countess")
+		ok[*UpdateAuthorResponse](t)(UpdateAuthor(ctx, s.admin, UpdateAuthorInput{Id: b.authors[2], Slug: ptr("ada-lovelace")}))
 		now := ok[*AuthorBySlugResponse](t)(AuthorBySlug(ctx, s.client, "ada-lovelace", ptr(1), nil, nil, nil, nil, nil))
 		equal(t, "taken", now.Author.Id, b.authors[2])
 		s.consistent()

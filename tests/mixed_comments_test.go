@@ -233,10 +233,12 @@ func nextModerate(approve bool) func(c *mixClient) *mixCall {
 		if approve {
 			// The reply's parent was deleted meanwhile.
 			refusals = append(refusals, graphpkg.CodeBadUserInput)
-		} else {
-			refusals = append(refusals, "CONFLICT/NOT_PENDING")
 		}
-		return &mixCall{refusals: refusals, send: func(ctx context.Context, key *string) (string, error) {
+		// NOT_PENDING: decided already, by another call or this one's
+		// send without the key; a reader's edit holds a published comment
+		// again, so it can change back.
+		refusals = append(refusals, "CONFLICT/NOT_PENDING")
+		return &mixCall{refusals: refusals, flips: []string{"CONFLICT/NOT_PENDING"}, send: func(ctx context.Context, key *string) (string, error) {
 			if approve {
 				r, err := ApproveComment(ctx, actor.client, ApproveCommentInput{Id: cm.gid, IdempotencyKey: key})
 				if err != nil {

@@ -36,6 +36,8 @@ type AddCommentPayload struct {
 type ApproveCommentInput struct {
 	// The global id of the comment.
 	ID string `json:"id"`
+	// True to publish a comment that was rejected. Without it, approving a rejected comment fails with CONFLICT (reason NOT_PENDING), so an approval sent while another moderator rejects never overturns the rejection.
+	OverturnRejection *bool `json:"overturnRejection,omitempty"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
@@ -309,7 +311,7 @@ type UpdateAuthorInput struct {
 	Bio *string `json:"bio,omitempty"`
 	// The new picture URL: an absolute http or https URL of at most 2000 characters, without spaces or credentials; empty removes the picture.
 	AvatarURL *string `json:"avatarUrl,omitempty"`
-	// The new slug: 1 to 100 characters of a-z, 0-9 and single hyphens between them. The old one keeps leading to the author (up to 10 old ones are kept) until another author takes it. Fails with CONFLICT (reason SLUG_TAKEN) when another author has it now.
+	// The new slug: 1 to 100 characters of a-z, 0-9 and single hyphens between them. The old one keeps leading to the author (up to 10 old ones are kept) until an admin gives it to another author. Fails with CONFLICT (reason SLUG_TAKEN) when another author has it now, or kept it and the write is not an admin's.
 	Slug *string `json:"slug,omitempty"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
@@ -365,7 +367,7 @@ type UpdatePostInput struct {
 	ExpectedVersion int `json:"expectedVersion"`
 	// The new title: one line of at most 200 characters.
 	Title *string `json:"title,omitempty"`
-	// The new slug, 1 to 100 characters of a-z, 0-9 and single hyphens between them. The old one keeps leading to the post (up to 10 old ones are kept) until another post takes it; deleting the post frees them all. Fails with CONFLICT (reason SLUG_TAKEN) when another post has it now, visible or not; one another post had before is taken from it.
+	// The new slug, 1 to 100 characters of a-z, 0-9 and single hyphens between them. The old one keeps leading to the post (up to 10 old ones are kept) until another post of the same author, or an admin, takes it; deleting the post frees them all. Fails with CONFLICT (reason SLUG_TAKEN) when another post has it now, visible or not, or had it before and is another author's while the write is not an admin's; one a post of the same author had before is taken from it.
 	Slug *string `json:"slug,omitempty"`
 	// The new excerpt: at most 1000 characters; empty: the beginning of the body stands for it.
 	Excerpt *string `json:"excerpt,omitempty"`
