@@ -28,6 +28,7 @@ import (
 	"github.com/blogql/blog/demo"
 	"github.com/blogql/blog/embedded"
 	"github.com/blogql/blog/graph"
+	"github.com/blogql/blog/markdown"
 	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/tuning"
 )
@@ -102,6 +103,7 @@ type config struct {
 	moderation        string
 	commentRate       int
 	migrate           string
+	headingIDPrefix   string
 }
 
 // backend returns which DynamoDB the server talks to: AWS with -aws (at
@@ -201,7 +203,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 		"metrics-addr": "METRICS_ADDR", "insecure-dev-tokens": "INSECURE_DEV_TOKENS",
 		"cursor-key":         "CURSOR_KEY",
 		"comment-moderation": "COMMENT_MODERATION", "comment-rate-limit": "COMMENT_RATE_LIMIT",
-		"migrate": "MIGRATE",
+		"migrate": "MIGRATE", "heading-id-prefix": "HEADING_ID_PREFIX",
 	}
 	fs.StringVar(&c.host, "host", "localhost", "interface to listen on; \"\" or 0.0.0.0 for all (in a container), localhost keeps a dev run private")
 	fs.IntVar(&c.port, "port", 8080, "port to listen on; 0 picks a free one")
@@ -230,6 +232,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this `address`, a listener of its own, e.g. :9090;\nempty: off")
 	fs.StringVar(&c.moderation, "comment-moderation", moderationHold, "what happens to readers' comments: hold (pending until the post's author or an admin approves)\nor publish (at once); authors' comments are never held")
 	fs.IntVar(&c.commentRate, "comment-rate-limit", graph.DefaultCommentsPerMinute, fmt.Sprintf("the most comments a reader may add in any minute, 1 to %d; authors and admins have no limit", storage.MaxCommentsPerMinute))
+	fs.StringVar(&c.headingIDPrefix, "heading-id-prefix", markdown.DefaultHeadingIDPrefix, "what starts the id of every heading of a rendered body and the anchors of its table of contents,\nso that no post's id clashes with the page's own (# Root gets id=\"h-root\"); empty: the bare slug.\nBodies render when written: posts keep their ids until edited")
 	fs.StringVar(&c.migrate, "migrate", migrateAuto, "bring a table written by an earlier version to the current layout: auto (at start, before serving;\none read when there is nothing to do), only (do it, then exit without serving) or off (never; the log says\nwhen the table needs it)")
 
 	fs.Usage = func() {
@@ -279,6 +282,8 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 		return nil, fmt.Errorf("comment moderation %q: must be %s or %s", c.moderation, moderationHold, moderationPublish)
 	case c.commentRate < 1 || c.commentRate > storage.MaxCommentsPerMinute:
 		return nil, fmt.Errorf("comment rate limit %d: must be 1 to %d", c.commentRate, storage.MaxCommentsPerMinute)
+	case markdown.CheckHeadingIDPrefix(c.headingIDPrefix) != nil:
+		return nil, markdown.CheckHeadingIDPrefix(c.headingIDPrefix)
 	case c.migrate != migrateAuto && c.migrate != migrateOnly && c.migrate != migrateOff:
 		return nil, fmt.Errorf("migrate %q: must be %s, %s or %s", c.migrate, migrateAuto, migrateOnly, migrateOff)
 	}
@@ -336,7 +341,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
-	store := storage.New(client, cfg.table)
+	store := storage.New(client, cfg.table, storage.WithHeadingIDPrefix(cfg.headingIDPrefix))
 	logger.Info("dynamodb", "backend", backend, "table", cfg.table, "dynamodb_endpoint", cfg.endpoint, "region", cfg.region, "data", dataPath)
 	if cfg.createTable.or(backend != backendAWS) {
 		if err := store.CreateTable(ctx); err != nil {
@@ -365,7 +370,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
-	store = storage.New(client, cfg.table, storage.WithCursorKey(cursorKey))
+	store = storage.New(client, cfg.table, storage.WithCursorKey(cursorKey), storage.WithHeadingIDPrefix(cfg.headingIDPrefix))
 	if cfg.playgroundOn() && !cfg.introspectionOn() {
 		logger.Warn("the playground cannot load the schema with introspection off")
 	}

@@ -30,7 +30,7 @@ func (s *Store) CreatePost(ctx context.Context, in NewPost) (*Post, error) {
 		return nil, err
 	}
 	derived := postItem{Body: in.Body}
-	if err := derived.derive(); err != nil {
+	if err := derived.derive(ctx, s.render); err != nil {
 		return nil, err
 	}
 	return idempotent(ctx, s, "createPost", in.IdempotencyKey, in, func(id *idem) (*Post, error) {
@@ -88,7 +88,7 @@ func validateNewPost(in *NewPost) ([]string, error) {
 // it from that post (one more read), one another post holds now is
 // ErrSlugTaken.
 func (s *Store) UpdatePost(ctx context.Context, in PostPatch) (*Post, error) {
-	cats, derived, err := in.prepare()
+	cats, derived, err := s.preparePatch(ctx, &in)
 	if err != nil {
 		return nil, err
 	}
@@ -124,18 +124,19 @@ func (s *Store) UpdatePost(ctx context.Context, in PostPatch) (*Post, error) {
 	})
 }
 
-// Validate returns the *ValidationError UpdatePost refuses in with, or
-// nil, so that a caller can check the input before reads of its own. It
-// renders a new body, and keeps what it rendered for UpdatePost of the
-// same body, which does not render it again.
-func (in *PostPatch) Validate() error {
-	_, _, err := in.prepare()
+// ValidatePostPatch returns the *ValidationError UpdatePost refuses in
+// with, or nil, so that a caller can check the input before reads of its
+// own; or ctx's error when ctx ends while it renders a new body. It keeps
+// what it rendered in in for UpdatePost of the same body, which does not
+// render it again.
+func (s *Store) ValidatePostPatch(ctx context.Context, in *PostPatch) error {
+	_, _, err := s.preparePatch(ctx, in)
 	return err
 }
 
-// prepare validates in and returns its categories' slugs (when it sets
-// them) and what its new body derives (when it has one).
-func (in *PostPatch) prepare() (cats []string, derived *postItem, err error) {
+// preparePatch validates in and returns its categories' slugs (when it
+// sets them) and what its new body derives (when it has one).
+func (s *Store) preparePatch(ctx context.Context, in *PostPatch) (cats []string, derived *postItem, err error) {
 	seo := SEO{}
 	if in.SEO != nil {
 		seo = SEO{Title: deref(in.SEO.Title), Description: deref(in.SEO.Description),
@@ -163,7 +164,7 @@ func (in *PostPatch) prepare() (cats []string, derived *postItem, err error) {
 		return cats, in.rendered, nil
 	}
 	derived = &postItem{Body: *in.Body}
-	if err := derived.derive(); err != nil {
+	if err := derived.derive(ctx, s.render); err != nil {
 		return nil, nil, err
 	}
 	in.rendered = derived
@@ -260,7 +261,9 @@ func (s *Store) changePost(ctx context.Context, op, id string, expected int64, k
 					// every write of this layout renders it, as Migrate
 					// does, which leaves a body that renders to too much
 					// HTML without any.
-					_ = p.derive()
+					if err := p.derive(ctx, s.render); err != nil && !errors.Is(err, ErrInvalidInput) {
+						return nil, err
+					}
 				}
 				p.Version++
 				p.UpdatedAt = keyTime(s.Now())
