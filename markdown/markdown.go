@@ -8,8 +8,14 @@
 // bluemonday's policy for user-generated content, made stricter: images
 // only from absolute http and https URLs, and links to other sites get
 // rel="nofollow noreferrer". Every heading gets an id of ASCII letters,
-// digits and hyphens, unique in the document, which the policy keeps and
-// the table of contents names as its anchor.
+// digits and hyphens, unique in the document and started with
+// Options.HeadingIDPrefix, which the policy keeps and the table of
+// contents names as its anchor.
+//
+// Render's work is linear in the Markdown: what goldmark would build or
+// compare without bound is refused before it is built (bounds.go), the
+// HTML is written into a buffer that refuses past MaxHTMLBytes, and every
+// step stops when the caller's context ends.
 //
 // Render is deterministic: the same Markdown always gives the same result,
 // so what was rendered once can be rendered again instead of being kept.
