@@ -137,9 +137,10 @@ func (paragraphGuard) Transform(node *ast.Paragraph, _ text.Reader, pc parser.Co
 // tableGuard counts a table's columns and cells before goldmark's table
 // transformer builds them, and refuses (leaves the paragraph a paragraph
 // and records the error) past MaxTableColumns, MaxTableCells or
-// MaxEscapedPipes. Like goldmark, it takes the first line that is a
-// delimiter row for the table's; the rows are the paragraph's lines below
-// it, each filled up to the delimiter row's columns.
+// MaxEscapedPipes. goldmark takes the first line that is a delimiter row
+// for the table's and fills each line below it up to that row's columns;
+// the guard counts every line that may be a delimiter row that way, so it
+// never counts fewer cells than goldmark builds.
 type tableGuard struct{ parser.ParagraphTransformer }
 
 func (g tableGuard) Transform(node *ast.Paragraph, reader text.Reader, pc parser.Context) {
@@ -149,7 +150,8 @@ func (g tableGuard) Transform(node *ast.Paragraph, reader text.Reader, pc parser
 		return
 	}
 	source := reader.Source()
-	for i := 1; i < lines.Len(); i++ {
+	table := false
+	for i := 1; i < lines.Len() && b.cells <= MaxTableCells; i++ {
 		row := lines.At(i)
 		cols := delimiterColumns(row.Value(source))
 		if cols == 0 {
@@ -160,29 +162,33 @@ func (g tableGuard) Transform(node *ast.Paragraph, reader text.Reader, pc parser
 			return
 		}
 		b.cells += cols * (lines.Len() - i)
-		for j := i - 1; j < lines.Len(); j++ {
-			line := lines.At(j)
-			b.pipes += escapedPipes(line.Value(source))
-		}
-		switch {
-		case b.cells > MaxTableCells:
-			b.fail(ErrTooManyCells)
-			return
-		case b.pipes > MaxEscapedPipes:
-			b.fail(ErrTooManyPipes)
-			return
-		}
-		break
+		table = true
 	}
-	g.ParagraphTransformer.Transform(node, reader, pc)
+	if !table {
+		g.ParagraphTransformer.Transform(node, reader, pc)
+		return
+	}
+	for i := range lines.Len() {
+		line := lines.At(i)
+		b.pipes += escapedPipes(line.Value(source))
+	}
+	switch {
+	case b.cells > MaxTableCells:
+		b.fail(ErrTooManyCells)
+	case b.pipes > MaxEscapedPipes:
+		b.fail(ErrTooManyPipes)
+	default:
+		g.ParagraphTransformer.Transform(node, reader, pc)
+	}
 }
 
-// delimiterColumns returns how many columns a table's delimiter row has,
-// or 0 when line may not be one: it holds only spaces, '-', ':' and '|',
-// not only '-'. It may count a line that goldmark then refuses (such as
-// "|:|"), never fewer columns than goldmark makes.
+// delimiterColumns returns how many columns line has if it may be a
+// table's delimiter row, else 0. goldmark takes a line for one when it
+// holds only spaces, '-', ':' and '|', and each of its cells is dashes
+// between optional colons; the count is of cells with a '-' or ':' in
+// them, which is never fewer than goldmark's when it takes the line.
 func delimiterColumns(line []byte) int {
-	cols, dash, inCell, first := 0, false, false, true
+	cols, dash, inCell := 0, false, false
 	for _, c := range line {
 		switch c {
 		case ' ', '\t', '\n', '\r', '\f', '\v':
@@ -194,16 +200,8 @@ func delimiterColumns(line []byte) int {
 			}
 		case '|':
 			inCell = false
-			if first {
-				// A leading pipe opens no column of its own.
-				first = false
-				continue
-			}
 		default:
 			return 0
-		}
-		if c != ' ' && c != '\t' {
-			first = false
 		}
 	}
 	if !dash {

@@ -281,6 +281,7 @@ func TestRenderRefusesPastItsLimits(t *testing.T) {
 		want      error
 	}{
 		{"columns", table(MaxTableColumns+1, 1), ErrTableTooWide},
+		{"columns after a line goldmark takes for no delimiter row", "x\n|-| |-|\n" + table(MaxTableColumns+1, 1), ErrTableTooWide},
 		{"cells", table(MaxTableColumns, MaxTableCells/MaxTableColumns), ErrTooManyCells},
 		{"cells of many tables", strings.Repeat(table(50, 49)+"\n", MaxTableCells/2500+1), ErrTooManyCells},
 		{"escaped pipes", "|a|\n|-|\n" + strings.Repeat("|`\\|`\n", MaxEscapedPipes+1), ErrTooManyPipes},
