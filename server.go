@@ -28,6 +28,7 @@ import (
 	"github.com/blogql/blog/demo"
 	"github.com/blogql/blog/embedded"
 	"github.com/blogql/blog/graph"
+	"github.com/blogql/blog/markdown"
 	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/tuning"
 )
@@ -109,6 +110,7 @@ type config struct {
 	queryCacheBytes   int64
 	apqCacheBytes     int64
 	privateURLs       bool
+	headingIDPrefix   string
 }
 
 // backend returns which DynamoDB the server talks to: AWS with -aws (at
@@ -211,7 +213,8 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 		"migrate": "MIGRATE", "allowed-hosts": "ALLOWED_HOSTS", "cors-origins": "CORS_ORIGINS",
 		"max-query-bytes": "MAX_QUERY_BYTES", "query-cache-bytes": "QUERY_CACHE_BYTES",
 		"persisted-query-cache-bytes": "PERSISTED_QUERY_CACHE_BYTES", "allow-private-urls": "ALLOW_PRIVATE_URLS",
-		"moderate-edits": "MODERATE_EDITS",
+		"moderate-edits":    "MODERATE_EDITS",
+		"heading-id-prefix": "HEADING_ID_PREFIX",
 	}
 	fs.StringVar(&c.host, "host", "localhost", "interface to listen on; \"\" or 0.0.0.0 for all (in a container), localhost keeps a dev run private")
 	fs.IntVar(&c.port, "port", 8080, "port to listen on; 0 picks a free one")
@@ -243,6 +246,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	fs.IntVar(&c.commentRate, "comment-rate-limit", graph.DefaultCommentsPerMinute, fmt.Sprintf("the most comments a reader may add in any minute, 1 to %d; authors and admins have no limit", storage.MaxCommentsPerMinute))
 	fs.Var(&c.allowedHosts, "allowed-hosts", "`names` besides localhost, 127.0.0.1 and [::1] that requests may be addressed to (Host), separated by commas,\nwhere only those are answered: on a loopback listener (this one, -metrics-addr's, -pprof-addr's) and wherever\ndevelopment tokens are accepted; e.g. the name a proxy on this machine passes on")
 	fs.Var(&c.corsOrigins, "cors-origins", "`origins` (scheme://host[:port], separated by commas) whose pages may call /graphql from a browser (CORS);\nno wildcard; empty: none, the playground needs none")
+	fs.StringVar(&c.headingIDPrefix, "heading-id-prefix", markdown.DefaultHeadingIDPrefix, "what starts the id of every heading of a rendered body and the anchors of its table of contents,\nso that no post's id clashes with the page's own (# Root gets id=\"h-root\"); empty: the bare slug.\nBodies render when written: posts keep their ids until edited")
 	fs.StringVar(&c.migrate, "migrate", migrateAuto, "bring a table written by an earlier version to the current layout: auto (at start, before serving;\none read when there is nothing to do), only (do it, then exit without serving) or off (never; the log says\nwhen the table needs it)")
 	fs.IntVar(&c.maxQueryBytes, "max-query-bytes", graph.DefaultMaxQueryBytes, "the longest query document a request may send, in bytes, a persisted query's included;\nlonger ones are refused before they are parsed (send long values in variables)")
 	fs.Int64Var(&c.queryCacheBytes, "query-cache-bytes", graph.DefaultQueryCacheBytes, "memory, in bytes, of the parsed documents kept for requests that send the same query again;\n0: none kept")
@@ -296,6 +300,8 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 		return nil, fmt.Errorf("comment moderation %q: must be %s or %s", c.moderation, moderationHold, moderationPublish)
 	case c.commentRate < 1 || c.commentRate > storage.MaxCommentsPerMinute:
 		return nil, fmt.Errorf("comment rate limit %d: must be 1 to %d", c.commentRate, storage.MaxCommentsPerMinute)
+	case markdown.CheckHeadingIDPrefix(c.headingIDPrefix) != nil:
+		return nil, markdown.CheckHeadingIDPrefix(c.headingIDPrefix)
 	case c.migrate != migrateAuto && c.migrate != migrateOnly && c.migrate != migrateOff:
 		return nil, fmt.Errorf("migrate %q: must be %s, %s or %s", c.migrate, migrateAuto, migrateOnly, migrateOff)
 	case c.maxQueryBytes < 1 || c.maxQueryBytes > graph.MaxBodyBytes:
@@ -357,7 +363,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
-	storeOpts := []storage.Option{}
+	storeOpts := []storage.Option{storage.WithHeadingIDPrefix(cfg.headingIDPrefix)}
 	if cfg.privateURLs {
 		storeOpts = append(storeOpts, storage.WithPrivateHosts())
 	}

@@ -45,7 +45,7 @@ func TestParseConfig(t *testing.T) {
 			env:     map[string]string{"COMMENT_MODERATION": "publish", "COMMENT_RATE_LIMIT": "12"},
 			backend: backendEmbedded, createTable: true, seedDemo: true,
 			check: func(c *config) bool {
-				return c.moderationOption() == graph.PublishReaderComments && c.commentRate == 12
+				return c.moderationOption() == graph.PublishReaderComments && c.commentRate == 12 && c.headingIDPrefix == "h-"
 			},
 		},
 		{
@@ -137,6 +137,8 @@ func TestParseConfig(t *testing.T) {
 		{"no comments a minute", nil, []string{"-comment-rate-limit", "0"}, "comment rate limit"},
 		{"too many comments a minute", nil, []string{"-comment-rate-limit", "1001"}, "comment rate limit"},
 		{"unknown migration mode", map[string]string{"MIGRATE": "later"}, nil, "migrate"},
+		{"heading id prefix that is no id", nil, []string{"-heading-id-prefix", "x\" onclick="}, "heading id prefix"},
+		{"heading id prefix starting with a digit", map[string]string{"HEADING_ID_PREFIX": "1-"}, nil, "heading id prefix"},
 	}
 	for _, tt := range errTests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -361,7 +361,7 @@ func (r *mutationResolver) UpdatePost(ctx context.Context, input model.UpdatePos
 		patch.Categories = &input.Categories
 	}
 	// Bad input is refused before the ownership check reads the post.
-	if err := r.store.ValidatePostPatch(&patch); err != nil {
+	if err := r.store.ValidatePostPatch(ctx, &patch); err != nil {
 		return nil, err
 	}
 	if _, err := r.ownPost(ctx, input.ID, input.IdempotencyKey); err != nil {

@@ -8,8 +8,14 @@
 // bluemonday's policy for user-generated content, made stricter: images
 // only from absolute http and https URLs, and links to other sites get
 // rel="nofollow noreferrer". Every heading gets an id of ASCII letters,
-// digits and hyphens, unique in the document, which the policy keeps and
-// the table of contents names as its anchor.
+// digits and hyphens, unique in the document and started with
+// Options.HeadingIDPrefix, which the policy keeps and the table of
+// contents names as its anchor.
+//
+// Render's work is linear in the Markdown: what goldmark would build or
+// compare without bound is refused before it is built (bounds.go), the
+// HTML is written into a buffer that refuses past MaxHTMLBytes, and every
+// step stops when the caller's context ends.
 //
 // Render is deterministic: the same Markdown always gives the same result,
 // so what was rendered once can be rendered again instead of being kept.
@@ -17,9 +23,8 @@ package markdown
 
 import (
 	"bytes"
-	"errors"
+	"context"
 	"fmt"
-	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -27,13 +32,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/microcosm-cc/bluemonday"
-	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
 	extast "github.com/yuin/goldmark/extension/ast"
+	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
-	"golang.org/x/text/runes"
-	"golang.org/x/text/transform"
 	"golang.org/x/text/unicode/norm"
 )
 
@@ -77,11 +79,10 @@ type Document struct {
 	Excerpt        string // the first paragraphs as plain text, at most ExcerptLength characters
 }
 
-var md = goldmark.New(goldmark.WithExtensions(
-	extension.NewTable(extension.WithTableCellAlignMethod(extension.TableCellAlignAttribute)),
-	extension.Strikethrough,
-	extension.Linkify,
-))
+var (
+	mdParser   = newParser()
+	mdRenderer = newHTMLRenderer()
+)
 
 var policy = newPolicy()
 
@@ -96,17 +97,63 @@ func newPolicy() *bluemonday.Policy {
 	return p
 }
 
+// Options configure Render.
+type Options struct {
+	// HeadingIDPrefix starts every heading id, and so every anchor of the
+	// table of contents: a heading "Root" gets id="h-root" with "h-", so
+	// a post's ids cannot take the name of an element of the page around
+	// it (DOM clobbering). Empty gives the bare slugs. It must pass
+	// CheckHeadingIDPrefix.
+	HeadingIDPrefix string
+}
+
+// DefaultHeadingIDPrefix is the HeadingIDPrefix a server uses unless told
+// otherwise.
+const DefaultHeadingIDPrefix = "h-"
+
+// MaxHeadingIDPrefix is the longest HeadingIDPrefix.
+const MaxHeadingIDPrefix = 32
+
+var idPrefix = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9_-]*)?$`)
+
+// CheckHeadingIDPrefix returns an error unless p may start heading ids:
+// empty, or an ASCII letter followed by letters, digits, hyphens and
+// underscores, at most MaxHeadingIDPrefix bytes.
+func CheckHeadingIDPrefix(p string) error {
+	if len(p) > MaxHeadingIDPrefix || !idPrefix.MatchString(p) {
+		return fmt.Errorf("heading id prefix %q: must be empty or an ASCII letter followed by letters, digits, - and _, at most %d bytes", p, MaxHeadingIDPrefix)
+	}
+	return nil
+}
+
 // Render renders Markdown. It fails with ErrTooLarge when the HTML would
-// be larger than MaxHTMLBytes; it never fails otherwise.
-func Render(src string) (*Document, error) {
+// be larger than MaxHTMLBytes, with one of the errors of the limits
+// (ErrTableTooWide, ErrTooManyCells, ErrTooManyPipes, ErrTooDeep,
+// ErrTooManyMarkers, ErrTooManyBrackets) when the Markdown passes one, and
+// with ctx's error when ctx is done first; it never fails otherwise. Each
+// of these stops the work where it is found: nothing more is parsed,
+// rendered or sanitized.
+func Render(ctx context.Context, src string, opts Options) (*Document, error) {
 	source := []byte(src)
-	doc := md.Parser().Parse(text.NewReader(source))
+	b := &budget{ctx: ctx}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	pc := parser.NewContext()
+	pc.Set(budgetKey, b)
+	doc := mdParser.Parse(text.NewReader(source), parser.WithContext(pc))
+	if b.err != nil {
+		return nil, b.err
+	}
 	out := &Document{}
-	ids := anchors{}
+	ids := anchors{prefix: opts.HeadingIDPrefix}
 	var words, excerpt strings.Builder
 	err := ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {
 			return ast.WalkContinue, nil
+		}
+		if !b.ok() {
+			return ast.WalkStop, b.err
 		}
 		switch n := n.(type) {
 		case *ast.Heading:
@@ -145,30 +192,39 @@ func Render(src string) (*Document, error) {
 	// An image from anywhere but an absolute http or https URL (a data:
 	// URL, a path on whatever site shows the post) is shown as its text.
 	var images []*ast.Image
-	_ = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+	err = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !b.ok() {
+			return ast.WalkStop, b.err
+		}
 		if img, ok := n.(*ast.Image); ok && entering && !httpURL.Match(img.Destination) {
 			images = append(images, img)
 		}
 		return ast.WalkContinue, nil
 	})
+	if err != nil {
+		return nil, err
+	}
 	for _, img := range images {
 		img.Parent().ReplaceChild(img.Parent(), img, ast.NewString([]byte(plainText(img, source))))
 	}
 	// goldmark's HTML is a little larger than the sanitized HTML for some
 	// text (it spells a quote with six bytes, the policy with five), so it
 	// may exceed the limit twice over before anything is sanitized.
-	var raw bytes.Buffer
-	if err := md.Renderer().Render(&limitedWriter{w: &raw, left: 2 * MaxHTMLBytes}, source, doc); err != nil {
-		if errors.Is(err, ErrTooLarge) {
-			return nil, ErrTooLarge
+	raw := &cappedWriter{max: 2 * MaxHTMLBytes}
+	if err := mdRenderer.render(b, raw, source, doc); err != nil {
+		return nil, err
+	}
+	html := &cappedWriter{max: MaxHTMLBytes}
+	if err := policy.SanitizeReaderToWriter(contextReader{ctx, bytes.NewReader(raw.buf)}, html); err != nil {
+		if html.err != nil {
+			return nil, html.err
 		}
-		return nil, fmt.Errorf("render markdown: %w", err)
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, fmt.Errorf("sanitize html: %w", err)
 	}
-	html := policy.SanitizeReader(&raw)
-	if html.Len() > MaxHTMLBytes {
-		return nil, ErrTooLarge
-	}
-	out.HTML = html.String()
+	out.HTML = string(html.buf)
 	out.Words = len(strings.Fields(words.String()))
 	out.ReadingMinutes = ReadingMinutes(out.Words)
 	out.Excerpt = cut(strings.Join(strings.Fields(excerpt.String()), " "), ExcerptLength)
@@ -242,22 +298,36 @@ func lastSpace(r []rune) int {
 	return -1
 }
 
-// anchors makes heading ids: the heading's text folded to lower-case
-// ASCII letters and digits joined by hyphens, "section" when nothing is
-// left, with "-2", "-3", … for repeats.
-type anchors map[string]bool
+// anchors makes heading ids: the prefix, then the heading's text folded
+// to lower-case ASCII letters and digits joined by hyphens, "section" when
+// nothing is left, with "-2", "-3", … for repeats.
+type anchors struct {
+	prefix string
+	taken  map[string]bool
+	// suffix is the next suffix to try for a base: a body of many
+	// headings with the same text tries each suffix once, not once for
+	// every earlier heading.
+	suffix map[string]int
+}
 
-func (a anchors) next(plain string) string {
+func (a *anchors) next(plain string) string {
+	if a.taken == nil {
+		a.taken, a.suffix = map[string]bool{}, map[string]int{}
+	}
 	base := Slugify(plain, MaxAnchor)
 	if base == "" {
 		base = "section"
 	}
 	id := base
-	for i := 2; a[id]; i++ {
-		id = base + "-" + strconv.Itoa(i)
+	if a.taken[id] {
+		i := max(a.suffix[base], 2)
+		for id = base + "-" + strconv.Itoa(i); a.taken[id]; id = base + "-" + strconv.Itoa(i) {
+			i++
+		}
+		a.suffix[base] = i + 1
 	}
-	a[id] = true
-	return id
+	a.taken[id] = true
+	return a.prefix + id
 }
 
 // Slugify returns s as lower-case ASCII letters and digits separated by
@@ -265,16 +335,22 @@ func (a anchors) next(plain string) string {
 // "cafe"), and every run of other characters becomes one hyphen. It
 // returns "" when s has no letter or digit of the Latin alphabet.
 func Slugify(s string, max int) string {
-	// A transformer keeps state between calls: one each, as Render runs
-	// in many goroutines at once.
-	fold := transform.Chain(norm.NFKD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
-	folded, _, err := transform.String(fold, s)
-	if err != nil {
-		folded = s
+	// Decomposed, an accented letter is the letter and a mark (Mn), which
+	// is dropped with everything else but a-z and 0-9.
+	folded := s
+	for i := range len(s) {
+		if s[i] >= utf8.RuneSelf {
+			folded = norm.NFKD.String(s)
+			break
+		}
 	}
 	var b strings.Builder
 	hyphen := false
-	for _, r := range strings.ToLower(folded) {
+	for _, r := range folded {
+		if b.Len() > max {
+			break // the rest is cut off below
+		}
+		r = unicode.ToLower(r)
 		switch {
 		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
 			if hyphen && b.Len() > 0 {
@@ -288,6 +364,7 @@ func Slugify(s string, max int) string {
 			}
 			hyphen = false
 			b.WriteString("ss")
+		case unicode.Is(unicode.Mn, r):
 		default:
 			hyphen = true
 		}
@@ -297,20 +374,4 @@ func Slugify(s string, max int) string {
 		out = strings.TrimRight(out[:max], "-")
 	}
 	return out
-}
-
-// limitedWriter passes at most left bytes to w, then fails every write
-// with ErrTooLarge.
-type limitedWriter struct {
-	w    io.Writer
-	left int
-}
-
-func (l *limitedWriter) Write(p []byte) (int, error) {
-	if len(p) > l.left {
-		l.left = 0
-		return 0, ErrTooLarge
-	}
-	l.left -= len(p)
-	return l.w.Write(p)
 }

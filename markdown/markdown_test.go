@@ -1,6 +1,7 @@
 package markdown
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"regexp"
@@ -13,7 +14,7 @@ import (
 
 func render(t *testing.T, src string) *Document {
 	t.Helper()
-	d, err := Render(src)
+	d, err := Render(context.Background(), src, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,13 +147,13 @@ func TestWordsReadingTimeAndExcerpt(t *testing.T) {
 func TestRenderRefusesHTMLPastTheLimit(t *testing.T) {
 	// A reference link repeats its URL at every use: 30 000 uses of a
 	// 2 000-character URL would be 60 MB of HTML.
-	src := "[a]: https://example.com/" + strings.Repeat("x", 2000) + "\n\n" + strings.Repeat("[a] ", 30_000)
-	if _, err := Render(src); !errors.Is(err, ErrTooLarge) {
+	src := "[a]: https://example.com/" + strings.Repeat("x", 2000) + "\n\n" + strings.Repeat(strings.Repeat("[a] ", 100)+"\n\n", 300)
+	if _, err := Render(context.Background(), src, Options{}); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("err = %v, want ErrTooLarge", err)
 	}
 	// Autolinks grow once sanitized (rel attributes): the limit holds on
 	// the sanitized HTML too.
-	if _, err := Render(strings.Repeat("www.a.io ", 11_000)); !errors.Is(err, ErrTooLarge) {
+	if _, err := Render(context.Background(), strings.Repeat("www.a.io ", 11_000), Options{}); !errors.Is(err, ErrTooLarge) {
 		t.Fatalf("autolinks: err = %v, want ErrTooLarge", err)
 	}
 	d := render(t, strings.Repeat("plain text ", 9_000))
@@ -177,7 +178,7 @@ func TestRenderConcurrently(t *testing.T) {
 		wg.Go(func() {
 			for j := range 20 {
 				src := fmt.Sprintf("# Café %d\n\n## Über %d\n\ntext www.example.com", i, j)
-				d, err := Render(src)
+				d, err := Render(context.Background(), src, Options{})
 				if err != nil || len(d.TOC) != 2 || d.TOC[1].Anchor != fmt.Sprintf("uber-%d", j) {
 					t.Errorf("render %d/%d: %+v, %v", i, j, d, err)
 				}
@@ -210,7 +211,7 @@ func FuzzRender(f *testing.F) {
 	f.Add("![0](0)")
 	f.Add("[](http:)")
 	f.Fuzz(func(t *testing.T, src string) {
-		d, err := Render(src)
+		d, err := Render(context.Background(), src, Options{})
 		if errors.Is(err, ErrTooLarge) {
 			return
 		}
@@ -268,5 +269,79 @@ func equal[T comparable](t *testing.T, what string, got, want T) {
 	t.Helper()
 	if got != want {
 		t.Errorf("%s = %v, want %v", what, got, want)
+	}
+}
+
+func TestRenderRefusesPastItsLimits(t *testing.T) {
+	table := func(cols, rows int) string {
+		return strings.Repeat("|a", cols) + "|\n" + strings.Repeat("|-", cols) + "|\n" + strings.Repeat("|\n", rows)
+	}
+	cases := []struct {
+		name, src string
+		want      error
+	}{
+		{"columns", table(MaxTableColumns+1, 1), ErrTableTooWide},
+		{"columns after a line goldmark takes for no delimiter row", "x\n|-| |-|\n" + table(MaxTableColumns+1, 1), ErrTableTooWide},
+		{"cells", table(MaxTableColumns, MaxTableCells/MaxTableColumns), ErrTooManyCells},
+		{"cells of many tables", strings.Repeat(table(50, 49)+"\n", MaxTableCells/2500+1), ErrTooManyCells},
+		{"escaped pipes", "|a|\n|-|\n" + strings.Repeat("|`\\|`\n", MaxEscapedPipes+1), ErrTooManyPipes},
+		{"block quotes", strings.Repeat(">", MaxNesting+1) + " a", ErrTooDeep},
+		{"lists", strings.Repeat("- ", MaxNesting+1) + "a", ErrTooDeep},
+		{"lists in block quotes", strings.Repeat("> - ", MaxNesting/2+1) + "a", ErrTooDeep},
+		{"emphasis", strings.Repeat("*a", MaxDelimiters+1), ErrTooManyMarkers},
+		{"strikethrough", strings.Repeat("~~a", MaxDelimiters+1), ErrTooManyMarkers},
+		{"brackets", strings.Repeat("[a](", MaxBrackets+1), ErrTooManyBrackets},
+		{"images", strings.Repeat("![a](", MaxBrackets+1), ErrTooManyBrackets},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if _, err := Render(context.Background(), c.src, Options{}); !errors.Is(err, c.want) {
+				t.Errorf("err = %v, want %v", err, c.want)
+			}
+		})
+	}
+	// At the limits, and spread over paragraphs and cells, all renders.
+	for name, src := range map[string]string{
+		"columns":              table(MaxTableColumns, 1),
+		"block quotes":         strings.Repeat(">", MaxNesting) + " a",
+		"lists":                strings.Repeat("- ", MaxNesting) + "a",
+		"emphasis":             strings.Repeat("*a", MaxDelimiters),
+		"emphasis, paragraphs": strings.Repeat(strings.Repeat("*a* ", MaxDelimiters/2)+"\n\n", 3),
+		"links, cells":         "|a|b|\n|-|-|\n" + strings.Repeat("|"+strings.Repeat("[a](b) ", MaxBrackets)+"|c|\n", 2),
+	} {
+		if _, err := Render(context.Background(), src, Options{}); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+func TestRenderEndsWithTheContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := Render(ctx, "# a", Options{}); !errors.Is(err, context.Canceled) {
+		t.Errorf("err = %v, want context.Canceled", err)
+	}
+}
+
+func TestHeadingIDPrefix(t *testing.T) {
+	d, err := Render(context.Background(), "# root\n\n## root\n\n## Config", Options{HeadingIDPrefix: "h-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"h-root", "h-root-2", "h-config"} {
+		equal(t, "anchor", d.TOC[i].Anchor, want)
+		if !strings.Contains(d.HTML, `id="`+want+`"`) {
+			t.Errorf("HTML has no id %q: %s", want, d.HTML)
+		}
+	}
+	for _, p := range []string{"", "h-", "post_", "X9"} {
+		if err := CheckHeadingIDPrefix(p); err != nil {
+			t.Errorf("prefix %q: %v", p, err)
+		}
+	}
+	for _, p := range []string{"1", "-", "h ", `h"`, strings.Repeat("h", MaxHeadingIDPrefix+1)} {
+		if CheckHeadingIDPrefix(p) == nil {
+			t.Errorf("prefix %q accepted", p)
+		}
 	}
 }

@@ -2,7 +2,8 @@
 # Runs every fuzz target for a while: cursor decoding and input validation
 # (storage), global-id and preview-token decoding and the checks of a document before it
 # runs (graph: parsing, validation, limits, from fragment chains that once
-# took exponential time), Markdown rendering and sanitizing (markdown).
+# took exponential time), Markdown rendering and sanitizing, and what
+# rendering costs for each byte of Markdown, in memory and time (markdown).
 # Their seeds (f.Add and
 # testdata/fuzz/) already run with every `go test`; this searches beyond
 # them. A failing input is written to the package's testdata/fuzz/ and
@@ -19,10 +20,14 @@ targets=(
   "./graph FuzzDecodeID"
   "./graph FuzzOpenPreview"
   "./markdown FuzzRender"
+  # Its inputs are slower to run (it measures each), so new ones are
+  # minimized for a short while only.
+  "./markdown FuzzRenderCost -fuzzminimizetime=2s"
   "./graph FuzzCheckDocument"
 )
 for t in "${targets[@]}"; do
-  read -r pkg name <<<"$t"
+  read -r pkg name extra <<<"$t"
   echo "== fuzz $name ($pkg) for $fuzztime"
-  go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" "$pkg"
+  # shellcheck disable=SC2086 # extra is flags, split on purpose
+  go test -run '^$' -fuzz "^${name}\$" -fuzztime "$fuzztime" $extra "$pkg"
 done

@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/blogql/blog/markdown"
 )
 
 // Check scans the whole table and returns every way in which it breaks the
@@ -131,7 +133,7 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 			badf("post %s carries author %q/%s (v%d), author has %q/%s (v%d)", id, p.AuthorName, p.AuthorSlug, p.AuthorVer, a.Name, a.Slug, a.NameVer)
 		}
 		derived := postItem{Body: p.Body}
-		if err := derived.derive(); err != nil || !reflect.DeepEqual(normal(derived.withDerivedOnly()), normal(p.withDerivedOnly())) {
+		if err := derived.derive(ctx, s.renderedWith(ctx, p)); err != nil || !reflect.DeepEqual(normal(derived.withDerivedOnly()), normal(p.withDerivedOnly())) {
 			badf("post %s has a rendered body, table of contents, word count or excerpt that its body does not give", id)
 		}
 		for _, c := range p.Cats {
@@ -500,4 +502,23 @@ func checkRate(r *rateItem) []string {
 		bad = append(bad, fmt.Sprintf("rate item %s expires before its last entry's minute is over", r.PK))
 	}
 	return bad
+}
+
+// renderedWith returns the options p's body was rendered with: the
+// store's, or for a post written under another heading id prefix (its HTML
+// stays as it was until its body is edited) that prefix, read off its
+// table of contents.
+func (s *Store) renderedWith(ctx context.Context, p *postItem) markdown.Options {
+	opts := s.render
+	if len(p.TOC) == 0 {
+		return opts
+	}
+	bare := postItem{Body: p.Body}
+	if bare.derive(ctx, markdown.Options{}) != nil || len(bare.TOC) == 0 {
+		return opts
+	}
+	if prefix, ok := strings.CutSuffix(p.TOC[0].Anchor, bare.TOC[0].Anchor); ok {
+		opts.HeadingIDPrefix = prefix
+	}
+	return opts
 }

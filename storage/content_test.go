@@ -24,11 +24,11 @@ func TestRenderedBodyCoverAndSEO(t *testing.T) {
 	equal(t, "derived excerpt", p.Excerpt, "The first paragraph, with a link.")
 	equal(t, "words", p.WordCount, 9)
 	equal(t, "minutes", p.ReadingMinutes, 1)
-	if !strings.Contains(p.BodyHTML, `<h2 id="part-two">Part two</h2>`) || strings.Contains(p.BodyHTML, "script") {
+	if !strings.Contains(p.BodyHTML, `<h2 id="h-part-two">Part two</h2>`) || strings.Contains(p.BodyHTML, "script") {
 		t.Errorf("HTML: %s", p.BodyHTML)
 	}
 	equal(t, "toc", len(p.TOC), 2)
-	equal(t, "toc anchor", p.TOC[1], storage.Heading{Level: 2, Text: "Part two", Anchor: "part-two"})
+	equal(t, "toc anchor", p.TOC[1], storage.Heading{Level: 2, Text: "Part two", Anchor: "h-part-two"})
 	equal(t, "cover", *p.CoverImage, *cover)
 	equal(t, "seo", p.SEO, storage.SEO{Description: "For search engines"})
 	e.publish(p, time.Time{})
@@ -70,7 +70,7 @@ func TestRenderedBodyCoverAndSEO(t *testing.T) {
 		equal(t, "id", again.ID, first.ID)
 		equal(t, "html", again.BodyHTML, first.BodyHTML)
 		equal(t, "toc", len(again.TOC), 1)
-		equal(t, "anchor", again.TOC[0].Anchor, "twice")
+		equal(t, "anchor", again.TOC[0].Anchor, "h-twice")
 	})
 }
 

@@ -148,7 +148,12 @@
 // from the first paragraphs, shown when the post has none of its own. So
 // every path that writes posts (the API, the demo blog, the benchmark's
 // data set) agrees, and reads never render. A body that renders to more
-// than 200 000 bytes of HTML is refused. The largest post item (a body of
+// than 200 000 bytes of HTML, or passes one of package markdown's limits
+// on what the parser builds (table columns and cells, nesting, markers
+// and brackets in a paragraph), is refused; rendering runs under the
+// request's deadline. Heading ids start with the store's prefix
+// (WithHeadingIDPrefix, "h-" by default); a post keeps the ids it was
+// rendered with until its body is written again. The largest post item (a body of
 // 100 000 bytes, 200 000 of HTML, 100 long headings, every other field at
 // its limit in four-byte runes, 10 redirects) is about 376 KB, within
 // DynamoDB's 400 KB.

@@ -15,6 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/blogql/blog/markdown"
 )
 
 // idempotencyTTL is how long a key protects against a repeated request.
@@ -132,7 +134,9 @@ func replay[T any](ctx context.Context, s *Store, id *idem) (T, bool, error) {
 		return zero, false, fmt.Errorf("decode idempotent result: %w", err)
 	}
 	if r, ok := any(v).(restorer); ok {
-		r.restore()
+		if err := r.restore(ctx, s.render); err != nil {
+			return zero, false, err
+		}
 	}
 	return v, true, nil
 }
@@ -140,7 +144,9 @@ func replay[T any](ctx context.Context, s *Store, id *idem) (T, bool, error) {
 // restorer is a result whose record leaves out what can be derived again
 // from the rest (a post's rendered body): the record stays far below
 // DynamoDB's item size, and a replay still returns the same result.
-type restorer interface{ restore() }
+type restorer interface {
+	restore(context.Context, markdown.Options) error
+}
 
 // record adds the idempotency record of id with result to t; a nil id adds
 // nothing. That a key takes effect once is the record's condition's doing;

@@ -1,6 +1,8 @@
 package storage
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -244,14 +246,21 @@ func (it *postItem) post() *Post {
 	return p
 }
 
-// derive sets what is derived from the body: the rendered HTML, the table
-// of contents, the word count and reading time, and the excerpt shown when
-// none was written. It fails with a *ValidationError when the body renders
-// to more HTML than markdown.MaxHTMLBytes.
-func (it *postItem) derive() error {
-	doc, err := markdown.Render(it.Body)
-	if err != nil {
+// derive sets what is derived from the body, rendered with opts: the
+// rendered HTML, the table of contents, the word count and reading time,
+// and the excerpt shown when none was written. It fails with a
+// *ValidationError when the body renders to more HTML than
+// markdown.MaxHTMLBytes or passes another of package markdown's limits,
+// and with ctx's error when ctx ends first (the rendering stops then).
+func (it *postItem) derive(ctx context.Context, opts markdown.Options) error {
+	doc, err := markdown.Render(ctx, it.Body, opts)
+	switch {
+	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, context.Canceled):
+		return fmt.Errorf("render body: %w", err)
+	case errors.Is(err, markdown.ErrTooLarge):
 		return invalid("body", "%v; shorten it", err)
+	case err != nil:
+		return invalid("body", "%v; simplify it", err)
 	}
 	it.HTML, it.Words, it.Minutes, it.AutoExcerpt = doc.HTML, doc.Words, doc.ReadingMinutes, doc.Excerpt
 	it.TOC = nil
@@ -261,15 +270,20 @@ func (it *postItem) derive() error {
 	return nil
 }
 
-// restore derives again what an idempotency record leaves out of a post.
-func (p *Post) restore() {
+// restore derives again what an idempotency record leaves out of a post;
+// it fails only when ctx ends first.
+func (p *Post) restore(ctx context.Context, opts markdown.Options) error {
 	if p.Summary || p.Body == "" {
-		return
+		return nil
 	}
 	it := postItem{Body: p.Body}
-	if it.derive() == nil {
+	switch err := it.derive(ctx, opts); {
+	case err == nil:
 		p.BodyHTML, p.TOC = it.HTML, it.post().TOC
+	case !errors.Is(err, ErrInvalidInput):
+		return err
 	}
+	return nil
 }
 
 // catSlugs returns the slugs of the post's categories, in order.

@@ -203,7 +203,7 @@ func largestBody(t *testing.T) string {
 	lo, hi := 0, storage.MaxBodyBytes-head.Len()-2
 	for lo < hi {
 		mid := (lo + hi + 1) / 2
-		if _, err := markdown.Render(build(mid)); err == nil {
+		if _, err := markdown.Render(context.Background(), build(mid), markdown.Options{HeadingIDPrefix: markdown.DefaultHeadingIDPrefix}); err == nil {
 			lo = mid
 		} else {
 			hi = mid - 1

@@ -320,8 +320,11 @@ func (s *Store) migratePost(ctx context.Context, id string) (did, rendered bool,
 		after.Cats = slices.Clone(before.Cats)
 		after.Slugs = []string{before.Slug}
 		if after.HTML == "" && after.Body != "" {
-			if err := after.derive(); err != nil {
+			switch err := after.derive(ctx, s.render); {
+			case errors.Is(err, ErrInvalidInput):
 				rendered = false
+			case err != nil:
+				return false, err
 			}
 		}
 		r.keep(before)

@@ -63,14 +63,14 @@ func (e *env) migrated(b *legacytest.Blog) {
 	equal(e.t, "ada's slug", must[*storage.Author](e.t)(e.store.GetAuthor(ctx, "ada")).Slug, "ada-lovelace")
 
 	intro := must[*storage.Post](e.t)(e.store.GetPostBySlug(ctx, "intro"))
-	if !strings.Contains(intro.BodyHTML, `<h2 id="part-one">Part one</h2>`) || !strings.Contains(intro.BodyHTML, "<table>") {
+	if !strings.Contains(intro.BodyHTML, `<h2 id="h-part-one">Part one</h2>`) || !strings.Contains(intro.BodyHTML, "<table>") {
 		e.t.Errorf("intro's HTML = %q", intro.BodyHTML)
 	}
 	var anchors []string
 	for _, h := range intro.TOC {
 		anchors = append(anchors, h.Anchor)
 	}
-	equalSlices(e.t, "intro's table of contents", anchors, []string{"intro", "part-one", "part-two"})
+	equalSlices(e.t, "intro's table of contents", anchors, []string{"h-intro", "h-part-one", "h-part-two"})
 	if intro.WordCount == 0 || intro.ReadingMinutes == 0 || intro.Excerpt == "" {
 		e.t.Errorf("intro: %d words, %d minutes, excerpt %q", intro.WordCount, intro.ReadingMinutes, intro.Excerpt)
 	}

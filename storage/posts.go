@@ -33,7 +33,7 @@ func (s *Store) CreatePost(ctx context.Context, in NewPost) (*Post, error) {
 		return nil, err
 	}
 	derived := postItem{Body: in.Body}
-	if err := derived.derive(); err != nil {
+	if err := derived.derive(ctx, s.render); err != nil {
 		return nil, err
 	}
 	return idempotent(ctx, s, "createPost", in.IdempotencyKey, in, func(id *idem) (*Post, error) {
@@ -67,16 +67,6 @@ func (s *Store) CreatePost(ctx context.Context, in NewPost) (*Post, error) {
 			return out, err
 		})
 	})
-}
-
-// ValidatePostPatch returns the *ValidationError UpdatePost refuses in
-// with, or nil: in.Validate and the hosts of its links, which the Store's
-// settings allow or not.
-func (s *Store) ValidatePostPatch(in *PostPatch) error {
-	if err := in.Validate(); err != nil {
-		return err
-	}
-	return s.checkPatchLinks(in)
 }
 
 func (s *Store) checkPatchLinks(in *PostPatch) error {
@@ -119,10 +109,7 @@ func validateNewPost(in *NewPost) ([]string, error) {
 // it from that post (one more read), one another post holds now is
 // ErrSlugTaken.
 func (s *Store) UpdatePost(ctx context.Context, in PostPatch) (*Post, error) {
-	cats, derived, err := in.prepare()
-	if err == nil {
-		err = s.checkPatchLinks(&in)
-	}
+	cats, derived, err := s.preparePatch(ctx, &in)
 	if err != nil {
 		return nil, err
 	}
@@ -158,18 +145,20 @@ func (s *Store) UpdatePost(ctx context.Context, in PostPatch) (*Post, error) {
 	})
 }
 
-// Validate returns the *ValidationError UpdatePost refuses in with, or
-// nil, so that a caller can check the input before reads of its own. It
-// renders a new body, and keeps what it rendered for UpdatePost of the
-// same body, which does not render it again.
-func (in *PostPatch) Validate() error {
-	_, _, err := in.prepare()
+// ValidatePostPatch returns the *ValidationError UpdatePost refuses in
+// with (its fields, and the hosts of its links, which the Store's settings
+// allow or not), or nil, so that a caller can check the input before reads of its
+// own; or ctx's error when ctx ends while it renders a new body. It keeps
+// what it rendered in in for UpdatePost of the same body, which does not
+// render it again.
+func (s *Store) ValidatePostPatch(ctx context.Context, in *PostPatch) error {
+	_, _, err := s.preparePatch(ctx, in)
 	return err
 }
 
-// prepare validates in and returns its categories' slugs (when it sets
-// them) and what its new body derives (when it has one).
-func (in *PostPatch) prepare() (cats []string, derived *postItem, err error) {
+// preparePatch validates in and returns its categories' slugs (when it
+// sets them) and what its new body derives (when it has one).
+func (s *Store) preparePatch(ctx context.Context, in *PostPatch) (cats []string, derived *postItem, err error) {
 	seo := SEO{}
 	if in.SEO != nil {
 		seo = SEO{Title: deref(in.SEO.Title), Description: deref(in.SEO.Description),
@@ -190,6 +179,9 @@ func (in *PostPatch) prepare() (cats []string, derived *postItem, err error) {
 	if err == nil && in.Categories != nil {
 		cats, err = validateCategories(*in.Categories)
 	}
+	if err == nil {
+		err = s.checkPatchLinks(in)
+	}
 	if err != nil || in.Body == nil {
 		return cats, nil, err
 	}
@@ -197,7 +189,7 @@ func (in *PostPatch) prepare() (cats []string, derived *postItem, err error) {
 		return cats, in.rendered, nil
 	}
 	derived = &postItem{Body: *in.Body}
-	if err := derived.derive(); err != nil {
+	if err := derived.derive(ctx, s.render); err != nil {
 		return nil, nil, err
 	}
 	in.rendered = derived
@@ -294,7 +286,9 @@ func (s *Store) changePost(ctx context.Context, op, id string, expected int64, k
 					// every write of this layout renders it, as Migrate
 					// does, which leaves a body that renders to too much
 					// HTML without any.
-					_ = p.derive()
+					if err := p.derive(ctx, s.render); err != nil && !errors.Is(err, ErrInvalidInput) {
+						return nil, err
+					}
 				}
 				p.Version++
 				p.UpdatedAt = keyTime(s.Now())

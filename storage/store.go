@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
+
+	"github.com/blogql/blog/markdown"
 )
 
 // Store is the blog's single-table DynamoDB store. It is safe for
@@ -22,6 +24,8 @@ type Store struct {
 	table   string
 	now     func() time.Time
 	cursors cursorKeys
+	// render is how bodies are rendered (WithHeadingIDPrefix).
+	render markdown.Options
 	// hints remember what comments' transactions depend on (hints.go).
 	hints *hints
 	// privateHosts lets links name hosts that are not public (links.go).
@@ -37,9 +41,20 @@ func WithClock(now func() time.Time) Option {
 	return func(s *Store) { s.now = now }
 }
 
+// WithHeadingIDPrefix makes the Store start the ids of the headings of the
+// bodies it renders, and the anchors of their tables of contents, with
+// prefix (markdown.Options.HeadingIDPrefix); without it they start with
+// markdown.DefaultHeadingIDPrefix. A body is rendered when it is written:
+// the posts written before keep the ids they have until their body is
+// edited.
+func WithHeadingIDPrefix(prefix string) Option {
+	return func(s *Store) { s.render.HeadingIDPrefix = prefix }
+}
+
 // New returns a Store on table through db.
 func New(db *dynamodb.Client, table string, opts ...Option) *Store {
-	s := &Store{db: db, table: table, now: time.Now, hints: newHints()}
+	s := &Store{db: db, table: table, now: time.Now, hints: newHints(),
+		render: markdown.Options{HeadingIDPrefix: markdown.DefaultHeadingIDPrefix}}
 	for _, o := range opts {
 		o(s)
 	}

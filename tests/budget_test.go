@@ -97,7 +97,7 @@ func TestCallBudgets(t *testing.T) {
 			{"post page with HTML, table of contents, cover and SEO", func() error {
 				r, err := FullPostPage(ctx, s.client, b.commented)
 				if err == nil {
-					equal(t, "toc", r.Post.Toc[0].Anchor, "post-24")
+					equal(t, "toc", r.Post.Toc[0].Anchor, "h-post-24")
 					equal(t, "comments", len(r.Post.Comments.Edges), 6)
 				}
 				return err

@@ -134,7 +134,7 @@ func TestPostContentThroughTheAPI(t *testing.T) {
 
 	r := ok[*PostContentResponse](t)(PostContent(ctx, s.client, "rich")).Post
 	equal(t, "post page with HTML, toc and SEO", total(s.requests()), 2)
-	for _, want := range []string{`<h2 id="setup">Setup</h2>`, `<h2 id="setup-2">Setup</h2>`, `<del>old</del>`, `<td>1</td>`,
+	for _, want := range []string{`<h2 id="h-setup">Setup</h2>`, `<h2 id="h-setup-2">Setup</h2>`, `<del>old</del>`, `<td>1</td>`,
 		`<a href="https://example.com" rel="nofollow noreferrer">link</a>`} {
 		if !strings.Contains(r.BodyHtml, want) {
 			t.Errorf("HTML lacks %s:\n%s", want, r.BodyHtml)

@@ -93,14 +93,14 @@ func TestMigratedBlog(t *testing.T) {
 
 	intro := ok[*PostContentResponse](t)(PostContent(ctx, s.client, "intro")).Post
 	equal(t, "slug of the post found by intro", intro.Slug, "intro")
-	if !strings.Contains(intro.BodyHtml, `<h2 id="part-one">Part one</h2>`) || !strings.Contains(intro.BodyHtml, "<table>") {
+	if !strings.Contains(intro.BodyHtml, `<h2 id="h-part-one">Part one</h2>`) || !strings.Contains(intro.BodyHtml, "<table>") {
 		t.Errorf("intro's bodyHtml = %q", intro.BodyHtml)
 	}
 	var toc []string
 	for _, h := range intro.Toc {
 		toc = append(toc, fmt.Sprintf("%d %s #%s", h.Level, h.Text, h.Anchor))
 	}
-	if wantToc := []string{"1 Intro #intro", "2 Part one #part-one", "2 Part two #part-two"}; !slices.Equal(toc, wantToc) {
+	if wantToc := []string{"1 Intro #h-intro", "2 Part one #h-part-one", "2 Part two #h-part-two"}; !slices.Equal(toc, wantToc) {
 		t.Errorf("intro's toc = %q, want %q", toc, wantToc)
 	}
 	equal(t, "intro's reading time", intro.ReadingTimeMinutes, 1)

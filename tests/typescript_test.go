@@ -173,8 +173,8 @@ func TestTypeScriptPages(t *testing.T) {
 		a := s.sendTS(t, ops["PostPage"], map[string]any{"slug": "the-tour"}, "")
 		// The post by its slug, its comments (none), previous and next.
 		equal(t, "post page requests", total(s.requests()), 2+1+4+4)
-		equal(t, "toc", a.str("post.toc.1.anchor"), "second-stop")
-		if !strings.Contains(a.str("post.bodyHtml"), `<h2 id="second-stop">Second stop</h2>`) {
+		equal(t, "toc", a.str("post.toc.1.anchor"), "h-second-stop")
+		if !strings.Contains(a.str("post.bodyHtml"), `<h2 id="h-second-stop">Second stop</h2>`) {
 			t.Errorf("html %s", a.str("post.bodyHtml"))
 		}
 		equal(t, "og image from the cover", a.str("post.seo.ogImage"), cover.Url)
