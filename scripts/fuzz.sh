@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every fuzz target for a while: cursor decoding and input validation
-# (storage), global-id and preview-token decoding and the checks of a document before it
-# runs (graph: parsing, validation, limits, from fragment chains that once
+# (storage), global-id and preview-token decoding (graph), the checks of a document before it
+# runs (gqlhttp: parsing, validation, limits, from fragment chains that once
 # took exponential time), Markdown rendering and sanitizing (markdown).
 # Their seeds (f.Add and
 # testdata/fuzz/) already run with every `go test`; this searches beyond
@@ -19,7 +19,7 @@ targets=(
   "./graph FuzzDecodeID"
   "./graph FuzzOpenPreview"
   "./markdown FuzzRender"
-  "./graph FuzzCheckDocument"
+  "./gqlhttp FuzzCheckDocument"
 )
 for t in "${targets[@]}"; do
   read -r pkg name <<<"$t"
