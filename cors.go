@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph"
 )
 
@@ -38,8 +39,8 @@ const corsMaxAge = 600
 // CORS response headers: what the endpoint takes and what a page may read.
 var (
 	corsAllowMethods  = "GET, POST, OPTIONS"
-	corsAllowHeaders  = strings.Join([]string{"Accept", "Authorization", "Content-Type", graph.RequestIDHeader, graph.CostHeader}, ", ")
-	corsExposeHeaders = strings.Join([]string{"ETag", graph.RequestIDHeader, "WWW-Authenticate"}, ", ")
+	corsAllowHeaders  = strings.Join([]string{"Accept", "Authorization", "Content-Type", gqlhttp.RequestIDHeader, graph.CostHeader}, ", ")
+	corsExposeHeaders = strings.Join([]string{"ETag", gqlhttp.RequestIDHeader, "WWW-Authenticate"}, ", ")
 )
 
 // corsPolicy is the set of origins allowed to call the endpoint from a

@@ -27,6 +27,7 @@ import (
 	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/demo"
 	"github.com/blogql/blog/embedded"
+	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/markdown"
 	"github.com/blogql/blog/storage"
@@ -228,7 +229,7 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	fs.Var(&c.playground, "playground", "serve the GraphiQL playground at /: true, false or auto\n(auto: where introspection is on, which the playground needs)")
 	fs.StringVar(&c.playgroundDir, "playground-assets", ".cache/playground", "`directory` of the playground's GraphiQL files, installed by scripts/playground-assets.sh;\nwithout them the playground loads GraphiQL from a CDN")
 	fs.Var(&c.introspection, "introspection", "allow schema introspection and field suggestions in errors (the playground and code\ngenerators need them): true, false or auto (auto: true for the embedded engine only)")
-	fs.DurationVar(&c.requestTimeout, "request-timeout", graph.DefaultRequestTimeout, "how long one GraphQL request may take, its DynamoDB calls included;\nless than the server's write timeout of "+writeTimeout.String())
+	fs.DurationVar(&c.requestTimeout, "request-timeout", gqlhttp.DefaultRequestTimeout, "how long one GraphQL request may take, its DynamoDB calls included;\nless than the server's write timeout of "+writeTimeout.String())
 	fs.IntVar(&c.maxAttempts, "dynamodb-max-attempts", storage.DefaultMaxAttempts, fmt.Sprintf("attempts of a DynamoDB call that is throttled or fails for a passing reason, 1 to %d", storage.MaxAttemptsLimit))
 	fs.TextVar(&c.logLevel, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json")
@@ -248,9 +249,9 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 	fs.Var(&c.corsOrigins, "cors-origins", "`origins` (scheme://host[:port], separated by commas) whose pages may call /graphql from a browser (CORS);\nno wildcard; empty: none, the playground needs none")
 	fs.StringVar(&c.headingIDPrefix, "heading-id-prefix", markdown.DefaultHeadingIDPrefix, "what starts the id of every heading of a rendered body and the anchors of its table of contents,\nso that no post's id clashes with the page's own (# Root gets id=\"h-root\"); empty: the bare slug.\nBodies render when written: posts keep their ids until edited")
 	fs.StringVar(&c.migrate, "migrate", migrateAuto, "bring a table written by an earlier version to the current layout: auto (at start, before serving;\none read when there is nothing to do), only (do it, then exit without serving) or off (never; the log says\nwhen the table needs it)")
-	fs.IntVar(&c.maxQueryBytes, "max-query-bytes", graph.DefaultMaxQueryBytes, "the longest query document a request may send, in bytes, a persisted query's included;\nlonger ones are refused before they are parsed (send long values in variables)")
-	fs.Int64Var(&c.queryCacheBytes, "query-cache-bytes", graph.DefaultQueryCacheBytes, "memory, in bytes, of the parsed documents kept for requests that send the same query again;\n0: none kept")
-	fs.Int64Var(&c.apqCacheBytes, "persisted-query-cache-bytes", graph.DefaultPersistedQueryCacheBytes, "memory, in bytes, of the automatic persisted queries kept; 0: none kept")
+	fs.IntVar(&c.maxQueryBytes, "max-query-bytes", gqlhttp.DefaultMaxQueryBytes, "the longest query document a request may send, in bytes, a persisted query's included;\nlonger ones are refused before they are parsed (send long values in variables)")
+	fs.Int64Var(&c.queryCacheBytes, "query-cache-bytes", gqlhttp.DefaultQueryCacheBytes, "memory, in bytes, of the parsed documents kept for requests that send the same query again;\n0: none kept")
+	fs.Int64Var(&c.apqCacheBytes, "persisted-query-cache-bytes", gqlhttp.DefaultPersistedQueryCacheBytes, "memory, in bytes, of the automatic persisted queries kept; 0: none kept")
 	fs.BoolVar(&c.privateURLs, "allow-private-urls", false, "let cover image, canonical, Open Graph and avatar URLs name localhost and loopback, private\nand link-local addresses (for development: frontends and crawlers would fetch them)")
 
 	fs.Usage = func() {
@@ -304,8 +305,8 @@ func parseConfig(args []string, getenv func(string) string, out io.Writer) (*con
 		return nil, markdown.CheckHeadingIDPrefix(c.headingIDPrefix)
 	case c.migrate != migrateAuto && c.migrate != migrateOnly && c.migrate != migrateOff:
 		return nil, fmt.Errorf("migrate %q: must be %s, %s or %s", c.migrate, migrateAuto, migrateOnly, migrateOff)
-	case c.maxQueryBytes < 1 || c.maxQueryBytes > graph.MaxBodyBytes:
-		return nil, fmt.Errorf("max query bytes %d: must be 1 to %d", c.maxQueryBytes, graph.MaxBodyBytes)
+	case c.maxQueryBytes < 1 || c.maxQueryBytes > gqlhttp.MaxBodyBytes:
+		return nil, fmt.Errorf("max query bytes %d: must be 1 to %d", c.maxQueryBytes, gqlhttp.MaxBodyBytes)
 	case c.queryCacheBytes < 0 || c.apqCacheBytes < 0:
 		return nil, errors.New("query cache bytes: must not be negative")
 	}
@@ -431,7 +432,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			"hosts", append(append([]string(nil), loopbackHosts...), cfg.allowedHosts...))
 	}
 	srv := &http.Server{
-		Handler:           graph.WithRequestID(logRequests(logger, securityHeaders(handler))),
+		Handler:           gqlhttp.WithRequestID(logRequests(logger, securityHeaders(handler))),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       15 * time.Second,
 		WriteTimeout:      writeTimeout,
@@ -558,9 +559,9 @@ func openEngine(dir string) (*embedded.Engine, error) {
 func newLogger(cfg *config, w io.Writer) *slog.Logger {
 	opts := &slog.HandlerOptions{Level: cfg.logLevel}
 	if cfg.logFormat == "json" {
-		return slog.New(graph.LogHandler(slog.NewJSONHandler(w, opts)))
+		return slog.New(gqlhttp.LogHandler(slog.NewJSONHandler(w, opts)))
 	}
-	return slog.New(graph.LogHandler(slog.NewTextHandler(w, opts)))
+	return slog.New(gqlhttp.LogHandler(slog.NewTextHandler(w, opts)))
 }
 
 // serveAside serves srv on addr, a listener apart from the API's, until ctx
@@ -615,8 +616,8 @@ func (c *config) queryLimits(opts graph.HandlerOptions) graph.HandlerOptions {
 		}
 		return n
 	}
-	opts.MaxQueryBytes = c.maxQueryBytes
-	opts.QueryCacheBytes, opts.PersistedQueryCacheBytes = none(c.queryCacheBytes), none(c.apqCacheBytes)
+	opts.HTTP.MaxQueryBytes = c.maxQueryBytes
+	opts.HTTP.QueryCacheBytes, opts.HTTP.PersistedQueryCacheBytes = none(c.queryCacheBytes), none(c.apqCacheBytes)
 	return opts
 }
 
@@ -628,15 +629,15 @@ func (c *config) queryLimits(opts graph.HandlerOptions) graph.HandlerOptions {
 func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *config, playgroundHeaders map[string]string, devTokens bool, logger *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
 	var api http.Handler = graph.NewHandler(store, tel.handler(cfg.queryLimits(graph.HandlerOptions{
-		Logger:            logger,
-		Introspection:     cfg.introspectionOn(),
-		RequestTimeout:    cfg.requestTimeout,
-		CacheMaxAge:       cfg.cacheMaxAge,
-		Verifier:          verifier,
-		Moderation:        cfg.moderationOption(),
-		UnmoderatedEdits:  !cfg.moderateEdits,
-		CommentsPerMinute: cfg.commentRate,
-		ShowCost:          cfg.backend() == backendEmbedded,
+		Logger: logger,
+		HTTP: gqlhttp.Options{
+			Introspection:  cfg.introspectionOn(),
+			RequestTimeout: cfg.requestTimeout,
+			CacheMaxAge:    cfg.cacheMaxAge,
+		},
+		Verifier: verifier,
+		Comments: graph.CommentPolicy{Moderation: cfg.moderationOption(), UnmoderatedEdits: !cfg.moderateEdits, PerMinute: cfg.commentRate},
+		ShowCost: cfg.backend() == backendEmbedded,
 	})))
 	cors := newCORSPolicy(cfg.corsOrigins)
 	if devTokens {

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/storage"
 )
@@ -36,7 +37,7 @@ func TestParseConfig(t *testing.T) {
 			check: func(c *config) bool {
 				return c.host == "localhost" && c.port == 8080 && c.table == "blog" && c.region == "us-east-1" &&
 					c.playgroundOn() && c.introspectionOn() && c.logLevel == slog.LevelInfo && c.logFormat == "text" &&
-					c.requestTimeout == graph.DefaultRequestTimeout && c.maxAttempts == storage.DefaultMaxAttempts &&
+					c.requestTimeout == gqlhttp.DefaultRequestTimeout && c.maxAttempts == storage.DefaultMaxAttempts &&
 					c.moderationOption() == graph.HoldReaderComments && c.commentRate == graph.DefaultCommentsPerMinute
 			},
 		},
@@ -234,13 +235,13 @@ func TestRun(t *testing.T) {
 		t.Errorf("the playground's default query = %d %.300s, want demo posts", code, body)
 	}
 
-	big := strings.Repeat(" ", graph.MaxBodyBytes+1)
+	big := strings.Repeat(" ", gqlhttp.MaxBodyBytes+1)
 	if code, body := post(strings.NewReader(big), int64(len(big))); code != http.StatusRequestEntityTooLarge ||
 		!strings.Contains(body, "BAD_REQUEST") {
 		t.Errorf("oversized body = %d %s, want 413", code, body)
 	}
 	// Without a declared length the limit applies while the body is read.
-	chunked := `{"query":"{ __typename }","variables":{"x":"` + strings.Repeat("a", graph.MaxBodyBytes) + `"}}`
+	chunked := `{"query":"{ __typename }","variables":{"x":"` + strings.Repeat("a", gqlhttp.MaxBodyBytes) + `"}}`
 	if code, body := post(strings.NewReader(chunked), -1); code != http.StatusRequestEntityTooLarge {
 		t.Errorf("oversized chunked body = %d %.200s, want 413", code, body)
 	}

@@ -4,16 +4,15 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/blogql/blog/auth"
+	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/storage"
 )
 
@@ -43,25 +42,16 @@ func withActor(v *auth.Verifier, logger *slog.Logger, next http.Handler) http.Ha
 		actor, err := v.Authenticate(r)
 		switch {
 		case errors.Is(err, auth.ErrAmbiguousCredentials):
-			writeError(w, http.StatusBadRequest, "send one Authorization header", CodeBadRequest)
+			gqlhttp.WriteError(w, http.StatusBadRequest, "send one Authorization header", CodeBadRequest)
 		case errors.Is(err, auth.ErrUnauthenticated):
 			w.Header().Set("WWW-Authenticate", `Bearer error="invalid_token"`)
-			writeError(w, http.StatusUnauthorized, err.Error(), CodeUnauthenticated)
+			gqlhttp.WriteError(w, http.StatusUnauthorized, err.Error(), CodeUnauthenticated)
 		case err != nil:
 			logger.ErrorContext(r.Context(), "token not verified", "err", err)
-			writeError(w, http.StatusServiceUnavailable, internalMessage, CodeInternal)
+			gqlhttp.WriteError(w, http.StatusServiceUnavailable, internalMessage, CodeInternal)
 		default:
 			next.ServeHTTP(w, r.WithContext(auth.WithActor(r.Context(), actor)))
 		}
-	})
-}
-
-// writeError answers a request with one GraphQL error and no data.
-func writeError(w http.ResponseWriter, status int, message, code string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]gqlerror.List{
-		"errors": {{Message: message, Extensions: map[string]any{"code": code}}},
 	})
 }
 
@@ -197,7 +187,7 @@ func signedIn(ctx context.Context) (auth.Actor, error) {
 // admin role writes as the author its subject names, and any other actor,
 // or one whose subject names no author, as a reader shown by its token's
 // name and picture. A reader's comment is held and counted as the
-// handler's options say; an admin's never is.
+// resolver's CommentPolicy says; an admin's never is.
 func (r *Resolver) writer(a auth.Actor, in *storage.NewComment) {
 	in.Reader = readerProfile(a)
 	if a.IsAuthor() {

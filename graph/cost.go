@@ -8,6 +8,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/blogql/blog/auth"
+	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/storage"
 )
 
@@ -65,7 +66,7 @@ func withCost(always bool, next http.Handler) http.Handler {
 		rc := &requestCost{counter: counter, show: always}
 		if !always && asksCost(r.Header.Get(CostHeader)) {
 			rc.show = true
-			noStore(ctx)
+			gqlhttp.NoStore(ctx)
 		}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(ctx, requestCostKey{}, rc)))
 	})

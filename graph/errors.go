@@ -12,6 +12,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/blogql/blog/auth"
+	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/storage"
 )
 
@@ -21,7 +22,7 @@ const (
 	CodeBadUserInput = "BAD_USER_INPUT"
 	CodeConflict     = "CONFLICT"
 	CodeInternal     = "INTERNAL"
-	CodeBadRequest   = "BAD_REQUEST"
+	CodeBadRequest   = gqlhttp.CodeBadRequest
 	CodeTimeout      = "TIMEOUT"
 	CodeCanceled     = "CANCELED"
 	CodeUnavailable  = "UNAVAILABLE"
@@ -149,25 +150,17 @@ func field(f string) func(error, map[string]any) {
 	return func(_ error, ext map[string]any) { ext["field"] = f }
 }
 
-// presentError returns the error presenter: errors that already carry a
-// code (gqlgen's parse, validation and complexity errors, the limits, and
-// recovered panics) pass unchanged, domain errors get their code from
+// presentError returns the error presenter of what gqlhttp does not
+// present itself: errors that already carry a code (gqlgen's parse,
+// validation and complexity errors, the limits, and recovered panics)
+// pass unchanged, domain errors get their code from
 // errorCodes, transient ones are logged as warnings and get their code and
 // message from transientErrors, gqlgen's errors about an undecodable
 // request get BAD_REQUEST, and anything else is logged and becomes INTERNAL
 // with no detail.
 func presentError(logger *slog.Logger) graphql.ErrorPresenterFunc {
 	return func(ctx context.Context, err error) *gqlerror.Error {
-		if errors.Is(err, errResponseTooLarge) {
-			return nil // the answer becomes one error of its own
-		}
 		gqlErr := graphql.DefaultErrorPresenter(ctx, err)
-		if gqlErr.Message == tooComplexToValidate && gqlErr.Rule == fieldsMergeRule.Name {
-			// Validation refused the document for the work it takes, not
-			// for what it says: a limit, like the complexity's.
-			gqlErr.Extensions = map[string]any{"code": CodeComplexityLimit}
-			return gqlErr
-		}
 		if _, ok := gqlErr.Extensions["code"]; ok {
 			return gqlErr
 		}

@@ -35,3 +35,50 @@ func (r *Resolver) onLivePosts(ctx context.Context, edges []*model.CommentEdge) 
 	}
 	return kept
 }
+
+// CommentPolicy is what applies to readers' comments: the resolvers' own
+// configuration, whatever serves them. Authors' and admins' comments are
+// never held or counted.
+type CommentPolicy struct {
+	// Moderation says whether readers' comments are held for approval
+	// (the zero value) or published at once.
+	Moderation Moderation
+	// UnmoderatedEdits lets a reader's edit of their published comment
+	// stay published. By default, when readers' comments are held, such
+	// an edit holds the comment again until it is approved, so no text
+	// goes live unmoderated.
+	UnmoderatedEdits bool
+	// PerMinute is the most comments a reader may add in any minute, at
+	// most storage.MaxCommentsPerMinute; zero means
+	// DefaultCommentsPerMinute, a negative number no limit.
+	PerMinute int
+}
+
+// Moderation is what happens to a reader's new comment.
+type Moderation int
+
+const (
+	// HoldReaderComments keeps readers' comments PENDING until the post's
+	// author or an admin approves them.
+	HoldReaderComments Moderation = iota
+	// PublishReaderComments publishes readers' comments at once.
+	PublishReaderComments
+)
+
+// DefaultCommentsPerMinute is a reader's comment rate limit when
+// CommentPolicy.PerMinute is zero.
+const DefaultCommentsPerMinute = 5
+
+// rules returns the rules storage applies to a reader's comment under p.
+func (p CommentPolicy) rules() storage.ReaderRules {
+	hold := p.Moderation == HoldReaderComments
+	rules := storage.ReaderRules{Hold: hold, HoldEdits: hold && !p.UnmoderatedEdits, PerMinute: p.PerMinute}
+	switch {
+	case rules.PerMinute == 0:
+		rules.PerMinute = DefaultCommentsPerMinute
+	case rules.PerMinute < 0:
+		rules.PerMinute = 0
+	}
+	rules.PerMinute = min(rules.PerMinute, storage.MaxCommentsPerMinute)
+	return rules
+}

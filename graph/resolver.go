@@ -23,6 +23,12 @@ type Resolver struct {
 	readers storage.ReaderRules
 }
 
+// newResolver returns the root resolver over store, with the policy for
+// readers' comments.
+func newResolver(store *storage.Store, comments CommentPolicy) *Resolver {
+	return &Resolver{store: store, previews: &keyCache{}, readers: comments.rules()}
+}
+
 // allCategories returns every category, ordered by slug, in as few pages as
 // storage allows.
 func (r *Resolver) allCategories(ctx context.Context) ([]*storage.Category, error) {

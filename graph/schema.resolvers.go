@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/blogql/blog/auth"
+	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph/model"
 	"github.com/blogql/blog/storage"
 )
@@ -724,7 +725,7 @@ func (r *queryResolver) Post(ctx context.Context, id *string, slug *string, prev
 		}
 		return r.primedPost(ctx, nil)(r.visible(ctx)(r.store.GetPost(ctx, postID)))
 	default:
-		noStore(ctx)
+		gqlhttp.NoStore(ctx)
 		return r.primedPost(ctx, nil)(r.previewedPost(ctx, *previewToken))
 	}
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs every fuzz target for a while: cursor decoding and input validation
-# (storage), global-id and preview-token decoding and the checks of a document before it
-# runs (graph: parsing, validation, limits, from fragment chains that once
+# (storage), global-id and preview-token decoding (graph), the checks of a document before it
+# runs (gqlhttp: parsing, validation, limits, from fragment chains that once
 # took exponential time), Markdown rendering and sanitizing, and what
 # rendering costs for each byte of Markdown, in memory and time (markdown).
 # Their seeds (f.Add and
@@ -23,7 +23,7 @@ targets=(
   # Its inputs are slower to run (it measures each), so new ones are
   # minimized for a short while only.
   "./markdown FuzzRenderCost -fuzzminimizetime=2s"
-  "./graph FuzzCheckDocument"
+  "./gqlhttp FuzzCheckDocument"
 )
 for t in "${targets[@]}"; do
   read -r pkg name extra <<<"$t"

@@ -86,7 +86,7 @@ var actors = []string{anonymous, reader, otherReader, other, owner, postAuthor, 
 // the table as it was.
 func TestAuthorizationMatrix(t *testing.T) {
 	// The clock stands still: the readers need more than five comments.
-	s := newServer(t, func(_ *storage.ClientConfig, o *graph.HandlerOptions) { o.CommentsPerMinute = 100 })
+	s := newServer(t, func(_ *storage.ClientConfig, o *graph.HandlerOptions) { o.Comments.PerMinute = 100 })
 	ctx := context.Background()
 	ids := map[string]string{}
 	for _, a := range [][2]string{{"ada", "Ada Lovelace"}, {"grace", "Grace Hopper"}, {"alan", "Alan Turing"}, {"margaret", "Margaret Hamilton"}} {

@@ -265,7 +265,7 @@ func TestCallBudgetsWithReaders(t *testing.T) {
 // capacity it consumed, and a request that fails before it runs shows
 // that it cost nothing.
 func TestCostOnRequest(t *testing.T) {
-	s := newServer(t, func(_ *storage.ClientConfig, o *graph.HandlerOptions) { o.CacheMaxAge = time.Minute })
+	s := newServer(t, func(_ *storage.ClientConfig, o *graph.HandlerOptions) { o.HTTP.CacheMaxAge = time.Minute })
 	b := s.seedBlog(t)
 	const query = `query($slug: String!) { category(slug: $slug) { name posts(first: 5) { edges { node { title } } } } }`
 	get := s.getQueryURL(query, `{"slug":"go"}`, "")

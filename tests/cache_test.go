@@ -20,7 +20,7 @@ import (
 // to anonymous GET queries are public and carry an ETag that revalidates
 // with 304; writes, signed-in readers and failed queries are never stored.
 func TestCacheHeaders(t *testing.T) {
-	s := newServer(t, func(_ *storage.ClientConfig, o *graph.HandlerOptions) { o.CacheMaxAge = 90 * time.Second })
+	s := newServer(t, func(_ *storage.ClientConfig, o *graph.HandlerOptions) { o.HTTP.CacheMaxAge = 90 * time.Second })
 	ctx := context.Background()
 	ok[*storage.Category](t)(s.store.CreateCategory(ctx, storage.NewCategory{Slug: "go", Name: "Go"}))
 	const query = `query Category($slug: String!) { category(slug: $slug) { name postCount } }`

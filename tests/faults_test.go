@@ -24,6 +24,7 @@ import (
 	"github.com/Khan/genqlient/graphql"
 
 	"github.com/blogql/blog/auth"
+	"github.com/blogql/blog/gqlhttp"
 	graphpkg "github.com/blogql/blog/graph"
 	"github.com/blogql/blog/storage"
 )
@@ -435,7 +436,7 @@ func (s *server) addComment(ctx context.Context, w *faultWorld, c *comment, post
 // waiting for ever.
 func TestRequestTimeoutReachesDynamoDB(t *testing.T) {
 	s, faults := newFaultyServer(t, 1, func(_ *storage.ClientConfig, o *graphpkg.HandlerOptions) {
-		o.RequestTimeout = 200 * time.Millisecond
+		o.HTTP.RequestTimeout = 200 * time.Millisecond
 	})
 	ctx := context.Background()
 	ok[*storage.Category](t)(s.store.CreateCategory(ctx, storage.NewCategory{Slug: "go", Name: "Go"}))
@@ -462,14 +463,14 @@ func TestPanicsAreRecovered(t *testing.T) {
 	ok[*storage.Category](t)(s.store.CreateCategory(ctx, storage.NewCategory{Slug: "go", Name: "Go"}))
 	faults.set(1, faultPanic)
 	a := s.fetch(t, http.MethodPost, s.url, request(`{ category(slug: "go") { name } }`, nil),
-		map[string]string{graphpkg.RequestIDHeader: "panic-test-1"})
+		map[string]string{gqlhttp.RequestIDHeader: "panic-test-1"})
 	var body response
 	if err := json.Unmarshal([]byte(a.body), &body); err != nil {
 		t.Fatal(err)
 	}
 	faults.set(0, "")
 	equal(t, "status", a.status, http.StatusOK)
-	equal(t, "request id", a.header.Get(graphpkg.RequestIDHeader), "panic-test-1")
+	equal(t, "request id", a.header.Get(gqlhttp.RequestIDHeader), "panic-test-1")
 	if len(body.Errors) != 1 || body.Errors[0].Extensions["code"] != graphpkg.CodeInternal || body.Errors[0].Message != "internal error" {
 		t.Errorf("errors %v, want one INTERNAL without detail", body.Errors)
 	}

@@ -437,7 +437,7 @@ func TestPreviousAndNext(t *testing.T) {
 }
 
 func TestDraftPreviews(t *testing.T) {
-	s := newServer(t, func(_ *storage.ClientConfig, o *graph.HandlerOptions) { o.CacheMaxAge = time.Minute })
+	s := newServer(t, func(_ *storage.ClientConfig, o *graph.HandlerOptions) { o.HTTP.CacheMaxAge = time.Minute })
 	b := s.seedBlog(t)
 	ctx := context.Background()
 	link := ok[*CreatePreviewLinkResponse](t)(CreatePreviewLink(ctx, b.writers[0], CreatePreviewLinkInput{PostId: b.draft, ExpiresIn: ptr(3600)})).CreatePreviewLink

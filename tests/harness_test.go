@@ -18,6 +18,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/blogql/blog/auth"
+	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/internal/dynamotest"
 	"github.com/blogql/blog/storage"
@@ -83,8 +84,8 @@ func newServerWith(t *testing.T, verify func(*auth.Config), configure ...func(*s
 	c := dynamotest.NewClock(start)
 	clientCfg := dynamotest.ClientConfig(t, c.Now)
 	opts := graph.HandlerOptions{
-		Logger:        slog.New(slog.NewTextHandler(io.Discard, nil)),
-		Introspection: true,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		HTTP:   gqlhttp.Options{Introspection: true},
 	}
 	for _, f := range configure {
 		f(&clientCfg, &opts)

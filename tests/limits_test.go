@@ -19,6 +19,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/blogql/blog/auth"
+	"github.com/blogql/blog/gqlhttp"
 	graphpkg "github.com/blogql/blog/graph"
 	"github.com/blogql/blog/storage"
 )
@@ -171,9 +172,9 @@ func TestBadRequestsAreRefused(t *testing.T) {
 		reads   bool   // the error comes from a resolver, after reads
 	}{
 		// The request itself.
-		{name: "body over 1 MiB", body: request("{ __typename }", map[string]any{"pad": strings.Repeat("x", graphpkg.MaxBodyBytes)}),
+		{name: "body over 1 MiB", body: request("{ __typename }", map[string]any{"pad": strings.Repeat("x", gqlhttp.MaxBodyBytes)}),
 			status: http.StatusRequestEntityTooLarge, code: "BAD_REQUEST"},
-		{name: "body over 1 MiB without a length", body: request("{ __typename }", map[string]any{"pad": strings.Repeat("x", graphpkg.MaxBodyBytes)}),
+		{name: "body over 1 MiB without a length", body: request("{ __typename }", map[string]any{"pad": strings.Repeat("x", gqlhttp.MaxBodyBytes)}),
 			chunked: true, status: http.StatusRequestEntityTooLarge, code: "BAD_REQUEST"},
 		{name: "body that is not JSON", body: `{"query": "{ posts { `, status: http.StatusBadRequest, code: "BAD_REQUEST"},
 		{name: "batch of requests", body: `[{"query": "{ __typename }"}]`, status: http.StatusBadRequest, code: "BAD_REQUEST"},
@@ -181,7 +182,7 @@ func TestBadRequestsAreRefused(t *testing.T) {
 			status: http.StatusBadRequest, code: "BAD_REQUEST"},
 		// The document.
 		{name: "syntax error", body: request("{ posts(first: ) }", nil), code: parse},
-		{name: "more tokens than allowed", body: request("{"+strings.Repeat(" __typename", graphpkg.MaxTokens)+" }", nil), code: parse},
+		{name: "more tokens than allowed", body: request("{"+strings.Repeat(" __typename", gqlhttp.MaxTokens)+" }", nil), code: parse},
 		{name: "unknown field", body: request("{ posts { edges { node { password } } } }", nil), code: validation},
 		{name: "string for an Int variable", body: request(feed, map[string]any{"first": "ten"}), code: validation},
 		{name: "Int variable beyond 32 bits", body: request(feed, map[string]any{"first": 1 << 40}), code: validation},
@@ -190,10 +191,10 @@ func TestBadRequestsAreRefused(t *testing.T) {
 		{name: "Int literal beyond 32 bits", body: request("{ posts(first: 99999999999) { totalCount } }", nil), code: validation},
 		{name: "Int literal one past 32 bits", body: request("{ posts(first: 2147483648) { totalCount } }", nil), code: validation},
 		// Limits on the operation.
-		{name: "too deep", body: request(nested(graphpkg.MaxDepth+1), nil), code: "DEPTH_LIMIT_EXCEEDED"},
-		{name: "alias flood", body: request("{ posts(first: 1) { edges { node { "+aliases(graphpkg.MaxAliases+1, "title")+"} } } }", nil),
+		{name: "too deep", body: request(nested(gqlhttp.MaxDepth+1), nil), code: "DEPTH_LIMIT_EXCEEDED"},
+		{name: "alias flood", body: request("{ posts(first: 1) { edges { node { "+aliases(gqlhttp.MaxAliases+1, "title")+"} } } }", nil),
 			code: "ALIAS_LIMIT_EXCEEDED"},
-		{name: "too many root fields", body: request("{ "+aliases(graphpkg.MaxRootFields+1, "__typename")+"}", nil),
+		{name: "too many root fields", body: request("{ "+aliases(gqlhttp.MaxRootFields+1, "__typename")+"}", nil),
 			code: "ROOT_FIELD_LIMIT_EXCEEDED"},
 		{name: "100 posts with 100 comments each", body: request("{ posts(first: 100) { edges { node { comments(first: 100) { edges { node { id } } } } } } }", nil),
 			code: "COMPLEXITY_LIMIT_EXCEEDED"},
@@ -273,7 +274,7 @@ func TestBadRequestsAreRefused(t *testing.T) {
 		}
 	})
 	t.Run("a query at the depth limit is answered", func(t *testing.T) {
-		resp := s.send(t, request(nested(graphpkg.MaxDepth), nil), false)
+		resp := s.send(t, request(nested(gqlhttp.MaxDepth), nil), false)
 		if len(resp.Errors) > 0 {
 			t.Errorf("errors %v", resp.Errors)
 		}
@@ -463,7 +464,7 @@ func errField(err error) string {
 // fields, types, directive arguments), which would spell out what
 // introspection hides. With introspection on, each of them suggests one.
 func TestIntrospectionCanBeTurnedOff(t *testing.T) {
-	s := newServer(t, func(_ *storage.ClientConfig, o *graphpkg.HandlerOptions) { o.Introspection = false })
+	s := newServer(t, func(_ *storage.ClientConfig, o *graphpkg.HandlerOptions) { o.HTTP.Introspection = false })
 	for _, q := range []string{"{ __schema { types { name } } }", `{ __type(name: "Post") { fields { name } } }`} {
 		resp := s.send(t, request(q, nil), false)
 		if len(resp.Errors) == 0 || resp.Errors[0].Extensions["code"] != "GRAPHQL_VALIDATION_FAILED" {
@@ -513,7 +514,7 @@ var _ graphql.Client // the typed client is the harness's; raw requests are buil
 // partly sent.
 func TestAnswersAreBoundedInSize(t *testing.T) {
 	const limit = 100_000
-	s := newServer(t, func(_ *storage.ClientConfig, o *graphpkg.HandlerOptions) { o.MaxResponseBytes = limit })
+	s := newServer(t, func(_ *storage.ClientConfig, o *graphpkg.HandlerOptions) { o.HTTP.MaxResponseBytes = limit })
 	ctx := context.Background()
 	ok[*CreateAuthorResponse](t)(CreateAuthor(ctx, s.admin, CreateAuthorInput{Subject: ptr("ada"), Name: "Ada"}))
 	ada := s.as("ada", auth.RoleAuthor)

@@ -74,7 +74,7 @@ func newMix(t *testing.T, s *server, cfg mixConfig) *mix {
 		catVer: map[string]int{}, authorVer: map[string]int{}, effects: map[string]*effect{},
 		postEffect: map[string]*effect{}, tally: map[string]map[string]int{}}
 	m.servers[holding] = s
-	m.servers[publishing] = s.with(func(o *graphpkg.HandlerOptions) { o.Moderation = graphpkg.PublishReaderComments })
+	m.servers[publishing] = s.with(func(o *graphpkg.HandlerOptions) { o.Comments.Moderation = graphpkg.PublishReaderComments })
 	for i, srv := range m.servers {
 		m.anon[i] = graphql.NewClient(srv.url, &http.Client{Transport: m.statuses})
 	}

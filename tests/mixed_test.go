@@ -40,7 +40,7 @@ import (
 func TestMixedWorkload(t *testing.T) {
 	cfg := mixSettings(t)
 	t.Logf("seed %d (MIX_SEED=%d runs these choices again), %d clients, %s", cfg.seed, cfg.seed, cfg.clients, cfg.duration)
-	s := newServer(t, func(_ *storage.ClientConfig, o *graphpkg.HandlerOptions) { o.CommentsPerMinute = mixRateLimit })
+	s := newServer(t, func(_ *storage.ClientConfig, o *graphpkg.HandlerOptions) { o.Comments.PerMinute = mixRateLimit })
 	m := newMix(t, s, cfg)
 	m.run()
 	m.report()

@@ -218,7 +218,7 @@ func TestReadersEditsAreModeratedAgain(t *testing.T) {
 	})
 
 	t.Run("with edits unmoderated an edit stays published", func(t *testing.T) {
-		free := s.with(func(o *graph.HandlerOptions) { o.UnmoderatedEdits = true })
+		free := s.with(func(o *graph.HandlerOptions) { o.Comments.UnmoderatedEdits = true })
 		id := add(lin, "Approved before", nil)
 		s.clock.Advance(time.Second)
 		c := ok[*UpdateCommentResponse](t)(UpdateComment(ctx, free.reader("lin", "Lin", ""), UpdateCommentInput{Id: id, Body: "Changed at once"})).UpdateComment.Comment

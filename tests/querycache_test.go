@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/metrics"
 	"github.com/blogql/blog/storage"
@@ -77,7 +78,7 @@ func TestQueryCachesAreBoundedByBytes(t *testing.T) {
 	before := liveHeap()
 
 	for i := range 40 {
-		send(request(padded(i, graph.MaxBodyBytes-100), nil))
+		send(request(padded(i, gqlhttp.MaxBodyBytes-100), nil))
 	}
 	for i := range 300 {
 		r := send(request(padded(1000+i, 30<<10), nil))
@@ -90,12 +91,12 @@ func TestQueryCachesAreBoundedByBytes(t *testing.T) {
 	}
 	grown := int64(liveHeap()) - int64(before)
 	t.Logf("live heap grew by %.1f MiB", float64(grown)/(1<<20))
-	if limit := int64(graph.DefaultQueryCacheBytes + graph.DefaultPersistedQueryCacheBytes + 8<<20); grown > limit {
+	if limit := int64(gqlhttp.DefaultQueryCacheBytes + gqlhttp.DefaultPersistedQueryCacheBytes + 8<<20); grown > limit {
 		t.Errorf("live heap grew by %d bytes, more than the caches' bounds and 8 MiB (%d)", grown, limit)
 	}
 
 	samples := scrape()
-	for cache, bound := range map[string]float64{"documents": graph.DefaultQueryCacheBytes, "persisted": graph.DefaultPersistedQueryCacheBytes} {
+	for cache, bound := range map[string]float64{"documents": gqlhttp.DefaultQueryCacheBytes, "persisted": gqlhttp.DefaultPersistedQueryCacheBytes} {
 		bytes := samples[`blog_graphql_query_cache_bytes{cache="`+cache+`"}`]
 		entries := samples[`blog_graphql_query_cache_entries{cache="`+cache+`"}`]
 		t.Logf("%s: %g entries, %g bytes", cache, entries, bytes)
@@ -107,17 +108,17 @@ func TestQueryCachesAreBoundedByBytes(t *testing.T) {
 	t.Run("a document over the size limit is refused before it is parsed", func(t *testing.T) {
 		// Past the token limit and with a syntax error: the size is what
 		// is refused.
-		big := "{" + strings.Repeat(" __typename", graph.DefaultMaxQueryBytes/10) + " ((("
+		big := "{" + strings.Repeat(" __typename", gqlhttp.DefaultMaxQueryBytes/10) + " ((("
 		r := send(request(big, nil))
-		equal(t, "code", firstCode(r), graph.CodeQuerySizeLimit)
+		equal(t, "code", firstCode(r), gqlhttp.CodeQuerySizeLimit)
 		equal(t, "data", r.Data == nil, true)
-		at := send(request(padded(1, graph.DefaultMaxQueryBytes), nil))
+		at := send(request(padded(1, gqlhttp.DefaultMaxQueryBytes), nil))
 		equal(t, "a query of the limit's size", firstCode(at), "")
 	})
 
 	t.Run("a persisted query over the size limit is not registered", func(t *testing.T) {
-		big := padded(3000, graph.DefaultMaxQueryBytes+1)
-		equal(t, "registration", firstCode(send(persisted(big, true))), graph.CodeQuerySizeLimit)
+		big := padded(3000, gqlhttp.DefaultMaxQueryBytes+1)
+		equal(t, "registration", firstCode(send(persisted(big, true))), gqlhttp.CodeQuerySizeLimit)
 		equal(t, "by its hash", firstCode(send(persisted(big, false))), "PERSISTED_QUERY_NOT_FOUND")
 	})
 
@@ -138,7 +139,7 @@ func TestQueryCacheBoundsAreConfigurable(t *testing.T) {
 	m := metrics.New()
 	s := newServer(t, func(_ *storage.ClientConfig, o *graph.HandlerOptions) {
 		o.Metrics = m
-		o.QueryCacheBytes, o.PersistedQueryCacheBytes, o.MaxQueryBytes = docs, apq, maxQuery
+		o.HTTP.QueryCacheBytes, o.HTTP.PersistedQueryCacheBytes, o.HTTP.MaxQueryBytes = docs, apq, maxQuery
 	})
 	scrape := scraper(t, m.Handler())
 	for i := range 50 {
@@ -160,7 +161,7 @@ func TestQueryCacheBoundsAreConfigurable(t *testing.T) {
 	at := s.send(t, request(padded(1, maxQuery), nil), false)
 	equal(t, "errors at the limit", len(at.Errors), 0)
 	over := s.send(t, request(padded(1, maxQuery+1), nil), false)
-	if len(over.Errors) == 0 || over.Errors[0].Extensions["code"] != graph.CodeQuerySizeLimit {
-		t.Errorf("one byte over the limit: %v, want %s", over.Errors, graph.CodeQuerySizeLimit)
+	if len(over.Errors) == 0 || over.Errors[0].Extensions["code"] != gqlhttp.CodeQuerySizeLimit {
+		t.Errorf("one byte over the limit: %v, want %s", over.Errors, gqlhttp.CodeQuerySizeLimit)
 	}
 }

@@ -29,7 +29,7 @@ import (
 
 // publishReaders makes readers' comments public at once.
 func publishReaders(_ *storage.ClientConfig, o *graph.HandlerOptions) {
-	o.Moderation = graph.PublishReaderComments
+	o.Comments.Moderation = graph.PublishReaderComments
 }
 
 // readersBlog is a published post of ada's with a server's clients.

@@ -75,7 +75,7 @@ func TestIndependentReadsGoOutTogether(t *testing.T) {
 	s := newServer(t, inFront(func(backend http.RoundTripper) http.RoundTripper { g.next = backend; return g }), func(_ *storage.ClientConfig, o *graph.HandlerOptions) {
 		// A page that waits for a round that never opens fails at this
 		// deadline instead of passing.
-		o.RequestTimeout = 5 * time.Second
+		o.HTTP.RequestTimeout = 5 * time.Second
 	})
 	b := s.seedBlog(t)
 	ctx := context.Background()

@@ -1,4 +1,4 @@
-package graph
+package gqlhttp
 
 import (
 	"bytes"
@@ -166,11 +166,11 @@ func bodyNotRead(w http.ResponseWriter, err error) {
 	var tooBig *http.MaxBytesError
 	switch {
 	case errors.As(err, &netErr) && netErr.Timeout(), errors.Is(err, os.ErrDeadlineExceeded):
-		writeRequestError(w, http.StatusRequestTimeout, "the request body did not arrive in time")
+		WriteError(w, http.StatusRequestTimeout, "the request body did not arrive in time", CodeBadRequest)
 	case errors.As(err, &tooBig):
-		writeRequestError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", tooBig.Limit))
+		WriteError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", tooBig.Limit), CodeBadRequest)
 	default:
-		writeRequestError(w, http.StatusBadRequest, "could not read the request body")
+		WriteError(w, http.StatusBadRequest, "could not read the request body", CodeBadRequest)
 	}
 }
 

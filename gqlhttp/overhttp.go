@@ -1,4 +1,4 @@
-package graph
+package gqlhttp
 
 import (
 	"bytes"
@@ -131,10 +131,7 @@ func (w *requestErrorWriter) flush() {
 	}
 	body := w.body.Bytes()
 	if w.getMutation {
-		_ = json.NewEncoder(w.ResponseWriter).Encode(struct {
-			Errors gqlerror.List `json:"errors"`
-		}{gqlerror.List{{Message: "GET requests only allow query operations; send a mutation with POST",
-			Extensions: map[string]any{"code": CodeBadRequest}}}})
+		encodeError(w.ResponseWriter, "GET requests only allow query operations; send a mutation with POST", CodeBadRequest)
 		return
 	}
 	if err := json.Unmarshal(body, &resp); err == nil && resp.Errors != nil {
@@ -164,19 +161,19 @@ func checkMethod(next http.Handler) http.Handler {
 			q := r.URL.Query()
 			for _, p := range []string{"query", "operationName", "variables", "extensions"} {
 				if len(q[p]) > 1 {
-					writeRequestError(w, http.StatusBadRequest, fmt.Sprintf("the URL has %q more than once", p))
+					WriteError(w, http.StatusBadRequest, fmt.Sprintf("the URL has %q more than once", p), CodeBadRequest)
 					return
 				}
 			}
 		case http.MethodPost:
 			if mediaType, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mediaType != mediaJSON {
 				w.Header().Set("Accept-Post", mediaJSON)
-				writeRequestError(w, http.StatusUnsupportedMediaType, "the body of a POST must be application/json")
+				WriteError(w, http.StatusUnsupportedMediaType, "the body of a POST must be application/json", CodeBadRequest)
 				return
 			}
 		default:
 			w.Header().Set("Allow", allowedMethods)
-			writeRequestError(w, http.StatusMethodNotAllowed, "the endpoint takes GET and POST")
+			WriteError(w, http.StatusMethodNotAllowed, "the endpoint takes GET and POST", CodeBadRequest)
 			return
 		}
 		next.ServeHTTP(w, r)

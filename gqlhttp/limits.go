@@ -1,9 +1,8 @@
-package graph
+package gqlhttp
 
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -24,7 +23,7 @@ const (
 	MaxBodyBytes = 1 << 20
 	// DefaultMaxQueryBytes bounds the query document of a request (its
 	// `query`, a persisted query's registration included) when
-	// HandlerOptions.MaxQueryBytes is zero: QUERY_SIZE_LIMIT_EXCEEDED
+	// Options.MaxQueryBytes is zero: QUERY_SIZE_LIMIT_EXCEEDED
 	// above it, before it is parsed, cached or persisted. MaxTokens
 	// tokens written out take a few kilobytes; what is past that is
 	// comments, blanks and literal values, which belong in variables.
@@ -46,7 +45,7 @@ const (
 	// (ROOT_FIELD_LIMIT_EXCEEDED): each starts its own reads.
 	MaxRootFields = 20
 	// DefaultRequestTimeout is how long a request may take when
-	// HandlerOptions.RequestTimeout is zero. Its deadline reaches every
+	// Options.RequestTimeout is zero. Its deadline reaches every
 	// DynamoDB call; past it the request answers TIMEOUT.
 	DefaultRequestTimeout = 10 * time.Second
 )
@@ -274,14 +273,4 @@ func limitBody(n int64, next http.Handler) http.Handler {
 
 func tooLarge(w http.ResponseWriter, n int64) {
 	bodyNotRead(w, &http.MaxBytesError{Limit: n})
-}
-
-// writeRequestError answers a request that never reached GraphQL with one
-// BAD_REQUEST error.
-func writeRequestError(w http.ResponseWriter, status int, message string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(struct {
-		Errors gqlerror.List `json:"errors"`
-	}{gqlerror.List{{Message: message, Extensions: map[string]any{"code": CodeBadRequest}}}})
 }

@@ -1,4 +1,4 @@
-package graph
+package gqlhttp
 
 import (
 	"context"
@@ -9,18 +9,14 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/gqlerror"
-
-	"github.com/blogql/blog/markdown"
-	"github.com/blogql/blog/storage"
 )
 
 // The size of answers. Two limits keep one request from building an
 // answer of hundreds of megabytes:
 //
-//   - Before execution, fields whose values can be large cost what they can
-//     hold (sizeCost): a post's body costs 26 like 26 fields, so the
-//     complexity limit admits one page of 100 posts with their bodies (the
-//     largest listing the design has) and refuses many of them.
+//   - Before execution, the schema's complexity functions may make fields
+//     whose values can be large cost what they can hold, so the complexity
+//     limit bounds the size of what an operation asks for.
 //   - During execution, every field's value is counted as it is resolved,
 //     in the bytes it takes in the JSON answer; once the answer passes
 //     MaxResponseBytes, no further field resolves (no further read is
@@ -28,36 +24,13 @@ import (
 //     past the limit ever being kept.
 
 // MaxResponseBytes is the largest answer a request gets when
-// HandlerOptions.MaxResponseBytes is zero: room for a page of 100 posts
-// with bodies of the largest size, and their JSON escapes.
+// Options.MaxResponseBytes is zero: room for a page of 100 posts of the
+// blog with bodies of the largest size, and their JSON escapes.
 const MaxResponseBytes = 16 << 20
 
 // CodeResponseTooLarge is the code of a request whose answer would pass
 // the size limit.
 const CodeResponseTooLarge = "RESPONSE_TOO_LARGE"
-
-// costBytes is how much of an answer one unit of cost stands for.
-const costBytes = 4000
-
-// sizeCost returns the complexity of a field whose value may take maxBytes
-// in an answer: 1, and 1 more for every costBytes it may hold.
-func sizeCost(maxBytes int) func(int) int {
-	cost := 1 + maxBytes/costBytes
-	return func(int) int { return cost }
-}
-
-// withSizeCosts gives the large fields of the schema their cost. Lengths in
-// characters take up to 4 bytes each.
-func withSizeCosts(c *ComplexityRoot) {
-	c.Post.Body = sizeCost(storage.MaxBodyBytes)
-	c.Post.BodyHTML = sizeCost(markdown.MaxHTMLBytes)
-	c.Post.Excerpt = sizeCost(4 * storage.MaxExcerptLength)
-	c.Post.Title = sizeCost(4 * storage.MaxTitleLength)
-	c.Comment.Body = sizeCost(storage.MaxCommentBytes)
-	c.Author.Bio = sizeCost(4 * storage.MaxBioLength)
-	c.Author.AvatarURL = sizeCost(4 * storage.MaxURLLength)
-	c.Category.Description = sizeCost(4 * storage.MaxDescriptionLength)
-}
 
 // errResponseTooLarge stops the fields resolved after an answer passed its
 // limit. It is never shown: the answer becomes one error instead.

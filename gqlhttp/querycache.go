@@ -1,4 +1,4 @@
-package graph
+package gqlhttp
 
 import (
 	"container/list"
@@ -14,12 +14,12 @@ import (
 // the body limit lets in.
 const (
 	// DefaultQueryCacheBytes bounds the cache of parsed and validated
-	// documents when HandlerOptions.QueryCacheBytes is zero: about 120
+	// documents when Options.QueryCacheBytes is zero: about 120
 	// operations of 2 KB, which a blog's frontend does not reach.
 	DefaultQueryCacheBytes = 8 << 20
 	// DefaultPersistedQueryCacheBytes bounds the automatic persisted
 	// queries (hash to query text) when
-	// HandlerOptions.PersistedQueryCacheBytes is zero.
+	// Options.PersistedQueryCacheBytes is zero.
 	DefaultPersistedQueryCacheBytes = 2 << 20
 )
 

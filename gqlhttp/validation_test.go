@@ -1,12 +1,10 @@
-package graph
+package gqlhttp
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -21,8 +19,6 @@ import (
 	"github.com/vektah/gqlparser/v2/validator"
 	"github.com/vektah/gqlparser/v2/validator/core"
 	"github.com/vektah/gqlparser/v2/validator/rules"
-
-	"github.com/blogql/blog/storage"
 )
 
 // specCases are graphql-js's tests of the two rules this server replaces,
@@ -133,7 +129,7 @@ func sharedFragment(n int) string {
 // same work, whatever the length. gqlparser's rules did twice the work for
 // each link.
 func TestValidationWorkIsLinear(t *testing.T) {
-	schema := NewExecutableSchema(Config{}).Schema()
+	schema := newTestSchema().Schema()
 	for _, shape := range []struct {
 		name string
 		doc  func(int) string
@@ -166,7 +162,7 @@ func checkWork(t *testing.T, schema *ast.Schema, query string) int {
 		t.Fatalf("invalid document: %v", errs)
 	}
 	opCtx := &graphql.OperationContext{Doc: doc, Operation: doc.Operations[0]}
-	l := operationLimits{complexityLimit: DefaultComplexityLimit, report: func(w int) { limits = w }}
+	l := operationLimits{complexityLimit: testComplexityLimit, report: func(w int) { limits = w }}
 	l.MutateOperationContext(context.Background(), opCtx)
 	return merge + depth + limits
 }
@@ -177,11 +173,7 @@ func checkWork(t *testing.T, schema *ast.Schema, query string) int {
 // time per document is the figure the README quotes; gqlparser's rule took
 // 15 s for 21 links.
 func BenchmarkRefuseFragmentChains(b *testing.B) {
-	db, err := storage.NewClient(context.Background(), storage.ClientConfig{Embedded: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	h := NewHandler(storage.New(db, "bench"), HandlerOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	h := New(newTestSchema(), Options{ComplexityLimit: testComplexityLimit})
 	for _, c := range []struct {
 		name string
 		doc  string

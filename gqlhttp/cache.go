@@ -1,4 +1,4 @@
-package graph
+package gqlhttp
 
 import (
 	"bytes"
@@ -17,27 +17,28 @@ import (
 
 // HTTP caching. Public pages are the same for every anonymous reader, so a
 // CDN may keep them: a GET request without an Authorization header whose
-// query operation answered without errors, and showed no post by a
-// preview token, gets
-// "Cache-Control: public, max-age=N" and an ETag (a hash of the body), and a
-// matching If-None-Match gets 304 Not Modified with no body. Everything
+// query operation answered without errors, and that no resolver marked
+// private (NoStore), gets "Cache-Control: public, max-age=N" and an ETag
+// (a hash of the body), and a matching If-None-Match gets 304 Not
+// Modified with no body. Everything
 // else (POST, mutations, signed-in readers, errors) gets
 // "Cache-Control: no-store", so no cache ever keeps a write's answer or one
 // person's view. GET covers automatic persisted queries too: a hash-only
 // GET URL is short and stable, which is what a CDN keys on.
 
 // cacheState is where the response hook tells the HTTP layer whether the
-// operation it answered may be cached publicly. A resolver whose answer
-// is for its caller alone, though anonymous (a post shown by a preview
-// token), marks it private first.
+// operation it answered may be cached publicly; NoStore marks it private
+// first.
 type cacheState struct {
 	public  bool
 	private atomic.Bool // set by resolvers, which run at once
 }
 
-// noStore makes the answer of the request ctx belongs to uncacheable,
-// whatever else it is.
-func noStore(ctx context.Context) {
+// NoStore makes the answer of the request ctx belongs to uncacheable,
+// whatever else it is: a resolver calls it when its answer is for its
+// caller alone, though anonymous (the blog's post shown by a preview
+// token).
+func NoStore(ctx context.Context) {
 	if st, ok := ctx.Value(cacheStateKey{}).(*cacheState); ok {
 		st.private.Store(true)
 	}

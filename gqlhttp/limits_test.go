@@ -1,4 +1,4 @@
-package graph
+package gqlhttp
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 // fragment's aliases once, a root field spread twice once, and no depth
 // for introspection, which has its own rule.
 func TestOperationLimitsSeeThroughFragments(t *testing.T) {
-	schema := NewExecutableSchema(Config{}).Schema()
+	schema := newTestSchema().Schema()
 	deep := "posts { edges { node { author { posts { edges { node { author { posts { edges { node { title } } } } } } } } } } }" // 12
 	tests := []struct {
 		name  string
@@ -41,11 +41,11 @@ func TestOperationLimitsSeeThroughFragments(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if errs := validator.Validate(schema, doc); len(errs) > 0 {
+			if errs := validator.ValidateWithRules(schema, doc, nil); len(errs) > 0 {
 				t.Fatalf("invalid test query: %v", errs)
 			}
 			opCtx := &graphql.OperationContext{Doc: doc, Operation: doc.Operations[0]}
-			got := operationLimits{complexityLimit: DefaultComplexityLimit}.MutateOperationContext(context.Background(), opCtx)
+			got := operationLimits{complexityLimit: testComplexityLimit}.MutateOperationContext(context.Background(), opCtx)
 			switch {
 			case tt.code == "" && got != nil:
 				t.Errorf("refused: %v", got)

@@ -1,0 +1,204 @@
+// Package gqlhttp serves a GraphQL schema over HTTP: the transports of
+// the GraphQL over HTTP specification (transport.go, overhttp.go,
+// variables.go), limits on request bodies, query documents, validation
+// work, operations, time and answers (limits.go, validation.go,
+// mergefields.go, responsesize.go), a query cache and automatic persisted
+// queries bounded by memory (querycache.go), HTTP caching with ETag and
+// 304 (cache.go) and request ids (requestid.go). It knows nothing of the
+// schema it serves: what is particular to one (its resolvers' middlewares,
+// error presenter, request context) comes in through Options.
+package gqlhttp
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler"
+	"github.com/99designs/gqlgen/graphql/handler/extension"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// Options configure New. ComplexityLimit must be set; for the other
+// fields the zero value is a production setup: no introspection,
+// DefaultRequestTimeout, MaxResponseBytes, DefaultMaxQueryBytes, the
+// default query cache bounds, and every answer no-store.
+type Options struct {
+	// Introspection enables schema introspection (the playground needs it)
+	// and field suggestions in validation errors. Without it, an operation
+	// that asks for __schema or __type fails validation.
+	Introspection bool
+	// ComplexityLimit is the highest complexity an operation may have, as
+	// the schema's complexity functions count it; it must be positive.
+	ComplexityLimit int
+	// RequestTimeout bounds each request, everything its resolvers call
+	// included; zero means DefaultRequestTimeout.
+	RequestTimeout time.Duration
+	// MaxResponseBytes bounds the JSON answer of an operation; zero means
+	// MaxResponseBytes (responsesize.go).
+	MaxResponseBytes int64
+	// CacheMaxAge is how long a CDN or browser may reuse the answer to an
+	// anonymous GET query (see cache.go); zero marks every answer no-store.
+	CacheMaxAge time.Duration
+	// MaxQueryBytes bounds the query document of a request, a persisted
+	// query's included, checked before it is parsed; zero means
+	// DefaultMaxQueryBytes.
+	MaxQueryBytes int
+	// QueryCacheBytes bounds the memory of the parsed documents kept for
+	// the next requests that send the same query (see querycache.go);
+	// zero means DefaultQueryCacheBytes, a negative number none kept.
+	QueryCacheBytes int64
+	// PersistedQueryCacheBytes bounds the memory of the automatic
+	// persisted queries; zero means DefaultPersistedQueryCacheBytes, a
+	// negative number none kept (every hash alone is then
+	// PERSISTED_QUERY_NOT_FOUND).
+	PersistedQueryCacheBytes int64
+	// ObserveQueryCache, when set, is called with the entries and bytes a
+	// query cache holds after every change; cache is DocumentCache or
+	// PersistedCache.
+	ObserveQueryCache func(cache string, entries int, bytes int64)
+
+	// ErrorPresenter presents the errors of resolvers and of gqlgen that
+	// this package does not present itself; nil means gqlgen's default.
+	ErrorPresenter graphql.ErrorPresenterFunc
+	// RecoverFunc turns a resolver's panic into its error; nil means
+	// gqlgen's default.
+	RecoverFunc graphql.RecoverFunc
+	// Extensions are added to the executor, in order, after the limits
+	// and before the size of the answer is counted.
+	Extensions []graphql.HandlerExtension
+	// AroundRootFields wrap every root field, the first outermost.
+	AroundRootFields []graphql.RootFieldMiddleware
+	// AroundResponses wrap every answer, the first outermost, inside the
+	// Extensions and outside the caching and size checks of the answer.
+	AroundResponses []graphql.ResponseMiddleware
+	// Wrap, when set, wraps the executor's HTTP handler: it is the
+	// innermost middleware, inside the limits, the timeout and the caching
+	// headers, where a request has been admitted and has its deadline.
+	Wrap func(http.Handler) http.Handler
+}
+
+// Names of the query caches, as ObserveQueryCache reports them.
+const (
+	DocumentCache  = "documents"
+	PersistedCache = "persisted"
+)
+
+// New returns the GraphQL endpoint of schema: GET and POST transports
+// that follow the GraphQL over HTTP specification (with the statuses of
+// checkMethod and the variable coercion of variables.go), a limit on the
+// size of query documents, a query cache and automatic persisted queries
+// bounded by the memory they take (querycache.go), validation that looks
+// through fragments in linear time (validation.go), the limits of
+// limits.go (body size, tokens, depth, aliases, root fields, complexity,
+// time) and of responsesize.go (the size of answers), caching headers
+// (cache.go) and a request id (requestid.go). What opts adds runs within
+// these.
+func New(schema graphql.ExecutableSchema, opts Options) http.Handler {
+	if opts.ComplexityLimit <= 0 {
+		panic("gqlhttp: Options.ComplexityLimit must be positive")
+	}
+	timeout := opts.RequestTimeout
+	if timeout == 0 {
+		timeout = DefaultRequestTimeout
+	}
+	maxQuery := opts.MaxQueryBytes
+	if maxQuery == 0 {
+		maxQuery = DefaultMaxQueryBytes
+	}
+	maxResponse := opts.MaxResponseBytes
+	if maxResponse == 0 {
+		maxResponse = MaxResponseBytes
+	}
+
+	srv := handler.New(schema)
+	srv.AddTransport(transport.Options{AllowedMethods: []string{allowedMethods}})
+	srv.AddTransport(overHTTP{transport.GET{}, schema.Schema()})
+	srv.AddTransport(overHTTP{postJSON{}, schema.Schema()})
+	srv.Use(querySizeLimit{max: maxQuery})
+	srv.SetQueryCache(newByteLRU(cacheBound(opts.QueryCacheBytes, DefaultQueryCacheBytes), documentCost,
+		cacheReport(opts.ObserveQueryCache, DocumentCache)))
+	srv.Use(extension.AutomaticPersistedQuery{Cache: newByteLRU(cacheBound(opts.PersistedQueryCacheBytes, DefaultPersistedQueryCacheBytes),
+		persistedCost, cacheReport(opts.ObserveQueryCache, PersistedCache))})
+	srv.SetParserTokenLimit(MaxTokens)
+	srv.Use(operationLimits{complexityLimit: opts.ComplexityLimit})
+	srv.Use(extension.FixedComplexityLimit(opts.ComplexityLimit))
+	srv.SetValidationRulesFn(validationRules(opts.Introspection))
+	if opts.Introspection {
+		srv.Use(extension.Introspection{})
+	} else {
+		srv.SetDisableSuggestion(true)
+	}
+	srv.SetErrorPresenter(presentError(opts.ErrorPresenter))
+	if opts.RecoverFunc != nil {
+		srv.SetRecoverFunc(opts.RecoverFunc)
+	}
+	for _, ext := range opts.Extensions {
+		srv.Use(ext)
+	}
+	for _, f := range opts.AroundRootFields {
+		srv.AroundRootFields(f)
+	}
+	sizeOperation, sizeField, sizeResponse := responseSize(maxResponse)
+	srv.AroundOperations(sizeOperation)
+	srv.AroundFields(sizeField)
+	for _, f := range opts.AroundResponses {
+		srv.AroundResponses(f)
+	}
+	srv.AroundResponses(markCacheable)
+	srv.AroundResponses(sizeResponse)
+
+	var inner http.Handler = srv
+	if opts.Wrap != nil {
+		inner = opts.Wrap(srv)
+	}
+	return WithRequestID(checkMethod(limitBody(MaxBodyBytes, withTimeout(timeout,
+		withCacheHeaders(opts.CacheMaxAge, inner)))))
+}
+
+// presentError returns the error presenter: what this package's limits
+// raise is presented here, everything else by next (gqlgen's default when
+// nil). A field stopped by the size of the answer is not presented at
+// all: the answer becomes one error of its own.
+func presentError(next graphql.ErrorPresenterFunc) graphql.ErrorPresenterFunc {
+	if next == nil {
+		next = graphql.DefaultErrorPresenter
+	}
+	return func(ctx context.Context, err error) *gqlerror.Error {
+		if errors.Is(err, errResponseTooLarge) {
+			return nil
+		}
+		if gqlErr, ok := errors.AsType[*gqlerror.Error](err); ok &&
+			gqlErr.Message == tooComplexToValidate && gqlErr.Rule == fieldsMergeRule.Name {
+			// Validation refused the document for the work it takes, not
+			// for what it says: a limit, like the complexity's.
+			gqlErr.Extensions = map[string]any{"code": CodeComplexityLimit}
+			return gqlErr
+		}
+		return next(ctx, err)
+	}
+}
+
+// cacheBound returns the bound of a cache: def for zero, none for a
+// negative number.
+func cacheBound(n, def int64) int64 {
+	switch {
+	case n == 0:
+		return def
+	case n < 0:
+		return 0
+	}
+	return n
+}
+
+// cacheReport returns what a query cache reports its size to: observe
+// with the cache's name, or nothing.
+func cacheReport(observe func(string, int, int64), cache string) func(int, int64) {
+	if observe == nil {
+		return nil
+	}
+	return func(entries int, bytes int64) { observe(cache, entries, bytes) }
+}

@@ -1,0 +1,36 @@
+package graph
+
+import (
+	"github.com/blogql/blog/markdown"
+	"github.com/blogql/blog/storage"
+)
+
+// The size of answers, before execution: fields whose values can be large
+// cost what they can hold (sizeCost), so a post's body costs 26 like 26
+// fields and the complexity limit admits one page of 100 posts with their
+// bodies (the largest listing the design has) and refuses many of them.
+// During execution gqlhttp counts the bytes of the answer itself
+// (gqlhttp.MaxResponseBytes).
+
+// costBytes is how much of an answer one unit of cost stands for.
+const costBytes = 4000
+
+// sizeCost returns the complexity of a field whose value may take maxBytes
+// in an answer: 1, and 1 more for every costBytes it may hold.
+func sizeCost(maxBytes int) func(int) int {
+	cost := 1 + maxBytes/costBytes
+	return func(int) int { return cost }
+}
+
+// withSizeCosts gives the large fields of the schema their cost. Lengths in
+// characters take up to 4 bytes each.
+func withSizeCosts(c *ComplexityRoot) {
+	c.Post.Body = sizeCost(storage.MaxBodyBytes)
+	c.Post.BodyHTML = sizeCost(markdown.MaxHTMLBytes)
+	c.Post.Excerpt = sizeCost(4 * storage.MaxExcerptLength)
+	c.Post.Title = sizeCost(4 * storage.MaxTitleLength)
+	c.Comment.Body = sizeCost(storage.MaxCommentBytes)
+	c.Author.Bio = sizeCost(4 * storage.MaxBioLength)
+	c.Author.AvatarURL = sizeCost(4 * storage.MaxURLLength)
+	c.Category.Description = sizeCost(4 * storage.MaxDescriptionLength)
+}
