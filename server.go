@@ -339,6 +339,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		Endpoint:    cfg.endpoint,
 		Region:      cfg.region,
 		MaxAttempts: cfg.maxAttempts,
+		// DynamoDB Local accepts any credentials; AWS never gets these.
+		LocalCredentials: backend == backendLocal && getenv("AWS_ACCESS_KEY_ID") == "",
 	}
 	dataPath := ""
 	if backend == backendEmbedded {
