@@ -185,9 +185,11 @@ func settings(c *config) []setting {
 		{"playground", "PLAYGROUND", &c.playground,
 			"serve the GraphiQL playground at /: true, false or auto\n(auto: where introspection is on, which the playground needs)",
 			"serve GraphiQL at `/` (auto: where introspection is on, which it needs; so off outside the embedded engine)"},
-		{"playground-assets", "PLAYGROUND_ASSETS", val(&c.playgroundDir, ".cache/playground"),
-			"`directory` of the playground's GraphiQL files, installed by scripts/playground-assets.sh;\nwithout them the playground loads GraphiQL from a CDN",
-			"directory of the playground's GraphiQL files; missing: a CDN"},
+		{"playground-assets", "PLAYGROUND_ASSETS", val(&c.playgroundDir, defaultPlaygroundDir),
+			"`directory` of the playground's GraphiQL files, installed by scripts/playground-assets.sh;\n" +
+				"left at its default, also looked for beside the data directory, the executable and the source;\n" +
+				"without them the playground loads GraphiQL from a CDN",
+			"directory of the playground's GraphiQL files; left at its default, also looked for elsewhere (see [Run it](#run-it)); none found: a CDN"},
 		{"introspection", "INTROSPECTION", &c.introspection,
 			"allow schema introspection and field suggestions in errors (the playground and code\ngenerators need them): true, false or auto (auto: true for the embedded engine only)",
 			"allow schema introspection and field suggestions in errors (auto: embedded only)"},

@@ -392,7 +392,7 @@ func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *
 	}
 	mux.Handle("/graphql", withCORS(cors, api))
 	if cfg.playgroundOn() {
-		mountPlayground(mux, cfg.playgroundDir, playgroundHeaders, logger)
+		mountPlayground(mux, cfg.playgroundDirs(), playgroundHeaders, logger)
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		plain(w, http.StatusOK, "ok")
