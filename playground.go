@@ -15,6 +15,8 @@ import (
 	"net/url"
 	"os"
 	"path"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"time"
 )
@@ -112,21 +114,86 @@ var playgroundPage = template.Must(template.New("playground").Parse(`<!DOCTYPE h
 </html>
 `))
 
+// defaultPlaygroundDir is the default of -playground-assets, where
+// scripts/playground-assets.sh installs the playground's files.
+const defaultPlaygroundDir = ".cache/playground"
+
+// executable and sourceFile locate the binary and the source it was built
+// from, beside which the playground's files are looked for; tests replace
+// them. sourceFile is relative (and not used) in a binary built with
+// -trimpath.
+var (
+	executable = os.Executable
+	sourceFile = func() string { _, file, _, _ := runtime.Caller(0); return file }()
+)
+
+// playgroundDirs returns the directories in which the playground's files
+// are looked for, in order. A directory set with -playground-assets is
+// the only one. Left at its default, the files are found wherever the
+// server is started from: in .cache/playground of the working directory,
+// in playground of the data directory, and in .cache/playground beside
+// the executable and in the source directory the binary was built from
+// (which `go run` and `go build` in a checkout are).
+func (c *config) playgroundDirs() []string {
+	if c.playgroundDir != defaultPlaygroundDir {
+		return []string{c.playgroundDir}
+	}
+	dirs := []string{defaultPlaygroundDir}
+	if c.dataDir != memoryData {
+		dirs = append(dirs, filepath.Join(c.dataDir, "playground"))
+	}
+	if exe, err := executable(); err == nil {
+		if real, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = real
+		}
+		dirs = append(dirs, filepath.Join(filepath.Dir(exe), defaultPlaygroundDir))
+	}
+	if filepath.IsAbs(sourceFile) {
+		dirs = append(dirs, filepath.Join(filepath.Dir(sourceFile), defaultPlaygroundDir))
+	}
+	seen := map[string]bool{}
+	unique := dirs[:0]
+	for _, d := range dirs {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			abs = d
+		}
+		if !seen[abs] {
+			seen[abs] = true
+			unique = append(unique, d)
+		}
+	}
+	return unique
+}
+
 // mountPlayground serves GraphiQL at / with the explorer plugin and
 // headers prefilled in its headers editor (none when headers is empty).
-// When dir holds every asset with the expected hash, the page loads them
-// from this server under /playground/; else from a CDN, which its
-// Content-Security-Policy then allows. The log says which.
-func mountPlayground(mux *http.ServeMux, dir string, headers map[string]string, logger *slog.Logger) {
-	files, err := loadPlaygroundAssets(os.DirFS(dir))
-	local := err == nil
+// When one of dirs, the first in order, holds every asset with the
+// expected hash, the page loads them from this server under /playground/;
+// else from a CDN, which its Content-Security-Policy then allows. The log
+// says which, and the directory.
+func mountPlayground(mux *http.ServeMux, dirs []string, headers map[string]string, logger *slog.Logger) {
+	var files map[string][]byte
+	unusable := false
+	for _, dir := range dirs {
+		f, err := loadPlaygroundAssets(os.DirFS(dir))
+		if err == nil {
+			files = f
+			logger.Info("playground assets served by this server", "dir", dir)
+			break
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			unusable = true
+			logger.Warn("playground assets unusable (reinstall them with scripts/playground-assets.sh)", "dir", dir, "err", err)
+		}
+	}
+	local := files != nil
 	switch {
 	case local:
-		logger.Info("playground assets served by this server", "dir", dir)
-	case errors.Is(err, fs.ErrNotExist):
-		logger.Info("playground assets not installed, the playground loads GraphiQL from a CDN (install them with scripts/playground-assets.sh)", "dir", dir)
+	case unusable:
+		logger.Warn("no usable playground assets, the playground loads GraphiQL from a CDN", "dirs", dirs)
 	default:
-		logger.Warn("playground assets unusable, the playground loads GraphiQL from a CDN (reinstall them with scripts/playground-assets.sh)", "dir", dir, "err", err)
+		logger.Info("playground assets not installed, the playground loads GraphiQL from a CDN (install them with scripts/playground-assets.sh)", "dirs", dirs)
 	}
 	if files == nil {
 		files = map[string][]byte{}

@@ -20,7 +20,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -29,7 +28,6 @@ import (
 	"github.com/blogql/blog/embedded"
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph"
-	"github.com/blogql/blog/markdown"
 	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/tuning"
 )
@@ -67,257 +65,6 @@ func main() {
 	}
 }
 
-// Backends, see config.backend.
-const (
-	backendEmbedded = "embedded"
-	backendLocal    = "endpoint"
-	backendAWS      = "aws"
-)
-
-// config is the server's configuration.
-type config struct {
-	host              string
-	port              int
-	endpoint          string
-	dataDir           string
-	aws               bool
-	table             string
-	region            string
-	createTable       autoBool
-	seedDemo          autoBool
-	playground        autoBool
-	playgroundDir     string
-	introspection     autoBool
-	requestTimeout    time.Duration
-	maxAttempts       int
-	logLevel          slog.Level
-	logFormat         string
-	jwtSecret         string
-	cursorKey         string
-	insecureDevTokens bool
-	jwtIssuer         string
-	jwtAudience       string
-	jwksURL           string
-	cacheMaxAge       time.Duration
-	pprofAddr         string
-	metricsAddr       string
-	moderation        string
-	moderateEdits     bool
-	commentRate       int
-	migrate           string
-	allowedHosts      hostList
-	corsOrigins       originList
-	maxQueryBytes     int
-	queryCacheBytes   int64
-	apqCacheBytes     int64
-	privateURLs       bool
-	headingIDPrefix   string
-}
-
-// backend returns which DynamoDB the server talks to: AWS with -aws (at
-// -dynamodb-endpoint when that is set too), the DynamoDB at
-// -dynamodb-endpoint (e.g. DynamoDB Local), or else the embedded engine.
-func (c *config) backend() string {
-	switch {
-	case c.aws:
-		return backendAWS
-	case c.endpoint != "":
-		return backendLocal
-	default:
-		return backendEmbedded
-	}
-}
-
-// introspectionOn reports whether schema introspection and field
-// suggestions are on: by default only for the embedded engine, a
-// development setup, since they show the whole schema to anyone.
-func (c *config) introspectionOn() bool {
-	return c.introspection.or(c.backend() == backendEmbedded)
-}
-
-// playgroundOn reports whether the server serves the playground: by
-// default only where introspection is on, since it cannot work without.
-func (c *config) playgroundOn() bool {
-	return c.playground.or(c.introspectionOn())
-}
-
-// Values of -comment-moderation.
-const (
-	moderationHold    = "hold"
-	moderationPublish = "publish"
-)
-
-// moderationOption returns the handler's setting for readers' comments.
-func (c *config) moderationOption() graph.Moderation {
-	if c.moderation == moderationPublish {
-		return graph.PublishReaderComments
-	}
-	return graph.HoldReaderComments
-}
-
-// autoBool is a boolean flag whose default depends on other flags: "auto"
-// until it is set.
-type autoBool struct {
-	set, value bool
-}
-
-func (b *autoBool) String() string {
-	if b == nil || !b.set {
-		return "auto"
-	}
-	return strconv.FormatBool(b.value)
-}
-
-func (b *autoBool) Set(s string) error {
-	if s == "auto" {
-		*b = autoBool{}
-		return nil
-	}
-	v, err := strconv.ParseBool(s)
-	if err != nil {
-		return errors.New("must be true, false or auto")
-	}
-	*b = autoBool{set: true, value: v}
-	return nil
-}
-
-func (b *autoBool) IsBoolFlag() bool { return true }
-
-// or returns the value when it was set, else def.
-func (b *autoBool) or(def bool) bool {
-	if b.set {
-		return b.value
-	}
-	return def
-}
-
-// parseConfig reads the configuration from getenv and then args: a flag
-// overrides its environment variable. Help and errors go to out; -h
-// returns flag.ErrHelp.
-func parseConfig(args []string, getenv func(string) string, out io.Writer) (*config, error) {
-	c := &config{}
-	fs := flag.NewFlagSet("blog", flag.ContinueOnError)
-	fs.SetOutput(out)
-	env := map[string]string{ // flag → environment variable
-		"host": "HOST", "port": "PORT",
-		"dynamodb-endpoint": "DYNAMODB_ENDPOINT", "aws": "DYNAMODB_AWS", "data": "DATA_DIR",
-		"table": "DYNAMODB_TABLE", "region": "AWS_REGION",
-		"jwt-secret": "JWT_SECRET", "jwt-issuer": "JWT_ISSUER", "jwt-audience": "JWT_AUDIENCE", "jwt-jwks-url": "JWT_JWKS_URL",
-		"create-table": "CREATE_TABLE", "seed-demo": "SEED_DEMO",
-		"playground": "PLAYGROUND", "playground-assets": "PLAYGROUND_ASSETS",
-		"introspection": "INTROSPECTION", "log-level": "LOG_LEVEL", "log-format": "LOG_FORMAT",
-		"request-timeout": "REQUEST_TIMEOUT", "dynamodb-max-attempts": "DYNAMODB_MAX_ATTEMPTS",
-		"cache-max-age": "CACHE_MAX_AGE", "pprof-addr": "PPROF_ADDR",
-		"metrics-addr": "METRICS_ADDR", "insecure-dev-tokens": "INSECURE_DEV_TOKENS",
-		"cursor-key":         "CURSOR_KEY",
-		"comment-moderation": "COMMENT_MODERATION", "comment-rate-limit": "COMMENT_RATE_LIMIT",
-		"migrate": "MIGRATE", "allowed-hosts": "ALLOWED_HOSTS", "cors-origins": "CORS_ORIGINS",
-		"max-query-bytes": "MAX_QUERY_BYTES", "query-cache-bytes": "QUERY_CACHE_BYTES",
-		"persisted-query-cache-bytes": "PERSISTED_QUERY_CACHE_BYTES", "allow-private-urls": "ALLOW_PRIVATE_URLS",
-		"moderate-edits":    "MODERATE_EDITS",
-		"heading-id-prefix": "HEADING_ID_PREFIX",
-	}
-	fs.StringVar(&c.host, "host", "localhost", "interface to listen on; \"\" or 0.0.0.0 for all (in a container), localhost keeps a dev run private")
-	fs.IntVar(&c.port, "port", 8080, "port to listen on; 0 picks a free one")
-	fs.StringVar(&c.endpoint, "dynamodb-endpoint", "", "DynamoDB endpoint `URL`, e.g. http://127.0.0.1:8765 for DynamoDB Local;\nwith neither this nor -aws the server runs the embedded engine")
-	fs.StringVar(&c.dataDir, "data", ".data", "`directory` where the embedded engine keeps its data file ("+dataFile+");\n"+memoryData+" keeps the data in memory, gone when the server stops")
-	fs.BoolVar(&c.aws, "aws", false, "use AWS DynamoDB in -region with credentials from the SDK's default chain\n(at -dynamodb-endpoint when set, e.g. a VPC endpoint)")
-	fs.StringVar(&c.table, "table", "blog", "DynamoDB table name")
-	fs.StringVar(&c.region, "region", "us-east-1", "AWS region")
-	fs.Var(&c.createTable, "create-table", "create the table and its index if missing: true, false or auto\n(auto: true for the embedded engine and -dynamodb-endpoint, false for -aws)")
-	fs.Var(&c.seedDemo, "seed-demo", "seed the demo blog (idempotent, works on any backend): true, false or auto\n(auto: into an empty table of the embedded engine)")
-	fs.Var(&c.playground, "playground", "serve the GraphiQL playground at /: true, false or auto\n(auto: where introspection is on, which the playground needs)")
-	fs.StringVar(&c.playgroundDir, "playground-assets", ".cache/playground", "`directory` of the playground's GraphiQL files, installed by scripts/playground-assets.sh;\nwithout them the playground loads GraphiQL from a CDN")
-	fs.Var(&c.introspection, "introspection", "allow schema introspection and field suggestions in errors (the playground and code\ngenerators need them): true, false or auto (auto: true for the embedded engine only)")
-	fs.DurationVar(&c.requestTimeout, "request-timeout", gqlhttp.DefaultRequestTimeout, "how long one GraphQL request may take, its DynamoDB calls included;\nless than the server's write timeout of "+writeTimeout.String())
-	fs.IntVar(&c.maxAttempts, "dynamodb-max-attempts", storage.DefaultMaxAttempts, fmt.Sprintf("attempts of a DynamoDB call that is throttled or fails for a passing reason, 1 to %d", storage.MaxAttemptsLimit))
-	fs.TextVar(&c.logLevel, "log-level", slog.LevelInfo, "log `level`: debug, info, warn or error")
-	fs.StringVar(&c.logFormat, "log-format", "text", "log `format`: text or json")
-	fs.StringVar(&c.jwtSecret, "jwt-secret", "", "`secret` that signs HS256 bearer tokens, at least 32 bytes (prefer the variable: flags show in ps);\nthis or -jwt-jwks-url is needed outside the embedded mode, which otherwise uses a development secret")
-	fs.StringVar(&c.cursorKey, "cursor-key", "", fmt.Sprintf("`key` that seals the cursors of lists, at least %d bytes (prefer the variable: flags show in ps);\nempty: a random key kept in the table, the same for every server on it", storage.MinCursorKeyBytes))
-	fs.BoolVar(&c.insecureDevTokens, "insecure-dev-tokens", false, "in the embedded mode without -jwt-secret or -jwt-jwks-url, accept (and log) development tokens\neven on a listener beyond loopback: anyone who reaches the server and gets a token can write")
-	fs.StringVar(&c.jwksURL, "jwt-jwks-url", "", "`URL` of an identity provider's JWKS, to verify its RS256 and ES256 tokens (https)")
-	fs.StringVar(&c.jwtIssuer, "jwt-issuer", "", "the iss claim tokens must carry; empty: not checked")
-	fs.StringVar(&c.jwtAudience, "jwt-audience", "", "a value the aud claim of tokens must hold; empty: not checked")
-	fs.DurationVar(&c.cacheMaxAge, "cache-max-age", time.Minute, "how long a CDN or browser may reuse the answer to an anonymous GET query;\n0 marks every answer no-store")
-	fs.StringVar(&c.pprofAddr, "pprof-addr", "", "serve runtime profiles at /debug/pprof/ on this loopback `address`, e.g. 127.0.0.1:6060;\nempty: off")
-	fs.StringVar(&c.metricsAddr, "metrics-addr", "", "serve Prometheus metrics at /metrics on this `address`, a listener of its own, e.g. :9090;\nempty: off")
-	fs.StringVar(&c.moderation, "comment-moderation", moderationHold, "what happens to readers' comments: hold (pending until the post's author or an admin approves)\nor publish (at once); authors' comments are never held")
-	fs.BoolVar(&c.moderateEdits, "moderate-edits", true, "with -comment-moderation hold, a reader's edit of their published comment holds it again\nuntil it is approved; false: the edit goes live at once")
-	fs.IntVar(&c.commentRate, "comment-rate-limit", graph.DefaultCommentsPerMinute, fmt.Sprintf("the most comments a reader may add in any minute, 1 to %d; authors and admins have no limit", storage.MaxCommentsPerMinute))
-	fs.Var(&c.allowedHosts, "allowed-hosts", "`names` besides localhost, 127.0.0.1 and [::1] that requests may be addressed to (Host), separated by commas,\nwhere only those are answered: on a loopback listener (this one, -metrics-addr's, -pprof-addr's) and wherever\ndevelopment tokens are accepted; e.g. the name a proxy on this machine passes on")
-	fs.Var(&c.corsOrigins, "cors-origins", "`origins` (scheme://host[:port], separated by commas) whose pages may call /graphql from a browser (CORS);\nno wildcard; empty: none, the playground needs none")
-	fs.StringVar(&c.headingIDPrefix, "heading-id-prefix", markdown.DefaultHeadingIDPrefix, "what starts the id of every heading of a rendered body and the anchors of its table of contents,\nso that no post's id clashes with the page's own (# Root gets id=\"h-root\"); empty: the bare slug.\nBodies render when written: posts keep their ids until edited")
-	fs.StringVar(&c.migrate, "migrate", migrateAuto, "bring a table written by an earlier version to the current layout: auto (at start, before serving;\none read when there is nothing to do), only (do it, then exit without serving) or off (never; the log says\nwhen the table needs it)")
-	fs.IntVar(&c.maxQueryBytes, "max-query-bytes", gqlhttp.DefaultMaxQueryBytes, "the longest query document a request may send, in bytes, a persisted query's included;\nlonger ones are refused before they are parsed (send long values in variables)")
-	fs.Int64Var(&c.queryCacheBytes, "query-cache-bytes", gqlhttp.DefaultQueryCacheBytes, "memory, in bytes, of the parsed documents kept for requests that send the same query again;\n0: none kept")
-	fs.Int64Var(&c.apqCacheBytes, "persisted-query-cache-bytes", gqlhttp.DefaultPersistedQueryCacheBytes, "memory, in bytes, of the automatic persisted queries kept; 0: none kept")
-	fs.BoolVar(&c.privateURLs, "allow-private-urls", false, "let cover image, canonical, Open Graph and avatar URLs name localhost and loopback, private\nand link-local addresses (for development: frontends and crawlers would fetch them)")
-
-	fs.Usage = func() {
-		fmt.Fprintf(out, "Usage: blog [flags]\n\nServes the blog's GraphQL API at /graphql. Every flag can also be set by\nthe environment variable in brackets; a flag wins over its variable.\n\n")
-		fs.VisitAll(func(f *flag.Flag) {
-			name, usage := flag.UnquoteUsage(f)
-			fmt.Fprintf(out, "  -%s %s  [%s]\n    \t%s (default %q)\n", f.Name, name, env[f.Name],
-				strings.ReplaceAll(usage, "\n", "\n    \t"), f.DefValue)
-		})
-	}
-
-	// Environment first, then the command line over it.
-	var errs []error
-	fs.VisitAll(func(f *flag.Flag) {
-		if v, ok := env[f.Name]; ok && getenv(v) != "" {
-			if err := fs.Set(f.Name, getenv(v)); err != nil {
-				errs = append(errs, fmt.Errorf("%s=%q: %w", v, getenv(v), err))
-			}
-		}
-	})
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	if err := fs.Parse(args); err != nil {
-		return nil, err
-	}
-	switch {
-	case fs.NArg() > 0:
-		return nil, fmt.Errorf("unexpected arguments %q", fs.Args())
-	case c.port < 0 || c.port > 65535:
-		return nil, fmt.Errorf("port %d: must be 0 to 65535", c.port)
-	case c.table == "":
-		return nil, errors.New("table: must not be empty")
-	case c.dataDir == "":
-		return nil, fmt.Errorf("data directory: must not be empty (%s keeps the data in memory)", memoryData)
-	case c.logFormat != "text" && c.logFormat != "json":
-		return nil, fmt.Errorf("log format %q: must be text or json", c.logFormat)
-	case c.requestTimeout <= 0 || c.requestTimeout >= writeTimeout:
-		return nil, fmt.Errorf("request timeout %s: must be more than 0 and less than %s", c.requestTimeout, writeTimeout)
-	case c.maxAttempts < 1 || c.maxAttempts > storage.MaxAttemptsLimit:
-		return nil, fmt.Errorf("dynamodb max attempts %d: must be 1 to %d", c.maxAttempts, storage.MaxAttemptsLimit)
-	case c.cacheMaxAge < 0:
-		return nil, fmt.Errorf("cache max age %s: must not be negative", c.cacheMaxAge)
-	case c.cursorKey != "" && len(c.cursorKey) < storage.MinCursorKeyBytes:
-		return nil, fmt.Errorf("cursor key: must be at least %d bytes", storage.MinCursorKeyBytes)
-	case c.moderation != moderationHold && c.moderation != moderationPublish:
-		return nil, fmt.Errorf("comment moderation %q: must be %s or %s", c.moderation, moderationHold, moderationPublish)
-	case c.commentRate < 1 || c.commentRate > storage.MaxCommentsPerMinute:
-		return nil, fmt.Errorf("comment rate limit %d: must be 1 to %d", c.commentRate, storage.MaxCommentsPerMinute)
-	case markdown.CheckHeadingIDPrefix(c.headingIDPrefix) != nil:
-		return nil, markdown.CheckHeadingIDPrefix(c.headingIDPrefix)
-	case c.migrate != migrateAuto && c.migrate != migrateOnly && c.migrate != migrateOff:
-		return nil, fmt.Errorf("migrate %q: must be %s, %s or %s", c.migrate, migrateAuto, migrateOnly, migrateOff)
-	case c.maxQueryBytes < 1 || c.maxQueryBytes > gqlhttp.MaxBodyBytes:
-		return nil, fmt.Errorf("max query bytes %d: must be 1 to %d", c.maxQueryBytes, gqlhttp.MaxBodyBytes)
-	case c.queryCacheBytes < 0 || c.apqCacheBytes < 0:
-		return nil, errors.New("query cache bytes: must not be negative")
-	}
-	if c.pprofAddr != "" {
-		if err := checkPprofAddr(c.pprofAddr); err != nil {
-			return nil, fmt.Errorf("pprof address %q: %w", c.pprofAddr, err)
-		}
-	}
-	return c, nil
-}
-
 // run starts the server and serves until ctx is done, then shuts it down
 // gracefully. It returns an error when the configuration is invalid or
 // the backend cannot be prepared; -h prints the help and returns nil.
@@ -349,6 +96,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		Endpoint:    cfg.endpoint,
 		Region:      cfg.region,
 		MaxAttempts: cfg.maxAttempts,
+		// DynamoDB Local accepts any credentials; AWS never gets these.
+		LocalCredentials: backend == backendLocal && getenv("AWS_ACCESS_KEY_ID") == "",
 	}
 	dataPath := ""
 	if backend == backendEmbedded {
@@ -645,7 +394,7 @@ func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *
 	}
 	mux.Handle("/graphql", withCORS(cors, api))
 	if cfg.playgroundOn() {
-		mountPlayground(mux, cfg.playgroundDir, playgroundHeaders, logger)
+		mountPlayground(mux, cfg.playgroundDirs(), playgroundHeaders, logger)
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		plain(w, http.StatusOK, "ok")

@@ -5,9 +5,11 @@
 # Usage: scripts/playground-assets.sh [DIR]
 #
 # DIR defaults to <repo>/.cache/playground, where the server looks by default
-# (-playground-assets, PLAYGROUND_ASSETS). The files come from the npm
-# packages gqlgen's playground page pins (graphiql with react and react-dom,
-# and the explorer plugin), fetched with `npm pack` so that none of their
+# (-playground-assets, PLAYGROUND_ASSETS), also when started from another
+# directory; <data directory>/playground and .cache/playground beside the
+# executable are found too (README.md, "Run it", lists the order). The files
+# come from the npm packages gqlgen's playground page pins (graphiql with
+# react and react-dom, and the explorer plugin), fetched with `npm pack` so that none of their
 # dependencies is installed, and laid out like the npm CDN:
 # DIR/<package>@<version>/<file>. The server checks every file's hash when
 # it starts (playground.go lists them) and says in its log whether it

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"net/http"
-	"os"
 	"sync"
 	"time"
 
@@ -25,11 +24,16 @@ import (
 // HTTPClient (the server opens it on its data file and passes it as the
 // transport; without one every request fails). Otherwise Endpoint (empty
 // for AWS) and Region are used, with credentials from the SDK's default
-// chain.
+// chain unless LocalCredentials is set. The client reads no environment
+// variable of its own choosing; the SDK's default chain reads AWS's.
 type ClientConfig struct {
 	Embedded bool
 	Endpoint string
 	Region   string
+	// LocalCredentials signs requests with fixed credentials, which a
+	// local engine such as DynamoDB Local accepts, instead of the SDK's
+	// default chain. The embedded engine always gets them.
+	LocalCredentials bool
 	// MaxAttempts bounds the attempts of one call that DynamoDB throttles
 	// or fails with a server or connection error; zero means
 	// DefaultMaxAttempts, one means no retries.
@@ -91,8 +95,7 @@ func NewClient(ctx context.Context, cfg ClientConfig) (*dynamodb.Client, error) 
 		}
 		cfg.Endpoint = "http://embedded.invalid"
 	}
-	if cfg.Embedded || (cfg.Endpoint != "" && os.Getenv("AWS_ACCESS_KEY_ID") == "") {
-		// Local engines accept any credentials; AWS never sees these.
+	if cfg.Embedded || cfg.LocalCredentials {
 		opts = append(opts, config.WithCredentialsProvider(credentials.NewStaticCredentialsProvider("local", "local", "")))
 	}
 	awsCfg, err := config.LoadDefaultConfig(ctx, opts...)

@@ -131,7 +131,8 @@ func parseFlags(args []string) (*config, error) {
 func run(ctx context.Context, cfg *config, gc tuning.GC, log io.Writer) (*results, error) {
 	logf := func(format string, args ...any) { fmt.Fprintf(log, format+"\n", args...) }
 	load := loadAverage()
-	clientCfg := storage.ClientConfig{Embedded: cfg.backend == "embedded", Endpoint: cfg.endpoint}
+	clientCfg := storage.ClientConfig{Embedded: cfg.backend == "embedded", Endpoint: cfg.endpoint,
+		LocalCredentials: os.Getenv("AWS_ACCESS_KEY_ID") == ""}
 	var dataFile string
 	if cfg.backend == "embedded" {
 		// The engine on a data file, synced at every commit, as the

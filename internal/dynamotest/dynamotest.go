@@ -15,6 +15,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net/http"
+	"os"
 	"testing"
 	"time"
 
@@ -42,7 +43,9 @@ func Endpoint(tb testing.TB) string {
 func ClientConfig(tb testing.TB, now func() time.Time) storage.ClientConfig {
 	tb.Helper()
 	if e := Endpoint(tb); e != "" {
-		return storage.ClientConfig{Endpoint: e}
+		// DynamoDB Local accepts any credentials; those of the
+		// environment, when set, keep choosing its database.
+		return storage.ClientConfig{Endpoint: e, LocalCredentials: os.Getenv("AWS_ACCESS_KEY_ID") == ""}
 	}
 	return EmbeddedConfig(tb, now)
 }

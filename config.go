@@ -1,0 +1,426 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/blogql/blog/gqlhttp"
+	"github.com/blogql/blog/graph"
+	"github.com/blogql/blog/markdown"
+	"github.com/blogql/blog/storage"
+)
+
+// Backends, see config.backend.
+const (
+	backendEmbedded = "embedded"
+	backendLocal    = "endpoint"
+	backendAWS      = "aws"
+)
+
+// config is the server's configuration.
+type config struct {
+	host              string
+	port              int
+	endpoint          string
+	dataDir           string
+	aws               bool
+	table             string
+	region            string
+	createTable       autoBool
+	seedDemo          autoBool
+	playground        autoBool
+	playgroundDir     string
+	introspection     autoBool
+	requestTimeout    time.Duration
+	maxAttempts       int
+	logLevel          slog.Level
+	logFormat         string
+	jwtSecret         string
+	cursorKey         string
+	insecureDevTokens bool
+	jwtIssuer         string
+	jwtAudience       string
+	jwksURL           string
+	cacheMaxAge       time.Duration
+	pprofAddr         string
+	metricsAddr       string
+	moderation        string
+	moderateEdits     bool
+	commentRate       int
+	migrate           string
+	allowedHosts      hostList
+	corsOrigins       originList
+	maxQueryBytes     int
+	queryCacheBytes   int64
+	apqCacheBytes     int64
+	privateURLs       bool
+	headingIDPrefix   string
+}
+
+// backend returns which DynamoDB the server talks to: AWS with -aws (at
+// -dynamodb-endpoint when that is set too), the DynamoDB at
+// -dynamodb-endpoint (e.g. DynamoDB Local), or else the embedded engine.
+func (c *config) backend() string {
+	switch {
+	case c.aws:
+		return backendAWS
+	case c.endpoint != "":
+		return backendLocal
+	default:
+		return backendEmbedded
+	}
+}
+
+// introspectionOn reports whether schema introspection and field
+// suggestions are on: by default only for the embedded engine, a
+// development setup, since they show the whole schema to anyone.
+func (c *config) introspectionOn() bool {
+	return c.introspection.or(c.backend() == backendEmbedded)
+}
+
+// playgroundOn reports whether the server serves the playground: by
+// default only where introspection is on, since it cannot work without.
+func (c *config) playgroundOn() bool {
+	return c.playground.or(c.introspectionOn())
+}
+
+// Values of -comment-moderation.
+const (
+	moderationHold    = "hold"
+	moderationPublish = "publish"
+)
+
+// moderationOption returns the handler's setting for readers' comments.
+func (c *config) moderationOption() graph.Moderation {
+	if c.moderation == moderationPublish {
+		return graph.PublishReaderComments
+	}
+	return graph.HoldReaderComments
+}
+
+// autoBool is a boolean flag whose default depends on other flags: "auto"
+// until it is set.
+type autoBool struct {
+	set, value bool
+}
+
+func (b *autoBool) String() string {
+	if b == nil || !b.set {
+		return "auto"
+	}
+	return strconv.FormatBool(b.value)
+}
+
+func (b *autoBool) Set(s string) error {
+	if s == "auto" {
+		*b = autoBool{}
+		return nil
+	}
+	v, err := strconv.ParseBool(s)
+	if err != nil {
+		return errors.New("must be true, false or auto")
+	}
+	*b = autoBool{set: true, value: v}
+	return nil
+}
+
+func (b *autoBool) IsBoolFlag() bool { return true }
+
+// or returns the value when it was set, else def.
+func (b *autoBool) or(def bool) bool {
+	if b.set {
+		return b.value
+	}
+	return def
+}
+
+// The README's table of settings is made from settings (readmeTable); its
+// test fails when the two disagree.
+//go:generate go test -run ^TestREADMEConfiguration$ . -args -update-readme
+
+// setting is one setting of the server, declared once: its flag, its
+// environment variable, the value it sets in a config (whose default is
+// the value's at declaration), its help for -h and its meaning in the
+// README's table. Adding a setting is adding one to settings.
+type setting struct {
+	name, env string
+	value     flag.Value
+	usage     string // for -h; a `word` in backquotes names the flag's argument
+	doc       string // for the README, in Markdown
+}
+
+// settings returns the server's settings, each bound to its field of c,
+// which they set to its default. Their order is the README table's.
+func settings(c *config) []setting {
+	return []setting{
+		{"host", "HOST", val(&c.host, "localhost"),
+			"interface to listen on; \"\" or 0.0.0.0 for all (in a container), localhost keeps a dev run private",
+			"interface to listen on (`0.0.0.0` in a container)"},
+		{"port", "PORT", val(&c.port, 8080),
+			"port to listen on; 0 picks a free one",
+			"port to listen on"},
+		{"dynamodb-endpoint", "DYNAMODB_ENDPOINT", val(&c.endpoint, ""),
+			"DynamoDB endpoint `URL`, e.g. http://127.0.0.1:8765 for DynamoDB Local;\nwith neither this nor -aws the server runs the embedded engine",
+			"DynamoDB endpoint URL, e.g. DynamoDB Local; empty and no `-aws`: the embedded engine"},
+		{"aws", "DYNAMODB_AWS", val(&c.aws, false),
+			"use AWS DynamoDB in -region with credentials from the SDK's default chain\n(at -dynamodb-endpoint when set, e.g. a VPC endpoint)",
+			"use AWS DynamoDB with the SDK's default credential chain"},
+		{"data", "DATA_DIR", val(&c.dataDir, ".data"),
+			"`directory` where the embedded engine keeps its data file (" + dataFile + ");\n" + memoryData + " keeps the data in memory, gone when the server stops",
+			"directory of the embedded engine's data file (`" + dataFile + "`); `" + memoryData + "` keeps the data in memory"},
+		{"table", "DYNAMODB_TABLE", val(&c.table, "blog"),
+			"DynamoDB table name",
+			"table name"},
+		{"region", "AWS_REGION", val(&c.region, "us-east-1"),
+			"AWS region",
+			"AWS region"},
+		{"create-table", "CREATE_TABLE", &c.createTable,
+			"create the table and its index if missing: true, false or auto\n(auto: true for the embedded engine and -dynamodb-endpoint, false for -aws)",
+			"create the table and GSI1 if missing (auto: yes except on AWS)"},
+		{"seed-demo", "SEED_DEMO", &c.seedDemo,
+			"seed the demo blog (idempotent, works on any backend): true, false or auto\n(auto: into an empty table of the embedded engine)",
+			"seed the demo blog, idempotent, any backend (auto: the embedded engine, when the table is empty)"},
+		{"playground", "PLAYGROUND", &c.playground,
+			"serve the GraphiQL playground at /: true, false or auto\n(auto: where introspection is on, which the playground needs)",
+			"serve GraphiQL at `/` (auto: where introspection is on, which it needs; so off outside the embedded engine)"},
+		{"playground-assets", "PLAYGROUND_ASSETS", val(&c.playgroundDir, defaultPlaygroundDir),
+			"`directory` of the playground's GraphiQL files, installed by scripts/playground-assets.sh;\n" +
+				"left at its default, also looked for beside the data directory, the executable and the source;\n" +
+				"without them the playground loads GraphiQL from a CDN",
+			"directory of the playground's GraphiQL files; left at its default, also looked for elsewhere (see [Run it](#run-it)); none found: a CDN"},
+		{"introspection", "INTROSPECTION", &c.introspection,
+			"allow schema introspection and field suggestions in errors (the playground and code\ngenerators need them): true, false or auto (auto: true for the embedded engine only)",
+			"allow schema introspection and field suggestions in errors (auto: embedded only)"},
+		{"request-timeout", "REQUEST_TIMEOUT", val(&c.requestTimeout, gqlhttp.DefaultRequestTimeout),
+			"how long one GraphQL request may take, its DynamoDB calls included;\nless than the server's write timeout of " + writeTimeout.String(),
+			"how long a GraphQL request may take, its DynamoDB calls included (`TIMEOUT` past it)"},
+		{"dynamodb-max-attempts", "DYNAMODB_MAX_ATTEMPTS", val(&c.maxAttempts, storage.DefaultMaxAttempts),
+			fmt.Sprintf("attempts of a DynamoDB call that is throttled or fails for a passing reason, 1 to %d", storage.MaxAttemptsLimit),
+			fmt.Sprintf("attempts of a DynamoDB call that is throttled or fails for a passing reason, 1 to %d", storage.MaxAttemptsLimit)},
+		{"log-level", "LOG_LEVEL", levelValue{&c.logLevel},
+			"log `level`: debug, info, warn or error",
+			"`debug`, `info`, `warn`, `error`"},
+		{"log-format", "LOG_FORMAT", val(&c.logFormat, "text"),
+			"log `format`: text or json",
+			"`text` or `json`"},
+		{"cache-max-age", "CACHE_MAX_AGE", val(&c.cacheMaxAge, time.Minute),
+			"how long a CDN or browser may reuse the answer to an anonymous GET query;\n0 marks every answer no-store",
+			"how long a CDN or browser may reuse the answer to an anonymous GET query (see [HTTP caching](#http-caching)); `0`: nothing may be stored"},
+		{"pprof-addr", "PPROF_ADDR", val(&c.pprofAddr, ""),
+			"serve runtime profiles at /debug/pprof/ on this loopback `address`, e.g. 127.0.0.1:6060;\nempty: off",
+			"serve runtime profiles at `/debug/pprof/` on this loopback address, e.g. `127.0.0.1:6060`; empty: off (see [Performance](#performance))"},
+		{"metrics-addr", "METRICS_ADDR", val(&c.metricsAddr, ""),
+			"serve Prometheus metrics at /metrics on this `address`, a listener of its own, e.g. :9090;\nempty: off",
+			"serve Prometheus metrics at `/metrics` on this address, e.g. `:9090`; empty: off (see [Metrics and tracing](#metrics-and-tracing))"},
+		{"jwt-secret", "JWT_SECRET", val(&c.jwtSecret, ""),
+			"`secret` that signs HS256 bearer tokens, at least 32 bytes (prefer the variable: flags show in ps);\nthis or -jwt-jwks-url is needed outside the embedded mode, which otherwise uses a development secret",
+			"secret of HS256 tokens, at least 32 bytes (prefer the variable: flags show in `ps`)"},
+		{"cursor-key", "CURSOR_KEY", val(&c.cursorKey, ""),
+			fmt.Sprintf("`key` that seals the cursors of lists, at least %d bytes (prefer the variable: flags show in ps);\nempty: a random key kept in the table, the same for every server on it", storage.MinCursorKeyBytes),
+			fmt.Sprintf("key that seals the cursors of lists, at least %d bytes (prefer the variable); empty: a random key kept in the table, the same for every server on it", storage.MinCursorKeyBytes)},
+		{"insecure-dev-tokens", "INSECURE_DEV_TOKENS", val(&c.insecureDevTokens, false),
+			"in the embedded mode without -jwt-secret or -jwt-jwks-url, accept (and log) development tokens\neven on a listener beyond loopback: anyone who reaches the server and gets a token can write",
+			"embedded mode without a secret or JWKS URL: accept and log development tokens even beyond loopback, where anyone who gets one can write (see [Authentication](#authentication))"},
+		{"jwt-jwks-url", "JWT_JWKS_URL", val(&c.jwksURL, ""),
+			"`URL` of an identity provider's JWKS, to verify its RS256 and ES256 tokens (https)",
+			"JWKS of an identity provider, for its RS256 and ES256 tokens (https)"},
+		{"jwt-issuer", "JWT_ISSUER", val(&c.jwtIssuer, ""),
+			"the iss claim tokens must carry; empty: not checked",
+			"the `iss` tokens must carry; empty: not checked"},
+		{"jwt-audience", "JWT_AUDIENCE", val(&c.jwtAudience, ""),
+			"a value the aud claim of tokens must hold; empty: not checked",
+			"a value the `aud` of tokens must hold; empty: not checked"},
+		{"comment-moderation", "COMMENT_MODERATION", val(&c.moderation, moderationHold),
+			"what happens to readers' comments: hold (pending until the post's author or an admin approves)\nor publish (at once); authors' comments are never held",
+			"readers' comments: `hold` (PENDING until the post's author or an admin approves them) or `publish` (at once); authors' comments are never held"},
+		{"moderate-edits", "MODERATE_EDITS", val(&c.moderateEdits, true),
+			"with -comment-moderation hold, a reader's edit of their published comment holds it again\nuntil it is approved; false: the edit goes live at once",
+			"with `hold`, a reader's edit of their published comment holds it again until it is approved; `false`: the edit goes live at once (see [Moderation](#moderation))"},
+		{"comment-rate-limit", "COMMENT_RATE_LIMIT", val(&c.commentRate, graph.DefaultCommentsPerMinute),
+			fmt.Sprintf("the most comments a reader may add in any minute, 1 to %d; authors and admins have no limit", storage.MaxCommentsPerMinute),
+			fmt.Sprintf("the most comments a reader may add in any minute, 1 to %d; authors and admins have no limit", storage.MaxCommentsPerMinute)},
+		{"allowed-hosts", "ALLOWED_HOSTS", &c.allowedHosts,
+			"`names` besides localhost, 127.0.0.1 and [::1] that requests may be addressed to (Host), separated by commas,\nwhere only those are answered: on a loopback listener (this one, -metrics-addr's, -pprof-addr's) and wherever\ndevelopment tokens are accepted; e.g. the name a proxy on this machine passes on",
+			"names, comma-separated, besides `localhost`, `127.0.0.1` and `[::1]` that requests may be addressed to where only those are answered: on a loopback listener (the API's, `-metrics-addr`'s, `-pprof-addr`'s) and wherever development tokens are accepted; e.g. the name a proxy on the same machine passes on as `Host`. Others get `421`"},
+		{"cors-origins", "CORS_ORIGINS", &c.corsOrigins,
+			"`origins` (scheme://host[:port], separated by commas) whose pages may call /graphql from a browser (CORS);\nno wildcard; empty: none, the playground needs none",
+			"origins, comma-separated, exact (`https://app.example.com`, `http://localhost:5173`), whose pages may call `/graphql` from a browser; no wildcard; empty: none (see [GraphQL over HTTP](#graphql-over-http))"},
+		{"max-query-bytes", "MAX_QUERY_BYTES", val(&c.maxQueryBytes, gqlhttp.DefaultMaxQueryBytes),
+			"the longest query document a request may send, in bytes, a persisted query's included;\nlonger ones are refused before they are parsed (send long values in variables)",
+			"the longest query document (`query`, a persisted query's registration included) a request may send, in bytes; longer is `QUERY_SIZE_LIMIT_EXCEEDED` before it is parsed (see [Limits and errors](#limits-and-errors))"},
+		{"query-cache-bytes", "QUERY_CACHE_BYTES", val(&c.queryCacheBytes, gqlhttp.DefaultQueryCacheBytes),
+			"memory, in bytes, of the parsed documents kept for requests that send the same query again;\n0: none kept",
+			"memory of the parsed documents kept for requests that send the same query again; `0`: none kept"},
+		{"persisted-query-cache-bytes", "PERSISTED_QUERY_CACHE_BYTES", val(&c.apqCacheBytes, gqlhttp.DefaultPersistedQueryCacheBytes),
+			"memory, in bytes, of the automatic persisted queries kept; 0: none kept",
+			"memory of the automatic persisted queries kept; `0`: none kept (a hash alone is then `PERSISTED_QUERY_NOT_FOUND`)"},
+		{"allow-private-urls", "ALLOW_PRIVATE_URLS", val(&c.privateURLs, false),
+			"let cover image, canonical, Open Graph and avatar URLs name localhost and loopback, private\nand link-local addresses (for development: frontends and crawlers would fetch them)",
+			"let cover image, canonical, `ogImage` and avatar URLs name `localhost` and loopback, private and link-local addresses: for development only, since frontends and crawlers fetch them"},
+		{"heading-id-prefix", "HEADING_ID_PREFIX", val(&c.headingIDPrefix, markdown.DefaultHeadingIDPrefix),
+			"what starts the id of every heading of a rendered body and the anchors of its table of contents,\nso that no post's id clashes with the page's own (# Root gets id=\"h-root\"); empty: the bare slug.\nBodies render when written: posts keep their ids until edited",
+			"what starts the id of every heading of a rendered body and the anchors of its `toc` (`# Root` gets `id=\"h-root\"`), so that a post's ids never clash with, or clobber, the page's own elements (`root`, `config`, `cookie`…); empty: the bare slug; a letter, then letters, digits, `-` and `_`, at most 32. Bodies are rendered when written: a post keeps the ids it has until its body is edited"},
+		{"migrate", "MIGRATE", val(&c.migrate, migrateAuto),
+			"bring a table written by an earlier version to the current layout: auto (at start, before serving;\none read when there is nothing to do), only (do it, then exit without serving) or off (never; the log says\nwhen the table needs it)",
+			"bring a table written by an earlier version to the current layout: `auto` (at start, before serving; one GetItem when there is nothing to do), `only` (migrate, then exit) or `off` (never; logs a warning when the table needs it); see [Upgrading a table](#upgrading-a-table)"},
+	}
+}
+
+// val sets *p to def and returns the flag package's own value for p, so
+// that -h names its type and a bool is a flag without argument.
+func val[T string | int | int64 | bool | time.Duration](p *T, def T) flag.Value {
+	fs := flag.NewFlagSet("", flag.ContinueOnError)
+	switch p := any(p).(type) {
+	case *string:
+		fs.StringVar(p, "v", any(def).(string), "")
+	case *int:
+		fs.IntVar(p, "v", any(def).(int), "")
+	case *int64:
+		fs.Int64Var(p, "v", any(def).(int64), "")
+	case *bool:
+		fs.BoolVar(p, "v", any(def).(bool), "")
+	case *time.Duration:
+		fs.DurationVar(p, "v", any(def).(time.Duration), "")
+	}
+	return fs.Lookup("v").Value
+}
+
+// levelValue is a log level as a flag, shown in lower case as it is
+// written; its zero is info.
+type levelValue struct{ l *slog.Level }
+
+func (v levelValue) String() string {
+	if v.l == nil {
+		return ""
+	}
+	return strings.ToLower(v.l.String())
+}
+
+func (v levelValue) Set(s string) error { return v.l.UnmarshalText([]byte(s)) }
+
+// parseConfig reads the configuration from getenv and then args: a flag
+// overrides its environment variable. Help and errors go to out; -h
+// returns flag.ErrHelp.
+func parseConfig(args []string, getenv func(string) string, out io.Writer) (*config, error) {
+	c := &config{}
+	fs := flag.NewFlagSet("blog", flag.ContinueOnError)
+	fs.SetOutput(out)
+	env := map[string]string{} // flag → environment variable
+	for _, s := range settings(c) {
+		fs.Var(s.value, s.name, s.usage)
+		env[s.name] = s.env
+	}
+	fs.Usage = func() {
+		fmt.Fprintf(out, "Usage: blog [flags]\n\nServes the blog's GraphQL API at /graphql. Every flag can also be set by\nthe environment variable in brackets; a flag wins over its variable.\n\n")
+		fs.VisitAll(func(f *flag.Flag) {
+			name, usage := flag.UnquoteUsage(f)
+			fmt.Fprintf(out, "  -%s %s  [%s]\n    \t%s (default %q)\n", f.Name, name, env[f.Name],
+				strings.ReplaceAll(usage, "\n", "\n    \t"), f.DefValue)
+		})
+	}
+
+	// Environment first, then the command line over it.
+	var errs []error
+	fs.VisitAll(func(f *flag.Flag) {
+		if v := env[f.Name]; getenv(v) != "" {
+			if err := fs.Set(f.Name, getenv(v)); err != nil {
+				errs = append(errs, fmt.Errorf("%s=%q: %w", v, getenv(v), err))
+			}
+		}
+	})
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if err := c.check(fs.Args()); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// check returns an error naming the first setting of c out of its range,
+// or the stray arguments.
+func (c *config) check(stray []string) error {
+	switch {
+	case len(stray) > 0:
+		return fmt.Errorf("unexpected arguments %q", stray)
+	case c.port < 0 || c.port > 65535:
+		return fmt.Errorf("port %d: must be 0 to 65535", c.port)
+	case c.table == "":
+		return errors.New("table: must not be empty")
+	case c.dataDir == "":
+		return fmt.Errorf("data directory: must not be empty (%s keeps the data in memory)", memoryData)
+	case c.logFormat != "text" && c.logFormat != "json":
+		return fmt.Errorf("log format %q: must be text or json", c.logFormat)
+	case c.requestTimeout <= 0 || c.requestTimeout >= writeTimeout:
+		return fmt.Errorf("request timeout %s: must be more than 0 and less than %s", c.requestTimeout, writeTimeout)
+	case c.maxAttempts < 1 || c.maxAttempts > storage.MaxAttemptsLimit:
+		return fmt.Errorf("dynamodb max attempts %d: must be 1 to %d", c.maxAttempts, storage.MaxAttemptsLimit)
+	case c.cacheMaxAge < 0:
+		return fmt.Errorf("cache max age %s: must not be negative", c.cacheMaxAge)
+	case c.cursorKey != "" && len(c.cursorKey) < storage.MinCursorKeyBytes:
+		return fmt.Errorf("cursor key: must be at least %d bytes", storage.MinCursorKeyBytes)
+	case c.moderation != moderationHold && c.moderation != moderationPublish:
+		return fmt.Errorf("comment moderation %q: must be %s or %s", c.moderation, moderationHold, moderationPublish)
+	case c.commentRate < 1 || c.commentRate > storage.MaxCommentsPerMinute:
+		return fmt.Errorf("comment rate limit %d: must be 1 to %d", c.commentRate, storage.MaxCommentsPerMinute)
+	case markdown.CheckHeadingIDPrefix(c.headingIDPrefix) != nil:
+		return markdown.CheckHeadingIDPrefix(c.headingIDPrefix)
+	case c.migrate != migrateAuto && c.migrate != migrateOnly && c.migrate != migrateOff:
+		return fmt.Errorf("migrate %q: must be %s, %s or %s", c.migrate, migrateAuto, migrateOnly, migrateOff)
+	case c.maxQueryBytes < 1 || c.maxQueryBytes > gqlhttp.MaxBodyBytes:
+		return fmt.Errorf("max query bytes %d: must be 1 to %d", c.maxQueryBytes, gqlhttp.MaxBodyBytes)
+	case c.queryCacheBytes < 0 || c.apqCacheBytes < 0:
+		return errors.New("query cache bytes: must not be negative")
+	}
+	if c.pprofAddr != "" {
+		if err := checkPprofAddr(c.pprofAddr); err != nil {
+			return fmt.Errorf("pprof address %q: %w", c.pprofAddr, err)
+		}
+	}
+	return nil
+}
+
+// readmeTable returns the README's table of settings, in Markdown: each
+// setting's flag, variable, default and meaning.
+func readmeTable() string {
+	var b strings.Builder
+	b.WriteString("| flag | variable | default | meaning |\n|---|---|---|---|\n")
+	for _, s := range settings(&config{}) {
+		fmt.Fprintf(&b, "| `-%s` | `%s` | %s | %s |\n", s.name, s.env, readmeDefault(s.value), s.doc)
+	}
+	return b.String()
+}
+
+// readmeDefault returns v's value as the README shows a default: "empty",
+// "auto", or the value as code (a duration without its zero units, a
+// number of whole mebibytes with their count).
+func readmeDefault(v flag.Value) string {
+	s := v.String()
+	if _, ok := v.(*autoBool); ok {
+		return s
+	}
+	if s == "" {
+		return "empty"
+	}
+	if _, err := time.ParseDuration(s); err == nil {
+		if t, ok := strings.CutSuffix(s, "m0s"); ok {
+			s = t + "m"
+		}
+		if t, ok := strings.CutSuffix(s, "h0m"); ok {
+			s = t + "h"
+		}
+	}
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil && n >= 1<<20 && n%(1<<20) == 0 {
+		return fmt.Sprintf("`%s` (%d MiB)", s, n>>20)
+	}
+	return "`" + s + "`"
+}
