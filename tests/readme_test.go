@@ -5,8 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/vektah/gqlparser/v2"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -67,6 +69,84 @@ func TestReadmeExamples(t *testing.T) {
 		a := s.sendTS(t, doc, nil, "")
 		if a.data == nil {
 			t.Errorf("example %d of %s answered no data", i, e.file)
+		}
+	}
+}
+
+var (
+	fencedBlock = regexp.MustCompile("(?ms)^```.*?^```")
+	codeSpan    = regexp.MustCompile("`[^`]*`")
+	mdLink      = regexp.MustCompile(`\]\(([^()\s]+)\)`)
+	mdHeading   = regexp.MustCompile(`(?m)^#{1,6}[ \t]+(.+?)[ \t#]*$`)
+)
+
+// anchors returns the anchors GitHub gives the headings of a Markdown
+// text: lower case, spaces made hyphens, punctuation dropped, and a
+// number added to a repeated one.
+func anchors(text string) map[string]bool {
+	seen := map[string]int{}
+	out := map[string]bool{}
+	for _, m := range mdHeading.FindAllStringSubmatch(fencedBlock.ReplaceAllString(text, ""), -1) {
+		var b strings.Builder
+		for _, r := range strings.ToLower(m[1]) {
+			switch {
+			case r == ' ':
+				b.WriteRune('-')
+			case r == '-' || r == '_' || unicode.IsLetter(r) || unicode.IsDigit(r):
+				b.WriteRune(r)
+			}
+		}
+		a := b.String()
+		if n := seen[a]; n > 0 {
+			seen[a] = n + 1
+			a = a + "-" + strconv.Itoa(n)
+		} else {
+			seen[a] = 1
+		}
+		out[a] = true
+	}
+	return out
+}
+
+// TestDocsLinksResolve checks every relative link of README.md and docs/:
+// the file or directory it names exists, and so does the heading its
+// anchor names, in that file or in the same one.
+func TestDocsLinksResolve(t *testing.T) {
+	for _, f := range docFiles(t) {
+		text, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		prose := codeSpan.ReplaceAllString(fencedBlock.ReplaceAllString(string(text), ""), "")
+		for _, m := range mdLink.FindAllStringSubmatch(prose, -1) {
+			link := m[1]
+			if strings.Contains(link, "://") || strings.HasPrefix(link, "mailto:") {
+				continue
+			}
+			path, anchor, _ := strings.Cut(link, "#")
+			target := f
+			if path != "" {
+				target = filepath.Join(filepath.Dir(f), path)
+				if _, err := os.Stat(target); err != nil {
+					t.Errorf("%s: link %s: %v", strings.TrimPrefix(f, "../"), link, err)
+					continue
+				}
+			}
+			if anchor == "" {
+				continue
+			}
+			if !strings.HasSuffix(target, ".md") {
+				t.Errorf("%s: link %s: an anchor in a file that is not Markdown", strings.TrimPrefix(f, "../"), link)
+				continue
+			}
+			body, err := os.ReadFile(target)
+			if err != nil {
+				t.Errorf("%s: link %s: %v", strings.TrimPrefix(f, "../"), link, err)
+				continue
+			}
+			if !anchors(string(body))[anchor] {
+				t.Errorf("%s: link %s: no heading with that anchor", strings.TrimPrefix(f, "../"), link)
+			}
 		}
 	}
 }
