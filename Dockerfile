@@ -9,7 +9,7 @@
 # token and nobody can write (development tokens stay on loopback unless
 # INSECURE_DEV_TOKENS=true).
 #
-# On AWS, configure it through the environment (README: Configuration):
+# On AWS, configure it through the environment (docs/operations.md: Configuration):
 # DYNAMODB_AWS=true, AWS_REGION, DYNAMODB_TABLE, JWT_SECRET or JWT_JWKS_URL;
 # credentials come from the task or instance role.
 

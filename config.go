@@ -140,23 +140,23 @@ func (b *autoBool) or(def bool) bool {
 	return def
 }
 
-// The README's table of settings is made from settings (readmeTable); its
+// The table of settings in docs/operations.md is made from settings (readmeTable); its
 // test fails when the two disagree.
-//go:generate go test -run ^TestREADMEConfiguration$ . -args -update-readme
+//go:generate go test -run ^TestDocsConfiguration$ . -args -update-docs
 
 // setting is one setting of the server, declared once: its flag, its
 // environment variable, the value it sets in a config (whose default is
 // the value's at declaration), its help for -h and its meaning in the
-// README's table. Adding a setting is adding one to settings.
+// table in docs/operations.md. Adding a setting is adding one to settings.
 type setting struct {
 	name, env string
 	value     flag.Value
 	usage     string // for -h; a `word` in backquotes names the flag's argument
-	doc       string // for the README, in Markdown
+	doc       string // for docs/operations.md, in Markdown
 }
 
 // settings returns the server's settings, each bound to its field of c,
-// which they set to its default. Their order is the README table's.
+// which they set to its default. Their order is the docs table's.
 func settings(c *config) []setting {
 	return []setting{
 		{"host", "HOST", val(&c.host, "localhost"),
@@ -193,7 +193,7 @@ func settings(c *config) []setting {
 			"`directory` of the playground's GraphiQL files, installed by scripts/playground-assets.sh;\n" +
 				"left at its default, also looked for beside the data directory, the executable and the source;\n" +
 				"without them the playground loads GraphiQL from a CDN",
-			"directory of the playground's GraphiQL files; left at its default, also looked for elsewhere (see [Run it](#run-it)); none found: a CDN"},
+			"directory of the playground's GraphiQL files; left at its default, also looked for elsewhere (see [Run it](../README.md#run-it)); none found: a CDN"},
 		{"introspection", "INTROSPECTION", &c.introspection,
 			"allow schema introspection and field suggestions in errors (the playground and code\ngenerators need them): true, false or auto (auto: true for the embedded engine only)",
 			"allow schema introspection and field suggestions in errors (auto: embedded only)"},
@@ -211,7 +211,7 @@ func settings(c *config) []setting {
 			"`text` or `json`"},
 		{"cache-max-age", "CACHE_MAX_AGE", val(&c.cacheMaxAge, time.Minute),
 			"how long a CDN or browser may reuse the answer to an anonymous GET query;\n0 marks every answer no-store",
-			"how long a CDN or browser may reuse the answer to an anonymous GET query (see [HTTP caching](#http-caching)); `0`: nothing may be stored"},
+			"how long a CDN or browser may reuse the answer to an anonymous GET query (see [HTTP caching](frontend.md#http-caching)); `0`: nothing may be stored"},
 		{"pprof-addr", "PPROF_ADDR", val(&c.pprofAddr, ""),
 			"serve runtime profiles at /debug/pprof/ on this loopback `address`, e.g. 127.0.0.1:6060;\nempty: off",
 			"serve runtime profiles at `/debug/pprof/` on this loopback address, e.g. `127.0.0.1:6060`; empty: off (see [Performance](#performance))"},
@@ -226,7 +226,7 @@ func settings(c *config) []setting {
 			fmt.Sprintf("key that seals the cursors of lists, at least %d bytes (prefer the variable); empty: a random key kept in the table, the same for every server on it", storage.MinCursorKeyBytes)},
 		{"insecure-dev-tokens", "INSECURE_DEV_TOKENS", val(&c.insecureDevTokens, false),
 			"in the embedded mode without -jwt-secret or -jwt-jwks-url, accept (and log) development tokens\neven on a listener beyond loopback: anyone who reaches the server and gets a token can write",
-			"embedded mode without a secret or JWKS URL: accept and log development tokens even beyond loopback, where anyone who gets one can write (see [Authentication](#authentication))"},
+			"embedded mode without a secret or JWKS URL: accept and log development tokens even beyond loopback, where anyone who gets one can write (see [Authentication](authentication.md#authentication))"},
 		{"jwt-jwks-url", "JWT_JWKS_URL", val(&c.jwksURL, ""),
 			"`URL` of an identity provider's JWKS, to verify its RS256 and ES256 tokens (https)",
 			"JWKS of an identity provider, for its RS256 and ES256 tokens (https)"},
@@ -241,7 +241,7 @@ func settings(c *config) []setting {
 			"readers' comments: `hold` (PENDING until the post's author or an admin approves them) or `publish` (at once); authors' comments are never held"},
 		{"moderate-edits", "MODERATE_EDITS", val(&c.moderateEdits, true),
 			"with -comment-moderation hold, a reader's edit of their published comment holds it again\nuntil it is approved; false: the edit goes live at once",
-			"with `hold`, a reader's edit of their published comment holds it again until it is approved; `false`: the edit goes live at once (see [Moderation](#moderation))"},
+			"with `hold`, a reader's edit of their published comment holds it again until it is approved; `false`: the edit goes live at once (see [Moderation](authentication.md#moderation))"},
 		{"comment-rate-limit", "COMMENT_RATE_LIMIT", val(&c.commentRate, graph.DefaultCommentsPerMinute),
 			fmt.Sprintf("the most comments a reader may add in any minute, 1 to %d; authors and admins have no limit", storage.MaxCommentsPerMinute),
 			fmt.Sprintf("the most comments a reader may add in any minute, 1 to %d; authors and admins have no limit", storage.MaxCommentsPerMinute)},
@@ -250,10 +250,10 @@ func settings(c *config) []setting {
 			"names, comma-separated, besides `localhost`, `127.0.0.1` and `[::1]` that requests may be addressed to where only those are answered: on a loopback listener (the API's, `-metrics-addr`'s, `-pprof-addr`'s) and wherever development tokens are accepted; e.g. the name a proxy on the same machine passes on as `Host`. Others get `421`"},
 		{"cors-origins", "CORS_ORIGINS", &c.corsOrigins,
 			"`origins` (scheme://host[:port], separated by commas) whose pages may call /graphql from a browser (CORS);\nno wildcard; empty: none, the playground needs none",
-			"origins, comma-separated, exact (`https://app.example.com`, `http://localhost:5173`), whose pages may call `/graphql` from a browser; no wildcard; empty: none (see [GraphQL over HTTP](#graphql-over-http))"},
+			"origins, comma-separated, exact (`https://app.example.com`, `http://localhost:5173`), whose pages may call `/graphql` from a browser; no wildcard; empty: none (see [GraphQL over HTTP](frontend.md#graphql-over-http))"},
 		{"max-query-bytes", "MAX_QUERY_BYTES", val(&c.maxQueryBytes, gqlhttp.DefaultMaxQueryBytes),
 			"the longest query document a request may send, in bytes, a persisted query's included;\nlonger ones are refused before they are parsed (send long values in variables)",
-			"the longest query document (`query`, a persisted query's registration included) a request may send, in bytes; longer is `QUERY_SIZE_LIMIT_EXCEEDED` before it is parsed (see [Limits and errors](#limits-and-errors))"},
+			"the longest query document (`query`, a persisted query's registration included) a request may send, in bytes; longer is `QUERY_SIZE_LIMIT_EXCEEDED` before it is parsed (see [Limits and errors](frontend.md#limits-and-errors))"},
 		{"query-cache-bytes", "QUERY_CACHE_BYTES", val(&c.queryCacheBytes, gqlhttp.DefaultQueryCacheBytes),
 			"memory, in bytes, of the parsed documents kept for requests that send the same query again;\n0: none kept",
 			"memory of the parsed documents kept for requests that send the same query again; `0`: none kept"},
@@ -389,7 +389,7 @@ func (c *config) check(stray []string) error {
 	return nil
 }
 
-// readmeTable returns the README's table of settings, in Markdown: each
+// readmeTable returns docs/operations.md's table of settings, in Markdown: each
 // setting's flag, variable, default and meaning.
 func readmeTable() string {
 	var b strings.Builder
@@ -400,7 +400,7 @@ func readmeTable() string {
 	return b.String()
 }
 
-// readmeDefault returns v's value as the README shows a default: "empty",
+// readmeDefault returns v's value as the docs show a default: "empty",
 // "auto", or the value as code (a duration without its zero units, a
 // number of whole mebibytes with their count).
 func readmeDefault(v flag.Value) string {

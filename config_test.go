@@ -9,33 +9,36 @@ import (
 	"testing"
 )
 
-var updateREADME = flag.Bool("update-readme", false, "write the table of settings into README.md (go generate)")
+// settingsDoc is the page whose table of settings readmeTable makes.
+const settingsDoc = "docs/operations.md"
 
-// The README's table of settings sits between these lines.
+var updateDocs = flag.Bool("update-docs", false, "write the table of settings into docs/operations.md (go generate)")
+
+// The table of settings in docs/operations.md sits between these lines.
 const (
 	settingsBegin = "<!-- settings: made from config.go by go generate; edit them there -->\n"
 	settingsEnd   = "<!-- end of settings -->\n"
 )
 
-// TestREADMEConfiguration checks that the README's table of settings is
+// TestDocsConfiguration checks that the table of settings in docs/operations.md is
 // the one the declarations make; with -update-readme it writes it.
-func TestREADMEConfiguration(t *testing.T) {
-	readme, err := os.ReadFile("README.md")
+func TestDocsConfiguration(t *testing.T) {
+	readme, err := os.ReadFile(settingsDoc)
 	if err != nil {
 		t.Fatal(err)
 	}
 	before, rest, ok := bytes.Cut(readme, []byte(settingsBegin))
 	table, after, ok2 := bytes.Cut(rest, []byte(settingsEnd))
 	if !ok || !ok2 {
-		t.Fatalf("README.md lacks the lines %q and %q around the table of settings", settingsBegin, settingsEnd)
+		t.Fatalf("docs/operations.md lacks the lines %q and %q around the table of settings", settingsBegin, settingsEnd)
 	}
 	want := readmeTable()
 	if string(table) == want {
 		return
 	}
-	if *updateREADME {
+	if *updateDocs {
 		out := string(before) + settingsBegin + want + settingsEnd + string(after)
-		if err := os.WriteFile("README.md", []byte(out), 0o644); err != nil {
+		if err := os.WriteFile(settingsDoc, []byte(out), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		return
@@ -50,7 +53,7 @@ func TestREADMEConfiguration(t *testing.T) {
 			w = wanted[i]
 		}
 		if g != w {
-			t.Errorf("README.md's table of settings differs from config.go's (run go generate), line %d:\n got: %s\nwant: %s", i+1, g, w)
+			t.Errorf("docs/operations.md's table of settings differs from config.go's (run go generate), line %d:\n got: %s\nwant: %s", i+1, g, w)
 			break
 		}
 	}

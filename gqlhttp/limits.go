@@ -16,7 +16,7 @@ import (
 
 // Limits on every request. A request over one of them gets one error whose
 // extensions.code names the limit, before any resolver runs (but for the
-// time limit); README.md lists them with their codes.
+// time limit); docs/frontend.md lists them with their codes.
 const (
 	// MaxBodyBytes bounds a request body: 413 and BAD_REQUEST above it.
 	// Most of it is for variables: a post's body is one.

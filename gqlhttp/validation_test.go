@@ -170,7 +170,7 @@ func checkWork(t *testing.T, schema *ast.Schema, query string) int {
 // BenchmarkRefuseFragmentChains sends the probe's documents through the
 // whole handler, as a client would: each is refused (the complexity limit,
 // or the token limit for the longest chain) before anything executes. The
-// time per document is the figure the README quotes; gqlparser's rule took
+// time per document is the figure docs/frontend.md quotes; gqlparser's rule took
 // 15 s for 21 links.
 func BenchmarkRefuseFragmentChains(b *testing.B) {
 	h := New(newTestSchema(), Options{ComplexityLimit: testComplexityLimit})

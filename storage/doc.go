@@ -408,7 +408,7 @@
 // without versions, and top-level comments that carry no replies.
 //
 // Store.Migrate brings a table of layout 1 to layout 2, and the server
-// runs it at start before serving (-migrate=auto; README). Once done, a
+// runs it at start before serving (-migrate=auto; docs/operations.md). Once done, a
 // start costs one GetItem of the layout item. Otherwise it lists authors
 // and categories by Queries of GSI1 and posts by Queries of each author's
 // partition (the server's IAM policy has no Scan) and, for each:
