@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/graph/model"
 	"github.com/blogql/blog/storage"
 )
@@ -39,4 +40,19 @@ func (r *Resolver) authorPostsCount(a *storage.Author, per storage.Period, own b
 		return r.countPosts(a.ID, "", per, true)
 	}
 	return periodCount(a.Archive, per, r.countPosts(a.ID, "", per, false))
+}
+
+// authorPatch returns the storage input for updateAuthor of the author
+// with id.
+func authorPatch(ctx context.Context, id string, input model.UpdateAuthorInput) storage.AuthorPatch {
+	return storage.AuthorPatch{
+		ID:              id,
+		ExpectedVersion: expectedVersionOf(input.ExpectedVersion),
+		Slug:            input.Slug,
+		Name:            input.Name,
+		Bio:             input.Bio,
+		AvatarURL:       input.AvatarURL,
+		IdempotencyKey:  idempotencyKey(ctx, input.IdempotencyKey),
+		Admin:           auth.ActorFrom(ctx).IsAdmin(),
+	}
 }

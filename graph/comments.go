@@ -275,3 +275,15 @@ func newComment(in model.AddCommentInput) (storage.NewComment, error) {
 	}
 	return c, nil
 }
+
+// commentEdit returns the storage input for updateComment with body, but
+// for which comment and its idempotency key: a signed-in actor that is not
+// an admin edits with the profile its token shows and the readers' rules
+// (the resolver's CommentPolicy); an admin's edit carries neither.
+func (r *Resolver) commentEdit(ctx context.Context, body string) storage.CommentEdit {
+	edit := storage.CommentEdit{Body: body}
+	if a := auth.ActorFrom(ctx); !a.Anonymous() && !a.IsAdmin() {
+		edit.Reader, edit.Rules = readerProfile(a), r.readers
+	}
+	return edit
+}

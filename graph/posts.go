@@ -249,3 +249,54 @@ func seoPatch(in *model.SeoInput) *storage.SEOPatch {
 	}
 	return &storage.SEOPatch{Title: in.Title, Description: in.Description, CanonicalURL: in.CanonicalURL, OGImage: in.OgImage}
 }
+
+// newPost returns the storage input for createPost by the actor a, or a
+// *storage.ValidationError for a bad cover image.
+func newPost(ctx context.Context, a auth.Actor, input model.CreatePostInput) (storage.NewPost, error) {
+	cover, err := imageOf(input.CoverImage)
+	if err != nil {
+		return storage.NewPost{}, err
+	}
+	return storage.NewPost{
+		AuthorID:       a.ID,
+		Title:          input.Title,
+		Slug:           input.Slug,
+		Excerpt:        deref(input.Excerpt),
+		Body:           deref(input.Body),
+		Categories:     input.Categories,
+		CoverImage:     cover,
+		SEO:            seoOfInput(input.Seo),
+		IdempotencyKey: idempotencyKey(ctx, input.IdempotencyKey),
+		Admin:          a.IsAdmin(),
+	}, nil
+}
+
+// postPatch returns the storage input for updatePost, or a
+// *storage.ValidationError for a bad id or cover image.
+func postPatch(ctx context.Context, input model.UpdatePostInput) (storage.PostPatch, error) {
+	id, err := decodeIDOf("id", input.ID, kindPost)
+	if err != nil {
+		return storage.PostPatch{}, err
+	}
+	cover, err := imageOf(input.CoverImage.Value())
+	if err != nil {
+		return storage.PostPatch{}, err
+	}
+	patch := storage.PostPatch{
+		ID:               id,
+		ExpectedVersion:  int64(input.ExpectedVersion),
+		Title:            input.Title,
+		Slug:             input.Slug,
+		Excerpt:          input.Excerpt,
+		Body:             input.Body,
+		CoverImage:       cover,
+		RemoveCoverImage: input.CoverImage.IsSet() && cover == nil,
+		SEO:              seoPatch(input.Seo),
+		IdempotencyKey:   idempotencyKey(ctx, input.IdempotencyKey),
+		Admin:            auth.ActorFrom(ctx).IsAdmin(),
+	}
+	if input.Categories != nil {
+		patch.Categories = &input.Categories
+	}
+	return patch, nil
+}
