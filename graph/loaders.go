@@ -152,7 +152,9 @@ func prime[K comparable, V any](ctx context.Context, name string, loader *datalo
 // one batch read each, the reads the loaders would make. They run in the
 // background beside the rest of the answer; a field waits for its own
 // (ahead.await under its key) and then finds it in its loader. A read
-// that fails primes nothing: the field's own load reports the error.
+// that fails primes nothing: the field's own load reports the error. The
+// reads are started by primePosts (posts.go), primeComment (comments.go)
+// and soleNode (globalid.go).
 
 func primedAuthorKey(id string) string         { return "primed-author:" + id }
 func primedCategoriesKey(postID string) string { return "primed-categories:" + postID }
