@@ -196,43 +196,6 @@ func listKey(list string, p storage.Page, per storage.Period) string {
 	return fmt.Sprintf("%s|%+v|%d|%d", list, p, per.From.UnixNano(), per.To.UnixNano())
 }
 
-// categoryPostsKey names the read of a page of a category's posts.
-func categoryPostsKey(slug string, p storage.Page, per storage.Period) string {
-	return listKey("category-posts:"+slug, p, per)
-}
-
-// authorPostsKey names the read of a page of an author's posts, with the
-// scheduled ones or without.
-func authorPostsKey(id string, own bool, p storage.Page, per storage.Period) string {
-	return listKey(fmt.Sprintf("author-posts:%s:%t", id, own), p, per)
-}
-
-// categoryPostsAhead starts the read of the category's posts, when the
-// category field being resolved selects them.
-func (r *Resolver) categoryPostsAhead(ctx context.Context, slug string) {
-	if !storage.ValidSlug(slug) {
-		return
-	}
-	listAhead(ctx, "Category", "posts",
-		func(p storage.Page, per storage.Period) string { return categoryPostsKey(slug, p, per) },
-		func(ctx context.Context, p storage.Page, per storage.Period) (*storage.Result[*storage.Post], error) {
-			return r.store.CategoryPosts(ctx, slug, p, per)
-		})
-}
-
-// authorPostsAhead starts the read of the author's posts, when the author
-// field being resolved selects them.
-func (r *Resolver) authorPostsAhead(ctx context.Context, authorID string, own bool) {
-	if !storage.ValidID(authorID) {
-		return
-	}
-	listAhead(ctx, "Author", "posts",
-		func(p storage.Page, per storage.Period) string { return authorPostsKey(authorID, own, p, per) },
-		func(ctx context.Context, p storage.Page, per storage.Period) (*storage.Result[*storage.Post], error) {
-			return r.store.AuthorPosts(ctx, authorID, p, per, own)
-		})
-}
-
 // listAhead starts the read of the list field of typeName that the field
 // being resolved selects exactly once, for the page and period its
 // arguments ask for, under the key key gives them.

@@ -170,28 +170,6 @@ func (r *Resolver) countPosts(authorID, category string, per storage.Period, sch
 	}
 }
 
-// authorPostsCount returns the Counter of an author's posts in per, with
-// the scheduled ones for the author themself (own) and admins.
-func (r *Resolver) authorPostsCount(a *storage.Author, per storage.Period, own bool) model.Counter {
-	switch {
-	case per == (storage.Period{}) && own:
-		return model.Count(a.PostCount + a.ScheduledCount)
-	case per == (storage.Period{}):
-		return model.Count(a.PostCount)
-	case own:
-		return r.countPosts(a.ID, "", per, true)
-	}
-	return periodCount(a.Archive, per, r.countPosts(a.ID, "", per, false))
-}
-
-// categoryPostsCount returns the Counter of a category's posts in per.
-func (r *Resolver) categoryPostsCount(c *storage.Category, per storage.Period) model.Counter {
-	if per == (storage.Period{}) {
-		return model.Count(c.PostCount)
-	}
-	return periodCount(c.Archive, per, r.countPosts("", c.Slug, per, false))
-}
-
 func replyConnection(r *storage.Result[*storage.Comment], count model.Counter) *model.ReplyConnection {
 	c := commentConnection(r, count)
 	return &model.ReplyConnection{Edges: c.Edges, PageInfo: c.PageInfo, Count: count}

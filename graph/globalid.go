@@ -1,9 +1,12 @@
 package graph
 
 import (
+	"context"
 	"encoding/base64"
 	"strings"
+	"sync"
 
+	"github.com/blogql/blog/graph/model"
 	"github.com/blogql/blog/storage"
 )
 
@@ -97,4 +100,71 @@ func decodeCommentID(field, s string) (storage.CommentKey, error) {
 		return storage.CommentKey{}, &storage.ValidationError{Field: field, Reason: "is not a Comment id"}
 	}
 	return storage.CommentKey{PostID: g.post, CommentID: g.id}, nil
+}
+
+// soleNode answers the only node field of its operation: it reads what
+// the id names at once, with no loader's batch window to wait for, and
+// primes the loaders with the post it reads and for the fields below.
+func (r *Resolver) soleNode(ctx context.Context, g globalID) (model.Node, error) {
+	switch g.kind {
+	case kindPost:
+		return r.primedPost(ctx, postImplementors)(r.visible(ctx)(r.store.GetPost(ctx, g.id)))
+	case kindAuthor:
+		return r.store.GetAuthor(ctx, g.id)
+	case kindCategory:
+		return r.store.GetCategory(ctx, g.id)
+	}
+	key := storage.CommentKey{PostID: g.post, CommentID: g.id}
+	var (
+		c          *storage.Comment
+		p          *storage.Post
+		cerr, perr error
+		reads      sync.WaitGroup
+	)
+	// Both reads finish before the answer, so a comment on a hidden post
+	// takes as long as a missing one.
+	reads.Go(func() {
+		cs, errs := r.store.GetComments(ctx, []storage.CommentKey{key})
+		c, cerr = cs[0], errs[0]
+	})
+	reads.Go(func() { p, perr = r.store.GetPost(ctx, g.post) })
+	reads.Wait()
+	p, err := r.visible(ctx)(p, perr)
+	if err != nil {
+		return nil, err
+	}
+	l := loadersFor(ctx)
+	// The comment's post field finds it read: primeComment reads it no more.
+	l.primeOne(ctx, primedPostKey(p.ID), func(ctx context.Context) { l.posts.Prime(ctx, p.ID, p) })
+	c, err = r.seenComment(ctx, p)(c, cerr)
+	if err != nil {
+		return nil, err
+	}
+	r.primeComment(ctx, commentImplementors, "", c)
+	return c, nil
+}
+
+// batchedNode answers a node field beside other fields: it loads what the
+// id names through the request's loaders, batched with the other fields'
+// reads.
+func (r *Resolver) batchedNode(ctx context.Context, g globalID) (model.Node, error) {
+	l := loadersFor(ctx)
+	switch g.kind {
+	case kindPost:
+		return r.visible(ctx)(l.posts.Load(ctx, g.id)())
+	case kindAuthor:
+		return l.authors.Load(ctx, g.id)()
+	case kindCategory:
+		return l.categories.Load(ctx, g.id)()
+	default:
+		// Both reads finish before the answer, whatever it is, so that a
+		// comment on a hidden post takes as long as a missing one.
+		comment, post := l.comments.Load(ctx, storage.CommentKey{PostID: g.post, CommentID: g.id}), l.posts.Load(ctx, g.post)
+		c, cerr := comment()
+		p, err := r.visible(ctx)(post())
+		if err != nil {
+			return nil, err
+		}
+		return r.seenComment(ctx, p)(c, cerr)
+	}
 }

@@ -3,15 +3,12 @@ package graph
 import (
 	"context"
 	"net/http"
-	"slices"
-	"sync"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/graph-gophers/dataloader/v7"
 	"github.com/vektah/gqlparser/v2/ast"
 
-	"github.com/blogql/blog/graph/model"
 	"github.com/blogql/blog/metrics"
 	"github.com/blogql/blog/storage"
 )
@@ -147,87 +144,6 @@ func prime[K comparable, V any](ctx context.Context, name string, loader *datalo
 	}
 }
 
-// primeFullPosts loads the full posts of a page of summaries in one batch
-// read when the connection's selection needs what summaries lack: the
-// body, its HTML and table of contents, the SEO fields, the thread count.
-func (r *Resolver) primeFullPosts(ctx context.Context, page []*storage.Post) {
-	if len(page) == 0 || !graphql.AnyFieldRequested(ctx, fullPostFields...) {
-		return
-	}
-	var ids []string
-	for _, p := range page {
-		if p.Summary {
-			ids = append(ids, p.ID)
-		}
-	}
-	if len(ids) > 0 {
-		prime(ctx, "posts", loadersFor(ctx).posts, r.store.GetPosts, ids)
-	}
-}
-
-// primeComments loads who wrote a page of comments, and the first
-// replies each carries, in one BatchGetItem (one more for each 100
-// commenters past the first 100), when the page's selection shows them.
-// The first replies need no read of their own: every comment carries them.
-func (r *Resolver) primeComments(ctx context.Context, page []*storage.Comment) {
-	var writers []storage.Writer
-	seen := map[storage.Writer]bool{}
-	add := func(cs []*storage.Comment) {
-		for _, c := range cs {
-			if w := c.Writer(); !c.Deleted && !seen[w] {
-				seen[w] = true
-				writers = append(writers, w)
-			}
-		}
-	}
-	if graphql.AnyFieldRequested(ctx, "edges.node.author", "edges.node.commenter") {
-		add(page)
-	}
-	if graphql.AnyFieldRequested(ctx, "edges.node.replies.author", "edges.node.replies.commenter",
-		"edges.node.replyConnection.edges.node.author", "edges.node.replyConnection.edges.node.commenter") {
-		for _, c := range page {
-			add(c.Replies)
-		}
-	}
-	r.primeCommenters(ctx, writers)
-}
-
-// primePage loads what a page of comments from anywhere asks for: their
-// commenters and their posts, one BatchGetItem each.
-func (r *Resolver) primePage(ctx context.Context, page []*storage.Comment) {
-	r.primeComments(ctx, page)
-	if len(page) > 0 && graphql.FieldRequested(ctx, "edges.node.post") {
-		var ids []string
-		for _, c := range page {
-			if !slices.Contains(ids, c.PostID) {
-				ids = append(ids, c.PostID)
-			}
-		}
-		prime(ctx, "posts", loadersFor(ctx).posts, r.store.GetPosts, ids)
-	}
-}
-
-// primeCommenters reads writers in one BatchGetItem per 100 and primes the
-// commenters loader with all of them and the authors loader with the
-// authors among them, so `author` and `commenter` share the read.
-func (r *Resolver) primeCommenters(ctx context.Context, writers []storage.Writer) {
-	if len(writers) == 0 {
-		return
-	}
-	l := loadersFor(ctx)
-	l.observe("commenters", len(writers), false)
-	got, errs := r.store.GetCommenters(ctx, writers)
-	for i, w := range writers {
-		if errs[i] != nil {
-			continue // the fields' own loads report it
-		}
-		l.commenters.Prime(ctx, w, got[i])
-		if got[i].Author != nil {
-			l.authors.Prime(ctx, w.AuthorID, got[i].Author)
-		}
-	}
-}
-
 // Primed in the background. A field that loads through a loader waits for
 // the loader's batch window (batchWait) before the read, unless what it
 // loads was primed. Resolvers that hand out posts, or a comment they
@@ -236,7 +152,9 @@ func (r *Resolver) primeCommenters(ctx context.Context, writers []storage.Writer
 // one batch read each, the reads the loaders would make. They run in the
 // background beside the rest of the answer; a field waits for its own
 // (ahead.await under its key) and then finds it in its loader. A read
-// that fails primes nothing: the field's own load reports the error.
+// that fails primes nothing: the field's own load reports the error. The
+// reads are started by primePosts (posts.go), primeComment (comments.go)
+// and soleNode (globalid.go).
 
 func primedAuthorKey(id string) string         { return "primed-author:" + id }
 func primedCategoriesKey(postID string) string { return "primed-categories:" + postID }
@@ -251,92 +169,6 @@ func joinPath(path, field string) string {
 		return field
 	}
 	return path + "." + field
-}
-
-// primePosts starts the reads the posts at path (a dotted path of fields
-// below the field being resolved, "" for its own value, whose type is
-// one of satisfies when given) will make: the authors of those whose
-// author selects more than the names a post carries (Post.author), and
-// the categories of those whose categories are read (a draft's, or more
-// than their names: Post.categories).
-func (r *Resolver) primePosts(ctx context.Context, satisfies []string, path string, posts []*storage.Post) {
-	if len(posts) == 0 {
-		return
-	}
-	l := loadersFor(ctx)
-	if sel, ok := selectionAt(ctx, satisfies, joinPath(path, "author")); ok {
-		beyondNames := !onlyOf(sel, "id", "name", "slug")
-		slug := slices.Contains(sel, "slug")
-		var keys, ids []string
-		for _, p := range posts {
-			if beyondNames || slug && p.AuthorSlug == "" {
-				keys, ids = append(keys, primedAuthorKey(p.AuthorID)), append(ids, p.AuthorID)
-			}
-		}
-		l.primeAhead(ctx, keys, func(ctx context.Context, fresh []int) {
-			prime(ctx, "authors", l.authors, r.store.GetAuthors, pick(ids, fresh))
-		})
-	}
-	if sel, ok := selectionAt(ctx, satisfies, joinPath(path, "categories")); ok {
-		beyondNames := !onlyOf(sel, "id", "slug", "name")
-		var keys []string
-		var read []*storage.Post
-		for _, p := range posts {
-			if len(p.Categories) > 0 && (beyondNames || p.Status != storage.StatusPublished) {
-				keys, read = append(keys, primedCategoriesKey(p.ID)), append(read, p)
-			}
-		}
-		l.primeAhead(ctx, keys, func(ctx context.Context, fresh []int) {
-			var slugs []string
-			for _, p := range pick(read, fresh) {
-				for _, c := range p.Categories {
-					if !slices.Contains(slugs, c.Slug) {
-						slugs = append(slugs, c.Slug)
-					}
-				}
-			}
-			prime(ctx, "categories", l.categories, r.store.GetCategories, slugs)
-		})
-	}
-}
-
-// primedPost starts the reads of the fields of the post the field being
-// resolved returns (primePosts), and returns it; satisfies as there.
-func (r *Resolver) primedPost(ctx context.Context, satisfies []string) func(*storage.Post, error) (*storage.Post, error) {
-	return func(p *storage.Post, err error) (*storage.Post, error) {
-		if err == nil && p != nil {
-			r.primePosts(ctx, satisfies, "", []*storage.Post{p})
-		}
-		return p, err
-	}
-}
-
-// primeWritten starts the reads the comment a mutation wrote will make in
-// its payload's comment field (primeComment).
-func (r *Resolver) primeWritten(ctx context.Context, c *storage.Comment) {
-	r.primeComment(ctx, nil, "comment", c)
-}
-
-// primeComment starts the reads the comment at path (as in primePosts)
-// will make: its writer (Comment.author and Comment.commenter) and its
-// post (Comment.post).
-func (r *Resolver) primeComment(ctx context.Context, satisfies []string, path string, c *storage.Comment) {
-	l := loadersFor(ctx)
-	selects := func(field string) bool {
-		_, ok := selectionAt(ctx, satisfies, joinPath(path, field))
-		return ok
-	}
-	if !c.Deleted && (selects("author") || selects("commenter")) {
-		w := c.Writer()
-		l.primeOne(ctx, primedWriterKey(w), func(ctx context.Context) {
-			r.primeCommenters(ctx, []storage.Writer{w})
-		})
-	}
-	if selects("post") {
-		l.primeOne(ctx, primedPostKey(c.PostID), func(ctx context.Context) {
-			prime(ctx, "posts", l.posts, r.store.GetPosts, []string{c.PostID})
-		})
-	}
 }
 
 // primeAhead runs read once in the background under each of keys no read
@@ -362,46 +194,4 @@ func pick[T any](list []T, at []int) []T {
 		out[i] = list[j]
 	}
 	return out
-}
-
-// soleNode answers the only node field of its operation: it reads what
-// the id names at once, with no loader's batch window to wait for, and
-// primes the loaders with the post it reads and for the fields below.
-func (r *Resolver) soleNode(ctx context.Context, g globalID) (model.Node, error) {
-	switch g.kind {
-	case kindPost:
-		return r.primedPost(ctx, postImplementors)(r.visible(ctx)(r.store.GetPost(ctx, g.id)))
-	case kindAuthor:
-		return r.store.GetAuthor(ctx, g.id)
-	case kindCategory:
-		return r.store.GetCategory(ctx, g.id)
-	}
-	key := storage.CommentKey{PostID: g.post, CommentID: g.id}
-	var (
-		c          *storage.Comment
-		p          *storage.Post
-		cerr, perr error
-		reads      sync.WaitGroup
-	)
-	// Both reads finish before the answer, so a comment on a hidden post
-	// takes as long as a missing one.
-	reads.Go(func() {
-		cs, errs := r.store.GetComments(ctx, []storage.CommentKey{key})
-		c, cerr = cs[0], errs[0]
-	})
-	reads.Go(func() { p, perr = r.store.GetPost(ctx, g.post) })
-	reads.Wait()
-	p, err := r.visible(ctx)(p, perr)
-	if err != nil {
-		return nil, err
-	}
-	l := loadersFor(ctx)
-	// The comment's post field finds it read: primeComment reads it no more.
-	l.primeOne(ctx, primedPostKey(p.ID), func(ctx context.Context) { l.posts.Prime(ctx, p.ID, p) })
-	c, err = r.seenComment(ctx, p)(c, cerr)
-	if err != nil {
-		return nil, err
-	}
-	r.primeComment(ctx, commentImplementors, "", c)
-	return c, nil
 }

@@ -29,24 +29,6 @@ func newResolver(store *storage.Store, comments CommentPolicy) *Resolver {
 	return &Resolver{store: store, previews: &keyCache{}, readers: comments.rules()}
 }
 
-// allCategories returns every category, ordered by slug, in as few pages as
-// storage allows.
-func (r *Resolver) allCategories(ctx context.Context) ([]*storage.Category, error) {
-	var all []*storage.Category
-	p := storage.Page{Limit: storage.MaxPageSize}
-	for {
-		res, err := r.store.Categories(ctx, p)
-		if err != nil {
-			return nil, err
-		}
-		all = append(all, res.Items...)
-		if !res.HasNext || len(res.Cursors) == 0 {
-			return all, nil
-		}
-		p.After = res.Cursors[len(res.Cursors)-1]
-	}
-}
-
 // selectsOnly reports whether the current field selects nothing but the
 // given fields (and __typename), so a denormalized copy can answer it
 // without a read.
@@ -109,24 +91,6 @@ func onlyOf(names []string, allowed ...string) bool {
 	return true
 }
 
-// categoriesOf answers a post's categories from the names it carries.
-func categoriesOf(refs []storage.CategoryRef) []*storage.Category {
-	cats := make([]*storage.Category, len(refs))
-	for i, c := range refs {
-		cats[i] = &storage.Category{Slug: c.Slug, Name: c.Name}
-	}
-	return cats
-}
-
-// slugsOf returns the slugs of a post's categories, in order.
-func slugsOf(refs []storage.CategoryRef) []string {
-	slugs := make([]string, len(refs))
-	for i, c := range refs {
-		slugs[i] = c.Slug
-	}
-	return slugs
-}
-
 // deref returns *p, or the zero value for an omitted optional argument.
 func deref[T any](p *T) T {
 	var zero T
@@ -148,4 +112,20 @@ func exactlyOne(args ...*string) error {
 		return fmt.Errorf("%d arguments of %d given, want one", n, len(args))
 	}
 	return nil
+}
+
+// nonEmpty returns a pointer to s, or nil for the empty string.
+func nonEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// positive returns a pointer to n, or nil for zero (unknown).
+func positive(n int) *int {
+	if n == 0 {
+		return nil
+	}
+	return &n
 }

@@ -252,16 +252,7 @@ func (r *mutationResolver) UpdateAuthor(ctx context.Context, input model.UpdateA
 	if err := actsFor(ctx, id, "the author themself"); err != nil {
 		return nil, err
 	}
-	a, err := r.store.UpdateAuthor(ctx, storage.AuthorPatch{
-		ID:              id,
-		ExpectedVersion: expectedVersionOf(input.ExpectedVersion),
-		Slug:            input.Slug,
-		Name:            input.Name,
-		Bio:             input.Bio,
-		AvatarURL:       input.AvatarURL,
-		IdempotencyKey:  idempotencyKey(ctx, input.IdempotencyKey),
-		Admin:           auth.ActorFrom(ctx).IsAdmin(),
-	})
+	a, err := r.store.UpdateAuthor(ctx, authorPatch(ctx, id, input))
 	if err != nil {
 		return nil, err
 	}
@@ -309,22 +300,11 @@ func (r *mutationResolver) CreatePost(ctx context.Context, input model.CreatePos
 	if err != nil {
 		return nil, err
 	}
-	cover, err := imageOf(input.CoverImage)
+	in, err := newPost(ctx, a, input)
 	if err != nil {
 		return nil, err
 	}
-	p, err := r.store.CreatePost(ctx, storage.NewPost{
-		AuthorID:       a.ID,
-		Title:          input.Title,
-		Slug:           input.Slug,
-		Excerpt:        deref(input.Excerpt),
-		Body:           deref(input.Body),
-		Categories:     input.Categories,
-		CoverImage:     cover,
-		SEO:            seoOfInput(input.Seo),
-		IdempotencyKey: idempotencyKey(ctx, input.IdempotencyKey),
-		Admin:          a.IsAdmin(),
-	})
+	p, err := r.store.CreatePost(ctx, in)
 	if err != nil {
 		return nil, asSubject(err)
 	}
@@ -337,29 +317,9 @@ func (r *mutationResolver) UpdatePost(ctx context.Context, input model.UpdatePos
 	if _, err := author(ctx); err != nil {
 		return nil, err
 	}
-	id, err := decodeIDOf("id", input.ID, kindPost)
+	patch, err := postPatch(ctx, input)
 	if err != nil {
 		return nil, err
-	}
-	cover, err := imageOf(input.CoverImage.Value())
-	if err != nil {
-		return nil, err
-	}
-	patch := storage.PostPatch{
-		ID:               id,
-		ExpectedVersion:  int64(input.ExpectedVersion),
-		Title:            input.Title,
-		Slug:             input.Slug,
-		Excerpt:          input.Excerpt,
-		Body:             input.Body,
-		CoverImage:       cover,
-		RemoveCoverImage: input.CoverImage.IsSet() && cover == nil,
-		SEO:              seoPatch(input.Seo),
-		IdempotencyKey:   idempotencyKey(ctx, input.IdempotencyKey),
-		Admin:            auth.ActorFrom(ctx).IsAdmin(),
-	}
-	if input.Categories != nil {
-		patch.Categories = &input.Categories
 	}
 	// Bad input is refused before the ownership check reads the post.
 	if err := r.store.ValidatePostPatch(ctx, &patch); err != nil {
@@ -445,10 +405,7 @@ func (r *mutationResolver) AddComment(ctx context.Context, input model.AddCommen
 
 // UpdateComment is the resolver for the updateComment field.
 func (r *mutationResolver) UpdateComment(ctx context.Context, input model.UpdateCommentInput) (*model.UpdateCommentPayload, error) {
-	edit := storage.CommentEdit{Body: input.Body}
-	if a := auth.ActorFrom(ctx); !a.Anonymous() && !a.IsAdmin() {
-		edit.Reader, edit.Rules = readerProfile(a), r.readers
-	}
+	edit := r.commentEdit(ctx, input.Body)
 	if err := edit.Validate(); err != nil && !auth.ActorFrom(ctx).Anonymous() {
 		return nil, asReader(err)
 	}
@@ -683,25 +640,7 @@ func (r *queryResolver) Node(ctx context.Context, id string) (model.Node, error)
 	if soleRootField(ctx, "node") {
 		return r.soleNode(ctx, g)
 	}
-	l := loadersFor(ctx)
-	switch g.kind {
-	case kindPost:
-		return r.visible(ctx)(l.posts.Load(ctx, g.id)())
-	case kindAuthor:
-		return l.authors.Load(ctx, g.id)()
-	case kindCategory:
-		return l.categories.Load(ctx, g.id)()
-	default:
-		// Both reads finish before the answer, whatever it is, so that a
-		// comment on a hidden post takes as long as a missing one.
-		comment, post := l.comments.Load(ctx, storage.CommentKey{PostID: g.post, CommentID: g.id}), l.posts.Load(ctx, g.post)
-		c, cerr := comment()
-		p, err := r.visible(ctx)(post())
-		if err != nil {
-			return nil, err
-		}
-		return r.seenComment(ctx, p)(c, cerr)
-	}
+	return r.batchedNode(ctx, g)
 }
 
 // Post is the resolver for the post field.

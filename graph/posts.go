@@ -1,0 +1,302 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/99designs/gqlgen/graphql"
+
+	"github.com/blogql/blog/auth"
+	"github.com/blogql/blog/graph/model"
+	"github.com/blogql/blog/storage"
+)
+
+// sees reports whether the actor of ctx may read p: anyone a public post,
+// only its author and admins a draft or a scheduled post.
+func (r *Resolver) sees(ctx context.Context, p *storage.Post) bool {
+	return p.VisibleAt(r.store.Now()) || auth.ActorFrom(ctx).Acts(p.AuthorID)
+}
+
+// visible returns a filter for a post read and its error: it passes the
+// post when the actor of ctx may see it, else returns ErrNotFound.
+func (r *Resolver) visible(ctx context.Context) func(*storage.Post, error) (*storage.Post, error) {
+	return func(p *storage.Post, err error) (*storage.Post, error) {
+		if err != nil {
+			return nil, err
+		}
+		if !r.sees(ctx, p) {
+			return nil, fmt.Errorf("post %q: %w", p.ID, storage.ErrNotFound)
+		}
+		return p, nil
+	}
+}
+
+// ownPost returns the id of the post the global id gid names once the
+// actor of ctx may change it: its author or an admin. Others get FORBIDDEN
+// for a public post and NOT_FOUND for one they cannot see; a bad id is a
+// *storage.ValidationError, after the anonymous got UNAUTHENTICATED.
+// Admins need no read. The post is read with ConsistentRead, not through
+// the request's loader: a post written a moment ago must be found, and the
+// loader would keep the post as it was before the write for the payload's
+// fields. A post's author never changes, so the check cannot go stale
+// before the write. See retried for a post that is gone.
+func (r *Resolver) ownPost(ctx context.Context, gid string, idemKey *string) (string, error) {
+	a, err := author(ctx)
+	if err != nil {
+		return "", err
+	}
+	id, err := decodeIDOf("id", gid, kindPost)
+	if err != nil || a.IsAdmin() {
+		return id, err
+	}
+	p, err := r.store.ReadPost(ctx, id)
+	if retried(err, idemKey) {
+		return id, nil
+	}
+	if p, err = r.visible(ctx)(p, err); err != nil {
+		return "", err
+	}
+	return id, actsFor(ctx, p.AuthorID, "the post's author")
+}
+
+// postVisible reports whether the actor of ctx may see the post with id,
+// read as a check before a write is: false when it is gone.
+func (r *Resolver) postVisible(ctx context.Context, id string) bool {
+	p, err := r.store.ReadPost(ctx, id)
+	return err == nil && r.sees(ctx, p)
+}
+
+// asSubject turns storage's complaint about an author id the caller never
+// typed, the token's subject, into what it means: the token is not one of
+// an author.
+func asSubject(err error) error {
+	if ve, ok := errors.AsType[*storage.ValidationError](err); ok && ve.Field == "authorId" {
+		return fmt.Errorf("%w: the token's subject is not an author", auth.ErrForbidden)
+	}
+	return err
+}
+
+// fullPost returns p when it is a post item, else (a summary from a list)
+// the post item through the request's loader: one batch read for a page,
+// which primeFullPosts makes beforehand when the page selects such fields.
+func fullPost(ctx context.Context, p *storage.Post) (*storage.Post, error) {
+	if !p.Summary {
+		return p, nil
+	}
+	return loadersFor(ctx).posts.Load(ctx, p.ID)()
+}
+
+// fullPostFields are the fields of a post in a page of posts that only
+// the post item has.
+var fullPostFields = []string{
+	"edges.node.body", "edges.node.bodyHtml", "edges.node.toc", "edges.node.seo", "edges.node.comments.totalCount",
+}
+
+// seoOf returns what search engines see of p: its SEO fields, each unset
+// one standing in for by the post's title, excerpt or cover image.
+func seoOf(p *storage.Post) *model.Seo {
+	seo := &model.Seo{Title: p.SEO.Title, Description: p.SEO.Description, CanonicalURL: nonEmpty(p.SEO.CanonicalURL), OgImage: nonEmpty(p.SEO.OGImage)}
+	if seo.Title == "" {
+		seo.Title = p.Title
+	}
+	if seo.Description == "" {
+		seo.Description = p.Excerpt
+	}
+	if seo.OgImage == nil && p.CoverImage != nil {
+		seo.OgImage = &p.CoverImage.URL
+	}
+	return seo
+}
+
+// headings returns a post's table of contents as the schema lists it.
+func headings(toc []storage.Heading) []*storage.Heading {
+	out := make([]*storage.Heading, len(toc))
+	for i := range toc {
+		out[i] = &toc[i]
+	}
+	return out
+}
+
+// archiveOf returns a post count by month as the schema lists it.
+func archiveOf(months []storage.ArchiveMonth) []*storage.ArchiveMonth {
+	out := make([]*storage.ArchiveMonth, len(months))
+	for i := range months {
+		out[i] = &months[i]
+	}
+	return out
+}
+
+// primeFullPosts loads the full posts of a page of summaries in one batch
+// read when the connection's selection needs what summaries lack: the
+// body, its HTML and table of contents, the SEO fields, the thread count.
+func (r *Resolver) primeFullPosts(ctx context.Context, page []*storage.Post) {
+	if len(page) == 0 || !graphql.AnyFieldRequested(ctx, fullPostFields...) {
+		return
+	}
+	var ids []string
+	for _, p := range page {
+		if p.Summary {
+			ids = append(ids, p.ID)
+		}
+	}
+	if len(ids) > 0 {
+		prime(ctx, "posts", loadersFor(ctx).posts, r.store.GetPosts, ids)
+	}
+}
+
+// primePosts starts the reads the posts at path (a dotted path of fields
+// below the field being resolved, "" for its own value, whose type is
+// one of satisfies when given) will make: the authors of those whose
+// author selects more than the names a post carries (Post.author), and
+// the categories of those whose categories are read (a draft's, or more
+// than their names: Post.categories).
+func (r *Resolver) primePosts(ctx context.Context, satisfies []string, path string, posts []*storage.Post) {
+	if len(posts) == 0 {
+		return
+	}
+	l := loadersFor(ctx)
+	if sel, ok := selectionAt(ctx, satisfies, joinPath(path, "author")); ok {
+		beyondNames := !onlyOf(sel, "id", "name", "slug")
+		slug := slices.Contains(sel, "slug")
+		var keys, ids []string
+		for _, p := range posts {
+			if beyondNames || slug && p.AuthorSlug == "" {
+				keys, ids = append(keys, primedAuthorKey(p.AuthorID)), append(ids, p.AuthorID)
+			}
+		}
+		l.primeAhead(ctx, keys, func(ctx context.Context, fresh []int) {
+			prime(ctx, "authors", l.authors, r.store.GetAuthors, pick(ids, fresh))
+		})
+	}
+	if sel, ok := selectionAt(ctx, satisfies, joinPath(path, "categories")); ok {
+		beyondNames := !onlyOf(sel, "id", "slug", "name")
+		var keys []string
+		var read []*storage.Post
+		for _, p := range posts {
+			if len(p.Categories) > 0 && (beyondNames || p.Status != storage.StatusPublished) {
+				keys, read = append(keys, primedCategoriesKey(p.ID)), append(read, p)
+			}
+		}
+		l.primeAhead(ctx, keys, func(ctx context.Context, fresh []int) {
+			var slugs []string
+			for _, p := range pick(read, fresh) {
+				for _, c := range p.Categories {
+					if !slices.Contains(slugs, c.Slug) {
+						slugs = append(slugs, c.Slug)
+					}
+				}
+			}
+			prime(ctx, "categories", l.categories, r.store.GetCategories, slugs)
+		})
+	}
+}
+
+// primedPost starts the reads of the fields of the post the field being
+// resolved returns (primePosts), and returns it; satisfies as there.
+func (r *Resolver) primedPost(ctx context.Context, satisfies []string) func(*storage.Post, error) (*storage.Post, error) {
+	return func(p *storage.Post, err error) (*storage.Post, error) {
+		if err == nil && p != nil {
+			r.primePosts(ctx, satisfies, "", []*storage.Post{p})
+		}
+		return p, err
+	}
+}
+
+// ownPostRef returns the storage reference for the unpublishPost and
+// deletePost inputs once the actor of ctx may change the post; see
+// ownPost for the errors.
+func (r *Resolver) ownPostRef(ctx context.Context, id string, expectedVersion *int, idemKey *string) (storage.PostRef, error) {
+	postID, err := r.ownPost(ctx, id, idemKey)
+	if err != nil {
+		return storage.PostRef{}, err
+	}
+	return storage.PostRef{
+		ID:              postID,
+		ExpectedVersion: expectedVersionOf(expectedVersion),
+		IdempotencyKey:  idempotencyKey(ctx, idemKey),
+	}, nil
+}
+
+// imageOf returns the storage image of an image input, or a
+// *storage.ValidationError for a size given out of range.
+func imageOf(in *model.ImageInput) (*storage.Image, error) {
+	if in == nil {
+		return nil, nil
+	}
+	img := &storage.Image{URL: in.URL, Alt: deref(in.Alt), Width: deref(in.Width), Height: deref(in.Height)}
+	for field, v := range map[string]*int{"coverImage.width": in.Width, "coverImage.height": in.Height} {
+		if v != nil && *v < 1 {
+			return nil, &storage.ValidationError{Field: field, Reason: fmt.Sprintf("must be between 1 and %d pixels", storage.MaxImageSide)}
+		}
+	}
+	return img, nil
+}
+
+// seoOfInput returns the SEO fields of a post's input.
+func seoOfInput(in *model.SeoInput) storage.SEO {
+	if in == nil {
+		return storage.SEO{}
+	}
+	return storage.SEO{Title: deref(in.Title), Description: deref(in.Description), CanonicalURL: deref(in.CanonicalURL), OGImage: deref(in.OgImage)}
+}
+
+// seoPatch returns the changes an input makes to a post's SEO fields.
+func seoPatch(in *model.SeoInput) *storage.SEOPatch {
+	if in == nil {
+		return nil
+	}
+	return &storage.SEOPatch{Title: in.Title, Description: in.Description, CanonicalURL: in.CanonicalURL, OGImage: in.OgImage}
+}
+
+// newPost returns the storage input for createPost by the actor a, or a
+// *storage.ValidationError for a bad cover image.
+func newPost(ctx context.Context, a auth.Actor, input model.CreatePostInput) (storage.NewPost, error) {
+	cover, err := imageOf(input.CoverImage)
+	if err != nil {
+		return storage.NewPost{}, err
+	}
+	return storage.NewPost{
+		AuthorID:       a.ID,
+		Title:          input.Title,
+		Slug:           input.Slug,
+		Excerpt:        deref(input.Excerpt),
+		Body:           deref(input.Body),
+		Categories:     input.Categories,
+		CoverImage:     cover,
+		SEO:            seoOfInput(input.Seo),
+		IdempotencyKey: idempotencyKey(ctx, input.IdempotencyKey),
+		Admin:          a.IsAdmin(),
+	}, nil
+}
+
+// postPatch returns the storage input for updatePost, or a
+// *storage.ValidationError for a bad id or cover image.
+func postPatch(ctx context.Context, input model.UpdatePostInput) (storage.PostPatch, error) {
+	id, err := decodeIDOf("id", input.ID, kindPost)
+	if err != nil {
+		return storage.PostPatch{}, err
+	}
+	cover, err := imageOf(input.CoverImage.Value())
+	if err != nil {
+		return storage.PostPatch{}, err
+	}
+	patch := storage.PostPatch{
+		ID:               id,
+		ExpectedVersion:  int64(input.ExpectedVersion),
+		Title:            input.Title,
+		Slug:             input.Slug,
+		Excerpt:          input.Excerpt,
+		Body:             input.Body,
+		CoverImage:       cover,
+		RemoveCoverImage: input.CoverImage.IsSet() && cover == nil,
+		SEO:              seoPatch(input.Seo),
+		IdempotencyKey:   idempotencyKey(ctx, input.IdempotencyKey),
+		Admin:            auth.ActorFrom(ctx).IsAdmin(),
+	}
+	if input.Categories != nil {
+		patch.Categories = &input.Categories
+	}
+	return patch, nil
+}
