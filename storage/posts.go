@@ -129,7 +129,10 @@ func (s *Store) UpdatePost(ctx context.Context, in PostPatch) (*Post, error) {
 		// that tells the current one.
 		in.ExpectedVersion = NoVersion
 	}
-	return s.changePost(ctx, "updatePost", in.ID, in.ExpectedVersion, in.IdempotencyKey, in, cats, taking{deref(in.Slug), in.Admin}, false, func(p *postItem) error {
+	return s.changePost(ctx, postChange{
+		op: "updatePost", id: in.ID, expected: in.ExpectedVersion, key: in.IdempotencyKey, input: in,
+		newCats: cats, slug: deref(in.Slug), admin: in.Admin,
+	}, func(p *postItem) error {
 		setOpt(&p.Title, in.Title)
 		setOpt(&p.Slug, in.Slug)
 		setOpt(&p.Excerpt, in.Excerpt)
@@ -209,7 +212,10 @@ func (s *Store) Publish(ctx context.Context, in PublishPost) (*Post, error) {
 		return nil, err
 	}
 	scheduling := in.At.After(s.Now())
-	return s.changePost(ctx, "publishPost", in.ID, in.ExpectedVersion, in.IdempotencyKey, in, nil, taking{}, scheduling, func(p *postItem) error {
+	return s.changePost(ctx, postChange{
+		op: "publishPost", id: in.ID, expected: in.ExpectedVersion, key: in.IdempotencyKey, input: in,
+		full: scheduling,
+	}, func(p *postItem) error {
 		at := in.At
 		if at.IsZero() {
 			at = s.Now()
@@ -224,7 +230,9 @@ func (s *Store) Unpublish(ctx context.Context, in PostRef) (*Post, error) {
 	if err := validateID("id", in.ID); err != nil {
 		return nil, err
 	}
-	return s.changePost(ctx, "unpublishPost", in.ID, in.ExpectedVersion, in.IdempotencyKey, in, nil, taking{}, false, func(p *postItem) error {
+	return s.changePost(ctx, postChange{
+		op: "unpublishPost", id: in.ID, expected: in.ExpectedVersion, key: in.IdempotencyKey, input: in,
+	}, func(p *postItem) error {
 		if !p.published() {
 			return invalid("id", "post is not published")
 		}
@@ -240,7 +248,9 @@ func (s *Store) DeletePost(ctx context.Context, in PostRef) (*Post, error) {
 	if err := validateID("id", in.ID); err != nil {
 		return nil, err
 	}
-	p, err := s.changePost(ctx, "deletePost", in.ID, in.ExpectedVersion, in.IdempotencyKey, in, nil, taking{}, false, nil)
+	p, err := s.changePost(ctx, postChange{
+		op: "deletePost", id: in.ID, expected: in.ExpectedVersion, key: in.IdempotencyKey, input: in,
+	}, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -258,22 +268,45 @@ func (s *Store) DeletePost(ctx context.Context, in PostRef) (*Post, error) {
 	return p, nil
 }
 
-// changePost reads a post, applies change (nil deletes it) and writes the
-// post with all its copies and counters in one transaction, retrying when
-// comments, renames or concurrent conflicts got in between. New category
-// slugs in newCats, and the reservation of slug.slug when it is not empty
-// (the slug the change may give the post), are read with the post. With full,
-// the post's author, categories and STATS are read too (one more
-// request); a write that schedules the post needs them and turns full on
-// itself.
-func (s *Store) changePost(ctx context.Context, op, id string, expected int64, k string, input any, newCats []string, slug taking, full bool, change func(*postItem) error) (*Post, error) {
-	return idempotent(ctx, s, op, k, input, func(rec *idem) (*Post, error) {
+// postChange says what changePost writes, and what it reads first.
+type postChange struct {
+	// op names the operation and key is the caller's idempotency key
+	// (optional): the write is recorded under both, with input, the
+	// request a repeat must match.
+	op, key string
+	input   any
+	// id is the post's; expected is the version the caller expects it
+	// to have, 0 for any.
+	id       string
+	expected int64
+	// newCats are the category slugs the change gives the post, and slug
+	// the slug it may give it (empty: none): both are read with the post.
+	// admin says whether an admin writes, who may take another author's
+	// redirect.
+	newCats []string
+	slug    string
+	admin   bool
+	// full reads the post's author, categories and STATS too (one more
+	// request); a write that schedules the post needs them and turns
+	// full on itself.
+	full bool
+}
+
+// changePost reads the post of c, applies change (nil deletes it) and
+// writes the post with all its copies and counters in one transaction,
+// retrying when comments, renames or concurrent conflicts got in between.
+// It returns the post as written (as it was, for a deletion), a
+// *ConflictError when its version is not c.expected, or the error of the
+// read, of change or of the write.
+func (s *Store) changePost(ctx context.Context, c postChange, change func(*postItem) error) (*Post, error) {
+	full := c.full
+	return idempotent(ctx, s, c.op, c.key, c.input, func(rec *idem) (*Post, error) {
 		return retryWrite(ctx, func() (*Post, error) {
-			before, r, err := s.readPost(ctx, id, newCats, slug.slug, full)
+			before, r, err := s.readPost(ctx, c.id, c.newCats, c.slug, full)
 			if err != nil {
 				return nil, err
 			}
-			if expected != 0 && before.Version != expected {
+			if c.expected != 0 && before.Version != c.expected {
 				return nil, &ConflictError{CurrentVersion: before.Version}
 			}
 			var after *postItem
@@ -295,7 +328,7 @@ func (s *Store) changePost(ctx context.Context, op, id string, expected int64, k
 				p.UpdatedAt = keyTime(s.Now())
 				p.Slugs = holderSlugs(before.Slugs, before.Slug)
 				if p.Slug != before.Slug {
-					if err := s.claim(ctx, postSlugs, id, taker{author: before.AuthorID, admin: slug.admin}, r.slug); err != nil {
+					if err := s.claim(ctx, postSlugs, c.id, taker{author: before.AuthorID, admin: c.admin}, r.slug); err != nil {
 						return nil, err
 					}
 					p.Slugs, _ = slugHistory(before.Slugs, before.Slug, p.Slug)
@@ -324,13 +357,6 @@ func (s *Store) changePost(ctx context.Context, op, id string, expected int64, k
 			return out, err
 		})
 	})
-}
-
-// taking is the slug a post write may give the post (empty: none), and
-// whether an admin writes, who may take another author's redirect.
-type taking struct {
-	slug  string
-	admin bool
 }
 
 // readPost reads a post with the new categories it is about to get and
