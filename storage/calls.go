@@ -12,9 +12,10 @@ import (
 )
 
 // The low-level reads every operation is built on: one item, a batch of
-// items, and items read together in one transaction. They retry what
-// DynamoDB leaves unprocessed or in conflict, with bounds, and tell the
-// hints what they saw, so that the next comment write can skip its read.
+// items, and items read together in one transaction. A batch retries what
+// DynamoDB leaves unprocessed and a transaction what meets a conflict,
+// both a bounded number of times; all three tell the hints what they saw,
+// so that the next comment write can skip its read.
 
 const (
 	// batchGetLimit is DynamoDB's limit of keys in one BatchGetItem.

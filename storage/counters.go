@@ -17,10 +17,11 @@ import (
 
 // Counters: each author, each category and the STATS item count their
 // posts, in total and by month, in the same transaction as the post write
-// that changes them, so a count is one GetItem. A scheduled post is
-// counted from the start and recorded as an entry until its time comes;
-// readers subtract the entries still in the future. CountPosts counts a
-// period from the keys instead, for periods the months do not answer.
+// that changes them, so a count comes with its item and costs no read of
+// its own (STATS: one GetItem). A scheduled post is counted from the
+// start and recorded as an entry until its time comes; readers subtract
+// the entries still in the future. CountPosts counts a period from the
+// keys instead, for periods the months do not answer.
 
 // Stats returns the blog-wide counts, the archive by month included.
 func (s *Store) Stats(ctx context.Context) (*Stats, error) {

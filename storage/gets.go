@@ -8,10 +8,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 )
 
-// Reads of one item or a batch of items by id, slug or key: what the
-// loaders batch. Get* reads eventually consistently, as a page shows;
-// Read* reads with ConsistentRead, for the check a caller makes before a
-// write.
+// Reads by id, slug or key, of one item or of a batch (what the loaders
+// call). Get* reads are eventually consistent, as every page is; Read*
+// reads are consistent, for the check a caller makes before a write.
 
 // GetPost returns the post with id, whatever its status, or ErrNotFound.
 func (s *Store) GetPost(ctx context.Context, id string) (*Post, error) {
