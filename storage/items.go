@@ -490,15 +490,6 @@ func (it *statsItem) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) er
 	return err
 }
 
-// Stats are blog-wide counts kept in the same transactions that change them.
-type Stats struct {
-	PostCount     int64 // published posts whose time has come
-	AuthorCount   int64
-	CategoryCount int64
-	// Archive counts the posts whose time has come by month, newest first.
-	Archive []ArchiveMonth
-}
-
 // attrScheduled is the map on an author, a category and the STATS item
 // that records the posts they count whose publishedAt was in the future
 // when they were written: publishedAt by post id. postCount counts those

@@ -48,21 +48,6 @@ type layoutItem struct {
 	MigratedAt string `dynamodbav:"migratedAt"`
 }
 
-// Migration is what Migrate did.
-type Migration struct {
-	// From is the table's layout version before, To after.
-	From, To int
-	// Authors got slugs; Posts were written in the current layout with
-	// their copies and counted by month; Comments got versions, or their
-	// first replies to carry; Counters (authors, categories, STATS) lost
-	// the "-" entry of their scheduled map or an empty string attribute.
-	Authors, Posts, Comments, Counters int
-	// Unrendered are the ids of posts whose body renders to more HTML than
-	// a post may hold (MaxHTMLBytes): they were migrated without it, and
-	// show it once their body is edited.
-	Unrendered []string
-}
-
 // LayoutVersion returns the version of the table's layout: CurrentLayout
 // once Migrate has run on it, 1 for a table without a layout item. It
 // costs one GetItem and returns the DynamoDB error when that fails.

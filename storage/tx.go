@@ -25,10 +25,6 @@ var (
 	errIdempotencyUsed = errors.New("idempotency key used")
 )
 
-// ErrBusy means the write met concurrent writes to the same items on every
-// attempt; nothing was written and the caller may try again.
-var ErrBusy = errors.New("too many concurrent writes to the same items, try again")
-
 const (
 	maxTxAttempts    = 6
 	maxWriteAttempts = 8
@@ -293,9 +289,3 @@ func condVersion(v int64) expression.ConditionBuilder {
 }
 
 func ptr[T any](v T) *T { return &v }
-
-// countStats adds delta to one of the blog-wide counts.
-func countStats(t *txn, field string, delta int64) error {
-	return t.update(statsItemKey(), expression.Add(expression.Name(field), expression.Value(delta)).
-		Set(expression.Name("type"), expression.Value(typeStats)), nil, nil)
-}

@@ -1,79 +1,12 @@
 package storage
 
 import (
-	"errors"
-	"fmt"
 	"time"
 )
 
-// Sentinel errors returned by the Store. Callers compare with errors.Is.
-var (
-	// ErrNotFound means the item asked for does not exist (or is not visible).
-	ErrNotFound = errors.New("not found")
-	// ErrVersionConflict means the item changed since the version the caller
-	// expected; nothing was written.
-	ErrVersionConflict = errors.New("version conflict")
-	// ErrSlugTaken means another post (or, for an author's slug, another
-	// author) holds the slug as its current one.
-	ErrSlugTaken = errors.New("slug taken")
-	// ErrInvalidInput means the input failed validation; nothing was written.
-	ErrInvalidInput = errors.New("invalid input")
-	// ErrAlreadyExists means an author or category with that id or slug exists.
-	ErrAlreadyExists = errors.New("already exists")
-	// ErrIdempotencyMismatch means an idempotency key was reused with a
-	// different request.
-	ErrIdempotencyMismatch = errors.New("idempotency key reused with a different request")
-	// ErrUnavailable means DynamoDB throttled the call, failed with a server
-	// error or could not be reached, on every attempt the retry policy
-	// allows (see NewClient). The call may or may not have taken effect; a
-	// write retried with the same idempotency key takes effect once.
-	ErrUnavailable = errors.New("the database is unavailable, try again")
-	// ErrRateLimited means a reader added as many comments as a minute
-	// allows; nothing was written. It comes as a *RateLimitError.
-	ErrRateLimited = errors.New("too many comments in a minute")
-	// ErrDuplicateComment means the same reader sent the same comment to
-	// the same place less than a minute ago; nothing was written.
-	ErrDuplicateComment = errors.New("the same comment was sent less than a minute ago")
-	// ErrNotPending means a moderation decision was asked for a comment
-	// that is already published; nothing was written.
-	ErrNotPending = errors.New("the comment is not pending")
-)
-
-// RateLimitError is returned with ErrRateLimited and says when the next
-// comment will be accepted.
-type RateLimitError struct {
-	RetryAfter time.Duration
-}
-
-func (e *RateLimitError) Error() string {
-	return fmt.Sprintf("too many comments in a minute, try again in %s", e.RetryAfter)
-}
-
-// Unwrap makes errors.Is(err, ErrRateLimited) true.
-func (e *RateLimitError) Unwrap() error { return ErrRateLimited }
-
-// ValidationError names the field that failed validation. It wraps
-// ErrInvalidInput.
-type ValidationError struct {
-	Field  string
-	Reason string
-}
-
-func (e *ValidationError) Error() string { return e.Field + ": " + e.Reason }
-
-// Unwrap makes errors.Is(err, ErrInvalidInput) true.
-func (e *ValidationError) Unwrap() error { return ErrInvalidInput }
-
-// ConflictError is returned with ErrVersionConflict and carries the current
-// version of the item, so a client can re-read and retry.
-type ConflictError struct {
-	CurrentVersion int64
-}
-
-func (e *ConflictError) Error() string { return "version conflict" }
-
-// Unwrap makes errors.Is(err, ErrVersionConflict) true.
-func (e *ConflictError) Unwrap() error { return ErrVersionConflict }
+// The domain types the Store returns and takes besides inputs (inputs.go):
+// plain values with no DynamoDB in them. Items as stored, and their
+// conversions to these, are in items.go.
 
 // PostStatus is the stored state of a post. A published post whose
 // PublishedAt lies in the future is scheduled: see Post.StatusAt.
@@ -208,6 +141,15 @@ func (m ArchiveMonth) Start() time.Time { return time.Date(m.Year, m.Month, 1, 0
 // End returns the first instant of the next month.
 func (m ArchiveMonth) End() time.Time { return m.Start().AddDate(0, 1, 0) }
 
+// Stats are blog-wide counts kept in the same transactions that change them.
+type Stats struct {
+	PostCount     int64 // published posts whose time has come
+	AuthorCount   int64
+	CategoryCount int64
+	// Archive counts the posts whose time has come by month, newest first.
+	Archive []ArchiveMonth
+}
+
 // CommentStatus is where a comment stands in moderation.
 type CommentStatus string
 
@@ -245,6 +187,12 @@ type Comment struct {
 
 // Writer returns who wrote the comment.
 func (c *Comment) Writer() Writer { return Writer{AuthorID: c.AuthorID, ReaderID: c.ReaderID} }
+
+// CommentKey names a comment.
+type CommentKey struct {
+	PostID    string
+	CommentID string
+}
 
 // Writer names who wrote a comment: an author or a reader. Reader ids are
 // token subjects, a namespace apart from author ids.
@@ -300,4 +248,19 @@ type Result[T any] struct {
 type Period struct {
 	From time.Time
 	To   time.Time
+}
+
+// Migration is what Migrate did.
+type Migration struct {
+	// From is the table's layout version before, To after.
+	From, To int
+	// Authors got slugs; Posts were written in the current layout with
+	// their copies and counted by month; Comments got versions, or their
+	// first replies to carry; Counters (authors, categories, STATS) lost
+	// the "-" entry of their scheduled map or an empty string attribute.
+	Authors, Posts, Comments, Counters int
+	// Unrendered are the ids of posts whose body renders to more HTML than
+	// a post may hold (MaxHTMLBytes): they were migrated without it, and
+	// show it once their body is edited.
+	Unrendered []string
 }

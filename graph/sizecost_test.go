@@ -1,0 +1,109 @@
+package graph
+
+import (
+	"context"
+	"testing"
+
+	"github.com/vektah/gqlparser/v2/ast"
+
+	"github.com/blogql/blog/markdown"
+	"github.com/blogql/blog/storage"
+)
+
+// textBytes is the most bytes the value of each text field of the schema
+// can hold, from the limit that bounds it (storage's validation limits,
+// markdown's rendering limits, the longest id, cursor or token that is
+// read back), counted as withSizeCosts counts: a length in characters
+// takes up to 4 bytes each, a URL, slug or anchor is ASCII. Every field of
+// an object type whose scalar holds text (String, ID) needs an entry, so
+// that a new one is weighed when it is added: one that can hold more than
+// costBytes needs a size cost in withSizeCosts, or a page of a hundred of
+// them passes the complexity limit whatever their size.
+var textBytes = map[string]int{
+	"Post.id":          maxGlobalIDLen,
+	"Post.slug":        storage.MaxSlugLength,
+	"Post.title":       4 * storage.MaxTitleLength,
+	"Post.excerpt":     4 * storage.MaxExcerptLength, // or a derived one, shorter
+	"Post.body":        storage.MaxBodyBytes,
+	"Post.bodyHtml":    markdown.MaxHTMLBytes,
+	"Image.url":        storage.MaxURLLength,
+	"Image.alt":        4 * storage.MaxAltLength,
+	"Seo.title":        4 * storage.MaxTitleLength,
+	"Seo.description":  4 * max(storage.MaxSEODescription, storage.MaxExcerptLength), // or the post's excerpt
+	"Seo.canonicalUrl": storage.MaxURLLength,
+	"Seo.ogImage":      storage.MaxURLLength,
+	"Heading.text":     4 * (markdown.MaxHeadingText + 1), // cut with "…"
+	"Heading.anchor":   markdown.MaxAnchor + 32,           // a slug with a short prefix or "-N" suffix
+
+	"Author.id":        maxGlobalIDLen,
+	"Author.slug":      storage.MaxSlugLength,
+	"Author.name":      4 * storage.MaxNameLength,
+	"Author.bio":       4 * storage.MaxBioLength,
+	"Author.avatarUrl": storage.MaxURLLength,
+
+	"Category.id":          maxGlobalIDLen,
+	"Category.slug":        storage.MaxSlugLength,
+	"Category.name":        4 * storage.MaxNameLength,
+	"Category.description": 4 * storage.MaxDescriptionLength,
+
+	"Comment.id":                            maxGlobalIDLen,
+	"Comment.body":                          storage.MaxCommentBytes,
+	"Commenter.name":                        4 * storage.MaxNameLength,
+	"Commenter.avatarUrl":                   storage.MaxURLLength,
+	"DeleteCommentPayload.deletedCommentId": maxGlobalIDLen,
+
+	"PageInfo.startCursor":           cursorBytes,
+	"PageInfo.endCursor":             cursorBytes,
+	"PostEdge.cursor":                cursorBytes,
+	"AuthorEdge.cursor":              cursorBytes,
+	"CommentEdge.cursor":             cursorBytes,
+	"CreatePreviewLinkPayload.token": maxPreviewLen,
+}
+
+// fixedSize are the scalars whose values are short whatever they hold;
+// every other scalar (String, ID, and any new one) is text.
+var fixedSize = map[string]bool{"Int": true, "Float": true, "Boolean": true, "DateTime": true}
+
+// cursorBytes bounds a cursor: storage reads back none longer.
+const cursorBytes = 1024
+
+// TestLargeTextFieldsHaveSizeCosts fails when a field of the schema that
+// can hold text has no declared size, or can hold more than costBytes and
+// costs less than sizeCost gives for its size.
+func TestLargeTextFieldsHaveSizeCosts(t *testing.T) {
+	var costs ComplexityRoot
+	withSizeCosts(&costs)
+	es := NewExecutableSchema(Config{Complexity: costs})
+	schema := es.Schema()
+	seen := map[string]bool{}
+	for _, def := range schema.Types {
+		if def.BuiltIn || def.Kind != ast.Object {
+			continue
+		}
+		for _, f := range def.Fields {
+			if typ := schema.Types[f.Type.Name()]; typ.Kind != ast.Scalar || fixedSize[typ.Name] {
+				continue
+			}
+			field := def.Name + "." + f.Name
+			seen[field] = true
+			size, ok := textBytes[field]
+			if !ok {
+				t.Errorf("%s holds text of no declared size: add the limit that bounds it to textBytes, and a size cost in withSizeCosts if it passes %d bytes", field, costBytes)
+				continue
+			}
+			if size <= costBytes {
+				continue
+			}
+			want := sizeCost(size)(0)
+			got, ok := es.Complexity(context.Background(), def.Name, f.Name, 0, map[string]any{})
+			if !ok || got < want {
+				t.Errorf("%s can hold %d bytes but costs %d: give it sizeCost in withSizeCosts (%d)", field, size, max(got, 1), want)
+			}
+		}
+	}
+	for field := range textBytes {
+		if !seen[field] {
+			t.Errorf("textBytes names %s, which is no text field of the schema", field)
+		}
+	}
+}

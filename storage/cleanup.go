@@ -1,0 +1,104 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Cleanup after a deleted post: its comments can outnumber a
+// transaction's 100 actions, so they are removed after it, in batches,
+// once no reader can reach them.
+
+// cleanupTimeout bounds the removal of a deleted post's comments.
+const cleanupTimeout = time.Minute
+
+// deleteComments removes every comment and reply of a deleted post,
+// published or held, and the admins' queue entries of the pending ones,
+// 25 at a time, retrying unprocessed items.
+func (s *Store) deleteComments(ctx context.Context, postID string) error {
+	for _, prefix := range []string{prefixComment, prefixThread, prefixHeld} {
+		expr, err := buildExpr(expression.NewBuilder().
+			WithKeyCondition(expression.Key(attrPK).Equal(expression.Value(prefixPost + postID)).
+				And(expression.Key(attrSK).BeginsWith(prefix))).
+			WithProjection(expression.NamesList(expression.Name(attrPK), expression.Name(attrSK))))
+		if err != nil {
+			return err
+		}
+		pages := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+			TableName:                 aws.String(s.table),
+			KeyConditionExpression:    expr.KeyCondition(),
+			ProjectionExpression:      expr.Projection(),
+			ExpressionAttributeNames:  expr.Names(),
+			ExpressionAttributeValues: expr.Values(),
+			ConsistentRead:            aws.Bool(true),
+		})
+		for pages.HasMorePages() {
+			page, err := pages.NextPage(ctx)
+			if err != nil {
+				return err
+			}
+			items := page.Items
+			if prefix == prefixHeld {
+				items = withQueueEntries(postID, items)
+			}
+			for chunk := range slices.Chunk(items, 25) {
+				if err := s.batchDelete(ctx, chunk); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// withQueueEntries returns the keys of held comments of postID with the
+// keys of their entries in the admins' queue, which only pending ones
+// have; deleting a key that holds nothing is harmless.
+func withQueueEntries(postID string, held []item) []item {
+	out := slices.Clone(held)
+	for _, it := range held {
+		if k, ok := queueKeyOfHeld(postID, itemKey(it).SK); ok {
+			out = append(out, mustKey(k))
+		}
+	}
+	return out
+}
+
+func (s *Store) batchDelete(ctx context.Context, keys []item) error {
+	reqs := make([]types.WriteRequest, len(keys))
+	for i, k := range keys {
+		reqs[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: k}}
+	}
+	for attempt := 1; len(reqs) > 0; attempt++ {
+		out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{
+			RequestItems: map[string][]types.WriteRequest{s.table: reqs},
+		})
+		var conflict *types.TransactionConflictException
+		switch {
+		case errors.As(err, &conflict):
+			// A transaction on one of the comments is under way (one that
+			// read the post before it went, and will fail): all again.
+		case err != nil:
+			return fmt.Errorf("batch delete: %w", err)
+		default:
+			reqs = out.UnprocessedItems[s.table]
+		}
+		if len(reqs) > 0 {
+			if attempt == maxBatchAttempts {
+				return ErrBusy
+			}
+			if err := sleep(ctx, attempt); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,212 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+)
+
+// A post is written with its copies: the names it copies from its author
+// and categories (guarded by their nameVer, so a rename is never lost),
+// the copies of itself in its author's and categories' partitions, its
+// slug reservations and its counters, all in one transaction. doc.go
+// lists the items; check.go verifies they agree.
+
+// names holds the author and categories a post write copies names from,
+// and, when they were read, STATS: the items that count the post; and the
+// reservation of the slug the post takes, as read (nil: free).
+type names struct {
+	author *authorItem
+	cats   map[string]*categoryItem
+	stats  *statsItem
+	slug   *reservation
+}
+
+// schedules returns the scheduled-post entries of the counters r read, by
+// key. Items made up from a post's copied names (keep) have none.
+func (r *names) schedules() map[key]schedule {
+	out := map[key]schedule{}
+	if r.author != nil {
+		out[authorKey(r.author.ID)] = r.author.Scheduled
+	}
+	for slug, c := range r.cats {
+		out[categoryKey(slug)] = c.Scheduled
+	}
+	if r.stats != nil {
+		out[statsItemKey()] = r.stats.Scheduled
+	}
+	return out
+}
+
+// keep lets names the post already carries stand when they were not read.
+func (r *names) keep(p *postItem) {
+	if r.author == nil {
+		r.author = &authorItem{ID: p.AuthorID, Name: p.AuthorName, Slug: p.AuthorSlug, NameVer: p.AuthorVer}
+	}
+	for _, c := range p.Cats {
+		if r.cats[c.Slug] == nil {
+			r.cats[c.Slug] = &categoryItem{Slug: c.Slug, Name: c.Name, NameVer: p.CatVer[c.Slug]}
+		}
+	}
+}
+
+// setNames copies the author's and the categories' names into p, for the
+// categories slugs in that order.
+func (r *names) setNames(p *postItem, slugs []string) error {
+	if r.author == nil {
+		return invalid("authorId", "no author has this id")
+	}
+	p.AuthorName, p.AuthorSlug, p.AuthorVer = r.author.Name, r.author.Slug, r.author.NameVer
+	p.Cats = make([]catRef, len(slugs))
+	p.CatVer = make(map[string]int64, len(slugs))
+	for i, slug := range slugs {
+		c := r.cats[slug]
+		if c == nil {
+			return invalid("categories", "no category has the slug %q", slug)
+		}
+		p.Cats[i] = catRef{Slug: slug, Name: c.Name}
+		p.CatVer[slug] = c.NameVer
+	}
+	return nil
+}
+
+// readNames reads an author, categories and STATS in one BatchGetItem,
+// with the post postID when it is not empty (ErrNotFound when it is
+// missing), and the reservation of the post slug slug when it is not
+// empty.
+func (s *Store) readNames(ctx context.Context, postID, authorID string, slugs []string, slug string) (*postItem, *names, error) {
+	var keys []key
+	if postID != "" {
+		keys = append(keys, postKey(postID))
+	}
+	if authorID != "" {
+		keys = append(keys, authorKey(authorID))
+	}
+	if slug != "" {
+		keys = append(keys, slugKey(slug))
+	}
+	keys = append(keys, mapKeys(slugs, categoryKey)...)
+	keys = append(keys, statsItemKey())
+	found, err := s.batchGet(ctx, keys, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	var p *postItem
+	if postID != "" {
+		it, ok := found[postKey(postID)]
+		if !ok {
+			return nil, nil, fmt.Errorf("post %q: %w", postID, ErrNotFound)
+		}
+		p = &postItem{}
+		if err := attributevalue.UnmarshalMap(it, p); err != nil {
+			return nil, nil, fmt.Errorf("decode post: %w", err)
+		}
+	}
+	r := &names{cats: map[string]*categoryItem{}}
+	if slug != "" {
+		if r.slug, err = postSlugs.decodeReservation(found, slug); err != nil {
+			return nil, nil, err
+		}
+	}
+	if it, ok := found[authorKey(authorID)]; ok && authorID != "" {
+		r.author = &authorItem{}
+		if err := attributevalue.UnmarshalMap(it, r.author); err != nil {
+			return nil, nil, fmt.Errorf("decode author: %w", err)
+		}
+	}
+	for _, slug := range slugs {
+		if it, ok := found[categoryKey(slug)]; ok {
+			c := &categoryItem{}
+			if err := attributevalue.UnmarshalMap(it, c); err != nil {
+				return nil, nil, fmt.Errorf("decode category: %w", err)
+			}
+			r.cats[slug] = c
+		}
+	}
+	if it, ok := found[statsItemKey()]; ok {
+		r.stats = &statsItem{}
+		if err := attributevalue.UnmarshalMap(it, r.stats); err != nil {
+			return nil, nil, fmt.Errorf("decode stats: %w", err)
+		}
+	}
+	return p, r, nil
+}
+
+func postActions(t *txn, before, after *postItem, r *names, now string) error {
+	var errs []error
+	add := func(err error) { errs = append(errs, err) }
+	id := ""
+	switch {
+	case before == nil:
+		id = after.ID
+		add(t.put(after.withPostKeys(), ptr(condNotExists()), ErrAlreadyExists))
+	case after == nil:
+		id = before.ID
+		add(t.delete(postKey(id), ptr(unchanged(before)), errRetry))
+	default:
+		id = before.ID
+		add(t.put(after.withPostKeys(), ptr(unchanged(before)), errRetry))
+	}
+
+	// Slug reservations: the current one and the redirects.
+	var from, to []string
+	if before != nil {
+		from = holderSlugs(before.Slugs, before.Slug)
+	}
+	if after != nil {
+		to = after.Slugs
+	}
+	add(postSlugs.moveSlug(t, id, from, to, r.slug))
+
+	// Copies: put every copy of the new state, delete those of the old
+	// state that the new one does not have.
+	keep := map[key]bool{}
+	if after.published() {
+		ac := after.authorCopy()
+		keep[key{ac.PK, ac.SK}] = true
+		add(t.put(ac, nil, nil))
+		for _, c := range after.Cats {
+			cc := after.categoryCopy(c.Slug)
+			keep[key{cc.PK, cc.SK}] = true
+			add(t.put(cc, nil, nil))
+		}
+	}
+	if before != nil {
+		for _, k := range before.copyKeys() {
+			if !keep[k] {
+				add(t.delete(k, nil, nil))
+			}
+		}
+	}
+
+	// Counters, their scheduled-post entries, and the guard that the names
+	// copied are still current.
+	for _, c := range counterChanges(before, after, r, now) {
+		add(c.action(t, id, now))
+	}
+	return errors.Join(errs...)
+}
+
+// unchanged is the condition that the post is still as it was read:
+// same version, and same counts, which the new state copies. Comments
+// change the counts without the version, and commentCount can come back
+// to where it was while threadCount does not, so both are compared; a
+// post that takes this one's redirect changes its slugs (see slugs.go).
+func unchanged(p *postItem) expression.ConditionBuilder {
+	threads := expression.Name("threadCount").Equal(expression.Value(p.ThreadCount))
+	if p.ThreadCount == 0 {
+		threads = expression.Name("threadCount").AttributeNotExists().Or(threads)
+	}
+	return condVersion(p.Version).
+		And(expression.Name("commentCount").Equal(expression.Value(p.CommentCount))).
+		And(threads).
+		And(expression.Name("authorVer").Equal(expression.Value(p.AuthorVer))).
+		And(sameSlugs(p.Slugs))
+}
+
+func nameVer(v int64) expression.ConditionBuilder {
+	return expression.Name("nameVer").Equal(expression.Value(v))
+}

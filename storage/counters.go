@@ -1,0 +1,266 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"golang.org/x/sync/errgroup"
+)
+
+// Counters: each author, each category and the STATS item count their
+// posts, in total and by month, in the same transaction as the post write
+// that changes them, so a count comes with its item and costs no read of
+// its own (STATS: one GetItem). A scheduled post is counted from the
+// start and recorded as an entry until its time comes; readers subtract
+// the entries still in the future. CountPosts counts a period from the
+// keys instead, for periods the months do not answer.
+
+// Stats returns the blog-wide counts, the archive by month included.
+func (s *Store) Stats(ctx context.Context) (*Stats, error) {
+	var it statsItem
+	err := s.getItem(ctx, statsItemKey(), false, &it)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("stats: %w", err)
+	}
+	now := s.nowKey()
+	visible, _ := it.Scheduled.split(it.PostCount, now)
+	return &Stats{PostCount: visible, AuthorCount: it.AuthorCount, CategoryCount: it.CategoryCount,
+		Archive: it.Months.archive(it.Scheduled, now)}, nil
+}
+
+// CountPosts counts the visible posts published in per of the author
+// authorID (scheduled ones too with includeScheduled), of the category
+// category, or of the whole blog when both are empty. It reads the
+// period's keys: one Query (one for each feed shard, at once) for every
+// 1 MB of posts in it. CountIn answers month-aligned periods with no read.
+func (s *Store) CountPosts(ctx context.Context, authorID, category string, per Period, includeScheduled bool) (int64, error) {
+	upper := s.visibleBound()
+	if includeScheduled {
+		upper = prefixPost + "~"
+	}
+	lo, hi, _, empty, err := postRange(per, "", upper)
+	if err != nil || empty {
+		return 0, err
+	}
+	var conds []expression.KeyConditionBuilder
+	index := true
+	between := func(attr string) expression.KeyConditionBuilder {
+		return expression.Key(attr).Between(expression.Value(lo), expression.Value(hi))
+	}
+	switch {
+	case authorID != "":
+		index = false
+		conds = append(conds, expression.Key(attrPK).Equal(expression.Value(prefixAuthor+authorID)).And(between(attrSK)))
+	case category != "":
+		conds = append(conds, expression.Key(attrGSI1PK).Equal(expression.Value(categoryPartition(category))).And(between(attrGSI1SK)))
+	default:
+		for i := range feedShards {
+			conds = append(conds, expression.Key(attrGSI1PK).Equal(expression.Value(fmt.Sprintf("%s%d", prefixFeed, i))).And(between(attrGSI1SK)))
+		}
+	}
+	counts := make([]int64, len(conds))
+	g, gctx := errgroup.WithContext(ctx)
+	for i, cond := range conds {
+		g.Go(func() error {
+			expr, err := buildExpr(expression.NewBuilder().WithKeyCondition(cond))
+			if err != nil {
+				return err
+			}
+			in := &dynamodb.QueryInput{
+				TableName:                 aws.String(s.table),
+				KeyConditionExpression:    expr.KeyCondition(),
+				ExpressionAttributeNames:  expr.Names(),
+				ExpressionAttributeValues: expr.Values(),
+				Select:                    types.SelectCount,
+			}
+			if index {
+				in.IndexName = aws.String(indexGSI1)
+			}
+			for pages := dynamodb.NewQueryPaginator(s.db, in); pages.HasMorePages(); {
+				page, err := pages.NextPage(gctx)
+				if err != nil {
+					return fmt.Errorf("count posts: %w", err)
+				}
+				counts[i] += int64(page.Count)
+			}
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, c := range counts {
+		n += c
+	}
+	return n, nil
+}
+
+// CountIn returns the number of posts archive counts in per, when per
+// starts and ends at the start of a month (or is open at either end), so
+// that it covers whole months; else it returns false.
+func CountIn(archive []ArchiveMonth, per Period) (int64, bool) {
+	whole := func(t time.Time) bool {
+		return t.IsZero() || t.Equal(time.Date(t.Year(), t.Month(), 1, 0, 0, 0, 0, time.UTC))
+	}
+	if !whole(per.From) || !whole(per.To) {
+		return 0, false
+	}
+	var n int64
+	for _, m := range archive {
+		if (per.From.IsZero() || !m.Start().Before(per.From)) && (per.To.IsZero() || !m.End().After(per.To)) {
+			n += m.PostCount
+		}
+	}
+	return n, true
+}
+
+// counterChange is what a post write does to one item that counts posts:
+// its author, one of its categories, or STATS.
+type counterChange struct {
+	key    key
+	stats  bool
+	delta  int64
+	months map[string]int64             // what to add to month attributes, by name
+	guard  *expression.ConditionBuilder // the names copied are current
+	had    string                       // publishedAt of the post's entry before, if it was scheduled
+	want   string                       // publishedAt of the post's entry after, if it is scheduled
+	read   schedule                     // the item's entries as read, if it was
+}
+
+// counterChanges returns the changes a write from before to after makes to
+// the counters of both. A post counts in each while published; an entry
+// records it there while its publishedAt is after now.
+func counterChanges(before, after *postItem, r *names, now string) []*counterChange {
+	read := r.schedules()
+	var out []*counterChange
+	byKey := map[key]*counterChange{}
+	// counters returns the changes to p's author, categories and STATS.
+	counters := func(p *postItem) []*counterChange {
+		keys := append([]key{authorKey(p.AuthorID)}, mapKeys(p.catSlugs(), categoryKey)...)
+		keys = append(keys, statsItemKey())
+		cs := make([]*counterChange, len(keys))
+		for i, k := range keys {
+			if byKey[k] == nil {
+				byKey[k] = &counterChange{key: k, stats: k == statsItemKey(), read: read[k], months: map[string]int64{}}
+				out = append(out, byKey[k])
+			}
+			cs[i] = byKey[k]
+		}
+		return cs
+	}
+	if after != nil {
+		cs := counters(after)
+		cs[0].guard = ptr(nameVer(after.AuthorVer))
+		for i, c := range after.Cats {
+			cs[i+1].guard = ptr(nameVer(after.CatVer[c.Slug]))
+		}
+	}
+	if before.published() {
+		for _, c := range counters(before) {
+			c.delta--
+			if before.countedByMonth() {
+				c.months[monthAttr(before.PublishedAt)]--
+			}
+			if before.PublishedAt > now {
+				c.had = before.PublishedAt
+			}
+		}
+	}
+	if after.published() {
+		for _, c := range counters(after) {
+			c.delta++
+			c.months[monthAttr(after.PublishedAt)]++
+			if after.PublishedAt > now {
+				c.want = after.PublishedAt
+			}
+		}
+	}
+	return out
+}
+
+// countedByMonth reports whether the counters count the post p in its
+// month: every write of this layout gives a post its slugs and counts it,
+// so a post without slugs was last written in layout 1, before months
+// were counted, and is counted when Migrate writes it again.
+func (it *postItem) countedByMonth() bool { return len(it.Slugs) > 0 }
+
+// addsEntries reports whether the write from before to after records the
+// post as scheduled in a counter that does not have it so yet.
+func addsEntries(before, after *postItem, now string) bool {
+	for _, c := range counterChanges(before, after, &names{}, now) {
+		if c.want != "" && c.want != c.had {
+			return true
+		}
+	}
+	return false
+}
+
+// action returns the transaction's action for c, for the post id: one
+// update of the counter (a TransactWriteItems takes one action per item),
+// a check of the names' guard alone, or nothing. Entries of other posts
+// whose time has passed, in an item that was read, are removed on the way,
+// each on the condition that it is still as read.
+func (c *counterChange) action(t *txn, id, now string) error {
+	var upd expression.UpdateBuilder
+	changed := false
+	cond := c.guard
+	and := func(b expression.ConditionBuilder) {
+		if cond == nil {
+			cond = &b
+		} else {
+			cond = ptr(cond.And(b))
+		}
+	}
+	if c.delta != 0 {
+		upd, changed = upd.Add(expression.Name("postCount"), expression.Value(c.delta)), true
+	}
+	for _, m := range slices.Sorted(maps.Keys(c.months)) {
+		if d := c.months[m]; d != 0 {
+			upd, changed = upd.Add(expression.Name(m), expression.Value(d)), true
+		}
+	}
+	switch {
+	case c.want != "" && c.want != c.had && c.read == nil:
+		// The first entry makes the map; a write that adds one has read
+		// the item, so nil means it has none.
+		upd = upd.Set(expression.Name(attrScheduled), expression.Value(map[string]string{id: c.want}))
+		and(expression.Name(attrScheduled).AttributeNotExists())
+		changed = true
+	case c.want != "" && c.want != c.had:
+		upd, changed = upd.Set(scheduledPath(id), expression.Value(c.want)), true
+	case c.want == "" && c.had != "":
+		upd, changed = upd.Remove(scheduledPath(id)), true
+	}
+	for _, other := range slices.Sorted(maps.Keys(c.read)) {
+		if at := c.read[other]; other != id && at <= now {
+			upd, changed = upd.Remove(scheduledPath(other)), true
+			and(scheduledPath(other).Equal(expression.Value(at)))
+		}
+	}
+	switch {
+	case changed && c.stats:
+		// STATS is made by the first write that counts something.
+		return t.update(c.key, upd.Set(expression.Name("type"), expression.Value(typeStats)), cond, errStaleNames)
+	case changed:
+		and(condExists())
+		return t.update(c.key, upd, cond, errStaleNames)
+	case cond != nil:
+		return t.check(c.key, *cond, errStaleNames)
+	}
+	return nil
+}
+
+// countStats adds delta to one of the blog-wide counts.
+func countStats(t *txn, field string, delta int64) error {
+	return t.update(statsItemKey(), expression.Add(expression.Name(field), expression.Value(delta)).
+		Set(expression.Name("type"), expression.Value(typeStats)), nil, nil)
+}

@@ -1,0 +1,84 @@
+package storage
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Every error the Store returns that a caller may act on is here: a
+// sentinel, compared with errors.Is, or a type that carries details and
+// wraps one, read with errors.As. graph/errors.go maps each sentinel to
+// one extensions.code, so a new one needs a row there.
+
+// Sentinel errors returned by the Store. Callers compare with errors.Is.
+var (
+	// ErrNotFound means the item asked for does not exist (or is not visible).
+	ErrNotFound = errors.New("not found")
+	// ErrVersionConflict means the item changed since the version the caller
+	// expected; nothing was written.
+	ErrVersionConflict = errors.New("version conflict")
+	// ErrSlugTaken means another post (or, for an author's slug, another
+	// author) holds the slug as its current one.
+	ErrSlugTaken = errors.New("slug taken")
+	// ErrInvalidInput means the input failed validation; nothing was written.
+	ErrInvalidInput = errors.New("invalid input")
+	// ErrAlreadyExists means an author or category with that id or slug exists.
+	ErrAlreadyExists = errors.New("already exists")
+	// ErrIdempotencyMismatch means an idempotency key was reused with a
+	// different request.
+	ErrIdempotencyMismatch = errors.New("idempotency key reused with a different request")
+	// ErrUnavailable means DynamoDB throttled the call, failed with a server
+	// error or could not be reached, on every attempt the retry policy
+	// allows (see NewClient). The call may or may not have taken effect; a
+	// write retried with the same idempotency key takes effect once.
+	ErrUnavailable = errors.New("the database is unavailable, try again")
+	// ErrRateLimited means a reader added as many comments as a minute
+	// allows; nothing was written. It comes as a *RateLimitError.
+	ErrRateLimited = errors.New("too many comments in a minute")
+	// ErrDuplicateComment means the same reader sent the same comment to
+	// the same place less than a minute ago; nothing was written.
+	ErrDuplicateComment = errors.New("the same comment was sent less than a minute ago")
+	// ErrNotPending means a moderation decision was asked for a comment
+	// that is already published; nothing was written.
+	ErrNotPending = errors.New("the comment is not pending")
+	// ErrBusy means the write met concurrent writes to the same items on every
+	// attempt; nothing was written and the caller may try again.
+	ErrBusy = errors.New("too many concurrent writes to the same items, try again")
+)
+
+// RateLimitError is returned with ErrRateLimited and says when the next
+// comment will be accepted.
+type RateLimitError struct {
+	RetryAfter time.Duration
+}
+
+func (e *RateLimitError) Error() string {
+	return fmt.Sprintf("too many comments in a minute, try again in %s", e.RetryAfter)
+}
+
+// Unwrap makes errors.Is(err, ErrRateLimited) true.
+func (e *RateLimitError) Unwrap() error { return ErrRateLimited }
+
+// ValidationError names the field that failed validation. It wraps
+// ErrInvalidInput.
+type ValidationError struct {
+	Field  string
+	Reason string
+}
+
+func (e *ValidationError) Error() string { return e.Field + ": " + e.Reason }
+
+// Unwrap makes errors.Is(err, ErrInvalidInput) true.
+func (e *ValidationError) Unwrap() error { return ErrInvalidInput }
+
+// ConflictError is returned with ErrVersionConflict and carries the current
+// version of the item, so a client can re-read and retry.
+type ConflictError struct {
+	CurrentVersion int64
+}
+
+func (e *ConflictError) Error() string { return "version conflict" }
+
+// Unwrap makes errors.Is(err, ErrVersionConflict) true.
+func (e *ConflictError) Unwrap() error { return ErrVersionConflict }

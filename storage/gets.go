@@ -1,0 +1,225 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+)
+
+// Reads by id, slug or key, of one item or of a batch (what the loaders
+// call). Get* reads are eventually consistent, as every page is; Read*
+// reads are consistent, for the check a caller makes before a write.
+
+// GetPost returns the post with id, whatever its status, or ErrNotFound.
+func (s *Store) GetPost(ctx context.Context, id string) (*Post, error) {
+	var it postItem
+	if err := s.getItem(ctx, postKey(id), false, &it); err != nil {
+		return nil, fmt.Errorf("post %q: %w", id, err)
+	}
+	return it.post(), nil
+}
+
+// absentPostID is a post id no post has: new ids are UUIDs.
+const absentPostID = "-"
+
+// GetPostBySlug returns the post that holds slug, or ErrNotFound. It makes
+// the same two reads whether or not a post holds the slug: for a free slug
+// it reads a post that does not exist. A caller that hides some posts (a
+// draft from anyone but its author) then answers a hidden post and a free
+// slug alike, in time as in words.
+func (s *Store) GetPostBySlug(ctx context.Context, slug string) (*Post, error) {
+	id, err := s.PostIDBySlug(ctx, slug)
+	if err != nil {
+		return nil, err
+	}
+	return s.GetPost(ctx, id)
+}
+
+// PostIDBySlug returns the id of the post that holds slug, as its current
+// slug or one it held before, from the slug's reservation: one GetItem.
+// For a slug no post holds it returns an id no post has, so that what a
+// caller reads next with it (GetPost: ErrNotFound; Comments: none) costs
+// the same requests as for a post it may not show. A string that cannot
+// be a slug is a *ValidationError.
+func (s *Store) PostIDBySlug(ctx context.Context, slug string) (string, error) {
+	if err := validateSlug("slug", slug); err != nil {
+		return "", err
+	}
+	var sl slugItem
+	err := s.getItem(ctx, slugKey(slug), false, &sl)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return absentPostID, nil
+	case err != nil:
+		return "", fmt.Errorf("slug %q: %w", slug, err)
+	}
+	return sl.PostID, nil
+}
+
+// GetPosts returns the posts with ids in order, with ErrNotFound in errs
+// for each missing one.
+func (s *Store) GetPosts(ctx context.Context, ids []string) ([]*Post, []error) {
+	return batchDecode(ctx, s, mapKeys(ids, postKey), (*postItem).post)
+}
+
+// GetAuthor returns the author with id, or ErrNotFound.
+func (s *Store) GetAuthor(ctx context.Context, id string) (*Author, error) {
+	var it authorItem
+	if err := s.getItem(ctx, authorKey(id), false, &it); err != nil {
+		return nil, fmt.Errorf("author %q: %w", id, err)
+	}
+	return it.author(s.nowKey()), nil
+}
+
+// GetAuthors returns the authors with ids in order, with ErrNotFound in
+// errs for each missing one.
+func (s *Store) GetAuthors(ctx context.Context, ids []string) ([]*Author, []error) {
+	now := s.nowKey()
+	return batchDecode(ctx, s, mapKeys(ids, authorKey), func(it *authorItem) *Author { return it.author(now) })
+}
+
+// GetCategory returns the category with slug, or ErrNotFound; a string
+// that cannot be a slug is a *ValidationError.
+func (s *Store) GetCategory(ctx context.Context, slug string) (*Category, error) {
+	if err := validateSlug("slug", slug); err != nil {
+		return nil, err
+	}
+	var it categoryItem
+	if err := s.getItem(ctx, categoryKey(slug), false, &it); err != nil {
+		return nil, fmt.Errorf("category %q: %w", slug, err)
+	}
+	return it.category(s.nowKey()), nil
+}
+
+// GetCategories returns the categories with slugs in order, with
+// ErrNotFound in errs for each missing one.
+func (s *Store) GetCategories(ctx context.Context, slugs []string) ([]*Category, []error) {
+	now := s.nowKey()
+	return batchDecode(ctx, s, mapKeys(slugs, categoryKey), func(it *categoryItem) *Category { return it.category(now) })
+}
+
+// GetComments returns the comments named by keys in order, published or
+// held, with ErrNotFound (or a ValidationError for a malformed id) in
+// errs. Each comment is looked for where it is published and where it is
+// held, both in the same BatchGetItem.
+func (s *Store) GetComments(ctx context.Context, keys []CommentKey) ([]*Comment, []error) {
+	out := make([]*Comment, len(keys))
+	errs := make([]error, len(keys))
+	var read []key
+	cids := make([]*commentID, len(keys))
+	for i, ck := range keys {
+		cid, err := parseCommentID(ck.CommentID)
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		cids[i] = &cid
+		read = append(read, commentKey(ck.PostID, cid), heldKey(ck.PostID, cid))
+	}
+	if len(read) == 0 {
+		return out, errs
+	}
+	found, err := s.batchGet(ctx, read, false)
+	for i, ck := range keys {
+		switch {
+		case cids[i] == nil:
+		case err != nil:
+			errs[i] = err
+		default:
+			out[i], errs[i] = decodeComment(found, ck.PostID, *cids[i])
+		}
+	}
+	return out, errs
+}
+
+// decodeComment returns the comment cid of postID from found, published
+// (a tombstone too) or held, or ErrNotFound.
+func decodeComment(found map[key]item, postID string, cid commentID) (*Comment, error) {
+	for _, k := range []key{commentKey(postID, cid), heldKey(postID, cid)} {
+		var c commentItem
+		err := decodeFound(found, k, &c)
+		switch {
+		case err == nil:
+			return c.comment(), nil
+		case !errors.Is(err, ErrNotFound):
+			return nil, fmt.Errorf("decode comment %q: %w", cid, err)
+		}
+	}
+	return nil, fmt.Errorf("comment %q: %w", cid, ErrNotFound)
+}
+
+// ReadPost returns the post with id like GetPost, but read with
+// ConsistentRead: a check made before a write must see every write that
+// returned before it. It returns ErrNotFound when there is no such post.
+func (s *Store) ReadPost(ctx context.Context, id string) (*Post, error) {
+	var it postItem
+	if err := s.getItem(ctx, postKey(id), true, &it); err != nil {
+		return nil, fmt.Errorf("post %q: %w", id, err)
+	}
+	return it.post(), nil
+}
+
+// ReadComment returns the comment k names, published or held, and its
+// post, read together in one request with ConsistentRead, for a check
+// made before a write. It returns ErrNotFound when either is missing, or
+// a *ValidationError for a malformed comment id.
+func (s *Store) ReadComment(ctx context.Context, k CommentKey) (*Comment, *Post, error) {
+	cid, err := parseCommentID(k.CommentID)
+	if err != nil {
+		return nil, nil, err
+	}
+	pk := postKey(k.PostID)
+	found, err := s.readTogether(ctx, []key{commentKey(k.PostID, cid), heldKey(k.PostID, cid), pk})
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := decodeComment(found, k.PostID, cid)
+	if err != nil {
+		return nil, nil, err
+	}
+	var p postItem
+	if err := decodeFound(found, pk, &p); err != nil {
+		return nil, nil, fmt.Errorf("post %q: %w", k.PostID, err)
+	}
+	return c, p.post(), nil
+}
+
+// GetCommenters returns who wrote comments, for writers in order, authors
+// and readers in one BatchGetItem, with ErrNotFound in errs for each
+// missing one.
+func (s *Store) GetCommenters(ctx context.Context, writers []Writer) ([]*Commenter, []error) {
+	out := make([]*Commenter, len(writers))
+	errs := make([]error, len(writers))
+	keys := make([]key, len(writers))
+	for i, w := range writers {
+		if w.AuthorID != "" {
+			keys[i] = authorKey(w.AuthorID)
+		} else {
+			keys[i] = readerKey(w.ReaderID)
+		}
+	}
+	found, err := s.batchGet(ctx, keys, false)
+	now := s.nowKey()
+	for i, w := range writers {
+		it, ok := found[keys[i]]
+		switch {
+		case err != nil:
+			errs[i] = err
+		case !ok:
+			errs[i] = fmt.Errorf("writer %+v: %w", w, ErrNotFound)
+		case w.AuthorID != "":
+			var a authorItem
+			if errs[i] = attributevalue.UnmarshalMap(it, &a); errs[i] == nil {
+				out[i] = &Commenter{Author: a.author(now)}
+			}
+		default:
+			var r readerItem
+			if errs[i] = attributevalue.UnmarshalMap(it, &r); errs[i] == nil {
+				out[i] = &Commenter{Reader: r.reader()}
+			}
+		}
+	}
+	return out, errs
+}
