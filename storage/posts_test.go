@@ -393,3 +393,35 @@ func TestClearedFieldIsRemoved(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// TestDeletedPostsCommentsGo checks the removal of a deleted post's
+// comments, which follows its transaction: a conflict with a comment's
+// transaction under way is tried again, and when DynamoDB refuses every
+// attempt the deletion says to try later, and sending it again with its
+// idempotency key removes what is left.
+func TestDeletedPostsCommentsGo(t *testing.T) {
+	t.Run("a conflict with a transaction on a comment", func(t *testing.T) {
+		e := newRaceEnv(t)
+		e.blog()
+		e.hooks.at("BatchWriteItem", 1, answer(400, "TransactionConflictException", ""))
+		must[*storage.Post](t)(e.store.DeletePost(context.Background(), storage.PostRef{ID: e.published.ID}))
+		e.consistent()
+	})
+	t.Run("refused on every attempt, then sent again", func(t *testing.T) {
+		e := newRaceEnv(t)
+		e.blog()
+		ref := storage.PostRef{ID: e.published.ID, IdempotencyKey: "delete-once"}
+		e.hooks.every("BatchWriteItem", answer(400, "ThrottlingException", ""))
+		_, err := e.store.DeletePost(context.Background(), ref)
+		e.hooks.clear()
+		if !errors.Is(err, storage.ErrUnavailable) {
+			t.Fatalf("err = %v, want unavailable", err)
+		}
+		if bad := must[[]string](t)(e.store.Check(context.Background())); len(bad) == 0 {
+			t.Fatal("the comments went although every BatchWriteItem was refused")
+		}
+		p := must[*storage.Post](t)(e.store.DeletePost(context.Background(), ref))
+		equal(t, "deleted post, replayed", p.ID, e.published.ID)
+		e.consistent()
+	})
+}

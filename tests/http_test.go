@@ -2,8 +2,10 @@ package tests
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -15,6 +17,7 @@ import (
 	"time"
 
 	"github.com/blogql/blog/graph"
+	"github.com/blogql/blog/storage"
 )
 
 // TestGraphQLOverHTTP checks the answers the GraphQL over HTTP
@@ -247,5 +250,102 @@ func TestABodyThatDoesNotArriveIs408(t *testing.T) {
 				t.Errorf("answer %s", body)
 			}
 		})
+	}
+}
+
+// TestIntrospectionCanBeTurnedOff checks a server configured as outside
+// the embedded mode: the schema cannot be read, and no validation error
+// suggests a name of the schema (fields, arguments, enum values, input
+// fields, types, directive arguments), which would spell out what
+// introspection hides. With introspection on, each of them suggests one.
+func TestIntrospectionCanBeTurnedOff(t *testing.T) {
+	s := newServer(t, func(_ *storage.ClientConfig, o *graph.HandlerOptions) { o.HTTP.Introspection = false })
+	for _, q := range []string{"{ __schema { types { name } } }", `{ __type(name: "Post") { fields { name } } }`} {
+		resp := s.send(t, request(q, nil), false)
+		if len(resp.Errors) == 0 || resp.Errors[0].Extensions["code"] != "GRAPHQL_VALIDATION_FAILED" {
+			t.Errorf("%s: %+v, want GRAPHQL_VALIDATION_FAILED", q, resp.Errors)
+		}
+	}
+	misspelt := []struct{ name, query string }{
+		{"a field", "{ postz(first: 1) { totalCount } }"},
+		{"an argument", "{ posts(frist: 1) { totalCount } }"},
+		{"a field without its selection", "{ posts }"},
+		{"an enum value", "query($s: PostStatus = DRAFTS) { __typename }"},
+		{"an input field", `mutation { createCategory(input: {slug: "x", nam: "X"}) { category { slug } } }`},
+		{"a type", "{ ...F } fragment F on Querry { __typename }"},
+		{"a directive argument", "{ __typename @include(iff: true) }"},
+	}
+	on := newServer(t)
+	for _, m := range misspelt {
+		t.Run(m.name, func(t *testing.T) {
+			resp := s.send(t, request(m.query, nil), false)
+			if len(resp.Errors) == 0 {
+				t.Fatal("no error")
+			}
+			for _, e := range resp.Errors {
+				if strings.Contains(e.Message, "Did you mean") {
+					t.Errorf("without introspection: %q", e.Message)
+				}
+			}
+			resp = on.send(t, request(m.query, nil), false)
+			if !strings.Contains(fmt.Sprint(resp.Errors), "Did you mean") {
+				t.Errorf("with introspection: errors %v, want a suggestion", resp.Errors)
+			}
+		})
+	}
+	resp := s.send(t, request("{ __typename }", nil), false)
+	if len(resp.Errors) > 0 || !bytes.Contains(resp.Data, []byte("Query")) {
+		t.Errorf("__typename: %s %v", resp.Data, resp.Errors)
+	}
+}
+
+// TestVariablesCoerceAsTheSpecificationSays sends variables that the
+// specification's input coercion refuses, and some it takes: each refused
+// one is a request error whose message names the value (and where it
+// sits), before anything is read.
+func TestVariablesCoerceAsTheSpecificationSays(t *testing.T) {
+	s := newServer(t)
+	feed := "query($first: Int) { posts(first: $first) { totalCount } }"
+	update := "mutation($input: UpdateCategoryInput!) { updateCategory(input: $input) { category { slug } } }"
+	refused := []struct {
+		name  string
+		query string
+		vars  string
+		words []string // what the message must name
+	}{
+		{"an Int past 32 bits", feed, `{"first": 2147483648}`, []string{"2147483648", "32-bit"}},
+		{"an Int as a string", feed, `{"first": "10"}`, []string{`"10"`, "non-integer"}},
+		{"an Int with a fraction", feed, `{"first": 1.5}`, []string{"1.5", "non-integer"}},
+		{"an Int that is true", feed, `{"first": true}`, []string{"true"}},
+		{"an Int inside an input, as a string", update, `{"input": {"slug": "go", "expectedVersion": "3"}}`, []string{`"3"`, "input.expectedVersion"}},
+		{"a String that is a number", "query($slug: String!) { category(slug: $slug) { name } }", `{"slug": 5}`, []string{"5", "String"}},
+		{"an unknown input field", update, `{"input": {"slug": "go", "nam": "Go"}}`, []string{`"nam"`}},
+		{"a required input field left out", update, `{"input": {"name": "Go"}}`, []string{`"slug"`}},
+		{"an ID that is true", "query($id: ID!) { node(id: $id) { id } }", `{"id": true}`, []string{"true", "ID"}},
+	}
+	for _, c := range refused {
+		t.Run(c.name, func(t *testing.T) {
+			resp := s.send(t, `{"query":`+jsonString(c.query)+`,"variables":`+c.vars+`}`, false)
+			if len(resp.Errors) != 1 {
+				t.Fatalf("errors %v, data %s", resp.Errors, resp.Data)
+			}
+			e := resp.Errors[0]
+			equal(t, "code", e.Extensions["code"], any("GRAPHQL_VALIDATION_FAILED"))
+			for _, w := range c.words {
+				if !strings.Contains(e.Message, w) {
+					t.Errorf("message %q does not name %s", e.Message, w)
+				}
+			}
+			if strings.Contains(e.Message, "Did you mean") {
+				t.Errorf("message %q suggests", e.Message)
+			}
+			equal(t, "requests", total(s.requests()), 0)
+		})
+	}
+	for _, v := range []string{`{"first": 10}`, `{"first": 10.0}`, `{"first": 1e1}`, `{"first": null}`, `{}`} {
+		resp := s.send(t, `{"query":`+jsonString(feed)+`,"variables":`+v+`}`, false)
+		if len(resp.Errors) > 0 {
+			t.Errorf("variables %s: %v", v, resp.Errors)
+		}
 	}
 }

@@ -402,52 +402,6 @@ func TestBadInputsWriteNothing(t *testing.T) {
 	})
 }
 
-// TestEmptyCursorsAreRefused gives every connection an empty after, and
-// an empty before: each is BAD_USER_INPUT naming the argument, as a
-// malformed cursor is, never the first page.
-func TestEmptyCursorsAreRefused(t *testing.T) {
-	s := newServer(t)
-	b := s.seedBlog(t)
-	ctx := context.Background()
-	ada := b.writers[0]
-	connections := []struct {
-		name  string
-		query string // $c is the cursor; each gives first or last with it
-		as    graphql.Client
-	}{
-		{"the feed", `posts(%s) { totalCount }`, s.client},
-		{"a month's archive", `posts(publishedAfter: "2026-02-01T00:00:00Z", publishedBefore: "2026-03-01T00:00:00Z", %s) { totalCount }`, s.client},
-		{"a category's posts", `category(slug: "go") { posts(%s) { totalCount } }`, s.client},
-		{"an author's posts", `author(id: "` + b.authors[0] + `") { posts(%s) { totalCount } }`, s.client},
-		{"an author's drafts", `author(id: "` + b.authors[0] + `") { drafts(%s) { edges { cursor } } }`, ada},
-		{"authors", `authors(%s) { totalCount }`, s.client},
-		{"a post's comments", `post(slug: "post-24") { comments(%s) { totalCount } }`, s.client},
-		{"a comment's replies", `post(slug: "post-24") { comments(first: 1) { edges { node { replyConnection(%s) { totalCount } } } } }`, s.client},
-		{"the moderation queue", `moderationQueue(%s) { edges { cursor } }`, ada},
-	}
-	for _, c := range connections {
-		for _, arg := range []struct{ field, args string }{
-			{"after", "first: 1, after: $c"},
-			{"after", "after: $c"},
-			{"before", "last: 1, before: $c"},
-			{"before", "before: $c"},
-		} {
-			t.Run(c.name+"/"+arg.args, func(t *testing.T) {
-				query := `query($c: String) { ` + fmt.Sprintf(c.query, arg.args) + ` }`
-				var resp graphql.Response
-				err := c.as.MakeRequest(ctx, &graphql.Request{Query: query, Variables: map[string]any{"c": ""}}, &resp)
-				equal(t, "code", code(err), "BAD_USER_INPUT")
-				equal(t, "field", errField(err), arg.field)
-				// null is no cursor: the first page.
-				err = c.as.MakeRequest(ctx, &graphql.Request{Query: query, Variables: map[string]any{"c": nil}}, &graphql.Response{})
-				if err != nil {
-					t.Errorf("with a null cursor: %v", err)
-				}
-			})
-		}
-	}
-}
-
 // errField returns extensions.field of the first GraphQL error in err.
 func errField(err error) string {
 	var list gqlerror.List
@@ -456,52 +410,6 @@ func errField(err error) string {
 		return f
 	}
 	return ""
-}
-
-// TestIntrospectionCanBeTurnedOff checks a server configured as outside
-// the embedded mode: the schema cannot be read, and no validation error
-// suggests a name of the schema (fields, arguments, enum values, input
-// fields, types, directive arguments), which would spell out what
-// introspection hides. With introspection on, each of them suggests one.
-func TestIntrospectionCanBeTurnedOff(t *testing.T) {
-	s := newServer(t, func(_ *storage.ClientConfig, o *graphpkg.HandlerOptions) { o.HTTP.Introspection = false })
-	for _, q := range []string{"{ __schema { types { name } } }", `{ __type(name: "Post") { fields { name } } }`} {
-		resp := s.send(t, request(q, nil), false)
-		if len(resp.Errors) == 0 || resp.Errors[0].Extensions["code"] != "GRAPHQL_VALIDATION_FAILED" {
-			t.Errorf("%s: %+v, want GRAPHQL_VALIDATION_FAILED", q, resp.Errors)
-		}
-	}
-	misspelt := []struct{ name, query string }{
-		{"a field", "{ postz(first: 1) { totalCount } }"},
-		{"an argument", "{ posts(frist: 1) { totalCount } }"},
-		{"a field without its selection", "{ posts }"},
-		{"an enum value", "query($s: PostStatus = DRAFTS) { __typename }"},
-		{"an input field", `mutation { createCategory(input: {slug: "x", nam: "X"}) { category { slug } } }`},
-		{"a type", "{ ...F } fragment F on Querry { __typename }"},
-		{"a directive argument", "{ __typename @include(iff: true) }"},
-	}
-	on := newServer(t)
-	for _, m := range misspelt {
-		t.Run(m.name, func(t *testing.T) {
-			resp := s.send(t, request(m.query, nil), false)
-			if len(resp.Errors) == 0 {
-				t.Fatal("no error")
-			}
-			for _, e := range resp.Errors {
-				if strings.Contains(e.Message, "Did you mean") {
-					t.Errorf("without introspection: %q", e.Message)
-				}
-			}
-			resp = on.send(t, request(m.query, nil), false)
-			if !strings.Contains(fmt.Sprint(resp.Errors), "Did you mean") {
-				t.Errorf("with introspection: errors %v, want a suggestion", resp.Errors)
-			}
-		})
-	}
-	resp := s.send(t, request("{ __typename }", nil), false)
-	if len(resp.Errors) > 0 || !bytes.Contains(resp.Data, []byte("Query")) {
-		t.Errorf("__typename: %s %v", resp.Data, resp.Errors)
-	}
 }
 
 var _ graphql.Client // the typed client is the harness's; raw requests are built here
@@ -571,57 +479,6 @@ func TestAnswersAreBoundedInSize(t *testing.T) {
 			t.Errorf("errors %v", resp.Errors)
 		}
 	})
-}
-
-// TestVariablesCoerceAsTheSpecificationSays sends variables that the
-// specification's input coercion refuses, and some it takes: each refused
-// one is a request error whose message names the value (and where it
-// sits), before anything is read.
-func TestVariablesCoerceAsTheSpecificationSays(t *testing.T) {
-	s := newServer(t)
-	feed := "query($first: Int) { posts(first: $first) { totalCount } }"
-	update := "mutation($input: UpdateCategoryInput!) { updateCategory(input: $input) { category { slug } } }"
-	refused := []struct {
-		name  string
-		query string
-		vars  string
-		words []string // what the message must name
-	}{
-		{"an Int past 32 bits", feed, `{"first": 2147483648}`, []string{"2147483648", "32-bit"}},
-		{"an Int as a string", feed, `{"first": "10"}`, []string{`"10"`, "non-integer"}},
-		{"an Int with a fraction", feed, `{"first": 1.5}`, []string{"1.5", "non-integer"}},
-		{"an Int that is true", feed, `{"first": true}`, []string{"true"}},
-		{"an Int inside an input, as a string", update, `{"input": {"slug": "go", "expectedVersion": "3"}}`, []string{`"3"`, "input.expectedVersion"}},
-		{"a String that is a number", "query($slug: String!) { category(slug: $slug) { name } }", `{"slug": 5}`, []string{"5", "String"}},
-		{"an unknown input field", update, `{"input": {"slug": "go", "nam": "Go"}}`, []string{`"nam"`}},
-		{"a required input field left out", update, `{"input": {"name": "Go"}}`, []string{`"slug"`}},
-		{"an ID that is true", "query($id: ID!) { node(id: $id) { id } }", `{"id": true}`, []string{"true", "ID"}},
-	}
-	for _, c := range refused {
-		t.Run(c.name, func(t *testing.T) {
-			resp := s.send(t, `{"query":`+jsonString(c.query)+`,"variables":`+c.vars+`}`, false)
-			if len(resp.Errors) != 1 {
-				t.Fatalf("errors %v, data %s", resp.Errors, resp.Data)
-			}
-			e := resp.Errors[0]
-			equal(t, "code", e.Extensions["code"], any("GRAPHQL_VALIDATION_FAILED"))
-			for _, w := range c.words {
-				if !strings.Contains(e.Message, w) {
-					t.Errorf("message %q does not name %s", e.Message, w)
-				}
-			}
-			if strings.Contains(e.Message, "Did you mean") {
-				t.Errorf("message %q suggests", e.Message)
-			}
-			equal(t, "requests", total(s.requests()), 0)
-		})
-	}
-	for _, v := range []string{`{"first": 10}`, `{"first": 10.0}`, `{"first": 1e1}`, `{"first": null}`, `{}`} {
-		resp := s.send(t, `{"query":`+jsonString(feed)+`,"variables":`+v+`}`, false)
-		if len(resp.Errors) > 0 {
-			t.Errorf("variables %s: %v", v, resp.Errors)
-		}
-	}
 }
 
 // TestUpdatePostRefusesBadInputFirst sends updatePost with bad input, as
@@ -760,55 +617,4 @@ func (s *server) refusesBadInput(t *testing.T, cases []badInput) {
 			}
 		})
 	}
-}
-
-// TestPagesReadPastOneMegabyte fills the feed, a category and an author's
-// drafts with posts so large that 100 of them are far more than DynamoDB
-// returns in one Query page (1 MB, which the embedded engine keeps too):
-// every page still holds `first` (or `last`) posts whenever that many
-// follow, read on with more Queries, and says truly whether more follow.
-func TestPagesReadPastOneMegabyte(t *testing.T) {
-	s := newServer(t)
-	b := s.seedReadersBlog(t)
-	ctx := context.Background()
-	ok[*CreateCategoryResponse](t)(CreateCategory(ctx, s.admin, CreateCategoryInput{Slug: "large", Name: "Large"}))
-	// About 80 KB a post item (the Markdown and its HTML): 8 MB in all.
-	body := strings.Repeat("Forty kilobytes of Markdown, one line at a time.\n", 40_000/49)
-	const n = 105
-	var ids []string
-	for i := range n {
-		p := ok[*CreatePostResponse](t)(CreatePost(ctx, b.ada, CreatePostInput{Title: fmt.Sprint("Large ", i), Slug: fmt.Sprint("large-", i),
-			Body: &body, Categories: []string{"large"}})).CreatePost.Post
-		ids = append(ids, p.Id)
-	}
-	ada := ok[*ViewerResponse](t)(Viewer(ctx, b.ada)).Viewer.Id
-	drafts := ok[*AuthorDraftsResponse](t)(AuthorDrafts(ctx, b.ada, ada, ptr(100), nil)).Author.Drafts
-	equal(t, "drafts on the first page", len(drafts.Edges), 100)
-	equal(t, "more drafts", drafts.PageInfo.HasNextPage, true)
-	t.Logf("a page of 100 large drafts: %v", s.requests())
-
-	for _, id := range ids {
-		s.clock.Advance(time.Second)
-		ok[*PublishPostResponse](t)(PublishPost(ctx, b.ada, PublishPostInput{Id: id}))
-	}
-	first := ok[*FeedPageResponse](t)(FeedPage(ctx, s.client, ptr(100), nil, nil, nil, nil, nil)).Posts
-	t.Logf("a page of 100 large posts of the feed: %v", s.requests())
-	equal(t, "feed posts on the first page", len(first.Edges), 100)
-	equal(t, "more posts", first.PageInfo.HasNextPage, true)
-	if len(first.Edges) > 0 {
-		equal(t, "newest first", first.Edges[0].Node.Id, ids[n-1])
-		rest := ok[*FeedPageResponse](t)(FeedPage(ctx, s.client, ptr(100), first.PageInfo.EndCursor, nil, nil, nil, nil)).Posts
-		equal(t, "feed posts on the second page (with the blog's own post)", len(rest.Edges), n+1-len(first.Edges))
-		equal(t, "more posts after the second page", rest.PageInfo.HasNextPage, false)
-	}
-	last := ok[*FeedPageResponse](t)(FeedPage(ctx, s.client, nil, nil, ptr(100), nil, nil, nil)).Posts
-	equal(t, "feed posts on the last page", len(last.Edges), 100)
-	equal(t, "more before the last page", last.PageInfo.HasPreviousPage, true)
-	if len(last.Edges) > 0 {
-		equal(t, "oldest last", last.Edges[len(last.Edges)-1].Node.Id, b.post)
-		equal(t, "then the first large post", last.Edges[len(last.Edges)-2].Node.Id, ids[0])
-	}
-	category := ok[*CategoryFeedResponse](t)(CategoryFeed(ctx, s.client, "large", ptr(100), nil, nil, nil, nil, nil)).Category.Posts
-	equal(t, "category posts on the first page", len(category.Edges), 100)
-	s.consistent()
 }
