@@ -88,8 +88,10 @@ func opUpdateTable(s *store, _ context.Context, body []byte) (any, error) {
 			sd.Enabled = false
 			next.Stream = &sd
 			w.ops = append(w.ops, func(tx *bolt.Tx) error { return disableStream(tx, &next) })
+		case cur.Stream == nil:
+			return validation("Table has no stream to disable")
 		default:
-			return nil // already without a stream, as DynamoDB Local accepts
+			return nil // already disabled: DynamoDB Local accepts it
 		}
 		w.after = append(w.after, func() { s.setTable(next.Name, &next) })
 		return nil
