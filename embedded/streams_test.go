@@ -1,13 +1,19 @@
 package embedded
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -466,3 +472,198 @@ func TestStreamIterators(t *testing.T) {
 }
 
 func errOf(_ any, err error) error { return err }
+
+// TestStreamOnOffAndCost: a table without a stream stores nothing for
+// one; UpdateTable enables a stream, disables it (closed, still readable,
+// no new records) and enables a new one, with a new label, whose records
+// start afresh; iterators of the old one then find no stream.
+func TestStreamOnOffAndCost(t *testing.T) {
+	e, err := OpenMemory()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	db, sc := engineClient(e), streamsClient("http://embedded.invalid", e)
+	ctx := context.Background()
+	blogTable(t, db, "blog")
+	put := func(pk string) {
+		t.Helper()
+		if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("blog"), Item: key(pk, "1")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	put("a")
+	if err := e.s.db.View(func(tx *bolt.Tx) error {
+		tb := tx.Bucket(tableBucketName("blog"))
+		if tb.Get(keyStream) != nil || tb.Bucket(bucketRecords) != nil {
+			t.Error("a table without a stream has stream data")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if list, err := sc.ListStreams(ctx, &dynamodbstreams.ListStreamsInput{}); err != nil || len(list.Streams) != 0 {
+		t.Fatalf("ListStreams without streams: %+v, %v", list, err)
+	}
+
+	update := func(enabled bool, view types.StreamViewType) *types.TableDescription {
+		t.Helper()
+		out, err := db.UpdateTable(ctx, &dynamodb.UpdateTableInput{TableName: aws.String("blog"), StreamSpecification: &types.StreamSpecification{StreamEnabled: aws.Bool(enabled), StreamViewType: view}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out.TableDescription
+	}
+	first := aws.ToString(update(true, types.StreamViewTypeKeysOnly).LatestStreamArn)
+	put("b")
+	old, err := sc.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(first), ShardIteratorType: stypes.ShardIteratorTypeTrimHorizon,
+		ShardId: mustDescribe(t, sc, first).Shards[0].ShardId})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if desc := update(false, ""); desc.StreamSpecification != nil || aws.ToString(desc.LatestStreamArn) != first {
+		t.Fatalf("disabled: %+v", desc)
+	}
+	put("c")
+	d := mustDescribe(t, sc, first)
+	if d.StreamStatus != stypes.StreamStatusDisabled || aws.ToString(d.Shards[0].SequenceNumberRange.EndingSequenceNumber) != "000000000000000000001" {
+		t.Errorf("disabled stream: %+v %+v", d, d.Shards[0].SequenceNumberRange)
+	}
+	if got := readStream(t, sc, first, 10); len(got) != 1 || describeRecord(got[0]) != `INSERT {"PK": S"b", "SK": S"1"}` {
+		t.Errorf("disabled stream's records: %v", got)
+	}
+
+	second := aws.ToString(update(true, types.StreamViewTypeNewImage).LatestStreamArn)
+	if second == first {
+		t.Fatal("a stream enabled again kept its label")
+	}
+	put("d")
+	if got := readStream(t, sc, second, 10); len(got) != 1 || describeRecord(got[0]) != `INSERT {"PK": S"d", "SK": S"1"} new={"PK": S"d", "SK": S"1"}` {
+		t.Errorf("new stream's records: %v", got)
+	}
+	if _, err := sc.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: old.ShardIterator}); apiCode(err) != "ResourceNotFoundException" {
+		t.Errorf("an iterator of the replaced stream: %v", err)
+	}
+	if _, err := db.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String("blog")}); err != nil {
+		t.Fatal(err)
+	}
+	if list, err := sc.ListStreams(ctx, &dynamodbstreams.ListStreamsInput{}); err != nil || len(list.Streams) != 0 {
+		t.Fatalf("ListStreams after DeleteTable: %+v, %v", list, err)
+	}
+}
+
+func mustDescribe(t *testing.T, sc *dynamodbstreams.Client, arn string) *stypes.StreamDescription {
+	t.Helper()
+	out, err := sc.DescribeStream(context.Background(), &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(arn)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out.StreamDescription
+}
+
+// TestStreamRecordsSurviveSIGKILL: a process writing to a data file is
+// killed with SIGKILL; after it, every write it had acknowledged has its
+// record, every record its write, and sequence numbers go on increasing.
+func TestStreamRecordsSurviveSIGKILL(t *testing.T) {
+	if path := os.Getenv("EMBEDDED_STREAM_CRASH_CHILD"); path != "" {
+		crashChild(path)
+		return
+	}
+	path := filepath.Join(t.TempDir(), "blog.db")
+	e, err := Open(Options{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	arn := streamTable(t, engineClient(e), "blog", types.StreamViewTypeKeysOnly)
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+
+	cmd := exec.Command(os.Args[0], "-test.run=^TestStreamRecordsSurviveSIGKILL$")
+	cmd.Env = append(os.Environ(), "EMBEDDED_STREAM_CRASH_CHILD="+path)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	acked := map[string]bool{}
+	lines := bufio.NewScanner(out)
+	for len(acked) < 200 && lines.Scan() {
+		if pk, ok := strings.CutPrefix(lines.Text(), "acked "); ok {
+			acked[pk] = true
+		}
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if len(acked) < 200 {
+		t.Fatalf("the writer acknowledged %d writes before it stopped", len(acked))
+	}
+
+	e, err = Open(Options{Path: path})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	db, sc := engineClient(e), streamsClient("http://embedded.invalid", e)
+	if _, err := db.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String("blog"), Item: key("after", "1")}); err != nil {
+		t.Fatal(err)
+	}
+	recorded := map[string]bool{}
+	prev := ""
+	for _, r := range readStream(t, sc, arn, 1000) {
+		recorded[r.Dynamodb.Keys["PK"].(*stypes.AttributeValueMemberS).Value] = true
+		if seq := aws.ToString(r.Dynamodb.SequenceNumber); seq <= prev {
+			t.Errorf("sequence number %s after %s", seq, prev)
+		} else {
+			prev = seq
+		}
+	}
+	for pk := range acked {
+		if !recorded[pk] {
+			t.Errorf("acknowledged write %s has no record", pk)
+		}
+	}
+	scan, err := db.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String("blog")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if int(scan.Count) != len(recorded) || !recorded["after"] {
+		t.Errorf("%d items, %d records (after the crash: %v)", scan.Count, len(recorded), recorded["after"])
+	}
+	t.Logf("%d writes acknowledged before SIGKILL, %d recorded", len(acked), len(recorded))
+}
+
+// crashChild writes to the table of the data file at path from four
+// writers, printing each acknowledged write, until it is killed.
+func crashChild(path string) {
+	e, err := Open(Options{Path: path})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	db := engineClient(e)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for w := range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				pk := fmt.Sprintf("w%d-%d", w, i)
+				if _, err := db.PutItem(context.Background(), &dynamodb.PutItemInput{TableName: aws.String("blog"), Item: key(pk, "1")}); err != nil {
+					fmt.Fprintln(os.Stderr, err)
+					os.Exit(1)
+				}
+				mu.Lock()
+				fmt.Println("acked " + pk)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+}
