@@ -199,16 +199,40 @@ type sequenceRange struct {
 type shardDescription struct {
 	ShardID             string        `json:"ShardId"`
 	SequenceNumberRange sequenceRange `json:"SequenceNumberRange"`
+	ParentShardID       string        `json:"ParentShardId,omitempty"`
 }
 
-// streamBounds returns the oldest retained and the last written sequence
-// numbers of a table's stream.
-func (s *store) streamBounds(tx *bolt.Tx, def *tableDef) (first, last uint64, err error) {
+// streamState is a stream as a read transaction sees it: its shards, the
+// oldest retained and the last written sequence numbers, and its records.
+type streamState struct {
+	shards      []shard
+	first, last uint64
+	records     *bolt.Bucket
+}
+
+// streamState reads the state of a table's stream in tx.
+func (s *store) streamState(tx *bolt.Tx, def *tableDef) (*streamState, error) {
 	tb := tx.Bucket(tableBucketName(def.Name))
 	if tb == nil || tb.Bucket(bucketRecords) == nil {
-		return 0, 0, errStreamNotFound(def.Stream.arn(def.Name))
+		return nil, errStreamNotFound(def.Stream.arn(def.Name))
 	}
-	return horizon(tb.Bucket(bucketRecords), s.now().Add(-s.retention))
+	st := &streamState{records: tb.Bucket(bucketRecords)}
+	var err error
+	if st.shards, err = shards(tb, def); err != nil {
+		return nil, err
+	}
+	st.first, st.last, err = horizon(st.records, s.now().Add(-s.retention))
+	return st, err
+}
+
+// shard returns the shard of id, or nil.
+func (st *streamState) shard(id string) *shard {
+	for i := range st.shards {
+		if st.shards[i].id == id {
+			return &st.shards[i]
+		}
+	}
+	return nil
 }
 
 func opDescribeStream(s *store, _ context.Context, body []byte) (any, error) {
@@ -220,17 +244,21 @@ func opDescribeStream(s *store, _ context.Context, body []byte) (any, error) {
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
-	if in.Limit != nil && (*in.Limit < 1 || *in.Limit > 100) {
-		return nil, validation("1 validation error detected: Value '%d' at 'limit' failed to satisfy constraint: Member must have value less than or equal to 100", *in.Limit)
+	limit := 100
+	if in.Limit != nil {
+		if *in.Limit < 1 || *in.Limit > 100 {
+			return nil, validation("1 validation error detected: Value '%d' at 'limit' failed to satisfy constraint: Member must have value less than or equal to 100", *in.Limit)
+		}
+		limit = *in.Limit
 	}
 	def, err := s.streamOf(in.StreamArn)
 	if err != nil {
 		return nil, err
 	}
 	sd := def.Stream
-	var first, last uint64
+	var st *streamState
 	if err := s.db.View(func(tx *bolt.Tx) error {
-		first, last, err = s.streamBounds(tx, def)
+		st, err = s.streamState(tx, def)
 		return err
 	}); err != nil {
 		return nil, err
@@ -244,19 +272,35 @@ func opDescribeStream(s *store, _ context.Context, body []byte) (any, error) {
 		TableName               string             `json:"TableName"`
 		KeySchema               []keySchemaElement `json:"KeySchema"`
 		Shards                  []shardDescription `json:"Shards"`
+		LastEvaluatedShardID    string             `json:"LastEvaluatedShardId,omitempty"`
 	}
 	d := description{
 		StreamArn: sd.arn(def.Name), StreamLabel: sd.Label, StreamStatus: "ENABLED", StreamViewType: sd.ViewType,
 		CreationRequestDateTime: epochTime(sd.Created), TableName: def.Name, KeySchema: schemaOf(def.Hash, def.Range),
 		Shards: []shardDescription{},
 	}
-	shard := shardDescription{ShardID: sd.shardID(def), SequenceNumberRange: sequenceRange{StartingSequenceNumber: formatSeq(first)}}
 	if !sd.Enabled {
 		d.StreamStatus = "DISABLED"
-		shard.SequenceNumberRange.EndingSequenceNumber = formatSeq(last)
 	}
-	if in.ExclusiveStartShardID != shard.ShardID {
-		d.Shards = append(d.Shards, shard)
+	skipping := in.ExclusiveStartShardID != ""
+	for i, sh := range st.shards {
+		if skipping {
+			skipping = sh.id != in.ExclusiveStartShardID
+			continue
+		}
+		if i < len(st.shards)-1 && sh.end < st.first {
+			continue // trimmed away
+		}
+		if len(d.Shards) == limit {
+			d.LastEvaluatedShardID = d.Shards[limit-1].ShardID
+			break
+		}
+		desc := shardDescription{ShardID: sh.id, ParentShardID: sh.parent,
+			SequenceNumberRange: sequenceRange{StartingSequenceNumber: formatSeq(max(sh.start, st.first))}}
+		if !sh.open {
+			desc.SequenceNumberRange.EndingSequenceNumber = formatSeq(sh.end)
+		}
+		d.Shards = append(d.Shards, desc)
 	}
 	return struct {
 		StreamDescription description `json:"StreamDescription"`
@@ -265,13 +309,13 @@ func opDescribeStream(s *store, _ context.Context, body []byte) (any, error) {
 
 // shardIterator is what a shard iterator token holds.
 type shardIterator struct {
-	table, label string
-	next         uint64 // the sequence number to read next
-	made         time.Time
+	table, label, shard string
+	next                uint64 // the sequence number to read next
+	made                time.Time
 }
 
 func (it shardIterator) token() string {
-	raw := it.table + "|" + it.label + "|" + strconv.FormatUint(it.next, 10) + "|" + strconv.FormatInt(it.made.UnixMilli(), 10)
+	raw := it.table + "|" + it.label + "|" + it.shard + "|" + strconv.FormatUint(it.next, 10) + "|" + strconv.FormatInt(it.made.UnixMilli(), 10)
 	return base64.RawURLEncoding.EncodeToString([]byte(raw))
 }
 
@@ -281,19 +325,23 @@ func parseIterator(token string) (shardIterator, bool) {
 		return shardIterator{}, false
 	}
 	parts := strings.Split(string(raw), "|")
-	if len(parts) != 4 {
+	if len(parts) != 5 {
 		return shardIterator{}, false
 	}
-	next, err1 := strconv.ParseUint(parts[2], 10, 64)
-	made, err2 := strconv.ParseInt(parts[3], 10, 64)
+	next, err1 := strconv.ParseUint(parts[3], 10, 64)
+	made, err2 := strconv.ParseInt(parts[4], 10, 64)
 	if err1 != nil || err2 != nil {
 		return shardIterator{}, false
 	}
-	return shardIterator{table: parts[0], label: parts[1], next: next, made: time.UnixMilli(made)}, true
+	return shardIterator{table: parts[0], label: parts[1], shard: parts[2], next: next, made: time.UnixMilli(made)}, true
 }
 
 func errTrimmed() error {
 	return &apiError{code: "TrimmedDataAccessException", msg: "The operation attempted to read past the oldest stream record in a shard."}
+}
+
+func errNoShard() error {
+	return &apiError{code: "ResourceNotFoundException", msg: "Shard does not exist"}
 }
 
 func opGetShardIterator(s *store, _ context.Context, body []byte) (any, error) {
@@ -318,34 +366,39 @@ func opGetShardIterator(s *store, _ context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if in.ShardID != def.Stream.shardID(def) {
-		return nil, &apiError{code: "ResourceNotFoundException", msg: "Shard does not exist"}
-	}
-	var first, last uint64
-	if err := s.db.View(func(tx *bolt.Tx) error {
-		first, last, err = s.streamBounds(tx, def)
-		return err
-	}); err != nil {
+	it := shardIterator{table: def.Name, label: def.Stream.Label, shard: in.ShardID, made: s.now()}
+	err = s.db.View(func(tx *bolt.Tx) error {
+		st, err := s.streamState(tx, def)
+		if err != nil {
+			return err
+		}
+		sh := st.shard(in.ShardID)
+		if sh == nil {
+			return errNoShard()
+		}
+		end := sh.end
+		switch in.ShardIteratorType {
+		case "TRIM_HORIZON":
+			it.next = max(sh.start, st.first)
+		case "LATEST":
+			it.next = end + 1
+		default:
+			n, ok := parseSeq(in.SequenceNumber)
+			if !ok || n < sh.start || n > end {
+				return validation("One or more parameter values were invalid: Invalid SequenceNumber")
+			}
+			if n < st.first {
+				return errTrimmed()
+			}
+			it.next = n
+			if in.ShardIteratorType == "AFTER_SEQUENCE_NUMBER" {
+				it.next++
+			}
+		}
+		return nil
+	})
+	if err != nil {
 		return nil, err
-	}
-	it := shardIterator{table: def.Name, label: def.Stream.Label, made: s.now()}
-	switch in.ShardIteratorType {
-	case "TRIM_HORIZON":
-		it.next = first
-	case "LATEST":
-		it.next = last + 1
-	default:
-		n, ok := parseSeq(in.SequenceNumber)
-		if !ok || n == 0 || n > last {
-			return nil, validation("One or more parameter values were invalid: Invalid SequenceNumber")
-		}
-		if n < first {
-			return nil, errTrimmed()
-		}
-		it.next = n
-		if in.ShardIteratorType == "AFTER_SEQUENCE_NUMBER" {
-			it.next++
-		}
 	}
 	return struct {
 		ShardIterator string `json:"ShardIterator"`
@@ -414,36 +467,49 @@ func opGetRecords(s *store, _ context.Context, body []byte) (any, error) {
 	}
 	page := &recordsPage{view: def.Stream.ViewType}
 	next := it.next
-	var last uint64
+	closed := false
 	err := s.db.View(func(tx *bolt.Tx) error {
-		var first uint64
-		var err error
-		if first, last, err = s.streamBounds(tx, def); err != nil {
+		st, err := s.streamState(tx, def)
+		if err != nil {
 			return err
 		}
-		if next < first {
+		sh := st.shard(it.shard)
+		if sh == nil {
+			return errNoShard()
+		}
+		if next < st.first {
 			return errTrimmed()
 		}
+		end := sh.end
+		closed = !sh.open
 		size := 0
-		c := tx.Bucket(tableBucketName(def.Name)).Bucket(bucketRecords).Cursor()
+		c := st.records.Cursor()
 		for k, v := c.Seek([]byte(formatSeq(next))); k != nil && len(page.records) < limit && size < maxRecordsBytes; k, v = c.Next() {
+			n, _ := parseSeq(string(k))
+			if n > end {
+				break
+			}
 			r, err := decodeRecord(k, v)
 			if err != nil {
 				return err
 			}
 			page.records = append(page.records, r)
 			size += len(v)
-			n, _ := parseSeq(r.seq)
 			next = n + 1
 		}
+		if closed && next <= end && len(page.records) < limit && size < maxRecordsBytes {
+			next = end + 1 // the rest of the shard was never written
+		}
+		closed = closed && next > end
 		return nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	// A closed shard read to its end has no next iterator.
-	if def.Stream.Enabled || next <= last {
-		page.next = shardIterator{table: it.table, label: it.label, next: next, made: now}.token()
+	if !closed {
+		it.next, it.made = next, now
+		page.next = it.token()
 	}
 	return page, nil
 }

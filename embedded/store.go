@@ -20,7 +20,7 @@ import (
 //	    "items"           item key (keys.go) → stored item (codec.go)
 //	    "i:<index>"       index key (keys.go) → item key
 //	    "ttl"             expiry (8 bytes, big-endian seconds) | item key → ""
-//	    "stream", "records"  its stream, when it has one (streams.go)
+//	    "stream", "records", "shards"  its stream, when it has one (streams.go)
 //	"tokens"          ClientRequestToken → token record (tokens.go)
 //
 // Invariants, true after every committed transaction:
@@ -291,10 +291,7 @@ func createTableBuckets(tx *bolt.Tx, def *tableDef) error {
 	if def.Stream == nil {
 		return nil
 	}
-	if _, err := tb.CreateBucket(bucketRecords); err != nil {
-		return err
-	}
-	return tb.Put(keyStream, []byte(def.Stream.ViewType))
+	return newStream(tb, def.Stream)
 }
 
 // deleteTableBuckets removes a table and everything in it.

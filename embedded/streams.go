@@ -18,6 +18,8 @@ import (
 //	"t:<table>"
 //	    "stream"          (a key) the view type, present while the stream is enabled
 //	    "records"         (a bucket) sequence number (21 digits) → record
+//	    "shards"          (a bucket) first sequence number (21 digits) → creation time
+//	                      (8 bytes, big-endian Unix milliseconds) | parent shard id
 //
 // A record is
 //
@@ -38,15 +40,23 @@ import (
 //   - records older than the retention are never returned: reads treat
 //     them as trimmed, and the sweeper deletes them.
 //
+// Shards: a stream's records are cut into shards by sequence number, as
+// DynamoDB's are: the stream starts with one, and the first record written
+// once the open shard is shardLifetime old starts the next, whose parent
+// it is. A shard holds the sequence numbers from its start to the next
+// one's; only the last is open, and only while the stream is enabled.
+// DescribeStream lists the shards that still hold retained records, and
+// the last; a shard's id is derived from its table, stream, start and
+// creation time, so it is never stored.
+//
 // A table has at most one stream: disabling it keeps it readable (status
-// DISABLED, shard closed) until it is enabled again, which starts a new
-// stream, with a new label, and drops the old one's records. The stream
-// has one shard, open while the stream is enabled, with no parent; its
-// SequenceNumberRange starts at the oldest retained record.
+// DISABLED, its last shard closed) until it is enabled again, which starts
+// a new stream, with a new label, and drops the old one's records.
 
 var (
 	keyStream      = []byte("stream")
 	bucketRecords  = []byte("records")
+	bucketShards   = []byte("shards")
 	streamIdentity = []byte(`{"PrincipalId":"dynamodb.amazonaws.com","Type":"Service"}`)
 )
 
@@ -57,6 +67,9 @@ const (
 	DefaultStreamRetention = 24 * time.Hour
 	// iteratorLifetime is how long a shard iterator may be used.
 	iteratorLifetime = 15 * time.Minute
+	// shardLifetime is how long a shard takes records before the next one
+	// starts, about as long as DynamoDB's.
+	shardLifetime = 4 * time.Hour
 )
 
 // Stream view types.
@@ -89,11 +102,77 @@ func (sd *streamDef) arn(table string) string {
 	return "arn:aws:dynamodb:" + region + ":000000000000:table/" + table + "/stream/" + sd.Label
 }
 
-// shardID returns the id of the stream's one shard.
-func (sd *streamDef) shardID(def *tableDef) string {
+// shard is one shard of a stream: the sequence numbers from start to end
+// (end is meaningless while it is open).
+type shard struct {
+	id         string
+	start, end uint64
+	open       bool
+	created    time.Time
+	parent     string
+}
+
+// shards returns the shards of the table's stream in tx, oldest first,
+// with their ends: the next one's start, or the last record for the last
+// shard of a disabled stream.
+func shards(tb *bolt.Bucket, def *tableDef) ([]shard, error) {
+	b := tb.Bucket(bucketShards)
+	if b == nil {
+		return nil, fmt.Errorf("table %q has a stream but no shards bucket", def.Name)
+	}
+	var out []shard
+	err := b.ForEach(func(k, v []byte) error {
+		start, ok := parseSeq(string(k))
+		if !ok || len(v) < 8 {
+			return errCorrupt
+		}
+		created := time.UnixMilli(int64(binary.BigEndian.Uint64(v)))
+		sh := shard{id: shardID(def, k, created), start: start, created: created, parent: string(v[8:])}
+		if n := len(out); n > 0 {
+			out[n-1].end = start - 1
+		}
+		out = append(out, sh)
+		return nil
+	})
+	if n := len(out); n > 0 {
+		out[n-1].end = max(tb.Bucket(bucketRecords).Sequence(), out[n-1].start-1)
+		out[n-1].open = def.Stream.Enabled
+	}
+	return out, err
+}
+
+// shardID returns the id of the shard of def's stream that starts at
+// start (its 21 digits) and was created at created.
+func shardID(def *tableDef, start []byte, created time.Time) string {
 	h := fnv.New32a()
-	h.Write([]byte(def.ID + "/" + sd.Label))
-	return fmt.Sprintf("shardId-%020d-%08x", sd.Created.UnixMilli(), h.Sum32())
+	h.Write([]byte(def.ID + "/" + def.Stream.Label + "/" + string(start)))
+	return fmt.Sprintf("shardId-%020d-%08x", created.UnixMilli(), h.Sum32())
+}
+
+// openShard starts a shard at sequence number start, the child of
+// parent.
+func openShard(tb *bolt.Bucket, start uint64, now time.Time, parent string) error {
+	v := binary.BigEndian.AppendUint64(nil, uint64(now.UnixMilli()))
+	return tb.Bucket(bucketShards).Put([]byte(formatSeq(start)), append(v, parent...))
+}
+
+// newStream makes the buckets of a table's new stream, dropping any
+// previous one's, with its first shard.
+func newStream(tb *bolt.Bucket, sd *streamDef) error {
+	for _, name := range [][]byte{bucketRecords, bucketShards} {
+		if tb.Bucket(name) != nil {
+			if err := tb.DeleteBucket(name); err != nil {
+				return err
+			}
+		}
+		if _, err := tb.CreateBucket(name); err != nil {
+			return err
+		}
+	}
+	if err := openShard(tb, 1, sd.Created, ""); err != nil {
+		return err
+	}
+	return tb.Put(keyStream, []byte(sd.ViewType))
 }
 
 // formatSeq writes a sequence number as DynamoDB does: 21 digits.
@@ -144,6 +223,18 @@ func writeRecord(tb *bolt.Bucket, c itemChange, now time.Time) error {
 	seq, err := records.NextSequence()
 	if err != nil {
 		return err
+	}
+	if k, v := tb.Bucket(bucketShards).Cursor().Last(); k == nil || len(v) < 8 {
+		return fmt.Errorf("table %q has a stream but no shard", c.def.Name)
+	} else if created := time.UnixMilli(int64(binary.BigEndian.Uint64(v))); now.Sub(created) >= shardLifetime {
+		// The stream as stored: c.def may predate its last UpdateTable.
+		def, err := readDef(tb.Tx(), c.def.Name)
+		if err != nil || def == nil || def.Stream == nil {
+			return fmt.Errorf("table %q has a stream but no stream definition: %v", c.def.Name, err)
+		}
+		if err := openShard(tb, seq, now, shardID(def, k, created)); err != nil {
+			return err
+		}
 	}
 	src := c.new
 	if src == nil {
@@ -275,16 +366,7 @@ func enableStream(tx *bolt.Tx, def *tableDef) error {
 	if err := putDef(tx, def); err != nil {
 		return err
 	}
-	tb := tx.Bucket(tableBucketName(def.Name))
-	if tb.Bucket(bucketRecords) != nil {
-		if err := tb.DeleteBucket(bucketRecords); err != nil {
-			return err
-		}
-	}
-	if _, err := tb.CreateBucket(bucketRecords); err != nil {
-		return err
-	}
-	return tb.Put(keyStream, []byte(def.Stream.ViewType))
+	return newStream(tx.Bucket(tableBucketName(def.Name)), def.Stream)
 }
 
 // disableStream stops writing a table's stream; its records stay.
@@ -312,6 +394,36 @@ func horizon(records *bolt.Bucket, cutoff time.Time) (first, last uint64, err er
 		}
 	}
 	return last + 1, last, nil
+}
+
+// dropTrimmedShards deletes the shards whose records are all gone: those
+// followed by a shard that starts at or before the oldest record left.
+func dropTrimmedShards(tb *bolt.Bucket, records *bolt.Bucket) error {
+	oldest := records.Sequence() + 1
+	if k, _ := records.Cursor().First(); k != nil {
+		oldest, _ = parseSeq(string(k))
+	}
+	b := tb.Bucket(bucketShards)
+	var starts [][]byte
+	if err := b.ForEach(func(k, _ []byte) error {
+		starts = append(starts, bytes.Clone(k))
+		return nil
+	}); err != nil {
+		return err
+	}
+	var drop [][]byte
+	for i := 0; i+1 < len(starts); i++ {
+		if n, _ := parseSeq(string(starts[i+1])); n > oldest {
+			break
+		}
+		drop = append(drop, starts[i])
+	}
+	for _, k := range drop {
+		if err := b.Delete(k); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // trimStreams deletes, in tx, up to limit records older than cutoff of
@@ -345,6 +457,9 @@ func trimStreams(tx *bolt.Tx, defs []*tableDef, cutoff time.Time, limit int) (in
 			}
 		}
 		n += len(old)
+		if err := dropTrimmedShards(tb, records); err != nil {
+			return n, err
+		}
 	}
 	return n, nil
 }

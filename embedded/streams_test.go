@@ -667,3 +667,120 @@ func crashChild(path string) {
 	}
 	wg.Wait()
 }
+
+// TestStreamShardsRollOver: a stream's shard closes when it is
+// shardLifetime old and the next write opens its child; records are read
+// shard by shard, parents first; a closed shard read to its end has no
+// next iterator; shards whose records are all past the retention leave
+// DescribeStream, and their children keep naming them as parents.
+func TestStreamShardsRollOver(t *testing.T) {
+	var clock atomic.Int64
+	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC).UnixMilli()
+	clock.Store(start)
+	e, err := Open(Options{Now: func() time.Time { return time.UnixMilli(clock.Load()) }, TTLInterval: -1, StreamRetention: 10 * time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	db, sc := engineClient(e), streamsClient("http://embedded.invalid", e)
+	ctx := context.Background()
+	arn := streamTable(t, db, "blog", types.StreamViewTypeKeysOnly)
+	put := func(pks ...string) {
+		t.Helper()
+		for _, pk := range pks {
+			if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("blog"), Item: key(pk, "1")}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	put("a")
+	clock.Store(start + shardLifetime.Milliseconds())
+	put("b", "c")
+	clock.Store(start + 2*shardLifetime.Milliseconds())
+	put("d")
+
+	shardsOf := func() []string {
+		t.Helper()
+		var out []string
+		var from *string
+		for {
+			d, err := sc.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(arn), Limit: aws.Int32(1), ExclusiveStartShardId: from})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, sh := range d.StreamDescription.Shards {
+				out = append(out, fmt.Sprintf("%s parent=%s %s-%s", aws.ToString(sh.ShardId), aws.ToString(sh.ParentShardId),
+					aws.ToString(sh.SequenceNumberRange.StartingSequenceNumber), aws.ToString(sh.SequenceNumberRange.EndingSequenceNumber)))
+			}
+			if from = d.StreamDescription.LastEvaluatedShardId; from == nil {
+				return out
+			}
+		}
+	}
+	shards := shardsOf()
+	if len(shards) != 3 {
+		t.Fatalf("shards: %v", shards)
+	}
+	id := func(i int) string { return strings.Fields(shards[i])[0] }
+	want := []string{
+		id(0) + " parent= 000000000000000000001-000000000000000000001",
+		id(1) + " parent=" + id(0) + " 000000000000000000002-000000000000000000003",
+		id(2) + " parent=" + id(1) + " 000000000000000000004-",
+	}
+	if fmt.Sprint(shards) != fmt.Sprint(want) {
+		t.Fatalf("shards:\n%s\nwant:\n%s", join(shards), join(want))
+	}
+	var all []string
+	for _, r := range readStream(t, sc, arn, 1) {
+		all = append(all, r.Dynamodb.Keys["PK"].(*stypes.AttributeValueMemberS).Value)
+	}
+	if strings.Join(all, "") != "abcd" {
+		t.Errorf("records in shard order: %v", all)
+	}
+
+	iterator := func(shard string, kind stypes.ShardIteratorType, seq string) (*string, error) {
+		in := &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(arn), ShardId: aws.String(shard), ShardIteratorType: kind}
+		if seq != "" {
+			in.SequenceNumber = aws.String(seq)
+		}
+		out, err := sc.GetShardIterator(ctx, in)
+		if err != nil {
+			return nil, err
+		}
+		return out.ShardIterator, nil
+	}
+	it, err := iterator(id(1), stypes.ShardIteratorTypeAtSequenceNumber, "000000000000000000003")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := sc.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: it})
+	if err != nil || len(out.Records) != 1 || out.NextShardIterator != nil {
+		t.Errorf("the end of a closed shard: %+v, %v", out, err)
+	}
+	if it, err = iterator(id(0), stypes.ShardIteratorTypeLatest, ""); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := sc.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: it}); err != nil || len(out.Records) != 0 || out.NextShardIterator != nil {
+		t.Errorf("LATEST of a closed shard: %+v, %v", out, err)
+	}
+	if _, err := iterator(id(0), stypes.ShardIteratorTypeAtSequenceNumber, "000000000000000000002"); apiCode(err) != "ValidationException" {
+		t.Errorf("a sequence number of another shard: %v", err)
+	}
+
+	// Past the retention of a (10 hours), its shard is gone; b's still
+	// names it as its parent, before and after the sweep.
+	clock.Store(start + (10*time.Hour + time.Minute).Milliseconds())
+	for _, sweep := range []bool{false, true} {
+		if sweep {
+			if _, err := e.SweepExpired(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if got := shardsOf(); fmt.Sprint(got) != fmt.Sprint(want[1:]) {
+			t.Errorf("sweep %v: shards after the retention:\n%s\nwant:\n%s", sweep, join(got), join(want[1:]))
+		}
+		if _, err := iterator(id(0), stypes.ShardIteratorTypeTrimHorizon, ""); apiCode(err) != "ResourceNotFoundException" && !(apiCode(err) == "" && !sweep) {
+			t.Errorf("sweep %v: an iterator of the trimmed shard: %v", sweep, err)
+		}
+	}
+}
