@@ -35,12 +35,12 @@ func newStreamPair(t *testing.T) *streamPair {
 
 // checkStreams makes a DynamoDB Streams call on both backends and
 // reports the differences of their answers.
-func (p *streamPair) checkStreams(name string, c func(ctx context.Context, sc *dynamodbstreams.Client) (any, error)) {
+func (p *streamPair) checkStreams(name string, c func(ctx context.Context, sc *dynamodbstreams.Client) (any, error), opts ...compareOption) {
 	p.t.Helper()
 	ctx := context.Background()
 	rv, rerr := c(ctx, p.ref)
 	ev, eerr := c(ctx, p.emb)
-	if d := diff(summarize(ev, eerr), summarize(rv, rerr)); d != "" {
+	if d := diff(summarize(ev, eerr, opts...), summarize(rv, rerr, opts...)); d != "" {
 		p.t.Errorf("%s: the engine differs from DynamoDB Local:\n%s", name, d)
 	}
 }
@@ -299,6 +299,32 @@ func TestDiffStreamErrors(t *testing.T) {
 	p.checkStreams("an unknown stream", func(ctx context.Context, sc *dynamodbstreams.Client) (any, error) {
 		return sc.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String("x")})
 	})
+	p.checkStreams("a stream of another label", func(ctx context.Context, sc *dynamodbstreams.Client) (any, error) {
+		arn, _, err := shard(ctx, sc)
+		if err != nil {
+			return nil, err
+		}
+		return sc.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(*arn + "0")})
+	}, errorCodeOnly)
+	p.checkStreams("the streams of a missing table", func(ctx context.Context, sc *dynamodbstreams.Client) (any, error) {
+		out, err := sc.ListStreams(ctx, &dynamodbstreams.ListStreamsInput{TableName: aws.String(p.table("nope"))})
+		if err != nil {
+			return nil, err
+		}
+		return fmt.Sprint(len(out.Streams), " streams"), nil
+	})
+	for _, limit := range []int32{0, 101} {
+		p.checkStreams(fmt.Sprint("ListStreams, limit ", limit), func(ctx context.Context, sc *dynamodbstreams.Client) (any, error) {
+			return sc.ListStreams(ctx, &dynamodbstreams.ListStreamsInput{Limit: aws.Int32(limit)})
+		})
+		p.checkStreams(fmt.Sprint("DescribeStream, limit ", limit), func(ctx context.Context, sc *dynamodbstreams.Client) (any, error) {
+			arn, _, err := shard(ctx, sc)
+			if err != nil {
+				return nil, err
+			}
+			return sc.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: arn, Limit: aws.Int32(limit)})
+		})
+	}
 	p.checkStreams("an iterator that is not one", func(ctx context.Context, sc *dynamodbstreams.Client) (any, error) {
 		return sc.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: aws.String("garbage")})
 	})

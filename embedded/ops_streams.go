@@ -149,17 +149,9 @@ func opListStreams(s *store, _ context.Context, body []byte) (any, error) {
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
-	limit := 100
-	if in.Limit != nil {
-		if *in.Limit < 1 || *in.Limit > 100 {
-			return nil, validation("1 validation error detected: Value '%d' at 'limit' failed to satisfy constraint: Member must have value less than or equal to 100", *in.Limit)
-		}
-		limit = *in.Limit
-	}
-	if in.TableName != "" {
-		if _, err := s.tableOf(in.TableName); err != nil {
-			return nil, err
-		}
+	limit, err := pageLimit(in.Limit, "maximum allowed size")
+	if err != nil {
+		return nil, err
 	}
 	s.mu.RLock()
 	var all []streamSummary
@@ -189,6 +181,20 @@ func opListStreams(s *store, _ context.Context, body []byte) (any, error) {
 		out.LastEvaluatedStreamArn = all[limit-1].StreamArn
 	}
 	return out, nil
+}
+
+// pageLimit returns the Limit of ListStreams or DescribeStream (of, the
+// name DynamoDB's message gives its maximum), 100 by default.
+func pageLimit(limit *int, of string) (int, error) {
+	switch {
+	case limit == nil:
+		return 100, nil
+	case *limit < 1:
+		return 0, validation("1 validation error detected: Value '%d' at 'limit' failed to satisfy constraint: Member must have value greater than or equal to 1", *limit)
+	case *limit > 100:
+		return 0, validation("One or more parameter values were invalid: Limit cannot be greater than the %s: 100", of)
+	}
+	return *limit, nil
 }
 
 type sequenceRange struct {
@@ -244,12 +250,9 @@ func opDescribeStream(s *store, _ context.Context, body []byte) (any, error) {
 	if err := decode(body, &in); err != nil {
 		return nil, err
 	}
-	limit := 100
-	if in.Limit != nil {
-		if *in.Limit < 1 || *in.Limit > 100 {
-			return nil, validation("1 validation error detected: Value '%d' at 'limit' failed to satisfy constraint: Member must have value less than or equal to 100", *in.Limit)
-		}
-		limit = *in.Limit
+	limit, err := pageLimit(in.Limit, "maximum")
+	if err != nil {
+		return nil, err
 	}
 	def, err := s.streamOf(in.StreamArn)
 	if err != nil {
