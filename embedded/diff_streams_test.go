@@ -325,6 +325,19 @@ func TestDiffStreamErrors(t *testing.T) {
 			return sc.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: arn, Limit: aws.Int32(limit)})
 		})
 	}
+	for _, kind := range []stypes.ShardFilterType{stypes.ShardFilterTypeChildShards, "BOGUS"} {
+		p.checkStreams("the children of the shard, filter "+string(kind), func(ctx context.Context, sc *dynamodbstreams.Client) (any, error) {
+			arn, id, err := shard(ctx, sc)
+			if err != nil {
+				return nil, err
+			}
+			out, err := sc.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: arn, ShardFilter: &stypes.ShardFilter{Type: kind, ShardId: id}})
+			if err != nil {
+				return nil, err
+			}
+			return fmt.Sprint(len(out.StreamDescription.Shards), " shards"), nil
+		})
+	}
 	p.checkStreams("an iterator that is not one", func(ctx context.Context, sc *dynamodbstreams.Client) (any, error) {
 		return sc.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: aws.String("garbage")})
 	})

@@ -101,7 +101,8 @@
 //
 // DynamoDB Streams: ListStreams (TableName, Limit,
 // ExclusiveStartStreamArn), DescribeStream (the shards with their
-// SequenceNumberRange and ParentShardId; Limit, ExclusiveStartShardId),
+// SequenceNumberRange and ParentShardId; Limit, ExclusiveStartShardId,
+// ShardFilter CHILD_SHARDS),
 // GetShardIterator (TRIM_HORIZON, LATEST, AT_SEQUENCE_NUMBER,
 // AFTER_SEQUENCE_NUMBER; iterators good for 15 minutes, then
 // ExpiredIteratorException) and GetRecords (Limit up to 1,000, 1 MB of
@@ -130,10 +131,10 @@
 // UnknownOperationException: the legacy parameters (Expected,
 // AttributeUpdates, ConditionalOperator, KeyConditions, QueryFilter,
 // ScanFilter), PartiQL, UpdateTable of anything but StreamSpecification,
-// backups, global tables, tags, imports/exports, AT_TIMESTAMP iterators and
-// ShardFilter. ReturnItemCollectionMetrics is accepted and answers
-// nothing. Request signatures are not checked: the engine is in the
-// process, or on loopback, of its only user.
+// backups, global tables, tags and imports/exports.
+// ReturnItemCollectionMetrics is accepted and answers nothing. Request
+// signatures are not checked: the engine is in the process, or on
+// loopback, of its only user.
 //
 // # Differences from DynamoDB
 //

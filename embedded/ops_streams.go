@@ -246,6 +246,10 @@ func opDescribeStream(s *store, _ context.Context, body []byte) (any, error) {
 		StreamArn             string `json:"StreamArn"`
 		Limit                 *int   `json:"Limit"`
 		ExclusiveStartShardID string `json:"ExclusiveStartShardId"`
+		ShardFilter           *struct {
+			Type    string `json:"Type"`
+			ShardID string `json:"ShardId"`
+		} `json:"ShardFilter"`
 	}
 	if err := decode(body, &in); err != nil {
 		return nil, err
@@ -253,6 +257,9 @@ func opDescribeStream(s *store, _ context.Context, body []byte) (any, error) {
 	limit, err := pageLimit(in.Limit, "maximum")
 	if err != nil {
 		return nil, err
+	}
+	if f := in.ShardFilter; f != nil && f.Type != "CHILD_SHARDS" {
+		return nil, validation("1 validation error detected: Value 'null' at 'shardFilter.type' failed to satisfy constraint: Member must be CHILD_SHARDS")
 	}
 	def, err := s.streamOf(in.StreamArn)
 	if err != nil {
@@ -293,6 +300,9 @@ func opDescribeStream(s *store, _ context.Context, body []byte) (any, error) {
 		}
 		if i < len(st.shards)-1 && sh.end < st.first {
 			continue // trimmed away
+		}
+		if in.ShardFilter != nil && sh.parent != in.ShardFilter.ShardID {
+			continue
 		}
 		if len(d.Shards) == limit {
 			d.LastEvaluatedShardID = d.Shards[limit-1].ShardID

@@ -730,6 +730,11 @@ func TestStreamShardsRollOver(t *testing.T) {
 	if fmt.Sprint(shards) != fmt.Sprint(want) {
 		t.Fatalf("shards:\n%s\nwant:\n%s", join(shards), join(want))
 	}
+	children, err := sc.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(arn),
+		ShardFilter: &stypes.ShardFilter{Type: stypes.ShardFilterTypeChildShards, ShardId: aws.String(id(1))}})
+	if err != nil || len(children.StreamDescription.Shards) != 1 || aws.ToString(children.StreamDescription.Shards[0].ShardId) != id(2) {
+		t.Errorf("the children of %s: %+v, %v", id(1), children, err)
+	}
 	var all []string
 	for _, r := range readStream(t, sc, arn, 1) {
 		all = append(all, r.Dynamodb.Keys["PK"].(*stypes.AttributeValueMemberS).Value)
