@@ -226,7 +226,9 @@ func writeRecord(tb *bolt.Bucket, c itemChange, now time.Time) error {
 	}
 	if k, v := tb.Bucket(bucketShards).Cursor().Last(); k == nil || len(v) < 8 {
 		return fmt.Errorf("table %q has a stream but no shard", c.def.Name)
-	} else if created := time.UnixMilli(int64(binary.BigEndian.Uint64(v))); now.Sub(created) >= shardLifetime {
+	} else if start, _ := parseSeq(string(k)); start < seq && now.Sub(time.UnixMilli(int64(binary.BigEndian.Uint64(v)))) >= shardLifetime {
+		// The open shard has records and is old: its child takes this one.
+		created := time.UnixMilli(int64(binary.BigEndian.Uint64(v)))
 		// The stream as stored: c.def may predate its last UpdateTable.
 		def, err := readDef(tb.Tx(), c.def.Name)
 		if err != nil || def == nil || def.Stream == nil {

@@ -685,6 +685,7 @@ func TestStreamShardsRollOver(t *testing.T) {
 	db, sc := engineClient(e), streamsClient("http://embedded.invalid", e)
 	ctx := context.Background()
 	arn := streamTable(t, db, "blog", types.StreamViewTypeKeysOnly)
+	idle := streamTable(t, db, "idle", types.StreamViewTypeKeysOnly)
 	put := func(pks ...string) {
 		t.Helper()
 		for _, pk := range pks {
@@ -698,6 +699,14 @@ func TestStreamShardsRollOver(t *testing.T) {
 	put("b", "c")
 	clock.Store(start + 2*shardLifetime.Milliseconds())
 	put("d")
+
+	// A shard without records stays open however old it is.
+	if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("idle"), Item: key("a", "1")}); err != nil {
+		t.Fatal(err)
+	}
+	if d := mustDescribe(t, sc, idle); len(d.Shards) != 1 || d.Shards[0].ParentShardId != nil || len(readStream(t, sc, idle, 10)) != 1 {
+		t.Errorf("the stream idle until its first record: %+v", d.Shards)
+	}
 
 	shardsOf := func() []string {
 		t.Helper()
