@@ -224,11 +224,14 @@ func writeRecord(tb *bolt.Bucket, c itemChange, now time.Time) error {
 	if err != nil {
 		return err
 	}
-	if k, v := tb.Bucket(bucketShards).Cursor().Last(); k == nil || len(v) < 8 {
+	k, v := tb.Bucket(bucketShards).Cursor().Last()
+	if k == nil || len(v) < 8 {
 		return fmt.Errorf("table %q has a stream but no shard", c.def.Name)
-	} else if start, _ := parseSeq(string(k)); start < seq && now.Sub(time.UnixMilli(int64(binary.BigEndian.Uint64(v)))) >= shardLifetime {
-		// The open shard has records and is old: its child takes this one.
-		created := time.UnixMilli(int64(binary.BigEndian.Uint64(v)))
+	}
+	start, _ := parseSeq(string(k))
+	// The open shard, once it holds records and is old, has a child that
+	// takes this one.
+	if created := time.UnixMilli(int64(binary.BigEndian.Uint64(v))); start < seq && now.Sub(created) >= shardLifetime {
 		// The stream as stored: c.def may predate its last UpdateTable.
 		def, err := readDef(tb.Tx(), c.def.Name)
 		if err != nil || def == nil || def.Stream == nil {
@@ -243,8 +246,8 @@ func writeRecord(tb *bolt.Bucket, c itemChange, now time.Time) error {
 		src = c.old
 	}
 	keys := item{}
-	for _, k := range c.def.keyAttrs() {
-		keys[k.Name] = src[k.Name]
+	for _, ka := range c.def.keyAttrs() {
+		keys[ka.Name] = src[ka.Name]
 	}
 	var flags byte
 	if c.ttl {
