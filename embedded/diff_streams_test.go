@@ -55,13 +55,18 @@ func streamArn(t *testing.T, db *dynamodb.Client, table string) string {
 	return *out.Table.LatestStreamArn
 }
 
-// recordsByItem reads a stream and groups its records by item, each
-// item's in stream order, with its view type and size.
-func recordsByItem(t *testing.T, sc *dynamodbstreams.Client, arn string) []string {
+// recordsByItem reads a stream, limit records a call, and groups its
+// records by item, each item's in stream order, with its view type and
+// size; with eventsOnly, only their events.
+func recordsByItem(t *testing.T, sc *dynamodbstreams.Client, arn string, limit int32, eventsOnly bool) []string {
 	t.Helper()
 	byItem := map[string][]string{}
-	for _, r := range readStream(t, sc, arn, 3) {
+	for _, r := range readStream(t, sc, arn, limit) {
 		k := renderImage(r.Dynamodb.Keys)
+		if eventsOnly {
+			byItem[k] = append(byItem[k], string(r.EventName))
+			continue
+		}
 		byItem[k] = append(byItem[k], fmt.Sprintf("%s %s size=%d", describeRecord(r), r.Dynamodb.StreamViewType, aws.ToInt64(r.Dynamodb.SizeBytes)))
 	}
 	var out []string
@@ -73,13 +78,36 @@ func recordsByItem(t *testing.T, sc *dynamodbstreams.Client, arn string) []strin
 }
 
 // streamSample is sample without its empty maps: DynamoDB Local writes an
-// empty map of a stream image as a list, or as nothing when nested (the
-// engine writes {}, as DynamoDB does).
+// empty map of a stream image as something else (an empty list, nothing
+// when nested, or another value of the record, such as its partition
+// key); the engine writes {}, as DynamoDB does, and GetItem agrees on both.
 func streamSample() map[string]types.AttributeValue {
 	it := sample("a", "1")
 	delete(it, "em")
 	delete(it["m"].(*types.AttributeValueMemberM).Value, "e")
 	return it
+}
+
+// compareStreams reports the differences of the records of a table's
+// stream on both backends, item by item: their events, in order. Not
+// their images: random items hold empty maps, which DynamoDB Local writes
+// wrong in images (see streamSample); TestDiffStreamRecords compares
+// images.
+func (p *pair) compareStreams(table string) string {
+	p.t.Helper()
+	emb := streamsClient("http://embedded.invalid", p.engine)
+	ref := streamsClient(dynamoendpoint.Get(p.t), nil)
+	got := recordsByItem(p.t, emb, streamArn(p.t, p.emb, table), 1000, true)
+	want := recordsByItem(p.t, ref, streamArn(p.t, p.ref, table), 1000, true)
+	if fmt.Sprint(got) == fmt.Sprint(want) {
+		return ""
+	}
+	for i := range min(len(got), len(want)) {
+		if got[i] != want[i] {
+			return fmt.Sprintf("engine:\n  %s\nDynamoDB Local:\n  %s", got[i], want[i])
+		}
+	}
+	return fmt.Sprintf("%d items with records, DynamoDB Local: %d", len(got), len(want))
 }
 
 func TestDiffStreamRecords(t *testing.T) {
@@ -136,8 +164,8 @@ func TestDiffStreamRecords(t *testing.T) {
 				return db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: tb, Key: key("a", "1")})
 			})
 
-			got := recordsByItem(t, p.emb, streamArn(t, p.pair.emb, table))
-			want := recordsByItem(t, p.ref, streamArn(t, p.pair.ref, table))
+			got := recordsByItem(t, p.emb, streamArn(t, p.pair.emb, table), 3, false)
+			want := recordsByItem(t, p.ref, streamArn(t, p.pair.ref, table), 3, false)
 			if fmt.Sprint(got) != fmt.Sprint(want) {
 				t.Errorf("records per item:\nengine:\n  %s\nDynamoDB Local:\n  %s", strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 			}

@@ -198,5 +198,6 @@
 //   - a ConditionCheck on an item another action of the transaction
 //     writes is refused, as DynamoDB refuses it; DynamoDB Local runs both;
 //   - an empty map in a stream record's image is {} (DynamoDB Local writes
-//     it as an empty list, or leaves it out when it is nested).
+//     it as an empty list, leaves it out when it is nested, or writes
+//     another value of the record in its place).
 package embedded
