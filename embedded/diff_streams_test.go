@@ -289,6 +289,26 @@ func TestDiffStreamSettings(t *testing.T) {
 		}
 		return s, nil
 	})
+	p.check("enable a new stream", update(&types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewAndOldImages}))
+	p.checkStreams("the disabled stream and the new one", func(ctx context.Context, sc *dynamodbstreams.Client) (any, error) {
+		list, err := sc.ListStreams(ctx, &dynamodbstreams.ListStreamsInput{TableName: tb})
+		if err != nil {
+			return nil, err
+		}
+		var s []string
+		for _, st := range list.Streams {
+			d, err := sc.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: st.StreamArn})
+			if err != nil {
+				return nil, err
+			}
+			s = append(s, fmt.Sprint(d.StreamDescription.StreamStatus, " ", d.StreamDescription.StreamViewType))
+		}
+		sort.Strings(s)
+		return strings.Join(s, ", "), nil
+	})
+	p.checkStreams("describe the new stream", func(ctx context.Context, sc *dynamodbstreams.Client) (any, error) {
+		return describeStreamOf(ctx, sc, table)
+	})
 }
 
 func TestDiffStreamErrors(t *testing.T) {

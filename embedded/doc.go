@@ -158,11 +158,10 @@
 //     counts are exact (DynamoDB refreshes them every six hours).
 //   - A stream is ENABLED at once, and a record is readable as soon as its
 //     write is acknowledged.
-//   - A table has one stream at a time: disabling it keeps it readable
-//     (DISABLED, its last shard closed) until a stream is enabled again,
-//     which drops it; DynamoDB keeps a disabled stream for 24 hours beside
-//     the new one. A deleted table's stream goes with it (DynamoDB keeps it
-//     for 24 hours), and so do its iterators (ResourceNotFoundException).
+//   - A disabled stream stays readable (DISABLED, its last shard closed)
+//     for the retention, beside a new one, as in DynamoDB; but a deleted
+//     table's streams go with it (DynamoDB keeps them for 24 hours), and so
+//     do their iterators (ResourceNotFoundException).
 //   - One shard is open at a time; it closes, and its child opens, with
 //     the first record written four hours or more after it opened (an idle
 //     shard stays open; DynamoDB's split and close on their own as it

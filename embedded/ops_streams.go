@@ -81,11 +81,14 @@ func opUpdateTable(s *store, _ context.Context, body []byte) (any, error) {
 			if cur.Stream != nil && !created.After(cur.Stream.Created) {
 				created = cur.Stream.Created.Add(time.Millisecond) // a new label
 			}
+			if cur.Stream != nil {
+				next.Previous = append(slices.Clip(cur.Previous), *cur.Stream)
+			}
 			next.Stream = &streamDef{Label: streamLabel(created), ViewType: spec.StreamViewType, Created: created, Enabled: true}
 			w.ops = append(w.ops, func(tx *bolt.Tx) error { return enableStream(tx, &next) })
 		case enabled:
 			sd := *cur.Stream
-			sd.Enabled = false
+			sd.Enabled, sd.Disabled = false, s.now()
 			next.Stream = &sd
 			w.ops = append(w.ops, func(tx *bolt.Tx) error { return disableStream(tx, &next) })
 		case cur.Stream == nil:
@@ -118,20 +121,24 @@ func errStreamNotFound(arn string) error {
 
 // streamOf returns the table and stream an ARN names, or
 // ResourceNotFoundException.
-func (s *store) streamOf(arn string) (*tableDef, error) {
+func (s *store) streamOf(arn string) (*tableDef, *streamDef, error) {
 	if arn == "" {
-		return nil, validation("1 validation error detected: Value null at 'streamArn' failed to satisfy constraint: Member must not be null")
+		return nil, nil, validation("1 validation error detected: Value null at 'streamArn' failed to satisfy constraint: Member must not be null")
 	}
 	rest, ok := strings.CutPrefix(arn, "arn:aws:dynamodb:"+region+":000000000000:table/")
 	i := strings.LastIndex(rest, "/stream/")
 	if !ok || i < 0 {
-		return nil, errStreamNotFound(arn)
+		return nil, nil, errStreamNotFound(arn)
 	}
 	def := s.table(rest[:i])
-	if def == nil || def.Stream == nil || def.Stream.Label != rest[i+len("/stream/"):] {
-		return nil, errStreamNotFound(arn)
+	if def == nil {
+		return nil, nil, errStreamNotFound(arn)
 	}
-	return def, nil
+	sd := def.stream(rest[i+len("/stream/"):], s.now(), s.retention)
+	if sd == nil {
+		return nil, nil, errStreamNotFound(arn)
+	}
+	return def, sd, nil
 }
 
 type streamSummary struct {
@@ -155,9 +162,13 @@ func opListStreams(s *store, _ context.Context, body []byte) (any, error) {
 	}
 	s.mu.RLock()
 	var all []streamSummary
+	now := s.now()
 	for _, def := range s.tables {
-		if def.Stream != nil && (in.TableName == "" || def.Name == in.TableName) {
-			all = append(all, streamSummary{StreamArn: def.Stream.arn(def.Name), TableName: def.Name, StreamLabel: def.Stream.Label})
+		if in.TableName != "" && def.Name != in.TableName {
+			continue
+		}
+		for _, sd := range def.streams(now, s.retention) {
+			all = append(all, streamSummary{StreamArn: sd.arn(def.Name), TableName: def.Name, StreamLabel: sd.Label})
 		}
 	}
 	s.mu.RUnlock()
@@ -216,15 +227,18 @@ type streamState struct {
 	records     *bolt.Bucket
 }
 
-// streamState reads the state of a table's stream in tx.
-func (s *store) streamState(tx *bolt.Tx, def *tableDef) (*streamState, error) {
-	tb := tx.Bucket(tableBucketName(def.Name))
-	if tb == nil || tb.Bucket(bucketRecords) == nil {
-		return nil, errStreamNotFound(def.Stream.arn(def.Name))
+// streamState reads the state of a table's stream sd in tx.
+func (s *store) streamState(tx *bolt.Tx, def *tableDef, sd *streamDef) (*streamState, error) {
+	var sb *bolt.Bucket
+	if tb := tx.Bucket(tableBucketName(def.Name)); tb != nil {
+		sb = streamBucket(tb, def, sd)
 	}
-	st := &streamState{records: tb.Bucket(bucketRecords)}
+	if sb == nil || sb.Bucket(bucketRecords) == nil {
+		return nil, errStreamNotFound(sd.arn(def.Name))
+	}
+	st := &streamState{records: sb.Bucket(bucketRecords)}
 	var err error
-	if st.shards, err = shards(tb, def); err != nil {
+	if st.shards, err = shards(sb, def, sd); err != nil {
 		return nil, err
 	}
 	st.first, st.last, err = horizon(st.records, s.now().Add(-s.retention))
@@ -261,14 +275,13 @@ func opDescribeStream(s *store, _ context.Context, body []byte) (any, error) {
 	if f := in.ShardFilter; f != nil && f.Type != "CHILD_SHARDS" {
 		return nil, validation("1 validation error detected: Value 'null' at 'shardFilter.type' failed to satisfy constraint: Member must be CHILD_SHARDS")
 	}
-	def, err := s.streamOf(in.StreamArn)
+	def, sd, err := s.streamOf(in.StreamArn)
 	if err != nil {
 		return nil, err
 	}
-	sd := def.Stream
 	var st *streamState
 	if err := s.db.View(func(tx *bolt.Tx) error {
-		st, err = s.streamState(tx, def)
+		st, err = s.streamState(tx, def, sd)
 		return err
 	}); err != nil {
 		return nil, err
@@ -375,13 +388,13 @@ func opGetShardIterator(s *store, _ context.Context, body []byte) (any, error) {
 	if in.SequenceNumber != "" && len(in.SequenceNumber) < seqDigits {
 		return nil, validation("1 validation error detected: Value '%s' at 'sequenceNumber' failed to satisfy constraint: Member must have length greater than or equal to 21", in.SequenceNumber)
 	}
-	def, err := s.streamOf(in.StreamArn)
+	def, sd, err := s.streamOf(in.StreamArn)
 	if err != nil {
 		return nil, err
 	}
-	it := shardIterator{table: def.Name, label: def.Stream.Label, shard: in.ShardID, made: s.now()}
+	it := shardIterator{table: def.Name, label: sd.Label, shard: in.ShardID, made: s.now()}
 	err = s.db.View(func(tx *bolt.Tx) error {
-		st, err := s.streamState(tx, def)
+		st, err := s.streamState(tx, def, sd)
 		if err != nil {
 			return err
 		}
@@ -475,14 +488,18 @@ func opGetRecords(s *store, _ context.Context, body []byte) (any, error) {
 		return nil, &apiError{code: "ExpiredIteratorException", msg: "Iterator expired. The iterator was created at time " + it.made.UTC().Format(time.RFC3339) + " while right now it's " + now.UTC().Format(time.RFC3339) + ". The iterator is valid for 15 minutes."}
 	}
 	def := s.table(it.table)
-	if def == nil || def.Stream == nil || def.Stream.Label != it.label {
+	var sd *streamDef
+	if def != nil {
+		sd = def.stream(it.label, now, s.retention)
+	}
+	if sd == nil {
 		return nil, errStreamNotFound("arn:aws:dynamodb:" + region + ":000000000000:table/" + it.table + "/stream/" + it.label)
 	}
-	page := &recordsPage{view: def.Stream.ViewType}
+	page := &recordsPage{view: sd.ViewType}
 	next := it.next
 	closed := false
 	err := s.db.View(func(tx *bolt.Tx) error {
-		st, err := s.streamState(tx, def)
+		st, err := s.streamState(tx, def, sd)
 		if err != nil {
 			return err
 		}

@@ -19,7 +19,7 @@ import (
 //   - every index's key attributes are defined, and the definitions hold
 //     no attribute that no key uses;
 //   - index names are unique within the table;
-//   - a definition never changes but for its TTL setting.
+//   - a definition never changes but for its TTL and stream settings.
 
 // tableDef is a table as stored: the parts of CreateTable's input that
 // shape it, and its TTL setting.
@@ -35,7 +35,8 @@ type tableDef struct {
 	Provisioned *throughputSpec `json:"provisioned,omitempty"`
 	TTL         string          `json:"ttl,omitempty"` // the TTL attribute, when TTL is on
 	Protected   bool            `json:"protected,omitempty"`
-	Stream      *streamDef      `json:"stream,omitempty"` // its latest stream, if any
+	Stream      *streamDef      `json:"stream,omitempty"`   // its latest stream, if any
+	Previous    []streamDef     `json:"previous,omitempty"` // its disabled streams before it, oldest first
 }
 
 // keyAttr is one key attribute: its name and type.

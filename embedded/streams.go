@@ -20,6 +20,7 @@ import (
 //	    "records"         (a bucket) sequence number (21 digits) → record
 //	    "shards"          (a bucket) first sequence number (21 digits) → creation time
 //	                      (8 bytes, big-endian Unix milliseconds) | parent shard id
+//	    "old:<label>"     (a bucket) "records" and "shards" of a previous, disabled stream
 //
 // A record is
 //
@@ -49,9 +50,11 @@ import (
 // the last; a shard's id is derived from its table, stream, start and
 // creation time, so it is never stored.
 //
-// A table has at most one stream: disabling it keeps it readable (status
-// DISABLED, its last shard closed) until it is enabled again, which starts
-// a new stream, with a new label, and drops the old one's records.
+// A table has at most one enabled stream. Disabling it closes its last
+// shard; it stays readable (DISABLED) for the retention after it was
+// disabled, also once a new stream, with a new label, is enabled: its
+// buckets then move under "old:<label>", and the sweeper drops them when
+// the retention has passed.
 
 var (
 	keyStream      = []byte("stream")
@@ -91,7 +94,44 @@ type streamDef struct {
 	ViewType string    `json:"viewType"`
 	Created  time.Time `json:"created"`
 	Enabled  bool      `json:"enabled"`
+	Disabled time.Time `json:"disabled,omitzero"`
 }
+
+// streams returns the table's streams that are still readable at now
+// with retention, the latest first.
+func (d *tableDef) streams(now time.Time, retention time.Duration) []*streamDef {
+	if d.Stream == nil {
+		return nil
+	}
+	out := []*streamDef{d.Stream}
+	for i := len(d.Previous) - 1; i >= 0; i-- {
+		if now.Before(d.Previous[i].Disabled.Add(retention)) {
+			out = append(out, &d.Previous[i])
+		}
+	}
+	return out
+}
+
+// stream returns the readable stream of label, or nil.
+func (d *tableDef) stream(label string, now time.Time, retention time.Duration) *streamDef {
+	for _, sd := range d.streams(now, retention) {
+		if sd.Label == label {
+			return sd
+		}
+	}
+	return nil
+}
+
+// streamBucket returns the bucket holding the records and shards of the
+// table's stream sd, or nil.
+func streamBucket(tb *bolt.Bucket, def *tableDef, sd *streamDef) *bolt.Bucket {
+	if sd == def.Stream || sd.Label == def.Stream.Label {
+		return tb
+	}
+	return tb.Bucket(oldStreamBucketName(sd.Label))
+}
+
+func oldStreamBucketName(label string) []byte { return []byte("old:" + label) }
 
 // streamLabel returns the label of a stream created at t, as DynamoDB
 // writes it.
@@ -112,11 +152,11 @@ type shard struct {
 	parent     string
 }
 
-// shards returns the shards of the table's stream in tx, oldest first,
-// with their ends: the next one's start, or the last record for the last
-// shard of a disabled stream.
-func shards(tb *bolt.Bucket, def *tableDef) ([]shard, error) {
-	b := tb.Bucket(bucketShards)
+// shards returns the shards of the table's stream sd, whose buckets are
+// in sb, oldest first, with their ends: the next one's start, or the last
+// record for the last shard.
+func shards(sb *bolt.Bucket, def *tableDef, sd *streamDef) ([]shard, error) {
+	b := sb.Bucket(bucketShards)
 	if b == nil {
 		return nil, fmt.Errorf("table %q has a stream but no shards bucket", def.Name)
 	}
@@ -127,7 +167,7 @@ func shards(tb *bolt.Bucket, def *tableDef) ([]shard, error) {
 			return errCorrupt
 		}
 		created := time.UnixMilli(int64(binary.BigEndian.Uint64(v)))
-		sh := shard{id: shardID(def, k, created), start: start, created: created, parent: string(v[8:])}
+		sh := shard{id: shardID(def, sd, k, created), start: start, created: created, parent: string(v[8:])}
 		if n := len(out); n > 0 {
 			out[n-1].end = start - 1
 		}
@@ -135,17 +175,17 @@ func shards(tb *bolt.Bucket, def *tableDef) ([]shard, error) {
 		return nil
 	})
 	if n := len(out); n > 0 {
-		out[n-1].end = max(tb.Bucket(bucketRecords).Sequence(), out[n-1].start-1)
-		out[n-1].open = def.Stream.Enabled
+		out[n-1].end = max(sb.Bucket(bucketRecords).Sequence(), out[n-1].start-1)
+		out[n-1].open = sd.Enabled
 	}
 	return out, err
 }
 
-// shardID returns the id of the shard of def's stream that starts at
+// shardID returns the id of the shard of def's stream sd that starts at
 // start (its 21 digits) and was created at created.
-func shardID(def *tableDef, start []byte, created time.Time) string {
+func shardID(def *tableDef, sd *streamDef, start []byte, created time.Time) string {
 	h := fnv.New32a()
-	h.Write([]byte(def.ID + "/" + def.Stream.Label + "/" + string(start)))
+	h.Write([]byte(def.ID + "/" + sd.Label + "/" + string(start)))
 	return fmt.Sprintf("shardId-%020d-%08x", created.UnixMilli(), h.Sum32())
 }
 
@@ -156,15 +196,10 @@ func openShard(tb *bolt.Bucket, start uint64, now time.Time, parent string) erro
 	return tb.Bucket(bucketShards).Put([]byte(formatSeq(start)), append(v, parent...))
 }
 
-// newStream makes the buckets of a table's new stream, dropping any
-// previous one's, with its first shard.
+// newStream makes the buckets of a table's new stream, with its first
+// shard.
 func newStream(tb *bolt.Bucket, sd *streamDef) error {
 	for _, name := range [][]byte{bucketRecords, bucketShards} {
-		if tb.Bucket(name) != nil {
-			if err := tb.DeleteBucket(name); err != nil {
-				return err
-			}
-		}
 		if _, err := tb.CreateBucket(name); err != nil {
 			return err
 		}
@@ -237,7 +272,7 @@ func writeRecord(tb *bolt.Bucket, c itemChange, now time.Time) error {
 		if err != nil || def == nil || def.Stream == nil {
 			return fmt.Errorf("table %q has a stream but no stream definition: %v", c.def.Name, err)
 		}
-		if err := openShard(tb, seq, now, shardID(def, k, created)); err != nil {
+		if err := openShard(tb, seq, now, shardID(def, def.Stream, k, created)); err != nil {
 			return err
 		}
 	}
@@ -371,7 +406,55 @@ func enableStream(tx *bolt.Tx, def *tableDef) error {
 	if err := putDef(tx, def); err != nil {
 		return err
 	}
-	return newStream(tx.Bucket(tableBucketName(def.Name)), def.Stream)
+	tb := tx.Bucket(tableBucketName(def.Name))
+	if n := len(def.Previous); n > 0 && tb.Bucket(bucketRecords) != nil {
+		// The previous stream's buckets move aside, readable as it is.
+		old, err := tb.CreateBucket(oldStreamBucketName(def.Previous[n-1].Label))
+		if err != nil {
+			return err
+		}
+		for _, name := range [][]byte{bucketRecords, bucketShards} {
+			if err := tx.MoveBucket(name, tb, old); err != nil {
+				return err
+			}
+		}
+	}
+	return newStream(tb, def.Stream)
+}
+
+// dropOldStreams deletes, in tx, the previous streams of the tables of
+// defs that are no longer readable at now, and returns the definitions it
+// changed.
+func dropOldStreams(tx *bolt.Tx, defs []*tableDef, now time.Time, retention time.Duration) ([]*tableDef, error) {
+	var changed []*tableDef
+	for _, d := range defs {
+		def, err := readDef(tx, d.Name)
+		if err != nil || def == nil {
+			return changed, err
+		}
+		keep := def.Previous[:0:0]
+		for _, sd := range def.Previous {
+			if now.Before(sd.Disabled.Add(retention)) {
+				keep = append(keep, sd)
+				continue
+			}
+			tb := tx.Bucket(tableBucketName(def.Name))
+			if tb.Bucket(oldStreamBucketName(sd.Label)) != nil {
+				if err := tb.DeleteBucket(oldStreamBucketName(sd.Label)); err != nil {
+					return changed, err
+				}
+			}
+		}
+		if len(keep) == len(def.Previous) {
+			continue
+		}
+		def.Previous = keep
+		if err := putDef(tx, def); err != nil {
+			return changed, err
+		}
+		changed = append(changed, def)
+	}
+	return changed, nil
 }
 
 // disableStream stops writing a table's stream; its records stay.

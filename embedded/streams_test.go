@@ -476,9 +476,13 @@ func errOf(_ any, err error) error { return err }
 // TestStreamOnOffAndCost: a table without a stream stores nothing for
 // one; UpdateTable enables a stream, disables it (closed, still readable,
 // no new records) and enables a new one, with a new label, whose records
-// start afresh; iterators of the old one then find no stream.
+// start afresh; the old one stays readable, its iterators too, until the
+// retention has passed since it was disabled.
 func TestStreamOnOffAndCost(t *testing.T) {
-	e, err := OpenMemory()
+	var clock atomic.Int64
+	start := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC).UnixMilli()
+	clock.Store(start)
+	e, err := Open(Options{Now: func() time.Time { return time.UnixMilli(clock.Load()) }, TTLInterval: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -541,8 +545,50 @@ func TestStreamOnOffAndCost(t *testing.T) {
 	if got := readStream(t, sc, second, 10); len(got) != 1 || describeRecord(got[0]) != `INSERT {"PK": S"d", "SK": S"1"} new={"PK": S"d", "SK": S"1"}` {
 		t.Errorf("new stream's records: %v", got)
 	}
-	if _, err := sc.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: old.ShardIterator}); apiCode(err) != "ResourceNotFoundException" {
-		t.Errorf("an iterator of the replaced stream: %v", err)
+	if out, err := sc.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: old.ShardIterator}); err != nil || len(out.Records) != 1 || out.NextShardIterator != nil {
+		t.Errorf("an iterator of the replaced stream: %+v, %v", out, err)
+	}
+	if list, err := sc.ListStreams(ctx, &dynamodbstreams.ListStreamsInput{TableName: aws.String("blog")}); err != nil || len(list.Streams) != 2 {
+		t.Errorf("ListStreams with a disabled stream and its successor: %+v, %v", list, err)
+	}
+	if d := mustDescribe(t, sc, first); d.StreamStatus != stypes.StreamStatusDisabled || len(readStream(t, sc, first, 10)) != 1 {
+		t.Errorf("the replaced stream: %+v", d)
+	}
+
+	// A day after it was disabled, the old stream is gone, before the
+	// sweep and after it.
+	clock.Store(start + (DefaultStreamRetention + time.Second).Milliseconds())
+	for _, sweep := range []bool{false, true} {
+		if sweep {
+			if _, err := e.SweepExpired(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if _, err := sc.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(first)}); apiCode(err) != "ResourceNotFoundException" {
+			t.Errorf("sweep %v: the old stream after the retention: %v", sweep, err)
+		}
+		if list, err := sc.ListStreams(ctx, &dynamodbstreams.ListStreamsInput{}); err != nil || len(list.Streams) != 1 || aws.ToString(list.Streams[0].StreamArn) != second {
+			t.Errorf("sweep %v: ListStreams: %+v, %v", sweep, list, err)
+		}
+	}
+	if err := e.s.db.View(func(tx *bolt.Tx) error {
+		def, err := readDef(tx, "blog")
+		if err != nil || len(def.Previous) != 0 || tx.Bucket(tableBucketName("blog")).Bucket(oldStreamBucketName(def.Stream.Label)) != nil {
+			t.Errorf("the old stream is still stored: %+v, %v", def, err)
+		}
+		n := 0
+		_ = tx.Bucket(tableBucketName("blog")).ForEachBucket(func(k []byte) error {
+			if strings.HasPrefix(string(k), "old:") {
+				n++
+			}
+			return nil
+		})
+		if n != 0 {
+			t.Errorf("%d old stream buckets left", n)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := db.DeleteTable(ctx, &dynamodb.DeleteTableInput{TableName: aws.String("blog")}); err != nil {
 		t.Fatal(err)

@@ -25,7 +25,8 @@ import (
 //     DynamoDB, where that can take days; here it takes one TTLInterval;
 //   - deletions go through the committer, so the change feed sees them,
 //     marked ttl, like DynamoDB Streams' deletions by the service;
-//   - the same sweep deletes stream records older than the retention.
+//   - the same sweep deletes stream records older than the retention, and
+//     disabled streams the retention after they were disabled.
 
 // trimStreams deletes the stream records older than the retention, in
 // batches.
@@ -44,6 +45,13 @@ func (s *store) trimStreams() error {
 			w.ops = append(w.ops, func(tx *bolt.Tx) error {
 				var err error
 				n, err = trimStreams(tx, defs, s.now().Add(-s.retention), 10*sweepBatch)
+				if err != nil {
+					return err
+				}
+				changed, err := dropOldStreams(tx, defs, s.now(), s.retention)
+				for _, def := range changed {
+					w.after = append(w.after, func() { s.setTable(def.Name, def) })
+				}
 				return err
 			})
 			return nil
