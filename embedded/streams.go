@@ -12,8 +12,8 @@ import (
 	bolt "go.etcd.io/bbolt"
 )
 
-// DynamoDB Streams: the stored records of a table's stream and the layout
-// of its one shard.
+// DynamoDB Streams: the stored records of a table's streams and the
+// layout of their shards.
 //
 //	"t:<table>"
 //	    "stream"          (a key) the view type, present while the stream is enabled
@@ -39,7 +39,9 @@ import (
 //     that sets what is there, a delete of nothing) writes no record;
 //   - a table without a stream pays one lookup of a key that is absent;
 //   - records older than the retention are never returned: reads treat
-//     them as trimmed, and the sweeper deletes them.
+//     them as trimmed, and the sweeper deletes them;
+//   - a stream's shards never lose their lineage: a shard stores its
+//     parent's id, which stays even once the parent is trimmed away.
 //
 // Shards: a stream's records are cut into shards by sequence number, as
 // DynamoDB's are: the stream starts with one, and the first record written
@@ -48,7 +50,7 @@ import (
 // one's; only the last is open, and only while the stream is enabled.
 // DescribeStream lists the shards that still hold retained records, and
 // the last; a shard's id is derived from its table, stream, start and
-// creation time, so it is never stored.
+// creation time, so only its parent's is stored.
 //
 // A table has at most one enabled stream. Disabling it closes its last
 // shard; it stays readable (DISABLED) for the retention after it was
