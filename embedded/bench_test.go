@@ -54,3 +54,23 @@ func BenchmarkPutInMemory(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPutWithStream is BenchmarkPutInMemory on a table with a
+// NEW_AND_OLD_IMAGES stream: what a stream record adds to a write.
+func BenchmarkPutWithStream(b *testing.B) {
+	e, err := OpenMemory()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	db := engineClient(e)
+	ctx := context.Background()
+	streamTable(&testing.T{}, db, "blog", "NEW_AND_OLD_IMAGES")
+	pad := avS(strings.Repeat("x", 1000))
+	b.ResetTimer()
+	for i := range b.N {
+		if _, err := db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String("blog"), Item: avM("PK", avS(fmt.Sprint("p", i%500)), "SK", avS(fmt.Sprint("n", i)), "pad", pad)}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -130,8 +130,9 @@ func (c *committer) commit(batch []*pending) {
 func (c *committer) run(batch []*pending) (changes []itemChange, after []func(), err error) {
 	err = c.s.db.Update(func(tx *bolt.Tx) error {
 		changes, after = nil, nil
+		now := c.s.now()
 		for _, q := range batch {
-			w := &writer{tx: tx}
+			w := &writer{tx: tx, now: now}
 			q.err = call(q.fn, w)
 			var apiErr *apiError
 			if errors.As(q.err, &apiErr) {

@@ -18,7 +18,8 @@ import (
 // TestDiffRandom runs random sequences of operations over a small key
 // space on both backends and stops at the first difference, printing the
 // seed that replays it. DIFF_SEED picks the seed, DIFF_OPS the number of
-// operations (default 3000).
+// operations (default 3000). At the end it compares the records of the
+// table's stream, item by item.
 func TestDiffRandom(t *testing.T) {
 	p := newPair(t)
 	seed := uint64(time.Now().UnixNano())
@@ -41,7 +42,8 @@ func TestDiffRandom(t *testing.T) {
 		ops = min(ops, 200)
 	}
 	t.Logf("seed %d, %d operations (DIFF_SEED=%d replays them)", seed, ops, seed)
-	table := p.createTable(&dynamodb.CreateTableInput{TableName: aws.String(p.table("random"))})
+	table := p.createTable(&dynamodb.CreateTableInput{TableName: aws.String(p.table("random")),
+		StreamSpecification: &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewAndOldImages}})
 	g := &generator{r: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), table: table}
 	for step := 1; step <= ops; step++ {
 		op := g.next()
@@ -51,6 +53,11 @@ func TestDiffRandom(t *testing.T) {
 		if step%250 == 0 || step == ops {
 			if d := p.compareTables(table); d != "" {
 				t.Fatalf("after step %d, the tables differ:\n%s\nreplay: DIFF_SEED=%d DIFF_OPS=%d go test -run TestDiffRandom ./embedded", step, d, seed, step)
+			}
+		}
+		if step == ops {
+			if d := p.compareStreams(table); d != "" {
+				t.Fatalf("after step %d, the streams differ:\n%s\nreplay: DIFF_SEED=%d DIFF_OPS=%d go test -run TestDiffRandom ./embedded", step, d, seed, step)
 			}
 		}
 	}

@@ -3,6 +3,7 @@
 // memory for tests.
 //
 // It answers DynamoDB's JSON protocol (X-Amz-Target DynamoDB_20120810.Op,
+// and DynamoDBStreams_20120810.Op for DynamoDB Streams,
 // application/x-amz-json-1.0, errors as {"__type", "Message"} with
 // DynamoDB's statuses, the body's CRC32 in X-Amz-Crc32) as an
 // http.RoundTripper, so the real aws-sdk-go-v2 client talks to it with no
@@ -33,8 +34,18 @@
 //     (group commit, so concurrent writers share a sync), and each is
 //     answered only once its transaction is on disk; it is also the one
 //     place that sees every committed change, with the item before and
-//     after, in commit order, where a change feed in the shape of DynamoDB
-//     Streams will read;
+//     after, in commit order;
+//   - streams.go is DynamoDB Streams: applyChange, in the transaction of
+//     each change, appends its record (INSERT, MODIFY or REMOVE, with the
+//     keys and the images of the stream's view type) to the table's
+//     stream, under a sequence number of 21 digits whose byte order is
+//     commit order, so an acknowledged write always has its record, after
+//     a crash too, and a failed one never has; a write that leaves the
+//     item as it was writes none. Records are cut into shards that close
+//     after four hours, each the parent of the next; ops_streams.go reads
+//     them (shard iterators are tokens of the stream, the shard, the next
+//     sequence number and their time). A table without a stream pays one
+//     lookup of an absent key per change;
 //   - reads (GetItem, BatchGetItem, Query, Scan, TransactGetItems) run in
 //     bbolt read transactions and never wait for a writer (bbolt pauses
 //     readers only to map a file grown past its mapping, which starts at
@@ -55,9 +66,11 @@
 //
 // CreateTable (hash and range keys of S, N or B; global and local secondary
 // indexes with projections ALL, KEYS_ONLY or INCLUDE; either billing
-// mode), DescribeTable (ACTIVE at once, with live item counts and sizes),
-// ListTables (Limit, ExclusiveStartTableName), DeleteTable,
-// UpdateTimeToLive, DescribeTimeToLive.
+// mode; StreamSpecification), DescribeTable (ACTIVE at once, with live
+// item counts and sizes, LatestStreamArn and LatestStreamLabel), ListTables
+// (Limit, ExclusiveStartTableName), DeleteTable, UpdateTable (the stream
+// settings only: enable with a view type, disable), UpdateTimeToLive,
+// DescribeTimeToLive.
 //
 // GetItem (ConsistentRead, ProjectionExpression or AttributesToGet),
 // PutItem, UpdateItem and DeleteItem (ConditionExpression, ReturnValues,
@@ -86,6 +99,23 @@
 // Limits as DynamoDB's: items of 400 KB, partition keys of 2048 bytes and
 // sort keys of 1024, pages of 1 MB.
 //
+// DynamoDB Streams: ListStreams (TableName, Limit,
+// ExclusiveStartStreamArn), DescribeStream (the shards with their
+// SequenceNumberRange and ParentShardId; Limit, ExclusiveStartShardId,
+// ShardFilter CHILD_SHARDS),
+// GetShardIterator (TRIM_HORIZON, LATEST, AT_SEQUENCE_NUMBER,
+// AFTER_SEQUENCE_NUMBER; iterators good for 15 minutes, then
+// ExpiredIteratorException) and GetRecords (Limit up to 1,000, 1 MB of
+// records, NextShardIterator until a closed shard is read to its end).
+// Records are DynamoDB's: eventID, eventName, eventVersion 1.1,
+// eventSource aws:dynamodb, awsRegion, and ApproximateCreationDateTime,
+// Keys, NewImage and OldImage as the view type (KEYS_ONLY, NEW_IMAGE,
+// OLD_IMAGE, NEW_AND_OLD_IMAGES) says, SequenceNumber, SizeBytes and
+// StreamViewType; deletions by TTL carry userIdentity (Service,
+// dynamodb.amazonaws.com). Records are kept for Options.StreamRetention
+// (24 hours by default): older ones are never returned (a position before
+// them is TrimmedDataAccessException) and the TTL sweeper deletes them.
+//
 // Consumed capacity is billed as DynamoDB bills it (capacity.go): 4 KB read
 // units, halved for eventually consistent reads, summed over what a Query
 // or Scan read before filtering; 1 KB write units of the larger of the item
@@ -100,10 +130,11 @@
 // Not supported, and refused with a ValidationException or
 // UnknownOperationException: the legacy parameters (Expected,
 // AttributeUpdates, ConditionalOperator, KeyConditions, QueryFilter,
-// ScanFilter), PartiQL, UpdateTable, backups, streams, global tables, tags
-// and imports/exports. ReturnItemCollectionMetrics is accepted and answers
-// nothing. Request signatures are not checked: the engine is in the
-// process, or on loopback, of its only user.
+// ScanFilter), PartiQL, UpdateTable of anything but StreamSpecification,
+// backups, global tables, tags and imports/exports.
+// ReturnItemCollectionMetrics is accepted and answers nothing. Request
+// signatures are not checked: the engine is in the process, or on
+// loopback, of its only user.
 //
 // # Differences from DynamoDB
 //
@@ -125,10 +156,24 @@
 //     to a few days.
 //   - Tables are ACTIVE as soon as they are created, and DescribeTable's
 //     counts are exact (DynamoDB refreshes them every six hours).
+//   - A stream is ENABLED at once, and a record is readable as soon as its
+//     write is acknowledged.
+//   - A disabled stream stays readable (DISABLED, its last shard closed)
+//     for the retention, beside a new one, as in DynamoDB; but a deleted
+//     table's streams go with it (DynamoDB keeps them for 24 hours), and so
+//     do their iterators (ResourceNotFoundException).
+//   - One shard is open at a time; it closes, and its child opens, with
+//     the first record written four hours or more after it opened (an idle
+//     shard stays open; DynamoDB's split and close on their own as it
+//     scales). A stream's sequence numbers start at 1 and count its
+//     records, as DynamoDB Local's do; DynamoDB's are larger and sparse.
+//   - ApproximateCreationDateTime is the commit's time in whole seconds
+//     (DynamoDB Local rounds it down to the minute).
 //
 // Where DynamoDB Local, the reference, differs from DynamoDB, the engine
 // follows DynamoDB Local when that is all that is known:
 //
+//   - disabling a stream that is already disabled succeeds;
 //   - error messages are DynamoDB Local's (e.g. "Type mismatch for key"
 //     without naming it, "Query condition missed key schema element");
 //   - UPDATED_OLD and UPDATED_NEW return the whole top-level attribute of
@@ -150,5 +195,8 @@
 //     Local: two) and two in a transaction (DynamoDB Local: one), and
 //     DeleteItem reports capacity only when asked;
 //   - a ConditionCheck on an item another action of the transaction
-//     writes is refused, as DynamoDB refuses it; DynamoDB Local runs both.
+//     writes is refused, as DynamoDB refuses it; DynamoDB Local runs both;
+//   - an empty map in a stream record's image is {} (DynamoDB Local writes
+//     it as an empty list, leaves it out when it is nested, or writes
+//     another value of the record in its place).
 package embedded

@@ -28,6 +28,9 @@ type Options struct {
 	// TTLInterval is how often expired items are looked for; zero means
 	// DefaultTTLInterval, negative never (SweepExpired still works).
 	TTLInterval time.Duration
+	// StreamRetention is how long DynamoDB Streams records are kept; zero
+	// means DefaultStreamRetention (24 hours, as DynamoDB keeps them).
+	StreamRetention time.Duration
 }
 
 const (
@@ -65,6 +68,9 @@ func Open(opts Options) (*Engine, error) {
 	if opts.TTLInterval == 0 {
 		opts.TTLInterval = DefaultTTLInterval
 	}
+	if opts.StreamRetention <= 0 {
+		opts.StreamRetention = DefaultStreamRetention
+	}
 	s, err := openStore(opts)
 	if err != nil {
 		return nil, err
@@ -99,6 +105,8 @@ type store struct {
 	memory bool
 	now    func() time.Time
 
+	retention time.Duration // of stream records
+
 	commits committer
 
 	mu     sync.RWMutex
@@ -119,7 +127,7 @@ type store struct {
 // openStore opens the bbolt file of opts, or a temporary one that is
 // removed at once for an in-memory store.
 func openStore(opts Options) (*store, error) {
-	s := &store{now: opts.Now, closing: make(chan struct{}), tables: map[string]*tableDef{}}
+	s := &store{now: opts.Now, retention: opts.StreamRetention, closing: make(chan struct{}), tables: map[string]*tableDef{}}
 	s.commits.s = s
 	bopts := &bolt.Options{
 		Timeout:        opts.LockTimeout,

@@ -18,7 +18,8 @@ import (
 )
 
 // The DynamoDB JSON 1.0 protocol: a POST whose X-Amz-Target header names
-// the operation (DynamoDB_20120810.GetItem) and whose body is the input as
+// the operation (DynamoDB_20120810.GetItem, or
+// DynamoDBStreams_20120810.GetRecords for DynamoDB Streams) and whose body is the input as
 // JSON; the answer is the output as JSON (application/x-amz-json-1.0) with
 // the CRC32 of the body in X-Amz-Crc32, or an error body with its __type
 // and message.
@@ -46,6 +47,7 @@ func init() {
 		"DescribeTable":      opDescribeTable,
 		"ListTables":         opListTables,
 		"DeleteTable":        opDeleteTable,
+		"UpdateTable":        opUpdateTable,
 		"UpdateTimeToLive":   opUpdateTimeToLive,
 		"DescribeTimeToLive": opDescribeTimeToLive,
 		"GetItem":            opGetItem,
@@ -131,8 +133,13 @@ func writeHeaders(h http.Header, body []byte) {
 // serve runs the operation target names on body and returns the status
 // and body of the answer.
 func (s *store) serve(ctx context.Context, target string, body []byte) (status int, out []byte) {
-	op, ok := operations[strings.TrimPrefix(target, targetPrefix)]
-	if !ok || !strings.HasPrefix(target, targetPrefix) {
+	var op operation
+	if name, ok := strings.CutPrefix(target, targetPrefix); ok {
+		op = operations[name]
+	} else if name, ok := strings.CutPrefix(target, streamsTargetPrefix); ok {
+		op = streamOperations[name]
+	}
+	if op == nil {
 		return errorBody(&apiError{code: "UnknownOperationException", msg: ""})
 	}
 	defer func() {

@@ -19,7 +19,7 @@ import (
 //   - every index's key attributes are defined, and the definitions hold
 //     no attribute that no key uses;
 //   - index names are unique within the table;
-//   - a definition never changes but for its TTL setting.
+//   - a definition never changes but for its TTL and stream settings.
 
 // tableDef is a table as stored: the parts of CreateTable's input that
 // shape it, and its TTL setting.
@@ -35,6 +35,8 @@ type tableDef struct {
 	Provisioned *throughputSpec `json:"provisioned,omitempty"`
 	TTL         string          `json:"ttl,omitempty"` // the TTL attribute, when TTL is on
 	Protected   bool            `json:"protected,omitempty"`
+	Stream      *streamDef      `json:"stream,omitempty"`   // its latest stream, if any
+	Previous    []streamDef     `json:"previous,omitempty"` // its disabled streams before it, oldest first
 }
 
 // keyAttr is one key attribute: its name and type.
@@ -92,6 +94,28 @@ type createTableInput struct {
 	BillingMode               string             `json:"BillingMode"`
 	ProvisionedThroughput     *throughputSpec    `json:"ProvisionedThroughput"`
 	DeletionProtectionEnabled bool               `json:"DeletionProtectionEnabled"`
+	StreamSpecification       *streamSpec        `json:"StreamSpecification"`
+}
+
+type streamSpec struct {
+	StreamEnabled  bool   `json:"StreamEnabled"`
+	StreamViewType string `json:"StreamViewType,omitempty"`
+}
+
+// checkStreamSpec returns the error DynamoDB gives for a stream
+// specification it refuses.
+func checkStreamSpec(spec *streamSpec) error {
+	switch {
+	case spec.StreamEnabled && spec.StreamViewType == "":
+		return validation("Invalid StreamViewType: Stream ViewType must not be null or empty when enabling streams.")
+	case !spec.StreamEnabled && spec.StreamViewType != "":
+		return validation("Invalid StreamViewType: Stream StreamEnabled was false but a StreamViewType was present.")
+	}
+	switch spec.StreamViewType {
+	case "", viewKeys, viewNew, viewOld, viewNewOld:
+		return nil
+	}
+	return validation("1 validation error detected: Value '%s' at 'streamSpecification.streamViewType' failed to satisfy constraint: Member must satisfy enum value set: [NEW_IMAGE, OLD_IMAGE, KEYS_ONLY, NEW_AND_OLD_IMAGES]", spec.StreamViewType)
 }
 
 var tableNamePattern = regexp.MustCompile(`^[a-zA-Z0-9_.-]{3,255}$`)
@@ -116,6 +140,14 @@ func newTableDef(in *createTableInput, now time.Time) (*tableDef, error) {
 		return nil, err
 	}
 	def := &tableDef{Name: in.TableName, Created: now.UTC().Truncate(time.Millisecond), Protected: in.DeletionProtectionEnabled}
+	if spec := in.StreamSpecification; spec != nil {
+		if err := checkStreamSpec(spec); err != nil {
+			return nil, err
+		}
+		if spec.StreamEnabled {
+			def.Stream = &streamDef{Label: streamLabel(def.Created), ViewType: spec.StreamViewType, Created: def.Created, Enabled: true}
+		}
+	}
 	var id [16]byte
 	_, _ = rand.Read(id[:])
 	def.ID = fmt.Sprintf("%s-%s-%s-%s-%s", hex.EncodeToString(id[0:4]), hex.EncodeToString(id[4:6]), hex.EncodeToString(id[6:8]), hex.EncodeToString(id[8:10]), hex.EncodeToString(id[10:]))
@@ -306,6 +338,9 @@ type tableDescription struct {
 	GlobalSecondaryIndexes    []indexDescription  `json:"GlobalSecondaryIndexes,omitempty"`
 	LocalSecondaryIndexes     []indexDescription  `json:"LocalSecondaryIndexes,omitempty"`
 	DeletionProtectionEnabled bool                `json:"DeletionProtectionEnabled"`
+	StreamSpecification       *streamSpec         `json:"StreamSpecification,omitempty"`
+	LatestStreamLabel         string              `json:"LatestStreamLabel,omitempty"`
+	LatestStreamArn           string              `json:"LatestStreamArn,omitempty"`
 }
 
 type throughputDesc struct {
@@ -366,6 +401,12 @@ func (d *tableDef) describe(region, status string, stats map[string]tableStats) 
 		TableArn:                  arn,
 		TableID:                   d.ID,
 		DeletionProtectionEnabled: d.Protected,
+	}
+	if sd := d.Stream; sd != nil {
+		out.LatestStreamLabel, out.LatestStreamArn = sd.Label, sd.arn(d.Name)
+		if sd.Enabled {
+			out.StreamSpecification = &streamSpec{StreamEnabled: true, StreamViewType: sd.ViewType}
+		}
 	}
 	if d.Provisioned != nil {
 		out.ProvisionedThroughput.ReadCapacityUnits = d.Provisioned.ReadCapacityUnits

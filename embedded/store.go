@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
@@ -19,6 +20,7 @@ import (
 //	    "items"           item key (keys.go) → stored item (codec.go)
 //	    "i:<index>"       index key (keys.go) → item key
 //	    "ttl"             expiry (8 bytes, big-endian seconds) | item key → ""
+//	    "stream", "records", "shards"  its stream, when it has one (streams.go)
 //	"tokens"          ClientRequestToken → token record (tokens.go)
 //
 // Invariants, true after every committed transaction:
@@ -96,6 +98,7 @@ type writer struct {
 	changes []itemChange
 	ops     []func(tx *bolt.Tx) error // changes of tables and tokens
 	after   []func()                  // run once the transaction is durable
+	now     time.Time                 // the time of the transaction's stream records
 }
 
 // put records that the item at key becomes it (old is what was there).
@@ -116,15 +119,16 @@ func (w *writer) apply() error {
 		}
 	}
 	for _, c := range w.changes {
-		if err := applyChange(w.tx, c); err != nil {
+		if err := applyChange(w.tx, c, w.now); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-// applyChange writes one item change with its index and TTL entries.
-func applyChange(tx *bolt.Tx, c itemChange) error {
+// applyChange writes one item change with its index and TTL entries and
+// its stream record.
+func applyChange(tx *bolt.Tx, c itemChange, now time.Time) error {
 	tb := tx.Bucket(tableBucketName(c.def.Name))
 	if tb == nil {
 		return fmt.Errorf("table %q has no bucket", c.def.Name)
@@ -176,7 +180,7 @@ func applyChange(tx *bolt.Tx, c itemChange) error {
 			}
 		}
 	}
-	return nil
+	return writeRecord(tb, c, now)
 }
 
 // expiry returns the whole seconds of the TTL attribute attr of it, if it
@@ -281,8 +285,13 @@ func createTableBuckets(tx *bolt.Tx, def *tableDef) error {
 			return err
 		}
 	}
-	_, err = tb.CreateBucket(bucketTTL)
-	return err
+	if _, err = tb.CreateBucket(bucketTTL); err != nil {
+		return err
+	}
+	if def.Stream == nil {
+		return nil
+	}
+	return newStream(tb, def.Stream)
 }
 
 // deleteTableBuckets removes a table and everything in it.
@@ -293,13 +302,18 @@ func deleteTableBuckets(tx *bolt.Tx, name string) error {
 	return tx.DeleteBucket(tableBucketName(name))
 }
 
-// setTTL stores a table's new TTL setting and rebuilds its TTL entries.
-func setTTL(tx *bolt.Tx, def *tableDef) error {
+// putDef stores a table's changed definition.
+func putDef(tx *bolt.Tx, def *tableDef) error {
 	raw, err := json.Marshal(def)
 	if err != nil {
 		return err
 	}
-	if err := tx.Bucket(bucketTables).Put([]byte(def.Name), raw); err != nil {
+	return tx.Bucket(bucketTables).Put([]byte(def.Name), raw)
+}
+
+// setTTL stores a table's new TTL setting and rebuilds its TTL entries.
+func setTTL(tx *bolt.Tx, def *tableDef) error {
+	if err := putDef(tx, def); err != nil {
 		return err
 	}
 	tb := tx.Bucket(tableBucketName(def.Name))

@@ -24,7 +24,44 @@ import (
 //   - expired items stay readable until the sweeper deletes them, as in
 //     DynamoDB, where that can take days; here it takes one TTLInterval;
 //   - deletions go through the committer, so the change feed sees them,
-//     marked ttl, like DynamoDB Streams' deletions by the service.
+//     marked ttl, like DynamoDB Streams' deletions by the service;
+//   - the same sweep deletes stream records older than the retention, and
+//     disabled streams the retention after they were disabled.
+
+// trimStreams deletes the stream records older than the retention, in
+// batches.
+func (s *store) trimStreams() error {
+	s.mu.RLock()
+	var defs []*tableDef
+	for _, d := range s.tables {
+		if d.Stream != nil {
+			defs = append(defs, d)
+		}
+	}
+	s.mu.RUnlock()
+	for len(defs) > 0 {
+		n := 0
+		err := s.commits.do(func(w *writer) error {
+			w.ops = append(w.ops, func(tx *bolt.Tx) error {
+				var err error
+				n, err = trimStreams(tx, defs, s.now().Add(-s.retention), 10*sweepBatch)
+				if err != nil {
+					return err
+				}
+				changed, err := dropOldStreams(tx, defs, s.now(), s.retention)
+				for _, def := range changed {
+					w.after = append(w.after, func() { s.setTable(def.Name, def) })
+				}
+				return err
+			})
+			return nil
+		})
+		if err != nil || n < 10*sweepBatch {
+			return err
+		}
+	}
+	return nil
+}
 
 // sweepBatch bounds the deletions of one transaction.
 const sweepBatch = 500
@@ -76,6 +113,9 @@ func (s *store) sweep() (int, error) {
 					})
 					return nil
 				})
+			}
+			if err == nil {
+				err = s.trimStreams()
 			}
 			return total, err
 		}
