@@ -77,8 +77,10 @@ func (s *Store) At(now func() time.Time) *Store {
 // table stores.
 func (s *Store) Now() time.Time { return s.now().UTC().Truncate(time.Millisecond) }
 
-// CreateTable creates the table and GSI1 with on-demand billing. An existing
-// table is left as it is. On DynamoDB it waits until the table is ACTIVE.
+// CreateTable creates the table and GSI1 with on-demand billing and a
+// stream of StreamView. An existing table is left as it is, but for its
+// stream, which is turned on when it has none. On DynamoDB it waits until
+// the table is ACTIVE.
 func (s *Store) CreateTable(ctx context.Context) error {
 	str := types.ScalarAttributeTypeS
 	_, err := s.db.CreateTable(ctx, &dynamodb.CreateTableInput{
@@ -102,6 +104,7 @@ func (s *Store) CreateTable(ctx context.Context) error {
 			},
 			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
 		}},
+		StreamSpecification: &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: StreamView},
 	})
 	var inUse *types.ResourceInUseException
 	if err != nil && !errors.As(err, &inUse) {
@@ -110,7 +113,38 @@ func (s *Store) CreateTable(ctx context.Context) error {
 	if err := s.waitActive(ctx); err != nil {
 		return err
 	}
+	if err := s.enableStream(ctx); err != nil {
+		return err
+	}
 	return s.enableTTL(ctx)
+}
+
+// StreamView is what the table's stream records carry: both images of
+// every changed item, from which the change feed's events are made.
+const StreamView = types.StreamViewTypeNewAndOldImages
+
+// enableStream turns on the table's stream when a table made by an
+// earlier version has none. It fails when the table streams another view,
+// which only its owner can change (off, then on again).
+func (s *Store) enableStream(ctx context.Context) error {
+	out, err := s.db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(s.table)})
+	if err != nil {
+		return fmt.Errorf("describe table %q: %w", s.table, err)
+	}
+	switch spec := out.Table.StreamSpecification; {
+	case spec != nil && aws.ToBool(spec.StreamEnabled) && spec.StreamViewType == StreamView:
+		return nil
+	case spec != nil && aws.ToBool(spec.StreamEnabled):
+		return fmt.Errorf("table %q streams %s; the change feed needs %s", s.table, spec.StreamViewType, StreamView)
+	}
+	_, err = s.db.UpdateTable(ctx, &dynamodb.UpdateTableInput{
+		TableName:           aws.String(s.table),
+		StreamSpecification: &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: StreamView},
+	})
+	if err != nil {
+		return fmt.Errorf("enable the stream of %q: %w", s.table, err)
+	}
+	return s.waitActive(ctx)
 }
 
 // enableTTL lets DynamoDB delete expired idempotency records. Expiry does

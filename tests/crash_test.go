@@ -5,11 +5,19 @@ import (
 	"fmt"
 	"net/http"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"github.com/blogql/blog/embedded"
 	"github.com/blogql/blog/storage"
@@ -17,8 +25,9 @@ import (
 
 // TestCrashKeepsAcknowledgedWrites kills the server with SIGKILL in the
 // middle of a concurrent write load and starts it again on the same data
-// directory: every write it acknowledged is there, and the invariant
-// checker finds the table consistent.
+// directory: every write it acknowledged is there, the invariant checker
+// finds the table consistent, and the table's stream has a record of every
+// write (its replay gives the table).
 func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
 	data := t.TempDir()
 	quiet := []string{"-log-format", "json", "-log-level", "warn"}
@@ -144,6 +153,116 @@ func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
 	for _, b := range bad {
 		t.Error("invariant: " + b)
 	}
+
+	// Every write has its stream record, written with it: replaying the
+	// stream from its start gives the table as it is, item for item.
+	replayed := replayStream(t, e, "blog")
+	table := scanAll(t, db, "blog")
+	t.Logf("the stream replays the table's %d items", len(table))
+	if len(replayed) != len(table) {
+		t.Errorf("the stream replays %d items, the table holds %d", len(replayed), len(table))
+	}
+	for k, item := range table {
+		if got, ok := replayed[k]; !ok {
+			t.Errorf("item %s has no stream record", k)
+		} else if !reflect.DeepEqual(got, item) {
+			t.Errorf("item %s: the stream's last image differs from the table's", k)
+		}
+	}
+}
+
+// replayStream reads every record of table's stream from its start, in
+// each shard's order with parents first (one shard at a time is open),
+// and returns the items they leave, by key.
+func replayStream(t *testing.T, e *embedded.Engine, table string) map[string]map[string]any {
+	t.Helper()
+	ctx := context.Background()
+	sc := dynamodbstreams.New(dynamodbstreams.Options{
+		Region: "us-east-1", Credentials: credentials.NewStaticCredentialsProvider("local", "local", ""),
+		BaseEndpoint: aws.String("http://embedded"), HTTPClient: &http.Client{Transport: e},
+	})
+	streams, err := sc.ListStreams(ctx, &dynamodbstreams.ListStreamsInput{TableName: aws.String(table)})
+	if err != nil || len(streams.Streams) != 1 {
+		t.Fatalf("streams of %s: %v %v", table, streams, err)
+	}
+	arn := streams.Streams[0].StreamArn
+	var shards []streamtypes.Shard
+	for start := (*string)(nil); ; {
+		d, err := sc.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: arn, ExclusiveStartShardId: start})
+		if err != nil {
+			t.Fatal(err)
+		}
+		shards = append(shards, d.StreamDescription.Shards...)
+		if start = d.StreamDescription.LastEvaluatedShardId; start == nil {
+			break
+		}
+	}
+	items := map[string]map[string]any{}
+	for _, sh := range shards { // DescribeStream lists a parent before its child
+		it, err := sc.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{StreamArn: arn, ShardId: sh.ShardId, ShardIteratorType: streamtypes.ShardIteratorTypeTrimHorizon})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for next := it.ShardIterator; next != nil; {
+			out, err := sc.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: next})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range out.Records {
+				k := streamKey(r.Dynamodb.Keys)
+				if r.EventName == streamtypes.OperationTypeRemove {
+					delete(items, k)
+				} else {
+					items[k] = plainStream(r.Dynamodb.NewImage)
+				}
+			}
+			if len(out.Records) == 0 {
+				break // the open shard's end: nothing more was written
+			}
+			next = out.NextShardIterator
+		}
+	}
+	return items
+}
+
+// scanAll returns every item of table, by key.
+func scanAll(t *testing.T, db *dynamodb.Client, table string) map[string]map[string]any {
+	t.Helper()
+	items := map[string]map[string]any{}
+	p := dynamodb.NewScanPaginator(db, &dynamodb.ScanInput{TableName: aws.String(table), ConsistentRead: aws.Bool(true)})
+	for p.HasMorePages() {
+		out, err := p.NextPage(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range out.Items {
+			var m map[string]any
+			if err := attributevalue.UnmarshalMap(it, &m); err != nil {
+				t.Fatal(err)
+			}
+			items[fmt.Sprint(m["PK"], "|", m["SK"])] = m
+		}
+	}
+	return items
+}
+
+func streamKey(k map[string]streamtypes.AttributeValue) string {
+	m := plainStream(k)
+	return fmt.Sprint(m["PK"], "|", m["SK"])
+}
+
+// plainStream returns a stream image as Go values, as attributevalue
+// unmarshals a table's item.
+func plainStream(img map[string]streamtypes.AttributeValue) map[string]any {
+	item, err := attributevalue.FromDynamoDBStreamsMap(img)
+	var m map[string]any
+	if err == nil {
+		err = attributevalue.UnmarshalMap(item, &m)
+	}
+	if err != nil {
+		panic(err)
+	}
+	return m
 }
 
 func chunks[T any](s []T, n int) func(func([]T) bool) {

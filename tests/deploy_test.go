@@ -30,6 +30,9 @@ type cfnTable struct {
 			ProjectionType string `yaml:"ProjectionType"`
 		} `yaml:"Projection"`
 	} `yaml:"GlobalSecondaryIndexes"`
+	StreamSpecification struct {
+		StreamViewType string `yaml:"StreamViewType"`
+	} `yaml:"StreamSpecification"`
 }
 
 type cfnKey struct {
@@ -39,7 +42,8 @@ type cfnKey struct {
 
 // TestDeployTemplateMatchesTheStore checks that deploy/table.yaml
 // provisions the table the store creates for itself: the same key
-// attributes, keys and index, so a table made by either serves the other.
+// attributes, keys, index and stream, so a table made by either serves the
+// other.
 func TestDeployTemplateMatchesTheStore(t *testing.T) {
 	b, err := os.ReadFile("../deploy/table.yaml")
 	if err != nil {
@@ -92,6 +96,10 @@ func TestDeployTemplateMatchesTheStore(t *testing.T) {
 		sameList(t, w.IndexName+" key schema", keys(w.KeySchema), storeKeys(g.KeySchema))
 		equal(t, w.IndexName+" projection", w.Projection.ProjectionType, string(g.Projection.ProjectionType))
 	}
+	if got.StreamSpecification == nil || !aws.ToBool(got.StreamSpecification.StreamEnabled) {
+		t.Fatal("the store's table has no stream")
+	}
+	equal(t, "stream view", want.StreamSpecification.StreamViewType, string(got.StreamSpecification.StreamViewType))
 }
 
 func keys(ks []cfnKey) []string {
@@ -114,5 +122,38 @@ func sameList(t *testing.T, what string, want, got []string) {
 	t.Helper()
 	if !slices.Equal(want, got) {
 		t.Errorf("%s: template %q, store %q", what, want, got)
+	}
+}
+
+// TestCreateTableTurnsOnTheStream starts the store on a table an earlier
+// version made, without a stream: CreateTable turns it on, with both
+// images, so the change feed has what it reads.
+func TestCreateTableTurnsOnTheStream(t *testing.T) {
+	ctx := context.Background()
+	db, err := storage.NewClient(ctx, dynamotest.ClientConfig(t, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := dynamotest.Table(t, db, "nostream")
+	s := types.ScalarAttributeTypeS
+	if _, err := db.CreateTable(ctx, &dynamodb.CreateTableInput{
+		TableName: aws.String(table), BillingMode: types.BillingModePayPerRequest,
+		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("PK"), AttributeType: s}, {AttributeName: aws.String("SK"), AttributeType: s}},
+		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("PK"), KeyType: types.KeyTypeHash}, {AttributeName: aws.String("SK"), KeyType: types.KeyTypeRange}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 { // the second start finds the stream on
+		if err := storage.New(db, table).CreateTable(ctx); err != nil {
+			t.Fatal(err)
+		}
+		out, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		spec := out.Table.StreamSpecification
+		if spec == nil || !aws.ToBool(spec.StreamEnabled) || spec.StreamViewType != storage.StreamView {
+			t.Fatalf("stream after CreateTable: %+v", spec)
+		}
 	}
 }
