@@ -149,7 +149,8 @@ const allowedMethods = "GET, POST, OPTIONS"
 // status HTTP has for them: 405 with Allow for another method (HEAD
 // included: the endpoint has no representation to describe without
 // running a query), 415 for a POST whose body is not application/json,
-// 400 for a GET that gives a parameter twice (as for a JSON body).
+// 400 for a GET that gives a parameter twice, or variables or extensions
+// that are not one JSON object (as for a JSON body).
 // Every answer of the endpoint depends on the Accept header (its media
 // type) and says so in Vary.
 func checkMethod(next http.Handler) http.Handler {
@@ -162,6 +163,15 @@ func checkMethod(next http.Handler) http.Handler {
 			for _, p := range []string{"query", "operationName", "variables", "extensions"} {
 				if len(q[p]) > 1 {
 					WriteError(w, http.StatusBadRequest, fmt.Sprintf("the URL has %q more than once", p), CodeBadRequest)
+					return
+				}
+			}
+			// As in a POST's body (decodeParams): gqlgen's GET answers
+			// these without a code, and takes what follows the object.
+			for _, p := range []string{"variables", "extensions"} {
+				var object map[string]json.RawMessage
+				if v := q.Get(p); v != "" && json.Unmarshal([]byte(v), &object) != nil {
+					WriteError(w, http.StatusBadRequest, fmt.Sprintf("%q must be a JSON object", p), CodeBadRequest)
 					return
 				}
 			}
