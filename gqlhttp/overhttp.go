@@ -57,6 +57,11 @@ func (e watchRequest) CreateOperationContext(ctx context.Context, params *graphq
 	e.w.missingQuery = params.Query == "" && params.Extensions["persistedQuery"] == nil
 	integralNumbers(params.Variables)
 	opCtx, errs := e.GraphExecutor.CreateOperationContext(ctx, params)
+	// A document that parsed but has no operation of that name: without
+	// a name, gqlgen's message is "operation  not found".
+	if opCtx != nil && opCtx.Doc != nil && opCtx.Operation == nil && len(errs) == 1 && params.OperationName == "" {
+		errs[0].Message = fmt.Sprintf("the document has %d operations: name the one to run in operationName", len(opCtx.Doc.Operations))
+	}
 	// gqlparser has coerced the variables its way; they must also coerce
 	// the specification's way, and its words about a value that does not
 	// are the better ones. Nothing has run yet either way.

@@ -215,6 +215,13 @@ func TestHTTPRequestsAreCheckedAsHTTPSays(t *testing.T) {
 		}
 	})
 
+	t.Run("a document of two operations without operationName", func(t *testing.T) {
+		a := s.fetch(t, http.MethodPost, s.url, `{"query":"query A { __typename } query B { __typename }"}`, nil)
+		if !strings.Contains(a.body, `"the document has 2 operations: name the one to run in operationName"`) || !strings.Contains(a.body, "GRAPHQL_VALIDATION_FAILED") {
+			t.Errorf("answer %s does not say to name the operation", a.body)
+		}
+	})
+
 	t.Run("OPTIONS lists the methods", func(t *testing.T) {
 		a := s.fetch(t, http.MethodOptions, s.url, "", nil)
 		equal(t, "status", a.status, http.StatusOK)
