@@ -57,6 +57,11 @@ func (e watchRequest) CreateOperationContext(ctx context.Context, params *graphq
 	e.w.missingQuery = params.Query == "" && params.Extensions["persistedQuery"] == nil
 	integralNumbers(params.Variables)
 	opCtx, errs := e.GraphExecutor.CreateOperationContext(ctx, params)
+	// A document that parsed but has no operation of that name: without
+	// a name, gqlgen's message is "operation  not found".
+	if opCtx != nil && opCtx.Doc != nil && opCtx.Operation == nil && len(errs) == 1 && params.OperationName == "" {
+		errs[0].Message = fmt.Sprintf("the document has %d operations: name the one to run in operationName", len(opCtx.Doc.Operations))
+	}
 	// gqlparser has coerced the variables its way; they must also coerce
 	// the specification's way, and its words about a value that does not
 	// are the better ones. Nothing has run yet either way.
@@ -149,7 +154,8 @@ const allowedMethods = "GET, POST, OPTIONS"
 // status HTTP has for them: 405 with Allow for another method (HEAD
 // included: the endpoint has no representation to describe without
 // running a query), 415 for a POST whose body is not application/json,
-// 400 for a GET that gives a parameter twice (as for a JSON body).
+// 400 for a GET that gives a parameter twice, or variables or extensions
+// that are not one JSON object (as for a JSON body).
 // Every answer of the endpoint depends on the Accept header (its media
 // type) and says so in Vary.
 func checkMethod(next http.Handler) http.Handler {
@@ -162,6 +168,15 @@ func checkMethod(next http.Handler) http.Handler {
 			for _, p := range []string{"query", "operationName", "variables", "extensions"} {
 				if len(q[p]) > 1 {
 					WriteError(w, http.StatusBadRequest, fmt.Sprintf("the URL has %q more than once", p), CodeBadRequest)
+					return
+				}
+			}
+			// As in a POST's body (decodeParams): gqlgen's GET answers
+			// these without a code, and takes what follows the object.
+			for _, p := range []string{"variables", "extensions"} {
+				var object map[string]json.RawMessage
+				if v := q.Get(p); v != "" && json.Unmarshal([]byte(v), &object) != nil {
+					WriteError(w, http.StatusBadRequest, fmt.Sprintf("%q must be a JSON object", p), CodeBadRequest)
 					return
 				}
 			}

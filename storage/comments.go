@@ -134,7 +134,7 @@ func (s *Store) addCommentFrom(ctx context.Context, rec *idem, in NewComment, pa
 		c.AuthorID = in.AuthorID
 	case in.Reader != nil:
 		c.ReaderID, held = in.Reader.ID, in.Rules.Hold
-		if err := refreshReader(t, found, in.Reader, now, hinted); err != nil {
+		if err := s.refreshReader(t, found, in.Reader, now, hinted); err != nil {
 			return nil, err
 		}
 		if !in.Rules.Unchecked {
@@ -253,7 +253,7 @@ func (s *Store) UpdateComment(ctx context.Context, in CommentEdit) (*Comment, er
 				}
 			}
 			if err == nil && in.Reader != nil && in.Reader.ID == c.ReaderID {
-				err = refreshReader(t, found, in.Reader, now, false)
+				err = s.refreshReader(t, found, in.Reader, now, false)
 			}
 			if err != nil {
 				return nil, err

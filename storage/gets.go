@@ -217,7 +217,13 @@ func (s *Store) GetCommenters(ctx context.Context, writers []Writer) ([]*Comment
 		default:
 			var r readerItem
 			if errs[i] = attributevalue.UnmarshalMap(it, &r); errs[i] == nil {
-				out[i] = &Commenter{Reader: r.reader()}
+				reader := r.reader()
+				// A picture kept before refreshReader checked it as it
+				// does now is not shown either.
+				if validateURL("avatarUrl", reader.AvatarURL) != nil || s.checkLinkHosts([2]string{"avatarUrl", reader.AvatarURL}) != nil {
+					reader.AvatarURL = ""
+				}
+				out[i] = &Commenter{Reader: reader}
 			}
 		}
 	}

@@ -58,8 +58,9 @@ func rateKeyOf(p *ReaderProfile) key {
 // changes it, or when there is none yet, on the condition that it is
 // still as found (or still missing). With guard, an unchanged profile is
 // checked in t as well: found is what the store remembered, not what it
-// read.
-func refreshReader(t *txn, found map[key]item, p *ReaderProfile, now time.Time, guard bool) error {
+// read. A picture is kept only where a post's links may point
+// (checkLinkHosts): frontends fetch it as they fetch an author's avatar.
+func (s *Store) refreshReader(t *txn, found map[key]item, p *ReaderProfile, now time.Time, guard bool) error {
 	k := readerKey(p.ID)
 	var stored readerItem
 	err := decodeFound(found, k, &stored)
@@ -77,7 +78,7 @@ func refreshReader(t *txn, found map[key]item, p *ReaderProfile, now time.Time, 
 	if name, ok := readerName(p.Name); ok {
 		next.Name = name
 	}
-	if p.AvatarURL != "" && validateURL("avatarUrl", p.AvatarURL) == nil {
+	if p.AvatarURL != "" && validateURL("avatarUrl", p.AvatarURL) == nil && s.checkLinkHosts([2]string{"avatarUrl", p.AvatarURL}) == nil {
 		next.AvatarURL = p.AvatarURL
 	}
 	switch {

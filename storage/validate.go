@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -126,6 +127,13 @@ func validateURL(field, v string) error {
 	u, err := url.Parse(v)
 	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Hostname() == "" || u.User != nil || u.String() != v {
 		return bad
+	}
+	// url.Parse takes any digits as a port; a browser takes 1 to 65535
+	// written without leading zeros, and no colon without a port.
+	if port := u.Port(); port != "" || strings.HasSuffix(u.Host, ":") {
+		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 || strconv.Itoa(n) != port {
+			return bad
+		}
 	}
 	return nil
 }

@@ -198,6 +198,30 @@ func TestHTTPRequestsAreCheckedAsHTTPSays(t *testing.T) {
 		equal(t, "status", a.status, http.StatusBadRequest)
 	})
 
+	t.Run("a GET whose variables or extensions are no JSON object", func(t *testing.T) {
+		for _, param := range []string{"variables=x", "variables=%5B%5D", "variables=%22s%22", "variables=%7B%7D%20x", "extensions=x", "extensions=%5B%5D"} {
+			a := s.fetch(t, http.MethodGet, s.url+"?query="+url.QueryEscape("{ __typename }")+"&"+param, "", nil)
+			equal(t, param+": status", a.status, http.StatusBadRequest)
+			var resp struct {
+				Errors []struct {
+					Message    string
+					Extensions struct{ Code string }
+				}
+			}
+			if err := json.Unmarshal([]byte(a.body), &resp); err != nil || len(resp.Errors) != 1 {
+				t.Fatalf("%s: answer %s", param, a.body)
+			}
+			equal(t, param+": code", resp.Errors[0].Extensions.Code, "BAD_REQUEST")
+		}
+	})
+
+	t.Run("a document of two operations without operationName", func(t *testing.T) {
+		a := s.fetch(t, http.MethodPost, s.url, `{"query":"query A { __typename } query B { __typename }"}`, nil)
+		if !strings.Contains(a.body, `"the document has 2 operations: name the one to run in operationName"`) || !strings.Contains(a.body, "GRAPHQL_VALIDATION_FAILED") {
+			t.Errorf("answer %s does not say to name the operation", a.body)
+		}
+	})
+
 	t.Run("OPTIONS lists the methods", func(t *testing.T) {
 		a := s.fetch(t, http.MethodOptions, s.url, "", nil)
 		equal(t, "status", a.status, http.StatusOK)

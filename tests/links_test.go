@@ -47,6 +47,9 @@ var badLinks = map[string]string{
 	"IPv4-mapped metadata service":     "http://[::ffff:a9fe:a9fe]/a.png",
 	"NAT64 of loopback":                "http://[64:ff9b::7f00:1]/a.png",
 	"a name a browser reads as a host": "http://example.0x7f/a.png",
+	"a port past 65535":                "https://example.com:99999/a.png",
+	"a port with a leading zero":       "https://example.com:0443/a.png",
+	"a colon without a port":           "https://example.com:/a.png",
 }
 
 // goodLinks are kept as they were sent.

@@ -20,6 +20,9 @@ import (
 	"time"
 
 	"github.com/Khan/genqlient/graphql"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/blogql/blog/auth"
@@ -527,4 +530,82 @@ func TestModerationQueueLeavesOutDeletedPosts(t *testing.T) {
 	ok[*DeletePostResponse](t)(DeletePost(ctx, b.ada, DeletePostInput{Id: b.post, IdempotencyKey: ptr("delete-it")}))
 	equal(t, "the queue once the comments went", len(ok[*ModerationQueueBodiesResponse](t)(ModerationQueueBodies(ctx, s.admin, ptr(10), nil)).ModerationQueue.Edges), 1)
 	s.consistent()
+}
+
+// TestReaderPicturesNameNoPrivateHost has readers whose tokens' picture
+// claims name the metadata service, loopback and private addresses
+// comment: as with an author's avatar, frontends fetch the picture, so
+// such a claim is no picture (a new reader has none, one who had a
+// picture keeps it), and a public one is kept.
+func TestReaderPicturesNameNoPrivateHost(t *testing.T) {
+	s := newServer(t, publishReaders)
+	b := s.seedReadersBlog(t)
+	ctx := context.Background()
+	bad := []string{
+		"http://169.254.169.254/latest/meta-data/",
+		"http://127.0.0.1/a.png",
+		"http://2130706433/a.png",
+		"http://0x7f.1/a.png",
+		"http://[::1]/a.png",
+		"http://localhost:3000/a.png",
+		"http://10.0.0.7/a.png",
+		"https://example.com:99999/a.png",
+	}
+	for i, picture := range bad {
+		t.Run(picture, func(t *testing.T) {
+			s.clock.Advance(time.Second)
+			reader := s.reader(fmt.Sprintf("auth0|pictured-%d", i), "Pat", picture)
+			got := ok[*AddCommentResponse](t)(AddComment(ctx, reader, AddCommentInput{PostId: b.post, Body: "Pictured"})).AddComment.Comment
+			if got.Commenter.AvatarUrl != nil {
+				t.Fatalf("avatarUrl = %q, want null", *got.Commenter.AvatarUrl)
+			}
+		})
+	}
+	t.Run("a reader with a picture keeps it", func(t *testing.T) {
+		const kept = "https://id.example.com/pat.png"
+		s.clock.Advance(time.Second)
+		pat := s.reader("auth0|pictured-kept", "Pat", kept)
+		got := ok[*AddCommentResponse](t)(AddComment(ctx, pat, AddCommentInput{PostId: b.post, Body: "First"})).AddComment.Comment
+		equal(t, "avatarUrl", *got.Commenter.AvatarUrl, kept)
+		s.clock.Advance(time.Second)
+		pat = s.reader("auth0|pictured-kept", "Pat", "http://169.254.169.254/latest/meta-data/")
+		got = ok[*AddCommentResponse](t)(AddComment(ctx, pat, AddCommentInput{PostId: b.post, Body: "Second"})).AddComment.Comment
+		equal(t, "avatarUrl", *got.Commenter.AvatarUrl, kept)
+	})
+	s.consistent()
+	for _, old := range []string{"http://169.254.169.254/latest/meta-data/", "https://example.com:99999/a.png"} {
+		t.Run("a picture kept before these rules is not shown: "+old, func(t *testing.T) {
+			showsNoPicture(t, s, b.slug, "auth0|pictured-kept", old)
+		})
+	}
+}
+
+// showsNoPicture stores picture as reader's, as an earlier version kept
+// it, and checks that the last comment on the post at slug, the reader's,
+// shows none.
+func showsNoPicture(t *testing.T, s *server, slug, readerID, picture string) {
+	t.Helper()
+	ctx := context.Background()
+	reader := map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "READER#" + readerID}, "SK": &types.AttributeValueMemberS{Value: "READER#" + readerID}}
+	if _, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.table), Key: reader,
+		UpdateExpression:          aws.String("SET avatarUrl = :old"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":old": &types.AttributeValueMemberS{Value: picture}}}); err != nil {
+		t.Fatal(err)
+	}
+	const shown = `query($slug: String!) { post(slug: $slug) { comments(last: 1) { edges { node { commenter { name avatarUrl } } } } } }`
+	var resp struct {
+		Post struct {
+			Comments struct {
+				Edges []struct {
+					Node struct{ Commenter struct{ AvatarUrl *string } }
+				}
+			}
+		}
+	}
+	if err := s.client.MakeRequest(ctx, &graphql.Request{Query: shown, Variables: map[string]any{"slug": slug}}, &graphql.Response{Data: &resp}); err != nil {
+		t.Fatal(err)
+	}
+	if got := resp.Post.Comments.Edges[0].Node.Commenter.AvatarUrl; got != nil {
+		t.Fatalf("avatarUrl = %q, want null", *got)
+	}
 }
