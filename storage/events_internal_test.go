@@ -286,6 +286,21 @@ func TestEventsOfWrites(t *testing.T) {
 			_, err := s.UpdateComment(ctx, CommentEdit{PostID: post.ID, CommentID: held.ID, Body: "Very nice."})
 			must(err)
 		}, []EventType{EventCommentEdited}, nil},
+		{"a reader's edit held again is comment.deleted and comment.pending", func() {
+			_, err := s.UpdateComment(ctx, CommentEdit{PostID: post.ID, CommentID: held.ID, Body: "Nicer.", Reader: reader, Rules: ReaderRules{HoldEdits: true}})
+			must(err)
+		}, []EventType{EventCommentDeleted, EventCommentPending}, nil},
+		{"approving it again is comment.approved", func() {
+			_, err := s.ApproveComment(ctx, CommentRef{PostID: post.ID, CommentID: held.ID})
+			must(err)
+		}, []EventType{EventCommentApproved}, nil},
+		{"deleting a pending comment is no event", func() {
+			c, err := s.AddComment(ctx, NewComment{PostID: post.ID, Reader: reader, Rules: ReaderRules{Hold: true, PerMinute: 5}, Body: "Oops."})
+			must(err)
+			f.records()
+			_, err = s.DeleteComment(ctx, CommentRef{PostID: post.ID, CommentID: c.ID})
+			must(err)
+		}, nil, nil},
 		{"deleting a comment is comment.deleted", func() {
 			_, err := s.DeleteComment(ctx, CommentRef{PostID: post.ID, CommentID: added.ID})
 			must(err)
