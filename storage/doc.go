@@ -403,8 +403,9 @@
 // stream alike. It reads post, author, category and comment items only:
 // copies, counters, slug reservations, queue entries, readers, rates,
 // idempotency records, server keys and the layout item mean nothing. A
-// post is a draft, scheduled (published with publishedAt after the
-// record's time) or published, compared before and after the write:
+// post is a draft, scheduled (published with publishedAt more than 5 s
+// after the record's time, which DynamoDB rounds down to the second) or
+// published, compared before and after the write:
 //
 //	post.published         draft, scheduled or new → published
 //	post.published.edited  published → published, a change readers see: title, slug, excerpt,

@@ -60,8 +60,8 @@ type Event struct {
 	// act on each id once.
 	ID   string    `json:"id"`
 	Type EventType `json:"type"`
-	// Time is when the write happened (the record's approximate creation
-	// time, to the second on DynamoDB).
+	// Time is when the write happened: the record's approximate creation
+	// time, which DynamoDB rounds down to the second.
 	Time time.Time `json:"time"`
 	Data EventData `json:"data"`
 }
@@ -300,13 +300,20 @@ const (
 	postPublished = "published"
 )
 
+// publishSlack is how far after a record's time a post's publishedAt may
+// be and the post still count as published: DynamoDB rounds the time
+// down to the second, and the server's clock, which set publishedAt, may
+// run a little ahead of DynamoDB's. A post scheduled for less than that
+// ahead is announced as published that much early.
+const publishSlack = 5 * time.Second
+
 func postState(it *postItem, at time.Time) string {
 	switch {
 	case it == nil:
 		return postNone
 	case !it.published():
 		return postDraft
-	case it.publishedAt().After(at):
+	case it.publishedAt().After(at.Add(publishSlack)):
 		return postScheduled
 	}
 	return postPublished

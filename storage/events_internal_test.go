@@ -539,6 +539,16 @@ func TestEventsOfRecords(t *testing.T) {
 		{"a rejected comment removed by TTL is no event", ttl, nil, false},
 		{"a published post put again unchanged is no event", rec(streamtypes.OperationTypeModify, post, post), nil, false},
 		{"a new published post is post.published", rec(streamtypes.OperationTypeInsert, nil, post), []EventType{EventPostPublished}, false},
+		{"a post published now is post.published though the record's time is rounded down", func() streamtypes.Record {
+			now := post
+			now.PublishedAt = keyTime(at.Add(900 * time.Millisecond))
+			return rec(streamtypes.OperationTypeInsert, nil, now)
+		}(), []EventType{EventPostPublished}, false},
+		{"a post published a minute later is post.scheduled", func() streamtypes.Record {
+			later := post
+			later.PublishedAt = keyTime(at.Add(time.Minute))
+			return rec(streamtypes.OperationTypeInsert, nil, later)
+		}(), []EventType{EventPostScheduled}, false},
 		{"a MODIFY without its old image fails", rec(streamtypes.OperationTypeModify, nil, post), nil, true},
 		{"a REMOVE without its old image fails", rec(streamtypes.OperationTypeRemove, nil, nil), nil, true},
 		{"a record without its time fails", func() streamtypes.Record {
