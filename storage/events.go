@@ -94,8 +94,12 @@ type EventData struct {
 	CommentID string `json:"commentId,omitempty"`
 	ParentID  string `json:"parentId,omitempty"`
 	ReaderID  string `json:"readerId,omitempty"`
-	// Paths are the frontend's pages that show what changed, before and
-	// after the write (an old slug's page too), built from Paths.
+	// Paths are the frontend's pages of what changed, before and after
+	// the write (an old slug's page too), built from Paths: a post's own
+	// page, the home page, its author's and categories' pages and its
+	// month's archive; an author's or a category's own page. Other pages
+	// that show it (a post page showing an author's new name) are
+	// reached by CacheTags.
 	Paths []string `json:"paths,omitempty"`
 	// CacheTags are the tags of every cached response that shows what
 	// changed (TagPost and the other Tag functions): purging them is
