@@ -395,6 +395,57 @@
 // included; a comment's replyCount its published replies. Pending and
 // rejected comments count nowhere.
 //
+// # Change feed
+//
+// EventsOf turns one DynamoDB Streams record of the table
+// (NEW_AND_OLD_IMAGES) into the domain events it means, a pure function of
+// the record, so it runs in the server's dispatcher or in a Lambda on the
+// stream alike. It reads post, author, category and comment items only:
+// copies, counters, slug reservations, queue entries, readers, rates,
+// idempotency records, server keys and the layout item mean nothing. A
+// post is a draft, scheduled (published with publishedAt more than 5 s
+// after the record's time, which DynamoDB rounds down to the second) or
+// published, compared before and after the write:
+//
+//	post.published         draft, scheduled or new → published
+//	post.published.edited  published → published, a change readers see: title, slug, excerpt,
+//	                       body, cover, SEO, categories, publishedAt (not counts, versions,
+//	                       copied names: a rename is author.updated or category.updated)
+//	post.unpublished       published → draft, or → scheduled (with post.scheduled)
+//	post.scheduled         draft, new or published → scheduled
+//	post.rescheduled       scheduled → scheduled at another time
+//	post.unscheduled       scheduled → draft
+//	post.deleted           published or scheduled → removed (a draft's deletion: none)
+//	author.updated         an author created, removed, or its name, slug, bio or picture changed
+//	category.updated       a category created, removed, or its name or description changed
+//	comment.added          a published comment's item written (COMMENT#, THREAD#)
+//	comment.approved       the same, with approvedAt, which only ApproveComment sets
+//	comment.edited         a published comment's text changed
+//	comment.deleted        a published comment removed or made a tombstone (also when its
+//	                       post's deletion removes it, or an edit holds it again)
+//	comment.pending        a held item written PENDING (a new comment, or an edit held again)
+//	comment.rejected       a held item PENDING → REJECTED
+//
+// A held item's removal (approval, deletion, TTL) means nothing: the record
+// cannot tell which. A scheduled post that goes live as its time passes
+// has no record; its post.published is left to the schedule's own item.
+// An event's id is "evt_" and a hash of the record's eventID, sequence
+// number and the event's type, so a record read again gives the same ids.
+// Its data carries the ids, slugs (with the previous ones), categories,
+// the frontend paths (Paths, DefaultPaths: /, /posts/<slug>,
+// /authors/<slug>, /categories/<slug>, /archive/<yyyy>/<mm>) and the cache
+// tags of every response that showed what changed, before and after:
+//
+//	post:<id>          a post's page and every list showing its summary
+//	author:<id>        an author's page and every post or summary with their name
+//	category:<slug>    a category's page and every post or summary with its name
+//	feed               the whole-blog feed and the home page
+//	archive:<yyyy-mm>  a month's archive
+//	comments:<postId>  a post's comments
+//
+// Comment events carry no paths: a comment's item does not know its
+// post's slug; comments:<postId> finds the pages.
+//
 // # Layout versions and migration
 //
 // The item LAYOUT/LAYOUT (type "layout") holds the version of the layout

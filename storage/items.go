@@ -377,6 +377,9 @@ type commentItem struct {
 	Replies    []replyCopy `dynamodbav:"replies,omitempty"`
 	Version    int64       `dynamodbav:"version,omitempty"`
 	ExpiresAt  int64       `dynamodbav:"expiresAt,omitempty"` // rejected comments expire
+	// ApprovedAt is when a moderator approved the comment: it tells the
+	// change feed an approval from a new comment.
+	ApprovedAt string `dynamodbav:"approvedAt,omitempty"`
 }
 
 // replyCopy is a published reply as its top-level comment carries it.

@@ -83,7 +83,7 @@ func (s *Store) ApproveComment(ctx context.Context, in CommentRef) (*Comment, er
 			pub := *c
 			k := commentKey(in.PostID, cid)
 			pub.PK, pub.SK, pub.GSI1PK, pub.GSI1SK = k.PK, k.SK, "", ""
-			pub.Status, pub.ExpiresAt, pub.Version = "", 0, c.Version+1
+			pub.Status, pub.ExpiresAt, pub.Version, pub.ApprovedAt = "", 0, c.Version+1, keyTime(s.Now())
 			t := s.newTxn()
 			err = firstErr(
 				t.delete(heldKey(in.PostID, cid), ptr(condHeldAs(c)), errRetry),

@@ -1,0 +1,538 @@
+package storage
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+)
+
+// The change feed's translation: one stream record of the table in, the
+// domain events it means out. It reads only the items that are the truth
+// (a post's item, a comment's item, an author's, a category's), never
+// copies, counters, slug reservations, idempotency or rate items, and it
+// is a pure function of the record, so the same code runs in the server's
+// dispatcher and in an AWS Lambda on the stream. doc.go (Change feed)
+// lists the events and the cache tags.
+
+// EventType names what happened, as webhooks send it.
+type EventType string
+
+// The events of the change feed. See doc.go (Change feed) for when each
+// is emitted.
+const (
+	EventPostPublished   EventType = "post.published"
+	EventPostEdited      EventType = "post.published.edited"
+	EventPostUnpublished EventType = "post.unpublished"
+	EventPostScheduled   EventType = "post.scheduled"
+	EventPostRescheduled EventType = "post.rescheduled"
+	EventPostUnscheduled EventType = "post.unscheduled"
+	EventPostDeleted     EventType = "post.deleted"
+	EventAuthorUpdated   EventType = "author.updated"
+	EventCategoryUpdated EventType = "category.updated"
+	EventCommentAdded    EventType = "comment.added"
+	EventCommentEdited   EventType = "comment.edited"
+	EventCommentPending  EventType = "comment.pending"
+	EventCommentApproved EventType = "comment.approved"
+	EventCommentRejected EventType = "comment.rejected"
+	EventCommentDeleted  EventType = "comment.deleted"
+)
+
+const (
+	eventIDPrefix             = "evt_"
+	eventIDHexLen             = 32
+	streamViewNewAndOldImages = "NEW_AND_OLD_IMAGES"
+)
+
+// Event is a domain event of the change feed, as the event log keeps it
+// and webhooks send it (its JSON form).
+type Event struct {
+	// ID is stable: derived from the stream record and the type, so
+	// reading the same record again yields the same id, and consumers
+	// act on each id once.
+	ID   string    `json:"id"`
+	Type EventType `json:"type"`
+	// Time is when the write happened: the record's approximate creation
+	// time, which DynamoDB rounds down to the second.
+	Time time.Time `json:"time"`
+	Data EventData `json:"data"`
+}
+
+// EventData is what a consumer needs to act on an event. Fields that do
+// not apply to an event are empty and left out of the JSON.
+type EventData struct {
+	// PostID is the post the event is about, or the post of a comment.
+	PostID string `json:"postId,omitempty"`
+	// Slug is the current slug of the post, author or category the event
+	// is about (a deleted post's last one).
+	Slug string `json:"slug,omitempty"`
+	// PreviousSlugs are the post's or author's earlier slugs that still
+	// redirect to it, newest first, with the one this write replaced first
+	// when the write changed it.
+	PreviousSlugs []string `json:"previousSlugs,omitempty"`
+	// Categories are the slugs of the post's categories after the write
+	// (before it for a deleted post); PreviousCategories those it left.
+	Categories         []string `json:"categories,omitempty"`
+	PreviousCategories []string `json:"previousCategories,omitempty"`
+	// AuthorID is the post's author, or the author the event is about; for
+	// a comment, the author who wrote it (empty for a reader's comment).
+	AuthorID string `json:"authorId,omitempty"`
+	// PublishedAt is when the post is or was to be published;
+	// PreviousPublishedAt the time a reschedule or re-dating replaced.
+	PublishedAt         time.Time `json:"publishedAt,omitzero"`
+	PreviousPublishedAt time.Time `json:"previousPublishedAt,omitzero"`
+	// CommentID, ParentID and ReaderID describe a comment: its id, the
+	// comment it replies to, and the reader who wrote it.
+	CommentID string `json:"commentId,omitempty"`
+	ParentID  string `json:"parentId,omitempty"`
+	ReaderID  string `json:"readerId,omitempty"`
+	// Paths are the frontend's pages of what changed, before and after
+	// the write (an old slug's page too), built from Paths: a post's own
+	// page, the home page, its author's and categories' pages and its
+	// month's archive; an author's or a category's own page. Other pages
+	// that show it (a post page showing an author's new name) are
+	// reached by CacheTags.
+	Paths []string `json:"paths,omitempty"`
+	// CacheTags are the tags of every cached response that shows what
+	// changed (TagPost and the other Tag functions): purging them is
+	// enough.
+	CacheTags []string `json:"cacheTags,omitempty"`
+}
+
+// Cache tags: a response cache tags each response with what it shows, and
+// an event's CacheTags name the responses to purge.
+
+// TagFeed tags the whole-blog feed and the home page.
+const TagFeed = "feed"
+
+// TagPost tags responses that show the post id (its page, any list
+// showing its summary).
+func TagPost(id string) string { return "post:" + id }
+
+// TagAuthor tags responses that show the author id: their page, and
+// every post and summary that shows their name.
+func TagAuthor(id string) string { return "author:" + id }
+
+// TagCategory tags responses that show the category slug: its page, and
+// every post and summary that shows its name.
+func TagCategory(slug string) string { return "category:" + slug }
+
+// TagArchive tags the archive of the month of t ("archive:2006-01").
+func TagArchive(t time.Time) string { return "archive:" + t.UTC().Format("2006-01") }
+
+// TagComments tags responses that show the comments of the post id.
+func TagComments(postID string) string { return "comments:" + postID }
+
+// Paths are the frontend's URL patterns, in which "{slug}", "{yyyy}" and
+// "{mm}" stand for a slug, a year and a two-digit month. An empty pattern
+// leaves those pages out of events.
+type Paths struct {
+	Home     string // the home page, showing the feed
+	Post     string // a post's page, by slug
+	Author   string // an author's page, by slug
+	Category string // a category's page, by slug
+	Month    string // the archive of a month
+}
+
+// DefaultPaths are the routes of the project's TypeScript pages
+// (clients/typescript/src/pages.ts).
+var DefaultPaths = Paths{
+	Home:     "/",
+	Post:     "/posts/{slug}",
+	Author:   "/authors/{slug}",
+	Category: "/categories/{slug}",
+	Month:    "/archive/{yyyy}/{mm}",
+}
+
+func (p Paths) bySlug(pattern, slug string) string {
+	if pattern == "" || slug == "" {
+		return ""
+	}
+	return strings.ReplaceAll(pattern, "{slug}", slug)
+}
+
+func (p Paths) month(t time.Time) string {
+	if p.Month == "" || t.IsZero() {
+		return ""
+	}
+	t = t.UTC()
+	return strings.NewReplacer("{yyyy}", t.Format("2006"), "{mm}", t.Format("01")).Replace(p.Month)
+}
+
+// EventsOf returns the events the stream record rec means, with
+// DefaultPaths: none for most records. It fails when rec is not a record
+// of the table with NEW_AND_OLD_IMAGES or an item cannot be decoded.
+func EventsOf(rec streamtypes.Record) ([]Event, error) { return DefaultPaths.EventsOf(rec) }
+
+// EventsOf returns the events the stream record rec means, with paths
+// built from p: none for most records. It fails when rec is not a record
+// of the table with NEW_AND_OLD_IMAGES or an item cannot be decoded.
+func (p Paths) EventsOf(rec streamtypes.Record) ([]Event, error) {
+	r, err := readRecord(rec)
+	if err != nil {
+		return nil, err
+	}
+	var events []Event
+	add := func(t EventType, d EventData) {
+		events = append(events, Event{ID: r.eventID(t), Type: t, Time: r.at, Data: d})
+	}
+	switch r.kind {
+	case typePost:
+		err = p.postEvents(r, add)
+	case typeAuthor:
+		err = p.authorEvents(r, add)
+	case typeCategory:
+		err = p.categoryEvents(r, add)
+	case typeComment:
+		err = commentEvents(r, add)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("stream record %s: %w", r.id, err)
+	}
+	return events, nil
+}
+
+// record is a stream record read: the item's kind (its type, and only for
+// the items that are the truth), its images and when it was written.
+type record struct {
+	id, seq  string
+	kind     string
+	sk       string
+	old, new map[string]types.AttributeValue
+	at       time.Time
+}
+
+func (r *record) eventID(t EventType) string {
+	sum := sha256.Sum256([]byte(r.id + "\x00" + r.seq + "\x00" + string(t)))
+	return eventIDPrefix + hex.EncodeToString(sum[:])[:eventIDHexLen]
+}
+
+// decode decodes the old and new images into old and cur, leaving each
+// nil when the image is absent.
+func decode[T any](r *record) (old, cur *T, err error) {
+	if r.old != nil {
+		old = new(T)
+		if err := attributevalue.UnmarshalMap(r.old, old); err != nil {
+			return nil, nil, fmt.Errorf("old image: %w", err)
+		}
+	}
+	if r.new != nil {
+		cur = new(T)
+		if err := attributevalue.UnmarshalMap(r.new, cur); err != nil {
+			return nil, nil, fmt.Errorf("new image: %w", err)
+		}
+	}
+	return old, cur, nil
+}
+
+func readRecord(rec streamtypes.Record) (*record, error) {
+	d := rec.Dynamodb
+	if d == nil || rec.EventID == nil || d.SequenceNumber == nil || d.ApproximateCreationDateTime == nil {
+		return nil, errors.New("stream record without its event id, sequence number or time")
+	}
+	r := &record{id: *rec.EventID, seq: *d.SequenceNumber, at: d.ApproximateCreationDateTime.UTC()}
+	if d.StreamViewType != "" && d.StreamViewType != streamViewNewAndOldImages {
+		return nil, fmt.Errorf("stream record %s: view type %s, not %s", r.id, d.StreamViewType, streamViewNewAndOldImages)
+	}
+	// An absent image converts to an empty map, so len tells.
+	var err error
+	switch rec.EventName {
+	case streamtypes.OperationTypeInsert:
+		r.new, err = attributevalue.FromDynamoDBStreamsMap(d.NewImage)
+		if err == nil && len(r.new) == 0 {
+			err = errors.New("INSERT without its new image")
+		}
+	case streamtypes.OperationTypeModify:
+		r.new, err = attributevalue.FromDynamoDBStreamsMap(d.NewImage)
+		if err == nil {
+			r.old, err = attributevalue.FromDynamoDBStreamsMap(d.OldImage)
+		}
+		if err == nil && (len(r.new) == 0 || len(r.old) == 0) {
+			err = errors.New("MODIFY without both images")
+		}
+	case streamtypes.OperationTypeRemove:
+		r.old, err = attributevalue.FromDynamoDBStreamsMap(d.OldImage)
+		if err == nil && len(r.old) == 0 {
+			err = errors.New("REMOVE without its old image")
+		}
+	default:
+		err = fmt.Errorf("unknown event name %q", rec.EventName)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("stream record %s: %w", r.id, err)
+	}
+	img := r.new
+	if img == nil {
+		img = r.old
+	}
+	var k struct {
+		PK   string `dynamodbav:"PK"`
+		SK   string `dynamodbav:"SK"`
+		Type string `dynamodbav:"type"`
+	}
+	if err := attributevalue.UnmarshalMap(img, &k); err != nil {
+		return nil, fmt.Errorf("stream record %s: %w", r.id, err)
+	}
+	r.sk = k.SK
+	// Only the items that are the truth have a kind; every copy, counter
+	// and record has another type or key, and means no event.
+	switch {
+	case k.Type == typePost && strings.HasPrefix(k.PK, prefixPost) && k.PK == k.SK,
+		k.Type == typeAuthor && strings.HasPrefix(k.PK, prefixAuthor) && k.PK == k.SK,
+		k.Type == typeCategory && strings.HasPrefix(k.PK, prefixCat) && k.PK == k.SK:
+		r.kind = k.Type
+	case k.Type == typeComment && strings.HasPrefix(k.PK, prefixPost) &&
+		(strings.HasPrefix(k.SK, prefixComment) || strings.HasPrefix(k.SK, prefixThread) || strings.HasPrefix(k.SK, prefixHeld)):
+		r.kind = k.Type
+	}
+	return r, nil
+}
+
+// Post states as the change feed sees them at the time of a write.
+const (
+	postNone      = ""
+	postDraft     = "draft"
+	postScheduled = "scheduled"
+	postPublished = "published"
+)
+
+// publishSlack is how far after a record's time a post's publishedAt may
+// be and the post still count as published: DynamoDB rounds the time
+// down to the second, and the server's clock, which set publishedAt, may
+// run a little ahead of DynamoDB's. A post scheduled for less than that
+// ahead is announced as published that much early.
+const publishSlack = 5 * time.Second
+
+func postState(it *postItem, at time.Time) string {
+	switch {
+	case it == nil:
+		return postNone
+	case !it.published():
+		return postDraft
+	case it.publishedAt().After(at.Add(publishSlack)):
+		return postScheduled
+	}
+	return postPublished
+}
+
+// shown is what readers see of a post: a change of any of it is an edit.
+// Counts, versions, the names copied from the author and categories (a
+// rename is author.updated or category.updated, whose tags cover the
+// post) and what is derived from the body are left out.
+type shown struct {
+	Slug, Title, Excerpt, Body, AuthorID, PublishedAt string
+	Cats                                              []string
+	Cover                                             *imageItem
+	SEO                                               *seoItem
+}
+
+func (it *postItem) shown() shown {
+	return shown{
+		Slug: it.Slug, Title: it.Title, Excerpt: it.Excerpt, Body: it.Body,
+		AuthorID: it.AuthorID, PublishedAt: it.PublishedAt,
+		Cats: it.catSlugs(), Cover: it.Cover, SEO: it.SEO,
+	}
+}
+
+func (p Paths) postEvents(r *record, add func(EventType, EventData)) error {
+	old, cur, err := decode[postItem](r)
+	if err != nil {
+		return err
+	}
+	was, is := postState(old, r.at), postState(cur, r.at)
+	var kinds []EventType
+	switch {
+	case is == postPublished && was == postPublished:
+		if !reflect.DeepEqual(old.shown(), cur.shown()) {
+			kinds = []EventType{EventPostEdited}
+		}
+	case is == postPublished:
+		kinds = []EventType{EventPostPublished}
+	case is == postScheduled && was == postScheduled:
+		if old.PublishedAt != cur.PublishedAt {
+			kinds = []EventType{EventPostRescheduled}
+		}
+	case is == postScheduled && was == postPublished:
+		kinds = []EventType{EventPostUnpublished, EventPostScheduled}
+	case is == postScheduled:
+		kinds = []EventType{EventPostScheduled}
+	case is == postDraft && was == postPublished:
+		kinds = []EventType{EventPostUnpublished}
+	case is == postDraft && was == postScheduled:
+		kinds = []EventType{EventPostUnscheduled}
+	case is == postNone && (was == postPublished || was == postScheduled):
+		kinds = []EventType{EventPostDeleted}
+	}
+	for _, t := range kinds {
+		add(t, p.postData(old, cur))
+	}
+	return nil
+}
+
+// postData describes the post written from old to cur (either nil): the
+// pages and tags of both, so a consumer purges where it was and where it
+// is.
+func (p Paths) postData(old, cur *postItem) EventData {
+	now := cur
+	if now == nil {
+		now = old
+	}
+	d := EventData{
+		PostID: now.ID, Slug: now.Slug, AuthorID: now.AuthorID,
+		Categories: now.catSlugs(), PublishedAt: now.publishedAt(),
+	}
+	var slugs, authorSlugs, cats []string
+	var months []time.Time
+	if old != nil && old != now {
+		if old.Slug != now.Slug {
+			d.PreviousSlugs = append(d.PreviousSlugs, old.Slug)
+		}
+		for _, c := range old.catSlugs() {
+			if !slices.Contains(d.Categories, c) {
+				d.PreviousCategories = append(d.PreviousCategories, c)
+			}
+		}
+		if old.PublishedAt != now.PublishedAt {
+			d.PreviousPublishedAt = old.publishedAt()
+		}
+		slugs, authorSlugs, months = append(slugs, old.Slug), append(authorSlugs, old.AuthorSlug), append(months, old.publishedAt())
+		cats = append(cats, old.catSlugs()...)
+	}
+	for _, s := range now.Slugs {
+		if s != now.Slug && !slices.Contains(d.PreviousSlugs, s) {
+			d.PreviousSlugs = append(d.PreviousSlugs, s)
+		}
+	}
+	slugs, authorSlugs, months = append(slugs, now.Slug), append(authorSlugs, now.AuthorSlug), append(months, now.publishedAt())
+	cats = append(cats, now.catSlugs()...)
+
+	d.Paths = append(d.Paths, p.Home)
+	d.CacheTags = append(d.CacheTags, TagPost(now.ID), TagAuthor(now.AuthorID), TagFeed)
+	for _, s := range slugs {
+		d.Paths = append(d.Paths, p.bySlug(p.Post, s))
+	}
+	for _, s := range authorSlugs {
+		d.Paths = append(d.Paths, p.bySlug(p.Author, s))
+	}
+	for _, c := range cats {
+		d.Paths = append(d.Paths, p.bySlug(p.Category, c))
+		d.CacheTags = append(d.CacheTags, TagCategory(c))
+	}
+	for _, m := range months {
+		d.Paths = append(d.Paths, p.month(m))
+		if !m.IsZero() {
+			d.CacheTags = append(d.CacheTags, TagArchive(m))
+		}
+	}
+	d.Paths, d.CacheTags = distinct(d.Paths), distinct(d.CacheTags)
+	return d
+}
+
+// distinct returns list without empty strings and repeats, in order.
+func distinct(list []string) []string {
+	var out []string
+	for _, s := range list {
+		if s != "" && !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// authorShown is what readers see of an author.
+type authorShown struct{ Name, Slug, Bio, AvatarURL string }
+
+func (p Paths) authorEvents(r *record, add func(EventType, EventData)) error {
+	old, cur, err := decode[authorItem](r)
+	if err != nil {
+		return err
+	}
+	if old != nil && cur != nil &&
+		(authorShown{old.Name, old.Slug, old.Bio, old.AvatarURL} == authorShown{cur.Name, cur.Slug, cur.Bio, cur.AvatarURL}) {
+		return nil
+	}
+	now := cur
+	if now == nil {
+		now = old
+	}
+	d := EventData{AuthorID: now.ID, Slug: now.Slug, CacheTags: []string{TagAuthor(now.ID)}}
+	if old != nil && old.Slug != now.Slug {
+		d.PreviousSlugs = append(d.PreviousSlugs, old.Slug)
+		d.Paths = append(d.Paths, p.bySlug(p.Author, old.Slug))
+	}
+	for _, s := range now.Slugs {
+		if s != now.Slug && !slices.Contains(d.PreviousSlugs, s) {
+			d.PreviousSlugs = append(d.PreviousSlugs, s)
+		}
+	}
+	d.Paths = distinct(append(d.Paths, p.bySlug(p.Author, now.Slug)))
+	add(EventAuthorUpdated, d)
+	return nil
+}
+
+func (p Paths) categoryEvents(r *record, add func(EventType, EventData)) error {
+	old, cur, err := decode[categoryItem](r)
+	if err != nil {
+		return err
+	}
+	if old != nil && cur != nil && old.Name == cur.Name && old.Description == cur.Description {
+		return nil
+	}
+	now := cur
+	if now == nil {
+		now = old
+	}
+	add(EventCategoryUpdated, EventData{
+		Slug: now.Slug, Categories: []string{now.Slug},
+		Paths:     distinct([]string{p.bySlug(p.Category, now.Slug)}),
+		CacheTags: []string{TagCategory(now.Slug)},
+	})
+	return nil
+}
+
+// commentEvents translates a write of a comment item: published under
+// COMMENT# or THREAD#, or held under HELD#.
+func commentEvents(r *record, add func(EventType, EventData)) error {
+	old, cur, err := decode[commentItem](r)
+	if err != nil {
+		return err
+	}
+	now := cur
+	if now == nil {
+		now = old
+	}
+	d := EventData{
+		PostID: now.PostID, CommentID: now.ID, ParentID: now.ParentID,
+		AuthorID: now.AuthorID, ReaderID: now.ReaderID,
+	}
+	public := d
+	public.CacheTags = []string{TagComments(now.PostID)}
+	held := strings.HasPrefix(r.sk, prefixHeld)
+	switch {
+	case held && old == nil && cur.status() == CommentPending:
+		add(EventCommentPending, d)
+	case held && old != nil && cur != nil && old.status() == CommentPending && cur.status() == CommentRejected:
+		add(EventCommentRejected, d)
+	case held:
+		// Removing a held item is an approval (whose published item's
+		// INSERT is comment.approved), a deletion, or the end of a
+		// rejected comment's TTL: the record alone cannot tell which.
+	case old == nil && cur.ApprovedAt != "":
+		add(EventCommentApproved, public)
+	case old == nil:
+		add(EventCommentAdded, public)
+	case cur == nil, cur.Deleted && !old.Deleted:
+		add(EventCommentDeleted, public)
+	case !cur.Deleted && cur.Body != old.Body:
+		add(EventCommentEdited, public)
+	}
+	return nil
+}
