@@ -259,7 +259,13 @@ func nextModerate(decision int) func(c *mixClient) *mixCall {
 		if decision == overturnIt {
 			overturning = ptr(true)
 		}
-		return &mixCall{refusals: refusals, flips: []string{"CONFLICT/NOT_PENDING"}, send: func(ctx context.Context, key *string) (string, error) {
+		var unsure []string
+		if approve {
+			// The approval's payload shows the comment's post, which may
+			// be deleted after the approval, before a resend replays it.
+			unsure = []string{graphpkg.CodeNotFound + "@comment.post"}
+		}
+		return &mixCall{refusals: refusals, flips: []string{"CONFLICT/NOT_PENDING"}, unsure: unsure, send: func(ctx context.Context, key *string) (string, error) {
 			if approve {
 				r, err := ApproveComment(ctx, actor.client, ApproveCommentInput{Id: cm.gid, OverturnRejection: overturning, IdempotencyKey: key})
 				if err != nil {

@@ -152,7 +152,10 @@ type mixCall struct {
 	done func(result string, ok bool)
 	// unsure lists codes that can come back although the write took
 	// effect: addComment's payload reads the post, which may have gone
-	// from view since.
+	// from view since. A code with "@" and the end of a path is that code
+	// for that field only: approveComment's payload reads the comment's
+	// post, which may be deleted before a resend replays the approval
+	// ("NOT_FOUND@comment.post").
 	unsure []string
 	// flips lists refusals for a state that can change back (a post
 	// published, then unpublished): a send with the key that ran before
