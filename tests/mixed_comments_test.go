@@ -202,12 +202,28 @@ func nextUpdateComment(c *mixClient) *mixCall {
 		}}
 }
 
+// The moderators' decisions nextModerate makes.
+const (
+	rejectIt = iota
+	approveIt
+	// overturnIt approves with overturnRejection, mostly a comment known
+	// to be rejected.
+	overturnIt
+)
+
 // nextModerate approves or rejects a comment, mostly a held one, as the
 // post's author, an admin or the client's user.
-func nextModerate(approve bool) func(c *mixClient) *mixCall {
+func nextModerate(decision int) func(c *mixClient) *mixCall {
 	return func(c *mixClient) *mixCall {
 		m := c.m
-		cm := c.comment(c.rng.IntN(10) < 7)
+		approve := decision != rejectIt
+		var cm *mixComment
+		if decision == overturnIt && c.rng.IntN(10) < 7 {
+			cm = c.rejectedComment()
+		}
+		if cm == nil {
+			cm = c.comment(c.rng.IntN(10) < 7)
+		}
 		if cm == nil {
 			return nil
 		}
@@ -235,12 +251,23 @@ func nextModerate(approve bool) func(c *mixClient) *mixCall {
 			refusals = append(refusals, graphpkg.CodeBadUserInput)
 		}
 		// NOT_PENDING: decided already, by another call or this one's
-		// send without the key; a reader's edit holds a published comment
-		// again, so it can change back.
+		// send without the key (an overturn: published already); a
+		// reader's edit holds a published comment again, so it can change
+		// back.
 		refusals = append(refusals, "CONFLICT/NOT_PENDING")
-		return &mixCall{refusals: refusals, flips: []string{"CONFLICT/NOT_PENDING"}, send: func(ctx context.Context, key *string) (string, error) {
+		var overturning *bool
+		if decision == overturnIt {
+			overturning = ptr(true)
+		}
+		var unsure []string
+		if approve {
+			// The approval's payload shows the comment's post, which may
+			// be deleted after the approval, before a resend replays it.
+			unsure = []string{graphpkg.CodeNotFound + "@comment.post"}
+		}
+		return &mixCall{refusals: refusals, flips: []string{"CONFLICT/NOT_PENDING"}, unsure: unsure, send: func(ctx context.Context, key *string) (string, error) {
 			if approve {
-				r, err := ApproveComment(ctx, actor.client, ApproveCommentInput{Id: cm.gid, IdempotencyKey: key})
+				r, err := ApproveComment(ctx, actor.client, ApproveCommentInput{Id: cm.gid, OverturnRejection: overturning, IdempotencyKey: key})
 				if err != nil {
 					return "", err
 				}
@@ -259,6 +286,7 @@ func nextModerate(approve bool) func(c *mixClient) *mixCall {
 			if got.Status != CommentStatusRejected {
 				m.fail("rejectComment of %s: status %s", cm.gid, got.Status)
 			}
+			m.rejected(cm.gid)
 			return fmt.Sprintf("%s %s", got.Id, got.Status), nil
 		}}
 	}

@@ -53,6 +53,7 @@ type mixComment struct {
 	marker    string     // its body when written, which edits keep
 	topLevel  bool
 	held      bool // written as pending, and not approved since, as far as known
+	rejected  bool // rejected, and not approved since, as far as known
 }
 
 // mixPreview is a preview link made during the run.
@@ -317,9 +318,38 @@ func (m *mix) published(gid string) {
 	defer m.mu.Unlock()
 	for _, cm := range m.comments {
 		if cm.gid == gid {
-			cm.held = false
+			cm.held, cm.rejected = false, false
 		}
 	}
+}
+
+// rejected records that the comment gid is rejected.
+func (m *mix) rejected(gid string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, cm := range m.comments {
+		if cm.gid == gid {
+			cm.rejected = true
+		}
+	}
+}
+
+// rejectedComment returns a comment known to be rejected, or nil.
+func (c *mixClient) rejectedComment() *mixComment {
+	m := c.m
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var list []*mixComment
+	for _, cm := range m.comments {
+		if cm.rejected {
+			list = append(list, cm)
+		}
+	}
+	if len(list) == 0 {
+		return nil
+	}
+	cm := *list[c.rng.IntN(len(list))]
+	return &cm
 }
 
 // writerClient returns a client that signs in as the writer of cm, on

@@ -20,9 +20,9 @@ import (
 // unpublished and deleted, comments and replies of authors and of readers
 // (with and without name and picture claims) through two servers on one
 // table, one holding readers' comments and one publishing them, edits,
-// approvals, rejections and deletions of comments by their writers and
-// moderators, readers over their rate limit and sending the same comment
-// twice, and resends of the same idempotency key, one after another or at
+// approvals, rejections, approvals overturning rejections and deletions
+// of comments by their writers and moderators, readers over their rate
+// limit and sending the same comment twice, and resends of the same idempotency key, one after another or at
 // the same moment as the first. It asserts that no response is INTERNAL
 // or a 5xx, that every mutation's refusals are ones its situation
 // explains, that every resend has one effect, that a comment sent again
@@ -118,8 +118,9 @@ var mixMutations = []mixMutation{
 	{"addComment reader reply published", 2, nextReaderComment(true, publishing)},
 	{"addComment reader again", 2, nextReaderAgain},
 	{"updateComment", 3, nextUpdateComment},
-	{"approveComment", 3, nextModerate(true)},
-	{"rejectComment", 2, nextModerate(false)},
+	{"approveComment", 3, nextModerate(approveIt)},
+	{"approveComment overturn", 1, nextModerate(overturnIt)},
+	{"rejectComment", 2, nextModerate(rejectIt)},
 	{"deleteComment", 3, nextDeleteComment},
 	{"moderationQueue", 1, nextModerationQueue},
 }
@@ -151,7 +152,10 @@ type mixCall struct {
 	done func(result string, ok bool)
 	// unsure lists codes that can come back although the write took
 	// effect: addComment's payload reads the post, which may have gone
-	// from view since.
+	// from view since. A code with "@" and the end of a path is that code
+	// for that field only: approveComment's payload reads the comment's
+	// post, which may be deleted before a resend replays the approval
+	// ("NOT_FOUND@comment.post").
 	unsure []string
 	// flips lists refusals for a state that can change back (a post
 	// published, then unpublished): a send with the key that ran before
