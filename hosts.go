@@ -1,13 +1,13 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
 	"net/url"
 	"strings"
 
+	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph"
 )
 
@@ -102,7 +102,7 @@ func guardHost(allowed []string, next http.Handler) http.Handler {
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !names[hostName(r.Host)] {
-			refuse(w, r, http.StatusMisdirectedRequest, graph.CodeBadRequest,
+			refuse(w, r, http.StatusMisdirectedRequest, gqlhttp.CodeBadRequest,
 				fmt.Sprintf("this server does not answer for the host %q: use", r.Host)+
 					" localhost, 127.0.0.1 or [::1], or add the name to -allowed-hosts (ALLOWED_HOSTS)")
 			return
@@ -160,10 +160,6 @@ func refuse(w http.ResponseWriter, r *http.Request, status int, code, message st
 		plain(w, status, message)
 		return
 	}
-	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]any{
-		"errors": []map[string]any{{"message": message, "extensions": map[string]string{"code": code}}},
-	})
+	gqlhttp.WriteError(w, status, message, code)
 }
