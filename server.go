@@ -113,7 +113,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
-	storeOpts := []storage.Option{storage.WithHeadingIDPrefix(cfg.headingIDPrefix)}
+	storeOpts := []storage.Option{storage.WithHeadingIDPrefix(cfg.headingIDPrefix), storage.WithStream()}
 	if cfg.privateURLs {
 		storeOpts = append(storeOpts, storage.WithPrivateHosts())
 	}

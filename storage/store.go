@@ -30,6 +30,8 @@ type Store struct {
 	hints *hints
 	// privateHosts lets links name hosts that are not public (links.go).
 	privateHosts bool
+	// stream makes CreateTable give the table its stream (WithStream).
+	stream bool
 }
 
 // Option configures a Store.
@@ -49,6 +51,15 @@ func WithClock(now func() time.Time) Option {
 // edited.
 func WithHeadingIDPrefix(prefix string) Option {
 	return func(s *Store) { s.render.HeadingIDPrefix = prefix }
+}
+
+// WithStream makes CreateTable give the table a stream of StreamView,
+// the change feed's source, and turn it on for a table made without one.
+// The server's Store has it. Without it the table is left without a stream:
+// tests do so, since DynamoDB Local writes several times slower on a
+// table with one.
+func WithStream() Option {
+	return func(s *Store) { s.stream = true }
 }
 
 // New returns a Store on table through db.
@@ -77,12 +88,16 @@ func (s *Store) At(now func() time.Time) *Store {
 // table stores.
 func (s *Store) Now() time.Time { return s.now().UTC().Truncate(time.Millisecond) }
 
-// CreateTable creates the table and GSI1 with on-demand billing and a
-// stream of StreamView. An existing table is left as it is, but for its
-// stream, which is turned on when it has none. On DynamoDB it waits until
-// the table is ACTIVE.
+// CreateTable creates the table and GSI1 with on-demand billing and, made
+// WithStream, a stream of StreamView. An existing table is left as it is,
+// but for its stream, which WithStream turns on when it has none. On
+// DynamoDB it waits until the table is ACTIVE.
 func (s *Store) CreateTable(ctx context.Context) error {
 	str := types.ScalarAttributeTypeS
+	var stream *types.StreamSpecification
+	if s.stream {
+		stream = &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: StreamView}
+	}
 	_, err := s.db.CreateTable(ctx, &dynamodb.CreateTableInput{
 		TableName:   aws.String(s.table),
 		BillingMode: types.BillingModePayPerRequest,
@@ -104,7 +119,7 @@ func (s *Store) CreateTable(ctx context.Context) error {
 			},
 			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
 		}},
-		StreamSpecification: &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: StreamView},
+		StreamSpecification: stream,
 	})
 	var inUse *types.ResourceInUseException
 	if err != nil && !errors.As(err, &inUse) {
@@ -113,8 +128,10 @@ func (s *Store) CreateTable(ctx context.Context) error {
 	if err := s.waitActive(ctx); err != nil {
 		return err
 	}
-	if err := s.enableStream(ctx); err != nil {
-		return err
+	if s.stream {
+		if err := s.enableStream(ctx); err != nil {
+			return err
+		}
 	}
 	return s.enableTTL(ctx)
 }

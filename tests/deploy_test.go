@@ -41,7 +41,7 @@ type cfnKey struct {
 }
 
 // TestDeployTemplateMatchesTheStore checks that deploy/table.yaml
-// provisions the table the store creates for itself: the same key
+// provisions the table the server's store creates for itself: the same key
 // attributes, keys, index and stream, so a table made by either serves the
 // other.
 func TestDeployTemplateMatchesTheStore(t *testing.T) {
@@ -67,7 +67,7 @@ func TestDeployTemplateMatchesTheStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	table := dynamotest.Table(t, db, "deploy")
-	if err := storage.New(db, table).CreateTable(ctx); err != nil {
+	if err := storage.New(db, table, storage.WithStream()).CreateTable(ctx); err != nil {
 		t.Fatal(err)
 	}
 	out, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
@@ -144,7 +144,7 @@ func TestCreateTableTurnsOnTheStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 { // the second start finds the stream on
-		if err := storage.New(db, table).CreateTable(ctx); err != nil {
+		if err := storage.New(db, table, storage.WithStream()).CreateTable(ctx); err != nil {
 			t.Fatal(err)
 		}
 		out, err := db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(table)})
