@@ -197,10 +197,7 @@ func (s *Store) UpdateComment(ctx context.Context, in CommentEdit) (*Comment, er
 	request := struct{ PostID, CommentID, Body string }{in.PostID, in.CommentID, in.Body}
 	return idempotent(ctx, s, "updateComment", in.IdempotencyKey, request, func(rec *idem) (*Comment, error) {
 		return retryWrite(ctx, func() (*Comment, error) {
-			keys := []key{commentKey(in.PostID, cid), heldKey(in.PostID, cid)}
-			if cid.parent != nil {
-				keys = append(keys, commentKey(in.PostID, *cid.parent))
-			}
+			keys := commentKeys(in.PostID, cid)
 			if in.Reader != nil {
 				keys = append(keys, readerKey(in.Reader.ID))
 				if in.Rules.HoldEdits {
@@ -324,10 +321,7 @@ func (s *Store) DeleteComment(ctx context.Context, in CommentRef) (*Comment, err
 	return idempotent(ctx, s, "deleteComment", in.IdempotencyKey, in, func(rec *idem) (*Comment, error) {
 		return retryWrite(ctx, func() (*Comment, error) {
 			ck := commentKey(in.PostID, cid)
-			keys := []key{postKey(in.PostID), ck, heldKey(in.PostID, cid)}
-			if cid.parent != nil {
-				keys = append(keys, commentKey(in.PostID, *cid.parent))
-			}
+			keys := append(commentKeys(in.PostID, cid), postKey(in.PostID))
 			found, err := s.readTogether(ctx, keys)
 			if err != nil {
 				return nil, err

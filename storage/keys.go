@@ -148,6 +148,17 @@ func commentKey(postID string, c commentID) key {
 // heldKey is where a comment lives while it is held (pending or
 // rejected): beside the post's comments but outside their COMMENT# and
 // THREAD# ranges, so no public list reads it.
+// commentKeys returns the keys of the items a write of comment c reads
+// together: where it is published and where it is held, and its parent's
+// when it is a reply.
+func commentKeys(postID string, c commentID) []key {
+	keys := []key{commentKey(postID, c), heldKey(postID, c)}
+	if c.parent != nil {
+		keys = append(keys, commentKey(postID, *c.parent))
+	}
+	return keys
+}
+
 func heldKey(postID string, c commentID) key {
 	return key{prefixPost + postID, prefixHeld + keyTime(c.created) + "#" + c.String()}
 }

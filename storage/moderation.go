@@ -58,10 +58,7 @@ func (s *Store) ApproveComment(ctx context.Context, in CommentRef) (*Comment, er
 		// on it, and a retry that finds another decided otherwise.
 		var seen CommentStatus
 		return retryWrite(ctx, func() (*Comment, error) {
-			keys := []key{postKey(in.PostID), commentKey(in.PostID, cid), heldKey(in.PostID, cid)}
-			if cid.parent != nil {
-				keys = append(keys, commentKey(in.PostID, *cid.parent))
-			}
+			keys := append(commentKeys(in.PostID, cid), postKey(in.PostID))
 			found, err := s.readTogether(ctx, keys)
 			if err != nil {
 				return nil, err
