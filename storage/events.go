@@ -66,6 +66,15 @@ type Event struct {
 	Data EventData `json:"data"`
 }
 
+// LoggedEvent is an event at its place in the change feed's event log,
+// which every server reads.
+type LoggedEvent struct {
+	// Position orders the log: dense and increasing from 1, the same on
+	// every server, so a reader resumes after the last position it read.
+	Position int64 `json:"position"`
+	Event
+}
+
 // EventData is what a consumer needs to act on an event. Fields that do
 // not apply to an event are empty and left out of the JSON.
 type EventData struct {
