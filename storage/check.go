@@ -24,7 +24,8 @@ import (
 // its body's, a slug or author slug reservation that points nowhere or
 // disagrees with its holder's slugs, a held comment outside its queues, a
 // reply its parent carries wrongly, a reader or rate item that is
-// malformed, an author's or category's cleared attribute kept as an empty
+// malformed, a lease or an event log that breaks its invariants
+// (checkfeed.go), an author's or category's cleared attribute kept as an empty
 // string. It reads every item, so it is for tests and maintenance, not
 // for serving. An empty list means the table is consistent.
 func (s *Store) Check(ctx context.Context) ([]string, error) {
@@ -40,6 +41,7 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 		slugs    []*slugItem
 		aslugs   []*authorSlugItem
 		stats    statsItem
+		feed     feedItems
 		bad      []string
 	)
 	pages := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true)})
@@ -101,6 +103,8 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 			case typeStats:
 				err = attributevalue.UnmarshalMap(it, &stats)
 			case typeIdempotency, typeSecret, typeLayout:
+			case typeLease, typeEvent, typeEventHead:
+				err = feed.add(head.Type, it)
 			default:
 				bad = append(bad, fmt.Sprintf("item %s/%s has unknown type %q", head.PK, head.SK, head.Type))
 			}
@@ -309,6 +313,7 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 			}
 		}
 	}
+	feed.check(s.Now().Unix(), badf)
 	sort.Strings(bad)
 	return bad, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/smithy-go/middleware"
 	"github.com/aws/smithy-go/tracing"
 )
@@ -71,6 +72,57 @@ const (
 // after its retries matches ErrUnavailable. It fails when cfg.MaxAttempts is
 // out of range or the AWS configuration cannot be loaded.
 func NewClient(ctx context.Context, cfg ClientConfig) (*dynamodb.Client, error) {
+	c, err := loadConfig(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return dynamodb.NewFromConfig(c.aws, func(o *dynamodb.Options) {
+		if c.endpoint != "" {
+			o.BaseEndpoint = aws.String(c.endpoint)
+		}
+		if c.http != nil {
+			o.HTTPClient = c.http
+		}
+		o.APIOptions = append(o.APIOptions, c.apiOptions...)
+		if cfg.TracerProvider != nil {
+			o.TracerProvider = cfg.TracerProvider
+		}
+	}), nil
+}
+
+// NewStreamsClient returns a DynamoDB Streams client for cfg: the same
+// endpoint (the embedded engine serves the Streams API on the same
+// transport), region, credentials, retries and observation as NewClient's
+// DynamoDB client. It fails as NewClient does.
+func NewStreamsClient(ctx context.Context, cfg ClientConfig) (*dynamodbstreams.Client, error) {
+	c, err := loadConfig(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return dynamodbstreams.NewFromConfig(c.aws, func(o *dynamodbstreams.Options) {
+		if c.endpoint != "" {
+			o.BaseEndpoint = aws.String(c.endpoint)
+		}
+		if c.http != nil {
+			o.HTTPClient = c.http
+		}
+		o.APIOptions = append(o.APIOptions, c.apiOptions...)
+		if cfg.TracerProvider != nil {
+			o.TracerProvider = cfg.TracerProvider
+		}
+	}), nil
+}
+
+// loadedConfig is what the clients of one ClientConfig share.
+type loadedConfig struct {
+	aws        aws.Config
+	endpoint   string
+	http       *http.Client
+	apiOptions []func(*middleware.Stack) error
+}
+
+// loadConfig checks cfg and loads the AWS configuration its clients use.
+func loadConfig(ctx context.Context, cfg ClientConfig) (*loadedConfig, error) {
 	if cfg.Region == "" {
 		cfg.Region = "us-east-1"
 	}
@@ -102,21 +154,12 @@ func NewClient(ctx context.Context, cfg ClientConfig) (*dynamodb.Client, error) 
 	if err != nil {
 		return nil, fmt.Errorf("load aws config: %w", err)
 	}
-	return dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
-		if cfg.Endpoint != "" {
-			o.BaseEndpoint = aws.String(cfg.Endpoint)
-		}
-		if httpClient != nil {
-			o.HTTPClient = httpClient
-		}
-		o.APIOptions = append(o.APIOptions, countRequests, markUnavailable(retryer))
-		if cfg.Observe != nil {
-			o.APIOptions = append(o.APIOptions, observeCalls(cfg.Observe))
-		}
-		if cfg.TracerProvider != nil {
-			o.TracerProvider = cfg.TracerProvider
-		}
-	}), nil
+	c := &loadedConfig{aws: awsCfg, endpoint: cfg.Endpoint, http: httpClient,
+		apiOptions: []func(*middleware.Stack) error{countRequests, markUnavailable(retryer)}}
+	if cfg.Observe != nil {
+		c.apiOptions = append(c.apiOptions, observeCalls(cfg.Observe))
+	}
+	return c, nil
 }
 
 // backoff returns the wait before retry number attempt (1 for the first):

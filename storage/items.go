@@ -35,6 +35,9 @@ const (
 	typeRate         = "rate"
 	typeQueued       = "queuedComment"
 	typeLayout       = "layout"
+	typeLease        = "lease"
+	typeEvent        = "event"
+	typeEventHead    = "eventLogHead"
 )
 
 type authorItem struct {

@@ -37,6 +37,14 @@ const (
 	queuePartition      = "MODQ"
 	layoutPartition     = "LAYOUT"
 
+	// The change feed's items (leases.go, eventlog.go).
+	leasesPartition   = "LEASES"
+	eventLogPartition = "EVENTLOG"
+	prefixShardLease  = "SHARD#"
+	prefixWorkerLease = "WORKER#"
+	prefixEvent       = "EVENT#"
+	eventLogHeadKey   = "HEAD"
+
 	// feedShards is how many GSI1 partitions the whole-blog feed is spread
 	// over, so no single partition takes every publish and every feed read.
 	feedShards = 4
@@ -61,6 +69,18 @@ type key struct {
 	PK string `dynamodbav:"PK"`
 	SK string `dynamodbav:"SK"`
 }
+
+// leaseKey is the lease of name (ShardLease, WorkerLease).
+func leaseKey(name string) key { return key{leasesPartition, name} }
+
+// eventLogHead is the event log's head item: the last position used.
+func eventLogHead() key { return key{eventLogPartition, eventLogHeadKey} }
+
+// eventSortKey places an event at its position in the log: 20 digits, so
+// string order is position order.
+func eventSortKey(position int64) string { return fmt.Sprintf("%s%020d", prefixEvent, position) }
+
+func eventKey(position int64) key { return key{eventLogPartition, eventSortKey(position)} }
 
 func keyTime(t time.Time) string { return t.UTC().Format(keyTimeLayout) }
 

@@ -164,6 +164,23 @@ func (s *Store) enableStream(ctx context.Context) error {
 	return s.waitActive(ctx)
 }
 
+// ErrNoStream means the table has no enabled stream (see WithStream).
+var ErrNoStream = errors.New("the table has no stream")
+
+// StreamARN returns the ARN of the table's enabled stream: one
+// DescribeTable. It fails with ErrNoStream when the table has none.
+func (s *Store) StreamARN(ctx context.Context) (string, error) {
+	out, err := s.db.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(s.table)})
+	if err != nil {
+		return "", fmt.Errorf("describe table %q: %w", s.table, err)
+	}
+	spec := out.Table.StreamSpecification
+	if spec == nil || !aws.ToBool(spec.StreamEnabled) || aws.ToString(out.Table.LatestStreamArn) == "" {
+		return "", fmt.Errorf("table %q: %w", s.table, ErrNoStream)
+	}
+	return aws.ToString(out.Table.LatestStreamArn), nil
+}
+
 // enableTTL lets DynamoDB delete expired idempotency records. Expiry does
 // not depend on it (a replay checks expiresAt itself); a table whose TTL
 // is already on is fine.

@@ -1,0 +1,214 @@
+package changefeed
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+
+	"github.com/blogql/blog/storage"
+)
+
+// The coordinator: every RenewEvery it renews the leases this server
+// holds, stops the work of those it lost, and takes the free ones whose
+// work may start. It alone starts and stops holders, so the set of
+// holders needs no lock.
+
+// holder is the work of one lease this server holds.
+type holder struct {
+	cancel context.CancelFunc
+	done   chan struct{}
+	until  time.Time
+}
+
+func (f *Feed) coordinate(ctx context.Context) {
+	held := map[string]*holder{}
+	var arn string
+	t := time.NewTicker(f.opts.RenewEvery)
+	defer t.Stop()
+	for {
+		arn = f.round(ctx, held, arn)
+		select {
+		case <-ctx.Done():
+			f.stop(ctx, held)
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// round is one pass of the coordinator; it returns the stream's ARN as
+// it knows it ("" to look it up again).
+func (f *Feed) round(ctx context.Context, held map[string]*holder, arn string) string {
+	for name, h := range held {
+		select {
+		case <-h.done:
+			delete(held, name)
+		default:
+		}
+	}
+	f.renew(ctx, held)
+	leases, err := f.store.Leases(ctx)
+	if err != nil {
+		if ctx.Err() == nil {
+			f.log.Warn("change feed: read leases", "error", err)
+		}
+		return arn
+	}
+	byName := map[string]storage.Lease{}
+	for _, l := range leases {
+		byName[l.Name] = l
+	}
+	for _, w := range f.workers {
+		f.take(ctx, held, byName, storage.WorkerLease(w.Name), func(ctx context.Context, l storage.Lease) error {
+			return f.runWorker(ctx, w, l)
+		})
+	}
+	if arn == "" {
+		if arn, err = f.store.StreamARN(ctx); err != nil {
+			if ctx.Err() == nil {
+				f.log.Warn("change feed: no stream to read", "error", err)
+			}
+			return ""
+		}
+	}
+	shards, err := f.shards(ctx, arn)
+	if err != nil {
+		if ctx.Err() == nil {
+			f.log.Warn("change feed: describe the stream", "stream", arn, "error", err)
+		}
+		return ""
+	}
+	inStream := map[string]bool{}
+	for _, s := range shards {
+		inStream[aws.ToString(s.ShardId)] = true
+	}
+	for _, s := range shards {
+		id := aws.ToString(s.ShardId)
+		if byName[storage.ShardLease(id)].Finished {
+			continue
+		}
+		if p := aws.ToString(s.ParentShardId); p != "" && inStream[p] && !byName[storage.ShardLease(p)].Finished {
+			continue // its parent first: a key's records stay in order
+		}
+		f.take(ctx, held, byName, storage.ShardLease(id), func(ctx context.Context, l storage.Lease) error {
+			return f.readShard(ctx, arn, id, l)
+		})
+	}
+	for _, l := range leases {
+		// A finished shard that the stream no longer lists is gone for
+		// good (trimmed): its lease is no longer a parent's either.
+		if id, ok := l.ShardID(); ok && l.Finished && !inStream[id] {
+			if err := f.store.DeleteShardLease(ctx, id); err != nil && ctx.Err() == nil {
+				f.log.Warn("change feed: delete a finished shard's lease", "shard", id, "error", err)
+			}
+		}
+	}
+	return arn
+}
+
+// shards returns every shard of the stream arn: DescribeStream, page by
+// page.
+func (f *Feed) shards(ctx context.Context, arn string) ([]streamtypes.Shard, error) {
+	var (
+		all   []streamtypes.Shard
+		after *string
+	)
+	for {
+		out, err := f.streams.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{
+			StreamArn: aws.String(arn), ExclusiveStartShardId: after,
+		})
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, out.StreamDescription.Shards...)
+		after = out.StreamDescription.LastEvaluatedShardId
+		if after == nil {
+			return all, nil
+		}
+	}
+}
+
+// renew renews every lease held; a holder whose lease is lost, or can no
+// longer be known to be held, is stopped.
+func (f *Feed) renew(ctx context.Context, held map[string]*holder) {
+	for name, h := range held {
+		l, err := f.store.RenewLease(ctx, name, f.opts.Owner, f.opts.LeaseDuration)
+		switch {
+		case err == nil:
+			h.until = l.Until
+		case ctx.Err() != nil:
+			return
+		case errors.Is(err, storage.ErrLeaseLost):
+			f.log.Warn("change feed: lease lost to another server", "lease", name)
+			h.cancel()
+			delete(held, name)
+		case !f.store.Now().Before(h.until):
+			f.log.Warn("change feed: lease expired before it could be renewed", "lease", name, "error", err)
+			h.cancel()
+			delete(held, name)
+		default:
+			f.log.Warn("change feed: renew lease", "lease", name, "error", err)
+		}
+	}
+}
+
+// take takes the lease name when it is free and not held here, and runs
+// work under it until work returns or the lease is lost or ctx ends.
+func (f *Feed) take(ctx context.Context, held map[string]*holder, leases map[string]storage.Lease, name string, work func(context.Context, storage.Lease) error) {
+	if held[name] != nil {
+		return
+	}
+	if l, ok := leases[name]; ok && l.HeldAt(f.store.Now()) && l.Owner != f.opts.Owner {
+		return
+	}
+	l, err := f.store.TakeLease(ctx, name, f.opts.Owner, f.opts.LeaseDuration)
+	if err != nil {
+		if !errors.Is(err, storage.ErrLeaseHeld) && ctx.Err() == nil {
+			f.log.Warn("change feed: take lease", "lease", name, "error", err)
+		}
+		return
+	}
+	if leases[name].Owner != f.opts.Owner {
+		f.log.Info("change feed: lease taken", "lease", name, "checkpoint", l.Checkpoint, "position", l.Position)
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	h := &holder{cancel: cancel, done: make(chan struct{}), until: l.Until}
+	held[name] = h
+	go func() {
+		defer close(h.done)
+		defer cancel()
+		err := work(wctx, l)
+		switch {
+		case wctx.Err() != nil:
+		case errors.Is(err, storage.ErrLeaseLost):
+			f.log.Warn("change feed: lease lost to another server", "lease", name)
+		case err != nil:
+			// Keep the lease: the next round takes it again and starts
+			// over from its checkpoint.
+			f.log.Warn("change feed: lease's work failed; starting over from its checkpoint", "lease", name, "error", err)
+		}
+	}()
+}
+
+// stop stops every holder and, unless the feed abandons them, releases
+// their leases.
+func (f *Feed) stop(ctx context.Context, held map[string]*holder) {
+	for _, h := range held {
+		h.cancel()
+	}
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	for name, h := range held {
+		<-h.done
+		if f.abandon {
+			continue
+		}
+		if err := f.store.ReleaseLease(rctx, name, f.opts.Owner); err != nil && !errors.Is(err, storage.ErrLeaseLost) {
+			f.log.Warn("change feed: release lease", "lease", name, "error", err)
+		}
+	}
+}

@@ -1,0 +1,164 @@
+package changefeed
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/blogql/blog/storage"
+)
+
+// Reading the event log: the tail every server runs for its subscribers,
+// and the workers.
+
+const (
+	// logPage is how many events one read of the log asks for.
+	logPage = 100
+	// gapWait is how long a reader waits for a missing position before
+	// it skips it. A position is missing for a moment when a Query sees
+	// part of an append's transaction (DynamoDB isolates a transaction
+	// from a Query item by item only); for good when TTL removed it.
+	gapWait = 2 * time.Second
+)
+
+// logReader reads the log after pos, contiguously: it gives events only
+// in an unbroken run of positions after pos.
+type logReader struct {
+	store *storage.Store
+	log   *slog.Logger
+	pos   int64
+	// gapAfter is the pos at which a missing position was first seen,
+	// and gapSince when.
+	gapAfter int64
+	gapSince time.Time
+}
+
+// read returns the next run of events after r.pos (without moving
+// r.pos: advance does), empty when there is none yet.
+func (r *logReader) read(ctx context.Context) ([]storage.LoggedEvent, error) {
+	events, err := r.store.EventsAfter(ctx, r.pos, logPage)
+	if err != nil || len(events) == 0 {
+		return nil, err
+	}
+	if events[0].Position != r.pos+1 {
+		if r.gapSince.IsZero() || r.gapAfter != r.pos {
+			r.gapAfter, r.gapSince = r.pos, time.Now()
+			return nil, nil
+		}
+		if time.Since(r.gapSince) < gapWait {
+			return nil, nil
+		}
+		if r.pos > 0 {
+			r.log.Warn("change feed: events missing from the log (past its retention): skipped", "after", r.pos, "next", events[0].Position)
+		}
+	}
+	n := 1
+	for n < len(events) && events[n].Position == events[n-1].Position+1 {
+		n++
+	}
+	return events[:n], nil
+}
+
+func (r *logReader) advance(events []storage.LoggedEvent) {
+	r.pos = events[len(events)-1].Position
+	r.gapSince = time.Time{}
+}
+
+// tail reads the log from head on and publishes each run of events to
+// the subscribers, until ctx ends.
+func (f *Feed) tail(ctx context.Context, head int64) {
+	r := &logReader{store: f.store, log: f.log, pos: head}
+	for {
+		woken := f.appended.wait()
+		events, err := r.read(ctx)
+		if err != nil && ctx.Err() == nil {
+			f.log.Warn("change feed: read the event log", "after", r.pos, "error", err)
+		}
+		if len(events) > 0 {
+			r.advance(events)
+			f.publish(events)
+			if len(events) == logPage {
+				continue
+			}
+		}
+		if !wait(ctx, woken, f.opts.TailEvery) {
+			return
+		}
+	}
+}
+
+// wait waits d or until woken, and returns false when ctx ended first.
+func wait(ctx context.Context, woken <-chan struct{}, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-woken:
+	case <-t.C:
+	}
+	return true
+}
+
+// runWorker runs w under its lease l until ctx ends or the lease is
+// lost: Tick every w.Every, and Events with the log from the lease's
+// checkpoint.
+func (f *Feed) runWorker(ctx context.Context, w Worker, l storage.Lease) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if w.Tick != nil {
+		go func() {
+			t := time.NewTicker(w.Every)
+			defer t.Stop()
+			for {
+				if err := w.Tick(ctx); err != nil && ctx.Err() == nil {
+					f.log.Warn("change feed: worker's tick failed", "worker", w.Name, "error", err)
+				}
+				select {
+				case <-ctx.Done():
+					return
+				case <-t.C:
+				}
+			}
+		}()
+	}
+	if w.Events == nil {
+		<-ctx.Done()
+		return nil
+	}
+	r := &logReader{store: f.store, log: f.log.With("worker", w.Name), pos: l.Position}
+	failures := 0
+	for {
+		woken := f.appended.wait()
+		events, err := r.read(ctx)
+		if err == nil && len(events) > 0 {
+			if err = w.Events(ctx, events); err == nil {
+				err = f.store.CheckpointWorker(ctx, storage.WorkerLease(w.Name), f.opts.Owner, events[len(events)-1].Position)
+				if errors.Is(err, storage.ErrLeaseLost) {
+					return err
+				}
+			}
+			if err == nil {
+				r.advance(events)
+				failures = 0
+				if len(events) == logPage {
+					continue
+				}
+			}
+		}
+		if ctx.Err() != nil {
+			return nil
+		}
+		d := f.opts.TailEvery
+		if err != nil {
+			failures++
+			d = min(time.Duration(failures)*time.Second, 30*time.Second)
+			f.log.Warn("change feed: worker's events failed; trying again", "worker", w.Name, "after", r.pos, "in", d, "error", err)
+			woken = nil
+		}
+		if !wait(ctx, woken, d) {
+			return nil
+		}
+	}
+}

@@ -1,0 +1,139 @@
+package changefeed
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+
+	"github.com/blogql/blog/storage"
+)
+
+// DynamoDB Streams' limits that reading a shard respects: at most 1000
+// records a GetRecords, and no more than five GetRecords a second on one
+// shard (minGetRecordsGap apart), shared with at most one other reader.
+const (
+	recordsLimit     = 1000
+	minGetRecordsGap = 200 * time.Millisecond
+)
+
+// readShard reads the shard id of the stream arn under lease l from its
+// checkpoint, appending each batch's events to the log with the new
+// checkpoint, until the shard ends (it is marked finished and its lease
+// released), the lease is lost (storage.ErrLeaseLost) or ctx ends.
+func (f *Feed) readShard(ctx context.Context, arn, id string, l storage.Lease) error {
+	checkpoint := l.Checkpoint
+	iter, err := f.iterator(ctx, arn, id, checkpoint)
+	if err != nil {
+		return err
+	}
+	last := time.Time{}
+	for {
+		if wait := minGetRecordsGap - time.Since(last); wait > 0 && !sleep(ctx, wait) {
+			return nil
+		}
+		last = time.Now()
+		out, err := f.streams.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter, Limit: aws.Int32(recordsLimit)})
+		var (
+			expired *streamtypes.ExpiredIteratorException
+			trimmed *streamtypes.TrimmedDataAccessException
+			gone    *streamtypes.ResourceNotFoundException
+		)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case errors.As(err, &expired):
+			f.log.Warn("change feed: shard iterator expired; reading again from the checkpoint", "shard", id, "checkpoint", checkpoint)
+			if iter, err = f.iterator(ctx, arn, id, checkpoint); err != nil {
+				return err
+			}
+			continue
+		case errors.As(err, &trimmed):
+			f.log.Warn("change feed: records past the stream's retention were lost; reading the shard from its oldest record", "shard", id, "checkpoint", checkpoint)
+			if iter, err = f.iterator(ctx, arn, id, ""); err != nil {
+				return err
+			}
+			continue
+		case errors.As(err, &gone):
+			f.log.Warn("change feed: shard no longer in the stream", "shard", id)
+			return nil
+		case err != nil:
+			return fmt.Errorf("read shard %s: %w", id, err)
+		}
+		batch := f.translate(id, out.Records)
+		finished := out.NextShardIterator == nil
+		if len(batch) > 0 || finished {
+			logged, err := f.store.AppendEvents(ctx, storage.Append{
+				Shard: id, Owner: f.opts.Owner, Records: batch, Finished: finished, Retention: f.opts.Retention,
+			})
+			if len(logged) > 0 {
+				f.appended.fire()
+			}
+			if err != nil {
+				return err
+			}
+			if len(batch) > 0 {
+				checkpoint = batch[len(batch)-1].Sequence
+			}
+		}
+		if finished {
+			f.log.Info("change feed: shard read to its end", "shard", id)
+			if err := f.store.ReleaseLease(context.WithoutCancel(ctx), storage.ShardLease(id), f.opts.Owner); err != nil && !errors.Is(err, storage.ErrLeaseLost) {
+				f.log.Warn("change feed: release lease", "shard", id, "error", err)
+			}
+			return nil
+		}
+		iter = out.NextShardIterator
+		if len(out.Records) == 0 && !sleep(ctx, f.opts.PollEvery) {
+			return nil
+		}
+	}
+}
+
+// translate returns the events of each record; a record that cannot be
+// translated is logged and counts as one without events, so it never
+// holds the shard up.
+func (f *Feed) translate(shard string, records []streamtypes.Record) []storage.RecordEvents {
+	batch := make([]storage.RecordEvents, 0, len(records))
+	for _, r := range records {
+		seq := ""
+		if r.Dynamodb != nil {
+			seq = aws.ToString(r.Dynamodb.SequenceNumber)
+		}
+		events, err := f.paths.EventsOf(r)
+		if err != nil {
+			f.log.Error("change feed: record skipped: it does not translate into events", "shard", shard, "sequence", seq, "error", err)
+			events = nil
+		}
+		if seq == "" {
+			continue
+		}
+		batch = append(batch, storage.RecordEvents{Sequence: seq, Events: events})
+	}
+	return batch
+}
+
+// iterator returns an iterator of the shard after the sequence number
+// checkpoint, or from its oldest record without one or when the
+// checkpoint is past the stream's retention.
+func (f *Feed) iterator(ctx context.Context, arn, id, checkpoint string) (*string, error) {
+	in := &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(arn), ShardId: aws.String(id), ShardIteratorType: streamtypes.ShardIteratorTypeTrimHorizon}
+	if checkpoint != "" {
+		in.ShardIteratorType = streamtypes.ShardIteratorTypeAfterSequenceNumber
+		in.SequenceNumber = aws.String(checkpoint)
+	}
+	out, err := f.streams.GetShardIterator(ctx, in)
+	var trimmed *streamtypes.TrimmedDataAccessException
+	if errors.As(err, &trimmed) && checkpoint != "" {
+		f.log.Warn("change feed: the checkpoint is past the stream's retention: records were lost; reading the shard from its oldest record", "shard", id, "checkpoint", checkpoint)
+		return f.iterator(ctx, arn, id, "")
+	}
+	if err != nil {
+		return nil, fmt.Errorf("shard iterator of %s: %w", id, err)
+	}
+	return out.ShardIterator, nil
+}

@@ -1,0 +1,326 @@
+package storage
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// The event log: the change feed's events in one order that every server
+// reads (partition EVENTLOG). The head item (SK HEAD) holds seq, the last
+// position used; each event is an item at SK EVENT#<20-digit position>
+// with its JSON and a TTL (expiresAt) of the retention.
+//
+// Invariants:
+//   - positions are dense and committed in order: a batch is appended in
+//     one TransactWriteItems whose head update is conditioned on the seq
+//     it read, so two appends never share a position and a transaction
+//     commits positions head+1..head+n only after every lower one;
+//   - the same transaction moves the checkpoint of the shard the events
+//     come from, conditioned on the appender still holding its lease, so
+//     a record's events enter the log exactly once, whoever reads the
+//     shard after a crash or a takeover;
+//   - events leave the log only by TTL, oldest first (give or take
+//     DynamoDB's TTL sweep): a reader that finds a gap at the start of
+//     what it reads was away longer than the retention.
+
+// DefaultEventRetention is how long an event stays in the log when
+// Append.Retention is zero.
+const DefaultEventRetention = 24 * time.Hour
+
+// Limits of one append transaction: DynamoDB takes 100 actions and 4 MB
+// in a TransactWriteItems, of which the lease and the head take two
+// actions; the bytes keep a margin for the attribute names and the keys.
+const (
+	maxEventsPerAppend = 98
+	maxAppendBytes     = 3 << 20
+	maxAppendAttempts  = 30
+)
+
+// RecordEvents are the events of one stream record, Sequence its
+// sequence number.
+type RecordEvents struct {
+	Sequence string
+	Events   []Event
+}
+
+// Append is a batch of a shard's records to log: their events, in order,
+// and the shard's checkpoint at the last one.
+type Append struct {
+	Shard, Owner string
+	Records      []RecordEvents
+	// Finished marks the shard read to its end once the batch is in.
+	Finished bool
+	// Retention is how long the events stay in the log; zero means
+	// DefaultEventRetention.
+	Retention time.Duration
+}
+
+type eventItem struct {
+	PK        string `dynamodbav:"PK"`
+	SK        string `dynamodbav:"SK"`
+	Type      string `dynamodbav:"type"`
+	Position  int64  `dynamodbav:"position"`
+	Event     string `dynamodbav:"event"` // the Event's JSON
+	ExpiresAt int64  `dynamodbav:"expiresAt"`
+}
+
+type eventHeadItem struct {
+	PK  string `dynamodbav:"PK"`
+	SK  string `dynamodbav:"SK"`
+	Seq int64  `dynamodbav:"seq"`
+}
+
+// AppendEvents logs the events of a.Records at the next positions and
+// moves the shard's checkpoint to the last record, in one
+// TransactWriteItems, or in several when the events do not fit in one
+// (a record's events always in the same one, each transaction
+// checkpointing the last record it holds). A batch without events only
+// moves the checkpoint. When another appender moved the head first, the
+// transaction is built again on the new head. It returns the events as
+// logged. It fails with ErrLeaseLost when the shard's lease is not
+// a.Owner's (nothing of the transaction that met it is written), and
+// with ErrBusy when the head kept moving.
+func (s *Store) AppendEvents(ctx context.Context, a Append) ([]LoggedEvent, error) {
+	if a.Retention <= 0 {
+		a.Retention = DefaultEventRetention
+	}
+	groups, err := appendGroups(a.Records)
+	if err != nil {
+		return nil, fmt.Errorf("append events of shard %s: %w", a.Shard, err)
+	}
+	var (
+		logged []LoggedEvent
+		head   int64 = -1 // unknown
+	)
+	for i, g := range groups {
+		last := g[len(g)-1].Sequence
+		finished := a.Finished && i == len(groups)-1
+		if countEvents(g) == 0 {
+			if err := s.CheckpointShard(ctx, a.Shard, a.Owner, last, finished); err != nil {
+				return logged, err
+			}
+			continue
+		}
+		got, err := s.appendGroup(ctx, a, g, finished, &head)
+		logged = append(logged, got...)
+		if err != nil {
+			return logged, fmt.Errorf("append events of shard %s: %w", a.Shard, err)
+		}
+	}
+	if len(groups) == 0 && a.Finished {
+		return nil, s.CheckpointShard(ctx, a.Shard, a.Owner, "", true)
+	}
+	return logged, nil
+}
+
+// appendGroups cuts records into the groups that one transaction each
+// appends: at most maxEventsPerAppend events and maxAppendBytes of JSON,
+// never splitting a record.
+func appendGroups(records []RecordEvents) ([][]RecordEvents, error) {
+	var (
+		groups       [][]RecordEvents
+		cur          []RecordEvents
+		events, size int
+	)
+	for _, r := range records {
+		n, b := len(r.Events), 0
+		for _, e := range r.Events {
+			raw, err := json.Marshal(e)
+			if err != nil {
+				return nil, fmt.Errorf("encode event %s: %w", e.ID, err)
+			}
+			b += len(raw) + 200
+		}
+		if n > maxEventsPerAppend || b > maxAppendBytes {
+			return nil, fmt.Errorf("record %s has %d events of %d bytes, more than a transaction holds", r.Sequence, n, b)
+		}
+		if len(cur) > 0 && (events+n > maxEventsPerAppend || size+b > maxAppendBytes) {
+			groups = append(groups, cur)
+			cur, events, size = nil, 0, 0
+		}
+		cur = append(cur, r)
+		events += n
+		size += b
+	}
+	if len(cur) > 0 {
+		groups = append(groups, cur)
+	}
+	return groups, nil
+}
+
+func countEvents(g []RecordEvents) int {
+	n := 0
+	for _, r := range g {
+		n += len(r.Events)
+	}
+	return n
+}
+
+// appendGroup appends one group's events in one transaction, after the
+// head *head (-1: read it first), which it moves on.
+func (s *Store) appendGroup(ctx context.Context, a Append, g []RecordEvents, finished bool, head *int64) ([]LoggedEvent, error) {
+	for attempt := 1; ; attempt++ {
+		if *head < 0 {
+			h, err := s.EventLogHead(ctx)
+			if err != nil {
+				return nil, err
+			}
+			*head = h
+		}
+		t, logged, err := s.appendTxn(a, g, finished, *head)
+		if err != nil {
+			return nil, err
+		}
+		err = s.exec(ctx, t)
+		switch {
+		case err == nil:
+			*head += int64(len(logged))
+			return logged, nil
+		case errors.Is(err, ErrLeaseLost):
+			return nil, err
+		case errors.Is(err, errRetry):
+			// Another shard's holder appended first: its head came back
+			// with the cancellation.
+			*head = headOf(t)
+		case errors.Is(err, ErrBusy):
+			*head = -1
+		default:
+			return nil, err
+		}
+		if attempt == maxAppendAttempts {
+			return nil, ErrBusy
+		}
+		if err := sleep(ctx, min(attempt, 3)); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// appendTxn builds the transaction appending g after head: the lease's
+// checkpoint first (its failure explains any other), the head, the events.
+func (s *Store) appendTxn(a Append, g []RecordEvents, finished bool, head int64) (*txn, []LoggedEvent, error) {
+	t := s.newTxn()
+	upd, _ := shardCheckpoint(g[len(g)-1].Sequence, finished)
+	if err := t.update(leaseKey(ShardLease(a.Shard)), upd, ptr(ownedBy(a.Owner)), ErrLeaseLost); err != nil {
+		return nil, nil, err
+	}
+	n := int64(countEvents(g))
+	headCond := expression.Name("seq").Equal(expression.Value(head))
+	if head == 0 {
+		headCond = expression.AttributeNotExists(expression.Name("seq")).Or(headCond)
+	}
+	headUpd := expression.Set(expression.Name("seq"), expression.Value(head+n)).
+		Set(expression.Name("type"), expression.Value(typeEventHead))
+	if err := t.update(eventLogHead(), headUpd, &headCond, errRetry); err != nil {
+		return nil, nil, err
+	}
+	expires := s.Now().Add(a.Retention).Unix()
+	logged := make([]LoggedEvent, 0, n)
+	pos := head
+	for _, r := range g {
+		for _, e := range r.Events {
+			pos++
+			raw, err := json.Marshal(e)
+			if err != nil {
+				return nil, nil, fmt.Errorf("encode event %s: %w", e.ID, err)
+			}
+			k := eventKey(pos)
+			it := eventItem{PK: k.PK, SK: k.SK, Type: typeEvent, Position: pos, Event: string(raw), ExpiresAt: expires}
+			if err := t.put(it, nil, nil); err != nil {
+				return nil, nil, err
+			}
+			logged = append(logged, LoggedEvent{Position: pos, Event: e})
+		}
+	}
+	t.returnOld()
+	return t, logged, nil
+}
+
+// headOf returns the head that cancelled t (its second action), or -1
+// when the cancellation did not carry it.
+func headOf(t *txn) int64 {
+	if len(t.reasons) < 2 || t.reasons[1].Item == nil {
+		return -1
+	}
+	var h eventHeadItem
+	if err := attributevalue.UnmarshalMap(t.reasons[1].Item, &h); err != nil {
+		return -1
+	}
+	return h.Seq
+}
+
+// EventLogHead returns the last position of the event log: 0 before the
+// first event. It is one strongly consistent GetItem.
+func (s *Store) EventLogHead(ctx context.Context) (int64, error) {
+	var h eventHeadItem
+	err := s.getItem(ctx, eventLogHead(), true, &h)
+	if errors.Is(err, ErrNotFound) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read the event log's head: %w", err)
+	}
+	return h.Seq, nil
+}
+
+// MaxEventsPage is the most events EventsAfter returns at once.
+const MaxEventsPage = 1000
+
+// EventsAfter returns up to limit events of the log after position after
+// (0: from the oldest kept), in order: one strongly consistent Query. An
+// event whose position is not the one after its predecessor's (or after
+// after) marks events gone by TTL, or a transaction that a reader sees
+// in part: changefeed waits before it skips one. It fails when limit is
+// not 1 to MaxEventsPage.
+func (s *Store) EventsAfter(ctx context.Context, after int64, limit int) ([]LoggedEvent, error) {
+	if limit < 1 || limit > MaxEventsPage {
+		return nil, fmt.Errorf("events after %d: limit %d is not 1 to %d", after, limit, MaxEventsPage)
+	}
+	kc := expression.Key(attrPK).Equal(expression.Value(eventLogPartition)).
+		And(expression.Key(attrSK).Between(expression.Value(eventSortKey(max(after, 0)+1)), expression.Value(prefixEvent+"~")))
+	expr, err := buildExpr(expression.NewBuilder().WithKeyCondition(kc))
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		KeyConditionExpression:    expr.KeyCondition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+		ConsistentRead:            aws.Bool(true),
+		Limit:                     aws.Int32(int32(limit)),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read events after %d: %w", after, err)
+	}
+	events := make([]LoggedEvent, 0, len(out.Items))
+	for _, av := range out.Items {
+		e, err := decodeEvent(av)
+		if err != nil {
+			return events, err
+		}
+		events = append(events, e)
+	}
+	return events, nil
+}
+
+func decodeEvent(av map[string]types.AttributeValue) (LoggedEvent, error) {
+	var it eventItem
+	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+		return LoggedEvent{}, fmt.Errorf("decode event item: %w", err)
+	}
+	e := LoggedEvent{Position: it.Position}
+	if err := json.Unmarshal([]byte(it.Event), &e.Event); err != nil {
+		return LoggedEvent{}, fmt.Errorf("decode event at %d: %w", it.Position, err)
+	}
+	return e, nil
+}

@@ -1,0 +1,197 @@
+package storage_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/blogql/blog/storage"
+)
+
+// The event log and the leases, as the change feed's dispatcher uses
+// them: appends that move a shard's checkpoint atomically, under the
+// shard's lease, at dense positions.
+
+func records(from, n, eventsEach int) []storage.RecordEvents {
+	out := make([]storage.RecordEvents, n)
+	for i := range out {
+		seq := fmt.Sprintf("%021d", from+i)
+		out[i].Sequence = seq
+		for j := range eventsEach {
+			out[i].Events = append(out[i].Events, storage.Event{
+				ID: fmt.Sprintf("evt_%s_%d", seq, j), Type: storage.EventAuthorUpdated,
+				Time: start, Data: storage.EventData{AuthorID: "ada"},
+			})
+		}
+	}
+	return out
+}
+
+func (e *env) take(name, owner string) storage.Lease {
+	e.t.Helper()
+	l, err := e.store.TakeLease(context.Background(), name, owner, 10*time.Second)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return l
+}
+
+// logged returns every event of the log and fails the test when their
+// positions are not 1, 2, 3… or an id repeats.
+func (e *env) logged() []storage.LoggedEvent {
+	e.t.Helper()
+	all, err := e.store.EventsAfter(context.Background(), 0, storage.MaxEventsPage)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for i, ev := range all {
+		if ev.Position != int64(i+1) || seen[ev.ID] {
+			e.t.Fatalf("event %d is %d %s; positions must be dense from 1 and ids unique", i, ev.Position, ev.ID)
+		}
+		seen[ev.ID] = true
+	}
+	return all
+}
+
+func TestAppendEventsLogsInOrderAndCheckpoints(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.take(storage.ShardLease("s1"), "a")
+	// 150 events do not fit in one transaction: they go in two, each
+	// checkpointing the last record it holds; trailing records without
+	// events move the checkpoint too.
+	batch := append(records(1, 150, 1), records(151, 2, 0)...)
+	cctx, counter := storage.WithRequestCounter(ctx)
+	got, err := e.store.AppendEvents(cctx, storage.Append{Shard: "s1", Owner: "a", Records: batch})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 150 || got[149].Position != 150 {
+		t.Fatalf("logged %d events, the last at %d", len(got), got[len(got)-1].Position)
+	}
+	if n := counter.ByOperation()["TransactWriteItems"]; n != 2 {
+		t.Errorf("appended in %d transactions, want 2", n)
+	}
+	if all := e.logged(); len(all) != 150 || all[0].ID != batch[0].Events[0].ID {
+		t.Fatalf("the log holds %d events", len(all))
+	}
+	if h, _ := e.store.EventLogHead(ctx); h != 150 {
+		t.Errorf("head %d, want 150", h)
+	}
+	l := e.take(storage.ShardLease("s1"), "a")
+	if l.Checkpoint != batch[len(batch)-1].Sequence || l.Finished {
+		t.Errorf("lease %+v, want the checkpoint at the last record", l)
+	}
+	// A batch without events only checkpoints; Finished marks the shard.
+	if _, err := e.store.AppendEvents(ctx, storage.Append{Shard: "s1", Owner: "a", Records: records(153, 1, 0), Finished: true}); err != nil {
+		t.Fatal(err)
+	}
+	if l := e.take(storage.ShardLease("s1"), "a"); l.Checkpoint != fmt.Sprintf("%021d", 153) || !l.Finished {
+		t.Errorf("lease %+v, want finished at the last record", l)
+	}
+	after, err := e.store.EventsAfter(ctx, 148, 10)
+	if err != nil || len(after) != 2 || after[0].Position != 149 {
+		t.Errorf("EventsAfter(148) = %v, %v", after, err)
+	}
+	e.consistent()
+}
+
+func TestLostLeaseStopsAppends(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	name := storage.ShardLease("s1")
+	e.take(name, "a")
+	if _, err := e.store.TakeLease(ctx, name, "b", 10*time.Second); !errors.Is(err, storage.ErrLeaseHeld) {
+		t.Fatalf("b took a's lease: %v", err)
+	}
+	if _, err := e.store.AppendEvents(ctx, storage.Append{Shard: "s1", Owner: "a", Records: records(1, 1, 1)}); err != nil {
+		t.Fatal(err)
+	}
+	// a pauses past the expiry; b takes the shard over from a's
+	// checkpoint.
+	e.clock.Advance(11 * time.Second)
+	l, err := e.store.TakeLease(ctx, name, "b", 10*time.Second)
+	if err != nil || l.Checkpoint != fmt.Sprintf("%021d", 1) {
+		t.Fatalf("b's takeover: %+v, %v", l, err)
+	}
+	for _, a := range []storage.Append{
+		{Shard: "s1", Owner: "a", Records: records(2, 1, 1)},
+		{Shard: "s1", Owner: "a", Records: records(2, 1, 0)},
+		{Shard: "s1", Owner: "a", Finished: true},
+	} {
+		if _, err := e.store.AppendEvents(ctx, a); !errors.Is(err, storage.ErrLeaseLost) {
+			t.Errorf("a's append after losing the lease: %v, want ErrLeaseLost", err)
+		}
+	}
+	if _, err := e.store.RenewLease(ctx, name, "a", time.Second); !errors.Is(err, storage.ErrLeaseLost) {
+		t.Errorf("a renewed b's lease: %v", err)
+	}
+	if err := e.store.ReleaseLease(ctx, name, "a"); !errors.Is(err, storage.ErrLeaseLost) {
+		t.Errorf("a released b's lease: %v", err)
+	}
+	if all := e.logged(); len(all) != 1 {
+		t.Errorf("the log holds %d events, want a's first one", len(all))
+	}
+	if l := e.take(name, "b"); l.Checkpoint != fmt.Sprintf("%021d", 1) {
+		t.Errorf("checkpoint %q moved by a", l.Checkpoint)
+	}
+	// Released, the lease is free at once, its checkpoint kept.
+	if err := e.store.ReleaseLease(ctx, name, "b"); err != nil {
+		t.Fatal(err)
+	}
+	if l := e.take(name, "c"); l.Checkpoint != fmt.Sprintf("%021d", 1) {
+		t.Errorf("c took %+v", l)
+	}
+	e.consistent()
+}
+
+// TestAppendEventsRetriesWhenTheHeadMoved lets another shard's holder
+// append between a's read of the head and a's transaction: a's head
+// condition fails, and a appends after the other's events.
+func TestAppendEventsRetriesWhenTheHeadMoved(t *testing.T) {
+	e := newRaceEnv(t)
+	ctx := context.Background()
+	e.take(storage.ShardLease("s1"), "a")
+	e.take(storage.ShardLease("s2"), "b")
+	e.hooks.at("TransactWriteItems", 1, e.racing("append of s2", func(ctx context.Context, s *storage.Store) error {
+		_, err := s.AppendEvents(ctx, storage.Append{Shard: "s2", Owner: "b", Records: records(100, 2, 1)})
+		return err
+	}))
+	// And DynamoDB cancels a's next attempt for a conflict, as it does
+	// when two transactions meet.
+	e.hooks.at("TransactWriteItems", 2, cancelled("TransactionConflict"))
+	got, err := e.store.AppendEvents(ctx, storage.Append{Shard: "s1", Owner: "a", Records: records(1, 2, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Position != 3 || got[1].Position != 4 {
+		t.Fatalf("a logged %+v, want positions 3 and 4", got)
+	}
+	all := e.logged()
+	if len(all) != 4 || all[0].ID != records(100, 1, 1)[0].Events[0].ID || all[2].ID != got[0].ID {
+		t.Errorf("log %+v", all)
+	}
+	e.consistent()
+}
+
+func TestWorkerLeaseCheckpoints(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	name := storage.WorkerLease("webhooks")
+	if l := e.take(name, "a"); l.Position != 0 {
+		t.Fatalf("a new worker lease starts at %d", l.Position)
+	}
+	if err := e.store.CheckpointWorker(ctx, name, "a", 7); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.store.CheckpointWorker(ctx, name, "b", 9); !errors.Is(err, storage.ErrLeaseLost) {
+		t.Errorf("b checkpointed a's worker: %v", err)
+	}
+	leases, err := e.store.Leases(ctx)
+	if err != nil || len(leases) != 1 || leases[0].Position != 7 || leases[0].Owner != "a" || !leases[0].HeldAt(e.clock.Now()) {
+		t.Errorf("leases %+v, %v", leases, err)
+	}
+}
