@@ -48,6 +48,7 @@ type config struct {
 	jwtAudience       string
 	jwksURL           string
 	cacheMaxAge       time.Duration
+	eventRetention    time.Duration
 	pprofAddr         string
 	metricsAddr       string
 	moderation        string
@@ -269,6 +270,9 @@ func settings(c *config) []setting {
 		{"migrate", "MIGRATE", val(&c.migrate, migrateAuto),
 			"bring a table written by an earlier version to the current layout: auto (at start, before serving;\none read when there is nothing to do), only (do it, then exit without serving) or off (never; the log says\nwhen the table needs it)",
 			"bring a table written by an earlier version to the current layout: `auto` (at start, before serving; one GetItem when there is nothing to do), `only` (migrate, then exit) or `off` (never; logs a warning when the table needs it); see [Upgrading a table](#upgrading-a-table)"},
+		{"event-retention", "EVENT_RETENTION", val(&c.eventRetention, storage.DefaultEventRetention),
+			"how long the change feed's events stay in the event log (their TTL), at least 1m:\nhow long a server or a worker may be away and still catch up",
+			"how long the change feed's events stay in the event log (their TTL), at least `1m`: how long a server or a worker may be away and still catch up (see [Change feed](#change-feed))"},
 	}
 }
 
@@ -366,6 +370,8 @@ func (c *config) check(stray []string) error {
 		return fmt.Errorf("dynamodb max attempts %d: must be 1 to %d", c.maxAttempts, storage.MaxAttemptsLimit)
 	case c.cacheMaxAge < 0:
 		return fmt.Errorf("cache max age %s: must not be negative", c.cacheMaxAge)
+	case c.eventRetention < time.Minute:
+		return fmt.Errorf("event retention %s: must be at least 1m", c.eventRetention)
 	case c.cursorKey != "" && len(c.cursorKey) < storage.MinCursorKeyBytes:
 		return fmt.Errorf("cursor key: must be at least %d bytes", storage.MinCursorKeyBytes)
 	case c.moderation != moderationHold && c.moderation != moderationPublish:

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/blogql/blog/auth"
+	"github.com/blogql/blog/changefeed"
 	"github.com/blogql/blog/demo"
 	"github.com/blogql/blog/embedded"
 	"github.com/blogql/blog/gqlhttp"
@@ -189,6 +190,16 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
+	feed, err := newFeed(ctx, tel.client(clientCfg), store, cfg, logger)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	fed := make(chan struct{})
+	go func() {
+		defer close(fed)
+		_ = feed.Run(ctx) // until ctx ends; it logs what fails and goes on
+	}()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 
@@ -214,8 +225,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)
 	}
+	<-fed // the feed released its leases
 	logger.Info("stopped")
 	return nil
+}
+
+// newFeed returns the server's part of the change feed on store's table
+// (package changefeed), to run until the server stops: every server of
+// the fleet runs one, and the leases in the table share the stream's
+// shards and the workers among them. Workers that follow the content are
+// added here, before it runs.
+func newFeed(ctx context.Context, clientCfg storage.ClientConfig, store *storage.Store, cfg *config, logger *slog.Logger) (*changefeed.Feed, error) {
+	streams, err := storage.NewStreamsClient(ctx, clientCfg)
+	if err != nil {
+		return nil, err
+	}
+	feed := changefeed.New(store, streams, changefeed.Options{Retention: cfg.eventRetention, Logger: logger})
+	logger.Info("change feed", "owner", feed.Owner(), "event_retention", cfg.eventRetention)
+	return feed, nil
 }
 
 // Values of -migrate.
