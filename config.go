@@ -49,6 +49,7 @@ type config struct {
 	jwksURL           string
 	cacheMaxAge       time.Duration
 	eventRetention    time.Duration
+	readStream        bool
 	pprofAddr         string
 	metricsAddr       string
 	moderation        string
@@ -273,6 +274,9 @@ func settings(c *config) []setting {
 		{"event-retention", "EVENT_RETENTION", val(&c.eventRetention, storage.DefaultEventRetention),
 			"how long the change feed's events stay in the event log (their TTL), at least 1m:\nhow long a server or a worker may be away and still catch up",
 			"how long the change feed's events stay in the event log (their TTL), at least `1m`: how long a server or a worker may be away and still catch up (see [Change feed](#change-feed))"},
+		{"read-stream", "READ_STREAM", val(&c.readStream, true),
+			"read the table's stream and log its events (the change feed's shards, under leases);\nfalse: something else does, e.g. a Lambda on the stream; the server still reads the event log",
+			"read the table's stream and append its events to the event log, under leases; `false`: something else does, e.g. [a Lambda on the stream](#the-feed-at-aws-scale-a-lambda-on-the-stream); the server still reads the log and runs workers"},
 	}
 }
 

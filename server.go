@@ -240,8 +240,8 @@ func newFeed(ctx context.Context, clientCfg storage.ClientConfig, store *storage
 	if err != nil {
 		return nil, err
 	}
-	feed := changefeed.New(store, streams, changefeed.Options{Retention: cfg.eventRetention, Logger: logger})
-	logger.Info("change feed", "owner", feed.Owner(), "event_retention", cfg.eventRetention)
+	feed := changefeed.New(store, streams, changefeed.Options{Retention: cfg.eventRetention, Logger: logger, NoShards: !cfg.readStream})
+	logger.Info("change feed", "owner", feed.Owner(), "event_retention", cfg.eventRetention, "read_stream", cfg.readStream)
 	return feed, nil
 }
 

@@ -68,6 +68,10 @@ type Options struct {
 	PollEvery, TailEvery time.Duration
 	// Logger gets the feed's warnings; nil means slog.Default().
 	Logger *slog.Logger
+	// NoShards makes this server read no shard of the stream: something
+	// else appends to the log (an AWS Lambda on the stream). It still
+	// tails the log and runs workers.
+	NoShards bool
 }
 
 // Worker is work that runs on one server of the fleet at a time: the

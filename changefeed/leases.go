@@ -67,6 +67,9 @@ func (f *Feed) round(ctx context.Context, held map[string]*holder, arn string) s
 			return f.runWorker(ctx, w, l)
 		})
 	}
+	if f.opts.NoShards {
+		return ""
+	}
 	if arn == "" {
 		if arn, err = f.store.StreamARN(ctx); err != nil {
 			if ctx.Err() == nil {

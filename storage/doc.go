@@ -28,6 +28,10 @@
 //	blog-wide counts          STATS              STATS                                  (postCount, scheduled, month#<YYYY-MM>, authorCount, categoryCount)
 //	idempotency record        IDEMPOTENCY#<op>#<key>  (same)                            (hash, result, expiresAt TTL)
 //	server key                SECRET#<name>      SECRET#<name>                          (value: 32 random bytes)
+//	shard lease               LEASES             SHARD#<shardId>                        (owner, leaseUntil, checkpoint, finished)
+//	worker lease              LEASES             WORKER#<name>                          (owner, leaseUntil, position)
+//	event log head            EVENTLOG           HEAD                                   (seq: the last position)
+//	logged event              EVENTLOG           EVENT#<20-digit position>              (position, event: its JSON, expiresAt TTL)
 //
 // A post item holds the Markdown body and what is derived from it when it
 // is written (see Rendered bodies): bodyHtml, toc, words, minutes and
@@ -445,6 +449,38 @@
 //
 // Comment events carry no paths: a comment's item does not know its
 // post's slug; comments:<postId> finds the pages.
+//
+// # Event log and leases
+//
+// The server's dispatcher (package changefeed) reads the stream's shards
+// and logs their events in the table, so every server can read them with
+// one cheap Query (EventsAfter) from its last position: the stream
+// allows two readers per shard, the log any number.
+//
+// Leases (leases.go) say which server reads a shard or runs a worker:
+// the item LEASES/SHARD#<shardId> or LEASES/WORKER#<name> with its owner
+// and leaseUntil (Unix milliseconds; not expiresAt, which TTL would act
+// on). TakeLease writes it when it is absent, expired, released
+// (leaseUntil 0) or the taker's own; RenewLease, ReleaseLease and every
+// checkpoint are conditioned on the owner, so a server that lost a lease
+// (it paused past the expiry and another took over) fails its next write
+// with ErrLeaseLost and stops. A shard's lease keeps its checkpoint (the
+// sequence number of the last record logged) and finished (the shard is
+// closed and read to its end); a worker's its position (the last event
+// it handled). A finished shard's lease is deleted once the stream no
+// longer lists the shard.
+//
+// AppendEvents writes a batch of a shard's records in one
+// TransactWriteItems: the lease's checkpoint update (condition: owner),
+// the head's update from seq to seq+n (condition: seq as read) and the n
+// events at seq+1..seq+n. So positions are dense and committed in order,
+// and a record's events enter the log exactly once: a takeover reads on
+// from the checkpoint the same transaction moved. A batch past one
+// transaction's 100 actions or 4 MB is cut into several, between records;
+// a batch without events only moves the checkpoint; when another shard's
+// holder moved the head first, the transaction is built again on the new
+// head, which the cancellation returns. Events expire by TTL after the
+// retention (DefaultEventRetention, 24 h; -event-retention).
 //
 // # Layout versions and migration
 //

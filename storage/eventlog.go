@@ -55,6 +55,11 @@ type RecordEvents struct {
 // Append is a batch of a shard's records to log: their events, in order,
 // and the shard's checkpoint at the last one.
 type Append struct {
+	// Shard is the shard the records come from, whose lease Owner holds
+	// and whose checkpoint moves with the append. Empty, the append
+	// moves no checkpoint and needs no lease: for a reader of the stream
+	// that keeps its own (an AWS Lambda's event source mapping), which
+	// may log a record's events again when it retries a batch.
 	Shard, Owner string
 	Records      []RecordEvents
 	// Finished marks the shard read to its end once the batch is in.
@@ -105,6 +110,9 @@ func (s *Store) AppendEvents(ctx context.Context, a Append) ([]LoggedEvent, erro
 		last := g[len(g)-1].Sequence
 		finished := a.Finished && i == len(groups)-1
 		if countEvents(g) == 0 {
+			if a.Shard == "" {
+				continue
+			}
 			if err := s.CheckpointShard(ctx, a.Shard, a.Owner, last, finished); err != nil {
 				return logged, err
 			}
@@ -116,7 +124,7 @@ func (s *Store) AppendEvents(ctx context.Context, a Append) ([]LoggedEvent, erro
 			return logged, fmt.Errorf("append events of shard %s: %w", a.Shard, err)
 		}
 	}
-	if len(groups) == 0 && a.Finished {
+	if len(groups) == 0 && a.Finished && a.Shard != "" {
 		return nil, s.CheckpointShard(ctx, a.Shard, a.Owner, "", true)
 	}
 	return logged, nil
@@ -190,7 +198,7 @@ func (s *Store) appendGroup(ctx context.Context, a Append, g []RecordEvents, fin
 		case errors.Is(err, errRetry):
 			// Another shard's holder appended first: its head came back
 			// with the cancellation.
-			*head = headOf(t)
+			*head = headOf(t, a.Shard != "")
 		case errors.Is(err, ErrBusy):
 			*head = -1
 		default:
@@ -209,9 +217,11 @@ func (s *Store) appendGroup(ctx context.Context, a Append, g []RecordEvents, fin
 // checkpoint first (its failure explains any other), the head, the events.
 func (s *Store) appendTxn(a Append, g []RecordEvents, finished bool, head int64) (*txn, []LoggedEvent, error) {
 	t := s.newTxn()
-	upd, _ := shardCheckpoint(g[len(g)-1].Sequence, finished)
-	if err := t.update(leaseKey(ShardLease(a.Shard)), upd, ptr(ownedBy(a.Owner)), ErrLeaseLost); err != nil {
-		return nil, nil, err
+	if a.Shard != "" {
+		upd, _ := shardCheckpoint(g[len(g)-1].Sequence, finished)
+		if err := t.update(leaseKey(ShardLease(a.Shard)), upd, ptr(ownedBy(a.Owner)), ErrLeaseLost); err != nil {
+			return nil, nil, err
+		}
 	}
 	n := int64(countEvents(g))
 	headCond := expression.Name("seq").Equal(expression.Value(head))
@@ -245,14 +255,19 @@ func (s *Store) appendTxn(a Append, g []RecordEvents, finished bool, head int64)
 	return t, logged, nil
 }
 
-// headOf returns the head that cancelled t (its second action), or -1
-// when the cancellation did not carry it.
-func headOf(t *txn) int64 {
-	if len(t.reasons) < 2 || t.reasons[1].Item == nil {
+// headOf returns the head that cancelled t, or -1 when the cancellation
+// did not carry it.
+// The head's action is the first, or the second after a lease's.
+func headOf(t *txn, withLease bool) int64 {
+	i := 0
+	if withLease {
+		i = 1
+	}
+	if len(t.reasons) <= i || t.reasons[i].Item == nil {
 		return -1
 	}
 	var h eventHeadItem
-	if err := attributevalue.UnmarshalMap(t.reasons[1].Item, &h); err != nil {
+	if err := attributevalue.UnmarshalMap(t.reasons[i].Item, &h); err != nil {
 		return -1
 	}
 	return h.Seq

@@ -195,3 +195,35 @@ func TestWorkerLeaseCheckpoints(t *testing.T) {
 		t.Errorf("leases %+v, %v", leases, err)
 	}
 }
+
+// TestAppendEventsWithoutAShard appends as a reader that keeps its own
+// checkpoints does (a Lambda on the stream): no lease, and a head that
+// moved is read from the cancellation all the same.
+func TestAppendEventsWithoutAShard(t *testing.T) {
+	e := newRaceEnv(t)
+	ctx := context.Background()
+	e.hooks.at("TransactWriteItems", 1, e.racing("another append", func(ctx context.Context, s *storage.Store) error {
+		_, err := s.AppendEvents(ctx, storage.Append{Records: records(100, 1, 1)})
+		return err
+	}))
+	cctx, counter := storage.WithRequestCounter(ctx)
+	got, err := e.store.AppendEvents(cctx, storage.Append{Records: append(records(1, 2, 1), records(3, 1, 0)...)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got[0].Position != 2 {
+		t.Fatalf("logged %+v, want positions 2 and 3", got)
+	}
+	// One read of the head, two transactions: the cancelled one told the
+	// new head.
+	if ops := counter.ByOperation(); ops["GetItem"] != 1 || ops["TransactWriteItems"] != 2 {
+		t.Errorf("requests %v", ops)
+	}
+	if leases, err := e.store.Leases(ctx); err != nil || len(leases) != 0 {
+		t.Errorf("leases %v, %v", leases, err)
+	}
+	if len(e.logged()) != 3 {
+		t.Errorf("the log holds %d events", len(e.logged()))
+	}
+	e.consistent()
+}
