@@ -30,8 +30,14 @@ type env struct {
 
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	return newEnvOn(t, dynamotest.ClientConfig(t, nil))
+}
+
+// newEnvOn returns an env on the DynamoDB of cfg; the store's clock is
+// now, when given.
+func newEnvOn(t *testing.T, cfg storage.ClientConfig, opts ...storage.Option) *env {
+	t.Helper()
 	ctx := context.Background()
-	cfg := dynamotest.ClientConfig(t, nil)
 	client, err := storage.NewClient(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -40,7 +46,7 @@ func newEnv(t *testing.T) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := storage.New(client, dynamotest.Table(t, client, "feed"), storage.WithStream())
+	store := storage.New(client, dynamotest.Table(t, client, "feed"), append(opts, storage.WithStream())...)
 	if err := store.CreateTable(ctx); err != nil {
 		t.Fatal(err)
 	}
