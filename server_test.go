@@ -269,6 +269,9 @@ func TestRun(t *testing.T) {
 	if !logs.has(`"msg":"request"`, `"request_id":"client-chosen-42"`) {
 		t.Errorf("no request log line with the request id in:\n%s", logs)
 	}
+	if !logs.has(`"msg":"change feed","owner":`, `"read_stream":true`) {
+		t.Errorf("no change feed in the log:\n%s", logs)
+	}
 	if !logs.has(`"msg":"stopped"`) {
 		t.Errorf("no shutdown in the log:\n%s", logs)
 	}
