@@ -479,7 +479,9 @@
 // transaction's 100 actions or 4 MB is cut into several, between records;
 // a batch without events only moves the checkpoint; when another shard's
 // holder moved the head first, the transaction is built again on the new
-// head, which the cancellation returns. Events expire by TTL after the
+// head, which the cancellation returns (the store tries the highest
+// position it has seen first, so a server that reads the log needs no
+// read of the head to append). Events expire by TTL after the
 // retention (DefaultEventRetention, 24 h; -event-retention).
 //
 // # Layout versions and migration

@@ -102,10 +102,14 @@ func (s *Store) AppendEvents(ctx context.Context, a Append) ([]LoggedEvent, erro
 	if err != nil {
 		return nil, fmt.Errorf("append events of shard %s: %w", a.Shard, err)
 	}
-	var (
-		logged []LoggedEvent
-		head   int64 = -1 // unknown
-	)
+	var logged []LoggedEvent
+	// The head last seen (by this append, the log's readers or a
+	// cancellation) is tried first: the head's condition checks it, and a
+	// cancellation returns the true one.
+	head := s.logHead.Load()
+	if head == 0 {
+		head = -1 // unknown: read it
+	}
 	for i, g := range groups {
 		last := g[len(g)-1].Sequence
 		finished := a.Finished && i == len(groups)-1
@@ -192,6 +196,7 @@ func (s *Store) appendGroup(ctx context.Context, a Append, g []RecordEvents, fin
 		switch {
 		case err == nil:
 			*head += int64(len(logged))
+			s.sawPosition(*head)
 			return logged, nil
 		case errors.Is(err, ErrLeaseLost):
 			return nil, err
@@ -284,7 +289,18 @@ func (s *Store) EventLogHead(ctx context.Context) (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("read the event log's head: %w", err)
 	}
+	s.sawPosition(h.Seq)
 	return h.Seq, nil
+}
+
+// sawPosition remembers that the log reaches position p.
+func (s *Store) sawPosition(p int64) {
+	for {
+		cur := s.logHead.Load()
+		if p <= cur || s.logHead.CompareAndSwap(cur, p) {
+			return
+		}
+	}
 }
 
 // MaxEventsPage is the most events EventsAfter returns at once.
@@ -324,6 +340,9 @@ func (s *Store) EventsAfter(ctx context.Context, after int64, limit int) ([]Logg
 			return events, err
 		}
 		events = append(events, e)
+	}
+	if len(events) > 0 {
+		s.sawPosition(events[len(events)-1].Position)
 	}
 	return events, nil
 }

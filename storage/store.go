@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -28,6 +29,9 @@ type Store struct {
 	render markdown.Options
 	// hints remember what comments' transactions depend on (hints.go).
 	hints *hints
+	// logHead is the highest event-log position seen (eventlog.go), the
+	// head an append tries first.
+	logHead *atomic.Int64
 	// privateHosts lets links name hosts that are not public (links.go).
 	privateHosts bool
 	// stream makes CreateTable give the table its stream (WithStream).
@@ -64,7 +68,7 @@ func WithStream() Option {
 
 // New returns a Store on table through db.
 func New(db *dynamodb.Client, table string, opts ...Option) *Store {
-	s := &Store{db: db, table: table, now: time.Now, hints: newHints(),
+	s := &Store{db: db, table: table, now: time.Now, hints: newHints(), logHead: new(atomic.Int64),
 		render: markdown.Options{HeadingIDPrefix: markdown.DefaultHeadingIDPrefix}}
 	for _, o := range opts {
 		o(s)
