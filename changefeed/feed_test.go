@@ -325,3 +325,33 @@ func TestWorkerTicksOnOneServer(t *testing.T) {
 		t.Errorf("both servers ticked: %v", ticks)
 	}
 }
+
+// TestLostLeaseStopsTheShard takes a shard's lease from the server
+// reading it, as a server does that finds it expired: the first server's
+// appends fail their condition and it stops reading the shard; the new
+// holder logs what follows, each record once.
+func TestLostLeaseStopsTheShard(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.run(e.feed("a"))
+	e.write(2)
+	e.eventually("2 events logged", func() bool { return e.head() == 2 })
+	leases, err := e.store.Leases(ctx)
+	if err != nil || len(leases) != 1 {
+		t.Fatalf("leases %v, %v", leases, err)
+	}
+	name := leases[0].Name
+	if err := e.store.ReleaseLease(ctx, name, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.TakeLease(ctx, name, "b", time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	e.write(3)
+	e.run(e.feed("b"))
+	e.eventually("5 events logged", func() bool { return e.head() == 5 })
+	if len(e.logged()) != 5 {
+		t.Errorf("the log holds %d events", len(e.logged()))
+	}
+	e.consistent()
+}

@@ -22,6 +22,10 @@ type holder struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	until  time.Time
+	// stopping is set once the lease is lost: the holder stays in the
+	// set until its work has stopped, so that the lease is not taken
+	// again (by this server) while it still runs.
+	stopping bool
 }
 
 func (f *Feed) coordinate(ctx context.Context) {
@@ -139,6 +143,9 @@ func (f *Feed) shards(ctx context.Context, arn string) ([]streamtypes.Shard, err
 // longer be known to be held, is stopped.
 func (f *Feed) renew(ctx context.Context, held map[string]*holder) {
 	for name, h := range held {
+		if h.stopping {
+			continue
+		}
 		l, err := f.store.RenewLease(ctx, name, f.opts.Owner, f.opts.LeaseDuration)
 		switch {
 		case err == nil:
@@ -148,11 +155,11 @@ func (f *Feed) renew(ctx context.Context, held map[string]*holder) {
 		case errors.Is(err, storage.ErrLeaseLost):
 			f.log.Warn("change feed: lease lost to another server", "lease", name)
 			h.cancel()
-			delete(held, name)
+			h.stopping = true
 		case !f.store.Now().Before(h.until):
 			f.log.Warn("change feed: lease expired before it could be renewed", "lease", name, "error", err)
 			h.cancel()
-			delete(held, name)
+			h.stopping = true
 		default:
 			f.log.Warn("change feed: renew lease", "lease", name, "error", err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/blogql/blog/storage"
@@ -106,9 +107,13 @@ func wait(ctx context.Context, woken <-chan struct{}, d time.Duration) bool {
 // checkpoint.
 func (f *Feed) runWorker(ctx context.Context, w Worker, l storage.Lease) error {
 	ctx, cancel := context.WithCancel(ctx)
+	var ticking sync.WaitGroup
+	// A tick still running when the lease is released could overlap the
+	// next holder's: the worker ends with its last tick.
+	defer ticking.Wait()
 	defer cancel()
 	if w.Tick != nil {
-		go func() {
+		ticking.Go(func() {
 			t := time.NewTicker(w.Every)
 			defer t.Stop()
 			for {
@@ -121,7 +126,7 @@ func (f *Feed) runWorker(ctx context.Context, w Worker, l storage.Lease) error {
 				case <-t.C:
 				}
 			}
-		}()
+		})
 	}
 	if w.Events == nil {
 		<-ctx.Done()
