@@ -148,6 +148,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	store = storage.New(client, cfg.table, append(storeOpts, storage.WithCursorKey(cursorKey))...)
+	feed, err := newFeed(ctx, tel.client(clientCfg), store, cfg, logger)
+	if err != nil {
+		return err
+	}
 	if cfg.playgroundOn() && !cfg.introspectionOn() {
 		logger.Warn("the playground cannot load the schema with introspection off")
 	}
@@ -189,11 +193,6 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		IdleTimeout:       120 * time.Second,
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
-	}
-	feed, err := newFeed(ctx, tel.client(clientCfg), store, cfg, logger)
-	if err != nil {
-		ln.Close()
-		return err
 	}
 	fed := make(chan struct{})
 	go func() {
