@@ -25,7 +25,8 @@ import (
 // disagrees with its holder's slugs, a held comment outside its queues, a
 // reply its parent carries wrongly, a reader or rate item that is
 // malformed, an author's or category's cleared attribute kept as an empty
-// string. It reads every item, so it is for tests and maintenance, not
+// string, a schedule item or a go-live marker without the other, or a
+// schedule item due for over a minute (see checkSchedule). It reads every item, so it is for tests and maintenance, not
 // for serving. An empty list means the table is consistent.
 func (s *Store) Check(ctx context.Context) ([]string, error) {
 	var (
@@ -39,6 +40,7 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 		rates    []*rateItem
 		slugs    []*slugItem
 		aslugs   []*authorSlugItem
+		sched    []*scheduleItem
 		stats    statsItem
 		bad      []string
 	)
@@ -100,6 +102,10 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 				aslugs = append(aslugs, sl)
 			case typeStats:
 				err = attributevalue.UnmarshalMap(it, &stats)
+			case typeSchedule:
+				si := &scheduleItem{}
+				err = attributevalue.UnmarshalMap(it, si)
+				sched = append(sched, si)
 			case typeIdempotency, typeSecret, typeLayout:
 			default:
 				bad = append(bad, fmt.Sprintf("item %s/%s has unknown type %q", head.PK, head.SK, head.Type))
@@ -309,6 +315,7 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 			}
 		}
 	}
+	bad = append(bad, checkSchedule(sched, posts, now, keyTime(s.Now().Add(-goLiveGrace)))...)
 	sort.Strings(bad)
 	return bad, nil
 }
