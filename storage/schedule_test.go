@@ -278,3 +278,44 @@ func TestCheckFindsScheduleFaults(t *testing.T) {
 		t.Errorf("the checker finds nothing like %q in %q", want, bad)
 	}
 }
+
+// TestMigrateMarksScheduledPosts migrates a table of layout 2, whose
+// scheduled posts have no go-live marker or schedule item: Migrate gives
+// them theirs, without a new version, reading only the author copies
+// sorted after now, and the posts then go live as the others do.
+func TestMigrateMarksScheduledPosts(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.author("ada", "Ada")
+	e.author("grace", "Grace")
+	soon := e.publish(e.post("ada", "soon"), start.Add(time.Hour))
+	e.publish(e.post("grace", "now"), time.Time{})
+	e.post("grace", "draft")
+	// What layout 2 wrote: no marker, no schedule item.
+	key := func(pk, sk string) map[string]types.AttributeValue {
+		return map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: pk}, "SK": &types.AttributeValueMemberS{Value: sk}}
+	}
+	must[*dynamodb.UpdateItemOutput](t)(e.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(e.table), Key: key("POST#"+soon.ID, "POST#"+soon.ID), UpdateExpression: aws.String("REMOVE goLiveAt")}))
+	must[*dynamodb.DeleteItemOutput](t)(e.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
+		TableName: aws.String(e.table), Key: key("SCHEDULE", keyTime(start.Add(time.Hour))+"#"+soon.ID)}))
+	layout := key("LAYOUT", "LAYOUT")
+	layout["type"], layout["version"] = &types.AttributeValueMemberS{Value: "layout"}, &types.AttributeValueMemberN{Value: "2"}
+	must[*dynamodb.PutItemOutput](t)(e.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(e.table), Item: layout}))
+	bad := must[[]string](t)(e.store.Check(ctx))
+	equal(t, "the checker on layout 2", strings.Join(bad, "\n"), "post "+soon.ID+" is scheduled at "+keyTime(start.Add(time.Hour))+" without a go-live marker")
+
+	var m *storage.Migration
+	n := counted(func(ctx context.Context) { m = must[*storage.Migration](t)(e.store.Migrate(ctx)) })
+	equal(t, "migration", fmt.Sprintf("%+v", *m), fmt.Sprintf("%+v", storage.Migration{From: 2, To: storage.CurrentLayout, Scheduled: 1}))
+	// The layout item; the authors, and the scheduled copies of each; the
+	// scheduled post, and its transaction; the layout recorded.
+	equal(t, "requests", fmt.Sprint(n), "map[GetItem:2 Query:3 TransactWriteItems:1 UpdateItem:1]")
+	e.scheduled("migrated", soon.ID, start.Add(time.Hour))
+	equal(t, "version", must[*storage.Post](t)(e.store.GetPost(ctx, soon.ID)).Version, soon.Version)
+	e.consistent()
+
+	e.clock.Advance(time.Hour)
+	equal(t, "posts gone live", must[int](t)(e.store.GoLive(ctx)), 1)
+	e.consistent()
+}
