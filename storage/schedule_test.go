@@ -319,3 +319,31 @@ func TestMigrateMarksScheduledPosts(t *testing.T) {
 	equal(t, "posts gone live", must[int](t)(e.store.GoLive(ctx)), 1)
 	e.consistent()
 }
+
+// TestEditRacingGoLive lets a post go live between an edit's read and its
+// transaction: the edit read the marker, which is gone, so its condition
+// fails, it reads again and writes the post without putting the marker
+// back, and keeps the version the editor expected.
+func TestEditRacingGoLive(t *testing.T) {
+	e := newRaceEnv(t)
+	ctx := context.Background()
+	e.author("ada", "Ada")
+	p := e.publish(e.post("ada", "soon"), start.Add(time.Hour))
+	e.clock.Advance(time.Hour)
+	e.hooks.at("TransactWriteItems", 1, e.racing("go-live", func(ctx context.Context, s *storage.Store) error {
+		n, err := s.GoLive(ctx)
+		if err == nil && n != 1 {
+			err = fmt.Errorf("%d posts went live, want 1", n)
+		}
+		return err
+	}))
+	var edited *storage.Post
+	n := counted(func(ctx context.Context) {
+		edited = must[*storage.Post](t)(e.store.UpdatePost(ctx, storage.PostPatch{ID: p.ID, ExpectedVersion: p.Version, Title: ptr("Now")}))
+	})
+	equal(t, "transactions of the edit", n["TransactWriteItems"], 2)
+	equal(t, "title", edited.Title, "Now")
+	e.scheduled("edited after it went live", p.ID, time.Time{})
+	equal(t, "posts going live again", must[int](t)(e.store.GoLive(ctx)), 0)
+	e.consistent()
+}
