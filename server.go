@@ -240,6 +240,12 @@ func newFeed(ctx context.Context, clientCfg storage.ClientConfig, store *storage
 		return nil, err
 	}
 	feed := changefeed.New(store, streams, changefeed.Options{Retention: cfg.eventRetention, Logger: logger, NoShards: !cfg.readStream})
+	// One server at a time sweeps the schedule: a scheduled post goes
+	// live, with its post.published, within about a second of its time.
+	feed.AddWorker(changefeed.Worker{Name: "schedule", Every: time.Second, Tick: func(ctx context.Context) error {
+		_, err := store.GoLive(ctx)
+		return err
+	}})
 	logger.Info("change feed", "owner", feed.Owner(), "event_retention", cfg.eventRetention, "read_stream", cfg.readStream)
 	return feed, nil
 }
@@ -275,7 +281,7 @@ func migrateLayout(ctx context.Context, mode string, store *storage.Store, logge
 	}
 	if m.From < m.To {
 		logger.Info("table migrated", "from_layout", m.From, "to_layout", m.To, "authors", m.Authors, "posts", m.Posts,
-			"comments", m.Comments, "counters", m.Counters, "duration", time.Since(start).Round(time.Millisecond))
+			"comments", m.Comments, "counters", m.Counters, "scheduled", m.Scheduled, "duration", time.Since(start).Round(time.Millisecond))
 	}
 	if len(m.Unrendered) > 0 {
 		logger.Warn("posts whose body renders to more HTML than a post may hold were migrated without it; edit their bodies",

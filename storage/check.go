@@ -25,9 +25,10 @@ import (
 // disagrees with its holder's slugs, a held comment outside its queues, a
 // reply its parent carries wrongly, a reader or rate item that is
 // malformed, a lease or an event log that breaks its invariants
-// (checkfeed.go), an author's or category's cleared attribute kept as an empty
-// string. It reads every item, so it is for tests and maintenance, not
-// for serving. An empty list means the table is consistent.
+// (checkfeed.go), an author's or category's cleared attribute kept as an
+// empty string, a schedule item or a go-live marker without the other, or a
+// schedule item due for over a minute (see checkSchedule). It reads every
+// item, so it is for tests and maintenance, not for serving. An empty list means the table is consistent.
 func (s *Store) Check(ctx context.Context) ([]string, error) {
 	var (
 		authors  = map[string]*authorItem{}
@@ -40,6 +41,7 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 		rates    []*rateItem
 		slugs    []*slugItem
 		aslugs   []*authorSlugItem
+		sched    []*scheduleItem
 		stats    statsItem
 		feed     feedItems
 		bad      []string
@@ -102,6 +104,10 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 				aslugs = append(aslugs, sl)
 			case typeStats:
 				err = attributevalue.UnmarshalMap(it, &stats)
+			case typeSchedule:
+				si := &scheduleItem{}
+				err = attributevalue.UnmarshalMap(it, si)
+				sched = append(sched, si)
 			case typeIdempotency, typeSecret, typeLayout:
 			case typeLease, typeEvent, typeEventHead:
 				err = feed.add(head.Type, it)
@@ -314,6 +320,7 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 		}
 	}
 	feed.check(s.Now().Unix(), badf)
+	bad = append(bad, checkSchedule(sched, posts, now, keyTime(s.Now().Add(-goLiveGrace)))...)
 	sort.Strings(bad)
 	return bad, nil
 }

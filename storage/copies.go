@@ -138,6 +138,9 @@ func (s *Store) readNames(ctx context.Context, postID, authorID string, slugs []
 func postActions(t *txn, before, after *postItem, r *names, now string) error {
 	var errs []error
 	add := func(err error) { errs = append(errs, err) }
+	// The go-live marker first (it is part of the post item put below),
+	// and the schedule items it moves.
+	add(scheduleActions(t, before, after, now))
 	id := ""
 	switch {
 	case before == nil:
@@ -194,7 +197,9 @@ func postActions(t *txn, before, after *postItem, r *names, now string) error {
 // same version, and same counts, which the new state copies. Comments
 // change the counts without the version, and commentCount can come back
 // to where it was while threadCount does not, so both are compared; a
-// post that takes this one's redirect changes its slugs (see slugs.go).
+// post that takes this one's redirect changes its slugs (see slugs.go);
+// going live removes the go-live marker without a new version, and the
+// new state must not put it back (schedule.go).
 func unchanged(p *postItem) expression.ConditionBuilder {
 	threads := expression.Name("threadCount").Equal(expression.Value(p.ThreadCount))
 	if p.ThreadCount == 0 {
@@ -204,7 +209,8 @@ func unchanged(p *postItem) expression.ConditionBuilder {
 		And(expression.Name("commentCount").Equal(expression.Value(p.CommentCount))).
 		And(threads).
 		And(expression.Name("authorVer").Equal(expression.Value(p.AuthorVer))).
-		And(sameSlugs(p.Slugs))
+		And(sameSlugs(p.Slugs)).
+		And(condMarker(p.GoLiveAt))
 }
 
 func nameVer(v int64) expression.ConditionBuilder {

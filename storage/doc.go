@@ -32,6 +32,7 @@
 //	worker lease              LEASES             WORKER#<name>                          (owner, leaseUntil, position)
 //	event log head            EVENTLOG           HEAD                                   (seq: the last position)
 //	logged event              EVENTLOG           EVENT#<20-digit position>              (position, event: its JSON, expiresAt TTL)
+//	schedule item             SCHEDULE           <publishedAt>#<postId>                 (postId, at: a scheduled post not yet gone live)
 //
 // A post item holds the Markdown body and what is derived from it when it
 // is written (see Rendered bodies): bodyHtml, toc, words, minutes and
@@ -169,6 +170,30 @@
 // "POST#<now>$", so the post appears when its time passes with no
 // background job.
 //
+// The change feed sees writes only, so a scheduled post also goes live
+// with a write (schedule.go). A write that publishes a post, or changes
+// its publishedAt, to a time after the store's clock gives the post item
+// the go-live marker goLiveAt (its publishedAt) and puts its schedule
+// item SCHEDULE / <publishedAt>#<postId>; a write that moves it deletes
+// the old item and puts the new one; unpublishing, deleting or dating it
+// now or earlier removes both; any other write keeps the marker as it is.
+// All of it is in the post's own transaction (one or two actions more, no
+// request more), and every post write is conditional on the marker as
+// read. GoLive, which one server of the fleet runs about every second,
+// reads the due schedule items (one Query of the SCHEDULE partition, SK
+// up to "<now>$", 100 a page) and for each runs one TransactWriteItems
+// that removes the post's marker, on the condition that it still names
+// the item's time, and deletes the item. That write changes no version
+// and nothing a reader sees; it is the go-live the change feed turns into
+// post.published. A post rescheduled, unpublished or deleted meanwhile
+// fails the condition and is left alone (a schedule item left without
+// its post is deleted then), so servers may sweep at once and each
+// scheduled time goes live once. A post whose time has passed is
+// visible before the sweep reaches it (within about a second): lists
+// read the time, not the marker. The SCHEDULE partition holds only posts
+// waiting for their time and takes one write each way per scheduled
+// post: no hot partition at a blog's rates.
+//
 // # The feed without a hot partition
 //
 // The whole-blog feed is the post items themselves in GSI1, spread over
@@ -193,11 +218,12 @@
 // # Writes
 //
 // Every post write (create, edit, publish, schedule, unpublish, delete) is
-// one TransactWriteItems that puts the post, puts or deletes its copies and
-// slug reservations, and adds to the post counts (and the counts of the
-// months) of its author, its categories and the blog. Conditions guard it: attribute_not_exists on
-// creates and slugs; on the post, the version and comment count that were
-// read (the copies copy them); on the author and categories, the version of
+// one TransactWriteItems that puts the post, puts or deletes its copies,
+// slug reservations and schedule item, and adds to the post counts (and
+// the counts of the months) of its author, its categories and the blog.
+// Conditions guard it: attribute_not_exists on creates and slugs; on the
+// post, the version, comment count and go-live marker that were read (the
+// copies copy the counts); on the author and categories, the version of
 // the names being copied. A failed condition is read from the
 // cancellation reasons: a stale expected version is a ConflictError, a
 // taken slug ErrSlugTaken; anything else that changed between the read and
@@ -406,12 +432,13 @@
 // the record, so it runs in the server's dispatcher or in a Lambda on the
 // stream alike. It reads post, author, category and comment items only:
 // copies, counters, slug reservations, queue entries, readers, rates,
-// idempotency records, server keys and the layout item mean nothing. A
-// post is a draft, scheduled (published with publishedAt more than 5 s
-// after the record's time, which DynamoDB rounds down to the second) or
-// published, compared before and after the write:
+// idempotency records, server keys, schedule items and the layout item
+// mean nothing. A post is a draft, scheduled (published, with the go-live
+// marker) or published (without it), compared before and after the
+// write; the record's time plays no part:
 //
-//	post.published         draft, scheduled or new → published
+//	post.published         draft, scheduled or new → published; the go-live write (the marker
+//	                       removed, nothing else) is the publication of a scheduled post
 //	post.published.edited  published → published, a change readers see: title, slug, excerpt,
 //	                       body, cover, SEO, categories, publishedAt (not counts, versions,
 //	                       copied names: a rename is author.updated or category.updated)
@@ -431,8 +458,11 @@
 //	comment.rejected       a held item PENDING → REJECTED
 //
 // A held item's removal (approval, deletion, TTL) means nothing: the record
-// cannot tell which. A scheduled post that goes live as its time passes
-// has no record; its post.published is left to the schedule's own item.
+// cannot tell which. A marker added without a new version is Migrate
+// marking a post an earlier version scheduled, and means nothing. A
+// scheduled post edited or unpublished after its time but before the sweep
+// reached it is still scheduled to the feed: its edit is no event, its
+// unpublishing post.unscheduled (which names the same pages and tags).
 // An event's id is "evt_" and a hash of the record's eventID, sequence
 // number and the event's type, so a record read again gives the same ids.
 // Its data carries the ids, slugs (with the previous ones), categories,
@@ -487,20 +517,22 @@
 // # Layout versions and migration
 //
 // The item LAYOUT/LAYOUT (type "layout") holds the version of the layout
-// the table is in, CurrentLayout (2), and when it was migrated to it. A
+// the table is in, CurrentLayout (3), and when it was migrated to it. A
 // table without it is in layout 1, the layout of the version before layouts
-// had numbers, or is new. Layout 1 has authors without slug, slugs and
+// had numbers, or is new. Layouts 1 and 2 have scheduled posts without
+// their go-live marker and schedule item. Layout 1 has authors without slug, slugs and
 // AUTHORSLUG# reservations; posts and author/category copies without
 // authorSlug, html, toc, words, minutes, the derived excerpt and slugs;
 // counters without month attributes, with a "-" entry in every scheduled
 // map; empty strings for a cleared bio, avatarUrl or description; comments
 // without versions, and top-level comments that carry no replies.
 //
-// Store.Migrate brings a table of layout 1 to layout 2, and the server
+// Store.Migrate brings a table of layout 1 or 2 to layout 3, and the server
 // runs it at start before serving (-migrate=auto; docs/operations.md). Once done, a
-// start costs one GetItem of the layout item. Otherwise it lists authors
-// and categories by Queries of GSI1 and posts by Queries of each author's
-// partition (the server's IAM policy has no Scan) and, for each:
+// start costs one GetItem of the layout item. Otherwise, from layout 1,
+// it lists authors and categories by Queries of GSI1 and posts by Queries
+// of each author's partition (the server's IAM policy has no Scan) and,
+// for each:
 //
 //   - author without a slug: one TransactWriteItems gives it the slug
 //     CreateAuthor would make from its name ("ada-lovelace", or
@@ -523,12 +555,18 @@
 //   - counter (author, category, STATS): one UpdateItem removes the "-"
 //     entry and the empty strings, conditional on them being as read.
 //
-// Then it records layout 2. Its cost is about two reads and one
-// transaction per post, one transaction per comment thread, and one
-// update per author and category. Every write is conditional on what was
-// read, and one that meets a change made meanwhile reads again, so
-// migrations may run on several servers at once and beside live writes of
-// layout 2; a run that stops half-way leaves the layout item unwritten and
-// the next run finds what was done done. Servers of the previous version
-// must all be stopped first: they write layout 1.
+// From layout 1 or 2 it then lists the posts scheduled after now (a Query
+// of each author's partition from "POST#<now>$") and gives each that has
+// no go-live marker its marker and schedule item, in one TransactWriteItems
+// conditional on the post's version, status, publishedAt and marker as
+// read, without a new version. Then it records layout 3. From layout 1 its
+// cost is about two reads and one transaction per post, one transaction
+// per comment thread, and one update per author and category; from layout
+// 2, a Query per author and a read and a transaction per scheduled post.
+// Every write is conditional on what was read, and one that meets a
+// change made meanwhile reads again, so migrations may run on several
+// servers at once and beside live writes of layout 3; a run that stops
+// half-way leaves the layout item unwritten and the next run finds what
+// was done done. Servers of the previous version must all be stopped
+// first: they write the old layout.
 package storage

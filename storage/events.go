@@ -313,20 +313,17 @@ const (
 	postPublished = "published"
 )
 
-// publishSlack is how far after a record's time a post's publishedAt may
-// be and the post still count as published: DynamoDB rounds the time
-// down to the second, and the server's clock, which set publishedAt, may
-// run a little ahead of DynamoDB's. A post scheduled for less than that
-// ahead is announced as published that much early.
-const publishSlack = 5 * time.Second
-
-func postState(it *postItem, at time.Time) string {
+// postState is the post's state as the change feed sees it: a published
+// post with the go-live marker is scheduled, whatever the clock says, so
+// the go-live write that removes the marker is its publication
+// (schedule.go).
+func postState(it *postItem) string {
 	switch {
 	case it == nil:
 		return postNone
 	case !it.published():
 		return postDraft
-	case it.publishedAt().After(at.Add(publishSlack)):
+	case it.GoLiveAt != "":
 		return postScheduled
 	}
 	return postPublished
@@ -356,9 +353,12 @@ func (p Paths) postEvents(r *record, add func(EventType, EventData)) error {
 	if err != nil {
 		return err
 	}
-	was, is := postState(old, r.at), postState(cur, r.at)
+	was, is := postState(old), postState(cur)
 	var kinds []EventType
 	switch {
+	case was == postPublished && is == postScheduled && old.Version == cur.Version:
+		// Migrate marking a post that an earlier version scheduled: no
+		// write of a post adds the marker without a new version.
 	case is == postPublished && was == postPublished:
 		if !reflect.DeepEqual(old.shown(), cur.shown()) {
 			kinds = []EventType{EventPostEdited}

@@ -376,9 +376,34 @@ func TestEventsOfWrites(t *testing.T) {
 			_, err := s.Publish(ctx, PublishPost{ID: post.ID, At: now.Add(time.Hour)})
 			must(err)
 		}, []EventType{EventPostScheduled, EventPostUnpublished}, nil},
-		{"once its time has passed, an edit is post.published.edited", func() {
+		{"once its time has passed, an edit before it goes live is no event", func() {
 			now = now.Add(2 * time.Hour)
 			edit(PostPatch{Excerpt: aws.String("Short.")})
+		}, nil, nil},
+		{"going live is post.published", func() {
+			n, err := s.GoLive(ctx)
+			must(err)
+			if n != 1 {
+				t.Errorf("GoLive made %d posts go live, want 1", n)
+			}
+		}, []EventType{EventPostPublished}, func(t *testing.T, evs []Event) {
+			d := evs[0].Data
+			cur, err := s.GetPost(ctx, post.ID)
+			must(err)
+			if !d.PublishedAt.Equal(cur.PublishedAt) || d.PublishedAt.After(now) || !d.PreviousPublishedAt.IsZero() || d.Slug != "hello-world" ||
+				!slices.Contains(d.Paths, "/posts/hello-world") || !slices.Contains(d.CacheTags, TagFeed) {
+				t.Errorf("data = %+v, want the post published at %v on its page and in the feed", d, cur.PublishedAt)
+			}
+		}},
+		{"sweeping again is no event", func() {
+			n, err := s.GoLive(ctx)
+			must(err)
+			if n != 0 {
+				t.Errorf("GoLive made %d posts go live again", n)
+			}
+		}, nil, nil},
+		{"after going live, an edit is post.published.edited", func() {
+			edit(PostPatch{Excerpt: aws.String("Shorter.")})
 		}, []EventType{EventPostEdited}, nil},
 		{"deleting the post is post.deleted, and comment.deleted for each comment removed", func() {
 			_, err := s.DeletePost(ctx, PostRef{ID: post.ID})
@@ -438,8 +463,8 @@ func TestEventsOfWrites(t *testing.T) {
 // TestEventsOfWritesCoversTheCopies checks that the writes of
 // TestEventsOfWrites' kind bring records of every item that means no
 // event, so its "no other event" is tested on them: copies, counters,
-// slug reservations, queue entries, readers, rates and idempotency
-// records.
+// slug reservations, queue entries, readers, rates, idempotency records
+// and schedule items.
 func TestEventsOfWritesCoversTheCopies(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
@@ -465,6 +490,12 @@ func TestEventsOfWritesCoversTheCopies(t *testing.T) {
 	if err == nil {
 		_, err = s.AddComment(ctx, NewComment{PostID: p.ID, Reader: &ReaderProfile{ID: "r", Name: "R"}, Rules: ReaderRules{Hold: true, PerMinute: 5}, Body: "Hi."})
 	}
+	if err == nil {
+		p, err = s.CreatePost(ctx, NewPost{AuthorID: "ada", Title: "Later", Slug: "later"})
+	}
+	if err == nil {
+		_, err = s.Publish(ctx, PublishPost{ID: p.ID, At: now.Add(time.Hour)})
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -481,7 +512,7 @@ func TestEventsOfWritesCoversTheCopies(t *testing.T) {
 			seen[typeStats] = true
 		}
 	}
-	for _, typ := range []string{typeAuthorPost, typeCategoryPost, typeSlug, typeAuthorSlug, typeStats, typeQueued, typeReader, typeRate, typeIdempotency} {
+	for _, typ := range []string{typeAuthorPost, typeCategoryPost, typeSlug, typeAuthorSlug, typeStats, typeQueued, typeReader, typeRate, typeIdempotency, typeSchedule} {
 		if !seen[typ] {
 			t.Errorf("no record of a %s item among %v", typ, seen)
 		}
@@ -520,6 +551,8 @@ func TestEventsOfRecords(t *testing.T) {
 	}.withPostKeys()
 	counted := post
 	counted.CommentCount, counted.Version = 3, 4
+	later := post
+	later.PublishedAt, later.GoLiveAt = keyTime(at.Add(time.Minute)), keyTime(at.Add(time.Minute))
 	pending := commentItem{Type: typeComment, ID: "c1", PostID: "p1", ReaderID: "r", Body: "x", Version: 1}
 	pending.hold("ada", commentID{created: at, random: "ab"})
 	rejected := pending
@@ -544,11 +577,7 @@ func TestEventsOfRecords(t *testing.T) {
 			now.PublishedAt = keyTime(at.Add(900 * time.Millisecond))
 			return rec(streamtypes.OperationTypeInsert, nil, now)
 		}(), []EventType{EventPostPublished}, false},
-		{"a post published a minute later is post.scheduled", func() streamtypes.Record {
-			later := post
-			later.PublishedAt = keyTime(at.Add(time.Minute))
-			return rec(streamtypes.OperationTypeInsert, nil, later)
-		}(), []EventType{EventPostScheduled}, false},
+		{"a post published a minute later with the go-live marker is post.scheduled", rec(streamtypes.OperationTypeInsert, nil, later), []EventType{EventPostScheduled}, false},
 		{"a MODIFY without its old image fails", rec(streamtypes.OperationTypeModify, nil, post), nil, true},
 		{"a REMOVE without its old image fails", rec(streamtypes.OperationTypeRemove, nil, nil), nil, true},
 		{"a record without its time fails", func() streamtypes.Record {

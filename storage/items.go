@@ -38,6 +38,7 @@ const (
 	typeLease        = "lease"
 	typeEvent        = "event"
 	typeEventHead    = "eventLogHead"
+	typeSchedule     = "schedule"
 )
 
 type authorItem struct {
@@ -193,6 +194,9 @@ type postItem struct {
 	// Slugs is every slug the post holds: the current one first, then its
 	// redirects, newest first (see slugHistory).
 	Slugs []string `dynamodbav:"slugs,omitempty"`
+	// GoLiveAt marks a scheduled post: its publishedAt, until the post
+	// goes live (schedule.go). Only the post item has it.
+	GoLiveAt string `dynamodbav:"goLiveAt,omitempty"`
 }
 
 type imageItem struct {
@@ -317,9 +321,9 @@ func (it postItem) withPostKeys() postItem {
 
 // summary returns the item without what only the post item carries: the
 // body, the rendered body and table of contents, the SEO fields, the
-// slugs and the thread count.
+// slugs, the thread count and the go-live marker.
 func (it postItem) summary() postItem {
-	it.Body, it.HTML, it.TOC, it.SEO, it.Slugs, it.ThreadCount = "", "", nil, nil, nil, 0
+	it.Body, it.HTML, it.TOC, it.SEO, it.Slugs, it.ThreadCount, it.GoLiveAt = "", "", nil, nil, nil, 0, ""
 	return it
 }
 

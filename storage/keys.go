@@ -36,6 +36,7 @@ const (
 	statsKey            = "STATS"
 	queuePartition      = "MODQ"
 	layoutPartition     = "LAYOUT"
+	schedulePartition   = "SCHEDULE"
 
 	// The change feed's items (leases.go, eventlog.go).
 	leasesPartition   = "LEASES"
@@ -100,6 +101,11 @@ func secretKey(name string) key { return key{prefixSecret + name, prefixSecret +
 
 // layoutKey is the item that records the version of the table's layout.
 func layoutKey() key { return key{layoutPartition, layoutPartition} }
+
+// scheduleKey is the schedule item of the post postID, scheduled at the
+// key time at: "<at>#<postId>" in the SCHEDULE partition, so the items
+// that are due are one key range.
+func scheduleKey(at, postID string) key { return key{schedulePartition, at + "#" + postID} }
 
 // readerKey is where a reader's display name and picture are kept. Reader
 // ids are token subjects, a namespace apart from author ids.

@@ -166,13 +166,14 @@ func TestWorstCasePostWritesFitOneTransaction(t *testing.T) {
 	equal(t, "edit actions", last(), 1+4+1+20+21+1)
 	equal(t, "other post", must[*storage.Post](t)(e.store.GetPost(ctx, other.ID)).Slug, "other")
 	p = must[*storage.Post](t)(e.store.Publish(ctx, storage.PublishPost{ID: p.ID, At: start.AddDate(0, 1, 0), IdempotencyKey: "worst-schedule"}))
-	// post; author copy put and deleted, 10 category copies; author, 10
-	// categories, STATS; idempotency record.
-	equal(t, "schedule actions", last(), 1+2+10+12+1)
+	// post; its schedule item; author copy put and deleted, 10 category
+	// copies; author, 10 categories, STATS; idempotency record.
+	equal(t, "schedule actions", last(), 1+1+2+10+12+1)
 	e.consistent()
 	must[*storage.Post](t)(e.store.DeletePost(ctx, storage.PostRef{ID: p.ID, IdempotencyKey: "worst-delete"}))
-	// post, its slug and 10 redirects, 11 copies, 12 counters, record.
-	equal(t, "delete actions", last(), 1+11+11+12+1)
+	// post, its schedule item, its slug and 10 redirects, 11 copies, 12
+	// counters, record.
+	equal(t, "delete actions", last(), 1+1+11+11+12+1)
 	mu.Lock()
 	t.Logf("actions of every transaction: %v", sent)
 	for _, n := range sent {

@@ -27,10 +27,13 @@ import (
 // category description kept as an empty string; comments without versions, and
 // top-level comments that do not carry their first replies.
 //
-// Layout 2 is the one this package writes (doc.go).
+// Layout 2 has scheduled posts without their go-live marker (goLiveAt)
+// and schedule item (schedule.go).
+//
+// Layout 3 is the one this package writes (doc.go).
 const (
 	// CurrentLayout is the version of the layout this package writes.
-	CurrentLayout = 2
+	CurrentLayout = 3
 	// layoutUnnumbered is the version of a table without a layout item.
 	layoutUnnumbered = 1
 )
@@ -88,7 +91,12 @@ func (s *Store) LayoutVersion(ctx context.Context) (int, error) {
 //     with replies the copies of its first MaxReplyPage replies, in one
 //     transaction with checks that none of them changed;
 //   - the "-" entry of a scheduled map goes, and so do the empty strings
-//     layout 1 left for a cleared bio, avatarUrl or description.
+//     layout 1 left for a cleared bio, avatarUrl or description;
+//   - a post scheduled after now without a go-live marker (layouts 1 and
+//     2) gets its marker and its schedule item, in one transaction
+//     conditional on the post as read, without a new version; the posts
+//     are found among the author copies sorted after now, so a table of
+//     layout 2 costs a Query per author and little more.
 //
 // Every write is conditional on what was read, and one that meets a
 // change made meanwhile reads again, so Migrate is safe beside live
@@ -106,6 +114,25 @@ func (s *Store) Migrate(ctx context.Context) (*Migration, error) {
 	if from >= CurrentLayout {
 		return m, nil
 	}
+	if from < 2 {
+		if err := s.migrateToLayout2(ctx, m); err != nil {
+			return nil, err
+		}
+	}
+	if m.Scheduled, err = s.markScheduled(ctx); err != nil {
+		return nil, fmt.Errorf("migrate: %w", err)
+	}
+	if err := s.setLayout(ctx, CurrentLayout); err != nil {
+		return nil, err
+	}
+	slices.Sort(m.Unrendered)
+	m.To = CurrentLayout
+	return m, nil
+}
+
+// migrateToLayout2 brings a table of layout 1 to layout 2 (see Migrate)
+// and counts what it did in m.
+func (s *Store) migrateToLayout2(ctx context.Context, m *Migration) error {
 	var mu sync.Mutex
 	count := func(n *int, did bool) {
 		if did {
@@ -117,7 +144,7 @@ func (s *Store) Migrate(ctx context.Context) (*Migration, error) {
 
 	authors, err := s.partitionIDs(ctx, authorsPartition, "id")
 	if err != nil {
-		return nil, fmt.Errorf("migrate: list authors: %w", err)
+		return fmt.Errorf("migrate: list authors: %w", err)
 	}
 	// One author after another, oldest first (the order of the AUTHORS
 	// partition), so that of two authors of one name the older gets the
@@ -126,7 +153,7 @@ func (s *Store) Migrate(ctx context.Context) (*Migration, error) {
 		did, err := s.slugAuthor(ctx, id)
 		count(&m.Authors, did)
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
 
@@ -134,7 +161,7 @@ func (s *Store) Migrate(ctx context.Context) (*Migration, error) {
 	for _, a := range authors {
 		ids, err := s.authorPostIDs(ctx, a)
 		if err != nil {
-			return nil, fmt.Errorf("migrate: list posts of author %q: %w", a, err)
+			return fmt.Errorf("migrate: list posts of author %q: %w", a, err)
 		}
 		posts = append(posts, ids...)
 	}
@@ -166,12 +193,12 @@ func (s *Store) Migrate(ctx context.Context) (*Migration, error) {
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 
 	cats, err := s.partitionIDs(ctx, categoriesPartition, "slug")
 	if err != nil {
-		return nil, fmt.Errorf("migrate: list categories: %w", err)
+		return fmt.Errorf("migrate: list categories: %w", err)
 	}
 	counters := append(mapKeys(authors, authorKey), mapKeys(cats, categoryKey)...)
 	counters = append(counters, statsItemKey())
@@ -179,16 +206,10 @@ func (s *Store) Migrate(ctx context.Context) (*Migration, error) {
 		did, err := s.tidyCounter(ctx, k)
 		count(&m.Counters, did)
 		if err != nil {
-			return nil, err
+			return err
 		}
 	}
-
-	if err := s.setLayout(ctx, CurrentLayout); err != nil {
-		return nil, err
-	}
-	slices.Sort(m.Unrendered)
-	m.To = CurrentLayout
-	return m, nil
+	return nil
 }
 
 // eachLimited runs f for every id, migrateConcurrency at a time, and

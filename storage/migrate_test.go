@@ -27,7 +27,8 @@ func (e *env) legacyBlog() *legacytest.Blog {
 	b := must[*legacytest.Blog](e.t)(legacytest.Write(context.Background(), e.client, e.table, e.clock.Now()))
 	bad := must[[]string](e.t)(e.store.Check(context.Background()))
 	for _, want := range []string{"author ada has no slug", "a rendered body", "counts no posts in",
-		"author AUTHOR#lovelace keeps an empty bio", "author AUTHOR#lovelace keeps an empty avatarUrl", "category CAT#aws keeps an empty description"} {
+		"author AUTHOR#lovelace keeps an empty bio", "author AUTHOR#lovelace keeps an empty avatarUrl", "category CAT#aws keeps an empty description",
+		"without a go-live marker"} {
 		if !slices.ContainsFunc(bad, func(s string) bool { return strings.Contains(s, want) }) {
 			e.t.Fatalf("the checker finds nothing like %q in the table of layout 1: %q", want, bad)
 		}
@@ -163,6 +164,7 @@ func TestMigrateLayout1(t *testing.T) {
 	equal(t, "authors given slugs", m.Authors, 3)
 	equal(t, "posts written again", m.Posts, 5)
 	equal(t, "comments written again", m.Comments, 16)
+	equal(t, "scheduled posts given their go-live marker", m.Scheduled, 1)
 	equal(t, "posts not rendered", len(m.Unrendered), 0)
 	e.migrated(b)
 

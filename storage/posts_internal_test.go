@@ -62,9 +62,9 @@ func TestPostWriteSeesThreadCountChanges(t *testing.T) {
 
 // TestPostActionsBound counts the actions postActions makes for a change
 // of everything a post write can change at once (no one mutation does it
-// all): a published post moved from 10 categories to 10 others and to
-// another month, its slug changed to another post's redirect while its
-// own are at their bound. With the idempotency record that is the most a
+// all): a scheduled post moved from 10 categories to 10 others and to
+// another month, its schedule item with it, its slug changed to another
+// post's redirect while its own are at their bound. With the idempotency record that is the most a
 // post write's transaction can hold, far below DynamoDB's 100.
 func TestPostActionsBound(t *testing.T) {
 	var from, to []catRef
@@ -84,10 +84,11 @@ func TestPostActionsBound(t *testing.T) {
 	}
 	before := &postItem{
 		ID: "p", Slug: "current", Slugs: slugs, Status: string(StatusPublished), AuthorID: "ada", AuthorName: "Ada",
-		Cats: from, PublishedAt: "2026-01-15T00:00:00.000Z", CreatedAt: "2026-01-01T00:00:00.000Z", Version: 3,
+		Cats: from, PublishedAt: "2026-04-15T00:00:00.000Z", GoLiveAt: "2026-04-15T00:00:00.000Z",
+		CreatedAt: "2026-01-01T00:00:00.000Z", Version: 3,
 	}
 	after := *before
-	after.Slug, after.Cats, after.PublishedAt, after.Version = "taken", to, "2026-02-15T00:00:00.000Z", 4
+	after.Slug, after.Cats, after.PublishedAt, after.Version = "taken", to, "2026-05-15T00:00:00.000Z", 4
 	after.Slugs, _ = slugHistory(before.Slugs, before.Slug, after.Slug)
 	r := &names{
 		author: &authorItem{ID: "ada", Name: "Ada"}, cats: cats, stats: &statsItem{},
@@ -101,10 +102,11 @@ func TestPostActionsBound(t *testing.T) {
 	if err := s.record(txn, &idem{key: idempotencyKey("updatePost", "k"), hash: "h"}, after.post()); err != nil {
 		t.Fatal(err)
 	}
-	// post; new slug, old slug as a redirect, oldest redirect dropped,
-	// the other post's slugs; author copy put and deleted, 10 category
-	// copies put, 10 deleted; author, 20 categories, STATS; record.
-	if want := 1 + 4 + 2 + 20 + 22 + 1; len(txn.items) != want {
+	// post; its schedule item moved (a put and a delete); new slug, old
+	// slug as a redirect, oldest redirect dropped, the other post's
+	// slugs; author copy put and deleted, 10 category copies put, 10
+	// deleted; author, 20 categories, STATS; record.
+	if want := 1 + 2 + 4 + 2 + 20 + 22 + 1; len(txn.items) != want {
 		t.Errorf("%d actions, want %d", len(txn.items), want)
 	}
 }

@@ -259,6 +259,9 @@ type Migration struct {
 	// first replies to carry; Counters (authors, categories, STATS) lost
 	// the "-" entry of their scheduled map or an empty string attribute.
 	Authors, Posts, Comments, Counters int
+	// Scheduled posts, written before posts had a go-live marker, got
+	// theirs and their schedule item.
+	Scheduled int
 	// Unrendered are the ids of posts whose body renders to more HTML than
 	// a post may hold (MaxHTMLBytes): they were migrated without it, and
 	// show it once their body is edited.

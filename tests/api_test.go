@@ -150,11 +150,22 @@ func TestScheduledPostAppearsWhenItsTimeComes(t *testing.T) {
 	equal(t, "in feed before its time", has(), false)
 	_, err := PostByID(ctx, s.client, b.scheduled)
 	equal(t, "by id before its time", code(err), "NOT_FOUND")
+	// A server's sweep, which makes the post go live for the change feed,
+	// finds nothing due before its time.
+	equal(t, "posts gone live before its time", ok[int](t)(s.store.GoLive(ctx)), 0)
+	equal(t, "in feed after a sweep before its time", has(), false)
 	s.clock.Advance(3 * time.Hour)
 	equal(t, "in feed after its time", has(), true)
 	p := ok[*PostByIDResponse](t)(PostByID(ctx, s.client, b.scheduled))
 	equal(t, "status after its time", p.Post.Status, PostStatusPublished)
 	counts("after its time", 26)
+	// Readers see it from its time on, before the sweep and after it: going
+	// live changes nothing they see.
+	equal(t, "posts gone live after its time", ok[int](t)(s.store.GoLive(ctx)), 1)
+	after := ok[*PostByIDResponse](t)(PostByID(ctx, s.client, b.scheduled))
+	equal(t, "the post after it went live", fmt.Sprintf("%+v", *after.Post), fmt.Sprintf("%+v", *p.Post))
+	counts("after it went live", 26)
+	s.consistent()
 }
 
 func TestPaginationToTheEnd(t *testing.T) {
