@@ -35,6 +35,10 @@ const (
 	typeRate         = "rate"
 	typeQueued       = "queuedComment"
 	typeLayout       = "layout"
+	typeWebhook      = "webhook"
+	typeWebhookCount = "webhookCount"
+	typeOutbox       = "outbox"
+	typeDelivery     = "delivery"
 )
 
 type authorItem struct {
