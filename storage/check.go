@@ -24,7 +24,9 @@ import (
 // its body's, a slug or author slug reservation that points nowhere or
 // disagrees with its holder's slugs, a held comment outside its queues, a
 // reply its parent carries wrongly, a reader or rate item that is
-// malformed, an author's or category's cleared attribute kept as an empty
+// malformed, a webhook count that is off, an outbox or delivery item
+// whose webhook is gone, a pending delivery out of its index or due long
+// ago (stuck), an author's or category's cleared attribute kept as an empty
 // string. It reads every item, so it is for tests and maintenance, not
 // for serving. An empty list means the table is consistent.
 func (s *Store) Check(ctx context.Context) ([]string, error) {
@@ -41,6 +43,7 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 		aslugs   []*authorSlugItem
 		stats    statsItem
 		bad      []string
+		hooks    webhookItems
 	)
 	pages := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true)})
 	for pages.HasMorePages() {
@@ -100,6 +103,8 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 				aslugs = append(aslugs, sl)
 			case typeStats:
 				err = attributevalue.UnmarshalMap(it, &stats)
+			case typeWebhook, typeWebhookCount, typeOutbox, typeDelivery:
+				err = hooks.add(head.Type, it)
 			case typeIdempotency, typeSecret, typeLayout:
 			default:
 				bad = append(bad, fmt.Sprintf("item %s/%s has unknown type %q", head.PK, head.SK, head.Type))
@@ -199,6 +204,7 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 	// Comments: where each lives, who wrote it, counts per post and per
 	// thread, the replies each top-level comment carries.
 	bad = append(bad, checkComments(comments, queued, posts, authors, readers)...)
+	bad = append(bad, hooks.check(s.Now())...)
 	visible := map[string]int64{}
 	threads := map[string]int64{}
 	for _, c := range comments {

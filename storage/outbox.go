@@ -330,3 +330,84 @@ func (s *Store) deletePartition(ctx context.Context, pk string) error {
 	}
 	return nil
 }
+
+// StuckAfter is how long past its due time Check takes a pending delivery
+// to be stuck: the webhooks' worker retries what is due every second.
+const StuckAfter = time.Hour
+
+// webhookItems are the webhooks' items Check reads.
+type webhookItems struct {
+	hooks      map[string]*webhookItem
+	count      *webhookCountItem
+	outbox     []*outboxItem
+	deliveries []*deliveryItem
+}
+
+func (w *webhookItems) add(typ string, it item) error {
+	if w.hooks == nil {
+		w.hooks = map[string]*webhookItem{}
+	}
+	switch typ {
+	case typeWebhook:
+		h := &webhookItem{}
+		if err := attributevalue.UnmarshalMap(it, h); err != nil {
+			return err
+		}
+		w.hooks[h.ID] = h
+	case typeWebhookCount:
+		w.count = &webhookCountItem{}
+		return attributevalue.UnmarshalMap(it, w.count)
+	case typeOutbox:
+		o := &outboxItem{}
+		w.outbox = append(w.outbox, o)
+		return attributevalue.UnmarshalMap(it, o)
+	case typeDelivery:
+		d := &deliveryItem{}
+		w.deliveries = append(w.deliveries, d)
+		return attributevalue.UnmarshalMap(it, d)
+	}
+	return nil
+}
+
+// check returns what is wrong with the webhooks' items at now.
+func (w *webhookItems) check(now time.Time) []string {
+	var bad []string
+	badf := func(format string, args ...any) { bad = append(bad, fmt.Sprintf(format, args...)) }
+	var n int64
+	if w.count != nil {
+		n = w.count.Count
+	}
+	if int64(len(w.hooks)) != n {
+		badf("webhook count is %d, want %d", n, len(w.hooks))
+	}
+	for id, h := range w.hooks {
+		if k := webhookKey(id); h.PK != k.PK || h.SK != k.SK || h.Secret == "" || len(h.Events) == 0 {
+			badf("webhook %s is malformed", id)
+		}
+	}
+	for _, o := range w.outbox {
+		if w.hooks[o.WebhookID] == nil {
+			badf("outbox item %s/%s is an orphan: its webhook is gone", o.WebhookID, o.EventID)
+			continue
+		}
+		if o.State != OutboxPending {
+			if o.GSI1PK != "" || o.ExpiresAt == 0 {
+				badf("outbox item %s/%s is %s but still indexed or never expires", o.WebhookID, o.EventID, o.State)
+			}
+			continue
+		}
+		next := parseKeyTime(o.Next)
+		switch {
+		case o.GSI1PK != outboxIndex || o.GSI1SK != outboxDueKey(next, o.WebhookID, o.EventID):
+			badf("outbox item %s/%s is pending but not indexed by its next attempt", o.WebhookID, o.EventID)
+		case now.Sub(next) > StuckAfter:
+			badf("outbox item %s/%s is stuck: due since %s", o.WebhookID, o.EventID, o.Next)
+		}
+	}
+	for _, d := range w.deliveries {
+		if w.hooks[d.WebhookID] == nil {
+			badf("delivery %s/%s is an orphan: its webhook is gone", d.WebhookID, d.SK)
+		}
+	}
+	return bad
+}
