@@ -228,12 +228,12 @@ func (s *Service) each(ctx context.Context, items []storage.OutboxItem, f func(s
 }
 
 // deliver makes one attempt at o, claimed, to hook (nil: deleted) and
-// records its outcome; manual attempts (redeliveries) are not retried and
-// disable nothing but on 410. It returns the attempt as recorded.
+// records its outcome. A manual attempt (a redelivery) disables nothing
+// but on 410, and is retried only when the delivery was pending anyway. It returns the attempt as recorded.
 // Requests: 1 TransactWriteItems, and 1 UpdateItem of the webhook on a
 // success or when it is disabled.
 func (s *Service) deliver(ctx context.Context, hook *storage.Webhook, o storage.OutboxItem, manual bool) storage.DeliveryAttempt {
-	before := o.Attempts
+	before, wasPending := o.Attempts, o.State == storage.OutboxPending
 	now := s.opts.Now()
 	d := storage.DeliveryAttempt{WebhookID: o.WebhookID, EventID: o.EventID, EventType: o.EventType, At: now}
 	var a answer
@@ -255,7 +255,7 @@ func (s *Service) deliver(ctx context.Context, hook *storage.Webhook, o storage.
 	case a.status == 410:
 		o.State, o.NextAttemptAt = storage.OutboxFailed, time.Time{}
 		disable = "the endpoint answered 410 Gone"
-	case hook == nil || (!hook.Enabled && !manual) || manual || o.Attempts >= MaxAttempts:
+	case hook == nil || (!hook.Enabled && !manual) || (manual && !wasPending) || o.Attempts >= MaxAttempts:
 		o.State, o.NextAttemptAt = storage.OutboxFailed, time.Time{}
 		if !manual && hook != nil && hook.Enabled && hook.LastSuccessAt.Before(o.CreatedAt) {
 			disable = fmt.Sprintf("every attempt at event %s failed for %s (last: %s)", o.EventID, now.Sub(o.CreatedAt).Round(time.Minute), a.err)
