@@ -30,6 +30,7 @@ import (
 	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/tuning"
+	"github.com/blogql/blog/webhooks"
 )
 
 // listen opens the API's listener; tests replace it.
@@ -387,6 +388,9 @@ func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *
 		Verifier: verifier,
 		Comments: graph.CommentPolicy{Moderation: cfg.moderationOption(), UnmoderatedEdits: !cfg.moderateEdits, PerMinute: cfg.commentRate},
 		ShowCost: cfg.backend() == backendEmbedded,
+		// The change feed's "webhooks" worker is fed by a Service with
+		// the same options (webhooks.New(store, cfg.webhookOptions(logger))).
+		Webhooks: webhooks.New(store, cfg.webhookOptions(logger)),
 	})))
 	cors := newCORSPolicy(cfg.corsOrigins)
 	if devTokens {
