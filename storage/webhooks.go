@@ -26,7 +26,8 @@ import (
 // each webhook's own. Request budgets:
 //
 //	CreateWebhook, DeleteWebhook  1 TransactWriteItems (delete: + 1 Query and BatchWrites of its outbox)
-//	UpdateWebhook, rotation       1 UpdateItem (+ 1 GetItem for an update that checks the URL)
+//	UpdateWebhook                 1 UpdateItem
+//	RotateWebhookSecret           1 GetItem, 1 UpdateItem
 //	Webhooks                      1 Query
 //	GetWebhook                    1 GetItem
 
@@ -332,17 +333,17 @@ func (s *Store) updateWebhook(ctx context.Context, id string, upd expression.Upd
 }
 
 // RotateWebhookSecret makes secret the webhook's signing secret; the one
-// it replaces still signs for grace. It returns ErrNotFound.
-func (s *Store) RotateWebhookSecret(ctx context.Context, id, secret string, grace time.Duration) (*Webhook, error) {
+// it replaces still signs until until. It returns ErrNotFound.
+// Requests: 1 GetItem, 1 UpdateItem.
+func (s *Store) RotateWebhookSecret(ctx context.Context, id, secret string, until time.Time) (*Webhook, error) {
 	w, err := s.GetWebhook(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	now := s.Now()
 	upd := expression.Set(expression.Name("secret"), expression.Value(secret)).
 		Set(expression.Name("previousSecret"), expression.Value(w.Secret)).
-		Set(expression.Name("previousUntil"), expression.Value(keyTime(now.Add(grace)))).
-		Set(expression.Name("updatedAt"), expression.Value(keyTime(now)))
+		Set(expression.Name("previousUntil"), expression.Value(keyTime(until))).
+		Set(expression.Name("updatedAt"), expression.Value(keyTime(s.Now())))
 	return s.updateWebhook(ctx, id, upd)
 }
 

@@ -35,7 +35,7 @@ func (s *Service) Update(ctx context.Context, id string, in storage.WebhookInput
 // signs beside it for opts.Grace.
 func (s *Service) Rotate(ctx context.Context, id string) (*storage.Webhook, string, error) {
 	secret := NewSecret()
-	w, err := s.store.RotateWebhookSecret(ctx, id, secret, s.opts.Grace)
+	w, err := s.store.RotateWebhookSecret(ctx, id, secret, s.opts.Now().Add(s.opts.Grace))
 	if err != nil {
 		return nil, "", err
 	}
