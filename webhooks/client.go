@@ -127,7 +127,7 @@ func (s *Service) post(ctx context.Context, url, id string, secrets []string, ts
 	switch {
 	case resp.StatusCode >= 200 && resp.StatusCode < 300:
 	case resp.StatusCode >= 300 && resp.StatusCode < 400:
-		a.err = fmt.Sprintf("redirect to %q not followed", resp.Header.Get("Location"))
+		a.err = fmt.Sprintf("redirect to %q not followed", truncate(resp.Header.Get("Location"), 200))
 	default:
 		a.err = "HTTP " + strconv.Itoa(resp.StatusCode)
 		if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {

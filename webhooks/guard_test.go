@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/netip"
+	"slices"
 	"strings"
 	"testing"
 
@@ -132,4 +133,12 @@ func TestAHundredWebhooksAtMost(t *testing.T) {
 		t.Fatalf("a webhook after one was deleted: %v", err)
 	}
 	e.consistent()
+}
+
+func TestEventTypesFitTheirBound(t *testing.T) {
+	for _, e := range append(slices.Clone(storage.PublicEvents), webhooks.EventPing) {
+		if len(e) > webhooks.MaxEventTypeBytes {
+			t.Errorf("%s is longer than MaxEventTypeBytes", e)
+		}
+	}
 }

@@ -60,7 +60,7 @@ func (s *Service) Ping(ctx context.Context, id string) (storage.DeliveryAttempt,
 	}
 	a := s.post(ctx, w.URL, eventID, w.Secrets(now), now, body)
 	d := storage.DeliveryAttempt{WebhookID: id, EventID: eventID, EventType: EventPing, Attempt: 1, At: now,
-		StatusCode: a.status, Duration: a.duration, Error: a.err}
+		StatusCode: a.status, Duration: a.duration, Error: truncate(a.err, MaxErrorBytes)}
 	if err := s.store.RecordDelivery(ctx, d); err != nil {
 		return d, err
 	}

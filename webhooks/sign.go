@@ -18,6 +18,9 @@ const SecretPrefix = "whsec_"
 // SecretBytes is how many random bytes a secret holds.
 const SecretBytes = 32
 
+// SecretLength is the length of a secret NewSecret makes.
+var SecretLength = len(SecretPrefix) + base64.StdEncoding.EncodedLen(SecretBytes)
+
 // NewSecret returns a new signing secret: SecretPrefix and the standard
 // base64 of SecretBytes random bytes.
 func NewSecret() string {

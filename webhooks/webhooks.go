@@ -27,6 +27,7 @@ import (
 	"net/netip"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/blogql/blog/storage"
 )
@@ -40,6 +41,16 @@ const (
 	maxRetryAfter = 10 * time.Hour
 	// dueBatch is how many due deliveries RetryDue reads at a time.
 	dueBatch = 100
+)
+
+// Bounds of what the webhooks' history and list show.
+const (
+	// MaxErrorBytes bounds what a delivery's error says.
+	MaxErrorBytes = 300
+	// MaxReasonBytes bounds why a webhook was disabled.
+	MaxReasonBytes = 400
+	// MaxEventTypeBytes bounds an event type's name.
+	MaxEventTypeBytes = 32
 )
 
 // Schedule is the delay before each retry: the n-th entry follows the
@@ -246,6 +257,7 @@ func (s *Service) deliver(ctx context.Context, hook *storage.Webhook, o storage.
 		o.Attempts++
 		a = s.post(ctx, hook.URL, o.EventID, hook.Secrets(now), now, o.Body)
 	}
+	a.err = truncate(a.err, MaxErrorBytes)
 	d.Attempt, d.StatusCode, d.Duration, d.Error = o.Attempts, a.status, a.duration, a.err
 	o.LastStatus, o.LastError = a.status, a.err
 	var disable string
@@ -258,7 +270,7 @@ func (s *Service) deliver(ctx context.Context, hook *storage.Webhook, o storage.
 	case hook == nil || (!hook.Enabled && !manual) || (manual && !wasPending) || o.Attempts >= MaxAttempts:
 		o.State, o.NextAttemptAt = storage.OutboxFailed, time.Time{}
 		if !manual && hook != nil && hook.Enabled && hook.LastSuccessAt.Before(o.CreatedAt) {
-			disable = fmt.Sprintf("every attempt at event %s failed for %s (last: %s)", o.EventID, now.Sub(o.CreatedAt).Round(time.Minute), a.err)
+			disable = truncate(fmt.Sprintf("every attempt at event %s failed for %s (last: %s)", o.EventID, now.Sub(o.CreatedAt).Round(time.Minute), a.err), MaxReasonBytes)
 		}
 	default:
 		o.NextAttemptAt = now.Add(max(Schedule[o.Attempts-1], a.retryAfter))
@@ -284,4 +296,16 @@ func (s *Service) deliver(ctx context.Context, hook *storage.Webhook, o storage.
 		}
 	}
 	return d
+}
+
+// truncate returns s cut to at most n bytes, on a character boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	for !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s
 }
