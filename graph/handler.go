@@ -83,6 +83,7 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	cfg.Complexity.Post.NextInCategory = adjacentInComplexity
 	cfg.Complexity.Query.ModerationQueue = listComplexity
 	cfg.Complexity.Comment.ReplyConnection = replyComplexity
+	cfg.Complexity.Webhook.RecentDeliveries = func(child int, first *int) int { return connectionComplexity(child, first, nil) }
 	cfg.Complexity.Comment.Replies = func(child int) int { return storage.MaxReplyPage * child }
 	withSizeCosts(&cfg.Complexity)
 

@@ -19,6 +19,7 @@
 package webhooks
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -131,12 +132,13 @@ func (s *Service) Policy() storage.WebhookPolicy {
 func (s *Service) claim() time.Duration { return s.opts.Timeout + 15*time.Second }
 
 // HandleEvents writes a delivery in the outbox for each public event and
-// each enabled webhook subscribed to its type, then makes the first
-// attempts at once, opts.Concurrency at a time, and returns when they are
-// made. A delivery already in the outbox (the events handled before) is
-// left to RetryDue: each event reaches each webhook once per attempt. It
-// fails only when the outbox cannot be read or written; the events are
-// then handled again. Requests: 1 Query of the webhooks when an event is
+// each enabled webhook subscribed to its type and makes its first attempt
+// at once, opts.Concurrency deliveries at a time, and returns when they
+// are made. A delivery already in the outbox (the events handled before)
+// is left to RetryDue: each event reaches each webhook once per attempt.
+// It fails only when the webhooks or the outbox cannot be read or written,
+// or ctx ends; the events are then handled again, which writes what is
+// missing and sends nothing twice. Requests: 1 Query of the webhooks when an event is
 // public, 1 PutItem per delivery, and each attempt's (see deliver).
 func (s *Service) HandleEvents(ctx context.Context, events []storage.LoggedEvent) error {
 	type message struct {
@@ -162,21 +164,12 @@ func (s *Service) HandleEvents(ctx context.Context, events []storage.LoggedEvent
 	if err != nil {
 		return err
 	}
-	var added []storage.OutboxItem
+	var deliveries []storage.OutboxItem
 	for _, m := range msgs {
 		for _, h := range hooks {
-			if !h.Subscribed(m.event.Type) {
-				continue
-			}
-			now := s.opts.Now()
-			o := storage.OutboxItem{WebhookID: h.ID, EventID: m.event.ID, EventType: m.event.Type, Body: m.body,
-				State: storage.OutboxPending, NextAttemptAt: now.Add(s.claim()), CreatedAt: now}
-			ok, err := s.store.AddOutbox(ctx, o)
-			if err != nil {
-				return err
-			}
-			if ok {
-				added = append(added, o)
+			if h.Subscribed(m.event.Type) {
+				deliveries = append(deliveries, storage.OutboxItem{WebhookID: h.ID, EventID: m.event.ID,
+					EventType: m.event.Type, Body: m.body, State: storage.OutboxPending})
 			}
 		}
 	}
@@ -184,7 +177,30 @@ func (s *Service) HandleEvents(ctx context.Context, events []storage.LoggedEvent
 	for _, h := range hooks {
 		byID[h.ID] = h
 	}
-	s.each(ctx, added, func(o storage.OutboxItem) { s.deliver(ctx, byID[o.WebhookID], o, false) })
+	var (
+		mu    sync.Mutex
+		first error
+	)
+	s.each(ctx, deliveries, func(o storage.OutboxItem) {
+		now := s.opts.Now()
+		o.CreatedAt, o.NextAttemptAt = now, now.Add(s.claim())
+		added, err := s.store.AddOutbox(ctx, o)
+		if err != nil {
+			mu.Lock()
+			first = cmp.Or(first, err)
+			mu.Unlock()
+			return
+		}
+		if added {
+			s.deliver(ctx, byID[o.WebhookID], o, false)
+		}
+	})
+	if first != nil {
+		return first
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	return nil
 }
 

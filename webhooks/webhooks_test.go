@@ -321,3 +321,31 @@ func TestRestartLosesNoDelivery(t *testing.T) {
 	}
 	e.consistent()
 }
+
+// TestCheckFindsOrphansAndStuckDeliveries leaves what a crash or a bug
+// could: a delivery whose webhook is gone, and one due long ago that
+// nothing attempts.
+func TestCheckFindsOrphansAndStuckDeliveries(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	w, _ := e.create("https://hooks.example.com/in", storage.EventPostPublished)
+	for _, o := range []storage.OutboxItem{
+		{WebhookID: "gone", EventID: "evt_orphan"},
+		{WebhookID: w.ID, EventID: "evt_stuck"},
+	} {
+		o.EventType, o.Body, o.State = storage.EventPostPublished, []byte("{}"), storage.OutboxPending
+		o.CreatedAt, o.NextAttemptAt = e.clock.Now(), e.clock.Now()
+		if _, err := e.store.AddOutbox(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.clock.Advance(storage.StuckAfter + time.Minute)
+	bad, err := e.store.Check(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(bad, "\n")
+	if len(bad) != 2 || !strings.Contains(got, "gone/evt_orphan is an orphan") || !strings.Contains(got, "evt_stuck is stuck") {
+		t.Errorf("Check = %q, want the orphan and the stuck delivery", bad)
+	}
+}
