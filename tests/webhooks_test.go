@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"log/slog"
@@ -32,6 +33,9 @@ func (s *server) withWebhooks(opts webhooks.Options) *webhooks.Service {
 	s.serve()
 	return h
 }
+
+// postGIDOf returns the global id of the post id, as the API spells it.
+func postGIDOf(id string) string { return base64.RawURLEncoding.EncodeToString([]byte("Post:" + id)) }
 
 // token returns a valid token of an admin.
 func (s *server) token(roles ...string) string {
@@ -187,15 +191,22 @@ func TestWebhookBadInputWritesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, input := range map[string]map[string]any{
-		"url":    {"id": hook.ID, "url": "https://10.0.0.1/"},
-		"events": {"id": hook.ID, "events": []string{"post.scheduled"}},
-		"id":     {"id": "not-an-id", "enabled": false},
+	for _, c := range []struct {
+		field string
+		input map[string]any
+	}{
+		{"url", map[string]any{"id": hook.ID, "url": "https://10.0.0.1/"}},
+		{"url", map[string]any{"id": hook.ID, "url": "http://hooks.example.com/"}},
+		{"events", map[string]any{"id": hook.ID, "events": []string{"post.scheduled"}}},
+		{"events", map[string]any{"id": hook.ID, "events": []string{}}},
+		{"description", map[string]any{"id": hook.ID, "description": long}},
+		{"id", map[string]any{"id": "not-an-id", "enabled": false}},
+		{"id", map[string]any{"id": postGIDOf("p1"), "enabled": false}},
 	} {
 		var out map[string]any
-		err := gql(s.admin, `mutation($input: UpdateWebhookInput!) { updateWebhook(input: $input) { webhook { id } } }`, map[string]any{"input": input}, &out)
-		if code(err) != "BAD_USER_INPUT" || extension(err, "field") != name {
-			t.Errorf("update of %s: %v, want BAD_USER_INPUT on it", name, err)
+		err := gql(s.admin, `mutation($input: UpdateWebhookInput!) { updateWebhook(input: $input) { webhook { id } } }`, map[string]any{"input": c.input}, &out)
+		if code(err) != "BAD_USER_INPUT" || extension(err, "field") != c.field {
+			t.Errorf("update %v: %v, want BAD_USER_INPUT on %s", c.input, err, c.field)
 		}
 	}
 	var out struct{ Webhooks []webhookJSON }
