@@ -26,13 +26,13 @@ import (
 // service on it that may reach loopback (the receivers are httptest
 // servers).
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	store *storage.Store
 	clock *dynamotest.Clock
 	hooks *webhooks.Service
 }
 
-func newEnv(t *testing.T, opts ...func(*webhooks.Options)) *env {
+func newEnv(t testing.TB, opts ...func(*webhooks.Options)) *env {
 	t.Helper()
 	ctx := context.Background()
 	c := dynamotest.NewClock(dynamotest.Start)
@@ -113,7 +113,7 @@ type receiver struct {
 	answer func(w http.ResponseWriter)
 }
 
-func newReceiver(t *testing.T) *receiver {
+func newReceiver(t testing.TB) *receiver {
 	r := &receiver{}
 	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		b, _ := io.ReadAll(req.Body)
