@@ -256,6 +256,16 @@ func (s *Store) RecordAttempt(ctx context.Context, o OutboxItem, attempts int, d
 	return nil
 }
 
+// DeleteOutbox deletes the delivery of the event to the webhook, as when
+// the webhook is gone: 1 DeleteItem.
+func (s *Store) DeleteOutbox(ctx context.Context, webhookID, eventID string) error {
+	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.table), Key: mustKey(outboxKey(webhookID, eventID))})
+	if err != nil {
+		return fmt.Errorf("delete outbox item %s/%s: %w", webhookID, eventID, err)
+	}
+	return nil
+}
+
 // RecordDelivery adds d to its webhook's delivery history alone, as a
 // ping's attempt is: 1 PutItem.
 func (s *Store) RecordDelivery(ctx context.Context, d DeliveryAttempt) error {

@@ -254,19 +254,25 @@ func (s *Service) each(ctx context.Context, items []storage.OutboxItem, f func(s
 	wg.Wait()
 }
 
-// deliver makes one attempt at o, claimed, to hook (nil: deleted) and
-// records its outcome. A manual attempt (a redelivery) disables nothing
+// deliver makes one attempt at o, claimed, to hook and records its
+// outcome; a delivery to a deleted webhook (nil) is deleted. A manual attempt (a redelivery) disables nothing
 // but on 410, and is retried only when the delivery was pending anyway. It returns the attempt as recorded.
 // Requests: 1 TransactWriteItems, and 1 UpdateItem of the webhook on a
 // success or when it is disabled.
 func (s *Service) deliver(ctx context.Context, hook *storage.Webhook, o storage.OutboxItem, manual bool) storage.DeliveryAttempt {
 	before, wasPending := o.Attempts, o.State == storage.OutboxPending
 	now := s.opts.Now()
+	if hook == nil {
+		// Left behind by a deletion that stopped before it removed the
+		// webhook's partition: nothing to send it to, nothing to record.
+		if err := s.store.DeleteOutbox(ctx, o.WebhookID, o.EventID); err != nil {
+			s.log.ErrorContext(ctx, "webhook delivery of a deleted webhook not removed", "webhook", o.WebhookID, "event", o.EventID, "err", err)
+		}
+		return storage.DeliveryAttempt{WebhookID: o.WebhookID, EventID: o.EventID, EventType: o.EventType, At: now, Error: "the webhook was deleted"}
+	}
 	d := storage.DeliveryAttempt{WebhookID: o.WebhookID, EventID: o.EventID, EventType: o.EventType, At: now}
 	var a answer
 	switch {
-	case hook == nil:
-		a.err = "the webhook was deleted"
 	case !hook.Enabled && !manual:
 		a.err = "not sent: the webhook is disabled"
 	default:
@@ -283,9 +289,9 @@ func (s *Service) deliver(ctx context.Context, hook *storage.Webhook, o storage.
 	case a.status == 410:
 		o.State, o.NextAttemptAt = storage.OutboxFailed, time.Time{}
 		disable = "the endpoint answered 410 Gone"
-	case hook == nil || (!hook.Enabled && !manual) || (manual && !wasPending) || o.Attempts >= MaxAttempts:
+	case (!hook.Enabled && !manual) || (manual && !wasPending) || o.Attempts >= MaxAttempts:
 		o.State, o.NextAttemptAt = storage.OutboxFailed, time.Time{}
-		if !manual && hook != nil && hook.Enabled && hook.LastSuccessAt.Before(o.CreatedAt) {
+		if !manual && hook.Enabled && hook.LastSuccessAt.Before(o.CreatedAt) {
 			disable = truncate(fmt.Sprintf("every attempt at event %s failed for %s (last: %s)", o.EventID, now.Sub(o.CreatedAt).Round(time.Minute), a.err), MaxReasonBytes)
 		}
 	default:

@@ -6,10 +6,12 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"slices"
 	"strconv"
 	"strings"
@@ -348,4 +350,18 @@ func TestCheckFindsOrphansAndStuckDeliveries(t *testing.T) {
 	if len(bad) != 2 || !strings.Contains(got, "gone/evt_orphan is an orphan") || !strings.Contains(got, "evt_stuck is stuck") {
 		t.Errorf("Check = %q, want the orphan and the stuck delivery", bad)
 	}
+
+	// The worker removes the orphan and attempts the other.
+	e.hooks = e.service(func(o *webhooks.Options) {
+		o.Resolve = func(context.Context, string) ([]netip.Addr, error) { return nil, errors.New("no such host") }
+	})
+	e.retry(e.hooks)
+	if _, err := e.store.GetOutbox(ctx, "gone", "evt_orphan"); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("the orphan: %v, want it deleted", err)
+	}
+	ds, err := e.store.RecentDeliveries(ctx, w.ID, 10)
+	if err != nil || len(ds) != 1 || ds[0].EventID != "evt_stuck" || ds[0].NextAttemptAt.IsZero() {
+		t.Errorf("history = %+v, %v; want the attempt, retried later", ds, err)
+	}
+	e.consistent()
 }
