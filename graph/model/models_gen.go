@@ -216,7 +216,7 @@ type ImageInput struct {
 }
 
 // Changes to the blog. Every mutation takes one `input` and returns a payload
-// with what it wrote. Each input of a mutation that writes takes an optional `idempotencyKey`: a retried
+// with what it wrote. Each input of a mutation that writes content (not the admins' webhook mutations) takes an optional `idempotencyKey`: a retried
 // call with the same key and input has one effect and returns the same result,
 // while the same key with different input fails with BAD_USER_INPUT. A key is
 // its user's own: the same key from another user is another key. Keys are
