@@ -9,6 +9,7 @@ import (
 	"errors"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -364,4 +365,47 @@ func TestCheckFindsOrphansAndStuckDeliveries(t *testing.T) {
 		t.Errorf("history = %+v, %v; want the attempt, retried later", ds, err)
 	}
 	e.consistent()
+}
+
+// TestDeliveriesKeepTheirRequestBudget counts the DynamoDB requests of an
+// event delivered to two webhooks, of a retry, and of a second with
+// nothing due (storage/outbox.go lists the budgets).
+func TestDeliveriesKeepTheirRequestBudget(t *testing.T) {
+	e := newEnv(t)
+	r := newReceiver(t)
+	failing := newReceiver(t)
+	failing.status(http.StatusInternalServerError)
+	e.create(r.URL, storage.EventPostPublished)
+	e.create(failing.URL, storage.EventPostPublished)
+
+	ctx, c := storage.WithRequestCounter(context.Background())
+	if err := e.hooks.HandleEvents(ctx, []storage.LoggedEvent{{Position: 1, Event: e.published("a")}}); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]int{"Query": 1, "PutItem": 2, "TransactWriteItems": 2, "UpdateItem": 1}
+	if got := c.ByOperation(); !maps.Equal(got, want) {
+		t.Errorf("an event to 2 webhooks, one failing: %v, want %v", got, want)
+	}
+
+	e.clock.Advance(webhooks.Schedule[0])
+	ctx, c = storage.WithRequestCounter(context.Background())
+	e.retryIn(ctx)
+	want = map[string]int{"Query": 2, "UpdateItem": 1, "TransactWriteItems": 1}
+	if got := c.ByOperation(); !maps.Equal(got, want) {
+		t.Errorf("a retry: %v, want %v (what is due, the webhooks, the claim, the attempt)", got, want)
+	}
+
+	ctx, c = storage.WithRequestCounter(context.Background())
+	e.retryIn(ctx)
+	if got := c.ByOperation(); !maps.Equal(got, map[string]int{"Query": 1}) {
+		t.Errorf("nothing due: %v, want 1 Query", got)
+	}
+}
+
+// retryIn runs e's RetryDue with ctx.
+func (e *env) retryIn(ctx context.Context) {
+	e.t.Helper()
+	if err := e.hooks.RetryDue(ctx); err != nil {
+		e.t.Fatal(err)
+	}
 }
