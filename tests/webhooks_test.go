@@ -3,7 +3,6 @@ package tests
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"io"
 	"log/slog"
 	"net/http"
@@ -46,45 +45,30 @@ func (s *server) token(roles ...string) string {
 	return tok
 }
 
-// gql sends query with vars as c and decodes the data into out.
-func gql(c graphql.Client, query string, vars map[string]any, out any) error {
-	return c.MakeRequest(context.Background(), &graphql.Request{Query: query, Variables: vars}, &graphql.Response{Data: out})
+// createWebhook creates a webhook as c, with the typed client.
+func createWebhook(c graphql.Client, url string, events []string, description *string) (WebhookParts, string, error) {
+	if events == nil {
+		events = []string{}
+	}
+	out, err := CreateWebhook(context.Background(), c, CreateWebhookInput{Url: url, Events: events, Description: description})
+	if err != nil {
+		return WebhookParts{}, "", err
+	}
+	return out.CreateWebhook.Webhook.WebhookParts, out.CreateWebhook.Secret, nil
 }
 
-const webhookFields = `id url events description enabled disabledReason createdAt updatedAt previousSecretExpiresAt
-	recentDeliveries { eventId eventType attempt attemptedAt statusCode durationMs error nextAttemptAt }`
-
-type webhookJSON struct {
-	ID                      string
-	URL                     string
-	Events                  []string
-	Description             *string
-	Enabled                 bool
-	DisabledReason          *string
-	PreviousSecretExpiresAt *string
-	RecentDeliveries        []struct {
-		EventID, EventType, AttemptedAt string
-		Attempt, DurationMs             int
-		StatusCode                      *int
-		Error, NextAttemptAt            *string
+// webhooksOf lists the webhooks as c.
+func webhooksOf(t *testing.T, c graphql.Client) []WebhookParts {
+	t.Helper()
+	out, err := Webhooks(context.Background(), c)
+	if err != nil {
+		t.Fatal(err)
 	}
-}
-
-const createWebhookDoc = `mutation($input: CreateWebhookInput!) { createWebhook(input: $input) { secret webhook { ` + webhookFields + ` } } }`
-
-func createWebhook(c graphql.Client, url string, events []string, description *string) (webhookJSON, string, error) {
-	var out struct {
-		CreateWebhook struct {
-			Secret  string
-			Webhook webhookJSON
-		}
+	hs := make([]WebhookParts, len(out.Webhooks))
+	for i, w := range out.Webhooks {
+		hs[i] = w.WebhookParts
 	}
-	input := map[string]any{"url": url, "events": events}
-	if description != nil {
-		input["description"] = *description
-	}
-	err := gql(c, createWebhookDoc, map[string]any{"input": input}, &out)
-	return out.CreateWebhook.Webhook, out.CreateWebhook.Secret, err
+	return hs
 }
 
 // hookReceiver records the deliveries it gets.
@@ -113,6 +97,29 @@ func TestWebhooksAreForAdminsOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ctx := context.Background()
+	id := hook.Id
+	calls := map[string]func(c graphql.Client) error{
+		"webhooks": func(c graphql.Client) error { _, err := Webhooks(ctx, c); return err },
+		"createWebhook": func(c graphql.Client) error {
+			_, _, err := createWebhook(c, "https://hooks.example.com/x", []string{"post.published"}, nil)
+			return err
+		},
+		"updateWebhook": func(c graphql.Client) error {
+			_, err := UpdateWebhook(ctx, c, UpdateWebhookInput{Id: id, Enabled: ptr(false)})
+			return err
+		},
+		"deleteWebhook": func(c graphql.Client) error { _, err := DeleteWebhook(ctx, c, DeleteWebhookInput{Id: id}); return err },
+		"rotateWebhookSecret": func(c graphql.Client) error {
+			_, err := RotateWebhookSecret(ctx, c, RotateWebhookSecretInput{Id: id})
+			return err
+		},
+		"pingWebhook": func(c graphql.Client) error { _, err := PingWebhook(ctx, c, PingWebhookInput{Id: id}); return err },
+		"redeliverWebhookEvent": func(c graphql.Client) error {
+			_, err := RedeliverWebhookEvent(ctx, c, RedeliverWebhookEventInput{WebhookId: id, EventId: "evt_x"})
+			return err
+		},
+	}
 	clients := map[string]struct {
 		c    graphql.Client
 		code string
@@ -121,35 +128,18 @@ func TestWebhooksAreForAdminsOnly(t *testing.T) {
 		"reader":    {s.reader("r1", "Rea", ""), "FORBIDDEN"},
 		"author":    {s.as("ada", auth.RoleAuthor), "FORBIDDEN"},
 	}
-	docs := map[string]struct {
-		doc  string
-		vars map[string]any
-	}{
-		"webhooks":       {`{ webhooks { id } }`, nil},
-		"createWebhook":  {createWebhookDoc, map[string]any{"input": map[string]any{"url": "https://hooks.example.com/x", "events": []string{"post.published"}}}},
-		"updateWebhook":  {`mutation($id: ID!) { updateWebhook(input: {id: $id, enabled: false}) { webhook { id } } }`, map[string]any{"id": hook.ID}},
-		"deleteWebhook":  {`mutation($id: ID!) { deleteWebhook(input: {id: $id}) { deletedId } }`, map[string]any{"id": hook.ID}},
-		"rotate":         {`mutation($id: ID!) { rotateWebhookSecret(input: {id: $id}) { secret } }`, map[string]any{"id": hook.ID}},
-		"ping":           {`mutation($id: ID!) { pingWebhook(input: {id: $id}) { delivery { attempt } } }`, map[string]any{"id": hook.ID}},
-		"redeliverEvent": {`mutation($id: ID!) { redeliverWebhookEvent(input: {webhookId: $id, eventId: "evt_x"}) { delivery { attempt } } }`, map[string]any{"id": hook.ID}},
-	}
 	for who, c := range clients {
-		for name, d := range docs {
+		for name, call := range calls {
 			t.Run(who+"/"+name, func(t *testing.T) {
-				var out map[string]any
-				err := gql(c.c, d.doc, d.vars, &out)
-				if got := code(err); got != c.code {
-					t.Errorf("code = %q (%v), want %s", got, err, c.code)
+				if got := code(call(c.c)); got != c.code {
+					t.Errorf("code = %q, want %s", got, c.code)
 				}
 			})
 		}
 	}
-	var out struct{ Webhooks []webhookJSON }
-	if err := gql(s.admin, `{ webhooks { `+webhookFields+` } }`, nil, &out); err != nil {
-		t.Fatal(err)
-	}
-	if len(out.Webhooks) != 1 || !out.Webhooks[0].Enabled || len(out.Webhooks[0].RecentDeliveries) != 0 {
-		t.Errorf("webhooks = %+v, want the one, unchanged and never sent to", out.Webhooks)
+	hs := webhooksOf(t, s.admin)
+	if len(hs) != 1 || !hs[0].Enabled || len(hs[0].RecentDeliveries) != 0 || hs[0].PreviousSecretExpiresAt != nil {
+		t.Errorf("webhooks = %+v, want the one, unchanged and never sent to", hs)
 	}
 	s.consistent()
 }
@@ -193,28 +183,24 @@ func TestWebhookBadInputWritesNothing(t *testing.T) {
 	}
 	for _, c := range []struct {
 		field string
-		input map[string]any
+		input UpdateWebhookInput
 	}{
-		{"url", map[string]any{"id": hook.ID, "url": "https://10.0.0.1/"}},
-		{"url", map[string]any{"id": hook.ID, "url": "http://hooks.example.com/"}},
-		{"events", map[string]any{"id": hook.ID, "events": []string{"post.scheduled"}}},
-		{"events", map[string]any{"id": hook.ID, "events": []string{}}},
-		{"description", map[string]any{"id": hook.ID, "description": long}},
-		{"id", map[string]any{"id": "not-an-id", "enabled": false}},
-		{"id", map[string]any{"id": postGIDOf("p1"), "enabled": false}},
+		{"url", UpdateWebhookInput{Id: hook.Id, Url: ptr("https://10.0.0.1/")}},
+		{"url", UpdateWebhookInput{Id: hook.Id, Url: ptr("http://hooks.example.com/")}},
+		{"events", UpdateWebhookInput{Id: hook.Id, Events: []string{"post.scheduled"}}},
+		{"events", UpdateWebhookInput{Id: hook.Id, Events: []string{}}},
+		{"description", UpdateWebhookInput{Id: hook.Id, Description: &long}},
+		{"id", UpdateWebhookInput{Id: "not-an-id", Enabled: ptr(false)}},
+		{"id", UpdateWebhookInput{Id: postGIDOf("p1"), Enabled: ptr(false)}},
 	} {
-		var out map[string]any
-		err := gql(s.admin, `mutation($input: UpdateWebhookInput!) { updateWebhook(input: $input) { webhook { id } } }`, map[string]any{"input": c.input}, &out)
+		_, err := UpdateWebhook(context.Background(), s.admin, c.input)
 		if code(err) != "BAD_USER_INPUT" || extension(err, "field") != c.field {
-			t.Errorf("update %v: %v, want BAD_USER_INPUT on %s", c.input, err, c.field)
+			t.Errorf("update %+v: %v, want BAD_USER_INPUT on %s", c.input, err, c.field)
 		}
 	}
-	var out struct{ Webhooks []webhookJSON }
-	if err := gql(s.admin, `{ webhooks { `+webhookFields+` } }`, nil, &out); err != nil {
-		t.Fatal(err)
-	}
-	if len(out.Webhooks) != 1 || out.Webhooks[0].URL != "https://hooks.example.com/in" || strings.Join(out.Webhooks[0].Events, ",") != "post.published" {
-		t.Errorf("webhooks = %+v, want the one good webhook, unchanged", out.Webhooks)
+	hs := webhooksOf(t, s.admin)
+	if len(hs) != 1 || hs[0].Url != "https://hooks.example.com/in" || strings.Join(hs[0].Events, ",") != "post.published" || hs[0].Description != nil {
+		t.Errorf("webhooks = %+v, want the one good webhook, unchanged", hs)
 	}
 	s.consistent()
 }
@@ -226,6 +212,7 @@ func TestWebhookLifecycle(t *testing.T) {
 	s := newServer(t)
 	r := newHookReceiver(t)
 	hooks := s.withWebhooks(webhooks.Options{AllowPrivate: true, AllowHTTP: true})
+	ctx := context.Background()
 	desc := "Revalidates the site"
 	hook, secret, err := createWebhook(s.admin, r.URL+"/revalidate", []string{"post.published", "comment.added"}, &desc)
 	if err != nil {
@@ -234,15 +221,8 @@ func TestWebhookLifecycle(t *testing.T) {
 	if !strings.HasPrefix(secret, "whsec_") || !hook.Enabled || hook.Description == nil || *hook.Description != desc {
 		t.Fatalf("created %+v with secret %q", hook, secret)
 	}
-	var ping struct {
-		PingWebhook struct {
-			Delivery struct {
-				EventID, EventType string
-				StatusCode         *int
-			}
-		}
-	}
-	if err := gql(s.admin, `mutation($id: ID!) { pingWebhook(input: {id: $id}) { delivery { eventId eventType statusCode } } }`, map[string]any{"id": hook.ID}, &ping); err != nil {
+	ping, err := PingWebhook(ctx, s.admin, PingWebhookInput{Id: hook.Id})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if d := ping.PingWebhook.Delivery; d.EventType != "webhook.ping" || d.StatusCode == nil || *d.StatusCode != 200 {
@@ -251,26 +231,20 @@ func TestWebhookLifecycle(t *testing.T) {
 	s.clock.Advance(time.Second)
 	ev := storage.Event{ID: "evt_0123456789abcdef0123456789abcdef", Type: storage.EventPostPublished, Time: s.clock.Now(),
 		Data: storage.EventData{PostID: "p1", Slug: "hello", Paths: []string{"/posts/hello"}, CacheTags: []string{"post:p1"}}}
-	if err := hooks.HandleEvents(context.Background(), []storage.LoggedEvent{{Position: 1, Event: ev}}); err != nil {
+	if err := hooks.HandleEvents(ctx, []storage.LoggedEvent{{Position: 1, Event: ev}}); err != nil {
 		t.Fatal(err)
 	}
 	s.clock.Advance(time.Second)
-	var redeliver map[string]any
-	if err := gql(s.admin, `mutation($id: ID!, $e: String!) { redeliverWebhookEvent(input: {webhookId: $id, eventId: $e}) { delivery { attempt statusCode } } }`,
-		map[string]any{"id": hook.ID, "e": ev.ID}, &redeliver); err != nil {
+	re, err := RedeliverWebhookEvent(ctx, s.admin, RedeliverWebhookEventInput{WebhookId: hook.Id, EventId: ev.ID})
+	if err != nil {
 		t.Fatal(err)
 	}
-	err = gql(s.admin, `mutation($id: ID!) { redeliverWebhookEvent(input: {webhookId: $id, eventId: "evt_ffffffffffffffffffffffffffffffff"}) { delivery { attempt } } }`,
-		map[string]any{"id": hook.ID}, &redeliver)
+	equal(t, "attempt of the redelivery", re.RedeliverWebhookEvent.Delivery.Attempt, 2)
+	_, err = RedeliverWebhookEvent(ctx, s.admin, RedeliverWebhookEventInput{WebhookId: hook.Id, EventId: "evt_ffffffffffffffffffffffffffffffff"})
 	equal(t, "code of a redelivery of an event never sent", code(err), "NOT_FOUND")
 
-	var rotated struct {
-		RotateWebhookSecret struct {
-			Secret  string
-			Webhook webhookJSON
-		}
-	}
-	if err := gql(s.admin, `mutation($id: ID!) { rotateWebhookSecret(input: {id: $id}) { secret webhook { `+webhookFields+` } } }`, map[string]any{"id": hook.ID}, &rotated); err != nil {
+	rotated, err := RotateWebhookSecret(ctx, s.admin, RotateWebhookSecretInput{Id: hook.Id})
+	if err != nil {
 		t.Fatal(err)
 	}
 	newSecret := rotated.RotateWebhookSecret.Secret
@@ -279,33 +253,21 @@ func TestWebhookLifecycle(t *testing.T) {
 	}
 
 	// The list, as an admin's tool reads it: every webhook with its
-	// deliveries, one Query for the list and one per webhook.
+	// deliveries, one Query for the list and one per webhook; and no
+	// secret anywhere in the answer.
 	hook2, _, err := createWebhook(s.admin, r.URL+"/second", []string{"author.updated"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw := s.fetch(t, http.MethodPost, s.url, `{"query":"{ webhooks { `+strings.Join(strings.Fields(webhookFields), " ")+` } }"}`,
-		map[string]string{"Authorization": "Bearer " + s.token(auth.RoleAdmin)})
-	if raw.status != http.StatusOK {
-		t.Fatalf("webhooks: %d %s", raw.status, raw.body)
-	}
-	if strings.Contains(raw.body, strings.TrimPrefix(secret, "whsec_")) || strings.Contains(raw.body, strings.TrimPrefix(newSecret, "whsec_")) || strings.Contains(raw.body, "whsec_") {
-		t.Errorf("the list shows a secret: %s", raw.body)
-	}
+	hs := webhooksOf(t, s.admin)
 	if got := s.requests(); got["Query"] != 3 || total(got) != 3 {
 		t.Errorf("requests of the list of 2 webhooks = %v, want 3 Queries", got)
 	}
-	var list struct {
-		Data struct{ Webhooks []webhookJSON }
-	}
-	if err := json.Unmarshal([]byte(raw.body), &list); err != nil {
-		t.Fatal(err)
-	}
-	if hs := list.Data.Webhooks; len(hs) != 2 || hs[0].ID != hook.ID || hs[1].ID != hook2.ID {
+	if len(hs) != 2 || hs[0].Id != hook.Id || hs[1].Id != hook2.Id {
 		t.Fatalf("webhooks = %+v", hs)
 	}
-	ds := list.Data.Webhooks[0].RecentDeliveries
-	if len(ds) != 3 || ds[0].EventID != ev.ID || ds[0].Attempt != 2 || ds[1].EventID != ev.ID || ds[1].Attempt != 1 || ds[2].EventType != "webhook.ping" {
+	ds := hs[0].RecentDeliveries
+	if len(ds) != 3 || ds[0].EventId != ev.ID || ds[0].Attempt != 2 || ds[1].EventId != ev.ID || ds[1].Attempt != 1 || ds[2].EventType != "webhook.ping" {
 		t.Errorf("recent deliveries = %+v, want the redelivery, the delivery and the ping, newest first", ds)
 	}
 	for _, d := range ds {
@@ -313,24 +275,37 @@ func TestWebhookLifecycle(t *testing.T) {
 			t.Errorf("delivery %+v, want 200 without error or retry", d)
 		}
 	}
+	var query strings.Builder
+	query.WriteString(`{"query":"{ webhooks { id url events description enabled disabledReason createdAt updatedAt previousSecretExpiresAt`)
+	query.WriteString(` recentDeliveries(first: 100) { eventId eventType attempt attemptedAt statusCode durationMs error nextAttemptAt } } }"}`)
+	raw := s.fetch(t, http.MethodPost, s.url, query.String(), map[string]string{"Authorization": "Bearer " + s.token(auth.RoleAdmin)})
+	if raw.status != http.StatusOK || !strings.Contains(raw.body, hook.Id) {
+		t.Fatalf("webhooks: %d %s", raw.status, raw.body)
+	}
+	for _, secret := range []string{secret, newSecret} {
+		if strings.Contains(raw.body, strings.TrimPrefix(secret, "whsec_")) || strings.Contains(raw.body, "whsec_") {
+			t.Errorf("the list shows a secret: %s", raw.body)
+		}
+	}
 
-	var updated struct{ UpdateWebhook struct{ Webhook webhookJSON } }
-	if err := gql(s.admin, `mutation($id: ID!) { updateWebhook(input: {id: $id, enabled: false, description: "", events: ["post.deleted"]}) { webhook { `+webhookFields+` } } }`,
-		map[string]any{"id": hook.ID}, &updated); err != nil {
+	updated, err := UpdateWebhook(ctx, s.admin, UpdateWebhookInput{Id: hook.Id, Enabled: ptr(false), Description: ptr(""), Events: []string{"post.deleted"}})
+	if err != nil {
 		t.Fatal(err)
 	}
-	if w := updated.UpdateWebhook.Webhook; w.Enabled || w.Description != nil || strings.Join(w.Events, ",") != "post.deleted" {
+	if w := updated.UpdateWebhook.Webhook; w.Enabled || w.Description != nil || strings.Join(w.Events, ",") != "post.deleted" || w.Url != hook.Url {
 		t.Errorf("updated = %+v", w)
 	}
-	s.clock.Advance(time.Second)
-	var deleted struct{ DeleteWebhook struct{ DeletedID string } }
-	if err := gql(s.admin, `mutation($id: ID!) { deleteWebhook(input: {id: $id}) { deletedId } }`, map[string]any{"id": hook.ID}, &deleted); err != nil {
+	deleted, err := DeleteWebhook(ctx, s.admin, DeleteWebhookInput{Id: hook.Id})
+	if err != nil {
 		t.Fatal(err)
 	}
-	equal(t, "deletedId", deleted.DeleteWebhook.DeletedID, hook.ID)
-	err = gql(s.admin, `mutation($id: ID!) { deleteWebhook(input: {id: $id}) { deletedId } }`, map[string]any{"id": hook.ID}, &deleted)
+	equal(t, "deletedId", deleted.DeleteWebhook.DeletedId, hook.Id)
+	_, err = DeleteWebhook(ctx, s.admin, DeleteWebhookInput{Id: hook.Id})
 	equal(t, "code of a second deletion", code(err), "NOT_FOUND")
-	err = gql(s.admin, `mutation($id: ID!) { pingWebhook(input: {id: $id}) { delivery { attempt } } }`, map[string]any{"id": hook.ID}, &ping)
+	_, err = PingWebhook(ctx, s.admin, PingWebhookInput{Id: hook.Id})
 	equal(t, "code of a ping of a deleted webhook", code(err), "NOT_FOUND")
+	if hs := webhooksOf(t, s.admin); len(hs) != 1 || hs[0].Id != hook2.Id {
+		t.Errorf("webhooks after the deletion = %+v", hs)
+	}
 	s.consistent()
 }
