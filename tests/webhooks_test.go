@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/Khan/genqlient/graphql"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/storage"
@@ -43,6 +45,15 @@ func (s *server) token(roles ...string) string {
 		s.t.Fatal(err)
 	}
 	return tok
+}
+
+// errorPath returns the path of the first GraphQL error in err.
+func errorPath(err error) string {
+	var list gqlerror.List
+	if !errors.As(err, &list) || len(list) == 0 {
+		return ""
+	}
+	return list[0].Path.String()
 }
 
 // createWebhook creates a webhook as c, with the typed client.
@@ -131,8 +142,11 @@ func TestWebhooksAreForAdminsOnly(t *testing.T) {
 	for who, c := range clients {
 		for name, call := range calls {
 			t.Run(who+"/"+name, func(t *testing.T) {
-				if got := code(call(c.c)); got != c.code {
-					t.Errorf("code = %q, want %s", got, c.code)
+				// The root field itself is refused, before it reads or
+				// writes, not a field of its answer.
+				err := call(c.c)
+				if got, path := code(err), errorPath(err); got != c.code || path != name {
+					t.Errorf("code = %q at %q, want %s at %s", got, path, c.code, name)
 				}
 			})
 		}
