@@ -459,9 +459,12 @@
 // Every webhook is an item of the partition WEBHOOKS, so the list is one
 // Query, and WEBHOOKS/COUNT counts them in the transactions that create
 // (condition: count < 100) and delete them: a 101st is refused without a
-// race. A webhook's secret is kept in its item and never answered after
-// createWebhook and rotateWebhookSecret; a rotation keeps the previous one
-// (previousSecret) until previousUntil, and both sign meanwhile.
+// race. A webhook's secret is kept in its item as package webhooks seals
+// it (AES-GCM under a key derived from the server key SECRET#webhooks), so
+// the item alone, or a stream record of it, does not show it; it is never
+// answered after createWebhook and rotateWebhookSecret. A rotation keeps
+// the previous one (previousSecret) until previousUntil, and both sign
+// meanwhile.
 //
 // The outbox has one item per webhook and event (WEBHOOK#<id>,
 // OUTBOX#<eventId>), put with attribute_not_exists, so handling an event

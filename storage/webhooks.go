@@ -65,7 +65,8 @@ type Webhook struct {
 	// LastSuccessAt is when an endpoint last answered 2xx.
 	LastSuccessAt time.Time
 	// Secret signs every delivery; PreviousSecret signs too until
-	// PreviousUntil, after a rotation.
+	// PreviousUntil, after a rotation. They are kept as the caller wrote
+	// them (package webhooks seals them).
 	Secret         string
 	PreviousSecret string
 	PreviousUntil  time.Time

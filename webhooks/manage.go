@@ -14,12 +14,16 @@ import (
 // returned by Create and Rotate alone, once.
 
 // Create creates an enabled webhook with in and a new secret, and returns
-// both. Bad input, the server's policy refusing the URL, or a webhook past
+// both; the table keeps the secret sealed (seal.go). Bad input, the server's policy refusing the URL, or a webhook past
 // storage.MaxWebhooks is a *storage.ValidationError, and nothing is
 // written.
 func (s *Service) Create(ctx context.Context, in storage.WebhookInput) (*storage.Webhook, string, error) {
 	secret := NewSecret()
-	w, err := s.store.CreateWebhook(ctx, in, secret, s.Policy())
+	sealed, err := s.sealSecret(ctx, secret)
+	if err != nil {
+		return nil, "", err
+	}
+	w, err := s.store.CreateWebhook(ctx, in, sealed, s.Policy())
 	if err != nil {
 		return nil, "", err
 	}
@@ -35,7 +39,11 @@ func (s *Service) Update(ctx context.Context, id string, in storage.WebhookInput
 // signs beside it for opts.Grace.
 func (s *Service) Rotate(ctx context.Context, id string) (*storage.Webhook, string, error) {
 	secret := NewSecret()
-	w, err := s.store.RotateWebhookSecret(ctx, id, secret, s.opts.Now().Add(s.opts.Grace))
+	sealed, err := s.sealSecret(ctx, secret)
+	if err != nil {
+		return nil, "", err
+	}
+	w, err := s.store.RotateWebhookSecret(ctx, id, sealed, s.opts.Now().Add(s.opts.Grace))
 	if err != nil {
 		return nil, "", err
 	}
@@ -58,7 +66,11 @@ func (s *Service) Ping(ctx context.Context, id string) (storage.DeliveryAttempt,
 	if err != nil {
 		return storage.DeliveryAttempt{}, err
 	}
-	a := s.post(ctx, w.URL, eventID, w.Secrets(now), now, body)
+	secrets, err := s.secretsOf(ctx, w, now)
+	if err != nil {
+		return storage.DeliveryAttempt{}, err
+	}
+	a := s.post(ctx, w.URL, eventID, secrets, now, body)
 	d := storage.DeliveryAttempt{WebhookID: id, EventID: eventID, EventType: EventPing, Attempt: 1, At: now,
 		StatusCode: a.status, Duration: a.duration, Error: truncate(a.err, MaxErrorBytes)}
 	if err := s.store.RecordDelivery(ctx, d); err != nil {

@@ -98,6 +98,7 @@ type Service struct {
 	opts   Options
 	client *http.Client
 	log    *slog.Logger
+	seal   sealer
 }
 
 // New returns the Service of store's webhooks.
@@ -276,8 +277,14 @@ func (s *Service) deliver(ctx context.Context, hook *storage.Webhook, o storage.
 	case !hook.Enabled && !manual:
 		a.err = "not sent: the webhook is disabled"
 	default:
+		secrets, err := s.secretsOf(ctx, hook, now)
+		if err != nil {
+			// The claim lapses and the attempt is made then.
+			s.log.ErrorContext(ctx, "webhook delivery not signed", "webhook", o.WebhookID, "event", o.EventID, "err", err)
+			return storage.DeliveryAttempt{WebhookID: o.WebhookID, EventID: o.EventID, EventType: o.EventType, At: now, Error: "not signed"}
+		}
 		o.Attempts++
-		a = s.post(ctx, hook.URL, o.EventID, hook.Secrets(now), now, o.Body)
+		a = s.post(ctx, hook.URL, o.EventID, secrets, now, o.Body)
 	}
 	a.err = truncate(a.err, MaxErrorBytes)
 	d.Attempt, d.StatusCode, d.Duration, d.Error = o.Attempts, a.status, a.duration, a.err

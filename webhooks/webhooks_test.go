@@ -180,7 +180,10 @@ func verify(t *testing.T, d delivery, secret string) bool {
 func TestDeliverySignedAsStandardWebhooks(t *testing.T) {
 	e := newEnv(t)
 	r := newReceiver(t)
-	_, secret := e.create(r.URL, storage.EventPostPublished)
+	w, secret := e.create(r.URL, storage.EventPostPublished)
+	if stored, err := e.store.GetWebhook(context.Background(), w.ID); err != nil || strings.Contains(stored.Secret, strings.TrimPrefix(secret, "whsec_")) {
+		t.Errorf("the table keeps the secret unsealed (%v)", err)
+	}
 	if !strings.HasPrefix(secret, "whsec_") {
 		t.Fatalf("secret %q does not start with whsec_", secret)
 	}
