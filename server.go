@@ -174,7 +174,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		}
 		devTokens = verifier != nil
 	}
-	handler := routes(store, verifier, tel, cfg, playgroundHeaders, devTokens, logger)
+	// One webhooks service serves the GraphQL webhook mutations and is
+	// the change feed's "webhooks" worker (Events: hooks.HandleEvents,
+	// Tick: hooks.RetryDue, every second).
+	hooks := webhooks.New(store, cfg.webhookOptions(logger))
+	handler := routes(store, verifier, tel, cfg, playgroundHeaders, devTokens, hooks, logger)
 	if loopback || devTokens {
 		// See hosts.go: no page of a name rebound to this machine reaches it.
 		handler = guardHost(cfg.allowedHosts, handler)
@@ -371,12 +375,12 @@ func (c *config) queryLimits(opts graph.HandlerOptions) graph.HandlerOptions {
 	return opts
 }
 
-// routes returns the server's endpoints. The playground prefills
+// routes returns the server's endpoints; hooks manages the webhooks. The playground prefills
 // playgroundHeaders (the development token) in its headers editor. /graphql
 // answers the CORS requests of -cors-origins (cors.go) and, when
 // devTokens says that verifier checks development tokens, refuses a token
 // from a page of another origin (hosts.go).
-func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *config, playgroundHeaders map[string]string, devTokens bool, logger *slog.Logger) http.Handler {
+func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *config, playgroundHeaders map[string]string, devTokens bool, hooks *webhooks.Service, logger *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
 	var api http.Handler = graph.NewHandler(store, tel.handler(cfg.queryLimits(graph.HandlerOptions{
 		Logger: logger,
@@ -388,9 +392,7 @@ func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *
 		Verifier: verifier,
 		Comments: graph.CommentPolicy{Moderation: cfg.moderationOption(), UnmoderatedEdits: !cfg.moderateEdits, PerMinute: cfg.commentRate},
 		ShowCost: cfg.backend() == backendEmbedded,
-		// The change feed's "webhooks" worker is fed by a Service with
-		// the same options (webhooks.New(store, cfg.webhookOptions(logger))).
-		Webhooks: webhooks.New(store, cfg.webhookOptions(logger)),
+		Webhooks: hooks,
 	})))
 	cors := newCORSPolicy(cfg.corsOrigins)
 	if devTokens {
