@@ -145,6 +145,13 @@ type webhookCountItem struct {
 // webhooks' dialer checks every resolved address with it.
 func PublicAddr(addr netip.Addr) bool { return publicAddr(addr) }
 
+// ValidateWebhook returns a *ValidationError when in is not a valid new
+// webhook (create) or change to one under p; CreateWebhook and
+// UpdateWebhook check it again.
+func ValidateWebhook(in WebhookInput, p WebhookPolicy, create bool) error {
+	return validateWebhook(in, p, create)
+}
+
 // validateWebhook checks a new webhook (full) or the changes to one.
 func validateWebhook(in WebhookInput, p WebhookPolicy, full bool) error {
 	if in.URL != nil || full {

@@ -189,6 +189,9 @@ func TestWebhookBadInputWritesNothing(t *testing.T) {
 			if code(err) != "BAD_USER_INPUT" || extension(err, "field") != c.field {
 				t.Errorf("error %v (%s, field %v), want BAD_USER_INPUT on %s", err, code(err), extension(err, "field"), c.field)
 			}
+			if got := s.requests(); total(got) != 0 {
+				t.Errorf("a refused createWebhook made requests %v, want none", got)
+			}
 		})
 	}
 	hook, _, err := createWebhook(s.admin, "https://hooks.example.com/in", []string{"post.published"}, nil)
@@ -210,6 +213,9 @@ func TestWebhookBadInputWritesNothing(t *testing.T) {
 		_, err := UpdateWebhook(context.Background(), s.admin, c.input)
 		if code(err) != "BAD_USER_INPUT" || extension(err, "field") != c.field {
 			t.Errorf("update %+v: %v, want BAD_USER_INPUT on %s", c.input, err, c.field)
+		}
+		if got := s.requests(); total(got) != 0 {
+			t.Errorf("a refused updateWebhook made requests %v, want none", got)
 		}
 	}
 	hs := webhooksOf(t, s.admin)

@@ -18,6 +18,10 @@ import (
 // storage.MaxWebhooks is a *storage.ValidationError, and nothing is
 // written.
 func (s *Service) Create(ctx context.Context, in storage.WebhookInput) (*storage.Webhook, string, error) {
+	// Bad input reads and writes nothing, the sealing key included.
+	if err := storage.ValidateWebhook(in, s.Policy(), true); err != nil {
+		return nil, "", err
+	}
 	secret := NewSecret()
 	sealed, err := s.sealSecret(ctx, secret)
 	if err != nil {
