@@ -256,10 +256,11 @@ func (s *Service) each(ctx context.Context, items []storage.OutboxItem, f func(s
 }
 
 // deliver makes one attempt at o, claimed, to hook and records its
-// outcome; a delivery to a deleted webhook (nil) is deleted. A manual attempt (a redelivery) disables nothing
-// but on 410, and is retried only when the delivery was pending anyway. It returns the attempt as recorded.
-// Requests: 1 TransactWriteItems, and 1 UpdateItem of the webhook on a
-// success or when it is disabled.
+// outcome; a delivery to a deleted webhook (nil) is deleted. A manual
+// attempt (a redelivery) disables nothing but on 410, and is retried only
+// when the delivery was pending anyway. It returns the attempt as
+// recorded. Requests: 1 TransactWriteItems, and 1 UpdateItem of the
+// webhook on a success or when it is disabled.
 func (s *Service) deliver(ctx context.Context, hook *storage.Webhook, o storage.OutboxItem, manual bool) storage.DeliveryAttempt {
 	before, wasPending := o.Attempts, o.State == storage.OutboxPending
 	now := s.opts.Now()
