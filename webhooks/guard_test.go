@@ -142,3 +142,22 @@ func TestEventTypesFitTheirBound(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalhostIsRefusedThroughTheSystemResolver delivers to a name the
+// system resolves to loopback (localhost, from the hosts file), with no
+// resolver of the test's: the dialer refuses the address it resolved.
+func TestLocalhostIsRefusedThroughTheSystemResolver(t *testing.T) {
+	e := newEnv(t)
+	r := newReceiver(t)
+	port := strings.TrimPrefix(r.URL, "http://127.0.0.1:")
+	w, _ := e.create("http://localhost:"+port+"/in", storage.EventPostPublished)
+	e.hooks = e.service(func(o *webhooks.Options) { o.AllowHTTP = true })
+	e.handle(e.published("a"))
+	if n := len(r.deliveries()); n != 0 {
+		t.Fatalf("the endpoint on loopback got %d requests", n)
+	}
+	ds, err := e.store.RecentDeliveries(context.Background(), w.ID, 1)
+	if err != nil || len(ds) != 1 || !strings.Contains(ds[0].Error, "not public") {
+		t.Errorf("history = %+v, %v; want the refusal", ds, err)
+	}
+}
