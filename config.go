@@ -14,6 +14,7 @@ import (
 	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/markdown"
 	"github.com/blogql/blog/storage"
+	"github.com/blogql/blog/webhooks"
 )
 
 // Backends, see config.backend.
@@ -63,6 +64,8 @@ type config struct {
 	apqCacheBytes     int64
 	privateURLs       bool
 	headingIDPrefix   string
+	webhooksPrivate   bool
+	webhooksHTTP      autoBool
 }
 
 // backend returns which DynamoDB the server talks to: AWS with -aws (at
@@ -90,6 +93,17 @@ func (c *config) introspectionOn() bool {
 // default only where introspection is on, since it cannot work without.
 func (c *config) playgroundOn() bool {
 	return c.playground.or(c.introspectionOn())
+}
+
+// webhookOptions returns the webhooks' options: plain http only in the
+// development mode (the embedded engine) unless configured, private
+// addresses only with the unsafe flag.
+func (c *config) webhookOptions(logger *slog.Logger) webhooks.Options {
+	return webhooks.Options{
+		AllowPrivate: c.webhooksPrivate,
+		AllowHTTP:    c.webhooksHTTP.or(c.backend() == backendEmbedded),
+		Logger:       logger,
+	}
 }
 
 // Values of -comment-moderation.
@@ -268,6 +282,12 @@ func settings(c *config) []setting {
 		{"heading-id-prefix", "HEADING_ID_PREFIX", val(&c.headingIDPrefix, markdown.DefaultHeadingIDPrefix),
 			"what starts the id of every heading of a rendered body and the anchors of its table of contents,\nso that no post's id clashes with the page's own (# Root gets id=\"h-root\"); empty: the bare slug.\nBodies render when written: posts keep their ids until edited",
 			"what starts the id of every heading of a rendered body and the anchors of its `toc` (`# Root` gets `id=\"h-root\"`), so that a post's ids never clash with, or clobber, the page's own elements (`root`, `config`, `cookie`…); empty: the bare slug; a letter, then letters, digits, `-` and `_`, at most 32. Bodies are rendered when written: a post keeps the ids it has until its body is edited"},
+		{"webhooks-allow-private-unsafe", "WEBHOOKS_ALLOW_PRIVATE_UNSAFE", val(&c.webhooksPrivate, false),
+			"UNSAFE: let webhooks be delivered to loopback, private and link-local addresses (cloud metadata\nincluded), so that anyone who may create a webhook reaches the server's network; for tests and local receivers",
+			"**unsafe**: deliver webhooks to loopback, private and link-local addresses (cloud metadata included) too, which lets whoever creates a webhook reach the server's network; for tests and a receiver on the same machine (see [Webhooks](webhooks.md#for-operators))"},
+		{"webhooks-allow-http", "WEBHOOKS_ALLOW_HTTP", &c.webhooksHTTP,
+			"let webhook URLs be plain http://: true, false or auto (auto: true for the embedded engine only)",
+			"let webhook URLs be plain `http://` (auto: the embedded engine only)"},
 		{"migrate", "MIGRATE", val(&c.migrate, migrateAuto),
 			"bring a table written by an earlier version to the current layout: auto (at start, before serving;\none read when there is nothing to do), only (do it, then exit without serving) or off (never; the log says\nwhen the table needs it)",
 			"bring a table written by an earlier version to the current layout: `auto` (at start, before serving; one GetItem when there is nothing to do), `only` (migrate, then exit) or `off` (never; logs a warning when the table needs it); see [Upgrading a table](#upgrading-a-table)"},

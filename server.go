@@ -31,6 +31,7 @@ import (
 	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/tuning"
+	"github.com/blogql/blog/webhooks"
 )
 
 // listen opens the API's listener; tests replace it.
@@ -148,7 +149,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	store = storage.New(client, cfg.table, append(storeOpts, storage.WithCursorKey(cursorKey))...)
-	feed, err := newFeed(ctx, tel.client(clientCfg), store, cfg, logger)
+	// One webhooks service serves the GraphQL webhook mutations and is
+	// the change feed's "webhooks" worker.
+	hooks := webhooks.New(store, cfg.webhookOptions(logger))
+	feed, err := newFeed(ctx, tel.client(clientCfg), store, hooks, cfg, logger)
 	if err != nil {
 		return err
 	}
@@ -178,7 +182,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		}
 		devTokens = verifier != nil
 	}
-	handler := routes(store, verifier, tel, cfg, playgroundHeaders, devTokens, logger)
+	handler := routes(store, verifier, tel, cfg, playgroundHeaders, devTokens, hooks, logger)
 	if loopback || devTokens {
 		// See hosts.go: no page of a name rebound to this machine reaches it.
 		handler = guardHost(cfg.allowedHosts, handler)
@@ -234,7 +238,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 // the fleet runs one, and the leases in the table share the stream's
 // shards and the workers among them. Workers that follow the content are
 // added here, before it runs.
-func newFeed(ctx context.Context, clientCfg storage.ClientConfig, store *storage.Store, cfg *config, logger *slog.Logger) (*changefeed.Feed, error) {
+func newFeed(ctx context.Context, clientCfg storage.ClientConfig, store *storage.Store, hooks *webhooks.Service, cfg *config, logger *slog.Logger) (*changefeed.Feed, error) {
 	streams, err := storage.NewStreamsClient(ctx, clientCfg)
 	if err != nil {
 		return nil, err
@@ -246,6 +250,9 @@ func newFeed(ctx context.Context, clientCfg storage.ClientConfig, store *storage
 		_, err := store.GoLive(ctx)
 		return err
 	}})
+	// One server at a time delivers to webhooks: what the log brings,
+	// and every second the retries that are due.
+	feed.AddWorker(changefeed.Worker{Name: "webhooks", Events: hooks.HandleEvents, Tick: hooks.RetryDue, Every: time.Second})
 	logger.Info("change feed", "owner", feed.Owner(), "event_retention", cfg.eventRetention, "read_stream", cfg.readStream)
 	return feed, nil
 }
@@ -402,12 +409,12 @@ func (c *config) queryLimits(opts graph.HandlerOptions) graph.HandlerOptions {
 	return opts
 }
 
-// routes returns the server's endpoints. The playground prefills
+// routes returns the server's endpoints; hooks manages the webhooks. The playground prefills
 // playgroundHeaders (the development token) in its headers editor. /graphql
 // answers the CORS requests of -cors-origins (cors.go) and, when
 // devTokens says that verifier checks development tokens, refuses a token
 // from a page of another origin (hosts.go).
-func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *config, playgroundHeaders map[string]string, devTokens bool, logger *slog.Logger) http.Handler {
+func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *config, playgroundHeaders map[string]string, devTokens bool, hooks *webhooks.Service, logger *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
 	var api http.Handler = graph.NewHandler(store, tel.handler(cfg.queryLimits(graph.HandlerOptions{
 		Logger: logger,
@@ -419,6 +426,7 @@ func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *
 		Verifier: verifier,
 		Comments: graph.CommentPolicy{Moderation: cfg.moderationOption(), UnmoderatedEdits: !cfg.moderateEdits, PerMinute: cfg.commentRate},
 		ShowCost: cfg.backend() == backendEmbedded,
+		Webhooks: hooks,
 	})))
 	cors := newCORSPolicy(cfg.corsOrigins)
 	if devTokens {

@@ -39,6 +39,8 @@ type ResolverRoot interface {
 	Mutation() MutationResolver
 	Post() PostResolver
 	Query() QueryResolver
+	Webhook() WebhookResolver
+	WebhookDelivery() WebhookDeliveryResolver
 }
 
 type DirectiveRoot struct {
@@ -149,6 +151,11 @@ type ComplexityRoot struct {
 		Token     func(childComplexity int) int
 	}
 
+	CreateWebhookPayload struct {
+		Secret  func(childComplexity int) int
+		Webhook func(childComplexity int) int
+	}
+
 	DeleteCommentPayload struct {
 		Comment          func(childComplexity int) int
 		DeletedCommentID func(childComplexity int) int
@@ -156,6 +163,10 @@ type ComplexityRoot struct {
 
 	DeletePostPayload struct {
 		Post func(childComplexity int) int
+	}
+
+	DeleteWebhookPayload struct {
+		DeletedID func(childComplexity int) int
 	}
 
 	DraftConnection struct {
@@ -177,21 +188,27 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		AddComment        func(childComplexity int, input model.AddCommentInput) int
-		ApproveComment    func(childComplexity int, input model.ApproveCommentInput) int
-		CreateAuthor      func(childComplexity int, input model.CreateAuthorInput) int
-		CreateCategory    func(childComplexity int, input model.CreateCategoryInput) int
-		CreatePost        func(childComplexity int, input model.CreatePostInput) int
-		CreatePreviewLink func(childComplexity int, input model.CreatePreviewLinkInput) int
-		DeleteComment     func(childComplexity int, input model.DeleteCommentInput) int
-		DeletePost        func(childComplexity int, input model.DeletePostInput) int
-		PublishPost       func(childComplexity int, input model.PublishPostInput) int
-		RejectComment     func(childComplexity int, input model.RejectCommentInput) int
-		UnpublishPost     func(childComplexity int, input model.UnpublishPostInput) int
-		UpdateAuthor      func(childComplexity int, input model.UpdateAuthorInput) int
-		UpdateCategory    func(childComplexity int, input model.UpdateCategoryInput) int
-		UpdateComment     func(childComplexity int, input model.UpdateCommentInput) int
-		UpdatePost        func(childComplexity int, input model.UpdatePostInput) int
+		AddComment            func(childComplexity int, input model.AddCommentInput) int
+		ApproveComment        func(childComplexity int, input model.ApproveCommentInput) int
+		CreateAuthor          func(childComplexity int, input model.CreateAuthorInput) int
+		CreateCategory        func(childComplexity int, input model.CreateCategoryInput) int
+		CreatePost            func(childComplexity int, input model.CreatePostInput) int
+		CreatePreviewLink     func(childComplexity int, input model.CreatePreviewLinkInput) int
+		CreateWebhook         func(childComplexity int, input model.CreateWebhookInput) int
+		DeleteComment         func(childComplexity int, input model.DeleteCommentInput) int
+		DeletePost            func(childComplexity int, input model.DeletePostInput) int
+		DeleteWebhook         func(childComplexity int, input model.DeleteWebhookInput) int
+		PingWebhook           func(childComplexity int, input model.PingWebhookInput) int
+		PublishPost           func(childComplexity int, input model.PublishPostInput) int
+		RedeliverWebhookEvent func(childComplexity int, input model.RedeliverWebhookEventInput) int
+		RejectComment         func(childComplexity int, input model.RejectCommentInput) int
+		RotateWebhookSecret   func(childComplexity int, input model.RotateWebhookSecretInput) int
+		UnpublishPost         func(childComplexity int, input model.UnpublishPostInput) int
+		UpdateAuthor          func(childComplexity int, input model.UpdateAuthorInput) int
+		UpdateCategory        func(childComplexity int, input model.UpdateCategoryInput) int
+		UpdateComment         func(childComplexity int, input model.UpdateCommentInput) int
+		UpdatePost            func(childComplexity int, input model.UpdatePostInput) int
+		UpdateWebhook         func(childComplexity int, input model.UpdateWebhookInput) int
 	}
 
 	PageInfo struct {
@@ -204,6 +221,10 @@ type ComplexityRoot struct {
 	PendingCommentConnection struct {
 		Edges    func(childComplexity int) int
 		PageInfo func(childComplexity int) int
+	}
+
+	PingWebhookPayload struct {
+		Delivery func(childComplexity int) int
 	}
 
 	Post struct {
@@ -259,6 +280,11 @@ type ComplexityRoot struct {
 		Post            func(childComplexity int, id *string, slug *string, previewToken *string) int
 		Posts           func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) int
 		Viewer          func(childComplexity int) int
+		Webhooks        func(childComplexity int) int
+	}
+
+	RedeliverWebhookEventPayload struct {
+		Delivery func(childComplexity int) int
 	}
 
 	RejectCommentPayload struct {
@@ -269,6 +295,11 @@ type ComplexityRoot struct {
 		Edges      func(childComplexity int) int
 		PageInfo   func(childComplexity int) int
 		TotalCount func(childComplexity int) int
+	}
+
+	RotateWebhookSecretPayload struct {
+		Secret  func(childComplexity int) int
+		Webhook func(childComplexity int) int
 	}
 
 	Seo struct {
@@ -296,6 +327,34 @@ type ComplexityRoot struct {
 
 	UpdatePostPayload struct {
 		Post func(childComplexity int) int
+	}
+
+	UpdateWebhookPayload struct {
+		Webhook func(childComplexity int) int
+	}
+
+	Webhook struct {
+		CreatedAt               func(childComplexity int) int
+		Description             func(childComplexity int) int
+		DisabledReason          func(childComplexity int) int
+		Enabled                 func(childComplexity int) int
+		Events                  func(childComplexity int) int
+		ID                      func(childComplexity int) int
+		PreviousSecretExpiresAt func(childComplexity int) int
+		RecentDeliveries        func(childComplexity int, first *int) int
+		URL                     func(childComplexity int) int
+		UpdatedAt               func(childComplexity int) int
+	}
+
+	WebhookDelivery struct {
+		At            func(childComplexity int) int
+		Attempt       func(childComplexity int) int
+		DurationMs    func(childComplexity int) int
+		Error         func(childComplexity int) int
+		EventID       func(childComplexity int) int
+		EventType     func(childComplexity int) int
+		NextAttemptAt func(childComplexity int) int
+		StatusCode    func(childComplexity int) int
 	}
 }
 
@@ -359,6 +418,12 @@ type MutationResolver interface {
 	CreatePreviewLink(ctx context.Context, input model.CreatePreviewLinkInput) (*model.CreatePreviewLinkPayload, error)
 	ApproveComment(ctx context.Context, input model.ApproveCommentInput) (*model.ApproveCommentPayload, error)
 	RejectComment(ctx context.Context, input model.RejectCommentInput) (*model.RejectCommentPayload, error)
+	CreateWebhook(ctx context.Context, input model.CreateWebhookInput) (*model.CreateWebhookPayload, error)
+	UpdateWebhook(ctx context.Context, input model.UpdateWebhookInput) (*model.UpdateWebhookPayload, error)
+	DeleteWebhook(ctx context.Context, input model.DeleteWebhookInput) (*model.DeleteWebhookPayload, error)
+	RotateWebhookSecret(ctx context.Context, input model.RotateWebhookSecretInput) (*model.RotateWebhookSecretPayload, error)
+	RedeliverWebhookEvent(ctx context.Context, input model.RedeliverWebhookEventInput) (*model.RedeliverWebhookEventPayload, error)
+	PingWebhook(ctx context.Context, input model.PingWebhookInput) (*model.PingWebhookPayload, error)
 }
 type PostResolver interface {
 	ID(ctx context.Context, obj *storage.Post) (string, error)
@@ -390,6 +455,26 @@ type QueryResolver interface {
 	Category(ctx context.Context, slug string) (*storage.Category, error)
 	Categories(ctx context.Context) ([]*storage.Category, error)
 	ModerationQueue(ctx context.Context, first *int, after *string, last *int, before *string) (*model.PendingCommentConnection, error)
+	Webhooks(ctx context.Context) ([]*storage.Webhook, error)
+}
+type WebhookResolver interface {
+	ID(ctx context.Context, obj *storage.Webhook) (string, error)
+
+	Events(ctx context.Context, obj *storage.Webhook) ([]string, error)
+	Description(ctx context.Context, obj *storage.Webhook) (*string, error)
+
+	DisabledReason(ctx context.Context, obj *storage.Webhook) (*string, error)
+
+	PreviousSecretExpiresAt(ctx context.Context, obj *storage.Webhook) (*time.Time, error)
+	RecentDeliveries(ctx context.Context, obj *storage.Webhook, first *int) ([]*storage.DeliveryAttempt, error)
+}
+type WebhookDeliveryResolver interface {
+	EventType(ctx context.Context, obj *storage.DeliveryAttempt) (string, error)
+
+	StatusCode(ctx context.Context, obj *storage.DeliveryAttempt) (*int, error)
+	DurationMs(ctx context.Context, obj *storage.DeliveryAttempt) (int, error)
+	Error(ctx context.Context, obj *storage.DeliveryAttempt) (*string, error)
+	NextAttemptAt(ctx context.Context, obj *storage.DeliveryAttempt) (*time.Time, error)
 }
 
 // endregion ************************** generated!.gotpl **************************
@@ -799,6 +884,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CreatePreviewLinkPayload.Token(childComplexity), true
 
+	case "CreateWebhookPayload.secret":
+		if e.ComplexityRoot.CreateWebhookPayload.Secret == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateWebhookPayload.Secret(childComplexity), true
+	case "CreateWebhookPayload.webhook":
+		if e.ComplexityRoot.CreateWebhookPayload.Webhook == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateWebhookPayload.Webhook(childComplexity), true
+
 	case "DeleteCommentPayload.comment":
 		if e.ComplexityRoot.DeleteCommentPayload.Comment == nil {
 			break
@@ -818,6 +916,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DeletePostPayload.Post(childComplexity), true
+
+	case "DeleteWebhookPayload.deletedId":
+		if e.ComplexityRoot.DeleteWebhookPayload.DeletedID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteWebhookPayload.DeletedID(childComplexity), true
 
 	case "DraftConnection.edges":
 		if e.ComplexityRoot.DraftConnection.Edges == nil {
@@ -942,6 +1047,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreatePreviewLink(childComplexity, args["input"].(model.CreatePreviewLinkInput)), true
+	case "Mutation.createWebhook":
+		if e.ComplexityRoot.Mutation.CreateWebhook == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createWebhook_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateWebhook(childComplexity, args["input"].(model.CreateWebhookInput)), true
 	case "Mutation.deleteComment":
 		if e.ComplexityRoot.Mutation.DeleteComment == nil {
 			break
@@ -964,6 +1080,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeletePost(childComplexity, args["input"].(model.DeletePostInput)), true
+	case "Mutation.deleteWebhook":
+		if e.ComplexityRoot.Mutation.DeleteWebhook == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteWebhook_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteWebhook(childComplexity, args["input"].(model.DeleteWebhookInput)), true
+	case "Mutation.pingWebhook":
+		if e.ComplexityRoot.Mutation.PingWebhook == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_pingWebhook_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PingWebhook(childComplexity, args["input"].(model.PingWebhookInput)), true
 	case "Mutation.publishPost":
 		if e.ComplexityRoot.Mutation.PublishPost == nil {
 			break
@@ -975,6 +1113,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PublishPost(childComplexity, args["input"].(model.PublishPostInput)), true
+	case "Mutation.redeliverWebhookEvent":
+		if e.ComplexityRoot.Mutation.RedeliverWebhookEvent == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_redeliverWebhookEvent_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RedeliverWebhookEvent(childComplexity, args["input"].(model.RedeliverWebhookEventInput)), true
 	case "Mutation.rejectComment":
 		if e.ComplexityRoot.Mutation.RejectComment == nil {
 			break
@@ -986,6 +1135,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RejectComment(childComplexity, args["input"].(model.RejectCommentInput)), true
+	case "Mutation.rotateWebhookSecret":
+		if e.ComplexityRoot.Mutation.RotateWebhookSecret == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_rotateWebhookSecret_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RotateWebhookSecret(childComplexity, args["input"].(model.RotateWebhookSecretInput)), true
 	case "Mutation.unpublishPost":
 		if e.ComplexityRoot.Mutation.UnpublishPost == nil {
 			break
@@ -1041,6 +1201,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdatePost(childComplexity, args["input"].(model.UpdatePostInput)), true
+	case "Mutation.updateWebhook":
+		if e.ComplexityRoot.Mutation.UpdateWebhook == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateWebhook_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateWebhook(childComplexity, args["input"].(model.UpdateWebhookInput)), true
 
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
@@ -1079,6 +1250,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PendingCommentConnection.PageInfo(childComplexity), true
+
+	case "PingWebhookPayload.delivery":
+		if e.ComplexityRoot.PingWebhookPayload.Delivery == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PingWebhookPayload.Delivery(childComplexity), true
 
 	case "Post.author":
 		if e.ComplexityRoot.Post.Author == nil {
@@ -1380,6 +1558,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Viewer(childComplexity), true
+	case "Query.webhooks":
+		if e.ComplexityRoot.Query.Webhooks == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Webhooks(childComplexity), true
+
+	case "RedeliverWebhookEventPayload.delivery":
+		if e.ComplexityRoot.RedeliverWebhookEventPayload.Delivery == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RedeliverWebhookEventPayload.Delivery(childComplexity), true
 
 	case "RejectCommentPayload.comment":
 		if e.ComplexityRoot.RejectCommentPayload.Comment == nil {
@@ -1406,6 +1597,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ReplyConnection.TotalCount(childComplexity), true
+
+	case "RotateWebhookSecretPayload.secret":
+		if e.ComplexityRoot.RotateWebhookSecretPayload.Secret == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RotateWebhookSecretPayload.Secret(childComplexity), true
+	case "RotateWebhookSecretPayload.webhook":
+		if e.ComplexityRoot.RotateWebhookSecretPayload.Webhook == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RotateWebhookSecretPayload.Webhook(childComplexity), true
 
 	case "Seo.canonicalUrl":
 		if e.ComplexityRoot.Seo.CanonicalURL == nil {
@@ -1467,6 +1671,128 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.UpdatePostPayload.Post(childComplexity), true
 
+	case "UpdateWebhookPayload.webhook":
+		if e.ComplexityRoot.UpdateWebhookPayload.Webhook == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateWebhookPayload.Webhook(childComplexity), true
+
+	case "Webhook.createdAt":
+		if e.ComplexityRoot.Webhook.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Webhook.CreatedAt(childComplexity), true
+	case "Webhook.description":
+		if e.ComplexityRoot.Webhook.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Webhook.Description(childComplexity), true
+	case "Webhook.disabledReason":
+		if e.ComplexityRoot.Webhook.DisabledReason == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Webhook.DisabledReason(childComplexity), true
+	case "Webhook.enabled":
+		if e.ComplexityRoot.Webhook.Enabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Webhook.Enabled(childComplexity), true
+	case "Webhook.events":
+		if e.ComplexityRoot.Webhook.Events == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Webhook.Events(childComplexity), true
+	case "Webhook.id":
+		if e.ComplexityRoot.Webhook.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Webhook.ID(childComplexity), true
+	case "Webhook.previousSecretExpiresAt":
+		if e.ComplexityRoot.Webhook.PreviousSecretExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Webhook.PreviousSecretExpiresAt(childComplexity), true
+	case "Webhook.recentDeliveries":
+		if e.ComplexityRoot.Webhook.RecentDeliveries == nil {
+			break
+		}
+
+		args, err := ec.field_Webhook_recentDeliveries_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Webhook.RecentDeliveries(childComplexity, args["first"].(*int)), true
+	case "Webhook.url":
+		if e.ComplexityRoot.Webhook.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Webhook.URL(childComplexity), true
+	case "Webhook.updatedAt":
+		if e.ComplexityRoot.Webhook.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Webhook.UpdatedAt(childComplexity), true
+
+	case "WebhookDelivery.attemptedAt":
+		if e.ComplexityRoot.WebhookDelivery.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.At(childComplexity), true
+	case "WebhookDelivery.attempt":
+		if e.ComplexityRoot.WebhookDelivery.Attempt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.Attempt(childComplexity), true
+	case "WebhookDelivery.durationMs":
+		if e.ComplexityRoot.WebhookDelivery.DurationMs == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.DurationMs(childComplexity), true
+	case "WebhookDelivery.error":
+		if e.ComplexityRoot.WebhookDelivery.Error == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.Error(childComplexity), true
+	case "WebhookDelivery.eventId":
+		if e.ComplexityRoot.WebhookDelivery.EventID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.EventID(childComplexity), true
+	case "WebhookDelivery.eventType":
+		if e.ComplexityRoot.WebhookDelivery.EventType == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.EventType(childComplexity), true
+	case "WebhookDelivery.nextAttemptAt":
+		if e.ComplexityRoot.WebhookDelivery.NextAttemptAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.NextAttemptAt(childComplexity), true
+	case "WebhookDelivery.statusCode":
+		if e.ComplexityRoot.WebhookDelivery.StatusCode == nil {
+			break
+		}
+
+		return e.ComplexityRoot.WebhookDelivery.StatusCode(childComplexity), true
+
 	}
 	return 0, false
 }
@@ -1481,17 +1807,23 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputCreateCategoryInput,
 		ec.unmarshalInputCreatePostInput,
 		ec.unmarshalInputCreatePreviewLinkInput,
+		ec.unmarshalInputCreateWebhookInput,
 		ec.unmarshalInputDeleteCommentInput,
 		ec.unmarshalInputDeletePostInput,
+		ec.unmarshalInputDeleteWebhookInput,
 		ec.unmarshalInputImageInput,
+		ec.unmarshalInputPingWebhookInput,
 		ec.unmarshalInputPublishPostInput,
+		ec.unmarshalInputRedeliverWebhookEventInput,
 		ec.unmarshalInputRejectCommentInput,
+		ec.unmarshalInputRotateWebhookSecretInput,
 		ec.unmarshalInputSeoInput,
 		ec.unmarshalInputUnpublishPostInput,
 		ec.unmarshalInputUpdateAuthorInput,
 		ec.unmarshalInputUpdateCategoryInput,
 		ec.unmarshalInputUpdateCommentInput,
 		ec.unmarshalInputUpdatePostInput,
+		ec.unmarshalInputUpdateWebhookInput,
 	)
 	first := true
 
@@ -2074,11 +2406,13 @@ type Query {
     "Return the comments before this cursor, taken from a previous page; goes with ` + "`" + `last` + "`" + `."
     before: String
   ): PendingCommentConnection
+  "The blog's webhooks, oldest first, with their recent deliveries. Admins only: null with UNAUTHENTICATED without a token, with FORBIDDEN for anyone else."
+  webhooks: [Webhook!]
 }
 
 """
 Changes to the blog. Every mutation takes one ` + "`" + `input` + "`" + ` and returns a payload
-with what it wrote. Each input of a mutation that writes takes an optional ` + "`" + `idempotencyKey` + "`" + `: a retried
+with what it wrote. Each input of a mutation that writes content (not the admins' webhook mutations) takes an optional ` + "`" + `idempotencyKey` + "`" + `: a retried
 call with the same key and input has one effect and returns the same result,
 while the same key with different input fails with BAD_USER_INPUT. A key is
 its user's own: the same key from another user is another key. Keys are
@@ -2182,6 +2516,208 @@ type Mutation {
     "The comment to reject."
     input: RejectCommentInput!
   ): RejectCommentPayload!
+  "Creates a webhook that receives the events it names, signed with a new secret that only this answer shows. Admins only. Fails with BAD_USER_INPUT (` + "`" + `extensions.field` + "`" + `) for a URL that is not an absolute https URL (http only where the server allows it) or carries credentials or a fragment, one naming a loopback, private or link-local address, an unknown event, a description past its bound, or a 101st webhook; nothing is written then. Webhook mutations take no idempotency key: a resent createWebhook makes a second webhook."
+  createWebhook(
+    "The new webhook."
+    input: CreateWebhookInput!
+  ): CreateWebhookPayload!
+  "Changes a webhook's URL, events, description, or turns it on or off; turning it on clears the reason the server turned it off for. Admins only. Bad input fails as in ` + "`" + `createWebhook` + "`" + `."
+  updateWebhook(
+    "The webhook and its changes."
+    input: UpdateWebhookInput!
+  ): UpdateWebhookPayload!
+  "Deletes a webhook with its pending deliveries and history. Admins only."
+  deleteWebhook(
+    "The webhook to delete."
+    input: DeleteWebhookInput!
+  ): DeleteWebhookPayload!
+  "Gives a webhook a new secret, which only this answer shows. The old secret signs beside the new one (two signatures in ` + "`" + `webhook-signature` + "`" + `) until ` + "`" + `previousSecretExpiresAt` + "`" + `, so receivers can switch without missing a delivery. Admins only."
+  rotateWebhookSecret(
+    "The webhook."
+    input: RotateWebhookSecretInput!
+  ): RotateWebhookSecretPayload!
+  "Sends an event to a webhook again now, with the same ` + "`" + `webhook-id` + "`" + `, whatever became of its delivery; a failed redelivery is not retried unless the delivery was still being retried. Admins only. NOT_FOUND when the delivery is older than the history keeps (7 days); BAD_USER_INPUT for a disabled webhook."
+  redeliverWebhookEvent(
+    "The webhook and the event."
+    input: RedeliverWebhookEventInput!
+  ): RedeliverWebhookEventPayload!
+  "Sends a ` + "`" + `webhook.ping` + "`" + ` event to a webhook now, enabled or not, and answers how it went. Admins only."
+  pingWebhook(
+    "The webhook."
+    input: PingWebhookInput!
+  ): PingWebhookPayload!
+}
+
+"""
+An endpoint the blog sends its public events to, as the Standard Webhooks
+specification says: a POST of ` + "`" + `{"type", "timestamp", "data"}` + "`" + ` with the
+headers ` + "`" + `webhook-id` + "`" + ` (the event's id, the same on every attempt),
+` + "`" + `webhook-timestamp` + "`" + ` and ` + "`" + `webhook-signature` + "`" + `. Events about what only authors
+and admins see (scheduled posts, pending and rejected comments) are never
+sent. A delivery is retried for about three days (after 5 s, 5 min, 30 min,
+2 h, 5 h, then every 10 h); ` + "`" + `410 Gone` + "`" + ` turns the webhook off, and so does an
+endpoint that failed every attempt at an event until it was given up.
+"""
+type Webhook {
+  "The global id of the webhook."
+  id: ID!
+  "Where events are sent."
+  url: String!
+  "The events it receives, such as ` + "`" + `post.published` + "`" + `."
+  events: [String!]!
+  "What the webhook is for."
+  description: String
+  "Whether events are sent to it."
+  enabled: Boolean!
+  "Why the server turned the webhook off (an endpoint that answered 410 Gone, or failed for days); null when an admin did, or it is on."
+  disabledReason: String
+  "When the webhook was created."
+  createdAt: DateTime!
+  "When the webhook last changed."
+  updatedAt: DateTime!
+  "When the secret a rotation replaced stops signing; null when there is none."
+  previousSecretExpiresAt: DateTime
+  "The latest attempts to deliver events to it, newest first, kept for 7 days."
+  recentDeliveries(
+    "How many attempts to return, from 1 to 100; 20 when omitted."
+    first: Int
+  ): [WebhookDelivery!]!
+}
+
+"""
+One attempt to deliver an event to a webhook.
+"""
+type WebhookDelivery {
+  "The event's id, sent as ` + "`" + `webhook-id` + "`" + `."
+  eventId: String!
+  "The event's type, such as ` + "`" + `post.published` + "`" + `."
+  eventType: String!
+  "Which attempt at the event this was, from 1."
+  attempt: Int!
+  "When the attempt was made."
+  attemptedAt: DateTime!
+  "The HTTP status the endpoint answered; null when it did not answer."
+  statusCode: Int
+  "How long the attempt took, in milliseconds."
+  durationMs: Int!
+  "What went wrong; null for a 2xx answer."
+  error: String
+  "When the event is tried again; null when it is not."
+  nextAttemptAt: DateTime
+}
+
+"""
+The input of ` + "`" + `createWebhook` + "`" + `.
+"""
+input CreateWebhookInput {
+  "Where to send events: an absolute https URL of at most 2000 characters, without credentials or fragment, naming a public host."
+  url: String!
+  "The events to send, 1 to 32 of ` + "`" + `post.published` + "`" + `, ` + "`" + `post.published.edited` + "`" + `, ` + "`" + `post.unpublished` + "`" + `, ` + "`" + `post.deleted` + "`" + `, ` + "`" + `author.updated` + "`" + `, ` + "`" + `category.updated` + "`" + `, ` + "`" + `comment.added` + "`" + `, ` + "`" + `comment.edited` + "`" + `, ` + "`" + `comment.approved` + "`" + `, ` + "`" + `comment.deleted` + "`" + `."
+  events: [String!]!
+  "What the webhook is for: at most 500 characters."
+  description: String
+}
+
+"""
+The result of ` + "`" + `createWebhook` + "`" + `.
+"""
+type CreateWebhookPayload {
+  "The webhook as created."
+  webhook: Webhook!
+  "The secret that signs its deliveries (` + "`" + `whsec_` + "`" + ` and base64): shown this once."
+  secret: String!
+}
+
+"""
+The input of ` + "`" + `updateWebhook` + "`" + `. Omitted fields are left unchanged.
+"""
+input UpdateWebhookInput {
+  "The global id of the webhook."
+  id: ID!
+  "The new URL, as in ` + "`" + `createWebhook` + "`" + `."
+  url: String
+  "The new events, as in ` + "`" + `createWebhook` + "`" + `."
+  events: [String!]
+  "The new description; empty removes it."
+  description: String
+  "True to send events to it, false to stop."
+  enabled: Boolean
+}
+
+"""
+The result of ` + "`" + `updateWebhook` + "`" + `.
+"""
+type UpdateWebhookPayload {
+  "The webhook as updated."
+  webhook: Webhook!
+}
+
+"""
+The input of ` + "`" + `deleteWebhook` + "`" + `.
+"""
+input DeleteWebhookInput {
+  "The global id of the webhook."
+  id: ID!
+}
+
+"""
+The result of ` + "`" + `deleteWebhook` + "`" + `.
+"""
+type DeleteWebhookPayload {
+  "The global id of the deleted webhook."
+  deletedId: ID!
+}
+
+"""
+The input of ` + "`" + `rotateWebhookSecret` + "`" + `.
+"""
+input RotateWebhookSecretInput {
+  "The global id of the webhook."
+  id: ID!
+}
+
+"""
+The result of ` + "`" + `rotateWebhookSecret` + "`" + `.
+"""
+type RotateWebhookSecretPayload {
+  "The webhook, with ` + "`" + `previousSecretExpiresAt` + "`" + `."
+  webhook: Webhook!
+  "The new secret: shown this once."
+  secret: String!
+}
+
+"""
+The input of ` + "`" + `redeliverWebhookEvent` + "`" + `.
+"""
+input RedeliverWebhookEventInput {
+  "The global id of the webhook."
+  webhookId: ID!
+  "The event's id, as ` + "`" + `recentDeliveries` + "`" + ` and ` + "`" + `webhook-id` + "`" + ` show it."
+  eventId: String!
+}
+
+"""
+The result of ` + "`" + `redeliverWebhookEvent` + "`" + `.
+"""
+type RedeliverWebhookEventPayload {
+  "The attempt made."
+  delivery: WebhookDelivery!
+}
+
+"""
+The input of ` + "`" + `pingWebhook` + "`" + `.
+"""
+input PingWebhookInput {
+  "The global id of the webhook."
+  id: ID!
+}
+
+"""
+The result of ` + "`" + `pingWebhook` + "`" + `.
+"""
+type PingWebhookPayload {
+  "The attempt made."
+  delivery: WebhookDelivery!
 }
 
 """
@@ -2779,6 +3315,16 @@ func (ec *executionContext) childFields_CreatePreviewLinkPayload(ctx context.Con
 	return nil, fmt.Errorf("no field named %q was found under type CreatePreviewLinkPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_CreateWebhookPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "webhook":
+		return ec.fieldContext_CreateWebhookPayload_webhook(ctx, field)
+	case "secret":
+		return ec.fieldContext_CreateWebhookPayload_secret(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CreateWebhookPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_DeleteCommentPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "comment":
@@ -2795,6 +3341,14 @@ func (ec *executionContext) childFields_DeletePostPayload(ctx context.Context, f
 		return ec.fieldContext_DeletePostPayload_post(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DeletePostPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_DeleteWebhookPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "deletedId":
+		return ec.fieldContext_DeleteWebhookPayload_deletedId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeleteWebhookPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_DraftConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2855,6 +3409,14 @@ func (ec *executionContext) childFields_PendingCommentConnection(ctx context.Con
 		return ec.fieldContext_PendingCommentConnection_pageInfo(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PendingCommentConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_PingWebhookPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "delivery":
+		return ec.fieldContext_PingWebhookPayload_delivery(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PingWebhookPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -2941,6 +3503,14 @@ func (ec *executionContext) childFields_PublishPostPayload(ctx context.Context, 
 	return nil, fmt.Errorf("no field named %q was found under type PublishPostPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_RedeliverWebhookEventPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "delivery":
+		return ec.fieldContext_RedeliverWebhookEventPayload_delivery(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RedeliverWebhookEventPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_RejectCommentPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "comment":
@@ -2959,6 +3529,16 @@ func (ec *executionContext) childFields_ReplyConnection(ctx context.Context, fie
 		return ec.fieldContext_ReplyConnection_totalCount(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ReplyConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_RotateWebhookSecretPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "webhook":
+		return ec.fieldContext_RotateWebhookSecretPayload_webhook(ctx, field)
+	case "secret":
+		return ec.fieldContext_RotateWebhookSecretPayload_secret(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RotateWebhookSecretPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_Seo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3013,6 +3593,62 @@ func (ec *executionContext) childFields_UpdatePostPayload(ctx context.Context, f
 		return ec.fieldContext_UpdatePostPayload_post(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type UpdatePostPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_UpdateWebhookPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "webhook":
+		return ec.fieldContext_UpdateWebhookPayload_webhook(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UpdateWebhookPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_Webhook(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Webhook_id(ctx, field)
+	case "url":
+		return ec.fieldContext_Webhook_url(ctx, field)
+	case "events":
+		return ec.fieldContext_Webhook_events(ctx, field)
+	case "description":
+		return ec.fieldContext_Webhook_description(ctx, field)
+	case "enabled":
+		return ec.fieldContext_Webhook_enabled(ctx, field)
+	case "disabledReason":
+		return ec.fieldContext_Webhook_disabledReason(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Webhook_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Webhook_updatedAt(ctx, field)
+	case "previousSecretExpiresAt":
+		return ec.fieldContext_Webhook_previousSecretExpiresAt(ctx, field)
+	case "recentDeliveries":
+		return ec.fieldContext_Webhook_recentDeliveries(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Webhook", field.Name)
+}
+
+func (ec *executionContext) childFields_WebhookDelivery(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "eventId":
+		return ec.fieldContext_WebhookDelivery_eventId(ctx, field)
+	case "eventType":
+		return ec.fieldContext_WebhookDelivery_eventType(ctx, field)
+	case "attempt":
+		return ec.fieldContext_WebhookDelivery_attempt(ctx, field)
+	case "attemptedAt":
+		return ec.fieldContext_WebhookDelivery_attemptedAt(ctx, field)
+	case "statusCode":
+		return ec.fieldContext_WebhookDelivery_statusCode(ctx, field)
+	case "durationMs":
+		return ec.fieldContext_WebhookDelivery_durationMs(ctx, field)
+	case "error":
+		return ec.fieldContext_WebhookDelivery_error(ctx, field)
+	case "nextAttemptAt":
+		return ec.fieldContext_WebhookDelivery_nextAttemptAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type WebhookDelivery", field.Name)
 }
 
 func (ec *executionContext) childFields___Directive(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3399,6 +4035,20 @@ func (ec *executionContext) field_Mutation_createPreviewLink_args(ctx context.Co
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_createWebhook_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CreateWebhookInput, error) {
+			return ec.unmarshalNCreateWebhookInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCreateWebhookInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_deleteComment_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3427,6 +4077,34 @@ func (ec *executionContext) field_Mutation_deletePost_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_deleteWebhook_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.DeleteWebhookInput, error) {
+			return ec.unmarshalNDeleteWebhookInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐDeleteWebhookInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_pingWebhook_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.PingWebhookInput, error) {
+			return ec.unmarshalNPingWebhookInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPingWebhookInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_publishPost_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -3441,12 +4119,40 @@ func (ec *executionContext) field_Mutation_publishPost_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_redeliverWebhookEvent_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RedeliverWebhookEventInput, error) {
+			return ec.unmarshalNRedeliverWebhookEventInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRedeliverWebhookEventInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_rejectComment_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.RejectCommentInput, error) {
 			return ec.unmarshalNRejectCommentInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRejectCommentInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_rotateWebhookSecret_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RotateWebhookSecretInput, error) {
+			return ec.unmarshalNRotateWebhookSecretInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRotateWebhookSecretInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -3517,6 +4223,20 @@ func (ec *executionContext) field_Mutation_updatePost_args(ctx context.Context, 
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.UpdatePostInput, error) {
 			return ec.unmarshalNUpdatePostInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdatePostInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateWebhook_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateWebhookInput, error) {
+			return ec.unmarshalNUpdateWebhookInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdateWebhookInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -3834,6 +4554,20 @@ func (ec *executionContext) field_Query_posts_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["publishedBefore"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Webhook_recentDeliveries_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
 	return args, nil
 }
 
@@ -5518,6 +6252,61 @@ func (ec *executionContext) fieldContext_CreatePreviewLinkPayload_post(_ context
 	return fc, nil
 }
 
+func (ec *executionContext) _CreateWebhookPayload_webhook(ctx context.Context, field graphql.CollectedField, obj *model.CreateWebhookPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateWebhookPayload_webhook(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Webhook, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Webhook) graphql.Marshaler {
+			return ec.marshalNWebhook2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐWebhook(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreateWebhookPayload_webhook(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CreateWebhookPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Webhook(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CreateWebhookPayload_secret(ctx context.Context, field graphql.CollectedField, obj *model.CreateWebhookPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateWebhookPayload_secret(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Secret, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreateWebhookPayload_secret(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CreateWebhookPayload", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _DeleteCommentPayload_comment(ctx context.Context, field graphql.CollectedField, obj *model.DeleteCommentPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -5603,6 +6392,29 @@ func (ec *executionContext) fieldContext_DeletePostPayload_post(_ context.Contex
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _DeleteWebhookPayload_deletedId(ctx context.Context, field graphql.CollectedField, obj *model.DeleteWebhookPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeleteWebhookPayload_deletedId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeletedID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeleteWebhookPayload_deletedId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeleteWebhookPayload", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
 func (ec *executionContext) _DraftConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.DraftConnection) (ret graphql.Marshaler) {
@@ -6490,6 +7302,270 @@ func (ec *executionContext) fieldContext_Mutation_rejectComment(ctx context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_createWebhook(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createWebhook(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateWebhook(ctx, fc.Args["input"].(model.CreateWebhookInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CreateWebhookPayload) graphql.Marshaler {
+			return ec.marshalNCreateWebhookPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCreateWebhookPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createWebhook(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CreateWebhookPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createWebhook_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateWebhook(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateWebhook(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateWebhook(ctx, fc.Args["input"].(model.UpdateWebhookInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.UpdateWebhookPayload) graphql.Marshaler {
+			return ec.marshalNUpdateWebhookPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdateWebhookPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateWebhook(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UpdateWebhookPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateWebhook_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteWebhook(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteWebhook(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteWebhook(ctx, fc.Args["input"].(model.DeleteWebhookInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DeleteWebhookPayload) graphql.Marshaler {
+			return ec.marshalNDeleteWebhookPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐDeleteWebhookPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteWebhook(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeleteWebhookPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteWebhook_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_rotateWebhookSecret(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_rotateWebhookSecret(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RotateWebhookSecret(ctx, fc.Args["input"].(model.RotateWebhookSecretInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RotateWebhookSecretPayload) graphql.Marshaler {
+			return ec.marshalNRotateWebhookSecretPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRotateWebhookSecretPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_rotateWebhookSecret(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RotateWebhookSecretPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_rotateWebhookSecret_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_redeliverWebhookEvent(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_redeliverWebhookEvent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RedeliverWebhookEvent(ctx, fc.Args["input"].(model.RedeliverWebhookEventInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RedeliverWebhookEventPayload) graphql.Marshaler {
+			return ec.marshalNRedeliverWebhookEventPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRedeliverWebhookEventPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_redeliverWebhookEvent(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RedeliverWebhookEventPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_redeliverWebhookEvent_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_pingWebhook(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_pingWebhook(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().PingWebhook(ctx, fc.Args["input"].(model.PingWebhookInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PingWebhookPayload) graphql.Marshaler {
+			return ec.marshalNPingWebhookPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPingWebhookPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_pingWebhook(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PingWebhookPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_pingWebhook_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -6641,6 +7717,38 @@ func (ec *executionContext) fieldContext_PendingCommentConnection_pageInfo(_ con
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PingWebhookPayload_delivery(ctx context.Context, field graphql.CollectedField, obj *model.PingWebhookPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PingWebhookPayload_delivery(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Delivery, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.DeliveryAttempt) graphql.Marshaler {
+			return ec.marshalNWebhookDelivery2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐDeliveryAttempt(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PingWebhookPayload_delivery(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PingWebhookPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookDelivery(ctx, field)
 		},
 	}
 	return fc, nil
@@ -7914,6 +9022,38 @@ func (ec *executionContext) fieldContext_Query_moderationQueue(ctx context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_webhooks(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_webhooks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Webhooks(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*storage.Webhook) graphql.Marshaler {
+			return ec.marshalOWebhook2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐWebhookᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_webhooks(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Webhook(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7985,6 +9125,38 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields___Schema(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RedeliverWebhookEventPayload_delivery(ctx context.Context, field graphql.CollectedField, obj *model.RedeliverWebhookEventPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RedeliverWebhookEventPayload_delivery(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Delivery, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.DeliveryAttempt) graphql.Marshaler {
+			return ec.marshalNWebhookDelivery2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐDeliveryAttempt(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RedeliverWebhookEventPayload_delivery(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RedeliverWebhookEventPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookDelivery(ctx, field)
 		},
 	}
 	return fc, nil
@@ -8107,6 +9279,61 @@ func (ec *executionContext) _ReplyConnection_totalCount(ctx context.Context, fie
 }
 func (ec *executionContext) fieldContext_ReplyConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ReplyConnection", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RotateWebhookSecretPayload_webhook(ctx context.Context, field graphql.CollectedField, obj *model.RotateWebhookSecretPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RotateWebhookSecretPayload_webhook(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Webhook, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Webhook) graphql.Marshaler {
+			return ec.marshalNWebhook2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐWebhook(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RotateWebhookSecretPayload_webhook(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RotateWebhookSecretPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Webhook(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RotateWebhookSecretPayload_secret(ctx context.Context, field graphql.CollectedField, obj *model.RotateWebhookSecretPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RotateWebhookSecretPayload_secret(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Secret, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RotateWebhookSecretPayload_secret(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RotateWebhookSecretPayload", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Seo_title(ctx context.Context, field graphql.CollectedField, obj *model.Seo) (ret graphql.Marshaler) {
@@ -8359,6 +9586,473 @@ func (ec *executionContext) fieldContext_UpdatePostPayload_post(_ context.Contex
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _UpdateWebhookPayload_webhook(ctx context.Context, field graphql.CollectedField, obj *model.UpdateWebhookPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateWebhookPayload_webhook(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Webhook, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Webhook) graphql.Marshaler {
+			return ec.marshalNWebhook2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐWebhook(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateWebhookPayload_webhook(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpdateWebhookPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Webhook(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Webhook_id(ctx context.Context, field graphql.CollectedField, obj *storage.Webhook) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Webhook_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Webhook().ID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Webhook_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Webhook", field, true, true, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Webhook_url(ctx context.Context, field graphql.CollectedField, obj *storage.Webhook) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Webhook_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Webhook_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Webhook", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Webhook_events(ctx context.Context, field graphql.CollectedField, obj *storage.Webhook) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Webhook_events(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Webhook().Events(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Webhook_events(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Webhook", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Webhook_description(ctx context.Context, field graphql.CollectedField, obj *storage.Webhook) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Webhook_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Webhook().Description(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Webhook_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Webhook", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Webhook_enabled(ctx context.Context, field graphql.CollectedField, obj *storage.Webhook) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Webhook_enabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Enabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Webhook_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Webhook", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Webhook_disabledReason(ctx context.Context, field graphql.CollectedField, obj *storage.Webhook) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Webhook_disabledReason(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Webhook().DisabledReason(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Webhook_disabledReason(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Webhook", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Webhook_createdAt(ctx context.Context, field graphql.CollectedField, obj *storage.Webhook) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Webhook_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Webhook_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Webhook", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _Webhook_updatedAt(ctx context.Context, field graphql.CollectedField, obj *storage.Webhook) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Webhook_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Webhook_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Webhook", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _Webhook_previousSecretExpiresAt(ctx context.Context, field graphql.CollectedField, obj *storage.Webhook) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Webhook_previousSecretExpiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Webhook().PreviousSecretExpiresAt(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Webhook_previousSecretExpiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Webhook", field, true, true, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _Webhook_recentDeliveries(ctx context.Context, field graphql.CollectedField, obj *storage.Webhook) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Webhook_recentDeliveries(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Webhook().RecentDeliveries(ctx, obj, fc.Args["first"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*storage.DeliveryAttempt) graphql.Marshaler {
+			return ec.marshalNWebhookDelivery2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐDeliveryAttemptᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Webhook_recentDeliveries(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Webhook",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_WebhookDelivery(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Webhook_recentDeliveries_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _WebhookDelivery_eventId(ctx context.Context, field graphql.CollectedField, obj *storage.DeliveryAttempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDelivery_eventId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EventID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDelivery_eventId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookDelivery_eventType(ctx context.Context, field graphql.CollectedField, obj *storage.DeliveryAttempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDelivery_eventType(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WebhookDelivery().EventType(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDelivery_eventType(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookDelivery_attempt(ctx context.Context, field graphql.CollectedField, obj *storage.DeliveryAttempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDelivery_attempt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Attempt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDelivery_attempt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookDelivery_attemptedAt(ctx context.Context, field graphql.CollectedField, obj *storage.DeliveryAttempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDelivery_attemptedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDelivery_attemptedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookDelivery_statusCode(ctx context.Context, field graphql.CollectedField, obj *storage.DeliveryAttempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDelivery_statusCode(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WebhookDelivery().StatusCode(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDelivery_statusCode(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookDelivery_durationMs(ctx context.Context, field graphql.CollectedField, obj *storage.DeliveryAttempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDelivery_durationMs(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WebhookDelivery().DurationMs(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDelivery_durationMs(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookDelivery_error(ctx context.Context, field graphql.CollectedField, obj *storage.DeliveryAttempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDelivery_error(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WebhookDelivery().Error(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDelivery_error(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _WebhookDelivery_nextAttemptAt(ctx context.Context, field graphql.CollectedField, obj *storage.DeliveryAttempt) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_WebhookDelivery_nextAttemptAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.WebhookDelivery().NextAttemptAt(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_WebhookDelivery_nextAttemptAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("WebhookDelivery", field, true, true, errors.New("field of type DateTime does not have child fields"))
 }
 
 func (ec *executionContext) ___Directive_name(ctx context.Context, field graphql.CollectedField, obj *introspection.Directive) (ret graphql.Marshaler) {
@@ -9747,6 +11441,50 @@ func (ec *executionContext) unmarshalInputCreatePreviewLinkInput(ctx context.Con
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputCreateWebhookInput(ctx context.Context, obj any) (model.CreateWebhookInput, error) {
+	var it model.CreateWebhookInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"url", "events", "description"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "url":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("url"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.URL = data
+		case "events":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("events"))
+			data, err := ec.unmarshalNString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Events = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputDeleteCommentInput(ctx context.Context, obj any) (model.DeleteCommentInput, error) {
 	var it model.DeleteCommentInput
 	if obj == nil {
@@ -9828,6 +11566,36 @@ func (ec *executionContext) unmarshalInputDeletePostInput(ctx context.Context, o
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputDeleteWebhookInput(ctx context.Context, obj any) (model.DeleteWebhookInput, error) {
+	var it model.DeleteWebhookInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputImageInput(ctx context.Context, obj any) (model.ImageInput, error) {
 	var it model.ImageInput
 	if obj == nil {
@@ -9874,6 +11642,36 @@ func (ec *executionContext) unmarshalInputImageInput(ctx context.Context, obj an
 				return it, err
 			}
 			it.Height = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputPingWebhookInput(ctx context.Context, obj any) (model.PingWebhookInput, error) {
+	var it model.PingWebhookInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
 		}
 	}
 	return it, nil
@@ -9930,6 +11728,43 @@ func (ec *executionContext) unmarshalInputPublishPostInput(ctx context.Context, 
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputRedeliverWebhookEventInput(ctx context.Context, obj any) (model.RedeliverWebhookEventInput, error) {
+	var it model.RedeliverWebhookEventInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"webhookId", "eventId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "webhookId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("webhookId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.WebhookID = data
+		case "eventId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("eventId"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.EventID = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputRejectCommentInput(ctx context.Context, obj any) (model.RejectCommentInput, error) {
 	var it model.RejectCommentInput
 	if obj == nil {
@@ -9962,6 +11797,36 @@ func (ec *executionContext) unmarshalInputRejectCommentInput(ctx context.Context
 				return it, err
 			}
 			it.IdempotencyKey = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputRotateWebhookSecretInput(ctx context.Context, obj any) (model.RotateWebhookSecretInput, error) {
+	var it model.RotateWebhookSecretInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
 		}
 	}
 	return it, nil
@@ -10324,6 +12189,64 @@ func (ec *executionContext) unmarshalInputUpdatePostInput(ctx context.Context, o
 				return it, err
 			}
 			it.IdempotencyKey = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputUpdateWebhookInput(ctx context.Context, obj any) (model.UpdateWebhookInput, error) {
+	var it model.UpdateWebhookInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "url", "events", "description", "enabled"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "url":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("url"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.URL = data
+		case "events":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("events"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Events = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		case "enabled":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("enabled"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Enabled = data
 		}
 	}
 	return it, nil
@@ -11927,6 +13850,49 @@ func (ec *executionContext) _CreatePreviewLinkPayload(ctx context.Context, sel a
 	return out
 }
 
+var createWebhookPayloadImplementors = []string{"CreateWebhookPayload"}
+
+func (ec *executionContext) _CreateWebhookPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateWebhookPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, createWebhookPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CreateWebhookPayload")
+		case "webhook":
+			out.Values[i] = ec._CreateWebhookPayload_webhook(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "secret":
+			out.Values[i] = ec._CreateWebhookPayload_secret(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var deleteCommentPayloadImplementors = []string{"DeleteCommentPayload"}
 
 func (ec *executionContext) _DeleteCommentPayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeleteCommentPayload) graphql.Marshaler {
@@ -11984,6 +13950,44 @@ func (ec *executionContext) _DeletePostPayload(ctx context.Context, sel ast.Sele
 			out.Values[i] = graphql.MarshalString("DeletePostPayload")
 		case "post":
 			out.Values[i] = ec._DeletePostPayload_post(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var deleteWebhookPayloadImplementors = []string{"DeleteWebhookPayload"}
+
+func (ec *executionContext) _DeleteWebhookPayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeleteWebhookPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, deleteWebhookPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DeleteWebhookPayload")
+		case "deletedId":
+			out.Values[i] = ec._DeleteWebhookPayload_deletedId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -12343,6 +14347,48 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "createWebhook":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createWebhook(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateWebhook":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateWebhook(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteWebhook":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteWebhook(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "rotateWebhookSecret":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_rotateWebhookSecret(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "redeliverWebhookEvent":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_redeliverWebhookEvent(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pingWebhook":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_pingWebhook(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -12436,6 +14482,44 @@ func (ec *executionContext) _PendingCommentConnection(ctx context.Context, sel a
 			}
 		case "pageInfo":
 			out.Values[i] = ec._PendingCommentConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var pingWebhookPayloadImplementors = []string{"PingWebhookPayload"}
+
+func (ec *executionContext) _PingWebhookPayload(ctx context.Context, sel ast.SelectionSet, obj *model.PingWebhookPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, pingWebhookPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PingWebhookPayload")
+		case "delivery":
+			out.Values[i] = ec._PingWebhookPayload_delivery(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -13444,6 +15528,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "webhooks":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_webhooks(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -13457,6 +15563,44 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var redeliverWebhookEventPayloadImplementors = []string{"RedeliverWebhookEventPayload"}
+
+func (ec *executionContext) _RedeliverWebhookEventPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RedeliverWebhookEventPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, redeliverWebhookEventPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RedeliverWebhookEventPayload")
+		case "delivery":
+			out.Values[i] = ec._RedeliverWebhookEventPayload_delivery(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -13577,6 +15721,49 @@ func (ec *executionContext) _ReplyConnection(ctx context.Context, sel ast.Select
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var rotateWebhookSecretPayloadImplementors = []string{"RotateWebhookSecretPayload"}
+
+func (ec *executionContext) _RotateWebhookSecretPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RotateWebhookSecretPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, rotateWebhookSecretPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RotateWebhookSecretPayload")
+		case "webhook":
+			out.Values[i] = ec._RotateWebhookSecretPayload_webhook(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "secret":
+			out.Values[i] = ec._RotateWebhookSecretPayload_secret(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -13820,6 +16007,563 @@ func (ec *executionContext) _UpdatePostPayload(ctx context.Context, sel ast.Sele
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var updateWebhookPayloadImplementors = []string{"UpdateWebhookPayload"}
+
+func (ec *executionContext) _UpdateWebhookPayload(ctx context.Context, sel ast.SelectionSet, obj *model.UpdateWebhookPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, updateWebhookPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UpdateWebhookPayload")
+		case "webhook":
+			out.Values[i] = ec._UpdateWebhookPayload_webhook(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var webhookImplementors = []string{"Webhook"}
+
+func (ec *executionContext) _Webhook(ctx context.Context, sel ast.SelectionSet, obj *storage.Webhook) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, webhookImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Webhook")
+		case "id":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Webhook_id(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "url":
+			out.Values[i] = ec._Webhook_url(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "events":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Webhook_events(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "description":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Webhook_description(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "enabled":
+			out.Values[i] = ec._Webhook_enabled(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "disabledReason":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Webhook_disabledReason(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "createdAt":
+			out.Values[i] = ec._Webhook_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Webhook_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "previousSecretExpiresAt":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Webhook_previousSecretExpiresAt(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "recentDeliveries":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Webhook_recentDeliveries(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var webhookDeliveryImplementors = []string{"WebhookDelivery"}
+
+func (ec *executionContext) _WebhookDelivery(ctx context.Context, sel ast.SelectionSet, obj *storage.DeliveryAttempt) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, webhookDeliveryImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("WebhookDelivery")
+		case "eventId":
+			out.Values[i] = ec._WebhookDelivery_eventId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "eventType":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._WebhookDelivery_eventType(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "attempt":
+			out.Values[i] = ec._WebhookDelivery_attempt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "attemptedAt":
+			out.Values[i] = ec._WebhookDelivery_attemptedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "statusCode":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._WebhookDelivery_statusCode(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "durationMs":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._WebhookDelivery_durationMs(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "error":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._WebhookDelivery_error(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "nextAttemptAt":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._WebhookDelivery_nextAttemptAt(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -14529,6 +17273,21 @@ func (ec *executionContext) marshalNCreatePreviewLinkPayload2ᚖgithubᚗcomᚋb
 	return ec._CreatePreviewLinkPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNCreateWebhookInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCreateWebhookInput(ctx context.Context, v any) (model.CreateWebhookInput, error) {
+	res, err := ec.unmarshalInputCreateWebhookInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCreateWebhookPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCreateWebhookPayload(ctx context.Context, sel ast.SelectionSet, v *model.CreateWebhookPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CreateWebhookPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNDateTime2timeᚐTime(ctx context.Context, v any) (time.Time, error) {
 	res, err := model.UnmarshalDateTime(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -14595,6 +17354,21 @@ func (ec *executionContext) marshalNDeletePostPayload2ᚖgithubᚗcomᚋblogql�
 		return graphql.Null
 	}
 	return ec._DeletePostPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNDeleteWebhookInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐDeleteWebhookInput(ctx context.Context, v any) (model.DeleteWebhookInput, error) {
+	res, err := ec.unmarshalInputDeleteWebhookInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDeleteWebhookPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐDeleteWebhookPayload(ctx context.Context, sel ast.SelectionSet, v *model.DeleteWebhookPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DeleteWebhookPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNHeading2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐHeadingᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.Heading) graphql.Marshaler {
@@ -14681,6 +17455,21 @@ func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋblogqlᚋblogᚋg
 	return ec._PageInfo(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNPingWebhookInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPingWebhookInput(ctx context.Context, v any) (model.PingWebhookInput, error) {
+	res, err := ec.unmarshalInputPingWebhookInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPingWebhookPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPingWebhookPayload(ctx context.Context, sel ast.SelectionSet, v *model.PingWebhookPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PingWebhookPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNPost2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPost(ctx context.Context, sel ast.SelectionSet, v *storage.Post) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -14752,6 +17541,21 @@ func (ec *executionContext) marshalNPublishPostPayload2ᚖgithubᚗcomᚋblogql�
 	return ec._PublishPostPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNRedeliverWebhookEventInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRedeliverWebhookEventInput(ctx context.Context, v any) (model.RedeliverWebhookEventInput, error) {
+	res, err := ec.unmarshalInputRedeliverWebhookEventInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRedeliverWebhookEventPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRedeliverWebhookEventPayload(ctx context.Context, sel ast.SelectionSet, v *model.RedeliverWebhookEventPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RedeliverWebhookEventPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNRejectCommentInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRejectCommentInput(ctx context.Context, v any) (model.RejectCommentInput, error) {
 	res, err := ec.unmarshalInputRejectCommentInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -14775,6 +17579,21 @@ func (ec *executionContext) marshalNReplyConnection2ᚖgithubᚗcomᚋblogqlᚋb
 		return graphql.Null
 	}
 	return ec._ReplyConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRotateWebhookSecretInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRotateWebhookSecretInput(ctx context.Context, v any) (model.RotateWebhookSecretInput, error) {
+	res, err := ec.unmarshalInputRotateWebhookSecretInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRotateWebhookSecretPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRotateWebhookSecretPayload(ctx context.Context, sel ast.SelectionSet, v *model.RotateWebhookSecretPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RotateWebhookSecretPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNSeo2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSeo(ctx context.Context, sel ast.SelectionSet, v *model.Seo) graphql.Marshaler {
@@ -14801,6 +17620,35 @@ func (ec *executionContext) marshalNString2string(ctx context.Context, sel ast.S
 		}
 	}
 	return res
+}
+
+func (ec *executionContext) unmarshalNString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNString2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNString2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalNUnpublishPostInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUnpublishPostInput(ctx context.Context, v any) (model.UnpublishPostInput, error) {
@@ -14876,6 +17724,57 @@ func (ec *executionContext) marshalNUpdatePostPayload2ᚖgithubᚗcomᚋblogql�
 		return graphql.Null
 	}
 	return ec._UpdatePostPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNUpdateWebhookInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdateWebhookInput(ctx context.Context, v any) (model.UpdateWebhookInput, error) {
+	res, err := ec.unmarshalInputUpdateWebhookInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNUpdateWebhookPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdateWebhookPayload(ctx context.Context, sel ast.SelectionSet, v *model.UpdateWebhookPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._UpdateWebhookPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNWebhook2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐWebhook(ctx context.Context, sel ast.SelectionSet, v *storage.Webhook) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Webhook(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNWebhookDelivery2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐDeliveryAttemptᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.DeliveryAttempt) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWebhookDelivery2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐDeliveryAttempt(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNWebhookDelivery2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐDeliveryAttempt(ctx context.Context, sel ast.SelectionSet, v *storage.DeliveryAttempt) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._WebhookDelivery(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalN__Directive2githubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐDirective(ctx context.Context, sel ast.SelectionSet, v introspection.Directive) graphql.Marshaler {
@@ -15244,6 +18143,25 @@ func (ec *executionContext) marshalOString2ᚖstring(ctx context.Context, sel as
 	_ = ctx
 	res := graphql.MarshalString(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOWebhook2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐWebhookᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.Webhook) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNWebhook2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐWebhook(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) marshalO__EnumValue2ᚕgithubᚗcomᚋ99designsᚋgqlgenᚋgraphqlᚋintrospectionᚐEnumValueᚄ(ctx context.Context, sel ast.SelectionSet, v []introspection.EnumValue) graphql.Marshaler {

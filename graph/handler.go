@@ -12,6 +12,7 @@ import (
 	"github.com/blogql/blog/metrics"
 	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/tracing"
+	"github.com/blogql/blog/webhooks"
 )
 
 // DefaultComplexityLimit admits a full page of 100 posts with every scalar
@@ -48,6 +49,11 @@ type HandlerOptions struct {
 	// answer to an admin (extensions.cost, see cost.go); without it only
 	// answers to admins' requests that ask with CostHeader have it.
 	ShowCost bool
+	// Webhooks manages webhooks and sends their pings and redeliveries:
+	// the same Service the change feed's "webhooks" worker feeds. Nil
+	// means webhooks.New(store, webhooks.Options{}): https URLs to public
+	// addresses only.
+	Webhooks *webhooks.Service
 }
 
 // NewHandler returns the blog's GraphQL endpoint over store: the schema
@@ -64,7 +70,7 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	}
 	logger = slog.New(gqlhttp.LogHandler(logger.Handler()))
 
-	cfg := Config{Resolvers: newResolver(store, opts.Comments)}
+	cfg := Config{Resolvers: newResolver(store, opts.Comments, opts.Webhooks)}
 	cfg.Complexity.Query.Posts = postsComplexity
 	cfg.Complexity.Query.Authors = listComplexity
 	cfg.Complexity.Author.Posts = postsComplexity
@@ -77,6 +83,7 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	cfg.Complexity.Post.NextInCategory = adjacentInComplexity
 	cfg.Complexity.Query.ModerationQueue = listComplexity
 	cfg.Complexity.Comment.ReplyConnection = replyComplexity
+	cfg.Complexity.Webhook.RecentDeliveries = func(child int, first *int) int { return connectionComplexity(child, first, nil) }
 	cfg.Complexity.Comment.Replies = func(child int) int { return storage.MaxReplyPage * child }
 	withSizeCosts(&cfg.Complexity)
 

@@ -11,6 +11,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 
 	"github.com/blogql/blog/storage"
+	"github.com/blogql/blog/webhooks"
 )
 
 // Resolver is the root resolver. It is the only place dependencies are
@@ -21,12 +22,15 @@ type Resolver struct {
 	// readers is what applies to readers' comments: held or not, and how
 	// many a minute.
 	readers storage.ReaderRules
+	// webhooks manages the webhooks and delivers pings and redeliveries.
+	webhooks *webhooks.Service
 }
 
 // newResolver returns the root resolver over store, with the policy for
-// readers' comments.
-func newResolver(store *storage.Store, comments CommentPolicy) *Resolver {
-	return &Resolver{store: store, previews: &keyCache{}, readers: comments.rules()}
+// readers' comments and the webhooks' service (nil: one that allows
+// nothing unsafe).
+func newResolver(store *storage.Store, comments CommentPolicy, hooks *webhooks.Service) *Resolver {
+	return &Resolver{store: store, previews: &keyCache{}, readers: comments.rules(), webhooks: newWebhooks(store, hooks)}
 }
 
 // selectsOnly reports whether the current field selects nothing but the

@@ -512,6 +512,36 @@ func (r *mutationResolver) RejectComment(ctx context.Context, input model.Reject
 	return &model.RejectCommentPayload{Comment: c}, nil
 }
 
+// CreateWebhook is the resolver for the createWebhook field.
+func (r *mutationResolver) CreateWebhook(ctx context.Context, input model.CreateWebhookInput) (*model.CreateWebhookPayload, error) {
+	return r.createWebhook(ctx, input)
+}
+
+// UpdateWebhook is the resolver for the updateWebhook field.
+func (r *mutationResolver) UpdateWebhook(ctx context.Context, input model.UpdateWebhookInput) (*model.UpdateWebhookPayload, error) {
+	return r.updateWebhook(ctx, input)
+}
+
+// DeleteWebhook is the resolver for the deleteWebhook field.
+func (r *mutationResolver) DeleteWebhook(ctx context.Context, input model.DeleteWebhookInput) (*model.DeleteWebhookPayload, error) {
+	return r.deleteWebhook(ctx, input)
+}
+
+// RotateWebhookSecret is the resolver for the rotateWebhookSecret field.
+func (r *mutationResolver) RotateWebhookSecret(ctx context.Context, input model.RotateWebhookSecretInput) (*model.RotateWebhookSecretPayload, error) {
+	return r.rotateWebhookSecret(ctx, input)
+}
+
+// RedeliverWebhookEvent is the resolver for the redeliverWebhookEvent field.
+func (r *mutationResolver) RedeliverWebhookEvent(ctx context.Context, input model.RedeliverWebhookEventInput) (*model.RedeliverWebhookEventPayload, error) {
+	return r.redeliverWebhookEvent(ctx, input)
+}
+
+// PingWebhook is the resolver for the pingWebhook field.
+func (r *mutationResolver) PingWebhook(ctx context.Context, input model.PingWebhookInput) (*model.PingWebhookPayload, error) {
+	return r.pingWebhook(ctx, input)
+}
+
 // ID is the resolver for the id field.
 func (r *postResolver) ID(ctx context.Context, obj *storage.Post) (string, error) {
 	return postGID(obj.ID), nil
@@ -785,6 +815,73 @@ func (r *queryResolver) ModerationQueue(ctx context.Context, first *int, after *
 	return &model.PendingCommentConnection{Edges: r.onLivePosts(ctx, c.Edges), PageInfo: c.PageInfo}, nil
 }
 
+// Webhooks is the resolver for the webhooks field.
+func (r *queryResolver) Webhooks(ctx context.Context) ([]*storage.Webhook, error) {
+	return r.listWebhooks(ctx)
+}
+
+// ID is the resolver for the id field.
+func (r *webhookResolver) ID(ctx context.Context, obj *storage.Webhook) (string, error) {
+	return webhookGID(obj.ID), nil
+}
+
+// Events is the resolver for the events field.
+func (r *webhookResolver) Events(ctx context.Context, obj *storage.Webhook) ([]string, error) {
+	out := make([]string, len(obj.Events))
+	for i, e := range obj.Events {
+		out[i] = string(e)
+	}
+	return out, nil
+}
+
+// Description is the resolver for the description field.
+func (r *webhookResolver) Description(ctx context.Context, obj *storage.Webhook) (*string, error) {
+	return nonEmpty(obj.Description), nil
+}
+
+// DisabledReason is the resolver for the disabledReason field.
+func (r *webhookResolver) DisabledReason(ctx context.Context, obj *storage.Webhook) (*string, error) {
+	return nonEmpty(obj.DisabledReason), nil
+}
+
+// PreviousSecretExpiresAt is the resolver for the previousSecretExpiresAt field.
+func (r *webhookResolver) PreviousSecretExpiresAt(ctx context.Context, obj *storage.Webhook) (*time.Time, error) {
+	if obj.PreviousSecret == "" || !obj.PreviousUntil.After(r.store.Now()) {
+		return nil, nil
+	}
+	return optTime(obj.PreviousUntil), nil
+}
+
+// RecentDeliveries is the resolver for the recentDeliveries field.
+func (r *webhookResolver) RecentDeliveries(ctx context.Context, obj *storage.Webhook, first *int) ([]*storage.DeliveryAttempt, error) {
+	return r.recentDeliveries(ctx, obj, first)
+}
+
+// EventType is the resolver for the eventType field.
+func (r *webhookDeliveryResolver) EventType(ctx context.Context, obj *storage.DeliveryAttempt) (string, error) {
+	return string(obj.EventType), nil
+}
+
+// StatusCode is the resolver for the statusCode field.
+func (r *webhookDeliveryResolver) StatusCode(ctx context.Context, obj *storage.DeliveryAttempt) (*int, error) {
+	return positive(obj.StatusCode), nil
+}
+
+// DurationMs is the resolver for the durationMs field.
+func (r *webhookDeliveryResolver) DurationMs(ctx context.Context, obj *storage.DeliveryAttempt) (int, error) {
+	return int(obj.Duration.Milliseconds()), nil
+}
+
+// Error is the resolver for the error field.
+func (r *webhookDeliveryResolver) Error(ctx context.Context, obj *storage.DeliveryAttempt) (*string, error) {
+	return nonEmpty(obj.Error), nil
+}
+
+// NextAttemptAt is the resolver for the nextAttemptAt field.
+func (r *webhookDeliveryResolver) NextAttemptAt(ctx context.Context, obj *storage.DeliveryAttempt) (*time.Time, error) {
+	return optTime(obj.NextAttemptAt), nil
+}
+
 // ArchiveMonth returns ArchiveMonthResolver implementation.
 func (r *Resolver) ArchiveMonth() ArchiveMonthResolver { return &archiveMonthResolver{r} }
 
@@ -812,14 +909,22 @@ func (r *Resolver) Post() PostResolver { return &postResolver{r} }
 // Query returns QueryResolver implementation.
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
+// Webhook returns WebhookResolver implementation.
+func (r *Resolver) Webhook() WebhookResolver { return &webhookResolver{r} }
+
+// WebhookDelivery returns WebhookDeliveryResolver implementation.
+func (r *Resolver) WebhookDelivery() WebhookDeliveryResolver { return &webhookDeliveryResolver{r} }
+
 type (
-	archiveMonthResolver struct{ *Resolver }
-	authorResolver       struct{ *Resolver }
-	categoryResolver     struct{ *Resolver }
-	commentResolver      struct{ *Resolver }
-	commenterResolver    struct{ *Resolver }
-	imageResolver        struct{ *Resolver }
-	mutationResolver     struct{ *Resolver }
-	postResolver         struct{ *Resolver }
-	queryResolver        struct{ *Resolver }
+	archiveMonthResolver    struct{ *Resolver }
+	authorResolver          struct{ *Resolver }
+	categoryResolver        struct{ *Resolver }
+	commentResolver         struct{ *Resolver }
+	commenterResolver       struct{ *Resolver }
+	imageResolver           struct{ *Resolver }
+	mutationResolver        struct{ *Resolver }
+	postResolver            struct{ *Resolver }
+	queryResolver           struct{ *Resolver }
+	webhookResolver         struct{ *Resolver }
+	webhookDeliveryResolver struct{ *Resolver }
 )

@@ -8,6 +8,7 @@ import (
 
 	"github.com/blogql/blog/markdown"
 	"github.com/blogql/blog/storage"
+	"github.com/blogql/blog/webhooks"
 )
 
 // textBytes is the most bytes the value of each text field of the schema
@@ -58,6 +59,18 @@ var textBytes = map[string]int{
 	"AuthorEdge.cursor":              cursorBytes,
 	"CommentEdge.cursor":             cursorBytes,
 	"CreatePreviewLinkPayload.token": maxPreviewLen,
+
+	"Webhook.id":                        maxGlobalIDLen,
+	"Webhook.url":                       storage.MaxWebhookURLLength, // ASCII only
+	"Webhook.events":                    webhooks.MaxEventTypeBytes,
+	"Webhook.description":               4 * storage.MaxWebhookDescriptionRunes,
+	"Webhook.disabledReason":            webhooks.MaxReasonBytes,
+	"WebhookDelivery.eventId":           storage.MaxIDLength,
+	"WebhookDelivery.eventType":         webhooks.MaxEventTypeBytes,
+	"WebhookDelivery.error":             webhooks.MaxErrorBytes,
+	"CreateWebhookPayload.secret":       webhooks.SecretLength,
+	"RotateWebhookSecretPayload.secret": webhooks.SecretLength,
+	"DeleteWebhookPayload.deletedId":    maxGlobalIDLen,
 }
 
 // fixedSize are the scalars whose values are short whatever they hold;

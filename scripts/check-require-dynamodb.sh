@@ -53,6 +53,7 @@ expect() {
 expect ./storage TestCursorsAreSealedWithTheTablesKey TestPostWriteSeesThreadCountChanges
 expect ./storage BenchmarkRenameCategoryWithWriters
 expect ./demo TestSeed
+expect ./webhooks TestDeliverySignedAsStandardWebhooks
 expect ./embedded TestDiffItems
 expect ./tests TestPaginationToTheEnd TestDeployTemplateMatchesTheStore
 expect ./cmd/bench TestOperationsKeepTheirBudgets

@@ -25,10 +25,13 @@ import (
 // disagrees with its holder's slugs, a held comment outside its queues, a
 // reply its parent carries wrongly, a reader or rate item that is
 // malformed, a lease or an event log that breaks its invariants
-// (checkfeed.go), an author's or category's cleared attribute kept as an
-// empty string, a schedule item or a go-live marker without the other, or a
-// schedule item due for over a minute (see checkSchedule). It reads every
-// item, so it is for tests and maintenance, not for serving. An empty list means the table is consistent.
+// (checkfeed.go), a schedule item or a go-live marker without the other, or
+// a schedule item due for over a minute (see checkSchedule), a webhook
+// count that is off, an outbox or delivery item whose webhook is gone, a
+// pending delivery out of its index or due long ago (stuck), an author's or
+// category's cleared attribute kept as an empty string. It reads every
+// item, so it is for tests and maintenance, not for serving. An empty list
+// means the table is consistent.
 func (s *Store) Check(ctx context.Context) ([]string, error) {
 	var (
 		authors  = map[string]*authorItem{}
@@ -45,6 +48,7 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 		stats    statsItem
 		feed     feedItems
 		bad      []string
+		hooks    webhookItems
 	)
 	pages := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true)})
 	for pages.HasMorePages() {
@@ -108,6 +112,8 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 				si := &scheduleItem{}
 				err = attributevalue.UnmarshalMap(it, si)
 				sched = append(sched, si)
+			case typeWebhook, typeWebhookCount, typeOutbox, typeDelivery:
+				err = hooks.add(head.Type, it)
 			case typeIdempotency, typeSecret, typeLayout:
 			case typeLease, typeEvent, typeEventHead:
 				err = feed.add(head.Type, it)
@@ -209,6 +215,7 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 	// Comments: where each lives, who wrote it, counts per post and per
 	// thread, the replies each top-level comment carries.
 	bad = append(bad, checkComments(comments, queued, posts, authors, readers)...)
+	bad = append(bad, hooks.check(s.Now())...)
 	visible := map[string]int64{}
 	threads := map[string]int64{}
 	for _, c := range comments {

@@ -33,6 +33,11 @@
 //	event log head            EVENTLOG           HEAD                                   (seq: the last position)
 //	logged event              EVENTLOG           EVENT#<20-digit position>              (position, event: its JSON, expiresAt TTL)
 //	schedule item             SCHEDULE           <publishedAt>#<postId>                 (postId, at: a scheduled post not yet gone live)
+//	webhook                   WEBHOOKS           WEBHOOK#<id>                           (url, events, enabled, secret, previousSecret until previousUntil)
+//	webhooks' count           WEBHOOKS           COUNT                                  (count, at most 100)
+//	outbox item (pending)     WEBHOOK#<id>       OUTBOX#<eventId>                       OUTBOX / <nextAttemptAt>#<webhookId>#<eventId>   (body, attempts)
+//	outbox item (done)        WEBHOOK#<id>       OUTBOX#<eventId>                       (state DELIVERED or FAILED, expiresAt TTL: 7 days)
+//	delivery (history)        WEBHOOK#<id>       DELIVERY#<at>#<eventId>#<attempt>      (statusCode, durationMs, error, nextAttemptAt, expiresAt TTL: 7 days)
 //
 // A post item holds the Markdown body and what is derived from it when it
 // is written (see Rendered bodies): bodyHtml, toc, words, minutes and
@@ -63,6 +68,9 @@
 //	previous / next post in a category   Query GSI1 GSI1PK=CAT#slug, the same bounds, Limit 2
 //	post's comments, oldest first        Query PK=POST#id, begins_with(SK, "COMMENT#"); each brings its first 10 replies
 //	more replies of one comment          Query PK=POST#id, begins_with(SK, "THREAD#<parent>#"), after the cursor
+//	webhooks                             Query PK=WEBHOOKS, begins_with(SK, "WEBHOOK#")
+//	webhook deliveries due               Query GSI1 GSI1PK=OUTBOX, GSI1SK < "<now>$"
+//	a webhook's recent deliveries        Query PK=WEBHOOK#id, begins_with(SK, "DELIVERY#"), descending
 //	pending comments on an author's      Query GSI1 GSI1PK=MODQ#authorId, descending
 //	posts, newest first
 //	all pending comments, newest first   Query PK=MODQ, descending
@@ -513,6 +521,38 @@
 // position it has seen first, so a server that reads the log needs no
 // read of the head to append). Events expire by TTL after the
 // retention (DefaultEventRetention, 24 h; -event-retention).
+//
+// # Webhooks
+//
+// Every webhook is an item of the partition WEBHOOKS, so the list is one
+// Query, and WEBHOOKS/COUNT counts them in the transactions that create
+// (condition: count < 100) and delete them: a 101st is refused without a
+// race. A webhook's secret is kept in its item as package webhooks seals
+// it (AES-GCM under a key derived from the server key SECRET#webhooks), so
+// the item alone, or a stream record of it, does not show it; it is never
+// answered after createWebhook and rotateWebhookSecret. A rotation keeps
+// the previous one (previousSecret) until previousUntil, and both sign
+// meanwhile.
+//
+// The outbox has one item per webhook and event (WEBHOOK#<id>,
+// OUTBOX#<eventId>), put with attribute_not_exists, so handling an event
+// again delivers nothing twice. It holds the body, the same bytes on every
+// attempt, and the attempt count. While pending it is in GSI1 partition
+// OUTBOX under the time of its next attempt: what is due is one Query
+// (GSI1SK < "<now>$"). An attempt first claims it (a conditional update
+// that moves the next attempt past the attempt's timeout, conditioned on
+// the attempt count and the due time it was read with), so one attempt is
+// made however often it is seen due, and one that never finishes (a crash)
+// is due again once the claim lapses; its outcome is written with a
+// history item in one transaction, conditioned on the attempt count.
+// Delivered or given up, it leaves the index and expires after 7 days
+// (DeliveryRetention), far past the event log's retention, so the same
+// event cannot come back to find it gone. Each attempt is a history item
+// (DELIVERY#<at>#<eventId>#<attempt>, expiring after 7 days), read newest
+// first. Deleting a webhook deletes its partition after its item. Check
+// reports outbox and history items whose webhook is gone, a pending one
+// out of the index or due more than StuckAfter (1 h) ago, and a count that
+// is off.
 //
 // # Layout versions and migration
 //

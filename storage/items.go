@@ -39,6 +39,10 @@ const (
 	typeEvent        = "event"
 	typeEventHead    = "eventLogHead"
 	typeSchedule     = "schedule"
+	typeWebhook      = "webhook"
+	typeWebhookCount = "webhookCount"
+	typeOutbox       = "outbox"
+	typeDelivery     = "delivery"
 )
 
 type authorItem struct {

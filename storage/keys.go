@@ -30,6 +30,9 @@ const (
 	prefixHeld    = "HELD#"
 	prefixRate    = "RATE#"
 	prefixQueue   = "MODQ#"
+	prefixWebhook = "WEBHOOK#"
+	prefixOutbox  = "OUTBOX#"
+	prefixDeliver = "DELIVERY#"
 
 	authorsPartition    = "AUTHORS"
 	categoriesPartition = "CATEGORIES"
@@ -37,6 +40,9 @@ const (
 	queuePartition      = "MODQ"
 	layoutPartition     = "LAYOUT"
 	schedulePartition   = "SCHEDULE"
+	webhooksPartition   = "WEBHOOKS"
+	webhookCountSK      = "COUNT"
+	outboxIndex         = "OUTBOX"
 
 	// The change feed's items (leases.go, eventlog.go).
 	leasesPartition   = "LEASES"
@@ -285,4 +291,31 @@ func isLowerHex(s string) bool {
 		}
 	}
 	return true
+}
+
+// webhookKey is a webhook's item: every webhook in one partition, so the
+// list is one Query.
+func webhookKey(id string) key { return key{webhooksPartition, prefixWebhook + id} }
+
+// webhookCountKey is the item that counts the webhooks.
+func webhookCountKey() key { return key{webhooksPartition, webhookCountSK} }
+
+// webhookPartition holds a webhook's outbox and delivery history.
+func webhookPartition(id string) string { return prefixWebhook + id }
+
+// outboxKey is the delivery of one event to one webhook: one item per
+// pair, whatever the number of attempts, so writing it is idempotent.
+func outboxKey(webhookID, eventID string) key {
+	return key{webhookPartition(webhookID), prefixOutbox + eventID}
+}
+
+// outboxDueKey orders a pending delivery in GSI1 partition OUTBOX by the
+// time of its next attempt, so what is due is one Query.
+func outboxDueKey(due time.Time, webhookID, eventID string) string {
+	return keyTime(due) + "#" + webhookID + "#" + eventID
+}
+
+// deliveryKey is one attempt in a webhook's delivery history, newest last.
+func deliveryKey(webhookID string, at time.Time, eventID string, attempt int) key {
+	return key{webhookPartition(webhookID), fmt.Sprintf("%s%s#%s#%03d", prefixDeliver, keyTime(at), eventID, attempt)}
 }

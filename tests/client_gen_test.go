@@ -3021,6 +3021,191 @@ func (v *CreatePreviewLinkResponse) GetCreatePreviewLink() CreatePreviewLinkCrea
 	return v.CreatePreviewLink
 }
 
+// CreateWebhookCreateWebhookCreateWebhookPayload includes the requested fields of the GraphQL type CreateWebhookPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `createWebhook`.
+type CreateWebhookCreateWebhookCreateWebhookPayload struct {
+	// The secret that signs its deliveries (`whsec_` and base64): shown this once.
+	Secret string `json:"secret"`
+	// The webhook as created.
+	Webhook CreateWebhookCreateWebhookCreateWebhookPayloadWebhook `json:"webhook"`
+}
+
+// GetSecret returns CreateWebhookCreateWebhookCreateWebhookPayload.Secret, and is useful for accessing the field via an interface.
+func (v *CreateWebhookCreateWebhookCreateWebhookPayload) GetSecret() string { return v.Secret }
+
+// GetWebhook returns CreateWebhookCreateWebhookCreateWebhookPayload.Webhook, and is useful for accessing the field via an interface.
+func (v *CreateWebhookCreateWebhookCreateWebhookPayload) GetWebhook() CreateWebhookCreateWebhookCreateWebhookPayloadWebhook {
+	return v.Webhook
+}
+
+// CreateWebhookCreateWebhookCreateWebhookPayloadWebhook includes the requested fields of the GraphQL type Webhook.
+// The GraphQL type's documentation follows.
+//
+// An endpoint the blog sends its public events to, as the Standard Webhooks
+// specification says: a POST of `{"type", "timestamp", "data"}` with the
+// headers `webhook-id` (the event's id, the same on every attempt),
+// `webhook-timestamp` and `webhook-signature`. Events about what only authors
+// and admins see (scheduled posts, pending and rejected comments) are never
+// sent. A delivery is retried for about three days (after 5 s, 5 min, 30 min,
+// 2 h, 5 h, then every 10 h); `410 Gone` turns the webhook off, and so does an
+// endpoint that failed every attempt at an event until it was given up.
+type CreateWebhookCreateWebhookCreateWebhookPayloadWebhook struct {
+	WebhookParts `json:"-"`
+}
+
+// GetId returns CreateWebhookCreateWebhookCreateWebhookPayloadWebhook.Id, and is useful for accessing the field via an interface.
+func (v *CreateWebhookCreateWebhookCreateWebhookPayloadWebhook) GetId() string {
+	return v.WebhookParts.Id
+}
+
+// GetUrl returns CreateWebhookCreateWebhookCreateWebhookPayloadWebhook.Url, and is useful for accessing the field via an interface.
+func (v *CreateWebhookCreateWebhookCreateWebhookPayloadWebhook) GetUrl() string {
+	return v.WebhookParts.Url
+}
+
+// GetEvents returns CreateWebhookCreateWebhookCreateWebhookPayloadWebhook.Events, and is useful for accessing the field via an interface.
+func (v *CreateWebhookCreateWebhookCreateWebhookPayloadWebhook) GetEvents() []string {
+	return v.WebhookParts.Events
+}
+
+// GetDescription returns CreateWebhookCreateWebhookCreateWebhookPayloadWebhook.Description, and is useful for accessing the field via an interface.
+func (v *CreateWebhookCreateWebhookCreateWebhookPayloadWebhook) GetDescription() *string {
+	return v.WebhookParts.Description
+}
+
+// GetEnabled returns CreateWebhookCreateWebhookCreateWebhookPayloadWebhook.Enabled, and is useful for accessing the field via an interface.
+func (v *CreateWebhookCreateWebhookCreateWebhookPayloadWebhook) GetEnabled() bool {
+	return v.WebhookParts.Enabled
+}
+
+// GetDisabledReason returns CreateWebhookCreateWebhookCreateWebhookPayloadWebhook.DisabledReason, and is useful for accessing the field via an interface.
+func (v *CreateWebhookCreateWebhookCreateWebhookPayloadWebhook) GetDisabledReason() *string {
+	return v.WebhookParts.DisabledReason
+}
+
+// GetCreatedAt returns CreateWebhookCreateWebhookCreateWebhookPayloadWebhook.CreatedAt, and is useful for accessing the field via an interface.
+func (v *CreateWebhookCreateWebhookCreateWebhookPayloadWebhook) GetCreatedAt() time.Time {
+	return v.WebhookParts.CreatedAt
+}
+
+// GetUpdatedAt returns CreateWebhookCreateWebhookCreateWebhookPayloadWebhook.UpdatedAt, and is useful for accessing the field via an interface.
+func (v *CreateWebhookCreateWebhookCreateWebhookPayloadWebhook) GetUpdatedAt() time.Time {
+	return v.WebhookParts.UpdatedAt
+}
+
+// GetPreviousSecretExpiresAt returns CreateWebhookCreateWebhookCreateWebhookPayloadWebhook.PreviousSecretExpiresAt, and is useful for accessing the field via an interface.
+func (v *CreateWebhookCreateWebhookCreateWebhookPayloadWebhook) GetPreviousSecretExpiresAt() *time.Time {
+	return v.WebhookParts.PreviousSecretExpiresAt
+}
+
+// GetRecentDeliveries returns CreateWebhookCreateWebhookCreateWebhookPayloadWebhook.RecentDeliveries, and is useful for accessing the field via an interface.
+func (v *CreateWebhookCreateWebhookCreateWebhookPayloadWebhook) GetRecentDeliveries() []WebhookPartsRecentDeliveriesWebhookDelivery {
+	return v.WebhookParts.RecentDeliveries
+}
+
+func (v *CreateWebhookCreateWebhookCreateWebhookPayloadWebhook) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*CreateWebhookCreateWebhookCreateWebhookPayloadWebhook
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.CreateWebhookCreateWebhookCreateWebhookPayloadWebhook = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.WebhookParts)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalCreateWebhookCreateWebhookCreateWebhookPayloadWebhook struct {
+	Id string `json:"id"`
+
+	Url string `json:"url"`
+
+	Events []string `json:"events"`
+
+	Description *string `json:"description"`
+
+	Enabled bool `json:"enabled"`
+
+	DisabledReason *string `json:"disabledReason"`
+
+	CreatedAt time.Time `json:"createdAt"`
+
+	UpdatedAt time.Time `json:"updatedAt"`
+
+	PreviousSecretExpiresAt *time.Time `json:"previousSecretExpiresAt"`
+
+	RecentDeliveries []WebhookPartsRecentDeliveriesWebhookDelivery `json:"recentDeliveries"`
+}
+
+func (v *CreateWebhookCreateWebhookCreateWebhookPayloadWebhook) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *CreateWebhookCreateWebhookCreateWebhookPayloadWebhook) __premarshalJSON() (*__premarshalCreateWebhookCreateWebhookCreateWebhookPayloadWebhook, error) {
+	var retval __premarshalCreateWebhookCreateWebhookCreateWebhookPayloadWebhook
+
+	retval.Id = v.WebhookParts.Id
+	retval.Url = v.WebhookParts.Url
+	retval.Events = v.WebhookParts.Events
+	retval.Description = v.WebhookParts.Description
+	retval.Enabled = v.WebhookParts.Enabled
+	retval.DisabledReason = v.WebhookParts.DisabledReason
+	retval.CreatedAt = v.WebhookParts.CreatedAt
+	retval.UpdatedAt = v.WebhookParts.UpdatedAt
+	retval.PreviousSecretExpiresAt = v.WebhookParts.PreviousSecretExpiresAt
+	retval.RecentDeliveries = v.WebhookParts.RecentDeliveries
+	return &retval, nil
+}
+
+// The input of `createWebhook`.
+type CreateWebhookInput struct {
+	// Where to send events: an absolute https URL of at most 2000 characters, without credentials or fragment, naming a public host.
+	Url string `json:"url"`
+	// The events to send, 1 to 32 of `post.published`, `post.published.edited`, `post.unpublished`, `post.deleted`, `author.updated`, `category.updated`, `comment.added`, `comment.edited`, `comment.approved`, `comment.deleted`.
+	Events []string `json:"events"`
+	// What the webhook is for: at most 500 characters.
+	Description *string `json:"description"`
+}
+
+// GetUrl returns CreateWebhookInput.Url, and is useful for accessing the field via an interface.
+func (v *CreateWebhookInput) GetUrl() string { return v.Url }
+
+// GetEvents returns CreateWebhookInput.Events, and is useful for accessing the field via an interface.
+func (v *CreateWebhookInput) GetEvents() []string { return v.Events }
+
+// GetDescription returns CreateWebhookInput.Description, and is useful for accessing the field via an interface.
+func (v *CreateWebhookInput) GetDescription() *string { return v.Description }
+
+// CreateWebhookResponse is returned by CreateWebhook on success.
+type CreateWebhookResponse struct {
+	// Creates a webhook that receives the events it names, signed with a new secret that only this answer shows. Admins only. Fails with BAD_USER_INPUT (`extensions.field`) for a URL that is not an absolute https URL (http only where the server allows it) or carries credentials or a fragment, one naming a loopback, private or link-local address, an unknown event, a description past its bound, or a 101st webhook; nothing is written then. Webhook mutations take no idempotency key: a resent createWebhook makes a second webhook.
+	CreateWebhook CreateWebhookCreateWebhookCreateWebhookPayload `json:"createWebhook"`
+}
+
+// GetCreateWebhook returns CreateWebhookResponse.CreateWebhook, and is useful for accessing the field via an interface.
+func (v *CreateWebhookResponse) GetCreateWebhook() CreateWebhookCreateWebhookCreateWebhookPayload {
+	return v.CreateWebhook
+}
+
 // DeleteCommentDeleteCommentDeleteCommentPayload includes the requested fields of the GraphQL type DeleteCommentPayload.
 // The GraphQL type's documentation follows.
 //
@@ -3168,6 +3353,38 @@ type DeletePostResponse struct {
 // GetDeletePost returns DeletePostResponse.DeletePost, and is useful for accessing the field via an interface.
 func (v *DeletePostResponse) GetDeletePost() DeletePostDeletePostDeletePostPayload {
 	return v.DeletePost
+}
+
+// DeleteWebhookDeleteWebhookDeleteWebhookPayload includes the requested fields of the GraphQL type DeleteWebhookPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `deleteWebhook`.
+type DeleteWebhookDeleteWebhookDeleteWebhookPayload struct {
+	// The global id of the deleted webhook.
+	DeletedId string `json:"deletedId"`
+}
+
+// GetDeletedId returns DeleteWebhookDeleteWebhookDeleteWebhookPayload.DeletedId, and is useful for accessing the field via an interface.
+func (v *DeleteWebhookDeleteWebhookDeleteWebhookPayload) GetDeletedId() string { return v.DeletedId }
+
+// The input of `deleteWebhook`.
+type DeleteWebhookInput struct {
+	// The global id of the webhook.
+	Id string `json:"id"`
+}
+
+// GetId returns DeleteWebhookInput.Id, and is useful for accessing the field via an interface.
+func (v *DeleteWebhookInput) GetId() string { return v.Id }
+
+// DeleteWebhookResponse is returned by DeleteWebhook on success.
+type DeleteWebhookResponse struct {
+	// Deletes a webhook with its pending deliveries and history. Admins only.
+	DeleteWebhook DeleteWebhookDeleteWebhookDeleteWebhookPayload `json:"deleteWebhook"`
+}
+
+// GetDeleteWebhook returns DeleteWebhookResponse.DeleteWebhook, and is useful for accessing the field via an interface.
+func (v *DeleteWebhookResponse) GetDeleteWebhook() DeleteWebhookDeleteWebhookDeleteWebhookPayload {
+	return v.DeleteWebhook
 }
 
 // DraftPageAuthor includes the requested fields of the GraphQL type Author.
@@ -5069,6 +5286,153 @@ func (v *NodeResponse) __premarshalJSON() (*__premarshalNodeResponse, error) {
 		}
 	}
 	return &retval, nil
+}
+
+// The input of `pingWebhook`.
+type PingWebhookInput struct {
+	// The global id of the webhook.
+	Id string `json:"id"`
+}
+
+// GetId returns PingWebhookInput.Id, and is useful for accessing the field via an interface.
+func (v *PingWebhookInput) GetId() string { return v.Id }
+
+// PingWebhookPingWebhookPingWebhookPayload includes the requested fields of the GraphQL type PingWebhookPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `pingWebhook`.
+type PingWebhookPingWebhookPingWebhookPayload struct {
+	// The attempt made.
+	Delivery PingWebhookPingWebhookPingWebhookPayloadDeliveryWebhookDelivery `json:"delivery"`
+}
+
+// GetDelivery returns PingWebhookPingWebhookPingWebhookPayload.Delivery, and is useful for accessing the field via an interface.
+func (v *PingWebhookPingWebhookPingWebhookPayload) GetDelivery() PingWebhookPingWebhookPingWebhookPayloadDeliveryWebhookDelivery {
+	return v.Delivery
+}
+
+// PingWebhookPingWebhookPingWebhookPayloadDeliveryWebhookDelivery includes the requested fields of the GraphQL type WebhookDelivery.
+// The GraphQL type's documentation follows.
+//
+// One attempt to deliver an event to a webhook.
+type PingWebhookPingWebhookPingWebhookPayloadDeliveryWebhookDelivery struct {
+	WebhookDeliveryParts `json:"-"`
+}
+
+// GetEventId returns PingWebhookPingWebhookPingWebhookPayloadDeliveryWebhookDelivery.EventId, and is useful for accessing the field via an interface.
+func (v *PingWebhookPingWebhookPingWebhookPayloadDeliveryWebhookDelivery) GetEventId() string {
+	return v.WebhookDeliveryParts.EventId
+}
+
+// GetEventType returns PingWebhookPingWebhookPingWebhookPayloadDeliveryWebhookDelivery.EventType, and is useful for accessing the field via an interface.
+func (v *PingWebhookPingWebhookPingWebhookPayloadDeliveryWebhookDelivery) GetEventType() string {
+	return v.WebhookDeliveryParts.EventType
+}
+
+// GetAttempt returns PingWebhookPingWebhookPingWebhookPayloadDeliveryWebhookDelivery.Attempt, and is useful for accessing the field via an interface.
+func (v *PingWebhookPingWebhookPingWebhookPayloadDeliveryWebhookDelivery) GetAttempt() int {
+	return v.WebhookDeliveryParts.Attempt
+}
+
+// GetAttemptedAt returns PingWebhookPingWebhookPingWebhookPayloadDeliveryWebhookDelivery.AttemptedAt, and is useful for accessing the field via an interface.
+func (v *PingWebhookPingWebhookPingWebhookPayloadDeliveryWebhookDelivery) GetAttemptedAt() time.Time {
+	return v.WebhookDeliveryParts.AttemptedAt
+}
+
+// GetStatusCode returns PingWebhookPingWebhookPingWebhookPayloadDeliveryWebhookDelivery.StatusCode, and is useful for accessing the field via an interface.
+func (v *PingWebhookPingWebhookPingWebhookPayloadDeliveryWebhookDelivery) GetStatusCode() *int {
+	return v.WebhookDeliveryParts.StatusCode
+}
+
+// GetDurationMs returns PingWebhookPingWebhookPingWebhookPayloadDeliveryWebhookDelivery.DurationMs, and is useful for accessing the field via an interface.
+func (v *PingWebhookPingWebhookPingWebhookPayloadDeliveryWebhookDelivery) GetDurationMs() int {
+	return v.WebhookDeliveryParts.DurationMs
+}
+
+// GetError returns PingWebhookPingWebhookPingWebhookPayloadDeliveryWebhookDelivery.Error, and is useful for accessing the field via an interface.
+func (v *PingWebhookPingWebhookPingWebhookPayloadDeliveryWebhookDelivery) GetError() *string {
+	return v.WebhookDeliveryParts.Error
+}
+
+// GetNextAttemptAt returns PingWebhookPingWebhookPingWebhookPayloadDeliveryWebhookDelivery.NextAttemptAt, and is useful for accessing the field via an interface.
+func (v *PingWebhookPingWebhookPingWebhookPayloadDeliveryWebhookDelivery) GetNextAttemptAt() *time.Time {
+	return v.WebhookDeliveryParts.NextAttemptAt
+}
+
+func (v *PingWebhookPingWebhookPingWebhookPayloadDeliveryWebhookDelivery) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*PingWebhookPingWebhookPingWebhookPayloadDeliveryWebhookDelivery
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.PingWebhookPingWebhookPingWebhookPayloadDeliveryWebhookDelivery = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.WebhookDeliveryParts)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalPingWebhookPingWebhookPingWebhookPayloadDeliveryWebhookDelivery struct {
+	EventId string `json:"eventId"`
+
+	EventType string `json:"eventType"`
+
+	Attempt int `json:"attempt"`
+
+	AttemptedAt time.Time `json:"attemptedAt"`
+
+	StatusCode *int `json:"statusCode"`
+
+	DurationMs int `json:"durationMs"`
+
+	Error *string `json:"error"`
+
+	NextAttemptAt *time.Time `json:"nextAttemptAt"`
+}
+
+func (v *PingWebhookPingWebhookPingWebhookPayloadDeliveryWebhookDelivery) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *PingWebhookPingWebhookPingWebhookPayloadDeliveryWebhookDelivery) __premarshalJSON() (*__premarshalPingWebhookPingWebhookPingWebhookPayloadDeliveryWebhookDelivery, error) {
+	var retval __premarshalPingWebhookPingWebhookPingWebhookPayloadDeliveryWebhookDelivery
+
+	retval.EventId = v.WebhookDeliveryParts.EventId
+	retval.EventType = v.WebhookDeliveryParts.EventType
+	retval.Attempt = v.WebhookDeliveryParts.Attempt
+	retval.AttemptedAt = v.WebhookDeliveryParts.AttemptedAt
+	retval.StatusCode = v.WebhookDeliveryParts.StatusCode
+	retval.DurationMs = v.WebhookDeliveryParts.DurationMs
+	retval.Error = v.WebhookDeliveryParts.Error
+	retval.NextAttemptAt = v.WebhookDeliveryParts.NextAttemptAt
+	return &retval, nil
+}
+
+// PingWebhookResponse is returned by PingWebhook on success.
+type PingWebhookResponse struct {
+	// Sends a `webhook.ping` event to a webhook now, enabled or not, and answers how it went. Admins only.
+	PingWebhook PingWebhookPingWebhookPingWebhookPayload `json:"pingWebhook"`
+}
+
+// GetPingWebhook returns PingWebhookResponse.PingWebhook, and is useful for accessing the field via an interface.
+func (v *PingWebhookResponse) GetPingWebhook() PingWebhookPingWebhookPingWebhookPayload {
+	return v.PingWebhook
 }
 
 // PostArticlePost includes the requested fields of the GraphQL type Post.
@@ -7113,6 +7477,158 @@ func (v *PublishPostResponse) GetPublishPost() PublishPostPublishPostPublishPost
 	return v.PublishPost
 }
 
+// The input of `redeliverWebhookEvent`.
+type RedeliverWebhookEventInput struct {
+	// The global id of the webhook.
+	WebhookId string `json:"webhookId"`
+	// The event's id, as `recentDeliveries` and `webhook-id` show it.
+	EventId string `json:"eventId"`
+}
+
+// GetWebhookId returns RedeliverWebhookEventInput.WebhookId, and is useful for accessing the field via an interface.
+func (v *RedeliverWebhookEventInput) GetWebhookId() string { return v.WebhookId }
+
+// GetEventId returns RedeliverWebhookEventInput.EventId, and is useful for accessing the field via an interface.
+func (v *RedeliverWebhookEventInput) GetEventId() string { return v.EventId }
+
+// RedeliverWebhookEventRedeliverWebhookEventRedeliverWebhookEventPayload includes the requested fields of the GraphQL type RedeliverWebhookEventPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `redeliverWebhookEvent`.
+type RedeliverWebhookEventRedeliverWebhookEventRedeliverWebhookEventPayload struct {
+	// The attempt made.
+	Delivery RedeliverWebhookEventRedeliverWebhookEventRedeliverWebhookEventPayloadDeliveryWebhookDelivery `json:"delivery"`
+}
+
+// GetDelivery returns RedeliverWebhookEventRedeliverWebhookEventRedeliverWebhookEventPayload.Delivery, and is useful for accessing the field via an interface.
+func (v *RedeliverWebhookEventRedeliverWebhookEventRedeliverWebhookEventPayload) GetDelivery() RedeliverWebhookEventRedeliverWebhookEventRedeliverWebhookEventPayloadDeliveryWebhookDelivery {
+	return v.Delivery
+}
+
+// RedeliverWebhookEventRedeliverWebhookEventRedeliverWebhookEventPayloadDeliveryWebhookDelivery includes the requested fields of the GraphQL type WebhookDelivery.
+// The GraphQL type's documentation follows.
+//
+// One attempt to deliver an event to a webhook.
+type RedeliverWebhookEventRedeliverWebhookEventRedeliverWebhookEventPayloadDeliveryWebhookDelivery struct {
+	WebhookDeliveryParts `json:"-"`
+}
+
+// GetEventId returns RedeliverWebhookEventRedeliverWebhookEventRedeliverWebhookEventPayloadDeliveryWebhookDelivery.EventId, and is useful for accessing the field via an interface.
+func (v *RedeliverWebhookEventRedeliverWebhookEventRedeliverWebhookEventPayloadDeliveryWebhookDelivery) GetEventId() string {
+	return v.WebhookDeliveryParts.EventId
+}
+
+// GetEventType returns RedeliverWebhookEventRedeliverWebhookEventRedeliverWebhookEventPayloadDeliveryWebhookDelivery.EventType, and is useful for accessing the field via an interface.
+func (v *RedeliverWebhookEventRedeliverWebhookEventRedeliverWebhookEventPayloadDeliveryWebhookDelivery) GetEventType() string {
+	return v.WebhookDeliveryParts.EventType
+}
+
+// GetAttempt returns RedeliverWebhookEventRedeliverWebhookEventRedeliverWebhookEventPayloadDeliveryWebhookDelivery.Attempt, and is useful for accessing the field via an interface.
+func (v *RedeliverWebhookEventRedeliverWebhookEventRedeliverWebhookEventPayloadDeliveryWebhookDelivery) GetAttempt() int {
+	return v.WebhookDeliveryParts.Attempt
+}
+
+// GetAttemptedAt returns RedeliverWebhookEventRedeliverWebhookEventRedeliverWebhookEventPayloadDeliveryWebhookDelivery.AttemptedAt, and is useful for accessing the field via an interface.
+func (v *RedeliverWebhookEventRedeliverWebhookEventRedeliverWebhookEventPayloadDeliveryWebhookDelivery) GetAttemptedAt() time.Time {
+	return v.WebhookDeliveryParts.AttemptedAt
+}
+
+// GetStatusCode returns RedeliverWebhookEventRedeliverWebhookEventRedeliverWebhookEventPayloadDeliveryWebhookDelivery.StatusCode, and is useful for accessing the field via an interface.
+func (v *RedeliverWebhookEventRedeliverWebhookEventRedeliverWebhookEventPayloadDeliveryWebhookDelivery) GetStatusCode() *int {
+	return v.WebhookDeliveryParts.StatusCode
+}
+
+// GetDurationMs returns RedeliverWebhookEventRedeliverWebhookEventRedeliverWebhookEventPayloadDeliveryWebhookDelivery.DurationMs, and is useful for accessing the field via an interface.
+func (v *RedeliverWebhookEventRedeliverWebhookEventRedeliverWebhookEventPayloadDeliveryWebhookDelivery) GetDurationMs() int {
+	return v.WebhookDeliveryParts.DurationMs
+}
+
+// GetError returns RedeliverWebhookEventRedeliverWebhookEventRedeliverWebhookEventPayloadDeliveryWebhookDelivery.Error, and is useful for accessing the field via an interface.
+func (v *RedeliverWebhookEventRedeliverWebhookEventRedeliverWebhookEventPayloadDeliveryWebhookDelivery) GetError() *string {
+	return v.WebhookDeliveryParts.Error
+}
+
+// GetNextAttemptAt returns RedeliverWebhookEventRedeliverWebhookEventRedeliverWebhookEventPayloadDeliveryWebhookDelivery.NextAttemptAt, and is useful for accessing the field via an interface.
+func (v *RedeliverWebhookEventRedeliverWebhookEventRedeliverWebhookEventPayloadDeliveryWebhookDelivery) GetNextAttemptAt() *time.Time {
+	return v.WebhookDeliveryParts.NextAttemptAt
+}
+
+func (v *RedeliverWebhookEventRedeliverWebhookEventRedeliverWebhookEventPayloadDeliveryWebhookDelivery) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*RedeliverWebhookEventRedeliverWebhookEventRedeliverWebhookEventPayloadDeliveryWebhookDelivery
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.RedeliverWebhookEventRedeliverWebhookEventRedeliverWebhookEventPayloadDeliveryWebhookDelivery = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.WebhookDeliveryParts)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalRedeliverWebhookEventRedeliverWebhookEventRedeliverWebhookEventPayloadDeliveryWebhookDelivery struct {
+	EventId string `json:"eventId"`
+
+	EventType string `json:"eventType"`
+
+	Attempt int `json:"attempt"`
+
+	AttemptedAt time.Time `json:"attemptedAt"`
+
+	StatusCode *int `json:"statusCode"`
+
+	DurationMs int `json:"durationMs"`
+
+	Error *string `json:"error"`
+
+	NextAttemptAt *time.Time `json:"nextAttemptAt"`
+}
+
+func (v *RedeliverWebhookEventRedeliverWebhookEventRedeliverWebhookEventPayloadDeliveryWebhookDelivery) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *RedeliverWebhookEventRedeliverWebhookEventRedeliverWebhookEventPayloadDeliveryWebhookDelivery) __premarshalJSON() (*__premarshalRedeliverWebhookEventRedeliverWebhookEventRedeliverWebhookEventPayloadDeliveryWebhookDelivery, error) {
+	var retval __premarshalRedeliverWebhookEventRedeliverWebhookEventRedeliverWebhookEventPayloadDeliveryWebhookDelivery
+
+	retval.EventId = v.WebhookDeliveryParts.EventId
+	retval.EventType = v.WebhookDeliveryParts.EventType
+	retval.Attempt = v.WebhookDeliveryParts.Attempt
+	retval.AttemptedAt = v.WebhookDeliveryParts.AttemptedAt
+	retval.StatusCode = v.WebhookDeliveryParts.StatusCode
+	retval.DurationMs = v.WebhookDeliveryParts.DurationMs
+	retval.Error = v.WebhookDeliveryParts.Error
+	retval.NextAttemptAt = v.WebhookDeliveryParts.NextAttemptAt
+	return &retval, nil
+}
+
+// RedeliverWebhookEventResponse is returned by RedeliverWebhookEvent on success.
+type RedeliverWebhookEventResponse struct {
+	// Sends an event to a webhook again now, with the same `webhook-id`, whatever became of its delivery; a failed redelivery is not retried unless the delivery was still being retried. Admins only. NOT_FOUND when the delivery is older than the history keeps (7 days); BAD_USER_INPUT for a disabled webhook.
+	RedeliverWebhookEvent RedeliverWebhookEventRedeliverWebhookEventRedeliverWebhookEventPayload `json:"redeliverWebhookEvent"`
+}
+
+// GetRedeliverWebhookEvent returns RedeliverWebhookEventResponse.RedeliverWebhookEvent, and is useful for accessing the field via an interface.
+func (v *RedeliverWebhookEventResponse) GetRedeliverWebhookEvent() RedeliverWebhookEventRedeliverWebhookEventRedeliverWebhookEventPayload {
+	return v.RedeliverWebhookEvent
+}
+
 // The input of `rejectComment`.
 type RejectCommentInput struct {
 	// The global id of the comment.
@@ -7232,6 +7748,183 @@ type RemoveCoverImageUpdatePostUpdatePostPayloadPostCoverImage struct {
 
 // GetUrl returns RemoveCoverImageUpdatePostUpdatePostPayloadPostCoverImage.Url, and is useful for accessing the field via an interface.
 func (v *RemoveCoverImageUpdatePostUpdatePostPayloadPostCoverImage) GetUrl() string { return v.Url }
+
+// The input of `rotateWebhookSecret`.
+type RotateWebhookSecretInput struct {
+	// The global id of the webhook.
+	Id string `json:"id"`
+}
+
+// GetId returns RotateWebhookSecretInput.Id, and is useful for accessing the field via an interface.
+func (v *RotateWebhookSecretInput) GetId() string { return v.Id }
+
+// RotateWebhookSecretResponse is returned by RotateWebhookSecret on success.
+type RotateWebhookSecretResponse struct {
+	// Gives a webhook a new secret, which only this answer shows. The old secret signs beside the new one (two signatures in `webhook-signature`) until `previousSecretExpiresAt`, so receivers can switch without missing a delivery. Admins only.
+	RotateWebhookSecret RotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayload `json:"rotateWebhookSecret"`
+}
+
+// GetRotateWebhookSecret returns RotateWebhookSecretResponse.RotateWebhookSecret, and is useful for accessing the field via an interface.
+func (v *RotateWebhookSecretResponse) GetRotateWebhookSecret() RotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayload {
+	return v.RotateWebhookSecret
+}
+
+// RotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayload includes the requested fields of the GraphQL type RotateWebhookSecretPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `rotateWebhookSecret`.
+type RotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayload struct {
+	// The new secret: shown this once.
+	Secret string `json:"secret"`
+	// The webhook, with `previousSecretExpiresAt`.
+	Webhook RotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayloadWebhook `json:"webhook"`
+}
+
+// GetSecret returns RotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayload.Secret, and is useful for accessing the field via an interface.
+func (v *RotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayload) GetSecret() string {
+	return v.Secret
+}
+
+// GetWebhook returns RotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayload.Webhook, and is useful for accessing the field via an interface.
+func (v *RotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayload) GetWebhook() RotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayloadWebhook {
+	return v.Webhook
+}
+
+// RotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayloadWebhook includes the requested fields of the GraphQL type Webhook.
+// The GraphQL type's documentation follows.
+//
+// An endpoint the blog sends its public events to, as the Standard Webhooks
+// specification says: a POST of `{"type", "timestamp", "data"}` with the
+// headers `webhook-id` (the event's id, the same on every attempt),
+// `webhook-timestamp` and `webhook-signature`. Events about what only authors
+// and admins see (scheduled posts, pending and rejected comments) are never
+// sent. A delivery is retried for about three days (after 5 s, 5 min, 30 min,
+// 2 h, 5 h, then every 10 h); `410 Gone` turns the webhook off, and so does an
+// endpoint that failed every attempt at an event until it was given up.
+type RotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayloadWebhook struct {
+	WebhookParts `json:"-"`
+}
+
+// GetId returns RotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayloadWebhook.Id, and is useful for accessing the field via an interface.
+func (v *RotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayloadWebhook) GetId() string {
+	return v.WebhookParts.Id
+}
+
+// GetUrl returns RotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayloadWebhook.Url, and is useful for accessing the field via an interface.
+func (v *RotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayloadWebhook) GetUrl() string {
+	return v.WebhookParts.Url
+}
+
+// GetEvents returns RotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayloadWebhook.Events, and is useful for accessing the field via an interface.
+func (v *RotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayloadWebhook) GetEvents() []string {
+	return v.WebhookParts.Events
+}
+
+// GetDescription returns RotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayloadWebhook.Description, and is useful for accessing the field via an interface.
+func (v *RotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayloadWebhook) GetDescription() *string {
+	return v.WebhookParts.Description
+}
+
+// GetEnabled returns RotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayloadWebhook.Enabled, and is useful for accessing the field via an interface.
+func (v *RotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayloadWebhook) GetEnabled() bool {
+	return v.WebhookParts.Enabled
+}
+
+// GetDisabledReason returns RotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayloadWebhook.DisabledReason, and is useful for accessing the field via an interface.
+func (v *RotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayloadWebhook) GetDisabledReason() *string {
+	return v.WebhookParts.DisabledReason
+}
+
+// GetCreatedAt returns RotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayloadWebhook.CreatedAt, and is useful for accessing the field via an interface.
+func (v *RotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayloadWebhook) GetCreatedAt() time.Time {
+	return v.WebhookParts.CreatedAt
+}
+
+// GetUpdatedAt returns RotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayloadWebhook.UpdatedAt, and is useful for accessing the field via an interface.
+func (v *RotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayloadWebhook) GetUpdatedAt() time.Time {
+	return v.WebhookParts.UpdatedAt
+}
+
+// GetPreviousSecretExpiresAt returns RotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayloadWebhook.PreviousSecretExpiresAt, and is useful for accessing the field via an interface.
+func (v *RotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayloadWebhook) GetPreviousSecretExpiresAt() *time.Time {
+	return v.WebhookParts.PreviousSecretExpiresAt
+}
+
+// GetRecentDeliveries returns RotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayloadWebhook.RecentDeliveries, and is useful for accessing the field via an interface.
+func (v *RotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayloadWebhook) GetRecentDeliveries() []WebhookPartsRecentDeliveriesWebhookDelivery {
+	return v.WebhookParts.RecentDeliveries
+}
+
+func (v *RotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayloadWebhook) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*RotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayloadWebhook
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.RotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayloadWebhook = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.WebhookParts)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalRotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayloadWebhook struct {
+	Id string `json:"id"`
+
+	Url string `json:"url"`
+
+	Events []string `json:"events"`
+
+	Description *string `json:"description"`
+
+	Enabled bool `json:"enabled"`
+
+	DisabledReason *string `json:"disabledReason"`
+
+	CreatedAt time.Time `json:"createdAt"`
+
+	UpdatedAt time.Time `json:"updatedAt"`
+
+	PreviousSecretExpiresAt *time.Time `json:"previousSecretExpiresAt"`
+
+	RecentDeliveries []WebhookPartsRecentDeliveriesWebhookDelivery `json:"recentDeliveries"`
+}
+
+func (v *RotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayloadWebhook) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *RotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayloadWebhook) __premarshalJSON() (*__premarshalRotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayloadWebhook, error) {
+	var retval __premarshalRotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayloadWebhook
+
+	retval.Id = v.WebhookParts.Id
+	retval.Url = v.WebhookParts.Url
+	retval.Events = v.WebhookParts.Events
+	retval.Description = v.WebhookParts.Description
+	retval.Enabled = v.WebhookParts.Enabled
+	retval.DisabledReason = v.WebhookParts.DisabledReason
+	retval.CreatedAt = v.WebhookParts.CreatedAt
+	retval.UpdatedAt = v.WebhookParts.UpdatedAt
+	retval.PreviousSecretExpiresAt = v.WebhookParts.PreviousSecretExpiresAt
+	retval.RecentDeliveries = v.WebhookParts.RecentDeliveries
+	return &retval, nil
+}
 
 // What search engines and link previews show of a post. Omitted fields are
 // left as they are; an empty one is unset, so the post's own field stands
@@ -7978,6 +8671,196 @@ func (v *UpdatePostUpdatePostUpdatePostPayloadPost) __premarshalJSON() (*__prema
 	return &retval, nil
 }
 
+// The input of `updateWebhook`. Omitted fields are left unchanged.
+type UpdateWebhookInput struct {
+	// The global id of the webhook.
+	Id string `json:"id"`
+	// The new URL, as in `createWebhook`.
+	Url *string `json:"url"`
+	// The new events, as in `createWebhook`.
+	Events []string `json:"events"`
+	// The new description; empty removes it.
+	Description *string `json:"description"`
+	// True to send events to it, false to stop.
+	Enabled *bool `json:"enabled"`
+}
+
+// GetId returns UpdateWebhookInput.Id, and is useful for accessing the field via an interface.
+func (v *UpdateWebhookInput) GetId() string { return v.Id }
+
+// GetUrl returns UpdateWebhookInput.Url, and is useful for accessing the field via an interface.
+func (v *UpdateWebhookInput) GetUrl() *string { return v.Url }
+
+// GetEvents returns UpdateWebhookInput.Events, and is useful for accessing the field via an interface.
+func (v *UpdateWebhookInput) GetEvents() []string { return v.Events }
+
+// GetDescription returns UpdateWebhookInput.Description, and is useful for accessing the field via an interface.
+func (v *UpdateWebhookInput) GetDescription() *string { return v.Description }
+
+// GetEnabled returns UpdateWebhookInput.Enabled, and is useful for accessing the field via an interface.
+func (v *UpdateWebhookInput) GetEnabled() *bool { return v.Enabled }
+
+// UpdateWebhookResponse is returned by UpdateWebhook on success.
+type UpdateWebhookResponse struct {
+	// Changes a webhook's URL, events, description, or turns it on or off; turning it on clears the reason the server turned it off for. Admins only. Bad input fails as in `createWebhook`.
+	UpdateWebhook UpdateWebhookUpdateWebhookUpdateWebhookPayload `json:"updateWebhook"`
+}
+
+// GetUpdateWebhook returns UpdateWebhookResponse.UpdateWebhook, and is useful for accessing the field via an interface.
+func (v *UpdateWebhookResponse) GetUpdateWebhook() UpdateWebhookUpdateWebhookUpdateWebhookPayload {
+	return v.UpdateWebhook
+}
+
+// UpdateWebhookUpdateWebhookUpdateWebhookPayload includes the requested fields of the GraphQL type UpdateWebhookPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `updateWebhook`.
+type UpdateWebhookUpdateWebhookUpdateWebhookPayload struct {
+	// The webhook as updated.
+	Webhook UpdateWebhookUpdateWebhookUpdateWebhookPayloadWebhook `json:"webhook"`
+}
+
+// GetWebhook returns UpdateWebhookUpdateWebhookUpdateWebhookPayload.Webhook, and is useful for accessing the field via an interface.
+func (v *UpdateWebhookUpdateWebhookUpdateWebhookPayload) GetWebhook() UpdateWebhookUpdateWebhookUpdateWebhookPayloadWebhook {
+	return v.Webhook
+}
+
+// UpdateWebhookUpdateWebhookUpdateWebhookPayloadWebhook includes the requested fields of the GraphQL type Webhook.
+// The GraphQL type's documentation follows.
+//
+// An endpoint the blog sends its public events to, as the Standard Webhooks
+// specification says: a POST of `{"type", "timestamp", "data"}` with the
+// headers `webhook-id` (the event's id, the same on every attempt),
+// `webhook-timestamp` and `webhook-signature`. Events about what only authors
+// and admins see (scheduled posts, pending and rejected comments) are never
+// sent. A delivery is retried for about three days (after 5 s, 5 min, 30 min,
+// 2 h, 5 h, then every 10 h); `410 Gone` turns the webhook off, and so does an
+// endpoint that failed every attempt at an event until it was given up.
+type UpdateWebhookUpdateWebhookUpdateWebhookPayloadWebhook struct {
+	WebhookParts `json:"-"`
+}
+
+// GetId returns UpdateWebhookUpdateWebhookUpdateWebhookPayloadWebhook.Id, and is useful for accessing the field via an interface.
+func (v *UpdateWebhookUpdateWebhookUpdateWebhookPayloadWebhook) GetId() string {
+	return v.WebhookParts.Id
+}
+
+// GetUrl returns UpdateWebhookUpdateWebhookUpdateWebhookPayloadWebhook.Url, and is useful for accessing the field via an interface.
+func (v *UpdateWebhookUpdateWebhookUpdateWebhookPayloadWebhook) GetUrl() string {
+	return v.WebhookParts.Url
+}
+
+// GetEvents returns UpdateWebhookUpdateWebhookUpdateWebhookPayloadWebhook.Events, and is useful for accessing the field via an interface.
+func (v *UpdateWebhookUpdateWebhookUpdateWebhookPayloadWebhook) GetEvents() []string {
+	return v.WebhookParts.Events
+}
+
+// GetDescription returns UpdateWebhookUpdateWebhookUpdateWebhookPayloadWebhook.Description, and is useful for accessing the field via an interface.
+func (v *UpdateWebhookUpdateWebhookUpdateWebhookPayloadWebhook) GetDescription() *string {
+	return v.WebhookParts.Description
+}
+
+// GetEnabled returns UpdateWebhookUpdateWebhookUpdateWebhookPayloadWebhook.Enabled, and is useful for accessing the field via an interface.
+func (v *UpdateWebhookUpdateWebhookUpdateWebhookPayloadWebhook) GetEnabled() bool {
+	return v.WebhookParts.Enabled
+}
+
+// GetDisabledReason returns UpdateWebhookUpdateWebhookUpdateWebhookPayloadWebhook.DisabledReason, and is useful for accessing the field via an interface.
+func (v *UpdateWebhookUpdateWebhookUpdateWebhookPayloadWebhook) GetDisabledReason() *string {
+	return v.WebhookParts.DisabledReason
+}
+
+// GetCreatedAt returns UpdateWebhookUpdateWebhookUpdateWebhookPayloadWebhook.CreatedAt, and is useful for accessing the field via an interface.
+func (v *UpdateWebhookUpdateWebhookUpdateWebhookPayloadWebhook) GetCreatedAt() time.Time {
+	return v.WebhookParts.CreatedAt
+}
+
+// GetUpdatedAt returns UpdateWebhookUpdateWebhookUpdateWebhookPayloadWebhook.UpdatedAt, and is useful for accessing the field via an interface.
+func (v *UpdateWebhookUpdateWebhookUpdateWebhookPayloadWebhook) GetUpdatedAt() time.Time {
+	return v.WebhookParts.UpdatedAt
+}
+
+// GetPreviousSecretExpiresAt returns UpdateWebhookUpdateWebhookUpdateWebhookPayloadWebhook.PreviousSecretExpiresAt, and is useful for accessing the field via an interface.
+func (v *UpdateWebhookUpdateWebhookUpdateWebhookPayloadWebhook) GetPreviousSecretExpiresAt() *time.Time {
+	return v.WebhookParts.PreviousSecretExpiresAt
+}
+
+// GetRecentDeliveries returns UpdateWebhookUpdateWebhookUpdateWebhookPayloadWebhook.RecentDeliveries, and is useful for accessing the field via an interface.
+func (v *UpdateWebhookUpdateWebhookUpdateWebhookPayloadWebhook) GetRecentDeliveries() []WebhookPartsRecentDeliveriesWebhookDelivery {
+	return v.WebhookParts.RecentDeliveries
+}
+
+func (v *UpdateWebhookUpdateWebhookUpdateWebhookPayloadWebhook) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*UpdateWebhookUpdateWebhookUpdateWebhookPayloadWebhook
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.UpdateWebhookUpdateWebhookUpdateWebhookPayloadWebhook = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.WebhookParts)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalUpdateWebhookUpdateWebhookUpdateWebhookPayloadWebhook struct {
+	Id string `json:"id"`
+
+	Url string `json:"url"`
+
+	Events []string `json:"events"`
+
+	Description *string `json:"description"`
+
+	Enabled bool `json:"enabled"`
+
+	DisabledReason *string `json:"disabledReason"`
+
+	CreatedAt time.Time `json:"createdAt"`
+
+	UpdatedAt time.Time `json:"updatedAt"`
+
+	PreviousSecretExpiresAt *time.Time `json:"previousSecretExpiresAt"`
+
+	RecentDeliveries []WebhookPartsRecentDeliveriesWebhookDelivery `json:"recentDeliveries"`
+}
+
+func (v *UpdateWebhookUpdateWebhookUpdateWebhookPayloadWebhook) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *UpdateWebhookUpdateWebhookUpdateWebhookPayloadWebhook) __premarshalJSON() (*__premarshalUpdateWebhookUpdateWebhookUpdateWebhookPayloadWebhook, error) {
+	var retval __premarshalUpdateWebhookUpdateWebhookUpdateWebhookPayloadWebhook
+
+	retval.Id = v.WebhookParts.Id
+	retval.Url = v.WebhookParts.Url
+	retval.Events = v.WebhookParts.Events
+	retval.Description = v.WebhookParts.Description
+	retval.Enabled = v.WebhookParts.Enabled
+	retval.DisabledReason = v.WebhookParts.DisabledReason
+	retval.CreatedAt = v.WebhookParts.CreatedAt
+	retval.UpdatedAt = v.WebhookParts.UpdatedAt
+	retval.PreviousSecretExpiresAt = v.WebhookParts.PreviousSecretExpiresAt
+	retval.RecentDeliveries = v.WebhookParts.RecentDeliveries
+	return &retval, nil
+}
+
 // ViewerResponse is returned by Viewer on success.
 type ViewerResponse struct {
 	// The author the request's token signs in as: null without a token, for a token with neither the author nor the admin role (a reader's, whatever its subject), and when the token's subject is not an author.
@@ -8003,6 +8886,358 @@ func (v *ViewerViewerAuthor) GetId() string { return v.Id }
 
 // GetName returns ViewerViewerAuthor.Name, and is useful for accessing the field via an interface.
 func (v *ViewerViewerAuthor) GetName() string { return v.Name }
+
+// Webhooks: what an admin's tool sends.
+type WebhookDeliveryParts struct {
+	// The event's id, sent as `webhook-id`.
+	EventId string `json:"eventId"`
+	// The event's type, such as `post.published`.
+	EventType string `json:"eventType"`
+	// Which attempt at the event this was, from 1.
+	Attempt int `json:"attempt"`
+	// When the attempt was made.
+	AttemptedAt time.Time `json:"attemptedAt"`
+	// The HTTP status the endpoint answered; null when it did not answer.
+	StatusCode *int `json:"statusCode"`
+	// How long the attempt took, in milliseconds.
+	DurationMs int `json:"durationMs"`
+	// What went wrong; null for a 2xx answer.
+	Error *string `json:"error"`
+	// When the event is tried again; null when it is not.
+	NextAttemptAt *time.Time `json:"nextAttemptAt"`
+}
+
+// GetEventId returns WebhookDeliveryParts.EventId, and is useful for accessing the field via an interface.
+func (v *WebhookDeliveryParts) GetEventId() string { return v.EventId }
+
+// GetEventType returns WebhookDeliveryParts.EventType, and is useful for accessing the field via an interface.
+func (v *WebhookDeliveryParts) GetEventType() string { return v.EventType }
+
+// GetAttempt returns WebhookDeliveryParts.Attempt, and is useful for accessing the field via an interface.
+func (v *WebhookDeliveryParts) GetAttempt() int { return v.Attempt }
+
+// GetAttemptedAt returns WebhookDeliveryParts.AttemptedAt, and is useful for accessing the field via an interface.
+func (v *WebhookDeliveryParts) GetAttemptedAt() time.Time { return v.AttemptedAt }
+
+// GetStatusCode returns WebhookDeliveryParts.StatusCode, and is useful for accessing the field via an interface.
+func (v *WebhookDeliveryParts) GetStatusCode() *int { return v.StatusCode }
+
+// GetDurationMs returns WebhookDeliveryParts.DurationMs, and is useful for accessing the field via an interface.
+func (v *WebhookDeliveryParts) GetDurationMs() int { return v.DurationMs }
+
+// GetError returns WebhookDeliveryParts.Error, and is useful for accessing the field via an interface.
+func (v *WebhookDeliveryParts) GetError() *string { return v.Error }
+
+// GetNextAttemptAt returns WebhookDeliveryParts.NextAttemptAt, and is useful for accessing the field via an interface.
+func (v *WebhookDeliveryParts) GetNextAttemptAt() *time.Time { return v.NextAttemptAt }
+
+// WebhookParts includes the GraphQL fields of Webhook requested by the fragment WebhookParts.
+// The GraphQL type's documentation follows.
+//
+// An endpoint the blog sends its public events to, as the Standard Webhooks
+// specification says: a POST of `{"type", "timestamp", "data"}` with the
+// headers `webhook-id` (the event's id, the same on every attempt),
+// `webhook-timestamp` and `webhook-signature`. Events about what only authors
+// and admins see (scheduled posts, pending and rejected comments) are never
+// sent. A delivery is retried for about three days (after 5 s, 5 min, 30 min,
+// 2 h, 5 h, then every 10 h); `410 Gone` turns the webhook off, and so does an
+// endpoint that failed every attempt at an event until it was given up.
+type WebhookParts struct {
+	// The global id of the webhook.
+	Id string `json:"id"`
+	// Where events are sent.
+	Url string `json:"url"`
+	// The events it receives, such as `post.published`.
+	Events []string `json:"events"`
+	// What the webhook is for.
+	Description *string `json:"description"`
+	// Whether events are sent to it.
+	Enabled bool `json:"enabled"`
+	// Why the server turned the webhook off (an endpoint that answered 410 Gone, or failed for days); null when an admin did, or it is on.
+	DisabledReason *string `json:"disabledReason"`
+	// When the webhook was created.
+	CreatedAt time.Time `json:"createdAt"`
+	// When the webhook last changed.
+	UpdatedAt time.Time `json:"updatedAt"`
+	// When the secret a rotation replaced stops signing; null when there is none.
+	PreviousSecretExpiresAt *time.Time `json:"previousSecretExpiresAt"`
+	// The latest attempts to deliver events to it, newest first, kept for 7 days.
+	RecentDeliveries []WebhookPartsRecentDeliveriesWebhookDelivery `json:"recentDeliveries"`
+}
+
+// GetId returns WebhookParts.Id, and is useful for accessing the field via an interface.
+func (v *WebhookParts) GetId() string { return v.Id }
+
+// GetUrl returns WebhookParts.Url, and is useful for accessing the field via an interface.
+func (v *WebhookParts) GetUrl() string { return v.Url }
+
+// GetEvents returns WebhookParts.Events, and is useful for accessing the field via an interface.
+func (v *WebhookParts) GetEvents() []string { return v.Events }
+
+// GetDescription returns WebhookParts.Description, and is useful for accessing the field via an interface.
+func (v *WebhookParts) GetDescription() *string { return v.Description }
+
+// GetEnabled returns WebhookParts.Enabled, and is useful for accessing the field via an interface.
+func (v *WebhookParts) GetEnabled() bool { return v.Enabled }
+
+// GetDisabledReason returns WebhookParts.DisabledReason, and is useful for accessing the field via an interface.
+func (v *WebhookParts) GetDisabledReason() *string { return v.DisabledReason }
+
+// GetCreatedAt returns WebhookParts.CreatedAt, and is useful for accessing the field via an interface.
+func (v *WebhookParts) GetCreatedAt() time.Time { return v.CreatedAt }
+
+// GetUpdatedAt returns WebhookParts.UpdatedAt, and is useful for accessing the field via an interface.
+func (v *WebhookParts) GetUpdatedAt() time.Time { return v.UpdatedAt }
+
+// GetPreviousSecretExpiresAt returns WebhookParts.PreviousSecretExpiresAt, and is useful for accessing the field via an interface.
+func (v *WebhookParts) GetPreviousSecretExpiresAt() *time.Time { return v.PreviousSecretExpiresAt }
+
+// GetRecentDeliveries returns WebhookParts.RecentDeliveries, and is useful for accessing the field via an interface.
+func (v *WebhookParts) GetRecentDeliveries() []WebhookPartsRecentDeliveriesWebhookDelivery {
+	return v.RecentDeliveries
+}
+
+// WebhookPartsRecentDeliveriesWebhookDelivery includes the requested fields of the GraphQL type WebhookDelivery.
+// The GraphQL type's documentation follows.
+//
+// One attempt to deliver an event to a webhook.
+type WebhookPartsRecentDeliveriesWebhookDelivery struct {
+	WebhookDeliveryParts `json:"-"`
+}
+
+// GetEventId returns WebhookPartsRecentDeliveriesWebhookDelivery.EventId, and is useful for accessing the field via an interface.
+func (v *WebhookPartsRecentDeliveriesWebhookDelivery) GetEventId() string {
+	return v.WebhookDeliveryParts.EventId
+}
+
+// GetEventType returns WebhookPartsRecentDeliveriesWebhookDelivery.EventType, and is useful for accessing the field via an interface.
+func (v *WebhookPartsRecentDeliveriesWebhookDelivery) GetEventType() string {
+	return v.WebhookDeliveryParts.EventType
+}
+
+// GetAttempt returns WebhookPartsRecentDeliveriesWebhookDelivery.Attempt, and is useful for accessing the field via an interface.
+func (v *WebhookPartsRecentDeliveriesWebhookDelivery) GetAttempt() int {
+	return v.WebhookDeliveryParts.Attempt
+}
+
+// GetAttemptedAt returns WebhookPartsRecentDeliveriesWebhookDelivery.AttemptedAt, and is useful for accessing the field via an interface.
+func (v *WebhookPartsRecentDeliveriesWebhookDelivery) GetAttemptedAt() time.Time {
+	return v.WebhookDeliveryParts.AttemptedAt
+}
+
+// GetStatusCode returns WebhookPartsRecentDeliveriesWebhookDelivery.StatusCode, and is useful for accessing the field via an interface.
+func (v *WebhookPartsRecentDeliveriesWebhookDelivery) GetStatusCode() *int {
+	return v.WebhookDeliveryParts.StatusCode
+}
+
+// GetDurationMs returns WebhookPartsRecentDeliveriesWebhookDelivery.DurationMs, and is useful for accessing the field via an interface.
+func (v *WebhookPartsRecentDeliveriesWebhookDelivery) GetDurationMs() int {
+	return v.WebhookDeliveryParts.DurationMs
+}
+
+// GetError returns WebhookPartsRecentDeliveriesWebhookDelivery.Error, and is useful for accessing the field via an interface.
+func (v *WebhookPartsRecentDeliveriesWebhookDelivery) GetError() *string {
+	return v.WebhookDeliveryParts.Error
+}
+
+// GetNextAttemptAt returns WebhookPartsRecentDeliveriesWebhookDelivery.NextAttemptAt, and is useful for accessing the field via an interface.
+func (v *WebhookPartsRecentDeliveriesWebhookDelivery) GetNextAttemptAt() *time.Time {
+	return v.WebhookDeliveryParts.NextAttemptAt
+}
+
+func (v *WebhookPartsRecentDeliveriesWebhookDelivery) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*WebhookPartsRecentDeliveriesWebhookDelivery
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.WebhookPartsRecentDeliveriesWebhookDelivery = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.WebhookDeliveryParts)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalWebhookPartsRecentDeliveriesWebhookDelivery struct {
+	EventId string `json:"eventId"`
+
+	EventType string `json:"eventType"`
+
+	Attempt int `json:"attempt"`
+
+	AttemptedAt time.Time `json:"attemptedAt"`
+
+	StatusCode *int `json:"statusCode"`
+
+	DurationMs int `json:"durationMs"`
+
+	Error *string `json:"error"`
+
+	NextAttemptAt *time.Time `json:"nextAttemptAt"`
+}
+
+func (v *WebhookPartsRecentDeliveriesWebhookDelivery) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *WebhookPartsRecentDeliveriesWebhookDelivery) __premarshalJSON() (*__premarshalWebhookPartsRecentDeliveriesWebhookDelivery, error) {
+	var retval __premarshalWebhookPartsRecentDeliveriesWebhookDelivery
+
+	retval.EventId = v.WebhookDeliveryParts.EventId
+	retval.EventType = v.WebhookDeliveryParts.EventType
+	retval.Attempt = v.WebhookDeliveryParts.Attempt
+	retval.AttemptedAt = v.WebhookDeliveryParts.AttemptedAt
+	retval.StatusCode = v.WebhookDeliveryParts.StatusCode
+	retval.DurationMs = v.WebhookDeliveryParts.DurationMs
+	retval.Error = v.WebhookDeliveryParts.Error
+	retval.NextAttemptAt = v.WebhookDeliveryParts.NextAttemptAt
+	return &retval, nil
+}
+
+// WebhooksResponse is returned by Webhooks on success.
+type WebhooksResponse struct {
+	// The blog's webhooks, oldest first, with their recent deliveries. Admins only: null with UNAUTHENTICATED without a token, with FORBIDDEN for anyone else.
+	Webhooks []WebhooksWebhooksWebhook `json:"webhooks"`
+}
+
+// GetWebhooks returns WebhooksResponse.Webhooks, and is useful for accessing the field via an interface.
+func (v *WebhooksResponse) GetWebhooks() []WebhooksWebhooksWebhook { return v.Webhooks }
+
+// WebhooksWebhooksWebhook includes the requested fields of the GraphQL type Webhook.
+// The GraphQL type's documentation follows.
+//
+// An endpoint the blog sends its public events to, as the Standard Webhooks
+// specification says: a POST of `{"type", "timestamp", "data"}` with the
+// headers `webhook-id` (the event's id, the same on every attempt),
+// `webhook-timestamp` and `webhook-signature`. Events about what only authors
+// and admins see (scheduled posts, pending and rejected comments) are never
+// sent. A delivery is retried for about three days (after 5 s, 5 min, 30 min,
+// 2 h, 5 h, then every 10 h); `410 Gone` turns the webhook off, and so does an
+// endpoint that failed every attempt at an event until it was given up.
+type WebhooksWebhooksWebhook struct {
+	WebhookParts `json:"-"`
+}
+
+// GetId returns WebhooksWebhooksWebhook.Id, and is useful for accessing the field via an interface.
+func (v *WebhooksWebhooksWebhook) GetId() string { return v.WebhookParts.Id }
+
+// GetUrl returns WebhooksWebhooksWebhook.Url, and is useful for accessing the field via an interface.
+func (v *WebhooksWebhooksWebhook) GetUrl() string { return v.WebhookParts.Url }
+
+// GetEvents returns WebhooksWebhooksWebhook.Events, and is useful for accessing the field via an interface.
+func (v *WebhooksWebhooksWebhook) GetEvents() []string { return v.WebhookParts.Events }
+
+// GetDescription returns WebhooksWebhooksWebhook.Description, and is useful for accessing the field via an interface.
+func (v *WebhooksWebhooksWebhook) GetDescription() *string { return v.WebhookParts.Description }
+
+// GetEnabled returns WebhooksWebhooksWebhook.Enabled, and is useful for accessing the field via an interface.
+func (v *WebhooksWebhooksWebhook) GetEnabled() bool { return v.WebhookParts.Enabled }
+
+// GetDisabledReason returns WebhooksWebhooksWebhook.DisabledReason, and is useful for accessing the field via an interface.
+func (v *WebhooksWebhooksWebhook) GetDisabledReason() *string { return v.WebhookParts.DisabledReason }
+
+// GetCreatedAt returns WebhooksWebhooksWebhook.CreatedAt, and is useful for accessing the field via an interface.
+func (v *WebhooksWebhooksWebhook) GetCreatedAt() time.Time { return v.WebhookParts.CreatedAt }
+
+// GetUpdatedAt returns WebhooksWebhooksWebhook.UpdatedAt, and is useful for accessing the field via an interface.
+func (v *WebhooksWebhooksWebhook) GetUpdatedAt() time.Time { return v.WebhookParts.UpdatedAt }
+
+// GetPreviousSecretExpiresAt returns WebhooksWebhooksWebhook.PreviousSecretExpiresAt, and is useful for accessing the field via an interface.
+func (v *WebhooksWebhooksWebhook) GetPreviousSecretExpiresAt() *time.Time {
+	return v.WebhookParts.PreviousSecretExpiresAt
+}
+
+// GetRecentDeliveries returns WebhooksWebhooksWebhook.RecentDeliveries, and is useful for accessing the field via an interface.
+func (v *WebhooksWebhooksWebhook) GetRecentDeliveries() []WebhookPartsRecentDeliveriesWebhookDelivery {
+	return v.WebhookParts.RecentDeliveries
+}
+
+func (v *WebhooksWebhooksWebhook) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*WebhooksWebhooksWebhook
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.WebhooksWebhooksWebhook = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.WebhookParts)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalWebhooksWebhooksWebhook struct {
+	Id string `json:"id"`
+
+	Url string `json:"url"`
+
+	Events []string `json:"events"`
+
+	Description *string `json:"description"`
+
+	Enabled bool `json:"enabled"`
+
+	DisabledReason *string `json:"disabledReason"`
+
+	CreatedAt time.Time `json:"createdAt"`
+
+	UpdatedAt time.Time `json:"updatedAt"`
+
+	PreviousSecretExpiresAt *time.Time `json:"previousSecretExpiresAt"`
+
+	RecentDeliveries []WebhookPartsRecentDeliveriesWebhookDelivery `json:"recentDeliveries"`
+}
+
+func (v *WebhooksWebhooksWebhook) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *WebhooksWebhooksWebhook) __premarshalJSON() (*__premarshalWebhooksWebhooksWebhook, error) {
+	var retval __premarshalWebhooksWebhooksWebhook
+
+	retval.Id = v.WebhookParts.Id
+	retval.Url = v.WebhookParts.Url
+	retval.Events = v.WebhookParts.Events
+	retval.Description = v.WebhookParts.Description
+	retval.Enabled = v.WebhookParts.Enabled
+	retval.DisabledReason = v.WebhookParts.DisabledReason
+	retval.CreatedAt = v.WebhookParts.CreatedAt
+	retval.UpdatedAt = v.WebhookParts.UpdatedAt
+	retval.PreviousSecretExpiresAt = v.WebhookParts.PreviousSecretExpiresAt
+	retval.RecentDeliveries = v.WebhookParts.RecentDeliveries
+	return &retval, nil
+}
 
 // __AddCommentInput is used internally by genqlient
 type __AddCommentInput struct {
@@ -8252,6 +9487,14 @@ type __CreatePreviewLinkInput struct {
 // GetInput returns __CreatePreviewLinkInput.Input, and is useful for accessing the field via an interface.
 func (v *__CreatePreviewLinkInput) GetInput() CreatePreviewLinkInput { return v.Input }
 
+// __CreateWebhookInput is used internally by genqlient
+type __CreateWebhookInput struct {
+	Input CreateWebhookInput `json:"input"`
+}
+
+// GetInput returns __CreateWebhookInput.Input, and is useful for accessing the field via an interface.
+func (v *__CreateWebhookInput) GetInput() CreateWebhookInput { return v.Input }
+
 // __DeleteCommentInput is used internally by genqlient
 type __DeleteCommentInput struct {
 	Input DeleteCommentInput `json:"input"`
@@ -8267,6 +9510,14 @@ type __DeletePostInput struct {
 
 // GetInput returns __DeletePostInput.Input, and is useful for accessing the field via an interface.
 func (v *__DeletePostInput) GetInput() DeletePostInput { return v.Input }
+
+// __DeleteWebhookInput is used internally by genqlient
+type __DeleteWebhookInput struct {
+	Input DeleteWebhookInput `json:"input"`
+}
+
+// GetInput returns __DeleteWebhookInput.Input, and is useful for accessing the field via an interface.
+func (v *__DeleteWebhookInput) GetInput() DeleteWebhookInput { return v.Input }
 
 // __DraftPageInput is used internally by genqlient
 type __DraftPageInput struct {
@@ -8408,6 +9659,14 @@ type __NodeInput struct {
 // GetId returns __NodeInput.Id, and is useful for accessing the field via an interface.
 func (v *__NodeInput) GetId() string { return v.Id }
 
+// __PingWebhookInput is used internally by genqlient
+type __PingWebhookInput struct {
+	Input PingWebhookInput `json:"input"`
+}
+
+// GetInput returns __PingWebhookInput.Input, and is useful for accessing the field via an interface.
+func (v *__PingWebhookInput) GetInput() PingWebhookInput { return v.Input }
+
 // __PostArticleInput is used internally by genqlient
 type __PostArticleInput struct {
 	Slug     string `json:"slug"`
@@ -8504,6 +9763,14 @@ type __PublishPostInput struct {
 // GetInput returns __PublishPostInput.Input, and is useful for accessing the field via an interface.
 func (v *__PublishPostInput) GetInput() PublishPostInput { return v.Input }
 
+// __RedeliverWebhookEventInput is used internally by genqlient
+type __RedeliverWebhookEventInput struct {
+	Input RedeliverWebhookEventInput `json:"input"`
+}
+
+// GetInput returns __RedeliverWebhookEventInput.Input, and is useful for accessing the field via an interface.
+func (v *__RedeliverWebhookEventInput) GetInput() RedeliverWebhookEventInput { return v.Input }
+
 // __RejectCommentInput is used internally by genqlient
 type __RejectCommentInput struct {
 	Input RejectCommentInput `json:"input"`
@@ -8527,6 +9794,14 @@ func (v *__RemoveCoverImageInput) GetExpectedVersion() int { return v.ExpectedVe
 
 // GetIdempotencyKey returns __RemoveCoverImageInput.IdempotencyKey, and is useful for accessing the field via an interface.
 func (v *__RemoveCoverImageInput) GetIdempotencyKey() *string { return v.IdempotencyKey }
+
+// __RotateWebhookSecretInput is used internally by genqlient
+type __RotateWebhookSecretInput struct {
+	Input RotateWebhookSecretInput `json:"input"`
+}
+
+// GetInput returns __RotateWebhookSecretInput.Input, and is useful for accessing the field via an interface.
+func (v *__RotateWebhookSecretInput) GetInput() RotateWebhookSecretInput { return v.Input }
 
 // __UnpublishPostInput is used internally by genqlient
 type __UnpublishPostInput struct {
@@ -8567,6 +9842,14 @@ type __UpdatePostInput struct {
 
 // GetInput returns __UpdatePostInput.Input, and is useful for accessing the field via an interface.
 func (v *__UpdatePostInput) GetInput() UpdatePostInput { return v.Input }
+
+// __UpdateWebhookInput is used internally by genqlient
+type __UpdateWebhookInput struct {
+	Input UpdateWebhookInput `json:"input"`
+}
+
+// GetInput returns __UpdateWebhookInput.Input, and is useful for accessing the field via an interface.
+func (v *__UpdateWebhookInput) GetInput() UpdateWebhookInput { return v.Input }
 
 // The mutation executed by AddComment.
 const AddComment_Operation = `
@@ -9623,6 +10906,67 @@ func CreatePreviewLink(
 	return data_, err_
 }
 
+// The mutation executed by CreateWebhook.
+const CreateWebhook_Operation = `
+mutation CreateWebhook ($input: CreateWebhookInput!) {
+	createWebhook(input: $input) {
+		secret
+		webhook {
+			... WebhookParts
+		}
+	}
+}
+fragment WebhookParts on Webhook {
+	id
+	url
+	events
+	description
+	enabled
+	disabledReason
+	createdAt
+	updatedAt
+	previousSecretExpiresAt
+	recentDeliveries {
+		... WebhookDeliveryParts
+	}
+}
+fragment WebhookDeliveryParts on WebhookDelivery {
+	eventId
+	eventType
+	attempt
+	attemptedAt
+	statusCode
+	durationMs
+	error
+	nextAttemptAt
+}
+`
+
+func CreateWebhook(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input CreateWebhookInput,
+) (data_ *CreateWebhookResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "CreateWebhook",
+		Query:  CreateWebhook_Operation,
+		Variables: &__CreateWebhookInput{
+			Input: input,
+		},
+	}
+
+	data_ = &CreateWebhookResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by DeleteComment.
 const DeleteComment_Operation = `
 mutation DeleteComment ($input: DeleteCommentInput!) {
@@ -9691,6 +11035,40 @@ func DeletePost(
 	}
 
 	data_ = &DeletePostResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by DeleteWebhook.
+const DeleteWebhook_Operation = `
+mutation DeleteWebhook ($input: DeleteWebhookInput!) {
+	deleteWebhook(input: $input) {
+		deletedId
+	}
+}
+`
+
+func DeleteWebhook(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input DeleteWebhookInput,
+) (data_ *DeleteWebhookResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "DeleteWebhook",
+		Query:  DeleteWebhook_Operation,
+		Variables: &__DeleteWebhookInput{
+			Input: input,
+		},
+	}
+
+	data_ = &DeleteWebhookResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -10261,6 +11639,52 @@ func Node(
 	}
 
 	data_ = &NodeResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by PingWebhook.
+const PingWebhook_Operation = `
+mutation PingWebhook ($input: PingWebhookInput!) {
+	pingWebhook(input: $input) {
+		delivery {
+			... WebhookDeliveryParts
+		}
+	}
+}
+fragment WebhookDeliveryParts on WebhookDelivery {
+	eventId
+	eventType
+	attempt
+	attemptedAt
+	statusCode
+	durationMs
+	error
+	nextAttemptAt
+}
+`
+
+func PingWebhook(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input PingWebhookInput,
+) (data_ *PingWebhookResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "PingWebhook",
+		Query:  PingWebhook_Operation,
+		Variables: &__PingWebhookInput{
+			Input: input,
+		},
+	}
+
+	data_ = &PingWebhookResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -10915,6 +12339,52 @@ func PublishPost(
 	return data_, err_
 }
 
+// The mutation executed by RedeliverWebhookEvent.
+const RedeliverWebhookEvent_Operation = `
+mutation RedeliverWebhookEvent ($input: RedeliverWebhookEventInput!) {
+	redeliverWebhookEvent(input: $input) {
+		delivery {
+			... WebhookDeliveryParts
+		}
+	}
+}
+fragment WebhookDeliveryParts on WebhookDelivery {
+	eventId
+	eventType
+	attempt
+	attemptedAt
+	statusCode
+	durationMs
+	error
+	nextAttemptAt
+}
+`
+
+func RedeliverWebhookEvent(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input RedeliverWebhookEventInput,
+) (data_ *RedeliverWebhookEventResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "RedeliverWebhookEvent",
+		Query:  RedeliverWebhookEvent_Operation,
+		Variables: &__RedeliverWebhookEventInput{
+			Input: input,
+		},
+	}
+
+	data_ = &RedeliverWebhookEventResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by RejectComment.
 const RejectComment_Operation = `
 mutation RejectComment ($input: RejectCommentInput!) {
@@ -10985,6 +12455,67 @@ func RemoveCoverImage(
 	}
 
 	data_ = &RemoveCoverImageResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by RotateWebhookSecret.
+const RotateWebhookSecret_Operation = `
+mutation RotateWebhookSecret ($input: RotateWebhookSecretInput!) {
+	rotateWebhookSecret(input: $input) {
+		secret
+		webhook {
+			... WebhookParts
+		}
+	}
+}
+fragment WebhookParts on Webhook {
+	id
+	url
+	events
+	description
+	enabled
+	disabledReason
+	createdAt
+	updatedAt
+	previousSecretExpiresAt
+	recentDeliveries {
+		... WebhookDeliveryParts
+	}
+}
+fragment WebhookDeliveryParts on WebhookDelivery {
+	eventId
+	eventType
+	attempt
+	attemptedAt
+	statusCode
+	durationMs
+	error
+	nextAttemptAt
+}
+`
+
+func RotateWebhookSecret(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input RotateWebhookSecretInput,
+) (data_ *RotateWebhookSecretResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "RotateWebhookSecret",
+		Query:  RotateWebhookSecret_Operation,
+		Variables: &__RotateWebhookSecretInput{
+			Input: input,
+		},
+	}
+
+	data_ = &RotateWebhookSecretResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -11246,6 +12777,66 @@ func UpdatePost(
 	return data_, err_
 }
 
+// The mutation executed by UpdateWebhook.
+const UpdateWebhook_Operation = `
+mutation UpdateWebhook ($input: UpdateWebhookInput!) {
+	updateWebhook(input: $input) {
+		webhook {
+			... WebhookParts
+		}
+	}
+}
+fragment WebhookParts on Webhook {
+	id
+	url
+	events
+	description
+	enabled
+	disabledReason
+	createdAt
+	updatedAt
+	previousSecretExpiresAt
+	recentDeliveries {
+		... WebhookDeliveryParts
+	}
+}
+fragment WebhookDeliveryParts on WebhookDelivery {
+	eventId
+	eventType
+	attempt
+	attemptedAt
+	statusCode
+	durationMs
+	error
+	nextAttemptAt
+}
+`
+
+func UpdateWebhook(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input UpdateWebhookInput,
+) (data_ *UpdateWebhookResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "UpdateWebhook",
+		Query:  UpdateWebhook_Operation,
+		Variables: &__UpdateWebhookInput{
+			Input: input,
+		},
+	}
+
+	data_ = &UpdateWebhookResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by Viewer.
 const Viewer_Operation = `
 query Viewer {
@@ -11267,6 +12858,61 @@ func Viewer(
 	}
 
 	data_ = &ViewerResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by Webhooks.
+const Webhooks_Operation = `
+query Webhooks {
+	webhooks {
+		... WebhookParts
+	}
+}
+fragment WebhookParts on Webhook {
+	id
+	url
+	events
+	description
+	enabled
+	disabledReason
+	createdAt
+	updatedAt
+	previousSecretExpiresAt
+	recentDeliveries {
+		... WebhookDeliveryParts
+	}
+}
+fragment WebhookDeliveryParts on WebhookDelivery {
+	eventId
+	eventType
+	attempt
+	attemptedAt
+	statusCode
+	durationMs
+	error
+	nextAttemptAt
+}
+`
+
+// The webhooks with their 20 latest deliveries (budget: 1 Query, +1 per webhook).
+func Webhooks(
+	ctx_ context.Context,
+	client_ graphql.Client,
+) (data_ *WebhooksResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "Webhooks",
+		Query:  Webhooks_Operation,
+	}
+
+	data_ = &WebhooksResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

@@ -133,6 +133,24 @@ type CreatePreviewLinkPayload struct {
 	Post *storage.Post `json:"post"`
 }
 
+// The input of `createWebhook`.
+type CreateWebhookInput struct {
+	// Where to send events: an absolute https URL of at most 2000 characters, without credentials or fragment, naming a public host.
+	URL string `json:"url"`
+	// The events to send, 1 to 32 of `post.published`, `post.published.edited`, `post.unpublished`, `post.deleted`, `author.updated`, `category.updated`, `comment.added`, `comment.edited`, `comment.approved`, `comment.deleted`.
+	Events []string `json:"events"`
+	// What the webhook is for: at most 500 characters.
+	Description *string `json:"description,omitempty"`
+}
+
+// The result of `createWebhook`.
+type CreateWebhookPayload struct {
+	// The webhook as created.
+	Webhook *storage.Webhook `json:"webhook"`
+	// The secret that signs its deliveries (`whsec_` and base64): shown this once.
+	Secret string `json:"secret"`
+}
+
 // The input of `deleteComment`.
 type DeleteCommentInput struct {
 	// The global id of the comment.
@@ -165,6 +183,18 @@ type DeletePostPayload struct {
 	Post *storage.Post `json:"post"`
 }
 
+// The input of `deleteWebhook`.
+type DeleteWebhookInput struct {
+	// The global id of the webhook.
+	ID string `json:"id"`
+}
+
+// The result of `deleteWebhook`.
+type DeleteWebhookPayload struct {
+	// The global id of the deleted webhook.
+	DeletedID string `json:"deletedId"`
+}
+
 // A page of an author's drafts.
 type DraftConnection struct {
 	// The drafts of this page, each with its cursor.
@@ -186,7 +216,7 @@ type ImageInput struct {
 }
 
 // Changes to the blog. Every mutation takes one `input` and returns a payload
-// with what it wrote. Each input of a mutation that writes takes an optional `idempotencyKey`: a retried
+// with what it wrote. Each input of a mutation that writes content (not the admins' webhook mutations) takes an optional `idempotencyKey`: a retried
 // call with the same key and input has one effect and returns the same result,
 // while the same key with different input fails with BAD_USER_INPUT. A key is
 // its user's own: the same key from another user is another key. Keys are
@@ -216,6 +246,18 @@ type ImageInput struct {
 type Mutation struct {
 }
 
+// The input of `pingWebhook`.
+type PingWebhookInput struct {
+	// The global id of the webhook.
+	ID string `json:"id"`
+}
+
+// The result of `pingWebhook`.
+type PingWebhookPayload struct {
+	// The attempt made.
+	Delivery *storage.DeliveryAttempt `json:"delivery"`
+}
+
 // The input of `publishPost`.
 type PublishPostInput struct {
 	// The global id of the post.
@@ -242,6 +284,20 @@ type PublishPostPayload struct {
 type Query struct {
 }
 
+// The input of `redeliverWebhookEvent`.
+type RedeliverWebhookEventInput struct {
+	// The global id of the webhook.
+	WebhookID string `json:"webhookId"`
+	// The event's id, as `recentDeliveries` and `webhook-id` show it.
+	EventID string `json:"eventId"`
+}
+
+// The result of `redeliverWebhookEvent`.
+type RedeliverWebhookEventPayload struct {
+	// The attempt made.
+	Delivery *storage.DeliveryAttempt `json:"delivery"`
+}
+
 // The input of `rejectComment`.
 type RejectCommentInput struct {
 	// The global id of the comment.
@@ -254,6 +310,20 @@ type RejectCommentInput struct {
 type RejectCommentPayload struct {
 	// The comment as rejected.
 	Comment *storage.Comment `json:"comment"`
+}
+
+// The input of `rotateWebhookSecret`.
+type RotateWebhookSecretInput struct {
+	// The global id of the webhook.
+	ID string `json:"id"`
+}
+
+// The result of `rotateWebhookSecret`.
+type RotateWebhookSecretPayload struct {
+	// The webhook, with `previousSecretExpiresAt`.
+	Webhook *storage.Webhook `json:"webhook"`
+	// The new secret: shown this once.
+	Secret string `json:"secret"`
 }
 
 // What search engines and link previews show of a post. Each field falls back
@@ -387,6 +457,26 @@ type UpdatePostInput struct {
 type UpdatePostPayload struct {
 	// The post as updated.
 	Post *storage.Post `json:"post"`
+}
+
+// The input of `updateWebhook`. Omitted fields are left unchanged.
+type UpdateWebhookInput struct {
+	// The global id of the webhook.
+	ID string `json:"id"`
+	// The new URL, as in `createWebhook`.
+	URL *string `json:"url,omitempty"`
+	// The new events, as in `createWebhook`.
+	Events []string `json:"events,omitempty"`
+	// The new description; empty removes it.
+	Description *string `json:"description,omitempty"`
+	// True to send events to it, false to stop.
+	Enabled *bool `json:"enabled,omitempty"`
+}
+
+// The result of `updateWebhook`.
+type UpdateWebhookPayload struct {
+	// The webhook as updated.
+	Webhook *storage.Webhook `json:"webhook"`
 }
 
 // Where a comment stands in moderation. Only published comments are in the

@@ -1,0 +1,423 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// The webhooks' outbox: one item per webhook and event (PK WEBHOOK#<id>,
+// SK OUTBOX#<eventId>), put only when absent, so handling an event twice
+// delivers it once. While a delivery is pending it is in GSI1 partition
+// OUTBOX under the time of its next attempt, so what is due is one Query;
+// once delivered or given up it leaves the index and expires after
+// DeliveryRetention, long after the event log forgot the event. Each
+// attempt adds an item to the webhook's delivery history
+// (DELIVERY#<time>#<eventId>#<attempt>, expiring after DeliveryRetention),
+// read newest first in one Query. Request budgets:
+//
+//	AddOutbox          1 PutItem per webhook and event
+//	DueOutbox          1 Query of GSI1
+//	ClaimOutbox        1 UpdateItem (a claim: the next attempt is moved past the delivery's timeout)
+//	RecordAttempt      1 TransactWriteItems (the outbox item and a history item)
+//	RecentDeliveries   1 Query per webhook
+
+// DeliveryRetention is how long delivered and given-up deliveries and the
+// delivery history are kept.
+const DeliveryRetention = 7 * 24 * time.Hour
+
+// Outbox states.
+const (
+	OutboxPending   = "PENDING"
+	OutboxDelivered = "DELIVERED"
+	OutboxFailed    = "FAILED"
+)
+
+// OutboxItem is the delivery of one event to one webhook.
+type OutboxItem struct {
+	WebhookID string
+	EventID   string
+	EventType EventType
+	// Body is the request body, the same bytes on every attempt.
+	Body []byte
+	// Attempts is how many attempts were made.
+	Attempts int
+	// NextAttemptAt is when the next attempt is due (zero once done).
+	NextAttemptAt time.Time
+	CreatedAt     time.Time
+	State         string
+	LastStatus    int
+	LastError     string
+}
+
+// DeliveryAttempt is one attempt to deliver an event, as the history
+// keeps it.
+type DeliveryAttempt struct {
+	WebhookID  string
+	EventID    string
+	EventType  EventType
+	Attempt    int
+	At         time.Time
+	StatusCode int // 0: no answer
+	Duration   time.Duration
+	Error      string
+	// NextAttemptAt is when it is tried again; zero when it is not.
+	NextAttemptAt time.Time
+}
+
+type outboxItem struct {
+	PK         string `dynamodbav:"PK"`
+	SK         string `dynamodbav:"SK"`
+	GSI1PK     string `dynamodbav:"GSI1PK,omitempty"`
+	GSI1SK     string `dynamodbav:"GSI1SK,omitempty"`
+	Type       string `dynamodbav:"type"`
+	WebhookID  string `dynamodbav:"webhookId"`
+	EventID    string `dynamodbav:"eventId"`
+	EventType  string `dynamodbav:"eventType"`
+	Body       []byte `dynamodbav:"body"`
+	Attempts   int    `dynamodbav:"attempts"`
+	Next       string `dynamodbav:"nextAttemptAt,omitempty"`
+	CreatedAt  string `dynamodbav:"createdAt"`
+	State      string `dynamodbav:"state"`
+	LastStatus int    `dynamodbav:"lastStatus,omitempty"`
+	LastError  string `dynamodbav:"lastError,omitempty"`
+	ExpiresAt  int64  `dynamodbav:"expiresAt,omitempty"`
+}
+
+func toOutboxItem(o OutboxItem, now time.Time) outboxItem {
+	k := outboxKey(o.WebhookID, o.EventID)
+	it := outboxItem{PK: k.PK, SK: k.SK, Type: typeOutbox, WebhookID: o.WebhookID, EventID: o.EventID,
+		EventType: string(o.EventType), Body: o.Body, Attempts: o.Attempts, CreatedAt: keyTime(o.CreatedAt),
+		State: o.State, LastStatus: o.LastStatus, LastError: o.LastError}
+	if o.State == OutboxPending {
+		it.GSI1PK, it.GSI1SK = outboxIndex, outboxDueKey(o.NextAttemptAt, o.WebhookID, o.EventID)
+		it.Next = keyTime(o.NextAttemptAt)
+	} else {
+		it.ExpiresAt = now.Add(DeliveryRetention).Unix()
+	}
+	return it
+}
+
+func (it *outboxItem) item() OutboxItem {
+	return OutboxItem{WebhookID: it.WebhookID, EventID: it.EventID, EventType: EventType(it.EventType), Body: it.Body,
+		Attempts: it.Attempts, NextAttemptAt: parseKeyTime(it.Next), CreatedAt: parseKeyTime(it.CreatedAt),
+		State: it.State, LastStatus: it.LastStatus, LastError: it.LastError}
+}
+
+type deliveryItem struct {
+	PK         string `dynamodbav:"PK"`
+	SK         string `dynamodbav:"SK"`
+	Type       string `dynamodbav:"type"`
+	WebhookID  string `dynamodbav:"webhookId"`
+	EventID    string `dynamodbav:"eventId"`
+	EventType  string `dynamodbav:"eventType"`
+	Attempt    int    `dynamodbav:"attempt"`
+	At         string `dynamodbav:"at"`
+	StatusCode int    `dynamodbav:"statusCode,omitempty"`
+	DurationMS int64  `dynamodbav:"durationMs"`
+	Error      string `dynamodbav:"error,omitempty"`
+	Next       string `dynamodbav:"nextAttemptAt,omitempty"`
+	ExpiresAt  int64  `dynamodbav:"expiresAt"`
+}
+
+func toDeliveryItem(d DeliveryAttempt) deliveryItem {
+	k := deliveryKey(d.WebhookID, d.At, d.EventID, d.Attempt)
+	it := deliveryItem{PK: k.PK, SK: k.SK, Type: typeDelivery, WebhookID: d.WebhookID, EventID: d.EventID,
+		EventType: string(d.EventType), Attempt: d.Attempt, At: keyTime(d.At), StatusCode: d.StatusCode,
+		DurationMS: d.Duration.Milliseconds(), Error: d.Error, ExpiresAt: d.At.Add(DeliveryRetention).Unix()}
+	if !d.NextAttemptAt.IsZero() {
+		it.Next = keyTime(d.NextAttemptAt)
+	}
+	return it
+}
+
+// AddOutbox writes o unless the outbox has the delivery of its event to
+// its webhook already; it reports whether it wrote it.
+func (s *Store) AddOutbox(ctx context.Context, o OutboxItem) (bool, error) {
+	av, err := attributevalue.MarshalMap(toOutboxItem(o, s.Now()))
+	if err != nil {
+		return false, fmt.Errorf("marshal outbox item: %w", err)
+	}
+	expr, err := buildExpr(expression.NewBuilder().WithCondition(condNotExists()))
+	if err != nil {
+		return false, err
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(s.table), Item: av, ConditionExpression: expr.Condition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	})
+	var exists *types.ConditionalCheckFailedException
+	switch {
+	case errors.As(err, &exists):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("add outbox item %s/%s: %w", o.WebhookID, o.EventID, err)
+	}
+	return true, nil
+}
+
+// GetOutbox returns the delivery of the event to the webhook, or
+// ErrNotFound.
+func (s *Store) GetOutbox(ctx context.Context, webhookID, eventID string) (OutboxItem, error) {
+	var it outboxItem
+	if !ValidWebhookID(webhookID) || eventID == "" || len(eventID) > MaxIDLength {
+		return OutboxItem{}, fmt.Errorf("outbox: %w", ErrNotFound)
+	}
+	if err := s.getItem(ctx, outboxKey(webhookID, eventID), true, &it); err != nil {
+		return OutboxItem{}, fmt.Errorf("outbox %s/%s: %w", webhookID, eventID, err)
+	}
+	return it.item(), nil
+}
+
+// DueOutbox returns up to limit pending deliveries whose next attempt is
+// due at now, earliest first, in one Query of GSI1. The index is
+// eventually consistent: ClaimOutbox tells which are still due.
+func (s *Store) DueOutbox(ctx context.Context, now time.Time, limit int) ([]OutboxItem, error) {
+	// '$' sorts right after '#': every key of a time up to now.
+	kc := expression.Key(attrGSI1PK).Equal(expression.Value(outboxIndex)).
+		And(expression.Key(attrGSI1SK).LessThan(expression.Value(keyTime(now) + "$")))
+	expr, err := buildExpr(expression.NewBuilder().WithKeyCondition(kc))
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+		TableName: aws.String(s.table), IndexName: aws.String(indexGSI1), KeyConditionExpression: expr.KeyCondition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), Limit: aws.Int32(int32(limit)),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("due outbox: %w", err)
+	}
+	var items []outboxItem
+	if err := attributevalue.UnmarshalListOfMaps(out.Items, &items); err != nil {
+		return nil, fmt.Errorf("decode outbox: %w", err)
+	}
+	due := make([]OutboxItem, 0, len(items))
+	for i := range items {
+		due = append(due, items[i].item())
+	}
+	return due, nil
+}
+
+// ClaimOutbox moves the next attempt of the pending delivery o to until,
+// provided nothing else moved it since o was read, so one attempt is made
+// however often it is seen due; a server that stops mid-attempt leaves it
+// due again at until. It returns o as claimed, or ErrVersionConflict when
+// another claim or a result came first.
+func (s *Store) ClaimOutbox(ctx context.Context, o OutboxItem, until time.Time) (OutboxItem, error) {
+	k := outboxKey(o.WebhookID, o.EventID)
+	cond := expression.Name("state").Equal(expression.Value(OutboxPending)).
+		And(expression.Name("attempts").Equal(expression.Value(o.Attempts))).
+		And(expression.Name(attrGSI1SK).Equal(expression.Value(outboxDueKey(o.NextAttemptAt, o.WebhookID, o.EventID))))
+	upd := expression.Set(expression.Name("nextAttemptAt"), expression.Value(keyTime(until))).
+		Set(expression.Name(attrGSI1SK), expression.Value(outboxDueKey(until, o.WebhookID, o.EventID)))
+	expr, err := buildExpr(expression.NewBuilder().WithCondition(cond).WithUpdate(upd))
+	if err != nil {
+		return o, err
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.table), Key: mustKey(k), UpdateExpression: expr.Update(),
+		ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	})
+	var lost *types.ConditionalCheckFailedException
+	switch {
+	case errors.As(err, &lost):
+		return o, fmt.Errorf("claim %s/%s: %w", o.WebhookID, o.EventID, ErrVersionConflict)
+	case err != nil:
+		return o, fmt.Errorf("claim %s/%s: %w", o.WebhookID, o.EventID, err)
+	}
+	o.NextAttemptAt = until
+	return o, nil
+}
+
+// RecordAttempt writes the delivery o as it stands after an attempt
+// (its Attempts counting it) and the attempt d in the history, in one
+// transaction, provided the outbox item still has attempts (the count
+// before it). It returns ErrVersionConflict when it has not.
+func (s *Store) RecordAttempt(ctx context.Context, o OutboxItem, attempts int, d DeliveryAttempt) error {
+	t := s.newTxn()
+	cond := expression.Name("attempts").Equal(expression.Value(attempts))
+	if err := t.put(toOutboxItem(o, s.Now()), &cond, ErrVersionConflict); err != nil {
+		return err
+	}
+	if err := t.put(toDeliveryItem(d), nil, nil); err != nil {
+		return err
+	}
+	if err := s.exec(ctx, t); err != nil {
+		return fmt.Errorf("record delivery %s/%s: %w", o.WebhookID, o.EventID, err)
+	}
+	return nil
+}
+
+// DeleteOutbox deletes the delivery of the event to the webhook, as when
+// the webhook is gone: 1 DeleteItem.
+func (s *Store) DeleteOutbox(ctx context.Context, webhookID, eventID string) error {
+	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.table), Key: mustKey(outboxKey(webhookID, eventID))})
+	if err != nil {
+		return fmt.Errorf("delete outbox item %s/%s: %w", webhookID, eventID, err)
+	}
+	return nil
+}
+
+// RecordDelivery adds d to its webhook's delivery history alone, as a
+// ping's attempt is: 1 PutItem.
+func (s *Store) RecordDelivery(ctx context.Context, d DeliveryAttempt) error {
+	av, err := attributevalue.MarshalMap(toDeliveryItem(d))
+	if err != nil {
+		return fmt.Errorf("marshal delivery: %w", err)
+	}
+	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: av}); err != nil {
+		return fmt.Errorf("record delivery %s/%s: %w", d.WebhookID, d.EventID, err)
+	}
+	return nil
+}
+
+// RecentDeliveries returns the webhook's latest limit attempts, newest
+// first, in one Query. Expired ones DynamoDB has not removed yet are left
+// out.
+func (s *Store) RecentDeliveries(ctx context.Context, webhookID string, limit int) ([]DeliveryAttempt, error) {
+	kc := expression.Key(attrPK).Equal(expression.Value(webhookPartition(webhookID))).
+		And(expression.KeyBeginsWith(expression.Key(attrSK), prefixDeliver))
+	expr, err := buildExpr(expression.NewBuilder().WithKeyCondition(kc))
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+		TableName: aws.String(s.table), KeyConditionExpression: expr.KeyCondition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		ScanIndexForward: aws.Bool(false), Limit: aws.Int32(int32(limit)),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("deliveries of %s: %w", webhookID, err)
+	}
+	var items []deliveryItem
+	if err := attributevalue.UnmarshalListOfMaps(out.Items, &items); err != nil {
+		return nil, fmt.Errorf("decode deliveries: %w", err)
+	}
+	now := s.Now().Unix()
+	ds := make([]DeliveryAttempt, 0, len(items))
+	for _, it := range items {
+		if it.ExpiresAt < now {
+			continue
+		}
+		ds = append(ds, DeliveryAttempt{WebhookID: it.WebhookID, EventID: it.EventID, EventType: EventType(it.EventType),
+			Attempt: it.Attempt, At: parseKeyTime(it.At), StatusCode: it.StatusCode,
+			Duration: time.Duration(it.DurationMS) * time.Millisecond, Error: it.Error, NextAttemptAt: parseKeyTime(it.Next)})
+	}
+	return ds, nil
+}
+
+// deletePartition deletes every item of partition pk, 25 at a time.
+func (s *Store) deletePartition(ctx context.Context, pk string) error {
+	expr, err := buildExpr(expression.NewBuilder().
+		WithKeyCondition(expression.Key(attrPK).Equal(expression.Value(pk))).
+		WithProjection(expression.NamesList(expression.Name(attrPK), expression.Name(attrSK))))
+	if err != nil {
+		return err
+	}
+	pages := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+		TableName: aws.String(s.table), KeyConditionExpression: expr.KeyCondition(),
+		ProjectionExpression: expr.Projection(), ExpressionAttributeNames: expr.Names(),
+		ExpressionAttributeValues: expr.Values(), ConsistentRead: aws.Bool(true),
+	})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("read %s: %w", pk, err)
+		}
+		for chunk := range slices.Chunk(page.Items, 25) {
+			if err := s.batchDelete(ctx, chunk); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// StuckAfter is how long past its due time Check takes a pending delivery
+// to be stuck: the webhooks' worker retries what is due every second.
+const StuckAfter = time.Hour
+
+// webhookItems are the webhooks' items Check reads.
+type webhookItems struct {
+	hooks      map[string]*webhookItem
+	count      *webhookCountItem
+	outbox     []*outboxItem
+	deliveries []*deliveryItem
+}
+
+func (w *webhookItems) add(typ string, it item) error {
+	if w.hooks == nil {
+		w.hooks = map[string]*webhookItem{}
+	}
+	switch typ {
+	case typeWebhook:
+		h := &webhookItem{}
+		if err := attributevalue.UnmarshalMap(it, h); err != nil {
+			return err
+		}
+		w.hooks[h.ID] = h
+	case typeWebhookCount:
+		w.count = &webhookCountItem{}
+		return attributevalue.UnmarshalMap(it, w.count)
+	case typeOutbox:
+		o := &outboxItem{}
+		w.outbox = append(w.outbox, o)
+		return attributevalue.UnmarshalMap(it, o)
+	case typeDelivery:
+		d := &deliveryItem{}
+		w.deliveries = append(w.deliveries, d)
+		return attributevalue.UnmarshalMap(it, d)
+	}
+	return nil
+}
+
+// check returns what is wrong with the webhooks' items at now.
+func (w *webhookItems) check(now time.Time) []string {
+	var bad []string
+	badf := func(format string, args ...any) { bad = append(bad, fmt.Sprintf(format, args...)) }
+	var n int64
+	if w.count != nil {
+		n = w.count.Count
+	}
+	if int64(len(w.hooks)) != n {
+		badf("webhook count is %d, want %d", n, len(w.hooks))
+	}
+	for id, h := range w.hooks {
+		if k := webhookKey(id); h.PK != k.PK || h.SK != k.SK || h.Secret == "" || len(h.Events) == 0 {
+			badf("webhook %s is malformed", id)
+		}
+	}
+	for _, o := range w.outbox {
+		if w.hooks[o.WebhookID] == nil {
+			badf("outbox item %s/%s is an orphan: its webhook is gone", o.WebhookID, o.EventID)
+			continue
+		}
+		if o.State != OutboxPending {
+			if o.GSI1PK != "" || o.ExpiresAt == 0 {
+				badf("outbox item %s/%s is %s but still indexed or never expires", o.WebhookID, o.EventID, o.State)
+			}
+			continue
+		}
+		next := parseKeyTime(o.Next)
+		switch {
+		case o.GSI1PK != outboxIndex || o.GSI1SK != outboxDueKey(next, o.WebhookID, o.EventID):
+			badf("outbox item %s/%s is pending but not indexed by its next attempt", o.WebhookID, o.EventID)
+		case now.Sub(next) > StuckAfter:
+			badf("outbox item %s/%s is stuck: due since %s", o.WebhookID, o.EventID, o.Next)
+		}
+	}
+	for _, d := range w.deliveries {
+		if w.hooks[d.WebhookID] == nil {
+			badf("delivery %s/%s is an orphan: its webhook is gone", d.WebhookID, d.SK)
+		}
+	}
+	return bad
+}

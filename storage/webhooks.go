@@ -1,0 +1,399 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Webhooks: the endpoints the change feed's public events are sent to.
+// Every webhook is an item of the partition WEBHOOKS, so the list is one
+// Query; the partition's COUNT item counts them in the transactions that
+// create and delete them, which is how a 101st is refused without a race.
+// Their outbox and delivery history (outbox.go) live in a partition of
+// each webhook's own. Request budgets:
+//
+//	CreateWebhook, DeleteWebhook  1 TransactWriteItems (delete: + 1 Query and BatchWrites of its outbox)
+//	UpdateWebhook                 1 UpdateItem
+//	RotateWebhookSecret           1 GetItem, 1 UpdateItem
+//	Webhooks                      1 Query
+//	GetWebhook                    1 GetItem
+
+// Webhook limits.
+const (
+	MaxWebhooks                = 100
+	MaxWebhookURLLength        = 2000
+	MaxWebhookDescriptionRunes = 500
+	MaxWebhookEvents           = 32
+)
+
+// PublicEvents are the events a webhook may subscribe to: the change
+// feed's events that show in the public API. post.scheduled,
+// post.rescheduled, post.unscheduled, comment.pending and comment.rejected
+// are about what only authors and admins see, so no webhook gets them.
+var PublicEvents = []EventType{
+	EventPostPublished, EventPostEdited, EventPostUnpublished, EventPostDeleted,
+	EventAuthorUpdated, EventCategoryUpdated,
+	EventCommentAdded, EventCommentEdited, EventCommentApproved, EventCommentDeleted,
+}
+
+// Webhook is an endpoint that receives events. Its secrets are never
+// shown after they are made; the GraphQL schema has no field for them.
+type Webhook struct {
+	ID          string
+	URL         string
+	Events      []EventType
+	Description string
+	Enabled     bool
+	// DisabledReason says why the server disabled the webhook (empty when
+	// enabled or disabled by an admin).
+	DisabledReason string
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	// LastSuccessAt is when an endpoint last answered 2xx.
+	LastSuccessAt time.Time
+	// Secret signs every delivery; PreviousSecret signs too until
+	// PreviousUntil, after a rotation. They are kept as the caller wrote
+	// them (package webhooks seals them).
+	Secret         string
+	PreviousSecret string
+	PreviousUntil  time.Time
+}
+
+// Subscribed reports whether w is enabled and gets events of type t.
+func (w *Webhook) Subscribed(t EventType) bool { return w.Enabled && slices.Contains(w.Events, t) }
+
+// Secrets returns the secrets that sign a delivery at now: the current
+// one, and the previous one during its grace period.
+func (w *Webhook) Secrets(now time.Time) []string {
+	if w.PreviousSecret != "" && now.Before(w.PreviousUntil) {
+		return []string{w.Secret, w.PreviousSecret}
+	}
+	return []string{w.Secret}
+}
+
+// WebhookPolicy is what the server allows of a webhook's URL.
+type WebhookPolicy struct {
+	// AllowPrivate lets URLs name loopback, private and link-local
+	// addresses (unsafe: the server's network is then reachable).
+	AllowPrivate bool
+	// AllowHTTP lets URLs be plain http://, as a development setup does.
+	AllowHTTP bool
+}
+
+// WebhookInput is a new webhook, or the changes to one (nil: unchanged).
+type WebhookInput struct {
+	URL         *string
+	Events      []EventType // nil: unchanged
+	Description *string
+	Enabled     *bool
+}
+
+type webhookItem struct {
+	PK             string   `dynamodbav:"PK"`
+	SK             string   `dynamodbav:"SK"`
+	Type           string   `dynamodbav:"type"`
+	ID             string   `dynamodbav:"id"`
+	URL            string   `dynamodbav:"url"`
+	Events         []string `dynamodbav:"events"`
+	Description    string   `dynamodbav:"description,omitempty"`
+	Enabled        bool     `dynamodbav:"enabled"`
+	DisabledReason string   `dynamodbav:"disabledReason,omitempty"`
+	CreatedAt      string   `dynamodbav:"createdAt"`
+	UpdatedAt      string   `dynamodbav:"updatedAt"`
+	LastSuccessAt  string   `dynamodbav:"lastSuccessAt,omitempty"`
+	Secret         string   `dynamodbav:"secret"`
+	PreviousSecret string   `dynamodbav:"previousSecret,omitempty"`
+	PreviousUntil  string   `dynamodbav:"previousUntil,omitempty"`
+}
+
+func (it *webhookItem) webhook() *Webhook {
+	w := &Webhook{ID: it.ID, URL: it.URL, Description: it.Description, Enabled: it.Enabled,
+		DisabledReason: it.DisabledReason, CreatedAt: parseKeyTime(it.CreatedAt), UpdatedAt: parseKeyTime(it.UpdatedAt),
+		LastSuccessAt: parseKeyTime(it.LastSuccessAt), Secret: it.Secret, PreviousSecret: it.PreviousSecret,
+		PreviousUntil: parseKeyTime(it.PreviousUntil)}
+	for _, e := range it.Events {
+		w.Events = append(w.Events, EventType(e))
+	}
+	slices.Sort(w.Events)
+	return w
+}
+
+// webhookCountItem counts the webhooks.
+type webhookCountItem struct {
+	PK    string `dynamodbav:"PK"`
+	SK    string `dynamodbav:"SK"`
+	Type  string `dynamodbav:"type"`
+	Count int64  `dynamodbav:"count"`
+}
+
+// PublicAddr reports whether addr is on the public internet: not
+// loopback, private, link-local, unspecified, multicast, carrier-grade
+// NAT, unique local or reserved, in any IPv4-mapped or embedded form. The
+// webhooks' dialer checks every resolved address with it.
+func PublicAddr(addr netip.Addr) bool { return publicAddr(addr) }
+
+// ValidateWebhook returns a *ValidationError when in is not a valid new
+// webhook (create) or change to one under p; CreateWebhook and
+// UpdateWebhook check it again.
+func ValidateWebhook(in WebhookInput, p WebhookPolicy, create bool) error {
+	return validateWebhook(in, p, create)
+}
+
+// validateWebhook checks a new webhook (full) or the changes to one.
+func validateWebhook(in WebhookInput, p WebhookPolicy, full bool) error {
+	if in.URL != nil || full {
+		if err := validateWebhookURL(deref(in.URL), p); err != nil {
+			return err
+		}
+	}
+	if in.Events != nil || full {
+		if len(in.Events) == 0 || len(in.Events) > MaxWebhookEvents {
+			return invalid("events", "must name 1 to %d events", MaxWebhookEvents)
+		}
+		for _, e := range in.Events {
+			if !slices.Contains(PublicEvents, e) {
+				return invalid("events", "%q is not an event a webhook can receive", string(e))
+			}
+		}
+	}
+	if in.Description != nil {
+		if err := validateText("description", *in.Description, false, MaxWebhookDescriptionRunes); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// validateWebhookURL checks a webhook's endpoint: an absolute http(s) URL
+// without credentials or fragment, of bounded length; https unless the
+// policy allows http; and, unless it allows private addresses, no
+// localhost or address literal off the public internet (names are
+// checked again on the addresses they resolve to, at delivery).
+func validateWebhookURL(v string, p WebhookPolicy) error {
+	const field = "url"
+	if v == "" || !utf8.ValidString(v) || len(v) > MaxWebhookURLLength || strings.ContainsFunc(v, badInURL) {
+		return invalid(field, "must be an absolute https URL of at most %d characters without spaces", MaxWebhookURLLength)
+	}
+	u, err := url.Parse(v)
+	switch {
+	case err != nil || !u.IsAbs() || u.Hostname() == "" || u.Opaque != "":
+		return invalid(field, "must be an absolute http or https URL")
+	case u.Scheme != "https" && u.Scheme != "http":
+		return invalid(field, "must be an http or https URL")
+	case u.Scheme == "http" && !p.AllowHTTP:
+		return invalid(field, "must be https: plain http is allowed in the development mode only")
+	case u.User != nil:
+		return invalid(field, "must not carry credentials")
+	case u.Fragment != "" || strings.Contains(v, "#"):
+		return invalid(field, "must not have a fragment")
+	case !p.AllowPrivate && !publicHost(u.Hostname()):
+		return invalid(field, "must not name a loopback, private or link-local host")
+	}
+	return nil
+}
+
+func eventStrings(events []EventType) []string {
+	out := make([]string, 0, len(events))
+	for _, e := range events {
+		if !slices.Contains(out, string(e)) {
+			out = append(out, string(e))
+		}
+	}
+	return out
+}
+
+// CreateWebhook creates an enabled webhook with in (URL and events
+// required) signed with secret. It returns a *ValidationError for bad
+// input or when MaxWebhooks exist already, and writes nothing then.
+func (s *Store) CreateWebhook(ctx context.Context, in WebhookInput, secret string, p WebhookPolicy) (*Webhook, error) {
+	if err := validateWebhook(in, p, true); err != nil {
+		return nil, err
+	}
+	now := keyTime(s.Now())
+	id := newID()
+	k := webhookKey(id)
+	it := webhookItem{PK: k.PK, SK: k.SK, Type: typeWebhook, ID: id, URL: *in.URL, Events: eventStrings(in.Events),
+		Description: deref(in.Description), Enabled: true, CreatedAt: now, UpdatedAt: now, Secret: secret}
+	full := invalid("url", "at most %d webhooks can exist; delete one first", MaxWebhooks)
+	t := s.newTxn()
+	if err := t.put(it, ptr(condNotExists()), ErrAlreadyExists); err != nil {
+		return nil, err
+	}
+	cond := expression.AttributeNotExists(expression.Name("count")).Or(expression.Name("count").LessThan(expression.Value(MaxWebhooks)))
+	upd := expression.Set(expression.Name("type"), expression.Value(typeWebhookCount)).Add(expression.Name("count"), expression.Value(1))
+	if err := t.update(webhookCountKey(), upd, &cond, full); err != nil {
+		return nil, err
+	}
+	if err := s.exec(ctx, t); err != nil {
+		return nil, fmt.Errorf("create webhook: %w", err)
+	}
+	return it.webhook(), nil
+}
+
+// GetWebhook returns the webhook id, or ErrNotFound.
+func (s *Store) GetWebhook(ctx context.Context, id string) (*Webhook, error) {
+	if !ValidWebhookID(id) {
+		return nil, fmt.Errorf("webhook: %w", ErrNotFound)
+	}
+	var it webhookItem
+	if err := s.getItem(ctx, webhookKey(id), true, &it); err != nil {
+		return nil, fmt.Errorf("webhook %q: %w", id, err)
+	}
+	return it.webhook(), nil
+}
+
+// ValidWebhookID reports whether id can be a webhook's id.
+func ValidWebhookID(id string) bool { return validateID("id", id) == nil }
+
+// Webhooks returns every webhook, oldest first, in one Query.
+func (s *Store) Webhooks(ctx context.Context) ([]*Webhook, error) {
+	kc := expression.Key(attrPK).Equal(expression.Value(webhooksPartition)).
+		And(expression.KeyBeginsWith(expression.Key(attrSK), prefixWebhook))
+	expr, err := buildExpr(expression.NewBuilder().WithKeyCondition(kc))
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+		TableName: aws.String(s.table), KeyConditionExpression: expr.KeyCondition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("list webhooks: %w", err)
+	}
+	var items []webhookItem
+	if err := attributevalue.UnmarshalListOfMaps(out.Items, &items); err != nil {
+		return nil, fmt.Errorf("decode webhooks: %w", err)
+	}
+	hooks := make([]*Webhook, len(items))
+	for i := range items {
+		hooks[i] = items[i].webhook()
+	}
+	slices.SortFunc(hooks, func(a, b *Webhook) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	return hooks, nil
+}
+
+// UpdateWebhook changes the webhook id as in says; enabling it clears the
+// reason it was disabled for. It returns ErrNotFound, or a
+// *ValidationError and writes nothing.
+func (s *Store) UpdateWebhook(ctx context.Context, id string, in WebhookInput, p WebhookPolicy) (*Webhook, error) {
+	if err := validateWebhook(in, p, false); err != nil {
+		return nil, err
+	}
+	upd := expression.Set(expression.Name("updatedAt"), expression.Value(keyTime(s.Now())))
+	if in.URL != nil {
+		upd = upd.Set(expression.Name("url"), expression.Value(*in.URL))
+	}
+	if in.Events != nil {
+		upd = upd.Set(expression.Name("events"), expression.Value(eventStrings(in.Events)))
+	}
+	if in.Description != nil {
+		if *in.Description == "" {
+			upd = upd.Remove(expression.Name("description"))
+		} else {
+			upd = upd.Set(expression.Name("description"), expression.Value(*in.Description))
+		}
+	}
+	if in.Enabled != nil {
+		upd = upd.Set(expression.Name("enabled"), expression.Value(*in.Enabled)).Remove(expression.Name("disabledReason"))
+	}
+	return s.updateWebhook(ctx, id, upd)
+}
+
+func (s *Store) updateWebhook(ctx context.Context, id string, upd expression.UpdateBuilder) (*Webhook, error) {
+	if !ValidWebhookID(id) {
+		return nil, fmt.Errorf("webhook: %w", ErrNotFound)
+	}
+	expr, err := buildExpr(expression.NewBuilder().WithUpdate(upd).WithCondition(condExists()))
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.table), Key: mustKey(webhookKey(id)),
+		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+		ReturnValues: "ALL_NEW",
+	})
+	var failed *types.ConditionalCheckFailedException
+	if errors.As(err, &failed) {
+		return nil, fmt.Errorf("webhook %q: %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("update webhook %q: %w", id, err)
+	}
+	var it webhookItem
+	if err := attributevalue.UnmarshalMap(out.Attributes, &it); err != nil {
+		return nil, fmt.Errorf("decode webhook %q: %w", id, err)
+	}
+	return it.webhook(), nil
+}
+
+// RotateWebhookSecret makes secret the webhook's signing secret; the one
+// it replaces still signs until until. It returns ErrNotFound.
+// Requests: 1 GetItem, 1 UpdateItem.
+func (s *Store) RotateWebhookSecret(ctx context.Context, id, secret string, until time.Time) (*Webhook, error) {
+	w, err := s.GetWebhook(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	upd := expression.Set(expression.Name("secret"), expression.Value(secret)).
+		Set(expression.Name("previousSecret"), expression.Value(w.Secret)).
+		Set(expression.Name("previousUntil"), expression.Value(keyTime(until))).
+		Set(expression.Name("updatedAt"), expression.Value(keyTime(s.Now())))
+	return s.updateWebhook(ctx, id, upd)
+}
+
+// DisableWebhook turns the webhook off, saying why. A missing webhook is
+// no error: there is nothing left to disable.
+func (s *Store) DisableWebhook(ctx context.Context, id, reason string) error {
+	upd := expression.Set(expression.Name("enabled"), expression.Value(false)).
+		Set(expression.Name("disabledReason"), expression.Value(reason)).
+		Set(expression.Name("updatedAt"), expression.Value(keyTime(s.Now())))
+	_, err := s.updateWebhook(ctx, id, upd)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+// WebhookSucceeded records that the webhook's endpoint answered 2xx at.
+func (s *Store) WebhookSucceeded(ctx context.Context, id string, at time.Time) error {
+	_, err := s.updateWebhook(ctx, id, expression.Set(expression.Name("lastSuccessAt"), expression.Value(keyTime(at))))
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+// DeleteWebhook deletes the webhook id, then its outbox and delivery
+// history. It returns ErrNotFound.
+func (s *Store) DeleteWebhook(ctx context.Context, id string) error {
+	if !ValidWebhookID(id) {
+		return fmt.Errorf("webhook: %w", ErrNotFound)
+	}
+	t := s.newTxn()
+	if err := t.delete(webhookKey(id), ptr(condExists()), ErrNotFound); err != nil {
+		return err
+	}
+	if err := t.update(webhookCountKey(), expression.Add(expression.Name("count"), expression.Value(-1)), nil, nil); err != nil {
+		return err
+	}
+	if err := s.exec(ctx, t); err != nil {
+		return fmt.Errorf("delete webhook %q: %w", id, err)
+	}
+	// What is left behind by a crash here is never delivered (its webhook
+	// is gone) and expires or is found by Check.
+	return s.deletePartition(ctx, webhookPartition(id))
+}

@@ -1,0 +1,344 @@
+// Package webhooks delivers the change feed's public events to the
+// blog's webhooks, as the Standard Webhooks specification says: a POST of
+// {"type", "timestamp", "data"} with the headers webhook-id (the event's
+// id, the same on every attempt), webhook-timestamp (unix seconds) and
+// webhook-signature ("v1," and the base64 HMAC-SHA256 of
+// "<id>.<timestamp>.<body>", keyed by the secret's bytes after whsec_;
+// during a rotation one signature per secret, space-separated).
+//
+// The change feed's "webhooks" worker feeds it on the one server that
+// holds the worker's lease: HandleEvents for every logged event, RetryDue
+// every second. Each delivery is an outbox item in the table
+// (storage/outbox.go) written before the first attempt, so a restart or a
+// crash loses none; attempts follow Schedule, 2xx is delivered, 410 Gone
+// disables the webhook, 429 and 503 are retried no sooner than their
+// Retry-After says, and a webhook whose endpoint failed every attempt at
+// an event until it was given up (about three days) is disabled with the
+// reason shown. Deliveries go to public addresses only, checked on the
+// address dialed, unless Options.AllowPrivate (unsafe) says otherwise.
+package webhooks
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/blogql/blog/storage"
+)
+
+// Defaults of Options.
+const (
+	DefaultTimeout     = 15 * time.Second
+	DefaultConcurrency = 8
+	DefaultGrace       = 24 * time.Hour
+	// maxRetryAfter bounds how long a Retry-After defers an attempt.
+	maxRetryAfter = 10 * time.Hour
+	// dueBatch is how many due deliveries RetryDue reads at a time.
+	dueBatch = 100
+)
+
+// Bounds of what the webhooks' history and list show.
+const (
+	// MaxErrorBytes bounds what a delivery's error says.
+	MaxErrorBytes = 300
+	// MaxReasonBytes bounds why a webhook was disabled.
+	MaxReasonBytes = 400
+	// MaxEventTypeBytes bounds an event type's name.
+	MaxEventTypeBytes = 32
+)
+
+// Schedule is the delay before each retry: the n-th entry follows the
+// n-th failed attempt. The first attempt is at once; after the last
+// entry's retry fails, the delivery is given up, about three days after
+// it began.
+var Schedule = []time.Duration{
+	5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour,
+	10 * time.Hour, 10 * time.Hour, 10 * time.Hour, 10 * time.Hour, 10 * time.Hour, 10 * time.Hour,
+}
+
+// MaxAttempts is how many attempts a delivery gets.
+var MaxAttempts = len(Schedule) + 1
+
+// Options configure a Service. The zero value is a production setup.
+type Options struct {
+	// AllowPrivate lets webhooks reach loopback, private and link-local
+	// addresses. It is unsafe: anyone who may create a webhook reaches
+	// the server's network and its cloud's metadata service.
+	AllowPrivate bool
+	// AllowHTTP lets webhook URLs be plain http://.
+	AllowHTTP bool
+	// Timeout bounds each attempt; zero means DefaultTimeout.
+	Timeout time.Duration
+	// Concurrency bounds the attempts made at once; zero means
+	// DefaultConcurrency.
+	Concurrency int
+	// Grace is how long a rotated secret still signs; zero means
+	// DefaultGrace.
+	Grace time.Duration
+	// Now is the clock; nil means the store's.
+	Now func() time.Time
+	// Logger receives failed deliveries (never secrets); nil means
+	// slog.Default().
+	Logger *slog.Logger
+	// Resolve, when set, resolves endpoint names in place of the
+	// system's resolver (tests). The addresses it gives are guarded too.
+	Resolve func(ctx context.Context, host string) ([]netip.Addr, error)
+}
+
+// Service delivers events to webhooks and manages them.
+type Service struct {
+	store  *storage.Store
+	opts   Options
+	client *http.Client
+	log    *slog.Logger
+	seal   sealer
+}
+
+// New returns the Service of store's webhooks.
+func New(store *storage.Store, opts Options) *Service {
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.Concurrency <= 0 {
+		opts.Concurrency = DefaultConcurrency
+	}
+	if opts.Grace <= 0 {
+		opts.Grace = DefaultGrace
+	}
+	if opts.Now == nil {
+		opts.Now = store.Now
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Service{store: store, opts: opts, client: newClient(opts.AllowPrivate, opts.Resolve), log: log}
+}
+
+// Policy is what the Service allows of a webhook's URL.
+func (s *Service) Policy() storage.WebhookPolicy {
+	return storage.WebhookPolicy{AllowPrivate: s.opts.AllowPrivate, AllowHTTP: s.opts.AllowHTTP}
+}
+
+// claim is how long an attempt holds its delivery: past it, a delivery
+// whose attempt never recorded its result (the server stopped) is due
+// again.
+func (s *Service) claim() time.Duration { return s.opts.Timeout + 15*time.Second }
+
+// HandleEvents writes a delivery in the outbox for each public event and
+// each enabled webhook subscribed to its type and makes its first attempt
+// at once, opts.Concurrency deliveries at a time, and returns when they
+// are made. A delivery already in the outbox (the events handled before)
+// is left to RetryDue: each event reaches each webhook once per attempt.
+// It fails only when the webhooks or the outbox cannot be read or written,
+// or ctx ends; the events are then handled again, which writes what is
+// missing and sends nothing twice. Requests: 1 Query of the webhooks when an event is
+// public, 1 PutItem per delivery, and each attempt's (see deliver).
+func (s *Service) HandleEvents(ctx context.Context, events []storage.LoggedEvent) error {
+	type message struct {
+		event storage.Event
+		body  []byte
+	}
+	var msgs []message
+	for _, le := range events {
+		if !Public(le.Event) {
+			continue
+		}
+		body, err := Body(le.Event)
+		if err != nil {
+			s.log.ErrorContext(ctx, "webhook event not sent", "event", le.ID, "err", err)
+			continue
+		}
+		msgs = append(msgs, message{le.Event, body})
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	hooks, err := s.store.Webhooks(ctx)
+	if err != nil {
+		return err
+	}
+	var deliveries []storage.OutboxItem
+	for _, m := range msgs {
+		for _, h := range hooks {
+			// A webhook gets the events written since it was made: the
+			// worker starts at the oldest event the log keeps. Event times
+			// are rounded down to the second.
+			if h.Subscribed(m.event.Type) && !m.event.Time.Before(h.CreatedAt.Truncate(time.Second)) {
+				deliveries = append(deliveries, storage.OutboxItem{WebhookID: h.ID, EventID: m.event.ID,
+					EventType: m.event.Type, Body: m.body, State: storage.OutboxPending})
+			}
+		}
+	}
+	byID := map[string]*storage.Webhook{}
+	for _, h := range hooks {
+		byID[h.ID] = h
+	}
+	var (
+		mu    sync.Mutex
+		first error
+	)
+	s.each(ctx, deliveries, func(o storage.OutboxItem) {
+		now := s.opts.Now()
+		o.CreatedAt, o.NextAttemptAt = now, now.Add(s.claim())
+		added, err := s.store.AddOutbox(ctx, o)
+		if err != nil {
+			mu.Lock()
+			first = cmp.Or(first, err)
+			mu.Unlock()
+			return
+		}
+		if added {
+			s.deliver(ctx, byID[o.WebhookID], o, false)
+		}
+	})
+	if first != nil {
+		return first
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// RetryDue makes the attempts that are due, up to 100 at a time,
+// opts.Concurrency at once, and returns when they are made. Requests: 1
+// Query of the outbox, and when something is due 1 Query of the webhooks
+// and, per delivery, 1 UpdateItem claiming it and the attempt's.
+func (s *Service) RetryDue(ctx context.Context) error {
+	due, err := s.store.DueOutbox(ctx, s.opts.Now(), dueBatch)
+	if err != nil || len(due) == 0 {
+		return err
+	}
+	hooks, err := s.store.Webhooks(ctx)
+	if err != nil {
+		return err
+	}
+	byID := map[string]*storage.Webhook{}
+	for _, h := range hooks {
+		byID[h.ID] = h
+	}
+	s.each(ctx, due, func(o storage.OutboxItem) {
+		o, err := s.store.ClaimOutbox(ctx, o, s.opts.Now().Add(s.claim()))
+		switch {
+		case errors.Is(err, storage.ErrVersionConflict):
+			return // attempted meanwhile, or claimed by another
+		case err != nil:
+			s.log.WarnContext(ctx, "webhook delivery not claimed", "webhook", o.WebhookID, "event", o.EventID, "err", err)
+			return
+		}
+		s.deliver(ctx, byID[o.WebhookID], o, false)
+	})
+	return nil
+}
+
+// each runs f on every item, opts.Concurrency at a time.
+func (s *Service) each(ctx context.Context, items []storage.OutboxItem, f func(storage.OutboxItem)) {
+	sem := make(chan struct{}, s.opts.Concurrency)
+	var wg sync.WaitGroup
+	for _, o := range items {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			wg.Wait()
+			return
+		}
+		wg.Go(func() {
+			defer func() { <-sem }()
+			f(o)
+		})
+	}
+	wg.Wait()
+}
+
+// deliver makes one attempt at o, claimed, to hook and records its
+// outcome; a delivery to a deleted webhook (nil) is deleted. A manual
+// attempt (a redelivery) disables nothing but on 410, and is retried only
+// when the delivery was pending anyway. It returns the attempt as
+// recorded. Requests: 1 TransactWriteItems, and 1 UpdateItem of the
+// webhook on a success or when it is disabled.
+func (s *Service) deliver(ctx context.Context, hook *storage.Webhook, o storage.OutboxItem, manual bool) storage.DeliveryAttempt {
+	before, wasPending := o.Attempts, o.State == storage.OutboxPending
+	now := s.opts.Now()
+	if hook == nil {
+		// Left behind by a deletion that stopped before it removed the
+		// webhook's partition: nothing to send it to, nothing to record.
+		if err := s.store.DeleteOutbox(ctx, o.WebhookID, o.EventID); err != nil {
+			s.log.ErrorContext(ctx, "webhook delivery of a deleted webhook not removed", "webhook", o.WebhookID, "event", o.EventID, "err", err)
+		}
+		return storage.DeliveryAttempt{WebhookID: o.WebhookID, EventID: o.EventID, EventType: o.EventType, At: now, Error: "the webhook was deleted"}
+	}
+	d := storage.DeliveryAttempt{WebhookID: o.WebhookID, EventID: o.EventID, EventType: o.EventType, At: now}
+	var a answer
+	switch {
+	case !hook.Enabled && !manual:
+		a.err = "not sent: the webhook is disabled"
+	default:
+		secrets, err := s.secretsOf(ctx, hook, now)
+		if err != nil {
+			// The claim lapses and the attempt is made then.
+			s.log.ErrorContext(ctx, "webhook delivery not signed", "webhook", o.WebhookID, "event", o.EventID, "err", err)
+			return storage.DeliveryAttempt{WebhookID: o.WebhookID, EventID: o.EventID, EventType: o.EventType, At: now, Error: "not signed"}
+		}
+		o.Attempts++
+		a = s.post(ctx, hook.URL, o.EventID, secrets, now, o.Body)
+	}
+	a.err = truncate(a.err, MaxErrorBytes)
+	d.Attempt, d.StatusCode, d.Duration, d.Error = o.Attempts, a.status, a.duration, a.err
+	o.LastStatus, o.LastError = a.status, a.err
+	var disable string
+	switch {
+	case a.status >= 200 && a.status < 300:
+		o.State, o.NextAttemptAt = storage.OutboxDelivered, time.Time{}
+	case a.status == 410:
+		o.State, o.NextAttemptAt = storage.OutboxFailed, time.Time{}
+		disable = "the endpoint answered 410 Gone"
+	case (!hook.Enabled && !manual) || (manual && !wasPending) || o.Attempts >= MaxAttempts:
+		o.State, o.NextAttemptAt = storage.OutboxFailed, time.Time{}
+		if !manual && hook.Enabled && hook.LastSuccessAt.Before(o.CreatedAt) {
+			disable = truncate(fmt.Sprintf("every attempt at event %s failed for %s (last: %s)", o.EventID, now.Sub(o.CreatedAt).Round(time.Minute), a.err), MaxReasonBytes)
+		}
+	default:
+		o.NextAttemptAt = now.Add(max(Schedule[o.Attempts-1], a.retryAfter))
+		o.State = storage.OutboxPending
+		d.NextAttemptAt = o.NextAttemptAt
+	}
+	if err := s.store.RecordAttempt(ctx, o, before, d); err != nil && !errors.Is(err, storage.ErrVersionConflict) {
+		s.log.ErrorContext(ctx, "webhook delivery not recorded", "webhook", o.WebhookID, "event", o.EventID, "err", err)
+	}
+	if a.err != "" {
+		s.log.WarnContext(ctx, "webhook delivery failed", "webhook", o.WebhookID, "event", o.EventID,
+			"attempt", o.Attempts, "status", a.status, "err", a.err, "next", o.NextAttemptAt)
+	}
+	switch {
+	case o.State == storage.OutboxDelivered:
+		if err := s.store.WebhookSucceeded(ctx, o.WebhookID, now); err != nil {
+			s.log.WarnContext(ctx, "webhook success not recorded", "webhook", o.WebhookID, "err", err)
+		}
+	case disable != "":
+		s.log.WarnContext(ctx, "webhook disabled", "webhook", o.WebhookID, "reason", disable)
+		if err := s.store.DisableWebhook(ctx, o.WebhookID, disable); err != nil {
+			s.log.ErrorContext(ctx, "webhook not disabled", "webhook", o.WebhookID, "err", err)
+		}
+	}
+	return d
+}
+
+// truncate returns s cut to at most n bytes, on a character boundary.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	for !utf8.ValidString(s) {
+		s = s[:len(s)-1]
+	}
+	return s
+}
