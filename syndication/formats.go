@@ -240,7 +240,7 @@ type jsonItem struct {
 	URL           string       `json:"url"`
 	Title         string       `json:"title"`
 	ContentHTML   string       `json:"content_html,omitempty"`
-	ContentText   string       `json:"content_text,omitempty"`
+	ContentText   *string      `json:"content_text,omitempty"`
 	Summary       string       `json:"summary,omitempty"`
 	Image         string       `json:"image,omitempty"`
 	DatePublished string       `json:"date_published"`
@@ -275,8 +275,8 @@ func encodeJSON(_ *Handler, f *feed) ([]byte, error) {
 			DateModified:  it.Updated.Format(time.RFC3339),
 		}
 		if ji.ContentHTML == "" {
-			// JSON Feed requires content_html or content_text.
-			ji.ContentText = it.Summary
+			// JSON Feed requires content_html or content_text, even empty.
+			ji.ContentText = &it.Summary
 		}
 		if it.Author.Name != "" {
 			ji.Authors = []jsonAuthor{{Name: it.Author.Name, URL: it.Author.URL}}

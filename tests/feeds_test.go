@@ -1,0 +1,668 @@
+package tests
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"encoding/xml"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/blogql/blog/storage"
+	"github.com/blogql/blog/syndication"
+)
+
+// The feeds and the sitemap (package syndication) over HTTP, on the
+// store of a GraphQL test server: each format parsed with encoding/xml
+// or encoding/json, what readers see in it, the DynamoDB requests of
+// each, and HTTP caching. CI also parses the demo blog's feeds with npm
+// feedparser (e2e/feeds.mjs).
+
+const siteURL = "https://blog.example.com"
+
+// feedServer serves s's store's feeds and sitemap, counting the DynamoDB
+// requests of the last one.
+type feedServer struct {
+	url  string
+	mu   sync.Mutex
+	last *storage.Counter
+}
+
+func newFeedServer(t *testing.T, s *server, configure ...func(*syndication.Options)) *feedServer {
+	t.Helper()
+	opts := syndication.Options{
+		SiteURL: siteURL, Title: "Test Blog", Paths: storage.DefaultPaths,
+		CacheMaxAge: time.Minute, Logger: s.opts.Logger,
+	}
+	for _, f := range configure {
+		f(&opts)
+	}
+	h, err := syndication.New(s.store, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	h.Register(mux)
+	fs := &feedServer{}
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx, counter := storage.WithRequestCounter(r.Context())
+		fs.mu.Lock()
+		fs.last = counter
+		fs.mu.Unlock()
+		mux.ServeHTTP(w, r.WithContext(ctx))
+	}))
+	t.Cleanup(hs.Close)
+	fs.url = hs.URL
+	return fs
+}
+
+// get fetches path with headers and returns the answer and its DynamoDB
+// requests.
+func (f *feedServer) get(t *testing.T, path string, headers ...string) (httpAnswer, int) {
+	t.Helper()
+	h := map[string]string{}
+	for i := 0; i+1 < len(headers); i += 2 {
+		h[headers[i]] = headers[i+1]
+	}
+	a := (&server{}).fetch(t, http.MethodGet, f.url+path, "", h)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return a, f.last.Total()
+}
+
+// What the tests read of each format, declared apart from the server's
+// own types.
+type (
+	rssDoc struct {
+		XMLName xml.Name `xml:"rss"`
+		Version string   `xml:"version,attr"`
+		Channel struct {
+			// Self comes before Link, which would take atom:link too.
+			Self struct {
+				Href string `xml:"href,attr"`
+				Rel  string `xml:"rel,attr"`
+			} `xml:"http://www.w3.org/2005/Atom link"`
+			Title         string `xml:"title"`
+			Link          string `xml:"link"`
+			Description   string `xml:"description"`
+			LastBuildDate string `xml:"lastBuildDate"`
+			Items         []struct {
+				Title string `xml:"title"`
+				Link  string `xml:"link"`
+				GUID  struct {
+					PermaLink string `xml:"isPermaLink,attr"`
+					ID        string `xml:",chardata"`
+				} `xml:"guid"`
+				PubDate     string   `xml:"pubDate"`
+				Creator     string   `xml:"http://purl.org/dc/elements/1.1/ creator"`
+				Categories  []string `xml:"category"`
+				Description string   `xml:"description"`
+				Content     string   `xml:"http://purl.org/rss/1.0/modules/content/ encoded"`
+				Enclosure   *struct {
+					URL    string `xml:"url,attr"`
+					Length string `xml:"length,attr"`
+					Type   string `xml:"type,attr"`
+				} `xml:"enclosure"`
+			} `xml:"item"`
+		} `xml:"channel"`
+	}
+	atomLinkDoc struct {
+		Href string `xml:"href,attr"`
+		Rel  string `xml:"rel,attr"`
+		Type string `xml:"type,attr"`
+	}
+	atomDoc struct {
+		XMLName xml.Name      `xml:"http://www.w3.org/2005/Atom feed"`
+		ID      string        `xml:"id"`
+		Title   string        `xml:"title"`
+		Updated string        `xml:"updated"`
+		Links   []atomLinkDoc `xml:"link"`
+		Entries []struct {
+			ID        string        `xml:"id"`
+			Title     string        `xml:"title"`
+			Links     []atomLinkDoc `xml:"link"`
+			Published string        `xml:"published"`
+			Updated   string        `xml:"updated"`
+			Author    struct {
+				Name string `xml:"name"`
+				URI  string `xml:"uri"`
+			} `xml:"author"`
+			Categories []struct {
+				Term  string `xml:"term,attr"`
+				Label string `xml:"label,attr"`
+			} `xml:"category"`
+			Summary string `xml:"summary"`
+			Content *struct {
+				Type string `xml:"type,attr"`
+				Text string `xml:",chardata"`
+			} `xml:"content"`
+		} `xml:"entry"`
+	}
+	jsonFeedDoc struct {
+		Version     string `json:"version"`
+		Title       string `json:"title"`
+		HomePageURL string `json:"home_page_url"`
+		FeedURL     string `json:"feed_url"`
+		Items       []struct {
+			ID            string  `json:"id"`
+			URL           string  `json:"url"`
+			Title         string  `json:"title"`
+			ContentHTML   string  `json:"content_html"`
+			ContentText   *string `json:"content_text"`
+			Summary       string  `json:"summary"`
+			Image         string  `json:"image"`
+			DatePublished string  `json:"date_published"`
+			DateModified  string  `json:"date_modified"`
+			Authors       []struct {
+				Name string `json:"name"`
+			} `json:"authors"`
+			Tags []string `json:"tags"`
+		} `json:"items"`
+	}
+)
+
+// feedEntry is what every format says of a post, for comparing them.
+type feedEntry struct {
+	id, url, title, author, html string
+	published                    time.Time
+	categories                   int
+}
+
+// parseFeed parses a feed of format ("feed.xml", "atom.xml" or
+// "feed.json") and returns its title, its link to itself and its
+// entries, failing the test on anything malformed.
+func parseFeed(t *testing.T, format, body string) (title, self string, entries []feedEntry) {
+	t.Helper()
+	must := func(layout, s string) time.Time {
+		t.Helper()
+		tm, err := time.Parse(layout, s)
+		if err != nil {
+			t.Fatalf("%s: date %q: %v", format, s, err)
+		}
+		return tm
+	}
+	switch format {
+	case "feed.xml":
+		var d rssDoc
+		if err := xml.Unmarshal([]byte(body), &d); err != nil {
+			t.Fatalf("RSS does not parse: %v\n%.500s", err, body)
+		}
+		equal(t, "RSS version", d.Version, "2.0")
+		equal(t, "RSS self rel", d.Channel.Self.Rel, "self")
+		must(time.RFC1123Z, d.Channel.LastBuildDate)
+		if d.Channel.Description == "" || d.Channel.Link == "" {
+			t.Errorf("RSS channel without a description or link: %+v", d.Channel)
+		}
+		for _, it := range d.Channel.Items {
+			equal(t, "RSS guid isPermaLink", it.GUID.PermaLink, "false")
+			if it.Description == "" {
+				t.Errorf("RSS item %q without a description", it.Title)
+			}
+			if it.Enclosure != nil && (it.Enclosure.Length != "0" || !strings.HasPrefix(it.Enclosure.Type, "image/")) {
+				t.Errorf("RSS enclosure %+v, want length 0 and an image type", *it.Enclosure)
+			}
+			entries = append(entries, feedEntry{id: it.GUID.ID, url: it.Link, title: it.Title, author: it.Creator,
+				html: it.Content, published: must(time.RFC1123Z, it.PubDate), categories: len(it.Categories)})
+		}
+		return d.Channel.Title, d.Channel.Self.Href, entries
+	case "atom.xml":
+		var d atomDoc
+		if err := xml.Unmarshal([]byte(body), &d); err != nil {
+			t.Fatalf("Atom does not parse: %v\n%.500s", err, body)
+		}
+		must(time.RFC3339, d.Updated)
+		if !strings.HasPrefix(d.ID, "urn:uuid:") {
+			t.Errorf("Atom feed id %q, want a urn:uuid:", d.ID)
+		}
+		for _, l := range d.Links {
+			if l.Rel == "self" {
+				self = l.Href
+			}
+		}
+		for _, e := range d.Entries {
+			var alt string
+			for _, l := range e.Links {
+				if l.Rel == "alternate" {
+					alt = l.Href
+				}
+			}
+			must(time.RFC3339, e.Updated)
+			html := ""
+			if e.Content != nil {
+				equal(t, "Atom content type", e.Content.Type, "html")
+				html = e.Content.Text
+			}
+			if e.Summary == "" || e.Author.Name == "" {
+				t.Errorf("Atom entry %q without a summary or author", e.Title)
+			}
+			entries = append(entries, feedEntry{id: e.ID, url: alt, title: e.Title, author: e.Author.Name,
+				html: html, published: must(time.RFC3339, e.Published), categories: len(e.Categories)})
+		}
+		return d.Title, self, entries
+	case "feed.json":
+		var d jsonFeedDoc
+		if err := json.Unmarshal([]byte(body), &d); err != nil {
+			t.Fatalf("JSON Feed does not parse: %v\n%.500s", err, body)
+		}
+		equal(t, "JSON Feed version", d.Version, "https://jsonfeed.org/version/1.1")
+		for _, it := range d.Items {
+			if it.ContentHTML == "" && it.ContentText == nil {
+				t.Errorf("JSON Feed item %q has neither content_html nor content_text", it.Title)
+			}
+			must(time.RFC3339, it.DateModified)
+			e := feedEntry{id: it.ID, url: it.URL, title: it.Title, html: it.ContentHTML,
+				published: must(time.RFC3339, it.DatePublished), categories: len(it.Tags)}
+			if len(it.Authors) > 0 {
+				e.author = it.Authors[0].Name
+			}
+			entries = append(entries, e)
+		}
+		return d.Title, d.FeedURL, entries
+	}
+	t.Fatalf("no format %q", format)
+	return
+}
+
+var feedFormats = []string{"feed.xml", "atom.xml", "feed.json"}
+
+// TestFeeds reads every feed of the test blog in every format and checks
+// what a reader sees: the newest published posts only, absolute links
+// from the site URL, stable ids, dates, authors, categories and bodies.
+func TestFeeds(t *testing.T) {
+	s := newServer(t)
+	b := s.seedBlog(t)
+	f := newFeedServer(t, s)
+	ids := map[string]string{} // slug → id
+	for i, id := range b.published {
+		ids[postSlug(i)] = storeID(t, id)
+	}
+	cases := []struct {
+		name, prefix, title string
+		count               int
+		newest              string
+		author              string
+	}{
+		{"blog", "/", "Test Blog", 20, "post-24", ""},
+		{"category", "/categories/dynamodb/", "Test Blog: DynamoDB", 9, "post-24", ""},
+		{"author", "/authors/grace-hopper/", "Test Blog: Grace Hopper", 12, "post-23", "Grace Hopper"},
+	}
+	for _, c := range cases {
+		for _, format := range feedFormats {
+			t.Run(c.name+" "+format, func(t *testing.T) {
+				a, _ := f.get(t, c.prefix+format)
+				equal(t, "status", a.status, http.StatusOK)
+				title, self, entries := parseFeed(t, format, a.body)
+				equal(t, "title", title, c.title)
+				equal(t, "self link", self, siteURL+c.prefix+format)
+				equal(t, "entries", len(entries), c.count)
+				if len(entries) == 0 {
+					return
+				}
+				e := entries[0]
+				equal(t, "newest link", e.url, siteURL+"/posts/"+c.newest)
+				equal(t, "newest id", e.id, "urn:uuid:"+ids[c.newest])
+				if c.author != "" {
+					equal(t, "author", e.author, c.author)
+				}
+				n := strings.TrimPrefix(c.newest, "post-")
+				equal(t, "newest body", strings.TrimSpace(e.html), `<h1 id="h-post-`+n+`">Post `+n+"</h1>\n<p>Body.</p>")
+				for i := 1; i < len(entries); i++ {
+					if !entries[i].published.Before(entries[i-1].published) {
+						t.Errorf("entry %d published %s, not before %s", i, entries[i].published, entries[i-1].published)
+					}
+				}
+				for _, e := range entries {
+					if e.title == "Draft" || e.title == "Soon" {
+						t.Errorf("a draft or scheduled post is in the feed: %q", e.title)
+					}
+					if e.categories == 0 {
+						t.Errorf("%q without categories", e.title)
+					}
+				}
+			})
+		}
+	}
+}
+
+func postSlug(i int) string { return "post-" + strconv.Itoa(i) }
+
+// storeID returns the store's id of a GraphQL global id ("Post:<id>",
+// base64url).
+func storeID(t *testing.T, global string) string {
+	t.Helper()
+	raw, err := base64.RawURLEncoding.DecodeString(global)
+	_, id, ok := strings.Cut(string(raw), ":")
+	if err != nil || !ok {
+		t.Fatalf("%q is not a global id", global)
+	}
+	return id
+}
+
+// TestFeedRequests checks the DynamoDB requests of each feed and of the
+// sitemap, at two sizes: they do not depend on the number of posts shown.
+func TestFeedRequests(t *testing.T) {
+	s := newServer(t)
+	s.seedBlog(t)
+	full := newFeedServer(t, s)
+	excerpt := newFeedServer(t, s, func(o *syndication.Options) { o.Content = syndication.ContentExcerpt })
+	for _, limit := range []string{"", "?limit=100"} {
+		for _, c := range []struct {
+			name   string
+			f      *feedServer
+			path   string
+			budget int
+		}{
+			{"blog, full: the 4 feed shards, bodies included", full, "/feed.xml", 4},
+			{"blog, excerpt", excerpt, "/atom.xml", 4},
+			{"category, full: category, posts, their bodies", full, "/categories/go/feed.json", 3},
+			{"category, excerpt: category and posts", excerpt, "/categories/go/feed.xml", 2},
+			{"author, full: slug, author, posts, bodies", full, "/authors/ada-lovelace/atom.xml", 4},
+			{"author, excerpt", excerpt, "/authors/ada-lovelace/feed.json", 3},
+		} {
+			t.Run(c.name+limit, func(t *testing.T) {
+				a, n := c.f.get(t, c.path+limit)
+				equal(t, "status", a.status, http.StatusOK)
+				equal(t, "DynamoDB requests", n, c.budget)
+			})
+		}
+	}
+	for _, c := range []struct {
+		path   string
+		budget int
+	}{
+		{"/sitemap.xml", 1},
+		{"/sitemap.xml?section=pages", 1},
+		{"/sitemap.xml?section=categories", 1},
+		{"/sitemap.xml?section=authors", 1},
+	} {
+		t.Run(c.path, func(t *testing.T) {
+			a, n := full.get(t, c.path)
+			equal(t, "status", a.status, http.StatusOK)
+			equal(t, "DynamoDB requests", n, c.budget)
+		})
+	}
+	t.Run("a month of posts: a Query a shard for each 100", func(t *testing.T) {
+		month := start.Add(-time.Hour).UTC().Format("2006-01")
+		a, n := full.get(t, "/sitemap.xml?section=posts&month="+month)
+		equal(t, "status", a.status, http.StatusOK)
+		equal(t, "DynamoDB requests", n, 4)
+	})
+}
+
+// TestFeedCaching checks the HTTP caching of feeds: an ETag that a
+// matching If-None-Match turns into 304, Cache-Control, the cache tags
+// of what a feed shows, and no-store on errors.
+func TestFeedCaching(t *testing.T) {
+	s := newServer(t)
+	b := s.seedBlog(t)
+	f := newFeedServer(t, s)
+	for _, path := range []string{"/feed.xml", "/categories/go/atom.xml", "/authors/ada-lovelace/feed.json", "/sitemap.xml"} {
+		t.Run(path, func(t *testing.T) {
+			a, _ := f.get(t, path)
+			equal(t, "status", a.status, http.StatusOK)
+			equal(t, "Cache-Control", a.header.Get("Cache-Control"), "public, max-age=60")
+			etag := a.header.Get("ETag")
+			if !strings.HasPrefix(etag, `"`) {
+				t.Fatalf("ETag %q", etag)
+			}
+			again, n := f.get(t, path, "If-None-Match", etag)
+			equal(t, "status with If-None-Match", again.status, http.StatusNotModified)
+			equal(t, "304 body", again.body, "")
+			equal(t, "304 ETag", again.header.Get("ETag"), etag)
+			if n == 0 {
+				t.Error("a 304 read nothing: it cannot know the feed did not change")
+			}
+			other, _ := f.get(t, path, "If-None-Match", `"other"`)
+			equal(t, "status with another ETag", other.status, http.StatusOK)
+		})
+	}
+	a, _ := f.get(t, "/categories/go/feed.xml")
+	tags := strings.Split(a.header.Get("Cache-Tag"), ",")
+	for _, want := range []string{"category:go", "post:" + storeID(t, b.published[24]), "author:" + storeID(t, b.authors[0])} {
+		if !contains(tags, want) {
+			t.Errorf("Cache-Tag %v lacks %q", tags, want)
+		}
+	}
+	a, _ = f.get(t, "/feed.json")
+	if tags := strings.Split(a.header.Get("Cache-Tag"), ","); !contains(tags, storage.TagFeed) {
+		t.Errorf("the blog's feed: Cache-Tag %v lacks %q", tags, storage.TagFeed)
+	}
+	for _, path := range []string{"/categories/nowhere/feed.xml", "/feed.xml?limit=x"} {
+		a, _ := f.get(t, path)
+		equal(t, path+" Cache-Control", a.header.Get("Cache-Control"), "no-store")
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// TestFeedErrors checks the answers to feeds that do not exist and to
+// bad query parameters: 404 and 400 with a message that says why.
+func TestFeedErrors(t *testing.T) {
+	s := newServer(t)
+	s.seedBlog(t)
+	f := newFeedServer(t, s)
+	for _, c := range []struct {
+		path   string
+		status int
+		says   string
+	}{
+		{"/categories/nowhere/feed.xml", 404, "category nowhere not found"},
+		{"/categories/Not_A_Slug/atom.xml", 404, "not found"},
+		{"/authors/nobody/feed.json", 404, "author nobody not found"},
+		{"/feed.xml?limit=0", 400, `limit="0": must be a whole number from 1 to 100`},
+		{"/feed.xml?limit=101", 400, "from 1 to 100"},
+		{"/atom.xml?limit=ten", 400, "from 1 to 100"},
+		{"/atom.xml?limit=+5", 400, "from 1 to 100"},
+		{"/feed.json?limit=5&limit=6", 400, `"limit" given 2 times`},
+		{"/feed.json?page=2", 400, `unknown query parameter "page"`},
+		{"/feed.xml?limit=%zz", 400, "does not parse"},
+		{"/sitemap.xml?section=everything", 400, "must be pages, categories, authors or posts"},
+		{"/sitemap.xml?section=posts", 400, "needs a month as YYYY-MM"},
+		{"/sitemap.xml?section=posts&month=2026-13", 400, "needs a month"},
+		{"/sitemap.xml?section=authors&month=2026-01", 400, "month goes with section=posts"},
+		{"/sitemap.xml?page=2", 400, "the index (/sitemap.xml) takes no parameters"},
+		{"/sitemap.xml?section=authors&page=0", 400, "page=\"0\""},
+		{"/sitemap.xml?section=authors&page=2", 404, "not found"},
+		{"/sitemap.xml?section=posts&month=1999-01", 404, "no posts there"},
+	} {
+		t.Run(c.path, func(t *testing.T) {
+			a, _ := f.get(t, c.path)
+			equal(t, "status", a.status, c.status)
+			equal(t, "Content-Type", a.header.Get("Content-Type"), "text/plain; charset=utf-8")
+			if !strings.Contains(a.body, c.says) {
+				t.Errorf("body %q does not say %q", a.body, c.says)
+			}
+		})
+	}
+	t.Run("no site URL: 503 that says what to set", func(t *testing.T) {
+		f := newFeedServer(t, s, func(o *syndication.Options) { o.SiteURL = "" })
+		a, n := f.get(t, "/feed.xml")
+		equal(t, "status", a.status, http.StatusServiceUnavailable)
+		equal(t, "requests", n, 0)
+		if !strings.Contains(a.body, "-site-url") {
+			t.Errorf("body %q does not name -site-url", a.body)
+		}
+	})
+}
+
+// TestFeedLinksFollowPathsAndSlugs checks links made from a post path
+// with the date in it, ids that keep through a change of slug, an
+// author's old slug redirecting to their feed, covers, escaping, the
+// excerpt setting, and a scheduled post that shows once its time came.
+func TestFeedLinksFollowPathsAndSlugs(t *testing.T) {
+	s := newServer(t)
+	b := s.seedBlog(t)
+	f := newFeedServer(t, s, func(o *syndication.Options) {
+		o.SiteURL = siteURL + "/"
+		o.Paths.Post = "/blog/{yyyy}/{mm}/{slug}"
+	})
+	ctx := context.Background()
+	p, err := s.store.GetPost(ctx, storeID(t, b.published[24]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	title, slug := `Ampersands & <angles> "quoted" ]]> end`, "renamed-post"
+	if _, err := s.store.UpdatePost(ctx, storage.PostPatch{ID: p.ID, ExpectedVersion: p.Version, Title: &title, Slug: &slug,
+		CoverImage: &storage.Image{URL: "https://img.example.com/covers/cover.PNG", Alt: "A cover"}}); err != nil {
+		t.Fatal(err)
+	}
+	want := siteURL + "/blog/" + p.PublishedAt.UTC().Format("2006/01") + "/renamed-post"
+	for _, format := range feedFormats {
+		a, _ := f.get(t, "/"+format)
+		_, self, entries := parseFeed(t, format, a.body)
+		equal(t, format+" self", self, siteURL+"/"+format)
+		e := entries[0]
+		equal(t, format+" link", e.url, want)
+		equal(t, format+" id after the slug changed", e.id, "urn:uuid:"+p.ID)
+		equal(t, format+" escaped title", e.title, title)
+	}
+	a, _ := f.get(t, "/feed.xml")
+	var rss rssDoc
+	if err := xml.Unmarshal([]byte(a.body), &rss); err != nil {
+		t.Fatal(err)
+	}
+	if enc := rss.Channel.Items[0].Enclosure; enc == nil || enc.URL != "https://img.example.com/covers/cover.PNG" || enc.Type != "image/png" {
+		t.Errorf("RSS enclosure %+v, want the cover as image/png", enc)
+	}
+	a, _ = f.get(t, "/feed.json")
+	var jf jsonFeedDoc
+	if err := json.Unmarshal([]byte(a.body), &jf); err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "JSON Feed image", jf.Items[0].Image, "https://img.example.com/covers/cover.PNG")
+
+	t.Run("an author's old slug redirects to the feed at the new one", func(t *testing.T) {
+		au, err := s.store.GetAuthor(ctx, storeID(t, b.authors[1]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		newSlug := "admiral-hopper"
+		if _, err := s.store.UpdateAuthor(ctx, storage.AuthorPatch{ID: au.ID, ExpectedVersion: au.Version, Slug: &newSlug}); err != nil {
+			t.Fatal(err)
+		}
+		req, _ := http.NewRequest(http.MethodGet, f.url+"/authors/grace-hopper/atom.xml?limit=3", nil)
+		resp, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		equal(t, "status", resp.StatusCode, http.StatusMovedPermanently)
+		equal(t, "Location", resp.Header.Get("Location"), "/authors/admiral-hopper/atom.xml?limit=3")
+		a, _ := f.get(t, "/authors/admiral-hopper/atom.xml?limit=3")
+		_, self, entries := parseFeed(t, "atom.xml", a.body)
+		equal(t, "self", self, siteURL+"/authors/admiral-hopper/atom.xml")
+		equal(t, "entries", len(entries), 3)
+	})
+
+	t.Run("excerpts only", func(t *testing.T) {
+		f := newFeedServer(t, s, func(o *syndication.Options) { o.Content = syndication.ContentExcerpt })
+		for _, format := range feedFormats {
+			a, _ := f.get(t, "/"+format)
+			_, _, entries := parseFeed(t, format, a.body)
+			if entries[0].html != "" {
+				t.Errorf("%s: an excerpt feed carries the body %q", format, entries[0].html)
+			}
+		}
+		if a, _ := f.get(t, "/feed.json"); !strings.Contains(a.body, `"content_text": "Excerpt"`) {
+			t.Errorf("JSON Feed with excerpts has no content_text:\n%.600s", a.body)
+		}
+	})
+
+	t.Run("a scheduled post shows once its time has come", func(t *testing.T) {
+		a, _ := f.get(t, "/categories/go/feed.json")
+		_, _, entries := parseFeed(t, "feed.json", a.body)
+		if entries[0].title == "Soon" {
+			t.Fatal("the scheduled post is in the feed before its time")
+		}
+		s.clock.Advance(3 * time.Hour)
+		a, _ = f.get(t, "/categories/go/feed.json")
+		_, _, entries = parseFeed(t, "feed.json", a.body)
+		equal(t, "newest after its time", entries[0].title, "Soon")
+	})
+}
+
+// TestSitemap checks the sitemap index and its pages with pages of 3
+// URLs: the namespace, an index that names every page, at most 3 URLs a
+// page, every published post once and nothing else, and lastmod.
+func TestSitemap(t *testing.T) {
+	s := newServer(t)
+	b := s.seedBlog(t)
+	f := newFeedServer(t, s, func(o *syndication.Options) { o.SitemapPageSize = 3 })
+	type loc struct {
+		Loc     string `xml:"loc"`
+		LastMod string `xml:"lastmod"`
+	}
+	a, _ := f.get(t, "/sitemap.xml")
+	equal(t, "Content-Type", a.header.Get("Content-Type"), "application/xml; charset=utf-8")
+	var index struct {
+		XMLName  xml.Name `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 sitemapindex"`
+		Sitemaps []loc    `xml:"sitemap"`
+	}
+	if err := xml.Unmarshal([]byte(a.body), &index); err != nil {
+		t.Fatalf("the index does not parse as a sitemap index: %v\n%s", err, a.body)
+	}
+	posts := map[string]bool{}
+	pages := 0
+	for _, sm := range index.Sitemaps {
+		u, err := url.Parse(sm.Loc)
+		if err != nil || !strings.HasPrefix(sm.Loc, siteURL+"/sitemap.xml?") {
+			t.Fatalf("index names %q, not a page of the site's sitemap", sm.Loc)
+		}
+		a, _ := f.get(t, "/sitemap.xml?"+u.RawQuery)
+		equal(t, sm.Loc+" status", a.status, http.StatusOK)
+		var set struct {
+			XMLName xml.Name `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 urlset"`
+			URLs    []loc    `xml:"url"`
+		}
+		if err := xml.Unmarshal([]byte(a.body), &set); err != nil {
+			t.Fatalf("%s does not parse as a urlset: %v", sm.Loc, err)
+		}
+		if len(set.URLs) == 0 || len(set.URLs) > 3 {
+			t.Errorf("%s has %d URLs, want 1 to 3", sm.Loc, len(set.URLs))
+		}
+		pages++
+		for _, l := range set.URLs {
+			if l.LastMod != "" {
+				if _, err := time.Parse(time.RFC3339, l.LastMod); err != nil {
+					t.Errorf("%s: lastmod %q: %v", l.Loc, l.LastMod, err)
+				}
+			}
+			if p, ok := strings.CutPrefix(l.Loc, siteURL+"/posts/"); ok {
+				if posts[p] {
+					t.Errorf("post %s listed twice", p)
+				}
+				posts[p] = true
+				if l.LastMod == "" {
+					t.Errorf("post %s without lastmod", p)
+				}
+			}
+		}
+	}
+	equal(t, "posts in the sitemap", len(posts), len(b.published))
+	for i := range b.published {
+		if !posts[postSlug(i)] {
+			t.Errorf("post-%d is not in the sitemap", i)
+		}
+	}
+	if posts["a-draft"] || posts["soon"] {
+		t.Error("a draft or scheduled post is in the sitemap")
+	}
+	// 25 posts in pages of 3 (by month), 3 authors in one page, 2
+	// categories in one, the home page and the months in one or more.
+	if pages < 9+1+1+1 {
+		t.Errorf("%d pages, want at least 12", pages)
+	}
+}
