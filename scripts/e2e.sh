@@ -7,7 +7,10 @@
 #     query shows the demo posts, its headers editor holds the development
 #     token the server logged, its Content-Security-Policy refuses nothing
 #     it needs, and the token stays out of localStorage and the address;
-#     its screenshot is kept in .ci/artifacts/playground.png.
+#     its screenshot is kept in .ci/artifacts/playground.png;
+#   - the demo blog's RSS, Atom and JSON feeds of the blog, a category and
+#     an author, parsed by npm feedparser and checked against JSON Feed
+#     1.1 (e2e/feeds.mjs).
 #
 # It installs what it needs when missing: Debian's chromium (with apt-get,
 # as root), the Node packages of e2e/ (npm ci, versions from
@@ -84,6 +87,9 @@ export DEV_TOKEN
 
 log "GraphQL over HTTP audit against $endpoint"
 node e2e/audit.mjs "$endpoint"
+
+log "feeds parsed by feedparser at $base"
+node e2e/feeds.mjs "$base"
 
 log "playground in $("$CHROMIUM" --version 2>/dev/null)"
 node e2e/playground.mjs "$base" "$ARTIFACTS/playground.png"
