@@ -248,6 +248,10 @@ func TestRun(t *testing.T) {
 		!strings.Contains(body, `"name":"DynamoDB"`) || !strings.Contains(body, `"title"`) {
 		t.Errorf("demo category = %d %s", code, body)
 	}
+	// Without -site-url the embedded mode's feeds link to the server itself.
+	if code, body := get("/categories/dynamodb/feed.xml"); code != 200 || !strings.Contains(body, "<link>"+strings.Replace(base, "127.0.0.1", "localhost", 1)+"/posts/") {
+		t.Errorf("the demo category's feed = %d %.300s, want posts linked at this server", code, body)
+	}
 	checkDevTokens(t, base, logs)
 	if code, body := query(defaultPlaygroundQuery); code != 200 || strings.Contains(body, `"errors"`) || !strings.Contains(body, `"title"`) {
 		t.Errorf("the playground's default query = %d %.300s, want demo posts", code, body)

@@ -27,8 +27,8 @@ import (
 // in pages of 100 (a Query each, the posts' four at once), from its
 // start to its end, so page N of a list reads N times a page's size.
 
-// sitemapNS is the namespace of sitemaps and sitemap indexes.
-const sitemapNS = "http://www.sitemaps.org/schemas/sitemap/0.9"
+// Both elements are in the namespace of sitemaps and sitemap indexes,
+// http://www.sitemaps.org/schemas/sitemap/0.9.
 
 type sitemapIndex struct {
 	XMLName  xml.Name     `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 sitemapindex"`
