@@ -487,6 +487,16 @@ func TestFeedErrors(t *testing.T) {
 			}
 		})
 	}
+	t.Run("HEAD answers the headers alone, other methods 405", func(t *testing.T) {
+		head := (&server{}).fetch(t, http.MethodHead, f.url+"/feed.xml", "", nil)
+		equal(t, "HEAD status", head.status, http.StatusOK)
+		equal(t, "HEAD body", head.body, "")
+		if head.header.Get("ETag") == "" || head.header.Get("Content-Type") != "application/rss+xml; charset=utf-8" {
+			t.Errorf("HEAD headers %v", head.header)
+		}
+		post := (&server{}).fetch(t, http.MethodPost, f.url+"/feed.xml", "{}", nil)
+		equal(t, "POST status", post.status, http.StatusMethodNotAllowed)
+	})
 	t.Run("no site URL: 503 that says what to set", func(t *testing.T) {
 		f := newFeedServer(t, s, func(o *syndication.Options) { o.SiteURL = "" })
 		a, n := f.get(t, "/feed.xml")
