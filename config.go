@@ -14,6 +14,7 @@ import (
 	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/markdown"
 	"github.com/blogql/blog/storage"
+	"github.com/blogql/blog/syndication"
 	"github.com/blogql/blog/webhooks"
 )
 
@@ -66,6 +67,11 @@ type config struct {
 	headingIDPrefix   string
 	webhooksPrivate   bool
 	webhooksHTTP      autoBool
+	siteURL           string
+	siteTitle         string
+	siteDescription   string
+	paths             storage.Paths
+	feedContent       string
 }
 
 // backend returns which DynamoDB the server talks to: AWS with -aws (at
@@ -297,6 +303,30 @@ func settings(c *config) []setting {
 		{"read-stream", "READ_STREAM", val(&c.readStream, true),
 			"read the table's stream and log its events (the change feed's shards, under leases);\nfalse: something else does, e.g. a Lambda on the stream; the server still reads the event log",
 			"read the table's stream and append its events to the event log, under leases; `false`: something else does, e.g. [a Lambda on the stream](#the-feed-at-aws-scale-a-lambda-on-the-stream); the server still reads the log and runs workers"},
+		{"site-url", "SITE_URL", val(&c.siteURL, ""),
+			"public `URL` of the blog's frontend (https://blog.example.com), which every link of the feeds and the\nsitemap starts with; empty: the server's own address with the embedded engine, else they answer 503",
+			"public URL of the blog's frontend, e.g. `https://blog.example.com` (a path prefix allowed), which every link of the feeds and the sitemap starts with; empty: the server's own address with the embedded engine, elsewhere they answer `503` (see [Feeds and sitemap](feeds.md))"},
+		{"site-title", "SITE_TITLE", val(&c.siteTitle, "Blog"),
+			"the blog's name, the title of its feeds (a category's or an author's feed adds its name)",
+			"the blog's name, the title of its feeds (a category's or an author's feed adds its name)"},
+		{"site-description", "SITE_DESCRIPTION", val(&c.siteDescription, ""),
+			"what the blog is about, the description of its feed; empty: \"The latest posts of\" and the title",
+			"what the blog is about, the description of its feed; empty: \"The latest posts of\" and the title"},
+		{"post-path", "POST_PATH", val(&c.paths.Post, storage.DefaultPaths.Post),
+			"the frontend's path of a post: {slug}, and optionally {yyyy}, {mm} and {dd} of its publication (UTC);\nfeeds, the sitemap and the change feed's events link with it",
+			"the frontend's path of a post, with `{slug}` and optionally `{yyyy}`, `{mm}` and `{dd}` of its publication (UTC), e.g. `/blog/{yyyy}/{mm}/{slug}`; the feeds, the sitemap and the change feed's events (`paths`) link with it"},
+		{"author-path", "AUTHOR_PATH", val(&c.paths.Author, storage.DefaultPaths.Author),
+			"the frontend's path of an author's page, with {slug}; empty: none",
+			"the frontend's path of an author's page, with `{slug}`; empty: none (left out of the sitemap and events)"},
+		{"category-path", "CATEGORY_PATH", val(&c.paths.Category, storage.DefaultPaths.Category),
+			"the frontend's path of a category's page, with {slug}; empty: none",
+			"the frontend's path of a category's page, with `{slug}`; empty: none (left out of the sitemap and events)"},
+		{"archive-path", "ARCHIVE_PATH", val(&c.paths.Month, storage.DefaultPaths.Month),
+			"the frontend's path of a month's archive, with {yyyy} and {mm}; empty: none",
+			"the frontend's path of a month's archive, with `{yyyy}` and `{mm}`; empty: none (left out of the sitemap and events)"},
+		{"feed-content", "FEED_CONTENT", val(&c.feedContent, string(syndication.ContentFull)),
+			"what the items of feeds carry: full (the post's HTML, and its excerpt as summary) or excerpt",
+			"what the items of the feeds carry: `full` (the post's rendered HTML, and its excerpt as the summary) or `excerpt`"},
 	}
 }
 
@@ -336,7 +366,9 @@ func (v levelValue) Set(s string) error { return v.l.UnmarshalText([]byte(s)) }
 // overrides its environment variable. Help and errors go to out; -h
 // returns flag.ErrHelp.
 func parseConfig(args []string, getenv func(string) string, out io.Writer) (*config, error) {
-	c := &config{}
+	// The home page has no setting: the feeds' and events' home is the
+	// site's root.
+	c := &config{paths: storage.Paths{Home: storage.DefaultPaths.Home}}
 	fs := flag.NewFlagSet("blog", flag.ContinueOnError)
 	fs.SetOutput(out)
 	env := map[string]string{} // flag → environment variable
@@ -410,6 +442,17 @@ func (c *config) check(stray []string) error {
 		return fmt.Errorf("max query bytes %d: must be 1 to %d", c.maxQueryBytes, gqlhttp.MaxBodyBytes)
 	case c.queryCacheBytes < 0 || c.apqCacheBytes < 0:
 		return errors.New("query cache bytes: must not be negative")
+	case c.paths.Post == "":
+		return errors.New("post path: must not be empty")
+	case c.paths.Check() != nil:
+		return c.paths.Check()
+	case c.feedContent != string(syndication.ContentFull) && c.feedContent != string(syndication.ContentExcerpt):
+		return fmt.Errorf("feed content %q: must be %s or %s", c.feedContent, syndication.ContentFull, syndication.ContentExcerpt)
+	}
+	if c.siteURL != "" {
+		if _, err := syndication.CheckSiteURL(c.siteURL); err != nil {
+			return err
+		}
 	}
 	if c.pprofAddr != "" {
 		if err := checkPprofAddr(c.pprofAddr); err != nil {

@@ -114,6 +114,9 @@ func TestForeignHostsAreRefusedOnLoopback(t *testing.T) {
 			if code, _, _ := (request{url: base + "/healthz", host: host}).do(t); code != http.StatusMisdirectedRequest {
 				t.Errorf("/healthz for %s = %d, want 421", host, code)
 			}
+			if code, _, _ := (request{url: base + "/feed.xml", host: host}).do(t); code != http.StatusMisdirectedRequest {
+				t.Errorf("/feed.xml for %s = %d, want 421", host, code)
+			}
 		})
 	}
 	if _, _, body := (request{method: http.MethodPost, url: base + "/graphql", body: `{"query":"{ category(slug: \"rebound\") { slug } }"}`}).do(t); !strings.Contains(body, `"category":null`) {

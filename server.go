@@ -30,6 +30,7 @@ import (
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/storage"
+	"github.com/blogql/blog/syndication"
 	"github.com/blogql/blog/tuning"
 	"github.com/blogql/blog/webhooks"
 )
@@ -182,6 +183,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		}
 		devTokens = verifier != nil
 	}
+	if cfg.siteURL == "" && backend == backendEmbedded {
+		// Development: the feeds link to this server until a site is named.
+		cfg.siteURL = "http://" + displayAddr(ln.Addr())
+		logger.Info("feeds and sitemap link to this server's address; set -site-url to the frontend's", "site_url", cfg.siteURL)
+	}
 	handler := routes(store, verifier, tel, cfg, playgroundHeaders, devTokens, hooks, logger)
 	if loopback || devTokens {
 		// See hosts.go: no page of a name rebound to this machine reaches it.
@@ -243,7 +249,9 @@ func newFeed(ctx context.Context, clientCfg storage.ClientConfig, store *storage
 	if err != nil {
 		return nil, err
 	}
-	feed := changefeed.New(store, streams, changefeed.Options{Retention: cfg.eventRetention, Logger: logger, NoShards: !cfg.readStream})
+	// Events name the frontend's pages with the paths the feeds link to.
+	paths := cfg.paths
+	feed := changefeed.New(store, streams, changefeed.Options{Retention: cfg.eventRetention, Logger: logger, NoShards: !cfg.readStream, Paths: &paths})
 	// One server at a time sweeps the schedule: a scheduled post goes
 	// live, with its post.published, within about a second of its time.
 	feed.AddWorker(changefeed.Worker{Name: "schedule", Every: time.Second, Tick: func(ctx context.Context) error {
@@ -433,6 +441,17 @@ func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *
 		api = devTokenOrigins(cors, api)
 	}
 	mux.Handle("/graphql", withCORS(cors, api))
+	// RSS, Atom, JSON Feed and the sitemap (syndication).
+	feeds, err := syndication.New(store, syndication.Options{
+		SiteURL: cfg.siteURL, Title: cfg.siteTitle, Description: cfg.siteDescription,
+		Paths: cfg.paths, Content: syndication.Content(cfg.feedContent),
+		CacheMaxAge: cfg.cacheMaxAge, Timeout: cfg.requestTimeout, Logger: logger,
+	})
+	if err != nil {
+		// parseConfig checked every option New checks.
+		panic(err)
+	}
+	feeds.Register(mux)
 	if cfg.playgroundOn() {
 		mountPlayground(mux, cfg.playgroundDirs(), playgroundHeaders, logger)
 	}

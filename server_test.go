@@ -88,6 +88,16 @@ func TestParseConfig(t *testing.T) {
 			backend: backendAWS, createTable: true, seedDemo: true,
 		},
 		{
+			name:    "feeds link to the site with the frontend's paths, which events use too",
+			env:     map[string]string{"SITE_URL": "https://blog.example.com/", "POST_PATH": "/blog/{yyyy}/{mm}/{slug}", "FEED_CONTENT": "excerpt"},
+			args:    []string{"-author-path="},
+			backend: backendEmbedded, createTable: true, seedDemo: true,
+			check: func(c *config) bool {
+				return c.siteURL == "https://blog.example.com/" && c.feedContent == "excerpt" && c.siteTitle == "Blog" &&
+					c.paths == storage.Paths{Home: "/", Post: "/blog/{yyyy}/{mm}/{slug}", Category: "/categories/{slug}", Month: "/archive/{yyyy}/{mm}"}
+			},
+		},
+		{
 			name:    "flags win over the environment",
 			env:     map[string]string{"PORT": "9000", "SEED_DEMO": "false", "PLAYGROUND": "false", "LOG_LEVEL": "debug"},
 			args:    []string{"-port", "9001", "-seed-demo=auto", "-log-level", "warn"},
@@ -140,6 +150,14 @@ func TestParseConfig(t *testing.T) {
 		{"unknown migration mode", map[string]string{"MIGRATE": "later"}, nil, "migrate"},
 		{"heading id prefix that is no id", nil, []string{"-heading-id-prefix", "x\" onclick="}, "heading id prefix"},
 		{"heading id prefix starting with a digit", map[string]string{"HEADING_ID_PREFIX": "1-"}, nil, "heading id prefix"},
+		{"site URL without a scheme", map[string]string{"SITE_URL": "blog.example.com"}, nil, "site URL"},
+		{"site URL with a query", nil, []string{"-site-url", "https://blog.example.com/?x=1"}, "site URL"},
+		{"post path without a slug", nil, []string{"-post-path", "/posts/{yyyy}"}, "post path"},
+		{"no post path", nil, []string{"-post-path="}, "post path"},
+		{"post path with an unknown placeholder", nil, []string{"-post-path", "/{lang}/{slug}"}, "post path"},
+		{"relative category path", nil, []string{"-category-path", "categories/{slug}"}, "category path"},
+		{"archive path without the month", nil, []string{"-archive-path", "/archive/{yyyy}"}, "archive path"},
+		{"unknown feed content", nil, []string{"-feed-content", "summary"}, "feed content"},
 	}
 	for _, tt := range errTests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -229,6 +247,10 @@ func TestRun(t *testing.T) {
 	if code, body := query(`{ category(slug: "dynamodb") { name posts(first: 1) { edges { node { title author { name } } } } } }`); code != 200 ||
 		!strings.Contains(body, `"name":"DynamoDB"`) || !strings.Contains(body, `"title"`) {
 		t.Errorf("demo category = %d %s", code, body)
+	}
+	// Without -site-url the embedded mode's feeds link to the server itself.
+	if code, body := get("/categories/dynamodb/feed.xml"); code != 200 || !strings.Contains(body, "<link>"+strings.Replace(base, "127.0.0.1", "localhost", 1)+"/posts/") {
+		t.Errorf("the demo category's feed = %d %.300s, want posts linked at this server", code, body)
 	}
 	checkDevTokens(t, base, logs)
 	if code, body := query(defaultPlaygroundQuery); code != 200 || strings.Contains(body, `"errors"`) || !strings.Contains(body, `"title"`) {
@@ -445,6 +467,8 @@ func TestEveryResponseHasSecurityHeaders(t *testing.T) {
 		{http.MethodPost, "/graphql", `{"query":"{"}`},
 		{http.MethodGet, "/healthz", ""},
 		{http.MethodGet, "/readyz", ""},
+		{http.MethodGet, "/feed.xml", ""},
+		{http.MethodGet, "/sitemap.xml?section=nothing", ""},
 		{http.MethodGet, "/nowhere", ""},
 	} {
 		req, _ := http.NewRequest(c.method, base+c.path, strings.NewReader(c.body))

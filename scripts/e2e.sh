@@ -7,14 +7,18 @@
 #     query shows the demo posts, its headers editor holds the development
 #     token the server logged, its Content-Security-Policy refuses nothing
 #     it needs, and the token stays out of localStorage and the address;
-#     its screenshot is kept in .ci/artifacts/playground.png.
+#     its screenshot is kept in .ci/artifacts/playground.png;
+#   - the demo blog's RSS, Atom and JSON feeds of the blog, a category and
+#     an author, parsed by npm feedparser and checked against JSON Feed
+#     1.1 (e2e/feeds.mjs), and its sitemap's pages validated against the
+#     sitemaps.org XML schema with xmllint (e2e/sitemap.mjs).
 #
-# It installs what it needs when missing: Debian's chromium (with apt-get,
-# as root), the Node packages of e2e/ (npm ci, versions from
-# e2e/package-lock.json) and the playground assets
+# It installs what it needs when missing: Debian's chromium and
+# libxml2-utils (xmllint) with apt-get, as root, the Node packages of e2e/
+# (npm ci, versions from e2e/package-lock.json) and the playground assets
 # (scripts/playground-assets.sh). Then it builds the server, starts it with
 # the embedded engine and the demo blog on 127.0.0.1 (a free port), runs
-# both checks and stops it.
+# the checks and stops it.
 #
 # Environment:
 #   CHROMIUM   the browser to drive (default /usr/bin/chromium)
@@ -33,6 +37,13 @@ if [[ ! -x "$CHROMIUM" ]]; then
   log "installing chromium"
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+fi
+
+if ! command -v xmllint >/dev/null; then
+  [[ "$(id -u)" == 0 ]] || die "xmllint not found: install Debian's libxml2-utils"
+  log "installing xmllint"
+  apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq libxml2-utils >/dev/null
 fi
 
 log "installing the Node packages of e2e/"
@@ -84,6 +95,11 @@ export DEV_TOKEN
 
 log "GraphQL over HTTP audit against $endpoint"
 node e2e/audit.mjs "$endpoint"
+
+log "feeds parsed by feedparser at $base"
+node e2e/feeds.mjs "$base"
+log "sitemap validated against sitemap.xsd"
+node e2e/sitemap.mjs "$base"
 
 log "playground in $("$CHROMIUM" --version 2>/dev/null)"
 node e2e/playground.mjs "$base" "$ARTIFACTS/playground.png"

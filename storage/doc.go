@@ -475,7 +475,9 @@
 // number and the event's type, so a record read again gives the same ids.
 // Its data carries the ids, slugs (with the previous ones), categories,
 // the frontend paths (Paths, DefaultPaths: /, /posts/<slug>,
-// /authors/<slug>, /categories/<slug>, /archive/<yyyy>/<mm>) and the cache
+// /authors/<slug>, /categories/<slug>, /archive/<yyyy>/<mm>; a post's
+// path may hold its date, and the server takes them from its settings,
+// which its feeds link with too) and the cache
 // tags of every response that showed what changed, before and after:
 //
 //	post:<id>          a post's page and every list showing its summary

@@ -140,12 +140,14 @@ func TagArchive(t time.Time) string { return "archive:" + t.UTC().Format("2006-0
 // TagComments tags responses that show the comments of the post id.
 func TagComments(postID string) string { return "comments:" + postID }
 
-// Paths are the frontend's URL patterns, in which "{slug}", "{yyyy}" and
-// "{mm}" stand for a slug, a year and a two-digit month. An empty pattern
-// leaves those pages out of events.
+// Paths are the frontend's URL patterns, in which "{slug}", "{yyyy}",
+// "{mm}" and "{dd}" stand for a slug and the year, two-digit month and
+// day (UTC) of a post's publication or of an archive's month. An empty
+// pattern leaves those pages out of events (and feeds and sitemaps, which
+// link with the same patterns).
 type Paths struct {
 	Home     string // the home page, showing the feed
-	Post     string // a post's page, by slug
+	Post     string // a post's page, by slug, and optionally its date
 	Author   string // an author's page, by slug
 	Category string // a category's page, by slug
 	Month    string // the archive of a month
@@ -168,12 +170,77 @@ func (p Paths) bySlug(pattern, slug string) string {
 	return strings.ReplaceAll(pattern, "{slug}", slug)
 }
 
-func (p Paths) month(t time.Time) string {
+func (p Paths) month(t time.Time) string { return p.MonthPath(t) }
+
+// PostPath returns the page of the post with slug published at t: Post
+// with its slug and t's date in it. It returns "" when Post is empty, or
+// names a date and the post has none (a draft).
+func (p Paths) PostPath(slug string, t time.Time) string {
+	path := p.bySlug(p.Post, slug)
+	if !strings.Contains(path, "{") {
+		return path
+	}
+	if t.IsZero() {
+		return ""
+	}
+	t = t.UTC()
+	return strings.NewReplacer("{yyyy}", t.Format("2006"), "{mm}", t.Format("01"), "{dd}", t.Format("02")).Replace(path)
+}
+
+// AuthorPath returns the page of the author with slug, or "" when Author
+// is empty.
+func (p Paths) AuthorPath(slug string) string { return p.bySlug(p.Author, slug) }
+
+// CategoryPath returns the page of the category slug, or "" when
+// Category is empty.
+func (p Paths) CategoryPath(slug string) string { return p.bySlug(p.Category, slug) }
+
+// MonthPath returns the archive page of the month of t, or "" when Month
+// is empty.
+func (p Paths) MonthPath(t time.Time) string {
 	if p.Month == "" || t.IsZero() {
 		return ""
 	}
 	t = t.UTC()
 	return strings.NewReplacer("{yyyy}", t.Format("2006"), "{mm}", t.Format("01")).Replace(p.Month)
+}
+
+// Check returns an error naming the first pattern of p that links
+// nowhere: each is empty or starts with "/"; Post, Author and Category
+// hold "{slug}", Month "{yyyy}" and "{mm}"; only Post may hold "{dd}",
+// and no other "{" is allowed.
+func (p Paths) Check() error {
+	for _, c := range []struct {
+		name, pattern string
+		need, may     []string
+	}{
+		{"home", p.Home, nil, nil},
+		{"post", p.Post, []string{"{slug}"}, []string{"{yyyy}", "{mm}", "{dd}"}},
+		{"author", p.Author, []string{"{slug}"}, nil},
+		{"category", p.Category, []string{"{slug}"}, nil},
+		{"archive", p.Month, []string{"{yyyy}", "{mm}"}, nil},
+	} {
+		if c.pattern == "" {
+			continue
+		}
+		if !strings.HasPrefix(c.pattern, "/") || strings.ContainsAny(c.pattern, "?# \t\n") {
+			return fmt.Errorf("%s path %q: must start with / and have no query, fragment or space", c.name, c.pattern)
+		}
+		rest := c.pattern
+		for _, w := range c.need {
+			if !strings.Contains(rest, w) {
+				return fmt.Errorf("%s path %q: must hold %s", c.name, c.pattern, strings.Join(c.need, " and "))
+			}
+			rest = strings.ReplaceAll(rest, w, "")
+		}
+		for _, w := range c.may {
+			rest = strings.ReplaceAll(rest, w, "")
+		}
+		if strings.ContainsAny(rest, "{}") {
+			return fmt.Errorf("%s path %q: holds a placeholder other than %s", c.name, c.pattern, strings.Join(append(c.need, c.may...), ", "))
+		}
+	}
+	return nil
 }
 
 // EventsOf returns the events the stream record rec means, with
@@ -425,8 +492,9 @@ func (p Paths) postData(old, cur *postItem) EventData {
 
 	d.Paths = append(d.Paths, p.Home)
 	d.CacheTags = append(d.CacheTags, TagPost(now.ID), TagAuthor(now.AuthorID), TagFeed)
-	for _, s := range slugs {
-		d.Paths = append(d.Paths, p.bySlug(p.Post, s))
+	for i, s := range slugs {
+		// Each slug at the date it had: a post path may hold its date.
+		d.Paths = append(d.Paths, p.PostPath(s, months[i]))
 	}
 	for _, s := range authorSlugs {
 		d.Paths = append(d.Paths, p.bySlug(p.Author, s))

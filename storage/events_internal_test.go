@@ -617,6 +617,21 @@ func TestEventsOfRecords(t *testing.T) {
 		}
 	})
 
+	t.Run("a post path may hold the post's date, as feeds link to it", func(t *testing.T) {
+		p := Paths{Post: "/blog/{yyyy}/{mm}/{dd}/{slug}"}
+		evs, err := p.EventsOf(rec(streamtypes.OperationTypeInsert, nil, post))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := p.PostPath("hello", evs[0].Data.PublishedAt)
+		if got := evs[0].Data.Paths; !slices.Equal(got, []string{want}) || !strings.HasPrefix(want, "/blog/2026/03/") {
+			t.Errorf("paths %v, want [%s] of March 2026", got, want)
+		}
+		if got := p.PostPath("draft", time.Time{}); got != "" {
+			t.Errorf("a dated path of an undated post = %q, want none", got)
+		}
+	})
+
 	t.Run("an event's JSON has lowerCamelCase names and leaves out what does not apply", func(t *testing.T) {
 		evs, err := EventsOf(rec(streamtypes.OperationTypeInsert, nil, pending))
 		if err != nil {

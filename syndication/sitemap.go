@@ -1,0 +1,246 @@
+package syndication
+
+import (
+	"context"
+	"encoding/xml"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/blogql/blog/storage"
+)
+
+// The sitemap (https://www.sitemaps.org/protocol.html): /sitemap.xml is
+// an index of pages, each at most SitemapPageSize URLs (50,000 at most):
+//
+//	/sitemap.xml?section=pages[&page=N]                 the home page and the archive's months
+//	/sitemap.xml?section=categories[&page=N]            the categories' pages
+//	/sitemap.xml?section=authors[&page=N]               the authors' pages
+//	/sitemap.xml?section=posts&month=YYYY-MM[&page=N]   the posts published that month (UTC)
+//
+// Every page is at the site's root, as the protocol asks of the URLs a
+// sitemap may list, and a month's page keeps its URL as the blog grows,
+// so crawlers and caches keep what they know of past months. The index
+// is made from the blog-wide counts (one GetItem); a page reads its list
+// in pages of 100 (a Query each, the posts' four at once), from its
+// start to its end, so page N of a list reads N times a page's size.
+
+// Both elements are in the namespace of sitemaps and sitemap indexes,
+// http://www.sitemaps.org/schemas/sitemap/0.9.
+
+type sitemapIndex struct {
+	XMLName  xml.Name     `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 sitemapindex"`
+	Sitemaps []sitemapRef `xml:"sitemap"`
+}
+
+type sitemapRef struct {
+	Loc string `xml:"loc"`
+}
+
+type urlSet struct {
+	XMLName xml.Name     `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 urlset"`
+	URLs    []sitemapURL `xml:"url"`
+}
+
+type sitemapURL struct {
+	Loc     string `xml:"loc"`
+	LastMod string `xml:"lastmod,omitempty"`
+}
+
+const sitemapType = "application/xml; charset=utf-8"
+
+// listPage is how many items a sitemap reads with each request.
+const listPage = storage.MaxPageSize
+
+// sitemap serves the index, or the page its query names.
+func (h *Handler) sitemap(ctx context.Context, r *http.Request) (*answer, error) {
+	q, err := query(r, "section", "month", "page")
+	if err != nil {
+		return nil, err
+	}
+	section := q.Get("section")
+	if section == "" {
+		if len(q) > 0 {
+			return nil, badRequest("month and page go with section: the index (/sitemap.xml) takes no parameters")
+		}
+		return h.sitemapIndex(ctx)
+	}
+	pageNo, err := number(q, "page", 1, 1, MaxSitemapURLs)
+	if err != nil {
+		return nil, err
+	}
+	if q.Has("month") && section != "posts" {
+		return nil, badRequest("month goes with section=posts only")
+	}
+	size := h.opts.SitemapPageSize
+	skip := (pageNo - 1) * size
+	var urls []sitemapURL
+	var tags []string
+	switch section {
+	case "pages":
+		urls, tags, err = h.sitemapPages(ctx)
+		urls = window(urls, skip, size)
+	case "categories":
+		if h.opts.Paths.Category == "" {
+			return nil, notFound("sitemap of categories (no category path is configured)")
+		}
+		urls, tags, err = readWindow(ctx, skip, size, h.store.Categories, func(c *storage.Category) (sitemapURL, string) {
+			return sitemapURL{Loc: h.link(h.opts.Paths.CategoryPath(c.Slug)), LastMod: lastmod(c.UpdatedAt)}, storage.TagCategory(c.Slug)
+		})
+	case "authors":
+		if h.opts.Paths.Author == "" {
+			return nil, notFound("sitemap of authors (no author path is configured)")
+		}
+		urls, tags, err = readWindow(ctx, skip, size, h.store.Authors, func(a *storage.Author) (sitemapURL, string) {
+			return sitemapURL{Loc: h.link(h.opts.Paths.AuthorPath(a.Slug)), LastMod: lastmod(a.UpdatedAt)}, storage.TagAuthor(a.ID)
+		})
+	case "posts":
+		month, perr := time.Parse("2006-01", q.Get("month"))
+		if perr != nil || q.Get("month") != month.Format("2006-01") {
+			return nil, badRequest("month=%q: section=posts needs a month as YYYY-MM, e.g. 2026-02", q.Get("month"))
+		}
+		per := storage.Period{From: month, To: month.AddDate(0, 1, 0)}
+		latest := func(ctx context.Context, p storage.Page) (*storage.Result[*storage.Post], error) {
+			return h.store.LatestPosts(ctx, p, per)
+		}
+		urls, tags, err = readWindow(ctx, skip, size, latest, func(p *storage.Post) (sitemapURL, string) {
+			mod := p.UpdatedAt
+			if mod.Before(p.PublishedAt) {
+				mod = p.PublishedAt
+			}
+			return sitemapURL{Loc: h.link(h.opts.Paths.PostPath(p.Slug, p.PublishedAt)), LastMod: lastmod(mod)}, storage.TagPost(p.ID)
+		})
+		tags = append(tags, storage.TagArchive(month))
+		if err == nil && len(urls) == 0 {
+			return nil, notFound(fmt.Sprintf("sitemap of %s, page %d (no posts there)", month.Format("2006-01"), pageNo))
+		}
+	default:
+		return nil, badRequest("section=%q: must be pages, categories, authors or posts", section)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(urls) == 0 && pageNo > 1 {
+		return nil, notFound(fmt.Sprintf("sitemap of %s, page %d", section, pageNo))
+	}
+	body, err := marshalXML(urlSet{URLs: urls})
+	if err != nil {
+		return nil, err
+	}
+	return &answer{contentType: sitemapType, body: body, tags: tags}, nil
+}
+
+// sitemapIndex lists the sitemap's pages, from the blog-wide counts.
+func (h *Handler) sitemapIndex(ctx context.Context) (*answer, error) {
+	st, err := h.store.Stats(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("stats: %w", err)
+	}
+	size := int64(h.opts.SitemapPageSize)
+	pages := func(n int64) int { return int((n + size - 1) / size) }
+	var refs []sitemapRef
+	add := func(params string, n int) {
+		for i := 1; i <= n; i++ {
+			loc := h.site + "/sitemap.xml?" + params
+			if i > 1 {
+				loc += "&page=" + strconv.Itoa(i)
+			}
+			refs = append(refs, sitemapRef{Loc: loc})
+		}
+	}
+	months := int64(0)
+	if h.opts.Paths.Month != "" {
+		months = int64(len(st.Archive))
+	}
+	add("section=pages", max(1, pages(1+months)))
+	if h.opts.Paths.Category != "" {
+		add("section=categories", pages(st.CategoryCount))
+	}
+	if h.opts.Paths.Author != "" {
+		add("section=authors", pages(st.AuthorCount))
+	}
+	for _, m := range st.Archive {
+		if m.PostCount > 0 {
+			add("section=posts&month="+url.QueryEscape(m.Start().Format("2006-01")), pages(m.PostCount))
+		}
+	}
+	if len(refs) > MaxSitemapURLs {
+		refs = refs[:MaxSitemapURLs]
+	}
+	body, err := marshalXML(sitemapIndex{Sitemaps: refs})
+	if err != nil {
+		return nil, err
+	}
+	return &answer{contentType: sitemapType, body: body, tags: []string{storage.TagFeed}}, nil
+}
+
+// sitemapPages returns the home page and the archive's months, newest
+// first (the blog-wide counts: one GetItem).
+func (h *Handler) sitemapPages(ctx context.Context) ([]sitemapURL, []string, error) {
+	st, err := h.store.Stats(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("stats: %w", err)
+	}
+	home := h.link(h.opts.Paths.Home)
+	if home == "" {
+		home = h.site + "/"
+	}
+	urls := []sitemapURL{{Loc: home}}
+	tags := []string{storage.TagFeed}
+	if h.opts.Paths.Month != "" {
+		for _, m := range st.Archive {
+			urls = append(urls, sitemapURL{Loc: h.link(h.opts.Paths.MonthPath(m.Start()))})
+			tags = append(tags, storage.TagArchive(m.Start()))
+		}
+	}
+	return urls, tags, nil
+}
+
+// readWindow reads the items skip to skip+size of a list, a page of
+// listPage items a request, and returns their URLs and cache tags.
+func readWindow[T any](ctx context.Context, skip, size int, list func(context.Context, storage.Page) (*storage.Result[T], error),
+	conv func(T) (sitemapURL, string)) ([]sitemapURL, []string, error) {
+	var urls []sitemapURL
+	var tags []string
+	p := storage.Page{Limit: listPage}
+	for seen := 0; seen < skip+size; {
+		res, err := list(ctx, p)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, it := range res.Items {
+			if seen >= skip && seen < skip+size {
+				u, tag := conv(it)
+				if u.Loc != "" {
+					urls = append(urls, u)
+					tags = append(tags, tag)
+				}
+			}
+			seen++
+		}
+		if !res.HasNext || len(res.Items) == 0 {
+			break
+		}
+		p.After = res.Cursors[len(res.Cursors)-1]
+		p.Limit = min(listPage, skip+size-seen)
+	}
+	return urls, tags, nil
+}
+
+// window returns list[skip:skip+size], clipped to list.
+func window[T any](list []T, skip, size int) []T {
+	if skip >= len(list) {
+		return nil
+	}
+	return list[skip:min(len(list), skip+size)]
+}
+
+// lastmod returns t as a sitemap's lastmod (W3C Datetime), or "" for zero.
+func lastmod(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339)
+}
