@@ -31,22 +31,38 @@ type holder struct {
 func (f *Feed) coordinate(ctx context.Context) {
 	held := map[string]*holder{}
 	var arn string
-	t := time.NewTicker(f.opts.RenewEvery)
+	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
-		arn = f.round(ctx, held, arn)
 		select {
 		case <-ctx.Done():
 			f.stop(ctx, held)
 			return
 		case <-t.C:
 		}
+		start := time.Now()
+		var expires time.Duration
+		arn, expires = f.round(ctx, held, arn)
+		// The next round renews in RenewEvery, or comes as soon as a
+		// lease another server holds expires: when that server died, its
+		// work is taken over once its lease lapses, not up to RenewEvery
+		// later.
+		next := f.opts.RenewEvery
+		if expires > 0 {
+			next = min(next, expires+takeoverMargin)
+		}
+		t.Reset(max(0, next-time.Since(start)))
 	}
 }
 
+// takeoverMargin is how long after another server's lease expires (by
+// this server's clock) the round that takes it comes.
+const takeoverMargin = 20 * time.Millisecond
+
 // round is one pass of the coordinator; it returns the stream's ARN as
-// it knows it ("" to look it up again).
-func (f *Feed) round(ctx context.Context, held map[string]*holder, arn string) string {
+// it knows it ("" to look it up again), and how long until the first of
+// the leases other servers hold expires (0: none does).
+func (f *Feed) round(ctx context.Context, held map[string]*holder, arn string) (string, time.Duration) {
 	for name, h := range held {
 		select {
 		case <-h.done:
@@ -60,11 +76,18 @@ func (f *Feed) round(ctx context.Context, held map[string]*holder, arn string) s
 		if ctx.Err() == nil {
 			f.log.Warn("change feed: read leases", "error", err)
 		}
-		return arn
+		return arn, 0
 	}
 	byName := map[string]storage.Lease{}
+	var expires time.Duration
+	now := f.store.Now()
 	for _, l := range leases {
 		byName[l.Name] = l
+		if l.Owner != f.opts.Owner && l.HeldAt(now) && !l.Finished {
+			if d := l.Until.Sub(now); expires == 0 || d < expires {
+				expires = d
+			}
+		}
 	}
 	for _, w := range f.workers {
 		f.take(ctx, held, byName, storage.WorkerLease(w.Name), func(ctx context.Context, l storage.Lease) error {
@@ -72,14 +95,14 @@ func (f *Feed) round(ctx context.Context, held map[string]*holder, arn string) s
 		})
 	}
 	if f.opts.NoShards {
-		return ""
+		return "", expires
 	}
 	if arn == "" {
 		if arn, err = f.store.StreamARN(ctx); err != nil {
 			if ctx.Err() == nil {
 				f.log.Warn("change feed: no stream to read", "error", err)
 			}
-			return ""
+			return "", expires
 		}
 	}
 	shards, err := f.shards(ctx, arn)
@@ -87,7 +110,7 @@ func (f *Feed) round(ctx context.Context, held map[string]*holder, arn string) s
 		if ctx.Err() == nil {
 			f.log.Warn("change feed: describe the stream", "stream", arn, "error", err)
 		}
-		return ""
+		return "", expires
 	}
 	inStream := map[string]bool{}
 	for _, s := range shards {
@@ -114,7 +137,7 @@ func (f *Feed) round(ctx context.Context, held map[string]*holder, arn string) s
 			}
 		}
 	}
-	return arn
+	return arn, expires
 }
 
 // shards returns every shard of the stream arn: DescribeStream, page by
