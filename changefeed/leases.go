@@ -41,17 +41,17 @@ func (f *Feed) coordinate(ctx context.Context) {
 		case <-t.C:
 		}
 		start := time.Now()
-		var expires time.Duration
+		var expires time.Time
 		arn, expires = f.round(ctx, held, arn)
 		// The next round renews in RenewEvery, or comes as soon as a
 		// lease another server holds expires: when that server died, its
 		// work is taken over once its lease lapses, not up to RenewEvery
 		// later.
-		next := f.opts.RenewEvery
-		if expires > 0 {
-			next = min(next, expires+takeoverMargin)
+		next := start.Add(f.opts.RenewEvery)
+		if !expires.IsZero() && expires.Before(next) {
+			next = expires.Add(takeoverMargin)
 		}
-		t.Reset(max(0, next-time.Since(start)))
+		t.Reset(max(0, time.Until(next)))
 	}
 }
 
@@ -60,9 +60,10 @@ func (f *Feed) coordinate(ctx context.Context) {
 const takeoverMargin = 20 * time.Millisecond
 
 // round is one pass of the coordinator; it returns the stream's ARN as
-// it knows it ("" to look it up again), and how long until the first of
-// the leases other servers hold expires (0: none does).
-func (f *Feed) round(ctx context.Context, held map[string]*holder, arn string) (string, time.Duration) {
+// it knows it ("" to look it up again), and when the first of the leases
+// other servers hold expires, by this process's clock (zero: none is
+// held).
+func (f *Feed) round(ctx context.Context, held map[string]*holder, arn string) (string, time.Time) {
 	for name, h := range held {
 		select {
 		case <-h.done:
@@ -76,16 +77,18 @@ func (f *Feed) round(ctx context.Context, held map[string]*holder, arn string) (
 		if ctx.Err() == nil {
 			f.log.Warn("change feed: read leases", "error", err)
 		}
-		return arn, 0
+		return arn, time.Time{}
 	}
 	byName := map[string]storage.Lease{}
-	var expires time.Duration
-	now := f.store.Now()
+	var expires time.Time
+	now, local := f.store.Now(), time.Now()
 	for _, l := range leases {
 		byName[l.Name] = l
 		if l.Owner != f.opts.Owner && l.HeldAt(now) && !l.Finished {
-			if d := l.Until.Sub(now); expires == 0 || d < expires {
-				expires = d
+			// The store's clock tells the lease's time left; the timer
+			// runs on this process's.
+			if at := local.Add(l.Until.Sub(now)); expires.IsZero() || at.Before(expires) {
+				expires = at
 			}
 		}
 	}
