@@ -106,8 +106,9 @@ type Feed struct {
 	subs    map[int]func([]storage.LoggedEvent)
 	nextSub int
 
-	// appended fires after this server appended to the log.
-	appended signal
+	// appended fires after this server appended to the log; finished
+	// when the work of a lease ended by itself (a shard read to its end).
+	appended, finished signal
 	// abandon makes Run end without releasing its leases, as a crash
 	// would (tests).
 	abandon bool

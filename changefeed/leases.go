@@ -33,13 +33,19 @@ func (f *Feed) coordinate(ctx context.Context) {
 	var arn string
 	t := time.NewTimer(0)
 	defer t.Stop()
+	var finished <-chan struct{}
 	for {
 		select {
 		case <-ctx.Done():
 			f.stop(ctx, held)
 			return
 		case <-t.C:
+		case <-finished:
+			// A shard read to its end: its children may start now,
+			// not at the next renewal.
+			t.Stop()
 		}
+		finished = f.finished.wait()
 		start := time.Now()
 		var expires time.Time
 		arn, expires = f.round(ctx, held, arn)
@@ -220,6 +226,8 @@ func (f *Feed) take(ctx context.Context, held map[string]*holder, leases map[str
 		err := work(wctx, l)
 		switch {
 		case wctx.Err() != nil:
+		case err == nil:
+			f.finished.fire() // the work is done: a shard read to its end
 		case errors.Is(err, storage.ErrLeaseLost):
 			f.log.Warn("change feed: lease lost to another server", "lease", name)
 		case err != nil:
