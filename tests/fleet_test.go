@@ -149,7 +149,9 @@ func TestFleetTakesOverTheFeedOfAKilledServer(t *testing.T) {
 			t.Fatal(err)
 		}
 		return allHeld(leases, survivor.feedOwner(t))
-	}, func() string { return fmt.Sprintf("leases %+v", leases) })
+	}, func() string {
+		return fmt.Sprintf("leases %+v; the survivor's feed logged:\n%s", leases, survivor.feedLogs())
+	})
 	t.Logf("every lease held by the survivor %.1f s after the kill (%s)", time.Since(killed).Seconds(), survivor.takeovers(killed))
 	within(t, 30*time.Second, "comments acknowledged by the survivor", func() bool { return ackedNow() >= before+10 }, nil)
 	stopWriters()
@@ -271,6 +273,20 @@ func (s *binaryServer) takeovers(since time.Time) string {
 		}
 	}
 	return strings.Join(out, ", ")
+}
+
+// feedLogs returns what the server's change feed logged, but for
+// records it skipped.
+func (s *binaryServer) feedLogs() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, line := range s.logs {
+		if strings.Contains(line, "change feed") && !strings.Contains(line, "record skipped") {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out, "\n")
 }
 
 // feedOwner returns the name the server holds the change feed's leases
