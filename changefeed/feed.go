@@ -14,7 +14,9 @@
 // once its parent is finished (or gone from the stream), so a key's
 // records are logged in the order they were written. A server that
 // crashes leaves its leases to expire (LeaseDuration) and another takes
-// them over at its next round. A clean shutdown releases them at once.
+// them over as they expire: a server's next round comes at the first
+// expiry of a lease another holds, when that is sooner than RenewEvery.
+// A clean shutdown releases them at once.
 //
 // Every server tails the log from the head it found at start, with one
 // Query about every TailEvery (at once after it appended itself), and
@@ -104,8 +106,9 @@ type Feed struct {
 	subs    map[int]func([]storage.LoggedEvent)
 	nextSub int
 
-	// appended fires after this server appended to the log.
-	appended signal
+	// appended fires after this server appended to the log; finished
+	// when the work of a lease ended by itself (a shard read to its end).
+	appended, finished signal
 	// abandon makes Run end without releasing its leases, as a crash
 	// would (tests).
 	abandon bool

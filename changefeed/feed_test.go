@@ -355,3 +355,39 @@ func TestLostLeaseStopsTheShard(t *testing.T) {
 	}
 	e.consistent()
 }
+
+// TestTakeoverComesWhenTheLeaseExpires crashes the server holding every
+// lease: the other takes them over as soon as they expire, not at its
+// next round, which with its long RenewEvery would come in a minute.
+func TestTakeoverComesWhenTheLeaseExpires(t *testing.T) {
+	e := newEnv(t)
+	a := New(e.store, e.streams, Options{
+		Owner: "a", LeaseDuration: time.Second, RenewEvery: 300 * time.Millisecond,
+		PollEvery: 50 * time.Millisecond, TailEvery: 50 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	stopA := e.run(a)
+	e.write(2)
+	e.eventually("2 events logged", func() bool { return e.head() == 2 })
+	a.abandon = true
+	stopA()
+
+	b := New(e.store, e.streams, Options{
+		Owner: "b", LeaseDuration: 10 * time.Minute, RenewEvery: time.Minute,
+		PollEvery: 50 * time.Millisecond, TailEvery: 50 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	})
+	e.run(b)
+	e.write(2)
+	e.eventually("the 2 events written after the crash logged", func() bool { return e.head() == 4 })
+	leases, err := e.store.Leases(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range leases {
+		if !l.Finished && l.Owner != "b" {
+			t.Errorf("lease %s is %s's, want b's", l.Name, l.Owner)
+		}
+	}
+	e.consistent()
+}

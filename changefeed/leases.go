@@ -31,22 +31,45 @@ type holder struct {
 func (f *Feed) coordinate(ctx context.Context) {
 	held := map[string]*holder{}
 	var arn string
-	t := time.NewTicker(f.opts.RenewEvery)
+	t := time.NewTimer(0)
 	defer t.Stop()
+	var finished <-chan struct{}
 	for {
-		arn = f.round(ctx, held, arn)
 		select {
 		case <-ctx.Done():
 			f.stop(ctx, held)
 			return
 		case <-t.C:
+		case <-finished:
+			// A shard read to its end: its children may start now,
+			// not at the next renewal.
+			t.Stop()
 		}
+		finished = f.finished.wait()
+		start := time.Now()
+		var expires time.Time
+		arn, expires = f.round(ctx, held, arn)
+		// The next round renews in RenewEvery, or comes as soon as a
+		// lease another server holds expires: when that server died, its
+		// work is taken over once its lease lapses, not up to RenewEvery
+		// later.
+		next := start.Add(f.opts.RenewEvery)
+		if !expires.IsZero() && expires.Before(next) {
+			next = expires.Add(takeoverMargin)
+		}
+		t.Reset(max(0, time.Until(next)))
 	}
 }
 
+// takeoverMargin is how long after another server's lease expires (by
+// this server's clock) the round that takes it comes.
+const takeoverMargin = 20 * time.Millisecond
+
 // round is one pass of the coordinator; it returns the stream's ARN as
-// it knows it ("" to look it up again).
-func (f *Feed) round(ctx context.Context, held map[string]*holder, arn string) string {
+// it knows it ("" to look it up again), and when the first of the leases
+// other servers hold expires, by this process's clock (zero: none is
+// held).
+func (f *Feed) round(ctx context.Context, held map[string]*holder, arn string) (string, time.Time) {
 	for name, h := range held {
 		select {
 		case <-h.done:
@@ -60,11 +83,20 @@ func (f *Feed) round(ctx context.Context, held map[string]*holder, arn string) s
 		if ctx.Err() == nil {
 			f.log.Warn("change feed: read leases", "error", err)
 		}
-		return arn
+		return arn, time.Time{}
 	}
 	byName := map[string]storage.Lease{}
+	var expires time.Time
+	now, local := f.store.Now(), time.Now()
 	for _, l := range leases {
 		byName[l.Name] = l
+		if l.Owner != f.opts.Owner && l.HeldAt(now) && !l.Finished {
+			// The store's clock tells the lease's time left; the timer
+			// runs on this process's.
+			if at := local.Add(l.Until.Sub(now)); expires.IsZero() || at.Before(expires) {
+				expires = at
+			}
+		}
 	}
 	for _, w := range f.workers {
 		f.take(ctx, held, byName, storage.WorkerLease(w.Name), func(ctx context.Context, l storage.Lease) error {
@@ -72,14 +104,14 @@ func (f *Feed) round(ctx context.Context, held map[string]*holder, arn string) s
 		})
 	}
 	if f.opts.NoShards {
-		return ""
+		return "", expires
 	}
 	if arn == "" {
 		if arn, err = f.store.StreamARN(ctx); err != nil {
 			if ctx.Err() == nil {
 				f.log.Warn("change feed: no stream to read", "error", err)
 			}
-			return ""
+			return "", expires
 		}
 	}
 	shards, err := f.shards(ctx, arn)
@@ -87,7 +119,7 @@ func (f *Feed) round(ctx context.Context, held map[string]*holder, arn string) s
 		if ctx.Err() == nil {
 			f.log.Warn("change feed: describe the stream", "stream", arn, "error", err)
 		}
-		return ""
+		return "", expires
 	}
 	inStream := map[string]bool{}
 	for _, s := range shards {
@@ -114,7 +146,7 @@ func (f *Feed) round(ctx context.Context, held map[string]*holder, arn string) s
 			}
 		}
 	}
-	return arn
+	return arn, expires
 }
 
 // shards returns every shard of the stream arn: DescribeStream, page by
@@ -194,6 +226,8 @@ func (f *Feed) take(ctx context.Context, held map[string]*holder, leases map[str
 		err := work(wctx, l)
 		switch {
 		case wctx.Err() != nil:
+		case err == nil:
+			f.finished.fire() // the work is done: a shard read to its end
 		case errors.Is(err, storage.ErrLeaseLost):
 			f.log.Warn("change feed: lease lost to another server", "lease", name)
 		case err != nil:

@@ -2,6 +2,8 @@ package changefeed
 
 import (
 	"context"
+	"io"
+	"log/slog"
 	"slices"
 	"testing"
 	"time"
@@ -66,4 +68,22 @@ func TestCheckpointPastTheRetention(t *testing.T) {
 	if len(e.logged()) != 4 {
 		t.Errorf("the log holds %d events, want 4", len(e.logged()))
 	}
+}
+
+// TestChildShardStartsWhenItsParentEnds: the child of a shard read to
+// its end is taken at once, not at the next renewal, which with this
+// RenewEvery would come in a minute.
+func TestChildShardStartsWhenItsParentEnds(t *testing.T) {
+	clock := dynamotest.NewClock(time.Now().UTC())
+	e := newEnvOn(t, dynamotest.EmbeddedConfig(t, clock.Now), storage.WithClock(clock.Now))
+	e.write(2)
+	clock.Advance(5 * time.Hour)
+	e.write(2) // in a new shard, the child of the first
+	e.run(New(e.store, e.streams, Options{
+		Owner: "a", LeaseDuration: 10 * time.Minute, RenewEvery: time.Minute,
+		PollEvery: 50 * time.Millisecond, TailEvery: 50 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}))
+	e.eventually("the child's events logged", func() bool { return e.head() == 4 })
+	e.consistent()
 }

@@ -55,7 +55,7 @@ expect ./storage BenchmarkRenameCategoryWithWriters
 expect ./demo TestSeed
 expect ./webhooks TestDeliverySignedAsStandardWebhooks
 expect ./embedded TestDiffItems
-expect ./tests TestPaginationToTheEnd TestDeployTemplateMatchesTheStore
+expect ./tests TestPaginationToTheEnd TestDeployTemplateMatchesTheStore TestFleetTakesOverTheFeedOfAKilledServer
 expect ./cmd/bench TestOperationsKeepTheirBudgets
 
 exit $status

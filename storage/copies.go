@@ -61,7 +61,13 @@ func (r *names) setNames(p *postItem, slugs []string) error {
 	}
 	p.AuthorName, p.AuthorSlug, p.AuthorVer = r.author.Name, r.author.Slug, r.author.NameVer
 	p.Cats = make([]catRef, len(slugs))
-	p.CatVer = make(map[string]int64, len(slugs))
+	// A post without categories has no catVer: DynamoDB Local writes an
+	// empty map into a stream image without its type, which the SDK
+	// cannot read back.
+	p.CatVer = nil
+	if len(slugs) > 0 {
+		p.CatVer = make(map[string]int64, len(slugs))
+	}
 	for i, slug := range slugs {
 		c := r.cats[slug]
 		if c == nil {

@@ -170,8 +170,10 @@ func (s *Service) HandleEvents(ctx context.Context, events []storage.LoggedEvent
 		for _, h := range hooks {
 			// A webhook gets the events written since it was made: the
 			// worker starts at the oldest event the log keeps. Event times
-			// are rounded down to the second.
-			if h.Subscribed(m.event.Type) && !m.event.Time.Before(h.CreatedAt.Truncate(time.Second)) {
+			// are the stream records', rounded down to the second by
+			// DynamoDB and to the minute by DynamoDB Local, so the events
+			// of the minute it was made in are sent too.
+			if h.Subscribed(m.event.Type) && !m.event.Time.Before(h.CreatedAt.Truncate(time.Minute)) {
 				deliveries = append(deliveries, storage.OutboxItem{WebhookID: h.ID, EventID: m.event.ID,
 					EventType: m.event.Type, Body: m.body, State: storage.OutboxPending})
 			}

@@ -412,3 +412,26 @@ func (e *env) retryIn(ctx context.Context) {
 		e.t.Fatal(err)
 	}
 }
+
+// TestEventsOfTheMinuteAWebhookWasMadeInAreSent: an event's time is its
+// stream record's, which DynamoDB Local rounds down to the minute, so a
+// write made after the webhook in the same minute carries an earlier
+// time; it is sent all the same. An event of an earlier minute is not.
+func TestEventsOfTheMinuteAWebhookWasMadeInAreSent(t *testing.T) {
+	e := newEnv(t)
+	r := newReceiver(t)
+	e.clock.Set(dynamotest.Start.Add(30 * time.Second))
+	e.create(r.URL, storage.EventPostPublished)
+
+	sameMinute := e.published("a")
+	sameMinute.Time = dynamotest.Start // written at +45 s, rounded down
+	before := e.published("b")
+	before.Time = dynamotest.Start.Add(-time.Minute)
+	e.handle(before, sameMinute)
+
+	got := r.deliveries()
+	if len(got) != 1 || got[0].header.Get("webhook-id") != sameMinute.ID {
+		t.Errorf("got %d deliveries, want the one of the event of the webhook's minute", len(got))
+	}
+	e.consistent()
+}
