@@ -328,6 +328,44 @@ func TestRestartLosesNoDelivery(t *testing.T) {
 	e.consistent()
 }
 
+// TestHandlingAgainAttemptsWhatACrashLeftUnattempted: a server that
+// crashed between writing a delivery and recording its first attempt
+// leaves it claimed for 30 s; the server that handles the events again
+// after it (the worker resumes from its checkpoint) attempts it at once,
+// and once.
+func TestHandlingAgainAttemptsWhatACrashLeftUnattempted(t *testing.T) {
+	e := newEnv(t)
+	r := newReceiver(t)
+	w, secret := e.create(r.URL, storage.EventPostPublished)
+	ctx := context.Background()
+	ev := e.published("k")
+	body, err := webhooks.Body(ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.AddOutbox(ctx, storage.OutboxItem{WebhookID: w.ID, EventID: ev.ID,
+		EventType: ev.Type, Body: body, State: storage.OutboxPending,
+		NextAttemptAt: e.clock.Now().Add(30 * time.Second), CreatedAt: e.clock.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	e.hooks = e.service(func(o *webhooks.Options) { o.AllowPrivate, o.AllowHTTP = true, true })
+	e.handle(ev)
+	got := r.deliveries()
+	if len(got) != 1 || got[0].header.Get("webhook-id") != ev.ID || !verify(t, got[0], secret) {
+		t.Fatalf("deliveries when the events are handled again: %d, want the one left unattempted", len(got))
+	}
+	e.handle(ev)
+	e.clock.Advance(time.Minute)
+	e.retry(e.hooks)
+	if got := r.deliveries(); len(got) != 1 {
+		t.Errorf("%d deliveries after handling again and retrying, want 1", len(got))
+	}
+	if o, err := e.store.GetOutbox(ctx, w.ID, ev.ID); err != nil || o.State != storage.OutboxDelivered {
+		t.Errorf("outbox = %+v, %v; want DELIVERED", o.State, err)
+	}
+	e.consistent()
+}
+
 // TestCheckFindsOrphansAndStuckDeliveries leaves what a crash or a bug
 // could: a delivery whose webhook is gone, and one due long ago that
 // nothing attempts.
