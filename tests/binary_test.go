@@ -111,6 +111,14 @@ type binaryServer struct {
 // dir and the given extra flags, and waits until it is ready.
 func startBinary(t *testing.T, dir string, flags ...string) *binaryServer {
 	t.Helper()
+	return startBinaryEnv(t, dir, nil, flags...)
+}
+
+// startBinaryEnv is startBinary with the environment variables env (by
+// default the server sees none but PATH: the embedded engine, whatever
+// the test's environment says).
+func startBinaryEnv(t *testing.T, dir string, env []string, flags ...string) *binaryServer {
+	t.Helper()
 	bin := serverBinary(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -119,7 +127,7 @@ func startBinary(t *testing.T, dir string, flags ...string) *binaryServer {
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	cmd := exec.Command(bin, append([]string{"-host", "127.0.0.1", "-port", fmt.Sprint(port), "-data", dir}, flags...)...)
-	cmd.Env = []string{"PATH=/usr/bin:/bin"} // embedded engine, whatever the test's environment says
+	cmd.Env = append([]string{"PATH=/usr/bin:/bin"}, env...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
