@@ -145,7 +145,7 @@ func (s *Service) claim() time.Duration { return s.opts.Timeout + 15*time.Second
 // delivery already in the outbox, unattempted's.
 func (s *Service) HandleEvents(ctx context.Context, events []storage.LoggedEvent) error {
 	type message struct {
-		event storage.Event
+		event storage.LoggedEvent
 		body  []byte
 	}
 	var msgs []message
@@ -158,7 +158,7 @@ func (s *Service) HandleEvents(ctx context.Context, events []storage.LoggedEvent
 			s.log.ErrorContext(ctx, "webhook event not sent", "event", le.ID, "err", err)
 			continue
 		}
-		msgs = append(msgs, message{le.Event, body})
+		msgs = append(msgs, message{le, body})
 	}
 	if len(msgs) == 0 {
 		return nil
@@ -170,10 +170,9 @@ func (s *Service) HandleEvents(ctx context.Context, events []storage.LoggedEvent
 	var deliveries []storage.OutboxItem
 	for _, m := range msgs {
 		for _, h := range hooks {
-			// A webhook gets the events written since it was made: the
-			// worker starts at the oldest event the log keeps. Event times
-			// are rounded down to the second.
-			if h.Subscribed(m.event.Type) && !m.event.Time.Before(h.CreatedAt.Truncate(time.Second)) {
+			// A webhook gets the events logged since it was made: the
+			// worker starts at the oldest event the log keeps.
+			if h.Subscribed(m.event.Type) && h.Since(m.event) {
 				deliveries = append(deliveries, storage.OutboxItem{WebhookID: h.ID, EventID: m.event.ID,
 					EventType: m.event.Type, Body: m.body, State: storage.OutboxPending})
 			}

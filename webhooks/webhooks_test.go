@@ -366,6 +366,32 @@ func TestHandlingAgainAttemptsWhatACrashLeftUnattempted(t *testing.T) {
 	e.consistent()
 }
 
+// TestAWebhookGetsTheEventsLoggedAfterItWasMade: what tells the events
+// before a webhook from those after is the log's position, not the time,
+// which DynamoDB Local rounds down to the minute: an event logged before
+// it is not sent, one logged after it is, whatever its time says.
+func TestAWebhookGetsTheEventsLoggedAfterItWasMade(t *testing.T) {
+	e := newEnv(t)
+	r := newReceiver(t)
+	ctx := context.Background()
+	e.clock.Advance(30 * time.Second)
+	before := e.published("m")
+	logged, err := e.store.AppendEvents(ctx, storage.Append{Records: []storage.RecordEvents{{Sequence: "1", Events: []storage.Event{before}}}})
+	if err != nil || len(logged) != 1 {
+		t.Fatal(logged, err)
+	}
+	e.create(r.URL, storage.EventPostPublished)
+	after := e.published("n")
+	after.Time = e.clock.Now().Truncate(time.Minute) // as DynamoDB Local gives it
+	if err := e.hooks.HandleEvents(ctx, []storage.LoggedEvent{logged[0], {Position: logged[0].Position + 1, Event: after}}); err != nil {
+		t.Fatal(err)
+	}
+	got := r.deliveries()
+	if len(got) != 1 || got[0].header.Get("webhook-id") != after.ID {
+		t.Errorf("%d deliveries, want the event logged after the webhook was made only", len(got))
+	}
+}
+
 // TestCheckFindsOrphansAndStuckDeliveries leaves what a crash or a bug
 // could: a delivery whose webhook is gone, and one due long ago that
 // nothing attempts.
