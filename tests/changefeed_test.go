@@ -34,7 +34,7 @@ import (
 // on the same data (directory or table) by restart.
 type feedServer struct {
 	*binaryServer
-	t     *testing.T
+	t     testing.TB
 	dir   string
 	env   []string
 	flags []string
@@ -43,7 +43,7 @@ type feedServer struct {
 // startFeedServer starts the server binary with its change feed, webhooks
 // allowed to reach loopback over plain http, no demo blog, and tokens
 // signed with testSecret.
-func startFeedServer(t *testing.T) *feedServer {
+func startFeedServer(t testing.TB) *feedServer {
 	t.Helper()
 	s := &feedServer{t: t, dir: t.TempDir(), env: []string{"JWT_SECRET=" + string(testSecret)},
 		flags: []string{"-log-format", "json", "-log-level", "warn", "-seed-demo=false",
@@ -121,7 +121,7 @@ type feedReceiver struct {
 	changed chan struct{} // closed at the next delivery
 }
 
-func newFeedReceiver(t *testing.T) *feedReceiver {
+func newFeedReceiver(t testing.TB) *feedReceiver {
 	r := &feedReceiver{changed: make(chan struct{})}
 	r.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
 		body, err := io.ReadAll(req.Body)
@@ -158,7 +158,7 @@ func (r *feedReceiver) deliveries() []delivery {
 
 // waitFor waits until cond holds of the deliveries received, woken by
 // each, and returns them; it fails the test after 30 s.
-func (r *feedReceiver) waitFor(t *testing.T, what string, cond func([]delivery) bool) []delivery {
+func (r *feedReceiver) waitFor(t testing.TB, what string, cond func([]delivery) bool) []delivery {
 	t.Helper()
 	deadline := time.NewTimer(30 * time.Second)
 	defer deadline.Stop()
@@ -179,7 +179,7 @@ func (r *feedReceiver) waitFor(t *testing.T, what string, cond func([]delivery) 
 
 // waitEvent waits for a delivery of an event of type typ that match
 // accepts, and returns it.
-func (r *feedReceiver) waitEvent(t *testing.T, typ string, match func(storage.EventData) bool) delivery {
+func (r *feedReceiver) waitEvent(t testing.TB, typ string, match func(storage.EventData) bool) delivery {
 	t.Helper()
 	var found delivery
 	r.waitFor(t, typ, func(ds []delivery) bool {
@@ -230,7 +230,7 @@ func hasAll(list []string, want ...string) bool {
 }
 
 // rawID returns the id inside the global id gid of kind ("Post:<id>").
-func rawID(t *testing.T, gid, kind string) string {
+func rawID(t testing.TB, gid, kind string) string {
 	t.Helper()
 	b, err := base64.RawURLEncoding.DecodeString(gid)
 	id, ok := strings.CutPrefix(string(b), kind+":")
