@@ -333,8 +333,9 @@ func authorGIDOf(id string) string {
 }
 
 // TestCrashLosesNoWebhookDelivery kills the server with SIGKILL during a
-// burst of 200 comments from several writers and starts it again on the
-// same data: the event of every comment it acknowledged reaches the
+// burst of comments from several writers (100 to 400 acknowledged, by the
+// machine's pace), with deliveries on their way, and starts it again on
+// the same data: the event of every comment it acknowledged reaches the
 // webhook after the restart, and a delivery made twice is the same event,
 // with the same webhook-id and body.
 func TestCrashLosesNoWebhookDelivery(t *testing.T) {
