@@ -239,6 +239,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	return nil
 }
 
+// embeddedFeedOwner names the server in the change feed's leases on the
+// embedded engine.
+const embeddedFeedOwner = "embedded"
+
 // newFeed returns the server's part of the change feed on store's table
 // (package changefeed), to run until the server stops: every server of
 // the fleet runs one, and the leases in the table share the stream's
@@ -249,9 +253,19 @@ func newFeed(ctx context.Context, clientCfg storage.ClientConfig, store *storage
 	if err != nil {
 		return nil, err
 	}
+	opts := changefeed.Options{Retention: cfg.eventRetention, Logger: logger, NoShards: !cfg.readStream}
 	// Events name the frontend's pages with the paths the feeds link to.
 	paths := cfg.paths
-	feed := changefeed.New(store, streams, changefeed.Options{Retention: cfg.eventRetention, Logger: logger, NoShards: !cfg.readStream, Paths: &paths})
+	opts.Paths = &paths
+	if cfg.backend() == backendEmbedded {
+		// One process at a time opens the data file (embedded.ErrLocked),
+		// so a lease in it is this server's or one of a process that has
+		// ended: under one owner name, a server restarted after a crash
+		// takes its leases back at once, where another name would wait
+		// for them to expire (changefeed.DefaultLeaseDuration).
+		opts.Owner = embeddedFeedOwner
+	}
+	feed := changefeed.New(store, streams, opts)
 	// One server at a time sweeps the schedule: a scheduled post goes
 	// live, with its post.published, within about a second of its time.
 	feed.AddWorker(changefeed.Worker{Name: "schedule", Every: time.Second, Tick: func(ctx context.Context) error {

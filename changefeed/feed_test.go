@@ -391,3 +391,63 @@ func TestTakeoverComesWhenTheLeaseExpires(t *testing.T) {
 	}
 	e.consistent()
 }
+
+// TestASlowWorkerKeepsItsLease: a worker whose Events takes longer than a
+// lease lasts (a webhook endpoint may take 15 s an attempt) keeps its
+// lease, renewed by the coordinator apart from the work, and another
+// server never runs it meanwhile.
+func TestASlowWorkerKeepsItsLease(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	var got collector
+	a := e.feed("a")
+	a.AddWorker(Worker{Name: "slow", Events: func(ctx context.Context, events []storage.LoggedEvent) error {
+		once.Do(func() { close(entered) })
+		select {
+		case <-release:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		got.add(events)
+		return nil
+	}})
+	e.run(a)
+	e.write(1)
+	select {
+	case <-entered:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the worker got no events in 30 s")
+	}
+	b := e.feed("b")
+	var other collector
+	b.AddWorker(Worker{Name: "slow", Events: func(_ context.Context, events []storage.LoggedEvent) error {
+		other.add(events)
+		return nil
+	}})
+	e.run(b)
+	// Blocked for two lease durations, a still holds the lease.
+	blocked := time.Now()
+	lease := storage.WorkerLease("slow")
+	e.eventually("the lease renewed two lease durations after the worker blocked", func() bool {
+		leases, err := e.store.Leases(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range leases {
+			if l.Name == lease && l.Owner != "a" {
+				t.Fatalf("the lease of the blocked worker went to %q", l.Owner)
+			}
+			if l.Name == lease && l.Until.After(blocked.Add(2*a.opts.LeaseDuration)) {
+				return true
+			}
+		}
+		return false
+	})
+	close(release)
+	e.eventually("the event at the worker", func() bool { return len(got.got()) == 1 })
+	if n := len(other.got()); n != 0 {
+		t.Errorf("the other server's worker got %d events", n)
+	}
+}

@@ -33,7 +33,7 @@
 //	event log head            EVENTLOG           HEAD                                   (seq: the last position)
 //	logged event              EVENTLOG           EVENT#<20-digit position>              (position, event: its JSON, expiresAt TTL)
 //	schedule item             SCHEDULE           <publishedAt>#<postId>                 (postId, at: a scheduled post not yet gone live)
-//	webhook                   WEBHOOKS           WEBHOOK#<id>                           (url, events, enabled, secret, previousSecret until previousUntil)
+//	webhook                   WEBHOOKS           WEBHOOK#<id>                           (url, events, enabled, secret, previousSecret until previousUntil, logAfter)
 //	webhooks' count           WEBHOOKS           COUNT                                  (count, at most 100)
 //	outbox item (pending)     WEBHOOK#<id>       OUTBOX#<eventId>                       OUTBOX / <nextAttemptAt>#<webhookId>#<eventId>   (body, attempts)
 //	outbox item (done)        WEBHOOK#<id>       OUTBOX#<eventId>                       (state DELIVERED or FAILED, expiresAt TTL: 7 days)
@@ -534,7 +534,11 @@
 // the item alone, or a stream record of it, does not show it; it is never
 // answered after createWebhook and rotateWebhookSecret. A rotation keeps
 // the previous one (previousSecret) until previousUntil, and both sign
-// meanwhile.
+// meanwhile. A webhook keeps the event log's head when it was made
+// (logAfter) and gets the events logged after it: event times are too
+// coarse to tell (DynamoDB Local rounds a record's time down to the
+// minute). A webhook without it, made by an earlier version, gets the
+// events whose time is not before its creation's second.
 //
 // The outbox has one item per webhook and event (WEBHOOK#<id>,
 // OUTBOX#<eventId>), put with attribute_not_exists, so handling an event

@@ -64,12 +64,29 @@ type Webhook struct {
 	UpdatedAt      time.Time
 	// LastSuccessAt is when an endpoint last answered 2xx.
 	LastSuccessAt time.Time
+	// LogAfter is the event log's head when the webhook was made: it gets
+	// the events logged after it (Since). Nil for a webhook made before
+	// the head was kept.
+	LogAfter *int64
 	// Secret signs every delivery; PreviousSecret signs too until
 	// PreviousUntil, after a rotation. They are kept as the caller wrote
 	// them (package webhooks seals them).
 	Secret         string
 	PreviousSecret string
 	PreviousUntil  time.Time
+}
+
+// Since reports whether e came after w was made: e was logged after the
+// log's head at w's creation, or, for a webhook made before the head was
+// kept, e's time is not before w's creation's second. Event times are
+// stream records' approximate creation times, rounded down to the second
+// by DynamoDB and to the minute by DynamoDB Local, so the head is what
+// tells the events of the minute a webhook was made apart.
+func (w *Webhook) Since(e LoggedEvent) bool {
+	if w.LogAfter != nil {
+		return e.Position > *w.LogAfter
+	}
+	return !e.Time.Before(w.CreatedAt.Truncate(time.Second))
 }
 
 // Subscribed reports whether w is enabled and gets events of type t.
@@ -117,13 +134,14 @@ type webhookItem struct {
 	Secret         string   `dynamodbav:"secret"`
 	PreviousSecret string   `dynamodbav:"previousSecret,omitempty"`
 	PreviousUntil  string   `dynamodbav:"previousUntil,omitempty"`
+	LogAfter       *int64   `dynamodbav:"logAfter,omitempty"`
 }
 
 func (it *webhookItem) webhook() *Webhook {
 	w := &Webhook{ID: it.ID, URL: it.URL, Description: it.Description, Enabled: it.Enabled,
 		DisabledReason: it.DisabledReason, CreatedAt: parseKeyTime(it.CreatedAt), UpdatedAt: parseKeyTime(it.UpdatedAt),
 		LastSuccessAt: parseKeyTime(it.LastSuccessAt), Secret: it.Secret, PreviousSecret: it.PreviousSecret,
-		PreviousUntil: parseKeyTime(it.PreviousUntil)}
+		PreviousUntil: parseKeyTime(it.PreviousUntil), LogAfter: it.LogAfter}
 	for _, e := range it.Events {
 		w.Events = append(w.Events, EventType(e))
 	}
@@ -222,11 +240,17 @@ func (s *Store) CreateWebhook(ctx context.Context, in WebhookInput, secret strin
 	if err := validateWebhook(in, p, true); err != nil {
 		return nil, err
 	}
+	// Read before the webhook is written: every event of a write made
+	// after it exists is logged after this head.
+	head, err := s.EventLogHead(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("create webhook: %w", err)
+	}
 	now := keyTime(s.Now())
 	id := newID()
 	k := webhookKey(id)
 	it := webhookItem{PK: k.PK, SK: k.SK, Type: typeWebhook, ID: id, URL: *in.URL, Events: eventStrings(in.Events),
-		Description: deref(in.Description), Enabled: true, CreatedAt: now, UpdatedAt: now, Secret: secret}
+		Description: deref(in.Description), Enabled: true, CreatedAt: now, UpdatedAt: now, Secret: secret, LogAfter: &head}
 	full := invalid("url", "at most %d webhooks can exist; delete one first", MaxWebhooks)
 	t := s.newTxn()
 	if err := t.put(it, ptr(condNotExists()), ErrAlreadyExists); err != nil {

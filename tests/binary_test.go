@@ -75,7 +75,7 @@ var built struct {
 
 // serverBinary builds the server binary once for every test of the
 // package that starts it.
-func serverBinary(t *testing.T) string {
+func serverBinary(t testing.TB) string {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("builds and starts the server binary")
@@ -109,7 +109,15 @@ type binaryServer struct {
 
 // startBinary starts the server binary on a free port with its data in
 // dir and the given extra flags, and waits until it is ready.
-func startBinary(t *testing.T, dir string, flags ...string) *binaryServer {
+func startBinary(t testing.TB, dir string, flags ...string) *binaryServer {
+	t.Helper()
+	return startBinaryEnv(t, dir, nil, flags...)
+}
+
+// startBinaryEnv is startBinary with the environment variables env (by
+// default the server sees none but PATH: the embedded engine, whatever
+// the test's environment says).
+func startBinaryEnv(t testing.TB, dir string, env []string, flags ...string) *binaryServer {
 	t.Helper()
 	bin := serverBinary(t)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -119,7 +127,7 @@ func startBinary(t *testing.T, dir string, flags ...string) *binaryServer {
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
 	cmd := exec.Command(bin, append([]string{"-host", "127.0.0.1", "-port", fmt.Sprint(port), "-data", dir}, flags...)...)
-	cmd.Env = []string{"PATH=/usr/bin:/bin"} // embedded engine, whatever the test's environment says
+	cmd.Env = append([]string{"PATH=/usr/bin:/bin"}, env...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -258,7 +258,7 @@ func status(err error) int {
 	return http.StatusOK
 }
 
-func ok[T any](t *testing.T) func(T, error) T {
+func ok[T any](t testing.TB) func(T, error) T {
 	return func(v T, err error) T {
 		t.Helper()
 		if err != nil {

@@ -136,14 +136,16 @@ func (s *Service) claim() time.Duration { return s.opts.Timeout + 15*time.Second
 // each enabled webhook subscribed to its type and makes its first attempt
 // at once, opts.Concurrency deliveries at a time, and returns when they
 // are made. A delivery already in the outbox (the events handled before)
-// is left to RetryDue: each event reaches each webhook once per attempt.
+// is left to RetryDue, unless no attempt at it was recorded (see
+// unattempted): each event reaches each webhook once per attempt.
 // It fails only when the webhooks or the outbox cannot be read or written,
 // or ctx ends; the events are then handled again, which writes what is
 // missing and sends nothing twice. Requests: 1 Query of the webhooks when an event is
-// public, 1 PutItem per delivery, and each attempt's (see deliver).
+// public, 1 PutItem per delivery, and each attempt's (see deliver); a
+// delivery already in the outbox, unattempted's.
 func (s *Service) HandleEvents(ctx context.Context, events []storage.LoggedEvent) error {
 	type message struct {
-		event storage.Event
+		event storage.LoggedEvent
 		body  []byte
 	}
 	var msgs []message
@@ -156,7 +158,7 @@ func (s *Service) HandleEvents(ctx context.Context, events []storage.LoggedEvent
 			s.log.ErrorContext(ctx, "webhook event not sent", "event", le.ID, "err", err)
 			continue
 		}
-		msgs = append(msgs, message{le.Event, body})
+		msgs = append(msgs, message{le, body})
 	}
 	if len(msgs) == 0 {
 		return nil
@@ -168,12 +170,9 @@ func (s *Service) HandleEvents(ctx context.Context, events []storage.LoggedEvent
 	var deliveries []storage.OutboxItem
 	for _, m := range msgs {
 		for _, h := range hooks {
-			// A webhook gets the events written since it was made: the
-			// worker starts at the oldest event the log keeps. Event times
-			// are the stream records', rounded down to the second by
-			// DynamoDB and to the minute by DynamoDB Local, so the events
-			// of the minute it was made in are sent too.
-			if h.Subscribed(m.event.Type) && !m.event.Time.Before(h.CreatedAt.Truncate(time.Minute)) {
+			// A webhook gets the events logged since it was made: the
+			// worker starts at the oldest event the log keeps.
+			if h.Subscribed(m.event.Type) && h.Since(m.event) {
 				deliveries = append(deliveries, storage.OutboxItem{WebhookID: h.ID, EventID: m.event.ID,
 					EventType: m.event.Type, Body: m.body, State: storage.OutboxPending})
 			}
@@ -197,6 +196,15 @@ func (s *Service) HandleEvents(ctx context.Context, events []storage.LoggedEvent
 			mu.Unlock()
 			return
 		}
+		if !added {
+			o, added, err = s.unattempted(ctx, o)
+			if err != nil {
+				mu.Lock()
+				first = cmp.Or(first, err)
+				mu.Unlock()
+				return
+			}
+		}
 		if added {
 			s.deliver(ctx, byID[o.WebhookID], o, false)
 		}
@@ -208,6 +216,31 @@ func (s *Service) HandleEvents(ctx context.Context, events []storage.LoggedEvent
 		return err
 	}
 	return nil
+}
+
+// unattempted returns the delivery o as the outbox has it, claimed, and
+// true when no attempt at it was recorded: the events were handled before
+// by a server that stopped (a crash, a lost lease) between writing it and
+// recording its first attempt. That attempt may never have been made, so
+// it is made now, not when the claim lapses (claim, 30 s by default); at
+// worst the endpoint gets the event twice with the same webhook-id, as
+// delivery at least once allows. Requests: 1 GetItem, and 1 UpdateItem
+// when it claims.
+func (s *Service) unattempted(ctx context.Context, o storage.OutboxItem) (storage.OutboxItem, bool, error) {
+	cur, err := s.store.GetOutbox(ctx, o.WebhookID, o.EventID)
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		return o, false, nil // given up and gone, or its webhook deleted
+	case err != nil:
+		return o, false, err
+	case cur.State != storage.OutboxPending || cur.Attempts > 0:
+		return o, false, nil // RetryDue's
+	}
+	claimed, err := s.store.ClaimOutbox(ctx, cur, s.opts.Now().Add(s.claim()))
+	if errors.Is(err, storage.ErrVersionConflict) {
+		return o, false, nil // attempted or claimed meanwhile
+	}
+	return claimed, err == nil, err
 }
 
 // RetryDue makes the attempts that are due, up to 100 at a time,
