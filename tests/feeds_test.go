@@ -25,15 +25,15 @@ import (
 
 const siteURL = "https://blog.example.com"
 
-// feedServer serves s's store's feeds and sitemap, counting the DynamoDB
+// syndicationServer serves s's store's feeds and sitemap, counting the DynamoDB
 // requests of the last one.
-type feedServer struct {
+type syndicationServer struct {
 	url  string
 	mu   sync.Mutex
 	last *storage.Counter
 }
 
-func newFeedServer(t *testing.T, s *server, configure ...func(*syndication.Options)) *feedServer {
+func newSyndicationServer(t *testing.T, s *server, configure ...func(*syndication.Options)) *syndicationServer {
 	t.Helper()
 	opts := syndication.Options{
 		SiteURL: siteURL, Title: "Test Blog", Paths: storage.DefaultPaths,
@@ -48,7 +48,7 @@ func newFeedServer(t *testing.T, s *server, configure ...func(*syndication.Optio
 	}
 	mux := http.NewServeMux()
 	h.Register(mux)
-	fs := &feedServer{}
+	fs := &syndicationServer{}
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, counter := storage.WithRequestCounter(r.Context())
 		fs.mu.Lock()
@@ -63,7 +63,7 @@ func newFeedServer(t *testing.T, s *server, configure ...func(*syndication.Optio
 
 // get fetches path with headers and returns the answer and its DynamoDB
 // requests.
-func (f *feedServer) get(t *testing.T, path string, headers ...string) (httpAnswer, int) {
+func (f *syndicationServer) get(t *testing.T, path string, headers ...string) (httpAnswer, int) {
 	t.Helper()
 	h := map[string]string{}
 	for i := 0; i+1 < len(headers); i += 2 {
@@ -83,7 +83,7 @@ var feedFormats = []string{"feed.xml", "atom.xml", "feed.json"}
 func TestFeeds(t *testing.T) {
 	s := newServer(t)
 	b := s.seedBlog(t)
-	f := newFeedServer(t, s)
+	f := newSyndicationServer(t, s)
 	ids := map[string]string{} // slug → id
 	for i, id := range b.published {
 		ids[postSlug(i)] = storeID(t, id)
@@ -155,12 +155,12 @@ func storeID(t *testing.T, global string) string {
 func TestFeedRequests(t *testing.T) {
 	s := newServer(t)
 	s.seedBlog(t)
-	full := newFeedServer(t, s)
-	excerpt := newFeedServer(t, s, func(o *syndication.Options) { o.Content = syndication.ContentExcerpt })
+	full := newSyndicationServer(t, s)
+	excerpt := newSyndicationServer(t, s, func(o *syndication.Options) { o.Content = syndication.ContentExcerpt })
 	for _, limit := range []string{"", "?limit=100"} {
 		for _, c := range []struct {
 			name   string
-			f      *feedServer
+			f      *syndicationServer
 			path   string
 			budget int
 		}{
@@ -207,7 +207,7 @@ func TestFeedRequests(t *testing.T) {
 func TestFeedCaching(t *testing.T) {
 	s := newServer(t)
 	b := s.seedBlog(t)
-	f := newFeedServer(t, s)
+	f := newSyndicationServer(t, s)
 	for _, path := range []string{"/feed.xml", "/categories/go/atom.xml", "/authors/ada-lovelace/feed.json", "/sitemap.xml"} {
 		t.Run(path, func(t *testing.T) {
 			a, _ := f.get(t, path)
@@ -259,7 +259,7 @@ func contains(list []string, s string) bool {
 func TestFeedErrors(t *testing.T) {
 	s := newServer(t)
 	s.seedBlog(t)
-	f := newFeedServer(t, s)
+	f := newSyndicationServer(t, s)
 	for _, c := range []struct {
 		path   string
 		status int
@@ -304,7 +304,7 @@ func TestFeedErrors(t *testing.T) {
 		equal(t, "POST status", post.status, http.StatusMethodNotAllowed)
 	})
 	t.Run("no site URL: 503 that says what to set", func(t *testing.T) {
-		f := newFeedServer(t, s, func(o *syndication.Options) { o.SiteURL = "" })
+		f := newSyndicationServer(t, s, func(o *syndication.Options) { o.SiteURL = "" })
 		a, n := f.get(t, "/feed.xml")
 		equal(t, "status", a.status, http.StatusServiceUnavailable)
 		equal(t, "requests", n, 0)
@@ -321,7 +321,7 @@ func TestFeedErrors(t *testing.T) {
 func TestFeedLinksFollowPathsAndSlugs(t *testing.T) {
 	s := newServer(t)
 	b := s.seedBlog(t)
-	f := newFeedServer(t, s, func(o *syndication.Options) {
+	f := newSyndicationServer(t, s, func(o *syndication.Options) {
 		o.SiteURL = siteURL + "/"
 		o.Paths.Post = "/blog/{yyyy}/{mm}/{slug}"
 	})
@@ -384,7 +384,7 @@ func TestFeedLinksFollowPathsAndSlugs(t *testing.T) {
 	})
 
 	t.Run("excerpts only", func(t *testing.T) {
-		f := newFeedServer(t, s, func(o *syndication.Options) { o.Content = syndication.ContentExcerpt })
+		f := newSyndicationServer(t, s, func(o *syndication.Options) { o.Content = syndication.ContentExcerpt })
 		for _, format := range feedFormats {
 			a, _ := f.get(t, "/"+format)
 			_, _, entries := parseFeed(t, format, a.body)

@@ -17,7 +17,7 @@ import (
 func TestSitemap(t *testing.T) {
 	s := newServer(t)
 	b := s.seedBlog(t)
-	f := newFeedServer(t, s, func(o *syndication.Options) { o.SitemapPageSize = 3 })
+	f := newSyndicationServer(t, s, func(o *syndication.Options) { o.SitemapPageSize = 3 })
 	type loc struct {
 		Loc     string `xml:"loc"`
 		LastMod string `xml:"lastmod"`
