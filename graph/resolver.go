@@ -24,6 +24,8 @@ type Resolver struct {
 	readers storage.ReaderRules
 	// webhooks manages the webhooks and delivers pings and redeliveries.
 	webhooks *webhooks.Service
+	// live gives subscriptions their events.
+	live LiveOptions
 }
 
 // newResolver returns the root resolver over store, with the policy for

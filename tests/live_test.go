@@ -1,0 +1,212 @@
+package tests
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/blogql/blog/auth"
+	"github.com/blogql/blog/gqlhttp"
+	"github.com/blogql/blog/graph"
+)
+
+// Subscriptions over both transports, as a frontend uses them: a page
+// read with the log's cursor, then a subscription after it.
+
+// cursor returns liveCursor, read as a frontend reads it with its page.
+func (s *liveServer) cursor(t *testing.T) string {
+	t.Helper()
+	resp, err := http.Post(s.url, "application/json", strings.NewReader(`{"query":"{ liveCursor }"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Data struct{ LiveCursor string }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || out.Data.LiveCursor == "" {
+		t.Fatalf("liveCursor: %v %+v", err, out)
+	}
+	return out.Data.LiveCursor
+}
+
+// bodies returns the bodies of the next n comment events of st, and the
+// cursor of the last.
+func bodies(t *testing.T, st stream, n int) ([]string, string) {
+	t.Helper()
+	var got []string
+	cursor := ""
+	for range n {
+		r, ok := st.next()
+		if !ok {
+			t.Fatalf("the stream completed after %v", got)
+		}
+		e := r.comment(t)
+		if r.id != "" && r.id != e.Cursor {
+			t.Errorf("SSE id %q, cursor %q", r.id, e.Cursor)
+		}
+		got = append(got, e.Comment.Body)
+		cursor = e.Cursor
+	}
+	return got, cursor
+}
+
+func TestLiveACommentArrivesOnBothTransports(t *testing.T) {
+	s := newLiveServer(t)
+	ada, post := s.livePost(t)
+	after := s.cursor(t)
+	vars := map[string]any{"post": post, "after": after}
+	ws := s.dialWS(t, nil).subscribe("1", commentAddedQuery, vars)
+	sse, _ := s.subscribeSSE(t, http.MethodPost, "", commentAddedQuery, vars, "")
+	addLiveComment(t, ada, post, "First!")
+	for name, st := range map[string]stream{"websocket": ws, "sse": sse} {
+		got, _ := bodies(t, st, 1)
+		equal(t, name+" body", got[0], "First!")
+	}
+}
+
+func TestLiveResumeDeliversExactlyTheMissedEventsInOrder(t *testing.T) {
+	s := newLiveServer(t)
+	ada, post := s.livePost(t)
+	start := s.cursor(t)
+	addLiveComment(t, ada, post, "c0")
+	// Both transports read c0 and leave.
+	conn := s.dialWS(t, map[string]any{"Authorization": "Bearer " + s.token(time.Minute, "ada", auth.RoleAuthor)})
+	_, wsCursor := bodies(t, conn.subscribe("a", commentAddedQuery, map[string]any{"post": post, "after": start}), 1)
+	conn.stop("a")
+	sse, _ := s.subscribeSSE(t, http.MethodPost, "", commentAddedQuery, map[string]any{"post": post, "after": start}, "")
+	_, sseCursor := bodies(t, sse, 1)
+	sse.close()
+
+	var want []string
+	for i := range 120 { // more than a page of the log
+		want = append(want, fmt.Sprintf("c%d", i+1))
+		addLiveComment(t, ada, post, want[i])
+	}
+	ws := conn.subscribe("b", commentAddedQuery, map[string]any{"post": post, "after": wsCursor})
+	// EventSource resumes with a GET whose Last-Event-ID is the last id.
+	resumed, _ := s.subscribeSSE(t, http.MethodGet, "", commentAddedQuery, map[string]any{"post": post}, sseCursor)
+	for name, st := range map[string]stream{"websocket": ws, "sse": resumed} {
+		got, _ := bodies(t, st, len(want))
+		equal(t, name+" replay", strings.Join(got, ","), strings.Join(want, ","))
+	}
+	// Then live, with nothing twice.
+	addLiveComment(t, ada, post, "live")
+	for name, st := range map[string]stream{"websocket": ws, "sse": resumed} {
+		got, _ := bodies(t, st, 1)
+		equal(t, name+" live", got[0], "live")
+	}
+}
+
+func TestLiveReadersDoNotSeePendingComments(t *testing.T) {
+	s := newLiveServer(t)
+	ada, post := s.livePost(t)
+	after := s.cursor(t)
+	vars := map[string]any{"post": post, "after": after}
+	reader := s.subscribeSSEOK(t, "", vars)
+	author := s.subscribeSSEOK(t, s.token(time.Minute, "ada", auth.RoleAuthor), vars)
+	addLiveComment(t, s.as("rita", auth.RoleReader), post, "held")
+	addLiveComment(t, ada, post, "by the author")
+
+	got, _ := bodies(t, author, 2)
+	equal(t, "the author's events", strings.Join(got, ","), "held,by the author")
+	got, _ = bodies(t, reader, 1)
+	equal(t, "the reader's first event", got[0], "by the author")
+}
+
+func (s *liveServer) subscribeSSEOK(t *testing.T, token string, vars map[string]any) *sseStream {
+	t.Helper()
+	st, status := s.subscribeSSE(t, http.MethodPost, token, commentAddedQuery, vars, "")
+	equal(t, "status", status, http.StatusOK)
+	return st
+}
+
+func TestLiveBadSubscriptionsFailClearly(t *testing.T) {
+	s := newLiveServer(t)
+	ada, post := s.livePost(t)
+	ctx := context.Background()
+	draft := ok[*CreatePostResponse](t)(CreatePost(ctx, ada, CreatePostInput{Title: "Draft", Slug: "draft"})).CreatePost.Post.Id
+	ahead := s.cursorAt(t, 1<<40)
+	for _, c := range []struct {
+		name string
+		vars map[string]any
+		code string
+	}{
+		{"a post id that is not one", map[string]any{"post": "nope"}, graph.CodeBadUserInput},
+		{"a post that does not exist", map[string]any{"post": postGIDOf("missing")}, graph.CodeNotFound},
+		{"a draft, for a reader", map[string]any{"post": draft}, graph.CodeNotFound},
+		{"a cursor that is not one", map[string]any{"post": post, "after": "bad"}, graph.CodeBadUserInput},
+		{"a cursor past the log's end", map[string]any{"post": post, "after": ahead}, graph.CodeBadUserInput},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for name, st := range map[string]stream{
+				"websocket": s.dialWS(t, nil).subscribe("x", commentAddedQuery, c.vars),
+				"sse":       s.subscribeSSEOK(t, "", c.vars),
+			} {
+				r, ok := st.next()
+				if !ok {
+					t.Fatalf("%s: completed with no error", name)
+				}
+				equal(t, name+" code", r.code(), c.code)
+			}
+		})
+	}
+}
+
+// cursorAt returns the cursor of position pos, as the server makes it.
+func (s *liveServer) cursorAt(t *testing.T, pos int64) string {
+	t.Helper()
+	return base64.RawURLEncoding.EncodeToString([]byte(fmt.Sprintf("event:%d", pos)))
+}
+
+func TestLiveLimits(t *testing.T) {
+	limited := func(t *testing.T) (*liveServer, map[string]any) {
+		s := newLiveServer(t, func(o *graph.HandlerOptions) {
+			o.Live.PerConnection = 2
+			o.HTTP.Streams.PerAddress = 2
+		})
+		ada, post := s.livePost(t)
+		s.ada = ada
+		return s, map[string]any{"post": post}
+	}
+	t.Run("subscriptions per connection", func(t *testing.T) {
+		s, vars := limited(t)
+		ada, post := s.ada, vars["post"].(string)
+		vars["after"] = s.cursor(t)
+		conn := s.dialWS(t, nil)
+		first := conn.subscribe("1", commentAddedQuery, vars)
+		second := conn.subscribe("2", commentAddedQuery, vars)
+		addLiveComment(t, ada, post, "both are open")
+		bodies(t, first, 1)
+		bodies(t, second, 1)
+		r, _ := conn.subscribe("3", commentAddedQuery, vars).next()
+		equal(t, "code", r.code(), graph.CodeTooManySubscriptions)
+	})
+	t.Run("streams per address", func(t *testing.T) {
+		s, vars := limited(t)
+		s.dialWS(t, nil)
+		s.subscribeSSEOK(t, "", vars)
+		_, status := s.subscribeSSE(t, http.MethodPost, "", commentAddedQuery, vars, "")
+		equal(t, "status", status, http.StatusTooManyRequests)
+		if _, err := s.dialWSErr(t, nil); err == nil || err.Error() != http.StatusText(http.StatusTooManyRequests) {
+			t.Errorf("a third WebSocket: %v, want 429", err)
+		}
+	})
+	t.Run("a subscription sent as a plain request", func(t *testing.T) {
+		s, vars := limited(t)
+		body, _ := json.Marshal(map[string]any{"query": commentAddedQuery, "variables": vars})
+		resp, err := http.Post(s.url, "application/json", strings.NewReader(string(body)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var r result
+		_ = json.NewDecoder(resp.Body).Decode(&r)
+		equal(t, "code", r.code(), gqlhttp.CodeBadRequest)
+	})
+}
