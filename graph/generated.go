@@ -3308,14 +3308,14 @@ type CommentEvent {
 What happened to a post.
 """
 enum PostEventKind {
-  "The post became public: published now, or a scheduled post that went live."
-  PUBLISHED
-  "A public post changed in a way readers see."
-  EDITED
-  "The post is no longer public: it became a draft or was scheduled again."
-  UNPUBLISHED
   "The post was deleted."
   DELETED
+  "A public post changed in a way readers see."
+  EDITED
+  "The post became public: published now, or a scheduled post that went live."
+  PUBLISHED
+  "The post is no longer public: it became a draft or was scheduled again."
+  UNPUBLISHED
 }
 
 """

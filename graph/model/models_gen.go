@@ -589,26 +589,26 @@ func (e CommentStatus) MarshalJSON() ([]byte, error) {
 type PostEventKind string
 
 const (
-	// The post became public: published now, or a scheduled post that went live.
-	PostEventKindPublished PostEventKind = "PUBLISHED"
-	// A public post changed in a way readers see.
-	PostEventKindEdited PostEventKind = "EDITED"
-	// The post is no longer public: it became a draft or was scheduled again.
-	PostEventKindUnpublished PostEventKind = "UNPUBLISHED"
 	// The post was deleted.
 	PostEventKindDeleted PostEventKind = "DELETED"
+	// A public post changed in a way readers see.
+	PostEventKindEdited PostEventKind = "EDITED"
+	// The post became public: published now, or a scheduled post that went live.
+	PostEventKindPublished PostEventKind = "PUBLISHED"
+	// The post is no longer public: it became a draft or was scheduled again.
+	PostEventKindUnpublished PostEventKind = "UNPUBLISHED"
 )
 
 var AllPostEventKind = []PostEventKind{
-	PostEventKindPublished,
-	PostEventKindEdited,
-	PostEventKindUnpublished,
 	PostEventKindDeleted,
+	PostEventKindEdited,
+	PostEventKindPublished,
+	PostEventKindUnpublished,
 }
 
 func (e PostEventKind) IsValid() bool {
 	switch e {
-	case PostEventKindPublished, PostEventKindEdited, PostEventKindUnpublished, PostEventKindDeleted:
+	case PostEventKindDeleted, PostEventKindEdited, PostEventKindPublished, PostEventKindUnpublished:
 		return true
 	}
 	return false
