@@ -30,6 +30,9 @@ const (
 	// initTimeout is how long a WebSocket connection may take to send
 	// connection_init.
 	initTimeout = 10 * time.Second
+	// shutdownGrace is how long a stream has, once Shutdown is closed,
+	// to send its last answers before it is closed.
+	shutdownGrace = 500 * time.Millisecond
 )
 
 // Codes of refused streams.
@@ -155,6 +158,15 @@ func (g *streamGate) wrap(next http.Handler) http.Handler {
 			go func() {
 				select {
 				case <-g.opts.Shutdown:
+				case <-ctx.Done():
+					return
+				}
+				// The subscriptions' last answers (SHUTTING_DOWN) go out
+				// before the connection closes.
+				t := time.NewTimer(shutdownGrace)
+				defer t.Stop()
+				select {
+				case <-t.C:
 					cancel()
 				case <-ctx.Done():
 				}

@@ -132,7 +132,26 @@ func (s *liveServer) livePost(t *testing.T) (graphql.Client, string) {
 	ada := s.as("ada", auth.RoleAuthor)
 	p := ok[*CreatePostResponse](t)(CreatePost(ctx, ada, CreatePostInput{Title: "Live", Slug: "live", Body: ptr("Body.")})).CreatePost.Post
 	ok[*PublishPostResponse](t)(PublishPost(ctx, ada, PublishPostInput{Id: p.Id}))
+	// A cursor read from now on is after the post's publication.
+	s.waitLogged(t, storage.EventPostPublished)
 	return ada, p.Id
+}
+
+// waitLogged waits until the event log holds an event of type typ.
+func (s *liveServer) waitLogged(t *testing.T, typ storage.EventType) {
+	t.Helper()
+	waitFor(t, func() bool {
+		events, err := s.store.EventsAfter(context.Background(), 0, storage.MaxEventsPage)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range events {
+			if e.Type == typ {
+				return true
+			}
+		}
+		return false
+	})
 }
 
 // addLiveComment adds a comment with body to post as c, and returns its id.

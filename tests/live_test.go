@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorilla/websocket"
+
 	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph"
@@ -209,4 +211,194 @@ func TestLiveLimits(t *testing.T) {
 		_ = json.NewDecoder(resp.Body).Decode(&r)
 		equal(t, "code", r.code(), gqlhttp.CodeBadRequest)
 	})
+}
+
+const postUpdatedQuery = `subscription($id: ID!, $after: String) {
+  postUpdated(id: $id, after: $after) { cursor kind deleted postId post { title status } }
+}`
+
+const postPublishedQuery = `subscription($category: String, $after: String) {
+  postPublished(category: $category, after: $after) { kind post { title } }
+}`
+
+// postEvent is what the tests ask postUpdated and postPublished for.
+type postEvent struct {
+	Kind    string
+	Deleted bool
+	Post    *struct{ Title, Status string }
+}
+
+func (r result) post(t *testing.T, field string) postEvent {
+	t.Helper()
+	if len(r.Errors) > 0 {
+		t.Fatalf("errors: %+v", r.Errors)
+	}
+	var e postEvent
+	if err := json.Unmarshal(r.Data[field], &e); err != nil {
+		t.Fatalf("%s %s: %v", field, r.Data[field], err)
+	}
+	return e
+}
+
+func TestLivePostUpdatedFollowsWhatTheReaderMaySee(t *testing.T) {
+	s := newLiveServer(t)
+	ada, post := s.livePost(t)
+	ctx := context.Background()
+	vars := map[string]any{"id": post, "after": s.cursor(t)}
+	reader := s.dialWS(t, nil).subscribe("r", postUpdatedQuery, vars)
+	author := s.dialWS(t, map[string]any{"Authorization": "Bearer " + s.token(time.Hour, "ada", auth.RoleAuthor)}).subscribe("a", postUpdatedQuery, vars)
+
+	// Each event shows the post as it is when it is sent: the test waits
+	// for each before the next write.
+	version := 2
+	steps := []struct {
+		write          func()
+		reader, author string
+	}{
+		{func() {
+			version = ok[*UpdatePostResponse](t)(UpdatePost(ctx, ada, UpdatePostInput{Id: post, ExpectedVersion: version, Title: ptr("Edited")})).UpdatePost.Post.Version
+		}, "EDITED Edited", "EDITED Edited"},
+		{func() { ok[*UnpublishPostResponse](t)(UnpublishPost(ctx, ada, UnpublishPostInput{Id: post})) },
+			"UNPUBLISHED -", "UNPUBLISHED Edited"}, // the author still sees the draft
+		{func() {
+			ok[*UpdatePostResponse](t)(UpdatePost(ctx, ada, UpdatePostInput{Id: post, ExpectedVersion: version + 1, Title: ptr("Again")}))
+			ok[*PublishPostResponse](t)(PublishPost(ctx, ada, PublishPostInput{Id: post}))
+		}, "PUBLISHED Again", "PUBLISHED Again"}, // a draft's edit is no event
+		{func() { ok[*DeletePostResponse](t)(DeletePost(ctx, ada, DeletePostInput{Id: post})) },
+			"DELETED -", "DELETED -"},
+	}
+	for _, step := range steps {
+		step.write()
+		for name, c := range map[string]struct {
+			st   stream
+			want string
+		}{"reader": {reader, step.reader}, "author": {author, step.author}} {
+			r, _ := c.st.next()
+			e := r.post(t, "postUpdated")
+			title := "-"
+			if e.Post != nil {
+				title = e.Post.Title
+			}
+			equal(t, name, e.Kind+" "+title, c.want)
+		}
+	}
+	for name, st := range map[string]stream{"reader": reader, "author": author} {
+		if _, ok := st.next(); ok {
+			t.Errorf("%s: the subscription of a deleted post goes on", name)
+		}
+	}
+}
+
+func TestLivePostPublishedByCategory(t *testing.T) {
+	s := newLiveServer(t)
+	ada, _ := s.livePost(t)
+	ctx := context.Background()
+	admin := s.as("admin", auth.RoleAdmin)
+	ok[*CreateCategoryResponse](t)(CreateCategory(ctx, admin, CreateCategoryInput{Slug: "go", Name: "Go"}))
+	after := s.cursor(t)
+	goPosts := s.subscribeSSEOKQuery(t, postPublishedQuery, map[string]any{"category": "go", "after": after})
+	everything := s.subscribeSSEOKQuery(t, postPublishedQuery, map[string]any{"after": after})
+	for _, p := range []struct {
+		title string
+		cats  []string
+	}{{"Elsewhere", nil}, {"On Go", []string{"go"}}} {
+		id := ok[*CreatePostResponse](t)(CreatePost(ctx, ada, CreatePostInput{Title: p.title, Slug: strings.ToLower(strings.ReplaceAll(p.title, " ", "-")), Categories: p.cats})).CreatePost.Post.Id
+		ok[*PublishPostResponse](t)(PublishPost(ctx, ada, PublishPostInput{Id: id}))
+	}
+	r, _ := goPosts.next()
+	equal(t, "the category's first", r.post(t, "postPublished").Post.Title, "On Go")
+	for _, want := range []string{"Elsewhere", "On Go"} {
+		r, _ := everything.next()
+		equal(t, "the blog's", r.post(t, "postPublished").Post.Title, want)
+	}
+	st, _ := s.subscribeSSE(t, http.MethodPost, "", postPublishedQuery, map[string]any{"category": "nope"}, "")
+	r, _ = st.next()
+	equal(t, "an unknown category", r.code(), graph.CodeNotFound)
+}
+
+func (s *liveServer) subscribeSSEOKQuery(t *testing.T, query string, vars map[string]any) *sseStream {
+	t.Helper()
+	st, status := s.subscribeSSE(t, http.MethodPost, "", query, vars, "")
+	equal(t, "status", status, http.StatusOK)
+	return st
+}
+
+func TestLiveAnExpiredTokenEndsTheSubscription(t *testing.T) {
+	s := newLiveServer(t)
+	ada, post := s.livePost(t)
+	vars := map[string]any{"post": post, "after": s.cursor(t)}
+	// The token expires in two or three seconds (exp is in whole
+	// seconds): its subscription ends then, with the events before it.
+	short := s.token(3*time.Second, "ada", auth.RoleAuthor)
+	st := s.subscribeSSEOK(t, short, vars)
+	addLiveComment(t, ada, post, "before")
+	bodies(t, st, 1)
+	r, _ := st.next()
+	equal(t, "code", r.code(), graph.CodeUnauthenticated)
+	if _, ok := st.next(); ok {
+		t.Error("the stream goes on after the token expired")
+	}
+}
+
+func TestLiveWebSocketsChecksOriginAndToken(t *testing.T) {
+	s := newLiveServer(t)
+	t.Run("a page of another origin", func(t *testing.T) {
+		h := http.Header{"Origin": {"https://evil.example"}}
+		d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}}
+		_, resp, err := d.Dial("ws"+strings.TrimPrefix(s.url, "http"), h)
+		if err == nil || resp == nil || resp.StatusCode != http.StatusForbidden {
+			t.Fatalf("got %v, want 403", err)
+		}
+	})
+	t.Run("a page of the server's own origin", func(t *testing.T) {
+		h := http.Header{"Origin": {s.url}}
+		d := websocket.Dialer{Subprotocols: []string{"graphql-transport-ws"}}
+		conn, _, err := d.Dial("ws"+strings.TrimPrefix(s.url, "http"), h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conn.Close()
+	})
+	t.Run("a bad token in connection_init", func(t *testing.T) {
+		_, err := s.dialWSErr(t, map[string]any{"Authorization": "Bearer nope"})
+		var ce *websocket.CloseError
+		if !asCloseError(err, &ce) || ce.Code != 4403 {
+			t.Fatalf("got %v, want close 4403", err)
+		}
+	})
+}
+
+func TestLiveShutdownTellsClientsToReconnect(t *testing.T) {
+	s := newLiveServer(t)
+	_, post := s.livePost(t)
+	vars := map[string]any{"post": post, "after": s.cursor(t)}
+	conn := s.dialWS(t, nil)
+	ws := conn.subscribe("1", commentAddedQuery, vars)
+	sse := s.subscribeSSEOK(t, "", vars)
+	// Both are registered once the hub counts them.
+	waitFor(t, func() bool { return s.hub.Subscribers() == 2 })
+	s.hub.Close()
+	close(s.shutdown)
+	for name, st := range map[string]stream{"websocket": ws, "sse": sse} {
+		r, _ := st.next()
+		equal(t, name+" code", r.code(), graph.CodeShuttingDown)
+	}
+	select {
+	case code := <-conn.closed:
+		equal(t, "close code", code, 1012)
+	case <-time.After(waitLimit):
+		t.Fatal("the connection stays open")
+	}
+}
+
+// waitFor waits until cond holds, failing the test after waitLimit.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitLimit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not reached in time")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }
