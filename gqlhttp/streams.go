@@ -1,6 +1,7 @@
 package gqlhttp
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -230,11 +231,20 @@ func (g gorillaWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts tr
 		Subprotocols:     opts.Subprotocols,
 		CheckOrigin:      func(*http.Request) bool { return true },
 	}
-	conn, err := up.Upgrade(w, r, opts.ResponseHeader)
+	conn, err := up.Upgrade(hijacker{w}, r, opts.ResponseHeader)
 	if err != nil {
 		return nil, err
 	}
 	return &gorillaConn{Conn: conn, shutdown: g.shutdown}, nil
+}
+
+// hijacker lets gorilla/websocket take the connection of a response
+// writer that wraps the server's (a middleware's, with Unwrap), which its
+// type assertion alone would not find.
+type hijacker struct{ http.ResponseWriter }
+
+func (h hijacker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(h.ResponseWriter).Hijack()
 }
 
 // gorillaConn is a gorilla/websocket connection as gqlgen's transport
