@@ -94,12 +94,23 @@ func newLiveServer(t *testing.T, configure ...liveOptions) *liveServer {
 	for _, f := range configure {
 		f(&opts)
 	}
-	hs := httptest.NewServer(graph.NewHandler(store, opts))
+	// The handler behind a middleware's response writer, as the server
+	// logs requests: a WebSocket upgrade must still reach the connection.
+	h := graph.NewHandler(store, opts)
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h.ServeHTTP(wrappedWriter{w}, r)
+	}))
 	t.Cleanup(hs.Close)
 	s.url = hs.URL
 	s.anon = graphql.NewClient(hs.URL, hs.Client())
 	return s
 }
+
+// wrappedWriter is a middleware's response writer: http.ResponseController
+// finds the server's through Unwrap.
+type wrappedWriter struct{ http.ResponseWriter }
+
+func (w wrappedWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // token returns a token of sub with roles, valid for d from now.
 func (s *liveServer) token(d time.Duration, sub string, roles ...string) string {
