@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -67,7 +68,7 @@ func newLiveServer(t *testing.T, configure ...liveOptions) *liveServer {
 	if err := store.CreateTable(ctx); err != nil {
 		t.Fatal(err)
 	}
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	logger := slog.New(slog.NewTextHandler(liveLogOutput(), nil))
 	feed := changefeed.New(store, streams, changefeed.Options{
 		LeaseDuration: 2 * time.Second, RenewEvery: 300 * time.Millisecond,
 		PollEvery: 20 * time.Millisecond, TailEvery: 20 * time.Millisecond, Logger: logger,
@@ -140,8 +141,9 @@ func (s *liveServer) livePost(t *testing.T) (graphql.Client, string) {
 	ctx := context.Background()
 	admin := s.as("admin", auth.RoleAdmin)
 	ok[*CreateAuthorResponse](t)(CreateAuthor(ctx, admin, CreateAuthorInput{Subject: ptr("ada"), Name: "Ada Lovelace"}))
+	ok[*CreateCategoryResponse](t)(CreateCategory(ctx, admin, CreateCategoryInput{Slug: "news", Name: "News"}))
 	ada := s.as("ada", auth.RoleAuthor)
-	p := ok[*CreatePostResponse](t)(CreatePost(ctx, ada, CreatePostInput{Title: "Live", Slug: "live", Body: ptr("Body.")})).CreatePost.Post
+	p := ok[*CreatePostResponse](t)(CreatePost(ctx, ada, CreatePostInput{Title: "Live", Slug: "live", Body: ptr("Body."), Categories: []string{"news"}})).CreatePost.Post
 	ok[*PublishPostResponse](t)(PublishPost(ctx, ada, PublishPostInput{Id: p.Id}))
 	// A cursor read from now on is after the post's publication.
 	s.waitLogged(t, storage.EventPostPublished)
@@ -464,3 +466,10 @@ func (st *sseStream) next() (result, bool) {
 }
 
 func (st *sseStream) close() { st.resp.Body.Close() }
+
+func liveLogOutput() io.Writer {
+	if os.Getenv("LIVE_LOG") != "" {
+		return os.Stderr
+	}
+	return io.Discard
+}

@@ -132,7 +132,7 @@ func TestLiveBadSubscriptionsFailClearly(t *testing.T) {
 	s := newLiveServer(t)
 	ada, post := s.livePost(t)
 	ctx := context.Background()
-	draft := ok[*CreatePostResponse](t)(CreatePost(ctx, ada, CreatePostInput{Title: "Draft", Slug: "draft"})).CreatePost.Post.Id
+	draft := ok[*CreatePostResponse](t)(CreatePost(ctx, ada, CreatePostInput{Title: "Draft", Slug: "draft", Categories: []string{"news"}})).CreatePost.Post.Id
 	ahead := s.cursorAt(t, 1<<40)
 	for _, c := range []struct {
 		name string
@@ -301,7 +301,7 @@ func TestLivePostPublishedByCategory(t *testing.T) {
 	for _, p := range []struct {
 		title string
 		cats  []string
-	}{{"Elsewhere", nil}, {"On Go", []string{"go"}}} {
+	}{{"Elsewhere", []string{"news"}}, {"On Go", []string{"go"}}} {
 		id := ok[*CreatePostResponse](t)(CreatePost(ctx, ada, CreatePostInput{Title: p.title, Slug: strings.ToLower(strings.ReplaceAll(p.title, " ", "-")), Categories: p.cats})).CreatePost.Post.Id
 		ok[*PublishPostResponse](t)(PublishPost(ctx, ada, PublishPostInput{Id: id}))
 	}
