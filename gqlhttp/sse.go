@@ -77,6 +77,7 @@ func (t sse) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 	if t.keepAlive > 0 {
 		done := make(chan struct{})
 		defer close(done)
+		ctx := r.Context() // this goroutine's own: Do's ctx changes below
 		go func() {
 			tick := time.NewTicker(t.keepAlive)
 			defer tick.Stop()
