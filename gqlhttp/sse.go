@@ -75,23 +75,14 @@ func (t sse) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 	out.comment()
 
 	if t.keepAlive > 0 {
-		done := make(chan struct{})
-		defer close(done)
-		ctx := r.Context() // this goroutine's own: Do's ctx changes below
-		go func() {
-			tick := time.NewTicker(t.keepAlive)
-			defer tick.Stop()
-			for {
-				select {
-				case <-done:
-					return
-				case <-ctx.Done():
-					return
-				case <-tick.C:
-					out.comment()
-				}
+		// A timer, not a goroutine: an idle stream costs no stack for it.
+		var keepAlive *time.Timer
+		keepAlive = time.AfterFunc(t.keepAlive, func() {
+			if out.comment() {
+				keepAlive.Reset(t.keepAlive)
 			}
-		}()
+		})
+		defer keepAlive.Stop()
 	}
 
 	opCtx, errs := exec.CreateOperationContext(ctx, params)

@@ -120,6 +120,9 @@ func streamTransports(opts *StreamOptions) []graphql.Transport {
 type streamGate struct {
 	opts       *StreamOptions
 	perAddress int
+	// shutdown ends when opts.Shutdown is closed, by endAll.
+	shutdown context.Context
+	endAll   context.CancelFunc
 
 	mu   sync.Mutex
 	open map[string]int
@@ -130,7 +133,15 @@ func newStreamGate(opts *StreamOptions) *streamGate {
 	if n <= 0 {
 		n = DefaultStreamsPerAddress
 	}
-	return &streamGate{opts: opts, perAddress: n, open: map[string]int{}}
+	g := &streamGate{opts: opts, perAddress: n, open: map[string]int{}}
+	g.shutdown, g.endAll = context.WithCancel(context.Background())
+	if opts.Shutdown != nil {
+		go func() {
+			<-opts.Shutdown
+			g.endAll()
+		}()
+	}
+	return g
 }
 
 // wrap returns next behind the gate.
@@ -155,24 +166,10 @@ func (g *streamGate) wrap(next http.Handler) http.Handler {
 		_ = rc.SetWriteDeadline(time.Time{})
 		ctx, cancel := context.WithCancel(context.WithValue(r.Context(), streamKey{}, true))
 		defer cancel()
-		if g.opts.Shutdown != nil {
-			go func() {
-				select {
-				case <-g.opts.Shutdown:
-				case <-ctx.Done():
-					return
-				}
-				// The subscriptions' last answers (SHUTTING_DOWN) go out
-				// before the connection closes.
-				t := time.NewTimer(shutdownGrace)
-				defer t.Stop()
-				select {
-				case <-t.C:
-					cancel()
-				case <-ctx.Done():
-				}
-			}()
-		}
+		// At shutdown, the subscriptions' last answers (SHUTTING_DOWN) go
+		// out before the stream is ended. No goroutine waits per stream.
+		stop := context.AfterFunc(g.shutdown, func() { time.AfterFunc(shutdownGrace, cancel) })
+		defer stop()
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }

@@ -68,12 +68,14 @@ func NewHub(log Log, queueLength int) *Hub {
 
 // Publish hands events, a run of the log in order, to every subscriber
 // whose filter takes them. It never blocks: a subscriber whose queue is
-// full is ended with ErrSlow. It is what the change feed calls.
+// full is ended with ErrSlow. It is what the change feed calls; events
+// must not change afterwards (subscribers keep pointers into it).
 func (h *Hub) Publish(events []storage.LoggedEvent) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for s := range h.subs {
-		for _, e := range events {
+		for i := range events {
+			e := &events[i]
 			if !s.match(e.Event) {
 				continue
 			}
@@ -118,7 +120,9 @@ func (h *Hub) endLocked(s *Sub, err error) {
 type Sub struct {
 	hub   *Hub
 	match func(storage.Event) bool
-	queue chan storage.LoggedEvent
+	// queue holds pointers into the batches published, which every
+	// subscriber shares: 8 bytes an event queued.
+	queue chan *storage.LoggedEvent
 	// ended is closed, and err set, when the hub ended the subscription.
 	ended chan struct{}
 	err   error
@@ -139,7 +143,7 @@ type Sub struct {
 // read of the log, or two. It returns ErrClosed when the hub is closed.
 // match runs under the hub's lock: it must be quick.
 func (h *Hub) Subscribe(ctx context.Context, after int64, match func(storage.Event) bool) (*Sub, error) {
-	s := &Sub{hub: h, match: match, queue: make(chan storage.LoggedEvent, h.queue), ended: make(chan struct{}), pos: after}
+	s := &Sub{hub: h, match: match, queue: make(chan *storage.LoggedEvent, h.queue), ended: make(chan struct{}), pos: after}
 	if after >= 0 {
 		if err := h.check(ctx, after); err != nil {
 			return nil, err
@@ -237,16 +241,16 @@ func (s *Sub) Next(ctx context.Context) (storage.LoggedEvent, error) {
 func (s *Sub) receive(ctx context.Context) (storage.LoggedEvent, error) {
 	select {
 	case e := <-s.queue:
-		return e, nil
+		return *e, nil
 	default:
 	}
 	select {
 	case e := <-s.queue:
-		return e, nil
+		return *e, nil
 	case <-s.ended:
 		select {
 		case e := <-s.queue:
-			return e, nil
+			return *e, nil
 		default:
 			return storage.LoggedEvent{}, s.err
 		}

@@ -49,6 +49,13 @@ type liveServer struct {
 	ada      graphql.Client
 }
 
+// liveFeedOptions are the change feed's options of a liveServer: short
+// leases and polls, so that tests wait less.
+var liveFeedOptions = changefeed.Options{
+	LeaseDuration: 2 * time.Second, RenewEvery: 300 * time.Millisecond,
+	PollEvery: 20 * time.Millisecond, TailEvery: 20 * time.Millisecond,
+}
+
 // liveOptions change a liveServer's handler options before it starts.
 type liveOptions func(*graph.HandlerOptions)
 
@@ -69,10 +76,9 @@ func newLiveServer(t *testing.T, configure ...liveOptions) *liveServer {
 		t.Fatal(err)
 	}
 	logger := slog.New(slog.NewTextHandler(liveLogOutput(), nil))
-	feed := changefeed.New(store, streams, changefeed.Options{
-		LeaseDuration: 2 * time.Second, RenewEvery: 300 * time.Millisecond,
-		PollEvery: 20 * time.Millisecond, TailEvery: 20 * time.Millisecond, Logger: logger,
-	})
+	feedOpts := liveFeedOptions
+	feedOpts.Logger = logger
+	feed := changefeed.New(store, streams, feedOpts)
 	hub := live.NewHub(store, 0)
 	feed.Subscribe(hub.Publish)
 	runCtx, stop := context.WithCancel(context.Background())
@@ -418,7 +424,7 @@ func (s *liveServer) subscribeSSE(t *testing.T, method, token, query string, var
 		resp.Body.Close()
 		return nil, resp.StatusCode
 	}
-	st := &sseStream{t: t, resp: resp, events: make(chan result, 1000)}
+	st := &sseStream{t: t, resp: resp, events: make(chan result, 256)}
 	go st.read()
 	return st, resp.StatusCode
 }
@@ -427,7 +433,7 @@ func (s *liveServer) subscribeSSE(t *testing.T, method, token, query string, var
 func (st *sseStream) read() {
 	defer close(st.events)
 	sc := bufio.NewScanner(st.resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	sc.Buffer(make([]byte, 4096), 1<<20)
 	var event, id, data string
 	for sc.Scan() {
 		line := sc.Text()
