@@ -75,7 +75,7 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	logger = slog.New(gqlhttp.LogHandler(logger.Handler()))
 
 	resolver := newResolver(store, opts.Comments, opts.Webhooks)
-	resolver.live = opts.Live
+	resolver.live, resolver.eventReads = opts.Live, newEventReads(store)
 	if resolver.live.PerConnection <= 0 {
 		resolver.live.PerConnection = DefaultSubscriptionsPerConnection
 	}

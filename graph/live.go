@@ -257,15 +257,14 @@ func (r *Resolver) commentAdded(ctx context.Context, gid string, after *string) 
 		return false
 	}
 	return subscribe(r, ctx, after, match, func(ctx context.Context, e storage.LoggedEvent) (*model.CommentEvent, bool, bool, error) {
-		l := loadersFor(ctx)
-		p, err := l.posts.Load(ctx, id)()
+		p, err := r.eventReads.post(ctx, e)
 		if errors.Is(err, storage.ErrNotFound) {
 			return nil, false, true, nil // the post is gone: so is the subscription
 		}
 		if err != nil || !r.sees(ctx, p) {
 			return nil, false, false, err
 		}
-		c, err := l.comments.Load(ctx, storage.CommentKey{PostID: id, CommentID: e.Data.CommentID})()
+		c, err := r.eventReads.comment(ctx, e)
 		if errors.Is(err, storage.ErrNotFound) {
 			return nil, false, false, nil // deleted since
 		}
@@ -295,7 +294,7 @@ func (r *Resolver) postEvent(ctx context.Context, e storage.LoggedEvent) (ev *mo
 		ev.Deleted = true
 		return ev, true, nil
 	}
-	p, err := loadersFor(ctx).posts.Load(ctx, e.Data.PostID)()
+	p, err := r.eventReads.post(ctx, e)
 	switch {
 	case errors.Is(err, storage.ErrNotFound):
 		return nil, false, nil // deleted since: its own event follows
