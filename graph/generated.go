@@ -327,9 +327,10 @@ type ComplexityRoot struct {
 	}
 
 	Subscription struct {
-		CommentAdded  func(childComplexity int, postID string, after *string) int
-		PostPublished func(childComplexity int, category *string, after *string) int
-		PostUpdated   func(childComplexity int, id string, after *string) int
+		CommentAdded           func(childComplexity int, postID string, after *string) int
+		ModerationQueueChanged func(childComplexity int, after *string) int
+		PostPublished          func(childComplexity int, category *string, after *string) int
+		PostUpdated            func(childComplexity int, id string, after *string) int
 	}
 
 	UnpublishPostPayload struct {
@@ -484,6 +485,7 @@ type QueryResolver interface {
 type SubscriptionResolver interface {
 	CommentAdded(ctx context.Context, postID string, after *string) (<-chan graphql.Event[*model.CommentEvent], error)
 	PostUpdated(ctx context.Context, id string, after *string) (<-chan graphql.Event[*model.PostEvent], error)
+	ModerationQueueChanged(ctx context.Context, after *string) (<-chan graphql.Event[*model.CommentEvent], error)
 	PostPublished(ctx context.Context, category *string, after *string) (<-chan graphql.Event[*model.PostEvent], error)
 }
 type WebhookResolver interface {
@@ -1738,6 +1740,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Subscription.CommentAdded(childComplexity, args["postId"].(string), args["after"].(*string)), true
+	case "Subscription.moderationQueueChanged":
+		if e.ComplexityRoot.Subscription.ModerationQueueChanged == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_moderationQueueChanged_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.ModerationQueueChanged(childComplexity, args["after"].(*string)), true
 	case "Subscription.postPublished":
 		if e.ComplexityRoot.Subscription.PostPublished == nil {
 			break
@@ -3283,6 +3296,11 @@ type Subscription {
     "Replay the events after this cursor, taken from an event, before going live."
     after: String
   ): PostEvent!
+  "The moderation queue as it changes: comments held for approval (status PENDING), approved (PUBLISHED) or rejected (REJECTED), on the posts the caller moderates: their own as an author, all as an admin. Fails with UNAUTHENTICATED without a token and FORBIDDEN for a reader."
+  moderationQueueChanged(
+    "Replay the events after this cursor, taken from an event, before going live."
+    after: String
+  ): CommentEvent!
   "Posts as they are published, scheduled ones when they go live included, of the whole blog or of one category."
   postPublished(
     "Only posts filed under the category with this slug."
@@ -4842,6 +4860,20 @@ func (ec *executionContext) field_Subscription_commentAdded_args(ctx context.Con
 		return nil, err
 	}
 	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_moderationQueueChanged_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg0
 	return args, nil
 }
 
@@ -10090,6 +10122,50 @@ func (ec *executionContext) fieldContext_Subscription_postUpdated(ctx context.Co
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Subscription_postUpdated_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_moderationQueueChanged(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) (context.Context, graphql.Marshaler)) {
+	return graphql.ResolveFieldStreamWithEventContext(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_moderationQueueChanged(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().ModerationQueueChanged(ctx, fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CommentEvent) graphql.Marshaler {
+			return ec.marshalNCommentEvent2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCommentEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_moderationQueueChanged(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CommentEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_moderationQueueChanged_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -16700,6 +16776,8 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 		return ec._Subscription_commentAdded(ctx, fields[0])
 	case "postUpdated":
 		return ec._Subscription_postUpdated(ctx, fields[0])
+	case "moderationQueueChanged":
+		return ec._Subscription_moderationQueueChanged(ctx, fields[0])
 	case "postPublished":
 		return ec._Subscription_postPublished(ctx, fields[0])
 	default:

@@ -275,6 +275,41 @@ func (r *Resolver) commentAdded(ctx context.Context, gid string, after *string) 
 	})
 }
 
+// moderationQueueChanged streams the comments held, approved and
+// rejected on the posts the actor of ctx moderates.
+func (r *Resolver) moderationQueueChanged(ctx context.Context, after *string) (<-chan graphql.Event[*model.CommentEvent], error) {
+	if _, err := afterCursor(after); err != nil {
+		return nil, err
+	}
+	if _, err := author(ctx); err != nil {
+		return nil, err
+	}
+	match := func(e storage.Event) bool {
+		switch e.Type {
+		case storage.EventCommentPending, storage.EventCommentApproved, storage.EventCommentRejected:
+			return true
+		}
+		return false
+	}
+	return subscribe(r, ctx, after, match, func(ctx context.Context, e storage.LoggedEvent) (*model.CommentEvent, bool, bool, error) {
+		p, err := r.eventReads.post(ctx, e)
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil, false, false, nil
+		}
+		if err != nil || !auth.ActorFrom(ctx).Acts(p.AuthorID) {
+			return nil, false, false, err
+		}
+		c, err := r.eventReads.comment(ctx, e)
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil, false, false, nil // deleted since
+		}
+		if err != nil {
+			return nil, false, false, err
+		}
+		return &model.CommentEvent{Cursor: eventCursor(e.Position), Time: e.Time, Comment: c}, true, false, nil
+	})
+}
+
 // postKinds are the kinds of post events subscriptions deliver.
 var postKinds = map[storage.EventType]model.PostEventKind{
 	storage.EventPostPublished:   model.PostEventKindPublished,

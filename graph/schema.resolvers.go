@@ -840,6 +840,11 @@ func (r *subscriptionResolver) PostUpdated(ctx context.Context, id string, after
 	return r.postUpdated(ctx, id, after)
 }
 
+// ModerationQueueChanged is the resolver for the moderationQueueChanged field.
+func (r *subscriptionResolver) ModerationQueueChanged(ctx context.Context, after *string) (<-chan graphql.Event[*model.CommentEvent], error) {
+	return r.moderationQueueChanged(ctx, after)
+}
+
 // PostPublished is the resolver for the postPublished field.
 func (r *subscriptionResolver) PostPublished(ctx context.Context, category *string, after *string) (<-chan graphql.Event[*model.PostEvent], error) {
 	return r.postPublished(ctx, category, after)

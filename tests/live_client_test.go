@@ -211,12 +211,18 @@ type commentEvent struct {
 
 func (r result) comment(t *testing.T) commentEvent {
 	t.Helper()
+	return r.commentOf(t, "commentAdded")
+}
+
+// commentOf returns the CommentEvent of the subscription field.
+func (r result) commentOf(t *testing.T, field string) commentEvent {
+	t.Helper()
 	if len(r.Errors) > 0 {
 		t.Fatalf("errors: %+v", r.Errors)
 	}
 	var e commentEvent
-	if err := json.Unmarshal(r.Data["commentAdded"], &e); err != nil {
-		t.Fatalf("commentAdded %s: %v", r.Data["commentAdded"], err)
+	if err := json.Unmarshal(r.Data[field], &e); err != nil {
+		t.Fatalf("%s %s: %v", field, r.Data[field], err)
 	}
 	return e
 }

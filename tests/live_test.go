@@ -402,3 +402,54 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+const moderationQuery = `subscription($after: String) {
+  moderationQueueChanged(after: $after) { cursor comment { id body status } }
+}`
+
+func TestLiveModerationQueueChangedIsForModerators(t *testing.T) {
+	s := newLiveServer(t)
+	ada, post := s.livePost(t)
+	ctx := context.Background()
+	after := s.cursor(t)
+	vars := map[string]any{"after": after}
+	author := s.subscribeSSEOKQuery2(t, s.token(time.Hour, "ada", auth.RoleAuthor), moderationQuery, vars)
+	// grace is an author, not of this post: her queue stays empty of it.
+	ok[*CreateAuthorResponse](t)(CreateAuthor(ctx, s.as("admin", auth.RoleAdmin), CreateAuthorInput{Subject: ptr("grace"), Name: "Grace Hopper"}))
+	other := s.subscribeSSEOKQuery2(t, s.token(time.Hour, "grace", auth.RoleAuthor), moderationQuery, vars)
+
+	// Each event shows the comment as it is when sent: the approval waits
+	// for the first.
+	held := addLiveComment(t, s.as("rita", auth.RoleReader), post, "held")
+	var got []string
+	for _, write := range []func(){func() {
+		ok[*ApproveCommentResponse](t)(ApproveComment(ctx, ada, ApproveCommentInput{Id: held}))
+	}, func() {}} {
+		r, _ := author.next()
+		e := r.commentOf(t, "moderationQueueChanged")
+		got = append(got, e.Comment.Body+" "+e.Comment.Status)
+		write()
+	}
+	equal(t, "the post's author", strings.Join(got, ", "), "held PENDING, held PUBLISHED")
+	// grace's own post, commented on last: the first event she gets.
+	g := ok[*CreatePostResponse](t)(CreatePost(ctx, s.as("grace", auth.RoleAuthor), CreatePostInput{Title: "Grace's", Slug: "graces", Categories: []string{"news"}})).CreatePost.Post.Id
+	ok[*PublishPostResponse](t)(PublishPost(ctx, s.as("grace", auth.RoleAuthor), PublishPostInput{Id: g}))
+	addLiveComment(t, s.as("rita", auth.RoleReader), g, "for grace")
+	r, _ := other.next()
+	equal(t, "another author's first", r.commentOf(t, "moderationQueueChanged").Comment.Body, "for grace")
+
+	for name, c := range map[string]struct {
+		token, code string
+	}{"anonymous": {"", graph.CodeUnauthenticated}, "a reader": {s.token(time.Hour, "rita", auth.RoleReader), graph.CodeForbidden}} {
+		st := s.subscribeSSEOKQuery2(t, c.token, moderationQuery, nil)
+		r, _ := st.next()
+		equal(t, name, r.code(), c.code)
+	}
+}
+
+func (s *liveServer) subscribeSSEOKQuery2(t *testing.T, token, query string, vars map[string]any) *sseStream {
+	t.Helper()
+	st, status := s.subscribeSSE(t, http.MethodPost, token, query, vars, "")
+	equal(t, "status", status, http.StatusOK)
+	return st
+}
