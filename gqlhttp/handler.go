@@ -152,6 +152,9 @@ func New(schema graphql.ExecutableSchema, opts Options) http.Handler {
 	for _, f := range opts.AroundRootFields {
 		srv.AroundRootFields(f)
 	}
+	if opts.Streams != nil {
+		srv.AroundOperations(countOperations)
+	}
 	sizeOperation, sizeField, sizeResponse := responseSize(maxResponse)
 	srv.AroundOperations(sizeOperation)
 	srv.AroundFields(sizeField)

@@ -28,6 +28,7 @@ import (
 const (
 	DefaultStreamsPerAddress = 20
 	DefaultKeepAlive         = 25 * time.Second
+	DefaultIdleTimeout       = 5 * time.Minute
 	// initTimeout is how long a WebSocket connection may take to send
 	// connection_init.
 	initTimeout = 10 * time.Second
@@ -79,6 +80,9 @@ type StreamOptions struct {
 	// Shutdown, when closed, ends every stream: WebSocket connections
 	// are closed with 1012 (service restart), SSE responses end.
 	Shutdown <-chan struct{}
+	// IdleTimeout closes a WebSocket connection that has held no
+	// operation for this long; zero means DefaultIdleTimeout.
+	IdleTimeout time.Duration
 }
 
 // isStream reports whether r asks for a stream: a WebSocket handshake, or
@@ -164,8 +168,16 @@ func (g *streamGate) wrap(next http.Handler) http.Handler {
 		rc := http.NewResponseController(w)
 		_ = rc.SetReadDeadline(time.Time{})
 		_ = rc.SetWriteDeadline(time.Time{})
-		ctx, cancel := context.WithCancel(context.WithValue(r.Context(), streamKey{}, true))
+		idle := g.opts.IdleTimeout
+		if idle <= 0 {
+			idle = DefaultIdleTimeout
+		}
+		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
+		st := &streamState{idle: idle, end: cancel}
+		st.idleTimer = time.AfterFunc(idle, cancel)
+		defer st.idleTimer.Stop()
+		ctx = context.WithValue(ctx, streamKey{}, st)
 		// At shutdown, the subscriptions' last answers (SHUTTING_DOWN) go
 		// out before the stream is ended. No goroutine waits per stream.
 		stop := context.AfterFunc(g.shutdown, func() { time.AfterFunc(shutdownGrace, cancel) })
@@ -279,8 +291,53 @@ func (c *gorillaConn) WriteClose(code int, message string) error {
 	return c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, message), time.Now().Add(time.Second))
 }
 
-// streamKey marks the context of a stream's request.
+// streamKey marks the context of a stream's request, with its state.
 type streamKey struct{}
+
+// streamState counts the operations a stream runs: one that holds none
+// for idle is ended.
+type streamState struct {
+	idle time.Duration
+	end  context.CancelFunc
+
+	mu        sync.Mutex
+	running   int
+	idleTimer *time.Timer
+}
+
+func (st *streamState) begin() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.running++
+	st.idleTimer.Stop()
+}
+
+func (st *streamState) done() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.running--; st.running == 0 {
+		st.idleTimer.Reset(st.idle)
+	}
+}
+
+// countOperations tells a stream's state when each of its operations
+// starts and ends (its answers' handler returns nil).
+func countOperations(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	st, ok := ctx.Value(streamKey{}).(*streamState)
+	if !ok {
+		return next(ctx)
+	}
+	st.begin()
+	var once sync.Once
+	responses := next(ctx)
+	return func(ctx context.Context) *graphql.Response {
+		resp := responses(ctx)
+		if resp == nil {
+			once.Do(st.done)
+		}
+		return resp
+	}
+}
 
 // subscriptionsOnStreams refuses a subscription sent as a plain request:
 // it has one answer and a deadline, and would wait for its first event

@@ -453,3 +453,27 @@ func (s *liveServer) subscribeSSEOKQuery2(t *testing.T, token, query string, var
 	equal(t, "status", status, http.StatusOK)
 	return st
 }
+
+func TestLiveAnIdleWebSocketIsClosed(t *testing.T) {
+	s := newLiveServer(t, func(o *graph.HandlerOptions) { o.HTTP.Streams.IdleTimeout = 300 * time.Millisecond })
+	_, post := s.livePost(t)
+	closedWith := func(conn *wsConn) int {
+		select {
+		case code := <-conn.closed:
+			return code
+		case <-time.After(waitLimit):
+			t.Fatal("the idle connection stays open")
+			return 0
+		}
+	}
+	t.Run("a connection that never subscribes", func(t *testing.T) {
+		equal(t, "close code", closedWith(s.dialWS(t, nil)), websocket.CloseNormalClosure)
+	})
+	t.Run("a connection whose subscriptions ended", func(t *testing.T) {
+		conn := s.dialWS(t, nil)
+		conn.subscribe("1", commentAddedQuery, map[string]any{"post": post})
+		waitFor(t, func() bool { return s.hub.Subscribers() == 1 })
+		conn.stop("1")
+		equal(t, "close code", closedWith(conn), websocket.CloseNormalClosure)
+	})
+}
