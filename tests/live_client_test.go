@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/Khan/genqlient/graphql"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/gorilla/websocket"
 
@@ -75,6 +76,23 @@ func newLiveServer(t *testing.T, configure ...liveOptions) *liveServer {
 	if err := store.CreateTable(ctx); err != nil {
 		t.Fatal(err)
 	}
+	return serveLive(t, store, streams, configure...)
+}
+
+// another returns a second server on s's table, with a change feed of
+// its own, as a second instance behind a load balancer.
+func (s *liveServer) another(t *testing.T) *liveServer {
+	t.Helper()
+	streams, err := storage.NewStreamsClient(context.Background(), dynamotest.ClientConfig(t, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serveLive(t, s.store, streams)
+}
+
+// serveLive runs a change feed, a hub and the handler on store.
+func serveLive(t *testing.T, store *storage.Store, streams *dynamodbstreams.Client, configure ...liveOptions) *liveServer {
+	t.Helper()
 	logger := slog.New(slog.NewTextHandler(liveLogOutput(), nil))
 	feedOpts := liveFeedOptions
 	feedOpts.Logger = logger

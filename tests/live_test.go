@@ -477,3 +477,19 @@ func TestLiveAnIdleWebSocketIsClosed(t *testing.T) {
 		equal(t, "close code", closedWith(conn), websocket.CloseNormalClosure)
 	})
 }
+
+func TestLiveAWriteOnOneServerReachesSubscribersOfAnother(t *testing.T) {
+	a := newLiveServer(t)
+	b := a.another(t)
+	ada, post := a.livePost(t)
+	vars := map[string]any{"post": post, "after": b.cursor(t)}
+	onB := b.dialWS(t, nil).subscribe("1", commentAddedQuery, vars)
+	addLiveComment(t, ada, post, "written through a")
+	got, cursor := bodies(t, onB, 1)
+	equal(t, "on b", got[0], "written through a")
+	// The cursor of one server resumes on the other.
+	addLiveComment(t, ada, post, "missed")
+	resumed, _ := a.subscribeSSE(t, http.MethodPost, "", commentAddedQuery, map[string]any{"post": post, "after": cursor}, "")
+	got, _ = bodies(t, resumed, 1)
+	equal(t, "resumed on a", got[0], "missed")
+}
