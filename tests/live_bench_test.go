@@ -49,6 +49,22 @@ func TestLiveFigures(t *testing.T) {
 		len(lat), lat[len(lat)/2].Round(time.Millisecond), lat[len(lat)*99/100].Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond))
 	st.close()
 
+	// A subscriber of another server on the same table: that server's
+	// tail finds the event at its next read of the log.
+	other := s.another(t)
+	st = other.subscribeSSEOK(t, "", map[string]any{"post": post, "after": other.cursor(t)})
+	lat = lat[:0]
+	for i := range 20 {
+		addLiveComment(t, ada, post, fmt.Sprint("other ", i))
+		acked := time.Now()
+		bodies(t, st, 1)
+		lat = append(lat, time.Since(acked))
+	}
+	slices.Sort(lat)
+	t.Logf("write answered → event received, another server, %d comments: p50 %v, p99 %v, max %v",
+		len(lat), lat[len(lat)/2].Round(time.Millisecond), lat[len(lat)*99/100].Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond))
+	st.close()
+
 	heapBefore, stackBefore := heap()
 	streams := make([]*sseStream, n)
 	for i := range streams {
