@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -17,6 +18,8 @@ import (
 	"time"
 
 	"github.com/Khan/genqlient/graphql"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/gorilla/websocket"
@@ -48,6 +51,8 @@ type liveServer struct {
 	shutdown chan struct{}
 	anon     graphql.Client
 	ada      graphql.Client
+	db       *dynamodb.Client
+	table    string
 }
 
 // liveFeedOptions are the change feed's options of a liveServer: short
@@ -72,11 +77,29 @@ func newLiveServer(t *testing.T, configure ...liveOptions) *liveServer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := storage.New(db, dynamotest.Table(t, db, "live"), storage.WithStream())
+	table := dynamotest.Table(t, db, "live")
+	store := storage.New(db, table, storage.WithStream())
 	if err := store.CreateTable(ctx); err != nil {
 		t.Fatal(err)
 	}
-	return serveLive(t, store, streams, configure...)
+	s := serveLive(t, store, streams, configure...)
+	s.db, s.table = db, table
+	return s
+}
+
+// expire removes the event at position from the log, as its TTL does.
+func (s *liveServer) expire(t *testing.T, position int64) {
+	t.Helper()
+	_, err := s.db.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{
+		TableName: &s.table,
+		Key: map[string]types.AttributeValue{
+			"PK": &types.AttributeValueMemberS{Value: "EVENTLOG"},
+			"SK": &types.AttributeValueMemberS{Value: fmt.Sprintf("EVENT#%020d", position)},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 }
 
 // another returns a second server on s's table, with a change feed of

@@ -160,6 +160,20 @@ func TestLiveBadSubscriptionsFailClearly(t *testing.T) {
 	}
 }
 
+func TestLiveACursorPastTheLogsRetentionIsCursorExpired(t *testing.T) {
+	s := newLiveServer(t)
+	_, post := s.livePost(t)
+	s.expire(t, 1) // the log's first event, gone as its TTL removes it
+	vars := map[string]any{"post": post, "after": s.cursorAt(t, 0)}
+	for name, st := range map[string]stream{
+		"websocket": s.dialWS(t, nil).subscribe("x", commentAddedQuery, vars),
+		"sse":       s.subscribeSSEOK(t, "", vars),
+	} {
+		r, _ := st.next()
+		equal(t, name+" code", r.code(), graph.CodeCursorExpired)
+	}
+}
+
 // cursorAt returns the cursor of position pos, as the server makes it.
 func (s *liveServer) cursorAt(t *testing.T, pos int64) string {
 	t.Helper()
