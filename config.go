@@ -57,6 +57,8 @@ type config struct {
 	moderation        string
 	moderateEdits     bool
 	commentRate       int
+	subsPerConn       int
+	streamsPerAddr    int
 	migrate           string
 	allowedHosts      hostList
 	corsOrigins       originList
@@ -267,6 +269,12 @@ func settings(c *config) []setting {
 		{"comment-rate-limit", "COMMENT_RATE_LIMIT", val(&c.commentRate, graph.DefaultCommentsPerMinute),
 			fmt.Sprintf("the most comments a reader may add in any minute, 1 to %d; authors and admins have no limit", storage.MaxCommentsPerMinute),
 			fmt.Sprintf("the most comments a reader may add in any minute, 1 to %d; authors and admins have no limit", storage.MaxCommentsPerMinute)},
+		{"subscriptions-per-connection", "SUBSCRIPTIONS_PER_CONNECTION", val(&c.subsPerConn, graph.DefaultSubscriptionsPerConnection),
+			"the most subscriptions one WebSocket connection may hold at once; past it TOO_MANY_SUBSCRIPTIONS",
+			"the most subscriptions one WebSocket connection may hold at once; past it a subscription fails with `TOO_MANY_SUBSCRIPTIONS` (see [Live updates](frontend.md#live-updates-subscriptions))"},
+		{"streams-per-address", "STREAMS_PER_ADDRESS", val(&c.streamsPerAddr, gqlhttp.DefaultStreamsPerAddress),
+			"the most subscription streams (WebSocket connections and SSE responses) open at once from one\nclient address; past it 429 TOO_MANY_CONNECTIONS",
+			"the most subscription streams (WebSocket connections and SSE responses) open at once from one client address (the connection's: behind a load balancer, raise it); past it `429` with `TOO_MANY_CONNECTIONS`"},
 		{"allowed-hosts", "ALLOWED_HOSTS", &c.allowedHosts,
 			"`names` besides localhost, 127.0.0.1 and [::1] that requests may be addressed to (Host), separated by commas,\nwhere only those are answered: on a loopback listener (this one, -metrics-addr's, -pprof-addr's) and wherever\ndevelopment tokens are accepted; e.g. the name a proxy on this machine passes on",
 			"names, comma-separated, besides `localhost`, `127.0.0.1` and `[::1]` that requests may be addressed to where only those are answered: on a loopback listener (the API's, `-metrics-addr`'s, `-pprof-addr`'s) and wherever development tokens are accepted; e.g. the name a proxy on the same machine passes on as `Host`. Others get `421`"},
@@ -432,6 +440,10 @@ func (c *config) check(stray []string) error {
 		return fmt.Errorf("cursor key: must be at least %d bytes", storage.MinCursorKeyBytes)
 	case c.moderation != moderationHold && c.moderation != moderationPublish:
 		return fmt.Errorf("comment moderation %q: must be %s or %s", c.moderation, moderationHold, moderationPublish)
+	case c.subsPerConn < 1:
+		return fmt.Errorf("subscriptions per connection %d: must be at least 1", c.subsPerConn)
+	case c.streamsPerAddr < 1:
+		return fmt.Errorf("streams per address %d: must be at least 1", c.streamsPerAddr)
 	case c.commentRate < 1 || c.commentRate > storage.MaxCommentsPerMinute:
 		return fmt.Errorf("comment rate limit %d: must be 1 to %d", c.commentRate, storage.MaxCommentsPerMinute)
 	case markdown.CheckHeadingIDPrefix(c.headingIDPrefix) != nil:

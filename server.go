@@ -16,10 +16,12 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -29,6 +31,7 @@ import (
 	"github.com/blogql/blog/embedded"
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph"
+	"github.com/blogql/blog/live"
 	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/syndication"
 	"github.com/blogql/blog/tuning"
@@ -157,6 +160,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
+	// Subscriptions get the events this server reads from the log.
+	hub := live.NewHub(store, 0)
+	feed.Subscribe(hub.Publish)
+	streamsDone := make(chan struct{})
 	if cfg.playgroundOn() && !cfg.introspectionOn() {
 		logger.Warn("the playground cannot load the schema with introspection off")
 	}
@@ -188,7 +195,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		cfg.siteURL = "http://" + displayAddr(ln.Addr())
 		logger.Info("feeds and sitemap link to this server's address; set -site-url to the frontend's", "site_url", cfg.siteURL)
 	}
-	handler := routes(store, verifier, tel, cfg, playgroundHeaders, devTokens, hooks, logger)
+	handler := routes(store, verifier, tel, cfg, playgroundHeaders, devTokens, hooks, liveStreams{hub, streamsDone}, logger)
 	if loopback || devTokens {
 		// See hosts.go: no page of a name rebound to this machine reaches it.
 		handler = guardHost(cfg.allowedHosts, handler)
@@ -225,7 +232,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
-	logger.Info("shutting down", "timeout", shutdownTimeout)
+	logger.Info("shutting down", "timeout", shutdownTimeout, "subscriptions", hub.Subscribers())
+	// Subscriptions end with SHUTTING_DOWN, then their streams: WebSocket
+	// connections close with 1012, so clients reconnect to another server.
+	hub.Close()
+	close(streamsDone)
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
@@ -436,21 +447,27 @@ func (c *config) queryLimits(opts graph.HandlerOptions) graph.HandlerOptions {
 // answers the CORS requests of -cors-origins (cors.go) and, when
 // devTokens says that verifier checks development tokens, refuses a token
 // from a page of another origin (hosts.go).
-func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *config, playgroundHeaders map[string]string, devTokens bool, hooks *webhooks.Service, logger *slog.Logger) http.Handler {
+func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *config, playgroundHeaders map[string]string, devTokens bool, hooks *webhooks.Service, streams liveStreams, logger *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
+	cors := newCORSPolicy(cfg.corsOrigins)
 	var api http.Handler = graph.NewHandler(store, tel.handler(cfg.queryLimits(graph.HandlerOptions{
 		Logger: logger,
 		HTTP: gqlhttp.Options{
 			Introspection:  cfg.introspectionOn(),
 			RequestTimeout: cfg.requestTimeout,
 			CacheMaxAge:    cfg.cacheMaxAge,
+			Streams: &gqlhttp.StreamOptions{
+				CheckOrigin: websocketOrigins(cors),
+				PerAddress:  cfg.streamsPerAddr,
+				Shutdown:    streams.shutdown,
+			},
 		},
+		Live:     graph.LiveOptions{Hub: streams.hub, PerConnection: cfg.subsPerConn},
 		Verifier: verifier,
 		Comments: graph.CommentPolicy{Moderation: cfg.moderationOption(), UnmoderatedEdits: !cfg.moderateEdits, PerMinute: cfg.commentRate},
 		ShowCost: cfg.backend() == backendEmbedded,
 		Webhooks: hooks,
 	})))
-	cors := newCORSPolicy(cfg.corsOrigins)
 	if devTokens {
 		api = devTokenOrigins(cors, api)
 	}
@@ -483,6 +500,27 @@ func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *
 		plain(w, http.StatusOK, "ready")
 	})
 	return mux
+}
+
+// liveStreams are what subscriptions need of the server: the hub of its
+// events, and the channel closed when it shuts down.
+type liveStreams struct {
+	hub      *live.Hub
+	shutdown <-chan struct{}
+}
+
+// websocketOrigins returns the origin check of WebSocket handshakes,
+// which CORS does not cover (a browser opens a WebSocket to any origin):
+// pages of the server's own host (the playground) and of -cors-origins.
+func websocketOrigins(cors *corsPolicy) func(r *http.Request) bool {
+	return func(r *http.Request) bool {
+		origin := r.Header.Get("Origin")
+		if origin == "" || cors.allows(origin) {
+			return true
+		}
+		u, err := url.Parse(origin)
+		return err == nil && (u.Scheme == "http" || u.Scheme == "https") && strings.EqualFold(u.Host, r.Host)
+	}
 }
 
 // securityHeaders sets on every response the headers that keep browsers

@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"time"
 )
 
 // Sentinel errors. Callers compare with errors.Is.
@@ -41,11 +42,14 @@ const (
 // Actor is who sent a request: the token's subject (an author's id, or a
 // reader's), its roles, and the display name and picture URL its name and
 // picture claims give, empty when absent. The zero Actor is anonymous.
+// Expires is when the token expires (its exp claim), zero for none: a
+// subscription ends then.
 type Actor struct {
 	ID      string
 	Roles   []string
 	Name    string
 	Picture string
+	Expires time.Time
 }
 
 // Anonymous reports whether the request came without a token.

@@ -127,7 +127,11 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Actor, error) {
 	case len(c.Subject) > MaxSubjectLength:
 		return Actor{}, fmt.Errorf("%w: invalid token: the subject is longer than %d characters", ErrUnauthenticated, MaxSubjectLength)
 	}
-	return Actor{ID: c.Subject, Roles: c.Roles, Name: c.Name, Picture: c.Picture}, nil
+	a := Actor{ID: c.Subject, Roles: c.Roles, Name: c.Name, Picture: c.Picture}
+	if c.ExpiresAt != nil {
+		a.Expires = c.ExpiresAt.Time
+	}
+	return a, nil
 }
 
 // ErrAmbiguousCredentials means a request carries more than one

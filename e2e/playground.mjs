@@ -4,7 +4,8 @@
 // them. It fails when the page asked for anything outside the server (a
 // CDN, say), when its Content-Security-Policy refused anything the page
 // needs, or when the prefilled token ends up in localStorage or the
-// address, and saves a screenshot.
+// address, and saves a screenshot. With DEV_TOKEN it also runs a
+// subscription and checks that a comment added meanwhile shows up.
 //
 // Usage: node playground.mjs BASE_URL SCREENSHOT.png
 //   BASE_URL   the server, e.g. http://127.0.0.1:8080
@@ -104,6 +105,31 @@ try {
   await page.getByRole('button', { name: 'Show GraphiQL Explorer' }).click();
   await page.locator('.graphiql-explorer-root').getByText('categories', { exact: true }).first().waitFor();
   console.log(`playground: result pane shows ${titles.slice(0, 3).map((t) => JSON.stringify(t)).join(', ')}`);
+
+  if (process.env.DEV_TOKEN) {
+    // A subscription runs too: a comment added through the API shows up
+    // in the result pane while it is open.
+    const graphql = (q, variables) =>
+      fetch(`${origin}/graphql`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${process.env.DEV_TOKEN}` },
+        body: JSON.stringify({ query: q, variables }),
+      }).then((r) => r.json());
+    const { data } = await graphql('{ liveCursor posts(first: 1) { edges { node { id } } } }');
+    const post = data.posts.edges[0].node.id;
+    const subscription = `subscription { commentAdded(postId: "${post}", after: "${data.liveCursor}") { comment { body } } }`;
+    await page.goto(`${origin}/?query=${encodeURIComponent(subscription)}`);
+    await page.getByRole('button', { name: /execute query/i }).click();
+    const body = `Live from the playground ${Date.now()}`;
+    const added = await graphql('mutation($in: AddCommentInput!) { addComment(input: $in) { comment { id } } }', {
+      in: { postId: post, body },
+    });
+    if (added.errors) {
+      throw new Error(`addComment: ${JSON.stringify(added.errors)}`);
+    }
+    await page.locator('.graphiql-response').getByText(body, { exact: false }).first().waitFor();
+    console.log('playground: a subscription shows a comment added while it runs');
+  }
 } catch (err) {
   failures.push(err.message);
 } finally {

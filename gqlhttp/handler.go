@@ -79,6 +79,10 @@ type Options struct {
 	// innermost middleware, inside the limits, the timeout and the caching
 	// headers, where a request has been admitted and has its deadline.
 	Wrap func(http.Handler) http.Handler
+	// Streams, when set, serves subscriptions over WebSocket and
+	// Server-Sent Events (streams.go, sse.go); without it the endpoint
+	// takes none.
+	Streams *StreamOptions
 }
 
 // Names of the query caches, as ObserveQueryCache reports them.
@@ -115,10 +119,16 @@ func New(schema graphql.ExecutableSchema, opts Options) http.Handler {
 	}
 
 	srv := handler.New(schema)
+	if opts.Streams != nil {
+		for _, t := range streamTransports(opts.Streams) {
+			srv.AddTransport(t)
+		}
+	}
 	srv.AddTransport(transport.Options{AllowedMethods: []string{allowedMethods}})
 	srv.AddTransport(overHTTP{transport.GET{}, schema.Schema()})
 	srv.AddTransport(overHTTP{postJSON{}, schema.Schema()})
 	srv.Use(querySizeLimit{max: maxQuery})
+	srv.Use(subscriptionsOnStreams{})
 	srv.SetQueryCache(newByteLRU(cacheBound(opts.QueryCacheBytes, DefaultQueryCacheBytes), documentCost,
 		cacheReport(opts.ObserveQueryCache, DocumentCache)))
 	srv.Use(extension.AutomaticPersistedQuery{Cache: newByteLRU(cacheBound(opts.PersistedQueryCacheBytes, DefaultPersistedQueryCacheBytes),
@@ -142,6 +152,9 @@ func New(schema graphql.ExecutableSchema, opts Options) http.Handler {
 	for _, f := range opts.AroundRootFields {
 		srv.AroundRootFields(f)
 	}
+	if opts.Streams != nil {
+		srv.AroundOperations(countOperations)
+	}
 	sizeOperation, sizeField, sizeResponse := responseSize(maxResponse)
 	srv.AroundOperations(sizeOperation)
 	srv.AroundFields(sizeField)
@@ -155,8 +168,27 @@ func New(schema graphql.ExecutableSchema, opts Options) http.Handler {
 	if opts.Wrap != nil {
 		inner = opts.Wrap(srv)
 	}
-	return WithRequestID(checkMethod(limitBody(MaxBodyBytes, withTimeout(timeout,
-		withCacheHeaders(opts.CacheMaxAge, inner)))))
+	requests := checkMethod(limitBody(MaxBodyBytes, withTimeout(timeout, withCacheHeaders(opts.CacheMaxAge, inner))))
+	if opts.Streams == nil {
+		return WithRequestID(requests)
+	}
+	// A stream is not a request: no timeout, no caching headers.
+	streams := checkMethod(limitBody(MaxBodyBytes, newStreamGate(opts.Streams).wrap(noStore(inner))))
+	return WithRequestID(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if isStream(r) {
+			streams.ServeHTTP(w, r)
+			return
+		}
+		requests.ServeHTTP(w, r)
+	}))
+}
+
+// noStore marks every answer of next no-store.
+func noStore(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Cache-Control", "no-store")
+		next.ServeHTTP(w, r)
+	})
 }
 
 // presentError returns the error presenter: what this package's limits

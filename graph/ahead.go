@@ -120,8 +120,8 @@ func startAhead[T any](ctx context.Context, key string, read func(context.Contex
 // before the answer goes out.
 func waitAhead(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	resp := next(ctx)
-	if l, ok := ctx.Value(loadersKey{}).(*loaders); ok {
-		l.ahead.wait()
+	if slot, ok := ctx.Value(loadersKey{}).(*loaderSlot); ok {
+		slot.current.Load().ahead.wait()
 	}
 	return resp
 }

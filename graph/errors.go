@@ -168,6 +168,10 @@ func presentError(logger *slog.Logger) graphql.ErrorPresenterFunc {
 			gqlErr.Message, gqlErr.Extensions = msg, ext
 			return gqlErr
 		}
+		if ext, msg, ok := liveError(err); ok {
+			gqlErr.Message, gqlErr.Extensions = msg, ext
+			return gqlErr
+		}
 		for _, t := range transientErrors {
 			if errors.Is(err, t.target) {
 				logger.WarnContext(ctx, "graphql request failed", "err", err, "path", gqlErr.Path.String())

@@ -39,6 +39,7 @@ type ResolverRoot interface {
 	Mutation() MutationResolver
 	Post() PostResolver
 	Query() QueryResolver
+	Subscription() SubscriptionResolver
 	Webhook() WebhookResolver
 	WebhookDelivery() WebhookDeliveryResolver
 }
@@ -124,6 +125,12 @@ type ComplexityRoot struct {
 	CommentEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	CommentEvent struct {
+		Comment func(childComplexity int) int
+		Cursor  func(childComplexity int) int
+		Time    func(childComplexity int) int
 	}
 
 	Commenter struct {
@@ -265,6 +272,15 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	PostEvent struct {
+		Cursor  func(childComplexity int) int
+		Deleted func(childComplexity int) int
+		Kind    func(childComplexity int) int
+		Post    func(childComplexity int) int
+		PostID  func(childComplexity int) int
+		Time    func(childComplexity int) int
+	}
+
 	PublishPostPayload struct {
 		Post func(childComplexity int) int
 	}
@@ -275,6 +291,7 @@ type ComplexityRoot struct {
 		Authors         func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Categories      func(childComplexity int) int
 		Category        func(childComplexity int, slug string) int
+		LiveCursor      func(childComplexity int) int
 		ModerationQueue func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Node            func(childComplexity int, id string) int
 		Post            func(childComplexity int, id *string, slug *string, previewToken *string) int
@@ -307,6 +324,13 @@ type ComplexityRoot struct {
 		Description  func(childComplexity int) int
 		OgImage      func(childComplexity int) int
 		Title        func(childComplexity int) int
+	}
+
+	Subscription struct {
+		CommentAdded           func(childComplexity int, postID string, after *string) int
+		ModerationQueueChanged func(childComplexity int, after *string) int
+		PostPublished          func(childComplexity int, category *string, after *string) int
+		PostUpdated            func(childComplexity int, id string, after *string) int
 	}
 
 	UnpublishPostPayload struct {
@@ -445,6 +469,7 @@ type PostResolver interface {
 	NextInCategory(ctx context.Context, obj *storage.Post, slug string) (*storage.Post, error)
 }
 type QueryResolver interface {
+	LiveCursor(ctx context.Context) (string, error)
 	Viewer(ctx context.Context) (*storage.Author, error)
 	Node(ctx context.Context, id string) (model.Node, error)
 	Post(ctx context.Context, id *string, slug *string, previewToken *string) (*storage.Post, error)
@@ -456,6 +481,12 @@ type QueryResolver interface {
 	Categories(ctx context.Context) ([]*storage.Category, error)
 	ModerationQueue(ctx context.Context, first *int, after *string, last *int, before *string) (*model.PendingCommentConnection, error)
 	Webhooks(ctx context.Context) ([]*storage.Webhook, error)
+}
+type SubscriptionResolver interface {
+	CommentAdded(ctx context.Context, postID string, after *string) (<-chan graphql.Event[*model.CommentEvent], error)
+	PostUpdated(ctx context.Context, id string, after *string) (<-chan graphql.Event[*model.PostEvent], error)
+	ModerationQueueChanged(ctx context.Context, after *string) (<-chan graphql.Event[*model.CommentEvent], error)
+	PostPublished(ctx context.Context, category *string, after *string) (<-chan graphql.Event[*model.PostEvent], error)
 }
 type WebhookResolver interface {
 	ID(ctx context.Context, obj *storage.Webhook) (string, error)
@@ -818,6 +849,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.CommentEdge.Node(childComplexity), true
+
+	case "CommentEvent.comment":
+		if e.ComplexityRoot.CommentEvent.Comment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CommentEvent.Comment(childComplexity), true
+	case "CommentEvent.cursor":
+		if e.ComplexityRoot.CommentEvent.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CommentEvent.Cursor(childComplexity), true
+	case "CommentEvent.time":
+		if e.ComplexityRoot.CommentEvent.Time == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CommentEvent.Time(childComplexity), true
 
 	case "Commenter.author":
 		if e.ComplexityRoot.Commenter.Author == nil {
@@ -1450,6 +1500,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PostEdge.Node(childComplexity), true
 
+	case "PostEvent.cursor":
+		if e.ComplexityRoot.PostEvent.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostEvent.Cursor(childComplexity), true
+	case "PostEvent.deleted":
+		if e.ComplexityRoot.PostEvent.Deleted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostEvent.Deleted(childComplexity), true
+	case "PostEvent.kind":
+		if e.ComplexityRoot.PostEvent.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostEvent.Kind(childComplexity), true
+	case "PostEvent.post":
+		if e.ComplexityRoot.PostEvent.Post == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostEvent.Post(childComplexity), true
+	case "PostEvent.postId":
+		if e.ComplexityRoot.PostEvent.PostID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostEvent.PostID(childComplexity), true
+	case "PostEvent.time":
+		if e.ComplexityRoot.PostEvent.Time == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostEvent.Time(childComplexity), true
+
 	case "PublishPostPayload.post":
 		if e.ComplexityRoot.PublishPostPayload.Post == nil {
 			break
@@ -1508,6 +1595,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.Category(childComplexity, args["slug"].(string)), true
 
+	case "Query.liveCursor":
+		if e.ComplexityRoot.Query.LiveCursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.LiveCursor(childComplexity), true
 	case "Query.moderationQueue":
 		if e.ComplexityRoot.Query.ModerationQueue == nil {
 			break
@@ -1635,6 +1728,51 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Seo.Title(childComplexity), true
+
+	case "Subscription.commentAdded":
+		if e.ComplexityRoot.Subscription.CommentAdded == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_commentAdded_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.CommentAdded(childComplexity, args["postId"].(string), args["after"].(*string)), true
+	case "Subscription.moderationQueueChanged":
+		if e.ComplexityRoot.Subscription.ModerationQueueChanged == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_moderationQueueChanged_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.ModerationQueueChanged(childComplexity, args["after"].(*string)), true
+	case "Subscription.postPublished":
+		if e.ComplexityRoot.Subscription.PostPublished == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_postPublished_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.PostPublished(childComplexity, args["category"].(*string), args["after"].(*string)), true
+	case "Subscription.postUpdated":
+		if e.ComplexityRoot.Subscription.PostUpdated == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_postUpdated_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.PostUpdated(childComplexity, args["id"].(string), args["after"].(*string)), true
 
 	case "UnpublishPostPayload.post":
 		if e.ComplexityRoot.UnpublishPostPayload.Post == nil {
@@ -1873,9 +2011,34 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 				Data: buf.Bytes(),
 			}
 		}
+	case ast.Subscription:
+		// Exec discards the per-event context; the event-aware path is exposed
+		// via ExecWithEventContext and used by the executor when it detects
+		// ExecutableSchemaWithEventContext.
+		return graphql.SubscriptionResponseHandler(ec._Subscription(ctx, opCtx.Operation.SelectionSet))
 
 	default:
 		return graphql.OneShot(graphql.ErrorResponse(ctx, "unsupported GraphQL operation"))
+	}
+}
+
+// ExecWithEventContext is the per-event-context-aware response handler. The
+// graphql executor type-asserts the executable schema for this method when
+// at least one subscription field is annotated @subscriptionContext; absence
+// falls back to Exec.
+func (e *executableSchema) ExecWithEventContext(ctx context.Context) graphql.ResponseHandlerWithContext {
+	opCtx := graphql.GetOperationContext(ctx)
+	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
+
+	switch opCtx.Operation.Operation {
+	case ast.Subscription:
+		return graphql.SubscriptionEventResponseHandler(ec._Subscription(ctx, opCtx.Operation.SelectionSet))
+	default:
+		// Non-subscription operations fall through to Exec via the executor's
+		// default path; this method only handles ast.Subscription.
+		return func(ctx context.Context) (context.Context, *graphql.Response) {
+			return ctx, graphql.ErrorResponse(ctx, "ExecWithEventContext only handles subscriptions")
+		}
 	}
 }
 
@@ -2332,6 +2495,8 @@ are pending or rejected, for everyone but their writer, the post's author
 and admins.
 """
 type Query {
+  "The cursor of the latest event of the blog's event log, for a subscription's ` + "`" + `after` + "`" + `: read it in the same request as the page a subscription keeps up to date, and nothing written after the page was read is missed (an event may come that the page already shows: match by id). One read."
+  liveCursor: String!
   "The author the request's token signs in as: null without a token, for a token with neither the author nor the admin role (a reader's, whatever its subject), and when the token's subject is not an author."
   viewer: Author
   "Fetches any object by its global id. Fails with NOT_FOUND when there is no such object visible to the caller."
@@ -3099,6 +3264,95 @@ type RejectCommentPayload {
   "The comment as rejected."
   comment: Comment!
 }
+
+"""
+Live updates, over GraphQL over WebSocket (` + "`" + `graphql-transport-ws` + "`" + `, the
+token in ` + "`" + `connection_init` + "`" + `'s payload as ` + "`" + `{"Authorization": "Bearer <token>"}` + "`" + `)
+or GraphQL over Server-Sent Events (graphql-sse's distinct connections
+mode, the token in the Authorization header). Every event carries a
+` + "`" + `cursor` + "`" + `, its place in the blog's event log: a subscription started again
+with ` + "`" + `after` + "`" + ` set to the last cursor received first replays the events it
+missed, in order, then goes on live, with none missing and none twice.
+The log keeps events for 24 hours: an older cursor fails with
+CURSOR_EXPIRED. Events are shown as queries show them, to what the
+subscriber may see, checked again for every event. A subscription ends
+with UNAUTHENTICATED when its token expires, with SLOW_CONSUMER when the
+client does not keep up, and with SHUTTING_DOWN when the server stops:
+subscribe again with the last cursor. Each connection may hold a limited
+number of subscriptions (TOO_MANY_SUBSCRIPTIONS).
+"""
+type Subscription {
+  "The comments and replies published on a post, as they are added or approved, in order. The post's author and admins also get the comments held for moderation (status PENDING). Fails with NOT_FOUND when the caller may not see the post."
+  commentAdded(
+    "The global id of the post."
+    postId: ID!
+    "Replay the events after this cursor, taken from an event, before going live."
+    after: String
+  ): CommentEvent!
+  "The changes of one post: edits readers see, unpublishing, deletion, and publishing again. A post that becomes a draft or scheduled gives its readers one UNPUBLISHED event, with no post, and nothing more until it is public again. Fails with NOT_FOUND when the caller may not see the post."
+  postUpdated(
+    "The global id of the post."
+    id: ID!
+    "Replay the events after this cursor, taken from an event, before going live."
+    after: String
+  ): PostEvent!
+  "The moderation queue as it changes: comments held for approval (status PENDING), approved (PUBLISHED) or rejected (REJECTED), on the posts the caller moderates: their own as an author, all as an admin. Fails with UNAUTHENTICATED without a token and FORBIDDEN for a reader."
+  moderationQueueChanged(
+    "Replay the events after this cursor, taken from an event, before going live."
+    after: String
+  ): CommentEvent!
+  "Posts as they are published, scheduled ones when they go live included, of the whole blog or of one category."
+  postPublished(
+    "Only posts filed under the category with this slug."
+    category: String
+    "Replay the events after this cursor, taken from an event, before going live."
+    after: String
+  ): PostEvent!
+}
+
+"""
+A comment added to a post, as ` + "`" + `commentAdded` + "`" + ` delivers it.
+"""
+type CommentEvent {
+  "The event's place in the event log: pass it as ` + "`" + `after` + "`" + ` to resume after it."
+  cursor: String!
+  "When the write happened, to the second."
+  time: DateTime!
+  "The comment as a query would show it now."
+  comment: Comment!
+}
+
+"""
+What happened to a post.
+"""
+enum PostEventKind {
+  "The post was deleted."
+  DELETED
+  "A public post changed in a way readers see."
+  EDITED
+  "The post became public: published now, or a scheduled post that went live."
+  PUBLISHED
+  "The post is no longer public: it became a draft or was scheduled again."
+  UNPUBLISHED
+}
+
+"""
+A change of a post, as ` + "`" + `postUpdated` + "`" + ` and ` + "`" + `postPublished` + "`" + ` deliver it.
+"""
+type PostEvent {
+  "The event's place in the event log: pass it as ` + "`" + `after` + "`" + ` to resume after it."
+  cursor: String!
+  "When the write happened, to the second."
+  time: DateTime!
+  "What happened."
+  kind: PostEventKind!
+  "True when the post was deleted: ` + "`" + `post` + "`" + ` is then null."
+  deleted: Boolean!
+  "The global id of the post."
+  postId: ID!
+  "The post as a query would show it now; null when it was deleted or the caller may no longer see it."
+  post: Post
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -3263,6 +3517,18 @@ func (ec *executionContext) childFields_CommentEdge(ctx context.Context, field g
 		return ec.fieldContext_CommentEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CommentEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_CommentEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_CommentEvent_cursor(ctx, field)
+	case "time":
+		return ec.fieldContext_CommentEvent_time(ctx, field)
+	case "comment":
+		return ec.fieldContext_CommentEvent_comment(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CommentEvent", field.Name)
 }
 
 func (ec *executionContext) childFields_Commenter(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -3493,6 +3759,24 @@ func (ec *executionContext) childFields_PostEdge(ctx context.Context, field grap
 		return ec.fieldContext_PostEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PostEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_PostEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_PostEvent_cursor(ctx, field)
+	case "time":
+		return ec.fieldContext_PostEvent_time(ctx, field)
+	case "kind":
+		return ec.fieldContext_PostEvent_kind(ctx, field)
+	case "deleted":
+		return ec.fieldContext_PostEvent_deleted(ctx, field)
+	case "postId":
+		return ec.fieldContext_PostEvent_postId(ctx, field)
+	case "post":
+		return ec.fieldContext_PostEvent_post(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PostEvent", field.Name)
 }
 
 func (ec *executionContext) childFields_PublishPostPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4554,6 +4838,86 @@ func (ec *executionContext) field_Query_posts_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["publishedBefore"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_commentAdded_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "postId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["postId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_moderationQueueChanged_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_postPublished_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "category",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["category"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Subscription_postUpdated_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
 	return args, nil
 }
 
@@ -5967,6 +6331,84 @@ func (ec *executionContext) _CommentEdge_node(ctx context.Context, field graphql
 func (ec *executionContext) fieldContext_CommentEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "CommentEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Comment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CommentEvent_cursor(ctx context.Context, field graphql.CollectedField, obj *model.CommentEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CommentEvent_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CommentEvent_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CommentEvent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CommentEvent_time(ctx context.Context, field graphql.CollectedField, obj *model.CommentEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CommentEvent_time(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Time, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CommentEvent_time(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CommentEvent", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _CommentEvent_comment(ctx context.Context, field graphql.CollectedField, obj *model.CommentEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CommentEvent_comment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Comment, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Comment) graphql.Marshaler {
+			return ec.marshalNComment2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐComment(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CommentEvent_comment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CommentEvent",
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
@@ -8574,6 +9016,153 @@ func (ec *executionContext) fieldContext_PostEdge_node(_ context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _PostEvent_cursor(ctx context.Context, field graphql.CollectedField, obj *model.PostEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostEvent_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostEvent_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostEvent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _PostEvent_time(ctx context.Context, field graphql.CollectedField, obj *model.PostEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostEvent_time(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Time, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostEvent_time(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostEvent", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _PostEvent_kind(ctx context.Context, field graphql.CollectedField, obj *model.PostEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostEvent_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.PostEventKind) graphql.Marshaler {
+			return ec.marshalNPostEventKind2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostEventKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostEvent_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostEvent", field, false, false, errors.New("field of type PostEventKind does not have child fields"))
+}
+
+func (ec *executionContext) _PostEvent_deleted(ctx context.Context, field graphql.CollectedField, obj *model.PostEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostEvent_deleted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Deleted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostEvent_deleted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostEvent", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _PostEvent_postId(ctx context.Context, field graphql.CollectedField, obj *model.PostEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostEvent_postId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PostID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostEvent_postId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostEvent", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _PostEvent_post(ctx context.Context, field graphql.CollectedField, obj *model.PostEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostEvent_post(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Post, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Post) graphql.Marshaler {
+			return ec.marshalOPost2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPost(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PostEvent_post(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PostEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PublishPostPayload_post(ctx context.Context, field graphql.CollectedField, obj *model.PublishPostPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8604,6 +9193,29 @@ func (ec *executionContext) fieldContext_PublishPostPayload_post(_ context.Conte
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Query_liveCursor(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_liveCursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().LiveCursor(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_liveCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Query", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Query_viewer(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -9426,6 +10038,182 @@ func (ec *executionContext) _Seo_ogImage(ctx context.Context, field graphql.Coll
 }
 func (ec *executionContext) fieldContext_Seo_ogImage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Seo", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Subscription_commentAdded(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) (context.Context, graphql.Marshaler)) {
+	return graphql.ResolveFieldStreamWithEventContext(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_commentAdded(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().CommentAdded(ctx, fc.Args["postId"].(string), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CommentEvent) graphql.Marshaler {
+			return ec.marshalNCommentEvent2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCommentEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_commentAdded(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CommentEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_commentAdded_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_postUpdated(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) (context.Context, graphql.Marshaler)) {
+	return graphql.ResolveFieldStreamWithEventContext(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_postUpdated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().PostUpdated(ctx, fc.Args["id"].(string), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PostEvent) graphql.Marshaler {
+			return ec.marshalNPostEvent2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_postUpdated(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PostEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_postUpdated_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_moderationQueueChanged(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) (context.Context, graphql.Marshaler)) {
+	return graphql.ResolveFieldStreamWithEventContext(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_moderationQueueChanged(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().ModerationQueueChanged(ctx, fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CommentEvent) graphql.Marshaler {
+			return ec.marshalNCommentEvent2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCommentEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_moderationQueueChanged(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CommentEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_moderationQueueChanged_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Subscription_postPublished(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) (context.Context, graphql.Marshaler)) {
+	return graphql.ResolveFieldStreamWithEventContext(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_postPublished(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().PostPublished(ctx, fc.Args["category"].(*string), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PostEvent) graphql.Marshaler {
+			return ec.marshalNPostEvent2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_postPublished(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PostEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_postPublished_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _UnpublishPostPayload_post(ctx context.Context, field graphql.CollectedField, obj *model.UnpublishPostPayload) (ret graphql.Marshaler) {
@@ -13503,6 +14291,54 @@ func (ec *executionContext) _CommentEdge(ctx context.Context, sel ast.SelectionS
 	return out
 }
 
+var commentEventImplementors = []string{"CommentEvent"}
+
+func (ec *executionContext) _CommentEvent(ctx context.Context, sel ast.SelectionSet, obj *model.CommentEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, commentEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CommentEvent")
+		case "cursor":
+			out.Values[i] = ec._CommentEvent_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "time":
+			out.Values[i] = ec._CommentEvent_time(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "comment":
+			out.Values[i] = ec._CommentEvent_comment(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var commenterImplementors = []string{"Commenter"}
 
 func (ec *executionContext) _Commenter(ctx context.Context, sel ast.SelectionSet, obj *storage.Commenter) graphql.Marshaler {
@@ -15250,6 +16086,69 @@ func (ec *executionContext) _PostEdge(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var postEventImplementors = []string{"PostEvent"}
+
+func (ec *executionContext) _PostEvent(ctx context.Context, sel ast.SelectionSet, obj *model.PostEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, postEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PostEvent")
+		case "cursor":
+			out.Values[i] = ec._PostEvent_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "time":
+			out.Values[i] = ec._PostEvent_time(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._PostEvent_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleted":
+			out.Values[i] = ec._PostEvent_deleted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "postId":
+			out.Values[i] = ec._PostEvent_postId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "post":
+			out.Values[i] = ec._PostEvent_post(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var publishPostPayloadImplementors = []string{"PublishPostPayload"}
 
 func (ec *executionContext) _PublishPostPayload(ctx context.Context, sel ast.SelectionSet, obj *model.PublishPostPayload) graphql.Marshaler {
@@ -15308,6 +16207,28 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 		switch field.Name {
 		case "__typename":
 			out.Values[i] = graphql.MarshalString("Query")
+		case "liveCursor":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_liveCursor(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "viewer":
 			field := field
 
@@ -15836,6 +16757,32 @@ func (ec *executionContext) _Seo(ctx context.Context, sel ast.SelectionSet, obj 
 	})
 
 	return out
+}
+
+var subscriptionImplementors = []string{"Subscription"}
+
+func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) (context.Context, graphql.Marshaler) {
+	fields := graphql.CollectFields(ec.OperationContext, sel, subscriptionImplementors)
+	ctx = graphql.WithFieldContext(ctx, &graphql.FieldContext{
+		Object: "Subscription",
+	})
+	if len(fields) != 1 {
+		graphql.AddErrorf(ctx, "must subscribe to exactly one stream")
+		return nil
+	}
+
+	switch fields[0].Name {
+	case "commentAdded":
+		return ec._Subscription_commentAdded(ctx, fields[0])
+	case "postUpdated":
+		return ec._Subscription_postUpdated(ctx, fields[0])
+	case "moderationQueueChanged":
+		return ec._Subscription_moderationQueueChanged(ctx, fields[0])
+	case "postPublished":
+		return ec._Subscription_postPublished(ctx, fields[0])
+	default:
+		panic("unknown field " + strconv.Quote(fields[0].Name))
+	}
 }
 
 var unpublishPostPayloadImplementors = []string{"UnpublishPostPayload"}
@@ -17203,6 +18150,16 @@ func (ec *executionContext) marshalNCommentEdge2ᚖgithubᚗcomᚋblogqlᚋblog�
 	return ec._CommentEdge(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNCommentEvent2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCommentEvent(ctx context.Context, sel ast.SelectionSet, v *model.CommentEvent) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CommentEvent(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNCommentStatus2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCommentStatus(ctx context.Context, v any) (model.CommentStatus, error) {
 	var res model.CommentStatus
 	err := res.UnmarshalGQL(v)
@@ -17514,6 +18471,26 @@ func (ec *executionContext) marshalNPostEdge2ᚖgithubᚗcomᚋblogqlᚋblogᚋg
 		return graphql.Null
 	}
 	return ec._PostEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPostEvent2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostEvent(ctx context.Context, sel ast.SelectionSet, v *model.PostEvent) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PostEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNPostEventKind2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostEventKind(ctx context.Context, v any) (model.PostEventKind, error) {
+	var res model.PostEventKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPostEventKind2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostEventKind(ctx context.Context, sel ast.SelectionSet, v model.PostEventKind) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) unmarshalNPostStatus2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostStatus(ctx context.Context, v any) (model.PostStatus, error) {

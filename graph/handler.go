@@ -54,6 +54,10 @@ type HandlerOptions struct {
 	// means webhooks.New(store, webhooks.Options{}): https URLs to public
 	// addresses only.
 	Webhooks *webhooks.Service
+	// Live gives subscriptions their events. They are served over
+	// the streams of HTTP.Streams (whose InitFunc and ResumeVariable are
+	// the blog's: NewHandler sets them); without it, over none.
+	Live LiveOptions
 }
 
 // NewHandler returns the blog's GraphQL endpoint over store: the schema
@@ -70,7 +74,12 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	}
 	logger = slog.New(gqlhttp.LogHandler(logger.Handler()))
 
-	cfg := Config{Resolvers: newResolver(store, opts.Comments, opts.Webhooks)}
+	resolver := newResolver(store, opts.Comments, opts.Webhooks)
+	resolver.live, resolver.eventReads = opts.Live, newEventReads(store)
+	if resolver.live.PerConnection <= 0 {
+		resolver.live.PerConnection = DefaultSubscriptionsPerConnection
+	}
+	cfg := Config{Resolvers: resolver}
 	cfg.Complexity.Query.Posts = postsComplexity
 	cfg.Complexity.Query.Authors = listComplexity
 	cfg.Complexity.Author.Posts = postsComplexity
@@ -102,10 +111,16 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 		h.Extensions = append(h.Extensions, tracing.Extension(opts.TracerProvider))
 	}
 	h.AroundRootFields = []graphql.RootFieldMiddleware{freshReadsPerMutation, refuseEmptyInputs}
-	h.AroundResponses = []graphql.ResponseMiddleware{reportCost, waitAhead}
+	h.AroundResponses = []graphql.ResponseMiddleware{reportCost, waitAhead, liveResponses(h.ErrorPresenter)}
+	if h.Streams != nil {
+		streams := *h.Streams
+		streams.InitFunc = initConnection(opts.Verifier)
+		streams.ResumeVariable = "after"
+		h.Streams = &streams
+	}
 	observe := batchObserver(opts.Metrics)
 	h.Wrap = func(srv http.Handler) http.Handler {
-		return withCost(opts.ShowCost, withActor(opts.Verifier, logger, withLoaders(store, observe, srv)))
+		return withCost(opts.ShowCost, withActor(opts.Verifier, logger, withLoaders(store, observe, withConnection(srv))))
 	}
 	return gqlhttp.New(NewExecutableSchema(cfg), h)
 }

@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -41,11 +42,20 @@ type loaders struct {
 
 type loadersKey struct{}
 
+// loaderSlot holds the loaders of a request. A subscription's request
+// lives as long as its connection: it renews them for every event it
+// sends (renewLoaders), so an event shows what is true when it is sent,
+// not what an earlier event read.
+type loaderSlot struct {
+	current atomic.Pointer[loaders]
+	make    func() *loaders
+}
+
 // withLoaders gives every request passing through next its own loaders,
 // whose batch sizes go to observe.
 func withLoaders(store *storage.Store, observe func(loader string, keys int, waited bool), next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		l := &loaders{
+	make := func() *loaders {
+		return &loaders{
 			posts:      newLoader("posts", maxBatch, store.GetPosts, observe),
 			authors:    newLoader("authors", maxBatch, store.GetAuthors, observe),
 			categories: newLoader("categories", maxBatch, store.GetCategories, observe),
@@ -56,8 +66,18 @@ func withLoaders(store *storage.Store, observe func(loader string, keys int, wai
 			stats:      newLoader("stats", 1, statsOf(store), observe),
 			observe:    observe,
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), loadersKey{}, l)))
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		slot := &loaderSlot{make: make}
+		slot.current.Store(make())
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), loadersKey{}, slot)))
 	})
+}
+
+// renewLoaders gives the request of ctx new loaders that remember nothing.
+func renewLoaders(ctx context.Context) {
+	slot := ctx.Value(loadersKey{}).(*loaderSlot)
+	slot.current.Store(slot.make())
 }
 
 // forget drops what the loaders have read.
@@ -85,7 +105,7 @@ func freshReadsPerMutation(ctx context.Context, next graphql.RootResolver) graph
 
 // loadersFor returns the loaders of the request ctx belongs to.
 func loadersFor(ctx context.Context) *loaders {
-	return ctx.Value(loadersKey{}).(*loaders)
+	return ctx.Value(loadersKey{}).(*loaderSlot).current.Load()
 }
 
 // batchObserver returns the function that records loaders' batch reads in

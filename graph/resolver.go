@@ -24,6 +24,10 @@ type Resolver struct {
 	readers storage.ReaderRules
 	// webhooks manages the webhooks and delivers pings and redeliveries.
 	webhooks *webhooks.Service
+	// live gives subscriptions their events; eventReads reads what each
+	// is about once for all of them.
+	live       LiveOptions
+	eventReads *eventReads
 }
 
 // newResolver returns the root resolver over store, with the policy for

@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph/model"
@@ -645,6 +646,15 @@ func (r *postResolver) NextInCategory(ctx context.Context, obj *storage.Post, sl
 	return r.store.AdjacentPost(ctx, obj, slug, true)
 }
 
+// LiveCursor is the resolver for the liveCursor field.
+func (r *queryResolver) LiveCursor(ctx context.Context) (string, error) {
+	head, err := r.store.EventLogHead(ctx)
+	if err != nil {
+		return "", err
+	}
+	return eventCursor(head), nil
+}
+
 // Viewer is the resolver for the viewer field.
 func (r *queryResolver) Viewer(ctx context.Context) (*storage.Author, error) {
 	a := auth.ActorFrom(ctx)
@@ -820,6 +830,26 @@ func (r *queryResolver) Webhooks(ctx context.Context) ([]*storage.Webhook, error
 	return r.listWebhooks(ctx)
 }
 
+// CommentAdded is the resolver for the commentAdded field.
+func (r *subscriptionResolver) CommentAdded(ctx context.Context, postID string, after *string) (<-chan graphql.Event[*model.CommentEvent], error) {
+	return r.commentAdded(ctx, postID, after)
+}
+
+// PostUpdated is the resolver for the postUpdated field.
+func (r *subscriptionResolver) PostUpdated(ctx context.Context, id string, after *string) (<-chan graphql.Event[*model.PostEvent], error) {
+	return r.postUpdated(ctx, id, after)
+}
+
+// ModerationQueueChanged is the resolver for the moderationQueueChanged field.
+func (r *subscriptionResolver) ModerationQueueChanged(ctx context.Context, after *string) (<-chan graphql.Event[*model.CommentEvent], error) {
+	return r.moderationQueueChanged(ctx, after)
+}
+
+// PostPublished is the resolver for the postPublished field.
+func (r *subscriptionResolver) PostPublished(ctx context.Context, category *string, after *string) (<-chan graphql.Event[*model.PostEvent], error) {
+	return r.postPublished(ctx, category, after)
+}
+
 // ID is the resolver for the id field.
 func (r *webhookResolver) ID(ctx context.Context, obj *storage.Webhook) (string, error) {
 	return webhookGID(obj.ID), nil
@@ -909,6 +939,9 @@ func (r *Resolver) Post() PostResolver { return &postResolver{r} }
 // Query returns QueryResolver implementation.
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
+// Subscription returns SubscriptionResolver implementation.
+func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionResolver{r} }
+
 // Webhook returns WebhookResolver implementation.
 func (r *Resolver) Webhook() WebhookResolver { return &webhookResolver{r} }
 
@@ -925,6 +958,7 @@ type (
 	mutationResolver        struct{ *Resolver }
 	postResolver            struct{ *Resolver }
 	queryResolver           struct{ *Resolver }
+	subscriptionResolver    struct{ *Resolver }
 	webhookResolver         struct{ *Resolver }
 	webhookDeliveryResolver struct{ *Resolver }
 )

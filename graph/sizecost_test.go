@@ -53,6 +53,10 @@ var textBytes = map[string]int{
 	"Commenter.avatarUrl":                   storage.MaxURLLength,
 	"DeleteCommentPayload.deletedCommentId": maxGlobalIDLen,
 
+	"CommentEvent.cursor":            64, // base64 of "event:" and a position
+	"PostEvent.cursor":               64,
+	"Query.liveCursor":               64,
+	"PostEvent.postId":               maxGlobalIDLen,
 	"PageInfo.startCursor":           cursorBytes,
 	"PageInfo.endCursor":             cursorBytes,
 	"PostEdge.cursor":                cursorBytes,

@@ -48,7 +48,65 @@
   if (window.GraphiQLPluginExplorer) {
     plugins.push(window.GraphiQLPluginExplorer.explorerPlugin());
   }
-  const fetcher = GraphiQL.createFetcher({ url: new URL(root.dataset.endpoint, window.location.href).href });
+  const url = new URL(root.dataset.endpoint, window.location.href).href;
+  const overHTTP = GraphiQL.createFetcher({ url });
+  // operationKind returns what the operation GraphiQL runs is: query,
+  // mutation or subscription (comments and strings left out).
+  const operationKind = ({ query, operationName }) => {
+    const src = (query || '').replace(/#[^\n]*/g, '').replace(/"""[\s\S]*?"""|"(?:\\.|[^"\\])*"/g, '""');
+    const ops = [...src.matchAll(/(?:^|[}\s])(query|mutation|subscription)\b\s*([_A-Za-z][_0-9A-Za-z]*)?/g)];
+    const op = operationName ? ops.find((m) => m[2] === operationName) : ops[0];
+    return op ? op[1] : 'query';
+  };
+  // overSSE runs a subscription over Server-Sent Events (graphql-sse's
+  // distinct connections mode): each event is an answer GraphiQL shows as
+  // it comes, until the stream completes or its stop button ends it.
+  async function* overSSE(params, headers) {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { ...headers, 'Content-Type': 'application/json', Accept: 'text/event-stream' },
+      body: JSON.stringify(params),
+    });
+    if (!res.ok || !res.body) {
+      yield await res.json();
+      return;
+    }
+    const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
+    let buffered = '';
+    try {
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) {
+          return;
+        }
+        buffered += value;
+        let end;
+        while ((end = buffered.indexOf('\n\n')) >= 0) {
+          const block = buffered.slice(0, end);
+          buffered = buffered.slice(end + 2);
+          let event = 'message';
+          let data = '';
+          for (const line of block.split('\n')) {
+            if (line.startsWith('event:')) {
+              event = line.slice(6).trim();
+            } else if (line.startsWith('data:')) {
+              data += line.slice(5).trimStart();
+            }
+          }
+          if (event === 'complete') {
+            return;
+          }
+          if (event === 'next') {
+            yield JSON.parse(data);
+          }
+        }
+      }
+    } finally {
+      reader.cancel().catch(() => {});
+    }
+  }
+  const fetcher = (params, opts) =>
+    operationKind(params) === 'subscription' ? overSSE(params, opts?.headers) : overHTTP(params, opts);
   ReactDOM.render(
     React.createElement(GraphiQL, {
       fetcher,

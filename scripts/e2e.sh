@@ -2,6 +2,9 @@
 # Checks the running server from the outside, as its users' tools see it:
 #
 #   - the GraphQL over HTTP audit suite of graphql-http (e2e/audit.mjs);
+#   - subscriptions with the npm graphql-ws and graphql-sse clients
+#     (e2e/live.mjs): comments added through mutations arrive, and a client
+#     that reconnects with its last cursor gets the missed ones in order;
 #   - the GraphiQL playground in headless Chromium, with every request that
 #     does not go to the server blocked (e2e/playground.mjs): its default
 #     query shows the demo posts, its headers editor holds the development
@@ -100,6 +103,8 @@ log "feeds parsed by feedparser at $base"
 node e2e/feeds.mjs "$base"
 log "sitemap validated against sitemap.xsd"
 node e2e/sitemap.mjs "$base"
+log "subscriptions with graphql-ws and graphql-sse against $endpoint"
+node e2e/live.mjs "$endpoint"
 
 log "playground in $("$CHROMIUM" --version 2>/dev/null)"
 node e2e/playground.mjs "$base" "$ARTIFACTS/playground.png"

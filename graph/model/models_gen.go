@@ -48,6 +48,16 @@ type ApproveCommentPayload struct {
 	Comment *storage.Comment `json:"comment"`
 }
 
+// A comment added to a post, as `commentAdded` delivers it.
+type CommentEvent struct {
+	// The event's place in the event log: pass it as `after` to resume after it.
+	Cursor string `json:"cursor"`
+	// When the write happened, to the second.
+	Time time.Time `json:"time"`
+	// The comment as a query would show it now.
+	Comment *storage.Comment `json:"comment"`
+}
+
 // The input of `createAuthor`.
 type CreateAuthorInput struct {
 	// The author id the author's tokens carry as their subject (`sub`): 1 to 64 characters of A-Z, a-z, 0-9, _ and -. Omitted, a new one is made and the author cannot sign in.
@@ -258,6 +268,22 @@ type PingWebhookPayload struct {
 	Delivery *storage.DeliveryAttempt `json:"delivery"`
 }
 
+// A change of a post, as `postUpdated` and `postPublished` deliver it.
+type PostEvent struct {
+	// The event's place in the event log: pass it as `after` to resume after it.
+	Cursor string `json:"cursor"`
+	// When the write happened, to the second.
+	Time time.Time `json:"time"`
+	// What happened.
+	Kind PostEventKind `json:"kind"`
+	// True when the post was deleted: `post` is then null.
+	Deleted bool `json:"deleted"`
+	// The global id of the post.
+	PostID string `json:"postId"`
+	// The post as a query would show it now; null when it was deleted or the caller may no longer see it.
+	Post *storage.Post `json:"post,omitempty"`
+}
+
 // The input of `publishPost`.
 type PublishPostInput struct {
 	// The global id of the post.
@@ -351,6 +377,23 @@ type SeoInput struct {
 	CanonicalURL *string `json:"canonicalUrl,omitempty"`
 	// The picture for link previews: an absolute http or https URL of at most 2000 characters, without spaces or credentials.
 	OgImage *string `json:"ogImage,omitempty"`
+}
+
+// Live updates, over GraphQL over WebSocket (`graphql-transport-ws`, the
+// token in `connection_init`'s payload as `{"Authorization": "Bearer <token>"}`)
+// or GraphQL over Server-Sent Events (graphql-sse's distinct connections
+// mode, the token in the Authorization header). Every event carries a
+// `cursor`, its place in the blog's event log: a subscription started again
+// with `after` set to the last cursor received first replays the events it
+// missed, in order, then goes on live, with none missing and none twice.
+// The log keeps events for 24 hours: an older cursor fails with
+// CURSOR_EXPIRED. Events are shown as queries show them, to what the
+// subscriber may see, checked again for every event. A subscription ends
+// with UNAUTHENTICATED when its token expires, with SLOW_CONSUMER when the
+// client does not keep up, and with SHUTTING_DOWN when the server stops:
+// subscribe again with the last cursor. Each connection may hold a limited
+// number of subscriptions (TOO_MANY_SUBSCRIPTIONS).
+type Subscription struct {
 }
 
 // The input of `unpublishPost`.
@@ -537,6 +580,70 @@ func (e *CommentStatus) UnmarshalJSON(b []byte) error {
 }
 
 func (e CommentStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// What happened to a post.
+type PostEventKind string
+
+const (
+	// The post was deleted.
+	PostEventKindDeleted PostEventKind = "DELETED"
+	// A public post changed in a way readers see.
+	PostEventKindEdited PostEventKind = "EDITED"
+	// The post became public: published now, or a scheduled post that went live.
+	PostEventKindPublished PostEventKind = "PUBLISHED"
+	// The post is no longer public: it became a draft or was scheduled again.
+	PostEventKindUnpublished PostEventKind = "UNPUBLISHED"
+)
+
+var AllPostEventKind = []PostEventKind{
+	PostEventKindDeleted,
+	PostEventKindEdited,
+	PostEventKindPublished,
+	PostEventKindUnpublished,
+}
+
+func (e PostEventKind) IsValid() bool {
+	switch e {
+	case PostEventKindDeleted, PostEventKindEdited, PostEventKindPublished, PostEventKindUnpublished:
+		return true
+	}
+	return false
+}
+
+func (e PostEventKind) String() string {
+	return string(e)
+}
+
+func (e *PostEventKind) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = PostEventKind(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid PostEventKind", str)
+	}
+	return nil
+}
+
+func (e PostEventKind) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *PostEventKind) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e PostEventKind) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

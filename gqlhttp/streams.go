@@ -1,0 +1,364 @@
+package gqlhttp
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/99designs/gqlgen/graphql/handler/transport"
+	"github.com/gorilla/websocket"
+	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+)
+
+// Streams: subscriptions over GraphQL over WebSocket (the
+// graphql-transport-ws protocol, gqlgen's transport.Websocket on
+// gorilla/websocket) and GraphQL over Server-Sent Events (sse.go). A
+// stream outlives the request timeout and the server's read and write
+// timeouts; keepalives find dead peers instead.
+
+// Defaults of StreamOptions.
+const (
+	DefaultStreamsPerAddress = 20
+	DefaultKeepAlive         = 25 * time.Second
+	DefaultIdleTimeout       = 5 * time.Minute
+	// initTimeout is how long a WebSocket connection may take to send
+	// connection_init.
+	initTimeout = 10 * time.Second
+	// shutdownGrace is how long a stream has, once Shutdown is closed,
+	// to send its last answers before it is closed.
+	shutdownGrace = 500 * time.Millisecond
+)
+
+// Codes of refused streams.
+const (
+	CodeTooManyStreams = "TOO_MANY_CONNECTIONS"
+	CodeForbidden      = "FORBIDDEN"
+)
+
+// Close codes of WebSocket connections.
+const (
+	// closeForbidden closes a connection whose connection_init's token
+	// is refused (graphql-transport-ws).
+	closeForbidden = 4403
+	// closeServiceRestart closes every connection when the server shuts
+	// down (RFC 6455): clients reconnect, to another server.
+	closeServiceRestart = 1012
+)
+
+// StreamOptions configure the streams of subscriptions.
+type StreamOptions struct {
+	// InitFunc gets the payload of a WebSocket connection's
+	// connection_init and returns the connection's context (the actor of
+	// the token it carries); an error closes the connection with 4403 and
+	// its message. Nil accepts every payload.
+	InitFunc func(ctx context.Context, payload map[string]any) (context.Context, error)
+	// CheckOrigin reports whether a WebSocket handshake may come from a
+	// page of r's Origin; refused ones get 403. Nil allows requests
+	// without an Origin and those from the request's own host.
+	CheckOrigin func(r *http.Request) bool
+	// PerAddress bounds the streams (WebSocket connections and SSE
+	// responses) open at once from one client address; past it a request
+	// gets 429 TOO_MANY_CONNECTIONS. Zero means DefaultStreamsPerAddress.
+	PerAddress int
+	// KeepAlive is how often a stream with nothing to send gets a ping
+	// (WebSocket: graphql-transport-ws's ping, a peer that does not answer
+	// in twice this is closed; SSE: a comment line). Zero means
+	// DefaultKeepAlive.
+	KeepAlive time.Duration
+	// ResumeVariable names the variable an SSE request's Last-Event-ID
+	// header sets: a browser's EventSource resumes after the last event
+	// id it received. Empty: the header is ignored.
+	ResumeVariable string
+	// Shutdown, when closed, ends every stream: WebSocket connections
+	// are closed with 1012 (service restart), SSE responses end.
+	Shutdown <-chan struct{}
+	// IdleTimeout closes a WebSocket connection that has held no
+	// operation for this long; zero means DefaultIdleTimeout.
+	IdleTimeout time.Duration
+}
+
+// isStream reports whether r asks for a stream: a WebSocket handshake, or
+// an answer in text/event-stream.
+func isStream(r *http.Request) bool {
+	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket") ||
+		strings.Contains(r.Header.Get("Accept"), mediaEventStream)
+}
+
+// streamTransports returns the transports of opts' streams.
+func streamTransports(opts *StreamOptions) []graphql.Transport {
+	keepAlive := opts.KeepAlive
+	if keepAlive <= 0 {
+		keepAlive = DefaultKeepAlive
+	}
+	ws := transport.Websocket{
+		Implementation:   gorillaWebsocket{shutdown: opts.Shutdown},
+		InitTimeout:      initTimeout,
+		PingPongInterval: keepAlive,
+	}
+	if opts.InitFunc != nil {
+		ws.InitFunc = func(ctx context.Context, payload transport.InitPayload) (context.Context, *transport.InitPayload, error) {
+			next, err := opts.InitFunc(ctx, payload)
+			if err != nil {
+				reason := err.Error()
+				if len(reason) > 120 { // a close frame's reason is at most 123 bytes
+					reason = reason[:120]
+				}
+				return transport.AppendCloseReason(transport.WithWebsocketCloseCode(ctx, closeForbidden), reason), nil, err
+			}
+			return next, nil, nil
+		}
+	}
+	return []graphql.Transport{sse{keepAlive: keepAlive, resume: opts.ResumeVariable}, ws}
+}
+
+// streamGate admits streams: at most perAddress from one client address,
+// with no deadline but their own, ended when the server shuts down.
+type streamGate struct {
+	opts       *StreamOptions
+	perAddress int
+	// shutdown ends when opts.Shutdown is closed, by endAll.
+	shutdown context.Context
+	endAll   context.CancelFunc
+
+	mu   sync.Mutex
+	open map[string]int
+}
+
+func newStreamGate(opts *StreamOptions) *streamGate {
+	n := opts.PerAddress
+	if n <= 0 {
+		n = DefaultStreamsPerAddress
+	}
+	g := &streamGate{opts: opts, perAddress: n, open: map[string]int{}}
+	g.shutdown, g.endAll = context.WithCancel(context.Background())
+	if opts.Shutdown != nil {
+		go func() {
+			<-opts.Shutdown
+			g.endAll()
+		}()
+	}
+	return g
+}
+
+// wrap returns next behind the gate.
+func (g *streamGate) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		websocketRequest := strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
+		if websocketRequest && !g.originAllowed(r) {
+			WriteError(w, http.StatusForbidden, "WebSocket connections from this origin are not allowed", CodeForbidden)
+			return
+		}
+		addr := clientAddress(r)
+		if !g.acquire(addr) {
+			w.Header().Set("Retry-After", "10")
+			WriteError(w, http.StatusTooManyRequests, "too many open subscriptions streams from this address", CodeTooManyStreams)
+			return
+		}
+		defer g.release(addr)
+		// The server's read and write timeouts are for requests, not
+		// streams (a hijacked connection has none).
+		rc := http.NewResponseController(w)
+		_ = rc.SetReadDeadline(time.Time{})
+		_ = rc.SetWriteDeadline(time.Time{})
+		idle := g.opts.IdleTimeout
+		if idle <= 0 {
+			idle = DefaultIdleTimeout
+		}
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		st := &streamState{idle: idle, end: cancel}
+		st.idleTimer = time.AfterFunc(idle, cancel)
+		defer st.idleTimer.Stop()
+		ctx = context.WithValue(ctx, streamKey{}, st)
+		// At shutdown, the subscriptions' last answers (SHUTTING_DOWN) go
+		// out before the stream is ended. No goroutine waits per stream.
+		stop := context.AfterFunc(g.shutdown, func() { time.AfterFunc(shutdownGrace, cancel) })
+		defer stop()
+		next.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+func (g *streamGate) originAllowed(r *http.Request) bool {
+	if g.opts.CheckOrigin != nil {
+		return g.opts.CheckOrigin(r)
+	}
+	origin := r.Header.Get("Origin")
+	if origin == "" {
+		return true
+	}
+	host, ok := strings.CutPrefix(origin, "https://")
+	if !ok {
+		host, ok = strings.CutPrefix(origin, "http://")
+	}
+	return ok && strings.EqualFold(host, r.Host)
+}
+
+func (g *streamGate) acquire(addr string) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.open[addr] >= g.perAddress {
+		return false
+	}
+	g.open[addr]++
+	return true
+}
+
+func (g *streamGate) release(addr string) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.open[addr]--; g.open[addr] <= 0 {
+		delete(g.open, addr)
+	}
+}
+
+// clientAddress returns the IP address r came from.
+func clientAddress(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		return r.RemoteAddr
+	}
+	return host
+}
+
+// gorillaWebsocket accepts WebSocket connections for gqlgen's transport
+// with gorilla/websocket. The gate checked the origin already.
+type gorillaWebsocket struct {
+	shutdown <-chan struct{}
+}
+
+func (g gorillaWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts transport.WebsocketAcceptOptions) (transport.WebsocketConn, error) {
+	up := websocket.Upgrader{
+		HandshakeTimeout: 10 * time.Second,
+		Subprotocols:     opts.Subprotocols,
+		CheckOrigin:      func(*http.Request) bool { return true },
+	}
+	conn, err := up.Upgrade(hijacker{w}, r, opts.ResponseHeader)
+	if err != nil {
+		return nil, err
+	}
+	return &gorillaConn{Conn: conn, shutdown: g.shutdown}, nil
+}
+
+// hijacker lets gorilla/websocket take the connection of a response
+// writer that wraps the server's (a middleware's, with Unwrap), which its
+// type assertion alone would not find.
+type hijacker struct{ http.ResponseWriter }
+
+func (h hijacker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
+	return http.NewResponseController(h.ResponseWriter).Hijack()
+}
+
+// gorillaConn is a gorilla/websocket connection as gqlgen's transport
+// uses one.
+type gorillaConn struct {
+	*websocket.Conn
+	shutdown <-chan struct{}
+}
+
+var (
+	_ transport.WebsocketConn          = (*gorillaConn)(nil)
+	_ transport.WebsocketReadLimiter   = (*gorillaConn)(nil)
+	_ transport.WebsocketReadDeadliner = (*gorillaConn)(nil)
+)
+
+// NextReader returns the next message; a peer's close is
+// transport.ErrWebsocketClosed.
+func (c *gorillaConn) NextReader() (int, io.Reader, error) {
+	t, r, err := c.Conn.NextReader()
+	var ce *websocket.CloseError
+	if errors.As(err, &ce) {
+		return 0, nil, transport.ErrWebsocketClosed
+	}
+	return t, r, err
+}
+
+// WriteClose sends a close frame; while the server shuts down, with 1012
+// whatever the transport's reason, so clients reconnect.
+func (c *gorillaConn) WriteClose(code int, message string) error {
+	select {
+	case <-c.shutdown:
+		code, message = closeServiceRestart, "the server is restarting: reconnect, resume with the last cursor"
+	default:
+	}
+	return c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, message), time.Now().Add(time.Second))
+}
+
+// streamKey marks the context of a stream's request, with its state.
+type streamKey struct{}
+
+// streamState counts the operations a stream runs: one that holds none
+// for idle is ended.
+type streamState struct {
+	idle time.Duration
+	end  context.CancelFunc
+
+	mu        sync.Mutex
+	running   int
+	idleTimer *time.Timer
+}
+
+func (st *streamState) begin() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.running++
+	st.idleTimer.Stop()
+}
+
+func (st *streamState) done() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if st.running--; st.running == 0 {
+		st.idleTimer.Reset(st.idle)
+	}
+}
+
+// countOperations tells a stream's state when each of its operations
+// starts and ends (its answers' handler returns nil).
+func countOperations(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	st, ok := ctx.Value(streamKey{}).(*streamState)
+	if !ok {
+		return next(ctx)
+	}
+	st.begin()
+	var once sync.Once
+	responses := next(ctx)
+	return func(ctx context.Context) *graphql.Response {
+		resp := responses(ctx)
+		if resp == nil {
+			once.Do(st.done)
+		}
+		return resp
+	}
+}
+
+// subscriptionsOnStreams refuses a subscription sent as a plain request:
+// it has one answer and a deadline, and would wait for its first event
+// until the deadline.
+type subscriptionsOnStreams struct{}
+
+var (
+	_ graphql.HandlerExtension        = subscriptionsOnStreams{}
+	_ graphql.OperationContextMutator = subscriptionsOnStreams{}
+)
+
+func (subscriptionsOnStreams) ExtensionName() string { return "SubscriptionsOnStreams" }
+
+func (subscriptionsOnStreams) Validate(graphql.ExecutableSchema) error { return nil }
+
+func (subscriptionsOnStreams) MutateOperationContext(ctx context.Context, rc *graphql.OperationContext) *gqlerror.Error {
+	if rc.Operation != nil && rc.Operation.Operation == ast.Subscription && ctx.Value(streamKey{}) == nil {
+		return &gqlerror.Error{
+			Message:    "a subscription needs a stream: a WebSocket (graphql-transport-ws) or a request that accepts text/event-stream",
+			Extensions: map[string]any{"code": CodeBadRequest},
+		}
+	}
+	return nil
+}

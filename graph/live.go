@@ -1,0 +1,416 @@
+package graph
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+
+	"github.com/99designs/gqlgen/graphql"
+	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/blogql/blog/auth"
+	"github.com/blogql/blog/gqlhttp"
+	"github.com/blogql/blog/graph/model"
+	"github.com/blogql/blog/live"
+	"github.com/blogql/blog/storage"
+)
+
+// Subscriptions: the change feed's events (package live) shown as queries
+// show them, to what the subscriber may see, checked for every event.
+
+// DefaultSubscriptionsPerConnection is how many subscriptions one
+// connection may hold when LiveOptions does not say.
+const DefaultSubscriptionsPerConnection = 20
+
+// Error codes of subscriptions.
+const (
+	CodeCursorExpired        = "CURSOR_EXPIRED"
+	CodeSlowConsumer         = "SLOW_CONSUMER"
+	CodeShuttingDown         = "SHUTTING_DOWN"
+	CodeTooManySubscriptions = "TOO_MANY_SUBSCRIPTIONS"
+)
+
+// LiveOptions configure subscriptions.
+type LiveOptions struct {
+	// Hub gives the events; nil refuses every subscription with
+	// UNAVAILABLE.
+	Hub *live.Hub
+	// PerConnection bounds the subscriptions one connection holds at
+	// once; zero means DefaultSubscriptionsPerConnection.
+	PerConnection int
+}
+
+var (
+	errNoHub                = fmt.Errorf("%w: this server serves no subscriptions", storage.ErrUnavailable)
+	errTooManySubscriptions = errors.New("too many subscriptions on this connection")
+	errTokenExpired         = fmt.Errorf("%w: the token has expired: subscribe again with a new token and the last cursor as after", auth.ErrUnauthenticated)
+)
+
+// liveErrorCodes extend errorCodes with the errors of subscriptions.
+var liveErrorCodes = []struct {
+	target error
+	code   string
+}{
+	{live.ErrExpired, CodeCursorExpired},
+	{live.ErrAhead, CodeBadUserInput},
+	{live.ErrSlow, CodeSlowConsumer},
+	{live.ErrClosed, CodeShuttingDown},
+	{errTooManySubscriptions, CodeTooManySubscriptions},
+}
+
+// liveError returns the extensions and message of a subscription's
+// error, or false when err is not one.
+func liveError(err error) (map[string]any, string, bool) {
+	for _, e := range liveErrorCodes {
+		if errors.Is(err, e.target) {
+			msg := e.target.Error()
+			switch e.target {
+			case live.ErrSlow, live.ErrClosed:
+				msg += ": subscribe again with the last cursor as after"
+			case live.ErrAhead:
+				return map[string]any{"code": e.code, "field": "after"}, "after: " + msg, true
+			}
+			return map[string]any{"code": e.code}, msg, true
+		}
+	}
+	return nil, "", false
+}
+
+// cursorPrefix starts the text of an event's cursor.
+const cursorPrefix = "event:"
+
+// eventCursor returns the opaque cursor of the event at position pos.
+func eventCursor(pos int64) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + strconv.FormatInt(pos, 10)))
+}
+
+// afterCursor returns the position after names, -1 when it is nil; a
+// string that is not an event's cursor is a *storage.ValidationError.
+func afterCursor(after *string) (int64, error) {
+	if after == nil {
+		return -1, nil
+	}
+	bad := &storage.ValidationError{Field: "after", Reason: "is not the cursor of an event"}
+	b, err := base64.RawURLEncoding.DecodeString(*after)
+	if err != nil {
+		return 0, bad
+	}
+	digits, ok := strings.CutPrefix(string(b), cursorPrefix)
+	if !ok {
+		return 0, bad
+	}
+	pos, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil || pos < 0 || strconv.FormatInt(pos, 10) != digits {
+		return 0, bad
+	}
+	return pos, nil
+}
+
+// connectionKey marks the context of a connection, with how many
+// subscriptions it holds.
+type connectionKey struct{}
+
+// withConnection counts the subscriptions of each request: a WebSocket
+// connection's, or an SSE stream's.
+func withConnection(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), connectionKey{}, new(atomic.Int32))))
+	})
+}
+
+// subscribe starts a subscription of the actor of ctx to the events match
+// takes, after the cursor after; resolve turns each into what is sent, or
+// skips it (ok false), and says when it is the last. The subscription
+// ends when ctx does, when the actor's token expires, or when the hub ends
+// it; its last event then carries the error.
+func subscribe[T any](r *Resolver, ctx context.Context, after *string, match func(storage.Event) bool,
+	resolve func(context.Context, storage.LoggedEvent) (v T, ok, last bool, err error)) (<-chan graphql.Event[T], error) {
+	pos, err := afterCursor(after)
+	if err != nil {
+		return nil, err
+	}
+	if r.live.Hub == nil {
+		return nil, errNoHub
+	}
+	count, _ := ctx.Value(connectionKey{}).(*atomic.Int32)
+	if count == nil {
+		count = new(atomic.Int32)
+	}
+	if int(count.Add(1)) > r.live.PerConnection {
+		count.Add(-1)
+		return nil, errTooManySubscriptions
+	}
+	sub, err := r.live.Hub.Subscribe(ctx, pos, match)
+	if err != nil {
+		count.Add(-1)
+		return nil, err
+	}
+	out := make(chan graphql.Event[T])
+	go func() {
+		defer close(out)
+		defer count.Add(-1)
+		defer sub.Close()
+		next := ctx
+		if exp := auth.ActorFrom(ctx).Expires; !exp.IsZero() {
+			// The token's time is the store's clock's, which checked it.
+			var cancel context.CancelFunc
+			next, cancel = context.WithTimeout(ctx, exp.Sub(r.store.Now()))
+			defer cancel()
+		}
+		send := func(ev graphql.Event[T]) bool {
+			select {
+			case out <- ev:
+				return true
+			case <-ctx.Done():
+				return false
+			}
+		}
+		for {
+			e, err := sub.Next(next)
+			if err == nil {
+				renewLoaders(ctx)
+				var v T
+				var ok, last bool
+				v, ok, last, err = resolve(ctx, e)
+				if err == nil && ok && !send(graphql.Event[T]{Context: context.WithValue(ctx, eventKey{}, eventCursor(e.Position)), Value: v}) {
+					return
+				}
+				if err == nil && !last {
+					continue
+				}
+				if err == nil {
+					return
+				}
+			}
+			if ctx.Err() != nil {
+				return
+			}
+			if next.Err() != nil {
+				err = errTokenExpired
+			}
+			var zero T
+			send(graphql.Event[T]{Context: context.WithValue(ctx, endKey{}, err), Value: zero})
+			return
+		}
+	}()
+	return out, nil
+}
+
+// eventKey carries an event's cursor in its context; endKey the error
+// that ends its subscription.
+type (
+	eventKey struct{}
+	endKey   struct{}
+)
+
+// liveResponses is the response hook of subscriptions: an event's answer
+// carries its cursor as the event id (gqlhttp.SetEventID, the id of an
+// SSE event), and the last answer of a subscription that ends on an error
+// is that error alone.
+func liveResponses(present graphql.ErrorPresenterFunc) graphql.ResponseMiddleware {
+	return func(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
+		if err, ok := ctx.Value(endKey{}).(error); ok {
+			return &graphql.Response{Errors: gqlerror.List{present(ctx, err)}}
+		}
+		resp := next(ctx)
+		if cursor, ok := ctx.Value(eventKey{}).(string); ok && resp != nil {
+			gqlhttp.SetEventID(resp, cursor)
+		}
+		return resp
+	}
+}
+
+// subscriptionPost returns the post of a subscription once the actor of
+// ctx may see it: NOT_FOUND otherwise.
+func (r *Resolver) subscriptionPost(ctx context.Context, field, gid string) (string, error) {
+	id, err := decodeIDOf(field, gid, kindPost)
+	if err != nil {
+		return "", err
+	}
+	if _, err := r.visible(ctx)(r.store.GetPost(ctx, id)); err != nil {
+		return "", err
+	}
+	return id, nil
+}
+
+// commentAdded streams the comments published on the post gid and, to
+// those who may see them, the held ones.
+func (r *Resolver) commentAdded(ctx context.Context, gid string, after *string) (<-chan graphql.Event[*model.CommentEvent], error) {
+	if _, err := afterCursor(after); err != nil {
+		return nil, err
+	}
+	id, err := r.subscriptionPost(ctx, "postId", gid)
+	if err != nil {
+		return nil, err
+	}
+	match := func(e storage.Event) bool {
+		switch e.Type {
+		case storage.EventCommentAdded, storage.EventCommentApproved, storage.EventCommentPending:
+			return e.Data.PostID == id
+		}
+		return false
+	}
+	return subscribe(r, ctx, after, match, func(ctx context.Context, e storage.LoggedEvent) (*model.CommentEvent, bool, bool, error) {
+		p, err := r.eventReads.post(ctx, e)
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil, false, true, nil // the post is gone: so is the subscription
+		}
+		if err != nil || !r.sees(ctx, p) {
+			return nil, false, false, err
+		}
+		c, err := r.eventReads.comment(ctx, e)
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil, false, false, nil // deleted since
+		}
+		if err != nil || !seesComment(ctx, c, p) || c.Deleted {
+			return nil, false, false, err
+		}
+		return &model.CommentEvent{Cursor: eventCursor(e.Position), Time: e.Time, Comment: c}, true, false, nil
+	})
+}
+
+// moderationQueueChanged streams the comments held, approved and
+// rejected on the posts the actor of ctx moderates.
+func (r *Resolver) moderationQueueChanged(ctx context.Context, after *string) (<-chan graphql.Event[*model.CommentEvent], error) {
+	if _, err := afterCursor(after); err != nil {
+		return nil, err
+	}
+	if _, err := author(ctx); err != nil {
+		return nil, err
+	}
+	match := func(e storage.Event) bool {
+		switch e.Type {
+		case storage.EventCommentPending, storage.EventCommentApproved, storage.EventCommentRejected:
+			return true
+		}
+		return false
+	}
+	return subscribe(r, ctx, after, match, func(ctx context.Context, e storage.LoggedEvent) (*model.CommentEvent, bool, bool, error) {
+		p, err := r.eventReads.post(ctx, e)
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil, false, false, nil
+		}
+		if err != nil || !auth.ActorFrom(ctx).Acts(p.AuthorID) {
+			return nil, false, false, err
+		}
+		c, err := r.eventReads.comment(ctx, e)
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil, false, false, nil // deleted since
+		}
+		if err != nil {
+			return nil, false, false, err
+		}
+		return &model.CommentEvent{Cursor: eventCursor(e.Position), Time: e.Time, Comment: c}, true, false, nil
+	})
+}
+
+// postKinds are the kinds of post events subscriptions deliver.
+var postKinds = map[storage.EventType]model.PostEventKind{
+	storage.EventPostPublished:   model.PostEventKindPublished,
+	storage.EventPostEdited:      model.PostEventKindEdited,
+	storage.EventPostUnpublished: model.PostEventKindUnpublished,
+	storage.EventPostDeleted:     model.PostEventKindDeleted,
+}
+
+// postEvent returns the PostEvent of e for the actor of ctx: the post as
+// it is now when the actor may see it; ok is false for an event about a
+// post the actor may not see (only the news that it went away reaches
+// those who saw it).
+func (r *Resolver) postEvent(ctx context.Context, e storage.LoggedEvent) (ev *model.PostEvent, ok bool, err error) {
+	kind := postKinds[e.Type]
+	ev = &model.PostEvent{Cursor: eventCursor(e.Position), Time: e.Time, Kind: kind, PostID: postGID(e.Data.PostID)}
+	if kind == model.PostEventKindDeleted {
+		ev.Deleted = true
+		return ev, true, nil
+	}
+	p, err := r.eventReads.post(ctx, e)
+	switch {
+	case errors.Is(err, storage.ErrNotFound):
+		return nil, false, nil // deleted since: its own event follows
+	case err != nil:
+		return nil, false, err
+	case r.sees(ctx, p):
+		ev.Post = p
+	case kind != model.PostEventKindUnpublished:
+		return nil, false, nil
+	}
+	return ev, true, nil
+}
+
+// postUpdated streams the changes of the post gid.
+func (r *Resolver) postUpdated(ctx context.Context, gid string, after *string) (<-chan graphql.Event[*model.PostEvent], error) {
+	if _, err := afterCursor(after); err != nil {
+		return nil, err
+	}
+	id, err := r.subscriptionPost(ctx, "id", gid)
+	if err != nil {
+		return nil, err
+	}
+	match := func(e storage.Event) bool {
+		_, ok := postKinds[e.Type]
+		return ok && e.Data.PostID == id
+	}
+	return subscribe(r, ctx, after, match, func(ctx context.Context, e storage.LoggedEvent) (*model.PostEvent, bool, bool, error) {
+		ev, ok, err := r.postEvent(ctx, e)
+		return ev, ok, ok && ev.Deleted, err
+	})
+}
+
+// postPublished streams the posts that become public, of one category
+// when category is set.
+func (r *Resolver) postPublished(ctx context.Context, category, after *string) (<-chan graphql.Event[*model.PostEvent], error) {
+	if _, err := afterCursor(after); err != nil {
+		return nil, err
+	}
+	if category != nil {
+		if _, err := r.store.GetCategory(ctx, *category); err != nil {
+			return nil, err
+		}
+	}
+	match := func(e storage.Event) bool {
+		return e.Type == storage.EventPostPublished && (category == nil || slices.Contains(e.Data.Categories, *category))
+	}
+	return subscribe(r, ctx, after, match, func(ctx context.Context, e storage.LoggedEvent) (*model.PostEvent, bool, bool, error) {
+		ev, ok, err := r.postEvent(ctx, e)
+		return ev, ok && ev.Post != nil, false, err
+	})
+}
+
+// initConnection returns what checks a WebSocket connection's
+// connection_init: its payload's Authorization, "Bearer <token>", signs
+// the connection in as the token's actor; without one the connection
+// keeps the actor of its handshake's own header (anonymous for a
+// browser). A token that does not verify closes the connection.
+func initConnection(v *auth.Verifier) func(ctx context.Context, payload map[string]any) (context.Context, error) {
+	return func(ctx context.Context, payload map[string]any) (context.Context, error) {
+		var header string
+		for k, val := range payload {
+			if strings.EqualFold(k, "Authorization") {
+				s, ok := val.(string)
+				if !ok {
+					return ctx, fmt.Errorf("%w: Authorization must be a string", auth.ErrUnauthenticated)
+				}
+				header = s
+			}
+		}
+		if header == "" {
+			return ctx, nil
+		}
+		r, _ := http.NewRequestWithContext(ctx, http.MethodGet, "/", nil)
+		r.Header.Set("Authorization", header)
+		a, err := v.Authenticate(r)
+		if err != nil {
+			if !errors.Is(err, auth.ErrUnauthenticated) {
+				return ctx, errors.New("the token could not be verified, try again")
+			}
+			return ctx, err
+		}
+		return auth.WithActor(ctx, a), nil
+	}
+}

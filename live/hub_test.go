@@ -1,0 +1,186 @@
+package live
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/blogql/blog/storage"
+)
+
+// memLog is an event log in memory: positions from 1, the first ones
+// dropped from from on, as TTL drops them.
+type memLog struct {
+	mu     sync.Mutex
+	events []storage.LoggedEvent
+	from   int64
+}
+
+func (l *memLog) append(types ...storage.EventType) []storage.LoggedEvent {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var added []storage.LoggedEvent
+	for _, t := range types {
+		e := storage.LoggedEvent{Position: int64(len(l.events)) + 1, Event: storage.Event{ID: fmt.Sprint(len(l.events) + 1), Type: t}}
+		l.events = append(l.events, e)
+		added = append(added, e)
+	}
+	return added
+}
+
+func (l *memLog) EventsAfter(_ context.Context, after int64, limit int) ([]storage.LoggedEvent, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []storage.LoggedEvent
+	for _, e := range l.events {
+		if e.Position > after && e.Position > l.from && len(out) < limit {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+func (l *memLog) EventLogHead(context.Context) (int64, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return int64(len(l.events)), nil
+}
+
+func all(storage.Event) bool { return true }
+
+// positions returns the positions of the next n events of s.
+func positions(t *testing.T, s *Sub, n int) []int64 {
+	t.Helper()
+	var got []int64
+	for range n {
+		e, err := s.Next(context.Background())
+		if err != nil {
+			t.Fatalf("after %v: %v", got, err)
+		}
+		got = append(got, e.Position)
+	}
+	return got
+}
+
+func span(from, to int64) []int64 {
+	var p []int64
+	for i := from; i <= to; i++ {
+		p = append(p, i)
+	}
+	return p
+}
+
+func TestReplayThenLiveGivesEveryEventOnceInOrder(t *testing.T) {
+	log := &memLog{}
+	hub := NewHub(log, 0)
+	// 250 events before the subscription; the hub published the first
+	// 200 of them, the rest are in the log and not yet published.
+	hub.Publish(log.append(slices.Repeat([]storage.EventType{storage.EventCommentAdded}, 200)...))
+	late := log.append(slices.Repeat([]storage.EventType{storage.EventCommentAdded}, 50)...)
+	s, err := hub.Subscribe(context.Background(), 10, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Published while the subscription replays: given once.
+	hub.Publish(late)
+	hub.Publish(log.append(storage.EventCommentAdded, storage.EventCommentAdded))
+	if got, want := positions(t, s, 242), span(11, 252); !slices.Equal(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+}
+
+func TestTheFirstLiveEventAfterAReplayFillsTheGapFromTheLog(t *testing.T) {
+	log := &memLog{}
+	hub := NewHub(log, 0)
+	log.append(storage.EventCommentAdded, storage.EventCommentAdded)
+	s, err := hub.Subscribe(context.Background(), 0, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := positions(t, s, 2); !slices.Equal(got, span(1, 2)) {
+		t.Fatalf("replay: %v", got)
+	}
+	// 3 and 4 were written after the replay's last read, and published
+	// before the subscription was registered with this server's tail:
+	// only 5 reaches its queue.
+	log.append(storage.EventCommentAdded, storage.EventCommentAdded)
+	hub.Publish(log.append(storage.EventCommentAdded))
+	if got := positions(t, s, 3); !slices.Equal(got, span(3, 5)) {
+		t.Fatalf("got %v", got)
+	}
+}
+
+func TestASubscriptionGetsOnlyTheEventsItTakes(t *testing.T) {
+	log := &memLog{}
+	hub := NewHub(log, 0)
+	log.append(storage.EventCommentAdded, storage.EventPostPublished, storage.EventCommentAdded)
+	s, err := hub.Subscribe(context.Background(), 0, func(e storage.Event) bool { return e.Type == storage.EventPostPublished })
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub.Publish(log.append(storage.EventCommentAdded, storage.EventPostPublished))
+	if got := positions(t, s, 2); !slices.Equal(got, []int64{2, 5}) {
+		t.Fatalf("got %v", got)
+	}
+}
+
+func TestASlowSubscriberIsEndedNotBuffered(t *testing.T) {
+	log := &memLog{}
+	hub := NewHub(log, 2)
+	s, err := hub.Subscribe(context.Background(), -1, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub.Publish(log.append(storage.EventCommentAdded, storage.EventCommentAdded, storage.EventCommentAdded))
+	if got := positions(t, s, 2); !slices.Equal(got, span(1, 2)) {
+		t.Fatalf("got %v", got)
+	}
+	if _, err := s.Next(context.Background()); !errors.Is(err, ErrSlow) {
+		t.Fatalf("got %v, want ErrSlow", err)
+	}
+	if n := hub.Subscribers(); n != 0 {
+		t.Fatalf("%d subscribers left", n)
+	}
+}
+
+func TestCursorsTheLogCannotServeAreRefused(t *testing.T) {
+	log := &memLog{}
+	hub := NewHub(log, 0)
+	log.append(storage.EventCommentAdded, storage.EventCommentAdded, storage.EventCommentAdded)
+	log.from = 2 // 1 and 2 expired
+	ctx := context.Background()
+	if _, err := hub.Subscribe(ctx, 0, all); !errors.Is(err, ErrExpired) {
+		t.Errorf("after 0: %v, want ErrExpired", err)
+	}
+	if _, err := hub.Subscribe(ctx, 4, all); !errors.Is(err, ErrAhead) {
+		t.Errorf("after 4: %v, want ErrAhead", err)
+	}
+	for _, after := range []int64{2, 3} {
+		if _, err := hub.Subscribe(ctx, after, all); err != nil {
+			t.Errorf("after %d: %v", after, err)
+		}
+	}
+}
+
+func TestCloseEndsEverySubscription(t *testing.T) {
+	log := &memLog{}
+	hub := NewHub(log, 0)
+	s, err := hub.Subscribe(context.Background(), -1, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub.Publish(log.append(storage.EventCommentAdded))
+	hub.Close()
+	if got := positions(t, s, 1); got[0] != 1 {
+		t.Fatalf("got %v", got)
+	}
+	if _, err := s.Next(context.Background()); !errors.Is(err, ErrClosed) {
+		t.Fatalf("got %v, want ErrClosed", err)
+	}
+	if _, err := hub.Subscribe(context.Background(), -1, all); !errors.Is(err, ErrClosed) {
+		t.Fatalf("a subscription after Close: %v", err)
+	}
+}

@@ -1,0 +1,104 @@
+package tests
+
+import (
+	"fmt"
+	"net/http"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/blogql/blog/changefeed"
+	"github.com/blogql/blog/graph"
+)
+
+// TestLiveFigures measures what BENCHMARKS.md reports of subscriptions,
+// with the server's own change feed settings, on the backend the tests
+// run on: the time from a comment's mutation answered to its event
+// received by an SSE subscriber on the same server, and the memory and
+// fan-out time of many idle subscribers. It runs only with LIVE_BENCH=1
+// (LIVE_BENCH_SUBSCRIBERS sets how many, default 2000).
+func TestLiveFigures(t *testing.T) {
+	if os.Getenv("LIVE_BENCH") == "" {
+		t.Skip("set LIVE_BENCH=1 to measure")
+	}
+	saved := liveFeedOptions
+	liveFeedOptions = changefeed.Options{}
+	defer func() { liveFeedOptions = saved }()
+	n := 2000
+	if v, err := strconv.Atoi(os.Getenv("LIVE_BENCH_SUBSCRIBERS")); err == nil {
+		n = v
+	}
+	s := newLiveServer(t, func(o *graph.HandlerOptions) { o.HTTP.Streams.PerAddress = n + 1 })
+	ada, post := s.livePost(t)
+
+	vars := map[string]any{"post": post, "after": s.cursor(t)}
+	st := s.subscribeSSEOK(t, "", vars)
+	var lat []time.Duration
+	for i := range 40 {
+		addLiveComment(t, ada, post, fmt.Sprint(i))
+		acked := time.Now()
+		bodies(t, st, 1)
+		lat = append(lat, time.Since(acked))
+	}
+	slices.Sort(lat)
+	t.Logf("write answered → event received, one server, %d comments: p50 %v, p99 %v, max %v",
+		len(lat), lat[len(lat)/2].Round(time.Millisecond), lat[len(lat)*99/100].Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond))
+	st.close()
+
+	// A subscriber of another server on the same table: that server's
+	// tail finds the event at its next read of the log.
+	other := s.another(t)
+	st = other.subscribeSSEOK(t, "", map[string]any{"post": post, "after": other.cursor(t)})
+	lat = lat[:0]
+	for i := range 20 {
+		addLiveComment(t, ada, post, fmt.Sprint("other ", i))
+		acked := time.Now()
+		bodies(t, st, 1)
+		lat = append(lat, time.Since(acked))
+	}
+	slices.Sort(lat)
+	t.Logf("write answered → event received, another server, %d comments: p50 %v, p99 %v, max %v",
+		len(lat), lat[len(lat)/2].Round(time.Millisecond), lat[len(lat)*99/100].Round(time.Millisecond), lat[len(lat)-1].Round(time.Millisecond))
+	st.close()
+
+	heapBefore, stackBefore := heap()
+	streams := make([]*sseStream, n)
+	for i := range streams {
+		streams[i], _ = s.subscribeSSE(t, http.MethodPost, "", commentAddedQuery, map[string]any{"post": post}, "")
+		if streams[i] == nil {
+			t.Fatalf("stream %d refused", i)
+		}
+	}
+	waitFor(t, func() bool { return s.hub.Subscribers() == n })
+	heapAfter, stackAfter := heap()
+	if f := os.Getenv("LIVE_BENCH_HEAP"); f != "" {
+		out, err := os.Create(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = pprof.WriteHeapProfile(out)
+		out.Close()
+	}
+	t.Logf("%d idle SSE subscribers, the test's clients in the same process included: heap %.1f MB more (%.1f KB each), goroutine stacks %.1f MB more (%.1f KB each), %d goroutines",
+		n, float64(heapAfter-heapBefore)/1e6, float64(heapAfter-heapBefore)/float64(n)/1e3,
+		float64(stackAfter-stackBefore)/1e6, float64(stackAfter-stackBefore)/float64(n)/1e3, runtime.NumGoroutine())
+	addLiveComment(t, ada, post, "to all")
+	acked := time.Now()
+	for _, st := range streams {
+		bodies(t, st, 1)
+	}
+	t.Logf("one comment to all %d: %v from the write answered to the last received", n, time.Since(acked).Round(time.Millisecond))
+}
+
+// heap returns the bytes of heap and of goroutine stacks in use, after a
+// collection.
+func heap() (heap, stacks uint64) {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapInuse, m.StackInuse
+}
