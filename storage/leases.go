@@ -215,29 +215,16 @@ func (s *Store) DeleteShardLease(ctx context.Context, shard string) error {
 // Leases returns every lease, in name order: one Query.
 func (s *Store) Leases(ctx context.Context) ([]Lease, error) {
 	var out []Lease
-	expr, err := buildExpr(expression.NewBuilder().WithKeyCondition(expression.Key(attrPK).Equal(expression.Value(leasesPartition))))
-	if err != nil {
-		return nil, err
-	}
-	pages := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
-		TableName:                 aws.String(s.table),
-		KeyConditionExpression:    expr.KeyCondition(),
-		ExpressionAttributeNames:  expr.Names(),
-		ExpressionAttributeValues: expr.Values(),
-		ConsistentRead:            aws.Bool(true),
+	err := s.queryAll(ctx, expression.Key(attrPK).Equal(expression.Value(leasesPartition)), func(av item) error {
+		var it leaseItem
+		if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+			return fmt.Errorf("decode lease: %w", err)
+		}
+		out = append(out, it.lease())
+		return nil
 	})
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("read leases: %w", err)
-		}
-		for _, av := range page.Items {
-			var it leaseItem
-			if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-				return nil, fmt.Errorf("decode lease: %w", err)
-			}
-			out = append(out, it.lease())
-		}
+	if err != nil {
+		return nil, fmt.Errorf("read leases: %w", err)
 	}
 	return out, nil
 }
