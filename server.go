@@ -259,6 +259,10 @@ const embeddedFeedOwner = "embedded"
 // the fleet runs one, and the leases in the table share the stream's
 // shards and the workers among them. Workers that follow the content are
 // added here, before it runs.
+// embeddedReadGap is how often the change feed reads the embedded
+// engine's stream while it is quiet.
+const embeddedReadGap = 25 * time.Millisecond
+
 func newFeed(ctx context.Context, clientCfg storage.ClientConfig, store *storage.Store, hooks *webhooks.Service, cfg *config, logger *slog.Logger) (*changefeed.Feed, error) {
 	streams, err := storage.NewStreamsClient(ctx, clientCfg)
 	if err != nil {
@@ -275,6 +279,9 @@ func newFeed(ctx context.Context, clientCfg storage.ClientConfig, store *storage
 		// takes its leases back at once, where another name would wait
 		// for them to expire (changefeed.DefaultLeaseDuration).
 		opts.Owner = embeddedFeedOwner
+		// The engine's stream is in this process and has no limit on
+		// reads: a write reaches the log within tens of milliseconds.
+		opts.ReadGap, opts.PollEvery = embeddedReadGap, embeddedReadGap
 	}
 	feed := changefeed.New(store, streams, opts)
 	// One server at a time sweeps the schedule: a scheduled post goes

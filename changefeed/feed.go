@@ -47,7 +47,10 @@ const (
 	DefaultLeaseDuration = 10 * time.Second
 	DefaultRenewEvery    = 3 * time.Second
 	DefaultPollEvery     = 250 * time.Millisecond
-	DefaultTailEvery     = 500 * time.Millisecond
+	// DefaultReadGap keeps a shard's reads within DynamoDB Streams'
+	// limit of five GetRecords a second a shard.
+	DefaultReadGap   = 200 * time.Millisecond
+	DefaultTailEvery = 500 * time.Millisecond
 )
 
 // Options configure a Feed. Zero values take the defaults.
@@ -68,6 +71,10 @@ type Options struct {
 	// PollEvery is the wait between reads of a shard that had no new
 	// records; TailEvery between reads of the log that found nothing new.
 	PollEvery, TailEvery time.Duration
+	// ReadGap is the least time between two reads of a shard
+	// (DefaultReadGap). Only a stream without DynamoDB Streams' limits,
+	// the embedded engine's, may be read more often.
+	ReadGap time.Duration
 	// Logger gets the feed's warnings; nil means slog.Default().
 	Logger *slog.Logger
 	// NoShards makes this server read no shard of the stream: something
@@ -131,6 +138,9 @@ func New(store *storage.Store, streams *dynamodbstreams.Client, opts Options) *F
 	}
 	if opts.TailEvery <= 0 {
 		opts.TailEvery = DefaultTailEvery
+	}
+	if opts.ReadGap <= 0 {
+		opts.ReadGap = DefaultReadGap
 	}
 	if opts.Retention <= 0 {
 		opts.Retention = storage.DefaultEventRetention

@@ -15,11 +15,8 @@ import (
 
 // DynamoDB Streams' limits that reading a shard respects: at most 1000
 // records a GetRecords, and no more than five GetRecords a second on one
-// shard (minGetRecordsGap apart), shared with at most one other reader.
-const (
-	recordsLimit     = 1000
-	minGetRecordsGap = 200 * time.Millisecond
-)
+// shard (Options.ReadGap apart), shared with at most one other reader.
+const recordsLimit = 1000
 
 // readShard reads the shard id of the stream arn under lease l from its
 // checkpoint, appending each batch's events to the log with the new
@@ -33,7 +30,7 @@ func (f *Feed) readShard(ctx context.Context, arn, id string, l storage.Lease) e
 	}
 	last := time.Time{}
 	for {
-		if wait := minGetRecordsGap - time.Since(last); wait > 0 && !sleep(ctx, wait) {
+		if wait := f.opts.ReadGap - time.Since(last); wait > 0 && !sleep(ctx, wait) {
 			return nil
 		}
 		last = time.Now()

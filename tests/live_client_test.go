@@ -59,7 +59,7 @@ type liveServer struct {
 // leases and polls, so that tests wait less.
 var liveFeedOptions = changefeed.Options{
 	LeaseDuration: 2 * time.Second, RenewEvery: 300 * time.Millisecond,
-	PollEvery: 20 * time.Millisecond, TailEvery: 20 * time.Millisecond,
+	PollEvery: 20 * time.Millisecond, TailEvery: 20 * time.Millisecond, ReadGap: 20 * time.Millisecond,
 }
 
 // liveOptions change a liveServer's handler options before it starts.
