@@ -171,29 +171,44 @@ func (f *Feed) shards(ctx context.Context, arn string) ([]streamtypes.Shard, err
 	}
 }
 
-// renew renews every lease held; a holder whose lease is lost, or can no
-// longer be known to be held, is stopped.
+// renew renews every lease held, all at once, so a slow answer delays
+// none of the others; a holder whose lease is lost, or can no longer be
+// known to be held, is stopped.
 func (f *Feed) renew(ctx context.Context, held map[string]*holder) {
+	type renewal struct {
+		name  string
+		lease storage.Lease
+		err   error
+	}
+	answers := make(chan renewal)
+	n := 0
 	for name, h := range held {
 		if h.stopping {
 			continue
 		}
-		l, err := f.store.RenewLease(ctx, name, f.opts.Owner, f.opts.LeaseDuration)
+		n++
+		go func() {
+			l, err := f.store.RenewLease(ctx, name, f.opts.Owner, f.opts.LeaseDuration)
+			answers <- renewal{name, l, err}
+		}()
+	}
+	for range n {
+		r := <-answers
+		h := held[r.name]
 		switch {
-		case err == nil:
-			h.until = l.Until
+		case r.err == nil:
+			h.until = r.lease.Until
 		case ctx.Err() != nil:
-			return
-		case errors.Is(err, storage.ErrLeaseLost):
-			f.log.Warn("change feed: lease lost to another server", "lease", name)
+		case errors.Is(r.err, storage.ErrLeaseLost):
+			f.log.Warn("change feed: lease lost to another server", "lease", r.name)
 			h.cancel()
 			h.stopping = true
 		case !f.store.Now().Before(h.until):
-			f.log.Warn("change feed: lease expired before it could be renewed", "lease", name, "error", err)
+			f.log.Warn("change feed: lease expired before it could be renewed", "lease", r.name, "error", r.err)
 			h.cancel()
 			h.stopping = true
 		default:
-			f.log.Warn("change feed: renew lease", "lease", name, "error", err)
+			f.log.Warn("change feed: renew lease", "lease", r.name, "error", r.err)
 		}
 	}
 }
