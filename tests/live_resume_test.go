@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -115,4 +116,35 @@ func TestLiveAClientAwayDuringABurstOf500GetsAllInOrderOnBothTransports(t *testi
 		live, _ := bodies(t, st, 1)
 		equal(t, name+" live", live[0], "live")
 	}
+}
+
+// The TypeScript client's live comment thread (clients/typescript/src/live.ts)
+// sends its documents as a browser does: liveCursor with a POST, then the
+// subscription with EventSource's GET, resumed with Last-Event-ID.
+func TestTypeScriptLiveThread(t *testing.T) {
+	ops := tsOperations(t)
+	s := newLiveServer(t)
+	ada, post := s.livePost(t)
+	resp, err := http.Post(s.url, "application/json", strings.NewReader(`{"query":`+strconv.Quote(ops["LiveCursor"])+`}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page struct {
+		Data struct{ LiveCursor string }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil || page.Data.LiveCursor == "" {
+		t.Fatalf("LiveCursor: %v %+v", err, page)
+	}
+	resp.Body.Close()
+	// A comment written after the page's cursor, before the thread starts.
+	addLiveComment(t, ada, post, "meanwhile")
+	thread, status := s.subscribeSSE(t, http.MethodGet, "", ops["CommentAdded"], map[string]any{"postId": post, "after": page.Data.LiveCursor}, "")
+	equal(t, "status", status, http.StatusOK)
+	got, last := bodies(t, thread, 1)
+	equal(t, "the first comment", got[0], "meanwhile")
+	thread.close()
+	addLiveComment(t, ada, post, "while away")
+	resumed, _ := s.subscribeSSE(t, http.MethodGet, "", ops["CommentAdded"], map[string]any{"postId": post, "after": page.Data.LiveCursor}, last)
+	got, _ = bodies(t, resumed, 1)
+	equal(t, "after the reconnection", got[0], "while away")
 }
