@@ -76,6 +76,8 @@ const proxy = createServer(async (req, res) => {
     ur.on('end', () => res.end());
   });
   up.on('error', () => res.destroy());
+  // The browser left or the proxy ended the stream: so does the server's.
+  res.on('close', () => up.destroy());
   req.pipe(up);
 });
 await new Promise((resolve) => proxy.listen(0, '127.0.0.1', resolve));
@@ -144,4 +146,5 @@ try {
   clearTimeout(deadline);
 }
 console.log(`eventsource: ${failed ? 0 : 1} passed, ${failed ? 1 : 0} failed`);
-process.exitCode = failed ? 1 : 0;
+// Exits at once: a stream the browser left open must not keep it running.
+process.exit(failed ? 1 : 0);
