@@ -5,6 +5,9 @@
 #   - subscriptions with the npm graphql-ws and graphql-sse clients
 #     (e2e/live.mjs): comments added through mutations arrive, and a client
 #     that reconnects with its last cursor gets the missed ones in order;
+#   - a browser's own EventSource in headless Chromium (e2e/eventsource.mjs):
+#     it subscribes with a GET, and when the stream ends it reconnects by
+#     itself with Last-Event-ID and misses no comment;
 #   - the GraphiQL playground in headless Chromium, with every request that
 #     does not go to the server blocked (e2e/playground.mjs): its default
 #     query shows the demo posts, its headers editor holds the development
@@ -105,6 +108,8 @@ log "sitemap validated against sitemap.xsd"
 node e2e/sitemap.mjs "$base"
 log "subscriptions with graphql-ws and graphql-sse against $endpoint"
 node e2e/live.mjs "$endpoint"
+log "EventSource in $("$CHROMIUM" --version 2>/dev/null)"
+node e2e/eventsource.mjs "$endpoint"
 
 log "playground in $("$CHROMIUM" --version 2>/dev/null)"
 node e2e/playground.mjs "$base" "$ARTIFACTS/playground.png"

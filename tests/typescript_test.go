@@ -23,7 +23,7 @@ import (
 
 var (
 	tsDocument = regexp.MustCompile("graphql\\(`([^`]*)`\\)")
-	tsOpName   = regexp.MustCompile(`^\s*(?:query|mutation)\s+(\w+)`)
+	tsOpName   = regexp.MustCompile(`^\s*(?:query|mutation|subscription)\s+(\w+)`)
 	tsFragName = regexp.MustCompile(`^\s*fragment\s+(\w+)\s+on`)
 	tsSpread   = regexp.MustCompile(`\.\.\.(\w+)`)
 )

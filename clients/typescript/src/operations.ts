@@ -225,3 +225,37 @@ export const PublishPostMutation = graphql(`
     }
   }
 `);
+
+/**
+ * Where the event log stands: a page reads it before its data, and its
+ * live comment thread subscribes after it, so that nothing written in
+ * between is missed.
+ */
+export const LiveCursorQuery = graphql(`
+  query LiveCursor {
+    liveCursor
+  }
+`);
+
+/** The post page's live comment thread: comments and replies as they are published. */
+export const CommentAddedSubscription = graphql(`
+  subscription CommentAdded($postId: ID!, $after: String) {
+    commentAdded(postId: $postId, after: $after) {
+      cursor
+      comment {
+        id
+        body
+        createdAt
+        deleted
+        parent {
+          id
+        }
+        commenter {
+          name
+          avatarUrl
+          isAuthor
+        }
+      }
+    }
+  }
+`);

@@ -130,7 +130,7 @@ export interface PreviewView {
 
 const pageSize = 20;
 
-function date(iso: string): string {
+export function date(iso: string): string {
   return new Date(iso).toLocaleDateString('en', { dateStyle: 'medium' });
 }
 
@@ -138,7 +138,7 @@ function plural(n: number, one: string): string {
   return `${n} ${one}${n === 1 ? '' : 's'}`;
 }
 
-function byline(c: { name: string; avatarUrl?: string | null; isAuthor: boolean } | null | undefined): Byline | null {
+export function byline(c: { name: string; avatarUrl?: string | null; isAuthor: boolean } | null | undefined): Byline | null {
   return c ? { name: c.name, avatar: c.avatarUrl ?? null, isAuthor: c.isAuthor } : null;
 }
 

@@ -1,0 +1,150 @@
+package tests
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/blogql/blog/auth"
+)
+
+// A client away during a burst: the log holds what it missed, so how
+// long it was away does not matter as long as the events are within the
+// log's retention. The test disconnects, writes the burst and resumes
+// at once: the log's content, not the time, is what a resume reads.
+
+// logPosition returns the position in the event log a cursor names.
+func logPosition(t *testing.T, cursor string) int64 {
+	t.Helper()
+	raw, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil {
+		t.Fatalf("cursor %q: %v", cursor, err)
+	}
+	pos, err := strconv.ParseInt(strings.TrimPrefix(string(raw), "event:"), 10, 64)
+	if err != nil {
+		t.Fatalf("cursor %q: %v", cursor, err)
+	}
+	return pos
+}
+
+func TestLiveAClientAwayDuringABurstOf500GetsAllInOrderOnBothTransports(t *testing.T) {
+	const burst, writers = 500, 8
+	s := newLiveServer(t)
+	ada, post := s.livePost(t)
+	start := s.cursor(t)
+	addLiveComment(t, ada, post, "before")
+
+	// Each transport reads the comment before the burst, then leaves.
+	conn := s.dialWS(t, map[string]any{"Authorization": "Bearer " + s.token(time.Hour, "ada", auth.RoleAuthor)})
+	_, wsCursor := bodies(t, conn.subscribe("a", commentAddedQuery, map[string]any{"post": post, "after": start}), 1)
+	conn.stop("a")
+	sse := s.subscribeSSEOK(t, "", map[string]any{"post": post, "after": start})
+	_, sseCursor := bodies(t, sse, 1)
+	sse.close()
+	equal(t, "the cursors of both transports", sseCursor, wsCursor)
+
+	// The burst: writers in parallel, as many readers comment at once.
+	// Their order in the log is the order the change feed read them.
+	written := map[string]bool{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < burst; i += writers {
+				body := fmt.Sprintf("burst %d", i)
+				// t.Fatal belongs to the test's goroutine: a writer reports.
+				if _, err := AddComment(context.Background(), ada, AddCommentInput{PostId: post, Body: body}); err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				written[body] = true
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+
+	// Resume: graphql-transport-ws with after, EventSource's GET with
+	// Last-Event-ID.
+	ws := conn.subscribe("b", commentAddedQuery, map[string]any{"post": post, "after": wsCursor})
+	resumed, status := s.subscribeSSE(t, http.MethodGet, "", commentAddedQuery, map[string]any{"post": post}, sseCursor)
+	equal(t, "status", status, http.StatusOK)
+	got := map[string][]string{}
+	for name, st := range map[string]stream{"websocket": ws, "sse": resumed} {
+		last := logPosition(t, wsCursor)
+		seen := map[string]bool{}
+		for range burst {
+			r, ok := st.next()
+			if !ok {
+				t.Fatalf("%s: the stream completed after %d events", name, len(seen))
+			}
+			e := r.comment(t)
+			if pos := logPosition(t, e.Cursor); pos <= last {
+				t.Fatalf("%s: %q at position %d after position %d: not in the log's order", name, e.Comment.Body, pos, last)
+			} else {
+				last = pos
+			}
+			if r.id != "" && r.id != e.Cursor {
+				t.Errorf("%s: SSE id %q, cursor %q", name, r.id, e.Cursor)
+			}
+			if seen[e.Comment.Body] || !written[e.Comment.Body] {
+				t.Fatalf("%s: %q twice or never written", name, e.Comment.Body)
+			}
+			seen[e.Comment.Body] = true
+			got[name] = append(got[name], e.Comment.Body)
+		}
+	}
+	// Both transports read the same log: the same order.
+	equal(t, "the order of both transports", strings.Join(got["sse"], ","), strings.Join(got["websocket"], ","))
+
+	// Then live, with nothing twice.
+	addLiveComment(t, ada, post, "live")
+	for name, st := range map[string]stream{"websocket": ws, "sse": resumed} {
+		live, _ := bodies(t, st, 1)
+		equal(t, name+" live", live[0], "live")
+	}
+}
+
+// The TypeScript client's live comment thread (clients/typescript/src/live.ts)
+// sends its documents as a browser does: liveCursor with a POST, then the
+// subscription with EventSource's GET, resumed with Last-Event-ID.
+func TestTypeScriptLiveThread(t *testing.T) {
+	ops := tsOperations(t)
+	s := newLiveServer(t)
+	ada, post := s.livePost(t)
+	resp, err := http.Post(s.url, "application/json", strings.NewReader(`{"query":`+strconv.Quote(ops["LiveCursor"])+`}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page struct {
+		Data struct{ LiveCursor string }
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&page); err != nil || page.Data.LiveCursor == "" {
+		t.Fatalf("LiveCursor: %v %+v", err, page)
+	}
+	resp.Body.Close()
+	// A comment written after the page's cursor, before the thread starts.
+	addLiveComment(t, ada, post, "meanwhile")
+	thread, status := s.subscribeSSE(t, http.MethodGet, "", ops["CommentAdded"], map[string]any{"postId": post, "after": page.Data.LiveCursor}, "")
+	equal(t, "status", status, http.StatusOK)
+	got, last := bodies(t, thread, 1)
+	equal(t, "the first comment", got[0], "meanwhile")
+	thread.close()
+	addLiveComment(t, ada, post, "while away")
+	resumed, _ := s.subscribeSSE(t, http.MethodGet, "", ops["CommentAdded"], map[string]any{"postId": post, "after": page.Data.LiveCursor}, last)
+	got, _ = bodies(t, resumed, 1)
+	equal(t, "after the reconnection", got[0], "while away")
+}
