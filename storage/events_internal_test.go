@@ -518,3 +518,33 @@ func TestEventsOfWritesCoversTheCopies(t *testing.T) {
 		}
 	}
 }
+
+// handRecords builds stream records by hand, numbered in order, all
+// written at at.
+type handRecords struct {
+	t   *testing.T
+	at  time.Time
+	seq int
+}
+
+// record is the record of a write of name from old to cur, items or nil.
+func (h *handRecords) record(name streamtypes.OperationType, old, cur any) streamtypes.Record {
+	img := func(v any) map[string]streamtypes.AttributeValue {
+		if v == nil {
+			return nil
+		}
+		av, err := attributevalue.MarshalMap(v)
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		return toStream(h.t, av)
+	}
+	h.seq++
+	return streamtypes.Record{
+		EventID: aws.String(fmt.Sprintf("e%d", h.seq)), EventName: name,
+		Dynamodb: &streamtypes.StreamRecord{
+			ApproximateCreationDateTime: aws.Time(h.at), SequenceNumber: aws.String(fmt.Sprint(h.seq)),
+			OldImage: img(old), NewImage: img(cur),
+		},
+	}
+}

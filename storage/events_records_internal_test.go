@@ -20,27 +20,7 @@ import (
 // JSON form of an event.
 func TestEventsOfRecords(t *testing.T) {
 	at := time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
-	seq := 0
-	rec := func(name streamtypes.OperationType, old, cur any) streamtypes.Record {
-		img := func(v any) map[string]streamtypes.AttributeValue {
-			if v == nil {
-				return nil
-			}
-			av, err := attributevalue.MarshalMap(v)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return toStream(t, av)
-		}
-		seq++
-		return streamtypes.Record{
-			EventID: aws.String(fmt.Sprintf("e%d", seq)), EventName: name,
-			Dynamodb: &streamtypes.StreamRecord{
-				ApproximateCreationDateTime: aws.Time(at), SequenceNumber: aws.String(fmt.Sprint(seq)),
-				OldImage: img(old), NewImage: img(cur),
-			},
-		}
-	}
+	rec := (&handRecords{t: t, at: at}).record
 	post := postItem{
 		ID: "p1", Slug: "hello", Title: "Hello", Status: string(StatusPublished), AuthorID: "ada", AuthorSlug: "ada",
 		Cats: []catRef{{Slug: "go", Name: "Go"}}, PublishedAt: keyTime(at.Add(-time.Hour)), Slugs: []string{"hello", "hi"},

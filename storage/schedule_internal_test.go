@@ -1,13 +1,10 @@
 package storage
 
 import (
-	"fmt"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 )
 
@@ -16,26 +13,15 @@ import (
 // time, and the write that removes the marker alone is its publication.
 func TestEventsOfTheGoLiveMarker(t *testing.T) {
 	at := time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)
-	seq := 0
+	h := &handRecords{t: t, at: at}
 	rec := func(name streamtypes.OperationType, old, cur *postItem) streamtypes.Record {
-		img := func(p *postItem) map[string]streamtypes.AttributeValue {
+		keyed := func(p *postItem) any {
 			if p == nil {
 				return nil
 			}
-			av, err := attributevalue.MarshalMap(p.withPostKeys())
-			if err != nil {
-				t.Fatal(err)
-			}
-			return toStream(t, av)
+			return p.withPostKeys()
 		}
-		seq++
-		return streamtypes.Record{
-			EventID: aws.String(fmt.Sprintf("e%d", seq)), EventName: name,
-			Dynamodb: &streamtypes.StreamRecord{
-				ApproximateCreationDateTime: aws.Time(at), SequenceNumber: aws.String(fmt.Sprint(seq)),
-				OldImage: img(old), NewImage: img(cur),
-			},
-		}
+		return h.record(name, keyed(old), keyed(cur))
 	}
 	post := postItem{
 		ID: "p1", Slug: "hello", Title: "Hello", Status: string(StatusPublished), AuthorID: "ada", AuthorSlug: "ada",
