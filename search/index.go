@@ -1,0 +1,283 @@
+package search
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	"github.com/blevesearch/bleve/v2/mapping"
+	blevequery "github.com/blevesearch/bleve/v2/search/query"
+
+	// The languages -search-language offers (Languages).
+	_ "github.com/blevesearch/bleve/v2/analysis/analyzer/standard"
+	_ "github.com/blevesearch/bleve/v2/analysis/lang/de"
+	_ "github.com/blevesearch/bleve/v2/analysis/lang/en"
+	_ "github.com/blevesearch/bleve/v2/analysis/lang/es"
+	_ "github.com/blevesearch/bleve/v2/analysis/lang/fr"
+	_ "github.com/blevesearch/bleve/v2/analysis/lang/it"
+	_ "github.com/blevesearch/bleve/v2/analysis/lang/nl"
+	_ "github.com/blevesearch/bleve/v2/analysis/lang/pt"
+
+	"github.com/blogql/blog/storage"
+)
+
+// The index on disk: one bleve index (scorch) in a directory of its own
+// under the service's directory, named by when it was built
+// ("index-<unix nanoseconds>"). A build writes a new one beside the one
+// serving and swaps when it is complete, so a crash half-way leaves the
+// old one, and the next start opens the newest complete one and removes
+// the others. Its internal keys record what it holds: the event log's
+// position it is current with (keyPosition, written in the same batch as
+// the documents an event changed), the table and language it was built
+// for, and that the build finished (keyComplete).
+
+// Languages are the values of Options.Language: bleve's analyzers with
+// their stemmers and stop words, and "standard" for no stemming (Unicode
+// words, lower-cased, English stop words).
+var Languages = []string{"en", "de", "es", "fr", "it", "nl", "pt", "standard"}
+
+// Fields of a document. Only title and body are stored, for snippets;
+// categories and author are keywords for filters and facets; names holds
+// the author's name and the categories' names, so a search for an author
+// finds their posts.
+const (
+	fieldTitle      = "title"
+	fieldBody       = "body"
+	fieldNames      = "names"
+	fieldCategories = "categories"
+	fieldAuthor     = "author"
+)
+
+const (
+	keyPosition = "position"
+	keyComplete = "complete"
+	keyTable    = "table"
+	keyLanguage = "language"
+	dirPrefix   = "index-"
+)
+
+// document is what the index holds of a published post.
+type document struct {
+	Title      string   `json:"title"`
+	Body       string   `json:"body"`
+	Names      string   `json:"names"`
+	Categories []string `json:"categories"`
+	Author     string   `json:"author"`
+}
+
+// newMapping returns the index's mapping with the analyzer language for
+// the text fields.
+func newMapping(language string) mapping.IndexMapping {
+	text := func(store bool) *mapping.FieldMapping {
+		f := bleve.NewTextFieldMapping()
+		f.Analyzer = language
+		f.Store, f.IncludeTermVectors, f.IncludeInAll, f.DocValues = store, store, false, false
+		return f
+	}
+	keyword := bleve.NewKeywordFieldMapping()
+	keyword.Store, keyword.IncludeInAll, keyword.IncludeTermVectors = false, false, false
+	keyword.DocValues = true // facets read them
+
+	doc := bleve.NewDocumentStaticMapping()
+	doc.AddFieldMappingsAt(fieldTitle, text(true))
+	doc.AddFieldMappingsAt(fieldBody, text(true))
+	doc.AddFieldMappingsAt(fieldNames, text(false))
+	doc.AddFieldMappingsAt(fieldCategories, keyword)
+	doc.AddFieldMappingsAt(fieldAuthor, keyword)
+
+	m := bleve.NewIndexMapping()
+	m.DefaultMapping = doc
+	m.DefaultAnalyzer = language
+	m.StoreDynamic, m.IndexDynamic, m.DocValuesDynamic = false, false, false
+	return m
+}
+
+// index is one bleve index and where it lives ("" in memory).
+type index struct {
+	b        bleve.Index
+	dir      string
+	language string
+}
+
+// createIndex makes a new, empty index in a new directory under parent
+// ("" in memory), named by stamp.
+func createIndex(parent, language, table string, stamp int64) (*index, error) {
+	dir := ""
+	if parent != "" {
+		if err := os.MkdirAll(parent, 0o755); err != nil {
+			return nil, fmt.Errorf("search index directory: %w", err)
+		}
+		dir = filepath.Join(parent, fmt.Sprintf("%s%d", dirPrefix, stamp))
+	}
+	b, err := bleve.NewUsing(dir, newMapping(language), scorch.Name, scorch.Name, nil)
+	if err != nil {
+		return nil, fmt.Errorf("create search index %s: %w", dir, err)
+	}
+	idx := &index{b: b, dir: dir, language: language}
+	if err := b.SetInternal([]byte(keyTable), []byte(table)); err != nil {
+		idx.close(true)
+		return nil, err
+	}
+	if err := b.SetInternal([]byte(keyLanguage), []byte(language)); err != nil {
+		idx.close(true)
+		return nil, err
+	}
+	return idx, nil
+}
+
+// openNewest opens the newest complete index under parent built for
+// table and language, and removes every other index there. It returns
+// nil, nil when there is none.
+func openNewest(parent, language, table string) (*index, error) {
+	entries, err := os.ReadDir(parent)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("search index directory: %w", err)
+	}
+	var names []string
+	for _, e := range entries {
+		if e.IsDir() && strings.HasPrefix(e.Name(), dirPrefix) {
+			names = append(names, e.Name())
+		}
+	}
+	// Newest first: the names hold fixed-width stamps of one length.
+	slices.SortFunc(names, func(a, b string) int {
+		if len(a) != len(b) {
+			return len(b) - len(a)
+		}
+		return strings.Compare(b, a)
+	})
+	var found *index
+	for _, name := range names {
+		dir := filepath.Join(parent, name)
+		if found == nil {
+			if idx, err := openIndex(dir, language, table); err == nil {
+				found = idx
+				continue
+			}
+		}
+		_ = os.RemoveAll(dir)
+	}
+	return found, nil
+}
+
+// openIndex opens the index in dir, or fails when it is not a complete
+// index of table in language.
+func openIndex(dir, language, table string) (*index, error) {
+	b, err := bleve.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	idx := &index{b: b, dir: dir, language: language}
+	complete, _ := b.GetInternal([]byte(keyComplete))
+	t, _ := b.GetInternal([]byte(keyTable))
+	l, _ := b.GetInternal([]byte(keyLanguage))
+	if len(complete) == 0 || string(t) != table || string(l) != language {
+		_ = b.Close()
+		return nil, fmt.Errorf("search index %s: not a complete index of table %s in %s", dir, table, language)
+	}
+	return idx, nil
+}
+
+// position returns the event log's position the index is current with.
+func (x *index) position() (int64, error) {
+	v, err := x.b.GetInternal([]byte(keyPosition))
+	if err != nil || len(v) != 8 {
+		return 0, fmt.Errorf("search index position: %v", err)
+	}
+	return int64(binary.BigEndian.Uint64(v)), nil
+}
+
+func encodePosition(p int64) []byte {
+	return binary.BigEndian.AppendUint64(nil, uint64(p))
+}
+
+// close closes the index, and removes its directory when remove is set.
+func (x *index) close(remove bool) {
+	_ = x.b.Close()
+	if remove && x.dir != "" {
+		_ = os.RemoveAll(x.dir)
+	}
+}
+
+// size returns the bytes the index takes on disk (0 in memory).
+func (x *index) size() int64 {
+	if x.dir == "" {
+		return 0
+	}
+	var n int64
+	_ = filepath.WalkDir(x.dir, func(_ string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}
+
+// idsWith returns the ids of the documents whose keyword field holds
+// value.
+func (x *index) idsWith(ctx context.Context, field, value string) ([]string, error) {
+	q := bleve.NewTermQuery(value)
+	q.SetField(field)
+	var ids []string
+	var after []string
+	for {
+		req := bleve.NewSearchRequestOptions(q, 1000, 0, false)
+		req.SortBy([]string{"_id"})
+		req.SearchAfter = after
+		res, err := x.b.SearchInContext(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range res.Hits {
+			ids = append(ids, h.ID)
+		}
+		if len(res.Hits) < 1000 {
+			return ids, nil
+		}
+		after = []string{res.Hits[len(res.Hits)-1].ID}
+	}
+}
+
+// documentOf returns what the index holds of p: its title, its body as
+// plain text, the names of its author and categories (names overrides the
+// copies on the post, for a rename the post's copies may not show yet).
+func documentOf(p *storage.Post, names renames) document {
+	d := document{Title: p.Title, Body: plainText(p), Author: p.AuthorID}
+	author := p.AuthorName
+	if n, ok := names.authors[p.AuthorID]; ok {
+		author = n
+	}
+	parts := []string{author}
+	for _, c := range p.Categories {
+		d.Categories = append(d.Categories, c.Slug)
+		name := c.Name
+		if n, ok := names.categories[c.Slug]; ok {
+			name = n
+		}
+		parts = append(parts, name)
+	}
+	d.Names = strings.Join(parts, " ")
+	return d
+}
+
+// renames are the current names of authors and categories renamed by the
+// events being applied.
+type renames struct {
+	authors, categories map[string]string
+}
+
+// docIDQuery matches the documents ids.
+func docIDQuery(ids []string) blevequery.Query { return bleve.NewDocIDQuery(ids) }

@@ -1,0 +1,419 @@
+package search
+
+import (
+	"container/list"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"html"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/blevesearch/bleve/v2"
+	blevesearch "github.com/blevesearch/bleve/v2/search"
+	blevequery "github.com/blevesearch/bleve/v2/search/query"
+	highlighthtml "github.com/blevesearch/bleve/v2/search/highlight/highlighter/html"
+
+	"github.com/blogql/blog/storage"
+)
+
+// Paging. A search's first page ranks up to snapshotSize results at once
+// and keeps their order (ids and scores) on this server as a snapshot;
+// its cursors name the snapshot and the offset, so the next pages come
+// from the same ranking whatever is written meanwhile: no result is
+// skipped or repeated (a post unpublished or deleted since is left out;
+// one published since is not added). A cursor also carries the score and
+// id of its result: past the snapshot's end, or on a server that does
+// not hold the snapshot (another server of the fleet, or after a
+// restart), the next page is the live index's results ranked after that
+// score and id.
+const (
+	snapshotSize  = 1000
+	snapshotCount = 256
+	snapshotTTL   = 15 * time.Minute
+	// facetSize is how many categories the facets name at most.
+	facetSize = 100
+	// snippetChars is about how many characters a body's snippet has.
+	snippetChars = 200
+	cursorList   = "search"
+)
+
+// Request is a search.
+type Request struct {
+	Query string
+	// First is the page size, 1 to MaxFirst.
+	First int
+	// After is the cursor of the result the page starts after.
+	After string
+	// Category and AuthorID, when set, keep the posts of that category
+	// (slug) or author.
+	Category, AuthorID string
+}
+
+// Hit is a result: a post, its score, and its title and a snippet of its
+// body as HTML (escaped text with <mark> around what matched).
+type Hit struct {
+	PostID  string
+	Score   float64
+	Title   string
+	Snippet string
+	Cursor  string
+}
+
+// Facet is a category and how many results it holds.
+type Facet struct {
+	Category string
+	Count    int
+}
+
+// Results is a page of a search.
+type Results struct {
+	Hits    []Hit
+	HasNext bool
+	HasPrev bool
+	// Total is how many posts match, Facets how many of them each
+	// category holds, most first: the whole result's, not the page's.
+	Total  int
+	Facets []Facet
+}
+
+// Search returns a page of the published posts matching r.Query, best
+// first. A query that is empty, too long or of too many words, a page
+// size outside 1..MaxFirst, and a cursor that is not one of this search
+// are *storage.ValidationError; a slow query is a *SlowQueryError; with
+// no index yet it returns ErrBuilding.
+func (s *Service) Search(ctx context.Context, r Request) (*Results, error) {
+	if r.First < 1 || r.First > MaxFirst {
+		return nil, &storage.ValidationError{Field: "first", Reason: fmt.Sprintf("must be 1 to %d", MaxFirst)}
+	}
+	parts, err := checkQuery(r.Query)
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.openCursor(r)
+	if err != nil {
+		return nil, err
+	}
+	q, ok := compile(parts, s.analyzer)
+	if !ok {
+		return &Results{HasPrev: c != nil}, nil
+	}
+	q = filtered(q, r)
+	release, err := s.acquire(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	ctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
+	defer cancel()
+	var res *Results
+	err = s.reading(func(idx *index) error {
+		var err error
+		res, err = s.search(ctx, idx, q, r, c)
+		return err
+	})
+	return res, searchError(err)
+}
+
+// filtered adds r's category and author to q.
+func filtered(q blevequery.Query, r Request) blevequery.Query {
+	var and []blevequery.Query
+	for _, f := range []struct{ field, value string }{{fieldCategories, r.Category}, {fieldAuthor, r.AuthorID}} {
+		if f.value != "" {
+			tq := bleve.NewTermQuery(f.value)
+			tq.SetField(f.field)
+			tq.SetBoost(0)
+			and = append(and, tq)
+		}
+	}
+	if and == nil {
+		return q
+	}
+	return bleve.NewConjunctionQuery(append([]blevequery.Query{q}, and...)...)
+}
+
+// searchError returns the error of a search that failed: a query that
+// expands to too many words, or that ran out of time, is slow.
+func searchError(err error) error {
+	switch {
+	case err == nil, errors.Is(err, ErrBuilding), errors.Is(err, context.Canceled):
+		return err
+	case errors.Is(err, context.DeadlineExceeded):
+		return &SlowQueryError{Reason: "it did not finish in time"}
+	case strings.Contains(err.Error(), "TooManyClauses"):
+		return &SlowQueryError{Reason: "it matches too many different words"}
+	}
+	return fmt.Errorf("search: %w", err)
+}
+
+// acquire waits for a turn among the searches running at once.
+func (s *Service) acquire(ctx context.Context) (func(), error) {
+	select {
+	case s.sem <- struct{}{}:
+		return func() { <-s.sem }, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// search returns the page of r from idx: from the cursor's snapshot when
+// this server holds it, else from the index.
+func (s *Service) search(ctx context.Context, idx *index, q blevequery.Query, r Request, c *cursor) (*Results, error) {
+	fp := fingerprint(r)
+	var snap *snapshot
+	if c != nil {
+		snap = s.snaps.get(c.snapshot)
+	}
+	res := &Results{HasPrev: c != nil}
+	var page []ranked
+	switch {
+	case snap != nil && c.offset < len(snap.hits):
+		end := min(c.offset+r.First, len(snap.hits))
+		page = snap.hits[c.offset:end]
+		res.HasNext = end < len(snap.hits) || snap.truncated
+		res.Total, res.Facets = snap.total, snap.facets
+	default:
+		size := r.First + 1
+		if c == nil {
+			size = snapshotSize
+		}
+		req := bleve.NewSearchRequestOptions(q, size, 0, false)
+		req.SortBy([]string{"-_score", "_id"})
+		req.AddFacet(fieldCategories, bleve.NewFacetRequest(fieldCategories, facetSize))
+		if c != nil {
+			req.SearchAfter = []string{strconv.FormatFloat(c.score, 'g', -1, 64), c.id}
+		}
+		sr, err := idx.b.SearchInContext(ctx, req)
+		if err != nil {
+			return nil, err
+		}
+		hits := make([]ranked, len(sr.Hits))
+		for i, h := range sr.Hits {
+			hits[i] = ranked{id: h.ID, score: h.Score}
+		}
+		res.Total, res.Facets = int(sr.Total), facetsOf(sr)
+		if c == nil {
+			snap = &snapshot{id: newSnapshotID(), hits: hits, truncated: int(sr.Total) > len(hits), total: res.Total, facets: res.Facets}
+			s.snaps.put(snap)
+			page = hits[:min(r.First, len(hits))]
+			res.HasNext = len(hits) > r.First || snap.truncated
+		} else {
+			// A page past a snapshot, or without one: the offset goes on
+			// counting, in the same snapshot's name.
+			page = hits[:min(r.First, len(hits))]
+			res.HasNext = len(hits) > r.First
+			snap = &snapshot{id: c.snapshot}
+		}
+	}
+	base := 0
+	if c != nil {
+		base = c.offset
+	}
+	shown, err := s.highlight(ctx, idx, q, page)
+	if err != nil {
+		return nil, err
+	}
+	for i, h := range page {
+		hl, ok := shown[h.id]
+		if !ok {
+			// Gone from the index since the snapshot: unpublished or
+			// deleted.
+			continue
+		}
+		hl.PostID, hl.Score = h.id, h.score
+		hl.Cursor = s.store.SealCursor(cursorList, cursor{fp: fp, snapshot: snap.id, offset: base + i + 1, score: h.score, id: h.id}.position())
+		res.Hits = append(res.Hits, hl)
+	}
+	return res, nil
+}
+
+// highlight returns the title and snippet of each of the page's posts
+// still in the index, by id.
+func (s *Service) highlight(ctx context.Context, idx *index, q blevequery.Query, page []ranked) (map[string]Hit, error) {
+	out := make(map[string]Hit, len(page))
+	if len(page) == 0 {
+		return out, nil
+	}
+	ids := make([]string, len(page))
+	for i, h := range page {
+		ids[i] = h.id
+	}
+	req := bleve.NewSearchRequestOptions(bleve.NewConjunctionQuery(q, docIDQuery(ids)), len(ids), 0, false)
+	req.Highlight = bleve.NewHighlightWithStyle(highlighthtml.Name)
+	req.Highlight.AddField(fieldTitle)
+	req.Highlight.AddField(fieldBody)
+	req.Fields = []string{fieldTitle, fieldBody}
+	sr, err := idx.b.SearchInContext(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range sr.Hits {
+		out[h.ID] = Hit{Title: fragment(h, fieldTitle, 0), Snippet: fragment(h, fieldBody, snippetChars)}
+	}
+	// A document the query no longer matches (edited since the
+	// snapshot) keeps its place, shown without marks.
+	var missing []string
+	for _, id := range ids {
+		if _, ok := out[id]; !ok {
+			missing = append(missing, id)
+		}
+	}
+	if len(missing) == 0 {
+		return out, nil
+	}
+	req = bleve.NewSearchRequestOptions(docIDQuery(missing), len(missing), 0, false)
+	req.Fields = []string{fieldTitle, fieldBody}
+	sr, err = idx.b.SearchInContext(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	for _, h := range sr.Hits {
+		out[h.ID] = Hit{Title: fragment(h, fieldTitle, 0), Snippet: fragment(h, fieldBody, snippetChars)}
+	}
+	return out, nil
+}
+
+// fragment returns the highlighted fragment of field in h, or its stored
+// text escaped (cut to about limit characters when limit > 0).
+func fragment(h *blevesearch.DocumentMatch, field string, limit int) string {
+	if f := h.Fragments[field]; len(f) > 0 {
+		return f[0]
+	}
+	text, _ := h.Fields[field].(string)
+	if limit > 0 && utf8.RuneCountInString(text) > limit {
+		cut := []rune(text)[:limit]
+		text = strings.TrimRightFunc(string(cut), func(r rune) bool { return r != ' ' }) + "…"
+	}
+	return html.EscapeString(text)
+}
+
+func facetsOf(sr *bleve.SearchResult) []Facet {
+	f := sr.Facets[fieldCategories]
+	if f == nil || f.Terms == nil {
+		return nil
+	}
+	var out []Facet
+	for _, t := range f.Terms.Terms() {
+		out = append(out, Facet{Category: t.Term, Count: t.Count})
+	}
+	return out
+}
+
+// ranked is a result's place in a ranking.
+type ranked struct {
+	id    string
+	score float64
+}
+
+// snapshot is the ranking of a search's first page.
+type snapshot struct {
+	id        string
+	hits      []ranked
+	truncated bool // more matched than it holds
+	total     int
+	facets    []Facet
+	at        time.Time
+}
+
+func newSnapshotID() string {
+	b := make([]byte, 12)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// snapshots keeps the latest snapshots, up to a count, each for
+// snapshotTTL.
+type snapshots struct {
+	mu    sync.Mutex
+	max   int
+	order *list.List // of *snapshot, newest first
+	byID  map[string]*list.Element
+}
+
+func newSnapshots(max int) *snapshots {
+	return &snapshots{max: max, order: list.New(), byID: map[string]*list.Element{}}
+}
+
+func (c *snapshots) put(s *snapshot) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s.at = time.Now()
+	c.byID[s.id] = c.order.PushFront(s)
+	for c.order.Len() > c.max {
+		old := c.order.Remove(c.order.Back()).(*snapshot)
+		delete(c.byID, old.id)
+	}
+}
+
+func (c *snapshots) get(id string) *snapshot {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.byID[id]
+	if !ok {
+		return nil
+	}
+	s := e.Value.(*snapshot)
+	if time.Since(s.at) > snapshotTTL {
+		c.order.Remove(e)
+		delete(c.byID, id)
+		return nil
+	}
+	c.order.MoveToFront(e)
+	return s
+}
+
+func (c *snapshots) clear() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.order.Init()
+	clear(c.byID)
+}
+
+// cursor is a search's position after a result: the search it belongs
+// to (fp), its snapshot and offset, and the result's score and id.
+type cursor struct {
+	fp, snapshot string
+	offset       int
+	score        float64
+	id           string
+}
+
+func (c cursor) position() map[string]string {
+	return map[string]string{"q": c.fp, "s": c.snapshot, "o": strconv.Itoa(c.offset),
+		"sc": strconv.FormatFloat(c.score, 'g', -1, 64), "id": c.id}
+}
+
+// openCursor returns the cursor of r.After, nil for none; a cursor that
+// is not one of this search (of another query or filter, altered, or not
+// a search's) is a *storage.ValidationError on "after".
+func (s *Service) openCursor(r Request) (*cursor, error) {
+	if r.After == "" {
+		return nil, nil
+	}
+	pos, err := s.store.OpenCursor(cursorList, "after", r.After)
+	if err != nil {
+		return nil, err
+	}
+	bad := storage.BadCursor("after")
+	if len(pos) != 5 || pos["q"] != fingerprint(r) || pos["id"] == "" || pos["s"] == "" {
+		return nil, bad
+	}
+	offset, err1 := strconv.Atoi(pos["o"])
+	score, err2 := strconv.ParseFloat(pos["sc"], 64)
+	if err1 != nil || err2 != nil || offset < 1 {
+		return nil, bad
+	}
+	return &cursor{fp: pos["q"], snapshot: pos["s"], offset: offset, score: score, id: pos["id"]}, nil
+}
+
+// fingerprint names the search of r: its query and filters.
+func fingerprint(r Request) string {
+	sum := sha256.Sum256([]byte(r.Query + "\x00" + r.Category + "\x00" + r.AuthorID))
+	return hex.EncodeToString(sum[:8])
+}

@@ -1,0 +1,107 @@
+package search
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/blogql/blog/storage"
+)
+
+func testService(t *testing.T, posts ...*storage.Post) *Service {
+	t.Helper()
+	s, err := New(storage.New(nil, "t"), Options{Table: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	if err := s.Index(posts); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func post(id, title, body string, cats ...string) *storage.Post {
+	p := &storage.Post{ID: id, Title: title, Body: body, AuthorID: "a1", AuthorName: "Ada Lovelace"}
+	for _, c := range cats {
+		p.Categories = append(p.Categories, storage.CategoryRef{Slug: c, Name: strings.ToUpper(c)})
+	}
+	return p
+}
+
+func TestQueryParts(t *testing.T) {
+	for _, c := range []struct {
+		q    string
+		want error
+	}{
+		{"", storage.ErrInvalidInput},
+		{strings.Repeat("a", MaxQueryLength+1), storage.ErrInvalidInput},
+		{strings.Repeat("a ", MaxTerms+1), storage.ErrInvalidInput},
+		{"da*", ErrSlowQuery},
+		{"*base", ErrSlowQuery},
+		{"d?ta", ErrSlowQuery},
+		{"dat*", nil},
+		{`"an unclosed phrase`, nil},
+	} {
+		_, err := checkQuery(c.q)
+		if !errors.Is(err, c.want) && !(c.want == nil && err == nil) {
+			t.Errorf("%q: %v, want %v", c.q, err, c.want)
+		}
+	}
+}
+
+func TestSearchFindsTyposPhrasesAndStems(t *testing.T) {
+	s := &Service{}
+	_ = s
+	svc := testService(t,
+		post("p1", "Designing databases", "Indexes make <b>queries</b> fast & cheap.", "db"),
+		post("p2", "Gardening", "Tomatoes want sun. A database of seeds.", "garden"),
+		post("p3", "Quick brown fox", "the quick brown fox jumps over the lazy dog", "garden"),
+	)
+	ctx := context.Background()
+	for _, c := range []struct {
+		q    string
+		want []string
+	}{
+		{"database", []string{"p1", "p2"}},
+		{"databse", []string{"p1", "p2"}},
+		{"designing", []string{"p1"}},
+		{"design", []string{"p1"}},
+		{`"brown fox"`, []string{"p3"}},
+		{`"fox brown"`, nil},
+		{"lovelace", []string{"p1", "p2", "p3"}},
+		{"datab*", []string{"p1", "p2"}},
+		{"the", nil},
+	} {
+		res, err := svc.Search(ctx, Request{Query: c.q, First: 10})
+		if err != nil {
+			t.Fatalf("%q: %v", c.q, err)
+		}
+		var got []string
+		for _, h := range res.Hits {
+			got = append(got, h.PostID)
+		}
+		if fmt.Sprint(sorted(got)) != fmt.Sprint(c.want) && !(len(got) == 0 && len(c.want) == 0) {
+			t.Errorf("%q: %v, want %v", c.q, got, c.want)
+		}
+	}
+	res, err := svc.Search(ctx, Request{Query: "queries", First: 10})
+	if err != nil || len(res.Hits) != 1 {
+		t.Fatal(res, err)
+	}
+	t.Logf("title %q snippet %q facets %v", res.Hits[0].Title, res.Hits[0].Snippet, res.Facets)
+}
+
+func sorted(s []string) []string {
+	out := append([]string(nil), s...)
+	for i := range out {
+		for j := i + 1; j < len(out); j++ {
+			if out[j] < out[i] {
+				out[i], out[j] = out[j], out[i]
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,36 @@
+package search
+
+import (
+	"strings"
+
+	"golang.org/x/net/html"
+	"golang.org/x/net/html/atom"
+
+	"github.com/blogql/blog/storage"
+)
+
+// plainText returns the text a reader reads of p's body: its rendered
+// HTML without tags (so snippets show no Markdown), with a space or a
+// line break where blocks end, or the Markdown when nothing was rendered.
+func plainText(p *storage.Post) string {
+	if p.BodyHTML == "" {
+		return p.Body
+	}
+	var b strings.Builder
+	z := html.NewTokenizer(strings.NewReader(p.BodyHTML))
+	for {
+		switch z.Next() {
+		case html.ErrorToken:
+			return strings.TrimSpace(b.String())
+		case html.TextToken:
+			b.Write(z.Text())
+		case html.StartTagToken, html.EndTagToken, html.SelfClosingTagToken:
+			name, _ := z.TagName()
+			switch atom.Lookup(name) {
+			case atom.P, atom.Br, atom.Li, atom.H1, atom.H2, atom.H3, atom.H4, atom.H5, atom.H6,
+				atom.Pre, atom.Blockquote, atom.Tr, atom.Td, atom.Th, atom.Div, atom.Hr, atom.Img:
+				b.WriteByte('\n')
+			}
+		}
+	}
+}
