@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -13,6 +14,7 @@ import (
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/markdown"
+	"github.com/blogql/blog/search"
 	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/syndication"
 	"github.com/blogql/blog/webhooks"
@@ -74,6 +76,8 @@ type config struct {
 	siteDescription   string
 	paths             storage.Paths
 	feedContent       string
+	searchIndex       string
+	searchLanguage    string
 }
 
 // backend returns which DynamoDB the server talks to: AWS with -aws (at
@@ -335,6 +339,12 @@ func settings(c *config) []setting {
 		{"feed-content", "FEED_CONTENT", val(&c.feedContent, string(syndication.ContentFull)),
 			"what the items of feeds carry: full (the post's HTML, and its excerpt as summary) or excerpt",
 			"what the items of the feeds carry: `full` (the post's rendered HTML, and its excerpt as the summary) or `excerpt`"},
+		{"search-index", "SEARCH_INDEX", val(&c.searchIndex, ""),
+			"`directory` of this server's search index, rebuilt from the table when missing; empty: search/ in -data\n(in memory with -data " + memoryData + "), or the user's cache directory's blog-search/<table> on DynamoDB",
+			"directory of this server's search index, rebuilt from the table when missing or too old; empty: `search/` in `-data` (in memory with `-data " + memoryData + "`), or on DynamoDB `blog-search/<table>` in the user's cache directory (`$XDG_CACHE_HOME` or `~/.cache` on Linux); see [Search](#search)"},
+		{"search-language", "SEARCH_LANGUAGE", val(&c.searchLanguage, search.DefaultLanguage),
+			"language of the search index's stemming and stop words: " + strings.Join(search.Languages, ", ") + "\n(standard: none); changing it rebuilds the index",
+			"language of the search index's stemming and stop words: " + strings.Join(search.Languages, ", ") + " (`standard`: no stemming); changing it rebuilds the index"},
 	}
 }
 
@@ -454,6 +464,8 @@ func (c *config) check(stray []string) error {
 		return fmt.Errorf("max query bytes %d: must be 1 to %d", c.maxQueryBytes, gqlhttp.MaxBodyBytes)
 	case c.queryCacheBytes < 0 || c.apqCacheBytes < 0:
 		return errors.New("query cache bytes: must not be negative")
+	case !slices.Contains(search.Languages, c.searchLanguage):
+		return fmt.Errorf("search language %q: must be one of %s", c.searchLanguage, strings.Join(search.Languages, ", "))
 	case c.paths.Post == "":
 		return errors.New("post path: must not be empty")
 	case c.paths.Check() != nil:

@@ -32,6 +32,7 @@ import (
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/live"
+	"github.com/blogql/blog/search"
 	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/syndication"
 	"github.com/blogql/blog/tuning"
@@ -163,6 +164,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	// Subscriptions get the events this server reads from the log.
 	hub := live.NewHub(store, 0)
 	feed.Subscribe(hub.Publish)
+	// So does this server's search index, which applies every event of
+	// the log after its own position.
+	searcher, err := newSearch(store, cfg, dataPath, logger)
+	if err != nil {
+		return err
+	}
+	defer searcher.Close()
+	feed.Subscribe(searcher.Events)
 	streamsDone := make(chan struct{})
 	if cfg.playgroundOn() && !cfg.introspectionOn() {
 		logger.Warn("the playground cannot load the schema with introspection off")
@@ -195,7 +204,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		cfg.siteURL = "http://" + displayAddr(ln.Addr())
 		logger.Info("feeds and sitemap link to this server's address; set -site-url to the frontend's", "site_url", cfg.siteURL)
 	}
-	handler := routes(store, verifier, tel, cfg, playgroundHeaders, devTokens, hooks, liveStreams{hub, streamsDone}, logger)
+	handler := routes(store, verifier, tel, cfg, playgroundHeaders, devTokens, hooks, searcher, liveStreams{hub, streamsDone}, logger)
 	if loopback || devTokens {
 		// See hosts.go: no page of a name rebound to this machine reaches it.
 		handler = guardHost(cfg.allowedHosts, handler)
@@ -211,10 +220,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	fed := make(chan struct{})
+	fed, indexed := make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(fed)
 		_ = feed.Run(ctx) // until ctx ends; it logs what fails and goes on
+	}()
+	go func() {
+		defer close(indexed)
+		searcher.Run(ctx) // until ctx ends; it logs what fails and goes on
 	}()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
@@ -246,6 +259,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return fmt.Errorf("serve: %w", err)
 	}
 	<-fed // the feed released its leases
+	<-indexed
 	logger.Info("stopped")
 	return nil
 }
@@ -295,6 +309,37 @@ func newFeed(ctx context.Context, clientCfg storage.ClientConfig, store *storage
 	feed.AddWorker(changefeed.Worker{Name: "webhooks", Events: hooks.HandleEvents, Tick: hooks.RetryDue, Every: time.Second})
 	logger.Info("change feed", "owner", feed.Owner(), "event_retention", cfg.eventRetention, "read_stream", cfg.readStream)
 	return feed, nil
+}
+
+// searchDir is the search index's directory in the data directory.
+const searchDir = "search"
+
+// newSearch returns the server's search index (package search) in
+// -search-index, by default beside the embedded engine's data file (in
+// memory with it), and on DynamoDB in the user's cache directory, one a
+// table: a server there has no data directory, and an index that is
+// lost is rebuilt from the table.
+func newSearch(store *storage.Store, cfg *config, dataPath string, logger *slog.Logger) (*search.Service, error) {
+	dir := cfg.searchIndex
+	switch {
+	case dir != "":
+	case cfg.backend() == backendEmbedded && cfg.dataDir == memoryData:
+	case cfg.backend() == backendEmbedded:
+		dir = filepath.Join(filepath.Dir(dataPath), searchDir)
+	default:
+		base, err := os.UserCacheDir()
+		if err != nil {
+			base = os.TempDir()
+		}
+		dir = filepath.Join(base, "blog-search", cfg.table)
+	}
+	s, err := search.New(store, search.Options{Dir: dir, Language: cfg.searchLanguage, Table: cfg.table, Timeout: cfg.requestTimeout, Logger: logger})
+	if err != nil {
+		return nil, err
+	}
+	pos, ok := s.Position()
+	logger.Info("search index", "dir", dir, "language", cfg.searchLanguage, "found", ok, "position", pos)
+	return s, nil
 }
 
 // Values of -migrate.
@@ -454,7 +499,7 @@ func (c *config) queryLimits(opts graph.HandlerOptions) graph.HandlerOptions {
 // answers the CORS requests of -cors-origins (cors.go) and, when
 // devTokens says that verifier checks development tokens, refuses a token
 // from a page of another origin (hosts.go).
-func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *config, playgroundHeaders map[string]string, devTokens bool, hooks *webhooks.Service, streams liveStreams, logger *slog.Logger) http.Handler {
+func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *config, playgroundHeaders map[string]string, devTokens bool, hooks *webhooks.Service, searcher *search.Service, streams liveStreams, logger *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
 	cors := newCORSPolicy(cfg.corsOrigins)
 	var api http.Handler = graph.NewHandler(store, tel.handler(cfg.queryLimits(graph.HandlerOptions{
@@ -474,6 +519,7 @@ func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *
 		Comments: graph.CommentPolicy{Moderation: cfg.moderationOption(), UnmoderatedEdits: !cfg.moderateEdits, PerMinute: cfg.commentRate},
 		ShowCost: cfg.backend() == backendEmbedded,
 		Webhooks: hooks,
+		Search:   searcher,
 	})))
 	if devTokens {
 		api = devTokenOrigins(cors, api)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/gqlhttp"
+	"github.com/blogql/blog/search"
 	"github.com/blogql/blog/storage"
 )
 
@@ -30,6 +31,12 @@ const (
 	CodeUnauthenticated = "UNAUTHENTICATED"
 	CodeForbidden       = "FORBIDDEN"
 	CodeRateLimited     = "RATE_LIMITED"
+
+	// CodeSlowQuery is a search that would take too long (a wildcard, a
+	// short prefix); CodeIndexBuilding a search while the server builds
+	// its first search index.
+	CodeSlowQuery     = "SLOW_QUERY"
+	CodeIndexBuilding = "INDEX_BUILDING"
 )
 
 // internalMessage is all a client learns about an unexpected error; the
@@ -53,6 +60,8 @@ var errorCodes = []struct {
 	{storage.ErrRateLimited, CodeRateLimited, retryAfter},
 	{storage.ErrDuplicateComment, CodeConflict, reason("DUPLICATE_COMMENT")},
 	{storage.ErrNotPending, CodeConflict, reason("NOT_PENDING")},
+	{search.ErrSlowQuery, CodeSlowQuery, nil},
+	{search.ErrBuilding, CodeIndexBuilding, nil},
 	{auth.ErrUnauthenticated, CodeUnauthenticated, nil},
 	{auth.ErrForbidden, CodeForbidden, nil},
 }

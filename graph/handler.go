@@ -10,6 +10,7 @@ import (
 	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/metrics"
+	"github.com/blogql/blog/search"
 	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/tracing"
 	"github.com/blogql/blog/webhooks"
@@ -54,6 +55,10 @@ type HandlerOptions struct {
 	// means webhooks.New(store, webhooks.Options{}): https URLs to public
 	// addresses only.
 	Webhooks *webhooks.Service
+	// Search is the server's search index, which the change feed keeps
+	// current; nil: search fails with INDEX_BUILDING and related posts
+	// are none.
+	Search *search.Service
 	// Live gives subscriptions their events. They are served over
 	// the streams of HTTP.Streams (whose InitFunc and ResumeVariable are
 	// the blog's: NewHandler sets them); without it, over none.
@@ -76,6 +81,7 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 
 	resolver := newResolver(store, opts.Comments, opts.Webhooks)
 	resolver.live, resolver.eventReads = opts.Live, newEventReads(store)
+	resolver.searcher = opts.Search
 	if resolver.live.PerConnection <= 0 {
 		resolver.live.PerConnection = DefaultSubscriptionsPerConnection
 	}
@@ -93,6 +99,8 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	cfg.Complexity.Query.ModerationQueue = listComplexity
 	cfg.Complexity.Comment.ReplyConnection = replyComplexity
 	cfg.Complexity.Webhook.RecentDeliveries = func(child int, first *int) int { return connectionComplexity(child, first, nil) }
+	cfg.Complexity.Query.Search = searchComplexity
+	cfg.Complexity.Post.Related = relatedComplexity
 	cfg.Complexity.Comment.Replies = func(child int) int { return storage.MaxReplyPage * child }
 	withSizeCosts(&cfg.Complexity)
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
+	"github.com/blogql/blog/search"
 	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/webhooks"
 )
@@ -28,6 +29,9 @@ type Resolver struct {
 	// is about once for all of them.
 	live       LiveOptions
 	eventReads *eventReads
+	// searcher is the server's search index; nil: searches fail with
+	// INDEX_BUILDING and posts have no related posts.
+	searcher *search.Service
 }
 
 // newResolver returns the root resolver over store, with the policy for

@@ -646,6 +646,11 @@ func (r *postResolver) NextInCategory(ctx context.Context, obj *storage.Post, sl
 	return r.store.AdjacentPost(ctx, obj, slug, true)
 }
 
+// Related is the resolver for the related field.
+func (r *postResolver) Related(ctx context.Context, obj *storage.Post, first *int) ([]*storage.Post, error) {
+	return r.related(ctx, obj, first)
+}
+
 // LiveCursor is the resolver for the liveCursor field.
 func (r *queryResolver) LiveCursor(ctx context.Context) (string, error) {
 	head, err := r.store.EventLogHead(ctx)
@@ -825,9 +830,24 @@ func (r *queryResolver) ModerationQueue(ctx context.Context, first *int, after *
 	return &model.PendingCommentConnection{Edges: r.onLivePosts(ctx, c.Edges), PageInfo: c.PageInfo}, nil
 }
 
+// Search is the resolver for the search field.
+func (r *queryResolver) Search(ctx context.Context, query string, first *int, after *string, category *string, author *string) (*model.SearchConnection, error) {
+	return r.search(ctx, query, first, after, category, author)
+}
+
 // Webhooks is the resolver for the webhooks field.
 func (r *queryResolver) Webhooks(ctx context.Context) ([]*storage.Webhook, error) {
 	return r.listWebhooks(ctx)
+}
+
+// Category is the resolver for the category field.
+func (r *searchFacetResolver) Category(ctx context.Context, obj *model.SearchFacet) (*storage.Category, error) {
+	return r.facetCategory(ctx, obj)
+}
+
+// Post is the resolver for the post field.
+func (r *searchResultResolver) Post(ctx context.Context, obj *model.SearchResult) (*storage.Post, error) {
+	return r.searchResultPost(ctx, obj)
 }
 
 // CommentAdded is the resolver for the commentAdded field.
@@ -939,6 +959,12 @@ func (r *Resolver) Post() PostResolver { return &postResolver{r} }
 // Query returns QueryResolver implementation.
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
+// SearchFacet returns SearchFacetResolver implementation.
+func (r *Resolver) SearchFacet() SearchFacetResolver { return &searchFacetResolver{r} }
+
+// SearchResult returns SearchResultResolver implementation.
+func (r *Resolver) SearchResult() SearchResultResolver { return &searchResultResolver{r} }
+
 // Subscription returns SubscriptionResolver implementation.
 func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionResolver{r} }
 
@@ -958,6 +984,8 @@ type (
 	mutationResolver        struct{ *Resolver }
 	postResolver            struct{ *Resolver }
 	queryResolver           struct{ *Resolver }
+	searchFacetResolver     struct{ *Resolver }
+	searchResultResolver    struct{ *Resolver }
 	subscriptionResolver    struct{ *Resolver }
 	webhookResolver         struct{ *Resolver }
 	webhookDeliveryResolver struct{ *Resolver }

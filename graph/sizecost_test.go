@@ -7,6 +7,7 @@ import (
 	"github.com/vektah/gqlparser/v2/ast"
 
 	"github.com/blogql/blog/markdown"
+	"github.com/blogql/blog/search"
 	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/webhooks"
 )
@@ -62,6 +63,10 @@ var textBytes = map[string]int{
 	"PostEdge.cursor":                cursorBytes,
 	"AuthorEdge.cursor":              cursorBytes,
 	"CommentEdge.cursor":             cursorBytes,
+	"SearchEdge.cursor":              cursorBytes,
+	"SearchResult.title":             search.MaxTitleHTMLBytes,
+	"SearchResult.snippet":           search.MaxSnippetBytes,
+	"SearchFacet.slug":               storage.MaxSlugLength,
 	"CreatePreviewLinkPayload.token": maxPreviewLen,
 
 	"Webhook.id":                        maxGlobalIDLen,

@@ -39,9 +39,18 @@ const (
 	snapshotTTL   = 15 * time.Minute
 	// facetSize is how many categories the facets name at most.
 	facetSize = 100
-	// snippetChars is about how many characters a body's snippet has.
+	// snippetChars is about how many characters a body's snippet has
+	// (bleve's fragments are 200 bytes of text).
 	snippetChars = 200
 	cursorList   = "search"
+)
+
+// The most bytes a highlighted title and a snippet take: each byte or
+// character of text at most 5 once escaped ("&amp;"), and 13 more for
+// the <mark> around it, and a snippet's "…" at both ends.
+const (
+	MaxTitleHTMLBytes = 18 * storage.MaxTitleLength
+	MaxSnippetBytes   = 18*snippetChars + 6
 )
 
 // Request is a search.

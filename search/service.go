@@ -113,6 +113,11 @@ func New(store *storage.Store, opts Options) (*Service, error) {
 			return nil, err
 		}
 		s.cur = idx
+		if idx != nil {
+			if pos, err := idx.position(); err == nil {
+				s.applied.Store(pos)
+			}
+		}
 	}
 	return s, nil
 }

@@ -10,8 +10,8 @@ import (
 )
 
 // plainText returns the text a reader reads of p's body: its rendered
-// HTML without tags (so snippets show no Markdown), with a space or a
-// line break where blocks end, or the Markdown when nothing was rendered.
+// HTML without tags (so snippets show no Markdown), with a space where
+// blocks end and between words, or the Markdown when nothing was rendered.
 func plainText(p *storage.Post) string {
 	if p.BodyHTML == "" {
 		return p.Body
@@ -21,7 +21,8 @@ func plainText(p *storage.Post) string {
 	for {
 		switch z.Next() {
 		case html.ErrorToken:
-			return strings.TrimSpace(b.String())
+			// Snippets run on as text does: one space between words.
+			return strings.Join(strings.Fields(b.String()), " ")
 		case html.TextToken:
 			b.Write(z.Text())
 		case html.StartTagToken, html.EndTagToken, html.SelfClosingTagToken:
