@@ -17,8 +17,8 @@ import (
 
 	"github.com/blevesearch/bleve/v2"
 	blevesearch "github.com/blevesearch/bleve/v2/search"
-	blevequery "github.com/blevesearch/bleve/v2/search/query"
 	highlighthtml "github.com/blevesearch/bleve/v2/search/highlight/highlighter/html"
+	blevequery "github.com/blevesearch/bleve/v2/search/query"
 
 	"github.com/blogql/blog/storage"
 )
