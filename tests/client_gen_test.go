@@ -7688,6 +7688,49 @@ func (v *RejectCommentResponse) GetRejectComment() RejectCommentRejectCommentRej
 	return v.RejectComment
 }
 
+// RelatedPostsPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type RelatedPostsPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// Public posts most alike this one, best first: those sharing its categories and its most frequent words score highest (the search index's similarity); never the post itself, and none when it is not public or while the server's search index is first being built. Costs one BatchGetItem for the posts (shared with the request's other post reads), and 50 of an operation's complexity plus its size times its selection.
+	Related []RelatedPostsPostRelatedPost `json:"related"`
+}
+
+// GetId returns RelatedPostsPost.Id, and is useful for accessing the field via an interface.
+func (v *RelatedPostsPost) GetId() string { return v.Id }
+
+// GetRelated returns RelatedPostsPost.Related, and is useful for accessing the field via an interface.
+func (v *RelatedPostsPost) GetRelated() []RelatedPostsPostRelatedPost { return v.Related }
+
+// RelatedPostsPostRelatedPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type RelatedPostsPostRelatedPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The unique, URL-friendly name of the post: its current one. A post found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+}
+
+// GetId returns RelatedPostsPostRelatedPost.Id, and is useful for accessing the field via an interface.
+func (v *RelatedPostsPostRelatedPost) GetId() string { return v.Id }
+
+// GetSlug returns RelatedPostsPostRelatedPost.Slug, and is useful for accessing the field via an interface.
+func (v *RelatedPostsPostRelatedPost) GetSlug() string { return v.Slug }
+
+// RelatedPostsResponse is returned by RelatedPosts on success.
+type RelatedPostsResponse struct {
+	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin (with the same answer as for a post that does not exist), or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
+	Post *RelatedPostsPost `json:"post"`
+}
+
+// GetPost returns RelatedPostsResponse.Post, and is useful for accessing the field via an interface.
+func (v *RelatedPostsResponse) GetPost() *RelatedPostsPost { return v.Post }
+
 // RemoveCoverImageResponse is returned by RemoveCoverImage on success.
 type RemoveCoverImageResponse struct {
 	// Changes a post: its author or an admin. Fails with CONFLICT and the current version in `extensions.currentVersion` when `expectedVersion` is stale.
@@ -7924,6 +7967,252 @@ func (v *RotateWebhookSecretRotateWebhookSecretRotateWebhookSecretPayloadWebhook
 	retval.PreviousSecretExpiresAt = v.WebhookParts.PreviousSecretExpiresAt
 	retval.RecentDeliveries = v.WebhookParts.RecentDeliveries
 	return &retval, nil
+}
+
+// SearchResponse is returned by Search on success.
+type SearchResponse struct {
+	// Full-text search of the public posts, best match first: every word must be in the post's title, body, author's name or categories' names, as typed or in another form of it (stemming: "designing" finds "design"), or one typo away for words of 4 letters or more and two for 8 or more. A phrase in double quotes matches those words in that order; a word ending in `*` (after 3 letters or more) matches the words it begins. Each server searches an index of its own, kept current from the change feed within about a second of a write.
+	//
+	// Paging with `after` never skips nor repeats a result while posts are written: the first page ranks up to 1,000 results and the next pages follow that ranking (a post unpublished or deleted since is left out, one published since is not added until a new search).
+	//
+	// Limits, checked before any work: `query` of at most 200 characters and 10 words (each word adds 10 to the operation's complexity), `first` at most 50. Fails with BAD_USER_INPUT for an empty or longer query, a page size out of range, or a cursor of another search; SLOW_QUERY for a query that would be slow (a wildcard anywhere but at the end of a word, a prefix shorter than 3 letters, a prefix matching too many words, a search that ran out of time); INDEX_BUILDING while the server builds its first index (a server with an index answers from it while it rebuilds). Costs one BatchGetItem for the page's posts when `post` is selected, and one for the facets' categories when `category` is selected beyond its slug.
+	Search SearchSearchSearchConnection `json:"search"`
+}
+
+// GetSearch returns SearchResponse.Search, and is useful for accessing the field via an interface.
+func (v *SearchResponse) GetSearch() SearchSearchSearchConnection { return v.Search }
+
+// SearchSearchSearchConnection includes the requested fields of the GraphQL type SearchConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of search results, with the whole result's size and category facets.
+type SearchSearchSearchConnection struct {
+	// The number of posts that match, in the whole result.
+	TotalCount int `json:"totalCount"`
+	// Where this page stands in the whole result; only forward paging (`first`, `after`).
+	PageInfo SearchSearchSearchConnectionPageInfo `json:"pageInfo"`
+	// The categories of the posts that match, in the whole result, with how many each holds, most first (at most 100).
+	Categories []SearchSearchSearchConnectionCategoriesSearchFacet `json:"categories"`
+	// The results of this page, best first, each with its cursor.
+	Edges []SearchSearchSearchConnectionEdgesSearchEdge `json:"edges"`
+}
+
+// GetTotalCount returns SearchSearchSearchConnection.TotalCount, and is useful for accessing the field via an interface.
+func (v *SearchSearchSearchConnection) GetTotalCount() int { return v.TotalCount }
+
+// GetPageInfo returns SearchSearchSearchConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *SearchSearchSearchConnection) GetPageInfo() SearchSearchSearchConnectionPageInfo {
+	return v.PageInfo
+}
+
+// GetCategories returns SearchSearchSearchConnection.Categories, and is useful for accessing the field via an interface.
+func (v *SearchSearchSearchConnection) GetCategories() []SearchSearchSearchConnectionCategoriesSearchFacet {
+	return v.Categories
+}
+
+// GetEdges returns SearchSearchSearchConnection.Edges, and is useful for accessing the field via an interface.
+func (v *SearchSearchSearchConnection) GetEdges() []SearchSearchSearchConnectionEdgesSearchEdge {
+	return v.Edges
+}
+
+// SearchSearchSearchConnectionCategoriesSearchFacet includes the requested fields of the GraphQL type SearchFacet.
+// The GraphQL type's documentation follows.
+//
+// A category among the results of a search.
+type SearchSearchSearchConnectionCategoriesSearchFacet struct {
+	// The category's slug: pass it as `category` to search in it.
+	Slug string `json:"slug"`
+	// How many posts of the whole result are in the category.
+	Count int `json:"count"`
+	// The category (one BatchGetItem for all facets of a search).
+	Category SearchSearchSearchConnectionCategoriesSearchFacetCategory `json:"category"`
+}
+
+// GetSlug returns SearchSearchSearchConnectionCategoriesSearchFacet.Slug, and is useful for accessing the field via an interface.
+func (v *SearchSearchSearchConnectionCategoriesSearchFacet) GetSlug() string { return v.Slug }
+
+// GetCount returns SearchSearchSearchConnectionCategoriesSearchFacet.Count, and is useful for accessing the field via an interface.
+func (v *SearchSearchSearchConnectionCategoriesSearchFacet) GetCount() int { return v.Count }
+
+// GetCategory returns SearchSearchSearchConnectionCategoriesSearchFacet.Category, and is useful for accessing the field via an interface.
+func (v *SearchSearchSearchConnectionCategoriesSearchFacet) GetCategory() SearchSearchSearchConnectionCategoriesSearchFacetCategory {
+	return v.Category
+}
+
+// SearchSearchSearchConnectionCategoriesSearchFacetCategory includes the requested fields of the GraphQL type Category.
+// The GraphQL type's documentation follows.
+//
+// A topic that groups posts. Its slug is its identity.
+type SearchSearchSearchConnectionCategoriesSearchFacetCategory struct {
+	// The display name of the category.
+	Name string `json:"name"`
+}
+
+// GetName returns SearchSearchSearchConnectionCategoriesSearchFacetCategory.Name, and is useful for accessing the field via an interface.
+func (v *SearchSearchSearchConnectionCategoriesSearchFacetCategory) GetName() string { return v.Name }
+
+// SearchSearchSearchConnectionEdgesSearchEdge includes the requested fields of the GraphQL type SearchEdge.
+// The GraphQL type's documentation follows.
+//
+// A search result in a page of results.
+type SearchSearchSearchConnectionEdgesSearchEdge struct {
+	// The opaque cursor of this result; pass it as `after` with the same search to continue after it.
+	Cursor string `json:"cursor"`
+	// The result.
+	Node SearchSearchSearchConnectionEdgesSearchEdgeNodeSearchResult `json:"node"`
+}
+
+// GetCursor returns SearchSearchSearchConnectionEdgesSearchEdge.Cursor, and is useful for accessing the field via an interface.
+func (v *SearchSearchSearchConnectionEdgesSearchEdge) GetCursor() string { return v.Cursor }
+
+// GetNode returns SearchSearchSearchConnectionEdgesSearchEdge.Node, and is useful for accessing the field via an interface.
+func (v *SearchSearchSearchConnectionEdgesSearchEdge) GetNode() SearchSearchSearchConnectionEdgesSearchEdgeNodeSearchResult {
+	return v.Node
+}
+
+// SearchSearchSearchConnectionEdgesSearchEdgeNodeSearchResult includes the requested fields of the GraphQL type SearchResult.
+// The GraphQL type's documentation follows.
+//
+// A post that matches a search, with what matched.
+type SearchSearchSearchConnectionEdgesSearchEdgeNodeSearchResult struct {
+	// How well the post matches: higher is better; comparable within one search only.
+	Score float64 `json:"score"`
+	// The post's title as HTML: its text escaped, with `<mark>` around the words that matched, and no other markup.
+	Title string `json:"title"`
+	// A passage of the post's body (as plain text, without Markdown) as HTML: escaped, with `<mark>` around the words that matched, and no other markup; the body's beginning when the match is elsewhere.
+	Snippet string `json:"snippet"`
+	// The post.
+	Post SearchSearchSearchConnectionEdgesSearchEdgeNodeSearchResultPost `json:"post"`
+}
+
+// GetScore returns SearchSearchSearchConnectionEdgesSearchEdgeNodeSearchResult.Score, and is useful for accessing the field via an interface.
+func (v *SearchSearchSearchConnectionEdgesSearchEdgeNodeSearchResult) GetScore() float64 {
+	return v.Score
+}
+
+// GetTitle returns SearchSearchSearchConnectionEdgesSearchEdgeNodeSearchResult.Title, and is useful for accessing the field via an interface.
+func (v *SearchSearchSearchConnectionEdgesSearchEdgeNodeSearchResult) GetTitle() string {
+	return v.Title
+}
+
+// GetSnippet returns SearchSearchSearchConnectionEdgesSearchEdgeNodeSearchResult.Snippet, and is useful for accessing the field via an interface.
+func (v *SearchSearchSearchConnectionEdgesSearchEdgeNodeSearchResult) GetSnippet() string {
+	return v.Snippet
+}
+
+// GetPost returns SearchSearchSearchConnectionEdgesSearchEdgeNodeSearchResult.Post, and is useful for accessing the field via an interface.
+func (v *SearchSearchSearchConnectionEdgesSearchEdgeNodeSearchResult) GetPost() SearchSearchSearchConnectionEdgesSearchEdgeNodeSearchResultPost {
+	return v.Post
+}
+
+// SearchSearchSearchConnectionEdgesSearchEdgeNodeSearchResultPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type SearchSearchSearchConnectionEdgesSearchEdgeNodeSearchResultPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The unique, URL-friendly name of the post: its current one. A post found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+	// The title of the post.
+	Title string `json:"title"`
+}
+
+// GetId returns SearchSearchSearchConnectionEdgesSearchEdgeNodeSearchResultPost.Id, and is useful for accessing the field via an interface.
+func (v *SearchSearchSearchConnectionEdgesSearchEdgeNodeSearchResultPost) GetId() string { return v.Id }
+
+// GetSlug returns SearchSearchSearchConnectionEdgesSearchEdgeNodeSearchResultPost.Slug, and is useful for accessing the field via an interface.
+func (v *SearchSearchSearchConnectionEdgesSearchEdgeNodeSearchResultPost) GetSlug() string {
+	return v.Slug
+}
+
+// GetTitle returns SearchSearchSearchConnectionEdgesSearchEdgeNodeSearchResultPost.Title, and is useful for accessing the field via an interface.
+func (v *SearchSearchSearchConnectionEdgesSearchEdgeNodeSearchResultPost) GetTitle() string {
+	return v.Title
+}
+
+// SearchSearchSearchConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Information about a page of a connection, as in the Relay cursor connection
+// specification. A page is read forward (`first`, `after`) or backward
+// (`last`, `before`); its edges are in the list's order either way.
+type SearchSearchSearchConnectionPageInfo struct {
+	// True when more items follow the last edge of this page. For a backward page, true when it was requested before a cursor.
+	HasNextPage bool `json:"hasNextPage"`
+	// True when items precede the first edge of this page. For a forward page, true when it was requested after a cursor.
+	HasPreviousPage bool `json:"hasPreviousPage"`
+	// The cursor of the last edge, or null when the page is empty. Pass it as `after` for the next page.
+	EndCursor *string `json:"endCursor"`
+}
+
+// GetHasNextPage returns SearchSearchSearchConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *SearchSearchSearchConnectionPageInfo) GetHasNextPage() bool { return v.HasNextPage }
+
+// GetHasPreviousPage returns SearchSearchSearchConnectionPageInfo.HasPreviousPage, and is useful for accessing the field via an interface.
+func (v *SearchSearchSearchConnectionPageInfo) GetHasPreviousPage() bool { return v.HasPreviousPage }
+
+// GetEndCursor returns SearchSearchSearchConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *SearchSearchSearchConnectionPageInfo) GetEndCursor() *string { return v.EndCursor }
+
+// SearchTitlesResponse is returned by SearchTitles on success.
+type SearchTitlesResponse struct {
+	// Full-text search of the public posts, best match first: every word must be in the post's title, body, author's name or categories' names, as typed or in another form of it (stemming: "designing" finds "design"), or one typo away for words of 4 letters or more and two for 8 or more. A phrase in double quotes matches those words in that order; a word ending in `*` (after 3 letters or more) matches the words it begins. Each server searches an index of its own, kept current from the change feed within about a second of a write.
+	//
+	// Paging with `after` never skips nor repeats a result while posts are written: the first page ranks up to 1,000 results and the next pages follow that ranking (a post unpublished or deleted since is left out, one published since is not added until a new search).
+	//
+	// Limits, checked before any work: `query` of at most 200 characters and 10 words (each word adds 10 to the operation's complexity), `first` at most 50. Fails with BAD_USER_INPUT for an empty or longer query, a page size out of range, or a cursor of another search; SLOW_QUERY for a query that would be slow (a wildcard anywhere but at the end of a word, a prefix shorter than 3 letters, a prefix matching too many words, a search that ran out of time); INDEX_BUILDING while the server builds its first index (a server with an index answers from it while it rebuilds). Costs one BatchGetItem for the page's posts when `post` is selected, and one for the facets' categories when `category` is selected beyond its slug.
+	Search SearchTitlesSearchSearchConnection `json:"search"`
+}
+
+// GetSearch returns SearchTitlesResponse.Search, and is useful for accessing the field via an interface.
+func (v *SearchTitlesResponse) GetSearch() SearchTitlesSearchSearchConnection { return v.Search }
+
+// SearchTitlesSearchSearchConnection includes the requested fields of the GraphQL type SearchConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of search results, with the whole result's size and category facets.
+type SearchTitlesSearchSearchConnection struct {
+	// The results of this page, best first, each with its cursor.
+	Edges []SearchTitlesSearchSearchConnectionEdgesSearchEdge `json:"edges"`
+}
+
+// GetEdges returns SearchTitlesSearchSearchConnection.Edges, and is useful for accessing the field via an interface.
+func (v *SearchTitlesSearchSearchConnection) GetEdges() []SearchTitlesSearchSearchConnectionEdgesSearchEdge {
+	return v.Edges
+}
+
+// SearchTitlesSearchSearchConnectionEdgesSearchEdge includes the requested fields of the GraphQL type SearchEdge.
+// The GraphQL type's documentation follows.
+//
+// A search result in a page of results.
+type SearchTitlesSearchSearchConnectionEdgesSearchEdge struct {
+	// The opaque cursor of this result; pass it as `after` with the same search to continue after it.
+	Cursor string `json:"cursor"`
+	// The result.
+	Node SearchTitlesSearchSearchConnectionEdgesSearchEdgeNodeSearchResult `json:"node"`
+}
+
+// GetCursor returns SearchTitlesSearchSearchConnectionEdgesSearchEdge.Cursor, and is useful for accessing the field via an interface.
+func (v *SearchTitlesSearchSearchConnectionEdgesSearchEdge) GetCursor() string { return v.Cursor }
+
+// GetNode returns SearchTitlesSearchSearchConnectionEdgesSearchEdge.Node, and is useful for accessing the field via an interface.
+func (v *SearchTitlesSearchSearchConnectionEdgesSearchEdge) GetNode() SearchTitlesSearchSearchConnectionEdgesSearchEdgeNodeSearchResult {
+	return v.Node
+}
+
+// SearchTitlesSearchSearchConnectionEdgesSearchEdgeNodeSearchResult includes the requested fields of the GraphQL type SearchResult.
+// The GraphQL type's documentation follows.
+//
+// A post that matches a search, with what matched.
+type SearchTitlesSearchSearchConnectionEdgesSearchEdgeNodeSearchResult struct {
+	// The post's title as HTML: its text escaped, with `<mark>` around the words that matched, and no other markup.
+	Title string `json:"title"`
+}
+
+// GetTitle returns SearchTitlesSearchSearchConnectionEdgesSearchEdgeNodeSearchResult.Title, and is useful for accessing the field via an interface.
+func (v *SearchTitlesSearchSearchConnectionEdgesSearchEdgeNodeSearchResult) GetTitle() string {
+	return v.Title
 }
 
 // What search engines and link previews show of a post. Omitted fields are
@@ -9779,6 +10068,18 @@ type __RejectCommentInput struct {
 // GetInput returns __RejectCommentInput.Input, and is useful for accessing the field via an interface.
 func (v *__RejectCommentInput) GetInput() RejectCommentInput { return v.Input }
 
+// __RelatedPostsInput is used internally by genqlient
+type __RelatedPostsInput struct {
+	Slug  string `json:"slug"`
+	First *int   `json:"first"`
+}
+
+// GetSlug returns __RelatedPostsInput.Slug, and is useful for accessing the field via an interface.
+func (v *__RelatedPostsInput) GetSlug() string { return v.Slug }
+
+// GetFirst returns __RelatedPostsInput.First, and is useful for accessing the field via an interface.
+func (v *__RelatedPostsInput) GetFirst() *int { return v.First }
+
 // __RemoveCoverImageInput is used internally by genqlient
 type __RemoveCoverImageInput struct {
 	Id              string  `json:"id"`
@@ -9802,6 +10103,46 @@ type __RotateWebhookSecretInput struct {
 
 // GetInput returns __RotateWebhookSecretInput.Input, and is useful for accessing the field via an interface.
 func (v *__RotateWebhookSecretInput) GetInput() RotateWebhookSecretInput { return v.Input }
+
+// __SearchInput is used internally by genqlient
+type __SearchInput struct {
+	Query    string  `json:"query"`
+	First    *int    `json:"first"`
+	After    *string `json:"after"`
+	Category *string `json:"category"`
+	Author   *string `json:"author"`
+}
+
+// GetQuery returns __SearchInput.Query, and is useful for accessing the field via an interface.
+func (v *__SearchInput) GetQuery() string { return v.Query }
+
+// GetFirst returns __SearchInput.First, and is useful for accessing the field via an interface.
+func (v *__SearchInput) GetFirst() *int { return v.First }
+
+// GetAfter returns __SearchInput.After, and is useful for accessing the field via an interface.
+func (v *__SearchInput) GetAfter() *string { return v.After }
+
+// GetCategory returns __SearchInput.Category, and is useful for accessing the field via an interface.
+func (v *__SearchInput) GetCategory() *string { return v.Category }
+
+// GetAuthor returns __SearchInput.Author, and is useful for accessing the field via an interface.
+func (v *__SearchInput) GetAuthor() *string { return v.Author }
+
+// __SearchTitlesInput is used internally by genqlient
+type __SearchTitlesInput struct {
+	Query string  `json:"query"`
+	First *int    `json:"first"`
+	After *string `json:"after"`
+}
+
+// GetQuery returns __SearchTitlesInput.Query, and is useful for accessing the field via an interface.
+func (v *__SearchTitlesInput) GetQuery() string { return v.Query }
+
+// GetFirst returns __SearchTitlesInput.First, and is useful for accessing the field via an interface.
+func (v *__SearchTitlesInput) GetFirst() *int { return v.First }
+
+// GetAfter returns __SearchTitlesInput.After, and is useful for accessing the field via an interface.
+func (v *__SearchTitlesInput) GetAfter() *string { return v.After }
 
 // __UnpublishPostInput is used internally by genqlient
 type __UnpublishPostInput struct {
@@ -12422,6 +12763,46 @@ func RejectComment(
 	return data_, err_
 }
 
+// The query executed by RelatedPosts.
+const RelatedPosts_Operation = `
+query RelatedPosts ($slug: String!, $first: Int) {
+	post(slug: $slug) {
+		id
+		related(first: $first) {
+			id
+			slug
+		}
+	}
+}
+`
+
+func RelatedPosts(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	slug string,
+	first *int,
+) (data_ *RelatedPostsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "RelatedPosts",
+		Query:  RelatedPosts_Operation,
+		Variables: &__RelatedPostsInput{
+			Slug:  slug,
+			First: first,
+		},
+	}
+
+	data_ = &RelatedPostsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by RemoveCoverImage.
 const RemoveCoverImage_Operation = `
 mutation RemoveCoverImage ($id: ID!, $expectedVersion: Int!, $idempotencyKey: String) {
@@ -12516,6 +12897,116 @@ func RotateWebhookSecret(
 	}
 
 	data_ = &RotateWebhookSecretResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by Search.
+const Search_Operation = `
+query Search ($query: String!, $first: Int, $after: String, $category: String, $author: ID) {
+	search(query: $query, first: $first, after: $after, category: $category, author: $author) {
+		totalCount
+		pageInfo {
+			hasNextPage
+			hasPreviousPage
+			endCursor
+		}
+		categories {
+			slug
+			count
+			category {
+				name
+			}
+		}
+		edges {
+			cursor
+			node {
+				score
+				title
+				snippet
+				post {
+					id
+					slug
+					title
+				}
+			}
+		}
+	}
+}
+`
+
+func Search(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	query string,
+	first *int,
+	after *string,
+	category *string,
+	author *string,
+) (data_ *SearchResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "Search",
+		Query:  Search_Operation,
+		Variables: &__SearchInput{
+			Query:    query,
+			First:    first,
+			After:    after,
+			Category: category,
+			Author:   author,
+		},
+	}
+
+	data_ = &SearchResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by SearchTitles.
+const SearchTitles_Operation = `
+query SearchTitles ($query: String!, $first: Int, $after: String) {
+	search(query: $query, first: $first, after: $after) {
+		edges {
+			cursor
+			node {
+				title
+			}
+		}
+	}
+}
+`
+
+func SearchTitles(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	query string,
+	first *int,
+	after *string,
+) (data_ *SearchTitlesResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "SearchTitles",
+		Query:  SearchTitles_Operation,
+		Variables: &__SearchTitlesInput{
+			Query: query,
+			First: first,
+			After: after,
+		},
+	}
+
+	data_ = &SearchTitlesResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
