@@ -463,3 +463,42 @@ func TestRelatedPostsShareCategoriesAndWords(t *testing.T) {
 	_, err := RelatedPosts(ctx, s.anon, "compost", ptr(21))
 	equal(t, "code of first 21", code(err), graph.CodeBadUserInput)
 }
+
+// TestTypeScriptSearchPage sends the TypeScript client's search results
+// page (clients/typescript/src/pages.ts, searchPage) as it does, and
+// checks what the page reads and what it costs.
+func TestTypeScriptSearchPage(t *testing.T) {
+	s := newSearchServer(t)
+	ada, _ := s.writer()
+	for i := range 12 {
+		cat := "garden"
+		if i%3 == 0 {
+			cat = "kitchen"
+		}
+		s.publish(ada, fmt.Sprintf("basil-%02d", i), fmt.Sprintf("Basil, part %d", i), "Sweet basil & pesto, if 2 < 3.", cat)
+	}
+	var all []string
+	for i := range 12 {
+		all = append(all, fmt.Sprintf("basil-%02d", i))
+	}
+	s.waitFound(t, "basil", all...)
+	doc := tsOperations(t)["SearchPage"]
+	ts := &server{t: t, url: s.url}
+	first := ts.sendTS(t, doc, map[string]any{"query": "basil", "first": 10, "after": nil, "category": nil}, "")
+	// One BatchGetItem of the posts (their authors and categories are
+	// copies on them) and one of the facets' categories.
+	equal(t, "search page requests", s.requests(), 2)
+	equal(t, "results", first.len("search.edges"), 10)
+	equal(t, "total", first.num("search.totalCount"), 12)
+	equal(t, "title", strings.HasPrefix(first.str("search.edges.0.node.title"), "<mark>Basil</mark>, part "), true)
+	equal(t, "snippet", first.str("search.edges.0.node.snippet"), "Sweet <mark>basil</mark> &amp; pesto, if 2 &lt; 3.")
+	equal(t, "card's author", first.str("search.edges.0.node.post.author.slug"), "ada")
+	equal(t, "facet", first.str("search.categories.0.slug"), "garden")
+	equal(t, "facet count", first.num("search.categories.0.count"), 8)
+	equal(t, "facet name", first.str("search.categories.0.category.name"), "Garden")
+	more := ts.sendTS(t, doc, map[string]any{"query": "basil", "first": 10, "after": first.str("search.pageInfo.endCursor"), "category": nil}, "")
+	equal(t, "more results", more.len("search.edges"), 2)
+	equal(t, "no more after", more.get("search.pageInfo.hasNextPage"), any(false))
+	narrowed := ts.sendTS(t, doc, map[string]any{"query": "basil", "first": 10, "after": nil, "category": "kitchen"}, "")
+	equal(t, "in kitchen", narrowed.num("search.totalCount"), 4)
+}

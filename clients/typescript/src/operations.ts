@@ -64,6 +64,39 @@ export const CategoryPageQuery = graphql(`
   }
 `);
 
+/**
+ * The search results page: a page of results, best first, each with its
+ * post's card and its title and a passage of its body with the matches
+ * marked, and the categories of the whole result to narrow it.
+ */
+export const SearchPageQuery = graphql(`
+  query SearchPage($query: String!, $first: Int, $after: String, $category: String) {
+    search(query: $query, first: $first, after: $after, category: $category) {
+      totalCount
+      pageInfo {
+        hasNextPage
+        endCursor
+      }
+      categories {
+        slug
+        count
+        category {
+          name
+        }
+      }
+      edges {
+        node {
+          title
+          snippet
+          post {
+            ...PostSummary
+          }
+        }
+      }
+    }
+  }
+`);
+
 /** The post page: the post rendered, its author and categories, its comments, and its neighbours. */
 export const PostPageQuery = graphql(`
   query PostPage($slug: String!) {

@@ -8,12 +8,13 @@ import {
   PostPageQuery,
   PreviewPageQuery,
   PublishPostMutation,
+  SearchPageQuery,
 } from './operations';
 
 // What the frontend's pages render, built from the typed results. A schema
 // change that removes, renames or retypes a field used here fails tsc.
 // URLs: /posts/<slug>, /authors/<slug>, /categories/<slug>,
-// /archive/<yyyy>/<mm>, /preview/<token>.
+// /archive/<yyyy>/<mm>, /preview/<token>, /search?q=<words>&category=<slug>.
 
 /** A picture with its text alternative and, when known, its size. */
 export interface Picture {
@@ -126,6 +127,35 @@ export interface PreviewView {
   card: PostCard;
   html: string;
   toc: TocEntry[];
+}
+
+/** A search result: its post's card, and its title and a passage of its body with the matches marked. */
+export interface SearchHit {
+  card: PostCard;
+  /** Escaped by the API, with <mark> around the matches and no other markup: insert it as it is. */
+  titleHtml: string;
+  /** Escaped by the API, with <mark> around the matches and no other markup: insert it as it is. */
+  snippetHtml: string;
+}
+
+/** A category to narrow a search to, with how many results it holds. */
+export interface SearchFacetLink {
+  href: string;
+  name: string;
+  count: string;
+  current: boolean;
+}
+
+/** The search results page. */
+export interface SearchView {
+  heading: string;
+  total: string;
+  hits: SearchHit[];
+  facets: SearchFacetLink[];
+  /** The cursor of the next page of results ("more results"), if any. */
+  more: string | null;
+  /** What to tell the reader instead of results: a query refused, or the index not ready. */
+  notice: string | null;
 }
 
 const pageSize = 20;
@@ -263,6 +293,55 @@ export async function archivePage(endpoint: string, year: number, month: number,
       ...pageLinks(posts.pageInfo),
     },
     months: monthLinks(archive),
+  };
+}
+
+/** searchHref returns the URL of the search results page for query, in category when given. */
+export function searchHref(query: string, category: string | null): string {
+  const params = new URLSearchParams({ q: query });
+  if (category) {
+    params.set('category', category);
+  }
+  return `/search?${params.toString()}`;
+}
+
+/** searchNotices are what the search page tells a reader for the errors a query may get. */
+const searchNotices: Record<string, string> = {
+  BAD_USER_INPUT: 'Try fewer or shorter words (at most 10 words, 200 characters).',
+  SLOW_QUERY: 'Wildcards work only at the end of a word, after at least 3 letters.',
+  INDEX_BUILDING: 'Search is getting ready. Try again in a moment.',
+};
+
+/**
+ * searchPage returns a page of the results of query (10 a page), in
+ * category when given, after the cursor after; a query the API refuses,
+ * or a search while the index is being built, gives a page with a notice
+ * and no results.
+ */
+export async function searchPage(endpoint: string, query: string, category: string | null, after: string | null): Promise<SearchView> {
+  const heading = `Results for “${query}”`;
+  let data;
+  try {
+    data = await request(endpoint, SearchPageQuery, { query, first: 10, after, category });
+  } catch (e) {
+    if (e instanceof GraphQLRequestError && e.code in searchNotices) {
+      return { heading, total: '', hits: [], facets: [], more: null, notice: searchNotices[e.code] ?? null };
+    }
+    throw e;
+  }
+  const { search } = data;
+  return {
+    heading,
+    total: plural(search.totalCount, 'result'),
+    hits: search.edges.map(({ node }) => ({ card: card(node.post), titleHtml: node.title, snippetHtml: node.snippet })),
+    facets: search.categories.map((f) => ({
+      href: searchHref(query, f.slug),
+      name: f.category.name,
+      count: String(f.count),
+      current: f.slug === category,
+    })),
+    more: search.pageInfo.hasNextPage ? (search.pageInfo.endCursor ?? null) : null,
+    notice: search.totalCount === 0 ? 'No posts match. Check the spelling, or try other words.' : null,
   };
 }
 
