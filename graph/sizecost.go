@@ -2,6 +2,7 @@ package graph
 
 import (
 	"github.com/blogql/blog/markdown"
+	"github.com/blogql/blog/search"
 	"github.com/blogql/blog/storage"
 )
 
@@ -33,4 +34,5 @@ func withSizeCosts(c *ComplexityRoot) {
 	c.Author.Bio = sizeCost(4 * storage.MaxBioLength)
 	c.Author.AvatarURL = sizeCost(4 * storage.MaxURLLength)
 	c.Category.Description = sizeCost(4 * storage.MaxDescriptionLength)
+	c.SearchResult.Title = sizeCost(search.MaxTitleHTMLBytes)
 }

@@ -116,7 +116,7 @@ func createIndex(parent, language, table string, stamp int64) (*index, error) {
 		}
 		dir = filepath.Join(parent, fmt.Sprintf("%s%d", dirPrefix, stamp))
 	}
-	b, err := bleve.NewUsing(dir, newMapping(language), scorch.Name, scorch.Name, nil)
+	b, err := bleve.NewUsing(dir, newMapping(language), scorch.Name, scorch.Name, scorchConfig)
 	if err != nil {
 		return nil, fmt.Errorf("create search index %s: %w", dir, err)
 	}
@@ -131,6 +131,12 @@ func createIndex(parent, language, table string, stamp int64) (*index, error) {
 	}
 	return idx, nil
 }
+
+// scorchConfig makes a batch return before its segment is on disk:
+// what a crash loses is a suffix of the batches, and the position
+// recorded with each (keyPosition) goes back with them, so the index
+// replays those events from the log when it opens again.
+var scorchConfig = map[string]any{"unsafe_batch": true}
 
 // openNewest opens the newest complete index under parent built for
 // table and language, and removes every other index there. It returns
@@ -173,7 +179,7 @@ func openNewest(parent, language, table string) (*index, error) {
 // openIndex opens the index in dir, or fails when it is not a complete
 // index of table in language.
 func openIndex(dir, language, table string) (*index, error) {
-	b, err := bleve.Open(dir)
+	b, err := bleve.OpenUsing(dir, scorchConfig)
 	if err != nil {
 		return nil, err
 	}

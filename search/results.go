@@ -8,22 +8,19 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"html"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2"
-	blevesearch "github.com/blevesearch/bleve/v2/search"
-	highlighthtml "github.com/blevesearch/bleve/v2/search/highlight/highlighter/html"
 	blevequery "github.com/blevesearch/bleve/v2/search/query"
 
 	"github.com/blogql/blog/storage"
 )
 
 // Paging. A search's first page ranks up to snapshotSize results at once
+// (4 pages of 50, 20 of 10)
 // and keeps their order (ids and scores) on this server as a snapshot;
 // its cursors name the snapshot and the offset, so the next pages come
 // from the same ranking whatever is written meanwhile: no result is
@@ -34,22 +31,22 @@ import (
 // restart), the next page is the live index's results ranked after that
 // score and id.
 const (
-	snapshotSize  = 1000
+	snapshotSize  = 200
 	snapshotCount = 256
 	snapshotTTL   = 15 * time.Minute
 	// facetSize is how many categories the facets name at most.
 	facetSize = 100
-	// snippetChars is about how many characters a body's snippet has
-	// (bleve's fragments are 200 bytes of text).
+	// snippetChars is how many bytes of text a body's snippet has at
+	// most.
 	snippetChars = 200
 	cursorList   = "search"
 )
 
-// The most bytes a highlighted title and a snippet take: each byte or
-// character of text at most 5 once escaped ("&amp;"), and 13 more for
-// the <mark> around it, and a snippet's "…" at both ends.
+// The most bytes a highlighted title and a snippet take: each byte of
+// text at most 5 once escaped ("&amp;"), and 13 more for the <mark>
+// around it, and a snippet's "…" at both ends.
 const (
-	MaxTitleHTMLBytes = 18 * storage.MaxTitleLength
+	MaxTitleHTMLBytes = 5*4*storage.MaxTitleLength + 13*storage.MaxTitleLength
 	MaxSnippetBytes   = 18*snippetChars + 6
 )
 
@@ -124,7 +121,7 @@ func (s *Service) Search(ctx context.Context, r Request) (*Results, error) {
 	var res *Results
 	err = s.reading(func(idx *index) error {
 		var err error
-		res, err = s.search(ctx, idx, q, r, c)
+		res, err = s.search(ctx, idx, q, parts, r, c)
 		return err
 	})
 	return res, searchError(err)
@@ -173,7 +170,7 @@ func (s *Service) acquire(ctx context.Context) (func(), error) {
 
 // search returns the page of r from idx: from the cursor's snapshot when
 // this server holds it, else from the index.
-func (s *Service) search(ctx context.Context, idx *index, q blevequery.Query, r Request, c *cursor) (*Results, error) {
+func (s *Service) search(ctx context.Context, idx *index, q blevequery.Query, parts []part, r Request, c *cursor) (*Results, error) {
 	fp := fingerprint(r)
 	var snap *snapshot
 	if c != nil {
@@ -193,9 +190,13 @@ func (s *Service) search(ctx context.Context, idx *index, q blevequery.Query, r 
 			size = snapshotSize
 		}
 		req := bleve.NewSearchRequestOptions(q, size, 0, false)
-		req.SortBy([]string{"-_score", "_id"})
 		req.AddFacet(fieldCategories, bleve.NewFacetRequest(fieldCategories, facetSize))
 		if c != nil {
+			// Past a snapshot the order must hold across requests:
+			// score, then id. A first page ranks by score alone, which
+			// saves reading the id of every match (the snapshot keeps
+			// its order).
+			req.SortBy([]string{"-_score", "_id"})
 			req.SearchAfter = []string{strconv.FormatFloat(c.score, 'g', -1, 64), c.id}
 		}
 		sr, err := idx.b.SearchInContext(ctx, req)
@@ -224,7 +225,7 @@ func (s *Service) search(ctx context.Context, idx *index, q blevequery.Query, r 
 	if c != nil {
 		base = c.offset
 	}
-	shown, err := s.highlight(ctx, idx, q, page)
+	shown, err := s.highlight(ctx, idx, newMarker(parts, s.analyzer), page)
 	if err != nil {
 		return nil, err
 	}
@@ -243,8 +244,8 @@ func (s *Service) search(ctx context.Context, idx *index, q blevequery.Query, r 
 }
 
 // highlight returns the title and snippet of each of the page's posts
-// still in the index, by id.
-func (s *Service) highlight(ctx context.Context, idx *index, q blevequery.Query, page []ranked) (map[string]Hit, error) {
+// still in the index, by id, from their stored text (highlight.go).
+func (s *Service) highlight(ctx context.Context, idx *index, m *marker, page []ranked) (map[string]Hit, error) {
 	out := make(map[string]Hit, len(page))
 	if len(page) == 0 {
 		return out, nil
@@ -253,53 +254,18 @@ func (s *Service) highlight(ctx context.Context, idx *index, q blevequery.Query,
 	for i, h := range page {
 		ids[i] = h.id
 	}
-	req := bleve.NewSearchRequestOptions(bleve.NewConjunctionQuery(q, docIDQuery(ids)), len(ids), 0, false)
-	req.Highlight = bleve.NewHighlightWithStyle(highlighthtml.Name)
-	req.Highlight.AddField(fieldTitle)
-	req.Highlight.AddField(fieldBody)
+	req := bleve.NewSearchRequestOptions(docIDQuery(ids), len(ids), 0, false)
 	req.Fields = []string{fieldTitle, fieldBody}
 	sr, err := idx.b.SearchInContext(ctx, req)
 	if err != nil {
 		return nil, err
 	}
 	for _, h := range sr.Hits {
-		out[h.ID] = Hit{Title: fragment(h, fieldTitle, 0), Snippet: fragment(h, fieldBody, snippetChars)}
-	}
-	// A document the query no longer matches (edited since the
-	// snapshot) keeps its place, shown without marks.
-	var missing []string
-	for _, id := range ids {
-		if _, ok := out[id]; !ok {
-			missing = append(missing, id)
-		}
-	}
-	if len(missing) == 0 {
-		return out, nil
-	}
-	req = bleve.NewSearchRequestOptions(docIDQuery(missing), len(missing), 0, false)
-	req.Fields = []string{fieldTitle, fieldBody}
-	sr, err = idx.b.SearchInContext(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	for _, h := range sr.Hits {
-		out[h.ID] = Hit{Title: fragment(h, fieldTitle, 0), Snippet: fragment(h, fieldBody, snippetChars)}
+		title, _ := h.Fields[fieldTitle].(string)
+		body, _ := h.Fields[fieldBody].(string)
+		out[h.ID] = Hit{Title: m.title(title), Snippet: m.snippet(body, snippetChars)}
 	}
 	return out, nil
-}
-
-// fragment returns the highlighted fragment of field in h, or its stored
-// text escaped (cut to about limit characters when limit > 0).
-func fragment(h *blevesearch.DocumentMatch, field string, limit int) string {
-	if f := h.Fragments[field]; len(f) > 0 {
-		return f[0]
-	}
-	text, _ := h.Fields[field].(string)
-	if limit > 0 && utf8.RuneCountInString(text) > limit {
-		cut := []rune(text)[:limit]
-		text = strings.TrimRightFunc(string(cut), func(r rune) bool { return r != ' ' }) + "…"
-	}
-	return html.EscapeString(text)
 }
 
 func facetsOf(sr *bleve.SearchResult) []Facet {

@@ -410,22 +410,27 @@ func (s *Service) rebuild(ctx context.Context, why string) error {
 func (s *Service) fill(ctx context.Context, idx *index) (int, error) {
 	n := 0
 	after := ""
+	b := idx.b.NewBatch()
 	for {
 		page, err := s.store.LatestPosts(ctx, storage.Page{Limit: storage.MaxPageSize, After: after}, storage.Period{})
 		if err != nil {
 			return n, err
 		}
-		b := idx.b.NewBatch()
 		for _, p := range page.Items {
 			if err := b.Index(p.ID, documentOf(p, renames{})); err != nil {
 				return n, err
 			}
 		}
-		if err := idx.b.Batch(b); err != nil {
-			return n, err
-		}
 		n += len(page.Items)
-		if !page.HasNext || len(page.Cursors) == 0 {
+		last := !page.HasNext || len(page.Cursors) == 0
+		// Batches of about 1,000 posts: fewer, larger segments to merge.
+		if b.Size() >= 1000 || last {
+			if err := idx.b.Batch(b); err != nil {
+				return n, err
+			}
+			b.Reset()
+		}
+		if last {
 			return n, nil
 		}
 		after = page.Cursors[len(page.Cursors)-1]
@@ -448,7 +453,7 @@ func (s *Service) Index(posts []*storage.Post) error {
 	}
 	idx := s.cur
 	s.mu.Unlock()
-	for chunk := range slices.Chunk(posts, 500) {
+	for chunk := range slices.Chunk(posts, 1000) {
 		b := idx.b.NewBatch()
 		for _, p := range chunk {
 			if err := b.Index(p.ID, documentOf(p, renames{})); err != nil {

@@ -1,0 +1,203 @@
+package search
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/blogql/blog/storage"
+)
+
+// Benchmarks of the index (BENCHMARKS.md, Search): indexing generated
+// posts, searching them at concurrency 1 (p50/p95) and 16 (searches a
+// second), and the index's size. SEARCH_BENCH_POSTS sets how many posts
+// (default 100,000); the corpus is built once per process, in a
+// temporary directory.
+//
+//	SEARCH_BENCH_POSTS=20000 go test -run '^$' -bench . -benchtime 1x ./search
+
+// benchPosts returns n generated posts: a vocabulary of 5,000 made-up
+// words with Zipf-like frequencies (s = 1.1), the 30 most frequent left
+// out as stop words, titles of 6 words, bodies of about
+// 300 words in paragraphs, 1 to 3 of 20 categories, 50 authors; a fixed
+// seed makes every run the same.
+func benchPosts(n int) []*storage.Post {
+	r := rand.New(rand.NewPCG(1, 2))
+	vocab := make([]string, 5000)
+	syll := []string{"ka", "lo", "mi", "ren", "to", "sha", "vel", "dor", "in", "qua", "ber", "nu", "tis", "gar", "on", "pe"}
+	for i := range vocab {
+		var b strings.Builder
+		for range 2 + r.IntN(3) {
+			b.WriteString(syll[r.IntN(len(syll))])
+		}
+		vocab[i] = b.String() + strconv.Itoa(i%7)
+	}
+	zipf := rand.NewZipf(r, 1.1, 2, uint64(len(vocab)-1))
+	words := func(k int) string {
+		w := make([]string, k)
+		for i := range w {
+			// The 30 most frequent words stand for English's stop words,
+			// which the analyzer drops: they are left out.
+			rank := zipf.Uint64()
+			for rank < 30 {
+				rank = zipf.Uint64()
+			}
+			w[i] = vocab[rank]
+		}
+		return strings.Join(w, " ")
+	}
+	posts := make([]*storage.Post, n)
+	for i := range posts {
+		p := &storage.Post{ID: fmt.Sprintf("p%07d", i), Title: words(6), AuthorID: fmt.Sprintf("a%02d", i%50), AuthorName: "Author " + strconv.Itoa(i%50)}
+		var body []string
+		for range 5 {
+			body = append(body, words(60))
+		}
+		p.Body = strings.Join(body, "\n\n")
+		for c := range 1 + r.IntN(3) {
+			slug := fmt.Sprintf("cat-%02d", (i+c*7)%20)
+			p.Categories = append(p.Categories, storage.CategoryRef{Slug: slug, Name: "Category " + slug})
+		}
+		posts[i] = p
+	}
+	return posts
+}
+
+func benchSize() int {
+	if n, err := strconv.Atoi(os.Getenv("SEARCH_BENCH_POSTS")); err == nil && n > 0 {
+		return n
+	}
+	return 100000
+}
+
+var corpus struct {
+	once  sync.Once
+	svc   *Service
+	posts []*storage.Post
+	took  time.Duration
+	err   error
+}
+
+// benchService returns the service over the generated corpus, indexed
+// once per process.
+func benchService(b *testing.B) *Service {
+	corpus.once.Do(func() {
+		dir, err := os.MkdirTemp("", "search-bench-")
+		if err != nil {
+			corpus.err = err
+			return
+		}
+		corpus.posts = benchPosts(benchSize())
+		corpus.svc, corpus.err = New(storage.New(nil, "bench"), Options{Dir: dir, Table: "bench"})
+		if corpus.err != nil {
+			return
+		}
+		start := time.Now()
+		corpus.err = corpus.svc.Index(corpus.posts)
+		corpus.took = time.Since(start)
+	})
+	if corpus.err != nil {
+		b.Fatal(corpus.err)
+	}
+	return corpus.svc
+}
+
+// BenchmarkIndex reports how long indexing the corpus took, and the
+// index's size.
+func BenchmarkIndex(b *testing.B) {
+	s := benchService(b)
+	size, docs := s.Size()
+	b.ReportMetric(float64(docs), "posts")
+	b.ReportMetric(corpus.took.Seconds(), "s-to-index")
+	b.ReportMetric(float64(docs)/corpus.took.Seconds(), "posts/s")
+	b.ReportMetric(float64(size)/(1<<20), "MB-on-disk")
+}
+
+// benchQueries are searches a reader types: common and rarer words, two
+// and three words, a phrase, a typo, a prefix, a category filter.
+func benchQueries(posts []*storage.Post) []Request {
+	var qs []Request
+	r := rand.New(rand.NewPCG(3, 4))
+	for range 200 {
+		p := posts[r.IntN(len(posts))]
+		w := strings.Fields(p.Body)
+		t := strings.Fields(p.Title)
+		switch r.IntN(6) {
+		case 0:
+			qs = append(qs, Request{Query: t[0]})
+		case 1:
+			qs = append(qs, Request{Query: t[1] + " " + t[2]})
+		case 2:
+			qs = append(qs, Request{Query: `"` + w[10] + " " + w[11] + `"`})
+		case 3:
+			typo := []rune(w[20])
+			if len(typo) > 4 {
+				typo = append(typo[:2], typo[3:]...)
+			}
+			qs = append(qs, Request{Query: string(typo)})
+		case 4:
+			qs = append(qs, Request{Query: t[3] + " " + w[5] + " " + w[30]})
+		default:
+			qs = append(qs, Request{Query: t[0], Category: p.Categories[0].Slug})
+		}
+	}
+	for i := range qs {
+		qs[i].First = 10
+	}
+	return qs
+}
+
+// BenchmarkSearchC1 searches one at a time and reports the p50 and p95
+// latency.
+func BenchmarkSearchC1(b *testing.B) {
+	s := benchService(b)
+	qs := benchQueries(corpus.posts)
+	ctx := context.Background()
+	var took []time.Duration
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		start := time.Now()
+		if _, err := s.Search(ctx, qs[i%len(qs)]); err != nil {
+			b.Fatal(err)
+		}
+		took = append(took, time.Since(start))
+	}
+	slices.Sort(took)
+	b.ReportMetric(float64(took[len(took)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(took[len(took)*95/100].Microseconds())/1000, "p95-ms")
+}
+
+// BenchmarkSearchC16 searches 16 at a time and reports searches a second.
+func BenchmarkSearchC16(b *testing.B) {
+	s := benchService(b)
+	qs := benchQueries(corpus.posts)
+	ctx := context.Background()
+	var mu sync.Mutex
+	next := 0
+	b.SetParallelism(max(1, 16/runtimeProcs()))
+	start := time.Now()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			mu.Lock()
+			q := qs[next%len(qs)]
+			next++
+			mu.Unlock()
+			if _, err := s.Search(ctx, q); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "searches/s")
+}
+
+func runtimeProcs() int { return runtime.GOMAXPROCS(0) }

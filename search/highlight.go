@@ -1,0 +1,200 @@
+package search
+
+import (
+	"html"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/blevesearch/bleve/v2/analysis"
+)
+
+// Highlighting: a result's title and a passage of its body, escaped, with
+// <mark> around each word the query matched. The words are found as the
+// index found them: the stored text is analyzed again, and a word matches
+// when its analyzed form is one of the query's, within a word's typo
+// tolerance of one, or begins with one of its prefixes (a phrase's words
+// are marked wherever they are). It costs no second search of the index.
+
+// marker knows what a query's words match.
+type marker struct {
+	analyzer analysis.Analyzer
+	exact    map[string]bool
+	fuzzy    []fuzzyTerm
+	prefixes []string
+}
+
+type fuzzyTerm struct {
+	term  string
+	edits int
+}
+
+// newMarker returns the marker of parts.
+func newMarker(parts []part, analyzer analysis.Analyzer) *marker {
+	m := &marker{analyzer: analyzer, exact: map[string]bool{}}
+	for _, p := range parts {
+		if p.prefix {
+			m.prefixes = append(m.prefixes, p.text)
+			continue
+		}
+		for _, tok := range analyzer.Analyze([]byte(p.text)) {
+			term := string(tok.Term)
+			m.exact[term] = true
+			if edits := fuzziness(utf8.RuneCount([]byte(p.text)[tok.Start:tok.End])); edits > 0 && !p.phrase {
+				m.fuzzy = append(m.fuzzy, fuzzyTerm{term, edits})
+			}
+		}
+	}
+	return m
+}
+
+func (m *marker) matches(term []byte, word string) bool {
+	t := string(term)
+	if m.exact[t] {
+		return true
+	}
+	for _, f := range m.fuzzy {
+		if withinEdits(t, f.term, f.edits) {
+			return true
+		}
+	}
+	for _, p := range m.prefixes {
+		if strings.HasPrefix(t, p) || strings.HasPrefix(strings.ToLower(word), p) {
+			return true
+		}
+	}
+	return false
+}
+
+// span is a matched word's place in a text, in bytes.
+type span struct{ start, end int }
+
+// find returns the places of the matched words of text.
+func (m *marker) find(text string) []span {
+	var out []span
+	for _, tok := range m.analyzer.Analyze([]byte(text)) {
+		if tok.Start < 0 || tok.End > len(text) || tok.Start >= tok.End {
+			continue
+		}
+		if m.matches(tok.Term, text[tok.Start:tok.End]) {
+			if n := len(out); n > 0 && out[n-1].end > tok.Start {
+				continue
+			}
+			out = append(out, span{tok.Start, tok.End})
+		}
+	}
+	return out
+}
+
+// title returns text escaped with its matched words marked.
+func (m *marker) title(text string) string {
+	return markUp(text, 0, len(text), m.find(text))
+}
+
+// snippet returns a passage of about limit bytes of text around its first
+// matched word (its beginning when none), escaped with the matched words
+// marked, with "…" where it was cut.
+func (m *marker) snippet(text string, limit int) string {
+	// Long bodies: a match is looked for in the first part only.
+	const scan = 64 << 10
+	head := text
+	if len(head) > scan {
+		head = head[:scan]
+		for !utf8.RuneStart(head[len(head)-1]) {
+			head = head[:len(head)-1]
+		}
+	}
+	spans := m.find(head)
+	from := 0
+	if len(spans) > 0 && spans[0].start > limit/3 {
+		from = wordStart(text, spans[0].start-limit/3)
+	}
+	to := min(len(text), from+limit)
+	if to < len(text) {
+		to = wordEnd(text, from, to)
+	}
+	out := markUp(text, from, to, spans)
+	if from > 0 {
+		out = "…" + out
+	}
+	if to < len(text) {
+		out += "…"
+	}
+	return out
+}
+
+// wordStart returns the start of the word after i (or i, at a rune
+// boundary, when there is no space near).
+func wordStart(text string, i int) int {
+	for j := i; j < len(text) && j < i+30; j++ {
+		if text[j] == ' ' {
+			return j + 1
+		}
+	}
+	for i < len(text) && !utf8.RuneStart(text[i]) {
+		i++
+	}
+	return i
+}
+
+// wordEnd returns where to cut text[from:to] before a word that does not
+// fit, at a rune boundary.
+func wordEnd(text string, from, to int) int {
+	for j := to; j > from && j > to-30; j-- {
+		if text[j] == ' ' {
+			return j
+		}
+	}
+	for to > from && !utf8.RuneStart(text[to]) {
+		to--
+	}
+	return to
+}
+
+// markUp returns text[from:to] escaped, with the spans in it marked.
+func markUp(text string, from, to int, spans []span) string {
+	var b strings.Builder
+	at := from
+	for _, s := range spans {
+		if s.start < at || s.end > to {
+			continue
+		}
+		b.WriteString(html.EscapeString(text[at:s.start]))
+		b.WriteString("<mark>")
+		b.WriteString(html.EscapeString(text[s.start:s.end]))
+		b.WriteString("</mark>")
+		at = s.end
+	}
+	b.WriteString(html.EscapeString(text[at:to]))
+	return b.String()
+}
+
+// withinEdits reports whether a and b are at most k edits apart
+// (Levenshtein, over runes).
+func withinEdits(a, b string, k int) bool {
+	ra, rb := []rune(a), []rune(b)
+	if d := len(ra) - len(rb); d > k || -d > k {
+		return false
+	}
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		best := cur[0]
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			best = min(best, cur[j])
+		}
+		if best > k {
+			return false
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)] <= k
+}
