@@ -92,27 +92,34 @@ func (m *marker) title(text string) string {
 
 // snippet returns a passage of about limit bytes of text around its first
 // matched word (its beginning when none), escaped with the matched words
-// marked, with "…" where it was cut.
+// marked, with "…" where it was cut. The text is analyzed a piece at a
+// time up to the first match, and then only the passage.
 func (m *marker) snippet(text string, limit int) string {
-	// Long bodies: a match is looked for in the first part only.
-	const scan = 64 << 10
-	head := text
-	if len(head) > scan {
-		head = head[:scan]
-		for !utf8.RuneStart(head[len(head)-1]) {
-			head = head[:len(head)-1]
+	const piece, scan = 2 << 10, 64 << 10
+	first := -1
+	for at := 0; at < len(text) && at < scan; {
+		end := len(text)
+		if at+piece < end {
+			end = wordEnd(text, at, at+piece)
+			if end <= at {
+				end = min(len(text), at+piece)
+			}
 		}
+		if spans := m.find(text[at:end]); len(spans) > 0 {
+			first = at + spans[0].start
+			break
+		}
+		at = end
 	}
-	spans := m.find(head)
 	from := 0
-	if len(spans) > 0 && spans[0].start > limit/3 {
-		from = wordStart(text, spans[0].start-limit/3)
+	if first > limit/3 {
+		from = wordStart(text, first-limit/3)
 	}
 	to := min(len(text), from+limit)
 	if to < len(text) {
 		to = wordEnd(text, from, to)
 	}
-	out := markUp(text, from, to, spans)
+	out := markUp(text[from:to], 0, to-from, m.find(text[from:to]))
 	if from > 0 {
 		out = "…" + out
 	}

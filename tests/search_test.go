@@ -30,7 +30,7 @@ import (
 // index on a table with a stream, as the server runs them: the index
 // follows the feed's events.
 type searchServer struct {
-	t       *testing.T
+	t       testing.TB
 	store   *storage.Store
 	cfg     storage.ClientConfig
 	table   string
@@ -48,7 +48,7 @@ type searchServer struct {
 
 // newSearchServer starts a searchServer on a table of its own, with its
 // index in a directory of its own.
-func newSearchServer(t *testing.T) *searchServer {
+func newSearchServer(t testing.TB) *searchServer {
 	t.Helper()
 	ctx := context.Background()
 	cfg := dynamotest.ClientConfig(t, nil)
