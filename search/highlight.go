@@ -28,8 +28,9 @@ type fuzzyTerm struct {
 	edits int
 }
 
-// newMarker returns the marker of parts.
-func newMarker(parts []part, analyzer analysis.Analyzer) *marker {
+// newMarker returns the marker of parts, with their typo tolerance when
+// typos is set.
+func newMarker(parts []part, analyzer analysis.Analyzer, typos bool) *marker {
 	m := &marker{analyzer: analyzer, exact: map[string]bool{}}
 	for _, p := range parts {
 		if p.prefix {
@@ -39,7 +40,7 @@ func newMarker(parts []part, analyzer analysis.Analyzer) *marker {
 		for _, tok := range analyzer.Analyze([]byte(p.text)) {
 			term := string(tok.Term)
 			m.exact[term] = true
-			if edits := fuzziness(utf8.RuneCount([]byte(p.text)[tok.Start:tok.End])); edits > 0 && !p.phrase {
+			if edits := fuzziness(utf8.RuneCount([]byte(p.text)[tok.Start:tok.End])); edits > 0 && typos && !p.phrase {
 				m.fuzzy = append(m.fuzzy, fuzzyTerm{term, edits})
 			}
 		}
@@ -95,7 +96,7 @@ func (m *marker) title(text string) string {
 // marked, with "…" where it was cut. The text is analyzed a piece at a
 // time up to the first match, and then only the passage.
 func (m *marker) snippet(text string, limit int) string {
-	const piece, scan = 2 << 10, 64 << 10
+	const piece, scan = 1 << 10, 8 << 10
 	first := -1
 	for at := 0; at < len(text) && at < scan; {
 		end := len(text)

@@ -51,6 +51,16 @@ const (
 	boostFuzzy = 0.3
 )
 
+// forgiving reports whether parts hold a word long enough for typos.
+func forgiving(parts []part) bool {
+	for _, p := range parts {
+		if !p.phrase && !p.prefix && fuzziness(utf8.RuneCountInString(p.text)) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // part is one word (or prefix) or phrase of a query as typed.
 type part struct {
 	text   string
@@ -135,11 +145,11 @@ func fuzziness(n int) int {
 }
 
 // compile returns the bleve query of parts: every word or phrase must
-// match, in the title, the body or the names, a word as its stem or
-// within its typo tolerance. Words the analyzer drops (stop words,
-// punctuation) are left out; when none is left the query matches
+// match, in the title, the body or the names, a word as its stem or, with
+// typos, also within its typo tolerance. Words the analyzer drops (stop
+// words, punctuation) are left out; when none is left the query matches
 // nothing (ok false).
-func compile(parts []part, analyzer analysis.Analyzer) (q blevequery.Query, ok bool) {
+func compile(parts []part, analyzer analysis.Analyzer, typos bool) (q blevequery.Query, ok bool) {
 	var musts []blevequery.Query
 	for _, p := range parts {
 		switch {
@@ -168,7 +178,7 @@ func compile(parts []part, analyzer analysis.Analyzer) (q blevequery.Query, ok b
 			musts = append(musts, bleve.NewDisjunctionQuery(fields...))
 		default:
 			for _, tok := range analyzer.Analyze([]byte(p.text)) {
-				musts = append(musts, wordQuery(string(tok.Term), utf8.RuneCount([]byte(p.text)[tok.Start:tok.End])))
+				musts = append(musts, wordQuery(string(tok.Term), utf8.RuneCount([]byte(p.text)[tok.Start:tok.End]), typos))
 			}
 		}
 	}
@@ -178,8 +188,9 @@ func compile(parts []part, analyzer analysis.Analyzer) (q blevequery.Query, ok b
 	return bleve.NewConjunctionQuery(musts...), true
 }
 
-// wordQuery matches the analyzed word term, typed with n letters.
-func wordQuery(term string, n int) blevequery.Query {
+// wordQuery matches the analyzed word term, typed with n letters, and
+// with typos the words within its typo tolerance.
+func wordQuery(term string, n int, typos bool) blevequery.Query {
 	var any []blevequery.Query
 	add := func(q interface {
 		blevequery.Query
@@ -193,7 +204,7 @@ func wordQuery(term string, n int) blevequery.Query {
 	add(bleve.NewTermQuery(term), fieldTitle, boostTitle)
 	add(bleve.NewTermQuery(term), fieldBody, 1)
 	add(bleve.NewTermQuery(term), fieldNames, boostNames)
-	if edits := fuzziness(n); edits > 0 {
+	if edits := fuzziness(n); edits > 0 && typos {
 		for _, f := range []string{fieldTitle, fieldBody} {
 			fq := bleve.NewFuzzyQuery(term)
 			fq.SetFuzziness(edits)

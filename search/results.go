@@ -106,11 +106,15 @@ func (s *Service) Search(ctx context.Context, r Request) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	q, ok := compile(parts, s.analyzer)
+	q, ok := compile(parts, s.analyzer, false)
 	if !ok {
 		return &Results{HasPrev: c != nil}, nil
 	}
-	q = filtered(q, r)
+	queries := searchQueries{exact: filtered(q, r)}
+	if forgiving(parts) {
+		q, _ = compile(parts, s.analyzer, true)
+		queries.typos = filtered(q, r)
+	}
 	release, err := s.acquire(ctx)
 	if err != nil {
 		return nil, err
@@ -121,7 +125,7 @@ func (s *Service) Search(ctx context.Context, r Request) (*Results, error) {
 	var res *Results
 	err = s.reading(func(idx *index) error {
 		var err error
-		res, err = s.search(ctx, idx, q, parts, r, c)
+		res, err = s.search(ctx, idx, queries, parts, r, c)
 		return err
 	})
 	return res, searchError(err)
@@ -170,8 +174,12 @@ func (s *Service) acquire(ctx context.Context) (func(), error) {
 
 // search returns the page of r from idx: from the cursor's snapshot when
 // this server holds it, else from the index.
-func (s *Service) search(ctx context.Context, idx *index, q blevequery.Query, parts []part, r Request, c *cursor) (*Results, error) {
+func (s *Service) search(ctx context.Context, idx *index, queries searchQueries, parts []part, r Request, c *cursor) (*Results, error) {
 	fp := fingerprint(r)
+	q, typos := queries.exact, false
+	if c != nil && strings.HasPrefix(c.snapshot, typosMark) && queries.typos != nil {
+		q, typos = queries.typos, true
+	}
 	var snap *snapshot
 	if c != nil {
 		snap = s.snaps.get(c.snapshot)
@@ -203,13 +211,21 @@ func (s *Service) search(ctx context.Context, idx *index, q blevequery.Query, pa
 		if err != nil {
 			return nil, err
 		}
+		if c == nil && int(sr.Total) < r.First && queries.typos != nil {
+			// Typo tolerance: when the words as typed find less than a
+			// page, words within their tolerance count too.
+			req.Query, typos = queries.typos, true
+			if sr, err = idx.b.SearchInContext(ctx, req); err != nil {
+				return nil, err
+			}
+		}
 		hits := make([]ranked, len(sr.Hits))
 		for i, h := range sr.Hits {
 			hits[i] = ranked{id: h.ID, score: h.Score}
 		}
 		res.Total, res.Facets = int(sr.Total), facetsOf(sr)
 		if c == nil {
-			snap = &snapshot{id: newSnapshotID(), hits: hits, truncated: int(sr.Total) > len(hits), total: res.Total, facets: res.Facets}
+			snap = &snapshot{id: newSnapshotID(typos), hits: hits, truncated: int(sr.Total) > len(hits), total: res.Total, facets: res.Facets}
 			s.snaps.put(snap)
 			page = hits[:min(r.First, len(hits))]
 			res.HasNext = len(hits) > r.First || snap.truncated
@@ -225,7 +241,10 @@ func (s *Service) search(ctx context.Context, idx *index, q blevequery.Query, pa
 	if c != nil {
 		base = c.offset
 	}
-	shown, err := s.highlight(ctx, idx, newMarker(parts, s.analyzer), page)
+	if snap != nil && strings.HasPrefix(snap.id, typosMark) {
+		typos = true
+	}
+	shown, err := s.highlight(ctx, idx, newMarker(parts, s.analyzer, typos), page)
 	if err != nil {
 		return nil, err
 	}
@@ -296,10 +315,24 @@ type snapshot struct {
 	at        time.Time
 }
 
-func newSnapshotID() string {
+// searchQueries are a search's query with its words as typed, and with
+// their typo tolerance (nil when no word is long enough for typos).
+type searchQueries struct {
+	exact, typos blevequery.Query
+}
+
+// typosMark begins the id of a snapshot of a search that needed its typo
+// tolerance, so the pages after it, from a snapshot or not, search the
+// same way.
+const typosMark = "t"
+
+func newSnapshotID(typos bool) string {
 	b := make([]byte, 12)
 	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
+	if typos {
+		return typosMark + hex.EncodeToString(b)
+	}
+	return "x" + hex.EncodeToString(b)
 }
 
 // snapshots keeps the latest snapshots, up to a count, each for
