@@ -2768,7 +2768,7 @@ type Query {
     before: String
   ): PendingCommentConnection
   """
-Full-text search of the public posts, best match first: every word must be in the post's title, body, author's name or categories' names, as typed or in another form of it (stemming: "designing" finds "design"), or one typo away for words of 4 letters or more and two for 8 or more. A phrase in double quotes matches those words in that order; a word ending in ` + "`" + `*` + "`" + ` (after 3 letters or more) matches the words it begins. Each server searches an index of its own, kept current from the change feed within about a second of a write.
+Full-text search of the public posts, best match first: every word must be in the post's title, body, author's name or categories' names, as typed or in another form of it (stemming: "designing" finds "design"). When the words as typed find fewer posts than ` + "`" + `first` + "`" + `, words one typo away count too (for words of 4 letters or more; two typos for 8 or more), and the pages after follow the same way. A phrase in double quotes matches those words in that order; a word ending in ` + "`" + `*` + "`" + ` (after 3 letters or more) matches the words it begins. Each server searches an index of its own, kept current from the change feed within about a second of a write.
 
 Paging with ` + "`" + `after` + "`" + ` never skips nor repeats a result while posts are written: the first page ranks up to 1,000 results and the next pages follow that ranking (a post unpublished or deleted since is left out, one published since is not added until a new search).
 
