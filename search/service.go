@@ -179,9 +179,9 @@ func (s *Service) Close() {
 // those it reads from the log itself.
 func (s *Service) Run(ctx context.Context) {
 	wait := 100 * time.Millisecond
-	var gapSince time.Time
+	r := &runner{behind: true, checkHead: true}
 	for ctx.Err() == nil {
-		err := s.step(ctx, &gapSince)
+		err := s.step(ctx, r)
 		if err == nil {
 			wait = 100 * time.Millisecond
 			continue
@@ -197,52 +197,74 @@ func (s *Service) Run(ctx context.Context) {
 	}
 }
 
+// runner is Run's state: whether the index may be behind the log (at
+// start, after a build, after a gap in the events at hand), so the log
+// must be read; whether the log's head is still to be compared with the
+// position; and since when a position has been missing from the log.
+type runner struct {
+	behind, checkHead bool
+	gapSince          time.Time
+}
+
 // step does the next piece of Run's work, waiting for events when there
-// is none.
-func (s *Service) step(ctx context.Context, gapSince *time.Time) error {
+// is none. A server that is caught up reads nothing from the table while
+// no event comes: the change feed's tail reads the log for it.
+func (s *Service) step(ctx context.Context, r *runner) error {
 	s.mu.RLock()
 	idx := s.cur
 	s.mu.RUnlock()
 	if idx == nil {
+		r.behind = true
 		return s.rebuild(ctx, "no index")
 	}
 	pos, err := idx.position()
 	if err != nil {
+		r.behind = true
 		return s.rebuild(ctx, "no position")
 	}
 	s.applied.Store(pos)
+	if r.checkHead {
+		head, err := s.store.EventLogHead(ctx)
+		if err != nil {
+			return err
+		}
+		r.checkHead = false
+		if head < pos {
+			return s.rebuild(ctx, "the event log is behind the index (another table)")
+		}
+	}
 	// Events at hand that follow the position are applied as they are;
-	// otherwise the log is read from the position.
-	events := s.take(pos)
+	// after a gap the log is read from the position.
+	events, gap := s.take(pos)
+	if gap {
+		r.behind = true
+	}
+	if events == nil && !r.behind {
+		s.idle(ctx)
+		return nil
+	}
 	if events == nil {
 		events, err = s.store.EventsAfter(ctx, pos, logPage)
 		if err != nil {
 			return err
 		}
 		if len(events) > 0 && events[0].Position != pos+1 {
-			if gapSince.IsZero() {
-				*gapSince = time.Now()
+			if r.gapSince.IsZero() {
+				r.gapSince = time.Now()
 			}
-			if time.Since(*gapSince) < gapWait {
+			if time.Since(r.gapSince) < gapWait {
 				sleep(ctx, 100*time.Millisecond)
 				return nil
 			}
-			*gapSince = time.Time{}
+			r.gapSince = time.Time{}
 			return s.rebuild(ctx, fmt.Sprintf("the event log no longer holds the events after position %d", pos))
 		}
 		if len(events) == 0 {
-			head, err := s.store.EventLogHead(ctx)
-			if err != nil {
-				return err
-			}
-			if head < pos {
-				return s.rebuild(ctx, "the event log is behind the index (another table)")
-			}
-			s.idle(ctx)
+			r.behind = false
 			return nil
 		}
 	}
-	*gapSince = time.Time{}
+	r.gapSince = time.Time{}
 	n := 1
 	for n < len(events) && events[n].Position == events[n-1].Position+1 {
 		n++
@@ -251,36 +273,36 @@ func (s *Service) step(ctx context.Context, gapSince *time.Time) error {
 }
 
 // take returns the inbox's events after pos when they follow it without
-// a gap, and drops those at or before it; nil when the log must be read.
-func (s *Service) take(pos int64) []storage.LoggedEvent {
+// a gap, and drops those at or before it; gap is set when the inbox
+// overflowed or its next event is past pos+1, so the log must be read.
+func (s *Service) take(pos int64) (events []storage.LoggedEvent, gap bool) {
 	s.inboxMu.Lock()
 	defer s.inboxMu.Unlock()
 	if s.overflow {
 		s.inbox, s.overflow = nil, false
-		return nil
+		return nil, true
 	}
 	i := 0
 	for i < len(s.inbox) && s.inbox[i].Position <= pos {
 		i++
 	}
 	s.inbox = s.inbox[i:]
-	if len(s.inbox) == 0 || s.inbox[0].Position != pos+1 {
-		return nil
+	if len(s.inbox) == 0 {
+		return nil, false
 	}
-	events := s.inbox
+	if s.inbox[0].Position != pos+1 {
+		return nil, true
+	}
+	events = s.inbox
 	s.inbox = nil
-	return events
+	return events, false
 }
 
-// idle waits for events, or a second at most: the log is read again
-// then, so an index that missed the tail's events still catches up.
+// idle waits for events.
 func (s *Service) idle(ctx context.Context) {
-	t := time.NewTimer(time.Second)
-	defer t.Stop()
 	select {
 	case <-ctx.Done():
 	case <-s.wake:
-	case <-t.C:
 	}
 }
 
