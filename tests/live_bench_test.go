@@ -99,6 +99,11 @@ func idleFigures(t *testing.T, s *liveServer, ada graphql.Client, post string, n
 		}
 		_ = pprof.WriteHeapProfile(out)
 		out.Close()
+		if out, err = os.Create(f + "." + strings.ToLower(transport) + ".goroutines"); err != nil {
+			t.Fatal(err)
+		}
+		_ = pprof.Lookup("goroutine").WriteTo(out, 1)
+		out.Close()
 	}
 	t.Logf("%d idle %s subscribers, the server's process alone: heap %.1f MB more (%.1f KB each), goroutine stacks %.1f MB more (%.1f KB each), %.2f goroutines each",
 		n, transport, float64(heapAfter-heapBefore)/1e6, float64(heapAfter-heapBefore)/float64(n)/1e3,
@@ -128,7 +133,11 @@ func waitSubscribers(t *testing.T, s *liveServer, n int) {
 // heap returns the bytes of heap and of goroutine stacks in use, after a
 // collection.
 func heap() (heap, stacks uint64) {
-	runtime.GC()
+	// A collection halves the stack of a goroutine that uses less than
+	// a quarter of it: a few give the stacks a busy server keeps.
+	for range 4 {
+		runtime.GC()
+	}
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
 	return m.HeapInuse, m.StackInuse
