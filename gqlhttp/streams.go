@@ -239,6 +239,9 @@ func (g gorillaWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts tr
 		HandshakeTimeout: 10 * time.Second,
 		Subprotocols:     opts.Subprotocols,
 		CheckOrigin:      func(*http.Request) bool { return true },
+		// A connection takes a write buffer while it writes a message
+		// and gives it back: an idle one holds none.
+		WriteBufferPool: writeBuffers,
 	}
 	conn, err := up.Upgrade(hijacker{w}, r, opts.ResponseHeader)
 	if err != nil {
@@ -246,6 +249,9 @@ func (g gorillaWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts tr
 	}
 	return &gorillaConn{Conn: conn, shutdown: g.shutdown}, nil
 }
+
+// writeBuffers are the WebSocket connections' write buffers.
+var writeBuffers = &sync.Pool{}
 
 // hijacker lets gorilla/websocket take the connection of a response
 // writer that wraps the server's (a middleware's, with Unwrap), which its

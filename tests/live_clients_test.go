@@ -128,6 +128,9 @@ func openSSEClient(base, post string, got func()) error {
 		defer conn.Close()
 		sc := bufio.NewScanner(resp.Body)
 		for sc.Scan() {
+			if os.Getenv("LIVE_CLIENTS_DEBUG") != "" {
+				fmt.Fprintln(os.Stderr, sc.Text())
+			}
 			if sc.Text() == "event: next" {
 				got()
 			}
