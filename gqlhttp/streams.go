@@ -80,6 +80,11 @@ type StreamOptions struct {
 	// Shutdown, when closed, ends every stream: WebSocket connections
 	// are closed with 1012 (service restart), SSE responses end.
 	Shutdown <-chan struct{}
+	// Running, when set, holds one for each stream served apart from the
+	// server's goroutine of its connection (an HTTP/1 stream, the
+	// server's http.Server.Shutdown does not wait for it), until it ends:
+	// a server waits for it after Shutdown is closed.
+	Running *sync.WaitGroup
 	// IdleTimeout closes a WebSocket connection that has held no
 	// operation for this long; zero means DefaultIdleTimeout.
 	IdleTimeout time.Duration
@@ -130,6 +135,8 @@ type streamGate struct {
 
 	mu   sync.Mutex
 	open map[string]int
+	// running counts the streams served apart (detach).
+	running *sync.WaitGroup
 }
 
 func newStreamGate(opts *StreamOptions) *streamGate {
@@ -137,7 +144,10 @@ func newStreamGate(opts *StreamOptions) *streamGate {
 	if n <= 0 {
 		n = DefaultStreamsPerAddress
 	}
-	g := &streamGate{opts: opts, perAddress: n, open: map[string]int{}}
+	g := &streamGate{opts: opts, perAddress: n, open: map[string]int{}, running: opts.Running}
+	if g.running == nil {
+		g.running = new(sync.WaitGroup)
+	}
 	g.shutdown, g.endAll = context.WithCancel(context.Background())
 	if opts.Shutdown != nil {
 		go func() {
@@ -162,28 +172,47 @@ func (g *streamGate) wrap(next http.Handler) http.Handler {
 			WriteError(w, http.StatusTooManyRequests, "too many open subscriptions streams from this address", CodeTooManyStreams)
 			return
 		}
+		if d, ok := detach(w, r, websocketRequest); ok {
+			// The stream goes on in a goroutine of its own: the server's
+			// goroutine of the connection ends, and with it what it held.
+			g.running.Add(1)
+			go func() {
+				defer g.running.Done()
+				defer d.conn.Close()
+				defer g.release(addr)
+				g.serve(next, d, d.r, d.cancel)
+			}()
+			return
+		}
 		defer g.release(addr)
 		// The server's read and write timeouts are for requests, not
 		// streams (a hijacked connection has none).
 		rc := http.NewResponseController(w)
 		_ = rc.SetReadDeadline(time.Time{})
 		_ = rc.SetWriteDeadline(time.Time{})
-		idle := g.opts.IdleTimeout
-		if idle <= 0 {
-			idle = DefaultIdleTimeout
-		}
 		ctx, cancel := context.WithCancel(r.Context())
-		defer cancel()
-		st := &streamState{idle: idle, end: cancel}
-		st.idleTimer = time.AfterFunc(idle, cancel)
-		defer st.idleTimer.Stop()
-		ctx = context.WithValue(ctx, streamKey{}, st)
-		// At shutdown, the subscriptions' last answers (SHUTTING_DOWN) go
-		// out before the stream is ended. No goroutine waits per stream.
-		stop := context.AfterFunc(g.shutdown, func() { time.AfterFunc(shutdownGrace, cancel) })
-		defer stop()
-		next.ServeHTTP(w, r.WithContext(ctx))
+		g.serve(next, w, r.WithContext(ctx), cancel)
 	})
+}
+
+// serve serves the stream r with next, until cancel ends r's context:
+// when the stream holds no operation for the idle timeout, or after the
+// grace of a shutdown.
+func (g *streamGate) serve(next http.Handler, w http.ResponseWriter, r *http.Request, cancel context.CancelFunc) {
+	defer cancel()
+	idle := g.opts.IdleTimeout
+	if idle <= 0 {
+		idle = DefaultIdleTimeout
+	}
+	st := &streamState{idle: idle, end: cancel}
+	st.idleTimer = time.AfterFunc(idle, cancel)
+	defer st.idleTimer.Stop()
+	ctx := context.WithValue(r.Context(), streamKey{}, st)
+	// At shutdown, the subscriptions' last answers (SHUTTING_DOWN) go
+	// out before the stream is ended. No goroutine waits per stream.
+	stop := context.AfterFunc(g.shutdown, func() { time.AfterFunc(shutdownGrace, cancel) })
+	defer stop()
+	next.ServeHTTP(w, r.WithContext(ctx))
 }
 
 func (g *streamGate) originAllowed(r *http.Request) bool {
