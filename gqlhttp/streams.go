@@ -176,12 +176,11 @@ func (g *streamGate) wrap(next http.Handler) http.Handler {
 			// The stream goes on in a goroutine of its own: the server's
 			// goroutine of the connection ends, and with it what it held.
 			g.running.Add(1)
-			go func() {
-				defer g.running.Done()
-				defer d.conn.Close()
-				defer g.release(addr)
-				g.serve(next, d, d.r, d.cancel)
-			}()
+			go g.serve(next, d, d.r, d.cancel, true, func() {
+				d.conn.Close()
+				g.release(addr)
+				g.running.Done()
+			})
 			return
 		}
 		defer g.release(addr)
@@ -191,28 +190,43 @@ func (g *streamGate) wrap(next http.Handler) http.Handler {
 		_ = rc.SetReadDeadline(time.Time{})
 		_ = rc.SetWriteDeadline(time.Time{})
 		ctx, cancel := context.WithCancel(r.Context())
-		g.serve(next, w, r.WithContext(ctx), cancel)
+		g.serve(next, w, r.WithContext(ctx), cancel, false, func() {})
 	})
 }
 
 // serve serves the stream r with next, until cancel ends r's context:
 // when the stream holds no operation for the idle timeout, or after the
-// grace of a shutdown.
-func (g *streamGate) serve(next http.Handler, w http.ResponseWriter, r *http.Request, cancel context.CancelFunc) {
-	defer cancel()
+// grace of a shutdown; then after runs. A detached stream's transport
+// may keep the stream after next returns (streamState.hold).
+func (g *streamGate) serve(next http.Handler, w http.ResponseWriter, r *http.Request, cancel context.CancelFunc, detached bool, after func()) {
 	idle := g.opts.IdleTimeout
 	if idle <= 0 {
 		idle = DefaultIdleTimeout
 	}
 	st := &streamState{idle: idle, end: cancel}
 	st.idleTimer = time.AfterFunc(idle, cancel)
-	defer st.idleTimer.Stop()
-	ctx := context.WithValue(r.Context(), streamKey{}, st)
 	// At shutdown, the subscriptions' last answers (SHUTTING_DOWN) go
 	// out before the stream is ended. No goroutine waits per stream.
 	stop := context.AfterFunc(g.shutdown, func() { time.AfterFunc(shutdownGrace, cancel) })
-	defer stop()
-	next.ServeHTTP(w, r.WithContext(ctx))
+	var once sync.Once
+	finish := func() {
+		once.Do(func() {
+			cancel()
+			st.idleTimer.Stop()
+			stop()
+			after()
+		})
+	}
+	if detached {
+		st.hold = func() func() {
+			st.held = true
+			return finish
+		}
+	}
+	next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), streamKey{}, st)))
+	if !st.held {
+		finish()
+	}
 }
 
 func (g *streamGate) originAllowed(r *http.Request) bool {
@@ -334,6 +348,12 @@ type streamKey struct{}
 type streamState struct {
 	idle time.Duration
 	end  context.CancelFunc
+	// hold, on a detached stream, keeps the stream open after its
+	// handler returns, for a transport whose answers go on without it
+	// (push.go); it returns what ends the stream, to call once. held is
+	// set once it was called.
+	hold func() (finish func())
+	held bool
 
 	mu        sync.Mutex
 	running   int

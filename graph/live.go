@@ -159,6 +159,9 @@ func subscribe[T any](r *Resolver, ctx context.Context, after *string, match fun
 		count.Add(-1)
 		return nil, err
 	}
+	// A stream that takes the answers when told needs no goroutine of
+	// its own waiting for them.
+	p.ready = gqlhttp.AnswerReady(ctx)
 	var stopExpiry context.CancelFunc = func() {}
 	if exp := auth.ActorFrom(ctx).Expires; !exp.IsZero() {
 		// The token's time is the store's clock's, which checked it.
@@ -189,6 +192,9 @@ type pump[T any] struct {
 	sub       *live.Sub
 	resolve   func(context.Context, storage.LoggedEvent) (v T, ok, last bool, err error)
 	out       chan graphql.Event[T]
+	// ready, when the transport wants it, is told before each send on
+	// out and before out is closed.
+	ready func()
 	// release, once, gives back what the subscription holds.
 	release func()
 	once    sync.Once
@@ -245,6 +251,9 @@ func (p *pump[T]) run() {
 func (p *pump[T]) send() bool {
 	ctx := p.ctx
 	put := func(ev graphql.Event[T]) bool {
+		if p.ready != nil {
+			p.ready()
+		}
 		select {
 		case p.out <- ev:
 			return true
@@ -286,6 +295,9 @@ func (p *pump[T]) send() bool {
 		if err != nil {
 			var zero T
 			put(graphql.Event[T]{Context: context.WithValue(ctx, endKey{}, err), Value: zero})
+		}
+		if p.ready != nil {
+			p.ready()
 		}
 		close(p.out)
 		return false
