@@ -45,6 +45,8 @@ type pushed struct {
 	send func(*graphql.Response) bool
 	// end is called, once, when the answers end: with true after the
 	// last one (the handler returned nil), false when the stream failed.
+	// A transport that has the operation's context end announces once
+	// more (announce), so that its handler runs to its end.
 	end  func(last bool)
 	once sync.Once
 
@@ -87,19 +89,33 @@ func (p *pushed) start(ctx context.Context, responses graphql.ResponseHandler) {
 }
 
 func (p *pushed) run() {
+	defer func() {
+		if r := recover(); r != nil {
+			p.finish(false)
+			panic(r)
+		}
+	}()
 	for {
 		p.mu.Lock()
-		if p.pending == 0 {
+		// Once the operation's context ended, the handler is run to its
+		// end (nil), for the middlewares that count operations.
+		ended := p.ctx.Err() != nil
+		if p.pending == 0 && !ended {
 			p.running = false
 			p.mu.Unlock()
 			return
 		}
-		p.pending--
+		if p.pending > 0 {
+			p.pending--
+		}
 		p.mu.Unlock()
 		resp := p.responses(p.ctx)
 		if resp == nil {
 			p.finish(true)
 			return
+		}
+		if ended {
+			continue // no one wants it any more
 		}
 		if !p.send(resp) {
 			p.finish(false)

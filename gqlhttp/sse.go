@@ -124,7 +124,7 @@ func (t sse) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 			stopKeepAlive()
 			finish()
 		}
-		context.AfterFunc(ctx, func() { p.finish(false) })
+		context.AfterFunc(ctx, p.announce)
 		p.start(ctx, responses)
 		return
 	}

@@ -121,7 +121,8 @@ func streamTransports(opts *StreamOptions) []graphql.Transport {
 			return next, nil, nil
 		}
 	}
-	return []graphql.Transport{sse{keepAlive: keepAlive, resume: opts.ResumeVariable}, ws}
+	wsPushed := websocketTransport{initFunc: opts.InitFunc, keepAlive: keepAlive, shutdown: opts.Shutdown}
+	return []graphql.Transport{sse{keepAlive: keepAlive, resume: opts.ResumeVariable}, wsPushed, ws}
 }
 
 // streamGate admits streams: at most perAddress from one client address,
