@@ -73,7 +73,7 @@ func detach(w http.ResponseWriter, r *http.Request, websocket bool) (*detached, 
 // watch ends the stream when its client closes the connection; what the
 // client sends is dropped, as a response that is a stream takes nothing.
 func (d *detached) watch() {
-	var b [1]byte
+	var b [32]byte
 	for {
 		if _, err := d.conn.Read(b[:]); err != nil {
 			d.cancel()
