@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -173,6 +174,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	defer searcher.Close()
 	feed.Subscribe(searcher.Events)
 	streamsDone := make(chan struct{})
+	var streamsRunning sync.WaitGroup
 	if cfg.playgroundOn() && !cfg.introspectionOn() {
 		logger.Warn("the playground cannot load the schema with introspection off")
 	}
@@ -204,7 +206,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		cfg.siteURL = "http://" + displayAddr(ln.Addr())
 		logger.Info("feeds and sitemap link to this server's address; set -site-url to the frontend's", "site_url", cfg.siteURL)
 	}
-	handler := routes(store, verifier, tel, cfg, playgroundHeaders, devTokens, hooks, searcher, liveStreams{hub, streamsDone}, logger)
+	handler := routes(store, verifier, tel, cfg, playgroundHeaders, devTokens, hooks, searcher, liveStreams{hub, streamsDone, &streamsRunning}, logger)
 	if loopback || devTokens {
 		// See hosts.go: no page of a name rebound to this machine reaches it.
 		handler = guardHost(cfg.allowedHosts, handler)
@@ -254,6 +256,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
 		return fmt.Errorf("shutdown: %w", err)
+	}
+	// The streams the server handed over end with their last answers.
+	streamsEnded := make(chan struct{})
+	go func() { streamsRunning.Wait(); close(streamsEnded) }()
+	select {
+	case <-streamsEnded:
+	case <-sctx.Done():
+		return fmt.Errorf("shutdown: streams: %w", sctx.Err())
 	}
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)
@@ -512,6 +522,7 @@ func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *
 				CheckOrigin: websocketOrigins(cors),
 				PerAddress:  cfg.streamsPerAddr,
 				Shutdown:    streams.shutdown,
+				Running:     streams.running,
 			},
 		},
 		Live:     graph.LiveOptions{Hub: streams.hub, PerConnection: cfg.subsPerConn},
@@ -556,10 +567,12 @@ func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *
 }
 
 // liveStreams are what subscriptions need of the server: the hub of its
-// events, and the channel closed when it shuts down.
+// events, the channel closed when it shuts down, and the streams that
+// http.Server.Shutdown does not wait for.
 type liveStreams struct {
 	hub      *live.Hub
 	shutdown <-chan struct{}
+	running  *sync.WaitGroup
 }
 
 // websocketOrigins returns the origin check of WebSocket handshakes,

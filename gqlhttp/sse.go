@@ -2,6 +2,7 @@ package gqlhttp
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -74,6 +75,7 @@ func (t sse) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 	out := &sseWriter{w: w, rc: http.NewResponseController(w)}
 	out.comment()
 
+	stopKeepAlive := func() {}
 	if t.keepAlive > 0 {
 		// A timer, not a goroutine: an idle stream costs no stack for it.
 		var keepAlive *time.Timer
@@ -82,8 +84,14 @@ func (t sse) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 				keepAlive.Reset(t.keepAlive)
 			}
 		})
-		defer keepAlive.Stop()
+		stopKeepAlive = func() { keepAlive.Stop() }
 	}
+	held := false
+	defer func() {
+		if !held {
+			stopKeepAlive()
+		}
+	}()
 
 	opCtx, errs := exec.CreateOperationContext(ctx, params)
 	if errs == nil && r.Method == http.MethodGet && opCtx.Operation.Operation == ast.Mutation {
@@ -94,7 +102,32 @@ func (t sse) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecut
 		out.complete()
 		return
 	}
+	st, _ := ctx.Value(streamKey{}).(*streamState)
+	var (
+		p    *pushed
+		push *push
+	)
+	if st != nil && st.hold != nil {
+		ctx, p, push = withPush(ctx)
+	}
 	responses, ctx := exec.DispatchOperation(ctx, opCtx)
+	if p != nil && push.used.Load() {
+		// The resolver announces its answers: this goroutine ends, and
+		// the stream goes on until they end or the stream does.
+		held = true
+		finish := st.hold()
+		p.send = out.next
+		p.end = func(last bool) {
+			if last && ctx.Err() == nil {
+				out.complete()
+			}
+			stopKeepAlive()
+			finish()
+		}
+		context.AfterFunc(ctx, p.announce)
+		p.start(ctx, responses)
+		return
+	}
 	for {
 		resp := responses(ctx)
 		if resp == nil {

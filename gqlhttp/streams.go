@@ -80,6 +80,11 @@ type StreamOptions struct {
 	// Shutdown, when closed, ends every stream: WebSocket connections
 	// are closed with 1012 (service restart), SSE responses end.
 	Shutdown <-chan struct{}
+	// Running, when set, holds one for each stream served apart from the
+	// server's goroutine of its connection (an HTTP/1 stream, the
+	// server's http.Server.Shutdown does not wait for it), until it ends:
+	// a server waits for it after Shutdown is closed.
+	Running *sync.WaitGroup
 	// IdleTimeout closes a WebSocket connection that has held no
 	// operation for this long; zero means DefaultIdleTimeout.
 	IdleTimeout time.Duration
@@ -116,7 +121,8 @@ func streamTransports(opts *StreamOptions) []graphql.Transport {
 			return next, nil, nil
 		}
 	}
-	return []graphql.Transport{sse{keepAlive: keepAlive, resume: opts.ResumeVariable}, ws}
+	wsPushed := websocketTransport{initFunc: opts.InitFunc, keepAlive: keepAlive, shutdown: opts.Shutdown}
+	return []graphql.Transport{sse{keepAlive: keepAlive, resume: opts.ResumeVariable}, wsPushed, ws}
 }
 
 // streamGate admits streams: at most perAddress from one client address,
@@ -130,6 +136,8 @@ type streamGate struct {
 
 	mu   sync.Mutex
 	open map[string]int
+	// running counts the streams served apart (detach).
+	running *sync.WaitGroup
 }
 
 func newStreamGate(opts *StreamOptions) *streamGate {
@@ -137,7 +145,10 @@ func newStreamGate(opts *StreamOptions) *streamGate {
 	if n <= 0 {
 		n = DefaultStreamsPerAddress
 	}
-	g := &streamGate{opts: opts, perAddress: n, open: map[string]int{}}
+	g := &streamGate{opts: opts, perAddress: n, open: map[string]int{}, running: opts.Running}
+	if g.running == nil {
+		g.running = new(sync.WaitGroup)
+	}
 	g.shutdown, g.endAll = context.WithCancel(context.Background())
 	if opts.Shutdown != nil {
 		go func() {
@@ -162,28 +173,61 @@ func (g *streamGate) wrap(next http.Handler) http.Handler {
 			WriteError(w, http.StatusTooManyRequests, "too many open subscriptions streams from this address", CodeTooManyStreams)
 			return
 		}
+		if d, ok := detach(w, r, websocketRequest); ok {
+			// The stream goes on in a goroutine of its own: the server's
+			// goroutine of the connection ends, and with it what it held.
+			g.running.Add(1)
+			go g.serve(next, d, d.r, d.cancel, true, func() {
+				d.conn.Close()
+				g.release(addr)
+				g.running.Done()
+			})
+			return
+		}
 		defer g.release(addr)
 		// The server's read and write timeouts are for requests, not
 		// streams (a hijacked connection has none).
 		rc := http.NewResponseController(w)
 		_ = rc.SetReadDeadline(time.Time{})
 		_ = rc.SetWriteDeadline(time.Time{})
-		idle := g.opts.IdleTimeout
-		if idle <= 0 {
-			idle = DefaultIdleTimeout
-		}
 		ctx, cancel := context.WithCancel(r.Context())
-		defer cancel()
-		st := &streamState{idle: idle, end: cancel}
-		st.idleTimer = time.AfterFunc(idle, cancel)
-		defer st.idleTimer.Stop()
-		ctx = context.WithValue(ctx, streamKey{}, st)
-		// At shutdown, the subscriptions' last answers (SHUTTING_DOWN) go
-		// out before the stream is ended. No goroutine waits per stream.
-		stop := context.AfterFunc(g.shutdown, func() { time.AfterFunc(shutdownGrace, cancel) })
-		defer stop()
-		next.ServeHTTP(w, r.WithContext(ctx))
+		g.serve(next, w, r.WithContext(ctx), cancel, false, func() {})
 	})
+}
+
+// serve serves the stream r with next, until cancel ends r's context:
+// when the stream holds no operation for the idle timeout, or after the
+// grace of a shutdown; then after runs. A detached stream's transport
+// may keep the stream after next returns (streamState.hold).
+func (g *streamGate) serve(next http.Handler, w http.ResponseWriter, r *http.Request, cancel context.CancelFunc, detached bool, after func()) {
+	idle := g.opts.IdleTimeout
+	if idle <= 0 {
+		idle = DefaultIdleTimeout
+	}
+	st := &streamState{idle: idle, end: cancel}
+	st.idleTimer = time.AfterFunc(idle, cancel)
+	// At shutdown, the subscriptions' last answers (SHUTTING_DOWN) go
+	// out before the stream is ended. No goroutine waits per stream.
+	stop := context.AfterFunc(g.shutdown, func() { time.AfterFunc(shutdownGrace, cancel) })
+	var once sync.Once
+	finish := func() {
+		once.Do(func() {
+			cancel()
+			st.idleTimer.Stop()
+			stop()
+			after()
+		})
+	}
+	if detached {
+		st.hold = func() func() {
+			st.held = true
+			return finish
+		}
+	}
+	next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), streamKey{}, st)))
+	if !st.held {
+		finish()
+	}
 }
 
 func (g *streamGate) originAllowed(r *http.Request) bool {
@@ -239,6 +283,9 @@ func (g gorillaWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts tr
 		HandshakeTimeout: 10 * time.Second,
 		Subprotocols:     opts.Subprotocols,
 		CheckOrigin:      func(*http.Request) bool { return true },
+		// A connection takes a write buffer while it writes a message
+		// and gives it back: an idle one holds none.
+		WriteBufferPool: writeBuffers,
 	}
 	conn, err := up.Upgrade(hijacker{w}, r, opts.ResponseHeader)
 	if err != nil {
@@ -246,6 +293,9 @@ func (g gorillaWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts tr
 	}
 	return &gorillaConn{Conn: conn, shutdown: g.shutdown}, nil
 }
+
+// writeBuffers are the WebSocket connections' write buffers.
+var writeBuffers = &sync.Pool{}
 
 // hijacker lets gorilla/websocket take the connection of a response
 // writer that wraps the server's (a middleware's, with Unwrap), which its
@@ -299,6 +349,12 @@ type streamKey struct{}
 type streamState struct {
 	idle time.Duration
 	end  context.CancelFunc
+	// hold, on a detached stream, keeps the stream open after its
+	// handler returns, for a transport whose answers go on without it
+	// (push.go); it returns what ends the stream, to call once. held is
+	// set once it was called.
+	hold func() (finish func())
+	held bool
 
 	mu        sync.Mutex
 	running   int

@@ -121,7 +121,9 @@ func startAhead[T any](ctx context.Context, key string, read func(context.Contex
 func waitAhead(ctx context.Context, next graphql.ResponseHandler) *graphql.Response {
 	resp := next(ctx)
 	if slot, ok := ctx.Value(loadersKey{}).(*loaderSlot); ok {
-		slot.current.Load().ahead.wait()
+		if l := slot.current.Load(); l != nil {
+			l.ahead.wait()
+		}
 	}
 	return resp
 }

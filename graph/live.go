@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/99designs/gqlgen/graphql"
@@ -129,6 +130,10 @@ func withConnection(next http.Handler) http.Handler {
 // skips it (ok false), and says when it is the last. The subscription
 // ends when ctx does, when the actor's token expires, or when the hub ends
 // it; its last event then carries the error.
+//
+// An idle subscription holds no goroutine of its own: a pump runs while
+// there are events to resolve and send (see pump), started by the hub
+// when one is queued, by the token's expiry and once at the start.
 func subscribe[T any](r *Resolver, ctx context.Context, after *string, match func(storage.Event) bool,
 	resolve func(context.Context, storage.LoggedEvent) (v T, ok, last bool, err error)) (<-chan graphql.Event[T], error) {
 	pos, err := afterCursor(after)
@@ -146,60 +151,157 @@ func subscribe[T any](r *Resolver, ctx context.Context, after *string, match fun
 		count.Add(-1)
 		return nil, errTooManySubscriptions
 	}
-	sub, err := r.live.Hub.Subscribe(ctx, pos, match)
+	// running until the subscription is registered: what the hub
+	// notifies before then, the first run takes.
+	p := &pump[T]{ctx: ctx, next: ctx, resolve: resolve, out: make(chan graphql.Event[T]), running: true}
+	p.sub, err = r.live.Hub.SubscribeNotify(ctx, pos, match, p.wake)
 	if err != nil {
 		count.Add(-1)
 		return nil, err
 	}
-	out := make(chan graphql.Event[T])
-	go func() {
-		defer close(out)
-		defer count.Add(-1)
-		defer sub.Close()
-		next := ctx
-		if exp := auth.ActorFrom(ctx).Expires; !exp.IsZero() {
-			// The token's time is the store's clock's, which checked it.
-			var cancel context.CancelFunc
-			next, cancel = context.WithTimeout(ctx, exp.Sub(r.store.Now()))
-			defer cancel()
+	// A stream that takes the answers when told needs no goroutine of
+	// its own waiting for them.
+	p.ready = gqlhttp.AnswerReady(ctx)
+	var stopExpiry context.CancelFunc = func() {}
+	if exp := auth.ActorFrom(ctx).Expires; !exp.IsZero() {
+		// The token's time is the store's clock's, which checked it.
+		p.next, stopExpiry = context.WithTimeout(ctx, exp.Sub(r.store.Now()))
+	}
+	stopWake := context.AfterFunc(p.next, p.wake)
+	// ctx's end (the client's, the stream's) ends the subscription with
+	// no answer: no one reads them any more.
+	stopEnd := context.AfterFunc(ctx, p.end)
+	p.release = func() {
+		stopWake()
+		stopEnd()
+		stopExpiry()
+		p.sub.Close()
+		count.Add(-1)
+	}
+	go p.run()
+	return p.out, nil
+}
+
+// pump takes a subscription's events and sends them, one goroutine at a
+// time, for as long as there are some: run ends when none is left, and
+// wake starts it again.
+type pump[T any] struct {
+	// ctx is the subscription's; next ends with it or when the actor's
+	// token expires.
+	ctx, next context.Context
+	sub       *live.Sub
+	resolve   func(context.Context, storage.LoggedEvent) (v T, ok, last bool, err error)
+	out       chan graphql.Event[T]
+	// ready, when the transport wants it, is told before each send on
+	// out and before out is closed.
+	ready func()
+	// release, once, gives back what the subscription holds.
+	release func()
+	once    sync.Once
+
+	mu sync.Mutex
+	// running is true while a run goes; again asks it to look once more
+	// before it ends; done once the subscription ended.
+	running, again, done bool
+}
+
+// wake makes sure a run looks for events; it never waits.
+func (p *pump[T]) wake() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.done {
+		return
+	}
+	if p.running {
+		p.again = true
+		return
+	}
+	p.running = true
+	go p.run()
+}
+
+// end gives back what the subscription holds.
+func (p *pump[T]) end() { p.once.Do(p.release) }
+
+// run sends the events there are, until none is left or the subscription
+// ended.
+func (p *pump[T]) run() {
+	for {
+		if !p.send() {
+			p.mu.Lock()
+			p.done, p.running = true, false
+			p.mu.Unlock()
+			p.end()
+			return
 		}
-		send := func(ev graphql.Event[T]) bool {
-			select {
-			case out <- ev:
+		p.mu.Lock()
+		if !p.again {
+			p.running = false
+			p.mu.Unlock()
+			return
+		}
+		p.again = false
+		p.mu.Unlock()
+	}
+}
+
+// send resolves and sends each event the subscription has now; it
+// returns false once the subscription ended (its channel then closed
+// when it ended on its own).
+func (p *pump[T]) send() bool {
+	ctx := p.ctx
+	put := func(ev graphql.Event[T]) bool {
+		if p.ready != nil {
+			p.ready()
+		}
+		select {
+		case p.out <- ev:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
+	for {
+		if ctx.Err() != nil {
+			return false
+		}
+		var err error
+		if p.next.Err() == nil {
+			var e storage.LoggedEvent
+			var ok bool
+			e, ok, err = p.sub.Poll(p.next)
+			if err == nil && !ok {
 				return true
-			case <-ctx.Done():
-				return false
 			}
-		}
-		for {
-			e, err := sub.Next(next)
 			if err == nil {
 				renewLoaders(ctx)
 				var v T
-				var ok, last bool
-				v, ok, last, err = resolve(ctx, e)
-				if err == nil && ok && !send(graphql.Event[T]{Context: context.WithValue(ctx, eventKey{}, eventCursor(e.Position)), Value: v}) {
-					return
+				var last bool
+				v, ok, last, err = p.resolve(ctx, e)
+				if err == nil && ok && !put(graphql.Event[T]{Context: context.WithValue(ctx, eventKey{}, eventCursor(e.Position)), Value: v}) {
+					return false
 				}
 				if err == nil && !last {
 					continue
 				}
-				if err == nil {
-					return
-				}
 			}
-			if ctx.Err() != nil {
-				return
-			}
-			if next.Err() != nil {
-				err = errTokenExpired
-			}
-			var zero T
-			send(graphql.Event[T]{Context: context.WithValue(ctx, endKey{}, err), Value: zero})
-			return
 		}
-	}()
-	return out, nil
+		if ctx.Err() != nil {
+			return false
+		}
+		if p.next.Err() != nil {
+			err = errTokenExpired
+		}
+		if err != nil {
+			var zero T
+			put(graphql.Event[T]{Context: context.WithValue(ctx, endKey{}, err), Value: zero})
+		}
+		if p.ready != nil {
+			p.ready()
+		}
+		close(p.out)
+		return false
+	}
 }
 
 // eventKey carries an event's cursor in its context; endKey the error

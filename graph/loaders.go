@@ -42,10 +42,11 @@ type loaders struct {
 
 type loadersKey struct{}
 
-// loaderSlot holds the loaders of a request. A subscription's request
-// lives as long as its connection: it renews them for every event it
-// sends (renewLoaders), so an event shows what is true when it is sent,
-// not what an earlier event read.
+// loaderSlot holds the loaders of a request, made when the request first
+// reads through one. A subscription's request lives as long as its
+// connection: it renews them for every event it sends (renewLoaders), so
+// an event shows what is true when it is sent, not what an earlier event
+// read, and an idle subscription that sent none holds none.
 type loaderSlot struct {
 	current atomic.Pointer[loaders]
 	make    func() *loaders
@@ -69,15 +70,13 @@ func withLoaders(store *storage.Store, observe func(loader string, keys int, wai
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		slot := &loaderSlot{make: make}
-		slot.current.Store(make())
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), loadersKey{}, slot)))
 	})
 }
 
 // renewLoaders gives the request of ctx new loaders that remember nothing.
 func renewLoaders(ctx context.Context) {
-	slot := ctx.Value(loadersKey{}).(*loaderSlot)
-	slot.current.Store(slot.make())
+	ctx.Value(loadersKey{}).(*loaderSlot).current.Store(nil)
 }
 
 // forget drops what the loaders have read.
@@ -105,7 +104,15 @@ func freshReadsPerMutation(ctx context.Context, next graphql.RootResolver) graph
 
 // loadersFor returns the loaders of the request ctx belongs to.
 func loadersFor(ctx context.Context) *loaders {
-	return ctx.Value(loadersKey{}).(*loaderSlot).current.Load()
+	slot := ctx.Value(loadersKey{}).(*loaderSlot)
+	for {
+		if l := slot.current.Load(); l != nil {
+			return l
+		}
+		if l := slot.make(); slot.current.CompareAndSwap(nil, l) {
+			return l
+		}
+	}
 }
 
 // batchObserver returns the function that records loaders' batch reads in

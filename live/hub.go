@@ -3,7 +3,9 @@
 // (changefeed.Feed.Subscribe) and hands each subscriber the events it
 // asked for through a queue of its own, bounded: a subscriber that falls
 // QueueLength events behind is ended with ErrSlow, so a slow client never
-// makes the server hold more. A subscription started after a position
+// makes the server hold more. An idle subscriber costs no goroutine and
+// no queue: the hub calls its notify function when it has something to
+// take (Poll), and its queue holds only what it has not taken yet. A subscription started after a position
 // first replays the log from there (storage.Store.EventsAfter), then goes
 // live: it switches over by position, so it gets every event once, in
 // order, whichever server wrote it.
@@ -79,13 +81,13 @@ func (h *Hub) Publish(events []storage.LoggedEvent) {
 			if !s.match(e.Event) {
 				continue
 			}
-			select {
-			case s.queue <- e:
-			default:
+			if len(s.queue) >= h.queue {
 				h.endLocked(s, ErrSlow)
-			}
-			if s.err != nil {
 				break
+			}
+			s.queue = append(s.queue, e)
+			if len(s.queue) == 1 {
+				s.notify()
 			}
 		}
 	}
@@ -111,21 +113,28 @@ func (h *Hub) Close() {
 func (h *Hub) endLocked(s *Sub, err error) {
 	if s.err == nil {
 		s.err = err
-		close(s.ended)
+		s.notify()
 	}
 	delete(h.subs, s)
 }
 
-// Sub is one subscription: Next gives its events.
+// Sub is one subscription: Poll, or Next, gives its events.
 type Sub struct {
 	hub   *Hub
 	match func(storage.Event) bool
-	// queue holds pointers into the batches published, which every
-	// subscriber shares: 8 bytes an event queued.
-	queue chan *storage.LoggedEvent
-	// ended is closed, and err set, when the hub ended the subscription.
-	ended chan struct{}
-	err   error
+	// notify is called, under the hub's lock, when the queue gets its
+	// first event and when the hub ends the subscription.
+	notify func()
+	// signal wakes Next, for a Sub of Subscribe.
+	signal chan struct{}
+
+	// queue, guarded by the hub's lock, holds pointers into the batches
+	// published, which every subscriber shares: 8 bytes an event queued,
+	// nil when the subscriber took them all.
+	queue []*storage.LoggedEvent
+	// err, guarded by the hub's lock, is set when the hub ended the
+	// subscription.
+	err error
 
 	// pos is the last position of the log the subscription went past,
 	// negative before the first event of one that started live.
@@ -141,9 +150,30 @@ type Sub struct {
 // now when after is negative, else from after, which the log must still
 // hold (ErrExpired) and have reached (ErrAhead). It checks after with one
 // read of the log, or two. It returns ErrClosed when the hub is closed.
-// match runs under the hub's lock: it must be quick.
+// match runs under the hub's lock: it must be quick. Next gives the
+// subscription's events.
 func (h *Hub) Subscribe(ctx context.Context, after int64, match func(storage.Event) bool) (*Sub, error) {
-	s := &Sub{hub: h, match: match, queue: make(chan *storage.LoggedEvent, h.queue), ended: make(chan struct{}), pos: after}
+	signal := make(chan struct{}, 1)
+	s, err := h.SubscribeNotify(ctx, after, match, func() {
+		select {
+		case signal <- struct{}{}:
+		default:
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.signal = signal
+	return s, nil
+}
+
+// SubscribeNotify is Subscribe for a caller that takes the events with
+// Poll when notify tells it to: notify is called when an event is queued
+// for a subscriber that had none, and when the hub ends the subscription.
+// It runs under the hub's lock, maybe before SubscribeNotify returns: it
+// must be quick, and not call the hub or the Sub.
+func (h *Hub) SubscribeNotify(ctx context.Context, after int64, match func(storage.Event) bool, notify func()) (*Sub, error) {
+	s := &Sub{hub: h, match: match, notify: notify, pos: after}
 	if after >= 0 {
 		if err := h.check(ctx, after); err != nil {
 			return nil, err
@@ -194,25 +224,45 @@ func (s *Sub) Close() {
 // those the replay reads from the log, then the live ones, each once, in
 // the log's order. It returns ctx's error when ctx ends first, and the
 // error that ended the subscription (ErrSlow, ErrClosed) once the events
-// queued before it are given.
+// queued before it are given. It is for a Sub of Subscribe.
 func (s *Sub) Next(ctx context.Context) (storage.LoggedEvent, error) {
+	for {
+		e, ok, err := s.Poll(ctx)
+		if ok || err != nil {
+			return e, err
+		}
+		select {
+		case <-s.signal:
+		case <-ctx.Done():
+			return storage.LoggedEvent{}, ctx.Err()
+		}
+	}
+}
+
+// Poll returns the subscription's next event, as Next does, without
+// waiting for one: ok is false, with a nil error, when there is none yet
+// (notify then tells when there is). Replaying reads the log, with ctx.
+// Poll, and Next, must not be called by two goroutines at once.
+func (s *Sub) Poll(ctx context.Context) (e storage.LoggedEvent, ok bool, err error) {
 	for {
 		if len(s.pending) > 0 {
 			e := s.pending[0]
-			s.pending = s.pending[1:]
-			return e, nil
+			if s.pending = s.pending[1:]; len(s.pending) == 0 {
+				s.pending = nil
+			}
+			return e, true, nil
 		}
 		if s.replaying {
 			n, err := s.readLog(ctx, -1)
 			if err != nil {
-				return storage.LoggedEvent{}, err
+				return storage.LoggedEvent{}, false, err
 			}
 			s.replaying = n == replayPage
 			continue
 		}
-		e, err := s.receive(ctx)
-		if err != nil {
-			return storage.LoggedEvent{}, err
+		e, ok, err := s.take()
+		if !ok {
+			return storage.LoggedEvent{}, false, err
 		}
 		if s.pos >= 0 && e.Position <= s.pos {
 			continue // the replay gave it already
@@ -223,7 +273,7 @@ func (s *Sub) Next(ctx context.Context) (storage.LoggedEvent, error) {
 			for s.pos < e.Position-1 {
 				n, err := s.readLog(ctx, e.Position)
 				if err != nil {
-					return storage.LoggedEvent{}, err
+					return storage.LoggedEvent{}, false, err
 				}
 				if n < replayPage {
 					break
@@ -236,27 +286,20 @@ func (s *Sub) Next(ctx context.Context) (storage.LoggedEvent, error) {
 	}
 }
 
-// receive returns the next event of the queue, waiting for it; the
-// events queued before the subscription ended come before its error.
-func (s *Sub) receive(ctx context.Context) (storage.LoggedEvent, error) {
-	select {
-	case e := <-s.queue:
-		return *e, nil
-	default:
+// take returns the next event of the queue, without waiting; the events
+// queued before the subscription ended come before its error, and ok is
+// false with a nil error when the queue is empty.
+func (s *Sub) take() (storage.LoggedEvent, bool, error) {
+	s.hub.mu.Lock()
+	defer s.hub.mu.Unlock()
+	if len(s.queue) == 0 {
+		return storage.LoggedEvent{}, false, s.err
 	}
-	select {
-	case e := <-s.queue:
-		return *e, nil
-	case <-s.ended:
-		select {
-		case e := <-s.queue:
-			return *e, nil
-		default:
-			return storage.LoggedEvent{}, s.err
-		}
-	case <-ctx.Done():
-		return storage.LoggedEvent{}, ctx.Err()
+	e := s.queue[0]
+	if s.queue = s.queue[1:]; len(s.queue) == 0 {
+		s.queue = nil
 	}
+	return *e, true, nil
 }
 
 // readLog reads one page of the log after s.pos, up to position before
