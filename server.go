@@ -163,6 +163,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	// Subscriptions get the events this server reads from the log.
 	hub := live.NewHub(store, 0)
 	feed.Subscribe(hub.Publish)
+	// The site settings this server holds are dropped when they change.
+	feed.Subscribe(store.ForgetSite)
 	streamsDone := make(chan struct{})
 	if cfg.playgroundOn() && !cfg.introspectionOn() {
 		logger.Warn("the playground cannot load the schema with introspection off")
@@ -474,6 +476,7 @@ func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *
 		Comments: graph.CommentPolicy{Moderation: cfg.moderationOption(), UnmoderatedEdits: !cfg.moderateEdits, PerMinute: cfg.commentRate},
 		ShowCost: cfg.backend() == backendEmbedded,
 		Webhooks: hooks,
+		Site:     graph.SiteDefaults{Title: cfg.siteTitle, Description: cfg.siteDescription, URL: cfg.siteURL, Paths: cfg.paths},
 	})))
 	if devTokens {
 		api = devTokenOrigins(cors, api)

@@ -28,6 +28,8 @@ type Resolver struct {
 	// is about once for all of them.
 	live       LiveOptions
 	eventReads *eventReads
+	// siteDefaults are what unset site settings show (site.go).
+	siteDefaults SiteDefaults
 }
 
 // newResolver returns the root resolver over store, with the policy for

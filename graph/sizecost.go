@@ -33,4 +33,7 @@ func withSizeCosts(c *ComplexityRoot) {
 	c.Author.Bio = sizeCost(4 * storage.MaxBioLength)
 	c.Author.AvatarURL = sizeCost(4 * storage.MaxURLLength)
 	c.Category.Description = sizeCost(4 * storage.MaxDescriptionLength)
+	c.Page.Body = sizeCost(storage.MaxBodyBytes)
+	c.Page.BodyHTML = sizeCost(markdown.MaxHTMLBytes)
+	c.Site.Description = sizeCost(4 * storage.MaxDescriptionLength)
 }

@@ -55,6 +55,10 @@ func (s *Store) PostIDBySlug(ctx context.Context, slug string) (string, error) {
 	case err != nil:
 		return "", fmt.Errorf("slug %q: %w", slug, err)
 	}
+	if sl.PostID == "" {
+		// A page's slug (pages.go): no post's.
+		return absentPostID, nil
+	}
 	return sl.PostID, nil
 }
 

@@ -74,6 +74,10 @@ var authorSlugs = slugSpace{
 	},
 }
 
+// foreignHolder stands for the holder of a reservation of another kind in
+// the same namespace: no id is empty, so it is never the taker's.
+const foreignHolder = ""
+
 // reservation is a slug's reservation as read.
 type reservation struct {
 	Owner    string
@@ -95,6 +99,12 @@ func (sp slugSpace) decodeReservation(found map[key]item, slug string) (*reserva
 	}
 	owner, _ := raw[sp.owner].(string)
 	redirect, _ := raw["redirect"].(bool)
+	if owner == "" {
+		// The slug is held by the other kind of holder of the namespace
+		// (a page's reservation read for a post, or a post's for a page):
+		// taken, current or not, so old links never turn to the other.
+		return &reservation{Owner: foreignHolder}, nil
+	}
 	return &reservation{Owner: owner, Redirect: redirect}, nil
 }
 

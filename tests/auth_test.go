@@ -203,7 +203,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 			return "", err
 		}, false, map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", other: "FORBIDDEN", owner: "FORBIDDEN", admin: ""}},
 		{"updateCategory", none, func(c graphql.Client, _ string) (string, error) {
-			_, err := UpdateCategory(ctx, c, UpdateCategoryInput{Slug: "go", Description: ptr(unique("about"))})
+			_, err := UpdateCategory(ctx, c, UpdateCategoryInput{Slug: ptr("go"), Description: ptr(unique("about"))})
 			return "", err
 		}, false, map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", other: "FORBIDDEN", owner: "FORBIDDEN", admin: ""}},
 		{"createPost", none, func(c graphql.Client, _ string) (string, error) {
@@ -576,7 +576,7 @@ func TestAdminsAreASeparateKindOfPrincipal(t *testing.T) {
 	ok[*CreateAuthorResponse](t)(CreateAuthor(ctx, root, CreateAuthorInput{Subject: ptr("edsger"), Name: "Edsger Dijkstra"}))
 	ok[*UpdateAuthorResponse](t)(UpdateAuthor(ctx, root, UpdateAuthorInput{Id: b.authors[1], Bio: ptr("Edited by an admin")}))
 	ok[*CreateCategoryResponse](t)(CreateCategory(ctx, root, CreateCategoryInput{Slug: "admin-made", Name: "Admin made"}))
-	ok[*UpdateCategoryResponse](t)(UpdateCategory(ctx, root, UpdateCategoryInput{Slug: "go", Description: ptr("Edited")}))
+	ok[*UpdateCategoryResponse](t)(UpdateCategory(ctx, root, UpdateCategoryInput{Slug: ptr("go"), Description: ptr("Edited")}))
 	edited := ok[*UpdatePostResponse](t)(UpdatePost(ctx, root, UpdatePostInput{Id: b.published[0], ExpectedVersion: 2, Title: ptr("Edited by an admin")})).UpdatePost.Post
 	equal(t, "author of a post an admin edited", edited.Author.Name, "Ada Lovelace")
 	ok[*UnpublishPostResponse](t)(UnpublishPost(ctx, root, UnpublishPostInput{Id: b.published[1]}))

@@ -1404,7 +1404,7 @@ func (v *CategoryFeedCategoryPostsPostConnectionPageInfo) GetEndCursor() *string
 
 // CategoryFeedResponse is returned by CategoryFeed on success.
 type CategoryFeedResponse struct {
-	// Fetches a category by slug. Fails with NOT_FOUND when there is none.
+	// Fetches a category by slug or by global id; give exactly one. Fails with NOT_FOUND when there is none.
 	Category *CategoryFeedCategory `json:"category"`
 }
 
@@ -1654,7 +1654,7 @@ func (v *CategoryPageCategoryPostsPostConnectionPageInfo) GetEndCursor() *string
 
 // CategoryPageResponse is returned by CategoryPage on success.
 type CategoryPageResponse struct {
-	// Fetches a category by slug. Fails with NOT_FOUND when there is none.
+	// Fetches a category by slug or by global id; give exactly one. Fails with NOT_FOUND when there is none.
 	Category *CategoryPageCategory `json:"category"`
 }
 
@@ -1865,7 +1865,7 @@ func (v *CategoryPageWithBodiesCategoryPostsPostConnectionEdgesPostEdgeNodePost)
 
 // CategoryPageWithBodiesResponse is returned by CategoryPageWithBodies on success.
 type CategoryPageWithBodiesResponse struct {
-	// Fetches a category by slug. Fails with NOT_FOUND when there is none.
+	// Fetches a category by slug or by global id; give exactly one. Fails with NOT_FOUND when there is none.
 	Category *CategoryPageWithBodiesCategory `json:"category"`
 }
 
@@ -2122,7 +2122,7 @@ func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePostToc
 
 // CategoryPageWithHTMLResponse is returned by CategoryPageWithHTML on success.
 type CategoryPageWithHTMLResponse struct {
-	// Fetches a category by slug. Fails with NOT_FOUND when there is none.
+	// Fetches a category by slug or by global id; give exactly one. Fails with NOT_FOUND when there is none.
 	Category *CategoryPageWithHTMLCategory `json:"category"`
 }
 
@@ -2135,6 +2135,7 @@ func (v *CategoryPageWithHTMLResponse) GetCategory() *CategoryPageWithHTMLCatego
 // CommentByIDNodeAuthor
 // CommentByIDNodeCategory
 // CommentByIDNodeComment
+// CommentByIDNodePage
 // CommentByIDNodePost
 // The GraphQL type's documentation follows.
 //
@@ -2148,6 +2149,7 @@ type CommentByIDNode interface {
 func (v *CommentByIDNodeAuthor) implementsGraphQLInterfaceCommentByIDNode()   {}
 func (v *CommentByIDNodeCategory) implementsGraphQLInterfaceCommentByIDNode() {}
 func (v *CommentByIDNodeComment) implementsGraphQLInterfaceCommentByIDNode()  {}
+func (v *CommentByIDNodePage) implementsGraphQLInterfaceCommentByIDNode()     {}
 func (v *CommentByIDNodePost) implementsGraphQLInterfaceCommentByIDNode()     {}
 
 func __unmarshalCommentByIDNode(b []byte, v *CommentByIDNode) error {
@@ -2172,6 +2174,9 @@ func __unmarshalCommentByIDNode(b []byte, v *CommentByIDNode) error {
 		return json.Unmarshal(b, *v)
 	case "Comment":
 		*v = new(CommentByIDNodeComment)
+		return json.Unmarshal(b, *v)
+	case "Page":
+		*v = new(CommentByIDNodePage)
 		return json.Unmarshal(b, *v)
 	case "Post":
 		*v = new(CommentByIDNodePost)
@@ -2211,6 +2216,14 @@ func __marshalCommentByIDNode(v *CommentByIDNode) ([]byte, error) {
 		result := struct {
 			TypeName string `json:"__typename"`
 			*CommentByIDNodeComment
+		}{typename, v}
+		return json.Marshal(result)
+	case *CommentByIDNodePage:
+		typename = "Page"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*CommentByIDNodePage
 		}{typename, v}
 		return json.Marshal(result)
 	case *CommentByIDNodePost:
@@ -2306,6 +2319,22 @@ func (v *CommentByIDNodeCommentCommenter) GetName() string { return v.Name }
 
 // GetIsAuthor returns CommentByIDNodeCommentCommenter.IsAuthor, and is useful for accessing the field via an interface.
 func (v *CommentByIDNodeCommentCommenter) GetIsAuthor() bool { return v.IsAuthor }
+
+// CommentByIDNodePage includes the requested fields of the GraphQL type Page.
+// The GraphQL type's documentation follows.
+//
+// A static page of the blog (About, Contact, Imprint): a Markdown body
+// rendered as posts' are, with SEO fields and a place in navigation. Pages
+// are in no feed, archive, category or post list. A page's slug is unique
+// among pages and posts together: a frontend can serve pages at `/<slug>`
+// (the server's default page path) beside posts at `/posts/<slug>`, or both
+// at `/<slug>`, and never meets a page and a post at one path.
+type CommentByIDNodePage struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns CommentByIDNodePage.Typename, and is useful for accessing the field via an interface.
+func (v *CommentByIDNodePage) GetTypename() *string { return v.Typename }
 
 // CommentByIDNodePost includes the requested fields of the GraphQL type Post.
 // The GraphQL type's documentation follows.
@@ -2610,6 +2639,12 @@ type CreateAuthorInput struct {
 	Slug *string `json:"slug"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
+	// The author's website: an absolute http or https URL of at most 2000 characters.
+	Website *string `json:"website"`
+	// Where the author is: one line of at most 100 characters.
+	Location *string `json:"location"`
+	// The author's accounts elsewhere: at most 20.
+	SocialLinks []SocialAccountInput `json:"socialLinks"`
 }
 
 // GetSubject returns CreateAuthorInput.Subject, and is useful for accessing the field via an interface.
@@ -2629,6 +2664,15 @@ func (v *CreateAuthorInput) GetSlug() *string { return v.Slug }
 
 // GetIdempotencyKey returns CreateAuthorInput.IdempotencyKey, and is useful for accessing the field via an interface.
 func (v *CreateAuthorInput) GetIdempotencyKey() *string { return v.IdempotencyKey }
+
+// GetWebsite returns CreateAuthorInput.Website, and is useful for accessing the field via an interface.
+func (v *CreateAuthorInput) GetWebsite() *string { return v.Website }
+
+// GetLocation returns CreateAuthorInput.Location, and is useful for accessing the field via an interface.
+func (v *CreateAuthorInput) GetLocation() *string { return v.Location }
+
+// GetSocialLinks returns CreateAuthorInput.SocialLinks, and is useful for accessing the field via an interface.
+func (v *CreateAuthorInput) GetSocialLinks() []SocialAccountInput { return v.SocialLinks }
 
 // CreateAuthorResponse is returned by CreateAuthor on success.
 type CreateAuthorResponse struct {
@@ -4688,6 +4732,7 @@ func (v *MonthArchivePageResponse) GetPosts() MonthArchivePagePostsPostConnectio
 // MoreRepliesNodeAuthor
 // MoreRepliesNodeCategory
 // MoreRepliesNodeComment
+// MoreRepliesNodePage
 // MoreRepliesNodePost
 // The GraphQL type's documentation follows.
 //
@@ -4701,6 +4746,7 @@ type MoreRepliesNode interface {
 func (v *MoreRepliesNodeAuthor) implementsGraphQLInterfaceMoreRepliesNode()   {}
 func (v *MoreRepliesNodeCategory) implementsGraphQLInterfaceMoreRepliesNode() {}
 func (v *MoreRepliesNodeComment) implementsGraphQLInterfaceMoreRepliesNode()  {}
+func (v *MoreRepliesNodePage) implementsGraphQLInterfaceMoreRepliesNode()     {}
 func (v *MoreRepliesNodePost) implementsGraphQLInterfaceMoreRepliesNode()     {}
 
 func __unmarshalMoreRepliesNode(b []byte, v *MoreRepliesNode) error {
@@ -4725,6 +4771,9 @@ func __unmarshalMoreRepliesNode(b []byte, v *MoreRepliesNode) error {
 		return json.Unmarshal(b, *v)
 	case "Comment":
 		*v = new(MoreRepliesNodeComment)
+		return json.Unmarshal(b, *v)
+	case "Page":
+		*v = new(MoreRepliesNodePage)
 		return json.Unmarshal(b, *v)
 	case "Post":
 		*v = new(MoreRepliesNodePost)
@@ -4764,6 +4813,14 @@ func __marshalMoreRepliesNode(v *MoreRepliesNode) ([]byte, error) {
 		result := struct {
 			TypeName string `json:"__typename"`
 			*MoreRepliesNodeComment
+		}{typename, v}
+		return json.Marshal(result)
+	case *MoreRepliesNodePage:
+		typename = "Page"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*MoreRepliesNodePage
 		}{typename, v}
 		return json.Marshal(result)
 	case *MoreRepliesNodePost:
@@ -4937,6 +4994,22 @@ func (v *MoreRepliesNodeCommentReplyConnectionPageInfo) GetHasNextPage() bool { 
 // GetEndCursor returns MoreRepliesNodeCommentReplyConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
 func (v *MoreRepliesNodeCommentReplyConnectionPageInfo) GetEndCursor() *string { return v.EndCursor }
 
+// MoreRepliesNodePage includes the requested fields of the GraphQL type Page.
+// The GraphQL type's documentation follows.
+//
+// A static page of the blog (About, Contact, Imprint): a Markdown body
+// rendered as posts' are, with SEO fields and a place in navigation. Pages
+// are in no feed, archive, category or post list. A page's slug is unique
+// among pages and posts together: a frontend can serve pages at `/<slug>`
+// (the server's default page path) beside posts at `/posts/<slug>`, or both
+// at `/<slug>`, and never meets a page and a post at one path.
+type MoreRepliesNodePage struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns MoreRepliesNodePage.Typename, and is useful for accessing the field via an interface.
+func (v *MoreRepliesNodePage) GetTypename() *string { return v.Typename }
+
 // MoreRepliesNodePost includes the requested fields of the GraphQL type Post.
 // The GraphQL type's documentation follows.
 //
@@ -5029,6 +5102,7 @@ func (v *MoreRepliesResponse) __premarshalJSON() (*__premarshalMoreRepliesRespon
 // NodeNodeAuthor
 // NodeNodeCategory
 // NodeNodeComment
+// NodeNodePage
 // NodeNodePost
 // The GraphQL type's documentation follows.
 //
@@ -5047,6 +5121,7 @@ type NodeNode interface {
 func (v *NodeNodeAuthor) implementsGraphQLInterfaceNodeNode()   {}
 func (v *NodeNodeCategory) implementsGraphQLInterfaceNodeNode() {}
 func (v *NodeNodeComment) implementsGraphQLInterfaceNodeNode()  {}
+func (v *NodeNodePage) implementsGraphQLInterfaceNodeNode()     {}
 func (v *NodeNodePost) implementsGraphQLInterfaceNodeNode()     {}
 
 func __unmarshalNodeNode(b []byte, v *NodeNode) error {
@@ -5071,6 +5146,9 @@ func __unmarshalNodeNode(b []byte, v *NodeNode) error {
 		return json.Unmarshal(b, *v)
 	case "Comment":
 		*v = new(NodeNodeComment)
+		return json.Unmarshal(b, *v)
+	case "Page":
+		*v = new(NodeNodePage)
 		return json.Unmarshal(b, *v)
 	case "Post":
 		*v = new(NodeNodePost)
@@ -5110,6 +5188,14 @@ func __marshalNodeNode(v *NodeNode) ([]byte, error) {
 		result := struct {
 			TypeName string `json:"__typename"`
 			*NodeNodeComment
+		}{typename, v}
+		return json.Marshal(result)
+	case *NodeNodePage:
+		typename = "Page"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*NodeNodePage
 		}{typename, v}
 		return json.Marshal(result)
 	case *NodeNodePost:
@@ -5191,6 +5277,27 @@ func (v *NodeNodeComment) GetId() string { return v.Id }
 
 // GetBody returns NodeNodeComment.Body, and is useful for accessing the field via an interface.
 func (v *NodeNodeComment) GetBody() string { return v.Body }
+
+// NodeNodePage includes the requested fields of the GraphQL type Page.
+// The GraphQL type's documentation follows.
+//
+// A static page of the blog (About, Contact, Imprint): a Markdown body
+// rendered as posts' are, with SEO fields and a place in navigation. Pages
+// are in no feed, archive, category or post list. A page's slug is unique
+// among pages and posts together: a frontend can serve pages at `/<slug>`
+// (the server's default page path) beside posts at `/posts/<slug>`, or both
+// at `/<slug>`, and never meets a page and a post at one path.
+type NodeNodePage struct {
+	Typename *string `json:"__typename"`
+	// The opaque global id of the object. Clients must not parse it.
+	Id string `json:"id"`
+}
+
+// GetTypename returns NodeNodePage.Typename, and is useful for accessing the field via an interface.
+func (v *NodeNodePage) GetTypename() *string { return v.Typename }
+
+// GetId returns NodeNodePage.Id, and is useful for accessing the field via an interface.
+func (v *NodeNodePage) GetId() string { return v.Id }
 
 // NodeNodePost includes the requested fields of the GraphQL type Post.
 // The GraphQL type's documentation follows.
@@ -7952,6 +8059,20 @@ func (v *SeoInput) GetCanonicalUrl() *string { return v.CanonicalUrl }
 // GetOgImage returns SeoInput.OgImage, and is useful for accessing the field via an interface.
 func (v *SeoInput) GetOgImage() *string { return v.OgImage }
 
+// An account elsewhere to set.
+type SocialAccountInput struct {
+	// The network's name as shown: one line of at most 100 characters.
+	Network string `json:"network"`
+	// The account's URL: an absolute http or https URL of at most 2000 characters.
+	Url string `json:"url"`
+}
+
+// GetNetwork returns SocialAccountInput.Network, and is useful for accessing the field via an interface.
+func (v *SocialAccountInput) GetNetwork() string { return v.Network }
+
+// GetUrl returns SocialAccountInput.Url, and is useful for accessing the field via an interface.
+func (v *SocialAccountInput) GetUrl() string { return v.Url }
+
 // The input of `unpublishPost`.
 type UnpublishPostInput struct {
 	// The global id of the post.
@@ -8163,6 +8284,12 @@ type UpdateAuthorInput struct {
 	Slug *string `json:"slug"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
+	// The new website: an absolute http or https URL of at most 2000 characters; empty removes it.
+	Website *string `json:"website"`
+	// The new location: one line of at most 100 characters; empty removes it.
+	Location *string `json:"location"`
+	// The new accounts elsewhere, at most 20, replacing the old ones; an empty list removes all.
+	SocialLinks []SocialAccountInput `json:"socialLinks"`
 }
 
 // GetId returns UpdateAuthorInput.Id, and is useful for accessing the field via an interface.
@@ -8185,6 +8312,15 @@ func (v *UpdateAuthorInput) GetSlug() *string { return v.Slug }
 
 // GetIdempotencyKey returns UpdateAuthorInput.IdempotencyKey, and is useful for accessing the field via an interface.
 func (v *UpdateAuthorInput) GetIdempotencyKey() *string { return v.IdempotencyKey }
+
+// GetWebsite returns UpdateAuthorInput.Website, and is useful for accessing the field via an interface.
+func (v *UpdateAuthorInput) GetWebsite() *string { return v.Website }
+
+// GetLocation returns UpdateAuthorInput.Location, and is useful for accessing the field via an interface.
+func (v *UpdateAuthorInput) GetLocation() *string { return v.Location }
+
+// GetSocialLinks returns UpdateAuthorInput.SocialLinks, and is useful for accessing the field via an interface.
+func (v *UpdateAuthorInput) GetSocialLinks() []SocialAccountInput { return v.SocialLinks }
 
 // UpdateAuthorResponse is returned by UpdateAuthor on success.
 type UpdateAuthorResponse struct {
@@ -8245,8 +8381,8 @@ func (v *UpdateAuthorUpdateAuthorUpdateAuthorPayloadAuthor) GetVersion() int { r
 
 // The input of `updateCategory`. Omitted fields are left unchanged.
 type UpdateCategoryInput struct {
-	// The slug of the category to change.
-	Slug string `json:"slug"`
+	// The slug of the category to change; give it or `id`.
+	Slug *string `json:"slug"`
 	// When given, the update fails with CONFLICT unless the category still has this version; 0 or less, a version no category has, always fails. Omitted, the update is unconditional.
 	ExpectedVersion *int `json:"expectedVersion"`
 	// The new display name: one line of at most 100 characters.
@@ -8255,10 +8391,12 @@ type UpdateCategoryInput struct {
 	Description *string `json:"description"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
+	// The global id of the category to change, as the other updates take theirs; give it or `slug`.
+	Id *string `json:"id"`
 }
 
 // GetSlug returns UpdateCategoryInput.Slug, and is useful for accessing the field via an interface.
-func (v *UpdateCategoryInput) GetSlug() string { return v.Slug }
+func (v *UpdateCategoryInput) GetSlug() *string { return v.Slug }
 
 // GetExpectedVersion returns UpdateCategoryInput.ExpectedVersion, and is useful for accessing the field via an interface.
 func (v *UpdateCategoryInput) GetExpectedVersion() *int { return v.ExpectedVersion }
@@ -8271,6 +8409,9 @@ func (v *UpdateCategoryInput) GetDescription() *string { return v.Description }
 
 // GetIdempotencyKey returns UpdateCategoryInput.IdempotencyKey, and is useful for accessing the field via an interface.
 func (v *UpdateCategoryInput) GetIdempotencyKey() *string { return v.IdempotencyKey }
+
+// GetId returns UpdateCategoryInput.Id, and is useful for accessing the field via an interface.
+func (v *UpdateCategoryInput) GetId() *string { return v.Id }
 
 // UpdateCategoryResponse is returned by UpdateCategory on success.
 type UpdateCategoryResponse struct {
