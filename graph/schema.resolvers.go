@@ -263,6 +263,9 @@ func (r *mutationResolver) CreateAuthor(ctx context.Context, input model.CreateA
 		Name:           input.Name,
 		Bio:            deref(input.Bio),
 		AvatarURL:      deref(input.AvatarURL),
+		Website:        deref(input.Website),
+		Location:       deref(input.Location),
+		Social:         deref(socialOf(input.SocialLinks)),
 		IdempotencyKey: idempotencyKey(ctx, input.IdempotencyKey),
 	})
 	if err != nil {

@@ -174,6 +174,17 @@ func TestAuthorizationMatrix(t *testing.T) {
 		return "", err
 	}
 	none := func() string { return "" }
+	// draftPage and publishedPage make a static page as the admin.
+	draftPage := func() string {
+		return ok[*CreatePageResponse](t)(CreatePage(ctx, clients[admin], CreatePageInput{Title: "Page", Slug: unique("page")})).CreatePage.Page.Id
+	}
+	publishedPage := func() string {
+		id := draftPage()
+		ok[*PublishPageResponse](t)(PublishPage(ctx, clients[admin], PublishPageInput{Id: id}))
+		return id
+	}
+	adminsOnly := map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", other: "FORBIDDEN", owner: "FORBIDDEN", admin: ""}
+	siteVersion := 0
 
 	// For every actor a case prepares a target (an id), calls the mutation
 	// on it and returns the name of the author of what it wrote, or "".
@@ -272,6 +283,38 @@ func TestAuthorizationMatrix(t *testing.T) {
 			map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", otherReader: "NOT_FOUND", other: "NOT_FOUND", owner: "NOT_FOUND", postAuthor: "", admin: ""}},
 		{"approveComment of a published comment", readersComment(true), approveComment, false,
 			map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", otherReader: "FORBIDDEN", other: "FORBIDDEN", owner: "FORBIDDEN", postAuthor: "CONFLICT", admin: "CONFLICT"}},
+		{"createPage", none, func(c graphql.Client, _ string) (string, error) {
+			_, err := CreatePage(ctx, c, CreatePageInput{Title: "About", Slug: unique("about")})
+			return "", err
+		}, false, adminsOnly},
+		{"updatePage", draftPage, func(c graphql.Client, id string) (string, error) {
+			_, err := UpdatePage(ctx, c, UpdatePageInput{Id: id, ExpectedVersion: 1, Title: ptr("Edited")})
+			return "", err
+		}, false, adminsOnly},
+		{"publishPage", draftPage, func(c graphql.Client, id string) (string, error) {
+			_, err := PublishPage(ctx, c, PublishPageInput{Id: id})
+			return "", err
+		}, false, adminsOnly},
+		{"unpublishPage", publishedPage, func(c graphql.Client, id string) (string, error) {
+			_, err := UnpublishPage(ctx, c, UnpublishPageInput{Id: id})
+			return "", err
+		}, false, adminsOnly},
+		{"deletePage", publishedPage, func(c graphql.Client, id string) (string, error) {
+			_, err := DeletePage(ctx, c, DeletePageInput{Id: id})
+			return "", err
+		}, false, adminsOnly},
+		{"updateSite", none, func(c graphql.Client, _ string) (string, error) {
+			r, err := UpdateSite(ctx, c, UpdateSiteInput{ExpectedVersion: siteVersion, Title: ptr(unique("Blog"))})
+			if err == nil {
+				siteVersion = r.UpdateSite.Site.Version
+			}
+			return "", err
+		}, false, adminsOnly},
+		{"updateAuthor's profile", func() string { return ids["grace"] }, func(c graphql.Client, id string) (string, error) {
+			_, err := UpdateAuthorProfile(ctx, c, UpdateAuthorInput{Id: id, Website: ptr("https://grace.example.com/" + unique("w")),
+				Location: ptr("Arlington"), SocialLinks: []SocialAccountInput{{Network: "GitHub", Url: "https://github.com/grace"}}})
+			return "", err
+		}, false, map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", other: "FORBIDDEN", owner: "", admin: ""}},
 	}
 	for _, c := range cases {
 		for _, actor := range actors {
