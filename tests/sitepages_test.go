@@ -3,7 +3,10 @@ package tests
 import (
 	"context"
 	"encoding/base64"
+	"io"
 	"maps"
+	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -324,4 +327,66 @@ func sameRequests(t *testing.T, what string, got, want map[string]int) {
 	if !maps.Equal(got, want) {
 		t.Errorf("%s: DynamoDB requests %v, want %v", what, got, want)
 	}
+}
+
+// TestWebhooksFollowPagesAndSite: a page's publication, edit and deletion
+// and a change of the site settings reach a webhook as their events, with
+// the page's paths; after the settings set a post path and a site URL, the
+// next post's event and the feed link with them.
+func TestWebhooksFollowPagesAndSite(t *testing.T) {
+	s := startFeedServer(t)
+	ctx := context.Background()
+	writer := s.writer()
+	r := newFeedReceiver(t)
+	s.hook(writer, r, "page.published", "page.published.edited", "page.deleted", "site.updated", "post.published")
+
+	pg := ok[*CreatePageResponse](t)(CreatePage(ctx, writer, CreatePageInput{Title: "About", Slug: "about", Body: ptr("Hi.")})).CreatePage.Page
+	id := rawID(t, pg.Id, "Page")
+	ok[*PublishPageResponse](t)(PublishPage(ctx, writer, PublishPageInput{Id: pg.Id}))
+	t.Run("publishing a page is page.published with its path and tag", func(t *testing.T) {
+		d := r.waitEvent(t, "page.published", func(e storage.EventData) bool { return e.PageID == id })
+		if d.Data.Slug != "about" || !hasAll(d.Data.Paths, "/about") || !hasAll(d.Data.CacheTags, "page:"+id) {
+			t.Errorf("page.published data %+v", d.Data)
+		}
+	})
+	ok[*UpdatePageResponse](t)(UpdatePage(ctx, writer, UpdatePageInput{Id: pg.Id, ExpectedVersion: 2, Slug: ptr("about-us")}))
+	t.Run("renaming it is page.published.edited with both paths", func(t *testing.T) {
+		d := r.waitEvent(t, "page.published.edited", func(e storage.EventData) bool { return e.PageID == id })
+		if !hasAll(d.Data.Paths, "/about", "/about-us") || !slices.Contains(d.Data.PreviousSlugs, "about") {
+			t.Errorf("page.published.edited data %+v", d.Data)
+		}
+	})
+	ok[*DeletePageResponse](t)(DeletePage(ctx, writer, DeletePageInput{Id: pg.Id}))
+	t.Run("deleting it is page.deleted", func(t *testing.T) {
+		r.waitEvent(t, "page.deleted", func(e storage.EventData) bool { return e.PageID == id })
+	})
+
+	ok[*UpdateSiteResponse](t)(UpdateSite(ctx, writer, UpdateSiteInput{ExpectedVersion: 0, Url: ptr("https://notes.example.com"),
+		PostPath: ptr("/blog/{slug}"), Title: ptr("Notes")}))
+	t.Run("a change of the settings is site.updated", func(t *testing.T) {
+		d := r.waitEvent(t, "site.updated", func(e storage.EventData) bool { return true })
+		if !slices.Equal(d.Data.CacheTags, []string{"site"}) {
+			t.Errorf("site.updated data %+v", d.Data)
+		}
+	})
+	post := ok[*CreatePostResponse](t)(CreatePost(ctx, writer, CreatePostInput{Title: "Hello", Slug: "hello", Categories: []string{"feeds"}})).CreatePost.Post
+	ok[*PublishPostResponse](t)(PublishPost(ctx, writer, PublishPostInput{Id: post.Id}))
+	t.Run("events and feeds link with the settings' post path and URL", func(t *testing.T) {
+		postID := rawID(t, post.Id, "Post")
+		d := r.waitEvent(t, "post.published", func(e storage.EventData) bool { return e.PostID == postID })
+		if !slices.Contains(d.Data.Paths, "/blog/hello") {
+			t.Errorf("post.published paths %v, want /blog/hello", d.Data.Paths)
+		}
+		resp, err := http.Get(s.base + "/feed.xml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		for _, want := range []string{"<title>Notes</title>", "<link>https://notes.example.com/blog/hello</link>"} {
+			if !strings.Contains(string(body), want) {
+				t.Errorf("feed %s: no %s", body, want)
+			}
+		}
+	})
 }
