@@ -191,8 +191,9 @@ type ComplexityRoot struct {
 	}
 
 	DraftConnection struct {
-		Edges    func(childComplexity int) int
-		PageInfo func(childComplexity int) int
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
 	}
 
 	Heading struct {
@@ -276,8 +277,9 @@ type ComplexityRoot struct {
 	}
 
 	PendingCommentConnection struct {
-		Edges    func(childComplexity int) int
-		PageInfo func(childComplexity int) int
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
 	}
 
 	PingWebhookPayload struct {
@@ -1155,6 +1157,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DraftConnection.PageInfo(childComplexity), true
+	case "DraftConnection.totalCount":
+		if e.ComplexityRoot.DraftConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DraftConnection.TotalCount(childComplexity), true
 
 	case "Heading.anchor":
 		if e.ComplexityRoot.Heading.Anchor == nil {
@@ -1664,6 +1672,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PendingCommentConnection.PageInfo(childComplexity), true
+	case "PendingCommentConnection.totalCount":
+		if e.ComplexityRoot.PendingCommentConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PendingCommentConnection.TotalCount(childComplexity), true
 
 	case "PingWebhookPayload.delivery":
 		if e.ComplexityRoot.PingWebhookPayload.Delivery == nil {
@@ -2868,6 +2882,8 @@ type DraftConnection {
   edges: [PostEdge!]!
   "Where this page stands in the whole list."
   pageInfo: PageInfo!
+  "The number of the author's drafts. It costs a read (one per MB of drafts) when selected."
+  totalCount: Int!
 }
 
 """
@@ -3017,6 +3033,8 @@ type PendingCommentConnection {
   edges: [CommentEdge!]!
   "Where this page stands in the whole queue."
   pageInfo: PageInfo!
+  "The number of comments in the whole queue the caller sees. It costs a read (one per MB of the queue) when selected."
+  totalCount: Int!
 }
 
 """
@@ -4623,6 +4641,8 @@ func (ec *executionContext) childFields_DraftConnection(ctx context.Context, fie
 		return ec.fieldContext_DraftConnection_edges(ctx, field)
 	case "pageInfo":
 		return ec.fieldContext_DraftConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_DraftConnection_totalCount(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DraftConnection", field.Name)
 }
@@ -4733,6 +4753,8 @@ func (ec *executionContext) childFields_PendingCommentConnection(ctx context.Con
 		return ec.fieldContext_PendingCommentConnection_edges(ctx, field)
 	case "pageInfo":
 		return ec.fieldContext_PendingCommentConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_PendingCommentConnection_totalCount(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PendingCommentConnection", field.Name)
 }
@@ -8378,6 +8400,29 @@ func (ec *executionContext) fieldContext_DraftConnection_pageInfo(_ context.Cont
 	return fc, nil
 }
 
+func (ec *executionContext) _DraftConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.DraftConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DraftConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DraftConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DraftConnection", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _Heading_level(ctx context.Context, field graphql.CollectedField, obj *storage.Heading) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -10391,6 +10436,29 @@ func (ec *executionContext) fieldContext_PendingCommentConnection_pageInfo(_ con
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _PendingCommentConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.PendingCommentConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PendingCommentConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PendingCommentConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PendingCommentConnection", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _PingWebhookPayload_delivery(ctx context.Context, field graphql.CollectedField, obj *model.PingWebhookPayload) (ret graphql.Marshaler) {
@@ -18608,13 +18676,51 @@ func (ec *executionContext) _DraftConnection(ctx context.Context, sel ast.Select
 		case "edges":
 			out.Values[i] = ec._DraftConnection_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "pageInfo":
 			out.Values[i] = ec._DraftConnection_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._DraftConnection_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -19602,13 +19708,51 @@ func (ec *executionContext) _PendingCommentConnection(ctx context.Context, sel a
 		case "edges":
 			out.Values[i] = ec._PendingCommentConnection_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "pageInfo":
 			out.Values[i] = ec._PendingCommentConnection_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._PendingCommentConnection_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}

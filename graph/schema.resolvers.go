@@ -80,7 +80,7 @@ func (r *authorResolver) Drafts(ctx context.Context, obj *storage.Author, first 
 	}
 	r.primePosts(ctx, nil, "edges.node", res.Items)
 	c := postConnection(res, nil)
-	return &model.DraftConnection{Edges: c.Edges, PageInfo: c.PageInfo}, nil
+	return &model.DraftConnection{Edges: c.Edges, PageInfo: c.PageInfo, Count: r.draftCount(obj.ID)}, nil
 }
 
 // Website is the resolver for the website field.
@@ -911,7 +911,7 @@ func (r *queryResolver) ModerationQueue(ctx context.Context, first *int, after *
 	}
 	r.primePage(ctx, res.Items)
 	c := commentConnection(res, nil)
-	return &model.PendingCommentConnection{Edges: r.onLivePosts(ctx, c.Edges), PageInfo: c.PageInfo}, nil
+	return &model.PendingCommentConnection{Edges: r.onLivePosts(ctx, c.Edges), PageInfo: c.PageInfo, Count: r.pendingCount(authorID)}, nil
 }
 
 // Webhooks is the resolver for the webhooks field.

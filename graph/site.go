@@ -151,3 +151,20 @@ func (r *Resolver) archiveAuthor(ctx context.Context, id, slug *string) (*storag
 	}
 	return a, nil
 }
+
+// draftCount counts the author's drafts when totalCount is selected.
+func (r *Resolver) draftCount(authorID string) model.Counter {
+	return func(ctx context.Context) (int, error) {
+		n, err := r.store.CountDrafts(ctx, authorID)
+		return int(n), err
+	}
+}
+
+// pendingCount counts the moderation queue of authorID ("" for the
+// admins' queue of the whole blog) when totalCount is selected.
+func (r *Resolver) pendingCount(authorID string) model.Counter {
+	return func(ctx context.Context) (int, error) {
+		n, err := r.store.CountPending(ctx, authorID)
+		return int(n), err
+	}
+}

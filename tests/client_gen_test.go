@@ -3902,6 +3902,39 @@ type DraftPageResponse struct {
 // GetAuthor returns DraftPageResponse.Author, and is useful for accessing the field via an interface.
 func (v *DraftPageResponse) GetAuthor() *DraftPageAuthor { return v.Author }
 
+// DraftTotalAuthor includes the requested fields of the GraphQL type Author.
+// The GraphQL type's documentation follows.
+//
+// A person who writes posts and comments.
+type DraftTotalAuthor struct {
+	// The author's drafts, newest first, for the author themself and admins. Null with UNAUTHENTICATED without a token, with FORBIDDEN for anyone else.
+	Drafts *DraftTotalAuthorDraftsDraftConnection `json:"drafts"`
+}
+
+// GetDrafts returns DraftTotalAuthor.Drafts, and is useful for accessing the field via an interface.
+func (v *DraftTotalAuthor) GetDrafts() *DraftTotalAuthorDraftsDraftConnection { return v.Drafts }
+
+// DraftTotalAuthorDraftsDraftConnection includes the requested fields of the GraphQL type DraftConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of an author's drafts.
+type DraftTotalAuthorDraftsDraftConnection struct {
+	// The number of the author's drafts. It costs a read (one per MB of drafts) when selected.
+	TotalCount int `json:"totalCount"`
+}
+
+// GetTotalCount returns DraftTotalAuthorDraftsDraftConnection.TotalCount, and is useful for accessing the field via an interface.
+func (v *DraftTotalAuthorDraftsDraftConnection) GetTotalCount() int { return v.TotalCount }
+
+// DraftTotalResponse is returned by DraftTotal on success.
+type DraftTotalResponse struct {
+	// Fetches an author by global id or by slug; give exactly one. A slug the author had before finds them too (their `slug` is the current one). Fails with NOT_FOUND when there is none.
+	Author *DraftTotalAuthor `json:"author"`
+}
+
+// GetAuthor returns DraftTotalResponse.Author, and is useful for accessing the field via an interface.
+func (v *DraftTotalResponse) GetAuthor() *DraftTotalAuthor { return v.Author }
+
 // FeedPagePostsPostConnection includes the requested fields of the GraphQL type PostConnection.
 // The GraphQL type's documentation follows.
 //
@@ -8727,6 +8760,29 @@ func (v *PublishPostResponse) GetPublishPost() PublishPostPublishPostPublishPost
 	return v.PublishPost
 }
 
+// QueueTotalModerationQueuePendingCommentConnection includes the requested fields of the GraphQL type PendingCommentConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of the moderation queue: pending comments, newest first.
+type QueueTotalModerationQueuePendingCommentConnection struct {
+	// The number of comments in the whole queue the caller sees. It costs a read (one per MB of the queue) when selected.
+	TotalCount int `json:"totalCount"`
+}
+
+// GetTotalCount returns QueueTotalModerationQueuePendingCommentConnection.TotalCount, and is useful for accessing the field via an interface.
+func (v *QueueTotalModerationQueuePendingCommentConnection) GetTotalCount() int { return v.TotalCount }
+
+// QueueTotalResponse is returned by QueueTotal on success.
+type QueueTotalResponse struct {
+	// Readers' comments waiting for moderation, newest first: for an admin every one of the blog, for an author those on their posts. Null with UNAUTHENTICATED without a token, with FORBIDDEN for a reader.
+	ModerationQueue *QueueTotalModerationQueuePendingCommentConnection `json:"moderationQueue"`
+}
+
+// GetModerationQueue returns QueueTotalResponse.ModerationQueue, and is useful for accessing the field via an interface.
+func (v *QueueTotalResponse) GetModerationQueue() *QueueTotalModerationQueuePendingCommentConnection {
+	return v.ModerationQueue
+}
+
 // The input of `redeliverWebhookEvent`.
 type RedeliverWebhookEventInput struct {
 	// The global id of the webhook.
@@ -11858,6 +11914,14 @@ func (v *__DraftPageInput) GetLast() *int { return v.Last }
 // GetBefore returns __DraftPageInput.Before, and is useful for accessing the field via an interface.
 func (v *__DraftPageInput) GetBefore() *string { return v.Before }
 
+// __DraftTotalInput is used internally by genqlient
+type __DraftTotalInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __DraftTotalInput.Id, and is useful for accessing the field via an interface.
+func (v *__DraftTotalInput) GetId() string { return v.Id }
+
 // __FeedInput is used internally by genqlient
 type __FeedInput struct {
 	First *int    `json:"first"`
@@ -13737,6 +13801,42 @@ func DraftPage(
 	return data_, err_
 }
 
+// The query executed by DraftTotal.
+const DraftTotal_Operation = `
+query DraftTotal ($id: ID!) {
+	author(id: $id) {
+		drafts(first: 1) {
+			totalCount
+		}
+	}
+}
+`
+
+func DraftTotal(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *DraftTotalResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "DraftTotal",
+		Query:  DraftTotal_Operation,
+		Variables: &__DraftTotalInput{
+			Id: id,
+		},
+	}
+
+	data_ = &DraftTotalResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by Feed.
 const Feed_Operation = `
 query Feed ($first: Int, $after: String) {
@@ -15162,6 +15262,36 @@ func PublishPost(
 	}
 
 	data_ = &PublishPostResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by QueueTotal.
+const QueueTotal_Operation = `
+query QueueTotal {
+	moderationQueue(first: 1) {
+		totalCount
+	}
+}
+`
+
+func QueueTotal(
+	ctx_ context.Context,
+	client_ graphql.Client,
+) (data_ *QueueTotalResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "QueueTotal",
+		Query:  QueueTotal_Operation,
+	}
+
+	data_ = &QueueTotalResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"encoding/base64"
+	"fmt"
 	"io"
 	"maps"
 	"net/http"
@@ -315,6 +316,18 @@ func TestSmallConsistencies(t *testing.T) {
 	equal(t, "bad website", code(err), "BAD_USER_INPUT")
 	equal[any](t, "field", extension(err, "field"), "website")
 	s.unchanged(before)
+	t.Run("drafts and the moderation queue have a totalCount: one Query", func(t *testing.T) {
+		drafts := ok[*DraftTotalResponse](t)(DraftTotal(ctx, b.writers[0], b.authors[0])).Author.Drafts
+		equal(t, "ada's drafts", drafts.TotalCount, 1)
+		sameRequests(t, "drafts", s.requests(), map[string]int{"GetItem": 1, "Query": 2})
+		for i := range 3 {
+			ok[*AddCommentResponse](t)(AddComment(ctx, s.reader(fmt.Sprintf("r%d", i), "R", ""), AddCommentInput{PostId: b.published[0], Body: "Held"}))
+		}
+		equal(t, "the admins' queue", ok[*QueueTotalResponse](t)(QueueTotal(ctx, s.admin)).ModerationQueue.TotalCount, 3)
+		sameRequests(t, "queue", s.requests(), map[string]int{"Query": 2})
+		equal(t, "ada's queue", ok[*QueueTotalResponse](t)(QueueTotal(ctx, b.writers[0])).ModerationQueue.TotalCount, 3)
+		equal(t, "grace's queue", ok[*QueueTotalResponse](t)(QueueTotal(ctx, b.writers[1])).ModerationQueue.TotalCount, 0)
+	})
 	cleared := ok[*UpdateAuthorProfileResponse](t)(UpdateAuthorProfile(ctx, b.writers[0], UpdateAuthorInput{Id: b.authors[0],
 		Website: ptr(""), SocialLinks: []SocialAccountInput{}})).UpdateAuthor.Author
 	equal(t, "cleared website", cleared.Website, (*string)(nil))

@@ -251,14 +251,6 @@ type DeleteWebhookPayload struct {
 	DeletedID string `json:"deletedId"`
 }
 
-// A page of an author's drafts.
-type DraftConnection struct {
-	// The drafts of this page, each with its cursor.
-	Edges []*PostEdge `json:"edges"`
-	// Where this page stands in the whole list.
-	PageInfo *PageInfo `json:"pageInfo"`
-}
-
 // A picture to show with a post.
 type ImageInput struct {
 	// The picture's URL: an absolute http or https URL of at most 2000 characters, without spaces or credentials.
