@@ -789,12 +789,8 @@ func (r *queryResolver) Post(ctx context.Context, id *string, slug *string, prev
 	case slug != nil:
 		// Nothing below the post is read before the post is known to be
 		// visible: a hidden post answers with the requests of a missing
-		// one (PostIDBySlug reads a post no one has for a free slug).
-		postID, err := r.store.PostIDBySlug(ctx, *slug)
-		if err != nil {
-			return nil, err
-		}
-		return r.primedPost(ctx, nil)(r.visible(ctx)(r.store.GetPost(ctx, postID)))
+		// one (PostIDsBySlug reads a post no one has for a free slug).
+		return r.postBySlug(ctx, *slug)
 	default:
 		gqlhttp.NoStore(ctx)
 		return r.primedPost(ctx, nil)(r.previewedPost(ctx, *previewToken))

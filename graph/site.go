@@ -168,3 +168,24 @@ func (r *Resolver) pendingCount(authorID string) model.Counter {
 		return int(n), err
 	}
 }
+
+// postBySlug returns the post slug leads to as the actor of ctx sees it:
+// its holder, or when the holder is a draft the actor cannot see that
+// took the slug from another post's redirect, that post (whose slug is
+// its current one, so the frontend redirects as for any old slug). Two
+// requests either way: the slug's reservation, then the post (or both
+// posts in one BatchGetItem). Hidden or missing, it is ErrNotFound.
+func (r *Resolver) postBySlug(ctx context.Context, slug string) (*storage.Post, error) {
+	id, prev, err := r.store.PostIDsBySlug(ctx, slug)
+	if err != nil {
+		return nil, err
+	}
+	if prev == "" {
+		return r.primedPost(ctx, nil)(r.visible(ctx)(r.store.GetPost(ctx, id)))
+	}
+	posts, errs := r.store.GetPosts(ctx, []string{id, prev})
+	if errs[0] == nil && r.sees(ctx, posts[0]) {
+		return r.primedPost(ctx, nil)(posts[0], nil)
+	}
+	return r.primedPost(ctx, nil)(r.visible(ctx)(posts[1], errs[1]))
+}

@@ -487,6 +487,9 @@ type slugItem struct {
 	// posts share one namespace, and each reservation names one of them.
 	PageID   string `dynamodbav:"pageId,omitempty"`
 	Redirect bool   `dynamodbav:"redirect,omitempty"`
+	// PrevPostID is the post whose redirect a draft took: readers who
+	// cannot see the draft are led to it as before (PostIDsBySlug).
+	PrevPostID string `dynamodbav:"prevPostId,omitempty"`
 }
 
 // authorSlugItem reserves an author's slug, current or, with Redirect,

@@ -85,6 +85,10 @@ type reservation struct {
 	// OwnerSlugs are the slugs of Owner as read, when Redirect is set and
 	// Owner is another holder: the list to take the slug out of.
 	OwnerSlugs []string
+	// ByDraft is set when a draft takes the slug: a redirect it takes
+	// from another post keeps leading readers to that post until the
+	// draft is public (slugItem.PrevPostID).
+	ByDraft bool
 }
 
 // decodeReservation returns the reservation of slug in found, or nil.
@@ -194,7 +198,12 @@ func (sp slugSpace) moveSlug(t *txn, id string, before, after []string, res *res
 	default:
 		theirs := expression.Name(sp.owner).Equal(expression.Value(res.Owner)).
 			And(expression.Name("redirect").Equal(expression.Value(true)))
-		add(t.put(sp.item(slug, id, false), &theirs, errRetry))
+		it := sp.item(slug, id, false)
+		if si, ok := it.(slugItem); ok && res.ByDraft && si.PostID != "" {
+			si.PrevPostID = res.Owner
+			it = si
+		}
+		add(t.put(it, &theirs, errRetry))
 		rest := slices.DeleteFunc(slices.Clone(res.OwnerSlugs), func(s string) bool { return s == slug })
 		if len(rest) > 0 && len(rest) < len(res.OwnerSlugs) {
 			add(t.update(sp.holder(res.Owner), expression.Set(expression.Name("slugs"), expression.Value(rest)),

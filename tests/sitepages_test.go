@@ -328,6 +328,20 @@ func TestSmallConsistencies(t *testing.T) {
 		equal(t, "ada's queue", ok[*QueueTotalResponse](t)(QueueTotal(ctx, b.writers[0])).ModerationQueue.TotalCount, 3)
 		equal(t, "grace's queue", ok[*QueueTotalResponse](t)(QueueTotal(ctx, b.writers[1])).ModerationQueue.TotalCount, 0)
 	})
+	t.Run("a draft that takes an old slug keeps the redirect until it is published", func(t *testing.T) {
+		old := ok[*PostPageResponse](t)(PostPage(ctx, s.client, "post-2")).Post
+		ok[*UpdatePostResponse](t)(UpdatePost(ctx, b.writers[0], UpdatePostInput{Id: old.Id, ExpectedVersion: old.Version, Slug: ptr("post-2-renamed")}))
+		draft := ok[*CreatePostResponse](t)(CreatePost(ctx, b.writers[0], CreatePostInput{Title: "New", Slug: "post-2"})).CreatePost.Post
+		seen := ok[*PostPageResponse](t)(PostPage(ctx, s.client, "post-2")).Post
+		equal(t, "a reader still goes to the old post", seen.Id+" "+seen.Slug, old.Id+" post-2-renamed")
+		sameRequests(t, "requests", s.requests(), map[string]int{"GetItem": 1, "BatchGetItem": 1, "Query": 1})
+		mine := ok[*PostPageResponse](t)(PostPage(ctx, b.writers[0], "post-2")).Post
+		equal(t, "its author sees the draft", mine.Id, draft.Id)
+		ok[*PublishPostResponse](t)(PublishPost(ctx, b.writers[0], PublishPostInput{Id: draft.Id}))
+		seen = ok[*PostPageResponse](t)(PostPage(ctx, s.client, "post-2")).Post
+		equal(t, "published, it is the new post", seen.Id, draft.Id)
+		s.consistent()
+	})
 	cleared := ok[*UpdateAuthorProfileResponse](t)(UpdateAuthorProfile(ctx, b.writers[0], UpdateAuthorInput{Id: b.authors[0],
 		Website: ptr(""), SocialLinks: []SocialAccountInput{}})).UpdateAuthor.Author
 	equal(t, "cleared website", cleared.Website, (*string)(nil))
