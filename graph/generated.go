@@ -4062,10 +4062,10 @@ What a navigation menu's item links to. More kinds may come: show an item
 of a kind you do not know by its label and ` + "`" + `path` + "`" + ` (or ` + "`" + `url` + "`" + `).
 """
 enum MenuLinkKind {
-  "A static page, by its slug."
-  PAGE
   "A category, by its slug."
   CATEGORY
+  "A static page, by its slug."
+  PAGE
   "A tag, by its slug."
   TAG
   "Any URL, or a path of the site."

@@ -4622,10 +4622,10 @@ func (v *MenuItemInput) GetUrl() *string { return v.Url }
 type MenuLinkKind string
 
 const (
-	// A static page, by its slug.
-	MenuLinkKindPage MenuLinkKind = "PAGE"
 	// A category, by its slug.
 	MenuLinkKindCategory MenuLinkKind = "CATEGORY"
+	// A static page, by its slug.
+	MenuLinkKindPage MenuLinkKind = "PAGE"
 	// A tag, by its slug.
 	MenuLinkKindTag MenuLinkKind = "TAG"
 	// Any URL, or a path of the site.
@@ -4633,8 +4633,8 @@ const (
 )
 
 var AllMenuLinkKind = []MenuLinkKind{
-	MenuLinkKindPage,
 	MenuLinkKindCategory,
+	MenuLinkKindPage,
 	MenuLinkKindTag,
 	MenuLinkKindUrl,
 }

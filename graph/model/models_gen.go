@@ -772,10 +772,10 @@ func (e CommentStatus) MarshalJSON() ([]byte, error) {
 type MenuLinkKind string
 
 const (
-	// A static page, by its slug.
-	MenuLinkKindPage MenuLinkKind = "PAGE"
 	// A category, by its slug.
 	MenuLinkKindCategory MenuLinkKind = "CATEGORY"
+	// A static page, by its slug.
+	MenuLinkKindPage MenuLinkKind = "PAGE"
 	// A tag, by its slug.
 	MenuLinkKindTag MenuLinkKind = "TAG"
 	// Any URL, or a path of the site.
@@ -783,15 +783,15 @@ const (
 )
 
 var AllMenuLinkKind = []MenuLinkKind{
-	MenuLinkKindPage,
 	MenuLinkKindCategory,
+	MenuLinkKindPage,
 	MenuLinkKindTag,
 	MenuLinkKindURL,
 }
 
 func (e MenuLinkKind) IsValid() bool {
 	switch e {
-	case MenuLinkKindPage, MenuLinkKindCategory, MenuLinkKindTag, MenuLinkKindURL:
+	case MenuLinkKindCategory, MenuLinkKindPage, MenuLinkKindTag, MenuLinkKindURL:
 		return true
 	}
 	return false
