@@ -46,7 +46,7 @@ func TestPages(t *testing.T) {
 
 	about = must[*storage.SitePage](t)(e.store.PublishPage(ctx, storage.PageRef{ID: about.ID, ExpectedVersion: about.Version}))
 	contact = must[*storage.SitePage](t)(e.store.PublishPage(ctx, storage.PageRef{ID: contact.ID}))
-	contact = must[*storage.SitePage](t)(e.store.UpdatePage(ctx, storage.PagePatch{ID: contact.ID, ExpectedVersion: contact.Version, Order: ptr(0)}))
+	must[*storage.SitePage](t)(e.store.UpdatePage(ctx, storage.PagePatch{ID: contact.ID, ExpectedVersion: contact.Version, Order: ptr(0)}))
 	about = must[*storage.SitePage](t)(e.store.UpdatePage(ctx, storage.PagePatch{
 		ID: about.ID, ExpectedVersion: about.Version, Slug: ptr("about-us"), Order: ptr(1),
 	}))
