@@ -98,6 +98,8 @@ func TestStaticPages(t *testing.T) {
 		byID := ok[*PageByIDResponse](t)(PageByID(ctx, s.client, about.Id)).Page
 		equal(t, "by id", byID.Slug, "about")
 		sameRequests(t, "requests", s.requests(), map[string]int{"GetItem": 1})
+		node := ok[*NodeResponse](t)(Node(ctx, s.client, about.Id)).Node
+		equal(t, "node", *(*node).GetTypename()+" "+(*node).GetId(), "Page "+about.Id)
 	})
 
 	t.Run("a slug a post holds is CONFLICT, and nothing is written", func(t *testing.T) {
