@@ -86,21 +86,11 @@ type PageRef struct {
 }
 
 const (
-	typePage             = "page"
-	prefixPage           = "PAGE#"
-	pagesPartition       = "PAGES"
-	pageDraftsPartition  = "PAGEDRAFTS"
-	absentPageID         = "-"
-	attrPageOwner        = "pageId"
-	pageOrderDigits      = 5
-	pageOrderSortKeyForm = "PAGE#%05d#%s"
+	typePage = "page"
+	// absentPageID is a page id no page has: new ids are UUIDs.
+	absentPageID  = "-"
+	attrPageOwner = "pageId"
 )
-
-func pageKey(id string) key { return key{prefixPage + id, prefixPage + id} }
-
-// pageSortKey orders pages in GSI1 by order, then id (creation time: ids
-// are UUIDv7).
-func pageSortKey(order int, id string) string { return fmt.Sprintf(pageOrderSortKeyForm, order, id) }
 
 // pageItem is a page as stored.
 type pageItem struct {

@@ -88,12 +88,7 @@ type SitePatch struct {
 	IdempotencyKey     string
 }
 
-const (
-	typeSite      = "site"
-	sitePartition = "SITE"
-)
-
-func siteKey() key { return key{sitePartition, sitePartition} }
+const typeSite = "site"
 
 type siteItem struct {
 	PK          string       `dynamodbav:"PK"`
