@@ -220,6 +220,9 @@
 // every server within the feed's delay (about a second). Empty settings
 // take the server's flags.
 //
+// Neither needs a migration: a table written before has no page, no site
+// item (the flags' settings, version 0) and no pageCount (read as 0).
+//
 // # Scheduled posts
 //
 // A post published with a future publishedAt is scheduled. Its copies are
