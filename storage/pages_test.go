@@ -3,6 +3,7 @@ package storage_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -231,10 +232,29 @@ func TestSiteSettings(t *testing.T) {
 	}
 	equal(t, "version after refused writes", must[*storage.Site](t)(e.store.Site(ctx)).Version, int64(1))
 
+	t.Run("of two writers of one version, one wins and the other learns the new version", func(t *testing.T) {
+		cur := must[*storage.Site](t)(e.store.Site(ctx)).Version
+		var wg sync.WaitGroup
+		errs := make([]error, 2)
+		for i := range 2 {
+			wg.Go(func() {
+				_, errs[i] = e.store.UpdateSite(ctx, storage.SitePatch{ExpectedVersion: cur, Description: ptr(fmt.Sprint("writer ", i))})
+			})
+		}
+		wg.Wait()
+		var conflict *storage.ConflictError
+		switch {
+		case errs[0] == nil && errors.As(errs[1], &conflict), errs[1] == nil && errors.As(errs[0], &conflict):
+			equal(t, "the version the loser learns", conflict.CurrentVersion, cur+1)
+		default:
+			t.Fatalf("errs %v: want one success and one conflict", errs)
+		}
+	})
+
 	t.Run("another server's copy is dropped by site.updated", func(t *testing.T) {
 		fresh := storage.New(e.client, e.table)
 		equal(t, "another server reads it", must[*storage.Site](t)(fresh.Site(ctx)).Title, "Notes")
-		must[*storage.Site](t)(e.store.UpdateSite(ctx, storage.SitePatch{ExpectedVersion: 1, Title: ptr("Renamed")}))
+		must[*storage.Site](t)(e.store.UpdateSite(ctx, storage.SitePatch{ExpectedVersion: 2, Title: ptr("Renamed")}))
 		equal(t, "before the event", must[*storage.Site](t)(fresh.Site(ctx)).Title, "Notes")
 		fresh.ForgetSite([]storage.LoggedEvent{{Event: storage.Event{Type: storage.EventSiteUpdated}}})
 		equal(t, "after the event", must[*storage.Site](t)(fresh.Site(ctx)).Title, "Renamed")

@@ -340,44 +340,7 @@ func (s *Store) UpdateSite(ctx context.Context, in SitePatch) (*Site, error) {
 		return nil, err
 	}
 	out, err := idempotent(ctx, s, "updateSite", in.IdempotencyKey, in, func(rec *idem) (*Site, error) {
-		var it siteItem
-		err := s.getItem(ctx, siteKey(), true, &it)
-		if err != nil && !errors.Is(err, ErrNotFound) {
-			return nil, fmt.Errorf("site settings: %w", err)
-		}
-		if it.Version != in.ExpectedVersion {
-			return nil, &ConflictError{CurrentVersion: it.Version}
-		}
-		site := it.site()
-		for _, f := range []struct {
-			dst *string
-			v   *string
-		}{
-			{&site.Title, in.Title}, {&site.Description, in.Description}, {&site.LogoURL, in.LogoURL},
-			{&site.IconURL, in.IconURL}, {&site.Locale, in.Locale}, {&site.Timezone, in.Timezone},
-			{&site.URL, in.URL}, {&site.PostPath, in.PostPath},
-		} {
-			setOpt(f.dst, f.v)
-		}
-		if in.Menus != nil {
-			site.Menus = *in.Menus
-		}
-		if in.Social != nil {
-			site.Social = *in.Social
-		}
-		site.Version++
-		site.UpdatedAt = s.Now()
-		cond := condNotExists()
-		if it.Version > 0 {
-			cond = condVersion(it.Version)
-		}
-		t := s.newTxn()
-		if err := t.put(siteItemOf(site), &cond, &ConflictError{CurrentVersion: it.Version}); err != nil {
-			return nil, err
-		}
-		// The stored form is what a read returns: empty lists as none.
-		stored := siteItemOf(site).site()
-		return execRecord(ctx, s, t, rec, stored)
+		return retryWrite(ctx, func() (*Site, error) { return s.writeSite(ctx, rec, &in) })
 	})
 	if err != nil {
 		return nil, err
@@ -389,6 +352,50 @@ func (s *Store) UpdateSite(ctx context.Context, in SitePatch) (*Site, error) {
 	}
 	c.mu.Unlock()
 	return out, nil
+}
+
+// writeSite reads the site item and writes in over it, on the condition
+// that it is still as read (a write between makes the caller read again,
+// and then meet the version it did not expect).
+func (s *Store) writeSite(ctx context.Context, rec *idem, in *SitePatch) (*Site, error) {
+	var it siteItem
+	err := s.getItem(ctx, siteKey(), true, &it)
+	if err != nil && !errors.Is(err, ErrNotFound) {
+		return nil, fmt.Errorf("site settings: %w", err)
+	}
+	if it.Version != in.ExpectedVersion {
+		return nil, &ConflictError{CurrentVersion: it.Version}
+	}
+	site := it.site()
+	for _, f := range []struct {
+		dst *string
+		v   *string
+	}{
+		{&site.Title, in.Title}, {&site.Description, in.Description}, {&site.LogoURL, in.LogoURL},
+		{&site.IconURL, in.IconURL}, {&site.Locale, in.Locale}, {&site.Timezone, in.Timezone},
+		{&site.URL, in.URL}, {&site.PostPath, in.PostPath},
+	} {
+		setOpt(f.dst, f.v)
+	}
+	if in.Menus != nil {
+		site.Menus = *in.Menus
+	}
+	if in.Social != nil {
+		site.Social = *in.Social
+	}
+	site.Version++
+	site.UpdatedAt = s.Now()
+	cond := condNotExists()
+	if it.Version > 0 {
+		cond = condVersion(it.Version)
+	}
+	t := s.newTxn()
+	if err := t.put(siteItemOf(site), &cond, errRetry); err != nil {
+		return nil, err
+	}
+	// The stored form is what a read returns: empty lists as none.
+	stored := siteItemOf(site).site()
+	return execRecord(ctx, s, t, rec, stored)
 }
 
 // siteEvents translates a write of the site item: site.updated.
