@@ -8,6 +8,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+	// The time zones a site may name are the same on every host, whether
+	// or not it has a zoneinfo database (about 450 KB in the binary).
+	_ "time/tzdata"
 )
 
 // Site settings: one item, SITE/SITE, written by admins with a version.
