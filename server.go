@@ -173,6 +173,8 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	defer searcher.Close()
 	feed.Subscribe(searcher.Events)
+	// The site settings this server holds are dropped when they change.
+	feed.Subscribe(store.ForgetSite)
 	streamsDone := make(chan struct{})
 	var streamsRunning sync.WaitGroup
 	if cfg.playgroundOn() && !cfg.introspectionOn() {
@@ -531,6 +533,7 @@ func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *
 		ShowCost: cfg.backend() == backendEmbedded,
 		Webhooks: hooks,
 		Search:   searcher,
+		Site:     graph.SiteDefaults{Title: cfg.siteTitle, Description: cfg.siteDescription, URL: cfg.siteURL, Paths: cfg.paths},
 	})))
 	if devTokens {
 		api = devTokenOrigins(cors, api)

@@ -61,7 +61,7 @@ func (f *Feed) readShard(ctx context.Context, arn, id string, l storage.Lease) e
 		case err != nil:
 			return fmt.Errorf("read shard %s: %w", id, err)
 		}
-		batch := f.translate(id, out.Records)
+		batch := f.translate(ctx, id, out.Records)
 		finished := out.NextShardIterator == nil
 		if len(batch) > 0 || finished {
 			logged, err := f.store.AppendEvents(ctx, storage.Append{
@@ -93,15 +93,23 @@ func (f *Feed) readShard(ctx context.Context, arn, id string, l storage.Lease) e
 
 // translate returns the events of each record; a record that cannot be
 // translated is logged and counts as one without events, so it never
-// holds the shard up.
-func (f *Feed) translate(shard string, records []streamtypes.Record) []storage.RecordEvents {
+// holds the shard up. Events link with the post path of the site
+// settings when they set one (storage.Store.Site: held in memory, so no
+// request but the first after a change).
+func (f *Feed) translate(ctx context.Context, shard string, records []streamtypes.Record) []storage.RecordEvents {
 	batch := make([]storage.RecordEvents, 0, len(records))
+	paths := f.paths
+	if site, err := f.store.Site(ctx); err != nil {
+		f.log.Warn("change feed: site settings unread, events link with the server's post path", "error", err)
+	} else if site.PostPath != "" {
+		paths.Post = site.PostPath
+	}
 	for _, r := range records {
 		seq := ""
 		if r.Dynamodb != nil {
 			seq = aws.ToString(r.Dynamodb.SequenceNumber)
 		}
-		events, err := f.paths.EventsOf(r)
+		events, err := paths.EventsOf(r)
 		if err != nil {
 			f.log.Error("change feed: record skipped: it does not translate into events", "shard", shard, "sequence", seq, "error", err)
 			events = nil

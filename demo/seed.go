@@ -3,7 +3,8 @@
 // table of contents), a third of them with a cover image, published over
 // the past eighteen months (a few still drafts, a few scheduled), comment
 // threads on the newest posts, and a reader with a published comment and
-// one waiting for moderation on the newest.
+// one waiting for moderation on the newest; an About page (with a page
+// under it) and a Contact page, and site settings with menus.
 //
 // The content is generated from fixed templates with a fixed random seed,
 // so every run writes the same blog; only the dates follow the clock.
@@ -52,6 +53,9 @@ func Seed(ctx context.Context, store *storage.Store, now time.Time) error {
 		if err := seedPost(ctx, store, &p.posts[i]); err != nil {
 			return fmt.Errorf("seed demo post %q: %w", p.posts[i].Slug, err)
 		}
+	}
+	if err := seedSite(ctx, store); err != nil {
+		return fmt.Errorf("seed demo pages and site: %w", err)
 	}
 	return nil
 }

@@ -52,6 +52,9 @@ func authorPatch(ctx context.Context, id string, input model.UpdateAuthorInput) 
 		Name:            input.Name,
 		Bio:             input.Bio,
 		AvatarURL:       input.AvatarURL,
+		Website:         input.Website,
+		Location:        input.Location,
+		Social:          socialOf(input.SocialLinks),
 		IdempotencyKey:  idempotencyKey(ctx, input.IdempotencyKey),
 		Admin:           auth.ActorFrom(ctx).IsAdmin(),
 	}

@@ -36,11 +36,14 @@ type ResolverRoot interface {
 	Comment() CommentResolver
 	Commenter() CommenterResolver
 	Image() ImageResolver
+	MenuItem() MenuItemResolver
 	Mutation() MutationResolver
+	Page() PageResolver
 	Post() PostResolver
 	Query() QueryResolver
 	SearchFacet() SearchFacetResolver
 	SearchResult() SearchResultResolver
+	Site() SiteResolver
 	Subscription() SubscriptionResolver
 	Webhook() WebhookResolver
 	WebhookDelivery() WebhookDeliveryResolver
@@ -73,12 +76,15 @@ type ComplexityRoot struct {
 		CreatedAt func(childComplexity int) int
 		Drafts    func(childComplexity int, first *int, after *string, last *int, before *string) int
 		ID        func(childComplexity int) int
+		Location  func(childComplexity int) int
 		Name      func(childComplexity int) int
 		PostCount func(childComplexity int) int
 		Posts     func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) int
 		Slug      func(childComplexity int) int
+		Social    func(childComplexity int) int
 		UpdatedAt func(childComplexity int) int
 		Version   func(childComplexity int) int
+		Website   func(childComplexity int) int
 	}
 
 	AuthorConnection struct {
@@ -150,6 +156,10 @@ type ComplexityRoot struct {
 		Category func(childComplexity int) int
 	}
 
+	CreatePagePayload struct {
+		Page func(childComplexity int) int
+	}
+
 	CreatePostPayload struct {
 		Post func(childComplexity int) int
 	}
@@ -170,6 +180,10 @@ type ComplexityRoot struct {
 		DeletedCommentID func(childComplexity int) int
 	}
 
+	DeletePagePayload struct {
+		DeletedID func(childComplexity int) int
+	}
+
 	DeletePostPayload struct {
 		Post func(childComplexity int) int
 	}
@@ -179,8 +193,9 @@ type ComplexityRoot struct {
 	}
 
 	DraftConnection struct {
-		Edges    func(childComplexity int) int
-		PageInfo func(childComplexity int) int
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
 	}
 
 	Heading struct {
@@ -196,28 +211,64 @@ type ComplexityRoot struct {
 		Width  func(childComplexity int) int
 	}
 
+	Menu struct {
+		Items func(childComplexity int) int
+		Name  func(childComplexity int) int
+	}
+
+	MenuItem struct {
+		Kind  func(childComplexity int) int
+		Label func(childComplexity int) int
+		Path  func(childComplexity int) int
+		Slug  func(childComplexity int) int
+		URL   func(childComplexity int) int
+	}
+
 	Mutation struct {
 		AddComment            func(childComplexity int, input model.AddCommentInput) int
 		ApproveComment        func(childComplexity int, input model.ApproveCommentInput) int
 		CreateAuthor          func(childComplexity int, input model.CreateAuthorInput) int
 		CreateCategory        func(childComplexity int, input model.CreateCategoryInput) int
+		CreatePage            func(childComplexity int, input model.CreatePageInput) int
 		CreatePost            func(childComplexity int, input model.CreatePostInput) int
 		CreatePreviewLink     func(childComplexity int, input model.CreatePreviewLinkInput) int
 		CreateWebhook         func(childComplexity int, input model.CreateWebhookInput) int
 		DeleteComment         func(childComplexity int, input model.DeleteCommentInput) int
+		DeletePage            func(childComplexity int, input model.DeletePageInput) int
 		DeletePost            func(childComplexity int, input model.DeletePostInput) int
 		DeleteWebhook         func(childComplexity int, input model.DeleteWebhookInput) int
 		PingWebhook           func(childComplexity int, input model.PingWebhookInput) int
+		PublishPage           func(childComplexity int, input model.PublishPageInput) int
 		PublishPost           func(childComplexity int, input model.PublishPostInput) int
 		RedeliverWebhookEvent func(childComplexity int, input model.RedeliverWebhookEventInput) int
 		RejectComment         func(childComplexity int, input model.RejectCommentInput) int
 		RotateWebhookSecret   func(childComplexity int, input model.RotateWebhookSecretInput) int
+		UnpublishPage         func(childComplexity int, input model.UnpublishPageInput) int
 		UnpublishPost         func(childComplexity int, input model.UnpublishPostInput) int
 		UpdateAuthor          func(childComplexity int, input model.UpdateAuthorInput) int
 		UpdateCategory        func(childComplexity int, input model.UpdateCategoryInput) int
 		UpdateComment         func(childComplexity int, input model.UpdateCommentInput) int
+		UpdatePage            func(childComplexity int, input model.UpdatePageInput) int
 		UpdatePost            func(childComplexity int, input model.UpdatePostInput) int
+		UpdateSite            func(childComplexity int, input model.UpdateSiteInput) int
 		UpdateWebhook         func(childComplexity int, input model.UpdateWebhookInput) int
+	}
+
+	Page struct {
+		Body        func(childComplexity int) int
+		BodyHTML    func(childComplexity int) int
+		CreatedAt   func(childComplexity int) int
+		ID          func(childComplexity int) int
+		Order       func(childComplexity int) int
+		ParentID    func(childComplexity int) int
+		PublishedAt func(childComplexity int) int
+		Seo         func(childComplexity int) int
+		Slug        func(childComplexity int) int
+		Status      func(childComplexity int) int
+		Title       func(childComplexity int) int
+		Toc         func(childComplexity int) int
+		UpdatedAt   func(childComplexity int) int
+		Version     func(childComplexity int) int
 	}
 
 	PageInfo struct {
@@ -228,8 +279,9 @@ type ComplexityRoot struct {
 	}
 
 	PendingCommentConnection struct {
-		Edges    func(childComplexity int) int
-		PageInfo func(childComplexity int) int
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
 	}
 
 	PingWebhookPayload struct {
@@ -284,22 +336,29 @@ type ComplexityRoot struct {
 		Time    func(childComplexity int) int
 	}
 
+	PublishPagePayload struct {
+		Page func(childComplexity int) int
+	}
+
 	PublishPostPayload struct {
 		Post func(childComplexity int) int
 	}
 
 	Query struct {
-		Archive         func(childComplexity int, author *string, category *string) int
+		Archive         func(childComplexity int, author *string, category *string, authorSlug *string) int
 		Author          func(childComplexity int, id *string, slug *string) int
 		Authors         func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Categories      func(childComplexity int) int
-		Category        func(childComplexity int, slug string) int
+		Category        func(childComplexity int, slug *string, id *string) int
 		LiveCursor      func(childComplexity int) int
 		ModerationQueue func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Node            func(childComplexity int, id string) int
+		Page            func(childComplexity int, id *string, slug *string) int
+		Pages           func(childComplexity int, first *int, after *string, last *int, before *string, drafts *bool) int
 		Post            func(childComplexity int, id *string, slug *string, previewToken *string) int
 		Posts           func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) int
 		Search          func(childComplexity int, query string, first *int, after *string, category *string, author *string) int
+		Site            func(childComplexity int) int
 		Viewer          func(childComplexity int) int
 		Webhooks        func(childComplexity int) int
 	}
@@ -355,11 +414,46 @@ type ComplexityRoot struct {
 		Title        func(childComplexity int) int
 	}
 
+	Site struct {
+		Description func(childComplexity int) int
+		IconURL     func(childComplexity int) int
+		Locale      func(childComplexity int) int
+		LogoURL     func(childComplexity int) int
+		Menus       func(childComplexity int) int
+		PagePath    func(childComplexity int) int
+		PostPath    func(childComplexity int) int
+		Social      func(childComplexity int) int
+		Timezone    func(childComplexity int) int
+		Title       func(childComplexity int) int
+		URL         func(childComplexity int) int
+		UpdatedAt   func(childComplexity int) int
+		Version     func(childComplexity int) int
+	}
+
+	SitePageConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	SitePageEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	SocialAccount struct {
+		Network func(childComplexity int) int
+		URL     func(childComplexity int) int
+	}
+
 	Subscription struct {
 		CommentAdded           func(childComplexity int, postID string, after *string) int
 		ModerationQueueChanged func(childComplexity int, after *string) int
 		PostPublished          func(childComplexity int, category *string, after *string) int
 		PostUpdated            func(childComplexity int, id string, after *string) int
+	}
+
+	UnpublishPagePayload struct {
+		Page func(childComplexity int) int
 	}
 
 	UnpublishPostPayload struct {
@@ -378,8 +472,16 @@ type ComplexityRoot struct {
 		Comment func(childComplexity int) int
 	}
 
+	UpdatePagePayload struct {
+		Page func(childComplexity int) int
+	}
+
 	UpdatePostPayload struct {
 		Post func(childComplexity int) int
+	}
+
+	UpdateSitePayload struct {
+		Site func(childComplexity int) int
 	}
 
 	UpdateWebhookPayload struct {
@@ -428,6 +530,8 @@ type AuthorResolver interface {
 
 	Posts(ctx context.Context, obj *storage.Author, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error)
 	Drafts(ctx context.Context, obj *storage.Author, first *int, after *string, last *int, before *string) (*model.DraftConnection, error)
+	Website(ctx context.Context, obj *storage.Author) (*string, error)
+	Location(ctx context.Context, obj *storage.Author) (*string, error)
 }
 type CategoryResolver interface {
 	ID(ctx context.Context, obj *storage.Category) (string, error)
@@ -455,6 +559,12 @@ type ImageResolver interface {
 	Width(ctx context.Context, obj *storage.Image) (*int, error)
 	Height(ctx context.Context, obj *storage.Image) (*int, error)
 }
+type MenuItemResolver interface {
+	Kind(ctx context.Context, obj *storage.MenuItem) (model.MenuLinkKind, error)
+	Slug(ctx context.Context, obj *storage.MenuItem) (*string, error)
+	URL(ctx context.Context, obj *storage.MenuItem) (*string, error)
+	Path(ctx context.Context, obj *storage.MenuItem) (*string, error)
+}
 type MutationResolver interface {
 	CreateAuthor(ctx context.Context, input model.CreateAuthorInput) (*model.CreateAuthorPayload, error)
 	UpdateAuthor(ctx context.Context, input model.UpdateAuthorInput) (*model.UpdateAuthorPayload, error)
@@ -477,6 +587,21 @@ type MutationResolver interface {
 	RotateWebhookSecret(ctx context.Context, input model.RotateWebhookSecretInput) (*model.RotateWebhookSecretPayload, error)
 	RedeliverWebhookEvent(ctx context.Context, input model.RedeliverWebhookEventInput) (*model.RedeliverWebhookEventPayload, error)
 	PingWebhook(ctx context.Context, input model.PingWebhookInput) (*model.PingWebhookPayload, error)
+	CreatePage(ctx context.Context, input model.CreatePageInput) (*model.CreatePagePayload, error)
+	UpdatePage(ctx context.Context, input model.UpdatePageInput) (*model.UpdatePagePayload, error)
+	PublishPage(ctx context.Context, input model.PublishPageInput) (*model.PublishPagePayload, error)
+	UnpublishPage(ctx context.Context, input model.UnpublishPageInput) (*model.UnpublishPagePayload, error)
+	DeletePage(ctx context.Context, input model.DeletePageInput) (*model.DeletePagePayload, error)
+	UpdateSite(ctx context.Context, input model.UpdateSiteInput) (*model.UpdateSitePayload, error)
+}
+type PageResolver interface {
+	ID(ctx context.Context, obj *storage.SitePage) (string, error)
+
+	Toc(ctx context.Context, obj *storage.SitePage) ([]*storage.Heading, error)
+	Seo(ctx context.Context, obj *storage.SitePage) (*model.Seo, error)
+	Status(ctx context.Context, obj *storage.SitePage) (model.PostStatus, error)
+
+	ParentID(ctx context.Context, obj *storage.SitePage) (*string, error)
 }
 type PostResolver interface {
 	ID(ctx context.Context, obj *storage.Post) (string, error)
@@ -504,20 +629,34 @@ type QueryResolver interface {
 	Node(ctx context.Context, id string) (model.Node, error)
 	Post(ctx context.Context, id *string, slug *string, previewToken *string) (*storage.Post, error)
 	Posts(ctx context.Context, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error)
-	Archive(ctx context.Context, author *string, category *string) ([]*storage.ArchiveMonth, error)
+	Archive(ctx context.Context, author *string, category *string, authorSlug *string) ([]*storage.ArchiveMonth, error)
 	Author(ctx context.Context, id *string, slug *string) (*storage.Author, error)
 	Authors(ctx context.Context, first *int, after *string, last *int, before *string) (*model.AuthorConnection, error)
-	Category(ctx context.Context, slug string) (*storage.Category, error)
+	Category(ctx context.Context, slug *string, id *string) (*storage.Category, error)
 	Categories(ctx context.Context) ([]*storage.Category, error)
 	ModerationQueue(ctx context.Context, first *int, after *string, last *int, before *string) (*model.PendingCommentConnection, error)
 	Search(ctx context.Context, query string, first *int, after *string, category *string, author *string) (*model.SearchConnection, error)
 	Webhooks(ctx context.Context) ([]*storage.Webhook, error)
+	Page(ctx context.Context, id *string, slug *string) (*storage.SitePage, error)
+	Pages(ctx context.Context, first *int, after *string, last *int, before *string, drafts *bool) (*model.SitePageConnection, error)
+	Site(ctx context.Context) (*storage.Site, error)
 }
 type SearchFacetResolver interface {
 	Category(ctx context.Context, obj *model.SearchFacet) (*storage.Category, error)
 }
 type SearchResultResolver interface {
 	Post(ctx context.Context, obj *model.SearchResult) (*storage.Post, error)
+}
+type SiteResolver interface {
+	Title(ctx context.Context, obj *storage.Site) (string, error)
+	Description(ctx context.Context, obj *storage.Site) (string, error)
+	LogoURL(ctx context.Context, obj *storage.Site) (*string, error)
+	IconURL(ctx context.Context, obj *storage.Site) (*string, error)
+	Locale(ctx context.Context, obj *storage.Site) (*string, error)
+	Timezone(ctx context.Context, obj *storage.Site) (*string, error)
+	URL(ctx context.Context, obj *storage.Site) (*string, error)
+	PostPath(ctx context.Context, obj *storage.Site) (string, error)
+	PagePath(ctx context.Context, obj *storage.Site) (*string, error)
 }
 type SubscriptionResolver interface {
 	CommentAdded(ctx context.Context, postID string, after *string) (<-chan graphql.Event[*model.CommentEvent], error)
@@ -649,6 +788,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Author.ID(childComplexity), true
+	case "Author.location":
+		if e.ComplexityRoot.Author.Location == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Author.Location(childComplexity), true
 	case "Author.name":
 		if e.ComplexityRoot.Author.Name == nil {
 			break
@@ -678,6 +823,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Author.Slug(childComplexity), true
+	case "Author.socialLinks":
+		if e.ComplexityRoot.Author.Social == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Author.Social(childComplexity), true
 	case "Author.updatedAt":
 		if e.ComplexityRoot.Author.UpdatedAt == nil {
 			break
@@ -690,6 +841,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Author.Version(childComplexity), true
+	case "Author.website":
+		if e.ComplexityRoot.Author.Website == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Author.Website(childComplexity), true
 
 	case "AuthorConnection.edges":
 		if e.ComplexityRoot.AuthorConnection.Edges == nil {
@@ -945,6 +1102,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CreateCategoryPayload.Category(childComplexity), true
 
+	case "CreatePagePayload.page":
+		if e.ComplexityRoot.CreatePagePayload.Page == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreatePagePayload.Page(childComplexity), true
+
 	case "CreatePostPayload.post":
 		if e.ComplexityRoot.CreatePostPayload.Post == nil {
 			break
@@ -997,6 +1161,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DeleteCommentPayload.DeletedCommentID(childComplexity), true
 
+	case "DeletePagePayload.deletedId":
+		if e.ComplexityRoot.DeletePagePayload.DeletedID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeletePagePayload.DeletedID(childComplexity), true
+
 	case "DeletePostPayload.post":
 		if e.ComplexityRoot.DeletePostPayload.Post == nil {
 			break
@@ -1023,6 +1194,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DraftConnection.PageInfo(childComplexity), true
+	case "DraftConnection.totalCount":
+		if e.ComplexityRoot.DraftConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DraftConnection.TotalCount(childComplexity), true
 
 	case "Heading.anchor":
 		if e.ComplexityRoot.Heading.Anchor == nil {
@@ -1068,6 +1245,50 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Image.Width(childComplexity), true
 
+	case "Menu.items":
+		if e.ComplexityRoot.Menu.Items == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Menu.Items(childComplexity), true
+	case "Menu.name":
+		if e.ComplexityRoot.Menu.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Menu.Name(childComplexity), true
+
+	case "MenuItem.kind":
+		if e.ComplexityRoot.MenuItem.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MenuItem.Kind(childComplexity), true
+	case "MenuItem.label":
+		if e.ComplexityRoot.MenuItem.Label == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MenuItem.Label(childComplexity), true
+	case "MenuItem.path":
+		if e.ComplexityRoot.MenuItem.Path == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MenuItem.Path(childComplexity), true
+	case "MenuItem.slug":
+		if e.ComplexityRoot.MenuItem.Slug == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MenuItem.Slug(childComplexity), true
+	case "MenuItem.url":
+		if e.ComplexityRoot.MenuItem.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MenuItem.URL(childComplexity), true
+
 	case "Mutation.addComment":
 		if e.ComplexityRoot.Mutation.AddComment == nil {
 			break
@@ -1112,6 +1333,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateCategory(childComplexity, args["input"].(model.CreateCategoryInput)), true
+	case "Mutation.createPage":
+		if e.ComplexityRoot.Mutation.CreatePage == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createPage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreatePage(childComplexity, args["input"].(model.CreatePageInput)), true
 	case "Mutation.createPost":
 		if e.ComplexityRoot.Mutation.CreatePost == nil {
 			break
@@ -1156,6 +1388,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteComment(childComplexity, args["input"].(model.DeleteCommentInput)), true
+	case "Mutation.deletePage":
+		if e.ComplexityRoot.Mutation.DeletePage == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deletePage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeletePage(childComplexity, args["input"].(model.DeletePageInput)), true
 	case "Mutation.deletePost":
 		if e.ComplexityRoot.Mutation.DeletePost == nil {
 			break
@@ -1189,6 +1432,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PingWebhook(childComplexity, args["input"].(model.PingWebhookInput)), true
+	case "Mutation.publishPage":
+		if e.ComplexityRoot.Mutation.PublishPage == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_publishPage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.PublishPage(childComplexity, args["input"].(model.PublishPageInput)), true
 	case "Mutation.publishPost":
 		if e.ComplexityRoot.Mutation.PublishPost == nil {
 			break
@@ -1233,6 +1487,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RotateWebhookSecret(childComplexity, args["input"].(model.RotateWebhookSecretInput)), true
+	case "Mutation.unpublishPage":
+		if e.ComplexityRoot.Mutation.UnpublishPage == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_unpublishPage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UnpublishPage(childComplexity, args["input"].(model.UnpublishPageInput)), true
 	case "Mutation.unpublishPost":
 		if e.ComplexityRoot.Mutation.UnpublishPost == nil {
 			break
@@ -1277,6 +1542,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateComment(childComplexity, args["input"].(model.UpdateCommentInput)), true
+	case "Mutation.updatePage":
+		if e.ComplexityRoot.Mutation.UpdatePage == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updatePage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdatePage(childComplexity, args["input"].(model.UpdatePageInput)), true
 	case "Mutation.updatePost":
 		if e.ComplexityRoot.Mutation.UpdatePost == nil {
 			break
@@ -1288,6 +1564,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdatePost(childComplexity, args["input"].(model.UpdatePostInput)), true
+	case "Mutation.updateSite":
+		if e.ComplexityRoot.Mutation.UpdateSite == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateSite_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateSite(childComplexity, args["input"].(model.UpdateSiteInput)), true
 	case "Mutation.updateWebhook":
 		if e.ComplexityRoot.Mutation.UpdateWebhook == nil {
 			break
@@ -1299,6 +1586,91 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateWebhook(childComplexity, args["input"].(model.UpdateWebhookInput)), true
+
+	case "Page.body":
+		if e.ComplexityRoot.Page.Body == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Page.Body(childComplexity), true
+	case "Page.bodyHtml":
+		if e.ComplexityRoot.Page.BodyHTML == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Page.BodyHTML(childComplexity), true
+	case "Page.createdAt":
+		if e.ComplexityRoot.Page.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Page.CreatedAt(childComplexity), true
+	case "Page.id":
+		if e.ComplexityRoot.Page.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Page.ID(childComplexity), true
+	case "Page.order":
+		if e.ComplexityRoot.Page.Order == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Page.Order(childComplexity), true
+	case "Page.parentId":
+		if e.ComplexityRoot.Page.ParentID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Page.ParentID(childComplexity), true
+	case "Page.publishedAt":
+		if e.ComplexityRoot.Page.PublishedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Page.PublishedAt(childComplexity), true
+	case "Page.seo":
+		if e.ComplexityRoot.Page.Seo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Page.Seo(childComplexity), true
+	case "Page.slug":
+		if e.ComplexityRoot.Page.Slug == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Page.Slug(childComplexity), true
+	case "Page.status":
+		if e.ComplexityRoot.Page.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Page.Status(childComplexity), true
+	case "Page.title":
+		if e.ComplexityRoot.Page.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Page.Title(childComplexity), true
+	case "Page.toc":
+		if e.ComplexityRoot.Page.Toc == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Page.Toc(childComplexity), true
+	case "Page.updatedAt":
+		if e.ComplexityRoot.Page.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Page.UpdatedAt(childComplexity), true
+	case "Page.version":
+		if e.ComplexityRoot.Page.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Page.Version(childComplexity), true
 
 	case "PageInfo.endCursor":
 		if e.ComplexityRoot.PageInfo.EndCursor == nil {
@@ -1337,6 +1709,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PendingCommentConnection.PageInfo(childComplexity), true
+	case "PendingCommentConnection.totalCount":
+		if e.ComplexityRoot.PendingCommentConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PendingCommentConnection.TotalCount(childComplexity), true
 
 	case "PingWebhookPayload.delivery":
 		if e.ComplexityRoot.PingWebhookPayload.Delivery == nil {
@@ -1585,6 +1963,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PostEvent.Time(childComplexity), true
 
+	case "PublishPagePayload.page":
+		if e.ComplexityRoot.PublishPagePayload.Page == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublishPagePayload.Page(childComplexity), true
+
 	case "PublishPostPayload.post":
 		if e.ComplexityRoot.PublishPostPayload.Post == nil {
 			break
@@ -1602,7 +1987,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Archive(childComplexity, args["author"].(*string), args["category"].(*string)), true
+		return e.ComplexityRoot.Query.Archive(childComplexity, args["author"].(*string), args["category"].(*string), args["authorSlug"].(*string)), true
 	case "Query.author":
 		if e.ComplexityRoot.Query.Author == nil {
 			break
@@ -1641,7 +2026,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Category(childComplexity, args["slug"].(string)), true
+		return e.ComplexityRoot.Query.Category(childComplexity, args["slug"].(*string), args["id"].(*string)), true
 
 	case "Query.liveCursor":
 		if e.ComplexityRoot.Query.LiveCursor == nil {
@@ -1671,6 +2056,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Node(childComplexity, args["id"].(string)), true
+	case "Query.page":
+		if e.ComplexityRoot.Query.Page == nil {
+			break
+		}
+
+		args, err := ec.field_Query_page_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Page(childComplexity, args["id"].(*string), args["slug"].(*string)), true
+	case "Query.pages":
+		if e.ComplexityRoot.Query.Pages == nil {
+			break
+		}
+
+		args, err := ec.field_Query_pages_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Pages(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["drafts"].(*bool)), true
 	case "Query.post":
 		if e.ComplexityRoot.Query.Post == nil {
 			break
@@ -1704,6 +2111,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Search(childComplexity, args["query"].(string), args["first"].(*int), args["after"].(*string), args["category"].(*string), args["author"].(*string)), true
+	case "Query.site":
+		if e.ComplexityRoot.Query.Site == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Site(childComplexity), true
 	case "Query.viewer":
 		if e.ComplexityRoot.Query.Viewer == nil {
 			break
@@ -1870,6 +2283,124 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Seo.Title(childComplexity), true
 
+	case "Site.description":
+		if e.ComplexityRoot.Site.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.Description(childComplexity), true
+	case "Site.iconUrl":
+		if e.ComplexityRoot.Site.IconURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.IconURL(childComplexity), true
+	case "Site.locale":
+		if e.ComplexityRoot.Site.Locale == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.Locale(childComplexity), true
+	case "Site.logoUrl":
+		if e.ComplexityRoot.Site.LogoURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.LogoURL(childComplexity), true
+	case "Site.menus":
+		if e.ComplexityRoot.Site.Menus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.Menus(childComplexity), true
+	case "Site.pagePath":
+		if e.ComplexityRoot.Site.PagePath == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.PagePath(childComplexity), true
+	case "Site.postPath":
+		if e.ComplexityRoot.Site.PostPath == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.PostPath(childComplexity), true
+	case "Site.socialLinks":
+		if e.ComplexityRoot.Site.Social == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.Social(childComplexity), true
+	case "Site.timezone":
+		if e.ComplexityRoot.Site.Timezone == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.Timezone(childComplexity), true
+	case "Site.title":
+		if e.ComplexityRoot.Site.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.Title(childComplexity), true
+	case "Site.url":
+		if e.ComplexityRoot.Site.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.URL(childComplexity), true
+	case "Site.updatedAt":
+		if e.ComplexityRoot.Site.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.UpdatedAt(childComplexity), true
+	case "Site.version":
+		if e.ComplexityRoot.Site.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.Version(childComplexity), true
+
+	case "SitePageConnection.edges":
+		if e.ComplexityRoot.SitePageConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SitePageConnection.Edges(childComplexity), true
+	case "SitePageConnection.pageInfo":
+		if e.ComplexityRoot.SitePageConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SitePageConnection.PageInfo(childComplexity), true
+
+	case "SitePageEdge.cursor":
+		if e.ComplexityRoot.SitePageEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SitePageEdge.Cursor(childComplexity), true
+	case "SitePageEdge.node":
+		if e.ComplexityRoot.SitePageEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SitePageEdge.Node(childComplexity), true
+
+	case "SocialAccount.network":
+		if e.ComplexityRoot.SocialAccount.Network == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SocialAccount.Network(childComplexity), true
+	case "SocialAccount.url":
+		if e.ComplexityRoot.SocialAccount.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SocialAccount.URL(childComplexity), true
+
 	case "Subscription.commentAdded":
 		if e.ComplexityRoot.Subscription.CommentAdded == nil {
 			break
@@ -1915,6 +2446,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Subscription.PostUpdated(childComplexity, args["id"].(string), args["after"].(*string)), true
 
+	case "UnpublishPagePayload.page":
+		if e.ComplexityRoot.UnpublishPagePayload.Page == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UnpublishPagePayload.Page(childComplexity), true
+
 	case "UnpublishPostPayload.post":
 		if e.ComplexityRoot.UnpublishPostPayload.Post == nil {
 			break
@@ -1943,12 +2481,26 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.UpdateCommentPayload.Comment(childComplexity), true
 
+	case "UpdatePagePayload.page":
+		if e.ComplexityRoot.UpdatePagePayload.Page == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdatePagePayload.Page(childComplexity), true
+
 	case "UpdatePostPayload.post":
 		if e.ComplexityRoot.UpdatePostPayload.Post == nil {
 			break
 		}
 
 		return e.ComplexityRoot.UpdatePostPayload.Post(childComplexity), true
+
+	case "UpdateSitePayload.site":
+		if e.ComplexityRoot.UpdateSitePayload.Site == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateSitePayload.Site(childComplexity), true
 
 	case "UpdateWebhookPayload.webhook":
 		if e.ComplexityRoot.UpdateWebhookPayload.Webhook == nil {
@@ -2084,24 +2636,34 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputApproveCommentInput,
 		ec.unmarshalInputCreateAuthorInput,
 		ec.unmarshalInputCreateCategoryInput,
+		ec.unmarshalInputCreatePageInput,
 		ec.unmarshalInputCreatePostInput,
 		ec.unmarshalInputCreatePreviewLinkInput,
 		ec.unmarshalInputCreateWebhookInput,
 		ec.unmarshalInputDeleteCommentInput,
+		ec.unmarshalInputDeletePageInput,
 		ec.unmarshalInputDeletePostInput,
 		ec.unmarshalInputDeleteWebhookInput,
 		ec.unmarshalInputImageInput,
+		ec.unmarshalInputMenuInput,
+		ec.unmarshalInputMenuItemInput,
+		ec.unmarshalInputPageSeoInput,
 		ec.unmarshalInputPingWebhookInput,
+		ec.unmarshalInputPublishPageInput,
 		ec.unmarshalInputPublishPostInput,
 		ec.unmarshalInputRedeliverWebhookEventInput,
 		ec.unmarshalInputRejectCommentInput,
 		ec.unmarshalInputRotateWebhookSecretInput,
 		ec.unmarshalInputSeoInput,
+		ec.unmarshalInputSocialAccountInput,
+		ec.unmarshalInputUnpublishPageInput,
 		ec.unmarshalInputUnpublishPostInput,
 		ec.unmarshalInputUpdateAuthorInput,
 		ec.unmarshalInputUpdateCategoryInput,
 		ec.unmarshalInputUpdateCommentInput,
+		ec.unmarshalInputUpdatePageInput,
 		ec.unmarshalInputUpdatePostInput,
+		ec.unmarshalInputUpdateSiteInput,
 		ec.unmarshalInputUpdateWebhookInput,
 	)
 	first := true
@@ -2500,6 +3062,12 @@ type Author implements Node {
     "Return the drafts before this cursor, taken from a previous page; goes with ` + "`" + `last` + "`" + `."
     before: String
   ): DraftConnection
+  "The author's website, or null when none was given."
+  website: String
+  "Where the author is, as they wrote it (\"Berlin\"), or null when not given."
+  location: String
+  "The author's accounts elsewhere, in the order given; empty when none."
+  socialLinks: [SocialAccount!]!
 }
 
 """
@@ -2510,6 +3078,8 @@ type DraftConnection {
   edges: [PostEdge!]!
   "Where this page stands in the whole list."
   pageInfo: PageInfo!
+  "The number of the author's drafts. It costs a read (one per MB of drafts) when selected."
+  totalCount: Int!
 }
 
 """
@@ -2659,6 +3229,8 @@ type PendingCommentConnection {
   edges: [CommentEdge!]!
   "Where this page stands in the whole queue."
   pageInfo: PageInfo!
+  "The number of comments in the whole queue the caller sees. It costs a read (one per MB of the queue) when selected."
+  totalCount: Int!
 }
 
 """
@@ -2730,6 +3302,8 @@ type Query {
     author: ID
     "The slug of the category whose posts to count."
     category: String
+    "The slug of the author whose posts to count, current or earlier, as ` + "`" + `author(slug:)` + "`" + ` takes it; instead of ` + "`" + `author` + "`" + `."
+    authorSlug: String
   ): [ArchiveMonth!]!
   "Fetches an author by global id or by slug; give exactly one. A slug the author had before finds them too (their ` + "`" + `slug` + "`" + ` is the current one). Fails with NOT_FOUND when there is none."
   author(
@@ -2749,10 +3323,12 @@ type Query {
     "Return the authors before this cursor, taken from a previous page; goes with ` + "`" + `last` + "`" + `."
     before: String
   ): AuthorConnection!
-  "Fetches a category by slug. Fails with NOT_FOUND when there is none."
+  "Fetches a category by slug or by global id; give exactly one. Fails with NOT_FOUND when there is none."
   category(
     "The slug of the category."
-    slug: String!
+    slug: String
+    "The global id of the category."
+    id: ID
   ): Category
   "All categories, ordered by slug."
   categories: [Category!]!
@@ -2788,6 +3364,28 @@ Limits, checked before any work: ` + "`" + `query` + "`" + ` of at most 200 char
   ): SearchConnection!
   "The blog's webhooks, oldest first, with their recent deliveries. Admins only: null with UNAUTHENTICATED without a token, with FORBIDDEN for anyone else."
   webhooks: [Webhook!]
+  "Fetches a static page by its global id or its slug; give exactly one. A slug the page had before finds it too (its ` + "`" + `slug` + "`" + ` is the current one, so a frontend can redirect). Pages and posts share one namespace of slugs, so a slug names a page or a post, never both. Fails with NOT_FOUND for a draft page unless the caller is an admin, with the same answer as for no page. Costs two reads by slug, one by id."
+  page(
+    "The global id of the page."
+    id: ID
+    "The slug of the page, current or earlier."
+    slug: String
+  ): Page
+  "The blog's published static pages by ` + "`" + `order` + "`" + `, then oldest first: one read a page of the list. With ` + "`" + `drafts: true` + "`" + `, the draft pages instead, for admins only (FORBIDDEN for others). Pages are in no feed, archive, category or post list."
+  pages(
+    "How many pages to return from the start (or after ` + "`" + `after` + "`" + `), from 1 to 100; 20 when neither ` + "`" + `first` + "`" + ` nor ` + "`" + `last` + "`" + ` is given."
+    first: Int
+    "Return the pages after this cursor, taken from a previous page; goes with ` + "`" + `first` + "`" + `."
+    after: String
+    "How many pages to return from the end (or before ` + "`" + `before` + "`" + `), from 1 to 100; cannot go with ` + "`" + `first` + "`" + `."
+    last: Int
+    "Return the pages before this cursor, taken from a previous page; goes with ` + "`" + `last` + "`" + `."
+    before: String
+    "True for the draft pages (admins only) instead of the published ones."
+    drafts: Boolean
+  ): SitePageConnection!
+  "The blog's settings: title, description, pictures, locale, time zone, navigation menus, accounts elsewhere, public address and post path. A setting never set shows the server's default. Costs no read once the server holds the settings (the first request after a start or a change reads them once)."
+  site: Site!
 }
 
 """
@@ -2926,6 +3524,36 @@ type Mutation {
     "The webhook."
     input: PingWebhookInput!
   ): PingWebhookPayload!
+  "Creates a draft static page. Admins only. Fails with CONFLICT (reason SLUG_TAKEN) when a post or another page holds the slug, as its current slug or an old one; BAD_USER_INPUT (` + "`" + `extensions.field` + "`" + `) for bad input, a parent that is no page or has a parent itself included. Nothing is written then."
+  createPage(
+    "The new page."
+    input: CreatePageInput!
+  ): CreatePagePayload!
+  "Changes a static page. Admins only. Fails with CONFLICT and the current version in ` + "`" + `extensions.currentVersion` + "`" + ` when ` + "`" + `expectedVersion` + "`" + ` is stale, with CONFLICT (reason SLUG_TAKEN) for a slug a post or another page holds now (a post's old slug included; another page's old slug is taken from it)."
+  updatePage(
+    "The changes to make."
+    input: UpdatePageInput!
+  ): UpdatePagePayload!
+  "Publishes a draft page; a published one stays as it is. Admins only."
+  publishPage(
+    "The page to publish."
+    input: PublishPageInput!
+  ): PublishPagePayload!
+  "Turns a published page back into a draft. Admins only. BAD_USER_INPUT for a draft."
+  unpublishPage(
+    "The page to unpublish."
+    input: UnpublishPageInput!
+  ): UnpublishPagePayload!
+  "Deletes a page with its slug and old slugs, which lead nowhere then. Pages listed under it become top level. Admins only."
+  deletePage(
+    "The page to delete."
+    input: DeletePageInput!
+  ): DeletePagePayload!
+  "Changes the blog's settings. Admins only. Fails with CONFLICT and the current version in ` + "`" + `extensions.currentVersion` + "`" + ` unless ` + "`" + `expectedVersion` + "`" + ` is the settings' version (0 before they were ever changed); BAD_USER_INPUT (` + "`" + `extensions.field` + "`" + `) for bad input, and nothing is written then. Feeds, the sitemap and webhooks' paths use the new site URL, title, description and post path within about a second on every server."
+  updateSite(
+    "The changes to make."
+    input: UpdateSiteInput!
+  ): UpdateSitePayload!
 }
 
 """
@@ -2992,7 +3620,7 @@ The input of ` + "`" + `createWebhook` + "`" + `.
 input CreateWebhookInput {
   "Where to send events: an absolute https URL of at most 2000 characters, without credentials or fragment, naming a public host."
   url: String!
-  "The events to send, 1 to 32 of ` + "`" + `post.published` + "`" + `, ` + "`" + `post.published.edited` + "`" + `, ` + "`" + `post.unpublished` + "`" + `, ` + "`" + `post.deleted` + "`" + `, ` + "`" + `author.updated` + "`" + `, ` + "`" + `category.updated` + "`" + `, ` + "`" + `comment.added` + "`" + `, ` + "`" + `comment.edited` + "`" + `, ` + "`" + `comment.approved` + "`" + `, ` + "`" + `comment.deleted` + "`" + `."
+  "The events to send, 1 to 32 of ` + "`" + `post.published` + "`" + `, ` + "`" + `post.published.edited` + "`" + `, ` + "`" + `post.unpublished` + "`" + `, ` + "`" + `post.deleted` + "`" + `, ` + "`" + `author.updated` + "`" + `, ` + "`" + `category.updated` + "`" + `, ` + "`" + `comment.added` + "`" + `, ` + "`" + `comment.edited` + "`" + `, ` + "`" + `comment.approved` + "`" + `, ` + "`" + `comment.deleted` + "`" + `, ` + "`" + `page.published` + "`" + `, ` + "`" + `page.published.edited` + "`" + `, ` + "`" + `page.unpublished` + "`" + `, ` + "`" + `page.deleted` + "`" + `, ` + "`" + `site.updated` + "`" + `."
   events: [String!]!
   "What the webhook is for: at most 500 characters."
   description: String
@@ -3116,6 +3744,12 @@ input CreateAuthorInput {
   slug: String
   "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
   idempotencyKey: String
+  "The author's website: an absolute http or https URL of at most 2000 characters."
+  website: String
+  "Where the author is: one line of at most 100 characters."
+  location: String
+  "The author's accounts elsewhere: at most 20."
+  socialLinks: [SocialAccountInput!]
 }
 
 """
@@ -3144,6 +3778,12 @@ input UpdateAuthorInput {
   slug: String
   "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
   idempotencyKey: String
+  "The new website: an absolute http or https URL of at most 2000 characters; empty removes it."
+  website: String
+  "The new location: one line of at most 100 characters; empty removes it."
+  location: String
+  "The new accounts elsewhere, at most 20, replacing the old ones; an empty list removes all."
+  socialLinks: [SocialAccountInput!]
 }
 
 """
@@ -3180,8 +3820,8 @@ type CreateCategoryPayload {
 The input of ` + "`" + `updateCategory` + "`" + `. Omitted fields are left unchanged.
 """
 input UpdateCategoryInput {
-  "The slug of the category to change."
-  slug: String!
+  "The slug of the category to change; give it or ` + "`" + `id` + "`" + `."
+  slug: String
   "When given, the update fails with CONFLICT unless the category still has this version; 0 or less, a version no category has, always fails. Omitted, the update is unconditional."
   expectedVersion: Int
   "The new display name: one line of at most 100 characters."
@@ -3190,6 +3830,8 @@ input UpdateCategoryInput {
   description: String
   "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
   idempotencyKey: String
+  "The global id of the category to change, as the other updates take theirs; give it or ` + "`" + `slug` + "`" + `."
+  id: ID
 }
 
 """
@@ -3568,6 +4210,360 @@ type PostEvent {
   "The post as a query would show it now; null when it was deleted or the caller may no longer see it."
   post: Post
 }
+
+# --- Pages and site ---
+
+"""
+A static page of the blog (About, Contact, Imprint): a Markdown body
+rendered as posts' are, with SEO fields and a place in navigation. Pages
+are in no feed, archive, category or post list. A page's slug is unique
+among pages and posts together: a frontend can serve pages at ` + "`" + `/<slug>` + "`" + `
+(the server's default page path) beside posts at ` + "`" + `/posts/<slug>` + "`" + `, or both
+at ` + "`" + `/<slug>` + "`" + `, and never meets a page and a post at one path.
+"""
+type Page implements Node {
+  "The opaque global id of the page."
+  id: ID!
+  "The unique, URL-friendly name of the page: its current one. A page found by an old slug has its new one here, so a frontend can redirect."
+  slug: String!
+  "The title of the page."
+  title: String!
+  "The full text of the page in Markdown."
+  body: String!
+  "The body rendered as HTML, sanitized exactly as a post's ` + "`" + `bodyHtml` + "`" + ` is, ready to insert in a page. Rendered when the body is written."
+  bodyHtml: String!
+  "The body's headings in order, for a table of contents: at most the first 100."
+  toc: [Heading!]!
+  "What search engines and link previews show, each field falling back to the page's title and the beginning of its body."
+  seo: Seo!
+  "Whether the page is a draft or public (never SCHEDULED)."
+  status: PostStatus!
+  "Where the page stands in ` + "`" + `pages` + "`" + ` and in menus built from it: ascending, from 0."
+  order: Int!
+  "The global id of the page this one is listed under in a navigation menu, or null for a top-level page. A frontend builds its menu tree from ` + "`" + `pages` + "`" + `; an id no page of the list has (a deleted or draft parent) means top level."
+  parentId: ID
+  "When the page was created."
+  createdAt: DateTime!
+  "When the page was last changed."
+  updatedAt: DateTime!
+  "When the page was published; null for drafts."
+  publishedAt: DateTime
+  "The version of the page, increased by every change. Pass it as ` + "`" + `expectedVersion` + "`" + ` to change the page safely."
+  version: Int!
+}
+
+"""
+A page of the list of static pages.
+"""
+type SitePageConnection {
+  "The static pages of this page of the list, each with its cursor."
+  edges: [SitePageEdge!]!
+  "Where this page of the list stands in the whole list."
+  pageInfo: PageInfo!
+}
+
+"""
+A static page in a page of the list of static pages.
+"""
+type SitePageEdge {
+  "The opaque cursor of this page; pass it as ` + "`" + `after` + "`" + ` to continue after it, as ` + "`" + `before` + "`" + ` to go back from it."
+  cursor: String!
+  "The static page."
+  node: Page!
+}
+
+"""
+What a navigation menu's item links to. More kinds may come: show an item
+of a kind you do not know by its label and ` + "`" + `path` + "`" + ` (or ` + "`" + `url` + "`" + `).
+"""
+enum MenuLinkKind {
+  "A category, by its slug."
+  CATEGORY
+  "A static page, by its slug."
+  PAGE
+  "A tag, by its slug."
+  TAG
+  "Any URL, or a path of the site."
+  URL
+}
+
+"""
+One link of a navigation menu.
+"""
+type MenuItem {
+  "The text of the link."
+  label: String!
+  "What the link leads to."
+  kind: MenuLinkKind!
+  "The slug of the page, category or tag; null for a URL."
+  slug: String
+  "The URL or site path of a URL link; null for the other kinds."
+  url: String
+  "The frontend's path of the link, from the server's path patterns (` + "`" + `/<slug>` + "`" + ` for a page, ` + "`" + `/categories/<slug>` + "`" + ` for a category by default), or the URL of a URL link; null when the server has no pattern for its kind."
+  path: String
+}
+
+"""
+A named navigation menu, such as ` + "`" + `main` + "`" + ` or ` + "`" + `footer` + "`" + `.
+"""
+type Menu {
+  "The menu's name, unique among the site's menus."
+  name: String!
+  "The menu's links, in order."
+  items: [MenuItem!]!
+}
+
+"""
+An account of the blog or an author on another site.
+"""
+type SocialAccount {
+  "The network's name as shown, such as ` + "`" + `Mastodon` + "`" + ` or ` + "`" + `GitHub` + "`" + `."
+  network: String!
+  "The account's URL."
+  url: String!
+}
+
+"""
+The blog's settings. A field never set (or cleared) shows the server's
+default: its ` + "`" + `-site-title` + "`" + `, ` + "`" + `-site-description` + "`" + `, ` + "`" + `-site-url` + "`" + ` and
+` + "`" + `-post-path` + "`" + ` settings, and empty or null for the rest.
+"""
+type Site {
+  "The blog's title, for a header and feeds' channel."
+  title: String!
+  "What the blog is about, for a header and feeds' channel; empty when none."
+  description: String!
+  "The URL of the blog's logo, or null."
+  logoUrl: String
+  "The URL of the blog's icon (favicon), or null."
+  iconUrl: String
+  "The blog's language as a BCP 47 tag (` + "`" + `en` + "`" + `, ` + "`" + `en-GB` + "`" + `), or null when not set."
+  locale: String
+  "The IANA time zone the blog shows times in (` + "`" + `Europe/Berlin` + "`" + `), or null when not set (UTC)."
+  timezone: String
+  "The frontend's public address that feeds, the sitemap and webhooks link to, or null when neither the settings nor the server give one."
+  url: String
+  "The pattern of a post's path on the frontend, such as ` + "`" + `/posts/{slug}` + "`" + ` or ` + "`" + `/{yyyy}/{mm}/{slug}` + "`" + `."
+  postPath: String!
+  "The pattern of a static page's path on the frontend, such as ` + "`" + `/{slug}` + "`" + `; null when the server serves none."
+  pagePath: String
+  "The navigation menus, in order."
+  menus: [Menu!]!
+  "The blog's accounts elsewhere, in order."
+  socialLinks: [SocialAccount!]!
+  "The version of the settings, 0 before they were first changed. Pass it as ` + "`" + `expectedVersion` + "`" + ` to ` + "`" + `updateSite` + "`" + `."
+  version: Int!
+  "When the settings were last changed; null before they ever were."
+  updatedAt: DateTime
+}
+
+"""
+What search engines and link previews show of a page. Omitted fields are
+left as they are; an empty one is unset.
+"""
+input PageSeoInput {
+  "The title: one line of at most 200 characters."
+  title: String
+  "The description: one line of at most 300 characters."
+  description: String
+  "The canonical URL: an absolute http or https URL of at most 2000 characters."
+  canonicalUrl: String
+  "The picture for link previews: an absolute http or https URL of at most 2000 characters."
+  ogImage: String
+}
+
+"""
+The input of ` + "`" + `createPage` + "`" + `. The page starts as a draft.
+"""
+input CreatePageInput {
+  "The title: one line of at most 200 characters."
+  title: String!
+  "The unique, URL-friendly name of the page, 1 to 100 characters of a-z, 0-9 and single hyphens between them, free among posts and pages."
+  slug: String!
+  "The full text in Markdown: at most 100000 bytes of UTF-8, which must render to at most 200000 bytes of HTML."
+  body: String
+  "What search engines and link previews show, when it differs from the page's own title and text."
+  seo: PageSeoInput
+  "Where the page stands in lists, 0 to 99999; 0 when omitted."
+  order: Int
+  "The global id of the page to list it under: a page without a parent of its own."
+  parentId: ID
+  "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
+  idempotencyKey: String
+}
+
+"""
+The result of ` + "`" + `createPage` + "`" + `.
+"""
+type CreatePagePayload {
+  "The draft page as created."
+  page: Page!
+}
+
+"""
+The input of ` + "`" + `updatePage` + "`" + `. Omitted fields are left unchanged.
+"""
+input UpdatePageInput {
+  "The global id of the page."
+  id: ID!
+  "The version the change is based on; the update fails with CONFLICT unless the page still has it."
+  expectedVersion: Int!
+  "The new title: one line of at most 200 characters."
+  title: String
+  "The new slug, free among posts and pages. The old one keeps leading to the page (up to 10 old ones are kept) until another page takes it; posts never do."
+  slug: String
+  "The new Markdown body."
+  body: String
+  "Changes to the SEO fields: omitted fields are left as they are, empty ones unset."
+  seo: PageSeoInput
+  "The new order, 0 to 99999."
+  order: Int
+  "The global id of the new parent (a page without a parent of its own); empty makes the page top level."
+  parentId: ID
+  "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
+  idempotencyKey: String
+}
+
+"""
+The result of ` + "`" + `updatePage` + "`" + `.
+"""
+type UpdatePagePayload {
+  "The page as updated."
+  page: Page!
+}
+
+"""
+The input of ` + "`" + `publishPage` + "`" + `.
+"""
+input PublishPageInput {
+  "The global id of the page."
+  id: ID!
+  "When given, fails with CONFLICT unless the page still has this version."
+  expectedVersion: Int
+  "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
+  idempotencyKey: String
+}
+
+"""
+The result of ` + "`" + `publishPage` + "`" + `.
+"""
+type PublishPagePayload {
+  "The page as published."
+  page: Page!
+}
+
+"""
+The input of ` + "`" + `unpublishPage` + "`" + `.
+"""
+input UnpublishPageInput {
+  "The global id of the page."
+  id: ID!
+  "When given, fails with CONFLICT unless the page still has this version."
+  expectedVersion: Int
+  "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
+  idempotencyKey: String
+}
+
+"""
+The result of ` + "`" + `unpublishPage` + "`" + `.
+"""
+type UnpublishPagePayload {
+  "The page, a draft again."
+  page: Page!
+}
+
+"""
+The input of ` + "`" + `deletePage` + "`" + `.
+"""
+input DeletePageInput {
+  "The global id of the page."
+  id: ID!
+  "When given, fails with CONFLICT unless the page still has this version."
+  expectedVersion: Int
+  "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
+  idempotencyKey: String
+}
+
+"""
+The result of ` + "`" + `deletePage` + "`" + `.
+"""
+type DeletePagePayload {
+  "The global id of the deleted page."
+  deletedId: ID!
+}
+
+"""
+A link of a navigation menu to set.
+"""
+input MenuItemInput {
+  "The text of the link: one line of at most 100 characters."
+  label: String!
+  "What the link leads to."
+  kind: MenuLinkKind!
+  "The slug of the page, category or tag; not for a URL."
+  slug: String
+  "For a URL link: an absolute http or https URL, or a path of the site starting with ` + "`" + `/` + "`" + `."
+  url: String
+}
+
+"""
+A navigation menu to set.
+"""
+input MenuInput {
+  "The menu's name: one line of at most 100 characters, unique among the menus."
+  name: String!
+  "Its links, at most 50."
+  items: [MenuItemInput!]!
+}
+
+"""
+An account elsewhere to set.
+"""
+input SocialAccountInput {
+  "The network's name as shown: one line of at most 100 characters."
+  network: String!
+  "The account's URL: an absolute http or https URL of at most 2000 characters."
+  url: String!
+}
+
+"""
+The input of ` + "`" + `updateSite` + "`" + `. Omitted fields are left unchanged; an empty
+string clears a setting, so the server's default shows.
+"""
+input UpdateSiteInput {
+  "The settings' version as read (` + "`" + `Site.version` + "`" + `: 0 before they were first changed)."
+  expectedVersion: Int!
+  "The blog's title: one line of at most 200 characters."
+  title: String
+  "The blog's description: at most 1000 characters."
+  description: String
+  "The logo's URL: an absolute http or https URL."
+  logoUrl: String
+  "The icon's URL: an absolute http or https URL."
+  iconUrl: String
+  "A BCP 47 language tag such as ` + "`" + `en` + "`" + ` or ` + "`" + `en-GB` + "`" + `."
+  locale: String
+  "An IANA time zone such as ` + "`" + `Europe/Berlin` + "`" + ` or ` + "`" + `UTC` + "`" + `."
+  timezone: String
+  "The frontend's public address: an absolute http or https URL."
+  url: String
+  "The pattern of a post's path, starting with ` + "`" + `/` + "`" + ` and holding ` + "`" + `{slug}` + "`" + `, optionally ` + "`" + `{yyyy}` + "`" + `, ` + "`" + `{mm}` + "`" + ` and ` + "`" + `{dd}` + "`" + `."
+  postPath: String
+  "The navigation menus, at most 5, replacing the old ones."
+  menus: [MenuInput!]
+  "The blog's accounts elsewhere, at most 20, replacing the old ones."
+  socialLinks: [SocialAccountInput!]
+  "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
+  idempotencyKey: String
+}
+
+"""
+The result of ` + "`" + `updateSite` + "`" + `.
+"""
+type UpdateSitePayload {
+  "The settings as updated."
+  site: Site!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -3634,6 +4630,12 @@ func (ec *executionContext) childFields_Author(ctx context.Context, field graphq
 		return ec.fieldContext_Author_posts(ctx, field)
 	case "drafts":
 		return ec.fieldContext_Author_drafts(ctx, field)
+	case "website":
+		return ec.fieldContext_Author_website(ctx, field)
+	case "location":
+		return ec.fieldContext_Author_location(ctx, field)
+	case "socialLinks":
+		return ec.fieldContext_Author_socialLinks(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Author", field.Name)
 }
@@ -3776,6 +4778,14 @@ func (ec *executionContext) childFields_CreateCategoryPayload(ctx context.Contex
 	return nil, fmt.Errorf("no field named %q was found under type CreateCategoryPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_CreatePagePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "page":
+		return ec.fieldContext_CreatePagePayload_page(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CreatePagePayload", field.Name)
+}
+
 func (ec *executionContext) childFields_CreatePostPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "post":
@@ -3816,6 +4826,14 @@ func (ec *executionContext) childFields_DeleteCommentPayload(ctx context.Context
 	return nil, fmt.Errorf("no field named %q was found under type DeleteCommentPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_DeletePagePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "deletedId":
+		return ec.fieldContext_DeletePagePayload_deletedId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeletePagePayload", field.Name)
+}
+
 func (ec *executionContext) childFields_DeletePostPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "post":
@@ -3838,6 +4856,8 @@ func (ec *executionContext) childFields_DraftConnection(ctx context.Context, fie
 		return ec.fieldContext_DraftConnection_edges(ctx, field)
 	case "pageInfo":
 		return ec.fieldContext_DraftConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_DraftConnection_totalCount(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DraftConnection", field.Name)
 }
@@ -3868,6 +4888,66 @@ func (ec *executionContext) childFields_Image(ctx context.Context, field graphql
 	return nil, fmt.Errorf("no field named %q was found under type Image", field.Name)
 }
 
+func (ec *executionContext) childFields_Menu(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_Menu_name(ctx, field)
+	case "items":
+		return ec.fieldContext_Menu_items(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Menu", field.Name)
+}
+
+func (ec *executionContext) childFields_MenuItem(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "label":
+		return ec.fieldContext_MenuItem_label(ctx, field)
+	case "kind":
+		return ec.fieldContext_MenuItem_kind(ctx, field)
+	case "slug":
+		return ec.fieldContext_MenuItem_slug(ctx, field)
+	case "url":
+		return ec.fieldContext_MenuItem_url(ctx, field)
+	case "path":
+		return ec.fieldContext_MenuItem_path(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MenuItem", field.Name)
+}
+
+func (ec *executionContext) childFields_Page(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Page_id(ctx, field)
+	case "slug":
+		return ec.fieldContext_Page_slug(ctx, field)
+	case "title":
+		return ec.fieldContext_Page_title(ctx, field)
+	case "body":
+		return ec.fieldContext_Page_body(ctx, field)
+	case "bodyHtml":
+		return ec.fieldContext_Page_bodyHtml(ctx, field)
+	case "toc":
+		return ec.fieldContext_Page_toc(ctx, field)
+	case "seo":
+		return ec.fieldContext_Page_seo(ctx, field)
+	case "status":
+		return ec.fieldContext_Page_status(ctx, field)
+	case "order":
+		return ec.fieldContext_Page_order(ctx, field)
+	case "parentId":
+		return ec.fieldContext_Page_parentId(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Page_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Page_updatedAt(ctx, field)
+	case "publishedAt":
+		return ec.fieldContext_Page_publishedAt(ctx, field)
+	case "version":
+		return ec.fieldContext_Page_version(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Page", field.Name)
+}
+
 func (ec *executionContext) childFields_PageInfo(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "hasNextPage":
@@ -3888,6 +4968,8 @@ func (ec *executionContext) childFields_PendingCommentConnection(ctx context.Con
 		return ec.fieldContext_PendingCommentConnection_edges(ctx, field)
 	case "pageInfo":
 		return ec.fieldContext_PendingCommentConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_PendingCommentConnection_totalCount(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PendingCommentConnection", field.Name)
 }
@@ -3994,6 +5076,14 @@ func (ec *executionContext) childFields_PostEvent(ctx context.Context, field gra
 		return ec.fieldContext_PostEvent_post(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PostEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_PublishPagePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "page":
+		return ec.fieldContext_PublishPagePayload_page(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PublishPagePayload", field.Name)
 }
 
 func (ec *executionContext) childFields_PublishPostPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4106,6 +5196,76 @@ func (ec *executionContext) childFields_Seo(ctx context.Context, field graphql.C
 	return nil, fmt.Errorf("no field named %q was found under type Seo", field.Name)
 }
 
+func (ec *executionContext) childFields_Site(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "title":
+		return ec.fieldContext_Site_title(ctx, field)
+	case "description":
+		return ec.fieldContext_Site_description(ctx, field)
+	case "logoUrl":
+		return ec.fieldContext_Site_logoUrl(ctx, field)
+	case "iconUrl":
+		return ec.fieldContext_Site_iconUrl(ctx, field)
+	case "locale":
+		return ec.fieldContext_Site_locale(ctx, field)
+	case "timezone":
+		return ec.fieldContext_Site_timezone(ctx, field)
+	case "url":
+		return ec.fieldContext_Site_url(ctx, field)
+	case "postPath":
+		return ec.fieldContext_Site_postPath(ctx, field)
+	case "pagePath":
+		return ec.fieldContext_Site_pagePath(ctx, field)
+	case "menus":
+		return ec.fieldContext_Site_menus(ctx, field)
+	case "socialLinks":
+		return ec.fieldContext_Site_socialLinks(ctx, field)
+	case "version":
+		return ec.fieldContext_Site_version(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Site_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Site", field.Name)
+}
+
+func (ec *executionContext) childFields_SitePageConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_SitePageConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_SitePageConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SitePageConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_SitePageEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_SitePageEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_SitePageEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SitePageEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_SocialAccount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "network":
+		return ec.fieldContext_SocialAccount_network(ctx, field)
+	case "url":
+		return ec.fieldContext_SocialAccount_url(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SocialAccount", field.Name)
+}
+
+func (ec *executionContext) childFields_UnpublishPagePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "page":
+		return ec.fieldContext_UnpublishPagePayload_page(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UnpublishPagePayload", field.Name)
+}
+
 func (ec *executionContext) childFields_UnpublishPostPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "post":
@@ -4138,12 +5298,28 @@ func (ec *executionContext) childFields_UpdateCommentPayload(ctx context.Context
 	return nil, fmt.Errorf("no field named %q was found under type UpdateCommentPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_UpdatePagePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "page":
+		return ec.fieldContext_UpdatePagePayload_page(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UpdatePagePayload", field.Name)
+}
+
 func (ec *executionContext) childFields_UpdatePostPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "post":
 		return ec.fieldContext_UpdatePostPayload_post(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type UpdatePostPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_UpdateSitePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "site":
+		return ec.fieldContext_UpdateSitePayload_site(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UpdateSitePayload", field.Name)
 }
 
 func (ec *executionContext) childFields_UpdateWebhookPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -4558,6 +5734,20 @@ func (ec *executionContext) field_Mutation_createCategory_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_createPage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CreatePageInput, error) {
+			return ec.unmarshalNCreatePageInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCreatePageInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createPost_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4614,6 +5804,20 @@ func (ec *executionContext) field_Mutation_deleteComment_args(ctx context.Contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_deletePage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.DeletePageInput, error) {
+			return ec.unmarshalNDeletePageInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐDeletePageInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_deletePost_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4648,6 +5852,20 @@ func (ec *executionContext) field_Mutation_pingWebhook_args(ctx context.Context,
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.PingWebhookInput, error) {
 			return ec.unmarshalNPingWebhookInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPingWebhookInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_publishPage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.PublishPageInput, error) {
+			return ec.unmarshalNPublishPageInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublishPageInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4712,6 +5930,20 @@ func (ec *executionContext) field_Mutation_rotateWebhookSecret_args(ctx context.
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_unpublishPage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UnpublishPageInput, error) {
+			return ec.unmarshalNUnpublishPageInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUnpublishPageInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_unpublishPost_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -4768,12 +6000,40 @@ func (ec *executionContext) field_Mutation_updateComment_args(ctx context.Contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_updatePage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdatePageInput, error) {
+			return ec.unmarshalNUpdatePageInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdatePageInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_updatePost_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.UpdatePostInput, error) {
 			return ec.unmarshalNUpdatePostInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdatePostInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateSite_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateSiteInput, error) {
+			return ec.unmarshalNUpdateSiteInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdateSiteInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -4909,6 +6169,14 @@ func (ec *executionContext) field_Query_archive_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["category"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "authorSlug",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["authorSlug"] = arg2
 	return args, nil
 }
 
@@ -4976,13 +6244,21 @@ func (ec *executionContext) field_Query_category_args(ctx context.Context, rawAr
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "slug",
-		func(ctx context.Context, v any) (string, error) {
-			return ec.unmarshalNString2string(ctx, v)
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
 	args["slug"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg1
 	return args, nil
 }
 
@@ -5035,6 +6311,74 @@ func (ec *executionContext) field_Query_node_args(ctx context.Context, rawArgs m
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_page_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "id",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOID2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["id"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "slug",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["slug"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_pages_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "drafts",
+		func(ctx context.Context, v any) (*bool, error) {
+			return ec.unmarshalOBoolean2ᚖbool(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["drafts"] = arg4
 	return args, nil
 }
 
@@ -5824,6 +7168,84 @@ func (ec *executionContext) fieldContext_Author_drafts(ctx context.Context, fiel
 	if fc.Args, err = ec.field_Author_drafts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Author_website(ctx context.Context, field graphql.CollectedField, obj *storage.Author) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Author_website(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Author().Website(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Author_website(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Author", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Author_location(ctx context.Context, field graphql.CollectedField, obj *storage.Author) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Author_location(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Author().Location(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Author_location(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Author", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Author_socialLinks(ctx context.Context, field graphql.CollectedField, obj *storage.Author) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Author_socialLinks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Social, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []storage.SocialAccount) graphql.Marshaler {
+			return ec.marshalNSocialAccount2ᚕgithubᚗcomᚋblogqlᚋblogᚋstorageᚐSocialAccountᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Author_socialLinks(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Author",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SocialAccount(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -6911,6 +8333,38 @@ func (ec *executionContext) fieldContext_CreateCategoryPayload_category(_ contex
 	return fc, nil
 }
 
+func (ec *executionContext) _CreatePagePayload_page(ctx context.Context, field graphql.CollectedField, obj *model.CreatePagePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreatePagePayload_page(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Page, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.SitePage) graphql.Marshaler {
+			return ec.marshalNPage2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐSitePage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreatePagePayload_page(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CreatePagePayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Page(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _CreatePostPayload_post(ctx context.Context, field graphql.CollectedField, obj *model.CreatePostPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7131,6 +8585,29 @@ func (ec *executionContext) fieldContext_DeleteCommentPayload_deletedCommentId(_
 	return graphql.NewScalarFieldContext("DeleteCommentPayload", field, false, false, errors.New("field of type ID does not have child fields"))
 }
 
+func (ec *executionContext) _DeletePagePayload_deletedId(ctx context.Context, field graphql.CollectedField, obj *model.DeletePagePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeletePagePayload_deletedId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeletedID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeletePagePayload_deletedId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeletePagePayload", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
 func (ec *executionContext) _DeletePostPayload_post(ctx context.Context, field graphql.CollectedField, obj *model.DeletePostPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -7248,6 +8725,29 @@ func (ec *executionContext) fieldContext_DraftConnection_pageInfo(_ context.Cont
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _DraftConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.DraftConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DraftConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DraftConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DraftConnection", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _Heading_level(ctx context.Context, field graphql.CollectedField, obj *storage.Heading) (ret graphql.Marshaler) {
@@ -7409,6 +8909,176 @@ func (ec *executionContext) _Image_height(ctx context.Context, field graphql.Col
 }
 func (ec *executionContext) fieldContext_Image_height(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Image", field, true, true, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Menu_name(ctx context.Context, field graphql.CollectedField, obj *storage.Menu) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Menu_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Menu_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Menu", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Menu_items(ctx context.Context, field graphql.CollectedField, obj *storage.Menu) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Menu_items(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Items, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []storage.MenuItem) graphql.Marshaler {
+			return ec.marshalNMenuItem2ᚕgithubᚗcomᚋblogqlᚋblogᚋstorageᚐMenuItemᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Menu_items(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Menu",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MenuItem(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MenuItem_label(ctx context.Context, field graphql.CollectedField, obj *storage.MenuItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MenuItem_label(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Label, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MenuItem_label(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MenuItem", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _MenuItem_kind(ctx context.Context, field graphql.CollectedField, obj *storage.MenuItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MenuItem_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.MenuItem().Kind(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.MenuLinkKind) graphql.Marshaler {
+			return ec.marshalNMenuLinkKind2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMenuLinkKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MenuItem_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MenuItem", field, true, true, errors.New("field of type MenuLinkKind does not have child fields"))
+}
+
+func (ec *executionContext) _MenuItem_slug(ctx context.Context, field graphql.CollectedField, obj *storage.MenuItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MenuItem_slug(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.MenuItem().Slug(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MenuItem_slug(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MenuItem", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _MenuItem_url(ctx context.Context, field graphql.CollectedField, obj *storage.MenuItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MenuItem_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.MenuItem().URL(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MenuItem_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MenuItem", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _MenuItem_path(ctx context.Context, field graphql.CollectedField, obj *storage.MenuItem) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MenuItem_path(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.MenuItem().Path(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MenuItem_path(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MenuItem", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _Mutation_createAuthor(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
@@ -8335,6 +10005,610 @@ func (ec *executionContext) fieldContext_Mutation_pingWebhook(ctx context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_createPage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreatePage(ctx, fc.Args["input"].(model.CreatePageInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CreatePagePayload) graphql.Marshaler {
+			return ec.marshalNCreatePagePayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCreatePagePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createPage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CreatePagePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createPage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updatePage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updatePage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdatePage(ctx, fc.Args["input"].(model.UpdatePageInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.UpdatePagePayload) graphql.Marshaler {
+			return ec.marshalNUpdatePagePayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdatePagePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updatePage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UpdatePagePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updatePage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_publishPage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_publishPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().PublishPage(ctx, fc.Args["input"].(model.PublishPageInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PublishPagePayload) graphql.Marshaler {
+			return ec.marshalNPublishPagePayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublishPagePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_publishPage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PublishPagePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_publishPage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_unpublishPage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_unpublishPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UnpublishPage(ctx, fc.Args["input"].(model.UnpublishPageInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.UnpublishPagePayload) graphql.Marshaler {
+			return ec.marshalNUnpublishPagePayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUnpublishPagePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_unpublishPage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UnpublishPagePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_unpublishPage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deletePage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deletePage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeletePage(ctx, fc.Args["input"].(model.DeletePageInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DeletePagePayload) graphql.Marshaler {
+			return ec.marshalNDeletePagePayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐDeletePagePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deletePage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeletePagePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deletePage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateSite(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateSite(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateSite(ctx, fc.Args["input"].(model.UpdateSiteInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.UpdateSitePayload) graphql.Marshaler {
+			return ec.marshalNUpdateSitePayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdateSitePayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateSite(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UpdateSitePayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateSite_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Page_id(ctx context.Context, field graphql.CollectedField, obj *storage.SitePage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Page_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Page().ID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Page_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Page", field, true, true, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Page_slug(ctx context.Context, field graphql.CollectedField, obj *storage.SitePage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Page_slug(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Slug, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Page_slug(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Page", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Page_title(ctx context.Context, field graphql.CollectedField, obj *storage.SitePage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Page_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Page_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Page", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Page_body(ctx context.Context, field graphql.CollectedField, obj *storage.SitePage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Page_body(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Body, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Page_body(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Page", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Page_bodyHtml(ctx context.Context, field graphql.CollectedField, obj *storage.SitePage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Page_bodyHtml(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BodyHTML, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Page_bodyHtml(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Page", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Page_toc(ctx context.Context, field graphql.CollectedField, obj *storage.SitePage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Page_toc(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Page().Toc(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*storage.Heading) graphql.Marshaler {
+			return ec.marshalNHeading2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐHeadingᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Page_toc(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Page",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Heading(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Page_seo(ctx context.Context, field graphql.CollectedField, obj *storage.SitePage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Page_seo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Page().Seo(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Seo) graphql.Marshaler {
+			return ec.marshalNSeo2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSeo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Page_seo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Page",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Seo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Page_status(ctx context.Context, field graphql.CollectedField, obj *storage.SitePage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Page_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Page().Status(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.PostStatus) graphql.Marshaler {
+			return ec.marshalNPostStatus2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Page_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Page", field, true, true, errors.New("field of type PostStatus does not have child fields"))
+}
+
+func (ec *executionContext) _Page_order(ctx context.Context, field graphql.CollectedField, obj *storage.SitePage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Page_order(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Order, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Page_order(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Page", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Page_parentId(ctx context.Context, field graphql.CollectedField, obj *storage.SitePage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Page_parentId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Page().ParentID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOID2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Page_parentId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Page", field, true, true, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Page_createdAt(ctx context.Context, field graphql.CollectedField, obj *storage.SitePage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Page_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Page_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Page", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _Page_updatedAt(ctx context.Context, field graphql.CollectedField, obj *storage.SitePage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Page_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Page_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Page", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _Page_publishedAt(ctx context.Context, field graphql.CollectedField, obj *storage.SitePage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Page_publishedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PublishedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Page_publishedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Page", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _Page_version(ctx context.Context, field graphql.CollectedField, obj *storage.SitePage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Page_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Page_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Page", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -8489,6 +10763,29 @@ func (ec *executionContext) fieldContext_PendingCommentConnection_pageInfo(_ con
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _PendingCommentConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.PendingCommentConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PendingCommentConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PendingCommentConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PendingCommentConnection", field, true, false, errors.New("field of type Int does not have child fields"))
 }
 
 func (ec *executionContext) _PingWebhookPayload_delivery(ctx context.Context, field graphql.CollectedField, obj *model.PingWebhookPayload) (ret graphql.Marshaler) {
@@ -9534,6 +11831,38 @@ func (ec *executionContext) fieldContext_PostEvent_post(_ context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _PublishPagePayload_page(ctx context.Context, field graphql.CollectedField, obj *model.PublishPagePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublishPagePayload_page(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Page, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.SitePage) graphql.Marshaler {
+			return ec.marshalNPage2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐSitePage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublishPagePayload_page(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PublishPagePayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Page(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PublishPostPayload_post(ctx context.Context, field graphql.CollectedField, obj *model.PublishPostPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9763,7 +12092,7 @@ func (ec *executionContext) _Query_archive(ctx context.Context, field graphql.Co
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Archive(ctx, fc.Args["author"].(*string), fc.Args["category"].(*string))
+			return ec.Resolvers.Query().Archive(ctx, fc.Args["author"].(*string), fc.Args["category"].(*string), fc.Args["authorSlug"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v []*storage.ArchiveMonth) graphql.Marshaler {
@@ -9895,7 +12224,7 @@ func (ec *executionContext) _Query_category(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Category(ctx, fc.Args["slug"].(string))
+			return ec.Resolvers.Query().Category(ctx, fc.Args["slug"].(*string), fc.Args["id"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Category) graphql.Marshaler {
@@ -10076,6 +12405,126 @@ func (ec *executionContext) fieldContext_Query_webhooks(_ context.Context, field
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Webhook(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_page(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_page(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Page(ctx, fc.Args["id"].(*string), fc.Args["slug"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.SitePage) graphql.Marshaler {
+			return ec.marshalOPage2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐSitePage(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_page(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Page(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_page_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_pages(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_pages(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Pages(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["drafts"].(*bool))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SitePageConnection) graphql.Marshaler {
+			return ec.marshalNSitePageConnection2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSitePageConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_pages(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SitePageConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_pages_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_site(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_site(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Site(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Site) graphql.Marshaler {
+			return ec.marshalNSite2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐSite(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_site(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Site(ctx, field)
 		},
 	}
 	return fc, nil
@@ -10808,6 +13257,488 @@ func (ec *executionContext) fieldContext_Seo_ogImage(_ context.Context, field gr
 	return graphql.NewScalarFieldContext("Seo", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _Site_title(ctx context.Context, field graphql.CollectedField, obj *storage.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Site().Title(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Site_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Site", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Site_description(ctx context.Context, field graphql.CollectedField, obj *storage.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Site().Description(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Site_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Site", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Site_logoUrl(ctx context.Context, field graphql.CollectedField, obj *storage.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_logoUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Site().LogoURL(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Site_logoUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Site", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Site_iconUrl(ctx context.Context, field graphql.CollectedField, obj *storage.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_iconUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Site().IconURL(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Site_iconUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Site", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Site_locale(ctx context.Context, field graphql.CollectedField, obj *storage.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_locale(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Site().Locale(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Site_locale(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Site", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Site_timezone(ctx context.Context, field graphql.CollectedField, obj *storage.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_timezone(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Site().Timezone(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Site_timezone(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Site", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Site_url(ctx context.Context, field graphql.CollectedField, obj *storage.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Site().URL(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Site_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Site", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Site_postPath(ctx context.Context, field graphql.CollectedField, obj *storage.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_postPath(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Site().PostPath(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Site_postPath(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Site", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Site_pagePath(ctx context.Context, field graphql.CollectedField, obj *storage.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_pagePath(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Site().PagePath(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Site_pagePath(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Site", field, true, true, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Site_menus(ctx context.Context, field graphql.CollectedField, obj *storage.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_menus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Menus, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []storage.Menu) graphql.Marshaler {
+			return ec.marshalNMenu2ᚕgithubᚗcomᚋblogqlᚋblogᚋstorageᚐMenuᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Site_menus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Site",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Menu(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Site_socialLinks(ctx context.Context, field graphql.CollectedField, obj *storage.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_socialLinks(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Social, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []storage.SocialAccount) graphql.Marshaler {
+			return ec.marshalNSocialAccount2ᚕgithubᚗcomᚋblogqlᚋblogᚋstorageᚐSocialAccountᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Site_socialLinks(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Site",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SocialAccount(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Site_version(ctx context.Context, field graphql.CollectedField, obj *storage.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Site_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Site", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Site_updatedAt(ctx context.Context, field graphql.CollectedField, obj *storage.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Site_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Site", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _SitePageConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.SitePageConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SitePageConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.SitePageEdge) graphql.Marshaler {
+			return ec.marshalNSitePageEdge2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSitePageEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SitePageConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SitePageConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SitePageEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SitePageConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.SitePageConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SitePageConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SitePageConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SitePageConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SitePageEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.SitePageEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SitePageEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SitePageEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SitePageEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SitePageEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.SitePageEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SitePageEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.SitePage) graphql.Marshaler {
+			return ec.marshalNPage2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐSitePage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SitePageEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SitePageEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Page(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SocialAccount_network(ctx context.Context, field graphql.CollectedField, obj *storage.SocialAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SocialAccount_network(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Network, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SocialAccount_network(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SocialAccount", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SocialAccount_url(ctx context.Context, field graphql.CollectedField, obj *storage.SocialAccount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SocialAccount_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SocialAccount_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SocialAccount", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
 func (ec *executionContext) _Subscription_commentAdded(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) (context.Context, graphql.Marshaler)) {
 	return graphql.ResolveFieldStreamWithEventContext(
 		ctx,
@@ -10984,6 +13915,38 @@ func (ec *executionContext) fieldContext_Subscription_postPublished(ctx context.
 	return fc, nil
 }
 
+func (ec *executionContext) _UnpublishPagePayload_page(ctx context.Context, field graphql.CollectedField, obj *model.UnpublishPagePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UnpublishPagePayload_page(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Page, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.SitePage) graphql.Marshaler {
+			return ec.marshalNPage2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐSitePage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UnpublishPagePayload_page(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UnpublishPagePayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Page(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _UnpublishPostPayload_post(ctx context.Context, field graphql.CollectedField, obj *model.UnpublishPostPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11112,6 +14075,38 @@ func (ec *executionContext) fieldContext_UpdateCommentPayload_comment(_ context.
 	return fc, nil
 }
 
+func (ec *executionContext) _UpdatePagePayload_page(ctx context.Context, field graphql.CollectedField, obj *model.UpdatePagePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdatePagePayload_page(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Page, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.SitePage) graphql.Marshaler {
+			return ec.marshalNPage2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐSitePage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UpdatePagePayload_page(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpdatePagePayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Page(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _UpdatePostPayload_post(ctx context.Context, field graphql.CollectedField, obj *model.UpdatePostPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11139,6 +14134,38 @@ func (ec *executionContext) fieldContext_UpdatePostPayload_post(_ context.Contex
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Post(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UpdateSitePayload_site(ctx context.Context, field graphql.CollectedField, obj *model.UpdateSitePayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateSitePayload_site(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Site, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Site) graphql.Marshaler {
+			return ec.marshalNSite2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐSite(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateSitePayload_site(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpdateSitePayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Site(ctx, field)
 		},
 	}
 	return fc, nil
@@ -12776,7 +15803,7 @@ func (ec *executionContext) unmarshalInputCreateAuthorInput(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"subject", "name", "bio", "avatarUrl", "slug", "idempotencyKey"}
+	fieldsInOrder := [...]string{"subject", "name", "bio", "avatarUrl", "slug", "idempotencyKey", "website", "location", "socialLinks"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -12825,6 +15852,27 @@ func (ec *executionContext) unmarshalInputCreateAuthorInput(ctx context.Context,
 				return it, err
 			}
 			it.IdempotencyKey = data
+		case "website":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("website"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Website = data
+		case "location":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("location"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Location = data
+		case "socialLinks":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("socialLinks"))
+			data, err := ec.unmarshalOSocialAccountInput2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSocialAccountInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SocialLinks = data
 		}
 	}
 	return it, nil
@@ -12869,6 +15917,78 @@ func (ec *executionContext) unmarshalInputCreateCategoryInput(ctx context.Contex
 				return it, err
 			}
 			it.Description = data
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputCreatePageInput(ctx context.Context, obj any) (model.CreatePageInput, error) {
+	var it model.CreatePageInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"title", "slug", "body", "seo", "order", "parentId", "idempotencyKey"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "title":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("title"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Title = data
+		case "slug":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("slug"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Slug = data
+		case "body":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("body"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Body = data
+		case "seo":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("seo"))
+			data, err := ec.unmarshalOPageSeoInput2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPageSeoInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Seo = data
+		case "order":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("order"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Order = data
+		case "parentId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("parentId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ParentID = data
 		case "idempotencyKey":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -13078,6 +16198,50 @@ func (ec *executionContext) unmarshalInputDeleteCommentInput(ctx context.Context
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputDeletePageInput(ctx context.Context, obj any) (model.DeletePageInput, error) {
+	var it model.DeletePageInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "expectedVersion", "idempotencyKey"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "expectedVersion":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expectedVersion"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpectedVersion = data
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputDeletePostInput(ctx context.Context, obj any) (model.DeletePostInput, error) {
 	var it model.DeletePostInput
 	if obj == nil {
@@ -13203,6 +16367,145 @@ func (ec *executionContext) unmarshalInputImageInput(ctx context.Context, obj an
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputMenuInput(ctx context.Context, obj any) (model.MenuInput, error) {
+	var it model.MenuInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"name", "items"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "items":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("items"))
+			data, err := ec.unmarshalNMenuItemInput2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMenuItemInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Items = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputMenuItemInput(ctx context.Context, obj any) (model.MenuItemInput, error) {
+	var it model.MenuItemInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"label", "kind", "slug", "url"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "label":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("label"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Label = data
+		case "kind":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kind"))
+			data, err := ec.unmarshalNMenuLinkKind2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMenuLinkKind(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Kind = data
+		case "slug":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("slug"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Slug = data
+		case "url":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("url"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.URL = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputPageSeoInput(ctx context.Context, obj any) (model.PageSeoInput, error) {
+	var it model.PageSeoInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"title", "description", "canonicalUrl", "ogImage"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "title":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("title"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Title = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		case "canonicalUrl":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("canonicalUrl"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CanonicalURL = data
+		case "ogImage":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ogImage"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OgImage = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputPingWebhookInput(ctx context.Context, obj any) (model.PingWebhookInput, error) {
 	var it model.PingWebhookInput
 	if obj == nil {
@@ -13228,6 +16531,50 @@ func (ec *executionContext) unmarshalInputPingWebhookInput(ctx context.Context, 
 				return it, err
 			}
 			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputPublishPageInput(ctx context.Context, obj any) (model.PublishPageInput, error) {
+	var it model.PublishPageInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "expectedVersion", "idempotencyKey"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "expectedVersion":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expectedVersion"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpectedVersion = data
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
 		}
 	}
 	return it, nil
@@ -13439,6 +16786,87 @@ func (ec *executionContext) unmarshalInputSeoInput(ctx context.Context, obj any)
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputSocialAccountInput(ctx context.Context, obj any) (model.SocialAccountInput, error) {
+	var it model.SocialAccountInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"network", "url"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "network":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("network"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Network = data
+		case "url":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("url"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.URL = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputUnpublishPageInput(ctx context.Context, obj any) (model.UnpublishPageInput, error) {
+	var it model.UnpublishPageInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "expectedVersion", "idempotencyKey"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "expectedVersion":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expectedVersion"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpectedVersion = data
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputUnpublishPostInput(ctx context.Context, obj any) (model.UnpublishPostInput, error) {
 	var it model.UnpublishPostInput
 	if obj == nil {
@@ -13494,7 +16922,7 @@ func (ec *executionContext) unmarshalInputUpdateAuthorInput(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"id", "expectedVersion", "name", "bio", "avatarUrl", "slug", "idempotencyKey"}
+	fieldsInOrder := [...]string{"id", "expectedVersion", "name", "bio", "avatarUrl", "slug", "idempotencyKey", "website", "location", "socialLinks"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -13550,6 +16978,27 @@ func (ec *executionContext) unmarshalInputUpdateAuthorInput(ctx context.Context,
 				return it, err
 			}
 			it.IdempotencyKey = data
+		case "website":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("website"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Website = data
+		case "location":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("location"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Location = data
+		case "socialLinks":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("socialLinks"))
+			data, err := ec.unmarshalOSocialAccountInput2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSocialAccountInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SocialLinks = data
 		}
 	}
 	return it, nil
@@ -13566,7 +17015,7 @@ func (ec *executionContext) unmarshalInputUpdateCategoryInput(ctx context.Contex
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"slug", "expectedVersion", "name", "description", "idempotencyKey"}
+	fieldsInOrder := [...]string{"slug", "expectedVersion", "name", "description", "idempotencyKey", "id"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -13575,7 +17024,7 @@ func (ec *executionContext) unmarshalInputUpdateCategoryInput(ctx context.Contex
 		switch k {
 		case "slug":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("slug"))
-			data, err := ec.unmarshalNString2string(ctx, v)
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -13608,6 +17057,13 @@ func (ec *executionContext) unmarshalInputUpdateCategoryInput(ctx context.Contex
 				return it, err
 			}
 			it.IdempotencyKey = data
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
 		}
 	}
 	return it, nil
@@ -13645,6 +17101,92 @@ func (ec *executionContext) unmarshalInputUpdateCommentInput(ctx context.Context
 				return it, err
 			}
 			it.Body = data
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputUpdatePageInput(ctx context.Context, obj any) (model.UpdatePageInput, error) {
+	var it model.UpdatePageInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "expectedVersion", "title", "slug", "body", "seo", "order", "parentId", "idempotencyKey"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "expectedVersion":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expectedVersion"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpectedVersion = data
+		case "title":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("title"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Title = data
+		case "slug":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("slug"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Slug = data
+		case "body":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("body"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Body = data
+		case "seo":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("seo"))
+			data, err := ec.unmarshalOPageSeoInput2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPageSeoInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Seo = data
+		case "order":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("order"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Order = data
+		case "parentId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("parentId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ParentID = data
 		case "idempotencyKey":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -13750,6 +17292,113 @@ func (ec *executionContext) unmarshalInputUpdatePostInput(ctx context.Context, o
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputUpdateSiteInput(ctx context.Context, obj any) (model.UpdateSiteInput, error) {
+	var it model.UpdateSiteInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"expectedVersion", "title", "description", "logoUrl", "iconUrl", "locale", "timezone", "url", "postPath", "menus", "socialLinks", "idempotencyKey"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "expectedVersion":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expectedVersion"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpectedVersion = data
+		case "title":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("title"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Title = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		case "logoUrl":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("logoUrl"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LogoURL = data
+		case "iconUrl":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("iconUrl"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IconURL = data
+		case "locale":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locale"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Locale = data
+		case "timezone":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("timezone"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Timezone = data
+		case "url":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("url"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.URL = data
+		case "postPath":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("postPath"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PostPath = data
+		case "menus":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("menus"))
+			data, err := ec.unmarshalOMenuInput2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMenuInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Menus = data
+		case "socialLinks":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("socialLinks"))
+			data, err := ec.unmarshalOSocialAccountInput2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSocialAccountInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SocialLinks = data
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputUpdateWebhookInput(ctx context.Context, obj any) (model.UpdateWebhookInput, error) {
 	var it model.UpdateWebhookInput
 	if obj == nil {
@@ -13823,6 +17472,13 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 			return graphql.Null
 		}
 		return ec._Post(ctx, sel, obj)
+	case storage.SitePage:
+		return ec._Page(ctx, sel, &obj)
+	case *storage.SitePage:
+		if obj == nil {
+			return graphql.Null
+		}
+		return ec._Page(ctx, sel, obj)
 	case storage.Comment:
 		return ec._Comment(ctx, sel, &obj)
 	case *storage.Comment:
@@ -14294,6 +17950,87 @@ func (ec *executionContext) _Author(ctx context.Context, sel ast.SelectionSet, o
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "website":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Author_website(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "location":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Author_location(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "socialLinks":
+			out.Values[i] = ec._Author_socialLinks(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -15368,6 +19105,44 @@ func (ec *executionContext) _CreateCategoryPayload(ctx context.Context, sel ast.
 	return out
 }
 
+var createPagePayloadImplementors = []string{"CreatePagePayload"}
+
+func (ec *executionContext) _CreatePagePayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreatePagePayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, createPagePayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CreatePagePayload")
+		case "page":
+			out.Values[i] = ec._CreatePagePayload_page(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var createPostPayloadImplementors = []string{"CreatePostPayload"}
 
 func (ec *executionContext) _CreatePostPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreatePostPayload) graphql.Marshaler {
@@ -15540,6 +19315,44 @@ func (ec *executionContext) _DeleteCommentPayload(ctx context.Context, sel ast.S
 	return out
 }
 
+var deletePagePayloadImplementors = []string{"DeletePagePayload"}
+
+func (ec *executionContext) _DeletePagePayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeletePagePayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, deletePagePayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DeletePagePayload")
+		case "deletedId":
+			out.Values[i] = ec._DeletePagePayload_deletedId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var deletePostPayloadImplementors = []string{"DeletePostPayload"}
 
 func (ec *executionContext) _DeletePostPayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeletePostPayload) graphql.Marshaler {
@@ -15631,13 +19444,51 @@ func (ec *executionContext) _DraftConnection(ctx context.Context, sel ast.Select
 		case "edges":
 			out.Values[i] = ec._DraftConnection_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "pageInfo":
 			out.Values[i] = ec._DraftConnection_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._DraftConnection_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -15777,6 +19628,239 @@ func (ec *executionContext) _Image(ctx context.Context, sel ast.SelectionSet, ob
 					}
 				}()
 				res = ec._Image_height(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var menuImplementors = []string{"Menu"}
+
+func (ec *executionContext) _Menu(ctx context.Context, sel ast.SelectionSet, obj *storage.Menu) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, menuImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Menu")
+		case "name":
+			out.Values[i] = ec._Menu_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "items":
+			out.Values[i] = ec._Menu_items(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var menuItemImplementors = []string{"MenuItem"}
+
+func (ec *executionContext) _MenuItem(ctx context.Context, sel ast.SelectionSet, obj *storage.MenuItem) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, menuItemImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MenuItem")
+		case "label":
+			out.Values[i] = ec._MenuItem_label(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "kind":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._MenuItem_kind(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "slug":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._MenuItem_slug(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "url":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._MenuItem_url(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "path":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._MenuItem_path(ctx, field, obj)
 				if res == graphql.RequiredNull {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
@@ -15993,6 +20077,316 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "createPage":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createPage(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updatePage":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updatePage(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "publishPage":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_publishPage(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unpublishPage":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_unpublishPage(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deletePage":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deletePage(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateSite":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateSite(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var pageImplementors = []string{"Page", "Node"}
+
+func (ec *executionContext) _Page(ctx context.Context, sel ast.SelectionSet, obj *storage.SitePage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, pageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Page")
+		case "id":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Page_id(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "slug":
+			out.Values[i] = ec._Page_slug(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "title":
+			out.Values[i] = ec._Page_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "body":
+			out.Values[i] = ec._Page_body(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "bodyHtml":
+			out.Values[i] = ec._Page_bodyHtml(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "toc":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Page_toc(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "seo":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Page_seo(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "status":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Page_status(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "order":
+			out.Values[i] = ec._Page_order(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "parentId":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Page_parentId(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "createdAt":
+			out.Values[i] = ec._Page_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Page_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "publishedAt":
+			out.Values[i] = ec._Page_publishedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "version":
+			out.Values[i] = ec._Page_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -16082,13 +20476,51 @@ func (ec *executionContext) _PendingCommentConnection(ctx context.Context, sel a
 		case "edges":
 			out.Values[i] = ec._PendingCommentConnection_edges(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
 		case "pageInfo":
 			out.Values[i] = ec._PendingCommentConnection_pageInfo(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
-				out.Invalids++
+				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "totalCount":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._PendingCommentConnection_totalCount(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -16955,6 +21387,44 @@ func (ec *executionContext) _PostEvent(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var publishPagePayloadImplementors = []string{"PublishPagePayload"}
+
+func (ec *executionContext) _PublishPagePayload(ctx context.Context, sel ast.SelectionSet, obj *model.PublishPagePayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, publishPagePayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PublishPagePayload")
+		case "page":
+			out.Values[i] = ec._PublishPagePayload_page(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var publishPostPayloadImplementors = []string{"PublishPostPayload"}
 
 func (ec *executionContext) _PublishPostPayload(ctx context.Context, sel ast.SelectionSet, obj *model.PublishPostPayload) graphql.Marshaler {
@@ -17288,6 +21758,72 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				}()
 				res = ec._Query_webhooks(ctx, field)
 				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "page":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_page(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "pages":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_pages(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "site":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_site(ctx, field)
+				if res == graphql.Null {
 					atomic.AddUint32(&fs.Invalids, 1)
 				}
 				return res
@@ -17850,6 +22386,530 @@ func (ec *executionContext) _Seo(ctx context.Context, sel ast.SelectionSet, obj 
 	return out
 }
 
+var siteImplementors = []string{"Site"}
+
+func (ec *executionContext) _Site(ctx context.Context, sel ast.SelectionSet, obj *storage.Site) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, siteImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Site")
+		case "title":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Site_title(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "description":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Site_description(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "logoUrl":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Site_logoUrl(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "iconUrl":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Site_iconUrl(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "locale":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Site_locale(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "timezone":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Site_timezone(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "url":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Site_url(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "postPath":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Site_postPath(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "pagePath":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Site_pagePath(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "menus":
+			out.Values[i] = ec._Site_menus(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "socialLinks":
+			out.Values[i] = ec._Site_socialLinks(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "version":
+			out.Values[i] = ec._Site_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Site_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var sitePageConnectionImplementors = []string{"SitePageConnection"}
+
+func (ec *executionContext) _SitePageConnection(ctx context.Context, sel ast.SelectionSet, obj *model.SitePageConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sitePageConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SitePageConnection")
+		case "edges":
+			out.Values[i] = ec._SitePageConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._SitePageConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var sitePageEdgeImplementors = []string{"SitePageEdge"}
+
+func (ec *executionContext) _SitePageEdge(ctx context.Context, sel ast.SelectionSet, obj *model.SitePageEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, sitePageEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SitePageEdge")
+		case "cursor":
+			out.Values[i] = ec._SitePageEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._SitePageEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var socialAccountImplementors = []string{"SocialAccount"}
+
+func (ec *executionContext) _SocialAccount(ctx context.Context, sel ast.SelectionSet, obj *storage.SocialAccount) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, socialAccountImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SocialAccount")
+		case "network":
+			out.Values[i] = ec._SocialAccount_network(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "url":
+			out.Values[i] = ec._SocialAccount_url(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var subscriptionImplementors = []string{"Subscription"}
 
 func (ec *executionContext) _Subscription(ctx context.Context, sel ast.SelectionSet) func(ctx context.Context) (context.Context, graphql.Marshaler) {
@@ -17874,6 +22934,44 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 	default:
 		panic("unknown field " + strconv.Quote(fields[0].Name))
 	}
+}
+
+var unpublishPagePayloadImplementors = []string{"UnpublishPagePayload"}
+
+func (ec *executionContext) _UnpublishPagePayload(ctx context.Context, sel ast.SelectionSet, obj *model.UnpublishPagePayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, unpublishPagePayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UnpublishPagePayload")
+		case "page":
+			out.Values[i] = ec._UnpublishPagePayload_page(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var unpublishPostPayloadImplementors = []string{"UnpublishPostPayload"}
@@ -18028,6 +23126,44 @@ func (ec *executionContext) _UpdateCommentPayload(ctx context.Context, sel ast.S
 	return out
 }
 
+var updatePagePayloadImplementors = []string{"UpdatePagePayload"}
+
+func (ec *executionContext) _UpdatePagePayload(ctx context.Context, sel ast.SelectionSet, obj *model.UpdatePagePayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, updatePagePayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UpdatePagePayload")
+		case "page":
+			out.Values[i] = ec._UpdatePagePayload_page(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var updatePostPayloadImplementors = []string{"UpdatePostPayload"}
 
 func (ec *executionContext) _UpdatePostPayload(ctx context.Context, sel ast.SelectionSet, obj *model.UpdatePostPayload) graphql.Marshaler {
@@ -18042,6 +23178,44 @@ func (ec *executionContext) _UpdatePostPayload(ctx context.Context, sel ast.Sele
 			out.Values[i] = graphql.MarshalString("UpdatePostPayload")
 		case "post":
 			out.Values[i] = ec._UpdatePostPayload_post(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var updateSitePayloadImplementors = []string{"UpdateSitePayload"}
+
+func (ec *executionContext) _UpdateSitePayload(ctx context.Context, sel ast.SelectionSet, obj *model.UpdateSitePayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, updateSitePayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UpdateSitePayload")
+		case "site":
+			out.Values[i] = ec._UpdateSitePayload_site(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -19291,6 +24465,21 @@ func (ec *executionContext) marshalNCreateCategoryPayload2ᚖgithubᚗcomᚋblog
 	return ec._CreateCategoryPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNCreatePageInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCreatePageInput(ctx context.Context, v any) (model.CreatePageInput, error) {
+	res, err := ec.unmarshalInputCreatePageInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCreatePagePayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCreatePagePayload(ctx context.Context, sel ast.SelectionSet, v *model.CreatePagePayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CreatePagePayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNCreatePostInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCreatePostInput(ctx context.Context, v any) (model.CreatePostInput, error) {
 	res, err := ec.unmarshalInputCreatePostInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -19387,6 +24576,21 @@ func (ec *executionContext) marshalNDeleteCommentPayload2ᚖgithubᚗcomᚋblogq
 		return graphql.Null
 	}
 	return ec._DeleteCommentPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNDeletePageInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐDeletePageInput(ctx context.Context, v any) (model.DeletePageInput, error) {
+	res, err := ec.unmarshalInputDeletePageInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDeletePagePayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐDeletePagePayload(ctx context.Context, sel ast.SelectionSet, v *model.DeletePagePayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DeletePagePayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNDeletePostInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐDeletePostInput(ctx context.Context, v any) (model.DeletePostInput, error) {
@@ -19509,6 +24713,90 @@ func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.Selec
 	return res
 }
 
+func (ec *executionContext) marshalNMenu2githubᚗcomᚋblogqlᚋblogᚋstorageᚐMenu(ctx context.Context, sel ast.SelectionSet, v storage.Menu) graphql.Marshaler {
+	return ec._Menu(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNMenu2ᚕgithubᚗcomᚋblogqlᚋblogᚋstorageᚐMenuᚄ(ctx context.Context, sel ast.SelectionSet, v []storage.Menu) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMenu2githubᚗcomᚋblogqlᚋblogᚋstorageᚐMenu(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNMenuInput2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMenuInput(ctx context.Context, v any) (*model.MenuInput, error) {
+	res, err := ec.unmarshalInputMenuInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNMenuItem2githubᚗcomᚋblogqlᚋblogᚋstorageᚐMenuItem(ctx context.Context, sel ast.SelectionSet, v storage.MenuItem) graphql.Marshaler {
+	return ec._MenuItem(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNMenuItem2ᚕgithubᚗcomᚋblogqlᚋblogᚋstorageᚐMenuItemᚄ(ctx context.Context, sel ast.SelectionSet, v []storage.MenuItem) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMenuItem2githubᚗcomᚋblogqlᚋblogᚋstorageᚐMenuItem(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNMenuItemInput2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMenuItemInputᚄ(ctx context.Context, v any) ([]*model.MenuItemInput, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.MenuItemInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNMenuItemInput2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMenuItemInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) unmarshalNMenuItemInput2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMenuItemInput(ctx context.Context, v any) (*model.MenuItemInput, error) {
+	res, err := ec.unmarshalInputMenuItemInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNMenuLinkKind2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMenuLinkKind(ctx context.Context, v any) (model.MenuLinkKind, error) {
+	var res model.MenuLinkKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNMenuLinkKind2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMenuLinkKind(ctx context.Context, sel ast.SelectionSet, v model.MenuLinkKind) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNPage2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐSitePage(ctx context.Context, sel ast.SelectionSet, v *storage.SitePage) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Page(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPageInfo(ctx context.Context, sel ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -19624,6 +24912,21 @@ func (ec *executionContext) unmarshalNPostStatus2githubᚗcomᚋblogqlᚋblogᚋ
 
 func (ec *executionContext) marshalNPostStatus2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostStatus(ctx context.Context, sel ast.SelectionSet, v model.PostStatus) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) unmarshalNPublishPageInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublishPageInput(ctx context.Context, v any) (model.PublishPageInput, error) {
+	res, err := ec.unmarshalInputPublishPageInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPublishPagePayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublishPagePayload(ctx context.Context, sel ast.SelectionSet, v *model.PublishPagePayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._PublishPagePayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNPublishPostInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublishPostInput(ctx context.Context, v any) (model.PublishPostInput, error) {
@@ -19778,6 +25081,77 @@ func (ec *executionContext) marshalNSeo2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraph�
 	return ec._Seo(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNSite2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐSite(ctx context.Context, sel ast.SelectionSet, v *storage.Site) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Site(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSitePageConnection2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSitePageConnection(ctx context.Context, sel ast.SelectionSet, v *model.SitePageConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SitePageConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSitePageEdge2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSitePageEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.SitePageEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSitePageEdge2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSitePageEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSitePageEdge2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSitePageEdge(ctx context.Context, sel ast.SelectionSet, v *model.SitePageEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SitePageEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSocialAccount2githubᚗcomᚋblogqlᚋblogᚋstorageᚐSocialAccount(ctx context.Context, sel ast.SelectionSet, v storage.SocialAccount) graphql.Marshaler {
+	return ec._SocialAccount(ctx, sel, &v)
+}
+
+func (ec *executionContext) marshalNSocialAccount2ᚕgithubᚗcomᚋblogqlᚋblogᚋstorageᚐSocialAccountᚄ(ctx context.Context, sel ast.SelectionSet, v []storage.SocialAccount) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSocialAccount2githubᚗcomᚋblogqlᚋblogᚋstorageᚐSocialAccount(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) unmarshalNSocialAccountInput2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSocialAccountInput(ctx context.Context, v any) (*model.SocialAccountInput, error) {
+	res, err := ec.unmarshalInputSocialAccountInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNString2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalString(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -19821,6 +25195,21 @@ func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel
 	}
 
 	return ret
+}
+
+func (ec *executionContext) unmarshalNUnpublishPageInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUnpublishPageInput(ctx context.Context, v any) (model.UnpublishPageInput, error) {
+	res, err := ec.unmarshalInputUnpublishPageInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNUnpublishPagePayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUnpublishPagePayload(ctx context.Context, sel ast.SelectionSet, v *model.UnpublishPagePayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._UnpublishPagePayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNUnpublishPostInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUnpublishPostInput(ctx context.Context, v any) (model.UnpublishPostInput, error) {
@@ -19883,6 +25272,21 @@ func (ec *executionContext) marshalNUpdateCommentPayload2ᚖgithubᚗcomᚋblogq
 	return ec._UpdateCommentPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNUpdatePageInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdatePageInput(ctx context.Context, v any) (model.UpdatePageInput, error) {
+	res, err := ec.unmarshalInputUpdatePageInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNUpdatePagePayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdatePagePayload(ctx context.Context, sel ast.SelectionSet, v *model.UpdatePagePayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._UpdatePagePayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNUpdatePostInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdatePostInput(ctx context.Context, v any) (model.UpdatePostInput, error) {
 	res, err := ec.unmarshalInputUpdatePostInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -19896,6 +25300,21 @@ func (ec *executionContext) marshalNUpdatePostPayload2ᚖgithubᚗcomᚋblogql�
 		return graphql.Null
 	}
 	return ec._UpdatePostPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNUpdateSiteInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdateSiteInput(ctx context.Context, v any) (model.UpdateSiteInput, error) {
+	res, err := ec.unmarshalInputUpdateSiteInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNUpdateSitePayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdateSitePayload(ctx context.Context, sel ast.SelectionSet, v *model.UpdateSitePayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._UpdateSitePayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNUpdateWebhookInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdateWebhookInput(ctx context.Context, v any) (model.UpdateWebhookInput, error) {
@@ -20235,11 +25654,43 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	return res
 }
 
+func (ec *executionContext) unmarshalOMenuInput2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMenuInputᚄ(ctx context.Context, v any) ([]*model.MenuInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.MenuInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNMenuInput2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMenuInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
 func (ec *executionContext) marshalONode2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐNode(ctx context.Context, sel ast.SelectionSet, v model.Node) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
 	}
 	return ec._Node(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalOPage2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐSitePage(ctx context.Context, sel ast.SelectionSet, v *storage.SitePage) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Page(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOPageSeoInput2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPageSeoInput(ctx context.Context, v any) (*model.PageSeoInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputPageSeoInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalOPendingCommentConnection2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPendingCommentConnection(ctx context.Context, sel ast.SelectionSet, v *model.PendingCommentConnection) graphql.Marshaler {
@@ -20262,6 +25713,23 @@ func (ec *executionContext) unmarshalOSeoInput2ᚖgithubᚗcomᚋblogqlᚋblog�
 	}
 	res, err := ec.unmarshalInputSeoInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalOSocialAccountInput2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSocialAccountInputᚄ(ctx context.Context, v any) ([]*model.SocialAccountInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.SocialAccountInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNSocialAccountInput2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSocialAccountInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {

@@ -23,6 +23,7 @@ const (
 	kindAuthor   kind = "Author"
 	kindCategory kind = "Category"
 	kindComment  kind = "Comment"
+	kindPage     kind = "Page"
 )
 
 // maxGlobalIDLen bounds what is decoded, so a huge argument costs nothing.
@@ -42,6 +43,7 @@ func postGID(id string) string            { return encodeID(kindPost, id) }
 func authorGID(id string) string          { return encodeID(kindAuthor, id) }
 func categoryGID(slug string) string      { return encodeID(kindCategory, slug) }
 func commentGID(postID, id string) string { return encodeID(kindComment, postID+":"+id) }
+func pageGID(id string) string            { return encodeID(kindPage, id) }
 
 func encodeID(k kind, key string) string {
 	return idEncoding.EncodeToString([]byte(string(k) + ":" + key))
@@ -66,7 +68,7 @@ func decodeID(field, s string) (globalID, error) {
 	}
 	g := globalID{kind: kind(k), id: key}
 	switch g.kind {
-	case kindPost, kindAuthor, kindCategory:
+	case kindPost, kindAuthor, kindCategory, kindPage:
 		return g, nil
 	case kindComment:
 		if g.post, g.id, ok = strings.Cut(key, ":"); ok && g.post != "" && g.id != "" {
@@ -113,6 +115,8 @@ func (r *Resolver) soleNode(ctx context.Context, g globalID) (model.Node, error)
 		return r.store.GetAuthor(ctx, g.id)
 	case kindCategory:
 		return r.store.GetCategory(ctx, g.id)
+	case kindPage:
+		return r.seenPage(ctx)(r.store.GetPage(ctx, g.id))
 	}
 	key := storage.CommentKey{PostID: g.post, CommentID: g.id}
 	var (
@@ -156,6 +160,8 @@ func (r *Resolver) batchedNode(ctx context.Context, g globalID) (model.Node, err
 		return l.authors.Load(ctx, g.id)()
 	case kindCategory:
 		return l.categories.Load(ctx, g.id)()
+	case kindPage:
+		return r.seenPage(ctx)(r.store.GetPage(ctx, g.id))
 	default:
 		// Both reads finish before the answer, whatever it is, so that a
 		// comment on a hidden post takes as long as a missing one.

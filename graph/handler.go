@@ -63,6 +63,8 @@ type HandlerOptions struct {
 	// the streams of HTTP.Streams (whose InitFunc and ResumeVariable are
 	// the blog's: NewHandler sets them); without it, over none.
 	Live LiveOptions
+	// Site is what the site settings show where they were never set.
+	Site SiteDefaults
 }
 
 // NewHandler returns the blog's GraphQL endpoint over store: the schema
@@ -80,6 +82,7 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	logger = slog.New(gqlhttp.LogHandler(logger.Handler()))
 
 	resolver := newResolver(store, opts.Comments, opts.Webhooks)
+	resolver.siteDefaults = opts.Site
 	resolver.live, resolver.eventReads = opts.Live, newEventReads(store)
 	resolver.searcher = opts.Search
 	if resolver.live.PerConnection <= 0 {
@@ -97,6 +100,9 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	cfg.Complexity.Post.PreviousInCategory = adjacentInComplexity
 	cfg.Complexity.Post.NextInCategory = adjacentInComplexity
 	cfg.Complexity.Query.ModerationQueue = listComplexity
+	cfg.Complexity.Query.Pages = func(child int, first *int, _ *string, last *int, _ *string, _ *bool) int {
+		return connectionComplexity(child, first, last)
+	}
 	cfg.Complexity.Comment.ReplyConnection = replyComplexity
 	cfg.Complexity.Webhook.RecentDeliveries = func(child int, first *int) int { return connectionComplexity(child, first, nil) }
 	cfg.Complexity.Query.Search = searchComplexity

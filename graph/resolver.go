@@ -32,6 +32,8 @@ type Resolver struct {
 	// searcher is the server's search index; nil: searches fail with
 	// INDEX_BUILDING and posts have no related posts.
 	searcher *search.Service
+	// siteDefaults are what unset site settings show (site.go).
+	siteDefaults SiteDefaults
 }
 
 // newResolver returns the root resolver over store, with the policy for

@@ -80,7 +80,17 @@ func (r *authorResolver) Drafts(ctx context.Context, obj *storage.Author, first 
 	}
 	r.primePosts(ctx, nil, "edges.node", res.Items)
 	c := postConnection(res, nil)
-	return &model.DraftConnection{Edges: c.Edges, PageInfo: c.PageInfo}, nil
+	return &model.DraftConnection{Edges: c.Edges, PageInfo: c.PageInfo, Count: r.draftCount(obj.ID)}, nil
+}
+
+// Website is the resolver for the website field.
+func (r *authorResolver) Website(ctx context.Context, obj *storage.Author) (*string, error) {
+	return nonEmpty(obj.Website), nil
+}
+
+// Location is the resolver for the location field.
+func (r *authorResolver) Location(ctx context.Context, obj *storage.Author) (*string, error) {
+	return nonEmpty(obj.Location), nil
 }
 
 // ID is the resolver for the id field.
@@ -222,6 +232,26 @@ func (r *imageResolver) Height(ctx context.Context, obj *storage.Image) (*int, e
 	return positive(obj.Height), nil
 }
 
+// Kind is the resolver for the kind field.
+func (r *menuItemResolver) Kind(ctx context.Context, obj *storage.MenuItem) (model.MenuLinkKind, error) {
+	return model.MenuLinkKind(obj.Kind), nil
+}
+
+// Slug is the resolver for the slug field.
+func (r *menuItemResolver) Slug(ctx context.Context, obj *storage.MenuItem) (*string, error) {
+	return nonEmpty(obj.Slug), nil
+}
+
+// URL is the resolver for the url field.
+func (r *menuItemResolver) URL(ctx context.Context, obj *storage.MenuItem) (*string, error) {
+	return nonEmpty(obj.URL), nil
+}
+
+// Path is the resolver for the path field.
+func (r *menuItemResolver) Path(ctx context.Context, obj *storage.MenuItem) (*string, error) {
+	return r.menuItemPath(obj), nil
+}
+
 // CreateAuthor is the resolver for the createAuthor field.
 func (r *mutationResolver) CreateAuthor(ctx context.Context, input model.CreateAuthorInput) (*model.CreateAuthorPayload, error) {
 	if err := admin(ctx); err != nil {
@@ -233,6 +263,9 @@ func (r *mutationResolver) CreateAuthor(ctx context.Context, input model.CreateA
 		Name:           input.Name,
 		Bio:            deref(input.Bio),
 		AvatarURL:      deref(input.AvatarURL),
+		Website:        deref(input.Website),
+		Location:       deref(input.Location),
+		Social:         deref(socialOf(input.SocialLinks)),
 		IdempotencyKey: idempotencyKey(ctx, input.IdempotencyKey),
 	})
 	if err != nil {
@@ -282,8 +315,12 @@ func (r *mutationResolver) UpdateCategory(ctx context.Context, input model.Updat
 	if err := admin(ctx); err != nil {
 		return nil, err
 	}
+	slug, err := categoryOf(input)
+	if err != nil {
+		return nil, err
+	}
 	c, err := r.store.UpdateCategory(ctx, storage.CategoryPatch{
-		Slug:            input.Slug,
+		Slug:            slug,
 		ExpectedVersion: expectedVersionOf(input.ExpectedVersion),
 		Name:            input.Name,
 		Description:     input.Description,
@@ -543,6 +580,61 @@ func (r *mutationResolver) PingWebhook(ctx context.Context, input model.PingWebh
 	return r.pingWebhook(ctx, input)
 }
 
+// CreatePage is the resolver for the createPage field.
+func (r *mutationResolver) CreatePage(ctx context.Context, input model.CreatePageInput) (*model.CreatePagePayload, error) {
+	return r.createPage(ctx, input)
+}
+
+// UpdatePage is the resolver for the updatePage field.
+func (r *mutationResolver) UpdatePage(ctx context.Context, input model.UpdatePageInput) (*model.UpdatePagePayload, error) {
+	return r.updatePage(ctx, input)
+}
+
+// PublishPage is the resolver for the publishPage field.
+func (r *mutationResolver) PublishPage(ctx context.Context, input model.PublishPageInput) (*model.PublishPagePayload, error) {
+	return r.publishPage(ctx, input)
+}
+
+// UnpublishPage is the resolver for the unpublishPage field.
+func (r *mutationResolver) UnpublishPage(ctx context.Context, input model.UnpublishPageInput) (*model.UnpublishPagePayload, error) {
+	return r.unpublishPage(ctx, input)
+}
+
+// DeletePage is the resolver for the deletePage field.
+func (r *mutationResolver) DeletePage(ctx context.Context, input model.DeletePageInput) (*model.DeletePagePayload, error) {
+	return r.deletePage(ctx, input)
+}
+
+// UpdateSite is the resolver for the updateSite field.
+func (r *mutationResolver) UpdateSite(ctx context.Context, input model.UpdateSiteInput) (*model.UpdateSitePayload, error) {
+	return r.updateSite(ctx, input)
+}
+
+// ID is the resolver for the id field.
+func (r *pageResolver) ID(ctx context.Context, obj *storage.SitePage) (string, error) {
+	return pageGID(obj.ID), nil
+}
+
+// Toc is the resolver for the toc field.
+func (r *pageResolver) Toc(ctx context.Context, obj *storage.SitePage) ([]*storage.Heading, error) {
+	return headings(obj.TOC), nil
+}
+
+// Seo is the resolver for the seo field.
+func (r *pageResolver) Seo(ctx context.Context, obj *storage.SitePage) (*model.Seo, error) {
+	return pageSEO(obj), nil
+}
+
+// Status is the resolver for the status field.
+func (r *pageResolver) Status(ctx context.Context, obj *storage.SitePage) (model.PostStatus, error) {
+	return model.PostStatus(obj.Status), nil
+}
+
+// ParentID is the resolver for the parentId field.
+func (r *pageResolver) ParentID(ctx context.Context, obj *storage.SitePage) (*string, error) {
+	return pageParentID(obj), nil
+}
+
 // ID is the resolver for the id field.
 func (r *postResolver) ID(ctx context.Context, obj *storage.Post) (string, error) {
 	return postGID(obj.ID), nil
@@ -702,12 +794,8 @@ func (r *queryResolver) Post(ctx context.Context, id *string, slug *string, prev
 	case slug != nil:
 		// Nothing below the post is read before the post is known to be
 		// visible: a hidden post answers with the requests of a missing
-		// one (PostIDBySlug reads a post no one has for a free slug).
-		postID, err := r.store.PostIDBySlug(ctx, *slug)
-		if err != nil {
-			return nil, err
-		}
-		return r.primedPost(ctx, nil)(r.visible(ctx)(r.store.GetPost(ctx, postID)))
+		// one (PostIDsBySlug reads a post no one has for a free slug).
+		return r.postBySlug(ctx, *slug)
 	default:
 		gqlhttp.NoStore(ctx)
 		return r.primedPost(ctx, nil)(r.previewedPost(ctx, *previewToken))
@@ -733,16 +821,14 @@ func (r *queryResolver) Posts(ctx context.Context, first *int, after *string, la
 }
 
 // Archive is the resolver for the archive field.
-func (r *queryResolver) Archive(ctx context.Context, author *string, category *string) ([]*storage.ArchiveMonth, error) {
+func (r *queryResolver) Archive(ctx context.Context, author *string, category *string, authorSlug *string) ([]*storage.ArchiveMonth, error) {
 	switch {
-	case author != nil && category != nil:
+	case author != nil && authorSlug != nil:
+		return nil, &storage.ValidationError{Field: "authorSlug", Reason: "cannot be given with author"}
+	case (author != nil || authorSlug != nil) && category != nil:
 		return nil, &storage.ValidationError{Field: "category", Reason: "cannot be given with author"}
-	case author != nil:
-		authorID, err := decodeIDOf("author", *author, kindAuthor)
-		if err != nil {
-			return nil, err
-		}
-		a, err := r.store.GetAuthor(ctx, authorID)
+	case author != nil || authorSlug != nil:
+		a, err := r.archiveAuthor(ctx, author, authorSlug)
 		if err != nil {
 			return nil, err
 		}
@@ -797,9 +883,8 @@ func (r *queryResolver) Authors(ctx context.Context, first *int, after *string, 
 }
 
 // Category is the resolver for the category field.
-func (r *queryResolver) Category(ctx context.Context, slug string) (*storage.Category, error) {
-	r.categoryPostsAhead(ctx, slug)
-	return r.store.GetCategory(ctx, slug)
+func (r *queryResolver) Category(ctx context.Context, slug *string, id *string) (*storage.Category, error) {
+	return r.category(ctx, slug, id)
 }
 
 // Categories is the resolver for the categories field.
@@ -827,7 +912,7 @@ func (r *queryResolver) ModerationQueue(ctx context.Context, first *int, after *
 	}
 	r.primePage(ctx, res.Items)
 	c := commentConnection(res, nil)
-	return &model.PendingCommentConnection{Edges: r.onLivePosts(ctx, c.Edges), PageInfo: c.PageInfo}, nil
+	return &model.PendingCommentConnection{Edges: r.onLivePosts(ctx, c.Edges), PageInfo: c.PageInfo, Count: r.pendingCount(authorID)}, nil
 }
 
 // Search is the resolver for the search field.
@@ -840,6 +925,21 @@ func (r *queryResolver) Webhooks(ctx context.Context) ([]*storage.Webhook, error
 	return r.listWebhooks(ctx)
 }
 
+// Page is the resolver for the page field.
+func (r *queryResolver) Page(ctx context.Context, id *string, slug *string) (*storage.SitePage, error) {
+	return r.page(ctx, id, slug)
+}
+
+// Pages is the resolver for the pages field.
+func (r *queryResolver) Pages(ctx context.Context, first *int, after *string, last *int, before *string, drafts *bool) (*model.SitePageConnection, error) {
+	return r.pages(ctx, first, after, last, before, drafts)
+}
+
+// Site is the resolver for the site field.
+func (r *queryResolver) Site(ctx context.Context) (*storage.Site, error) {
+	return r.site(ctx)
+}
+
 // Category is the resolver for the category field.
 func (r *searchFacetResolver) Category(ctx context.Context, obj *model.SearchFacet) (*storage.Category, error) {
 	return r.facetCategory(ctx, obj)
@@ -848,6 +948,51 @@ func (r *searchFacetResolver) Category(ctx context.Context, obj *model.SearchFac
 // Post is the resolver for the post field.
 func (r *searchResultResolver) Post(ctx context.Context, obj *model.SearchResult) (*storage.Post, error) {
 	return r.searchResultPost(ctx, obj)
+}
+
+// Title is the resolver for the title field.
+func (r *siteResolver) Title(ctx context.Context, obj *storage.Site) (string, error) {
+	return r.siteTitle(obj), nil
+}
+
+// Description is the resolver for the description field.
+func (r *siteResolver) Description(ctx context.Context, obj *storage.Site) (string, error) {
+	return r.siteDescription(obj), nil
+}
+
+// LogoURL is the resolver for the logoUrl field.
+func (r *siteResolver) LogoURL(ctx context.Context, obj *storage.Site) (*string, error) {
+	return nonEmpty(obj.LogoURL), nil
+}
+
+// IconURL is the resolver for the iconUrl field.
+func (r *siteResolver) IconURL(ctx context.Context, obj *storage.Site) (*string, error) {
+	return nonEmpty(obj.IconURL), nil
+}
+
+// Locale is the resolver for the locale field.
+func (r *siteResolver) Locale(ctx context.Context, obj *storage.Site) (*string, error) {
+	return nonEmpty(obj.Locale), nil
+}
+
+// Timezone is the resolver for the timezone field.
+func (r *siteResolver) Timezone(ctx context.Context, obj *storage.Site) (*string, error) {
+	return nonEmpty(obj.Timezone), nil
+}
+
+// URL is the resolver for the url field.
+func (r *siteResolver) URL(ctx context.Context, obj *storage.Site) (*string, error) {
+	return r.siteURL(obj), nil
+}
+
+// PostPath is the resolver for the postPath field.
+func (r *siteResolver) PostPath(ctx context.Context, obj *storage.Site) (string, error) {
+	return r.sitePostPath(obj), nil
+}
+
+// PagePath is the resolver for the pagePath field.
+func (r *siteResolver) PagePath(ctx context.Context, obj *storage.Site) (*string, error) {
+	return r.sitePagePath(), nil
 }
 
 // CommentAdded is the resolver for the commentAdded field.
@@ -950,8 +1095,14 @@ func (r *Resolver) Commenter() CommenterResolver { return &commenterResolver{r} 
 // Image returns ImageResolver implementation.
 func (r *Resolver) Image() ImageResolver { return &imageResolver{r} }
 
+// MenuItem returns MenuItemResolver implementation.
+func (r *Resolver) MenuItem() MenuItemResolver { return &menuItemResolver{r} }
+
 // Mutation returns MutationResolver implementation.
 func (r *Resolver) Mutation() MutationResolver { return &mutationResolver{r} }
+
+// Page returns PageResolver implementation.
+func (r *Resolver) Page() PageResolver { return &pageResolver{r} }
 
 // Post returns PostResolver implementation.
 func (r *Resolver) Post() PostResolver { return &postResolver{r} }
@@ -964,6 +1115,9 @@ func (r *Resolver) SearchFacet() SearchFacetResolver { return &searchFacetResolv
 
 // SearchResult returns SearchResultResolver implementation.
 func (r *Resolver) SearchResult() SearchResultResolver { return &searchResultResolver{r} }
+
+// Site returns SiteResolver implementation.
+func (r *Resolver) Site() SiteResolver { return &siteResolver{r} }
 
 // Subscription returns SubscriptionResolver implementation.
 func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionResolver{r} }
@@ -981,11 +1135,14 @@ type (
 	commentResolver         struct{ *Resolver }
 	commenterResolver       struct{ *Resolver }
 	imageResolver           struct{ *Resolver }
+	menuItemResolver        struct{ *Resolver }
 	mutationResolver        struct{ *Resolver }
+	pageResolver            struct{ *Resolver }
 	postResolver            struct{ *Resolver }
 	queryResolver           struct{ *Resolver }
 	searchFacetResolver     struct{ *Resolver }
 	searchResultResolver    struct{ *Resolver }
+	siteResolver            struct{ *Resolver }
 	subscriptionResolver    struct{ *Resolver }
 	webhookResolver         struct{ *Resolver }
 	webhookDeliveryResolver struct{ *Resolver }

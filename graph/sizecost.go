@@ -35,4 +35,7 @@ func withSizeCosts(c *ComplexityRoot) {
 	c.Author.AvatarURL = sizeCost(4 * storage.MaxURLLength)
 	c.Category.Description = sizeCost(4 * storage.MaxDescriptionLength)
 	c.SearchResult.Title = sizeCost(search.MaxTitleHTMLBytes)
+	c.Page.Body = sizeCost(storage.MaxBodyBytes)
+	c.Page.BodyHTML = sizeCost(markdown.MaxHTMLBytes)
+	c.Site.Description = sizeCost(4 * storage.MaxDescriptionLength)
 }

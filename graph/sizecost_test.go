@@ -80,6 +80,34 @@ var textBytes = map[string]int{
 	"CreateWebhookPayload.secret":       webhooks.SecretLength,
 	"RotateWebhookSecretPayload.secret": webhooks.SecretLength,
 	"DeleteWebhookPayload.deletedId":    maxGlobalIDLen,
+
+	// Pages and site.
+	"Page.id":                     maxGlobalIDLen,
+	"Page.slug":                   storage.MaxSlugLength,
+	"Page.title":                  4 * storage.MaxTitleLength,
+	"Page.body":                   storage.MaxBodyBytes,
+	"Page.bodyHtml":               markdown.MaxHTMLBytes,
+	"Page.parentId":               maxGlobalIDLen,
+	"DeletePagePayload.deletedId": maxGlobalIDLen,
+	"SitePageEdge.cursor":         cursorBytes,
+	"MenuItem.label":              4 * storage.MaxLabelLength,
+	"MenuItem.slug":               storage.MaxSlugLength,
+	"MenuItem.url":                storage.MaxURLLength,
+	"MenuItem.path":               storage.MaxURLLength + 200, // a pattern with a slug, or the URL
+	"Menu.name":                   4 * storage.MaxLabelLength,
+	"SocialAccount.network":       4 * storage.MaxLabelLength,
+	"SocialAccount.url":           storage.MaxURLLength,
+	"Site.title":                  4 * storage.MaxTitleLength,
+	"Site.description":            4 * storage.MaxDescriptionLength,
+	"Site.logoUrl":                storage.MaxURLLength,
+	"Site.iconUrl":                storage.MaxURLLength,
+	"Site.locale":                 35,
+	"Site.timezone":               64,
+	"Site.url":                    storage.MaxURLLength,
+	"Site.postPath":               storage.MaxURLLength,
+	"Site.pagePath":               storage.MaxURLLength,
+	"Author.website":              storage.MaxURLLength,
+	"Author.location":             4 * storage.MaxLabelLength,
 }
 
 // fixedSize are the scalars whose values are short whatever they hold;

@@ -36,9 +36,10 @@ func (s *Store) CreateAuthor(ctx context.Context, in NewAuthor) (*Author, error)
 		validateLine("name", in.Name, MaxNameLength),
 		validateText("bio", in.Bio, false, MaxBioLength),
 		validateURL("avatarUrl", in.AvatarURL),
+		validateProfile(&in.Website, &in.Location, &in.Social),
 	)
 	if err == nil {
-		err = s.checkLinkHosts([2]string{"avatarUrl", in.AvatarURL})
+		err = s.checkLinkHosts(append(profileLinks(in.Website, in.Social), [2]string{"avatarUrl", in.AvatarURL})...)
 	}
 	if err == nil && in.Slug != "" {
 		err = validateSlug("slug", in.Slug)
@@ -65,7 +66,8 @@ func (s *Store) CreateAuthor(ctx context.Context, in NewAuthor) (*Author, error)
 				return nil, err
 			}
 			now := s.Now()
-			a := &Author{ID: in.ID, Slug: slug, Name: in.Name, Bio: in.Bio, AvatarURL: in.AvatarURL, CreatedAt: now, UpdatedAt: now, Version: 1}
+			a := &Author{ID: in.ID, Slug: slug, Name: in.Name, Bio: in.Bio, AvatarURL: in.AvatarURL, CreatedAt: now, UpdatedAt: now, Version: 1,
+				Website: in.Website, Location: in.Location, Social: in.Social}
 			t := s.newTxn()
 			err = firstErr(
 				t.put(newAuthorItem(a), ptr(condNotExists()), ErrAlreadyExists),
@@ -145,9 +147,10 @@ func (s *Store) UpdateAuthor(ctx context.Context, in AuthorPatch) (*Author, erro
 		validateOpt(in.Name, func(v string) error { return validateLine("name", v, MaxNameLength) }),
 		validateOpt(in.Bio, func(v string) error { return validateText("bio", v, false, MaxBioLength) }),
 		validateOpt(in.AvatarURL, func(v string) error { return validateURL("avatarUrl", v) }),
+		validateProfile(in.Website, in.Location, in.Social),
 	)
 	if err == nil {
-		err = s.checkLinkHosts([2]string{"avatarUrl", deref(in.AvatarURL)})
+		err = s.checkLinkHosts(append(profileLinks(deref(in.Website), deref(in.Social)), [2]string{"avatarUrl", deref(in.AvatarURL)})...)
 	}
 	if err != nil {
 		return nil, err
@@ -168,9 +171,12 @@ func (s *Store) UpdateAuthor(ctx context.Context, in AuthorPatch) (*Author, erro
 			setOpt(&it.Name, in.Name)
 			setOpt(&it.Bio, in.Bio)
 			setOpt(&it.AvatarURL, in.AvatarURL)
+			setOpt(&it.Website, in.Website)
+			setOpt(&it.Location, in.Location)
 			it.Version++
 			it.UpdatedAt = keyTime(s.Now())
-			fields := map[string]string{"name": it.Name, "bio": it.Bio, "avatarUrl": it.AvatarURL}
+			fields := map[string]string{"name": it.Name, "bio": it.Bio, "avatarUrl": it.AvatarURL,
+				"website": it.Website, "location": it.Location}
 			t := s.newTxn()
 			var slugs []string
 			if in.Slug != nil && *in.Slug != it.Slug {
@@ -187,6 +193,14 @@ func (s *Store) UpdateAuthor(ctx context.Context, in AuthorPatch) (*Author, erro
 				it.Slug, it.Slugs, fields["slug"] = *in.Slug, slugs, *in.Slug
 			}
 			upd := profileUpdate(it.Version, it.NameVer, it.UpdatedAt, fields)
+			if in.Social != nil {
+				it.Social = socialItems(*in.Social)
+				if len(it.Social) == 0 {
+					upd = upd.Remove(expression.Name("social"))
+				} else {
+					upd = upd.Set(expression.Name("social"), expression.Value(it.Social))
+				}
+			}
 			if slugs != nil {
 				upd = upd.Set(expression.Name("slugs"), expression.Value(slugs))
 			}

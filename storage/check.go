@@ -37,6 +37,7 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 		authors  = map[string]*authorItem{}
 		cats     = map[string]*categoryItem{}
 		posts    = map[string]*postItem{}
+		sitePgs  = map[string]*pageItem{}
 		copies   []*postItem
 		comments []*commentItem
 		queued   []*commentItem
@@ -78,6 +79,10 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 				p := &postItem{}
 				err = attributevalue.UnmarshalMap(it, p)
 				posts[p.ID] = p
+			case typePage:
+				pg := &pageItem{}
+				err = attributevalue.UnmarshalMap(it, pg)
+				sitePgs[pg.ID] = pg
 			case typeAuthorPost, typeCategoryPost:
 				p := &postItem{}
 				err = attributevalue.UnmarshalMap(it, p)
@@ -114,7 +119,7 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 				sched = append(sched, si)
 			case typeWebhook, typeWebhookCount, typeOutbox, typeDelivery:
 				err = hooks.add(head.Type, it)
-			case typeIdempotency, typeSecret, typeLayout:
+			case typeIdempotency, typeSecret, typeLayout, typeSite:
 			case typeLease, typeEvent, typeEventHead:
 				err = feed.add(head.Type, it)
 			default:
@@ -203,8 +208,21 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 		}
 	}
 	var postRes, authorRes []heldSlug
+	// Pages share the posts' namespace: one map of holders, pages' ids
+	// marked, so a slug held by a post and a page is reported.
+	for id, pg := range sitePgs {
+		postHolders["page:"+id] = holder{pg.Slug, pg.Slugs}
+		bad = append(bad, checkPage(pg)...)
+	}
 	for _, sl := range slugs {
-		postRes = append(postRes, heldSlug{strings.TrimPrefix(sl.PK, prefixSlug), sl.PostID, sl.Redirect, sl.PK == sl.SK})
+		owner := sl.PostID
+		if sl.PageID != "" {
+			owner = "page:" + sl.PageID
+		}
+		if (sl.PostID == "") == (sl.PageID == "") {
+			badf("slug reservation %q names %q as post and %q as page", sl.PK, sl.PostID, sl.PageID)
+		}
+		postRes = append(postRes, heldSlug{strings.TrimPrefix(sl.PK, prefixSlug), owner, sl.Redirect, sl.PK == sl.SK})
 	}
 	for _, sl := range aslugs {
 		authorRes = append(authorRes, heldSlug{strings.TrimPrefix(sl.PK, prefixAuthorSlug), sl.AuthorID, sl.Redirect, sl.PK == sl.SK})
@@ -288,6 +306,13 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 	if stats.PostCount != published || stats.AuthorCount != int64(len(authors)) || stats.CategoryCount != int64(len(cats)) {
 		badf("stats count %d posts, %d authors, %d categories; table has %d, %d, %d",
 			stats.PostCount, stats.AuthorCount, stats.CategoryCount, published, len(authors), len(cats))
+	}
+	var publishedPages int64
+	for _, pg := range sitePgs {
+		publishedPages += b2i(pg.Status == string(StatusPublished))
+	}
+	if stats.PageCount != publishedPages {
+		badf("stats count %d published pages; table has %d", stats.PageCount, publishedPages)
 	}
 
 	// Scheduled-post entries: every post whose time has not come is in the

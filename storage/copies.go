@@ -168,6 +168,9 @@ func postActions(t *txn, before, after *postItem, r *names, now string) error {
 	if after != nil {
 		to = after.Slugs
 	}
+	if r.slug != nil && after != nil {
+		r.slug.ByDraft = !after.published()
+	}
 	add(postSlugs.moveSlug(t, id, from, to, r.slug))
 
 	// Copies: put every copy of the new state, delete those of the old

@@ -32,7 +32,7 @@ func (s *Store) Stats(ctx context.Context) (*Stats, error) {
 	}
 	now := s.nowKey()
 	visible, _ := it.Scheduled.split(it.PostCount, now)
-	return &Stats{PostCount: visible, AuthorCount: it.AuthorCount, CategoryCount: it.CategoryCount,
+	return &Stats{PostCount: visible, AuthorCount: it.AuthorCount, CategoryCount: it.CategoryCount, PageCount: it.PageCount,
 		Archive: it.Months.archive(it.Scheduled, now)}, nil
 }
 

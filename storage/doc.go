@@ -23,9 +23,12 @@
 //	admins' queue entry       MODQ               <createdAt>#<postId>#<commentId>       (copy of a pending comment)
 //	reader                    READER#<sub>       READER#<sub>                           (name, avatarUrl)
 //	reader's rate             RATE#READER#<sub>  (same)                                 (recent, version, expiresAt TTL)
-//	slug reservation          SLUG#<slug>        SLUG#<slug>                            (postId, redirect)
+//	slug reservation          SLUG#<slug>        SLUG#<slug>                            (postId, redirect, prevPostId; or pageId, redirect)
+//	static page (published)   PAGE#<id>          PAGE#<id>                              PAGES / PAGE#<5-digit order>#<id>   (body, bodyHtml, toc, seo, slugs, parentId)
+//	static page (draft)       PAGE#<id>          PAGE#<id>                              PAGEDRAFTS / PAGE#<5-digit order>#<id>
+//	site settings             SITE               SITE                                   (title, description, url, postPath, menus, social, version)
 //	author slug reservation   AUTHORSLUG#<slug>  AUTHORSLUG#<slug>                      (authorId, redirect)
-//	blog-wide counts          STATS              STATS                                  (postCount, scheduled, month#<YYYY-MM>, authorCount, categoryCount)
+//	blog-wide counts          STATS              STATS                                  (postCount, scheduled, month#<YYYY-MM>, authorCount, categoryCount, pageCount)
 //	idempotency record        IDEMPOTENCY#<op>#<key>  (same)                            (hash, result, expiresAt TTL)
 //	server key                SECRET#<name>      SECRET#<name>                          (value: 32 random bytes)
 //	shard lease               LEASES             SHARD#<shardId>                        (owner, leaseUntil, checkpoint, finished)
@@ -79,6 +82,11 @@
 //	all authors / all categories         Query GSI1 GSI1PK=AUTHORS / CATEGORIES
 //	authors, categories, posts by id     BatchGetItem, 100 keys a call, UnprocessedKeys retried with backoff
 //	blog-wide counts, archive by month   GetItem STATS (an author's or a category's: their own item, no extra read)
+//	static page by slug (current or old) GetItem SLUG#slug, then GetItem PAGE#id (PAGE#- when a post or
+//	                                     nothing holds the slug: the same cost)
+//	static pages for a menu, by order    Query GSI1 GSI1PK=PAGES (PAGEDRAFTS for the drafts), ascending
+//	site settings                        GetItem SITE, held in the server's memory (below)
+//	drafts' / moderation queue's total   Query of the list's partition, Select COUNT (+1 per MB)
 //	post before a write                  GetItem POST#id, ConsistentRead
 //	comment (and post) before a write    TransactGetItems of its COMMENT#/THREAD# and HELD# keys (and POST#id):
 //	                                     both at one moment, as approval moves a comment from one to the other
@@ -144,6 +152,21 @@
 // list. Deleting a post deletes its reservations, redirects included:
 // links to a deleted post lead nowhere, whichever slug they use.
 //
+// Static pages share the posts' namespace: a page's reservation is a
+// SLUG# item naming pageId instead of postId, so a page and a post never
+// hold one slug, current or old, and a frontend may route /<slug> to
+// pages (or serve pages and posts from one path segment). A reservation
+// naming the other kind of holder is taken whatever it is (a post never
+// takes a page's old slug, nor a page a post's); a page takes another
+// page's old slug as an admin's post write does (pages are written by
+// admins only). A draft that takes another post's old slug writes the
+// reservation with prevPostId, the post it came from: a reader who
+// cannot see the draft is shown that post (whose slug is its current
+// one, so the frontend redirects as for any old slug) in the same two
+// requests (the reservation, then both posts in one BatchGetItem) until
+// the draft is public; prevPostId stays and is read only while the
+// holder is hidden.
+//
 // Authors made without a slug get one from their name ("ada-lovelace",
 // then "-2" to "-9", then a random suffix: CreateAuthor reads the
 // candidates in one BatchGetItem). A new author slug is copied into the
@@ -170,6 +193,35 @@
 // 100 000 bytes, 200 000 of HTML, 100 long headings, every other field at
 // its limit in four-byte runes, 10 redirects) is about 376 KB, within
 // DynamoDB's 400 KB.
+//
+// # Static pages and site settings
+//
+// A static page (pages.go) is one item, rendered as a post is (the same
+// function and options, so a change of the renderer covers both) and in
+// no copy, feed, archive or category: its writes are one transaction of
+// the page (condition: its version as read), its slug reservations
+// (moveSlug, as a post's), STATS' pageCount when it is published or
+// unpublished, and, for a new parent, a condition check that the parent
+// exists and has no parent of its own. A parent that is itself top level
+// at the moment of the write cannot close a cycle (the last write of a
+// cycle would find its parent with a parent), so menus are trees; a
+// deleted parent leaves its pages with a parentId that names nothing,
+// read as top level. Pages are listed by order (0 to 99999, five digits
+// in the sort key) then id, published and drafts apart, one Query each.
+//
+// The site settings (site.go) are the item SITE/SITE, written whole by
+// UpdateSite with attribute_not_exists for the first version and
+// version = :read after. Each Store keeps the item once read: reads of
+// the settings (the site query, every feed and sitemap request, the
+// change feed's translation of records into paths) cost no request, but
+// the first after a start or a change. ForgetSite drops the copy when the
+// change feed's events hold site.updated (every server tails the log),
+// and a server's own UpdateSite keeps its answer, so a change reaches
+// every server within the feed's delay (about a second). Empty settings
+// take the server's flags.
+//
+// Neither needs a migration: a table written before has no page, no site
+// item (the flags' settings, version 0) and no pageCount (read as 0).
 //
 // # Scheduled posts
 //
@@ -401,6 +453,9 @@
 //
 // # Counters
 //
+// pageCount on STATS counts published static pages (the sitemap's index
+// reads it); the checker compares it with the pages.
+//
 // postCount on authors, categories and STATS counts published posts,
 // scheduled ones included, and their "scheduled" map holds an entry
 // (post id → publishedAt) for each post that was scheduled when it was
@@ -438,7 +493,7 @@
 // EventsOf turns one DynamoDB Streams record of the table
 // (NEW_AND_OLD_IMAGES) into the domain events it means, a pure function of
 // the record, so it runs in the server's dispatcher or in a Lambda on the
-// stream alike. It reads post, author, category and comment items only:
+// stream alike. It reads post, author, category, comment, static page and site items only:
 // copies, counters, slug reservations, queue entries, readers, rates,
 // idempotency records, server keys, schedule items and the layout item
 // mean nothing. A post is a draft, scheduled (published, with the go-live
@@ -455,7 +510,8 @@
 //	post.rescheduled       scheduled → scheduled at another time
 //	post.unscheduled       scheduled → draft
 //	post.deleted           published or scheduled → removed (a draft's deletion: none)
-//	author.updated         an author created, removed, or its name, slug, bio or picture changed
+//	author.updated         an author created, removed, or its name, slug, bio, picture, website,
+//	                       location or accounts changed
 //	category.updated       a category created, removed, or its name or description changed
 //	comment.added          a published comment's item written (COMMENT#, THREAD#)
 //	comment.approved       the same, with approvedAt, which only ApproveComment sets
@@ -464,6 +520,12 @@
 //	                       post's deletion removes it, or an edit holds it again)
 //	comment.pending        a held item written PENDING (a new comment, or an edit held again)
 //	comment.rejected       a held item PENDING → REJECTED
+//	page.published         a static page: draft or new → published
+//	page.published.edited  published → published, a change readers see (slug, title, body, SEO,
+//	                       order, parent)
+//	page.unpublished       published → draft
+//	page.deleted           published → removed (a draft page's writes: none)
+//	site.updated           the site settings written
 //
 // A held item's removal (approval, deletion, TTL) means nothing: the record
 // cannot tell which. A marker added without a new version is Migrate
@@ -486,6 +548,8 @@
 //	feed               the whole-blog feed and the home page
 //	archive:<yyyy-mm>  a month's archive
 //	comments:<postId>  a post's comments
+//	page:<id>          a static page and the list of pages
+//	site               everything that shows the site settings (feeds, the site query)
 //
 // Comment events carry no paths: a comment's item does not know its
 // post's slug; comments:<postId> finds the pages.

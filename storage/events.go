@@ -45,6 +45,12 @@ const (
 	EventCommentApproved EventType = "comment.approved"
 	EventCommentRejected EventType = "comment.rejected"
 	EventCommentDeleted  EventType = "comment.deleted"
+	// Pages and the site's settings (pages.go, site.go).
+	EventPagePublished   EventType = "page.published"
+	EventPageEdited      EventType = "page.published.edited"
+	EventPageUnpublished EventType = "page.unpublished"
+	EventPageDeleted     EventType = "page.deleted"
+	EventSiteUpdated     EventType = "site.updated"
 )
 
 const (
@@ -104,6 +110,8 @@ type EventData struct {
 	CommentID string `json:"commentId,omitempty"`
 	ParentID  string `json:"parentId,omitempty"`
 	ReaderID  string `json:"readerId,omitempty"`
+	// PageID is the page the event is about.
+	PageID string `json:"pageId,omitempty"`
 	// Paths are the frontend's pages of what changed, before and after
 	// the write (an old slug's page too), built from Paths: a post's own
 	// page, the home page, its author's and categories' pages and its
@@ -138,6 +146,13 @@ func TagCategory(slug string) string { return "category:" + slug }
 // TagArchive tags the archive of the month of t ("archive:2006-01").
 func TagArchive(t time.Time) string { return "archive:" + t.UTC().Format("2006-01") }
 
+// TagPage tags responses that show the page id (its page, the list of
+// pages).
+func TagPage(id string) string { return "page:" + id }
+
+// TagSite tags responses that show the site's settings.
+const TagSite = "site"
+
 // TagComments tags responses that show the comments of the post id.
 func TagComments(postID string) string { return "comments:" + postID }
 
@@ -152,6 +167,7 @@ type Paths struct {
 	Author   string // an author's page, by slug
 	Category string // a category's page, by slug
 	Month    string // the archive of a month
+	Page     string // a static page, by slug (pages.go)
 }
 
 // DefaultPaths are the routes of the project's TypeScript pages
@@ -162,6 +178,7 @@ var DefaultPaths = Paths{
 	Author:   "/authors/{slug}",
 	Category: "/categories/{slug}",
 	Month:    "/archive/{yyyy}/{mm}",
+	Page:     "/{slug}",
 }
 
 func (p Paths) bySlug(pattern, slug string) string {
@@ -196,6 +213,10 @@ func (p Paths) AuthorPath(slug string) string { return p.bySlug(p.Author, slug) 
 // Category is empty.
 func (p Paths) CategoryPath(slug string) string { return p.bySlug(p.Category, slug) }
 
+// PagePath returns the path of the static page with slug, or "" when
+// Page is empty.
+func (p Paths) PagePath(slug string) string { return p.bySlug(p.Page, slug) }
+
 // MonthPath returns the archive page of the month of t, or "" when Month
 // is empty.
 func (p Paths) MonthPath(t time.Time) string {
@@ -220,6 +241,7 @@ func (p Paths) Check() error {
 		{"author", p.Author, []string{"{slug}"}, nil},
 		{"category", p.Category, []string{"{slug}"}, nil},
 		{"archive", p.Month, []string{"{yyyy}", "{mm}"}, nil},
+		{"page", p.Page, []string{"{slug}"}, nil},
 	} {
 		if c.pattern == "" {
 			continue
@@ -270,6 +292,10 @@ func (p Paths) EventsOf(rec streamtypes.Record) ([]Event, error) {
 		err = p.categoryEvents(r, add)
 	case typeComment:
 		err = commentEvents(r, add)
+	case typePage:
+		err = p.pageEvents(r, add)
+	case typeSite:
+		err = siteEvents(r, add)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("stream record %s: %w", r.id, err)
@@ -383,7 +409,9 @@ func readRecord(rec streamtypes.Record) (*record, error) {
 	switch {
 	case k.Type == typePost && strings.HasPrefix(k.PK, prefixPost) && k.PK == k.SK,
 		k.Type == typeAuthor && strings.HasPrefix(k.PK, prefixAuthor) && k.PK == k.SK,
-		k.Type == typeCategory && strings.HasPrefix(k.PK, prefixCat) && k.PK == k.SK:
+		k.Type == typeCategory && strings.HasPrefix(k.PK, prefixCat) && k.PK == k.SK,
+		k.Type == typePage && strings.HasPrefix(k.PK, prefixPage) && k.PK == k.SK,
+		k.Type == typeSite && k.PK == siteKey().PK && k.SK == siteKey().SK:
 		r.kind = k.Type
 	case k.Type == typeComment && strings.HasPrefix(k.PK, prefixPost) &&
 		(strings.HasPrefix(k.SK, prefixComment) || strings.HasPrefix(k.SK, prefixThread) || strings.HasPrefix(k.SK, prefixHeld)):
@@ -545,15 +573,16 @@ func distinct(list []string) []string {
 }
 
 // authorShown is what readers see of an author.
-type authorShown struct{ Name, Slug, Bio, AvatarURL string }
+type authorShown struct{ Name, Slug, Bio, AvatarURL, Website, Location string }
 
 func (p Paths) authorEvents(r *record, add func(EventType, EventData)) error {
 	old, cur, err := decode[authorItem](r)
 	if err != nil {
 		return err
 	}
-	if old != nil && cur != nil &&
-		(authorShown{old.Name, old.Slug, old.Bio, old.AvatarURL} == authorShown{cur.Name, cur.Slug, cur.Bio, cur.AvatarURL}) {
+	if old != nil && cur != nil && slices.Equal(old.Social, cur.Social) &&
+		(authorShown{old.Name, old.Slug, old.Bio, old.AvatarURL, old.Website, old.Location} ==
+			authorShown{cur.Name, cur.Slug, cur.Bio, cur.AvatarURL, cur.Website, cur.Location}) {
 		return nil
 	}
 	now := cur

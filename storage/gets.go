@@ -55,7 +55,34 @@ func (s *Store) PostIDBySlug(ctx context.Context, slug string) (string, error) {
 	case err != nil:
 		return "", fmt.Errorf("slug %q: %w", slug, err)
 	}
+	if sl.PostID == "" {
+		// A page's slug (pages.go): no post's.
+		return absentPostID, nil
+	}
 	return sl.PostID, nil
+}
+
+// PostIDsBySlug returns, as PostIDBySlug does, the id of the post that
+// holds slug, and prev: the post whose redirect it was when a draft took
+// it from that post ("" otherwise). A reader who cannot see the holder
+// (a draft) is shown prev, which leads to its current slug as any
+// redirect does, until the holder is public. One GetItem.
+func (s *Store) PostIDsBySlug(ctx context.Context, slug string) (id, prev string, err error) {
+	if err := validateSlug("slug", slug); err != nil {
+		return "", "", err
+	}
+	var sl slugItem
+	err = s.getItem(ctx, slugKey(slug), false, &sl)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return absentPostID, "", nil
+	case err != nil:
+		return "", "", fmt.Errorf("slug %q: %w", slug, err)
+	}
+	if sl.PostID == "" {
+		return absentPostID, "", nil
+	}
+	return sl.PostID, sl.PrevPostID, nil
 }
 
 // GetPosts returns the posts with ids in order, with ErrNotFound in errs

@@ -23,6 +23,9 @@ type NewAuthor struct {
 	Name           string
 	Bio            string
 	AvatarURL      string
+	Website        string
+	Location       string
+	Social         []SocialAccount
 	IdempotencyKey string
 }
 
@@ -35,6 +38,9 @@ type AuthorPatch struct {
 	Name            *string
 	Bio             *string
 	AvatarURL       *string
+	Website         *string
+	Location        *string
+	Social          *[]SocialAccount
 	IdempotencyKey  string
 	// Admin is set for an admin's write: only it may take a slug another
 	// author keeps as a redirect.

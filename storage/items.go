@@ -65,10 +65,14 @@ type authorItem struct {
 	// Slug is the author's current slug; Slugs is every slug the author
 	// holds, the current one first, then its redirects, newest first (see
 	// slugHistory).
-	Slug      string   `dynamodbav:"slug,omitempty"`
-	Slugs     []string `dynamodbav:"slugs,omitempty"`
-	Scheduled schedule `dynamodbav:"-"`
-	Months    months   `dynamodbav:"-"`
+	Slug  string   `dynamodbav:"slug,omitempty"`
+	Slugs []string `dynamodbav:"slugs,omitempty"`
+	// The author's profile (site.go's SocialAccount for Social).
+	Website   string       `dynamodbav:"website,omitempty"`
+	Location  string       `dynamodbav:"location,omitempty"`
+	Social    []socialItem `dynamodbav:"social,omitempty"`
+	Scheduled schedule     `dynamodbav:"-"`
+	Months    months       `dynamodbav:"-"`
 }
 
 // UnmarshalDynamoDBAttributeValue decodes the item, its scheduled-post
@@ -88,6 +92,7 @@ func newAuthorItem(a *Author) authorItem {
 		Type: typeAuthor, ID: a.ID, Name: a.Name, Bio: a.Bio, AvatarURL: a.AvatarURL,
 		CreatedAt: keyTime(a.CreatedAt), UpdatedAt: keyTime(a.UpdatedAt),
 		PostCount: a.PostCount, Version: a.Version, Slug: a.Slug, Slugs: []string{a.Slug},
+		Website: a.Website, Location: a.Location, Social: socialItems(a.Social),
 	}
 }
 
@@ -97,6 +102,10 @@ func (it *authorItem) author(now string) *Author {
 		ID: it.ID, Slug: it.Slug, Name: it.Name, Bio: it.Bio, AvatarURL: it.AvatarURL,
 		CreatedAt: parseKeyTime(it.CreatedAt), UpdatedAt: parseKeyTime(it.UpdatedAt),
 		Version: it.Version, Archive: it.Months.archive(it.Scheduled, now),
+		Website: it.Website, Location: it.Location,
+	}
+	for _, s := range it.Social {
+		a.Social = append(a.Social, SocialAccount(s))
 	}
 	a.PostCount, a.ScheduledCount = it.Scheduled.split(it.PostCount, now)
 	return a
@@ -470,11 +479,17 @@ type rateItem struct {
 // slugItem reserves a post's slug: its current one, or with Redirect one
 // it held before and still answers to.
 type slugItem struct {
-	PK       string `dynamodbav:"PK"`
-	SK       string `dynamodbav:"SK"`
-	Type     string `dynamodbav:"type"`
-	PostID   string `dynamodbav:"postId"`
+	PK     string `dynamodbav:"PK"`
+	SK     string `dynamodbav:"SK"`
+	Type   string `dynamodbav:"type"`
+	PostID string `dynamodbav:"postId,omitempty"`
+	// PageID names the holder when it is a page (pages.go): pages and
+	// posts share one namespace, and each reservation names one of them.
+	PageID   string `dynamodbav:"pageId,omitempty"`
 	Redirect bool   `dynamodbav:"redirect,omitempty"`
+	// PrevPostID is the post whose redirect a draft took: readers who
+	// cannot see the draft are led to it as before (PostIDsBySlug).
+	PrevPostID string `dynamodbav:"prevPostId,omitempty"`
 }
 
 // authorSlugItem reserves an author's slug, current or, with Redirect,
@@ -488,11 +503,13 @@ type authorSlugItem struct {
 }
 
 type statsItem struct {
-	PostCount     int64    `dynamodbav:"postCount"`
-	AuthorCount   int64    `dynamodbav:"authorCount"`
-	CategoryCount int64    `dynamodbav:"categoryCount"`
-	Scheduled     schedule `dynamodbav:"-"`
-	Months        months   `dynamodbav:"-"`
+	PostCount     int64 `dynamodbav:"postCount"`
+	AuthorCount   int64 `dynamodbav:"authorCount"`
+	CategoryCount int64 `dynamodbav:"categoryCount"`
+	// PageCount counts published static pages (pages.go).
+	PageCount int64    `dynamodbav:"pageCount,omitempty"`
+	Scheduled schedule `dynamodbav:"-"`
+	Months    months   `dynamodbav:"-"`
 }
 
 // UnmarshalDynamoDBAttributeValue decodes the item, its scheduled-post

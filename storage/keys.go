@@ -319,3 +319,20 @@ func outboxDueKey(due time.Time, webhookID, eventID string) string {
 func deliveryKey(webhookID string, at time.Time, eventID string, attempt int) key {
 	return key{webhookPartition(webhookID), fmt.Sprintf("%s%s#%s#%03d", prefixDeliver, keyTime(at), eventID, attempt)}
 }
+
+// Static pages and site settings (pages.go, site.go).
+const (
+	prefixPage          = "PAGE#"
+	pagesPartition      = "PAGES"
+	pageDraftsPartition = "PAGEDRAFTS"
+	sitePartition       = "SITE"
+)
+
+func pageKey(id string) key { return key{prefixPage + id, prefixPage + id} }
+
+// pageSortKey orders pages in GSI1 by order (five digits: MaxPageOrder),
+// then id (creation time: ids are UUIDv7).
+func pageSortKey(order int, id string) string { return fmt.Sprintf("%s%05d#%s", prefixPage, order, id) }
+
+// siteKey is the site settings' item.
+func siteKey() key { return key{sitePartition, sitePartition} }

@@ -74,6 +74,10 @@ var authorSlugs = slugSpace{
 	},
 }
 
+// foreignHolder stands for the holder of a reservation of another kind in
+// the same namespace: no id is empty, so it is never the taker's.
+const foreignHolder = ""
+
 // reservation is a slug's reservation as read.
 type reservation struct {
 	Owner    string
@@ -81,6 +85,10 @@ type reservation struct {
 	// OwnerSlugs are the slugs of Owner as read, when Redirect is set and
 	// Owner is another holder: the list to take the slug out of.
 	OwnerSlugs []string
+	// ByDraft is set when a draft takes the slug: a redirect it takes
+	// from another post keeps leading readers to that post until the
+	// draft is public (slugItem.PrevPostID).
+	ByDraft bool
 }
 
 // decodeReservation returns the reservation of slug in found, or nil.
@@ -95,6 +103,12 @@ func (sp slugSpace) decodeReservation(found map[key]item, slug string) (*reserva
 	}
 	owner, _ := raw[sp.owner].(string)
 	redirect, _ := raw["redirect"].(bool)
+	if owner == "" {
+		// The slug is held by the other kind of holder of the namespace
+		// (a page's reservation read for a post, or a post's for a page):
+		// taken, current or not, so old links never turn to the other.
+		return &reservation{Owner: foreignHolder}, nil
+	}
 	return &reservation{Owner: owner, Redirect: redirect}, nil
 }
 
@@ -184,7 +198,12 @@ func (sp slugSpace) moveSlug(t *txn, id string, before, after []string, res *res
 	default:
 		theirs := expression.Name(sp.owner).Equal(expression.Value(res.Owner)).
 			And(expression.Name("redirect").Equal(expression.Value(true)))
-		add(t.put(sp.item(slug, id, false), &theirs, errRetry))
+		it := sp.item(slug, id, false)
+		if si, ok := it.(slugItem); ok && res.ByDraft && si.PostID != "" {
+			si.PrevPostID = res.Owner
+			it = si
+		}
+		add(t.put(it, &theirs, errRetry))
 		rest := slices.DeleteFunc(slices.Clone(res.OwnerSlugs), func(s string) bool { return s == slug })
 		if len(rest) > 0 && len(rest) < len(res.OwnerSlugs) {
 			add(t.update(sp.holder(res.Owner), expression.Set(expression.Name("slugs"), expression.Value(rest)),

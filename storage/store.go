@@ -36,6 +36,8 @@ type Store struct {
 	privateHosts bool
 	// stream makes CreateTable give the table its stream (WithStream).
 	stream bool
+	// siteCache is the server's copy of the site settings (site.go).
+	siteCache *siteCache
 }
 
 // Option configures a Store.
@@ -68,7 +70,7 @@ func WithStream() Option {
 
 // New returns a Store on table through db.
 func New(db *dynamodb.Client, table string, opts ...Option) *Store {
-	s := &Store{db: db, table: table, now: time.Now, hints: newHints(), logHead: new(atomic.Int64),
+	s := &Store{db: db, table: table, now: time.Now, hints: newHints(), logHead: new(atomic.Int64), siteCache: &siteCache{},
 		render: markdown.Options{HeadingIDPrefix: markdown.DefaultHeadingIDPrefix}}
 	for _, o := range opts {
 		o(s)

@@ -112,6 +112,11 @@ type Author struct {
 	// Archive counts the author's posts whose time has come by month,
 	// newest first.
 	Archive []ArchiveMonth
+	// The author's profile: their website, where they are, their
+	// accounts elsewhere (empty when not given).
+	Website  string
+	Location string
+	Social   []SocialAccount
 }
 
 // Category groups posts. Its slug is its id.
@@ -146,6 +151,7 @@ type Stats struct {
 	PostCount     int64 // published posts whose time has come
 	AuthorCount   int64
 	CategoryCount int64
+	PageCount     int64 // published static pages
 	// Archive counts the posts whose time has come by month, newest first.
 	Archive []ArchiveMonth
 }

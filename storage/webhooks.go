@@ -47,6 +47,7 @@ var PublicEvents = []EventType{
 	EventPostPublished, EventPostEdited, EventPostUnpublished, EventPostDeleted,
 	EventAuthorUpdated, EventCategoryUpdated,
 	EventCommentAdded, EventCommentEdited, EventCommentApproved, EventCommentDeleted,
+	EventPagePublished, EventPageEdited, EventPageUnpublished, EventPageDeleted, EventSiteUpdated,
 }
 
 // Webhook is an endpoint that receives events. Its secrets are never

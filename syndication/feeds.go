@@ -82,6 +82,7 @@ func page(r *http.Request) (storage.Page, error) {
 // the feed's shards with their bodies (one Query a shard).
 func (h *Handler) blogFeed(f format) func(context.Context, *http.Request) (*answer, error) {
 	return func(ctx context.Context, r *http.Request) (*answer, error) {
+		h := h.view(ctx)
 		p, err := page(r)
 		if err != nil {
 			return nil, err
@@ -111,6 +112,7 @@ func (h *Handler) blogFeed(f format) func(context.Context, *http.Request) (*answ
 // posts, read at once (one GetItem and one Query).
 func (h *Handler) categoryFeed(f format) func(context.Context, *http.Request) (*answer, error) {
 	return func(ctx context.Context, r *http.Request) (*answer, error) {
+		h := h.view(ctx)
 		p, err := page(r)
 		if err != nil {
 			return nil, err
@@ -156,6 +158,7 @@ func (h *Handler) categoryFeed(f format) func(context.Context, *http.Request) (*
 // redirects to the feed at their current one.
 func (h *Handler) authorFeed(f format) func(context.Context, *http.Request) (*answer, error) {
 	return func(ctx context.Context, r *http.Request) (*answer, error) {
+		h := h.view(ctx)
 		p, err := page(r)
 		if err != nil {
 			return nil, err

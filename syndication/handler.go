@@ -179,18 +179,24 @@ func notFound(what string) error {
 func (h *Handler) serve(read func(ctx context.Context, r *http.Request) (*answer, error)) http.Handler {
 	public := "public, max-age=" + strconv.Itoa(int(h.opts.CacheMaxAge.Seconds()))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if h.site == "" {
-			h.fail(w, r, &httpError{status: http.StatusServiceUnavailable,
-				message: "feeds and sitemaps need the site's public URL: start the server with -site-url (SITE_URL)"})
-			return
-		}
 		ctx, cancel := context.WithTimeout(r.Context(), h.opts.Timeout)
 		defer cancel()
-		a, err := read(ctx, r)
+		v, err := h.withSite(ctx)
 		if err != nil {
 			h.fail(w, r, err)
 			return
 		}
+		if v.site == "" {
+			h.fail(w, r, &httpError{status: http.StatusServiceUnavailable,
+				message: "feeds and sitemaps need the site's public URL: set it with updateSite, or start the server with -site-url (SITE_URL)"})
+			return
+		}
+		a, err := read(context.WithValue(ctx, viewKey{}, v), r)
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		a.tags = append(a.tags, storage.TagSite)
 		sum := sha256.Sum256(a.body)
 		etag := `"` + base64.RawURLEncoding.EncodeToString(sum[:16]) + `"`
 		hd := w.Header()
@@ -214,6 +220,45 @@ func (h *Handler) serve(read func(ctx context.Context, r *http.Request) (*answer
 			w.Write(a.body)
 		}
 	})
+}
+
+// viewKey keys the Handler a request is answered with: h with the site
+// settings over its options (withSite).
+type viewKey struct{}
+
+// withSite returns h with the site settings stored in the table over its
+// options: the site's URL, title, description and post path where they
+// are set. The store holds the settings in memory, so this costs no
+// request but the first after a start or a change (storage.Store.Site).
+func (h *Handler) withSite(ctx context.Context) (*Handler, error) {
+	s, err := h.store.Site(ctx)
+	if err != nil {
+		return nil, err
+	}
+	v := *h
+	if s.Title != "" {
+		v.opts.Title = s.Title
+	}
+	if s.Description != "" {
+		v.opts.Description = s.Description
+	}
+	if s.PostPath != "" {
+		v.opts.Paths.Post = s.PostPath
+	}
+	if s.URL != "" {
+		if site, err := CheckSiteURL(s.URL); err == nil {
+			v.site = site
+		}
+	}
+	return &v, nil
+}
+
+// view returns the Handler serve chose for the request of ctx, or h.
+func (h *Handler) view(ctx context.Context) *Handler {
+	if v, ok := ctx.Value(viewKey{}).(*Handler); ok {
+		return v
+	}
+	return h
 }
 
 // fail answers err: its own status and message for an *httpError, 404

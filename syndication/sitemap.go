@@ -16,6 +16,7 @@ import (
 // an index of pages, each at most SitemapPageSize URLs (50,000 at most):
 //
 //	/sitemap.xml?section=pages[&page=N]                 the home page and the archive's months
+//	/sitemap.xml?section=static[&page=N]                the published static pages (pages.go)
 //	/sitemap.xml?section=categories[&page=N]            the categories' pages
 //	/sitemap.xml?section=authors[&page=N]               the authors' pages
 //	/sitemap.xml?section=posts&month=YYYY-MM[&page=N]   the posts published that month (UTC)
@@ -56,6 +57,7 @@ const listPage = storage.MaxPageSize
 
 // sitemap serves the index, or the page its query names.
 func (h *Handler) sitemap(ctx context.Context, r *http.Request) (*answer, error) {
+	h = h.view(ctx)
 	q, err := query(r, "section", "month", "page")
 	if err != nil {
 		return nil, err
@@ -89,6 +91,16 @@ func (h *Handler) sitemap(ctx context.Context, r *http.Request) (*answer, error)
 		urls, tags, err = readWindow(ctx, skip, size, h.store.Categories, func(c *storage.Category) (sitemapURL, string) {
 			return sitemapURL{Loc: h.link(h.opts.Paths.CategoryPath(c.Slug)), LastMod: lastmod(c.UpdatedAt)}, storage.TagCategory(c.Slug)
 		})
+	case "static":
+		if h.opts.Paths.Page == "" {
+			return nil, notFound("sitemap of static pages (no page path is configured)")
+		}
+		published := func(ctx context.Context, p storage.Page) (*storage.Result[*storage.SitePage], error) {
+			return h.store.Pages(ctx, p, false)
+		}
+		urls, tags, err = readWindow(ctx, skip, size, published, func(pg *storage.SitePage) (sitemapURL, string) {
+			return sitemapURL{Loc: h.link(h.opts.Paths.PagePath(pg.Slug)), LastMod: lastmod(pg.UpdatedAt)}, storage.TagPage(pg.ID)
+		})
 	case "authors":
 		if h.opts.Paths.Author == "" {
 			return nil, notFound("sitemap of authors (no author path is configured)")
@@ -117,7 +129,7 @@ func (h *Handler) sitemap(ctx context.Context, r *http.Request) (*answer, error)
 			return nil, notFound(fmt.Sprintf("sitemap of %s, page %d (no posts there)", month.Format("2006-01"), pageNo))
 		}
 	default:
-		return nil, badRequest("section=%q: must be pages, categories, authors or posts", section)
+		return nil, badRequest("section=%q: must be pages, static, categories, authors or posts", section)
 	}
 	if err != nil {
 		return nil, err
@@ -155,6 +167,9 @@ func (h *Handler) sitemapIndex(ctx context.Context) (*answer, error) {
 		months = int64(len(st.Archive))
 	}
 	add("section=pages", max(1, pages(1+months)))
+	if h.opts.Paths.Page != "" {
+		add("section=static", pages(st.PageCount))
+	}
 	if h.opts.Paths.Category != "" {
 		add("section=categories", pages(st.CategoryCount))
 	}

@@ -94,7 +94,7 @@ func TestPostLifecycleThroughTheAPI(t *testing.T) {
 	s.consistent()
 
 	ok[*UpdateAuthorResponse](t)(UpdateAuthor(ctx, asAda, UpdateAuthorInput{Id: ada.Id, Name: ptr("Ada Lovelace")}))
-	ok[*UpdateCategoryResponse](t)(UpdateCategory(ctx, s.admin, UpdateCategoryInput{Slug: "aws", Name: ptr("Amazon Web Services")}))
+	ok[*UpdateCategoryResponse](t)(UpdateCategory(ctx, s.admin, UpdateCategoryInput{Slug: ptr("aws"), Name: ptr("Amazon Web Services")}))
 	cat := ok[*CategoryPageResponse](t)(CategoryPage(ctx, s.client, "go", nil, nil))
 	n := cat.Category.Posts.Edges[0].Node
 	equal(t, "renamed author in list", n.Author.Name, "Ada Lovelace")
@@ -106,7 +106,7 @@ func TestPostLifecycleThroughTheAPI(t *testing.T) {
 	equal(t, "feed after unpublish", len(feed.Posts.Edges), 0)
 	// A draft's copied category names are not kept up to date; it shows
 	// the category's current name all the same.
-	ok[*UpdateCategoryResponse](t)(UpdateCategory(ctx, s.admin, UpdateCategoryInput{Slug: "aws", Name: ptr("AWS")}))
+	ok[*UpdateCategoryResponse](t)(UpdateCategory(ctx, s.admin, UpdateCategoryInput{Slug: ptr("aws"), Name: ptr("AWS")}))
 	drafts := ok[*AuthorDraftsResponse](t)(AuthorDrafts(ctx, asAda, ada.Id, nil, nil)).Author.Drafts.Edges
 	equal(t, "drafts", len(drafts), 1)
 	equal(t, "renamed category of a draft", drafts[0].Node.Categories[0].Name, "AWS")
@@ -349,7 +349,7 @@ func TestExpectedVersionZeroIsAConflict(t *testing.T) {
 			return err
 		}, 1},
 		{"updateCategory", func(v *int) error {
-			_, err := UpdateCategory(ctx, s.admin, UpdateCategoryInput{Slug: "go", ExpectedVersion: v, Description: ptr("New")})
+			_, err := UpdateCategory(ctx, s.admin, UpdateCategoryInput{Slug: ptr("go"), ExpectedVersion: v, Description: ptr("New")})
 			return err
 		}, 1},
 		{"publishPost", func(v *int) error {

@@ -174,6 +174,17 @@ func TestAuthorizationMatrix(t *testing.T) {
 		return "", err
 	}
 	none := func() string { return "" }
+	// draftPage and publishedPage make a static page as the admin.
+	draftPage := func() string {
+		return ok[*CreatePageResponse](t)(CreatePage(ctx, clients[admin], CreatePageInput{Title: "Page", Slug: unique("page")})).CreatePage.Page.Id
+	}
+	publishedPage := func() string {
+		id := draftPage()
+		ok[*PublishPageResponse](t)(PublishPage(ctx, clients[admin], PublishPageInput{Id: id}))
+		return id
+	}
+	adminsOnly := map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", other: "FORBIDDEN", owner: "FORBIDDEN", admin: ""}
+	siteVersion := 0
 
 	// For every actor a case prepares a target (an id), calls the mutation
 	// on it and returns the name of the author of what it wrote, or "".
@@ -203,7 +214,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 			return "", err
 		}, false, map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", other: "FORBIDDEN", owner: "FORBIDDEN", admin: ""}},
 		{"updateCategory", none, func(c graphql.Client, _ string) (string, error) {
-			_, err := UpdateCategory(ctx, c, UpdateCategoryInput{Slug: "go", Description: ptr(unique("about"))})
+			_, err := UpdateCategory(ctx, c, UpdateCategoryInput{Slug: ptr("go"), Description: ptr(unique("about"))})
 			return "", err
 		}, false, map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", other: "FORBIDDEN", owner: "FORBIDDEN", admin: ""}},
 		{"createPost", none, func(c graphql.Client, _ string) (string, error) {
@@ -272,6 +283,38 @@ func TestAuthorizationMatrix(t *testing.T) {
 			map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", otherReader: "NOT_FOUND", other: "NOT_FOUND", owner: "NOT_FOUND", postAuthor: "", admin: ""}},
 		{"approveComment of a published comment", readersComment(true), approveComment, false,
 			map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", otherReader: "FORBIDDEN", other: "FORBIDDEN", owner: "FORBIDDEN", postAuthor: "CONFLICT", admin: "CONFLICT"}},
+		{"createPage", none, func(c graphql.Client, _ string) (string, error) {
+			_, err := CreatePage(ctx, c, CreatePageInput{Title: "About", Slug: unique("about")})
+			return "", err
+		}, false, adminsOnly},
+		{"updatePage", draftPage, func(c graphql.Client, id string) (string, error) {
+			_, err := UpdatePage(ctx, c, UpdatePageInput{Id: id, ExpectedVersion: 1, Title: ptr("Edited")})
+			return "", err
+		}, false, adminsOnly},
+		{"publishPage", draftPage, func(c graphql.Client, id string) (string, error) {
+			_, err := PublishPage(ctx, c, PublishPageInput{Id: id})
+			return "", err
+		}, false, adminsOnly},
+		{"unpublishPage", publishedPage, func(c graphql.Client, id string) (string, error) {
+			_, err := UnpublishPage(ctx, c, UnpublishPageInput{Id: id})
+			return "", err
+		}, false, adminsOnly},
+		{"deletePage", publishedPage, func(c graphql.Client, id string) (string, error) {
+			_, err := DeletePage(ctx, c, DeletePageInput{Id: id})
+			return "", err
+		}, false, adminsOnly},
+		{"updateSite", none, func(c graphql.Client, _ string) (string, error) {
+			r, err := UpdateSite(ctx, c, UpdateSiteInput{ExpectedVersion: siteVersion, Title: ptr(unique("Blog"))})
+			if err == nil {
+				siteVersion = r.UpdateSite.Site.Version
+			}
+			return "", err
+		}, false, adminsOnly},
+		{"updateAuthor's profile", func() string { return ids["grace"] }, func(c graphql.Client, id string) (string, error) {
+			_, err := UpdateAuthorProfile(ctx, c, UpdateAuthorInput{Id: id, Website: ptr("https://grace.example.com/" + unique("w")),
+				Location: ptr("Arlington"), SocialLinks: []SocialAccountInput{{Network: "GitHub", Url: "https://github.com/grace"}}})
+			return "", err
+		}, false, map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", other: "FORBIDDEN", owner: "", admin: ""}},
 	}
 	for _, c := range cases {
 		for _, actor := range actors {
@@ -576,7 +619,7 @@ func TestAdminsAreASeparateKindOfPrincipal(t *testing.T) {
 	ok[*CreateAuthorResponse](t)(CreateAuthor(ctx, root, CreateAuthorInput{Subject: ptr("edsger"), Name: "Edsger Dijkstra"}))
 	ok[*UpdateAuthorResponse](t)(UpdateAuthor(ctx, root, UpdateAuthorInput{Id: b.authors[1], Bio: ptr("Edited by an admin")}))
 	ok[*CreateCategoryResponse](t)(CreateCategory(ctx, root, CreateCategoryInput{Slug: "admin-made", Name: "Admin made"}))
-	ok[*UpdateCategoryResponse](t)(UpdateCategory(ctx, root, UpdateCategoryInput{Slug: "go", Description: ptr("Edited")}))
+	ok[*UpdateCategoryResponse](t)(UpdateCategory(ctx, root, UpdateCategoryInput{Slug: ptr("go"), Description: ptr("Edited")}))
 	edited := ok[*UpdatePostResponse](t)(UpdatePost(ctx, root, UpdatePostInput{Id: b.published[0], ExpectedVersion: 2, Title: ptr("Edited by an admin")})).UpdatePost.Post
 	equal(t, "author of a post an admin edited", edited.Author.Name, "Ada Lovelace")
 	ok[*UnpublishPostResponse](t)(UnpublishPost(ctx, root, UnpublishPostInput{Id: b.published[1]}))

@@ -23,6 +23,11 @@ func TestCallBudgets(t *testing.T) {
 	b := s.seedBlog(t)
 	ctx := context.Background()
 	preview := ok[*CreatePreviewLinkResponse](t)(CreatePreviewLink(ctx, b.writers[0], CreatePreviewLinkInput{PostId: b.draft})).CreatePreviewLink.Token
+	for i := range 25 {
+		pg := ok[*CreatePageResponse](t)(CreatePage(ctx, s.admin, CreatePageInput{Title: fmt.Sprintf("Page %d", i), Slug: fmt.Sprintf("page-%d", i), Body: ptr("# Page\n\nText."), Order: &i})).CreatePage.Page
+		ok[*PublishPageResponse](t)(PublishPage(ctx, s.admin, PublishPageInput{Id: pg.Id}))
+	}
+	ok[*SiteResponse](t)(Site(ctx, s.client)) // the server reads the settings once, then holds them
 	for _, first := range []int{20, 100} {
 		cases := []struct {
 			name   string
@@ -140,6 +145,24 @@ func TestCallBudgets(t *testing.T) {
 				}
 				return err
 			}, 1},
+			{"static page by slug", func() error {
+				r, err := PageBySlug(ctx, s.client, "page-3")
+				if err == nil && !strings.Contains(r.Page.BodyHtml, "<h1") {
+					t.Errorf("bodyHtml %q", r.Page.BodyHtml)
+				}
+				return err
+			}, 2},
+			{"static pages for a menu", func() error {
+				r, err := Pages(ctx, s.client, &first, nil, nil, nil, nil)
+				if err == nil {
+					equal(t, "pages", len(r.Pages.Edges), min(first, 25))
+				}
+				return err
+			}, 1},
+			{"site settings, held by the server", func() error {
+				_, err := Site(ctx, s.client)
+				return err
+			}, 0},
 		}
 		for _, c := range cases {
 			if err := c.run(); err != nil {
@@ -333,4 +356,26 @@ func oneRequest(t *testing.T, what string, got map[string]int) {
 	if total(got) != 1 || got["TransactWriteItems"] != 1 {
 		t.Errorf("%s: DynamoDB requests %v, want one TransactWriteItems", what, got)
 	}
+}
+
+// TestPageAndSiteWriteBudgets checks the requests of the writes of static
+// pages and site settings: a read of what the write depends on (the page
+// with the slug it takes, in one BatchGetItem; the site item) and one
+// TransactWriteItems.
+func TestPageAndSiteWriteBudgets(t *testing.T) {
+	s := newServer(t)
+	ctx := context.Background()
+	want := map[string]int{"BatchGetItem": 1, "TransactWriteItems": 1}
+	pg := ok[*CreatePageResponse](t)(CreatePage(ctx, s.admin, CreatePageInput{Title: "About", Slug: "about", Body: ptr("Text.")})).CreatePage.Page
+	sameRequests(t, "createPage", s.requests(), want)
+	ok[*UpdatePageResponse](t)(UpdatePage(ctx, s.admin, UpdatePageInput{Id: pg.Id, ExpectedVersion: 1, Slug: ptr("about-us"), Body: ptr("More.")}))
+	sameRequests(t, "updatePage with a new slug", s.requests(), want)
+	ok[*PublishPageResponse](t)(PublishPage(ctx, s.admin, PublishPageInput{Id: pg.Id}))
+	sameRequests(t, "publishPage", s.requests(), want)
+	ok[*UnpublishPageResponse](t)(UnpublishPage(ctx, s.admin, UnpublishPageInput{Id: pg.Id}))
+	sameRequests(t, "unpublishPage", s.requests(), want)
+	ok[*DeletePageResponse](t)(DeletePage(ctx, s.admin, DeletePageInput{Id: pg.Id}))
+	sameRequests(t, "deletePage", s.requests(), want)
+	ok[*UpdateSiteResponse](t)(UpdateSite(ctx, s.admin, UpdateSiteInput{ExpectedVersion: 0, Title: ptr("Notes")}))
+	sameRequests(t, "updateSite", s.requests(), map[string]int{"GetItem": 1, "TransactWriteItems": 1})
 }

@@ -309,6 +309,39 @@ func (v *ArchiveArchiveArchiveMonth) GetStartsAt() time.Time { return v.StartsAt
 // GetEndsAt returns ArchiveArchiveArchiveMonth.EndsAt, and is useful for accessing the field via an interface.
 func (v *ArchiveArchiveArchiveMonth) GetEndsAt() time.Time { return v.EndsAt }
 
+// ArchiveOfAuthorSlugArchiveArchiveMonth includes the requested fields of the GraphQL type ArchiveMonth.
+// The GraphQL type's documentation follows.
+//
+// The number of posts published in one calendar month, in UTC.
+type ArchiveOfAuthorSlugArchiveArchiveMonth struct {
+	// The year.
+	Year int `json:"year"`
+	// The month, 1 (January) to 12 (December).
+	Month int `json:"month"`
+	// The number of posts published in the month whose time has come.
+	PostCount int `json:"postCount"`
+}
+
+// GetYear returns ArchiveOfAuthorSlugArchiveArchiveMonth.Year, and is useful for accessing the field via an interface.
+func (v *ArchiveOfAuthorSlugArchiveArchiveMonth) GetYear() int { return v.Year }
+
+// GetMonth returns ArchiveOfAuthorSlugArchiveArchiveMonth.Month, and is useful for accessing the field via an interface.
+func (v *ArchiveOfAuthorSlugArchiveArchiveMonth) GetMonth() int { return v.Month }
+
+// GetPostCount returns ArchiveOfAuthorSlugArchiveArchiveMonth.PostCount, and is useful for accessing the field via an interface.
+func (v *ArchiveOfAuthorSlugArchiveArchiveMonth) GetPostCount() int { return v.PostCount }
+
+// ArchiveOfAuthorSlugResponse is returned by ArchiveOfAuthorSlug on success.
+type ArchiveOfAuthorSlugResponse struct {
+	// The number of public posts by month of publication (UTC), newest month first, of the whole blog, or of one author or one category; months without posts are left out. Give at most one of `author` and `category`.
+	Archive []ArchiveOfAuthorSlugArchiveArchiveMonth `json:"archive"`
+}
+
+// GetArchive returns ArchiveOfAuthorSlugResponse.Archive, and is useful for accessing the field via an interface.
+func (v *ArchiveOfAuthorSlugResponse) GetArchive() []ArchiveOfAuthorSlugArchiveArchiveMonth {
+	return v.Archive
+}
+
 // ArchiveResponse is returned by Archive on success.
 type ArchiveResponse struct {
 	// The number of public posts by month of publication (UTC), newest month first, of the whole blog, or of one author or one category; months without posts are left out. Give at most one of `author` and `category`.
@@ -1109,6 +1142,66 @@ type AuthorPageResponse struct {
 // GetAuthor returns AuthorPageResponse.Author, and is useful for accessing the field via an interface.
 func (v *AuthorPageResponse) GetAuthor() *AuthorPageAuthor { return v.Author }
 
+// AuthorProfileAuthor includes the requested fields of the GraphQL type Author.
+// The GraphQL type's documentation follows.
+//
+// A person who writes posts and comments.
+type AuthorProfileAuthor struct {
+	// The opaque global id of the author.
+	Id string `json:"id"`
+	// The unique, URL-friendly name of the author's page: its current one. An author found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+	// The author's website, or null when none was given.
+	Website *string `json:"website"`
+	// Where the author is, as they wrote it ("Berlin"), or null when not given.
+	Location *string `json:"location"`
+	// The author's accounts elsewhere, in the order given; empty when none.
+	SocialLinks []AuthorProfileAuthorSocialLinksSocialAccount `json:"socialLinks"`
+}
+
+// GetId returns AuthorProfileAuthor.Id, and is useful for accessing the field via an interface.
+func (v *AuthorProfileAuthor) GetId() string { return v.Id }
+
+// GetSlug returns AuthorProfileAuthor.Slug, and is useful for accessing the field via an interface.
+func (v *AuthorProfileAuthor) GetSlug() string { return v.Slug }
+
+// GetWebsite returns AuthorProfileAuthor.Website, and is useful for accessing the field via an interface.
+func (v *AuthorProfileAuthor) GetWebsite() *string { return v.Website }
+
+// GetLocation returns AuthorProfileAuthor.Location, and is useful for accessing the field via an interface.
+func (v *AuthorProfileAuthor) GetLocation() *string { return v.Location }
+
+// GetSocialLinks returns AuthorProfileAuthor.SocialLinks, and is useful for accessing the field via an interface.
+func (v *AuthorProfileAuthor) GetSocialLinks() []AuthorProfileAuthorSocialLinksSocialAccount {
+	return v.SocialLinks
+}
+
+// AuthorProfileAuthorSocialLinksSocialAccount includes the requested fields of the GraphQL type SocialAccount.
+// The GraphQL type's documentation follows.
+//
+// An account of the blog or an author on another site.
+type AuthorProfileAuthorSocialLinksSocialAccount struct {
+	// The network's name as shown, such as `Mastodon` or `GitHub`.
+	Network string `json:"network"`
+	// The account's URL.
+	Url string `json:"url"`
+}
+
+// GetNetwork returns AuthorProfileAuthorSocialLinksSocialAccount.Network, and is useful for accessing the field via an interface.
+func (v *AuthorProfileAuthorSocialLinksSocialAccount) GetNetwork() string { return v.Network }
+
+// GetUrl returns AuthorProfileAuthorSocialLinksSocialAccount.Url, and is useful for accessing the field via an interface.
+func (v *AuthorProfileAuthorSocialLinksSocialAccount) GetUrl() string { return v.Url }
+
+// AuthorProfileResponse is returned by AuthorProfile on success.
+type AuthorProfileResponse struct {
+	// Fetches an author by global id or by slug; give exactly one. A slug the author had before finds them too (their `slug` is the current one). Fails with NOT_FOUND when there is none.
+	Author *AuthorProfileAuthor `json:"author"`
+}
+
+// GetAuthor returns AuthorProfileResponse.Author, and is useful for accessing the field via an interface.
+func (v *AuthorProfileResponse) GetAuthor() *AuthorProfileAuthor { return v.Author }
+
 // AuthorsAuthorsAuthorConnection includes the requested fields of the GraphQL type AuthorConnection.
 // The GraphQL type's documentation follows.
 //
@@ -1257,6 +1350,37 @@ type CategoriesResponse struct {
 // GetCategories returns CategoriesResponse.Categories, and is useful for accessing the field via an interface.
 func (v *CategoriesResponse) GetCategories() []CategoriesCategoriesCategory { return v.Categories }
 
+// CategoryByIDCategory includes the requested fields of the GraphQL type Category.
+// The GraphQL type's documentation follows.
+//
+// A topic that groups posts. Its slug is its identity.
+type CategoryByIDCategory struct {
+	// The opaque global id of the category.
+	Id string `json:"id"`
+	// The unique, URL-friendly name of the category.
+	Slug string `json:"slug"`
+	// The display name of the category.
+	Name string `json:"name"`
+}
+
+// GetId returns CategoryByIDCategory.Id, and is useful for accessing the field via an interface.
+func (v *CategoryByIDCategory) GetId() string { return v.Id }
+
+// GetSlug returns CategoryByIDCategory.Slug, and is useful for accessing the field via an interface.
+func (v *CategoryByIDCategory) GetSlug() string { return v.Slug }
+
+// GetName returns CategoryByIDCategory.Name, and is useful for accessing the field via an interface.
+func (v *CategoryByIDCategory) GetName() string { return v.Name }
+
+// CategoryByIDResponse is returned by CategoryByID on success.
+type CategoryByIDResponse struct {
+	// Fetches a category by slug or by global id; give exactly one. Fails with NOT_FOUND when there is none.
+	Category *CategoryByIDCategory `json:"category"`
+}
+
+// GetCategory returns CategoryByIDResponse.Category, and is useful for accessing the field via an interface.
+func (v *CategoryByIDResponse) GetCategory() *CategoryByIDCategory { return v.Category }
+
 // CategoryFeedCategory includes the requested fields of the GraphQL type Category.
 // The GraphQL type's documentation follows.
 //
@@ -1404,7 +1528,7 @@ func (v *CategoryFeedCategoryPostsPostConnectionPageInfo) GetEndCursor() *string
 
 // CategoryFeedResponse is returned by CategoryFeed on success.
 type CategoryFeedResponse struct {
-	// Fetches a category by slug. Fails with NOT_FOUND when there is none.
+	// Fetches a category by slug or by global id; give exactly one. Fails with NOT_FOUND when there is none.
 	Category *CategoryFeedCategory `json:"category"`
 }
 
@@ -1654,7 +1778,7 @@ func (v *CategoryPageCategoryPostsPostConnectionPageInfo) GetEndCursor() *string
 
 // CategoryPageResponse is returned by CategoryPage on success.
 type CategoryPageResponse struct {
-	// Fetches a category by slug. Fails with NOT_FOUND when there is none.
+	// Fetches a category by slug or by global id; give exactly one. Fails with NOT_FOUND when there is none.
 	Category *CategoryPageCategory `json:"category"`
 }
 
@@ -1865,7 +1989,7 @@ func (v *CategoryPageWithBodiesCategoryPostsPostConnectionEdgesPostEdgeNodePost)
 
 // CategoryPageWithBodiesResponse is returned by CategoryPageWithBodies on success.
 type CategoryPageWithBodiesResponse struct {
-	// Fetches a category by slug. Fails with NOT_FOUND when there is none.
+	// Fetches a category by slug or by global id; give exactly one. Fails with NOT_FOUND when there is none.
 	Category *CategoryPageWithBodiesCategory `json:"category"`
 }
 
@@ -2122,7 +2246,7 @@ func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePostToc
 
 // CategoryPageWithHTMLResponse is returned by CategoryPageWithHTML on success.
 type CategoryPageWithHTMLResponse struct {
-	// Fetches a category by slug. Fails with NOT_FOUND when there is none.
+	// Fetches a category by slug or by global id; give exactly one. Fails with NOT_FOUND when there is none.
 	Category *CategoryPageWithHTMLCategory `json:"category"`
 }
 
@@ -2135,6 +2259,7 @@ func (v *CategoryPageWithHTMLResponse) GetCategory() *CategoryPageWithHTMLCatego
 // CommentByIDNodeAuthor
 // CommentByIDNodeCategory
 // CommentByIDNodeComment
+// CommentByIDNodePage
 // CommentByIDNodePost
 // The GraphQL type's documentation follows.
 //
@@ -2148,6 +2273,7 @@ type CommentByIDNode interface {
 func (v *CommentByIDNodeAuthor) implementsGraphQLInterfaceCommentByIDNode()   {}
 func (v *CommentByIDNodeCategory) implementsGraphQLInterfaceCommentByIDNode() {}
 func (v *CommentByIDNodeComment) implementsGraphQLInterfaceCommentByIDNode()  {}
+func (v *CommentByIDNodePage) implementsGraphQLInterfaceCommentByIDNode()     {}
 func (v *CommentByIDNodePost) implementsGraphQLInterfaceCommentByIDNode()     {}
 
 func __unmarshalCommentByIDNode(b []byte, v *CommentByIDNode) error {
@@ -2172,6 +2298,9 @@ func __unmarshalCommentByIDNode(b []byte, v *CommentByIDNode) error {
 		return json.Unmarshal(b, *v)
 	case "Comment":
 		*v = new(CommentByIDNodeComment)
+		return json.Unmarshal(b, *v)
+	case "Page":
+		*v = new(CommentByIDNodePage)
 		return json.Unmarshal(b, *v)
 	case "Post":
 		*v = new(CommentByIDNodePost)
@@ -2211,6 +2340,14 @@ func __marshalCommentByIDNode(v *CommentByIDNode) ([]byte, error) {
 		result := struct {
 			TypeName string `json:"__typename"`
 			*CommentByIDNodeComment
+		}{typename, v}
+		return json.Marshal(result)
+	case *CommentByIDNodePage:
+		typename = "Page"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*CommentByIDNodePage
 		}{typename, v}
 		return json.Marshal(result)
 	case *CommentByIDNodePost:
@@ -2306,6 +2443,22 @@ func (v *CommentByIDNodeCommentCommenter) GetName() string { return v.Name }
 
 // GetIsAuthor returns CommentByIDNodeCommentCommenter.IsAuthor, and is useful for accessing the field via an interface.
 func (v *CommentByIDNodeCommentCommenter) GetIsAuthor() bool { return v.IsAuthor }
+
+// CommentByIDNodePage includes the requested fields of the GraphQL type Page.
+// The GraphQL type's documentation follows.
+//
+// A static page of the blog (About, Contact, Imprint): a Markdown body
+// rendered as posts' are, with SEO fields and a place in navigation. Pages
+// are in no feed, archive, category or post list. A page's slug is unique
+// among pages and posts together: a frontend can serve pages at `/<slug>`
+// (the server's default page path) beside posts at `/posts/<slug>`, or both
+// at `/<slug>`, and never meets a page and a post at one path.
+type CommentByIDNodePage struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns CommentByIDNodePage.Typename, and is useful for accessing the field via an interface.
+func (v *CommentByIDNodePage) GetTypename() *string { return v.Typename }
 
 // CommentByIDNodePost includes the requested fields of the GraphQL type Post.
 // The GraphQL type's documentation follows.
@@ -2610,6 +2763,12 @@ type CreateAuthorInput struct {
 	Slug *string `json:"slug"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
+	// The author's website: an absolute http or https URL of at most 2000 characters.
+	Website *string `json:"website"`
+	// Where the author is: one line of at most 100 characters.
+	Location *string `json:"location"`
+	// The author's accounts elsewhere: at most 20.
+	SocialLinks []SocialAccountInput `json:"socialLinks"`
 }
 
 // GetSubject returns CreateAuthorInput.Subject, and is useful for accessing the field via an interface.
@@ -2629,6 +2788,15 @@ func (v *CreateAuthorInput) GetSlug() *string { return v.Slug }
 
 // GetIdempotencyKey returns CreateAuthorInput.IdempotencyKey, and is useful for accessing the field via an interface.
 func (v *CreateAuthorInput) GetIdempotencyKey() *string { return v.IdempotencyKey }
+
+// GetWebsite returns CreateAuthorInput.Website, and is useful for accessing the field via an interface.
+func (v *CreateAuthorInput) GetWebsite() *string { return v.Website }
+
+// GetLocation returns CreateAuthorInput.Location, and is useful for accessing the field via an interface.
+func (v *CreateAuthorInput) GetLocation() *string { return v.Location }
+
+// GetSocialLinks returns CreateAuthorInput.SocialLinks, and is useful for accessing the field via an interface.
+func (v *CreateAuthorInput) GetSocialLinks() []SocialAccountInput { return v.SocialLinks }
 
 // CreateAuthorResponse is returned by CreateAuthor on success.
 type CreateAuthorResponse struct {
@@ -2724,6 +2892,202 @@ type CreateCategoryResponse struct {
 // GetCreateCategory returns CreateCategoryResponse.CreateCategory, and is useful for accessing the field via an interface.
 func (v *CreateCategoryResponse) GetCreateCategory() CreateCategoryCreateCategoryCreateCategoryPayload {
 	return v.CreateCategory
+}
+
+// CreatePageCreatePageCreatePagePayload includes the requested fields of the GraphQL type CreatePagePayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `createPage`.
+type CreatePageCreatePageCreatePagePayload struct {
+	// The draft page as created.
+	Page CreatePageCreatePageCreatePagePayloadPage `json:"page"`
+}
+
+// GetPage returns CreatePageCreatePageCreatePagePayload.Page, and is useful for accessing the field via an interface.
+func (v *CreatePageCreatePageCreatePagePayload) GetPage() CreatePageCreatePageCreatePagePayloadPage {
+	return v.Page
+}
+
+// CreatePageCreatePageCreatePagePayloadPage includes the requested fields of the GraphQL type Page.
+// The GraphQL type's documentation follows.
+//
+// A static page of the blog (About, Contact, Imprint): a Markdown body
+// rendered as posts' are, with SEO fields and a place in navigation. Pages
+// are in no feed, archive, category or post list. A page's slug is unique
+// among pages and posts together: a frontend can serve pages at `/<slug>`
+// (the server's default page path) beside posts at `/posts/<slug>`, or both
+// at `/<slug>`, and never meets a page and a post at one path.
+type CreatePageCreatePageCreatePagePayloadPage struct {
+	PageParts `json:"-"`
+}
+
+// GetId returns CreatePageCreatePageCreatePagePayloadPage.Id, and is useful for accessing the field via an interface.
+func (v *CreatePageCreatePageCreatePagePayloadPage) GetId() string { return v.PageParts.Id }
+
+// GetSlug returns CreatePageCreatePageCreatePagePayloadPage.Slug, and is useful for accessing the field via an interface.
+func (v *CreatePageCreatePageCreatePagePayloadPage) GetSlug() string { return v.PageParts.Slug }
+
+// GetTitle returns CreatePageCreatePageCreatePagePayloadPage.Title, and is useful for accessing the field via an interface.
+func (v *CreatePageCreatePageCreatePagePayloadPage) GetTitle() string { return v.PageParts.Title }
+
+// GetBody returns CreatePageCreatePageCreatePagePayloadPage.Body, and is useful for accessing the field via an interface.
+func (v *CreatePageCreatePageCreatePagePayloadPage) GetBody() string { return v.PageParts.Body }
+
+// GetBodyHtml returns CreatePageCreatePageCreatePagePayloadPage.BodyHtml, and is useful for accessing the field via an interface.
+func (v *CreatePageCreatePageCreatePagePayloadPage) GetBodyHtml() string { return v.PageParts.BodyHtml }
+
+// GetToc returns CreatePageCreatePageCreatePagePayloadPage.Toc, and is useful for accessing the field via an interface.
+func (v *CreatePageCreatePageCreatePagePayloadPage) GetToc() []PagePartsTocHeading {
+	return v.PageParts.Toc
+}
+
+// GetSeo returns CreatePageCreatePageCreatePagePayloadPage.Seo, and is useful for accessing the field via an interface.
+func (v *CreatePageCreatePageCreatePagePayloadPage) GetSeo() PagePartsSeo { return v.PageParts.Seo }
+
+// GetStatus returns CreatePageCreatePageCreatePagePayloadPage.Status, and is useful for accessing the field via an interface.
+func (v *CreatePageCreatePageCreatePagePayloadPage) GetStatus() PostStatus { return v.PageParts.Status }
+
+// GetOrder returns CreatePageCreatePageCreatePagePayloadPage.Order, and is useful for accessing the field via an interface.
+func (v *CreatePageCreatePageCreatePagePayloadPage) GetOrder() int { return v.PageParts.Order }
+
+// GetParentId returns CreatePageCreatePageCreatePagePayloadPage.ParentId, and is useful for accessing the field via an interface.
+func (v *CreatePageCreatePageCreatePagePayloadPage) GetParentId() *string {
+	return v.PageParts.ParentId
+}
+
+// GetPublishedAt returns CreatePageCreatePageCreatePagePayloadPage.PublishedAt, and is useful for accessing the field via an interface.
+func (v *CreatePageCreatePageCreatePagePayloadPage) GetPublishedAt() *time.Time {
+	return v.PageParts.PublishedAt
+}
+
+// GetVersion returns CreatePageCreatePageCreatePagePayloadPage.Version, and is useful for accessing the field via an interface.
+func (v *CreatePageCreatePageCreatePagePayloadPage) GetVersion() int { return v.PageParts.Version }
+
+func (v *CreatePageCreatePageCreatePagePayloadPage) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*CreatePageCreatePageCreatePagePayloadPage
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.CreatePageCreatePageCreatePagePayloadPage = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.PageParts)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalCreatePageCreatePageCreatePagePayloadPage struct {
+	Id string `json:"id"`
+
+	Slug string `json:"slug"`
+
+	Title string `json:"title"`
+
+	Body string `json:"body"`
+
+	BodyHtml string `json:"bodyHtml"`
+
+	Toc []PagePartsTocHeading `json:"toc"`
+
+	Seo PagePartsSeo `json:"seo"`
+
+	Status PostStatus `json:"status"`
+
+	Order int `json:"order"`
+
+	ParentId *string `json:"parentId"`
+
+	PublishedAt *time.Time `json:"publishedAt"`
+
+	Version int `json:"version"`
+}
+
+func (v *CreatePageCreatePageCreatePagePayloadPage) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *CreatePageCreatePageCreatePagePayloadPage) __premarshalJSON() (*__premarshalCreatePageCreatePageCreatePagePayloadPage, error) {
+	var retval __premarshalCreatePageCreatePageCreatePagePayloadPage
+
+	retval.Id = v.PageParts.Id
+	retval.Slug = v.PageParts.Slug
+	retval.Title = v.PageParts.Title
+	retval.Body = v.PageParts.Body
+	retval.BodyHtml = v.PageParts.BodyHtml
+	retval.Toc = v.PageParts.Toc
+	retval.Seo = v.PageParts.Seo
+	retval.Status = v.PageParts.Status
+	retval.Order = v.PageParts.Order
+	retval.ParentId = v.PageParts.ParentId
+	retval.PublishedAt = v.PageParts.PublishedAt
+	retval.Version = v.PageParts.Version
+	return &retval, nil
+}
+
+// The input of `createPage`. The page starts as a draft.
+type CreatePageInput struct {
+	// The title: one line of at most 200 characters.
+	Title string `json:"title"`
+	// The unique, URL-friendly name of the page, 1 to 100 characters of a-z, 0-9 and single hyphens between them, free among posts and pages.
+	Slug string `json:"slug"`
+	// The full text in Markdown: at most 100000 bytes of UTF-8, which must render to at most 200000 bytes of HTML.
+	Body *string `json:"body"`
+	// What search engines and link previews show, when it differs from the page's own title and text.
+	Seo *PageSeoInput `json:"seo"`
+	// Where the page stands in lists, 0 to 99999; 0 when omitted.
+	Order *int `json:"order"`
+	// The global id of the page to list it under: a page without a parent of its own.
+	ParentId *string `json:"parentId"`
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
+	IdempotencyKey *string `json:"idempotencyKey"`
+}
+
+// GetTitle returns CreatePageInput.Title, and is useful for accessing the field via an interface.
+func (v *CreatePageInput) GetTitle() string { return v.Title }
+
+// GetSlug returns CreatePageInput.Slug, and is useful for accessing the field via an interface.
+func (v *CreatePageInput) GetSlug() string { return v.Slug }
+
+// GetBody returns CreatePageInput.Body, and is useful for accessing the field via an interface.
+func (v *CreatePageInput) GetBody() *string { return v.Body }
+
+// GetSeo returns CreatePageInput.Seo, and is useful for accessing the field via an interface.
+func (v *CreatePageInput) GetSeo() *PageSeoInput { return v.Seo }
+
+// GetOrder returns CreatePageInput.Order, and is useful for accessing the field via an interface.
+func (v *CreatePageInput) GetOrder() *int { return v.Order }
+
+// GetParentId returns CreatePageInput.ParentId, and is useful for accessing the field via an interface.
+func (v *CreatePageInput) GetParentId() *string { return v.ParentId }
+
+// GetIdempotencyKey returns CreatePageInput.IdempotencyKey, and is useful for accessing the field via an interface.
+func (v *CreatePageInput) GetIdempotencyKey() *string { return v.IdempotencyKey }
+
+// CreatePageResponse is returned by CreatePage on success.
+type CreatePageResponse struct {
+	// Creates a draft static page. Admins only. Fails with CONFLICT (reason SLUG_TAKEN) when a post or another page holds the slug, as its current slug or an old one; BAD_USER_INPUT (`extensions.field`) for bad input, a parent that is no page or has a parent itself included. Nothing is written then.
+	CreatePage CreatePageCreatePageCreatePagePayload `json:"createPage"`
+}
+
+// GetCreatePage returns CreatePageResponse.CreatePage, and is useful for accessing the field via an interface.
+func (v *CreatePageResponse) GetCreatePage() CreatePageCreatePageCreatePagePayload {
+	return v.CreatePage
 }
 
 // CreatePostCreatePostCreatePostPayload includes the requested fields of the GraphQL type CreatePostPayload.
@@ -3180,7 +3544,7 @@ func (v *CreateWebhookCreateWebhookCreateWebhookPayloadWebhook) __premarshalJSON
 type CreateWebhookInput struct {
 	// Where to send events: an absolute https URL of at most 2000 characters, without credentials or fragment, naming a public host.
 	Url string `json:"url"`
-	// The events to send, 1 to 32 of `post.published`, `post.published.edited`, `post.unpublished`, `post.deleted`, `author.updated`, `category.updated`, `comment.added`, `comment.edited`, `comment.approved`, `comment.deleted`.
+	// The events to send, 1 to 32 of `post.published`, `post.published.edited`, `post.unpublished`, `post.deleted`, `author.updated`, `category.updated`, `comment.added`, `comment.edited`, `comment.approved`, `comment.deleted`, `page.published`, `page.published.edited`, `page.unpublished`, `page.deleted`, `site.updated`.
 	Events []string `json:"events"`
 	// What the webhook is for: at most 500 characters.
 	Description *string `json:"description"`
@@ -3292,6 +3656,48 @@ type DeleteCommentResponse struct {
 // GetDeleteComment returns DeleteCommentResponse.DeleteComment, and is useful for accessing the field via an interface.
 func (v *DeleteCommentResponse) GetDeleteComment() DeleteCommentDeleteCommentDeleteCommentPayload {
 	return v.DeleteComment
+}
+
+// DeletePageDeletePageDeletePagePayload includes the requested fields of the GraphQL type DeletePagePayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `deletePage`.
+type DeletePageDeletePageDeletePagePayload struct {
+	// The global id of the deleted page.
+	DeletedId string `json:"deletedId"`
+}
+
+// GetDeletedId returns DeletePageDeletePageDeletePagePayload.DeletedId, and is useful for accessing the field via an interface.
+func (v *DeletePageDeletePageDeletePagePayload) GetDeletedId() string { return v.DeletedId }
+
+// The input of `deletePage`.
+type DeletePageInput struct {
+	// The global id of the page.
+	Id string `json:"id"`
+	// When given, fails with CONFLICT unless the page still has this version.
+	ExpectedVersion *int `json:"expectedVersion"`
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
+	IdempotencyKey *string `json:"idempotencyKey"`
+}
+
+// GetId returns DeletePageInput.Id, and is useful for accessing the field via an interface.
+func (v *DeletePageInput) GetId() string { return v.Id }
+
+// GetExpectedVersion returns DeletePageInput.ExpectedVersion, and is useful for accessing the field via an interface.
+func (v *DeletePageInput) GetExpectedVersion() *int { return v.ExpectedVersion }
+
+// GetIdempotencyKey returns DeletePageInput.IdempotencyKey, and is useful for accessing the field via an interface.
+func (v *DeletePageInput) GetIdempotencyKey() *string { return v.IdempotencyKey }
+
+// DeletePageResponse is returned by DeletePage on success.
+type DeletePageResponse struct {
+	// Deletes a page with its slug and old slugs, which lead nowhere then. Pages listed under it become top level. Admins only.
+	DeletePage DeletePageDeletePageDeletePagePayload `json:"deletePage"`
+}
+
+// GetDeletePage returns DeletePageResponse.DeletePage, and is useful for accessing the field via an interface.
+func (v *DeletePageResponse) GetDeletePage() DeletePageDeletePageDeletePagePayload {
+	return v.DeletePage
 }
 
 // DeletePostDeletePostDeletePostPayload includes the requested fields of the GraphQL type DeletePostPayload.
@@ -3495,6 +3901,39 @@ type DraftPageResponse struct {
 
 // GetAuthor returns DraftPageResponse.Author, and is useful for accessing the field via an interface.
 func (v *DraftPageResponse) GetAuthor() *DraftPageAuthor { return v.Author }
+
+// DraftTotalAuthor includes the requested fields of the GraphQL type Author.
+// The GraphQL type's documentation follows.
+//
+// A person who writes posts and comments.
+type DraftTotalAuthor struct {
+	// The author's drafts, newest first, for the author themself and admins. Null with UNAUTHENTICATED without a token, with FORBIDDEN for anyone else.
+	Drafts *DraftTotalAuthorDraftsDraftConnection `json:"drafts"`
+}
+
+// GetDrafts returns DraftTotalAuthor.Drafts, and is useful for accessing the field via an interface.
+func (v *DraftTotalAuthor) GetDrafts() *DraftTotalAuthorDraftsDraftConnection { return v.Drafts }
+
+// DraftTotalAuthorDraftsDraftConnection includes the requested fields of the GraphQL type DraftConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of an author's drafts.
+type DraftTotalAuthorDraftsDraftConnection struct {
+	// The number of the author's drafts. It costs a read (one per MB of drafts) when selected.
+	TotalCount int `json:"totalCount"`
+}
+
+// GetTotalCount returns DraftTotalAuthorDraftsDraftConnection.TotalCount, and is useful for accessing the field via an interface.
+func (v *DraftTotalAuthorDraftsDraftConnection) GetTotalCount() int { return v.TotalCount }
+
+// DraftTotalResponse is returned by DraftTotal on success.
+type DraftTotalResponse struct {
+	// Fetches an author by global id or by slug; give exactly one. A slug the author had before finds them too (their `slug` is the current one). Fails with NOT_FOUND when there is none.
+	Author *DraftTotalAuthor `json:"author"`
+}
+
+// GetAuthor returns DraftTotalResponse.Author, and is useful for accessing the field via an interface.
+func (v *DraftTotalResponse) GetAuthor() *DraftTotalAuthor { return v.Author }
 
 // FeedPagePostsPostConnection includes the requested fields of the GraphQL type PostConnection.
 // The GraphQL type's documentation follows.
@@ -4140,6 +4579,66 @@ func (v *ImageInput) GetWidth() *int { return v.Width }
 // GetHeight returns ImageInput.Height, and is useful for accessing the field via an interface.
 func (v *ImageInput) GetHeight() *int { return v.Height }
 
+// A navigation menu to set.
+type MenuInput struct {
+	// The menu's name: one line of at most 100 characters, unique among the menus.
+	Name string `json:"name"`
+	// Its links, at most 50.
+	Items []MenuItemInput `json:"items"`
+}
+
+// GetName returns MenuInput.Name, and is useful for accessing the field via an interface.
+func (v *MenuInput) GetName() string { return v.Name }
+
+// GetItems returns MenuInput.Items, and is useful for accessing the field via an interface.
+func (v *MenuInput) GetItems() []MenuItemInput { return v.Items }
+
+// A link of a navigation menu to set.
+type MenuItemInput struct {
+	// The text of the link: one line of at most 100 characters.
+	Label string `json:"label"`
+	// What the link leads to.
+	Kind MenuLinkKind `json:"kind"`
+	// The slug of the page, category or tag; not for a URL.
+	Slug *string `json:"slug"`
+	// For a URL link: an absolute http or https URL, or a path of the site starting with `/`.
+	Url *string `json:"url"`
+}
+
+// GetLabel returns MenuItemInput.Label, and is useful for accessing the field via an interface.
+func (v *MenuItemInput) GetLabel() string { return v.Label }
+
+// GetKind returns MenuItemInput.Kind, and is useful for accessing the field via an interface.
+func (v *MenuItemInput) GetKind() MenuLinkKind { return v.Kind }
+
+// GetSlug returns MenuItemInput.Slug, and is useful for accessing the field via an interface.
+func (v *MenuItemInput) GetSlug() *string { return v.Slug }
+
+// GetUrl returns MenuItemInput.Url, and is useful for accessing the field via an interface.
+func (v *MenuItemInput) GetUrl() *string { return v.Url }
+
+// What a navigation menu's item links to. More kinds may come: show an item
+// of a kind you do not know by its label and `path` (or `url`).
+type MenuLinkKind string
+
+const (
+	// A category, by its slug.
+	MenuLinkKindCategory MenuLinkKind = "CATEGORY"
+	// A static page, by its slug.
+	MenuLinkKindPage MenuLinkKind = "PAGE"
+	// A tag, by its slug.
+	MenuLinkKindTag MenuLinkKind = "TAG"
+	// Any URL, or a path of the site.
+	MenuLinkKindUrl MenuLinkKind = "URL"
+)
+
+var AllMenuLinkKind = []MenuLinkKind{
+	MenuLinkKindCategory,
+	MenuLinkKindPage,
+	MenuLinkKindTag,
+	MenuLinkKindUrl,
+}
+
 // ModerationQueueBodiesModerationQueuePendingCommentConnection includes the requested fields of the GraphQL type PendingCommentConnection.
 // The GraphQL type's documentation follows.
 //
@@ -4688,6 +5187,7 @@ func (v *MonthArchivePageResponse) GetPosts() MonthArchivePagePostsPostConnectio
 // MoreRepliesNodeAuthor
 // MoreRepliesNodeCategory
 // MoreRepliesNodeComment
+// MoreRepliesNodePage
 // MoreRepliesNodePost
 // The GraphQL type's documentation follows.
 //
@@ -4701,6 +5201,7 @@ type MoreRepliesNode interface {
 func (v *MoreRepliesNodeAuthor) implementsGraphQLInterfaceMoreRepliesNode()   {}
 func (v *MoreRepliesNodeCategory) implementsGraphQLInterfaceMoreRepliesNode() {}
 func (v *MoreRepliesNodeComment) implementsGraphQLInterfaceMoreRepliesNode()  {}
+func (v *MoreRepliesNodePage) implementsGraphQLInterfaceMoreRepliesNode()     {}
 func (v *MoreRepliesNodePost) implementsGraphQLInterfaceMoreRepliesNode()     {}
 
 func __unmarshalMoreRepliesNode(b []byte, v *MoreRepliesNode) error {
@@ -4725,6 +5226,9 @@ func __unmarshalMoreRepliesNode(b []byte, v *MoreRepliesNode) error {
 		return json.Unmarshal(b, *v)
 	case "Comment":
 		*v = new(MoreRepliesNodeComment)
+		return json.Unmarshal(b, *v)
+	case "Page":
+		*v = new(MoreRepliesNodePage)
 		return json.Unmarshal(b, *v)
 	case "Post":
 		*v = new(MoreRepliesNodePost)
@@ -4764,6 +5268,14 @@ func __marshalMoreRepliesNode(v *MoreRepliesNode) ([]byte, error) {
 		result := struct {
 			TypeName string `json:"__typename"`
 			*MoreRepliesNodeComment
+		}{typename, v}
+		return json.Marshal(result)
+	case *MoreRepliesNodePage:
+		typename = "Page"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*MoreRepliesNodePage
 		}{typename, v}
 		return json.Marshal(result)
 	case *MoreRepliesNodePost:
@@ -4937,6 +5449,22 @@ func (v *MoreRepliesNodeCommentReplyConnectionPageInfo) GetHasNextPage() bool { 
 // GetEndCursor returns MoreRepliesNodeCommentReplyConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
 func (v *MoreRepliesNodeCommentReplyConnectionPageInfo) GetEndCursor() *string { return v.EndCursor }
 
+// MoreRepliesNodePage includes the requested fields of the GraphQL type Page.
+// The GraphQL type's documentation follows.
+//
+// A static page of the blog (About, Contact, Imprint): a Markdown body
+// rendered as posts' are, with SEO fields and a place in navigation. Pages
+// are in no feed, archive, category or post list. A page's slug is unique
+// among pages and posts together: a frontend can serve pages at `/<slug>`
+// (the server's default page path) beside posts at `/posts/<slug>`, or both
+// at `/<slug>`, and never meets a page and a post at one path.
+type MoreRepliesNodePage struct {
+	Typename *string `json:"__typename"`
+}
+
+// GetTypename returns MoreRepliesNodePage.Typename, and is useful for accessing the field via an interface.
+func (v *MoreRepliesNodePage) GetTypename() *string { return v.Typename }
+
 // MoreRepliesNodePost includes the requested fields of the GraphQL type Post.
 // The GraphQL type's documentation follows.
 //
@@ -5029,6 +5557,7 @@ func (v *MoreRepliesResponse) __premarshalJSON() (*__premarshalMoreRepliesRespon
 // NodeNodeAuthor
 // NodeNodeCategory
 // NodeNodeComment
+// NodeNodePage
 // NodeNodePost
 // The GraphQL type's documentation follows.
 //
@@ -5047,6 +5576,7 @@ type NodeNode interface {
 func (v *NodeNodeAuthor) implementsGraphQLInterfaceNodeNode()   {}
 func (v *NodeNodeCategory) implementsGraphQLInterfaceNodeNode() {}
 func (v *NodeNodeComment) implementsGraphQLInterfaceNodeNode()  {}
+func (v *NodeNodePage) implementsGraphQLInterfaceNodeNode()     {}
 func (v *NodeNodePost) implementsGraphQLInterfaceNodeNode()     {}
 
 func __unmarshalNodeNode(b []byte, v *NodeNode) error {
@@ -5071,6 +5601,9 @@ func __unmarshalNodeNode(b []byte, v *NodeNode) error {
 		return json.Unmarshal(b, *v)
 	case "Comment":
 		*v = new(NodeNodeComment)
+		return json.Unmarshal(b, *v)
+	case "Page":
+		*v = new(NodeNodePage)
 		return json.Unmarshal(b, *v)
 	case "Post":
 		*v = new(NodeNodePost)
@@ -5110,6 +5643,14 @@ func __marshalNodeNode(v *NodeNode) ([]byte, error) {
 		result := struct {
 			TypeName string `json:"__typename"`
 			*NodeNodeComment
+		}{typename, v}
+		return json.Marshal(result)
+	case *NodeNodePage:
+		typename = "Page"
+
+		result := struct {
+			TypeName string `json:"__typename"`
+			*NodeNodePage
 		}{typename, v}
 		return json.Marshal(result)
 	case *NodeNodePost:
@@ -5191,6 +5732,27 @@ func (v *NodeNodeComment) GetId() string { return v.Id }
 
 // GetBody returns NodeNodeComment.Body, and is useful for accessing the field via an interface.
 func (v *NodeNodeComment) GetBody() string { return v.Body }
+
+// NodeNodePage includes the requested fields of the GraphQL type Page.
+// The GraphQL type's documentation follows.
+//
+// A static page of the blog (About, Contact, Imprint): a Markdown body
+// rendered as posts' are, with SEO fields and a place in navigation. Pages
+// are in no feed, archive, category or post list. A page's slug is unique
+// among pages and posts together: a frontend can serve pages at `/<slug>`
+// (the server's default page path) beside posts at `/posts/<slug>`, or both
+// at `/<slug>`, and never meets a page and a post at one path.
+type NodeNodePage struct {
+	Typename *string `json:"__typename"`
+	// The opaque global id of the object. Clients must not parse it.
+	Id string `json:"id"`
+}
+
+// GetTypename returns NodeNodePage.Typename, and is useful for accessing the field via an interface.
+func (v *NodeNodePage) GetTypename() *string { return v.Typename }
+
+// GetId returns NodeNodePage.Id, and is useful for accessing the field via an interface.
+func (v *NodeNodePage) GetId() string { return v.Id }
 
 // NodeNodePost includes the requested fields of the GraphQL type Post.
 // The GraphQL type's documentation follows.
@@ -5287,6 +5849,547 @@ func (v *NodeResponse) __premarshalJSON() (*__premarshalNodeResponse, error) {
 	}
 	return &retval, nil
 }
+
+// PageByIDPage includes the requested fields of the GraphQL type Page.
+// The GraphQL type's documentation follows.
+//
+// A static page of the blog (About, Contact, Imprint): a Markdown body
+// rendered as posts' are, with SEO fields and a place in navigation. Pages
+// are in no feed, archive, category or post list. A page's slug is unique
+// among pages and posts together: a frontend can serve pages at `/<slug>`
+// (the server's default page path) beside posts at `/posts/<slug>`, or both
+// at `/<slug>`, and never meets a page and a post at one path.
+type PageByIDPage struct {
+	PageParts `json:"-"`
+}
+
+// GetId returns PageByIDPage.Id, and is useful for accessing the field via an interface.
+func (v *PageByIDPage) GetId() string { return v.PageParts.Id }
+
+// GetSlug returns PageByIDPage.Slug, and is useful for accessing the field via an interface.
+func (v *PageByIDPage) GetSlug() string { return v.PageParts.Slug }
+
+// GetTitle returns PageByIDPage.Title, and is useful for accessing the field via an interface.
+func (v *PageByIDPage) GetTitle() string { return v.PageParts.Title }
+
+// GetBody returns PageByIDPage.Body, and is useful for accessing the field via an interface.
+func (v *PageByIDPage) GetBody() string { return v.PageParts.Body }
+
+// GetBodyHtml returns PageByIDPage.BodyHtml, and is useful for accessing the field via an interface.
+func (v *PageByIDPage) GetBodyHtml() string { return v.PageParts.BodyHtml }
+
+// GetToc returns PageByIDPage.Toc, and is useful for accessing the field via an interface.
+func (v *PageByIDPage) GetToc() []PagePartsTocHeading { return v.PageParts.Toc }
+
+// GetSeo returns PageByIDPage.Seo, and is useful for accessing the field via an interface.
+func (v *PageByIDPage) GetSeo() PagePartsSeo { return v.PageParts.Seo }
+
+// GetStatus returns PageByIDPage.Status, and is useful for accessing the field via an interface.
+func (v *PageByIDPage) GetStatus() PostStatus { return v.PageParts.Status }
+
+// GetOrder returns PageByIDPage.Order, and is useful for accessing the field via an interface.
+func (v *PageByIDPage) GetOrder() int { return v.PageParts.Order }
+
+// GetParentId returns PageByIDPage.ParentId, and is useful for accessing the field via an interface.
+func (v *PageByIDPage) GetParentId() *string { return v.PageParts.ParentId }
+
+// GetPublishedAt returns PageByIDPage.PublishedAt, and is useful for accessing the field via an interface.
+func (v *PageByIDPage) GetPublishedAt() *time.Time { return v.PageParts.PublishedAt }
+
+// GetVersion returns PageByIDPage.Version, and is useful for accessing the field via an interface.
+func (v *PageByIDPage) GetVersion() int { return v.PageParts.Version }
+
+func (v *PageByIDPage) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*PageByIDPage
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.PageByIDPage = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.PageParts)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalPageByIDPage struct {
+	Id string `json:"id"`
+
+	Slug string `json:"slug"`
+
+	Title string `json:"title"`
+
+	Body string `json:"body"`
+
+	BodyHtml string `json:"bodyHtml"`
+
+	Toc []PagePartsTocHeading `json:"toc"`
+
+	Seo PagePartsSeo `json:"seo"`
+
+	Status PostStatus `json:"status"`
+
+	Order int `json:"order"`
+
+	ParentId *string `json:"parentId"`
+
+	PublishedAt *time.Time `json:"publishedAt"`
+
+	Version int `json:"version"`
+}
+
+func (v *PageByIDPage) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *PageByIDPage) __premarshalJSON() (*__premarshalPageByIDPage, error) {
+	var retval __premarshalPageByIDPage
+
+	retval.Id = v.PageParts.Id
+	retval.Slug = v.PageParts.Slug
+	retval.Title = v.PageParts.Title
+	retval.Body = v.PageParts.Body
+	retval.BodyHtml = v.PageParts.BodyHtml
+	retval.Toc = v.PageParts.Toc
+	retval.Seo = v.PageParts.Seo
+	retval.Status = v.PageParts.Status
+	retval.Order = v.PageParts.Order
+	retval.ParentId = v.PageParts.ParentId
+	retval.PublishedAt = v.PageParts.PublishedAt
+	retval.Version = v.PageParts.Version
+	return &retval, nil
+}
+
+// PageByIDResponse is returned by PageByID on success.
+type PageByIDResponse struct {
+	// Fetches a static page by its global id or its slug; give exactly one. A slug the page had before finds it too (its `slug` is the current one, so a frontend can redirect). Pages and posts share one namespace of slugs, so a slug names a page or a post, never both. Fails with NOT_FOUND for a draft page unless the caller is an admin, with the same answer as for no page. Costs two reads by slug, one by id.
+	Page *PageByIDPage `json:"page"`
+}
+
+// GetPage returns PageByIDResponse.Page, and is useful for accessing the field via an interface.
+func (v *PageByIDResponse) GetPage() *PageByIDPage { return v.Page }
+
+// PageBySlugPage includes the requested fields of the GraphQL type Page.
+// The GraphQL type's documentation follows.
+//
+// A static page of the blog (About, Contact, Imprint): a Markdown body
+// rendered as posts' are, with SEO fields and a place in navigation. Pages
+// are in no feed, archive, category or post list. A page's slug is unique
+// among pages and posts together: a frontend can serve pages at `/<slug>`
+// (the server's default page path) beside posts at `/posts/<slug>`, or both
+// at `/<slug>`, and never meets a page and a post at one path.
+type PageBySlugPage struct {
+	PageParts `json:"-"`
+}
+
+// GetId returns PageBySlugPage.Id, and is useful for accessing the field via an interface.
+func (v *PageBySlugPage) GetId() string { return v.PageParts.Id }
+
+// GetSlug returns PageBySlugPage.Slug, and is useful for accessing the field via an interface.
+func (v *PageBySlugPage) GetSlug() string { return v.PageParts.Slug }
+
+// GetTitle returns PageBySlugPage.Title, and is useful for accessing the field via an interface.
+func (v *PageBySlugPage) GetTitle() string { return v.PageParts.Title }
+
+// GetBody returns PageBySlugPage.Body, and is useful for accessing the field via an interface.
+func (v *PageBySlugPage) GetBody() string { return v.PageParts.Body }
+
+// GetBodyHtml returns PageBySlugPage.BodyHtml, and is useful for accessing the field via an interface.
+func (v *PageBySlugPage) GetBodyHtml() string { return v.PageParts.BodyHtml }
+
+// GetToc returns PageBySlugPage.Toc, and is useful for accessing the field via an interface.
+func (v *PageBySlugPage) GetToc() []PagePartsTocHeading { return v.PageParts.Toc }
+
+// GetSeo returns PageBySlugPage.Seo, and is useful for accessing the field via an interface.
+func (v *PageBySlugPage) GetSeo() PagePartsSeo { return v.PageParts.Seo }
+
+// GetStatus returns PageBySlugPage.Status, and is useful for accessing the field via an interface.
+func (v *PageBySlugPage) GetStatus() PostStatus { return v.PageParts.Status }
+
+// GetOrder returns PageBySlugPage.Order, and is useful for accessing the field via an interface.
+func (v *PageBySlugPage) GetOrder() int { return v.PageParts.Order }
+
+// GetParentId returns PageBySlugPage.ParentId, and is useful for accessing the field via an interface.
+func (v *PageBySlugPage) GetParentId() *string { return v.PageParts.ParentId }
+
+// GetPublishedAt returns PageBySlugPage.PublishedAt, and is useful for accessing the field via an interface.
+func (v *PageBySlugPage) GetPublishedAt() *time.Time { return v.PageParts.PublishedAt }
+
+// GetVersion returns PageBySlugPage.Version, and is useful for accessing the field via an interface.
+func (v *PageBySlugPage) GetVersion() int { return v.PageParts.Version }
+
+func (v *PageBySlugPage) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*PageBySlugPage
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.PageBySlugPage = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.PageParts)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalPageBySlugPage struct {
+	Id string `json:"id"`
+
+	Slug string `json:"slug"`
+
+	Title string `json:"title"`
+
+	Body string `json:"body"`
+
+	BodyHtml string `json:"bodyHtml"`
+
+	Toc []PagePartsTocHeading `json:"toc"`
+
+	Seo PagePartsSeo `json:"seo"`
+
+	Status PostStatus `json:"status"`
+
+	Order int `json:"order"`
+
+	ParentId *string `json:"parentId"`
+
+	PublishedAt *time.Time `json:"publishedAt"`
+
+	Version int `json:"version"`
+}
+
+func (v *PageBySlugPage) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *PageBySlugPage) __premarshalJSON() (*__premarshalPageBySlugPage, error) {
+	var retval __premarshalPageBySlugPage
+
+	retval.Id = v.PageParts.Id
+	retval.Slug = v.PageParts.Slug
+	retval.Title = v.PageParts.Title
+	retval.Body = v.PageParts.Body
+	retval.BodyHtml = v.PageParts.BodyHtml
+	retval.Toc = v.PageParts.Toc
+	retval.Seo = v.PageParts.Seo
+	retval.Status = v.PageParts.Status
+	retval.Order = v.PageParts.Order
+	retval.ParentId = v.PageParts.ParentId
+	retval.PublishedAt = v.PageParts.PublishedAt
+	retval.Version = v.PageParts.Version
+	return &retval, nil
+}
+
+// PageBySlugResponse is returned by PageBySlug on success.
+type PageBySlugResponse struct {
+	// Fetches a static page by its global id or its slug; give exactly one. A slug the page had before finds it too (its `slug` is the current one, so a frontend can redirect). Pages and posts share one namespace of slugs, so a slug names a page or a post, never both. Fails with NOT_FOUND for a draft page unless the caller is an admin, with the same answer as for no page. Costs two reads by slug, one by id.
+	Page *PageBySlugPage `json:"page"`
+}
+
+// GetPage returns PageBySlugResponse.Page, and is useful for accessing the field via an interface.
+func (v *PageBySlugResponse) GetPage() *PageBySlugPage { return v.Page }
+
+// PageParts includes the GraphQL fields of Page requested by the fragment PageParts.
+// The GraphQL type's documentation follows.
+//
+// A static page of the blog (About, Contact, Imprint): a Markdown body
+// rendered as posts' are, with SEO fields and a place in navigation. Pages
+// are in no feed, archive, category or post list. A page's slug is unique
+// among pages and posts together: a frontend can serve pages at `/<slug>`
+// (the server's default page path) beside posts at `/posts/<slug>`, or both
+// at `/<slug>`, and never meets a page and a post at one path.
+type PageParts struct {
+	// The opaque global id of the page.
+	Id string `json:"id"`
+	// The unique, URL-friendly name of the page: its current one. A page found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+	// The title of the page.
+	Title string `json:"title"`
+	// The full text of the page in Markdown.
+	Body string `json:"body"`
+	// The body rendered as HTML, sanitized exactly as a post's `bodyHtml` is, ready to insert in a page. Rendered when the body is written.
+	BodyHtml string `json:"bodyHtml"`
+	// The body's headings in order, for a table of contents: at most the first 100.
+	Toc []PagePartsTocHeading `json:"toc"`
+	// What search engines and link previews show, each field falling back to the page's title and the beginning of its body.
+	Seo PagePartsSeo `json:"seo"`
+	// Whether the page is a draft or public (never SCHEDULED).
+	Status PostStatus `json:"status"`
+	// Where the page stands in `pages` and in menus built from it: ascending, from 0.
+	Order int `json:"order"`
+	// The global id of the page this one is listed under in a navigation menu, or null for a top-level page. A frontend builds its menu tree from `pages`; an id no page of the list has (a deleted or draft parent) means top level.
+	ParentId *string `json:"parentId"`
+	// When the page was published; null for drafts.
+	PublishedAt *time.Time `json:"publishedAt"`
+	// The version of the page, increased by every change. Pass it as `expectedVersion` to change the page safely.
+	Version int `json:"version"`
+}
+
+// GetId returns PageParts.Id, and is useful for accessing the field via an interface.
+func (v *PageParts) GetId() string { return v.Id }
+
+// GetSlug returns PageParts.Slug, and is useful for accessing the field via an interface.
+func (v *PageParts) GetSlug() string { return v.Slug }
+
+// GetTitle returns PageParts.Title, and is useful for accessing the field via an interface.
+func (v *PageParts) GetTitle() string { return v.Title }
+
+// GetBody returns PageParts.Body, and is useful for accessing the field via an interface.
+func (v *PageParts) GetBody() string { return v.Body }
+
+// GetBodyHtml returns PageParts.BodyHtml, and is useful for accessing the field via an interface.
+func (v *PageParts) GetBodyHtml() string { return v.BodyHtml }
+
+// GetToc returns PageParts.Toc, and is useful for accessing the field via an interface.
+func (v *PageParts) GetToc() []PagePartsTocHeading { return v.Toc }
+
+// GetSeo returns PageParts.Seo, and is useful for accessing the field via an interface.
+func (v *PageParts) GetSeo() PagePartsSeo { return v.Seo }
+
+// GetStatus returns PageParts.Status, and is useful for accessing the field via an interface.
+func (v *PageParts) GetStatus() PostStatus { return v.Status }
+
+// GetOrder returns PageParts.Order, and is useful for accessing the field via an interface.
+func (v *PageParts) GetOrder() int { return v.Order }
+
+// GetParentId returns PageParts.ParentId, and is useful for accessing the field via an interface.
+func (v *PageParts) GetParentId() *string { return v.ParentId }
+
+// GetPublishedAt returns PageParts.PublishedAt, and is useful for accessing the field via an interface.
+func (v *PageParts) GetPublishedAt() *time.Time { return v.PublishedAt }
+
+// GetVersion returns PageParts.Version, and is useful for accessing the field via an interface.
+func (v *PageParts) GetVersion() int { return v.Version }
+
+// PagePartsSeo includes the requested fields of the GraphQL type Seo.
+// The GraphQL type's documentation follows.
+//
+// What search engines and link previews show of a post. Each field falls back
+// to the post's own when it was not set, so a page can use them as they are.
+type PagePartsSeo struct {
+	// The title for search results and link previews; the post's title when not set.
+	Title string `json:"title"`
+	// The description for search results and link previews; the post's excerpt when not set.
+	Description string `json:"description"`
+	// The URL search engines should treat as the post's own, when it was published elsewhere first; null when not set, and the page's own URL is canonical.
+	CanonicalUrl *string `json:"canonicalUrl"`
+	// The picture for link previews; the cover image's URL when not set, null when the post has neither.
+	OgImage *string `json:"ogImage"`
+}
+
+// GetTitle returns PagePartsSeo.Title, and is useful for accessing the field via an interface.
+func (v *PagePartsSeo) GetTitle() string { return v.Title }
+
+// GetDescription returns PagePartsSeo.Description, and is useful for accessing the field via an interface.
+func (v *PagePartsSeo) GetDescription() string { return v.Description }
+
+// GetCanonicalUrl returns PagePartsSeo.CanonicalUrl, and is useful for accessing the field via an interface.
+func (v *PagePartsSeo) GetCanonicalUrl() *string { return v.CanonicalUrl }
+
+// GetOgImage returns PagePartsSeo.OgImage, and is useful for accessing the field via an interface.
+func (v *PagePartsSeo) GetOgImage() *string { return v.OgImage }
+
+// PagePartsTocHeading includes the requested fields of the GraphQL type Heading.
+// The GraphQL type's documentation follows.
+//
+// An entry of a post's table of contents: one heading of its body.
+type PagePartsTocHeading struct {
+	// The heading's level, 1 to 6 (h1 to h6).
+	Level int `json:"level"`
+	// The heading as plain text, at most 100 characters (a longer one ends in …).
+	Text string `json:"text"`
+	// The id of the heading in `bodyHtml`, to link to it as `#anchor`: lower-case letters, digits and hyphens, unique in the post.
+	Anchor string `json:"anchor"`
+}
+
+// GetLevel returns PagePartsTocHeading.Level, and is useful for accessing the field via an interface.
+func (v *PagePartsTocHeading) GetLevel() int { return v.Level }
+
+// GetText returns PagePartsTocHeading.Text, and is useful for accessing the field via an interface.
+func (v *PagePartsTocHeading) GetText() string { return v.Text }
+
+// GetAnchor returns PagePartsTocHeading.Anchor, and is useful for accessing the field via an interface.
+func (v *PagePartsTocHeading) GetAnchor() string { return v.Anchor }
+
+// What search engines and link previews show of a page. Omitted fields are
+// left as they are; an empty one is unset.
+type PageSeoInput struct {
+	// The title: one line of at most 200 characters.
+	Title *string `json:"title"`
+	// The description: one line of at most 300 characters.
+	Description *string `json:"description"`
+	// The canonical URL: an absolute http or https URL of at most 2000 characters.
+	CanonicalUrl *string `json:"canonicalUrl"`
+	// The picture for link previews: an absolute http or https URL of at most 2000 characters.
+	OgImage *string `json:"ogImage"`
+}
+
+// GetTitle returns PageSeoInput.Title, and is useful for accessing the field via an interface.
+func (v *PageSeoInput) GetTitle() *string { return v.Title }
+
+// GetDescription returns PageSeoInput.Description, and is useful for accessing the field via an interface.
+func (v *PageSeoInput) GetDescription() *string { return v.Description }
+
+// GetCanonicalUrl returns PageSeoInput.CanonicalUrl, and is useful for accessing the field via an interface.
+func (v *PageSeoInput) GetCanonicalUrl() *string { return v.CanonicalUrl }
+
+// GetOgImage returns PageSeoInput.OgImage, and is useful for accessing the field via an interface.
+func (v *PageSeoInput) GetOgImage() *string { return v.OgImage }
+
+// PagesPagesSitePageConnection includes the requested fields of the GraphQL type SitePageConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of the list of static pages.
+type PagesPagesSitePageConnection struct {
+	// The static pages of this page of the list, each with its cursor.
+	Edges []PagesPagesSitePageConnectionEdgesSitePageEdge `json:"edges"`
+	// Where this page of the list stands in the whole list.
+	PageInfo PagesPagesSitePageConnectionPageInfo `json:"pageInfo"`
+}
+
+// GetEdges returns PagesPagesSitePageConnection.Edges, and is useful for accessing the field via an interface.
+func (v *PagesPagesSitePageConnection) GetEdges() []PagesPagesSitePageConnectionEdgesSitePageEdge {
+	return v.Edges
+}
+
+// GetPageInfo returns PagesPagesSitePageConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *PagesPagesSitePageConnection) GetPageInfo() PagesPagesSitePageConnectionPageInfo {
+	return v.PageInfo
+}
+
+// PagesPagesSitePageConnectionEdgesSitePageEdge includes the requested fields of the GraphQL type SitePageEdge.
+// The GraphQL type's documentation follows.
+//
+// A static page in a page of the list of static pages.
+type PagesPagesSitePageConnectionEdgesSitePageEdge struct {
+	// The opaque cursor of this page; pass it as `after` to continue after it, as `before` to go back from it.
+	Cursor string `json:"cursor"`
+	// The static page.
+	Node PagesPagesSitePageConnectionEdgesSitePageEdgeNodePage `json:"node"`
+}
+
+// GetCursor returns PagesPagesSitePageConnectionEdgesSitePageEdge.Cursor, and is useful for accessing the field via an interface.
+func (v *PagesPagesSitePageConnectionEdgesSitePageEdge) GetCursor() string { return v.Cursor }
+
+// GetNode returns PagesPagesSitePageConnectionEdgesSitePageEdge.Node, and is useful for accessing the field via an interface.
+func (v *PagesPagesSitePageConnectionEdgesSitePageEdge) GetNode() PagesPagesSitePageConnectionEdgesSitePageEdgeNodePage {
+	return v.Node
+}
+
+// PagesPagesSitePageConnectionEdgesSitePageEdgeNodePage includes the requested fields of the GraphQL type Page.
+// The GraphQL type's documentation follows.
+//
+// A static page of the blog (About, Contact, Imprint): a Markdown body
+// rendered as posts' are, with SEO fields and a place in navigation. Pages
+// are in no feed, archive, category or post list. A page's slug is unique
+// among pages and posts together: a frontend can serve pages at `/<slug>`
+// (the server's default page path) beside posts at `/posts/<slug>`, or both
+// at `/<slug>`, and never meets a page and a post at one path.
+type PagesPagesSitePageConnectionEdgesSitePageEdgeNodePage struct {
+	// The opaque global id of the page.
+	Id string `json:"id"`
+	// The unique, URL-friendly name of the page: its current one. A page found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+	// The title of the page.
+	Title string `json:"title"`
+	// Where the page stands in `pages` and in menus built from it: ascending, from 0.
+	Order int `json:"order"`
+	// The global id of the page this one is listed under in a navigation menu, or null for a top-level page. A frontend builds its menu tree from `pages`; an id no page of the list has (a deleted or draft parent) means top level.
+	ParentId *string `json:"parentId"`
+	// Whether the page is a draft or public (never SCHEDULED).
+	Status PostStatus `json:"status"`
+}
+
+// GetId returns PagesPagesSitePageConnectionEdgesSitePageEdgeNodePage.Id, and is useful for accessing the field via an interface.
+func (v *PagesPagesSitePageConnectionEdgesSitePageEdgeNodePage) GetId() string { return v.Id }
+
+// GetSlug returns PagesPagesSitePageConnectionEdgesSitePageEdgeNodePage.Slug, and is useful for accessing the field via an interface.
+func (v *PagesPagesSitePageConnectionEdgesSitePageEdgeNodePage) GetSlug() string { return v.Slug }
+
+// GetTitle returns PagesPagesSitePageConnectionEdgesSitePageEdgeNodePage.Title, and is useful for accessing the field via an interface.
+func (v *PagesPagesSitePageConnectionEdgesSitePageEdgeNodePage) GetTitle() string { return v.Title }
+
+// GetOrder returns PagesPagesSitePageConnectionEdgesSitePageEdgeNodePage.Order, and is useful for accessing the field via an interface.
+func (v *PagesPagesSitePageConnectionEdgesSitePageEdgeNodePage) GetOrder() int { return v.Order }
+
+// GetParentId returns PagesPagesSitePageConnectionEdgesSitePageEdgeNodePage.ParentId, and is useful for accessing the field via an interface.
+func (v *PagesPagesSitePageConnectionEdgesSitePageEdgeNodePage) GetParentId() *string {
+	return v.ParentId
+}
+
+// GetStatus returns PagesPagesSitePageConnectionEdgesSitePageEdgeNodePage.Status, and is useful for accessing the field via an interface.
+func (v *PagesPagesSitePageConnectionEdgesSitePageEdgeNodePage) GetStatus() PostStatus {
+	return v.Status
+}
+
+// PagesPagesSitePageConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Information about a page of a connection, as in the Relay cursor connection
+// specification. A page is read forward (`first`, `after`) or backward
+// (`last`, `before`); its edges are in the list's order either way.
+type PagesPagesSitePageConnectionPageInfo struct {
+	// True when more items follow the last edge of this page. For a backward page, true when it was requested before a cursor.
+	HasNextPage bool `json:"hasNextPage"`
+	// True when items precede the first edge of this page. For a forward page, true when it was requested after a cursor.
+	HasPreviousPage bool `json:"hasPreviousPage"`
+	// The cursor of the last edge, or null when the page is empty. Pass it as `after` for the next page.
+	EndCursor *string `json:"endCursor"`
+	// The cursor of the first edge, or null when the page is empty. Pass it as `before` for the page before.
+	StartCursor *string `json:"startCursor"`
+}
+
+// GetHasNextPage returns PagesPagesSitePageConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *PagesPagesSitePageConnectionPageInfo) GetHasNextPage() bool { return v.HasNextPage }
+
+// GetHasPreviousPage returns PagesPagesSitePageConnectionPageInfo.HasPreviousPage, and is useful for accessing the field via an interface.
+func (v *PagesPagesSitePageConnectionPageInfo) GetHasPreviousPage() bool { return v.HasPreviousPage }
+
+// GetEndCursor returns PagesPagesSitePageConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *PagesPagesSitePageConnectionPageInfo) GetEndCursor() *string { return v.EndCursor }
+
+// GetStartCursor returns PagesPagesSitePageConnectionPageInfo.StartCursor, and is useful for accessing the field via an interface.
+func (v *PagesPagesSitePageConnectionPageInfo) GetStartCursor() *string { return v.StartCursor }
+
+// PagesResponse is returned by Pages on success.
+type PagesResponse struct {
+	// The blog's published static pages by `order`, then oldest first: one read a page of the list. With `drafts: true`, the draft pages instead, for admins only (FORBIDDEN for others). Pages are in no feed, archive, category or post list.
+	Pages PagesPagesSitePageConnection `json:"pages"`
+}
+
+// GetPages returns PagesResponse.Pages, and is useful for accessing the field via an interface.
+func (v *PagesResponse) GetPages() PagesPagesSitePageConnection { return v.Pages }
 
 // The input of `pingWebhook`.
 type PingWebhookInput struct {
@@ -7281,6 +8384,186 @@ type PreviewResponse struct {
 // GetPost returns PreviewResponse.Post, and is useful for accessing the field via an interface.
 func (v *PreviewResponse) GetPost() *PreviewPost { return v.Post }
 
+// The input of `publishPage`.
+type PublishPageInput struct {
+	// The global id of the page.
+	Id string `json:"id"`
+	// When given, fails with CONFLICT unless the page still has this version.
+	ExpectedVersion *int `json:"expectedVersion"`
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
+	IdempotencyKey *string `json:"idempotencyKey"`
+}
+
+// GetId returns PublishPageInput.Id, and is useful for accessing the field via an interface.
+func (v *PublishPageInput) GetId() string { return v.Id }
+
+// GetExpectedVersion returns PublishPageInput.ExpectedVersion, and is useful for accessing the field via an interface.
+func (v *PublishPageInput) GetExpectedVersion() *int { return v.ExpectedVersion }
+
+// GetIdempotencyKey returns PublishPageInput.IdempotencyKey, and is useful for accessing the field via an interface.
+func (v *PublishPageInput) GetIdempotencyKey() *string { return v.IdempotencyKey }
+
+// PublishPagePublishPagePublishPagePayload includes the requested fields of the GraphQL type PublishPagePayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `publishPage`.
+type PublishPagePublishPagePublishPagePayload struct {
+	// The page as published.
+	Page PublishPagePublishPagePublishPagePayloadPage `json:"page"`
+}
+
+// GetPage returns PublishPagePublishPagePublishPagePayload.Page, and is useful for accessing the field via an interface.
+func (v *PublishPagePublishPagePublishPagePayload) GetPage() PublishPagePublishPagePublishPagePayloadPage {
+	return v.Page
+}
+
+// PublishPagePublishPagePublishPagePayloadPage includes the requested fields of the GraphQL type Page.
+// The GraphQL type's documentation follows.
+//
+// A static page of the blog (About, Contact, Imprint): a Markdown body
+// rendered as posts' are, with SEO fields and a place in navigation. Pages
+// are in no feed, archive, category or post list. A page's slug is unique
+// among pages and posts together: a frontend can serve pages at `/<slug>`
+// (the server's default page path) beside posts at `/posts/<slug>`, or both
+// at `/<slug>`, and never meets a page and a post at one path.
+type PublishPagePublishPagePublishPagePayloadPage struct {
+	PageParts `json:"-"`
+}
+
+// GetId returns PublishPagePublishPagePublishPagePayloadPage.Id, and is useful for accessing the field via an interface.
+func (v *PublishPagePublishPagePublishPagePayloadPage) GetId() string { return v.PageParts.Id }
+
+// GetSlug returns PublishPagePublishPagePublishPagePayloadPage.Slug, and is useful for accessing the field via an interface.
+func (v *PublishPagePublishPagePublishPagePayloadPage) GetSlug() string { return v.PageParts.Slug }
+
+// GetTitle returns PublishPagePublishPagePublishPagePayloadPage.Title, and is useful for accessing the field via an interface.
+func (v *PublishPagePublishPagePublishPagePayloadPage) GetTitle() string { return v.PageParts.Title }
+
+// GetBody returns PublishPagePublishPagePublishPagePayloadPage.Body, and is useful for accessing the field via an interface.
+func (v *PublishPagePublishPagePublishPagePayloadPage) GetBody() string { return v.PageParts.Body }
+
+// GetBodyHtml returns PublishPagePublishPagePublishPagePayloadPage.BodyHtml, and is useful for accessing the field via an interface.
+func (v *PublishPagePublishPagePublishPagePayloadPage) GetBodyHtml() string {
+	return v.PageParts.BodyHtml
+}
+
+// GetToc returns PublishPagePublishPagePublishPagePayloadPage.Toc, and is useful for accessing the field via an interface.
+func (v *PublishPagePublishPagePublishPagePayloadPage) GetToc() []PagePartsTocHeading {
+	return v.PageParts.Toc
+}
+
+// GetSeo returns PublishPagePublishPagePublishPagePayloadPage.Seo, and is useful for accessing the field via an interface.
+func (v *PublishPagePublishPagePublishPagePayloadPage) GetSeo() PagePartsSeo { return v.PageParts.Seo }
+
+// GetStatus returns PublishPagePublishPagePublishPagePayloadPage.Status, and is useful for accessing the field via an interface.
+func (v *PublishPagePublishPagePublishPagePayloadPage) GetStatus() PostStatus {
+	return v.PageParts.Status
+}
+
+// GetOrder returns PublishPagePublishPagePublishPagePayloadPage.Order, and is useful for accessing the field via an interface.
+func (v *PublishPagePublishPagePublishPagePayloadPage) GetOrder() int { return v.PageParts.Order }
+
+// GetParentId returns PublishPagePublishPagePublishPagePayloadPage.ParentId, and is useful for accessing the field via an interface.
+func (v *PublishPagePublishPagePublishPagePayloadPage) GetParentId() *string {
+	return v.PageParts.ParentId
+}
+
+// GetPublishedAt returns PublishPagePublishPagePublishPagePayloadPage.PublishedAt, and is useful for accessing the field via an interface.
+func (v *PublishPagePublishPagePublishPagePayloadPage) GetPublishedAt() *time.Time {
+	return v.PageParts.PublishedAt
+}
+
+// GetVersion returns PublishPagePublishPagePublishPagePayloadPage.Version, and is useful for accessing the field via an interface.
+func (v *PublishPagePublishPagePublishPagePayloadPage) GetVersion() int { return v.PageParts.Version }
+
+func (v *PublishPagePublishPagePublishPagePayloadPage) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*PublishPagePublishPagePublishPagePayloadPage
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.PublishPagePublishPagePublishPagePayloadPage = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.PageParts)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalPublishPagePublishPagePublishPagePayloadPage struct {
+	Id string `json:"id"`
+
+	Slug string `json:"slug"`
+
+	Title string `json:"title"`
+
+	Body string `json:"body"`
+
+	BodyHtml string `json:"bodyHtml"`
+
+	Toc []PagePartsTocHeading `json:"toc"`
+
+	Seo PagePartsSeo `json:"seo"`
+
+	Status PostStatus `json:"status"`
+
+	Order int `json:"order"`
+
+	ParentId *string `json:"parentId"`
+
+	PublishedAt *time.Time `json:"publishedAt"`
+
+	Version int `json:"version"`
+}
+
+func (v *PublishPagePublishPagePublishPagePayloadPage) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *PublishPagePublishPagePublishPagePayloadPage) __premarshalJSON() (*__premarshalPublishPagePublishPagePublishPagePayloadPage, error) {
+	var retval __premarshalPublishPagePublishPagePublishPagePayloadPage
+
+	retval.Id = v.PageParts.Id
+	retval.Slug = v.PageParts.Slug
+	retval.Title = v.PageParts.Title
+	retval.Body = v.PageParts.Body
+	retval.BodyHtml = v.PageParts.BodyHtml
+	retval.Toc = v.PageParts.Toc
+	retval.Seo = v.PageParts.Seo
+	retval.Status = v.PageParts.Status
+	retval.Order = v.PageParts.Order
+	retval.ParentId = v.PageParts.ParentId
+	retval.PublishedAt = v.PageParts.PublishedAt
+	retval.Version = v.PageParts.Version
+	return &retval, nil
+}
+
+// PublishPageResponse is returned by PublishPage on success.
+type PublishPageResponse struct {
+	// Publishes a draft page; a published one stays as it is. Admins only.
+	PublishPage PublishPagePublishPagePublishPagePayload `json:"publishPage"`
+}
+
+// GetPublishPage returns PublishPageResponse.PublishPage, and is useful for accessing the field via an interface.
+func (v *PublishPageResponse) GetPublishPage() PublishPagePublishPagePublishPagePayload {
+	return v.PublishPage
+}
+
 // The input of `publishPost`.
 type PublishPostInput struct {
 	// The global id of the post.
@@ -7475,6 +8758,29 @@ type PublishPostResponse struct {
 // GetPublishPost returns PublishPostResponse.PublishPost, and is useful for accessing the field via an interface.
 func (v *PublishPostResponse) GetPublishPost() PublishPostPublishPostPublishPostPayload {
 	return v.PublishPost
+}
+
+// QueueTotalModerationQueuePendingCommentConnection includes the requested fields of the GraphQL type PendingCommentConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of the moderation queue: pending comments, newest first.
+type QueueTotalModerationQueuePendingCommentConnection struct {
+	// The number of comments in the whole queue the caller sees. It costs a read (one per MB of the queue) when selected.
+	TotalCount int `json:"totalCount"`
+}
+
+// GetTotalCount returns QueueTotalModerationQueuePendingCommentConnection.TotalCount, and is useful for accessing the field via an interface.
+func (v *QueueTotalModerationQueuePendingCommentConnection) GetTotalCount() int { return v.TotalCount }
+
+// QueueTotalResponse is returned by QueueTotal on success.
+type QueueTotalResponse struct {
+	// Readers' comments waiting for moderation, newest first: for an admin every one of the blog, for an author those on their posts. Null with UNAUTHENTICATED without a token, with FORBIDDEN for a reader.
+	ModerationQueue *QueueTotalModerationQueuePendingCommentConnection `json:"moderationQueue"`
+}
+
+// GetModerationQueue returns QueueTotalResponse.ModerationQueue, and is useful for accessing the field via an interface.
+func (v *QueueTotalResponse) GetModerationQueue() *QueueTotalModerationQueuePendingCommentConnection {
+	return v.ModerationQueue
 }
 
 // The input of `redeliverWebhookEvent`.
@@ -8241,6 +9547,490 @@ func (v *SeoInput) GetCanonicalUrl() *string { return v.CanonicalUrl }
 // GetOgImage returns SeoInput.OgImage, and is useful for accessing the field via an interface.
 func (v *SeoInput) GetOgImage() *string { return v.OgImage }
 
+// SiteParts includes the GraphQL fields of Site requested by the fragment SiteParts.
+// The GraphQL type's documentation follows.
+//
+// The blog's settings. A field never set (or cleared) shows the server's
+// default: its `-site-title`, `-site-description`, `-site-url` and
+// `-post-path` settings, and empty or null for the rest.
+type SiteParts struct {
+	// The blog's title, for a header and feeds' channel.
+	Title string `json:"title"`
+	// What the blog is about, for a header and feeds' channel; empty when none.
+	Description string `json:"description"`
+	// The URL of the blog's logo, or null.
+	LogoUrl *string `json:"logoUrl"`
+	// The URL of the blog's icon (favicon), or null.
+	IconUrl *string `json:"iconUrl"`
+	// The blog's language as a BCP 47 tag (`en`, `en-GB`), or null when not set.
+	Locale *string `json:"locale"`
+	// The IANA time zone the blog shows times in (`Europe/Berlin`), or null when not set (UTC).
+	Timezone *string `json:"timezone"`
+	// The frontend's public address that feeds, the sitemap and webhooks link to, or null when neither the settings nor the server give one.
+	Url *string `json:"url"`
+	// The pattern of a post's path on the frontend, such as `/posts/{slug}` or `/{yyyy}/{mm}/{slug}`.
+	PostPath string `json:"postPath"`
+	// The pattern of a static page's path on the frontend, such as `/{slug}`; null when the server serves none.
+	PagePath *string `json:"pagePath"`
+	// The navigation menus, in order.
+	Menus []SitePartsMenusMenu `json:"menus"`
+	// The blog's accounts elsewhere, in order.
+	SocialLinks []SitePartsSocialLinksSocialAccount `json:"socialLinks"`
+	// The version of the settings, 0 before they were first changed. Pass it as `expectedVersion` to `updateSite`.
+	Version int `json:"version"`
+	// When the settings were last changed; null before they ever were.
+	UpdatedAt *time.Time `json:"updatedAt"`
+}
+
+// GetTitle returns SiteParts.Title, and is useful for accessing the field via an interface.
+func (v *SiteParts) GetTitle() string { return v.Title }
+
+// GetDescription returns SiteParts.Description, and is useful for accessing the field via an interface.
+func (v *SiteParts) GetDescription() string { return v.Description }
+
+// GetLogoUrl returns SiteParts.LogoUrl, and is useful for accessing the field via an interface.
+func (v *SiteParts) GetLogoUrl() *string { return v.LogoUrl }
+
+// GetIconUrl returns SiteParts.IconUrl, and is useful for accessing the field via an interface.
+func (v *SiteParts) GetIconUrl() *string { return v.IconUrl }
+
+// GetLocale returns SiteParts.Locale, and is useful for accessing the field via an interface.
+func (v *SiteParts) GetLocale() *string { return v.Locale }
+
+// GetTimezone returns SiteParts.Timezone, and is useful for accessing the field via an interface.
+func (v *SiteParts) GetTimezone() *string { return v.Timezone }
+
+// GetUrl returns SiteParts.Url, and is useful for accessing the field via an interface.
+func (v *SiteParts) GetUrl() *string { return v.Url }
+
+// GetPostPath returns SiteParts.PostPath, and is useful for accessing the field via an interface.
+func (v *SiteParts) GetPostPath() string { return v.PostPath }
+
+// GetPagePath returns SiteParts.PagePath, and is useful for accessing the field via an interface.
+func (v *SiteParts) GetPagePath() *string { return v.PagePath }
+
+// GetMenus returns SiteParts.Menus, and is useful for accessing the field via an interface.
+func (v *SiteParts) GetMenus() []SitePartsMenusMenu { return v.Menus }
+
+// GetSocialLinks returns SiteParts.SocialLinks, and is useful for accessing the field via an interface.
+func (v *SiteParts) GetSocialLinks() []SitePartsSocialLinksSocialAccount { return v.SocialLinks }
+
+// GetVersion returns SiteParts.Version, and is useful for accessing the field via an interface.
+func (v *SiteParts) GetVersion() int { return v.Version }
+
+// GetUpdatedAt returns SiteParts.UpdatedAt, and is useful for accessing the field via an interface.
+func (v *SiteParts) GetUpdatedAt() *time.Time { return v.UpdatedAt }
+
+// SitePartsMenusMenu includes the requested fields of the GraphQL type Menu.
+// The GraphQL type's documentation follows.
+//
+// A named navigation menu, such as `main` or `footer`.
+type SitePartsMenusMenu struct {
+	// The menu's name, unique among the site's menus.
+	Name string `json:"name"`
+	// The menu's links, in order.
+	Items []SitePartsMenusMenuItemsMenuItem `json:"items"`
+}
+
+// GetName returns SitePartsMenusMenu.Name, and is useful for accessing the field via an interface.
+func (v *SitePartsMenusMenu) GetName() string { return v.Name }
+
+// GetItems returns SitePartsMenusMenu.Items, and is useful for accessing the field via an interface.
+func (v *SitePartsMenusMenu) GetItems() []SitePartsMenusMenuItemsMenuItem { return v.Items }
+
+// SitePartsMenusMenuItemsMenuItem includes the requested fields of the GraphQL type MenuItem.
+// The GraphQL type's documentation follows.
+//
+// One link of a navigation menu.
+type SitePartsMenusMenuItemsMenuItem struct {
+	// The text of the link.
+	Label string `json:"label"`
+	// What the link leads to.
+	Kind MenuLinkKind `json:"kind"`
+	// The slug of the page, category or tag; null for a URL.
+	Slug *string `json:"slug"`
+	// The URL or site path of a URL link; null for the other kinds.
+	Url *string `json:"url"`
+	// The frontend's path of the link, from the server's path patterns (`/<slug>` for a page, `/categories/<slug>` for a category by default), or the URL of a URL link; null when the server has no pattern for its kind.
+	Path *string `json:"path"`
+}
+
+// GetLabel returns SitePartsMenusMenuItemsMenuItem.Label, and is useful for accessing the field via an interface.
+func (v *SitePartsMenusMenuItemsMenuItem) GetLabel() string { return v.Label }
+
+// GetKind returns SitePartsMenusMenuItemsMenuItem.Kind, and is useful for accessing the field via an interface.
+func (v *SitePartsMenusMenuItemsMenuItem) GetKind() MenuLinkKind { return v.Kind }
+
+// GetSlug returns SitePartsMenusMenuItemsMenuItem.Slug, and is useful for accessing the field via an interface.
+func (v *SitePartsMenusMenuItemsMenuItem) GetSlug() *string { return v.Slug }
+
+// GetUrl returns SitePartsMenusMenuItemsMenuItem.Url, and is useful for accessing the field via an interface.
+func (v *SitePartsMenusMenuItemsMenuItem) GetUrl() *string { return v.Url }
+
+// GetPath returns SitePartsMenusMenuItemsMenuItem.Path, and is useful for accessing the field via an interface.
+func (v *SitePartsMenusMenuItemsMenuItem) GetPath() *string { return v.Path }
+
+// SitePartsSocialLinksSocialAccount includes the requested fields of the GraphQL type SocialAccount.
+// The GraphQL type's documentation follows.
+//
+// An account of the blog or an author on another site.
+type SitePartsSocialLinksSocialAccount struct {
+	// The network's name as shown, such as `Mastodon` or `GitHub`.
+	Network string `json:"network"`
+	// The account's URL.
+	Url string `json:"url"`
+}
+
+// GetNetwork returns SitePartsSocialLinksSocialAccount.Network, and is useful for accessing the field via an interface.
+func (v *SitePartsSocialLinksSocialAccount) GetNetwork() string { return v.Network }
+
+// GetUrl returns SitePartsSocialLinksSocialAccount.Url, and is useful for accessing the field via an interface.
+func (v *SitePartsSocialLinksSocialAccount) GetUrl() string { return v.Url }
+
+// SiteResponse is returned by Site on success.
+type SiteResponse struct {
+	// The blog's settings: title, description, pictures, locale, time zone, navigation menus, accounts elsewhere, public address and post path. A setting never set shows the server's default. Costs no read once the server holds the settings (the first request after a start or a change reads them once).
+	Site SiteSite `json:"site"`
+}
+
+// GetSite returns SiteResponse.Site, and is useful for accessing the field via an interface.
+func (v *SiteResponse) GetSite() SiteSite { return v.Site }
+
+// SiteSite includes the requested fields of the GraphQL type Site.
+// The GraphQL type's documentation follows.
+//
+// The blog's settings. A field never set (or cleared) shows the server's
+// default: its `-site-title`, `-site-description`, `-site-url` and
+// `-post-path` settings, and empty or null for the rest.
+type SiteSite struct {
+	SiteParts `json:"-"`
+}
+
+// GetTitle returns SiteSite.Title, and is useful for accessing the field via an interface.
+func (v *SiteSite) GetTitle() string { return v.SiteParts.Title }
+
+// GetDescription returns SiteSite.Description, and is useful for accessing the field via an interface.
+func (v *SiteSite) GetDescription() string { return v.SiteParts.Description }
+
+// GetLogoUrl returns SiteSite.LogoUrl, and is useful for accessing the field via an interface.
+func (v *SiteSite) GetLogoUrl() *string { return v.SiteParts.LogoUrl }
+
+// GetIconUrl returns SiteSite.IconUrl, and is useful for accessing the field via an interface.
+func (v *SiteSite) GetIconUrl() *string { return v.SiteParts.IconUrl }
+
+// GetLocale returns SiteSite.Locale, and is useful for accessing the field via an interface.
+func (v *SiteSite) GetLocale() *string { return v.SiteParts.Locale }
+
+// GetTimezone returns SiteSite.Timezone, and is useful for accessing the field via an interface.
+func (v *SiteSite) GetTimezone() *string { return v.SiteParts.Timezone }
+
+// GetUrl returns SiteSite.Url, and is useful for accessing the field via an interface.
+func (v *SiteSite) GetUrl() *string { return v.SiteParts.Url }
+
+// GetPostPath returns SiteSite.PostPath, and is useful for accessing the field via an interface.
+func (v *SiteSite) GetPostPath() string { return v.SiteParts.PostPath }
+
+// GetPagePath returns SiteSite.PagePath, and is useful for accessing the field via an interface.
+func (v *SiteSite) GetPagePath() *string { return v.SiteParts.PagePath }
+
+// GetMenus returns SiteSite.Menus, and is useful for accessing the field via an interface.
+func (v *SiteSite) GetMenus() []SitePartsMenusMenu { return v.SiteParts.Menus }
+
+// GetSocialLinks returns SiteSite.SocialLinks, and is useful for accessing the field via an interface.
+func (v *SiteSite) GetSocialLinks() []SitePartsSocialLinksSocialAccount {
+	return v.SiteParts.SocialLinks
+}
+
+// GetVersion returns SiteSite.Version, and is useful for accessing the field via an interface.
+func (v *SiteSite) GetVersion() int { return v.SiteParts.Version }
+
+// GetUpdatedAt returns SiteSite.UpdatedAt, and is useful for accessing the field via an interface.
+func (v *SiteSite) GetUpdatedAt() *time.Time { return v.SiteParts.UpdatedAt }
+
+func (v *SiteSite) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*SiteSite
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.SiteSite = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.SiteParts)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalSiteSite struct {
+	Title string `json:"title"`
+
+	Description string `json:"description"`
+
+	LogoUrl *string `json:"logoUrl"`
+
+	IconUrl *string `json:"iconUrl"`
+
+	Locale *string `json:"locale"`
+
+	Timezone *string `json:"timezone"`
+
+	Url *string `json:"url"`
+
+	PostPath string `json:"postPath"`
+
+	PagePath *string `json:"pagePath"`
+
+	Menus []SitePartsMenusMenu `json:"menus"`
+
+	SocialLinks []SitePartsSocialLinksSocialAccount `json:"socialLinks"`
+
+	Version int `json:"version"`
+
+	UpdatedAt *time.Time `json:"updatedAt"`
+}
+
+func (v *SiteSite) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *SiteSite) __premarshalJSON() (*__premarshalSiteSite, error) {
+	var retval __premarshalSiteSite
+
+	retval.Title = v.SiteParts.Title
+	retval.Description = v.SiteParts.Description
+	retval.LogoUrl = v.SiteParts.LogoUrl
+	retval.IconUrl = v.SiteParts.IconUrl
+	retval.Locale = v.SiteParts.Locale
+	retval.Timezone = v.SiteParts.Timezone
+	retval.Url = v.SiteParts.Url
+	retval.PostPath = v.SiteParts.PostPath
+	retval.PagePath = v.SiteParts.PagePath
+	retval.Menus = v.SiteParts.Menus
+	retval.SocialLinks = v.SiteParts.SocialLinks
+	retval.Version = v.SiteParts.Version
+	retval.UpdatedAt = v.SiteParts.UpdatedAt
+	return &retval, nil
+}
+
+// An account elsewhere to set.
+type SocialAccountInput struct {
+	// The network's name as shown: one line of at most 100 characters.
+	Network string `json:"network"`
+	// The account's URL: an absolute http or https URL of at most 2000 characters.
+	Url string `json:"url"`
+}
+
+// GetNetwork returns SocialAccountInput.Network, and is useful for accessing the field via an interface.
+func (v *SocialAccountInput) GetNetwork() string { return v.Network }
+
+// GetUrl returns SocialAccountInput.Url, and is useful for accessing the field via an interface.
+func (v *SocialAccountInput) GetUrl() string { return v.Url }
+
+// The input of `unpublishPage`.
+type UnpublishPageInput struct {
+	// The global id of the page.
+	Id string `json:"id"`
+	// When given, fails with CONFLICT unless the page still has this version.
+	ExpectedVersion *int `json:"expectedVersion"`
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
+	IdempotencyKey *string `json:"idempotencyKey"`
+}
+
+// GetId returns UnpublishPageInput.Id, and is useful for accessing the field via an interface.
+func (v *UnpublishPageInput) GetId() string { return v.Id }
+
+// GetExpectedVersion returns UnpublishPageInput.ExpectedVersion, and is useful for accessing the field via an interface.
+func (v *UnpublishPageInput) GetExpectedVersion() *int { return v.ExpectedVersion }
+
+// GetIdempotencyKey returns UnpublishPageInput.IdempotencyKey, and is useful for accessing the field via an interface.
+func (v *UnpublishPageInput) GetIdempotencyKey() *string { return v.IdempotencyKey }
+
+// UnpublishPageResponse is returned by UnpublishPage on success.
+type UnpublishPageResponse struct {
+	// Turns a published page back into a draft. Admins only. BAD_USER_INPUT for a draft.
+	UnpublishPage UnpublishPageUnpublishPageUnpublishPagePayload `json:"unpublishPage"`
+}
+
+// GetUnpublishPage returns UnpublishPageResponse.UnpublishPage, and is useful for accessing the field via an interface.
+func (v *UnpublishPageResponse) GetUnpublishPage() UnpublishPageUnpublishPageUnpublishPagePayload {
+	return v.UnpublishPage
+}
+
+// UnpublishPageUnpublishPageUnpublishPagePayload includes the requested fields of the GraphQL type UnpublishPagePayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `unpublishPage`.
+type UnpublishPageUnpublishPageUnpublishPagePayload struct {
+	// The page, a draft again.
+	Page UnpublishPageUnpublishPageUnpublishPagePayloadPage `json:"page"`
+}
+
+// GetPage returns UnpublishPageUnpublishPageUnpublishPagePayload.Page, and is useful for accessing the field via an interface.
+func (v *UnpublishPageUnpublishPageUnpublishPagePayload) GetPage() UnpublishPageUnpublishPageUnpublishPagePayloadPage {
+	return v.Page
+}
+
+// UnpublishPageUnpublishPageUnpublishPagePayloadPage includes the requested fields of the GraphQL type Page.
+// The GraphQL type's documentation follows.
+//
+// A static page of the blog (About, Contact, Imprint): a Markdown body
+// rendered as posts' are, with SEO fields and a place in navigation. Pages
+// are in no feed, archive, category or post list. A page's slug is unique
+// among pages and posts together: a frontend can serve pages at `/<slug>`
+// (the server's default page path) beside posts at `/posts/<slug>`, or both
+// at `/<slug>`, and never meets a page and a post at one path.
+type UnpublishPageUnpublishPageUnpublishPagePayloadPage struct {
+	PageParts `json:"-"`
+}
+
+// GetId returns UnpublishPageUnpublishPageUnpublishPagePayloadPage.Id, and is useful for accessing the field via an interface.
+func (v *UnpublishPageUnpublishPageUnpublishPagePayloadPage) GetId() string { return v.PageParts.Id }
+
+// GetSlug returns UnpublishPageUnpublishPageUnpublishPagePayloadPage.Slug, and is useful for accessing the field via an interface.
+func (v *UnpublishPageUnpublishPageUnpublishPagePayloadPage) GetSlug() string {
+	return v.PageParts.Slug
+}
+
+// GetTitle returns UnpublishPageUnpublishPageUnpublishPagePayloadPage.Title, and is useful for accessing the field via an interface.
+func (v *UnpublishPageUnpublishPageUnpublishPagePayloadPage) GetTitle() string {
+	return v.PageParts.Title
+}
+
+// GetBody returns UnpublishPageUnpublishPageUnpublishPagePayloadPage.Body, and is useful for accessing the field via an interface.
+func (v *UnpublishPageUnpublishPageUnpublishPagePayloadPage) GetBody() string {
+	return v.PageParts.Body
+}
+
+// GetBodyHtml returns UnpublishPageUnpublishPageUnpublishPagePayloadPage.BodyHtml, and is useful for accessing the field via an interface.
+func (v *UnpublishPageUnpublishPageUnpublishPagePayloadPage) GetBodyHtml() string {
+	return v.PageParts.BodyHtml
+}
+
+// GetToc returns UnpublishPageUnpublishPageUnpublishPagePayloadPage.Toc, and is useful for accessing the field via an interface.
+func (v *UnpublishPageUnpublishPageUnpublishPagePayloadPage) GetToc() []PagePartsTocHeading {
+	return v.PageParts.Toc
+}
+
+// GetSeo returns UnpublishPageUnpublishPageUnpublishPagePayloadPage.Seo, and is useful for accessing the field via an interface.
+func (v *UnpublishPageUnpublishPageUnpublishPagePayloadPage) GetSeo() PagePartsSeo {
+	return v.PageParts.Seo
+}
+
+// GetStatus returns UnpublishPageUnpublishPageUnpublishPagePayloadPage.Status, and is useful for accessing the field via an interface.
+func (v *UnpublishPageUnpublishPageUnpublishPagePayloadPage) GetStatus() PostStatus {
+	return v.PageParts.Status
+}
+
+// GetOrder returns UnpublishPageUnpublishPageUnpublishPagePayloadPage.Order, and is useful for accessing the field via an interface.
+func (v *UnpublishPageUnpublishPageUnpublishPagePayloadPage) GetOrder() int { return v.PageParts.Order }
+
+// GetParentId returns UnpublishPageUnpublishPageUnpublishPagePayloadPage.ParentId, and is useful for accessing the field via an interface.
+func (v *UnpublishPageUnpublishPageUnpublishPagePayloadPage) GetParentId() *string {
+	return v.PageParts.ParentId
+}
+
+// GetPublishedAt returns UnpublishPageUnpublishPageUnpublishPagePayloadPage.PublishedAt, and is useful for accessing the field via an interface.
+func (v *UnpublishPageUnpublishPageUnpublishPagePayloadPage) GetPublishedAt() *time.Time {
+	return v.PageParts.PublishedAt
+}
+
+// GetVersion returns UnpublishPageUnpublishPageUnpublishPagePayloadPage.Version, and is useful for accessing the field via an interface.
+func (v *UnpublishPageUnpublishPageUnpublishPagePayloadPage) GetVersion() int {
+	return v.PageParts.Version
+}
+
+func (v *UnpublishPageUnpublishPageUnpublishPagePayloadPage) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*UnpublishPageUnpublishPageUnpublishPagePayloadPage
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.UnpublishPageUnpublishPageUnpublishPagePayloadPage = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.PageParts)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalUnpublishPageUnpublishPageUnpublishPagePayloadPage struct {
+	Id string `json:"id"`
+
+	Slug string `json:"slug"`
+
+	Title string `json:"title"`
+
+	Body string `json:"body"`
+
+	BodyHtml string `json:"bodyHtml"`
+
+	Toc []PagePartsTocHeading `json:"toc"`
+
+	Seo PagePartsSeo `json:"seo"`
+
+	Status PostStatus `json:"status"`
+
+	Order int `json:"order"`
+
+	ParentId *string `json:"parentId"`
+
+	PublishedAt *time.Time `json:"publishedAt"`
+
+	Version int `json:"version"`
+}
+
+func (v *UnpublishPageUnpublishPageUnpublishPagePayloadPage) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *UnpublishPageUnpublishPageUnpublishPagePayloadPage) __premarshalJSON() (*__premarshalUnpublishPageUnpublishPageUnpublishPagePayloadPage, error) {
+	var retval __premarshalUnpublishPageUnpublishPageUnpublishPagePayloadPage
+
+	retval.Id = v.PageParts.Id
+	retval.Slug = v.PageParts.Slug
+	retval.Title = v.PageParts.Title
+	retval.Body = v.PageParts.Body
+	retval.BodyHtml = v.PageParts.BodyHtml
+	retval.Toc = v.PageParts.Toc
+	retval.Seo = v.PageParts.Seo
+	retval.Status = v.PageParts.Status
+	retval.Order = v.PageParts.Order
+	retval.ParentId = v.PageParts.ParentId
+	retval.PublishedAt = v.PageParts.PublishedAt
+	retval.Version = v.PageParts.Version
+	return &retval, nil
+}
+
 // The input of `unpublishPost`.
 type UnpublishPostInput struct {
 	// The global id of the post.
@@ -8452,6 +10242,12 @@ type UpdateAuthorInput struct {
 	Slug *string `json:"slug"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
+	// The new website: an absolute http or https URL of at most 2000 characters; empty removes it.
+	Website *string `json:"website"`
+	// The new location: one line of at most 100 characters; empty removes it.
+	Location *string `json:"location"`
+	// The new accounts elsewhere, at most 20, replacing the old ones; an empty list removes all.
+	SocialLinks []SocialAccountInput `json:"socialLinks"`
 }
 
 // GetId returns UpdateAuthorInput.Id, and is useful for accessing the field via an interface.
@@ -8474,6 +10270,99 @@ func (v *UpdateAuthorInput) GetSlug() *string { return v.Slug }
 
 // GetIdempotencyKey returns UpdateAuthorInput.IdempotencyKey, and is useful for accessing the field via an interface.
 func (v *UpdateAuthorInput) GetIdempotencyKey() *string { return v.IdempotencyKey }
+
+// GetWebsite returns UpdateAuthorInput.Website, and is useful for accessing the field via an interface.
+func (v *UpdateAuthorInput) GetWebsite() *string { return v.Website }
+
+// GetLocation returns UpdateAuthorInput.Location, and is useful for accessing the field via an interface.
+func (v *UpdateAuthorInput) GetLocation() *string { return v.Location }
+
+// GetSocialLinks returns UpdateAuthorInput.SocialLinks, and is useful for accessing the field via an interface.
+func (v *UpdateAuthorInput) GetSocialLinks() []SocialAccountInput { return v.SocialLinks }
+
+// UpdateAuthorProfileResponse is returned by UpdateAuthorProfile on success.
+type UpdateAuthorProfileResponse struct {
+	// Changes an author's profile: the author themself or an admin. Fails with CONFLICT when `expectedVersion` is stale.
+	UpdateAuthor UpdateAuthorProfileUpdateAuthorUpdateAuthorPayload `json:"updateAuthor"`
+}
+
+// GetUpdateAuthor returns UpdateAuthorProfileResponse.UpdateAuthor, and is useful for accessing the field via an interface.
+func (v *UpdateAuthorProfileResponse) GetUpdateAuthor() UpdateAuthorProfileUpdateAuthorUpdateAuthorPayload {
+	return v.UpdateAuthor
+}
+
+// UpdateAuthorProfileUpdateAuthorUpdateAuthorPayload includes the requested fields of the GraphQL type UpdateAuthorPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `updateAuthor`.
+type UpdateAuthorProfileUpdateAuthorUpdateAuthorPayload struct {
+	// The author as updated.
+	Author UpdateAuthorProfileUpdateAuthorUpdateAuthorPayloadAuthor `json:"author"`
+}
+
+// GetAuthor returns UpdateAuthorProfileUpdateAuthorUpdateAuthorPayload.Author, and is useful for accessing the field via an interface.
+func (v *UpdateAuthorProfileUpdateAuthorUpdateAuthorPayload) GetAuthor() UpdateAuthorProfileUpdateAuthorUpdateAuthorPayloadAuthor {
+	return v.Author
+}
+
+// UpdateAuthorProfileUpdateAuthorUpdateAuthorPayloadAuthor includes the requested fields of the GraphQL type Author.
+// The GraphQL type's documentation follows.
+//
+// A person who writes posts and comments.
+type UpdateAuthorProfileUpdateAuthorUpdateAuthorPayloadAuthor struct {
+	// The opaque global id of the author.
+	Id string `json:"id"`
+	// The author's website, or null when none was given.
+	Website *string `json:"website"`
+	// Where the author is, as they wrote it ("Berlin"), or null when not given.
+	Location *string `json:"location"`
+	// The author's accounts elsewhere, in the order given; empty when none.
+	SocialLinks []UpdateAuthorProfileUpdateAuthorUpdateAuthorPayloadAuthorSocialLinksSocialAccount `json:"socialLinks"`
+	// The version of the author, increased by every change. Pass it as `expectedVersion` to update the author safely.
+	Version int `json:"version"`
+}
+
+// GetId returns UpdateAuthorProfileUpdateAuthorUpdateAuthorPayloadAuthor.Id, and is useful for accessing the field via an interface.
+func (v *UpdateAuthorProfileUpdateAuthorUpdateAuthorPayloadAuthor) GetId() string { return v.Id }
+
+// GetWebsite returns UpdateAuthorProfileUpdateAuthorUpdateAuthorPayloadAuthor.Website, and is useful for accessing the field via an interface.
+func (v *UpdateAuthorProfileUpdateAuthorUpdateAuthorPayloadAuthor) GetWebsite() *string {
+	return v.Website
+}
+
+// GetLocation returns UpdateAuthorProfileUpdateAuthorUpdateAuthorPayloadAuthor.Location, and is useful for accessing the field via an interface.
+func (v *UpdateAuthorProfileUpdateAuthorUpdateAuthorPayloadAuthor) GetLocation() *string {
+	return v.Location
+}
+
+// GetSocialLinks returns UpdateAuthorProfileUpdateAuthorUpdateAuthorPayloadAuthor.SocialLinks, and is useful for accessing the field via an interface.
+func (v *UpdateAuthorProfileUpdateAuthorUpdateAuthorPayloadAuthor) GetSocialLinks() []UpdateAuthorProfileUpdateAuthorUpdateAuthorPayloadAuthorSocialLinksSocialAccount {
+	return v.SocialLinks
+}
+
+// GetVersion returns UpdateAuthorProfileUpdateAuthorUpdateAuthorPayloadAuthor.Version, and is useful for accessing the field via an interface.
+func (v *UpdateAuthorProfileUpdateAuthorUpdateAuthorPayloadAuthor) GetVersion() int { return v.Version }
+
+// UpdateAuthorProfileUpdateAuthorUpdateAuthorPayloadAuthorSocialLinksSocialAccount includes the requested fields of the GraphQL type SocialAccount.
+// The GraphQL type's documentation follows.
+//
+// An account of the blog or an author on another site.
+type UpdateAuthorProfileUpdateAuthorUpdateAuthorPayloadAuthorSocialLinksSocialAccount struct {
+	// The network's name as shown, such as `Mastodon` or `GitHub`.
+	Network string `json:"network"`
+	// The account's URL.
+	Url string `json:"url"`
+}
+
+// GetNetwork returns UpdateAuthorProfileUpdateAuthorUpdateAuthorPayloadAuthorSocialLinksSocialAccount.Network, and is useful for accessing the field via an interface.
+func (v *UpdateAuthorProfileUpdateAuthorUpdateAuthorPayloadAuthorSocialLinksSocialAccount) GetNetwork() string {
+	return v.Network
+}
+
+// GetUrl returns UpdateAuthorProfileUpdateAuthorUpdateAuthorPayloadAuthorSocialLinksSocialAccount.Url, and is useful for accessing the field via an interface.
+func (v *UpdateAuthorProfileUpdateAuthorUpdateAuthorPayloadAuthorSocialLinksSocialAccount) GetUrl() string {
+	return v.Url
+}
 
 // UpdateAuthorResponse is returned by UpdateAuthor on success.
 type UpdateAuthorResponse struct {
@@ -8534,8 +10423,8 @@ func (v *UpdateAuthorUpdateAuthorUpdateAuthorPayloadAuthor) GetVersion() int { r
 
 // The input of `updateCategory`. Omitted fields are left unchanged.
 type UpdateCategoryInput struct {
-	// The slug of the category to change.
-	Slug string `json:"slug"`
+	// The slug of the category to change; give it or `id`.
+	Slug *string `json:"slug"`
 	// When given, the update fails with CONFLICT unless the category still has this version; 0 or less, a version no category has, always fails. Omitted, the update is unconditional.
 	ExpectedVersion *int `json:"expectedVersion"`
 	// The new display name: one line of at most 100 characters.
@@ -8544,10 +10433,12 @@ type UpdateCategoryInput struct {
 	Description *string `json:"description"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
+	// The global id of the category to change, as the other updates take theirs; give it or `slug`.
+	Id *string `json:"id"`
 }
 
 // GetSlug returns UpdateCategoryInput.Slug, and is useful for accessing the field via an interface.
-func (v *UpdateCategoryInput) GetSlug() string { return v.Slug }
+func (v *UpdateCategoryInput) GetSlug() *string { return v.Slug }
 
 // GetExpectedVersion returns UpdateCategoryInput.ExpectedVersion, and is useful for accessing the field via an interface.
 func (v *UpdateCategoryInput) GetExpectedVersion() *int { return v.ExpectedVersion }
@@ -8560,6 +10451,9 @@ func (v *UpdateCategoryInput) GetDescription() *string { return v.Description }
 
 // GetIdempotencyKey returns UpdateCategoryInput.IdempotencyKey, and is useful for accessing the field via an interface.
 func (v *UpdateCategoryInput) GetIdempotencyKey() *string { return v.IdempotencyKey }
+
+// GetId returns UpdateCategoryInput.Id, and is useful for accessing the field via an interface.
+func (v *UpdateCategoryInput) GetId() *string { return v.Id }
 
 // UpdateCategoryResponse is returned by UpdateCategory on success.
 type UpdateCategoryResponse struct {
@@ -8726,6 +10620,212 @@ func (v *UpdateCommentUpdateCommentUpdateCommentPayloadCommentCommenter) GetName
 // GetAvatarUrl returns UpdateCommentUpdateCommentUpdateCommentPayloadCommentCommenter.AvatarUrl, and is useful for accessing the field via an interface.
 func (v *UpdateCommentUpdateCommentUpdateCommentPayloadCommentCommenter) GetAvatarUrl() *string {
 	return v.AvatarUrl
+}
+
+// The input of `updatePage`. Omitted fields are left unchanged.
+type UpdatePageInput struct {
+	// The global id of the page.
+	Id string `json:"id"`
+	// The version the change is based on; the update fails with CONFLICT unless the page still has it.
+	ExpectedVersion int `json:"expectedVersion"`
+	// The new title: one line of at most 200 characters.
+	Title *string `json:"title"`
+	// The new slug, free among posts and pages. The old one keeps leading to the page (up to 10 old ones are kept) until another page takes it; posts never do.
+	Slug *string `json:"slug"`
+	// The new Markdown body.
+	Body *string `json:"body"`
+	// Changes to the SEO fields: omitted fields are left as they are, empty ones unset.
+	Seo *PageSeoInput `json:"seo"`
+	// The new order, 0 to 99999.
+	Order *int `json:"order"`
+	// The global id of the new parent (a page without a parent of its own); empty makes the page top level.
+	ParentId *string `json:"parentId"`
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
+	IdempotencyKey *string `json:"idempotencyKey"`
+}
+
+// GetId returns UpdatePageInput.Id, and is useful for accessing the field via an interface.
+func (v *UpdatePageInput) GetId() string { return v.Id }
+
+// GetExpectedVersion returns UpdatePageInput.ExpectedVersion, and is useful for accessing the field via an interface.
+func (v *UpdatePageInput) GetExpectedVersion() int { return v.ExpectedVersion }
+
+// GetTitle returns UpdatePageInput.Title, and is useful for accessing the field via an interface.
+func (v *UpdatePageInput) GetTitle() *string { return v.Title }
+
+// GetSlug returns UpdatePageInput.Slug, and is useful for accessing the field via an interface.
+func (v *UpdatePageInput) GetSlug() *string { return v.Slug }
+
+// GetBody returns UpdatePageInput.Body, and is useful for accessing the field via an interface.
+func (v *UpdatePageInput) GetBody() *string { return v.Body }
+
+// GetSeo returns UpdatePageInput.Seo, and is useful for accessing the field via an interface.
+func (v *UpdatePageInput) GetSeo() *PageSeoInput { return v.Seo }
+
+// GetOrder returns UpdatePageInput.Order, and is useful for accessing the field via an interface.
+func (v *UpdatePageInput) GetOrder() *int { return v.Order }
+
+// GetParentId returns UpdatePageInput.ParentId, and is useful for accessing the field via an interface.
+func (v *UpdatePageInput) GetParentId() *string { return v.ParentId }
+
+// GetIdempotencyKey returns UpdatePageInput.IdempotencyKey, and is useful for accessing the field via an interface.
+func (v *UpdatePageInput) GetIdempotencyKey() *string { return v.IdempotencyKey }
+
+// UpdatePageResponse is returned by UpdatePage on success.
+type UpdatePageResponse struct {
+	// Changes a static page. Admins only. Fails with CONFLICT and the current version in `extensions.currentVersion` when `expectedVersion` is stale, with CONFLICT (reason SLUG_TAKEN) for a slug a post or another page holds now (a post's old slug included; another page's old slug is taken from it).
+	UpdatePage UpdatePageUpdatePageUpdatePagePayload `json:"updatePage"`
+}
+
+// GetUpdatePage returns UpdatePageResponse.UpdatePage, and is useful for accessing the field via an interface.
+func (v *UpdatePageResponse) GetUpdatePage() UpdatePageUpdatePageUpdatePagePayload {
+	return v.UpdatePage
+}
+
+// UpdatePageUpdatePageUpdatePagePayload includes the requested fields of the GraphQL type UpdatePagePayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `updatePage`.
+type UpdatePageUpdatePageUpdatePagePayload struct {
+	// The page as updated.
+	Page UpdatePageUpdatePageUpdatePagePayloadPage `json:"page"`
+}
+
+// GetPage returns UpdatePageUpdatePageUpdatePagePayload.Page, and is useful for accessing the field via an interface.
+func (v *UpdatePageUpdatePageUpdatePagePayload) GetPage() UpdatePageUpdatePageUpdatePagePayloadPage {
+	return v.Page
+}
+
+// UpdatePageUpdatePageUpdatePagePayloadPage includes the requested fields of the GraphQL type Page.
+// The GraphQL type's documentation follows.
+//
+// A static page of the blog (About, Contact, Imprint): a Markdown body
+// rendered as posts' are, with SEO fields and a place in navigation. Pages
+// are in no feed, archive, category or post list. A page's slug is unique
+// among pages and posts together: a frontend can serve pages at `/<slug>`
+// (the server's default page path) beside posts at `/posts/<slug>`, or both
+// at `/<slug>`, and never meets a page and a post at one path.
+type UpdatePageUpdatePageUpdatePagePayloadPage struct {
+	PageParts `json:"-"`
+}
+
+// GetId returns UpdatePageUpdatePageUpdatePagePayloadPage.Id, and is useful for accessing the field via an interface.
+func (v *UpdatePageUpdatePageUpdatePagePayloadPage) GetId() string { return v.PageParts.Id }
+
+// GetSlug returns UpdatePageUpdatePageUpdatePagePayloadPage.Slug, and is useful for accessing the field via an interface.
+func (v *UpdatePageUpdatePageUpdatePagePayloadPage) GetSlug() string { return v.PageParts.Slug }
+
+// GetTitle returns UpdatePageUpdatePageUpdatePagePayloadPage.Title, and is useful for accessing the field via an interface.
+func (v *UpdatePageUpdatePageUpdatePagePayloadPage) GetTitle() string { return v.PageParts.Title }
+
+// GetBody returns UpdatePageUpdatePageUpdatePagePayloadPage.Body, and is useful for accessing the field via an interface.
+func (v *UpdatePageUpdatePageUpdatePagePayloadPage) GetBody() string { return v.PageParts.Body }
+
+// GetBodyHtml returns UpdatePageUpdatePageUpdatePagePayloadPage.BodyHtml, and is useful for accessing the field via an interface.
+func (v *UpdatePageUpdatePageUpdatePagePayloadPage) GetBodyHtml() string { return v.PageParts.BodyHtml }
+
+// GetToc returns UpdatePageUpdatePageUpdatePagePayloadPage.Toc, and is useful for accessing the field via an interface.
+func (v *UpdatePageUpdatePageUpdatePagePayloadPage) GetToc() []PagePartsTocHeading {
+	return v.PageParts.Toc
+}
+
+// GetSeo returns UpdatePageUpdatePageUpdatePagePayloadPage.Seo, and is useful for accessing the field via an interface.
+func (v *UpdatePageUpdatePageUpdatePagePayloadPage) GetSeo() PagePartsSeo { return v.PageParts.Seo }
+
+// GetStatus returns UpdatePageUpdatePageUpdatePagePayloadPage.Status, and is useful for accessing the field via an interface.
+func (v *UpdatePageUpdatePageUpdatePagePayloadPage) GetStatus() PostStatus { return v.PageParts.Status }
+
+// GetOrder returns UpdatePageUpdatePageUpdatePagePayloadPage.Order, and is useful for accessing the field via an interface.
+func (v *UpdatePageUpdatePageUpdatePagePayloadPage) GetOrder() int { return v.PageParts.Order }
+
+// GetParentId returns UpdatePageUpdatePageUpdatePagePayloadPage.ParentId, and is useful for accessing the field via an interface.
+func (v *UpdatePageUpdatePageUpdatePagePayloadPage) GetParentId() *string {
+	return v.PageParts.ParentId
+}
+
+// GetPublishedAt returns UpdatePageUpdatePageUpdatePagePayloadPage.PublishedAt, and is useful for accessing the field via an interface.
+func (v *UpdatePageUpdatePageUpdatePagePayloadPage) GetPublishedAt() *time.Time {
+	return v.PageParts.PublishedAt
+}
+
+// GetVersion returns UpdatePageUpdatePageUpdatePagePayloadPage.Version, and is useful for accessing the field via an interface.
+func (v *UpdatePageUpdatePageUpdatePagePayloadPage) GetVersion() int { return v.PageParts.Version }
+
+func (v *UpdatePageUpdatePageUpdatePagePayloadPage) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*UpdatePageUpdatePageUpdatePagePayloadPage
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.UpdatePageUpdatePageUpdatePagePayloadPage = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.PageParts)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalUpdatePageUpdatePageUpdatePagePayloadPage struct {
+	Id string `json:"id"`
+
+	Slug string `json:"slug"`
+
+	Title string `json:"title"`
+
+	Body string `json:"body"`
+
+	BodyHtml string `json:"bodyHtml"`
+
+	Toc []PagePartsTocHeading `json:"toc"`
+
+	Seo PagePartsSeo `json:"seo"`
+
+	Status PostStatus `json:"status"`
+
+	Order int `json:"order"`
+
+	ParentId *string `json:"parentId"`
+
+	PublishedAt *time.Time `json:"publishedAt"`
+
+	Version int `json:"version"`
+}
+
+func (v *UpdatePageUpdatePageUpdatePagePayloadPage) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *UpdatePageUpdatePageUpdatePagePayloadPage) __premarshalJSON() (*__premarshalUpdatePageUpdatePageUpdatePagePayloadPage, error) {
+	var retval __premarshalUpdatePageUpdatePageUpdatePagePayloadPage
+
+	retval.Id = v.PageParts.Id
+	retval.Slug = v.PageParts.Slug
+	retval.Title = v.PageParts.Title
+	retval.Body = v.PageParts.Body
+	retval.BodyHtml = v.PageParts.BodyHtml
+	retval.Toc = v.PageParts.Toc
+	retval.Seo = v.PageParts.Seo
+	retval.Status = v.PageParts.Status
+	retval.Order = v.PageParts.Order
+	retval.ParentId = v.PageParts.ParentId
+	retval.PublishedAt = v.PageParts.PublishedAt
+	retval.Version = v.PageParts.Version
+	return &retval, nil
 }
 
 // The input of `updatePost`. Omitted fields are left unchanged.
@@ -8957,6 +11057,237 @@ func (v *UpdatePostUpdatePostUpdatePostPayloadPost) __premarshalJSON() (*__prema
 	retval.CoverImage = v.PostSummary.CoverImage
 	retval.WordCount = v.PostSummary.WordCount
 	retval.ReadingTimeMinutes = v.PostSummary.ReadingTimeMinutes
+	return &retval, nil
+}
+
+// The input of `updateSite`. Omitted fields are left unchanged; an empty
+// string clears a setting, so the server's default shows.
+type UpdateSiteInput struct {
+	// The settings' version as read (`Site.version`: 0 before they were first changed).
+	ExpectedVersion int `json:"expectedVersion"`
+	// The blog's title: one line of at most 200 characters.
+	Title *string `json:"title"`
+	// The blog's description: at most 1000 characters.
+	Description *string `json:"description"`
+	// The logo's URL: an absolute http or https URL.
+	LogoUrl *string `json:"logoUrl"`
+	// The icon's URL: an absolute http or https URL.
+	IconUrl *string `json:"iconUrl"`
+	// A BCP 47 language tag such as `en` or `en-GB`.
+	Locale *string `json:"locale"`
+	// An IANA time zone such as `Europe/Berlin` or `UTC`.
+	Timezone *string `json:"timezone"`
+	// The frontend's public address: an absolute http or https URL.
+	Url *string `json:"url"`
+	// The pattern of a post's path, starting with `/` and holding `{slug}`, optionally `{yyyy}`, `{mm}` and `{dd}`.
+	PostPath *string `json:"postPath"`
+	// The navigation menus, at most 5, replacing the old ones.
+	Menus []MenuInput `json:"menus"`
+	// The blog's accounts elsewhere, at most 20, replacing the old ones.
+	SocialLinks []SocialAccountInput `json:"socialLinks"`
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
+	IdempotencyKey *string `json:"idempotencyKey"`
+}
+
+// GetExpectedVersion returns UpdateSiteInput.ExpectedVersion, and is useful for accessing the field via an interface.
+func (v *UpdateSiteInput) GetExpectedVersion() int { return v.ExpectedVersion }
+
+// GetTitle returns UpdateSiteInput.Title, and is useful for accessing the field via an interface.
+func (v *UpdateSiteInput) GetTitle() *string { return v.Title }
+
+// GetDescription returns UpdateSiteInput.Description, and is useful for accessing the field via an interface.
+func (v *UpdateSiteInput) GetDescription() *string { return v.Description }
+
+// GetLogoUrl returns UpdateSiteInput.LogoUrl, and is useful for accessing the field via an interface.
+func (v *UpdateSiteInput) GetLogoUrl() *string { return v.LogoUrl }
+
+// GetIconUrl returns UpdateSiteInput.IconUrl, and is useful for accessing the field via an interface.
+func (v *UpdateSiteInput) GetIconUrl() *string { return v.IconUrl }
+
+// GetLocale returns UpdateSiteInput.Locale, and is useful for accessing the field via an interface.
+func (v *UpdateSiteInput) GetLocale() *string { return v.Locale }
+
+// GetTimezone returns UpdateSiteInput.Timezone, and is useful for accessing the field via an interface.
+func (v *UpdateSiteInput) GetTimezone() *string { return v.Timezone }
+
+// GetUrl returns UpdateSiteInput.Url, and is useful for accessing the field via an interface.
+func (v *UpdateSiteInput) GetUrl() *string { return v.Url }
+
+// GetPostPath returns UpdateSiteInput.PostPath, and is useful for accessing the field via an interface.
+func (v *UpdateSiteInput) GetPostPath() *string { return v.PostPath }
+
+// GetMenus returns UpdateSiteInput.Menus, and is useful for accessing the field via an interface.
+func (v *UpdateSiteInput) GetMenus() []MenuInput { return v.Menus }
+
+// GetSocialLinks returns UpdateSiteInput.SocialLinks, and is useful for accessing the field via an interface.
+func (v *UpdateSiteInput) GetSocialLinks() []SocialAccountInput { return v.SocialLinks }
+
+// GetIdempotencyKey returns UpdateSiteInput.IdempotencyKey, and is useful for accessing the field via an interface.
+func (v *UpdateSiteInput) GetIdempotencyKey() *string { return v.IdempotencyKey }
+
+// UpdateSiteResponse is returned by UpdateSite on success.
+type UpdateSiteResponse struct {
+	// Changes the blog's settings. Admins only. Fails with CONFLICT and the current version in `extensions.currentVersion` unless `expectedVersion` is the settings' version (0 before they were ever changed); BAD_USER_INPUT (`extensions.field`) for bad input, and nothing is written then. Feeds, the sitemap and webhooks' paths use the new site URL, title, description and post path within about a second on every server.
+	UpdateSite UpdateSiteUpdateSiteUpdateSitePayload `json:"updateSite"`
+}
+
+// GetUpdateSite returns UpdateSiteResponse.UpdateSite, and is useful for accessing the field via an interface.
+func (v *UpdateSiteResponse) GetUpdateSite() UpdateSiteUpdateSiteUpdateSitePayload {
+	return v.UpdateSite
+}
+
+// UpdateSiteUpdateSiteUpdateSitePayload includes the requested fields of the GraphQL type UpdateSitePayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `updateSite`.
+type UpdateSiteUpdateSiteUpdateSitePayload struct {
+	// The settings as updated.
+	Site UpdateSiteUpdateSiteUpdateSitePayloadSite `json:"site"`
+}
+
+// GetSite returns UpdateSiteUpdateSiteUpdateSitePayload.Site, and is useful for accessing the field via an interface.
+func (v *UpdateSiteUpdateSiteUpdateSitePayload) GetSite() UpdateSiteUpdateSiteUpdateSitePayloadSite {
+	return v.Site
+}
+
+// UpdateSiteUpdateSiteUpdateSitePayloadSite includes the requested fields of the GraphQL type Site.
+// The GraphQL type's documentation follows.
+//
+// The blog's settings. A field never set (or cleared) shows the server's
+// default: its `-site-title`, `-site-description`, `-site-url` and
+// `-post-path` settings, and empty or null for the rest.
+type UpdateSiteUpdateSiteUpdateSitePayloadSite struct {
+	SiteParts `json:"-"`
+}
+
+// GetTitle returns UpdateSiteUpdateSiteUpdateSitePayloadSite.Title, and is useful for accessing the field via an interface.
+func (v *UpdateSiteUpdateSiteUpdateSitePayloadSite) GetTitle() string { return v.SiteParts.Title }
+
+// GetDescription returns UpdateSiteUpdateSiteUpdateSitePayloadSite.Description, and is useful for accessing the field via an interface.
+func (v *UpdateSiteUpdateSiteUpdateSitePayloadSite) GetDescription() string {
+	return v.SiteParts.Description
+}
+
+// GetLogoUrl returns UpdateSiteUpdateSiteUpdateSitePayloadSite.LogoUrl, and is useful for accessing the field via an interface.
+func (v *UpdateSiteUpdateSiteUpdateSitePayloadSite) GetLogoUrl() *string { return v.SiteParts.LogoUrl }
+
+// GetIconUrl returns UpdateSiteUpdateSiteUpdateSitePayloadSite.IconUrl, and is useful for accessing the field via an interface.
+func (v *UpdateSiteUpdateSiteUpdateSitePayloadSite) GetIconUrl() *string { return v.SiteParts.IconUrl }
+
+// GetLocale returns UpdateSiteUpdateSiteUpdateSitePayloadSite.Locale, and is useful for accessing the field via an interface.
+func (v *UpdateSiteUpdateSiteUpdateSitePayloadSite) GetLocale() *string { return v.SiteParts.Locale }
+
+// GetTimezone returns UpdateSiteUpdateSiteUpdateSitePayloadSite.Timezone, and is useful for accessing the field via an interface.
+func (v *UpdateSiteUpdateSiteUpdateSitePayloadSite) GetTimezone() *string {
+	return v.SiteParts.Timezone
+}
+
+// GetUrl returns UpdateSiteUpdateSiteUpdateSitePayloadSite.Url, and is useful for accessing the field via an interface.
+func (v *UpdateSiteUpdateSiteUpdateSitePayloadSite) GetUrl() *string { return v.SiteParts.Url }
+
+// GetPostPath returns UpdateSiteUpdateSiteUpdateSitePayloadSite.PostPath, and is useful for accessing the field via an interface.
+func (v *UpdateSiteUpdateSiteUpdateSitePayloadSite) GetPostPath() string { return v.SiteParts.PostPath }
+
+// GetPagePath returns UpdateSiteUpdateSiteUpdateSitePayloadSite.PagePath, and is useful for accessing the field via an interface.
+func (v *UpdateSiteUpdateSiteUpdateSitePayloadSite) GetPagePath() *string {
+	return v.SiteParts.PagePath
+}
+
+// GetMenus returns UpdateSiteUpdateSiteUpdateSitePayloadSite.Menus, and is useful for accessing the field via an interface.
+func (v *UpdateSiteUpdateSiteUpdateSitePayloadSite) GetMenus() []SitePartsMenusMenu {
+	return v.SiteParts.Menus
+}
+
+// GetSocialLinks returns UpdateSiteUpdateSiteUpdateSitePayloadSite.SocialLinks, and is useful for accessing the field via an interface.
+func (v *UpdateSiteUpdateSiteUpdateSitePayloadSite) GetSocialLinks() []SitePartsSocialLinksSocialAccount {
+	return v.SiteParts.SocialLinks
+}
+
+// GetVersion returns UpdateSiteUpdateSiteUpdateSitePayloadSite.Version, and is useful for accessing the field via an interface.
+func (v *UpdateSiteUpdateSiteUpdateSitePayloadSite) GetVersion() int { return v.SiteParts.Version }
+
+// GetUpdatedAt returns UpdateSiteUpdateSiteUpdateSitePayloadSite.UpdatedAt, and is useful for accessing the field via an interface.
+func (v *UpdateSiteUpdateSiteUpdateSitePayloadSite) GetUpdatedAt() *time.Time {
+	return v.SiteParts.UpdatedAt
+}
+
+func (v *UpdateSiteUpdateSiteUpdateSitePayloadSite) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*UpdateSiteUpdateSiteUpdateSitePayloadSite
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.UpdateSiteUpdateSiteUpdateSitePayloadSite = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.SiteParts)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalUpdateSiteUpdateSiteUpdateSitePayloadSite struct {
+	Title string `json:"title"`
+
+	Description string `json:"description"`
+
+	LogoUrl *string `json:"logoUrl"`
+
+	IconUrl *string `json:"iconUrl"`
+
+	Locale *string `json:"locale"`
+
+	Timezone *string `json:"timezone"`
+
+	Url *string `json:"url"`
+
+	PostPath string `json:"postPath"`
+
+	PagePath *string `json:"pagePath"`
+
+	Menus []SitePartsMenusMenu `json:"menus"`
+
+	SocialLinks []SitePartsSocialLinksSocialAccount `json:"socialLinks"`
+
+	Version int `json:"version"`
+
+	UpdatedAt *time.Time `json:"updatedAt"`
+}
+
+func (v *UpdateSiteUpdateSiteUpdateSitePayloadSite) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *UpdateSiteUpdateSiteUpdateSitePayloadSite) __premarshalJSON() (*__premarshalUpdateSiteUpdateSiteUpdateSitePayloadSite, error) {
+	var retval __premarshalUpdateSiteUpdateSiteUpdateSitePayloadSite
+
+	retval.Title = v.SiteParts.Title
+	retval.Description = v.SiteParts.Description
+	retval.LogoUrl = v.SiteParts.LogoUrl
+	retval.IconUrl = v.SiteParts.IconUrl
+	retval.Locale = v.SiteParts.Locale
+	retval.Timezone = v.SiteParts.Timezone
+	retval.Url = v.SiteParts.Url
+	retval.PostPath = v.SiteParts.PostPath
+	retval.PagePath = v.SiteParts.PagePath
+	retval.Menus = v.SiteParts.Menus
+	retval.SocialLinks = v.SiteParts.SocialLinks
+	retval.Version = v.SiteParts.Version
+	retval.UpdatedAt = v.SiteParts.UpdatedAt
 	return &retval, nil
 }
 
@@ -9556,6 +11887,14 @@ func (v *__ArchiveInput) GetAuthor() *string { return v.Author }
 // GetCategory returns __ArchiveInput.Category, and is useful for accessing the field via an interface.
 func (v *__ArchiveInput) GetCategory() *string { return v.Category }
 
+// __ArchiveOfAuthorSlugInput is used internally by genqlient
+type __ArchiveOfAuthorSlugInput struct {
+	Slug string `json:"slug"`
+}
+
+// GetSlug returns __ArchiveOfAuthorSlugInput.Slug, and is useful for accessing the field via an interface.
+func (v *__ArchiveOfAuthorSlugInput) GetSlug() string { return v.Slug }
+
 // __AuthorBySlugInput is used internally by genqlient
 type __AuthorBySlugInput struct {
 	Slug   string     `json:"slug"`
@@ -9620,6 +11959,14 @@ func (v *__AuthorPageInput) GetFirst() *int { return v.First }
 // GetAfter returns __AuthorPageInput.After, and is useful for accessing the field via an interface.
 func (v *__AuthorPageInput) GetAfter() *string { return v.After }
 
+// __AuthorProfileInput is used internally by genqlient
+type __AuthorProfileInput struct {
+	Slug string `json:"slug"`
+}
+
+// GetSlug returns __AuthorProfileInput.Slug, and is useful for accessing the field via an interface.
+func (v *__AuthorProfileInput) GetSlug() string { return v.Slug }
+
 // __AuthorsInput is used internally by genqlient
 type __AuthorsInput struct {
 	First  *int    `json:"first"`
@@ -9639,6 +11986,14 @@ func (v *__AuthorsInput) GetLast() *int { return v.Last }
 
 // GetBefore returns __AuthorsInput.Before, and is useful for accessing the field via an interface.
 func (v *__AuthorsInput) GetBefore() *string { return v.Before }
+
+// __CategoryByIDInput is used internally by genqlient
+type __CategoryByIDInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __CategoryByIDInput.Id, and is useful for accessing the field via an interface.
+func (v *__CategoryByIDInput) GetId() string { return v.Id }
 
 // __CategoryFeedInput is used internally by genqlient
 type __CategoryFeedInput struct {
@@ -9760,6 +12115,14 @@ type __CreateCategoryInput struct {
 // GetInput returns __CreateCategoryInput.Input, and is useful for accessing the field via an interface.
 func (v *__CreateCategoryInput) GetInput() CreateCategoryInput { return v.Input }
 
+// __CreatePageInput is used internally by genqlient
+type __CreatePageInput struct {
+	Input CreatePageInput `json:"input"`
+}
+
+// GetInput returns __CreatePageInput.Input, and is useful for accessing the field via an interface.
+func (v *__CreatePageInput) GetInput() CreatePageInput { return v.Input }
+
 // __CreatePostInput is used internally by genqlient
 type __CreatePostInput struct {
 	Input CreatePostInput `json:"input"`
@@ -9791,6 +12154,14 @@ type __DeleteCommentInput struct {
 
 // GetInput returns __DeleteCommentInput.Input, and is useful for accessing the field via an interface.
 func (v *__DeleteCommentInput) GetInput() DeleteCommentInput { return v.Input }
+
+// __DeletePageInput is used internally by genqlient
+type __DeletePageInput struct {
+	Input DeletePageInput `json:"input"`
+}
+
+// GetInput returns __DeletePageInput.Input, and is useful for accessing the field via an interface.
+func (v *__DeletePageInput) GetInput() DeletePageInput { return v.Input }
 
 // __DeletePostInput is used internally by genqlient
 type __DeletePostInput struct {
@@ -9831,6 +12202,14 @@ func (v *__DraftPageInput) GetLast() *int { return v.Last }
 
 // GetBefore returns __DraftPageInput.Before, and is useful for accessing the field via an interface.
 func (v *__DraftPageInput) GetBefore() *string { return v.Before }
+
+// __DraftTotalInput is used internally by genqlient
+type __DraftTotalInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __DraftTotalInput.Id, and is useful for accessing the field via an interface.
+func (v *__DraftTotalInput) GetId() string { return v.Id }
 
 // __FeedInput is used internally by genqlient
 type __FeedInput struct {
@@ -9948,6 +12327,46 @@ type __NodeInput struct {
 // GetId returns __NodeInput.Id, and is useful for accessing the field via an interface.
 func (v *__NodeInput) GetId() string { return v.Id }
 
+// __PageByIDInput is used internally by genqlient
+type __PageByIDInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __PageByIDInput.Id, and is useful for accessing the field via an interface.
+func (v *__PageByIDInput) GetId() string { return v.Id }
+
+// __PageBySlugInput is used internally by genqlient
+type __PageBySlugInput struct {
+	Slug string `json:"slug"`
+}
+
+// GetSlug returns __PageBySlugInput.Slug, and is useful for accessing the field via an interface.
+func (v *__PageBySlugInput) GetSlug() string { return v.Slug }
+
+// __PagesInput is used internally by genqlient
+type __PagesInput struct {
+	First  *int    `json:"first"`
+	After  *string `json:"after"`
+	Last   *int    `json:"last"`
+	Before *string `json:"before"`
+	Drafts *bool   `json:"drafts"`
+}
+
+// GetFirst returns __PagesInput.First, and is useful for accessing the field via an interface.
+func (v *__PagesInput) GetFirst() *int { return v.First }
+
+// GetAfter returns __PagesInput.After, and is useful for accessing the field via an interface.
+func (v *__PagesInput) GetAfter() *string { return v.After }
+
+// GetLast returns __PagesInput.Last, and is useful for accessing the field via an interface.
+func (v *__PagesInput) GetLast() *int { return v.Last }
+
+// GetBefore returns __PagesInput.Before, and is useful for accessing the field via an interface.
+func (v *__PagesInput) GetBefore() *string { return v.Before }
+
+// GetDrafts returns __PagesInput.Drafts, and is useful for accessing the field via an interface.
+func (v *__PagesInput) GetDrafts() *bool { return v.Drafts }
+
 // __PingWebhookInput is used internally by genqlient
 type __PingWebhookInput struct {
 	Input PingWebhookInput `json:"input"`
@@ -10043,6 +12462,14 @@ type __PreviewInput struct {
 
 // GetToken returns __PreviewInput.Token, and is useful for accessing the field via an interface.
 func (v *__PreviewInput) GetToken() string { return v.Token }
+
+// __PublishPageInput is used internally by genqlient
+type __PublishPageInput struct {
+	Input PublishPageInput `json:"input"`
+}
+
+// GetInput returns __PublishPageInput.Input, and is useful for accessing the field via an interface.
+func (v *__PublishPageInput) GetInput() PublishPageInput { return v.Input }
 
 // __PublishPostInput is used internally by genqlient
 type __PublishPostInput struct {
@@ -10144,6 +12571,14 @@ func (v *__SearchTitlesInput) GetFirst() *int { return v.First }
 // GetAfter returns __SearchTitlesInput.After, and is useful for accessing the field via an interface.
 func (v *__SearchTitlesInput) GetAfter() *string { return v.After }
 
+// __UnpublishPageInput is used internally by genqlient
+type __UnpublishPageInput struct {
+	Input UnpublishPageInput `json:"input"`
+}
+
+// GetInput returns __UnpublishPageInput.Input, and is useful for accessing the field via an interface.
+func (v *__UnpublishPageInput) GetInput() UnpublishPageInput { return v.Input }
+
 // __UnpublishPostInput is used internally by genqlient
 type __UnpublishPostInput struct {
 	Input UnpublishPostInput `json:"input"`
@@ -10159,6 +12594,14 @@ type __UpdateAuthorInput struct {
 
 // GetInput returns __UpdateAuthorInput.Input, and is useful for accessing the field via an interface.
 func (v *__UpdateAuthorInput) GetInput() UpdateAuthorInput { return v.Input }
+
+// __UpdateAuthorProfileInput is used internally by genqlient
+type __UpdateAuthorProfileInput struct {
+	Input UpdateAuthorInput `json:"input"`
+}
+
+// GetInput returns __UpdateAuthorProfileInput.Input, and is useful for accessing the field via an interface.
+func (v *__UpdateAuthorProfileInput) GetInput() UpdateAuthorInput { return v.Input }
 
 // __UpdateCategoryInput is used internally by genqlient
 type __UpdateCategoryInput struct {
@@ -10176,6 +12619,14 @@ type __UpdateCommentInput struct {
 // GetInput returns __UpdateCommentInput.Input, and is useful for accessing the field via an interface.
 func (v *__UpdateCommentInput) GetInput() UpdateCommentInput { return v.Input }
 
+// __UpdatePageInput is used internally by genqlient
+type __UpdatePageInput struct {
+	Input UpdatePageInput `json:"input"`
+}
+
+// GetInput returns __UpdatePageInput.Input, and is useful for accessing the field via an interface.
+func (v *__UpdatePageInput) GetInput() UpdatePageInput { return v.Input }
+
 // __UpdatePostInput is used internally by genqlient
 type __UpdatePostInput struct {
 	Input UpdatePostInput `json:"input"`
@@ -10183,6 +12634,14 @@ type __UpdatePostInput struct {
 
 // GetInput returns __UpdatePostInput.Input, and is useful for accessing the field via an interface.
 func (v *__UpdatePostInput) GetInput() UpdatePostInput { return v.Input }
+
+// __UpdateSiteInput is used internally by genqlient
+type __UpdateSiteInput struct {
+	Input UpdateSiteInput `json:"input"`
+}
+
+// GetInput returns __UpdateSiteInput.Input, and is useful for accessing the field via an interface.
+func (v *__UpdateSiteInput) GetInput() UpdateSiteInput { return v.Input }
 
 // __UpdateWebhookInput is used internally by genqlient
 type __UpdateWebhookInput struct {
@@ -10316,6 +12775,42 @@ func Archive(
 	}
 
 	data_ = &ArchiveResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by ArchiveOfAuthorSlug.
+const ArchiveOfAuthorSlug_Operation = `
+query ArchiveOfAuthorSlug ($slug: String!) {
+	archive(authorSlug: $slug) {
+		year
+		month
+		postCount
+	}
+}
+`
+
+func ArchiveOfAuthorSlug(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	slug string,
+) (data_ *ArchiveOfAuthorSlugResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "ArchiveOfAuthorSlug",
+		Query:  ArchiveOfAuthorSlug_Operation,
+		Variables: &__ArchiveOfAuthorSlugInput{
+			Slug: slug,
+		},
+	}
+
+	data_ = &ArchiveOfAuthorSlugResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -10582,6 +13077,47 @@ func AuthorPage(
 	return data_, err_
 }
 
+// The query executed by AuthorProfile.
+const AuthorProfile_Operation = `
+query AuthorProfile ($slug: String!) {
+	author(slug: $slug) {
+		id
+		slug
+		website
+		location
+		socialLinks {
+			network
+			url
+		}
+	}
+}
+`
+
+func AuthorProfile(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	slug string,
+) (data_ *AuthorProfileResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "AuthorProfile",
+		Query:  AuthorProfile_Operation,
+		Variables: &__AuthorProfileInput{
+			Slug: slug,
+		},
+	}
+
+	data_ = &AuthorProfileResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by Authors.
 const Authors_Operation = `
 query Authors ($first: Int, $after: String, $last: Int, $before: String) {
@@ -10659,6 +13195,42 @@ func Categories(
 	}
 
 	data_ = &CategoriesResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by CategoryByID.
+const CategoryByID_Operation = `
+query CategoryByID ($id: ID!) {
+	category(id: $id) {
+		id
+		slug
+		name
+	}
+}
+`
+
+func CategoryByID(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *CategoryByIDResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "CategoryByID",
+		Query:  CategoryByID_Operation,
+		Variables: &__CategoryByIDInput{
+			Id: id,
+		},
+	}
+
+	data_ = &CategoryByIDResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -11145,6 +13717,65 @@ func CreateCategory(
 	return data_, err_
 }
 
+// The mutation executed by CreatePage.
+const CreatePage_Operation = `
+mutation CreatePage ($input: CreatePageInput!) {
+	createPage(input: $input) {
+		page {
+			... PageParts
+		}
+	}
+}
+fragment PageParts on Page {
+	id
+	slug
+	title
+	body
+	bodyHtml
+	toc {
+		level
+		text
+		anchor
+	}
+	seo {
+		title
+		description
+		canonicalUrl
+		ogImage
+	}
+	status
+	order
+	parentId
+	publishedAt
+	version
+}
+`
+
+func CreatePage(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input CreatePageInput,
+) (data_ *CreatePageResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "CreatePage",
+		Query:  CreatePage_Operation,
+		Variables: &__CreatePageInput{
+			Input: input,
+		},
+	}
+
+	data_ = &CreatePageResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by CreatePost.
 const CreatePost_Operation = `
 mutation CreatePost ($input: CreatePostInput!) {
@@ -11350,6 +13981,40 @@ func DeleteComment(
 	return data_, err_
 }
 
+// The mutation executed by DeletePage.
+const DeletePage_Operation = `
+mutation DeletePage ($input: DeletePageInput!) {
+	deletePage(input: $input) {
+		deletedId
+	}
+}
+`
+
+func DeletePage(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input DeletePageInput,
+) (data_ *DeletePageResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "DeletePage",
+		Query:  DeletePage_Operation,
+		Variables: &__DeletePageInput{
+			Input: input,
+		},
+	}
+
+	data_ = &DeletePageResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by DeletePost.
 const DeletePost_Operation = `
 mutation DeletePost ($input: DeletePostInput!) {
@@ -11466,6 +14131,42 @@ func DraftPage(
 	}
 
 	data_ = &DraftPageResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by DraftTotal.
+const DraftTotal_Operation = `
+query DraftTotal ($id: ID!) {
+	author(id: $id) {
+		drafts(first: 1) {
+			totalCount
+		}
+	}
+}
+`
+
+func DraftTotal(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *DraftTotalResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "DraftTotal",
+		Query:  DraftTotal_Operation,
+		Variables: &__DraftTotalInput{
+			Id: id,
+		},
+	}
+
+	data_ = &DraftTotalResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -11980,6 +14681,180 @@ func Node(
 	}
 
 	data_ = &NodeResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by PageByID.
+const PageByID_Operation = `
+query PageByID ($id: ID!) {
+	page(id: $id) {
+		... PageParts
+	}
+}
+fragment PageParts on Page {
+	id
+	slug
+	title
+	body
+	bodyHtml
+	toc {
+		level
+		text
+		anchor
+	}
+	seo {
+		title
+		description
+		canonicalUrl
+		ogImage
+	}
+	status
+	order
+	parentId
+	publishedAt
+	version
+}
+`
+
+func PageByID(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *PageByIDResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "PageByID",
+		Query:  PageByID_Operation,
+		Variables: &__PageByIDInput{
+			Id: id,
+		},
+	}
+
+	data_ = &PageByIDResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by PageBySlug.
+const PageBySlug_Operation = `
+query PageBySlug ($slug: String!) {
+	page(slug: $slug) {
+		... PageParts
+	}
+}
+fragment PageParts on Page {
+	id
+	slug
+	title
+	body
+	bodyHtml
+	toc {
+		level
+		text
+		anchor
+	}
+	seo {
+		title
+		description
+		canonicalUrl
+		ogImage
+	}
+	status
+	order
+	parentId
+	publishedAt
+	version
+}
+`
+
+// A page by slug (budget: 2 GetItems), as a frontend's /<slug> route reads it.
+func PageBySlug(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	slug string,
+) (data_ *PageBySlugResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "PageBySlug",
+		Query:  PageBySlug_Operation,
+		Variables: &__PageBySlugInput{
+			Slug: slug,
+		},
+	}
+
+	data_ = &PageBySlugResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by Pages.
+const Pages_Operation = `
+query Pages ($first: Int, $after: String, $last: Int, $before: String, $drafts: Boolean) {
+	pages(first: $first, after: $after, last: $last, before: $before, drafts: $drafts) {
+		edges {
+			cursor
+			node {
+				id
+				slug
+				title
+				order
+				parentId
+				status
+			}
+		}
+		pageInfo {
+			hasNextPage
+			hasPreviousPage
+			endCursor
+			startCursor
+		}
+	}
+}
+`
+
+// The pages for a navigation menu (budget: 1 Query).
+func Pages(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	first *int,
+	after *string,
+	last *int,
+	before *string,
+	drafts *bool,
+) (data_ *PagesResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "Pages",
+		Query:  Pages_Operation,
+		Variables: &__PagesInput{
+			First:  first,
+			After:  after,
+			Last:   last,
+			Before: before,
+			Drafts: drafts,
+		},
+	}
+
+	data_ = &PagesResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -12618,6 +15493,65 @@ func Preview(
 	return data_, err_
 }
 
+// The mutation executed by PublishPage.
+const PublishPage_Operation = `
+mutation PublishPage ($input: PublishPageInput!) {
+	publishPage(input: $input) {
+		page {
+			... PageParts
+		}
+	}
+}
+fragment PageParts on Page {
+	id
+	slug
+	title
+	body
+	bodyHtml
+	toc {
+		level
+		text
+		anchor
+	}
+	seo {
+		title
+		description
+		canonicalUrl
+		ogImage
+	}
+	status
+	order
+	parentId
+	publishedAt
+	version
+}
+`
+
+func PublishPage(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input PublishPageInput,
+) (data_ *PublishPageResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "PublishPage",
+		Query:  PublishPage_Operation,
+		Variables: &__PublishPageInput{
+			Input: input,
+		},
+	}
+
+	data_ = &PublishPageResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by PublishPost.
 const PublishPost_Operation = `
 mutation PublishPost ($input: PublishPostInput!) {
@@ -12669,6 +15603,36 @@ func PublishPost(
 	}
 
 	data_ = &PublishPostResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by QueueTotal.
+const QueueTotal_Operation = `
+query QueueTotal {
+	moderationQueue(first: 1) {
+		totalCount
+	}
+}
+`
+
+func QueueTotal(
+	ctx_ context.Context,
+	client_ graphql.Client,
+) (data_ *QueueTotalResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "QueueTotal",
+		Query:  QueueTotal_Operation,
+	}
+
+	data_ = &QueueTotalResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -13018,6 +15982,123 @@ func SearchTitles(
 	return data_, err_
 }
 
+// The query executed by Site.
+const Site_Operation = `
+query Site {
+	site {
+		... SiteParts
+	}
+}
+fragment SiteParts on Site {
+	title
+	description
+	logoUrl
+	iconUrl
+	locale
+	timezone
+	url
+	postPath
+	pagePath
+	menus {
+		name
+		items {
+			label
+			kind
+			slug
+			url
+			path
+		}
+	}
+	socialLinks {
+		network
+		url
+	}
+	version
+	updatedAt
+}
+`
+
+// The site's settings, for a layout's header and menus (budget: 0 once held).
+func Site(
+	ctx_ context.Context,
+	client_ graphql.Client,
+) (data_ *SiteResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "Site",
+		Query:  Site_Operation,
+	}
+
+	data_ = &SiteResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by UnpublishPage.
+const UnpublishPage_Operation = `
+mutation UnpublishPage ($input: UnpublishPageInput!) {
+	unpublishPage(input: $input) {
+		page {
+			... PageParts
+		}
+	}
+}
+fragment PageParts on Page {
+	id
+	slug
+	title
+	body
+	bodyHtml
+	toc {
+		level
+		text
+		anchor
+	}
+	seo {
+		title
+		description
+		canonicalUrl
+		ogImage
+	}
+	status
+	order
+	parentId
+	publishedAt
+	version
+}
+`
+
+func UnpublishPage(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input UnpublishPageInput,
+) (data_ *UnpublishPageResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "UnpublishPage",
+		Query:  UnpublishPage_Operation,
+		Variables: &__UnpublishPageInput{
+			Input: input,
+		},
+	}
+
+	data_ = &UnpublishPageResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by UnpublishPost.
 const UnpublishPost_Operation = `
 mutation UnpublishPost ($input: UnpublishPostInput!) {
@@ -13120,6 +16201,49 @@ func UpdateAuthor(
 	return data_, err_
 }
 
+// The mutation executed by UpdateAuthorProfile.
+const UpdateAuthorProfile_Operation = `
+mutation UpdateAuthorProfile ($input: UpdateAuthorInput!) {
+	updateAuthor(input: $input) {
+		author {
+			id
+			website
+			location
+			socialLinks {
+				network
+				url
+			}
+			version
+		}
+	}
+}
+`
+
+func UpdateAuthorProfile(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input UpdateAuthorInput,
+) (data_ *UpdateAuthorProfileResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "UpdateAuthorProfile",
+		Query:  UpdateAuthorProfile_Operation,
+		Variables: &__UpdateAuthorProfileInput{
+			Input: input,
+		},
+	}
+
+	data_ = &UpdateAuthorProfileResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by UpdateCategory.
 const UpdateCategory_Operation = `
 mutation UpdateCategory ($input: UpdateCategoryInput!) {
@@ -13203,6 +16327,65 @@ func UpdateComment(
 	return data_, err_
 }
 
+// The mutation executed by UpdatePage.
+const UpdatePage_Operation = `
+mutation UpdatePage ($input: UpdatePageInput!) {
+	updatePage(input: $input) {
+		page {
+			... PageParts
+		}
+	}
+}
+fragment PageParts on Page {
+	id
+	slug
+	title
+	body
+	bodyHtml
+	toc {
+		level
+		text
+		anchor
+	}
+	seo {
+		title
+		description
+		canonicalUrl
+		ogImage
+	}
+	status
+	order
+	parentId
+	publishedAt
+	version
+}
+`
+
+func UpdatePage(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input UpdatePageInput,
+) (data_ *UpdatePageResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "UpdatePage",
+		Query:  UpdatePage_Operation,
+		Variables: &__UpdatePageInput{
+			Input: input,
+		},
+	}
+
+	data_ = &UpdatePageResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by UpdatePost.
 const UpdatePost_Operation = `
 mutation UpdatePost ($input: UpdatePostInput!) {
@@ -13257,6 +16440,69 @@ func UpdatePost(
 	}
 
 	data_ = &UpdatePostResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by UpdateSite.
+const UpdateSite_Operation = `
+mutation UpdateSite ($input: UpdateSiteInput!) {
+	updateSite(input: $input) {
+		site {
+			... SiteParts
+		}
+	}
+}
+fragment SiteParts on Site {
+	title
+	description
+	logoUrl
+	iconUrl
+	locale
+	timezone
+	url
+	postPath
+	pagePath
+	menus {
+		name
+		items {
+			label
+			kind
+			slug
+			url
+			path
+		}
+	}
+	socialLinks {
+		network
+		url
+	}
+	version
+	updatedAt
+}
+`
+
+func UpdateSite(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input UpdateSiteInput,
+) (data_ *UpdateSiteResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "UpdateSite",
+		Query:  UpdateSite_Operation,
+		Variables: &__UpdateSiteInput{
+			Input: input,
+		},
+	}
+
+	data_ = &UpdateSiteResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

@@ -157,6 +157,13 @@ func TestFeedRequests(t *testing.T) {
 	s.seedBlog(t)
 	full := newSyndicationServer(t, s)
 	excerpt := newSyndicationServer(t, s, func(o *syndication.Options) { o.Content = syndication.ContentExcerpt })
+	t.Run("the first request of a server reads the site settings once", func(t *testing.T) {
+		a, n := full.get(t, "/sitemap.xml")
+		equal(t, "status", a.status, http.StatusOK)
+		equal(t, "DynamoDB requests", n, 2)
+		_, n = full.get(t, "/sitemap.xml")
+		equal(t, "DynamoDB requests", n, 1)
+	})
 	for _, limit := range []string{"", "?limit=100"} {
 		for _, c := range []struct {
 			name   string
@@ -184,6 +191,7 @@ func TestFeedRequests(t *testing.T) {
 	}{
 		{"/sitemap.xml", 1},
 		{"/sitemap.xml?section=pages", 1},
+		{"/sitemap.xml?section=static", 1},
 		{"/sitemap.xml?section=categories", 1},
 		{"/sitemap.xml?section=authors", 1},
 	} {
@@ -275,7 +283,7 @@ func TestFeedErrors(t *testing.T) {
 		{"/feed.json?limit=5&limit=6", 400, `"limit" given 2 times`},
 		{"/feed.json?page=2", 400, `unknown query parameter "page"`},
 		{"/feed.xml?limit=%zz", 400, "does not parse"},
-		{"/sitemap.xml?section=everything", 400, "must be pages, categories, authors or posts"},
+		{"/sitemap.xml?section=everything", 400, "must be pages, static, categories, authors or posts"},
 		{"/sitemap.xml?section=posts", 400, "needs a month as YYYY-MM"},
 		{"/sitemap.xml?section=posts&month=2026-13", 400, "needs a month"},
 		{"/sitemap.xml?section=authors&month=2026-01", 400, "month goes with section=posts"},

@@ -344,7 +344,7 @@ func TestVariablesCoerceAsTheSpecificationSays(t *testing.T) {
 		{"an Int inside an input, as a string", update, `{"input": {"slug": "go", "expectedVersion": "3"}}`, []string{`"3"`, "input.expectedVersion"}},
 		{"a String that is a number", "query($slug: String!) { category(slug: $slug) { name } }", `{"slug": 5}`, []string{"5", "String"}},
 		{"an unknown input field", update, `{"input": {"slug": "go", "nam": "Go"}}`, []string{`"nam"`}},
-		{"a required input field left out", update, `{"input": {"name": "Go"}}`, []string{`"slug"`}},
+		{"a required input field left out", "mutation($input: CreateCategoryInput!) { createCategory(input: $input) { category { slug } } }", `{"input": {"name": "Go"}}`, []string{`"slug"`}},
 		{"an ID that is true", "query($id: ID!) { node(id: $id) { id } }", `{"id": true}`, []string{"true", "ID"}},
 	}
 	for _, c := range refused {

@@ -55,6 +55,9 @@ type mix struct {
 	postEffect map[string]*effect // by post global id: the post's createPost
 	tally      map[string]map[string]int
 	problems   int
+	// Static pages and the site settings' version (mixed_pages_test.go).
+	pages   []*mixPage
+	siteVer int
 }
 
 // mixClient is one concurrent client, signed in as user.

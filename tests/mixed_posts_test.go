@@ -132,7 +132,7 @@ func nextUpdateCategory(rename bool) func(c *mixClient) *mixCall {
 		m := c.m
 		m.mu.Lock()
 		slug := m.cats[c.rng.IntN(len(m.cats))]
-		in := UpdateCategoryInput{Slug: slug}
+		in := UpdateCategoryInput{Slug: &slug}
 		var refusals []string
 		if c.rng.IntN(2) == 0 {
 			in.ExpectedVersion = ptr(m.catVer[slug])

@@ -123,6 +123,12 @@ var mixMutations = []mixMutation{
 	{"rejectComment", 2, nextModerate(rejectIt)},
 	{"deleteComment", 3, nextDeleteComment},
 	{"moderationQueue", 1, nextModerationQueue},
+	{"createPage", 2, nextCreatePage},
+	{"updatePage", 2, nextUpdatePage},
+	{"publishPage", 2, nextPublishPage(true)},
+	{"unpublishPage", 1, nextPublishPage(false)},
+	{"deletePage", 1, nextDeletePage},
+	{"updateSite", 1, nextUpdateSite},
 }
 
 // mixMutation is one entry of mixMutations.

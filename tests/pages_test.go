@@ -24,6 +24,7 @@ func TestEmptyCursorsAreRefused(t *testing.T) {
 		as    graphql.Client
 	}{
 		{"the feed", `posts(%s) { totalCount }`, s.client},
+		{"the static pages", `pages(%s) { edges { cursor } }`, s.client},
 		{"a month's archive", `posts(publishedAfter: "2026-02-01T00:00:00Z", publishedBefore: "2026-03-01T00:00:00Z", %s) { totalCount }`, s.client},
 		{"a category's posts", `category(slug: "go") { posts(%s) { totalCount } }`, s.client},
 		{"an author's posts", `author(id: "` + b.authors[0] + `") { posts(%s) { totalCount } }`, s.client},

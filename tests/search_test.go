@@ -366,7 +366,7 @@ func TestSearchFollowsRenamesOfAuthorsAndCategories(t *testing.T) {
 	ok[*UpdateAuthorResponse](t)(UpdateAuthor(ctx, s.admin, UpdateAuthorInput{Id: adaID, ExpectedVersion: ptr(1), Name: ptr("Augusta King")}))
 	s.waitFound(t, "augusta", "beans")
 	s.waitFound(t, "lovelace")
-	ok[*UpdateCategoryResponse](t)(UpdateCategory(ctx, s.admin, UpdateCategoryInput{Slug: "garden", ExpectedVersion: ptr(1), Name: ptr("Allotment")}))
+	ok[*UpdateCategoryResponse](t)(UpdateCategory(ctx, s.admin, UpdateCategoryInput{Slug: ptr("garden"), ExpectedVersion: ptr(1), Name: ptr("Allotment")}))
 	s.waitFound(t, "allotment", "beans")
 }
 

@@ -193,6 +193,29 @@ func TestTypeScriptPages(t *testing.T) {
 		equal(t, "commented post page requests", total(s.requests()), 4+4+4)
 	})
 
+	t.Run("static page with the navigation", func(t *testing.T) {
+		about := ok[*CreatePageResponse](t)(CreatePage(ctx, s.admin, CreatePageInput{Title: "About", Slug: "about", Body: ptr("# About\n\n## Who\n\nUs.")})).CreatePage.Page
+		ok[*PublishPageResponse](t)(PublishPage(ctx, s.admin, PublishPageInput{Id: about.Id}))
+		team := ok[*CreatePageResponse](t)(CreatePage(ctx, s.admin, CreatePageInput{Title: "Team", Slug: "team", ParentId: &about.Id, Order: ptr(1)})).CreatePage.Page
+		ok[*PublishPageResponse](t)(PublishPage(ctx, s.admin, PublishPageInput{Id: team.Id}))
+		ok[*SiteResponse](t)(Site(ctx, s.client)) // the server holds the settings from here on
+		a := s.sendTS(t, ops["StaticPage"], map[string]any{"slug": "about"}, "")
+		// The page by slug (2) and the pages for the navigation (1); the
+		// site's settings are held by the server.
+		equal(t, "static page requests", total(s.requests()), 3)
+		equal(t, "toc", a.str("page.toc.1.anchor"), "h-who")
+		equal(t, "nav pages", a.len("pages.edges"), 2)
+		equal(t, "team under about", a.str("pages.edges.1.node.parentId"), about.Id)
+		equal(t, "no menu yet", a.len("site.menus"), 0)
+		ok[*UpdateSiteResponse](t)(UpdateSite(ctx, s.admin, UpdateSiteInput{ExpectedVersion: 0, Title: ptr("Notes"), Menus: []MenuInput{{Name: "main", Items: []MenuItemInput{
+			{Label: "About", Kind: MenuLinkKindPage, Slug: ptr("about")}, {Label: "Go", Kind: MenuLinkKindCategory, Slug: ptr("go")},
+		}}}}))
+		a = s.sendTS(t, ops["StaticPage"], map[string]any{"slug": "about"}, "")
+		equal(t, "site title", a.str("site.title"), "Notes")
+		equal(t, "menu path", a.str("site.menus.0.items.1.path"), "/categories/go")
+		equal(t, "requests with a menu", total(s.requests()), 3)
+	})
+
 	t.Run("author page by slug", func(t *testing.T) {
 		a := s.sendTS(t, ops["AuthorPage"], map[string]any{"slug": "ada-lovelace", "first": 20, "after": nil}, "")
 		equal(t, "author page requests", total(s.requests()), 3)

@@ -89,4 +89,20 @@ func (c *ReplyConnection) TotalCount(ctx context.Context) (int, error) { return 
 type PendingCommentConnection struct {
 	Edges    []*CommentEdge
 	PageInfo *PageInfo
+	Count    Counter
 }
+
+// TotalCount returns the number of items in the whole queue, or the error
+// of the request that counts them.
+func (c *PendingCommentConnection) TotalCount(ctx context.Context) (int, error) { return c.Count(ctx) }
+
+// DraftConnection is a page of an author's drafts.
+type DraftConnection struct {
+	Edges    []*PostEdge
+	PageInfo *PageInfo
+	Count    Counter
+}
+
+// TotalCount returns the number of the author's drafts, or the error of
+// the request that counts them.
+func (c *DraftConnection) TotalCount(ctx context.Context) (int, error) { return c.Count(ctx) }

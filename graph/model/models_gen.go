@@ -72,6 +72,12 @@ type CreateAuthorInput struct {
 	Slug *string `json:"slug,omitempty"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
+	// The author's website: an absolute http or https URL of at most 2000 characters.
+	Website *string `json:"website,omitempty"`
+	// Where the author is: one line of at most 100 characters.
+	Location *string `json:"location,omitempty"`
+	// The author's accounts elsewhere: at most 20.
+	SocialLinks []*SocialAccountInput `json:"socialLinks,omitempty"`
 }
 
 // The result of `createAuthor`.
@@ -96,6 +102,30 @@ type CreateCategoryInput struct {
 type CreateCategoryPayload struct {
 	// The category as created.
 	Category *storage.Category `json:"category"`
+}
+
+// The input of `createPage`. The page starts as a draft.
+type CreatePageInput struct {
+	// The title: one line of at most 200 characters.
+	Title string `json:"title"`
+	// The unique, URL-friendly name of the page, 1 to 100 characters of a-z, 0-9 and single hyphens between them, free among posts and pages.
+	Slug string `json:"slug"`
+	// The full text in Markdown: at most 100000 bytes of UTF-8, which must render to at most 200000 bytes of HTML.
+	Body *string `json:"body,omitempty"`
+	// What search engines and link previews show, when it differs from the page's own title and text.
+	Seo *PageSeoInput `json:"seo,omitempty"`
+	// Where the page stands in lists, 0 to 99999; 0 when omitted.
+	Order *int `json:"order,omitempty"`
+	// The global id of the page to list it under: a page without a parent of its own.
+	ParentID *string `json:"parentId,omitempty"`
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
+}
+
+// The result of `createPage`.
+type CreatePagePayload struct {
+	// The draft page as created.
+	Page *storage.SitePage `json:"page"`
 }
 
 // The input of `createPost`. The post starts as a draft; its author is the
@@ -147,7 +177,7 @@ type CreatePreviewLinkPayload struct {
 type CreateWebhookInput struct {
 	// Where to send events: an absolute https URL of at most 2000 characters, without credentials or fragment, naming a public host.
 	URL string `json:"url"`
-	// The events to send, 1 to 32 of `post.published`, `post.published.edited`, `post.unpublished`, `post.deleted`, `author.updated`, `category.updated`, `comment.added`, `comment.edited`, `comment.approved`, `comment.deleted`.
+	// The events to send, 1 to 32 of `post.published`, `post.published.edited`, `post.unpublished`, `post.deleted`, `author.updated`, `category.updated`, `comment.added`, `comment.edited`, `comment.approved`, `comment.deleted`, `page.published`, `page.published.edited`, `page.unpublished`, `page.deleted`, `site.updated`.
 	Events []string `json:"events"`
 	// What the webhook is for: at most 500 characters.
 	Description *string `json:"description,omitempty"`
@@ -175,6 +205,22 @@ type DeleteCommentPayload struct {
 	Comment *storage.Comment `json:"comment,omitempty"`
 	// The global id of the deleted comment, always given.
 	DeletedCommentID string `json:"deletedCommentId"`
+}
+
+// The input of `deletePage`.
+type DeletePageInput struct {
+	// The global id of the page.
+	ID string `json:"id"`
+	// When given, fails with CONFLICT unless the page still has this version.
+	ExpectedVersion *int `json:"expectedVersion,omitempty"`
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
+}
+
+// The result of `deletePage`.
+type DeletePagePayload struct {
+	// The global id of the deleted page.
+	DeletedID string `json:"deletedId"`
 }
 
 // The input of `deletePost`.
@@ -205,14 +251,6 @@ type DeleteWebhookPayload struct {
 	DeletedID string `json:"deletedId"`
 }
 
-// A page of an author's drafts.
-type DraftConnection struct {
-	// The drafts of this page, each with its cursor.
-	Edges []*PostEdge `json:"edges"`
-	// Where this page stands in the whole list.
-	PageInfo *PageInfo `json:"pageInfo"`
-}
-
 // A picture to show with a post.
 type ImageInput struct {
 	// The picture's URL: an absolute http or https URL of at most 2000 characters, without spaces or credentials.
@@ -223,6 +261,26 @@ type ImageInput struct {
 	Width *int `json:"width,omitempty"`
 	// The height in pixels, 1 to 100000; omitted when unknown.
 	Height *int `json:"height,omitempty"`
+}
+
+// A navigation menu to set.
+type MenuInput struct {
+	// The menu's name: one line of at most 100 characters, unique among the menus.
+	Name string `json:"name"`
+	// Its links, at most 50.
+	Items []*MenuItemInput `json:"items"`
+}
+
+// A link of a navigation menu to set.
+type MenuItemInput struct {
+	// The text of the link: one line of at most 100 characters.
+	Label string `json:"label"`
+	// What the link leads to.
+	Kind MenuLinkKind `json:"kind"`
+	// The slug of the page, category or tag; not for a URL.
+	Slug *string `json:"slug,omitempty"`
+	// For a URL link: an absolute http or https URL, or a path of the site starting with `/`.
+	URL *string `json:"url,omitempty"`
 }
 
 // Changes to the blog. Every mutation takes one `input` and returns a payload
@@ -256,6 +314,19 @@ type ImageInput struct {
 type Mutation struct {
 }
 
+// What search engines and link previews show of a page. Omitted fields are
+// left as they are; an empty one is unset.
+type PageSeoInput struct {
+	// The title: one line of at most 200 characters.
+	Title *string `json:"title,omitempty"`
+	// The description: one line of at most 300 characters.
+	Description *string `json:"description,omitempty"`
+	// The canonical URL: an absolute http or https URL of at most 2000 characters.
+	CanonicalURL *string `json:"canonicalUrl,omitempty"`
+	// The picture for link previews: an absolute http or https URL of at most 2000 characters.
+	OgImage *string `json:"ogImage,omitempty"`
+}
+
 // The input of `pingWebhook`.
 type PingWebhookInput struct {
 	// The global id of the webhook.
@@ -282,6 +353,22 @@ type PostEvent struct {
 	PostID string `json:"postId"`
 	// The post as a query would show it now; null when it was deleted or the caller may no longer see it.
 	Post *storage.Post `json:"post,omitempty"`
+}
+
+// The input of `publishPage`.
+type PublishPageInput struct {
+	// The global id of the page.
+	ID string `json:"id"`
+	// When given, fails with CONFLICT unless the page still has this version.
+	ExpectedVersion *int `json:"expectedVersion,omitempty"`
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
+}
+
+// The result of `publishPage`.
+type PublishPagePayload struct {
+	// The page as published.
+	Page *storage.SitePage `json:"page"`
 }
 
 // The input of `publishPost`.
@@ -379,6 +466,14 @@ type SeoInput struct {
 	OgImage *string `json:"ogImage,omitempty"`
 }
 
+// An account elsewhere to set.
+type SocialAccountInput struct {
+	// The network's name as shown: one line of at most 100 characters.
+	Network string `json:"network"`
+	// The account's URL: an absolute http or https URL of at most 2000 characters.
+	URL string `json:"url"`
+}
+
 // Live updates, over GraphQL over WebSocket (`graphql-transport-ws`, the
 // token in `connection_init`'s payload as `{"Authorization": "Bearer <token>"}`)
 // or GraphQL over Server-Sent Events (graphql-sse's distinct connections
@@ -394,6 +489,22 @@ type SeoInput struct {
 // subscribe again with the last cursor. Each connection may hold a limited
 // number of subscriptions (TOO_MANY_SUBSCRIPTIONS).
 type Subscription struct {
+}
+
+// The input of `unpublishPage`.
+type UnpublishPageInput struct {
+	// The global id of the page.
+	ID string `json:"id"`
+	// When given, fails with CONFLICT unless the page still has this version.
+	ExpectedVersion *int `json:"expectedVersion,omitempty"`
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
+}
+
+// The result of `unpublishPage`.
+type UnpublishPagePayload struct {
+	// The page, a draft again.
+	Page *storage.SitePage `json:"page"`
 }
 
 // The input of `unpublishPost`.
@@ -428,6 +539,12 @@ type UpdateAuthorInput struct {
 	Slug *string `json:"slug,omitempty"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
+	// The new website: an absolute http or https URL of at most 2000 characters; empty removes it.
+	Website *string `json:"website,omitempty"`
+	// The new location: one line of at most 100 characters; empty removes it.
+	Location *string `json:"location,omitempty"`
+	// The new accounts elsewhere, at most 20, replacing the old ones; an empty list removes all.
+	SocialLinks []*SocialAccountInput `json:"socialLinks,omitempty"`
 }
 
 // The result of `updateAuthor`.
@@ -438,8 +555,8 @@ type UpdateAuthorPayload struct {
 
 // The input of `updateCategory`. Omitted fields are left unchanged.
 type UpdateCategoryInput struct {
-	// The slug of the category to change.
-	Slug string `json:"slug"`
+	// The slug of the category to change; give it or `id`.
+	Slug *string `json:"slug,omitempty"`
 	// When given, the update fails with CONFLICT unless the category still has this version; 0 or less, a version no category has, always fails. Omitted, the update is unconditional.
 	ExpectedVersion *int `json:"expectedVersion,omitempty"`
 	// The new display name: one line of at most 100 characters.
@@ -448,6 +565,8 @@ type UpdateCategoryInput struct {
 	Description *string `json:"description,omitempty"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
+	// The global id of the category to change, as the other updates take theirs; give it or `slug`.
+	ID *string `json:"id,omitempty"`
 }
 
 // The result of `updateCategory`.
@@ -470,6 +589,34 @@ type UpdateCommentInput struct {
 type UpdateCommentPayload struct {
 	// The comment as changed.
 	Comment *storage.Comment `json:"comment"`
+}
+
+// The input of `updatePage`. Omitted fields are left unchanged.
+type UpdatePageInput struct {
+	// The global id of the page.
+	ID string `json:"id"`
+	// The version the change is based on; the update fails with CONFLICT unless the page still has it.
+	ExpectedVersion int `json:"expectedVersion"`
+	// The new title: one line of at most 200 characters.
+	Title *string `json:"title,omitempty"`
+	// The new slug, free among posts and pages. The old one keeps leading to the page (up to 10 old ones are kept) until another page takes it; posts never do.
+	Slug *string `json:"slug,omitempty"`
+	// The new Markdown body.
+	Body *string `json:"body,omitempty"`
+	// Changes to the SEO fields: omitted fields are left as they are, empty ones unset.
+	Seo *PageSeoInput `json:"seo,omitempty"`
+	// The new order, 0 to 99999.
+	Order *int `json:"order,omitempty"`
+	// The global id of the new parent (a page without a parent of its own); empty makes the page top level.
+	ParentID *string `json:"parentId,omitempty"`
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
+}
+
+// The result of `updatePage`.
+type UpdatePagePayload struct {
+	// The page as updated.
+	Page *storage.SitePage `json:"page"`
 }
 
 // The input of `updatePost`. Omitted fields are left unchanged.
@@ -500,6 +647,41 @@ type UpdatePostInput struct {
 type UpdatePostPayload struct {
 	// The post as updated.
 	Post *storage.Post `json:"post"`
+}
+
+// The input of `updateSite`. Omitted fields are left unchanged; an empty
+// string clears a setting, so the server's default shows.
+type UpdateSiteInput struct {
+	// The settings' version as read (`Site.version`: 0 before they were first changed).
+	ExpectedVersion int `json:"expectedVersion"`
+	// The blog's title: one line of at most 200 characters.
+	Title *string `json:"title,omitempty"`
+	// The blog's description: at most 1000 characters.
+	Description *string `json:"description,omitempty"`
+	// The logo's URL: an absolute http or https URL.
+	LogoURL *string `json:"logoUrl,omitempty"`
+	// The icon's URL: an absolute http or https URL.
+	IconURL *string `json:"iconUrl,omitempty"`
+	// A BCP 47 language tag such as `en` or `en-GB`.
+	Locale *string `json:"locale,omitempty"`
+	// An IANA time zone such as `Europe/Berlin` or `UTC`.
+	Timezone *string `json:"timezone,omitempty"`
+	// The frontend's public address: an absolute http or https URL.
+	URL *string `json:"url,omitempty"`
+	// The pattern of a post's path, starting with `/` and holding `{slug}`, optionally `{yyyy}`, `{mm}` and `{dd}`.
+	PostPath *string `json:"postPath,omitempty"`
+	// The navigation menus, at most 5, replacing the old ones.
+	Menus []*MenuInput `json:"menus,omitempty"`
+	// The blog's accounts elsewhere, at most 20, replacing the old ones.
+	SocialLinks []*SocialAccountInput `json:"socialLinks,omitempty"`
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
+}
+
+// The result of `updateSite`.
+type UpdateSitePayload struct {
+	// The settings as updated.
+	Site *storage.Site `json:"site"`
 }
 
 // The input of `updateWebhook`. Omitted fields are left unchanged.
@@ -580,6 +762,71 @@ func (e *CommentStatus) UnmarshalJSON(b []byte) error {
 }
 
 func (e CommentStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// What a navigation menu's item links to. More kinds may come: show an item
+// of a kind you do not know by its label and `path` (or `url`).
+type MenuLinkKind string
+
+const (
+	// A category, by its slug.
+	MenuLinkKindCategory MenuLinkKind = "CATEGORY"
+	// A static page, by its slug.
+	MenuLinkKindPage MenuLinkKind = "PAGE"
+	// A tag, by its slug.
+	MenuLinkKindTag MenuLinkKind = "TAG"
+	// Any URL, or a path of the site.
+	MenuLinkKindURL MenuLinkKind = "URL"
+)
+
+var AllMenuLinkKind = []MenuLinkKind{
+	MenuLinkKindCategory,
+	MenuLinkKindPage,
+	MenuLinkKindTag,
+	MenuLinkKindURL,
+}
+
+func (e MenuLinkKind) IsValid() bool {
+	switch e {
+	case MenuLinkKindCategory, MenuLinkKindPage, MenuLinkKindTag, MenuLinkKindURL:
+		return true
+	}
+	return false
+}
+
+func (e MenuLinkKind) String() string {
+	return string(e)
+}
+
+func (e *MenuLinkKind) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = MenuLinkKind(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid MenuLinkKind", str)
+	}
+	return nil
+}
+
+func (e MenuLinkKind) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *MenuLinkKind) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e MenuLinkKind) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

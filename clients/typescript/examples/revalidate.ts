@@ -5,7 +5,11 @@
 //     url: "https://www.example.com/api/revalidate",
 //     events: ["post.published", "post.published.edited", "post.unpublished", "post.deleted",
 //              "author.updated", "category.updated", "comment.added", "comment.edited",
-//              "comment.approved", "comment.deleted"] }) { secret webhook { id } } }
+//              "comment.approved", "comment.deleted", "page.published", "page.published.edited",
+//              "page.unpublished", "page.deleted", "site.updated"] }) { secret webhook { id } } }
+//
+// site.updated names no path: its cache tag, "site", is on every page that
+// shows the site's settings (the layout's title and menus).
 //
 // and put the answer's secret in BLOG_WEBHOOK_SECRET. During a rotation
 // (rotateWebhookSecret) the blog signs with both secrets, so switching the
@@ -23,6 +27,7 @@ export interface BlogEvent {
     /** The tags of every cached response that showed what changed. */
     cacheTags?: string[];
     postId?: string;
+    pageId?: string;
     slug?: string;
     previousSlugs?: string[];
   };

@@ -292,3 +292,61 @@ export const CommentAddedSubscription = graphql(`
     }
   }
 `);
+
+/** The site's header and navigation: its settings and the published static pages, for a layout. */
+export const NavigationFragment = graphql(`
+  fragment Navigation on Query {
+    site {
+      title
+      description
+      locale
+      logoUrl
+      menus {
+        name
+        items {
+          label
+          kind
+          path
+        }
+      }
+    }
+    pages(first: 100) {
+      edges {
+        node {
+          id
+          slug
+          title
+          parentId
+        }
+      }
+    }
+  }
+`);
+
+/**
+ * A static page by its slug (/<slug>), with the layout's navigation: the
+ * page (two reads), the published pages (one Query) and the site's
+ * settings (held by the server: no read).
+ */
+export const StaticPageQuery = graphql(`
+  query StaticPage($slug: String!) {
+    page(slug: $slug) {
+      slug
+      title
+      bodyHtml
+      toc {
+        level
+        text
+        anchor
+      }
+      seo {
+        title
+        description
+        canonicalUrl
+        ogImage
+      }
+      updatedAt
+    }
+    ...Navigation
+  }
+`);

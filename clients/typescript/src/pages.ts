@@ -1,5 +1,5 @@
 import { GraphQLRequestError, request } from './client';
-import type { PageLinksFragment, PostStatus, PostSummaryFragment } from './gql/graphql';
+import type { NavigationFragment, PageLinksFragment, PostStatus, PostSummaryFragment } from './gql/graphql';
 import {
   AuthorPageQuery,
   CategoryPageQuery,
@@ -9,12 +9,16 @@ import {
   PreviewPageQuery,
   PublishPostMutation,
   SearchPageQuery,
+  StaticPageQuery,
 } from './operations';
 
 // What the frontend's pages render, built from the typed results. A schema
 // change that removes, renames or retypes a field used here fails tsc.
 // URLs: /posts/<slug>, /authors/<slug>, /categories/<slug>,
-// /archive/<yyyy>/<mm>, /preview/<token>, /search?q=<words>&category=<slug>.
+// /archive/<yyyy>/<mm>, /preview/<token>, /search?q=<words>&category=<slug>,
+// and static pages at /<slug>:
+// pages and posts share one namespace of slugs, so /<slug> never names
+// both, and a route for /<slug> serves pages only.
 
 /** A picture with its text alternative and, when known, its size. */
 export interface Picture {
@@ -463,4 +467,83 @@ export async function publish(
   );
   const { post } = publishPost;
   return { label: statusLabel(post.status, post.publishedAt ?? null), version: post.version };
+}
+
+/** A link of the site's navigation, with the links listed under it. */
+export interface NavLink {
+  href: string;
+  label: string;
+  children: NavLink[];
+}
+
+/** The layout every page shares: the site's name and its navigation. */
+export interface Layout {
+  title: string;
+  description: string;
+  lang: string;
+  logo: string | null;
+  nav: NavLink[];
+}
+
+/** A static page (About, Contact), in the layout. */
+export interface StaticPageView {
+  layout: Layout;
+  meta: Meta;
+  title: string;
+  /** Sanitized by the API: insert it as it is. */
+  html: string;
+  toc: TocEntry[];
+  updated: string;
+}
+
+/**
+ * layout builds the navigation from the site's "main" menu when it has
+ * one, else from the published pages, each under its parent (a parent
+ * that is not among them makes a page top level).
+ */
+export function layout(nav: NavigationFragment): Layout {
+  const { site, pages } = nav;
+  const menu = site.menus.find((m) => m.name === 'main');
+  let links: NavLink[];
+  if (menu) {
+    // A link of a kind this code does not know shows by its label and path.
+    links = menu.items.filter((i) => i.path).map((i) => ({ href: i.path ?? '', label: i.label, children: [] }));
+  } else {
+    const nodes = pages.edges.map((e) => e.node);
+    const byId = new Map(nodes.map((p) => [p.id, { href: `/${p.slug}`, label: p.title, children: [] as NavLink[] }]));
+    links = [];
+    for (const p of nodes) {
+      const link = byId.get(p.id)!;
+      const parent = p.parentId ? byId.get(p.parentId) : undefined;
+      (parent ? parent.children : links).push(link);
+    }
+  }
+  return { title: site.title, description: site.description, lang: site.locale ?? 'en', logo: site.logoUrl ?? null, nav: links };
+}
+
+/**
+ * staticPage returns the static page whose URL is /<slug> in the layout:
+ * a redirect when the slug is an old one of the page, null when no public
+ * page has it (a post's slug included: posts live under /posts/).
+ */
+export async function staticPage(endpoint: string, slug: string): Promise<Routed<StaticPageView> | null> {
+  const data = await notFound(request(endpoint, StaticPageQuery, { slug }));
+  if (!data?.page) {
+    return null;
+  }
+  const { page } = data;
+  if (page.slug !== slug) {
+    return { redirect: `/${page.slug}` };
+  }
+  const { seo } = page;
+  return {
+    page: {
+      layout: layout(data),
+      meta: { title: seo.title, description: seo.description, canonical: seo.canonicalUrl ?? null, image: seo.ogImage ?? null },
+      title: page.title,
+      html: page.bodyHtml,
+      toc: tocEntries(page.toc),
+      updated: date(page.updatedAt),
+    },
+  };
 }

@@ -1,0 +1,191 @@
+package graph
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/blogql/blog/graph/model"
+	"github.com/blogql/blog/storage"
+)
+
+// Site settings and author profiles, and the small consistencies of
+// categories and archives.
+
+// SiteDefaults are what the site settings show where they were never
+// set: the server's configuration (-site-title, -site-description,
+// -site-url and the path patterns).
+type SiteDefaults struct {
+	Title, Description, URL string
+	// Paths are the frontend's path patterns; zero means
+	// storage.DefaultPaths.
+	Paths storage.Paths
+}
+
+func (d SiteDefaults) paths() storage.Paths {
+	if d.Paths == (storage.Paths{}) {
+		return storage.DefaultPaths
+	}
+	return d.Paths
+}
+
+// site answers Query.site: no request while the server holds the settings.
+func (r *Resolver) site(ctx context.Context) (*storage.Site, error) { return r.store.Site(ctx) }
+
+func or(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+func (r *Resolver) siteTitle(s *storage.Site) string { return or(s.Title, r.siteDefaults.Title) }
+func (r *Resolver) siteDescription(s *storage.Site) string {
+	return or(s.Description, r.siteDefaults.Description)
+}
+func (r *Resolver) siteURL(s *storage.Site) *string { return nonEmpty(or(s.URL, r.siteDefaults.URL)) }
+func (r *Resolver) sitePostPath(s *storage.Site) string {
+	return or(s.PostPath, r.siteDefaults.paths().Post)
+}
+func (r *Resolver) sitePagePath() *string { return nonEmpty(r.siteDefaults.paths().Page) }
+
+// menuItemPath returns the frontend's path of a menu item from the
+// server's patterns, the URL of a URL link, or nil.
+func (r *Resolver) menuItemPath(m *storage.MenuItem) *string {
+	p := r.siteDefaults.paths()
+	switch m.Kind {
+	case storage.LinkPage:
+		return nonEmpty(p.PagePath(m.Slug))
+	case storage.LinkCategory:
+		return nonEmpty(p.CategoryPath(m.Slug))
+	case storage.LinkURL:
+		return nonEmpty(m.URL)
+	}
+	return nil
+}
+
+func socialOf(in []*model.SocialAccountInput) *[]storage.SocialAccount {
+	if in == nil {
+		return nil
+	}
+	out := make([]storage.SocialAccount, 0, len(in))
+	for _, a := range in {
+		out = append(out, storage.SocialAccount{Network: a.Network, URL: a.URL})
+	}
+	return &out
+}
+
+// updateSite answers Mutation.updateSite: admins only.
+func (r *Resolver) updateSite(ctx context.Context, in model.UpdateSiteInput) (*model.UpdateSitePayload, error) {
+	if err := admin(ctx); err != nil {
+		return nil, err
+	}
+	patch := storage.SitePatch{
+		ExpectedVersion: int64(in.ExpectedVersion),
+		Title:           in.Title, Description: in.Description, LogoURL: in.LogoURL, IconURL: in.IconURL,
+		Locale: in.Locale, Timezone: in.Timezone, URL: in.URL, PostPath: in.PostPath,
+		Social:         socialOf(in.SocialLinks),
+		IdempotencyKey: idempotencyKey(ctx, in.IdempotencyKey),
+	}
+	if in.ExpectedVersion < 0 {
+		patch.ExpectedVersion = storage.NoVersion
+	}
+	if in.Menus != nil {
+		menus := make([]storage.Menu, 0, len(in.Menus))
+		for _, m := range in.Menus {
+			menu := storage.Menu{Name: m.Name}
+			for _, l := range m.Items {
+				menu.Items = append(menu.Items, storage.MenuItem{Label: l.Label, Kind: storage.LinkKind(l.Kind), Slug: deref(l.Slug), URL: deref(l.URL)})
+			}
+			menus = append(menus, menu)
+		}
+		patch.Menus = &menus
+	}
+	s, err := r.store.UpdateSite(ctx, patch)
+	if err != nil {
+		return nil, err
+	}
+	return &model.UpdateSitePayload{Site: s}, nil
+}
+
+// category answers Query.category: by slug or by global id.
+func (r *Resolver) category(ctx context.Context, slug, id *string) (*storage.Category, error) {
+	if err := exactlyOne(slug, id); err != nil {
+		return nil, &storage.ValidationError{Field: "slug", Reason: "give exactly one of slug and id"}
+	}
+	s := deref(slug)
+	if id != nil {
+		var err error
+		if s, err = decodeIDOf("id", *id, kindCategory); err != nil {
+			return nil, err
+		}
+	}
+	r.categoryPostsAhead(ctx, s)
+	return r.store.GetCategory(ctx, s)
+}
+
+// categoryOf returns the slug updateCategory names: its slug or its
+// global id, exactly one.
+func categoryOf(in model.UpdateCategoryInput) (string, error) {
+	if exactlyOne(in.Slug, in.ID) != nil {
+		return "", &storage.ValidationError{Field: "id", Reason: "give exactly one of id and slug"}
+	}
+	if in.ID != nil {
+		return decodeIDOf("id", *in.ID, kindCategory)
+	}
+	return *in.Slug, nil
+}
+
+// archiveAuthor returns the author whose archive Query.archive counts: by
+// global id or by slug (current or earlier).
+func (r *Resolver) archiveAuthor(ctx context.Context, id, slug *string) (*storage.Author, error) {
+	if id != nil {
+		authorID, err := decodeIDOf("author", *id, kindAuthor)
+		if err != nil {
+			return nil, err
+		}
+		return r.store.GetAuthor(ctx, authorID)
+	}
+	a, err := r.store.GetAuthorBySlug(ctx, *slug)
+	if err != nil {
+		return nil, fmt.Errorf("archive of author %q: %w", *slug, err)
+	}
+	return a, nil
+}
+
+// draftCount counts the author's drafts when totalCount is selected.
+func (r *Resolver) draftCount(authorID string) model.Counter {
+	return func(ctx context.Context) (int, error) {
+		n, err := r.store.CountDrafts(ctx, authorID)
+		return int(n), err
+	}
+}
+
+// pendingCount counts the moderation queue of authorID ("" for the
+// admins' queue of the whole blog) when totalCount is selected.
+func (r *Resolver) pendingCount(authorID string) model.Counter {
+	return func(ctx context.Context) (int, error) {
+		n, err := r.store.CountPending(ctx, authorID)
+		return int(n), err
+	}
+}
+
+// postBySlug returns the post slug leads to as the actor of ctx sees it:
+// its holder, or when the holder is a draft the actor cannot see that
+// took the slug from another post's redirect, that post (whose slug is
+// its current one, so the frontend redirects as for any old slug). Two
+// requests either way: the slug's reservation, then the post (or both
+// posts in one BatchGetItem). Hidden or missing, it is ErrNotFound.
+func (r *Resolver) postBySlug(ctx context.Context, slug string) (*storage.Post, error) {
+	id, prev, err := r.store.PostIDsBySlug(ctx, slug)
+	if err != nil {
+		return nil, err
+	}
+	if prev == "" {
+		return r.primedPost(ctx, nil)(r.visible(ctx)(r.store.GetPost(ctx, id)))
+	}
+	posts, errs := r.store.GetPosts(ctx, []string{id, prev})
+	if errs[0] == nil && r.sees(ctx, posts[0]) {
+		return r.primedPost(ctx, nil)(posts[0], nil)
+	}
+	return r.primedPost(ctx, nil)(r.visible(ctx)(posts[1], errs[1]))
+}
