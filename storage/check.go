@@ -49,6 +49,7 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 		feed     feedItems
 		bad      []string
 		hooks    webhookItems
+		tags     = map[string]*tagItem{}
 	)
 	pages := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true)})
 	for pages.HasMorePages() {
@@ -78,7 +79,7 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 				p := &postItem{}
 				err = attributevalue.UnmarshalMap(it, p)
 				posts[p.ID] = p
-			case typeAuthorPost, typeCategoryPost:
+			case typeAuthorPost, typeCategoryPost, typeTagPost:
 				p := &postItem{}
 				err = attributevalue.UnmarshalMap(it, p)
 				copies = append(copies, p)
@@ -108,6 +109,10 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 				aslugs = append(aslugs, sl)
 			case typeStats:
 				err = attributevalue.UnmarshalMap(it, &stats)
+			case typeTag:
+				tg := &tagItem{}
+				err = attributevalue.UnmarshalMap(it, tg)
+				tags[tg.Slug] = tg
 			case typeSchedule:
 				si := &scheduleItem{}
 				err = attributevalue.UnmarshalMap(it, si)
@@ -136,6 +141,7 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 	want := map[key]postItem{}
 	authorPosts := map[string]int64{}
 	catPosts := map[string]int64{}
+	tagPosts := map[string]int64{}
 	var published int64
 	for id, p := range posts {
 		if w := p.withPostKeys(); w.PK != p.PK || w.SK != p.SK || w.GSI1PK != p.GSI1PK || w.GSI1SK != p.GSI1SK {
@@ -161,17 +167,25 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 				badf("post %s carries category name %q, category %s has %q", id, c.Name, c.Slug, cat.Name)
 			}
 		}
+		checkCoAuthorsAndTags(p, authors, tags, badf)
 		if !p.published() {
 			continue
 		}
 		published++
-		authorPosts[p.AuthorID]++
-		ac := p.authorCopy()
-		want[key{ac.PK, ac.SK}] = ac
+		for _, authorID := range p.authorIDs() {
+			authorPosts[authorID]++
+			ac := p.authorCopyOf(authorID)
+			want[key{ac.PK, ac.SK}] = ac
+		}
 		for _, c := range p.Cats {
 			catPosts[c.Slug]++
 			cc := p.categoryCopy(c.Slug)
 			want[key{cc.PK, cc.SK}] = cc
+		}
+		for _, tg := range p.Tags {
+			tagPosts[tg.Slug]++
+			tc := p.tagCopy(tg.Slug)
+			want[key{tc.PK, tc.SK}] = tc
 		}
 	}
 	for _, c := range copies {
@@ -253,7 +267,7 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 			continue
 		}
 		month := p.PublishedAt[:len("2006-01")]
-		for _, k := range append([]key{authorKey(p.AuthorID), statsItemKey()}, mapKeys(p.catSlugs(), categoryKey)...) {
+		for _, k := range p.counterKeys() {
 			if byMonth[k] == nil {
 				byMonth[k] = months{}
 			}
@@ -271,6 +285,15 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 		counted[categoryKey(slug)] = c.Months
 		if c.PostCount != catPosts[slug] {
 			badf("category %s counts %d posts, has %d", slug, c.PostCount, catPosts[slug])
+		}
+	}
+	for slug, tg := range tags {
+		if k := tagKey(slug); tg.PK != k.PK || tg.SK != k.SK || (tg.MergedInto == "") != (tg.GSI1PK == tagsPartition && tg.GSI1SK == k.SK) {
+			badf("tag %s has wrong keys or GSI1 entry", slug)
+		}
+		counted[tagKey(slug)] = tg.Months
+		if tg.PostCount != tagPosts[slug] {
+			badf("tag %s counts %d posts, has %d", slug, tg.PostCount, tagPosts[slug])
 		}
 	}
 	for k, got := range counted {
@@ -300,7 +323,7 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 		if !p.published() || p.PublishedAt <= now {
 			continue
 		}
-		for _, k := range append([]key{authorKey(p.AuthorID), statsItemKey()}, mapKeys(p.catSlugs(), categoryKey)...) {
+		for _, k := range p.counterKeys() {
 			if waiting[k] == nil {
 				waiting[k] = schedule{}
 			}
@@ -313,6 +336,9 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 	}
 	for slug, c := range cats {
 		recorded[categoryKey(slug)] = c.Scheduled
+	}
+	for slug, tg := range tags {
+		recorded[tagKey(slug)] = tg.Scheduled
 	}
 	for k, entries := range recorded {
 		for id, at := range entries {

@@ -75,6 +75,12 @@ type NewPost struct {
 	// of another author keeps as a redirect, which a post of the same
 	// author alone may otherwise.
 	Admin bool `json:"-"`
+	// CoAuthors are the ids of the post's authors after AuthorID, in
+	// order: at most MaxAuthors-1.
+	CoAuthors []string
+	// Tags are the names of the post's tags, at most MaxTags; a tag that
+	// does not exist yet is made.
+	Tags []string
 }
 
 // PostPatch is the input of UpdatePost. Nil fields are left unchanged.
@@ -96,6 +102,10 @@ type PostPatch struct {
 	IdempotencyKey   string
 	// Admin is set for an admin's write, as in NewPost.
 	Admin bool `json:"-"`
+	// CoAuthors, when not nil, replaces the post's co-authors (its authors
+	// after its primary one); Tags, when not nil, its tags, by name.
+	CoAuthors *[]string
+	Tags      *[]string
 
 	// rendered is what Validate derived from Body, for UpdatePost.
 	rendered *postItem

@@ -319,3 +319,18 @@ func outboxDueKey(due time.Time, webhookID, eventID string) string {
 func deliveryKey(webhookID string, at time.Time, eventID string, attempt int) key {
 	return key{webhookPartition(webhookID), fmt.Sprintf("%s%s#%s#%03d", prefixDeliver, keyTime(at), eventID, attempt)}
 }
+
+// Tags (tags.go): a tag item per tag, listed in GSI1 partition TAGS, and a
+// post-in-tag copy per tag of a published post, listed in GSI1 under
+// TAG#<slug> as category copies are under CAT#<slug>.
+const (
+	prefixTag     = "TAG#"
+	tagsPartition = "TAGS"
+)
+
+func tagKey(slug string) key { return key{prefixTag + slug, prefixTag + slug} }
+
+// tagCopyKey is the post-in-tag copy of a published post.
+func tagCopyKey(postID, slug string) key { return key{prefixPost + postID, prefixTag + slug} }
+
+func tagPartition(slug string) string { return prefixTag + slug }
