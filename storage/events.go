@@ -39,6 +39,7 @@ const (
 	EventPostDeleted     EventType = "post.deleted"
 	EventAuthorUpdated   EventType = "author.updated"
 	EventCategoryUpdated EventType = "category.updated"
+	EventTagUpdated      EventType = "tag.updated"
 	EventCommentAdded    EventType = "comment.added"
 	EventCommentEdited   EventType = "comment.edited"
 	EventCommentPending  EventType = "comment.pending"
@@ -115,6 +116,15 @@ type EventData struct {
 	// changed (TagPost and the other Tag functions): purging them is
 	// enough.
 	CacheTags []string `json:"cacheTags,omitempty"`
+	// CoAuthors are the ids of the post's authors after its primary one
+	// (AuthorID) after the write, PreviousCoAuthors those it left; Tags
+	// the slugs of its tags (or of the tag the event is about),
+	// PreviousTags those it left (for tag.updated, the tag merged into
+	// Tags).
+	CoAuthors         []string `json:"coAuthors,omitempty"`
+	PreviousCoAuthors []string `json:"previousCoAuthors,omitempty"`
+	Tags              []string `json:"tags,omitempty"`
+	PreviousTags      []string `json:"previousTags,omitempty"`
 }
 
 // Cache tags: a response cache tags each response with what it shows, and
@@ -135,6 +145,10 @@ func TagAuthor(id string) string { return "author:" + id }
 // every post and summary that shows its name.
 func TagCategory(slug string) string { return "category:" + slug }
 
+// TagTag tags responses that show the tag slug: its page, and every post
+// and summary that shows its name.
+func TagTag(slug string) string { return "tag:" + slug }
+
 // TagArchive tags the archive of the month of t ("archive:2006-01").
 func TagArchive(t time.Time) string { return "archive:" + t.UTC().Format("2006-01") }
 
@@ -152,6 +166,7 @@ type Paths struct {
 	Author   string // an author's page, by slug
 	Category string // a category's page, by slug
 	Month    string // the archive of a month
+	Tag      string // a tag's page, by slug
 }
 
 // DefaultPaths are the routes of the project's TypeScript pages
@@ -162,6 +177,7 @@ var DefaultPaths = Paths{
 	Author:   "/authors/{slug}",
 	Category: "/categories/{slug}",
 	Month:    "/archive/{yyyy}/{mm}",
+	Tag:      "/tags/{slug}",
 }
 
 func (p Paths) bySlug(pattern, slug string) string {
@@ -220,6 +236,7 @@ func (p Paths) Check() error {
 		{"author", p.Author, []string{"{slug}"}, nil},
 		{"category", p.Category, []string{"{slug}"}, nil},
 		{"archive", p.Month, []string{"{yyyy}", "{mm}"}, nil},
+		{"tag", p.Tag, []string{"{slug}"}, nil},
 	} {
 		if c.pattern == "" {
 			continue
@@ -268,6 +285,8 @@ func (p Paths) EventsOf(rec streamtypes.Record) ([]Event, error) {
 		err = p.authorEvents(r, add)
 	case typeCategory:
 		err = p.categoryEvents(r, add)
+	case typeTag:
+		err = p.tagEvents(r, add)
 	case typeComment:
 		err = commentEvents(r, add)
 	}
@@ -327,7 +346,7 @@ func without(img map[string]types.AttributeValue, names []string) map[string]typ
 // read and decodes without: DynamoDB Local's stream images give an empty
 // map (a post's catVer without categories) another attribute's value,
 // which would fail the whole record.
-var postUnread = []string{"catVer"}
+var postUnread = []string{"catVer", "coAuthorVer", "tagVer"}
 
 func readRecord(rec streamtypes.Record) (*record, error) {
 	d := rec.Dynamodb
@@ -383,7 +402,8 @@ func readRecord(rec streamtypes.Record) (*record, error) {
 	switch {
 	case k.Type == typePost && strings.HasPrefix(k.PK, prefixPost) && k.PK == k.SK,
 		k.Type == typeAuthor && strings.HasPrefix(k.PK, prefixAuthor) && k.PK == k.SK,
-		k.Type == typeCategory && strings.HasPrefix(k.PK, prefixCat) && k.PK == k.SK:
+		k.Type == typeCategory && strings.HasPrefix(k.PK, prefixCat) && k.PK == k.SK,
+		k.Type == typeTag && strings.HasPrefix(k.PK, prefixTag) && k.PK == k.SK:
 		r.kind = k.Type
 	case k.Type == typeComment && strings.HasPrefix(k.PK, prefixPost) &&
 		(strings.HasPrefix(k.SK, prefixComment) || strings.HasPrefix(k.SK, prefixThread) || strings.HasPrefix(k.SK, prefixHeld)):
@@ -425,6 +445,7 @@ type shown struct {
 	Cats                                              []string
 	Cover                                             *imageItem
 	SEO                                               *seoItem
+	CoAuthors, Tags                                   []string
 }
 
 func (it *postItem) shown() shown {
@@ -432,6 +453,7 @@ func (it *postItem) shown() shown {
 		Slug: it.Slug, Title: it.Title, Excerpt: it.Excerpt, Body: it.Body,
 		AuthorID: it.AuthorID, PublishedAt: it.PublishedAt,
 		Cats: it.catSlugs(), Cover: it.Cover, SEO: it.SEO,
+		CoAuthors: it.coAuthorIDs(), Tags: it.tagSlugs(),
 	}
 }
 
@@ -529,6 +551,7 @@ func (p Paths) postData(old, cur *postItem) EventData {
 			d.CacheTags = append(d.CacheTags, TagArchive(m))
 		}
 	}
+	p.coAuthorsAndTagsData(&d, old, now)
 	d.Paths, d.CacheTags = distinct(d.Paths), distinct(d.CacheTags)
 	return d
 }

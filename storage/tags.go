@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -429,4 +430,68 @@ func decodeTag(it item) (*tagItem, error) {
 		return nil, fmt.Errorf("decode tag: %w", err)
 	}
 	return t, nil
+}
+
+// tagEvents translates a write of a tag item: tag.updated when it is
+// made, renamed or merged into another, with the pages of both.
+func (p Paths) tagEvents(r *record, add func(EventType, EventData)) error {
+	old, cur, err := decode[tagItem](r)
+	if err != nil {
+		return err
+	}
+	if old != nil && cur != nil && old.Name == cur.Name && old.MergedInto == cur.MergedInto {
+		return nil
+	}
+	now := cur
+	if now == nil {
+		now = old
+	}
+	d := EventData{
+		Slug: now.Slug, Tags: []string{now.Slug},
+		Paths:     []string{p.bySlug(p.Tag, now.Slug)},
+		CacheTags: []string{TagTag(now.Slug)},
+	}
+	if now.MergedInto != "" {
+		d.Tags, d.PreviousTags = []string{now.MergedInto}, []string{now.Slug}
+		d.Paths = append(d.Paths, p.bySlug(p.Tag, now.MergedInto))
+		d.CacheTags = append(d.CacheTags, TagTag(now.MergedInto))
+	}
+	d.Paths = distinct(d.Paths)
+	add(EventTagUpdated, d)
+	return nil
+}
+
+// TagPath returns the frontend's path of the tag slug's page, or "" when
+// the frontend has none.
+func (p Paths) TagPath(slug string) string { return p.bySlug(p.Tag, slug) }
+
+// coAuthorsAndTagsData adds to the data of an event about a post written
+// from old to now its co-authors and tags, the pages of every author and
+// tag it had or has, and their cache tags.
+func (p Paths) coAuthorsAndTagsData(d *EventData, old, now *postItem) {
+	d.CoAuthors, d.Tags = now.coAuthorIDs(), now.tagSlugs()
+	var authors []authorRef
+	var tags []string
+	if old != nil && old != now {
+		for _, id := range old.coAuthorIDs() {
+			if !slices.Contains(d.CoAuthors, id) {
+				d.PreviousCoAuthors = append(d.PreviousCoAuthors, id)
+			}
+		}
+		for _, t := range old.tagSlugs() {
+			if !slices.Contains(d.Tags, t) {
+				d.PreviousTags = append(d.PreviousTags, t)
+			}
+		}
+		authors, tags = append(authors, old.CoAuthors...), append(tags, old.tagSlugs()...)
+	}
+	authors, tags = append(authors, now.CoAuthors...), append(tags, now.tagSlugs()...)
+	for _, a := range authors {
+		d.Paths = append(d.Paths, p.bySlug(p.Author, a.Slug))
+		d.CacheTags = append(d.CacheTags, TagAuthor(a.ID))
+	}
+	for _, t := range tags {
+		d.Paths = append(d.Paths, p.bySlug(p.Tag, t))
+		d.CacheTags = append(d.CacheTags, TagTag(t))
+	}
 }
