@@ -326,7 +326,7 @@ func (r *mutationResolver) UpdatePost(ctx context.Context, input model.UpdatePos
 	if err := r.store.ValidatePostPatch(ctx, &patch); err != nil {
 		return nil, err
 	}
-	if _, err := r.ownPost(ctx, input.ID, input.IdempotencyKey); err != nil {
+	if _, err := r.ownPostFor(ctx, input.ID, input.IdempotencyKey, input.CoAuthors != nil); err != nil {
 		return nil, err
 	}
 	p, err := r.store.UpdatePost(ctx, patch)
@@ -543,6 +543,16 @@ func (r *mutationResolver) PingWebhook(ctx context.Context, input model.PingWebh
 	return r.pingWebhook(ctx, input)
 }
 
+// RenameTag is the resolver for the renameTag field.
+func (r *mutationResolver) RenameTag(ctx context.Context, input model.RenameTagInput) (*model.RenameTagPayload, error) {
+	return r.renameTag(ctx, input)
+}
+
+// MergeTags is the resolver for the mergeTags field.
+func (r *mutationResolver) MergeTags(ctx context.Context, input model.MergeTagsInput) (*model.MergeTagsPayload, error) {
+	return r.mergeTags(ctx, input)
+}
+
 // ID is the resolver for the id field.
 func (r *postResolver) ID(ctx context.Context, obj *storage.Post) (string, error) {
 	return postGID(obj.ID), nil
@@ -644,6 +654,16 @@ func (r *postResolver) PreviousInCategory(ctx context.Context, obj *storage.Post
 // NextInCategory is the resolver for the nextInCategory field.
 func (r *postResolver) NextInCategory(ctx context.Context, obj *storage.Post, slug string) (*storage.Post, error) {
 	return r.store.AdjacentPost(ctx, obj, slug, true)
+}
+
+// Authors is the resolver for the authors field.
+func (r *postResolver) Authors(ctx context.Context, obj *storage.Post) ([]*storage.Author, error) {
+	return r.postAuthors(ctx, obj)
+}
+
+// Tags is the resolver for the tags field.
+func (r *postResolver) Tags(ctx context.Context, obj *storage.Post) ([]*storage.Tag, error) {
+	return r.postTags(ctx, obj)
 }
 
 // LiveCursor is the resolver for the liveCursor field.
@@ -830,6 +850,16 @@ func (r *queryResolver) Webhooks(ctx context.Context) ([]*storage.Webhook, error
 	return r.listWebhooks(ctx)
 }
 
+// Tag is the resolver for the tag field.
+func (r *queryResolver) Tag(ctx context.Context, slug string) (*storage.Tag, error) {
+	return r.tag(ctx, slug)
+}
+
+// Tags is the resolver for the tags field.
+func (r *queryResolver) Tags(ctx context.Context, first *int, after *string, last *int, before *string) (*model.TagConnection, error) {
+	return r.tags(ctx, first, after, last, before)
+}
+
 // CommentAdded is the resolver for the commentAdded field.
 func (r *subscriptionResolver) CommentAdded(ctx context.Context, postID string, after *string) (<-chan graphql.Event[*model.CommentEvent], error) {
 	return r.commentAdded(ctx, postID, after)
@@ -848,6 +878,11 @@ func (r *subscriptionResolver) ModerationQueueChanged(ctx context.Context, after
 // PostPublished is the resolver for the postPublished field.
 func (r *subscriptionResolver) PostPublished(ctx context.Context, category *string, after *string) (<-chan graphql.Event[*model.PostEvent], error) {
 	return r.postPublished(ctx, category, after)
+}
+
+// Posts is the resolver for the posts field.
+func (r *tagResolver) Posts(ctx context.Context, obj *storage.Tag, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error) {
+	return r.tagPosts(ctx, obj, first, after, last, before, publishedAfter, publishedBefore)
 }
 
 // ID is the resolver for the id field.
@@ -942,6 +977,9 @@ func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 // Subscription returns SubscriptionResolver implementation.
 func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionResolver{r} }
 
+// Tag returns TagResolver implementation.
+func (r *Resolver) Tag() TagResolver { return &tagResolver{r} }
+
 // Webhook returns WebhookResolver implementation.
 func (r *Resolver) Webhook() WebhookResolver { return &webhookResolver{r} }
 
@@ -959,6 +997,7 @@ type (
 	postResolver            struct{ *Resolver }
 	queryResolver           struct{ *Resolver }
 	subscriptionResolver    struct{ *Resolver }
+	tagResolver             struct{ *Resolver }
 	webhookResolver         struct{ *Resolver }
 	webhookDeliveryResolver struct{ *Resolver }
 )

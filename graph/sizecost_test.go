@@ -46,6 +46,8 @@ var textBytes = map[string]int{
 	"Category.slug":        storage.MaxSlugLength,
 	"Category.name":        4 * storage.MaxNameLength,
 	"Category.description": 4 * storage.MaxDescriptionLength,
+	"Tag.slug":             storage.MaxSlugLength,
+	"Tag.name":             4 * storage.MaxTagNameLength,
 
 	"Comment.id":                            maxGlobalIDLen,
 	"Comment.body":                          storage.MaxCommentBytes,
@@ -62,6 +64,7 @@ var textBytes = map[string]int{
 	"PostEdge.cursor":                cursorBytes,
 	"AuthorEdge.cursor":              cursorBytes,
 	"CommentEdge.cursor":             cursorBytes,
+	"TagEdge.cursor":                 cursorBytes,
 	"CreatePreviewLinkPayload.token": maxPreviewLen,
 
 	"Webhook.id":                        maxGlobalIDLen,

@@ -6,8 +6,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/blogql/blog/markdown"
@@ -256,21 +258,11 @@ func (s *Store) GetTag(ctx context.Context, slug string) (*Tag, error) {
 	return nil, fmt.Errorf("tag %q: %w", slug, ErrNotFound)
 }
 
-// GetTags returns the tags with the slugs, in order, nil for those that
-// do not exist: one BatchGetItem for 100.
-func (s *Store) GetTags(ctx context.Context, slugs []string) ([]*Tag, error) {
-	found, err := s.batchGet(ctx, mapKeys(slugs, tagKey), false)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]*Tag, len(slugs))
-	for i, slug := range slugs {
-		var it tagItem
-		if err := decodeFound(found, tagKey(slug), &it); err == nil {
-			out[i] = it.tag(s.nowKey())
-		}
-	}
-	return out, nil
+// GetTags returns the tags with the slugs in order, with ErrNotFound in
+// errs for each missing one: one BatchGetItem for 100.
+func (s *Store) GetTags(ctx context.Context, slugs []string) ([]*Tag, []error) {
+	now := s.nowKey()
+	return batchDecode(ctx, s, mapKeys(slugs, tagKey), func(it *tagItem) *Tag { return it.tag(now) })
 }
 
 // Tags returns the tags, ordered by slug, with their post counts; merged
@@ -494,4 +486,37 @@ func (p Paths) coAuthorsAndTagsData(d *EventData, old, now *postItem) {
 		d.Paths = append(d.Paths, p.bySlug(p.Tag, t))
 		d.CacheTags = append(d.CacheTags, TagTag(t))
 	}
+}
+
+// CountTagPosts counts the visible posts of the tag slug published in
+// per: one Query of its keys for every 1 MB of posts in it. The tag's
+// Archive answers month-aligned periods with no read (CountIn).
+func (s *Store) CountTagPosts(ctx context.Context, slug string, per Period) (int64, error) {
+	lo, hi, _, empty, err := postRange(per, "", s.visibleBound())
+	if err != nil || empty {
+		return 0, err
+	}
+	expr, err := buildExpr(expression.NewBuilder().WithKeyCondition(
+		expression.Key(attrGSI1PK).Equal(expression.Value(tagPartition(slug))).
+			And(expression.Key(attrGSI1SK).Between(expression.Value(lo), expression.Value(hi)))))
+	if err != nil {
+		return 0, err
+	}
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		IndexName:                 aws.String(indexGSI1),
+		KeyConditionExpression:    expr.KeyCondition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+		Select:                    types.SelectCount,
+	}
+	var n int64
+	for pages := dynamodb.NewQueryPaginator(s.db, in); pages.HasMorePages(); {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("count posts of tag %q: %w", slug, err)
+		}
+		n += int64(page.Count)
+	}
+	return n, nil
 }
