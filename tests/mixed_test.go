@@ -123,6 +123,9 @@ var mixMutations = []mixMutation{
 	{"rejectComment", 2, nextModerate(rejectIt)},
 	{"deleteComment", 3, nextDeleteComment},
 	{"moderationQueue", 1, nextModerationQueue},
+	{"updatePost co-authors", 2, nextUpdatePostCoAuthors},
+	{"updatePost tags", 2, nextUpdatePostTags},
+	{"renameTag", 1, nextRenameTag},
 }
 
 // mixMutation is one entry of mixMutations.
