@@ -13,8 +13,10 @@
 //	author                    AUTHOR#<id>        AUTHOR#<id>                            AUTHORS / AUTHOR#<createdAt>#<id>   (slug, slugs, postCount, scheduled, month#<YYYY-MM>)
 //	post (published)          POST#<id>          POST#<id>                              FEED#<shard> / POST#<publishedAt>#<id>
 //	post (draft)              POST#<id>          POST#<id>                              DRAFT#<authorId> / DRAFT#<createdAt>#<id>
-//	author→post copy          AUTHOR#<authorId>  POST#<publishedAt>#<id>
+//	author→post copy          AUTHOR#<authorId>  POST#<publishedAt>#<id>                  (one per author of the post: primary and co-authors)
 //	post-in-category copy     POST#<id>          CAT#<slug>                             CAT#<slug> / POST#<publishedAt>#<id>
+//	post-in-tag copy          POST#<id>          TAG#<slug>                             TAG#<slug> / POST#<publishedAt>#<id>
+//	tag                       TAG#<slug>         TAG#<slug>                             TAGS / TAG#<slug>                   (name, postCount, scheduled, month#<YYYY-MM>; mergedInto and no GSI1 once merged)
 //	category                  CAT#<slug>         CAT#<slug>                             CATEGORIES / CAT#<slug>             (postCount, scheduled, month#<YYYY-MM>)
 //	comment (top level)       POST#<postId>      COMMENT#<createdAt>#<commentId>        (replyCount, replies: the first 10)
 //	reply                     POST#<postId>      THREAD#<parentCreatedAt>#<parentId>#<createdAt>#<commentId>
@@ -50,7 +52,9 @@
 // Posts and copies carry the author's name and slug and the categories'
 // names (authorName, authorSlug, cats) together with the version of each
 // name they hold (authorVer, catVer), so lists need no extra reads; a
-// rename or an author's new slug rewrites them (below).
+// rename or an author's new slug rewrites them (below). They carry the
+// co-authors' and tags' names the same way (coAuthors, coAuthorVer, tags,
+// tagVer: see Co-authors and tags).
 //
 // # Access patterns
 //
@@ -63,6 +67,9 @@
 //	                                     (AND "POST#~" for the author and admins: scheduled posts too)
 //	author's drafts                      Query GSI1 GSI1PK=DRAFT#authorId, descending
 //	category's posts, newest first       Query GSI1 GSI1PK=CAT#slug, GSI1SK BETWEEN "POST#<from>" AND "POST#<now>$", descending
+//	tag's posts, newest first            Query GSI1 GSI1PK=TAG#slug, the same bounds (co-authors and tags: below)
+//	tag by slug                          GetItem TAG#slug (one more for a tag merged into another)
+//	all tags with their post counts      Query GSI1 GSI1PK=TAGS
 //	latest posts, whole blog             Query GSI1 GSI1PK=FEED#0..FEED#3 in parallel, GSI1SK BETWEEN "POST#<from>" AND "POST#<now>$", merged
 //	previous / next post, whole blog     the same 4 Queries, GSI1SK BETWEEN "POST#" AND <post's> (descending) or <post's> AND "POST#<now>$", Limit 2
 //	previous / next post in a category   Query GSI1 GSI1PK=CAT#slug, the same bounds, Limit 2
@@ -279,7 +286,9 @@
 // an edit moving a post from 10 categories to 10 others while taking
 // another's redirect is 48, a schedule that moves a post to another month
 // 26, deleting a post with 10 redirects and 10 categories 36
-// (TestWorstCasePostWritesFitOneTransaction, TestPostActionsBound).
+// (TestWorstCasePostWritesFitOneTransaction, TestPostActionsBound). Co-authors
+// and tags add copies and counters: see Co-authors and tags for those
+// figures and the bound that keeps every post write within 100 actions.
 //
 // # Comments: who writes them, moderation, bounded threads
 //
@@ -438,7 +447,7 @@
 // EventsOf turns one DynamoDB Streams record of the table
 // (NEW_AND_OLD_IMAGES) into the domain events it means, a pure function of
 // the record, so it runs in the server's dispatcher or in a Lambda on the
-// stream alike. It reads post, author, category and comment items only:
+// stream alike. It reads post, author, category, tag and comment items only:
 // copies, counters, slug reservations, queue entries, readers, rates,
 // idempotency records, server keys, schedule items and the layout item
 // mean nothing. A post is a draft, scheduled (published, with the go-live
@@ -457,6 +466,7 @@
 //	post.deleted           published or scheduled → removed (a draft's deletion: none)
 //	author.updated         an author created, removed, or its name, slug, bio or picture changed
 //	category.updated       a category created, removed, or its name or description changed
+//	tag.updated            a tag made, renamed, or merged into another (then naming both)
 //	comment.added          a published comment's item written (COMMENT#, THREAD#)
 //	comment.approved       the same, with approvedAt, which only ApproveComment sets
 //	comment.edited         a published comment's text changed
@@ -471,6 +481,11 @@
 // scheduled post edited or unpublished after its time but before the sweep
 // reached it is still scheduled to the feed: its edit is no event, its
 // unpublishing post.unscheduled (which names the same pages and tags).
+// A post's co-authors and tags are part of what readers see: a change of
+// either is post.published.edited, and every post event names the pages
+// and cache tags (author:<id>, tag:<slug>) of every author and tag the
+// post had and has, with their ids in coAuthors, previousCoAuthors, tags
+// and previousTags.
 // An event's id is "evt_" and a hash of the record's eventID, sequence
 // number and the event's type, so a record read again gives the same ids.
 // Its data carries the ids, slugs (with the previous ones), categories,
@@ -483,6 +498,7 @@
 //	post:<id>          a post's page and every list showing its summary
 //	author:<id>        an author's page and every post or summary with their name
 //	category:<slug>    a category's page and every post or summary with its name
+//	tag:<slug>         a tag's page and every post or summary with its name
 //	feed               the whole-blog feed and the home page
 //	archive:<yyyy-mm>  a month's archive
 //	comments:<postId>  a post's comments
