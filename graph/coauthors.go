@@ -29,9 +29,9 @@ func hasSlugs(p *storage.Post) bool {
 // postAuthors answers Post.authors: from the names the post carries when
 // only they are selected of a published post, else read (one batch read
 // for a page: primeCoAuthorsAndTags). A draft's co-authors are read, as a
-// rename reaches the drafts of the primary author only.
+// rename reaches the drafts of the primary author only (namesExact).
 func (r *Resolver) postAuthors(ctx context.Context, p *storage.Post) ([]*storage.Author, error) {
-	if p.Status == storage.StatusPublished && (selectsOnly(ctx, "id", "name") || hasSlugs(p) && selectsOnly(ctx, "id", "name", "slug")) {
+	if namesExact(p) && (selectsOnly(ctx, "id", "name") || hasSlugs(p) && selectsOnly(ctx, "id", "name", "slug")) {
 		refs := p.Authors()
 		out := make([]*storage.Author, len(refs))
 		for i, a := range refs {
@@ -43,6 +43,13 @@ func (r *Resolver) postAuthors(ctx context.Context, p *storage.Post) ([]*storage
 	l.ahead.await(primedAuthorsKey(p.ID))
 	authors, errs := l.authors.LoadMany(ctx, p.AuthorIDs())()
 	return authors, errors.Join(errs...)
+}
+
+// namesExact reports whether the authors' names p carries are current:
+// always for a published post, for a draft when it has no co-authors
+// (a rename rewrites the drafts of its author, not those they co-wrote).
+func namesExact(p *storage.Post) bool {
+	return p.Status == storage.StatusPublished || len(p.CoAuthors) == 0
 }
 
 // actsForPost returns nil when the actor of ctx may change the post p:

@@ -138,7 +138,7 @@ func (r *Resolver) primeCoAuthorsAndTags(ctx context.Context, satisfies []string
 		var keys []string
 		var read []*storage.Post
 		for _, p := range posts {
-			if beyondNames || p.Status != storage.StatusPublished || slices.Contains(sel, "slug") && !hasSlugs(p) {
+			if beyondNames || !namesExact(p) || slices.Contains(sel, "slug") && !hasSlugs(p) {
 				keys, read = append(keys, primedAuthorsKey(p.ID)), append(read, p)
 			}
 		}
