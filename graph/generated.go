@@ -2461,11 +2461,11 @@ type Author implements Node {
   updatedAt: DateTime!
   "The version of the author, increased by every change. Pass it as ` + "`" + `expectedVersion` + "`" + ` to update the author safely."
   version: Int!
-  "The number of published posts by the author whose time has come: scheduled posts count from the moment they appear."
+  "The number of published posts by the author, those they co-wrote included, whose time has come: scheduled posts count from the moment they appear."
   postCount: Int!
-  "The author's public posts by month of publication (UTC), newest month first; months without posts are left out."
+  "The author's public posts by month of publication (UTC), those they co-wrote included, newest month first; months without posts are left out."
   archive: [ArchiveMonth!]!
-  "The author's public posts, newest first. For the author themself and admins, scheduled posts too."
+  "The author's public posts, those they co-wrote included, newest first. For the author themself and admins, scheduled posts too."
   posts(
     "How many posts to return from the start (or after ` + "`" + `after` + "`" + `), from 1 to 100; 20 when neither ` + "`" + `first` + "`" + ` nor ` + "`" + `last` + "`" + ` is given."
     first: Int

@@ -329,11 +329,11 @@ type AuthorBySlugAuthor struct {
 	Slug string `json:"slug"`
 	// The name shown with the author's posts and comments.
 	Name string `json:"name"`
-	// The number of published posts by the author whose time has come: scheduled posts count from the moment they appear.
+	// The number of published posts by the author, those they co-wrote included, whose time has come: scheduled posts count from the moment they appear.
 	PostCount int `json:"postCount"`
-	// The author's public posts by month of publication (UTC), newest month first; months without posts are left out.
+	// The author's public posts by month of publication (UTC), those they co-wrote included, newest month first; months without posts are left out.
 	Archive []AuthorBySlugAuthorArchiveArchiveMonth `json:"archive"`
-	// The author's public posts, newest first. For the author themself and admins, scheduled posts too.
+	// The author's public posts, those they co-wrote included, newest first. For the author themself and admins, scheduled posts too.
 	Posts AuthorBySlugAuthorPostsPostConnection `json:"posts"`
 }
 
@@ -872,9 +872,9 @@ type AuthorPageAuthor struct {
 	Bio string `json:"bio"`
 	// The URL of the author's picture, or null when there is none.
 	AvatarUrl *string `json:"avatarUrl"`
-	// The number of published posts by the author whose time has come: scheduled posts count from the moment they appear.
+	// The number of published posts by the author, those they co-wrote included, whose time has come: scheduled posts count from the moment they appear.
 	PostCount int `json:"postCount"`
-	// The author's public posts, newest first. For the author themself and admins, scheduled posts too.
+	// The author's public posts, those they co-wrote included, newest first. For the author themself and admins, scheduled posts too.
 	Posts AuthorPageAuthorPostsPostConnection `json:"posts"`
 }
 
@@ -1165,7 +1165,7 @@ type AuthorsAuthorsAuthorConnectionEdgesAuthorEdgeNodeAuthor struct {
 	Name string `json:"name"`
 	// The unique, URL-friendly name of the author's page: its current one. An author found by an old slug has its new one here, so a frontend can redirect.
 	Slug string `json:"slug"`
-	// The number of published posts by the author whose time has come: scheduled posts count from the moment they appear.
+	// The number of published posts by the author, those they co-wrote included, whose time has come: scheduled posts count from the moment they appear.
 	PostCount int `json:"postCount"`
 }
 
@@ -2138,9 +2138,9 @@ type CoAuthorPageAuthor struct {
 	Id string `json:"id"`
 	// The name shown with the author's posts and comments.
 	Name string `json:"name"`
-	// The number of published posts by the author whose time has come: scheduled posts count from the moment they appear.
+	// The number of published posts by the author, those they co-wrote included, whose time has come: scheduled posts count from the moment they appear.
 	PostCount int `json:"postCount"`
-	// The author's public posts, newest first. For the author themself and admins, scheduled posts too.
+	// The author's public posts, those they co-wrote included, newest first. For the author themself and admins, scheduled posts too.
 	Posts CoAuthorPageAuthorPostsPostConnection `json:"posts"`
 }
 
@@ -2824,7 +2824,7 @@ type CreateAuthorCreateAuthorCreateAuthorPayloadAuthor struct {
 	AvatarUrl *string `json:"avatarUrl"`
 	// The version of the author, increased by every change. Pass it as `expectedVersion` to update the author safely.
 	Version int `json:"version"`
-	// The number of published posts by the author whose time has come: scheduled posts count from the moment they appear.
+	// The number of published posts by the author, those they co-wrote included, whose time has come: scheduled posts count from the moment they appear.
 	PostCount int `json:"postCount"`
 }
 
@@ -6099,7 +6099,7 @@ type PostAuthorsInFullPostAuthorsAuthor struct {
 	Name string `json:"name"`
 	// A short text about the author; empty when none was written.
 	Bio string `json:"bio"`
-	// The number of published posts by the author whose time has come: scheduled posts count from the moment they appear.
+	// The number of published posts by the author, those they co-wrote included, whose time has come: scheduled posts count from the moment they appear.
 	PostCount int `json:"postCount"`
 }
 
