@@ -2,12 +2,16 @@ package tests
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/blogql/blog/auth"
+	"github.com/blogql/blog/syndication"
 )
 
 // coBlog is a blog with co-authored, tagged posts: grace wrote five
@@ -214,4 +218,28 @@ func TestCoAuthorsAndTagsBadInputWritesNothing(t *testing.T) {
 	ok[*UpdatePostResponse](t)(UpdatePost(ctx, grace, UpdatePostInput{Id: full.Id, ExpectedVersion: 2, Tags: otherTen[:10]}))
 	ok[*UpdatePostResponse](t)(UpdatePost(ctx, grace, UpdatePostInput{Id: full.Id, ExpectedVersion: 3, Categories: otherCats}))
 	s.consistent()
+}
+
+// TestCoAuthorsFeedHasTheirCoWrittenPosts reads a co-author's feed: it
+// lists the posts they co-wrote, from their own copies, for the same
+// requests as any author's feed (excerpts: no read of the bodies).
+func TestCoAuthorsFeedHasTheirCoWrittenPosts(t *testing.T) {
+	s := newServer(t)
+	s.seedCoBlog(t)
+	f := newSyndicationServer(t, s, func(o *syndication.Options) { o.Content = syndication.ContentExcerpt })
+	a, n := f.get(t, "/authors/ada-lovelace/feed.json")
+	equal(t, "status", a.status, http.StatusOK)
+	equal(t, "DynamoDB requests", n, 3)
+	var feed struct {
+		Items []struct {
+			URL string `json:"url"`
+		} `json:"items"`
+	}
+	if err := json.Unmarshal([]byte(a.body), &feed); err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "items", len(feed.Items), 5)
+	if len(feed.Items) > 0 && !strings.HasSuffix(feed.Items[0].URL, "/posts/together-4") {
+		t.Errorf("newest item %s", feed.Items[0].URL)
+	}
 }
