@@ -369,6 +369,12 @@ func normal(p postItem) postItem {
 	if len(p.TOC) == 0 {
 		p.TOC = nil
 	}
+	if len(p.CoAuthors) == 0 {
+		p.CoAuthors, p.CoAuthorVer = nil, nil
+	}
+	if len(p.Tags) == 0 {
+		p.Tags, p.TagVer = nil, nil
+	}
 	return p
 }
 
