@@ -86,3 +86,14 @@ func coAuthorIDs(field string, gids []string) ([]string, error) {
 	}
 	return ids, nil
 }
+
+// actorOf returns the author a post write of ctx's actor is made for,
+// whom storage checks against the post's authors as the write reads them
+// (storage.ErrNotPostAuthor): empty for an admin, who may write any post.
+func actorOf(ctx context.Context) string {
+	a := auth.ActorFrom(ctx)
+	if a.IsAdmin() {
+		return ""
+	}
+	return a.ID
+}

@@ -53,6 +53,7 @@ var errorCodes = []struct {
 	{storage.ErrRateLimited, CodeRateLimited, retryAfter},
 	{storage.ErrDuplicateComment, CodeConflict, reason("DUPLICATE_COMMENT")},
 	{storage.ErrNotPending, CodeConflict, reason("NOT_PENDING")},
+	{storage.ErrNotPostAuthor, CodeForbidden, nil},
 	{auth.ErrUnauthenticated, CodeUnauthenticated, nil},
 	{auth.ErrForbidden, CodeForbidden, nil},
 }

@@ -44,8 +44,10 @@ func (r *Resolver) visible(ctx context.Context) func(*storage.Post, error) (*sto
 // Admins need no read. The post is read with ConsistentRead, not through
 // the request's loader: a post written a moment ago must be found, and the
 // loader would keep the post as it was before the write for the payload's
-// fields. A post's author never changes, so the check cannot go stale
-// before the write. See retried for a post that is gone.
+// fields. A post's primary author never changes; its co-authors do, so
+// the store checks the writer (Actor) against the authors its write reads
+// too, and a co-author removed in between gets FORBIDDEN. See retried for
+// a post that is gone.
 func (r *Resolver) ownPost(ctx context.Context, gid string, idemKey *string) (string, error) {
 	return r.ownPostFor(ctx, gid, idemKey, false)
 }
@@ -228,6 +230,7 @@ func (r *Resolver) ownPostRef(ctx context.Context, id string, expectedVersion *i
 		ID:              postID,
 		ExpectedVersion: expectedVersionOf(expectedVersion),
 		IdempotencyKey:  idempotencyKey(ctx, idemKey),
+		Actor:           actorOf(ctx),
 	}, nil
 }
 
@@ -312,6 +315,7 @@ func postPatch(ctx context.Context, input model.UpdatePostInput) (storage.PostPa
 		SEO:              seoPatch(input.Seo),
 		IdempotencyKey:   idempotencyKey(ctx, input.IdempotencyKey),
 		Admin:            auth.ActorFrom(ctx).IsAdmin(),
+		Actor:            actorOf(ctx),
 	}
 	if input.Categories != nil {
 		patch.Categories = &input.Categories

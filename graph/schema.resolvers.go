@@ -348,6 +348,7 @@ func (r *mutationResolver) PublishPost(ctx context.Context, input model.PublishP
 		ExpectedVersion: expectedVersionOf(input.ExpectedVersion),
 		At:              deref(input.At),
 		IdempotencyKey:  idempotencyKey(ctx, input.IdempotencyKey),
+		Actor:           actorOf(ctx),
 	})
 	if err != nil {
 		return nil, err

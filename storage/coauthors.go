@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"maps"
 	"slices"
 
@@ -21,6 +22,28 @@ import (
 // MaxAuthors is how many authors a post may have, its primary one
 // included.
 const MaxAuthors = 10
+
+// ErrNotPostAuthor means the author a post write is made for (its input's
+// Actor) is not one of the post's authors as the write reads it, or, for
+// a change of its co-authors, not its primary author. The write reads the
+// post and is conditional on its version, so a co-author removed a moment
+// before cannot write.
+var ErrNotPostAuthor = errors.New("not an author of the post")
+
+// mayWrite returns ErrNotPostAuthor unless actor (empty: an admin, or
+// no check) is one of the authors of p, or its primary author with
+// primaryOnly.
+func mayWrite(p *postItem, actor string, primaryOnly bool) error {
+	switch {
+	case actor == "", actor == p.AuthorID:
+		return nil
+	case primaryOnly:
+		return fmt.Errorf("post %q: only its primary author changes its co-authors: %w", p.ID, ErrNotPostAuthor)
+	case slices.Contains(p.coAuthorIDs(), actor):
+		return nil
+	}
+	return fmt.Errorf("post %q: %w", p.ID, ErrNotPostAuthor)
+}
 
 // AuthorRef is the part of an author a post carries with it: enough for
 // a byline that links to the author's page.

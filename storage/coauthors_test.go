@@ -191,3 +191,42 @@ func (e *env) updateUntilDone(patch storage.PostPatch) error {
 		}
 	}
 }
+
+// TestOnlyThePostsAuthorsWrite checks the post's authors as each write
+// reads them: a co-author may edit, publish and unpublish, not change the
+// co-authors; once removed, they may do nothing, whatever they checked
+// before; someone else never.
+func TestOnlyThePostsAuthorsWrite(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	for _, id := range []string{"ada", "bob", "cy"} {
+		e.author(id, id)
+	}
+	p := e.coPost("ada", "p", []string{"bob"}, nil, nil)
+	p = must[*storage.Post](t)(e.store.UpdatePost(ctx, storage.PostPatch{ID: p.ID, ExpectedVersion: p.Version, Title: ptr("By bob"), Actor: "bob"}))
+	p = must[*storage.Post](t)(e.store.Publish(ctx, storage.PublishPost{ID: p.ID, Actor: "bob"}))
+	for name, err := range map[string]error{
+		"cy edits": func() error {
+			_, err := e.store.UpdatePost(ctx, storage.PostPatch{ID: p.ID, ExpectedVersion: p.Version, Title: ptr("By cy"), Actor: "cy"})
+			return err
+		}(),
+		"bob changes the co-authors": func() error {
+			_, err := e.store.UpdatePost(ctx, storage.PostPatch{ID: p.ID, ExpectedVersion: p.Version, CoAuthors: &[]string{"bob", "cy"}, Actor: "bob"})
+			return err
+		}(),
+		"cy deletes": func() error {
+			_, err := e.store.DeletePost(ctx, storage.PostRef{ID: p.ID, Actor: "cy"})
+			return err
+		}(),
+	} {
+		if !errors.Is(err, storage.ErrNotPostAuthor) {
+			t.Errorf("%s: %v, want ErrNotPostAuthor", name, err)
+		}
+	}
+	p = must[*storage.Post](t)(e.store.UpdatePost(ctx, storage.PostPatch{ID: p.ID, ExpectedVersion: p.Version, CoAuthors: &[]string{"cy"}, Actor: "ada"}))
+	if _, err := e.store.Unpublish(ctx, storage.PostRef{ID: p.ID, Actor: "bob"}); !errors.Is(err, storage.ErrNotPostAuthor) {
+		t.Errorf("bob, removed, unpublishes: %v, want ErrNotPostAuthor", err)
+	}
+	must[*storage.Post](t)(e.store.Unpublish(ctx, storage.PostRef{ID: p.ID, Actor: "cy"}))
+	e.consistent()
+}

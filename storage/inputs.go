@@ -106,6 +106,10 @@ type PostPatch struct {
 	// after its primary one); Tags, when not nil, its tags, by name.
 	CoAuthors *[]string
 	Tags      *[]string
+	// Actor, when set, is the author who writes, who must be one of the
+	// post's authors, and its primary one to change CoAuthors
+	// (ErrNotPostAuthor); empty for an admin.
+	Actor string `json:"-"`
 
 	// rendered is what Validate derived from Body, for UpdatePost.
 	rendered *postItem
@@ -128,6 +132,8 @@ type PublishPost struct {
 	ExpectedVersion int64
 	At              time.Time
 	IdempotencyKey  string
+	// Actor, when set, is the author who writes, as in PostRef.
+	Actor string `json:"-"`
 }
 
 // PostRef names a post for Unpublish and DeletePost. ExpectedVersion, when
@@ -136,6 +142,9 @@ type PostRef struct {
 	ID              string
 	ExpectedVersion int64
 	IdempotencyKey  string
+	// Actor, when set, is the author who writes, who must be one of the
+	// post's authors (ErrNotPostAuthor); empty for an admin.
+	Actor string `json:"-"`
 }
 
 // NewComment is the input of AddComment. ParentID, when set, names the

@@ -133,7 +133,7 @@ func (s *Store) UpdatePost(ctx context.Context, in PostPatch) (*Post, error) {
 	return s.changePost(ctx, postChange{
 		op: "updatePost", id: in.ID, expected: in.ExpectedVersion, key: in.IdempotencyKey, input: in,
 		newCats: cats, slug: deref(in.Slug), admin: in.Admin,
-		more: moreNames{coAuthors, tagSlugsOf(tags)},
+		more: moreNames{coAuthors, tagSlugsOf(tags)}, actor: in.Actor, primaryOnly: in.CoAuthors != nil,
 	}, func(p *postItem) error {
 		if in.CoAuthors != nil {
 			if slices.Contains(coAuthors, p.AuthorID) {
@@ -233,7 +233,7 @@ func (s *Store) Publish(ctx context.Context, in PublishPost) (*Post, error) {
 	scheduling := in.At.After(s.Now())
 	return s.changePost(ctx, postChange{
 		op: "publishPost", id: in.ID, expected: in.ExpectedVersion, key: in.IdempotencyKey, input: in,
-		full: scheduling,
+		full: scheduling, actor: in.Actor,
 	}, func(p *postItem) error {
 		at := in.At
 		if at.IsZero() {
@@ -250,7 +250,7 @@ func (s *Store) Unpublish(ctx context.Context, in PostRef) (*Post, error) {
 		return nil, err
 	}
 	return s.changePost(ctx, postChange{
-		op: "unpublishPost", id: in.ID, expected: in.ExpectedVersion, key: in.IdempotencyKey, input: in,
+		op: "unpublishPost", id: in.ID, expected: in.ExpectedVersion, key: in.IdempotencyKey, input: in, actor: in.Actor,
 	}, func(p *postItem) error {
 		if !p.published() {
 			return invalid("id", "post is not published")
@@ -268,7 +268,7 @@ func (s *Store) DeletePost(ctx context.Context, in PostRef) (*Post, error) {
 		return nil, err
 	}
 	p, err := s.changePost(ctx, postChange{
-		op: "deletePost", id: in.ID, expected: in.ExpectedVersion, key: in.IdempotencyKey, input: in,
+		op: "deletePost", id: in.ID, expected: in.ExpectedVersion, key: in.IdempotencyKey, input: in, actor: in.Actor,
 	}, nil)
 	if err != nil {
 		return nil, err
@@ -308,6 +308,10 @@ type postChange struct {
 	// more are the co-authors and tags the change gives the post, read
 	// with it.
 	more moreNames
+	// actor, when set, must be one of the post's authors as read, its
+	// primary one with primaryOnly (mayWrite).
+	actor       string
+	primaryOnly bool
 	// full reads the post's author, categories and STATS too (one more
 	// request); a write that schedules the post needs them and turns
 	// full on itself.
@@ -326,6 +330,9 @@ func (s *Store) changePost(ctx context.Context, c postChange, change func(*postI
 		return retryWrite(ctx, func() (*Post, error) {
 			before, r, err := s.readPost(ctx, c.id, c.newCats, c.slug, full, c.more)
 			if err != nil {
+				return nil, err
+			}
+			if err := mayWrite(before, c.actor, c.primaryOnly); err != nil {
 				return nil, err
 			}
 			if c.expected != 0 && before.Version != c.expected {
