@@ -631,4 +631,75 @@
 // half-way leaves the layout item unwritten and the next run finds what
 // was done done. Servers of the previous version must all be stopped
 // first: they write the old layout.
+//
+// # Co-authors and tags
+//
+// A post has an ordered list of authors, at most MaxAuthors (10): its
+// primary author in authorId, authorName, authorSlug and authorVer as
+// before, and the others in coAuthors (id, name, slug each) with the
+// nameVer of each in coAuthorVer. A post without them has its primary
+// author alone, which is what every post written before co-authors is:
+// no migration. Every author of a published post has an author→post copy
+// in their own partition, so an author's page (and their feed) lists the
+// posts they co-wrote with one Query as before, and counts them
+// (postCount, scheduled entries, months) in the post's transactions; a
+// post write guards every author's nameVer as it guards the primary's.
+// Every copy carries every author's name and slug, so bylines need no
+// read. Renaming an author, or giving them a new slug, rewrites the posts
+// of their partition, which holds the posts they co-wrote: each rewrite
+// covers the post and all its copies, in every co-author's partition and
+// every category's and tag's. Drafts are in their primary author's drafts
+// only: a co-author's rename reaches a draft at its next write, and the
+// GraphQL layer reads the authors of a draft that has co-authors. Any
+// author of a post may read its drafts and edit it; only its primary
+// author and admins change its co-authors (the primary author never
+// changes). A post write is given its writer (Actor, empty for an admin)
+// and checks it against the authors it reads, under the version condition
+// of its transaction, so a co-author removed meanwhile cannot write
+// (ErrNotPostAuthor).
+//
+// Tags are free-form: a post has at most MaxTags (10), given by name; the
+// slug is made from the name (markdown.Slugify), two names of one slug
+// are one tag, and the name a tag was made with stands until a rename.
+// Their pages follow the categories' design, for the same reasons: a
+// post-in-tag copy per tag of a published post, TAG#<slug> in GSI1 by
+// publication time, so a tag's page is one Query in either direction and
+// its totalCount the tag item's postCount (scheduled entries subtracted,
+// as for categories). An index on the post items instead would need a
+// GSI per tag position or a multi-valued key, which DynamoDB does not
+// have. A tag nobody has made is made by the post write that names it
+// first, in its transaction (an UpdateItem of the tag conditional on
+// attribute_not_exists, which sets its name and counts; a concurrent
+// maker fails it and the write reads again). Tags are never deleted.
+// Renaming one bumps its nameVer and rewrites its published posts as a
+// category rename does. Merging A into B marks A (mergedInto B, out of
+// GSI1, nameVer bumped, conditional on B not being merged itself) and then
+// writes each of A's posts again as an edit that changes nothing
+// (movePost), which moves it: every post write reads the tags it names,
+// follows mergedInto to the tag that holds the posts now (one more
+// BatchGetItem a hop, only then), and writes the post's copies and counts
+// under that one; a post written meanwhile moves itself the same way,
+// drafts included, so merges need no list of drafts, and a draft shows
+// the merged tag until its next write. A's slug keeps leading to B
+// (GetTag).
+//
+// The largest post write: with A authors, C categories and T tags (each
+// at most 10), a post write is the post (1), its copies (A+C+T puts), its
+// counters (A+C+T, and STATS when a count changes), the idempotency
+// record (1), its schedule item (up to 2), its slug changes (up to 4),
+// and the deletions of the copies it leaves and the updates of the
+// counters it leaves. Publishing a post of 10 authors, 10 categories and
+// 10 tags is 63 actions; scheduling it to another month 74 (the author
+// copies' keys hold the time: 10 put, 10 deleted); replacing its 10 tags
+// while taking another post's redirect 85; deleting it 66; renaming one
+// of its authors 31 (the post and its 30 copies). In bytes, with the
+// largest body (post item about 376 KB), names at their limits in
+// four-byte runes and the idempotency record, the largest request is
+// 1.24 MB, and the items it writes are under 1 MB, of DynamoDB's 4 MB.
+// One change can pass 100 actions only by replacing most of two of the
+// sets at once (all 10 tags and all 10 categories: 106); such a write is
+// refused before any request as invalid input (fitsOneTransaction),
+// writing nothing, and the same changes made in two updates pass
+// (TestWorstCaseCoAuthorsTagsCategoriesFitOneTransaction, on both
+// backends).
 package storage
