@@ -656,7 +656,9 @@
 // changes). A post write is given its writer (Actor, empty for an admin)
 // and checks it against the authors it reads, under the version condition
 // of its transaction, so a co-author removed meanwhile cannot write
-// (ErrNotPostAuthor).
+// (ErrNotPostAuthor). Servers of a version before co-authors and tags
+// must all be stopped before either is used: they write a post without
+// them, and would leave its other authors' and tags' copies behind.
 //
 // Tags are free-form: a post has at most MaxTags (10), given by name; the
 // slug is made from the name (markdown.Slugify), two names of one slug
