@@ -697,7 +697,9 @@
 // of its authors 31 (the post and its 30 copies). In bytes, with the
 // largest body (post item about 376 KB), names at their limits in
 // four-byte runes and the idempotency record, the largest request is
-// 1.24 MB, and the items it writes are under 1 MB, of DynamoDB's 4 MB.
+// 1.24 MB (every item it puts whole), and the items it writes, the
+// updated counters counted whole too (an author's at most about 10 KB),
+// about 1.4 MB: a third of DynamoDB's 4 MB.
 // One change can pass 100 actions only by replacing most of two of the
 // sets at once (all 10 tags and all 10 categories: 106); such a write is
 // refused before any request as invalid input (fitsOneTransaction),
