@@ -94,7 +94,7 @@ func TestParseConfig(t *testing.T) {
 			backend: backendEmbedded, createTable: true, seedDemo: true,
 			check: func(c *config) bool {
 				return c.siteURL == "https://blog.example.com/" && c.feedContent == "excerpt" && c.siteTitle == "Blog" &&
-					c.paths == storage.Paths{Home: "/", Post: "/blog/{yyyy}/{mm}/{slug}", Category: "/categories/{slug}", Month: "/archive/{yyyy}/{mm}", Page: "/{slug}"}
+					c.paths == storage.Paths{Home: "/", Post: "/blog/{yyyy}/{mm}/{slug}", Category: "/categories/{slug}", Month: "/archive/{yyyy}/{mm}", Page: "/{slug}", Tag: "/tags/{slug}"}
 			},
 		},
 		{

@@ -62,6 +62,7 @@ var errorCodes = []struct {
 	{storage.ErrNotPending, CodeConflict, reason("NOT_PENDING")},
 	{search.ErrSlowQuery, CodeSlowQuery, nil},
 	{search.ErrBuilding, CodeIndexBuilding, nil},
+	{storage.ErrNotPostAuthor, CodeForbidden, nil},
 	{auth.ErrUnauthenticated, CodeUnauthenticated, nil},
 	{auth.ErrForbidden, CodeForbidden, nil},
 }

@@ -45,6 +45,7 @@ type ResolverRoot interface {
 	SearchResult() SearchResultResolver
 	Site() SiteResolver
 	Subscription() SubscriptionResolver
+	Tag() TagResolver
 	Webhook() WebhookResolver
 	WebhookDelivery() WebhookDeliveryResolver
 }
@@ -224,6 +225,10 @@ type ComplexityRoot struct {
 		URL   func(childComplexity int) int
 	}
 
+	MergeTagsPayload struct {
+		Tag func(childComplexity int) int
+	}
+
 	Mutation struct {
 		AddComment            func(childComplexity int, input model.AddCommentInput) int
 		ApproveComment        func(childComplexity int, input model.ApproveCommentInput) int
@@ -237,11 +242,13 @@ type ComplexityRoot struct {
 		DeletePage            func(childComplexity int, input model.DeletePageInput) int
 		DeletePost            func(childComplexity int, input model.DeletePostInput) int
 		DeleteWebhook         func(childComplexity int, input model.DeleteWebhookInput) int
+		MergeTags             func(childComplexity int, input model.MergeTagsInput) int
 		PingWebhook           func(childComplexity int, input model.PingWebhookInput) int
 		PublishPage           func(childComplexity int, input model.PublishPageInput) int
 		PublishPost           func(childComplexity int, input model.PublishPostInput) int
 		RedeliverWebhookEvent func(childComplexity int, input model.RedeliverWebhookEventInput) int
 		RejectComment         func(childComplexity int, input model.RejectCommentInput) int
+		RenameTag             func(childComplexity int, input model.RenameTagInput) int
 		RotateWebhookSecret   func(childComplexity int, input model.RotateWebhookSecretInput) int
 		UnpublishPage         func(childComplexity int, input model.UnpublishPageInput) int
 		UnpublishPost         func(childComplexity int, input model.UnpublishPostInput) int
@@ -290,6 +297,7 @@ type ComplexityRoot struct {
 
 	Post struct {
 		Author             func(childComplexity int) int
+		Authors            func(childComplexity int) int
 		Body               func(childComplexity int) int
 		BodyHTML           func(childComplexity int) int
 		Categories         func(childComplexity int) int
@@ -309,6 +317,7 @@ type ComplexityRoot struct {
 		Seo                func(childComplexity int) int
 		Slug               func(childComplexity int) int
 		Status             func(childComplexity int) int
+		Tags               func(childComplexity int) int
 		Title              func(childComplexity int) int
 		Toc                func(childComplexity int) int
 		UpdatedAt          func(childComplexity int) int
@@ -359,6 +368,8 @@ type ComplexityRoot struct {
 		Posts           func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) int
 		Search          func(childComplexity int, query string, first *int, after *string, category *string, author *string) int
 		Site            func(childComplexity int) int
+		Tag             func(childComplexity int, slug string) int
+		Tags            func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Viewer          func(childComplexity int) int
 		Webhooks        func(childComplexity int) int
 	}
@@ -369,6 +380,10 @@ type ComplexityRoot struct {
 
 	RejectCommentPayload struct {
 		Comment func(childComplexity int) int
+	}
+
+	RenameTagPayload struct {
+		Tag func(childComplexity int) int
 	}
 
 	ReplyConnection struct {
@@ -450,6 +465,25 @@ type ComplexityRoot struct {
 		ModerationQueueChanged func(childComplexity int, after *string) int
 		PostPublished          func(childComplexity int, category *string, after *string) int
 		PostUpdated            func(childComplexity int, id string, after *string) int
+	}
+
+	Tag struct {
+		Archive   func(childComplexity int) int
+		Name      func(childComplexity int) int
+		PostCount func(childComplexity int) int
+		Posts     func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) int
+		Slug      func(childComplexity int) int
+		Version   func(childComplexity int) int
+	}
+
+	TagConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	TagEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	UnpublishPagePayload struct {
@@ -587,6 +621,8 @@ type MutationResolver interface {
 	RotateWebhookSecret(ctx context.Context, input model.RotateWebhookSecretInput) (*model.RotateWebhookSecretPayload, error)
 	RedeliverWebhookEvent(ctx context.Context, input model.RedeliverWebhookEventInput) (*model.RedeliverWebhookEventPayload, error)
 	PingWebhook(ctx context.Context, input model.PingWebhookInput) (*model.PingWebhookPayload, error)
+	RenameTag(ctx context.Context, input model.RenameTagInput) (*model.RenameTagPayload, error)
+	MergeTags(ctx context.Context, input model.MergeTagsInput) (*model.MergeTagsPayload, error)
 	CreatePage(ctx context.Context, input model.CreatePageInput) (*model.CreatePagePayload, error)
 	UpdatePage(ctx context.Context, input model.UpdatePageInput) (*model.UpdatePagePayload, error)
 	PublishPage(ctx context.Context, input model.PublishPageInput) (*model.PublishPagePayload, error)
@@ -620,6 +656,8 @@ type PostResolver interface {
 	Previous(ctx context.Context, obj *storage.Post) (*storage.Post, error)
 	Next(ctx context.Context, obj *storage.Post) (*storage.Post, error)
 	PreviousInCategory(ctx context.Context, obj *storage.Post, slug string) (*storage.Post, error)
+	Authors(ctx context.Context, obj *storage.Post) ([]*storage.Author, error)
+	Tags(ctx context.Context, obj *storage.Post) ([]*storage.Tag, error)
 	NextInCategory(ctx context.Context, obj *storage.Post, slug string) (*storage.Post, error)
 	Related(ctx context.Context, obj *storage.Post, first *int) ([]*storage.Post, error)
 }
@@ -637,6 +675,8 @@ type QueryResolver interface {
 	ModerationQueue(ctx context.Context, first *int, after *string, last *int, before *string) (*model.PendingCommentConnection, error)
 	Search(ctx context.Context, query string, first *int, after *string, category *string, author *string) (*model.SearchConnection, error)
 	Webhooks(ctx context.Context) ([]*storage.Webhook, error)
+	Tag(ctx context.Context, slug string) (*storage.Tag, error)
+	Tags(ctx context.Context, first *int, after *string, last *int, before *string) (*model.TagConnection, error)
 	Page(ctx context.Context, id *string, slug *string) (*storage.SitePage, error)
 	Pages(ctx context.Context, first *int, after *string, last *int, before *string, drafts *bool) (*model.SitePageConnection, error)
 	Site(ctx context.Context) (*storage.Site, error)
@@ -663,6 +703,9 @@ type SubscriptionResolver interface {
 	PostUpdated(ctx context.Context, id string, after *string) (<-chan graphql.Event[*model.PostEvent], error)
 	ModerationQueueChanged(ctx context.Context, after *string) (<-chan graphql.Event[*model.CommentEvent], error)
 	PostPublished(ctx context.Context, category *string, after *string) (<-chan graphql.Event[*model.PostEvent], error)
+}
+type TagResolver interface {
+	Posts(ctx context.Context, obj *storage.Tag, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error)
 }
 type WebhookResolver interface {
 	ID(ctx context.Context, obj *storage.Webhook) (string, error)
@@ -1289,6 +1332,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.MenuItem.URL(childComplexity), true
 
+	case "MergeTagsPayload.tag":
+		if e.ComplexityRoot.MergeTagsPayload.Tag == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MergeTagsPayload.Tag(childComplexity), true
+
 	case "Mutation.addComment":
 		if e.ComplexityRoot.Mutation.AddComment == nil {
 			break
@@ -1421,6 +1471,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteWebhook(childComplexity, args["input"].(model.DeleteWebhookInput)), true
+	case "Mutation.mergeTags":
+		if e.ComplexityRoot.Mutation.MergeTags == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_mergeTags_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.MergeTags(childComplexity, args["input"].(model.MergeTagsInput)), true
 	case "Mutation.pingWebhook":
 		if e.ComplexityRoot.Mutation.PingWebhook == nil {
 			break
@@ -1476,6 +1537,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RejectComment(childComplexity, args["input"].(model.RejectCommentInput)), true
+	case "Mutation.renameTag":
+		if e.ComplexityRoot.Mutation.RenameTag == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_renameTag_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RenameTag(childComplexity, args["input"].(model.RenameTagInput)), true
 	case "Mutation.rotateWebhookSecret":
 		if e.ComplexityRoot.Mutation.RotateWebhookSecret == nil {
 			break
@@ -1729,6 +1801,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.Author(childComplexity), true
+	case "Post.authors":
+		if e.ComplexityRoot.Post.Authors == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.Authors(childComplexity), true
 	case "Post.body":
 		if e.ComplexityRoot.Post.Body == nil {
 			break
@@ -1863,6 +1941,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.Status(childComplexity), true
+	case "Post.tags":
+		if e.ComplexityRoot.Post.Tags == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.Tags(childComplexity), true
 	case "Post.title":
 		if e.ComplexityRoot.Post.Title == nil {
 			break
@@ -2117,6 +2201,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Site(childComplexity), true
+	case "Query.tag":
+		if e.ComplexityRoot.Query.Tag == nil {
+			break
+		}
+
+		args, err := ec.field_Query_tag_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Tag(childComplexity, args["slug"].(string)), true
+	case "Query.tags":
+		if e.ComplexityRoot.Query.Tags == nil {
+			break
+		}
+
+		args, err := ec.field_Query_tags_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Tags(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.viewer":
 		if e.ComplexityRoot.Query.Viewer == nil {
 			break
@@ -2143,6 +2249,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RejectCommentPayload.Comment(childComplexity), true
+
+	case "RenameTagPayload.tag":
+		if e.ComplexityRoot.RenameTagPayload.Tag == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RenameTagPayload.Tag(childComplexity), true
 
 	case "ReplyConnection.edges":
 		if e.ComplexityRoot.ReplyConnection.Edges == nil {
@@ -2446,6 +2559,74 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Subscription.PostUpdated(childComplexity, args["id"].(string), args["after"].(*string)), true
 
+	case "Tag.archive":
+		if e.ComplexityRoot.Tag.Archive == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tag.Archive(childComplexity), true
+	case "Tag.name":
+		if e.ComplexityRoot.Tag.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tag.Name(childComplexity), true
+	case "Tag.postCount":
+		if e.ComplexityRoot.Tag.PostCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tag.PostCount(childComplexity), true
+	case "Tag.posts":
+		if e.ComplexityRoot.Tag.Posts == nil {
+			break
+		}
+
+		args, err := ec.field_Tag_posts_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Tag.Posts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["publishedAfter"].(*time.Time), args["publishedBefore"].(*time.Time)), true
+	case "Tag.slug":
+		if e.ComplexityRoot.Tag.Slug == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tag.Slug(childComplexity), true
+	case "Tag.version":
+		if e.ComplexityRoot.Tag.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tag.Version(childComplexity), true
+
+	case "TagConnection.edges":
+		if e.ComplexityRoot.TagConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TagConnection.Edges(childComplexity), true
+	case "TagConnection.pageInfo":
+		if e.ComplexityRoot.TagConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TagConnection.PageInfo(childComplexity), true
+
+	case "TagEdge.cursor":
+		if e.ComplexityRoot.TagEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TagEdge.Cursor(childComplexity), true
+	case "TagEdge.node":
+		if e.ComplexityRoot.TagEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TagEdge.Node(childComplexity), true
+
 	case "UnpublishPagePayload.page":
 		if e.ComplexityRoot.UnpublishPagePayload.Page == nil {
 			break
@@ -2647,12 +2828,14 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputImageInput,
 		ec.unmarshalInputMenuInput,
 		ec.unmarshalInputMenuItemInput,
+		ec.unmarshalInputMergeTagsInput,
 		ec.unmarshalInputPageSeoInput,
 		ec.unmarshalInputPingWebhookInput,
 		ec.unmarshalInputPublishPageInput,
 		ec.unmarshalInputPublishPostInput,
 		ec.unmarshalInputRedeliverWebhookEventInput,
 		ec.unmarshalInputRejectCommentInput,
+		ec.unmarshalInputRenameTagInput,
 		ec.unmarshalInputRotateWebhookSecretInput,
 		ec.unmarshalInputSeoInput,
 		ec.unmarshalInputSocialAccountInput,
@@ -2928,6 +3111,10 @@ type Post implements Node {
     "The slug of the category."
     slug: String!
   ): Post
+  "The post's authors in byline order, at most 10: its primary author (` + "`" + `author` + "`" + `) first, then its co-authors. Each lists the post on their page and counts it, and may edit it. Their ids, names and slugs come with the post at no extra read; other fields of an author, and a draft's authors, are read (one batch read for a page)."
+  authors: [Author!]!
+  "The post's tags, at most 10, in the order given. Their slugs and names come with the post at no extra read; other fields of a tag, and a draft's tags, are read (one batch read for a page)."
+  tags: [Tag!]!
   "The public post of the category published just after this one, or null when there is none or this post is not published. It costs a request, and 500 of an operation's complexity."
   nextInCategory(
     "The slug of the category."
@@ -3032,11 +3219,11 @@ type Author implements Node {
   updatedAt: DateTime!
   "The version of the author, increased by every change. Pass it as ` + "`" + `expectedVersion` + "`" + ` to update the author safely."
   version: Int!
-  "The number of published posts by the author whose time has come: scheduled posts count from the moment they appear."
+  "The number of published posts by the author, those they co-wrote included, whose time has come: scheduled posts count from the moment they appear."
   postCount: Int!
-  "The author's public posts by month of publication (UTC), newest month first; months without posts are left out."
+  "The author's public posts by month of publication (UTC), those they co-wrote included, newest month first; months without posts are left out."
   archive: [ArchiveMonth!]!
-  "The author's public posts, newest first. For the author themself and admins, scheduled posts too."
+  "The author's public posts, those they co-wrote included, newest first. For the author themself and admins, scheduled posts too."
   posts(
     "How many posts to return from the start (or after ` + "`" + `after` + "`" + `), from 1 to 100; 20 when neither ` + "`" + `first` + "`" + ` nor ` + "`" + `last` + "`" + ` is given."
     first: Int
@@ -3364,6 +3551,22 @@ Limits, checked before any work: ` + "`" + `query` + "`" + ` of at most 200 char
   ): SearchConnection!
   "The blog's webhooks, oldest first, with their recent deliveries. Admins only: null with UNAUTHENTICATED without a token, with FORBIDDEN for anyone else."
   webhooks: [Webhook!]
+  "Fetches a tag by slug: one read. A tag merged into another gives that one (its ` + "`" + `slug` + "`" + ` differs, so a frontend can redirect). Fails with NOT_FOUND when there is none."
+  tag(
+    "The slug of the tag."
+    slug: String!
+  ): Tag
+  "All tags, ordered by slug, with their post counts: one read a page. Tags merged into others are not listed."
+  tags(
+    "How many tags to return from the start (or after ` + "`" + `after` + "`" + `), from 1 to 100; 20 when neither ` + "`" + `first` + "`" + ` nor ` + "`" + `last` + "`" + ` is given."
+    first: Int
+    "Return the tags after this cursor, taken from a previous page; goes with ` + "`" + `first` + "`" + `."
+    after: String
+    "How many tags to return from the end (or before ` + "`" + `before` + "`" + `), from 1 to 100; cannot go with ` + "`" + `first` + "`" + `."
+    last: Int
+    "Return the tags before this cursor, taken from a previous page; goes with ` + "`" + `last` + "`" + `."
+    before: String
+  ): TagConnection!
   "Fetches a static page by its global id or its slug; give exactly one. A slug the page had before finds it too (its ` + "`" + `slug` + "`" + ` is the current one, so a frontend can redirect). Pages and posts share one namespace of slugs, so a slug names a page or a post, never both. Fails with NOT_FOUND for a draft page unless the caller is an admin, with the same answer as for no page. Costs two reads by slug, one by id."
   page(
     "The global id of the page."
@@ -3524,6 +3727,16 @@ type Mutation {
     "The webhook."
     input: PingWebhookInput!
   ): PingWebhookPayload!
+  "Renames a tag; its slug stays. Every published post and listing that shows the tag shows the new name when the mutation returns. Admins only."
+  renameTag(
+    "The tag and its new name."
+    input: RenameTagInput!
+  ): RenameTagPayload!
+  "Merges one tag into another: every published post with the first gets the second instead (its copies, the tags' pages and counts all agree when the mutation returns; a draft moves at its next save), and the first tag's slug leads to the second. BAD_USER_INPUT for a tag merged into itself or into a merged tag, NOT_FOUND for a missing one. A merge cut short (UNAVAILABLE) is finished by sending it again. Admins only."
+  mergeTags(
+    "The tags to merge."
+    input: MergeTagsInput!
+  ): MergeTagsPayload!
   "Creates a draft static page. Admins only. Fails with CONFLICT (reason SLUG_TAKEN) when a post or another page holds the slug, as its current slug or an old one; BAD_USER_INPUT (` + "`" + `extensions.field` + "`" + `) for bad input, a parent that is no page or has a parent itself included. Nothing is written then."
   createPage(
     "The new page."
@@ -3620,7 +3833,7 @@ The input of ` + "`" + `createWebhook` + "`" + `.
 input CreateWebhookInput {
   "Where to send events: an absolute https URL of at most 2000 characters, without credentials or fragment, naming a public host."
   url: String!
-  "The events to send, 1 to 32 of ` + "`" + `post.published` + "`" + `, ` + "`" + `post.published.edited` + "`" + `, ` + "`" + `post.unpublished` + "`" + `, ` + "`" + `post.deleted` + "`" + `, ` + "`" + `author.updated` + "`" + `, ` + "`" + `category.updated` + "`" + `, ` + "`" + `comment.added` + "`" + `, ` + "`" + `comment.edited` + "`" + `, ` + "`" + `comment.approved` + "`" + `, ` + "`" + `comment.deleted` + "`" + `, ` + "`" + `page.published` + "`" + `, ` + "`" + `page.published.edited` + "`" + `, ` + "`" + `page.unpublished` + "`" + `, ` + "`" + `page.deleted` + "`" + `, ` + "`" + `site.updated` + "`" + `."
+  "The events to send, 1 to 32 of ` + "`" + `post.published` + "`" + `, ` + "`" + `post.published.edited` + "`" + `, ` + "`" + `post.unpublished` + "`" + `, ` + "`" + `post.deleted` + "`" + `, ` + "`" + `author.updated` + "`" + `, ` + "`" + `category.updated` + "`" + `, ` + "`" + `tag.updated` + "`" + `, ` + "`" + `comment.added` + "`" + `, ` + "`" + `comment.edited` + "`" + `, ` + "`" + `comment.approved` + "`" + `, ` + "`" + `comment.deleted` + "`" + `, ` + "`" + `page.published` + "`" + `, ` + "`" + `page.published.edited` + "`" + `, ` + "`" + `page.unpublished` + "`" + `, ` + "`" + `page.deleted` + "`" + `, ` + "`" + `site.updated` + "`" + `."
   events: [String!]!
   "What the webhook is for: at most 500 characters."
   description: String
@@ -3863,6 +4076,10 @@ input CreatePostInput {
   seo: SeoInput
   "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
   idempotencyKey: String
+  "The global ids of the post's co-authors, in byline order after the signed-in author: at most 9 (a post has at most 10 authors), none of them the signed-in author. An unknown author, or a 10th co-author, fails with BAD_USER_INPUT and writes nothing."
+  coAuthors: [ID!]
+  "The names of the post's tags, at most 10: each one line of at most 50 characters with a letter or digit. A tag's slug is made from its name (\"Go Tips\": ` + "`" + `go-tips` + "`" + `); a name whose slug a tag has already names that tag, and a tag nobody has made yet is made with the post. An 11th tag fails with BAD_USER_INPUT and writes nothing."
+  tags: [String!]
 }
 
 """
@@ -3927,6 +4144,10 @@ input UpdatePostInput {
   seo: SeoInput
   "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
   idempotencyKey: String
+  "The global ids of the post's co-authors, replacing the old ones, at most 9; an empty list removes all. Only the post's primary author or an admin may change them (FORBIDDEN for a co-author). An unknown author or a 10th co-author fails with BAD_USER_INPUT and writes nothing."
+  coAuthors: [ID!]
+  "The names of the post's tags, replacing the old ones, at most 10 (as in ` + "`" + `createPost` + "`" + `); an empty list removes all. A change of many tags, categories and co-authors at once that would pass DynamoDB's 100 writes of one transaction fails with BAD_USER_INPUT: change them in two updates."
+  tags: [String!]
 }
 
 """
@@ -4209,6 +4430,103 @@ type PostEvent {
   postId: ID!
   "The post as a query would show it now; null when it was deleted or the caller may no longer see it."
   post: Post
+}
+
+# --- Co-authors and tags ---
+
+"""
+A free-form label authors give posts as they write (categories are the
+blog's few sections, tags are many). Its slug is its identity, made from
+the name it was first given.
+"""
+type Tag {
+  "The unique, URL-friendly name of the tag, made from its name."
+  slug: String!
+  "The display name of the tag."
+  name: String!
+  "The version of the tag, increased by every change. Pass it as ` + "`" + `expectedVersion` + "`" + ` to rename the tag safely."
+  version: Int!
+  "The number of published posts with the tag whose time has come: scheduled posts count from the moment they appear."
+  postCount: Int!
+  "The tag's public posts by month of publication (UTC), newest month first; months without posts are left out."
+  archive: [ArchiveMonth!]!
+  "The public posts with the tag, newest first: one read a page, in either direction."
+  posts(
+    "How many posts to return from the start (or after ` + "`" + `after` + "`" + `), from 1 to 100; 20 when neither ` + "`" + `first` + "`" + ` nor ` + "`" + `last` + "`" + ` is given."
+    first: Int
+    "Return the posts after this cursor, taken from a previous page; goes with ` + "`" + `first` + "`" + `."
+    after: String
+    "How many posts to return from the end (or before ` + "`" + `before` + "`" + `), from 1 to 100; cannot go with ` + "`" + `first` + "`" + `."
+    last: Int
+    "Return the posts before this cursor, taken from a previous page; goes with ` + "`" + `last` + "`" + `."
+    before: String
+    "Only posts published at or after this time."
+    publishedAfter: DateTime
+    "Only posts published before this time."
+    publishedBefore: DateTime
+  ): PostConnection!
+}
+
+"""
+A page of tags.
+"""
+type TagConnection {
+  "The tags of this page, each with its cursor."
+  edges: [TagEdge!]!
+  "Where this page stands in the whole list."
+  pageInfo: PageInfo!
+}
+
+"""
+A tag in a page of tags.
+"""
+type TagEdge {
+  "The opaque cursor of this tag; pass it as ` + "`" + `after` + "`" + ` to continue after it, as ` + "`" + `before` + "`" + ` to go back from it."
+  cursor: String!
+  "The tag."
+  node: Tag!
+}
+
+"""
+The input of ` + "`" + `renameTag` + "`" + `.
+"""
+input RenameTagInput {
+  "The slug of the tag; it stays."
+  slug: String!
+  "The new name: one line of at most 50 characters."
+  name: String!
+  "The version the change is based on; the rename fails with CONFLICT unless the tag still has it. Omitted: any."
+  expectedVersion: Int
+  "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
+  idempotencyKey: String
+}
+
+"""
+The result of ` + "`" + `renameTag` + "`" + `.
+"""
+type RenameTagPayload {
+  "The tag as renamed."
+  tag: Tag!
+}
+
+"""
+The input of ` + "`" + `mergeTags` + "`" + `.
+"""
+input MergeTagsInput {
+  "The slug of the tag to merge: it leaves the list of tags, and its slug leads to the other."
+  from: String!
+  "The slug of the tag that gets its posts."
+  into: String!
+  "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
+  idempotencyKey: String
+}
+
+"""
+The result of ` + "`" + `mergeTags` + "`" + `.
+"""
+type MergeTagsPayload {
+  "The tag that got the posts, as it is after the merge."
+  tag: Tag!
 }
 
 # --- Pages and site ---
@@ -4914,6 +5232,14 @@ func (ec *executionContext) childFields_MenuItem(ctx context.Context, field grap
 	return nil, fmt.Errorf("no field named %q was found under type MenuItem", field.Name)
 }
 
+func (ec *executionContext) childFields_MergeTagsPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "tag":
+		return ec.fieldContext_MergeTagsPayload_tag(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MergeTagsPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_Page(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -5030,6 +5356,10 @@ func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.
 		return ec.fieldContext_Post_next(ctx, field)
 	case "previousInCategory":
 		return ec.fieldContext_Post_previousInCategory(ctx, field)
+	case "authors":
+		return ec.fieldContext_Post_authors(ctx, field)
+	case "tags":
+		return ec.fieldContext_Post_tags(ctx, field)
 	case "nextInCategory":
 		return ec.fieldContext_Post_nextInCategory(ctx, field)
 	case "related":
@@ -5108,6 +5438,14 @@ func (ec *executionContext) childFields_RejectCommentPayload(ctx context.Context
 		return ec.fieldContext_RejectCommentPayload_comment(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RejectCommentPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_RenameTagPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "tag":
+		return ec.fieldContext_RenameTagPayload_tag(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RenameTagPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_ReplyConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5256,6 +5594,44 @@ func (ec *executionContext) childFields_SocialAccount(ctx context.Context, field
 		return ec.fieldContext_SocialAccount_url(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SocialAccount", field.Name)
+}
+
+func (ec *executionContext) childFields_Tag(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "slug":
+		return ec.fieldContext_Tag_slug(ctx, field)
+	case "name":
+		return ec.fieldContext_Tag_name(ctx, field)
+	case "version":
+		return ec.fieldContext_Tag_version(ctx, field)
+	case "postCount":
+		return ec.fieldContext_Tag_postCount(ctx, field)
+	case "archive":
+		return ec.fieldContext_Tag_archive(ctx, field)
+	case "posts":
+		return ec.fieldContext_Tag_posts(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Tag", field.Name)
+}
+
+func (ec *executionContext) childFields_TagConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_TagConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_TagConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TagConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_TagEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_TagEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_TagEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TagEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_UnpublishPagePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5846,6 +6222,20 @@ func (ec *executionContext) field_Mutation_deleteWebhook_args(ctx context.Contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_mergeTags_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.MergeTagsInput, error) {
+			return ec.unmarshalNMergeTagsInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMergeTagsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_pingWebhook_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -5908,6 +6298,20 @@ func (ec *executionContext) field_Mutation_rejectComment_args(ctx context.Contex
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.RejectCommentInput, error) {
 			return ec.unmarshalNRejectCommentInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRejectCommentInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_renameTag_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RenameTagInput, error) {
+			return ec.unmarshalNRenameTagInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRenameTagInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -6512,6 +6916,58 @@ func (ec *executionContext) field_Query_search_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_tag_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "slug",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["slug"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_tags_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Subscription_commentAdded_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6589,6 +7045,60 @@ func (ec *executionContext) field_Subscription_postUpdated_args(ctx context.Cont
 		return nil, err
 	}
 	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Tag_posts_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "publishedAfter",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalODateTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["publishedAfter"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "publishedBefore",
+		func(ctx context.Context, v any) (*time.Time, error) {
+			return ec.unmarshalODateTime2ᚖtimeᚐTime(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["publishedBefore"] = arg5
 	return args, nil
 }
 
@@ -9081,6 +9591,38 @@ func (ec *executionContext) fieldContext_MenuItem_path(_ context.Context, field 
 	return graphql.NewScalarFieldContext("MenuItem", field, true, true, errors.New("field of type String does not have child fields"))
 }
 
+func (ec *executionContext) _MergeTagsPayload_tag(ctx context.Context, field graphql.CollectedField, obj *model.MergeTagsPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MergeTagsPayload_tag(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tag, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Tag) graphql.Marshaler {
+			return ec.marshalNTag2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐTag(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MergeTagsPayload_tag(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MergeTagsPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Tag(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_createAuthor(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9999,6 +10541,94 @@ func (ec *executionContext) fieldContext_Mutation_pingWebhook(ctx context.Contex
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_pingWebhook_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_renameTag(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_renameTag(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RenameTag(ctx, fc.Args["input"].(model.RenameTagInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RenameTagPayload) graphql.Marshaler {
+			return ec.marshalNRenameTagPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRenameTagPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_renameTag(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RenameTagPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_renameTag_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_mergeTags(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_mergeTags(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().MergeTags(ctx, fc.Args["input"].(model.MergeTagsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MergeTagsPayload) graphql.Marshaler {
+			return ec.marshalNMergeTagsPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMergeTagsPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_mergeTags(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MergeTagsPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_mergeTags_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -11454,6 +12084,70 @@ func (ec *executionContext) fieldContext_Post_previousInCategory(ctx context.Con
 	return fc, nil
 }
 
+func (ec *executionContext) _Post_authors(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_authors(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().Authors(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*storage.Author) graphql.Marshaler {
+			return ec.marshalNAuthor2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐAuthorᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_authors(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Post",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Author(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Post_tags(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_tags(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().Tags(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*storage.Tag) graphql.Marshaler {
+			return ec.marshalNTag2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐTagᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_tags(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Post",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Tag(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Post_nextInCategory(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12410,6 +13104,94 @@ func (ec *executionContext) fieldContext_Query_webhooks(_ context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_tag(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_tag(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Tag(ctx, fc.Args["slug"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Tag) graphql.Marshaler {
+			return ec.marshalOTag2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐTag(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_tag(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Tag(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_tag_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_tags(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_tags(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Tags(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TagConnection) graphql.Marshaler {
+			return ec.marshalNTagConnection2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐTagConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_tags(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TagConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_tags_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_page(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12665,6 +13447,38 @@ func (ec *executionContext) fieldContext_RejectCommentPayload_comment(_ context.
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Comment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RenameTagPayload_tag(ctx context.Context, field graphql.CollectedField, obj *model.RenameTagPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RenameTagPayload_tag(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Tag, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Tag) graphql.Marshaler {
+			return ec.marshalNTag2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐTag(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RenameTagPayload_tag(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RenameTagPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Tag(ctx, field)
 		},
 	}
 	return fc, nil
@@ -13911,6 +14725,293 @@ func (ec *executionContext) fieldContext_Subscription_postPublished(ctx context.
 	if fc.Args, err = ec.field_Subscription_postPublished_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Tag_slug(ctx context.Context, field graphql.CollectedField, obj *storage.Tag) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tag_slug(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Slug, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tag_slug(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tag", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Tag_name(ctx context.Context, field graphql.CollectedField, obj *storage.Tag) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tag_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tag_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tag", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Tag_version(ctx context.Context, field graphql.CollectedField, obj *storage.Tag) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tag_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tag_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tag", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Tag_postCount(ctx context.Context, field graphql.CollectedField, obj *storage.Tag) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tag_postCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PostCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tag_postCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Tag", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Tag_archive(ctx context.Context, field graphql.CollectedField, obj *storage.Tag) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tag_archive(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Archive, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []storage.ArchiveMonth) graphql.Marshaler {
+			return ec.marshalNArchiveMonth2ᚕgithubᚗcomᚋblogqlᚋblogᚋstorageᚐArchiveMonthᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tag_archive(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Tag",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ArchiveMonth(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Tag_posts(ctx context.Context, field graphql.CollectedField, obj *storage.Tag) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tag_posts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Tag().Posts(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["publishedAfter"].(*time.Time), fc.Args["publishedBefore"].(*time.Time))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PostConnection) graphql.Marshaler {
+			return ec.marshalNPostConnection2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tag_posts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Tag",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PostConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Tag_posts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TagConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.TagConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TagConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.TagEdge) graphql.Marshaler {
+			return ec.marshalNTagEdge2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐTagEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TagConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TagConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TagEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TagConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.TagConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TagConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TagConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TagConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TagEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.TagEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TagEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TagEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("TagEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _TagEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.TagEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TagEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Tag) graphql.Marshaler {
+			return ec.marshalNTag2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐTag(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TagEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TagEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Tag(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -16012,7 +17113,7 @@ func (ec *executionContext) unmarshalInputCreatePostInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"title", "slug", "excerpt", "body", "categories", "coverImage", "seo", "idempotencyKey"}
+	fieldsInOrder := [...]string{"title", "slug", "excerpt", "body", "categories", "coverImage", "seo", "idempotencyKey", "coAuthors", "tags"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -16075,6 +17176,20 @@ func (ec *executionContext) unmarshalInputCreatePostInput(ctx context.Context, o
 				return it, err
 			}
 			it.IdempotencyKey = data
+		case "coAuthors":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("coAuthors"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CoAuthors = data
+		case "tags":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tags"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Tags = data
 		}
 	}
 	return it, nil
@@ -16455,6 +17570,50 @@ func (ec *executionContext) unmarshalInputMenuItemInput(ctx context.Context, obj
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputMergeTagsInput(ctx context.Context, obj any) (model.MergeTagsInput, error) {
+	var it model.MergeTagsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"from", "into", "idempotencyKey"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "from":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("from"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.From = data
+		case "into":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("into"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Into = data
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputPageSeoInput(ctx context.Context, obj any) (model.PageSeoInput, error) {
 	var it model.PageSeoInput
 	if obj == nil {
@@ -16693,6 +17852,57 @@ func (ec *executionContext) unmarshalInputRejectCommentInput(ctx context.Context
 				return it, err
 			}
 			it.ID = data
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputRenameTagInput(ctx context.Context, obj any) (model.RenameTagInput, error) {
+	var it model.RenameTagInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"slug", "name", "expectedVersion", "idempotencyKey"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "slug":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("slug"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Slug = data
+		case "name":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("name"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Name = data
+		case "expectedVersion":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expectedVersion"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpectedVersion = data
 		case "idempotencyKey":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -17210,7 +18420,7 @@ func (ec *executionContext) unmarshalInputUpdatePostInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"id", "expectedVersion", "title", "slug", "excerpt", "body", "categories", "coverImage", "seo", "idempotencyKey"}
+	fieldsInOrder := [...]string{"id", "expectedVersion", "title", "slug", "excerpt", "body", "categories", "coverImage", "seo", "idempotencyKey", "coAuthors", "tags"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -17287,6 +18497,20 @@ func (ec *executionContext) unmarshalInputUpdatePostInput(ctx context.Context, o
 				return it, err
 			}
 			it.IdempotencyKey = data
+		case "coAuthors":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("coAuthors"))
+			data, err := ec.unmarshalOID2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CoAuthors = data
+		case "tags":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("tags"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Tags = data
 		}
 	}
 	return it, nil
@@ -19910,6 +21134,44 @@ func (ec *executionContext) _MenuItem(ctx context.Context, sel ast.SelectionSet,
 	return out
 }
 
+var mergeTagsPayloadImplementors = []string{"MergeTagsPayload"}
+
+func (ec *executionContext) _MergeTagsPayload(ctx context.Context, sel ast.SelectionSet, obj *model.MergeTagsPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, mergeTagsPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MergeTagsPayload")
+		case "tag":
+			out.Values[i] = ec._MergeTagsPayload_tag(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -20073,6 +21335,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "pingWebhook":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_pingWebhook(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "renameTag":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_renameTag(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "mergeTags":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_mergeTags(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -21103,6 +22379,82 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "authors":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Post_authors(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "tags":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Post_tags(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		case "nextInCategory":
 			field := field
 
@@ -21769,6 +23121,50 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "tag":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_tag(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "tags":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_tags(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "page":
 			field := field
 
@@ -21922,6 +23318,44 @@ func (ec *executionContext) _RejectCommentPayload(ctx context.Context, sel ast.S
 			out.Values[i] = graphql.MarshalString("RejectCommentPayload")
 		case "comment":
 			out.Values[i] = ec._RejectCommentPayload_comment(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var renameTagPayloadImplementors = []string{"RenameTagPayload"}
+
+func (ec *executionContext) _RenameTagPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RenameTagPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, renameTagPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RenameTagPayload")
+		case "tag":
+			out.Values[i] = ec._RenameTagPayload_tag(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -22934,6 +24368,188 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 	default:
 		panic("unknown field " + strconv.Quote(fields[0].Name))
 	}
+}
+
+var tagImplementors = []string{"Tag"}
+
+func (ec *executionContext) _Tag(ctx context.Context, sel ast.SelectionSet, obj *storage.Tag) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, tagImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Tag")
+		case "slug":
+			out.Values[i] = ec._Tag_slug(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "name":
+			out.Values[i] = ec._Tag_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "version":
+			out.Values[i] = ec._Tag_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "postCount":
+			out.Values[i] = ec._Tag_postCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "archive":
+			out.Values[i] = ec._Tag_archive(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "posts":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Tag_posts(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var tagConnectionImplementors = []string{"TagConnection"}
+
+func (ec *executionContext) _TagConnection(ctx context.Context, sel ast.SelectionSet, obj *model.TagConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, tagConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TagConnection")
+		case "edges":
+			out.Values[i] = ec._TagConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._TagConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var tagEdgeImplementors = []string{"TagEdge"}
+
+func (ec *executionContext) _TagEdge(ctx context.Context, sel ast.SelectionSet, obj *model.TagEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, tagEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TagEdge")
+		case "cursor":
+			out.Values[i] = ec._TagEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._TagEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
 }
 
 var unpublishPagePayloadImplementors = []string{"UnpublishPagePayload"}
@@ -24265,6 +25881,22 @@ func (ec *executionContext) marshalNArchiveMonth2ᚖgithubᚗcomᚋblogqlᚋblog
 	return ec._ArchiveMonth(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNAuthor2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐAuthorᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.Author) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNAuthor2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐAuthor(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNAuthor2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐAuthor(ctx context.Context, sel ast.SelectionSet, v *storage.Author) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -24787,6 +26419,21 @@ func (ec *executionContext) marshalNMenuLinkKind2githubᚗcomᚋblogqlᚋblogᚋ
 	return v
 }
 
+func (ec *executionContext) unmarshalNMergeTagsInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMergeTagsInput(ctx context.Context, v any) (model.MergeTagsInput, error) {
+	res, err := ec.unmarshalInputMergeTagsInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNMergeTagsPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMergeTagsPayload(ctx context.Context, sel ast.SelectionSet, v *model.MergeTagsPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._MergeTagsPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNPage2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐSitePage(ctx context.Context, sel ast.SelectionSet, v *storage.SitePage) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -24972,6 +26619,21 @@ func (ec *executionContext) marshalNRejectCommentPayload2ᚖgithubᚗcomᚋblogq
 		return graphql.Null
 	}
 	return ec._RejectCommentPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRenameTagInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRenameTagInput(ctx context.Context, v any) (model.RenameTagInput, error) {
+	res, err := ec.unmarshalInputRenameTagInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRenameTagPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRenameTagPayload(ctx context.Context, sel ast.SelectionSet, v *model.RenameTagPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RenameTagPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNReplyConnection2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReplyConnection(ctx context.Context, sel ast.SelectionSet, v *model.ReplyConnection) graphql.Marshaler {
@@ -25195,6 +26857,68 @@ func (ec *executionContext) marshalNString2ᚕstringᚄ(ctx context.Context, sel
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNTag2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐTagᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.Tag) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTag2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐTag(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTag2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐTag(ctx context.Context, sel ast.SelectionSet, v *storage.Tag) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Tag(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTagConnection2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐTagConnection(ctx context.Context, sel ast.SelectionSet, v *model.TagConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TagConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTagEdge2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐTagEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.TagEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTagEdge2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐTagEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTagEdge2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐTagEdge(ctx context.Context, sel ast.SelectionSet, v *model.TagEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._TagEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNUnpublishPageInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUnpublishPageInput(ctx context.Context, v any) (model.UnpublishPageInput, error) {
@@ -25603,6 +27327,41 @@ func (ec *executionContext) marshalODraftConnection2ᚖgithubᚗcomᚋblogqlᚋb
 	return ec._DraftConnection(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalOID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNID2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOID2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNID2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) unmarshalOID2ᚖstring(ctx context.Context, v any) (*string, error) {
 	if v == nil {
 		return nil, nil
@@ -25783,6 +27542,13 @@ func (ec *executionContext) marshalOString2ᚖstring(ctx context.Context, sel as
 	_ = ctx
 	res := graphql.MarshalString(*v)
 	return res
+}
+
+func (ec *executionContext) marshalOTag2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐTag(ctx context.Context, sel ast.SelectionSet, v *storage.Tag) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Tag(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalOWebhook2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐWebhookᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.Webhook) graphql.Marshaler {

@@ -28,6 +28,7 @@ type loaders struct {
 	posts      *dataloader.Loader[string, *storage.Post]
 	authors    *dataloader.Loader[string, *storage.Author]
 	categories *dataloader.Loader[string, *storage.Category]
+	tags       *dataloader.Loader[string, *storage.Tag]
 	comments   *dataloader.Loader[storage.CommentKey, *storage.Comment]
 	commenters *dataloader.Loader[storage.Writer, *storage.Commenter]
 	// stats reads the blog-wide counts once for all the fields that ask.
@@ -60,6 +61,7 @@ func withLoaders(store *storage.Store, observe func(loader string, keys int, wai
 			posts:      newLoader("posts", maxBatch, store.GetPosts, observe),
 			authors:    newLoader("authors", maxBatch, store.GetAuthors, observe),
 			categories: newLoader("categories", maxBatch, store.GetCategories, observe),
+			tags:       newLoader("tags", maxBatch, store.GetTags, observe),
 			// A comment is looked for where it is published and where it
 			// is held: two keys each.
 			comments:   newLoader("comments", maxBatch/2, store.GetComments, observe),
@@ -84,6 +86,7 @@ func (l *loaders) forget() {
 	l.posts.ClearAll()
 	l.authors.ClearAll()
 	l.categories.ClearAll()
+	l.tags.ClearAll()
 	l.comments.ClearAll()
 	l.commenters.ClearAll()
 	l.stats.ClearAll()

@@ -16,7 +16,11 @@ import (
 // sees reports whether the actor of ctx may read p: anyone a public post,
 // only its author and admins a draft or a scheduled post.
 func (r *Resolver) sees(ctx context.Context, p *storage.Post) bool {
-	return p.VisibleAt(r.store.Now()) || auth.ActorFrom(ctx).Acts(p.AuthorID)
+	if p.VisibleAt(r.store.Now()) {
+		return true
+	}
+	a := auth.ActorFrom(ctx)
+	return slices.ContainsFunc(p.AuthorIDs(), a.Acts)
 }
 
 // visible returns a filter for a post read and its error: it passes the
@@ -40,9 +44,18 @@ func (r *Resolver) visible(ctx context.Context) func(*storage.Post, error) (*sto
 // Admins need no read. The post is read with ConsistentRead, not through
 // the request's loader: a post written a moment ago must be found, and the
 // loader would keep the post as it was before the write for the payload's
-// fields. A post's author never changes, so the check cannot go stale
-// before the write. See retried for a post that is gone.
+// fields. A post's primary author never changes; its co-authors do, so
+// the store checks the writer (Actor) against the authors its write reads
+// too, and a co-author removed in between gets FORBIDDEN. See retried for
+// a post that is gone.
 func (r *Resolver) ownPost(ctx context.Context, gid string, idemKey *string) (string, error) {
+	return r.ownPostFor(ctx, gid, idemKey, false)
+}
+
+// ownPostFor is ownPost for any of the post's authors, or with
+// primaryOnly for its primary author only (who alone, with admins,
+// changes its co-authors).
+func (r *Resolver) ownPostFor(ctx context.Context, gid string, idemKey *string, primaryOnly bool) (string, error) {
 	a, err := author(ctx)
 	if err != nil {
 		return "", err
@@ -58,7 +71,7 @@ func (r *Resolver) ownPost(ctx context.Context, gid string, idemKey *string) (st
 	if p, err = r.visible(ctx)(p, err); err != nil {
 		return "", err
 	}
-	return id, actsFor(ctx, p.AuthorID, "the post's author")
+	return id, actsForPost(ctx, p, primaryOnly)
 }
 
 // postVisible reports whether the actor of ctx may see the post with id,
@@ -170,6 +183,7 @@ func (r *Resolver) primePosts(ctx context.Context, satisfies []string, path stri
 			prime(ctx, "authors", l.authors, r.store.GetAuthors, pick(ids, fresh))
 		})
 	}
+	r.primeCoAuthorsAndTags(ctx, satisfies, path, posts)
 	if sel, ok := selectionAt(ctx, satisfies, joinPath(path, "categories")); ok {
 		beyondNames := !onlyOf(sel, "id", "slug", "name")
 		var keys []string
@@ -216,6 +230,7 @@ func (r *Resolver) ownPostRef(ctx context.Context, id string, expectedVersion *i
 		ID:              postID,
 		ExpectedVersion: expectedVersionOf(expectedVersion),
 		IdempotencyKey:  idempotencyKey(ctx, idemKey),
+		Actor:           actorOf(ctx),
 	}, nil
 }
 
@@ -257,7 +272,13 @@ func newPost(ctx context.Context, a auth.Actor, input model.CreatePostInput) (st
 	if err != nil {
 		return storage.NewPost{}, err
 	}
+	coAuthors, err := coAuthorIDs("coAuthors", input.CoAuthors)
+	if err != nil {
+		return storage.NewPost{}, err
+	}
 	return storage.NewPost{
+		CoAuthors:      coAuthors,
+		Tags:           input.Tags,
 		AuthorID:       a.ID,
 		Title:          input.Title,
 		Slug:           input.Slug,
@@ -294,9 +315,20 @@ func postPatch(ctx context.Context, input model.UpdatePostInput) (storage.PostPa
 		SEO:              seoPatch(input.Seo),
 		IdempotencyKey:   idempotencyKey(ctx, input.IdempotencyKey),
 		Admin:            auth.ActorFrom(ctx).IsAdmin(),
+		Actor:            actorOf(ctx),
 	}
 	if input.Categories != nil {
 		patch.Categories = &input.Categories
+	}
+	if input.CoAuthors != nil {
+		ids, err := coAuthorIDs("coAuthors", input.CoAuthors)
+		if err != nil {
+			return storage.PostPatch{}, err
+		}
+		patch.CoAuthors = &ids
+	}
+	if input.Tags != nil {
+		patch.Tags = &input.Tags
 	}
 	return patch, nil
 }

@@ -363,7 +363,7 @@ func (r *mutationResolver) UpdatePost(ctx context.Context, input model.UpdatePos
 	if err := r.store.ValidatePostPatch(ctx, &patch); err != nil {
 		return nil, err
 	}
-	if _, err := r.ownPost(ctx, input.ID, input.IdempotencyKey); err != nil {
+	if _, err := r.ownPostFor(ctx, input.ID, input.IdempotencyKey, input.CoAuthors != nil); err != nil {
 		return nil, err
 	}
 	p, err := r.store.UpdatePost(ctx, patch)
@@ -385,6 +385,7 @@ func (r *mutationResolver) PublishPost(ctx context.Context, input model.PublishP
 		ExpectedVersion: expectedVersionOf(input.ExpectedVersion),
 		At:              deref(input.At),
 		IdempotencyKey:  idempotencyKey(ctx, input.IdempotencyKey),
+		Actor:           actorOf(ctx),
 	})
 	if err != nil {
 		return nil, err
@@ -580,6 +581,16 @@ func (r *mutationResolver) PingWebhook(ctx context.Context, input model.PingWebh
 	return r.pingWebhook(ctx, input)
 }
 
+// RenameTag is the resolver for the renameTag field.
+func (r *mutationResolver) RenameTag(ctx context.Context, input model.RenameTagInput) (*model.RenameTagPayload, error) {
+	return r.renameTag(ctx, input)
+}
+
+// MergeTags is the resolver for the mergeTags field.
+func (r *mutationResolver) MergeTags(ctx context.Context, input model.MergeTagsInput) (*model.MergeTagsPayload, error) {
+	return r.mergeTags(ctx, input)
+}
+
 // CreatePage is the resolver for the createPage field.
 func (r *mutationResolver) CreatePage(ctx context.Context, input model.CreatePageInput) (*model.CreatePagePayload, error) {
 	return r.createPage(ctx, input)
@@ -731,6 +742,16 @@ func (r *postResolver) Next(ctx context.Context, obj *storage.Post) (*storage.Po
 // PreviousInCategory is the resolver for the previousInCategory field.
 func (r *postResolver) PreviousInCategory(ctx context.Context, obj *storage.Post, slug string) (*storage.Post, error) {
 	return r.store.AdjacentPost(ctx, obj, slug, false)
+}
+
+// Authors is the resolver for the authors field.
+func (r *postResolver) Authors(ctx context.Context, obj *storage.Post) ([]*storage.Author, error) {
+	return r.postAuthors(ctx, obj)
+}
+
+// Tags is the resolver for the tags field.
+func (r *postResolver) Tags(ctx context.Context, obj *storage.Post) ([]*storage.Tag, error) {
+	return r.postTags(ctx, obj)
 }
 
 // NextInCategory is the resolver for the nextInCategory field.
@@ -925,6 +946,16 @@ func (r *queryResolver) Webhooks(ctx context.Context) ([]*storage.Webhook, error
 	return r.listWebhooks(ctx)
 }
 
+// Tag is the resolver for the tag field.
+func (r *queryResolver) Tag(ctx context.Context, slug string) (*storage.Tag, error) {
+	return r.tag(ctx, slug)
+}
+
+// Tags is the resolver for the tags field.
+func (r *queryResolver) Tags(ctx context.Context, first *int, after *string, last *int, before *string) (*model.TagConnection, error) {
+	return r.tags(ctx, first, after, last, before)
+}
+
 // Page is the resolver for the page field.
 func (r *queryResolver) Page(ctx context.Context, id *string, slug *string) (*storage.SitePage, error) {
 	return r.page(ctx, id, slug)
@@ -1013,6 +1044,11 @@ func (r *subscriptionResolver) ModerationQueueChanged(ctx context.Context, after
 // PostPublished is the resolver for the postPublished field.
 func (r *subscriptionResolver) PostPublished(ctx context.Context, category *string, after *string) (<-chan graphql.Event[*model.PostEvent], error) {
 	return r.postPublished(ctx, category, after)
+}
+
+// Posts is the resolver for the posts field.
+func (r *tagResolver) Posts(ctx context.Context, obj *storage.Tag, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error) {
+	return r.tagPosts(ctx, obj, first, after, last, before, publishedAfter, publishedBefore)
 }
 
 // ID is the resolver for the id field.
@@ -1122,6 +1158,9 @@ func (r *Resolver) Site() SiteResolver { return &siteResolver{r} }
 // Subscription returns SubscriptionResolver implementation.
 func (r *Resolver) Subscription() SubscriptionResolver { return &subscriptionResolver{r} }
 
+// Tag returns TagResolver implementation.
+func (r *Resolver) Tag() TagResolver { return &tagResolver{r} }
+
 // Webhook returns WebhookResolver implementation.
 func (r *Resolver) Webhook() WebhookResolver { return &webhookResolver{r} }
 
@@ -1144,6 +1183,7 @@ type (
 	searchResultResolver    struct{ *Resolver }
 	siteResolver            struct{ *Resolver }
 	subscriptionResolver    struct{ *Resolver }
+	tagResolver             struct{ *Resolver }
 	webhookResolver         struct{ *Resolver }
 	webhookDeliveryResolver struct{ *Resolver }
 )

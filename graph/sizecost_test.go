@@ -47,6 +47,8 @@ var textBytes = map[string]int{
 	"Category.slug":        storage.MaxSlugLength,
 	"Category.name":        4 * storage.MaxNameLength,
 	"Category.description": 4 * storage.MaxDescriptionLength,
+	"Tag.slug":             storage.MaxSlugLength,
+	"Tag.name":             4 * storage.MaxTagNameLength,
 
 	"Comment.id":                            maxGlobalIDLen,
 	"Comment.body":                          storage.MaxCommentBytes,
@@ -67,6 +69,7 @@ var textBytes = map[string]int{
 	"SearchResult.title":             search.MaxTitleHTMLBytes,
 	"SearchResult.snippet":           search.MaxSnippetBytes,
 	"SearchFacet.slug":               storage.MaxSlugLength,
+	"TagEdge.cursor":                 cursorBytes,
 	"CreatePreviewLinkPayload.token": maxPreviewLen,
 
 	"Webhook.id":                        maxGlobalIDLen,

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -354,7 +355,7 @@ func (s *Store) refreshAll(ctx context.Context, list func(context.Context, strin
 // deleted meanwhile is done.
 func (s *Store) refreshNames(ctx context.Context, postID string) error {
 	_, err := retryWrite(ctx, func() (struct{}, error) {
-		p, r, err := s.readPost(ctx, postID, nil, "", true)
+		p, r, err := s.readPost(ctx, postID, nil, "", true, moreNames{})
 		if errors.Is(err, ErrNotFound) {
 			return struct{}{}, nil
 		}
@@ -370,6 +371,11 @@ func (s *Store) refreshNames(ctx context.Context, postID string) error {
 		if sameNames(p, &fresh) {
 			return struct{}{}, nil
 		}
+		if !slices.Equal(p.tagSlugs(), fresh.tagSlugs()) {
+			// A tag of the post was merged into another: the post moves
+			// there, its copies and counts with it (tags.go).
+			return struct{}{}, s.movePost(ctx, postID)
+		}
 		upd := expression.Set(expression.Name("authorName"), expression.Value(fresh.AuthorName)).
 			Set(expression.Name("authorVer"), expression.Value(fresh.AuthorVer))
 		if fresh.AuthorSlug != "" {
@@ -384,6 +390,7 @@ func (s *Store) refreshNames(ctx context.Context, postID string) error {
 			ver := expression.Name("catVer." + c.Slug)
 			cond = cond.And(ver.AttributeNotExists().Or(ver.LessThanEqual(expression.Value(fresh.CatVer[c.Slug]))))
 		}
+		upd, cond = refreshCoAuthorsAndTags(&fresh, upd, cond)
 		t := s.newTxn()
 		errs := []error{t.update(postKey(postID), upd, &cond, errRetry)}
 		for _, k := range p.copyKeys() {
@@ -399,6 +406,9 @@ func (s *Store) refreshNames(ctx context.Context, postID string) error {
 
 func sameNames(a, b *postItem) bool {
 	if a.AuthorName != b.AuthorName || a.AuthorSlug != b.AuthorSlug || a.AuthorVer != b.AuthorVer || len(a.Cats) != len(b.Cats) {
+		return false
+	}
+	if !sameCoAuthorsAndTags(a, b) {
 		return false
 	}
 	for i := range a.Cats {

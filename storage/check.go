@@ -50,6 +50,7 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 		feed     feedItems
 		bad      []string
 		hooks    webhookItems
+		tags     = map[string]*tagItem{}
 	)
 	pages := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true)})
 	for pages.HasMorePages() {
@@ -83,7 +84,7 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 				pg := &pageItem{}
 				err = attributevalue.UnmarshalMap(it, pg)
 				sitePgs[pg.ID] = pg
-			case typeAuthorPost, typeCategoryPost:
+			case typeAuthorPost, typeCategoryPost, typeTagPost:
 				p := &postItem{}
 				err = attributevalue.UnmarshalMap(it, p)
 				copies = append(copies, p)
@@ -113,6 +114,10 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 				aslugs = append(aslugs, sl)
 			case typeStats:
 				err = attributevalue.UnmarshalMap(it, &stats)
+			case typeTag:
+				tg := &tagItem{}
+				err = attributevalue.UnmarshalMap(it, tg)
+				tags[tg.Slug] = tg
 			case typeSchedule:
 				si := &scheduleItem{}
 				err = attributevalue.UnmarshalMap(it, si)
@@ -141,6 +146,7 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 	want := map[key]postItem{}
 	authorPosts := map[string]int64{}
 	catPosts := map[string]int64{}
+	tagPosts := map[string]int64{}
 	var published int64
 	for id, p := range posts {
 		if w := p.withPostKeys(); w.PK != p.PK || w.SK != p.SK || w.GSI1PK != p.GSI1PK || w.GSI1SK != p.GSI1SK {
@@ -166,17 +172,25 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 				badf("post %s carries category name %q, category %s has %q", id, c.Name, c.Slug, cat.Name)
 			}
 		}
+		checkCoAuthorsAndTags(p, authors, tags, badf)
 		if !p.published() {
 			continue
 		}
 		published++
-		authorPosts[p.AuthorID]++
-		ac := p.authorCopy()
-		want[key{ac.PK, ac.SK}] = ac
+		for _, authorID := range p.authorIDs() {
+			authorPosts[authorID]++
+			ac := p.authorCopyOf(authorID)
+			want[key{ac.PK, ac.SK}] = ac
+		}
 		for _, c := range p.Cats {
 			catPosts[c.Slug]++
 			cc := p.categoryCopy(c.Slug)
 			want[key{cc.PK, cc.SK}] = cc
+		}
+		for _, tg := range p.Tags {
+			tagPosts[tg.Slug]++
+			tc := p.tagCopy(tg.Slug)
+			want[key{tc.PK, tc.SK}] = tc
 		}
 	}
 	for _, c := range copies {
@@ -271,7 +285,7 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 			continue
 		}
 		month := p.PublishedAt[:len("2006-01")]
-		for _, k := range append([]key{authorKey(p.AuthorID), statsItemKey()}, mapKeys(p.catSlugs(), categoryKey)...) {
+		for _, k := range p.counterKeys() {
 			if byMonth[k] == nil {
 				byMonth[k] = months{}
 			}
@@ -289,6 +303,15 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 		counted[categoryKey(slug)] = c.Months
 		if c.PostCount != catPosts[slug] {
 			badf("category %s counts %d posts, has %d", slug, c.PostCount, catPosts[slug])
+		}
+	}
+	for slug, tg := range tags {
+		if k := tagKey(slug); tg.PK != k.PK || tg.SK != k.SK || (tg.MergedInto == "") != (tg.GSI1PK == tagsPartition && tg.GSI1SK == k.SK) {
+			badf("tag %s has wrong keys or GSI1 entry", slug)
+		}
+		counted[tagKey(slug)] = tg.Months
+		if tg.PostCount != tagPosts[slug] {
+			badf("tag %s counts %d posts, has %d", slug, tg.PostCount, tagPosts[slug])
 		}
 	}
 	for k, got := range counted {
@@ -325,7 +348,7 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 		if !p.published() || p.PublishedAt <= now {
 			continue
 		}
-		for _, k := range append([]key{authorKey(p.AuthorID), statsItemKey()}, mapKeys(p.catSlugs(), categoryKey)...) {
+		for _, k := range p.counterKeys() {
 			if waiting[k] == nil {
 				waiting[k] = schedule{}
 			}
@@ -338,6 +361,9 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 	}
 	for slug, c := range cats {
 		recorded[categoryKey(slug)] = c.Scheduled
+	}
+	for slug, tg := range tags {
+		recorded[tagKey(slug)] = tg.Scheduled
 	}
 	for k, entries := range recorded {
 		for id, at := range entries {
@@ -367,6 +393,12 @@ func normal(p postItem) postItem {
 	}
 	if len(p.TOC) == 0 {
 		p.TOC = nil
+	}
+	if len(p.CoAuthors) == 0 {
+		p.CoAuthors, p.CoAuthorVer = nil, nil
+	}
+	if len(p.Tags) == 0 {
+		p.Tags, p.TagVer = nil, nil
 	}
 	return p
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
@@ -23,6 +24,21 @@ type names struct {
 	cats   map[string]*categoryItem
 	stats  *statsItem
 	slug   *reservation
+	// coAuthors and tags are the post's co-authors and tags (and the tags
+	// those were merged into), by id and slug (coauthors.go, tags.go).
+	coAuthors map[string]*authorItem
+	tags      map[string]*tagItem
+}
+
+// moreNames are the co-authors and tags a post write reads besides its
+// author and categories.
+type moreNames struct {
+	coAuthors, tags []string
+}
+
+// newNames returns names with nothing read.
+func newNames() *names {
+	return &names{cats: map[string]*categoryItem{}, coAuthors: map[string]*authorItem{}, tags: map[string]*tagItem{}}
 }
 
 // schedules returns the scheduled-post entries of the counters r read, by
@@ -38,6 +54,14 @@ func (r *names) schedules() map[key]schedule {
 	if r.stats != nil {
 		out[statsItemKey()] = r.stats.Scheduled
 	}
+	for id, a := range r.coAuthors {
+		out[authorKey(id)] = a.Scheduled
+	}
+	for slug, t := range r.tags {
+		if t != nil {
+			out[tagKey(slug)] = t.Scheduled
+		}
+	}
 	return out
 }
 
@@ -49,6 +73,22 @@ func (r *names) keep(p *postItem) {
 	for _, c := range p.Cats {
 		if r.cats[c.Slug] == nil {
 			r.cats[c.Slug] = &categoryItem{Slug: c.Slug, Name: c.Name, NameVer: p.CatVer[c.Slug]}
+		}
+	}
+	if r.coAuthors == nil {
+		r.coAuthors = map[string]*authorItem{}
+	}
+	if r.tags == nil {
+		r.tags = map[string]*tagItem{}
+	}
+	for _, a := range p.CoAuthors {
+		if r.coAuthors[a.ID] == nil {
+			r.coAuthors[a.ID] = &authorItem{ID: a.ID, Name: a.Name, Slug: a.Slug, NameVer: p.CoAuthorVer[a.ID]}
+		}
+	}
+	for _, t := range p.Tags {
+		if r.tags[t.Slug] == nil {
+			r.tags[t.Slug] = &tagItem{Slug: t.Slug, Name: t.Name, NameVer: p.TagVer[t.Slug]}
 		}
 	}
 }
@@ -76,14 +116,24 @@ func (r *names) setNames(p *postItem, slugs []string) error {
 		p.Cats[i] = catRef{Slug: slug, Name: c.Name}
 		p.CatVer[slug] = c.NameVer
 	}
-	return nil
+	if r.coAuthors == nil {
+		r.coAuthors = map[string]*authorItem{}
+	}
+	if r.tags == nil {
+		r.tags = map[string]*tagItem{}
+	}
+	if err := r.setCoAuthorNames(p); err != nil {
+		return err
+	}
+	return r.setTagNames(p)
 }
 
 // readNames reads an author, categories and STATS in one BatchGetItem,
 // with the post postID when it is not empty (ErrNotFound when it is
-// missing), and the reservation of the post slug slug when it is not
-// empty.
-func (s *Store) readNames(ctx context.Context, postID, authorID string, slugs []string, slug string) (*postItem, *names, error) {
+// missing), the reservation of the post slug slug when it is not empty,
+// and the co-authors and tags of more (and, one more request a hop, the
+// tags those were merged into).
+func (s *Store) readNames(ctx context.Context, postID, authorID string, slugs []string, slug string, more moreNames) (*postItem, *names, error) {
 	var keys []key
 	if postID != "" {
 		keys = append(keys, postKey(postID))
@@ -95,6 +145,16 @@ func (s *Store) readNames(ctx context.Context, postID, authorID string, slugs []
 		keys = append(keys, slugKey(slug))
 	}
 	keys = append(keys, mapKeys(slugs, categoryKey)...)
+	for _, id := range more.coAuthors {
+		if id != authorID && !slices.Contains(keys, authorKey(id)) {
+			keys = append(keys, authorKey(id))
+		}
+	}
+	for _, t := range more.tags {
+		if !slices.Contains(keys, tagKey(t)) {
+			keys = append(keys, tagKey(t))
+		}
+	}
 	keys = append(keys, statsItemKey())
 	found, err := s.batchGet(ctx, keys, true)
 	if err != nil {
@@ -111,7 +171,26 @@ func (s *Store) readNames(ctx context.Context, postID, authorID string, slugs []
 			return nil, nil, fmt.Errorf("decode post: %w", err)
 		}
 	}
-	r := &names{cats: map[string]*categoryItem{}}
+	r := newNames()
+	for _, id := range more.coAuthors {
+		if it, ok := found[authorKey(id)]; ok {
+			a := &authorItem{}
+			if err := attributevalue.UnmarshalMap(it, a); err != nil {
+				return nil, nil, fmt.Errorf("decode author: %w", err)
+			}
+			r.coAuthors[id] = a
+		}
+	}
+	for _, t := range more.tags {
+		if it, ok := found[tagKey(t)]; ok {
+			if r.tags[t], err = decodeTag(it); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	if err := s.readMergeTargets(ctx, r); err != nil {
+		return nil, nil, err
+	}
 	if slug != "" {
 		if r.slug, err = postSlugs.decodeReservation(found, slug); err != nil {
 			return nil, nil, err
@@ -177,13 +256,20 @@ func postActions(t *txn, before, after *postItem, r *names, now string) error {
 	// state that the new one does not have.
 	keep := map[key]bool{}
 	if after.published() {
-		ac := after.authorCopy()
-		keep[key{ac.PK, ac.SK}] = true
-		add(t.put(ac, nil, nil))
+		for _, authorID := range after.authorIDs() {
+			ac := after.authorCopyOf(authorID)
+			keep[key{ac.PK, ac.SK}] = true
+			add(t.put(ac, nil, nil))
+		}
 		for _, c := range after.Cats {
 			cc := after.categoryCopy(c.Slug)
 			keep[key{cc.PK, cc.SK}] = true
 			add(t.put(cc, nil, nil))
+		}
+		for _, tg := range after.Tags {
+			tc := after.tagCopy(tg.Slug)
+			keep[key{tc.PK, tc.SK}] = true
+			add(t.put(tc, nil, nil))
 		}
 	}
 	if before != nil {

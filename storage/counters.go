@@ -134,6 +134,7 @@ type counterChange struct {
 	had    string                       // publishedAt of the post's entry before, if it was scheduled
 	want   string                       // publishedAt of the post's entry after, if it is scheduled
 	read   schedule                     // the item's entries as read, if it was
+	create *tagItem                     // a tag the write makes (tags.go)
 }
 
 // counterChanges returns the changes a write from before to after makes to
@@ -143,10 +144,10 @@ func counterChanges(before, after *postItem, r *names, now string) []*counterCha
 	read := r.schedules()
 	var out []*counterChange
 	byKey := map[key]*counterChange{}
-	// counters returns the changes to p's author, categories and STATS.
+	// counters returns the changes to p's authors, categories, tags and
+	// STATS, in the order of p.counterKeys.
 	counters := func(p *postItem) []*counterChange {
-		keys := append([]key{authorKey(p.AuthorID)}, mapKeys(p.catSlugs(), categoryKey)...)
-		keys = append(keys, statsItemKey())
+		keys := p.counterKeys()
 		cs := make([]*counterChange, len(keys))
 		for i, k := range keys {
 			if byKey[k] == nil {
@@ -160,8 +161,22 @@ func counterChanges(before, after *postItem, r *names, now string) []*counterCha
 	if after != nil {
 		cs := counters(after)
 		cs[0].guard = ptr(nameVer(after.AuthorVer))
-		for i, c := range after.Cats {
-			cs[i+1].guard = ptr(nameVer(after.CatVer[c.Slug]))
+		i := 1
+		for _, a := range after.CoAuthors {
+			cs[i].guard = ptr(nameVer(after.CoAuthorVer[a.ID]))
+			i++
+		}
+		for _, c := range after.Cats {
+			cs[i].guard = ptr(nameVer(after.CatVer[c.Slug]))
+			i++
+		}
+		for _, tg := range after.Tags {
+			if t := r.tags[tg.Slug]; t != nil && t.created {
+				cs[i].create = t
+			} else {
+				cs[i].guard = ptr(nameVer(after.TagVer[tg.Slug]).And(expression.Name("mergedInto").AttributeNotExists()))
+			}
+			i++
 		}
 	}
 	if before.published() {
@@ -196,7 +211,7 @@ func (it *postItem) countedByMonth() bool { return len(it.Slugs) > 0 }
 // addsEntries reports whether the write from before to after records the
 // post as scheduled in a counter that does not have it so yet.
 func addsEntries(before, after *postItem, now string) bool {
-	for _, c := range counterChanges(before, after, &names{}, now) {
+	for _, c := range counterChanges(before, after, newNames(), now) {
 		if c.want != "" && c.want != c.had {
 			return true
 		}
@@ -246,7 +261,13 @@ func (c *counterChange) action(t *txn, id, now string) error {
 			and(scheduledPath(other).Equal(expression.Value(at)))
 		}
 	}
+	if c.create != nil {
+		upd, changed = c.create.tagCreation(upd, now, c.delta != 0), true
+		and(expression.Name(attrPK).AttributeNotExists())
+	}
 	switch {
+	case changed && c.create != nil:
+		return t.update(c.key, upd, cond, errStaleNames)
 	case changed && c.stats:
 		// STATS is made by the first write that counts something.
 		return t.update(c.key, upd.Set(expression.Name("type"), expression.Value(typeStats)), cond, errStaleNames)

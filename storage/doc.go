@@ -13,8 +13,10 @@
 //	author                    AUTHOR#<id>        AUTHOR#<id>                            AUTHORS / AUTHOR#<createdAt>#<id>   (slug, slugs, postCount, scheduled, month#<YYYY-MM>)
 //	post (published)          POST#<id>          POST#<id>                              FEED#<shard> / POST#<publishedAt>#<id>
 //	post (draft)              POST#<id>          POST#<id>                              DRAFT#<authorId> / DRAFT#<createdAt>#<id>
-//	author→post copy          AUTHOR#<authorId>  POST#<publishedAt>#<id>
+//	author→post copy          AUTHOR#<authorId>  POST#<publishedAt>#<id>                  (one per author of the post: primary and co-authors)
 //	post-in-category copy     POST#<id>          CAT#<slug>                             CAT#<slug> / POST#<publishedAt>#<id>
+//	post-in-tag copy          POST#<id>          TAG#<slug>                             TAG#<slug> / POST#<publishedAt>#<id>
+//	tag                       TAG#<slug>         TAG#<slug>                             TAGS / TAG#<slug>                   (name, postCount, scheduled, month#<YYYY-MM>; mergedInto and no GSI1 once merged)
 //	category                  CAT#<slug>         CAT#<slug>                             CATEGORIES / CAT#<slug>             (postCount, scheduled, month#<YYYY-MM>)
 //	comment (top level)       POST#<postId>      COMMENT#<createdAt>#<commentId>        (replyCount, replies: the first 10)
 //	reply                     POST#<postId>      THREAD#<parentCreatedAt>#<parentId>#<createdAt>#<commentId>
@@ -53,7 +55,9 @@
 // Posts and copies carry the author's name and slug and the categories'
 // names (authorName, authorSlug, cats) together with the version of each
 // name they hold (authorVer, catVer), so lists need no extra reads; a
-// rename or an author's new slug rewrites them (below).
+// rename or an author's new slug rewrites them (below). They carry the
+// co-authors' and tags' names the same way (coAuthors, coAuthorVer, tags,
+// tagVer: see Co-authors and tags).
 //
 // # Access patterns
 //
@@ -66,6 +70,9 @@
 //	                                     (AND "POST#~" for the author and admins: scheduled posts too)
 //	author's drafts                      Query GSI1 GSI1PK=DRAFT#authorId, descending
 //	category's posts, newest first       Query GSI1 GSI1PK=CAT#slug, GSI1SK BETWEEN "POST#<from>" AND "POST#<now>$", descending
+//	tag's posts, newest first            Query GSI1 GSI1PK=TAG#slug, the same bounds (co-authors and tags: below)
+//	tag by slug                          GetItem TAG#slug (one more for a tag merged into another)
+//	all tags with their post counts      Query GSI1 GSI1PK=TAGS
 //	latest posts, whole blog             Query GSI1 GSI1PK=FEED#0..FEED#3 in parallel, GSI1SK BETWEEN "POST#<from>" AND "POST#<now>$", merged
 //	previous / next post, whole blog     the same 4 Queries, GSI1SK BETWEEN "POST#" AND <post's> (descending) or <post's> AND "POST#<now>$", Limit 2
 //	previous / next post in a category   Query GSI1 GSI1PK=CAT#slug, the same bounds, Limit 2
@@ -331,7 +338,9 @@
 // an edit moving a post from 10 categories to 10 others while taking
 // another's redirect is 48, a schedule that moves a post to another month
 // 26, deleting a post with 10 redirects and 10 categories 36
-// (TestWorstCasePostWritesFitOneTransaction, TestPostActionsBound).
+// (TestWorstCasePostWritesFitOneTransaction, TestPostActionsBound). Co-authors
+// and tags add copies and counters: see Co-authors and tags for those
+// figures and the bound that keeps every post write within 100 actions.
 //
 // # Comments: who writes them, moderation, bounded threads
 //
@@ -493,7 +502,7 @@
 // EventsOf turns one DynamoDB Streams record of the table
 // (NEW_AND_OLD_IMAGES) into the domain events it means, a pure function of
 // the record, so it runs in the server's dispatcher or in a Lambda on the
-// stream alike. It reads post, author, category, comment, static page and site items only:
+// stream alike. It reads post, author, category, tag, comment, static page and site items only:
 // copies, counters, slug reservations, queue entries, readers, rates,
 // idempotency records, server keys, schedule items and the layout item
 // mean nothing. A post is a draft, scheduled (published, with the go-live
@@ -513,6 +522,7 @@
 //	author.updated         an author created, removed, or its name, slug, bio, picture, website,
 //	                       location or accounts changed
 //	category.updated       a category created, removed, or its name or description changed
+//	tag.updated            a tag made, renamed, or merged into another (then naming both)
 //	comment.added          a published comment's item written (COMMENT#, THREAD#)
 //	comment.approved       the same, with approvedAt, which only ApproveComment sets
 //	comment.edited         a published comment's text changed
@@ -533,6 +543,11 @@
 // scheduled post edited or unpublished after its time but before the sweep
 // reached it is still scheduled to the feed: its edit is no event, its
 // unpublishing post.unscheduled (which names the same pages and tags).
+// A post's co-authors and tags are part of what readers see: a change of
+// either is post.published.edited, and every post event names the pages
+// and cache tags (author:<id>, tag:<slug>) of every author and tag the
+// post had and has, with their ids in coAuthors, previousCoAuthors, tags
+// and previousTags.
 // An event's id is "evt_" and a hash of the record's eventID, sequence
 // number and the event's type, so a record read again gives the same ids.
 // Its data carries the ids, slugs (with the previous ones), categories,
@@ -545,6 +560,7 @@
 //	post:<id>          a post's page and every list showing its summary
 //	author:<id>        an author's page and every post or summary with their name
 //	category:<slug>    a category's page and every post or summary with its name
+//	tag:<slug>         a tag's page and every post or summary with its name
 //	feed               the whole-blog feed and the home page
 //	archive:<yyyy-mm>  a month's archive
 //	comments:<postId>  a post's comments
@@ -679,4 +695,79 @@
 // half-way leaves the layout item unwritten and the next run finds what
 // was done done. Servers of the previous version must all be stopped
 // first: they write the old layout.
+//
+// # Co-authors and tags
+//
+// A post has an ordered list of authors, at most MaxAuthors (10): its
+// primary author in authorId, authorName, authorSlug and authorVer as
+// before, and the others in coAuthors (id, name, slug each) with the
+// nameVer of each in coAuthorVer. A post without them has its primary
+// author alone, which is what every post written before co-authors is:
+// no migration. Every author of a published post has an author→post copy
+// in their own partition, so an author's page (and their feed) lists the
+// posts they co-wrote with one Query as before, and counts them
+// (postCount, scheduled entries, months) in the post's transactions; a
+// post write guards every author's nameVer as it guards the primary's.
+// Every copy carries every author's name and slug, so bylines need no
+// read. Renaming an author, or giving them a new slug, rewrites the posts
+// of their partition, which holds the posts they co-wrote: each rewrite
+// covers the post and all its copies, in every co-author's partition and
+// every category's and tag's. Drafts are in their primary author's drafts
+// only: a co-author's rename reaches a draft at its next write, and the
+// GraphQL layer reads the authors of a draft that has co-authors. Any
+// author of a post may read its drafts and edit it; only its primary
+// author and admins change its co-authors (the primary author never
+// changes). A post write is given its writer (Actor, empty for an admin)
+// and checks it against the authors it reads, under the version condition
+// of its transaction, so a co-author removed meanwhile cannot write
+// (ErrNotPostAuthor). Servers of a version before co-authors and tags
+// must all be stopped before either is used: they write a post without
+// them, and would leave its other authors' and tags' copies behind.
+//
+// Tags are free-form: a post has at most MaxTags (10), given by name; the
+// slug is made from the name (markdown.Slugify), two names of one slug
+// are one tag, and the name a tag was made with stands until a rename.
+// Their pages follow the categories' design, for the same reasons: a
+// post-in-tag copy per tag of a published post, TAG#<slug> in GSI1 by
+// publication time, so a tag's page is one Query in either direction and
+// its totalCount the tag item's postCount (scheduled entries subtracted,
+// as for categories). An index on the post items instead would need a
+// GSI per tag position or a multi-valued key, which DynamoDB does not
+// have. A tag nobody has made is made by the post write that names it
+// first, in its transaction (an UpdateItem of the tag conditional on
+// attribute_not_exists, which sets its name and counts; a concurrent
+// maker fails it and the write reads again). Tags are never deleted.
+// Renaming one bumps its nameVer and rewrites its published posts as a
+// category rename does. Merging A into B marks A (mergedInto B, out of
+// GSI1, nameVer bumped, conditional on B not being merged itself) and then
+// writes each of A's posts again as an edit that changes nothing
+// (movePost), which moves it: every post write reads the tags it names,
+// follows mergedInto to the tag that holds the posts now (one more
+// BatchGetItem a hop, only then), and writes the post's copies and counts
+// under that one; a post written meanwhile moves itself the same way,
+// drafts included, so merges need no list of drafts, and a draft shows
+// the merged tag until its next write. A's slug keeps leading to B
+// (GetTag).
+//
+// The largest post write: with A authors, C categories and T tags (each
+// at most 10), a post write is the post (1), its copies (A+C+T puts), its
+// counters (A+C+T, and STATS when a count changes), the idempotency
+// record (1), its schedule item (up to 2), its slug changes (up to 4),
+// and the deletions of the copies it leaves and the updates of the
+// counters it leaves. Publishing a post of 10 authors, 10 categories and
+// 10 tags is 63 actions; scheduling it to another month 74 (the author
+// copies' keys hold the time: 10 put, 10 deleted); replacing its 10 tags
+// while taking another post's redirect 85; deleting it 66; renaming one
+// of its authors 31 (the post and its 30 copies). In bytes, with the
+// largest body (post item about 376 KB), names at their limits in
+// four-byte runes and the idempotency record, the largest request is
+// 1.24 MB (every item it puts whole), and the items it writes, the
+// updated counters counted whole too (an author's at most about 10 KB),
+// about 1.4 MB: a third of DynamoDB's 4 MB.
+// One change can pass 100 actions only by replacing most of two of the
+// sets at once (all 10 tags and all 10 categories: 106); such a write is
+// refused before any request as invalid input (fitsOneTransaction),
+// writing nothing, and the same changes made in two updates pass
+// (TestWorstCaseCoAuthorsTagsCategoriesFitOneTransaction, on both
+// backends).
 package storage

@@ -39,6 +39,7 @@ const (
 	EventPostDeleted     EventType = "post.deleted"
 	EventAuthorUpdated   EventType = "author.updated"
 	EventCategoryUpdated EventType = "category.updated"
+	EventTagUpdated      EventType = "tag.updated"
 	EventCommentAdded    EventType = "comment.added"
 	EventCommentEdited   EventType = "comment.edited"
 	EventCommentPending  EventType = "comment.pending"
@@ -123,6 +124,15 @@ type EventData struct {
 	// changed (TagPost and the other Tag functions): purging them is
 	// enough.
 	CacheTags []string `json:"cacheTags,omitempty"`
+	// CoAuthors are the ids of the post's authors after its primary one
+	// (AuthorID) after the write, PreviousCoAuthors those it left; Tags
+	// the slugs of its tags (or of the tag the event is about),
+	// PreviousTags those it left (for tag.updated, the tag merged into
+	// Tags).
+	CoAuthors         []string `json:"coAuthors,omitempty"`
+	PreviousCoAuthors []string `json:"previousCoAuthors,omitempty"`
+	Tags              []string `json:"tags,omitempty"`
+	PreviousTags      []string `json:"previousTags,omitempty"`
 }
 
 // Cache tags: a response cache tags each response with what it shows, and
@@ -142,6 +152,10 @@ func TagAuthor(id string) string { return "author:" + id }
 // TagCategory tags responses that show the category slug: its page, and
 // every post and summary that shows its name.
 func TagCategory(slug string) string { return "category:" + slug }
+
+// TagTag tags responses that show the tag slug: its page, and every post
+// and summary that shows its name.
+func TagTag(slug string) string { return "tag:" + slug }
 
 // TagArchive tags the archive of the month of t ("archive:2006-01").
 func TagArchive(t time.Time) string { return "archive:" + t.UTC().Format("2006-01") }
@@ -168,6 +182,7 @@ type Paths struct {
 	Category string // a category's page, by slug
 	Month    string // the archive of a month
 	Page     string // a static page, by slug (pages.go)
+	Tag      string // a tag's page, by slug
 }
 
 // DefaultPaths are the routes of the project's TypeScript pages
@@ -179,6 +194,7 @@ var DefaultPaths = Paths{
 	Category: "/categories/{slug}",
 	Month:    "/archive/{yyyy}/{mm}",
 	Page:     "/{slug}",
+	Tag:      "/tags/{slug}",
 }
 
 func (p Paths) bySlug(pattern, slug string) string {
@@ -242,6 +258,7 @@ func (p Paths) Check() error {
 		{"category", p.Category, []string{"{slug}"}, nil},
 		{"archive", p.Month, []string{"{yyyy}", "{mm}"}, nil},
 		{"page", p.Page, []string{"{slug}"}, nil},
+		{"tag", p.Tag, []string{"{slug}"}, nil},
 	} {
 		if c.pattern == "" {
 			continue
@@ -290,6 +307,8 @@ func (p Paths) EventsOf(rec streamtypes.Record) ([]Event, error) {
 		err = p.authorEvents(r, add)
 	case typeCategory:
 		err = p.categoryEvents(r, add)
+	case typeTag:
+		err = p.tagEvents(r, add)
 	case typeComment:
 		err = commentEvents(r, add)
 	case typePage:
@@ -353,7 +372,7 @@ func without(img map[string]types.AttributeValue, names []string) map[string]typ
 // read and decodes without: DynamoDB Local's stream images give an empty
 // map (a post's catVer without categories) another attribute's value,
 // which would fail the whole record.
-var postUnread = []string{"catVer"}
+var postUnread = []string{"catVer", "coAuthorVer", "tagVer"}
 
 func readRecord(rec streamtypes.Record) (*record, error) {
 	d := rec.Dynamodb
@@ -411,7 +430,8 @@ func readRecord(rec streamtypes.Record) (*record, error) {
 		k.Type == typeAuthor && strings.HasPrefix(k.PK, prefixAuthor) && k.PK == k.SK,
 		k.Type == typeCategory && strings.HasPrefix(k.PK, prefixCat) && k.PK == k.SK,
 		k.Type == typePage && strings.HasPrefix(k.PK, prefixPage) && k.PK == k.SK,
-		k.Type == typeSite && k.PK == siteKey().PK && k.SK == siteKey().SK:
+		k.Type == typeSite && k.PK == siteKey().PK && k.SK == siteKey().SK,
+		k.Type == typeTag && strings.HasPrefix(k.PK, prefixTag) && k.PK == k.SK:
 		r.kind = k.Type
 	case k.Type == typeComment && strings.HasPrefix(k.PK, prefixPost) &&
 		(strings.HasPrefix(k.SK, prefixComment) || strings.HasPrefix(k.SK, prefixThread) || strings.HasPrefix(k.SK, prefixHeld)):
@@ -453,6 +473,7 @@ type shown struct {
 	Cats                                              []string
 	Cover                                             *imageItem
 	SEO                                               *seoItem
+	CoAuthors, Tags                                   []string
 }
 
 func (it *postItem) shown() shown {
@@ -460,6 +481,7 @@ func (it *postItem) shown() shown {
 		Slug: it.Slug, Title: it.Title, Excerpt: it.Excerpt, Body: it.Body,
 		AuthorID: it.AuthorID, PublishedAt: it.PublishedAt,
 		Cats: it.catSlugs(), Cover: it.Cover, SEO: it.SEO,
+		CoAuthors: it.coAuthorIDs(), Tags: it.tagSlugs(),
 	}
 }
 
@@ -557,6 +579,7 @@ func (p Paths) postData(old, cur *postItem) EventData {
 			d.CacheTags = append(d.CacheTags, TagArchive(m))
 		}
 	}
+	p.coAuthorsAndTagsData(&d, old, now)
 	d.Paths, d.CacheTags = distinct(d.Paths), distinct(d.CacheTags)
 	return d
 }

@@ -246,7 +246,7 @@ func itemType(it item) string {
 // postHint returns what a comment's transaction needs of a post item.
 func postHint(it item) item {
 	out := item{}
-	for _, a := range []string{attrPK, attrSK, "type", "id", "status", "authorId", "cats", "publishedAt", "version"} {
+	for _, a := range []string{attrPK, attrSK, "type", "id", "status", "authorId", "cats", "publishedAt", "version", "coAuthors", "tags"} {
 		if v, ok := it[a]; ok {
 			out[a] = v
 		}

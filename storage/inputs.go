@@ -81,6 +81,12 @@ type NewPost struct {
 	// of another author keeps as a redirect, which a post of the same
 	// author alone may otherwise.
 	Admin bool `json:"-"`
+	// CoAuthors are the ids of the post's authors after AuthorID, in
+	// order: at most MaxAuthors-1.
+	CoAuthors []string
+	// Tags are the names of the post's tags, at most MaxTags; a tag that
+	// does not exist yet is made.
+	Tags []string
 }
 
 // PostPatch is the input of UpdatePost. Nil fields are left unchanged.
@@ -102,6 +108,14 @@ type PostPatch struct {
 	IdempotencyKey   string
 	// Admin is set for an admin's write, as in NewPost.
 	Admin bool `json:"-"`
+	// CoAuthors, when not nil, replaces the post's co-authors (its authors
+	// after its primary one); Tags, when not nil, its tags, by name.
+	CoAuthors *[]string
+	Tags      *[]string
+	// Actor, when set, is the author who writes, who must be one of the
+	// post's authors, and its primary one to change CoAuthors
+	// (ErrNotPostAuthor); empty for an admin.
+	Actor string `json:"-"`
 
 	// rendered is what Validate derived from Body, for UpdatePost.
 	rendered *postItem
@@ -124,6 +138,8 @@ type PublishPost struct {
 	ExpectedVersion int64
 	At              time.Time
 	IdempotencyKey  string
+	// Actor, when set, is the author who writes, as in PostRef.
+	Actor string `json:"-"`
 }
 
 // PostRef names a post for Unpublish and DeletePost. ExpectedVersion, when
@@ -132,6 +148,9 @@ type PostRef struct {
 	ID              string
 	ExpectedVersion int64
 	IdempotencyKey  string
+	// Actor, when set, is the author who writes, who must be one of the
+	// post's authors (ErrNotPostAuthor); empty for an admin.
+	Actor string `json:"-"`
 }
 
 // NewComment is the input of AddComment. ParentID, when set, names the

@@ -210,6 +210,16 @@ type postItem struct {
 	// GoLiveAt marks a scheduled post: its publishedAt, until the post
 	// goes live (schedule.go). Only the post item has it.
 	GoLiveAt string `dynamodbav:"goLiveAt,omitempty"`
+
+	// CoAuthors are the post's authors after its primary one (AuthorID),
+	// in order, with the names and slugs it copies, and CoAuthorVer the
+	// nameVer of each (coauthors.go); absent for a post of one author.
+	CoAuthors   []authorRef      `dynamodbav:"coAuthors,omitempty"`
+	CoAuthorVer map[string]int64 `dynamodbav:"coAuthorVer,omitempty"`
+	// Tags are the post's tags with the names it copies, and TagVer the
+	// nameVer of each (tags.go); absent for a post without tags.
+	Tags   []catRef         `dynamodbav:"tags,omitempty"`
+	TagVer map[string]int64 `dynamodbav:"tagVer,omitempty"`
 }
 
 type imageItem struct {
@@ -263,6 +273,7 @@ func (it *postItem) post() *Post {
 	for i, c := range it.Cats {
 		p.Categories[i] = CategoryRef(c)
 	}
+	it.setCoAuthorsAndTags(p)
 	return p
 }
 
@@ -340,9 +351,14 @@ func (it postItem) summary() postItem {
 	return it
 }
 
-// authorCopy returns the author→post copy of a published post.
-func (it postItem) authorCopy() postItem {
-	k := authorCopyKey(it.AuthorID, it.publishedAt(), it.ID)
+// authorCopy returns the author→post copy of a published post in its
+// primary author's partition.
+func (it postItem) authorCopy() postItem { return it.authorCopyOf(it.AuthorID) }
+
+// authorCopyOf returns the author→post copy of a published post in the
+// partition of its author authorID, the primary one or a co-author.
+func (it postItem) authorCopyOf(authorID string) postItem {
+	k := authorCopyKey(authorID, it.publishedAt(), it.ID)
 	it = it.summary()
 	it.PK, it.SK, it.Type, it.GSI1PK, it.GSI1SK = k.PK, k.SK, typeAuthorPost, "", ""
 	return it
@@ -363,9 +379,15 @@ func (it *postItem) copyKeys() []key {
 	if !it.published() {
 		return nil
 	}
-	keys := []key{authorCopyKey(it.AuthorID, it.publishedAt(), it.ID)}
+	var keys []key
+	for _, id := range it.authorIDs() {
+		keys = append(keys, authorCopyKey(id, it.publishedAt(), it.ID))
+	}
 	for _, c := range it.Cats {
 		keys = append(keys, categoryCopyKey(it.ID, c.Slug))
+	}
+	for _, t := range it.Tags {
+		keys = append(keys, tagCopyKey(it.ID, t.Slug))
 	}
 	return keys
 }

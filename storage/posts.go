@@ -24,6 +24,14 @@ func newID() string { return uuid.Must(uuid.NewV7()).String() }
 // slug must be free (ErrSlugTaken); bad input is a *ValidationError.
 func (s *Store) CreatePost(ctx context.Context, in NewPost) (*Post, error) {
 	cats, err := validateNewPost(&in)
+	var coAuthors []string
+	var tags []catRef
+	if err == nil {
+		coAuthors, err = validateCoAuthors(in.AuthorID, in.CoAuthors)
+	}
+	if err == nil {
+		tags, err = validateTags(in.Tags)
+	}
 	if err == nil {
 		err = s.checkLinkHosts(postLinks(in.CoverImage, &in.SEO)...)
 	}
@@ -37,7 +45,7 @@ func (s *Store) CreatePost(ctx context.Context, in NewPost) (*Post, error) {
 	return idempotent(ctx, s, "createPost", in.IdempotencyKey, in, func(id *idem) (*Post, error) {
 		postID := newID()
 		return retryWrite(ctx, func() (*Post, error) {
-			_, r, err := s.readNames(ctx, "", in.AuthorID, cats, in.Slug)
+			_, r, err := s.readNames(ctx, "", in.AuthorID, cats, in.Slug, moreNames{coAuthors, tagSlugsOf(tags)})
 			if err != nil {
 				return nil, err
 			}
@@ -53,6 +61,8 @@ func (s *Store) CreatePost(ctx context.Context, in NewPost) (*Post, error) {
 			after.setDerived(&derived)
 			after.setCover(in.CoverImage)
 			after.setSEO(in.SEO)
+			after.setCoAuthors(coAuthors)
+			after.Tags = tags
 			if err := r.setNames(after, cats); err != nil {
 				return nil, err
 			}
@@ -111,6 +121,10 @@ func (s *Store) UpdatePost(ctx context.Context, in PostPatch) (*Post, error) {
 	if err != nil {
 		return nil, err
 	}
+	coAuthors, tags, err := validatePatchAuthorsTags(&in)
+	if err != nil {
+		return nil, err
+	}
 	if in.ExpectedVersion < 1 {
 		// A version no post has: the write fails with a ConflictError
 		// that tells the current one.
@@ -119,7 +133,17 @@ func (s *Store) UpdatePost(ctx context.Context, in PostPatch) (*Post, error) {
 	return s.changePost(ctx, postChange{
 		op: "updatePost", id: in.ID, expected: in.ExpectedVersion, key: in.IdempotencyKey, input: in,
 		newCats: cats, slug: deref(in.Slug), admin: in.Admin,
+		more: moreNames{coAuthors, tagSlugsOf(tags)}, actor: in.Actor, primaryOnly: in.CoAuthors != nil,
 	}, func(p *postItem) error {
+		if in.CoAuthors != nil {
+			if slices.Contains(coAuthors, p.AuthorID) {
+				return invalid("coAuthors", "holds the post's own author %q", p.AuthorID)
+			}
+			p.setCoAuthors(coAuthors)
+		}
+		if in.Tags != nil {
+			p.Tags = tags
+		}
 		setOpt(&p.Title, in.Title)
 		setOpt(&p.Slug, in.Slug)
 		setOpt(&p.Excerpt, in.Excerpt)
@@ -181,6 +205,9 @@ func (s *Store) preparePatch(ctx context.Context, in *PostPatch) (cats []string,
 		cats, err = validateCategories(*in.Categories)
 	}
 	if err == nil {
+		_, _, err = validatePatchAuthorsTags(in)
+	}
+	if err == nil {
 		err = s.checkPatchLinks(in)
 	}
 	if err != nil || in.Body == nil {
@@ -206,7 +233,7 @@ func (s *Store) Publish(ctx context.Context, in PublishPost) (*Post, error) {
 	scheduling := in.At.After(s.Now())
 	return s.changePost(ctx, postChange{
 		op: "publishPost", id: in.ID, expected: in.ExpectedVersion, key: in.IdempotencyKey, input: in,
-		full: scheduling,
+		full: scheduling, actor: in.Actor,
 	}, func(p *postItem) error {
 		at := in.At
 		if at.IsZero() {
@@ -223,7 +250,7 @@ func (s *Store) Unpublish(ctx context.Context, in PostRef) (*Post, error) {
 		return nil, err
 	}
 	return s.changePost(ctx, postChange{
-		op: "unpublishPost", id: in.ID, expected: in.ExpectedVersion, key: in.IdempotencyKey, input: in,
+		op: "unpublishPost", id: in.ID, expected: in.ExpectedVersion, key: in.IdempotencyKey, input: in, actor: in.Actor,
 	}, func(p *postItem) error {
 		if !p.published() {
 			return invalid("id", "post is not published")
@@ -241,7 +268,7 @@ func (s *Store) DeletePost(ctx context.Context, in PostRef) (*Post, error) {
 		return nil, err
 	}
 	p, err := s.changePost(ctx, postChange{
-		op: "deletePost", id: in.ID, expected: in.ExpectedVersion, key: in.IdempotencyKey, input: in,
+		op: "deletePost", id: in.ID, expected: in.ExpectedVersion, key: in.IdempotencyKey, input: in, actor: in.Actor,
 	}, nil)
 	if err != nil {
 		return nil, err
@@ -278,6 +305,13 @@ type postChange struct {
 	newCats []string
 	slug    string
 	admin   bool
+	// more are the co-authors and tags the change gives the post, read
+	// with it.
+	more moreNames
+	// actor, when set, must be one of the post's authors as read, its
+	// primary one with primaryOnly (mayWrite).
+	actor       string
+	primaryOnly bool
 	// full reads the post's author, categories and STATS too (one more
 	// request); a write that schedules the post needs them and turns
 	// full on itself.
@@ -294,8 +328,11 @@ func (s *Store) changePost(ctx context.Context, c postChange, change func(*postI
 	full := c.full
 	return idempotent(ctx, s, c.op, c.key, c.input, func(rec *idem) (*Post, error) {
 		return retryWrite(ctx, func() (*Post, error) {
-			before, r, err := s.readPost(ctx, c.id, c.newCats, c.slug, full)
+			before, r, err := s.readPost(ctx, c.id, c.newCats, c.slug, full, c.more)
 			if err != nil {
+				return nil, err
+			}
+			if err := mayWrite(before, c.actor, c.primaryOnly); err != nil {
 				return nil, err
 			}
 			if c.expected != 0 && before.Version != c.expected {
@@ -306,6 +343,7 @@ func (s *Store) changePost(ctx context.Context, c postChange, change func(*postI
 				p := *before
 				p.Cats = slices.Clone(before.Cats)
 				p.CatVer = nil
+				p.CoAuthors, p.Tags = slices.Clone(before.CoAuthors), slices.Clone(before.Tags)
 				if err := change(&p); err != nil {
 					return nil, err
 				}
@@ -358,22 +396,26 @@ func (s *Store) changePost(ctx context.Context, c postChange, change func(*postI
 // With full it also reads the post's author and current categories, to
 // refresh names a rename changed; the author id is only known from the
 // post, so that takes a second request.
-func (s *Store) readPost(ctx context.Context, id string, newCats []string, slug string, full bool) (*postItem, *names, error) {
+func (s *Store) readPost(ctx context.Context, id string, newCats []string, slug string, full bool, more moreNames) (*postItem, *names, error) {
 	if !full {
-		if len(newCats) == 0 && slug == "" {
+		if len(newCats) == 0 && slug == "" && len(more.coAuthors) == 0 && len(more.tags) == 0 {
 			var p postItem
 			if err := s.getItem(ctx, postKey(id), true, &p); err != nil {
 				return nil, nil, fmt.Errorf("post %q: %w", id, err)
 			}
-			return &p, &names{cats: map[string]*categoryItem{}}, nil
+			return &p, newNames(), nil
 		}
-		return s.readNames(ctx, id, "", newCats, slug)
+		return s.readNames(ctx, id, "", newCats, slug, more)
 	}
 	var p postItem
 	if err := s.getItem(ctx, postKey(id), true, &p); err != nil {
 		return nil, nil, fmt.Errorf("post %q: %w", id, err)
 	}
-	_, r, err := s.readNames(ctx, "", p.AuthorID, append(slices.Clone(newCats), p.catSlugs()...), slug)
+	all := moreNames{
+		coAuthors: append(slices.Clone(more.coAuthors), p.coAuthorIDs()...),
+		tags:      append(slices.Clone(more.tags), p.tagSlugs()...),
+	}
+	_, r, err := s.readNames(ctx, "", p.AuthorID, append(slices.Clone(newCats), p.catSlugs()...), slug, all)
 	return &p, r, err
 }
 
@@ -385,6 +427,9 @@ func (s *Store) readPost(ctx context.Context, id string, newCats []string, slug 
 func (s *Store) writePost(ctx context.Context, rec *idem, before, after *postItem, r *names) (*Post, error) {
 	t := s.newTxn()
 	if err := postActions(t, before, after, r, s.nowKey()); err != nil {
+		return nil, err
+	}
+	if err := fitsOneTransaction(t, rec); err != nil {
 		return nil, err
 	}
 	var result *Post

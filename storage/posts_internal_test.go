@@ -38,7 +38,7 @@ func TestPostWriteSeesThreadCountChanges(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	before, r, err := s.readPost(ctx, p.ID, nil, "", false)
+	before, r, err := s.readPost(ctx, p.ID, nil, "", false, moreNames{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -79,6 +79,11 @@ type Post struct {
 	CommentCount   int64 // comments that are not deleted, replies included
 	ThreadCount    int64 // top-level comments, tombstones included
 	Summary        bool
+	// CoAuthors are the post's authors after its primary one (AuthorID),
+	// in order; empty for a post of one author.
+	CoAuthors []AuthorRef
+	// Tags are the post's tags, in the order given.
+	Tags []TagRef
 }
 
 // StatusAt returns the status a reader sees at now: a published post with a

@@ -113,6 +113,15 @@ func TestAuthorizationMatrix(t *testing.T) {
 		ok[*PublishPostResponse](t)(PublishPost(ctx, clients[owner], PublishPostInput{Id: id}))
 		return id
 	}
+	// coAuthored makes a published post of grace with margaret, the post
+	// author, as its co-author, with a tag.
+	coAuthored := func() string {
+		id := ok[*CreatePostResponse](t)(CreatePost(ctx, clients[owner], CreatePostInput{
+			Title: "Grace's and Margaret's", Slug: unique("together"), CoAuthors: []string{ids["margaret"]}, Tags: []string{"Pair"},
+		})).CreatePost.Post.Id
+		ok[*PublishPostResponse](t)(PublishPost(ctx, clients[owner], PublishPostInput{Id: id}))
+		return id
+	}
 	// comment returns a preparer of a comment of grace on a post of
 	// margaret, which margaret unpublished since when draftSince is set.
 	comment := func(draftSince bool) func() string {
@@ -238,6 +247,33 @@ func TestAuthorizationMatrix(t *testing.T) {
 			}
 			return r.UpdatePost.Post.Author.Name, nil
 		}, false, map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", other: "NOT_FOUND", owner: "", admin: ""}},
+		{"updatePost of a co-authored post", coAuthored, func(c graphql.Client, id string) (string, error) {
+			r, err := UpdatePost(ctx, c, UpdatePostInput{Id: id, ExpectedVersion: 2, Title: ptr("Edited"), Tags: []string{"Pair", "Edited"}})
+			if err != nil {
+				return "", err
+			}
+			return r.UpdatePost.Post.Author.Name, nil
+		}, false, map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", other: "FORBIDDEN", owner: "", postAuthor: "", admin: ""}},
+		{"updatePost of a post's co-authors", coAuthored, func(c graphql.Client, id string) (string, error) {
+			r, err := UpdatePost(ctx, c, UpdatePostInput{Id: id, ExpectedVersion: 2, CoAuthors: []string{ids["alan"]}})
+			if err != nil {
+				return "", err
+			}
+			return r.UpdatePost.Post.Author.Name, nil
+		}, false, map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", other: "FORBIDDEN", owner: "", postAuthor: "FORBIDDEN", admin: ""}},
+		{"renameTag", coAuthored, func(c graphql.Client, _ string) (string, error) {
+			_, err := RenameTag(ctx, c, RenameTagInput{Slug: "pair", Name: unique("Pair")})
+			return "", err
+		}, false, map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", other: "FORBIDDEN", owner: "FORBIDDEN", postAuthor: "FORBIDDEN", admin: ""}},
+		{"mergeTags", func() string {
+			coAuthored()
+			from := unique("solo")
+			ok[*CreatePostResponse](t)(CreatePost(ctx, clients[owner], CreatePostInput{Title: "Solo", Slug: from, Tags: []string{from}}))
+			return from
+		}, func(c graphql.Client, from string) (string, error) {
+			_, err := MergeTags(ctx, c, MergeTagsInput{From: from, Into: "pair"})
+			return "", err
+		}, false, map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", other: "FORBIDDEN", owner: "FORBIDDEN", postAuthor: "FORBIDDEN", admin: ""}},
 		{"publishPost", draft, func(c graphql.Client, id string) (string, error) {
 			r, err := PublishPost(ctx, c, PublishPostInput{Id: id})
 			if err != nil {

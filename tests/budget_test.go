@@ -379,3 +379,70 @@ func TestPageAndSiteWriteBudgets(t *testing.T) {
 	ok[*UpdateSiteResponse](t)(UpdateSite(ctx, s.admin, UpdateSiteInput{ExpectedVersion: 0, Title: ptr("Notes")}))
 	sameRequests(t, "updateSite", s.requests(), map[string]int{"GetItem": 1, "TransactWriteItems": 1})
 }
+
+// TestCallBudgetsOfTagsAndCoAuthors checks the requests of the pages that
+// co-authors and tags add, at two page sizes: a tag's page is the tag and
+// one Query of its posts, forward or backward; the list of tags one Query;
+// a co-authored post's bylines and tags come with it; a co-author's page
+// lists the posts they co-wrote from their own copies.
+func TestCallBudgetsOfTagsAndCoAuthors(t *testing.T) {
+	s := newServer(t)
+	s.seedCoBlog(t)
+	ctx := context.Background()
+	for _, first := range []int{20, 100} {
+		cases := []struct {
+			name   string
+			run    func() error
+			budget int
+		}{
+			{"tag page", func() error {
+				r, err := TagPage(ctx, s.client, "go", &first, nil, nil, nil)
+				if err == nil {
+					equal(t, "tag page posts", len(r.Tag.Posts.Edges), 6)
+					equal(t, "bylines", len(r.Tag.Posts.Edges[1].Node.Authors), 3)
+					equal(t, "totalCount", r.Tag.Posts.TotalCount, 6)
+				}
+				return err
+			}, 2},
+			{"tag page backward", func() error {
+				r, err := TagPage(ctx, s.client, "dynamodb", nil, nil, &first, nil)
+				if err == nil {
+					equal(t, "tag page posts", len(r.Tag.Posts.Edges), 5)
+				}
+				return err
+			}, 2},
+			{"tags", func() error {
+				r, err := TagList(ctx, s.client, &first, nil)
+				if err == nil {
+					equal(t, "tags", len(r.Tags.Edges), 2)
+				}
+				return err
+			}, 1},
+			{"co-authored post page with bylines and tags", func() error {
+				r, err := CoAuthoredPost(ctx, s.client, "together-3")
+				if err == nil {
+					equal(t, "authors", len(r.Post.Authors), 3)
+				}
+				return err
+			}, 2},
+			{"co-author's page by slug", func() error {
+				r, err := CoAuthorPage(ctx, s.client, "ada-lovelace", &first)
+				if err == nil {
+					equal(t, "co-written posts", len(r.Author.Posts.Edges), 5)
+				}
+				return err
+			}, 3},
+		}
+		s.requests()
+		for _, c := range cases {
+			if err := c.run(); err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			got := s.requests()
+			t.Logf("first=%d %s: %d requests %v (budget %d)", first, c.name, total(got), got, c.budget)
+			if total(got) > c.budget {
+				t.Errorf("first=%d %s: %d DynamoDB requests %v, budget %d", first, c.name, total(got), got, c.budget)
+			}
+		}
+	}
+}

@@ -362,11 +362,11 @@ type AuthorBySlugAuthor struct {
 	Slug string `json:"slug"`
 	// The name shown with the author's posts and comments.
 	Name string `json:"name"`
-	// The number of published posts by the author whose time has come: scheduled posts count from the moment they appear.
+	// The number of published posts by the author, those they co-wrote included, whose time has come: scheduled posts count from the moment they appear.
 	PostCount int `json:"postCount"`
-	// The author's public posts by month of publication (UTC), newest month first; months without posts are left out.
+	// The author's public posts by month of publication (UTC), those they co-wrote included, newest month first; months without posts are left out.
 	Archive []AuthorBySlugAuthorArchiveArchiveMonth `json:"archive"`
-	// The author's public posts, newest first. For the author themself and admins, scheduled posts too.
+	// The author's public posts, those they co-wrote included, newest first. For the author themself and admins, scheduled posts too.
 	Posts AuthorBySlugAuthorPostsPostConnection `json:"posts"`
 }
 
@@ -905,9 +905,9 @@ type AuthorPageAuthor struct {
 	Bio string `json:"bio"`
 	// The URL of the author's picture, or null when there is none.
 	AvatarUrl *string `json:"avatarUrl"`
-	// The number of published posts by the author whose time has come: scheduled posts count from the moment they appear.
+	// The number of published posts by the author, those they co-wrote included, whose time has come: scheduled posts count from the moment they appear.
 	PostCount int `json:"postCount"`
-	// The author's public posts, newest first. For the author themself and admins, scheduled posts too.
+	// The author's public posts, those they co-wrote included, newest first. For the author themself and admins, scheduled posts too.
 	Posts AuthorPageAuthorPostsPostConnection `json:"posts"`
 }
 
@@ -1258,7 +1258,7 @@ type AuthorsAuthorsAuthorConnectionEdgesAuthorEdgeNodeAuthor struct {
 	Name string `json:"name"`
 	// The unique, URL-friendly name of the author's page: its current one. An author found by an old slug has its new one here, so a frontend can redirect.
 	Slug string `json:"slug"`
-	// The number of published posts by the author whose time has come: scheduled posts count from the moment they appear.
+	// The number of published posts by the author, those they co-wrote included, whose time has come: scheduled posts count from the moment they appear.
 	PostCount int `json:"postCount"`
 }
 
@@ -2253,6 +2253,261 @@ type CategoryPageWithHTMLResponse struct {
 // GetCategory returns CategoryPageWithHTMLResponse.Category, and is useful for accessing the field via an interface.
 func (v *CategoryPageWithHTMLResponse) GetCategory() *CategoryPageWithHTMLCategory { return v.Category }
 
+// CoAuthorPageAuthor includes the requested fields of the GraphQL type Author.
+// The GraphQL type's documentation follows.
+//
+// A person who writes posts and comments.
+type CoAuthorPageAuthor struct {
+	// The opaque global id of the author.
+	Id string `json:"id"`
+	// The name shown with the author's posts and comments.
+	Name string `json:"name"`
+	// The number of published posts by the author, those they co-wrote included, whose time has come: scheduled posts count from the moment they appear.
+	PostCount int `json:"postCount"`
+	// The author's public posts, those they co-wrote included, newest first. For the author themself and admins, scheduled posts too.
+	Posts CoAuthorPageAuthorPostsPostConnection `json:"posts"`
+}
+
+// GetId returns CoAuthorPageAuthor.Id, and is useful for accessing the field via an interface.
+func (v *CoAuthorPageAuthor) GetId() string { return v.Id }
+
+// GetName returns CoAuthorPageAuthor.Name, and is useful for accessing the field via an interface.
+func (v *CoAuthorPageAuthor) GetName() string { return v.Name }
+
+// GetPostCount returns CoAuthorPageAuthor.PostCount, and is useful for accessing the field via an interface.
+func (v *CoAuthorPageAuthor) GetPostCount() int { return v.PostCount }
+
+// GetPosts returns CoAuthorPageAuthor.Posts, and is useful for accessing the field via an interface.
+func (v *CoAuthorPageAuthor) GetPosts() CoAuthorPageAuthorPostsPostConnection { return v.Posts }
+
+// CoAuthorPageAuthorPostsPostConnection includes the requested fields of the GraphQL type PostConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of posts.
+type CoAuthorPageAuthorPostsPostConnection struct {
+	// The number of posts in the whole list: published posts whose time has come, and in an author's list as the author or an admin sees it, their scheduled posts too.
+	TotalCount int `json:"totalCount"`
+	// The posts of this page, each with its cursor.
+	Edges []CoAuthorPageAuthorPostsPostConnectionEdgesPostEdge `json:"edges"`
+}
+
+// GetTotalCount returns CoAuthorPageAuthorPostsPostConnection.TotalCount, and is useful for accessing the field via an interface.
+func (v *CoAuthorPageAuthorPostsPostConnection) GetTotalCount() int { return v.TotalCount }
+
+// GetEdges returns CoAuthorPageAuthorPostsPostConnection.Edges, and is useful for accessing the field via an interface.
+func (v *CoAuthorPageAuthorPostsPostConnection) GetEdges() []CoAuthorPageAuthorPostsPostConnectionEdgesPostEdge {
+	return v.Edges
+}
+
+// CoAuthorPageAuthorPostsPostConnectionEdgesPostEdge includes the requested fields of the GraphQL type PostEdge.
+// The GraphQL type's documentation follows.
+//
+// A post in a page of posts.
+type CoAuthorPageAuthorPostsPostConnectionEdgesPostEdge struct {
+	// The post.
+	Node CoAuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePost `json:"node"`
+}
+
+// GetNode returns CoAuthorPageAuthorPostsPostConnectionEdgesPostEdge.Node, and is useful for accessing the field via an interface.
+func (v *CoAuthorPageAuthorPostsPostConnectionEdgesPostEdge) GetNode() CoAuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePost {
+	return v.Node
+}
+
+// CoAuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type CoAuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The unique, URL-friendly name of the post: its current one. A post found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+	// The post's authors in byline order, at most 10: its primary author (`author`) first, then its co-authors. Each lists the post on their page and counts it, and may edit it. Their ids, names and slugs come with the post at no extra read; other fields of an author, and a draft's authors, are read (one batch read for a page).
+	Authors []CoAuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePostAuthorsAuthor `json:"authors"`
+	// The post's tags, at most 10, in the order given. Their slugs and names come with the post at no extra read; other fields of a tag, and a draft's tags, are read (one batch read for a page).
+	Tags []CoAuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePostTagsTag `json:"tags"`
+}
+
+// GetId returns CoAuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePost.Id, and is useful for accessing the field via an interface.
+func (v *CoAuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePost) GetId() string { return v.Id }
+
+// GetSlug returns CoAuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePost.Slug, and is useful for accessing the field via an interface.
+func (v *CoAuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePost) GetSlug() string { return v.Slug }
+
+// GetAuthors returns CoAuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePost.Authors, and is useful for accessing the field via an interface.
+func (v *CoAuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePost) GetAuthors() []CoAuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePostAuthorsAuthor {
+	return v.Authors
+}
+
+// GetTags returns CoAuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePost.Tags, and is useful for accessing the field via an interface.
+func (v *CoAuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePost) GetTags() []CoAuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePostTagsTag {
+	return v.Tags
+}
+
+// CoAuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePostAuthorsAuthor includes the requested fields of the GraphQL type Author.
+// The GraphQL type's documentation follows.
+//
+// A person who writes posts and comments.
+type CoAuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePostAuthorsAuthor struct {
+	// The opaque global id of the author.
+	Id string `json:"id"`
+	// The name shown with the author's posts and comments.
+	Name string `json:"name"`
+	// The unique, URL-friendly name of the author's page: its current one. An author found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+}
+
+// GetId returns CoAuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePostAuthorsAuthor.Id, and is useful for accessing the field via an interface.
+func (v *CoAuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePostAuthorsAuthor) GetId() string {
+	return v.Id
+}
+
+// GetName returns CoAuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePostAuthorsAuthor.Name, and is useful for accessing the field via an interface.
+func (v *CoAuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePostAuthorsAuthor) GetName() string {
+	return v.Name
+}
+
+// GetSlug returns CoAuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePostAuthorsAuthor.Slug, and is useful for accessing the field via an interface.
+func (v *CoAuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePostAuthorsAuthor) GetSlug() string {
+	return v.Slug
+}
+
+// CoAuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePostTagsTag includes the requested fields of the GraphQL type Tag.
+// The GraphQL type's documentation follows.
+//
+// A free-form label authors give posts as they write (categories are the
+// blog's few sections, tags are many). Its slug is its identity, made from
+// the name it was first given.
+type CoAuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePostTagsTag struct {
+	// The unique, URL-friendly name of the tag, made from its name.
+	Slug string `json:"slug"`
+	// The display name of the tag.
+	Name string `json:"name"`
+}
+
+// GetSlug returns CoAuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePostTagsTag.Slug, and is useful for accessing the field via an interface.
+func (v *CoAuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePostTagsTag) GetSlug() string {
+	return v.Slug
+}
+
+// GetName returns CoAuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePostTagsTag.Name, and is useful for accessing the field via an interface.
+func (v *CoAuthorPageAuthorPostsPostConnectionEdgesPostEdgeNodePostTagsTag) GetName() string {
+	return v.Name
+}
+
+// CoAuthorPageResponse is returned by CoAuthorPage on success.
+type CoAuthorPageResponse struct {
+	// Fetches an author by global id or by slug; give exactly one. A slug the author had before finds them too (their `slug` is the current one). Fails with NOT_FOUND when there is none.
+	Author *CoAuthorPageAuthor `json:"author"`
+}
+
+// GetAuthor returns CoAuthorPageResponse.Author, and is useful for accessing the field via an interface.
+func (v *CoAuthorPageResponse) GetAuthor() *CoAuthorPageAuthor { return v.Author }
+
+// CoAuthoredPostPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type CoAuthoredPostPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The version of the post, increased by every change. Pass it as `expectedVersion` to update the post safely.
+	Version int `json:"version"`
+	// Whether the post is a draft, public, or scheduled to become public.
+	Status PostStatus `json:"status"`
+	// The author who wrote the post.
+	Author CoAuthoredPostPostAuthor `json:"author"`
+	// The post's authors in byline order, at most 10: its primary author (`author`) first, then its co-authors. Each lists the post on their page and counts it, and may edit it. Their ids, names and slugs come with the post at no extra read; other fields of an author, and a draft's authors, are read (one batch read for a page).
+	Authors []CoAuthoredPostPostAuthorsAuthor `json:"authors"`
+	// The post's tags, at most 10, in the order given. Their slugs and names come with the post at no extra read; other fields of a tag, and a draft's tags, are read (one batch read for a page).
+	Tags []CoAuthoredPostPostTagsTag `json:"tags"`
+}
+
+// GetId returns CoAuthoredPostPost.Id, and is useful for accessing the field via an interface.
+func (v *CoAuthoredPostPost) GetId() string { return v.Id }
+
+// GetVersion returns CoAuthoredPostPost.Version, and is useful for accessing the field via an interface.
+func (v *CoAuthoredPostPost) GetVersion() int { return v.Version }
+
+// GetStatus returns CoAuthoredPostPost.Status, and is useful for accessing the field via an interface.
+func (v *CoAuthoredPostPost) GetStatus() PostStatus { return v.Status }
+
+// GetAuthor returns CoAuthoredPostPost.Author, and is useful for accessing the field via an interface.
+func (v *CoAuthoredPostPost) GetAuthor() CoAuthoredPostPostAuthor { return v.Author }
+
+// GetAuthors returns CoAuthoredPostPost.Authors, and is useful for accessing the field via an interface.
+func (v *CoAuthoredPostPost) GetAuthors() []CoAuthoredPostPostAuthorsAuthor { return v.Authors }
+
+// GetTags returns CoAuthoredPostPost.Tags, and is useful for accessing the field via an interface.
+func (v *CoAuthoredPostPost) GetTags() []CoAuthoredPostPostTagsTag { return v.Tags }
+
+// CoAuthoredPostPostAuthor includes the requested fields of the GraphQL type Author.
+// The GraphQL type's documentation follows.
+//
+// A person who writes posts and comments.
+type CoAuthoredPostPostAuthor struct {
+	// The opaque global id of the author.
+	Id string `json:"id"`
+	// The name shown with the author's posts and comments.
+	Name string `json:"name"`
+}
+
+// GetId returns CoAuthoredPostPostAuthor.Id, and is useful for accessing the field via an interface.
+func (v *CoAuthoredPostPostAuthor) GetId() string { return v.Id }
+
+// GetName returns CoAuthoredPostPostAuthor.Name, and is useful for accessing the field via an interface.
+func (v *CoAuthoredPostPostAuthor) GetName() string { return v.Name }
+
+// CoAuthoredPostPostAuthorsAuthor includes the requested fields of the GraphQL type Author.
+// The GraphQL type's documentation follows.
+//
+// A person who writes posts and comments.
+type CoAuthoredPostPostAuthorsAuthor struct {
+	// The opaque global id of the author.
+	Id string `json:"id"`
+	// The name shown with the author's posts and comments.
+	Name string `json:"name"`
+	// The unique, URL-friendly name of the author's page: its current one. An author found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+}
+
+// GetId returns CoAuthoredPostPostAuthorsAuthor.Id, and is useful for accessing the field via an interface.
+func (v *CoAuthoredPostPostAuthorsAuthor) GetId() string { return v.Id }
+
+// GetName returns CoAuthoredPostPostAuthorsAuthor.Name, and is useful for accessing the field via an interface.
+func (v *CoAuthoredPostPostAuthorsAuthor) GetName() string { return v.Name }
+
+// GetSlug returns CoAuthoredPostPostAuthorsAuthor.Slug, and is useful for accessing the field via an interface.
+func (v *CoAuthoredPostPostAuthorsAuthor) GetSlug() string { return v.Slug }
+
+// CoAuthoredPostPostTagsTag includes the requested fields of the GraphQL type Tag.
+// The GraphQL type's documentation follows.
+//
+// A free-form label authors give posts as they write (categories are the
+// blog's few sections, tags are many). Its slug is its identity, made from
+// the name it was first given.
+type CoAuthoredPostPostTagsTag struct {
+	// The unique, URL-friendly name of the tag, made from its name.
+	Slug string `json:"slug"`
+	// The display name of the tag.
+	Name string `json:"name"`
+}
+
+// GetSlug returns CoAuthoredPostPostTagsTag.Slug, and is useful for accessing the field via an interface.
+func (v *CoAuthoredPostPostTagsTag) GetSlug() string { return v.Slug }
+
+// GetName returns CoAuthoredPostPostTagsTag.Name, and is useful for accessing the field via an interface.
+func (v *CoAuthoredPostPostTagsTag) GetName() string { return v.Name }
+
+// CoAuthoredPostResponse is returned by CoAuthoredPost on success.
+type CoAuthoredPostResponse struct {
+	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin (with the same answer as for a post that does not exist), or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
+	Post *CoAuthoredPostPost `json:"post"`
+}
+
+// GetPost returns CoAuthoredPostResponse.Post, and is useful for accessing the field via an interface.
+func (v *CoAuthoredPostResponse) GetPost() *CoAuthoredPostPost { return v.Post }
+
 // CommentByIDNode includes the requested fields of the GraphQL interface Node.
 //
 // CommentByIDNode is implemented by the following types:
@@ -2722,7 +2977,7 @@ type CreateAuthorCreateAuthorCreateAuthorPayloadAuthor struct {
 	AvatarUrl *string `json:"avatarUrl"`
 	// The version of the author, increased by every change. Pass it as `expectedVersion` to update the author safely.
 	Version int `json:"version"`
-	// The number of published posts by the author whose time has come: scheduled posts count from the moment they appear.
+	// The number of published posts by the author, those they co-wrote included, whose time has come: scheduled posts count from the moment they appear.
 	PostCount int `json:"postCount"`
 }
 
@@ -3276,6 +3531,10 @@ type CreatePostInput struct {
 	Seo *SeoInput `json:"seo"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
+	// The global ids of the post's co-authors, in byline order after the signed-in author: at most 9 (a post has at most 10 authors), none of them the signed-in author. An unknown author, or a 10th co-author, fails with BAD_USER_INPUT and writes nothing.
+	CoAuthors []string `json:"coAuthors"`
+	// The names of the post's tags, at most 10: each one line of at most 50 characters with a letter or digit. A tag's slug is made from its name ("Go Tips": `go-tips`); a name whose slug a tag has already names that tag, and a tag nobody has made yet is made with the post. An 11th tag fails with BAD_USER_INPUT and writes nothing.
+	Tags []string `json:"tags"`
 }
 
 // GetTitle returns CreatePostInput.Title, and is useful for accessing the field via an interface.
@@ -3301,6 +3560,12 @@ func (v *CreatePostInput) GetSeo() *SeoInput { return v.Seo }
 
 // GetIdempotencyKey returns CreatePostInput.IdempotencyKey, and is useful for accessing the field via an interface.
 func (v *CreatePostInput) GetIdempotencyKey() *string { return v.IdempotencyKey }
+
+// GetCoAuthors returns CreatePostInput.CoAuthors, and is useful for accessing the field via an interface.
+func (v *CreatePostInput) GetCoAuthors() []string { return v.CoAuthors }
+
+// GetTags returns CreatePostInput.Tags, and is useful for accessing the field via an interface.
+func (v *CreatePostInput) GetTags() []string { return v.Tags }
 
 // CreatePostResponse is returned by CreatePost on success.
 type CreatePostResponse struct {
@@ -3544,7 +3809,7 @@ func (v *CreateWebhookCreateWebhookCreateWebhookPayloadWebhook) __premarshalJSON
 type CreateWebhookInput struct {
 	// Where to send events: an absolute https URL of at most 2000 characters, without credentials or fragment, naming a public host.
 	Url string `json:"url"`
-	// The events to send, 1 to 32 of `post.published`, `post.published.edited`, `post.unpublished`, `post.deleted`, `author.updated`, `category.updated`, `comment.added`, `comment.edited`, `comment.approved`, `comment.deleted`, `page.published`, `page.published.edited`, `page.unpublished`, `page.deleted`, `site.updated`.
+	// The events to send, 1 to 32 of `post.published`, `post.published.edited`, `post.unpublished`, `post.deleted`, `author.updated`, `category.updated`, `tag.updated`, `comment.added`, `comment.edited`, `comment.approved`, `comment.deleted`, `page.published`, `page.published.edited`, `page.unpublished`, `page.deleted`, `site.updated`.
 	Events []string `json:"events"`
 	// What the webhook is for: at most 500 characters.
 	Description *string `json:"description"`
@@ -4638,6 +4903,72 @@ var AllMenuLinkKind = []MenuLinkKind{
 	MenuLinkKindTag,
 	MenuLinkKindUrl,
 }
+
+// The input of `mergeTags`.
+type MergeTagsInput struct {
+	// The slug of the tag to merge: it leaves the list of tags, and its slug leads to the other.
+	From string `json:"from"`
+	// The slug of the tag that gets its posts.
+	Into string `json:"into"`
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
+	IdempotencyKey *string `json:"idempotencyKey"`
+}
+
+// GetFrom returns MergeTagsInput.From, and is useful for accessing the field via an interface.
+func (v *MergeTagsInput) GetFrom() string { return v.From }
+
+// GetInto returns MergeTagsInput.Into, and is useful for accessing the field via an interface.
+func (v *MergeTagsInput) GetInto() string { return v.Into }
+
+// GetIdempotencyKey returns MergeTagsInput.IdempotencyKey, and is useful for accessing the field via an interface.
+func (v *MergeTagsInput) GetIdempotencyKey() *string { return v.IdempotencyKey }
+
+// MergeTagsMergeTagsMergeTagsPayload includes the requested fields of the GraphQL type MergeTagsPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `mergeTags`.
+type MergeTagsMergeTagsMergeTagsPayload struct {
+	// The tag that got the posts, as it is after the merge.
+	Tag MergeTagsMergeTagsMergeTagsPayloadTag `json:"tag"`
+}
+
+// GetTag returns MergeTagsMergeTagsMergeTagsPayload.Tag, and is useful for accessing the field via an interface.
+func (v *MergeTagsMergeTagsMergeTagsPayload) GetTag() MergeTagsMergeTagsMergeTagsPayloadTag {
+	return v.Tag
+}
+
+// MergeTagsMergeTagsMergeTagsPayloadTag includes the requested fields of the GraphQL type Tag.
+// The GraphQL type's documentation follows.
+//
+// A free-form label authors give posts as they write (categories are the
+// blog's few sections, tags are many). Its slug is its identity, made from
+// the name it was first given.
+type MergeTagsMergeTagsMergeTagsPayloadTag struct {
+	// The unique, URL-friendly name of the tag, made from its name.
+	Slug string `json:"slug"`
+	// The display name of the tag.
+	Name string `json:"name"`
+	// The number of published posts with the tag whose time has come: scheduled posts count from the moment they appear.
+	PostCount int `json:"postCount"`
+}
+
+// GetSlug returns MergeTagsMergeTagsMergeTagsPayloadTag.Slug, and is useful for accessing the field via an interface.
+func (v *MergeTagsMergeTagsMergeTagsPayloadTag) GetSlug() string { return v.Slug }
+
+// GetName returns MergeTagsMergeTagsMergeTagsPayloadTag.Name, and is useful for accessing the field via an interface.
+func (v *MergeTagsMergeTagsMergeTagsPayloadTag) GetName() string { return v.Name }
+
+// GetPostCount returns MergeTagsMergeTagsMergeTagsPayloadTag.PostCount, and is useful for accessing the field via an interface.
+func (v *MergeTagsMergeTagsMergeTagsPayloadTag) GetPostCount() int { return v.PostCount }
+
+// MergeTagsResponse is returned by MergeTags on success.
+type MergeTagsResponse struct {
+	// Merges one tag into another: every published post with the first gets the second instead (its copies, the tags' pages and counts all agree when the mutation returns; a draft moves at its next save), and the first tag's slug leads to the second. BAD_USER_INPUT for a tag merged into itself or into a merged tag, NOT_FOUND for a missing one. A merge cut short (UNAVAILABLE) is finished by sending it again. Admins only.
+	MergeTags MergeTagsMergeTagsMergeTagsPayload `json:"mergeTags"`
+}
+
+// GetMergeTags returns MergeTagsResponse.MergeTags, and is useful for accessing the field via an interface.
+func (v *MergeTagsResponse) GetMergeTags() MergeTagsMergeTagsMergeTagsPayload { return v.MergeTags }
 
 // ModerationQueueBodiesModerationQueuePendingCommentConnection includes the requested fields of the GraphQL type PendingCommentConnection.
 // The GraphQL type's documentation follows.
@@ -6837,6 +7168,88 @@ type PostArticleResponse struct {
 
 // GetPost returns PostArticleResponse.Post, and is useful for accessing the field via an interface.
 func (v *PostArticleResponse) GetPost() *PostArticlePost { return v.Post }
+
+// PostAuthorsInFullPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type PostAuthorsInFullPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The post's authors in byline order, at most 10: its primary author (`author`) first, then its co-authors. Each lists the post on their page and counts it, and may edit it. Their ids, names and slugs come with the post at no extra read; other fields of an author, and a draft's authors, are read (one batch read for a page).
+	Authors []PostAuthorsInFullPostAuthorsAuthor `json:"authors"`
+	// The post's tags, at most 10, in the order given. Their slugs and names come with the post at no extra read; other fields of a tag, and a draft's tags, are read (one batch read for a page).
+	Tags []PostAuthorsInFullPostTagsTag `json:"tags"`
+}
+
+// GetId returns PostAuthorsInFullPost.Id, and is useful for accessing the field via an interface.
+func (v *PostAuthorsInFullPost) GetId() string { return v.Id }
+
+// GetAuthors returns PostAuthorsInFullPost.Authors, and is useful for accessing the field via an interface.
+func (v *PostAuthorsInFullPost) GetAuthors() []PostAuthorsInFullPostAuthorsAuthor { return v.Authors }
+
+// GetTags returns PostAuthorsInFullPost.Tags, and is useful for accessing the field via an interface.
+func (v *PostAuthorsInFullPost) GetTags() []PostAuthorsInFullPostTagsTag { return v.Tags }
+
+// PostAuthorsInFullPostAuthorsAuthor includes the requested fields of the GraphQL type Author.
+// The GraphQL type's documentation follows.
+//
+// A person who writes posts and comments.
+type PostAuthorsInFullPostAuthorsAuthor struct {
+	// The opaque global id of the author.
+	Id string `json:"id"`
+	// The name shown with the author's posts and comments.
+	Name string `json:"name"`
+	// A short text about the author; empty when none was written.
+	Bio string `json:"bio"`
+	// The number of published posts by the author, those they co-wrote included, whose time has come: scheduled posts count from the moment they appear.
+	PostCount int `json:"postCount"`
+}
+
+// GetId returns PostAuthorsInFullPostAuthorsAuthor.Id, and is useful for accessing the field via an interface.
+func (v *PostAuthorsInFullPostAuthorsAuthor) GetId() string { return v.Id }
+
+// GetName returns PostAuthorsInFullPostAuthorsAuthor.Name, and is useful for accessing the field via an interface.
+func (v *PostAuthorsInFullPostAuthorsAuthor) GetName() string { return v.Name }
+
+// GetBio returns PostAuthorsInFullPostAuthorsAuthor.Bio, and is useful for accessing the field via an interface.
+func (v *PostAuthorsInFullPostAuthorsAuthor) GetBio() string { return v.Bio }
+
+// GetPostCount returns PostAuthorsInFullPostAuthorsAuthor.PostCount, and is useful for accessing the field via an interface.
+func (v *PostAuthorsInFullPostAuthorsAuthor) GetPostCount() int { return v.PostCount }
+
+// PostAuthorsInFullPostTagsTag includes the requested fields of the GraphQL type Tag.
+// The GraphQL type's documentation follows.
+//
+// A free-form label authors give posts as they write (categories are the
+// blog's few sections, tags are many). Its slug is its identity, made from
+// the name it was first given.
+type PostAuthorsInFullPostTagsTag struct {
+	// The unique, URL-friendly name of the tag, made from its name.
+	Slug string `json:"slug"`
+	// The display name of the tag.
+	Name string `json:"name"`
+	// The number of published posts with the tag whose time has come: scheduled posts count from the moment they appear.
+	PostCount int `json:"postCount"`
+}
+
+// GetSlug returns PostAuthorsInFullPostTagsTag.Slug, and is useful for accessing the field via an interface.
+func (v *PostAuthorsInFullPostTagsTag) GetSlug() string { return v.Slug }
+
+// GetName returns PostAuthorsInFullPostTagsTag.Name, and is useful for accessing the field via an interface.
+func (v *PostAuthorsInFullPostTagsTag) GetName() string { return v.Name }
+
+// GetPostCount returns PostAuthorsInFullPostTagsTag.PostCount, and is useful for accessing the field via an interface.
+func (v *PostAuthorsInFullPostTagsTag) GetPostCount() int { return v.PostCount }
+
+// PostAuthorsInFullResponse is returned by PostAuthorsInFull on success.
+type PostAuthorsInFullResponse struct {
+	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin (with the same answer as for a post that does not exist), or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
+	Post *PostAuthorsInFullPost `json:"post"`
+}
+
+// GetPost returns PostAuthorsInFullResponse.Post, and is useful for accessing the field via an interface.
+func (v *PostAuthorsInFullResponse) GetPost() *PostAuthorsInFullPost { return v.Post }
 
 // PostByIDPost includes the requested fields of the GraphQL type Post.
 // The GraphQL type's documentation follows.
@@ -9098,6 +9511,82 @@ type RemoveCoverImageUpdatePostUpdatePostPayloadPostCoverImage struct {
 // GetUrl returns RemoveCoverImageUpdatePostUpdatePostPayloadPostCoverImage.Url, and is useful for accessing the field via an interface.
 func (v *RemoveCoverImageUpdatePostUpdatePostPayloadPostCoverImage) GetUrl() string { return v.Url }
 
+// The input of `renameTag`.
+type RenameTagInput struct {
+	// The slug of the tag; it stays.
+	Slug string `json:"slug"`
+	// The new name: one line of at most 50 characters.
+	Name string `json:"name"`
+	// The version the change is based on; the rename fails with CONFLICT unless the tag still has it. Omitted: any.
+	ExpectedVersion *int `json:"expectedVersion"`
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
+	IdempotencyKey *string `json:"idempotencyKey"`
+}
+
+// GetSlug returns RenameTagInput.Slug, and is useful for accessing the field via an interface.
+func (v *RenameTagInput) GetSlug() string { return v.Slug }
+
+// GetName returns RenameTagInput.Name, and is useful for accessing the field via an interface.
+func (v *RenameTagInput) GetName() string { return v.Name }
+
+// GetExpectedVersion returns RenameTagInput.ExpectedVersion, and is useful for accessing the field via an interface.
+func (v *RenameTagInput) GetExpectedVersion() *int { return v.ExpectedVersion }
+
+// GetIdempotencyKey returns RenameTagInput.IdempotencyKey, and is useful for accessing the field via an interface.
+func (v *RenameTagInput) GetIdempotencyKey() *string { return v.IdempotencyKey }
+
+// RenameTagRenameTagRenameTagPayload includes the requested fields of the GraphQL type RenameTagPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `renameTag`.
+type RenameTagRenameTagRenameTagPayload struct {
+	// The tag as renamed.
+	Tag RenameTagRenameTagRenameTagPayloadTag `json:"tag"`
+}
+
+// GetTag returns RenameTagRenameTagRenameTagPayload.Tag, and is useful for accessing the field via an interface.
+func (v *RenameTagRenameTagRenameTagPayload) GetTag() RenameTagRenameTagRenameTagPayloadTag {
+	return v.Tag
+}
+
+// RenameTagRenameTagRenameTagPayloadTag includes the requested fields of the GraphQL type Tag.
+// The GraphQL type's documentation follows.
+//
+// A free-form label authors give posts as they write (categories are the
+// blog's few sections, tags are many). Its slug is its identity, made from
+// the name it was first given.
+type RenameTagRenameTagRenameTagPayloadTag struct {
+	// The unique, URL-friendly name of the tag, made from its name.
+	Slug string `json:"slug"`
+	// The display name of the tag.
+	Name string `json:"name"`
+	// The version of the tag, increased by every change. Pass it as `expectedVersion` to rename the tag safely.
+	Version int `json:"version"`
+	// The number of published posts with the tag whose time has come: scheduled posts count from the moment they appear.
+	PostCount int `json:"postCount"`
+}
+
+// GetSlug returns RenameTagRenameTagRenameTagPayloadTag.Slug, and is useful for accessing the field via an interface.
+func (v *RenameTagRenameTagRenameTagPayloadTag) GetSlug() string { return v.Slug }
+
+// GetName returns RenameTagRenameTagRenameTagPayloadTag.Name, and is useful for accessing the field via an interface.
+func (v *RenameTagRenameTagRenameTagPayloadTag) GetName() string { return v.Name }
+
+// GetVersion returns RenameTagRenameTagRenameTagPayloadTag.Version, and is useful for accessing the field via an interface.
+func (v *RenameTagRenameTagRenameTagPayloadTag) GetVersion() int { return v.Version }
+
+// GetPostCount returns RenameTagRenameTagRenameTagPayloadTag.PostCount, and is useful for accessing the field via an interface.
+func (v *RenameTagRenameTagRenameTagPayloadTag) GetPostCount() int { return v.PostCount }
+
+// RenameTagResponse is returned by RenameTag on success.
+type RenameTagResponse struct {
+	// Renames a tag; its slug stays. Every published post and listing that shows the tag shows the new name when the mutation returns. Admins only.
+	RenameTag RenameTagRenameTagRenameTagPayload `json:"renameTag"`
+}
+
+// GetRenameTag returns RenameTagResponse.RenameTag, and is useful for accessing the field via an interface.
+func (v *RenameTagResponse) GetRenameTag() RenameTagRenameTagRenameTagPayload { return v.RenameTag }
+
 // The input of `rotateWebhookSecret`.
 type RotateWebhookSecretInput struct {
 	// The global id of the webhook.
@@ -9840,6 +10329,294 @@ func (v *SocialAccountInput) GetNetwork() string { return v.Network }
 
 // GetUrl returns SocialAccountInput.Url, and is useful for accessing the field via an interface.
 func (v *SocialAccountInput) GetUrl() string { return v.Url }
+
+// TagListResponse is returned by TagList on success.
+type TagListResponse struct {
+	// All tags, ordered by slug, with their post counts: one read a page. Tags merged into others are not listed.
+	Tags TagListTagsTagConnection `json:"tags"`
+}
+
+// GetTags returns TagListResponse.Tags, and is useful for accessing the field via an interface.
+func (v *TagListResponse) GetTags() TagListTagsTagConnection { return v.Tags }
+
+// TagListTagsTagConnection includes the requested fields of the GraphQL type TagConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of tags.
+type TagListTagsTagConnection struct {
+	// Where this page stands in the whole list.
+	PageInfo TagListTagsTagConnectionPageInfo `json:"pageInfo"`
+	// The tags of this page, each with its cursor.
+	Edges []TagListTagsTagConnectionEdgesTagEdge `json:"edges"`
+}
+
+// GetPageInfo returns TagListTagsTagConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *TagListTagsTagConnection) GetPageInfo() TagListTagsTagConnectionPageInfo { return v.PageInfo }
+
+// GetEdges returns TagListTagsTagConnection.Edges, and is useful for accessing the field via an interface.
+func (v *TagListTagsTagConnection) GetEdges() []TagListTagsTagConnectionEdgesTagEdge { return v.Edges }
+
+// TagListTagsTagConnectionEdgesTagEdge includes the requested fields of the GraphQL type TagEdge.
+// The GraphQL type's documentation follows.
+//
+// A tag in a page of tags.
+type TagListTagsTagConnectionEdgesTagEdge struct {
+	// The tag.
+	Node TagListTagsTagConnectionEdgesTagEdgeNodeTag `json:"node"`
+}
+
+// GetNode returns TagListTagsTagConnectionEdgesTagEdge.Node, and is useful for accessing the field via an interface.
+func (v *TagListTagsTagConnectionEdgesTagEdge) GetNode() TagListTagsTagConnectionEdgesTagEdgeNodeTag {
+	return v.Node
+}
+
+// TagListTagsTagConnectionEdgesTagEdgeNodeTag includes the requested fields of the GraphQL type Tag.
+// The GraphQL type's documentation follows.
+//
+// A free-form label authors give posts as they write (categories are the
+// blog's few sections, tags are many). Its slug is its identity, made from
+// the name it was first given.
+type TagListTagsTagConnectionEdgesTagEdgeNodeTag struct {
+	// The unique, URL-friendly name of the tag, made from its name.
+	Slug string `json:"slug"`
+	// The display name of the tag.
+	Name string `json:"name"`
+	// The number of published posts with the tag whose time has come: scheduled posts count from the moment they appear.
+	PostCount int `json:"postCount"`
+}
+
+// GetSlug returns TagListTagsTagConnectionEdgesTagEdgeNodeTag.Slug, and is useful for accessing the field via an interface.
+func (v *TagListTagsTagConnectionEdgesTagEdgeNodeTag) GetSlug() string { return v.Slug }
+
+// GetName returns TagListTagsTagConnectionEdgesTagEdgeNodeTag.Name, and is useful for accessing the field via an interface.
+func (v *TagListTagsTagConnectionEdgesTagEdgeNodeTag) GetName() string { return v.Name }
+
+// GetPostCount returns TagListTagsTagConnectionEdgesTagEdgeNodeTag.PostCount, and is useful for accessing the field via an interface.
+func (v *TagListTagsTagConnectionEdgesTagEdgeNodeTag) GetPostCount() int { return v.PostCount }
+
+// TagListTagsTagConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Information about a page of a connection, as in the Relay cursor connection
+// specification. A page is read forward (`first`, `after`) or backward
+// (`last`, `before`); its edges are in the list's order either way.
+type TagListTagsTagConnectionPageInfo struct {
+	// True when more items follow the last edge of this page. For a backward page, true when it was requested before a cursor.
+	HasNextPage bool `json:"hasNextPage"`
+	// The cursor of the last edge, or null when the page is empty. Pass it as `after` for the next page.
+	EndCursor *string `json:"endCursor"`
+}
+
+// GetHasNextPage returns TagListTagsTagConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *TagListTagsTagConnectionPageInfo) GetHasNextPage() bool { return v.HasNextPage }
+
+// GetEndCursor returns TagListTagsTagConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *TagListTagsTagConnectionPageInfo) GetEndCursor() *string { return v.EndCursor }
+
+// TagPageResponse is returned by TagPage on success.
+type TagPageResponse struct {
+	// Fetches a tag by slug: one read. A tag merged into another gives that one (its `slug` differs, so a frontend can redirect). Fails with NOT_FOUND when there is none.
+	Tag *TagPageTag `json:"tag"`
+}
+
+// GetTag returns TagPageResponse.Tag, and is useful for accessing the field via an interface.
+func (v *TagPageResponse) GetTag() *TagPageTag { return v.Tag }
+
+// TagPageTag includes the requested fields of the GraphQL type Tag.
+// The GraphQL type's documentation follows.
+//
+// A free-form label authors give posts as they write (categories are the
+// blog's few sections, tags are many). Its slug is its identity, made from
+// the name it was first given.
+type TagPageTag struct {
+	// The unique, URL-friendly name of the tag, made from its name.
+	Slug string `json:"slug"`
+	// The display name of the tag.
+	Name string `json:"name"`
+	// The version of the tag, increased by every change. Pass it as `expectedVersion` to rename the tag safely.
+	Version int `json:"version"`
+	// The number of published posts with the tag whose time has come: scheduled posts count from the moment they appear.
+	PostCount int `json:"postCount"`
+	// The public posts with the tag, newest first: one read a page, in either direction.
+	Posts TagPageTagPostsPostConnection `json:"posts"`
+}
+
+// GetSlug returns TagPageTag.Slug, and is useful for accessing the field via an interface.
+func (v *TagPageTag) GetSlug() string { return v.Slug }
+
+// GetName returns TagPageTag.Name, and is useful for accessing the field via an interface.
+func (v *TagPageTag) GetName() string { return v.Name }
+
+// GetVersion returns TagPageTag.Version, and is useful for accessing the field via an interface.
+func (v *TagPageTag) GetVersion() int { return v.Version }
+
+// GetPostCount returns TagPageTag.PostCount, and is useful for accessing the field via an interface.
+func (v *TagPageTag) GetPostCount() int { return v.PostCount }
+
+// GetPosts returns TagPageTag.Posts, and is useful for accessing the field via an interface.
+func (v *TagPageTag) GetPosts() TagPageTagPostsPostConnection { return v.Posts }
+
+// TagPageTagPostsPostConnection includes the requested fields of the GraphQL type PostConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of posts.
+type TagPageTagPostsPostConnection struct {
+	// The number of posts in the whole list: published posts whose time has come, and in an author's list as the author or an admin sees it, their scheduled posts too.
+	TotalCount int `json:"totalCount"`
+	// Where this page stands in the whole list.
+	PageInfo TagPageTagPostsPostConnectionPageInfo `json:"pageInfo"`
+	// The posts of this page, each with its cursor.
+	Edges []TagPageTagPostsPostConnectionEdgesPostEdge `json:"edges"`
+}
+
+// GetTotalCount returns TagPageTagPostsPostConnection.TotalCount, and is useful for accessing the field via an interface.
+func (v *TagPageTagPostsPostConnection) GetTotalCount() int { return v.TotalCount }
+
+// GetPageInfo returns TagPageTagPostsPostConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *TagPageTagPostsPostConnection) GetPageInfo() TagPageTagPostsPostConnectionPageInfo {
+	return v.PageInfo
+}
+
+// GetEdges returns TagPageTagPostsPostConnection.Edges, and is useful for accessing the field via an interface.
+func (v *TagPageTagPostsPostConnection) GetEdges() []TagPageTagPostsPostConnectionEdgesPostEdge {
+	return v.Edges
+}
+
+// TagPageTagPostsPostConnectionEdgesPostEdge includes the requested fields of the GraphQL type PostEdge.
+// The GraphQL type's documentation follows.
+//
+// A post in a page of posts.
+type TagPageTagPostsPostConnectionEdgesPostEdge struct {
+	// The opaque cursor of this post; pass it as `after` to continue after it, as `before` to go back from it.
+	Cursor string `json:"cursor"`
+	// The post.
+	Node TagPageTagPostsPostConnectionEdgesPostEdgeNodePost `json:"node"`
+}
+
+// GetCursor returns TagPageTagPostsPostConnectionEdgesPostEdge.Cursor, and is useful for accessing the field via an interface.
+func (v *TagPageTagPostsPostConnectionEdgesPostEdge) GetCursor() string { return v.Cursor }
+
+// GetNode returns TagPageTagPostsPostConnectionEdgesPostEdge.Node, and is useful for accessing the field via an interface.
+func (v *TagPageTagPostsPostConnectionEdgesPostEdge) GetNode() TagPageTagPostsPostConnectionEdgesPostEdgeNodePost {
+	return v.Node
+}
+
+// TagPageTagPostsPostConnectionEdgesPostEdgeNodePost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type TagPageTagPostsPostConnectionEdgesPostEdgeNodePost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The unique, URL-friendly name of the post: its current one. A post found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+	// The title of the post.
+	Title string `json:"title"`
+	// The number of visible comments on the post, replies included.
+	CommentCount int `json:"commentCount"`
+	// The post's authors in byline order, at most 10: its primary author (`author`) first, then its co-authors. Each lists the post on their page and counts it, and may edit it. Their ids, names and slugs come with the post at no extra read; other fields of an author, and a draft's authors, are read (one batch read for a page).
+	Authors []TagPageTagPostsPostConnectionEdgesPostEdgeNodePostAuthorsAuthor `json:"authors"`
+	// The post's tags, at most 10, in the order given. Their slugs and names come with the post at no extra read; other fields of a tag, and a draft's tags, are read (one batch read for a page).
+	Tags []TagPageTagPostsPostConnectionEdgesPostEdgeNodePostTagsTag `json:"tags"`
+}
+
+// GetId returns TagPageTagPostsPostConnectionEdgesPostEdgeNodePost.Id, and is useful for accessing the field via an interface.
+func (v *TagPageTagPostsPostConnectionEdgesPostEdgeNodePost) GetId() string { return v.Id }
+
+// GetSlug returns TagPageTagPostsPostConnectionEdgesPostEdgeNodePost.Slug, and is useful for accessing the field via an interface.
+func (v *TagPageTagPostsPostConnectionEdgesPostEdgeNodePost) GetSlug() string { return v.Slug }
+
+// GetTitle returns TagPageTagPostsPostConnectionEdgesPostEdgeNodePost.Title, and is useful for accessing the field via an interface.
+func (v *TagPageTagPostsPostConnectionEdgesPostEdgeNodePost) GetTitle() string { return v.Title }
+
+// GetCommentCount returns TagPageTagPostsPostConnectionEdgesPostEdgeNodePost.CommentCount, and is useful for accessing the field via an interface.
+func (v *TagPageTagPostsPostConnectionEdgesPostEdgeNodePost) GetCommentCount() int {
+	return v.CommentCount
+}
+
+// GetAuthors returns TagPageTagPostsPostConnectionEdgesPostEdgeNodePost.Authors, and is useful for accessing the field via an interface.
+func (v *TagPageTagPostsPostConnectionEdgesPostEdgeNodePost) GetAuthors() []TagPageTagPostsPostConnectionEdgesPostEdgeNodePostAuthorsAuthor {
+	return v.Authors
+}
+
+// GetTags returns TagPageTagPostsPostConnectionEdgesPostEdgeNodePost.Tags, and is useful for accessing the field via an interface.
+func (v *TagPageTagPostsPostConnectionEdgesPostEdgeNodePost) GetTags() []TagPageTagPostsPostConnectionEdgesPostEdgeNodePostTagsTag {
+	return v.Tags
+}
+
+// TagPageTagPostsPostConnectionEdgesPostEdgeNodePostAuthorsAuthor includes the requested fields of the GraphQL type Author.
+// The GraphQL type's documentation follows.
+//
+// A person who writes posts and comments.
+type TagPageTagPostsPostConnectionEdgesPostEdgeNodePostAuthorsAuthor struct {
+	// The opaque global id of the author.
+	Id string `json:"id"`
+	// The name shown with the author's posts and comments.
+	Name string `json:"name"`
+	// The unique, URL-friendly name of the author's page: its current one. An author found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+}
+
+// GetId returns TagPageTagPostsPostConnectionEdgesPostEdgeNodePostAuthorsAuthor.Id, and is useful for accessing the field via an interface.
+func (v *TagPageTagPostsPostConnectionEdgesPostEdgeNodePostAuthorsAuthor) GetId() string { return v.Id }
+
+// GetName returns TagPageTagPostsPostConnectionEdgesPostEdgeNodePostAuthorsAuthor.Name, and is useful for accessing the field via an interface.
+func (v *TagPageTagPostsPostConnectionEdgesPostEdgeNodePostAuthorsAuthor) GetName() string {
+	return v.Name
+}
+
+// GetSlug returns TagPageTagPostsPostConnectionEdgesPostEdgeNodePostAuthorsAuthor.Slug, and is useful for accessing the field via an interface.
+func (v *TagPageTagPostsPostConnectionEdgesPostEdgeNodePostAuthorsAuthor) GetSlug() string {
+	return v.Slug
+}
+
+// TagPageTagPostsPostConnectionEdgesPostEdgeNodePostTagsTag includes the requested fields of the GraphQL type Tag.
+// The GraphQL type's documentation follows.
+//
+// A free-form label authors give posts as they write (categories are the
+// blog's few sections, tags are many). Its slug is its identity, made from
+// the name it was first given.
+type TagPageTagPostsPostConnectionEdgesPostEdgeNodePostTagsTag struct {
+	// The unique, URL-friendly name of the tag, made from its name.
+	Slug string `json:"slug"`
+	// The display name of the tag.
+	Name string `json:"name"`
+}
+
+// GetSlug returns TagPageTagPostsPostConnectionEdgesPostEdgeNodePostTagsTag.Slug, and is useful for accessing the field via an interface.
+func (v *TagPageTagPostsPostConnectionEdgesPostEdgeNodePostTagsTag) GetSlug() string { return v.Slug }
+
+// GetName returns TagPageTagPostsPostConnectionEdgesPostEdgeNodePostTagsTag.Name, and is useful for accessing the field via an interface.
+func (v *TagPageTagPostsPostConnectionEdgesPostEdgeNodePostTagsTag) GetName() string { return v.Name }
+
+// TagPageTagPostsPostConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Information about a page of a connection, as in the Relay cursor connection
+// specification. A page is read forward (`first`, `after`) or backward
+// (`last`, `before`); its edges are in the list's order either way.
+type TagPageTagPostsPostConnectionPageInfo struct {
+	// True when more items follow the last edge of this page. For a backward page, true when it was requested before a cursor.
+	HasNextPage bool `json:"hasNextPage"`
+	// True when items precede the first edge of this page. For a forward page, true when it was requested after a cursor.
+	HasPreviousPage bool `json:"hasPreviousPage"`
+	// The cursor of the first edge, or null when the page is empty. Pass it as `before` for the page before.
+	StartCursor *string `json:"startCursor"`
+	// The cursor of the last edge, or null when the page is empty. Pass it as `after` for the next page.
+	EndCursor *string `json:"endCursor"`
+}
+
+// GetHasNextPage returns TagPageTagPostsPostConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *TagPageTagPostsPostConnectionPageInfo) GetHasNextPage() bool { return v.HasNextPage }
+
+// GetHasPreviousPage returns TagPageTagPostsPostConnectionPageInfo.HasPreviousPage, and is useful for accessing the field via an interface.
+func (v *TagPageTagPostsPostConnectionPageInfo) GetHasPreviousPage() bool { return v.HasPreviousPage }
+
+// GetStartCursor returns TagPageTagPostsPostConnectionPageInfo.StartCursor, and is useful for accessing the field via an interface.
+func (v *TagPageTagPostsPostConnectionPageInfo) GetStartCursor() *string { return v.StartCursor }
+
+// GetEndCursor returns TagPageTagPostsPostConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *TagPageTagPostsPostConnectionPageInfo) GetEndCursor() *string { return v.EndCursor }
 
 // The input of `unpublishPage`.
 type UnpublishPageInput struct {
@@ -10850,6 +11627,10 @@ type UpdatePostInput struct {
 	Seo *SeoInput `json:"seo,omitempty"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
+	// The global ids of the post's co-authors, replacing the old ones, at most 9; an empty list removes all. Only the post's primary author or an admin may change them (FORBIDDEN for a co-author). An unknown author or a 10th co-author fails with BAD_USER_INPUT and writes nothing.
+	CoAuthors []string `json:"coAuthors"`
+	// The names of the post's tags, replacing the old ones, at most 10 (as in `createPost`); an empty list removes all. A change of many tags, categories and co-authors at once that would pass DynamoDB's 100 writes of one transaction fails with BAD_USER_INPUT: change them in two updates.
+	Tags []string `json:"tags"`
 }
 
 // GetId returns UpdatePostInput.Id, and is useful for accessing the field via an interface.
@@ -10881,6 +11662,12 @@ func (v *UpdatePostInput) GetSeo() *SeoInput { return v.Seo }
 
 // GetIdempotencyKey returns UpdatePostInput.IdempotencyKey, and is useful for accessing the field via an interface.
 func (v *UpdatePostInput) GetIdempotencyKey() *string { return v.IdempotencyKey }
+
+// GetCoAuthors returns UpdatePostInput.CoAuthors, and is useful for accessing the field via an interface.
+func (v *UpdatePostInput) GetCoAuthors() []string { return v.CoAuthors }
+
+// GetTags returns UpdatePostInput.Tags, and is useful for accessing the field via an interface.
+func (v *UpdatePostInput) GetTags() []string { return v.Tags }
 
 // UpdatePostResponse is returned by UpdatePost on success.
 type UpdatePostResponse struct {
@@ -12067,6 +12854,26 @@ func (v *__CategoryPageWithHTMLInput) GetSlug() string { return v.Slug }
 // GetFirst returns __CategoryPageWithHTMLInput.First, and is useful for accessing the field via an interface.
 func (v *__CategoryPageWithHTMLInput) GetFirst() *int { return v.First }
 
+// __CoAuthorPageInput is used internally by genqlient
+type __CoAuthorPageInput struct {
+	Slug  string `json:"slug"`
+	First *int   `json:"first"`
+}
+
+// GetSlug returns __CoAuthorPageInput.Slug, and is useful for accessing the field via an interface.
+func (v *__CoAuthorPageInput) GetSlug() string { return v.Slug }
+
+// GetFirst returns __CoAuthorPageInput.First, and is useful for accessing the field via an interface.
+func (v *__CoAuthorPageInput) GetFirst() *int { return v.First }
+
+// __CoAuthoredPostInput is used internally by genqlient
+type __CoAuthoredPostInput struct {
+	Slug string `json:"slug"`
+}
+
+// GetSlug returns __CoAuthoredPostInput.Slug, and is useful for accessing the field via an interface.
+func (v *__CoAuthoredPostInput) GetSlug() string { return v.Slug }
+
 // __CommentByIDInput is used internally by genqlient
 type __CommentByIDInput struct {
 	Id string `json:"id"`
@@ -12259,6 +13066,14 @@ type __FullPostPageInput struct {
 // GetSlug returns __FullPostPageInput.Slug, and is useful for accessing the field via an interface.
 func (v *__FullPostPageInput) GetSlug() string { return v.Slug }
 
+// __MergeTagsInput is used internally by genqlient
+type __MergeTagsInput struct {
+	Input MergeTagsInput `json:"input"`
+}
+
+// GetInput returns __MergeTagsInput.Input, and is useful for accessing the field via an interface.
+func (v *__MergeTagsInput) GetInput() MergeTagsInput { return v.Input }
+
 // __ModerationQueueBodiesInput is used internally by genqlient
 type __ModerationQueueBodiesInput struct {
 	First *int    `json:"first"`
@@ -12386,6 +13201,14 @@ func (v *__PostArticleInput) GetSlug() string { return v.Slug }
 
 // GetCategory returns __PostArticleInput.Category, and is useful for accessing the field via an interface.
 func (v *__PostArticleInput) GetCategory() string { return v.Category }
+
+// __PostAuthorsInFullInput is used internally by genqlient
+type __PostAuthorsInFullInput struct {
+	Slug string `json:"slug"`
+}
+
+// GetSlug returns __PostAuthorsInFullInput.Slug, and is useful for accessing the field via an interface.
+func (v *__PostAuthorsInFullInput) GetSlug() string { return v.Slug }
 
 // __PostByIDInput is used internally by genqlient
 type __PostByIDInput struct {
@@ -12523,6 +13346,14 @@ func (v *__RemoveCoverImageInput) GetExpectedVersion() int { return v.ExpectedVe
 // GetIdempotencyKey returns __RemoveCoverImageInput.IdempotencyKey, and is useful for accessing the field via an interface.
 func (v *__RemoveCoverImageInput) GetIdempotencyKey() *string { return v.IdempotencyKey }
 
+// __RenameTagInput is used internally by genqlient
+type __RenameTagInput struct {
+	Input RenameTagInput `json:"input"`
+}
+
+// GetInput returns __RenameTagInput.Input, and is useful for accessing the field via an interface.
+func (v *__RenameTagInput) GetInput() RenameTagInput { return v.Input }
+
 // __RotateWebhookSecretInput is used internally by genqlient
 type __RotateWebhookSecretInput struct {
 	Input RotateWebhookSecretInput `json:"input"`
@@ -12570,6 +13401,42 @@ func (v *__SearchTitlesInput) GetFirst() *int { return v.First }
 
 // GetAfter returns __SearchTitlesInput.After, and is useful for accessing the field via an interface.
 func (v *__SearchTitlesInput) GetAfter() *string { return v.After }
+
+// __TagListInput is used internally by genqlient
+type __TagListInput struct {
+	First *int    `json:"first"`
+	After *string `json:"after"`
+}
+
+// GetFirst returns __TagListInput.First, and is useful for accessing the field via an interface.
+func (v *__TagListInput) GetFirst() *int { return v.First }
+
+// GetAfter returns __TagListInput.After, and is useful for accessing the field via an interface.
+func (v *__TagListInput) GetAfter() *string { return v.After }
+
+// __TagPageInput is used internally by genqlient
+type __TagPageInput struct {
+	Slug   string  `json:"slug"`
+	First  *int    `json:"first"`
+	After  *string `json:"after"`
+	Last   *int    `json:"last"`
+	Before *string `json:"before"`
+}
+
+// GetSlug returns __TagPageInput.Slug, and is useful for accessing the field via an interface.
+func (v *__TagPageInput) GetSlug() string { return v.Slug }
+
+// GetFirst returns __TagPageInput.First, and is useful for accessing the field via an interface.
+func (v *__TagPageInput) GetFirst() *int { return v.First }
+
+// GetAfter returns __TagPageInput.After, and is useful for accessing the field via an interface.
+func (v *__TagPageInput) GetAfter() *string { return v.After }
+
+// GetLast returns __TagPageInput.Last, and is useful for accessing the field via an interface.
+func (v *__TagPageInput) GetLast() *int { return v.Last }
+
+// GetBefore returns __TagPageInput.Before, and is useful for accessing the field via an interface.
+func (v *__TagPageInput) GetBefore() *string { return v.Before }
 
 // __UnpublishPageInput is used internally by genqlient
 type __UnpublishPageInput struct {
@@ -13534,6 +14401,111 @@ func CategoryPageWithHTML(
 	return data_, err_
 }
 
+// The query executed by CoAuthorPage.
+const CoAuthorPage_Operation = `
+query CoAuthorPage ($slug: String!, $first: Int) {
+	author(slug: $slug) {
+		id
+		name
+		postCount
+		posts(first: $first) {
+			totalCount
+			edges {
+				node {
+					id
+					slug
+					authors {
+						id
+						name
+						slug
+					}
+					tags {
+						slug
+						name
+					}
+				}
+			}
+		}
+	}
+}
+`
+
+func CoAuthorPage(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	slug string,
+	first *int,
+) (data_ *CoAuthorPageResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "CoAuthorPage",
+		Query:  CoAuthorPage_Operation,
+		Variables: &__CoAuthorPageInput{
+			Slug:  slug,
+			First: first,
+		},
+	}
+
+	data_ = &CoAuthorPageResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by CoAuthoredPost.
+const CoAuthoredPost_Operation = `
+query CoAuthoredPost ($slug: String!) {
+	post(slug: $slug) {
+		id
+		version
+		status
+		author {
+			id
+			name
+		}
+		authors {
+			id
+			name
+			slug
+		}
+		tags {
+			slug
+			name
+		}
+	}
+}
+`
+
+func CoAuthoredPost(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	slug string,
+) (data_ *CoAuthoredPostResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "CoAuthoredPost",
+		Query:  CoAuthoredPost_Operation,
+		Variables: &__CoAuthoredPostInput{
+			Slug: slug,
+		},
+	}
+
+	data_ = &CoAuthoredPostResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by CommentByID.
 const CommentByID_Operation = `
 query CommentByID ($id: ID!) {
@@ -14396,6 +15368,44 @@ func FullPostPage(
 	return data_, err_
 }
 
+// The mutation executed by MergeTags.
+const MergeTags_Operation = `
+mutation MergeTags ($input: MergeTagsInput!) {
+	mergeTags(input: $input) {
+		tag {
+			slug
+			name
+			postCount
+		}
+	}
+}
+`
+
+func MergeTags(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input MergeTagsInput,
+) (data_ *MergeTagsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "MergeTags",
+		Query:  MergeTags_Operation,
+		Variables: &__MergeTagsInput{
+			Input: input,
+		},
+	}
+
+	data_ = &MergeTagsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by ModerationQueue.
 const ModerationQueue_Operation = `
 query ModerationQueue ($first: Int, $after: String) {
@@ -14990,6 +16000,51 @@ func PostArticle(
 	}
 
 	data_ = &PostArticleResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by PostAuthorsInFull.
+const PostAuthorsInFull_Operation = `
+query PostAuthorsInFull ($slug: String!) {
+	post(slug: $slug) {
+		id
+		authors {
+			id
+			name
+			bio
+			postCount
+		}
+		tags {
+			slug
+			name
+			postCount
+		}
+	}
+}
+`
+
+func PostAuthorsInFull(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	slug string,
+) (data_ *PostAuthorsInFullResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "PostAuthorsInFull",
+		Query:  PostAuthorsInFull_Operation,
+		Variables: &__PostAuthorsInFullInput{
+			Slug: slug,
+		},
+	}
+
+	data_ = &PostAuthorsInFullResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -15811,6 +16866,45 @@ func RemoveCoverImage(
 	return data_, err_
 }
 
+// The mutation executed by RenameTag.
+const RenameTag_Operation = `
+mutation RenameTag ($input: RenameTagInput!) {
+	renameTag(input: $input) {
+		tag {
+			slug
+			name
+			version
+			postCount
+		}
+	}
+}
+`
+
+func RenameTag(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input RenameTagInput,
+) (data_ *RenameTagResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "RenameTag",
+		Query:  RenameTag_Operation,
+		Variables: &__RenameTagInput{
+			Input: input,
+		},
+	}
+
+	data_ = &RenameTagResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by RotateWebhookSecret.
 const RotateWebhookSecret_Operation = `
 mutation RotateWebhookSecret ($input: RotateWebhookSecretInput!) {
@@ -16029,6 +17123,124 @@ func Site(
 	}
 
 	data_ = &SiteResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by TagList.
+const TagList_Operation = `
+query TagList ($first: Int, $after: String) {
+	tags(first: $first, after: $after) {
+		pageInfo {
+			hasNextPage
+			endCursor
+		}
+		edges {
+			node {
+				slug
+				name
+				postCount
+			}
+		}
+	}
+}
+`
+
+func TagList(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	first *int,
+	after *string,
+) (data_ *TagListResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "TagList",
+		Query:  TagList_Operation,
+		Variables: &__TagListInput{
+			First: first,
+			After: after,
+		},
+	}
+
+	data_ = &TagListResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by TagPage.
+const TagPage_Operation = `
+query TagPage ($slug: String!, $first: Int, $after: String, $last: Int, $before: String) {
+	tag(slug: $slug) {
+		slug
+		name
+		version
+		postCount
+		posts(first: $first, after: $after, last: $last, before: $before) {
+			totalCount
+			pageInfo {
+				hasNextPage
+				hasPreviousPage
+				startCursor
+				endCursor
+			}
+			edges {
+				cursor
+				node {
+					id
+					slug
+					title
+					commentCount
+					authors {
+						id
+						name
+						slug
+					}
+					tags {
+						slug
+						name
+					}
+				}
+			}
+		}
+	}
+}
+`
+
+func TagPage(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	slug string,
+	first *int,
+	after *string,
+	last *int,
+	before *string,
+) (data_ *TagPageResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "TagPage",
+		Query:  TagPage_Operation,
+		Variables: &__TagPageInput{
+			Slug:   slug,
+			First:  first,
+			After:  after,
+			Last:   last,
+			Before: before,
+		},
+	}
+
+	data_ = &TagPageResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

@@ -174,6 +174,7 @@ func nextCreatePost(c *mixClient) *mixCall {
 	body := "post " + c.tag()
 	in := CreatePostInput{Title: "Title " + body, Slug: "p-" + c.tag(), Categories: c.categories(),
 		Excerpt: ptr("Excerpt"), Body: &body}
+	c.coAuthorsAndTags(&in)
 	var refusals []string
 	switch c.rng.IntN(10) {
 	case 0, 1:

@@ -129,6 +129,9 @@ var mixMutations = []mixMutation{
 	{"unpublishPage", 1, nextPublishPage(false)},
 	{"deletePage", 1, nextDeletePage},
 	{"updateSite", 1, nextUpdateSite},
+	{"updatePost co-authors", 2, nextUpdatePostCoAuthors},
+	{"updatePost tags", 2, nextUpdatePostTags},
+	{"renameTag", 1, nextRenameTag},
 }
 
 // mixMutation is one entry of mixMutations.

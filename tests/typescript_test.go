@@ -227,6 +227,30 @@ func TestTypeScriptPages(t *testing.T) {
 		equal(t, "old slug: redirect to", old.str("author.slug"), "ada")
 	})
 
+	t.Run("tag page with a co-authored byline", func(t *testing.T) {
+		together := ok[*CreatePostResponse](t)(CreatePost(ctx, b.writers[1], CreatePostInput{
+			Title: "Together", Slug: "together", CoAuthors: []string{b.authors[0], b.authors[2]}, Tags: []string{"Pair programming"},
+		})).CreatePost.Post
+		at := start.Add(-20 * time.Minute)
+		ok[*PublishPostResponse](t)(PublishPost(ctx, b.writers[1], PublishPostInput{Id: together.Id, At: &at}))
+		s.requests()
+		a := s.sendTS(t, ops["TagPage"], map[string]any{"slug": "pair-programming", "first": 20, "after": nil}, "")
+		equal(t, "tag page requests", total(s.requests()), 2)
+		equal(t, "tag", a.str("tag.name"), "Pair programming")
+		equal(t, "totalCount", a.num("tag.posts.totalCount"), 1)
+		equal(t, "primary author", a.str("tag.posts.edges.0.node.authors.0.name"), "Grace Hopper")
+		equal(t, "co-author, with the slug ada took above", a.str("tag.posts.edges.0.node.authors.1.slug"), "ada")
+		equal(t, "authors", a.len("tag.posts.edges.0.node.authors"), 3)
+		back := s.sendTS(t, ops["TagPage"], map[string]any{"slug": "pair-programming", "last": 20, "before": nil}, "")
+		equal(t, "backward", back.str("tag.posts.edges.0.node.slug"), "together")
+		equal(t, "backward tag page requests", total(s.requests()), 2)
+		// The co-author's page lists it, byline and tags with it.
+		alan := s.sendTS(t, ops["AuthorPage"], map[string]any{"slug": "alan-turing", "first": 20, "after": nil}, "")
+		equal(t, "co-author's page", alan.str("author.posts.edges.0.node.slug"), "together")
+		equal(t, "its tag there", alan.str("author.posts.edges.0.node.tags.0.slug"), "pair-programming")
+		equal(t, "co-author's page requests", total(s.requests()), 3)
+	})
+
 	t.Run("month archive", func(t *testing.T) {
 		a := s.sendTS(t, ops["MonthArchive"], map[string]any{
 			"publishedAfter": "2026-02-01T00:00:00.000Z", "publishedBefore": "2026-03-01T00:00:00.000Z", "first": 20, "after": nil,

@@ -147,6 +147,10 @@ type CreatePostInput struct {
 	Seo *SeoInput `json:"seo,omitempty"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
+	// The global ids of the post's co-authors, in byline order after the signed-in author: at most 9 (a post has at most 10 authors), none of them the signed-in author. An unknown author, or a 10th co-author, fails with BAD_USER_INPUT and writes nothing.
+	CoAuthors []string `json:"coAuthors,omitempty"`
+	// The names of the post's tags, at most 10: each one line of at most 50 characters with a letter or digit. A tag's slug is made from its name ("Go Tips": `go-tips`); a name whose slug a tag has already names that tag, and a tag nobody has made yet is made with the post. An 11th tag fails with BAD_USER_INPUT and writes nothing.
+	Tags []string `json:"tags,omitempty"`
 }
 
 // The result of `createPost`.
@@ -177,7 +181,7 @@ type CreatePreviewLinkPayload struct {
 type CreateWebhookInput struct {
 	// Where to send events: an absolute https URL of at most 2000 characters, without credentials or fragment, naming a public host.
 	URL string `json:"url"`
-	// The events to send, 1 to 32 of `post.published`, `post.published.edited`, `post.unpublished`, `post.deleted`, `author.updated`, `category.updated`, `comment.added`, `comment.edited`, `comment.approved`, `comment.deleted`, `page.published`, `page.published.edited`, `page.unpublished`, `page.deleted`, `site.updated`.
+	// The events to send, 1 to 32 of `post.published`, `post.published.edited`, `post.unpublished`, `post.deleted`, `author.updated`, `category.updated`, `tag.updated`, `comment.added`, `comment.edited`, `comment.approved`, `comment.deleted`, `page.published`, `page.published.edited`, `page.unpublished`, `page.deleted`, `site.updated`.
 	Events []string `json:"events"`
 	// What the webhook is for: at most 500 characters.
 	Description *string `json:"description,omitempty"`
@@ -281,6 +285,22 @@ type MenuItemInput struct {
 	Slug *string `json:"slug,omitempty"`
 	// For a URL link: an absolute http or https URL, or a path of the site starting with `/`.
 	URL *string `json:"url,omitempty"`
+}
+
+// The input of `mergeTags`.
+type MergeTagsInput struct {
+	// The slug of the tag to merge: it leaves the list of tags, and its slug leads to the other.
+	From string `json:"from"`
+	// The slug of the tag that gets its posts.
+	Into string `json:"into"`
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
+}
+
+// The result of `mergeTags`.
+type MergeTagsPayload struct {
+	// The tag that got the posts, as it is after the merge.
+	Tag *storage.Tag `json:"tag"`
 }
 
 // Changes to the blog. Every mutation takes one `input` and returns a payload
@@ -425,6 +445,24 @@ type RejectCommentPayload struct {
 	Comment *storage.Comment `json:"comment"`
 }
 
+// The input of `renameTag`.
+type RenameTagInput struct {
+	// The slug of the tag; it stays.
+	Slug string `json:"slug"`
+	// The new name: one line of at most 50 characters.
+	Name string `json:"name"`
+	// The version the change is based on; the rename fails with CONFLICT unless the tag still has it. Omitted: any.
+	ExpectedVersion *int `json:"expectedVersion,omitempty"`
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
+}
+
+// The result of `renameTag`.
+type RenameTagPayload struct {
+	// The tag as renamed.
+	Tag *storage.Tag `json:"tag"`
+}
+
 // The input of `rotateWebhookSecret`.
 type RotateWebhookSecretInput struct {
 	// The global id of the webhook.
@@ -489,6 +527,22 @@ type SocialAccountInput struct {
 // subscribe again with the last cursor. Each connection may hold a limited
 // number of subscriptions (TOO_MANY_SUBSCRIPTIONS).
 type Subscription struct {
+}
+
+// A page of tags.
+type TagConnection struct {
+	// The tags of this page, each with its cursor.
+	Edges []*TagEdge `json:"edges"`
+	// Where this page stands in the whole list.
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
+// A tag in a page of tags.
+type TagEdge struct {
+	// The opaque cursor of this tag; pass it as `after` to continue after it, as `before` to go back from it.
+	Cursor string `json:"cursor"`
+	// The tag.
+	Node *storage.Tag `json:"node"`
 }
 
 // The input of `unpublishPage`.
@@ -641,6 +695,10 @@ type UpdatePostInput struct {
 	Seo *SeoInput `json:"seo,omitempty"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
+	// The global ids of the post's co-authors, replacing the old ones, at most 9; an empty list removes all. Only the post's primary author or an admin may change them (FORBIDDEN for a co-author). An unknown author or a 10th co-author fails with BAD_USER_INPUT and writes nothing.
+	CoAuthors []string `json:"coAuthors,omitempty"`
+	// The names of the post's tags, replacing the old ones, at most 10 (as in `createPost`); an empty list removes all. A change of many tags, categories and co-authors at once that would pass DynamoDB's 100 writes of one transaction fails with BAD_USER_INPUT: change them in two updates.
+	Tags []string `json:"tags,omitempty"`
 }
 
 // The result of `updatePost`.

@@ -29,6 +29,15 @@ export const PostSummaryFragment = graphql(`
       slug
       name
     }
+    authors {
+      id
+      name
+      slug
+    }
+    tags {
+      slug
+      name
+    }
   }
 `);
 
@@ -348,5 +357,27 @@ export const StaticPageQuery = graphql(`
       updatedAt
     }
     ...Navigation
+  }
+`);
+
+/** The tag page: the tag and a page of its posts, newest first, either way, with their co-authored bylines. */
+export const TagPageQuery = graphql(`
+  query TagPage($slug: String!, $first: Int, $after: String, $last: Int, $before: String) {
+    tag(slug: $slug) {
+      slug
+      name
+      postCount
+      posts(first: $first, after: $after, last: $last, before: $before) {
+        totalCount
+        pageInfo {
+          ...PageLinks
+        }
+        edges {
+          node {
+            ...PostSummary
+          }
+        }
+      }
+    }
   }
 `);

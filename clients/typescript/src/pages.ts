@@ -10,12 +10,13 @@ import {
   PublishPostMutation,
   SearchPageQuery,
   StaticPageQuery,
+  TagPageQuery,
 } from './operations';
 
 // What the frontend's pages render, built from the typed results. A schema
 // change that removes, renames or retypes a field used here fails tsc.
 // URLs: /posts/<slug>, /authors/<slug>, /categories/<slug>,
-// /archive/<yyyy>/<mm>, /preview/<token>, /search?q=<words>&category=<slug>,
+// /archive/<yyyy>/<mm>, /preview/<token>, /search?q=<words>&category=<slug>, /tags/<slug>,
 // and static pages at /<slug>:
 // pages and posts share one namespace of slugs, so /<slug> never names
 // both, and a route for /<slug> serves pages only.
@@ -34,10 +35,13 @@ export interface PostCard {
   title: string;
   excerpt: string;
   byline: { href: string; name: string };
+  /** Every author of the post, its primary author first: "Grace Hopper, Ada Lovelace and Alan Turing". */
+  bylines: { href: string; name: string }[];
   date: string;
   readingTime: string;
   cover: Picture | null;
   categories: { href: string; name: string }[];
+  tags: { href: string; name: string }[];
   comments: string;
 }
 
@@ -187,6 +191,8 @@ function card(post: PostSummaryFragment): PostCard {
     readingTime: `${post.readingTimeMinutes} min read`,
     cover: cover ? { src: cover.url, alt: cover.alt, width: cover.width ?? null, height: cover.height ?? null } : null,
     categories: post.categories.map((c) => ({ href: `/categories/${c.slug}`, name: c.name })),
+    bylines: post.authors.map((a) => ({ href: `/authors/${a.slug}`, name: a.name })),
+    tags: post.tags.map((t) => ({ href: `/tags/${t.slug}`, name: t.name })),
     comments: plural(post.commentCount, 'comment'),
   };
 }
@@ -544,6 +550,33 @@ export async function staticPage(endpoint: string, slug: string): Promise<Routed
       html: page.bodyHtml,
       toc: tocEntries(page.toc),
       updated: date(page.updatedAt),
+    },
+  };
+}
+
+/** names joins a co-authored post's byline: "Grace, Ada and Alan". */
+export function names(bylines: { name: string }[]): string {
+  const all = bylines.map((b) => b.name);
+  return all.length < 2 ? (all[0] ?? '') : `${all.slice(0, -1).join(', ')} and ${all[all.length - 1]}`;
+}
+
+/** The tag page, /tags/<slug>: a page of its posts with their bylines, or a redirect for a tag merged into another. */
+export async function tagPage(endpoint: string, slug: string, cursor: PageCursor | null): Promise<Routed<Listing> | null> {
+  const data = await notFound(request(endpoint, TagPageQuery, { slug, ...cursorVariables(cursor) }));
+  const tag = data?.tag;
+  if (!tag) {
+    return null;
+  }
+  if (tag.slug !== slug) {
+    return { redirect: `/tags/${tag.slug}` };
+  }
+  return {
+    page: {
+      heading: `#${tag.name}`,
+      intro: plural(tag.postCount, 'post'),
+      total: plural(tag.posts.totalCount, 'post'),
+      posts: tag.posts.edges.map((e) => card(e.node)),
+      ...pageLinks(tag.posts.pageInfo),
     },
   };
 }

@@ -1,0 +1,522 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/blogql/blog/markdown"
+)
+
+// Tags: free-form labels authors give posts as they write, by name; the
+// slug is made from the name. A tag item TAG#<slug> holds the name and the
+// counts (as a category's: postCount, scheduled entries, months) and is
+// listed in GSI1 partition TAGS; a published post has a post-in-tag copy
+// (POST#<id>, TAG#<slug>) per tag, in GSI1 under TAG#<slug> by publication
+// time, written in the post's transactions as its category copies are, so
+// a tag's page is one Query. A post write that names a tag nobody has made
+// yet makes it in its own transaction (an update conditional on the item
+// not existing). Renaming a tag rewrites its posts as renaming a category
+// does; merging one into another marks the merged one (mergedInto) and
+// rewrites each of its posts, whose writes move them to the other tag.
+// doc.go has the layout and the limits.
+
+const (
+	typeTag     = "tag"
+	typeTagPost = "tagPost"
+
+	// MaxTags is how many tags a post may have.
+	MaxTags = 10
+	// MaxTagNameLength is the longest name of a tag, in characters.
+	MaxTagNameLength = 50
+	// maxMergeHops bounds how many merges a post write follows from a tag
+	// it names to the tag that holds its posts now.
+	maxMergeHops = 5
+)
+
+// TagRef is the part of a tag a post carries with it.
+type TagRef struct {
+	Slug string
+	Name string
+}
+
+// Tag labels posts. Its slug is its id.
+type Tag struct {
+	Slug      string
+	Name      string
+	CreatedAt time.Time
+	UpdatedAt time.Time
+	PostCount int64 // published posts whose time has come
+	Version   int64
+	// Archive counts the tag's posts whose time has come by month, newest
+	// first.
+	Archive []ArchiveMonth
+}
+
+type tagItem struct {
+	PK        string `dynamodbav:"PK"`
+	SK        string `dynamodbav:"SK"`
+	GSI1PK    string `dynamodbav:"GSI1PK,omitempty"`
+	GSI1SK    string `dynamodbav:"GSI1SK,omitempty"`
+	Type      string `dynamodbav:"type"`
+	Slug      string `dynamodbav:"slug"`
+	Name      string `dynamodbav:"name"`
+	CreatedAt string `dynamodbav:"createdAt"`
+	UpdatedAt string `dynamodbav:"updatedAt"`
+	PostCount int64  `dynamodbav:"postCount"`
+	Version   int64  `dynamodbav:"version"`
+	NameVer   int64  `dynamodbav:"nameVer"`
+	// MergedInto names the tag this one was merged into: it is out of the
+	// list, its slug leads to the other, and post writes move its posts.
+	MergedInto string   `dynamodbav:"mergedInto,omitempty"`
+	Scheduled  schedule `dynamodbav:"-"`
+	Months     months   `dynamodbav:"-"`
+	// created marks a tag a post write makes.
+	created bool
+}
+
+// UnmarshalDynamoDBAttributeValue decodes the item, its scheduled-post
+// entries and its counts by month.
+func (it *tagItem) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) error {
+	type plain tagItem
+	var err error
+	it.Scheduled, it.Months, err = decodeCounter(av, (*plain)(it))
+	return err
+}
+
+// tag returns the tag as a reader sees it at now.
+func (it *tagItem) tag(now string) *Tag {
+	t := &Tag{
+		Slug: it.Slug, Name: it.Name, CreatedAt: parseKeyTime(it.CreatedAt), UpdatedAt: parseKeyTime(it.UpdatedAt),
+		Version: it.Version, Archive: it.Months.archive(it.Scheduled, now),
+	}
+	t.PostCount, _ = it.Scheduled.split(it.PostCount, now)
+	return t
+}
+
+// tagCreation returns the update that makes the tag it, with its first
+// version and name version, in a post write's transaction.
+func (it *tagItem) tagCreation(upd expression.UpdateBuilder, now string, counts bool) expression.UpdateBuilder {
+	upd = upd.Set(expression.Name("type"), expression.Value(typeTag)).
+		Set(expression.Name("slug"), expression.Value(it.Slug)).
+		Set(expression.Name("name"), expression.Value(it.Name)).
+		Set(expression.Name(attrGSI1PK), expression.Value(tagsPartition)).
+		Set(expression.Name(attrGSI1SK), expression.Value(tagKey(it.Slug).SK)).
+		Set(expression.Name("createdAt"), expression.Value(now)).
+		Set(expression.Name("updatedAt"), expression.Value(now)).
+		Set(expression.Name("version"), expression.Value(1)).
+		Set(expression.Name("nameVer"), expression.Value(1))
+	if !counts {
+		upd = upd.Set(expression.Name("postCount"), expression.Value(0))
+	}
+	return upd
+}
+
+// tagCopy returns the post-in-tag copy of a published post.
+func (it postItem) tagCopy(slug string) postItem {
+	k := tagCopyKey(it.ID, slug)
+	it = it.summary()
+	it.PK, it.SK, it.Type = k.PK, k.SK, typeTagPost
+	it.GSI1PK, it.GSI1SK = tagPartition(slug), postSortKey(it.publishedAt(), it.ID)
+	return it
+}
+
+// tagSlugs returns the slugs of the post's tags, in order.
+func (it *postItem) tagSlugs() []string {
+	out := make([]string, len(it.Tags))
+	for i, t := range it.Tags {
+		out[i] = t.Slug
+	}
+	return out
+}
+
+// TagSlug returns the slug a tag named name gets, or "" when the name has
+// no letter or digit to make one of.
+func TagSlug(name string) string { return markdown.Slugify(name, MaxSlugLength) }
+
+// validateTags checks the names of a post's tags and returns them with
+// their slugs, without two of one slug (the first name stands), in order.
+func validateTags(tagNames []string) ([]catRef, error) {
+	var out []catRef
+	seen := map[string]bool{}
+	for _, name := range tagNames {
+		if err := validateLine("tags", name, MaxTagNameLength); err != nil {
+			return nil, err
+		}
+		slug := TagSlug(name)
+		if slug == "" {
+			return nil, invalid("tags", "%q has no letter or digit to make a slug of", name)
+		}
+		if !seen[slug] {
+			seen[slug] = true
+			out = append(out, catRef{Slug: slug, Name: name})
+		}
+	}
+	if len(out) > MaxTags {
+		return nil, invalid("tags", "must be at most %d", MaxTags)
+	}
+	return out, nil
+}
+
+// resolveTag returns the tag that holds the posts of the tag slug now,
+// following merges through the tags r read: nil when it was not read
+// (or is new), errStaleNames when a merge leads to a tag not read.
+func (r *names) resolveTag(slug string) (*tagItem, error) {
+	it := r.tags[slug]
+	for range maxMergeHops {
+		if it == nil || it.MergedInto == "" {
+			return it, nil
+		}
+		next := r.tags[it.MergedInto]
+		if next == nil {
+			return nil, errStaleNames
+		}
+		it = next
+	}
+	return nil, invalid("tags", "tag %q was merged too many times over", slug)
+}
+
+// setTagNames copies the names of the post's tags from r into p, the tags
+// merged into others replaced by those; a tag r has not got is made with
+// the name given.
+func (r *names) setTagNames(p *postItem) error {
+	given := p.Tags
+	p.Tags, p.TagVer = nil, nil
+	for _, ref := range given {
+		it, err := r.resolveTag(ref.Slug)
+		if err != nil {
+			return err
+		}
+		if it == nil {
+			it = &tagItem{Slug: ref.Slug, Name: ref.Name, NameVer: 1, created: true}
+			r.tags[ref.Slug] = it
+		}
+		if p.TagVer[it.Slug] != 0 {
+			continue // two tags merged into one
+		}
+		if p.TagVer == nil {
+			p.TagVer = map[string]int64{}
+		}
+		p.Tags = append(p.Tags, catRef{Slug: it.Slug, Name: it.Name})
+		p.TagVer[it.Slug] = it.NameVer
+	}
+	return nil
+}
+
+// readMergeTargets reads the tags that the tags in r were merged into, as
+// far as they lead, in one BatchGetItem a hop.
+func (s *Store) readMergeTargets(ctx context.Context, r *names) error {
+	for range maxMergeHops {
+		var missing []key
+		for _, it := range r.tags {
+			if it != nil && it.MergedInto != "" && r.tags[it.MergedInto] == nil {
+				missing = append(missing, tagKey(it.MergedInto))
+			}
+		}
+		if len(missing) == 0 {
+			return nil
+		}
+		found, err := s.batchGet(ctx, missing, true)
+		if err != nil {
+			return err
+		}
+		for _, k := range missing {
+			var it tagItem
+			if err := decodeFound(found, k, &it); err != nil {
+				return fmt.Errorf("tag %s: %w", k.PK, err)
+			}
+			r.tags[it.Slug] = &it
+		}
+	}
+	return nil
+}
+
+// GetTag returns the tag with slug, or the tag it was merged into (whose
+// Slug then differs, so a frontend can redirect), or ErrNotFound: one
+// GetItem, one more for a merged tag.
+func (s *Store) GetTag(ctx context.Context, slug string) (*Tag, error) {
+	if err := validateSlug("slug", slug); err != nil {
+		return nil, err
+	}
+	for range maxMergeHops + 1 {
+		var it tagItem
+		if err := s.getItem(ctx, tagKey(slug), false, &it); err != nil {
+			return nil, fmt.Errorf("tag %q: %w", slug, err)
+		}
+		if it.MergedInto == "" {
+			return it.tag(s.nowKey()), nil
+		}
+		slug = it.MergedInto
+	}
+	return nil, fmt.Errorf("tag %q: %w", slug, ErrNotFound)
+}
+
+// GetTags returns the tags with the slugs in order, with ErrNotFound in
+// errs for each missing one: one BatchGetItem for 100.
+func (s *Store) GetTags(ctx context.Context, slugs []string) ([]*Tag, []error) {
+	now := s.nowKey()
+	return batchDecode(ctx, s, mapKeys(slugs, tagKey), func(it *tagItem) *Tag { return it.tag(now) })
+}
+
+// Tags returns the tags, ordered by slug, with their post counts; merged
+// tags are not listed.
+func (s *Store) Tags(ctx context.Context, p Page) (*Result[*Tag], error) {
+	return queryPage(ctx, s, listQuery{
+		list: "tags", index: true, forward: true,
+		cond: expression.Key(attrGSI1PK).Equal(expression.Value(tagsPartition)),
+	}, p, func(it *tagItem) *Tag { return it.tag(s.nowKey()) })
+}
+
+// TagPosts returns the tag's visible posts in per, newest first, as
+// summaries: one Query of GSI1.
+func (s *Store) TagPosts(ctx context.Context, slug string, p Page, per Period) (*Result[*Post], error) {
+	lo, hi, list, empty, err := postRange(per, "tag-posts:"+slug, s.visibleBound())
+	if err != nil {
+		return nil, err
+	}
+	return queryPage(ctx, s, listQuery{
+		list:  list,
+		index: true,
+		cond: expression.Key(attrGSI1PK).Equal(expression.Value(tagPartition(slug))).
+			And(expression.Key(attrGSI1SK).Between(expression.Value(lo), expression.Value(hi))),
+		empty: empty,
+	}, p, (*postItem).post)
+}
+
+// tagPostIDs lists the published and scheduled posts of a tag.
+func (s *Store) tagPostIDs(ctx context.Context, slug string) ([]string, error) {
+	return s.collectIDs(ctx, true, expression.Key(attrGSI1PK).Equal(expression.Value(tagPartition(slug))))
+}
+
+// RenameTag gives a tag a new name (its slug stays), if its version still
+// equals in.ExpectedVersion when that is not zero (else a *ConflictError),
+// and rewrites the name in every published post that carries it before it
+// returns, as UpdateCategory does; drafts get it at their next write.
+func (s *Store) RenameTag(ctx context.Context, in TagRename) (*Tag, error) {
+	if err := firstErr(validateSlug("slug", in.Slug), validateLine("name", in.Name, MaxTagNameLength)); err != nil {
+		return nil, err
+	}
+	tag, err := idempotent(ctx, s, "renameTag", in.IdempotencyKey, in, func(rec *idem) (*Tag, error) {
+		return retryWrite(ctx, func() (*Tag, error) {
+			var it tagItem
+			if err := s.getItem(ctx, tagKey(in.Slug), true, &it); err != nil {
+				return nil, fmt.Errorf("tag %q: %w", in.Slug, err)
+			}
+			if it.MergedInto != "" {
+				return nil, invalid("slug", "tag %q was merged into %q; rename that one", in.Slug, it.MergedInto)
+			}
+			if in.ExpectedVersion != 0 && it.Version != in.ExpectedVersion {
+				return nil, &ConflictError{CurrentVersion: it.Version}
+			}
+			cond := condVersion(it.Version)
+			if in.Name != it.Name {
+				it.NameVer++
+			}
+			it.Name = in.Name
+			it.Version++
+			it.UpdatedAt = keyTime(s.Now())
+			t := s.newTxn()
+			if err := t.update(tagKey(in.Slug), profileUpdate(it.Version, it.NameVer, it.UpdatedAt, map[string]string{"name": it.Name}), &cond, errRetry); err != nil {
+				return nil, err
+			}
+			return execRecord(ctx, s, t, rec, it.tag(s.nowKey()))
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.refreshAll(ctx, s.tagPostIDs, in.Slug); err != nil {
+		return nil, fmt.Errorf("rename tag %q: %w", in.Slug, err)
+	}
+	return tag, nil
+}
+
+// MergeTags merges the tag in.From into the tag in.Into: From is marked
+// merged (it leaves the list, and its slug leads to Into), then each of
+// its published posts is written again, which moves it to Into (its
+// copies, counts and names) in the post's own transaction, before
+// MergeTags returns; a draft moves at its next write. A merge cut short
+// is finished by the same call sent again. It returns Into as it is then,
+// ErrNotFound when either tag is missing, and a *ValidationError for a
+// tag merged into itself or into a tag that was merged.
+func (s *Store) MergeTags(ctx context.Context, in TagMerge) (*Tag, error) {
+	err := firstErr(validateSlug("from", in.From), validateSlug("into", in.Into))
+	if err == nil && in.From == in.Into {
+		err = invalid("into", "is the tag to merge")
+	}
+	if err != nil {
+		return nil, err
+	}
+	_, err = idempotent(ctx, s, "mergeTags", in.IdempotencyKey, in, func(rec *idem) (*Tag, error) {
+		return retryWrite(ctx, func() (*Tag, error) {
+			found, err := s.batchGet(ctx, []key{tagKey(in.From), tagKey(in.Into)}, true)
+			if err != nil {
+				return nil, err
+			}
+			var from, into tagItem
+			if err := decodeFound(found, tagKey(in.From), &from); err != nil {
+				return nil, fmt.Errorf("tag %q: %w", in.From, err)
+			}
+			if err := decodeFound(found, tagKey(in.Into), &into); err != nil {
+				return nil, fmt.Errorf("tag %q: %w", in.Into, err)
+			}
+			switch {
+			case into.MergedInto != "":
+				return nil, invalid("into", "tag %q was merged into %q", in.Into, into.MergedInto)
+			case from.MergedInto == in.Into:
+				return into.tag(s.nowKey()), nil // merged before: its posts are moved below
+			case from.MergedInto != "":
+				return nil, invalid("from", "tag %q was merged into %q", in.From, from.MergedInto)
+			}
+			t := s.newTxn()
+			upd := expression.Set(expression.Name("mergedInto"), expression.Value(in.Into)).
+				Set(expression.Name("version"), expression.Value(from.Version+1)).
+				Set(expression.Name("nameVer"), expression.Value(from.NameVer+1)).
+				Set(expression.Name("updatedAt"), expression.Value(s.nowKey())).
+				Remove(expression.Name(attrGSI1PK)).Remove(expression.Name(attrGSI1SK))
+			err = firstErr(
+				t.update(tagKey(in.From), upd, ptr(condVersion(from.Version)), errRetry),
+				t.check(tagKey(in.Into), condExists().And(expression.Name("mergedInto").AttributeNotExists()), errRetry),
+			)
+			if err != nil {
+				return nil, err
+			}
+			return execRecord(ctx, s, t, rec, into.tag(s.nowKey()))
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := s.refreshAll(ctx, s.tagPostIDs, in.From); err != nil {
+		return nil, fmt.Errorf("merge tag %q: %w", in.From, err)
+	}
+	return s.GetTag(ctx, in.Into)
+}
+
+// TagRename is the input of RenameTag.
+type TagRename struct {
+	Slug            string
+	Name            string
+	ExpectedVersion int64
+	IdempotencyKey  string
+}
+
+// TagMerge is the input of MergeTags.
+type TagMerge struct {
+	From           string
+	Into           string
+	IdempotencyKey string
+}
+
+// decodeTag decodes a tag item read by readNames.
+func decodeTag(it item) (*tagItem, error) {
+	t := &tagItem{}
+	if err := attributevalue.UnmarshalMap(it, t); err != nil {
+		return nil, fmt.Errorf("decode tag: %w", err)
+	}
+	return t, nil
+}
+
+// tagEvents translates a write of a tag item: tag.updated when it is
+// made, renamed or merged into another, with the pages of both.
+func (p Paths) tagEvents(r *record, add func(EventType, EventData)) error {
+	old, cur, err := decode[tagItem](r)
+	if err != nil {
+		return err
+	}
+	if old != nil && cur != nil && old.Name == cur.Name && old.MergedInto == cur.MergedInto {
+		return nil
+	}
+	now := cur
+	if now == nil {
+		now = old
+	}
+	d := EventData{
+		Slug: now.Slug, Tags: []string{now.Slug},
+		Paths:     []string{p.bySlug(p.Tag, now.Slug)},
+		CacheTags: []string{TagTag(now.Slug)},
+	}
+	if now.MergedInto != "" {
+		d.Tags, d.PreviousTags = []string{now.MergedInto}, []string{now.Slug}
+		d.Paths = append(d.Paths, p.bySlug(p.Tag, now.MergedInto))
+		d.CacheTags = append(d.CacheTags, TagTag(now.MergedInto))
+	}
+	d.Paths = distinct(d.Paths)
+	add(EventTagUpdated, d)
+	return nil
+}
+
+// TagPath returns the frontend's path of the tag slug's page, or "" when
+// the frontend has none.
+func (p Paths) TagPath(slug string) string { return p.bySlug(p.Tag, slug) }
+
+// coAuthorsAndTagsData adds to the data of an event about a post written
+// from old to now its co-authors and tags, the pages of every author and
+// tag it had or has, and their cache tags.
+func (p Paths) coAuthorsAndTagsData(d *EventData, old, now *postItem) {
+	d.CoAuthors, d.Tags = now.coAuthorIDs(), now.tagSlugs()
+	var authors []authorRef
+	var tags []string
+	if old != nil && old != now {
+		for _, id := range old.coAuthorIDs() {
+			if !slices.Contains(d.CoAuthors, id) {
+				d.PreviousCoAuthors = append(d.PreviousCoAuthors, id)
+			}
+		}
+		for _, t := range old.tagSlugs() {
+			if !slices.Contains(d.Tags, t) {
+				d.PreviousTags = append(d.PreviousTags, t)
+			}
+		}
+		authors, tags = append(authors, old.CoAuthors...), append(tags, old.tagSlugs()...)
+	}
+	authors, tags = append(authors, now.CoAuthors...), append(tags, now.tagSlugs()...)
+	for _, a := range authors {
+		d.Paths = append(d.Paths, p.bySlug(p.Author, a.Slug))
+		d.CacheTags = append(d.CacheTags, TagAuthor(a.ID))
+	}
+	for _, t := range tags {
+		d.Paths = append(d.Paths, p.bySlug(p.Tag, t))
+		d.CacheTags = append(d.CacheTags, TagTag(t))
+	}
+}
+
+// CountTagPosts counts the visible posts of the tag slug published in
+// per: one Query of its keys for every 1 MB of posts in it. The tag's
+// Archive answers month-aligned periods with no read (CountIn).
+func (s *Store) CountTagPosts(ctx context.Context, slug string, per Period) (int64, error) {
+	lo, hi, _, empty, err := postRange(per, "", s.visibleBound())
+	if err != nil || empty {
+		return 0, err
+	}
+	expr, err := buildExpr(expression.NewBuilder().WithKeyCondition(
+		expression.Key(attrGSI1PK).Equal(expression.Value(tagPartition(slug))).
+			And(expression.Key(attrGSI1SK).Between(expression.Value(lo), expression.Value(hi)))))
+	if err != nil {
+		return 0, err
+	}
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		IndexName:                 aws.String(indexGSI1),
+		KeyConditionExpression:    expr.KeyCondition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+		Select:                    types.SelectCount,
+	}
+	var n int64
+	for pages := dynamodb.NewQueryPaginator(s.db, in); pages.HasMorePages(); {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return 0, fmt.Errorf("count posts of tag %q: %w", slug, err)
+		}
+		n += int64(page.Count)
+	}
+	return n, nil
+}
