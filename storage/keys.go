@@ -336,6 +336,7 @@ func pageSortKey(order int, id string) string { return fmt.Sprintf("%s%05d#%s", 
 
 // siteKey is the site settings' item.
 func siteKey() key { return key{sitePartition, sitePartition} }
+
 // Tags (tags.go): a tag item per tag, listed in GSI1 partition TAGS, and a
 // post-in-tag copy per tag of a published post, listed in GSI1 under
 // TAG#<slug> as category copies are under CAT#<slug>.
