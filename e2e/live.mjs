@@ -4,7 +4,8 @@
 // mode). On both: subscribe to a post's comments, receive the comments
 // added through mutations; disconnect, let comments be added, reconnect
 // with the last cursor and receive exactly the missed ones, in order,
-// then the live ones.
+// then the live ones. Then the edits and deletions of comments
+// (commentUpdated), on both, from a cursor taken before them.
 //
 //   node e2e/live.mjs http://127.0.0.1:PORT/graphql
 //
@@ -106,6 +107,39 @@ for (const [name, make] of Object.entries(clients)) {
   const back = await take(client, name, live.cursor, missed.length + 1, () => addComments([`${name} after`]));
   expect(`${name}: resumed`, back.got, [...missed, `${name} after`]);
   client.dispose();
+}
+// commentUpdated: a comment edited and another deleted, after a cursor:
+// both clients get the two changes, in order.
+const changes = `subscription($post: ID!, $after: String) {
+  commentUpdated(postId: $post, after: $after) { cursor kind commentId comment { body } }
+}`;
+const { liveCursor: before } = await graphql('{ liveCursor }');
+const { addComment } = await graphql('mutation($in: AddCommentInput!) { addComment(input: $in) { comment { id } } }', {
+  in: { postId: post, body: `${run} to change` },
+});
+const changed = addComment.comment.id;
+await graphql('mutation($in: UpdateCommentInput!) { updateComment(input: $in) { comment { id } } }', {
+  in: { id: changed, body: `${run} changed` },
+});
+// Another comment, deleted: an edit of a comment deleted since is not
+// given (the comment is gone), its deletion is.
+const other = await graphql('mutation($in: AddCommentInput!) { addComment(input: $in) { comment { id } } }', {
+  in: { postId: post, body: `${run} to delete` },
+});
+const deleted = other.addComment.comment.id;
+await graphql('mutation($in: DeleteCommentInput!) { deleteComment(input: $in) { deletedCommentId } }', { in: { id: deleted } });
+for (const [name, make] of Object.entries(clients)) {
+  const client = make();
+  const got = [];
+  for await (const result of client.iterate({ query: changes, variables: { post, after: before } })) {
+    if (result.errors) throw new Error(JSON.stringify(result.errors));
+    const e = result.data.commentUpdated;
+    if (e.commentId !== changed && e.commentId !== deleted) continue; // another run's
+    got.push(e.comment ? `${e.kind} ${e.comment.body.slice(run.length + 1)}` : e.kind);
+    if (got.length === 2) break;
+  }
+  client.dispose();
+  expect(`${name}: commentUpdated`, got, ['EDITED changed', 'DELETED']);
 }
 clearTimeout(deadline);
 console.log('live: both clients received every comment once, in order');

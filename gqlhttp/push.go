@@ -91,8 +91,8 @@ func (p *pushed) start(ctx context.Context, responses graphql.ResponseHandler) {
 func (p *pushed) run() {
 	defer func() {
 		if r := recover(); r != nil {
+			logPanic(r)
 			p.finish(false)
-			panic(r)
 		}
 	}()
 	for {

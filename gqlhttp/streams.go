@@ -4,9 +4,12 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"time"
@@ -223,6 +226,14 @@ func (g *streamGate) serve(next http.Handler, w http.ResponseWriter, r *http.Req
 			st.held = true
 			return finish
 		}
+		// The server's goroutine recovered a handler's panic; this one
+		// does as it did, and ends the stream.
+		defer func() {
+			if v := recover(); v != nil {
+				logPanic(v)
+				finish()
+			}
+		}()
 	}
 	next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), streamKey{}, st)))
 	if !st.held {
@@ -261,6 +272,16 @@ func (g *streamGate) release(addr string) {
 	if g.open[addr]--; g.open[addr] <= 0 {
 		delete(g.open, addr)
 	}
+}
+
+// logPanic logs the panic v of a stream's goroutine as the server logs
+// a handler's; http.ErrAbortHandler, which aborts a response, is not
+// logged.
+func logPanic(v any) {
+	if v == http.ErrAbortHandler {
+		return
+	}
+	slog.Error("gqlhttp: panic serving a stream", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 }
 
 // clientAddress returns the IP address r came from.

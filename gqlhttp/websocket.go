@@ -267,6 +267,12 @@ func (c *wsConnection) start(id string, payload json.RawMessage) bool {
 // run runs the operation id: its answers as they come, or as its
 // resolver announces them.
 func (c *wsConnection) run(ctx context.Context, op *wsOperation, id string, payload json.RawMessage) {
+	defer func() {
+		if v := recover(); v != nil {
+			logPanic(v)
+			c.close(websocket.CloseInternalServerErr, "internal error")
+		}
+	}()
 	start := graphql.Now()
 	ctx = graphql.StartOperationTrace(ctx)
 	var params graphql.RawParams

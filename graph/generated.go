@@ -125,6 +125,14 @@ type ComplexityRoot struct {
 		Status          func(childComplexity int) int
 	}
 
+	CommentChangeEvent struct {
+		Comment   func(childComplexity int) int
+		CommentID func(childComplexity int) int
+		Cursor    func(childComplexity int) int
+		Kind      func(childComplexity int) int
+		Time      func(childComplexity int) int
+	}
+
 	CommentConnection struct {
 		Edges      func(childComplexity int) int
 		PageInfo   func(childComplexity int) int
@@ -462,6 +470,7 @@ type ComplexityRoot struct {
 
 	Subscription struct {
 		CommentAdded           func(childComplexity int, postID string, after *string) int
+		CommentUpdated         func(childComplexity int, postID string, after *string) int
 		ModerationQueueChanged func(childComplexity int, after *string) int
 		PostPublished          func(childComplexity int, category *string, after *string) int
 		PostUpdated            func(childComplexity int, id string, after *string) int
@@ -702,6 +711,7 @@ type SubscriptionResolver interface {
 	CommentAdded(ctx context.Context, postID string, after *string) (<-chan graphql.Event[*model.CommentEvent], error)
 	PostUpdated(ctx context.Context, id string, after *string) (<-chan graphql.Event[*model.PostEvent], error)
 	ModerationQueueChanged(ctx context.Context, after *string) (<-chan graphql.Event[*model.CommentEvent], error)
+	CommentUpdated(ctx context.Context, postID string, after *string) (<-chan graphql.Event[*model.CommentChangeEvent], error)
 	PostPublished(ctx context.Context, category *string, after *string) (<-chan graphql.Event[*model.PostEvent], error)
 }
 type TagResolver interface {
@@ -1054,6 +1064,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Comment.Status(childComplexity), true
+
+	case "CommentChangeEvent.comment":
+		if e.ComplexityRoot.CommentChangeEvent.Comment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CommentChangeEvent.Comment(childComplexity), true
+	case "CommentChangeEvent.commentId":
+		if e.ComplexityRoot.CommentChangeEvent.CommentID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CommentChangeEvent.CommentID(childComplexity), true
+	case "CommentChangeEvent.cursor":
+		if e.ComplexityRoot.CommentChangeEvent.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CommentChangeEvent.Cursor(childComplexity), true
+	case "CommentChangeEvent.kind":
+		if e.ComplexityRoot.CommentChangeEvent.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CommentChangeEvent.Kind(childComplexity), true
+	case "CommentChangeEvent.time":
+		if e.ComplexityRoot.CommentChangeEvent.Time == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CommentChangeEvent.Time(childComplexity), true
 
 	case "CommentConnection.edges":
 		if e.ComplexityRoot.CommentConnection.Edges == nil {
@@ -2525,6 +2566,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Subscription.CommentAdded(childComplexity, args["postId"].(string), args["after"].(*string)), true
+	case "Subscription.commentUpdated":
+		if e.ComplexityRoot.Subscription.CommentUpdated == nil {
+			break
+		}
+
+		args, err := ec.field_Subscription_commentUpdated_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Subscription.CommentUpdated(childComplexity, args["postId"].(string), args["after"].(*string)), true
 	case "Subscription.moderationQueueChanged":
 		if e.ComplexityRoot.Subscription.ModerationQueueChanged == nil {
 			break
@@ -4379,6 +4431,13 @@ type Subscription {
     "Replay the events after this cursor, taken from an event, before going live."
     after: String
   ): CommentEvent!
+  "Edits and deletions of the comments published on a post, in order: what a reader of its comments sees change. An edit of a comment the caller may not see (one held for moderation) is left out. Fails with NOT_FOUND when the caller may not see the post."
+  commentUpdated(
+    "The global id of the post."
+    postId: ID!
+    "Replay the events after this cursor, taken from an event, before going live."
+    after: String
+  ): CommentChangeEvent!
   "Posts as they are published, scheduled ones when they go live included, of the whole blog or of one category."
   postPublished(
     "Only posts filed under the category with this slug."
@@ -4398,6 +4457,32 @@ type CommentEvent {
   time: DateTime!
   "The comment as a query would show it now."
   comment: Comment!
+}
+
+"""
+What happened to a comment, as ` + "`" + `commentUpdated` + "`" + ` delivers it.
+"""
+enum CommentChangeKind {
+  "The comment was deleted."
+  DELETED
+  "The comment's body changed."
+  EDITED
+}
+
+"""
+An edit or a deletion of a comment, as ` + "`" + `commentUpdated` + "`" + ` delivers it.
+"""
+type CommentChangeEvent {
+  "The event's place in the event log: pass it as ` + "`" + `after` + "`" + ` to resume after it."
+  cursor: String!
+  "When the write happened, to the second."
+  time: DateTime!
+  "What happened."
+  kind: CommentChangeKind!
+  "The global id of the comment."
+  commentId: ID!
+  "The comment as a query would show it now; null when it was deleted."
+  comment: Comment
 }
 
 """
@@ -5030,6 +5115,22 @@ func (ec *executionContext) childFields_Comment(ctx context.Context, field graph
 		return ec.fieldContext_Comment_deleted(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Comment", field.Name)
+}
+
+func (ec *executionContext) childFields_CommentChangeEvent(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_CommentChangeEvent_cursor(ctx, field)
+	case "time":
+		return ec.fieldContext_CommentChangeEvent_time(ctx, field)
+	case "kind":
+		return ec.fieldContext_CommentChangeEvent_kind(ctx, field)
+	case "commentId":
+		return ec.fieldContext_CommentChangeEvent_commentId(ctx, field)
+	case "comment":
+		return ec.fieldContext_CommentChangeEvent_comment(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CommentChangeEvent", field.Name)
 }
 
 func (ec *executionContext) childFields_CommentConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6990,6 +7091,28 @@ func (ec *executionContext) field_Subscription_commentAdded_args(ctx context.Con
 	return args, nil
 }
 
+func (ec *executionContext) field_Subscription_commentUpdated_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "postId",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNID2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["postId"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Subscription_moderationQueueChanged_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -8456,6 +8579,130 @@ func (ec *executionContext) _Comment_deleted(ctx context.Context, field graphql.
 }
 func (ec *executionContext) fieldContext_Comment_deleted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Comment", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _CommentChangeEvent_cursor(ctx context.Context, field graphql.CollectedField, obj *model.CommentChangeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CommentChangeEvent_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CommentChangeEvent_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CommentChangeEvent", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _CommentChangeEvent_time(ctx context.Context, field graphql.CollectedField, obj *model.CommentChangeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CommentChangeEvent_time(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Time, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CommentChangeEvent_time(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CommentChangeEvent", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _CommentChangeEvent_kind(ctx context.Context, field graphql.CollectedField, obj *model.CommentChangeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CommentChangeEvent_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.CommentChangeKind) graphql.Marshaler {
+			return ec.marshalNCommentChangeKind2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCommentChangeKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CommentChangeEvent_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CommentChangeEvent", field, false, false, errors.New("field of type CommentChangeKind does not have child fields"))
+}
+
+func (ec *executionContext) _CommentChangeEvent_commentId(ctx context.Context, field graphql.CollectedField, obj *model.CommentChangeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CommentChangeEvent_commentId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CommentID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CommentChangeEvent_commentId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("CommentChangeEvent", field, false, false, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _CommentChangeEvent_comment(ctx context.Context, field graphql.CollectedField, obj *model.CommentChangeEvent) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CommentChangeEvent_comment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Comment, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Comment) graphql.Marshaler {
+			return ec.marshalOComment2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐComment(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_CommentChangeEvent_comment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CommentChangeEvent",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Comment(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _CommentConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.CommentConnection) (ret graphql.Marshaler) {
@@ -14685,6 +14932,50 @@ func (ec *executionContext) fieldContext_Subscription_moderationQueueChanged(ctx
 	return fc, nil
 }
 
+func (ec *executionContext) _Subscription_commentUpdated(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) (context.Context, graphql.Marshaler)) {
+	return graphql.ResolveFieldStreamWithEventContext(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Subscription_commentUpdated(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Subscription().CommentUpdated(ctx, fc.Args["postId"].(string), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CommentChangeEvent) graphql.Marshaler {
+			return ec.marshalNCommentChangeEvent2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCommentChangeEvent(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Subscription_commentUpdated(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Subscription",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CommentChangeEvent(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Subscription_commentUpdated_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Subscription_postPublished(ctx context.Context, field graphql.CollectedField) (ret func(ctx context.Context) (context.Context, graphql.Marshaler)) {
 	return graphql.ResolveFieldStreamWithEventContext(
 		ctx,
@@ -19896,6 +20187,64 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 	return out
 }
 
+var commentChangeEventImplementors = []string{"CommentChangeEvent"}
+
+func (ec *executionContext) _CommentChangeEvent(ctx context.Context, sel ast.SelectionSet, obj *model.CommentChangeEvent) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, commentChangeEventImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CommentChangeEvent")
+		case "cursor":
+			out.Values[i] = ec._CommentChangeEvent_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "time":
+			out.Values[i] = ec._CommentChangeEvent_time(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._CommentChangeEvent_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "commentId":
+			out.Values[i] = ec._CommentChangeEvent_commentId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "comment":
+			out.Values[i] = ec._CommentChangeEvent_comment(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var commentConnectionImplementors = []string{"CommentConnection"}
 
 func (ec *executionContext) _CommentConnection(ctx context.Context, sel ast.SelectionSet, obj *model.CommentConnection) graphql.Marshaler {
@@ -24363,6 +24712,8 @@ func (ec *executionContext) _Subscription(ctx context.Context, sel ast.Selection
 		return ec._Subscription_postUpdated(ctx, fields[0])
 	case "moderationQueueChanged":
 		return ec._Subscription_moderationQueueChanged(ctx, fields[0])
+	case "commentUpdated":
+		return ec._Subscription_commentUpdated(ctx, fields[0])
 	case "postPublished":
 		return ec._Subscription_postPublished(ctx, fields[0])
 	default:
@@ -26009,6 +26360,26 @@ func (ec *executionContext) marshalNComment2ᚖgithubᚗcomᚋblogqlᚋblogᚋst
 		return graphql.Null
 	}
 	return ec._Comment(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNCommentChangeEvent2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCommentChangeEvent(ctx context.Context, sel ast.SelectionSet, v *model.CommentChangeEvent) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CommentChangeEvent(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCommentChangeKind2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCommentChangeKind(ctx context.Context, v any) (model.CommentChangeKind, error) {
+	var res model.CommentChangeKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCommentChangeKind2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCommentChangeKind(ctx context.Context, sel ast.SelectionSet, v model.CommentChangeKind) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) marshalNCommentConnection2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCommentConnection(ctx context.Context, sel ast.SelectionSet, v *model.CommentConnection) graphql.Marshaler {

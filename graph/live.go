@@ -377,6 +377,51 @@ func (r *Resolver) commentAdded(ctx context.Context, gid string, after *string) 
 	})
 }
 
+// commentKinds are the kinds of comment changes commentUpdated delivers.
+var commentKinds = map[storage.EventType]model.CommentChangeKind{
+	storage.EventCommentEdited:  model.CommentChangeKindEdited,
+	storage.EventCommentDeleted: model.CommentChangeKindDeleted,
+}
+
+// commentUpdated streams the edits and deletions of the comments
+// published on the post gid, as the actor of ctx may see them.
+func (r *Resolver) commentUpdated(ctx context.Context, gid string, after *string) (<-chan graphql.Event[*model.CommentChangeEvent], error) {
+	if _, err := afterCursor(after); err != nil {
+		return nil, err
+	}
+	id, err := r.subscriptionPost(ctx, "postId", gid)
+	if err != nil {
+		return nil, err
+	}
+	match := func(e storage.Event) bool {
+		_, ok := commentKinds[e.Type]
+		return ok && e.Data.PostID == id
+	}
+	return subscribe(r, ctx, after, match, func(ctx context.Context, e storage.LoggedEvent) (*model.CommentChangeEvent, bool, bool, error) {
+		p, err := r.eventReads.post(ctx, e)
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil, false, true, nil // the post is gone: so is the subscription
+		}
+		if err != nil || !r.sees(ctx, p) {
+			return nil, false, false, err
+		}
+		ev := &model.CommentChangeEvent{Cursor: eventCursor(e.Position), Time: e.Time, Kind: commentKinds[e.Type],
+			CommentID: commentGID(e.Data.PostID, e.Data.CommentID)}
+		if ev.Kind == model.CommentChangeKindDeleted {
+			return ev, true, false, nil
+		}
+		c, err := r.eventReads.comment(ctx, e)
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil, false, false, nil // deleted since: its own event follows
+		}
+		if err != nil || c.Deleted || !seesComment(ctx, c, p) {
+			return nil, false, false, err
+		}
+		ev.Comment = c
+		return ev, true, false, nil
+	})
+}
+
 // moderationQueueChanged streams the comments held, approved and
 // rejected on the posts the actor of ctx moderates.
 func (r *Resolver) moderationQueueChanged(ctx context.Context, after *string) (<-chan graphql.Event[*model.CommentEvent], error) {

@@ -1041,6 +1041,11 @@ func (r *subscriptionResolver) ModerationQueueChanged(ctx context.Context, after
 	return r.moderationQueueChanged(ctx, after)
 }
 
+// CommentUpdated is the resolver for the commentUpdated field.
+func (r *subscriptionResolver) CommentUpdated(ctx context.Context, postID string, after *string) (<-chan graphql.Event[*model.CommentChangeEvent], error) {
+	return r.commentUpdated(ctx, postID, after)
+}
+
 // PostPublished is the resolver for the postPublished field.
 func (r *subscriptionResolver) PostPublished(ctx context.Context, category *string, after *string) (<-chan graphql.Event[*model.PostEvent], error) {
 	return r.postPublished(ctx, category, after)

@@ -60,6 +60,8 @@ var textBytes = map[string]int{
 	"PostEvent.cursor":               64,
 	"Query.liveCursor":               64,
 	"PostEvent.postId":               maxGlobalIDLen,
+	"CommentChangeEvent.cursor":      64,
+	"CommentChangeEvent.commentId":   maxGlobalIDLen,
 	"PageInfo.startCursor":           cursorBytes,
 	"PageInfo.endCursor":             cursorBytes,
 	"PostEdge.cursor":                cursorBytes,

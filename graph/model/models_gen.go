@@ -48,6 +48,20 @@ type ApproveCommentPayload struct {
 	Comment *storage.Comment `json:"comment"`
 }
 
+// An edit or a deletion of a comment, as `commentUpdated` delivers it.
+type CommentChangeEvent struct {
+	// The event's place in the event log: pass it as `after` to resume after it.
+	Cursor string `json:"cursor"`
+	// When the write happened, to the second.
+	Time time.Time `json:"time"`
+	// What happened.
+	Kind CommentChangeKind `json:"kind"`
+	// The global id of the comment.
+	CommentID string `json:"commentId"`
+	// The comment as a query would show it now; null when it was deleted.
+	Comment *storage.Comment `json:"comment,omitempty"`
+}
+
 // A comment added to a post, as `commentAdded` delivers it.
 type CommentEvent struct {
 	// The event's place in the event log: pass it as `after` to resume after it.
@@ -760,6 +774,64 @@ type UpdateWebhookInput struct {
 type UpdateWebhookPayload struct {
 	// The webhook as updated.
 	Webhook *storage.Webhook `json:"webhook"`
+}
+
+// What happened to a comment, as `commentUpdated` delivers it.
+type CommentChangeKind string
+
+const (
+	// The comment was deleted.
+	CommentChangeKindDeleted CommentChangeKind = "DELETED"
+	// The comment's body changed.
+	CommentChangeKindEdited CommentChangeKind = "EDITED"
+)
+
+var AllCommentChangeKind = []CommentChangeKind{
+	CommentChangeKindDeleted,
+	CommentChangeKindEdited,
+}
+
+func (e CommentChangeKind) IsValid() bool {
+	switch e {
+	case CommentChangeKindDeleted, CommentChangeKindEdited:
+		return true
+	}
+	return false
+}
+
+func (e CommentChangeKind) String() string {
+	return string(e)
+}
+
+func (e *CommentChangeKind) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = CommentChangeKind(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid CommentChangeKind", str)
+	}
+	return nil
+}
+
+func (e CommentChangeKind) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *CommentChangeKind) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e CommentChangeKind) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
 }
 
 // Where a comment stands in moderation. Only published comments are in the
