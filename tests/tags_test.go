@@ -227,6 +227,7 @@ func TestCoAuthorsFeedHasTheirCoWrittenPosts(t *testing.T) {
 	s := newServer(t)
 	s.seedCoBlog(t)
 	f := newSyndicationServer(t, s, func(o *syndication.Options) { o.Content = syndication.ContentExcerpt })
+	f.get(t, "/sitemap.xml") // the server's first request reads the site settings
 	a, n := f.get(t, "/authors/ada-lovelace/feed.json")
 	equal(t, "status", a.status, http.StatusOK)
 	equal(t, "DynamoDB requests", n, 3)
