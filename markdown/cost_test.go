@@ -11,6 +11,10 @@ import (
 	"time"
 )
 
+// costOptions turn on everything that costs: highlighting, and links
+// compared with a site.
+var costOptions = Options{HeadingIDPrefix: DefaultHeadingIDPrefix, SiteURL: "https://blog.example", Highlight: true}
+
 // maxBody is the largest body a post may have (storage.MaxBodyBytes).
 const maxBody = 100_000
 
@@ -75,7 +79,26 @@ func shapes(n int) map[string]string {
 		"hard-breaks":      fill("", "a  \n", ""),
 		"items-loose":      fill("", "- a\n\n", ""),
 		"plain":            fill("", "word ", ""),
+		"code-huge":        fill("```go\n", "x := f(\"a\", 'b', 1.5) // c\n", "```\n"),
+		"code-blocks":      fill("", "```go\nx := 1\n```\n", ""),
+		"code-unclosed":    fill("", "```go\n`", ""),
+		"embeds":           fill("", "https://youtu.be/dQw4w9WgXcQ\n\n", ""),
+		"embeds-lookalike": fill("", "https://www.youtube.com/watch?v=dQw4w9WgXc\n\n", ""),
+		"image-attrs":      fill("", "![a](http://x.io/a){width=1 height=2}", ""),
+		"image-braces":     fill("", "![a](http://x.io/a){width=1 ", ""),
+		"footnote-refs":    fill(seq2(MaxFootnotes, func(i int) string { return fmt.Sprintf("[^%d]: n\n", i) })+"\n", "[^99]", ""),
+		"footnote-misses":  fill("[^a]: n\n\n", "[^b]", ""),
+		"tasks":            fill("", "- [x] a\n", ""),
 	}
+}
+
+// seq2 joins f(1) to f(n).
+func seq2(n int, f func(i int) string) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		b.WriteString(f(i))
+	}
+	return b.String()
 }
 
 // cost renders src and returns what it allocated and how long it took.
@@ -83,7 +106,7 @@ func cost(t testing.TB, src string) (alloc uint64, took time.Duration, err error
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	start := time.Now()
-	_, err = Render(context.Background(), src, Options{HeadingIDPrefix: DefaultHeadingIDPrefix})
+	_, err = Render(context.Background(), src, costOptions)
 	took = time.Since(start)
 	runtime.ReadMemStats(&after)
 	return after.TotalAlloc - before.TotalAlloc, took, err
@@ -114,7 +137,7 @@ func TestRenderCostIsLinear(t *testing.T) {
 
 // isRefusal reports whether err is Render refusing the Markdown.
 func isRefusal(err error) bool {
-	for _, e := range []error{ErrTooLarge, ErrTableTooWide, ErrTooManyCells, ErrTooManyPipes, ErrTooDeep, ErrTooManyMarkers, ErrTooManyBrackets} {
+	for _, e := range []error{ErrTooLarge, ErrTableTooWide, ErrTooManyCells, ErrTooManyPipes, ErrTooDeep, ErrTooManyMarkers, ErrTooManyBrackets, ErrTooManyNotes} {
 		if errors.Is(err, e) {
 			return true
 		}
@@ -153,12 +176,13 @@ func BenchmarkRenderWorstCase(b *testing.B) {
 	all := shapes(maxBody)
 	for _, name := range []string{"table-padding", "table-100-cols", "table-pipes", "quotes-deep", "lists-deep",
 		"emphasis-mixed", "emphasis-intra", "brackets-closed", "links-unclosed", "links-title",
-		"definitions-open", "headings-same", "headings-setext", "items-loose", "plain"} {
+		"definitions-open", "headings-same", "headings-setext", "items-loose", "plain",
+		"code-huge", "code-blocks", "embeds", "footnote-refs"} {
 		src := all[name]
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := Render(context.Background(), src, Options{HeadingIDPrefix: DefaultHeadingIDPrefix}); err != nil && !isRefusal(err) {
+				if _, err := Render(context.Background(), src, costOptions); err != nil && !isRefusal(err) {
 					b.Fatal(err)
 				}
 			}
