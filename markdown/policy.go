@@ -43,8 +43,8 @@ func newPolicy() *bluemonday.Policy {
 
 	p.AllowAttrs("src").Matching(embedSrc).OnElements("iframe")
 	p.AllowAttrs("width", "height").Matching(regexp.MustCompile(`^[0-9]{1,4}$`)).OnElements("iframe")
-	p.AllowAttrs("allow").Matching(regexp.MustCompile(`^`+regexp.QuoteMeta(iframeAllow)+`$`)).OnElements("iframe")
-	p.AllowAttrs("referrerpolicy").Matching(regexp.MustCompile(`^`+iframeReferer+`$`)).OnElements("iframe")
+	p.AllowAttrs("allow").Matching(regexp.MustCompile(`^` + regexp.QuoteMeta(iframeAllow) + `$`)).OnElements("iframe")
+	p.AllowAttrs("referrerpolicy").Matching(regexp.MustCompile(`^` + iframeReferer + `$`)).OnElements("iframe")
 	p.AllowAttrs("loading").Matching(regexp.MustCompile(`^lazy$`)).OnElements("iframe", "img")
 	p.AllowAttrs("allowfullscreen").Matching(regexp.MustCompile(`^$`)).OnElements("iframe")
 	p.AllowAttrs("sandbox").OnElements("iframe")
