@@ -21,14 +21,33 @@ import (
 // holding <span class="kd">…</span> and the like, chroma's short class
 // names, never inline styles, so the page's stylesheet picks the colours
 // (ChromaCSS writes one for a chroma style). Highlighting is bounded:
-// code past MaxHighlightBytes in a body, and a block whose lexer fails,
-// are written plain (still with their language class).
+// chroma's lexers are backtracking regular expressions, and many take
+// time far beyond linear on hostile code (measured: 2 KB of ' in YAML
+// 1.8 s, 4 KB of "$" in TypeScript 0.9 s, 8 KB of newlines in C 17 s), so
+// only the languages of highlightable, whose lexers stayed near linear on
+// every shape tried, are highlighted, a block at most MaxHighlightBlock
+// bytes, a body at most MaxHighlightBytes in all and MaxHighlightBlocks
+// blocks; the rest, and a block
+// whose lexer fails, are written plain (still with their language class).
 
 // MaxHighlightBytes is how many bytes of fenced code a body may have
-// highlighted in all; the blocks past it are written plain. Lexers are
-// regular expressions run over the code: this keeps their work a small
-// part of a write.
-const MaxHighlightBytes = 32_000
+// highlighted in all; the blocks past it are written plain.
+const MaxHighlightBytes = 16_000
+
+// MaxHighlightBlock is the largest block highlighted.
+const MaxHighlightBlock = 4_000
+
+// MaxHighlightBlocks is how many blocks of a body are highlighted: a
+// lexer's start allocates about 30 KB, whatever the block's size.
+const MaxHighlightBlocks = 20
+
+// highlightable are the languages highlighted, by the names a fence may
+// give them: their lexers' worst time on the shapes tried was under
+// 0.6 s for 8 KB (markdown/cost_test.go holds the shapes).
+var highlightable = map[string]bool{
+	"go": true, "golang": true, "js": true, "javascript": true, "python": true, "py": true,
+	"ruby": true, "rb": true, "rust": true, "rs": true, "bash": true, "sh": true, "shell": true,
+}
 
 // languageName is a language a code block's class may name.
 var languageName = regexp.MustCompile(`^[A-Za-z0-9_+#.-]{1,32}$`)
@@ -36,8 +55,8 @@ var languageName = regexp.MustCompile(`^[A-Za-z0-9_+#.-]{1,32}$`)
 // codeRenderer writes fenced code blocks; it lives for one Render.
 type codeRenderer struct {
 	highlight bool
-	// highlighted counts the bytes of code highlighted so far.
-	highlighted int
+	// highlighted counts the bytes and blocks of code highlighted so far.
+	highlighted, blocks int
 }
 
 func (c *codeRenderer) render(w util.BufWriter, source []byte, node ast.Node, entering bool) (ast.WalkStatus, error) {
@@ -55,8 +74,10 @@ func (c *codeRenderer) render(w util.BufWriter, source []byte, node ast.Node, en
 		seg := lines.At(i)
 		code = append(code, seg.Value(source)...)
 	}
-	if lang != "" && c.highlight && c.highlighted+len(code) <= MaxHighlightBytes {
+	if highlightable[lang] && c.highlight && len(code) <= MaxHighlightBlock &&
+		c.highlighted+len(code) <= MaxHighlightBytes && c.blocks < MaxHighlightBlocks {
 		c.highlighted += len(code)
+		c.blocks++
 		if lexer := lexers.Get(lang); lexer != nil {
 			if it, err := chroma.Coalesce(lexer).Tokenise(nil, string(code)); err == nil {
 				_, _ = w.WriteString(`<pre class="chroma"><code class="language-` + lang + `">`)

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -21,9 +22,11 @@ const maxBody = 100_000
 // Render's allocation is held to allocPerByte bytes for each byte of
 // Markdown, plus allocBase: the worst shapes known allocate about 400.
 // Before the limits, a 24 KB table allocated 90 000 a byte (2.2 GB).
+// Each highlighted block adds what a lexer's run allocates whatever the
+// block's size (about 180 KB).
 const (
 	allocPerByte = 1024
-	allocBase    = 1 << 20
+	allocBase    = 1<<20 + MaxHighlightBlocks*200_000
 )
 
 // shapes returns Markdown of about n bytes in every shape known to make a
@@ -101,8 +104,18 @@ func seq2(n int, f func(i int) string) string {
 	return b.String()
 }
 
-// cost renders src and returns what it allocated and how long it took.
+// warmLexers compiles the lexers of the languages highlighted, which
+// chroma does once a process, at their first use.
+var warmLexers = sync.OnceFunc(func() {
+	for lang := range highlightable {
+		_, _ = Render(context.Background(), "```"+lang+"\nx\n```", costOptions)
+	}
+})
+
+// cost renders src and returns what it allocated and how long it took
+// (with the lexers compiled before).
 func cost(t testing.TB, src string) (alloc uint64, took time.Duration, err error) {
+	warmLexers()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	start := time.Now()

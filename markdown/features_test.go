@@ -56,12 +56,14 @@ func TestFencedCodeKeepsItsLanguage(t *testing.T) {
 }
 
 func TestHighlightingIsBounded(t *testing.T) {
-	block := "```go\n" + strings.Repeat("x := 1 // a line of Go\n", MaxHighlightBytes/23) + "```\n\n"
-	html := renderWith(t, block+block, Options{Highlight: true})
-	if n := strings.Count(html, `<pre class="chroma">`); n != 1 {
-		t.Errorf("%d blocks highlighted, want the first only", n)
+	block := "```go\n" + strings.Repeat("x := 1 // a line of Go\n", MaxHighlightBlock/23) + "```\n\n"
+	html := renderWith(t, strings.Repeat(block, MaxHighlightBytes/MaxHighlightBlock+1), Options{Highlight: true})
+	if n := strings.Count(html, `<pre class="chroma">`); n != MaxHighlightBytes/MaxHighlightBlock {
+		t.Errorf("%d blocks highlighted, want %d", n, MaxHighlightBytes/MaxHighlightBlock)
 	}
 	contains(t, html, `<pre><code class="language-go">x := 1`)
+	// Languages whose lexers are not known to be near linear are plain.
+	contains(t, renderWith(t, "```yaml\na: 'b'\n```", Options{Highlight: true}), `<pre><code class="language-yaml">a: &#39;b&#39;`)
 	// A block as large as a body may be renders (plain) within the limit.
 	huge := "```go\n" + strings.Repeat("x := \"a\"\n", 90_000/9) + "```\n"
 	if _, err := Render(context.Background(), huge, Options{Highlight: true}); err != nil {

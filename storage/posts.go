@@ -406,6 +406,7 @@ func (s *Store) writePost(ctx context.Context, rec *idem, before, after *postIte
 // setDerived copies what derive derived from the body of d.
 func (it *postItem) setDerived(d *postItem) {
 	it.HTML, it.TOC, it.Words, it.Minutes, it.AutoExcerpt = d.HTML, d.TOC, d.Words, d.Minutes, d.AutoExcerpt
+	it.RenderVersion = d.RenderVersion
 }
 
 func (it *postItem) setCover(img *Image) {

@@ -1,0 +1,324 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// The background re-render. Bodies are rendered when they are written,
+// and each rendered item records the version of its renderer
+// (renderVersion: markdown.Options.Version, the code's version and a hash
+// of the options). When the renderer changes (a new release, another
+// -site-url, highlighting turned on), what is stored is rendered again in
+// the background:
+//
+//   - a server at start claims the renderer: it puts the renderer item
+//     RENDERER / RENDERER with its version, not done, unless the item
+//     already names that version (ClaimRenderer; the last server started
+//     wins, so a rolling deploy ends with the new release's, and a
+//     rollback goes back);
+//   - Rerender, which one server of the fleet runs under a worker lease
+//     (the change feed's "rerender" worker), reads the renderer item and,
+//     while it names this server's version and is not done, sweeps: it
+//     lists every rendered item with its version (renderedKinds) and
+//     renders again each one of another version, one transaction each,
+//     conditional on the item's version as read, so a concurrent edit is
+//     never lost (the edit wins, rendered with its own server's renderer,
+//     and the sweep reads it again); a sweep that wrote nothing marks the
+//     renderer item done, and from then on a tick costs one GetItem;
+//   - a server whose version is not the renderer item's never sweeps, so
+//     servers of two releases during a deploy do not undo each other's
+//     work; items written by the old release meanwhile are found by the
+//     next sweep, which runs until one finds nothing to do.
+//
+// A post's re-render rewrites its post item (bodyHtml, toc, words,
+// minutes, autoExcerpt, renderVersion) and, when the word count, reading
+// time or derived excerpt changed, the same attributes of its copies,
+// in one TransactWriteItems; it changes no version and no updatedAt, so
+// an editor's expected version still holds. A body that no longer renders
+// within the limits with the new renderer keeps what it has (and its old
+// version) until it is edited. Every server must run with the same
+// rendering flags (-heading-id-prefix, -site-url, -highlight-code): two
+// servers that differ re-render to their own at each start.
+
+// rendererItem is the renderer the table's bodies are to be rendered with.
+type rendererItem struct {
+	PK      string `dynamodbav:"PK"`
+	SK      string `dynamodbav:"SK"`
+	Type    string `dynamodbav:"type"`
+	Version string `dynamodbav:"version"`
+	// Done is set by the first sweep that found nothing to render again.
+	Done bool `dynamodbav:"done"`
+}
+
+// renderedKind is a kind of item whose Markdown the store renders when it
+// is written. Pages and any other rendered item add theirs to
+// renderedKinds; the sweep needs nothing else.
+type renderedKind struct {
+	name string
+	// each calls fn with the id and renderVersion of every item of the
+	// kind, and stops at fn's first error.
+	each func(ctx context.Context, fn func(id, version string) error) error
+	// rerender renders the item id again with the store's renderer unless
+	// it already has its version, and reports whether it wrote.
+	rerender func(ctx context.Context, id string) (bool, error)
+}
+
+// renderedKinds lists what the background re-render covers.
+func (s *Store) renderedKinds() []renderedKind {
+	return []renderedKind{
+		{name: "posts", each: s.eachPostVersion, rerender: s.rerenderPost},
+	}
+}
+
+// RenderVersion returns the version of the store's renderer.
+func (s *Store) RenderVersion() string { return s.render.Version() }
+
+// ClaimRenderer makes the store's renderer the one the table's bodies are
+// to have, and reports whether it changed that: one PutItem, conditional
+// on the renderer item naming another version or none. It fails only
+// when the write fails.
+func (s *Store) ClaimRenderer(ctx context.Context) (bool, error) {
+	v := s.RenderVersion()
+	k := rendererKey()
+	it := rendererItem{PK: k.PK, SK: k.SK, Type: typeRenderer, Version: v}
+	av, err := attributevalue.MarshalMap(it)
+	if err != nil {
+		return false, err
+	}
+	expr, err := buildExpr(expression.NewBuilder().WithCondition(
+		condNotExists().Or(expression.Name("version").NotEqual(expression.Value(v)))))
+	if err != nil {
+		return false, err
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName: aws.String(s.table), Item: av,
+		ConditionExpression:       expr.Condition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+	})
+	var failed *types.ConditionalCheckFailedException
+	switch {
+	case errors.As(err, &failed):
+		return false, nil
+	case err != nil:
+		return false, fmt.Errorf("claim renderer %s: %w", v, err)
+	}
+	return true, nil
+}
+
+// Rerendered is what one call of Rerender did.
+type Rerendered struct {
+	// Swept is whether it swept (the renderer item named this store's
+	// version and was not done).
+	Swept bool
+	// Rendered counts the items rendered again; Stale those of another
+	// version it found (a body that no longer renders within the limits
+	// stays stale).
+	Rendered, Stale int
+	// Done is whether this sweep marked the renderer done.
+	Done bool
+}
+
+// Rerender sweeps once when the renderer item names this store's renderer
+// and is not done (see the top of this file): it renders again every
+// rendered item of another version, and marks the renderer done when it
+// found none to write. Otherwise it costs one GetItem. It returns what it
+// did so far and the first error of a read or a write; the next call goes
+// on.
+func (s *Store) Rerender(ctx context.Context) (Rerendered, error) {
+	var out Rerendered
+	var r rendererItem
+	switch err := s.getItem(ctx, rendererKey(), true, &r); {
+	case errors.Is(err, ErrNotFound):
+		return out, nil
+	case err != nil:
+		return out, fmt.Errorf("rerender: %w", err)
+	}
+	v := s.RenderVersion()
+	if r.Version != v || r.Done {
+		return out, nil
+	}
+	out.Swept = true
+	for _, kind := range s.renderedKinds() {
+		err := kind.each(ctx, func(id, version string) error {
+			if version == v {
+				return nil
+			}
+			out.Stale++
+			did, err := kind.rerender(ctx, id)
+			if did {
+				out.Rendered++
+			}
+			return err
+		})
+		if err != nil {
+			return out, fmt.Errorf("rerender %s: %w", kind.name, err)
+		}
+	}
+	if out.Rendered > 0 {
+		return out, nil
+	}
+	_, err := s.db.UpdateItem(ctx, s.doneInput(v))
+	var failed *types.ConditionalCheckFailedException
+	switch {
+	case errors.As(err, &failed):
+		// Another renderer was claimed meanwhile: its sweep goes on.
+	case err != nil:
+		return out, fmt.Errorf("rerender: mark done: %w", err)
+	default:
+		out.Done = true
+	}
+	return out, nil
+}
+
+func (s *Store) doneInput(v string) *dynamodb.UpdateItemInput {
+	expr, err := buildExpr(expression.NewBuilder().
+		WithUpdate(expression.Set(expression.Name("done"), expression.Value(true))).
+		WithCondition(expression.Name("version").Equal(expression.Value(v))))
+	if err != nil {
+		panic(err) // a constant expression
+	}
+	return &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.table), Key: mustKey(rendererKey()),
+		UpdateExpression:          expr.Update(),
+		ConditionExpression:       expr.Condition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+	}
+}
+
+// eachPostVersion lists every post with its renderVersion: the published
+// and scheduled ones from the feed's shards in GSI1 (one Query each, and
+// one more for every 1 MB), the drafts from each author's drafts in GSI1
+// (the authors from GSI1 AUTHORS, then one Query an author).
+func (s *Store) eachPostVersion(ctx context.Context, fn func(id, version string) error) error {
+	for i := range feedShards {
+		if err := s.eachVersion(ctx, fmt.Sprintf("%s%d", prefixFeed, i), fn); err != nil {
+			return err
+		}
+	}
+	var authors []string
+	err := s.eachVersion(ctx, authorsPartition, func(id, _ string) error {
+		authors = append(authors, id)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, a := range authors {
+		if err := s.eachVersion(ctx, draftPartition(a), fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// eachVersion calls fn with the id and renderVersion of every item of the
+// GSI1 partition pk.
+func (s *Store) eachVersion(ctx context.Context, pk string, fn func(id, version string) error) error {
+	expr, err := buildExpr(expression.NewBuilder().
+		WithKeyCondition(expression.Key(attrGSI1PK).Equal(expression.Value(pk))).
+		WithProjection(expression.NamesList(expression.Name("id"), expression.Name("renderVersion"))))
+	if err != nil {
+		return err
+	}
+	pages := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+		TableName: aws.String(s.table), IndexName: aws.String(indexGSI1),
+		KeyConditionExpression:    expr.KeyCondition(),
+		ProjectionExpression:      expr.Projection(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+	})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("list %s: %w", pk, err)
+		}
+		var rows []struct {
+			ID      string `dynamodbav:"id"`
+			Version string `dynamodbav:"renderVersion"`
+		}
+		if err := attributevalue.UnmarshalListOfMaps(page.Items, &rows); err != nil {
+			return fmt.Errorf("list %s: %w", pk, err)
+		}
+		for _, r := range rows {
+			if err := fn(r.ID, r.Version); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// rerenderPost renders the post id again (see the top of this file). A
+// post gone meanwhile, already of this version, or whose body no longer
+// renders within the limits is left as it is.
+func (s *Store) rerenderPost(ctx context.Context, id string) (bool, error) {
+	return retryWrite(ctx, func() (bool, error) {
+		var p postItem
+		switch err := s.getItem(ctx, postKey(id), true, &p); {
+		case errors.Is(err, ErrNotFound):
+			return false, nil
+		case err != nil:
+			return false, err
+		}
+		if p.RenderVersion == s.RenderVersion() {
+			return false, nil
+		}
+		d := postItem{Body: p.Body}
+		switch err := d.derive(ctx, s.render); {
+		case errors.Is(err, ErrInvalidInput):
+			return false, nil
+		case err != nil:
+			return false, err
+		}
+		full := derivedUpdate(&d, true)
+		cond := condVersion(p.Version)
+		t := s.newTxn()
+		errs := []error{t.update(postKey(id), full, &cond, errRetry)}
+		if d.Words != p.Words || d.Minutes != p.Minutes || d.AutoExcerpt != p.AutoExcerpt {
+			summary := derivedUpdate(&d, false)
+			for _, k := range p.copyKeys() {
+				errs = append(errs, t.update(k, summary, ptr(condExists()), errRetry))
+			}
+		}
+		if err := errors.Join(errs...); err != nil {
+			return false, err
+		}
+		if err := s.exec(ctx, t); err != nil {
+			return false, err
+		}
+		return true, nil
+	})
+}
+
+// derivedUpdate sets what derive derived in d, as the item's omitempty
+// attributes hold it (a zero value removed): on the post item (post) all
+// of it, on a copy what a summary has.
+func derivedUpdate(d *postItem, post bool) expression.UpdateBuilder {
+	var u expression.UpdateBuilder
+	set := func(name string, v any, zero bool) {
+		if zero {
+			u = u.Remove(expression.Name(name))
+		} else {
+			u = u.Set(expression.Name(name), expression.Value(v))
+		}
+	}
+	set("words", d.Words, d.Words == 0)
+	set("minutes", d.Minutes, d.Minutes == 0)
+	set("autoExcerpt", d.AutoExcerpt, d.AutoExcerpt == "")
+	if post {
+		set("bodyHtml", d.HTML, d.HTML == "")
+		set("toc", d.TOC, len(d.TOC) == 0)
+		set("renderVersion", d.RenderVersion, false)
+	}
+	return u
+}
