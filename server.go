@@ -119,7 +119,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
-	storeOpts := []storage.Option{storage.WithHeadingIDPrefix(cfg.headingIDPrefix), storage.WithStream()}
+	// The configured site URL only: the embedded engine's default (this
+	// server's address) would make every new port a new renderer.
+	storeOpts := []storage.Option{storage.WithHeadingIDPrefix(cfg.headingIDPrefix), storage.WithSiteURL(cfg.siteURL),
+		storage.WithHighlight(cfg.highlightCode), storage.WithStream()}
 	if cfg.privateURLs {
 		storeOpts = append(storeOpts, storage.WithPrivateHosts())
 	}
@@ -148,11 +151,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		}
 		logger.Info("demo blog seeded", "duration", time.Since(start).Round(time.Millisecond))
 	}
+	// This server's renderer becomes the table's: the "rerender" worker
+	// renders again what another rendered (storage/rerender.go).
+	if claimed, err := store.ClaimRenderer(ctx); err != nil {
+		return err
+	} else if claimed {
+		logger.Info("renderer changed: stored bodies are rendered again in the background", "render_version", store.RenderVersion())
+	}
 	cursorKey, err := cursorKeyOf(ctx, cfg, store)
 	if err != nil {
 		return err
 	}
 	store = storage.New(client, cfg.table, append(storeOpts, storage.WithCursorKey(cursorKey))...)
+	go store.WatchRenderer(ctx)
 	// One webhooks service serves the GraphQL webhook mutations and is
 	// the change feed's "webhooks" worker.
 	hooks := webhooks.New(store, cfg.webhookOptions(logger))
@@ -290,12 +301,25 @@ func newFeed(ctx context.Context, clientCfg storage.ClientConfig, store *storage
 		_, err := store.GoLive(ctx)
 		return err
 	}})
+	// One server at a time renders again the bodies another renderer
+	// rendered; once done, a tick is one GetItem.
+	feed.AddWorker(changefeed.Worker{Name: "rerender", Every: rerenderEvery, Tick: func(ctx context.Context) error {
+		r, err := store.Rerender(ctx)
+		if r.Rendered > 0 || r.Done {
+			logger.Info("bodies rendered again", "rendered", r.Rendered, "stale", r.Stale, "done", r.Done, "render_version", store.RenderVersion())
+		}
+		return err
+	}})
 	// One server at a time delivers to webhooks: what the log brings,
 	// and every second the retries that are due.
 	feed.AddWorker(changefeed.Worker{Name: "webhooks", Events: hooks.HandleEvents, Tick: hooks.RetryDue, Every: time.Second})
 	logger.Info("change feed", "owner", feed.Owner(), "event_retention", cfg.eventRetention, "read_stream", cfg.readStream)
 	return feed, nil
 }
+
+// rerenderEvery is how often the "rerender" worker looks at the renderer
+// item, and sweeps while it is not done.
+const rerenderEvery = 10 * time.Second
 
 // Values of -migrate.
 const (

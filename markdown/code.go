@@ -38,7 +38,7 @@ const MaxHighlightBytes = 16_000
 const MaxHighlightBlock = 4_000
 
 // MaxHighlightBlocks is how many blocks of a body are highlighted: a
-// lexer's start allocates about 30 KB, whatever the block's size.
+// lexer's run allocates about 180 KB, whatever the block's size.
 const MaxHighlightBlocks = 20
 
 // highlightable are the languages highlighted, by the names a fence may

@@ -112,7 +112,7 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 				sched = append(sched, si)
 			case typeWebhook, typeWebhookCount, typeOutbox, typeDelivery:
 				err = hooks.add(head.Type, it)
-			case typeIdempotency, typeSecret, typeLayout:
+			case typeIdempotency, typeSecret, typeLayout, typeRenderer:
 			case typeLease, typeEvent, typeEventHead:
 				err = feed.add(head.Type, it)
 			default:
@@ -148,9 +148,10 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 		}
 		// A post rendered by another renderer (another version, or none:
 		// written before versions) waits for the background re-render
-		// (rerender.go); what it holds is checked once that has run.
+		// (rerender.go); what it holds is checked once that has run. One
+		// never rendered is wrong whatever the renderer.
 		derived := postItem{Body: p.Body}
-		if p.RenderVersion == s.render.Version() {
+		if p.RenderVersion == s.render.Version() || p.HTML == "" {
 			if err := derived.derive(ctx, s.render); err != nil || !reflect.DeepEqual(normal(derived.withDerivedOnly()), normal(p.withDerivedOnly())) {
 				badf("post %s has a rendered body, table of contents, word count or excerpt that its body does not give", id)
 			}

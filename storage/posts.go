@@ -34,6 +34,7 @@ func (s *Store) CreatePost(ctx context.Context, in NewPost) (*Post, error) {
 	if err := derived.derive(ctx, s.render); err != nil {
 		return nil, err
 	}
+	defer s.noteRendered(ctx)
 	return idempotent(ctx, s, "createPost", in.IdempotencyKey, in, func(id *idem) (*Post, error) {
 		postID := newID()
 		return retryWrite(ctx, func() (*Post, error) {
@@ -115,6 +116,9 @@ func (s *Store) UpdatePost(ctx context.Context, in PostPatch) (*Post, error) {
 		// A version no post has: the write fails with a ConflictError
 		// that tells the current one.
 		in.ExpectedVersion = NoVersion
+	}
+	if derived != nil {
+		defer s.noteRendered(ctx)
 	}
 	return s.changePost(ctx, postChange{
 		op: "updatePost", id: in.ID, expected: in.ExpectedVersion, key: in.IdempotencyKey, input: in,

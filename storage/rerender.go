@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -35,8 +37,11 @@ import (
 //     renderer item done, and from then on a tick costs one GetItem;
 //   - a server whose version is not the renderer item's never sweeps, so
 //     servers of two releases during a deploy do not undo each other's
-//     work; items written by the old release meanwhile are found by the
-//     next sweep, which runs until one finds nothing to do.
+//     work; and when such a server writes a body, it marks the renderer
+//     item not done again (noteRendered: every server reads the item
+//     every rendererRecheck, WatchRenderer, and writes only while it is
+//     outdated), so the sweep runs again and renders that body with the
+//     table's renderer.
 //
 // A post's re-render rewrites its post item (bodyHtml, toc, words,
 // minutes, autoExcerpt, renderVersion) and, when the word count, reading
@@ -54,7 +59,10 @@ type rendererItem struct {
 	SK      string `dynamodbav:"SK"`
 	Type    string `dynamodbav:"type"`
 	Version string `dynamodbav:"version"`
-	// Done is set by the first sweep that found nothing to render again.
+	// ClaimedAt is when the renderer was claimed (a key time).
+	ClaimedAt string `dynamodbav:"claimedAt"`
+	// Done is set by the first sweep that found nothing to render again
+	// and started settleAfter the claim or later.
 	Done bool `dynamodbav:"done"`
 }
 
@@ -78,6 +86,66 @@ func (s *Store) renderedKinds() []renderedKind {
 	}
 }
 
+// rendererRecheck is how long a store trusts what it last read of the
+// renderer item when it writes a body.
+const rendererRecheck = 30 * time.Second
+
+// settleAfter is how long after a claim a sweep may mark the renderer
+// done: by then every server has read the claim again before its writes
+// (rendererRecheck), so each body an outdated server writes afterwards
+// marks the renderer not done, and those it wrote before are found by a
+// sweep.
+const settleAfter = 2 * rendererRecheck
+
+// claimed is what a store last read of the renderer item.
+type claimed struct {
+	mu      sync.Mutex
+	version string
+}
+
+// WatchRenderer reads the renderer item now and every rendererRecheck
+// until ctx ends (one GetItem each), so that noteRendered knows whether
+// this store's renderer is the table's. A server runs it; a read that
+// fails keeps what was read before.
+func (s *Store) WatchRenderer(ctx context.Context) {
+	for {
+		_ = s.RefreshRenderer(ctx)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(rendererRecheck):
+		}
+	}
+}
+
+// RefreshRenderer reads the renderer item for noteRendered; it fails when
+// the read fails.
+func (s *Store) RefreshRenderer(ctx context.Context) error {
+	var r rendererItem
+	if err := s.getItem(ctx, rendererKey(), false, &r); err != nil && !errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("read the renderer: %w", err)
+	}
+	s.claimed.mu.Lock()
+	defer s.claimed.mu.Unlock()
+	s.claimed.version = r.Version
+	return nil
+}
+
+// noteRendered is called after a write stored a body this store rendered:
+// when the table's renderer, as last read (WatchRenderer), is another, it
+// marks it not done (one UpdateItem), so that the sweep renders the body
+// again with it. It is best effort: a failure leaves the body for the
+// next sweep that another write or a claim starts.
+func (s *Store) noteRendered(ctx context.Context) {
+	s.claimed.mu.Lock()
+	v := s.claimed.version
+	s.claimed.mu.Unlock()
+	if v == "" || v == s.RenderVersion() {
+		return
+	}
+	_, _ = s.db.UpdateItem(ctx, s.doneInput(v, false))
+}
+
 // RenderVersion returns the version of the store's renderer.
 func (s *Store) RenderVersion() string { return s.render.Version() }
 
@@ -88,7 +156,7 @@ func (s *Store) RenderVersion() string { return s.render.Version() }
 func (s *Store) ClaimRenderer(ctx context.Context) (bool, error) {
 	v := s.RenderVersion()
 	k := rendererKey()
-	it := rendererItem{PK: k.PK, SK: k.SK, Type: typeRenderer, Version: v}
+	it := rendererItem{PK: k.PK, SK: k.SK, Type: typeRenderer, Version: v, ClaimedAt: keyTime(s.Now())}
 	av, err := attributevalue.MarshalMap(it)
 	if err != nil {
 		return false, err
@@ -130,7 +198,7 @@ type Rerendered struct {
 // Rerender sweeps once when the renderer item names this store's renderer
 // and is not done (see the top of this file): it renders again every
 // rendered item of another version, and marks the renderer done when it
-// found none to write. Otherwise it costs one GetItem. It returns what it
+// found none to write and started settleAfter the claim or later. Otherwise it costs one GetItem. It returns what it
 // did so far and the first error of a read or a write; the next call goes
 // on.
 func (s *Store) Rerender(ctx context.Context) (Rerendered, error) {
@@ -147,6 +215,7 @@ func (s *Store) Rerender(ctx context.Context) (Rerendered, error) {
 		return out, nil
 	}
 	out.Swept = true
+	settled := !s.Now().Before(parseKeyTime(r.ClaimedAt).Add(settleAfter))
 	for _, kind := range s.renderedKinds() {
 		err := kind.each(ctx, func(id, version string) error {
 			if version == v {
@@ -163,10 +232,10 @@ func (s *Store) Rerender(ctx context.Context) (Rerendered, error) {
 			return out, fmt.Errorf("rerender %s: %w", kind.name, err)
 		}
 	}
-	if out.Rendered > 0 {
+	if out.Rendered > 0 || !settled {
 		return out, nil
 	}
-	_, err := s.db.UpdateItem(ctx, s.doneInput(v))
+	_, err := s.db.UpdateItem(ctx, s.doneInput(v, true))
 	var failed *types.ConditionalCheckFailedException
 	switch {
 	case errors.As(err, &failed):
@@ -179,9 +248,11 @@ func (s *Store) Rerender(ctx context.Context) (Rerendered, error) {
 	return out, nil
 }
 
-func (s *Store) doneInput(v string) *dynamodb.UpdateItemInput {
+// doneInput sets the renderer item's done, on the condition that it names
+// the renderer v.
+func (s *Store) doneInput(v string, done bool) *dynamodb.UpdateItemInput {
 	expr, err := buildExpr(expression.NewBuilder().
-		WithUpdate(expression.Set(expression.Name("done"), expression.Value(true))).
+		WithUpdate(expression.Set(expression.Name("done"), expression.Value(done))).
 		WithCondition(expression.Name("version").Equal(expression.Value(v))))
 	if err != nil {
 		panic(err) // a constant expression
