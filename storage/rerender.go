@@ -38,10 +38,11 @@ import (
 //   - a server whose version is not the renderer item's never sweeps, so
 //     servers of two releases during a deploy do not undo each other's
 //     work; and when such a server writes a body, it marks the renderer
-//     item not done again (noteRendered: every server reads the item
-//     every rendererRecheck, WatchRenderer, and writes only while it is
-//     outdated), so the sweep runs again and renders that body with the
-//     table's renderer.
+//     item not done again and counts a mark (noteRendered: every server
+//     reads the item every rendererRecheck, WatchRenderer, and writes
+//     only while it is outdated), so the sweep runs again and renders that
+//     body with the table's renderer; a sweep marks done only if no mark
+//     came since it began.
 //
 // A post's re-render rewrites its post item (bodyHtml, toc, words,
 // minutes, autoExcerpt, renderVersion) and, when the word count, reading
@@ -62,8 +63,11 @@ type rendererItem struct {
 	// ClaimedAt is when the renderer was claimed (a key time).
 	ClaimedAt string `dynamodbav:"claimedAt"`
 	// Done is set by the first sweep that found nothing to render again
-	// and started settleAfter the claim or later.
+	// and started settleAfter the claim or later, with no mark since it
+	// started.
 	Done bool `dynamodbav:"done"`
+	// Marks counts the bodies outdated servers wrote (noteRendered).
+	Marks int64 `dynamodbav:"marks,omitempty"`
 }
 
 // renderedKind is a kind of item whose Markdown the store renders when it
@@ -143,7 +147,20 @@ func (s *Store) noteRendered(ctx context.Context) {
 	if v == "" || v == s.RenderVersion() {
 		return
 	}
-	_, _ = s.db.UpdateItem(ctx, s.doneInput(v, false))
+	expr, err := buildExpr(expression.NewBuilder().
+		WithUpdate(expression.Set(expression.Name("done"), expression.Value(false)).
+			Add(expression.Name("marks"), expression.Value(1))).
+		WithCondition(expression.Name("version").Equal(expression.Value(v))))
+	if err != nil {
+		return
+	}
+	_, _ = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.table), Key: mustKey(rendererKey()),
+		UpdateExpression:          expr.Update(),
+		ConditionExpression:       expr.Condition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+	})
 }
 
 // RenderVersion returns the version of the store's renderer.
@@ -235,11 +252,12 @@ func (s *Store) Rerender(ctx context.Context) (Rerendered, error) {
 	if out.Rendered > 0 || !settled {
 		return out, nil
 	}
-	_, err := s.db.UpdateItem(ctx, s.doneInput(v, true))
+	_, err := s.db.UpdateItem(ctx, s.doneInput(v, r.Marks))
 	var failed *types.ConditionalCheckFailedException
 	switch {
 	case errors.As(err, &failed):
-		// Another renderer was claimed meanwhile: its sweep goes on.
+		// Another renderer was claimed meanwhile (its sweep goes on), or
+		// an outdated server wrote a body (the next sweep renders it).
 	case err != nil:
 		return out, fmt.Errorf("rerender: mark done: %w", err)
 	default:
@@ -248,12 +266,16 @@ func (s *Store) Rerender(ctx context.Context) (Rerendered, error) {
 	return out, nil
 }
 
-// doneInput sets the renderer item's done, on the condition that it names
-// the renderer v.
-func (s *Store) doneInput(v string, done bool) *dynamodb.UpdateItemInput {
+// doneInput marks the renderer item done, on the condition that it names
+// the renderer v and has the marks it had when the sweep began.
+func (s *Store) doneInput(v string, marks int64) *dynamodb.UpdateItemInput {
+	same := expression.Name("marks").Equal(expression.Value(marks))
+	if marks == 0 {
+		same = expression.Name("marks").AttributeNotExists()
+	}
 	expr, err := buildExpr(expression.NewBuilder().
-		WithUpdate(expression.Set(expression.Name("done"), expression.Value(done))).
-		WithCondition(expression.Name("version").Equal(expression.Value(v))))
+		WithUpdate(expression.Set(expression.Name("done"), expression.Value(true))).
+		WithCondition(expression.Name("version").Equal(expression.Value(v)).And(same)))
 	if err != nil {
 		panic(err) // a constant expression
 	}
