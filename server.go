@@ -514,6 +514,8 @@ func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *
 		panic(err)
 	}
 	feeds.Register(mux)
+	// The theme of highlighted code (-highlight-code).
+	mux.Handle("GET /code.css", withCORS(cors, codeCSS()))
 	if cfg.playgroundOn() {
 		mountPlayground(mux, cfg.playgroundDirs(), playgroundHeaders, logger)
 	}
