@@ -79,8 +79,7 @@ func TestRerenderRendersWhatAnotherRendererWrote(t *testing.T) {
 
 	// The new renderer claims the table and renders both again, once.
 	equal(t, "new claim", must[bool](t)(s2.ClaimRenderer(ctx)), true)
-	var reqs map[string]int
-	reqs = counted(func(ctx context.Context) { r = must[storage.Rerendered](t)(s2.Rerender(ctx)) })
+	reqs := counted(func(ctx context.Context) { r = must[storage.Rerendered](t)(s2.Rerender(ctx)) })
 	if r.Rendered != 2 || r.Stale != 2 || r.Done {
 		t.Errorf("sweep: %+v", r)
 	}
