@@ -22,7 +22,8 @@ import (
 // its body's, a slug or author slug reservation that points nowhere or
 // disagrees with its holder's slugs, a held comment outside its queues, a
 // reply its parent carries wrongly, a reader or rate item that is
-// malformed, a lease or an event log that breaks its invariants
+// malformed, a post left to another renderer than the table's after its
+// sweep is done, a lease or an event log that breaks its invariants
 // (checkfeed.go), a schedule item or a go-live marker without the other, or
 // a schedule item due for over a minute (see checkSchedule), a webhook
 // count that is off, an outbox or delivery item whose webhook is gone, a
@@ -47,6 +48,7 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 		feed     feedItems
 		bad      []string
 		hooks    webhookItems
+		renderer *rendererItem
 	)
 	pages := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true)})
 	for pages.HasMorePages() {
@@ -112,7 +114,10 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 				sched = append(sched, si)
 			case typeWebhook, typeWebhookCount, typeOutbox, typeDelivery:
 				err = hooks.add(head.Type, it)
-			case typeIdempotency, typeSecret, typeLayout, typeRenderer:
+			case typeRenderer:
+				renderer = &rendererItem{}
+				err = attributevalue.UnmarshalMap(it, renderer)
+			case typeIdempotency, typeSecret, typeLayout:
 			case typeLease, typeEvent, typeEventHead:
 				err = feed.add(head.Type, it)
 			default:
@@ -150,11 +155,15 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 		// written before versions) waits for the background re-render
 		// (rerender.go); what it holds is checked once that has run. One
 		// never rendered is wrong whatever the renderer.
+		// Once the store's renderer is the table's and its sweep is done,
+		// every body it can render has its version.
 		derived := postItem{Body: p.Body}
 		if p.RenderVersion == s.render.Version() || p.HTML == "" {
 			if err := derived.derive(ctx, s.render); err != nil || !reflect.DeepEqual(normal(derived.withDerivedOnly()), normal(p.withDerivedOnly())) {
 				badf("post %s has a rendered body, table of contents, word count or excerpt that its body does not give", id)
 			}
+		} else if renderer != nil && renderer.Done && renderer.Version == s.render.Version() && derived.derive(ctx, s.render) == nil {
+			badf("post %s is rendered by %q, not by the table's renderer %q, whose sweep is done", id, p.RenderVersion, renderer.Version)
 		}
 		for _, c := range p.Cats {
 			cat := cats[c.Slug]

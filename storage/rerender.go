@@ -42,7 +42,8 @@ import (
 //     reads the item every rendererRecheck, WatchRenderer, and writes
 //     only while it is outdated), so the sweep runs again and renders that
 //     body with the table's renderer; a sweep marks done only if no mark
-//     came since it began.
+//     came since it began, and it began indexLag or more after the last
+//     (GSI1, where it finds posts, shows a write a moment later).
 //
 // A post's re-render rewrites its post item (bodyHtml, toc, words,
 // minutes, autoExcerpt, renderVersion) and, when the word count, reading
@@ -66,8 +67,10 @@ type rendererItem struct {
 	// and started settleAfter the claim or later, with no mark since it
 	// started.
 	Done bool `dynamodbav:"done"`
-	// Marks counts the bodies outdated servers wrote (noteRendered).
-	Marks int64 `dynamodbav:"marks,omitempty"`
+	// Marks counts the bodies outdated servers wrote (noteRendered);
+	// MarkedAt is when the last was counted (a key time).
+	Marks    int64  `dynamodbav:"marks,omitempty"`
+	MarkedAt string `dynamodbav:"markedAt,omitempty"`
 }
 
 // renderedKind is a kind of item whose Markdown the store renders when it
@@ -100,6 +103,12 @@ const rendererRecheck = 30 * time.Second
 // marks the renderer not done, and those it wrote before are found by a
 // sweep.
 const settleAfter = 2 * rendererRecheck
+
+// indexLag is how long after a mark a sweep may mark the renderer done:
+// the sweep finds posts in GSI1, which shows a write a moment after it
+// (well under a second on DynamoDB), so a sweep that started sooner might
+// not see the body the mark is for.
+const indexLag = 10 * time.Second
 
 // claimed is what a store last read of the renderer item.
 type claimed struct {
@@ -149,6 +158,7 @@ func (s *Store) noteRendered(ctx context.Context) {
 	}
 	expr, err := buildExpr(expression.NewBuilder().
 		WithUpdate(expression.Set(expression.Name("done"), expression.Value(false)).
+			Set(expression.Name("markedAt"), expression.Value(keyTime(s.Now()))).
 			Add(expression.Name("marks"), expression.Value(1))).
 		WithCondition(expression.Name("version").Equal(expression.Value(v))))
 	if err != nil {
@@ -215,7 +225,8 @@ type Rerendered struct {
 // Rerender sweeps once when the renderer item names this store's renderer
 // and is not done (see the top of this file): it renders again every
 // rendered item of another version, and marks the renderer done when it
-// found none to write and started settleAfter the claim or later. Otherwise it costs one GetItem. It returns what it
+// found none to write and started settleAfter the claim or later, and
+// indexLag after the last mark or later. Otherwise it costs one GetItem. It returns what it
 // did so far and the first error of a read or a write; the next call goes
 // on.
 func (s *Store) Rerender(ctx context.Context) (Rerendered, error) {
@@ -232,7 +243,9 @@ func (s *Store) Rerender(ctx context.Context) (Rerendered, error) {
 		return out, nil
 	}
 	out.Swept = true
-	settled := !s.Now().Before(parseKeyTime(r.ClaimedAt).Add(settleAfter))
+	now := s.Now()
+	settled := !now.Before(parseKeyTime(r.ClaimedAt).Add(settleAfter)) &&
+		(r.MarkedAt == "" || !now.Before(parseKeyTime(r.MarkedAt).Add(indexLag)))
 	for _, kind := range s.renderedKinds() {
 		err := kind.each(ctx, func(id, version string) error {
 			if version == v {

@@ -130,13 +130,16 @@ func TestBodiesAreRenderedAgainInTheBackground(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
-	for {
+	// The worker sweeps every 10 s until a sweep finds nothing, 10 s or
+	// more after the last edit of an outdated server.
+	for i := 0; ; i++ {
+		old.clock.Advance(10 * time.Second)
 		r := ok[storage.Rerendered](t)(s.store.Rerender(ctx))
 		if r.Done {
 			break
 		}
-		if !r.Swept {
-			t.Fatalf("the new renderer does not sweep: %+v", r)
+		if !r.Swept || i > 3 {
+			t.Fatalf("sweep %d: %+v", i, r)
 		}
 	}
 
