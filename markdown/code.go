@@ -42,8 +42,9 @@ const MaxHighlightBlock = 4_000
 const MaxHighlightBlocks = 20
 
 // highlightable are the languages highlighted, by the names a fence may
-// give them: their lexers' worst time on the shapes tried was under
-// 0.6 s for 8 KB (markdown/cost_test.go holds the shapes).
+// give them: the lexers whose worst time on the repeated units tried was
+// under 0.6 s for 8 KB; the worst body found for them, four blocks of
+// 4 KB, renders in 0.64 s (BENCHMARKS.md).
 var highlightable = map[string]bool{
 	"go": true, "golang": true, "js": true, "javascript": true, "python": true, "py": true,
 	"ruby": true, "rb": true, "rust": true, "rs": true, "bash": true, "sh": true, "shell": true,
