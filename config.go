@@ -68,6 +68,7 @@ type config struct {
 	queryCacheBytes   int64
 	apqCacheBytes     int64
 	privateURLs       bool
+	highlightCode     bool
 	headingIDPrefix   string
 	webhooksPrivate   bool
 	webhooksHTTP      autoBool
@@ -298,8 +299,11 @@ func settings(c *config) []setting {
 			"let cover image, canonical, Open Graph and avatar URLs name localhost and loopback, private\nand link-local addresses (for development: frontends and crawlers would fetch them)",
 			"let cover image, canonical, `ogImage` and avatar URLs name `localhost` and loopback, private and link-local addresses: for development only, since frontends and crawlers fetch them"},
 		{"heading-id-prefix", "HEADING_ID_PREFIX", val(&c.headingIDPrefix, markdown.DefaultHeadingIDPrefix),
-			"what starts the id of every heading of a rendered body and the anchors of its table of contents,\nso that no post's id clashes with the page's own (# Root gets id=\"h-root\"); empty: the bare slug.\nBodies render when written: posts keep their ids until edited",
-			"what starts the id of every heading of a rendered body and the anchors of its `toc` (`# Root` gets `id=\"h-root\"`), so that a post's ids never clash with, or clobber, the page's own elements (`root`, `config`, `cookie`…); empty: the bare slug; a letter, then letters, digits, `-` and `_`, at most 32. Bodies are rendered when written: a post keeps the ids it has until its body is edited"},
+			"what starts the id of every heading and footnote of a rendered body and the anchors of its table of\ncontents, so that no post's id clashes with the page's own (# Root gets id=\"h-root\"); empty: the bare slug.\nBodies render when written; a change re-renders the stored ones in the background",
+			"what starts the id of every heading and footnote of a rendered body and the anchors of its `toc` (`# Root` gets `id=\"h-root\"`), so that a post's ids never clash with, or clobber, the page's own elements (`root`, `config`, `cookie`…); empty: the bare slug; a letter, then letters, digits, `-` and `_`, at most 32. Bodies are rendered when written; after a change the stored ones are rendered again in the background (see [Rendering and re-rendering](#rendering-and-re-rendering))"},
+		{"highlight-code", "HIGHLIGHT_CODE", val(&c.highlightCode, false),
+			"highlight fenced code of a few languages (Go, JavaScript, Python, Ruby, Rust, shell) when a body is\nwritten, with chroma's CSS classes (no inline styles); a change re-renders the stored bodies in the background",
+			"highlight fenced code in Go, JavaScript, Python, Ruby, Rust and shell when a body is written, with chroma's CSS classes, never inline styles (the frontend adds a theme: see [The HTML a post serves](frontend.md#the-html-a-post-serves)); a change re-renders the stored bodies in the background (see [Rendering and re-rendering](#rendering-and-re-rendering))"},
 		{"webhooks-allow-private-unsafe", "WEBHOOKS_ALLOW_PRIVATE_UNSAFE", val(&c.webhooksPrivate, false),
 			"UNSAFE: let webhooks be delivered to loopback, private and link-local addresses (cloud metadata\nincluded), so that anyone who may create a webhook reaches the server's network; for tests and local receivers",
 			"**unsafe**: deliver webhooks to loopback, private and link-local addresses (cloud metadata included) too, which lets whoever creates a webhook reach the server's network; for tests and a receiver on the same machine (see [Webhooks](webhooks.md#for-operators))"},

@@ -121,7 +121,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
-	storeOpts := []storage.Option{storage.WithHeadingIDPrefix(cfg.headingIDPrefix), storage.WithStream()}
+	// The configured site URL only: the embedded engine's default (this
+	// server's address) would make every new port a new renderer.
+	storeOpts := []storage.Option{storage.WithHeadingIDPrefix(cfg.headingIDPrefix), storage.WithSiteURL(cfg.siteURL),
+		storage.WithHighlight(cfg.highlightCode), storage.WithStream()}
 	if cfg.privateURLs {
 		storeOpts = append(storeOpts, storage.WithPrivateHosts())
 	}
@@ -150,11 +153,19 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		}
 		logger.Info("demo blog seeded", "duration", time.Since(start).Round(time.Millisecond))
 	}
+	// This server's renderer becomes the table's: the "rerender" worker
+	// renders again what another rendered (storage/rerender.go).
+	if claimed, err := store.ClaimRenderer(ctx); err != nil {
+		return err
+	} else if claimed {
+		logger.Info("renderer changed: stored bodies are rendered again in the background", "render_version", store.RenderVersion())
+	}
 	cursorKey, err := cursorKeyOf(ctx, cfg, store)
 	if err != nil {
 		return err
 	}
 	store = storage.New(client, cfg.table, append(storeOpts, storage.WithCursorKey(cursorKey))...)
+	go store.WatchRenderer(ctx)
 	// One webhooks service serves the GraphQL webhook mutations and is
 	// the change feed's "webhooks" worker.
 	hooks := webhooks.New(store, cfg.webhookOptions(logger))
@@ -316,6 +327,15 @@ func newFeed(ctx context.Context, clientCfg storage.ClientConfig, store *storage
 		_, err := store.GoLive(ctx)
 		return err
 	}})
+	// One server at a time renders again the bodies another renderer
+	// rendered; once done, a tick is one GetItem.
+	feed.AddWorker(changefeed.Worker{Name: "rerender", Every: rerenderEvery, Tick: func(ctx context.Context) error {
+		r, err := store.Rerender(ctx)
+		if r.Rendered > 0 || r.Done {
+			logger.Info("bodies rendered again", "rendered", r.Rendered, "stale", r.Stale, "done", r.Done, "render_version", store.RenderVersion())
+		}
+		return err
+	}})
 	// One server at a time delivers to webhooks: what the log brings,
 	// and every second the retries that are due.
 	feed.AddWorker(changefeed.Worker{Name: "webhooks", Events: hooks.HandleEvents, Tick: hooks.RetryDue, Every: time.Second})
@@ -353,6 +373,10 @@ func newSearch(store *storage.Store, cfg *config, dataPath string, logger *slog.
 	logger.Info("search index", "dir", dir, "language", cfg.searchLanguage, "found", ok, "position", pos)
 	return s, nil
 }
+
+// rerenderEvery is how often the "rerender" worker looks at the renderer
+// item, and sweeps while it is not done.
+const rerenderEvery = 10 * time.Second
 
 // Values of -migrate.
 const (
@@ -550,6 +574,8 @@ func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *
 		panic(err)
 	}
 	feeds.Register(mux)
+	// The theme of highlighted code (-highlight-code).
+	mux.Handle("GET /code.css", withCORS(cors, codeCSS()))
 	if cfg.playgroundOn() {
 		mountPlayground(mux, cfg.playgroundDirs(), playgroundHeaders, logger)
 	}

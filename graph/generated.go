@@ -3115,7 +3115,7 @@ type Post implements Node {
   excerpt: String!
   "The full text of the post in Markdown."
   body: String!
-  "The body rendered as HTML, ready to insert in a page as it is: CommonMark with GitHub's tables, strikethrough and autolinks, sanitized (no scripts, styles or event handlers; raw HTML in the Markdown is dropped; images only from http and https URLs; links to other sites get ` + "`" + `rel=\"nofollow noreferrer\"` + "`" + `). Headings have ids, the anchors of ` + "`" + `toc` + "`" + `. Rendered when the body is written, so reading it costs what reading ` + "`" + `body` + "`" + ` does."
+  "The body rendered as HTML, ready to insert in a page as it is: CommonMark with GitHub's tables, strikethrough, autolinks and task lists, and footnotes, sanitized (no scripts, styles or event handlers; raw HTML in the Markdown is dropped; images only from http and https URLs, with the width and height the Markdown gives and ` + "`" + `loading=\"lazy\"` + "`" + ` but on the first; links with a host other than the site's get ` + "`" + `rel=\"nofollow noreferrer\"` + "`" + `; fenced code keeps its language as ` + "`" + `class=\"language-…\"` + "`" + `, highlighted with CSS classes when the server is set to; a line holding only a YouTube, Vimeo or CodePen URL is a sandboxed iframe, a Gist or X one a blockquote with its link: see the frontend guide). Headings have ids, the anchors of ` + "`" + `toc` + "`" + `. Rendered when the body is written, and again in the background when the server's renderer changes, so reading it costs what reading ` + "`" + `body` + "`" + ` does."
   bodyHtml: String!
   "The body's headings in order, for a table of contents: at most the first 100."
   toc: [Heading!]!

@@ -42,6 +42,9 @@ const (
 	// MaxBrackets is the most opening brackets ([ or ![ of links and
 	// images) that one paragraph, heading or table cell may have.
 	MaxBrackets = 200
+	// MaxFootnotes is the most footnotes a body may define: goldmark
+	// looks every footnote reference up among the definitions.
+	MaxFootnotes = 100
 )
 
 // Errors for Markdown past the limits above.
@@ -52,6 +55,7 @@ var (
 	ErrTooDeep         = fmt.Errorf("nests block quotes and lists more than %d deep", MaxNesting)
 	ErrTooManyMarkers  = fmt.Errorf("has a paragraph with more than %d runs of *, _ or ~", MaxDelimiters)
 	ErrTooManyBrackets = fmt.Errorf("has a paragraph with more than %d links, images or [ brackets", MaxBrackets)
+	ErrTooManyNotes    = fmt.Errorf("defines more than %d footnotes", MaxFootnotes)
 )
 
 // budget is the state of one Render that the parser's guards share: the
@@ -63,7 +67,7 @@ type budget struct {
 	err   error
 	calls int
 	// Counted over the whole body.
-	cells, pipes int
+	cells, pipes, footnotes int
 	// Counted in the block whose inlines are being parsed.
 	delimiters, brackets int
 }
@@ -96,11 +100,12 @@ func (b *budget) fail(err error) {
 }
 
 // newParser returns goldmark's CommonMark parser with GitHub's tables,
-// strikethrough and autolinks (what goldmark.New with those extensions
-// builds), with every part that can do more work than the Markdown is long
-// behind a guard of the budget.
+// strikethrough, autolinks and task lists, and footnotes (what goldmark.New
+// with those extensions builds), with every part that can do more work
+// than the Markdown is long behind a guard of the budget.
 func newParser() parser.Parser {
-	blocks := parser.DefaultBlockParsers()
+	blocks := append(parser.DefaultBlockParsers(),
+		util.Prioritized(footnoteGuard{extension.NewFootnoteBlockParser()}, 999))
 	container := []reflect.Type{reflect.TypeOf(parser.NewBlockquoteParser()), reflect.TypeOf(parser.NewListParser())}
 	for i, v := range blocks {
 		if t := reflect.TypeOf(v.Value); t == container[0] || t == container[1] {
@@ -109,9 +114,14 @@ func newParser() parser.Parser {
 	}
 	inlines := append(parser.DefaultInlineParsers(),
 		util.Prioritized(extension.NewStrikethroughParser(), 500),
-		util.Prioritized(extension.NewLinkifyParser(), 999))
+		util.Prioritized(extension.NewLinkifyParser(), 999),
+		util.Prioritized(extension.NewFootnoteParser(), 101),
+		util.Prioritized(extension.NewTaskCheckBoxParser(), 0))
+	link := reflect.TypeOf(parser.NewLinkParser())
 	for i, v := range inlines {
-		inlines[i].Value = inlineGuard{v.Value.(parser.InlineParser)}
+		// Several parsers start at a bracket; only the link parser's
+		// attempts count, so each bracket counts once.
+		inlines[i].Value = inlineGuard{v.Value.(parser.InlineParser), reflect.TypeOf(v.Value) == link}
 	}
 	return parser.NewParser(
 		parser.WithBlockParsers(blocks...),
@@ -119,8 +129,27 @@ func newParser() parser.Parser {
 		parser.WithParagraphTransformers(append(parser.DefaultParagraphTransformers(),
 			util.Prioritized(paragraphGuard{}, 0),
 			util.Prioritized(tableGuard{extension.NewTableParagraphTransformer()}, 200))...),
-		parser.WithASTTransformers(util.Prioritized(extension.NewTableASTTransformer(), 0)),
+		parser.WithASTTransformers(util.Prioritized(extension.NewTableASTTransformer(), 0),
+			util.Prioritized(extension.NewFootnoteASTTransformer(), 999)),
 	)
+}
+
+// footnoteGuard records ErrTooManyNotes when a body defines more than
+// MaxFootnotes footnotes; from then on the budget is spent.
+type footnoteGuard struct{ parser.BlockParser }
+
+func (g footnoteGuard) Open(parent ast.Node, reader text.Reader, pc parser.Context) (ast.Node, parser.State) {
+	b := budgetOf(pc)
+	if !b.ok() {
+		return nil, parser.NoChildren
+	}
+	n, state := g.BlockParser.Open(parent, reader, pc)
+	if n != nil {
+		if b.footnotes++; b.footnotes > MaxFootnotes {
+			b.fail(ErrTooManyNotes)
+		}
+	}
+	return n, state
 }
 
 // paragraphGuard runs first on every paragraph: once the budget is spent
@@ -249,14 +278,17 @@ func (g nestingGuard) Open(parent ast.Node, reader text.Reader, pc parser.Contex
 
 // inlineGuard runs an inline parser while the budget lasts, and counts
 // the emphasis delimiters and link brackets of the block being parsed.
-type inlineGuard struct{ parser.InlineParser }
+type inlineGuard struct {
+	parser.InlineParser
+	brackets bool // count the brackets it is tried at
+}
 
 func (g inlineGuard) Parse(parent ast.Node, block text.Reader, pc parser.Context) ast.Node {
 	b := budgetOf(pc)
 	if !b.ok() {
 		return nil
 	}
-	if c := block.Peek(); c == '[' || c == '!' {
+	if c := block.Peek(); g.brackets && (c == '[' || c == '!') {
 		line, _ := block.PeekLine()
 		if c == '[' || len(line) > 1 && line[1] == '[' {
 			if b.brackets++; b.brackets > MaxBrackets {
@@ -296,6 +328,19 @@ func newHTMLRenderer() *htmlRenderer {
 	html.NewRenderer().RegisterFuncs(r)
 	extension.NewStrikethroughHTMLRenderer().RegisterFuncs(r)
 	extension.NewTableHTMLRenderer(extension.WithTableCellAlignMethod(extension.TableCellAlignAttribute)).RegisterFuncs(r)
+	extension.NewTaskCheckBoxHTMLRenderer().RegisterFuncs(r)
+	// Footnote ids start with the heading id prefix, kept on the document
+	// (Render), so a footnote cannot take the name of an element of the
+	// page either.
+	extension.NewFootnoteHTMLRenderer(extension.WithFootnoteIDPrefixFunction(func(n ast.Node) []byte {
+		if doc := n.OwnerDocument(); doc != nil {
+			if v, ok := doc.AttributeString(footnotePrefixAttr); ok {
+				return v.([]byte)
+			}
+		}
+		return nil
+	})).RegisterFuncs(r)
+	r.Register(embedKind, renderEmbed)
 	return r
 }
 
@@ -304,15 +349,23 @@ func (r *htmlRenderer) Register(kind ast.NodeKind, f renderer.NodeRendererFunc) 
 	r.funcs[kind] = f
 }
 
-// render writes doc's HTML to w; it stops at the first node after the
-// budget is spent or w refused to write, with that error.
-func (r *htmlRenderer) render(b *budget, w *cappedWriter, source []byte, doc ast.Node) error {
+// footnotePrefixAttr is the document's attribute that holds the prefix
+// of footnote ids.
+const footnotePrefixAttr = "footnote-id-prefix"
+
+// render writes doc's HTML to w, its fenced code by code; it stops at the
+// first node after the budget is spent or w refused to write, with that
+// error.
+func (r *htmlRenderer) render(b *budget, w *cappedWriter, source []byte, doc ast.Node, code *codeRenderer) error {
 	err := ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if w.err != nil {
 			return ast.WalkStop, w.err
 		}
 		if !b.ok() {
 			return ast.WalkStop, b.err
+		}
+		if n.Kind() == ast.KindFencedCodeBlock {
+			return code.render(w, source, n, entering)
 		}
 		if f := r.funcs[n.Kind()]; f != nil {
 			return f(w, source, n, entering)

@@ -7,9 +7,14 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
+
+// costOptions turn on everything that costs: highlighting, and links
+// compared with a site.
+var costOptions = Options{HeadingIDPrefix: DefaultHeadingIDPrefix, SiteURL: "https://blog.example", Highlight: true}
 
 // maxBody is the largest body a post may have (storage.MaxBodyBytes).
 const maxBody = 100_000
@@ -17,9 +22,11 @@ const maxBody = 100_000
 // Render's allocation is held to allocPerByte bytes for each byte of
 // Markdown, plus allocBase: the worst shapes known allocate about 400.
 // Before the limits, a 24 KB table allocated 90 000 a byte (2.2 GB).
+// Each highlighted block adds what a lexer's run allocates whatever the
+// block's size (about 180 KB).
 const (
 	allocPerByte = 1024
-	allocBase    = 1 << 20
+	allocBase    = 1<<20 + MaxHighlightBlocks*200_000
 )
 
 // shapes returns Markdown of about n bytes in every shape known to make a
@@ -75,15 +82,44 @@ func shapes(n int) map[string]string {
 		"hard-breaks":      fill("", "a  \n", ""),
 		"items-loose":      fill("", "- a\n\n", ""),
 		"plain":            fill("", "word ", ""),
+		"code-huge":        fill("```go\n", "x := f(\"a\", 'b', 1.5) // c\n", "```\n"),
+		"code-blocks":      fill("", "```go\nx := 1\n```\n", ""),
+		"code-unclosed":    fill("", "```go\n`", ""),
+		"embeds":           fill("", "https://youtu.be/dQw4w9WgXcQ\n\n", ""),
+		"embeds-lookalike": fill("", "https://www.youtube.com/watch?v=dQw4w9WgXc\n\n", ""),
+		"image-attrs":      fill("", "![a](http://x.io/a){width=1 height=2}", ""),
+		"image-braces":     fill("", "![a](http://x.io/a){width=1 ", ""),
+		"footnote-refs":    fill(seq2(MaxFootnotes, func(i int) string { return fmt.Sprintf("[^%d]: n\n", i) })+"\n", "[^99]", ""),
+		"footnote-misses":  fill("[^a]: n\n\n", "[^b]", ""),
+		"tasks":            fill("", "- [x] a\n", ""),
 	}
 }
 
-// cost renders src and returns what it allocated and how long it took.
+// seq2 joins f(1) to f(n).
+func seq2(n int, f func(i int) string) string {
+	var b strings.Builder
+	for i := 1; i <= n; i++ {
+		b.WriteString(f(i))
+	}
+	return b.String()
+}
+
+// warmLexers compiles the lexers of the languages highlighted, which
+// chroma does once a process, at their first use.
+var warmLexers = sync.OnceFunc(func() {
+	for lang := range highlightable {
+		_, _ = Render(context.Background(), "```"+lang+"\nx\n```", costOptions)
+	}
+})
+
+// cost renders src and returns what it allocated and how long it took
+// (with the lexers compiled before).
 func cost(t testing.TB, src string) (alloc uint64, took time.Duration, err error) {
+	warmLexers()
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
 	start := time.Now()
-	_, err = Render(context.Background(), src, Options{HeadingIDPrefix: DefaultHeadingIDPrefix})
+	_, err = Render(context.Background(), src, costOptions)
 	took = time.Since(start)
 	runtime.ReadMemStats(&after)
 	return after.TotalAlloc - before.TotalAlloc, took, err
@@ -114,7 +150,7 @@ func TestRenderCostIsLinear(t *testing.T) {
 
 // isRefusal reports whether err is Render refusing the Markdown.
 func isRefusal(err error) bool {
-	for _, e := range []error{ErrTooLarge, ErrTableTooWide, ErrTooManyCells, ErrTooManyPipes, ErrTooDeep, ErrTooManyMarkers, ErrTooManyBrackets} {
+	for _, e := range []error{ErrTooLarge, ErrTableTooWide, ErrTooManyCells, ErrTooManyPipes, ErrTooDeep, ErrTooManyMarkers, ErrTooManyBrackets, ErrTooManyNotes} {
 		if errors.Is(err, e) {
 			return true
 		}
@@ -153,12 +189,13 @@ func BenchmarkRenderWorstCase(b *testing.B) {
 	all := shapes(maxBody)
 	for _, name := range []string{"table-padding", "table-100-cols", "table-pipes", "quotes-deep", "lists-deep",
 		"emphasis-mixed", "emphasis-intra", "brackets-closed", "links-unclosed", "links-title",
-		"definitions-open", "headings-same", "headings-setext", "items-loose", "plain"} {
+		"definitions-open", "headings-same", "headings-setext", "items-loose", "plain",
+		"code-huge", "code-blocks", "embeds", "footnote-refs"} {
 		src := all[name]
 		b.Run(name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
-				if _, err := Render(context.Background(), src, Options{HeadingIDPrefix: DefaultHeadingIDPrefix}); err != nil && !isRefusal(err) {
+				if _, err := Render(context.Background(), src, costOptions); err != nil && !isRefusal(err) {
 					b.Fatal(err)
 				}
 			}

@@ -2,23 +2,32 @@
 // sanitized HTML that a page can insert as it is, the table of contents,
 // the word count and reading time, and a plain-text excerpt.
 //
-// The Markdown is CommonMark with GitHub's tables, strikethrough and
-// autolinks, rendered by goldmark. Raw HTML in the Markdown is dropped,
-// not passed through, and the rendered HTML is then sanitized with
-// bluemonday's policy for user-generated content, made stricter: images
-// only from absolute http and https URLs, and links to other sites get
-// rel="nofollow noreferrer". Every heading gets an id of ASCII letters,
+// The Markdown is CommonMark with GitHub's tables, strikethrough,
+// autolinks and task lists, and footnotes, rendered by goldmark. Raw HTML
+// in the Markdown is dropped, not passed through, and the rendered HTML
+// is then sanitized with bluemonday's policy for user-generated content,
+// made stricter where it can be and opened exactly as far as the HTML
+// this package writes needs (policy.go): images only from absolute http
+// and https URLs, with their width and height (images.go); links with a
+// host, other than to Options.SiteURL, get rel="nofollow noreferrer";
+// fenced code keeps its language as a class and may be highlighted with
+// classes (code.go); a paragraph holding only a link to a video, a pen,
+// a gist or a post of a known provider becomes a sandboxed iframe or a
+// blockquote (embed.go). Every heading gets an id of ASCII letters,
 // digits and hyphens, unique in the document and started with
 // Options.HeadingIDPrefix, which the policy keeps and the table of
-// contents names as its anchor.
+// contents names as its anchor; footnotes' ids start with the same
+// prefix.
 //
 // Render's work is linear in the Markdown: what goldmark would build or
 // compare without bound is refused before it is built (bounds.go), the
 // HTML is written into a buffer that refuses past MaxHTMLBytes, and every
 // step stops when the caller's context ends.
 //
-// Render is deterministic: the same Markdown always gives the same result,
-// so what was rendered once can be rendered again instead of being kept.
+// Render is deterministic: the same Markdown with the same Options always
+// gives the same result, so what was rendered once can be rendered again
+// instead of being kept; Options.Version names the result's renderer, so
+// what was rendered with another can be found and rendered again.
 package markdown
 
 import (
@@ -31,7 +40,6 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/microcosm-cc/bluemonday"
 	"github.com/yuin/goldmark/ast"
 	extast "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/parser"
@@ -88,15 +96,6 @@ var policy = newPolicy()
 
 var httpURL = regexp.MustCompile(`^(?i)https?://[^/?#]`)
 
-// newPolicy is bluemonday's policy for user-generated content with links
-// to other sites marked nofollow and noreferrer. (Images from anywhere but
-// an absolute http or https URL are gone before: see Render.)
-func newPolicy() *bluemonday.Policy {
-	p := bluemonday.UGCPolicy()
-	p.RequireNoReferrerOnFullyQualifiedLinks(true)
-	return p
-}
-
 // Options configure Render.
 type Options struct {
 	// HeadingIDPrefix starts every heading id, and so every anchor of the
@@ -105,6 +104,13 @@ type Options struct {
 	// it (DOM clobbering). Empty gives the bare slugs. It must pass
 	// CheckHeadingIDPrefix.
 	HeadingIDPrefix string
+	// SiteURL is the public site's URL (http or https, with a host, and
+	// maybe a path): links to it are the blog's own and get no
+	// rel="nofollow noreferrer". Empty: only relative links are.
+	SiteURL string
+	// Highlight highlights fenced code in a language chroma knows, with
+	// classes (code.go).
+	Highlight bool
 }
 
 // DefaultHeadingIDPrefix is the HeadingIDPrefix a server uses unless told
@@ -129,7 +135,7 @@ func CheckHeadingIDPrefix(p string) error {
 // Render renders Markdown. It fails with ErrTooLarge when the HTML would
 // be larger than MaxHTMLBytes, with one of the errors of the limits
 // (ErrTableTooWide, ErrTooManyCells, ErrTooManyPipes, ErrTooDeep,
-// ErrTooManyMarkers, ErrTooManyBrackets) when the Markdown passes one, and
+// ErrTooManyMarkers, ErrTooManyBrackets, ErrTooManyNotes) when the Markdown passes one, and
 // with ctx's error when ctx is done first; it never fails otherwise. Each
 // of these stops the work where it is found: nothing more is parsed,
 // rendered or sanitized.
@@ -145,10 +151,35 @@ func Render(ctx context.Context, src string, opts Options) (*Document, error) {
 	if b.err != nil {
 		return nil, b.err
 	}
+	doc.SetAttributeString(footnotePrefixAttr, []byte(opts.HeadingIDPrefix))
+	// An image from anywhere but an absolute http or https URL (a data:
+	// URL, a path on whatever site shows the post) is shown as its text.
+	var images, shown []*ast.Image
+	err := ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+		if !b.ok() {
+			return ast.WalkStop, b.err
+		}
+		if img, ok := n.(*ast.Image); ok && entering {
+			if httpURL.Match(img.Destination) {
+				shown = append(shown, img)
+			} else {
+				images = append(images, img)
+			}
+		}
+		return ast.WalkContinue, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for _, img := range images {
+		img.Parent().ReplaceChild(img.Parent(), img, ast.NewString([]byte(plainText(img, source))))
+	}
+	setImageAttributes(shown, source)
 	out := &Document{}
 	ids := anchors{prefix: opts.HeadingIDPrefix}
 	var words, excerpt strings.Builder
-	err := ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
+	var embeds []*ast.Paragraph
+	err = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !entering {
 			return ast.WalkContinue, nil
 		}
@@ -166,6 +197,10 @@ func Render(ctx context.Context, src string, opts Options) (*Document, error) {
 			words.WriteString(plain + " ")
 			return ast.WalkSkipChildren, nil
 		case *ast.Paragraph:
+			if e := embedOf(n, source); e != nil {
+				embeds = append(embeds, n)
+				return ast.WalkSkipChildren, nil
+			}
 			plain := plainText(n, source)
 			words.WriteString(plain + " ")
 			if excerpt.Len() < ExcerptLength*utf8.UTFMax && plain != "" && !inQuoteOrList(n) {
@@ -189,29 +224,15 @@ func Render(ctx context.Context, src string, opts Options) (*Document, error) {
 	if err != nil {
 		return nil, err
 	}
-	// An image from anywhere but an absolute http or https URL (a data:
-	// URL, a path on whatever site shows the post) is shown as its text.
-	var images []*ast.Image
-	err = ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
-		if !b.ok() {
-			return ast.WalkStop, b.err
-		}
-		if img, ok := n.(*ast.Image); ok && entering && !httpURL.Match(img.Destination) {
-			images = append(images, img)
-		}
-		return ast.WalkContinue, nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	for _, img := range images {
-		img.Parent().ReplaceChild(img.Parent(), img, ast.NewString([]byte(plainText(img, source))))
+	for _, p := range embeds {
+		e := embedOf(p, source)
+		p.Parent().ReplaceChild(p.Parent(), p, e)
 	}
 	// goldmark's HTML is a little larger than the sanitized HTML for some
 	// text (it spells a quote with six bytes, the policy with five), so it
 	// may exceed the limit twice over before anything is sanitized.
 	raw := &cappedWriter{max: 2 * MaxHTMLBytes}
-	if err := mdRenderer.render(b, raw, source, doc); err != nil {
+	if err := mdRenderer.render(b, raw, source, doc, &codeRenderer{highlight: opts.Highlight}); err != nil {
 		return nil, err
 	}
 	html := &cappedWriter{max: MaxHTMLBytes}
@@ -223,6 +244,9 @@ func Render(ctx context.Context, src string, opts Options) (*Document, error) {
 			return nil, ctx.Err()
 		}
 		return nil, fmt.Errorf("sanitize html: %w", err)
+	}
+	if s, ok := parseSite(opts.SiteURL); ok {
+		html.buf = unfollow(html.buf, s)
 	}
 	out.HTML = string(html.buf)
 	out.Words = len(strings.Fields(words.String()))
@@ -242,7 +266,7 @@ func ReadingMinutes(words int) int {
 func inQuoteOrList(n ast.Node) bool {
 	for p := n.Parent(); p != nil; p = p.Parent() {
 		switch p.Kind() {
-		case ast.KindBlockquote, ast.KindListItem:
+		case ast.KindBlockquote, ast.KindListItem, extast.KindFootnote:
 			return true
 		}
 	}

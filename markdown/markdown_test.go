@@ -31,7 +31,7 @@ func TestRenderGitHubFlavour(t *testing.T) {
 		`<a href="https://example.com/x" rel="nofollow noreferrer">https://example.com/x</a>`,
 		`<th align="left">a</th>`,
 		`<td align="right">2</td>`,
-		`<pre><code>fmt.Println(&#34;hi&#34;)`,
+		`<pre><code class="language-go">fmt.Println(&#34;hi&#34;)`,
 	} {
 		if !strings.Contains(d.HTML, want) {
 			t.Errorf("HTML lacks %s:\n%s", want, d.HTML)
@@ -67,7 +67,7 @@ func TestRenderSanitizes(t *testing.T) {
 		t.Errorf("http image dropped: %s", d.HTML)
 	}
 	d = render(t, "[home](/posts/hello) and [site](http://example.com)")
-	if !strings.Contains(d.HTML, `<a href="/posts/hello" rel="nofollow">home</a>`) ||
+	if !strings.Contains(d.HTML, `<a href="/posts/hello">home</a>`) ||
 		!strings.Contains(d.HTML, `<a href="http://example.com" rel="nofollow noreferrer">site</a>`) {
 		t.Errorf("links: %s", d.HTML)
 	}
@@ -210,22 +210,30 @@ func FuzzRender(f *testing.F) {
 	f.Add("<a href='vbscript:x'>y</a> [z](data:text/html,q) www.x.io")
 	f.Add("![0](0)")
 	f.Add("[](http:)")
+	f.Add("https://www.youtube.com/watch?v=dQw4w9WgXcQ\n\n<https://vimeo.com/1>\n\nhttps://codepen.io/a/pen/b")
+	f.Add("![a](https://x.io/a.png){width=1 height=2}![b](http://y/b){width=\"3\"}")
+	f.Add("a[^1]\n\n[^1]: <script>x</script> [y](https://z.io)\n\n- [x] done")
+	f.Add("```go\nfunc main() { \"<script>\" }\n```\n```js\" onclick=\"x\nalert(1)\n```")
 	f.Fuzz(func(t *testing.T, src string) {
-		d, err := Render(context.Background(), src, Options{})
+		d, err := Render(context.Background(), src, Options{HeadingIDPrefix: "h-", SiteURL: "https://blog.example", Highlight: true})
 		if errors.Is(err, ErrTooLarge) {
 			return
 		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkSafe(t, d.HTML)
+		checkSafe(t, d.HTML, "https://blog.example")
 	})
 }
 
 // checkSafe fails unless every element of the HTML is one a page may
-// show, with no event handler, style or script URL.
-func checkSafe(t *testing.T, h string) {
+// show, with no event handler, style or script URL, classes only of the
+// shapes the renderer writes, iframes only of the embeds' players and
+// sandboxed, inputs only disabled checkboxes, and every link with a host
+// nofollow but those to siteURL.
+func checkSafe(t *testing.T, h, siteURL string) {
 	t.Helper()
+	site, _ := parseSite(siteURL)
 	z := html.NewTokenizer(strings.NewReader(h))
 	for {
 		switch z.Next() {
@@ -233,15 +241,36 @@ func checkSafe(t *testing.T, h string) {
 			return
 		case html.StartTagToken, html.SelfClosingTagToken:
 			tok := z.Token()
+			attrs := map[string]string{}
+			for _, a := range tok.Attr {
+				attrs[a.Key] = a.Val
+			}
 			switch tok.Data {
-			case "script", "style", "iframe", "object", "embed", "form", "input", "svg", "math", "link", "meta", "base":
+			case "script", "style", "object", "embed", "form", "svg", "math", "link", "meta", "base":
 				t.Fatalf("element %s in %s", tok.Data, h)
+			case "iframe":
+				if !embedSrc.MatchString(attrs["src"]) || attrs["sandbox"] != iframeSandbox || attrs["srcdoc"] != "" {
+					t.Fatalf("iframe %v in %s", tok, h)
+				}
+			case "input":
+				if attrs["type"] != "checkbox" || len(attrs) > 3 {
+					t.Fatalf("input %v in %s", tok, h)
+				}
+				if _, ok := attrs["disabled"]; !ok {
+					t.Fatalf("enabled input in %s", h)
+				}
+			case "a":
+				if strings.Contains(attrs["href"], "//") && !(siteURL != "" && site.holds(attrs["href"])) && attrs["rel"] != "nofollow noreferrer" {
+					t.Fatalf("link %v without nofollow in %s", tok, h)
+				}
 			}
 			for _, a := range tok.Attr {
 				v := strings.ToLower(strings.TrimSpace(a.Val))
 				switch {
-				case strings.HasPrefix(a.Key, "on"), a.Key == "style", a.Key == "class":
+				case strings.HasPrefix(a.Key, "on"), a.Key == "style", a.Key == "srcdoc":
 					t.Fatalf("attribute %s in %s", a.Key, h)
+				case a.Key == "class" && !allowedClass(tok.Data, a.Val):
+					t.Fatalf("class %q on %s in %s", a.Val, tok.Data, h)
 				case tok.Data == "img" && a.Key == "src" && !strings.HasPrefix(v, "http://") && !strings.HasPrefix(v, "https://"):
 					t.Fatalf("image from %q", a.Val)
 				case (a.Key == "href" || a.Key == "src" || a.Key == "cite") && !safeScheme(v):
@@ -250,6 +279,26 @@ func checkSafe(t *testing.T, h string) {
 			}
 		}
 	}
+}
+
+// allowedClass reports whether class is one the renderer writes on an
+// element el.
+func allowedClass(el, class string) bool {
+	switch el {
+	case "code":
+		return strings.HasPrefix(class, "language-") && languageName.MatchString(class[len("language-"):])
+	case "pre":
+		return class == "chroma"
+	case "span":
+		return tokenClassName.MatchString(class)
+	case "div":
+		return class == "footnotes" || class == "embed embed-youtube" || class == "embed embed-vimeo" || class == "embed embed-codepen"
+	case "blockquote":
+		return class == "embed embed-gist" || class == "embed embed-x twitter-tweet"
+	case "a":
+		return class == "footnote-ref" || class == "footnote-backref"
+	}
+	return false
 }
 
 // safeScheme reports whether a URL is relative or http, https or mailto.

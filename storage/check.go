@@ -13,8 +13,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
-	"github.com/blogql/blog/markdown"
 )
 
 // Check scans the whole table and returns every way in which it breaks the
@@ -24,7 +22,8 @@ import (
 // its body's, a slug or author slug reservation that points nowhere or
 // disagrees with its holder's slugs, a held comment outside its queues, a
 // reply its parent carries wrongly, a reader or rate item that is
-// malformed, a lease or an event log that breaks its invariants
+// malformed, a post left to another renderer than the table's after its
+// sweep is done, a lease or an event log that breaks its invariants
 // (checkfeed.go), a schedule item or a go-live marker without the other, or
 // a schedule item due for over a minute (see checkSchedule), a webhook
 // count that is off, an outbox or delivery item whose webhook is gone, a
@@ -51,6 +50,7 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 		bad      []string
 		hooks    webhookItems
 		tags     = map[string]*tagItem{}
+		renderer *rendererItem
 	)
 	pages := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true)})
 	for pages.HasMorePages() {
@@ -124,6 +124,9 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 				sched = append(sched, si)
 			case typeWebhook, typeWebhookCount, typeOutbox, typeDelivery:
 				err = hooks.add(head.Type, it)
+			case typeRenderer:
+				renderer = &rendererItem{}
+				err = attributevalue.UnmarshalMap(it, renderer)
 			case typeIdempotency, typeSecret, typeLayout, typeSite:
 			case typeLease, typeEvent, typeEventHead:
 				err = feed.add(head.Type, it)
@@ -159,9 +162,19 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 		case p.AuthorName != a.Name || p.AuthorSlug != a.Slug || p.AuthorVer != a.NameVer:
 			badf("post %s carries author %q/%s (v%d), author has %q/%s (v%d)", id, p.AuthorName, p.AuthorSlug, p.AuthorVer, a.Name, a.Slug, a.NameVer)
 		}
+		// A post rendered by another renderer (another version, or none:
+		// written before versions) waits for the background re-render
+		// (rerender.go); what it holds is checked once that has run. One
+		// never rendered is wrong whatever the renderer.
+		// Once the store's renderer is the table's and its sweep is done,
+		// every body it can render has its version.
 		derived := postItem{Body: p.Body}
-		if err := derived.derive(ctx, s.renderedWith(ctx, p)); err != nil || !reflect.DeepEqual(normal(derived.withDerivedOnly()), normal(p.withDerivedOnly())) {
-			badf("post %s has a rendered body, table of contents, word count or excerpt that its body does not give", id)
+		if p.RenderVersion == s.render.Version() || p.HTML == "" {
+			if err := derived.derive(ctx, s.render); err != nil || !reflect.DeepEqual(normal(derived.withDerivedOnly()), normal(p.withDerivedOnly())) {
+				badf("post %s has a rendered body, table of contents, word count or excerpt that its body does not give", id)
+			}
+		} else if renderer != nil && renderer.Done && renderer.Version == s.render.Version() && derived.derive(ctx, s.render) == nil {
+			badf("post %s is rendered by %q, not by the table's renderer %q, whose sweep is done", id, p.RenderVersion, renderer.Version)
 		}
 		for _, c := range p.Cats {
 			cat := cats[c.Slug]
@@ -578,23 +591,4 @@ func checkRate(r *rateItem) []string {
 		bad = append(bad, fmt.Sprintf("rate item %s expires before its last entry's minute is over", r.PK))
 	}
 	return bad
-}
-
-// renderedWith returns the options p's body was rendered with: the
-// store's, or for a post written under another heading id prefix (its HTML
-// stays as it was until its body is edited) that prefix, read off its
-// table of contents.
-func (s *Store) renderedWith(ctx context.Context, p *postItem) markdown.Options {
-	opts := s.render
-	if len(p.TOC) == 0 {
-		return opts
-	}
-	bare := postItem{Body: p.Body}
-	if bare.derive(ctx, markdown.Options{}) != nil || len(bare.TOC) == 0 {
-		return opts
-	}
-	if prefix, ok := strings.CutSuffix(p.TOC[0].Anchor, bare.TOC[0].Anchor); ok {
-		opts.HeadingIDPrefix = prefix
-	}
-	return opts
 }

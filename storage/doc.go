@@ -43,10 +43,11 @@
 //	outbox item (pending)     WEBHOOK#<id>       OUTBOX#<eventId>                       OUTBOX / <nextAttemptAt>#<webhookId>#<eventId>   (body, attempts)
 //	outbox item (done)        WEBHOOK#<id>       OUTBOX#<eventId>                       (state DELIVERED or FAILED, expiresAt TTL: 7 days)
 //	delivery (history)        WEBHOOK#<id>       DELIVERY#<at>#<eventId>#<attempt>      (statusCode, durationMs, error, nextAttemptAt, expiresAt TTL: 7 days)
+//	renderer                  RENDERER           RENDERER                               (version, claimedAt, done, marks: rerender.go)
 //
 // A post item holds the Markdown body and what is derived from it when it
-// is written (see Rendered bodies): bodyHtml, toc, words, minutes and
-// autoExcerpt; and its cover (url, alt, width, height), its seo fields and
+// is written (see Rendered bodies): bodyHtml, toc, words, minutes,
+// autoExcerpt and renderVersion; and its cover (url, alt, width, height), its seo fields and
 // its slugs. Copies are summaries: every attribute of the post but body,
 // bodyHtml, toc, seo, slugs and threadCount; so a listing shows the cover,
 // the word count, the reading time and the excerpt with no extra read,
@@ -183,9 +184,14 @@
 // # Rendered bodies
 //
 // Every write that sets a body renders it (package markdown: CommonMark
-// with GitHub's tables, strikethrough and autolinks by goldmark, sanitized
-// by bluemonday's UGC policy; images only from http and https URLs; links
-// to other sites nofollow and noreferrer) and stores the HTML, the table
+// with GitHub's tables, strikethrough, autolinks and task lists, and
+// footnotes, by goldmark, sanitized by bluemonday's UGC policy opened
+// exactly for the HTML the renderer writes; images only from http and
+// https URLs, with their width and height; links with a host but to the
+// site URL nofollow and noreferrer; fenced code with its language, and
+// highlighted with classes if the store is made WithHighlight; embeds of
+// a few providers as sandboxed iframes or blockquotes) and stores the
+// HTML, the table
 // of contents (its anchors are the headings' ids in the HTML), the word
 // count, the reading time at 265 words a minute and an excerpt derived
 // from the first paragraphs, shown when the post has none of its own. So
@@ -195,8 +201,14 @@
 // on what the parser builds (table columns and cells, nesting, markers
 // and brackets in a paragraph), is refused; rendering runs under the
 // request's deadline. Heading ids start with the store's prefix
-// (WithHeadingIDPrefix, "h-" by default); a post keeps the ids it was
-// rendered with until its body is written again. The largest post item (a body of
+// (WithHeadingIDPrefix, "h-" by default). The post records the version of
+// its renderer (renderVersion: markdown.Options.Version, the code's and
+// the options'); when the renderer changes, the change feed's "rerender"
+// worker renders every post of another version again in the background,
+// one transaction a post conditional on its version (rerender.go says
+// how, and how a fleet of two releases agrees). renderedKinds lists what
+// it covers: anything else rendered with package markdown adds its kind
+// there. The largest post item (a body of
 // 100 000 bytes, 200 000 of HTML, 100 long headings, every other field at
 // its limit in four-byte runes, 10 redirects) is about 376 KB, within
 // DynamoDB's 400 KB.
@@ -512,8 +524,9 @@
 //	post.published         draft, scheduled or new → published; the go-live write (the marker
 //	                       removed, nothing else) is the publication of a scheduled post
 //	post.published.edited  published → published, a change readers see: title, slug, excerpt,
-//	                       body, cover, SEO, categories, publishedAt (not counts, versions,
-//	                       copied names: a rename is author.updated or category.updated)
+//	                       body, cover, SEO, categories, publishedAt, or the HTML of a body
+//	                       rendered again by another renderer (not counts, versions, copied
+//	                       names: a rename is author.updated or category.updated)
 //	post.unpublished       published → draft, or → scheduled (with post.scheduled)
 //	post.scheduled         draft, new or published → scheduled
 //	post.rescheduled       scheduled → scheduled at another time

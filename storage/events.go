@@ -485,6 +485,14 @@ func (it *postItem) shown() shown {
 	}
 }
 
+// rerendered reports whether a write rendered the post's unchanged body
+// again with another renderer (rerender.go) into other HTML: readers see
+// a new page, so it is an edit. (A body rendered for the first time, by a
+// layout migration, is not.)
+func rerendered(old, cur *postItem) bool {
+	return old.RenderVersion != cur.RenderVersion && old.HTML != "" && old.HTML != cur.HTML
+}
+
 func (p Paths) postEvents(r *record, add func(EventType, EventData)) error {
 	old, cur, err := decode[postItem](r, postUnread...)
 	if err != nil {
@@ -497,7 +505,7 @@ func (p Paths) postEvents(r *record, add func(EventType, EventData)) error {
 		// Migrate marking a post that an earlier version scheduled: no
 		// write of a post adds the marker without a new version.
 	case is == postPublished && was == postPublished:
-		if !reflect.DeepEqual(old.shown(), cur.shown()) {
+		if !reflect.DeepEqual(old.shown(), cur.shown()) || rerendered(old, cur) {
 			kinds = []EventType{EventPostEdited}
 		}
 	case is == postPublished:

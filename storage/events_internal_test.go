@@ -308,6 +308,19 @@ func TestEventsOfWrites(t *testing.T) {
 		{"a new title is post.published.edited", func() {
 			edit(PostPatch{Title: aws.String("Hello, world")})
 		}, []EventType{EventPostEdited}, nil},
+		{"a body rendered again into other HTML by another renderer is post.published.edited", func() {
+			body := "See [the site](https://blog.example/)."
+			edit(PostPatch{Body: &body})
+			f.records()
+			other := New(s.db, s.table, WithClock(clock), WithSiteURL("https://blog.example"))
+			_, err := other.ClaimRenderer(ctx)
+			must(err)
+			r, err := other.Rerender(ctx)
+			must(err)
+			if r.Rendered != 1 {
+				t.Errorf("rendered %d posts again, want 1", r.Rendered)
+			}
+		}, []EventType{EventPostEdited}, nil},
 		{"a new slug and categories are post.published.edited with both", func() {
 			edit(PostPatch{Slug: aws.String("hello-world"), Categories: &[]string{"db"}})
 		}, []EventType{EventPostEdited}, func(t *testing.T, evs []Event) {

@@ -39,6 +39,7 @@ const (
 	typeEvent        = "event"
 	typeEventHead    = "eventLogHead"
 	typeSchedule     = "schedule"
+	typeRenderer     = "renderer"
 	typeWebhook      = "webhook"
 	typeWebhookCount = "webhookCount"
 	typeOutbox       = "outbox"
@@ -201,6 +202,9 @@ type postItem struct {
 	Minutes     int        `dynamodbav:"minutes,omitempty"`
 	HTML        string     `dynamodbav:"bodyHtml,omitempty"`
 	TOC         []tocEntry `dynamodbav:"toc,omitempty"`
+	// RenderVersion names the renderer that derived them
+	// (markdown.Options.Version); only the post item has it.
+	RenderVersion string `dynamodbav:"renderVersion,omitempty"`
 
 	Cover *imageItem `dynamodbav:"cover,omitempty"`
 	SEO   *seoItem   `dynamodbav:"seo,omitempty"`
@@ -294,6 +298,7 @@ func (it *postItem) derive(ctx context.Context, opts markdown.Options) error {
 		return invalid("body", "%v; simplify it", err)
 	}
 	it.HTML, it.Words, it.Minutes, it.AutoExcerpt = doc.HTML, doc.Words, doc.ReadingMinutes, doc.Excerpt
+	it.RenderVersion = opts.Version()
 	it.TOC = nil
 	for _, h := range doc.TOC {
 		it.TOC = append(it.TOC, tocEntry(h))
@@ -348,6 +353,7 @@ func (it postItem) withPostKeys() postItem {
 // slugs, the thread count and the go-live marker.
 func (it postItem) summary() postItem {
 	it.Body, it.HTML, it.TOC, it.SEO, it.Slugs, it.ThreadCount, it.GoLiveAt = "", "", nil, nil, nil, 0, ""
+	it.RenderVersion = ""
 	return it
 }
 

@@ -41,6 +41,7 @@ const (
 	layoutPartition     = "LAYOUT"
 	schedulePartition   = "SCHEDULE"
 	webhooksPartition   = "WEBHOOKS"
+	rendererPartition   = "RENDERER"
 	webhookCountSK      = "COUNT"
 	outboxIndex         = "OUTBOX"
 
@@ -76,6 +77,9 @@ type key struct {
 	PK string `dynamodbav:"PK"`
 	SK string `dynamodbav:"SK"`
 }
+
+// rendererKey is the renderer item (rerender.go).
+func rendererKey() key { return key{rendererPartition, rendererPartition} }
 
 // leaseKey is the lease of name (ShardLease, WorkerLease).
 func leaseKey(name string) key { return key{leasesPartition, name} }

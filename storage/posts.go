@@ -42,6 +42,7 @@ func (s *Store) CreatePost(ctx context.Context, in NewPost) (*Post, error) {
 	if err := derived.derive(ctx, s.render); err != nil {
 		return nil, err
 	}
+	defer s.noteRendered(ctx)
 	return idempotent(ctx, s, "createPost", in.IdempotencyKey, in, func(id *idem) (*Post, error) {
 		postID := newID()
 		return retryWrite(ctx, func() (*Post, error) {
@@ -129,6 +130,9 @@ func (s *Store) UpdatePost(ctx context.Context, in PostPatch) (*Post, error) {
 		// A version no post has: the write fails with a ConflictError
 		// that tells the current one.
 		in.ExpectedVersion = NoVersion
+	}
+	if derived != nil {
+		defer s.noteRendered(ctx)
 	}
 	return s.changePost(ctx, postChange{
 		op: "updatePost", id: in.ID, expected: in.ExpectedVersion, key: in.IdempotencyKey, input: in,
@@ -451,6 +455,7 @@ func (s *Store) writePost(ctx context.Context, rec *idem, before, after *postIte
 // setDerived copies what derive derived from the body of d.
 func (it *postItem) setDerived(d *postItem) {
 	it.HTML, it.TOC, it.Words, it.Minutes, it.AutoExcerpt = d.HTML, d.TOC, d.Words, d.Minutes, d.AutoExcerpt
+	it.RenderVersion = d.RenderVersion
 }
 
 func (it *postItem) setCover(img *Image) {

@@ -27,6 +27,9 @@ type Store struct {
 	cursors cursorKeys
 	// render is how bodies are rendered (WithHeadingIDPrefix).
 	render markdown.Options
+	// claimed is what the store last read of the table's renderer
+	// (rerender.go).
+	claimed *claimed
 	// hints remember what comments' transactions depend on (hints.go).
 	hints *hints
 	// logHead is the highest event-log position seen (eventlog.go), the
@@ -52,11 +55,24 @@ func WithClock(now func() time.Time) Option {
 // WithHeadingIDPrefix makes the Store start the ids of the headings of the
 // bodies it renders, and the anchors of their tables of contents, with
 // prefix (markdown.Options.HeadingIDPrefix); without it they start with
-// markdown.DefaultHeadingIDPrefix. A body is rendered when it is written:
-// the posts written before keep the ids they have until their body is
-// edited.
+// markdown.DefaultHeadingIDPrefix. A body is rendered when it is written;
+// the posts written before are rendered again in the background
+// (rerender.go).
 func WithHeadingIDPrefix(prefix string) Option {
 	return func(s *Store) { s.render.HeadingIDPrefix = prefix }
+}
+
+// WithSiteURL makes the Store render links to the public site url as the
+// blog's own, without rel="nofollow noreferrer"
+// (markdown.Options.SiteURL).
+func WithSiteURL(url string) Option {
+	return func(s *Store) { s.render.SiteURL = url }
+}
+
+// WithHighlight makes the Store highlight fenced code when it renders
+// bodies (markdown.Options.Highlight).
+func WithHighlight(on bool) Option {
+	return func(s *Store) { s.render.Highlight = on }
 }
 
 // WithStream makes CreateTable give the table a stream of StreamView,
@@ -70,7 +86,7 @@ func WithStream() Option {
 
 // New returns a Store on table through db.
 func New(db *dynamodb.Client, table string, opts ...Option) *Store {
-	s := &Store{db: db, table: table, now: time.Now, hints: newHints(), logHead: new(atomic.Int64), siteCache: &siteCache{},
+	s := &Store{db: db, table: table, now: time.Now, hints: newHints(), logHead: new(atomic.Int64), siteCache: &siteCache{}, claimed: &claimed{},
 		render: markdown.Options{HeadingIDPrefix: markdown.DefaultHeadingIDPrefix}}
 	for _, o := range opts {
 		o(s)

@@ -2046,7 +2046,7 @@ func (v *CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdge) GetNode()
 // A blog post with its Markdown body, author, categories and comments.
 type CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePost struct {
 	PostSummary `json:"-"`
-	// The body rendered as HTML, ready to insert in a page as it is: CommonMark with GitHub's tables, strikethrough and autolinks, sanitized (no scripts, styles or event handlers; raw HTML in the Markdown is dropped; images only from http and https URLs; links to other sites get `rel="nofollow noreferrer"`). Headings have ids, the anchors of `toc`. Rendered when the body is written, so reading it costs what reading `body` does.
+	// The body rendered as HTML, ready to insert in a page as it is: CommonMark with GitHub's tables, strikethrough, autolinks and task lists, and footnotes, sanitized (no scripts, styles or event handlers; raw HTML in the Markdown is dropped; images only from http and https URLs, with the width and height the Markdown gives and `loading="lazy"` but on the first; links with a host other than the site's get `rel="nofollow noreferrer"`; fenced code keeps its language as `class="language-…"`, highlighted with CSS classes when the server is set to; a line holding only a YouTube, Vimeo or CodePen URL is a sandboxed iframe, a Gist or X one a blockquote with its link: see the frontend guide). Headings have ids, the anchors of `toc`. Rendered when the body is written, and again in the background when the server's renderer changes, so reading it costs what reading `body` does.
 	BodyHtml string `json:"bodyHtml"`
 	// The body's headings in order, for a table of contents: at most the first 100.
 	Toc []CategoryPageWithHTMLCategoryPostsPostConnectionEdgesPostEdgeNodePostTocHeading `json:"toc"`
@@ -4529,7 +4529,7 @@ func (v *FeedResponse) GetPosts() FeedPostsPostConnection { return v.Posts }
 // A blog post with its Markdown body, author, categories and comments.
 type FullPostPagePost struct {
 	PostSummary `json:"-"`
-	// The body rendered as HTML, ready to insert in a page as it is: CommonMark with GitHub's tables, strikethrough and autolinks, sanitized (no scripts, styles or event handlers; raw HTML in the Markdown is dropped; images only from http and https URLs; links to other sites get `rel="nofollow noreferrer"`). Headings have ids, the anchors of `toc`. Rendered when the body is written, so reading it costs what reading `body` does.
+	// The body rendered as HTML, ready to insert in a page as it is: CommonMark with GitHub's tables, strikethrough, autolinks and task lists, and footnotes, sanitized (no scripts, styles or event handlers; raw HTML in the Markdown is dropped; images only from http and https URLs, with the width and height the Markdown gives and `loading="lazy"` but on the first; links with a host other than the site's get `rel="nofollow noreferrer"`; fenced code keeps its language as `class="language-…"`, highlighted with CSS classes when the server is set to; a line holding only a YouTube, Vimeo or CodePen URL is a sandboxed iframe, a Gist or X one a blockquote with its link: see the frontend guide). Headings have ids, the anchors of `toc`. Rendered when the body is written, and again in the background when the server's renderer changes, so reading it costs what reading `body` does.
 	BodyHtml string `json:"bodyHtml"`
 	// The body's headings in order, for a table of contents: at most the first 100.
 	Toc []FullPostPagePostTocHeading `json:"toc"`
@@ -6875,7 +6875,7 @@ func (v *PingWebhookResponse) GetPingWebhook() PingWebhookPingWebhookPingWebhook
 // A blog post with its Markdown body, author, categories and comments.
 type PostArticlePost struct {
 	PostSummary `json:"-"`
-	// The body rendered as HTML, ready to insert in a page as it is: CommonMark with GitHub's tables, strikethrough and autolinks, sanitized (no scripts, styles or event handlers; raw HTML in the Markdown is dropped; images only from http and https URLs; links to other sites get `rel="nofollow noreferrer"`). Headings have ids, the anchors of `toc`. Rendered when the body is written, so reading it costs what reading `body` does.
+	// The body rendered as HTML, ready to insert in a page as it is: CommonMark with GitHub's tables, strikethrough, autolinks and task lists, and footnotes, sanitized (no scripts, styles or event handlers; raw HTML in the Markdown is dropped; images only from http and https URLs, with the width and height the Markdown gives and `loading="lazy"` but on the first; links with a host other than the site's get `rel="nofollow noreferrer"`; fenced code keeps its language as `class="language-…"`, highlighted with CSS classes when the server is set to; a line holding only a YouTube, Vimeo or CodePen URL is a sandboxed iframe, a Gist or X one a blockquote with its link: see the frontend guide). Headings have ids, the anchors of `toc`. Rendered when the body is written, and again in the background when the server's renderer changes, so reading it costs what reading `body` does.
 	BodyHtml string `json:"bodyHtml"`
 	// The body's headings in order, for a table of contents: at most the first 100.
 	Toc []PostArticlePostTocHeading `json:"toc"`
@@ -7678,7 +7678,7 @@ func (v *PostCommentsResponse) GetPost() *PostCommentsPost { return v.Post }
 // A blog post with its Markdown body, author, categories and comments.
 type PostContentPost struct {
 	PostSummary `json:"-"`
-	// The body rendered as HTML, ready to insert in a page as it is: CommonMark with GitHub's tables, strikethrough and autolinks, sanitized (no scripts, styles or event handlers; raw HTML in the Markdown is dropped; images only from http and https URLs; links to other sites get `rel="nofollow noreferrer"`). Headings have ids, the anchors of `toc`. Rendered when the body is written, so reading it costs what reading `body` does.
+	// The body rendered as HTML, ready to insert in a page as it is: CommonMark with GitHub's tables, strikethrough, autolinks and task lists, and footnotes, sanitized (no scripts, styles or event handlers; raw HTML in the Markdown is dropped; images only from http and https URLs, with the width and height the Markdown gives and `loading="lazy"` but on the first; links with a host other than the site's get `rel="nofollow noreferrer"`; fenced code keeps its language as `class="language-…"`, highlighted with CSS classes when the server is set to; a line holding only a YouTube, Vimeo or CodePen URL is a sandboxed iframe, a Gist or X one a blockquote with its link: see the frontend guide). Headings have ids, the anchors of `toc`. Rendered when the body is written, and again in the background when the server's renderer changes, so reading it costs what reading `body` does.
 	BodyHtml string `json:"bodyHtml"`
 	// The body's headings in order, for a table of contents: at most the first 100.
 	Toc []PostContentPostTocHeading `json:"toc"`
@@ -8738,7 +8738,7 @@ type PreviewPost struct {
 	Title string `json:"title"`
 	// Whether the post is a draft, public, or scheduled to become public.
 	Status PostStatus `json:"status"`
-	// The body rendered as HTML, ready to insert in a page as it is: CommonMark with GitHub's tables, strikethrough and autolinks, sanitized (no scripts, styles or event handlers; raw HTML in the Markdown is dropped; images only from http and https URLs; links to other sites get `rel="nofollow noreferrer"`). Headings have ids, the anchors of `toc`. Rendered when the body is written, so reading it costs what reading `body` does.
+	// The body rendered as HTML, ready to insert in a page as it is: CommonMark with GitHub's tables, strikethrough, autolinks and task lists, and footnotes, sanitized (no scripts, styles or event handlers; raw HTML in the Markdown is dropped; images only from http and https URLs, with the width and height the Markdown gives and `loading="lazy"` but on the first; links with a host other than the site's get `rel="nofollow noreferrer"`; fenced code keeps its language as `class="language-…"`, highlighted with CSS classes when the server is set to; a line holding only a YouTube, Vimeo or CodePen URL is a sandboxed iframe, a Gist or X one a blockquote with its link: see the frontend guide). Headings have ids, the anchors of `toc`. Rendered when the body is written, and again in the background when the server's renderer changes, so reading it costs what reading `body` does.
 	BodyHtml string `json:"bodyHtml"`
 	// The body's headings in order, for a table of contents: at most the first 100.
 	Toc []PreviewPostTocHeading `json:"toc"`

@@ -2,8 +2,10 @@ package tests
 
 import (
 	"context"
+	"errors"
 	"os"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -42,10 +44,55 @@ func TestMixedWorkload(t *testing.T) {
 	t.Logf("seed %d (MIX_SEED=%d runs these choices again), %d clients, %s", cfg.seed, cfg.seed, cfg.clients, cfg.duration)
 	s := newServer(t, func(_ *storage.ClientConfig, o *graphpkg.HandlerOptions) { o.Comments.PerMinute = mixRateLimit })
 	m := newMix(t, s, cfg)
+	// Meanwhile a server of another renderer claims the table and its
+	// sweep renders the posts again, again and again, under the writes.
+	stop := rerenderDuring(t, s)
 	m.run()
+	stop()
 	m.report()
 	m.checkEffects()
 	s.consistent()
+}
+
+// rerenderDuring claims s's table for another renderer (a site URL) and
+// sweeps with it until the returned function is called, which then
+// sweeps until the renderer is done and makes s check with it: every post
+// must then be rendered by it, with no write lost.
+func rerenderDuring(t *testing.T, s *server) (stop func()) {
+	ctx := context.Background()
+	other := storage.New(s.db, s.table, storage.WithClock(s.clock.Now), storage.WithSiteURL("https://blog.example"))
+	ok[bool](t)(other.ClaimRenderer(ctx))
+	ok[struct{}](t)(struct{}{}, s.store.RefreshRenderer(ctx))
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			if _, err := other.Rerender(ctx); err != nil && !errors.Is(err, storage.ErrBusy) {
+				t.Error(err)
+				return
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+		for i := 0; ; i++ {
+			s.clock.Advance(time.Minute)
+			r := ok[storage.Rerendered](t)(other.Rerender(ctx))
+			if r.Done || !r.Swept {
+				break
+			}
+			if i > 5 {
+				t.Fatalf("sweep %d: %+v", i, r)
+			}
+		}
+		s.store = other
+	}
 }
 
 // mixRateLimit is the readers' comment limit per minute in the mix: low,

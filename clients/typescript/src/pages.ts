@@ -104,6 +104,8 @@ export interface PostView {
   meta: Meta;
   /** Sanitized by the API: insert it as it is. */
   html: string;
+  /** What the HTML needs from the page around it. */
+  needs: HtmlNeeds;
   toc: TocEntry[];
   words: string;
   version: number;
@@ -111,6 +113,35 @@ export interface PostView {
   next: { href: string; title: string } | null;
   threads: Thread[];
   moreComments: string | null;
+}
+
+/**
+ * What a body's HTML needs from its page: the origins of its embedded
+ * players, for the page's Content-Security-Policy frame-src, and whether
+ * it holds code highlighted by the API, whose theme codeStylesheet links.
+ */
+export interface HtmlNeeds {
+  frameSources: string[];
+  highlightedCode: boolean;
+}
+
+/** embedOrigins are the origins of the only players the API embeds. */
+export const embedOrigins = ['https://www.youtube-nocookie.com', 'https://player.vimeo.com', 'https://codepen.io'];
+
+/** htmlNeeds returns what the HTML of a body needs from its page. */
+export function htmlNeeds(html: string): HtmlNeeds {
+  return {
+    frameSources: embedOrigins.filter((o) => html.includes(`<iframe src="${o}/`)),
+    highlightedCode: html.includes('<pre class="chroma">'),
+  };
+}
+
+/**
+ * codeStylesheet returns the URL of the theme of highlighted code that the
+ * API at endpoint (its /graphql URL) serves: one of chroma's styles.
+ */
+export function codeStylesheet(endpoint: string, style = 'github'): string {
+  return new URL(`/code.css?style=${encodeURIComponent(style)}`, endpoint).toString();
 }
 
 /** A page reached by an old URL answers with a redirect to the current one. */
@@ -375,6 +406,7 @@ export async function postPage(endpoint: string, slug: string): Promise<Routed<P
       card: card(post),
       meta: { title: seo.title, description: seo.description, canonical: seo.canonicalUrl ?? null, image: seo.ogImage ?? null },
       html: post.bodyHtml,
+      needs: htmlNeeds(post.bodyHtml),
       toc: tocEntries(post.toc),
       words: plural(post.wordCount, 'word'),
       version: post.version,

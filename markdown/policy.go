@@ -1,0 +1,104 @@
+package markdown
+
+import (
+	"html"
+	"net/url"
+	"regexp"
+	"strings"
+
+	"github.com/microcosm-cc/bluemonday"
+)
+
+// The sanitizer is the net under the renderer: raw HTML never reaches it
+// (goldmark drops it), so all it sees is what the node renderers write,
+// and it lets through exactly the shapes they write beyond bluemonday's
+// policy for user-generated content:
+//
+//   - class on code ("language-<name>"), on pre ("chroma") and on spans
+//     (chroma's short token classes), so highlighted code and client-side
+//     highlighters work;
+//   - iframes only with a source that embedSrc matches (the players of
+//     YouTube without cookies, Vimeo and CodePen), a sandbox holding at
+//     most the tokens of iframeSandbox (bluemonday adds an empty one when
+//     there is none), and fixed allow, referrerpolicy and loading values;
+//     the embed's wrapper classes on div and blockquote;
+//   - width, height and loading="lazy" on images;
+//   - footnotes' classes and roles, and task lists' disabled checkboxes.
+//
+// Every link with a host gets rel="nofollow noreferrer"; links within
+// the page or the site (relative ones) get no rel. Links to
+// Options.SiteURL are the blog's own too: Render takes their rel off
+// after sanitizing (unfollow).
+
+// newPolicy returns the sanitizer's policy, described above.
+func newPolicy() *bluemonday.Policy {
+	p := bluemonday.UGCPolicy()
+	p.RequireNoFollowOnLinks(false)
+	p.RequireNoFollowOnFullyQualifiedLinks(true)
+	p.RequireNoReferrerOnFullyQualifiedLinks(true)
+
+	p.AllowAttrs("class").Matching(regexp.MustCompile(`^language-[A-Za-z0-9_+#.-]{1,32}$`)).OnElements("code")
+	p.AllowAttrs("class").Matching(regexp.MustCompile(`^chroma$`)).OnElements("pre")
+	p.AllowAttrs("class").Matching(tokenClassName).OnElements("span")
+
+	p.AllowAttrs("src").Matching(embedSrc).OnElements("iframe")
+	p.AllowAttrs("width", "height").Matching(regexp.MustCompile(`^[0-9]{1,4}$`)).OnElements("iframe")
+	p.AllowAttrs("allow").Matching(regexp.MustCompile(`^` + regexp.QuoteMeta(iframeAllow) + `$`)).OnElements("iframe")
+	p.AllowAttrs("referrerpolicy").Matching(regexp.MustCompile(`^` + iframeReferer + `$`)).OnElements("iframe")
+	p.AllowAttrs("loading").Matching(regexp.MustCompile(`^lazy$`)).OnElements("iframe", "img")
+	p.AllowAttrs("allowfullscreen").Matching(regexp.MustCompile(`^$`)).OnElements("iframe")
+	p.AllowAttrs("sandbox").OnElements("iframe")
+	p.RequireSandboxOnIFrame(bluemonday.SandboxAllowScripts, bluemonday.SandboxAllowSameOrigin,
+		bluemonday.SandboxAllowPresentation, bluemonday.SandboxAllowPopups, bluemonday.SandboxAllowPopupsToEscapeSandbox)
+	p.AllowAttrs("class").Matching(regexp.MustCompile(`^embed embed-(youtube|vimeo|codepen)$`)).OnElements("div")
+	p.AllowAttrs("class").Matching(regexp.MustCompile(`^embed embed-(gist|x twitter-tweet)$`)).OnElements("blockquote")
+
+	p.AllowAttrs("class").Matching(regexp.MustCompile(`^footnotes$`)).OnElements("div")
+	p.AllowAttrs("class").Matching(regexp.MustCompile(`^footnote-(ref|backref)$`)).OnElements("a")
+	p.AllowAttrs("role").Matching(regexp.MustCompile(`^doc-(noteref|backlink|endnotes)$`)).OnElements("a", "div")
+
+	p.AllowAttrs("type").Matching(regexp.MustCompile(`^checkbox$`)).OnElements("input")
+	p.AllowAttrs("checked", "disabled").Matching(regexp.MustCompile(`^$`)).OnElements("input")
+	return p
+}
+
+// relOnLink matches a link as the sanitizer writes one with a host: its
+// href first, its rel last.
+var relOnLink = regexp.MustCompile(`<a href="([^"]*)"([^>]*) rel="nofollow noreferrer">`)
+
+// site is a public site URL links are compared with.
+type site struct {
+	scheme, host, path string
+}
+
+// parseSite returns the site of a URL, and false when it has no http or
+// https scheme and host.
+func parseSite(raw string) (site, bool) {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return site{}, false
+	}
+	return site{scheme: u.Scheme, host: strings.ToLower(u.Host), path: strings.TrimSuffix(u.Path, "/")}, true
+}
+
+// holds reports whether the absolute URL raw is on the site: same scheme
+// (or none: protocol-relative), same host, and a path within the site's.
+func (s site) holds(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "" && u.Scheme != s.scheme) || strings.ToLower(u.Host) != s.host {
+		return false
+	}
+	return s.path == "" || u.Path == s.path || strings.HasPrefix(u.Path, s.path+"/")
+}
+
+// unfollow takes rel="nofollow noreferrer" off the sanitized links to
+// the site s: the output only ever shrinks.
+func unfollow(sanitized []byte, s site) []byte {
+	return relOnLink.ReplaceAllFunc(sanitized, func(a []byte) []byte {
+		m := relOnLink.FindSubmatch(a)
+		if !s.holds(html.UnescapeString(string(m[1]))) {
+			return a
+		}
+		return append(append(append([]byte(`<a href="`), m[1]...), '"'), append(m[2], '>')...)
+	})
+}
