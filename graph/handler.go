@@ -95,6 +95,7 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	cfg.Complexity.Webhook.RecentDeliveries = func(child int, first *int) int { return connectionComplexity(child, first, nil) }
 	cfg.Complexity.Comment.Replies = func(child int) int { return storage.MaxReplyPage * child }
 	withSizeCosts(&cfg.Complexity)
+	withSeriesCosts(&cfg.Complexity)
 
 	h := opts.HTTP
 	if h.ComplexityLimit == 0 {

@@ -294,6 +294,7 @@ func postPatch(ctx context.Context, input model.UpdatePostInput) (storage.PostPa
 		SEO:              seoPatch(input.Seo),
 		IdempotencyKey:   idempotencyKey(ctx, input.IdempotencyKey),
 		Admin:            auth.ActorFrom(ctx).IsAdmin(),
+		EditorID:         auth.ActorFrom(ctx).ID,
 	}
 	if input.Categories != nil {
 		patch.Categories = &input.Categories

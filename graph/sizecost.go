@@ -33,4 +33,5 @@ func withSizeCosts(c *ComplexityRoot) {
 	c.Author.Bio = sizeCost(4 * storage.MaxBioLength)
 	c.Author.AvatarURL = sizeCost(4 * storage.MaxURLLength)
 	c.Category.Description = sizeCost(4 * storage.MaxDescriptionLength)
+	c.Revision.Body = sizeCost(storage.MaxBodyBytes)
 }

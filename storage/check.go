@@ -49,6 +49,8 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 		feed     feedItems
 		bad      []string
 		hooks    webhookItems
+		series   []*seriesItem
+		revs     []*revisionItem
 	)
 	pages := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true)})
 	for pages.HasMorePages() {
@@ -78,7 +80,7 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 				p := &postItem{}
 				err = attributevalue.UnmarshalMap(it, p)
 				posts[p.ID] = p
-			case typeAuthorPost, typeCategoryPost:
+			case typeAuthorPost, typeCategoryPost, typeFeaturedPost:
 				p := &postItem{}
 				err = attributevalue.UnmarshalMap(it, p)
 				copies = append(copies, p)
@@ -114,6 +116,14 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 				sched = append(sched, si)
 			case typeWebhook, typeWebhookCount, typeOutbox, typeDelivery:
 				err = hooks.add(head.Type, it)
+			case typeSeries:
+				se := &seriesItem{}
+				err = attributevalue.UnmarshalMap(it, se)
+				series = append(series, se)
+			case typeRevision:
+				rv := &revisionItem{}
+				err = attributevalue.UnmarshalMap(it, rv)
+				revs = append(revs, rv)
 			case typeIdempotency, typeSecret, typeLayout:
 			case typeLease, typeEvent, typeEventHead:
 				err = feed.add(head.Type, it)
@@ -173,6 +183,10 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 			cc := p.categoryCopy(c.Slug)
 			want[key{cc.PK, cc.SK}] = cc
 		}
+		if p.Featured {
+			fc := p.featuredCopy()
+			want[key{fc.PK, fc.SK}] = fc
+		}
 	}
 	for _, c := range copies {
 		k := key{c.PK, c.SK}
@@ -216,6 +230,8 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 	// thread, the replies each top-level comment carries.
 	bad = append(bad, checkComments(comments, queued, posts, authors, readers)...)
 	bad = append(bad, hooks.check(s.Now())...)
+	bad = append(bad, checkSeries(series, posts)...)
+	bad = append(bad, checkRevisions(revs, posts)...)
 	visible := map[string]int64{}
 	threads := map[string]int64{}
 	for _, c := range comments {

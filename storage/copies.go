@@ -182,6 +182,11 @@ func postActions(t *txn, before, after *postItem, r *names, now string) error {
 			keep[key{cc.PK, cc.SK}] = true
 			add(t.put(cc, nil, nil))
 		}
+		if after.Featured {
+			fc := after.featuredCopy()
+			keep[key{fc.PK, fc.SK}] = true
+			add(t.put(fc, nil, nil))
+		}
 	}
 	if before != nil {
 		for _, k := range before.copyKeys() {

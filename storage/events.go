@@ -270,6 +270,8 @@ func (p Paths) EventsOf(rec streamtypes.Record) ([]Event, error) {
 		err = p.categoryEvents(r, add)
 	case typeComment:
 		err = commentEvents(r, add)
+	case typeSeries:
+		err = p.seriesEvents(r, add)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("stream record %s: %w", r.id, err)
@@ -383,7 +385,8 @@ func readRecord(rec streamtypes.Record) (*record, error) {
 	switch {
 	case k.Type == typePost && strings.HasPrefix(k.PK, prefixPost) && k.PK == k.SK,
 		k.Type == typeAuthor && strings.HasPrefix(k.PK, prefixAuthor) && k.PK == k.SK,
-		k.Type == typeCategory && strings.HasPrefix(k.PK, prefixCat) && k.PK == k.SK:
+		k.Type == typeCategory && strings.HasPrefix(k.PK, prefixCat) && k.PK == k.SK,
+		k.Type == typeSeries && strings.HasPrefix(k.PK, prefixSeries) && k.PK == k.SK:
 		r.kind = k.Type
 	case k.Type == typeComment && strings.HasPrefix(k.PK, prefixPost) &&
 		(strings.HasPrefix(k.SK, prefixComment) || strings.HasPrefix(k.SK, prefixThread) || strings.HasPrefix(k.SK, prefixHeld)):
@@ -425,6 +428,10 @@ type shown struct {
 	Cats                                              []string
 	Cover                                             *imageItem
 	SEO                                               *seoItem
+	// Featured and Series: whether the post is featured, which series
+	// it is in (featured.go, series.go).
+	Featured bool
+	Series   string
 }
 
 func (it *postItem) shown() shown {
@@ -432,6 +439,7 @@ func (it *postItem) shown() shown {
 		Slug: it.Slug, Title: it.Title, Excerpt: it.Excerpt, Body: it.Body,
 		AuthorID: it.AuthorID, PublishedAt: it.PublishedAt,
 		Cats: it.catSlugs(), Cover: it.Cover, SEO: it.SEO,
+		Featured: it.Featured, Series: it.Series,
 	}
 }
 
@@ -529,6 +537,7 @@ func (p Paths) postData(old, cur *postItem) EventData {
 			d.CacheTags = append(d.CacheTags, TagArchive(m))
 		}
 	}
+	p.seriesPostData(&d, old, now)
 	d.Paths, d.CacheTags = distinct(d.Paths), distinct(d.CacheTags)
 	return d
 }

@@ -96,6 +96,8 @@ type PostPatch struct {
 	IdempotencyKey   string
 	// Admin is set for an admin's write, as in NewPost.
 	Admin bool `json:"-"`
+	// EditorID is who edits: the revision the edit keeps names them.
+	EditorID string `json:"-"`
 
 	// rendered is what Validate derived from Body, for UpdatePost.
 	rendered *postItem

@@ -43,6 +43,11 @@ const (
 	typeWebhookCount = "webhookCount"
 	typeOutbox       = "outbox"
 	typeDelivery     = "delivery"
+	// Featured posts, series and revisions (featured.go, series.go,
+	// revisions.go).
+	typeFeaturedPost = "featuredPost"
+	typeSeries       = "series"
+	typeRevision     = "revision"
 )
 
 type authorItem struct {
@@ -201,6 +206,14 @@ type postItem struct {
 	// GoLiveAt marks a scheduled post: its publishedAt, until the post
 	// goes live (schedule.go). Only the post item has it.
 	GoLiveAt string `dynamodbav:"goLiveAt,omitempty"`
+	// Featured puts the post on the featured list (featured.go): a
+	// published featured post has one more copy, FEATURED.
+	Featured bool `dynamodbav:"featured,omitempty"`
+	// Series is the slug of the series the post is in (series.go); only
+	// the post item has it. Revisions counts the revisions the post has
+	// kept (revisions.go): the newest is REV#<revisions>.
+	Series    string `dynamodbav:"series,omitempty"`
+	Revisions int64  `dynamodbav:"revisions,omitempty"`
 }
 
 type imageItem struct {
@@ -233,7 +246,8 @@ func (it *postItem) post() *Post {
 		CreatedAt: parseKeyTime(it.CreatedAt), UpdatedAt: parseKeyTime(it.UpdatedAt),
 		PublishedAt: parseKeyTime(it.PublishedAt), Version: it.Version,
 		CommentCount: it.CommentCount, ThreadCount: it.ThreadCount,
-		Summary: it.Type != typePost,
+		Summary: it.Type != typePost, Featured: it.Featured, Series: it.Series,
+		Revisions: it.Revisions,
 	}
 	if p.Excerpt == "" {
 		p.Excerpt = it.AutoExcerpt
@@ -328,6 +342,7 @@ func (it postItem) withPostKeys() postItem {
 // slugs, the thread count and the go-live marker.
 func (it postItem) summary() postItem {
 	it.Body, it.HTML, it.TOC, it.SEO, it.Slugs, it.ThreadCount, it.GoLiveAt = "", "", nil, nil, nil, 0, ""
+	it.Series, it.Revisions = "", 0
 	return it
 }
 
@@ -357,6 +372,9 @@ func (it *postItem) copyKeys() []key {
 	keys := []key{authorCopyKey(it.AuthorID, it.publishedAt(), it.ID)}
 	for _, c := range it.Cats {
 		keys = append(keys, categoryCopyKey(it.ID, c.Slug))
+	}
+	if it.Featured {
+		keys = append(keys, featuredCopyKey(it.ID))
 	}
 	return keys
 }

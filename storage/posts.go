@@ -119,7 +119,10 @@ func (s *Store) UpdatePost(ctx context.Context, in PostPatch) (*Post, error) {
 	return s.changePost(ctx, postChange{
 		op: "updatePost", id: in.ID, expected: in.ExpectedVersion, key: in.IdempotencyKey, input: in,
 		newCats: cats, slug: deref(in.Slug), admin: in.Admin,
+		also: s.keepRevision(in.EditorID),
 	}, func(p *postItem) error {
+		orig := *p
+		defer countRevision(&orig, p)
 		setOpt(&p.Title, in.Title)
 		setOpt(&p.Slug, in.Slug)
 		setOpt(&p.Excerpt, in.Excerpt)
@@ -242,6 +245,7 @@ func (s *Store) DeletePost(ctx context.Context, in PostRef) (*Post, error) {
 	}
 	p, err := s.changePost(ctx, postChange{
 		op: "deletePost", id: in.ID, expected: in.ExpectedVersion, key: in.IdempotencyKey, input: in,
+		also: s.leaveSeries,
 	}, nil)
 	if err != nil {
 		return nil, err
@@ -282,6 +286,11 @@ type postChange struct {
 	// request); a write that schedules the post needs them and turns
 	// full on itself.
 	full bool
+	// also, when set, adds actions to the write's transaction for the
+	// post as read and as it is about to be written (after nil: deleted):
+	// a revision, the post's series. It runs at every attempt, so what it
+	// reads is as fresh as the post.
+	also func(ctx context.Context, t *txn, before, after *postItem) error
 }
 
 // changePost reads the post of c, applies change (nil deletes it) and
@@ -340,7 +349,11 @@ func (s *Store) changePost(ctx context.Context, c postChange, change func(*postI
 				full = true
 				return nil, errRetry
 			}
-			out, err := s.writePost(ctx, rec, before, after, r)
+			var also func(*txn) error
+			if c.also != nil {
+				also = func(t *txn) error { return c.also(ctx, t, before, after) }
+			}
+			out, err := s.writePost(ctx, rec, before, after, r, also)
 			if errors.Is(err, errStaleNames) {
 				full = true
 				return nil, errRetry
@@ -382,10 +395,18 @@ func (s *Store) readPost(ctx context.Context, id string, newCats []string, slug 
 // author and category copies, and the post counts of its author, its
 // categories and the blog, each guarded by a condition. r holds the names
 // copied and the counters' items as read, if they were.
-func (s *Store) writePost(ctx context.Context, rec *idem, before, after *postItem, r *names) (*Post, error) {
+func (s *Store) writePost(ctx context.Context, rec *idem, before, after *postItem, r *names, also ...func(*txn) error) (*Post, error) {
 	t := s.newTxn()
 	if err := postActions(t, before, after, r, s.nowKey()); err != nil {
 		return nil, err
+	}
+	for _, add := range also {
+		if add == nil {
+			continue
+		}
+		if err := add(t); err != nil {
+			return nil, err
+		}
 	}
 	var result *Post
 	if after != nil {
