@@ -394,6 +394,10 @@ func (s *Store) AllSeries(ctx context.Context, p Page) (*Result[*Series], error)
 	}, p, (*seriesItem).series)
 }
 
+// seriesSlack is how many posts a page of a series reads beyond the page
+// and the one that tells whether more follow.
+const seriesSlack = 5
+
 // SeriesPosts returns a page of the series' posts in its order: the ids
 // of the page read with the posts in one BatchGetItem, those visible
 // filtered by keep (readers see public posts only), read on while the
@@ -426,7 +430,9 @@ func (s *Store) SeriesPosts(ctx context.Context, se *Series, p Page, keep func(*
 	res := &Result[*Post]{}
 	more := false
 	for start < len(ids) && !more {
-		window := ids[start:min(len(ids), start+p.Limit+1)]
+		// seriesSlack more than the page, so that a few hidden posts
+		// (drafts, scheduled) cost no second read.
+		window := ids[start:min(len(ids), start+p.Limit+1+seriesSlack)]
 		start += len(window)
 		posts, errs := s.GetPosts(ctx, window)
 		for i, post := range posts {
