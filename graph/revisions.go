@@ -76,6 +76,9 @@ func (r *Resolver) revisionEditor(ctx context.Context, rev *storage.Revision) (*
 	if rev.EditorID == "" {
 		return nil, nil
 	}
+	if selectsOnly(ctx, "id") {
+		return &storage.Author{ID: rev.EditorID}, nil
+	}
 	a, err := loadersFor(ctx).authors.Load(ctx, rev.EditorID)()
 	if err != nil {
 		// An editor gone (an admin whose subject is no author) is unknown.
