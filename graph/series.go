@@ -128,7 +128,9 @@ func (r *Resolver) postSeries(ctx context.Context, obj *storage.Post) (*model.Po
 }
 
 func (r *Resolver) seriesNeighbour(ctx context.Context, obj *model.PostSeries, next bool) (*storage.Post, error) {
-	prev, nxt, err := r.store.SeriesNeighbours(ctx, obj.Series, obj.PostID, r.seriesKeep(ctx, obj.Series))
+	prev, nxt, err := obj.Neighbours(ctx, func(ctx context.Context) (*storage.Post, *storage.Post, error) {
+		return r.store.SeriesNeighbours(ctx, obj.Series, obj.PostID, r.seriesKeep(ctx, obj.Series))
+	})
 	if next {
 		return nxt, err
 	}

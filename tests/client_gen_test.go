@@ -4584,6 +4584,275 @@ type FullPostPageResponse struct {
 // GetPost returns FullPostPageResponse.Post, and is useful for accessing the field via an interface.
 func (v *FullPostPageResponse) GetPost() *FullPostPagePost { return v.Post }
 
+// HomePageFeaturedPostsPostConnection includes the requested fields of the GraphQL type PostConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of posts.
+type HomePageFeaturedPostsPostConnection struct {
+	// The posts of this page, each with its cursor.
+	Edges []HomePageFeaturedPostsPostConnectionEdgesPostEdge `json:"edges"`
+}
+
+// GetEdges returns HomePageFeaturedPostsPostConnection.Edges, and is useful for accessing the field via an interface.
+func (v *HomePageFeaturedPostsPostConnection) GetEdges() []HomePageFeaturedPostsPostConnectionEdgesPostEdge {
+	return v.Edges
+}
+
+// HomePageFeaturedPostsPostConnectionEdgesPostEdge includes the requested fields of the GraphQL type PostEdge.
+// The GraphQL type's documentation follows.
+//
+// A post in a page of posts.
+type HomePageFeaturedPostsPostConnectionEdgesPostEdge struct {
+	// The post.
+	Node HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePost `json:"node"`
+}
+
+// GetNode returns HomePageFeaturedPostsPostConnectionEdgesPostEdge.Node, and is useful for accessing the field via an interface.
+func (v *HomePageFeaturedPostsPostConnectionEdgesPostEdge) GetNode() HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePost {
+	return v.Node
+}
+
+// HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The unique, URL-friendly name of the post: its current one. A post found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+	// The title of the post.
+	Title string `json:"title"`
+	// A short plain-text summary shown in listings: the one written for the post, or when none was, the beginning of its first paragraphs (at most 300 characters).
+	Excerpt string `json:"excerpt"`
+	// When the post is or was published; null for drafts. A future time means the post is scheduled.
+	PublishedAt *time.Time `json:"publishedAt"`
+	// The picture shown at the top of the post and in listings, or null when it has none.
+	CoverImage *HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePostCoverImage `json:"coverImage"`
+	// The author who wrote the post.
+	Author HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePostAuthor `json:"author"`
+}
+
+// GetId returns HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePost.Id, and is useful for accessing the field via an interface.
+func (v *HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePost) GetId() string { return v.Id }
+
+// GetSlug returns HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePost.Slug, and is useful for accessing the field via an interface.
+func (v *HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePost) GetSlug() string { return v.Slug }
+
+// GetTitle returns HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePost.Title, and is useful for accessing the field via an interface.
+func (v *HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePost) GetTitle() string { return v.Title }
+
+// GetExcerpt returns HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePost.Excerpt, and is useful for accessing the field via an interface.
+func (v *HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePost) GetExcerpt() string {
+	return v.Excerpt
+}
+
+// GetPublishedAt returns HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePost.PublishedAt, and is useful for accessing the field via an interface.
+func (v *HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePost) GetPublishedAt() *time.Time {
+	return v.PublishedAt
+}
+
+// GetCoverImage returns HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePost.CoverImage, and is useful for accessing the field via an interface.
+func (v *HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePost) GetCoverImage() *HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePostCoverImage {
+	return v.CoverImage
+}
+
+// GetAuthor returns HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePost.Author, and is useful for accessing the field via an interface.
+func (v *HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePost) GetAuthor() HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePostAuthor {
+	return v.Author
+}
+
+// HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePostAuthor includes the requested fields of the GraphQL type Author.
+// The GraphQL type's documentation follows.
+//
+// A person who writes posts and comments.
+type HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePostAuthor struct {
+	// The name shown with the author's posts and comments.
+	Name string `json:"name"`
+}
+
+// GetName returns HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePostAuthor.Name, and is useful for accessing the field via an interface.
+func (v *HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePostAuthor) GetName() string {
+	return v.Name
+}
+
+// HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePostCoverImage includes the requested fields of the GraphQL type Image.
+// The GraphQL type's documentation follows.
+//
+// A picture shown with a post.
+type HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePostCoverImage struct {
+	// The absolute http or https URL of the picture.
+	Url string `json:"url"`
+	// The text that stands for the picture for those who cannot see it; empty when none was given.
+	Alt string `json:"alt"`
+}
+
+// GetUrl returns HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePostCoverImage.Url, and is useful for accessing the field via an interface.
+func (v *HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePostCoverImage) GetUrl() string {
+	return v.Url
+}
+
+// GetAlt returns HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePostCoverImage.Alt, and is useful for accessing the field via an interface.
+func (v *HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePostCoverImage) GetAlt() string {
+	return v.Alt
+}
+
+// HomePagePostsPostConnection includes the requested fields of the GraphQL type PostConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of posts.
+type HomePagePostsPostConnection struct {
+	// The posts of this page, each with its cursor.
+	Edges []HomePagePostsPostConnectionEdgesPostEdge `json:"edges"`
+	// Where this page stands in the whole list.
+	PageInfo HomePagePostsPostConnectionPageInfo `json:"pageInfo"`
+}
+
+// GetEdges returns HomePagePostsPostConnection.Edges, and is useful for accessing the field via an interface.
+func (v *HomePagePostsPostConnection) GetEdges() []HomePagePostsPostConnectionEdgesPostEdge {
+	return v.Edges
+}
+
+// GetPageInfo returns HomePagePostsPostConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *HomePagePostsPostConnection) GetPageInfo() HomePagePostsPostConnectionPageInfo {
+	return v.PageInfo
+}
+
+// HomePagePostsPostConnectionEdgesPostEdge includes the requested fields of the GraphQL type PostEdge.
+// The GraphQL type's documentation follows.
+//
+// A post in a page of posts.
+type HomePagePostsPostConnectionEdgesPostEdge struct {
+	// The opaque cursor of this post; pass it as `after` to continue after it, as `before` to go back from it.
+	Cursor string `json:"cursor"`
+	// The post.
+	Node HomePagePostsPostConnectionEdgesPostEdgeNodePost `json:"node"`
+}
+
+// GetCursor returns HomePagePostsPostConnectionEdgesPostEdge.Cursor, and is useful for accessing the field via an interface.
+func (v *HomePagePostsPostConnectionEdgesPostEdge) GetCursor() string { return v.Cursor }
+
+// GetNode returns HomePagePostsPostConnectionEdgesPostEdge.Node, and is useful for accessing the field via an interface.
+func (v *HomePagePostsPostConnectionEdgesPostEdge) GetNode() HomePagePostsPostConnectionEdgesPostEdgeNodePost {
+	return v.Node
+}
+
+// HomePagePostsPostConnectionEdgesPostEdgeNodePost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type HomePagePostsPostConnectionEdgesPostEdgeNodePost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The unique, URL-friendly name of the post: its current one. A post found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+	// The title of the post.
+	Title string `json:"title"`
+	// A short plain-text summary shown in listings: the one written for the post, or when none was, the beginning of its first paragraphs (at most 300 characters).
+	Excerpt string `json:"excerpt"`
+	// When the post is or was published; null for drafts. A future time means the post is scheduled.
+	PublishedAt *time.Time `json:"publishedAt"`
+	// The author who wrote the post.
+	Author HomePagePostsPostConnectionEdgesPostEdgeNodePostAuthor `json:"author"`
+	// The categories the post is filed under.
+	Categories []HomePagePostsPostConnectionEdgesPostEdgeNodePostCategoriesCategory `json:"categories"`
+	// The number of visible comments on the post, replies included.
+	CommentCount int `json:"commentCount"`
+}
+
+// GetId returns HomePagePostsPostConnectionEdgesPostEdgeNodePost.Id, and is useful for accessing the field via an interface.
+func (v *HomePagePostsPostConnectionEdgesPostEdgeNodePost) GetId() string { return v.Id }
+
+// GetSlug returns HomePagePostsPostConnectionEdgesPostEdgeNodePost.Slug, and is useful for accessing the field via an interface.
+func (v *HomePagePostsPostConnectionEdgesPostEdgeNodePost) GetSlug() string { return v.Slug }
+
+// GetTitle returns HomePagePostsPostConnectionEdgesPostEdgeNodePost.Title, and is useful for accessing the field via an interface.
+func (v *HomePagePostsPostConnectionEdgesPostEdgeNodePost) GetTitle() string { return v.Title }
+
+// GetExcerpt returns HomePagePostsPostConnectionEdgesPostEdgeNodePost.Excerpt, and is useful for accessing the field via an interface.
+func (v *HomePagePostsPostConnectionEdgesPostEdgeNodePost) GetExcerpt() string { return v.Excerpt }
+
+// GetPublishedAt returns HomePagePostsPostConnectionEdgesPostEdgeNodePost.PublishedAt, and is useful for accessing the field via an interface.
+func (v *HomePagePostsPostConnectionEdgesPostEdgeNodePost) GetPublishedAt() *time.Time {
+	return v.PublishedAt
+}
+
+// GetAuthor returns HomePagePostsPostConnectionEdgesPostEdgeNodePost.Author, and is useful for accessing the field via an interface.
+func (v *HomePagePostsPostConnectionEdgesPostEdgeNodePost) GetAuthor() HomePagePostsPostConnectionEdgesPostEdgeNodePostAuthor {
+	return v.Author
+}
+
+// GetCategories returns HomePagePostsPostConnectionEdgesPostEdgeNodePost.Categories, and is useful for accessing the field via an interface.
+func (v *HomePagePostsPostConnectionEdgesPostEdgeNodePost) GetCategories() []HomePagePostsPostConnectionEdgesPostEdgeNodePostCategoriesCategory {
+	return v.Categories
+}
+
+// GetCommentCount returns HomePagePostsPostConnectionEdgesPostEdgeNodePost.CommentCount, and is useful for accessing the field via an interface.
+func (v *HomePagePostsPostConnectionEdgesPostEdgeNodePost) GetCommentCount() int {
+	return v.CommentCount
+}
+
+// HomePagePostsPostConnectionEdgesPostEdgeNodePostAuthor includes the requested fields of the GraphQL type Author.
+// The GraphQL type's documentation follows.
+//
+// A person who writes posts and comments.
+type HomePagePostsPostConnectionEdgesPostEdgeNodePostAuthor struct {
+	// The name shown with the author's posts and comments.
+	Name string `json:"name"`
+}
+
+// GetName returns HomePagePostsPostConnectionEdgesPostEdgeNodePostAuthor.Name, and is useful for accessing the field via an interface.
+func (v *HomePagePostsPostConnectionEdgesPostEdgeNodePostAuthor) GetName() string { return v.Name }
+
+// HomePagePostsPostConnectionEdgesPostEdgeNodePostCategoriesCategory includes the requested fields of the GraphQL type Category.
+// The GraphQL type's documentation follows.
+//
+// A topic that groups posts. Its slug is its identity.
+type HomePagePostsPostConnectionEdgesPostEdgeNodePostCategoriesCategory struct {
+	// The display name of the category.
+	Name string `json:"name"`
+}
+
+// GetName returns HomePagePostsPostConnectionEdgesPostEdgeNodePostCategoriesCategory.Name, and is useful for accessing the field via an interface.
+func (v *HomePagePostsPostConnectionEdgesPostEdgeNodePostCategoriesCategory) GetName() string {
+	return v.Name
+}
+
+// HomePagePostsPostConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Information about a page of a connection, as in the Relay cursor connection
+// specification. A page is read forward (`first`, `after`) or backward
+// (`last`, `before`); its edges are in the list's order either way.
+type HomePagePostsPostConnectionPageInfo struct {
+	// True when more items follow the last edge of this page. For a backward page, true when it was requested before a cursor.
+	HasNextPage bool `json:"hasNextPage"`
+	// The cursor of the last edge, or null when the page is empty. Pass it as `after` for the next page.
+	EndCursor *string `json:"endCursor"`
+}
+
+// GetHasNextPage returns HomePagePostsPostConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *HomePagePostsPostConnectionPageInfo) GetHasNextPage() bool { return v.HasNextPage }
+
+// GetEndCursor returns HomePagePostsPostConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *HomePagePostsPostConnectionPageInfo) GetEndCursor() *string { return v.EndCursor }
+
+// HomePageResponse is returned by HomePage on success.
+type HomePageResponse struct {
+	// The featured public posts, newest first: one request a page, like a category's posts. A scheduled featured post shows from its time on. `totalCount` costs one more request.
+	FeaturedPosts HomePageFeaturedPostsPostConnection `json:"featuredPosts"`
+	// The latest public posts of the whole blog, newest first.
+	Posts HomePagePostsPostConnection `json:"posts"`
+}
+
+// GetFeaturedPosts returns HomePageResponse.FeaturedPosts, and is useful for accessing the field via an interface.
+func (v *HomePageResponse) GetFeaturedPosts() HomePageFeaturedPostsPostConnection {
+	return v.FeaturedPosts
+}
+
+// GetPosts returns HomePageResponse.Posts, and is useful for accessing the field via an interface.
+func (v *HomePageResponse) GetPosts() HomePagePostsPostConnection { return v.Posts }
+
 // A picture to show with a post.
 type ImageInput struct {
 	// The picture's URL: an absolute http or https URL of at most 2000 characters, without spaces or credentials.
@@ -9143,6 +9412,177 @@ func (v *SeriesPageSeriesPostsPostConnectionPageInfo) GetStartCursor() *string {
 // GetEndCursor returns SeriesPageSeriesPostsPostConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
 func (v *SeriesPageSeriesPostsPostConnectionPageInfo) GetEndCursor() *string { return v.EndCursor }
 
+// SeriesPostsResponse is returned by SeriesPosts on success.
+type SeriesPostsResponse struct {
+	// A series by its slug, or null when there is none. One request.
+	Series *SeriesPostsSeries `json:"series"`
+}
+
+// GetSeries returns SeriesPostsResponse.Series, and is useful for accessing the field via an interface.
+func (v *SeriesPostsResponse) GetSeries() *SeriesPostsSeries { return v.Series }
+
+// SeriesPostsSeries includes the requested fields of the GraphQL type Series.
+// The GraphQL type's documentation follows.
+//
+// An ordered collection of posts, read in order: a tutorial in parts, a
+// course. A post is in at most one series.
+type SeriesPostsSeries struct {
+	// The unique, URL-friendly name of the series.
+	Slug string `json:"slug"`
+	// The title of the series.
+	Title string `json:"title"`
+	// What the series is about; empty when none was written.
+	Description string `json:"description"`
+	// The picture of the series, or null when it has none.
+	CoverImage *SeriesPostsSeriesCoverImage `json:"coverImage"`
+	// The author who made the series; they and admins may change it.
+	Owner SeriesPostsSeriesOwnerAuthor `json:"owner"`
+	// The series' posts in order. Readers see its public posts; its owner and admins see drafts and scheduled posts too. One request a page (the series is read with it); `totalCount` reads every post of the series, one request per 100.
+	Posts SeriesPostsSeriesPostsPostConnection `json:"posts"`
+}
+
+// GetSlug returns SeriesPostsSeries.Slug, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeries) GetSlug() string { return v.Slug }
+
+// GetTitle returns SeriesPostsSeries.Title, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeries) GetTitle() string { return v.Title }
+
+// GetDescription returns SeriesPostsSeries.Description, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeries) GetDescription() string { return v.Description }
+
+// GetCoverImage returns SeriesPostsSeries.CoverImage, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeries) GetCoverImage() *SeriesPostsSeriesCoverImage { return v.CoverImage }
+
+// GetOwner returns SeriesPostsSeries.Owner, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeries) GetOwner() SeriesPostsSeriesOwnerAuthor { return v.Owner }
+
+// GetPosts returns SeriesPostsSeries.Posts, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeries) GetPosts() SeriesPostsSeriesPostsPostConnection { return v.Posts }
+
+// SeriesPostsSeriesCoverImage includes the requested fields of the GraphQL type Image.
+// The GraphQL type's documentation follows.
+//
+// A picture shown with a post.
+type SeriesPostsSeriesCoverImage struct {
+	// The absolute http or https URL of the picture.
+	Url string `json:"url"`
+	// The text that stands for the picture for those who cannot see it; empty when none was given.
+	Alt string `json:"alt"`
+}
+
+// GetUrl returns SeriesPostsSeriesCoverImage.Url, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeriesCoverImage) GetUrl() string { return v.Url }
+
+// GetAlt returns SeriesPostsSeriesCoverImage.Alt, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeriesCoverImage) GetAlt() string { return v.Alt }
+
+// SeriesPostsSeriesOwnerAuthor includes the requested fields of the GraphQL type Author.
+// The GraphQL type's documentation follows.
+//
+// A person who writes posts and comments.
+type SeriesPostsSeriesOwnerAuthor struct {
+	// The name shown with the author's posts and comments.
+	Name string `json:"name"`
+}
+
+// GetName returns SeriesPostsSeriesOwnerAuthor.Name, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeriesOwnerAuthor) GetName() string { return v.Name }
+
+// SeriesPostsSeriesPostsPostConnection includes the requested fields of the GraphQL type PostConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of posts.
+type SeriesPostsSeriesPostsPostConnection struct {
+	// The posts of this page, each with its cursor.
+	Edges []SeriesPostsSeriesPostsPostConnectionEdgesPostEdge `json:"edges"`
+	// Where this page stands in the whole list.
+	PageInfo SeriesPostsSeriesPostsPostConnectionPageInfo `json:"pageInfo"`
+}
+
+// GetEdges returns SeriesPostsSeriesPostsPostConnection.Edges, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeriesPostsPostConnection) GetEdges() []SeriesPostsSeriesPostsPostConnectionEdgesPostEdge {
+	return v.Edges
+}
+
+// GetPageInfo returns SeriesPostsSeriesPostsPostConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeriesPostsPostConnection) GetPageInfo() SeriesPostsSeriesPostsPostConnectionPageInfo {
+	return v.PageInfo
+}
+
+// SeriesPostsSeriesPostsPostConnectionEdgesPostEdge includes the requested fields of the GraphQL type PostEdge.
+// The GraphQL type's documentation follows.
+//
+// A post in a page of posts.
+type SeriesPostsSeriesPostsPostConnectionEdgesPostEdge struct {
+	// The opaque cursor of this post; pass it as `after` to continue after it, as `before` to go back from it.
+	Cursor string `json:"cursor"`
+	// The post.
+	Node SeriesPostsSeriesPostsPostConnectionEdgesPostEdgeNodePost `json:"node"`
+}
+
+// GetCursor returns SeriesPostsSeriesPostsPostConnectionEdgesPostEdge.Cursor, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeriesPostsPostConnectionEdgesPostEdge) GetCursor() string { return v.Cursor }
+
+// GetNode returns SeriesPostsSeriesPostsPostConnectionEdgesPostEdge.Node, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeriesPostsPostConnectionEdgesPostEdge) GetNode() SeriesPostsSeriesPostsPostConnectionEdgesPostEdgeNodePost {
+	return v.Node
+}
+
+// SeriesPostsSeriesPostsPostConnectionEdgesPostEdgeNodePost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type SeriesPostsSeriesPostsPostConnectionEdgesPostEdgeNodePost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The unique, URL-friendly name of the post: its current one. A post found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+	// The title of the post.
+	Title string `json:"title"`
+	// A short plain-text summary shown in listings: the one written for the post, or when none was, the beginning of its first paragraphs (at most 300 characters).
+	Excerpt string `json:"excerpt"`
+	// When the post is or was published; null for drafts. A future time means the post is scheduled.
+	PublishedAt *time.Time `json:"publishedAt"`
+}
+
+// GetId returns SeriesPostsSeriesPostsPostConnectionEdgesPostEdgeNodePost.Id, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeriesPostsPostConnectionEdgesPostEdgeNodePost) GetId() string { return v.Id }
+
+// GetSlug returns SeriesPostsSeriesPostsPostConnectionEdgesPostEdgeNodePost.Slug, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeriesPostsPostConnectionEdgesPostEdgeNodePost) GetSlug() string { return v.Slug }
+
+// GetTitle returns SeriesPostsSeriesPostsPostConnectionEdgesPostEdgeNodePost.Title, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeriesPostsPostConnectionEdgesPostEdgeNodePost) GetTitle() string { return v.Title }
+
+// GetExcerpt returns SeriesPostsSeriesPostsPostConnectionEdgesPostEdgeNodePost.Excerpt, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeriesPostsPostConnectionEdgesPostEdgeNodePost) GetExcerpt() string {
+	return v.Excerpt
+}
+
+// GetPublishedAt returns SeriesPostsSeriesPostsPostConnectionEdgesPostEdgeNodePost.PublishedAt, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeriesPostsPostConnectionEdgesPostEdgeNodePost) GetPublishedAt() *time.Time {
+	return v.PublishedAt
+}
+
+// SeriesPostsSeriesPostsPostConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Information about a page of a connection, as in the Relay cursor connection
+// specification. A page is read forward (`first`, `after`) or backward
+// (`last`, `before`); its edges are in the list's order either way.
+type SeriesPostsSeriesPostsPostConnectionPageInfo struct {
+	// True when more items follow the last edge of this page. For a backward page, true when it was requested before a cursor.
+	HasNextPage bool `json:"hasNextPage"`
+	// The cursor of the last edge, or null when the page is empty. Pass it as `after` for the next page.
+	EndCursor *string `json:"endCursor"`
+}
+
+// GetHasNextPage returns SeriesPostsSeriesPostsPostConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeriesPostsPostConnectionPageInfo) GetHasNextPage() bool { return v.HasNextPage }
+
+// GetEndCursor returns SeriesPostsSeriesPostsPostConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeriesPostsPostConnectionPageInfo) GetEndCursor() *string { return v.EndCursor }
+
 // The input of `setPostFeatured`.
 type SetPostFeaturedInput struct {
 	// The global id of the post.
@@ -11019,6 +11459,18 @@ type __FullPostPageInput struct {
 // GetSlug returns __FullPostPageInput.Slug, and is useful for accessing the field via an interface.
 func (v *__FullPostPageInput) GetSlug() string { return v.Slug }
 
+// __HomePageInput is used internally by genqlient
+type __HomePageInput struct {
+	Featured *int `json:"featured"`
+	First    *int `json:"first"`
+}
+
+// GetFeatured returns __HomePageInput.Featured, and is useful for accessing the field via an interface.
+func (v *__HomePageInput) GetFeatured() *int { return v.Featured }
+
+// GetFirst returns __HomePageInput.First, and is useful for accessing the field via an interface.
+func (v *__HomePageInput) GetFirst() *int { return v.First }
+
 // __ModerationQueueBodiesInput is used internally by genqlient
 type __ModerationQueueBodiesInput struct {
 	First *int    `json:"first"`
@@ -11302,6 +11754,22 @@ func (v *__SeriesPageInput) GetLast() *int { return v.Last }
 
 // GetBefore returns __SeriesPageInput.Before, and is useful for accessing the field via an interface.
 func (v *__SeriesPageInput) GetBefore() *string { return v.Before }
+
+// __SeriesPostsInput is used internally by genqlient
+type __SeriesPostsInput struct {
+	Slug  string  `json:"slug"`
+	First *int    `json:"first"`
+	After *string `json:"after"`
+}
+
+// GetSlug returns __SeriesPostsInput.Slug, and is useful for accessing the field via an interface.
+func (v *__SeriesPostsInput) GetSlug() string { return v.Slug }
+
+// GetFirst returns __SeriesPostsInput.First, and is useful for accessing the field via an interface.
+func (v *__SeriesPostsInput) GetFirst() *int { return v.First }
+
+// GetAfter returns __SeriesPostsInput.After, and is useful for accessing the field via an interface.
+func (v *__SeriesPostsInput) GetAfter() *string { return v.After }
 
 // __SetPostFeaturedInput is used internally by genqlient
 type __SetPostFeaturedInput struct {
@@ -13092,6 +13560,80 @@ func FullPostPage(
 	return data_, err_
 }
 
+// The query executed by HomePage.
+const HomePage_Operation = `
+query HomePage ($featured: Int, $first: Int) {
+	featuredPosts(first: $featured) {
+		edges {
+			node {
+				id
+				slug
+				title
+				excerpt
+				publishedAt
+				coverImage {
+					url
+					alt
+				}
+				author {
+					name
+				}
+			}
+		}
+	}
+	posts(first: $first) {
+		edges {
+			cursor
+			node {
+				id
+				slug
+				title
+				excerpt
+				publishedAt
+				author {
+					name
+				}
+				categories {
+					name
+				}
+				commentCount
+			}
+		}
+		pageInfo {
+			hasNextPage
+			endCursor
+		}
+	}
+}
+`
+
+func HomePage(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	featured *int,
+	first *int,
+) (data_ *HomePageResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "HomePage",
+		Query:  HomePage_Operation,
+		Variables: &__HomePageInput{
+			Featured: featured,
+			First:    first,
+		},
+	}
+
+	data_ = &HomePageResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by ModerationQueue.
 const ModerationQueue_Operation = `
 query ModerationQueue ($first: Int, $after: String) {
@@ -14550,6 +15092,69 @@ func SeriesPage(
 	}
 
 	data_ = &SeriesPageResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by SeriesPosts.
+const SeriesPosts_Operation = `
+query SeriesPosts ($slug: String!, $first: Int, $after: String) {
+	series(slug: $slug) {
+		slug
+		title
+		description
+		coverImage {
+			url
+			alt
+		}
+		owner {
+			name
+		}
+		posts(first: $first, after: $after) {
+			edges {
+				cursor
+				node {
+					id
+					slug
+					title
+					excerpt
+					publishedAt
+				}
+			}
+			pageInfo {
+				hasNextPage
+				endCursor
+			}
+		}
+	}
+}
+`
+
+func SeriesPosts(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	slug string,
+	first *int,
+	after *string,
+) (data_ *SeriesPostsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "SeriesPosts",
+		Query:  SeriesPosts_Operation,
+		Variables: &__SeriesPostsInput{
+			Slug:  slug,
+			First: first,
+			After: after,
+		},
+	}
+
+	data_ = &SeriesPostsResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
