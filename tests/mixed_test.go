@@ -123,6 +123,12 @@ var mixMutations = []mixMutation{
 	{"rejectComment", 2, nextModerate(rejectIt)},
 	{"deleteComment", 3, nextDeleteComment},
 	{"moderationQueue", 1, nextModerationQueue},
+	{"setPostFeatured", 2, nextSetFeatured},
+	{"createSeries", 1, nextCreateSeries},
+	{"addPostToSeries", 2, nextSeriesPost("add")},
+	{"removePostFromSeries", 1, nextSeriesPost("remove")},
+	{"moveSeriesPost", 2, nextSeriesPost("move")},
+	{"restorePostRevision", 1, nextRestoreRevision},
 }
 
 // mixMutation is one entry of mixMutations.

@@ -260,7 +260,7 @@ func TestSeriesConcurrentWriters(t *testing.T) {
 				}
 				// A post another writer took out is not in the series
 				// any more; a writer that kept losing races is busy.
-				if err != nil && code(err) != "BAD_USER_INPUT" && code(err) != "BUSY" {
+				if err != nil && code(err) != "BAD_USER_INPUT" && code(err) != "UNAVAILABLE" {
 					t.Errorf("writer %d: %v", w, err)
 				}
 			}
