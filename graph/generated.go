@@ -4015,7 +4015,7 @@ type Series {
   owner: Author!
   "The version of the series, increased by every change (its posts' order included). Pass it as ` + "`" + `expectedVersion` + "`" + ` to change the series safely."
   version: Int!
-  "The series' posts in order. Readers see its public posts; its owner and admins see drafts and scheduled posts too. One request a page (the series is read with it); ` + "`" + `totalCount` + "`" + ` reads every post of the series, one request per 100."
+  "The series' posts in order. Readers see its public posts; a post's author and admins see it when it is a draft or scheduled too. One request a page (the series is read with it); ` + "`" + `totalCount` + "`" + ` reads every post of the series, one request per 100."
   posts(
     "How many posts to return from the start (or after ` + "`" + `after` + "`" + `), from 1 to 100; 20 when neither ` + "`" + `first` + "`" + ` nor ` + "`" + `last` + "`" + ` is given."
     first: Int

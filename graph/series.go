@@ -15,7 +15,7 @@ import (
 // owner (the author who made it) and admins change it, reorder it and
 // delete it; the owner adds their own posts to it, an admin any post; the
 // owner, the post's author or an admin takes a post out. Readers see a
-// series' public posts, its owner and admins its drafts too.
+// series' public posts; a post's author and admins its drafts too.
 
 // withSeriesCosts sets the complexity of the series' fields: Post.series
 // reads the series (and, for a post of a list, the post), so a list that
@@ -32,12 +32,11 @@ func withSeriesCosts(c *ComplexityRoot) {
 	c.Revision.Excerpt = sizeCost(4 * storage.MaxExcerptLength)
 }
 
-// seriesKeep returns which posts of se the actor of ctx sees: every one
-// for its owner and admins, else those r.sees.
-func (r *Resolver) seriesKeep(ctx context.Context, se *storage.Series) func(*storage.Post) bool {
-	if auth.ActorFrom(ctx).Acts(se.OwnerID) {
-		return func(*storage.Post) bool { return true }
-	}
+// seriesKeep returns which posts of a series the actor of ctx sees: those
+// r.sees, the public ones and, for their author and admins, drafts and
+// scheduled posts. The series' owner is no exception: an admin may have
+// put another author's draft in it.
+func (r *Resolver) seriesKeep(ctx context.Context, _ *storage.Series) func(*storage.Post) bool {
 	return func(p *storage.Post) bool { return r.sees(ctx, p) }
 }
 

@@ -9295,7 +9295,7 @@ type SeriesPageSeries struct {
 	Description string `json:"description"`
 	// The version of the series, increased by every change (its posts' order included). Pass it as `expectedVersion` to change the series safely.
 	Version int `json:"version"`
-	// The series' posts in order. Readers see its public posts; its owner and admins see drafts and scheduled posts too. One request a page (the series is read with it); `totalCount` reads every post of the series, one request per 100.
+	// The series' posts in order. Readers see its public posts; a post's author and admins see it when it is a draft or scheduled too. One request a page (the series is read with it); `totalCount` reads every post of the series, one request per 100.
 	Posts SeriesPageSeriesPostsPostConnection `json:"posts"`
 }
 
@@ -9437,7 +9437,7 @@ type SeriesPostsSeries struct {
 	CoverImage *SeriesPostsSeriesCoverImage `json:"coverImage"`
 	// The author who made the series; they and admins may change it.
 	Owner SeriesPostsSeriesOwnerAuthor `json:"owner"`
-	// The series' posts in order. Readers see its public posts; its owner and admins see drafts and scheduled posts too. One request a page (the series is read with it); `totalCount` reads every post of the series, one request per 100.
+	// The series' posts in order. Readers see its public posts; a post's author and admins see it when it is a draft or scheduled too. One request a page (the series is read with it); `totalCount` reads every post of the series, one request per 100.
 	Posts SeriesPostsSeriesPostsPostConnection `json:"posts"`
 }
 
