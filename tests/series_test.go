@@ -278,3 +278,32 @@ func TestSeriesConcurrentWriters(t *testing.T) {
 		seen[slug] = true
 	}
 }
+
+// TestSeriesHidesOthersDrafts puts another author's draft in a series
+// through an admin: the series' owner does not see it (it is not theirs),
+// nor does a reader; its author and admins do.
+func TestSeriesHidesOthersDrafts(t *testing.T) {
+	s := newServer(t)
+	b := s.seedBlog(t)
+	ctx := context.Background()
+	ok[*CreateSeriesResponse](t)(CreateSeries(ctx, b.writers[1], CreateSeriesInput{Slug: "graces", Title: "Grace's"}))
+	ok[*AddPostToSeriesResponse](t)(AddPostToSeries(ctx, s.admin, AddPostToSeriesInput{SeriesSlug: "graces", PostId: b.published[1]}))
+	ok[*AddPostToSeriesResponse](t)(AddPostToSeries(ctx, s.admin, AddPostToSeriesInput{SeriesSlug: "graces", PostId: b.draft})) // ada's draft
+	for _, c := range []struct {
+		who  string
+		as   graphql.Client
+		want []string
+	}{
+		{"the series' owner", b.writers[1], []string{"post-1"}},
+		{"a reader", s.client, []string{"post-1"}},
+		{"the draft's author", b.writers[0], []string{"post-1", "a-draft"}},
+		{"an admin", s.admin, []string{"post-1", "a-draft"}},
+	} {
+		t.Run(c.who, func(t *testing.T) {
+			got, _, _ := seriesSlugs(t, c.as, "graces", 10)
+			if !slices.Equal(got, c.want) {
+				t.Errorf("%s sees %v, want %v", c.who, got, c.want)
+			}
+		})
+	}
+}
