@@ -98,6 +98,10 @@ func TestFeaturedPosts(t *testing.T) {
 	if !slices.Equal(forward, want) || !slices.Equal(backward, want) {
 		t.Errorf("featured forward %v, backward %v, want %v", forward, backward, want)
 	}
+	// A comment counts on the featured copy too, written from what the
+	// server remembers of the post.
+	ok[*AddCommentResponse](t)(AddComment(ctx, b.writers[0], AddCommentInput{PostId: b.published[11], Body: "Featured, and rightly so."}))
+	s.consistent()
 	// An author's rename reaches the featured copies.
 	ok[*UpdateAuthorResponse](t)(UpdateAuthor(ctx, s.admin, UpdateAuthorInput{Id: b.authors[0], Name: ptr("Ada King")}))
 	s.consistent()
