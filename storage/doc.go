@@ -322,7 +322,7 @@
 //
 // A comment needs no read before its transaction when the store has seen
 // what it depends on: each Store keeps the last it read or wrote of posts
-// (version, status, author, categories), authors, readers' profiles and
+// (version, status, author, categories, featured), authors, readers' profiles and
 // rate items, and comments (at most 4096 of each kind and 32 MiB in all,
 // hints.go). The transaction is built from them and guarded by what it
 // assumed (the post's version and status, the parent's version, the rate
