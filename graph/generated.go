@@ -40,9 +40,12 @@ type ResolverRoot interface {
 	Mutation() MutationResolver
 	Page() PageResolver
 	Post() PostResolver
+	PostSeries() PostSeriesResolver
 	Query() QueryResolver
+	Revision() RevisionResolver
 	SearchFacet() SearchFacetResolver
 	SearchResult() SearchResultResolver
+	Series() SeriesResolver
 	Site() SiteResolver
 	Subscription() SubscriptionResolver
 	Tag() TagResolver
@@ -56,6 +59,11 @@ type DirectiveRoot struct {
 type ComplexityRoot struct {
 	AddCommentPayload struct {
 		Comment func(childComplexity int) int
+	}
+
+	AddPostToSeriesPayload struct {
+		Post   func(childComplexity int) int
+		Series func(childComplexity int) int
 	}
 
 	ApproveCommentPayload struct {
@@ -179,6 +187,10 @@ type ComplexityRoot struct {
 		Token     func(childComplexity int) int
 	}
 
+	CreateSeriesPayload struct {
+		Series func(childComplexity int) int
+	}
+
 	CreateWebhookPayload struct {
 		Secret  func(childComplexity int) int
 		Webhook func(childComplexity int) int
@@ -195,6 +207,10 @@ type ComplexityRoot struct {
 
 	DeletePostPayload struct {
 		Post func(childComplexity int) int
+	}
+
+	DeleteSeriesPayload struct {
+		Slug func(childComplexity int) int
 	}
 
 	DeleteWebhookPayload struct {
@@ -237,27 +253,38 @@ type ComplexityRoot struct {
 		Tag func(childComplexity int) int
 	}
 
+	MoveSeriesPostPayload struct {
+		Series func(childComplexity int) int
+	}
+
 	Mutation struct {
 		AddComment            func(childComplexity int, input model.AddCommentInput) int
+		AddPostToSeries       func(childComplexity int, input model.AddPostToSeriesInput) int
 		ApproveComment        func(childComplexity int, input model.ApproveCommentInput) int
 		CreateAuthor          func(childComplexity int, input model.CreateAuthorInput) int
 		CreateCategory        func(childComplexity int, input model.CreateCategoryInput) int
 		CreatePage            func(childComplexity int, input model.CreatePageInput) int
 		CreatePost            func(childComplexity int, input model.CreatePostInput) int
 		CreatePreviewLink     func(childComplexity int, input model.CreatePreviewLinkInput) int
+		CreateSeries          func(childComplexity int, input model.CreateSeriesInput) int
 		CreateWebhook         func(childComplexity int, input model.CreateWebhookInput) int
 		DeleteComment         func(childComplexity int, input model.DeleteCommentInput) int
 		DeletePage            func(childComplexity int, input model.DeletePageInput) int
 		DeletePost            func(childComplexity int, input model.DeletePostInput) int
+		DeleteSeries          func(childComplexity int, input model.DeleteSeriesInput) int
 		DeleteWebhook         func(childComplexity int, input model.DeleteWebhookInput) int
 		MergeTags             func(childComplexity int, input model.MergeTagsInput) int
+		MoveSeriesPost        func(childComplexity int, input model.MoveSeriesPostInput) int
 		PingWebhook           func(childComplexity int, input model.PingWebhookInput) int
 		PublishPage           func(childComplexity int, input model.PublishPageInput) int
 		PublishPost           func(childComplexity int, input model.PublishPostInput) int
 		RedeliverWebhookEvent func(childComplexity int, input model.RedeliverWebhookEventInput) int
 		RejectComment         func(childComplexity int, input model.RejectCommentInput) int
+		RemovePostFromSeries  func(childComplexity int, input model.RemovePostFromSeriesInput) int
 		RenameTag             func(childComplexity int, input model.RenameTagInput) int
+		RestorePostRevision   func(childComplexity int, input model.RestorePostRevisionInput) int
 		RotateWebhookSecret   func(childComplexity int, input model.RotateWebhookSecretInput) int
+		SetPostFeatured       func(childComplexity int, input model.SetPostFeaturedInput) int
 		UnpublishPage         func(childComplexity int, input model.UnpublishPageInput) int
 		UnpublishPost         func(childComplexity int, input model.UnpublishPostInput) int
 		UpdateAuthor          func(childComplexity int, input model.UpdateAuthorInput) int
@@ -265,6 +292,7 @@ type ComplexityRoot struct {
 		UpdateComment         func(childComplexity int, input model.UpdateCommentInput) int
 		UpdatePage            func(childComplexity int, input model.UpdatePageInput) int
 		UpdatePost            func(childComplexity int, input model.UpdatePostInput) int
+		UpdateSeries          func(childComplexity int, input model.UpdateSeriesInput) int
 		UpdateSite            func(childComplexity int, input model.UpdateSiteInput) int
 		UpdateWebhook         func(childComplexity int, input model.UpdateWebhookInput) int
 	}
@@ -314,6 +342,7 @@ type ComplexityRoot struct {
 		CoverImage         func(childComplexity int) int
 		CreatedAt          func(childComplexity int) int
 		Excerpt            func(childComplexity int) int
+		Featured           func(childComplexity int) int
 		ID                 func(childComplexity int) int
 		Next               func(childComplexity int) int
 		NextInCategory     func(childComplexity int, slug string) int
@@ -322,7 +351,9 @@ type ComplexityRoot struct {
 		PublishedAt        func(childComplexity int) int
 		ReadingMinutes     func(childComplexity int) int
 		Related            func(childComplexity int, first *int) int
+		Revisions          func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Seo                func(childComplexity int) int
+		Series             func(childComplexity int) int
 		Slug               func(childComplexity int) int
 		Status             func(childComplexity int) int
 		Tags               func(childComplexity int) int
@@ -353,6 +384,13 @@ type ComplexityRoot struct {
 		Time    func(childComplexity int) int
 	}
 
+	PostSeries struct {
+		Next     func(childComplexity int) int
+		Position func(childComplexity int) int
+		Previous func(childComplexity int) int
+		Series   func(childComplexity int) int
+	}
+
 	PublishPagePayload struct {
 		Page func(childComplexity int) int
 	}
@@ -362,11 +400,13 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
+		AllSeries       func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Archive         func(childComplexity int, author *string, category *string, authorSlug *string) int
 		Author          func(childComplexity int, id *string, slug *string) int
 		Authors         func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Categories      func(childComplexity int) int
 		Category        func(childComplexity int, slug *string, id *string) int
+		FeaturedPosts   func(childComplexity int, first *int, after *string, last *int, before *string) int
 		LiveCursor      func(childComplexity int) int
 		ModerationQueue func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Node            func(childComplexity int, id string) int
@@ -375,6 +415,7 @@ type ComplexityRoot struct {
 		Post            func(childComplexity int, id *string, slug *string, previewToken *string) int
 		Posts           func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) int
 		Search          func(childComplexity int, query string, first *int, after *string, category *string, author *string) int
+		Series          func(childComplexity int, slug string) int
 		Site            func(childComplexity int) int
 		Tag             func(childComplexity int, slug string) int
 		Tags            func(childComplexity int, first *int, after *string, last *int, before *string) int
@@ -390,6 +431,11 @@ type ComplexityRoot struct {
 		Comment func(childComplexity int) int
 	}
 
+	RemovePostFromSeriesPayload struct {
+		Post   func(childComplexity int) int
+		Series func(childComplexity int) int
+	}
+
 	RenameTagPayload struct {
 		Tag func(childComplexity int) int
 	}
@@ -398,6 +444,35 @@ type ComplexityRoot struct {
 		Edges      func(childComplexity int) int
 		PageInfo   func(childComplexity int) int
 		TotalCount func(childComplexity int) int
+	}
+
+	RestorePostRevisionPayload struct {
+		Post func(childComplexity int) int
+	}
+
+	Revision struct {
+		At         func(childComplexity int) int
+		Body       func(childComplexity int) int
+		CoverImage func(childComplexity int) int
+		Editor     func(childComplexity int) int
+		Excerpt    func(childComplexity int) int
+		Fields     func(childComplexity int) int
+		ID         func(childComplexity int) int
+		N          func(childComplexity int) int
+		Seo        func(childComplexity int) int
+		Title      func(childComplexity int) int
+		Version    func(childComplexity int) int
+	}
+
+	RevisionConnection struct {
+		Edges      func(childComplexity int) int
+		PageInfo   func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+	}
+
+	RevisionEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	RotateWebhookSecretPayload struct {
@@ -435,6 +510,30 @@ type ComplexityRoot struct {
 		Description  func(childComplexity int) int
 		OgImage      func(childComplexity int) int
 		Title        func(childComplexity int) int
+	}
+
+	Series struct {
+		CoverImage  func(childComplexity int) int
+		Description func(childComplexity int) int
+		Owner       func(childComplexity int) int
+		Posts       func(childComplexity int, first *int, after *string, last *int, before *string) int
+		Slug        func(childComplexity int) int
+		Title       func(childComplexity int) int
+		Version     func(childComplexity int) int
+	}
+
+	SeriesConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	SeriesEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	SetPostFeaturedPayload struct {
+		Post func(childComplexity int) int
 	}
 
 	Site struct {
@@ -521,6 +620,10 @@ type ComplexityRoot struct {
 
 	UpdatePostPayload struct {
 		Post func(childComplexity int) int
+	}
+
+	UpdateSeriesPayload struct {
+		Series func(childComplexity int) int
 	}
 
 	UpdateSitePayload struct {
@@ -638,6 +741,14 @@ type MutationResolver interface {
 	UnpublishPage(ctx context.Context, input model.UnpublishPageInput) (*model.UnpublishPagePayload, error)
 	DeletePage(ctx context.Context, input model.DeletePageInput) (*model.DeletePagePayload, error)
 	UpdateSite(ctx context.Context, input model.UpdateSiteInput) (*model.UpdateSitePayload, error)
+	SetPostFeatured(ctx context.Context, input model.SetPostFeaturedInput) (*model.SetPostFeaturedPayload, error)
+	CreateSeries(ctx context.Context, input model.CreateSeriesInput) (*model.CreateSeriesPayload, error)
+	UpdateSeries(ctx context.Context, input model.UpdateSeriesInput) (*model.UpdateSeriesPayload, error)
+	DeleteSeries(ctx context.Context, input model.DeleteSeriesInput) (*model.DeleteSeriesPayload, error)
+	AddPostToSeries(ctx context.Context, input model.AddPostToSeriesInput) (*model.AddPostToSeriesPayload, error)
+	RemovePostFromSeries(ctx context.Context, input model.RemovePostFromSeriesInput) (*model.RemovePostFromSeriesPayload, error)
+	MoveSeriesPost(ctx context.Context, input model.MoveSeriesPostInput) (*model.MoveSeriesPostPayload, error)
+	RestorePostRevision(ctx context.Context, input model.RestorePostRevisionInput) (*model.RestorePostRevisionPayload, error)
 }
 type PageResolver interface {
 	ID(ctx context.Context, obj *storage.SitePage) (string, error)
@@ -669,6 +780,13 @@ type PostResolver interface {
 	Tags(ctx context.Context, obj *storage.Post) ([]*storage.Tag, error)
 	NextInCategory(ctx context.Context, obj *storage.Post, slug string) (*storage.Post, error)
 	Related(ctx context.Context, obj *storage.Post, first *int) ([]*storage.Post, error)
+
+	Series(ctx context.Context, obj *storage.Post) (*model.PostSeries, error)
+	Revisions(ctx context.Context, obj *storage.Post, first *int, after *string, last *int, before *string) (*model.RevisionConnection, error)
+}
+type PostSeriesResolver interface {
+	Previous(ctx context.Context, obj *model.PostSeries) (*storage.Post, error)
+	Next(ctx context.Context, obj *model.PostSeries) (*storage.Post, error)
 }
 type QueryResolver interface {
 	LiveCursor(ctx context.Context) (string, error)
@@ -689,12 +807,27 @@ type QueryResolver interface {
 	Page(ctx context.Context, id *string, slug *string) (*storage.SitePage, error)
 	Pages(ctx context.Context, first *int, after *string, last *int, before *string, drafts *bool) (*model.SitePageConnection, error)
 	Site(ctx context.Context) (*storage.Site, error)
+	FeaturedPosts(ctx context.Context, first *int, after *string, last *int, before *string) (*model.PostConnection, error)
+	Series(ctx context.Context, slug string) (*storage.Series, error)
+	AllSeries(ctx context.Context, first *int, after *string, last *int, before *string) (*model.SeriesConnection, error)
+}
+type RevisionResolver interface {
+	ID(ctx context.Context, obj *storage.Revision) (string, error)
+
+	Editor(ctx context.Context, obj *storage.Revision) (*storage.Author, error)
+
+	Seo(ctx context.Context, obj *storage.Revision) (*model.Seo, error)
 }
 type SearchFacetResolver interface {
 	Category(ctx context.Context, obj *model.SearchFacet) (*storage.Category, error)
 }
 type SearchResultResolver interface {
 	Post(ctx context.Context, obj *model.SearchResult) (*storage.Post, error)
+}
+type SeriesResolver interface {
+	Owner(ctx context.Context, obj *storage.Series) (*storage.Author, error)
+
+	Posts(ctx context.Context, obj *storage.Series, first *int, after *string, last *int, before *string) (*model.PostConnection, error)
 }
 type SiteResolver interface {
 	Title(ctx context.Context, obj *storage.Site) (string, error)
@@ -761,6 +894,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AddCommentPayload.Comment(childComplexity), true
+
+	case "AddPostToSeriesPayload.post":
+		if e.ComplexityRoot.AddPostToSeriesPayload.Post == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AddPostToSeriesPayload.Post(childComplexity), true
+	case "AddPostToSeriesPayload.series":
+		if e.ComplexityRoot.AddPostToSeriesPayload.Series == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AddPostToSeriesPayload.Series(childComplexity), true
 
 	case "ApproveCommentPayload.comment":
 		if e.ComplexityRoot.ApproveCommentPayload.Comment == nil {
@@ -1219,6 +1365,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CreatePreviewLinkPayload.Token(childComplexity), true
 
+	case "CreateSeriesPayload.series":
+		if e.ComplexityRoot.CreateSeriesPayload.Series == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateSeriesPayload.Series(childComplexity), true
+
 	case "CreateWebhookPayload.secret":
 		if e.ComplexityRoot.CreateWebhookPayload.Secret == nil {
 			break
@@ -1258,6 +1411,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DeletePostPayload.Post(childComplexity), true
+
+	case "DeleteSeriesPayload.slug":
+		if e.ComplexityRoot.DeleteSeriesPayload.Slug == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteSeriesPayload.Slug(childComplexity), true
 
 	case "DeleteWebhookPayload.deletedId":
 		if e.ComplexityRoot.DeleteWebhookPayload.DeletedID == nil {
@@ -1380,6 +1540,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.MergeTagsPayload.Tag(childComplexity), true
 
+	case "MoveSeriesPostPayload.series":
+		if e.ComplexityRoot.MoveSeriesPostPayload.Series == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MoveSeriesPostPayload.Series(childComplexity), true
+
 	case "Mutation.addComment":
 		if e.ComplexityRoot.Mutation.AddComment == nil {
 			break
@@ -1391,6 +1558,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AddComment(childComplexity, args["input"].(model.AddCommentInput)), true
+	case "Mutation.addPostToSeries":
+		if e.ComplexityRoot.Mutation.AddPostToSeries == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_addPostToSeries_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AddPostToSeries(childComplexity, args["input"].(model.AddPostToSeriesInput)), true
 	case "Mutation.approveComment":
 		if e.ComplexityRoot.Mutation.ApproveComment == nil {
 			break
@@ -1457,6 +1635,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreatePreviewLink(childComplexity, args["input"].(model.CreatePreviewLinkInput)), true
+	case "Mutation.createSeries":
+		if e.ComplexityRoot.Mutation.CreateSeries == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createSeries_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateSeries(childComplexity, args["input"].(model.CreateSeriesInput)), true
 	case "Mutation.createWebhook":
 		if e.ComplexityRoot.Mutation.CreateWebhook == nil {
 			break
@@ -1501,6 +1690,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeletePost(childComplexity, args["input"].(model.DeletePostInput)), true
+	case "Mutation.deleteSeries":
+		if e.ComplexityRoot.Mutation.DeleteSeries == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteSeries_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteSeries(childComplexity, args["input"].(model.DeleteSeriesInput)), true
 	case "Mutation.deleteWebhook":
 		if e.ComplexityRoot.Mutation.DeleteWebhook == nil {
 			break
@@ -1523,6 +1723,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.MergeTags(childComplexity, args["input"].(model.MergeTagsInput)), true
+	case "Mutation.moveSeriesPost":
+		if e.ComplexityRoot.Mutation.MoveSeriesPost == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_moveSeriesPost_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.MoveSeriesPost(childComplexity, args["input"].(model.MoveSeriesPostInput)), true
 	case "Mutation.pingWebhook":
 		if e.ComplexityRoot.Mutation.PingWebhook == nil {
 			break
@@ -1578,6 +1789,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RejectComment(childComplexity, args["input"].(model.RejectCommentInput)), true
+	case "Mutation.removePostFromSeries":
+		if e.ComplexityRoot.Mutation.RemovePostFromSeries == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_removePostFromSeries_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RemovePostFromSeries(childComplexity, args["input"].(model.RemovePostFromSeriesInput)), true
 	case "Mutation.renameTag":
 		if e.ComplexityRoot.Mutation.RenameTag == nil {
 			break
@@ -1589,6 +1811,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RenameTag(childComplexity, args["input"].(model.RenameTagInput)), true
+	case "Mutation.restorePostRevision":
+		if e.ComplexityRoot.Mutation.RestorePostRevision == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_restorePostRevision_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RestorePostRevision(childComplexity, args["input"].(model.RestorePostRevisionInput)), true
 	case "Mutation.rotateWebhookSecret":
 		if e.ComplexityRoot.Mutation.RotateWebhookSecret == nil {
 			break
@@ -1600,6 +1833,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RotateWebhookSecret(childComplexity, args["input"].(model.RotateWebhookSecretInput)), true
+	case "Mutation.setPostFeatured":
+		if e.ComplexityRoot.Mutation.SetPostFeatured == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setPostFeatured_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetPostFeatured(childComplexity, args["input"].(model.SetPostFeaturedInput)), true
 	case "Mutation.unpublishPage":
 		if e.ComplexityRoot.Mutation.UnpublishPage == nil {
 			break
@@ -1677,6 +1921,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdatePost(childComplexity, args["input"].(model.UpdatePostInput)), true
+	case "Mutation.updateSeries":
+		if e.ComplexityRoot.Mutation.UpdateSeries == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateSeries_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateSeries(childComplexity, args["input"].(model.UpdateSeriesInput)), true
 	case "Mutation.updateSite":
 		if e.ComplexityRoot.Mutation.UpdateSite == nil {
 			break
@@ -1901,6 +2156,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.Excerpt(childComplexity), true
+	case "Post.featured":
+		if e.ComplexityRoot.Post.Featured == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.Featured(childComplexity), true
 	case "Post.id":
 		if e.ComplexityRoot.Post.ID == nil {
 			break
@@ -1964,12 +2225,29 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.Related(childComplexity, args["first"].(*int)), true
+	case "Post.revisions":
+		if e.ComplexityRoot.Post.Revisions == nil {
+			break
+		}
+
+		args, err := ec.field_Post_revisions_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Post.Revisions(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Post.seo":
 		if e.ComplexityRoot.Post.Seo == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Post.Seo(childComplexity), true
+	case "Post.series":
+		if e.ComplexityRoot.Post.Series == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.Series(childComplexity), true
 	case "Post.slug":
 		if e.ComplexityRoot.Post.Slug == nil {
 			break
@@ -2088,6 +2366,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PostEvent.Time(childComplexity), true
 
+	case "PostSeries.next":
+		if e.ComplexityRoot.PostSeries.Next == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostSeries.Next(childComplexity), true
+	case "PostSeries.position":
+		if e.ComplexityRoot.PostSeries.Position == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostSeries.Position(childComplexity), true
+	case "PostSeries.previous":
+		if e.ComplexityRoot.PostSeries.Previous == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostSeries.Previous(childComplexity), true
+	case "PostSeries.series":
+		if e.ComplexityRoot.PostSeries.Series == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostSeries.Series(childComplexity), true
+
 	case "PublishPagePayload.page":
 		if e.ComplexityRoot.PublishPagePayload.Page == nil {
 			break
@@ -2102,6 +2405,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PublishPostPayload.Post(childComplexity), true
 
+	case "Query.allSeries":
+		if e.ComplexityRoot.Query.AllSeries == nil {
+			break
+		}
+
+		args, err := ec.field_Query_allSeries_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.AllSeries(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 	case "Query.archive":
 		if e.ComplexityRoot.Query.Archive == nil {
 			break
@@ -2152,6 +2466,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Category(childComplexity, args["slug"].(*string), args["id"].(*string)), true
+	case "Query.featuredPosts":
+		if e.ComplexityRoot.Query.FeaturedPosts == nil {
+			break
+		}
+
+		args, err := ec.field_Query_featuredPosts_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.FeaturedPosts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
 
 	case "Query.liveCursor":
 		if e.ComplexityRoot.Query.LiveCursor == nil {
@@ -2236,6 +2561,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Search(childComplexity, args["query"].(string), args["first"].(*int), args["after"].(*string), args["category"].(*string), args["author"].(*string)), true
+	case "Query.series":
+		if e.ComplexityRoot.Query.Series == nil {
+			break
+		}
+
+		args, err := ec.field_Query_series_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Series(childComplexity, args["slug"].(string)), true
 	case "Query.site":
 		if e.ComplexityRoot.Query.Site == nil {
 			break
@@ -2291,6 +2627,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.RejectCommentPayload.Comment(childComplexity), true
 
+	case "RemovePostFromSeriesPayload.post":
+		if e.ComplexityRoot.RemovePostFromSeriesPayload.Post == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RemovePostFromSeriesPayload.Post(childComplexity), true
+	case "RemovePostFromSeriesPayload.series":
+		if e.ComplexityRoot.RemovePostFromSeriesPayload.Series == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RemovePostFromSeriesPayload.Series(childComplexity), true
+
 	case "RenameTagPayload.tag":
 		if e.ComplexityRoot.RenameTagPayload.Tag == nil {
 			break
@@ -2316,6 +2665,112 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ReplyConnection.TotalCount(childComplexity), true
+
+	case "RestorePostRevisionPayload.post":
+		if e.ComplexityRoot.RestorePostRevisionPayload.Post == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RestorePostRevisionPayload.Post(childComplexity), true
+
+	case "Revision.editedAt":
+		if e.ComplexityRoot.Revision.At == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Revision.At(childComplexity), true
+	case "Revision.body":
+		if e.ComplexityRoot.Revision.Body == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Revision.Body(childComplexity), true
+	case "Revision.coverImage":
+		if e.ComplexityRoot.Revision.CoverImage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Revision.CoverImage(childComplexity), true
+	case "Revision.editor":
+		if e.ComplexityRoot.Revision.Editor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Revision.Editor(childComplexity), true
+	case "Revision.excerpt":
+		if e.ComplexityRoot.Revision.Excerpt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Revision.Excerpt(childComplexity), true
+	case "Revision.changedFields":
+		if e.ComplexityRoot.Revision.Fields == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Revision.Fields(childComplexity), true
+	case "Revision.id":
+		if e.ComplexityRoot.Revision.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Revision.ID(childComplexity), true
+	case "Revision.number":
+		if e.ComplexityRoot.Revision.N == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Revision.N(childComplexity), true
+	case "Revision.seo":
+		if e.ComplexityRoot.Revision.Seo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Revision.Seo(childComplexity), true
+	case "Revision.title":
+		if e.ComplexityRoot.Revision.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Revision.Title(childComplexity), true
+	case "Revision.version":
+		if e.ComplexityRoot.Revision.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Revision.Version(childComplexity), true
+
+	case "RevisionConnection.edges":
+		if e.ComplexityRoot.RevisionConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionConnection.Edges(childComplexity), true
+	case "RevisionConnection.pageInfo":
+		if e.ComplexityRoot.RevisionConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionConnection.PageInfo(childComplexity), true
+	case "RevisionConnection.totalCount":
+		if e.ComplexityRoot.RevisionConnection.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionConnection.TotalCount(childComplexity), true
+
+	case "RevisionEdge.cursor":
+		if e.ComplexityRoot.RevisionEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionEdge.Cursor(childComplexity), true
+	case "RevisionEdge.node":
+		if e.ComplexityRoot.RevisionEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RevisionEdge.Node(childComplexity), true
 
 	case "RotateWebhookSecretPayload.secret":
 		if e.ComplexityRoot.RotateWebhookSecretPayload.Secret == nil {
@@ -2436,6 +2891,87 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Seo.Title(childComplexity), true
+
+	case "Series.coverImage":
+		if e.ComplexityRoot.Series.CoverImage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Series.CoverImage(childComplexity), true
+	case "Series.description":
+		if e.ComplexityRoot.Series.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Series.Description(childComplexity), true
+	case "Series.owner":
+		if e.ComplexityRoot.Series.Owner == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Series.Owner(childComplexity), true
+	case "Series.posts":
+		if e.ComplexityRoot.Series.Posts == nil {
+			break
+		}
+
+		args, err := ec.field_Series_posts_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Series.Posts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+	case "Series.slug":
+		if e.ComplexityRoot.Series.Slug == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Series.Slug(childComplexity), true
+	case "Series.title":
+		if e.ComplexityRoot.Series.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Series.Title(childComplexity), true
+	case "Series.version":
+		if e.ComplexityRoot.Series.Version == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Series.Version(childComplexity), true
+
+	case "SeriesConnection.edges":
+		if e.ComplexityRoot.SeriesConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SeriesConnection.Edges(childComplexity), true
+	case "SeriesConnection.pageInfo":
+		if e.ComplexityRoot.SeriesConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SeriesConnection.PageInfo(childComplexity), true
+
+	case "SeriesEdge.cursor":
+		if e.ComplexityRoot.SeriesEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SeriesEdge.Cursor(childComplexity), true
+	case "SeriesEdge.node":
+		if e.ComplexityRoot.SeriesEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SeriesEdge.Node(childComplexity), true
+
+	case "SetPostFeaturedPayload.post":
+		if e.ComplexityRoot.SetPostFeaturedPayload.Post == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SetPostFeaturedPayload.Post(childComplexity), true
 
 	case "Site.description":
 		if e.ComplexityRoot.Site.Description == nil {
@@ -2728,6 +3264,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.UpdatePostPayload.Post(childComplexity), true
 
+	case "UpdateSeriesPayload.series":
+		if e.ComplexityRoot.UpdateSeriesPayload.Series == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateSeriesPayload.Series(childComplexity), true
+
 	case "UpdateSitePayload.site":
 		if e.ComplexityRoot.UpdateSitePayload.Site == nil {
 			break
@@ -2866,30 +3409,37 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 	ec := newExecutionContext(opCtx, e, make(chan graphql.DeferredResult))
 	inputUnmarshalMap := graphql.BuildUnmarshalerMap(
 		ec.unmarshalInputAddCommentInput,
+		ec.unmarshalInputAddPostToSeriesInput,
 		ec.unmarshalInputApproveCommentInput,
 		ec.unmarshalInputCreateAuthorInput,
 		ec.unmarshalInputCreateCategoryInput,
 		ec.unmarshalInputCreatePageInput,
 		ec.unmarshalInputCreatePostInput,
 		ec.unmarshalInputCreatePreviewLinkInput,
+		ec.unmarshalInputCreateSeriesInput,
 		ec.unmarshalInputCreateWebhookInput,
 		ec.unmarshalInputDeleteCommentInput,
 		ec.unmarshalInputDeletePageInput,
 		ec.unmarshalInputDeletePostInput,
+		ec.unmarshalInputDeleteSeriesInput,
 		ec.unmarshalInputDeleteWebhookInput,
 		ec.unmarshalInputImageInput,
 		ec.unmarshalInputMenuInput,
 		ec.unmarshalInputMenuItemInput,
 		ec.unmarshalInputMergeTagsInput,
+		ec.unmarshalInputMoveSeriesPostInput,
 		ec.unmarshalInputPageSeoInput,
 		ec.unmarshalInputPingWebhookInput,
 		ec.unmarshalInputPublishPageInput,
 		ec.unmarshalInputPublishPostInput,
 		ec.unmarshalInputRedeliverWebhookEventInput,
 		ec.unmarshalInputRejectCommentInput,
+		ec.unmarshalInputRemovePostFromSeriesInput,
 		ec.unmarshalInputRenameTagInput,
+		ec.unmarshalInputRestorePostRevisionInput,
 		ec.unmarshalInputRotateWebhookSecretInput,
 		ec.unmarshalInputSeoInput,
+		ec.unmarshalInputSetPostFeaturedInput,
 		ec.unmarshalInputSocialAccountInput,
 		ec.unmarshalInputUnpublishPageInput,
 		ec.unmarshalInputUnpublishPostInput,
@@ -2898,6 +3448,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		ec.unmarshalInputUpdateCommentInput,
 		ec.unmarshalInputUpdatePageInput,
 		ec.unmarshalInputUpdatePostInput,
+		ec.unmarshalInputUpdateSeriesInput,
 		ec.unmarshalInputUpdateSiteInput,
 		ec.unmarshalInputUpdateWebhookInput,
 	)
@@ -3885,7 +4436,7 @@ The input of ` + "`" + `createWebhook` + "`" + `.
 input CreateWebhookInput {
   "Where to send events: an absolute https URL of at most 2000 characters, without credentials or fragment, naming a public host."
   url: String!
-  "The events to send, 1 to 32 of ` + "`" + `post.published` + "`" + `, ` + "`" + `post.published.edited` + "`" + `, ` + "`" + `post.unpublished` + "`" + `, ` + "`" + `post.deleted` + "`" + `, ` + "`" + `author.updated` + "`" + `, ` + "`" + `category.updated` + "`" + `, ` + "`" + `tag.updated` + "`" + `, ` + "`" + `comment.added` + "`" + `, ` + "`" + `comment.edited` + "`" + `, ` + "`" + `comment.approved` + "`" + `, ` + "`" + `comment.deleted` + "`" + `, ` + "`" + `page.published` + "`" + `, ` + "`" + `page.published.edited` + "`" + `, ` + "`" + `page.unpublished` + "`" + `, ` + "`" + `page.deleted` + "`" + `, ` + "`" + `site.updated` + "`" + `."
+  "The events to send, 1 to 32 of ` + "`" + `post.published` + "`" + `, ` + "`" + `post.published.edited` + "`" + `, ` + "`" + `post.unpublished` + "`" + `, ` + "`" + `post.deleted` + "`" + `, ` + "`" + `author.updated` + "`" + `, ` + "`" + `category.updated` + "`" + `, ` + "`" + `tag.updated` + "`" + `, ` + "`" + `series.updated` + "`" + `, ` + "`" + `comment.added` + "`" + `, ` + "`" + `comment.edited` + "`" + `, ` + "`" + `comment.approved` + "`" + `, ` + "`" + `comment.deleted` + "`" + `, ` + "`" + `page.published` + "`" + `, ` + "`" + `page.published.edited` + "`" + `, ` + "`" + `page.unpublished` + "`" + `, ` + "`" + `page.deleted` + "`" + `, ` + "`" + `site.updated` + "`" + `."
   events: [String!]!
   "What the webhook is for: at most 500 characters."
   description: String
@@ -4517,6 +5068,392 @@ type PostEvent {
   post: Post
 }
 
+# --- Featured posts, series and revisions ---
+
+extend type Post {
+  "Whether the post is featured: a featured post that is public is in ` + "`" + `featuredPosts` + "`" + `, for the top of a home page. Set by ` + "`" + `setPostFeatured` + "`" + `."
+  featured: Boolean!
+  "The series the post is in, with its place and its neighbours there; null when it is in none. It costs one request (two more when the post came from a list), and 500 of an operation's complexity."
+  series: PostSeries
+  "The post's earlier contents, newest first: every edit of its title, body, excerpt, cover image or SEO fields keeps what they were, the last 50 of them. Only the post's author and admins may read them: others get FORBIDDEN. One request a page."
+  revisions(
+    "How many revisions to return from the start (or after ` + "`" + `after` + "`" + `), from 1 to 100; 20 when neither ` + "`" + `first` + "`" + ` nor ` + "`" + `last` + "`" + ` is given."
+    first: Int
+    "Return the revisions after this cursor, taken from a previous page; goes with ` + "`" + `first` + "`" + `."
+    after: String
+    "How many revisions to return from the end (or before ` + "`" + `before` + "`" + `), from 1 to 100; cannot go with ` + "`" + `first` + "`" + `."
+    last: Int
+    "Return the revisions before this cursor, taken from a previous page; goes with ` + "`" + `last` + "`" + `."
+    before: String
+  ): RevisionConnection
+}
+
+extend type Query {
+  "The featured public posts, newest first: one request a page, like a category's posts. A scheduled featured post shows from its time on. ` + "`" + `totalCount` + "`" + ` costs one more request."
+  featuredPosts(
+    "How many posts to return from the start (or after ` + "`" + `after` + "`" + `), from 1 to 100; 20 when neither ` + "`" + `first` + "`" + ` nor ` + "`" + `last` + "`" + ` is given."
+    first: Int
+    "Return the posts after this cursor, taken from a previous page; goes with ` + "`" + `first` + "`" + `."
+    after: String
+    "How many posts to return from the end (or before ` + "`" + `before` + "`" + `), from 1 to 100; cannot go with ` + "`" + `first` + "`" + `."
+    last: Int
+    "Return the posts before this cursor, taken from a previous page; goes with ` + "`" + `last` + "`" + `."
+    before: String
+  ): PostConnection!
+  "A series by its slug, or null when there is none. One request."
+  series(
+    "The slug of the series."
+    slug: String!
+  ): Series
+  "Every series, by slug. One request a page."
+  allSeries(
+    "How many series to return from the start (or after ` + "`" + `after` + "`" + `), from 1 to 100; 20 when neither ` + "`" + `first` + "`" + ` nor ` + "`" + `last` + "`" + ` is given."
+    first: Int
+    "Return the series after this cursor, taken from a previous page; goes with ` + "`" + `first` + "`" + `."
+    after: String
+    "How many series to return from the end (or before ` + "`" + `before` + "`" + `), from 1 to 100; cannot go with ` + "`" + `first` + "`" + `."
+    last: Int
+    "Return the series before this cursor, taken from a previous page; goes with ` + "`" + `last` + "`" + `."
+    before: String
+  ): SeriesConnection!
+}
+
+extend type Mutation {
+  "Puts a post on the featured list or takes it off: a new version of the post. Its author or an admin."
+  setPostFeatured(
+    "What to change."
+    input: SetPostFeaturedInput!
+  ): SetPostFeaturedPayload!
+  "Makes an empty series, owned by the author the token signs in as. Authors and admins."
+  createSeries(
+    "The new series."
+    input: CreateSeriesInput!
+  ): CreateSeriesPayload!
+  "Changes a series' title, description or cover image. Its owner or an admin."
+  updateSeries(
+    "What to change."
+    input: UpdateSeriesInput!
+  ): UpdateSeriesPayload!
+  "Deletes a series, taking its posts out of it first (each gets a new version). Its owner or an admin."
+  deleteSeries(
+    "The series to delete."
+    input: DeleteSeriesInput!
+  ): DeleteSeriesPayload!
+  "Adds a post to a series at a position. A post is in at most one series, and a series holds at most 1000 posts: BAD_USER_INPUT otherwise, and nothing is written. The series' owner adds their own posts; an admin any post. The post gets a new version."
+  addPostToSeries(
+    "The series and the post."
+    input: AddPostToSeriesInput!
+  ): AddPostToSeriesPayload!
+  "Takes a post out of its series. The series' owner, the post's author or an admin. The post gets a new version."
+  removePostFromSeries(
+    "The series and the post."
+    input: RemovePostFromSeriesInput!
+  ): RemovePostFromSeriesPayload!
+  "Moves a post of a series to another position. The series' owner or an admin."
+  moveSeriesPost(
+    "The series, the post and its new position."
+    input: MoveSeriesPostInput!
+  ): MoveSeriesPostPayload!
+  "Makes a new version of a post from one of its revisions: its title, excerpt, body, cover image and SEO fields (the slug and categories stay). What it replaces is kept as a revision in turn. The post's author or an admin. A revision of another post is BAD_USER_INPUT, and nothing is written."
+  restorePostRevision(
+    "The post, the revision and the version the restore is based on."
+    input: RestorePostRevisionInput!
+  ): RestorePostRevisionPayload!
+}
+
+"""
+An ordered collection of posts, read in order: a tutorial in parts, a
+course. A post is in at most one series.
+"""
+type Series {
+  "The unique, URL-friendly name of the series."
+  slug: String!
+  "The title of the series."
+  title: String!
+  "What the series is about; empty when none was written."
+  description: String!
+  "The picture of the series, or null when it has none."
+  coverImage: Image
+  "The author who made the series; they and admins may change it."
+  owner: Author!
+  "The version of the series, increased by every change (its posts' order included). Pass it as ` + "`" + `expectedVersion` + "`" + ` to change the series safely."
+  version: Int!
+  "The series' posts in order. Readers see its public posts; a post's author and admins see it when it is a draft or scheduled too. One request a page (the series is read with it); ` + "`" + `totalCount` + "`" + ` reads every post of the series, one request per 100."
+  posts(
+    "How many posts to return from the start (or after ` + "`" + `after` + "`" + `), from 1 to 100; 20 when neither ` + "`" + `first` + "`" + ` nor ` + "`" + `last` + "`" + ` is given."
+    first: Int
+    "Return the posts after this cursor, taken from a previous page; goes with ` + "`" + `first` + "`" + `."
+    after: String
+    "How many posts to return from the end (or before ` + "`" + `before` + "`" + `), from 1 to 100; cannot go with ` + "`" + `first` + "`" + `."
+    last: Int
+    "Return the posts before this cursor, taken from a previous page; goes with ` + "`" + `last` + "`" + `."
+    before: String
+  ): PostConnection!
+}
+
+"""
+A page of series.
+"""
+type SeriesConnection {
+  "The series of this page, each with its cursor."
+  edges: [SeriesEdge!]!
+  "Where this page stands in the whole list."
+  pageInfo: PageInfo!
+}
+
+"""
+A series in a page of series.
+"""
+type SeriesEdge {
+  "The opaque cursor of this series; pass it as ` + "`" + `after` + "`" + ` to continue after it, as ` + "`" + `before` + "`" + ` to go back from it."
+  cursor: String!
+  "The series."
+  node: Series!
+}
+
+"""
+A post's place in its series.
+"""
+type PostSeries {
+  "The series."
+  series: Series!
+  "The post's place in the series' order, from 1. Drafts count: a reader may see a gap where a post is not public yet."
+  position: Int!
+  "The post before this one in the series that the caller may see, looking at up to 5 posts back; null when there is none."
+  previous: Post
+  "The post after this one in the series that the caller may see, looking at up to 5 posts on; null when there is none."
+  next: Post
+}
+
+"""
+A post's content before an edit, with who made the edit, when, and which
+fields it changed.
+"""
+type Revision {
+  "The opaque id of the revision, for ` + "`" + `restorePostRevision` + "`" + `."
+  id: ID!
+  "The revision's number among the post's revisions, from 1, oldest first."
+  number: Int!
+  "The author who made the edit that replaced this content; null when unknown."
+  editor: Author
+  "When the edit was made."
+  editedAt: DateTime!
+  "The fields the edit changed: title, body, excerpt, coverImage, seo."
+  changedFields: [String!]!
+  "The title before the edit."
+  title: String!
+  "The excerpt written for the post before the edit; empty when none was."
+  excerpt: String!
+  "The Markdown body before the edit."
+  body: String!
+  "The cover image before the edit, or null when it had none."
+  coverImage: Image
+  "The SEO fields before the edit, as written: empty when unset."
+  seo: Seo!
+  "The version of the post this content had."
+  version: Int!
+}
+
+"""
+A page of a post's revisions.
+"""
+type RevisionConnection {
+  "The revisions of this page, each with its cursor."
+  edges: [RevisionEdge!]!
+  "Where this page stands in the whole list."
+  pageInfo: PageInfo!
+  "The number of revisions the post keeps (at most 50)."
+  totalCount: Int!
+}
+
+"""
+A revision in a page of revisions.
+"""
+type RevisionEdge {
+  "The opaque cursor of this revision; pass it as ` + "`" + `after` + "`" + ` to continue after it, as ` + "`" + `before` + "`" + ` to go back from it."
+  cursor: String!
+  "The revision."
+  node: Revision!
+}
+
+"""
+The input of ` + "`" + `setPostFeatured` + "`" + `.
+"""
+input SetPostFeaturedInput {
+  "The global id of the post."
+  id: ID!
+  "True puts the post on the featured list, false takes it off."
+  featured: Boolean!
+  "The version the change is based on; it fails with CONFLICT unless the post still has it. Omitted: any."
+  expectedVersion: Int
+  "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
+  idempotencyKey: String
+}
+
+"""
+The result of ` + "`" + `setPostFeatured` + "`" + `.
+"""
+type SetPostFeaturedPayload {
+  "The post as changed."
+  post: Post!
+}
+
+"""
+The input of ` + "`" + `createSeries` + "`" + `.
+"""
+input CreateSeriesInput {
+  "The slug, 1 to 100 characters of a-z, 0-9 and single hyphens between them; CONFLICT (reason ALREADY_EXISTS) when another series has it."
+  slug: String!
+  "The title: one line of at most 200 characters."
+  title: String!
+  "What the series is about: at most 1000 characters."
+  description: String
+  "The picture of the series."
+  coverImage: ImageInput
+}
+
+"""
+The result of ` + "`" + `createSeries` + "`" + `.
+"""
+type CreateSeriesPayload {
+  "The new series."
+  series: Series!
+}
+
+"""
+The input of ` + "`" + `updateSeries` + "`" + `.
+"""
+input UpdateSeriesInput {
+  "The slug of the series."
+  slug: String!
+  "The version the change is based on; it fails with CONFLICT unless the series still has it. Omitted: any."
+  expectedVersion: Int
+  "The new title."
+  title: String
+  "The new description."
+  description: String
+  "The new cover image."
+  coverImage: ImageInput
+  "True removes the cover image; it cannot go with ` + "`" + `coverImage` + "`" + `."
+  removeCoverImage: Boolean
+}
+
+"""
+The result of ` + "`" + `updateSeries` + "`" + `.
+"""
+type UpdateSeriesPayload {
+  "The series as changed."
+  series: Series!
+}
+
+"""
+The input of ` + "`" + `deleteSeries` + "`" + `.
+"""
+input DeleteSeriesInput {
+  "The slug of the series."
+  slug: String!
+  "The version the deletion is based on; it fails with CONFLICT unless the series still has it. Omitted: any."
+  expectedVersion: Int
+}
+
+"""
+The result of ` + "`" + `deleteSeries` + "`" + `.
+"""
+type DeleteSeriesPayload {
+  "The slug of the deleted series."
+  slug: String!
+}
+
+"""
+The input of ` + "`" + `addPostToSeries` + "`" + `.
+"""
+input AddPostToSeriesInput {
+  "The slug of the series."
+  seriesSlug: String!
+  "The global id of the post."
+  postId: ID!
+  "The place to put it, from 1; omitted or past the end: at the end."
+  position: Int
+  "The series' version the change is based on; it fails with CONFLICT unless the series still has it. Omitted: any."
+  expectedVersion: Int
+}
+
+"""
+The result of ` + "`" + `addPostToSeries` + "`" + `.
+"""
+type AddPostToSeriesPayload {
+  "The series as changed."
+  series: Series!
+  "The post as changed."
+  post: Post!
+}
+
+"""
+The input of ` + "`" + `removePostFromSeries` + "`" + `.
+"""
+input RemovePostFromSeriesInput {
+  "The slug of the series."
+  seriesSlug: String!
+  "The global id of the post."
+  postId: ID!
+  "The series' version the change is based on; it fails with CONFLICT unless the series still has it. Omitted: any."
+  expectedVersion: Int
+}
+
+"""
+The result of ` + "`" + `removePostFromSeries` + "`" + `.
+"""
+type RemovePostFromSeriesPayload {
+  "The series as changed."
+  series: Series!
+  "The post as changed."
+  post: Post!
+}
+
+"""
+The input of ` + "`" + `moveSeriesPost` + "`" + `.
+"""
+input MoveSeriesPostInput {
+  "The slug of the series."
+  seriesSlug: String!
+  "The global id of the post."
+  postId: ID!
+  "The new place, from 1; past the end: at the end."
+  position: Int!
+  "The series' version the change is based on; it fails with CONFLICT unless the series still has it. Omitted: any."
+  expectedVersion: Int
+}
+
+"""
+The result of ` + "`" + `moveSeriesPost` + "`" + `.
+"""
+type MoveSeriesPostPayload {
+  "The series as changed."
+  series: Series!
+}
+
+"""
+The input of ` + "`" + `restorePostRevision` + "`" + `.
+"""
+input RestorePostRevisionInput {
+  "The global id of the post."
+  postId: ID!
+  "The id of one of the post's revisions."
+  revisionId: ID!
+  "The version the restore is based on; it fails with CONFLICT unless the post still has it."
+  expectedVersion: Int!
+  "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
+  idempotencyKey: String
+}
+
+"""
+The result of ` + "`" + `restorePostRevision` + "`" + `.
+"""
+type RestorePostRevisionPayload {
+  "The post as restored."
+  post: Post!
+}
+
 # --- Co-authors and tags ---
 
 """
@@ -4983,6 +5920,16 @@ func (ec *executionContext) childFields_AddCommentPayload(ctx context.Context, f
 	return nil, fmt.Errorf("no field named %q was found under type AddCommentPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_AddPostToSeriesPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "series":
+		return ec.fieldContext_AddPostToSeriesPayload_series(ctx, field)
+	case "post":
+		return ec.fieldContext_AddPostToSeriesPayload_post(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AddPostToSeriesPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_ApproveCommentPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "comment":
@@ -5225,6 +6172,14 @@ func (ec *executionContext) childFields_CreatePreviewLinkPayload(ctx context.Con
 	return nil, fmt.Errorf("no field named %q was found under type CreatePreviewLinkPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_CreateSeriesPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "series":
+		return ec.fieldContext_CreateSeriesPayload_series(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CreateSeriesPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_CreateWebhookPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "webhook":
@@ -5259,6 +6214,14 @@ func (ec *executionContext) childFields_DeletePostPayload(ctx context.Context, f
 		return ec.fieldContext_DeletePostPayload_post(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DeletePostPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_DeleteSeriesPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "slug":
+		return ec.fieldContext_DeleteSeriesPayload_slug(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeleteSeriesPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_DeleteWebhookPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5339,6 +6302,14 @@ func (ec *executionContext) childFields_MergeTagsPayload(ctx context.Context, fi
 		return ec.fieldContext_MergeTagsPayload_tag(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type MergeTagsPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_MoveSeriesPostPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "series":
+		return ec.fieldContext_MoveSeriesPostPayload_series(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MoveSeriesPostPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_Page(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5465,6 +6436,12 @@ func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.
 		return ec.fieldContext_Post_nextInCategory(ctx, field)
 	case "related":
 		return ec.fieldContext_Post_related(ctx, field)
+	case "featured":
+		return ec.fieldContext_Post_featured(ctx, field)
+	case "series":
+		return ec.fieldContext_Post_series(ctx, field)
+	case "revisions":
+		return ec.fieldContext_Post_revisions(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Post", field.Name)
 }
@@ -5509,6 +6486,20 @@ func (ec *executionContext) childFields_PostEvent(ctx context.Context, field gra
 	return nil, fmt.Errorf("no field named %q was found under type PostEvent", field.Name)
 }
 
+func (ec *executionContext) childFields_PostSeries(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "series":
+		return ec.fieldContext_PostSeries_series(ctx, field)
+	case "position":
+		return ec.fieldContext_PostSeries_position(ctx, field)
+	case "previous":
+		return ec.fieldContext_PostSeries_previous(ctx, field)
+	case "next":
+		return ec.fieldContext_PostSeries_next(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PostSeries", field.Name)
+}
+
 func (ec *executionContext) childFields_PublishPagePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "page":
@@ -5541,6 +6532,16 @@ func (ec *executionContext) childFields_RejectCommentPayload(ctx context.Context
 	return nil, fmt.Errorf("no field named %q was found under type RejectCommentPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_RemovePostFromSeriesPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "series":
+		return ec.fieldContext_RemovePostFromSeriesPayload_series(ctx, field)
+	case "post":
+		return ec.fieldContext_RemovePostFromSeriesPayload_post(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RemovePostFromSeriesPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_RenameTagPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "tag":
@@ -5559,6 +6560,64 @@ func (ec *executionContext) childFields_ReplyConnection(ctx context.Context, fie
 		return ec.fieldContext_ReplyConnection_totalCount(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ReplyConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_RestorePostRevisionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "post":
+		return ec.fieldContext_RestorePostRevisionPayload_post(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RestorePostRevisionPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_Revision(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Revision_id(ctx, field)
+	case "number":
+		return ec.fieldContext_Revision_number(ctx, field)
+	case "editor":
+		return ec.fieldContext_Revision_editor(ctx, field)
+	case "editedAt":
+		return ec.fieldContext_Revision_editedAt(ctx, field)
+	case "changedFields":
+		return ec.fieldContext_Revision_changedFields(ctx, field)
+	case "title":
+		return ec.fieldContext_Revision_title(ctx, field)
+	case "excerpt":
+		return ec.fieldContext_Revision_excerpt(ctx, field)
+	case "body":
+		return ec.fieldContext_Revision_body(ctx, field)
+	case "coverImage":
+		return ec.fieldContext_Revision_coverImage(ctx, field)
+	case "seo":
+		return ec.fieldContext_Revision_seo(ctx, field)
+	case "version":
+		return ec.fieldContext_Revision_version(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Revision", field.Name)
+}
+
+func (ec *executionContext) childFields_RevisionConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_RevisionConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_RevisionConnection_pageInfo(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_RevisionConnection_totalCount(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RevisionConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_RevisionEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_RevisionEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_RevisionEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RevisionEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_RotateWebhookSecretPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5633,6 +6692,54 @@ func (ec *executionContext) childFields_Seo(ctx context.Context, field graphql.C
 		return ec.fieldContext_Seo_ogImage(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Seo", field.Name)
+}
+
+func (ec *executionContext) childFields_Series(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "slug":
+		return ec.fieldContext_Series_slug(ctx, field)
+	case "title":
+		return ec.fieldContext_Series_title(ctx, field)
+	case "description":
+		return ec.fieldContext_Series_description(ctx, field)
+	case "coverImage":
+		return ec.fieldContext_Series_coverImage(ctx, field)
+	case "owner":
+		return ec.fieldContext_Series_owner(ctx, field)
+	case "version":
+		return ec.fieldContext_Series_version(ctx, field)
+	case "posts":
+		return ec.fieldContext_Series_posts(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Series", field.Name)
+}
+
+func (ec *executionContext) childFields_SeriesConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_SeriesConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_SeriesConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SeriesConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_SeriesEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_SeriesEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_SeriesEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SeriesEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_SetPostFeaturedPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "post":
+		return ec.fieldContext_SetPostFeaturedPayload_post(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SetPostFeaturedPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_Site(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -5789,6 +6896,14 @@ func (ec *executionContext) childFields_UpdatePostPayload(ctx context.Context, f
 		return ec.fieldContext_UpdatePostPayload_post(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type UpdatePostPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_UpdateSeriesPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "series":
+		return ec.fieldContext_UpdateSeriesPayload_series(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UpdateSeriesPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_UpdateSitePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -6169,6 +7284,20 @@ func (ec *executionContext) field_Mutation_addComment_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_addPostToSeries_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.AddPostToSeriesInput, error) {
+			return ec.unmarshalNAddPostToSeriesInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐAddPostToSeriesInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_approveComment_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6253,6 +7382,20 @@ func (ec *executionContext) field_Mutation_createPreviewLink_args(ctx context.Co
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_createSeries_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CreateSeriesInput, error) {
+			return ec.unmarshalNCreateSeriesInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCreateSeriesInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createWebhook_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6309,6 +7452,20 @@ func (ec *executionContext) field_Mutation_deletePost_args(ctx context.Context, 
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_deleteSeries_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.DeleteSeriesInput, error) {
+			return ec.unmarshalNDeleteSeriesInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐDeleteSeriesInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_deleteWebhook_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6329,6 +7486,20 @@ func (ec *executionContext) field_Mutation_mergeTags_args(ctx context.Context, r
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.MergeTagsInput, error) {
 			return ec.unmarshalNMergeTagsInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMergeTagsInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_moveSeriesPost_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.MoveSeriesPostInput, error) {
+			return ec.unmarshalNMoveSeriesPostInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMoveSeriesPostInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -6407,6 +7578,20 @@ func (ec *executionContext) field_Mutation_rejectComment_args(ctx context.Contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_removePostFromSeries_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RemovePostFromSeriesInput, error) {
+			return ec.unmarshalNRemovePostFromSeriesInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRemovePostFromSeriesInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_renameTag_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6421,12 +7606,40 @@ func (ec *executionContext) field_Mutation_renameTag_args(ctx context.Context, r
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_restorePostRevision_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RestorePostRevisionInput, error) {
+			return ec.unmarshalNRestorePostRevisionInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRestorePostRevisionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_rotateWebhookSecret_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.RotateWebhookSecretInput, error) {
 			return ec.unmarshalNRotateWebhookSecretInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRotateWebhookSecretInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_setPostFeatured_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.SetPostFeaturedInput, error) {
+			return ec.unmarshalNSetPostFeaturedInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSetPostFeaturedInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -6525,6 +7738,20 @@ func (ec *executionContext) field_Mutation_updatePost_args(ctx context.Context, 
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.UpdatePostInput, error) {
 			return ec.unmarshalNUpdatePostInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdatePostInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateSeries_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateSeriesInput, error) {
+			return ec.unmarshalNUpdateSeriesInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdateSeriesInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -6641,6 +7868,44 @@ func (ec *executionContext) field_Post_related_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Post_revisions_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -6652,6 +7917,44 @@ func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["name"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_allSeries_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -6764,6 +8067,44 @@ func (ec *executionContext) field_Query_category_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["id"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_featuredPosts_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
 	return args, nil
 }
 
@@ -7017,6 +8358,20 @@ func (ec *executionContext) field_Query_search_args(ctx context.Context, rawArgs
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_series_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "slug",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["slug"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_tag_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -7032,6 +8387,44 @@ func (ec *executionContext) field_Query_tag_args(ctx context.Context, rawArgs ma
 }
 
 func (ec *executionContext) field_Query_tags_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "last",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["last"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "before",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["before"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Series_posts_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
@@ -7326,6 +8719,70 @@ func (ec *executionContext) fieldContext_AddCommentPayload_comment(_ context.Con
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Comment(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AddPostToSeriesPayload_series(ctx context.Context, field graphql.CollectedField, obj *model.AddPostToSeriesPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AddPostToSeriesPayload_series(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Series, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Series) graphql.Marshaler {
+			return ec.marshalNSeries2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐSeries(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AddPostToSeriesPayload_series(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AddPostToSeriesPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Series(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AddPostToSeriesPayload_post(ctx context.Context, field graphql.CollectedField, obj *model.AddPostToSeriesPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AddPostToSeriesPayload_post(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Post, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPost(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AddPostToSeriesPayload_post(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AddPostToSeriesPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
 		},
 	}
 	return fc, nil
@@ -9232,6 +10689,38 @@ func (ec *executionContext) fieldContext_CreatePreviewLinkPayload_post(_ context
 	return fc, nil
 }
 
+func (ec *executionContext) _CreateSeriesPayload_series(ctx context.Context, field graphql.CollectedField, obj *model.CreateSeriesPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateSeriesPayload_series(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Series, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Series) graphql.Marshaler {
+			return ec.marshalNSeries2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐSeries(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreateSeriesPayload_series(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CreateSeriesPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Series(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _CreateWebhookPayload_webhook(ctx context.Context, field graphql.CollectedField, obj *model.CreateWebhookPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9395,6 +10884,29 @@ func (ec *executionContext) fieldContext_DeletePostPayload_post(_ context.Contex
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _DeleteSeriesPayload_slug(ctx context.Context, field graphql.CollectedField, obj *model.DeleteSeriesPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeleteSeriesPayload_slug(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Slug, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeleteSeriesPayload_slug(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeleteSeriesPayload", field, false, false, errors.New("field of type String does not have child fields"))
 }
 
 func (ec *executionContext) _DeleteWebhookPayload_deletedId(ctx context.Context, field graphql.CollectedField, obj *model.DeleteWebhookPayload) (ret graphql.Marshaler) {
@@ -9865,6 +11377,38 @@ func (ec *executionContext) fieldContext_MergeTagsPayload_tag(_ context.Context,
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Tag(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MoveSeriesPostPayload_series(ctx context.Context, field graphql.CollectedField, obj *model.MoveSeriesPostPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MoveSeriesPostPayload_series(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Series, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Series) graphql.Marshaler {
+			return ec.marshalNSeries2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐSeries(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MoveSeriesPostPayload_series(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MoveSeriesPostPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Series(ctx, field)
 		},
 	}
 	return fc, nil
@@ -11140,6 +12684,358 @@ func (ec *executionContext) fieldContext_Mutation_updateSite(ctx context.Context
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_updateSite_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_setPostFeatured(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setPostFeatured(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetPostFeatured(ctx, fc.Args["input"].(model.SetPostFeaturedInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SetPostFeaturedPayload) graphql.Marshaler {
+			return ec.marshalNSetPostFeaturedPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSetPostFeaturedPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setPostFeatured(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SetPostFeaturedPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setPostFeatured_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createSeries(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createSeries(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateSeries(ctx, fc.Args["input"].(model.CreateSeriesInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CreateSeriesPayload) graphql.Marshaler {
+			return ec.marshalNCreateSeriesPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCreateSeriesPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createSeries(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CreateSeriesPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createSeries_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateSeries(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateSeries(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateSeries(ctx, fc.Args["input"].(model.UpdateSeriesInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.UpdateSeriesPayload) graphql.Marshaler {
+			return ec.marshalNUpdateSeriesPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdateSeriesPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateSeries(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UpdateSeriesPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateSeries_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteSeries(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteSeries(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteSeries(ctx, fc.Args["input"].(model.DeleteSeriesInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DeleteSeriesPayload) graphql.Marshaler {
+			return ec.marshalNDeleteSeriesPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐDeleteSeriesPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteSeries(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeleteSeriesPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteSeries_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_addPostToSeries(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_addPostToSeries(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AddPostToSeries(ctx, fc.Args["input"].(model.AddPostToSeriesInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AddPostToSeriesPayload) graphql.Marshaler {
+			return ec.marshalNAddPostToSeriesPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐAddPostToSeriesPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_addPostToSeries(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AddPostToSeriesPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_addPostToSeries_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_removePostFromSeries(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_removePostFromSeries(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RemovePostFromSeries(ctx, fc.Args["input"].(model.RemovePostFromSeriesInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RemovePostFromSeriesPayload) graphql.Marshaler {
+			return ec.marshalNRemovePostFromSeriesPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRemovePostFromSeriesPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_removePostFromSeries(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RemovePostFromSeriesPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_removePostFromSeries_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_moveSeriesPost(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_moveSeriesPost(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().MoveSeriesPost(ctx, fc.Args["input"].(model.MoveSeriesPostInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MoveSeriesPostPayload) graphql.Marshaler {
+			return ec.marshalNMoveSeriesPostPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMoveSeriesPostPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_moveSeriesPost(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MoveSeriesPostPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_moveSeriesPost_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_restorePostRevision(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_restorePostRevision(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RestorePostRevision(ctx, fc.Args["input"].(model.RestorePostRevisionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RestorePostRevisionPayload) graphql.Marshaler {
+			return ec.marshalNRestorePostRevisionPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRestorePostRevisionPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_restorePostRevision(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RestorePostRevisionPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_restorePostRevision_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -12483,6 +14379,105 @@ func (ec *executionContext) fieldContext_Post_related(ctx context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _Post_featured(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_featured(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Featured, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_featured(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, false, false, errors.New("field of type Boolean does not have child fields"))
+}
+
+func (ec *executionContext) _Post_series(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_series(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().Series(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PostSeries) graphql.Marshaler {
+			return ec.marshalOPostSeries2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostSeries(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Post_series(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Post",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PostSeries(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Post_revisions(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_revisions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Post().Revisions(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RevisionConnection) graphql.Marshaler {
+			return ec.marshalORevisionConnection2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRevisionConnection(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Post_revisions(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Post",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RevisionConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Post_revisions_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PostConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.PostConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12765,6 +14760,125 @@ func (ec *executionContext) fieldContext_PostEvent_post(_ context.Context, field
 		Field:      field,
 		IsMethod:   false,
 		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PostSeries_series(ctx context.Context, field graphql.CollectedField, obj *model.PostSeries) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostSeries_series(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Series, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Series) graphql.Marshaler {
+			return ec.marshalNSeries2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐSeries(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostSeries_series(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PostSeries",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Series(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PostSeries_position(ctx context.Context, field graphql.CollectedField, obj *model.PostSeries) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostSeries_position(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Position, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostSeries_position(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostSeries", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _PostSeries_previous(ctx context.Context, field graphql.CollectedField, obj *model.PostSeries) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostSeries_previous(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PostSeries().Previous(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Post) graphql.Marshaler {
+			return ec.marshalOPost2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPost(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PostSeries_previous(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PostSeries",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PostSeries_next(ctx context.Context, field graphql.CollectedField, obj *model.PostSeries) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostSeries_next(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.PostSeries().Next(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Post) graphql.Marshaler {
+			return ec.marshalOPost2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPost(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PostSeries_next(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PostSeries",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Post(ctx, field)
 		},
@@ -13559,6 +15673,138 @@ func (ec *executionContext) fieldContext_Query_site(_ context.Context, field gra
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_featuredPosts(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_featuredPosts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().FeaturedPosts(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PostConnection) graphql.Marshaler {
+			return ec.marshalNPostConnection2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_featuredPosts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PostConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_featuredPosts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_series(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_series(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Series(ctx, fc.Args["slug"].(string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Series) graphql.Marshaler {
+			return ec.marshalOSeries2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐSeries(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_series(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Series(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_series_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_allSeries(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_allSeries(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().AllSeries(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SeriesConnection) graphql.Marshaler {
+			return ec.marshalNSeriesConnection2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSeriesConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_allSeries(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SeriesConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_allSeries_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13699,6 +15945,70 @@ func (ec *executionContext) fieldContext_RejectCommentPayload_comment(_ context.
 	return fc, nil
 }
 
+func (ec *executionContext) _RemovePostFromSeriesPayload_series(ctx context.Context, field graphql.CollectedField, obj *model.RemovePostFromSeriesPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RemovePostFromSeriesPayload_series(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Series, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Series) graphql.Marshaler {
+			return ec.marshalNSeries2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐSeries(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RemovePostFromSeriesPayload_series(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RemovePostFromSeriesPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Series(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RemovePostFromSeriesPayload_post(ctx context.Context, field graphql.CollectedField, obj *model.RemovePostFromSeriesPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RemovePostFromSeriesPayload_post(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Post, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPost(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RemovePostFromSeriesPayload_post(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RemovePostFromSeriesPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _RenameTagPayload_tag(ctx context.Context, field graphql.CollectedField, obj *model.RenameTagPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -13816,6 +16126,460 @@ func (ec *executionContext) _ReplyConnection_totalCount(ctx context.Context, fie
 }
 func (ec *executionContext) fieldContext_ReplyConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ReplyConnection", field, true, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RestorePostRevisionPayload_post(ctx context.Context, field graphql.CollectedField, obj *model.RestorePostRevisionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RestorePostRevisionPayload_post(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Post, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPost(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RestorePostRevisionPayload_post(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RestorePostRevisionPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Revision_id(ctx context.Context, field graphql.CollectedField, obj *storage.Revision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Revision_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Revision().ID(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Revision_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Revision", field, true, true, errors.New("field of type ID does not have child fields"))
+}
+
+func (ec *executionContext) _Revision_number(ctx context.Context, field graphql.CollectedField, obj *storage.Revision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Revision_number(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.N, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Revision_number(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Revision", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Revision_editor(ctx context.Context, field graphql.CollectedField, obj *storage.Revision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Revision_editor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Revision().Editor(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Author) graphql.Marshaler {
+			return ec.marshalOAuthor2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐAuthor(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Revision_editor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Revision",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Author(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Revision_editedAt(ctx context.Context, field graphql.CollectedField, obj *storage.Revision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Revision_editedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.At, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Revision_editedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Revision", field, false, false, errors.New("field of type DateTime does not have child fields"))
+}
+
+func (ec *executionContext) _Revision_changedFields(ctx context.Context, field graphql.CollectedField, obj *storage.Revision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Revision_changedFields(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Fields, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Revision_changedFields(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Revision", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Revision_title(ctx context.Context, field graphql.CollectedField, obj *storage.Revision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Revision_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Revision_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Revision", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Revision_excerpt(ctx context.Context, field graphql.CollectedField, obj *storage.Revision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Revision_excerpt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Excerpt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Revision_excerpt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Revision", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Revision_body(ctx context.Context, field graphql.CollectedField, obj *storage.Revision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Revision_body(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Body, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Revision_body(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Revision", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Revision_coverImage(ctx context.Context, field graphql.CollectedField, obj *storage.Revision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Revision_coverImage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CoverImage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Image) graphql.Marshaler {
+			return ec.marshalOImage2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐImage(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Revision_coverImage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Revision",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Image(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Revision_seo(ctx context.Context, field graphql.CollectedField, obj *storage.Revision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Revision_seo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Revision().Seo(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Seo) graphql.Marshaler {
+			return ec.marshalNSeo2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSeo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Revision_seo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Revision",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Seo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Revision_version(ctx context.Context, field graphql.CollectedField, obj *storage.Revision) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Revision_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Revision_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Revision", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RevisionConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.RevisionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.RevisionEdge) graphql.Marshaler {
+			return ec.marshalNRevisionEdge2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRevisionEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RevisionConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RevisionEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RevisionConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.RevisionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RevisionConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RevisionConnection_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.RevisionConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionConnection_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RevisionConnection", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _RevisionEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.RevisionEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RevisionEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _RevisionEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.RevisionEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RevisionEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Revision) graphql.Marshaler {
+			return ec.marshalNRevision2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐRevision(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RevisionEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RevisionEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Revision(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _RotateWebhookSecretPayload_webhook(ctx context.Context, field graphql.CollectedField, obj *model.RotateWebhookSecretPayload) (ret graphql.Marshaler) {
@@ -14316,6 +17080,357 @@ func (ec *executionContext) _Seo_ogImage(ctx context.Context, field graphql.Coll
 }
 func (ec *executionContext) fieldContext_Seo_ogImage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Seo", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Series_slug(ctx context.Context, field graphql.CollectedField, obj *storage.Series) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Series_slug(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Slug, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Series_slug(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Series", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Series_title(ctx context.Context, field graphql.CollectedField, obj *storage.Series) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Series_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Series_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Series", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Series_description(ctx context.Context, field graphql.CollectedField, obj *storage.Series) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Series_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Series_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Series", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _Series_coverImage(ctx context.Context, field graphql.CollectedField, obj *storage.Series) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Series_coverImage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CoverImage, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Image) graphql.Marshaler {
+			return ec.marshalOImage2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐImage(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Series_coverImage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Series",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Image(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Series_owner(ctx context.Context, field graphql.CollectedField, obj *storage.Series) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Series_owner(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Series().Owner(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Author) graphql.Marshaler {
+			return ec.marshalNAuthor2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐAuthor(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Series_owner(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Series",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Author(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Series_version(ctx context.Context, field graphql.CollectedField, obj *storage.Series) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Series_version(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Version, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Series_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Series", field, false, false, errors.New("field of type Int does not have child fields"))
+}
+
+func (ec *executionContext) _Series_posts(ctx context.Context, field graphql.CollectedField, obj *storage.Series) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Series_posts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Series().Posts(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PostConnection) graphql.Marshaler {
+			return ec.marshalNPostConnection2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Series_posts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Series",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PostConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Series_posts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SeriesConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.SeriesConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SeriesConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.SeriesEdge) graphql.Marshaler {
+			return ec.marshalNSeriesEdge2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSeriesEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SeriesConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SeriesConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SeriesEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SeriesConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.SeriesConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SeriesConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SeriesConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SeriesConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SeriesEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.SeriesEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SeriesEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SeriesEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SeriesEdge", field, false, false, errors.New("field of type String does not have child fields"))
+}
+
+func (ec *executionContext) _SeriesEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.SeriesEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SeriesEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Series) graphql.Marshaler {
+			return ec.marshalNSeries2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐSeries(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SeriesEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SeriesEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Series(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _SetPostFeaturedPayload_post(ctx context.Context, field graphql.CollectedField, obj *model.SetPostFeaturedPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SetPostFeaturedPayload_post(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Post, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPost(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SetPostFeaturedPayload_post(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "SetPostFeaturedPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Site_title(ctx context.Context, field graphql.CollectedField, obj *storage.Site) (ret graphql.Marshaler) {
@@ -15526,6 +18641,38 @@ func (ec *executionContext) fieldContext_UpdatePostPayload_post(_ context.Contex
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Post(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _UpdateSeriesPayload_series(ctx context.Context, field graphql.CollectedField, obj *model.UpdateSeriesPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateSeriesPayload_series(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Series, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Series) graphql.Marshaler {
+			return ec.marshalNSeries2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐSeries(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateSeriesPayload_series(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpdateSeriesPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Series(ctx, field)
 		},
 	}
 	return fc, nil
@@ -17140,6 +20287,57 @@ func (ec *executionContext) unmarshalInputAddCommentInput(ctx context.Context, o
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputAddPostToSeriesInput(ctx context.Context, obj any) (model.AddPostToSeriesInput, error) {
+	var it model.AddPostToSeriesInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"seriesSlug", "postId", "position", "expectedVersion"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "seriesSlug":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("seriesSlug"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SeriesSlug = data
+		case "postId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("postId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PostID = data
+		case "position":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("position"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Position = data
+		case "expectedVersion":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expectedVersion"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpectedVersion = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputApproveCommentInput(ctx context.Context, obj any) (model.ApproveCommentInput, error) {
 	var it model.ApproveCommentInput
 	if obj == nil {
@@ -17523,6 +20721,57 @@ func (ec *executionContext) unmarshalInputCreatePreviewLinkInput(ctx context.Con
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputCreateSeriesInput(ctx context.Context, obj any) (model.CreateSeriesInput, error) {
+	var it model.CreateSeriesInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"slug", "title", "description", "coverImage"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "slug":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("slug"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Slug = data
+		case "title":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("title"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Title = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		case "coverImage":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("coverImage"))
+			data, err := ec.unmarshalOImageInput2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐImageInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CoverImage = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputCreateWebhookInput(ctx context.Context, obj any) (model.CreateWebhookInput, error) {
 	var it model.CreateWebhookInput
 	if obj == nil {
@@ -17687,6 +20936,43 @@ func (ec *executionContext) unmarshalInputDeletePostInput(ctx context.Context, o
 				return it, err
 			}
 			it.IdempotencyKey = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputDeleteSeriesInput(ctx context.Context, obj any) (model.DeleteSeriesInput, error) {
+	var it model.DeleteSeriesInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"slug", "expectedVersion"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "slug":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("slug"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Slug = data
+		case "expectedVersion":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expectedVersion"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpectedVersion = data
 		}
 	}
 	return it, nil
@@ -17900,6 +21186,57 @@ func (ec *executionContext) unmarshalInputMergeTagsInput(ctx context.Context, ob
 				return it, err
 			}
 			it.IdempotencyKey = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputMoveSeriesPostInput(ctx context.Context, obj any) (model.MoveSeriesPostInput, error) {
+	var it model.MoveSeriesPostInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"seriesSlug", "postId", "position", "expectedVersion"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "seriesSlug":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("seriesSlug"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SeriesSlug = data
+		case "postId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("postId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PostID = data
+		case "position":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("position"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Position = data
+		case "expectedVersion":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expectedVersion"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpectedVersion = data
 		}
 	}
 	return it, nil
@@ -18155,6 +21492,50 @@ func (ec *executionContext) unmarshalInputRejectCommentInput(ctx context.Context
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputRemovePostFromSeriesInput(ctx context.Context, obj any) (model.RemovePostFromSeriesInput, error) {
+	var it model.RemovePostFromSeriesInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"seriesSlug", "postId", "expectedVersion"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "seriesSlug":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("seriesSlug"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SeriesSlug = data
+		case "postId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("postId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PostID = data
+		case "expectedVersion":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expectedVersion"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpectedVersion = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputRenameTagInput(ctx context.Context, obj any) (model.RenameTagInput, error) {
 	var it model.RenameTagInput
 	if obj == nil {
@@ -18190,6 +21571,57 @@ func (ec *executionContext) unmarshalInputRenameTagInput(ctx context.Context, ob
 		case "expectedVersion":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expectedVersion"))
 			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpectedVersion = data
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputRestorePostRevisionInput(ctx context.Context, obj any) (model.RestorePostRevisionInput, error) {
+	var it model.RestorePostRevisionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"postId", "revisionId", "expectedVersion", "idempotencyKey"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "postId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("postId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PostID = data
+		case "revisionId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("revisionId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RevisionID = data
+		case "expectedVersion":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expectedVersion"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -18282,6 +21714,57 @@ func (ec *executionContext) unmarshalInputSeoInput(ctx context.Context, obj any)
 				return it, err
 			}
 			it.OgImage = data
+		}
+	}
+	return it, nil
+}
+
+func (ec *executionContext) unmarshalInputSetPostFeaturedInput(ctx context.Context, obj any) (model.SetPostFeaturedInput, error) {
+	var it model.SetPostFeaturedInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "featured", "expectedVersion", "idempotencyKey"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "featured":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("featured"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Featured = data
+		case "expectedVersion":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expectedVersion"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpectedVersion = data
+		case "idempotencyKey":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IdempotencyKey = data
 		}
 	}
 	return it, nil
@@ -18807,6 +22290,71 @@ func (ec *executionContext) unmarshalInputUpdatePostInput(ctx context.Context, o
 	return it, nil
 }
 
+func (ec *executionContext) unmarshalInputUpdateSeriesInput(ctx context.Context, obj any) (model.UpdateSeriesInput, error) {
+	var it model.UpdateSeriesInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"slug", "expectedVersion", "title", "description", "coverImage", "removeCoverImage"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "slug":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("slug"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Slug = data
+		case "expectedVersion":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expectedVersion"))
+			data, err := ec.unmarshalOInt2ᚖint(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ExpectedVersion = data
+		case "title":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("title"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Title = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		case "coverImage":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("coverImage"))
+			data, err := ec.unmarshalOImageInput2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐImageInput(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CoverImage = data
+		case "removeCoverImage":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("removeCoverImage"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RemoveCoverImage = data
+		}
+	}
+	return it, nil
+}
+
 func (ec *executionContext) unmarshalInputUpdateSiteInput(ctx context.Context, obj any) (model.UpdateSiteInput, error) {
 	var it model.UpdateSiteInput
 	if obj == nil {
@@ -19042,6 +22590,49 @@ func (ec *executionContext) _AddCommentPayload(ctx context.Context, sel ast.Sele
 			out.Values[i] = graphql.MarshalString("AddCommentPayload")
 		case "comment":
 			out.Values[i] = ec._AddCommentPayload_comment(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var addPostToSeriesPayloadImplementors = []string{"AddPostToSeriesPayload"}
+
+func (ec *executionContext) _AddPostToSeriesPayload(ctx context.Context, sel ast.SelectionSet, obj *model.AddPostToSeriesPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, addPostToSeriesPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AddPostToSeriesPayload")
+		case "series":
+			out.Values[i] = ec._AddPostToSeriesPayload_series(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "post":
+			out.Values[i] = ec._AddPostToSeriesPayload_post(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -20802,6 +24393,44 @@ func (ec *executionContext) _CreatePreviewLinkPayload(ctx context.Context, sel a
 	return out
 }
 
+var createSeriesPayloadImplementors = []string{"CreateSeriesPayload"}
+
+func (ec *executionContext) _CreateSeriesPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateSeriesPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, createSeriesPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CreateSeriesPayload")
+		case "series":
+			out.Values[i] = ec._CreateSeriesPayload_series(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var createWebhookPayloadImplementors = []string{"CreateWebhookPayload"}
 
 func (ec *executionContext) _CreateWebhookPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateWebhookPayload) graphql.Marshaler {
@@ -20940,6 +24569,44 @@ func (ec *executionContext) _DeletePostPayload(ctx context.Context, sel ast.Sele
 			out.Values[i] = graphql.MarshalString("DeletePostPayload")
 		case "post":
 			out.Values[i] = ec._DeletePostPayload_post(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var deleteSeriesPayloadImplementors = []string{"DeleteSeriesPayload"}
+
+func (ec *executionContext) _DeleteSeriesPayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeleteSeriesPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, deleteSeriesPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DeleteSeriesPayload")
+		case "slug":
+			out.Values[i] = ec._DeleteSeriesPayload_slug(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -21521,6 +25188,44 @@ func (ec *executionContext) _MergeTagsPayload(ctx context.Context, sel ast.Selec
 	return out
 }
 
+var moveSeriesPostPayloadImplementors = []string{"MoveSeriesPostPayload"}
+
+func (ec *executionContext) _MoveSeriesPostPayload(ctx context.Context, sel ast.SelectionSet, obj *model.MoveSeriesPostPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, moveSeriesPostPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MoveSeriesPostPayload")
+		case "series":
+			out.Values[i] = ec._MoveSeriesPostPayload_series(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
 var mutationImplementors = []string{"Mutation"}
 
 func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet) graphql.Marshaler {
@@ -21740,6 +25445,62 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "updateSite":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_updateSite(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "setPostFeatured":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setPostFeatured(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createSeries":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createSeries(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateSeries":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateSeries(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteSeries":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteSeries(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "addPostToSeries":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_addPostToSeries(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "removePostFromSeries":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_removePostFromSeries(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "moveSeriesPost":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_moveSeriesPost(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "restorePostRevision":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_restorePostRevision(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -22880,6 +26641,87 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "featured":
+			out.Values[i] = ec._Post_featured(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "series":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Post_series(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "revisions":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Post_revisions(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -23067,6 +26909,125 @@ func (ec *executionContext) _PostEvent(ctx context.Context, sel ast.SelectionSet
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var postSeriesImplementors = []string{"PostSeries"}
+
+func (ec *executionContext) _PostSeries(ctx context.Context, sel ast.SelectionSet, obj *model.PostSeries) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, postSeriesImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PostSeries")
+		case "series":
+			out.Values[i] = ec._PostSeries_series(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "position":
+			out.Values[i] = ec._PostSeries_position(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "previous":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._PostSeries_previous(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "next":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._PostSeries_next(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -23580,6 +27541,72 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "featuredPosts":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_featuredPosts(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "series":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_series(ctx, field)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
+		case "allSeries":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Query_allSeries(ctx, field)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			rrm := func(ctx context.Context) graphql.Marshaler {
+				return ec.OperationContext.RootResolverMiddleware(ctx,
+					func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return rrm(innerCtx) })
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -23667,6 +27694,49 @@ func (ec *executionContext) _RejectCommentPayload(ctx context.Context, sel ast.S
 			out.Values[i] = graphql.MarshalString("RejectCommentPayload")
 		case "comment":
 			out.Values[i] = ec._RejectCommentPayload_comment(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var removePostFromSeriesPayloadImplementors = []string{"RemovePostFromSeriesPayload"}
+
+func (ec *executionContext) _RemovePostFromSeriesPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RemovePostFromSeriesPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, removePostFromSeriesPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RemovePostFromSeriesPayload")
+		case "series":
+			out.Values[i] = ec._RemovePostFromSeriesPayload_series(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "post":
+			out.Values[i] = ec._RemovePostFromSeriesPayload_post(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -23789,6 +27859,322 @@ func (ec *executionContext) _ReplyConnection(ctx context.Context, sel ast.Select
 			}
 
 			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var restorePostRevisionPayloadImplementors = []string{"RestorePostRevisionPayload"}
+
+func (ec *executionContext) _RestorePostRevisionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RestorePostRevisionPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, restorePostRevisionPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RestorePostRevisionPayload")
+		case "post":
+			out.Values[i] = ec._RestorePostRevisionPayload_post(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var revisionImplementors = []string{"Revision"}
+
+func (ec *executionContext) _Revision(ctx context.Context, sel ast.SelectionSet, obj *storage.Revision) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, revisionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Revision")
+		case "id":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Revision_id(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "number":
+			out.Values[i] = ec._Revision_number(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "editor":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Revision_editor(ctx, field, obj)
+				if res == graphql.RequiredNull {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "editedAt":
+			out.Values[i] = ec._Revision_editedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "changedFields":
+			out.Values[i] = ec._Revision_changedFields(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "title":
+			out.Values[i] = ec._Revision_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "excerpt":
+			out.Values[i] = ec._Revision_excerpt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "body":
+			out.Values[i] = ec._Revision_body(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "coverImage":
+			out.Values[i] = ec._Revision_coverImage(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "seo":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Revision_seo(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "version":
+			out.Values[i] = ec._Revision_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var revisionConnectionImplementors = []string{"RevisionConnection"}
+
+func (ec *executionContext) _RevisionConnection(ctx context.Context, sel ast.SelectionSet, obj *model.RevisionConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, revisionConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RevisionConnection")
+		case "edges":
+			out.Values[i] = ec._RevisionConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._RevisionConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._RevisionConnection_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var revisionEdgeImplementors = []string{"RevisionEdge"}
+
+func (ec *executionContext) _RevisionEdge(ctx context.Context, sel ast.SelectionSet, obj *model.RevisionEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, revisionEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RevisionEdge")
+		case "cursor":
+			out.Values[i] = ec._RevisionEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._RevisionEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -24146,6 +28532,264 @@ func (ec *executionContext) _Seo(ctx context.Context, sel ast.SelectionSet, obj 
 		case "ogImage":
 			out.Values[i] = ec._Seo_ogImage(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var seriesImplementors = []string{"Series"}
+
+func (ec *executionContext) _Series(ctx context.Context, sel ast.SelectionSet, obj *storage.Series) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, seriesImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Series")
+		case "slug":
+			out.Values[i] = ec._Series_slug(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "title":
+			out.Values[i] = ec._Series_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "description":
+			out.Values[i] = ec._Series_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "coverImage":
+			out.Values[i] = ec._Series_coverImage(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "owner":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Series_owner(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		case "version":
+			out.Values[i] = ec._Series_version(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "posts":
+			field := field
+
+			innerFunc := func(ctx context.Context, fs *graphql.FieldSet) (res graphql.Marshaler) {
+				defer func() {
+					if r := recover(); r != nil {
+						ec.Error(ctx, ec.Recover(ctx, r))
+					}
+				}()
+				res = ec._Series_posts(ctx, field, obj)
+				if res == graphql.Null {
+					atomic.AddUint32(&fs.Invalids, 1)
+				}
+				return res
+			}
+
+			if field.IsDeferred() {
+				deferredFieldSet.AddField(field)
+				fieldIndex := len(deferredFieldSet.Values) - 1
+				deferredFieldSet.Concurrently(fieldIndex, func(ctx context.Context) graphql.Marshaler {
+					return innerFunc(ctx, deferredFieldSet)
+				})
+
+				for _, deferrable := range field.Deferrables {
+					view, ok := deferLabelToView[deferrable.Label]
+					if !ok {
+						view = deferredFieldSet.NewView()
+						deferLabelToView[deferrable.Label] = view
+					}
+					view.AddIndices(fieldIndex)
+				}
+
+				// don't run the out.Concurrently() call below
+				out.Values[i] = graphql.Null
+				continue
+			}
+
+			out.Concurrently(i, func(ctx context.Context) graphql.Marshaler { return innerFunc(ctx, out) })
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var seriesConnectionImplementors = []string{"SeriesConnection"}
+
+func (ec *executionContext) _SeriesConnection(ctx context.Context, sel ast.SelectionSet, obj *model.SeriesConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, seriesConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SeriesConnection")
+		case "edges":
+			out.Values[i] = ec._SeriesConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._SeriesConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var seriesEdgeImplementors = []string{"SeriesEdge"}
+
+func (ec *executionContext) _SeriesEdge(ctx context.Context, sel ast.SelectionSet, obj *model.SeriesEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, seriesEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SeriesEdge")
+		case "cursor":
+			out.Values[i] = ec._SeriesEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._SeriesEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var setPostFeaturedPayloadImplementors = []string{"SetPostFeaturedPayload"}
+
+func (ec *executionContext) _SetPostFeaturedPayload(ctx context.Context, sel ast.SelectionSet, obj *model.SetPostFeaturedPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, setPostFeaturedPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SetPostFeaturedPayload")
+		case "post":
+			out.Values[i] = ec._SetPostFeaturedPayload_post(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -25145,6 +29789,44 @@ func (ec *executionContext) _UpdatePostPayload(ctx context.Context, sel ast.Sele
 			out.Values[i] = graphql.MarshalString("UpdatePostPayload")
 		case "post":
 			out.Values[i] = ec._UpdatePostPayload_post(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	atomic.AddInt32(&ec.Deferred, int32(min(len(deferLabelToView), math.MaxInt32)))
+
+	ec.ProcessDeferredGroup(graphql.DeferredGroup{
+		Defers:   deferLabelToView,
+		Path:     graphql.GetPath(ctx),
+		FieldSet: deferredFieldSet,
+		Context:  ctx,
+	})
+
+	return out
+}
+
+var updateSeriesPayloadImplementors = []string{"UpdateSeriesPayload"}
+
+func (ec *executionContext) _UpdateSeriesPayload(ctx context.Context, sel ast.SelectionSet, obj *model.UpdateSeriesPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, updateSeriesPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferredFieldSet := graphql.NewFieldSet(nil)
+	deferLabelToView := make(map[string]*graphql.FieldSetView)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UpdateSeriesPayload")
+		case "series":
+			out.Values[i] = ec._UpdateSeriesPayload_series(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -26171,6 +30853,21 @@ func (ec *executionContext) marshalNAddCommentPayload2ᚖgithubᚗcomᚋblogql�
 	return ec._AddCommentPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNAddPostToSeriesInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐAddPostToSeriesInput(ctx context.Context, v any) (model.AddPostToSeriesInput, error) {
+	res, err := ec.unmarshalInputAddPostToSeriesInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAddPostToSeriesPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐAddPostToSeriesPayload(ctx context.Context, sel ast.SelectionSet, v *model.AddPostToSeriesPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._AddPostToSeriesPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNApproveCommentInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐApproveCommentInput(ctx context.Context, v any) (model.ApproveCommentInput, error) {
 	res, err := ec.unmarshalInputApproveCommentInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -26513,6 +31210,21 @@ func (ec *executionContext) marshalNCreatePreviewLinkPayload2ᚖgithubᚗcomᚋb
 	return ec._CreatePreviewLinkPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNCreateSeriesInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCreateSeriesInput(ctx context.Context, v any) (model.CreateSeriesInput, error) {
+	res, err := ec.unmarshalInputCreateSeriesInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCreateSeriesPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCreateSeriesPayload(ctx context.Context, sel ast.SelectionSet, v *model.CreateSeriesPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._CreateSeriesPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNCreateWebhookInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCreateWebhookInput(ctx context.Context, v any) (model.CreateWebhookInput, error) {
 	res, err := ec.unmarshalInputCreateWebhookInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -26609,6 +31321,21 @@ func (ec *executionContext) marshalNDeletePostPayload2ᚖgithubᚗcomᚋblogql�
 		return graphql.Null
 	}
 	return ec._DeletePostPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNDeleteSeriesInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐDeleteSeriesInput(ctx context.Context, v any) (model.DeleteSeriesInput, error) {
+	res, err := ec.unmarshalInputDeleteSeriesInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDeleteSeriesPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐDeleteSeriesPayload(ctx context.Context, sel ast.SelectionSet, v *model.DeleteSeriesPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._DeleteSeriesPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNDeleteWebhookInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐDeleteWebhookInput(ctx context.Context, v any) (model.DeleteWebhookInput, error) {
@@ -26805,6 +31532,21 @@ func (ec *executionContext) marshalNMergeTagsPayload2ᚖgithubᚗcomᚋblogqlᚋ
 	return ec._MergeTagsPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNMoveSeriesPostInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMoveSeriesPostInput(ctx context.Context, v any) (model.MoveSeriesPostInput, error) {
+	res, err := ec.unmarshalInputMoveSeriesPostInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNMoveSeriesPostPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMoveSeriesPostPayload(ctx context.Context, sel ast.SelectionSet, v *model.MoveSeriesPostPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._MoveSeriesPostPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNPage2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐSitePage(ctx context.Context, sel ast.SelectionSet, v *storage.SitePage) graphql.Marshaler {
 	if v == nil {
 		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
@@ -26992,6 +31734,21 @@ func (ec *executionContext) marshalNRejectCommentPayload2ᚖgithubᚗcomᚋblogq
 	return ec._RejectCommentPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNRemovePostFromSeriesInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRemovePostFromSeriesInput(ctx context.Context, v any) (model.RemovePostFromSeriesInput, error) {
+	res, err := ec.unmarshalInputRemovePostFromSeriesInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRemovePostFromSeriesPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRemovePostFromSeriesPayload(ctx context.Context, sel ast.SelectionSet, v *model.RemovePostFromSeriesPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RemovePostFromSeriesPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNRenameTagInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRenameTagInput(ctx context.Context, v any) (model.RenameTagInput, error) {
 	res, err := ec.unmarshalInputRenameTagInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -27015,6 +31772,57 @@ func (ec *executionContext) marshalNReplyConnection2ᚖgithubᚗcomᚋblogqlᚋb
 		return graphql.Null
 	}
 	return ec._ReplyConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRestorePostRevisionInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRestorePostRevisionInput(ctx context.Context, v any) (model.RestorePostRevisionInput, error) {
+	res, err := ec.unmarshalInputRestorePostRevisionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRestorePostRevisionPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRestorePostRevisionPayload(ctx context.Context, sel ast.SelectionSet, v *model.RestorePostRevisionPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RestorePostRevisionPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRevision2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐRevision(ctx context.Context, sel ast.SelectionSet, v *storage.Revision) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Revision(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNRevisionEdge2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRevisionEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.RevisionEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNRevisionEdge2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRevisionEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNRevisionEdge2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRevisionEdge(ctx context.Context, sel ast.SelectionSet, v *model.RevisionEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._RevisionEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNRotateWebhookSecretInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRotateWebhookSecretInput(ctx context.Context, v any) (model.RotateWebhookSecretInput, error) {
@@ -27112,6 +31920,67 @@ func (ec *executionContext) marshalNSeo2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraph�
 		return graphql.Null
 	}
 	return ec._Seo(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSeries2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐSeries(ctx context.Context, sel ast.SelectionSet, v *storage.Series) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._Series(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSeriesConnection2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSeriesConnection(ctx context.Context, sel ast.SelectionSet, v *model.SeriesConnection) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SeriesConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSeriesEdge2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSeriesEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.SeriesEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNSeriesEdge2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSeriesEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNSeriesEdge2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSeriesEdge(ctx context.Context, sel ast.SelectionSet, v *model.SeriesEdge) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SeriesEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNSetPostFeaturedInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSetPostFeaturedInput(ctx context.Context, v any) (model.SetPostFeaturedInput, error) {
+	res, err := ec.unmarshalInputSetPostFeaturedInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSetPostFeaturedPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSetPostFeaturedPayload(ctx context.Context, sel ast.SelectionSet, v *model.SetPostFeaturedPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._SetPostFeaturedPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNSite2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐSite(ctx context.Context, sel ast.SelectionSet, v *storage.Site) graphql.Marshaler {
@@ -27395,6 +32264,21 @@ func (ec *executionContext) marshalNUpdatePostPayload2ᚖgithubᚗcomᚋblogql�
 		return graphql.Null
 	}
 	return ec._UpdatePostPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNUpdateSeriesInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdateSeriesInput(ctx context.Context, v any) (model.UpdateSeriesInput, error) {
+	res, err := ec.unmarshalInputUpdateSeriesInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNUpdateSeriesPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdateSeriesPayload(ctx context.Context, sel ast.SelectionSet, v *model.UpdateSeriesPayload) graphql.Marshaler {
+	if v == nil {
+		if !graphql.HasFieldError(ctx, graphql.GetFieldContext(ctx)) {
+			graphql.AddErrorf(ctx, "the requested element is null which the schema does not allow")
+		}
+		return graphql.Null
+	}
+	return ec._UpdateSeriesPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNUpdateSiteInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdateSiteInput(ctx context.Context, v any) (model.UpdateSiteInput, error) {
@@ -27837,12 +32721,33 @@ func (ec *executionContext) marshalOPost2ᚖgithubᚗcomᚋblogqlᚋblogᚋstora
 	return ec._Post(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalOPostSeries2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostSeries(ctx context.Context, sel ast.SelectionSet, v *model.PostSeries) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._PostSeries(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalORevisionConnection2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRevisionConnection(ctx context.Context, sel ast.SelectionSet, v *model.RevisionConnection) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._RevisionConnection(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalOSeoInput2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSeoInput(ctx context.Context, v any) (*model.SeoInput, error) {
 	if v == nil {
 		return nil, nil
 	}
 	res, err := ec.unmarshalInputSeoInput(ctx, v)
 	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOSeries2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐSeries(ctx context.Context, sel ast.SelectionSet, v *storage.Series) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Series(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalOSocialAccountInput2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSocialAccountInputᚄ(ctx context.Context, v any) ([]*model.SocialAccountInput, error) {

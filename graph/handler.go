@@ -109,6 +109,7 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	cfg.Complexity.Post.Related = relatedComplexity
 	cfg.Complexity.Comment.Replies = func(child int) int { return storage.MaxReplyPage * child }
 	withSizeCosts(&cfg.Complexity)
+	withSeriesCosts(&cfg.Complexity)
 
 	h := opts.HTTP
 	if h.ComplexityLimit == 0 {

@@ -316,6 +316,7 @@ func postPatch(ctx context.Context, input model.UpdatePostInput) (storage.PostPa
 		IdempotencyKey:   idempotencyKey(ctx, input.IdempotencyKey),
 		Admin:            auth.ActorFrom(ctx).IsAdmin(),
 		Actor:            actorOf(ctx),
+		EditorID:         auth.ActorFrom(ctx).ID,
 	}
 	if input.Categories != nil {
 		patch.Categories = &input.Categories

@@ -621,6 +621,46 @@ func (r *mutationResolver) UpdateSite(ctx context.Context, input model.UpdateSit
 	return r.updateSite(ctx, input)
 }
 
+// SetPostFeatured is the resolver for the setPostFeatured field.
+func (r *mutationResolver) SetPostFeatured(ctx context.Context, input model.SetPostFeaturedInput) (*model.SetPostFeaturedPayload, error) {
+	return r.setPostFeatured(ctx, input)
+}
+
+// CreateSeries is the resolver for the createSeries field.
+func (r *mutationResolver) CreateSeries(ctx context.Context, input model.CreateSeriesInput) (*model.CreateSeriesPayload, error) {
+	return r.createSeries(ctx, input)
+}
+
+// UpdateSeries is the resolver for the updateSeries field.
+func (r *mutationResolver) UpdateSeries(ctx context.Context, input model.UpdateSeriesInput) (*model.UpdateSeriesPayload, error) {
+	return r.updateSeries(ctx, input)
+}
+
+// DeleteSeries is the resolver for the deleteSeries field.
+func (r *mutationResolver) DeleteSeries(ctx context.Context, input model.DeleteSeriesInput) (*model.DeleteSeriesPayload, error) {
+	return r.deleteSeries(ctx, input)
+}
+
+// AddPostToSeries is the resolver for the addPostToSeries field.
+func (r *mutationResolver) AddPostToSeries(ctx context.Context, input model.AddPostToSeriesInput) (*model.AddPostToSeriesPayload, error) {
+	return r.addPostToSeries(ctx, input)
+}
+
+// RemovePostFromSeries is the resolver for the removePostFromSeries field.
+func (r *mutationResolver) RemovePostFromSeries(ctx context.Context, input model.RemovePostFromSeriesInput) (*model.RemovePostFromSeriesPayload, error) {
+	return r.removePostFromSeries(ctx, input)
+}
+
+// MoveSeriesPost is the resolver for the moveSeriesPost field.
+func (r *mutationResolver) MoveSeriesPost(ctx context.Context, input model.MoveSeriesPostInput) (*model.MoveSeriesPostPayload, error) {
+	return r.moveSeriesPost(ctx, input)
+}
+
+// RestorePostRevision is the resolver for the restorePostRevision field.
+func (r *mutationResolver) RestorePostRevision(ctx context.Context, input model.RestorePostRevisionInput) (*model.RestorePostRevisionPayload, error) {
+	return r.restorePostRevision(ctx, input)
+}
+
 // ID is the resolver for the id field.
 func (r *pageResolver) ID(ctx context.Context, obj *storage.SitePage) (string, error) {
 	return pageGID(obj.ID), nil
@@ -762,6 +802,26 @@ func (r *postResolver) NextInCategory(ctx context.Context, obj *storage.Post, sl
 // Related is the resolver for the related field.
 func (r *postResolver) Related(ctx context.Context, obj *storage.Post, first *int) ([]*storage.Post, error) {
 	return r.related(ctx, obj, first)
+}
+
+// Series is the resolver for the series field.
+func (r *postResolver) Series(ctx context.Context, obj *storage.Post) (*model.PostSeries, error) {
+	return r.postSeries(ctx, obj)
+}
+
+// Revisions is the resolver for the revisions field.
+func (r *postResolver) Revisions(ctx context.Context, obj *storage.Post, first *int, after *string, last *int, before *string) (*model.RevisionConnection, error) {
+	return r.postRevisions(ctx, obj, first, after, last, before)
+}
+
+// Previous is the resolver for the previous field.
+func (r *postSeriesResolver) Previous(ctx context.Context, obj *model.PostSeries) (*storage.Post, error) {
+	return r.seriesNeighbour(ctx, obj, false)
+}
+
+// Next is the resolver for the next field.
+func (r *postSeriesResolver) Next(ctx context.Context, obj *model.PostSeries) (*storage.Post, error) {
+	return r.seriesNeighbour(ctx, obj, true)
 }
 
 // LiveCursor is the resolver for the liveCursor field.
@@ -971,6 +1031,36 @@ func (r *queryResolver) Site(ctx context.Context) (*storage.Site, error) {
 	return r.site(ctx)
 }
 
+// FeaturedPosts is the resolver for the featuredPosts field.
+func (r *queryResolver) FeaturedPosts(ctx context.Context, first *int, after *string, last *int, before *string) (*model.PostConnection, error) {
+	return r.featuredPosts(ctx, first, after, last, before)
+}
+
+// Series is the resolver for the series field.
+func (r *queryResolver) Series(ctx context.Context, slug string) (*storage.Series, error) {
+	return r.querySeries(ctx, slug)
+}
+
+// AllSeries is the resolver for the allSeries field.
+func (r *queryResolver) AllSeries(ctx context.Context, first *int, after *string, last *int, before *string) (*model.SeriesConnection, error) {
+	return r.allSeries(ctx, first, after, last, before)
+}
+
+// ID is the resolver for the id field.
+func (r *revisionResolver) ID(ctx context.Context, obj *storage.Revision) (string, error) {
+	return revisionGID(obj), nil
+}
+
+// Editor is the resolver for the editor field.
+func (r *revisionResolver) Editor(ctx context.Context, obj *storage.Revision) (*storage.Author, error) {
+	return r.revisionEditor(ctx, obj)
+}
+
+// Seo is the resolver for the seo field.
+func (r *revisionResolver) Seo(ctx context.Context, obj *storage.Revision) (*model.Seo, error) {
+	return revisionSeo(obj), nil
+}
+
 // Category is the resolver for the category field.
 func (r *searchFacetResolver) Category(ctx context.Context, obj *model.SearchFacet) (*storage.Category, error) {
 	return r.facetCategory(ctx, obj)
@@ -979,6 +1069,16 @@ func (r *searchFacetResolver) Category(ctx context.Context, obj *model.SearchFac
 // Post is the resolver for the post field.
 func (r *searchResultResolver) Post(ctx context.Context, obj *model.SearchResult) (*storage.Post, error) {
 	return r.searchResultPost(ctx, obj)
+}
+
+// Owner is the resolver for the owner field.
+func (r *seriesResolver) Owner(ctx context.Context, obj *storage.Series) (*storage.Author, error) {
+	return r.seriesOwner(ctx, obj)
+}
+
+// Posts is the resolver for the posts field.
+func (r *seriesResolver) Posts(ctx context.Context, obj *storage.Series, first *int, after *string, last *int, before *string) (*model.PostConnection, error) {
+	return r.seriesPosts(ctx, obj, first, after, last, before)
 }
 
 // Title is the resolver for the title field.
@@ -1148,14 +1248,23 @@ func (r *Resolver) Page() PageResolver { return &pageResolver{r} }
 // Post returns PostResolver implementation.
 func (r *Resolver) Post() PostResolver { return &postResolver{r} }
 
+// PostSeries returns PostSeriesResolver implementation.
+func (r *Resolver) PostSeries() PostSeriesResolver { return &postSeriesResolver{r} }
+
 // Query returns QueryResolver implementation.
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
+
+// Revision returns RevisionResolver implementation.
+func (r *Resolver) Revision() RevisionResolver { return &revisionResolver{r} }
 
 // SearchFacet returns SearchFacetResolver implementation.
 func (r *Resolver) SearchFacet() SearchFacetResolver { return &searchFacetResolver{r} }
 
 // SearchResult returns SearchResultResolver implementation.
 func (r *Resolver) SearchResult() SearchResultResolver { return &searchResultResolver{r} }
+
+// Series returns SeriesResolver implementation.
+func (r *Resolver) Series() SeriesResolver { return &seriesResolver{r} }
 
 // Site returns SiteResolver implementation.
 func (r *Resolver) Site() SiteResolver { return &siteResolver{r} }
@@ -1183,9 +1292,12 @@ type (
 	mutationResolver        struct{ *Resolver }
 	pageResolver            struct{ *Resolver }
 	postResolver            struct{ *Resolver }
+	postSeriesResolver      struct{ *Resolver }
 	queryResolver           struct{ *Resolver }
+	revisionResolver        struct{ *Resolver }
 	searchFacetResolver     struct{ *Resolver }
 	searchResultResolver    struct{ *Resolver }
+	seriesResolver          struct{ *Resolver }
 	siteResolver            struct{ *Resolver }
 	subscriptionResolver    struct{ *Resolver }
 	tagResolver             struct{ *Resolver }

@@ -38,4 +38,5 @@ func withSizeCosts(c *ComplexityRoot) {
 	c.Page.Body = sizeCost(storage.MaxBodyBytes)
 	c.Page.BodyHTML = sizeCost(markdown.MaxHTMLBytes)
 	c.Site.Description = sizeCost(4 * storage.MaxDescriptionLength)
+	c.Revision.Body = sizeCost(storage.MaxBodyBytes)
 }

@@ -74,6 +74,19 @@ var textBytes = map[string]int{
 	"TagEdge.cursor":                 cursorBytes,
 	"CreatePreviewLinkPayload.token": maxPreviewLen,
 
+	// Featured posts, series and revisions.
+	"Series.slug":              storage.MaxSlugLength,
+	"Series.title":             4 * storage.MaxTitleLength,
+	"Series.description":       4 * storage.MaxExcerptLength,
+	"DeleteSeriesPayload.slug": storage.MaxSlugLength,
+	"SeriesEdge.cursor":        cursorBytes,
+	"Revision.id":              maxGlobalIDLen,
+	"Revision.changedFields":   len("coverImage"),
+	"Revision.title":           4 * storage.MaxTitleLength,
+	"Revision.excerpt":         4 * storage.MaxExcerptLength,
+	"Revision.body":            storage.MaxBodyBytes,
+	"RevisionEdge.cursor":      cursorBytes,
+
 	"Webhook.id":                        maxGlobalIDLen,
 	"Webhook.url":                       storage.MaxWebhookURLLength, // ASCII only
 	"Webhook.events":                    webhooks.MaxEventTypeBytes,

@@ -51,6 +51,8 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 		hooks    webhookItems
 		tags     = map[string]*tagItem{}
 		renderer *rendererItem
+		series   []*seriesItem
+		revs     []*revisionItem
 	)
 	pages := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true)})
 	for pages.HasMorePages() {
@@ -84,7 +86,7 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 				pg := &pageItem{}
 				err = attributevalue.UnmarshalMap(it, pg)
 				sitePgs[pg.ID] = pg
-			case typeAuthorPost, typeCategoryPost, typeTagPost:
+			case typeAuthorPost, typeCategoryPost, typeTagPost, typeFeaturedPost:
 				p := &postItem{}
 				err = attributevalue.UnmarshalMap(it, p)
 				copies = append(copies, p)
@@ -127,6 +129,14 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 			case typeRenderer:
 				renderer = &rendererItem{}
 				err = attributevalue.UnmarshalMap(it, renderer)
+						case typeSeries:
+				se := &seriesItem{}
+				err = attributevalue.UnmarshalMap(it, se)
+				series = append(series, se)
+			case typeRevision:
+				rv := &revisionItem{}
+				err = attributevalue.UnmarshalMap(it, rv)
+				revs = append(revs, rv)
 			case typeIdempotency, typeSecret, typeLayout, typeSite:
 			case typeLease, typeEvent, typeEventHead:
 				err = feed.add(head.Type, it)
@@ -205,6 +215,10 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 			tc := p.tagCopy(tg.Slug)
 			want[key{tc.PK, tc.SK}] = tc
 		}
+		if p.Featured {
+			fc := p.featuredCopy()
+			want[key{fc.PK, fc.SK}] = fc
+		}
 	}
 	for _, c := range copies {
 		k := key{c.PK, c.SK}
@@ -261,6 +275,8 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 	// thread, the replies each top-level comment carries.
 	bad = append(bad, checkComments(comments, queued, posts, authors, readers)...)
 	bad = append(bad, hooks.check(s.Now())...)
+	bad = append(bad, checkSeries(series, posts)...)
+	bad = append(bad, checkRevisions(revs, posts)...)
 	visible := map[string]int64{}
 	threads := map[string]int64{}
 	for _, c := range comments {

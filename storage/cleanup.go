@@ -24,7 +24,7 @@ const cleanupTimeout = time.Minute
 // published or held, and the admins' queue entries of the pending ones,
 // 25 at a time, retrying unprocessed items.
 func (s *Store) deleteComments(ctx context.Context, postID string) error {
-	for _, prefix := range []string{prefixComment, prefixThread, prefixHeld} {
+	for _, prefix := range []string{prefixComment, prefixThread, prefixHeld, prefixRevision} {
 		expr, err := buildExpr(expression.NewBuilder().
 			WithKeyCondition(expression.Key(attrPK).Equal(expression.Value(prefixPost + postID)).
 				And(expression.Key(attrSK).BeginsWith(prefix))).

@@ -271,6 +271,11 @@ func postActions(t *txn, before, after *postItem, r *names, now string) error {
 			keep[key{tc.PK, tc.SK}] = true
 			add(t.put(tc, nil, nil))
 		}
+		if after.Featured {
+			fc := after.featuredCopy()
+			keep[key{fc.PK, fc.SK}] = true
+			add(t.put(fc, nil, nil))
+		}
 	}
 	if before != nil {
 		for _, k := range before.copyKeys() {

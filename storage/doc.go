@@ -44,12 +44,17 @@
 //	outbox item (done)        WEBHOOK#<id>       OUTBOX#<eventId>                       (state DELIVERED or FAILED, expiresAt TTL: 7 days)
 //	delivery (history)        WEBHOOK#<id>       DELIVERY#<at>#<eventId>#<attempt>      (statusCode, durationMs, error, nextAttemptAt, expiresAt TTL: 7 days)
 //	renderer                  RENDERER           RENDERER                               (version, claimedAt, done, marks: rerender.go)
+//	featured copy             POST#<id>          FEATURED                               FEATURED / POST#<publishedAt>#<id>   (a published featured post's summary)
+//	series                    SERIES#<slug>      SERIES#<slug>                          SERIES / SERIES#<slug>   (title, description, cover, ownerId, posts: ids in order, version)
+//	revision                  POST#<id>          REV#<10-digit n>                       (n, editorId, at, fields, title, excerpt, body, cover, seo, version)
 //
 // A post item holds the Markdown body and what is derived from it when it
 // is written (see Rendered bodies): bodyHtml, toc, words, minutes,
 // autoExcerpt and renderVersion; and its cover (url, alt, width, height), its seo fields and
-// its slugs. Copies are summaries: every attribute of the post but body,
-// bodyHtml, toc, seo, slugs and threadCount; so a listing shows the cover,
+// its slugs; featured, the slug of its series (series) and the count of
+// its revisions (revisions). Copies are summaries: every attribute of the
+// post but body, bodyHtml, toc, seo, slugs, threadCount, series and
+// revisions; so a listing shows the cover,
 // the word count, the reading time and the excerpt with no extra read,
 // and asks for the post items (one BatchGetItem for the page) only when it
 // selects the body, its HTML, its table of contents or the SEO fields.
@@ -88,6 +93,11 @@
 //	comment by id                        BatchGetItem of its COMMENT#/THREAD# key and its HELD# key
 //	who wrote comments                   BatchGetItem of AUTHOR#id and READER#sub keys together
 //	all authors / all categories         Query GSI1 GSI1PK=AUTHORS / CATEGORIES
+//	featured posts, newest first         Query GSI1 GSI1PK=FEATURED, GSI1SK BETWEEN "POST#" AND "POST#<now>$"
+//	series by slug / all series          GetItem SERIES#slug / Query GSI1 GSI1PK=SERIES
+//	a series' posts, in order            GetItem SERIES#slug, then BatchGetItem of a page of its ids (+5)
+//	a post's place in its series         GetItem SERIES#<post's series>; neighbours: BatchGetItem of 5 each way
+//	a post's revisions, newest first     Query PK=POST#id, begins_with(SK, "REV#"), descending
 //	authors, categories, posts by id     BatchGetItem, 100 keys a call, UnprocessedKeys retried with backoff
 //	blog-wide counts, archive by month   GetItem STATS (an author's or a category's: their own item, no extra read)
 //	static page by slug (current or old) GetItem SLUG#slug, then GetItem PAGE#id (PAGE#- when a post or
@@ -273,6 +283,62 @@
 // waiting for their time and takes one write each way per scheduled
 // post: no hot partition at a blog's rates.
 //
+// # Featured posts
+//
+// A post's "featured" flag gives it, while it is published, one more
+// copy: POST#<id> / FEATURED, in GSI1 partition FEATURED under the sort
+// key of its category copies, so the featured list is one Query (newest
+// first, either way, bounded by "POST#<now>$" like every public list, so
+// a scheduled featured post shows from its time on). The copy is written
+// by the code that writes the category copies (postActions) and named by
+// copyKeys, so every path that rewrites a post's copies (edits, renames
+// of its author or categories, publishing, unpublishing, scheduling,
+// deleting, comment counts) keeps it exact without code of its own, and
+// the invariant checker compares it with the post as it does the others.
+// A sparse index over the post items (GSI1 is taken by the feed shards)
+// would need a second GSI; a copy costs one write more on the few
+// featured posts only. Its partition holds the featured posts alone, a
+// handful on a blog; their count (totalCount) is one Query with Select
+// COUNT.
+//
+// # Series
+//
+// A series item holds the order itself: "posts", the ids of its posts,
+// at most MaxSeriesPosts (1,000 ids, about 40 KB). So a reorder is one
+// conditional Put of one item (on its version), positions are exact under
+// any number of writers (each retried on a stale version, or a CONFLICT
+// with expectedVersion), and a page of a series is the series item and
+// one BatchGetItem of the page's ids (with up to 5 more, so a few drafts
+// cost no second read; readers are shown public posts only, a series'
+// owner and admins every post). Per-post items ordered by a position key
+// would need every item after a moved post rewritten, past a
+// transaction's 100 actions. A post names its series in its own item
+// ("series"), so it is in at most one: adding or removing a post is a post
+// write (a new version, its copies rewritten) with the series item's Put
+// in the same transaction, each guarded by its version; deleting a post
+// takes it out of its series in the deletion's transaction (one more
+// GetItem, one more action). A 1,001st post is a ValidationError before
+// anything is written. Deleting a series takes its posts out one by one
+// (a transaction each, as removal does), then deletes the series item on
+// its version; one cut short is finished by the same call again.
+//
+// # Revisions
+//
+// An edit (UpdatePost, and RestorePostRevision, which is one) that changes
+// a post's title, body, excerpt, cover or SEO fields puts a revision item
+// POST#<id> / REV#<n> with what they were, who edited (editorId), when and
+// which fields changed, in the edit's own transaction: one action more,
+// and, once the post has more than MaxRevisions (50), one more that
+// deletes REV#<n-50>. n is the post item's "revisions" count, which the
+// edit raises on the version-guarded post, so numbers are dense and the
+// bound exact; the post item grows by that one number only. A revision
+// keeps the Markdown, not its HTML (a restore renders it again): at most
+// about 110 KB, so the largest edit (a 376 KB post item, its revision,
+// its copies and a 221 KB idempotency record) stays far below 4 MB and
+// every item below 400 KB. Revisions are in no copy and no public answer
+// (Post.revisions answers the post's author and admins only), and a
+// post's deletion removes them with its comments.
+//
 // # The feed without a hot partition
 //
 // The whole-blog feed is the post items themselves in GSI1, spread over
@@ -327,7 +393,7 @@
 //
 // A comment needs no read before its transaction when the store has seen
 // what it depends on: each Store keeps the last it read or wrote of posts
-// (version, status, author, categories), authors, readers' profiles and
+// (version, status, author, categories, featured), authors, readers' profiles and
 // rate items, and comments (at most 4096 of each kind and 32 MiB in all,
 // hints.go). The transaction is built from them and guarded by what it
 // assumed (the post's version and status, the parent's version, the rate
@@ -346,7 +412,9 @@
 // one as a redirect, the oldest redirect dropped and another post's slugs
 // (4); the author copy put and deleted (2); 10 category copies put and 10
 // deleted; the author, 20 categories and STATS (22); the idempotency
-// record: 50, of DynamoDB's 100. One mutation changes at most part of it:
+// record: 50, of DynamoDB's 100; an edit's revision and the one it
+// pushes out add 2 (52), a deletion's series 1. One mutation changes at
+// most part of it:
 // an edit moving a post from 10 categories to 10 others while taking
 // another's redirect is 48, a schedule that moves a post to another month
 // 26, deleting a post with 10 redirects and 10 categories 36
@@ -514,7 +582,7 @@
 // EventsOf turns one DynamoDB Streams record of the table
 // (NEW_AND_OLD_IMAGES) into the domain events it means, a pure function of
 // the record, so it runs in the server's dispatcher or in a Lambda on the
-// stream alike. It reads post, author, category, tag, comment, static page and site items only:
+// stream alike. It reads post, author, category, tag, comment, series, static page and site items only:
 // copies, counters, slug reservations, queue entries, readers, rates,
 // idempotency records, server keys, schedule items and the layout item
 // mean nothing. A post is a draft, scheduled (published, with the go-live
@@ -524,9 +592,9 @@
 //	post.published         draft, scheduled or new → published; the go-live write (the marker
 //	                       removed, nothing else) is the publication of a scheduled post
 //	post.published.edited  published → published, a change readers see: title, slug, excerpt,
-//	                       body, cover, SEO, categories, publishedAt, or the HTML of a body
-//	                       rendered again by another renderer (not counts, versions, copied
-//	                       names: a rename is author.updated or category.updated)
+//	                       body, cover, SEO, categories, publishedAt, featured, series, or the
+//	                       HTML of a body rendered again by another renderer (not counts,
+//	                       versions, copied names: a rename is author.updated or category.updated)
 //	post.unpublished       published → draft, or → scheduled (with post.scheduled)
 //	post.scheduled         draft, new or published → scheduled
 //	post.rescheduled       scheduled → scheduled at another time
@@ -549,6 +617,8 @@
 //	page.unpublished       published → draft
 //	page.deleted           published → removed (a draft page's writes: none)
 //	site.updated           the site settings written
+//	series.updated         a series created, changed (title, description, cover, its posts'
+//	                       order or membership) or deleted
 //
 // A held item's removal (approval, deletion, TTL) means nothing: the record
 // cannot tell which. A marker added without a new version is Migrate
@@ -579,6 +649,8 @@
 //	comments:<postId>  a post's comments
 //	page:<id>          a static page and the list of pages
 //	site               everything that shows the site settings (feeds, the site query)
+//	featured           the featured posts' list (a post featured before or after the write)
+//	series:<slug>      a series' page (and a post's place in it), with the path /series/<slug>
 //
 // Comment events carry no paths: a comment's item does not know its
 // post's slug; comments:<postId> finds the pages.

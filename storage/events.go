@@ -315,6 +315,8 @@ func (p Paths) EventsOf(rec streamtypes.Record) ([]Event, error) {
 		err = p.pageEvents(r, add)
 	case typeSite:
 		err = siteEvents(r, add)
+	case typeSeries:
+		err = p.seriesEvents(r, add)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("stream record %s: %w", r.id, err)
@@ -431,7 +433,8 @@ func readRecord(rec streamtypes.Record) (*record, error) {
 		k.Type == typeCategory && strings.HasPrefix(k.PK, prefixCat) && k.PK == k.SK,
 		k.Type == typePage && strings.HasPrefix(k.PK, prefixPage) && k.PK == k.SK,
 		k.Type == typeSite && k.PK == siteKey().PK && k.SK == siteKey().SK,
-		k.Type == typeTag && strings.HasPrefix(k.PK, prefixTag) && k.PK == k.SK:
+		k.Type == typeTag && strings.HasPrefix(k.PK, prefixTag) && k.PK == k.SK,
+		k.Type == typeSeries && strings.HasPrefix(k.PK, prefixSeries) && k.PK == k.SK:
 		r.kind = k.Type
 	case k.Type == typeComment && strings.HasPrefix(k.PK, prefixPost) &&
 		(strings.HasPrefix(k.SK, prefixComment) || strings.HasPrefix(k.SK, prefixThread) || strings.HasPrefix(k.SK, prefixHeld)):
@@ -474,6 +477,10 @@ type shown struct {
 	Cover                                             *imageItem
 	SEO                                               *seoItem
 	CoAuthors, Tags                                   []string
+	// Featured and Series: whether the post is featured, which series
+	// it is in (featured.go, series.go).
+	Featured bool
+	Series   string
 }
 
 func (it *postItem) shown() shown {
@@ -482,6 +489,7 @@ func (it *postItem) shown() shown {
 		AuthorID: it.AuthorID, PublishedAt: it.PublishedAt,
 		Cats: it.catSlugs(), Cover: it.Cover, SEO: it.SEO,
 		CoAuthors: it.coAuthorIDs(), Tags: it.tagSlugs(),
+		Featured: it.Featured, Series: it.Series,
 	}
 }
 
@@ -588,6 +596,7 @@ func (p Paths) postData(old, cur *postItem) EventData {
 		}
 	}
 	p.coAuthorsAndTagsData(&d, old, now)
+	p.seriesPostData(&d, old, now)
 	d.Paths, d.CacheTags = distinct(d.Paths), distinct(d.CacheTags)
 	return d
 }

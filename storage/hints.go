@@ -246,7 +246,9 @@ func itemType(it item) string {
 // postHint returns what a comment's transaction needs of a post item.
 func postHint(it item) item {
 	out := item{}
-	for _, a := range []string{attrPK, attrSK, "type", "id", "status", "authorId", "cats", "publishedAt", "version", "coAuthors", "tags"} {
+	for _, a := range []string{attrPK, attrSK, "type", "id", "status", "authorId", "cats", "publishedAt", "version", "coAuthors", "tags",
+		"featured", // the featured copy is one of the copies a comment counts on (featured.go)
+	} {
 		if v, ok := it[a]; ok {
 			out[a] = v
 		}

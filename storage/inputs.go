@@ -116,6 +116,8 @@ type PostPatch struct {
 	// post's authors, and its primary one to change CoAuthors
 	// (ErrNotPostAuthor); empty for an admin.
 	Actor string `json:"-"`
+	// EditorID is who edits: the revision the edit keeps names them.
+	EditorID string `json:"-"`
 
 	// rendered is what Validate derived from Body, for UpdatePost.
 	rendered *postItem

@@ -44,6 +44,11 @@ const (
 	typeWebhookCount = "webhookCount"
 	typeOutbox       = "outbox"
 	typeDelivery     = "delivery"
+	// Featured posts, series and revisions (featured.go, series.go,
+	// revisions.go).
+	typeFeaturedPost = "featuredPost"
+	typeSeries       = "series"
+	typeRevision     = "revision"
 )
 
 type authorItem struct {
@@ -224,6 +229,14 @@ type postItem struct {
 	// nameVer of each (tags.go); absent for a post without tags.
 	Tags   []catRef         `dynamodbav:"tags,omitempty"`
 	TagVer map[string]int64 `dynamodbav:"tagVer,omitempty"`
+	// Featured puts the post on the featured list (featured.go): a
+	// published featured post has one more copy, FEATURED.
+	Featured bool `dynamodbav:"featured,omitempty"`
+	// Series is the slug of the series the post is in (series.go); only
+	// the post item has it. Revisions counts the revisions the post has
+	// kept (revisions.go): the newest is REV#<revisions>.
+	Series    string `dynamodbav:"series,omitempty"`
+	Revisions int64  `dynamodbav:"revisions,omitempty"`
 }
 
 type imageItem struct {
@@ -256,7 +269,8 @@ func (it *postItem) post() *Post {
 		CreatedAt: parseKeyTime(it.CreatedAt), UpdatedAt: parseKeyTime(it.UpdatedAt),
 		PublishedAt: parseKeyTime(it.PublishedAt), Version: it.Version,
 		CommentCount: it.CommentCount, ThreadCount: it.ThreadCount,
-		Summary: it.Type != typePost,
+		Summary: it.Type != typePost, Featured: it.Featured, Series: it.Series,
+		Revisions: it.Revisions,
 	}
 	if p.Excerpt == "" {
 		p.Excerpt = it.AutoExcerpt
@@ -354,6 +368,7 @@ func (it postItem) withPostKeys() postItem {
 func (it postItem) summary() postItem {
 	it.Body, it.HTML, it.TOC, it.SEO, it.Slugs, it.ThreadCount, it.GoLiveAt = "", "", nil, nil, nil, 0, ""
 	it.RenderVersion = ""
+	it.Series, it.Revisions = "", 0
 	return it
 }
 
@@ -394,6 +409,9 @@ func (it *postItem) copyKeys() []key {
 	}
 	for _, t := range it.Tags {
 		keys = append(keys, tagCopyKey(it.ID, t.Slug))
+	}
+	if it.Featured {
+		keys = append(keys, featuredCopyKey(it.ID))
 	}
 	return keys
 }

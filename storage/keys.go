@@ -73,6 +73,28 @@ const (
 	MaxRedirects = 10
 )
 
+// Featured posts, series and revisions (featured.go, series.go,
+// revisions.go).
+const (
+	featuredPartition = "FEATURED"
+	featuredSK        = "FEATURED"
+	prefixSeries      = "SERIES#"
+	seriesPartition   = "SERIES"
+	prefixRevision    = "REV#"
+)
+
+// featuredCopyKey is the featured-list copy of a published featured post.
+func featuredCopyKey(postID string) key { return key{prefixPost + postID, featuredSK} }
+
+// seriesKey is a series' item.
+func seriesKey(slug string) key { return key{prefixSeries + slug, prefixSeries + slug} }
+
+// revisionKey is the revision n of a post: fixed width, so the newest
+// sorts last.
+func revisionKey(postID string, n int64) key {
+	return key{prefixPost + postID, fmt.Sprintf("%s%010d", prefixRevision, n)}
+}
+
 type key struct {
 	PK string `dynamodbav:"PK"`
 	SK string `dynamodbav:"SK"`

@@ -138,7 +138,10 @@ func (s *Store) UpdatePost(ctx context.Context, in PostPatch) (*Post, error) {
 		op: "updatePost", id: in.ID, expected: in.ExpectedVersion, key: in.IdempotencyKey, input: in,
 		newCats: cats, slug: deref(in.Slug), admin: in.Admin,
 		more: moreNames{coAuthors, tagSlugsOf(tags)}, actor: in.Actor, primaryOnly: in.CoAuthors != nil,
+		also: s.keepRevision(in.EditorID),
 	}, func(p *postItem) error {
+		orig := *p
+		defer countRevision(&orig, p)
 		if in.CoAuthors != nil {
 			if slices.Contains(coAuthors, p.AuthorID) {
 				return invalid("coAuthors", "holds the post's own author %q", p.AuthorID)
@@ -273,6 +276,7 @@ func (s *Store) DeletePost(ctx context.Context, in PostRef) (*Post, error) {
 	}
 	p, err := s.changePost(ctx, postChange{
 		op: "deletePost", id: in.ID, expected: in.ExpectedVersion, key: in.IdempotencyKey, input: in, actor: in.Actor,
+		also: s.leaveSeries,
 	}, nil)
 	if err != nil {
 		return nil, err
@@ -320,6 +324,11 @@ type postChange struct {
 	// request); a write that schedules the post needs them and turns
 	// full on itself.
 	full bool
+	// also, when set, adds actions to the write's transaction for the
+	// post as read and as it is about to be written (after nil: deleted):
+	// a revision, the post's series. It runs at every attempt, so what it
+	// reads is as fresh as the post.
+	also func(ctx context.Context, t *txn, before, after *postItem) error
 }
 
 // changePost reads the post of c, applies change (nil deletes it) and
@@ -382,7 +391,11 @@ func (s *Store) changePost(ctx context.Context, c postChange, change func(*postI
 				full = true
 				return nil, errRetry
 			}
-			out, err := s.writePost(ctx, rec, before, after, r)
+			var also func(*txn) error
+			if c.also != nil {
+				also = func(t *txn) error { return c.also(ctx, t, before, after) }
+			}
+			out, err := s.writePost(ctx, rec, before, after, r, also)
 			if errors.Is(err, errStaleNames) {
 				full = true
 				return nil, errRetry
@@ -428,10 +441,18 @@ func (s *Store) readPost(ctx context.Context, id string, newCats []string, slug 
 // author and category copies, and the post counts of its author, its
 // categories and the blog, each guarded by a condition. r holds the names
 // copied and the counters' items as read, if they were.
-func (s *Store) writePost(ctx context.Context, rec *idem, before, after *postItem, r *names) (*Post, error) {
+func (s *Store) writePost(ctx context.Context, rec *idem, before, after *postItem, r *names, also ...func(*txn) error) (*Post, error) {
 	t := s.newTxn()
 	if err := postActions(t, before, after, r, s.nowKey()); err != nil {
 		return nil, err
+	}
+	for _, add := range also {
+		if add == nil {
+			continue
+		}
+		if err := add(t); err != nil {
+			return nil, err
+		}
 	}
 	if err := fitsOneTransaction(t, rec); err != nil {
 		return nil, err

@@ -84,6 +84,13 @@ type Post struct {
 	CoAuthors []AuthorRef
 	// Tags are the post's tags, in the order given.
 	Tags []TagRef
+	// Featured puts a published post on the featured list; Series is the
+	// slug of the series it is in (empty: none), which summaries lack.
+	Featured bool
+	Series   string
+	// Revisions counts the revisions the post has kept, the last
+	// MaxRevisions of which are kept; summaries lack it.
+	Revisions int64
 }
 
 // StatusAt returns the status a reader sees at now: a published post with a

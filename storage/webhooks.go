@@ -45,7 +45,7 @@ const (
 // are about what only authors and admins see, so no webhook gets them.
 var PublicEvents = []EventType{
 	EventPostPublished, EventPostEdited, EventPostUnpublished, EventPostDeleted,
-	EventAuthorUpdated, EventCategoryUpdated, EventTagUpdated,
+	EventAuthorUpdated, EventCategoryUpdated, EventTagUpdated, EventSeriesUpdated,
 	EventCommentAdded, EventCommentEdited, EventCommentApproved, EventCommentDeleted,
 	EventPagePublished, EventPageEdited, EventPageUnpublished, EventPageDeleted, EventSiteUpdated,
 }

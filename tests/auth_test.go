@@ -194,6 +194,29 @@ func TestAuthorizationMatrix(t *testing.T) {
 	}
 	adminsOnly := map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", other: "FORBIDDEN", owner: "FORBIDDEN", admin: ""}
 	siteVersion := 0
+	// seriesOf returns a preparer of a series of grace, the owner, and a
+	// published post of hers ("<slug> <postId>"), in the series when
+	// inSeries is set.
+	seriesOf := func(inSeries bool) func() string {
+		return func() string {
+			slug := unique("series")
+			ok[*CreateSeriesResponse](t)(CreateSeries(ctx, clients[owner], CreateSeriesInput{Slug: slug, Title: "Grace's series"}))
+			post := published()
+			if inSeries {
+				ok[*AddPostToSeriesResponse](t)(AddPostToSeries(ctx, clients[owner], AddPostToSeriesInput{SeriesSlug: slug, PostId: post}))
+			}
+			return slug + " " + post
+		}
+	}
+	// revised returns a published post of grace's with one revision
+	// ("<postId> <revisionId>"), at version 3.
+	revised := func() string {
+		post := published()
+		ok[*UpdatePostResponse](t)(UpdatePost(ctx, clients[owner], UpdatePostInput{Id: post, ExpectedVersion: 2, Title: ptr("Edited")}))
+		rev := ok[*PostRevisionsResponse](t)(PostRevisions(ctx, clients[owner], post, nil, nil)).Post.Revisions.Edges[0].Node.Id
+		return post + " " + rev
+	}
+	two := func(target string) (string, string) { a, b, _ := strings.Cut(target, " "); return a, b }
 
 	// For every actor a case prepares a target (an id), calls the mutation
 	// on it and returns the name of the author of what it wrote, or "".
@@ -351,6 +374,46 @@ func TestAuthorizationMatrix(t *testing.T) {
 				Location: ptr("Arlington"), SocialLinks: []SocialAccountInput{{Network: "GitHub", Url: "https://github.com/grace"}}})
 			return "", err
 		}, false, map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", other: "FORBIDDEN", owner: "", admin: ""}},
+
+		// Featured posts, series and revisions.
+		{"setPostFeatured", published, func(c graphql.Client, id string) (string, error) {
+			_, err := SetPostFeatured(ctx, c, SetPostFeaturedInput{Id: id, Featured: true})
+			return "", err
+		}, false, map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", other: "FORBIDDEN", owner: "", admin: ""}},
+		{"createSeries", none, func(c graphql.Client, _ string) (string, error) {
+			_, err := CreateSeries(ctx, c, CreateSeriesInput{Slug: unique("new-series"), Title: "New"})
+			return "", err
+		}, true, map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", other: "", owner: "", admin: ""}},
+		{"updateSeries", seriesOf(false), func(c graphql.Client, target string) (string, error) {
+			slug, _ := two(target)
+			_, err := UpdateSeries(ctx, c, UpdateSeriesInput{Slug: slug, Title: ptr("Renamed")})
+			return "", err
+		}, false, map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", other: "FORBIDDEN", owner: "", admin: ""}},
+		{"deleteSeries", seriesOf(true), func(c graphql.Client, target string) (string, error) {
+			slug, _ := two(target)
+			_, err := DeleteSeries(ctx, c, DeleteSeriesInput{Slug: slug})
+			return "", err
+		}, false, map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", other: "FORBIDDEN", owner: "", admin: ""}},
+		{"addPostToSeries", seriesOf(false), func(c graphql.Client, target string) (string, error) {
+			slug, post := two(target)
+			_, err := AddPostToSeries(ctx, c, AddPostToSeriesInput{SeriesSlug: slug, PostId: post})
+			return "", err
+		}, false, map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", other: "FORBIDDEN", postAuthor: "FORBIDDEN", owner: "", admin: ""}},
+		{"removePostFromSeries", seriesOf(true), func(c graphql.Client, target string) (string, error) {
+			slug, post := two(target)
+			_, err := RemovePostFromSeries(ctx, c, RemovePostFromSeriesInput{SeriesSlug: slug, PostId: post})
+			return "", err
+		}, false, map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", other: "FORBIDDEN", postAuthor: "FORBIDDEN", owner: "", admin: ""}},
+		{"moveSeriesPost", seriesOf(true), func(c graphql.Client, target string) (string, error) {
+			slug, post := two(target)
+			_, err := MoveSeriesPost(ctx, c, MoveSeriesPostInput{SeriesSlug: slug, PostId: post, Position: 1})
+			return "", err
+		}, false, map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", other: "FORBIDDEN", owner: "", admin: ""}},
+		{"restorePostRevision", revised, func(c graphql.Client, target string) (string, error) {
+			post, rev := two(target)
+			_, err := RestorePostRevision(ctx, c, RestorePostRevisionInput{PostId: post, RevisionId: rev, ExpectedVersion: 3})
+			return "", err
+		}, false, map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", other: "FORBIDDEN", postAuthor: "FORBIDDEN", owner: "", admin: ""}},
 	}
 	for _, c := range cases {
 		for _, actor := range actors {

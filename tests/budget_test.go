@@ -446,3 +446,118 @@ func TestCallBudgetsOfTagsAndCoAuthors(t *testing.T) {
 		}
 	}
 }
+
+// TestCallBudgetsOfFeaturedSeriesAndRevisions checks the requests of the
+// featured list, a series page, a post's place in its series and its
+// revisions, and of their writes, at two page sizes (docs/table.md).
+func TestCallBudgetsOfFeaturedSeriesAndRevisions(t *testing.T) {
+	s := newServer(t)
+	b := s.seedBlog(t)
+	ctx := context.Background()
+	ada := b.writers[0]
+	ok[*CreateSeriesResponse](t)(CreateSeries(ctx, ada, CreateSeriesInput{Slug: "tour", Title: "Tour"}))
+	writes := []struct {
+		name   string
+		run    func() error
+		budget int
+	}{
+		{"setPostFeatured", func() error {
+			_, err := SetPostFeatured(ctx, s.admin, SetPostFeaturedInput{Id: b.published[0], Featured: true})
+			return err
+		}, 2},
+		{"setPostFeatured by the post's author", func() error {
+			_, err := SetPostFeatured(ctx, ada, SetPostFeaturedInput{Id: b.published[2], Featured: true})
+			return err
+		}, 3},
+		{"addPostToSeries by an admin", func() error {
+			_, err := AddPostToSeries(ctx, s.admin, AddPostToSeriesInput{SeriesSlug: "tour", PostId: b.published[0]})
+			return err
+		}, 3},
+		{"addPostToSeries by the series' owner", func() error {
+			_, err := AddPostToSeries(ctx, ada, AddPostToSeriesInput{SeriesSlug: "tour", PostId: b.published[2]})
+			return err
+		}, 5},
+		{"moveSeriesPost", func() error {
+			_, err := MoveSeriesPost(ctx, ada, MoveSeriesPostInput{SeriesSlug: "tour", PostId: b.published[2], Position: 1})
+			return err
+		}, 3},
+		{"updatePost keeping a revision", func() error {
+			_, err := UpdatePost(ctx, s.admin, UpdatePostInput{Id: b.published[4], ExpectedVersion: 2, Title: ptr("Edited")})
+			return err
+		}, 2},
+	}
+	for _, w := range writes {
+		if err := w.run(); err != nil {
+			t.Fatalf("%s: %v", w.name, err)
+		}
+		got := s.requests()
+		t.Logf("%s: %d requests %v (budget %d)", w.name, total(got), got, w.budget)
+		if total(got) > w.budget {
+			t.Errorf("%s: %d DynamoDB requests %v, budget %d", w.name, total(got), got, w.budget)
+		}
+	}
+	for i := 4; i <= 24; i += 2 {
+		ok[*SetPostFeaturedResponse](t)(SetPostFeatured(ctx, s.admin, SetPostFeaturedInput{Id: b.published[i], Featured: true}))
+		ok[*AddPostToSeriesResponse](t)(AddPostToSeries(ctx, s.admin, AddPostToSeriesInput{SeriesSlug: "tour", PostId: b.published[i]}))
+	}
+	revised := ok[*PostRevisionsResponse](t)(PostRevisions(ctx, s.admin, b.published[4], nil, nil)).Post
+	rev := revised.Revisions.Edges[0].Node.Id
+	for _, first := range []int{20, 100} {
+		reads := []struct {
+			name   string
+			run    func() error
+			budget int
+		}{
+			{"home page: 3 featured posts and the feed", func() error {
+				r, err := HomePage(ctx, s.client, ptr(3), &first)
+				if err == nil {
+					equal(t, "featured", len(r.FeaturedPosts.Edges), 3)
+					equal(t, "feed", len(r.Posts.Edges), min(first, 25))
+				}
+				return err
+			}, 1 + 4},
+			{"featured posts", func() error {
+				r, err := HomePage(ctx, s.client, &first, ptr(1))
+				if err == nil {
+					equal(t, "featured", len(r.FeaturedPosts.Edges), 13)
+				}
+				return err
+			}, 1 + 4},
+			{"series page", func() error {
+				r, err := SeriesPosts(ctx, s.client, "tour", &first, nil)
+				if err == nil {
+					equal(t, "series posts", len(r.Series.Posts.Edges), 13)
+				}
+				return err
+			}, 3},
+			{"post page with its place in its series", func() error {
+				r, err := PostInSeries(ctx, s.client, "post-6")
+				if err == nil && (r.Post.Series == nil || r.Post.Series.Previous == nil || r.Post.Series.Next == nil) {
+					t.Errorf("post-6 in its series: %+v", r.Post.Series)
+				}
+				return err
+			}, 4},
+			{"post with its revisions", func() error {
+				_, err := PostRevisions(ctx, s.admin, b.published[4], &first, nil)
+				return err
+			}, 2},
+		}
+		for _, c := range reads {
+			if err := c.run(); err != nil {
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			got := s.requests()
+			t.Logf("first=%d %s: %d requests %v (budget %d)", first, c.name, total(got), got, c.budget)
+			if total(got) > c.budget {
+				t.Errorf("first=%d %s: %d DynamoDB requests %v, budget %d", first, c.name, total(got), got, c.budget)
+			}
+		}
+	}
+	ok[*RestorePostRevisionResponse](t)(RestorePostRevision(ctx, s.admin, RestorePostRevisionInput{PostId: b.published[4], RevisionId: rev, ExpectedVersion: revised.Version}))
+	got := s.requests()
+	t.Logf("restorePostRevision: %d requests %v", total(got), got)
+	if total(got) > 3 {
+		t.Errorf("restorePostRevision: %d DynamoDB requests %v, budget 3", total(got), got)
+	}
+	s.consistent()
+}

@@ -187,6 +187,187 @@ func (v *AddCommentResponse) GetAddComment() AddCommentAddCommentAddCommentPaylo
 	return v.AddComment
 }
 
+// AddPostToSeriesAddPostToSeriesAddPostToSeriesPayload includes the requested fields of the GraphQL type AddPostToSeriesPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `addPostToSeries`.
+type AddPostToSeriesAddPostToSeriesAddPostToSeriesPayload struct {
+	// The series as changed.
+	Series AddPostToSeriesAddPostToSeriesAddPostToSeriesPayloadSeries `json:"series"`
+	// The post as changed.
+	Post AddPostToSeriesAddPostToSeriesAddPostToSeriesPayloadPost `json:"post"`
+}
+
+// GetSeries returns AddPostToSeriesAddPostToSeriesAddPostToSeriesPayload.Series, and is useful for accessing the field via an interface.
+func (v *AddPostToSeriesAddPostToSeriesAddPostToSeriesPayload) GetSeries() AddPostToSeriesAddPostToSeriesAddPostToSeriesPayloadSeries {
+	return v.Series
+}
+
+// GetPost returns AddPostToSeriesAddPostToSeriesAddPostToSeriesPayload.Post, and is useful for accessing the field via an interface.
+func (v *AddPostToSeriesAddPostToSeriesAddPostToSeriesPayload) GetPost() AddPostToSeriesAddPostToSeriesAddPostToSeriesPayloadPost {
+	return v.Post
+}
+
+// AddPostToSeriesAddPostToSeriesAddPostToSeriesPayloadPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type AddPostToSeriesAddPostToSeriesAddPostToSeriesPayloadPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The version of the post, increased by every change. Pass it as `expectedVersion` to update the post safely.
+	Version int `json:"version"`
+}
+
+// GetId returns AddPostToSeriesAddPostToSeriesAddPostToSeriesPayloadPost.Id, and is useful for accessing the field via an interface.
+func (v *AddPostToSeriesAddPostToSeriesAddPostToSeriesPayloadPost) GetId() string { return v.Id }
+
+// GetVersion returns AddPostToSeriesAddPostToSeriesAddPostToSeriesPayloadPost.Version, and is useful for accessing the field via an interface.
+func (v *AddPostToSeriesAddPostToSeriesAddPostToSeriesPayloadPost) GetVersion() int { return v.Version }
+
+// AddPostToSeriesAddPostToSeriesAddPostToSeriesPayloadSeries includes the requested fields of the GraphQL type Series.
+// The GraphQL type's documentation follows.
+//
+// An ordered collection of posts, read in order: a tutorial in parts, a
+// course. A post is in at most one series.
+type AddPostToSeriesAddPostToSeriesAddPostToSeriesPayloadSeries struct {
+	// The unique, URL-friendly name of the series.
+	Slug string `json:"slug"`
+	// The version of the series, increased by every change (its posts' order included). Pass it as `expectedVersion` to change the series safely.
+	Version int `json:"version"`
+}
+
+// GetSlug returns AddPostToSeriesAddPostToSeriesAddPostToSeriesPayloadSeries.Slug, and is useful for accessing the field via an interface.
+func (v *AddPostToSeriesAddPostToSeriesAddPostToSeriesPayloadSeries) GetSlug() string { return v.Slug }
+
+// GetVersion returns AddPostToSeriesAddPostToSeriesAddPostToSeriesPayloadSeries.Version, and is useful for accessing the field via an interface.
+func (v *AddPostToSeriesAddPostToSeriesAddPostToSeriesPayloadSeries) GetVersion() int {
+	return v.Version
+}
+
+// The input of `addPostToSeries`.
+type AddPostToSeriesInput struct {
+	// The slug of the series.
+	SeriesSlug string `json:"seriesSlug"`
+	// The global id of the post.
+	PostId string `json:"postId"`
+	// The place to put it, from 1; omitted or past the end: at the end.
+	Position *int `json:"position"`
+	// The series' version the change is based on; it fails with CONFLICT unless the series still has it. Omitted: any.
+	ExpectedVersion *int `json:"expectedVersion"`
+}
+
+// GetSeriesSlug returns AddPostToSeriesInput.SeriesSlug, and is useful for accessing the field via an interface.
+func (v *AddPostToSeriesInput) GetSeriesSlug() string { return v.SeriesSlug }
+
+// GetPostId returns AddPostToSeriesInput.PostId, and is useful for accessing the field via an interface.
+func (v *AddPostToSeriesInput) GetPostId() string { return v.PostId }
+
+// GetPosition returns AddPostToSeriesInput.Position, and is useful for accessing the field via an interface.
+func (v *AddPostToSeriesInput) GetPosition() *int { return v.Position }
+
+// GetExpectedVersion returns AddPostToSeriesInput.ExpectedVersion, and is useful for accessing the field via an interface.
+func (v *AddPostToSeriesInput) GetExpectedVersion() *int { return v.ExpectedVersion }
+
+// AddPostToSeriesResponse is returned by AddPostToSeries on success.
+type AddPostToSeriesResponse struct {
+	// Adds a post to a series at a position. A post is in at most one series, and a series holds at most 1000 posts: BAD_USER_INPUT otherwise, and nothing is written. The series' owner adds their own posts; an admin any post. The post gets a new version.
+	AddPostToSeries AddPostToSeriesAddPostToSeriesAddPostToSeriesPayload `json:"addPostToSeries"`
+}
+
+// GetAddPostToSeries returns AddPostToSeriesResponse.AddPostToSeries, and is useful for accessing the field via an interface.
+func (v *AddPostToSeriesResponse) GetAddPostToSeries() AddPostToSeriesAddPostToSeriesAddPostToSeriesPayload {
+	return v.AddPostToSeries
+}
+
+// AllSeriesAllSeriesSeriesConnection includes the requested fields of the GraphQL type SeriesConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of series.
+type AllSeriesAllSeriesSeriesConnection struct {
+	// The series of this page, each with its cursor.
+	Edges []AllSeriesAllSeriesSeriesConnectionEdgesSeriesEdge `json:"edges"`
+	// Where this page stands in the whole list.
+	PageInfo AllSeriesAllSeriesSeriesConnectionPageInfo `json:"pageInfo"`
+}
+
+// GetEdges returns AllSeriesAllSeriesSeriesConnection.Edges, and is useful for accessing the field via an interface.
+func (v *AllSeriesAllSeriesSeriesConnection) GetEdges() []AllSeriesAllSeriesSeriesConnectionEdgesSeriesEdge {
+	return v.Edges
+}
+
+// GetPageInfo returns AllSeriesAllSeriesSeriesConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *AllSeriesAllSeriesSeriesConnection) GetPageInfo() AllSeriesAllSeriesSeriesConnectionPageInfo {
+	return v.PageInfo
+}
+
+// AllSeriesAllSeriesSeriesConnectionEdgesSeriesEdge includes the requested fields of the GraphQL type SeriesEdge.
+// The GraphQL type's documentation follows.
+//
+// A series in a page of series.
+type AllSeriesAllSeriesSeriesConnectionEdgesSeriesEdge struct {
+	// The opaque cursor of this series; pass it as `after` to continue after it, as `before` to go back from it.
+	Cursor string `json:"cursor"`
+	// The series.
+	Node AllSeriesAllSeriesSeriesConnectionEdgesSeriesEdgeNodeSeries `json:"node"`
+}
+
+// GetCursor returns AllSeriesAllSeriesSeriesConnectionEdgesSeriesEdge.Cursor, and is useful for accessing the field via an interface.
+func (v *AllSeriesAllSeriesSeriesConnectionEdgesSeriesEdge) GetCursor() string { return v.Cursor }
+
+// GetNode returns AllSeriesAllSeriesSeriesConnectionEdgesSeriesEdge.Node, and is useful for accessing the field via an interface.
+func (v *AllSeriesAllSeriesSeriesConnectionEdgesSeriesEdge) GetNode() AllSeriesAllSeriesSeriesConnectionEdgesSeriesEdgeNodeSeries {
+	return v.Node
+}
+
+// AllSeriesAllSeriesSeriesConnectionEdgesSeriesEdgeNodeSeries includes the requested fields of the GraphQL type Series.
+// The GraphQL type's documentation follows.
+//
+// An ordered collection of posts, read in order: a tutorial in parts, a
+// course. A post is in at most one series.
+type AllSeriesAllSeriesSeriesConnectionEdgesSeriesEdgeNodeSeries struct {
+	// The unique, URL-friendly name of the series.
+	Slug string `json:"slug"`
+	// The title of the series.
+	Title string `json:"title"`
+}
+
+// GetSlug returns AllSeriesAllSeriesSeriesConnectionEdgesSeriesEdgeNodeSeries.Slug, and is useful for accessing the field via an interface.
+func (v *AllSeriesAllSeriesSeriesConnectionEdgesSeriesEdgeNodeSeries) GetSlug() string { return v.Slug }
+
+// GetTitle returns AllSeriesAllSeriesSeriesConnectionEdgesSeriesEdgeNodeSeries.Title, and is useful for accessing the field via an interface.
+func (v *AllSeriesAllSeriesSeriesConnectionEdgesSeriesEdgeNodeSeries) GetTitle() string {
+	return v.Title
+}
+
+// AllSeriesAllSeriesSeriesConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Information about a page of a connection, as in the Relay cursor connection
+// specification. A page is read forward (`first`, `after`) or backward
+// (`last`, `before`); its edges are in the list's order either way.
+type AllSeriesAllSeriesSeriesConnectionPageInfo struct {
+	// True when more items follow the last edge of this page. For a backward page, true when it was requested before a cursor.
+	HasNextPage bool `json:"hasNextPage"`
+	// The cursor of the last edge, or null when the page is empty. Pass it as `after` for the next page.
+	EndCursor *string `json:"endCursor"`
+}
+
+// GetHasNextPage returns AllSeriesAllSeriesSeriesConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *AllSeriesAllSeriesSeriesConnectionPageInfo) GetHasNextPage() bool { return v.HasNextPage }
+
+// GetEndCursor returns AllSeriesAllSeriesSeriesConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *AllSeriesAllSeriesSeriesConnectionPageInfo) GetEndCursor() *string { return v.EndCursor }
+
+// AllSeriesResponse is returned by AllSeries on success.
+type AllSeriesResponse struct {
+	// Every series, by slug. One request a page.
+	AllSeries AllSeriesAllSeriesSeriesConnection `json:"allSeries"`
+}
+
+// GetAllSeries returns AllSeriesResponse.AllSeries, and is useful for accessing the field via an interface.
+func (v *AllSeriesResponse) GetAllSeries() AllSeriesAllSeriesSeriesConnection { return v.AllSeries }
+
 // ApproveCommentApproveCommentApproveCommentPayload includes the requested fields of the GraphQL type ApproveCommentPayload.
 // The GraphQL type's documentation follows.
 //
@@ -3650,6 +3831,104 @@ func (v *CreatePreviewLinkResponse) GetCreatePreviewLink() CreatePreviewLinkCrea
 	return v.CreatePreviewLink
 }
 
+// CreateSeriesCreateSeriesCreateSeriesPayload includes the requested fields of the GraphQL type CreateSeriesPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `createSeries`.
+type CreateSeriesCreateSeriesCreateSeriesPayload struct {
+	// The new series.
+	Series CreateSeriesCreateSeriesCreateSeriesPayloadSeries `json:"series"`
+}
+
+// GetSeries returns CreateSeriesCreateSeriesCreateSeriesPayload.Series, and is useful for accessing the field via an interface.
+func (v *CreateSeriesCreateSeriesCreateSeriesPayload) GetSeries() CreateSeriesCreateSeriesCreateSeriesPayloadSeries {
+	return v.Series
+}
+
+// CreateSeriesCreateSeriesCreateSeriesPayloadSeries includes the requested fields of the GraphQL type Series.
+// The GraphQL type's documentation follows.
+//
+// An ordered collection of posts, read in order: a tutorial in parts, a
+// course. A post is in at most one series.
+type CreateSeriesCreateSeriesCreateSeriesPayloadSeries struct {
+	// The unique, URL-friendly name of the series.
+	Slug string `json:"slug"`
+	// The title of the series.
+	Title string `json:"title"`
+	// What the series is about; empty when none was written.
+	Description string `json:"description"`
+	// The version of the series, increased by every change (its posts' order included). Pass it as `expectedVersion` to change the series safely.
+	Version int `json:"version"`
+	// The author who made the series; they and admins may change it.
+	Owner CreateSeriesCreateSeriesCreateSeriesPayloadSeriesOwnerAuthor `json:"owner"`
+}
+
+// GetSlug returns CreateSeriesCreateSeriesCreateSeriesPayloadSeries.Slug, and is useful for accessing the field via an interface.
+func (v *CreateSeriesCreateSeriesCreateSeriesPayloadSeries) GetSlug() string { return v.Slug }
+
+// GetTitle returns CreateSeriesCreateSeriesCreateSeriesPayloadSeries.Title, and is useful for accessing the field via an interface.
+func (v *CreateSeriesCreateSeriesCreateSeriesPayloadSeries) GetTitle() string { return v.Title }
+
+// GetDescription returns CreateSeriesCreateSeriesCreateSeriesPayloadSeries.Description, and is useful for accessing the field via an interface.
+func (v *CreateSeriesCreateSeriesCreateSeriesPayloadSeries) GetDescription() string {
+	return v.Description
+}
+
+// GetVersion returns CreateSeriesCreateSeriesCreateSeriesPayloadSeries.Version, and is useful for accessing the field via an interface.
+func (v *CreateSeriesCreateSeriesCreateSeriesPayloadSeries) GetVersion() int { return v.Version }
+
+// GetOwner returns CreateSeriesCreateSeriesCreateSeriesPayloadSeries.Owner, and is useful for accessing the field via an interface.
+func (v *CreateSeriesCreateSeriesCreateSeriesPayloadSeries) GetOwner() CreateSeriesCreateSeriesCreateSeriesPayloadSeriesOwnerAuthor {
+	return v.Owner
+}
+
+// CreateSeriesCreateSeriesCreateSeriesPayloadSeriesOwnerAuthor includes the requested fields of the GraphQL type Author.
+// The GraphQL type's documentation follows.
+//
+// A person who writes posts and comments.
+type CreateSeriesCreateSeriesCreateSeriesPayloadSeriesOwnerAuthor struct {
+	// The opaque global id of the author.
+	Id string `json:"id"`
+}
+
+// GetId returns CreateSeriesCreateSeriesCreateSeriesPayloadSeriesOwnerAuthor.Id, and is useful for accessing the field via an interface.
+func (v *CreateSeriesCreateSeriesCreateSeriesPayloadSeriesOwnerAuthor) GetId() string { return v.Id }
+
+// The input of `createSeries`.
+type CreateSeriesInput struct {
+	// The slug, 1 to 100 characters of a-z, 0-9 and single hyphens between them; CONFLICT (reason ALREADY_EXISTS) when another series has it.
+	Slug string `json:"slug"`
+	// The title: one line of at most 200 characters.
+	Title string `json:"title"`
+	// What the series is about: at most 1000 characters.
+	Description *string `json:"description"`
+	// The picture of the series.
+	CoverImage *ImageInput `json:"coverImage"`
+}
+
+// GetSlug returns CreateSeriesInput.Slug, and is useful for accessing the field via an interface.
+func (v *CreateSeriesInput) GetSlug() string { return v.Slug }
+
+// GetTitle returns CreateSeriesInput.Title, and is useful for accessing the field via an interface.
+func (v *CreateSeriesInput) GetTitle() string { return v.Title }
+
+// GetDescription returns CreateSeriesInput.Description, and is useful for accessing the field via an interface.
+func (v *CreateSeriesInput) GetDescription() *string { return v.Description }
+
+// GetCoverImage returns CreateSeriesInput.CoverImage, and is useful for accessing the field via an interface.
+func (v *CreateSeriesInput) GetCoverImage() *ImageInput { return v.CoverImage }
+
+// CreateSeriesResponse is returned by CreateSeries on success.
+type CreateSeriesResponse struct {
+	// Makes an empty series, owned by the author the token signs in as. Authors and admins.
+	CreateSeries CreateSeriesCreateSeriesCreateSeriesPayload `json:"createSeries"`
+}
+
+// GetCreateSeries returns CreateSeriesResponse.CreateSeries, and is useful for accessing the field via an interface.
+func (v *CreateSeriesResponse) GetCreateSeries() CreateSeriesCreateSeriesCreateSeriesPayload {
+	return v.CreateSeries
+}
+
 // CreateWebhookCreateWebhookCreateWebhookPayload includes the requested fields of the GraphQL type CreateWebhookPayload.
 // The GraphQL type's documentation follows.
 //
@@ -3809,7 +4088,7 @@ func (v *CreateWebhookCreateWebhookCreateWebhookPayloadWebhook) __premarshalJSON
 type CreateWebhookInput struct {
 	// Where to send events: an absolute https URL of at most 2000 characters, without credentials or fragment, naming a public host.
 	Url string `json:"url"`
-	// The events to send, 1 to 32 of `post.published`, `post.published.edited`, `post.unpublished`, `post.deleted`, `author.updated`, `category.updated`, `tag.updated`, `comment.added`, `comment.edited`, `comment.approved`, `comment.deleted`, `page.published`, `page.published.edited`, `page.unpublished`, `page.deleted`, `site.updated`.
+	// The events to send, 1 to 32 of `post.published`, `post.published.edited`, `post.unpublished`, `post.deleted`, `author.updated`, `category.updated`, `tag.updated`, `series.updated`, `comment.added`, `comment.edited`, `comment.approved`, `comment.deleted`, `page.published`, `page.published.edited`, `page.unpublished`, `page.deleted`, `site.updated`.
 	Events []string `json:"events"`
 	// What the webhook is for: at most 500 characters.
 	Description *string `json:"description"`
@@ -4026,6 +4305,43 @@ func (v *DeletePostResponse) GetDeletePost() DeletePostDeletePostDeletePostPaylo
 	return v.DeletePost
 }
 
+// DeleteSeriesDeleteSeriesDeleteSeriesPayload includes the requested fields of the GraphQL type DeleteSeriesPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `deleteSeries`.
+type DeleteSeriesDeleteSeriesDeleteSeriesPayload struct {
+	// The slug of the deleted series.
+	Slug string `json:"slug"`
+}
+
+// GetSlug returns DeleteSeriesDeleteSeriesDeleteSeriesPayload.Slug, and is useful for accessing the field via an interface.
+func (v *DeleteSeriesDeleteSeriesDeleteSeriesPayload) GetSlug() string { return v.Slug }
+
+// The input of `deleteSeries`.
+type DeleteSeriesInput struct {
+	// The slug of the series.
+	Slug string `json:"slug"`
+	// The version the deletion is based on; it fails with CONFLICT unless the series still has it. Omitted: any.
+	ExpectedVersion *int `json:"expectedVersion"`
+}
+
+// GetSlug returns DeleteSeriesInput.Slug, and is useful for accessing the field via an interface.
+func (v *DeleteSeriesInput) GetSlug() string { return v.Slug }
+
+// GetExpectedVersion returns DeleteSeriesInput.ExpectedVersion, and is useful for accessing the field via an interface.
+func (v *DeleteSeriesInput) GetExpectedVersion() *int { return v.ExpectedVersion }
+
+// DeleteSeriesResponse is returned by DeleteSeries on success.
+type DeleteSeriesResponse struct {
+	// Deletes a series, taking its posts out of it first (each gets a new version). Its owner or an admin.
+	DeleteSeries DeleteSeriesDeleteSeriesDeleteSeriesPayload `json:"deleteSeries"`
+}
+
+// GetDeleteSeries returns DeleteSeriesResponse.DeleteSeries, and is useful for accessing the field via an interface.
+func (v *DeleteSeriesResponse) GetDeleteSeries() DeleteSeriesDeleteSeriesDeleteSeriesPayload {
+	return v.DeleteSeries
+}
+
 // DeleteWebhookDeleteWebhookDeleteWebhookPayload includes the requested fields of the GraphQL type DeleteWebhookPayload.
 // The GraphQL type's documentation follows.
 //
@@ -4199,6 +4515,158 @@ type DraftTotalResponse struct {
 
 // GetAuthor returns DraftTotalResponse.Author, and is useful for accessing the field via an interface.
 func (v *DraftTotalResponse) GetAuthor() *DraftTotalAuthor { return v.Author }
+
+// FeaturedPostsFeaturedPostsPostConnection includes the requested fields of the GraphQL type PostConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of posts.
+type FeaturedPostsFeaturedPostsPostConnection struct {
+	// The number of posts in the whole list: published posts whose time has come, and in an author's list as the author or an admin sees it, their scheduled posts too.
+	TotalCount int `json:"totalCount"`
+	// The posts of this page, each with its cursor.
+	Edges []FeaturedPostsFeaturedPostsPostConnectionEdgesPostEdge `json:"edges"`
+	// Where this page stands in the whole list.
+	PageInfo FeaturedPostsFeaturedPostsPostConnectionPageInfo `json:"pageInfo"`
+}
+
+// GetTotalCount returns FeaturedPostsFeaturedPostsPostConnection.TotalCount, and is useful for accessing the field via an interface.
+func (v *FeaturedPostsFeaturedPostsPostConnection) GetTotalCount() int { return v.TotalCount }
+
+// GetEdges returns FeaturedPostsFeaturedPostsPostConnection.Edges, and is useful for accessing the field via an interface.
+func (v *FeaturedPostsFeaturedPostsPostConnection) GetEdges() []FeaturedPostsFeaturedPostsPostConnectionEdgesPostEdge {
+	return v.Edges
+}
+
+// GetPageInfo returns FeaturedPostsFeaturedPostsPostConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *FeaturedPostsFeaturedPostsPostConnection) GetPageInfo() FeaturedPostsFeaturedPostsPostConnectionPageInfo {
+	return v.PageInfo
+}
+
+// FeaturedPostsFeaturedPostsPostConnectionEdgesPostEdge includes the requested fields of the GraphQL type PostEdge.
+// The GraphQL type's documentation follows.
+//
+// A post in a page of posts.
+type FeaturedPostsFeaturedPostsPostConnectionEdgesPostEdge struct {
+	// The opaque cursor of this post; pass it as `after` to continue after it, as `before` to go back from it.
+	Cursor string `json:"cursor"`
+	// The post.
+	Node FeaturedPostsFeaturedPostsPostConnectionEdgesPostEdgeNodePost `json:"node"`
+}
+
+// GetCursor returns FeaturedPostsFeaturedPostsPostConnectionEdgesPostEdge.Cursor, and is useful for accessing the field via an interface.
+func (v *FeaturedPostsFeaturedPostsPostConnectionEdgesPostEdge) GetCursor() string { return v.Cursor }
+
+// GetNode returns FeaturedPostsFeaturedPostsPostConnectionEdgesPostEdge.Node, and is useful for accessing the field via an interface.
+func (v *FeaturedPostsFeaturedPostsPostConnectionEdgesPostEdge) GetNode() FeaturedPostsFeaturedPostsPostConnectionEdgesPostEdgeNodePost {
+	return v.Node
+}
+
+// FeaturedPostsFeaturedPostsPostConnectionEdgesPostEdgeNodePost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type FeaturedPostsFeaturedPostsPostConnectionEdgesPostEdgeNodePost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The unique, URL-friendly name of the post: its current one. A post found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+	// The title of the post.
+	Title string `json:"title"`
+	// Whether the post is featured: a featured post that is public is in `featuredPosts`, for the top of a home page. Set by `setPostFeatured`.
+	Featured bool `json:"featured"`
+	// When the post is or was published; null for drafts. A future time means the post is scheduled.
+	PublishedAt *time.Time `json:"publishedAt"`
+	// The author who wrote the post.
+	Author FeaturedPostsFeaturedPostsPostConnectionEdgesPostEdgeNodePostAuthor `json:"author"`
+}
+
+// GetId returns FeaturedPostsFeaturedPostsPostConnectionEdgesPostEdgeNodePost.Id, and is useful for accessing the field via an interface.
+func (v *FeaturedPostsFeaturedPostsPostConnectionEdgesPostEdgeNodePost) GetId() string { return v.Id }
+
+// GetSlug returns FeaturedPostsFeaturedPostsPostConnectionEdgesPostEdgeNodePost.Slug, and is useful for accessing the field via an interface.
+func (v *FeaturedPostsFeaturedPostsPostConnectionEdgesPostEdgeNodePost) GetSlug() string {
+	return v.Slug
+}
+
+// GetTitle returns FeaturedPostsFeaturedPostsPostConnectionEdgesPostEdgeNodePost.Title, and is useful for accessing the field via an interface.
+func (v *FeaturedPostsFeaturedPostsPostConnectionEdgesPostEdgeNodePost) GetTitle() string {
+	return v.Title
+}
+
+// GetFeatured returns FeaturedPostsFeaturedPostsPostConnectionEdgesPostEdgeNodePost.Featured, and is useful for accessing the field via an interface.
+func (v *FeaturedPostsFeaturedPostsPostConnectionEdgesPostEdgeNodePost) GetFeatured() bool {
+	return v.Featured
+}
+
+// GetPublishedAt returns FeaturedPostsFeaturedPostsPostConnectionEdgesPostEdgeNodePost.PublishedAt, and is useful for accessing the field via an interface.
+func (v *FeaturedPostsFeaturedPostsPostConnectionEdgesPostEdgeNodePost) GetPublishedAt() *time.Time {
+	return v.PublishedAt
+}
+
+// GetAuthor returns FeaturedPostsFeaturedPostsPostConnectionEdgesPostEdgeNodePost.Author, and is useful for accessing the field via an interface.
+func (v *FeaturedPostsFeaturedPostsPostConnectionEdgesPostEdgeNodePost) GetAuthor() FeaturedPostsFeaturedPostsPostConnectionEdgesPostEdgeNodePostAuthor {
+	return v.Author
+}
+
+// FeaturedPostsFeaturedPostsPostConnectionEdgesPostEdgeNodePostAuthor includes the requested fields of the GraphQL type Author.
+// The GraphQL type's documentation follows.
+//
+// A person who writes posts and comments.
+type FeaturedPostsFeaturedPostsPostConnectionEdgesPostEdgeNodePostAuthor struct {
+	// The name shown with the author's posts and comments.
+	Name string `json:"name"`
+}
+
+// GetName returns FeaturedPostsFeaturedPostsPostConnectionEdgesPostEdgeNodePostAuthor.Name, and is useful for accessing the field via an interface.
+func (v *FeaturedPostsFeaturedPostsPostConnectionEdgesPostEdgeNodePostAuthor) GetName() string {
+	return v.Name
+}
+
+// FeaturedPostsFeaturedPostsPostConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Information about a page of a connection, as in the Relay cursor connection
+// specification. A page is read forward (`first`, `after`) or backward
+// (`last`, `before`); its edges are in the list's order either way.
+type FeaturedPostsFeaturedPostsPostConnectionPageInfo struct {
+	// True when more items follow the last edge of this page. For a backward page, true when it was requested before a cursor.
+	HasNextPage bool `json:"hasNextPage"`
+	// True when items precede the first edge of this page. For a forward page, true when it was requested after a cursor.
+	HasPreviousPage bool `json:"hasPreviousPage"`
+	// The cursor of the first edge, or null when the page is empty. Pass it as `before` for the page before.
+	StartCursor *string `json:"startCursor"`
+	// The cursor of the last edge, or null when the page is empty. Pass it as `after` for the next page.
+	EndCursor *string `json:"endCursor"`
+}
+
+// GetHasNextPage returns FeaturedPostsFeaturedPostsPostConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *FeaturedPostsFeaturedPostsPostConnectionPageInfo) GetHasNextPage() bool {
+	return v.HasNextPage
+}
+
+// GetHasPreviousPage returns FeaturedPostsFeaturedPostsPostConnectionPageInfo.HasPreviousPage, and is useful for accessing the field via an interface.
+func (v *FeaturedPostsFeaturedPostsPostConnectionPageInfo) GetHasPreviousPage() bool {
+	return v.HasPreviousPage
+}
+
+// GetStartCursor returns FeaturedPostsFeaturedPostsPostConnectionPageInfo.StartCursor, and is useful for accessing the field via an interface.
+func (v *FeaturedPostsFeaturedPostsPostConnectionPageInfo) GetStartCursor() *string {
+	return v.StartCursor
+}
+
+// GetEndCursor returns FeaturedPostsFeaturedPostsPostConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *FeaturedPostsFeaturedPostsPostConnectionPageInfo) GetEndCursor() *string { return v.EndCursor }
+
+// FeaturedPostsResponse is returned by FeaturedPosts on success.
+type FeaturedPostsResponse struct {
+	// The featured public posts, newest first: one request a page, like a category's posts. A scheduled featured post shows from its time on. `totalCount` costs one more request.
+	FeaturedPosts FeaturedPostsFeaturedPostsPostConnection `json:"featuredPosts"`
+}
+
+// GetFeaturedPosts returns FeaturedPostsResponse.FeaturedPosts, and is useful for accessing the field via an interface.
+func (v *FeaturedPostsResponse) GetFeaturedPosts() FeaturedPostsFeaturedPostsPostConnection {
+	return v.FeaturedPosts
+}
 
 // FeedPagePostsPostConnection includes the requested fields of the GraphQL type PostConnection.
 // The GraphQL type's documentation follows.
@@ -4819,6 +5287,275 @@ type FullPostPageResponse struct {
 
 // GetPost returns FullPostPageResponse.Post, and is useful for accessing the field via an interface.
 func (v *FullPostPageResponse) GetPost() *FullPostPagePost { return v.Post }
+
+// HomePageFeaturedPostsPostConnection includes the requested fields of the GraphQL type PostConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of posts.
+type HomePageFeaturedPostsPostConnection struct {
+	// The posts of this page, each with its cursor.
+	Edges []HomePageFeaturedPostsPostConnectionEdgesPostEdge `json:"edges"`
+}
+
+// GetEdges returns HomePageFeaturedPostsPostConnection.Edges, and is useful for accessing the field via an interface.
+func (v *HomePageFeaturedPostsPostConnection) GetEdges() []HomePageFeaturedPostsPostConnectionEdgesPostEdge {
+	return v.Edges
+}
+
+// HomePageFeaturedPostsPostConnectionEdgesPostEdge includes the requested fields of the GraphQL type PostEdge.
+// The GraphQL type's documentation follows.
+//
+// A post in a page of posts.
+type HomePageFeaturedPostsPostConnectionEdgesPostEdge struct {
+	// The post.
+	Node HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePost `json:"node"`
+}
+
+// GetNode returns HomePageFeaturedPostsPostConnectionEdgesPostEdge.Node, and is useful for accessing the field via an interface.
+func (v *HomePageFeaturedPostsPostConnectionEdgesPostEdge) GetNode() HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePost {
+	return v.Node
+}
+
+// HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The unique, URL-friendly name of the post: its current one. A post found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+	// The title of the post.
+	Title string `json:"title"`
+	// A short plain-text summary shown in listings: the one written for the post, or when none was, the beginning of its first paragraphs (at most 300 characters).
+	Excerpt string `json:"excerpt"`
+	// When the post is or was published; null for drafts. A future time means the post is scheduled.
+	PublishedAt *time.Time `json:"publishedAt"`
+	// The picture shown at the top of the post and in listings, or null when it has none.
+	CoverImage *HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePostCoverImage `json:"coverImage"`
+	// The author who wrote the post.
+	Author HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePostAuthor `json:"author"`
+}
+
+// GetId returns HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePost.Id, and is useful for accessing the field via an interface.
+func (v *HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePost) GetId() string { return v.Id }
+
+// GetSlug returns HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePost.Slug, and is useful for accessing the field via an interface.
+func (v *HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePost) GetSlug() string { return v.Slug }
+
+// GetTitle returns HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePost.Title, and is useful for accessing the field via an interface.
+func (v *HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePost) GetTitle() string { return v.Title }
+
+// GetExcerpt returns HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePost.Excerpt, and is useful for accessing the field via an interface.
+func (v *HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePost) GetExcerpt() string {
+	return v.Excerpt
+}
+
+// GetPublishedAt returns HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePost.PublishedAt, and is useful for accessing the field via an interface.
+func (v *HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePost) GetPublishedAt() *time.Time {
+	return v.PublishedAt
+}
+
+// GetCoverImage returns HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePost.CoverImage, and is useful for accessing the field via an interface.
+func (v *HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePost) GetCoverImage() *HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePostCoverImage {
+	return v.CoverImage
+}
+
+// GetAuthor returns HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePost.Author, and is useful for accessing the field via an interface.
+func (v *HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePost) GetAuthor() HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePostAuthor {
+	return v.Author
+}
+
+// HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePostAuthor includes the requested fields of the GraphQL type Author.
+// The GraphQL type's documentation follows.
+//
+// A person who writes posts and comments.
+type HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePostAuthor struct {
+	// The name shown with the author's posts and comments.
+	Name string `json:"name"`
+}
+
+// GetName returns HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePostAuthor.Name, and is useful for accessing the field via an interface.
+func (v *HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePostAuthor) GetName() string {
+	return v.Name
+}
+
+// HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePostCoverImage includes the requested fields of the GraphQL type Image.
+// The GraphQL type's documentation follows.
+//
+// A picture shown with a post.
+type HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePostCoverImage struct {
+	// The absolute http or https URL of the picture.
+	Url string `json:"url"`
+	// The text that stands for the picture for those who cannot see it; empty when none was given.
+	Alt string `json:"alt"`
+}
+
+// GetUrl returns HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePostCoverImage.Url, and is useful for accessing the field via an interface.
+func (v *HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePostCoverImage) GetUrl() string {
+	return v.Url
+}
+
+// GetAlt returns HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePostCoverImage.Alt, and is useful for accessing the field via an interface.
+func (v *HomePageFeaturedPostsPostConnectionEdgesPostEdgeNodePostCoverImage) GetAlt() string {
+	return v.Alt
+}
+
+// HomePagePostsPostConnection includes the requested fields of the GraphQL type PostConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of posts.
+type HomePagePostsPostConnection struct {
+	// The posts of this page, each with its cursor.
+	Edges []HomePagePostsPostConnectionEdgesPostEdge `json:"edges"`
+	// Where this page stands in the whole list.
+	PageInfo HomePagePostsPostConnectionPageInfo `json:"pageInfo"`
+}
+
+// GetEdges returns HomePagePostsPostConnection.Edges, and is useful for accessing the field via an interface.
+func (v *HomePagePostsPostConnection) GetEdges() []HomePagePostsPostConnectionEdgesPostEdge {
+	return v.Edges
+}
+
+// GetPageInfo returns HomePagePostsPostConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *HomePagePostsPostConnection) GetPageInfo() HomePagePostsPostConnectionPageInfo {
+	return v.PageInfo
+}
+
+// HomePagePostsPostConnectionEdgesPostEdge includes the requested fields of the GraphQL type PostEdge.
+// The GraphQL type's documentation follows.
+//
+// A post in a page of posts.
+type HomePagePostsPostConnectionEdgesPostEdge struct {
+	// The opaque cursor of this post; pass it as `after` to continue after it, as `before` to go back from it.
+	Cursor string `json:"cursor"`
+	// The post.
+	Node HomePagePostsPostConnectionEdgesPostEdgeNodePost `json:"node"`
+}
+
+// GetCursor returns HomePagePostsPostConnectionEdgesPostEdge.Cursor, and is useful for accessing the field via an interface.
+func (v *HomePagePostsPostConnectionEdgesPostEdge) GetCursor() string { return v.Cursor }
+
+// GetNode returns HomePagePostsPostConnectionEdgesPostEdge.Node, and is useful for accessing the field via an interface.
+func (v *HomePagePostsPostConnectionEdgesPostEdge) GetNode() HomePagePostsPostConnectionEdgesPostEdgeNodePost {
+	return v.Node
+}
+
+// HomePagePostsPostConnectionEdgesPostEdgeNodePost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type HomePagePostsPostConnectionEdgesPostEdgeNodePost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The unique, URL-friendly name of the post: its current one. A post found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+	// The title of the post.
+	Title string `json:"title"`
+	// A short plain-text summary shown in listings: the one written for the post, or when none was, the beginning of its first paragraphs (at most 300 characters).
+	Excerpt string `json:"excerpt"`
+	// When the post is or was published; null for drafts. A future time means the post is scheduled.
+	PublishedAt *time.Time `json:"publishedAt"`
+	// The author who wrote the post.
+	Author HomePagePostsPostConnectionEdgesPostEdgeNodePostAuthor `json:"author"`
+	// The categories the post is filed under.
+	Categories []HomePagePostsPostConnectionEdgesPostEdgeNodePostCategoriesCategory `json:"categories"`
+	// The number of visible comments on the post, replies included.
+	CommentCount int `json:"commentCount"`
+}
+
+// GetId returns HomePagePostsPostConnectionEdgesPostEdgeNodePost.Id, and is useful for accessing the field via an interface.
+func (v *HomePagePostsPostConnectionEdgesPostEdgeNodePost) GetId() string { return v.Id }
+
+// GetSlug returns HomePagePostsPostConnectionEdgesPostEdgeNodePost.Slug, and is useful for accessing the field via an interface.
+func (v *HomePagePostsPostConnectionEdgesPostEdgeNodePost) GetSlug() string { return v.Slug }
+
+// GetTitle returns HomePagePostsPostConnectionEdgesPostEdgeNodePost.Title, and is useful for accessing the field via an interface.
+func (v *HomePagePostsPostConnectionEdgesPostEdgeNodePost) GetTitle() string { return v.Title }
+
+// GetExcerpt returns HomePagePostsPostConnectionEdgesPostEdgeNodePost.Excerpt, and is useful for accessing the field via an interface.
+func (v *HomePagePostsPostConnectionEdgesPostEdgeNodePost) GetExcerpt() string { return v.Excerpt }
+
+// GetPublishedAt returns HomePagePostsPostConnectionEdgesPostEdgeNodePost.PublishedAt, and is useful for accessing the field via an interface.
+func (v *HomePagePostsPostConnectionEdgesPostEdgeNodePost) GetPublishedAt() *time.Time {
+	return v.PublishedAt
+}
+
+// GetAuthor returns HomePagePostsPostConnectionEdgesPostEdgeNodePost.Author, and is useful for accessing the field via an interface.
+func (v *HomePagePostsPostConnectionEdgesPostEdgeNodePost) GetAuthor() HomePagePostsPostConnectionEdgesPostEdgeNodePostAuthor {
+	return v.Author
+}
+
+// GetCategories returns HomePagePostsPostConnectionEdgesPostEdgeNodePost.Categories, and is useful for accessing the field via an interface.
+func (v *HomePagePostsPostConnectionEdgesPostEdgeNodePost) GetCategories() []HomePagePostsPostConnectionEdgesPostEdgeNodePostCategoriesCategory {
+	return v.Categories
+}
+
+// GetCommentCount returns HomePagePostsPostConnectionEdgesPostEdgeNodePost.CommentCount, and is useful for accessing the field via an interface.
+func (v *HomePagePostsPostConnectionEdgesPostEdgeNodePost) GetCommentCount() int {
+	return v.CommentCount
+}
+
+// HomePagePostsPostConnectionEdgesPostEdgeNodePostAuthor includes the requested fields of the GraphQL type Author.
+// The GraphQL type's documentation follows.
+//
+// A person who writes posts and comments.
+type HomePagePostsPostConnectionEdgesPostEdgeNodePostAuthor struct {
+	// The name shown with the author's posts and comments.
+	Name string `json:"name"`
+}
+
+// GetName returns HomePagePostsPostConnectionEdgesPostEdgeNodePostAuthor.Name, and is useful for accessing the field via an interface.
+func (v *HomePagePostsPostConnectionEdgesPostEdgeNodePostAuthor) GetName() string { return v.Name }
+
+// HomePagePostsPostConnectionEdgesPostEdgeNodePostCategoriesCategory includes the requested fields of the GraphQL type Category.
+// The GraphQL type's documentation follows.
+//
+// A topic that groups posts. Its slug is its identity.
+type HomePagePostsPostConnectionEdgesPostEdgeNodePostCategoriesCategory struct {
+	// The display name of the category.
+	Name string `json:"name"`
+}
+
+// GetName returns HomePagePostsPostConnectionEdgesPostEdgeNodePostCategoriesCategory.Name, and is useful for accessing the field via an interface.
+func (v *HomePagePostsPostConnectionEdgesPostEdgeNodePostCategoriesCategory) GetName() string {
+	return v.Name
+}
+
+// HomePagePostsPostConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Information about a page of a connection, as in the Relay cursor connection
+// specification. A page is read forward (`first`, `after`) or backward
+// (`last`, `before`); its edges are in the list's order either way.
+type HomePagePostsPostConnectionPageInfo struct {
+	// True when more items follow the last edge of this page. For a backward page, true when it was requested before a cursor.
+	HasNextPage bool `json:"hasNextPage"`
+	// The cursor of the last edge, or null when the page is empty. Pass it as `after` for the next page.
+	EndCursor *string `json:"endCursor"`
+}
+
+// GetHasNextPage returns HomePagePostsPostConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *HomePagePostsPostConnectionPageInfo) GetHasNextPage() bool { return v.HasNextPage }
+
+// GetEndCursor returns HomePagePostsPostConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *HomePagePostsPostConnectionPageInfo) GetEndCursor() *string { return v.EndCursor }
+
+// HomePageResponse is returned by HomePage on success.
+type HomePageResponse struct {
+	// The featured public posts, newest first: one request a page, like a category's posts. A scheduled featured post shows from its time on. `totalCount` costs one more request.
+	FeaturedPosts HomePageFeaturedPostsPostConnection `json:"featuredPosts"`
+	// The latest public posts of the whole blog, newest first.
+	Posts HomePagePostsPostConnection `json:"posts"`
+}
+
+// GetFeaturedPosts returns HomePageResponse.FeaturedPosts, and is useful for accessing the field via an interface.
+func (v *HomePageResponse) GetFeaturedPosts() HomePageFeaturedPostsPostConnection {
+	return v.FeaturedPosts
+}
+
+// GetPosts returns HomePageResponse.Posts, and is useful for accessing the field via an interface.
+func (v *HomePageResponse) GetPosts() HomePagePostsPostConnection { return v.Posts }
 
 // A picture to show with a post.
 type ImageInput struct {
@@ -5880,6 +6617,73 @@ func (v *MoreRepliesResponse) __premarshalJSON() (*__premarshalMoreRepliesRespon
 		}
 	}
 	return &retval, nil
+}
+
+// The input of `moveSeriesPost`.
+type MoveSeriesPostInput struct {
+	// The slug of the series.
+	SeriesSlug string `json:"seriesSlug"`
+	// The global id of the post.
+	PostId string `json:"postId"`
+	// The new place, from 1; past the end: at the end.
+	Position int `json:"position"`
+	// The series' version the change is based on; it fails with CONFLICT unless the series still has it. Omitted: any.
+	ExpectedVersion *int `json:"expectedVersion"`
+}
+
+// GetSeriesSlug returns MoveSeriesPostInput.SeriesSlug, and is useful for accessing the field via an interface.
+func (v *MoveSeriesPostInput) GetSeriesSlug() string { return v.SeriesSlug }
+
+// GetPostId returns MoveSeriesPostInput.PostId, and is useful for accessing the field via an interface.
+func (v *MoveSeriesPostInput) GetPostId() string { return v.PostId }
+
+// GetPosition returns MoveSeriesPostInput.Position, and is useful for accessing the field via an interface.
+func (v *MoveSeriesPostInput) GetPosition() int { return v.Position }
+
+// GetExpectedVersion returns MoveSeriesPostInput.ExpectedVersion, and is useful for accessing the field via an interface.
+func (v *MoveSeriesPostInput) GetExpectedVersion() *int { return v.ExpectedVersion }
+
+// MoveSeriesPostMoveSeriesPostMoveSeriesPostPayload includes the requested fields of the GraphQL type MoveSeriesPostPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `moveSeriesPost`.
+type MoveSeriesPostMoveSeriesPostMoveSeriesPostPayload struct {
+	// The series as changed.
+	Series MoveSeriesPostMoveSeriesPostMoveSeriesPostPayloadSeries `json:"series"`
+}
+
+// GetSeries returns MoveSeriesPostMoveSeriesPostMoveSeriesPostPayload.Series, and is useful for accessing the field via an interface.
+func (v *MoveSeriesPostMoveSeriesPostMoveSeriesPostPayload) GetSeries() MoveSeriesPostMoveSeriesPostMoveSeriesPostPayloadSeries {
+	return v.Series
+}
+
+// MoveSeriesPostMoveSeriesPostMoveSeriesPostPayloadSeries includes the requested fields of the GraphQL type Series.
+// The GraphQL type's documentation follows.
+//
+// An ordered collection of posts, read in order: a tutorial in parts, a
+// course. A post is in at most one series.
+type MoveSeriesPostMoveSeriesPostMoveSeriesPostPayloadSeries struct {
+	// The unique, URL-friendly name of the series.
+	Slug string `json:"slug"`
+	// The version of the series, increased by every change (its posts' order included). Pass it as `expectedVersion` to change the series safely.
+	Version int `json:"version"`
+}
+
+// GetSlug returns MoveSeriesPostMoveSeriesPostMoveSeriesPostPayloadSeries.Slug, and is useful for accessing the field via an interface.
+func (v *MoveSeriesPostMoveSeriesPostMoveSeriesPostPayloadSeries) GetSlug() string { return v.Slug }
+
+// GetVersion returns MoveSeriesPostMoveSeriesPostMoveSeriesPostPayloadSeries.Version, and is useful for accessing the field via an interface.
+func (v *MoveSeriesPostMoveSeriesPostMoveSeriesPostPayloadSeries) GetVersion() int { return v.Version }
+
+// MoveSeriesPostResponse is returned by MoveSeriesPost on success.
+type MoveSeriesPostResponse struct {
+	// Moves a post of a series to another position. The series' owner or an admin.
+	MoveSeriesPost MoveSeriesPostMoveSeriesPostMoveSeriesPostPayload `json:"moveSeriesPost"`
+}
+
+// GetMoveSeriesPost returns MoveSeriesPostResponse.MoveSeriesPost, and is useful for accessing the field via an interface.
+func (v *MoveSeriesPostResponse) GetMoveSeriesPost() MoveSeriesPostMoveSeriesPostMoveSeriesPostPayload {
+	return v.MoveSeriesPost
 }
 
 // NodeNode includes the requested fields of the GraphQL interface Node.
@@ -7878,6 +8682,101 @@ type PostContentResponse struct {
 // GetPost returns PostContentResponse.Post, and is useful for accessing the field via an interface.
 func (v *PostContentResponse) GetPost() *PostContentPost { return v.Post }
 
+// PostInSeriesPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type PostInSeriesPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The series the post is in, with its place and its neighbours there; null when it is in none. It costs one request (two more when the post came from a list), and 500 of an operation's complexity.
+	Series *PostInSeriesPostSeries `json:"series"`
+}
+
+// GetId returns PostInSeriesPost.Id, and is useful for accessing the field via an interface.
+func (v *PostInSeriesPost) GetId() string { return v.Id }
+
+// GetSeries returns PostInSeriesPost.Series, and is useful for accessing the field via an interface.
+func (v *PostInSeriesPost) GetSeries() *PostInSeriesPostSeries { return v.Series }
+
+// PostInSeriesPostSeries includes the requested fields of the GraphQL type PostSeries.
+// The GraphQL type's documentation follows.
+//
+// A post's place in its series.
+type PostInSeriesPostSeries struct {
+	// The post's place in the series' order, from 1. Drafts count: a reader may see a gap where a post is not public yet.
+	Position int `json:"position"`
+	// The series.
+	Series PostInSeriesPostSeriesSeries `json:"series"`
+	// The post before this one in the series that the caller may see, looking at up to 5 posts back; null when there is none.
+	Previous *PostInSeriesPostSeriesPreviousPost `json:"previous"`
+	// The post after this one in the series that the caller may see, looking at up to 5 posts on; null when there is none.
+	Next *PostInSeriesPostSeriesNextPost `json:"next"`
+}
+
+// GetPosition returns PostInSeriesPostSeries.Position, and is useful for accessing the field via an interface.
+func (v *PostInSeriesPostSeries) GetPosition() int { return v.Position }
+
+// GetSeries returns PostInSeriesPostSeries.Series, and is useful for accessing the field via an interface.
+func (v *PostInSeriesPostSeries) GetSeries() PostInSeriesPostSeriesSeries { return v.Series }
+
+// GetPrevious returns PostInSeriesPostSeries.Previous, and is useful for accessing the field via an interface.
+func (v *PostInSeriesPostSeries) GetPrevious() *PostInSeriesPostSeriesPreviousPost { return v.Previous }
+
+// GetNext returns PostInSeriesPostSeries.Next, and is useful for accessing the field via an interface.
+func (v *PostInSeriesPostSeries) GetNext() *PostInSeriesPostSeriesNextPost { return v.Next }
+
+// PostInSeriesPostSeriesNextPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type PostInSeriesPostSeriesNextPost struct {
+	// The unique, URL-friendly name of the post: its current one. A post found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+}
+
+// GetSlug returns PostInSeriesPostSeriesNextPost.Slug, and is useful for accessing the field via an interface.
+func (v *PostInSeriesPostSeriesNextPost) GetSlug() string { return v.Slug }
+
+// PostInSeriesPostSeriesPreviousPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type PostInSeriesPostSeriesPreviousPost struct {
+	// The unique, URL-friendly name of the post: its current one. A post found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+}
+
+// GetSlug returns PostInSeriesPostSeriesPreviousPost.Slug, and is useful for accessing the field via an interface.
+func (v *PostInSeriesPostSeriesPreviousPost) GetSlug() string { return v.Slug }
+
+// PostInSeriesPostSeriesSeries includes the requested fields of the GraphQL type Series.
+// The GraphQL type's documentation follows.
+//
+// An ordered collection of posts, read in order: a tutorial in parts, a
+// course. A post is in at most one series.
+type PostInSeriesPostSeriesSeries struct {
+	// The unique, URL-friendly name of the series.
+	Slug string `json:"slug"`
+	// The title of the series.
+	Title string `json:"title"`
+}
+
+// GetSlug returns PostInSeriesPostSeriesSeries.Slug, and is useful for accessing the field via an interface.
+func (v *PostInSeriesPostSeriesSeries) GetSlug() string { return v.Slug }
+
+// GetTitle returns PostInSeriesPostSeriesSeries.Title, and is useful for accessing the field via an interface.
+func (v *PostInSeriesPostSeriesSeries) GetTitle() string { return v.Title }
+
+// PostInSeriesResponse is returned by PostInSeries on success.
+type PostInSeriesResponse struct {
+	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin (with the same answer as for a post that does not exist), or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
+	Post *PostInSeriesPost `json:"post"`
+}
+
+// GetPost returns PostInSeriesResponse.Post, and is useful for accessing the field via an interface.
+func (v *PostInSeriesResponse) GetPost() *PostInSeriesPost { return v.Post }
+
 // PostPagePost includes the requested fields of the GraphQL type Post.
 // The GraphQL type's documentation follows.
 //
@@ -8410,6 +9309,242 @@ type PostReplyPagesResponse struct {
 
 // GetPost returns PostReplyPagesResponse.Post, and is useful for accessing the field via an interface.
 func (v *PostReplyPagesResponse) GetPost() *PostReplyPagesPost { return v.Post }
+
+// PostRevisionsPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type PostRevisionsPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The version of the post, increased by every change. Pass it as `expectedVersion` to update the post safely.
+	Version int `json:"version"`
+	// The title of the post.
+	Title string `json:"title"`
+	// The post's earlier contents, newest first: every edit of its title, body, excerpt, cover image or SEO fields keeps what they were, the last 50 of them. Only the post's author and admins may read them: others get FORBIDDEN. One request a page.
+	Revisions *PostRevisionsPostRevisionsRevisionConnection `json:"revisions"`
+}
+
+// GetId returns PostRevisionsPost.Id, and is useful for accessing the field via an interface.
+func (v *PostRevisionsPost) GetId() string { return v.Id }
+
+// GetVersion returns PostRevisionsPost.Version, and is useful for accessing the field via an interface.
+func (v *PostRevisionsPost) GetVersion() int { return v.Version }
+
+// GetTitle returns PostRevisionsPost.Title, and is useful for accessing the field via an interface.
+func (v *PostRevisionsPost) GetTitle() string { return v.Title }
+
+// GetRevisions returns PostRevisionsPost.Revisions, and is useful for accessing the field via an interface.
+func (v *PostRevisionsPost) GetRevisions() *PostRevisionsPostRevisionsRevisionConnection {
+	return v.Revisions
+}
+
+// PostRevisionsPostRevisionsRevisionConnection includes the requested fields of the GraphQL type RevisionConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of a post's revisions.
+type PostRevisionsPostRevisionsRevisionConnection struct {
+	// The number of revisions the post keeps (at most 50).
+	TotalCount int `json:"totalCount"`
+	// The revisions of this page, each with its cursor.
+	Edges []PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdge `json:"edges"`
+	// Where this page stands in the whole list.
+	PageInfo PostRevisionsPostRevisionsRevisionConnectionPageInfo `json:"pageInfo"`
+}
+
+// GetTotalCount returns PostRevisionsPostRevisionsRevisionConnection.TotalCount, and is useful for accessing the field via an interface.
+func (v *PostRevisionsPostRevisionsRevisionConnection) GetTotalCount() int { return v.TotalCount }
+
+// GetEdges returns PostRevisionsPostRevisionsRevisionConnection.Edges, and is useful for accessing the field via an interface.
+func (v *PostRevisionsPostRevisionsRevisionConnection) GetEdges() []PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdge {
+	return v.Edges
+}
+
+// GetPageInfo returns PostRevisionsPostRevisionsRevisionConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *PostRevisionsPostRevisionsRevisionConnection) GetPageInfo() PostRevisionsPostRevisionsRevisionConnectionPageInfo {
+	return v.PageInfo
+}
+
+// PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdge includes the requested fields of the GraphQL type RevisionEdge.
+// The GraphQL type's documentation follows.
+//
+// A revision in a page of revisions.
+type PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdge struct {
+	// The opaque cursor of this revision; pass it as `after` to continue after it, as `before` to go back from it.
+	Cursor string `json:"cursor"`
+	// The revision.
+	Node PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevision `json:"node"`
+}
+
+// GetCursor returns PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdge.Cursor, and is useful for accessing the field via an interface.
+func (v *PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdge) GetCursor() string {
+	return v.Cursor
+}
+
+// GetNode returns PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdge.Node, and is useful for accessing the field via an interface.
+func (v *PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdge) GetNode() PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevision {
+	return v.Node
+}
+
+// PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevision includes the requested fields of the GraphQL type Revision.
+// The GraphQL type's documentation follows.
+//
+// A post's content before an edit, with who made the edit, when, and which
+// fields it changed.
+type PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevision struct {
+	// The opaque id of the revision, for `restorePostRevision`.
+	Id string `json:"id"`
+	// The revision's number among the post's revisions, from 1, oldest first.
+	Number int `json:"number"`
+	// The author who made the edit that replaced this content; null when unknown.
+	Editor *PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevisionEditorAuthor `json:"editor"`
+	// When the edit was made.
+	EditedAt time.Time `json:"editedAt"`
+	// The fields the edit changed: title, body, excerpt, coverImage, seo.
+	ChangedFields []string `json:"changedFields"`
+	// The title before the edit.
+	Title string `json:"title"`
+	// The excerpt written for the post before the edit; empty when none was.
+	Excerpt string `json:"excerpt"`
+	// The Markdown body before the edit.
+	Body string `json:"body"`
+	// The version of the post this content had.
+	Version int `json:"version"`
+	// The cover image before the edit, or null when it had none.
+	CoverImage *PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevisionCoverImage `json:"coverImage"`
+	// The SEO fields before the edit, as written: empty when unset.
+	Seo PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevisionSeo `json:"seo"`
+}
+
+// GetId returns PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevision.Id, and is useful for accessing the field via an interface.
+func (v *PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevision) GetId() string {
+	return v.Id
+}
+
+// GetNumber returns PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevision.Number, and is useful for accessing the field via an interface.
+func (v *PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevision) GetNumber() int {
+	return v.Number
+}
+
+// GetEditor returns PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevision.Editor, and is useful for accessing the field via an interface.
+func (v *PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevision) GetEditor() *PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevisionEditorAuthor {
+	return v.Editor
+}
+
+// GetEditedAt returns PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevision.EditedAt, and is useful for accessing the field via an interface.
+func (v *PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevision) GetEditedAt() time.Time {
+	return v.EditedAt
+}
+
+// GetChangedFields returns PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevision.ChangedFields, and is useful for accessing the field via an interface.
+func (v *PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevision) GetChangedFields() []string {
+	return v.ChangedFields
+}
+
+// GetTitle returns PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevision.Title, and is useful for accessing the field via an interface.
+func (v *PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevision) GetTitle() string {
+	return v.Title
+}
+
+// GetExcerpt returns PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevision.Excerpt, and is useful for accessing the field via an interface.
+func (v *PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevision) GetExcerpt() string {
+	return v.Excerpt
+}
+
+// GetBody returns PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevision.Body, and is useful for accessing the field via an interface.
+func (v *PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevision) GetBody() string {
+	return v.Body
+}
+
+// GetVersion returns PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevision.Version, and is useful for accessing the field via an interface.
+func (v *PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevision) GetVersion() int {
+	return v.Version
+}
+
+// GetCoverImage returns PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevision.CoverImage, and is useful for accessing the field via an interface.
+func (v *PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevision) GetCoverImage() *PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevisionCoverImage {
+	return v.CoverImage
+}
+
+// GetSeo returns PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevision.Seo, and is useful for accessing the field via an interface.
+func (v *PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevision) GetSeo() PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevisionSeo {
+	return v.Seo
+}
+
+// PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevisionCoverImage includes the requested fields of the GraphQL type Image.
+// The GraphQL type's documentation follows.
+//
+// A picture shown with a post.
+type PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevisionCoverImage struct {
+	// The absolute http or https URL of the picture.
+	Url string `json:"url"`
+}
+
+// GetUrl returns PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevisionCoverImage.Url, and is useful for accessing the field via an interface.
+func (v *PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevisionCoverImage) GetUrl() string {
+	return v.Url
+}
+
+// PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevisionEditorAuthor includes the requested fields of the GraphQL type Author.
+// The GraphQL type's documentation follows.
+//
+// A person who writes posts and comments.
+type PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevisionEditorAuthor struct {
+	// The opaque global id of the author.
+	Id string `json:"id"`
+}
+
+// GetId returns PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevisionEditorAuthor.Id, and is useful for accessing the field via an interface.
+func (v *PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevisionEditorAuthor) GetId() string {
+	return v.Id
+}
+
+// PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevisionSeo includes the requested fields of the GraphQL type Seo.
+// The GraphQL type's documentation follows.
+//
+// What search engines and link previews show of a post. Each field falls back
+// to the post's own when it was not set, so a page can use them as they are.
+type PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevisionSeo struct {
+	// The title for search results and link previews; the post's title when not set.
+	Title string `json:"title"`
+}
+
+// GetTitle returns PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevisionSeo.Title, and is useful for accessing the field via an interface.
+func (v *PostRevisionsPostRevisionsRevisionConnectionEdgesRevisionEdgeNodeRevisionSeo) GetTitle() string {
+	return v.Title
+}
+
+// PostRevisionsPostRevisionsRevisionConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Information about a page of a connection, as in the Relay cursor connection
+// specification. A page is read forward (`first`, `after`) or backward
+// (`last`, `before`); its edges are in the list's order either way.
+type PostRevisionsPostRevisionsRevisionConnectionPageInfo struct {
+	// True when more items follow the last edge of this page. For a backward page, true when it was requested before a cursor.
+	HasNextPage bool `json:"hasNextPage"`
+	// The cursor of the last edge, or null when the page is empty. Pass it as `after` for the next page.
+	EndCursor *string `json:"endCursor"`
+}
+
+// GetHasNextPage returns PostRevisionsPostRevisionsRevisionConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *PostRevisionsPostRevisionsRevisionConnectionPageInfo) GetHasNextPage() bool {
+	return v.HasNextPage
+}
+
+// GetEndCursor returns PostRevisionsPostRevisionsRevisionConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *PostRevisionsPostRevisionsRevisionConnectionPageInfo) GetEndCursor() *string {
+	return v.EndCursor
+}
+
+// PostRevisionsResponse is returned by PostRevisions on success.
+type PostRevisionsResponse struct {
+	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin (with the same answer as for a post that does not exist), or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
+	Post *PostRevisionsPost `json:"post"`
+}
+
+// GetPost returns PostRevisionsResponse.Post, and is useful for accessing the field via an interface.
+func (v *PostRevisionsResponse) GetPost() *PostRevisionsPost { return v.Post }
 
 // Where a post stands in its life: a draft, published, or published with a
 // publication time still in the future.
@@ -9511,6 +10646,100 @@ type RemoveCoverImageUpdatePostUpdatePostPayloadPostCoverImage struct {
 // GetUrl returns RemoveCoverImageUpdatePostUpdatePostPayloadPostCoverImage.Url, and is useful for accessing the field via an interface.
 func (v *RemoveCoverImageUpdatePostUpdatePostPayloadPostCoverImage) GetUrl() string { return v.Url }
 
+// The input of `removePostFromSeries`.
+type RemovePostFromSeriesInput struct {
+	// The slug of the series.
+	SeriesSlug string `json:"seriesSlug"`
+	// The global id of the post.
+	PostId string `json:"postId"`
+	// The series' version the change is based on; it fails with CONFLICT unless the series still has it. Omitted: any.
+	ExpectedVersion *int `json:"expectedVersion"`
+}
+
+// GetSeriesSlug returns RemovePostFromSeriesInput.SeriesSlug, and is useful for accessing the field via an interface.
+func (v *RemovePostFromSeriesInput) GetSeriesSlug() string { return v.SeriesSlug }
+
+// GetPostId returns RemovePostFromSeriesInput.PostId, and is useful for accessing the field via an interface.
+func (v *RemovePostFromSeriesInput) GetPostId() string { return v.PostId }
+
+// GetExpectedVersion returns RemovePostFromSeriesInput.ExpectedVersion, and is useful for accessing the field via an interface.
+func (v *RemovePostFromSeriesInput) GetExpectedVersion() *int { return v.ExpectedVersion }
+
+// RemovePostFromSeriesRemovePostFromSeriesRemovePostFromSeriesPayload includes the requested fields of the GraphQL type RemovePostFromSeriesPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `removePostFromSeries`.
+type RemovePostFromSeriesRemovePostFromSeriesRemovePostFromSeriesPayload struct {
+	// The series as changed.
+	Series RemovePostFromSeriesRemovePostFromSeriesRemovePostFromSeriesPayloadSeries `json:"series"`
+	// The post as changed.
+	Post RemovePostFromSeriesRemovePostFromSeriesRemovePostFromSeriesPayloadPost `json:"post"`
+}
+
+// GetSeries returns RemovePostFromSeriesRemovePostFromSeriesRemovePostFromSeriesPayload.Series, and is useful for accessing the field via an interface.
+func (v *RemovePostFromSeriesRemovePostFromSeriesRemovePostFromSeriesPayload) GetSeries() RemovePostFromSeriesRemovePostFromSeriesRemovePostFromSeriesPayloadSeries {
+	return v.Series
+}
+
+// GetPost returns RemovePostFromSeriesRemovePostFromSeriesRemovePostFromSeriesPayload.Post, and is useful for accessing the field via an interface.
+func (v *RemovePostFromSeriesRemovePostFromSeriesRemovePostFromSeriesPayload) GetPost() RemovePostFromSeriesRemovePostFromSeriesRemovePostFromSeriesPayloadPost {
+	return v.Post
+}
+
+// RemovePostFromSeriesRemovePostFromSeriesRemovePostFromSeriesPayloadPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type RemovePostFromSeriesRemovePostFromSeriesRemovePostFromSeriesPayloadPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The version of the post, increased by every change. Pass it as `expectedVersion` to update the post safely.
+	Version int `json:"version"`
+}
+
+// GetId returns RemovePostFromSeriesRemovePostFromSeriesRemovePostFromSeriesPayloadPost.Id, and is useful for accessing the field via an interface.
+func (v *RemovePostFromSeriesRemovePostFromSeriesRemovePostFromSeriesPayloadPost) GetId() string {
+	return v.Id
+}
+
+// GetVersion returns RemovePostFromSeriesRemovePostFromSeriesRemovePostFromSeriesPayloadPost.Version, and is useful for accessing the field via an interface.
+func (v *RemovePostFromSeriesRemovePostFromSeriesRemovePostFromSeriesPayloadPost) GetVersion() int {
+	return v.Version
+}
+
+// RemovePostFromSeriesRemovePostFromSeriesRemovePostFromSeriesPayloadSeries includes the requested fields of the GraphQL type Series.
+// The GraphQL type's documentation follows.
+//
+// An ordered collection of posts, read in order: a tutorial in parts, a
+// course. A post is in at most one series.
+type RemovePostFromSeriesRemovePostFromSeriesRemovePostFromSeriesPayloadSeries struct {
+	// The unique, URL-friendly name of the series.
+	Slug string `json:"slug"`
+	// The version of the series, increased by every change (its posts' order included). Pass it as `expectedVersion` to change the series safely.
+	Version int `json:"version"`
+}
+
+// GetSlug returns RemovePostFromSeriesRemovePostFromSeriesRemovePostFromSeriesPayloadSeries.Slug, and is useful for accessing the field via an interface.
+func (v *RemovePostFromSeriesRemovePostFromSeriesRemovePostFromSeriesPayloadSeries) GetSlug() string {
+	return v.Slug
+}
+
+// GetVersion returns RemovePostFromSeriesRemovePostFromSeriesRemovePostFromSeriesPayloadSeries.Version, and is useful for accessing the field via an interface.
+func (v *RemovePostFromSeriesRemovePostFromSeriesRemovePostFromSeriesPayloadSeries) GetVersion() int {
+	return v.Version
+}
+
+// RemovePostFromSeriesResponse is returned by RemovePostFromSeries on success.
+type RemovePostFromSeriesResponse struct {
+	// Takes a post out of its series. The series' owner, the post's author or an admin. The post gets a new version.
+	RemovePostFromSeries RemovePostFromSeriesRemovePostFromSeriesRemovePostFromSeriesPayload `json:"removePostFromSeries"`
+}
+
+// GetRemovePostFromSeries returns RemovePostFromSeriesResponse.RemovePostFromSeries, and is useful for accessing the field via an interface.
+func (v *RemovePostFromSeriesResponse) GetRemovePostFromSeries() RemovePostFromSeriesRemovePostFromSeriesRemovePostFromSeriesPayload {
+	return v.RemovePostFromSeries
+}
+
 // The input of `renameTag`.
 type RenameTagInput struct {
 	// The slug of the tag; it stays.
@@ -9586,6 +10815,97 @@ type RenameTagResponse struct {
 
 // GetRenameTag returns RenameTagResponse.RenameTag, and is useful for accessing the field via an interface.
 func (v *RenameTagResponse) GetRenameTag() RenameTagRenameTagRenameTagPayload { return v.RenameTag }
+
+// The input of `restorePostRevision`.
+type RestorePostRevisionInput struct {
+	// The global id of the post.
+	PostId string `json:"postId"`
+	// The id of one of the post's revisions.
+	RevisionId string `json:"revisionId"`
+	// The version the restore is based on; it fails with CONFLICT unless the post still has it.
+	ExpectedVersion int `json:"expectedVersion"`
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
+	IdempotencyKey *string `json:"idempotencyKey"`
+}
+
+// GetPostId returns RestorePostRevisionInput.PostId, and is useful for accessing the field via an interface.
+func (v *RestorePostRevisionInput) GetPostId() string { return v.PostId }
+
+// GetRevisionId returns RestorePostRevisionInput.RevisionId, and is useful for accessing the field via an interface.
+func (v *RestorePostRevisionInput) GetRevisionId() string { return v.RevisionId }
+
+// GetExpectedVersion returns RestorePostRevisionInput.ExpectedVersion, and is useful for accessing the field via an interface.
+func (v *RestorePostRevisionInput) GetExpectedVersion() int { return v.ExpectedVersion }
+
+// GetIdempotencyKey returns RestorePostRevisionInput.IdempotencyKey, and is useful for accessing the field via an interface.
+func (v *RestorePostRevisionInput) GetIdempotencyKey() *string { return v.IdempotencyKey }
+
+// RestorePostRevisionResponse is returned by RestorePostRevision on success.
+type RestorePostRevisionResponse struct {
+	// Makes a new version of a post from one of its revisions: its title, excerpt, body, cover image and SEO fields (the slug and categories stay). What it replaces is kept as a revision in turn. The post's author or an admin. A revision of another post is BAD_USER_INPUT, and nothing is written.
+	RestorePostRevision RestorePostRevisionRestorePostRevisionRestorePostRevisionPayload `json:"restorePostRevision"`
+}
+
+// GetRestorePostRevision returns RestorePostRevisionResponse.RestorePostRevision, and is useful for accessing the field via an interface.
+func (v *RestorePostRevisionResponse) GetRestorePostRevision() RestorePostRevisionRestorePostRevisionRestorePostRevisionPayload {
+	return v.RestorePostRevision
+}
+
+// RestorePostRevisionRestorePostRevisionRestorePostRevisionPayload includes the requested fields of the GraphQL type RestorePostRevisionPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `restorePostRevision`.
+type RestorePostRevisionRestorePostRevisionRestorePostRevisionPayload struct {
+	// The post as restored.
+	Post RestorePostRevisionRestorePostRevisionRestorePostRevisionPayloadPost `json:"post"`
+}
+
+// GetPost returns RestorePostRevisionRestorePostRevisionRestorePostRevisionPayload.Post, and is useful for accessing the field via an interface.
+func (v *RestorePostRevisionRestorePostRevisionRestorePostRevisionPayload) GetPost() RestorePostRevisionRestorePostRevisionRestorePostRevisionPayloadPost {
+	return v.Post
+}
+
+// RestorePostRevisionRestorePostRevisionRestorePostRevisionPayloadPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type RestorePostRevisionRestorePostRevisionRestorePostRevisionPayloadPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The title of the post.
+	Title string `json:"title"`
+	// A short plain-text summary shown in listings: the one written for the post, or when none was, the beginning of its first paragraphs (at most 300 characters).
+	Excerpt string `json:"excerpt"`
+	// The full text of the post in Markdown.
+	Body string `json:"body"`
+	// The version of the post, increased by every change. Pass it as `expectedVersion` to update the post safely.
+	Version int `json:"version"`
+}
+
+// GetId returns RestorePostRevisionRestorePostRevisionRestorePostRevisionPayloadPost.Id, and is useful for accessing the field via an interface.
+func (v *RestorePostRevisionRestorePostRevisionRestorePostRevisionPayloadPost) GetId() string {
+	return v.Id
+}
+
+// GetTitle returns RestorePostRevisionRestorePostRevisionRestorePostRevisionPayloadPost.Title, and is useful for accessing the field via an interface.
+func (v *RestorePostRevisionRestorePostRevisionRestorePostRevisionPayloadPost) GetTitle() string {
+	return v.Title
+}
+
+// GetExcerpt returns RestorePostRevisionRestorePostRevisionRestorePostRevisionPayloadPost.Excerpt, and is useful for accessing the field via an interface.
+func (v *RestorePostRevisionRestorePostRevisionRestorePostRevisionPayloadPost) GetExcerpt() string {
+	return v.Excerpt
+}
+
+// GetBody returns RestorePostRevisionRestorePostRevisionRestorePostRevisionPayloadPost.Body, and is useful for accessing the field via an interface.
+func (v *RestorePostRevisionRestorePostRevisionRestorePostRevisionPayloadPost) GetBody() string {
+	return v.Body
+}
+
+// GetVersion returns RestorePostRevisionRestorePostRevisionRestorePostRevisionPayloadPost.Version, and is useful for accessing the field via an interface.
+func (v *RestorePostRevisionRestorePostRevisionRestorePostRevisionPayloadPost) GetVersion() int {
+	return v.Version
+}
 
 // The input of `rotateWebhookSecret`.
 type RotateWebhookSecretInput struct {
@@ -10035,6 +11355,390 @@ func (v *SeoInput) GetCanonicalUrl() *string { return v.CanonicalUrl }
 
 // GetOgImage returns SeoInput.OgImage, and is useful for accessing the field via an interface.
 func (v *SeoInput) GetOgImage() *string { return v.OgImage }
+
+// SeriesPageResponse is returned by SeriesPage on success.
+type SeriesPageResponse struct {
+	// A series by its slug, or null when there is none. One request.
+	Series *SeriesPageSeries `json:"series"`
+}
+
+// GetSeries returns SeriesPageResponse.Series, and is useful for accessing the field via an interface.
+func (v *SeriesPageResponse) GetSeries() *SeriesPageSeries { return v.Series }
+
+// SeriesPageSeries includes the requested fields of the GraphQL type Series.
+// The GraphQL type's documentation follows.
+//
+// An ordered collection of posts, read in order: a tutorial in parts, a
+// course. A post is in at most one series.
+type SeriesPageSeries struct {
+	// The unique, URL-friendly name of the series.
+	Slug string `json:"slug"`
+	// The title of the series.
+	Title string `json:"title"`
+	// What the series is about; empty when none was written.
+	Description string `json:"description"`
+	// The version of the series, increased by every change (its posts' order included). Pass it as `expectedVersion` to change the series safely.
+	Version int `json:"version"`
+	// The series' posts in order. Readers see its public posts; a post's author and admins see it when it is a draft or scheduled too. One request a page (the series is read with it); `totalCount` reads every post of the series, one request per 100.
+	Posts SeriesPageSeriesPostsPostConnection `json:"posts"`
+}
+
+// GetSlug returns SeriesPageSeries.Slug, and is useful for accessing the field via an interface.
+func (v *SeriesPageSeries) GetSlug() string { return v.Slug }
+
+// GetTitle returns SeriesPageSeries.Title, and is useful for accessing the field via an interface.
+func (v *SeriesPageSeries) GetTitle() string { return v.Title }
+
+// GetDescription returns SeriesPageSeries.Description, and is useful for accessing the field via an interface.
+func (v *SeriesPageSeries) GetDescription() string { return v.Description }
+
+// GetVersion returns SeriesPageSeries.Version, and is useful for accessing the field via an interface.
+func (v *SeriesPageSeries) GetVersion() int { return v.Version }
+
+// GetPosts returns SeriesPageSeries.Posts, and is useful for accessing the field via an interface.
+func (v *SeriesPageSeries) GetPosts() SeriesPageSeriesPostsPostConnection { return v.Posts }
+
+// SeriesPageSeriesPostsPostConnection includes the requested fields of the GraphQL type PostConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of posts.
+type SeriesPageSeriesPostsPostConnection struct {
+	// The number of posts in the whole list: published posts whose time has come, and in an author's list as the author or an admin sees it, their scheduled posts too.
+	TotalCount int `json:"totalCount"`
+	// The posts of this page, each with its cursor.
+	Edges []SeriesPageSeriesPostsPostConnectionEdgesPostEdge `json:"edges"`
+	// Where this page stands in the whole list.
+	PageInfo SeriesPageSeriesPostsPostConnectionPageInfo `json:"pageInfo"`
+}
+
+// GetTotalCount returns SeriesPageSeriesPostsPostConnection.TotalCount, and is useful for accessing the field via an interface.
+func (v *SeriesPageSeriesPostsPostConnection) GetTotalCount() int { return v.TotalCount }
+
+// GetEdges returns SeriesPageSeriesPostsPostConnection.Edges, and is useful for accessing the field via an interface.
+func (v *SeriesPageSeriesPostsPostConnection) GetEdges() []SeriesPageSeriesPostsPostConnectionEdgesPostEdge {
+	return v.Edges
+}
+
+// GetPageInfo returns SeriesPageSeriesPostsPostConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *SeriesPageSeriesPostsPostConnection) GetPageInfo() SeriesPageSeriesPostsPostConnectionPageInfo {
+	return v.PageInfo
+}
+
+// SeriesPageSeriesPostsPostConnectionEdgesPostEdge includes the requested fields of the GraphQL type PostEdge.
+// The GraphQL type's documentation follows.
+//
+// A post in a page of posts.
+type SeriesPageSeriesPostsPostConnectionEdgesPostEdge struct {
+	// The opaque cursor of this post; pass it as `after` to continue after it, as `before` to go back from it.
+	Cursor string `json:"cursor"`
+	// The post.
+	Node SeriesPageSeriesPostsPostConnectionEdgesPostEdgeNodePost `json:"node"`
+}
+
+// GetCursor returns SeriesPageSeriesPostsPostConnectionEdgesPostEdge.Cursor, and is useful for accessing the field via an interface.
+func (v *SeriesPageSeriesPostsPostConnectionEdgesPostEdge) GetCursor() string { return v.Cursor }
+
+// GetNode returns SeriesPageSeriesPostsPostConnectionEdgesPostEdge.Node, and is useful for accessing the field via an interface.
+func (v *SeriesPageSeriesPostsPostConnectionEdgesPostEdge) GetNode() SeriesPageSeriesPostsPostConnectionEdgesPostEdgeNodePost {
+	return v.Node
+}
+
+// SeriesPageSeriesPostsPostConnectionEdgesPostEdgeNodePost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type SeriesPageSeriesPostsPostConnectionEdgesPostEdgeNodePost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The unique, URL-friendly name of the post: its current one. A post found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+	// The title of the post.
+	Title string `json:"title"`
+}
+
+// GetId returns SeriesPageSeriesPostsPostConnectionEdgesPostEdgeNodePost.Id, and is useful for accessing the field via an interface.
+func (v *SeriesPageSeriesPostsPostConnectionEdgesPostEdgeNodePost) GetId() string { return v.Id }
+
+// GetSlug returns SeriesPageSeriesPostsPostConnectionEdgesPostEdgeNodePost.Slug, and is useful for accessing the field via an interface.
+func (v *SeriesPageSeriesPostsPostConnectionEdgesPostEdgeNodePost) GetSlug() string { return v.Slug }
+
+// GetTitle returns SeriesPageSeriesPostsPostConnectionEdgesPostEdgeNodePost.Title, and is useful for accessing the field via an interface.
+func (v *SeriesPageSeriesPostsPostConnectionEdgesPostEdgeNodePost) GetTitle() string { return v.Title }
+
+// SeriesPageSeriesPostsPostConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Information about a page of a connection, as in the Relay cursor connection
+// specification. A page is read forward (`first`, `after`) or backward
+// (`last`, `before`); its edges are in the list's order either way.
+type SeriesPageSeriesPostsPostConnectionPageInfo struct {
+	// True when more items follow the last edge of this page. For a backward page, true when it was requested before a cursor.
+	HasNextPage bool `json:"hasNextPage"`
+	// True when items precede the first edge of this page. For a forward page, true when it was requested after a cursor.
+	HasPreviousPage bool `json:"hasPreviousPage"`
+	// The cursor of the first edge, or null when the page is empty. Pass it as `before` for the page before.
+	StartCursor *string `json:"startCursor"`
+	// The cursor of the last edge, or null when the page is empty. Pass it as `after` for the next page.
+	EndCursor *string `json:"endCursor"`
+}
+
+// GetHasNextPage returns SeriesPageSeriesPostsPostConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *SeriesPageSeriesPostsPostConnectionPageInfo) GetHasNextPage() bool { return v.HasNextPage }
+
+// GetHasPreviousPage returns SeriesPageSeriesPostsPostConnectionPageInfo.HasPreviousPage, and is useful for accessing the field via an interface.
+func (v *SeriesPageSeriesPostsPostConnectionPageInfo) GetHasPreviousPage() bool {
+	return v.HasPreviousPage
+}
+
+// GetStartCursor returns SeriesPageSeriesPostsPostConnectionPageInfo.StartCursor, and is useful for accessing the field via an interface.
+func (v *SeriesPageSeriesPostsPostConnectionPageInfo) GetStartCursor() *string { return v.StartCursor }
+
+// GetEndCursor returns SeriesPageSeriesPostsPostConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *SeriesPageSeriesPostsPostConnectionPageInfo) GetEndCursor() *string { return v.EndCursor }
+
+// SeriesPostsResponse is returned by SeriesPosts on success.
+type SeriesPostsResponse struct {
+	// A series by its slug, or null when there is none. One request.
+	Series *SeriesPostsSeries `json:"series"`
+}
+
+// GetSeries returns SeriesPostsResponse.Series, and is useful for accessing the field via an interface.
+func (v *SeriesPostsResponse) GetSeries() *SeriesPostsSeries { return v.Series }
+
+// SeriesPostsSeries includes the requested fields of the GraphQL type Series.
+// The GraphQL type's documentation follows.
+//
+// An ordered collection of posts, read in order: a tutorial in parts, a
+// course. A post is in at most one series.
+type SeriesPostsSeries struct {
+	// The unique, URL-friendly name of the series.
+	Slug string `json:"slug"`
+	// The title of the series.
+	Title string `json:"title"`
+	// What the series is about; empty when none was written.
+	Description string `json:"description"`
+	// The picture of the series, or null when it has none.
+	CoverImage *SeriesPostsSeriesCoverImage `json:"coverImage"`
+	// The author who made the series; they and admins may change it.
+	Owner SeriesPostsSeriesOwnerAuthor `json:"owner"`
+	// The series' posts in order. Readers see its public posts; a post's author and admins see it when it is a draft or scheduled too. One request a page (the series is read with it); `totalCount` reads every post of the series, one request per 100.
+	Posts SeriesPostsSeriesPostsPostConnection `json:"posts"`
+}
+
+// GetSlug returns SeriesPostsSeries.Slug, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeries) GetSlug() string { return v.Slug }
+
+// GetTitle returns SeriesPostsSeries.Title, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeries) GetTitle() string { return v.Title }
+
+// GetDescription returns SeriesPostsSeries.Description, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeries) GetDescription() string { return v.Description }
+
+// GetCoverImage returns SeriesPostsSeries.CoverImage, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeries) GetCoverImage() *SeriesPostsSeriesCoverImage { return v.CoverImage }
+
+// GetOwner returns SeriesPostsSeries.Owner, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeries) GetOwner() SeriesPostsSeriesOwnerAuthor { return v.Owner }
+
+// GetPosts returns SeriesPostsSeries.Posts, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeries) GetPosts() SeriesPostsSeriesPostsPostConnection { return v.Posts }
+
+// SeriesPostsSeriesCoverImage includes the requested fields of the GraphQL type Image.
+// The GraphQL type's documentation follows.
+//
+// A picture shown with a post.
+type SeriesPostsSeriesCoverImage struct {
+	// The absolute http or https URL of the picture.
+	Url string `json:"url"`
+	// The text that stands for the picture for those who cannot see it; empty when none was given.
+	Alt string `json:"alt"`
+}
+
+// GetUrl returns SeriesPostsSeriesCoverImage.Url, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeriesCoverImage) GetUrl() string { return v.Url }
+
+// GetAlt returns SeriesPostsSeriesCoverImage.Alt, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeriesCoverImage) GetAlt() string { return v.Alt }
+
+// SeriesPostsSeriesOwnerAuthor includes the requested fields of the GraphQL type Author.
+// The GraphQL type's documentation follows.
+//
+// A person who writes posts and comments.
+type SeriesPostsSeriesOwnerAuthor struct {
+	// The name shown with the author's posts and comments.
+	Name string `json:"name"`
+}
+
+// GetName returns SeriesPostsSeriesOwnerAuthor.Name, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeriesOwnerAuthor) GetName() string { return v.Name }
+
+// SeriesPostsSeriesPostsPostConnection includes the requested fields of the GraphQL type PostConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of posts.
+type SeriesPostsSeriesPostsPostConnection struct {
+	// The posts of this page, each with its cursor.
+	Edges []SeriesPostsSeriesPostsPostConnectionEdgesPostEdge `json:"edges"`
+	// Where this page stands in the whole list.
+	PageInfo SeriesPostsSeriesPostsPostConnectionPageInfo `json:"pageInfo"`
+}
+
+// GetEdges returns SeriesPostsSeriesPostsPostConnection.Edges, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeriesPostsPostConnection) GetEdges() []SeriesPostsSeriesPostsPostConnectionEdgesPostEdge {
+	return v.Edges
+}
+
+// GetPageInfo returns SeriesPostsSeriesPostsPostConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeriesPostsPostConnection) GetPageInfo() SeriesPostsSeriesPostsPostConnectionPageInfo {
+	return v.PageInfo
+}
+
+// SeriesPostsSeriesPostsPostConnectionEdgesPostEdge includes the requested fields of the GraphQL type PostEdge.
+// The GraphQL type's documentation follows.
+//
+// A post in a page of posts.
+type SeriesPostsSeriesPostsPostConnectionEdgesPostEdge struct {
+	// The opaque cursor of this post; pass it as `after` to continue after it, as `before` to go back from it.
+	Cursor string `json:"cursor"`
+	// The post.
+	Node SeriesPostsSeriesPostsPostConnectionEdgesPostEdgeNodePost `json:"node"`
+}
+
+// GetCursor returns SeriesPostsSeriesPostsPostConnectionEdgesPostEdge.Cursor, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeriesPostsPostConnectionEdgesPostEdge) GetCursor() string { return v.Cursor }
+
+// GetNode returns SeriesPostsSeriesPostsPostConnectionEdgesPostEdge.Node, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeriesPostsPostConnectionEdgesPostEdge) GetNode() SeriesPostsSeriesPostsPostConnectionEdgesPostEdgeNodePost {
+	return v.Node
+}
+
+// SeriesPostsSeriesPostsPostConnectionEdgesPostEdgeNodePost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type SeriesPostsSeriesPostsPostConnectionEdgesPostEdgeNodePost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The unique, URL-friendly name of the post: its current one. A post found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+	// The title of the post.
+	Title string `json:"title"`
+	// A short plain-text summary shown in listings: the one written for the post, or when none was, the beginning of its first paragraphs (at most 300 characters).
+	Excerpt string `json:"excerpt"`
+	// When the post is or was published; null for drafts. A future time means the post is scheduled.
+	PublishedAt *time.Time `json:"publishedAt"`
+}
+
+// GetId returns SeriesPostsSeriesPostsPostConnectionEdgesPostEdgeNodePost.Id, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeriesPostsPostConnectionEdgesPostEdgeNodePost) GetId() string { return v.Id }
+
+// GetSlug returns SeriesPostsSeriesPostsPostConnectionEdgesPostEdgeNodePost.Slug, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeriesPostsPostConnectionEdgesPostEdgeNodePost) GetSlug() string { return v.Slug }
+
+// GetTitle returns SeriesPostsSeriesPostsPostConnectionEdgesPostEdgeNodePost.Title, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeriesPostsPostConnectionEdgesPostEdgeNodePost) GetTitle() string { return v.Title }
+
+// GetExcerpt returns SeriesPostsSeriesPostsPostConnectionEdgesPostEdgeNodePost.Excerpt, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeriesPostsPostConnectionEdgesPostEdgeNodePost) GetExcerpt() string {
+	return v.Excerpt
+}
+
+// GetPublishedAt returns SeriesPostsSeriesPostsPostConnectionEdgesPostEdgeNodePost.PublishedAt, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeriesPostsPostConnectionEdgesPostEdgeNodePost) GetPublishedAt() *time.Time {
+	return v.PublishedAt
+}
+
+// SeriesPostsSeriesPostsPostConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Information about a page of a connection, as in the Relay cursor connection
+// specification. A page is read forward (`first`, `after`) or backward
+// (`last`, `before`); its edges are in the list's order either way.
+type SeriesPostsSeriesPostsPostConnectionPageInfo struct {
+	// True when more items follow the last edge of this page. For a backward page, true when it was requested before a cursor.
+	HasNextPage bool `json:"hasNextPage"`
+	// The cursor of the last edge, or null when the page is empty. Pass it as `after` for the next page.
+	EndCursor *string `json:"endCursor"`
+}
+
+// GetHasNextPage returns SeriesPostsSeriesPostsPostConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeriesPostsPostConnectionPageInfo) GetHasNextPage() bool { return v.HasNextPage }
+
+// GetEndCursor returns SeriesPostsSeriesPostsPostConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *SeriesPostsSeriesPostsPostConnectionPageInfo) GetEndCursor() *string { return v.EndCursor }
+
+// The input of `setPostFeatured`.
+type SetPostFeaturedInput struct {
+	// The global id of the post.
+	Id string `json:"id"`
+	// True puts the post on the featured list, false takes it off.
+	Featured bool `json:"featured"`
+	// The version the change is based on; it fails with CONFLICT unless the post still has it. Omitted: any.
+	ExpectedVersion *int `json:"expectedVersion"`
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
+	IdempotencyKey *string `json:"idempotencyKey"`
+}
+
+// GetId returns SetPostFeaturedInput.Id, and is useful for accessing the field via an interface.
+func (v *SetPostFeaturedInput) GetId() string { return v.Id }
+
+// GetFeatured returns SetPostFeaturedInput.Featured, and is useful for accessing the field via an interface.
+func (v *SetPostFeaturedInput) GetFeatured() bool { return v.Featured }
+
+// GetExpectedVersion returns SetPostFeaturedInput.ExpectedVersion, and is useful for accessing the field via an interface.
+func (v *SetPostFeaturedInput) GetExpectedVersion() *int { return v.ExpectedVersion }
+
+// GetIdempotencyKey returns SetPostFeaturedInput.IdempotencyKey, and is useful for accessing the field via an interface.
+func (v *SetPostFeaturedInput) GetIdempotencyKey() *string { return v.IdempotencyKey }
+
+// SetPostFeaturedResponse is returned by SetPostFeatured on success.
+type SetPostFeaturedResponse struct {
+	// Puts a post on the featured list or takes it off: a new version of the post. Its author or an admin.
+	SetPostFeatured SetPostFeaturedSetPostFeaturedSetPostFeaturedPayload `json:"setPostFeatured"`
+}
+
+// GetSetPostFeatured returns SetPostFeaturedResponse.SetPostFeatured, and is useful for accessing the field via an interface.
+func (v *SetPostFeaturedResponse) GetSetPostFeatured() SetPostFeaturedSetPostFeaturedSetPostFeaturedPayload {
+	return v.SetPostFeatured
+}
+
+// SetPostFeaturedSetPostFeaturedSetPostFeaturedPayload includes the requested fields of the GraphQL type SetPostFeaturedPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `setPostFeatured`.
+type SetPostFeaturedSetPostFeaturedSetPostFeaturedPayload struct {
+	// The post as changed.
+	Post SetPostFeaturedSetPostFeaturedSetPostFeaturedPayloadPost `json:"post"`
+}
+
+// GetPost returns SetPostFeaturedSetPostFeaturedSetPostFeaturedPayload.Post, and is useful for accessing the field via an interface.
+func (v *SetPostFeaturedSetPostFeaturedSetPostFeaturedPayload) GetPost() SetPostFeaturedSetPostFeaturedSetPostFeaturedPayloadPost {
+	return v.Post
+}
+
+// SetPostFeaturedSetPostFeaturedSetPostFeaturedPayloadPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type SetPostFeaturedSetPostFeaturedSetPostFeaturedPayloadPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// Whether the post is featured: a featured post that is public is in `featuredPosts`, for the top of a home page. Set by `setPostFeatured`.
+	Featured bool `json:"featured"`
+	// The version of the post, increased by every change. Pass it as `expectedVersion` to update the post safely.
+	Version int `json:"version"`
+}
+
+// GetId returns SetPostFeaturedSetPostFeaturedSetPostFeaturedPayloadPost.Id, and is useful for accessing the field via an interface.
+func (v *SetPostFeaturedSetPostFeaturedSetPostFeaturedPayloadPost) GetId() string { return v.Id }
+
+// GetFeatured returns SetPostFeaturedSetPostFeaturedSetPostFeaturedPayloadPost.Featured, and is useful for accessing the field via an interface.
+func (v *SetPostFeaturedSetPostFeaturedSetPostFeaturedPayloadPost) GetFeatured() bool {
+	return v.Featured
+}
+
+// GetVersion returns SetPostFeaturedSetPostFeaturedSetPostFeaturedPayloadPost.Version, and is useful for accessing the field via an interface.
+func (v *SetPostFeaturedSetPostFeaturedSetPostFeaturedPayloadPost) GetVersion() int { return v.Version }
 
 // SiteParts includes the GraphQL fields of Site requested by the fragment SiteParts.
 // The GraphQL type's documentation follows.
@@ -11847,6 +13551,114 @@ func (v *UpdatePostUpdatePostUpdatePostPayloadPost) __premarshalJSON() (*__prema
 	return &retval, nil
 }
 
+// The input of `updateSeries`.
+type UpdateSeriesInput struct {
+	// The slug of the series.
+	Slug string `json:"slug"`
+	// The version the change is based on; it fails with CONFLICT unless the series still has it. Omitted: any.
+	ExpectedVersion *int `json:"expectedVersion"`
+	// The new title.
+	Title *string `json:"title"`
+	// The new description.
+	Description *string `json:"description"`
+	// The new cover image.
+	CoverImage *ImageInput `json:"coverImage"`
+	// True removes the cover image; it cannot go with `coverImage`.
+	RemoveCoverImage *bool `json:"removeCoverImage"`
+}
+
+// GetSlug returns UpdateSeriesInput.Slug, and is useful for accessing the field via an interface.
+func (v *UpdateSeriesInput) GetSlug() string { return v.Slug }
+
+// GetExpectedVersion returns UpdateSeriesInput.ExpectedVersion, and is useful for accessing the field via an interface.
+func (v *UpdateSeriesInput) GetExpectedVersion() *int { return v.ExpectedVersion }
+
+// GetTitle returns UpdateSeriesInput.Title, and is useful for accessing the field via an interface.
+func (v *UpdateSeriesInput) GetTitle() *string { return v.Title }
+
+// GetDescription returns UpdateSeriesInput.Description, and is useful for accessing the field via an interface.
+func (v *UpdateSeriesInput) GetDescription() *string { return v.Description }
+
+// GetCoverImage returns UpdateSeriesInput.CoverImage, and is useful for accessing the field via an interface.
+func (v *UpdateSeriesInput) GetCoverImage() *ImageInput { return v.CoverImage }
+
+// GetRemoveCoverImage returns UpdateSeriesInput.RemoveCoverImage, and is useful for accessing the field via an interface.
+func (v *UpdateSeriesInput) GetRemoveCoverImage() *bool { return v.RemoveCoverImage }
+
+// UpdateSeriesResponse is returned by UpdateSeries on success.
+type UpdateSeriesResponse struct {
+	// Changes a series' title, description or cover image. Its owner or an admin.
+	UpdateSeries UpdateSeriesUpdateSeriesUpdateSeriesPayload `json:"updateSeries"`
+}
+
+// GetUpdateSeries returns UpdateSeriesResponse.UpdateSeries, and is useful for accessing the field via an interface.
+func (v *UpdateSeriesResponse) GetUpdateSeries() UpdateSeriesUpdateSeriesUpdateSeriesPayload {
+	return v.UpdateSeries
+}
+
+// UpdateSeriesUpdateSeriesUpdateSeriesPayload includes the requested fields of the GraphQL type UpdateSeriesPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `updateSeries`.
+type UpdateSeriesUpdateSeriesUpdateSeriesPayload struct {
+	// The series as changed.
+	Series UpdateSeriesUpdateSeriesUpdateSeriesPayloadSeries `json:"series"`
+}
+
+// GetSeries returns UpdateSeriesUpdateSeriesUpdateSeriesPayload.Series, and is useful for accessing the field via an interface.
+func (v *UpdateSeriesUpdateSeriesUpdateSeriesPayload) GetSeries() UpdateSeriesUpdateSeriesUpdateSeriesPayloadSeries {
+	return v.Series
+}
+
+// UpdateSeriesUpdateSeriesUpdateSeriesPayloadSeries includes the requested fields of the GraphQL type Series.
+// The GraphQL type's documentation follows.
+//
+// An ordered collection of posts, read in order: a tutorial in parts, a
+// course. A post is in at most one series.
+type UpdateSeriesUpdateSeriesUpdateSeriesPayloadSeries struct {
+	// The unique, URL-friendly name of the series.
+	Slug string `json:"slug"`
+	// The title of the series.
+	Title string `json:"title"`
+	// What the series is about; empty when none was written.
+	Description string `json:"description"`
+	// The version of the series, increased by every change (its posts' order included). Pass it as `expectedVersion` to change the series safely.
+	Version int `json:"version"`
+	// The picture of the series, or null when it has none.
+	CoverImage *UpdateSeriesUpdateSeriesUpdateSeriesPayloadSeriesCoverImage `json:"coverImage"`
+}
+
+// GetSlug returns UpdateSeriesUpdateSeriesUpdateSeriesPayloadSeries.Slug, and is useful for accessing the field via an interface.
+func (v *UpdateSeriesUpdateSeriesUpdateSeriesPayloadSeries) GetSlug() string { return v.Slug }
+
+// GetTitle returns UpdateSeriesUpdateSeriesUpdateSeriesPayloadSeries.Title, and is useful for accessing the field via an interface.
+func (v *UpdateSeriesUpdateSeriesUpdateSeriesPayloadSeries) GetTitle() string { return v.Title }
+
+// GetDescription returns UpdateSeriesUpdateSeriesUpdateSeriesPayloadSeries.Description, and is useful for accessing the field via an interface.
+func (v *UpdateSeriesUpdateSeriesUpdateSeriesPayloadSeries) GetDescription() string {
+	return v.Description
+}
+
+// GetVersion returns UpdateSeriesUpdateSeriesUpdateSeriesPayloadSeries.Version, and is useful for accessing the field via an interface.
+func (v *UpdateSeriesUpdateSeriesUpdateSeriesPayloadSeries) GetVersion() int { return v.Version }
+
+// GetCoverImage returns UpdateSeriesUpdateSeriesUpdateSeriesPayloadSeries.CoverImage, and is useful for accessing the field via an interface.
+func (v *UpdateSeriesUpdateSeriesUpdateSeriesPayloadSeries) GetCoverImage() *UpdateSeriesUpdateSeriesUpdateSeriesPayloadSeriesCoverImage {
+	return v.CoverImage
+}
+
+// UpdateSeriesUpdateSeriesUpdateSeriesPayloadSeriesCoverImage includes the requested fields of the GraphQL type Image.
+// The GraphQL type's documentation follows.
+//
+// A picture shown with a post.
+type UpdateSeriesUpdateSeriesUpdateSeriesPayloadSeriesCoverImage struct {
+	// The absolute http or https URL of the picture.
+	Url string `json:"url"`
+}
+
+// GetUrl returns UpdateSeriesUpdateSeriesUpdateSeriesPayloadSeriesCoverImage.Url, and is useful for accessing the field via an interface.
+func (v *UpdateSeriesUpdateSeriesUpdateSeriesPayloadSeriesCoverImage) GetUrl() string { return v.Url }
+
 // The input of `updateSite`. Omitted fields are left unchanged; an empty
 // string clears a setting, so the server's default shows.
 type UpdateSiteInput struct {
@@ -12654,6 +14466,26 @@ type __AddCommentInput struct {
 // GetInput returns __AddCommentInput.Input, and is useful for accessing the field via an interface.
 func (v *__AddCommentInput) GetInput() AddCommentInput { return v.Input }
 
+// __AddPostToSeriesInput is used internally by genqlient
+type __AddPostToSeriesInput struct {
+	Input AddPostToSeriesInput `json:"input"`
+}
+
+// GetInput returns __AddPostToSeriesInput.Input, and is useful for accessing the field via an interface.
+func (v *__AddPostToSeriesInput) GetInput() AddPostToSeriesInput { return v.Input }
+
+// __AllSeriesInput is used internally by genqlient
+type __AllSeriesInput struct {
+	First *int    `json:"first"`
+	After *string `json:"after"`
+}
+
+// GetFirst returns __AllSeriesInput.First, and is useful for accessing the field via an interface.
+func (v *__AllSeriesInput) GetFirst() *int { return v.First }
+
+// GetAfter returns __AllSeriesInput.After, and is useful for accessing the field via an interface.
+func (v *__AllSeriesInput) GetAfter() *string { return v.After }
+
 // __ApproveCommentInput is used internally by genqlient
 type __ApproveCommentInput struct {
 	Input ApproveCommentInput `json:"input"`
@@ -12946,6 +14778,14 @@ type __CreatePreviewLinkInput struct {
 // GetInput returns __CreatePreviewLinkInput.Input, and is useful for accessing the field via an interface.
 func (v *__CreatePreviewLinkInput) GetInput() CreatePreviewLinkInput { return v.Input }
 
+// __CreateSeriesInput is used internally by genqlient
+type __CreateSeriesInput struct {
+	Input CreateSeriesInput `json:"input"`
+}
+
+// GetInput returns __CreateSeriesInput.Input, and is useful for accessing the field via an interface.
+func (v *__CreateSeriesInput) GetInput() CreateSeriesInput { return v.Input }
+
 // __CreateWebhookInput is used internally by genqlient
 type __CreateWebhookInput struct {
 	Input CreateWebhookInput `json:"input"`
@@ -12977,6 +14817,14 @@ type __DeletePostInput struct {
 
 // GetInput returns __DeletePostInput.Input, and is useful for accessing the field via an interface.
 func (v *__DeletePostInput) GetInput() DeletePostInput { return v.Input }
+
+// __DeleteSeriesInput is used internally by genqlient
+type __DeleteSeriesInput struct {
+	Input DeleteSeriesInput `json:"input"`
+}
+
+// GetInput returns __DeleteSeriesInput.Input, and is useful for accessing the field via an interface.
+func (v *__DeleteSeriesInput) GetInput() DeleteSeriesInput { return v.Input }
 
 // __DeleteWebhookInput is used internally by genqlient
 type __DeleteWebhookInput struct {
@@ -13017,6 +14865,26 @@ type __DraftTotalInput struct {
 
 // GetId returns __DraftTotalInput.Id, and is useful for accessing the field via an interface.
 func (v *__DraftTotalInput) GetId() string { return v.Id }
+
+// __FeaturedPostsInput is used internally by genqlient
+type __FeaturedPostsInput struct {
+	First  *int    `json:"first"`
+	After  *string `json:"after"`
+	Last   *int    `json:"last"`
+	Before *string `json:"before"`
+}
+
+// GetFirst returns __FeaturedPostsInput.First, and is useful for accessing the field via an interface.
+func (v *__FeaturedPostsInput) GetFirst() *int { return v.First }
+
+// GetAfter returns __FeaturedPostsInput.After, and is useful for accessing the field via an interface.
+func (v *__FeaturedPostsInput) GetAfter() *string { return v.After }
+
+// GetLast returns __FeaturedPostsInput.Last, and is useful for accessing the field via an interface.
+func (v *__FeaturedPostsInput) GetLast() *int { return v.Last }
+
+// GetBefore returns __FeaturedPostsInput.Before, and is useful for accessing the field via an interface.
+func (v *__FeaturedPostsInput) GetBefore() *string { return v.Before }
 
 // __FeedInput is used internally by genqlient
 type __FeedInput struct {
@@ -13065,6 +14933,18 @@ type __FullPostPageInput struct {
 
 // GetSlug returns __FullPostPageInput.Slug, and is useful for accessing the field via an interface.
 func (v *__FullPostPageInput) GetSlug() string { return v.Slug }
+
+// __HomePageInput is used internally by genqlient
+type __HomePageInput struct {
+	Featured *int `json:"featured"`
+	First    *int `json:"first"`
+}
+
+// GetFeatured returns __HomePageInput.Featured, and is useful for accessing the field via an interface.
+func (v *__HomePageInput) GetFeatured() *int { return v.Featured }
+
+// GetFirst returns __HomePageInput.First, and is useful for accessing the field via an interface.
+func (v *__HomePageInput) GetFirst() *int { return v.First }
 
 // __MergeTagsInput is used internally by genqlient
 type __MergeTagsInput struct {
@@ -13133,6 +15013,14 @@ func (v *__MoreRepliesInput) GetFirst() *int { return v.First }
 
 // GetAfter returns __MoreRepliesInput.After, and is useful for accessing the field via an interface.
 func (v *__MoreRepliesInput) GetAfter() *string { return v.After }
+
+// __MoveSeriesPostInput is used internally by genqlient
+type __MoveSeriesPostInput struct {
+	Input MoveSeriesPostInput `json:"input"`
+}
+
+// GetInput returns __MoveSeriesPostInput.Input, and is useful for accessing the field via an interface.
+func (v *__MoveSeriesPostInput) GetInput() MoveSeriesPostInput { return v.Input }
 
 // __NodeInput is used internally by genqlient
 type __NodeInput struct {
@@ -13250,6 +15138,14 @@ type __PostContentInput struct {
 // GetSlug returns __PostContentInput.Slug, and is useful for accessing the field via an interface.
 func (v *__PostContentInput) GetSlug() string { return v.Slug }
 
+// __PostInSeriesInput is used internally by genqlient
+type __PostInSeriesInput struct {
+	Slug string `json:"slug"`
+}
+
+// GetSlug returns __PostInSeriesInput.Slug, and is useful for accessing the field via an interface.
+func (v *__PostInSeriesInput) GetSlug() string { return v.Slug }
+
 // __PostPageInput is used internally by genqlient
 type __PostPageInput struct {
 	Slug string `json:"slug"`
@@ -13269,6 +15165,22 @@ func (v *__PostReplyPagesInput) GetSlug() string { return v.Slug }
 
 // GetReplies returns __PostReplyPagesInput.Replies, and is useful for accessing the field via an interface.
 func (v *__PostReplyPagesInput) GetReplies() *int { return v.Replies }
+
+// __PostRevisionsInput is used internally by genqlient
+type __PostRevisionsInput struct {
+	Id    string  `json:"id"`
+	First *int    `json:"first"`
+	After *string `json:"after"`
+}
+
+// GetId returns __PostRevisionsInput.Id, and is useful for accessing the field via an interface.
+func (v *__PostRevisionsInput) GetId() string { return v.Id }
+
+// GetFirst returns __PostRevisionsInput.First, and is useful for accessing the field via an interface.
+func (v *__PostRevisionsInput) GetFirst() *int { return v.First }
+
+// GetAfter returns __PostRevisionsInput.After, and is useful for accessing the field via an interface.
+func (v *__PostRevisionsInput) GetAfter() *string { return v.After }
 
 // __PostThreadsInput is used internally by genqlient
 type __PostThreadsInput struct {
@@ -13346,6 +15258,14 @@ func (v *__RemoveCoverImageInput) GetExpectedVersion() int { return v.ExpectedVe
 // GetIdempotencyKey returns __RemoveCoverImageInput.IdempotencyKey, and is useful for accessing the field via an interface.
 func (v *__RemoveCoverImageInput) GetIdempotencyKey() *string { return v.IdempotencyKey }
 
+// __RemovePostFromSeriesInput is used internally by genqlient
+type __RemovePostFromSeriesInput struct {
+	Input RemovePostFromSeriesInput `json:"input"`
+}
+
+// GetInput returns __RemovePostFromSeriesInput.Input, and is useful for accessing the field via an interface.
+func (v *__RemovePostFromSeriesInput) GetInput() RemovePostFromSeriesInput { return v.Input }
+
 // __RenameTagInput is used internally by genqlient
 type __RenameTagInput struct {
 	Input RenameTagInput `json:"input"`
@@ -13353,6 +15273,14 @@ type __RenameTagInput struct {
 
 // GetInput returns __RenameTagInput.Input, and is useful for accessing the field via an interface.
 func (v *__RenameTagInput) GetInput() RenameTagInput { return v.Input }
+
+// __RestorePostRevisionInput is used internally by genqlient
+type __RestorePostRevisionInput struct {
+	Input RestorePostRevisionInput `json:"input"`
+}
+
+// GetInput returns __RestorePostRevisionInput.Input, and is useful for accessing the field via an interface.
+func (v *__RestorePostRevisionInput) GetInput() RestorePostRevisionInput { return v.Input }
 
 // __RotateWebhookSecretInput is used internally by genqlient
 type __RotateWebhookSecretInput struct {
@@ -13401,6 +15329,54 @@ func (v *__SearchTitlesInput) GetFirst() *int { return v.First }
 
 // GetAfter returns __SearchTitlesInput.After, and is useful for accessing the field via an interface.
 func (v *__SearchTitlesInput) GetAfter() *string { return v.After }
+
+// __SeriesPageInput is used internally by genqlient
+type __SeriesPageInput struct {
+	Slug   string  `json:"slug"`
+	First  *int    `json:"first"`
+	After  *string `json:"after"`
+	Last   *int    `json:"last"`
+	Before *string `json:"before"`
+}
+
+// GetSlug returns __SeriesPageInput.Slug, and is useful for accessing the field via an interface.
+func (v *__SeriesPageInput) GetSlug() string { return v.Slug }
+
+// GetFirst returns __SeriesPageInput.First, and is useful for accessing the field via an interface.
+func (v *__SeriesPageInput) GetFirst() *int { return v.First }
+
+// GetAfter returns __SeriesPageInput.After, and is useful for accessing the field via an interface.
+func (v *__SeriesPageInput) GetAfter() *string { return v.After }
+
+// GetLast returns __SeriesPageInput.Last, and is useful for accessing the field via an interface.
+func (v *__SeriesPageInput) GetLast() *int { return v.Last }
+
+// GetBefore returns __SeriesPageInput.Before, and is useful for accessing the field via an interface.
+func (v *__SeriesPageInput) GetBefore() *string { return v.Before }
+
+// __SeriesPostsInput is used internally by genqlient
+type __SeriesPostsInput struct {
+	Slug  string  `json:"slug"`
+	First *int    `json:"first"`
+	After *string `json:"after"`
+}
+
+// GetSlug returns __SeriesPostsInput.Slug, and is useful for accessing the field via an interface.
+func (v *__SeriesPostsInput) GetSlug() string { return v.Slug }
+
+// GetFirst returns __SeriesPostsInput.First, and is useful for accessing the field via an interface.
+func (v *__SeriesPostsInput) GetFirst() *int { return v.First }
+
+// GetAfter returns __SeriesPostsInput.After, and is useful for accessing the field via an interface.
+func (v *__SeriesPostsInput) GetAfter() *string { return v.After }
+
+// __SetPostFeaturedInput is used internally by genqlient
+type __SetPostFeaturedInput struct {
+	Input SetPostFeaturedInput `json:"input"`
+}
+
+// GetInput returns __SetPostFeaturedInput.Input, and is useful for accessing the field via an interface.
+func (v *__SetPostFeaturedInput) GetInput() SetPostFeaturedInput { return v.Input }
 
 // __TagListInput is used internally by genqlient
 type __TagListInput struct {
@@ -13502,6 +15478,14 @@ type __UpdatePostInput struct {
 // GetInput returns __UpdatePostInput.Input, and is useful for accessing the field via an interface.
 func (v *__UpdatePostInput) GetInput() UpdatePostInput { return v.Input }
 
+// __UpdateSeriesInput is used internally by genqlient
+type __UpdateSeriesInput struct {
+	Input UpdateSeriesInput `json:"input"`
+}
+
+// GetInput returns __UpdateSeriesInput.Input, and is useful for accessing the field via an interface.
+func (v *__UpdateSeriesInput) GetInput() UpdateSeriesInput { return v.Input }
+
 // __UpdateSiteInput is used internally by genqlient
 type __UpdateSiteInput struct {
 	Input UpdateSiteInput `json:"input"`
@@ -13561,6 +15545,93 @@ func AddComment(
 	}
 
 	data_ = &AddCommentResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by AddPostToSeries.
+const AddPostToSeries_Operation = `
+mutation AddPostToSeries ($input: AddPostToSeriesInput!) {
+	addPostToSeries(input: $input) {
+		series {
+			slug
+			version
+		}
+		post {
+			id
+			version
+		}
+	}
+}
+`
+
+func AddPostToSeries(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input AddPostToSeriesInput,
+) (data_ *AddPostToSeriesResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "AddPostToSeries",
+		Query:  AddPostToSeries_Operation,
+		Variables: &__AddPostToSeriesInput{
+			Input: input,
+		},
+	}
+
+	data_ = &AddPostToSeriesResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by AllSeries.
+const AllSeries_Operation = `
+query AllSeries ($first: Int, $after: String) {
+	allSeries(first: $first, after: $after) {
+		edges {
+			cursor
+			node {
+				slug
+				title
+			}
+		}
+		pageInfo {
+			hasNextPage
+			endCursor
+		}
+	}
+}
+`
+
+func AllSeries(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	first *int,
+	after *string,
+) (data_ *AllSeriesResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "AllSeries",
+		Query:  AllSeries_Operation,
+		Variables: &__AllSeriesInput{
+			First: first,
+			After: after,
+		},
+	}
+
+	data_ = &AllSeriesResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -14850,6 +16921,48 @@ func CreatePreviewLink(
 	return data_, err_
 }
 
+// The mutation executed by CreateSeries.
+const CreateSeries_Operation = `
+mutation CreateSeries ($input: CreateSeriesInput!) {
+	createSeries(input: $input) {
+		series {
+			slug
+			title
+			description
+			version
+			owner {
+				id
+			}
+		}
+	}
+}
+`
+
+func CreateSeries(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input CreateSeriesInput,
+) (data_ *CreateSeriesResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "CreateSeries",
+		Query:  CreateSeries_Operation,
+		Variables: &__CreateSeriesInput{
+			Input: input,
+		},
+	}
+
+	data_ = &CreateSeriesResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by CreateWebhook.
 const CreateWebhook_Operation = `
 mutation CreateWebhook ($input: CreateWebhookInput!) {
@@ -15024,6 +17137,40 @@ func DeletePost(
 	return data_, err_
 }
 
+// The mutation executed by DeleteSeries.
+const DeleteSeries_Operation = `
+mutation DeleteSeries ($input: DeleteSeriesInput!) {
+	deleteSeries(input: $input) {
+		slug
+	}
+}
+`
+
+func DeleteSeries(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input DeleteSeriesInput,
+) (data_ *DeleteSeriesResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "DeleteSeries",
+		Query:  DeleteSeries_Operation,
+		Variables: &__DeleteSeriesInput{
+			Input: input,
+		},
+	}
+
+	data_ = &DeleteSeriesResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by DeleteWebhook.
 const DeleteWebhook_Operation = `
 mutation DeleteWebhook ($input: DeleteWebhookInput!) {
@@ -15139,6 +17286,65 @@ func DraftTotal(
 	}
 
 	data_ = &DraftTotalResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by FeaturedPosts.
+const FeaturedPosts_Operation = `
+query FeaturedPosts ($first: Int, $after: String, $last: Int, $before: String) {
+	featuredPosts(first: $first, after: $after, last: $last, before: $before) {
+		totalCount
+		edges {
+			cursor
+			node {
+				id
+				slug
+				title
+				featured
+				publishedAt
+				author {
+					name
+				}
+			}
+		}
+		pageInfo {
+			hasNextPage
+			hasPreviousPage
+			startCursor
+			endCursor
+		}
+	}
+}
+`
+
+func FeaturedPosts(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	first *int,
+	after *string,
+	last *int,
+	before *string,
+) (data_ *FeaturedPostsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "FeaturedPosts",
+		Query:  FeaturedPosts_Operation,
+		Variables: &__FeaturedPostsInput{
+			First:  first,
+			After:  after,
+			Last:   last,
+			Before: before,
+		},
+	}
+
+	data_ = &FeaturedPostsResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -15357,6 +17563,80 @@ func FullPostPage(
 	}
 
 	data_ = &FullPostPageResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by HomePage.
+const HomePage_Operation = `
+query HomePage ($featured: Int, $first: Int) {
+	featuredPosts(first: $featured) {
+		edges {
+			node {
+				id
+				slug
+				title
+				excerpt
+				publishedAt
+				coverImage {
+					url
+					alt
+				}
+				author {
+					name
+				}
+			}
+		}
+	}
+	posts(first: $first) {
+		edges {
+			cursor
+			node {
+				id
+				slug
+				title
+				excerpt
+				publishedAt
+				author {
+					name
+				}
+				categories {
+					name
+				}
+				commentCount
+			}
+		}
+		pageInfo {
+			hasNextPage
+			endCursor
+		}
+	}
+}
+`
+
+func HomePage(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	featured *int,
+	first *int,
+) (data_ *HomePageResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "HomePage",
+		Query:  HomePage_Operation,
+		Variables: &__HomePageInput{
+			Featured: featured,
+			First:    first,
+		},
+	}
+
+	data_ = &HomePageResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -15644,6 +17924,43 @@ func MoreReplies(
 	}
 
 	data_ = &MoreRepliesResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by MoveSeriesPost.
+const MoveSeriesPost_Operation = `
+mutation MoveSeriesPost ($input: MoveSeriesPostInput!) {
+	moveSeriesPost(input: $input) {
+		series {
+			slug
+			version
+		}
+	}
+}
+`
+
+func MoveSeriesPost(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input MoveSeriesPostInput,
+) (data_ *MoveSeriesPostResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "MoveSeriesPost",
+		Query:  MoveSeriesPost_Operation,
+		Variables: &__MoveSeriesPostInput{
+			Input: input,
+		},
+	}
+
+	data_ = &MoveSeriesPostResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -16297,6 +18614,53 @@ func PostContent(
 	return data_, err_
 }
 
+// The query executed by PostInSeries.
+const PostInSeries_Operation = `
+query PostInSeries ($slug: String!) {
+	post(slug: $slug) {
+		id
+		series {
+			position
+			series {
+				slug
+				title
+			}
+			previous {
+				slug
+			}
+			next {
+				slug
+			}
+		}
+	}
+}
+`
+
+func PostInSeries(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	slug string,
+) (data_ *PostInSeriesResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "PostInSeries",
+		Query:  PostInSeries_Operation,
+		Variables: &__PostInSeriesInput{
+			Slug: slug,
+		},
+	}
+
+	data_ = &PostInSeriesResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by PostPage.
 const PostPage_Operation = `
 query PostPage ($slug: String!) {
@@ -16438,6 +18802,75 @@ func PostReplyPages(
 	}
 
 	data_ = &PostReplyPagesResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by PostRevisions.
+const PostRevisions_Operation = `
+query PostRevisions ($id: ID!, $first: Int, $after: String) {
+	post(id: $id) {
+		id
+		version
+		title
+		revisions(first: $first, after: $after) {
+			totalCount
+			edges {
+				cursor
+				node {
+					id
+					number
+					editor {
+						id
+					}
+					editedAt
+					changedFields
+					title
+					excerpt
+					body
+					version
+					coverImage {
+						url
+					}
+					seo {
+						title
+					}
+				}
+			}
+			pageInfo {
+				hasNextPage
+				endCursor
+			}
+		}
+	}
+}
+`
+
+func PostRevisions(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+	first *int,
+	after *string,
+) (data_ *PostRevisionsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "PostRevisions",
+		Query:  PostRevisions_Operation,
+		Variables: &__PostRevisionsInput{
+			Id:    id,
+			First: first,
+			After: after,
+		},
+	}
+
+	data_ = &PostRevisionsResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -16866,6 +19299,47 @@ func RemoveCoverImage(
 	return data_, err_
 }
 
+// The mutation executed by RemovePostFromSeries.
+const RemovePostFromSeries_Operation = `
+mutation RemovePostFromSeries ($input: RemovePostFromSeriesInput!) {
+	removePostFromSeries(input: $input) {
+		series {
+			slug
+			version
+		}
+		post {
+			id
+			version
+		}
+	}
+}
+`
+
+func RemovePostFromSeries(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input RemovePostFromSeriesInput,
+) (data_ *RemovePostFromSeriesResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "RemovePostFromSeries",
+		Query:  RemovePostFromSeries_Operation,
+		Variables: &__RemovePostFromSeriesInput{
+			Input: input,
+		},
+	}
+
+	data_ = &RemovePostFromSeriesResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by RenameTag.
 const RenameTag_Operation = `
 mutation RenameTag ($input: RenameTagInput!) {
@@ -16894,6 +19368,46 @@ func RenameTag(
 	}
 
 	data_ = &RenameTagResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by RestorePostRevision.
+const RestorePostRevision_Operation = `
+mutation RestorePostRevision ($input: RestorePostRevisionInput!) {
+	restorePostRevision(input: $input) {
+		post {
+			id
+			title
+			excerpt
+			body
+			version
+		}
+	}
+}
+`
+
+func RestorePostRevision(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input RestorePostRevisionInput,
+) (data_ *RestorePostRevisionResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "RestorePostRevision",
+		Query:  RestorePostRevision_Operation,
+		Variables: &__RestorePostRevisionInput{
+			Input: input,
+		},
+	}
+
+	data_ = &RestorePostRevisionResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -17065,6 +19579,169 @@ func SearchTitles(
 	}
 
 	data_ = &SearchTitlesResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by SeriesPage.
+const SeriesPage_Operation = `
+query SeriesPage ($slug: String!, $first: Int, $after: String, $last: Int, $before: String) {
+	series(slug: $slug) {
+		slug
+		title
+		description
+		version
+		posts(first: $first, after: $after, last: $last, before: $before) {
+			totalCount
+			edges {
+				cursor
+				node {
+					id
+					slug
+					title
+				}
+			}
+			pageInfo {
+				hasNextPage
+				hasPreviousPage
+				startCursor
+				endCursor
+			}
+		}
+	}
+}
+`
+
+func SeriesPage(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	slug string,
+	first *int,
+	after *string,
+	last *int,
+	before *string,
+) (data_ *SeriesPageResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "SeriesPage",
+		Query:  SeriesPage_Operation,
+		Variables: &__SeriesPageInput{
+			Slug:   slug,
+			First:  first,
+			After:  after,
+			Last:   last,
+			Before: before,
+		},
+	}
+
+	data_ = &SeriesPageResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by SeriesPosts.
+const SeriesPosts_Operation = `
+query SeriesPosts ($slug: String!, $first: Int, $after: String) {
+	series(slug: $slug) {
+		slug
+		title
+		description
+		coverImage {
+			url
+			alt
+		}
+		owner {
+			name
+		}
+		posts(first: $first, after: $after) {
+			edges {
+				cursor
+				node {
+					id
+					slug
+					title
+					excerpt
+					publishedAt
+				}
+			}
+			pageInfo {
+				hasNextPage
+				endCursor
+			}
+		}
+	}
+}
+`
+
+func SeriesPosts(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	slug string,
+	first *int,
+	after *string,
+) (data_ *SeriesPostsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "SeriesPosts",
+		Query:  SeriesPosts_Operation,
+		Variables: &__SeriesPostsInput{
+			Slug:  slug,
+			First: first,
+			After: after,
+		},
+	}
+
+	data_ = &SeriesPostsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by SetPostFeatured.
+const SetPostFeatured_Operation = `
+mutation SetPostFeatured ($input: SetPostFeaturedInput!) {
+	setPostFeatured(input: $input) {
+		post {
+			id
+			featured
+			version
+		}
+	}
+}
+`
+
+func SetPostFeatured(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input SetPostFeaturedInput,
+) (data_ *SetPostFeaturedResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "SetPostFeatured",
+		Query:  SetPostFeatured_Operation,
+		Variables: &__SetPostFeaturedInput{
+			Input: input,
+		},
+	}
+
+	data_ = &SetPostFeaturedResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -17652,6 +20329,48 @@ func UpdatePost(
 	}
 
 	data_ = &UpdatePostResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by UpdateSeries.
+const UpdateSeries_Operation = `
+mutation UpdateSeries ($input: UpdateSeriesInput!) {
+	updateSeries(input: $input) {
+		series {
+			slug
+			title
+			description
+			version
+			coverImage {
+				url
+			}
+		}
+	}
+}
+`
+
+func UpdateSeries(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input UpdateSeriesInput,
+) (data_ *UpdateSeriesResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "UpdateSeries",
+		Query:  UpdateSeries_Operation,
+		Variables: &__UpdateSeriesInput{
+			Input: input,
+		},
+	}
+
+	data_ = &UpdateSeriesResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

@@ -179,6 +179,12 @@ var mixMutations = []mixMutation{
 	{"updatePost co-authors", 2, nextUpdatePostCoAuthors},
 	{"updatePost tags", 2, nextUpdatePostTags},
 	{"renameTag", 1, nextRenameTag},
+	{"setPostFeatured", 2, nextSetFeatured},
+	{"createSeries", 1, nextCreateSeries},
+	{"addPostToSeries", 2, nextSeriesPost("add")},
+	{"removePostFromSeries", 1, nextSeriesPost("remove")},
+	{"moveSeriesPost", 2, nextSeriesPost("move")},
+	{"restorePostRevision", 1, nextRestoreRevision},
 }
 
 // mixMutation is one entry of mixMutations.

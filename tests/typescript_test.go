@@ -274,3 +274,53 @@ func TestTypeScriptPages(t *testing.T) {
 	})
 	s.consistent()
 }
+
+// TestTypeScriptHomeAndSeriesPages sends the TypeScript client's home
+// page (featured posts on top of the latest), series page and a post's
+// place in its series as the client does, and checks what the pages show
+// and what they cost.
+func TestTypeScriptHomeAndSeriesPages(t *testing.T) {
+	s := newServer(t)
+	b := s.seedBlog(t)
+	ctx := context.Background()
+	ops := tsOperations(t)
+	for _, i := range []int{4, 10, 16} {
+		ok[*SetPostFeaturedResponse](t)(SetPostFeatured(ctx, s.admin, SetPostFeaturedInput{Id: b.published[i], Featured: true}))
+	}
+	ok[*CreateSeriesResponse](t)(CreateSeries(ctx, b.writers[0], CreateSeriesInput{Slug: "learn-go", Title: "Learn Go"}))
+	for _, i := range []int{8, 2, 6} {
+		ok[*AddPostToSeriesResponse](t)(AddPostToSeries(ctx, b.writers[0], AddPostToSeriesInput{SeriesSlug: "learn-go", PostId: b.published[i]}))
+	}
+
+	t.Run("home page", func(t *testing.T) {
+		a := s.sendTS(t, ops["HomePage"], map[string]any{"featured": 3, "first": 20, "after": nil, "last": nil, "before": nil}, "")
+		// The featured list and the feed's 4 shards with its count.
+		equal(t, "home page requests", total(s.requests()), 1+5)
+		equal(t, "featured on top", a.str("featuredPosts.edges.0.node.slug"), "post-16")
+		equal(t, "featured", a.len("featuredPosts.edges"), 3)
+		equal(t, "latest", a.len("posts.edges"), 20)
+	})
+
+	t.Run("series page, both ways", func(t *testing.T) {
+		a := s.sendTS(t, ops["SeriesPage"], map[string]any{"slug": "learn-go", "first": 2, "after": nil, "last": nil, "before": nil}, "")
+		// The series, its page of posts, its owner.
+		equal(t, "series page requests", total(s.requests()), 3)
+		equal(t, "first part", a.str("series.posts.edges.0.node.slug"), "post-8")
+		equal(t, "second part", a.str("series.posts.edges.1.node.slug"), "post-2")
+		equal(t, "owner", a.str("series.owner.slug"), "ada-lovelace")
+		next := s.sendTS(t, ops["SeriesPage"], map[string]any{"slug": "learn-go", "first": 2, "after": a.str("series.posts.pageInfo.endCursor"), "last": nil, "before": nil}, "")
+		equal(t, "third part", next.str("series.posts.edges.0.node.slug"), "post-6")
+		back := s.sendTS(t, ops["SeriesPage"], map[string]any{"slug": "learn-go", "first": nil, "after": nil, "last": 2, "before": next.str("series.posts.pageInfo.startCursor")}, "")
+		equal(t, "back to the start", back.str("series.posts.edges.0.node.slug"), "post-8")
+	})
+
+	t.Run("post's place in its series", func(t *testing.T) {
+		a := s.sendTS(t, ops["PostSeries"], map[string]any{"slug": "post-2"}, "")
+		// The post by slug, its series, its neighbours.
+		equal(t, "series box requests", total(s.requests()), 2+1+1)
+		equal(t, "position", a.num("post.series.position"), 2)
+		equal(t, "previous", a.str("post.series.previous.slug"), "post-8")
+		equal(t, "next", a.str("post.series.next.slug"), "post-6")
+	})
+	s.consistent()
+}

@@ -32,6 +32,26 @@ type AddCommentPayload struct {
 	Comment *storage.Comment `json:"comment"`
 }
 
+// The input of `addPostToSeries`.
+type AddPostToSeriesInput struct {
+	// The slug of the series.
+	SeriesSlug string `json:"seriesSlug"`
+	// The global id of the post.
+	PostID string `json:"postId"`
+	// The place to put it, from 1; omitted or past the end: at the end.
+	Position *int `json:"position,omitempty"`
+	// The series' version the change is based on; it fails with CONFLICT unless the series still has it. Omitted: any.
+	ExpectedVersion *int `json:"expectedVersion,omitempty"`
+}
+
+// The result of `addPostToSeries`.
+type AddPostToSeriesPayload struct {
+	// The series as changed.
+	Series *storage.Series `json:"series"`
+	// The post as changed.
+	Post *storage.Post `json:"post"`
+}
+
 // The input of `approveComment`.
 type ApproveCommentInput struct {
 	// The global id of the comment.
@@ -191,11 +211,29 @@ type CreatePreviewLinkPayload struct {
 	Post *storage.Post `json:"post"`
 }
 
+// The input of `createSeries`.
+type CreateSeriesInput struct {
+	// The slug, 1 to 100 characters of a-z, 0-9 and single hyphens between them; CONFLICT (reason ALREADY_EXISTS) when another series has it.
+	Slug string `json:"slug"`
+	// The title: one line of at most 200 characters.
+	Title string `json:"title"`
+	// What the series is about: at most 1000 characters.
+	Description *string `json:"description,omitempty"`
+	// The picture of the series.
+	CoverImage *ImageInput `json:"coverImage,omitempty"`
+}
+
+// The result of `createSeries`.
+type CreateSeriesPayload struct {
+	// The new series.
+	Series *storage.Series `json:"series"`
+}
+
 // The input of `createWebhook`.
 type CreateWebhookInput struct {
 	// Where to send events: an absolute https URL of at most 2000 characters, without credentials or fragment, naming a public host.
 	URL string `json:"url"`
-	// The events to send, 1 to 32 of `post.published`, `post.published.edited`, `post.unpublished`, `post.deleted`, `author.updated`, `category.updated`, `tag.updated`, `comment.added`, `comment.edited`, `comment.approved`, `comment.deleted`, `page.published`, `page.published.edited`, `page.unpublished`, `page.deleted`, `site.updated`.
+	// The events to send, 1 to 32 of `post.published`, `post.published.edited`, `post.unpublished`, `post.deleted`, `author.updated`, `category.updated`, `tag.updated`, `series.updated`, `comment.added`, `comment.edited`, `comment.approved`, `comment.deleted`, `page.published`, `page.published.edited`, `page.unpublished`, `page.deleted`, `site.updated`.
 	Events []string `json:"events"`
 	// What the webhook is for: at most 500 characters.
 	Description *string `json:"description,omitempty"`
@@ -257,6 +295,20 @@ type DeletePostPayload struct {
 	Post *storage.Post `json:"post"`
 }
 
+// The input of `deleteSeries`.
+type DeleteSeriesInput struct {
+	// The slug of the series.
+	Slug string `json:"slug"`
+	// The version the deletion is based on; it fails with CONFLICT unless the series still has it. Omitted: any.
+	ExpectedVersion *int `json:"expectedVersion,omitempty"`
+}
+
+// The result of `deleteSeries`.
+type DeleteSeriesPayload struct {
+	// The slug of the deleted series.
+	Slug string `json:"slug"`
+}
+
 // The input of `deleteWebhook`.
 type DeleteWebhookInput struct {
 	// The global id of the webhook.
@@ -315,6 +367,24 @@ type MergeTagsInput struct {
 type MergeTagsPayload struct {
 	// The tag that got the posts, as it is after the merge.
 	Tag *storage.Tag `json:"tag"`
+}
+
+// The input of `moveSeriesPost`.
+type MoveSeriesPostInput struct {
+	// The slug of the series.
+	SeriesSlug string `json:"seriesSlug"`
+	// The global id of the post.
+	PostID string `json:"postId"`
+	// The new place, from 1; past the end: at the end.
+	Position int `json:"position"`
+	// The series' version the change is based on; it fails with CONFLICT unless the series still has it. Omitted: any.
+	ExpectedVersion *int `json:"expectedVersion,omitempty"`
+}
+
+// The result of `moveSeriesPost`.
+type MoveSeriesPostPayload struct {
+	// The series as changed.
+	Series *storage.Series `json:"series"`
 }
 
 // Changes to the blog. Every mutation takes one `input` and returns a payload
@@ -459,6 +529,24 @@ type RejectCommentPayload struct {
 	Comment *storage.Comment `json:"comment"`
 }
 
+// The input of `removePostFromSeries`.
+type RemovePostFromSeriesInput struct {
+	// The slug of the series.
+	SeriesSlug string `json:"seriesSlug"`
+	// The global id of the post.
+	PostID string `json:"postId"`
+	// The series' version the change is based on; it fails with CONFLICT unless the series still has it. Omitted: any.
+	ExpectedVersion *int `json:"expectedVersion,omitempty"`
+}
+
+// The result of `removePostFromSeries`.
+type RemovePostFromSeriesPayload struct {
+	// The series as changed.
+	Series *storage.Series `json:"series"`
+	// The post as changed.
+	Post *storage.Post `json:"post"`
+}
+
 // The input of `renameTag`.
 type RenameTagInput struct {
 	// The slug of the tag; it stays.
@@ -475,6 +563,42 @@ type RenameTagInput struct {
 type RenameTagPayload struct {
 	// The tag as renamed.
 	Tag *storage.Tag `json:"tag"`
+}
+
+// The input of `restorePostRevision`.
+type RestorePostRevisionInput struct {
+	// The global id of the post.
+	PostID string `json:"postId"`
+	// The id of one of the post's revisions.
+	RevisionID string `json:"revisionId"`
+	// The version the restore is based on; it fails with CONFLICT unless the post still has it.
+	ExpectedVersion int `json:"expectedVersion"`
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
+}
+
+// The result of `restorePostRevision`.
+type RestorePostRevisionPayload struct {
+	// The post as restored.
+	Post *storage.Post `json:"post"`
+}
+
+// A page of a post's revisions.
+type RevisionConnection struct {
+	// The revisions of this page, each with its cursor.
+	Edges []*RevisionEdge `json:"edges"`
+	// Where this page stands in the whole list.
+	PageInfo *PageInfo `json:"pageInfo"`
+	// The number of revisions the post keeps (at most 50).
+	TotalCount int `json:"totalCount"`
+}
+
+// A revision in a page of revisions.
+type RevisionEdge struct {
+	// The opaque cursor of this revision; pass it as `after` to continue after it, as `before` to go back from it.
+	Cursor string `json:"cursor"`
+	// The revision.
+	Node *storage.Revision `json:"node"`
 }
 
 // The input of `rotateWebhookSecret`.
@@ -516,6 +640,40 @@ type SeoInput struct {
 	CanonicalURL *string `json:"canonicalUrl,omitempty"`
 	// The picture for link previews: an absolute http or https URL of at most 2000 characters, without spaces or credentials.
 	OgImage *string `json:"ogImage,omitempty"`
+}
+
+// A page of series.
+type SeriesConnection struct {
+	// The series of this page, each with its cursor.
+	Edges []*SeriesEdge `json:"edges"`
+	// Where this page stands in the whole list.
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
+// A series in a page of series.
+type SeriesEdge struct {
+	// The opaque cursor of this series; pass it as `after` to continue after it, as `before` to go back from it.
+	Cursor string `json:"cursor"`
+	// The series.
+	Node *storage.Series `json:"node"`
+}
+
+// The input of `setPostFeatured`.
+type SetPostFeaturedInput struct {
+	// The global id of the post.
+	ID string `json:"id"`
+	// True puts the post on the featured list, false takes it off.
+	Featured bool `json:"featured"`
+	// The version the change is based on; it fails with CONFLICT unless the post still has it. Omitted: any.
+	ExpectedVersion *int `json:"expectedVersion,omitempty"`
+	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
+	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
+}
+
+// The result of `setPostFeatured`.
+type SetPostFeaturedPayload struct {
+	// The post as changed.
+	Post *storage.Post `json:"post"`
 }
 
 // An account elsewhere to set.
@@ -719,6 +877,28 @@ type UpdatePostInput struct {
 type UpdatePostPayload struct {
 	// The post as updated.
 	Post *storage.Post `json:"post"`
+}
+
+// The input of `updateSeries`.
+type UpdateSeriesInput struct {
+	// The slug of the series.
+	Slug string `json:"slug"`
+	// The version the change is based on; it fails with CONFLICT unless the series still has it. Omitted: any.
+	ExpectedVersion *int `json:"expectedVersion,omitempty"`
+	// The new title.
+	Title *string `json:"title,omitempty"`
+	// The new description.
+	Description *string `json:"description,omitempty"`
+	// The new cover image.
+	CoverImage *ImageInput `json:"coverImage,omitempty"`
+	// True removes the cover image; it cannot go with `coverImage`.
+	RemoveCoverImage *bool `json:"removeCoverImage,omitempty"`
+}
+
+// The result of `updateSeries`.
+type UpdateSeriesPayload struct {
+	// The series as changed.
+	Series *storage.Series `json:"series"`
 }
 
 // The input of `updateSite`. Omitted fields are left unchanged; an empty

@@ -331,6 +331,29 @@ export const NavigationFragment = graphql(`
     }
   }
 `);
+/** The home page: the featured posts on top, then a page of the latest posts. */
+export const HomePageQuery = graphql(`
+  query HomePage($featured: Int!, $first: Int, $after: String, $last: Int, $before: String) {
+    featuredPosts(first: $featured) {
+      edges {
+        node {
+          ...PostSummary
+        }
+      }
+    }
+    posts(first: $first, after: $after, last: $last, before: $before) {
+      totalCount
+      pageInfo {
+        ...PageLinks
+      }
+      edges {
+        node {
+          ...PostSummary
+        }
+      }
+    }
+  }
+`);
 
 /**
  * A static page by its slug (/<slug>), with the layout's navigation: the
@@ -376,6 +399,59 @@ export const TagPageQuery = graphql(`
           node {
             ...PostSummary
           }
+        }
+      }
+    }
+  }
+`);
+/** The series page: the series and a page of its posts, in the series' order. */
+export const SeriesPageQuery = graphql(`
+  query SeriesPage($slug: String!, $first: Int, $after: String, $last: Int, $before: String) {
+    series(slug: $slug) {
+      slug
+      title
+      description
+      coverImage {
+        url
+        alt
+        width
+        height
+      }
+      owner {
+        name
+        slug
+      }
+      posts(first: $first, after: $after, last: $last, before: $before) {
+        pageInfo {
+          ...PageLinks
+        }
+        edges {
+          node {
+            ...PostSummary
+          }
+        }
+      }
+    }
+  }
+`);
+
+/** A post's place in its series, for the "part n of" box of the post page. */
+export const PostSeriesQuery = graphql(`
+  query PostSeries($slug: String!) {
+    post(slug: $slug) {
+      series {
+        position
+        series {
+          slug
+          title
+        }
+        previous {
+          slug
+          title
+        }
+        next {
+          slug
+          title
         }
       }
     }

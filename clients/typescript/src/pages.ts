@@ -203,7 +203,7 @@ export function date(iso: string): string {
   return new Date(iso).toLocaleDateString('en', { dateStyle: 'medium' });
 }
 
-function plural(n: number, one: string): string {
+export function plural(n: number, one: string): string {
   return `${n} ${one}${n === 1 ? '' : 's'}`;
 }
 
@@ -211,7 +211,7 @@ export function byline(c: { name: string; avatarUrl?: string | null; isAuthor: b
   return c ? { name: c.name, avatar: c.avatarUrl ?? null, isAuthor: c.isAuthor } : null;
 }
 
-function card(post: PostSummaryFragment): PostCard {
+export function card(post: PostSummaryFragment): PostCard {
   const cover = post.coverImage;
   return {
     href: `/posts/${post.slug}`,
@@ -229,14 +229,14 @@ function card(post: PostSummaryFragment): PostCard {
 }
 
 /** pageLinks returns where the links to the newer and older pages of a newest-first list go. */
-function pageLinks(info: PageLinksFragment): { newer: PageCursor | null; older: PageCursor | null } {
+export function pageLinks(info: PageLinksFragment): { newer: PageCursor | null; older: PageCursor | null } {
   return {
     newer: info.hasPreviousPage && info.startCursor ? { before: info.startCursor } : null,
     older: info.hasNextPage && info.endCursor ? { after: info.endCursor } : null,
   };
 }
 
-function cursorVariables(
+export function cursorVariables(
   cursor: PageCursor | null,
 ): { first: number; after: string | null } | { last: number; before: string } {
   if (cursor && 'before' in cursor) {

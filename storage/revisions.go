@@ -1,0 +1,196 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+)
+
+// Revisions: an edit that changes a post's title, body, excerpt, cover or
+// SEO fields keeps what they were in a revision item POST#<id> /
+// REV#<n>, put in the edit's own transaction (one more action, two once
+// the post has MaxRevisions: the oldest is deleted). n counts the post's
+// revisions ("revisions" on the post item, the only thing the post item
+// gains), so the last MaxRevisions are kept and older ones deleted as new
+// ones come. A revision holds the Markdown body, not its HTML: restoring
+// renders it again. Revisions are in no copy and no public list; deleting
+// the post deletes them with its comments. See doc.go.
+
+// MaxRevisions is how many revisions a post keeps: the last 50.
+const MaxRevisions = 50
+
+// Revision is a post's content before an edit: who made the edit, when,
+// and which fields it changed.
+type Revision struct {
+	PostID string
+	// N numbers the post's revisions from 1, oldest first.
+	N        int64
+	EditorID string
+	At       time.Time
+	// Fields are the fields the edit changed: title, body, excerpt,
+	// coverImage, seo.
+	Fields     []string
+	Title      string
+	Excerpt    string
+	Body       string
+	CoverImage *Image
+	SEO        SEO
+	// Version is the post's version this content had.
+	Version int64
+}
+
+type revisionItem struct {
+	PK       string     `dynamodbav:"PK"`
+	SK       string     `dynamodbav:"SK"`
+	Type     string     `dynamodbav:"type"`
+	PostID   string     `dynamodbav:"postId"`
+	N        int64      `dynamodbav:"n"`
+	EditorID string     `dynamodbav:"editorId,omitempty"`
+	At       string     `dynamodbav:"at"`
+	Fields   []string   `dynamodbav:"fields"`
+	Title    string     `dynamodbav:"title"`
+	Excerpt  string     `dynamodbav:"excerpt,omitempty"`
+	Body     string     `dynamodbav:"body,omitempty"`
+	Cover    *imageItem `dynamodbav:"cover,omitempty"`
+	SEO      *seoItem   `dynamodbav:"seo,omitempty"`
+	Version  int64      `dynamodbav:"version"`
+}
+
+func (it *revisionItem) revision() *Revision {
+	r := &Revision{PostID: it.PostID, N: it.N, EditorID: it.EditorID, At: parseKeyTime(it.At), Fields: it.Fields,
+		Title: it.Title, Excerpt: it.Excerpt, Body: it.Body, Version: it.Version}
+	if it.Cover != nil {
+		r.CoverImage = &Image{URL: it.Cover.URL, Alt: it.Cover.Alt, Width: it.Cover.Width, Height: it.Cover.Height}
+	}
+	if it.SEO != nil {
+		r.SEO = SEO(*it.SEO)
+	}
+	return r
+}
+
+// revisedFields returns the fields an edit from before to after changed
+// that a revision keeps.
+func revisedFields(before, after *postItem) []string {
+	var out []string
+	if before.Title != after.Title {
+		out = append(out, "title")
+	}
+	if before.Body != after.Body {
+		out = append(out, "body")
+	}
+	if before.Excerpt != after.Excerpt {
+		out = append(out, "excerpt")
+	}
+	if !reflect.DeepEqual(before.Cover, after.Cover) {
+		out = append(out, "coverImage")
+	}
+	if !reflect.DeepEqual(before.SEO, after.SEO) {
+		out = append(out, "seo")
+	}
+	return out
+}
+
+// keepRevision returns the also of an edit by editor: when the edit
+// changes what a revision keeps, it counts the revision on the post
+// (after) and puts the revision, deleting the one MaxRevisions older.
+func (s *Store) keepRevision(editor string) func(context.Context, *txn, *postItem, *postItem) error {
+	return func(_ context.Context, t *txn, before, after *postItem) error {
+		if after == nil {
+			return nil
+		}
+		fields := revisedFields(before, after)
+		if len(fields) == 0 {
+			return nil
+		}
+		// after is the item postActions put already: the count goes on
+		// it through the same put, so set it before that runs (see
+		// UpdatePost, which counts it in its change).
+		n := after.Revisions
+		k := revisionKey(before.ID, n)
+		rev := revisionItem{PK: k.PK, SK: k.SK, Type: typeRevision, PostID: before.ID, N: n, EditorID: editor,
+			At: after.UpdatedAt, Fields: fields, Title: before.Title, Excerpt: before.Excerpt, Body: before.Body,
+			Cover: before.Cover, SEO: before.SEO, Version: before.Version}
+		if err := t.put(rev, ptr(condNotExists()), errRetry); err != nil {
+			return err
+		}
+		if n > MaxRevisions {
+			return t.delete(revisionKey(before.ID, n-MaxRevisions), nil, nil)
+		}
+		return nil
+	}
+}
+
+// countRevision counts the revision an edit from before to p keeps, if it
+// keeps one: keepRevision names it after the count.
+func countRevision(before *postItem, p *postItem) {
+	if len(revisedFields(before, p)) > 0 {
+		p.Revisions = before.Revisions + 1
+	}
+}
+
+// Revisions returns a post's revisions, newest first: one Query of the
+// post's partition a page.
+func (s *Store) Revisions(ctx context.Context, postID string, p Page) (*Result[*Revision], error) {
+	return queryPage(ctx, s, listQuery{
+		list: "revisions:" + postID,
+		cond: expression.Key(attrPK).Equal(expression.Value(prefixPost + postID)).
+			And(expression.Key(attrSK).BeginsWith(prefixRevision)),
+	}, p, (*revisionItem).revision)
+}
+
+// RestoreRevision is the input of RestorePostRevision.
+type RestoreRevision struct {
+	PostID          string
+	N               int64
+	ExpectedVersion int64
+	EditorID        string
+	IdempotencyKey  string
+	Admin           bool `json:"-"`
+}
+
+// RestorePostRevision makes a new version of the post from its revision
+// N: its title, excerpt, body, cover and SEO fields (the slug and
+// categories stay), which keeps the content it replaces as a revision in
+// turn. A revision the post does not have is ErrNotFound; a version other
+// than ExpectedVersion a *ConflictError; nothing is written then.
+func (s *Store) RestorePostRevision(ctx context.Context, in RestoreRevision) (*Post, error) {
+	if err := validateID("postId", in.PostID); err != nil {
+		return nil, err
+	}
+	if in.N < 1 {
+		return nil, invalid("revisionId", "is not a revision of this post")
+	}
+	var it revisionItem
+	if err := s.getItem(ctx, revisionKey(in.PostID, in.N), true, &it); err != nil {
+		return nil, fmt.Errorf("revision %d of post %q: %w", in.N, in.PostID, err)
+	}
+	r := it.revision()
+	seo := &SEOPatch{Title: &r.SEO.Title, Description: &r.SEO.Description, CanonicalURL: &r.SEO.CanonicalURL, OGImage: &r.SEO.OGImage}
+	patch := PostPatch{
+		ID: in.PostID, ExpectedVersion: in.ExpectedVersion, Title: &r.Title, Excerpt: &r.Excerpt, Body: &r.Body,
+		CoverImage: r.CoverImage, RemoveCoverImage: r.CoverImage == nil, SEO: seo,
+		IdempotencyKey: in.IdempotencyKey, Admin: in.Admin, EditorID: in.EditorID,
+	}
+	return s.UpdatePost(ctx, patch)
+}
+
+// checkRevisions reports a revision whose post is gone, one numbered past
+// the post's count, and one the bound should have deleted.
+func checkRevisions(revs []*revisionItem, posts map[string]*postItem) []string {
+	var bad []string
+	for _, r := range revs {
+		p := posts[r.PostID]
+		switch {
+		case p == nil:
+			bad = append(bad, fmt.Sprintf("revision %d of post %s, which does not exist", r.N, r.PostID))
+		case r.N > p.Revisions || r.N <= p.Revisions-MaxRevisions:
+			bad = append(bad, fmt.Sprintf("revision %d of post %s, which counts %d (the last %d are kept)", r.N, r.PostID, p.Revisions, MaxRevisions))
+		case revisionKey(r.PostID, r.N) != key{r.PK, r.SK}:
+			bad = append(bad, fmt.Sprintf("revision %d of post %s has wrong keys", r.N, r.PostID))
+		}
+	}
+	return bad
+}
