@@ -129,7 +129,7 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 			case typeRenderer:
 				renderer = &rendererItem{}
 				err = attributevalue.UnmarshalMap(it, renderer)
-						case typeSeries:
+			case typeSeries:
 				se := &seriesItem{}
 				err = attributevalue.UnmarshalMap(it, se)
 				series = append(series, se)
