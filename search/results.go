@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"container/list"
 	"context"
 	"crypto/rand"
@@ -8,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -225,7 +227,22 @@ func (s *Service) search(ctx context.Context, idx *index, queries searchQueries,
 		}
 		res.Total, res.Facets = int(sr.Total), facetsOf(sr)
 		if c == nil {
-			snap = &snapshot{id: newSnapshotID(typos), hits: hits, truncated: int(sr.Total) > len(hits), total: res.Total, facets: res.Facets}
+			// The snapshot is in the order the pages after it use
+			// without it: score, then id.
+			slices.SortStableFunc(hits, func(a, b ranked) int {
+				return cmp.Or(cmp.Compare(b.score, a.score), strings.Compare(a.id, b.id))
+			})
+			truncated := int(sr.Total) > len(hits)
+			if truncated {
+				// Posts of the last score that did not fit come after
+				// it by id, not after its last: it ends before them.
+				n := len(hits)
+				for n > r.First && hits[n-1].score == hits[len(hits)-1].score {
+					n--
+				}
+				hits = hits[:n]
+			}
+			snap = &snapshot{id: newSnapshotID(typos), hits: hits, truncated: truncated, total: res.Total, facets: res.Facets}
 			s.snaps.put(snap)
 			page = hits[:min(r.First, len(hits))]
 			res.HasNext = len(hits) > r.First || snap.truncated

@@ -105,3 +105,35 @@ func sorted(s []string) []string {
 	}
 	return out
 }
+
+func TestCursorsWithoutTheirSnapshotGoOnFromScoreAndID(t *testing.T) {
+	var posts []*storage.Post
+	for i := range 30 {
+		posts = append(posts, post(fmt.Sprintf("p%02d", i), "Apples", strings.Repeat("apple ", i%7+1)+"pie"))
+	}
+	svc := testService(t, posts...)
+	ctx := context.Background()
+	seen := map[string]bool{}
+	after := ""
+	for page := 0; ; page++ {
+		res, err := svc.Search(ctx, Request{Query: "apple", First: 7, After: after})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range res.Hits {
+			if seen[h.PostID] {
+				t.Fatalf("page %d repeats %s", page, h.PostID)
+			}
+			seen[h.PostID] = true
+		}
+		// As on another server of the fleet: no snapshot.
+		svc.snaps.clear()
+		if !res.HasNext {
+			break
+		}
+		after = res.Hits[len(res.Hits)-1].Cursor
+	}
+	if len(seen) != 30 {
+		t.Errorf("paging found %d posts, want 30", len(seen))
+	}
+}

@@ -500,6 +500,8 @@ func TestRelatedPostsShareCategoriesAndWords(t *testing.T) {
 		got = append(got, p.Slug)
 	}
 	equal(t, "related", fmt.Sprint(got), "[compost-bins mulch]")
+	// The post by its slug (2), and the related posts in one BatchGetItem.
+	equal(t, "DynamoDB requests", s.requests(), 3)
 	// Up to 3 by default: a post that shares nothing is not related.
 	r = ok[*RelatedPostsResponse](t)(RelatedPosts(ctx, s.anon, "compost", nil))
 	got = nil
