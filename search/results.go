@@ -126,6 +126,9 @@ func (s *Service) Search(ctx context.Context, r Request) (*Results, error) {
 	defer cancel()
 	var res *Results
 	err = s.reading(func(idx *index) error {
+		if err := idx.checkPrefixes(parts); err != nil {
+			return err
+		}
 		var err error
 		res, err = s.search(ctx, idx, queries, parts, r, c)
 		return err
@@ -148,6 +151,42 @@ func filtered(q blevequery.Query, r Request) blevequery.Query {
 		return q
 	}
 	return bleve.NewConjunctionQuery(append([]blevequery.Query{q}, and...)...)
+}
+
+// MaxPrefixWords is how many words of a field a prefix may match: more
+// would make a search of each (SLOW_QUERY).
+const MaxPrefixWords = 500
+
+// checkPrefixes returns a *SlowQueryError when a prefix of parts matches
+// more than MaxPrefixWords words of a field, counted in the index's
+// dictionaries before any search.
+func (x *index) checkPrefixes(parts []part) error {
+	for _, p := range parts {
+		if !p.prefix {
+			continue
+		}
+		for _, f := range []string{fieldTitle, fieldBody, fieldNames} {
+			d, err := x.b.FieldDictPrefix(f, []byte(p.text))
+			if err != nil {
+				return err
+			}
+			n := 0
+			for {
+				e, err := d.Next()
+				if err != nil || e == nil {
+					break
+				}
+				if n++; n > MaxPrefixWords {
+					break
+				}
+			}
+			_ = d.Close()
+			if n > MaxPrefixWords {
+				return &SlowQueryError{Reason: fmt.Sprintf("%s* matches more than %d words: type more of the word", p.text, MaxPrefixWords)}
+			}
+		}
+	}
+	return nil
 }
 
 // searchError returns the error of a search that failed: a query that

@@ -137,3 +137,18 @@ func TestCursorsWithoutTheirSnapshotGoOnFromScoreAndID(t *testing.T) {
 		t.Errorf("paging found %d posts, want 30", len(seen))
 	}
 }
+
+func TestAPrefixOfTooManyWordsIsSlow(t *testing.T) {
+	var words []string
+	for i := range MaxPrefixWords + 1 {
+		words = append(words, fmt.Sprintf("abc%dx", i))
+	}
+	svc := testService(t, post("p1", "Words", strings.Join(words, " ")))
+	_, err := svc.Search(context.Background(), Request{Query: "abc*", First: 10})
+	if !errors.Is(err, ErrSlowQuery) {
+		t.Errorf("abc* over %d words: %v, want ErrSlowQuery", MaxPrefixWords+1, err)
+	}
+	if _, err := svc.Search(context.Background(), Request{Query: "abc1*", First: 10}); err != nil {
+		t.Errorf("abc1*: %v", err)
+	}
+}
