@@ -162,7 +162,7 @@ func benchQueries(posts []*storage.Post) []Request {
 		}
 	}
 	for i := range qs {
-		qs[i].First = 10
+		qs[i].First, qs[i].Facets = 10, true
 	}
 	return qs
 }

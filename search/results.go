@@ -62,6 +62,8 @@ type Request struct {
 	// Category and AuthorID, when set, keep the posts of that category
 	// (slug) or author.
 	Category, AuthorID string
+	// Facets asks for Results.Facets, which cost a visit of every match.
+	Facets bool
 }
 
 // Hit is a result: a post, its score, and its title and a snippet of its
@@ -86,7 +88,8 @@ type Results struct {
 	HasNext bool
 	HasPrev bool
 	// Total is how many posts match, Facets how many of them each
-	// category holds, most first: the whole result's, not the page's.
+	// category holds, most first (when Request.Facets asked): the whole
+	// result's, not the page's.
 	Total  int
 	Facets []Facet
 }
@@ -233,13 +236,26 @@ func (s *Service) search(ctx context.Context, idx *index, queries searchQueries,
 		page = snap.hits[c.offset:end]
 		res.HasNext = end < len(snap.hits) || snap.truncated
 		res.Total, res.Facets = snap.total, snap.facets
+		if r.Facets && !snap.counted {
+			// The first page did not ask for them: counted now, in the
+			// index as it is.
+			req := bleve.NewSearchRequestOptions(snapQuery(queries, snap), 0, 0, false)
+			req.AddFacet(fieldCategories, bleve.NewFacetRequest(fieldCategories, facetSize))
+			sr, err := idx.b.SearchInContext(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			res.Facets = facetsOf(sr)
+		}
 	default:
 		size := r.First + 1
 		if c == nil {
 			size = snapshotSize
 		}
 		req := bleve.NewSearchRequestOptions(q, size, 0, false)
-		req.AddFacet(fieldCategories, bleve.NewFacetRequest(fieldCategories, facetSize))
+		if r.Facets {
+			req.AddFacet(fieldCategories, bleve.NewFacetRequest(fieldCategories, facetSize))
+		}
 		if c != nil {
 			// Past a snapshot the order must hold across requests:
 			// score, then id. A first page ranks by score alone, which
@@ -281,7 +297,7 @@ func (s *Service) search(ctx context.Context, idx *index, queries searchQueries,
 				}
 				hits = hits[:n]
 			}
-			snap = &snapshot{id: newSnapshotID(typos), hits: hits, truncated: truncated, total: res.Total, facets: res.Facets}
+			snap = &snapshot{id: newSnapshotID(typos), hits: hits, truncated: truncated, total: res.Total, facets: res.Facets, counted: r.Facets}
 			s.snaps.put(snap)
 			page = hits[:min(r.First, len(hits))]
 			res.HasNext = len(hits) > r.First || snap.truncated
@@ -368,7 +384,16 @@ type snapshot struct {
 	truncated bool // more matched than it holds
 	total     int
 	facets    []Facet
+	counted   bool // facets were asked for and counted
 	at        time.Time
+}
+
+// snapQuery returns the query of queries that snap was ranked with.
+func snapQuery(queries searchQueries, snap *snapshot) blevequery.Query {
+	if strings.HasPrefix(snap.id, typosMark) && queries.typos != nil {
+		return queries.typos
+	}
+	return queries.exact
 }
 
 // searchQueries are a search's query with its words as typed, and with

@@ -87,7 +87,7 @@ func TestSearchFindsTyposPhrasesAndStems(t *testing.T) {
 			t.Errorf("%q: %v, want %v", c.q, got, c.want)
 		}
 	}
-	res, err := svc.Search(ctx, Request{Query: "queries", First: 10})
+	res, err := svc.Search(ctx, Request{Query: "queries", First: 10, Facets: true})
 	if err != nil || len(res.Hits) != 1 {
 		t.Fatal(res, err)
 	}
@@ -150,5 +150,25 @@ func TestAPrefixOfTooManyWordsIsSlow(t *testing.T) {
 	}
 	if _, err := svc.Search(context.Background(), Request{Query: "abc1*", First: 10}); err != nil {
 		t.Errorf("abc1*: %v", err)
+	}
+}
+
+func TestFacetsAreCountedWhenAskedFor(t *testing.T) {
+	svc := testService(t,
+		post("p1", "Apples", "apple pie", "fruit"),
+		post("p2", "Apples", "apple tart", "fruit", "baking"),
+		post("p3", "Apples", "apple cake", "baking"),
+	)
+	ctx := context.Background()
+	first, err := svc.Search(ctx, Request{Query: "apple", First: 1})
+	if err != nil || first.Facets != nil || first.Total != 3 {
+		t.Fatalf("a page without facets: %+v, %v", first, err)
+	}
+	next, err := svc.Search(ctx, Request{Query: "apple", First: 1, After: first.Hits[0].Cursor, Facets: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(next.Facets); got != "[{baking 2} {fruit 2}]" {
+		t.Errorf("facets of a later page: %s", got)
 	}
 }
