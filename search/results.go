@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/search"
 	blevequery "github.com/blevesearch/bleve/v2/search/query"
 
 	"github.com/blogql/blog/storage"
@@ -345,8 +346,17 @@ func (s *Service) highlight(ctx context.Context, idx *index, m *marker, page []r
 	for i, h := range page {
 		ids[i] = h.id
 	}
-	req := bleve.NewSearchRequestOptions(docIDQuery(ids), len(ids), 0, false)
+	// The page's posts, with where the query's words are in each body
+	// (the term vectors the index keeps): a snippet starts there without
+	// analyzing the body again up to its first match.
+	q := bleve.NewBooleanQuery()
+	q.AddMust(docIDQuery(ids))
+	if words := m.bodyQuery(); words != nil {
+		q.AddShould(words)
+	}
+	req := bleve.NewSearchRequestOptions(q, len(ids), 0, false)
 	req.Fields = []string{fieldTitle, fieldBody}
+	req.IncludeLocations = true
 	sr, err := idx.b.SearchInContext(ctx, req)
 	if err != nil {
 		return nil, err
@@ -354,9 +364,23 @@ func (s *Service) highlight(ctx context.Context, idx *index, m *marker, page []r
 	for _, h := range sr.Hits {
 		title, _ := h.Fields[fieldTitle].(string)
 		body, _ := h.Fields[fieldBody].(string)
-		out[h.ID] = Hit{Title: m.title(title), Snippet: m.snippet(body, snippetChars)}
+		out[h.ID] = Hit{Title: m.title(title), Snippet: m.snippet(body, firstMatch(h.Locations[fieldBody], len(body)), snippetChars)}
 	}
 	return out, nil
+}
+
+// firstMatch returns the byte offset of the first of locations in a
+// text of n bytes, -1 for none.
+func firstMatch(locations search.TermLocationMap, n int) int {
+	first := -1
+	for _, ls := range locations {
+		for _, l := range ls {
+			if s := int(l.Start); s < n && (first < 0 || s < first) {
+				first = s
+			}
+		}
+	}
+	return first
 }
 
 func facetsOf(sr *bleve.SearchResult) []Facet {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -170,5 +171,37 @@ func TestFacetsAreCountedWhenAskedFor(t *testing.T) {
 	}
 	if got := fmt.Sprint(next.Facets); got != "[{baking 2} {fruit 2}]" {
 		t.Errorf("facets of a later page: %s", got)
+	}
+}
+
+func TestSnippetStartsAtTheFirstMatchAnywhereInTheBody(t *testing.T) {
+	filler := strings.Repeat("lorem ipsum dolor sit amet ", 500) // 13.5 KB
+	svc := testService(t,
+		post("p1", "Far", filler+"the zeppelin landed. "+filler),
+		post("p2", "Near", "A zeppelin at once. "+filler),
+		post("p3", "Typo", filler+"a dirigible flew by. "+filler),
+		post("p4", "Title only", filler),
+	)
+	for _, c := range []struct {
+		name, q, id, want string
+	}{
+		{"a word past the first 8 KB", "zeppelin landed", "p1", "…amet lorem ipsum dolor sit amet lorem ipsum dolor sit amet the <mark>zeppelin</mark> <mark>landed</mark>."},
+		{"a word at the start", "zeppelin", "p2", "A <mark>zeppelin</mark> at once. lorem"},
+		{"a word within its typo tolerance", "dirigble", "p3", "…sit amet lorem ipsum dolor sit amet lorem ipsum dolor sit amet a <mark>dirigible</mark> flew by."},
+		{"no word in the body", "title", "p4", "lorem ipsum dolor sit amet lorem"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := svc.Search(context.Background(), Request{Query: c.q, First: 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			i := slices.IndexFunc(res.Hits, func(h Hit) bool { return h.PostID == c.id })
+			if i < 0 {
+				t.Fatalf("%q does not find %s: %v", c.q, c.id, res.Hits)
+			}
+			if s := res.Hits[i].Snippet; !strings.HasPrefix(s, c.want) || len(s) > MaxSnippetBytes {
+				t.Errorf("snippet %q: want it to begin %q", s, c.want)
+			}
+		})
 	}
 }
