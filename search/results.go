@@ -225,16 +225,22 @@ func (s *Service) search(ctx context.Context, idx *index, queries searchQueries,
 	if c != nil && strings.HasPrefix(c.snapshot, typosMark) && queries.typos != nil {
 		q, typos = queries.typos, true
 	}
+	changes := s.changes.Load()
 	var snap *snapshot
+	from := 0
 	if c != nil {
-		snap = s.snaps.get(c.snapshot)
+		snap, from = s.snaps.get(c.snapshot), c.offset
+	} else {
+		// The same search's first page since the index last changed:
+		// its ranking again.
+		snap = s.snaps.latest(fp, changes, r.Facets)
 	}
 	res := &Results{HasPrev: c != nil}
 	var page []ranked
 	switch {
-	case snap != nil && c.offset < len(snap.hits):
-		end := min(c.offset+r.First, len(snap.hits))
-		page = snap.hits[c.offset:end]
+	case snap != nil && (c == nil || from < len(snap.hits)):
+		end := min(from+r.First, len(snap.hits))
+		page = snap.hits[from:end]
 		res.HasNext = end < len(snap.hits) || snap.truncated
 		res.Total, res.Facets = snap.total, snap.facets
 		if r.Facets && !snap.counted {
@@ -298,7 +304,7 @@ func (s *Service) search(ctx context.Context, idx *index, queries searchQueries,
 				}
 				hits = hits[:n]
 			}
-			snap = &snapshot{id: newSnapshotID(typos), hits: hits, truncated: truncated, total: res.Total, facets: res.Facets, counted: r.Facets}
+			snap = &snapshot{id: newSnapshotID(typos), fp: fp, changes: changes, hits: hits, truncated: truncated, total: res.Total, facets: res.Facets, counted: r.Facets}
 			s.snaps.put(snap)
 			page = hits[:min(r.First, len(hits))]
 			res.HasNext = len(hits) > r.First || snap.truncated
@@ -404,6 +410,8 @@ type ranked struct {
 // snapshot is the ranking of a search's first page.
 type snapshot struct {
 	id        string
+	fp        string // the search's fingerprint
+	changes   uint64 // the index's Service.changes it was ranked at
 	hits      []ranked
 	truncated bool // more matched than it holds
 	total     int
@@ -441,27 +449,61 @@ func newSnapshotID(typos bool) string {
 }
 
 // snapshots keeps the latest snapshots, up to a count, each for
-// snapshotTTL.
+// snapshotTTL, by id and by the search they rank (the latest of each).
 type snapshots struct {
 	mu    sync.Mutex
 	max   int
 	order *list.List // of *snapshot, newest first
 	byID  map[string]*list.Element
+	byFP  map[string]*list.Element
 }
 
 func newSnapshots(max int) *snapshots {
-	return &snapshots{max: max, order: list.New(), byID: map[string]*list.Element{}}
+	return &snapshots{max: max, order: list.New(), byID: map[string]*list.Element{}, byFP: map[string]*list.Element{}}
 }
 
 func (c *snapshots) put(s *snapshot) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s.at = time.Now()
-	c.byID[s.id] = c.order.PushFront(s)
-	for c.order.Len() > c.max {
-		old := c.order.Remove(c.order.Back()).(*snapshot)
-		delete(c.byID, old.id)
+	e := c.order.PushFront(s)
+	c.byID[s.id] = e
+	if s.fp != "" {
+		c.byFP[s.fp] = e
 	}
+	for c.order.Len() > c.max {
+		c.remove(c.order.Back())
+	}
+}
+
+func (c *snapshots) remove(e *list.Element) {
+	old := c.order.Remove(e).(*snapshot)
+	delete(c.byID, old.id)
+	if c.byFP[old.fp] == e {
+		delete(c.byFP, old.fp)
+	}
+}
+
+// latest returns the latest snapshot of the search fp when the index has
+// not changed since (changes), with its facets counted when facets is
+// set; nil when there is none.
+func (c *snapshots) latest(fp string, changes uint64, facets bool) *snapshot {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.byFP[fp]
+	if !ok {
+		return nil
+	}
+	s := e.Value.(*snapshot)
+	if time.Since(s.at) > snapshotTTL {
+		c.remove(e)
+		return nil
+	}
+	if s.changes != changes || (facets && !s.counted) {
+		return nil
+	}
+	c.order.MoveToFront(e)
+	return s
 }
 
 func (c *snapshots) get(id string) *snapshot {
@@ -473,8 +515,7 @@ func (c *snapshots) get(id string) *snapshot {
 	}
 	s := e.Value.(*snapshot)
 	if time.Since(s.at) > snapshotTTL {
-		c.order.Remove(e)
-		delete(c.byID, id)
+		c.remove(e)
 		return nil
 	}
 	c.order.MoveToFront(e)
@@ -486,6 +527,7 @@ func (c *snapshots) clear() {
 	defer c.mu.Unlock()
 	c.order.Init()
 	clear(c.byID)
+	clear(c.byFP)
 }
 
 // cursor is a search's position after a result: the search it belongs

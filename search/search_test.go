@@ -205,3 +205,44 @@ func TestSnippetStartsAtTheFirstMatchAnywhereInTheBody(t *testing.T) {
 		})
 	}
 }
+
+func TestRepeatedSearchReusesItsRankingUntilTheIndexChanges(t *testing.T) {
+	svc := testService(t,
+		post("p1", "Zeppelins", "A zeppelin.", "air"),
+		post("p2", "More zeppelins", "Two zeppelins.", "air", "sea"),
+	)
+	ctx := context.Background()
+	ids := func(r *Results) []string {
+		var out []string
+		for _, h := range r.Hits {
+			out = append(out, h.PostID)
+		}
+		return sorted(out)
+	}
+	first, err := svc.Search(ctx, Request{Query: "zeppelin", First: 1})
+	if err != nil || first.Total != 2 || first.Facets != nil {
+		t.Fatal(first, err)
+	}
+	t.Run("the same first page, and facets when asked", func(t *testing.T) {
+		again, err := svc.Search(ctx, Request{Query: "zeppelin", First: 1, Facets: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(ids(again)) != fmt.Sprint(ids(first)) || fmt.Sprint(again.Facets) != "[{air 2} {sea 1}]" {
+			t.Errorf("again: %v %v, want %v with facets", ids(again), again.Facets, ids(first))
+		}
+		next, err := svc.Search(ctx, Request{Query: "zeppelin", First: 1, After: again.Hits[0].Cursor})
+		if err != nil || len(next.Hits) != 1 || next.Hits[0].PostID == again.Hits[0].PostID || next.HasNext {
+			t.Errorf("the page after: %v %v", next, err)
+		}
+	})
+	t.Run("a change to the index ranks again", func(t *testing.T) {
+		if err := svc.Index([]*storage.Post{post("p3", "Zeppelin", "Zeppelin zeppelin zeppelin.", "air")}); err != nil {
+			t.Fatal(err)
+		}
+		res, err := svc.Search(ctx, Request{Query: "zeppelin", First: 10, Facets: true})
+		if err != nil || fmt.Sprint(ids(res)) != "[p1 p2 p3]" || res.Total != 3 || fmt.Sprint(res.Facets) != "[{air 3} {sea 1}]" {
+			t.Errorf("after indexing p3: %v %v", res, err)
+		}
+	})
+}
