@@ -88,6 +88,20 @@ var corpus struct {
 	err   error
 	// segments is how many the index holds once its merges settled.
 	segments int
+	dir      string
+}
+
+// TestMain removes the benchmarks' corpus (half a gigabyte at 100,000
+// posts) when the tests and benchmarks end.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if corpus.svc != nil {
+		corpus.svc.Close()
+	}
+	if corpus.dir != "" {
+		_ = os.RemoveAll(corpus.dir)
+	}
+	os.Exit(code)
 }
 
 // settle waits (up to 2 minutes) until the index's background merges
@@ -134,6 +148,7 @@ func benchService(b *testing.B) *Service {
 			corpus.err = err
 			return
 		}
+		corpus.dir = dir
 		corpus.posts = benchPosts(benchSize())
 		corpus.svc, corpus.err = New(storage.New(nil, "bench"), Options{Dir: dir, Table: "bench"})
 		if corpus.err != nil {
