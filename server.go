@@ -178,7 +178,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	feed.Subscribe(hub.Publish)
 	// So does this server's search index, which applies every event of
 	// the log after its own position.
-	searcher, err := newSearch(store, cfg, dataPath, logger)
+	searcher, err := newSearch(store, cfg, logger)
 	if err != nil {
 		return err
 	}
@@ -347,23 +347,20 @@ func newFeed(ctx context.Context, clientCfg storage.ClientConfig, store *storage
 const searchDir = "search"
 
 // newSearch returns the server's search index (package search) in
-// -search-index, by default beside the embedded engine's data file (in
-// memory with it), and on DynamoDB in the user's cache directory, one a
-// table: a server there has no data directory, and an index that is
-// lost is rebuilt from the table.
-func newSearch(store *storage.Store, cfg *config, dataPath string, logger *slog.Logger) (*search.Service, error) {
+// -search-index, by default in the data directory: search/ beside the
+// embedded engine's data file, and search-<table>/ on DynamoDB, where the
+// data directory holds nothing else (the Docker image's /data volume);
+// in memory with -data :memory:. An index that is lost is rebuilt from
+// the table.
+func newSearch(store *storage.Store, cfg *config, logger *slog.Logger) (*search.Service, error) {
 	dir := cfg.searchIndex
 	switch {
 	case dir != "":
-	case cfg.backend() == backendEmbedded && cfg.dataDir == memoryData:
+	case cfg.dataDir == memoryData:
 	case cfg.backend() == backendEmbedded:
-		dir = filepath.Join(filepath.Dir(dataPath), searchDir)
+		dir = filepath.Join(cfg.dataDir, searchDir)
 	default:
-		base, err := os.UserCacheDir()
-		if err != nil {
-			base = os.TempDir()
-		}
-		dir = filepath.Join(base, "blog-search", cfg.table)
+		dir = filepath.Join(cfg.dataDir, searchDir+"-"+cfg.table)
 	}
 	s, err := search.New(store, search.Options{Dir: dir, Language: cfg.searchLanguage, Table: cfg.table, Timeout: cfg.requestTimeout, Logger: logger})
 	if err != nil {

@@ -61,6 +61,10 @@ func (r *Resolver) search(ctx context.Context, query string, first *int, after, 
 		return nil, errNoSearch
 	}
 	req := search.Request{Query: query, First: defaultSearchFirst, Category: deref(category), After: deref(after)}
+	// Facets cost a visit of every match: counted when asked for.
+	if names, _ := selectionAt(ctx, nil, ""); slices.Contains(names, "categories") {
+		req.Facets = true
+	}
 	if first != nil {
 		req.First = *first
 	}

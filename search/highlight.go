@@ -5,7 +5,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
+	blevequery "github.com/blevesearch/bleve/v2/search/query"
 )
 
 // Highlighting: a result's title and a passage of its body, escaped, with
@@ -13,7 +15,9 @@ import (
 // index found them: the stored text is analyzed again, and a word matches
 // when its analyzed form is one of the query's, within a word's typo
 // tolerance of one, or begins with one of its prefixes (a phrase's words
-// are marked wherever they are). It costs no second search of the index.
+// are marked wherever they are). A snippet's passage starts at the first
+// of the query's words in the body, which the index's term vectors say
+// (one search of the page's posts, which also reads their stored text).
 
 // marker knows what a query's words match.
 type marker struct {
@@ -91,27 +95,11 @@ func (m *marker) title(text string) string {
 	return markUp(text, 0, len(text), m.find(text))
 }
 
-// snippet returns a passage of about limit bytes of text around its first
-// matched word (its beginning when none), escaped with the matched words
-// marked, with "…" where it was cut. The text is analyzed a piece at a
-// time up to the first match, and then only the passage.
-func (m *marker) snippet(text string, limit int) string {
-	const piece, scan = 1 << 10, 8 << 10
-	first := -1
-	for at := 0; at < len(text) && at < scan; {
-		end := len(text)
-		if at+piece < end {
-			end = wordEnd(text, at, at+piece)
-			if end <= at {
-				end = min(len(text), at+piece)
-			}
-		}
-		if spans := m.find(text[at:end]); len(spans) > 0 {
-			first = at + spans[0].start
-			break
-		}
-		at = end
-	}
+// snippet returns a passage of about limit bytes of text around its
+// matched word at byte first (its beginning when first is -1), escaped
+// with the matched words marked, with "…" where it was cut. Only the
+// passage is analyzed.
+func (m *marker) snippet(text string, first, limit int) string {
 	from := 0
 	if first > limit/3 {
 		from = wordStart(text, first-limit/3)
@@ -128,6 +116,32 @@ func (m *marker) snippet(text string, limit int) string {
 		out += "…"
 	}
 	return out
+}
+
+// bodyQuery returns a query of the body's words the marker marks (nil
+// for none): its matches' locations say where a snippet starts.
+func (m *marker) bodyQuery() blevequery.Query {
+	var any []blevequery.Query
+	for t := range m.exact {
+		q := bleve.NewTermQuery(t)
+		q.SetField(fieldBody)
+		any = append(any, q)
+	}
+	for _, f := range m.fuzzy {
+		q := bleve.NewFuzzyQuery(f.term)
+		q.SetFuzziness(f.edits)
+		q.SetField(fieldBody)
+		any = append(any, q)
+	}
+	for _, p := range m.prefixes {
+		q := bleve.NewPrefixQuery(p)
+		q.SetField(fieldBody)
+		any = append(any, q)
+	}
+	if any == nil {
+		return nil
+	}
+	return bleve.NewDisjunctionQuery(any...)
 }
 
 // wordStart returns the start of the word after i (or i, at a rune

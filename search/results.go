@@ -1,6 +1,7 @@
 package search
 
 import (
+	"cmp"
 	"container/list"
 	"context"
 	"crypto/rand"
@@ -8,12 +9,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/search"
 	blevequery "github.com/blevesearch/bleve/v2/search/query"
 
 	"github.com/blogql/blog/storage"
@@ -60,6 +63,8 @@ type Request struct {
 	// Category and AuthorID, when set, keep the posts of that category
 	// (slug) or author.
 	Category, AuthorID string
+	// Facets asks for Results.Facets, which cost a visit of every match.
+	Facets bool
 }
 
 // Hit is a result: a post, its score, and its title and a snippet of its
@@ -84,7 +89,8 @@ type Results struct {
 	HasNext bool
 	HasPrev bool
 	// Total is how many posts match, Facets how many of them each
-	// category holds, most first: the whole result's, not the page's.
+	// category holds, most first (when Request.Facets asked): the whole
+	// result's, not the page's.
 	Total  int
 	Facets []Facet
 }
@@ -124,6 +130,9 @@ func (s *Service) Search(ctx context.Context, r Request) (*Results, error) {
 	defer cancel()
 	var res *Results
 	err = s.reading(func(idx *index) error {
+		if err := idx.checkPrefixes(parts); err != nil {
+			return err
+		}
 		var err error
 		res, err = s.search(ctx, idx, queries, parts, r, c)
 		return err
@@ -146,6 +155,42 @@ func filtered(q blevequery.Query, r Request) blevequery.Query {
 		return q
 	}
 	return bleve.NewConjunctionQuery(append([]blevequery.Query{q}, and...)...)
+}
+
+// MaxPrefixWords is how many words of a field a prefix may match: more
+// would make a search of each (SLOW_QUERY).
+const MaxPrefixWords = 500
+
+// checkPrefixes returns a *SlowQueryError when a prefix of parts matches
+// more than MaxPrefixWords words of a field, counted in the index's
+// dictionaries before any search.
+func (x *index) checkPrefixes(parts []part) error {
+	for _, p := range parts {
+		if !p.prefix {
+			continue
+		}
+		for _, f := range []string{fieldTitle, fieldBody, fieldNames} {
+			d, err := x.b.FieldDictPrefix(f, []byte(p.text))
+			if err != nil {
+				return err
+			}
+			n := 0
+			for {
+				e, err := d.Next()
+				if err != nil || e == nil {
+					break
+				}
+				if n++; n > MaxPrefixWords {
+					break
+				}
+			}
+			_ = d.Close()
+			if n > MaxPrefixWords {
+				return &SlowQueryError{Reason: fmt.Sprintf("%s* matches more than %d words: type more of the word", p.text, MaxPrefixWords)}
+			}
+		}
+	}
+	return nil
 }
 
 // searchError returns the error of a search that failed: a query that
@@ -180,25 +225,44 @@ func (s *Service) search(ctx context.Context, idx *index, queries searchQueries,
 	if c != nil && strings.HasPrefix(c.snapshot, typosMark) && queries.typos != nil {
 		q, typos = queries.typos, true
 	}
+	changes := s.changes.Load()
 	var snap *snapshot
+	from := 0
 	if c != nil {
-		snap = s.snaps.get(c.snapshot)
+		snap, from = s.snaps.get(c.snapshot), c.offset
+	} else {
+		// The same search's first page since the index last changed:
+		// its ranking again.
+		snap = s.snaps.latest(fp, changes, r.Facets)
 	}
 	res := &Results{HasPrev: c != nil}
 	var page []ranked
 	switch {
-	case snap != nil && c.offset < len(snap.hits):
-		end := min(c.offset+r.First, len(snap.hits))
-		page = snap.hits[c.offset:end]
+	case snap != nil && (c == nil || from < len(snap.hits)):
+		end := min(from+r.First, len(snap.hits))
+		page = snap.hits[from:end]
 		res.HasNext = end < len(snap.hits) || snap.truncated
 		res.Total, res.Facets = snap.total, snap.facets
+		if r.Facets && !snap.counted {
+			// The first page did not ask for them: counted now, in the
+			// index as it is.
+			req := bleve.NewSearchRequestOptions(snapQuery(queries, snap), 0, 0, false)
+			req.AddFacet(fieldCategories, bleve.NewFacetRequest(fieldCategories, facetSize))
+			sr, err := idx.b.SearchInContext(ctx, req)
+			if err != nil {
+				return nil, err
+			}
+			res.Facets = facetsOf(sr)
+		}
 	default:
 		size := r.First + 1
 		if c == nil {
 			size = snapshotSize
 		}
 		req := bleve.NewSearchRequestOptions(q, size, 0, false)
-		req.AddFacet(fieldCategories, bleve.NewFacetRequest(fieldCategories, facetSize))
+		if r.Facets {
+			req.AddFacet(fieldCategories, bleve.NewFacetRequest(fieldCategories, facetSize))
+		}
 		if c != nil {
 			// Past a snapshot the order must hold across requests:
 			// score, then id. A first page ranks by score alone, which
@@ -225,7 +289,22 @@ func (s *Service) search(ctx context.Context, idx *index, queries searchQueries,
 		}
 		res.Total, res.Facets = int(sr.Total), facetsOf(sr)
 		if c == nil {
-			snap = &snapshot{id: newSnapshotID(typos), hits: hits, truncated: int(sr.Total) > len(hits), total: res.Total, facets: res.Facets}
+			// The snapshot is in the order the pages after it use
+			// without it: score, then id.
+			slices.SortStableFunc(hits, func(a, b ranked) int {
+				return cmp.Or(cmp.Compare(b.score, a.score), strings.Compare(a.id, b.id))
+			})
+			truncated := int(sr.Total) > len(hits)
+			if truncated {
+				// Posts of the last score that did not fit come after
+				// it by id, not after its last: it ends before them.
+				n := len(hits)
+				for n > r.First && hits[n-1].score == hits[len(hits)-1].score {
+					n--
+				}
+				hits = hits[:n]
+			}
+			snap = &snapshot{id: newSnapshotID(typos), fp: fp, changes: changes, hits: hits, truncated: truncated, total: res.Total, facets: res.Facets, counted: r.Facets}
 			s.snaps.put(snap)
 			page = hits[:min(r.First, len(hits))]
 			res.HasNext = len(hits) > r.First || snap.truncated
@@ -273,8 +352,17 @@ func (s *Service) highlight(ctx context.Context, idx *index, m *marker, page []r
 	for i, h := range page {
 		ids[i] = h.id
 	}
-	req := bleve.NewSearchRequestOptions(docIDQuery(ids), len(ids), 0, false)
+	// The page's posts, with where the query's words are in each body
+	// (the term vectors the index keeps): a snippet starts there without
+	// analyzing the body again up to its first match.
+	q := bleve.NewBooleanQuery()
+	q.AddMust(docIDQuery(ids))
+	if words := m.bodyQuery(); words != nil {
+		q.AddShould(words)
+	}
+	req := bleve.NewSearchRequestOptions(q, len(ids), 0, false)
 	req.Fields = []string{fieldTitle, fieldBody}
+	req.IncludeLocations = true
 	sr, err := idx.b.SearchInContext(ctx, req)
 	if err != nil {
 		return nil, err
@@ -282,9 +370,23 @@ func (s *Service) highlight(ctx context.Context, idx *index, m *marker, page []r
 	for _, h := range sr.Hits {
 		title, _ := h.Fields[fieldTitle].(string)
 		body, _ := h.Fields[fieldBody].(string)
-		out[h.ID] = Hit{Title: m.title(title), Snippet: m.snippet(body, snippetChars)}
+		out[h.ID] = Hit{Title: m.title(title), Snippet: m.snippet(body, firstMatch(h.Locations[fieldBody], len(body)), snippetChars)}
 	}
 	return out, nil
+}
+
+// firstMatch returns the byte offset of the first of locations in a
+// text of n bytes, -1 for none.
+func firstMatch(locations search.TermLocationMap, n int) int {
+	first := -1
+	for _, ls := range locations {
+		for _, l := range ls {
+			if s := int(l.Start); s < n && (first < 0 || s < first) {
+				first = s
+			}
+		}
+	}
+	return first
 }
 
 func facetsOf(sr *bleve.SearchResult) []Facet {
@@ -308,11 +410,22 @@ type ranked struct {
 // snapshot is the ranking of a search's first page.
 type snapshot struct {
 	id        string
+	fp        string // the search's fingerprint
+	changes   uint64 // the index's Service.changes it was ranked at
 	hits      []ranked
 	truncated bool // more matched than it holds
 	total     int
 	facets    []Facet
+	counted   bool // facets were asked for and counted
 	at        time.Time
+}
+
+// snapQuery returns the query of queries that snap was ranked with.
+func snapQuery(queries searchQueries, snap *snapshot) blevequery.Query {
+	if strings.HasPrefix(snap.id, typosMark) && queries.typos != nil {
+		return queries.typos
+	}
+	return queries.exact
 }
 
 // searchQueries are a search's query with its words as typed, and with
@@ -336,27 +449,61 @@ func newSnapshotID(typos bool) string {
 }
 
 // snapshots keeps the latest snapshots, up to a count, each for
-// snapshotTTL.
+// snapshotTTL, by id and by the search they rank (the latest of each).
 type snapshots struct {
 	mu    sync.Mutex
 	max   int
 	order *list.List // of *snapshot, newest first
 	byID  map[string]*list.Element
+	byFP  map[string]*list.Element
 }
 
 func newSnapshots(max int) *snapshots {
-	return &snapshots{max: max, order: list.New(), byID: map[string]*list.Element{}}
+	return &snapshots{max: max, order: list.New(), byID: map[string]*list.Element{}, byFP: map[string]*list.Element{}}
 }
 
 func (c *snapshots) put(s *snapshot) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	s.at = time.Now()
-	c.byID[s.id] = c.order.PushFront(s)
-	for c.order.Len() > c.max {
-		old := c.order.Remove(c.order.Back()).(*snapshot)
-		delete(c.byID, old.id)
+	e := c.order.PushFront(s)
+	c.byID[s.id] = e
+	if s.fp != "" {
+		c.byFP[s.fp] = e
 	}
+	for c.order.Len() > c.max {
+		c.remove(c.order.Back())
+	}
+}
+
+func (c *snapshots) remove(e *list.Element) {
+	old := c.order.Remove(e).(*snapshot)
+	delete(c.byID, old.id)
+	if c.byFP[old.fp] == e {
+		delete(c.byFP, old.fp)
+	}
+}
+
+// latest returns the latest snapshot of the search fp when the index has
+// not changed since (changes), with its facets counted when facets is
+// set; nil when there is none.
+func (c *snapshots) latest(fp string, changes uint64, facets bool) *snapshot {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	e, ok := c.byFP[fp]
+	if !ok {
+		return nil
+	}
+	s := e.Value.(*snapshot)
+	if time.Since(s.at) > snapshotTTL {
+		c.remove(e)
+		return nil
+	}
+	if s.changes != changes || (facets && !s.counted) {
+		return nil
+	}
+	c.order.MoveToFront(e)
+	return s
 }
 
 func (c *snapshots) get(id string) *snapshot {
@@ -368,8 +515,7 @@ func (c *snapshots) get(id string) *snapshot {
 	}
 	s := e.Value.(*snapshot)
 	if time.Since(s.at) > snapshotTTL {
-		c.order.Remove(e)
-		delete(c.byID, id)
+		c.remove(e)
 		return nil
 	}
 	c.order.MoveToFront(e)
@@ -381,6 +527,7 @@ func (c *snapshots) clear() {
 	defer c.mu.Unlock()
 	c.order.Init()
 	clear(c.byID)
+	clear(c.byFP)
 }
 
 // cursor is a search's position after a result: the search it belongs

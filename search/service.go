@@ -74,6 +74,9 @@ type Service struct {
 
 	building atomic.Bool
 	applied  atomic.Int64
+	// changes counts the batches written to the serving index (and its
+	// swaps): a first page's ranking is reused while it has not moved.
+	changes atomic.Uint64
 
 	inboxMu  sync.Mutex
 	inbox    []storage.LoggedEvent
@@ -372,6 +375,7 @@ func (s *Service) apply(ctx context.Context, idx *index, events []storage.Logged
 	if err := idx.b.Batch(batch); err != nil {
 		return fmt.Errorf("search index: %w", err)
 	}
+	s.changes.Add(1)
 	s.applied.Store(last)
 	return nil
 }
@@ -418,6 +422,7 @@ func (s *Service) rebuild(ctx context.Context, why string) error {
 	old := s.cur
 	s.cur = idx
 	s.applied.Store(head)
+	s.changes.Add(1)
 	s.mu.Unlock()
 	s.snaps.clear()
 	if old != nil {
@@ -485,6 +490,7 @@ func (s *Service) Index(posts []*storage.Post) error {
 		if err := idx.b.Batch(b); err != nil {
 			return err
 		}
+		s.changes.Add(1)
 	}
 	return nil
 }

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/Khan/genqlient/graphql"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/changefeed"
@@ -32,6 +34,7 @@ import (
 type searchServer struct {
 	t       testing.TB
 	store   *storage.Store
+	db      *dynamodb.Client
 	cfg     storage.ClientConfig
 	table   string
 	dir     string
@@ -61,14 +64,19 @@ func newSearchServer(t testing.TB) *searchServer {
 	if err := store.CreateTable(ctx); err != nil {
 		t.Fatal(err)
 	}
-	s := &searchServer{t: t, store: store, cfg: cfg, table: table, dir: filepath.Join(t.TempDir(), "search")}
+	s := &searchServer{t: t, store: store, cfg: cfg, db: db, table: table, dir: filepath.Join(t.TempDir(), "search")}
 	s.start()
 	return s
 }
 
 // start starts the feed, the index and the handler on s's table and
 // index directory.
-func (s *searchServer) start() {
+func (s *searchServer) start() { s.startWith(true) }
+
+// startWith starts the feed and the handler, and the index when
+// withIndex is set (else the feed logs the table's changes while no index
+// follows them).
+func (s *searchServer) startWith(withIndex bool) {
 	t := s.t
 	t.Helper()
 	ctx := context.Background()
@@ -84,11 +92,13 @@ func (s *searchServer) start() {
 	if err != nil {
 		t.Fatal(err)
 	}
-	feed.Subscribe(idx.Events)
 	runCtx, stop := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
+	if withIndex {
+		feed.Subscribe(idx.Events)
+		wg.Go(func() { idx.Run(runCtx) })
+	}
 	wg.Go(func() { _ = feed.Run(runCtx) })
-	wg.Go(func() { idx.Run(runCtx) })
 	stopped := make(chan struct{})
 	var once sync.Once
 	s.index, s.stopped = idx, stopped
@@ -388,6 +398,43 @@ func TestSearchRebuildsAMissingIndexFromTheTable(t *testing.T) {
 	s.waitFound(t, "figs", "figs", "dates", "olives")
 }
 
+func TestSearchRebuildsAnIndexOlderThanTheLogsRetention(t *testing.T) {
+	s := newSearchServer(t)
+	ada, _ := s.writer()
+	s.publish(ada, "chard", "Chard", "Chard in the rain.")
+	s.waitFound(t, "rain", "chard")
+	pos, _ := s.index.Position()
+	s.stop()
+	// The feed logs a publication while no index follows; then the log's
+	// retention removes the events after the index's position.
+	s.startWith(false)
+	s.publish(ada, "sorrel", "Sorrel", "Sorrel in the rain.")
+	ctx := context.Background()
+	var head int64
+	waitFor(t, func() bool {
+		h, err := s.store.EventLogHead(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		head = h
+		return h > pos
+	})
+	s.stop()
+	for p := pos + 1; p <= head; p++ {
+		_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: &s.table, Key: map[string]types.AttributeValue{
+			"PK": &types.AttributeValueMemberS{Value: "EVENTLOG"},
+			"SK": &types.AttributeValueMemberS{Value: fmt.Sprintf("EVENT#%020d", p)},
+		}})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Another post, whose event the log holds, after the gap.
+	s.start()
+	s.publish(ada, "rhubarb", "Rhubarb", "Rhubarb in the rain.")
+	s.waitFound(t, "rain", "chard", "sorrel", "rhubarb")
+}
+
 func TestSearchCatchesUpWithWhatWasWrittenWhileAway(t *testing.T) {
 	s := newSearchServer(t)
 	ada, _ := s.writer()
@@ -453,6 +500,8 @@ func TestRelatedPostsShareCategoriesAndWords(t *testing.T) {
 		got = append(got, p.Slug)
 	}
 	equal(t, "related", fmt.Sprint(got), "[compost-bins mulch]")
+	// The post by its slug (2), and the related posts in one BatchGetItem.
+	equal(t, "DynamoDB requests", s.requests(), 3)
 	// Up to 3 by default: a post that shares nothing is not related.
 	r = ok[*RelatedPostsResponse](t)(RelatedPosts(ctx, s.anon, "compost", nil))
 	got = nil
