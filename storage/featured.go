@@ -2,12 +2,8 @@ package storage
 
 import (
 	"context"
-	"fmt"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // Featured posts: a post's "featured" flag gives a published post one more
@@ -67,27 +63,7 @@ func (s *Store) FeaturedPosts(ctx context.Context, p Page) (*Result[*Post], erro
 // CountFeatured returns the number of featured posts whose time has come:
 // one Query with Select COUNT (a featured list is short, so one page).
 func (s *Store) CountFeatured(ctx context.Context) (int64, error) {
-	expr, err := buildExpr(expression.NewBuilder().WithKeyCondition(
+	return s.count(ctx, "featured posts", true,
 		expression.Key(attrGSI1PK).Equal(expression.Value(featuredPartition)).
-			And(expression.Key(attrGSI1SK).Between(expression.Value(prefixPost), expression.Value(s.visibleBound())))))
-	if err != nil {
-		return 0, err
-	}
-	in := &dynamodb.QueryInput{
-		TableName:                 aws.String(s.table),
-		IndexName:                 aws.String(indexGSI1),
-		KeyConditionExpression:    expr.KeyCondition(),
-		ExpressionAttributeNames:  expr.Names(),
-		ExpressionAttributeValues: expr.Values(),
-		Select:                    types.SelectCount,
-	}
-	var n int64
-	for pages := dynamodb.NewQueryPaginator(s.db, in); pages.HasMorePages(); {
-		page, err := pages.NextPage(ctx)
-		if err != nil {
-			return 0, fmt.Errorf("count featured posts: %w", err)
-		}
-		n += int64(page.Count)
-	}
-	return n, nil
+			And(expression.Key(attrGSI1SK).Between(expression.Value(prefixPost), expression.Value(s.visibleBound()))))
 }

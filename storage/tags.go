@@ -6,10 +6,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/blogql/blog/markdown"
@@ -496,27 +494,7 @@ func (s *Store) CountTagPosts(ctx context.Context, slug string, per Period) (int
 	if err != nil || empty {
 		return 0, err
 	}
-	expr, err := buildExpr(expression.NewBuilder().WithKeyCondition(
+	return s.count(ctx, fmt.Sprintf("posts of tag %q", slug), true,
 		expression.Key(attrGSI1PK).Equal(expression.Value(tagPartition(slug))).
-			And(expression.Key(attrGSI1SK).Between(expression.Value(lo), expression.Value(hi)))))
-	if err != nil {
-		return 0, err
-	}
-	in := &dynamodb.QueryInput{
-		TableName:                 aws.String(s.table),
-		IndexName:                 aws.String(indexGSI1),
-		KeyConditionExpression:    expr.KeyCondition(),
-		ExpressionAttributeNames:  expr.Names(),
-		ExpressionAttributeValues: expr.Values(),
-		Select:                    types.SelectCount,
-	}
-	var n int64
-	for pages := dynamodb.NewQueryPaginator(s.db, in); pages.HasMorePages(); {
-		page, err := pages.NextPage(ctx)
-		if err != nil {
-			return 0, fmt.Errorf("count posts of tag %q: %w", slug, err)
-		}
-		n += int64(page.Count)
-	}
-	return n, nil
+			And(expression.Key(attrGSI1SK).Between(expression.Value(lo), expression.Value(hi))))
 }
