@@ -90,6 +90,7 @@ type renderedKind struct {
 func (s *Store) renderedKinds() []renderedKind {
 	return []renderedKind{
 		{name: "posts", each: s.eachPostVersion, rerender: s.rerenderPost},
+		{name: "pages", each: s.eachPageVersion, rerender: s.rerenderPage},
 	}
 }
 
@@ -426,5 +427,72 @@ func derivedUpdate(d *postItem, post bool) expression.UpdateBuilder {
 		set("toc", d.TOC, len(d.TOC) == 0)
 		set("renderVersion", d.RenderVersion, false)
 	}
+	return u
+}
+
+// eachPageVersion lists every page with its renderVersion: the published
+// ones from GSI1 PAGES, the drafts from GSI1 PAGEDRAFTS (one Query each,
+// and one more for every 1 MB).
+func (s *Store) eachPageVersion(ctx context.Context, fn func(id, version string) error) error {
+	for _, pk := range []string{pagesPartition, pageDraftsPartition} {
+		if err := s.eachVersion(ctx, pk, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rerenderPage renders the page id again (see the top of this file): one
+// transaction that updates the page's derived attributes, conditional on its version
+// as read, with no new version and no new updatedAt. A page gone
+// meanwhile, already of this version, or whose body no longer renders
+// within the limits is left as it is. A published page whose HTML
+// changes is a page.published.edited on the change feed (pageEvents).
+func (s *Store) rerenderPage(ctx context.Context, id string) (bool, error) {
+	return retryWrite(ctx, func() (bool, error) {
+		var p pageItem
+		switch err := s.getItem(ctx, pageKey(id), true, &p); {
+		case errors.Is(err, ErrNotFound):
+			return false, nil
+		case err != nil:
+			return false, err
+		}
+		if p.RenderVersion == s.RenderVersion() {
+			return false, nil
+		}
+		var d pageItem
+		switch err := d.setBody(ctx, s.render, p.Body); {
+		case errors.Is(err, ErrInvalidInput):
+			return false, nil
+		case err != nil:
+			return false, err
+		}
+		t := s.newTxn()
+		if err := t.update(pageKey(id), pageDerivedUpdate(&d), ptr(condVersion(p.Version)), errRetry); err != nil {
+			return false, err
+		}
+		if err := s.exec(ctx, t); err != nil {
+			return false, err
+		}
+		return true, nil
+	})
+}
+
+// pageDerivedUpdate sets what setBody derived in d, as the page item's
+// omitempty attributes hold it (a zero value removed).
+func pageDerivedUpdate(d *pageItem) expression.UpdateBuilder {
+	var u expression.UpdateBuilder
+	set := func(name string, v any, zero bool) {
+		if zero {
+			u = u.Remove(expression.Name(name))
+		} else {
+			u = u.Set(expression.Name(name), expression.Value(v))
+		}
+	}
+	set("bodyHtml", d.HTML, d.HTML == "")
+	set("toc", d.TOC, len(d.TOC) == 0)
+	set("words", d.Words, d.Words == 0)
+	set("autoExcerpt", d.AutoExcerpt, d.AutoExcerpt == "")
+	set("renderVersion", d.RenderVersion, false)
 	return u
 }
