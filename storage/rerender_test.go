@@ -301,3 +301,39 @@ func TestCheckReportsABodyLeftToAnotherRenderer(t *testing.T) {
 		t.Errorf("reported as left to another renderer: %v, want the page and the post", got)
 	}
 }
+
+// TestAnOutdatedServersPageWriteMarksTheRenderer: once the table's
+// renderer is done, a page that a server of another renderer creates or
+// edits marks it not done, so that the next sweep renders the page with
+// the table's renderer, as a post's write does.
+func TestAnOutdatedServersPageWriteMarksTheRenderer(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	s2 := e.renderer()
+	must[bool](t)(s2.ClaimRenderer(ctx))
+	must[struct{}](t)(struct{}{}, e.store.RefreshRenderer(ctx))
+	// sweep sweeps until done and returns how many items it rendered.
+	sweep := func() int {
+		t.Helper()
+		n := 0
+		for i := 0; ; i++ {
+			e.clock.Advance(10 * time.Second)
+			r := must[storage.Rerendered](t)(s2.Rerender(ctx))
+			n += r.Rendered
+			if r.Done {
+				return n
+			}
+			if !r.Swept || i > 8 {
+				t.Fatalf("sweep %d: %+v", i, r)
+			}
+		}
+	}
+	sweep()
+	pg := must[*storage.SitePage](t)(e.store.CreatePage(ctx, storage.NewPage{Title: "About", Slug: "about", Body: rerenderBody}))
+	equal(t, "rendered after a creation", sweep(), 1)
+	body := "Edited [home](https://blog.example/)"
+	must[*storage.SitePage](t)(e.store.UpdatePage(ctx, storage.PagePatch{ID: pg.ID, ExpectedVersion: pg.Version, Body: &body}))
+	equal(t, "rendered after an edit", sweep(), 1)
+	equal(t, "html", must[*storage.SitePage](t)(s2.GetPage(ctx, pg.ID)).BodyHTML, "<p>Edited <a href=\"https://blog.example/\">home</a></p>\n")
+	checkWith(t, s2)
+}
