@@ -566,7 +566,9 @@ func (it *pageItem) shown() pageShown {
 //
 //	page.published         draft or new → published
 //	page.published.edited  published → published, a change readers see (slug, title,
-//	                       body, SEO, order, parent)
+//	                       body, SEO, order, parent, or the HTML of a body rendered
+//	                       again by another renderer: shown holds the HTML, not the
+//	                       renderVersion)
 //	page.unpublished       published → draft
 //	page.deleted           published → removed
 func (p Paths) pageEvents(r *record, add func(EventType, EventData)) error {

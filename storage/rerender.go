@@ -29,12 +29,13 @@ import (
 //   - Rerender, which one server of the fleet runs under a worker lease
 //     (the change feed's "rerender" worker), reads the renderer item and,
 //     while it names this server's version and is not done, sweeps: it
-//     lists every rendered item with its version (renderedKinds) and
-//     renders again each one of another version, one transaction each,
-//     conditional on the item's version as read, so a concurrent edit is
-//     never lost (the edit wins, rendered with its own server's renderer,
-//     and the sweep reads it again); a sweep that wrote nothing marks the
-//     renderer item done, and from then on a tick costs one GetItem;
+//     lists every rendered item, posts and pages, with its version
+//     (renderedKinds) and renders again each one of another version, one
+//     transaction each, conditional on the item's version as read, so a
+//     concurrent edit is never lost (the edit wins, rendered with its own
+//     server's renderer, and the sweep reads it again); a sweep that
+//     wrote nothing marks the renderer item done, and from then on a
+//     tick costs one GetItem;
 //   - a server whose version is not the renderer item's never sweeps, so
 //     servers of two releases during a deploy do not undo each other's
 //     work; and when such a server writes a body, it marks the renderer
@@ -43,7 +44,8 @@ import (
 //     only while it is outdated), so the sweep runs again and renders that
 //     body with the table's renderer; a sweep marks done only if no mark
 //     came since it began, and it began indexLag or more after the last
-//     (GSI1, where it finds posts, shows a write a moment later).
+//     (GSI1, where it finds posts and pages, shows a write a moment
+//     later).
 //
 // A post's re-render rewrites its post item (bodyHtml, toc, words,
 // minutes, autoExcerpt, renderVersion) and, when the word count, reading
@@ -51,9 +53,11 @@ import (
 // in one TransactWriteItems; it changes no version and no updatedAt, so
 // an editor's expected version still holds. A body that no longer renders
 // within the limits with the new renderer keeps what it has (and its old
-// version) until it is edited. Every server must run with the same
-// rendering flags (-heading-id-prefix, -site-url, -highlight-code): two
-// servers that differ re-render to their own at each start.
+// version) until it is edited. A page's re-render rewrites the page item
+// alone (bodyHtml, toc, words, autoExcerpt, renderVersion), in the same
+// way. Every server must run with the same rendering flags
+// (-heading-id-prefix, -site-url, -highlight-code): two servers that
+// differ re-render to their own at each start.
 
 // rendererItem is the renderer the table's bodies are to be rendered with.
 type rendererItem struct {
@@ -74,8 +78,8 @@ type rendererItem struct {
 }
 
 // renderedKind is a kind of item whose Markdown the store renders when it
-// is written. Pages and any other rendered item add theirs to
-// renderedKinds; the sweep needs nothing else.
+// is written. Posts and pages are listed in renderedKinds; any other
+// rendered item adds its kind there, and the sweep needs nothing else.
 type renderedKind struct {
 	name string
 	// each calls fn with the id and renderVersion of every item of the
