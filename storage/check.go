@@ -22,9 +22,9 @@ import (
 // its body's, a slug or author slug reservation that points nowhere or
 // disagrees with its holder's slugs, a held comment outside its queues, a
 // reply its parent carries wrongly, a reader or rate item that is
-// malformed, a post left to another renderer than the table's after its
-// sweep is done, a lease or an event log that breaks its invariants
-// (checkfeed.go), a schedule item or a go-live marker without the other, or
+// malformed, a post or page left to another renderer than the table's
+// after its sweep is done, a lease or an event log that breaks its
+// invariants (checkfeed.go), a schedule item or a go-live marker without the other, or
 // a schedule item due for over a minute (see checkSchedule), a webhook
 // count that is off, an outbox or delivery item whose webhook is gone, a
 // pending delivery out of its index or due long ago (stuck), an author's or
@@ -254,6 +254,16 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 	for id, pg := range sitePgs {
 		postHolders["page:"+id] = holder{pg.Slug, pg.Slugs}
 		bad = append(bad, checkPage(pg)...)
+		// As a post's: checked when of the store's renderer, reported
+		// when left to another once the table's sweep is done.
+		var derived pageItem
+		if pg.RenderVersion == s.render.Version() || (pg.HTML == "" && pg.Body != "") {
+			if err := derived.setBody(ctx, s.render, pg.Body); err != nil || !reflect.DeepEqual(derived.withDerivedOnly(), pg.withDerivedOnly()) {
+				badf("page %s has a rendered body, table of contents, word count or excerpt that its body does not give", id)
+			}
+		} else if renderer != nil && renderer.Done && renderer.Version == s.render.Version() && derived.setBody(ctx, s.render, pg.Body) == nil {
+			badf("page %s is rendered by %q, not by the table's renderer %q, whose sweep is done", id, pg.RenderVersion, renderer.Version)
+		}
 	}
 	for _, sl := range slugs {
 		owner := sl.PostID
@@ -430,6 +440,16 @@ func normal(p postItem) postItem {
 		p.Tags, p.TagVer = nil, nil
 	}
 	return p
+}
+
+// withDerivedOnly returns what setBody derives from the page's body, with
+// an empty table of contents as none.
+func (it pageItem) withDerivedOnly() pageItem {
+	d := pageItem{HTML: it.HTML, TOC: it.TOC, Words: it.Words, AutoExcerpt: it.AutoExcerpt}
+	if len(d.TOC) == 0 {
+		d.TOC = nil
+	}
+	return d
 }
 
 // withDerivedOnly returns what derive derives from the post's body.

@@ -26,7 +26,7 @@
 //	reader                    READER#<sub>       READER#<sub>                           (name, avatarUrl)
 //	reader's rate             RATE#READER#<sub>  (same)                                 (recent, version, expiresAt TTL)
 //	slug reservation          SLUG#<slug>        SLUG#<slug>                            (postId, redirect, prevPostId; or pageId, redirect)
-//	static page (published)   PAGE#<id>          PAGE#<id>                              PAGES / PAGE#<5-digit order>#<id>   (body, bodyHtml, toc, seo, slugs, parentId)
+//	static page (published)   PAGE#<id>          PAGE#<id>                              PAGES / PAGE#<5-digit order>#<id>   (body, bodyHtml, toc, renderVersion, seo, slugs, parentId)
 //	static page (draft)       PAGE#<id>          PAGE#<id>                              PAGEDRAFTS / PAGE#<5-digit order>#<id>
 //	site settings             SITE               SITE                                   (title, description, url, postPath, menus, social, version)
 //	author slug reservation   AUTHORSLUG#<slug>  AUTHORSLUG#<slug>                      (authorId, redirect)
@@ -211,14 +211,15 @@
 // on what the parser builds (table columns and cells, nesting, markers
 // and brackets in a paragraph), is refused; rendering runs under the
 // request's deadline. Heading ids start with the store's prefix
-// (WithHeadingIDPrefix, "h-" by default). The post records the version of
-// its renderer (renderVersion: markdown.Options.Version, the code's and
-// the options'); when the renderer changes, the change feed's "rerender"
-// worker renders every post of another version again in the background,
-// one transaction a post conditional on its version (rerender.go says
-// how, and how a fleet of two releases agrees). renderedKinds lists what
-// it covers: anything else rendered with package markdown adds its kind
-// there. The largest post item (a body of
+// (WithHeadingIDPrefix, "h-" by default). The post, and the static page,
+// records the version of its renderer (renderVersion:
+// markdown.Options.Version, the code's and the options'); when the
+// renderer changes, the change feed's "rerender" worker renders every
+// post and page of another version again in the background, one
+// transaction an item conditional on its version (rerender.go says how,
+// and how a fleet of two releases agrees). renderedKinds lists what it
+// covers (posts, pages): anything else rendered with package markdown
+// adds its kind there. The largest post item (a body of
 // 100 000 bytes, 200 000 of HTML, 100 long headings, every other field at
 // its limit in four-byte runes, 10 redirects) is about 376 KB, within
 // DynamoDB's 400 KB.
@@ -226,7 +227,9 @@
 // # Static pages and site settings
 //
 // A static page (pages.go) is one item, rendered as a post is (the same
-// function and options, so a change of the renderer covers both) and in
+// function and options, and the same renderVersion, so the background
+// re-render covers both: its sweep lists the pages from GSI1 PAGES and
+// PAGEDRAFTS) and in
 // no copy, feed, archive or category: its writes are one transaction of
 // the page (condition: its version as read), its slug reservations
 // (moveSlug, as a post's), STATS' pageCount when it is published or
@@ -613,7 +616,8 @@
 //	comment.rejected       a held item PENDING → REJECTED
 //	page.published         a static page: draft or new → published
 //	page.published.edited  published → published, a change readers see (slug, title, body, SEO,
-//	                       order, parent)
+//	                       order, parent, or the HTML of a body rendered again by another
+//	                       renderer; not the version alone)
 //	page.unpublished       published → draft
 //	page.deleted           published → removed (a draft page's writes: none)
 //	site.updated           the site settings written

@@ -197,6 +197,7 @@ func TestEventsOfWrites(t *testing.T) {
 	f.records()
 
 	var post *Post
+	var page *SitePage
 	var added, held, rejected *Comment
 	var scheduled time.Time
 	reader := &ReaderProfile{ID: "reader-1", Name: "Grace"}
@@ -434,6 +435,40 @@ func TestEventsOfWrites(t *testing.T) {
 			f.records()
 			_, err = s.DeletePost(ctx, PostRef{ID: p.ID})
 			must(err)
+		}, nil, nil},
+		{"a published page is page.published, a draft page no event", func() {
+			body := "Run:\n\n```go\nx := 1\n```\n"
+			var err error
+			page, err = s.CreatePage(ctx, NewPage{Title: "About", Slug: "about", Body: body})
+			must(err)
+			_, err = s.CreatePage(ctx, NewPage{Title: "Draft", Slug: "draft-page", Body: body})
+			must(err)
+			_, err = s.PublishPage(ctx, PageRef{ID: page.ID})
+			must(err)
+		}, []EventType{EventPagePublished}, nil},
+		{"a page body rendered again into other HTML is page.published.edited, a draft page's no event", func() {
+			other := New(s.db, s.table, WithClock(clock), WithSiteURL("https://blog.example"), WithHighlight(true))
+			_, err := other.ClaimRenderer(ctx)
+			must(err)
+			r, err := other.Rerender(ctx)
+			must(err)
+			if r.Rendered != 2 {
+				t.Errorf("rendered %d pages again, want 2", r.Rendered)
+			}
+		}, []EventType{EventPageEdited}, func(t *testing.T, evs []Event) {
+			if d := evs[0].Data; d.PageID != page.ID || !slices.Equal(d.Paths, []string{"/about"}) {
+				t.Errorf("data = %+v, want page %s at /about", d, page.ID)
+			}
+		}},
+		{"a page body rendered again into the same HTML is no event", func() {
+			other := New(s.db, s.table, WithClock(clock), WithSiteURL("https://blog.example"), WithHighlight(true), WithHeadingIDPrefix("x-"))
+			_, err := other.ClaimRenderer(ctx)
+			must(err)
+			r, err := other.Rerender(ctx)
+			must(err)
+			if r.Rendered != 2 {
+				t.Errorf("rendered %d pages again, want 2", r.Rendered)
+			}
 		}, nil, nil},
 	}
 	for _, step := range steps {

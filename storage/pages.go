@@ -108,14 +108,17 @@ type pageItem struct {
 	TOC         []tocEntry `dynamodbav:"toc,omitempty"`
 	Words       int        `dynamodbav:"words,omitempty"`
 	AutoExcerpt string     `dynamodbav:"autoExcerpt,omitempty"`
-	SEO         *seoItem   `dynamodbav:"seo,omitempty"`
-	Status      string     `dynamodbav:"status"`
-	Order       int        `dynamodbav:"order"`
-	ParentID    string     `dynamodbav:"parentId,omitempty"`
-	CreatedAt   string     `dynamodbav:"createdAt"`
-	UpdatedAt   string     `dynamodbav:"updatedAt"`
-	PublishedAt string     `dynamodbav:"publishedAt,omitempty"`
-	Version     int64      `dynamodbav:"version"`
+	// RenderVersion names the renderer that derived the body's HTML, TOC,
+	// words and excerpt (rerender.go), as a post's does.
+	RenderVersion string   `dynamodbav:"renderVersion,omitempty"`
+	SEO           *seoItem `dynamodbav:"seo,omitempty"`
+	Status        string   `dynamodbav:"status"`
+	Order         int      `dynamodbav:"order"`
+	ParentID      string   `dynamodbav:"parentId,omitempty"`
+	CreatedAt     string   `dynamodbav:"createdAt"`
+	UpdatedAt     string   `dynamodbav:"updatedAt"`
+	PublishedAt   string   `dynamodbav:"publishedAt,omitempty"`
+	Version       int64    `dynamodbav:"version"`
 }
 
 func (it *pageItem) page() *SitePage {
@@ -154,6 +157,7 @@ func (it *pageItem) setBody(ctx context.Context, opts markdown.Options, body str
 		return err
 	}
 	it.Body, it.HTML, it.TOC, it.Words, it.AutoExcerpt = body, d.HTML, d.TOC, d.Words, d.AutoExcerpt
+	it.RenderVersion = d.RenderVersion
 	return nil
 }
 
@@ -221,6 +225,7 @@ func (s *Store) CreatePage(ctx context.Context, in NewPage) (*SitePage, error) {
 	if err := body.setBody(ctx, s.render, in.Body); err != nil {
 		return nil, err
 	}
+	defer s.noteRendered(ctx)
 	return idempotent(ctx, s, "createPage", in.IdempotencyKey, in, func(rec *idem) (*SitePage, error) {
 		id := newID()
 		return retryWrite(ctx, func() (*SitePage, error) {
@@ -286,6 +291,7 @@ func (s *Store) UpdatePage(ctx context.Context, in PagePatch) (*SitePage, error)
 		if err := body.setBody(ctx, s.render, *in.Body); err != nil {
 			return nil, err
 		}
+		defer s.noteRendered(ctx)
 	}
 	if in.ExpectedVersion < 1 {
 		in.ExpectedVersion = NoVersion
@@ -299,6 +305,7 @@ func (s *Store) UpdatePage(ctx context.Context, in PagePatch) (*SitePage, error)
 		}
 		if body != nil {
 			p.Body, p.HTML, p.TOC, p.Words, p.AutoExcerpt = body.Body, body.HTML, body.TOC, body.Words, body.AutoExcerpt
+			p.RenderVersion = body.RenderVersion
 		}
 		if in.SEO != nil {
 			var cur SEO
@@ -559,7 +566,9 @@ func (it *pageItem) shown() pageShown {
 //
 //	page.published         draft or new → published
 //	page.published.edited  published → published, a change readers see (slug, title,
-//	                       body, SEO, order, parent)
+//	                       body, SEO, order, parent, or the HTML of a body rendered
+//	                       again by another renderer: shown holds the HTML, not the
+//	                       renderVersion)
 //	page.unpublished       published → draft
 //	page.deleted           published → removed
 func (p Paths) pageEvents(r *record, add func(EventType, EventData)) error {

@@ -29,12 +29,13 @@ import (
 //   - Rerender, which one server of the fleet runs under a worker lease
 //     (the change feed's "rerender" worker), reads the renderer item and,
 //     while it names this server's version and is not done, sweeps: it
-//     lists every rendered item with its version (renderedKinds) and
-//     renders again each one of another version, one transaction each,
-//     conditional on the item's version as read, so a concurrent edit is
-//     never lost (the edit wins, rendered with its own server's renderer,
-//     and the sweep reads it again); a sweep that wrote nothing marks the
-//     renderer item done, and from then on a tick costs one GetItem;
+//     lists every rendered item, posts and pages, with its version
+//     (renderedKinds) and renders again each one of another version, one
+//     transaction each, conditional on the item's version as read, so a
+//     concurrent edit is never lost (the edit wins, rendered with its own
+//     server's renderer, and the sweep reads it again); a sweep that
+//     wrote nothing marks the renderer item done, and from then on a
+//     tick costs one GetItem;
 //   - a server whose version is not the renderer item's never sweeps, so
 //     servers of two releases during a deploy do not undo each other's
 //     work; and when such a server writes a body, it marks the renderer
@@ -43,7 +44,8 @@ import (
 //     only while it is outdated), so the sweep runs again and renders that
 //     body with the table's renderer; a sweep marks done only if no mark
 //     came since it began, and it began indexLag or more after the last
-//     (GSI1, where it finds posts, shows a write a moment later).
+//     (GSI1, where it finds posts and pages, shows a write a moment
+//     later).
 //
 // A post's re-render rewrites its post item (bodyHtml, toc, words,
 // minutes, autoExcerpt, renderVersion) and, when the word count, reading
@@ -51,9 +53,11 @@ import (
 // in one TransactWriteItems; it changes no version and no updatedAt, so
 // an editor's expected version still holds. A body that no longer renders
 // within the limits with the new renderer keeps what it has (and its old
-// version) until it is edited. Every server must run with the same
-// rendering flags (-heading-id-prefix, -site-url, -highlight-code): two
-// servers that differ re-render to their own at each start.
+// version) until it is edited. A page's re-render rewrites the page item
+// alone (bodyHtml, toc, words, autoExcerpt, renderVersion), in the same
+// way. Every server must run with the same rendering flags
+// (-heading-id-prefix, -site-url, -highlight-code): two servers that
+// differ re-render to their own at each start.
 
 // rendererItem is the renderer the table's bodies are to be rendered with.
 type rendererItem struct {
@@ -74,8 +78,8 @@ type rendererItem struct {
 }
 
 // renderedKind is a kind of item whose Markdown the store renders when it
-// is written. Pages and any other rendered item add theirs to
-// renderedKinds; the sweep needs nothing else.
+// is written. Posts and pages are listed in renderedKinds; any other
+// rendered item adds its kind there, and the sweep needs nothing else.
 type renderedKind struct {
 	name string
 	// each calls fn with the id and renderVersion of every item of the
@@ -90,6 +94,7 @@ type renderedKind struct {
 func (s *Store) renderedKinds() []renderedKind {
 	return []renderedKind{
 		{name: "posts", each: s.eachPostVersion, rerender: s.rerenderPost},
+		{name: "pages", each: s.eachPageVersion, rerender: s.rerenderPage},
 	}
 }
 
@@ -426,5 +431,72 @@ func derivedUpdate(d *postItem, post bool) expression.UpdateBuilder {
 		set("toc", d.TOC, len(d.TOC) == 0)
 		set("renderVersion", d.RenderVersion, false)
 	}
+	return u
+}
+
+// eachPageVersion lists every page with its renderVersion: the published
+// ones from GSI1 PAGES, the drafts from GSI1 PAGEDRAFTS (one Query each,
+// and one more for every 1 MB).
+func (s *Store) eachPageVersion(ctx context.Context, fn func(id, version string) error) error {
+	for _, pk := range []string{pagesPartition, pageDraftsPartition} {
+		if err := s.eachVersion(ctx, pk, fn); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rerenderPage renders the page id again (see the top of this file): one
+// transaction that updates the page's derived attributes, conditional on its version
+// as read, with no new version and no new updatedAt. A page gone
+// meanwhile, already of this version, or whose body no longer renders
+// within the limits is left as it is. A published page whose HTML
+// changes is a page.published.edited on the change feed (pageEvents).
+func (s *Store) rerenderPage(ctx context.Context, id string) (bool, error) {
+	return retryWrite(ctx, func() (bool, error) {
+		var p pageItem
+		switch err := s.getItem(ctx, pageKey(id), true, &p); {
+		case errors.Is(err, ErrNotFound):
+			return false, nil
+		case err != nil:
+			return false, err
+		}
+		if p.RenderVersion == s.RenderVersion() {
+			return false, nil
+		}
+		var d pageItem
+		switch err := d.setBody(ctx, s.render, p.Body); {
+		case errors.Is(err, ErrInvalidInput):
+			return false, nil
+		case err != nil:
+			return false, err
+		}
+		t := s.newTxn()
+		if err := t.update(pageKey(id), pageDerivedUpdate(&d), ptr(condVersion(p.Version)), errRetry); err != nil {
+			return false, err
+		}
+		if err := s.exec(ctx, t); err != nil {
+			return false, err
+		}
+		return true, nil
+	})
+}
+
+// pageDerivedUpdate sets what setBody derived in d, as the page item's
+// omitempty attributes hold it (a zero value removed).
+func pageDerivedUpdate(d *pageItem) expression.UpdateBuilder {
+	var u expression.UpdateBuilder
+	set := func(name string, v any, zero bool) {
+		if zero {
+			u = u.Remove(expression.Name(name))
+		} else {
+			u = u.Set(expression.Name(name), expression.Value(v))
+		}
+	}
+	set("bodyHtml", d.HTML, d.HTML == "")
+	set("toc", d.TOC, len(d.TOC) == 0)
+	set("words", d.Words, d.Words == 0)
+	set("autoExcerpt", d.AutoExcerpt, d.AutoExcerpt == "")
+	set("renderVersion", d.RenderVersion, false)
 	return u
 }

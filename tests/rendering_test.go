@@ -83,9 +83,9 @@ func TestPostServesTheHTMLATechBlogShips(t *testing.T) {
 // TestBodiesAreRenderedAgainInTheBackground changes the renderer (a new
 // site URL and highlighting, as a restart with other flags does): the
 // new server claims the table's renderer and its sweep renders every post
-// again, while an author keeps editing one of them through a server of
-// the old renderer: no edit is lost, and the last one ends up rendered
-// by the new renderer.
+// and page again, while an author keeps editing a post and an admin a
+// page through a server of the old renderer: no edit is lost, and the
+// last one ends up rendered by the new renderer.
 func TestBodiesAreRenderedAgainInTheBackground(t *testing.T) {
 	old := newServer(t)
 	b := old.seedBlog(t)
@@ -93,6 +93,9 @@ func TestBodiesAreRenderedAgainInTheBackground(t *testing.T) {
 	body := "See [about](" + renderSite + "/about).\n\n```go\nx := 1\n```\n"
 	p := ok[*CreatePostResponse](t)(CreatePost(ctx, b.writers[0], CreatePostInput{Title: "Edited", Slug: "edited", Body: &body})).CreatePost.Post
 	pub := ok[*PublishPostResponse](t)(PublishPost(ctx, b.writers[0], PublishPostInput{Id: p.Id})).PublishPost.Post
+	pg := ok[*CreatePageResponse](t)(CreatePage(ctx, old.admin, CreatePageInput{Title: "Colophon", Slug: "colophon", Body: &body})).CreatePage.Page
+	pgVersion := ok[*PublishPageResponse](t)(PublishPage(ctx, old.admin, PublishPageInput{Id: pg.Id})).PublishPage.Page.Version
+	draftPage := ok[*CreatePageResponse](t)(CreatePage(ctx, old.admin, CreatePageInput{Title: "Upcoming", Slug: "upcoming-page", Body: &body})).CreatePage.Page
 	ok[bool](t)(old.store.ClaimRenderer(ctx))
 	html := ok[*PostContentResponse](t)(PostContent(ctx, old.client, "edited")).Post.BodyHtml
 	if !strings.Contains(html, `rel="nofollow noreferrer">about</a>`) || strings.Contains(html, "chroma") {
@@ -127,6 +130,8 @@ func TestBodiesAreRenderedAgainInTheBackground(t *testing.T) {
 		body := fmt.Sprintf("Edit %d: see [about](%s/about).\n\n```go\nx := %d\n```\n", i, renderSite, i)
 		r := ok[*UpdatePostResponse](t)(UpdatePost(ctx, b.writers[0], UpdatePostInput{Id: p.Id, ExpectedVersion: version, Body: &body}))
 		version = r.UpdatePost.Post.Version
+		rp := ok[*UpdatePageResponse](t)(UpdatePage(ctx, old.admin, UpdatePageInput{Id: pg.Id, ExpectedVersion: pgVersion, Body: &body}))
+		pgVersion = rp.UpdatePage.Page.Version
 	}
 	close(stop)
 	wg.Wait()
@@ -147,6 +152,14 @@ func TestBodiesAreRenderedAgainInTheBackground(t *testing.T) {
 	want := fmt.Sprintf("<p>Edit %d: see <a href=\"%s/about\">about</a>.</p>\n<pre class=\"chroma\"><code class=\"language-go\">", edits-1, renderSite)
 	if !strings.HasPrefix(post.BodyHtml, want) {
 		t.Errorf("the last edit is not rendered by the new renderer:\n got: %s\nwant: %s…", post.BodyHtml, want)
+	}
+	page := ok[*PageBySlugResponse](t)(PageBySlug(ctx, s.client, "colophon")).Page
+	if !strings.HasPrefix(page.BodyHtml, want) || page.Version != pgVersion {
+		t.Errorf("the last edit of the page (version %d, want %d) is not rendered by the new renderer:\n got: %s\nwant: %s…", page.Version, pgVersion, page.BodyHtml, want)
+	}
+	draft := ok[*PageByIDResponse](t)(PageByID(ctx, s.admin, draftPage.Id)).Page
+	if want := "<p>See <a href=\"" + renderSite + "/about\">about</a>.</p>\n<pre class=\"chroma\">"; !strings.HasPrefix(draft.BodyHtml, want) {
+		t.Errorf("the draft page is not rendered by the new renderer:\n got: %s\nwant: %s…", draft.BodyHtml, want)
 	}
 	// Every post of the blog, drafts too, has the new renderer's HTML.
 	seeded := ok[*PostContentResponse](t)(PostContent(ctx, s.client, "post-3")).Post.BodyHtml
