@@ -63,65 +63,98 @@ var categories = []storage.NewCategory{
 }
 
 // topic is one demo post before it is written: its title, what it is about
-// (used inside sentences, lower case), and its category slugs, the primary
-// one first.
+// (used inside sentences, lower case), its category slugs, the primary
+// one first, and the names of its tags.
 type topic struct {
 	title   string
 	subject string
 	cats    []string
+	tags    []string // tag names, 1 to 4
 }
 
 var topics = []topic{
-	{"Structured Logging with log/slog in Practice", "structured logging", []string{"go", "devops"}},
-	{"Context Cancellation Patterns Every Go Service Needs", "context cancellation", []string{"go", "architecture"}},
-	{"Table-Driven Tests Without the Boilerplate", "table-driven tests", []string{"testing", "go"}},
-	{"Error Wrapping in Go: errors.Is, errors.As and Friends", "error wrapping", []string{"go"}},
-	{"Generics in Go: Where They Pay Off and Where They Don't", "generics", []string{"go"}},
-	{"Graceful Shutdown for Go HTTP Servers", "graceful shutdown", []string{"go", "devops"}},
-	{"Profiling a Go Service with pprof", "profiling with pprof", []string{"performance", "go"}},
-	{"Reducing Allocations in Hot Paths", "allocation reduction", []string{"performance", "go"}},
-	{"Iterators in Go: range-over-func Explained", "range-over-func iterators", []string{"go"}},
-	{"Designing Small Interfaces", "small interfaces", []string{"go", "architecture"}},
-	{"Single-Table Design Without the Headaches", "single-table design", []string{"dynamodb", "architecture"}},
-	{"Modeling One-to-Many Relationships in DynamoDB", "one-to-many modeling", []string{"dynamodb"}},
-	{"Transactions in DynamoDB: a TransactWriteItems Deep Dive", "DynamoDB transactions", []string{"dynamodb"}},
-	{"Avoiding Hot Partitions with Write Sharding", "write sharding", []string{"dynamodb", "performance"}},
-	{"Optimistic Locking with Version Attributes", "optimistic locking", []string{"dynamodb", "architecture"}},
-	{"Pagination with LastEvaluatedKey and Opaque Cursors", "cursor pagination", []string{"dynamodb", "graphql"}},
-	{"GSI Overloading: One Index, Many Access Patterns", "GSI overloading", []string{"dynamodb"}},
-	{"Testing Against DynamoDB Local", "testing against DynamoDB Local", []string{"dynamodb", "testing"}},
-	{"Idempotent Writes with ClientRequestToken", "idempotent writes", []string{"dynamodb", "architecture"}},
-	{"Counting Things in DynamoDB Without Scans", "transactional counters", []string{"dynamodb", "performance"}},
-	{"Schema-First GraphQL with gqlgen", "schema-first GraphQL", []string{"graphql", "go"}},
-	{"Solving N+1 with Dataloaders", "dataloaders", []string{"graphql", "performance"}},
-	{"Relay Connections: a Practical Guide", "Relay connections", []string{"graphql"}},
-	{"Error Codes in GraphQL Responses", "GraphQL error codes", []string{"graphql", "architecture"}},
-	{"Query Complexity Limits That Actually Protect You", "query complexity limits", []string{"graphql", "performance"}},
-	{"Generating Typed Clients with genqlient", "generated GraphQL clients", []string{"graphql", "go", "testing"}},
-	{"Global Object Identification and the Node Interface", "global object identification", []string{"graphql"}},
-	{"Persisted Queries for Faster Clients", "persisted queries", []string{"graphql", "performance"}},
-	{"Designing Mutations: Inputs and Payloads", "mutation design", []string{"graphql", "architecture"}},
-	{"The Case for Boring Technology", "boring technology", []string{"architecture", "culture"}},
-	{"Denormalization Is a Contract", "denormalization", []string{"architecture", "dynamodb"}},
-	{"Stateless Services and Where the State Went", "stateless services", []string{"architecture", "devops"}},
-	{"Feature Flags Without Regret", "feature flags", []string{"architecture", "devops"}},
-	{"Writing Design Docs People Actually Read", "design docs", []string{"culture", "architecture"}},
-	{"End-to-End Tests That Don't Flake", "end-to-end testing", []string{"testing"}},
-	{"Injecting Clocks for Deterministic Tests", "clock injection", []string{"testing", "go"}},
-	{"Counting Requests: Performance Budgets as Tests", "request budgets", []string{"testing", "performance", "dynamodb"}},
-	{"Fuzzing Parsers with Go's Native Fuzzer", "fuzzing", []string{"testing", "go"}},
-	{"Golden Files for Complex Output", "golden files", []string{"testing"}},
-	{"Health Checks: Liveness vs Readiness", "health checks", []string{"devops"}},
-	{"Container Images for Go in Under 20 MB", "small container images", []string{"devops", "go"}},
-	{"Zero-Downtime Deploys on a Budget", "zero-downtime deploys", []string{"devops"}},
-	{"Timeouts Everywhere: Hardening HTTP Servers", "server timeouts", []string{"devops", "performance", "go"}},
-	{"Observability on a Shoestring", "observability", []string{"devops"}},
-	{"Benchmarking Honestly", "benchmarking", []string{"performance", "testing"}},
-	{"Caching at the Edge of a GraphQL API", "GraphQL caching", []string{"performance", "graphql"}},
-	{"Latency Budgets for Every Request", "latency budgets", []string{"performance", "architecture"}},
-	{"Code Review as a Teaching Tool", "code review", []string{"culture"}},
-	{"On-Call Without Burnout", "sustainable on-call", []string{"culture", "devops"}},
-	{"Onboarding Engineers in Their First Week", "onboarding", []string{"culture"}},
+	{"Structured Logging with log/slog in Practice", "structured logging", []string{"go", "devops"}, []string{"Go", "Observability"}},
+	{"Context Cancellation Patterns Every Go Service Needs", "context cancellation", []string{"go", "architecture"}, []string{"Go", "Concurrency", "HTTP"}},
+	{"Table-Driven Tests Without the Boilerplate", "table-driven tests", []string{"testing", "go"}, []string{"Go", "Testing"}},
+	{"Error Wrapping in Go: errors.Is, errors.As and Friends", "error wrapping", []string{"go"}, []string{"Go"}},
+	{"Generics in Go: Where They Pay Off and Where They Don't", "generics", []string{"go"}, []string{"Go"}},
+	{"Graceful Shutdown for Go HTTP Servers", "graceful shutdown", []string{"go", "devops"}, []string{"Go", "HTTP", "Concurrency"}},
+	{"Profiling a Go Service with pprof", "profiling with pprof", []string{"performance", "go"}, []string{"Go", "Performance", "Observability"}},
+	{"Reducing Allocations in Hot Paths", "allocation reduction", []string{"performance", "go"}, []string{"Go", "Performance"}},
+	{"Iterators in Go: range-over-func Explained", "range-over-func iterators", []string{"go"}, []string{"Go"}},
+	{"Designing Small Interfaces", "small interfaces", []string{"go", "architecture"}, []string{"Go", "API Design"}},
+	{"Single-Table Design Without the Headaches", "single-table design", []string{"dynamodb", "architecture"}, []string{"DynamoDB", "AWS", "Data Modeling"}},
+	{"Modeling One-to-Many Relationships in DynamoDB", "one-to-many modeling", []string{"dynamodb"}, []string{"DynamoDB", "Data Modeling"}},
+	{"Transactions in DynamoDB: a TransactWriteItems Deep Dive", "DynamoDB transactions", []string{"dynamodb"}, []string{"DynamoDB", "AWS", "Data Modeling"}},
+	{"Avoiding Hot Partitions with Write Sharding", "write sharding", []string{"dynamodb", "performance"}, []string{"DynamoDB", "AWS", "Performance"}},
+	{"Optimistic Locking with Version Attributes", "optimistic locking", []string{"dynamodb", "architecture"}, []string{"DynamoDB", "Concurrency"}},
+	{"Pagination with LastEvaluatedKey and Opaque Cursors", "cursor pagination", []string{"dynamodb", "graphql"}, []string{"DynamoDB", "GraphQL", "Data Modeling", "API Design"}},
+	{"GSI Overloading: One Index, Many Access Patterns", "GSI overloading", []string{"dynamodb"}, []string{"DynamoDB", "Data Modeling"}},
+	{"Testing Against DynamoDB Local", "testing against DynamoDB Local", []string{"dynamodb", "testing"}, []string{"DynamoDB", "Testing", "AWS"}},
+	{"Idempotent Writes with ClientRequestToken", "idempotent writes", []string{"dynamodb", "architecture"}, []string{"DynamoDB", "AWS", "API Design"}},
+	{"Counting Things in DynamoDB Without Scans", "transactional counters", []string{"dynamodb", "performance"}, []string{"DynamoDB", "Performance"}},
+	{"Schema-First GraphQL with gqlgen", "schema-first GraphQL", []string{"graphql", "go"}, []string{"GraphQL", "Go", "gqlgen"}},
+	{"Solving N+1 with Dataloaders", "dataloaders", []string{"graphql", "performance"}, []string{"GraphQL", "Performance", "gqlgen"}},
+	{"Relay Connections: a Practical Guide", "Relay connections", []string{"graphql"}, []string{"GraphQL", "API Design"}},
+	{"Error Codes in GraphQL Responses", "GraphQL error codes", []string{"graphql", "architecture"}, []string{"GraphQL", "API Design"}},
+	{"Query Complexity Limits That Actually Protect You", "query complexity limits", []string{"graphql", "performance"}, []string{"GraphQL", "Performance", "Security"}},
+	{"Generating Typed Clients with genqlient", "generated GraphQL clients", []string{"graphql", "go", "testing"}, []string{"GraphQL", "Go", "Testing"}},
+	{"Global Object Identification and the Node Interface", "global object identification", []string{"graphql"}, []string{"GraphQL", "API Design"}},
+	{"Persisted Queries for Faster Clients", "persisted queries", []string{"graphql", "performance"}, []string{"GraphQL", "Performance", "Security"}},
+	{"Designing Mutations: Inputs and Payloads", "mutation design", []string{"graphql", "architecture"}, []string{"GraphQL", "API Design"}},
+	{"The Case for Boring Technology", "boring technology", []string{"architecture", "culture"}, []string{"Architecture"}},
+	{"Denormalization Is a Contract", "denormalization", []string{"architecture", "dynamodb"}, []string{"DynamoDB", "Data Modeling"}},
+	{"Stateless Services and Where the State Went", "stateless services", []string{"architecture", "devops"}, []string{"Architecture", "AWS"}},
+	{"Feature Flags Without Regret", "feature flags", []string{"architecture", "devops"}, []string{"Architecture"}},
+	{"Writing Design Docs People Actually Read", "design docs", []string{"culture", "architecture"}, []string{"Architecture"}},
+	{"End-to-End Tests That Don't Flake", "end-to-end testing", []string{"testing"}, []string{"Testing"}},
+	{"Injecting Clocks for Deterministic Tests", "clock injection", []string{"testing", "go"}, []string{"Testing", "Go"}},
+	{"Counting Requests: Performance Budgets as Tests", "request budgets", []string{"testing", "performance", "dynamodb"}, []string{"Testing", "Performance", "DynamoDB"}},
+	{"Fuzzing Parsers with Go's Native Fuzzer", "fuzzing", []string{"testing", "go"}, []string{"Testing", "Go", "Security"}},
+	{"Golden Files for Complex Output", "golden files", []string{"testing"}, []string{"Testing"}},
+	{"Health Checks: Liveness vs Readiness", "health checks", []string{"devops"}, []string{"Observability", "HTTP"}},
+	{"Container Images for Go in Under 20 MB", "small container images", []string{"devops", "go"}, []string{"Go", "Security"}},
+	{"Zero-Downtime Deploys on a Budget", "zero-downtime deploys", []string{"devops"}, []string{"AWS", "HTTP"}},
+	{"Timeouts Everywhere: Hardening HTTP Servers", "server timeouts", []string{"devops", "performance", "go"}, []string{"Go", "HTTP", "Security", "Performance"}},
+	{"Observability on a Shoestring", "observability", []string{"devops"}, []string{"Observability"}},
+	{"Benchmarking Honestly", "benchmarking", []string{"performance", "testing"}, []string{"Performance", "Testing", "Go"}},
+	{"Caching at the Edge of a GraphQL API", "GraphQL caching", []string{"performance", "graphql"}, []string{"GraphQL", "Performance", "HTTP"}},
+	{"Latency Budgets for Every Request", "latency budgets", []string{"performance", "architecture"}, []string{"Performance", "Observability"}},
+	{"Code Review as a Teaching Tool", "code review", []string{"culture"}, []string{"Code Review"}},
+	{"On-Call Without Burnout", "sustainable on-call", []string{"culture", "devops"}, []string{"Observability"}},
+	{"Onboarding Engineers in Their First Week", "onboarding", []string{"culture"}, []string{"Code Review"}},
+}
+
+// coWritten are the titles of the posts written by more than one author:
+// their primary author and up to two others who write about their
+// categories (see plan.go).
+var coWritten = []string{
+	"Pagination with LastEvaluatedKey and Opaque Cursors",
+	"Solving N+1 with Dataloaders",
+	"Counting Requests: Performance Budgets as Tests",
+	"Generating Typed Clients with genqlient",
+	"Timeouts Everywhere: Hardening HTTP Servers",
+}
+
+// demoSeries is the demo's series, a tutorial in parts; its posts are
+// the titles in the series' order, published in that order.
+var demoSeries = struct {
+	storage.NewSeries
+	posts []string
+}{
+	NewSeries: storage.NewSeries{
+		Slug:        "dynamodb-single-table-design",
+		Title:       "DynamoDB single-table design",
+		Description: "A tutorial in five parts: the table, one-to-many relationships, counters without scans, transactions and idempotent writes.",
+		OwnerID:     "alan-turing",
+	},
+	posts: []string{
+		"Single-Table Design Without the Headaches",
+		"Modeling One-to-Many Relationships in DynamoDB",
+		"Counting Things in DynamoDB Without Scans",
+		"Transactions in DynamoDB: a TransactWriteItems Deep Dive",
+		"Idempotent Writes with ClientRequestToken",
+	},
 }
 
 // snippet is a code block a post about a category can show.

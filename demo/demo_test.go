@@ -3,7 +3,9 @@ package demo
 import (
 	"context"
 	"reflect"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -25,12 +27,16 @@ var (
 // testStore returns a store on a fresh table of the DynamoDB
 // internal/dynamotest chooses: the embedded engine, or DynamoDB Local when
 // DYNAMODB_ENDPOINT is set (REQUIRE_DYNAMODB=1 makes a missing endpoint a
-// failure). The store and the engine share the clock that reads now.
-func testStore(t *testing.T) *storage.Store {
+// failure), and what counts its calls. The store and the engine share the
+// clock that reads now.
+func testStore(t *testing.T) (*storage.Store, *calls) {
 	t.Helper()
 	ctx := context.Background()
 	clock := dynamotest.NewClock(now)
-	client, err := storage.NewClient(ctx, dynamotest.ClientConfig(t, clock.Now))
+	cfg := dynamotest.ClientConfig(t, clock.Now)
+	c := &calls{}
+	cfg.Observe = c.observe
+	client, err := storage.NewClient(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,17 +44,44 @@ func testStore(t *testing.T) *storage.Store {
 	if err := store.CreateTable(ctx); err != nil {
 		t.Fatal(err)
 	}
-	return store
+	return store, c
+}
+
+// calls counts DynamoDB calls, the writes among them apart.
+type calls struct {
+	mu            sync.Mutex
+	total, writes int
+}
+
+func (c *calls) observe(call storage.Call) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.total++
+	switch call.Operation {
+	case "PutItem", "UpdateItem", "DeleteItem", "BatchWriteItem", "TransactWriteItems":
+		c.writes++
+	}
+}
+
+// take returns the calls counted since the last take.
+func (c *calls) take() (total, writes int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	total, writes = c.total, c.writes
+	c.total, c.writes = 0, 0
+	return total, writes
 }
 
 func TestSeed(t *testing.T) {
-	store := testStore(t)
+	store, calls := testStore(t)
 	ctx := context.Background()
+	calls.take() // the table's creation
 	start := time.Now()
 	if err := Seed(ctx, store, now); err != nil {
 		t.Fatalf("Seed: %v", err)
 	}
-	t.Logf("seeded in %v", time.Since(start))
+	total, writes := calls.take()
+	t.Logf("seeded in %v: %d requests, %d of them writes", time.Since(start), total, writes)
 
 	first := snapshot(t, store)
 	t.Run("counts", func(t *testing.T) {
@@ -172,6 +205,95 @@ func TestSeed(t *testing.T) {
 			t.Errorf("moderation queue = %+v, want the reader's pending comment on %q", queue.Items, newest.Slug)
 		}
 	})
+	t.Run("tags", func(t *testing.T) {
+		if len(first.tags) != len(tagNames()) {
+			t.Errorf("%d tags listed, want %d", len(first.tags), len(tagNames()))
+		}
+		for _, p := range first.feed {
+			if n := len(p.Tags); n < 1 || n > 4 {
+				t.Errorf("post %q has %d tags, want 1 to 4", p.Slug, n)
+			}
+		}
+		tag, err := store.GetTag(ctx, "dynamodb")
+		if err != nil || tag.Name != "DynamoDB" || tag.PostCount < 5 {
+			t.Fatalf("GetTag(dynamodb) = %+v, %v; want the tag with its posts", tag, err)
+		}
+		posts := all(t, func(p storage.Page) (*storage.Result[*storage.Post], error) {
+			return store.TagPosts(ctx, "dynamodb", p, storage.Period{})
+		})
+		if int64(len(posts)) != tag.PostCount {
+			t.Errorf("tag dynamodb lists %d posts, counts %d", len(posts), tag.PostCount)
+		}
+	})
+	t.Run("co-authors", func(t *testing.T) {
+		var coWrittenPosts []*storage.Post
+		for _, p := range first.feed {
+			if len(p.CoAuthors) > 0 {
+				coWrittenPosts = append(coWrittenPosts, p)
+			}
+		}
+		if len(coWrittenPosts) < 3 {
+			t.Fatalf("%d published posts have co-authors, want a few", len(coWrittenPosts))
+		}
+		for _, p := range coWrittenPosts {
+			if n := 1 + len(p.CoAuthors); n > 3 {
+				t.Errorf("post %q has %d authors, want 2 or 3", p.Slug, n)
+			}
+			for _, a := range p.CoAuthors {
+				if a.Name == "" || a.Slug != a.ID {
+					t.Errorf("post %q: co-author %+v has no byline", p.Slug, a)
+				}
+				theirs := all(t, func(pg storage.Page) (*storage.Result[*storage.Post], error) {
+					return store.AuthorPosts(ctx, a.ID, pg, storage.Period{}, false)
+				})
+				if !slices.ContainsFunc(theirs, func(q *storage.Post) bool { return q.ID == p.ID }) {
+					t.Errorf("post %q is not on its co-author %s's page", p.Slug, a.ID)
+				}
+			}
+		}
+	})
+	t.Run("featured", func(t *testing.T) {
+		var want []string // the newest published posts with a cover
+		for _, p := range first.feed {
+			if p.CoverImage != nil && len(want) < featuredCount {
+				want = append(want, p.ID)
+			}
+		}
+		var got []string
+		for _, p := range first.featured {
+			got = append(got, p.ID)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("featured posts %v, want the %d newest with a cover %v", got, featuredCount, want)
+		}
+	})
+	t.Run("series", func(t *testing.T) {
+		se := first.series
+		if se == nil || se.Title == "" || se.Description == "" || se.OwnerID != "alan-turing" {
+			t.Fatalf("series %q = %+v", demoSeries.Slug, se)
+		}
+		bySlug := map[string]*storage.Post{}
+		for _, p := range first.feed {
+			bySlug[p.Slug] = p
+		}
+		var want []string
+		for i, title := range demoSeries.posts {
+			p := bySlug[slugify(title)]
+			if p == nil {
+				t.Fatalf("series post %q is not published", title)
+			}
+			if p.Series != se.Slug {
+				t.Errorf("post %q is in series %q, want %q", p.Slug, p.Series, se.Slug)
+			}
+			if i > 0 && p.PublishedAt.Before(bySlug[slugify(demoSeries.posts[i-1])].PublishedAt) {
+				t.Errorf("part %d, %q, was published before the part before it", i+1, p.Slug)
+			}
+			want = append(want, p.ID)
+		}
+		if !slices.Equal(se.Posts, want) {
+			t.Errorf("series posts %v, want %v in the plan's order", se.Posts, want)
+		}
+	})
 	t.Run("consistent", func(t *testing.T) {
 		problems, err := store.Check(ctx)
 		if err != nil {
@@ -184,11 +306,16 @@ func TestSeed(t *testing.T) {
 
 	t.Run("second seed changes nothing", func(t *testing.T) {
 		// A day later, so the dates Seed would choose differ too.
+		calls.take() // the reads of the tests above
 		start := time.Now()
 		if err := Seed(ctx, store, now.Add(24*time.Hour)); err != nil {
 			t.Fatalf("second Seed: %v", err)
 		}
-		t.Logf("second seed in %v", time.Since(start))
+		total, writes := calls.take()
+		t.Logf("second seed in %v: %d requests", time.Since(start), total)
+		if writes > 0 {
+			t.Errorf("second Seed made %d writes, want none", writes)
+		}
 		if second := snapshot(t, store); !reflect.DeepEqual(first, second) {
 			t.Errorf("second Seed changed the blog:\nbefore %+v\nafter  %+v", first, second)
 		}
@@ -198,7 +325,7 @@ func TestSeed(t *testing.T) {
 // TestSeedCompletesAnInterruptedRun seeds a table that holds part of the
 // demo blog, as a run cut short would leave it.
 func TestSeedCompletesAnInterruptedRun(t *testing.T) {
-	store := testStore(t)
+	store, _ := testStore(t)
 	ctx := context.Background()
 	p := newPlan(now)
 	if _, err := store.CreateAuthor(ctx, p.authors[0]); err != nil {
@@ -207,10 +334,13 @@ func TestSeedCompletesAnInterruptedRun(t *testing.T) {
 	if err := seedCategories(ctx, store, p.categories); err != nil {
 		t.Fatal(err)
 	}
-	// A post that should be published, left as a draft.
+	// A post that should be published, left as a draft; and the series
+	// with its third part alone, also a draft.
 	pp := p.posts[len(p.posts)-scheduledCount-1]
+	part := p.posts[slices.IndexFunc(p.posts, func(q plannedPost) bool { return q.Slug == p.inSeries[2] })]
 	for _, a := range p.authors {
-		if a.ID == pp.AuthorID && a.ID != p.authors[0].ID {
+		if a.ID != p.authors[0].ID && (a.ID == pp.AuthorID || a.ID == part.AuthorID ||
+			slices.Contains(pp.CoAuthors, a.ID) || slices.Contains(part.CoAuthors, a.ID)) {
 			if _, err := store.CreateAuthor(ctx, a); err != nil {
 				t.Fatal(err)
 			}
@@ -219,11 +349,35 @@ func TestSeedCompletesAnInterruptedRun(t *testing.T) {
 	if _, err := store.CreatePost(ctx, pp.NewPost); err != nil {
 		t.Fatal(err)
 	}
+	third, err := store.CreatePost(ctx, part.NewPost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.CreateSeries(ctx, p.series); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := store.AddSeriesPost(ctx, storage.SeriesPostChange{Slug: p.series.Slug, PostID: third.ID}); err != nil {
+		t.Fatal(err)
+	}
 
 	if err := Seed(ctx, store, now); err != nil {
 		t.Fatalf("Seed: %v", err)
 	}
 	got := snapshot(t, store)
+	var order []string
+	for _, id := range got.series.Posts {
+		for _, q := range got.feed {
+			if q.ID == id {
+				order = append(order, q.Slug)
+			}
+		}
+	}
+	if !slices.Equal(order, p.inSeries) {
+		t.Errorf("series after the second run = %v, want %v", order, p.inSeries)
+	}
+	if len(got.featured) != featuredCount {
+		t.Errorf("%d featured posts, want %d", len(got.featured), featuredCount)
+	}
 	if len(got.authors) != wantAuthors || len(got.categories) != wantCategories || len(got.feed) != wantPublished ||
 		len(got.drafts) != draftCount || len(got.scheduled) != scheduledCount {
 		t.Errorf("got %d authors, %d categories, %d published, %d drafts, %d scheduled; want %d, %d, %d, %d, %d",
@@ -298,8 +452,8 @@ func TestPlan(t *testing.T) {
 					t.Errorf("post %q: comment %q planned twice; Seed could not tell them apart", pp.Slug, th.body)
 				}
 				tops[th.body] = true
-				if th.authorID == pp.AuthorID {
-					t.Errorf("post %q: its author starts a thread", pp.Slug)
+				if th.authorID == pp.AuthorID || slices.Contains(pp.CoAuthors, th.authorID) {
+					t.Errorf("post %q: one of its authors, %s, starts a thread", pp.Slug, th.authorID)
 				}
 				replies := map[string]bool{}
 				for _, r := range th.replies {
@@ -311,6 +465,56 @@ func TestPlan(t *testing.T) {
 			}
 		}
 	})
+	t.Run("tags, co-authors, featured posts and the series", func(t *testing.T) {
+		var coWrittenPosts, featured int
+		at := map[string]time.Time{}
+		for _, pp := range p.posts {
+			if n := len(pp.Tags); n < 1 || n > 4 {
+				t.Errorf("post %q has %d tags, want 1 to 4", pp.Slug, n)
+			}
+			if slices.Contains(coWritten, pp.Title) {
+				coWrittenPosts++
+				if n := len(pp.CoAuthors); n < 1 || n > maxCoAuthors || slices.Contains(pp.CoAuthors, pp.AuthorID) {
+					t.Errorf("post %q by %s has co-authors %v, want 1 to %d others", pp.Slug, pp.AuthorID, pp.CoAuthors, maxCoAuthors)
+				}
+			}
+			if pp.featured {
+				featured++
+				if pp.state != statePublished || pp.CoverImage == nil {
+					t.Errorf("featured post %q is not published with a cover", pp.Slug)
+				}
+			}
+			if pp.state == statePublished {
+				at[pp.Slug] = pp.at
+			}
+		}
+		if coWrittenPosts != len(coWritten) || featured != featuredCount {
+			t.Errorf("%d posts co-written and %d featured, want %d and %d", coWrittenPosts, featured, len(coWritten), featuredCount)
+		}
+		if n := len(tagNames()); n < 6 || n > 16 {
+			t.Errorf("%d tags, want a small set", n)
+		}
+		if n := len(p.inSeries); n < 3 || n > 5 {
+			t.Errorf("the series has %d posts, want 3 to 5", n)
+		}
+		for i, slug := range p.inSeries {
+			if at[slug].IsZero() {
+				t.Errorf("series part %q is not published", slug)
+			} else if i > 0 && at[slug].Before(at[p.inSeries[i-1]]) {
+				t.Errorf("series part %q was published before the part before it", slug)
+			}
+		}
+	})
+}
+
+// tagNames returns the names of the demo's tags.
+func tagNames() []string {
+	var names []string
+	for _, t := range topics {
+		names = append(names, t.tags...)
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
 }
 
 func TestSlugify(t *testing.T) {
@@ -333,8 +537,11 @@ type blog struct {
 	authors    []*storage.Author
 	categories []*storage.Category
 	feed       []*storage.Post // visible posts, newest first
-	scheduled  []*storage.Post
+	scheduled  []*storage.Post // each once, whatever its authors
 	drafts     []*storage.Post
+	tags       []*storage.Tag
+	featured   []*storage.Post
+	series     *storage.Series
 }
 
 func snapshot(t *testing.T, store *storage.Store) blog {
@@ -350,17 +557,30 @@ func snapshot(t *testing.T, store *storage.Store) blog {
 	b.feed = all(t, func(p storage.Page) (*storage.Result[*storage.Post], error) {
 		return store.LatestPosts(ctx, p, storage.Period{})
 	})
+	// A post with co-authors is on each of its authors' pages.
+	seen := map[string]bool{}
 	for _, a := range b.authors {
 		for _, p := range all(t, func(p storage.Page) (*storage.Result[*storage.Post], error) {
 			return store.AuthorPosts(ctx, a.ID, p, storage.Period{}, true)
 		}) {
-			if !p.VisibleAt(store.Now()) {
+			if !p.VisibleAt(store.Now()) && !seen[p.ID] {
 				b.scheduled = append(b.scheduled, p)
+				seen[p.ID] = true
 			}
 		}
-		b.drafts = append(b.drafts, all(t, func(p storage.Page) (*storage.Result[*storage.Post], error) {
+		for _, p := range all(t, func(p storage.Page) (*storage.Result[*storage.Post], error) {
 			return store.AuthorDrafts(ctx, a.ID, p)
-		})...)
+		}) {
+			if !seen[p.ID] {
+				b.drafts = append(b.drafts, p)
+				seen[p.ID] = true
+			}
+		}
+	}
+	b.tags = all(t, func(p storage.Page) (*storage.Result[*storage.Tag], error) { return store.Tags(ctx, p) })
+	b.featured = all(t, func(p storage.Page) (*storage.Result[*storage.Post], error) { return store.FeaturedPosts(ctx, p) })
+	if b.series, err = store.GetSeries(ctx, demoSeries.Slug); err != nil {
+		t.Fatal(err)
 	}
 	return b
 }

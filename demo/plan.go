@@ -22,6 +22,11 @@ const (
 	// commentedPosts is how many of the newest published posts get
 	// comment threads.
 	commentedPosts = 15
+	// featuredCount is how many posts are featured: the newest published
+	// posts with a cover.
+	featuredCount = 3
+	// maxCoAuthors is how many co-authors a co-written post has at most.
+	maxCoAuthors = 2
 	// history is how far back the oldest post was published.
 	history = 540 * 24 * time.Hour
 	// Body sizes in bytes. Sections are added until the target is reached,
@@ -47,9 +52,10 @@ const (
 // plannedPost is one post of the demo blog and what happens to it.
 type plannedPost struct {
 	storage.NewPost
-	state   postState
-	at      time.Time // publish time for published and scheduled posts
-	threads []plannedThread
+	state    postState
+	at       time.Time // publish time for published and scheduled posts
+	threads  []plannedThread
+	featured bool
 }
 
 // plannedThread is a top-level comment and its replies.
@@ -70,6 +76,8 @@ type plan struct {
 	authors    []storage.NewAuthor
 	categories []storage.NewCategory
 	posts      []plannedPost // oldest publish time first; drafts among them
+	series     storage.NewSeries
+	inSeries   []string // the slugs of the series' posts, in its order
 }
 
 // newPlan builds the demo blog. Everything but the dates is the same for
@@ -114,6 +122,7 @@ func newPlan(now time.Time) *plan {
 			Excerpt:    fill(pick(rng, excerpts), t),
 			Body:       body(rng, t),
 			Categories: t.cats,
+			Tags:       t.tags,
 		}, state: state[i]}
 		if ti%3 == 0 {
 			// Every third topic has a cover; the rest show how a post
@@ -152,7 +161,43 @@ func newPlan(now time.Time) *plan {
 			c++
 		}
 	}
+
+	// Co-authors, featured posts and the series draw nothing from rng
+	// either: they follow from what is planned above.
+	for i := range p.posts {
+		if slices.Contains(coWritten, p.posts[i].Title) {
+			p.posts[i].CoAuthors = coAuthors(p.posts[i], topics[order[i]])
+		}
+	}
+	for i, f := len(p.posts)-1, 0; i >= 0 && f < featuredCount; i-- {
+		if p.posts[i].state == statePublished && p.posts[i].CoverImage != nil {
+			p.posts[i].featured = true
+			f++
+		}
+	}
+	p.series = demoSeries.NewSeries
+	for _, title := range demoSeries.posts {
+		p.inSeries = append(p.inSeries, slugify(title))
+	}
 	return p
+}
+
+// coAuthors picks the co-authors of the post pp about t: the other
+// authors who write about its categories, in the order of authors, but
+// none who starts a comment thread on it; at most maxCoAuthors.
+func coAuthors(pp plannedPost, t topic) []string {
+	var out []string
+	for _, a := range authors {
+		switch {
+		case len(out) == maxCoAuthors, a.ID == pp.AuthorID:
+			continue
+		case slices.ContainsFunc(pp.threads, func(th plannedThread) bool { return th.authorID == a.ID }):
+			continue
+		case slices.ContainsFunc(t.cats, func(c string) bool { return slices.Contains(a.topics, c) }):
+			out = append(out, a.ID)
+		}
+	}
+	return out
 }
 
 // readerThreads plans the demo reader's comments on the post pp: one

@@ -1,7 +1,9 @@
 // Package demo seeds a realistic demo blog: five authors with slugs, eight
 // categories, fifty Markdown posts with section headings (so each has a
-// table of contents), a third of them with a cover image, published over
-// the past eighteen months (a few still drafts, a few scheduled), comment
+// table of contents) and one to four tags each, a third of them with a
+// cover image, a few written by two or three authors, published over the
+// past eighteen months (a few still drafts, a few scheduled), the three
+// newest with a cover featured, a tutorial series of five posts, comment
 // threads on the newest posts, and a reader with a published comment and
 // one waiting for moderation on the newest; an About page (with a page
 // under it) and a Contact page, and site settings with menus.
@@ -28,8 +30,11 @@ import (
 //
 // Seed is idempotent: it reconciles the table with the demo blog instead of
 // replaying writes. Authors and categories are looked up by their fixed
-// ids, posts by their slugs, comments by writer and text, and only what is
-// missing is created; a draft that should be published is published.
+// ids, posts by their slugs, comments by writer and text, the series by
+// its slug, and only what is missing is created; a draft that should be
+// published is published, a post that should be featured is featured, and
+// a planned post in no series is added to the demo series. Tags and
+// co-authors are written with the post that is created.
 // Nothing that exists is changed, so a second run writes nothing, a run
 // cut short is completed by the next, and content edited since (a renamed
 // author, an unpublished post) is left alone. Deleted demo items come back.
@@ -49,10 +54,16 @@ func Seed(ctx context.Context, store *storage.Store, now time.Time) error {
 	if err := seedCategories(ctx, store, p.categories); err != nil {
 		return fmt.Errorf("seed demo categories: %w", err)
 	}
+	posts := map[string]*storage.Post{} // by slug
 	for i := range p.posts {
-		if err := seedPost(ctx, store, &p.posts[i]); err != nil {
+		post, err := seedPost(ctx, store, &p.posts[i])
+		if err != nil {
 			return fmt.Errorf("seed demo post %q: %w", p.posts[i].Slug, err)
 		}
+		posts[p.posts[i].Slug] = post
+	}
+	if err := seedSeries(ctx, store, p, posts); err != nil {
+		return fmt.Errorf("seed demo series %q: %w", p.series.Slug, err)
 	}
 	if err := seedSite(ctx, store); err != nil {
 		return fmt.Errorf("seed demo pages and site: %w", err)
@@ -101,8 +112,9 @@ func seedCategories(ctx context.Context, store *storage.Store, want []storage.Ne
 }
 
 // seedPost makes sure the post exists (found by slug), is published when
-// the plan says so and it is still a draft, and has its comment threads.
-func seedPost(ctx context.Context, store *storage.Store, pp *plannedPost) error {
+// the plan says so and it is still a draft, is featured when the plan
+// says so and it is not, and has its comment threads. It returns the post.
+func seedPost(ctx context.Context, store *storage.Store, pp *plannedPost) (*storage.Post, error) {
 	post, err := store.GetPostBySlug(ctx, pp.Slug)
 	if errors.Is(err, storage.ErrNotFound) {
 		// A post was written a few days before it went out.
@@ -113,18 +125,57 @@ func seedPost(ctx context.Context, store *storage.Store, pp *plannedPost) error 
 		post, err = store.At(fixed(written)).CreatePost(ctx, pp.NewPost)
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if pp.state != stateDraft && post.Status == storage.StatusDraft {
 		post, err = store.At(fixed(earliest(pp.at, store.Now()))).Publish(ctx, storage.PublishPost{ID: post.ID, ExpectedVersion: post.Version, At: pp.at})
 		if err != nil {
-			return err
+			return nil, err
+		}
+	}
+	if pp.featured && !post.Featured {
+		// Featured as it went out.
+		post, err = store.At(fixed(earliest(pp.at, store.Now()))).SetFeatured(ctx, storage.FeaturePost{ID: post.ID, Featured: true, ExpectedVersion: post.Version})
+		if err != nil {
+			return nil, fmt.Errorf("feature: %w", err)
 		}
 	}
 	if len(pp.threads) == 0 || !post.VisibleAt(store.Now()) {
-		return nil
+		return post, nil
 	}
-	return seedComments(ctx, store, post, pp.threads)
+	return post, seedComments(ctx, store, post, pp.threads)
+}
+
+// seedSeries makes the series when there is none with its slug and adds
+// the planned posts that are in no series, each after the planned posts
+// before it, so a run cut short is completed in order. Posts are read by
+// slug from posts; one missing there (taken by another post since) is
+// left out.
+func seedSeries(ctx context.Context, store *storage.Store, p *plan, posts map[string]*storage.Post) error {
+	se, err := store.GetSeries(ctx, p.series.Slug)
+	if errors.Is(err, storage.ErrNotFound) {
+		se, err = store.CreateSeries(ctx, p.series)
+	}
+	if err != nil {
+		return err
+	}
+	after := 0 // the position of the last planned post in the series
+	for _, slug := range p.inSeries {
+		post := posts[slug]
+		if post == nil {
+			continue
+		}
+		if post.Series == "" {
+			_, se, err = store.AddSeriesPost(ctx, storage.SeriesPostChange{Slug: se.Slug, PostID: post.ID, Position: after + 1, ExpectedVersion: se.Version})
+			if err != nil {
+				return fmt.Errorf("add post %q: %w", slug, err)
+			}
+		}
+		if i := slices.Index(se.Posts, post.ID); i >= 0 {
+			after = i + 1
+		}
+	}
+	return nil
 }
 
 // seedComments adds the planned comments and replies the post lacks; the

@@ -32,7 +32,9 @@ func docFiles(t *testing.T) []string {
 
 // TestReadmeExamples checks the GraphQL examples of README.md and docs/:
 // each one validates against the schema, and those that need no variable
-// or placeholder answer without errors on the demo blog.
+// or placeholder answer without errors on the demo blog. README's, which
+// a first-time user pastes into the playground, show demo content: none of
+// their fields answers null and none of their lists is empty.
 func TestReadmeExamples(t *testing.T) {
 	sdl, err := os.ReadFile("../schema.graphqls")
 	if err != nil {
@@ -70,7 +72,37 @@ func TestReadmeExamples(t *testing.T) {
 		if a.data == nil {
 			t.Errorf("example %d of %s answered no data", i, e.file)
 		}
+		if e.file == "README.md" {
+			if path := emptyIn(a.data, "data"); path != "" {
+				t.Errorf("example %d of %s answered nothing at %s on the demo blog:\n%s", i, e.file, path, doc)
+			}
+		}
 	}
+}
+
+// emptyIn returns the path of the first null or empty list in v, a
+// decoded JSON answer at path, or "" when there is none.
+func emptyIn(v any, path string) string {
+	switch v := v.(type) {
+	case nil:
+		return path
+	case []any:
+		if len(v) == 0 {
+			return path
+		}
+		for i, e := range v {
+			if p := emptyIn(e, path+"["+strconv.Itoa(i)+"]"); p != "" {
+				return p
+			}
+		}
+	case map[string]any:
+		for k, e := range v {
+			if p := emptyIn(e, path+"."+k); p != "" {
+				return p
+			}
+		}
+	}
+	return ""
 }
 
 var (
