@@ -219,9 +219,10 @@ func commentIDOf(t *testing.T, gid string) string {
 	return parts[2]
 }
 
-// allHeld reports whether the feed's work is all leased: both workers'
-// leases and at least one shard's exist, and every lease but a finished
-// shard's is held, by owner when owner is not "".
+// allHeld reports whether the feed's work is all leased: the server's
+// three workers' leases (schedule, webhooks, rerender) and at least one
+// shard's exist, and every lease but a finished shard's is held, by
+// owner when owner is not "".
 func allHeld(leases []storage.Lease, owner string) bool {
 	now := time.Now()
 	workers, shards := 0, 0
@@ -238,7 +239,7 @@ func allHeld(leases []storage.Lease, owner string) bool {
 			workers++
 		}
 	}
-	return workers == 2 && shards > 0
+	return workers == 3 && shards > 0
 }
 
 // within polls cond until it holds, and fails the test when it does not
