@@ -5075,7 +5075,7 @@ extend type Post {
   featured: Boolean!
   "The series the post is in, with its place and its neighbours there; null when it is in none. It costs one request (two more when the post came from a list), and 500 of an operation's complexity."
   series: PostSeries
-  "The post's earlier contents, newest first: every edit of its title, body, excerpt, cover image or SEO fields keeps what they were, the last 50 of them. Only the post's author and admins may read them: others get FORBIDDEN. One request a page."
+  "The post's earlier contents, newest first: every edit of its title, body, excerpt, cover image or SEO fields keeps what they were, the last 50 of them. Only the post's authors and admins may read them: others get FORBIDDEN. One request a page."
   revisions(
     "How many revisions to return from the start (or after ` + "`" + `after` + "`" + `), from 1 to 100; 20 when neither ` + "`" + `first` + "`" + ` nor ` + "`" + `last` + "`" + ` is given."
     first: Int
@@ -5144,7 +5144,7 @@ extend type Mutation {
     "The series and the post."
     input: AddPostToSeriesInput!
   ): AddPostToSeriesPayload!
-  "Takes a post out of its series. The series' owner, the post's author or an admin. The post gets a new version."
+  "Takes a post out of its series. The series' owner, one of the post's authors or an admin. The post gets a new version."
   removePostFromSeries(
     "The series and the post."
     input: RemovePostFromSeriesInput!
@@ -5154,7 +5154,7 @@ extend type Mutation {
     "The series, the post and its new position."
     input: MoveSeriesPostInput!
   ): MoveSeriesPostPayload!
-  "Makes a new version of a post from one of its revisions: its title, excerpt, body, cover image and SEO fields (the slug and categories stay). What it replaces is kept as a revision in turn. The post's author or an admin. A revision of another post is BAD_USER_INPUT, and nothing is written."
+  "Makes a new version of a post from one of its revisions: its title, excerpt, body, cover image and SEO fields (the slug and categories stay). What it replaces is kept as a revision in turn. One of the post's authors or an admin. A revision of another post is BAD_USER_INPUT, and nothing is written."
   restorePostRevision(
     "The post, the revision and the version the restore is based on."
     input: RestorePostRevisionInput!

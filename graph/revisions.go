@@ -11,7 +11,7 @@ import (
 	"github.com/blogql/blog/storage"
 )
 
-// Revisions are read by the post's author and admins only, and restored
+// Revisions are read by the post's authors and admins only, and restored
 // by them.
 
 // kindRevision names a post's revision in its global id, whose key is
@@ -46,9 +46,9 @@ func decodeRevisionID(field, s string) (string, int64, error) {
 }
 
 // postRevisions answers Post.revisions: FORBIDDEN for anyone but the
-// post's author and admins, before any read.
+// post's authors and admins, before any read.
 func (r *Resolver) postRevisions(ctx context.Context, obj *storage.Post, first *int, after *string, last *int, before *string) (*model.RevisionConnection, error) {
-	if err := actsFor(ctx, obj.AuthorID, "the post's author"); err != nil {
+	if err := actsForPost(ctx, obj, false); err != nil {
 		return nil, err
 	}
 	p, err := pageOf(first, after, last, before)

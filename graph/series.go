@@ -213,12 +213,12 @@ func (r *Resolver) seriesPostChange(ctx context.Context, slug, gid string, posit
 	if err != nil {
 		return c, err
 	}
-	owner, author := a.Acts(se.OwnerID), a.Acts(p.AuthorID)
+	owner, author := a.Acts(se.OwnerID), slices.ContainsFunc(p.AuthorIDs(), a.Acts)
 	switch {
 	case add && !(owner && author):
 		return c, fmt.Errorf("%w: only the series' owner, with a post of their own, or an admin may do this", auth.ErrForbidden)
 	case !add && !owner && !author:
-		return c, fmt.Errorf("%w: only the series' owner, the post's author or an admin may do this", auth.ErrForbidden)
+		return c, fmt.Errorf("%w: only the series' owner, one of the post's authors or an admin may do this", auth.ErrForbidden)
 	}
 	return c, nil
 }

@@ -277,6 +277,10 @@ func TestAuthorizationMatrix(t *testing.T) {
 			}
 			return r.UpdatePost.Post.Author.Name, nil
 		}, false, map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", other: "FORBIDDEN", owner: "", postAuthor: "", admin: ""}},
+		{"Post.revisions of a co-authored post", coAuthored, func(c graphql.Client, id string) (string, error) {
+			_, err := PostRevisions(ctx, c, id, nil, nil)
+			return "", err
+		}, false, map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", other: "FORBIDDEN", owner: "", postAuthor: "", admin: ""}},
 		{"updatePost of a post's co-authors", coAuthored, func(c graphql.Client, id string) (string, error) {
 			r, err := UpdatePost(ctx, c, UpdatePostInput{Id: id, ExpectedVersion: 2, CoAuthors: []string{ids["alan"]}})
 			if err != nil {

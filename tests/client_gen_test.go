@@ -9321,7 +9321,7 @@ type PostRevisionsPost struct {
 	Version int `json:"version"`
 	// The title of the post.
 	Title string `json:"title"`
-	// The post's earlier contents, newest first: every edit of its title, body, excerpt, cover image or SEO fields keeps what they were, the last 50 of them. Only the post's author and admins may read them: others get FORBIDDEN. One request a page.
+	// The post's earlier contents, newest first: every edit of its title, body, excerpt, cover image or SEO fields keeps what they were, the last 50 of them. Only the post's authors and admins may read them: others get FORBIDDEN. One request a page.
 	Revisions *PostRevisionsPostRevisionsRevisionConnection `json:"revisions"`
 }
 
@@ -10731,7 +10731,7 @@ func (v *RemovePostFromSeriesRemovePostFromSeriesRemovePostFromSeriesPayloadSeri
 
 // RemovePostFromSeriesResponse is returned by RemovePostFromSeries on success.
 type RemovePostFromSeriesResponse struct {
-	// Takes a post out of its series. The series' owner, the post's author or an admin. The post gets a new version.
+	// Takes a post out of its series. The series' owner, one of the post's authors or an admin. The post gets a new version.
 	RemovePostFromSeries RemovePostFromSeriesRemovePostFromSeriesRemovePostFromSeriesPayload `json:"removePostFromSeries"`
 }
 
@@ -10842,7 +10842,7 @@ func (v *RestorePostRevisionInput) GetIdempotencyKey() *string { return v.Idempo
 
 // RestorePostRevisionResponse is returned by RestorePostRevision on success.
 type RestorePostRevisionResponse struct {
-	// Makes a new version of a post from one of its revisions: its title, excerpt, body, cover image and SEO fields (the slug and categories stay). What it replaces is kept as a revision in turn. The post's author or an admin. A revision of another post is BAD_USER_INPUT, and nothing is written.
+	// Makes a new version of a post from one of its revisions: its title, excerpt, body, cover image and SEO fields (the slug and categories stay). What it replaces is kept as a revision in turn. One of the post's authors or an admin. A revision of another post is BAD_USER_INPUT, and nothing is written.
 	RestorePostRevision RestorePostRevisionRestorePostRevisionRestorePostRevisionPayload `json:"restorePostRevision"`
 }
 
