@@ -245,6 +245,7 @@ func Render(ctx context.Context, src string, opts Options) (*Document, error) {
 		}
 		return nil, fmt.Errorf("sanitize html: %w", err)
 	}
+	html.buf = nofollowHosts(html.buf)
 	if s, ok := parseSite(opts.SiteURL); ok {
 		html.buf = unfollow(html.buf, s)
 	}

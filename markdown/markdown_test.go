@@ -227,12 +227,12 @@ func FuzzRender(f *testing.F) {
 	})
 }
 
-// hasHost reports whether a link's href names a host (or cannot be
-// parsed, so might): "//x" and "https://x" do, a relative path such as
-// "0//" does not.
+// hasHost reports whether a browser reads a link's href with a host (or
+// it cannot be parsed, so might): "//x", "///x", "https:x" and
+// "https://x" do, a relative path such as "0//" does not.
 func hasHost(href string) bool {
 	u, err := url.Parse(href)
-	return err != nil || u.Host != "" || strings.HasPrefix(href, "//")
+	return err != nil || u.Host != "" || u.Scheme == "http" || u.Scheme == "https" || strings.HasPrefix(href, "//")
 }
 
 // checkSafe fails unless every element of the HTML is one a page may

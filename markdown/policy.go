@@ -1,6 +1,7 @@
 package markdown
 
 import (
+	"bytes"
 	"html"
 	"net/url"
 	"regexp"
@@ -89,6 +90,31 @@ func (s site) holds(raw string) bool {
 		return false
 	}
 	return s.path == "" || u.Path == s.path || strings.HasPrefix(u.Path, s.path+"/")
+}
+
+// bareLink matches a link as the sanitizer writes one: its href first.
+var bareLink = regexp.MustCompile(`<a href="([^"]*)"([^>]*)>`)
+
+// nofollowHosts gives rel="nofollow noreferrer" to the sanitized links
+// that have none but that a browser reads with a host: "///x.io" and
+// "https:x.io" name the host x.io to a browser, not to the sanitizer's
+// URL parser.
+func nofollowHosts(sanitized []byte) []byte {
+	return bareLink.ReplaceAllFunc(sanitized, func(a []byte) []byte {
+		m := bareLink.FindSubmatch(a)
+		if bytes.Contains(m[2], []byte(" rel=")) || !namesHost(html.UnescapeString(string(m[1]))) {
+			return a
+		}
+		return append(a[:len(a)-1:len(a)-1], ` rel="nofollow noreferrer">`...)
+	})
+}
+
+// namesHost reports whether a browser reads the link href with a host (or
+// it cannot be parsed, so it might): "//x", "///x", "https:x" and
+// "https://x" do; "0//", "/a" and "#b" do not.
+func namesHost(href string) bool {
+	u, err := url.Parse(href)
+	return err != nil || u.Host != "" || u.Scheme == "http" || u.Scheme == "https" || strings.HasPrefix(href, "//")
 }
 
 // unfollow takes rel="nofollow noreferrer" off the sanitized links to
