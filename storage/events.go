@@ -170,6 +170,12 @@ const TagSite = "site"
 // TagComments tags responses that show the comments of the post id.
 func TagComments(postID string) string { return "comments:" + postID }
 
+// TagCounts tags responses that show the comment count of the post id as
+// its summaries in lists hold it: those counts follow the comments a
+// moment later (comment counts on copies), and their own event names this
+// tag when they do.
+func TagCounts(postID string) string { return "counts:" + postID }
+
 // Paths are the frontend's URL patterns, in which "{slug}", "{yyyy}",
 // "{mm}" and "{dd}" stand for a slug and the year, two-digit month and
 // day (UTC) of a post's publication or of an archive's month. An empty
