@@ -44,7 +44,7 @@ const MaxHighlightBlocks = 20
 // highlightable are the languages highlighted, by the names a fence may
 // give them: the lexers whose worst time on the repeated units tried was
 // under 0.6 s for 8 KB; the worst body found for them, four blocks of
-// 4 KB, renders in 0.64 s (BENCHMARKS.md).
+// 4 KB, renders in 0.64 s (docs/performance.md).
 var highlightable = map[string]bool{
 	"go": true, "golang": true, "js": true, "javascript": true, "python": true, "py": true,
 	"ruby": true, "rb": true, "rust": true, "rs": true, "bash": true, "sh": true, "shell": true,

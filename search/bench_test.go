@@ -17,7 +17,7 @@ import (
 	"github.com/blogql/blog/storage"
 )
 
-// Benchmarks of the index (BENCHMARKS.md, Search): indexing generated
+// Benchmarks of the index (docs/performance.md, Search): indexing generated
 // posts, searching them at concurrency 1 (p50/p95) and 16 (searches a
 // second), and the index's size. SEARCH_BENCH_POSTS sets how many posts
 // (default 100,000); the corpus is built once per process, in a

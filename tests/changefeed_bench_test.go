@@ -10,7 +10,7 @@ import (
 	"github.com/blogql/blog/storage"
 )
 
-// The change feed's latency targets (issue 21, BENCHMARKS.md), measured
+// The change feed's latency targets (docs/performance.md), measured
 // through the server binary over loopback on the backend the tests use:
 //
 //	go test -run '^$' -bench 'WebhookLatency|GoLiveLatency' -benchtime 200x ./tests

@@ -17,7 +17,7 @@ import (
 	"github.com/blogql/blog/graph"
 )
 
-// TestLiveFigures measures what BENCHMARKS.md reports of subscriptions,
+// TestLiveFigures measures what docs/performance.md reports of subscriptions,
 // with the server's own change feed settings, on the backend the tests
 // run on: the time from a comment's mutation answered to its event
 // received by an SSE subscriber on the same server, and the memory and

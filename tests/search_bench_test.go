@@ -14,7 +14,7 @@ import (
 // acknowledged the post is found by a search on the server's index (the
 // stream, the change feed's log, the index's batch): each iteration
 // publishes one post and searches for its own word every 2 ms until it is
-// found. It reports p50 and p99 (BENCHMARKS.md, Search).
+// found. It reports p50 and p99 (docs/performance.md, Search).
 //
 //	go test -run '^$' -bench SearchPublishToSearchable -benchtime 100x ./tests
 func BenchmarkSearchPublishToSearchable(b *testing.B) {
