@@ -52,6 +52,8 @@ type CountSynced struct {
 	// Stale those it found changed since it read them (the next sync
 	// reads them again).
 	Wrote, Stale int
+	// Began is when the counts worker began the sync, by its clock.
+	Began time.Time
 }
 
 // SyncCounts copies the authoritative comment count of the post postID
@@ -239,6 +241,7 @@ func (c *CountSync) Tick(ctx context.Context) error {
 	var first error
 	for _, id := range sortedKeys(due) {
 		did, err := c.store.SyncCounts(ctx, id)
+		did.Began = now
 		if c.OnSync != nil {
 			c.OnSync(id, did, err)
 		}
