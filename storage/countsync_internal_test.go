@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -141,10 +142,12 @@ func TestCountSyncCopiesTheCountOntoEveryCopy(t *testing.T) {
 	if bad, err := f.s.Check(f.ctx); err != nil || len(bad) > 0 {
 		t.Errorf("check: %v %v", bad, err)
 	}
-	t.Run("a sync that finds every copy right writes nothing", func(t *testing.T) {
+	t.Run("a sync that finds every copy right reads the post, its copies and the count, and writes nothing", func(t *testing.T) {
 		f.now = f.now.Add(CountSyncEvery)
-		if got := f.events(LoggedEvent{Position: f.next, Event: Event{Type: EventPostEdited, Data: EventData{PostID: f.post}}}); got != 0 {
-			t.Errorf("%d updates, want none", got)
+		ctx, c := WithRequestCounter(f.ctx)
+		f.must(f.count.Events(ctx, []LoggedEvent{{Position: f.next, Event: Event{Type: EventPostEdited, Data: EventData{PostID: f.post}}}}))
+		if got, want := c.ByOperation(), map[string]int{"GetItem": 2, "BatchGetItem": 1}; !maps.Equal(got, want) {
+			t.Errorf("requests %v, want %v", got, want)
 		}
 	})
 	t.Run("events of other kinds and posts that are gone sync nothing", func(t *testing.T) {
