@@ -339,6 +339,13 @@ func newFeed(ctx context.Context, clientCfg storage.ClientConfig, store *storage
 	// One server at a time delivers to webhooks: what the log brings,
 	// and every second the retries that are due.
 	feed.AddWorker(changefeed.Worker{Name: "webhooks", Events: hooks.HandleEvents, Tick: hooks.RetryDue, Every: time.Second})
+	// One server at a time copies the comment counts onto the posts'
+	// summaries: after a post's comment or post events, at most once a
+	// second a post (storage/countsync.go).
+	// A sync that fails is logged as the worker's tick and tried again
+	// a second later.
+	counts := store.NewCountSync()
+	feed.AddWorker(changefeed.Worker{Name: "counts", Events: counts.Events, Tick: counts.Tick, Every: storage.CountSyncTick, Hold: counts.Hold})
 	logger.Info("change feed", "owner", feed.Owner(), "event_retention", cfg.eventRetention, "read_stream", cfg.readStream)
 	return feed, nil
 }

@@ -22,7 +22,8 @@
 // Query about every TailEvery (at once after it appended itself), and
 // calls its subscribers with each batch. A worker reads the log from its
 // lease's checkpoint: it gets every event at least once, in order, and
-// the checkpoint moves only after its Events returned nil.
+// the checkpoint moves only after its Events returned nil, and no further
+// than its Hold allows (a worker that does its work later, coalesced).
 package changefeed
 
 import (
@@ -97,6 +98,13 @@ type Worker struct {
 	// Tick, when set, runs every Every while this server holds the lease.
 	Tick  func(ctx context.Context) error
 	Every time.Duration
+	// Hold, when set, is asked where the checkpoint may move once Events
+	// took the events up to last: last, or an earlier position when the
+	// worker still owes work for an event it took (work it does later,
+	// in Tick). The checkpoint moves as far as Hold allows, after Events
+	// and when the log is quiet, so a server that takes the lease over
+	// gives that event to Events again.
+	Hold func(last int64) int64
 }
 
 // Feed is one server's part of the change feed.

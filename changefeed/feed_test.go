@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -449,5 +450,68 @@ func TestASlowWorkerKeepsItsLease(t *testing.T) {
 	e.eventually("the event at the worker", func() bool { return len(got.got()) == 1 })
 	if n := len(other.got()); n != 0 {
 		t.Errorf("the other server's worker got %d events", n)
+	}
+}
+
+func TestAHeldCheckpointGivesTheEventsAgain(t *testing.T) {
+	e := newEnv(t)
+	position := func() int64 {
+		leases, err := e.store.Leases(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range leases {
+			if l.Name == storage.WorkerLease("held") {
+				return l.Position
+			}
+		}
+		return -1
+	}
+	// The worker owes work for the first event of each batch while owe
+	// is set, and does it when owe is cleared.
+	var owe atomic.Bool
+	var first atomic.Int64
+	var got collector
+	f := e.feed("a")
+	f.AddWorker(Worker{Name: "held", Events: func(_ context.Context, events []storage.LoggedEvent) error {
+		got.add(events)
+		if first.Load() == 0 {
+			first.Store(events[0].Position)
+		}
+		return nil
+	}, Hold: func(last int64) int64 {
+		if owe.Load() {
+			return min(last, first.Load()-1)
+		}
+		return last
+	}})
+	owe.Store(true)
+	stop := e.run(f)
+	e.write(4)
+	e.eventually("4 events at the worker", func() bool { return len(got.got()) >= 4 })
+	if p := position(); p > 0 {
+		t.Errorf("the checkpoint moved to %d, past the event the worker owes work for", p)
+	}
+	owe.Store(false)
+	e.eventually("the checkpoint at 4 once the log is quiet and the work done", func() bool { return position() == 4 })
+	first.Store(0)
+	owe.Store(true)
+	e.write(2)
+	e.eventually("6 events at the worker", func() bool { return len(got.got()) >= 6 })
+	stop()
+	if p := position(); p != 4 {
+		t.Errorf("the checkpoint is at %d, want 4 (held before event 5)", p)
+	}
+
+	var again collector
+	g := e.feed("b")
+	g.AddWorker(Worker{Name: "held", Events: func(_ context.Context, events []storage.LoggedEvent) error {
+		again.add(events)
+		return nil
+	}})
+	e.run(g)
+	e.eventually("the events held given again", func() bool { return len(again.got()) >= 2 })
+	if !slices.Equal(positions(again.got()), span(5, 6)) {
+		t.Errorf("the next holder got positions %v, want 5 and 6", positions(again.got()))
 	}
 }

@@ -133,13 +133,37 @@ func (f *Feed) runWorker(ctx context.Context, w Worker, l storage.Lease) error {
 		return nil
 	}
 	r := &logReader{store: f.store, log: f.log.With("worker", w.Name), pos: l.Position}
+	// saved is the checkpoint as stored: r.pos, or before it where Hold
+	// keeps it.
+	saved := l.Position
+	checkpoint := func(last int64) error {
+		pos := last
+		if w.Hold != nil {
+			pos = min(w.Hold(last), last)
+		}
+		if pos <= saved {
+			return nil
+		}
+		if err := f.store.CheckpointWorker(ctx, storage.WorkerLease(w.Name), f.opts.Owner, pos); err != nil {
+			return err
+		}
+		saved = pos
+		return nil
+	}
 	failures := 0
 	for {
 		woken := f.appended.wait()
 		events, err := r.read(ctx)
+		if err == nil && len(events) == 0 && r.pos > saved {
+			// Quiet: what Hold kept back may have been done since.
+			err = checkpoint(r.pos)
+			if errors.Is(err, storage.ErrLeaseLost) {
+				return err
+			}
+		}
 		if err == nil && len(events) > 0 {
 			if err = w.Events(ctx, events); err == nil {
-				err = f.store.CheckpointWorker(ctx, storage.WorkerLease(w.Name), f.opts.Owner, events[len(events)-1].Position)
+				err = checkpoint(events[len(events)-1].Position)
 				if errors.Is(err, storage.ErrLeaseLost) {
 					return err
 				}

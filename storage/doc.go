@@ -603,6 +603,8 @@
 //	post.rescheduled       scheduled → scheduled at another time
 //	post.unscheduled       scheduled → draft
 //	post.deleted           published or scheduled → removed (a draft's deletion: none)
+//	post.counts.updated    a published post's commentCount or threadCount changed on its item
+//	                       (the counts worker, after the copies: doccounts.go), tag counts:<id>
 //	author.updated         an author created, removed, or its name, slug, bio, picture, website,
 //	                       location or accounts changed
 //	category.updated       a category created, removed, or its name or description changed
@@ -651,6 +653,7 @@
 //	feed               the whole-blog feed and the home page
 //	archive:<yyyy-mm>  a month's archive
 //	comments:<postId>  a post's comments
+//	counts:<postId>    the lists that show a post's comment count as its summaries hold it
 //	page:<id>          a static page and the list of pages
 //	site               everything that shows the site settings (feeds, the site query)
 //	featured           the featured posts' list (a post featured before or after the write)

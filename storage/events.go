@@ -37,15 +37,19 @@ const (
 	EventPostRescheduled EventType = "post.rescheduled"
 	EventPostUnscheduled EventType = "post.unscheduled"
 	EventPostDeleted     EventType = "post.deleted"
-	EventAuthorUpdated   EventType = "author.updated"
-	EventCategoryUpdated EventType = "category.updated"
-	EventTagUpdated      EventType = "tag.updated"
-	EventCommentAdded    EventType = "comment.added"
-	EventCommentEdited   EventType = "comment.edited"
-	EventCommentPending  EventType = "comment.pending"
-	EventCommentApproved EventType = "comment.approved"
-	EventCommentRejected EventType = "comment.rejected"
-	EventCommentDeleted  EventType = "comment.deleted"
+	// EventPostCountsUpdated: a published post's comment counts changed
+	// on its post item, the feed's entry, which the counts worker updates
+	// after its copies (countsync.go).
+	EventPostCountsUpdated EventType = "post.counts.updated"
+	EventAuthorUpdated     EventType = "author.updated"
+	EventCategoryUpdated   EventType = "category.updated"
+	EventTagUpdated        EventType = "tag.updated"
+	EventCommentAdded      EventType = "comment.added"
+	EventCommentEdited     EventType = "comment.edited"
+	EventCommentPending    EventType = "comment.pending"
+	EventCommentApproved   EventType = "comment.approved"
+	EventCommentRejected   EventType = "comment.rejected"
+	EventCommentDeleted    EventType = "comment.deleted"
 	// Pages and the site's settings (pages.go, site.go).
 	EventPagePublished   EventType = "page.published"
 	EventPageEdited      EventType = "page.published.edited"
@@ -542,7 +546,44 @@ func (p Paths) postEvents(r *record, add func(EventType, EventData)) error {
 	for _, t := range kinds {
 		add(t, p.postData(old, cur))
 	}
+	if was == postPublished && is == postPublished &&
+		(old.CommentCount != cur.CommentCount || old.ThreadCount != cur.ThreadCount) {
+		add(EventPostCountsUpdated, p.countsData(cur))
+	}
 	return nil
+}
+
+// countsData describes a change of the published post cur's comment
+// counts: the pages that list its summary, and the tag of the answers
+// that show its count as summaries hold it (TagCounts), not the post's
+// other tags, since nothing else of it changed.
+func (p Paths) countsData(cur *postItem) EventData {
+	d := EventData{
+		PostID: cur.ID, Slug: cur.Slug, AuthorID: cur.AuthorID, Categories: cur.catSlugs(),
+		CoAuthors: cur.coAuthorIDs(), Tags: cur.tagSlugs(), PublishedAt: cur.publishedAt(),
+		CacheTags: []string{TagCounts(cur.ID)},
+	}
+	d.Paths = append(d.Paths, p.Home)
+	for _, s := range append([]string{cur.AuthorSlug}, coAuthorSlugs(cur)...) {
+		d.Paths = append(d.Paths, p.bySlug(p.Author, s))
+	}
+	for _, c := range d.Categories {
+		d.Paths = append(d.Paths, p.bySlug(p.Category, c))
+	}
+	for _, t := range d.Tags {
+		d.Paths = append(d.Paths, p.bySlug(p.Tag, t))
+	}
+	d.Paths = distinct(append(d.Paths, p.month(d.PublishedAt)))
+	return d
+}
+
+// coAuthorSlugs returns the slugs of the post's co-authors, in order.
+func coAuthorSlugs(it *postItem) []string {
+	out := make([]string, len(it.CoAuthors))
+	for i, a := range it.CoAuthors {
+		out[i] = a.Slug
+	}
+	return out
 }
 
 // postData describes the post written from old to cur (either nil): the

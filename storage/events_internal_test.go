@@ -251,14 +251,23 @@ func TestEventsOfWrites(t *testing.T) {
 				t.Errorf("data = %+v, want post %s, slug hello, author ada, category go, published now, paths %v, tags %v", d, post.ID, wantPaths, wantTags)
 			}
 		}},
-		{"a comment count is no event, the comment is comment.added", func() {
+		{"the comment is comment.added, the post item's count post.counts.updated (the copies' counts none)", func() {
 			var err error
 			added, err = s.AddComment(ctx, NewComment{PostID: post.ID, AuthorID: "ada", Body: "First."})
 			must(err)
-		}, []EventType{EventCommentAdded}, func(t *testing.T, evs []Event) {
-			d := evs[0].Data
-			if d.PostID != post.ID || d.CommentID != added.ID || d.AuthorID != "ada" || !slices.Equal(d.CacheTags, []string{TagComments(post.ID)}) {
-				t.Errorf("data = %+v", d)
+		}, []EventType{EventCommentAdded, EventPostCountsUpdated}, func(t *testing.T, evs []Event) {
+			for _, e := range evs {
+				d := e.Data
+				switch e.Type {
+				case EventCommentAdded:
+					if d.PostID != post.ID || d.CommentID != added.ID || d.AuthorID != "ada" || !slices.Equal(d.CacheTags, []string{TagComments(post.ID)}) {
+						t.Errorf("comment.added data = %+v", d)
+					}
+				case EventPostCountsUpdated:
+					if d.PostID != post.ID || !slices.Equal(d.CacheTags, []string{TagCounts(post.ID)}) || !slices.Contains(d.Paths, "/") || slices.Contains(d.Paths, "/posts/"+post.Slug) {
+						t.Errorf("post.counts.updated data = %+v, want the post, tag counts:<id> alone, the lists' pages and not the post's", d)
+					}
+				}
 			}
 		}},
 		{"a held comment is comment.pending", func() {
@@ -273,7 +282,7 @@ func TestEventsOfWrites(t *testing.T) {
 		{"approving is comment.approved", func() {
 			_, err := s.ApproveComment(ctx, CommentRef{PostID: post.ID, CommentID: held.ID})
 			must(err)
-		}, []EventType{EventCommentApproved}, nil},
+		}, []EventType{EventCommentApproved, EventPostCountsUpdated}, nil},
 		{"another held comment is comment.pending", func() {
 			var err error
 			rejected, err = s.AddComment(ctx, NewComment{PostID: post.ID, Reader: reader, Rules: ReaderRules{Hold: true, PerMinute: 5}, Body: "Spam."})
@@ -290,11 +299,11 @@ func TestEventsOfWrites(t *testing.T) {
 		{"a reader's edit held again is comment.deleted and comment.pending", func() {
 			_, err := s.UpdateComment(ctx, CommentEdit{PostID: post.ID, CommentID: held.ID, Body: "Nicer.", Reader: reader, Rules: ReaderRules{HoldEdits: true}})
 			must(err)
-		}, []EventType{EventCommentDeleted, EventCommentPending}, nil},
+		}, []EventType{EventCommentDeleted, EventCommentPending, EventPostCountsUpdated}, nil},
 		{"approving it again is comment.approved", func() {
 			_, err := s.ApproveComment(ctx, CommentRef{PostID: post.ID, CommentID: held.ID})
 			must(err)
-		}, []EventType{EventCommentApproved}, nil},
+		}, []EventType{EventCommentApproved, EventPostCountsUpdated}, nil},
 		{"deleting a pending comment is no event", func() {
 			c, err := s.AddComment(ctx, NewComment{PostID: post.ID, Reader: reader, Rules: ReaderRules{Hold: true, PerMinute: 5}, Body: "Oops."})
 			must(err)
@@ -305,7 +314,7 @@ func TestEventsOfWrites(t *testing.T) {
 		{"deleting a comment is comment.deleted", func() {
 			_, err := s.DeleteComment(ctx, CommentRef{PostID: post.ID, CommentID: added.ID})
 			must(err)
-		}, []EventType{EventCommentDeleted}, nil},
+		}, []EventType{EventCommentDeleted, EventPostCountsUpdated}, nil},
 		{"a new title is post.published.edited", func() {
 			edit(PostPatch{Title: aws.String("Hello, world")})
 		}, []EventType{EventPostEdited}, nil},

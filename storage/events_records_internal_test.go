@@ -42,7 +42,12 @@ func TestEventsOfRecords(t *testing.T) {
 		want    []EventType
 		wantErr bool
 	}{
-		{"a comment count on a post is no event", rec(streamtypes.OperationTypeModify, post, counted), nil, false},
+		{"a comment count on a published post is post.counts.updated", rec(streamtypes.OperationTypeModify, post, counted), []EventType{EventPostCountsUpdated}, false},
+		{"a comment count on a draft is no event", func() streamtypes.Record {
+			draft, counted := post, counted
+			draft.Status, counted.Status = string(StatusDraft), string(StatusDraft)
+			return rec(streamtypes.OperationTypeModify, draft.withPostKeys(), counted.withPostKeys())
+		}(), nil, false},
 		{"the author copy of a post is no event", rec(streamtypes.OperationTypeInsert, nil, post.authorCopy()), nil, false},
 		{"a category copy of a post is no event", rec(streamtypes.OperationTypeModify, post.categoryCopy("go"), counted.categoryCopy("go")), nil, false},
 		{"a rejected comment removed by TTL is no event", ttl, nil, false},

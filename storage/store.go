@@ -41,6 +41,10 @@ type Store struct {
 	stream bool
 	// siteCache is the server's copy of the site settings (site.go).
 	siteCache *siteCache
+	// countLag is how long Check lets summaries' comment counts lag
+	// (WithCountLag, checkcounts.go); lagWait waits it (tests replace it).
+	countLag time.Duration
+	lagWait  func(ctx context.Context, d time.Duration) error
 }
 
 // Option configures a Store.

@@ -44,7 +44,7 @@ const (
 // post.rescheduled, post.unscheduled, comment.pending and comment.rejected
 // are about what only authors and admins see, so no webhook gets them.
 var PublicEvents = []EventType{
-	EventPostPublished, EventPostEdited, EventPostUnpublished, EventPostDeleted,
+	EventPostPublished, EventPostEdited, EventPostUnpublished, EventPostDeleted, EventPostCountsUpdated,
 	EventAuthorUpdated, EventCategoryUpdated, EventTagUpdated, EventSeriesUpdated,
 	EventCommentAdded, EventCommentEdited, EventCommentApproved, EventCommentDeleted,
 	EventPagePublished, EventPageEdited, EventPageUnpublished, EventPageDeleted, EventSiteUpdated,

@@ -220,7 +220,7 @@ func commentIDOf(t *testing.T, gid string) string {
 }
 
 // allHeld reports whether the feed's work is all leased: the server's
-// three workers' leases (schedule, webhooks, rerender) and at least one
+// four workers' leases (schedule, webhooks, rerender, counts) and at least one
 // shard's exist, and every lease but a finished shard's is held, by
 // owner when owner is not "".
 func allHeld(leases []storage.Lease, owner string) bool {
@@ -239,7 +239,7 @@ func allHeld(leases []storage.Lease, owner string) bool {
 			workers++
 		}
 	}
-	return workers == 3 && shards > 0
+	return workers == 4 && shards > 0
 }
 
 // within polls cond until it holds, and fails the test when it does not

@@ -113,13 +113,17 @@ func (s *liveServer) another(t *testing.T) *liveServer {
 	return serveLive(t, s.store, streams)
 }
 
-// serveLive runs a change feed, a hub and the handler on store.
+// serveLive runs a change feed with the comment counts worker, a hub
+// and the handler on store.
 func serveLive(t *testing.T, store *storage.Store, streams *dynamodbstreams.Client, configure ...liveOptions) *liveServer {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(liveLogOutput(), nil))
 	feedOpts := liveFeedOptions
 	feedOpts.Logger = logger
 	feed := changefeed.New(store, streams, feedOpts)
+	// The comment counts worker, as server.go adds it.
+	counts := store.NewCountSync()
+	feed.AddWorker(changefeed.Worker{Name: "counts", Events: counts.Events, Tick: counts.Tick, Every: storage.CountSyncTick, Hold: counts.Hold})
 	hub := live.NewHub(store, 0)
 	feed.Subscribe(hub.Publish)
 	runCtx, stop := context.WithCancel(context.Background())

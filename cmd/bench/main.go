@@ -17,6 +17,13 @@
 //
 // scripts/bench.sh runs both. Results go to bench/results-<backend>.json and
 // into the table of that backend in BENCHMARKS.md.
+//
+// With -burst N it measures the comment burst instead (burst.go): N
+// comments a second on one post from -burst-clients clients for
+// -burst-for, with the change feed's counts worker running, and the time
+// from the last answer until every list shows the final count; results go
+// to bench/burst-<backend>.json. scripts/bench.sh -burst 200 runs it on
+// both backends.
 package main
 
 import (
@@ -62,6 +69,11 @@ type config struct {
 	markdown    string
 	cpuProfile  string
 	dataDir     string
+	// burst, when above zero, runs the comment burst (burst.go) at that
+	// many comments a second instead of the operations.
+	burst        int
+	burstClients int
+	burstFor     time.Duration
 }
 
 func main() {
@@ -74,11 +86,16 @@ func main() {
 		return
 	}
 	var res *results
-	if err == nil {
-		res, err = run(ctx, cfg, gc, os.Stderr)
-	}
-	if err == nil {
-		err = res.write(cfg)
+	var burst *burstResult
+	switch {
+	case err == nil && cfg.burst > 0:
+		if burst, err = runBurst(ctx, cfg, os.Stderr); err == nil {
+			err = burst.write(cfg)
+		}
+	case err == nil:
+		if res, err = run(ctx, cfg, gc, os.Stderr); err == nil {
+			err = res.write(cfg)
+		}
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
@@ -101,6 +118,9 @@ func parseFlags(args []string) (*config, error) {
 	fs.StringVar(&c.markdown, "markdown", "BENCHMARKS.md", "`file` whose table for the backend is replaced with the results; empty: none")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a CPU profile of the measurements (after the warm-up) to `file`")
 	fs.StringVar(&c.dataDir, "data", "", "`directory` of the embedded engine's data file, as the server keeps it (default a fresh temporary one, removed after)")
+	fs.IntVar(&c.burst, "burst", 0, "run the comment burst instead: `comments` a second on one post, and the time until every list shows the final count (0: the operations)")
+	fs.IntVar(&c.burstClients, "burst-clients", 16, "clients of the comment burst")
+	fs.DurationVar(&c.burstFor, "burst-for", 10*time.Second, "length of the comment burst")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
@@ -120,7 +140,12 @@ func parseFlags(args []string) (*config, error) {
 			c.warmup = 40 * time.Second
 		}
 	}
-	if c.out == "" {
+	switch {
+	case c.burst < 0 || (c.burst > 0 && (c.burstClients < 1 || c.burstFor <= 0)):
+		return nil, errors.New("-burst must not be negative; with it, -burst-clients at least 1 and -burst-for positive")
+	case c.out == "" && c.burst > 0:
+		c.out = "bench/burst-" + c.backend + ".json"
+	case c.out == "":
 		c.out = "bench/results-" + c.backend + ".json"
 	}
 	return c, nil

@@ -51,3 +51,22 @@ func TestOperationsKeepTheirBudgets(t *testing.T) {
 		}
 	}
 }
+
+// TestBurstConverges runs a short comment burst, so the mode keeps
+// working: every comment is answered without error, the counts worker
+// syncs the post at most once a second, and every list ends showing the
+// final count.
+func TestBurstConverges(t *testing.T) {
+	cfg := &config{backend: "embedded", burst: 40, burstClients: 4, burstFor: 500 * time.Millisecond}
+	if cfg.endpoint = dynamotest.Endpoint(t); cfg.endpoint != "" {
+		cfg.backend = "local"
+	}
+	res, err := runBurst(context.Background(), cfg, t.Output())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Acked == 0 || res.Failed != 0 || res.MaxSyncsPerSecond > 1 {
+		t.Errorf("%d comments answered, %d failed (%s), at most %d syncs of the post within a second, want none failed and 1",
+			res.Acked, res.Failed, res.FirstError, res.MaxSyncsPerSecond)
+	}
+}

@@ -1,0 +1,292 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// The comment counts of a post's summaries follow its comments through
+// the change feed (doccounts.go): the "counts" worker reads comment and
+// post events, and syncs each post they name, at most once a
+// CountSyncEvery, from its authoritative count.
+
+// CountSyncEvery is how often at most the counts worker syncs one post:
+// however many comments a post gets, each of its summaries gets at most
+// one write in that time.
+const CountSyncEvery = time.Second
+
+// CountSyncTick is how often the counts worker looks for posts that are
+// due.
+const CountSyncTick = 100 * time.Millisecond
+
+// readCommentCount returns the authoritative comment count of the post
+// postID: its comments that are not deleted, and its top-level comments.
+// With the counts on the post item, they are read there, consistently. A
+// missing post is ErrNotFound.
+func (s *Store) readCommentCount(ctx context.Context, postID string) (comments, threads int, err error) {
+	var c struct {
+		CommentCount int `dynamodbav:"commentCount"`
+		ThreadCount  int `dynamodbav:"threadCount"`
+	}
+	if err := s.getItem(ctx, postKey(postID), true, &c); err != nil {
+		return 0, 0, fmt.Errorf("comment count of post %q: %w", postID, err)
+	}
+	return c.CommentCount, c.ThreadCount, nil
+}
+
+// CountSynced is what one sync of a post's counts did.
+type CountSynced struct {
+	// Comments and Threads are the authoritative counts it copied.
+	Comments, Threads int
+	// Wrote counts the items it updated (the post item and its copies);
+	// Stale those it found changed since it read them (the next sync
+	// reads them again).
+	Wrote, Stale int
+	// Began is when the counts worker began the sync, by its clock.
+	Began time.Time
+}
+
+// SyncCounts copies the authoritative comment count of the post postID
+// onto its post item and each of its copies that differs (one UpdateItem
+// each, copies first, the post item last, so the post item's change, the
+// one the change feed turns into post.counts.updated, comes after every
+// copy's). Each update sets the counts alone, on the condition that the
+// item exists and still has the counts read: a deleted copy is not
+// written again, and a count changed meanwhile is left to the next sync
+// (Stale). It reads the post item, its copies (one BatchGetItem) and the
+// authoritative count, consistently. A post that is gone is no error. It
+// fails when a read or a write fails.
+func (s *Store) SyncCounts(ctx context.Context, postID string) (CountSynced, error) {
+	var out CountSynced
+	var p postItem
+	switch err := s.getItem(ctx, postKey(postID), true, &p); {
+	case errors.Is(err, ErrNotFound):
+		return out, nil
+	case err != nil:
+		return out, fmt.Errorf("sync counts of post %q: %w", postID, err)
+	}
+	keys := p.copyKeys()
+	copies, err := s.batchGet(ctx, keys, true)
+	if err != nil {
+		return out, fmt.Errorf("sync counts of post %q: %w", postID, err)
+	}
+	// The count is read after the copies: a comment counted on a copy
+	// after the copy was read makes its update fail its condition rather
+	// than take the copy back.
+	comments, threads, err := s.readCommentCount(ctx, postID)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return out, nil
+	case err != nil:
+		return out, fmt.Errorf("sync counts: %w", err)
+	}
+	out.Comments, out.Threads = comments, threads
+	for _, k := range keys {
+		it, ok := copies[k]
+		if !ok {
+			continue
+		}
+		var c struct {
+			CommentCount int `dynamodbav:"commentCount"`
+		}
+		if err := attributevalue.UnmarshalMap(it, &c); err != nil {
+			return out, fmt.Errorf("sync counts of post %q: decode copy %s/%s: %w", postID, k.PK, k.SK, err)
+		}
+		if c.CommentCount == comments {
+			continue
+		}
+		if err := s.setCounts(ctx, k, c.CommentCount, comments, -1, -1, &out); err != nil {
+			return out, fmt.Errorf("sync counts of post %q: copy %s/%s: %w", postID, k.PK, k.SK, err)
+		}
+	}
+	if int(p.CommentCount) != comments || int(p.ThreadCount) != threads {
+		if err := s.setCounts(ctx, postKey(postID), int(p.CommentCount), comments, int(p.ThreadCount), threads, &out); err != nil {
+			return out, fmt.Errorf("sync counts of post %q: %w", postID, err)
+		}
+	}
+	return out, nil
+}
+
+// setCounts sets the comment count of the item k from was to comments,
+// and its thread count from wasThreads to threads unless threads is -1,
+// on the condition that it exists with the counts it had, and counts the
+// outcome in out.
+func (s *Store) setCounts(ctx context.Context, k key, was, comments, wasThreads, threads int, out *CountSynced) error {
+	upd := expression.Set(expression.Name("commentCount"), expression.Value(comments))
+	cond := condExists().And(expression.Name("commentCount").Equal(expression.Value(was)))
+	if threads >= 0 {
+		// threadCount is omitempty: zero is no attribute.
+		if threads == 0 {
+			upd = upd.Remove(expression.Name("threadCount"))
+		} else {
+			upd = upd.Set(expression.Name("threadCount"), expression.Value(threads))
+		}
+		same := expression.Name("threadCount").Equal(expression.Value(wasThreads))
+		if wasThreads == 0 {
+			same = expression.Name("threadCount").AttributeNotExists().Or(same)
+		}
+		cond = cond.And(same)
+	}
+	expr, err := buildExpr(expression.NewBuilder().WithUpdate(upd).WithCondition(cond))
+	if err != nil {
+		return err
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.table), Key: mustKey(k),
+		UpdateExpression:          expr.Update(),
+		ConditionExpression:       expr.Condition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+	})
+	var failed *types.ConditionalCheckFailedException
+	switch {
+	case errors.As(err, &failed):
+		out.Stale++
+		return nil
+	case err != nil:
+		return err
+	}
+	out.Wrote++
+	return nil
+}
+
+// CountSync is the counts worker's state on the server that holds its
+// lease: the posts whose events it has read and not yet synced, and when
+// it last synced each. Events, Tick and Hold are the change feed worker's
+// (changefeed.Worker): Events notes the posts the events name and syncs
+// those that are due, Tick syncs those that have become due, and Hold
+// keeps the worker's checkpoint before the first event of a post not yet
+// synced, so a restart or another server reads that event again. It is
+// safe for concurrent use.
+type CountSync struct {
+	store *Store
+	// OnSync, when set, is called after each sync of a post with what it
+	// did or the error it met.
+	OnSync func(postID string, did CountSynced, err error)
+	// now is the clock of the coalescing (tests set it).
+	now func() time.Time
+
+	mu sync.Mutex
+	// pending holds each post to sync, with the position of the first
+	// event of it read since its last sync began.
+	pending map[string]int64
+	// last is when each post's last sync began, for CountSyncEvery.
+	last map[string]time.Time
+	// syncing serializes the syncs of Events and Tick.
+	syncing sync.Mutex
+}
+
+// NewCountSync returns the counts worker's state, with nothing pending.
+func (s *Store) NewCountSync() *CountSync {
+	return &CountSync{store: s, now: time.Now, pending: map[string]int64{}, last: map[string]time.Time{}}
+}
+
+// countSyncEvents are the events after which a post's counts may be off on
+// its summaries: a comment's, or a post write's, which writes the
+// summaries with the count it read.
+var countSyncEvents = []EventType{
+	EventCommentAdded, EventCommentApproved, EventCommentDeleted, EventCommentRejected,
+	EventPostPublished, EventPostEdited, EventPostUnpublished, EventPostScheduled,
+	EventPostRescheduled, EventPostUnscheduled,
+}
+
+// Events notes the posts that events name and syncs those that are due.
+// It returns the first error of a sync; what failed stays pending.
+func (c *CountSync) Events(ctx context.Context, events []LoggedEvent) error {
+	c.mu.Lock()
+	for _, e := range events {
+		if e.Data.PostID == "" || !slices.Contains(countSyncEvents, e.Type) {
+			continue
+		}
+		if _, ok := c.pending[e.Data.PostID]; !ok {
+			c.pending[e.Data.PostID] = e.Position
+		}
+	}
+	c.mu.Unlock()
+	return c.Tick(ctx)
+}
+
+// Tick syncs every pending post that is due: never synced, or last
+// synced CountSyncEvery ago or more. It returns the first error of a
+// sync; the post that failed stays pending.
+func (c *CountSync) Tick(ctx context.Context) error {
+	c.syncing.Lock()
+	defer c.syncing.Unlock()
+	now := c.now()
+	due := map[string]int64{}
+	c.mu.Lock()
+	for id, pos := range c.pending {
+		if last, ok := c.last[id]; !ok || now.Sub(last) >= CountSyncEvery {
+			due[id] = pos
+			delete(c.pending, id)
+			c.last[id] = now
+		}
+	}
+	for id, last := range c.last {
+		if _, ok := c.pending[id]; !ok && now.Sub(last) >= CountSyncEvery {
+			delete(c.last, id)
+		}
+	}
+	c.mu.Unlock()
+	var first error
+	for _, id := range sortedKeys(due) {
+		did, err := c.store.SyncCounts(ctx, id)
+		did.Began = now
+		if c.OnSync != nil {
+			c.OnSync(id, did, err)
+		}
+		if err == nil && did.Stale == 0 {
+			continue
+		}
+		// Failed, or an item changed while it synced: pending again,
+		// from its first event, so the checkpoint stays before it.
+		c.mu.Lock()
+		if pos, ok := c.pending[id]; !ok || due[id] < pos {
+			c.pending[id] = due[id]
+		}
+		c.mu.Unlock()
+		if first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// Hold returns the position the worker's checkpoint may move to once it
+// has read up to last: last, or just before the first event of a post
+// that is pending.
+func (c *CountSync) Hold(last int64) int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, pos := range c.pending {
+		last = min(last, pos-1)
+	}
+	return last
+}
+
+// Pending returns how many posts wait for their sync.
+func (c *CountSync) Pending() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.pending)
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

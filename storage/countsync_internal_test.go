@@ -1,0 +1,287 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"maps"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+)
+
+// countsFixture is a published post with every kind of copy (two
+// authors', two categories', a tag's and the featured one) on the test's
+// backend, and the counts worker's state with a clock of the test's.
+type countsFixture struct {
+	t     *testing.T
+	ctx   context.Context
+	s     *Store
+	post  string
+	keys  []key // the post's copies
+	now   time.Time
+	count *CountSync
+	next  int64 // the next event's position
+}
+
+func newCountsFixture(t *testing.T) *countsFixture {
+	ctx := context.Background()
+	f := &countsFixture{t: t, ctx: ctx, now: time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC), next: 1}
+	clock := func() time.Time { return f.now }
+	db, table := testBackend(t, clock, "counts")
+	f.s = New(db, table, WithClock(clock))
+	f.must(f.s.CreateTable(ctx))
+	for _, id := range []string{"ada", "bob"} {
+		_, err := f.s.CreateAuthor(ctx, NewAuthor{ID: id, Name: strings.ToUpper(id)})
+		f.must(err)
+	}
+	for _, slug := range []string{"go", "aws"} {
+		_, err := f.s.CreateCategory(ctx, NewCategory{Slug: slug, Name: slug})
+		f.must(err)
+	}
+	p, err := f.s.CreatePost(ctx, NewPost{AuthorID: "ada", CoAuthors: []string{"bob"}, Title: "Counted", Slug: "counted",
+		Body: "Hi.", Categories: []string{"go", "aws"}, Tags: []string{"dynamodb"}})
+	f.must(err)
+	_, err = f.s.Publish(ctx, PublishPost{ID: p.ID})
+	f.must(err)
+	_, err = f.s.SetFeatured(ctx, FeaturePost{ID: p.ID, Featured: true})
+	f.must(err)
+	f.post = p.ID
+	var it postItem
+	f.must(f.s.getItem(ctx, postKey(p.ID), true, &it))
+	f.keys = it.copyKeys()
+	if len(f.keys) != 6 {
+		t.Fatalf("the post has copies %v, want 6", f.keys)
+	}
+	f.count = f.s.NewCountSync()
+	f.count.now = clock
+	return f
+}
+
+func (f *countsFixture) must(err error) {
+	f.t.Helper()
+	if err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// comment adds a comment to the post and returns its event, at the next
+// position of the log.
+func (f *countsFixture) comment() LoggedEvent {
+	f.t.Helper()
+	c, err := f.s.AddComment(f.ctx, NewComment{PostID: f.post, AuthorID: "ada", Body: "Hello."})
+	f.must(err)
+	e := LoggedEvent{Position: f.next, Event: Event{Type: EventCommentAdded, Data: EventData{PostID: f.post, CommentID: c.ID}}}
+	f.next++
+	return e
+}
+
+// drift sets the comment count of the items keys to n, as a comment write
+// that leaves the copies to the worker, or a bug, would leave them.
+func (f *countsFixture) drift(n int, keys ...key) {
+	f.t.Helper()
+	for _, k := range keys {
+		t := f.s.newTxn()
+		f.must(t.update(k, expression.Set(expression.Name("commentCount"), expression.Value(n)), nil, nil))
+		f.must(f.s.exec(f.ctx, t))
+	}
+}
+
+// counts returns the comment count of each item of keys, -1 for one that
+// does not exist.
+func (f *countsFixture) counts(keys ...key) []int {
+	f.t.Helper()
+	out := make([]int, len(keys))
+	for i, k := range keys {
+		var c struct {
+			CommentCount int `dynamodbav:"commentCount"`
+		}
+		switch err := f.s.getItem(f.ctx, k, true, &c); {
+		case errors.Is(err, ErrNotFound):
+			out[i] = -1
+		case err != nil:
+			f.t.Fatal(err)
+		default:
+			out[i] = c.CommentCount
+		}
+	}
+	return out
+}
+
+// events gives events to the worker and returns the UpdateItem calls it
+// made.
+func (f *countsFixture) events(events ...LoggedEvent) int {
+	f.t.Helper()
+	ctx, c := WithRequestCounter(f.ctx)
+	f.must(f.count.Events(ctx, events))
+	return c.ByOperation()["UpdateItem"]
+}
+
+// tick runs the worker's tick and returns the UpdateItem calls it made.
+func (f *countsFixture) tick() int {
+	f.t.Helper()
+	ctx, c := WithRequestCounter(f.ctx)
+	f.must(f.count.Tick(ctx))
+	return c.ByOperation()["UpdateItem"]
+}
+
+func TestCountSyncCopiesTheCountOntoEveryCopy(t *testing.T) {
+	f := newCountsFixture(t)
+	e := f.comment()
+	f.comment()
+	f.drift(0, f.keys...)
+	if got := f.events(e); got != len(f.keys) {
+		t.Errorf("the sync made %d updates, want one a copy (%d): the post item is right", got, len(f.keys))
+	}
+	for i, n := range f.counts(f.keys...) {
+		if n != 2 {
+			t.Errorf("copy %v counts %d comments, want 2", f.keys[i], n)
+		}
+	}
+	if bad, err := f.s.Check(f.ctx); err != nil || len(bad) > 0 {
+		t.Errorf("check: %v %v", bad, err)
+	}
+	t.Run("a sync that finds every copy right reads the post, its copies and the count, and writes nothing", func(t *testing.T) {
+		f.now = f.now.Add(CountSyncEvery)
+		ctx, c := WithRequestCounter(f.ctx)
+		f.must(f.count.Events(ctx, []LoggedEvent{{Position: f.next, Event: Event{Type: EventPostEdited, Data: EventData{PostID: f.post}}}}))
+		if got, want := c.ByOperation(), map[string]int{"GetItem": 2, "BatchGetItem": 1}; !maps.Equal(got, want) {
+			t.Errorf("requests %v, want %v", got, want)
+		}
+	})
+	t.Run("events of other kinds and posts that are gone sync nothing", func(t *testing.T) {
+		f.now = f.now.Add(CountSyncEvery)
+		f.drift(7, f.keys[0])
+		got := f.events(
+			LoggedEvent{Position: f.next, Event: Event{Type: EventCommentEdited, Data: EventData{PostID: f.post}}},
+			LoggedEvent{Position: f.next + 1, Event: Event{Type: EventPostCountsUpdated, Data: EventData{PostID: f.post}}},
+			LoggedEvent{Position: f.next + 2, Event: Event{Type: EventCommentAdded, Data: EventData{PostID: "gone"}}})
+		if got != 0 || f.count.Pending() != 0 {
+			t.Errorf("%d updates, %d pending, want none", got, f.count.Pending())
+		}
+		f.drift(2, f.keys[0])
+	})
+}
+
+func TestCountSyncWritesACopyAtMostOnceAPeriod(t *testing.T) {
+	f := newCountsFixture(t)
+	// Two seconds of comments, one batch of events every 100 ms, each
+	// comment's count left off the copies: the worker syncs at the first
+	// batch, and then once each CountSyncEvery.
+	writes := map[int]int{} // by period
+	start := f.now
+	for i := range 20 {
+		f.now = start.Add(time.Duration(i) * 100 * time.Millisecond)
+		e := f.comment()
+		f.drift(0, f.keys...)
+		period := int(f.now.Sub(start) / CountSyncEvery)
+		writes[period] += f.events(e)
+		writes[period] += f.tick()
+		if hold := f.count.Hold(e.Position); f.count.Pending() > 0 && hold >= e.Position {
+			t.Errorf("at %s the checkpoint may move to %d, past the event of a post still to sync", f.now.Sub(start), hold)
+		}
+	}
+	for p, n := range writes {
+		if n > len(f.keys) {
+			t.Errorf("period %d: %d updates, want at most one a copy (%d)", p, n, len(f.keys))
+		}
+	}
+	if f.count.Pending() != 1 {
+		t.Fatalf("%d posts pending after the burst, want the post", f.count.Pending())
+	}
+	f.now = start.Add(2 * CountSyncEvery)
+	if got := f.tick(); got != len(f.keys) {
+		t.Errorf("the last sync made %d updates, want %d", got, len(f.keys))
+	}
+	for i, n := range f.counts(f.keys...) {
+		if n != 20 {
+			t.Errorf("copy %v counts %d comments, want 20", f.keys[i], n)
+		}
+	}
+	if f.count.Pending() != 0 || f.count.Hold(f.next-1) != f.next-1 {
+		t.Errorf("after the last sync: %d pending, checkpoint held at %d, want none and %d", f.count.Pending(), f.count.Hold(f.next-1), f.next-1)
+	}
+}
+
+func TestCountSyncLeavesADeletedCopyDeleted(t *testing.T) {
+	f := newCountsFixture(t)
+	e := f.comment()
+	featured := featuredCopyKey(f.post)
+	tx := f.s.newTxn()
+	f.must(tx.delete(featured, nil, nil))
+	f.must(f.s.exec(f.ctx, tx))
+	var others []key
+	for _, k := range f.keys {
+		if k != featured {
+			others = append(others, k)
+		}
+	}
+	f.drift(0, others...)
+	if got := f.events(e); got != len(f.keys)-1 {
+		t.Errorf("%d updates, want one for each copy but the deleted one (%d)", got, len(f.keys)-1)
+	}
+	if n := f.counts(featured)[0]; n != -1 {
+		t.Errorf("the deleted featured copy is back with %d comments", n)
+	}
+	t.Run("a copy deleted between the read and the write is not made again", func(t *testing.T) {
+		var out CountSynced
+		f.must(f.s.setCounts(f.ctx, featured, 0, 1, -1, -1, &out))
+		if out.Wrote != 0 || out.Stale != 1 || f.counts(featured)[0] != -1 {
+			t.Errorf("wrote %d, stale %d, featured copy %d, want 0, 1 and none", out.Wrote, out.Stale, f.counts(featured)[0])
+		}
+	})
+}
+
+func TestCheckAllowsACountToLag(t *testing.T) {
+	f := newCountsFixture(t)
+	f.comment()
+	f.comment()
+	lagging := f.keys[2]
+	var waited time.Duration
+	for _, c := range []struct {
+		name   string
+		during func() // what happens while the checker waits
+		want   string
+	}{
+		{"a copy synced within the allowed lag is no report", func() {
+			_, err := f.s.SyncCounts(f.ctx, f.post)
+			f.must(err)
+		}, ""},
+		{"a copy still behind after the allowed lag is reported with its lag", func() {}, "lagging over"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			f.drift(1, lagging)
+			f.s.lagWait = func(ctx context.Context, d time.Duration) error {
+				waited = d
+				c.during()
+				return nil
+			}
+			bad, err := f.s.Check(f.ctx)
+			f.must(err)
+			if waited != CountLag {
+				t.Errorf("the checker waited %s, want CountLag (%s)", waited, CountLag)
+			}
+			switch {
+			case c.want == "" && len(bad) > 0:
+				t.Errorf("reported %v", bad)
+			case c.want != "" && (len(bad) != 1 || !strings.Contains(bad[0], c.want) || !strings.Contains(bad[0], lagging.SK) || !strings.Contains(bad[0], "allowed 5s")):
+				t.Errorf("reported %v, want the copy %v %s", bad, lagging, c.want)
+			}
+		})
+	}
+	t.Run("another difference than the count is reported at once", func(t *testing.T) {
+		_, err := f.s.SyncCounts(f.ctx, f.post)
+		f.must(err)
+		tx := f.s.newTxn()
+		f.must(tx.update(lagging, expression.Set(expression.Name("title"), expression.Value("Other")).
+			Set(expression.Name("commentCount"), expression.Value(0)), nil, nil))
+		f.must(f.s.exec(f.ctx, tx))
+		waited = 0
+		bad, err := f.s.Check(f.ctx)
+		f.must(err)
+		if waited != 0 || len(bad) != 1 || !strings.Contains(bad[0], "disagrees") {
+			t.Errorf("waited %s, reported %v, want no wait and the copy's disagreement", waited, bad)
+		}
+	})
+}
