@@ -30,8 +30,11 @@ type HandlerOptions struct {
 	// HTTP configures GraphQL over HTTP: introspection, limits, timeout,
 	// caching and query caches. A zero ComplexityLimit means
 	// DefaultComplexityLimit. Its hooks (ErrorPresenter, RecoverFunc,
-	// ObserveQueryCache, Extensions, the middlewares and Wrap) are the
-	// blog's: NewHandler sets them, whatever they held.
+	// ObserveQueryCache, PersistedQueries, Now, Extensions, the
+	// middlewares and Wrap) are the blog's: NewHandler sets them,
+	// whatever they held. Automatic persisted queries are kept in the
+	// table (storage.PersistQuery) unless PersistedQueryCacheBytes is
+	// negative, which keeps none.
 	HTTP gqlhttp.Options
 	// Comments is what applies to readers' comments.
 	Comments CommentPolicy
@@ -118,6 +121,10 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	h.ErrorPresenter = presentError(logger)
 	h.RecoverFunc = recoverPanic(logger)
 	h.ObserveQueryCache, h.Extensions = nil, nil
+	h.PersistedQueries, h.Now = nil, store.Now
+	if h.PersistedQueryCacheBytes >= 0 {
+		h.PersistedQueries = persistedQueries{store}
+	}
 	if opts.Metrics != nil {
 		h.ObserveQueryCache = opts.Metrics.ObserveQueryCache
 		h.Extensions = append(h.Extensions, opts.Metrics.Extension())
