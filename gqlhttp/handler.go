@@ -148,7 +148,7 @@ func New(schema graphql.ExecutableSchema, opts Options) http.Handler {
 	srv.Use(lookup{persisted})
 	srv.SetParserTokenLimit(MaxTokens)
 	srv.Use(operationLimits{complexityLimit: opts.ComplexityLimit})
-	srv.Use(extension.FixedComplexityLimit(opts.ComplexityLimit))
+	srv.Use(&complexityLimit{limit: opts.ComplexityLimit})
 	srv.Use(register{persisted}) // after every limit: only what passed is kept
 	srv.SetValidationRulesFn(validationRules(opts.Introspection))
 	if opts.Introspection {

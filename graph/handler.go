@@ -18,8 +18,10 @@ import (
 
 // DefaultComplexityLimit admits a full page of 100 posts with every scalar
 // field, bodies and rendered HTML included, their authors and categories,
-// but not four pages of bodies, a page of posts that each list their
-// comments, or a list that asks each post for its neighbours.
+// and every page of the TypeScript client with room to spare (a post page
+// of 50 comments with 10 replies each: 6,550), but not two pages of
+// bodies, a page of 100 posts that each list their comments, or a list
+// that asks each post for its neighbours (complexity.go).
 const DefaultComplexityLimit = 10000
 
 // HandlerOptions configure NewHandler. The zero value is a production
@@ -92,27 +94,7 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 		resolver.live.PerConnection = DefaultSubscriptionsPerConnection
 	}
 	cfg := Config{Resolvers: resolver}
-	cfg.Complexity.Query.Posts = postsComplexity
-	cfg.Complexity.Query.Authors = listComplexity
-	cfg.Complexity.Author.Posts = postsComplexity
-	cfg.Complexity.Author.Drafts = listComplexity
-	cfg.Complexity.Category.Posts = postsComplexity
-	cfg.Complexity.Post.Comments = listComplexity
-	cfg.Complexity.Post.Previous = adjacentComplexity
-	cfg.Complexity.Post.Next = adjacentComplexity
-	cfg.Complexity.Post.PreviousInCategory = adjacentInComplexity
-	cfg.Complexity.Post.NextInCategory = adjacentInComplexity
-	cfg.Complexity.Query.ModerationQueue = listComplexity
-	cfg.Complexity.Query.Pages = func(child int, first *int, _ *string, last *int, _ *string, _ *bool) int {
-		return connectionComplexity(child, first, last)
-	}
-	cfg.Complexity.Comment.ReplyConnection = replyComplexity
-	cfg.Complexity.Webhook.RecentDeliveries = func(child int, first *int) int { return connectionComplexity(child, first, nil) }
-	cfg.Complexity.Query.Search = searchComplexity
-	cfg.Complexity.Post.Related = relatedComplexity
-	cfg.Complexity.Comment.Replies = func(child int) int { return storage.MaxReplyPage * child }
-	withSizeCosts(&cfg.Complexity)
-	withSeriesCosts(&cfg.Complexity)
+	withComplexity(&cfg.Complexity)
 
 	h := opts.HTTP
 	if h.ComplexityLimit == 0 {
