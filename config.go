@@ -67,6 +67,7 @@ type config struct {
 	maxQueryBytes     int
 	queryCacheBytes   int64
 	apqCacheBytes     int64
+	apqWrites         int
 	privateURLs       bool
 	highlightCode     bool
 	headingIDPrefix   string
@@ -294,7 +295,10 @@ func settings(c *config) []setting {
 			"memory of the parsed documents kept for requests that send the same query again; `0`: none kept"},
 		{"persisted-query-cache-bytes", "PERSISTED_QUERY_CACHE_BYTES", val(&c.apqCacheBytes, gqlhttp.DefaultPersistedQueryCacheBytes),
 			"memory, in bytes, of the automatic persisted queries kept; 0: none kept",
-			"memory of the automatic persisted queries kept; `0`: none kept (a hash alone is then `PERSISTED_QUERY_NOT_FOUND`)"},
+			"memory of the automatic persisted queries kept; `0`: none kept (a hash alone is then `PERSISTED_QUERY_NOT_FOUND`, and none is kept in the table)"},
+		{"persisted-query-writes", "PERSISTED_QUERY_WRITES", val(&c.apqWrites, gqlhttp.DefaultPersistedQueryWrites),
+			"automatic persisted queries this server registers in the table a second, at most;\npast it a registration's query runs and is kept in memory only; 0: none written",
+			"automatic persisted queries this server registers in the table a second, at most (see [HTTP caching](frontend.md#http-caching)); past it a registration's query runs and is kept in this server's memory only; `0`: none written"},
 		{"allow-private-urls", "ALLOW_PRIVATE_URLS", val(&c.privateURLs, false),
 			"let cover image, canonical, Open Graph and avatar URLs name localhost and loopback, private\nand link-local addresses (for development: frontends and crawlers would fetch them)",
 			"let cover image, canonical, `ogImage` and avatar URLs name `localhost` and loopback, private and link-local addresses: for development only, since frontends and crawlers fetch them"},
@@ -474,6 +478,8 @@ func (c *config) check(stray []string) error {
 		return fmt.Errorf("max query bytes %d: must be 1 to %d", c.maxQueryBytes, gqlhttp.MaxBodyBytes)
 	case c.queryCacheBytes < 0 || c.apqCacheBytes < 0:
 		return errors.New("query cache bytes: must not be negative")
+	case c.apqWrites < 0:
+		return errors.New("persisted query writes: must not be negative")
 	case !slices.Contains(search.Languages, c.searchLanguage):
 		return fmt.Errorf("search language %q: must be one of %s", c.searchLanguage, strings.Join(search.Languages, ", "))
 	case c.paths.Post == "":

@@ -531,6 +531,7 @@ func (c *config) queryLimits(opts graph.HandlerOptions) graph.HandlerOptions {
 	}
 	opts.HTTP.MaxQueryBytes = c.maxQueryBytes
 	opts.HTTP.QueryCacheBytes, opts.HTTP.PersistedQueryCacheBytes = none(c.queryCacheBytes), none(c.apqCacheBytes)
+	opts.HTTP.PersistedQueryWrites = int(none(int64(c.apqWrites)))
 	return opts
 }
 

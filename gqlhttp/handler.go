@@ -2,8 +2,9 @@
 // the GraphQL over HTTP specification (transport.go, overhttp.go,
 // variables.go), limits on request bodies, query documents, validation
 // work, operations, time and answers (limits.go, validation.go,
-// mergefields.go, responsesize.go), a query cache and automatic persisted
-// queries bounded by memory (querycache.go), HTTP caching with ETag and
+// mergefields.go, responsesize.go), a query cache bounded by memory
+// (querycache.go), automatic persisted queries kept in memory and in a
+// store (persisted.go), HTTP caching with ETag and
 // 304 (cache.go) and request ids (requestid.go). It knows nothing of the
 // schema it serves: what is particular to one (its resolvers' middlewares,
 // error presenter, request context) comes in through Options.
@@ -56,6 +57,18 @@ type Options struct {
 	// negative number none kept (every hash alone is then
 	// PERSISTED_QUERY_NOT_FOUND).
 	PersistedQueryCacheBytes int64
+	// PersistedQueries, when set, keeps the automatic persisted queries
+	// beyond this process, behind the memory of PersistedQueryCacheBytes
+	// (see persisted.go); nil keeps them in memory only.
+	PersistedQueries PersistedQueryStore
+	// PersistedQueryWrites bounds the registrations this server writes to
+	// PersistedQueries a second; past it a registration's query runs and
+	// is kept in memory only. Zero means DefaultPersistedQueryWrites, a
+	// negative number none written.
+	PersistedQueryWrites int
+	// Now is the clock of the rate of PersistedQueryWrites and of the
+	// refreshes of persisted queries; nil means time.Now.
+	Now func() time.Time
 	// ObserveQueryCache, when set, is called with the entries and bytes a
 	// query cache holds after every change; cache is DocumentCache or
 	// PersistedCache.
@@ -131,11 +144,12 @@ func New(schema graphql.ExecutableSchema, opts Options) http.Handler {
 	srv.Use(subscriptionsOnStreams{})
 	srv.SetQueryCache(newByteLRU(cacheBound(opts.QueryCacheBytes, DefaultQueryCacheBytes), documentCost,
 		cacheReport(opts.ObserveQueryCache, DocumentCache)))
-	srv.Use(extension.AutomaticPersistedQuery{Cache: newByteLRU(cacheBound(opts.PersistedQueryCacheBytes, DefaultPersistedQueryCacheBytes),
-		persistedCost, cacheReport(opts.ObserveQueryCache, PersistedCache))})
+	persisted := newPersistedQueries(opts)
+	srv.Use(lookup{persisted})
 	srv.SetParserTokenLimit(MaxTokens)
 	srv.Use(operationLimits{complexityLimit: opts.ComplexityLimit})
-	srv.Use(extension.FixedComplexityLimit(opts.ComplexityLimit))
+	srv.Use(&complexityLimit{limit: opts.ComplexityLimit})
+	srv.Use(register{persisted}) // after every limit: only what passed is kept
 	srv.SetValidationRulesFn(validationRules(opts.Introspection))
 	if opts.Introspection {
 		srv.Use(extension.Introspection{})
@@ -212,6 +226,26 @@ func presentError(next graphql.ErrorPresenterFunc) graphql.ErrorPresenterFunc {
 		}
 		return next(ctx, err)
 	}
+}
+
+// newPersistedQueries returns the automatic persisted queries opts
+// configure.
+func newPersistedQueries(opts Options) *persistedQueries {
+	p := &persistedQueries{
+		cache: newByteLRU(cacheBound(opts.PersistedQueryCacheBytes, DefaultPersistedQueryCacheBytes),
+			persistedCost, cacheReport(opts.ObserveQueryCache, PersistedCache)),
+		store: opts.PersistedQueries,
+		now:   opts.Now,
+	}
+	if p.now == nil {
+		p.now = time.Now
+	}
+	writes := opts.PersistedQueryWrites
+	if writes == 0 {
+		writes = DefaultPersistedQueryWrites
+	}
+	p.writes = newRateLimit(writes)
+	return p
 }
 
 // cacheBound returns the bound of a cache: def for zero, none for a

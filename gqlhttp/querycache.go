@@ -46,8 +46,8 @@ func documentCost(query string, _ *ast.QueryDocument) int64 {
 }
 
 // persistedCost returns what a persisted query takes in the cache.
-func persistedCost(hash, query string) int64 {
-	return int64(len(hash)+len(query)) + persistedEntryBytes
+func persistedCost(hash string, e *persistedEntry) int64 {
+	return int64(len(hash)+len(e.query)) + persistedEntryBytes
 }
 
 // byteLRU is a graphql.Cache that holds at most max bytes of entries, as

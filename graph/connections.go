@@ -57,20 +57,27 @@ func replyPageOf(first *int, after *string, last *int, before *string) (storage.
 	return p, err
 }
 
-// replyComplexity makes a page of replies cost its size times its
-// selection, as connectionComplexity does for other connections.
-func replyComplexity(child int, first *int, _ *string, last *int, _ *string) int {
+// replyComplexity makes a page of replies cost as connectionComplexity
+// does for other connections, but for the request: the first page (up to
+// storage.MaxReplyPage replies, no cursor) comes with its comment.
+func replyComplexity(child int, first *int, after *string, last *int, before *string) int {
 	p, err := replyPageOf(first, nil, last, nil)
 	n := p.Limit
 	if err != nil || n < 1 || n > storage.MaxReplyPage {
 		n = 1
 	}
-	return n * child
+	cost := connectionFields + n*max(child, minItemCost)
+	if after != nil || before != nil || last != nil {
+		cost += listRequestCost
+	}
+	return cost
 }
 
-// connectionComplexity makes a connection cost its page size times its
-// selection. A size out of range counts once, so the resolver can reject it
-// with BAD_USER_INPUT instead of the complexity limit rejecting the query.
+// connectionComplexity makes a connection cost its request, its own
+// fields once, and its page size times its items' selection, at least
+// minItemCost an item (complexity.go). A size out of range counts once, so the
+// resolver can reject it with BAD_USER_INPUT instead of the complexity
+// limit rejecting the query.
 func connectionComplexity(child int, first, last *int) int {
 	n := defaultFirst
 	switch {
@@ -82,7 +89,7 @@ func connectionComplexity(child int, first, last *int) int {
 	if n < 1 || n > storage.MaxPageSize {
 		n = 1
 	}
-	return n * child
+	return listRequestCost + connectionFields + n*max(child, minItemCost)
 }
 
 // listComplexity is connectionComplexity for a connection's arguments.

@@ -18,8 +18,10 @@ import (
 
 // DefaultComplexityLimit admits a full page of 100 posts with every scalar
 // field, bodies and rendered HTML included, their authors and categories,
-// but not four pages of bodies, a page of posts that each list their
-// comments, or a list that asks each post for its neighbours.
+// and every page of the TypeScript client with room to spare (a post page
+// of 50 comments with 10 replies each: 6,550), but not two pages of
+// bodies, a page of 100 posts that each list their comments, or a list
+// that asks each post for its neighbours (complexity.go).
 const DefaultComplexityLimit = 10000
 
 // HandlerOptions configure NewHandler. The zero value is a production
@@ -30,8 +32,11 @@ type HandlerOptions struct {
 	// HTTP configures GraphQL over HTTP: introspection, limits, timeout,
 	// caching and query caches. A zero ComplexityLimit means
 	// DefaultComplexityLimit. Its hooks (ErrorPresenter, RecoverFunc,
-	// ObserveQueryCache, Extensions, the middlewares and Wrap) are the
-	// blog's: NewHandler sets them, whatever they held.
+	// ObserveQueryCache, PersistedQueries, Now, Extensions, the
+	// middlewares and Wrap) are the blog's: NewHandler sets them,
+	// whatever they held. Automatic persisted queries are kept in the
+	// table (storage.PersistQuery) unless PersistedQueryCacheBytes is
+	// negative, which keeps none.
 	HTTP gqlhttp.Options
 	// Comments is what applies to readers' comments.
 	Comments CommentPolicy
@@ -89,27 +94,7 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 		resolver.live.PerConnection = DefaultSubscriptionsPerConnection
 	}
 	cfg := Config{Resolvers: resolver}
-	cfg.Complexity.Query.Posts = postsComplexity
-	cfg.Complexity.Query.Authors = listComplexity
-	cfg.Complexity.Author.Posts = postsComplexity
-	cfg.Complexity.Author.Drafts = listComplexity
-	cfg.Complexity.Category.Posts = postsComplexity
-	cfg.Complexity.Post.Comments = listComplexity
-	cfg.Complexity.Post.Previous = adjacentComplexity
-	cfg.Complexity.Post.Next = adjacentComplexity
-	cfg.Complexity.Post.PreviousInCategory = adjacentInComplexity
-	cfg.Complexity.Post.NextInCategory = adjacentInComplexity
-	cfg.Complexity.Query.ModerationQueue = listComplexity
-	cfg.Complexity.Query.Pages = func(child int, first *int, _ *string, last *int, _ *string, _ *bool) int {
-		return connectionComplexity(child, first, last)
-	}
-	cfg.Complexity.Comment.ReplyConnection = replyComplexity
-	cfg.Complexity.Webhook.RecentDeliveries = func(child int, first *int) int { return connectionComplexity(child, first, nil) }
-	cfg.Complexity.Query.Search = searchComplexity
-	cfg.Complexity.Post.Related = relatedComplexity
-	cfg.Complexity.Comment.Replies = func(child int) int { return storage.MaxReplyPage * child }
-	withSizeCosts(&cfg.Complexity)
-	withSeriesCosts(&cfg.Complexity)
+	withComplexity(&cfg.Complexity)
 
 	h := opts.HTTP
 	if h.ComplexityLimit == 0 {
@@ -118,6 +103,10 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	h.ErrorPresenter = presentError(logger)
 	h.RecoverFunc = recoverPanic(logger)
 	h.ObserveQueryCache, h.Extensions = nil, nil
+	h.PersistedQueries, h.Now = nil, store.Now
+	if h.PersistedQueryCacheBytes >= 0 {
+		h.PersistedQueries = persistedQueries{store}
+	}
 	if opts.Metrics != nil {
 		h.ObserveQueryCache = opts.Metrics.ObserveQueryCache
 		h.Extensions = append(h.Extensions, opts.Metrics.Extension())

@@ -14,6 +14,9 @@
 #     token the server logged, its Content-Security-Policy refuses nothing
 #     it needs, and the token stays out of localStorage and the address;
 #     its screenshot is kept in .ci/artifacts/playground.png;
+#   - the TypeScript client's request function (e2e/tsclient.mjs): its
+#     reads are GETs of persisted queries, answered public, its writes
+#     POSTs;
 #   - the demo blog's RSS, Atom and JSON feeds of the blog, a category and
 #     an author, parsed by npm feedparser and checked against JSON Feed
 #     1.1 (e2e/feeds.mjs), and its sitemap's pages validated against the
@@ -21,7 +24,8 @@
 #
 # It installs what it needs when missing: Debian's chromium and
 # libxml2-utils (xmllint) with apt-get, as root, the Node packages of e2e/
-# (npm ci, versions from e2e/package-lock.json) and the playground assets
+# and clients/typescript (npm ci, versions from their package-lock.json)
+# and the playground assets
 # (scripts/playground-assets.sh). Then it builds the server, starts it with
 # the embedded engine and the demo blog on 127.0.0.1 (a free port), runs
 # the checks and stops it.
@@ -54,6 +58,8 @@ fi
 
 log "installing the Node packages of e2e/"
 npm ci --prefix e2e --no-audit --no-fund --ignore-scripts --loglevel=error
+log "installing the Node packages of clients/typescript"
+npm ci --prefix clients/typescript --no-audit --no-fund --ignore-scripts --loglevel=error
 scripts/playground-assets.sh
 
 work="$(mktemp -d)"
@@ -101,6 +107,9 @@ export DEV_TOKEN
 
 log "GraphQL over HTTP audit against $endpoint"
 node e2e/audit.mjs "$endpoint"
+
+log "the TypeScript client's requests against $endpoint"
+node e2e/tsclient.mjs "$endpoint"
 
 log "feeds parsed by feedparser at $base"
 node e2e/feeds.mjs "$base"

@@ -138,7 +138,7 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 				rv := &revisionItem{}
 				err = attributevalue.UnmarshalMap(it, rv)
 				revs = append(revs, rv)
-			case typeIdempotency, typeSecret, typeLayout, typeSite:
+			case typeIdempotency, typeSecret, typeLayout, typeSite, typePersisted:
 			case typeLease, typeEvent, typeEventHead:
 				err = feed.add(head.Type, it)
 			default:

@@ -30,6 +30,7 @@ const (
 	typeAuthorSlug   = "authorSlug"
 	typeStats        = "stats"
 	typeIdempotency  = "idempotency"
+	typePersisted    = "persistedQuery"
 	typeSecret       = "secret"
 	typeReader       = "reader"
 	typeRate         = "rate"

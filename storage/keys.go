@@ -33,6 +33,7 @@ const (
 	prefixWebhook = "WEBHOOK#"
 	prefixOutbox  = "OUTBOX#"
 	prefixDeliver = "DELIVERY#"
+	prefixPersist = "PERSISTED#"
 
 	authorsPartition    = "AUTHORS"
 	categoriesPartition = "CATEGORIES"
@@ -147,6 +148,10 @@ func readerKey(id string) key { return key{prefixReader + id, prefixReader + id}
 func rateKey(readerID string) key {
 	return key{prefixRate + prefixReader + readerID, prefixRate + prefixReader + readerID}
 }
+
+// persistedKey is where the automatic persisted query of a SHA-256 hash
+// (64 hexadecimal digits) is kept.
+func persistedKey(hash string) key { return key{prefixPersist + hash, prefixPersist + hash} }
 
 func idempotencyKey(op, k string) key {
 	return key{prefixIdem + op + "#" + k, prefixIdem + op + "#" + k}

@@ -1,10 +1,12 @@
 package tests
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
+	"maps"
 	"net/http"
+	"net/url"
 	"os"
 	"regexp"
 	"strings"
@@ -12,6 +14,8 @@ import (
 	"time"
 
 	"github.com/blogql/blog/auth"
+	"github.com/blogql/blog/graph"
+	"github.com/blogql/blog/storage"
 )
 
 // The TypeScript client's pages (clients/typescript/src/pages.ts) send the
@@ -113,19 +117,54 @@ func (a answer) len(path string) int {
 	return len(l)
 }
 
-// sendTS posts the operation as the TypeScript client's request does, as
-// the signed-in user of token when it is not empty, and fails the test
-// on any error in the answer.
+// sendTS sends the operation as the TypeScript client's request does
+// (clients/typescript/src/client.ts), as the signed-in user of token when
+// it is not empty, and fails the test on any error in the answer. A
+// mutation is a POST. A query is a GET with an automatic persisted query:
+// its hash alone, then, when the server does not know it
+// (PERSISTED_QUERY_NOT_FOUND, no-store), the query with its hash, which
+// registers it. The harness then sends the hash alone once more, as the
+// client's next visit does, so that the DynamoDB requests counted
+// (s.requests) are the page's, once its query is known
+// (TestPersistedQueriesAreKeptInTheTable counts a registration's). An
+// anonymous query's answer must be public when the server sets a max age
+// (but for a preview, which is the preview token's holder's only).
 func (s *server) sendTS(t *testing.T, doc string, vars map[string]any, token string) answer {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"query": doc, "variables": vars})
-	req, _ := http.NewRequest(http.MethodPost, s.url, bytes.NewReader(body))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/graphql-response+json, application/json")
+	headers := map[string]string{"Accept": "application/graphql-response+json, application/json"}
 	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
+		headers["Authorization"] = "Bearer " + token
 	}
-	r := roundTrip(t, req)
+	var r httpAnswer
+	if strings.HasPrefix(strings.TrimSpace(doc), "query") {
+		rawVars, _ := json.Marshal(vars)
+		if vars == nil {
+			rawVars = []byte("{}")
+		}
+		ext := `{"persistedQuery":{"version":1,"sha256Hash":"` + hashOf(doc) + `"}}`
+		byHash := s.url + "?" + url.Values{"variables": {string(rawVars)}, "extensions": {ext}}.Encode()
+		r = s.fetch(t, http.MethodGet, byHash, "", headers)
+		if strings.Contains(r.body, `"PERSISTED_QUERY_NOT_FOUND"`) {
+			equal(t, "an unknown hash's Cache-Control", r.header.Get("Cache-Control"), "no-store")
+			withQuery := s.url + "?" + url.Values{"variables": {string(rawVars)}, "extensions": {ext}, "query": {doc}}.Encode()
+			if reg := s.fetch(t, http.MethodGet, withQuery, "", headers); reg.status != http.StatusOK || strings.Contains(reg.body, `"errors"`) {
+				t.Fatalf("registration: status %d, answer %s", reg.status, reg.body)
+			}
+			r = s.fetch(t, http.MethodGet, byHash, "", headers)
+		}
+		if s.opts.HTTP.CacheMaxAge > 0 {
+			want := fmt.Sprintf("public, max-age=%d", int(s.opts.HTTP.CacheMaxAge.Seconds()))
+			if token != "" || vars["token"] != nil {
+				want = "no-store"
+			}
+			equal(t, "Cache-Control", r.header.Get("Cache-Control"), want)
+		}
+	} else {
+		body, _ := json.Marshal(map[string]any{"query": doc, "variables": vars})
+		headers["Content-Type"] = "application/json"
+		r = s.fetch(t, http.MethodPost, s.url, string(body), headers)
+		equal(t, "a mutation's Cache-Control", r.header.Get("Cache-Control"), "no-store")
+	}
 	var out struct {
 		Data   any
 		Errors []struct{ Message string }
@@ -136,8 +175,12 @@ func (s *server) sendTS(t *testing.T, doc string, vars map[string]any, token str
 	return answer{t, out.Data}
 }
 
+// cacheable makes newServer's answers to anonymous GET queries public for a
+// minute, as a production server's are.
+func cacheable(_ *storage.ClientConfig, o *graph.HandlerOptions) { o.HTTP.CacheMaxAge = time.Minute }
+
 func TestTypeScriptPages(t *testing.T) {
-	s := newServer(t)
+	s := newServer(t, cacheable)
 	b := s.seedBlog(t)
 	ctx := context.Background()
 	ops := tsOperations(t)
@@ -280,7 +323,7 @@ func TestTypeScriptPages(t *testing.T) {
 // place in its series as the client does, and checks what the pages show
 // and what they cost.
 func TestTypeScriptHomeAndSeriesPages(t *testing.T) {
-	s := newServer(t)
+	s := newServer(t, cacheable)
 	b := s.seedBlog(t)
 	ctx := context.Background()
 	ops := tsOperations(t)
@@ -323,4 +366,48 @@ func TestTypeScriptHomeAndSeriesPages(t *testing.T) {
 		equal(t, "next", a.str("post.series.next.slug"), "post-6")
 	})
 	s.consistent()
+}
+
+// TestTypeScriptReadsAreCacheableGETs follows the TypeScript client's
+// read of a category page as its request function sends it: a GET of the
+// query's hash alone, which a server that does not know it answers
+// PERSISTED_QUERY_NOT_FOUND (no-store, after one GetItem), then a GET of
+// the query with its hash, answered public with an ETag, which registers
+// the query in the table; the same hash-only URL, on another server of the
+// fleet, is then answered public with the same body, and a matching
+// If-None-Match is 304. (The client posted its queries, and got no-store.)
+func TestTypeScriptReadsAreCacheableGETs(t *testing.T) {
+	s := newServer(t, cacheable)
+	s.seedBlog(t)
+	doc := tsOperations(t)["CategoryPage"]
+	vars := `{"slug":"go","first":20,"after":null}`
+	ext := `{"persistedQuery":{"version":1,"sha256Hash":"` + hashOf(doc) + `"}}`
+	byHash := s.getQueryURL("", vars, ext)
+
+	unknown := s.fetch(t, http.MethodGet, byHash, "", nil)
+	if !strings.Contains(unknown.body, `"PERSISTED_QUERY_NOT_FOUND"`) {
+		t.Fatalf("unknown hash: %s", unknown.body)
+	}
+	equal(t, "unknown hash's Cache-Control", unknown.header.Get("Cache-Control"), "no-store")
+	if got := s.requests(); !maps.Equal(got, map[string]int{"GetItem": 1}) {
+		t.Errorf("unknown hash: requests %v, want one GetItem", got)
+	}
+
+	registered := s.fetch(t, http.MethodGet, s.getQueryURL(doc, vars, ext), "", nil)
+	equal(t, "registration status", registered.status, http.StatusOK)
+	equal(t, "registration Cache-Control", registered.header.Get("Cache-Control"), "public, max-age=60")
+	// The page (2) and the registration.
+	equal(t, "registration requests", total(s.requests()), 2+1)
+	equal(t, "registration PutItem", s.requests()["PutItem"], 1)
+
+	other := s.another()
+	known := other.fetch(t, http.MethodGet, strings.Replace(byHash, s.url, other.url, 1), "", nil)
+	equal(t, "status", known.status, http.StatusOK)
+	equal(t, "Cache-Control", known.header.Get("Cache-Control"), "public, max-age=60")
+	equal(t, "ETag", known.header.Get("ETag"), registered.header.Get("ETag"))
+	equal(t, "body", known.body, registered.body)
+	// The page (2) and the query's item.
+	equal(t, "requests on another server", total(other.requests()), 2+1)
+	notModified := other.fetch(t, http.MethodGet, strings.Replace(byHash, s.url, other.url, 1), "", map[string]string{"If-None-Match": known.header.Get("ETag")})
+	equal(t, "If-None-Match", notModified.status, http.StatusNotModified)
 }

@@ -16,10 +16,35 @@ interface Response<TResult> {
   errors?: { message: string; extensions?: { code?: string } }[];
 }
 
+/** The first definition of a document: its operation (fragments follow it). */
+const operationKind = /^\s*(query|mutation|subscription)\b/;
+
+/** The SHA-256 of each document's text, in hex, computed once. */
+const hashes = new Map<string, Promise<string>>();
+
+/** sha256 returns the SHA-256 hash of text in lowercase hex, as automatic persisted queries name a query. */
+function sha256(text: string): Promise<string> {
+  let hash = hashes.get(text);
+  if (!hash) {
+    hash = crypto.subtle.digest('SHA-256', new TextEncoder().encode(text)).then((sum) =>
+      Array.from(new Uint8Array(sum), (b) => b.toString(16).padStart(2, '0')).join(''),
+    );
+    hashes.set(text, hash);
+  }
+  return hash;
+}
+
 /**
  * request sends one operation to the endpoint and returns its data, as
  * the signed-in user of token when one is given. It throws a
  * GraphQLRequestError when the API answers with an error.
+ *
+ * A query goes as a GET with an automatic persisted query: its hash
+ * alone first, a short URL that is the same for every reader, so a CDN or
+ * the browser can keep the answer (the server marks an anonymous query's
+ * answer public); when the server does not know the hash
+ * (PERSISTED_QUERY_NOT_FOUND), once more with the query, which registers
+ * it for every server of the API. A mutation goes as a POST.
  */
 export async function request<TResult, TVariables>(
   endpoint: string,
@@ -28,24 +53,46 @@ export async function request<TResult, TVariables>(
   token?: string,
 ): Promise<TResult> {
   const headers: Record<string, string> = {
-    'Content-Type': 'application/json',
     Accept: 'application/graphql-response+json, application/json',
   };
   if (token) {
     headers.Authorization = `Bearer ${token}`;
   }
-  const response = await fetch(endpoint, {
-    method: 'POST',
-    headers,
-    body: JSON.stringify({ query: document.toString(), variables }),
-  });
-  const result = (await response.json()) as Response<TResult>;
+  const query = document.toString();
+  let answer: Answer<TResult>;
+  if (operationKind.exec(query)?.[1] === 'query') {
+    const extensions = JSON.stringify({ persistedQuery: { version: 1, sha256Hash: await sha256(query) } });
+    const params = new URLSearchParams({ variables: JSON.stringify(variables), extensions });
+    answer = await send<TResult>(`${endpoint}?${params}`, { method: 'GET', headers });
+    if (answer.result.errors?.[0]?.extensions?.code === 'PERSISTED_QUERY_NOT_FOUND') {
+      params.set('query', query);
+      answer = await send<TResult>(`${endpoint}?${params}`, { method: 'GET', headers });
+    }
+  } else {
+    answer = await send<TResult>(endpoint, {
+      method: 'POST',
+      headers: { ...headers, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ query, variables }),
+    });
+  }
+  const { status, result } = answer;
   const first = result.errors?.[0];
   if (first) {
     throw new GraphQLRequestError(first.extensions?.code ?? 'INTERNAL', first.message);
   }
   if (result.data == null) {
-    throw new GraphQLRequestError('INTERNAL', `HTTP ${response.status} without data`);
+    throw new GraphQLRequestError('INTERNAL', `HTTP ${status} without data`);
   }
   return result.data;
+}
+
+interface Answer<TResult> {
+  status: number;
+  result: Response<TResult>;
+}
+
+/** send makes one HTTP request and reads its GraphQL answer. */
+async function send<TResult>(url: string, init: RequestInit): Promise<Answer<TResult>> {
+  const response = await fetch(url, init);
+  return { status: response.status, result: (await response.json()) as Response<TResult> };
 }
