@@ -169,14 +169,11 @@ func New(schema graphql.ExecutableSchema, opts Options) http.Handler {
 	if opts.Streams != nil {
 		srv.AroundOperations(countOperations)
 	}
-	sizeOperation, sizeField, sizeResponse := responseSize(maxResponse)
-	srv.AroundOperations(sizeOperation)
-	srv.AroundFields(sizeField)
 	for _, f := range opts.AroundResponses {
 		srv.AroundResponses(f)
 	}
 	srv.AroundResponses(markCacheable)
-	srv.AroundResponses(sizeResponse)
+	srv.AroundResponses(responseSize(maxResponse))
 
 	var inner http.Handler = srv
 	if opts.Wrap != nil {
@@ -207,16 +204,12 @@ func noStore(next http.Handler) http.Handler {
 
 // presentError returns the error presenter: what this package's limits
 // raise is presented here, everything else by next (gqlgen's default when
-// nil). A field stopped by the size of the answer is not presented at
-// all: the answer becomes one error of its own.
+// nil).
 func presentError(next graphql.ErrorPresenterFunc) graphql.ErrorPresenterFunc {
 	if next == nil {
 		next = graphql.DefaultErrorPresenter
 	}
 	return func(ctx context.Context, err error) *gqlerror.Error {
-		if errors.Is(err, errResponseTooLarge) {
-			return nil
-		}
 		if gqlErr, ok := errors.AsType[*gqlerror.Error](err); ok &&
 			gqlErr.Message == tooComplexToValidate && gqlErr.Rule == fieldsMergeRule.Name {
 			// Validation refused the document for the work it takes, not

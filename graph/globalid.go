@@ -45,8 +45,13 @@ func categoryGID(slug string) string      { return encodeID(kindCategory, slug) 
 func commentGID(postID, id string) string { return encodeID(kindComment, postID+":"+id) }
 func pageGID(id string) string            { return encodeID(kindPage, id) }
 
+// encodeID returns the global id of key: one allocation, the string, for
+// a key of up to 100 bytes (every object of a page has an id).
 func encodeID(k kind, key string) string {
-	return idEncoding.EncodeToString([]byte(string(k) + ":" + key))
+	var raw [128]byte
+	var enc [172]byte // base64 of 128 bytes
+	src := append(append(append(raw[:0], k...), ':'), key...)
+	return string(idEncoding.AppendEncode(enc[:0], src))
 }
 
 // decodeID returns the global id s of any kind. It returns a

@@ -1,6 +1,6 @@
 package graph
 
-//go:generate go tool gqlgen generate
+//go:generate go run ../internal/gqlgen
 
 import (
 	"context"

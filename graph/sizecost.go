@@ -10,8 +10,9 @@ import (
 // cost what they can hold (sizeCost), so a post's body costs 26 like 26
 // fields and the complexity limit admits one page of 100 posts with their
 // bodies (the largest listing the design has) and refuses many of them.
-// During execution gqlhttp counts the bytes of the answer itself
-// (gqlhttp.MaxResponseBytes).
+// After execution gqlhttp measures the marshalled answer itself
+// (gqlhttp.MaxResponseBytes); the complexity limit is what bounds the
+// answer the server builds before that check.
 
 // costBytes is how much of an answer one unit of cost stands for.
 const costBytes = 4000

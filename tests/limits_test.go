@@ -417,9 +417,8 @@ var _ graphql.Client // the typed client is the harness's; raw requests are buil
 // TestAnswersAreBoundedInSize checks both limits on the size of an answer:
 // a post's body costs what it may hold, so asking for many pages of bodies
 // is refused before anything is read, while one full page is served; and
-// an answer that grows past the response limit (set low here) stops
-// resolving and is one RESPONSE_TOO_LARGE error, not kept, cached or
-// partly sent.
+// an answer that grows past the response limit (set low here) is one
+// RESPONSE_TOO_LARGE error, not kept, cached or partly sent.
 func TestAnswersAreBoundedInSize(t *testing.T) {
 	const limit = 100_000
 	s := newServer(t, func(_ *storage.ClientConfig, o *graphpkg.HandlerOptions) { o.HTTP.MaxResponseBytes = limit })
