@@ -1,6 +1,6 @@
 package graph
 
-//go:generate go run ../internal/gqlgen
+//go:generate go tool gqlgen generate
 
 import (
 	"context"
