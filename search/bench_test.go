@@ -21,7 +21,9 @@ import (
 // posts, searching them at concurrency 1 (p50/p95) and 16 (searches a
 // second), and the index's size. SEARCH_BENCH_POSTS sets how many posts
 // (default 100,000); the corpus is built once per process, in a
-// temporary directory.
+// temporary directory, or in SEARCH_BENCH_DIR, where it is kept and
+// used again by the next run that asks for as many posts (remove the
+// directory after a change of the index's mapping).
 //
 //	SEARCH_BENCH_POSTS=20000 go test -run '^$' -bench . -benchtime 1x ./search
 
@@ -89,6 +91,7 @@ var corpus struct {
 	// segments is how many the index holds once its merges settled.
 	segments int
 	dir      string
+	kept     bool // dir is SEARCH_BENCH_DIR
 }
 
 // TestMain removes the benchmarks' corpus (half a gigabyte at 100,000
@@ -98,7 +101,7 @@ func TestMain(m *testing.M) {
 	if corpus.svc != nil {
 		corpus.svc.Close()
 	}
-	if corpus.dir != "" {
+	if corpus.dir != "" && !corpus.kept {
 		_ = os.RemoveAll(corpus.dir)
 	}
 	os.Exit(code)
@@ -143,15 +146,29 @@ func cpuTime() time.Duration {
 // once per process.
 func benchService(b *testing.B) *Service {
 	corpus.once.Do(func() {
-		dir, err := os.MkdirTemp("", "search-bench-")
-		if err != nil {
-			corpus.err = err
-			return
+		dir, kept := os.Getenv("SEARCH_BENCH_DIR"), true
+		if dir == "" {
+			var err error
+			if dir, err = os.MkdirTemp("", "search-bench-"); err != nil {
+				corpus.err = err
+				return
+			}
+			kept = false
 		}
-		corpus.dir = dir
+		corpus.dir, corpus.kept = dir, kept
 		corpus.posts = benchPosts(benchSize())
 		corpus.svc, corpus.err = New(storage.New(nil, "bench"), Options{Dir: dir, Table: "bench"})
 		if corpus.err != nil {
+			return
+		}
+		_, n := corpus.svc.Size()
+		if n == uint64(len(corpus.posts)) {
+			// Kept from a run before: not measured again.
+			corpus.segments = settle(corpus.svc)
+			return
+		}
+		if n > 0 {
+			corpus.err = fmt.Errorf("%s holds an index of %d posts, not %d: remove it", dir, n, len(corpus.posts))
 			return
 		}
 		start, cpu := time.Now(), cpuTime()
