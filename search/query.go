@@ -157,20 +157,12 @@ func compile(parts []part, analyzer analysis.Analyzer, typos typoWords) (q bleve
 	for _, p := range parts {
 		switch {
 		case p.phrase:
-			var fields []blevequery.Query
-			for _, f := range []struct {
-				name  string
-				boost float64
-			}{{fieldTitle, boostTitle}, {fieldBody, 1}} {
-				mq := bleve.NewMatchPhraseQuery(p.text)
-				mq.SetField(f.name)
-				mq.SetBoost(f.boost)
-				fields = append(fields, mq)
-			}
-			if len(analyzer.Analyze([]byte(p.text))) == 0 {
+			title, ok := newPhraseQuery(p.text, fieldTitle, boostTitle, analyzer)
+			if !ok {
 				continue
 			}
-			musts = append(musts, bleve.NewDisjunctionQuery(fields...))
+			body, _ := newPhraseQuery(p.text, fieldBody, 1, analyzer)
+			musts = append(musts, bleve.NewDisjunctionQuery(title, body))
 		case p.prefix:
 			var fields []blevequery.Query
 			for _, f := range []string{fieldTitle, fieldBody, fieldNames} {
