@@ -43,6 +43,15 @@ func TestPhrasesMatchAsBleveWould(t *testing.T) {
 			if want != got {
 				t.Errorf("%q in %s: %s, want %s", phrase, field, got, want)
 			}
+			// Beside a word, the phrase is asked for the posts at or
+			// after the word's (Advance) rather than for its next.
+			word := bleve.NewTermQuery(strings.Fields(posts[0].Body)[0])
+			word.SetField(fieldBody)
+			want = hitsOf(t, svc, bleve.NewDisjunctionQuery(word, bleve.NewConjunctionQuery(word, theirs)))
+			got = hitsOf(t, svc, bleve.NewDisjunctionQuery(word, bleve.NewConjunctionQuery(word, ours)))
+			if want != got {
+				t.Errorf("%q in %s beside a word: %s, want %s", phrase, field, got, want)
+			}
 		}
 	}
 	if found < len(phrases)/2 {
