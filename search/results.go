@@ -323,7 +323,7 @@ func (s *Service) search(ctx context.Context, idx *index, queries *searchQueries
 				}
 				hits = hits[:n]
 			}
-			snap = &snapshot{id: newSnapshotID(typos), fp: fp, changes: changes, hits: hits, truncated: truncated, total: res.Total, facets: res.Facets, counted: r.Facets}
+			snap = &snapshot{id: newSnapshotID(typos), fp: fp, changes: changes, hits: hits, truncated: truncated, total: res.Total, facets: res.Facets, counted: r.Facets, words: queries.words}
 			s.snaps.put(snap)
 			page = hits[:min(r.First, len(hits))]
 			res.HasNext = len(hits) > r.First || snap.truncated
@@ -343,7 +343,10 @@ func (s *Service) search(ctx context.Context, idx *index, queries *searchQueries
 		typos = true
 	}
 	var words typoWords
-	if typos {
+	switch {
+	case typos && snap != nil && snap.words != nil:
+		words = snap.words
+	case typos:
 		var err error
 		if _, words, err = queries.typo(idx); err != nil {
 			return nil, err
@@ -430,7 +433,8 @@ type snapshot struct {
 	truncated bool // more matched than it holds
 	total     int
 	facets    []Facet
-	counted   bool // facets were asked for and counted
+	counted   bool      // facets were asked for and counted
+	words     typoWords // what its typos stood for, when it needed them
 	at        time.Time
 }
 
