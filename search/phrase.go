@@ -51,8 +51,7 @@ func (q *phraseQuery) Searcher(ctx context.Context, r bleveindex.IndexReader, _ 
 	keep := options.IncludeTermVectors
 	options.IncludeTermVectors = true
 	var words []search.Searcher
-	var offsets []uint64
-	for i, t := range q.terms {
+	for _, t := range q.terms {
 		if t == "" {
 			continue
 		}
@@ -64,7 +63,6 @@ func (q *phraseQuery) Searcher(ctx context.Context, r bleveindex.IndexReader, _ 
 			return nil, err
 		}
 		words = append(words, ts)
-		offsets = append(offsets, uint64(i))
 	}
 	conj, err := searcher.NewConjunctionSearcher(ctx, r, words, options)
 	if err != nil {
