@@ -1,6 +1,7 @@
 package search
 
 import (
+	"bytes"
 	"html"
 	"strings"
 	"unicode/utf8"
@@ -13,28 +14,23 @@ import (
 // Highlighting: a result's title and a passage of its body, escaped, with
 // <mark> around each word the query matched. The words are found as the
 // index found them: the stored text is analyzed again, and a word matches
-// when its analyzed form is one of the query's, within a word's typo
-// tolerance of one, or begins with one of its prefixes (a phrase's words
-// are marked wherever they are). A snippet's passage starts at the first
-// of the query's words in the body, which the index's term vectors say
-// (one search of the page's posts, which also reads their stored text).
+// when its analyzed form is one of the query's or one of the words its
+// typo tolerance found for them, or begins with one of its prefixes (a
+// phrase's words are marked wherever they are). A snippet's passage
+// starts at the first of the query's words in the body, which the
+// index's term vectors say (one search of the page's posts, which also
+// reads their stored text).
 
 // marker knows what a query's words match.
 type marker struct {
 	analyzer analysis.Analyzer
 	exact    map[string]bool
-	fuzzy    []fuzzyTerm
 	prefixes []string
 }
 
-type fuzzyTerm struct {
-	term  string
-	edits int
-}
-
-// newMarker returns the marker of parts, with their typo tolerance when
-// typos is set.
-func newMarker(parts []part, analyzer analysis.Analyzer, typos bool) *marker {
+// newMarker returns the marker of parts, with the words typos found for
+// them (nil: none).
+func newMarker(parts []part, analyzer analysis.Analyzer, typos typoWords) *marker {
 	m := &marker{analyzer: analyzer, exact: map[string]bool{}}
 	for _, p := range parts {
 		if p.prefix {
@@ -44,8 +40,10 @@ func newMarker(parts []part, analyzer analysis.Analyzer, typos bool) *marker {
 		for _, tok := range analyzer.Analyze([]byte(p.text)) {
 			term := string(tok.Term)
 			m.exact[term] = true
-			if edits := fuzziness(utf8.RuneCount([]byte(p.text)[tok.Start:tok.End])); edits > 0 && typos && !p.phrase {
-				m.fuzzy = append(m.fuzzy, fuzzyTerm{term, edits})
+			if !p.phrase {
+				for _, t := range typos[term] {
+					m.exact[t] = true
+				}
 			}
 		}
 	}
@@ -53,17 +51,11 @@ func newMarker(parts []part, analyzer analysis.Analyzer, typos bool) *marker {
 }
 
 func (m *marker) matches(term []byte, word string) bool {
-	t := string(term)
-	if m.exact[t] {
+	if m.exact[string(term)] {
 		return true
 	}
-	for _, f := range m.fuzzy {
-		if withinEdits(t, f.term, f.edits) {
-			return true
-		}
-	}
 	for _, p := range m.prefixes {
-		if strings.HasPrefix(t, p) || strings.HasPrefix(strings.ToLower(word), p) {
+		if bytes.HasPrefix(term, []byte(p)) || strings.HasPrefix(strings.ToLower(word), p) {
 			return true
 		}
 	}
@@ -127,12 +119,6 @@ func (m *marker) bodyQuery() blevequery.Query {
 		q.SetField(fieldBody)
 		any = append(any, q)
 	}
-	for _, f := range m.fuzzy {
-		q := bleve.NewFuzzyQuery(f.term)
-		q.SetFuzziness(f.edits)
-		q.SetField(fieldBody)
-		any = append(any, q)
-	}
 	for _, p := range m.prefixes {
 		q := bleve.NewPrefixQuery(p)
 		q.SetField(fieldBody)
@@ -188,35 +174,4 @@ func markUp(text string, from, to int, spans []span) string {
 	}
 	b.WriteString(html.EscapeString(text[at:to]))
 	return b.String()
-}
-
-// withinEdits reports whether a and b are at most k edits apart
-// (Levenshtein, over runes).
-func withinEdits(a, b string, k int) bool {
-	ra, rb := []rune(a), []rune(b)
-	if d := len(ra) - len(rb); d > k || -d > k {
-		return false
-	}
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		best := cur[0]
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			best = min(best, cur[j])
-		}
-		if best > k {
-			return false
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)] <= k
 }

@@ -82,8 +82,9 @@ func newMapping(language string) mapping.IndexMapping {
 		return f
 	}
 	keyword := bleve.NewKeywordFieldMapping()
-	keyword.Store, keyword.IncludeInAll, keyword.IncludeTermVectors = false, false, false
-	keyword.DocValues = true // facets read them
+	// Facets count categories from tables made of the postings
+	// (facets.go), not from doc values.
+	keyword.Store, keyword.IncludeInAll, keyword.IncludeTermVectors, keyword.DocValues = false, false, false, false
 
 	doc := bleve.NewDocumentStaticMapping()
 	doc.AddFieldMappingsAt(fieldTitle, text(true))
@@ -101,9 +102,10 @@ func newMapping(language string) mapping.IndexMapping {
 
 // index is one bleve index and where it lives ("" in memory).
 type index struct {
-	b        bleve.Index
-	dir      string
-	language string
+	b          bleve.Index
+	dir        string
+	language   string
+	categories categoryTables
 }
 
 // createIndex makes a new, empty index in a new directory under parent

@@ -1,8 +1,10 @@
 package search
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -10,6 +12,7 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
 	blevequery "github.com/blevesearch/bleve/v2/search/query"
+	bleveindex "github.com/blevesearch/bleve_index_api"
 
 	"github.com/blogql/blog/storage"
 )
@@ -146,28 +149,20 @@ func fuzziness(n int) int {
 
 // compile returns the bleve query of parts: every word or phrase must
 // match, in the title, the body or the names, a word as its stem or, with
-// typos, also within its typo tolerance. Words the analyzer drops (stop
-// words, punctuation) are left out; when none is left the query matches
-// nothing (ok false).
-func compile(parts []part, analyzer analysis.Analyzer, typos bool) (q blevequery.Query, ok bool) {
+// typos (nil: none), also as one of the words typos gives for it. Words
+// the analyzer drops (stop words, punctuation) are left out; when none is
+// left the query matches nothing (ok false).
+func compile(parts []part, analyzer analysis.Analyzer, typos typoWords) (q blevequery.Query, ok bool) {
 	var musts []blevequery.Query
 	for _, p := range parts {
 		switch {
 		case p.phrase:
-			var fields []blevequery.Query
-			for _, f := range []struct {
-				name  string
-				boost float64
-			}{{fieldTitle, boostTitle}, {fieldBody, 1}} {
-				mq := bleve.NewMatchPhraseQuery(p.text)
-				mq.SetField(f.name)
-				mq.SetBoost(f.boost)
-				fields = append(fields, mq)
-			}
-			if len(analyzer.Analyze([]byte(p.text))) == 0 {
+			title, ok := newPhraseQuery(p.text, fieldTitle, boostTitle, analyzer)
+			if !ok {
 				continue
 			}
-			musts = append(musts, bleve.NewDisjunctionQuery(fields...))
+			body, _ := newPhraseQuery(p.text, fieldBody, 1, analyzer)
+			musts = append(musts, bleve.NewDisjunctionQuery(title, body))
 		case p.prefix:
 			var fields []blevequery.Query
 			for _, f := range []string{fieldTitle, fieldBody, fieldNames} {
@@ -178,7 +173,8 @@ func compile(parts []part, analyzer analysis.Analyzer, typos bool) (q blevequery
 			musts = append(musts, bleve.NewDisjunctionQuery(fields...))
 		default:
 			for _, tok := range analyzer.Analyze([]byte(p.text)) {
-				musts = append(musts, wordQuery(string(tok.Term), utf8.RuneCount([]byte(p.text)[tok.Start:tok.End]), typos))
+				term := string(tok.Term)
+				musts = append(musts, wordQuery(term, typos[term]))
 			}
 		}
 	}
@@ -188,32 +184,160 @@ func compile(parts []part, analyzer analysis.Analyzer, typos bool) (q blevequery
 	return bleve.NewConjunctionQuery(musts...), true
 }
 
-// wordQuery matches the analyzed word term, typed with n letters, and
-// with typos the words within its typo tolerance.
-func wordQuery(term string, n int, typos bool) blevequery.Query {
+// wordQuery matches the analyzed word term, and the words typos found
+// for it.
+func wordQuery(term string, typos []string) blevequery.Query {
 	var any []blevequery.Query
-	add := func(q interface {
-		blevequery.Query
-		SetField(string)
-		SetBoost(float64)
-	}, field string, boost float64) {
+	add := func(term, field string, boost float64) {
+		q := bleve.NewTermQuery(term)
 		q.SetField(field)
 		q.SetBoost(boost)
 		any = append(any, q)
 	}
-	add(bleve.NewTermQuery(term), fieldTitle, boostTitle)
-	add(bleve.NewTermQuery(term), fieldBody, 1)
-	add(bleve.NewTermQuery(term), fieldNames, boostNames)
-	if edits := fuzziness(n); edits > 0 && typos {
-		for _, f := range []string{fieldTitle, fieldBody} {
-			fq := bleve.NewFuzzyQuery(term)
-			fq.SetFuzziness(edits)
-			boost := boostFuzzy
-			if f == fieldTitle {
-				boost *= boostTitle
-			}
-			add(fq, f, boost)
-		}
+	add(term, fieldTitle, boostTitle)
+	add(term, fieldBody, 1)
+	add(term, fieldNames, boostNames)
+	for _, t := range typos {
+		add(t, fieldTitle, boostFuzzy*boostTitle)
+		add(t, fieldBody, boostFuzzy)
 	}
 	return bleve.NewDisjunctionQuery(any...)
+}
+
+// MaxTypoWords is how many words of the index a word of a query with a
+// typo may stand for at most: the most frequent of those nearest to it.
+const MaxTypoWords = 10
+
+// typoWords are, by analyzed word of a query, the words of the index a
+// typo may have made it: none for a word the index holds as typed.
+type typoWords map[string][]string
+
+// typoWords returns the typoWords of parts: for each word long enough for
+// typos (FuzzyOneFrom) that neither the titles' nor the bodies' words of
+// the index hold as typed, theirs of the fewest edits within its
+// tolerance (one, or two from FuzzyTwoFrom letters), the MaxTypoWords
+// most frequent. A word the index holds is taken as meant: a typo
+// elsewhere in the query is what found too little. Looking only at the
+// nearest words keeps a search's work to what the reader likely meant
+// instead of every word two edits away.
+func (x *index) typoWords(parts []part, analyzer analysis.Analyzer) (typoWords, error) {
+	ii, err := x.b.Advanced()
+	if err != nil {
+		return nil, err
+	}
+	r, err := ii.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	fr, ok := r.(bleveindex.IndexReaderFuzzy)
+	if !ok {
+		return nil, fmt.Errorf("typos: the index reader is a %T, without fuzzy dictionaries", r)
+	}
+	words := typoWords{}
+	for _, p := range parts {
+		if p.phrase || p.prefix {
+			continue
+		}
+		for _, tok := range analyzer.Analyze([]byte(p.text)) {
+			term := string(tok.Term)
+			edits := fuzziness(utf8.RuneCount([]byte(p.text)[tok.Start:tok.End]))
+			if _, done := words[term]; done || edits == 0 {
+				continue
+			}
+			near, err := nearWords(fr, term, edits)
+			if err != nil {
+				return nil, err
+			}
+			words[term] = near
+		}
+	}
+	return words, nil
+}
+
+// nearWords returns the words of the titles and bodies nearest to term
+// within edits, the MaxTypoWords most frequent; none when they hold term.
+func nearWords(r bleveindex.IndexReaderFuzzy, term string, edits int) ([]string, error) {
+	type word struct {
+		edits int
+		count uint64
+	}
+	found := map[string]*word{}
+	for _, f := range []string{fieldTitle, fieldBody} {
+		d, err := r.FieldDictFuzzy(f, term, edits, "")
+		if err != nil {
+			return nil, err
+		}
+		for {
+			e, err := d.Next()
+			if err != nil {
+				_ = d.Close()
+				return nil, err
+			}
+			if e == nil {
+				break
+			}
+			if e.Term == term {
+				_ = d.Close()
+				return nil, nil
+			}
+			w := found[e.Term]
+			if w == nil {
+				w = &word{edits: edits}
+				if edits > 1 && withinEdits(e.Term, term, 1) {
+					w.edits = 1
+				}
+				found[e.Term] = w
+			}
+			w.count += e.Count
+		}
+		if err := d.Close(); err != nil {
+			return nil, err
+		}
+	}
+	fewest := edits
+	for _, w := range found {
+		fewest = min(fewest, w.edits)
+	}
+	var near []string
+	for t, w := range found {
+		if w.edits == fewest {
+			near = append(near, t)
+		}
+	}
+	slices.SortFunc(near, func(a, b string) int {
+		return cmp.Or(cmp.Compare(found[b].count, found[a].count), strings.Compare(a, b))
+	})
+	return near[:min(len(near), MaxTypoWords)], nil
+}
+
+// withinEdits reports whether a and b are at most k edits apart
+// (Levenshtein, over runes).
+func withinEdits(a, b string, k int) bool {
+	ra, rb := []rune(a), []rune(b)
+	if d := len(ra) - len(rb); d > k || -d > k {
+		return false
+	}
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		best := cur[0]
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			best = min(best, cur[j])
+		}
+		if best > k {
+			return false
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)] <= k
 }

@@ -54,19 +54,19 @@ func (s *Service) Related(ctx context.Context, id string, first int) ([]string, 
 }
 
 func (s *Service) related(ctx context.Context, idx *index, id string, first int) ([]string, error) {
-	// The post's words are stored; its categories are doc values, which
-	// a facet of the one document reads.
+	// The post's words are stored; its categories are counted as a
+	// search's facets are, over the one document.
 	req := bleve.NewSearchRequestOptions(docIDQuery([]string{id}), 1, 0, false)
 	req.Fields = []string{fieldTitle, fieldBody}
-	req.AddFacet(fieldCategories, bleve.NewFacetRequest(fieldCategories, facetSize))
-	sr, err := idx.b.SearchInContext(ctx, req)
+	var counted *facetCounter
+	sr, err := idx.b.SearchInContext(idx.withFacets(ctx, &counted), req)
 	if err != nil || len(sr.Hits) == 0 {
 		return nil, err
 	}
 	title, _ := sr.Hits[0].Fields[fieldTitle].(string)
 	body, _ := sr.Hits[0].Fields[fieldBody].(string)
 	var cats []string
-	for _, f := range facetsOf(sr) {
+	for _, f := range counted.facets() {
 		cats = append(cats, f.Category)
 	}
 	var should []blevequery.Query

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2"
+	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/blevesearch/bleve/v2/search"
 	blevequery "github.com/blevesearch/bleve/v2/search/query"
 
@@ -112,15 +113,11 @@ func (s *Service) Search(ctx context.Context, r Request) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	q, ok := compile(parts, s.analyzer, false)
+	q, ok := compile(parts, s.analyzer, nil)
 	if !ok {
 		return &Results{HasPrev: c != nil}, nil
 	}
-	queries := searchQueries{exact: filtered(q, r)}
-	if forgiving(parts) {
-		q, _ = compile(parts, s.analyzer, true)
-		queries.typos = filtered(q, r)
-	}
+	queries := &searchQueries{exact: filtered(q, r), parts: parts, analyzer: s.analyzer, r: r, forgiving: forgiving(parts)}
 	release, err := s.acquire(ctx)
 	if err != nil {
 		return nil, err
@@ -219,11 +216,18 @@ func (s *Service) acquire(ctx context.Context) (func(), error) {
 
 // search returns the page of r from idx: from the cursor's snapshot when
 // this server holds it, else from the index.
-func (s *Service) search(ctx context.Context, idx *index, queries searchQueries, parts []part, r Request, c *cursor) (*Results, error) {
+func (s *Service) search(ctx context.Context, idx *index, queries *searchQueries, parts []part, r Request, c *cursor) (*Results, error) {
 	fp := fingerprint(r)
 	q, typos := queries.exact, false
-	if c != nil && strings.HasPrefix(c.snapshot, typosMark) && queries.typos != nil {
-		q, typos = queries.typos, true
+	if c != nil && strings.HasPrefix(c.snapshot, typosMark) {
+		tq, _, err := queries.typo(idx)
+		if err != nil {
+			return nil, err
+		}
+		if tq != nil {
+			q = tq
+		}
+		typos = true
 	}
 	changes := s.changes.Load()
 	var snap *snapshot
@@ -246,13 +250,16 @@ func (s *Service) search(ctx context.Context, idx *index, queries searchQueries,
 		if r.Facets && !snap.counted {
 			// The first page did not ask for them: counted now, in the
 			// index as it is.
-			req := bleve.NewSearchRequestOptions(snapQuery(queries, snap), 0, 0, false)
-			req.AddFacet(fieldCategories, bleve.NewFacetRequest(fieldCategories, facetSize))
-			sr, err := idx.b.SearchInContext(ctx, req)
+			sq, err := queries.of(idx, snap)
 			if err != nil {
 				return nil, err
 			}
-			res.Facets = facetsOf(sr)
+			req := bleve.NewSearchRequestOptions(sq, 0, 0, false)
+			var counted *facetCounter
+			if _, err := idx.b.SearchInContext(idx.withFacets(ctx, &counted), req); err != nil {
+				return nil, err
+			}
+			res.Facets = counted.facets()
 		}
 	default:
 		size := r.First + 1
@@ -260,8 +267,10 @@ func (s *Service) search(ctx context.Context, idx *index, queries searchQueries,
 			size = snapshotSize
 		}
 		req := bleve.NewSearchRequestOptions(q, size, 0, false)
+		var counted *facetCounter
+		sctx := ctx
 		if r.Facets {
-			req.AddFacet(fieldCategories, bleve.NewFacetRequest(fieldCategories, facetSize))
+			sctx = idx.withFacets(ctx, &counted)
 		}
 		if c != nil {
 			// Past a snapshot the order must hold across requests:
@@ -271,23 +280,33 @@ func (s *Service) search(ctx context.Context, idx *index, queries searchQueries,
 			req.SortBy([]string{"-_score", "_id"})
 			req.SearchAfter = []string{strconv.FormatFloat(c.score, 'g', -1, 64), c.id}
 		}
-		sr, err := idx.b.SearchInContext(ctx, req)
+		sr, err := idx.b.SearchInContext(sctx, req)
 		if err != nil {
 			return nil, err
 		}
-		if c == nil && int(sr.Total) < r.First && queries.typos != nil {
+		if c == nil && int(sr.Total) < r.First && queries.forgiving {
 			// Typo tolerance: when the words as typed find less than a
-			// page, words within their tolerance count too.
-			req.Query, typos = queries.typos, true
-			if sr, err = idx.b.SearchInContext(ctx, req); err != nil {
+			// page, the words their typos may stand for count too.
+			tq, _, err := queries.typo(idx)
+			if err != nil {
 				return nil, err
+			}
+			typos = true
+			if tq != nil {
+				req.Query = tq
+				if sr, err = idx.b.SearchInContext(sctx, req); err != nil {
+					return nil, err
+				}
 			}
 		}
 		hits := make([]ranked, len(sr.Hits))
 		for i, h := range sr.Hits {
 			hits[i] = ranked{id: h.ID, score: h.Score}
 		}
-		res.Total, res.Facets = int(sr.Total), facetsOf(sr)
+		res.Total = int(sr.Total)
+		if counted != nil {
+			res.Facets = counted.facets()
+		}
 		if c == nil {
 			// The snapshot is in the order the pages after it use
 			// without it: score, then id.
@@ -304,7 +323,7 @@ func (s *Service) search(ctx context.Context, idx *index, queries searchQueries,
 				}
 				hits = hits[:n]
 			}
-			snap = &snapshot{id: newSnapshotID(typos), fp: fp, changes: changes, hits: hits, truncated: truncated, total: res.Total, facets: res.Facets, counted: r.Facets}
+			snap = &snapshot{id: newSnapshotID(typos), fp: fp, changes: changes, hits: hits, truncated: truncated, total: res.Total, facets: res.Facets, counted: r.Facets, words: queries.words}
 			s.snaps.put(snap)
 			page = hits[:min(r.First, len(hits))]
 			res.HasNext = len(hits) > r.First || snap.truncated
@@ -323,7 +342,17 @@ func (s *Service) search(ctx context.Context, idx *index, queries searchQueries,
 	if snap != nil && strings.HasPrefix(snap.id, typosMark) {
 		typos = true
 	}
-	shown, err := s.highlight(ctx, idx, newMarker(parts, s.analyzer, typos), page)
+	var words typoWords
+	switch {
+	case typos && snap != nil && snap.words != nil:
+		words = snap.words
+	case typos:
+		var err error
+		if _, words, err = queries.typo(idx); err != nil {
+			return nil, err
+		}
+	}
+	shown, err := s.highlight(ctx, idx, newMarker(parts, s.analyzer, words), page)
 	if err != nil {
 		return nil, err
 	}
@@ -389,18 +418,6 @@ func firstMatch(locations search.TermLocationMap, n int) int {
 	return first
 }
 
-func facetsOf(sr *bleve.SearchResult) []Facet {
-	f := sr.Facets[fieldCategories]
-	if f == nil || f.Terms == nil {
-		return nil
-	}
-	var out []Facet
-	for _, t := range f.Terms.Terms() {
-		out = append(out, Facet{Category: t.Term, Count: t.Count})
-	}
-	return out
-}
-
 // ranked is a result's place in a ranking.
 type ranked struct {
 	id    string
@@ -416,22 +433,54 @@ type snapshot struct {
 	truncated bool // more matched than it holds
 	total     int
 	facets    []Facet
-	counted   bool // facets were asked for and counted
+	counted   bool      // facets were asked for and counted
+	words     typoWords // what its typos stood for, when it needed them
 	at        time.Time
 }
 
-// snapQuery returns the query of queries that snap was ranked with.
-func snapQuery(queries searchQueries, snap *snapshot) blevequery.Query {
-	if strings.HasPrefix(snap.id, typosMark) && queries.typos != nil {
-		return queries.typos
+// of returns the query snap was ranked with.
+func (q *searchQueries) of(idx *index, snap *snapshot) (blevequery.Query, error) {
+	if strings.HasPrefix(snap.id, typosMark) {
+		tq, _, err := q.typo(idx)
+		if tq != nil || err != nil {
+			return tq, err
+		}
 	}
-	return queries.exact
+	return q.exact, nil
 }
 
 // searchQueries are a search's query with its words as typed, and with
-// their typo tolerance (nil when no word is long enough for typos).
+// their typo tolerance, made when a search needs it.
 type searchQueries struct {
-	exact, typos blevequery.Query
+	exact     blevequery.Query
+	parts     []part
+	analyzer  analysis.Analyzer
+	r         Request
+	forgiving bool // a word is long enough for typos
+
+	made  bool
+	typos blevequery.Query
+	words typoWords
+	err   error
+}
+
+// typo returns the query with the typo tolerance, and the words it
+// stands for; a nil query when no word may be a typo (the index holds
+// every word as typed, or finds none near it).
+func (q *searchQueries) typo(idx *index) (blevequery.Query, typoWords, error) {
+	if q.made || !q.forgiving {
+		return q.typos, q.words, q.err
+	}
+	q.made = true
+	q.words, q.err = idx.typoWords(q.parts, q.analyzer)
+	for _, near := range q.words {
+		if len(near) > 0 {
+			tq, _ := compile(q.parts, q.analyzer, q.words)
+			q.typos = filtered(tq, q.r)
+			break
+		}
+	}
+	return q.typos, q.words, q.err
 }
 
 // typosMark begins the id of a snapshot of a search that needed its typo
