@@ -280,6 +280,9 @@ type Migration struct {
 	// Scheduled posts, written before posts had a go-live marker, got
 	// theirs and their schedule item.
 	Scheduled int
+	// Split posts got their body item and count item, and left the
+	// feed's four old partitions for FEED (layout 4).
+	Split int
 	// Unrendered are the ids of posts whose body renders to more HTML than
 	// a post may hold (MaxHTMLBytes): they were migrated without it, and
 	// show it once their body is edited.
