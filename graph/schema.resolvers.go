@@ -79,6 +79,7 @@ func (r *authorResolver) Drafts(ctx context.Context, obj *storage.Author, first 
 		return nil, err
 	}
 	r.primePosts(ctx, nil, "edges.node", res.Items)
+	r.primeFullPosts(ctx, res.Items)
 	c := postConnection(res, nil)
 	return &model.DraftConnection{Edges: c.Edges, PageInfo: c.PageInfo, Count: r.draftCount(obj.ID)}, nil
 }
@@ -893,11 +894,16 @@ func (r *queryResolver) Posts(ctx context.Context, first *int, after *string, la
 	if _, fromStats := storage.CountIn(nil, per); fromStats {
 		statsAhead(ctx, "PostConnection")
 	}
+	if after == nil && before == nil && !graphql.AnyFieldRequested(ctx, "edges", "pageInfo") {
+		// totalCount alone: the counts, and no page of posts.
+		return postConnection(&storage.Result[*storage.Post]{}, r.feedCount(per)), nil
+	}
 	res, err := r.store.LatestPosts(ctx, p, per)
 	if err != nil {
 		return nil, err
 	}
 	r.primePosts(ctx, nil, "edges.node", res.Items)
+	r.primeFullPosts(ctx, res.Items)
 	return postConnection(res, r.feedCount(per)), nil
 }
 

@@ -79,28 +79,28 @@ func TestScheduleFollowsThePost(t *testing.T) {
 	})
 	// The post, then its author, categories and STATS (the counters'
 	// scheduled-post entries), as before schedule items.
-	equal(t, "requests of a schedule", fmt.Sprint(n), "map[BatchGetItem:2 TransactWriteItems:1]")
+	equal(t, "requests of a schedule", fmt.Sprint(n), "map[BatchGetItem:1 Query:1 TransactWriteItems:1]")
 	e.scheduled("scheduled", p.ID, at)
 	e.consistent()
 
 	n = counted(func(ctx context.Context) {
 		p = must[*storage.Post](t)(e.store.UpdatePost(ctx, storage.PostPatch{ID: p.ID, ExpectedVersion: p.Version, Title: ptr("Soon")}))
 	})
-	equal(t, "requests of an edit", fmt.Sprint(n), "map[BatchGetItem:1 TransactWriteItems:1]")
+	equal(t, "requests of an edit", fmt.Sprint(n), "map[Query:1 TransactWriteItems:1]")
 	e.scheduled("edited", p.ID, at)
 
 	later := start.Add(2 * time.Hour)
 	n = counted(func(ctx context.Context) {
 		p = must[*storage.Post](t)(e.store.Publish(ctx, storage.PublishPost{ID: p.ID, At: later}))
 	})
-	equal(t, "requests of a reschedule", fmt.Sprint(n), "map[BatchGetItem:2 TransactWriteItems:1]")
+	equal(t, "requests of a reschedule", fmt.Sprint(n), "map[BatchGetItem:1 Query:1 TransactWriteItems:1]")
 	e.scheduled("rescheduled", p.ID, later)
 	e.consistent()
 
 	n = counted(func(ctx context.Context) {
 		p = must[*storage.Post](t)(e.store.Unpublish(ctx, storage.PostRef{ID: p.ID}))
 	})
-	equal(t, "requests of an unpublish", fmt.Sprint(n), "map[BatchGetItem:1 TransactWriteItems:1]")
+	equal(t, "requests of an unpublish", fmt.Sprint(n), "map[Query:1 TransactWriteItems:1]")
 	e.scheduled("unpublished", p.ID, time.Time{})
 	e.consistent()
 
