@@ -275,7 +275,7 @@ func (s *Store) holdAgain(ctx context.Context, t *txn, postID string, cid commen
 	if c.ReplyCount > 0 {
 		return invalid("body", "a comment with replies cannot change while edits are moderated")
 	}
-	post, err := decodeCounts(found, postID)
+	post, err := s.countsOrSplit(ctx, found, postID)
 	if err != nil {
 		return err
 	}
@@ -348,7 +348,7 @@ func (s *Store) DeleteComment(ctx context.Context, in CommentRef) (*Comment, err
 				}
 				return s.execComment(ctx, t, rec, gone.comment())
 			}
-			if _, err := decodeCounts(found, in.PostID); err != nil {
+			if _, err := s.countsOrSplit(ctx, found, in.PostID); err != nil {
 				return nil, err
 			}
 			threads := int64(0)

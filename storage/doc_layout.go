@@ -63,10 +63,14 @@ package storage
 // 1,000 write units a second, and with comments counted on the count
 // item the post item changes only on a post write (and on the counts
 // worker's coalesced update, at most one a second a post), far below it,
-// while four shards cost four Queries and four pages' reads a page
-// (measured: 4 requests and 47.5 read units for a 20-card page against 1
-// and about 2.5 now, and a category page's 2 and 2.5). A feed read far
-// beyond a partition's 3,000 read units a second is the answer cache's.
+// while four shards cost four Queries, each reading a page, for every
+// page (measured with extensions.cost on the embedded engine: a 20-card
+// page of the demo blog was 4 requests and 47.5 read units with the
+// bodies on the post items; of the tests' blog, whose bodies are short,
+// 4 requests and 3 read units in four shards, and now 1 request and 2
+// read units, as its category page's 2: TestFeedCostsWhatACategoryPageDoes). A feed
+// read far beyond a partition's 3,000 read units a second is the answer
+// cache's.
 // feedRange still merges partitions (feedPartitions) and reads on past
 // DynamoDB's 1 MB page: a list holds `first` items whenever that many
 // follow and never skips one; every other list reads on the same way

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -127,6 +128,21 @@ func (s *Store) splitPost(ctx context.Context, id string) (bool, error) {
 		}
 		return true, nil
 	})
+}
+
+// countsOrSplit returns the count item of the post postID from found, as
+// decodeCounts does; when it is missing and the post is of layout 3, it
+// moves the post (splitIfLegacy) and returns errRetry, for the write to
+// read again.
+func (s *Store) countsOrSplit(ctx context.Context, found map[key]item, postID string) (*countItem, error) {
+	c, err := decodeCounts(found, postID)
+	if err == nil {
+		return c, nil
+	}
+	if moved, serr := s.splitIfLegacy(ctx, postID); serr != nil || moved {
+		return nil, cmp.Or(serr, errRetry)
+	}
+	return nil, err
 }
 
 // splitIfLegacy moves the post id to layout 4 when a comment write found

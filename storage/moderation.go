@@ -73,7 +73,7 @@ func (s *Store) ApproveComment(ctx context.Context, in CommentRef) (*Comment, er
 			if err := decide(in.CommentID, c, held, seen, in.OverturnRejection); err != nil {
 				return nil, err
 			}
-			if _, err := decodeCounts(found, in.PostID); err != nil {
+			if _, err := s.countsOrSplit(ctx, found, in.PostID); err != nil {
 				return nil, err
 			}
 			pub := *c
