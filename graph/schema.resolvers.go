@@ -694,7 +694,7 @@ func (r *postResolver) ID(ctx context.Context, obj *storage.Post) (string, error
 
 // Body is the resolver for the body field.
 func (r *postResolver) Body(ctx context.Context, obj *storage.Post) (string, error) {
-	full, err := fullPost(ctx, obj)
+	full, err := fullBody(ctx, obj)
 	if err != nil {
 		return "", err
 	}
@@ -703,7 +703,7 @@ func (r *postResolver) Body(ctx context.Context, obj *storage.Post) (string, err
 
 // BodyHTML is the resolver for the bodyHtml field.
 func (r *postResolver) BodyHTML(ctx context.Context, obj *storage.Post) (string, error) {
-	full, err := fullPost(ctx, obj)
+	full, err := fullBody(ctx, obj)
 	if err != nil {
 		return "", err
 	}
@@ -712,7 +712,7 @@ func (r *postResolver) BodyHTML(ctx context.Context, obj *storage.Post) (string,
 
 // Toc is the resolver for the toc field.
 func (r *postResolver) Toc(ctx context.Context, obj *storage.Post) ([]*storage.Heading, error) {
-	full, err := fullPost(ctx, obj)
+	full, err := fullBody(ctx, obj)
 	if err != nil {
 		return nil, err
 	}
@@ -872,7 +872,7 @@ func (r *queryResolver) Post(ctx context.Context, id *string, slug *string, prev
 		if err != nil {
 			return nil, err
 		}
-		return r.primedPost(ctx, nil)(r.visible(ctx)(r.store.GetPost(ctx, postID)))
+		return r.primedPost(ctx, nil)(r.visible(ctx)(r.getPost(ctx, postID)))
 	case slug != nil:
 		// Nothing below the post is read before the post is known to be
 		// visible: a hidden post answers with the requests of a missing

@@ -77,7 +77,8 @@
 //
 //	pattern                              request
 //	post by id, with its body and counts Query PK=POST#id, SK BETWEEN "POST#id" AND "POST#id#TEXT"
-//	                                     (BatchGetItem of the three keys of each post for many)
+//	                                     (AND "POST#id#COUNT" without the body; BatchGetItem of the three
+//	                                     keys of each post for many)
 //	post by slug (current or old)        GetItem SLUG#slug, then the Query of POST#id (POST#- for a free
 //	                                     slug: the same requests)
 //	author by slug (current or old)      GetItem AUTHORSLUG#slug, then GetItem AUTHOR#id

@@ -49,7 +49,10 @@ package storage
 // of their three keys each. A post item read without its body item is a
 // summary (Post.Summary): the feed, previous and next, drafts; the GraphQL
 // layer reads the body items of a page in one batch when it selects the
-// body, its HTML or its table of contents, as it does for copies.
+// body, its HTML or its table of contents, as it does for copies. A
+// post's page that shows none of the three reads the post item and the
+// count item alone (GetPostWithoutBody: the Query up to POST#<id>#COUNT,
+// Post.BodyUnread), the page of a long post a few read units less.
 //
 // # The feed
 //

@@ -178,7 +178,30 @@ func decodePost(found map[key]item, id string) (*postItem, error) {
 // which DynamoDB bills by the items' total size (a missing post costs
 // what a small one does).
 func (s *Store) readPostParts(ctx context.Context, id string, consistent bool) (*postItem, error) {
-	keys := postPartKeys(id)
+	return s.queryPostParts(ctx, id, consistent, postPartKeys(id))
+}
+
+// GetPostWithoutBody returns the post with id as GetPost does, but
+// without its body, its HTML and its table of contents (BodyUnread): one
+// Query of its post item and count item, for a page that shows none of
+// them.
+func (s *Store) GetPostWithoutBody(ctx context.Context, id string) (*Post, error) {
+	it, err := s.queryPostParts(ctx, id, false, []key{postKey(id), countKey(id)})
+	if err != nil {
+		return nil, err
+	}
+	p := it.post()
+	if it.Type == typePost && !it.hasBody {
+		// A post item, whole but for what its body item holds (a post
+		// item of layout 3 holds its body itself).
+		p.Summary, p.BodyUnread = false, it.Body == ""
+	}
+	return p, nil
+}
+
+// queryPostParts reads the items keys of the post id, which follow one
+// another in its partition (postPartKeys), with one Query.
+func (s *Store) queryPostParts(ctx context.Context, id string, consistent bool, keys []key) (*postItem, error) {
 	expr, err := buildExpr(expression.NewBuilder().WithKeyCondition(
 		expression.Key(attrPK).Equal(expression.Value(keys[0].PK)).
 			And(expression.Key(attrSK).Between(expression.Value(keys[0].SK), expression.Value(keys[len(keys)-1].SK)))))

@@ -79,6 +79,9 @@ type Post struct {
 	CommentCount   int64 // comments that are not deleted, replies included
 	ThreadCount    int64 // top-level comments, tombstones included
 	Summary        bool
+	// BodyUnread says that Body, BodyHTML and TOC were not read (the
+	// post's body item, GetPostWithoutBody): GetPosts reads them.
+	BodyUnread bool
 	// CoAuthors are the post's authors after its primary one (AuthorID),
 	// in order; empty for a post of one author.
 	CoAuthors []AuthorRef

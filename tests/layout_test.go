@@ -145,3 +145,40 @@ func TestFeedCostsWhatACategoryPageDoes(t *testing.T) {
 		t.Errorf("totalCount alone: %+v, want one read of STATS", count)
 	}
 }
+
+// TestPostPageReadsItsBodyOnlyWhenAsked reads the page of a post of
+// about 26 KB of Markdown with and without its body: one request either
+// way, the post's count item giving its exact comment count, and the
+// body's read units only when the answer shows the body.
+func TestPostPageReadsItsBodyOnlyWhenAsked(t *testing.T) {
+	s := newServer(t)
+	s.seedBlog(t)
+	data, _ := s.costOf(t, `mutation($body: String!) { createPost(input: {title: "Long", slug: "long", body: $body, categories: ["go"]}) { post { id } } }`,
+		map[string]any{"body": longMarkdown()})
+	var created struct {
+		CreatePost struct{ Post struct{ ID string } }
+	}
+	if err := json.Unmarshal(data, &created); err != nil {
+		t.Fatal(err)
+	}
+	id := created.CreatePost.Post.ID
+	s.costOf(t, `mutation($id: ID!) { publishPost(input: {id: $id}) { post { id } } }`, map[string]any{"id": id})
+	s.costOf(t, `mutation($id: ID!) { addComment(input: {postId: $id, body: "First."}) { comment { id } } }`, map[string]any{"id": id})
+	summary, without := s.costOf(t, `query($id: ID!) { post(id: $id) { title commentCount wordCount } }`, map[string]any{"id": id})
+	page, with := s.costOf(t, `query($id: ID!) { post(id: $id) { title commentCount body bodyHtml toc { anchor } } }`, map[string]any{"id": id})
+	t.Logf("post without its body %+v, with it %+v", without, with)
+	for _, answer := range []json.RawMessage{summary, page} {
+		if !strings.Contains(string(answer), `"commentCount":1`) {
+			t.Errorf("answer %s, want the comment counted", answer)
+		}
+	}
+	if !strings.Contains(string(page), `"body":"## Section 0`) {
+		t.Errorf("answer %.200s, want the body", page)
+	}
+	if without.DynamoDBRequests != 1 || with.DynamoDBRequests != 1 {
+		t.Errorf("requests %d without the body, %d with it; want 1 each", without.DynamoDBRequests, with.DynamoDBRequests)
+	}
+	if without.ReadCapacityUnits > 0.5 || with.ReadCapacityUnits < 2 {
+		t.Errorf("read units %.1f without the body, %.1f with it; want the body's only with it", without.ReadCapacityUnits, with.ReadCapacityUnits)
+	}
+}
