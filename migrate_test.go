@@ -39,6 +39,48 @@ func legacyDataDir(t *testing.T) string {
 	return dir
 }
 
+// layout3DataDir returns a data directory whose table holds the blog of
+// package legacytest in layout 3, as the version before posts had body
+// and count items left it: migrated by this version, then turned back.
+func layout3DataDir(t *testing.T) string {
+	t.Helper()
+	dir := legacyDataDir(t)
+	ctx := context.Background()
+	engine, err := embedded.Open(embedded.Options{Path: filepath.Join(dir, dataFile)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer engine.Close()
+	client, err := storage.NewClient(ctx, storage.ClientConfig{Embedded: true, HTTPClient: &http.Client{Transport: engine}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := storage.New(client, "blog").Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := legacytest.ToLayout3(ctx, client, "blog"); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestMigrationAtStartFromLayout3 starts the server on a table of layout
+// 3 (bodies and comment counts on the post items, the feed in four
+// partitions): it moves every post to its three items before serving,
+// and the feed and a post's page answer as before.
+func TestMigrationAtStartFromLayout3(t *testing.T) {
+	dir := layout3DataDir(t)
+	base, logs, stop := startServer(t, []string{"-port", "0", "-log-format", "json"}, map[string]string{"DATA_DIR": dir})
+	defer stop()
+	if !logs.has(`"msg":"table migrated"`, `"from_layout":3`, fmt.Sprintf(`"to_layout":%d`, storage.CurrentLayout), `"split":5`) {
+		t.Errorf("no migration in the log:\n%s", logs)
+	}
+	const feed = `{ posts(first: 10) { edges { node { slug body commentCount } } } }`
+	if _, body := postAs(t, base, "", feed); !strings.Contains(body, `"body":"`) || strings.Contains(body, `"errors"`) {
+		t.Errorf("the feed after the migration: %s", body)
+	}
+}
+
 // authorBySlug is a query of an author page from its URL, which a table of
 // layout 1 cannot answer: its authors have no slugs.
 const authorBySlug = `{ author(slug: "grace-hopper") { name posts(first: 5) { edges { node { slug author { slug } } } } } }`

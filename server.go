@@ -413,7 +413,7 @@ func migrateLayout(ctx context.Context, mode string, store *storage.Store, logge
 	}
 	if m.From < m.To {
 		logger.Info("table migrated", "from_layout", m.From, "to_layout", m.To, "authors", m.Authors, "posts", m.Posts,
-			"comments", m.Comments, "counters", m.Counters, "scheduled", m.Scheduled, "duration", time.Since(start).Round(time.Millisecond))
+			"comments", m.Comments, "counters", m.Counters, "scheduled", m.Scheduled, "split", m.Split, "duration", time.Since(start).Round(time.Millisecond))
 	}
 	if len(m.Unrendered) > 0 {
 		logger.Warn("posts whose body renders to more HTML than a post may hold were migrated without it; edit their bodies",

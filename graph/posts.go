@@ -101,6 +101,25 @@ func fullPost(ctx context.Context, p *storage.Post) (*storage.Post, error) {
 	return loadersFor(ctx).posts.Load(ctx, p.ID)()
 }
 
+// fullBody returns p when it holds its body, its HTML and its table of
+// contents, else the post through the request's loader (see fullPost).
+func fullBody(ctx context.Context, p *storage.Post) (*storage.Post, error) {
+	if !p.Summary && !p.BodyUnread {
+		return p, nil
+	}
+	return loadersFor(ctx).posts.Load(ctx, p.ID)()
+}
+
+// getPost returns the post id for the post field: without its body item
+// when the field's selection shows neither the body, its HTML nor its
+// table of contents (one Query either way).
+func (r *Resolver) getPost(ctx context.Context, id string) (*storage.Post, error) {
+	if graphql.AnyFieldRequested(ctx, "body", "bodyHtml", "toc") {
+		return r.store.GetPost(ctx, id)
+	}
+	return r.store.GetPostWithoutBody(ctx, id)
+}
+
 // fullPostFields are the fields of a post in a page of posts that only
 // the post item has.
 var fullPostFields = []string{

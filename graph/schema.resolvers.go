@@ -79,6 +79,7 @@ func (r *authorResolver) Drafts(ctx context.Context, obj *storage.Author, first 
 		return nil, err
 	}
 	r.primePosts(ctx, nil, "edges.node", res.Items)
+	r.primeFullPosts(ctx, res.Items)
 	c := postConnection(res, nil)
 	return &model.DraftConnection{Edges: c.Edges, PageInfo: c.PageInfo, Count: r.draftCount(obj.ID)}, nil
 }
@@ -693,7 +694,7 @@ func (r *postResolver) ID(ctx context.Context, obj *storage.Post) (string, error
 
 // Body is the resolver for the body field.
 func (r *postResolver) Body(ctx context.Context, obj *storage.Post) (string, error) {
-	full, err := fullPost(ctx, obj)
+	full, err := fullBody(ctx, obj)
 	if err != nil {
 		return "", err
 	}
@@ -702,7 +703,7 @@ func (r *postResolver) Body(ctx context.Context, obj *storage.Post) (string, err
 
 // BodyHTML is the resolver for the bodyHtml field.
 func (r *postResolver) BodyHTML(ctx context.Context, obj *storage.Post) (string, error) {
-	full, err := fullPost(ctx, obj)
+	full, err := fullBody(ctx, obj)
 	if err != nil {
 		return "", err
 	}
@@ -711,7 +712,7 @@ func (r *postResolver) BodyHTML(ctx context.Context, obj *storage.Post) (string,
 
 // Toc is the resolver for the toc field.
 func (r *postResolver) Toc(ctx context.Context, obj *storage.Post) ([]*storage.Heading, error) {
-	full, err := fullPost(ctx, obj)
+	full, err := fullBody(ctx, obj)
 	if err != nil {
 		return nil, err
 	}
@@ -871,7 +872,7 @@ func (r *queryResolver) Post(ctx context.Context, id *string, slug *string, prev
 		if err != nil {
 			return nil, err
 		}
-		return r.primedPost(ctx, nil)(r.visible(ctx)(r.store.GetPost(ctx, postID)))
+		return r.primedPost(ctx, nil)(r.visible(ctx)(r.getPost(ctx, postID)))
 	case slug != nil:
 		// Nothing below the post is read before the post is known to be
 		// visible: a hidden post answers with the requests of a missing
@@ -893,11 +894,16 @@ func (r *queryResolver) Posts(ctx context.Context, first *int, after *string, la
 	if _, fromStats := storage.CountIn(nil, per); fromStats {
 		statsAhead(ctx, "PostConnection")
 	}
+	if after == nil && before == nil && !graphql.AnyFieldRequested(ctx, "edges", "pageInfo") {
+		// totalCount alone: the counts, and no page of posts.
+		return postConnection(&storage.Result[*storage.Post]{}, r.feedCount(per)), nil
+	}
 	res, err := r.store.LatestPosts(ctx, p, per)
 	if err != nil {
 		return nil, err
 	}
 	r.primePosts(ctx, nil, "edges.node", res.Items)
+	r.primeFullPosts(ctx, res.Items)
 	return postConnection(res, r.feedCount(per)), nil
 }
 

@@ -181,7 +181,7 @@ func (r *Resolver) postBySlug(ctx context.Context, slug string) (*storage.Post, 
 		return nil, err
 	}
 	if prev == "" {
-		return r.primedPost(ctx, nil)(r.visible(ctx)(r.store.GetPost(ctx, id)))
+		return r.primedPost(ctx, nil)(r.visible(ctx)(r.getPost(ctx, id)))
 	}
 	posts, errs := r.store.GetPosts(ctx, []string{id, prev})
 	if errs[0] == nil && r.sees(ctx, posts[0]) {

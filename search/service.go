@@ -443,7 +443,20 @@ func (s *Service) fill(ctx context.Context, idx *index) (int, error) {
 		if err != nil {
 			return n, err
 		}
-		for _, p := range page.Items {
+		// The feed lists summaries: the bodies are read with the posts'
+		// body items, one BatchGetItem for every 33 posts.
+		ids := make([]string, len(page.Items))
+		for i, p := range page.Items {
+			ids[i] = p.ID
+		}
+		full, errs := s.store.GetPosts(ctx, ids)
+		for i, p := range page.Items {
+			switch {
+			case errs[i] == nil:
+				p = full[i]
+			case !errors.Is(errs[i], storage.ErrNotFound):
+				return n, errs[i]
+			}
 			if err := b.Index(p.ID, documentOf(p, renames{})); err != nil {
 				return n, err
 			}

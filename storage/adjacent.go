@@ -2,26 +2,21 @@ package storage
 
 import (
 	"context"
-	"fmt"
 
 	"golang.org/x/sync/errgroup"
 )
 
 // The previous and next post of a post, in the whole blog or in one
 // category: the nearest visible post on either side in the same sort
-// order the lists use, read from the feed's shards or the category's
-// partition.
+// order the lists use, read from the feed's partition or the category's.
 
 // AdjacentPost returns the visible post published just before p (newer
 // false) or just after it (newer true) in the whole blog, or in the
 // category with the slug category when that is not empty. It returns nil
 // when there is none, or when p is not published. The whole blog costs
-// one Query of each feed shard, at once; a category one Query.
+// one Query of the feed's partition; a category one Query.
 func (s *Store) AdjacentPost(ctx context.Context, p *Post, category string, newer bool) (*Post, error) {
-	partitions := make([]string, feedShards)
-	for i := range partitions {
-		partitions[i] = fmt.Sprintf("%s%d", prefixFeed, i)
-	}
+	partitions := feedPartitions
 	if category != "" {
 		if err := validateSlug("slug", category); err != nil {
 			return nil, err

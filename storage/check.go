@@ -54,6 +54,8 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 		renderer *rendererItem
 		series   []*seriesItem
 		revs     []*revisionItem
+		bodies   = map[string]*bodyItem{}
+		counts   = map[string]*countItem{}
 	)
 	pages := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true)})
 	for pages.HasMorePages() {
@@ -83,6 +85,14 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 				p := &postItem{}
 				err = attributevalue.UnmarshalMap(it, p)
 				posts[p.ID] = p
+			case typePostBody:
+				b := &bodyItem{}
+				err = attributevalue.UnmarshalMap(it, b)
+				bodies[b.ID] = b
+			case typePostCount:
+				c := &countItem{}
+				err = attributevalue.UnmarshalMap(it, c)
+				counts[c.ID] = c
 			case typePage:
 				pg := &pageItem{}
 				err = attributevalue.UnmarshalMap(it, pg)
@@ -155,6 +165,7 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 		}
 	}
 	badf := func(format string, args ...any) { bad = append(bad, fmt.Sprintf(format, args...)) }
+	checkPostParts(posts, bodies, counts, badf)
 
 	// Posts: keys, names, and the copies they must have.
 	want := map[key]postItem{}
@@ -224,8 +235,10 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 	// A copy whose comment count alone differs may lag (doccounts.go):
 	// it is read again after the allowed lag.
 	lagging := map[string][]key{}
+	copiesOf := map[string][]key{}
 	for _, c := range copies {
 		k := key{c.PK, c.SK}
+		copiesOf[c.ID] = append(copiesOf[c.ID], k)
 		w, ok := want[k]
 		counted := *c
 		counted.CommentCount = w.CommentCount
@@ -309,8 +322,16 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 		}
 	}
 	for id, p := range posts {
-		if p.CommentCount != visible[id] || p.ThreadCount != threads[id] {
-			badf("post %s counts %d comments in %d threads, has %d in %d", id, p.CommentCount, p.ThreadCount, visible[id], threads[id])
+		// The count item's counts are exact; the post item's and its
+		// copies' follow them from the change feed.
+		c := p.counts
+		if c != nil && (c.CommentCount != visible[id] || c.ThreadCount != threads[id]) {
+			badf("post %s counts %d comments in %d threads, has %d in %d", id, c.CommentCount, c.ThreadCount, visible[id], threads[id])
+		}
+		if c != nil && (p.CommentCount != c.CommentCount || p.ThreadCount != c.ThreadCount) {
+			// The post item lags, and its copies with it: all are read
+			// again after the allowed lag.
+			lagging[id] = copiesOf[id]
 		}
 	}
 	for id, r := range readers {
@@ -640,4 +661,53 @@ func checkRate(r *rateItem) []string {
 		bad = append(bad, fmt.Sprintf("rate item %s expires before its last entry's minute is over", r.PK))
 	}
 	return bad
+}
+
+// checkPostParts checks that every post has its body item and its count
+// item (postparts.go), that its own item keeps neither its body nor its
+// rendered body, that the sums it keeps are those of its body item, and
+// that its count item agrees with it on what a comment checks; and that
+// no body or count item outlives its post. It sets each post's body and
+// counts from them, for the checks that follow.
+func checkPostParts(posts map[string]*postItem, bodies map[string]*bodyItem, counts map[string]*countItem, badf func(string, ...any)) {
+	for id, p := range posts {
+		if p.Body != "" || p.HTML != "" || len(p.TOC) > 0 {
+			badf("post %s keeps its body on its own item", id)
+		}
+		b := bodies[id]
+		switch {
+		case b == nil:
+			badf("post %s has no body item", id)
+		case b.PK != bodyKey(id).PK || b.SK != bodyKey(id).SK:
+			badf("body item of post %s has wrong keys", id)
+		default:
+			p.Body, p.HTML, p.TOC, p.hasBody = b.Body, b.HTML, b.TOC, true
+			if p.BodySum != p.bodySum() || p.HTMLSum != p.htmlSum() {
+				badf("post %s keeps sums %q/%q, its body item gives %q/%q", id, p.BodySum, p.HTMLSum, textSum(b.Body), textSum(b.HTML))
+			}
+			if b.RenderVersion != p.RenderVersion {
+				badf("post %s is rendered by %q, its body item by %q", id, p.RenderVersion, b.RenderVersion)
+			}
+		}
+		c := counts[id]
+		switch {
+		case c == nil:
+			badf("post %s has no count item", id)
+		case c.PK != countKey(id).PK || c.SK != countKey(id).SK:
+			badf("count item of post %s has wrong keys", id)
+		case c.Status != p.Status || c.PublishedAt != p.PublishedAt || c.AuthorID != p.AuthorID:
+			badf("count item of post %s has %s/%s/%s, the post %s/%s/%s", id, c.Status, c.PublishedAt, c.AuthorID, p.Status, p.PublishedAt, p.AuthorID)
+		}
+		p.counts = c
+	}
+	for id := range bodies {
+		if posts[id] == nil {
+			badf("body item of a post %s that does not exist", id)
+		}
+	}
+	for id := range counts {
+		if posts[id] == nil {
+			badf("count item of a post %s that does not exist", id)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -65,7 +66,7 @@ var errDoubt = errors.New("refusal from hints")
 // remembers of the items it depends on when it remembers them all (one
 // request), else from a consistent read of them (two).
 func (s *Store) addComment(ctx context.Context, rec *idem, in NewComment, parent *commentID) (*Comment, error) {
-	keys := []key{postKey(in.PostID)}
+	keys := []key{countKey(in.PostID)}
 	if in.AuthorID != "" {
 		keys = append(keys, authorKey(in.AuthorID))
 	}
@@ -88,6 +89,11 @@ func (s *Store) addComment(ctx context.Context, rec *idem, in NewComment, parent
 	if err != nil {
 		return nil, err
 	}
+	if _, ok := found[countKey(in.PostID)]; !ok {
+		if moved, err := s.splitIfLegacy(ctx, in.PostID); err != nil || moved {
+			return nil, cmp.Or(err, errRetry)
+		}
+	}
 	return s.addCommentFrom(ctx, rec, in, parent, found, false)
 }
 
@@ -101,8 +107,10 @@ func (s *Store) addCommentFrom(ctx context.Context, rec *idem, in NewComment, pa
 		}
 		return nil, err
 	}
-	var post postItem
-	if err := decodeFound(found, postKey(in.PostID), &post); err != nil || !post.post().VisibleAt(s.Now()) {
+	now := s.Now()
+	// The post's count item: whether it is visible, and its author.
+	post, err := decodeCounts(found, in.PostID)
+	if err != nil || !post.visibleAt(keyTime(now)) {
 		return refuse(fmt.Errorf("post %q: %w", in.PostID, ErrNotFound))
 	}
 	var pc *commentItem
@@ -121,7 +129,6 @@ func (s *Store) addCommentFrom(ctx context.Context, rec *idem, in NewComment, pa
 			return nil, err
 		}
 	}
-	now := s.Now()
 	cid := commentID{created: now, random: randomHex(8), parent: parent}
 	c := commentItem{
 		Type: typeComment, ID: cid.String(), PostID: in.PostID, ParentID: in.ParentID,
@@ -150,21 +157,20 @@ func (s *Store) addCommentFrom(ctx context.Context, rec *idem, in NewComment, pa
 	default:
 		return refuse(invalid("authorId", "no author has this id"))
 	}
-	stillVisible := condVersion(post.Version).And(expression.Name("status").Equal(expression.Value(string(StatusPublished))))
-	var err error
+	stillVisible := condVisible(keyTime(now))
 	if held {
 		c.hold(post.AuthorID, cid)
 		err = firstErr(
 			t.put(c, ptr(condNotExists()), errRetry),
 			t.put(c.queueCopy(cid), ptr(condNotExists()), errRetry),
-			t.check(postKey(in.PostID), stillVisible, errRetry),
+			t.check(countKey(in.PostID), stillVisible, errRetry),
 		)
 	} else {
 		k := commentKey(in.PostID, cid)
 		c.PK, c.SK = k.PK, k.SK
 		err = firstErr(
 			t.put(c, ptr(condNotExists()), errRetry),
-			countComment(t, &post, 1, b2i(parent == nil), stillVisible),
+			countComment(t, in.PostID, 1, b2i(parent == nil), stillVisible),
 		)
 		if err == nil && pc != nil {
 			err = putComment(t, pc.withReply(&c), pc.Version)
@@ -201,7 +207,7 @@ func (s *Store) UpdateComment(ctx context.Context, in CommentEdit) (*Comment, er
 			if in.Reader != nil {
 				keys = append(keys, readerKey(in.Reader.ID))
 				if in.Rules.HoldEdits {
-					keys = append(keys, postKey(in.PostID))
+					keys = append(keys, countKey(in.PostID))
 				}
 			}
 			found, err := s.readTogether(ctx, keys)
@@ -269,12 +275,11 @@ func (s *Store) holdAgain(ctx context.Context, t *txn, postID string, cid commen
 	if c.ReplyCount > 0 {
 		return invalid("body", "a comment with replies cannot change while edits are moderated")
 	}
-	var post postItem
-	if err := decodeFound(found, postKey(postID), &post); err != nil {
-		return fmt.Errorf("post %q: %w", postID, ErrNotFound)
+	post, err := s.countsOrSplit(ctx, found, postID)
+	if err != nil {
+		return err
 	}
 	threads := int64(-1)
-	var err error
 	if cid.parent != nil {
 		threads, err = s.deleteReply(ctx, t, postID, cid, c, found)
 	} else {
@@ -288,7 +293,7 @@ func (s *Store) holdAgain(ctx context.Context, t *txn, postID string, cid commen
 	return firstErr(
 		t.put(*edited, ptr(condNotExists()), errRetry),
 		t.put(edited.queueCopy(cid), ptr(condNotExists()), errRetry),
-		countComment(t, &post, -1, threads, condVersion(post.Version)),
+		countComment(t, postID, -1, threads, condExists()),
 	)
 }
 
@@ -321,7 +326,7 @@ func (s *Store) DeleteComment(ctx context.Context, in CommentRef) (*Comment, err
 	return idempotent(ctx, s, "deleteComment", in.IdempotencyKey, in, func(rec *idem) (*Comment, error) {
 		return retryWrite(ctx, func() (*Comment, error) {
 			ck := commentKey(in.PostID, cid)
-			keys := append(commentKeys(in.PostID, cid), postKey(in.PostID))
+			keys := append(commentKeys(in.PostID, cid), countKey(in.PostID))
 			found, err := s.readTogether(ctx, keys)
 			if err != nil {
 				return nil, err
@@ -343,9 +348,8 @@ func (s *Store) DeleteComment(ctx context.Context, in CommentRef) (*Comment, err
 				}
 				return s.execComment(ctx, t, rec, gone.comment())
 			}
-			var post postItem
-			if err := decodeFound(found, postKey(in.PostID), &post); err != nil {
-				return nil, fmt.Errorf("post %q: %w", in.PostID, ErrNotFound)
+			if _, err := s.countsOrSplit(ctx, found, in.PostID); err != nil {
+				return nil, err
 			}
 			threads := int64(0)
 			switch {
@@ -359,7 +363,7 @@ func (s *Store) DeleteComment(ctx context.Context, in CommentRef) (*Comment, err
 				err = t.delete(ck, ptr(condCommentVersion(c.Version)), errRetry)
 			}
 			if err == nil {
-				err = countComment(t, &post, -1, threads, condVersion(post.Version))
+				err = countComment(t, in.PostID, -1, threads, condExists())
 			}
 			if err != nil {
 				return nil, err
@@ -425,24 +429,16 @@ func validateWriter(authorID string, r *ReaderProfile) error {
 	return nil
 }
 
-// countComment adds to the comment counts of the post, guarded by cond,
-// and to the comment count of each of its copies.
-func countComment(t *txn, post *postItem, comments, threads int64, cond expression.ConditionBuilder) error {
+// countComment adds to the comment counts of the post postID on its count
+// item, guarded by cond: the one item a comment write changes besides the
+// comment. The post item and its copies, summaries, follow from the
+// change feed (their counts are the counts helper's).
+func countComment(t *txn, postID string, comments, threads int64, cond expression.ConditionBuilder) error {
 	upd := expression.Add(expression.Name("commentCount"), expression.Value(comments))
-	postUpd := upd
 	if threads != 0 {
-		postUpd = expression.Add(expression.Name("commentCount"), expression.Value(comments)).
-			Add(expression.Name("threadCount"), expression.Value(threads))
+		upd = upd.Add(expression.Name("threadCount"), expression.Value(threads))
 	}
-	if err := t.update(postKey(post.ID), postUpd, &cond, errRetry); err != nil {
-		return err
-	}
-	for _, k := range post.copyKeys() {
-		if err := t.update(k, upd, ptr(condExists()), errRetry); err != nil {
-			return err
-		}
-	}
-	return nil
+	return t.update(countKey(postID), upd, &cond, errRetry)
 }
 
 func (s *Store) execComment(ctx context.Context, t *txn, rec *idem, c *Comment) (*Comment, error) {

@@ -136,7 +136,7 @@ func (r *names) setNames(p *postItem, slugs []string) error {
 func (s *Store) readNames(ctx context.Context, postID, authorID string, slugs []string, slug string, more moreNames) (*postItem, *names, error) {
 	var keys []key
 	if postID != "" {
-		keys = append(keys, postKey(postID))
+		keys = append(keys, postPartKeys(postID)...)
 	}
 	if authorID != "" {
 		keys = append(keys, authorKey(authorID))
@@ -162,13 +162,8 @@ func (s *Store) readNames(ctx context.Context, postID, authorID string, slugs []
 	}
 	var p *postItem
 	if postID != "" {
-		it, ok := found[postKey(postID)]
-		if !ok {
-			return nil, nil, fmt.Errorf("post %q: %w", postID, ErrNotFound)
-		}
-		p = &postItem{}
-		if err := attributevalue.UnmarshalMap(it, p); err != nil {
-			return nil, nil, fmt.Errorf("decode post: %w", err)
+		if p, err = decodePost(found, postID); err != nil {
+			return nil, nil, err
 		}
 	}
 	r := newNames()
@@ -230,14 +225,17 @@ func postActions(t *txn, before, after *postItem, r *names, now string) error {
 	switch {
 	case before == nil:
 		id = after.ID
-		add(t.put(after.withPostKeys(), ptr(condNotExists()), ErrAlreadyExists))
+		add(t.put(after.stored(), ptr(condNotExists()), ErrAlreadyExists))
 	case after == nil:
 		id = before.ID
 		add(t.delete(postKey(id), ptr(unchanged(before)), errRetry))
 	default:
 		id = before.ID
-		add(t.put(after.withPostKeys(), ptr(unchanged(before)), errRetry))
+		add(t.put(after.stored(), ptr(unchanged(before)), errRetry))
 	}
+	// The body item when the body changes, the count item when what a
+	// comment checks does (postparts.go).
+	add(partActions(t, before, after))
 
 	// Slug reservations: the current one and the redirects.
 	var from, to []string

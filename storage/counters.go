@@ -39,7 +39,7 @@ func (s *Store) Stats(ctx context.Context) (*Stats, error) {
 // CountPosts counts the visible posts published in per of the author
 // authorID (scheduled ones too with includeScheduled), of the category
 // category, or of the whole blog when both are empty. It reads the
-// period's keys: one Query (one for each feed shard, at once) for every
+// period's keys: one Query for every
 // 1 MB of posts in it. CountIn answers month-aligned periods with no read.
 func (s *Store) CountPosts(ctx context.Context, authorID, category string, per Period, includeScheduled bool) (int64, error) {
 	upper := s.visibleBound()
@@ -62,8 +62,8 @@ func (s *Store) CountPosts(ctx context.Context, authorID, category string, per P
 	case category != "":
 		conds = append(conds, expression.Key(attrGSI1PK).Equal(expression.Value(categoryPartition(category))).And(between(attrGSI1SK)))
 	default:
-		for i := range feedShards {
-			conds = append(conds, expression.Key(attrGSI1PK).Equal(expression.Value(fmt.Sprintf("%s%d", prefixFeed, i))).And(between(attrGSI1SK)))
+		for _, part := range feedPartitions {
+			conds = append(conds, expression.Key(attrGSI1PK).Equal(expression.Value(part)).And(between(attrGSI1SK)))
 		}
 	}
 	counts := make([]int64, len(conds))

@@ -29,21 +29,6 @@ const CountSyncEvery = time.Second
 // due.
 const CountSyncTick = 100 * time.Millisecond
 
-// readCommentCount returns the authoritative comment count of the post
-// postID: its comments that are not deleted, and its top-level comments.
-// With the counts on the post item, they are read there, consistently. A
-// missing post is ErrNotFound.
-func (s *Store) readCommentCount(ctx context.Context, postID string) (comments, threads int, err error) {
-	var c struct {
-		CommentCount int `dynamodbav:"commentCount"`
-		ThreadCount  int `dynamodbav:"threadCount"`
-	}
-	if err := s.getItem(ctx, postKey(postID), true, &c); err != nil {
-		return 0, 0, fmt.Errorf("comment count of post %q: %w", postID, err)
-	}
-	return c.CommentCount, c.ThreadCount, nil
-}
-
 // CountSynced is what one sync of a post's counts did.
 type CountSynced struct {
 	// Comments and Threads are the authoritative counts it copied.

@@ -11,8 +11,10 @@
 //
 //	item                      PK                 SK                                     GSI1PK / GSI1SK
 //	author                    AUTHOR#<id>        AUTHOR#<id>                            AUTHORS / AUTHOR#<createdAt>#<id>   (slug, slugs, postCount, scheduled, month#<YYYY-MM>)
-//	post (published)          POST#<id>          POST#<id>                              FEED#<shard> / POST#<publishedAt>#<id>
+//	post (published)          POST#<id>          POST#<id>                              FEED / POST#<publishedAt>#<id>
 //	post (draft)              POST#<id>          POST#<id>                              DRAFT#<authorId> / DRAFT#<createdAt>#<id>
+//	post's count item         POST#<id>          POST#<id>#COUNT                        (commentCount, threadCount, status, publishedAt, authorId)
+//	post's body item          POST#<id>          POST#<id>#TEXT                         (body, bodyHtml, toc, renderVersion)
 //	author→post copy          AUTHOR#<authorId>  POST#<publishedAt>#<id>                  (one per author of the post: primary and co-authors)
 //	post-in-category copy     POST#<id>          CAT#<slug>                             CAT#<slug> / POST#<publishedAt>#<id>
 //	post-in-tag copy          POST#<id>          TAG#<slug>                             TAG#<slug> / POST#<publishedAt>#<id>
@@ -48,16 +50,22 @@
 //	series                    SERIES#<slug>      SERIES#<slug>                          SERIES / SERIES#<slug>   (title, description, cover, ownerId, posts: ids in order, version)
 //	revision                  POST#<id>          REV#<10-digit n>                       (n, editorId, at, fields, title, excerpt, body, cover, seo, version)
 //
-// A post item holds the Markdown body and what is derived from it when it
-// is written (see Rendered bodies): bodyHtml, toc, words, minutes,
-// autoExcerpt and renderVersion; and its cover (url, alt, width, height), its seo fields and
-// its slugs; featured, the slug of its series (series) and the count of
-// its revisions (revisions). Copies are summaries: every attribute of the
-// post but body, bodyHtml, toc, seo, slugs, threadCount, series and
-// revisions; so a listing shows the cover,
-// the word count, the reading time and the excerpt with no extra read,
-// and asks for the post items (one BatchGetItem for the page) only when it
-// selects the body, its HTML, its table of contents or the SEO fields.
+// A post is three items (see Posts in three items, doc_layout.go): the
+// post item, a summary; its body item, the Markdown body and what is
+// rendered from it (bodyHtml, toc), written only when the body changes;
+// and its count item, the exact comment counts with what a comment's
+// transaction checks. The post item holds what is derived from the body
+// that lists show (words, minutes, autoExcerpt), the renderer's version
+// (renderVersion) and sums of the body and its HTML (bodySum, htmlSum);
+// its cover (url, alt, width, height), its seo fields and its slugs;
+// featured, the slug of its series (series) and the count of its
+// revisions (revisions); and the comment counts its summaries show.
+// Copies are summaries: every attribute of the post item but seo, slugs,
+// threadCount, series, revisions, renderVersion and the sums; so a
+// listing shows the cover, the word count, the reading time and the
+// excerpt with no extra read, and asks for the post's items (one
+// BatchGetItem for the page) only when it selects the body, its HTML,
+// its table of contents or the SEO fields.
 // Posts and copies carry the author's name and slug and the categories'
 // names (authorName, authorSlug, cats) together with the version of each
 // name they hold (authorVer, catVer), so lists need no extra reads; a
@@ -68,9 +76,11 @@
 // # Access patterns
 //
 //	pattern                              request
-//	post by id                           GetItem POST#id (BatchGetItem for many)
-//	post by slug (current or old)        GetItem SLUG#slug, then GetItem POST#id (POST#- for a free
-//	                                     slug: a hidden post and a free slug cost the same)
+//	post by id, with its body and counts Query PK=POST#id, SK BETWEEN "POST#id" AND "POST#id#TEXT"
+//	                                     (AND "POST#id#COUNT" without the body; BatchGetItem of the three
+//	                                     keys of each post for many)
+//	post by slug (current or old)        GetItem SLUG#slug, then the Query of POST#id (POST#- for a free
+//	                                     slug: the same requests)
 //	author by slug (current or old)      GetItem AUTHORSLUG#slug, then GetItem AUTHOR#id
 //	author's posts, newest first         Query PK=AUTHOR#id, SK BETWEEN "POST#<from>" AND "POST#<now>$", descending
 //	                                     (AND "POST#~" for the author and admins: scheduled posts too)
@@ -79,8 +89,8 @@
 //	tag's posts, newest first            Query GSI1 GSI1PK=TAG#slug, the same bounds (co-authors and tags: below)
 //	tag by slug                          GetItem TAG#slug (one more for a tag merged into another)
 //	all tags with their post counts      Query GSI1 GSI1PK=TAGS
-//	latest posts, whole blog             Query GSI1 GSI1PK=FEED#0..FEED#3 in parallel, GSI1SK BETWEEN "POST#<from>" AND "POST#<now>$", merged
-//	previous / next post, whole blog     the same 4 Queries, GSI1SK BETWEEN "POST#" AND <post's> (descending) or <post's> AND "POST#<now>$", Limit 2
+//	latest posts, whole blog             Query GSI1 GSI1PK=FEED, GSI1SK BETWEEN "POST#<from>" AND "POST#<now>$" (summaries)
+//	previous / next post, whole blog     the same Query, GSI1SK BETWEEN "POST#" AND <post's> (descending) or <post's> AND "POST#<now>$", Limit 2
 //	previous / next post in a category   Query GSI1 GSI1PK=CAT#slug, the same bounds, Limit 2
 //	post's comments, oldest first        Query PK=POST#id, begins_with(SK, "COMMENT#"); each brings its first 10 replies
 //	more replies of one comment          Query PK=POST#id, begins_with(SK, "THREAD#<parent>#"), after the cursor
@@ -105,7 +115,8 @@
 //	static pages for a menu, by order    Query GSI1 GSI1PK=PAGES (PAGEDRAFTS for the drafts), ascending
 //	site settings                        GetItem SITE, held in the server's memory (below)
 //	drafts' / moderation queue's total   Query of the list's partition, Select COUNT (+1 per MB)
-//	post before a write                  GetItem POST#id, ConsistentRead
+//	post before a write                  the Query of POST#id's three items, ConsistentRead
+//	a post's exact comment counts        GetItem POST#id/POST#id#COUNT (readCommentCount), ConsistentRead
 //	comment (and post) before a write    TransactGetItems of its COMMENT#/THREAD# and HELD# keys (and POST#id):
 //	                                     both at one moment, as approval moves a comment from one to the other
 //
@@ -132,12 +143,11 @@
 // scheduled-post bound wins. No filter expression, no extra request; a
 // period that holds nothing (in the future, or empty) costs no request.
 // The period is part of the list's name, so a cursor of another period
-// is refused. The feed's cursor is a GSI1SK that bounds every shard (from
-// above for a forward page, from below for a backward one): the shards
-// are read BETWEEN it and the other bound, one item more than the page,
-// and the cursor's own item, which the inclusive bound lets in, is left
-// out. previous and next read their shards the same way from the post's
-// own key.
+// is refused. The feed's cursor is a GSI1SK (from above for a forward
+// page, from below for a backward one): the feed is read BETWEEN it and
+// the other bound, one item more than the page, and the cursor's own
+// item, which the inclusive bound lets in, is left out. previous and next
+// read the feed the same way from the post's own key.
 //
 // Reads are eventually consistent, as DynamoDB's GSIs always are: a write
 // shows in the lists a moment (usually well under a second) after it
@@ -219,10 +229,10 @@
 // transaction an item conditional on its version (rerender.go says how,
 // and how a fleet of two releases agrees). renderedKinds lists what it
 // covers (posts, pages): anything else rendered with package markdown
-// adds its kind there. The largest post item (a body of
-// 100 000 bytes, 200 000 of HTML, 100 long headings, every other field at
-// its limit in four-byte runes, 10 redirects) is about 376 KB, within
-// DynamoDB's 400 KB.
+// adds its kind there. The largest body item (a body of 100 000 bytes,
+// 200 000 of HTML, 100 long headings) and the largest post item (every
+// other field at its limit in four-byte runes, 10 redirects) are together
+// about 376 KB, each within DynamoDB's 400 KB.
 //
 // # Static pages and site settings
 //
@@ -298,7 +308,7 @@
 // of its author or categories, publishing, unpublishing, scheduling,
 // deleting, comment counts) keeps it exact without code of its own, and
 // the invariant checker compares it with the post as it does the others.
-// A sparse index over the post items (GSI1 is taken by the feed shards)
+// A sparse index over the post items (GSI1 is taken by the feed)
 // would need a second GSI; a copy costs one write more on the few
 // featured posts only. Its partition holds the featured posts alone, a
 // handful on a blog; their count (totalCount) is one Query with Select
@@ -342,37 +352,24 @@
 // (Post.revisions answers the post's author and admins only), and a
 // post's deletion removes them with its comments.
 //
-// # The feed without a hot partition
-//
-// The whole-blog feed is the post items themselves in GSI1, spread over
-// four partitions FEED#0..FEED#3 by a hash of the post id. A page queries
-// all four at once (four requests, one round trip of latency, whatever the
-// page size) and merges them; the cursor is the last item's GSI1SK, which
-// bounds every shard. No single partition takes every publish and every
-// feed read, and a partition never grows with time beyond a quarter of the
-// blog. A shard cut short by DynamoDB's 1 MB page limit may hold items
-// before those of the others, so the page is safe only up to its last
-// item; while that leaves the page short, the shards cut short are read on
-// from where they stopped (at once), so a page holds `first` items
-// whenever that many follow and never skips one. Every other list reads
-// on past a 1 MB page the same way (queryPage).
-//
 // # Drafts
 //
 // A draft has no copies: it is only the post item, listed for its author
 // in GSI1 under DRAFT#<authorId>. Publishing writes the copies and moves
-// the post item's GSI1 entry to its feed shard; unpublishing reverses it.
+// the post item's GSI1 entry to the feed (FEED); unpublishing reverses it.
 //
 // # Writes
 //
 // Every post write (create, edit, publish, schedule, unpublish, delete) is
-// one TransactWriteItems that puts the post, puts or deletes its copies,
-// slug reservations and schedule item, and adds to the post counts (and
-// the counts of the months) of its author, its categories and the blog.
-// Conditions guard it: attribute_not_exists on creates and slugs; on the
-// post, the version, comment count and go-live marker that were read (the
-// copies copy the counts); on the author and categories, the version of
-// the names being copied. A failed condition is read from the
+// one TransactWriteItems that puts the post item, its body item when the
+// body changes, its count item when its status, publishedAt or author
+// does, puts or deletes its copies, slug reservations and schedule item,
+// and adds to the post counts (and the counts of the months) of its
+// author, its categories and the blog. Conditions guard it:
+// attribute_not_exists on creates and slugs; on the post item, the
+// version, the summary's comment counts and go-live marker that were read
+// (the copies copy the counts); on the count item, the counts read; on
+// the author and categories, the version of the names being copied. A failed condition is read from the
 // cancellation reasons: a stale expected version is a ConflictError, a
 // taken slug ErrSlugTaken; anything else that changed between the read and
 // the transaction (a comment, a rename, another post's scheduled-post
@@ -387,19 +384,24 @@
 // (ErrNotFound, a ValidationError). Reads a write needs are one
 // BatchGetItem (or GetItem) with ConsistentRead.
 //
-// Adding a comment is one transaction: the comment, commentCount (and
-// threadCount for a top-level comment) on the post and on each copy, and
-// for a reply its parent rewritten with replyCount and the replies it
-// carries, guarded by the post's version and the parent's. A deleted
+// Adding a comment is one transaction: the comment and commentCount (and
+// threadCount for a top-level comment) on the post's count item, guarded
+// by the count item's status and publishedAt (the post is visible now),
+// and for a reply its parent rewritten with replyCount and the replies it
+// carries, guarded by the parent's version: a top-level comment is two
+// small items. Approving, rejecting and deleting a comment write the same
+// count item, never the post item or a copy. The counts the post item
+// and its copies (the summaries lists show) carry follow the count item
+// from the change feed. A deleted
 // comment with replies stays as a tombstone (deleted, no body); replies
 // answer top-level comments only.
 //
 // A comment needs no read before its transaction when the store has seen
-// what it depends on: each Store keeps the last it read or wrote of posts
-// (version, status, author, categories, featured), authors, readers' profiles and
+// what it depends on: each Store keeps the last it read or wrote of posts'
+// count items, authors, readers' profiles and
 // rate items, and comments (at most 4096 of each kind and 32 MiB in all,
 // hints.go). The transaction is built from them and guarded by what it
-// assumed (the post's version and status, the parent's version, the rate
+// assumed (the post's status and publishedAt, the parent's version, the rate
 // item's version, the reader's profile, attribute_not_exists for what it
 // assumed missing), each action asking for the item as it is when its
 // condition fails (ReturnValuesOnConditionCheckFailure ALL_OLD). A stale hint costs
@@ -415,12 +417,12 @@
 // one as a redirect, the oldest redirect dropped and another post's slugs
 // (4); the author copy put and deleted (2); 10 category copies put and 10
 // deleted; the author, 20 categories and STATS (22); the idempotency
-// record: 50, of DynamoDB's 100; an edit's revision and the one it
-// pushes out add 2 (52), a deletion's series 1. One mutation changes at
-// most part of it:
+// record; the count item: 51, of DynamoDB's 100; an edit's body item,
+// its revision and the one it pushes out add 3 (54), a deletion's series
+// and body item 2. One mutation changes at most part of it:
 // an edit moving a post from 10 categories to 10 others while taking
 // another's redirect is 48, a schedule that moves a post to another month
-// 26, deleting a post with 10 redirects and 10 categories 36
+// 27, deleting a post with 10 redirects and 10 categories 39
 // (TestWorstCasePostWritesFitOneTransaction, TestPostActionsBound). Co-authors
 // and tags add copies and counters: see Co-authors and tags for those
 // figures and the bound that keeps every post write within 100 actions.
@@ -695,171 +697,4 @@
 // position it has seen first, so a server that reads the log needs no
 // read of the head to append). Events expire by TTL after the
 // retention (DefaultEventRetention, 24 h; -event-retention).
-//
-// # Webhooks
-//
-// Every webhook is an item of the partition WEBHOOKS, so the list is one
-// Query, and WEBHOOKS/COUNT counts them in the transactions that create
-// (condition: count < 100) and delete them: a 101st is refused without a
-// race. A webhook's secret is kept in its item as package webhooks seals
-// it (AES-GCM under a key derived from the server key SECRET#webhooks), so
-// the item alone, or a stream record of it, does not show it; it is never
-// answered after createWebhook and rotateWebhookSecret. A rotation keeps
-// the previous one (previousSecret) until previousUntil, and both sign
-// meanwhile. A webhook keeps the event log's head when it was made
-// (logAfter) and gets the events logged after it: event times are too
-// coarse to tell (DynamoDB Local rounds a record's time down to the
-// minute). A webhook without it, made by an earlier version, gets the
-// events whose time is not before its creation's second.
-//
-// The outbox has one item per webhook and event (WEBHOOK#<id>,
-// OUTBOX#<eventId>), put with attribute_not_exists, so handling an event
-// again delivers nothing twice. It holds the body, the same bytes on every
-// attempt, and the attempt count. While pending it is in GSI1 partition
-// OUTBOX under the time of its next attempt: what is due is one Query
-// (GSI1SK < "<now>$"). An attempt first claims it (a conditional update
-// that moves the next attempt past the attempt's timeout, conditioned on
-// the attempt count and the due time it was read with), so one attempt is
-// made however often it is seen due, and one that never finishes (a crash)
-// is due again once the claim lapses; its outcome is written with a
-// history item in one transaction, conditioned on the attempt count.
-// Delivered or given up, it leaves the index and expires after 7 days
-// (DeliveryRetention), far past the event log's retention, so the same
-// event cannot come back to find it gone. Each attempt is a history item
-// (DELIVERY#<at>#<eventId>#<attempt>, expiring after 7 days), read newest
-// first. Deleting a webhook deletes its partition after its item. Check
-// reports outbox and history items whose webhook is gone, a pending one
-// out of the index or due more than StuckAfter (1 h) ago, and a count that
-// is off.
-//
-// # Layout versions and migration
-//
-// The item LAYOUT/LAYOUT (type "layout") holds the version of the layout
-// the table is in, CurrentLayout (3), and when it was migrated to it. A
-// table without it is in layout 1, the layout of the version before layouts
-// had numbers, or is new. Layouts 1 and 2 have scheduled posts without
-// their go-live marker and schedule item. Layout 1 has authors without slug, slugs and
-// AUTHORSLUG# reservations; posts and author/category copies without
-// authorSlug, html, toc, words, minutes, the derived excerpt and slugs;
-// counters without month attributes, with a "-" entry in every scheduled
-// map; empty strings for a cleared bio, avatarUrl or description; comments
-// without versions, and top-level comments that carry no replies.
-//
-// Store.Migrate brings a table of layout 1 or 2 to layout 3, and the server
-// runs it at start before serving (-migrate=auto; docs/operations.md). Once done, a
-// start costs one GetItem of the layout item. Otherwise, from layout 1,
-// it lists authors and categories by Queries of GSI1 and posts by Queries
-// of each author's partition (the server's IAM policy has no Scan) and,
-// for each:
-//
-//   - author without a slug: one TransactWriteItems gives it the slug
-//     CreateAuthor would make from its name ("ada-lovelace", or
-//     "ada-lovelace-2" when taken) with its reservation, as an edit of the
-//     author (version and nameVer grow), conditional on its version;
-//     authors go one after another, oldest first, so of two of one name
-//     the older gets the slug without a number;
-//   - post without slugs: one TransactWriteItems writes it again with its
-//     copies, as an edit that changes nothing would, with its slugs, its
-//     author's slug, its rendered body, toc, word count and reading time,
-//     and, when published, adds it to its month on its author, its
-//     categories and STATS; conditional on the version and names read.
-//     A post write of layout 2 counts a post by month only once it has
-//     slugs, so months stay exact whatever is written meanwhile. A body
-//     that renders to more than MaxHTMLBytes is migrated without HTML and
-//     logged; every later write of the post renders it;
-//   - comment without a version: version 1, and a top-level comment with
-//     replies the copies of its first MaxReplyPage replies, in one
-//     TransactWriteItems conditional on none of them having changed;
-//   - counter (author, category, STATS): one UpdateItem removes the "-"
-//     entry and the empty strings, conditional on them being as read.
-//
-// From layout 1 or 2 it then lists the posts scheduled after now (a Query
-// of each author's partition from "POST#<now>$") and gives each that has
-// no go-live marker its marker and schedule item, in one TransactWriteItems
-// conditional on the post's version, status, publishedAt and marker as
-// read, without a new version. Then it records layout 3. From layout 1 its
-// cost is about two reads and one transaction per post, one transaction
-// per comment thread, and one update per author and category; from layout
-// 2, a Query per author and a read and a transaction per scheduled post.
-// Every write is conditional on what was read, and one that meets a
-// change made meanwhile reads again, so migrations may run on several
-// servers at once and beside live writes of layout 3; a run that stops
-// half-way leaves the layout item unwritten and the next run finds what
-// was done done. Servers of the previous version must all be stopped
-// first: they write the old layout.
-//
-// # Co-authors and tags
-//
-// A post has an ordered list of authors, at most MaxAuthors (10): its
-// primary author in authorId, authorName, authorSlug and authorVer as
-// before, and the others in coAuthors (id, name, slug each) with the
-// nameVer of each in coAuthorVer. A post without them has its primary
-// author alone, which is what every post written before co-authors is:
-// no migration. Every author of a published post has an author→post copy
-// in their own partition, so an author's page (and their feed) lists the
-// posts they co-wrote with one Query as before, and counts them
-// (postCount, scheduled entries, months) in the post's transactions; a
-// post write guards every author's nameVer as it guards the primary's.
-// Every copy carries every author's name and slug, so bylines need no
-// read. Renaming an author, or giving them a new slug, rewrites the posts
-// of their partition, which holds the posts they co-wrote: each rewrite
-// covers the post and all its copies, in every co-author's partition and
-// every category's and tag's. Drafts are in their primary author's drafts
-// only: a co-author's rename reaches a draft at its next write, and the
-// GraphQL layer reads the authors of a draft that has co-authors. Any
-// author of a post may read its drafts and edit it; only its primary
-// author and admins change its co-authors (the primary author never
-// changes). A post write is given its writer (Actor, empty for an admin)
-// and checks it against the authors it reads, under the version condition
-// of its transaction, so a co-author removed meanwhile cannot write
-// (ErrNotPostAuthor). Servers of a version before co-authors and tags
-// must all be stopped before either is used: they write a post without
-// them, and would leave its other authors' and tags' copies behind.
-//
-// Tags are free-form: a post has at most MaxTags (10), given by name; the
-// slug is made from the name (markdown.Slugify), two names of one slug
-// are one tag, and the name a tag was made with stands until a rename.
-// Their pages follow the categories' design, for the same reasons: a
-// post-in-tag copy per tag of a published post, TAG#<slug> in GSI1 by
-// publication time, so a tag's page is one Query in either direction and
-// its totalCount the tag item's postCount (scheduled entries subtracted,
-// as for categories). An index on the post items instead would need a
-// GSI per tag position or a multi-valued key, which DynamoDB does not
-// have. A tag nobody has made is made by the post write that names it
-// first, in its transaction (an UpdateItem of the tag conditional on
-// attribute_not_exists, which sets its name and counts; a concurrent
-// maker fails it and the write reads again). Tags are never deleted.
-// Renaming one bumps its nameVer and rewrites its published posts as a
-// category rename does. Merging A into B marks A (mergedInto B, out of
-// GSI1, nameVer bumped, conditional on B not being merged itself) and then
-// writes each of A's posts again as an edit that changes nothing
-// (movePost), which moves it: every post write reads the tags it names,
-// follows mergedInto to the tag that holds the posts now (one more
-// BatchGetItem a hop, only then), and writes the post's copies and counts
-// under that one; a post written meanwhile moves itself the same way,
-// drafts included, so merges need no list of drafts, and a draft shows
-// the merged tag until its next write. A's slug keeps leading to B
-// (GetTag).
-//
-// The largest post write: with A authors, C categories and T tags (each
-// at most 10), a post write is the post (1), its copies (A+C+T puts), its
-// counters (A+C+T, and STATS when a count changes), the idempotency
-// record (1), its schedule item (up to 2), its slug changes (up to 4),
-// and the deletions of the copies it leaves and the updates of the
-// counters it leaves. Publishing a post of 10 authors, 10 categories and
-// 10 tags is 63 actions; scheduling it to another month 74 (the author
-// copies' keys hold the time: 10 put, 10 deleted); replacing its 10 tags
-// while taking another post's redirect 85; deleting it 66; renaming one
-// of its authors 31 (the post and its 30 copies). In bytes, with the
-// largest body (post item about 376 KB), names at their limits in
-// four-byte runes and the idempotency record, the largest request is
-// 1.24 MB (every item it puts whole), and the items it writes, the
-// updated counters counted whole too (an author's at most about 10 KB),
-// about 1.4 MB: a third of DynamoDB's 4 MB.
-// One change can pass 100 actions only by replacing most of two of the
-// sets at once (all 10 tags and all 10 categories: 106); such a write is
-// refused before any request as invalid input (fitsOneTransaction),
-// writing nothing, and the same changes made in two updates pass
-// (TestWorstCaseCoAuthorsTagsCategoriesFitOneTransaction, on both
-// backends).
 package storage

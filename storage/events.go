@@ -495,7 +495,7 @@ type shown struct {
 
 func (it *postItem) shown() shown {
 	return shown{
-		Slug: it.Slug, Title: it.Title, Excerpt: it.Excerpt, Body: it.Body,
+		Slug: it.Slug, Title: it.Title, Excerpt: it.Excerpt, Body: it.bodySum(),
 		AuthorID: it.AuthorID, PublishedAt: it.PublishedAt,
 		Cats: it.catSlugs(), Cover: it.Cover, SEO: it.SEO,
 		CoAuthors: it.coAuthorIDs(), Tags: it.tagSlugs(),
@@ -508,7 +508,7 @@ func (it *postItem) shown() shown {
 // a new page, so it is an edit. (A body rendered for the first time, by a
 // layout migration, is not.)
 func rerendered(old, cur *postItem) bool {
-	return old.RenderVersion != cur.RenderVersion && old.HTML != "" && old.HTML != cur.HTML
+	return old.RenderVersion != cur.RenderVersion && old.htmlSum() != "" && old.htmlSum() != cur.htmlSum()
 }
 
 func (p Paths) postEvents(r *record, add func(EventType, EventData)) error {

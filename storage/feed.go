@@ -15,15 +15,14 @@ import (
 	"golang.org/x/sync/errgroup"
 )
 
-// The whole blog's feed. Its posts are spread over feedShards GSI1
-// partitions (see feedShard in keys.go) so that no partition takes every
-// write; a page reads every shard at once and merges them, and reads on
-// the shards that a 1 MB cut left short.
+// The whole blog's feed: the published post items, summaries, in one GSI1
+// partition (FEED), so a page is one Query. feedRange still merges
+// partitions (feedPartitions), as the feed had four before layout 4, and
+// reads on those that a 1 MB cut left short.
 
 // LatestPosts returns the whole blog's visible posts in per, newest
-// first, with bodies. The feed is spread over feedShards GSI1 partitions;
-// each page queries every shard at once and merges them, so the cost is
-// feedShards requests whatever the page size.
+// first: summaries without their bodies, from one Query of the feed's
+// partition whatever the page size.
 func (s *Store) LatestPosts(ctx context.Context, p Page, per Period) (*Result[*Post], error) {
 	if err := validatePage(p); err != nil {
 		return nil, err
@@ -90,7 +89,7 @@ func (s *Store) feedRange(ctx context.Context, r skRange, descending bool, limit
 		read bool
 	}
 	need := limit + 1 // one more tells whether more follow
-	shards := make([]shard, feedShards)
+	shards := make([]shard, len(feedPartitions))
 	// first reports whether the key a comes before b in the read's order.
 	first := func(a, b string) bool { return a > b == descending }
 	for {
@@ -101,7 +100,7 @@ func (s *Store) feedRange(ctx context.Context, r skRange, descending bool, limit
 				continue
 			}
 			g.Go(func() error {
-				items, next, err := s.rangeQuery(gctx, fmt.Sprintf("%s%d", prefixFeed, i), r, descending, need-len(sh.items), sh.next)
+				items, next, err := s.rangeQuery(gctx, feedPartitions[i], r, descending, need-len(sh.items), sh.next)
 				sh.items, sh.next, sh.read = append(sh.items, items...), next, true
 				return err
 			})

@@ -13,10 +13,12 @@ import (
 // reads are consistent, for the check a caller makes before a write.
 
 // GetPost returns the post with id, whatever its status, or ErrNotFound.
+// It reads the post item with its count item (the exact comment counts)
+// and its body item in one BatchGetItem.
 func (s *Store) GetPost(ctx context.Context, id string) (*Post, error) {
-	var it postItem
-	if err := s.getItem(ctx, postKey(id), false, &it); err != nil {
-		return nil, fmt.Errorf("post %q: %w", id, err)
+	it, err := s.readPostParts(ctx, id, false)
+	if err != nil {
+		return nil, err
 	}
 	return it.post(), nil
 }
@@ -86,9 +88,29 @@ func (s *Store) PostIDsBySlug(ctx context.Context, slug string) (id, prev string
 }
 
 // GetPosts returns the posts with ids in order, with ErrNotFound in errs
-// for each missing one.
+// for each missing one: each post item with its count item and body item,
+// all in one BatchGetItem for up to 33 posts.
 func (s *Store) GetPosts(ctx context.Context, ids []string) ([]*Post, []error) {
-	return batchDecode(ctx, s, mapKeys(ids, postKey), (*postItem).post)
+	out := make([]*Post, len(ids))
+	errs := make([]error, len(ids))
+	var keys []key
+	for _, id := range ids {
+		keys = append(keys, postPartKeys(id)...)
+	}
+	found, err := s.batchGet(ctx, keys, false)
+	for i, id := range ids {
+		if err != nil {
+			errs[i] = err
+			continue
+		}
+		p, perr := decodePost(found, id)
+		if perr != nil {
+			errs[i] = perr
+			continue
+		}
+		out[i] = p.post()
+	}
+	return out, errs
 }
 
 // GetAuthor returns the author with id, or ErrNotFound.
@@ -181,9 +203,9 @@ func decodeComment(found map[key]item, postID string, cid commentID) (*Comment, 
 // ConsistentRead: a check made before a write must see every write that
 // returned before it. It returns ErrNotFound when there is no such post.
 func (s *Store) ReadPost(ctx context.Context, id string) (*Post, error) {
-	var it postItem
-	if err := s.getItem(ctx, postKey(id), true, &it); err != nil {
-		return nil, fmt.Errorf("post %q: %w", id, err)
+	it, err := s.readPostParts(ctx, id, true)
+	if err != nil {
+		return nil, err
 	}
 	return it.post(), nil
 }
@@ -197,8 +219,7 @@ func (s *Store) ReadComment(ctx context.Context, k CommentKey) (*Comment, *Post,
 	if err != nil {
 		return nil, nil, err
 	}
-	pk := postKey(k.PostID)
-	found, err := s.readTogether(ctx, []key{commentKey(k.PostID, cid), heldKey(k.PostID, cid), pk})
+	found, err := s.readTogether(ctx, []key{commentKey(k.PostID, cid), heldKey(k.PostID, cid), postKey(k.PostID), countKey(k.PostID)})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -206,9 +227,9 @@ func (s *Store) ReadComment(ctx context.Context, k CommentKey) (*Comment, *Post,
 	if err != nil {
 		return nil, nil, err
 	}
-	var p postItem
-	if err := decodeFound(found, pk, &p); err != nil {
-		return nil, nil, fmt.Errorf("post %q: %w", k.PostID, err)
+	p, err := decodePost(found, k.PostID)
+	if err != nil {
+		return nil, nil, err
 	}
 	return c, p.post(), nil
 }

@@ -12,14 +12,14 @@ import (
 // depends on, so that adding a comment is one TransactWriteItems instead
 // of a read and a transaction.
 //
-// A comment's transaction needs the post's version, status, publication
-// time, author and categories (its copies' keys), whether its author id
+// A comment's transaction needs the post's count item (its status,
+// publication time and author: postparts.go), whether its author id
 // names an author, the reader's profile and rate item, and for a reply
 // the parent comment. The store remembers the last of each it read or
 // wrote, and a comment whose items are all remembered is written from
 // them without a read. Nothing remembered is trusted: every action of the
 // transaction is guarded by a condition on what it assumed (the post's
-// version and status, the parent's version, the rate item's version,
+// status and publication time, the parent's version, the rate item's version,
 // the reader's profile, and attribute_not_exists for what it assumed
 // missing), and asks for the item as it is when that condition fails
 // (ReturnValuesOnConditionCheckFailure ALL_OLD). A stale hint costs one
@@ -61,7 +61,7 @@ func newHints() *hints {
 }
 
 // hinted are the item types a comment's transaction depends on.
-var hinted = map[string]bool{typePost: true, typeAuthor: true, typeReader: true, typeRate: true, typeComment: true}
+var hinted = map[string]bool{typePostCount: true, typeAuthor: true, typeReader: true, typeRate: true, typeComment: true}
 
 // remember keeps the items of found whose types a comment's transaction
 // depends on, and forgets those of keys that found does not hold.
@@ -100,9 +100,6 @@ func (h *hints) put(k key, it item) {
 	kind := itemType(it)
 	if !hinted[kind] {
 		return
-	}
-	if kind == typePost {
-		it = postHint(it)
 	}
 	h.forget(k)
 	if h.kinds[kind] >= maxHints {
@@ -241,19 +238,6 @@ func itemType(it item) string {
 		return v.Value
 	}
 	return ""
-}
-
-// postHint returns what a comment's transaction needs of a post item.
-func postHint(it item) item {
-	out := item{}
-	for _, a := range []string{attrPK, attrSK, "type", "id", "status", "authorId", "cats", "publishedAt", "version", "coAuthors", "tags",
-		"featured", // the featured copy is one of the copies a comment counts on (featured.go)
-	} {
-		if v, ok := it[a]; ok {
-			out[a] = v
-		}
-	}
-	return out
 }
 
 // actionKey returns the key of the item a transaction's action writes or

@@ -238,6 +238,18 @@ type postItem struct {
 	// kept (revisions.go): the newest is REV#<revisions>.
 	Series    string `dynamodbav:"series,omitempty"`
 	Revisions int64  `dynamodbav:"revisions,omitempty"`
+
+	// BodySum and HTMLSum are sums of the body and its HTML, which the
+	// body item holds (postparts.go): the post item changes with them,
+	// so the change feed sees an edit of the body. Only the post item
+	// has them.
+	BodySum string `dynamodbav:"bodySum,omitempty"`
+	HTMLSum string `dynamodbav:"htmlSum,omitempty"`
+
+	// hasBody says the body item was read into Body, HTML and TOC; counts
+	// is the count item as read (nil when it was not, or is missing).
+	hasBody bool
+	counts  *countItem
 }
 
 type imageItem struct {
@@ -270,7 +282,9 @@ func (it *postItem) post() *Post {
 		CreatedAt: parseKeyTime(it.CreatedAt), UpdatedAt: parseKeyTime(it.UpdatedAt),
 		PublishedAt: parseKeyTime(it.PublishedAt), Version: it.Version,
 		CommentCount: it.CommentCount, ThreadCount: it.ThreadCount,
-		Summary: it.Type != typePost, Featured: it.Featured, Series: it.Series,
+		// A post item read without its body item is a summary too: the
+		// body item holds what only a full post has beside it.
+		Summary: it.Type != typePost || !it.hasBody && it.Body == "", Featured: it.Featured, Series: it.Series,
 		Revisions: it.Revisions,
 	}
 	if p.Excerpt == "" {
@@ -291,6 +305,11 @@ func (it *postItem) post() *Post {
 	p.Categories = make([]CategoryRef, len(it.Cats))
 	for i, c := range it.Cats {
 		p.Categories[i] = CategoryRef(c)
+	}
+	if it.counts != nil {
+		// The count item's counts are exact; the post item's are those
+		// of its summaries.
+		p.CommentCount, p.ThreadCount = it.counts.CommentCount, it.counts.ThreadCount
 	}
 	it.setCoAuthorsAndTags(p)
 	return p
@@ -351,12 +370,12 @@ func (it *postItem) published() bool { return it != nil && it.Status == string(S
 func (it *postItem) publishedAt() time.Time { return parseKeyTime(it.PublishedAt) }
 
 // withPostKeys returns the post item with its own key and the GSI1 entry
-// that lists it: the feed shard when published, its author's drafts when not.
+// that lists it: the feed when published, its author's drafts when not.
 func (it postItem) withPostKeys() postItem {
 	k := postKey(it.ID)
 	it.PK, it.SK, it.Type = k.PK, k.SK, typePost
 	if it.published() {
-		it.GSI1PK, it.GSI1SK = feedShard(it.ID), postSortKey(it.publishedAt(), it.ID)
+		it.GSI1PK, it.GSI1SK = feedPartition, postSortKey(it.publishedAt(), it.ID)
 	} else {
 		it.GSI1PK, it.GSI1SK = draftPartition(it.AuthorID), draftSortKey(parseKeyTime(it.CreatedAt), it.ID)
 	}
@@ -368,8 +387,9 @@ func (it postItem) withPostKeys() postItem {
 // slugs, the thread count and the go-live marker.
 func (it postItem) summary() postItem {
 	it.Body, it.HTML, it.TOC, it.SEO, it.Slugs, it.ThreadCount, it.GoLiveAt = "", "", nil, nil, nil, 0, ""
-	it.RenderVersion = ""
+	it.RenderVersion, it.BodySum, it.HTMLSum = "", "", ""
 	it.Series, it.Revisions = "", 0
+	it.hasBody, it.counts = false, nil
 	return it
 }
 

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"fmt"
-	"hash/fnv"
 	"strings"
 	"time"
 )
@@ -54,9 +53,9 @@ const (
 	prefixEvent       = "EVENT#"
 	eventLogHeadKey   = "HEAD"
 
-	// feedShards is how many GSI1 partitions the whole-blog feed is spread
-	// over, so no single partition takes every publish and every feed read.
-	feedShards = 4
+	// legacyFeedShards is how many GSI1 partitions (FEED#0..3) the feed
+	// was spread over before layout 4 (Migrate moves them to FEED).
+	legacyFeedShards = 4
 
 	// keyTimeLayout is fixed-width UTC, so string order is time order.
 	keyTimeLayout = "2006-01-02T15:04:05.000Z"
@@ -181,12 +180,17 @@ func draftSortKey(createdAt time.Time, postID string) string {
 	return prefixDraft + keyTime(createdAt) + "#" + postID
 }
 
-// feedShard picks the feed partition of a post from its id, so a post stays
-// in one shard for its whole life.
-func feedShard(postID string) string {
-	h := fnv.New32a()
-	h.Write([]byte(postID))
-	return fmt.Sprintf("%s%d", prefixFeed, h.Sum32()%feedShards)
+// feedPartitions are the GSI1 partitions of the whole blog's feed: one
+// (FEED), whose reads are one Query.
+var feedPartitions = []string{feedPartition}
+
+// legacyFeedPartitions are the feed's partitions before layout 4.
+func legacyFeedPartitions() []string {
+	out := make([]string, legacyFeedShards)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s%d", prefixFeed, i)
+	}
+	return out
 }
 
 // monthAttr is the attribute of an author, a category or STATS that counts

@@ -30,10 +30,14 @@ import (
 // Layout 2 has scheduled posts without their go-live marker (goLiveAt)
 // and schedule item (schedule.go).
 //
-// Layout 3 is the one this package writes (doc.go).
+// Layout 3 has posts that keep their body, its rendering and their
+// comment counts on their own item, and the feed in four GSI1 partitions
+// (migrate4.go).
+//
+// Layout 4 is the one this package writes (doc.go, doc_layout.go).
 const (
 	// CurrentLayout is the version of the layout this package writes.
-	CurrentLayout = 3
+	CurrentLayout = 4
 	// layoutUnnumbered is the version of a table without a layout item.
 	layoutUnnumbered = 1
 )
@@ -119,8 +123,13 @@ func (s *Store) Migrate(ctx context.Context) (*Migration, error) {
 			return nil, err
 		}
 	}
-	if m.Scheduled, err = s.markScheduled(ctx); err != nil {
-		return nil, fmt.Errorf("migrate: %w", err)
+	if from < 3 {
+		if m.Scheduled, err = s.markScheduled(ctx); err != nil {
+			return nil, fmt.Errorf("migrate: %w", err)
+		}
+	}
+	if err := s.splitPosts(ctx, m); err != nil {
+		return nil, err
 	}
 	if err := s.setLayout(ctx, CurrentLayout); err != nil {
 		return nil, err

@@ -58,7 +58,7 @@ func (s *Store) ApproveComment(ctx context.Context, in CommentRef) (*Comment, er
 		// on it, and a retry that finds another decided otherwise.
 		var seen CommentStatus
 		return retryWrite(ctx, func() (*Comment, error) {
-			keys := append(commentKeys(in.PostID, cid), postKey(in.PostID))
+			keys := append(commentKeys(in.PostID, cid), countKey(in.PostID))
 			found, err := s.readTogether(ctx, keys)
 			if err != nil {
 				return nil, err
@@ -73,9 +73,8 @@ func (s *Store) ApproveComment(ctx context.Context, in CommentRef) (*Comment, er
 			if err := decide(in.CommentID, c, held, seen, in.OverturnRejection); err != nil {
 				return nil, err
 			}
-			var post postItem
-			if err := decodeFound(found, postKey(in.PostID), &post); err != nil {
-				return nil, fmt.Errorf("post %q: %w", in.PostID, ErrNotFound)
+			if _, err := s.countsOrSplit(ctx, found, in.PostID); err != nil {
+				return nil, err
 			}
 			pub := *c
 			k := commentKey(in.PostID, cid)
@@ -85,7 +84,7 @@ func (s *Store) ApproveComment(ctx context.Context, in CommentRef) (*Comment, er
 			err = firstErr(
 				t.delete(heldKey(in.PostID, cid), ptr(condHeldAs(c)), errRetry),
 				t.put(pub, ptr(condNotExists()), errRetry),
-				countComment(t, &post, 1, b2i(cid.parent == nil), condVersion(post.Version)),
+				countComment(t, in.PostID, 1, b2i(cid.parent == nil), condExists()),
 			)
 			if err == nil && c.status() == CommentPending {
 				err = t.delete(queueEntryKey(in.PostID, cid), nil, nil)

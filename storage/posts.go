@@ -416,24 +416,24 @@ func (s *Store) changePost(ctx context.Context, c postChange, change func(*postI
 func (s *Store) readPost(ctx context.Context, id string, newCats []string, slug string, full bool, more moreNames) (*postItem, *names, error) {
 	if !full {
 		if len(newCats) == 0 && slug == "" && len(more.coAuthors) == 0 && len(more.tags) == 0 {
-			var p postItem
-			if err := s.getItem(ctx, postKey(id), true, &p); err != nil {
-				return nil, nil, fmt.Errorf("post %q: %w", id, err)
+			p, err := s.readPostParts(ctx, id, true)
+			if err != nil {
+				return nil, nil, err
 			}
-			return &p, newNames(), nil
+			return p, newNames(), nil
 		}
 		return s.readNames(ctx, id, "", newCats, slug, more)
 	}
-	var p postItem
-	if err := s.getItem(ctx, postKey(id), true, &p); err != nil {
-		return nil, nil, fmt.Errorf("post %q: %w", id, err)
+	p, err := s.readPostParts(ctx, id, true)
+	if err != nil {
+		return nil, nil, err
 	}
 	all := moreNames{
 		coAuthors: append(slices.Clone(more.coAuthors), p.coAuthorIDs()...),
 		tags:      append(slices.Clone(more.tags), p.tagSlugs()...),
 	}
 	_, r, err := s.readNames(ctx, "", p.AuthorID, append(slices.Clone(newCats), p.catSlugs()...), slug, all)
-	return &p, r, err
+	return p, r, err
 }
 
 // writePost writes the change from before (nil: create) to after (nil:
@@ -460,6 +460,7 @@ func (s *Store) writePost(ctx context.Context, rec *idem, before, after *postIte
 	var result *Post
 	if after != nil {
 		p := after.withPostKeys()
+		p.hasBody = true // the post as written, body and all
 		result = p.post()
 	} else {
 		result = before.post()

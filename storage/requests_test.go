@@ -36,8 +36,8 @@ func TestRequestsPerOperation(t *testing.T) {
 		run  func(ctx context.Context) error
 		want map[string]int
 	}{
-		{"GetPost", func(ctx context.Context) error { _, err := e.store.GetPost(ctx, p.ID); return err }, map[string]int{"GetItem": 1}},
-		{"GetPostBySlug", func(ctx context.Context) error { _, err := e.store.GetPostBySlug(ctx, "counted"); return err }, map[string]int{"GetItem": 2}},
+		{"GetPost", func(ctx context.Context) error { _, err := e.store.GetPost(ctx, p.ID); return err }, map[string]int{"Query": 1}},
+		{"GetPostBySlug", func(ctx context.Context) error { _, err := e.store.GetPostBySlug(ctx, "counted"); return err }, map[string]int{"GetItem": 1, "Query": 1}},
 		{"GetPosts", func(ctx context.Context) error { _, errs := e.store.GetPosts(ctx, []string{p.ID, "x"}); return errs[0] }, map[string]int{"BatchGetItem": 1}},
 		{"GetCategories", func(ctx context.Context) error {
 			_, errs := e.store.GetCategories(ctx, []string{"go", "aws"})
@@ -55,7 +55,7 @@ func TestRequestsPerOperation(t *testing.T) {
 		{"LatestPosts", func(ctx context.Context) error {
 			_, err := e.store.LatestPosts(ctx, page, storage.Period{})
 			return err
-		}, map[string]int{"Query": 4}},
+		}, map[string]int{"Query": 1}},
 		{"Comments", func(ctx context.Context) error { _, err := e.store.Comments(ctx, p.ID, page); return err }, map[string]int{"Query": 1}},
 		{"ReplyPage after a cursor", func(ctx context.Context) error {
 			_, err := e.store.ReplyPage(ctx, c, storage.Page{Limit: 5, After: replyCursor})
@@ -97,7 +97,7 @@ func TestRequestsPerOperation(t *testing.T) {
 			_, err := e.store.UpdatePost(ctx, storage.PostPatch{ID: p.ID, ExpectedVersion: version, Title: ptr("New")})
 			version++
 			return err
-		}, map[string]int{"GetItem": 1, "TransactWriteItems": 1}},
+		}, map[string]int{"Query": 1, "TransactWriteItems": 1}},
 		{"UpdatePost with a new slug", func(ctx context.Context) error {
 			_, err := e.store.UpdatePost(ctx, storage.PostPatch{ID: p.ID, ExpectedVersion: version, Slug: ptr("counted-again")})
 			version++
@@ -111,7 +111,7 @@ func TestRequestsPerOperation(t *testing.T) {
 		{"AdjacentPost in the whole blog", func(ctx context.Context) error {
 			_, err := e.store.AdjacentPost(ctx, p, "", false)
 			return err
-		}, map[string]int{"Query": 4}},
+		}, map[string]int{"Query": 1}},
 		{"AdjacentPost in a category", func(ctx context.Context) error {
 			_, err := e.store.AdjacentPost(ctx, p, "go", true)
 			return err
@@ -119,7 +119,7 @@ func TestRequestsPerOperation(t *testing.T) {
 		{"LatestPosts backward in a month", func(ctx context.Context) error {
 			_, err := e.store.LatestPosts(ctx, storage.Page{Limit: 5, Backward: true}, storage.Period{From: start.AddDate(0, -1, 0), To: start})
 			return err
-		}, map[string]int{"Query": 4}},
+		}, map[string]int{"Query": 1}},
 		{"UpdatePost with new categories", func(ctx context.Context) error {
 			_, err := e.store.UpdatePost(ctx, storage.PostPatch{ID: p.ID, ExpectedVersion: version, Categories: &[]string{"aws", "go"}})
 			version++
@@ -166,17 +166,17 @@ func TestRequestsPerOperation(t *testing.T) {
 		{"Unpublish", func(ctx context.Context) error {
 			_, err := e.store.Unpublish(ctx, storage.PostRef{ID: p.ID})
 			return err
-		}, map[string]int{"GetItem": 1, "TransactWriteItems": 1}},
+		}, map[string]int{"Query": 1, "TransactWriteItems": 1}},
 		{"Publish", func(ctx context.Context) error {
 			_, err := e.store.Publish(ctx, storage.PublishPost{ID: p.ID})
 			return err
-		}, map[string]int{"GetItem": 1, "TransactWriteItems": 1}},
+		}, map[string]int{"Query": 1, "TransactWriteItems": 1}},
 		// Scheduling reads the counters too, to drop their entries of
 		// posts whose time has come.
 		{"Publish at a later time", func(ctx context.Context) error {
 			_, err := e.store.Publish(ctx, storage.PublishPost{ID: p.ID, At: start.Add(time.Hour)})
 			return err
-		}, map[string]int{"GetItem": 1, "BatchGetItem": 1, "TransactWriteItems": 1}},
+		}, map[string]int{"BatchGetItem": 1, "Query": 1, "TransactWriteItems": 1}},
 		{"UpdatePost taking a scheduled post out of a category", func(ctx context.Context) error {
 			_, err := e.store.UpdatePost(ctx, storage.PostPatch{ID: p.ID, ExpectedVersion: version + 3, Categories: &[]string{"aws"}})
 			return err
@@ -186,7 +186,7 @@ func TestRequestsPerOperation(t *testing.T) {
 		{"UpdatePost putting a scheduled post in a category", func(ctx context.Context) error {
 			_, err := e.store.UpdatePost(ctx, storage.PostPatch{ID: p.ID, ExpectedVersion: version + 4, Categories: &[]string{"go"}})
 			return err
-		}, map[string]int{"BatchGetItem": 2, "GetItem": 1, "TransactWriteItems": 1}},
+		}, map[string]int{"BatchGetItem": 2, "Query": 1, "TransactWriteItems": 1}},
 	}
 	for _, c := range cases {
 		got := counted(func(ctx context.Context) {
@@ -227,10 +227,12 @@ func TestAddCommentRequests(t *testing.T) {
 	}{
 		{"on a store that has seen nothing", nil, nil, map[string]int{"BatchGetItem": 1, "TransactWriteItems": 1}},
 		{"on a store that has seen the items", nil, nil, map[string]int{"TransactWriteItems": 1}},
+		// A comment depends on the post's count item, which an edit of
+		// the post leaves as it is.
 		{"on a post another server changed", func() error {
 			_, err := e.store.UpdatePost(bg, storage.PostPatch{ID: p.ID, ExpectedVersion: p.Version, Title: ptr("Changed")})
 			return err
-		}, nil, map[string]int{"TransactWriteItems": 2}},
+		}, nil, map[string]int{"TransactWriteItems": 1}},
 		{"once more", nil, nil, map[string]int{"TransactWriteItems": 1}},
 		{"on a post another server unpublished", func() error {
 			_, err := e.store.Unpublish(bg, storage.PostRef{ID: p.ID})

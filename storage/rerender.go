@@ -307,12 +307,12 @@ func (s *Store) doneInput(v string, marks int64) *dynamodb.UpdateItemInput {
 }
 
 // eachPostVersion lists every post with its renderVersion: the published
-// and scheduled ones from the feed's shards in GSI1 (one Query each, and
+// and scheduled ones from the feed's partition in GSI1 (one Query each, and
 // one more for every 1 MB), the drafts from each author's drafts in GSI1
 // (the authors from GSI1 AUTHORS, then one Query an author).
 func (s *Store) eachPostVersion(ctx context.Context, fn func(id, version string) error) error {
-	for i := range feedShards {
-		if err := s.eachVersion(ctx, fmt.Sprintf("%s%d", prefixFeed, i), fn); err != nil {
+	for _, part := range feedPartitions {
+		if err := s.eachVersion(ctx, part, fn); err != nil {
 			return err
 		}
 	}
@@ -374,17 +374,17 @@ func (s *Store) eachVersion(ctx context.Context, pk string, fn func(id, version 
 // renders within the limits is left as it is.
 func (s *Store) rerenderPost(ctx context.Context, id string) (bool, error) {
 	return retryWrite(ctx, func() (bool, error) {
-		var p postItem
-		switch err := s.getItem(ctx, postKey(id), true, &p); {
+		p, err := s.readPostParts(ctx, id, true)
+		switch {
 		case errors.Is(err, ErrNotFound):
 			return false, nil
 		case err != nil:
 			return false, err
 		}
-		if p.RenderVersion == s.RenderVersion() {
+		if p.RenderVersion == s.RenderVersion() && p.hasBody {
 			return false, nil
 		}
-		d := postItem{Body: p.Body}
+		d := postItem{ID: id, Body: p.Body}
 		switch err := d.derive(ctx, s.render); {
 		case errors.Is(err, ErrInvalidInput):
 			return false, nil
@@ -394,7 +394,10 @@ func (s *Store) rerenderPost(ctx context.Context, id string) (bool, error) {
 		full := derivedUpdate(&d, true)
 		cond := condVersion(p.Version)
 		t := s.newTxn()
-		errs := []error{t.update(postKey(id), full, &cond, errRetry)}
+		// The post item (its summary and the sum of its HTML) on the
+		// condition that it is as read, and the body item, which only
+		// writes of that post item change.
+		errs := []error{t.update(postKey(id), full, &cond, errRetry), t.put(d.bodyItem(), nil, nil)}
 		if d.Words != p.Words || d.Minutes != p.Minutes || d.AutoExcerpt != p.AutoExcerpt {
 			summary := derivedUpdate(&d, false)
 			for _, k := range p.copyKeys() {
@@ -427,9 +430,13 @@ func derivedUpdate(d *postItem, post bool) expression.UpdateBuilder {
 	set("minutes", d.Minutes, d.Minutes == 0)
 	set("autoExcerpt", d.AutoExcerpt, d.AutoExcerpt == "")
 	if post {
-		set("bodyHtml", d.HTML, d.HTML == "")
-		set("toc", d.TOC, len(d.TOC) == 0)
+		set("htmlSum", d.htmlSum(), d.HTML == "")
 		set("renderVersion", d.RenderVersion, false)
+		// A post item of layout 3 held its body: the body item does now.
+		u = u.Remove(expression.Name("body")).Remove(expression.Name("bodyHtml")).Remove(expression.Name("toc"))
+		if d.Body != "" {
+			u = u.Set(expression.Name("bodySum"), expression.Value(d.bodySum()))
+		}
 	}
 	return u
 }

@@ -88,11 +88,12 @@ func TestRerenderRendersWhatAnotherRendererWrote(t *testing.T) {
 	if r.Rendered != 4 || r.Stale != 4 || r.Done {
 		t.Errorf("sweep: %+v", r)
 	}
-	// GetItem: the renderer item, each post and each page; Query: 4 feed
-	// shards, the authors, one author's drafts, the published pages and
-	// the draft pages; one transaction a post or a page.
-	equal(t, "GetItem", reqs["GetItem"], 5)
-	equal(t, "Query", reqs["Query"], 8)
+	// GetItem: the renderer item and each page; Query: the feed, the
+	// authors, one author's drafts, the published pages and the draft
+	// pages, and each post with its body item; one transaction a post or
+	// a page.
+	equal(t, "GetItem", reqs["GetItem"], 3)
+	equal(t, "Query", reqs["Query"], 7)
 	equal(t, "TransactWriteItems", reqs["TransactWriteItems"], 4)
 	e.clock.Advance(time.Minute)
 	r = must[storage.Rerendered](t)(s2.Rerender(ctx))

@@ -79,6 +79,9 @@ type Post struct {
 	CommentCount   int64 // comments that are not deleted, replies included
 	ThreadCount    int64 // top-level comments, tombstones included
 	Summary        bool
+	// BodyUnread says that Body, BodyHTML and TOC were not read (the
+	// post's body item, GetPostWithoutBody): GetPosts reads them.
+	BodyUnread bool
 	// CoAuthors are the post's authors after its primary one (AuthorID),
 	// in order; empty for a post of one author.
 	CoAuthors []AuthorRef
@@ -280,6 +283,9 @@ type Migration struct {
 	// Scheduled posts, written before posts had a go-live marker, got
 	// theirs and their schedule item.
 	Scheduled int
+	// Split posts got their body item and count item, and left the
+	// feed's four old partitions for FEED (layout 4).
+	Split int
 	// Unrendered are the ids of posts whose body renders to more HTML than
 	// a post may hold (MaxHTMLBytes): they were migrated without it, and
 	// show it once their body is edited.

@@ -389,7 +389,7 @@ func (m *mix) report() {
 // it since.
 func (m *mix) checkEffects() {
 	found := map[string]int{}
-	for _, f := range []struct{ typ, attr string }{{"post", "body"}, {"comment", "body"}} {
+	for _, f := range []struct{ typ, attr string }{{"postBody", "body"}, {"comment", "body"}} {
 		for v, n := range m.scan(f.typ, f.attr) {
 			marker, _, _ := strings.Cut(v, " | ")
 			found[marker] += n

@@ -113,7 +113,7 @@ func TestIndependentReadsGoOutTogether(t *testing.T) {
 			}
 			return err
 		}},
-		{"feed: four shards and the counts", []int{5}, func() error {
+		{"feed: the feed and the counts, then the bodies", []int{2, 1}, func() error {
 			r, err := Feed(ctx, s.client, &first, nil)
 			if err == nil {
 				equal(t, "posts", len(r.Posts.Edges), 20)

@@ -73,7 +73,7 @@ func TestOperationsDoNotWaitForABatchWindow(t *testing.T) {
 		vars:  func(*testing.T) map[string]any { return map[string]any{"id": b.authors[1]} },
 	}, {
 		// Four shards, the authors and the categories.
-		name: "feed", want: `"bio":"Writes about`, client: reader, requests: 6,
+		name: "feed", want: `"bio":"Writes about`, client: reader, requests: 3,
 		query: `{ posts(first: 10) { edges { node { ` + card + ` } } } }`,
 		vars:  func(*testing.T) map[string]any { return nil },
 	}, {

@@ -1,0 +1,274 @@
+package storage
+
+// The rest of the table's design, continued from doc.go (the package
+// comment): how a post is kept in three items and the feed in one
+// partition, webhooks, layout versions and their migration, co-authors
+// and tags.
+//
+// # Posts in three items
+//
+// DynamoDB bills a write by the size of the whole item it writes (an
+// update too, and twice in a transaction), and a read by the size of what
+// it returns. A post is kept in three items of its partition, so that
+// each write pays for what it changes:
+//
+//	item          SK                attributes
+//	post item     POST#<id>         the summary lists show (title, slug, excerpt, cover, names, words, minutes,
+//	                                autoExcerpt, renderVersion, bodySum, htmlSum, the summary's commentCount), seo, slugs...
+//	count item    POST#<id>#COUNT   commentCount, threadCount (exact), status, publishedAt, authorId
+//	body item     POST#<id>#TEXT    body (Markdown), bodyHtml, toc, renderVersion
+//
+// The body item is written only when the body (or its rendering) changes:
+// createPost, an edit of the body, the background re-render, the
+// migration. A publish, an unpublish, a schedule or an edit of the title
+// writes the post item, its copies and its slugs, each a small summary
+// (about 1 KB: 1 write unit, 2 in a transaction), and nothing of the
+// body; a body edit writes the body item once. bodySum and htmlSum, short
+// sums of the body and its HTML, make a body edit or a re-render change
+// the post item too, so the change feed sees it as the edit it is.
+//
+// The count item holds the exact comment counts and what a comment's
+// transaction checks: that the post is published and visible now
+// (status = PUBLISHED and publishedAt <= now) and whose moderation queue
+// a held comment joins (authorId). Post writes that change those
+// (create, publish, schedule, unpublish, delete) write it in their
+// transaction, whole, on the condition that its counts are as read. So
+// adding a top-level comment is one TransactWriteItems of two small
+// items, the comment and the count item (ADD commentCount, threadCount),
+// about 4 write units; approvals, rejections and deletions the same. A
+// comment never writes the post item or a copy: the comment counts they
+// carry (what lists show) follow the count item from the change feed,
+// coalesced, a moment later; the post page's own count (Post.CommentCount
+// of GetPost) is the count item's, read with the post. readCommentCount
+// reads it alone.
+//
+// The three sort keys follow one another in the partition (nothing else
+// of it starts with POST#), so the post with its counts and body is one
+// Query (PK = POST#<id>, SK BETWEEN "POST#<id>" AND "POST#<id>#TEXT"),
+// billed by the three items' total size, and many posts one BatchGetItem
+// of their three keys each. A post item read without its body item is a
+// summary (Post.Summary): the feed, previous and next, drafts; the GraphQL
+// layer reads the body items of a page in one batch when it selects the
+// body, its HTML or its table of contents, as it does for copies. A
+// post's page that shows none of the three reads the post item and the
+// count item alone (GetPostWithoutBody: the Query up to POST#<id>#COUNT,
+// Post.BodyUnread), the page of a long post a few read units less.
+//
+// # The feed
+//
+// The whole-blog feed is the post items in GSI1, one partition FEED, by
+// publication time: a page, previous or next, a month's archive is one
+// Query, and totalCount alone reads STATS. With the body in its own item
+// the post item is a summary (about 1 KB), so a 20-card feed page reads
+// about what a category page does. Before layout 4 the feed was spread
+// over four partitions by a hash of the post id, so that no partition
+// took every write; at a blog's rate that buys nothing: a partition takes
+// 1,000 write units a second, and with comments counted on the count
+// item the post item changes only on a post write (and on the counts
+// worker's coalesced update, at most one a second a post), far below it,
+// while four shards cost four Queries, each reading a page, for every
+// page (measured with extensions.cost on the embedded engine: a 20-card
+// page of the demo blog was 4 requests and 47.5 read units with the
+// bodies on the post items; of the tests' blog, whose bodies are short,
+// 4 requests and 3 read units in four shards, and now 1 request and 2
+// read units, as its category page's 2: TestFeedCostsWhatACategoryPageDoes). A feed
+// read far beyond a partition's 3,000 read units a second is the answer
+// cache's.
+// feedRange still merges partitions (feedPartitions) and reads on past
+// DynamoDB's 1 MB page: a list holds `first` items whenever that many
+// follow and never skips one; every other list reads on the same way
+// (queryPage).
+//
+// # Webhooks
+//
+// Every webhook is an item of the partition WEBHOOKS, so the list is one
+// Query, and WEBHOOKS/COUNT counts them in the transactions that create
+// (condition: count < 100) and delete them: a 101st is refused without a
+// race. A webhook's secret is kept in its item as package webhooks seals
+// it (AES-GCM under a key derived from the server key SECRET#webhooks), so
+// the item alone, or a stream record of it, does not show it; it is never
+// answered after createWebhook and rotateWebhookSecret. A rotation keeps
+// the previous one (previousSecret) until previousUntil, and both sign
+// meanwhile. A webhook keeps the event log's head when it was made
+// (logAfter) and gets the events logged after it: event times are too
+// coarse to tell (DynamoDB Local rounds a record's time down to the
+// minute). A webhook without it, made by an earlier version, gets the
+// events whose time is not before its creation's second.
+//
+// The outbox has one item per webhook and event (WEBHOOK#<id>,
+// OUTBOX#<eventId>), put with attribute_not_exists, so handling an event
+// again delivers nothing twice. It holds the body, the same bytes on every
+// attempt, and the attempt count. While pending it is in GSI1 partition
+// OUTBOX under the time of its next attempt: what is due is one Query
+// (GSI1SK < "<now>$"). An attempt first claims it (a conditional update
+// that moves the next attempt past the attempt's timeout, conditioned on
+// the attempt count and the due time it was read with), so one attempt is
+// made however often it is seen due, and one that never finishes (a crash)
+// is due again once the claim lapses; its outcome is written with a
+// history item in one transaction, conditioned on the attempt count.
+// Delivered or given up, it leaves the index and expires after 7 days
+// (DeliveryRetention), far past the event log's retention, so the same
+// event cannot come back to find it gone. Each attempt is a history item
+// (DELIVERY#<at>#<eventId>#<attempt>, expiring after 7 days), read newest
+// first. Deleting a webhook deletes its partition after its item. Check
+// reports outbox and history items whose webhook is gone, a pending one
+// out of the index or due more than StuckAfter (1 h) ago, and a count that
+// is off.
+//
+//
+// # Layout versions and migration
+//
+// The item LAYOUT/LAYOUT (type "layout") holds the version of the layout
+// the table is in, CurrentLayout (4), and when it was migrated to it. A
+// table without it is in layout 1, the layout of the version before layouts
+// had numbers, or is new. Layouts 1 and 2 have scheduled posts without
+// their go-live marker and schedule item. Layout 1 has authors without slug, slugs and
+// AUTHORSLUG# reservations; posts and author/category copies without
+// authorSlug, html, toc, words, minutes, the derived excerpt and slugs;
+// counters without month attributes, with a "-" entry in every scheduled
+// map; empty strings for a cleared bio, avatarUrl or description; comments
+// without versions, and top-level comments that carry no replies. Layout
+// 3 has posts that keep their body, bodyHtml, toc and exact comment
+// counts on the post item, and the feed in four GSI1 partitions
+// FEED#0..FEED#3.
+//
+// Store.Migrate brings a table of layout 1, 2 or 3 to layout 4, and the server
+// runs it at start before serving (-migrate=auto; docs/operations.md). Once done, a
+// start costs one GetItem of the layout item. Otherwise, from layout 1,
+// it lists authors and categories by Queries of GSI1 and posts by Queries
+// of each author's partition (the server's IAM policy has no Scan) and,
+// for each:
+//
+//   - author without a slug: one TransactWriteItems gives it the slug
+//     CreateAuthor would make from its name ("ada-lovelace", or
+//     "ada-lovelace-2" when taken) with its reservation, as an edit of the
+//     author (version and nameVer grow), conditional on its version;
+//     authors go one after another, oldest first, so of two of one name
+//     the older gets the slug without a number;
+//   - post without slugs: one TransactWriteItems writes it again with its
+//     copies, as an edit that changes nothing would, with its slugs, its
+//     author's slug, its rendered body, toc, word count and reading time,
+//     and, when published, adds it to its month on its author, its
+//     categories and STATS; conditional on the version and names read.
+//     A post write of layout 2 counts a post by month only once it has
+//     slugs, so months stay exact whatever is written meanwhile. A body
+//     that renders to more than MaxHTMLBytes is migrated without HTML and
+//     logged; every later write of the post renders it;
+//   - comment without a version: version 1, and a top-level comment with
+//     replies the copies of its first MaxReplyPage replies, in one
+//     TransactWriteItems conditional on none of them having changed;
+//   - counter (author, category, STATS): one UpdateItem removes the "-"
+//     entry and the empty strings, conditional on them being as read.
+//
+// From layout 1 or 2 it then lists the posts scheduled after now (a Query
+// of each author's partition from "POST#<now>$") and gives each that has
+// no go-live marker its marker and schedule item, in one TransactWriteItems
+// conditional on the post's version, status, publishedAt and marker as
+// read, without a new version. From layout 1, 2 or 3 it then lists every
+// post (Queries of GSI1: FEED#0..FEED#3 and FEED, and each author's
+// DRAFT# partition) and moves each that is not in layout 4 yet
+// (splitPost, migrate4.go) in one TransactWriteItems: the body item put
+// from the post item's body, bodyHtml, toc and renderVersion, the count
+// item from its commentCount, threadCount, status, publishedAt and
+// authorId (both attribute_not_exists), and the post item updated (body,
+// bodyHtml and toc removed, bodySum and htmlSum set, GSI1PK FEED when
+// published), on the condition that its version and counts are as read;
+// no version and no updatedAt change, so the change feed sees no edit.
+// A comment written meanwhile on a post not moved yet (its count item
+// missing) moves that post first and is written then. Then it records
+// layout 4. From layout 1 its cost is about two reads and one
+// transaction per post, one transaction per comment thread, and one
+// update per author and category; from layout 2, a Query per author and
+// a read and a transaction per scheduled post; from layout 3, a Query
+// of each feed partition and of each author's drafts, and a Query and a
+// transaction per post. Readers of this version read a post of layout 3
+// meanwhile as it is: its own item holds what its body and count items
+// would.
+// Every write is conditional on what was read, and one that meets a
+// change made meanwhile reads again, so migrations may run on several
+// servers at once and beside live writes of layout 3; a run that stops
+// half-way leaves the layout item unwritten and the next run finds what
+// was done done. Servers of the previous version must all be stopped
+// first: they write the old layout (the body on the post item, comments
+// counted on it and on the copies), which this version does not read
+// once a post has its count item. A cursor of the feed made by a server
+// of layout 3 holds a GSI1SK only and stays valid: the feed is read from
+// it as before.
+//
+//
+// # Co-authors and tags
+//
+// A post has an ordered list of authors, at most MaxAuthors (10): its
+// primary author in authorId, authorName, authorSlug and authorVer as
+// before, and the others in coAuthors (id, name, slug each) with the
+// nameVer of each in coAuthorVer. A post without them has its primary
+// author alone, which is what every post written before co-authors is:
+// no migration. Every author of a published post has an author→post copy
+// in their own partition, so an author's page (and their feed) lists the
+// posts they co-wrote with one Query as before, and counts them
+// (postCount, scheduled entries, months) in the post's transactions; a
+// post write guards every author's nameVer as it guards the primary's.
+// Every copy carries every author's name and slug, so bylines need no
+// read. Renaming an author, or giving them a new slug, rewrites the posts
+// of their partition, which holds the posts they co-wrote: each rewrite
+// covers the post and all its copies, in every co-author's partition and
+// every category's and tag's. Drafts are in their primary author's drafts
+// only: a co-author's rename reaches a draft at its next write, and the
+// GraphQL layer reads the authors of a draft that has co-authors. Any
+// author of a post may read its drafts and edit it; only its primary
+// author and admins change its co-authors (the primary author never
+// changes). A post write is given its writer (Actor, empty for an admin)
+// and checks it against the authors it reads, under the version condition
+// of its transaction, so a co-author removed meanwhile cannot write
+// (ErrNotPostAuthor). Servers of a version before co-authors and tags
+// must all be stopped before either is used: they write a post without
+// them, and would leave its other authors' and tags' copies behind.
+//
+// Tags are free-form: a post has at most MaxTags (10), given by name; the
+// slug is made from the name (markdown.Slugify), two names of one slug
+// are one tag, and the name a tag was made with stands until a rename.
+// Their pages follow the categories' design, for the same reasons: a
+// post-in-tag copy per tag of a published post, TAG#<slug> in GSI1 by
+// publication time, so a tag's page is one Query in either direction and
+// its totalCount the tag item's postCount (scheduled entries subtracted,
+// as for categories). An index on the post items instead would need a
+// GSI per tag position or a multi-valued key, which DynamoDB does not
+// have. A tag nobody has made is made by the post write that names it
+// first, in its transaction (an UpdateItem of the tag conditional on
+// attribute_not_exists, which sets its name and counts; a concurrent
+// maker fails it and the write reads again). Tags are never deleted.
+// Renaming one bumps its nameVer and rewrites its published posts as a
+// category rename does. Merging A into B marks A (mergedInto B, out of
+// GSI1, nameVer bumped, conditional on B not being merged itself) and then
+// writes each of A's posts again as an edit that changes nothing
+// (movePost), which moves it: every post write reads the tags it names,
+// follows mergedInto to the tag that holds the posts now (one more
+// BatchGetItem a hop, only then), and writes the post's copies and counts
+// under that one; a post written meanwhile moves itself the same way,
+// drafts included, so merges need no list of drafts, and a draft shows
+// the merged tag until its next write. A's slug keeps leading to B
+// (GetTag).
+//
+// The largest post write: with A authors, C categories and T tags (each
+// at most 10), a post write is the post (1), its copies (A+C+T puts), its
+// counters (A+C+T, and STATS when a count changes), the idempotency
+// record (1), its schedule item (up to 2), its slug changes (up to 4),
+// and the deletions of the copies it leaves and the updates of the
+// counters it leaves. Publishing a post of 10 authors, 10 categories and
+// 10 tags is 64 actions (the count item's status one more); scheduling it
+// to another month 75 (the author copies' keys hold the time: 10 put, 10
+// deleted); replacing its 10 tags while taking another post's redirect
+// 85; creating it 35 (its body and count items); deleting it 68 (both
+// deleted too); renaming one of its authors 31 (the post and its 30
+// copies). In bytes, with the largest body (the post's items about
+// 376 KB together), names at their limits in
+// four-byte runes and the idempotency record, the largest request is
+// 1.24 MB (every item it puts whole), and the items it writes, the
+// updated counters counted whole too (an author's at most about 10 KB),
+// about 1.4 MB: a third of DynamoDB's 4 MB.
+// One change can pass 100 actions only by replacing most of two of the
+// sets at once (all 10 tags and all 10 categories: 106); such a write is
+// refused before any request as invalid input (fitsOneTransaction),
+// writing nothing, and the same changes made in two updates pass
+// (TestWorstCaseCoAuthorsTagsCategoriesFitOneTransaction, on both
+// backends).

@@ -1,0 +1,285 @@
+package storage
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"hash/fnv"
+	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+)
+
+// A post is three items of its partition (doc_layout.go): the post item,
+// a summary that lists, copies and the feed show; its body item, the
+// Markdown and what is rendered from it, written only when the body
+// changes; and its count item, the comment counts and what a comment's
+// transaction checks (status, publishedAt, authorId), the only item a
+// comment write touches. Their sort keys follow the post's own, so the
+// three are one key range of the partition: POST#<id>, POST#<id>#COUNT,
+// POST#<id>#TEXT (the body last, so the post with its counts alone is a
+// range too).
+
+const (
+	typePostBody  = "postBody"
+	typePostCount = "postCount"
+
+	bodySuffix  = "#TEXT"
+	countSuffix = "#COUNT"
+
+	// feedPartition is the GSI1 partition of the whole blog's feed: one,
+	// as a blog publishes far below a partition's write limit.
+	feedPartition = "FEED"
+)
+
+// bodyKey is the body item of a post.
+func bodyKey(id string) key { return key{prefixPost + id, prefixPost + id + bodySuffix} }
+
+// countKey is the count item of a post.
+func countKey(id string) key { return key{prefixPost + id, prefixPost + id + countSuffix} }
+
+// postPartKeys are the keys of the post items GetPost reads, in key
+// order: the post, its count item and its body item.
+func postPartKeys(id string) []key { return []key{postKey(id), countKey(id), bodyKey(id)} }
+
+// bodyItem is a post's Markdown body and what is rendered from it.
+type bodyItem struct {
+	PK            string     `dynamodbav:"PK"`
+	SK            string     `dynamodbav:"SK"`
+	Type          string     `dynamodbav:"type"`
+	ID            string     `dynamodbav:"id"`
+	Body          string     `dynamodbav:"body,omitempty"`
+	HTML          string     `dynamodbav:"bodyHtml,omitempty"`
+	TOC           []tocEntry `dynamodbav:"toc,omitempty"`
+	RenderVersion string     `dynamodbav:"renderVersion,omitempty"`
+}
+
+// countItem is a post's exact comment counts with what a comment's
+// transaction checks: that the post is published and visible now
+// (status, publishedAt) and whose moderation queue a held comment joins
+// (authorId).
+type countItem struct {
+	PK           string `dynamodbav:"PK"`
+	SK           string `dynamodbav:"SK"`
+	Type         string `dynamodbav:"type"`
+	ID           string `dynamodbav:"id"`
+	AuthorID     string `dynamodbav:"authorId"`
+	Status       string `dynamodbav:"status"`
+	PublishedAt  string `dynamodbav:"publishedAt,omitempty"`
+	CommentCount int64  `dynamodbav:"commentCount"`
+	ThreadCount  int64  `dynamodbav:"threadCount"`
+}
+
+// visibleAt reports whether the post is published and its time has come.
+func (c *countItem) visibleAt(now string) bool {
+	return c.Status == string(StatusPublished) && c.PublishedAt <= now
+}
+
+// condVisible is the condition on a count item that its post is
+// published and visible at now.
+func condVisible(now string) expression.ConditionBuilder {
+	return expression.Name("status").Equal(expression.Value(string(StatusPublished))).
+		And(expression.Name("publishedAt").LessThanEqual(expression.Value(now)))
+}
+
+// bodyItem returns the body item of the post.
+func (it *postItem) bodyItem() bodyItem {
+	k := bodyKey(it.ID)
+	return bodyItem{PK: k.PK, SK: k.SK, Type: typePostBody, ID: it.ID,
+		Body: it.Body, HTML: it.HTML, TOC: it.TOC, RenderVersion: it.RenderVersion}
+}
+
+// countItem returns the count item of the post with the counts c.
+func (it *postItem) countItem(comments, threads int64) countItem {
+	k := countKey(it.ID)
+	return countItem{PK: k.PK, SK: k.SK, Type: typePostCount, ID: it.ID, AuthorID: it.AuthorID,
+		Status: it.Status, PublishedAt: it.PublishedAt, CommentCount: comments, ThreadCount: threads}
+}
+
+// stored returns the post item as it is put: its keys, without its body
+// and what is rendered from it (the body item holds them), with the sums
+// of the two so that the change feed sees a body edit on the post item.
+func (it postItem) stored() postItem {
+	it = it.withPostKeys()
+	it.BodySum, it.HTMLSum = it.bodySum(), it.htmlSum()
+	it.Body, it.HTML, it.TOC = "", "", nil
+	return it
+}
+
+// bodySum returns a short sum of the post's body: of the body when the
+// item holds it (read with its body item, or of layout 3), else the sum
+// the post item holds.
+func (it *postItem) bodySum() string {
+	if it.Body != "" {
+		return textSum(it.Body)
+	}
+	return it.BodySum
+}
+
+// htmlSum returns a short sum of the post's rendered body, as bodySum.
+func (it *postItem) htmlSum() string {
+	if it.HTML != "" {
+		return textSum(it.HTML)
+	}
+	return it.HTMLSum
+}
+
+func textSum(s string) string {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return strconv.FormatUint(h.Sum64(), 36)
+}
+
+// bodyChanged reports whether a write from before to after must put the
+// body item: the body or its rendering changed, or before has none yet.
+func bodyChanged(before, after *postItem) bool {
+	return !before.hasBody || before.Body != after.Body || before.HTML != after.HTML ||
+		before.RenderVersion != after.RenderVersion || len(before.TOC) != len(after.TOC)
+}
+
+// decodePost returns the post id from found, its items as a read of
+// postPartKeys found them: its count item and body item set on it when
+// found (a post of layout 3 has neither and carries both in its own
+// item), or ErrNotFound.
+func decodePost(found map[key]item, id string) (*postItem, error) {
+	raw, ok := found[postKey(id)]
+	if !ok {
+		return nil, fmt.Errorf("post %q: %w", id, ErrNotFound)
+	}
+	p := &postItem{}
+	if err := attributevalue.UnmarshalMap(raw, p); err != nil {
+		return nil, fmt.Errorf("decode post %q: %w", id, err)
+	}
+	if raw, ok := found[bodyKey(id)]; ok {
+		var b bodyItem
+		if err := attributevalue.UnmarshalMap(raw, &b); err != nil {
+			return nil, fmt.Errorf("decode body of %q: %w", id, err)
+		}
+		// The post item names the renderer too (the background
+		// re-render lists posts by it); both are written together.
+		p.Body, p.HTML, p.TOC, p.hasBody = b.Body, b.HTML, b.TOC, true
+		p.RenderVersion = cmp.Or(p.RenderVersion, b.RenderVersion)
+	}
+	if raw, ok := found[countKey(id)]; ok {
+		c := &countItem{}
+		if err := attributevalue.UnmarshalMap(raw, c); err != nil {
+			return nil, fmt.Errorf("decode counts of %q: %w", id, err)
+		}
+		p.counts = c
+	}
+	return p, nil
+}
+
+// readPostParts reads the post id with its count item and body item: one
+// Query of the key range POST#<id> .. POST#<id>#TEXT of its partition,
+// which DynamoDB bills by the items' total size (a missing post costs
+// what a small one does).
+func (s *Store) readPostParts(ctx context.Context, id string, consistent bool) (*postItem, error) {
+	return s.queryPostParts(ctx, id, consistent, postPartKeys(id))
+}
+
+// GetPostWithoutBody returns the post with id as GetPost does, but
+// without its body, its HTML and its table of contents (BodyUnread): one
+// Query of its post item and count item, for a page that shows none of
+// them.
+func (s *Store) GetPostWithoutBody(ctx context.Context, id string) (*Post, error) {
+	it, err := s.queryPostParts(ctx, id, false, []key{postKey(id), countKey(id)})
+	if err != nil {
+		return nil, err
+	}
+	p := it.post()
+	if it.Type == typePost && !it.hasBody {
+		// A post item, whole but for what its body item holds (a post
+		// item of layout 3 holds its body itself).
+		p.Summary, p.BodyUnread = false, it.Body == ""
+	}
+	return p, nil
+}
+
+// queryPostParts reads the items keys of the post id, which follow one
+// another in its partition (postPartKeys), with one Query.
+func (s *Store) queryPostParts(ctx context.Context, id string, consistent bool, keys []key) (*postItem, error) {
+	expr, err := buildExpr(expression.NewBuilder().WithKeyCondition(
+		expression.Key(attrPK).Equal(expression.Value(keys[0].PK)).
+			And(expression.Key(attrSK).Between(expression.Value(keys[0].SK), expression.Value(keys[len(keys)-1].SK)))))
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		KeyConditionExpression:    expr.KeyCondition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+		ConsistentRead:            aws.Bool(consistent),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("query post %q: %w", id, err)
+	}
+	found := make(map[key]item, len(out.Items))
+	for _, it := range out.Items {
+		found[itemKey(it)] = it
+	}
+	s.hints.remember(keys, found)
+	return decodePost(found, id)
+}
+
+// readCommentCount returns the authoritative comment counts of a post:
+// its count item's, read with ConsistentRead (one GetItem).
+func (s *Store) readCommentCount(ctx context.Context, postID string) (comments, threads int, err error) {
+	var c countItem
+	if err := s.getItem(ctx, countKey(postID), true, &c); err != nil {
+		return 0, 0, fmt.Errorf("counts of post %q: %w", postID, err)
+	}
+	return int(c.CommentCount), int(c.ThreadCount), nil
+}
+
+// decodeCounts returns the count item of the post postID from found, or
+// ErrNotFound: the post is gone.
+func decodeCounts(found map[key]item, postID string) (*countItem, error) {
+	var c countItem
+	if err := decodeFound(found, countKey(postID), &c); err != nil {
+		return nil, fmt.Errorf("post %q: %w", postID, ErrNotFound)
+	}
+	return &c, nil
+}
+
+// partActions adds to t the writes of the body item and the count item
+// of a post write from before (nil: create) to after (nil: delete).
+func partActions(t *txn, before, after *postItem) error {
+	switch {
+	case before == nil:
+		c := after.countItem(0, 0)
+		return firstErr(
+			t.put(after.bodyItem(), ptr(condNotExists()), ErrAlreadyExists),
+			t.put(c, ptr(condNotExists()), ErrAlreadyExists),
+		)
+	case after == nil:
+		return firstErr(
+			t.delete(bodyKey(before.ID), nil, nil),
+			t.delete(countKey(before.ID), nil, nil),
+		)
+	}
+	var errs []error
+	if bodyChanged(before, after) {
+		errs = append(errs, t.put(after.bodyItem(), nil, nil))
+	}
+	switch c := before.counts; {
+	case c == nil:
+		// A post of layout 3 (Migrate moves it): its counts as its item
+		// holds them, while no comment can count on the missing item.
+		n := after.countItem(before.CommentCount, before.ThreadCount)
+		errs = append(errs, t.put(n, ptr(condNotExists()), errRetry))
+	case c.Status != after.Status || c.PublishedAt != after.PublishedAt || c.AuthorID != after.AuthorID:
+		// Put whole, on the condition that its counts are as read (a
+		// comment meanwhile makes the write read again), so that the
+		// hints of this server hold the item as it is (hints.wrote).
+		n := after.countItem(c.CommentCount, c.ThreadCount)
+		cond := expression.Name("commentCount").Equal(expression.Value(c.CommentCount)).
+			And(expression.Name("threadCount").Equal(expression.Value(c.ThreadCount)))
+		errs = append(errs, t.put(n, &cond, errRetry))
+	}
+	return firstErr(errs...)
+}

@@ -1,0 +1,184 @@
+package tests
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/blogql/blog/graph"
+)
+
+// costOf sends query with vars as an admin asking for the cost
+// (X-Request-Cost) and returns the answer's data and extensions.cost.
+func (s *server) costOf(t *testing.T, query string, vars map[string]any) (json.RawMessage, graph.Cost) {
+	t.Helper()
+	body, err := json.Marshal(map[string]any{"query": query, "variables": vars})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := s.fetch(t, http.MethodPost, s.url, string(body), map[string]string{
+		graph.CostHeader: "1", "Authorization": "Bearer " + s.signed(s.claims("ada", "author", "admin")),
+	})
+	var a struct {
+		Data       json.RawMessage
+		Errors     []any
+		Extensions struct{ Cost *graph.Cost }
+	}
+	if err := json.Unmarshal([]byte(r.body), &a); err != nil || len(a.Errors) > 0 || a.Extensions.Cost == nil {
+		t.Fatalf("answer %s (%v), want data and its cost", r.body, err)
+	}
+	return a.Data, *a.Extensions.Cost
+}
+
+// longMarkdown is about 26 KB of Markdown with headings, lists and code,
+// as a long post has.
+func longMarkdown() string {
+	var b strings.Builder
+	for i := 0; b.Len() < 26_000; i++ {
+		fmt.Fprintf(&b, "## Section %d\n\nA paragraph about single-table design, with *emphasis*, `code` and a [link](https://example.com/%d). ", i, i)
+		b.WriteString(strings.Repeat("Words that fill the section and make it long enough to read. ", 4))
+		b.WriteString("\n\n- one item\n- another item\n\n```go\nfunc main() { println(\"hi\") }\n```\n\n")
+	}
+	return b.String()
+}
+
+// TestWritesPayForWhatTheyChange measures, as an admin sees it in
+// extensions.cost, what the writes of a post of about 26 KB of Markdown
+// in three categories cost: a publish, an unpublish and an edit of the
+// title pay for the small items they touch (the post, its copies, its
+// slug) and nothing for the body; an edit of the body pays for the body
+// once; a comment is one request of at most 4 write units (the comment
+// and the post's count item), and so are its approval and its deletion.
+func TestWritesPayForWhatTheyChange(t *testing.T) {
+	s := newServer(t)
+	s.seedBlog(t)
+	s.costOf(t, `mutation { createCategory(input: {slug: "aws", name: "AWS"}) { category { slug } } }`, nil)
+	long := longMarkdown()
+	type figure struct {
+		name string
+		cost graph.Cost
+	}
+	var figures []figure
+	measure := func(name, query string, vars map[string]any) json.RawMessage {
+		data, c := s.costOf(t, query, vars)
+		figures = append(figures, figure{name, c})
+		return data
+	}
+	data := measure("createPost", `mutation($body: String!) { createPost(input: {title: "Long", slug: "long", body: $body, categories: ["go", "dynamodb", "aws"]}) { post { id version } } }`,
+		map[string]any{"body": long})
+	var created struct {
+		CreatePost struct{ Post struct{ ID string } }
+	}
+	if err := json.Unmarshal(data, &created); err != nil {
+		t.Fatal(err)
+	}
+	id := created.CreatePost.Post.ID
+	measure("publishPost", `mutation($id: ID!) { publishPost(input: {id: $id}) { post { id } } }`, map[string]any{"id": id})
+	measure("updatePost (title)", `mutation($id: ID!) { updatePost(input: {id: $id, expectedVersion: 2, title: "Longer"}) { post { id } } }`, map[string]any{"id": id})
+	measure("updatePost (body)", `mutation($id: ID!, $body: String!) { updatePost(input: {id: $id, expectedVersion: 3, body: $body}) { post { id } } }`,
+		map[string]any{"id": id, "body": long + "\n\nOne more line."})
+	data = measure("addComment", `mutation($id: ID!) { addComment(input: {postId: $id, body: "A short comment."}) { comment { id } } }`, map[string]any{"id": id})
+	var added struct {
+		AddComment struct{ Comment struct{ ID string } }
+	}
+	if err := json.Unmarshal(data, &added); err != nil {
+		t.Fatal(err)
+	}
+	measure("deleteComment", `mutation($id: ID!) { deleteComment(input: {id: $id}) { comment { id } } }`, map[string]any{"id": added.AddComment.Comment.ID})
+	measure("unpublishPost", `mutation($id: ID!) { unpublishPost(input: {id: $id}) { post { id } } }`, map[string]any{"id": id})
+	measure("deletePost", `mutation($id: ID!) { deletePost(input: {id: $id}) { post { id } } }`, map[string]any{"id": id})
+
+	byName := map[string]graph.Cost{}
+	for _, f := range figures {
+		t.Logf("%-20s %d requests, %5.1f read units, %6.1f write units", f.name, f.cost.DynamoDBRequests, f.cost.ReadCapacityUnits, f.cost.WriteCapacityUnits)
+		byName[f.name] = f.cost
+	}
+	// The items each write must touch: the post, its author copy and 3
+	// category copies, its slug (and the counters it moves, small too),
+	// at 4 write units each at most, the largest a transaction bills.
+	for name, items := range map[string]float64{
+		"publishPost":   1 + 1 + 3 + 1 + 1 + 3 + 1 + 1, // post, copies, slug, counters (author, 3 categories, STATS), count item
+		"unpublishPost": 1 + 1 + 3 + 1 + 1 + 3 + 1 + 1,
+	} {
+		if c := byName[name]; c.WriteCapacityUnits > 4*items {
+			t.Errorf("%s: %.1f write units, want at most %.0f (4 an item it touches)", name, c.WriteCapacityUnits, 4*items)
+		}
+	}
+	// An edit of the title writes the post and its copies, small, and
+	// its revision, which keeps the title and the body as they were (the
+	// body once, as a revision does): far less than an edit of the body,
+	// which writes the body item and the revision.
+	if title, body := byName["updatePost (title)"], byName["updatePost (body)"]; title.WriteCapacityUnits*2 > body.WriteCapacityUnits {
+		t.Errorf("an edit of the title costs %.1f write units, one of the body %.1f", title.WriteCapacityUnits, body.WriteCapacityUnits)
+	}
+	if c := byName["updatePost (body)"]; c.WriteCapacityUnits > 2*byName["createPost"].WriteCapacityUnits {
+		t.Errorf("a body edit costs %.1f write units, a creation %.1f", c.WriteCapacityUnits, byName["createPost"].WriteCapacityUnits)
+	}
+	for _, name := range []string{"addComment", "deleteComment"} {
+		if c := byName[name]; c.DynamoDBRequests > 2 || c.WriteCapacityUnits > 4 {
+			t.Errorf("%s: %d requests, %.1f write units; want one transaction of two small items (at most 4 units)", name, c.DynamoDBRequests, c.WriteCapacityUnits)
+		}
+	}
+	if c := byName["addComment"]; c.DynamoDBRequests != 1 {
+		t.Errorf("addComment: %d requests, want 1 (the post's count item known from its writes)", c.DynamoDBRequests)
+	}
+}
+
+// TestFeedCostsWhatACategoryPageDoes compares a 20-card page of the whole
+// blog's feed with the same cards of a category page, as extensions.cost
+// shows them: at most 3 requests and 1.5 times the category page's read
+// units; the feed's totalCount alone reads only STATS.
+func TestFeedCostsWhatACategoryPageDoes(t *testing.T) {
+	s := newServer(t)
+	s.seedBlog(t)
+	const card = `title slug excerpt publishedAt author { name } categories { name } commentCount`
+	_, feed := s.costOf(t, `{ posts(first: 20) { edges { node { `+card+` } } } }`, nil)
+	_, cat := s.costOf(t, `{ category(slug: "go") { posts(first: 20) { edges { node { `+card+` } } } } }`, nil)
+	_, count := s.costOf(t, `{ posts(first: 20) { totalCount } }`, nil)
+	t.Logf("feed page %+v, category page %+v, feed's totalCount %+v", feed, cat, count)
+	if feed.DynamoDBRequests > 3 || feed.ReadCapacityUnits > 1.5*cat.ReadCapacityUnits {
+		t.Errorf("feed page: %d requests, %.1f read units; want at most 3 and %.2f (1.5 times a category page's)", feed.DynamoDBRequests, feed.ReadCapacityUnits, 1.5*cat.ReadCapacityUnits)
+	}
+	if count.DynamoDBRequests != 1 || count.ReadCapacityUnits > 1 {
+		t.Errorf("totalCount alone: %+v, want one read of STATS", count)
+	}
+}
+
+// TestPostPageReadsItsBodyOnlyWhenAsked reads the page of a post of
+// about 26 KB of Markdown with and without its body: one request either
+// way, the post's count item giving its exact comment count, and the
+// body's read units only when the answer shows the body.
+func TestPostPageReadsItsBodyOnlyWhenAsked(t *testing.T) {
+	s := newServer(t)
+	s.seedBlog(t)
+	data, _ := s.costOf(t, `mutation($body: String!) { createPost(input: {title: "Long", slug: "long", body: $body, categories: ["go"]}) { post { id } } }`,
+		map[string]any{"body": longMarkdown()})
+	var created struct {
+		CreatePost struct{ Post struct{ ID string } }
+	}
+	if err := json.Unmarshal(data, &created); err != nil {
+		t.Fatal(err)
+	}
+	id := created.CreatePost.Post.ID
+	s.costOf(t, `mutation($id: ID!) { publishPost(input: {id: $id}) { post { id } } }`, map[string]any{"id": id})
+	s.costOf(t, `mutation($id: ID!) { addComment(input: {postId: $id, body: "First."}) { comment { id } } }`, map[string]any{"id": id})
+	summary, without := s.costOf(t, `query($id: ID!) { post(id: $id) { title commentCount wordCount } }`, map[string]any{"id": id})
+	page, with := s.costOf(t, `query($id: ID!) { post(id: $id) { title commentCount body bodyHtml toc { anchor } } }`, map[string]any{"id": id})
+	t.Logf("post without its body %+v, with it %+v", without, with)
+	for _, answer := range []json.RawMessage{summary, page} {
+		if !strings.Contains(string(answer), `"commentCount":1`) {
+			t.Errorf("answer %s, want the comment counted", answer)
+		}
+	}
+	if !strings.Contains(string(page), `"body":"## Section 0`) {
+		t.Errorf("answer %.200s, want the body", page)
+	}
+	if without.DynamoDBRequests != 1 || with.DynamoDBRequests != 1 {
+		t.Errorf("requests %d without the body, %d with it; want 1 each", without.DynamoDBRequests, with.DynamoDBRequests)
+	}
+	if without.ReadCapacityUnits > 0.5 || with.ReadCapacityUnits < 2 {
+		t.Errorf("read units %.1f without the body, %.1f with it; want the body's only with it", without.ReadCapacityUnits, with.ReadCapacityUnits)
+	}
+}
