@@ -132,7 +132,7 @@ func operations(store *storage.Store, t *targets) []operation {
 			return g.Wait()
 		},
 	}, {
-		name: "feed", budget: 5, paged: true,
+		name: "feed", budget: 2, paged: true,
 		query: `query Feed($first: Int) {
   posts(first: $first) { totalCount pageInfo { hasNextPage endCursor } edges { cursor node { ` + postCard + ` } } }
 }`,
