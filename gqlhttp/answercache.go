@@ -57,13 +57,15 @@ type AnswerCache struct {
 	invalidated map[string]uint64
 }
 
-// answer is a stored answer: what the HTTP layer sends again.
+// answer is a stored answer: what the HTTP layer sends again. tags are
+// all its tags, headerTags those it sends.
 type answer struct {
 	key         string
 	body        []byte
 	contentType string
 	etag        string
 	tags        []string
+	headerTags  []string
 	cost        int64
 }
 
@@ -115,6 +117,9 @@ func (c *AnswerCache) add(a *answer, begun uint64) bool {
 	a.cost = int64(len(a.key)+len(a.body)+len(a.contentType)+len(a.etag)) + answerEntryBytes
 	for _, t := range a.tags {
 		a.cost += int64(len(t)) + 64
+	}
+	for _, t := range a.headerTags {
+		a.cost += int64(len(t)) + 16
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -224,6 +229,7 @@ func (c *AnswerCache) changed() {
 type answerTags struct {
 	mu       sync.Mutex
 	tags     []string
+	private  []string // not sent in headers
 	untagged atomic.Bool
 }
 
@@ -247,6 +253,23 @@ func Tag(ctx context.Context, tags ...string) {
 	}
 }
 
+// TagPrivately is Tag for tags that name what the public may not know
+// (a reader's id): they drop the answer from the answer cache, but are
+// not sent in the Surrogate-Key and Cache-Tag headers.
+func TagPrivately(ctx context.Context, tags ...string) {
+	at, ok := ctx.Value(answerTagsKey{}).(*answerTags)
+	if !ok {
+		return
+	}
+	at.mu.Lock()
+	defer at.mu.Unlock()
+	for _, t := range tags {
+		if t != "" && !slices.Contains(at.private, t) {
+			at.private = append(at.private, t)
+		}
+	}
+}
+
 // Untagged marks the answer of the request ctx belongs to as showing
 // something no tag names: it is not kept in the answer cache, and gets no
 // tag headers. It may still be cached by HTTP caches for max-age, as any
@@ -257,15 +280,16 @@ func Untagged(ctx context.Context) {
 	}
 }
 
-// collected returns the tags named, sorted, and false when the answer is
-// untagged.
-func (at *answerTags) collected() ([]string, bool) {
+// collected returns the tags named, sorted: all of them, and those for
+// the headers; false when the answer is untagged.
+func (at *answerTags) collected() (all, public []string, ok bool) {
 	if at.untagged.Load() {
-		return nil, false
+		return nil, nil, false
 	}
 	at.mu.Lock()
 	defer at.mu.Unlock()
-	tags := slices.Clone(at.tags)
-	slices.Sort(tags)
-	return tags, true
+	public = slices.Clone(at.tags)
+	slices.Sort(public)
+	all = append(slices.Clone(public), at.private...)
+	return all, public, true
 }

@@ -128,7 +128,7 @@ func withCacheHeaders(c caching, next http.Handler) http.Handler {
 			if a, ok := c.answers.get(key); ok {
 				h.Set(AnswerCacheHeader, "HIT")
 				h.Set("Content-Type", a.contentType)
-				writeAnswer(w, r, http.StatusOK, a.body, a.etag, a.tags, httpCacheable, public)
+				writeAnswer(w, r, http.StatusOK, a.body, a.etag, a.headerTags, httpCacheable, public)
 				return
 			}
 			h.Set(AnswerCacheHeader, "MISS")
@@ -157,14 +157,17 @@ func withCacheHeaders(c caching, next http.Handler) http.Handler {
 		}
 		body := buf.body.Bytes()
 		etag := etagOf(body)
-		var tagList []string
+		var headerTags []string
 		if tags != nil {
-			var tagged bool
-			if tagList, tagged = tags.collected(); tagged {
-				c.answers.add(&answer{key: key, body: slices.Clone(body), contentType: h.Get("Content-Type"), etag: etag, tags: tagList}, begun)
+			if all, public, tagged := tags.collected(); tagged {
+				headerTags = public
+				c.answers.add(&answer{
+					key: key, body: slices.Clone(body), contentType: h.Get("Content-Type"), etag: etag,
+					tags: all, headerTags: public,
+				}, begun)
 			}
 		}
-		writeAnswer(w, r, http.StatusOK, body, etag, tagList, httpCacheable, public)
+		writeAnswer(w, r, http.StatusOK, body, etag, headerTags, httpCacheable, public)
 	})
 }
 

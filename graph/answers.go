@@ -92,7 +92,9 @@ func tagLoaded[V any](ctx context.Context, values []V) {
 			case v.Author != nil:
 				gqlhttp.Tag(ctx, storage.TagAuthor(v.Author.ID))
 			case v.Reader != nil:
-				gqlhttp.Tag(ctx, TagReader(v.Reader.ID))
+				// A reader's id is their token's subject, which no
+				// answer shows: not in the headers.
+				gqlhttp.TagPrivately(ctx, TagReader(v.Reader.ID))
 			}
 		case *storage.Stats:
 			// The blog's counts and archive follow its posts, whose every
