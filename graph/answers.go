@@ -280,3 +280,19 @@ func commentWriteTags(ctx context.Context, field string, args map[string]any) ([
 	}
 	return tags, true
 }
+
+// bySlug returns a function that tags the answer of ctx with the author
+// it is given, found by slug: one found by an earlier slug is not kept,
+// since another author's write may take the slug over and no event of
+// this one's would name it.
+func bySlug(ctx context.Context, slug string) func(*storage.Author, error) (*storage.Author, error) {
+	return func(a *storage.Author, err error) (*storage.Author, error) {
+		if err == nil {
+			gqlhttp.Tag(ctx, storage.TagAuthor(a.ID))
+			if a.Slug != slug {
+				gqlhttp.Untagged(ctx)
+			}
+		}
+		return a, err
+	}
+}

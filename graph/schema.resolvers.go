@@ -943,7 +943,7 @@ func (r *queryResolver) Author(ctx context.Context, id *string, slug *string) (*
 			return nil, err
 		}
 		r.authorPostsAhead(ctx, authorID, auth.ActorFrom(ctx).Acts(authorID))
-		return tagged(ctx, authorTag)(r.store.GetAuthor(ctx, authorID))
+		return bySlug(ctx, *slug)(r.store.GetAuthor(ctx, authorID))
 	}
 	authorID, err := decodeIDOf("id", *id, kindAuthor)
 	if err != nil {

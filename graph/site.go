@@ -149,7 +149,7 @@ func (r *Resolver) archiveAuthor(ctx context.Context, id, slug *string) (*storag
 		}
 		return tagged(ctx, authorTag)(r.store.GetAuthor(ctx, authorID))
 	}
-	a, err := tagged(ctx, authorTag)(r.store.GetAuthorBySlug(ctx, *slug))
+	a, err := bySlug(ctx, *slug)(r.store.GetAuthorBySlug(ctx, *slug))
 	if err != nil {
 		return nil, fmt.Errorf("archive of author %q: %w", *slug, err)
 	}
