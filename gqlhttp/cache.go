@@ -25,7 +25,15 @@ import (
 // else (POST, mutations, signed-in readers, errors) gets
 // "Cache-Control: no-store", so no cache ever keeps a write's answer or one
 // person's view. GET covers automatic persisted queries too: a hash-only
-// GET URL is short and stable, which is what a CDN keys on.
+// GET URL is short and stable, which is what a CDN keys on. A public
+// answer also carries the tags its resolvers named (Tag) as
+// Surrogate-Key and Cache-Tag, so a CDN purges it by tag, and
+// Cache-Control may add s-maxage and stale-while-revalidate.
+//
+// With an AnswerCache, the answers to anonymous requests (GET or POST,
+// without Authorization or a bypassing header) that are public, as above,
+// and tagged are kept and sent again without running the operation
+// (X-Cache: HIT); a POST's answer stays no-store for HTTP caches.
 
 // cacheState is where the response hook tells the HTTP layer whether the
 // operation it answered may be cached publicly; NoStore marks it private

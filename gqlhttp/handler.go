@@ -3,8 +3,10 @@
 // variables.go), limits on request bodies, query documents, validation
 // work, operations, time and answers (limits.go, validation.go,
 // mergefields.go, responsesize.go), a query cache and automatic persisted
-// queries bounded by memory (querycache.go), HTTP caching with ETag and
-// 304 (cache.go) and request ids (requestid.go). It knows nothing of the
+// queries bounded by memory (querycache.go), HTTP caching with ETag,
+// 304 and tag headers (cache.go), an answer cache that keeps whole
+// answers until their tags are invalidated (answercache.go,
+// answerkey.go) and request ids (requestid.go). It knows nothing of the
 // schema it serves: what is particular to one (its resolvers' middlewares,
 // error presenter, request context) comes in through Options.
 package gqlhttp
