@@ -74,7 +74,7 @@ func TestAnswerKeyIgnoresWhitespaceCommentsAndVariableOrder(t *testing.T) {
 	key := func(body string) string {
 		r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
 		r.Header.Set("Content-Type", "application/json")
-		k, ok := answerKey(r)
+		k, _, ok := answerKey(r)
 		if !ok {
 			t.Fatalf("no key for %s", body)
 		}

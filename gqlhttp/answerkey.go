@@ -13,7 +13,9 @@ import (
 	"github.com/vektah/gqlparser/v2/lexer"
 )
 
-// answerKey returns the key of the answer r asks for, and false when r is
+// answerKey returns the key of the answer r asks for, whether r registers
+// a persisted query (its document and its hash: it must reach the
+// executor, which keeps the hash), and false when r is
 // not one the answer cache serves (a body that is not JSON, a batch, a
 // document that does not lex): the operation's name, the document
 // normalized (its tokens, without whitespace, commas and comments; a
@@ -21,7 +23,7 @@ import (
 // canonical JSON (keys sorted), and the Accept header, which chooses the
 // answer's media type. A POST's body is read and put back for the
 // transport.
-func answerKey(r *http.Request) (string, bool) {
+func answerKey(r *http.Request) (key string, registers, ok bool) {
 	var p struct {
 		Query         string          `json:"query"`
 		OperationName string          `json:"operationName"`
@@ -38,31 +40,31 @@ func answerKey(r *http.Request) (string, bool) {
 		p.Query, p.OperationName = q.Get("query"), q.Get("operationName")
 		p.Variables = json.RawMessage(q.Get("variables"))
 		if ext := q.Get("extensions"); ext != "" && json.Unmarshal([]byte(ext), &p.Extensions) != nil {
-			return "", false
+			return "", false, false
 		}
 	case http.MethodPost:
 		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-			return "", false
+			return "", false, false
 		}
 		body, err := io.ReadAll(r.Body)
 		r.Body = io.NopCloser(bytes.NewReader(body))
 		if err != nil || json.Unmarshal(body, &p) != nil {
-			return "", false
+			return "", false, false
 		}
 	default:
-		return "", false
+		return "", false, false
 	}
 	var doc string
 	switch {
 	case p.Query != "":
 		var ok bool
 		if doc, ok = normalizeDocument(p.Query); !ok {
-			return "", false
+			return "", false, false
 		}
 	case p.Extensions.PersistedQuery.Hash != "":
 		doc = "#" + p.Extensions.PersistedQuery.Hash
 	default:
-		return "", false
+		return "", false, false
 	}
 	vars := "{}"
 	if len(bytes.TrimSpace(p.Variables)) > 0 && string(bytes.TrimSpace(p.Variables)) != "null" {
@@ -70,18 +72,19 @@ func answerKey(r *http.Request) (string, bool) {
 		d := json.NewDecoder(bytes.NewReader(p.Variables))
 		d.UseNumber()
 		if d.Decode(&v) != nil {
-			return "", false
+			return "", false, false
 		}
 		if _, ok := v.(map[string]any); !ok {
-			return "", false
+			return "", false, false
 		}
 		b, err := json.Marshal(v) // maps marshal with their keys sorted
 		if err != nil {
-			return "", false
+			return "", false, false
 		}
 		vars = string(b)
 	}
-	return strings.Join([]string{p.OperationName, r.Header.Get("Accept"), doc, vars}, "\x00"), true
+	registers = p.Query != "" && p.Extensions.PersistedQuery.Hash != ""
+	return strings.Join([]string{p.OperationName, r.Header.Get("Accept"), doc, vars}, "\x00"), registers, true
 }
 
 // normalizeDocument returns the tokens of the document query, one space

@@ -116,9 +116,10 @@ func withCacheHeaders(c caching, next http.Handler) http.Handler {
 		get := r.Method == http.MethodGet
 		httpCacheable := get && !bypass && c.maxAge > 0
 		var key string
+		var registers bool
 		useAnswers := c.answers != nil && !bypass && (get || r.Method == http.MethodPost)
 		if useAnswers {
-			key, useAnswers = answerKey(r)
+			key, registers, useAnswers = answerKey(r)
 		}
 		if !httpCacheable && !useAnswers {
 			if c.answers != nil {
@@ -133,7 +134,7 @@ func withCacheHeaders(c caching, next http.Handler) http.Handler {
 			h.Add("Vary", "Authorization")
 		}
 		if useAnswers {
-			if a, ok := c.answers.get(key); ok {
+			if a, ok := c.lookup(key, registers); ok {
 				h.Set(AnswerCacheHeader, "HIT")
 				h.Set("Content-Type", a.contentType)
 				writeAnswer(w, r, http.StatusOK, a.body, a.etag, a.headerTags, httpCacheable, public)
@@ -177,6 +178,15 @@ func withCacheHeaders(c caching, next http.Handler) http.Handler {
 		}
 		writeAnswer(w, r, http.StatusOK, body, etag, headerTags, httpCacheable, public)
 	})
+}
+
+// lookup returns the answer kept under key, unless the request registers
+// a persisted query, which must reach the executor.
+func (c caching) lookup(key string, registers bool) (*answer, bool) {
+	if registers {
+		return nil, false
+	}
+	return c.answers.get(key)
 }
 
 // writeAnswer writes a public answer: with its ETag, Cache-Control and

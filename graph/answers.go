@@ -214,8 +214,8 @@ func (r *Resolver) adjacentPost(ctx context.Context, p *storage.Post, slug strin
 	return adj, err
 }
 
-// publicMutations change nothing any answer shows.
-var publicMutations = map[string]bool{
+// unshownMutations change nothing any answer shows.
+var unshownMutations = map[string]bool{
 	"createPreviewLink": true, "createWebhook": true, "updateWebhook": true, "deleteWebhook": true,
 	"rotateWebhookSecret": true, "redeliverWebhookEvent": true, "pingWebhook": true,
 }
@@ -237,7 +237,7 @@ func invalidateWritten(answers *gqlhttp.AnswerCache) graphql.RootFieldMiddleware
 		}
 		defer func() {
 			fc := graphql.GetRootFieldContext(ctx)
-			if fc == nil || publicMutations[fc.Field.Name] {
+			if fc == nil || unshownMutations[fc.Field.Name] {
 				return
 			}
 			if tags, ok := commentWriteTags(ctx, fc.Field.Name, fc.Field.ArgumentMap(oc.Variables)); ok {

@@ -2,6 +2,8 @@ package tests
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -111,6 +113,18 @@ func TestAnswerCacheAnswersRepeatedReadsFromMemory(t *testing.T) {
 		get := s.fetch(t, http.MethodGet, s.getQueryURL(answersCategoryPage, `{"slug":"go"}`, ""), "", nil)
 		s.hit(t, get)
 		equal(t, "body", get.body, first.body)
+	})
+	t.Run("a persisted query's hash alone is answered from memory", func(t *testing.T) {
+		sum := sha256.Sum256([]byte(answersCategoryPage))
+		ext := `{"persistedQuery":{"version":1,"sha256Hash":"` + hex.EncodeToString(sum[:]) + `"}}`
+		register := s.fetch(t, http.MethodGet, s.getQueryURL(answersCategoryPage, `{"slug":"go"}`, ext), "", nil)
+		// A registration reaches the executor, which keeps the hash.
+		equal(t, "X-Cache of the registration", register.header.Get(gqlhttp.AnswerCacheHeader), "MISS")
+		hashOnly := s.getQueryURL("", `{"slug":"go"}`, ext)
+		equal(t, "X-Cache of the hash's first read", s.fetch(t, http.MethodGet, hashOnly, "", nil).header.Get(gqlhttp.AnswerCacheHeader), "MISS")
+		again := s.fetch(t, http.MethodGet, hashOnly, "", nil)
+		s.hit(t, again)
+		equal(t, "body", again.body, first.body)
 	})
 	t.Run("answers with errors are not kept", func(t *testing.T) {
 		for range 2 {
