@@ -6,6 +6,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/gqlhttp"
@@ -227,17 +228,20 @@ var unshownMutations = map[string]bool{
 // InvalidateAnswers). A comment's write drops its post's comments and
 // counts and its writer's name; any other write of the blog, whose
 // events the translation computes from items the resolvers do not see,
-// drops every answer. A failed write drops as much: a write that timed
-// out may have been done.
+// drops every answer. A failed write drops as much (a write that timed
+// out may have been done), unless its error says it was refused before
+// anything was written (refusedCodes), so that refused mutations, which
+// anyone may send, cannot empty the cache.
 func invalidateWritten(answers *gqlhttp.AnswerCache) graphql.RootFieldMiddleware {
 	return func(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
 		oc := graphql.GetOperationContext(ctx)
 		if oc.Operation.Operation != ast.Mutation {
 			return next(ctx)
 		}
+		before := len(graphql.GetErrors(ctx))
 		defer func() {
 			fc := graphql.GetRootFieldContext(ctx)
-			if fc == nil || unshownMutations[fc.Field.Name] {
+			if fc == nil || unshownMutations[fc.Field.Name] || refused(graphql.GetErrors(ctx)[before:]) {
 				return
 			}
 			if tags, ok := commentWriteTags(ctx, fc.Field.Name, fc.Field.ArgumentMap(oc.Variables)); ok {
@@ -295,4 +299,23 @@ func bySlug(ctx context.Context, slug string) func(*storage.Author, error) (*sto
 		}
 		return a, err
 	}
+}
+
+// refusedCodes are the codes of errors that refuse a write before it is
+// made, or whose transaction was cancelled: nothing changed.
+var refusedCodes = map[string]bool{
+	CodeUnauthenticated: true, CodeForbidden: true, CodeBadUserInput: true,
+	CodeNotFound: true, CodeConflict: true, CodeRateLimited: true,
+}
+
+// refused reports whether errs, the errors a mutation's root field added,
+// include one of the field itself (not of its payload) that refused the
+// write.
+func refused(errs gqlerror.List) bool {
+	for _, e := range errs {
+		if code, _ := e.Extensions["code"].(string); len(e.Path) == 1 && refusedCodes[code] {
+			return true
+		}
+	}
+	return false
 }

@@ -193,6 +193,16 @@ func TestAnswerCacheNeverServesAnAnswerMissingAnAcknowledgedWrite(t *testing.T) 
 		s.hit(t, s.post(t, p.query, p.vars, nil))
 	}
 
+	t.Run("a refused write drops nothing", func(t *testing.T) {
+		create := `mutation { createPost(input: {title: "Spam", slug: "spam", categories: ["go"]}) { post { id } } }`
+		a := s.fetch(t, http.MethodPost, s.url, `{"query":`+jsonString(create)+`}`, nil)
+		if !strings.Contains(a.body, "UNAUTHENTICATED") {
+			t.Fatalf("an anonymous createPost: %s", a.body)
+		}
+		for _, p := range pages {
+			s.hit(t, s.post(t, p.query, p.vars, nil))
+		}
+	})
 	t.Run("a post's edit", func(t *testing.T) {
 		got := ok[*PostByIDResponse](t)(PostByID(ctx, s.admin, ids[2]))
 		ok[*UpdatePostResponse](t)(UpdatePost(ctx, ada, UpdatePostInput{Id: ids[2], ExpectedVersion: got.Post.Version, Title: ptr("Edited")}))
