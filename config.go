@@ -52,6 +52,9 @@ type config struct {
 	jwtAudience       string
 	jwksURL           string
 	cacheMaxAge       time.Duration
+	cacheSMaxAge      time.Duration
+	cacheSWR          time.Duration
+	answerCacheBytes  int64
 	eventRetention    time.Duration
 	readStream        bool
 	pprofAddr         string
@@ -242,6 +245,15 @@ func settings(c *config) []setting {
 		{"cache-max-age", "CACHE_MAX_AGE", val(&c.cacheMaxAge, time.Minute),
 			"how long a CDN or browser may reuse the answer to an anonymous GET query;\n0 marks every answer no-store",
 			"how long a CDN or browser may reuse the answer to an anonymous GET query (see [HTTP caching](frontend.md#http-caching)); `0`: nothing may be stored"},
+		{"cache-s-maxage", "CACHE_S_MAXAGE", val(&c.cacheSMaxAge, time.Duration(0)),
+			"how long a CDN may reuse the answer to an anonymous GET query (s-maxage), which the\nchange feed's events purge by its Surrogate-Key; 0: as long as -cache-max-age",
+			"how long a CDN may reuse the answer to an anonymous GET query (`s-maxage`), which the change feed's events purge by tag (see [HTTP caching](frontend.md#http-caching)); `0`: left out, as long as `-cache-max-age`"},
+		{"cache-stale-while-revalidate", "CACHE_STALE_WHILE_REVALIDATE", val(&c.cacheSWR, time.Duration(0)),
+			"how long past its age a cache may serve a public answer while it fetches it again\n(stale-while-revalidate); 0: left out",
+			"how long past its age a cache may serve a public answer while it fetches it again (`stale-while-revalidate`); `0`: left out"},
+		{"answer-cache-bytes", "ANSWER_CACHE_BYTES", val(&c.answerCacheBytes, gqlhttp.DefaultAnswerCacheBytes),
+			"memory, in bytes, of the answers to anonymous reads kept and served again until a write\nchanges what they show; 0: none kept",
+			"memory of the answers to anonymous reads kept and served again until a write changes what they show (see [HTTP caching](frontend.md#http-caching)); `0`: none kept"},
 		{"pprof-addr", "PPROF_ADDR", val(&c.pprofAddr, ""),
 			"serve runtime profiles at /debug/pprof/ on this loopback `address`, e.g. 127.0.0.1:6060;\nempty: off",
 			"serve runtime profiles at `/debug/pprof/` on this loopback address, e.g. `127.0.0.1:6060`; empty: off (see [Performance](#performance))"},
@@ -458,6 +470,10 @@ func (c *config) check(stray []string) error {
 		return fmt.Errorf("dynamodb max attempts %d: must be 1 to %d", c.maxAttempts, storage.MaxAttemptsLimit)
 	case c.cacheMaxAge < 0:
 		return fmt.Errorf("cache max age %s: must not be negative", c.cacheMaxAge)
+	case c.cacheSMaxAge < 0 || c.cacheSWR < 0:
+		return errors.New("cache s-maxage and stale-while-revalidate: must not be negative")
+	case c.answerCacheBytes < 0:
+		return fmt.Errorf("answer cache bytes %d: must not be negative", c.answerCacheBytes)
 	case c.eventRetention < time.Minute:
 		return fmt.Errorf("event retention %s: must be at least 1m", c.eventRetention)
 	case c.cursorKey != "" && len(c.cursorKey) < storage.MinCursorKeyBytes:

@@ -186,6 +186,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	feed.Subscribe(searcher.Events)
 	// The site settings this server holds are dropped when they change.
 	feed.Subscribe(store.ForgetSite)
+	// So are the answers it keeps that show what changed.
+	var answers *gqlhttp.AnswerCache
+	if cfg.answerCacheBytes > 0 {
+		answers = gqlhttp.NewAnswerCache(cfg.answerCacheBytes, tel.answerObserver())
+		feed.Subscribe(graph.InvalidateAnswers(answers))
+	}
 	streamsDone := make(chan struct{})
 	var streamsRunning sync.WaitGroup
 	if cfg.playgroundOn() && !cfg.introspectionOn() {
@@ -219,7 +225,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		cfg.siteURL = "http://" + displayAddr(ln.Addr())
 		logger.Info("feeds and sitemap link to this server's address; set -site-url to the frontend's", "site_url", cfg.siteURL)
 	}
-	handler := routes(store, verifier, tel, cfg, playgroundHeaders, devTokens, hooks, searcher, liveStreams{hub, streamsDone, &streamsRunning}, logger)
+	handler := routes(store, verifier, tel, cfg, playgroundHeaders, devTokens, hooks, searcher, liveStreams{hub, streamsDone, &streamsRunning, answers}, logger)
 	if loopback || devTokens {
 		// See hosts.go: no page of a name rebound to this machine reaches it.
 		handler = guardHost(cfg.allowedHosts, handler)
@@ -546,9 +552,12 @@ func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *
 	var api http.Handler = graph.NewHandler(store, tel.handler(cfg.queryLimits(graph.HandlerOptions{
 		Logger: logger,
 		HTTP: gqlhttp.Options{
-			Introspection:  cfg.introspectionOn(),
-			RequestTimeout: cfg.requestTimeout,
-			CacheMaxAge:    cfg.cacheMaxAge,
+			Introspection:             cfg.introspectionOn(),
+			RequestTimeout:            cfg.requestTimeout,
+			CacheMaxAge:               cfg.cacheMaxAge,
+			CacheSMaxAge:              cfg.cacheSMaxAge,
+			CacheStaleWhileRevalidate: cfg.cacheSWR,
+			Answers:                   streams.answers,
 			Streams: &gqlhttp.StreamOptions{
 				CheckOrigin: websocketOrigins(cors),
 				PerAddress:  cfg.streamsPerAddr,
@@ -607,6 +616,9 @@ type liveStreams struct {
 	hub      *live.Hub
 	shutdown <-chan struct{}
 	running  *sync.WaitGroup
+	// answers is the answer cache the change feed's events invalidate
+	// (nil: none).
+	answers *gqlhttp.AnswerCache
 }
 
 // websocketOrigins returns the origin check of WebSocket handshakes,

@@ -144,6 +144,9 @@ func TestParseConfig(t *testing.T) {
 		{"no attempts", map[string]string{"DYNAMODB_MAX_ATTEMPTS": "0"}, nil, "max attempts"},
 		{"too many attempts", nil, []string{"-dynamodb-max-attempts", "11"}, "max attempts"},
 		{"negative cache max age", nil, []string{"-cache-max-age", "-1s"}, "cache max age"},
+		{"negative s-maxage", nil, []string{"-cache-s-maxage", "-1s"}, "s-maxage"},
+		{"negative stale-while-revalidate", map[string]string{"CACHE_STALE_WHILE_REVALIDATE": "-1s"}, nil, "stale-while-revalidate"},
+		{"negative answer cache", nil, []string{"-answer-cache-bytes", "-1"}, "answer cache bytes"},
 		{"unknown moderation", map[string]string{"COMMENT_MODERATION": "later"}, nil, "comment moderation"},
 		{"no comments a minute", nil, []string{"-comment-rate-limit", "0"}, "comment rate limit"},
 		{"too many comments a minute", nil, []string{"-comment-rate-limit", "1001"}, "comment rate limit"},
@@ -220,6 +223,19 @@ func TestRun(t *testing.T) {
 
 	if code, body := get("/healthz"); code != 200 || body != "ok\n" {
 		t.Errorf("/healthz = %d %q", code, body)
+	}
+	// The answer cache is on by default: the same anonymous read twice
+	// is answered from memory the second time (one that reads nothing, so
+	// that no event of the demo seeded at start drops it).
+	for i, want := range []string{"MISS", "HIT"} {
+		resp, err := http.Post(base+"/graphql", "application/json", strings.NewReader(`{"query":"{ __typename }"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if got := resp.Header.Get("X-Cache"); resp.StatusCode != 200 || got != want {
+			t.Errorf("read %d: status %d, X-Cache %q, want %s", i+1, resp.StatusCode, got, want)
+		}
 	}
 	if code, body := get("/readyz"); code != 200 {
 		t.Errorf("/readyz = %d %q", code, body)

@@ -8,6 +8,7 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
+	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/metrics"
 	"github.com/blogql/blog/storage"
@@ -93,4 +94,13 @@ func (t *telemetry) shutdown(ctx context.Context, logger *slog.Logger) {
 	if err := t.tracer.Shutdown(ctx); err != nil {
 		logger.Warn("spans lost at shutdown", "err", err)
 	}
+}
+
+// answerObserver returns what the answer cache reports to: the metrics,
+// or nothing when they are off.
+func (t *telemetry) answerObserver() gqlhttp.AnswerObserver {
+	if t.metrics == nil {
+		return nil
+	}
+	return t.metrics
 }

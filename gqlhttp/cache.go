@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -24,7 +25,15 @@ import (
 // else (POST, mutations, signed-in readers, errors) gets
 // "Cache-Control: no-store", so no cache ever keeps a write's answer or one
 // person's view. GET covers automatic persisted queries too: a hash-only
-// GET URL is short and stable, which is what a CDN keys on.
+// GET URL is short and stable, which is what a CDN keys on. A public
+// answer also carries the tags its resolvers named (Tag) as
+// Surrogate-Key and Cache-Tag, so a CDN purges it by tag, and
+// Cache-Control may add s-maxage and stale-while-revalidate.
+//
+// With an AnswerCache, the answers to anonymous requests (GET or POST,
+// without Authorization or a bypassing header) that are public, as above,
+// and tagged are kept and sent again without running the operation
+// (X-Cache: HIT); a POST's answer stays no-store for HTTP caches.
 
 // cacheState is where the response hook tells the HTTP layer whether the
 // operation it answered may be cached publicly; NoStore marks it private
@@ -59,45 +68,202 @@ func markCacheable(ctx context.Context, next graphql.ResponseHandler) *graphql.R
 	return resp
 }
 
-// withCacheHeaders sets the caching headers described above on every
-// answer of next. maxAge zero or less makes every answer no-store.
-func withCacheHeaders(maxAge time.Duration, next http.Handler) http.Handler {
-	public := "public, max-age=" + strconv.Itoa(int(maxAge.Seconds()))
+// caching is what withCacheHeaders needs: the lifetimes of
+// Cache-Control, the answer cache (nil: none) and the request headers
+// that bypass it.
+type caching struct {
+	maxAge, sMaxAge, staleWhileRevalidate time.Duration
+	answers                               *AnswerCache
+	bypass                                []string
+}
+
+// cacheControl returns the Cache-Control of a public answer.
+func (c caching) cacheControl() string {
+	v := "public, max-age=" + strconv.Itoa(int(c.maxAge.Seconds()))
+	if c.sMaxAge > 0 {
+		v += ", s-maxage=" + strconv.Itoa(int(c.sMaxAge.Seconds()))
+	}
+	if c.staleWhileRevalidate > 0 {
+		v += ", stale-while-revalidate=" + strconv.Itoa(int(c.staleWhileRevalidate.Seconds()))
+	}
+	return v
+}
+
+// Headers of cached answers.
+const (
+	// AnswerCacheHeader says whether the answer cache answered (HIT),
+	// computed and offered it (MISS), or was not asked (BYPASS: a request
+	// with credentials or a bypassing header).
+	AnswerCacheHeader = "X-Cache"
+	// SurrogateKeyHeader and CacheTagHeader carry a public answer's tags,
+	// for Fastly and Varnish (space-separated) and Cloudflare
+	// (comma-separated), so a CDN purges by the tags the change feed's
+	// events name.
+	SurrogateKeyHeader = "Surrogate-Key"
+	CacheTagHeader     = "Cache-Tag"
+)
+
+// withCacheHeaders serves the answer cache and sets the caching headers
+// described above on every answer of next. maxAge zero or less makes
+// every answer no-store; the answer cache works whatever it is.
+func withCacheHeaders(c caching, next http.Handler) http.Handler {
+	public := c.cacheControl()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodGet || len(r.Header.Values("Authorization")) > 0 || maxAge <= 0 {
+		bypass := len(r.Header.Values("Authorization")) > 0
+		for _, h := range c.bypass {
+			bypass = bypass || len(r.Header.Values(h)) > 0
+		}
+		get := r.Method == http.MethodGet
+		httpCacheable := get && !bypass && c.maxAge > 0
+		var key string
+		var registers bool
+		useAnswers := c.answers != nil && !bypass && (get || r.Method == http.MethodPost)
+		if useAnswers {
+			key, registers, useAnswers = answerKey(r)
+		}
+		if !httpCacheable && !useAnswers {
+			if c.answers != nil {
+				w.Header().Set(AnswerCacheHeader, "BYPASS")
+			}
 			w.Header().Set("Cache-Control", "no-store")
 			next.ServeHTTP(w, r)
 			return
 		}
+		h := w.Header()
+		if get {
+			h.Add("Vary", "Authorization")
+		}
+		if useAnswers {
+			if a, ok := c.lookup(key, registers); ok {
+				h.Set(AnswerCacheHeader, "HIT")
+				h.Set("Content-Type", a.contentType)
+				writeAnswer(w, r, http.StatusOK, a.body, a.etag, a.headerTags, httpCacheable, public)
+				return
+			}
+			h.Set(AnswerCacheHeader, "MISS")
+		}
+
 		st := &cacheState{}
+		ctx := context.WithValue(r.Context(), cacheStateKey{}, st)
+		var tags *answerTags
+		var begun uint64
+		if useAnswers {
+			tags = &answerTags{}
+			begun = c.answers.begin()
+			ctx = context.WithValue(ctx, answerTagsKey{}, tags)
+		}
 		buf := &bufferedResponse{header: w.Header()}
-		next.ServeHTTP(buf, r.WithContext(context.WithValue(r.Context(), cacheStateKey{}, st)))
+		next.ServeHTTP(buf, r.WithContext(ctx))
 
 		if buf.status == 0 {
 			buf.status = http.StatusOK
 		}
-		h := w.Header()
-		h.Add("Vary", "Authorization")
 		if !st.public || buf.status != http.StatusOK {
 			h.Set("Cache-Control", "no-store")
 			w.WriteHeader(buf.status)
 			w.Write(buf.body.Bytes())
 			return
 		}
-		sum := sha256.Sum256(buf.body.Bytes())
-		etag := `"` + base64.RawURLEncoding.EncodeToString(sum[:16]) + `"`
-		h.Set("Cache-Control", public)
-		h.Set("ETag", etag)
-		if etagMatches(r.Header.Get("If-None-Match"), etag) {
-			h.Del("Content-Type")
-			h.Del("Content-Length")
-			w.WriteHeader(http.StatusNotModified)
-			return
+		body := buf.body.Bytes()
+		etag := etagOf(body)
+		var headerTags []string
+		if tags != nil {
+			if all, public, tagged := tags.collected(); tagged {
+				headerTags = public
+				c.answers.add(&answer{
+					key: key, body: slices.Clone(body), contentType: h.Get("Content-Type"), etag: etag,
+					tags: all, headerTags: public,
+				}, begun)
+			}
 		}
-		h.Set("Content-Length", strconv.Itoa(buf.body.Len()))
-		w.WriteHeader(http.StatusOK)
-		w.Write(buf.body.Bytes())
+		writeAnswer(w, r, http.StatusOK, body, etag, headerTags, httpCacheable, public)
 	})
+}
+
+// lookup returns the answer kept under key, unless the request registers
+// a persisted query, which must reach the executor.
+func (c caching) lookup(key string, registers bool) (*answer, bool) {
+	if registers {
+		return nil, false
+	}
+	return c.answers.get(key)
+}
+
+// writeAnswer writes a public answer: with its ETag, Cache-Control and
+// tag headers when HTTP caches may keep it (a 304 when If-None-Match
+// names it), no-store otherwise.
+func writeAnswer(w http.ResponseWriter, r *http.Request, status int, body []byte, etag string, tags []string, httpCacheable bool, public string) {
+	h := w.Header()
+	if !httpCacheable {
+		h.Set("Cache-Control", "no-store")
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+		w.WriteHeader(status)
+		w.Write(body)
+		return
+	}
+	h.Set("Cache-Control", public)
+	h.Set("ETag", etag)
+	if len(tags) > 0 {
+		if keys, ok := headerTags(tags, MaxTagHeaderBytes); ok {
+			h.Set(SurrogateKeyHeader, strings.Join(keys, " "))
+			h.Set(CacheTagHeader, strings.Join(keys, ","))
+		} else {
+			// No CDN could purge it: it keeps it for max-age alone.
+			h.Set("Cache-Control", strings.Join(strings.SplitN(public, ", ", 3)[:2], ", "))
+		}
+	}
+	if etagMatches(r.Header.Get("If-None-Match"), etag) {
+		h.Del("Content-Type")
+		h.Del("Content-Length")
+		w.WriteHeader(http.StatusNotModified)
+		return
+	}
+	h.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	w.Write(body)
+}
+
+// etagOf returns the ETag of an answer's body.
+func etagOf(body []byte) string {
+	sum := sha256.Sum256(body)
+	return `"` + base64.RawURLEncoding.EncodeToString(sum[:16]) + `"`
+}
+
+// MaxTagHeaderBytes bounds the Surrogate-Key and Cache-Tag headers: CDNs
+// refuse or cut longer ones (Fastly takes 16 KB of keys, Cloudflare 16 KB
+// of tags in all).
+const MaxTagHeaderBytes = 8 << 10
+
+// BroadTag replaces the tags of single posts (post:<id>, counts:<id>,
+// comments:<id>) in a tag header too long for MaxTagHeaderBytes: every
+// post event names it, so a CDN purges the answer on any post write.
+// Counts and comments of a post alone then reach a CDN's copy of such an
+// answer only when its s-maxage ends.
+const BroadTag = "feed"
+
+// headerTags returns tags, or when they take more than max bytes one
+// space apart, those tags with every post's own tag replaced by BroadTag;
+// false when even those do not fit.
+func headerTags(tags []string, max int) ([]string, bool) {
+	if headerLen(tags) <= max {
+		return tags, true
+	}
+	out := []string{BroadTag}
+	for _, t := range tags {
+		if t == BroadTag || strings.HasPrefix(t, "post:") || strings.HasPrefix(t, "counts:") || strings.HasPrefix(t, "comments:") {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out, headerLen(out) <= max
+}
+
+func headerLen(tags []string) int {
+	n := len(tags) - 1
+	for _, t := range tags {
+		n += len(t)
+	}
+	return n
 }
 
 // etagMatches reports whether an If-None-Match header names etag; the

@@ -4,8 +4,10 @@
 // work, operations, time and answers (limits.go, validation.go,
 // mergefields.go, responsesize.go), a query cache bounded by memory
 // (querycache.go), automatic persisted queries kept in memory and in a
-// store (persisted.go), HTTP caching with ETag and
-// 304 (cache.go) and request ids (requestid.go). It knows nothing of the
+// store (persisted.go), HTTP caching with ETag, 304 and tag headers
+// (cache.go), an answer cache that keeps whole answers until their tags
+// are invalidated (answercache.go, answerkey.go) and request ids
+// (requestid.go). It knows nothing of the
 // schema it serves: what is particular to one (its resolvers' middlewares,
 // error presenter, request context) comes in through Options.
 package gqlhttp
@@ -44,6 +46,18 @@ type Options struct {
 	// CacheMaxAge is how long a CDN or browser may reuse the answer to an
 	// anonymous GET query (see cache.go); zero marks every answer no-store.
 	CacheMaxAge time.Duration
+	// CacheSMaxAge and CacheStaleWhileRevalidate, when positive, add
+	// s-maxage (how long a shared cache, a CDN, may reuse the answer) and
+	// stale-while-revalidate to the Cache-Control of public answers.
+	CacheSMaxAge              time.Duration
+	CacheStaleWhileRevalidate time.Duration
+	// Answers, when set, keeps the answers to anonymous query operations
+	// without errors (not marked NoStore, and tagged: see Tag) in memory
+	// and serves them again, GET and POST alike (answercache.go).
+	Answers *AnswerCache
+	// AnswerBypassHeaders are request headers which, like Authorization,
+	// keep a request from the answer cache and from HTTP caches.
+	AnswerBypassHeaders []string
 	// MaxQueryBytes bounds the query document of a request, a persisted
 	// query's included, checked before it is parsed; zero means
 	// DefaultMaxQueryBytes.
@@ -179,7 +193,10 @@ func New(schema graphql.ExecutableSchema, opts Options) http.Handler {
 	if opts.Wrap != nil {
 		inner = opts.Wrap(srv)
 	}
-	requests := checkMethod(limitBody(MaxBodyBytes, withTimeout(timeout, withCacheHeaders(opts.CacheMaxAge, inner))))
+	requests := checkMethod(limitBody(MaxBodyBytes, withTimeout(timeout, withCacheHeaders(caching{
+		maxAge: opts.CacheMaxAge, sMaxAge: opts.CacheSMaxAge, staleWhileRevalidate: opts.CacheStaleWhileRevalidate,
+		answers: opts.Answers, bypass: opts.AnswerBypassHeaders,
+	}, inner))))
 	if opts.Streams == nil {
 		return WithRequestID(requests)
 	}

@@ -18,6 +18,7 @@ func (r *Resolver) featuredPosts(ctx context.Context, first *int, after *string,
 	if err != nil {
 		return nil, err
 	}
+	tagList(ctx, storage.TagFeatured, res.Items)
 	r.primePosts(ctx, nil, "edges.node", res.Items)
 	return postConnection(res, func(ctx context.Context) (int, error) {
 		n, err := r.store.CountFeatured(ctx)

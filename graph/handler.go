@@ -115,6 +115,10 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 		h.Extensions = append(h.Extensions, tracing.Extension(opts.TracerProvider))
 	}
 	h.AroundRootFields = []graphql.RootFieldMiddleware{freshReadsPerMutation, refuseEmptyInputs}
+	if h.Answers != nil {
+		h.AnswerBypassHeaders = []string{CostHeader}
+		h.AroundRootFields = append(h.AroundRootFields, taggedAnswers, invalidateWritten(h.Answers))
+	}
 	h.AroundResponses = []graphql.ResponseMiddleware{reportCost, waitAhead, liveResponses(h.ErrorPresenter)}
 	if h.Streams != nil {
 		streams := *h.Streams

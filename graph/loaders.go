@@ -135,6 +135,7 @@ func newLoader[K comparable, V any](name string, capacity int, get func(context.
 		// one waited for the window to end.
 		observe(name, len(keys), len(keys) < capacity)
 		values, errs := get(ctx, keys)
+		tagLoaded(ctx, values)
 		out := make([]*dataloader.Result[V], len(keys))
 		for i := range keys {
 			out[i] = &dataloader.Result[V]{Data: values[i], Error: errs[i]}
@@ -167,6 +168,7 @@ func statsOf(store *storage.Store) func(context.Context, []struct{}) ([]*storage
 func prime[K comparable, V any](ctx context.Context, name string, loader *dataloader.Loader[K, V], get func(context.Context, []K) ([]V, []error), keys []K) {
 	loadersFor(ctx).observe(name, len(keys), false)
 	values, errs := get(ctx, keys)
+	tagLoaded(ctx, values)
 	for i, k := range keys {
 		if errs[i] == nil {
 			loader.Prime(ctx, k, values[i])

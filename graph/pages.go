@@ -36,9 +36,9 @@ func (r *Resolver) page(ctx context.Context, id, slug *string) (*storage.SitePag
 		if err != nil {
 			return nil, err
 		}
-		return r.seenPage(ctx)(r.store.GetPage(ctx, pageID))
+		return tagged(ctx, pageTag)(r.seenPage(ctx)(r.store.GetPage(ctx, pageID)))
 	}
-	return r.seenPage(ctx)(r.store.GetPageBySlug(ctx, *slug))
+	return tagged(ctx, pageTag)(r.seenPage(ctx)(r.store.GetPageBySlug(ctx, *slug)))
 }
 
 // pages answers Query.pages: the drafts for admins only.

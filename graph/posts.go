@@ -185,6 +185,7 @@ func (r *Resolver) primeFullPosts(ctx context.Context, page []*storage.Post) {
 // the categories of those whose categories are read (a draft's, or more
 // than their names: Post.categories).
 func (r *Resolver) primePosts(ctx context.Context, satisfies []string, path string, posts []*storage.Post) {
+	tagPosts(ctx, posts...)
 	if len(posts) == 0 {
 		return
 	}

@@ -60,6 +60,7 @@ func (r *authorResolver) Posts(ctx context.Context, obj *storage.Author, first *
 	if err != nil {
 		return nil, err
 	}
+	tagList(ctx, storage.TagAuthor(obj.ID), res.Items)
 	r.primePosts(ctx, nil, "edges.node", res.Items)
 	r.primeFullPosts(ctx, res.Items)
 	return postConnection(res, r.authorPostsCount(obj, per, own)), nil
@@ -112,6 +113,7 @@ func (r *categoryResolver) Posts(ctx context.Context, obj *storage.Category, fir
 	if err != nil {
 		return nil, err
 	}
+	tagList(ctx, storage.TagCategory(obj.Slug), res.Items)
 	r.primePosts(ctx, nil, "edges.node", res.Items)
 	r.primeFullPosts(ctx, res.Items)
 	return postConnection(res, r.categoryPostsCount(obj, per)), nil
@@ -762,6 +764,7 @@ func (r *postResolver) Comments(ctx context.Context, obj *storage.Post, first *i
 	if err != nil {
 		return nil, err
 	}
+	gqlhttp.Tag(ctx, storage.TagComments(obj.ID))
 	res, err := r.store.Comments(ctx, obj.ID, p)
 	if err != nil {
 		return nil, err
@@ -772,17 +775,17 @@ func (r *postResolver) Comments(ctx context.Context, obj *storage.Post, first *i
 
 // Previous is the resolver for the previous field.
 func (r *postResolver) Previous(ctx context.Context, obj *storage.Post) (*storage.Post, error) {
-	return r.store.AdjacentPost(ctx, obj, "", false)
+	return r.adjacentPost(ctx, obj, "", false)
 }
 
 // Next is the resolver for the next field.
 func (r *postResolver) Next(ctx context.Context, obj *storage.Post) (*storage.Post, error) {
-	return r.store.AdjacentPost(ctx, obj, "", true)
+	return r.adjacentPost(ctx, obj, "", true)
 }
 
 // PreviousInCategory is the resolver for the previousInCategory field.
 func (r *postResolver) PreviousInCategory(ctx context.Context, obj *storage.Post, slug string) (*storage.Post, error) {
-	return r.store.AdjacentPost(ctx, obj, slug, false)
+	return r.adjacentPost(ctx, obj, slug, false)
 }
 
 // Authors is the resolver for the authors field.
@@ -797,7 +800,7 @@ func (r *postResolver) Tags(ctx context.Context, obj *storage.Post) ([]*storage.
 
 // NextInCategory is the resolver for the nextInCategory field.
 func (r *postResolver) NextInCategory(ctx context.Context, obj *storage.Post, slug string) (*storage.Post, error) {
-	return r.store.AdjacentPost(ctx, obj, slug, true)
+	return r.adjacentPost(ctx, obj, slug, true)
 }
 
 // Related is the resolver for the related field.
@@ -902,6 +905,7 @@ func (r *queryResolver) Posts(ctx context.Context, first *int, after *string, la
 	if err != nil {
 		return nil, err
 	}
+	tagList(ctx, storage.TagFeed, res.Items)
 	r.primePosts(ctx, nil, "edges.node", res.Items)
 	r.primeFullPosts(ctx, res.Items)
 	return postConnection(res, r.feedCount(per)), nil
@@ -921,7 +925,7 @@ func (r *queryResolver) Archive(ctx context.Context, author *string, category *s
 		}
 		return archiveOf(a.Archive), nil
 	case category != nil:
-		c, err := r.store.GetCategory(ctx, *category)
+		c, err := tagged(ctx, func(c *storage.Category) string { return storage.TagCategory(c.Slug) })(r.store.GetCategory(ctx, *category))
 		if err != nil {
 			return nil, err
 		}
@@ -945,14 +949,14 @@ func (r *queryResolver) Author(ctx context.Context, id *string, slug *string) (*
 			return nil, err
 		}
 		r.authorPostsAhead(ctx, authorID, auth.ActorFrom(ctx).Acts(authorID))
-		return r.store.GetAuthor(ctx, authorID)
+		return bySlug(ctx, *slug)(r.store.GetAuthor(ctx, authorID))
 	}
 	authorID, err := decodeIDOf("id", *id, kindAuthor)
 	if err != nil {
 		return nil, err
 	}
 	r.authorPostsAhead(ctx, authorID, auth.ActorFrom(ctx).Acts(authorID))
-	return r.store.GetAuthor(ctx, authorID)
+	return tagged(ctx, authorTag)(r.store.GetAuthor(ctx, authorID))
 }
 
 // Authors is the resolver for the authors field.

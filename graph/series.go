@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/blogql/blog/auth"
+	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph/model"
 	"github.com/blogql/blog/storage"
 )
@@ -54,6 +55,7 @@ func (r *Resolver) ownSeries(ctx context.Context, slug string) (*storage.Series,
 }
 
 func (r *Resolver) querySeries(ctx context.Context, slug string) (*storage.Series, error) {
+	gqlhttp.Tag(ctx, storage.TagSeries(slug)) // found or not: its creation names it
 	se, err := r.store.GetSeries(ctx, slug)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, nil
@@ -92,6 +94,7 @@ func (r *Resolver) seriesPosts(ctx context.Context, se *storage.Series, first *i
 	if err != nil {
 		return nil, err
 	}
+	tagList(ctx, storage.TagSeries(se.Slug), res.Items)
 	return postConnection(res, func(ctx context.Context) (int, error) {
 		n := 0
 		for ids := range slices.Chunk(se.Posts, storage.MaxPageSize) {
@@ -112,6 +115,7 @@ func (r *Resolver) postSeries(ctx context.Context, obj *storage.Post) (*model.Po
 	if err != nil || p.Series == "" {
 		return nil, err
 	}
+	gqlhttp.Tag(ctx, storage.TagSeries(p.Series))
 	se, err := r.store.GetSeries(ctx, p.Series)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, nil
@@ -128,7 +132,10 @@ func (r *Resolver) postSeries(ctx context.Context, obj *storage.Post) (*model.Po
 
 func (r *Resolver) seriesNeighbour(ctx context.Context, obj *model.PostSeries, next bool) (*storage.Post, error) {
 	prev, nxt, err := obj.Neighbours(ctx, func(ctx context.Context) (*storage.Post, *storage.Post, error) {
-		return r.store.SeriesNeighbours(ctx, obj.Series, obj.PostID, r.seriesKeep(ctx, obj.Series))
+		prev, next, err := r.store.SeriesNeighbours(ctx, obj.Series, obj.PostID, r.seriesKeep(ctx, obj.Series))
+		gqlhttp.Tag(ctx, storage.TagSeries(obj.Series.Slug))
+		tagPosts(ctx, prev, next)
+		return prev, next, err
 	})
 	if next {
 		return nxt, err

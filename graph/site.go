@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph/model"
 	"github.com/blogql/blog/storage"
 )
@@ -29,7 +30,10 @@ func (d SiteDefaults) paths() storage.Paths {
 }
 
 // site answers Query.site: no request while the server holds the settings.
-func (r *Resolver) site(ctx context.Context) (*storage.Site, error) { return r.store.Site(ctx) }
+func (r *Resolver) site(ctx context.Context) (*storage.Site, error) {
+	gqlhttp.Tag(ctx, storage.TagSite)
+	return r.store.Site(ctx)
+}
 
 func or(v, def string) string {
 	if v == "" {
@@ -120,7 +124,7 @@ func (r *Resolver) category(ctx context.Context, slug, id *string) (*storage.Cat
 		}
 	}
 	r.categoryPostsAhead(ctx, s)
-	return r.store.GetCategory(ctx, s)
+	return tagged(ctx, func(c *storage.Category) string { return storage.TagCategory(c.Slug) })(r.store.GetCategory(ctx, s))
 }
 
 // categoryOf returns the slug updateCategory names: its slug or its
@@ -143,9 +147,9 @@ func (r *Resolver) archiveAuthor(ctx context.Context, id, slug *string) (*storag
 		if err != nil {
 			return nil, err
 		}
-		return r.store.GetAuthor(ctx, authorID)
+		return tagged(ctx, authorTag)(r.store.GetAuthor(ctx, authorID))
 	}
-	a, err := r.store.GetAuthorBySlug(ctx, *slug)
+	a, err := bySlug(ctx, *slug)(r.store.GetAuthorBySlug(ctx, *slug))
 	if err != nil {
 		return nil, fmt.Errorf("archive of author %q: %w", *slug, err)
 	}
@@ -180,6 +184,9 @@ func (r *Resolver) postBySlug(ctx context.Context, slug string) (*storage.Post, 
 	if err != nil {
 		return nil, err
 	}
+	// Another post's write may take the slug over: every post's events
+	// name the feed.
+	gqlhttp.Tag(ctx, storage.TagFeed)
 	if prev == "" {
 		return r.primedPost(ctx, nil)(r.visible(ctx)(r.getPost(ctx, id)))
 	}

@@ -66,6 +66,11 @@ type Metrics struct {
 	queryCacheEntries *prometheus.GaugeVec
 	queryCacheBytes   *prometheus.GaugeVec
 
+	answerLookups   *prometheus.CounterVec
+	answerEvictions prometheus.Counter
+	answerEntries   prometheus.Gauge
+	answerBytes     prometheus.Gauge
+
 	mu    sync.Mutex
 	names map[string]bool
 }
@@ -115,6 +120,22 @@ func New() *Metrics {
 			Name: "blog_graphql_query_cache_bytes",
 			Help: "Memory a query cache is charged for its entries, at most its bound, by cache (documents or persisted).",
 		}, []string{"cache"}),
+		answerLookups: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "blog_answer_cache_lookups_total",
+			Help: "Anonymous reads looked up in the answer cache, by result (hit or miss).",
+		}, []string{"result"}),
+		answerEvictions: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "blog_answer_cache_evictions_total",
+			Help: "Answers dropped from the answer cache to make room (not those a write invalidated).",
+		}),
+		answerEntries: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "blog_answer_cache_entries",
+			Help: "Answers the answer cache holds.",
+		}),
+		answerBytes: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "blog_answer_cache_bytes",
+			Help: "Memory the answer cache is charged for its answers, at most its bound (-answer-cache-bytes).",
+		}),
 		names: map[string]bool{},
 	}
 	m.registry.MustRegister(
@@ -124,6 +145,7 @@ func New() *Metrics {
 		m.dynamoRequests, m.dynamoCapacity, m.dynamoLatency,
 		m.batchSize, m.batchWaits,
 		m.queryCacheEntries, m.queryCacheBytes,
+		m.answerLookups, m.answerEvictions, m.answerEntries, m.answerBytes,
 	)
 	return m
 }
@@ -218,4 +240,24 @@ func (m *Metrics) operationName(oc *graphql.OperationContext) string {
 		m.names[name] = true
 	}
 	return name
+}
+
+// AnswerLookup counts a lookup in the answer cache. With AnswerEvicted
+// and AnswerCacheSize it makes Metrics a gqlhttp.AnswerObserver.
+func (m *Metrics) AnswerLookup(hit bool) {
+	result := "miss"
+	if hit {
+		result = "hit"
+	}
+	m.answerLookups.WithLabelValues(result).Inc()
+}
+
+// AnswerEvicted counts n answers dropped to make room.
+func (m *Metrics) AnswerEvicted(n int) { m.answerEvictions.Add(float64(n)) }
+
+// AnswerCacheSize records the answers the answer cache holds and the bytes
+// they are charged.
+func (m *Metrics) AnswerCacheSize(entries int, bytes int64) {
+	m.answerEntries.Set(float64(entries))
+	m.answerBytes.Set(float64(bytes))
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/metrics"
 )
 
@@ -58,5 +59,28 @@ func TestOperationLabels(t *testing.T) {
 	}
 	if want := metrics.MaxOperationNames + 2; n != want {
 		t.Errorf("%d series of blog_graphql_requests_total, want %d", n, want)
+	}
+}
+
+func TestAnswerCacheMetrics(t *testing.T) {
+	m := metrics.New()
+	gqlhttp.NewAnswerCache(1<<20, m) // Metrics is what an answer cache reports to
+	m.AnswerLookup(true)
+	m.AnswerLookup(false)
+	m.AnswerLookup(false)
+	m.AnswerEvicted(3)
+	m.AnswerCacheSize(2, 2048)
+	rec := httptest.NewRecorder()
+	m.Handler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+	for _, want := range []string{
+		`blog_answer_cache_lookups_total{result="hit"} 1`,
+		`blog_answer_cache_lookups_total{result="miss"} 2`,
+		`blog_answer_cache_evictions_total 3`,
+		`blog_answer_cache_entries 2`,
+		`blog_answer_cache_bytes 2048`,
+	} {
+		if !strings.Contains(rec.Body.String(), want) {
+			t.Errorf("metrics lack %s", want)
+		}
 	}
 }

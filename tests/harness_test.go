@@ -43,11 +43,14 @@ const (
 // anonymous one and one of an admin) and the DynamoDB request count of the
 // last GraphQL request.
 type server struct {
-	t      *testing.T
-	db     *dynamodb.Client
-	table  string
-	store  *storage.Store
-	clock  *dynamotest.Clock
+	t     *testing.T
+	db    *dynamodb.Client
+	table string
+	store *storage.Store
+	clock *dynamotest.Clock
+	// cfg is the DynamoDB client's configuration, for a streams client
+	// on the same backend.
+	cfg    storage.ClientConfig
 	client graphql.Client
 	admin  graphql.Client
 	url    string
@@ -78,6 +81,13 @@ func inFront(wrap func(backend http.RoundTripper) http.RoundTripper) func(*stora
 // verifier's configuration changed by verify when it is not nil.
 func newServerWith(t *testing.T, verify func(*auth.Config), configure ...func(*storage.ClientConfig, *graph.HandlerOptions)) *server {
 	t.Helper()
+	return newServerOn(t, nil, verify, configure...)
+}
+
+// newServerOn starts the server as newServerWith does, on a store made
+// with storeOpts too (storage.WithStream for a change feed).
+func newServerOn(t *testing.T, storeOpts []storage.Option, verify func(*auth.Config), configure ...func(*storage.ClientConfig, *graph.HandlerOptions)) *server {
+	t.Helper()
 	ctx := context.Background()
 	// The store and the embedded engine share the test's clock, so items
 	// expire by the time the store wrote them with.
@@ -95,11 +105,11 @@ func newServerWith(t *testing.T, verify func(*auth.Config), configure ...func(*s
 		t.Fatal(err)
 	}
 	table := dynamotest.Table(t, db, "e2e")
-	store := storage.New(db, table, storage.WithClock(c.Now))
+	store := storage.New(db, table, append([]storage.Option{storage.WithClock(c.Now)}, storeOpts...)...)
 	if err := store.CreateTable(ctx); err != nil {
 		t.Fatal(err)
 	}
-	s := &server{t: t, db: db, table: table, store: store, clock: c}
+	s := &server{t: t, db: db, table: table, store: store, clock: c, cfg: clientCfg}
 	vc := auth.Config{Secret: testSecret, Issuer: testIssuer, Audience: testAudience, Now: c.Now}
 	if verify != nil {
 		verify(&vc)

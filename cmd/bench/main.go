@@ -14,6 +14,7 @@
 //
 //	go run ./cmd/bench -backend embedded    # its data file in a fresh temporary directory
 //	scripts/dynamodb-local.sh run 8765 -- go run ./cmd/bench -backend local
+//	go run ./cmd/bench -answers -ops "category page" -markdown ""   # the cached category page
 //
 // scripts/bench.sh runs both. Results go to bench/results-<backend>.json and
 // into the table of that backend in BENCHMARKS.md.
@@ -42,6 +43,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
+	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -51,6 +54,7 @@ import (
 
 	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/embedded"
+	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/tuning"
@@ -74,6 +78,10 @@ type config struct {
 	burst        int
 	burstClients int
 	burstFor     time.Duration
+	// answers serves anonymous reads from the answer cache; ops, when
+	// not empty, are the names of the only operations measured.
+	answers bool
+	ops     []string
 }
 
 func main() {
@@ -121,8 +129,13 @@ func parseFlags(args []string) (*config, error) {
 	fs.IntVar(&c.burst, "burst", 0, "run the comment burst instead: `comments` a second on one post, and the time until every list shows the final count (0: the operations)")
 	fs.IntVar(&c.burstClients, "burst-clients", 16, "clients of the comment burst")
 	fs.DurationVar(&c.burstFor, "burst-for", 10*time.Second, "length of the comment burst")
+	fs.BoolVar(&c.answers, "answers", false, "serve anonymous reads from the answer cache (-answer-cache-bytes of the server): the cached pages")
+	ops := fs.String("ops", "", "comma-separated `names` of the only operations to measure, e.g. \"category page\" (default all)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	if *ops != "" {
+		c.ops = strings.Split(*ops, ",")
 	}
 	switch {
 	case fs.NArg() > 0:
@@ -216,11 +229,15 @@ func run(ctx context.Context, cfg *config, gc tuning.GC, log io.Writer) (*result
 		return nil, err
 	}
 	counts := newRequestCounts()
-	handler := graph.NewHandler(store, graph.HandlerOptions{
+	opts := graph.HandlerOptions{
 		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Verifier: verifier,
 		ShowCost: cfg.backend == "embedded", // as the server runs
-	})
+	}
+	if cfg.answers {
+		opts.HTTP.Answers = gqlhttp.NewAnswerCache(gqlhttp.DefaultAnswerCacheBytes, nil)
+	}
+	handler := graph.NewHandler(store, opts)
 	srv := httptest.NewServer(counts.middleware(handler))
 	defer srv.Close()
 	client := newClient(srv.URL, cfg.concurrency)
@@ -230,6 +247,12 @@ func run(ctx context.Context, cfg *config, gc tuning.GC, log io.Writer) (*result
 		return nil, fmt.Errorf("find the targets through the API: %w", err)
 	}
 	ops := operations(store, t)
+	if len(cfg.ops) > 0 {
+		ops = slices.DeleteFunc(ops, func(op operation) bool { return !slices.Contains(cfg.ops, op.name) })
+		if len(ops) == 0 {
+			return nil, fmt.Errorf("-ops %q: no such operation", cfg.ops)
+		}
+	}
 	var next atomic.Int64
 	res := newResults(cfg, data, seeded, load, gc)
 

@@ -1,0 +1,115 @@
+package gqlhttp
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+)
+
+func TestAnswerCacheDropsWhatAnInvalidationNamesAndRefusesRacedAnswers(t *testing.T) {
+	c := NewAnswerCache(1<<20, nil)
+	begun := c.begin()
+	if !c.add(&answer{key: "a", body: []byte("A"), tags: []string{"post:1", "feed"}}, begun) {
+		t.Fatal("an answer begun after every invalidation was not stored")
+	}
+	c.add(&answer{key: "b", body: []byte("B"), tags: []string{"post:2"}}, begun)
+
+	racing := c.begin()
+	c.Invalidate("post:1")
+	if _, ok := c.get("a"); ok {
+		t.Error("an answer tagged post:1 outlived its invalidation")
+	}
+	if _, ok := c.get("b"); !ok {
+		t.Error("an answer without the tag was dropped")
+	}
+	if c.add(&answer{key: "a", body: []byte("A"), tags: []string{"post:1"}}, racing) {
+		t.Error("an answer begun before an invalidation of its tag was stored")
+	}
+	if !c.add(&answer{key: "c", body: []byte("C"), tags: []string{"post:3"}}, racing) {
+		t.Error("an answer begun before an invalidation of another tag was refused")
+	}
+	c.InvalidateAll()
+	if n, bytes := c.Size(); n != 0 || bytes != 0 {
+		t.Errorf("after InvalidateAll: %d answers, %d bytes", n, bytes)
+	}
+	if c.add(&answer{key: "d", body: []byte("D"), tags: []string{"post:4"}}, racing) {
+		t.Error("an answer begun before InvalidateAll was stored")
+	}
+}
+
+type evictions struct{ n int }
+
+func (e *evictions) AnswerLookup(bool)          {}
+func (e *evictions) AnswerEvicted(n int)        { e.n += n }
+func (e *evictions) AnswerCacheSize(int, int64) {}
+
+func TestAnswerCacheEvictsTheLeastRecentlyUsedPastItsBound(t *testing.T) {
+	body := []byte(strings.Repeat("x", 1000))
+	one := int64(len(body) + 1 + answerEntryBytes + len("post:1") + 64)
+	ev := &evictions{}
+	c := NewAnswerCache(2*one, ev)
+	for _, k := range []string{"1", "2"} {
+		c.add(&answer{key: k, body: body, tags: []string{"post:" + k}}, c.begin())
+	}
+	c.get("1") // 2 is now the least recently used
+	c.add(&answer{key: "3", body: body, tags: []string{"post:3"}}, c.begin())
+	if _, ok := c.get("2"); ok {
+		t.Error("the least recently used answer was kept past the bound")
+	}
+	if _, ok := c.get("1"); !ok {
+		t.Error("a recently used answer was evicted")
+	}
+	if n, bytes := c.Size(); n != 2 || bytes > 2*one || ev.n != 1 {
+		t.Errorf("%d answers in %d bytes (bound %d), %d evicted", n, bytes, 2*one, ev.n)
+	}
+	// The evicted answer's tags are gone with it.
+	c.Invalidate("post:2")
+	if n, _ := c.Size(); n != 2 {
+		t.Errorf("invalidating an evicted answer's tag left %d answers", n)
+	}
+}
+
+func TestAnswerKeyIgnoresWhitespaceCommentsAndVariableOrder(t *testing.T) {
+	key := func(body string) string {
+		r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
+		r.Header.Set("Content-Type", "application/json")
+		k, _, ok := answerKey(r)
+		if !ok {
+			t.Fatalf("no key for %s", body)
+		}
+		return k
+	}
+	a := key(`{"query":"query P($s: String!) { post(slug: $s) { title } }","variables":{"s":"x","n":1}}`)
+	b := key(`{"query":"# a comment\nquery P($s:String!){post(slug:$s){title}}","variables":{"n":1,"s":"x"}}`)
+	if a != b {
+		t.Errorf("keys differ:\n%q\n%q", a, b)
+	}
+	for _, other := range []string{
+		`{"query":"query P($s: String!) { post(slug: $s) { title } }","variables":{"s":"y","n":1}}`,
+		`{"query":"query P($s: String!) { post(slug: $s) { slug } }","variables":{"s":"x","n":1}}`,
+		`{"query":"query P($s: String!) { post(slug: $s) { title } }","variables":{"s":"x","n":1},"operationName":"P"}`,
+		`{"query":"query P { post(slug: \"x y\") { title } }"}`,
+	} {
+		if key(other) == a {
+			t.Errorf("%s has the key of another request", other)
+		}
+	}
+	if key(`{"query":"{ a(s: \"x y\") }"}`) == key(`{"query":"{ a(s: \"x\" y) }"}`) {
+		t.Error("a string's spaces are lost")
+	}
+}
+
+func TestHeaderTagsFallBackToTheBroadTag(t *testing.T) {
+	tags := []string{"category:go", "author:ada"}
+	for i := range 400 {
+		tags = append(tags, "post:0123456789abcdef"+strings.Repeat("0", i%10))
+	}
+	got, ok := headerTags(tags, MaxTagHeaderBytes)
+	if !ok || strings.Join(got, " ") != "feed category:go author:ada" {
+		t.Errorf("headerTags = %q, %t", got, ok)
+	}
+	if _, ok := headerTags([]string{strings.Repeat("a", 100)}, 50); ok {
+		t.Error("tags that do not fit were given")
+	}
+}
