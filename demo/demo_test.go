@@ -2,6 +2,7 @@ package demo
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"slices"
 	"strings"
@@ -557,6 +558,16 @@ func snapshot(t *testing.T, store *storage.Store) blog {
 	b.feed = all(t, func(p storage.Page) (*storage.Result[*storage.Post], error) {
 		return store.LatestPosts(ctx, p, storage.Period{})
 	})
+	// The feed lists summaries: the posts with their bodies are read by id.
+	ids := make([]string, len(b.feed))
+	for i, p := range b.feed {
+		ids[i] = p.ID
+	}
+	posts, errs := store.GetPosts(ctx, ids)
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	b.feed = posts
 	// A post with co-authors is on each of its authors' pages.
 	seen := map[string]bool{}
 	for _, a := range b.authors {

@@ -143,7 +143,15 @@ func seedPost(ctx context.Context, store *storage.Store, pp *plannedPost) (*stor
 	if len(pp.threads) == 0 || !post.VisibleAt(store.Now()) {
 		return post, nil
 	}
-	return post, seedComments(ctx, store, post, pp.threads)
+	if err := seedComments(ctx, store, post, pp.threads); err != nil {
+		return nil, err
+	}
+	// The post's summaries in lists get its comment count now, as the
+	// counts worker would a moment later.
+	if _, err := store.SyncCounts(ctx, post.ID); err != nil {
+		return nil, fmt.Errorf("count comments: %w", err)
+	}
+	return post, nil
 }
 
 // seedSeries makes the series when there is none with its slug and adds
