@@ -67,6 +67,9 @@ func TestCommentsWrittenBeforeCarriedReplies(t *testing.T) {
 	}
 	check := func() {
 		t.Helper()
+		if err := s.SyncAllCounts(ctx); err != nil {
+			t.Fatal(err)
+		}
 		bad, err := s.Check(ctx)
 		if err != nil {
 			t.Fatal(err)

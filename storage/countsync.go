@@ -275,3 +275,45 @@ func sortedKeys[V any](m map[string]V) []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// SyncAllCounts syncs the comment counts of every post in the table, as
+// the counts worker syncs the posts its events name: one Scan of the
+// table's keys (a request per 1 MB), then SyncCounts for each post. It is
+// for a table written with no counts worker running (a test's store, a
+// repair); it fails at the first read or write that fails.
+func (s *Store) SyncAllCounts(ctx context.Context) error {
+	proj := expression.NamesList(expression.Name(attrPK), expression.Name(attrSK), expression.Name("type"))
+	expr, err := expression.NewBuilder().WithProjection(proj).Build()
+	if err != nil {
+		return err
+	}
+	var ids []string
+	pages := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{
+		TableName: aws.String(s.table), ConsistentRead: aws.Bool(true),
+		ProjectionExpression: expr.Projection(), ExpressionAttributeNames: expr.Names(),
+	})
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return fmt.Errorf("scan: %w", err)
+		}
+		for _, it := range page.Items {
+			var head struct {
+				PK, SK string
+				Type   string `dynamodbav:"type"`
+			}
+			if err := attributevalue.UnmarshalMap(it, &head); err != nil {
+				return err
+			}
+			if head.Type == typePost && head.PK == head.SK {
+				ids = append(ids, head.PK[len(prefixPost):])
+			}
+		}
+	}
+	for _, id := range ids {
+		if _, err := s.SyncCounts(ctx, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -58,6 +58,9 @@ func TestPostWriteKeepsCommentCounts(t *testing.T) {
 	if comments, threads, err := s.readCommentCount(ctx, p.ID); err != nil || comments != 2 || threads != 2 {
 		t.Errorf("counts = %d in %d threads (%v), want 2 in 2", comments, threads, err)
 	}
+	if err := s.SyncAllCounts(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if bad, err := s.Check(ctx); err != nil || len(bad) > 0 {
 		t.Errorf("invariants: %v %v", bad, err)
 	}

@@ -229,6 +229,11 @@ func (s *server) consistent() {
 	if _, err := s.store.GoLive(context.Background()); err != nil {
 		s.t.Fatal(err)
 	}
+	// The counts worker syncs the comment counts of the posts' summaries
+	// a moment after the comments: at once here.
+	if err := s.store.SyncAllCounts(context.Background()); err != nil {
+		s.t.Fatal(err)
+	}
 	bad, err := s.store.Check(context.Background())
 	if err != nil {
 		s.t.Fatal(err)
