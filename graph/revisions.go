@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -62,6 +63,12 @@ func (r *Resolver) postRevisions(ctx context.Context, obj *storage.Post, first *
 	full, err := fullPost(ctx, obj)
 	if err != nil {
 		return nil, err
+	}
+	if names, _ := selectionAt(ctx, nil, "edges.node"); slices.Contains(names, "body") {
+		// A revision whose edit left the body as it was does not hold it.
+		if err := r.store.RevisionBodies(ctx, obj.ID, res.Items, full.Revisions); err != nil {
+			return nil, err
+		}
 	}
 	return &model.RevisionConnection{
 		Edges: edges(res, func(c string, n *storage.Revision) *model.RevisionEdge {

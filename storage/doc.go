@@ -48,7 +48,7 @@
 //	renderer                  RENDERER           RENDERER                               (version, claimedAt, done, marks: rerender.go)
 //	featured copy             POST#<id>          FEATURED                               FEATURED / POST#<publishedAt>#<id>   (a published featured post's summary)
 //	series                    SERIES#<slug>      SERIES#<slug>                          SERIES / SERIES#<slug>   (title, description, cover, ownerId, posts: ids in order, version)
-//	revision                  POST#<id>          REV#<10-digit n>                       (n, editorId, at, fields, title, excerpt, body, cover, seo, version)
+//	revision                  POST#<id>          REV#<10-digit n>                       (n, editorId, at, fields, title, excerpt, body or bodyless, cover, seo, version)
 //
 // A post is three items (see Posts in three items, doc_layout.go): the
 // post item, a summary; its body item, the Markdown body and what is
@@ -108,6 +108,7 @@
 //	a series' posts, in order            GetItem SERIES#slug, then BatchGetItem of a page of its ids (+5)
 //	a post's place in its series         GetItem SERIES#<post's series>; neighbours: BatchGetItem of 5 each way
 //	a post's revisions, newest first     Query PK=POST#id, begins_with(SK, "REV#"), descending
+//	  with bodies, when one above the page's last body is bodyless: + Query PK=POST#id, SK BETWEEN REV#<n+1> AND REV#9999999999, ascending, to the first body (+ GetItem POST#id#TEXT when none)
 //	authors, categories, posts by id     BatchGetItem, 100 keys a call, UnprocessedKeys retried with backoff
 //	blog-wide counts, archive by month   GetItem STATS (an author's or a category's: their own item, no extra read)
 //	static page by slug (current or old) GetItem SLUG#slug, then GetItem PAGE#id (PAGE#- when a post or
@@ -345,7 +346,22 @@
 // deletes REV#<n-50>. n is the post item's "revisions" count, which the
 // edit raises on the version-guarded post, so numbers are dense and the
 // bound exact; the post item grows by that one number only. A revision
-// keeps the Markdown, not its HTML (a restore renders it again): at most
+// keeps the Markdown, not its HTML (a restore renders it again), and only
+// when the edit changed the body: one that did not is marked
+// bodyless: true and holds no body, so a title edit writes a small
+// revision (revisions written before the mark hold their body and have
+// none). The body before edit n is the body of the oldest revision
+// k >= n that holds one (the body before edit k, which no edit between
+// changed), else the post's current body item. It is resolved only when
+// asked (Post.revisions { body }, RestorePostRevision): the page's own
+// revisions first; for bodyless ones above the page's highest revision
+// that holds a body, one Query ascending from the revision after the
+// page, POST#<id> / REV#<n+1> up, in pages of 4, 8, 16 ... items, that
+// stops at the first revision holding a body (none when the page holds
+// the post's last revision, as the post read says), plus one GetItem of
+// the body item POST#<id> / POST#<id>#TEXT only when none does. Deleting the
+// oldest revision past MaxRevisions never breaks this, as it looks only
+// at newer ones. A body edit's revision holds at most
 // about 110 KB, so the largest edit (a 376 KB post item, its revision,
 // its copies and a 221 KB idempotency record) stays far below 4 MB and
 // every item below 400 KB. Revisions are in no copy and no public answer

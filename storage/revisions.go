@@ -1,12 +1,18 @@
 package storage
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
 
 // Revisions: an edit that changes a post's title, body, excerpt, cover or
@@ -16,8 +22,13 @@ import (
 // revisions ("revisions" on the post item, the only thing the post item
 // gains), so the last MaxRevisions are kept and older ones deleted as new
 // ones come. A revision holds the Markdown body, not its HTML: restoring
-// renders it again. Revisions are in no copy and no public list; deleting
-// the post deletes them with its comments. See doc.go.
+// renders it again. It holds the body only when the edit changed it: one
+// that did not is marked bodyless, so a title edit does not pay for the
+// body. The body before edit n is then the body of the oldest revision
+// k >= n that holds one (no edit between changed it), else the post's
+// current body; RevisionBodies finds it when asked. Revisions are in no
+// copy and no public list; deleting the post deletes them with its
+// comments. See doc.go.
 
 // MaxRevisions is how many revisions a post keeps: the last 50.
 const MaxRevisions = 50
@@ -32,10 +43,14 @@ type Revision struct {
 	At       time.Time
 	// Fields are the fields the edit changed: title, body, excerpt,
 	// coverImage, seo.
-	Fields     []string
-	Title      string
-	Excerpt    string
-	Body       string
+	Fields  []string
+	Title   string
+	Excerpt string
+	// Body is the Markdown body before the edit; empty when BodyUnread.
+	Body string
+	// BodyUnread is set on a revision whose edit did not change the body
+	// and so does not hold it: RevisionBodies fills Body in.
+	BodyUnread bool
 	CoverImage *Image
 	SEO        SEO
 	// Version is the post's version this content had.
@@ -43,17 +58,20 @@ type Revision struct {
 }
 
 type revisionItem struct {
-	PK       string     `dynamodbav:"PK"`
-	SK       string     `dynamodbav:"SK"`
-	Type     string     `dynamodbav:"type"`
-	PostID   string     `dynamodbav:"postId"`
-	N        int64      `dynamodbav:"n"`
-	EditorID string     `dynamodbav:"editorId,omitempty"`
-	At       string     `dynamodbav:"at"`
-	Fields   []string   `dynamodbav:"fields"`
-	Title    string     `dynamodbav:"title"`
-	Excerpt  string     `dynamodbav:"excerpt,omitempty"`
-	Body     string     `dynamodbav:"body,omitempty"`
+	PK       string   `dynamodbav:"PK"`
+	SK       string   `dynamodbav:"SK"`
+	Type     string   `dynamodbav:"type"`
+	PostID   string   `dynamodbav:"postId"`
+	N        int64    `dynamodbav:"n"`
+	EditorID string   `dynamodbav:"editorId,omitempty"`
+	At       string   `dynamodbav:"at"`
+	Fields   []string `dynamodbav:"fields"`
+	Title    string   `dynamodbav:"title"`
+	Excerpt  string   `dynamodbav:"excerpt,omitempty"`
+	Body     string   `dynamodbav:"body,omitempty"`
+	// Bodyless marks a revision whose edit left the body as it was, which
+	// does not hold it (revisions written before the mark hold it).
+	Bodyless bool       `dynamodbav:"bodyless,omitempty"`
 	Cover    *imageItem `dynamodbav:"cover,omitempty"`
 	SEO      *seoItem   `dynamodbav:"seo,omitempty"`
 	Version  int64      `dynamodbav:"version"`
@@ -61,7 +79,7 @@ type revisionItem struct {
 
 func (it *revisionItem) revision() *Revision {
 	r := &Revision{PostID: it.PostID, N: it.N, EditorID: it.EditorID, At: parseKeyTime(it.At), Fields: it.Fields,
-		Title: it.Title, Excerpt: it.Excerpt, Body: it.Body, Version: it.Version}
+		Title: it.Title, Excerpt: it.Excerpt, Body: it.Body, BodyUnread: it.Bodyless, Version: it.Version}
 	if it.Cover != nil {
 		r.CoverImage = &Image{URL: it.Cover.URL, Alt: it.Cover.Alt, Width: it.Cover.Width, Height: it.Cover.Height}
 	}
@@ -113,6 +131,10 @@ func (s *Store) keepRevision(editor string) func(context.Context, *txn, *postIte
 		rev := revisionItem{PK: k.PK, SK: k.SK, Type: typeRevision, PostID: before.ID, N: n, EditorID: editor,
 			At: after.UpdatedAt, Fields: fields, Title: before.Title, Excerpt: before.Excerpt, Body: before.Body,
 			Cover: before.Cover, SEO: before.SEO, Version: before.Version}
+		if !slices.Contains(fields, "body") {
+			// The body is the one a later revision, or the post, holds.
+			rev.Body, rev.Bodyless = "", true
+		}
 		if err := t.put(rev, ptr(condNotExists()), errRetry); err != nil {
 			return err
 		}
@@ -139,6 +161,115 @@ func (s *Store) Revisions(ctx context.Context, postID string, p Page) (*Result[*
 		cond: expression.Key(attrPK).Equal(expression.Value(prefixPost + postID)).
 			And(expression.Key(attrSK).BeginsWith(prefixRevision)),
 	}, p, (*revisionItem).revision)
+}
+
+// RevisionBodies fills in the body of each revision of the post postID in
+// revs that does not hold it (BodyUnread): the body of the next revision
+// in revs that holds one; for those above the highest that does, at most
+// one Query ascending from the revision after the highest in revs, in
+// pages of 4, 8, 16 ... items, that stops at the first revision holding a
+// body, plus one GetItem of the post's body item only when none holds it.
+// latest is the post's count of revisions as the caller read it (0 when
+// unknown): when revs reach it, there is no revision past them to query.
+// Nothing is read when every revision holds its body.
+func (s *Store) RevisionBodies(ctx context.Context, postID string, revs []*Revision, latest int64) error {
+	return s.revisionBodies(ctx, postID, revs, latest, false)
+}
+
+func (s *Store) revisionBodies(ctx context.Context, postID string, revs []*Revision, latest int64, consistent bool) error {
+	byN := slices.Clone(revs)
+	slices.SortFunc(byN, func(a, b *Revision) int { return cmp.Compare(b.N, a.N) })
+	var open []*Revision // bodyless, above every revision in revs that holds its body
+	body, have := "", false
+	for _, r := range byN {
+		switch {
+		case !r.BodyUnread:
+			body, have = r.Body, true
+		case have:
+			r.Body, r.BodyUnread = body, false
+		default:
+			open = append(open, r)
+		}
+	}
+	if len(open) == 0 {
+		return nil
+	}
+	body, err := s.bodyFrom(ctx, postID, byN[0].N+1, byN[0].N >= latest && latest > 0, consistent)
+	if err != nil {
+		return err
+	}
+	for _, r := range open {
+		r.Body, r.BodyUnread = body, false
+	}
+	return nil
+}
+
+// bodyFrom returns the body of the oldest revision numbered from n up
+// that holds one, else the post's current body; last says there is no
+// revision from n up, so only the post's body is read.
+func (s *Store) bodyFrom(ctx context.Context, postID string, n int64, last, consistent bool) (string, error) {
+	if !last {
+		body, found, err := s.revisionBodyFrom(ctx, postID, n, consistent)
+		if err != nil || found {
+			return body, err
+		}
+	}
+	var b bodyItem
+	switch err := s.getItem(ctx, bodyKey(postID), consistent, &b); {
+	case err == nil:
+		return b.Body, nil
+	case errors.Is(err, ErrNotFound):
+		// A post whose body item is gone has been deleted since, or is
+		// of a layout whose post item holds its body.
+		p, err := s.readPostParts(ctx, postID, consistent)
+		if err != nil {
+			return "", fmt.Errorf("body of post %q: %w", postID, err)
+		}
+		return p.Body, nil
+	default:
+		return "", err
+	}
+}
+
+// revisionBodyFrom returns the body of the oldest revision numbered from
+// n up that holds one, if one does.
+func (s *Store) revisionBodyFrom(ctx context.Context, postID string, n int64, consistent bool) (string, bool, error) {
+	expr, err := buildExpr(expression.NewBuilder().WithKeyCondition(
+		expression.Key(attrPK).Equal(expression.Value(prefixPost + postID)).
+			And(expression.Key(attrSK).Between(expression.Value(revisionKey(postID, n).SK), expression.Value(revisionKey(postID, 9_999_999_999).SK)))))
+	if err != nil {
+		return "", false, err
+	}
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		KeyConditionExpression:    expr.KeyCondition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+		ConsistentRead:            aws.Bool(consistent),
+		ScanIndexForward:          aws.Bool(true),
+		Limit:                     aws.Int32(4),
+	}
+	for {
+		out, err := s.db.Query(ctx, in)
+		if err != nil {
+			return "", false, fmt.Errorf("query revisions of post %q: %w", postID, err)
+		}
+		for _, raw := range out.Items {
+			var it revisionItem
+			if err := attributevalue.UnmarshalMap(raw, &it); err != nil {
+				return "", false, fmt.Errorf("decode revision of post %q: %w", postID, err)
+			}
+			if !it.Bodyless {
+				return it.Body, true, nil
+			}
+		}
+		if out.LastEvaluatedKey == nil {
+			break
+		}
+		in.ExclusiveStartKey = out.LastEvaluatedKey
+		in.Limit = aws.Int32(min(*in.Limit*2, MaxRevisions))
+	}
+	return "", false, nil
 }
 
 // RestoreRevision is the input of RestorePostRevision.
@@ -168,6 +299,9 @@ func (s *Store) RestorePostRevision(ctx context.Context, in RestoreRevision) (*P
 		return nil, fmt.Errorf("revision %d of post %q: %w", in.N, in.PostID, err)
 	}
 	r := it.revision()
+	if err := s.revisionBodies(ctx, in.PostID, []*Revision{r}, 0, true); err != nil {
+		return nil, err
+	}
 	seo := &SEOPatch{Title: &r.SEO.Title, Description: &r.SEO.Description, CanonicalURL: &r.SEO.CanonicalURL, OGImage: &r.SEO.OGImage}
 	patch := PostPatch{
 		ID: in.PostID, ExpectedVersion: in.ExpectedVersion, Title: &r.Title, Excerpt: &r.Excerpt, Body: &r.Body,
@@ -190,6 +324,8 @@ func checkRevisions(revs []*revisionItem, posts map[string]*postItem) []string {
 			bad = append(bad, fmt.Sprintf("revision %d of post %s, which counts %d (the last %d are kept)", r.N, r.PostID, p.Revisions, MaxRevisions))
 		case revisionKey(r.PostID, r.N) != key{r.PK, r.SK}:
 			bad = append(bad, fmt.Sprintf("revision %d of post %s has wrong keys", r.N, r.PostID))
+		case r.Bodyless && (r.Body != "" || slices.Contains(r.Fields, "body")):
+			bad = append(bad, fmt.Sprintf("revision %d of post %s is marked bodyless but its edit changed the body or it holds one", r.N, r.PostID))
 		}
 	}
 	return bad

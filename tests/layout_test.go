@@ -48,7 +48,7 @@ func longMarkdown() string {
 // extensions.cost, what the writes of a post of about 26 KB of Markdown
 // in three categories cost: a publish, an unpublish and an edit of the
 // title pay for the small items they touch (the post, its copies, its
-// slug) and nothing for the body; an edit of the body pays for the body
+// slug, the title edit's revision) and nothing for the body; an edit of the body pays for the body
 // once; a comment is one request of at most 4 write units (the comment
 // and the post's count item), and so are its approval and its deletion.
 func TestWritesPayForWhatTheyChange(t *testing.T) {
@@ -101,15 +101,18 @@ func TestWritesPayForWhatTheyChange(t *testing.T) {
 	for name, items := range map[string]float64{
 		"publishPost":   1 + 1 + 3 + 1 + 1 + 3 + 1 + 1, // post, copies, slug, counters (author, 3 categories, STATS), count item
 		"unpublishPost": 1 + 1 + 3 + 1 + 1 + 3 + 1 + 1,
+		// The post, its author, category and feed copies, and its
+		// revision, which keeps the old title but not the body.
+		"updatePost (title)": 1 + 1 + 3 + 1 + 1,
 	} {
 		if c := byName[name]; c.WriteCapacityUnits > 4*items {
 			t.Errorf("%s: %.1f write units, want at most %.0f (4 an item it touches)", name, c.WriteCapacityUnits, 4*items)
 		}
 	}
 	// An edit of the title writes the post and its copies, small, and
-	// its revision, which keeps the title and the body as they were (the
-	// body once, as a revision does): far less than an edit of the body,
-	// which writes the body item and the revision.
+	// its revision, which keeps the title as it was but not the body (a
+	// later revision or the post holds it): far less than an edit of the
+	// body, which writes the body item and the revision with the old body.
 	if title, body := byName["updatePost (title)"], byName["updatePost (body)"]; title.WriteCapacityUnits*2 > body.WriteCapacityUnits {
 		t.Errorf("an edit of the title costs %.1f write units, one of the body %.1f", title.WriteCapacityUnits, body.WriteCapacityUnits)
 	}

@@ -6,6 +6,10 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
 	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/storage"
 )
@@ -66,7 +70,9 @@ func TestRevisions(t *testing.T) {
 		return nil
 	}
 	got := read("ada")
-	equal(t, "requests of a post with its revisions", total(s.requests()), 2)
+	// The post and the page; revision 3 (an SEO edit) does not hold the
+	// body, and is the post's last: the post's body item has it.
+	equal(t, "requests of a post with its revisions", total(s.requests()), 3)
 	revs := got.Revisions
 	equal(t, "totalCount", revs.TotalCount, 3)
 	var numbers []int
@@ -148,5 +154,105 @@ func TestRevisions(t *testing.T) {
 	// Deleting the post deletes its revisions (the checker finds none
 	// left over).
 	ok[*DeletePostResponse](t)(DeletePost(ctx, ada, DeletePostInput{Id: p.Id}))
+	s.consistent()
+}
+
+// TestRevisionBodies: a title edit keeps a revision without the body,
+// marked bodyless, and a body edit one with the old body. Over GraphQL
+// every revision shows the body the post had before its edit, on one
+// page and page by page; restoring a bodyless revision restores that
+// body; and a revision written before the mark, which holds its body,
+// reads as it did.
+func TestRevisionBodies(t *testing.T) {
+	s := newServer(t)
+	ctx := context.Background()
+	ok[*CreateAuthorResponse](t)(CreateAuthor(ctx, s.admin, CreateAuthorInput{Subject: ptr("ada"), Name: "Ada Lovelace"}))
+	ada := s.as("ada", auth.RoleAuthor)
+	p := ok[*CreatePostResponse](t)(CreatePost(ctx, ada, CreatePostInput{Title: "Title one", Slug: "bodies", Body: ptr("Body A.")})).CreatePost.Post
+	v := p.Version
+	for _, in := range []UpdatePostInput{{Title: ptr("Title two")}, {Body: ptr("Body B.")}, {Title: ptr("Title three")}} {
+		in.Id, in.ExpectedVersion = p.Id, v
+		v = ok[*UpdatePostResponse](t)(UpdatePost(ctx, ada, in)).UpdatePost.Post.Version
+	}
+	s.consistent()
+
+	// What the table holds: the title edits' revisions are marked and
+	// hold no body; the body edit's holds the old body.
+	id := rawID(t, p.Id, "Post")
+	revItem := func(n int) map[string]types.AttributeValue {
+		t.Helper()
+		out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true),
+			Key: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "POST#" + id},
+				"SK": &types.AttributeValueMemberS{Value: fmt.Sprintf("REV#%010d", n)}}})
+		if err != nil || out.Item == nil {
+			t.Fatalf("revision %d: %v %v", n, out, err)
+		}
+		return out.Item
+	}
+	for n, bodyless := range map[int]bool{1: true, 2: false, 3: true} {
+		it := revItem(n)
+		_, hasBody := it["body"]
+		mark, _ := it["bodyless"].(*types.AttributeValueMemberBOOL)
+		if hasBody == bodyless || (mark != nil && mark.Value) != bodyless {
+			t.Errorf("revision %d: body %v, bodyless %v; want bodyless %v", n, hasBody, mark, bodyless)
+		}
+	}
+
+	// Each revision's body is the post's before its edit.
+	want := map[int]string{1: "Body A.", 2: "Body A.", 3: "Body B."}
+	s.requests()
+	page := ok[*PostRevisionsResponse](t)(PostRevisions(ctx, ada, p.Id, ptr(10), nil)).Post.Revisions
+	// The post, the page, and for revision 3 (above the page's last body,
+	// and the post's last revision) the body item.
+	equal(t, "requests of a post with its revisions' bodies", total(s.requests()), 3)
+	equal(t, "revisions", len(page.Edges), 3)
+	for _, e := range page.Edges {
+		equal(t, fmt.Sprintf("body of revision %d", e.Node.Number), e.Node.Body, want[e.Node.Number])
+	}
+	// Page by page: revision 1 alone finds its body in revision 2 (one
+	// Query past it, no body item).
+	// Revision 3 alone: the post, the page and the body item; revision 2
+	// holds its body; revision 1 alone finds its body in revision 2 (one
+	// Query past it, no body item).
+	var after *string
+	for _, c := range []struct{ n, requests int }{{3, 3}, {2, 2}, {1, 3}} {
+		n, requests := c.n, c.requests
+		s.requests()
+		r := ok[*PostRevisionsResponse](t)(PostRevisions(ctx, ada, p.Id, ptr(1), after)).Post.Revisions
+		equal(t, fmt.Sprintf("requests of revision %d alone", n), total(s.requests()), requests)
+		if len(r.Edges) != 1 || r.Edges[0].Node.Number != n {
+			t.Fatalf("page of revision %d: %+v", n, r.Edges)
+		}
+		equal(t, fmt.Sprintf("body of revision %d alone", n), r.Edges[0].Node.Body, want[n])
+		after = r.PageInfo.EndCursor
+	}
+
+	// Restoring a bodyless revision restores the body before its edit.
+	r1 := page.Edges[2].Node
+	restored := ok[*RestorePostRevisionResponse](t)(RestorePostRevision(ctx, ada, RestorePostRevisionInput{
+		PostId: p.Id, RevisionId: r1.Id, ExpectedVersion: v})).RestorePostRevision.Post
+	if restored.Title != "Title one" || restored.Body != "Body A." {
+		t.Errorf("restored revision 1: %+v", restored)
+	}
+	r3 := page.Edges[0].Node
+	restored = ok[*RestorePostRevisionResponse](t)(RestorePostRevision(ctx, ada, RestorePostRevisionInput{
+		PostId: p.Id, RevisionId: r3.Id, ExpectedVersion: restored.Version})).RestorePostRevision.Post
+	if restored.Title != "Title two" || restored.Body != "Body B." {
+		t.Errorf("restored revision 3: %+v", restored)
+	}
+	s.consistent()
+
+	// A revision written before the mark holds its body and reads it.
+	if _, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.table),
+		Key:                       map[string]types.AttributeValue{"PK": revItem(1)["PK"], "SK": revItem(1)["SK"]},
+		UpdateExpression:          aws.String("SET body = :b REMOVE bodyless"),
+		ExpressionAttributeValues: map[string]types.AttributeValue{":b": &types.AttributeValueMemberS{Value: "Body of old."}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	all := ok[*PostRevisionsResponse](t)(PostRevisions(ctx, ada, p.Id, ptr(10), nil)).Post.Revisions.Edges
+	if got := all[len(all)-1].Node; got.Number != 1 || got.Body != "Body of old." {
+		t.Errorf("revision 1 written before the mark: number %d, body %q", got.Number, got.Body)
+	}
 	s.consistent()
 }
