@@ -240,32 +240,29 @@ type answerTagsKey struct{}
 // nothing collects tags (a mutation, a stream, a signed-in request) it
 // does nothing.
 func Tag(ctx context.Context, tags ...string) {
-	at, ok := ctx.Value(answerTagsKey{}).(*answerTags)
-	if !ok {
-		return
-	}
-	at.mu.Lock()
-	defer at.mu.Unlock()
-	for _, t := range tags {
-		if t != "" && !slices.Contains(at.tags, t) {
-			at.tags = append(at.tags, t)
-		}
-	}
+	addTags(ctx, func(at *answerTags) *[]string { return &at.tags }, tags)
 }
 
 // TagPrivately is Tag for tags that name what the public may not know
 // (a reader's id): they drop the answer from the answer cache, but are
 // not sent in the Surrogate-Key and Cache-Tag headers.
 func TagPrivately(ctx context.Context, tags ...string) {
+	addTags(ctx, func(at *answerTags) *[]string { return &at.private }, tags)
+}
+
+// addTags adds tags, each once, to the list of the request ctx belongs
+// to that list names, if anything collects them.
+func addTags(ctx context.Context, list func(*answerTags) *[]string, tags []string) {
 	at, ok := ctx.Value(answerTagsKey{}).(*answerTags)
 	if !ok {
 		return
 	}
 	at.mu.Lock()
 	defer at.mu.Unlock()
+	l := list(at)
 	for _, t := range tags {
-		if t != "" && !slices.Contains(at.private, t) {
-			at.private = append(at.private, t)
+		if t != "" && !slices.Contains(*l, t) {
+			*l = append(*l, t)
 		}
 	}
 }
