@@ -3,7 +3,7 @@ package storage
 // The rest of the table's design, continued from doc.go (the package
 // comment): how a post is kept in three items and the feed in one
 // partition, webhooks, layout versions and their migration, co-authors
-// and tags.
+// and tags, featured posts, series and revisions.
 //
 // # Posts in three items
 //
@@ -272,3 +272,74 @@ package storage
 // writing nothing, and the same changes made in two updates pass
 // (TestWorstCaseCoAuthorsTagsCategoriesFitOneTransaction, on both
 // backends).
+//
+// # Featured posts
+//
+// A post's "featured" flag gives it, while it is published, one more
+// copy: POST#<id> / FEATURED, in GSI1 partition FEATURED under the sort
+// key of its category copies, so the featured list is one Query (newest
+// first, either way, bounded by "POST#<now>$" like every public list, so
+// a scheduled featured post shows from its time on). The copy is written
+// by the code that writes the category copies (postActions) and named by
+// copyKeys, so every path that rewrites a post's copies (edits, renames
+// of its author or categories, publishing, unpublishing, scheduling,
+// deleting, comment counts) keeps it exact without code of its own, and
+// the invariant checker compares it with the post as it does the others.
+// A sparse index over the post items (GSI1 is taken by the feed)
+// would need a second GSI; a copy costs one write more on the few
+// featured posts only. Its partition holds the featured posts alone, a
+// handful on a blog; their count (totalCount) is one Query with Select
+// COUNT.
+//
+// # Series
+//
+// A series item holds the order itself: "posts", the ids of its posts,
+// at most MaxSeriesPosts (1,000 ids, about 40 KB). So a reorder is one
+// conditional Put of one item (on its version), positions are exact under
+// any number of writers (each retried on a stale version, or a CONFLICT
+// with expectedVersion), and a page of a series is the series item and
+// one BatchGetItem of the page's ids (with up to 5 more, so a few drafts
+// cost no second read; readers are shown public posts only, a series'
+// owner and admins every post). Per-post items ordered by a position key
+// would need every item after a moved post rewritten, past a
+// transaction's 100 actions. A post names its series in its own item
+// ("series"), so it is in at most one: adding or removing a post is a post
+// write (a new version, its copies rewritten) with the series item's Put
+// in the same transaction, each guarded by its version; deleting a post
+// takes it out of its series in the deletion's transaction (one more
+// GetItem, one more action). A 1,001st post is a ValidationError before
+// anything is written. Deleting a series takes its posts out one by one
+// (a transaction each, as removal does), then deletes the series item on
+// its version; one cut short is finished by the same call again.
+//
+// # Revisions
+//
+// An edit (UpdatePost, and RestorePostRevision, which is one) that changes
+// a post's title, body, excerpt, cover or SEO fields puts a revision item
+// POST#<id> / REV#<n> with what they were, who edited (editorId), when and
+// which fields changed, in the edit's own transaction: one action more,
+// and, once the post has more than MaxRevisions (50), one more that
+// deletes REV#<n-50>. n is the post item's "revisions" count, which the
+// edit raises on the version-guarded post, so numbers are dense and the
+// bound exact; the post item grows by that one number only. A revision
+// keeps the Markdown, not its HTML (a restore renders it again), and only
+// when the edit changed the body: one that did not is marked
+// bodyless: true and holds no body, so a title edit writes a small
+// revision (revisions written before the mark hold their body and have
+// none). The body before edit n is the body of the oldest revision
+// k >= n that holds one (the body before edit k, which no edit between
+// changed), else the post's current body item. It is resolved only when
+// asked (Post.revisions { body }, RestorePostRevision): the page's own
+// revisions first; for bodyless ones above the page's highest revision
+// that holds a body, one Query ascending from the revision after the
+// page, POST#<id> / REV#<n+1> up, in pages of 4, 8, 16 ... items, that
+// stops at the first revision holding a body (none when the page holds
+// the post's last revision, as the post read says), plus one GetItem of
+// the body item POST#<id> / POST#<id>#TEXT only when none does. Deleting the
+// oldest revision past MaxRevisions never breaks this, as it looks only
+// at newer ones. A body edit's revision holds at most
+// about 110 KB, so the largest edit (a 376 KB post item, its revision,
+// its copies and a 221 KB idempotency record) stays far below 4 MB and
+// every item below 400 KB. Revisions are in no copy and no public answer
+// (Post.revisions answers the post's author and admins only), and a
+// post's deletion removes them with its comments.

@@ -13,7 +13,7 @@ import (
 // post's copies (an edit, a rename, publishing, unpublishing, scheduling,
 // deleting, a comment's count) keeps it exact with no code of its own,
 // and a scheduled featured post stays out of the list until its time as
-// it does everywhere else. See doc.go.
+// it does everywhere else. See doc_layout.go.
 
 // FeaturePost is the input of SetFeatured. ExpectedVersion, when not zero,
 // must equal the stored version.

@@ -283,3 +283,52 @@ func partActions(t *txn, before, after *postItem) error {
 	}
 	return firstErr(errs...)
 }
+
+// checkPostParts checks that every post has its body item and its count
+// item (postparts.go), that its own item keeps neither its body nor its
+// rendered body, that the sums it keeps are those of its body item, and
+// that its count item agrees with it on what a comment checks; and that
+// no body or count item outlives its post. It sets each post's body and
+// counts from them, for the checks that follow.
+func checkPostParts(posts map[string]*postItem, bodies map[string]*bodyItem, counts map[string]*countItem, badf func(string, ...any)) {
+	for id, p := range posts {
+		if p.Body != "" || p.HTML != "" || len(p.TOC) > 0 {
+			badf("post %s keeps its body on its own item", id)
+		}
+		b := bodies[id]
+		switch {
+		case b == nil:
+			badf("post %s has no body item", id)
+		case b.PK != bodyKey(id).PK || b.SK != bodyKey(id).SK:
+			badf("body item of post %s has wrong keys", id)
+		default:
+			p.Body, p.HTML, p.TOC, p.hasBody = b.Body, b.HTML, b.TOC, true
+			if p.BodySum != p.bodySum() || p.HTMLSum != p.htmlSum() {
+				badf("post %s keeps sums %q/%q, its body item gives %q/%q", id, p.BodySum, p.HTMLSum, textSum(b.Body), textSum(b.HTML))
+			}
+			if b.RenderVersion != p.RenderVersion {
+				badf("post %s is rendered by %q, its body item by %q", id, p.RenderVersion, b.RenderVersion)
+			}
+		}
+		c := counts[id]
+		switch {
+		case c == nil:
+			badf("post %s has no count item", id)
+		case c.PK != countKey(id).PK || c.SK != countKey(id).SK:
+			badf("count item of post %s has wrong keys", id)
+		case c.Status != p.Status || c.PublishedAt != p.PublishedAt || c.AuthorID != p.AuthorID:
+			badf("count item of post %s has %s/%s/%s, the post %s/%s/%s", id, c.Status, c.PublishedAt, c.AuthorID, p.Status, p.PublishedAt, p.AuthorID)
+		}
+		p.counts = c
+	}
+	for id := range bodies {
+		if posts[id] == nil {
+			badf("body item of a post %s that does not exist", id)
+		}
+	}
+	for id := range counts {
+		if posts[id] == nil {
+			badf("count item of a post %s that does not exist", id)
+		}
+	}
+}

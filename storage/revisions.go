@@ -28,7 +28,7 @@ import (
 // k >= n that holds one (no edit between changed it), else the post's
 // current body; RevisionBodies finds it when asked. Revisions are in no
 // copy and no public list; deleting the post deletes them with its
-// comments. See doc.go.
+// comments. See doc_layout.go.
 
 // MaxRevisions is how many revisions a post keeps: the last 50.
 const MaxRevisions = 50

@@ -17,7 +17,7 @@ import (
 // most one: adding or removing a post is a post write (a new version,
 // its copies) with the series item's update in the same transaction,
 // each guarded by its version. Deleting a post takes it out of its
-// series in the deletion's transaction. See doc.go.
+// series in the deletion's transaction. See doc_layout.go.
 
 // MaxSeriesPosts is how many posts a series holds at most: the list of
 // 1,000 ids is about 40 KB of the series item.

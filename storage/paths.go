@@ -1,0 +1,161 @@
+package storage
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Cache tags: a response cache tags each response with what it shows, and
+// an event's CacheTags name the responses to purge.
+
+// TagFeed tags the whole-blog feed and the home page.
+const TagFeed = "feed"
+
+// TagPost tags responses that show the post id (its page, any list
+// showing its summary).
+func TagPost(id string) string { return "post:" + id }
+
+// TagAuthor tags responses that show the author id: their page, and
+// every post and summary that shows their name.
+func TagAuthor(id string) string { return "author:" + id }
+
+// TagCategory tags responses that show the category slug: its page, and
+// every post and summary that shows its name.
+func TagCategory(slug string) string { return "category:" + slug }
+
+// TagTag tags responses that show the tag slug: its page, and every post
+// and summary that shows its name.
+func TagTag(slug string) string { return "tag:" + slug }
+
+// TagArchive tags the archive of the month of t ("archive:2006-01").
+func TagArchive(t time.Time) string { return "archive:" + t.UTC().Format("2006-01") }
+
+// TagPage tags responses that show the page id (its page, the list of
+// pages).
+func TagPage(id string) string { return "page:" + id }
+
+// TagSite tags responses that show the site's settings.
+const TagSite = "site"
+
+// TagComments tags responses that show the comments of the post id.
+func TagComments(postID string) string { return "comments:" + postID }
+
+// TagCounts tags responses that show the comment count of the post id as
+// its summaries in lists hold it: those counts follow the comments a
+// moment later (comment counts on copies), and their own event names this
+// tag when they do.
+func TagCounts(postID string) string { return "counts:" + postID }
+
+// Paths are the frontend's URL patterns, in which "{slug}", "{yyyy}",
+// "{mm}" and "{dd}" stand for a slug and the year, two-digit month and
+// day (UTC) of a post's publication or of an archive's month. An empty
+// pattern leaves those pages out of events (and feeds and sitemaps, which
+// link with the same patterns).
+type Paths struct {
+	Home     string // the home page, showing the feed
+	Post     string // a post's page, by slug, and optionally its date
+	Author   string // an author's page, by slug
+	Category string // a category's page, by slug
+	Month    string // the archive of a month
+	Page     string // a static page, by slug (pages.go)
+	Tag      string // a tag's page, by slug
+}
+
+// DefaultPaths are the routes of the project's TypeScript pages
+// (clients/typescript/src/pages.ts).
+var DefaultPaths = Paths{
+	Home:     "/",
+	Post:     "/posts/{slug}",
+	Author:   "/authors/{slug}",
+	Category: "/categories/{slug}",
+	Month:    "/archive/{yyyy}/{mm}",
+	Page:     "/{slug}",
+	Tag:      "/tags/{slug}",
+}
+
+func (p Paths) bySlug(pattern, slug string) string {
+	if pattern == "" || slug == "" {
+		return ""
+	}
+	return strings.ReplaceAll(pattern, "{slug}", slug)
+}
+
+func (p Paths) month(t time.Time) string { return p.MonthPath(t) }
+
+// PostPath returns the page of the post with slug published at t: Post
+// with its slug and t's date in it. It returns "" when Post is empty, or
+// names a date and the post has none (a draft).
+func (p Paths) PostPath(slug string, t time.Time) string {
+	path := p.bySlug(p.Post, slug)
+	if !strings.Contains(path, "{") {
+		return path
+	}
+	if t.IsZero() {
+		return ""
+	}
+	t = t.UTC()
+	return strings.NewReplacer("{yyyy}", t.Format("2006"), "{mm}", t.Format("01"), "{dd}", t.Format("02")).Replace(path)
+}
+
+// AuthorPath returns the page of the author with slug, or "" when Author
+// is empty.
+func (p Paths) AuthorPath(slug string) string { return p.bySlug(p.Author, slug) }
+
+// CategoryPath returns the page of the category slug, or "" when
+// Category is empty.
+func (p Paths) CategoryPath(slug string) string { return p.bySlug(p.Category, slug) }
+
+// PagePath returns the path of the static page with slug, or "" when
+// Page is empty.
+func (p Paths) PagePath(slug string) string { return p.bySlug(p.Page, slug) }
+
+// MonthPath returns the archive page of the month of t, or "" when Month
+// is empty.
+func (p Paths) MonthPath(t time.Time) string {
+	if p.Month == "" || t.IsZero() {
+		return ""
+	}
+	t = t.UTC()
+	return strings.NewReplacer("{yyyy}", t.Format("2006"), "{mm}", t.Format("01")).Replace(p.Month)
+}
+
+// Check returns an error naming the first pattern of p that links
+// nowhere: each is empty or starts with "/"; Post, Author and Category
+// hold "{slug}", Month "{yyyy}" and "{mm}"; only Post may hold "{dd}",
+// and no other "{" is allowed.
+func (p Paths) Check() error {
+	for _, c := range []struct {
+		name, pattern string
+		need, may     []string
+	}{
+		{"home", p.Home, nil, nil},
+		{"post", p.Post, []string{"{slug}"}, []string{"{yyyy}", "{mm}", "{dd}"}},
+		{"author", p.Author, []string{"{slug}"}, nil},
+		{"category", p.Category, []string{"{slug}"}, nil},
+		{"archive", p.Month, []string{"{yyyy}", "{mm}"}, nil},
+		{"page", p.Page, []string{"{slug}"}, nil},
+		{"tag", p.Tag, []string{"{slug}"}, nil},
+	} {
+		if c.pattern == "" {
+			continue
+		}
+		if !strings.HasPrefix(c.pattern, "/") || strings.ContainsAny(c.pattern, "?# \t\n") {
+			return fmt.Errorf("%s path %q: must start with / and have no query, fragment or space", c.name, c.pattern)
+		}
+		rest := c.pattern
+		for _, w := range c.need {
+			if !strings.Contains(rest, w) {
+				return fmt.Errorf("%s path %q: must hold %s", c.name, c.pattern, strings.Join(c.need, " and "))
+			}
+			rest = strings.ReplaceAll(rest, w, "")
+		}
+		for _, w := range c.may {
+			rest = strings.ReplaceAll(rest, w, "")
+		}
+		if strings.ContainsAny(rest, "{}") {
+			return fmt.Errorf("%s path %q: holds a placeholder other than %s", c.name, c.pattern, strings.Join(append(c.need, c.may...), ", "))
+		}
+	}
+	return nil
+}
