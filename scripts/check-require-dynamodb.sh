@@ -50,7 +50,7 @@ expect() {
 		echo "$out" | tail -20
 	fi
 }
-expect ./storage TestCursorsAreSealedWithTheTablesKey TestPostWriteSeesThreadCountChanges
+expect ./storage TestCursorsAreSealedWithTheTablesKey TestPostWriteKeepsCommentCounts
 expect ./storage BenchmarkRenameCategoryWithWriters
 expect ./demo TestSeed
 expect ./webhooks TestDeliverySignedAsStandardWebhooks
