@@ -196,15 +196,19 @@ func BenchmarkIndex(b *testing.B) {
 }
 
 // benchQueries are searches a reader types: common and rarer words, two
-// and three words, a phrase, a typo, a prefix, a category filter.
-func benchQueries(posts []*storage.Post) []Request {
+// and three words, a phrase, a typo, a prefix, a category filter; with
+// the kind of each.
+func benchQueries(posts []*storage.Post) ([]Request, []string) {
 	var qs []Request
+	var kinds []string
 	r := rand.New(rand.NewPCG(3, 4))
 	for range 200 {
 		p := posts[r.IntN(len(posts))]
 		w := strings.Fields(p.Body)
 		t := strings.Fields(p.Title)
-		switch r.IntN(6) {
+		kind := r.IntN(6)
+		kinds = append(kinds, queryKinds[kind])
+		switch kind {
 		case 0:
 			qs = append(qs, Request{Query: t[0]})
 		case 1:
@@ -226,8 +230,11 @@ func benchQueries(posts []*storage.Post) []Request {
 	for i := range qs {
 		qs[i].First, qs[i].Facets = 10, true
 	}
-	return qs
+	return qs, kinds
 }
+
+// queryKinds name benchQueries' kinds of query.
+var queryKinds = []string{"word", "two-words", "phrase", "typo", "three-words", "word-in-category"}
 
 // BenchmarkSearchC1 searches one at a time and reports the p50 and p95
 // latency, and the p95 of the CPU time of a search (cpu-p95-ms: its
@@ -252,8 +259,9 @@ func BenchmarkSearchRepeatedC16(b *testing.B) { searchC16(b, true) }
 // prepare returns the benchmark's queries; for repeated ones it makes
 // each once first.
 func prepare(b *testing.B, s *Service, repeated bool) []Request {
-	qs := benchQueries(corpus.posts)
+	qs, _ := benchQueries(corpus.posts)
 	s.snaps.clear()
+	forgetWeights(s)
 	if repeated {
 		for _, q := range qs {
 			if _, err := s.Search(context.Background(), q); err != nil {
@@ -330,3 +338,42 @@ func searchC16(b *testing.B, repeated bool) {
 }
 
 func runtimeProcs() int { return runtime.GOMAXPROCS(0) }
+
+// forgetWeights empties the index's weights of common words
+// (weights.go), as a server's are when it starts: with -benchtime 200x
+// each query is made once, and only the words they share are read from
+// memory.
+func forgetWeights(s *Service) {
+	c := &s.cur.weights
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.order, c.byKey, c.bytes = nil, nil, 0
+}
+
+// BenchmarkSearchByKind makes each search of BenchmarkSearchC1 afresh,
+// one at a time, and reports the mean CPU time of each kind of query
+// (its thread's: <kind>-cpu-ms).
+func BenchmarkSearchByKind(b *testing.B) {
+	s := benchService(b)
+	qs, kinds := benchQueries(corpus.posts)
+	s.snaps.clear()
+	forgetWeights(s)
+	ctx := context.Background()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	took := map[string]time.Duration{}
+	count := map[string]int{}
+	for i := 0; b.Loop(); i++ {
+		q := qs[i%len(qs)]
+		s.changes.Add(1)
+		start := threadCPUTime()
+		if _, err := s.Search(ctx, q); err != nil {
+			b.Fatal(err)
+		}
+		took[kinds[i%len(qs)]] += threadCPUTime() - start
+		count[kinds[i%len(qs)]]++
+	}
+	for k, d := range took {
+		b.ReportMetric(float64(d.Microseconds())/1000/float64(count[k]), k+"-cpu-ms")
+	}
+}

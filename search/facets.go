@@ -2,28 +2,20 @@ package search
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 	"slices"
-	"sort"
 	"sync"
 
 	"github.com/blevesearch/bleve/v2/index/scorch"
-	"github.com/blevesearch/bleve/v2/search"
-	"github.com/blevesearch/bleve/v2/search/collector"
 	segment "github.com/blevesearch/scorch_segment_api/v2"
 )
 
-// Category facets. A search's facets count, for every post that matches,
-// each of its categories: exact counts over the whole result. bleve's
-// own facets read each match's categories from the index's doc values,
-// a third of a search's time at 100,000 posts; here they come from a
-// table in memory, made once per segment of the index (segments never
-// change; a change to the index adds segments and merges old ones):
-// each document's categories, by its number in the segment. A search
-// counts its matches as bleve's collector sees them (one call per match,
-// through the context's MakeDocumentMatchHandlerKey), in front of the
-// collector's own ranking, which is left as it is.
+// Category facets count, for every post a search matches, each of its
+// categories: exact counts over the whole result. The categories come
+// from a table in memory, made once per segment of the index (segments
+// never change: a change to the index adds segments and merges old
+// ones): each post's categories, by its number in the segment. A search
+// counts them over its matches (match.go), which it lists anyway.
 
 // categoryTables keeps the category tables of an index's segments.
 type categoryTables struct {
@@ -33,71 +25,44 @@ type categoryTables struct {
 	bySeg  map[uint64]*categoryTable
 }
 
-// categoryTable holds the categories of a segment's documents: those of
-// document d are cats[off[d]:off[d+1]].
+// categoryTable holds the categories of a segment's posts: those of post
+// d are cats[off[d]:off[d+1]].
 type categoryTable struct {
 	off  []uint32
 	cats []uint32
 }
 
-// facetCounter counts the categories of one search's matches.
-type facetCounter struct {
-	names   []string
-	starts  []uint64 // the first document number of each segment
-	tables  []*categoryTable
-	seg     int
-	counts  []int
-	matches int
-}
-
-// counter returns a facetCounter over reader, a scorch snapshot, making
-// the tables of its segments not seen before (and forgetting those of
-// segments it no longer has).
-func (t *categoryTables) counter(ctx context.Context, reader any) (*facetCounter, error) {
-	snap, ok := reader.(*scorch.IndexSnapshot)
-	if !ok {
-		return nil, fmt.Errorf("facets: the index reader is a %T, not a scorch snapshot", reader)
-	}
+// of returns the table of the segment ss of snap, made when not seen
+// before (and the tables of segments snap no longer holds forgotten),
+// with the names of the categories by number.
+func (t *categoryTables) of(snap *scorch.IndexSnapshot, ss *scorch.SegmentSnapshot) (*categoryTable, []string, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if tab, ok := t.bySeg[ss.Id()]; ok {
+		return tab, t.names, nil
+	}
 	if t.number == nil {
 		t.number, t.bySeg = map[string]uint32{}, map[uint64]*categoryTable{}
 	}
-	segs := snap.Segments()
-	c := &facetCounter{starts: make([]uint64, len(segs)), tables: make([]*categoryTable, len(segs))}
-	var terms []string
-	live := make(map[uint64]bool, len(segs))
-	var start uint64
-	for i, ss := range segs {
-		c.starts[i] = start
-		// Global document numbers run on from one segment to the next,
-		// deleted documents included (scorch's offsets).
-		start += ss.Segment().Count()
-		live[ss.Id()] = true
-		if tab, ok := t.bySeg[ss.Id()]; ok {
-			c.tables[i] = tab
-			continue
-		}
-		if terms == nil {
-			var err error
-			if terms, err = categoryTerms(snap); err != nil {
-				return nil, err
-			}
-		}
-		tab, err := t.table(ss.Segment(), terms)
-		if err != nil {
-			return nil, err
-		}
-		t.bySeg[ss.Id()], c.tables[i] = tab, tab
+	live := map[uint64]bool{}
+	for _, s := range snap.Segments() {
+		live[s.Id()] = true
 	}
 	for id := range t.bySeg {
 		if !live[id] {
 			delete(t.bySeg, id)
 		}
 	}
-	c.names = t.names
-	c.counts = make([]int, len(t.names))
-	return c, ctx.Err()
+	terms, err := categoryTerms(snap)
+	if err != nil {
+		return nil, nil, err
+	}
+	tab, err := t.table(ss.Segment(), terms)
+	if err != nil {
+		return nil, nil, err
+	}
+	t.bySeg[ss.Id()] = tab
+	return tab, t.names, nil
 }
 
 // categoryTerms returns the categories the snapshot's documents hold.
@@ -171,37 +136,26 @@ func (t *categoryTables) table(seg segment.Segment, terms []string) (*categoryTa
 	return tab, nil
 }
 
-// add counts the categories of the document numbered num.
-func (c *facetCounter) add(num uint64) {
-	c.matches++
-	// Matches come in document order: the segment is the one before or
-	// one of the next.
-	if num < c.starts[c.seg] {
-		c.seg = 0
-	}
-	for c.seg+1 < len(c.starts) && num >= c.starts[c.seg+1] {
-		if c.seg+2 < len(c.starts) && num >= c.starts[c.seg+2] {
-			c.seg = sort.Search(len(c.starts), func(i int) bool { return c.starts[i] > num }) - 1
-			break
+// count adds the categories of the posts docs (of the table's segment)
+// to counts, by category number.
+func (tab *categoryTable) count(docs []uint32, counts []int) {
+	for _, d := range docs {
+		if int(d)+1 >= len(tab.off) {
+			continue
 		}
-		c.seg++
-	}
-	tab, d := c.tables[c.seg], num-c.starts[c.seg]
-	if d+1 >= uint64(len(tab.off)) {
-		return
-	}
-	for _, cat := range tab.cats[tab.off[d]:tab.off[d+1]] {
-		c.counts[cat]++
+		for _, c := range tab.cats[tab.off[d]:tab.off[d+1]] {
+			counts[c]++
+		}
 	}
 }
 
-// facets returns the counted categories, most first (then by name), at
-// most facetSize.
-func (c *facetCounter) facets() []Facet {
+// facetsOf returns the categories counted (counts by number, names by
+// number), most first (then by name), at most facetSize.
+func facetsOf(counts []int, names []string) []Facet {
 	var out []Facet
-	for i, n := range c.counts {
+	for c, n := range counts {
 		if n > 0 {
-			out = append(out, Facet{Category: c.names[i], Count: n})
+			out = append(out, Facet{Category: names[c], Count: n})
 		}
 	}
 	slices.SortFunc(out, func(a, b Facet) int {
@@ -210,25 +164,44 @@ func (c *facetCounter) facets() []Facet {
 	return out[:min(len(out), facetSize)]
 }
 
-// withFacets returns ctx for a search of x whose matches' categories
-// are counted: *counted is set when the search starts.
-func (x *index) withFacets(ctx context.Context, counted **facetCounter) context.Context {
-	handler := func(sctx *search.SearchContext) (search.DocumentMatchHandler, bool, error) {
-		next, loadID, err := collector.MakeTopNDocumentMatchHandler(sctx)
-		if err != nil {
-			return nil, false, err
-		}
-		c, err := x.categories.counter(ctx, sctx.IndexReader)
-		if err != nil {
-			return nil, false, err
-		}
-		*counted = c
-		return func(d *search.DocumentMatch) error {
-			if d != nil {
-				c.add(d.IndexInternalID.Value())
-			}
-			return next(d)
-		}, loadID, nil
+// categoriesOf returns the categories of the post id in the index, by
+// name.
+func (x *index) categoriesOf(id string) ([]string, error) {
+	ii, err := x.b.Advanced()
+	if err != nil {
+		return nil, err
 	}
-	return context.WithValue(ctx, search.MakeDocumentMatchHandlerKey, search.MakeDocumentMatchHandler(handler))
+	r, err := ii.Reader()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	snap, ok := r.(*scorch.IndexSnapshot)
+	if !ok {
+		return nil, fmt.Errorf("search: the index reader is a %T, not a scorch snapshot", r)
+	}
+	var out []string
+	for _, ss := range snap.Segments() {
+		nums, err := ss.DocNumbers([]string{id})
+		if err != nil {
+			return nil, err
+		}
+		if del := ss.Deleted(); del != nil {
+			nums.AndNot(del)
+		}
+		if nums.IsEmpty() {
+			continue
+		}
+		tab, names, err := x.categories.of(snap, ss)
+		if err != nil {
+			return nil, err
+		}
+		counts := make([]int, len(names))
+		tab.count(nums.ToArray(), counts)
+		for _, f := range facetsOf(counts, names) {
+			out = append(out, f.Category)
+		}
+	}
+	slices.Sort(out)
+	return out, nil
 }

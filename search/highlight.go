@@ -3,12 +3,13 @@ package search
 import (
 	"bytes"
 	"html"
+	"maps"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
-	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
-	blevequery "github.com/blevesearch/bleve/v2/search/query"
+	"github.com/blevesearch/bleve/v2/index/scorch"
 )
 
 // Highlighting: a result's title and a passage of its body, escaped, with
@@ -18,8 +19,7 @@ import (
 // typo tolerance found for them, or begins with one of its prefixes (a
 // phrase's words are marked wherever they are). A snippet's passage
 // starts at the first of the query's words in the body, which the
-// index's term vectors say (one search of the page's posts, which also
-// reads their stored text).
+// index's term vectors say.
 
 // marker knows what a query's words match.
 type marker struct {
@@ -110,24 +110,31 @@ func (m *marker) snippet(text string, first, limit int) string {
 	return out
 }
 
-// bodyQuery returns a query of the body's words the marker marks (nil
-// for none): its matches' locations say where a snippet starts.
-func (m *marker) bodyQuery() blevequery.Query {
-	var any []blevequery.Query
-	for t := range m.exact {
-		q := bleve.NewTermQuery(t)
-		q.SetField(fieldBody)
-		any = append(any, q)
-	}
+// bodyWords returns the words of the bodies of snap the marker marks:
+// its exact words and those its prefixes begin.
+func (m *marker) bodyWords(snap *scorch.IndexSnapshot) ([]string, error) {
+	words := slices.Collect(maps.Keys(m.exact))
 	for _, p := range m.prefixes {
-		q := bleve.NewPrefixQuery(p)
-		q.SetField(fieldBody)
-		any = append(any, q)
+		d, err := snap.FieldDictPrefix(fieldBody, []byte(p))
+		if err != nil {
+			return nil, err
+		}
+		for n := 0; n < MaxPrefixWords; n++ {
+			e, err := d.Next()
+			if err != nil {
+				_ = d.Close()
+				return nil, err
+			}
+			if e == nil {
+				break
+			}
+			words = append(words, e.Term)
+		}
+		if err := d.Close(); err != nil {
+			return nil, err
+		}
 	}
-	if any == nil {
-		return nil
-	}
-	return bleve.NewDisjunctionQuery(any...)
+	return words, nil
 }
 
 // wordStart returns the start of the word after i (or i, at a rune

@@ -106,6 +106,7 @@ type index struct {
 	dir        string
 	language   string
 	categories categoryTables
+	weights    weightCache
 }
 
 // createIndex makes a new, empty index in a new directory under parent

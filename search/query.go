@@ -9,9 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
-	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
-	blevequery "github.com/blevesearch/bleve/v2/search/query"
 	bleveindex "github.com/blevesearch/bleve_index_api"
 
 	"github.com/blogql/blog/storage"
@@ -147,61 +145,59 @@ func fuzziness(n int) int {
 	return 0
 }
 
-// compile returns the bleve query of parts: every word or phrase must
-// match, in the title, the body or the names, a word as its stem or, with
-// typos (nil: none), also as one of the words typos gives for it. Words
-// the analyzer drops (stop words, punctuation) are left out; when none is
+// compile returns the plan of parts: every word or phrase must match, in
+// the title, the body or the names, a word as its stem or, with typos
+// (nil: none), also as one of the words typos gives for it. Words the
+// analyzer drops (stop words, punctuation) are left out; when none is
 // left the query matches nothing (ok false).
-func compile(parts []part, analyzer analysis.Analyzer, typos typoWords) (q blevequery.Query, ok bool) {
-	var musts []blevequery.Query
-	for _, p := range parts {
+func compile(parts []part, analyzer analysis.Analyzer, typos typoWords) (p *plan, ok bool) {
+	p = &plan{}
+	for _, pt := range parts {
 		switch {
-		case p.phrase:
-			title, ok := newPhraseQuery(p.text, fieldTitle, boostTitle, analyzer)
-			if !ok {
-				continue
+		case pt.phrase:
+			if terms := phraseTerms(pt.text, analyzer); terms != nil {
+				p.phrases = append(p.phrases, terms)
 			}
-			body, _ := newPhraseQuery(p.text, fieldBody, 1, analyzer)
-			musts = append(musts, bleve.NewDisjunctionQuery(title, body))
-		case p.prefix:
-			var fields []blevequery.Query
-			for _, f := range []string{fieldTitle, fieldBody, fieldNames} {
-				pq := bleve.NewPrefixQuery(p.text)
-				pq.SetField(f)
-				fields = append(fields, pq)
-			}
-			musts = append(musts, bleve.NewDisjunctionQuery(fields...))
+		case pt.prefix:
+			p.words = append(p.words, word{prefix: pt.text})
 		default:
-			for _, tok := range analyzer.Analyze([]byte(p.text)) {
+			for _, tok := range analyzer.Analyze([]byte(pt.text)) {
 				term := string(tok.Term)
-				musts = append(musts, wordQuery(term, typos[term]))
+				p.words = append(p.words, word{alts: wordAlts(term, typos[term])})
 			}
 		}
 	}
-	if len(musts) == 0 {
-		return nil, false
-	}
-	return bleve.NewConjunctionQuery(musts...), true
+	return p, len(p.words)+len(p.phrases) > 0
 }
 
-// wordQuery matches the analyzed word term, and the words typos found
-// for it.
-func wordQuery(term string, typos []string) blevequery.Query {
-	var any []blevequery.Query
-	add := func(term, field string, boost float64) {
-		q := bleve.NewTermQuery(term)
-		q.SetField(field)
-		q.SetBoost(boost)
-		any = append(any, q)
-	}
-	add(term, fieldTitle, boostTitle)
-	add(term, fieldBody, 1)
-	add(term, fieldNames, boostNames)
+// wordAlts are the terms that match the analyzed word term: itself, and
+// the words typos found for it.
+func wordAlts(term string, typos []string) []alt {
+	alts := []alt{{term, fieldTitle, boostTitle}, {term, fieldBody, 1}, {term, fieldNames, boostNames}}
 	for _, t := range typos {
-		add(t, fieldTitle, boostFuzzy*boostTitle)
-		add(t, fieldBody, boostFuzzy)
+		alts = append(alts, alt{t, fieldTitle, boostFuzzy * boostTitle}, alt{t, fieldBody, boostFuzzy})
 	}
-	return bleve.NewDisjunctionQuery(any...)
+	return alts
+}
+
+// phraseTerms returns the analyzed words of a phrase, by place ("" for a
+// place a stop word the analyzer drops leaves empty, as bleve's
+// match-phrase query does); nil when the analyzer leaves no word of it.
+func phraseTerms(text string, analyzer analysis.Analyzer) []string {
+	tokens := analyzer.Analyze([]byte(text))
+	if len(tokens) == 0 {
+		return nil
+	}
+	first := tokens[0].Position
+	var terms []string
+	for _, tok := range tokens {
+		at := tok.Position - first
+		for len(terms) <= at {
+			terms = append(terms, "")
+		}
+		terms[at] = string(tok.Term)
+	}
+	return terms
 }
 
 // MaxTypoWords is how many words of the index a word of a query with a

@@ -54,20 +54,19 @@ func (s *Service) Related(ctx context.Context, id string, first int) ([]string, 
 }
 
 func (s *Service) related(ctx context.Context, idx *index, id string, first int) ([]string, error) {
-	// The post's words are stored; its categories are counted as a
-	// search's facets are, over the one document.
+	// The post's words are stored; its categories are in the index's
+	// tables of them (facets.go).
 	req := bleve.NewSearchRequestOptions(docIDQuery([]string{id}), 1, 0, false)
 	req.Fields = []string{fieldTitle, fieldBody}
-	var counted *facetCounter
-	sr, err := idx.b.SearchInContext(idx.withFacets(ctx, &counted), req)
+	sr, err := idx.b.SearchInContext(ctx, req)
 	if err != nil || len(sr.Hits) == 0 {
 		return nil, err
 	}
 	title, _ := sr.Hits[0].Fields[fieldTitle].(string)
 	body, _ := sr.Hits[0].Fields[fieldBody].(string)
-	var cats []string
-	for _, f := range counted.facets() {
-		cats = append(cats, f.Category)
+	cats, err := idx.categoriesOf(id)
+	if err != nil {
+		return nil, err
 	}
 	var should []blevequery.Query
 	for _, c := range cats {

@@ -1,7 +1,6 @@
 package search
 
 import (
-	"cmp"
 	"container/list"
 	"context"
 	"crypto/rand"
@@ -9,16 +8,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
-	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
-	"github.com/blevesearch/bleve/v2/search"
-	blevequery "github.com/blevesearch/bleve/v2/search/query"
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	segment "github.com/blevesearch/scorch_segment_api/v2"
 
 	"github.com/blogql/blog/storage"
 )
@@ -137,21 +134,14 @@ func (s *Service) Search(ctx context.Context, r Request) (*Results, error) {
 	return res, searchError(err)
 }
 
-// filtered adds r's category and author to q.
-func filtered(q blevequery.Query, r Request) blevequery.Query {
-	var and []blevequery.Query
-	for _, f := range []struct{ field, value string }{{fieldCategories, r.Category}, {fieldAuthor, r.AuthorID}} {
-		if f.value != "" {
-			tq := bleve.NewTermQuery(f.value)
-			tq.SetField(f.field)
-			tq.SetBoost(0)
-			and = append(and, tq)
+// filtered adds r's category and author to p.
+func filtered(p *plan, r Request) *plan {
+	for _, f := range []alt{{term: r.Category, field: fieldCategories}, {term: r.AuthorID, field: fieldAuthor}} {
+		if f.term != "" {
+			p.filters = append(p.filters, f)
 		}
 	}
-	if and == nil {
-		return q
-	}
-	return bleve.NewConjunctionQuery(append([]blevequery.Query{q}, and...)...)
+	return p
 }
 
 // MaxPrefixWords is how many words of a field a prefix may match: more
@@ -198,8 +188,6 @@ func searchError(err error) error {
 		return err
 	case errors.Is(err, context.DeadlineExceeded):
 		return &SlowQueryError{Reason: "it did not finish in time"}
-	case strings.Contains(err.Error(), "TooManyClauses"):
-		return &SlowQueryError{Reason: "it matches too many different words"}
 	}
 	return fmt.Errorf("search: %w", err)
 }
@@ -254,37 +242,24 @@ func (s *Service) search(ctx context.Context, idx *index, queries *searchQueries
 			if err != nil {
 				return nil, err
 			}
-			req := bleve.NewSearchRequestOptions(sq, 0, 0, false)
-			var counted *facetCounter
-			if _, err := idx.b.SearchInContext(idx.withFacets(ctx, &counted), req); err != nil {
+			counted, err := idx.match(ctx, sq, matchOptions{facets: true})
+			if err != nil {
 				return nil, err
 			}
-			res.Facets = counted.facets()
+			res.Facets = counted.facets
 		}
 	default:
-		size := r.First + 1
+		// A first page ranks a snapshot's worth; past a snapshot, a page
+		// ranks those after the cursor's score and id.
+		o := matchOptions{k: r.First + 1, after: c, facets: r.Facets}
 		if c == nil {
-			size = snapshotSize
+			o.k = snapshotSize
 		}
-		req := bleve.NewSearchRequestOptions(q, size, 0, false)
-		var counted *facetCounter
-		sctx := ctx
-		if r.Facets {
-			sctx = idx.withFacets(ctx, &counted)
-		}
-		if c != nil {
-			// Past a snapshot the order must hold across requests:
-			// score, then id. A first page ranks by score alone, which
-			// saves reading the id of every match (the snapshot keeps
-			// its order).
-			req.SortBy([]string{"-_score", "_id"})
-			req.SearchAfter = []string{strconv.FormatFloat(c.score, 'g', -1, 64), c.id}
-		}
-		sr, err := idx.b.SearchInContext(sctx, req)
+		found, err := idx.match(ctx, q, o)
 		if err != nil {
 			return nil, err
 		}
-		if c == nil && int(sr.Total) < r.First && queries.forgiving {
+		if c == nil && found.total < r.First && queries.forgiving {
 			// Typo tolerance: when the words as typed find less than a
 			// page, the words their typos may stand for count too.
 			tq, _, err := queries.typo(idx)
@@ -293,36 +268,17 @@ func (s *Service) search(ctx context.Context, idx *index, queries *searchQueries
 			}
 			typos = true
 			if tq != nil {
-				req.Query = tq
-				if sr, err = idx.b.SearchInContext(sctx, req); err != nil {
+				if found, err = idx.match(ctx, tq, o); err != nil {
 					return nil, err
 				}
 			}
 		}
-		hits := make([]ranked, len(sr.Hits))
-		for i, h := range sr.Hits {
-			hits[i] = ranked{id: h.ID, score: h.Score}
-		}
-		res.Total = int(sr.Total)
-		if counted != nil {
-			res.Facets = counted.facets()
-		}
+		hits := found.hits
+		res.Total, res.Facets = found.total, found.facets
 		if c == nil {
-			// The snapshot is in the order the pages after it use
-			// without it: score, then id.
-			slices.SortStableFunc(hits, func(a, b ranked) int {
-				return cmp.Or(cmp.Compare(b.score, a.score), strings.Compare(a.id, b.id))
-			})
-			truncated := int(sr.Total) > len(hits)
-			if truncated {
-				// Posts of the last score that did not fit come after
-				// it by id, not after its last: it ends before them.
-				n := len(hits)
-				for n > r.First && hits[n-1].score == hits[len(hits)-1].score {
-					n--
-				}
-				hits = hits[:n]
-			}
+			// The snapshot holds the first of the ranking (score, then
+			// id): the pages past it go on after its last.
+			truncated := found.total > len(hits)
 			snap = &snapshot{id: newSnapshotID(typos), fp: fp, changes: changes, hits: hits, truncated: truncated, total: res.Total, facets: res.Facets, counted: r.Facets, words: queries.words}
 			s.snaps.put(snap)
 			page = hits[:min(r.First, len(hits))]
@@ -381,41 +337,109 @@ func (s *Service) highlight(ctx context.Context, idx *index, m *marker, page []r
 	for i, h := range page {
 		ids[i] = h.id
 	}
-	// The page's posts, with where the query's words are in each body
-	// (the term vectors the index keeps): a snippet starts there without
-	// analyzing the body again up to its first match.
-	q := bleve.NewBooleanQuery()
-	q.AddMust(docIDQuery(ids))
-	if words := m.bodyQuery(); words != nil {
-		q.AddShould(words)
-	}
-	req := bleve.NewSearchRequestOptions(q, len(ids), 0, false)
-	req.Fields = []string{fieldTitle, fieldBody}
-	req.IncludeLocations = true
-	sr, err := idx.b.SearchInContext(ctx, req)
+	ii, err := idx.b.Advanced()
 	if err != nil {
 		return nil, err
 	}
-	for _, h := range sr.Hits {
-		title, _ := h.Fields[fieldTitle].(string)
-		body, _ := h.Fields[fieldBody].(string)
-		out[h.ID] = Hit{Title: m.title(title), Snippet: m.snippet(body, firstMatch(h.Locations[fieldBody], len(body)), snippetChars)}
+	r, err := ii.Reader()
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	defer r.Close()
+	snap, ok := r.(*scorch.IndexSnapshot)
+	if !ok {
+		return nil, fmt.Errorf("search: the index reader is a %T, not a scorch snapshot", r)
+	}
+	words, err := m.bodyWords(snap)
+	if err != nil {
+		return nil, err
+	}
+	for _, ss := range snap.Segments() {
+		nums, err := ss.DocNumbers(ids)
+		if err != nil {
+			return nil, err
+		}
+		if del := ss.Deleted(); del != nil {
+			nums.AndNot(del)
+		}
+		if nums.IsEmpty() {
+			continue
+		}
+		docs := nums.ToArray()
+		first, err := firstMatches(ss, words, docs)
+		if err != nil {
+			return nil, err
+		}
+		for i, num := range docs {
+			id, err := ss.DocID(uint64(num))
+			if err != nil {
+				return nil, err
+			}
+			var title, body string
+			err = ss.VisitDocument(uint64(num), func(field string, _ byte, value []byte, _ []uint64) bool {
+				switch field {
+				case fieldTitle:
+					title = string(value)
+				case fieldBody:
+					body = string(value)
+				}
+				return true
+			})
+			if err != nil {
+				return nil, err
+			}
+			at := first[i]
+			if at >= len(body) {
+				at = -1
+			}
+			out[string(id)] = Hit{Title: m.title(title), Snippet: m.snippet(body, at, snippetChars)}
+		}
+	}
+	return out, ctx.Err()
 }
 
-// firstMatch returns the byte offset of the first of locations in a
-// text of n bytes, -1 for none.
-func firstMatch(locations search.TermLocationMap, n int) int {
-	first := -1
-	for _, ls := range locations {
-		for _, l := range ls {
-			if s := int(l.Start); s < n && (first < 0 || s < first) {
-				first = s
+// firstMatches returns, for each of the posts docs of the segment ss (in
+// increasing order), the byte offset in its body of the first of words,
+// -1 for none: where the index's term vectors say they are.
+func firstMatches(ss *scorch.SegmentSnapshot, words []string, docs []uint32) ([]int, error) {
+	first := make([]int, len(docs))
+	for i := range first {
+		first[i] = -1
+	}
+	d, err := ss.Segment().Dictionary(fieldBody)
+	if err != nil {
+		return nil, err
+	}
+	var pl segment.PostingsList
+	for _, w := range words {
+		if pl, err = d.PostingsList([]byte(w), nil, pl); err != nil {
+			return nil, err
+		}
+		if pl.Count() == 0 {
+			continue
+		}
+		it := pl.Iterator(true, true, true, nil)
+		var p segment.Posting
+		for i, doc := range docs {
+			if p == nil || p.Number() < uint64(doc) {
+				if p, err = it.Advance(uint64(doc)); err != nil {
+					return nil, err
+				}
+				if p == nil {
+					break
+				}
+			}
+			if p.Number() != uint64(doc) {
+				continue
+			}
+			for _, l := range p.Locations() {
+				if s := int(l.Start()); first[i] < 0 || s < first[i] {
+					first[i] = s
+				}
 			}
 		}
 	}
-	return first
+	return first, nil
 }
 
 // ranked is a result's place in a ranking.
@@ -438,8 +462,8 @@ type snapshot struct {
 	at        time.Time
 }
 
-// of returns the query snap was ranked with.
-func (q *searchQueries) of(idx *index, snap *snapshot) (blevequery.Query, error) {
+// of returns the plan snap was ranked with.
+func (q *searchQueries) of(idx *index, snap *snapshot) (*plan, error) {
 	if strings.HasPrefix(snap.id, typosMark) {
 		tq, _, err := q.typo(idx)
 		if tq != nil || err != nil {
@@ -452,14 +476,14 @@ func (q *searchQueries) of(idx *index, snap *snapshot) (blevequery.Query, error)
 // searchQueries are a search's query with its words as typed, and with
 // their typo tolerance, made when a search needs it.
 type searchQueries struct {
-	exact     blevequery.Query
+	exact     *plan
 	parts     []part
 	analyzer  analysis.Analyzer
 	r         Request
 	forgiving bool // a word is long enough for typos
 
 	made  bool
-	typos blevequery.Query
+	typos *plan
 	words typoWords
 	err   error
 }
@@ -467,7 +491,7 @@ type searchQueries struct {
 // typo returns the query with the typo tolerance, and the words it
 // stands for; a nil query when no word may be a typo (the index holds
 // every word as typed, or finds none near it).
-func (q *searchQueries) typo(idx *index) (blevequery.Query, typoWords, error) {
+func (q *searchQueries) typo(idx *index) (*plan, typoWords, error) {
 	if q.made || !q.forgiving {
 		return q.typos, q.words, q.err
 	}

@@ -1,0 +1,160 @@
+package search
+
+import (
+	"container/list"
+	"math"
+	"slices"
+	"sync"
+
+	"github.com/blevesearch/bleve/v2/index/scorch"
+	segment "github.com/blevesearch/scorch_segment_api/v2"
+)
+
+// Weights of common words. Scoring a word reads its postings at the
+// matches: for a word in most posts, that is decoding most of its
+// postings list, the bulk of a search's work. A search box's queries
+// share their common words, so the postings of a word in at least
+// cachedPostings posts of a segment are kept decoded, as each post's
+// number and √frequency / √(field length), up to weightCacheBytes for
+// the index (the least recently used go first; a segment's are dropped
+// with it). Scoring from them gives the same scores as from the index.
+const (
+	cachedPostings   = 2048
+	weightCacheBytes = 64 << 20
+)
+
+// weights are a word's postings in a field of a segment: posts in
+// increasing order, and the word's weight in each.
+type weights struct {
+	docs []uint32
+	tfn  []float64
+}
+
+// weight returns a posting's weight: √frequency / √(field length).
+func weight(p segment.Posting) float64 { return math.Sqrt(float64(p.Frequency())) * p.Norm() }
+
+// weightKey names a word of a field of a segment.
+type weightKey struct {
+	seg         uint64
+	field, term string
+}
+
+// weightCache keeps weights, the least recently used last.
+type weightCache struct {
+	mu    sync.Mutex
+	bytes int
+	order *list.List // of *weightEntry
+	byKey map[weightKey]*list.Element
+	segs  []uint64 // of the last snapshot seen
+}
+
+type weightEntry struct {
+	key weightKey
+	w   *weights
+}
+
+// get returns the weights of k, made from pl when not kept yet; nil when
+// pl is too short to keep.
+func (c *weightCache) get(k weightKey, pl segment.PostingsList) (*weights, error) {
+	if pl.Count() < cachedPostings {
+		return nil, nil
+	}
+	c.mu.Lock()
+	if e, ok := c.byKey[k]; ok {
+		c.order.MoveToFront(e)
+		c.mu.Unlock()
+		return e.Value.(*weightEntry).w, nil
+	}
+	c.mu.Unlock()
+	n := pl.Count()
+	w := &weights{docs: make([]uint32, 0, n), tfn: make([]float64, 0, n)}
+	it := pl.Iterator(true, true, false, nil)
+	for {
+		p, err := it.Next()
+		if err != nil {
+			return nil, err
+		}
+		if p == nil {
+			break
+		}
+		w.docs = append(w.docs, uint32(p.Number()))
+		w.tfn = append(w.tfn, weight(p))
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byKey == nil {
+		c.order, c.byKey = list.New(), map[weightKey]*list.Element{}
+	}
+	if e, ok := c.byKey[k]; ok {
+		// Another search made them meanwhile.
+		return e.Value.(*weightEntry).w, nil
+	}
+	c.byKey[k] = c.order.PushFront(&weightEntry{key: k, w: w})
+	c.bytes += w.size()
+	for c.bytes > weightCacheBytes && c.order.Len() > 1 {
+		c.remove(c.order.Back())
+	}
+	return w, nil
+}
+
+func (w *weights) size() int { return 12*len(w.docs) + 64 }
+
+func (c *weightCache) remove(e *list.Element) {
+	old := c.order.Remove(e).(*weightEntry)
+	delete(c.byKey, old.key)
+	c.bytes -= old.w.size()
+}
+
+// keep drops the weights of the segments snap does not hold, when its
+// segments are not those of the last snapshot seen.
+func (c *weightCache) keep(snap *scorch.IndexSnapshot) {
+	segs := snap.Segments()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(segs) == len(c.segs) && slices.EqualFunc(segs, c.segs, func(ss *scorch.SegmentSnapshot, id uint64) bool { return ss.Id() == id }) {
+		return
+	}
+	c.segs = c.segs[:0]
+	live := map[uint64]bool{}
+	for _, ss := range segs {
+		c.segs = append(c.segs, ss.Id())
+		live[ss.Id()] = true
+	}
+	for k, e := range c.byKey {
+		if !live[k.seg] {
+			c.remove(e)
+		}
+	}
+}
+
+// add adds factor times the weight of each of docs (in increasing
+// order) w holds to its score.
+func (w *weights) add(docs []uint32, scores []float64, factor float64) {
+	k := 0
+	sparse := len(w.docs) > 8*len(docs)
+	for j, d := range docs {
+		if sparse {
+			// Few matches in a long list: look each up.
+			lo, hi := k, len(w.docs)
+			for lo < hi {
+				mid := int(uint(lo+hi) >> 1)
+				if w.docs[mid] < d {
+					lo = mid + 1
+				} else {
+					hi = mid
+				}
+			}
+			k = lo
+		} else {
+			for k < len(w.docs) && w.docs[k] < d {
+				k++
+			}
+		}
+		if k == len(w.docs) {
+			return
+		}
+		if w.docs[k] == d {
+			scores[j] += factor * w.tfn[k]
+		}
+	}
+}
