@@ -449,6 +449,14 @@ func TestWriteLeavingTheBodyAnswersItUnread(t *testing.T) {
 	equal(t, "asked: body", edited.Body, "# Hello\n\nWorld.")
 	equal(t, "asked: HTML", edited.BodyHTML, html)
 
+	// A write that reads names with the post (categories, tags) leaves
+	// the body alone too.
+	e.category("go", "Go")
+	tagged := must[*storage.Post](t)(e.store.UpdatePost(ctx, storage.PostPatch{ID: p.ID, ExpectedVersion: edited.Version,
+		Categories: &[]string{"go"}, Tags: &[]string{"Databases"}}))
+	equal(t, "tagged: body unread", tagged.BodyUnread, true)
+	equal(t, "tagged: category", tagged.Categories[0].Slug, "go")
+
 	got := must[*storage.Post](t)(e.store.GetPost(ctx, p.ID))
 	equal(t, "body", got.Body, "# Hello\n\nWorld.")
 	equal(t, "HTML", got.BodyHTML, html)
