@@ -33,7 +33,7 @@ func (r *Resolver) setPostFeatured(ctx context.Context, input model.SetPostFeatu
 	if err != nil {
 		return nil, err
 	}
-	p, err := r.store.SetFeatured(ctx, storage.FeaturePost{
+	p, err := r.store.SetFeatured(answerBody(ctx), storage.FeaturePost{
 		ID: id, Featured: input.Featured, ExpectedVersion: expectedVersionOf(input.ExpectedVersion),
 		IdempotencyKey: idempotencyKey(ctx, input.IdempotencyKey),
 	})

@@ -64,7 +64,7 @@ func (r *Resolver) ownPostFor(ctx context.Context, gid string, idemKey *string, 
 	if err != nil || a.IsAdmin() {
 		return id, err
 	}
-	p, err := r.store.ReadPost(ctx, id)
+	p, err := r.store.ReadPostWithoutBody(ctx, id)
 	if retried(err, idemKey) {
 		return id, nil
 	}
@@ -77,7 +77,7 @@ func (r *Resolver) ownPostFor(ctx context.Context, gid string, idemKey *string, 
 // postVisible reports whether the actor of ctx may see the post with id,
 // read as a check before a write is: false when it is gone.
 func (r *Resolver) postVisible(ctx context.Context, id string) bool {
-	p, err := r.store.ReadPost(ctx, id)
+	p, err := r.store.ReadPostWithoutBody(ctx, id)
 	return err == nil && r.sees(ctx, p)
 }
 
@@ -99,6 +99,19 @@ func fullPost(ctx context.Context, p *storage.Post) (*storage.Post, error) {
 		return p, nil
 	}
 	return loadersFor(ctx).posts.Load(ctx, p.ID)()
+}
+
+// answerBody returns ctx asking the store for the body of the post a
+// mutation answers (its payload's post) when the selection shows its
+// body, its HTML or its table of contents: read with the post in the
+// write's own read, as of the write. A write that leaves the body alone
+// reads the post without its body item otherwise, and answers it
+// BodyUnread (fullBody reads the body when asked all the same).
+func answerBody(ctx context.Context) context.Context {
+	if graphql.GetFieldContext(ctx) != nil && graphql.AnyFieldRequested(ctx, "post.body", "post.bodyHtml", "post.toc") {
+		return storage.AnswerWithBody(ctx)
+	}
+	return ctx
 }
 
 // fullBody returns p when it holds its body, its HTML and its table of

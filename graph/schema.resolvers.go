@@ -369,7 +369,7 @@ func (r *mutationResolver) UpdatePost(ctx context.Context, input model.UpdatePos
 	if _, err := r.ownPostFor(ctx, input.ID, input.IdempotencyKey, input.CoAuthors != nil); err != nil {
 		return nil, err
 	}
-	p, err := r.store.UpdatePost(ctx, patch)
+	p, err := r.store.UpdatePost(answerBody(ctx), patch)
 	if err != nil {
 		return nil, err
 	}
@@ -383,7 +383,7 @@ func (r *mutationResolver) PublishPost(ctx context.Context, input model.PublishP
 	if err != nil {
 		return nil, err
 	}
-	p, err := r.store.Publish(ctx, storage.PublishPost{
+	p, err := r.store.Publish(answerBody(ctx), storage.PublishPost{
 		ID:              id,
 		ExpectedVersion: expectedVersionOf(input.ExpectedVersion),
 		At:              deref(input.At),
@@ -403,7 +403,7 @@ func (r *mutationResolver) UnpublishPost(ctx context.Context, input model.Unpubl
 	if err != nil {
 		return nil, err
 	}
-	p, err := r.store.Unpublish(ctx, ref)
+	p, err := r.store.Unpublish(answerBody(ctx), ref)
 	if err != nil {
 		return nil, err
 	}
@@ -417,7 +417,7 @@ func (r *mutationResolver) DeletePost(ctx context.Context, input model.DeletePos
 	if err != nil {
 		return nil, err
 	}
-	p, err := r.store.DeletePost(ctx, ref)
+	p, err := r.store.DeletePost(answerBody(ctx), ref)
 	if err != nil {
 		return nil, err
 	}

@@ -216,7 +216,7 @@ func (r *Resolver) seriesPostChange(ctx context.Context, slug, gid string, posit
 	if err != nil {
 		return c, err
 	}
-	p, err := r.visible(ctx)(r.store.ReadPost(ctx, postID))
+	p, err := r.visible(ctx)(r.store.ReadPostWithoutBody(ctx, postID))
 	if err != nil {
 		return c, err
 	}
@@ -235,7 +235,7 @@ func (r *Resolver) addPostToSeries(ctx context.Context, input model.AddPostToSer
 	if err != nil {
 		return nil, err
 	}
-	p, se, err := r.store.AddSeriesPost(ctx, c)
+	p, se, err := r.store.AddSeriesPost(answerBody(ctx), c)
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +247,7 @@ func (r *Resolver) removePostFromSeries(ctx context.Context, input model.RemoveP
 	if err != nil {
 		return nil, err
 	}
-	p, se, err := r.store.RemoveSeriesPost(ctx, c)
+	p, se, err := r.store.RemoveSeriesPost(answerBody(ctx), c)
 	if err != nil {
 		return nil, err
 	}

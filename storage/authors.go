@@ -355,7 +355,8 @@ func (s *Store) refreshAll(ctx context.Context, list func(context.Context, strin
 // deleted meanwhile is done.
 func (s *Store) refreshNames(ctx context.Context, postID string) error {
 	_, err := retryWrite(ctx, func() (struct{}, error) {
-		p, r, err := s.readPost(ctx, postID, nil, "", true, moreNames{})
+		// The names alone change: the body is left unread.
+		p, r, err := s.readPost(ctx, postID, nil, "", true, false, moreNames{})
 		if errors.Is(err, ErrNotFound) {
 			return struct{}{}, nil
 		}

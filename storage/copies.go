@@ -128,15 +128,22 @@ func (r *names) setNames(p *postItem, slugs []string) error {
 	return r.setTagNames(p)
 }
 
+// postRead names the post a read takes with others (none when id is
+// empty), and whether with its body item (postReadKeys).
+type postRead struct {
+	id   string
+	body bool
+}
+
 // readNames reads an author, categories and STATS in one BatchGetItem,
-// with the post postID when it is not empty (ErrNotFound when it is
+// with the post post.id when it is not empty (ErrNotFound when it is
 // missing), the reservation of the post slug slug when it is not empty,
 // and the co-authors and tags of more (and, one more request a hop, the
 // tags those were merged into).
-func (s *Store) readNames(ctx context.Context, postID, authorID string, slugs []string, slug string, more moreNames) (*postItem, *names, error) {
+func (s *Store) readNames(ctx context.Context, post postRead, authorID string, slugs []string, slug string, more moreNames) (*postItem, *names, error) {
 	var keys []key
-	if postID != "" {
-		keys = append(keys, postPartKeys(postID)...)
+	if post.id != "" {
+		keys = append(keys, postReadKeys(post.id, post.body)...)
 	}
 	if authorID != "" {
 		keys = append(keys, authorKey(authorID))
@@ -161,9 +168,12 @@ func (s *Store) readNames(ctx context.Context, postID, authorID string, slugs []
 		return nil, nil, err
 	}
 	var p *postItem
-	if postID != "" {
-		if p, err = decodePost(found, postID); err != nil {
+	if post.id != "" {
+		if p, err = decodePost(found, post.id); err != nil {
 			return nil, nil, err
+		}
+		if !post.body {
+			p.leftBody()
 		}
 	}
 	r := newNames()

@@ -116,7 +116,9 @@
 //	static pages for a menu, by order    Query GSI1 GSI1PK=PAGES (PAGEDRAFTS for the drafts), ascending
 //	site settings                        GetItem SITE, held in the server's memory (below)
 //	drafts' / moderation queue's total   Query of the list's partition, Select COUNT (+1 per MB)
-//	post before a write                  the Query of POST#id's three items, ConsistentRead
+//	post before a write                  the Query of POST#id and POST#id#COUNT, ConsistentRead (in the
+//	                                     BatchGetItem of the names it copies when it reads them); POST#id#TEXT
+//	                                     too only when the write may change the body or its answer shows it
 //	a post's exact comment counts        GetItem POST#id/POST#id#COUNT (readCommentCount), ConsistentRead
 //	comment (and post) before a write    TransactGetItems of its COMMENT#/THREAD# and HELD# keys (and POST#id):
 //	                                     both at one moment, as approval moves a comment from one to the other
@@ -327,7 +329,33 @@
 // read shows it can no longer be done (the post was deleted or
 // unpublished, the comment deleted) fails as it would have at first
 // (ErrNotFound, a ValidationError). Reads a write needs are one
-// BatchGetItem (or GetItem) with ConsistentRead.
+// BatchGetItem (or GetItem, or the Query of the post's items) with
+// ConsistentRead.
+//
+// A write that cannot change the body (every post write but createPost,
+// an edit of the body, restorePostRevision, the re-render and the
+// migration: a publish, a schedule, an unpublish, an edit of the title,
+// slug, categories, tags, co-authors, cover or SEO fields, featuring, a
+// series, a rename's or a tag merge's rewrite, a deletion) reads the post
+// item and its count item, not the body item, and writes nothing of the
+// body (the post item keeps the sums of the body as read); a deletion
+// deletes the body item by its key. It reads, per post write (requests,
+// read units of a post of about 26 KB of Markdown on the embedded
+// engine, TestPostWriteLeavingTheBodyReadsNoBody):
+//
+//	write                                  requests                        read units
+//	edit of the title (or any write above) Query + TransactWriteItems: 2   1 (a short post's: 1)
+//	the same, its answer showing the body  Query + TransactWriteItems: 2   17 (the body read with the post)
+//	edit of the body                       Query + TransactWriteItems: 2   17
+//	with an idempotency key                + GetItem of the record         + 1
+//
+// Its answer is the post without its body (Post.BodyUnread), which the
+// GraphQL layer reads when asked, unless the caller asks for the body
+// (AnswerWithBody, which the GraphQL layer does when the mutation's
+// selection shows the post's body, HTML or table of contents): then the
+// same Query reads the body item too, and the answer is the body as of
+// the write. Its idempotency record leaves the unchanged body out, so a
+// repeat answers the post BodyUnread, its body read as it is then.
 //
 // Adding a comment is one transaction: the comment and commentCount (and
 // threadCount for a top-level comment) on the post's count item, guarded

@@ -23,7 +23,10 @@ package storage
 // migration. A publish, an unpublish, a schedule or an edit of the title
 // writes the post item, its copies and its slugs, each a small summary
 // (about 1 KB: 1 write unit, 2 in a transaction), and nothing of the
-// body; a body edit writes the body item once. bodySum and htmlSum, short
+// body; a body edit writes the body item once. Such a write does not read
+// the body item either (the Query up to POST#<id>#COUNT, as
+// GetPostWithoutBody's), unless its answer shows the body: see Writes in
+// doc.go. bodySum and htmlSum, short
 // sums of the body and its HTML, make a body edit or a re-render change
 // the post item too, so the change feed sees it as the edit it is.
 //

@@ -241,10 +241,14 @@ type postItem struct {
 	BodySum string `dynamodbav:"bodySum,omitempty"`
 	HTMLSum string `dynamodbav:"htmlSum,omitempty"`
 
-	// hasBody says the body item was read into Body, HTML and TOC; counts
-	// is the count item as read (nil when it was not, or is missing).
-	hasBody bool
-	counts  *countItem
+	// hasBody says the body item was read into Body, HTML and TOC;
+	// bodyUnread that it was not read, by a read that leaves the body
+	// alone (postparts.go), of a post item that does not hold its body
+	// itself; counts is the count item as read (nil when it was not, or
+	// is missing).
+	hasBody    bool
+	bodyUnread bool
+	counts     *countItem
 }
 
 type imageItem struct {
@@ -278,9 +282,10 @@ func (it *postItem) post() *Post {
 		PublishedAt: parseKeyTime(it.PublishedAt), Version: it.Version,
 		CommentCount: it.CommentCount, ThreadCount: it.ThreadCount,
 		// A post item read without its body item is a summary too: the
-		// body item holds what only a full post has beside it.
-		Summary: it.Type != typePost || !it.hasBody && it.Body == "", Featured: it.Featured, Series: it.Series,
-		Revisions: it.Revisions,
+		// body item holds what only a full post has beside it. One read
+		// without it on purpose (bodyUnread) is whole but for the body.
+		Summary: it.Type != typePost || !it.hasBody && !it.bodyUnread && it.Body == "", BodyUnread: it.Type == typePost && it.bodyUnread,
+		Featured: it.Featured, Series: it.Series, Revisions: it.Revisions,
 	}
 	if p.Excerpt == "" {
 		p.Excerpt = it.AutoExcerpt
@@ -384,7 +389,7 @@ func (it postItem) summary() postItem {
 	it.Body, it.HTML, it.TOC, it.SEO, it.Slugs, it.ThreadCount, it.GoLiveAt = "", "", nil, nil, nil, 0, ""
 	it.RenderVersion, it.BodySum, it.HTMLSum = "", "", ""
 	it.Series, it.Revisions = "", 0
-	it.hasBody, it.counts = false, nil
+	it.hasBody, it.bodyUnread, it.counts = false, false, nil
 	return it
 }
 

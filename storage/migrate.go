@@ -322,7 +322,7 @@ func (s *Store) slugAuthor(ctx context.Context, id string) (bool, error) {
 func (s *Store) migratePost(ctx context.Context, id string) (did, rendered bool, err error) {
 	rendered = true
 	did, err = retryWrite(ctx, func() (bool, error) {
-		before, r, err := s.readPost(ctx, id, nil, "", true, moreNames{})
+		before, r, err := s.readPost(ctx, id, nil, "", true, true, moreNames{})
 		switch {
 		case errors.Is(err, ErrNotFound):
 			return false, nil

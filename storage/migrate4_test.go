@@ -82,3 +82,30 @@ func TestMigrateLayout3(t *testing.T) {
 	n = counted(func(ctx context.Context) { must[*storage.Migration](t)(e.store.Migrate(ctx)) })
 	equal(t, "requests of a migration with nothing to do", fmt.Sprint(n), "map[GetItem:1]")
 }
+
+// TestTitleEditOfLayout3Post edits the title of a post of layout 3, whose
+// post item holds its body, before the migration reaches it: the write,
+// which reads no body item, finds the body on the post item and moves it
+// to the body item, as every write of such a post does, and the post
+// answers and keeps the body it had.
+func TestTitleEditOfLayout3Post(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.author("ada", "Ada")
+	body := strings.Repeat("Some words about Go.\n\n## A heading\n\nMore words.\n\n", 40)
+	p := must[*storage.Post](t)(e.store.CreatePost(ctx, storage.NewPost{AuthorID: "ada", Title: "Old", Slug: "old", Body: body}))
+	p = e.publish(p, start.Add(-time.Hour))
+	equal(t, "posts turned back", must[int](t)(legacytest.ToLayout3(ctx, e.client, e.table)), 1)
+
+	edited := must[*storage.Post](t)(e.store.UpdatePost(ctx, storage.PostPatch{ID: p.ID, ExpectedVersion: p.Version, Title: ptr("New")}))
+	equal(t, "answer's body", edited.Body, body)
+	equal(t, "answer's body unread", edited.BodyUnread, false)
+	got := must[*storage.Post](t)(e.store.GetPost(ctx, p.ID))
+	equal(t, "body", got.Body, body)
+	equal(t, "title", got.Title, "New")
+	for _, bad := range must[[]string](t)(e.store.Check(ctx)) {
+		if strings.Contains(bad, "body") {
+			t.Errorf("after the edit: %s", bad)
+		}
+	}
+}

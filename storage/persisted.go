@@ -53,7 +53,8 @@ type persistedItem struct {
 }
 
 // validHash reports whether h is a SHA-256 hash as APQ clients write it:
-// 64 lowercase hexadecimal digits.
+// 64 lowercase hexadecimal digits. Nothing else is looked up: the GraphQL
+// handler passes on whatever hash a client sends.
 func validHash(h string) bool {
 	if len(h) != 2*sha256.Size {
 		return false

@@ -45,6 +45,24 @@ func countKey(id string) key { return key{prefixPost + id, prefixPost + id + cou
 // order: the post, its count item and its body item.
 func postPartKeys(id string) []key { return []key{postKey(id), countKey(id), bodyKey(id)} }
 
+// postReadKeys are the keys of the post items a read takes: with body,
+// postPartKeys; without, the post item and its count item alone, for a
+// read that leaves the body alone (the body item of a long post is most
+// of what the three cost).
+func postReadKeys(id string, body bool) []key {
+	if body {
+		return postPartKeys(id)
+	}
+	return []key{postKey(id), countKey(id)}
+}
+
+// leftBody marks a post read without its body item (postReadKeys) as
+// such, unless its own item holds its body (a post of layout 3), which
+// then was read with it.
+func (it *postItem) leftBody() {
+	it.bodyUnread = !it.hasBody && it.Body == "" && it.HTML == ""
+}
+
 // bodyItem is a post's Markdown body and what is rendered from it.
 type bodyItem struct {
 	PK            string     `dynamodbav:"PK"`
@@ -135,7 +153,12 @@ func textSum(s string) string {
 
 // bodyChanged reports whether a write from before to after must put the
 // body item: the body or its rendering changed, or before has none yet.
+// A post read without its body item (bodyUnread) keeps it as it is: the
+// change could not alter it (changePost).
 func bodyChanged(before, after *postItem) bool {
+	if before.bodyUnread {
+		return false
+	}
 	return !before.hasBody || before.Body != after.Body || before.HTML != after.HTML ||
 		before.RenderVersion != after.RenderVersion || len(before.TOC) != len(after.TOC)
 }
@@ -178,25 +201,42 @@ func decodePost(found map[key]item, id string) (*postItem, error) {
 // which DynamoDB bills by the items' total size (a missing post costs
 // what a small one does).
 func (s *Store) readPostParts(ctx context.Context, id string, consistent bool) (*postItem, error) {
-	return s.queryPostParts(ctx, id, consistent, postPartKeys(id))
+	return s.readPostItems(ctx, id, consistent, true)
+}
+
+// readPostItems reads the post id with its count item and, with body, its
+// body item: one Query of the key range POST#<id> .. POST#<id>#COUNT
+// without it (bodyUnread set, but for a post of layout 3, whose own item
+// holds its body).
+func (s *Store) readPostItems(ctx context.Context, id string, consistent, body bool) (*postItem, error) {
+	it, err := s.queryPostParts(ctx, id, consistent, postReadKeys(id, body))
+	if err == nil && !body {
+		it.leftBody()
+	}
+	return it, err
 }
 
 // GetPostWithoutBody returns the post with id as GetPost does, but
 // without its body, its HTML and its table of contents (BodyUnread): one
 // Query of its post item and count item, for a page that shows none of
-// them.
+// them. A post of layout 3, whose item holds its body, comes with it.
 func (s *Store) GetPostWithoutBody(ctx context.Context, id string) (*Post, error) {
-	it, err := s.queryPostParts(ctx, id, false, []key{postKey(id), countKey(id)})
+	it, err := s.readPostItems(ctx, id, false, false)
 	if err != nil {
 		return nil, err
 	}
-	p := it.post()
-	if it.Type == typePost && !it.hasBody {
-		// A post item, whole but for what its body item holds (a post
-		// item of layout 3 holds its body itself).
-		p.Summary, p.BodyUnread = false, it.Body == ""
+	return it.post(), nil
+}
+
+// ReadPostWithoutBody returns the post with id as ReadPost does (with
+// ConsistentRead, for the check a caller makes before a write), but
+// without its body, as GetPostWithoutBody does, or ErrNotFound.
+func (s *Store) ReadPostWithoutBody(ctx context.Context, id string) (*Post, error) {
+	it, err := s.readPostItems(ctx, id, true, false)
+	if err != nil {
+		return nil, err
 	}
-	return p, nil
+	return it.post(), nil
 }
 
 // queryPostParts reads the items keys of the post id, which follow one

@@ -46,7 +46,7 @@ func (s *Store) CreatePost(ctx context.Context, in NewPost) (*Post, error) {
 	return idempotent(ctx, s, "createPost", in.IdempotencyKey, in, func(id *idem) (*Post, error) {
 		postID := newID()
 		return retryWrite(ctx, func() (*Post, error) {
-			_, r, err := s.readNames(ctx, "", in.AuthorID, cats, in.Slug, moreNames{coAuthors, tagSlugsOf(tags)})
+			_, r, err := s.readNames(ctx, postRead{}, in.AuthorID, cats, in.Slug, moreNames{coAuthors, tagSlugsOf(tags)})
 			if err != nil {
 				return nil, err
 			}
@@ -136,7 +136,7 @@ func (s *Store) UpdatePost(ctx context.Context, in PostPatch) (*Post, error) {
 	}
 	return s.changePost(ctx, postChange{
 		op: "updatePost", id: in.ID, expected: in.ExpectedVersion, key: in.IdempotencyKey, input: in,
-		newCats: cats, slug: deref(in.Slug), admin: in.Admin,
+		body: in.Body != nil, newCats: cats, slug: deref(in.Slug), admin: in.Admin,
 		more: moreNames{coAuthors, tagSlugsOf(tags)}, actor: in.Actor, primaryOnly: in.CoAuthors != nil,
 		also: s.keepRevision(in.EditorID),
 	}, func(p *postItem) error {
@@ -306,6 +306,12 @@ type postChange struct {
 	// to have, 0 for any.
 	id       string
 	expected int64
+	// body says the change may set the body: the post is read with its
+	// body item. Without it the post is read without (its body item is
+	// most of what a long post's read costs) and the write leaves the
+	// body item alone; the post it returns is BodyUnread, unless the
+	// caller asked for the body with AnswerWithBody.
+	body bool
 	// newCats are the category slugs the change gives the post, and slug
 	// the slug it may give it (empty: none): both are read with the post.
 	// admin says whether an admin writes, who may take another author's
@@ -331,6 +337,27 @@ type postChange struct {
 	also func(ctx context.Context, t *txn, before, after *postItem) error
 }
 
+// answerBodyKey is the context key of AnswerWithBody.
+type answerBodyKey struct{}
+
+// AnswerWithBody returns ctx asking the post writes made with it to return
+// the post with its body, its HTML and its table of contents, read with
+// the post in the write's own read (one request either way), for a caller
+// that shows them. Without it a write that leaves the body alone (all but
+// CreatePost, an UpdatePost that sets the body and RestorePostRevision)
+// reads the post without its body item, as GetPostWithoutBody does, and
+// returns it BodyUnread: a long post's body is most of what its read
+// costs.
+func AnswerWithBody(ctx context.Context) context.Context {
+	return context.WithValue(ctx, answerBodyKey{}, true)
+}
+
+// answersBody reports whether ctx comes from AnswerWithBody.
+func answersBody(ctx context.Context) bool {
+	v, _ := ctx.Value(answerBodyKey{}).(bool)
+	return v
+}
+
 // changePost reads the post of c, applies change (nil deletes it) and
 // writes the post with all its copies and counters in one transaction,
 // retrying when comments, renames or concurrent conflicts got in between.
@@ -339,9 +366,10 @@ type postChange struct {
 // read, of change or of the write.
 func (s *Store) changePost(ctx context.Context, c postChange, change func(*postItem) error) (*Post, error) {
 	full := c.full
+	body := c.body || answersBody(ctx)
 	return idempotent(ctx, s, c.op, c.key, c.input, func(rec *idem) (*Post, error) {
 		return retryWrite(ctx, func() (*Post, error) {
-			before, r, err := s.readPost(ctx, c.id, c.newCats, c.slug, full, c.more)
+			before, r, err := s.readPost(ctx, c.id, c.newCats, c.slug, full, body, c.more)
 			if err != nil {
 				return nil, err
 			}
@@ -359,6 +387,9 @@ func (s *Store) changePost(ctx context.Context, c postChange, change func(*postI
 				p.CoAuthors, p.Tags = slices.Clone(before.CoAuthors), slices.Clone(before.Tags)
 				if err := change(&p); err != nil {
 					return nil, err
+				}
+				if p.bodyUnread && (p.Body != "" || p.HTML != "") {
+					return nil, fmt.Errorf("%s of post %q: sets a body it did not read", c.op, c.id)
 				}
 				if p.HTML == "" && p.Body != "" {
 					// Written in layout 1, before bodies were rendered:
@@ -409,22 +440,23 @@ func (s *Store) changePost(ctx context.Context, c postChange, change func(*postI
 }
 
 // readPost reads a post with the new categories it is about to get and
-// the reservation of the slug it may take (when not empty) in one request.
-// With full it also reads the post's author and current categories, to
-// refresh names a rename changed; the author id is only known from the
-// post, so that takes a second request.
-func (s *Store) readPost(ctx context.Context, id string, newCats []string, slug string, full bool, more moreNames) (*postItem, *names, error) {
+// the reservation of the slug it may take (when not empty) in one request;
+// with body, its body item too, else not (postReadKeys). With full it also
+// reads the post's author and current categories, to refresh names a
+// rename changed; the author id is only known from the post, so that
+// takes a second request.
+func (s *Store) readPost(ctx context.Context, id string, newCats []string, slug string, full, body bool, more moreNames) (*postItem, *names, error) {
 	if !full {
 		if len(newCats) == 0 && slug == "" && len(more.coAuthors) == 0 && len(more.tags) == 0 {
-			p, err := s.readPostParts(ctx, id, true)
+			p, err := s.readPostItems(ctx, id, true, body)
 			if err != nil {
 				return nil, nil, err
 			}
 			return p, newNames(), nil
 		}
-		return s.readNames(ctx, id, "", newCats, slug, more)
+		return s.readNames(ctx, postRead{id, body}, "", newCats, slug, more)
 	}
-	p, err := s.readPostParts(ctx, id, true)
+	p, err := s.readPostItems(ctx, id, true, body)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -432,7 +464,7 @@ func (s *Store) readPost(ctx context.Context, id string, newCats []string, slug 
 		coAuthors: append(slices.Clone(more.coAuthors), p.coAuthorIDs()...),
 		tags:      append(slices.Clone(more.tags), p.tagSlugs()...),
 	}
-	_, r, err := s.readNames(ctx, "", p.AuthorID, append(slices.Clone(newCats), p.catSlugs()...), slug, all)
+	_, r, err := s.readNames(ctx, postRead{}, p.AuthorID, append(slices.Clone(newCats), p.catSlugs()...), slug, all)
 	return p, r, err
 }
 
@@ -460,12 +492,24 @@ func (s *Store) writePost(ctx context.Context, rec *idem, before, after *postIte
 	var result *Post
 	if after != nil {
 		p := after.withPostKeys()
-		p.hasBody = true // the post as written, body and all
+		// The post as written, body and all, or without its body when
+		// the write did not read it (it did not change).
+		p.hasBody = !p.bodyUnread
 		result = p.post()
 	} else {
 		result = before.post()
 	}
-	if err := s.record(t, rec, result); err != nil {
+	recorded := result
+	if before != nil && after != nil && !bodyChanged(before, after) && !result.BodyUnread {
+		// The body did not change: the record leaves it out, as big as
+		// it may be, and a repeat answers the post BodyUnread, whose body
+		// is read when asked (it is the same unless a later write
+		// changed it).
+		r := *result
+		r.Body, r.BodyHTML, r.TOC, r.BodyUnread = "", "", nil, true
+		recorded = &r
+	}
+	if err := s.record(t, rec, recorded); err != nil {
 		return nil, err
 	}
 	if err := s.exec(ctx, t); err != nil {

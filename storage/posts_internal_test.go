@@ -38,7 +38,7 @@ func TestPostWriteKeepsCommentCounts(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	before, r, err := s.readPost(ctx, p.ID, nil, "", false, moreNames{})
+	before, r, err := s.readPost(ctx, p.ID, nil, "", false, true, moreNames{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -425,3 +425,47 @@ func TestDeletedPostsCommentsGo(t *testing.T) {
 		e.consistent()
 	})
 }
+
+// TestWriteLeavingTheBodyAnswersItUnread checks what a post write that
+// cannot change the body returns: the post without its body
+// (BodyUnread, not a summary), or with it when the caller asks
+// (AnswerWithBody); the body stays as it was, and the revision of a title
+// edit finds it.
+func TestWriteLeavingTheBodyAnswersItUnread(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.author("ada", "Ada")
+	p := must[*storage.Post](t)(e.store.CreatePost(ctx, storage.NewPost{AuthorID: "ada", Title: "T", Slug: "t", Body: "# Hello\n\nWorld."}))
+	html := p.BodyHTML
+
+	published := must[*storage.Post](t)(e.store.Publish(ctx, storage.PublishPost{ID: p.ID, At: start.Add(-time.Hour)}))
+	equal(t, "published: body unread", published.BodyUnread, true)
+	equal(t, "published: summary", published.Summary, false)
+	equal(t, "published: body", published.Body, "")
+	equal(t, "published: title", published.Title, "T")
+
+	edited := must[*storage.Post](t)(e.store.UpdatePost(storage.AnswerWithBody(ctx), storage.PostPatch{ID: p.ID, ExpectedVersion: published.Version, Title: ptr("U")}))
+	equal(t, "asked: body unread", edited.BodyUnread, false)
+	equal(t, "asked: body", edited.Body, "# Hello\n\nWorld.")
+	equal(t, "asked: HTML", edited.BodyHTML, html)
+
+	// A write that reads names with the post (categories, tags) leaves
+	// the body alone too.
+	e.category("go", "Go")
+	tagged := must[*storage.Post](t)(e.store.UpdatePost(ctx, storage.PostPatch{ID: p.ID, ExpectedVersion: edited.Version,
+		Categories: &[]string{"go"}, Tags: &[]string{"Databases"}}))
+	equal(t, "tagged: body unread", tagged.BodyUnread, true)
+	equal(t, "tagged: category", tagged.Categories[0].Slug, "go")
+
+	got := must[*storage.Post](t)(e.store.GetPost(ctx, p.ID))
+	equal(t, "body", got.Body, "# Hello\n\nWorld.")
+	equal(t, "HTML", got.BodyHTML, html)
+	revs := must[*storage.Result[*storage.Revision]](t)(e.store.Revisions(ctx, p.ID, storage.Page{Limit: 10}))
+	equal(t, "revisions", len(revs.Items), 1)
+	equal(t, "revision without body", revs.Items[0].BodyUnread, true)
+	if err := e.store.RevisionBodies(ctx, p.ID, revs.Items, got.Revisions); err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "revision's body", revs.Items[0].Body, "# Hello\n\nWorld.")
+	e.consistent()
+}

@@ -51,14 +51,14 @@ func TestRerenderRendersWhatAnotherRendererWrote(t *testing.T) {
 	ctx := context.Background()
 	e.author("ada", "Ada")
 	e.category("go", "Go")
-	p := must[*storage.Post](t)(e.store.CreatePost(ctx, storage.NewPost{AuthorID: "ada", Title: "T", Slug: "t", Body: rerenderBody, Categories: []string{"go"}}))
-	p = e.publish(p, start.Add(-1))
+	created := must[*storage.Post](t)(e.store.CreatePost(ctx, storage.NewPost{AuthorID: "ada", Title: "T", Slug: "t", Body: rerenderBody, Categories: []string{"go"}}))
+	p := e.publish(created, start.Add(-1))
 	draft := must[*storage.Post](t)(e.store.CreatePost(ctx, storage.NewPost{AuthorID: "ada", Title: "D", Slug: "d", Body: rerenderBody}))
 	about := must[*storage.SitePage](t)(e.store.CreatePage(ctx, storage.NewPage{Title: "About", Slug: "about", Body: rerenderBody}))
 	about = must[*storage.SitePage](t)(e.store.PublishPage(ctx, storage.PageRef{ID: about.ID}))
 	draftPage := must[*storage.SitePage](t)(e.store.CreatePage(ctx, storage.NewPage{Title: "Soon", Slug: "soon", Body: rerenderBody}))
-	if !strings.Contains(p.BodyHTML, `<a href="https://blog.example/about" rel="nofollow noreferrer">`) || strings.Contains(p.BodyHTML, "chroma") {
-		t.Fatalf("rendered with the first renderer: %s", p.BodyHTML)
+	if !strings.Contains(created.BodyHTML, `<a href="https://blog.example/about" rel="nofollow noreferrer">`) || strings.Contains(created.BodyHTML, "chroma") {
+		t.Fatalf("rendered with the first renderer: %s", created.BodyHTML)
 	}
 
 	// No renderer claimed: nothing to do. The first claim writes, the

@@ -185,3 +185,84 @@ func TestPostPageReadsItsBodyOnlyWhenAsked(t *testing.T) {
 		t.Errorf("read units %.1f without the body, %.1f with it; want the body's only with it", without.ReadCapacityUnits, with.ReadCapacityUnits)
 	}
 }
+
+// TestPostWriteLeavingTheBodyReadsNoBody edits the title of a post of
+// about 26 KB of Markdown as an admin sees it in extensions.cost: the
+// write reads the post item and its count item, not the body item, so
+// its read units are those of a title edit of a short post (1, the
+// Query of both), while an edit of the body reads the body (8 units
+// more); it makes the same 2 requests, a Query and a TransactWriteItems,
+// whether or not the answer shows the body. The body, its HTML and its
+// table of contents in the answer, in a repeat of it with the same
+// idempotency key and in a later read of the post are those the post had.
+func TestPostWriteLeavingTheBodyReadsNoBody(t *testing.T) {
+	s := newServer(t)
+	s.seedBlog(t)
+	create := func(slug, body string) (string, json.RawMessage) {
+		data, _ := s.costOf(t, `mutation($slug: String!, $body: String!) { createPost(input: {title: "Long", slug: $slug, body: $body, categories: ["go"]}) { post { id body bodyHtml toc { anchor } } } }`,
+			map[string]any{"slug": slug, "body": body})
+		var created struct {
+			CreatePost struct {
+				Post struct{ ID string }
+			}
+		}
+		if err := json.Unmarshal(data, &created); err != nil {
+			t.Fatal(err)
+		}
+		id := created.CreatePost.Post.ID
+		s.costOf(t, `mutation($id: ID!) { publishPost(input: {id: $id}) { post { id } } }`, map[string]any{"id": id})
+		var whole struct {
+			CreatePost struct{ Post json.RawMessage }
+		}
+		if err := json.Unmarshal(data, &whole); err != nil {
+			t.Fatal(err)
+		}
+		return id, whole.CreatePost.Post
+	}
+	long := longMarkdown()
+	id, created := create("long", long)
+	shortID, _ := create("short", "A short post.")
+	const edit = `mutation($id: ID!, $v: Int!, $title: String!) { updatePost(input: {id: $id, expectedVersion: $v, title: $title}) { post { id title } } }`
+	_, short := s.costOf(t, edit, map[string]any{"id": shortID, "v": 2, "title": "Short"})
+	_, title := s.costOf(t, edit, map[string]any{"id": id, "v": 2, "title": "Longer"})
+	const shows = `mutation($id: ID!, $v: Int!, $title: String!, $key: String) { updatePost(input: {id: $id, expectedVersion: $v, title: $title, idempotencyKey: $key}) { post { id body bodyHtml toc { anchor } } } }`
+	answer, shown := s.costOf(t, shows, map[string]any{"id": id, "v": 3, "title": "Longest"})
+	keyed, recorded := s.costOf(t, shows, map[string]any{"id": id, "v": 4, "title": "Longer", "key": "title-4"})
+	repeat, _ := s.costOf(t, shows, map[string]any{"id": id, "v": 4, "title": "Longer", "key": "title-4"})
+	later, _ := s.costOf(t, `query($id: ID!) { post(id: $id) { id body bodyHtml toc { anchor } } }`, map[string]any{"id": id})
+	_, body := s.costOf(t, `mutation($id: ID!, $body: String!) { updatePost(input: {id: $id, expectedVersion: 5, body: $body}) { post { id } } }`,
+		map[string]any{"id": id, "body": long + "\n\nOne more line."})
+	t.Logf("title edit of a short post %+v, of the long one %+v, showing the body %+v, with an idempotency key %+v; body edit %+v", short, title, shown, recorded, body)
+
+	if title.DynamoDBRequests != 2 || shown.DynamoDBRequests != 2 {
+		t.Errorf("title edit: %d requests, %d showing the body; want 2 (a Query, a TransactWriteItems)", title.DynamoDBRequests, shown.DynamoDBRequests)
+	}
+	if title.ReadCapacityUnits != 1 || short.ReadCapacityUnits != 1 {
+		t.Errorf("title edit: %.1f read units on the long post, %.1f on a short one; want 1 (its post item and count item)", title.ReadCapacityUnits, short.ReadCapacityUnits)
+	}
+	if body.ReadCapacityUnits < title.ReadCapacityUnits+6 || shown.ReadCapacityUnits < title.ReadCapacityUnits+6 {
+		t.Errorf("body edit %.1f read units, title edit showing the body %.1f; want the body's (6 units more at least)", body.ReadCapacityUnits, shown.ReadCapacityUnits)
+	}
+	var got []json.RawMessage
+	if recorded.WriteCapacityUnits > title.WriteCapacityUnits+4 {
+		t.Errorf("title edit with an idempotency key: %.1f write units, without %.1f; want its record without the body (4 units more at most)", recorded.WriteCapacityUnits, title.WriteCapacityUnits)
+	}
+	for _, a := range []json.RawMessage{answer, keyed, repeat} {
+		var p struct {
+			UpdatePost struct{ Post json.RawMessage }
+		}
+		if err := json.Unmarshal(a, &p); err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, p.UpdatePost.Post)
+	}
+	var read struct{ Post json.RawMessage }
+	if err := json.Unmarshal(later, &read); err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range append(got, read.Post) {
+		if string(p) != string(created) {
+			t.Errorf("post %d (answers, repeat, later read): %.300s, want the body, HTML and contents created: %.300s", i, p, created)
+		}
+	}
+}
