@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sort"
 	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -352,9 +353,9 @@ func (m *matcher) segment(ctx context.Context, i int, ss *scorch.SegmentSnapshot
 			if err := m.score(a, i, ss); err != nil {
 				return 0, err
 			}
-		}
-		if err := ctx.Err(); err != nil {
-			return 0, err
+			if err := ctx.Err(); err != nil {
+				return 0, err
+			}
 		}
 	}
 	for _, sc := range scored {
@@ -411,6 +412,25 @@ func (m *matcher) score(a alt, i int, ss *scorch.SegmentSnapshot) error {
 		return nil
 	}
 	it := pl.Iterator(true, true, false, nil)
+	if pl.Count() < uint64(len(m.docs)/rareWord) {
+		// A rare word: its postings are read, and each looked up among
+		// the matches.
+		k := 0
+		for {
+			p, err := it.Next()
+			if err != nil || p == nil {
+				return err
+			}
+			d := uint32(p.Number())
+			k += sort.Search(len(m.docs)-k, func(x int) bool { return m.docs[k+x] >= d })
+			if k == len(m.docs) {
+				return nil
+			}
+			if m.docs[k] == d {
+				m.scores[k] += factor * weight(p)
+			}
+		}
+	}
 	var p segment.Posting
 	for j, d := range m.docs {
 		if p == nil || p.Number() < uint64(d) {
@@ -427,6 +447,11 @@ func (m *matcher) score(a alt, i int, ss *scorch.SegmentSnapshot) error {
 	}
 	return nil
 }
+
+// rareWord is how many times fewer posts than the matches a word holds
+// for score to read its postings and look each up among the matches,
+// rather than read them at each match.
+var rareWord = 8
 
 // docScore is a post's share of a score.
 type docScore struct {

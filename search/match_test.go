@@ -119,6 +119,23 @@ func TestMatchesAsBleveWould(t *testing.T) {
 		}) {
 			t.Errorf("%q: not best first: %v", r.Query, got.hits)
 		}
+		// Scores are the same whichever way a word's postings are read:
+		// at each match, looked up among them, or from the weights kept
+		// in memory.
+		for _, way := range []struct {
+			rare   int
+			cached uint64
+		}{{1 << 30, 1 << 40}, {1, 1 << 40}, {1 << 30, 1}} {
+			rareWord, cachedPostings = way.rare, way.cached
+			again, err := svc.cur.match(context.Background(), p, matchOptions{k: 1000})
+			rareWord, cachedPostings = 8, 2048
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(again.hits, got.hits) {
+				t.Errorf("%q: read with %+v: %v, want %v", r.Query, way, again.hits, got.hits)
+			}
+		}
 		// The best 5, and the 5 after the third, are those of the whole
 		// ranking.
 		best, err := svc.cur.match(context.Background(), p, matchOptions{k: 5})

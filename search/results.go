@@ -144,36 +144,34 @@ func filtered(p *plan, r Request) *plan {
 	return p
 }
 
-// MaxPrefixWords is how many words of a field a prefix may match: more
-// would make a search of each (SLOW_QUERY).
+// MaxPrefixWords is how many words of a field a query's prefixes may
+// match together: more would make a search of each (SLOW_QUERY).
 const MaxPrefixWords = 500
 
-// checkPrefixes returns a *SlowQueryError when a prefix of parts matches
-// more than MaxPrefixWords words of a field, counted in the index's
-// dictionaries before any search.
+// checkPrefixes returns a *SlowQueryError when the prefixes of parts
+// match more than MaxPrefixWords words of a field between them, counted
+// in the index's dictionaries before any search.
 func (x *index) checkPrefixes(parts []part) error {
-	for _, p := range parts {
-		if !p.prefix {
-			continue
-		}
-		for _, f := range []string{fieldTitle, fieldBody, fieldNames} {
+	for _, f := range []string{fieldTitle, fieldBody, fieldNames} {
+		n := 0
+		for _, p := range parts {
+			if !p.prefix {
+				continue
+			}
 			d, err := x.b.FieldDictPrefix(f, []byte(p.text))
 			if err != nil {
 				return err
 			}
-			n := 0
-			for {
+			for n <= MaxPrefixWords {
 				e, err := d.Next()
 				if err != nil || e == nil {
 					break
 				}
-				if n++; n > MaxPrefixWords {
-					break
-				}
+				n++
 			}
 			_ = d.Close()
 			if n > MaxPrefixWords {
-				return &SlowQueryError{Reason: fmt.Sprintf("%s* matches more than %d words: type more of the word", p.text, MaxPrefixWords)}
+				return &SlowQueryError{Reason: fmt.Sprintf("%s* and the query's other prefixes match more than %d words: type more of them", p.text, MaxPrefixWords)}
 			}
 		}
 	}

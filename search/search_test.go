@@ -164,6 +164,15 @@ func TestAPrefixOfTooManyWordsIsSlow(t *testing.T) {
 	if _, err := svc.Search(context.Background(), Request{Query: "abc1*", First: 10}); err != nil {
 		t.Errorf("abc1*: %v", err)
 	}
+	// Together: abc1* to abc4* match 111 words each, abc5* 12, abc6*
+	// to abc9* 11 each, abc0* one.
+	nine := "abc1* abc2* abc3* abc4* abc5* abc6* abc7* abc8* abc9*"
+	if _, err := svc.Search(context.Background(), Request{Query: nine, First: 10}); err != nil {
+		t.Errorf("prefixes of %d words: %v", MaxPrefixWords, err)
+	}
+	if _, err := svc.Search(context.Background(), Request{Query: nine + " abc0*", First: 10}); !errors.Is(err, ErrSlowQuery) {
+		t.Errorf("prefixes of %d words: %v, want ErrSlowQuery", MaxPrefixWords+1, err)
+	}
 }
 
 func TestFacetsAreCountedWhenAskedFor(t *testing.T) {

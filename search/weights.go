@@ -18,10 +18,9 @@ import (
 // number and √frequency / √(field length), up to weightCacheBytes for
 // the index (the least recently used go first; a segment's are dropped
 // with it). Scoring from them gives the same scores as from the index.
-const (
-	cachedPostings   = 2048
-	weightCacheBytes = 64 << 20
-)
+var cachedPostings uint64 = 2048
+
+const weightCacheBytes = 64 << 20
 
 // weights are a word's postings in a field of a segment: posts in
 // increasing order, and the word's weight in each.

@@ -56,7 +56,9 @@ func (s *Store) splitPosts(ctx context.Context, m *Migration) error {
 
 // splitPost moves the post id to layout 4 when it is not there yet, in one
 // TransactWriteItems: it puts the body item from the post item's body, its
-// HTML and table of contents, and the count item from its counts, status,
+// HTML and table of contents (rendered now, and the post item's words,
+// minutes and excerpt with them, for a post of layout 1 or 2 that never
+// was), and the count item from its counts, status,
 // publishedAt and author (each with attribute_not_exists), and updates
 // the post item (the body's attributes removed, their sums set, its GSI1
 // entry moved to FEED when published), on the condition that the post
@@ -90,6 +92,18 @@ func (s *Store) splitPost(ctx context.Context, id string) (bool, error) {
 		if err := decodeFound(found, postKey(id), &legacy); err != nil {
 			return false, fmt.Errorf("decode post %q: %w", id, err)
 		}
+		rendered := legacy.HTML == "" && legacy.Body != ""
+		if rendered {
+			// A post of layout 1 or 2, its body never rendered: rendered
+			// now, as Migrate renders it, so that the writes after it,
+			// which leave the body unread, find the post whole.
+			if err := legacy.derive(ctx, s.render); err != nil {
+				if !errors.Is(err, ErrInvalidInput) {
+					return false, err
+				}
+				rendered = false
+			}
+		}
 		t := s.newTxn()
 		var errs []error
 		if !p.hasBody {
@@ -107,6 +121,14 @@ func (s *Store) splitPost(ctx context.Context, id string) (bool, error) {
 			}
 			if sum := legacy.htmlSum(); sum != "" {
 				upd = upd.Set(expression.Name("htmlSum"), expression.Value(sum))
+			}
+		}
+		if rendered {
+			upd = upd.Set(expression.Name("words"), expression.Value(legacy.Words)).
+				Set(expression.Name("minutes"), expression.Value(legacy.Minutes)).
+				Set(expression.Name("renderVersion"), expression.Value(legacy.RenderVersion))
+			if legacy.AutoExcerpt != "" {
+				upd = upd.Set(expression.Name("autoExcerpt"), expression.Value(legacy.AutoExcerpt))
 			}
 		}
 		if p.GSI1PK != wantGSI1 {

@@ -109,3 +109,23 @@ func TestTitleEditOfLayout3Post(t *testing.T) {
 		}
 	}
 }
+
+// TestCommentOnLayout1PostRendersItsBody comments on a post of a layout 1
+// table, which no migration has reached: the comment's write moves the
+// post to layout 4 first, its body rendered as a migration renders it, so
+// that a later write, which leaves the body unread, and the migration
+// then find it whole.
+func TestCommentOnLayout1PostRendersItsBody(t *testing.T) {
+	e := newEnv(t)
+	b := e.legacyBlog()
+	ctx := context.Background()
+	id := b.Posts["intro"]
+	must[*storage.Comment](t)(e.store.AddComment(ctx, storage.NewComment{PostID: id, ParentID: b.Thread, AuthorID: "grace", Body: "a reply"}))
+	must[*storage.Post](t)(e.store.Publish(ctx, storage.PublishPost{ID: id}))
+	must[*storage.Migration](t)(e.store.Migrate(ctx))
+	got := must[*storage.Post](t)(e.store.GetPost(ctx, id))
+	if got.BodyHTML == "" || got.WordCount == 0 {
+		t.Errorf("post after a comment, a publish and the migration: %d words, HTML %q", got.WordCount, got.BodyHTML)
+	}
+	e.consistent()
+}
