@@ -2,7 +2,6 @@ package search
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"sync"
 
@@ -167,29 +166,18 @@ func facetsOf(counts []int, names []string) []Facet {
 // categoriesOf returns the categories of the post id in the index, by
 // name.
 func (x *index) categoriesOf(id string) ([]string, error) {
-	ii, err := x.b.Advanced()
+	snap, release, err := x.snapshot()
 	if err != nil {
 		return nil, err
 	}
-	r, err := ii.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	snap, ok := r.(*scorch.IndexSnapshot)
-	if !ok {
-		return nil, fmt.Errorf("search: the index reader is a %T, not a scorch snapshot", r)
-	}
+	defer release()
 	var out []string
 	for _, ss := range snap.Segments() {
-		nums, err := ss.DocNumbers([]string{id})
+		docs, err := liveDocs(ss, []string{id})
 		if err != nil {
 			return nil, err
 		}
-		if del := ss.Deleted(); del != nil {
-			nums.AndNot(del)
-		}
-		if nums.IsEmpty() {
+		if len(docs) == 0 {
 			continue
 		}
 		tab, names, err := x.categories.of(snap, ss)
@@ -197,7 +185,7 @@ func (x *index) categoriesOf(id string) ([]string, error) {
 			return nil, err
 		}
 		counts := make([]int, len(names))
-		tab.count(nums.ToArray(), counts)
+		tab.count(docs, counts)
 		for _, f := range facetsOf(counts, names) {
 			out = append(out, f.Category)
 		}

@@ -115,24 +115,11 @@ func (m *marker) snippet(text string, first, limit int) string {
 func (m *marker) bodyWords(snap *scorch.IndexSnapshot) ([]string, error) {
 	words := slices.Collect(maps.Keys(m.exact))
 	for _, p := range m.prefixes {
-		d, err := snap.FieldDictPrefix(fieldBody, []byte(p))
+		more, err := prefixWords(snap, fieldBody, p)
 		if err != nil {
 			return nil, err
 		}
-		for n := 0; n < MaxPrefixWords; n++ {
-			e, err := d.Next()
-			if err != nil {
-				_ = d.Close()
-				return nil, err
-			}
-			if e == nil {
-				break
-			}
-			words = append(words, e.Term)
-		}
-		if err := d.Close(); err != nil {
-			return nil, err
-		}
+		words = append(words, more...)
 	}
 	return words, nil
 }

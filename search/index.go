@@ -290,3 +290,57 @@ type renames struct {
 
 // docIDQuery matches the documents ids.
 func docIDQuery(ids []string) blevequery.Query { return bleve.NewDocIDQuery(ids) }
+
+// snapshot returns the index as it is now, and the function that
+// releases it.
+func (x *index) snapshot() (*scorch.IndexSnapshot, func(), error) {
+	ii, err := x.b.Advanced()
+	if err != nil {
+		return nil, nil, err
+	}
+	r, err := ii.Reader()
+	if err != nil {
+		return nil, nil, err
+	}
+	snap, ok := r.(*scorch.IndexSnapshot)
+	if !ok {
+		_ = r.Close()
+		return nil, nil, fmt.Errorf("search: the index reader is a %T, not a scorch snapshot", r)
+	}
+	return snap, func() { _ = snap.Close() }, nil
+}
+
+// prefixWords returns the words of field in snap that begin with prefix,
+// at most MaxPrefixWords.
+func prefixWords(snap *scorch.IndexSnapshot, field, prefix string) ([]string, error) {
+	d, err := snap.FieldDictPrefix(field, []byte(prefix))
+	if err != nil {
+		return nil, err
+	}
+	var words []string
+	for len(words) < MaxPrefixWords {
+		e, err := d.Next()
+		if err != nil {
+			_ = d.Close()
+			return nil, err
+		}
+		if e == nil {
+			break
+		}
+		words = append(words, e.Term)
+	}
+	return words, d.Close()
+}
+
+// liveDocs returns the numbers in the segment ss of the posts ids it
+// holds and has not deleted, in increasing order.
+func liveDocs(ss *scorch.SegmentSnapshot, ids []string) ([]uint32, error) {
+	nums, err := ss.DocNumbers(ids)
+	if err != nil {
+		return nil, err
+	}
+	if del := ss.Deleted(); del != nil {
+		nums.AndNot(del)
+	}
+	return nums.ToArray(), nil
+}

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"container/heap"
 	"context"
-	"fmt"
 	"math"
 	"slices"
 	"sort"
@@ -82,19 +81,11 @@ type matches struct {
 
 // match runs p over the index as it is.
 func (x *index) match(ctx context.Context, p *plan, o matchOptions) (*matches, error) {
-	ii, err := x.b.Advanced()
+	snap, release, err := x.snapshot()
 	if err != nil {
 		return nil, err
 	}
-	r, err := ii.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	snap, ok := r.(*scorch.IndexSnapshot)
-	if !ok {
-		return nil, fmt.Errorf("search: the index reader is a %T, not a scorch snapshot", r)
-	}
+	defer release()
 	x.weights.keep(snap)
 	m := &matcher{snap: snap, plan: p, opts: o, postings: map[termKey]postings{}, weights: &x.weights}
 	if err := m.prepare(); err != nil {
@@ -168,23 +159,12 @@ func (m *matcher) prepare() error {
 		}
 		var alts []alt
 		for _, f := range []alt{{field: fieldTitle, boost: boostTitle}, {field: fieldBody, boost: 1}, {field: fieldNames, boost: boostNames}} {
-			d, err := m.snap.FieldDictPrefix(f.field, []byte(w.prefix))
+			terms, err := prefixWords(m.snap, f.field, w.prefix)
 			if err != nil {
 				return err
 			}
-			for n := 0; n < MaxPrefixWords; n++ {
-				e, err := d.Next()
-				if err != nil {
-					_ = d.Close()
-					return err
-				}
-				if e == nil {
-					break
-				}
-				alts = append(alts, alt{term: e.Term, field: f.field, boost: f.boost})
-			}
-			if err := d.Close(); err != nil {
-				return err
+			for _, t := range terms {
+				alts = append(alts, alt{term: t, field: f.field, boost: f.boost})
 			}
 		}
 		m.words = append(m.words, word{alts: alts})

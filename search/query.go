@@ -217,19 +217,11 @@ type typoWords map[string][]string
 // nearest words keeps a search's work to what the reader likely meant
 // instead of every word two edits away.
 func (x *index) typoWords(parts []part, analyzer analysis.Analyzer) (typoWords, error) {
-	ii, err := x.b.Advanced()
+	snap, release, err := x.snapshot()
 	if err != nil {
 		return nil, err
 	}
-	r, err := ii.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	fr, ok := r.(bleveindex.IndexReaderFuzzy)
-	if !ok {
-		return nil, fmt.Errorf("typos: the index reader is a %T, without fuzzy dictionaries", r)
-	}
+	defer release()
 	words := typoWords{}
 	for _, p := range parts {
 		if p.phrase || p.prefix {
@@ -241,7 +233,7 @@ func (x *index) typoWords(parts []part, analyzer analysis.Analyzer) (typoWords, 
 			if _, done := words[term]; done || edits == 0 {
 				continue
 			}
-			near, err := nearWords(fr, term, edits)
+			near, err := nearWords(snap, term, edits)
 			if err != nil {
 				return nil, err
 			}

@@ -335,35 +335,23 @@ func (s *Service) highlight(ctx context.Context, idx *index, m *marker, page []r
 	for i, h := range page {
 		ids[i] = h.id
 	}
-	ii, err := idx.b.Advanced()
+	snap, release, err := idx.snapshot()
 	if err != nil {
 		return nil, err
 	}
-	r, err := ii.Reader()
-	if err != nil {
-		return nil, err
-	}
-	defer r.Close()
-	snap, ok := r.(*scorch.IndexSnapshot)
-	if !ok {
-		return nil, fmt.Errorf("search: the index reader is a %T, not a scorch snapshot", r)
-	}
+	defer release()
 	words, err := m.bodyWords(snap)
 	if err != nil {
 		return nil, err
 	}
 	for _, ss := range snap.Segments() {
-		nums, err := ss.DocNumbers(ids)
+		docs, err := liveDocs(ss, ids)
 		if err != nil {
 			return nil, err
 		}
-		if del := ss.Deleted(); del != nil {
-			nums.AndNot(del)
-		}
-		if nums.IsEmpty() {
+		if len(docs) == 0 {
 			continue
 		}
-		docs := nums.ToArray()
 		first, err := firstMatches(ss, words, docs)
 		if err != nil {
 			return nil, err
