@@ -7,6 +7,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
@@ -42,6 +43,31 @@ func (s *Store) getItem(ctx context.Context, k key, consistent bool, out any) er
 		return fmt.Errorf("decode %s: %w", k.PK, err)
 	}
 	return nil
+}
+
+// putIf puts item (one PutItem) when cond holds of the item it replaces;
+// it reports false, and no error, when it does not.
+func (s *Store) putIf(ctx context.Context, item any, cond expression.ConditionBuilder) (bool, error) {
+	av, err := attributevalue.MarshalMap(item)
+	if err != nil {
+		return false, fmt.Errorf("marshal item: %w", err)
+	}
+	expr, err := buildExpr(expression.NewBuilder().WithCondition(cond))
+	if err != nil {
+		return false, err
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
+		TableName:                 aws.String(s.table),
+		Item:                      av,
+		ConditionExpression:       expr.Condition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+	})
+	var failed *types.ConditionalCheckFailedException
+	if errors.As(err, &failed) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 // batchGet reads keys with as few BatchGetItem calls as DynamoDB allows

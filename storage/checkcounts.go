@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -42,7 +44,7 @@ func (s *Store) checkCountLag(ctx context.Context, lagging map[string][]key) ([]
 		return nil, err
 	}
 	var bad []string
-	for _, id := range sortedKeys(lagging) {
+	for _, id := range slices.Sorted(maps.Keys(lagging)) {
 		comments, threads, err := s.readCommentCount(ctx, id)
 		switch {
 		case errors.Is(err, ErrNotFound):

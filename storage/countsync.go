@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -224,7 +225,7 @@ func (c *CountSync) Tick(ctx context.Context) error {
 	}
 	c.mu.Unlock()
 	var first error
-	for _, id := range sortedKeys(due) {
+	for _, id := range slices.Sorted(maps.Keys(due)) {
 		did, err := c.store.SyncCounts(ctx, id)
 		did.Began = now
 		if c.OnSync != nil {
@@ -264,16 +265,6 @@ func (c *CountSync) Pending() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.pending)
-}
-
-// sortedKeys returns m's keys in order.
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // SyncAllCounts syncs the comment counts of every post in the table, as

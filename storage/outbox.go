@@ -142,26 +142,11 @@ func toDeliveryItem(d DeliveryAttempt) deliveryItem {
 // AddOutbox writes o unless the outbox has the delivery of its event to
 // its webhook already; it reports whether it wrote it.
 func (s *Store) AddOutbox(ctx context.Context, o OutboxItem) (bool, error) {
-	av, err := attributevalue.MarshalMap(toOutboxItem(o, s.Now()))
+	wrote, err := s.putIf(ctx, toOutboxItem(o, s.Now()), condNotExists())
 	if err != nil {
-		return false, fmt.Errorf("marshal outbox item: %w", err)
-	}
-	expr, err := buildExpr(expression.NewBuilder().WithCondition(condNotExists()))
-	if err != nil {
-		return false, err
-	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: aws.String(s.table), Item: av, ConditionExpression: expr.Condition(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	})
-	var exists *types.ConditionalCheckFailedException
-	switch {
-	case errors.As(err, &exists):
-		return false, nil
-	case err != nil:
 		return false, fmt.Errorf("add outbox item %s/%s: %w", o.WebhookID, o.EventID, err)
 	}
-	return true, nil
+	return wrote, nil
 }
 
 // GetOutbox returns the delivery of the event to the webhook, or

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -102,32 +101,17 @@ func (s *Store) PersistQuery(ctx context.Context, hash, query string) (Persisted
 	now := s.Now()
 	k := persistedKey(hash)
 	q := PersistedQuery{Hash: hash, Query: query, ExpiresAt: now.Add(PersistedQueryTTL).Truncate(time.Second)}
-	av, err := attributevalue.MarshalMap(persistedItem{PK: k.PK, SK: k.SK, Type: typePersisted, Query: query, ExpiresAt: q.ExpiresAt.Unix()})
-	if err != nil {
-		return PersistedQuery{}, fmt.Errorf("persist query %s: %w", hash, err)
-	}
 	// An expired item TTL has not deleted yet is replaced.
 	cond := condNotExists().Or(expression.Name("expiresAt").LessThanEqual(expression.Value(now.Unix())))
-	expr, err := buildExpr(expression.NewBuilder().WithCondition(cond))
-	if err != nil {
-		return PersistedQuery{}, err
-	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                 aws.String(s.table),
-		Item:                      av,
-		ConditionExpression:       expr.Condition(),
-		ExpressionAttributeNames:  expr.Names(),
-		ExpressionAttributeValues: expr.Values(),
-	})
-	var exists *types.ConditionalCheckFailedException
+	wrote, err := s.putIf(ctx, persistedItem{PK: k.PK, SK: k.SK, Type: typePersisted, Query: query, ExpiresAt: q.ExpiresAt.Unix()}, cond)
 	switch {
-	case errors.As(err, &exists):
+	case err != nil:
+		return PersistedQuery{}, fmt.Errorf("persist query %s: %w", hash, err)
+	case !wrote:
 		// Registered already, live: the same text, as the hash says. Its
 		// expiry is not known here; the one returned is due for a refresh
 		// now, so the next use sets it.
 		return PersistedQuery{Hash: hash, Query: query, ExpiresAt: now.Add(PersistedQueryTTL - PersistedQueryRefresh)}, nil
-	case err != nil:
-		return PersistedQuery{}, fmt.Errorf("persist query %s: %w", hash, err)
 	}
 	return q, nil
 }

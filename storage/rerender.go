@@ -189,29 +189,11 @@ func (s *Store) ClaimRenderer(ctx context.Context) (bool, error) {
 	v := s.RenderVersion()
 	k := rendererKey()
 	it := rendererItem{PK: k.PK, SK: k.SK, Type: typeRenderer, Version: v, ClaimedAt: keyTime(s.Now())}
-	av, err := attributevalue.MarshalMap(it)
+	wrote, err := s.putIf(ctx, it, condNotExists().Or(expression.Name("version").NotEqual(expression.Value(v))))
 	if err != nil {
-		return false, err
-	}
-	expr, err := buildExpr(expression.NewBuilder().WithCondition(
-		condNotExists().Or(expression.Name("version").NotEqual(expression.Value(v)))))
-	if err != nil {
-		return false, err
-	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName: aws.String(s.table), Item: av,
-		ConditionExpression:       expr.Condition(),
-		ExpressionAttributeNames:  expr.Names(),
-		ExpressionAttributeValues: expr.Values(),
-	})
-	var failed *types.ConditionalCheckFailedException
-	switch {
-	case errors.As(err, &failed):
-		return false, nil
-	case err != nil:
 		return false, fmt.Errorf("claim renderer %s: %w", v, err)
 	}
-	return true, nil
+	return wrote, nil
 }
 
 // Rerendered is what one call of Rerender did.

@@ -5,12 +5,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // SecretBytes is the length of the keys Secret makes.
@@ -46,31 +40,16 @@ func (s *Store) Secret(ctx context.Context, name string) ([]byte, error) {
 	if _, err := rand.Read(value); err != nil {
 		return nil, fmt.Errorf("secret %q: %w", name, err)
 	}
-	av, err := attributevalue.MarshalMap(secretItem{PK: k.PK, SK: k.SK, Type: typeSecret, Value: value})
-	if err != nil {
-		return nil, fmt.Errorf("secret %q: %w", name, err)
-	}
-	expr, err := buildExpr(expression.NewBuilder().WithCondition(condNotExists()))
-	if err != nil {
-		return nil, err
-	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{
-		TableName:                 aws.String(s.table),
-		Item:                      av,
-		ConditionExpression:       expr.Condition(),
-		ExpressionAttributeNames:  expr.Names(),
-		ExpressionAttributeValues: expr.Values(),
-	})
-	var lost *types.ConditionalCheckFailedException
+	wrote, err := s.putIf(ctx, secretItem{PK: k.PK, SK: k.SK, Type: typeSecret, Value: value}, condNotExists())
 	switch {
-	case errors.As(err, &lost):
+	case err != nil:
+		return nil, fmt.Errorf("secret %q: %w", name, err)
+	case !wrote:
 		// Another server made it first: its key is the table's.
 		if err := s.getItem(ctx, k, true, &it); err != nil {
 			return nil, fmt.Errorf("secret %q: %w", name, err)
 		}
 		return it.Value, nil
-	case err != nil:
-		return nil, fmt.Errorf("secret %q: %w", name, err)
 	}
 	return value, nil
 }

@@ -3,12 +3,10 @@ package main
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -17,13 +15,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/changefeed"
-	"github.com/blogql/blog/embedded"
 	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/storage"
 )
@@ -85,40 +80,18 @@ type burstPost struct {
 
 func runBurst(ctx context.Context, cfg *config, log io.Writer) (*burstResult, error) {
 	logf := func(format string, args ...any) { fmt.Fprintf(log, format+"\n", args...) }
-	clientCfg := storage.ClientConfig{Embedded: cfg.backend == "embedded", Endpoint: cfg.endpoint,
-		LocalCredentials: os.Getenv("AWS_ACCESS_KEY_ID") == ""}
-	if cfg.backend == "embedded" {
-		dir, err := os.MkdirTemp("", "bench-burst-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(dir)
-		engine, err := embedded.Open(embedded.Options{Path: filepath.Join(dir, "blog.db")})
-		if err != nil {
-			return nil, err
-		}
-		defer engine.Close()
-		clientCfg.HTTPClient = &http.Client{Transport: engine}
-	}
-	db, err := storage.NewClient(ctx, clientCfg)
+	b, err := openBackend(ctx, cfg, "", "burst")
 	if err != nil {
 		return nil, err
 	}
-	streams, err := storage.NewStreamsClient(ctx, clientCfg)
+	defer b.close()
+	streams, err := storage.NewStreamsClient(ctx, b.client)
 	if err != nil {
 		return nil, err
 	}
-	suffix := make([]byte, 4)
-	_, _ = rand.Read(suffix)
-	table := "burst-" + hex.EncodeToString(suffix)
-	store := storage.New(db, table, storage.WithStream())
+	store := storage.New(b.db, b.table, storage.WithStream())
 	if err := store.CreateTable(ctx); err != nil {
 		return nil, err
-	}
-	if cfg.backend == "local" {
-		defer func() {
-			_, _ = db.DeleteTable(context.WithoutCancel(ctx), &dynamodb.DeleteTableInput{TableName: aws.String(table)})
-		}()
 	}
 	post, err := seedBurstPost(ctx, store)
 	if err != nil {

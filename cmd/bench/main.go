@@ -30,17 +30,14 @@ package main
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"slices"
@@ -48,12 +45,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/golang-jwt/jwt/v5"
 
 	"github.com/blogql/blog/auth"
-	"github.com/blogql/blog/embedded"
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/storage"
@@ -169,44 +163,15 @@ func parseFlags(args []string) (*config, error) {
 func run(ctx context.Context, cfg *config, gc tuning.GC, log io.Writer) (*results, error) {
 	logf := func(format string, args ...any) { fmt.Fprintf(log, format+"\n", args...) }
 	load := loadAverage()
-	clientCfg := storage.ClientConfig{Embedded: cfg.backend == "embedded", Endpoint: cfg.endpoint,
-		LocalCredentials: os.Getenv("AWS_ACCESS_KEY_ID") == ""}
-	var dataFile string
-	if cfg.backend == "embedded" {
-		// The engine on a data file, synced at every commit, as the
-		// server runs it.
-		dir := cfg.dataDir
-		if dir == "" {
-			tmp, err := os.MkdirTemp("", "bench-data-")
-			if err != nil {
-				return nil, err
-			}
-			defer os.RemoveAll(tmp)
-			dir = tmp
-		}
-		dataFile = filepath.Join(dir, "blog.db")
-		engine, err := embedded.Open(embedded.Options{Path: dataFile})
-		if err != nil {
-			return nil, err
-		}
-		defer engine.Close()
-		clientCfg.HTTPClient = &http.Client{Transport: engine}
-	}
-	db, err := storage.NewClient(ctx, clientCfg)
+	b, err := openBackend(ctx, cfg, cfg.dataDir, "bench")
 	if err != nil {
 		return nil, err
 	}
-	suffix := make([]byte, 4)
-	_, _ = rand.Read(suffix)
-	table := "bench-" + hex.EncodeToString(suffix)
-	store := storage.New(db, table)
+	defer b.close()
+	dataFile := b.dataFile
+	store := storage.New(b.db, b.table)
 	if err := store.CreateTable(ctx); err != nil {
 		return nil, err
-	}
-	if cfg.backend == "local" {
-		defer func() {
-			_, _ = db.DeleteTable(context.WithoutCancel(ctx), &dynamodb.DeleteTableInput{TableName: aws.String(table)})
-		}()
 	}
 
 	data := newDataset(cfg.posts)
