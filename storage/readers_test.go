@@ -405,18 +405,21 @@ func TestModerationUnderConcurrency(t *testing.T) {
 		e.publish(e.post("bob", "busy-2", "go"), time.Time{}),
 	}
 	stores := []*storage.Store{e.store, storage.New(e.client, e.table, storage.WithClock(e.clock.Now))}
+	// Approvals and rejections pick among the comments added held (the
+	// only ones they apply to), the rest among all.
 	var (
-		mu       sync.Mutex
-		comments []storage.CommentRef
+		mu             sync.Mutex
+		comments, held []storage.CommentRef
 	)
-	pick := func(rng *rand.Rand) storage.CommentRef {
+	pickOf := func(rng *rand.Rand, refs *[]storage.CommentRef) storage.CommentRef {
 		mu.Lock()
 		defer mu.Unlock()
-		if len(comments) == 0 {
+		if len(*refs) == 0 {
 			return storage.CommentRef{}
 		}
-		return comments[rng.IntN(len(comments))]
+		return (*refs)[rng.IntN(len(*refs))]
 	}
+	pick := func(rng *rand.Rand) storage.CommentRef { return pickOf(rng, &comments) }
 	expected := func(err error) bool {
 		for _, ok := range []error{storage.ErrNotFound, storage.ErrInvalidInput, storage.ErrNotPending, storage.ErrBusy, storage.ErrRateLimited, storage.ErrDuplicateComment} {
 			if errors.Is(err, ok) {
@@ -458,16 +461,20 @@ func TestModerationUnderConcurrency(t *testing.T) {
 					}
 					var c *storage.Comment
 					if c, err = store.AddComment(ctx, in); err == nil {
+						ref := storage.CommentRef{PostID: c.PostID, CommentID: c.ID}
 						mu.Lock()
-						comments = append(comments, storage.CommentRef{PostID: c.PostID, CommentID: c.ID})
+						comments = append(comments, ref)
+						if c.Status == storage.CommentPending {
+							held = append(held, ref)
+						}
 						mu.Unlock()
 					}
 				case "approve":
-					if ref := pick(rng); ref.PostID != "" {
+					if ref := pickOf(rng, &held); ref.PostID != "" {
 						_, err = store.ApproveComment(ctx, ref)
 					}
 				case "reject":
-					if ref := pick(rng); ref.PostID != "" {
+					if ref := pickOf(rng, &held); ref.PostID != "" {
 						_, err = store.RejectComment(ctx, ref)
 					}
 				case "edit":
