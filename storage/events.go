@@ -326,7 +326,8 @@ func postState(it *postItem) string {
 // shown is what readers see of a post: a change of any of it is an edit.
 // Counts, versions, the names copied from the author and categories (a
 // rename is author.updated or category.updated, whose tags cover the
-// post) and what is derived from the body are left out.
+// post, announced again once the names have reached every post) and what
+// is derived from the body are left out.
 type shown struct {
 	Slug, Title, Excerpt, Body, AuthorID, PublishedAt string
 	Cats                                              []string
@@ -513,7 +514,10 @@ func (p Paths) authorEvents(r *record, add func(EventType, EventData)) error {
 	if err != nil {
 		return err
 	}
-	if old != nil && cur != nil && slices.Equal(old.Social, cur.Social) &&
+	// A rename is announced twice: by its own write, and once its names
+	// have reached every post (markRenamed), so that what was read in
+	// between is dropped too.
+	if old != nil && cur != nil && slices.Equal(old.Social, cur.Social) && old.RenamedVer == cur.RenamedVer &&
 		(authorShown{old.Name, old.Slug, old.Bio, old.AvatarURL, old.Website, old.Location} ==
 			authorShown{cur.Name, cur.Slug, cur.Bio, cur.AvatarURL, cur.Website, cur.Location}) {
 		return nil
@@ -542,7 +546,7 @@ func (p Paths) categoryEvents(r *record, add func(EventType, EventData)) error {
 	if err != nil {
 		return err
 	}
-	if old != nil && cur != nil && old.Name == cur.Name && old.Description == cur.Description {
+	if old != nil && cur != nil && old.Name == cur.Name && old.Description == cur.Description && old.RenamedVer == cur.RenamedVer {
 		return nil
 	}
 	now := cur

@@ -64,6 +64,34 @@ func TestEventsOfRecords(t *testing.T) {
 			r.Dynamodb.NewImage["catVer"] = &streamtypes.AttributeValueMemberS{Value: "post"}
 			return r
 		}(), []EventType{EventPostPublished}, false},
+		{"the posts of an author's rename all renamed is author.updated again", func() streamtypes.Record {
+			k := authorKey("ada")
+			a := authorItem{PK: k.PK, SK: k.SK, Type: typeAuthor, ID: "ada", Name: "Ada King", Slug: "ada", NameVer: 2, RenamedVer: 1}
+			done := a
+			done.RenamedVer = 2
+			return rec(streamtypes.OperationTypeModify, a, done)
+		}(), []EventType{EventAuthorUpdated}, false},
+		{"an author's count changed is no event", func() streamtypes.Record {
+			k := authorKey("ada")
+			a := authorItem{PK: k.PK, SK: k.SK, Type: typeAuthor, ID: "ada", Name: "Ada", Slug: "ada", NameVer: 2, RenamedVer: 2}
+			counted := a
+			counted.PostCount = 3
+			return rec(streamtypes.OperationTypeModify, a, counted)
+		}(), nil, false},
+		{"the posts of a category's rename all renamed is category.updated again", func() streamtypes.Record {
+			k := categoryKey("go")
+			c := categoryItem{PK: k.PK, SK: k.SK, Type: typeCategory, Slug: "go", Name: "Golang", NameVer: 1}
+			done := c
+			done.RenamedVer = 1
+			return rec(streamtypes.OperationTypeModify, c, done)
+		}(), []EventType{EventCategoryUpdated}, false},
+		{"the posts of a tag's rename all renamed is tag.updated again", func() streamtypes.Record {
+			k := tagKey("go")
+			tg := tagItem{PK: k.PK, SK: k.SK, Type: typeTag, Slug: "go", Name: "Golang", NameVer: 1}
+			done := tg
+			done.RenamedVer = 1
+			return rec(streamtypes.OperationTypeModify, tg, done)
+		}(), []EventType{EventTagUpdated}, false},
 		{"a MODIFY without its old image fails", rec(streamtypes.OperationTypeModify, nil, post), nil, true},
 		{"a REMOVE without its old image fails", rec(streamtypes.OperationTypeRemove, nil, nil), nil, true},
 		{"a record without its time fails", func() streamtypes.Record {
