@@ -260,7 +260,16 @@ func readRecord(rec streamtypes.Record) (*record, error) {
 	case streamtypes.OperationTypeRemove:
 		r.old, err = attributevalue.FromDynamoDBStreamsMap(d.OldImage)
 		if err == nil && len(r.old) == 0 {
-			err = errors.New("REMOVE without its old image")
+			if len(d.Keys) > 0 {
+				// A delete that lost a race with another delete of the
+				// same item (two servers removing a deleted post's
+				// comments and revisions): DynamoDB writes no record of
+				// it, DynamoDB Local one with the keys alone. The item
+				// was already gone, and the delete that removed it has
+				// the record with its image, and its events.
+				return r, nil
+			}
+			err = errors.New("REMOVE without its old image or keys")
 		}
 	default:
 		err = fmt.Errorf("unknown event name %q", rec.EventName)
