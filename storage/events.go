@@ -545,6 +545,13 @@ func (p Paths) authorEvents(r *record, add func(EventType, EventData)) error {
 			d.PreviousSlugs = append(d.PreviousSlugs, s)
 		}
 	}
+	if old != nil && cur != nil && old.RenamedVer != cur.RenamedVer {
+		// The pages of the slugs that redirect (at most MaxRedirects)
+		// were as likely read before the posts were rewritten.
+		for _, s := range d.PreviousSlugs {
+			d.Paths = append(d.Paths, p.bySlug(p.Author, s))
+		}
+	}
 	d.Paths = distinct(append(d.Paths, p.bySlug(p.Author, now.Slug)))
 	add(EventAuthorUpdated, d)
 	return nil

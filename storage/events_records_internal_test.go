@@ -66,7 +66,7 @@ func TestEventsOfRecords(t *testing.T) {
 		}(), []EventType{EventPostPublished}, false},
 		{"the posts of an author's rename all renamed is author.updated again", func() streamtypes.Record {
 			k := authorKey("ada")
-			a := authorItem{PK: k.PK, SK: k.SK, Type: typeAuthor, ID: "ada", Name: "Ada King", Slug: "ada", NameVer: 2, RenamedVer: 1}
+			a := authorItem{PK: k.PK, SK: k.SK, Type: typeAuthor, ID: "ada", Name: "Ada King", Slug: "ada", Slugs: []string{"ada", "lovelace"}, NameVer: 2, RenamedVer: 1}
 			done := a
 			done.RenamedVer = 2
 			return rec(streamtypes.OperationTypeModify, a, done)
@@ -123,6 +123,20 @@ func TestEventsOfRecords(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("an author's rename announced again names the pages of the author's slugs and the author's tag", func(t *testing.T) {
+		k := authorKey("ada")
+		a := authorItem{PK: k.PK, SK: k.SK, Type: typeAuthor, ID: "ada", Name: "Ada King", Slug: "king", Slugs: []string{"king", "ada"}, NameVer: 2, RenamedVer: 1}
+		done := a
+		done.RenamedVer = 2
+		evs, err := EventsOf(rec(streamtypes.OperationTypeModify, a, done))
+		if err != nil || len(evs) != 1 {
+			t.Fatalf("events %v, %v", evs, err)
+		}
+		if d := evs[0].Data; !slices.Equal(d.Paths, []string{"/authors/ada", "/authors/king"}) || !slices.Equal(d.CacheTags, []string{"author:ada"}) {
+			t.Errorf("data %+v", d)
+		}
+	})
 
 	t.Run("paths follow the patterns given, an empty one leaves its pages out", func(t *testing.T) {
 		evs, err := Paths{Post: "/blog/{slug}/", Month: "/{yyyy}-{mm}"}.EventsOf(rec(streamtypes.OperationTypeInsert, nil, post))
