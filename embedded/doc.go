@@ -196,6 +196,10 @@
 //     DeleteItem reports capacity only when asked;
 //   - a ConditionCheck on an item another action of the transaction
 //     writes is refused, as DynamoDB refuses it; DynamoDB Local runs both;
+//   - a delete that finds its item gone writes no stream record, as in
+//     DynamoDB, also when another delete of it removed it a moment before;
+//     DynamoDB Local, when two deletes of one item race, writes a REMOVE
+//     for each, the loser's with its keys alone;
 //   - an empty map in a stream record's image is {} (DynamoDB Local writes
 //     it as an empty list, leaves it out when it is nested, or writes
 //     another value of the record in its place).

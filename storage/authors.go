@@ -217,7 +217,7 @@ func (s *Store) UpdateAuthor(ctx context.Context, in AuthorPatch) (*Author, erro
 	if in.Name != nil || in.Slug != nil {
 		// Also on a replay: a first call that failed half-way through the
 		// renames is finished by its retry.
-		if err := s.refreshAll(ctx, s.authorPostIDs, in.ID); err != nil {
+		if err := s.refreshAll(ctx, s.authorPostIDs, in.ID, authorKey(in.ID)); err != nil {
 			return nil, fmt.Errorf("rename author %q: %w", in.ID, err)
 		}
 	}
@@ -330,8 +330,20 @@ func (s *Store) collectIDs(ctx context.Context, index bool, cond expression.KeyC
 }
 
 // refreshAll brings the names in every post listed by list(owner) up to
-// date.
-func (s *Store) refreshAll(ctx context.Context, list func(context.Context, string) ([]string, error), owner string) error {
+// date, then marks the item of owner, at k, renamed (markRenamed).
+func (s *Store) refreshAll(ctx context.Context, list func(context.Context, string) ([]string, error), owner string, k key) error {
+	// The nameVer read before the posts: what their refresh is sure to
+	// have reached.
+	var names struct {
+		NameVer int64 `dynamodbav:"nameVer"`
+	}
+	err := s.getItem(ctx, k, true, &names)
+	if errors.Is(err, ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
 	ids, err := list(ctx, owner)
 	if err != nil {
 		return err
@@ -341,7 +353,28 @@ func (s *Store) refreshAll(ctx context.Context, list func(context.Context, strin
 	for _, id := range ids {
 		g.Go(func() error { return s.refreshNames(gctx, id) })
 	}
-	return g.Wait()
+	if err := g.Wait(); err != nil {
+		return err
+	}
+	return s.markRenamed(ctx, k, names.NameVer)
+}
+
+// markRenamed records on the author, category or tag item at k that its
+// names of nameVer have reached every post (renamedVer), unless a later
+// one already has or the item is gone. The change feed makes that write
+// the owner's event again (author.updated, category.updated,
+// tag.updated): the first, of the rename's own write, came before the
+// posts were rewritten, so a server or a CDN may have kept an answer
+// read in between, which shows the old names; this one drops it.
+func (s *Store) markRenamed(ctx context.Context, k key, nameVer int64) error {
+	if nameVer == 0 {
+		// Never renamed: its posts hold the names they were written with.
+		return nil
+	}
+	renamed := expression.Name("renamedVer")
+	cond := condExists().And(renamed.AttributeNotExists().Or(renamed.LessThan(expression.Value(nameVer))))
+	_, err := s.updateIf(ctx, k, expression.Set(renamed, expression.Value(nameVer)), cond)
+	return err
 }
 
 // refreshNames writes the current author and category names into a post

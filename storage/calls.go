@@ -70,6 +70,31 @@ func (s *Store) putIf(ctx context.Context, item any, cond expression.ConditionBu
 	return err == nil, err
 }
 
+// updateIf applies upd to the item at k (one UpdateItem) when cond holds
+// of it; it reports false, and no error, when it does not.
+func (s *Store) updateIf(ctx context.Context, k key, upd expression.UpdateBuilder, cond expression.ConditionBuilder) (bool, error) {
+	expr, err := buildExpr(expression.NewBuilder().WithUpdate(upd).WithCondition(cond))
+	if err != nil {
+		return false, err
+	}
+	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.table),
+		Key:                       mustKey(k),
+		UpdateExpression:          expr.Update(),
+		ConditionExpression:       expr.Condition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+	})
+	var failed *types.ConditionalCheckFailedException
+	if errors.As(err, &failed) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("update %s: %w", k.PK, err)
+	}
+	return true, nil
+}
+
 // batchGet reads keys with as few BatchGetItem calls as DynamoDB allows
 // (100 keys each), retrying UnprocessedKeys with backoff. Missing items are
 // absent from the result.

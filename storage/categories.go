@@ -73,7 +73,7 @@ func (s *Store) UpdateCategory(ctx context.Context, in CategoryPatch) (*Category
 		return nil, err
 	}
 	if in.Name != nil {
-		if err := s.refreshAll(ctx, s.categoryPostIDs, in.Slug); err != nil {
+		if err := s.refreshAll(ctx, s.categoryPostIDs, in.Slug, categoryKey(in.Slug)); err != nil {
 			return nil, fmt.Errorf("rename category %q: %w", in.Slug, err)
 		}
 	}

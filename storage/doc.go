@@ -480,6 +480,16 @@
 // names. A rename takes about as long as writing its posts one by one, four
 // at a time (500 posts: 5 to 8 s on DynamoDB Local); one cut short by the
 // request's deadline or by ErrBusy is finished by the same call sent again.
+// The rewrites of the posts mean no event (their copied names are not an
+// edit), and the rename's own write is announced before them, so an answer
+// read in between shows the old names though that event has gone by: once
+// every post is rewritten, the call sets the item's renamedVer to the
+// nameVer read before them (one GetItem, one conditional UpdateItem, unless
+// a later rename's call got there first), which the change feed announces
+// as author.updated, category.updated or tag.updated again, with the same
+// cache tags, which every answer showing a copied name carries. One event
+// however many posts; a call cut short announces it when the call sent
+// again finishes.
 // Drafts keep the category names they were last saved with (they are in no
 // category's list): the GraphQL layer reads a draft's categories instead of
 // trusting the copied names.
@@ -581,9 +591,12 @@
 //	post.counts.updated    a published post's commentCount or threadCount changed on its item
 //	                       (the counts worker, after the copies: doccounts.go), tag counts:<id>
 //	author.updated         an author created, removed, or its name, slug, bio, picture, website,
-//	                       location or accounts changed
-//	category.updated       a category created, removed, or its name or description changed
-//	tag.updated            a tag made, renamed, or merged into another (then naming both)
+//	                       location or accounts changed; again once a rename has reached every
+//	                       post (renamedVer)
+//	category.updated       a category created, removed, or its name or description changed;
+//	                       again once a rename has reached every post
+//	tag.updated            a tag made, renamed, or merged into another (then naming both);
+//	                       again once a rename or merge has reached every post
 //	comment.added          a published comment's item written (COMMENT#, THREAD#)
 //	comment.approved       the same, with approvedAt, which only ApproveComment sets
 //	comment.edited         a published comment's text changed

@@ -260,7 +260,16 @@ func readRecord(rec streamtypes.Record) (*record, error) {
 	case streamtypes.OperationTypeRemove:
 		r.old, err = attributevalue.FromDynamoDBStreamsMap(d.OldImage)
 		if err == nil && len(r.old) == 0 {
-			err = errors.New("REMOVE without its old image")
+			if len(d.Keys) > 0 {
+				// A delete that lost a race with another delete of the
+				// same item (two servers removing a deleted post's
+				// comments and revisions): DynamoDB writes no record of
+				// it, DynamoDB Local one with the keys alone. The item
+				// was already gone, and the delete that removed it has
+				// the record with its image, and its events.
+				return r, nil
+			}
+			err = errors.New("REMOVE without its old image or keys")
 		}
 	default:
 		err = fmt.Errorf("unknown event name %q", rec.EventName)
@@ -326,7 +335,8 @@ func postState(it *postItem) string {
 // shown is what readers see of a post: a change of any of it is an edit.
 // Counts, versions, the names copied from the author and categories (a
 // rename is author.updated or category.updated, whose tags cover the
-// post) and what is derived from the body are left out.
+// post, announced again once the names have reached every post) and what
+// is derived from the body are left out.
 type shown struct {
 	Slug, Title, Excerpt, Body, AuthorID, PublishedAt string
 	Cats                                              []string
@@ -513,7 +523,10 @@ func (p Paths) authorEvents(r *record, add func(EventType, EventData)) error {
 	if err != nil {
 		return err
 	}
-	if old != nil && cur != nil && slices.Equal(old.Social, cur.Social) &&
+	// A rename is announced twice: by its own write, and once its names
+	// have reached every post (markRenamed), so that what was read in
+	// between is dropped too.
+	if old != nil && cur != nil && slices.Equal(old.Social, cur.Social) && old.RenamedVer == cur.RenamedVer &&
 		(authorShown{old.Name, old.Slug, old.Bio, old.AvatarURL, old.Website, old.Location} ==
 			authorShown{cur.Name, cur.Slug, cur.Bio, cur.AvatarURL, cur.Website, cur.Location}) {
 		return nil
@@ -532,6 +545,13 @@ func (p Paths) authorEvents(r *record, add func(EventType, EventData)) error {
 			d.PreviousSlugs = append(d.PreviousSlugs, s)
 		}
 	}
+	if old != nil && cur != nil && old.RenamedVer != cur.RenamedVer {
+		// The pages of the slugs that redirect (at most MaxRedirects)
+		// were as likely read before the posts were rewritten.
+		for _, s := range d.PreviousSlugs {
+			d.Paths = append(d.Paths, p.bySlug(p.Author, s))
+		}
+	}
 	d.Paths = distinct(append(d.Paths, p.bySlug(p.Author, now.Slug)))
 	add(EventAuthorUpdated, d)
 	return nil
@@ -542,7 +562,7 @@ func (p Paths) categoryEvents(r *record, add func(EventType, EventData)) error {
 	if err != nil {
 		return err
 	}
-	if old != nil && cur != nil && old.Name == cur.Name && old.Description == cur.Description {
+	if old != nil && cur != nil && old.Name == cur.Name && old.Description == cur.Description && old.RenamedVer == cur.RenamedVer {
 		return nil
 	}
 	now := cur

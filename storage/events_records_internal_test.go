@@ -64,8 +64,43 @@ func TestEventsOfRecords(t *testing.T) {
 			r.Dynamodb.NewImage["catVer"] = &streamtypes.AttributeValueMemberS{Value: "post"}
 			return r
 		}(), []EventType{EventPostPublished}, false},
+		{"the posts of an author's rename all renamed is author.updated again", func() streamtypes.Record {
+			k := authorKey("ada")
+			a := authorItem{PK: k.PK, SK: k.SK, Type: typeAuthor, ID: "ada", Name: "Ada King", Slug: "ada", Slugs: []string{"ada", "lovelace"}, NameVer: 2, RenamedVer: 1}
+			done := a
+			done.RenamedVer = 2
+			return rec(streamtypes.OperationTypeModify, a, done)
+		}(), []EventType{EventAuthorUpdated}, false},
+		{"an author's count changed is no event", func() streamtypes.Record {
+			k := authorKey("ada")
+			a := authorItem{PK: k.PK, SK: k.SK, Type: typeAuthor, ID: "ada", Name: "Ada", Slug: "ada", NameVer: 2, RenamedVer: 2}
+			counted := a
+			counted.PostCount = 3
+			return rec(streamtypes.OperationTypeModify, a, counted)
+		}(), nil, false},
+		{"the posts of a category's rename all renamed is category.updated again", func() streamtypes.Record {
+			k := categoryKey("go")
+			c := categoryItem{PK: k.PK, SK: k.SK, Type: typeCategory, Slug: "go", Name: "Golang", NameVer: 1}
+			done := c
+			done.RenamedVer = 1
+			return rec(streamtypes.OperationTypeModify, c, done)
+		}(), []EventType{EventCategoryUpdated}, false},
+		{"the posts of a tag's rename all renamed is tag.updated again", func() streamtypes.Record {
+			k := tagKey("go")
+			tg := tagItem{PK: k.PK, SK: k.SK, Type: typeTag, Slug: "go", Name: "Golang", NameVer: 1}
+			done := tg
+			done.RenamedVer = 1
+			return rec(streamtypes.OperationTypeModify, tg, done)
+		}(), []EventType{EventTagUpdated}, false},
 		{"a MODIFY without its old image fails", rec(streamtypes.OperationTypeModify, nil, post), nil, true},
-		{"a REMOVE without its old image fails", rec(streamtypes.OperationTypeRemove, nil, nil), nil, true},
+		{"a REMOVE with its keys alone, a delete that lost a race on DynamoDB Local, is no event", func() streamtypes.Record {
+			r := rec(streamtypes.OperationTypeRemove, nil, nil)
+			r.Dynamodb.Keys = map[string]streamtypes.AttributeValue{
+				"PK": &streamtypes.AttributeValueMemberS{Value: "POST#p1"}, "SK": &streamtypes.AttributeValueMemberS{Value: "REV#0000000001"},
+			}
+			return r
+		}(), nil, false},
+		{"a REMOVE without its old image or keys fails", rec(streamtypes.OperationTypeRemove, nil, nil), nil, true},
 		{"a record without its time fails", func() streamtypes.Record {
 			r := rec(streamtypes.OperationTypeInsert, nil, post)
 			r.Dynamodb.ApproximateCreationDateTime = nil
@@ -88,6 +123,20 @@ func TestEventsOfRecords(t *testing.T) {
 			}
 		})
 	}
+
+	t.Run("an author's rename announced again names the pages of the author's slugs and the author's tag", func(t *testing.T) {
+		k := authorKey("ada")
+		a := authorItem{PK: k.PK, SK: k.SK, Type: typeAuthor, ID: "ada", Name: "Ada King", Slug: "king", Slugs: []string{"king", "ada"}, NameVer: 2, RenamedVer: 1}
+		done := a
+		done.RenamedVer = 2
+		evs, err := EventsOf(rec(streamtypes.OperationTypeModify, a, done))
+		if err != nil || len(evs) != 1 {
+			t.Fatalf("events %v, %v", evs, err)
+		}
+		if d := evs[0].Data; !slices.Equal(d.Paths, []string{"/authors/ada", "/authors/king"}) || !slices.Equal(d.CacheTags, []string{"author:ada"}) {
+			t.Errorf("data %+v", d)
+		}
+	})
 
 	t.Run("paths follow the patterns given, an empty one leaves its pages out", func(t *testing.T) {
 		evs, err := Paths{Post: "/blog/{slug}/", Month: "/{yyyy}-{mm}"}.EventsOf(rec(streamtypes.OperationTypeInsert, nil, post))

@@ -62,8 +62,10 @@ type authorItem struct {
 	PostCount int64  `dynamodbav:"postCount"`
 	Version   int64  `dynamodbav:"version"`
 	// NameVer counts renames and slug changes; post items and copies carry
-	// the NameVer of the name and slug they hold.
-	NameVer int64 `dynamodbav:"nameVer"`
+	// the NameVer of the name and slug they hold. RenamedVer is the
+	// NameVer that has reached every post (markRenamed).
+	NameVer    int64 `dynamodbav:"nameVer"`
+	RenamedVer int64 `dynamodbav:"renamedVer,omitempty"`
 	// Slug is the author's current slug; Slugs is every slug the author
 	// holds, the current one first, then its redirects, newest first (see
 	// slugHistory).
@@ -127,6 +129,7 @@ type categoryItem struct {
 	PostCount   int64    `dynamodbav:"postCount"`
 	Version     int64    `dynamodbav:"version"`
 	NameVer     int64    `dynamodbav:"nameVer"`
+	RenamedVer  int64    `dynamodbav:"renamedVer,omitempty"`
 	Scheduled   schedule `dynamodbav:"-"`
 	Months      months   `dynamodbav:"-"`
 }

@@ -71,6 +71,9 @@ type tagItem struct {
 	PostCount int64  `dynamodbav:"postCount"`
 	Version   int64  `dynamodbav:"version"`
 	NameVer   int64  `dynamodbav:"nameVer"`
+	// RenamedVer is the NameVer that has reached every post
+	// (markRenamed).
+	RenamedVer int64 `dynamodbav:"renamedVer,omitempty"`
 	// MergedInto names the tag this one was merged into: it is out of the
 	// list, its slug leads to the other, and post writes move its posts.
 	MergedInto string   `dynamodbav:"mergedInto,omitempty"`
@@ -330,7 +333,7 @@ func (s *Store) RenameTag(ctx context.Context, in TagRename) (*Tag, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.refreshAll(ctx, s.tagPostIDs, in.Slug); err != nil {
+	if err := s.refreshAll(ctx, s.tagPostIDs, in.Slug, tagKey(in.Slug)); err != nil {
 		return nil, fmt.Errorf("rename tag %q: %w", in.Slug, err)
 	}
 	return tag, nil
@@ -392,7 +395,7 @@ func (s *Store) MergeTags(ctx context.Context, in TagMerge) (*Tag, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.refreshAll(ctx, s.tagPostIDs, in.From); err != nil {
+	if err := s.refreshAll(ctx, s.tagPostIDs, in.From, tagKey(in.From)); err != nil {
 		return nil, fmt.Errorf("merge tag %q: %w", in.From, err)
 	}
 	return s.GetTag(ctx, in.Into)
@@ -429,7 +432,7 @@ func (p Paths) tagEvents(r *record, add func(EventType, EventData)) error {
 	if err != nil {
 		return err
 	}
-	if old != nil && cur != nil && old.Name == cur.Name && old.MergedInto == cur.MergedInto {
+	if old != nil && cur != nil && old.Name == cur.Name && old.MergedInto == cur.MergedInto && old.RenamedVer == cur.RenamedVer {
 		return nil
 	}
 	now := cur
