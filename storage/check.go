@@ -149,7 +149,7 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 				err = attributevalue.UnmarshalMap(it, rv)
 				revs = append(revs, rv)
 			case typeIdempotency, typeSecret, typeLayout, typeSite, typePersisted:
-			case typeLease, typeEvent, typeEventHead:
+			case typeLease, typeHeartbeat, typeEvent, typeEventHead:
 				err = feed.add(head.Type, it)
 			default:
 				bad = append(bad, fmt.Sprintf("item %s/%s has unknown type %q", head.PK, head.SK, head.Type))
