@@ -24,7 +24,7 @@ import (
 // worker's events) with a deadline, never for a time.
 
 type env struct {
-	t       *testing.T
+	t       testing.TB
 	client  *dynamodb.Client
 	table   string
 	store   *storage.Store
@@ -32,14 +32,14 @@ type env struct {
 	authors int
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	return newEnvOn(t, dynamotest.ClientConfig(t, nil))
 }
 
 // newEnvOn returns an env on the DynamoDB of cfg; the store's clock is
 // now, when given.
-func newEnvOn(t *testing.T, cfg storage.ClientConfig, opts ...storage.Option) *env {
+func newEnvOn(t testing.TB, cfg storage.ClientConfig, opts ...storage.Option) *env {
 	t.Helper()
 	ctx := context.Background()
 	client, err := storage.NewClient(ctx, cfg)
