@@ -38,11 +38,11 @@ import (
 // go-live sweep's transaction, read half before and half after) can see
 // a state the table was never in.
 func (s *Store) Check(ctx context.Context) ([]string, error) {
-	first, err := s.check(ctx)
+	first, lagged, err := s.check(ctx)
 	if err != nil || len(first) == 0 {
-		return first, err
+		return lagged, err
 	}
-	second, err := s.check(ctx)
+	second, _, err := s.check(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -56,11 +56,13 @@ func (s *Store) Check(ctx context.Context) ([]string, error) {
 			confirmed = append(confirmed, b)
 		}
 	}
-	return confirmed, nil
+	return append(confirmed, lagged...), nil
 }
 
-// check is one read of the table for Check: every finding, unconfirmed.
-func (s *Store) check(ctx context.Context) ([]string, error) {
+// check is one read of the table for Check: the findings of the scan,
+// not yet confirmed, and the comment counts still lagging after their
+// own second read (checkCountLag).
+func (s *Store) check(ctx context.Context) (found, lagged []string, err error) {
 	var (
 		authors  = map[string]*authorItem{}
 		cats     = map[string]*categoryItem{}
@@ -89,7 +91,7 @@ func (s *Store) check(ctx context.Context) ([]string, error) {
 	for pages.HasMorePages() {
 		page, err := pages.NextPage(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("scan: %w", err)
+			return nil, nil, fmt.Errorf("scan: %w", err)
 		}
 		for _, it := range page.Items {
 			var head struct {
@@ -98,7 +100,7 @@ func (s *Store) check(ctx context.Context) ([]string, error) {
 			}
 			var err error
 			if err = attributevalue.UnmarshalMap(it, &head); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			switch head.Type {
 			case typeAuthor:
@@ -183,7 +185,7 @@ func (s *Store) check(ctx context.Context) ([]string, error) {
 				bad = append(bad, fmt.Sprintf("item %s/%s has unknown type %q", head.PK, head.SK, head.Type))
 			}
 			if err != nil {
-				return nil, fmt.Errorf("decode %s/%s: %w", head.PK, head.SK, err)
+				return nil, nil, fmt.Errorf("decode %s/%s: %w", head.PK, head.SK, err)
 			}
 			for _, name := range clearedAttrs[head.Type] {
 				if v, ok := it[name].(*types.AttributeValueMemberS); ok && v.Value == "" {
@@ -475,13 +477,12 @@ func (s *Store) check(ctx context.Context) ([]string, error) {
 	}
 	feed.check(s.Now().Unix(), badf)
 	bad = append(bad, checkSchedule(sched, posts, now, keyTime(s.Now().Add(-goLiveGrace)))...)
-	lagged, err := s.checkCountLag(ctx, lagging)
-	if err != nil {
-		return nil, err
-	}
-	bad = append(bad, lagged...)
 	sort.Strings(bad)
-	return bad, nil
+	lagged, err = s.checkCountLag(ctx, lagging)
+	if err != nil {
+		return nil, nil, err
+	}
+	return bad, lagged, nil
 }
 
 // normal makes empty and missing collections compare equal.
