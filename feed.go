@@ -35,10 +35,10 @@ func newFeed(ctx context.Context, clientCfg storage.ClientConfig, store *storage
 	if cfg.backend() == backendEmbedded {
 		// One process at a time opens the data file (embedded.ErrLocked),
 		// so a lease in it is this server's or one of a process that has
-		// ended: under one owner name, a server restarted after a crash
-		// takes its leases back at once, where another name would wait
-		// for them to expire (changefeed.DefaultLeaseDuration).
-		opts.Owner = embeddedFeedOwner
+		// ended: the feed is exclusive, takes them all at once and writes
+		// no heartbeat, and an idle server writes nothing. One owner name
+		// keeps the leases' owner the same across restarts.
+		opts.Owner, opts.Exclusive = embeddedFeedOwner, true
 		// The engine's stream is in this process and has no limit on
 		// reads: a write reaches the log within tens of milliseconds.
 		opts.ReadGap, opts.PollEvery = embeddedReadGap, embeddedReadGap

@@ -7,16 +7,23 @@
 //
 // The fleet shares the work through leases (storage/leases.go), one per
 // stream shard and one per worker: a server takes the free ones about
-// every RenewEvery, renews those it holds, and stops the work of a lease
-// it lost. A shard's lease carries its checkpoint, moved in the same
-// transaction that appends the shard's events, so a record's events are
-// logged exactly once whoever reads the shard; a child shard is read only
-// once its parent is finished (or gone from the stream), so a key's
-// records are logged in the order they were written. A server that
-// crashes leaves its leases to expire (LeaseDuration) and another takes
-// them over as they expire: a server's next round comes at the first
-// expiry of a lease another holds, when that is sooner than RenewEvery.
-// A clean shutdown releases them at once.
+// every RenewEvery, renews its heartbeat, which holds all those it took
+// (one write, however many), and stops the work of a lease it lost. A
+// shard's lease carries its checkpoint, moved in the same transaction
+// that appends the shard's events, so a record's events are logged
+// exactly once whoever reads the shard; a child shard is read only once
+// its parent is finished (or gone from the stream), so a key's records
+// are logged in the order they were written. A server that crashes
+// leaves its heartbeat to expire (LeaseDuration) and another takes its
+// leases over then: a server's next round comes at the first expiry of
+// another's heartbeat, when that is sooner than RenewEvery. A clean
+// shutdown releases them at once. An Exclusive feed, the only server of
+// its table, writes no heartbeat at all.
+//
+// An idle shard costs reads only: the checkpoint moves with the events
+// it logs; past records without events, at most once a CheckpointEvery;
+// past the feed's own writes (leases, heartbeats, the event log), never,
+// since each such move would be a write that comes back on the stream.
 //
 // Every server tails the log from the head it found at start, with one
 // Query about every TailEvery (at once after it appended itself), and
@@ -45,13 +52,18 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultLeaseDuration = 10 * time.Second
-	DefaultRenewEvery    = 3 * time.Second
+	DefaultLeaseDuration = 30 * time.Second
+	DefaultRenewEvery    = 10 * time.Second
 	DefaultPollEvery     = 250 * time.Millisecond
 	// DefaultReadGap keeps a shard's reads within DynamoDB Streams'
 	// limit of five GetRecords a second a shard.
 	DefaultReadGap   = 200 * time.Millisecond
 	DefaultTailEvery = 500 * time.Millisecond
+	// CheckpointEvery is the most often a shard's checkpoint moves past
+	// records without events: it stays near what was read, so a server
+	// that takes the shard over reads little again, and writes at most
+	// once a minute a shard for it.
+	CheckpointEvery = time.Minute
 )
 
 // Options configure a Feed. Zero values take the defaults.
@@ -64,11 +76,17 @@ type Options struct {
 	// Retention is how long an event stays in the log
 	// (storage.DefaultEventRetention).
 	Retention time.Duration
-	// LeaseDuration is how long a lease lasts unless renewed: how long
-	// the fleet waits for a crashed server's work. RenewEvery is how
-	// often leases are renewed and free ones taken; it must be well under
+	// LeaseDuration is how long a server's heartbeat, and so every lease
+	// it holds, lasts unless renewed: how long the fleet waits for a
+	// crashed server's work. RenewEvery is how often the heartbeat is
+	// renewed (one write) and free leases taken; it must be well under
 	// LeaseDuration.
 	LeaseDuration, RenewEvery time.Duration
+	// Exclusive says this server is the only one that uses the table (the
+	// embedded engine's data file is locked to one process): a lease it
+	// finds is its own or a dead process's, so it takes them all and
+	// writes no heartbeat.
+	Exclusive bool
 	// PollEvery is the wait between reads of a shard that had no new
 	// records; TailEvery between reads of the log that found nothing new.
 	PollEvery, TailEvery time.Duration

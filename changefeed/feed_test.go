@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 
 	"github.com/blogql/blog/internal/dynamotest"
@@ -23,20 +24,22 @@ import (
 // worker's events) with a deadline, never for a time.
 
 type env struct {
-	t       *testing.T
+	t       testing.TB
+	client  *dynamodb.Client
+	table   string
 	store   *storage.Store
 	streams *dynamodbstreams.Client
 	authors int
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t testing.TB) *env {
 	t.Helper()
 	return newEnvOn(t, dynamotest.ClientConfig(t, nil))
 }
 
 // newEnvOn returns an env on the DynamoDB of cfg; the store's clock is
 // now, when given.
-func newEnvOn(t *testing.T, cfg storage.ClientConfig, opts ...storage.Option) *env {
+func newEnvOn(t testing.TB, cfg storage.ClientConfig, opts ...storage.Option) *env {
 	t.Helper()
 	ctx := context.Background()
 	client, err := storage.NewClient(ctx, cfg)
@@ -47,11 +50,18 @@ func newEnvOn(t *testing.T, cfg storage.ClientConfig, opts ...storage.Option) *e
 	if err != nil {
 		t.Fatal(err)
 	}
-	store := storage.New(client, dynamotest.Table(t, client, "feed"), append(opts, storage.WithStream())...)
+	table := dynamotest.Table(t, client, "feed")
+	store := storage.New(client, table, append(opts, storage.WithStream())...)
 	if err := store.CreateTable(ctx); err != nil {
 		t.Fatal(err)
 	}
-	return &env{t: t, store: store, streams: streams}
+	return &env{t: t, client: client, table: table, store: store, streams: streams}
+}
+
+// storeAhead returns a store on the table whose clock is d ahead of now:
+// a server to which every other's heartbeat looks expired.
+func (e *env) storeAhead(d time.Duration) *storage.Store {
+	return storage.New(e.client, e.table, storage.WithStream(), storage.WithClock(func() time.Time { return time.Now().Add(d) }))
 }
 
 // feed returns a Feed of owner on the table, with short leases.
@@ -64,8 +74,12 @@ func (e *env) feed(owner string) *Feed {
 }
 
 // run runs f until the returned stop is called (or the test ends).
-func (e *env) run(f *Feed) (stop func()) {
-	ctx, cancel := context.WithCancel(context.Background())
+func (e *env) run(f *Feed) (stop func()) { return e.runIn(context.Background(), f) }
+
+// runIn runs f with a context derived from parent until the returned stop
+// is called (or the test ends).
+func (e *env) runIn(parent context.Context, f *Feed) (stop func()) {
+	ctx, cancel := context.WithCancel(parent)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -328,9 +342,11 @@ func TestWorkerTicksOnOneServer(t *testing.T) {
 }
 
 // TestLostLeaseStopsTheShard takes a shard's lease from the server
-// reading it, as a server does that finds it expired: the first server's
-// appends fail their condition and it stops reading the shard; the new
-// holder logs what follows, each record once.
+// reading it, as a server does that finds its heartbeat expired (its
+// clock an hour ahead): the first server's appends fail their condition
+// and it stops reading the shard; the new holder logs what follows, each
+// record once. The new holder's heartbeat lasts an hour, so the first
+// server cannot take the lease back, however the two are scheduled.
 func TestLostLeaseStopsTheShard(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
@@ -342,17 +358,24 @@ func TestLostLeaseStopsTheShard(t *testing.T) {
 		t.Fatalf("leases %v, %v", leases, err)
 	}
 	name := leases[0].Name
-	if err := e.store.ReleaseLease(ctx, name, "a"); err != nil {
+	ahead := e.storeAhead(time.Hour)
+	if _, err := ahead.Heartbeat(ctx, "b", time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.store.TakeLease(ctx, name, "b", time.Minute); err != nil {
+	if _, err := ahead.TakeLease(ctx, name, "b"); err != nil {
 		t.Fatal(err)
 	}
 	e.write(3)
-	e.run(e.feed("b"))
+	b := e.feed("b")
+	b.opts.LeaseDuration, b.opts.RenewEvery = time.Hour, time.Minute
+	e.run(b)
 	e.eventually("5 events logged", func() bool { return e.head() == 5 })
 	if len(e.logged()) != 5 {
 		t.Errorf("the log holds %d events", len(e.logged()))
+	}
+	leases, err = e.store.Leases(ctx)
+	if err != nil || len(leases) != 1 || leases[0].Owner != "b" {
+		t.Errorf("leases %+v, %v: want the shard's b's", leases, err)
 	}
 	e.consistent()
 }

@@ -12,16 +12,16 @@ import (
 	"github.com/blogql/blog/storage"
 )
 
-// The coordinator: every RenewEvery it renews the leases this server
-// holds, stops the work of those it lost, and takes the free ones whose
-// work may start. It alone starts and stops holders, so the set of
-// holders needs no lock.
+// The coordinator: every RenewEvery it renews this server's heartbeat,
+// which holds all its leases (one write, however many it holds), stops
+// the work of those it lost, and takes the free ones whose work may
+// start. It alone starts and stops holders, so the set of holders needs
+// no lock.
 
 // holder is the work of one lease this server holds.
 type holder struct {
 	cancel context.CancelFunc
 	done   chan struct{}
-	until  time.Time
 	// stopping is set once the lease is lost: the holder stays in the
 	// set until its work has stopped, so that the lease is not taken
 	// again (by this server) while it still runs.
@@ -30,7 +30,11 @@ type holder struct {
 
 func (f *Feed) coordinate(ctx context.Context) {
 	held := map[string]*holder{}
-	var arn string
+	var (
+		arn string
+		// until is when this server's heartbeat expires.
+		until time.Time
+	)
 	t := time.NewTimer(0)
 	defer t.Stop()
 	var finished <-chan struct{}
@@ -48,7 +52,7 @@ func (f *Feed) coordinate(ctx context.Context) {
 		finished = f.finished.wait()
 		start := time.Now()
 		var expires time.Time
-		arn, expires = f.round(ctx, held, arn)
+		arn, expires = f.round(ctx, held, arn, &until)
 		// The next round renews in RenewEvery, or comes as soon as a
 		// lease another server holds expires: when that server died, its
 		// work is taken over once its lease lapses, not up to RenewEvery
@@ -68,8 +72,8 @@ const takeoverMargin = 20 * time.Millisecond
 // round is one pass of the coordinator; it returns the stream's ARN as
 // it knows it ("" to look it up again), and when the first of the leases
 // other servers hold expires, by this process's clock (zero: none is
-// held).
-func (f *Feed) round(ctx context.Context, held map[string]*holder, arn string) (string, time.Time) {
+// held). until is when this server's heartbeat expires, which it moves.
+func (f *Feed) round(ctx context.Context, held map[string]*holder, arn string, until *time.Time) (string, time.Time) {
 	for name, h := range held {
 		select {
 		case <-h.done:
@@ -77,7 +81,7 @@ func (f *Feed) round(ctx context.Context, held map[string]*holder, arn string) (
 		default:
 		}
 	}
-	f.renew(ctx, held)
+	f.heartbeat(ctx, held, until)
 	leases, err := f.store.Leases(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
@@ -90,6 +94,11 @@ func (f *Feed) round(ctx context.Context, held map[string]*holder, arn string) (
 	now, local := f.store.Now(), time.Now()
 	for _, l := range leases {
 		byName[l.Name] = l
+		if h := held[l.Name]; h != nil && !h.stopping && l.Owner != f.opts.Owner && !l.Finished {
+			f.log.Warn("change feed: lease lost to another server", "lease", l.Name, "owner", l.Owner)
+			h.cancel()
+			h.stopping = true
+		}
 		if l.Owner != f.opts.Owner && l.HeldAt(now) && !l.Finished {
 			// The store's clock tells the lease's time left; the timer
 			// runs on this process's.
@@ -97,6 +106,9 @@ func (f *Feed) round(ctx context.Context, held map[string]*holder, arn string) (
 				expires = at
 			}
 		}
+	}
+	if !f.opts.Exclusive && !now.Before(*until) {
+		return arn, expires // not a lease may be taken without a heartbeat
 	}
 	for _, w := range f.workers {
 		f.take(ctx, held, byName, storage.WorkerLease(w.Name), func(ctx context.Context, l storage.Lease) error {
@@ -171,44 +183,25 @@ func (f *Feed) shards(ctx context.Context, arn string) ([]streamtypes.Shard, err
 	}
 }
 
-// renew renews every lease held, all at once, so a slow answer delays
-// none of the others; a holder whose lease is lost, or can no longer be
-// known to be held, is stopped.
-func (f *Feed) renew(ctx context.Context, held map[string]*holder) {
-	type renewal struct {
-		name  string
-		lease storage.Lease
-		err   error
+// heartbeat renews this server's heartbeat, which holds every lease it
+// took, unless the feed is Exclusive; when it cannot, and the heartbeat
+// has expired, every holder stops: other servers may take their leases.
+func (f *Feed) heartbeat(ctx context.Context, held map[string]*holder, until *time.Time) {
+	if f.opts.Exclusive {
+		return
 	}
-	answers := make(chan renewal)
-	n := 0
-	for name, h := range held {
-		if h.stopping {
-			continue
-		}
-		n++
-		go func() {
-			l, err := f.store.RenewLease(ctx, name, f.opts.Owner, f.opts.LeaseDuration)
-			answers <- renewal{name, l, err}
-		}()
-	}
-	for range n {
-		r := <-answers
-		h := held[r.name]
-		switch {
-		case r.err == nil:
-			h.until = r.lease.Until
-		case ctx.Err() != nil:
-		case errors.Is(r.err, storage.ErrLeaseLost):
-			f.log.Warn("change feed: lease lost to another server", "lease", r.name)
+	u, err := f.store.Heartbeat(ctx, f.opts.Owner, f.opts.LeaseDuration)
+	switch {
+	case err == nil:
+		*until = u
+	case ctx.Err() != nil:
+	case f.store.Now().Before(*until):
+		f.log.Warn("change feed: renew the heartbeat", "error", err)
+	default:
+		f.log.Warn("change feed: heartbeat expired before it could be renewed", "error", err)
+		for _, h := range held {
 			h.cancel()
 			h.stopping = true
-		case !f.store.Now().Before(h.until):
-			f.log.Warn("change feed: lease expired before it could be renewed", "lease", r.name, "error", r.err)
-			h.cancel()
-			h.stopping = true
-		default:
-			f.log.Warn("change feed: renew lease", "lease", r.name, "error", r.err)
 		}
 	}
 }
@@ -219,10 +212,10 @@ func (f *Feed) take(ctx context.Context, held map[string]*holder, leases map[str
 	if held[name] != nil {
 		return
 	}
-	if l, ok := leases[name]; ok && l.HeldAt(f.store.Now()) && l.Owner != f.opts.Owner {
+	if l, ok := leases[name]; ok && l.HeldAt(f.store.Now()) && l.Owner != f.opts.Owner && !f.opts.Exclusive {
 		return
 	}
-	l, err := f.store.TakeLease(ctx, name, f.opts.Owner, f.opts.LeaseDuration)
+	l, err := f.store.TakeLease(ctx, name, f.opts.Owner)
 	if err != nil {
 		if !errors.Is(err, storage.ErrLeaseHeld) && ctx.Err() == nil {
 			f.log.Warn("change feed: take lease", "lease", name, "error", err)
@@ -233,7 +226,7 @@ func (f *Feed) take(ctx context.Context, held map[string]*holder, leases map[str
 		f.log.Info("change feed: lease taken", "lease", name, "checkpoint", l.Checkpoint, "position", l.Position)
 	}
 	wctx, cancel := context.WithCancel(ctx)
-	h := &holder{cancel: cancel, done: make(chan struct{}), until: l.Until}
+	h := &holder{cancel: cancel, done: make(chan struct{})}
 	held[name] = h
 	go func() {
 		defer close(h.done)

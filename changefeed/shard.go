@@ -21,7 +21,10 @@ const recordsLimit = 1000
 // readShard reads the shard id of the stream arn under lease l from its
 // checkpoint, appending each batch's events to the log with the new
 // checkpoint, until the shard ends (it is marked finished and its lease
-// released), the lease is lost (storage.ErrLeaseLost) or ctx ends.
+// released), the lease is lost (storage.ErrLeaseLost) or ctx ends. The
+// checkpoint moves with events, and past records without events at most
+// once a CheckpointEvery; the feed's own records (storage.OwnRecord)
+// never move it.
 func (f *Feed) readShard(ctx context.Context, arn, id string, l storage.Lease) error {
 	checkpoint := l.Checkpoint
 	iter, err := f.iterator(ctx, arn, id, checkpoint)
@@ -29,6 +32,9 @@ func (f *Feed) readShard(ctx context.Context, arn, id string, l storage.Lease) e
 		return err
 	}
 	last := time.Time{}
+	// behind is the last record without events read past the checkpoint
+	// ("" for none), moved is when the checkpoint last moved.
+	behind, moved := "", time.Now()
 	for {
 		if wait := f.opts.ReadGap - time.Since(last); wait > 0 && !sleep(ctx, wait) {
 			return nil
@@ -63,6 +69,14 @@ func (f *Feed) readShard(ctx context.Context, arn, id string, l storage.Lease) e
 		}
 		batch := f.translate(ctx, id, out.Records)
 		finished := out.NextShardIterator == nil
+		if len(batch) > 0 {
+			behind = batch[len(batch)-1].Sequence
+		}
+		if !finished && !hasEvents(batch) && (behind == "" || time.Since(moved) < CheckpointEvery) {
+			batch = nil // nothing to log: the checkpoint waits
+		} else if len(batch) == 0 && behind != "" {
+			batch = []storage.RecordEvents{{Sequence: behind}}
+		}
 		if len(batch) > 0 || finished {
 			logged, err := f.store.AppendEvents(ctx, storage.Append{
 				Shard: id, Owner: f.opts.Owner, Records: batch, Finished: finished, Retention: f.opts.Retention,
@@ -76,6 +90,7 @@ func (f *Feed) readShard(ctx context.Context, arn, id string, l storage.Lease) e
 			if len(batch) > 0 {
 				checkpoint = batch[len(batch)-1].Sequence
 			}
+			behind, moved = "", time.Now()
 		}
 		if finished {
 			f.log.Info("change feed: shard read to its end", "shard", id)
@@ -91,9 +106,19 @@ func (f *Feed) readShard(ctx context.Context, arn, id string, l storage.Lease) e
 	}
 }
 
-// translate returns the events of each record; a record that cannot be
-// translated is logged and counts as one without events, so it never
-// holds the shard up. Events link with the post path of the site
+// hasEvents reports whether a record of batch has events.
+func hasEvents(batch []storage.RecordEvents) bool {
+	for _, r := range batch {
+		if len(r.Events) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// translate returns the events of each record but the feed's own
+// (storage.OwnRecord); a record that cannot be translated is logged and
+// counts as one without events, so it never holds the shard up. Events link with the post path of the site
 // settings when they set one (storage.Store.Site: held in memory, so no
 // request but the first after a change).
 func (f *Feed) translate(ctx context.Context, shard string, records []streamtypes.Record) []storage.RecordEvents {
@@ -105,6 +130,9 @@ func (f *Feed) translate(ctx context.Context, shard string, records []streamtype
 		paths.Post = site.PostPath
 	}
 	for _, r := range records {
+		if storage.OwnRecord(r) {
+			continue
+		}
 		seq := ""
 		if r.Dynamodb != nil {
 			seq = aws.ToString(r.Dynamodb.SequenceNumber)

@@ -13,9 +13,10 @@ import (
 // feedItems are the change feed's items as Check finds them: leases, the
 // event log's head and its events.
 type feedItems struct {
-	leases []leaseItem
-	events []eventItem
-	head   *eventHeadItem
+	leases     []leaseItem
+	heartbeats []heartbeatItem
+	events     []eventItem
+	head       *eventHeadItem
 	// ttlLeases are the leases that carry the table's TTL attribute.
 	ttlLeases []string
 }
@@ -32,6 +33,12 @@ func (f *feedItems) add(typ string, it map[string]types.AttributeValue) error {
 			f.ttlLeases = append(f.ttlLeases, l.SK)
 		}
 		f.leases = append(f.leases, l)
+	case typeHeartbeat:
+		var hb heartbeatItem
+		if err := attributevalue.UnmarshalMap(it, &hb); err != nil {
+			return err
+		}
+		f.heartbeats = append(f.heartbeats, hb)
 	case typeEvent:
 		var e eventItem
 		if err := attributevalue.UnmarshalMap(it, &e); err != nil {
@@ -45,7 +52,7 @@ func (f *feedItems) add(typ string, it map[string]types.AttributeValue) error {
 	return nil
 }
 
-// check reports leases that are malformed or would expire by TTL, and an
+// check reports leases and heartbeats that are malformed or would expire by TTL, and an
 // event log with events past its head, without a TTL, at the wrong key,
 // undecodable, repeated, or missing where TTL cannot have removed them
 // yet (events expire oldest first: a missing position right after an
@@ -60,6 +67,11 @@ func (f *feedItems) check(now int64, badf func(string, ...any)) {
 	}
 	for _, sk := range f.ttlLeases {
 		badf("lease %s has an expiresAt, which TTL would delete it by", sk)
+	}
+	for _, hb := range f.heartbeats {
+		if k := heartbeatKey(hb.Owner); hb.Owner == "" || hb.PK != k.PK || hb.SK != k.SK || hb.ExpiresAt <= 0 {
+			badf("heartbeat %s/%s of %q has wrong keys or no expiresAt", hb.PK, hb.SK, hb.Owner)
+		}
 	}
 	for _, l := range f.leases {
 		shard, isShard := strings.CutPrefix(l.SK, prefixShardLease)

@@ -83,7 +83,10 @@ func NewClient(ctx context.Context, cfg ClientConfig) (*dynamodb.Client, error) 
 		if c.http != nil {
 			o.HTTPClient = c.http
 		}
+		// validateCRC32 instead (checksum.go).
+		o.DisableValidateResponseChecksum = true
 		o.APIOptions = append(o.APIOptions, c.apiOptions...)
+		o.APIOptions = append(o.APIOptions, validateCRC32)
 		if cfg.TracerProvider != nil {
 			o.TracerProvider = cfg.TracerProvider
 		}

@@ -35,8 +35,9 @@
 //	blog-wide counts          STATS              STATS                                  (postCount, scheduled, month#<YYYY-MM>, authorCount, categoryCount, pageCount)
 //	idempotency record        IDEMPOTENCY#<op>#<key>  (same)                            (hash, result, expiresAt TTL)
 //	server key                SECRET#<name>      SECRET#<name>                          (value: 32 random bytes)
-//	shard lease               LEASES             SHARD#<shardId>                        (owner, leaseUntil, checkpoint, finished)
-//	worker lease              LEASES             WORKER#<name>                          (owner, leaseUntil, position)
+//	shard lease               LEASES             SHARD#<shardId>                        (owner, released, checkpoint, finished)
+//	worker lease              LEASES             WORKER#<name>                          (owner, released, position)
+//	server's heartbeat        LEASES             SERVER#<owner>                         (leaseUntil, expiresAt)
 //	event log head            EVENTLOG           HEAD                                   (seq: the last position)
 //	logged event              EVENTLOG           EVENT#<20-digit position>              (position, event: its JSON, expiresAt TTL)
 //	schedule item             SCHEDULE           <publishedAt>#<postId>                 (postId, at: a scheduled post not yet gone live)
@@ -658,13 +659,18 @@
 // allows two readers per shard, the log any number.
 //
 // Leases (leases.go) say which server reads a shard or runs a worker:
-// the item LEASES/SHARD#<shardId> or LEASES/WORKER#<name> with its owner
-// and leaseUntil (Unix milliseconds; not expiresAt, which TTL would act
-// on). TakeLease writes it when it is absent, expired, released
-// (leaseUntil 0) or the taker's own; RenewLease, ReleaseLease and every
-// checkpoint are conditioned on the owner, so a server that lost a lease
-// (it paused past the expiry and another took over) fails its next write
-// with ErrLeaseLost and stops. A shard's lease keeps its checkpoint (the
+// the item LEASES/SHARD#<shardId> or LEASES/WORKER#<name> with its owner,
+// held while the owner's heartbeat LEASES/SERVER#<owner> has not expired
+// (its leaseUntil, Unix milliseconds; its expiresAt lets TTL remove the
+// heartbeat of a server gone for a day) and the lease is not released.
+// A server renews its one heartbeat (Heartbeat), not each lease, so a
+// fleet's idle writes do not grow with its shards and workers.
+// TakeLease writes the lease when it is absent, released or the taker's
+// own, and otherwise takes it over in a transaction that checks its
+// owner's heartbeat expired; ReleaseLease and every checkpoint are
+// conditioned on the owner, so a server that lost a lease (it paused
+// past its heartbeat's expiry and another took over) fails its next
+// write with ErrLeaseLost and stops. A shard's lease keeps its checkpoint (the
 // sequence number of the last record logged) and finished (the shard is
 // closed and read to its end); a worker's its position (the last event
 // it handled). A finished shard's lease is deleted once the stream no

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 )
 
 // The event log: the change feed's events in one order that every server
@@ -31,6 +32,21 @@ import (
 //   - events leave the log only by TTL, oldest first (give or take
 //     DynamoDB's TTL sweep): a reader that finds a gap at the start of
 //     what it reads was away longer than the retention.
+
+// OwnRecord reports whether the stream record r is a write of the change
+// feed's own items: a lease, a server's heartbeat, the event log. No
+// event follows from one, and a shard's checkpoint need not move past it:
+// a reader that meets it again after a restart skips it again. Were such
+// a record to move the checkpoint, the checkpoint's own write would come
+// back as the next such record, and an idle shard would be written for
+// ever.
+func OwnRecord(r streamtypes.Record) bool {
+	if r.Dynamodb == nil {
+		return false
+	}
+	pk, ok := r.Dynamodb.Keys[attrPK].(*streamtypes.AttributeValueMemberS)
+	return ok && (pk.Value == leasesPartition || pk.Value == eventLogPartition)
+}
 
 // DefaultEventRetention is how long an event stays in the log when
 // Append.Retention is zero.

@@ -36,7 +36,11 @@ func records(from, n, eventsEach int) []storage.RecordEvents {
 
 func (e *env) take(name, owner string) storage.Lease {
 	e.t.Helper()
-	l, err := e.store.TakeLease(context.Background(), name, owner, 10*time.Second)
+	ctx := context.Background()
+	if _, err := e.store.Heartbeat(ctx, owner, 10*time.Second); err != nil {
+		e.t.Fatal(err)
+	}
+	l, err := e.store.TakeLease(ctx, name, owner)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -109,16 +113,19 @@ func TestLostLeaseStopsAppends(t *testing.T) {
 	ctx := context.Background()
 	name := storage.ShardLease("s1")
 	e.take(name, "a")
-	if _, err := e.store.TakeLease(ctx, name, "b", 10*time.Second); !errors.Is(err, storage.ErrLeaseHeld) {
+	if _, err := e.store.TakeLease(ctx, name, "b"); !errors.Is(err, storage.ErrLeaseHeld) {
 		t.Fatalf("b took a's lease: %v", err)
 	}
 	if _, err := e.store.AppendEvents(ctx, storage.Append{Shard: "s1", Owner: "a", Records: records(1, 1, 1)}); err != nil {
 		t.Fatal(err)
 	}
-	// a pauses past the expiry; b takes the shard over from a's
-	// checkpoint.
+	// a pauses past its heartbeat's expiry; b takes the shard over from
+	// a's checkpoint.
 	e.clock.Advance(11 * time.Second)
-	l, err := e.store.TakeLease(ctx, name, "b", 10*time.Second)
+	if _, err := e.store.Heartbeat(ctx, "b", 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	l, err := e.store.TakeLease(ctx, name, "b")
 	if err != nil || l.Checkpoint != fmt.Sprintf("%021d", 1) {
 		t.Fatalf("b's takeover: %+v, %v", l, err)
 	}
@@ -131,8 +138,12 @@ func TestLostLeaseStopsAppends(t *testing.T) {
 			t.Errorf("a's append after losing the lease: %v, want ErrLeaseLost", err)
 		}
 	}
-	if _, err := e.store.RenewLease(ctx, name, "a", time.Second); !errors.Is(err, storage.ErrLeaseLost) {
-		t.Errorf("a renewed b's lease: %v", err)
+	// a's heartbeat, renewed late, does not give the lease back.
+	if _, err := e.store.Heartbeat(ctx, "a", 10*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.store.TakeLease(ctx, name, "a"); !errors.Is(err, storage.ErrLeaseHeld) {
+		t.Errorf("a took b's lease back: %v", err)
 	}
 	if err := e.store.ReleaseLease(ctx, name, "a"); !errors.Is(err, storage.ErrLeaseLost) {
 		t.Errorf("a released b's lease: %v", err)

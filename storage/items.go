@@ -32,6 +32,7 @@ const (
 	typeQueued       = "queuedComment"
 	typeLayout       = "layout"
 	typeLease        = "lease"
+	typeHeartbeat    = "leaseHeartbeat"
 	typeEvent        = "event"
 	typeEventHead    = "eventLogHead"
 	typeSchedule     = "schedule"

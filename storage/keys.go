@@ -50,6 +50,7 @@ const (
 	eventLogPartition = "EVENTLOG"
 	prefixShardLease  = "SHARD#"
 	prefixWorkerLease = "WORKER#"
+	prefixHeartbeat   = "SERVER#"
 	prefixEvent       = "EVENT#"
 	eventLogHeadKey   = "HEAD"
 
@@ -105,6 +106,9 @@ func rendererKey() key { return key{rendererPartition, rendererPartition} }
 
 // leaseKey is the lease of name (ShardLease, WorkerLease).
 func leaseKey(name string) key { return key{leasesPartition, name} }
+
+// heartbeatKey is the heartbeat of the server owner (leases.go).
+func heartbeatKey(owner string) key { return key{leasesPartition, prefixHeartbeat + owner} }
 
 // eventLogHead is the event log's head item: the last position used.
 func eventLogHead() key { return key{eventLogPartition, eventLogHeadKey} }
