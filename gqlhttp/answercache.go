@@ -10,7 +10,8 @@ import (
 
 // The answer cache keeps whole answers to public reads in memory, so the
 // next anonymous request for the same operation and variables is answered
-// without running it (answerkey.go builds the key, cache.go serves it).
+// without running it (answerkey.go keys and looks up the operation that
+// runs, cache.go keeps and sends its answer).
 // Each answer carries the tags of what it shows, which the schema's
 // resolvers name while it is computed (Tag); Invalidate drops every answer
 // with one of the given tags. An answer whose computation began before an
@@ -57,16 +58,16 @@ type AnswerCache struct {
 	invalidated map[string]uint64
 }
 
-// answer is a stored answer: what the HTTP layer sends again. tags are
-// all its tags, headerTags those it sends.
+// answer is a stored answer: what the HTTP layer sends again, with the
+// media type the request asks for. tags are all its tags, headerTags
+// those it sends.
 type answer struct {
-	key         string
-	body        []byte
-	contentType string
-	etag        string
-	tags        []string
-	headerTags  []string
-	cost        int64
+	key        string
+	body       []byte
+	etag       string
+	tags       []string
+	headerTags []string
+	cost       int64
 }
 
 // NewAnswerCache returns an empty cache of at most maxBytes (zero:
@@ -114,7 +115,7 @@ func (c *AnswerCache) get(key string) (*answer, bool) {
 // until it fits; an answer that alone costs more than the bound is not
 // kept. It reports whether a was stored.
 func (c *AnswerCache) add(a *answer, begun uint64) bool {
-	a.cost = int64(len(a.key)+len(a.body)+len(a.contentType)+len(a.etag)) + answerEntryBytes
+	a.cost = int64(len(a.key)+len(a.body)+len(a.etag)) + answerEntryBytes
 	for _, t := range a.tags {
 		a.cost += int64(len(t)) + 64
 	}

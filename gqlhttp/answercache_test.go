@@ -1,8 +1,6 @@
 package gqlhttp
 
 import (
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 )
@@ -67,36 +65,6 @@ func TestAnswerCacheEvictsTheLeastRecentlyUsedPastItsBound(t *testing.T) {
 	c.Invalidate("post:2")
 	if n, _ := c.Size(); n != 2 {
 		t.Errorf("invalidating an evicted answer's tag left %d answers", n)
-	}
-}
-
-func TestAnswerKeyIgnoresWhitespaceCommentsAndVariableOrder(t *testing.T) {
-	key := func(body string) string {
-		r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(body))
-		r.Header.Set("Content-Type", "application/json")
-		k, _, ok := answerKey(r)
-		if !ok {
-			t.Fatalf("no key for %s", body)
-		}
-		return k
-	}
-	a := key(`{"query":"query P($s: String!) { post(slug: $s) { title } }","variables":{"s":"x","n":1}}`)
-	b := key(`{"query":"# a comment\nquery P($s:String!){post(slug:$s){title}}","variables":{"n":1,"s":"x"}}`)
-	if a != b {
-		t.Errorf("keys differ:\n%q\n%q", a, b)
-	}
-	for _, other := range []string{
-		`{"query":"query P($s: String!) { post(slug: $s) { title } }","variables":{"s":"y","n":1}}`,
-		`{"query":"query P($s: String!) { post(slug: $s) { slug } }","variables":{"s":"x","n":1}}`,
-		`{"query":"query P($s: String!) { post(slug: $s) { title } }","variables":{"s":"x","n":1},"operationName":"P"}`,
-		`{"query":"query P { post(slug: \"x y\") { title } }"}`,
-	} {
-		if key(other) == a {
-			t.Errorf("%s has the key of another request", other)
-		}
-	}
-	if key(`{"query":"{ a(s: \"x y\") }"}`) == key(`{"query":"{ a(s: \"x\" y) }"}`) {
-		t.Error("a string's spaces are lost")
 	}
 }
 

@@ -1,96 +1,81 @@
 package gqlhttp
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
-	"io"
-	"mime"
-	"net/http"
 	"strconv"
 	"strings"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/lexer"
 )
 
-// answerKey returns the key of the answer r asks for, whether r registers
-// a persisted query (its document and its hash: it must reach the
-// executor, which keeps the hash), and false when r is
-// not one the answer cache serves (a body that is not JSON, a batch, a
-// document that does not lex): the operation's name, the document
-// normalized (its tokens, without whitespace, commas and comments; a
-// persisted query's hash when only the hash is sent), the variables in
-// canonical JSON (keys sorted), and the Accept header, which chooses the
-// answer's media type. A POST's body is read and put back for the
-// transport.
-func answerKey(r *http.Request) (key string, registers, ok bool) {
-	var p struct {
-		Query         string          `json:"query"`
-		OperationName string          `json:"operationName"`
-		Variables     json.RawMessage `json:"variables"`
-		Extensions    struct {
-			PersistedQuery struct {
-				Hash string `json:"sha256Hash"`
-			} `json:"persistedQuery"`
-		} `json:"extensions"`
+// The key of an answer is made from what runs, never from another reading
+// of the request. The transport decodes the request once (decodeParams
+// refuses a body whose keys another decoder could read otherwise), and
+// gqlgen makes the operation's context from it: a persisted query's hash
+// is replaced by the document it stands for, the operation is chosen, the
+// variables are coerced and every limit is checked. Only then does
+// answersFromMemory key the operation: by the document it runs, the
+// operation's name and the variables as coerced. Two requests that run
+// the same operation on the same values share an answer, whichever way
+// they were sent (GET or POST, the document or its hash, variables in any
+// order, unused ones, 1 or 1.0 for an Int); two that run different ones
+// never do.
+
+// answersFromMemory is the operation middleware of the answer cache. For
+// a query operation of a request withCacheHeaders offers to the cache,
+// it answers from the answer kept under the operation's key without
+// running it; otherwise it leaves the key for withCacheHeaders, which
+// keeps the answer when it may. New adds it before the operation and
+// response middlewares of Options, which see only operations that run.
+func answersFromMemory(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	st, ok := ctx.Value(cacheStateKey{}).(*cacheState)
+	if !ok || st.answers == nil {
+		return next(ctx)
 	}
-	switch r.Method {
-	case http.MethodGet:
-		q := r.URL.Query()
-		p.Query, p.OperationName = q.Get("query"), q.Get("operationName")
-		p.Variables = json.RawMessage(q.Get("variables"))
-		if ext := q.Get("extensions"); ext != "" && json.Unmarshal([]byte(ext), &p.Extensions) != nil {
-			return "", false, false
-		}
-	case http.MethodPost:
-		if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
-			return "", false, false
-		}
-		body, err := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(body))
-		if err != nil || json.Unmarshal(body, &p) != nil {
-			return "", false, false
-		}
-	default:
-		return "", false, false
+	opCtx := graphql.GetOperationContext(ctx)
+	if opCtx.Operation == nil || opCtx.Operation.Operation != ast.Query {
+		return next(ctx)
 	}
-	var doc string
-	switch {
-	case p.Query != "":
-		var ok bool
-		if doc, ok = normalizeDocument(p.Query); !ok {
-			return "", false, false
-		}
-	case p.Extensions.PersistedQuery.Hash != "":
-		doc = "#" + p.Extensions.PersistedQuery.Hash
-	default:
-		return "", false, false
+	key, ok := answerKey(opCtx)
+	if !ok {
+		return next(ctx)
 	}
-	vars := "{}"
-	if len(bytes.TrimSpace(p.Variables)) > 0 && string(bytes.TrimSpace(p.Variables)) != "null" {
-		var v any
-		d := json.NewDecoder(bytes.NewReader(p.Variables))
-		d.UseNumber()
-		if d.Decode(&v) != nil {
-			return "", false, false
-		}
-		if _, ok := v.(map[string]any); !ok {
-			return "", false, false
-		}
-		b, err := json.Marshal(v) // maps marshal with their keys sorted
-		if err != nil {
-			return "", false, false
-		}
-		vars = string(b)
+	if a, ok := st.answers.get(key); ok {
+		// withCacheHeaders sends the kept answer as it was written, in
+		// place of what the transport writes of this empty one.
+		st.hit = a
+		return graphql.OneShot(&graphql.Response{Data: json.RawMessage("null")})
 	}
-	registers = p.Query != "" && p.Extensions.PersistedQuery.Hash != ""
-	return strings.Join([]string{p.OperationName, r.Header.Get("Accept"), doc, vars}, "\x00"), registers, true
+	st.key = key
+	return next(ctx)
+}
+
+// answerKey returns the key of the answer of the operation opCtx runs:
+// the operation's name, its document normalized (its tokens, without
+// whitespace, commas and comments) and its coerced variables in canonical
+// JSON (keys sorted); false when they cannot be written so.
+func answerKey(opCtx *graphql.OperationContext) (string, bool) {
+	doc, ok := normalizeDocument(opCtx.RawQuery)
+	if !ok {
+		return "", false
+	}
+	vars := []byte("{}")
+	if len(opCtx.Variables) > 0 {
+		var err error
+		if vars, err = json.Marshal(opCtx.Variables); err != nil { // maps marshal with their keys sorted
+			return "", false
+		}
+	}
+	return strings.Join([]string{opCtx.Operation.Name, doc, string(vars)}, "\x00"), true
 }
 
 // normalizeDocument returns the tokens of the document query, one space
 // apart, strings quoted again: two documents that differ only in
 // whitespace, commas, comments or how a string is written give the same
-// text. It fails where the lexer does; the transport then reports it.
+// text. It fails where the lexer does.
 func normalizeDocument(query string) (string, bool) {
 	lx := lexer.New(&ast.Source{Input: query})
 	var b strings.Builder

@@ -32,15 +32,21 @@ import (
 //
 // With an AnswerCache, the answers to anonymous requests (GET or POST,
 // without Authorization or a bypassing header) that are public, as above,
-// and tagged are kept and sent again without running the operation
-// (X-Cache: HIT); a POST's answer stays no-store for HTTP caches.
+// and tagged are kept under the key of the operation that ran
+// (answerkey.go) and sent again without running it (X-Cache: HIT); a
+// POST's answer stays no-store for HTTP caches.
 
 // cacheState is where the response hook tells the HTTP layer whether the
 // operation it answered may be cached publicly; NoStore marks it private
-// first.
+// first. With an answer cache, answersFromMemory leaves in it the key of
+// the operation that ran, or the answer kept under it.
 type cacheState struct {
 	public  bool
 	private atomic.Bool // set by resolvers, which run at once
+
+	answers *AnswerCache // nil: the request is not offered to one
+	key     string       // the key of the query operation that ran
+	hit     *answer      // the answer to send in its place
 }
 
 // NoStore makes the answer of the request ctx belongs to uncacheable,
@@ -115,12 +121,7 @@ func withCacheHeaders(c caching, next http.Handler) http.Handler {
 		}
 		get := r.Method == http.MethodGet
 		httpCacheable := get && !bypass && c.maxAge > 0
-		var key string
-		var registers bool
 		useAnswers := c.answers != nil && !bypass && (get || r.Method == http.MethodPost)
-		if useAnswers {
-			key, registers, useAnswers = answerKey(r)
-		}
 		if !httpCacheable && !useAnswers {
 			if c.answers != nil {
 				w.Header().Set(AnswerCacheHeader, "BYPASS")
@@ -133,21 +134,14 @@ func withCacheHeaders(c caching, next http.Handler) http.Handler {
 		if get {
 			h.Add("Vary", "Authorization")
 		}
-		if useAnswers {
-			if a, ok := c.lookup(key, registers); ok {
-				h.Set(AnswerCacheHeader, "HIT")
-				h.Set("Content-Type", a.contentType)
-				writeAnswer(w, r, http.StatusOK, a.body, a.etag, a.headerTags, httpCacheable, public)
-				return
-			}
-			h.Set(AnswerCacheHeader, "MISS")
-		}
 
 		st := &cacheState{}
 		ctx := context.WithValue(r.Context(), cacheStateKey{}, st)
 		var tags *answerTags
 		var begun uint64
 		if useAnswers {
+			h.Set(AnswerCacheHeader, "MISS")
+			st.answers = c.answers
 			tags = &answerTags{}
 			begun = c.answers.begin()
 			ctx = context.WithValue(ctx, answerTagsKey{}, tags)
@@ -157,6 +151,11 @@ func withCacheHeaders(c caching, next http.Handler) http.Handler {
 
 		if buf.status == 0 {
 			buf.status = http.StatusOK
+		}
+		if a := st.hit; a != nil && buf.status == http.StatusOK {
+			h.Set(AnswerCacheHeader, "HIT")
+			writeAnswer(w, r, http.StatusOK, a.body, a.etag, a.headerTags, httpCacheable, public)
+			return
 		}
 		if !st.public || buf.status != http.StatusOK {
 			h.Set("Cache-Control", "no-store")
@@ -170,23 +169,13 @@ func withCacheHeaders(c caching, next http.Handler) http.Handler {
 		if tags != nil {
 			if all, public, tagged := tags.collected(); tagged {
 				headerTags = public
-				c.answers.add(&answer{
-					key: key, body: slices.Clone(body), contentType: h.Get("Content-Type"), etag: etag,
-					tags: all, headerTags: public,
-				}, begun)
+				if st.key != "" {
+					c.answers.add(&answer{key: st.key, body: slices.Clone(body), etag: etag, tags: all, headerTags: public}, begun)
+				}
 			}
 		}
 		writeAnswer(w, r, http.StatusOK, body, etag, headerTags, httpCacheable, public)
 	})
-}
-
-// lookup returns the answer kept under key, unless the request registers
-// a persisted query, which must reach the executor.
-func (c caching) lookup(key string, registers bool) (*answer, bool) {
-	if registers {
-		return nil, false
-	}
-	return c.answers.get(key)
 }
 
 // writeAnswer writes a public answer: with its ETag, Cache-Control and

@@ -164,6 +164,9 @@ func New(schema graphql.ExecutableSchema, opts Options) http.Handler {
 	srv.Use(operationLimits{complexityLimit: opts.ComplexityLimit})
 	srv.Use(&complexityLimit{limit: opts.ComplexityLimit})
 	srv.Use(register{persisted}) // after every limit: only what passed is kept
+	// After every limit, and outside the operation middlewares of opts,
+	// which see only the operations that run.
+	srv.AroundOperations(answersFromMemory)
 	srv.SetValidationRulesFn(validationRules(opts.Introspection))
 	if opts.Introspection {
 		srv.Use(extension.Introspection{})

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"mime"
 	"net/http"
+	"slices"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
@@ -154,8 +156,9 @@ const allowedMethods = "GET, POST, OPTIONS"
 // status HTTP has for them: 405 with Allow for another method (HEAD
 // included: the endpoint has no representation to describe without
 // running a query), 415 for a POST whose body is not application/json,
-// 400 for a GET that gives a parameter twice, or variables or extensions
-// that are not one JSON object (as for a JSON body).
+// 400 for a GET that gives a parameter twice or in another case, or
+// variables or extensions that are not one JSON object (as for a JSON
+// body, decodeParams).
 // Every answer of the endpoint depends on the Accept header (its media
 // type) and says so in Vary.
 func checkMethod(next http.Handler) http.Handler {
@@ -165,9 +168,15 @@ func checkMethod(next http.Handler) http.Handler {
 		case http.MethodOptions:
 		case http.MethodGet:
 			q := r.URL.Query()
-			for _, p := range []string{"query", "operationName", "variables", "extensions"} {
+			for _, p := range paramNames {
 				if len(q[p]) > 1 {
 					WriteError(w, http.StatusBadRequest, fmt.Sprintf("the URL has %q more than once", p), CodeBadRequest)
+					return
+				}
+			}
+			for _, name := range slices.Sorted(maps.Keys(q)) {
+				if err := checkParamName(name, "the URL"); err != nil {
+					WriteError(w, http.StatusBadRequest, err.Error(), CodeBadRequest)
 					return
 				}
 			}

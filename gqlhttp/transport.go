@@ -44,7 +44,8 @@ func (postJSON) Supports(r *http.Request) bool {
 }
 
 // Do reads the request, runs it and writes the answer, with gqlgen's
-// statuses: 400 for a body that is not JSON and, for a document that does
+// statuses: 400 and BAD_REQUEST for a body that is not JSON or not the
+// parameters of a request (decodeParams) and, for a document that does
 // not parse or validate, 422 in application/json or 400 in
 // application/graphql-response+json.
 func (postJSON) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExecutor) {
@@ -61,7 +62,7 @@ func (postJSON) Do(w http.ResponseWriter, r *http.Request, exec graphql.GraphExe
 	params, err := decodeParams(body)
 	if err != nil {
 		w.WriteHeader(http.StatusBadRequest)
-		writeResponse(w, exec.DispatchError(ctx, gqlerror.List{gqlerror.Errorf("%s", err)}))
+		writeResponse(w, exec.DispatchError(ctx, gqlerror.List{badRequest(err.Error())}))
 		return
 	}
 	params.Headers = r.Header
@@ -90,8 +91,12 @@ var errNotJSON = errors.New("the body is not JSON")
 // decodeParams reads the body of a POST request: one JSON object with
 // "query" (a string), and optionally "operationName" (a string),
 // "variables" and "extensions" (objects), each at most once, and nothing
-// after it; null counts as absent and other keys are ignored. Its errors
-// are in the API's words: they reach the client.
+// after it; null counts as absent. A key that is one of those four in
+// another case, or with a character that folds to one of theirs ("ſ" for
+// "s", as encoding/json reads it), is refused: another reader of the body
+// (a proxy, a cache, a log) could take it for the parameter itself, and
+// see another request than the one that runs. Other keys are ignored.
+// Its errors are in the API's words: they reach the client.
 func decodeParams(body []byte) (*graphql.RawParams, error) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
@@ -113,6 +118,9 @@ func decodeParams(body []byte) (*graphql.RawParams, error) {
 		key, _ := tok.(string)
 		if seen[key] {
 			return nil, fmt.Errorf("the body has %q more than once", key)
+		}
+		if err := checkParamName(key, "the body"); err != nil {
+			return nil, err
 		}
 		seen[key] = true
 		var raw json.RawMessage
@@ -144,6 +152,22 @@ func decodeParams(body []byte) (*graphql.RawParams, error) {
 		return nil, errors.New("the body has more after its JSON object")
 	}
 	return p, nil
+}
+
+// paramNames are the names of the parameters of a GraphQL request, in a
+// POST's body as in a GET's URL.
+var paramNames = []string{"query", "operationName", "variables", "extensions"}
+
+// checkParamName returns an error, naming where (the body, the URL), for
+// a name that is one of paramNames written otherwise: in another case, or
+// with a character that folds to one of theirs.
+func checkParamName(name, where string) error {
+	for _, p := range paramNames {
+		if name != p && strings.EqualFold(name, p) {
+			return fmt.Errorf("%s has %q: the parameter is %q, spelt exactly so", where, name, p)
+		}
+	}
+	return nil
 }
 
 // decodeParam decodes raw into v, numbers as json.Number; it returns an

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/storage"
 )
@@ -243,37 +244,43 @@ func TestHTTPRequestsAreCheckedAsHTTPSays(t *testing.T) {
 // TestABodyThatDoesNotArriveIs408 opens a connection to a server that
 // gives a request 300 ms to arrive, sends the headers of a POST and only
 // part of its body, with a declared length and chunked: the answer is 408
-// Request Timeout, not a GraphQL answer.
+// Request Timeout, not a GraphQL answer, with the answer cache on or off.
 func TestABodyThatDoesNotArriveIs408(t *testing.T) {
 	s := newServer(t)
-	hs := httptest.NewUnstartedServer(graph.NewHandler(s.store, graph.HandlerOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}))
-	hs.Config.ReadTimeout = 300 * time.Millisecond
-	hs.Start()
-	defer hs.Close()
-	for name, head := range map[string]string{
-		"declared length": "Content-Length: 100\r\n\r\n{\"query\":",
-		"chunked":         "Transfer-Encoding: chunked\r\n\r\n9\r\n{\"query\":\r\n",
-	} {
-		t.Run(name, func(t *testing.T) {
-			conn, err := net.Dial("tcp", hs.Listener.Addr().String())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			if _, err := io.WriteString(conn, "POST / HTTP/1.1\r\nHost: blog\r\nContent-Type: application/json\r\n"+head); err != nil {
-				t.Fatal(err)
-			}
-			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			body, _ := io.ReadAll(resp.Body)
-			resp.Body.Close()
-			equal(t, "status", resp.StatusCode, http.StatusRequestTimeout)
-			if strings.Contains(string(body), `"data"`) {
-				t.Errorf("answer %s", body)
-			}
-		})
+	for _, answers := range []bool{false, true} {
+		opts := graph.HandlerOptions{Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		if answers {
+			opts.HTTP.Answers = gqlhttp.NewAnswerCache(0, nil)
+		}
+		hs := httptest.NewUnstartedServer(graph.NewHandler(s.store, opts))
+		hs.Config.ReadTimeout = 300 * time.Millisecond
+		hs.Start()
+		defer hs.Close()
+		for name, head := range map[string]string{
+			"declared length": "Content-Length: 100\r\n\r\n{\"query\":",
+			"chunked":         "Transfer-Encoding: chunked\r\n\r\n9\r\n{\"query\":\r\n",
+		} {
+			t.Run(fmt.Sprintf("%s, answer cache %t", name, answers), func(t *testing.T) {
+				conn, err := net.Dial("tcp", hs.Listener.Addr().String())
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer conn.Close()
+				if _, err := io.WriteString(conn, "POST / HTTP/1.1\r\nHost: blog\r\nContent-Type: application/json\r\n"+head); err != nil {
+					t.Fatal(err)
+				}
+				resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				equal(t, "status", resp.StatusCode, http.StatusRequestTimeout)
+				if strings.Contains(string(body), `"data"`) {
+					t.Errorf("answer %s", body)
+				}
+			})
+		}
 	}
 }
 
