@@ -127,7 +127,7 @@ func TestSitemapTagHeaderIsCapped(t *testing.T) {
 			equal(t, "the site's tag in Cache-Tag", slices.Contains(tags, storage.TagSite), true)
 			equal(t, "Cache-Control", a.header.Get("Cache-Control"), "public, max-age=60")
 		})
-	}	// The lists of all authors and the index, which counts them, carry
+	} // The lists of all authors and the index, which counts them, carry
 	// the section tag that a new author's event names.
 	f := newSyndicationServer(t, s)
 	for _, path := range []string{"/sitemap.xml", "/sitemap.xml?section=authors"} {
