@@ -175,9 +175,17 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	// Subscriptions get the events this server reads from the log.
 	hub := live.NewHub(store, 0)
 	feed.Subscribe(hub.Publish)
-	// So does this server's search index, which applies every event of
-	// the log after its own position.
-	searcher, err := newSearch(store, cfg, logger)
+	// The answers this server keeps that show what changed are dropped
+	// by the events, and the searches' again once its index applied them.
+	var answers *gqlhttp.AnswerCache
+	searchChanged := func() {}
+	if cfg.answerCacheBytes > 0 {
+		answers = gqlhttp.NewAnswerCache(cfg.answerCacheBytes, tel.answerObserver())
+		searchChanged = func() { answers.Invalidate(storage.TagSearch) }
+	}
+	// This server's search index applies every event of the log after
+	// its own position.
+	searcher, err := newSearch(store, cfg, searchChanged, logger)
 	if err != nil {
 		return err
 	}
@@ -185,10 +193,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	feed.Subscribe(searcher.Events)
 	// The site settings this server holds are dropped when they change.
 	feed.Subscribe(store.ForgetSite)
-	// So are the answers it keeps that show what changed.
-	var answers *gqlhttp.AnswerCache
-	if cfg.answerCacheBytes > 0 {
-		answers = gqlhttp.NewAnswerCache(cfg.answerCacheBytes, tel.answerObserver())
+	if answers != nil {
 		feed.Subscribe(graph.InvalidateAnswers(answers))
 	}
 	streamsDone := make(chan struct{})
@@ -300,8 +305,8 @@ const searchDir = "search"
 // embedded engine's data file, and search-<table>/ on DynamoDB, where the
 // data directory holds nothing else (the Docker image's /data volume);
 // in memory with -data :memory:. An index that is lost is rebuilt from
-// the table.
-func newSearch(store *storage.Store, cfg *config, logger *slog.Logger) (*search.Service, error) {
+// the table. changed is called after each change of what it finds.
+func newSearch(store *storage.Store, cfg *config, changed func(), logger *slog.Logger) (*search.Service, error) {
 	dir := cfg.searchIndex
 	switch {
 	case dir != "":
@@ -311,7 +316,7 @@ func newSearch(store *storage.Store, cfg *config, logger *slog.Logger) (*search.
 	default:
 		dir = filepath.Join(cfg.dataDir, searchDir+"-"+cfg.table)
 	}
-	s, err := search.New(store, search.Options{Dir: dir, Language: cfg.searchLanguage, Table: cfg.table, Timeout: cfg.requestTimeout, Logger: logger})
+	s, err := search.New(store, search.Options{Dir: dir, Language: cfg.searchLanguage, Table: cfg.table, Timeout: cfg.requestTimeout, Logger: logger, Changed: changed})
 	if err != nil {
 		return nil, err
 	}

@@ -60,13 +60,15 @@ type AnswerCache struct {
 
 // answer is a stored answer: what the HTTP layer sends again, with the
 // media type the request asks for. tags are all its tags, headerTags
-// those it sends.
+// those it sends; shared tells whether shared caches may keep it (its
+// header tags purge them).
 type answer struct {
 	key        string
 	body       []byte
 	etag       string
 	tags       []string
 	headerTags []string
+	shared     bool
 	cost       int64
 }
 
@@ -270,8 +272,8 @@ func addTags(ctx context.Context, list func(*answerTags) *[]string, tags []strin
 
 // Untagged marks the answer of the request ctx belongs to as showing
 // something no tag names: it is not kept in the answer cache, and gets no
-// tag headers. It may still be cached by HTTP caches for max-age, as any
-// public answer.
+// tag headers. HTTP caches get it as "private": a browser may keep it for
+// max-age, no shared cache at all, since no purge would reach its copy.
 func Untagged(ctx context.Context) {
 	if at, ok := ctx.Value(answerTagsKey{}).(*answerTags); ok {
 		at.untagged.Store(true)

@@ -1,6 +1,7 @@
 package gqlhttp
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -68,16 +69,34 @@ func TestAnswerCacheEvictsTheLeastRecentlyUsedPastItsBound(t *testing.T) {
 	}
 }
 
-func TestHeaderTagsFallBackToTheBroadTag(t *testing.T) {
-	tags := []string{"category:go", "author:ada"}
-	for i := range 400 {
-		tags = append(tags, "post:0123456789abcdef"+strings.Repeat("0", i%10))
+func TestFitTagsCollapsesTheMostNumerousKindsToTheirSections(t *testing.T) {
+	section := func(tag string) string {
+		kind, _, ok := strings.Cut(tag, ":")
+		if !ok {
+			return tag
+		}
+		return map[string]string{"post": "feed", "counts": "counts", "author": "authors", "category": "categories"}[kind]
 	}
-	got, ok := headerTags(tags, MaxTagHeaderBytes)
-	if !ok || strings.Join(got, " ") != "feed category:go author:ada" {
-		t.Errorf("headerTags = %q, %t", got, ok)
+	tags := []string{"category:go", "author:ada", "author:bob", "feed"}
+	for i := range 300 {
+		id := fmt.Sprintf("%032d", i)
+		tags = append(tags, "post:"+id, "counts:"+id)
 	}
-	if _, ok := headerTags([]string{strings.Repeat("a", 100)}, 50); ok {
+	got, ok := FitTags(tags, MaxTagHeaderBytes, section)
+	if want := "author:ada author:bob category:go counts feed"; !ok || strings.Join(got, " ") != want {
+		t.Errorf("FitTags = %q, %t, want %q", got, ok, want)
+	}
+	got, ok = FitTags(tags, 30, section)
+	if want := "authors categories counts feed"; !ok || strings.Join(got, " ") != want {
+		t.Errorf("FitTags in 30 bytes = %q, %t, want %q", got, ok, want)
+	}
+	if got, ok := FitTags(tags[:3], MaxTagHeaderBytes, section); !ok || strings.Join(got, " ") != "author:ada author:bob category:go" {
+		t.Errorf("tags that fit: %q, %t", got, ok)
+	}
+	if _, ok := FitTags([]string{strings.Repeat("a", 100)}, 50, section); ok {
 		t.Error("tags that do not fit were given")
+	}
+	if _, ok := FitTags(tags, MaxTagHeaderBytes, nil); ok {
+		t.Error("tags that do not fit were given without sections")
 	}
 }

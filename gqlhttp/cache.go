@@ -28,7 +28,10 @@ import (
 // GET URL is short and stable, which is what a CDN keys on. A public
 // answer also carries the tags its resolvers named (Tag) as
 // Surrogate-Key and Cache-Tag, so a CDN purges it by tag, and
-// Cache-Control may add s-maxage and stale-while-revalidate.
+// Cache-Control may add s-maxage and stale-while-revalidate. Only a
+// tagged answer is public: one that showed something no tag names
+// (Untagged) is "private, max-age=N", kept by the browser alone, since
+// no purge would reach a CDN's copy.
 //
 // With an AnswerCache, the answers to anonymous requests (GET or POST,
 // without Authorization or a bypassing header) that are public, as above,
@@ -81,12 +84,17 @@ type caching struct {
 	maxAge, sMaxAge, staleWhileRevalidate time.Duration
 	answers                               *AnswerCache
 	bypass                                []string
+	section                               func(string) string
 }
 
-// cacheControl returns the Cache-Control of a public answer.
-func (c caching) cacheControl() string {
-	v := "public, max-age=" + strconv.Itoa(int(c.maxAge.Seconds()))
-	if c.sMaxAge > 0 {
+// cacheControl returns the Cache-Control of an answer HTTP caches may
+// keep: public when shared caches may too, private otherwise.
+func (c caching) cacheControl(shared bool) string {
+	v := "private, max-age=" + strconv.Itoa(int(c.maxAge.Seconds()))
+	if shared {
+		v = "public, max-age=" + strconv.Itoa(int(c.maxAge.Seconds()))
+	}
+	if shared && c.sMaxAge > 0 {
 		v += ", s-maxage=" + strconv.Itoa(int(c.sMaxAge.Seconds()))
 	}
 	if c.staleWhileRevalidate > 0 {
@@ -113,7 +121,6 @@ const (
 // described above on every answer of next. maxAge zero or less makes
 // every answer no-store; the answer cache works whatever it is.
 func withCacheHeaders(c caching, next http.Handler) http.Handler {
-	public := c.cacheControl()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		bypass := len(r.Header.Values("Authorization")) > 0
 		for _, h := range c.bypass {
@@ -137,14 +144,13 @@ func withCacheHeaders(c caching, next http.Handler) http.Handler {
 
 		st := &cacheState{}
 		ctx := context.WithValue(r.Context(), cacheStateKey{}, st)
-		var tags *answerTags
+		tags := &answerTags{}
+		ctx = context.WithValue(ctx, answerTagsKey{}, tags)
 		var begun uint64
 		if useAnswers {
 			h.Set(AnswerCacheHeader, "MISS")
 			st.answers = c.answers
-			tags = &answerTags{}
 			begun = c.answers.begin()
-			ctx = context.WithValue(ctx, answerTagsKey{}, tags)
 		}
 		buf := &bufferedResponse{header: w.Header()}
 		next.ServeHTTP(buf, r.WithContext(ctx))
@@ -154,7 +160,7 @@ func withCacheHeaders(c caching, next http.Handler) http.Handler {
 		}
 		if a := st.hit; a != nil && buf.status == http.StatusOK {
 			h.Set(AnswerCacheHeader, "HIT")
-			writeAnswer(w, r, http.StatusOK, a.body, a.etag, a.headerTags, httpCacheable, public)
+			writeAnswer(w, r, a.body, a.etag, a.headerTags, c.cacheControlOf(httpCacheable, a.shared))
 			return
 		}
 		if !st.public || buf.status != http.StatusOK {
@@ -165,41 +171,47 @@ func withCacheHeaders(c caching, next http.Handler) http.Handler {
 		}
 		body := buf.body.Bytes()
 		etag := etagOf(body)
-		var headerTags []string
-		if tags != nil {
-			if all, public, tagged := tags.collected(); tagged {
-				headerTags = public
-				if st.key != "" {
-					c.answers.add(&answer{key: st.key, body: slices.Clone(body), etag: etag, tags: all, headerTags: public}, begun)
-				}
-			}
+		all, public, tagged := tags.collected()
+		headerTags, shared := FitTags(public, MaxTagHeaderBytes, c.section)
+		if shared = shared && tagged; !shared {
+			headerTags = nil
 		}
-		writeAnswer(w, r, http.StatusOK, body, etag, headerTags, httpCacheable, public)
+		if st.key != "" && tagged {
+			c.answers.add(&answer{
+				key: st.key, body: slices.Clone(body), etag: etag,
+				tags: all, headerTags: headerTags, shared: shared,
+			}, begun)
+		}
+		writeAnswer(w, r, body, etag, headerTags, c.cacheControlOf(httpCacheable, shared))
 	})
 }
 
-// writeAnswer writes a public answer: with its ETag, Cache-Control and
-// tag headers when HTTP caches may keep it (a 304 when If-None-Match
-// names it), no-store otherwise.
-func writeAnswer(w http.ResponseWriter, r *http.Request, status int, body []byte, etag string, tags []string, httpCacheable bool, public string) {
-	h := w.Header()
+// cacheControlOf returns the Cache-Control of a public answer: no-store
+// when HTTP caches may not keep it, else public when shared caches may
+// (its tags purge them), private when not.
+func (c caching) cacheControlOf(httpCacheable, shared bool) string {
 	if !httpCacheable {
-		h.Set("Cache-Control", "no-store")
+		return "no-store"
+	}
+	return c.cacheControl(shared)
+}
+
+// writeAnswer writes a public answer with cacheControl: with its ETag
+// and tag headers when HTTP caches may keep it (a 304 when If-None-Match
+// names it).
+func writeAnswer(w http.ResponseWriter, r *http.Request, body []byte, etag string, tags []string, cacheControl string) {
+	h := w.Header()
+	h.Set("Cache-Control", cacheControl)
+	if cacheControl == "no-store" {
 		h.Set("Content-Length", strconv.Itoa(len(body)))
-		w.WriteHeader(status)
+		w.WriteHeader(http.StatusOK)
 		w.Write(body)
 		return
 	}
-	h.Set("Cache-Control", public)
 	h.Set("ETag", etag)
 	if len(tags) > 0 {
-		if keys, ok := headerTags(tags, MaxTagHeaderBytes); ok {
-			h.Set(SurrogateKeyHeader, strings.Join(keys, " "))
-			h.Set(CacheTagHeader, strings.Join(keys, ","))
-		} else {
-			// No CDN could purge it: it keeps it for max-age alone.
-			h.Set("Cache-Control", strings.Join(strings.SplitN(public, ", ", 3)[:2], ", "))
-		}
+		h.Set(SurrogateKeyHeader, strings.Join(tags, " "))
+		h.Set(CacheTagHeader, strings.Join(tags, ","))
 	}
 	if etagMatches(r.Header.Get("If-None-Match"), etag) {
 		h.Del("Content-Type")
@@ -208,7 +220,7 @@ func writeAnswer(w http.ResponseWriter, r *http.Request, status int, body []byte
 		return
 	}
 	h.Set("Content-Length", strconv.Itoa(len(body)))
-	w.WriteHeader(status)
+	w.WriteHeader(http.StatusOK)
 	w.Write(body)
 }
 
@@ -223,28 +235,43 @@ func etagOf(body []byte) string {
 // of tags in all).
 const MaxTagHeaderBytes = 8 << 10
 
-// BroadTag replaces the tags of single posts (post:<id>, counts:<id>,
-// comments:<id>) in a tag header too long for MaxTagHeaderBytes: every
-// post event names it, so a CDN purges the answer on any post write.
-// Counts and comments of a post alone then reach a CDN's copy of such an
-// answer only when its s-maxage ends.
-const BroadTag = "feed"
-
-// headerTags returns tags, or when they take more than max bytes one
-// space apart, those tags with every post's own tag replaced by BroadTag;
-// false when even those do not fit.
-func headerTags(tags []string, max int) ([]string, bool) {
-	if headerLen(tags) <= max {
-		return tags, true
-	}
-	out := []string{BroadTag}
-	for _, t := range tags {
-		if t == BroadTag || strings.HasPrefix(t, "post:") || strings.HasPrefix(t, "counts:") || strings.HasPrefix(t, "comments:") {
-			continue
+// FitTags returns tags, sorted, when they take at most max bytes one
+// space apart; else, kind after kind, the most numerous first, the tags
+// of a kind replaced by its section tag (section: a tag every change
+// naming one of them names too, so a purge by it reaches the answer),
+// until they fit. It returns false when they do not fit even then, or
+// section is nil.
+func FitTags(tags []string, max int, section func(string) string) ([]string, bool) {
+	tags = slices.Sorted(slices.Values(tags))
+	for headerLen(tags) > max {
+		if section == nil {
+			return nil, false
 		}
-		out = append(out, t)
+		count := map[string]int{}
+		for _, t := range tags {
+			if s := section(t); s != t {
+				count[s]++
+			}
+		}
+		best := ""
+		for s, n := range count {
+			if n > count[best] || (n == count[best] && s < best) {
+				best = s
+			}
+		}
+		if best == "" {
+			return nil, false
+		}
+		out := []string{best}
+		for _, t := range tags {
+			if t != best && section(t) != best {
+				out = append(out, t)
+			}
+		}
+		slices.Sort(out)
+		tags = out
 	}
-	return out, headerLen(out) <= max
+	return tags, true
 }
 
 func headerLen(tags []string) int {

@@ -51,6 +51,11 @@ type Options struct {
 	// stale-while-revalidate to the Cache-Control of public answers.
 	CacheSMaxAge              time.Duration
 	CacheStaleWhileRevalidate time.Duration
+	// TagSection returns the section tag of a tag (see Tag): the tag that
+	// every change naming the tag names too. An answer whose tags take
+	// more than MaxTagHeaderBytes sends sections in their place; nil:
+	// such an answer is kept by no shared cache.
+	TagSection func(tag string) string
 	// Answers, when set, keeps the answers to anonymous query operations
 	// without errors (not marked NoStore, and tagged: see Tag) in memory
 	// and serves them again, GET and POST alike (answercache.go).
@@ -198,7 +203,7 @@ func New(schema graphql.ExecutableSchema, opts Options) http.Handler {
 	}
 	requests := checkMethod(limitBody(MaxBodyBytes, withTimeout(timeout, withCacheHeaders(caching{
 		maxAge: opts.CacheMaxAge, sMaxAge: opts.CacheSMaxAge, staleWhileRevalidate: opts.CacheStaleWhileRevalidate,
-		answers: opts.Answers, bypass: opts.AnswerBypassHeaders,
+		answers: opts.Answers, bypass: opts.AnswerBypassHeaders, section: opts.TagSection,
 	}, inner))))
 	if opts.Streams == nil {
 		return WithRequestID(requests)

@@ -118,26 +118,34 @@ func tagged[T any](ctx context.Context, tag func(T) string) func(T, error) (T, e
 	}
 }
 
-// taggableFields are the fields whose reads tag what they show, by the
-// name of their type and field; untaggedFields are the fields of those
-// types whose reads do not (related posts come from the search index,
-// revisions and drafts are their authors' alone). Every other field of
-// Query is not cached: a list of all authors, categories, tags, pages or
-// series has no tag its new members' events name, a search's results
-// follow the index, and the rest is for the signed-in.
+// taggableRoots are the fields of Query whose reads tag what they show;
+// untaggedFields are the fields of the types below them whose reads do
+// not (revisions and drafts are their authors' alone). Every other field
+// of Query is neither kept in memory nor by shared caches: liveCursor is
+// a position in the event log, which every write moves, node is read
+// through every kind's loader, and the rest is for the signed-in. The
+// lists of all of a kind are tagged with its section tag
+// (sectionRoots), which every event about one of them names (a new
+// member's too); a search with the search index's tag (search.go).
 var (
 	taggableRoots = map[string]bool{
 		"post": true, "posts": true, "archive": true, "author": true, "category": true,
 		"tag": true, "page": true, "site": true, "featuredPosts": true, "series": true,
-		"__typename": true,
+		"authors": true, "categories": true, "tags": true, "pages": true, "allSeries": true,
+		"search": true, "__typename": true,
+	}
+	sectionRoots = map[string]string{
+		"authors": storage.TagAuthors, "categories": storage.TagCategories, "tags": storage.TagTags,
+		"pages": storage.TagPages, "allSeries": storage.TagAllSeries,
 	}
 	untaggedFields = map[string]bool{
-		"Post.related": true, "Post.revisions": true, "Author.drafts": true,
+		"Post.revisions": true, "Author.drafts": true,
 	}
 )
 
-// taggedAnswers is the root field middleware that marks the answer to a
-// query untagged when it selects a field outside taggableRoots or one of
+// taggedAnswers is the root field middleware that tags the answer to a
+// list of sectionRoots with its section, and marks the answer to a query
+// untagged when it selects a field outside taggableRoots or one of
 // untaggedFields, wherever in the document.
 func taggedAnswers(ctx context.Context, next graphql.RootResolver) graphql.Marshaler {
 	oc := graphql.GetOperationContext(ctx)
@@ -146,6 +154,7 @@ func taggedAnswers(ctx context.Context, next graphql.RootResolver) graphql.Marsh
 		if !taggableRoots[fc.Field.Name] || !selectionTaggable(fc.Field.Selections, 0) {
 			gqlhttp.Untagged(ctx)
 		}
+		gqlhttp.Tag(ctx, sectionRoots[fc.Field.Name])
 	}
 	return next(ctx)
 }

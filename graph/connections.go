@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/blogql/blog/graph/model"
@@ -14,12 +15,21 @@ const defaultFirst = 20
 
 // pageOf returns the storage page for connection arguments: forward with
 // first and after, backward with last and before (before alone reads
-// backward too). first and last together, and an empty after or before,
-// are a *storage.ValidationError; storage rejects a size outside
-// 1..storage.MaxPageSize, and a cursor on the wrong side, with
-// BAD_USER_INPUT before it sends any request.
+// backward too). first and last together, a size outside
+// 1..storage.MaxPageSize and an empty after or before are a
+// *storage.ValidationError, checked here, where every connection's
+// arguments pass, so that a selection that reads nothing (totalCount
+// alone) is refused as one that reads the page; storage rejects a
+// cursor on the wrong side before it sends any request.
 func pageOf(first *int, after *string, last *int, before *string) (storage.Page, error) {
+	return pageWithin(storage.MaxPageSize, first, after, last, before)
+}
+
+// pageWithin is pageOf for a connection whose pages hold at most max.
+func pageWithin(max int, first *int, after *string, last *int, before *string) (storage.Page, error) {
 	p := storage.Page{Limit: defaultFirst, After: deref(after), Before: deref(before)}
+	outside := func(n *int) bool { return n != nil && (*n < 1 || *n > max) }
+	within := fmt.Sprintf("must be between 1 and %d", max)
 	switch {
 	// No cursor is empty: an empty one is a client's mistake (a cursor
 	// field read as "" instead of null), and reading the first page for
@@ -31,6 +41,10 @@ func pageOf(first *int, after *string, last *int, before *string) (storage.Page,
 		return p, storage.BadCursor("before")
 	case first != nil && last != nil:
 		return p, &storage.ValidationError{Field: "last", Reason: "cannot be given with first"}
+	case outside(first):
+		return p, &storage.ValidationError{Field: "first", Reason: within}
+	case outside(last):
+		return p, &storage.ValidationError{Field: "last", Reason: within}
 	case last != nil:
 		p.Limit, p.Backward = *last, true
 	case first != nil:
@@ -48,9 +62,9 @@ func periodOf(after, before *time.Time) storage.Period {
 }
 
 // replyPageOf returns the storage page for the arguments of a comment's
-// replyConnection; storage rejects a size outside 1..storage.MaxReplyPage.
+// replyConnection, of at most storage.MaxReplyPage.
 func replyPageOf(first *int, after *string, last *int, before *string) (storage.Page, error) {
-	p, err := pageOf(first, after, last, before)
+	p, err := pageWithin(storage.MaxReplyPage, first, after, last, before)
 	if first == nil && last == nil {
 		p.Limit = storage.MaxReplyPage
 	}

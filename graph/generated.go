@@ -5838,7 +5838,7 @@ type DeletePagePayload {
 A link of a navigation menu to set.
 """
 input MenuItemInput {
-  "The text of the link: one line of at most 100 characters."
+  "The text of the link: one line of at most 100 characters of plain text (no ` + "`" + `<` + "`" + ` or ` + "`" + `>` + "`" + `: BAD_USER_INPUT)."
   label: String!
   "What the link leads to."
   kind: MenuLinkKind!
@@ -5852,7 +5852,7 @@ input MenuItemInput {
 A navigation menu to set.
 """
 input MenuInput {
-  "The menu's name: one line of at most 100 characters, unique among the menus."
+  "The menu's name: one line of at most 100 characters of plain text (no ` + "`" + `<` + "`" + ` or ` + "`" + `>` + "`" + `), unique among the menus."
   name: String!
   "Its links, at most 50."
   items: [MenuItemInput!]!

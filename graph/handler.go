@@ -114,10 +114,11 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	if opts.TracerProvider != nil {
 		h.Extensions = append(h.Extensions, tracing.Extension(opts.TracerProvider))
 	}
-	h.AroundRootFields = []graphql.RootFieldMiddleware{freshReadsPerMutation, refuseEmptyInputs}
+	h.AroundRootFields = []graphql.RootFieldMiddleware{freshReadsPerMutation, refuseEmptyInputs, taggedAnswers}
+	h.TagSection = storage.SectionTag
 	if h.Answers != nil {
 		h.AnswerBypassHeaders = []string{CostHeader}
-		h.AroundRootFields = append(h.AroundRootFields, taggedAnswers, invalidateWritten(h.Answers))
+		h.AroundRootFields = append(h.AroundRootFields, invalidateWritten(h.Answers))
 	}
 	h.AroundResponses = []graphql.ResponseMiddleware{reportCost, waitAhead, liveResponses(h.ErrorPresenter)}
 	if h.Streams != nil {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph/model"
 	"github.com/blogql/blog/search"
 	"github.com/blogql/blog/storage"
@@ -13,7 +14,9 @@ import (
 // Search and related posts, from the server's search index (package
 // search). A page of results reads its posts in one BatchGetItem through
 // the posts' loader, only when they are selected, and leaves out a post
-// that is no longer public (its unpublish not yet in the index).
+// that is no longer public (its unpublish not yet in the index). Their
+// answers carry the search index's tag, which every event changing what
+// it holds names, and the tags of the posts they show.
 
 // defaultSearchFirst is a search's page size when first is not given.
 const defaultSearchFirst = 10
@@ -60,6 +63,7 @@ func (r *Resolver) search(ctx context.Context, query string, first *int, after, 
 	if r.searcher == nil {
 		return nil, errNoSearch
 	}
+	gqlhttp.Tag(ctx, storage.TagSearch)
 	req := search.Request{Query: query, First: defaultSearchFirst, Category: deref(category), After: deref(after)}
 	// Facets cost a visit of every match: counted when asked for.
 	if names, _ := selectionAt(ctx, nil, ""); slices.Contains(names, "categories") {
@@ -101,6 +105,7 @@ func (r *Resolver) search(ctx context.Context, query string, first *int, after, 
 	}
 	c := &model.SearchConnection{PageInfo: &model.PageInfo{HasNextPage: res.HasNext, HasPreviousPage: res.HasPrev}, TotalCount: res.Total}
 	for _, h := range hits {
+		gqlhttp.Tag(ctx, storage.TagPost(h.PostID))
 		c.Edges = append(c.Edges, &model.SearchEdge{Cursor: h.Cursor,
 			Node: &model.SearchResult{PostID: h.PostID, Score: h.Score, Title: h.Title, Snippet: h.Snippet}})
 	}
@@ -132,6 +137,7 @@ func (r *Resolver) publicPosts(ctx context.Context, ids []string) ([]*storage.Po
 }
 
 func (r *Resolver) related(ctx context.Context, p *storage.Post, first *int) ([]*storage.Post, error) {
+	gqlhttp.Tag(ctx, storage.TagSearch)
 	n := 3
 	if first != nil {
 		n = *first

@@ -56,6 +56,11 @@ type Options struct {
 	MaxConcurrent int
 	// Logger gets the index's progress and failures; nil: slog.Default().
 	Logger *slog.Logger
+	// Changed, when set, is called after each change of what searches
+	// find (events applied, an index built), once searches see it: the
+	// server drops the answers it keeps of searches then, which the
+	// events' own invalidation may have come before.
+	Changed func()
 }
 
 // Service is one server's search index of the blog's published posts,
@@ -377,6 +382,7 @@ func (s *Service) apply(ctx context.Context, idx *index, events []storage.Logged
 	}
 	s.changes.Add(1)
 	s.applied.Store(last)
+	s.tellChanged()
 	return nil
 }
 
@@ -425,6 +431,7 @@ func (s *Service) rebuild(ctx context.Context, why string) error {
 	s.changes.Add(1)
 	s.mu.Unlock()
 	s.snaps.clear()
+	s.tellChanged()
 	if old != nil {
 		old.close(true)
 	}
@@ -504,8 +511,16 @@ func (s *Service) Index(posts []*storage.Post) error {
 			return err
 		}
 		s.changes.Add(1)
+		s.tellChanged()
 	}
 	return nil
+}
+
+// tellChanged calls Changed, if set.
+func (s *Service) tellChanged() {
+	if s.opts.Changed != nil {
+		s.opts.Changed()
+	}
 }
 
 // sleep waits d, and returns false when ctx ended first.

@@ -647,6 +647,14 @@
 //	site               everything that shows the site settings (feeds, the site query)
 //	featured           the featured posts' list (a post featured before or after the write)
 //	series:<slug>      a series' page (and a post's place in it), with the path /series/<slug>
+//	search             searches and related posts (post, author and category events)
+//
+// Every event that names a tag of a kind names its kind's section tag too
+// (SectionTag): feed for post:<id> and archive:<yyyy-mm>, and authors,
+// categories, tags, pages, series, comments and counts for the others.
+// The lists of all authors, categories, tags, pages and series carry
+// their section, and an answer with too many tags for a header carries
+// sections instead of them.
 //
 // Comment events carry no paths: a comment's item does not know its
 // post's slug; comments:<postId> finds the pages.

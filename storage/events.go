@@ -154,6 +154,7 @@ func (p Paths) EventsOf(rec streamtypes.Record) ([]Event, error) {
 	}
 	var events []Event
 	add := func(t EventType, d EventData) {
+		d.CacheTags = withSections(d.CacheTags)
 		events = append(events, Event{ID: r.eventID(t), Type: t, Time: r.at, Data: d})
 	}
 	switch r.kind {
@@ -480,7 +481,7 @@ func (p Paths) postData(old, cur *postItem) EventData {
 	cats = append(cats, now.catSlugs()...)
 
 	d.Paths = append(d.Paths, p.Home)
-	d.CacheTags = append(d.CacheTags, TagPost(now.ID), TagAuthor(now.AuthorID), TagFeed)
+	d.CacheTags = append(d.CacheTags, TagPost(now.ID), TagAuthor(now.AuthorID), TagFeed, TagSearch)
 	for i, s := range slugs {
 		// Each slug at the date it had: a post path may hold its date.
 		d.Paths = append(d.Paths, p.PostPath(s, months[i]))
@@ -535,7 +536,7 @@ func (p Paths) authorEvents(r *record, add func(EventType, EventData)) error {
 	if now == nil {
 		now = old
 	}
-	d := EventData{AuthorID: now.ID, Slug: now.Slug, CacheTags: []string{TagAuthor(now.ID)}}
+	d := EventData{AuthorID: now.ID, Slug: now.Slug, CacheTags: []string{TagAuthor(now.ID), TagSearch}}
 	if old != nil && old.Slug != now.Slug {
 		d.PreviousSlugs = append(d.PreviousSlugs, old.Slug)
 		d.Paths = append(d.Paths, p.bySlug(p.Author, old.Slug))
@@ -572,7 +573,7 @@ func (p Paths) categoryEvents(r *record, add func(EventType, EventData)) error {
 	add(EventCategoryUpdated, EventData{
 		Slug: now.Slug, Categories: []string{now.Slug},
 		Paths:     distinct([]string{p.bySlug(p.Category, now.Slug)}),
-		CacheTags: []string{TagCategory(now.Slug)},
+		CacheTags: []string{TagCategory(now.Slug), TagSearch},
 	})
 	return nil
 }

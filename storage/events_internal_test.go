@@ -245,7 +245,7 @@ func TestEventsOfWrites(t *testing.T) {
 		}, []EventType{EventPostPublished}, func(t *testing.T, evs []Event) {
 			d := evs[0].Data
 			wantPaths := []string{"/", "/posts/hello", "/authors/ada", "/categories/go", "/archive/2026/03"}
-			wantTags := []string{TagPost(post.ID), "author:ada", "feed", "category:go", "archive:2026-03"}
+			wantTags := []string{TagPost(post.ID), "author:ada", "feed", "search", "category:go", "archive:2026-03", "authors", "categories"}
 			if d.PostID != post.ID || d.Slug != "hello" || d.AuthorID != "ada" || !slices.Equal(d.Categories, []string{"go"}) ||
 				!d.PublishedAt.Equal(now) || !slices.Equal(d.Paths, wantPaths) || !slices.Equal(d.CacheTags, wantTags) {
 				t.Errorf("data = %+v, want post %s, slug hello, author ada, category go, published now, paths %v, tags %v", d, post.ID, wantPaths, wantTags)
@@ -256,7 +256,7 @@ func TestEventsOfWrites(t *testing.T) {
 			added, err = s.AddComment(ctx, NewComment{PostID: post.ID, AuthorID: "ada", Body: "First."})
 			must(err)
 		}, []EventType{EventCommentAdded}, func(t *testing.T, evs []Event) {
-			if d := evs[0].Data; d.PostID != post.ID || d.CommentID != added.ID || d.AuthorID != "ada" || !slices.Equal(d.CacheTags, []string{TagComments(post.ID)}) {
+			if d := evs[0].Data; d.PostID != post.ID || d.CommentID != added.ID || d.AuthorID != "ada" || !slices.Equal(d.CacheTags, []string{TagComments(post.ID), "comments"}) {
 				t.Errorf("comment.added data = %+v", d)
 			}
 		}},
@@ -264,8 +264,8 @@ func TestEventsOfWrites(t *testing.T) {
 			_, err := s.SyncCounts(ctx, post.ID)
 			must(err)
 		}, []EventType{EventPostCountsUpdated}, func(t *testing.T, evs []Event) {
-			if d := evs[0].Data; d.PostID != post.ID || !slices.Equal(d.CacheTags, []string{TagCounts(post.ID)}) || !slices.Contains(d.Paths, "/") || slices.Contains(d.Paths, "/posts/"+post.Slug) {
-				t.Errorf("post.counts.updated data = %+v, want the post, tag counts:<id> alone, the lists' pages and not the post's", d)
+			if d := evs[0].Data; d.PostID != post.ID || !slices.Equal(d.CacheTags, []string{TagCounts(post.ID), "counts"}) || !slices.Contains(d.Paths, "/") || slices.Contains(d.Paths, "/posts/"+post.Slug) {
+				t.Errorf("post.counts.updated data = %+v, want the post, tag counts:<id> and its section alone, the lists' pages and not the post's", d)
 			}
 		}},
 		{"a held comment is comment.pending", func() {
@@ -354,7 +354,7 @@ func TestEventsOfWrites(t *testing.T) {
 		}, []EventType{EventAuthorUpdated}, func(t *testing.T, evs []Event) {
 			d := evs[0].Data
 			if d.AuthorID != "ada" || d.Slug != "lovelace" || !slices.Equal(d.PreviousSlugs, []string{"ada"}) ||
-				!slices.Equal(d.Paths, []string{"/authors/ada", "/authors/lovelace"}) || !slices.Equal(d.CacheTags, []string{"author:ada"}) {
+				!slices.Equal(d.Paths, []string{"/authors/ada", "/authors/lovelace"}) || !slices.Equal(d.CacheTags, []string{"author:ada", "search", "authors"}) {
 				t.Errorf("data = %+v", d)
 			}
 		}},

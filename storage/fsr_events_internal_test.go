@@ -48,7 +48,7 @@ func TestEventsOfFeaturedSeriesAndRevisions(t *testing.T) {
 	must(err)
 	evs = f.events()
 	if !slices.Equal(typesOf(evs), []EventType{EventSeriesUpdated}) ||
-		!slices.Equal(evs[0].Data.Paths, []string{"/series/tour"}) || !slices.Equal(evs[0].Data.CacheTags, []string{TagSeries("tour")}) {
+		!slices.Equal(evs[0].Data.Paths, []string{"/series/tour"}) || !slices.Equal(evs[0].Data.CacheTags, []string{TagSeries("tour"), TagAllSeries}) {
 		t.Errorf("a new series: %+v", evs)
 	}
 

@@ -2,6 +2,7 @@ package storage
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -46,6 +47,61 @@ func TagComments(postID string) string { return "comments:" + postID }
 // moment later (comment counts on copies), and their own event names this
 // tag when they do.
 func TagCounts(postID string) string { return "counts:" + postID }
+
+// TagSearch tags the answers of the search index (searches, related
+// posts): every event that changes what the index holds (a post's, an
+// author's or a category's) names it.
+const TagSearch = "search"
+
+// Section tags name a whole kind of thing: every event that names a tag
+// of a kind (post:<id>, author:<id>…) names its kind's section tag too.
+// A list of all of a kind (all authors, all categories…) is tagged with
+// its section, so that a new member's event purges it, and an answer
+// whose tags are too many for a header sends its sections instead
+// (SectionTag).
+const (
+	TagAuthors    = "authors"
+	TagCategories = "categories"
+	TagTags       = "tags"
+	TagPages      = "pages"
+	TagAllSeries  = "series"
+	// TagAllComments and TagAllCounts are the sections of comments:<id>
+	// and counts:<id>.
+	TagAllComments = "comments"
+	TagAllCounts   = "counts"
+)
+
+// sections maps the prefix of each kind's tags to its section tag. A
+// post's and a month's tags are in the feed's section: every event that
+// names them names the feed.
+var sections = map[string]string{
+	"post:": TagFeed, "archive:": TagFeed, "author:": TagAuthors, "category:": TagCategories,
+	"tag:": TagTags, "page:": TagPages, "series:": TagAllSeries,
+	"comments:": TagAllComments, "counts:": TagAllCounts,
+}
+
+// SectionTag returns the section tag of tag: the tag every event naming
+// tag names too, which purges whatever showed it. A tag of no kind (feed,
+// site, featured, search, a section) is its own section.
+func SectionTag(tag string) string {
+	if i := strings.IndexByte(tag, ':'); i >= 0 {
+		if s, ok := sections[tag[:i+1]]; ok {
+			return s
+		}
+	}
+	return tag
+}
+
+// withSections returns tags followed by the section tags they lack.
+func withSections(tags []string) []string {
+	out := tags
+	for _, t := range tags {
+		if s := SectionTag(t); !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
 
 // Paths are the frontend's URL patterns, in which "{slug}", "{yyyy}",
 // "{mm}" and "{dd}" stand for a slug and the year, two-digit month and

@@ -219,6 +219,19 @@ func (s *Store) ForgetSite(events []LoggedEvent) {
 
 var localePattern = regexp.MustCompile(`^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$`)
 
+// validateLabel checks a menu's name or a link's label: one line of
+// plain text, which frontends put in every page; markup (< or >) is
+// refused rather than kept for each of them to escape.
+func validateLabel(field, v string) error {
+	if err := validateLine(field, v, MaxLabelLength); err != nil {
+		return err
+	}
+	if strings.ContainsAny(v, "<>") {
+		return invalid(field, "must be plain text, without < or >")
+	}
+	return nil
+}
+
 func validateMenus(menus []Menu) error {
 	if len(menus) > MaxMenus {
 		return invalid("menus", "at most %d menus", MaxMenus)
@@ -226,7 +239,7 @@ func validateMenus(menus []Menu) error {
 	names := map[string]bool{}
 	for i, m := range menus {
 		f := fmt.Sprintf("menus[%d]", i)
-		if err := validateLine(f+".name", m.Name, MaxLabelLength); err != nil {
+		if err := validateLabel(f+".name", m.Name); err != nil {
 			return err
 		}
 		if names[m.Name] {
@@ -238,7 +251,7 @@ func validateMenus(menus []Menu) error {
 		}
 		for j, l := range m.Items {
 			g := fmt.Sprintf("%s.items[%d]", f, j)
-			if err := validateLine(g+".label", l.Label, MaxLabelLength); err != nil {
+			if err := validateLabel(g+".label", l.Label); err != nil {
 				return err
 			}
 			switch l.Kind {

@@ -39,7 +39,7 @@ func TestEventsOfCoAuthorsAndTags(t *testing.T) {
 	if got := typesOf(evs); !slices.Equal(got, []EventType{EventTagUpdated}) {
 		t.Fatalf("draft with a new tag: %v, want a tag.updated", got)
 	}
-	if d := evs[0].Data; d.Slug != "go" || !slices.Equal(d.Paths, []string{"/tags/go"}) || !slices.Equal(d.CacheTags, []string{"tag:go"}) {
+	if d := evs[0].Data; d.Slug != "go" || !slices.Equal(d.Paths, []string{"/tags/go"}) || !slices.Equal(d.CacheTags, []string{"tag:go", "tags"}) {
 		t.Errorf("tag.updated data = %+v", d)
 	}
 	post, err = s.Publish(ctx, PublishPost{ID: post.ID})

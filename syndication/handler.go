@@ -32,6 +32,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/storage"
 )
 
@@ -178,6 +179,7 @@ func notFound(what string) error {
 // it fails.
 func (h *Handler) serve(read func(ctx context.Context, r *http.Request) (*answer, error)) http.Handler {
 	public := "public, max-age=" + strconv.Itoa(int(h.opts.CacheMaxAge.Seconds()))
+	private := "private, max-age=" + strconv.Itoa(int(h.opts.CacheMaxAge.Seconds()))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), h.opts.Timeout)
 		defer cancel()
@@ -200,15 +202,21 @@ func (h *Handler) serve(read func(ctx context.Context, r *http.Request) (*answer
 		sum := sha256.Sum256(a.body)
 		etag := `"` + base64.RawURLEncoding.EncodeToString(sum[:16]) + `"`
 		hd := w.Header()
-		if h.opts.CacheMaxAge > 0 {
-			hd.Set("Cache-Control", public)
-		} else {
+		// The tags of a long list (a sitemap's posts) give way to their
+		// sections, as in the GraphQL answers' headers.
+		tags, ok := gqlhttp.FitTags(distinct(a.tags), gqlhttp.MaxTagHeaderBytes, storage.SectionTag)
+		switch {
+		case h.opts.CacheMaxAge <= 0:
 			hd.Set("Cache-Control", "no-store")
+		case !ok:
+			hd.Set("Cache-Control", private)
+		default:
+			hd.Set("Cache-Control", public)
+			if len(tags) > 0 {
+				hd.Set(gqlhttp.CacheTagHeader, strings.Join(tags, ","))
+			}
 		}
 		hd.Set("ETag", etag)
-		if tags := distinct(a.tags); len(tags) > 0 {
-			hd.Set("Cache-Tag", strings.Join(tags, ","))
-		}
 		if etagMatches(r.Header.Get("If-None-Match"), etag) {
 			w.WriteHeader(http.StatusNotModified)
 			return

@@ -91,6 +91,7 @@ func (h *Handler) sitemap(ctx context.Context, r *http.Request) (*answer, error)
 		urls, tags, err = readWindow(ctx, skip, size, h.store.Categories, func(c *storage.Category) (sitemapURL, string) {
 			return sitemapURL{Loc: h.link(h.opts.Paths.CategoryPath(c.Slug)), LastMod: lastmod(c.UpdatedAt)}, storage.TagCategory(c.Slug)
 		})
+		tags = append(tags, storage.TagCategories) // a new category's event names it
 	case "static":
 		if h.opts.Paths.Page == "" {
 			return nil, notFound("sitemap of static pages (no page path is configured)")
@@ -101,6 +102,7 @@ func (h *Handler) sitemap(ctx context.Context, r *http.Request) (*answer, error)
 		urls, tags, err = readWindow(ctx, skip, size, published, func(pg *storage.SitePage) (sitemapURL, string) {
 			return sitemapURL{Loc: h.link(h.opts.Paths.PagePath(pg.Slug)), LastMod: lastmod(pg.UpdatedAt)}, storage.TagPage(pg.ID)
 		})
+		tags = append(tags, storage.TagPages)
 	case "authors":
 		if h.opts.Paths.Author == "" {
 			return nil, notFound("sitemap of authors (no author path is configured)")
@@ -108,6 +110,7 @@ func (h *Handler) sitemap(ctx context.Context, r *http.Request) (*answer, error)
 		urls, tags, err = readWindow(ctx, skip, size, h.store.Authors, func(a *storage.Author) (sitemapURL, string) {
 			return sitemapURL{Loc: h.link(h.opts.Paths.AuthorPath(a.Slug)), LastMod: lastmod(a.UpdatedAt)}, storage.TagAuthor(a.ID)
 		})
+		tags = append(tags, storage.TagAuthors)
 	case "posts":
 		month, perr := time.Parse("2006-01", q.Get("month"))
 		if perr != nil || q.Get("month") != month.Format("2006-01") {
@@ -188,7 +191,9 @@ func (h *Handler) sitemapIndex(ctx context.Context) (*answer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &answer{contentType: sitemapType, body: body, tags: []string{storage.TagFeed}}, nil
+	// The number of pages of each section follows the counts of posts,
+	// categories, authors and pages.
+	return &answer{contentType: sitemapType, body: body, tags: []string{storage.TagFeed, storage.TagCategories, storage.TagAuthors, storage.TagPages}}, nil
 }
 
 // sitemapPages returns the home page and the archive's months, newest

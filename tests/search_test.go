@@ -44,6 +44,10 @@ type searchServer struct {
 	index   *search.Service
 	stopped chan struct{}
 	stop    func()
+	// http is the handler's HTTP options; tap, when set, gets the feed's
+	// events after the index.
+	http gqlhttp.Options
+	tap  func([]storage.LoggedEvent)
 
 	mu   sync.Mutex
 	last *storage.Counter
@@ -52,6 +56,13 @@ type searchServer struct {
 // newSearchServer starts a searchServer on a table of its own, with its
 // index in a directory of its own.
 func newSearchServer(t testing.TB) *searchServer {
+	t.Helper()
+	return newSearchServerWith(t, nil)
+}
+
+// newSearchServerWith starts a searchServer as newSearchServer does, with
+// configure, when not nil, changing it before it starts.
+func newSearchServerWith(t testing.TB, configure func(*searchServer)) *searchServer {
 	t.Helper()
 	ctx := context.Background()
 	cfg := dynamotest.ClientConfig(t, nil)
@@ -64,7 +75,11 @@ func newSearchServer(t testing.TB) *searchServer {
 	if err := store.CreateTable(ctx); err != nil {
 		t.Fatal(err)
 	}
-	s := &searchServer{t: t, store: store, cfg: cfg, db: db, table: table, dir: filepath.Join(t.TempDir(), "search")}
+	s := &searchServer{t: t, store: store, cfg: cfg, db: db, table: table, dir: filepath.Join(t.TempDir(), "search"),
+		http: gqlhttp.Options{Introspection: true}}
+	if configure != nil {
+		configure(s)
+	}
 	s.start()
 	return s
 }
@@ -88,7 +103,15 @@ func (s *searchServer) startWith(withIndex bool) {
 	feedOpts := liveFeedOptions
 	feedOpts.Logger = logger
 	feed := changefeed.New(s.store, streams, feedOpts)
-	idx, err := search.New(s.store, search.Options{Dir: s.dir, Table: s.table, Logger: logger})
+	// The answers the handler keeps follow the events, and the searches'
+	// the index, as the server wires them.
+	answers := s.http.Answers
+	changed := func() {}
+	if answers != nil {
+		changed = func() { answers.Invalidate(storage.TagSearch) }
+		feed.Subscribe(graph.InvalidateAnswers(answers))
+	}
+	idx, err := search.New(s.store, search.Options{Dir: s.dir, Table: s.table, Logger: logger, Changed: changed})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,6 +120,9 @@ func (s *searchServer) startWith(withIndex bool) {
 	if withIndex {
 		feed.Subscribe(idx.Events)
 		wg.Go(func() { idx.Run(runCtx) })
+	}
+	if s.tap != nil {
+		feed.Subscribe(s.tap)
 	}
 	wg.Go(func() { _ = feed.Run(runCtx) })
 	stopped := make(chan struct{})
@@ -118,7 +144,7 @@ func (s *searchServer) startWith(withIndex bool) {
 	}
 	h := graph.NewHandler(s.store, graph.HandlerOptions{
 		Logger:   slog.New(slog.NewTextHandler(io.Discard, nil)),
-		HTTP:     gqlhttp.Options{Introspection: true},
+		HTTP:     s.http,
 		Verifier: verifier,
 		Search:   idx,
 	})

@@ -1,13 +1,18 @@
 package tests
 
 import (
+	"context"
 	"encoding/xml"
+	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/blogql/blog/gqlhttp"
+	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/syndication"
 )
 
@@ -81,5 +86,54 @@ func TestSitemap(t *testing.T) {
 	// categories in one, the home page and the months in one or more.
 	if pages < 9+1+1+1 {
 		t.Errorf("%d pages, want at least 12", pages)
+	}
+}
+
+// TestSitemapTagHeaderIsCapped checks that a sitemap page of many posts
+// keeps its Cache-Tag header within gqlhttp.MaxTagHeaderBytes, with the
+// posts' section tag (feed, which every post event names) in place of
+// their own tags, and that a small page keeps its posts' own tags.
+func TestSitemapTagHeaderIsCapped(t *testing.T) {
+	s := newServer(t)
+	ctx := context.Background()
+	ok[*storage.Author](t)(s.store.CreateAuthor(ctx, storage.NewAuthor{ID: "ada", Name: "Ada"}))
+	// About 42 bytes of tag a post: 250 take 10 KB.
+	month := start.AddDate(0, 0, -start.Day()+1).Truncate(24 * time.Hour)
+	for i := range 250 {
+		p := ok[*storage.Post](t)(s.store.CreatePost(ctx, storage.NewPost{AuthorID: "ada", Title: fmt.Sprintf("Post %d", i), Slug: fmt.Sprintf("post-%d", i)}))
+		ok[*storage.Post](t)(s.store.Publish(ctx, storage.PublishPost{ID: p.ID, At: month.Add(time.Duration(i) * time.Minute)}))
+	}
+	path := "/sitemap.xml?section=posts&month=" + month.Format("2006-01")
+	for _, c := range []struct {
+		name     string
+		pageSize int
+		wantPost bool
+	}{{"a page of 250 posts", 0, false}, {"a page of 10 posts", 10, true}} {
+		t.Run(c.name, func(t *testing.T) {
+			f := newSyndicationServer(t, s, func(o *syndication.Options) { o.SitemapPageSize = c.pageSize })
+			a, _ := f.get(t, path)
+			equal(t, "status", a.status, http.StatusOK)
+			header := a.header.Get(gqlhttp.CacheTagHeader)
+			tags := strings.Split(header, ",")
+			if len(header) > gqlhttp.MaxTagHeaderBytes {
+				t.Errorf("Cache-Tag of %d bytes, want at most %d", len(header), gqlhttp.MaxTagHeaderBytes)
+			}
+			// Every post event names the feed and its month's archive.
+			if !slices.Contains(tags, storage.TagFeed) && !slices.Contains(tags, storage.TagArchive(month)) {
+				t.Errorf("Cache-Tag %.200q names neither the feed nor the month's archive", header)
+			}
+			hasPost := slices.ContainsFunc(tags, func(tag string) bool { return strings.HasPrefix(tag, "post:") })
+			equal(t, "a post's own tag in Cache-Tag", hasPost, c.wantPost)
+			equal(t, "the site's tag in Cache-Tag", slices.Contains(tags, storage.TagSite), true)
+			equal(t, "Cache-Control", a.header.Get("Cache-Control"), "public, max-age=60")
+		})
+	} // The lists of all authors and the index, which counts them, carry
+	// the section tag that a new author's event names.
+	f := newSyndicationServer(t, s)
+	for _, path := range []string{"/sitemap.xml", "/sitemap.xml?section=authors"} {
+		a, _ := f.get(t, path)
+		if tags := strings.Split(a.header.Get(gqlhttp.CacheTagHeader), ","); !slices.Contains(tags, storage.TagAuthors) {
+			t.Errorf("%s: Cache-Tag %q lacks %s", path, tags, storage.TagAuthors)
+		}
 	}
 }

@@ -238,7 +238,7 @@ func TestSiteSettings(t *testing.T) {
 		LogoUrl: ptr("https://notes.example.com/logo.svg"),
 		Menus: []MenuInput{{Name: "main", Items: []MenuItemInput{
 			{Label: "About", Kind: MenuLinkKindPage, Slug: ptr("about")},
-			{Label: "Go", Kind: MenuLinkKindCategory, Slug: ptr("go")},
+			{Label: "Go & more", Kind: MenuLinkKindCategory, Slug: ptr("go")},
 			{Label: "Go tag", Kind: MenuLinkKindTag, Slug: ptr("golang")},
 			{Label: "Source", Kind: MenuLinkKindUrl, Url: ptr("https://github.com/notes")},
 		}}},
@@ -254,6 +254,7 @@ func TestSiteSettings(t *testing.T) {
 		paths = append(paths, deref(it.Path))
 	}
 	equal(t, "menu paths", strings.Join(paths, " "), "/about /categories/go  https://github.com/notes")
+	equal(t, "a plain label with an ampersand", site.Menus[0].Items[1].Label, "Go & more")
 	read := ok[*SiteResponse](t)(Site(ctx, s.client)).Site
 	equal(t, "read", read.Title+" "+deref(read.Url)+" "+read.PostPath+" "+deref(read.Timezone), "Notes https://notes.example.com /{yyyy}/{mm}/{slug} Europe/Berlin")
 	sameRequests(t, "a held site after the write", s.requests(), map[string]int{})
@@ -268,6 +269,9 @@ func TestSiteSettings(t *testing.T) {
 		"menus[0].items[0].url":  {ExpectedVersion: 1, Menus: []MenuInput{{Name: "m", Items: []MenuItemInput{{Label: "x", Kind: MenuLinkKindUrl, Url: ptr("javascript:alert(1)")}}}}},
 		"menus[0].items[0].slug": {ExpectedVersion: 1, Menus: []MenuInput{{Name: "m", Items: []MenuItemInput{{Label: "x", Kind: MenuLinkKindPage}}}}},
 		"socialLinks":            {ExpectedVersion: 1, SocialLinks: make([]SocialAccountInput, 21)},
+		"menus[0].items[0].label": {ExpectedVersion: 1, Menus: []MenuInput{{Name: "m", Items: []MenuItemInput{
+			{Label: `<img src=x onerror="alert(1)">`, Kind: MenuLinkKindUrl, Url: ptr("https://notes.example.com")}}}}},
+		"menus[0].name": {ExpectedVersion: 1, Menus: []MenuInput{{Name: "<b>main</b>", Items: []MenuItemInput{}}}},
 	} {
 		_, err := UpdateSite(ctx, s.admin, bad)
 		equal(t, field, code(err), "BAD_USER_INPUT")

@@ -131,6 +131,13 @@ func (a answer) len(path string) int {
 // (but for a preview, which is the preview token's holder's only).
 func (s *server) sendTS(t *testing.T, doc string, vars map[string]any, token string) answer {
 	t.Helper()
+	return s.sendTSCached(t, doc, vars, token, "public")
+}
+
+// sendTSCached is sendTS for an anonymous query whose answer is
+// cacheControl ("public" or "private") when the server sets a max age.
+func (s *server) sendTSCached(t *testing.T, doc string, vars map[string]any, token, cacheControl string) answer {
+	t.Helper()
 	headers := map[string]string{"Accept": "application/graphql-response+json, application/json"}
 	if token != "" {
 		headers["Authorization"] = "Bearer " + token
@@ -153,7 +160,7 @@ func (s *server) sendTS(t *testing.T, doc string, vars map[string]any, token str
 			r = s.fetch(t, http.MethodGet, byHash, "", headers)
 		}
 		if s.opts.HTTP.CacheMaxAge > 0 {
-			want := fmt.Sprintf("public, max-age=%d", int(s.opts.HTTP.CacheMaxAge.Seconds()))
+			want := fmt.Sprintf("%s, max-age=%d", cacheControl, int(s.opts.HTTP.CacheMaxAge.Seconds()))
 			if token != "" || vars["token"] != nil {
 				want = "no-store"
 			}
@@ -266,7 +273,9 @@ func TestTypeScriptPages(t *testing.T) {
 		equal(t, "months", a.len("author.archive"), 2)
 		equal(t, "march", a.num("author.archive.0.postCount"), 7)
 		ok[*UpdateAuthorResponse](t)(UpdateAuthor(ctx, b.writers[0], UpdateAuthorInput{Id: b.authors[0], Slug: ptr("ada")}))
-		old := s.sendTS(t, ops["AuthorPage"], map[string]any{"slug": "ada-lovelace", "first": 20, "after": nil}, "")
+		// Found by an old slug, which another author may take over: no
+		// event of this one's would purge a shared cache's copy.
+		old := s.sendTSCached(t, ops["AuthorPage"], map[string]any{"slug": "ada-lovelace", "first": 20, "after": nil}, "", "private")
 		equal(t, "old slug: redirect to", old.str("author.slug"), "ada")
 	})
 

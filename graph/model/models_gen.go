@@ -335,7 +335,7 @@ type ImageInput struct {
 
 // A navigation menu to set.
 type MenuInput struct {
-	// The menu's name: one line of at most 100 characters, unique among the menus.
+	// The menu's name: one line of at most 100 characters of plain text (no `<` or `>`), unique among the menus.
 	Name string `json:"name"`
 	// Its links, at most 50.
 	Items []*MenuItemInput `json:"items"`
@@ -343,7 +343,7 @@ type MenuInput struct {
 
 // A link of a navigation menu to set.
 type MenuItemInput struct {
-	// The text of the link: one line of at most 100 characters.
+	// The text of the link: one line of at most 100 characters of plain text (no `<` or `>`: BAD_USER_INPUT).
 	Label string `json:"label"`
 	// What the link leads to.
 	Kind MenuLinkKind `json:"kind"`
