@@ -100,6 +100,7 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	if h.ComplexityLimit == 0 {
 		h.ComplexityLimit = DefaultComplexityLimit
 	}
+	h.ComplexityBytes = costBytes
 	h.ErrorPresenter = presentError(logger)
 	h.RecoverFunc = recoverPanic(logger)
 	h.ObserveQueryCache, h.Extensions = nil, nil
