@@ -2,7 +2,8 @@
 // the GraphQL over HTTP specification (transport.go, overhttp.go,
 // variables.go), limits on request bodies, query documents, validation
 // work, operations, time and answers (limits.go, validation.go,
-// mergefields.go, responsesize.go), a query cache bounded by memory
+// mergefields.go, responsesize.go), a budget of the memory of requests in
+// flight (inflight.go), a query cache bounded by memory
 // (querycache.go), automatic persisted queries kept in memory and in a
 // store (persisted.go), HTTP caching with ETag, 304 and tag headers
 // (cache.go), an answer cache that keeps whole answers until their tags
