@@ -13,6 +13,7 @@ import (
 
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph"
+	"github.com/blogql/blog/inflight"
 	"github.com/blogql/blog/markdown"
 	"github.com/blogql/blog/search"
 	"github.com/blogql/blog/storage"
@@ -55,6 +56,7 @@ type config struct {
 	cacheSMaxAge      time.Duration
 	cacheSWR          time.Duration
 	answerCacheBytes  int64
+	inflightBytes     int64
 	eventRetention    time.Duration
 	readStream        bool
 	pprofAddr         string
@@ -254,6 +256,9 @@ func settings(c *config) []setting {
 		{"answer-cache-bytes", "ANSWER_CACHE_BYTES", val(&c.answerCacheBytes, gqlhttp.DefaultAnswerCacheBytes),
 			"memory, in bytes, of the answers to anonymous reads kept and served again until a write\nchanges what they show; 0: none kept",
 			"memory of the answers to anonymous reads kept and served again until a write changes what they show (see [HTTP caching](frontend.md#http-caching)); `0`: none kept"},
+		{"inflight-bytes", "INFLIGHT_BYTES", val(&c.inflightBytes, inflight.DefaultBudget),
+			"bytes of post bodies and HTML that the requests in flight (GraphQL, feeds, sitemaps) may\nload and answer between them; past it requests queue, then get 503 SERVER_BUSY; 0: no bound",
+			"bytes of post bodies and HTML that the requests in flight (GraphQL, feeds, sitemaps) may load and answer between them; past it a request waits up to 2 s, then gets `503` with `Retry-After` and `SERVER_BUSY` (see [Memory of requests in flight](#memory-of-requests-in-flight)); `0`: no bound"},
 		{"pprof-addr", "PPROF_ADDR", val(&c.pprofAddr, ""),
 			"serve runtime profiles at /debug/pprof/ on this loopback `address`, e.g. 127.0.0.1:6060;\nempty: off",
 			"serve runtime profiles at `/debug/pprof/` on this loopback address, e.g. `127.0.0.1:6060`; empty: off (see [Performance](#performance))"},
@@ -474,6 +479,8 @@ func (c *config) check(stray []string) error {
 		return errors.New("cache s-maxage and stale-while-revalidate: must not be negative")
 	case c.answerCacheBytes < 0:
 		return fmt.Errorf("answer cache bytes %d: must not be negative", c.answerCacheBytes)
+	case c.inflightBytes < 0:
+		return fmt.Errorf("inflight bytes %d: must not be negative", c.inflightBytes)
 	case c.eventRetention < time.Minute:
 		return fmt.Errorf("event retention %s: must be at least 1m", c.eventRetention)
 	case c.cursorKey != "" && len(c.cursorKey) < storage.MinCursorKeyBytes:

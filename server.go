@@ -31,6 +31,7 @@ import (
 	"github.com/blogql/blog/embedded"
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph"
+	"github.com/blogql/blog/inflight"
 	"github.com/blogql/blog/live"
 	"github.com/blogql/blog/search"
 	"github.com/blogql/blog/storage"
@@ -490,6 +491,10 @@ func (c *config) queryLimits(opts graph.HandlerOptions) graph.HandlerOptions {
 func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *config, playgroundHeaders map[string]string, devTokens bool, hooks *webhooks.Service, searcher *search.Service, streams liveStreams, logger *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
 	cors := newCORSPolicy(cfg.corsOrigins)
+	var budget *inflight.Budget // the GraphQL endpoint's and the feeds'
+	if cfg.inflightBytes > 0 {
+		budget = inflight.NewBudget(cfg.inflightBytes, inflight.DefaultWait)
+	}
 	var api http.Handler = graph.NewHandler(store, tel.handler(cfg.queryLimits(graph.HandlerOptions{
 		Logger: logger,
 		HTTP: gqlhttp.Options{
@@ -499,6 +504,7 @@ func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *
 			CacheSMaxAge:              cfg.cacheSMaxAge,
 			CacheStaleWhileRevalidate: cfg.cacheSWR,
 			Answers:                   streams.answers,
+			Budget:                    budget,
 			Streams: &gqlhttp.StreamOptions{
 				CheckOrigin: websocketOrigins(cors),
 				PerAddress:  cfg.streamsPerAddr,
@@ -523,6 +529,7 @@ func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *
 		SiteURL: cfg.siteURL, Title: cfg.siteTitle, Description: cfg.siteDescription,
 		Paths: cfg.paths, Content: syndication.Content(cfg.feedContent),
 		CacheMaxAge: cfg.cacheMaxAge, Timeout: cfg.requestTimeout, Logger: logger,
+		Budget: budget,
 	})
 	if err != nil {
 		// parseConfig checked every option New checks.

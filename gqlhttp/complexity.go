@@ -19,9 +19,14 @@ import (
 // value (a function's product that overflowed) counts as the most there
 // is; a field without a function costs 1 and what it selects; sums
 // saturate, so no document overflows them.
+//
+// An operation within the limit then reserves the bytes of the memory
+// budget its complexity stands for (admit, inflight.go).
 type complexityLimit struct {
-	limit int
-	es    graphql.ExecutableSchema
+	limit       int
+	bytesPer    int64 // bytes of a unit of complexity
+	maxResponse int64
+	es          graphql.ExecutableSchema
 }
 
 var _ interface {
@@ -37,14 +42,15 @@ func (c *complexityLimit) Validate(es graphql.ExecutableSchema) error {
 }
 
 // MutateOperationContext returns COMPLEXITY_LIMIT_EXCEEDED for an
-// operation over the limit, or nil.
+// operation over the limit, SERVER_BUSY for one the memory budget has no
+// room for, or nil.
 func (c *complexityLimit) MutateOperationContext(ctx context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
 	if opCtx.Operation == nil {
 		return nil
 	}
 	n := Complexity(ctx, c.es, opCtx.Operation, opCtx.Variables)
 	if n <= c.limit {
-		return nil
+		return admit(ctx, n, c.bytesPer, c.maxResponse)
 	}
 	err := gqlerror.Errorf("operation has complexity %d, which exceeds the limit of %d", n, c.limit)
 	errcode.Set(err, CodeComplexityLimit)

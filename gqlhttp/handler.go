@@ -2,7 +2,8 @@
 // the GraphQL over HTTP specification (transport.go, overhttp.go,
 // variables.go), limits on request bodies, query documents, validation
 // work, operations, time and answers (limits.go, validation.go,
-// mergefields.go, responsesize.go), a query cache bounded by memory
+// mergefields.go, responsesize.go), a budget of the memory of requests in
+// flight (inflight.go), a query cache bounded by memory
 // (querycache.go), automatic persisted queries kept in memory and in a
 // store (persisted.go), HTTP caching with ETag, 304 and tag headers
 // (cache.go), an answer cache that keeps whole answers until their tags
@@ -23,6 +24,8 @@ import (
 	"github.com/99designs/gqlgen/graphql/handler/extension"
 	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+
+	"github.com/blogql/blog/inflight"
 )
 
 // Options configure New. ComplexityLimit must be set; for the other
@@ -43,6 +46,18 @@ type Options struct {
 	// MaxResponseBytes bounds the JSON answer of an operation; zero means
 	// MaxResponseBytes (responsesize.go).
 	MaxResponseBytes int64
+	// Budget, when set, bounds the bytes the requests in flight hold
+	// between them (inflight.go); nil: no bound but each request's.
+	Budget *inflight.Budget
+	// ComplexityBytes is how many bytes of an answer one unit of
+	// complexity may stand for: an operation reserves its complexity
+	// times this of Budget before it runs. Zero means
+	// DefaultComplexityBytes.
+	ComplexityBytes int64
+	// ObserveBytes, when set, is called when a request ends with the
+	// bytes its resolvers charged to its answer and those they loaded
+	// and answered (inflight.Answer, inflight.Load).
+	ObserveBytes func(answered, charged int64)
 	// CacheMaxAge is how long a CDN or browser may reuse the answer to an
 	// anonymous GET query (see cache.go); zero marks every answer no-store.
 	CacheMaxAge time.Duration
@@ -130,7 +145,8 @@ const (
 // bounded by the memory they take (querycache.go), validation that looks
 // through fragments in linear time (validation.go), the limits of
 // limits.go (body size, tokens, depth, aliases, root fields, complexity,
-// time) and of responsesize.go (the size of answers), caching headers
+// time), of responsesize.go (the size of answers) and of inflight.go (the
+// memory of requests in flight), caching headers
 // (cache.go) and a request id (requestid.go). What opts adds runs within
 // these.
 func New(schema graphql.ExecutableSchema, opts Options) http.Handler {
@@ -167,7 +183,7 @@ func New(schema graphql.ExecutableSchema, opts Options) http.Handler {
 	srv.Use(lookup{persisted})
 	srv.SetParserTokenLimit(MaxTokens)
 	srv.Use(operationLimits{complexityLimit: opts.ComplexityLimit})
-	srv.Use(&complexityLimit{limit: opts.ComplexityLimit})
+	srv.Use(&complexityLimit{limit: opts.ComplexityLimit, bytesPer: opts.ComplexityBytes, maxResponse: maxResponse})
 	srv.Use(register{persisted}) // after every limit: only what passed is kept
 	// After every limit, and outside the operation middlewares of opts,
 	// which see only the operations that run.
@@ -204,7 +220,7 @@ func New(schema graphql.ExecutableSchema, opts Options) http.Handler {
 	requests := checkMethod(limitBody(MaxBodyBytes, withTimeout(timeout, withCacheHeaders(caching{
 		maxAge: opts.CacheMaxAge, sMaxAge: opts.CacheSMaxAge, staleWhileRevalidate: opts.CacheStaleWhileRevalidate,
 		answers: opts.Answers, bypass: opts.AnswerBypassHeaders, section: opts.TagSection,
-	}, inner))))
+	}, withMeter(opts.Budget, maxResponse, opts.ObserveBytes, inner)))))
 	if opts.Streams == nil {
 		return WithRequestID(requests)
 	}
@@ -235,6 +251,12 @@ func presentError(next graphql.ErrorPresenterFunc) graphql.ErrorPresenterFunc {
 		next = graphql.DefaultErrorPresenter
 	}
 	return func(ctx context.Context, err error) *gqlerror.Error {
+		if gqlErr := inflightError(err); gqlErr != nil {
+			// A resolver's charge failed: the answer is that error alone
+			// (responseSize).
+			gqlErr.Path = graphql.GetPath(ctx)
+			return gqlErr
+		}
 		if gqlErr, ok := errors.AsType[*gqlerror.Error](err); ok &&
 			gqlErr.Message == tooComplexToValidate && gqlErr.Rule == fieldsMergeRule.Name {
 			// Validation refused the document for the work it takes, not

@@ -33,8 +33,8 @@ type HandlerOptions struct {
 	// caching and query caches. A zero ComplexityLimit means
 	// DefaultComplexityLimit. Its hooks (ErrorPresenter, RecoverFunc,
 	// ObserveQueryCache, PersistedQueries, Now, Extensions, the
-	// middlewares and Wrap) are the blog's: NewHandler sets them,
-	// whatever they held. Automatic persisted queries are kept in the
+	// middlewares and Wrap) and ComplexityBytes are the blog's:
+	// NewHandler sets them, whatever they held. Automatic persisted queries are kept in the
 	// table (storage.PersistQuery) unless PersistedQueryCacheBytes is
 	// negative, which keeps none.
 	HTTP gqlhttp.Options
@@ -100,6 +100,7 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	if h.ComplexityLimit == 0 {
 		h.ComplexityLimit = DefaultComplexityLimit
 	}
+	h.ComplexityBytes = costBytes
 	h.ErrorPresenter = presentError(logger)
 	h.RecoverFunc = recoverPanic(logger)
 	h.ObserveQueryCache, h.Extensions = nil, nil

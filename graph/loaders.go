@@ -58,7 +58,7 @@ type loaderSlot struct {
 func withLoaders(store *storage.Store, observe func(loader string, keys int, waited bool), next http.Handler) http.Handler {
 	make := func() *loaders {
 		return &loaders{
-			posts:      newLoader("posts", maxBatch, store.GetPosts, observe),
+			posts:      newLoader("posts", maxBatch, chargedPosts(store.GetPosts), observe),
 			authors:    newLoader("authors", maxBatch, store.GetAuthors, observe),
 			categories: newLoader("categories", maxBatch, store.GetCategories, observe),
 			tags:       newLoader("tags", maxBatch, store.GetTags, observe),
@@ -191,6 +191,7 @@ func prime[K comparable, V any](ctx context.Context, name string, loader *datalo
 func primedAuthorKey(id string) string         { return "primed-author:" + id }
 func primedCategoriesKey(postID string) string { return "primed-categories:" + postID }
 func primedPostKey(id string) string           { return "primed-post:" + id }
+func primedFullPostKey(id string) string       { return "primed-full-post:" + id }
 func primedWriterKey(w storage.Writer) string {
 	return "primed-writer:" + w.AuthorID + ":" + w.ReaderID
 }

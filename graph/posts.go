@@ -10,6 +10,7 @@ import (
 
 	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/graph/model"
+	"github.com/blogql/blog/inflight"
 	"github.com/blogql/blog/storage"
 )
 
@@ -176,19 +177,68 @@ func archiveOf(months []storage.ArchiveMonth) []*storage.ArchiveMonth {
 // primeFullPosts loads the full posts of a page of summaries in one batch
 // read when the connection's selection needs what summaries lack: the
 // body, its HTML and table of contents, the SEO fields, the thread count.
+// A post another list of the request is loading already (the same page
+// under another alias) is waited for, not read again.
 func (r *Resolver) primeFullPosts(ctx context.Context, page []*storage.Post) {
 	if len(page) == 0 || !graphql.AnyFieldRequested(ctx, fullPostFields...) {
 		return
 	}
-	var ids []string
+	var ids, keys []string
 	for _, p := range page {
 		if p.Summary {
 			ids = append(ids, p.ID)
+			keys = append(keys, primedFullPostKey(p.ID))
 		}
 	}
-	if len(ids) > 0 {
-		prime(ctx, "posts", loadersFor(ctx).posts, r.store.GetPosts, ids)
+	l := loadersFor(ctx)
+	l.primeAhead(ctx, keys, func(ctx context.Context, fresh []int) {
+		prime(ctx, "posts", l.posts, chargedPosts(r.store.GetPosts), pick(ids, fresh))
+	})
+	for _, key := range keys {
+		l.ahead.await(key)
 	}
+}
+
+// chargedPosts returns get charging the request the bodies and HTML it
+// reads (inflight.Load), and reading nothing once the request has failed
+// (its answer past the limit, or the memory budget spent): the failure
+// is then every post's error.
+func chargedPosts(get func(context.Context, []string) ([]*storage.Post, []error)) func(context.Context, []string) ([]*storage.Post, []error) {
+	return func(ctx context.Context, ids []string) ([]*storage.Post, []error) {
+		if err := inflight.Err(ctx); err != nil {
+			return make([]*storage.Post, len(ids)), repeated(err, len(ids))
+		}
+		posts, errs := get(ctx, ids)
+		n := 0
+		for _, p := range posts {
+			if p != nil {
+				n += len(p.Body) + len(p.BodyHTML)
+			}
+		}
+		if err := inflight.Load(ctx, n); err != nil {
+			return make([]*storage.Post, len(ids)), repeated(err, len(ids))
+		}
+		return posts, errs
+	}
+}
+
+// repeated returns a list of n errors err.
+func repeated(err error, n int) []error {
+	errs := make([]error, n)
+	for i := range errs {
+		errs[i] = err
+	}
+	return errs
+}
+
+// answered returns s after charging the answer of the request its bytes
+// (inflight.Answer), or the charge's error: the answer is past its
+// limit, or the memory budget is spent.
+func answered(ctx context.Context, s string) (string, error) {
+	if err := inflight.Answer(ctx, len(s)); err != nil {
+		return "", err
+	}
+	return s, nil
 }
 
 // primePosts starts the reads the posts at path (a dotted path of fields

@@ -700,7 +700,7 @@ func (r *postResolver) Body(ctx context.Context, obj *storage.Post) (string, err
 	if err != nil {
 		return "", err
 	}
-	return full.Body, nil
+	return answered(ctx, full.Body)
 }
 
 // BodyHTML is the resolver for the bodyHtml field.
@@ -709,7 +709,7 @@ func (r *postResolver) BodyHTML(ctx context.Context, obj *storage.Post) (string,
 	if err != nil {
 		return "", err
 	}
-	return full.BodyHTML, nil
+	return answered(ctx, full.BodyHTML)
 }
 
 // Toc is the resolver for the toc field.

@@ -9,10 +9,12 @@ import (
 // The size of answers, before execution: fields whose values can be large
 // cost what they can hold (sizeCost), so a post's body costs 26 like 26
 // fields and the complexity limit admits one page of 100 posts with their
-// bodies (the largest listing the design has) and refuses many of them.
-// After execution gqlhttp measures the marshalled answer itself
-// (gqlhttp.MaxResponseBytes); the complexity limit is what bounds the
-// answer the server builds before that check.
+// bodies (the largest listing the design has) and refuses many of them;
+// an operation reserves costBytes of the server's memory budget for each
+// unit of its complexity (gqlhttp.Options.ComplexityBytes). During
+// execution a post's body and HTML are charged to the request as they are
+// read and answered (chargedPosts, answered in posts.go), which stops the
+// request at the response limit (gqlhttp.MaxResponseBytes).
 
 // costBytes is how much of an answer one unit of cost stands for.
 const costBytes = 4000

@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/blogql/blog/inflight"
 	"github.com/blogql/blog/storage"
 )
 
@@ -220,10 +221,24 @@ func (h *Handler) authorFeed(f format) func(context.Context, *http.Request) (*an
 func (h *Handler) finish(ctx context.Context, f format, fd *feed, posts []*storage.Post, tags []string) (*answer, error) {
 	if h.opts.Content == ContentFull && len(posts) > 0 && posts[0].Summary {
 		ids := make([]string, len(posts))
+		words := 0
 		for i, p := range posts {
 			ids[i] = p.ID
+			words += p.WordCount
+		}
+		if err := inflight.Reserve(ctx, int64(words)*wordBytes); err != nil {
+			return nil, err
 		}
 		full, errs := h.store.GetPosts(ctx, ids)
+		loaded := 0
+		for _, p := range full {
+			if p != nil {
+				loaded += len(p.Body) + len(p.BodyHTML)
+			}
+		}
+		if err := inflight.Load(ctx, loaded); err != nil {
+			return nil, err
+		}
 		kept := posts[:0]
 		for i, p := range full {
 			switch {

@@ -33,6 +33,7 @@ import (
 	"time"
 
 	"github.com/blogql/blog/gqlhttp"
+	"github.com/blogql/blog/inflight"
 	"github.com/blogql/blog/storage"
 )
 
@@ -80,7 +81,25 @@ type Options struct {
 	// SitemapPageSize is the most URLs a sitemap page lists: 0 means
 	// MaxSitemapURLs. Tests set a small one to see pages split.
 	SitemapPageSize int
+	// Budget, when set, is the memory budget of the requests in flight
+	// that every answer reserves from and charges (package inflight),
+	// shared with the GraphQL endpoint: a request it has no room for is
+	// answered 503 with Retry-After. Nil: no bound.
+	Budget *inflight.Budget
 }
+
+// Reservations of the memory budget: what an answer holds, reserved
+// before it is read. A feed's items and a sitemap's URLs are small but for
+// the posts' rendered HTML, which a feed with full content reserves
+// once it knows the posts' lengths (finish).
+const (
+	feedItemBytes   = 2 << 10
+	sitemapURLBytes = 256
+	// wordBytes is what one word of a post takes in a feed with full
+	// content: its Markdown and HTML as read, and the HTML escaped in
+	// the answer.
+	wordBytes = 32
+)
 
 // Handler serves the feeds and the sitemap. Register mounts it.
 type Handler struct {
@@ -140,12 +159,13 @@ func CheckSiteURL(s string) (string, error) {
 
 // Register mounts the feeds and the sitemap on mux, for GET (and HEAD).
 func (h *Handler) Register(mux *http.ServeMux) {
+	feedBytes := int64(MaxLimit * feedItemBytes)
 	for _, f := range formats {
-		mux.Handle("GET /"+f.file, h.serve(h.blogFeed(f)))
-		mux.Handle("GET /categories/{slug}/"+f.file, h.serve(h.categoryFeed(f)))
-		mux.Handle("GET /authors/{slug}/"+f.file, h.serve(h.authorFeed(f)))
+		mux.Handle("GET /"+f.file, h.serve(feedBytes, h.blogFeed(f)))
+		mux.Handle("GET /categories/{slug}/"+f.file, h.serve(feedBytes, h.categoryFeed(f)))
+		mux.Handle("GET /authors/{slug}/"+f.file, h.serve(feedBytes, h.authorFeed(f)))
 	}
-	mux.Handle("GET /sitemap.xml", h.serve(h.sitemap))
+	mux.Handle("GET /sitemap.xml", h.serve(int64(h.opts.SitemapPageSize*sitemapURLBytes), h.sitemap))
 }
 
 // answer is a response that may be cached: its body, media type and the
@@ -176,13 +196,20 @@ func notFound(what string) error {
 
 // serve answers a request with what read returns: cacheable with an ETag
 // and Cache-Tag when it succeeds, a plain-text error with no-store when
-// it fails.
-func (h *Handler) serve(read func(ctx context.Context, r *http.Request) (*answer, error)) http.Handler {
+// it fails. The request first reserves reserve bytes of the memory
+// budget, and holds what it charges until it ends.
+func (h *Handler) serve(reserve int64, read func(ctx context.Context, r *http.Request) (*answer, error)) http.Handler {
 	public := "public, max-age=" + strconv.Itoa(int(h.opts.CacheMaxAge.Seconds()))
 	private := "private, max-age=" + strconv.Itoa(int(h.opts.CacheMaxAge.Seconds()))
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), h.opts.Timeout)
 		defer cancel()
+		ctx, m := inflight.Start(ctx, h.opts.Budget, 0)
+		defer m.Done()
+		if err := inflight.Reserve(ctx, reserve); err != nil {
+			h.fail(w, r, err)
+			return
+		}
 		v, err := h.withSite(ctx)
 		if err != nil {
 			h.fail(w, r, err)
@@ -194,6 +221,9 @@ func (h *Handler) serve(read func(ctx context.Context, r *http.Request) (*answer
 			return
 		}
 		a, err := read(context.WithValue(ctx, viewKey{}, v), r)
+		if err == nil {
+			err = inflight.Load(ctx, len(a.body))
+		}
 		if err != nil {
 			h.fail(w, r, err)
 			return
@@ -276,6 +306,8 @@ func (h *Handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	var he *httpError
 	switch {
 	case errors.As(err, &he):
+	case errors.Is(err, inflight.ErrBusy):
+		he = &httpError{status: http.StatusServiceUnavailable, message: err.Error()}
 	case errors.Is(err, storage.ErrNotFound):
 		he = &httpError{status: http.StatusNotFound, message: "not found"}
 	case errors.Is(err, storage.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
