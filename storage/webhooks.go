@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -157,12 +156,6 @@ type webhookCountItem struct {
 	Type  string `dynamodbav:"type"`
 	Count int64  `dynamodbav:"count"`
 }
-
-// PublicAddr reports whether addr is on the public internet: not
-// loopback, private, link-local, unspecified, multicast, carrier-grade
-// NAT, unique local or reserved, in any IPv4-mapped or embedded form. The
-// webhooks' dialer checks every resolved address with it.
-func PublicAddr(addr netip.Addr) bool { return publicAddr(addr) }
 
 // ValidateWebhook returns a *ValidationError when in is not a valid new
 // webhook (create) or change to one under p; CreateWebhook and
