@@ -12,8 +12,10 @@ import (
 // never answers holds up its own deliveries and nobody else's. A lane
 // lives while it has work: its goroutines end when its queue is empty.
 // What a full lane refuses stays in the outbox, due again once its claim
-// lapses (see queueClaim), and RetryDue offers it then; the outbox, not a
-// lane, is what makes a delivery durable.
+// lapses, and RetryDue offers it then; the outbox, not a lane, is what
+// makes a delivery durable. A delivery waiting in a lane longer than its
+// claim is claimed again by RetryDue, which gives the lane the claim
+// that holds now.
 
 // job is a delivery offered to a lane: the outbox item as last read
 // (claimed) and its webhook as the list read with it said, nil when the
@@ -22,6 +24,10 @@ type job struct {
 	ctx  context.Context
 	hook *storage.Webhook
 	o    storage.OutboxItem
+	// pos is the log position of the event HandleEvents handed over, 0
+	// for a retry: until its first attempt is made, the worker's
+	// checkpoint stays before it (hold).
+	pos int64
 }
 
 // lane is one webhook's queue and the count of its running goroutines.
@@ -35,22 +41,25 @@ type lane struct {
 type lanes struct {
 	mu     sync.Mutex
 	byHook map[string]*lane
+	owed   map[int64]int // log positions of the first attempts queued or under way
 	wg     sync.WaitGroup
 	per    int // attempts at once in one lane
-	depth  int // jobs a lane holds, running ones included
 	run    func(job)
 }
 
+// laneDepth is how many deliveries a lane holds, those being attempted
+// included: more than a log page's events to one webhook, and at most a
+// few MB of bodies.
+const laneDepth = 512
+
 func newLanes(per int, run func(job)) *lanes {
-	return &lanes{byHook: map[string]*lane{}, per: per, depth: laneDepth(per), run: run}
+	return &lanes{byHook: map[string]*lane{}, owed: map[int64]int{}, per: per, run: run}
 }
 
-// laneDepth is how many deliveries a lane holds, those being attempted
-// included: twice what it attempts at once.
-func laneDepth(per int) int { return 2 * per }
-
 // offer gives j to its webhook's lane and reports whether the lane took
-// it: a lane that holds the delivery already, or is full, does not.
+// it: a lane that is full does not, nor one that holds the delivery
+// already, which takes j's claim in place of the one it had if the
+// delivery is still waiting.
 func (l *lanes) offer(j job) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -59,11 +68,22 @@ func (l *lanes) offer(j job) bool {
 		ln = &lane{queued: map[string]bool{}}
 		l.byHook[j.o.WebhookID] = ln
 	}
-	if ln.queued[j.o.EventID] || len(ln.queued) >= l.depth {
+	if ln.queued[j.o.EventID] {
+		for i := range ln.queue {
+			if ln.queue[i].o.EventID == j.o.EventID {
+				ln.queue[i].o = j.o
+			}
+		}
+		return false
+	}
+	if len(ln.queued) >= laneDepth {
 		return false
 	}
 	ln.queued[j.o.EventID] = true
 	ln.queue = append(ln.queue, j)
+	if j.pos > 0 {
+		l.owed[j.pos]++
+	}
 	if ln.running < l.per {
 		ln.running++
 		l.wg.Add(1)
@@ -92,8 +112,27 @@ func (l *lanes) work(id string, ln *lane) {
 		l.run(j)
 		l.mu.Lock()
 		delete(ln.queued, j.o.EventID)
+		if j.pos > 0 {
+			if l.owed[j.pos]--; l.owed[j.pos] == 0 {
+				delete(l.owed, j.pos)
+			}
+		}
 		l.mu.Unlock()
 	}
+}
+
+// hold returns where the worker's checkpoint may move once the events up
+// to last were handled: last, or just before the earliest event whose
+// first attempt is still queued or under way, so a server that takes the
+// worker over after a crash handles it again and makes that attempt at
+// once (unattempted) rather than when its claim lapses.
+func (l *lanes) hold(last int64) int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for pos := range l.owed {
+		last = min(last, pos-1)
+	}
+	return last
 }
 
 // wait returns when every lane is empty.

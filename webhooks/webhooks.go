@@ -137,13 +137,9 @@ func (s *Service) Policy() storage.WebhookPolicy {
 // again.
 func (s *Service) claim() time.Duration { return s.opts.Timeout + 15*time.Second }
 
-// queueClaim is how long a delivery offered to a lane is held: the
-// longest it waits in a full lane, one attempt after another, and the
-// claim of its attempt. Past it, a delivery the lane never attempted (it
-// was full, or the server stopped) is due again.
-func (s *Service) queueClaim() time.Duration {
-	return time.Duration(laneDepth(s.opts.Concurrency)/s.opts.Concurrency)*s.opts.Timeout + s.claim()
-}
+// Hold is the webhooks worker's changefeed.Worker.Hold: the checkpoint
+// stays before the events whose first attempts the lanes still owe.
+func (s *Service) Hold(last int64) int64 { return s.lanes.hold(last) }
 
 // Wait returns when every delivery handed to the webhooks' lanes by
 // HandleEvents and RetryDue was attempted (or dropped as its context
@@ -161,9 +157,9 @@ func (s *Service) Wait() { s.lanes.wait() }
 // or the outbox cannot be read or written, or ctx ends; the events are
 // then handled again, which writes what is missing and sends nothing
 // twice. The lanes' attempts run with ctx: they end with it. Requests: 1
-// Query of the webhooks when an event is public, 1 PutItem per delivery,
-// and each attempt's (see attempt); a delivery already in the outbox,
-// unattempted's.
+// Query of the webhooks when an event is public, 1 TransactWriteItems per
+// delivery, and each attempt's (see attempt); a delivery already in the
+// outbox, unattempted's.
 func (s *Service) HandleEvents(ctx context.Context, events []storage.LoggedEvent) error {
 	type message struct {
 		event storage.LoggedEvent
@@ -188,8 +184,12 @@ func (s *Service) HandleEvents(ctx context.Context, events []storage.LoggedEvent
 	if err != nil {
 		return err
 	}
-	var deliveries []storage.OutboxItem
+	var (
+		deliveries []storage.OutboxItem
+		positions  = map[string]int64{}
+	)
 	for _, m := range msgs {
+		positions[m.event.ID] = m.event.Position
 		for _, h := range hooks {
 			// A webhook gets the events logged since it was made: the
 			// worker starts at the oldest event the log keeps.
@@ -215,9 +215,12 @@ func (s *Service) HandleEvents(ctx context.Context, events []storage.LoggedEvent
 		for i, o := range chunk {
 			wg.Go(func() {
 				now := s.opts.Now()
-				o.CreatedAt, o.NextAttemptAt = now, now.Add(s.queueClaim())
+				o.CreatedAt, o.NextAttemptAt = now, now.Add(s.claim())
 				added, err := s.store.AddOutbox(ctx, o)
-				if err == nil && !added {
+				switch {
+				case errors.Is(err, storage.ErrNotFound):
+					return // the webhook was deleted since the list was read
+				case err == nil && !added:
 					o, added, err = s.unattempted(ctx, o)
 				}
 				if err != nil {
@@ -232,7 +235,7 @@ func (s *Service) HandleEvents(ctx context.Context, events []storage.LoggedEvent
 		wg.Wait()
 		for i, o := range chunk {
 			if written[i] {
-				s.lanes.offer(job{ctx: ctx, hook: byID[o.WebhookID], o: o})
+				s.lanes.offer(job{ctx: ctx, hook: byID[o.WebhookID], o: o, pos: positions[o.EventID]})
 			}
 		}
 	}
@@ -262,7 +265,7 @@ func (s *Service) unattempted(ctx context.Context, o storage.OutboxItem) (storag
 	case cur.State != storage.OutboxPending || cur.Attempts > 0:
 		return o, false, nil // RetryDue's
 	}
-	claimed, err := s.store.ClaimOutbox(ctx, cur, s.opts.Now().Add(s.queueClaim()))
+	claimed, err := s.store.ClaimOutbox(ctx, cur, s.opts.Now().Add(s.claim()))
 	if errors.Is(err, storage.ErrVersionConflict) {
 		return o, false, nil // attempted or claimed meanwhile
 	}
@@ -290,7 +293,7 @@ func (s *Service) RetryDue(ctx context.Context) error {
 		byID[h.ID] = h
 	}
 	for _, o := range due {
-		o, err := s.store.ClaimOutbox(ctx, o, s.opts.Now().Add(s.queueClaim()))
+		o, err := s.store.ClaimOutbox(ctx, o, s.opts.Now().Add(s.claim()))
 		switch {
 		case errors.Is(err, storage.ErrVersionConflict):
 			continue // attempted meanwhile, or claimed by another
@@ -305,12 +308,18 @@ func (s *Service) RetryDue(ctx context.Context) error {
 
 // attempt makes the attempt of the job j, in its lane: it claims the
 // delivery for the attempt, provided nothing else attempted or claimed it
-// since it was offered, and delivers it. Requests: 1 UpdateItem, and
-// deliver's.
+// since it was offered and its webhook is not being deleted (whatever
+// the list read with it said), and delivers it. Requests: 1
+// TransactWriteItems, and deliver's.
 func (s *Service) attempt(j job) {
-	o, err := s.store.ClaimOutbox(j.ctx, j.o, s.opts.Now().Add(s.claim()))
+	o, err := s.store.StartAttempt(j.ctx, j.o, s.opts.Now().Add(s.claim()))
 	switch {
 	case errors.Is(err, storage.ErrVersionConflict):
+		return
+	case errors.Is(err, storage.ErrNotFound):
+		// Deleted, or being deleted: nothing is sent; the deletion
+		// sweeps the rest.
+		s.dropDelivery(j.ctx, o)
 		return
 	case err != nil:
 		if j.ctx.Err() == nil {
@@ -331,11 +340,8 @@ func (s *Service) deliver(ctx context.Context, hook *storage.Webhook, o storage.
 	before, wasPending := o.Attempts, o.State == storage.OutboxPending
 	now := s.opts.Now()
 	if hook == nil {
-		// Left behind by a deletion that stopped before it removed the
-		// webhook's partition: nothing to send it to, nothing to record.
-		if err := s.store.DeleteOutbox(ctx, o.WebhookID, o.EventID); err != nil {
-			s.log.ErrorContext(ctx, "webhook delivery of a deleted webhook not removed", "webhook", o.WebhookID, "event", o.EventID, "err", err)
-		}
+		// Its webhook was deleted since the delivery was written.
+		s.dropDelivery(ctx, o)
 		return storage.DeliveryAttempt{WebhookID: o.WebhookID, EventID: o.EventID, EventType: o.EventType, At: now, Error: "the webhook was deleted"}
 	}
 	d := storage.DeliveryAttempt{WebhookID: o.WebhookID, EventID: o.EventID, EventType: o.EventType, At: now}
@@ -373,7 +379,13 @@ func (s *Service) deliver(ctx context.Context, hook *storage.Webhook, o storage.
 		o.State = storage.OutboxPending
 		d.NextAttemptAt = o.NextAttemptAt
 	}
-	if err := s.store.RecordAttempt(ctx, o, before, d); err != nil && !errors.Is(err, storage.ErrVersionConflict) {
+	switch err := s.store.RecordAttempt(ctx, o, before, d); {
+	case errors.Is(err, storage.ErrNotFound):
+		// The webhook is being deleted: its deletion waits for this
+		// attempt to leave the outbox.
+		s.dropDelivery(ctx, o)
+		return d
+	case err != nil && !errors.Is(err, storage.ErrVersionConflict):
 		s.log.ErrorContext(ctx, "webhook delivery not recorded", "webhook", o.WebhookID, "event", o.EventID, "err", err)
 	}
 	if a.err != "" {
@@ -392,6 +404,14 @@ func (s *Service) deliver(ctx context.Context, hook *storage.Webhook, o storage.
 		}
 	}
 	return d
+}
+
+// dropDelivery deletes the delivery o of a webhook that is gone or being
+// deleted: nothing to send it to, nothing to record.
+func (s *Service) dropDelivery(ctx context.Context, o storage.OutboxItem) {
+	if err := s.store.DeleteOutbox(ctx, o.WebhookID, o.EventID); err != nil {
+		s.log.ErrorContext(ctx, "webhook delivery of a deleted webhook not removed", "webhook", o.WebhookID, "event", o.EventID, "err", err)
+	}
 }
 
 // truncate returns s cut to at most n bytes, on a character boundary.
