@@ -61,7 +61,9 @@ func newFeed(ctx context.Context, clientCfg storage.ClientConfig, store *storage
 	}})
 	// One server at a time delivers to webhooks: what the log brings,
 	// and every second the retries that are due.
-	feed.AddWorker(changefeed.Worker{Name: "webhooks", Events: hooks.HandleEvents, Tick: hooks.RetryDue, Every: time.Second})
+	// Its checkpoint stays before the events whose first attempts are
+	// still queued, so none waits for its claim to lapse after a crash.
+	feed.AddWorker(changefeed.Worker{Name: "webhooks", Events: hooks.HandleEvents, Tick: hooks.RetryDue, Every: time.Second, Hold: hooks.Hold})
 	// One server at a time copies the comment counts onto the posts'
 	// summaries: after a post's comment or post events, at most once a
 	// second a post (storage/countsync.go).

@@ -20,16 +20,6 @@ func WithPrivateHosts() Option {
 	return func(s *Store) { s.privateHosts = true }
 }
 
-// Address ranges that are not on the public internet beyond those netip
-// knows (loopback, private, link-local, multicast, unspecified).
-var nonPublic = []netip.Prefix{
-	netip.MustParsePrefix("0.0.0.0/8"),     // "this network"
-	netip.MustParsePrefix("100.64.0.0/10"), // carrier-grade NAT
-	netip.MustParsePrefix("192.0.0.0/24"),  // IETF protocol assignments
-	netip.MustParsePrefix("198.18.0.0/15"), // benchmarking
-	netip.MustParsePrefix("240.0.0.0/4"),   // reserved, broadcast included
-}
-
 // checkLinkHosts returns a *ValidationError on the first of links (field,
 // URL pairs, each already valid as validateURL says) whose host is not
 // public, or nil; a Store made WithPrivateHosts allows every host.
@@ -69,30 +59,6 @@ func publicHost(host string) bool {
 		}
 	}
 	return publicAddr(addr)
-}
-
-func publicAddr(addr netip.Addr) bool {
-	addr = addr.Unmap().WithZone("")
-	if addr.Is6() {
-		b := addr.As16()
-		switch {
-		case netip.MustParsePrefix("64:ff9b::/96").Contains(addr):
-			return publicAddr(netip.AddrFrom4([4]byte(b[12:16])))
-		case netip.MustParsePrefix("2002::/16").Contains(addr):
-			return publicAddr(netip.AddrFrom4([4]byte(b[2:6])))
-		case netip.MustParsePrefix("::/96").Contains(addr): // IPv4-compatible, deprecated
-			return false
-		}
-	}
-	if !addr.IsGlobalUnicast() || addr.IsPrivate() {
-		return false
-	}
-	for _, p := range nonPublic {
-		if p.Contains(addr) {
-			return false
-		}
-	}
-	return true
 }
 
 // endsInNumber reports whether the last label of host is a number in the

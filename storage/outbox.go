@@ -24,11 +24,19 @@ import (
 // (DELIVERY#<time>#<eventId>#<attempt>, expiring after DeliveryRetention),
 // read newest first in one Query. Request budgets:
 //
-//	AddOutbox          1 PutItem per webhook and event
+//	AddOutbox          1 TransactWriteItems per webhook and event (the item, and a check that the webhook is not being deleted)
 //	DueOutbox          1 Query of GSI1
 //	ClaimOutbox        1 UpdateItem (a claim: the next attempt is moved past the delivery's timeout)
-//	RecordAttempt      1 TransactWriteItems (the outbox item and a history item)
+//	StartAttempt       1 TransactWriteItems (the claim of an attempt, and the webhook's check)
+//	RecordAttempt      1 TransactWriteItems (the outbox item, a history item, the webhook's check)
 //	RecentDeliveries   1 Query per webhook
+//
+// A webhook being deleted (DeleteWebhook) gets nothing more: every write
+// of its partition but the deletion's checks in the same transaction that
+// the webhook is not marked, so none lands after the deletion's sweep,
+// and StartAttempt marks the delivery it claims as being sent until its
+// claim ends, so the deletion waits for the attempts that started before
+// it to end.
 
 // DeliveryRetention is how long delivered and given-up deliveries and the
 // delivery history are kept.
@@ -90,6 +98,8 @@ type outboxItem struct {
 	LastStatus int    `dynamodbav:"lastStatus,omitempty"`
 	LastError  string `dynamodbav:"lastError,omitempty"`
 	ExpiresAt  int64  `dynamodbav:"expiresAt,omitempty"`
+	// Sending is, while an attempt is being made, when its claim ends.
+	Sending string `dynamodbav:"sending,omitempty"`
 }
 
 func toOutboxItem(o OutboxItem, now time.Time) outboxItem {
@@ -140,13 +150,24 @@ func toDeliveryItem(d DeliveryAttempt) deliveryItem {
 }
 
 // AddOutbox writes o unless the outbox has the delivery of its event to
-// its webhook already; it reports whether it wrote it.
+// its webhook already; it reports whether it wrote it. It returns
+// ErrNotFound when the webhook is gone or being deleted.
 func (s *Store) AddOutbox(ctx context.Context, o OutboxItem) (bool, error) {
-	wrote, err := s.putIf(ctx, toOutboxItem(o, s.Now()), condNotExists())
-	if err != nil {
+	t := s.newTxn()
+	if err := t.put(toOutboxItem(o, s.Now()), ptr(condNotExists()), ErrAlreadyExists); err != nil {
+		return false, err
+	}
+	if err := t.check(webhookKey(o.WebhookID), condLiveWebhook(), ErrNotFound); err != nil {
+		return false, err
+	}
+	err := s.exec(ctx, t)
+	switch {
+	case errors.Is(err, ErrAlreadyExists):
+		return false, nil
+	case err != nil:
 		return false, fmt.Errorf("add outbox item %s/%s: %w", o.WebhookID, o.EventID, err)
 	}
-	return wrote, nil
+	return true, nil
 }
 
 // GetOutbox returns the delivery of the event to the webhook, or
@@ -222,10 +243,39 @@ func (s *Store) ClaimOutbox(ctx context.Context, o OutboxItem, until time.Time) 
 	return o, nil
 }
 
+// StartAttempt claims the pending delivery o for an attempt until until,
+// as ClaimOutbox does, provided its webhook is not being deleted, and
+// marks it as being sent until then. It returns o as claimed,
+// ErrVersionConflict when another claim or a result came first, or
+// ErrNotFound when the webhook is gone or being deleted: the attempt
+// must not be made.
+func (s *Store) StartAttempt(ctx context.Context, o OutboxItem, until time.Time) (OutboxItem, error) {
+	t := s.newTxn()
+	cond := expression.Name("state").Equal(expression.Value(OutboxPending)).
+		And(expression.Name("attempts").Equal(expression.Value(o.Attempts))).
+		And(expression.Name(attrGSI1SK).Equal(expression.Value(outboxDueKey(o.NextAttemptAt, o.WebhookID, o.EventID))))
+	upd := expression.Set(expression.Name("nextAttemptAt"), expression.Value(keyTime(until))).
+		Set(expression.Name(attrGSI1SK), expression.Value(outboxDueKey(until, o.WebhookID, o.EventID))).
+		Set(expression.Name("sending"), expression.Value(keyTime(until)))
+	if err := t.update(outboxKey(o.WebhookID, o.EventID), upd, &cond, ErrVersionConflict); err != nil {
+		return o, err
+	}
+	if err := t.check(webhookKey(o.WebhookID), condLiveWebhook(), ErrNotFound); err != nil {
+		return o, err
+	}
+	if err := s.exec(ctx, t); err != nil {
+		return o, fmt.Errorf("start attempt %s/%s: %w", o.WebhookID, o.EventID, err)
+	}
+	o.NextAttemptAt = until
+	return o, nil
+}
+
 // RecordAttempt writes the delivery o as it stands after an attempt
-// (its Attempts counting it) and the attempt d in the history, in one
-// transaction, provided the outbox item still has attempts (the count
-// before it). It returns ErrVersionConflict when it has not.
+// (its Attempts counting it, no longer being sent) and the attempt d in
+// the history, in one transaction, provided the outbox item still has
+// attempts (the count before it) and its webhook is not being deleted.
+// It returns ErrVersionConflict when it has not, and ErrNotFound when
+// the webhook is gone or being deleted.
 func (s *Store) RecordAttempt(ctx context.Context, o OutboxItem, attempts int, d DeliveryAttempt) error {
 	t := s.newTxn()
 	cond := expression.Name("attempts").Equal(expression.Value(attempts))
@@ -233,6 +283,9 @@ func (s *Store) RecordAttempt(ctx context.Context, o OutboxItem, attempts int, d
 		return err
 	}
 	if err := t.put(toDeliveryItem(d), nil, nil); err != nil {
+		return err
+	}
+	if err := t.check(webhookKey(o.WebhookID), condLiveWebhook(), ErrNotFound); err != nil {
 		return err
 	}
 	if err := s.exec(ctx, t); err != nil {
@@ -252,13 +305,17 @@ func (s *Store) DeleteOutbox(ctx context.Context, webhookID, eventID string) err
 }
 
 // RecordDelivery adds d to its webhook's delivery history alone, as a
-// ping's attempt is: 1 PutItem.
+// ping's attempt is, provided the webhook is not being deleted (else
+// ErrNotFound): 1 TransactWriteItems.
 func (s *Store) RecordDelivery(ctx context.Context, d DeliveryAttempt) error {
-	av, err := attributevalue.MarshalMap(toDeliveryItem(d))
-	if err != nil {
-		return fmt.Errorf("marshal delivery: %w", err)
+	t := s.newTxn()
+	if err := t.put(toDeliveryItem(d), nil, nil); err != nil {
+		return err
 	}
-	if _, err := s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: av}); err != nil {
+	if err := t.check(webhookKey(d.WebhookID), condLiveWebhook(), ErrNotFound); err != nil {
+		return err
+	}
+	if err := s.exec(ctx, t); err != nil {
 		return fmt.Errorf("record delivery %s/%s: %w", d.WebhookID, d.EventID, err)
 	}
 	return nil
@@ -299,31 +356,61 @@ func (s *Store) RecentDeliveries(ctx context.Context, webhookID string, limit in
 	return ds, nil
 }
 
-// deletePartition deletes every item of partition pk, 25 at a time.
-func (s *Store) deletePartition(ctx context.Context, pk string) error {
+// sweepEvery is how often sweepWebhook looks again at the attempts it
+// waits for.
+const sweepEvery = 50 * time.Millisecond
+
+// sweepWebhook deletes every item of the webhook id's partition, 25 at a
+// time, once the attempts being made (Sending, until their claim ends)
+// have ended: the webhook is marked deleting, so nothing else is written
+// to the partition meanwhile.
+func (s *Store) sweepWebhook(ctx context.Context, id string) error {
+	pk := webhookPartition(id)
 	expr, err := buildExpr(expression.NewBuilder().
 		WithKeyCondition(expression.Key(attrPK).Equal(expression.Value(pk))).
-		WithProjection(expression.NamesList(expression.Name(attrPK), expression.Name(attrSK))))
+		WithProjection(expression.NamesList(expression.Name(attrPK), expression.Name(attrSK), expression.Name("sending"))))
 	if err != nil {
 		return err
 	}
-	pages := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
-		TableName: aws.String(s.table), KeyConditionExpression: expr.KeyCondition(),
-		ProjectionExpression: expr.Projection(), ExpressionAttributeNames: expr.Names(),
-		ExpressionAttributeValues: expr.Values(), ConsistentRead: aws.Bool(true),
-	})
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
-		if err != nil {
-			return fmt.Errorf("read %s: %w", pk, err)
-		}
-		for chunk := range slices.Chunk(page.Items, 25) {
-			if err := s.batchDelete(ctx, chunk); err != nil {
-				return err
+	for {
+		sending := false
+		pages := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+			TableName: aws.String(s.table), KeyConditionExpression: expr.KeyCondition(),
+			ProjectionExpression: expr.Projection(), ExpressionAttributeNames: expr.Names(),
+			ExpressionAttributeValues: expr.Values(), ConsistentRead: aws.Bool(true),
+		})
+		now := s.Now()
+		for pages.HasMorePages() {
+			page, err := pages.NextPage(ctx)
+			if err != nil {
+				return fmt.Errorf("read %s: %w", pk, err)
+			}
+			var keys []item
+			for _, it := range page.Items {
+				var o outboxItem
+				if err := attributevalue.UnmarshalMap(it, &o); err != nil {
+					return fmt.Errorf("decode %s: %w", pk, err)
+				}
+				if o.Sending != "" && parseKeyTime(o.Sending).After(now) {
+					sending = true
+					continue
+				}
+				delete(it, "sending")
+				keys = append(keys, it)
+			}
+			for chunk := range slices.Chunk(keys, 25) {
+				if err := s.batchDelete(ctx, chunk); err != nil {
+					return err
+				}
 			}
 		}
+		if !sending {
+			return nil
+		}
+		if err := sleepFor(ctx, sweepEvery); err != nil {
+			return err
+		}
 	}
-	return nil
 }
 
 // StuckAfter is how long past its due time Check takes a pending delivery
@@ -372,8 +459,17 @@ func (w *webhookItems) check(now time.Time) []string {
 	if w.count != nil {
 		n = w.count.Count
 	}
-	if int64(len(w.hooks)) != n {
-		badf("webhook count is %d, want %d", n, len(w.hooks))
+	live := 0
+	for id, h := range w.hooks {
+		switch {
+		case h.DeletingAt == "":
+			live++
+		case now.Sub(parseKeyTime(h.DeletingAt)) > StuckAfter:
+			badf("webhook %s is being deleted since %s: deleteWebhook again finishes it", id, h.DeletingAt)
+		}
+	}
+	if int64(live) != n {
+		badf("webhook count is %d, want %d", n, live)
 	}
 	for id, h := range w.hooks {
 		if k := webhookKey(id); h.PK != k.PK || h.SK != k.SK || h.Secret == "" || len(h.Events) == 0 {

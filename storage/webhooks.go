@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/netip"
 	"net/url"
 	"slices"
 	"strings"
@@ -25,7 +24,8 @@ import (
 // Their outbox and delivery history (outbox.go) live in a partition of
 // each webhook's own. Request budgets:
 //
-//	CreateWebhook, DeleteWebhook  1 TransactWriteItems (delete: + 1 Query and BatchWrites of its outbox)
+//	CreateWebhook                 1 TransactWriteItems
+//	DeleteWebhook                 1 GetItem, 1 TransactWriteItems (the mark), Queries and BatchWrites of its partition, 1 DeleteItem
 //	UpdateWebhook                 1 UpdateItem
 //	RotateWebhookSecret           1 GetItem, 1 UpdateItem
 //	Webhooks                      1 Query
@@ -136,6 +136,15 @@ type webhookItem struct {
 	PreviousSecret string   `dynamodbav:"previousSecret,omitempty"`
 	PreviousUntil  string   `dynamodbav:"previousUntil,omitempty"`
 	LogAfter       *int64   `dynamodbav:"logAfter,omitempty"`
+	// DeletingAt marks a webhook being deleted (DeleteWebhook): it is
+	// gone to every reader, and no delivery starts or is recorded.
+	DeletingAt string `dynamodbav:"deletingAt,omitempty"`
+}
+
+// condLiveWebhook is the condition that the webhook item exists and is
+// not being deleted.
+func condLiveWebhook() expression.ConditionBuilder {
+	return condExists().And(expression.AttributeNotExists(expression.Name("deletingAt")))
 }
 
 func (it *webhookItem) webhook() *Webhook {
@@ -157,12 +166,6 @@ type webhookCountItem struct {
 	Type  string `dynamodbav:"type"`
 	Count int64  `dynamodbav:"count"`
 }
-
-// PublicAddr reports whether addr is on the public internet: not
-// loopback, private, link-local, unspecified, multicast, carrier-grade
-// NAT, unique local or reserved, in any IPv4-mapped or embedded form. The
-// webhooks' dialer checks every resolved address with it.
-func PublicAddr(addr netip.Addr) bool { return publicAddr(addr) }
 
 // ValidateWebhook returns a *ValidationError when in is not a valid new
 // webhook (create) or change to one under p; CreateWebhook and
@@ -277,13 +280,17 @@ func (s *Store) GetWebhook(ctx context.Context, id string) (*Webhook, error) {
 	if err := s.getItem(ctx, webhookKey(id), true, &it); err != nil {
 		return nil, fmt.Errorf("webhook %q: %w", id, err)
 	}
+	if it.DeletingAt != "" {
+		return nil, fmt.Errorf("webhook %q: %w", id, ErrNotFound)
+	}
 	return it.webhook(), nil
 }
 
 // ValidWebhookID reports whether id can be a webhook's id.
 func ValidWebhookID(id string) bool { return validateID("id", id) == nil }
 
-// Webhooks returns every webhook, oldest first, in one Query.
+// Webhooks returns every webhook, oldest first, in one Query; those being
+// deleted are left out.
 func (s *Store) Webhooks(ctx context.Context) ([]*Webhook, error) {
 	kc := expression.Key(attrPK).Equal(expression.Value(webhooksPartition)).
 		And(expression.KeyBeginsWith(expression.Key(attrSK), prefixWebhook))
@@ -302,9 +309,11 @@ func (s *Store) Webhooks(ctx context.Context) ([]*Webhook, error) {
 	if err := attributevalue.UnmarshalListOfMaps(out.Items, &items); err != nil {
 		return nil, fmt.Errorf("decode webhooks: %w", err)
 	}
-	hooks := make([]*Webhook, len(items))
+	hooks := make([]*Webhook, 0, len(items))
 	for i := range items {
-		hooks[i] = items[i].webhook()
+		if items[i].DeletingAt == "" {
+			hooks = append(hooks, items[i].webhook())
+		}
 	}
 	slices.SortFunc(hooks, func(a, b *Webhook) int { return a.CreatedAt.Compare(b.CreatedAt) })
 	return hooks, nil
@@ -341,7 +350,7 @@ func (s *Store) updateWebhook(ctx context.Context, id string, upd expression.Upd
 	if !ValidWebhookID(id) {
 		return nil, fmt.Errorf("webhook: %w", ErrNotFound)
 	}
-	expr, err := buildExpr(expression.NewBuilder().WithUpdate(upd).WithCondition(condExists()))
+	expr, err := buildExpr(expression.NewBuilder().WithUpdate(upd).WithCondition(condLiveWebhook()))
 	if err != nil {
 		return nil, err
 	}
@@ -402,23 +411,56 @@ func (s *Store) WebhookSucceeded(ctx context.Context, id string, at time.Time) e
 	return err
 }
 
-// DeleteWebhook deletes the webhook id, then its outbox and delivery
-// history. It returns ErrNotFound.
+// DeleteWebhook deletes the webhook id and its outbox and delivery
+// history, and returns once no delivery to it can start, none is being
+// made, and nothing of it is left. It first marks the webhook deleting:
+// from then on it is gone to every reader, no delivery to it starts
+// (StartAttempt) and none is recorded or added (RecordAttempt,
+// AddOutbox); then it waits for the attempts already started to end and
+// deletes its partition, then the webhook. A deletion cut short (a
+// timeout, a crash) leaves the webhook marked: DeleteWebhook again
+// finishes it and succeeds. It returns ErrNotFound when there is no such
+// webhook, marked or not. Requests: 1 GetItem, 1 TransactWriteItems
+// (the mark and the count), the sweep's Queries and BatchWriteItems, 1
+// DeleteItem.
 func (s *Store) DeleteWebhook(ctx context.Context, id string) error {
 	if !ValidWebhookID(id) {
 		return fmt.Errorf("webhook: %w", ErrNotFound)
 	}
-	t := s.newTxn()
-	if err := t.delete(webhookKey(id), ptr(condExists()), ErrNotFound); err != nil {
-		return err
-	}
-	if err := t.update(webhookCountKey(), expression.Add(expression.Name("count"), expression.Value(-1)), nil, nil); err != nil {
-		return err
-	}
-	if err := s.exec(ctx, t); err != nil {
+	var it webhookItem
+	if err := s.getItem(ctx, webhookKey(id), true, &it); err != nil {
 		return fmt.Errorf("delete webhook %q: %w", id, err)
 	}
-	// What is left behind by a crash here is never delivered (its webhook
-	// is gone) and expires or is found by Check.
-	return s.deletePartition(ctx, webhookPartition(id))
+	if it.DeletingAt == "" {
+		t := s.newTxn()
+		mark := expression.Set(expression.Name("deletingAt"), expression.Value(keyTime(s.Now())))
+		if err := t.update(webhookKey(id), mark, ptr(condLiveWebhook()), errRetry); err != nil {
+			return err
+		}
+		if err := t.update(webhookCountKey(), expression.Add(expression.Name("count"), expression.Value(-1)), nil, nil); err != nil {
+			return err
+		}
+		err := s.exec(ctx, t)
+		if errors.Is(err, errRetry) {
+			// Deleted, or marked, by another meanwhile.
+			return s.DeleteWebhook(ctx, id)
+		}
+		if err != nil {
+			return fmt.Errorf("delete webhook %q: %w", id, err)
+		}
+	}
+	if err := s.sweepWebhook(ctx, id); err != nil {
+		return fmt.Errorf("delete webhook %q: %w", id, err)
+	}
+	expr, err := buildExpr(expression.NewBuilder().WithCondition(expression.AttributeExists(expression.Name("deletingAt"))))
+	if err != nil {
+		return err
+	}
+	_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.table), Key: mustKey(webhookKey(id)),
+		ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()})
+	var failed *types.ConditionalCheckFailedException
+	if err != nil && !errors.As(err, &failed) { // failed: another deletion finished first
+		return fmt.Errorf("delete webhook %q: %w", id, err)
+	}
+	return nil
 }

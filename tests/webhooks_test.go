@@ -254,6 +254,7 @@ func TestWebhookLifecycle(t *testing.T) {
 	if err := hooks.HandleEvents(ctx, []storage.LoggedEvent{{Position: 1, Event: ev}}); err != nil {
 		t.Fatal(err)
 	}
+	hooks.Wait()
 	s.clock.Advance(time.Second)
 	re, err := RedeliverWebhookEvent(ctx, s.admin, RedeliverWebhookEventInput{WebhookId: hook.Id, EventId: ev.ID})
 	if err != nil {

@@ -17,10 +17,12 @@ import (
 )
 
 // ErrForbiddenAddress is the error of a delivery to an address off the
-// public internet: loopback, private, link-local (cloud metadata at
-// 169.254.169.254 included), unspecified, multicast, carrier-grade NAT,
-// unique local, in any IPv4-mapped form.
-var ErrForbiddenAddress = errors.New("the endpoint resolves to an address that is not public")
+// public internet, as storage.PublicAddr says: loopback, private,
+// link-local (cloud metadata at 169.254.169.254 included), documentation,
+// reserved and every other range IANA's special-purpose registries do not
+// mark globally reachable, in any IPv4-mapped or embedded form. Its
+// message is also what a name that does not resolve gets (see describe).
+var ErrForbiddenAddress = errors.New("the host does not resolve to a public address")
 
 // maxResponseBytes is how much of an answer is read (and dropped), so the
 // connection can be reused and a huge answer costs nothing.
@@ -138,18 +140,20 @@ func (s *Service) post(ctx context.Context, url, id string, secrets []string, ts
 }
 
 // describe returns what the history says of a failed request: enough to
-// act on, without the request's details.
+// act on, without the request's details. A name that does not resolve
+// and one that resolves to an address off the public internet get the
+// same words, so a webhook's history (and pingWebhook) cannot tell an
+// admin which internal names exist.
 func describe(err error) string {
-	var ne net.Error
+	var (
+		ne     net.Error
+		dnsErr *net.DNSError
+	)
 	switch {
-	case errors.Is(err, ErrForbiddenAddress):
-		return "refused: " + ErrForbiddenAddress.Error()
+	case errors.Is(err, ErrForbiddenAddress) || errors.As(err, &dnsErr):
+		return ErrForbiddenAddress.Error()
 	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
 		return "timed out"
-	}
-	var dnsErr *net.DNSError
-	if errors.As(err, &dnsErr) {
-		return "the host name does not resolve"
 	}
 	return "the connection failed"
 }

@@ -3,6 +3,7 @@ package webhooks_test
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"net/netip"
 	"slices"
@@ -20,6 +21,8 @@ func TestDeliveriesReachPublicAddressesOnly(t *testing.T) {
 	for _, addr := range []string{
 		"127.0.0.1", "::1", "::ffff:127.0.0.1", "10.1.2.3", "172.16.0.1", "192.168.1.1", "169.254.169.254",
 		"fe80::1", "fc00::1", "100.64.0.1", "0.0.0.0", "::", "224.0.0.1", "::ffff:169.254.169.254",
+		"192.0.2.1", "198.51.100.1", "203.0.113.1", "192.88.99.1", "64:ff9b:1::a00:1", "fec0::1", "64:ff9b::7f00:1",
+		"2002:7f00:1::1", "2001:db8::1", "3fff::1", "100::1",
 	} {
 		t.Run(addr, func(t *testing.T) {
 			e := newEnv(t)
@@ -37,7 +40,7 @@ func TestDeliveriesReachPublicAddressesOnly(t *testing.T) {
 				t.Fatalf("the endpoint at %s got %d requests", addr, n)
 			}
 			ds, err := e.store.RecentDeliveries(context.Background(), w.ID, 1)
-			if err != nil || len(ds) != 1 || !strings.Contains(ds[0].Error, "not public") || ds[0].StatusCode != 0 {
+			if err != nil || len(ds) != 1 || ds[0].Error != webhooks.ErrForbiddenAddress.Error() || ds[0].StatusCode != 0 {
 				t.Errorf("history = %+v, %v; want the refusal", ds, err)
 			}
 		})
@@ -157,7 +160,38 @@ func TestLocalhostIsRefusedThroughTheSystemResolver(t *testing.T) {
 		t.Fatalf("the endpoint on loopback got %d requests", n)
 	}
 	ds, err := e.store.RecentDeliveries(context.Background(), w.ID, 1)
-	if err != nil || len(ds) != 1 || !strings.Contains(ds[0].Error, "not public") {
+	if err != nil || len(ds) != 1 || ds[0].Error != webhooks.ErrForbiddenAddress.Error() {
 		t.Errorf("history = %+v, %v; want the refusal", ds, err)
+	}
+}
+
+// TestPingSaysTheSameOfANameThatDoesNotResolve pings a webhook whose name
+// does not resolve and one whose name resolves to a private address: both
+// attempts say the same, so an admin cannot map the server's internal
+// names with pingWebhook.
+func TestPingSaysTheSameOfANameThatDoesNotResolve(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	internal, _ := e.create("http://internal.example.com/in", storage.EventPostPublished)
+	missing, _ := e.create("http://missing.example.com/in", storage.EventPostPublished)
+	e.hooks = e.service(func(o *webhooks.Options) {
+		o.AllowHTTP = true
+		o.Resolve = func(_ context.Context, host string) ([]netip.Addr, error) {
+			if host == "internal.example.com" {
+				return []netip.Addr{netip.MustParseAddr("10.0.0.7")}, nil
+			}
+			return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+		}
+	})
+	var said []string
+	for _, w := range []*storage.Webhook{internal, missing} {
+		d, err := e.hooks.Ping(ctx, w.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		said = append(said, d.Error)
+	}
+	if said[0] != said[1] || said[0] != webhooks.ErrForbiddenAddress.Error() {
+		t.Errorf("ping of a private name says %q, of a missing one %q; want both %q", said[0], said[1], webhooks.ErrForbiddenAddress)
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"slices"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -36,7 +37,7 @@ import (
 // Defaults of Options.
 const (
 	DefaultTimeout     = 15 * time.Second
-	DefaultConcurrency = 8
+	DefaultConcurrency = 4
 	DefaultGrace       = 24 * time.Hour
 	// maxRetryAfter bounds how long a Retry-After defers an attempt.
 	maxRetryAfter = 10 * time.Hour
@@ -76,7 +77,8 @@ type Options struct {
 	AllowHTTP bool
 	// Timeout bounds each attempt; zero means DefaultTimeout.
 	Timeout time.Duration
-	// Concurrency bounds the attempts made at once; zero means
+	// Concurrency bounds the attempts made at once to one webhook (each
+	// webhook has a lane of its own, lanes.go); zero means
 	// DefaultConcurrency.
 	Concurrency int
 	// Grace is how long a rotated secret still signs; zero means
@@ -99,6 +101,7 @@ type Service struct {
 	client *http.Client
 	log    *slog.Logger
 	seal   sealer
+	lanes  *lanes
 }
 
 // New returns the Service of store's webhooks.
@@ -119,7 +122,9 @@ func New(store *storage.Store, opts Options) *Service {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Service{store: store, opts: opts, client: newClient(opts.AllowPrivate, opts.Resolve), log: log}
+	s := &Service{store: store, opts: opts, client: newClient(opts.AllowPrivate, opts.Resolve), log: log}
+	s.lanes = newLanes(opts.Concurrency, s.attempt)
+	return s
 }
 
 // Policy is what the Service allows of a webhook's URL.
@@ -132,17 +137,29 @@ func (s *Service) Policy() storage.WebhookPolicy {
 // again.
 func (s *Service) claim() time.Duration { return s.opts.Timeout + 15*time.Second }
 
+// Hold is the webhooks worker's changefeed.Worker.Hold: the checkpoint
+// stays before the events whose first attempts the lanes still owe.
+func (s *Service) Hold(last int64) int64 { return s.lanes.hold(last) }
+
+// Wait returns when every delivery handed to the webhooks' lanes by
+// HandleEvents and RetryDue was attempted (or dropped as its context
+// ended).
+func (s *Service) Wait() { s.lanes.wait() }
+
 // HandleEvents writes a delivery in the outbox for each public event and
-// each enabled webhook subscribed to its type and makes its first attempt
-// at once, opts.Concurrency deliveries at a time, and returns when they
-// are made. A delivery already in the outbox (the events handled before)
-// is left to RetryDue, unless no attempt at it was recorded (see
-// unattempted): each event reaches each webhook once per attempt.
-// It fails only when the webhooks or the outbox cannot be read or written,
-// or ctx ends; the events are then handled again, which writes what is
-// missing and sends nothing twice. Requests: 1 Query of the webhooks when an event is
-// public, 1 PutItem per delivery, and each attempt's (see deliver); a
-// delivery already in the outbox, unattempted's.
+// each enabled webhook subscribed to its type, hands each to its
+// webhook's lane (lanes.go), which makes its first attempt as soon as the
+// endpoint's earlier deliveries allow, and returns once they are written:
+// a slow endpoint delays nobody's deliveries but its own. A delivery
+// already in the outbox (the events handled before) is left to RetryDue,
+// unless no attempt at it was recorded (see unattempted): each event
+// reaches each webhook once per attempt. It fails only when the webhooks
+// or the outbox cannot be read or written, or ctx ends; the events are
+// then handled again, which writes what is missing and sends nothing
+// twice. The lanes' attempts run with ctx: they end with it. Requests: 1
+// Query of the webhooks when an event is public, 1 TransactWriteItems per
+// delivery, and each attempt's (see attempt); a delivery already in the
+// outbox, unattempted's.
 func (s *Service) HandleEvents(ctx context.Context, events []storage.LoggedEvent) error {
 	type message struct {
 		event storage.LoggedEvent
@@ -167,8 +184,12 @@ func (s *Service) HandleEvents(ctx context.Context, events []storage.LoggedEvent
 	if err != nil {
 		return err
 	}
-	var deliveries []storage.OutboxItem
+	var (
+		deliveries []storage.OutboxItem
+		positions  = map[string]int64{}
+	)
 	for _, m := range msgs {
+		positions[m.event.ID] = m.event.Position
 		for _, h := range hooks {
 			// A webhook gets the events logged since it was made: the
 			// worker starts at the oldest event the log keeps.
@@ -186,46 +207,54 @@ func (s *Service) HandleEvents(ctx context.Context, events []storage.LoggedEvent
 		mu    sync.Mutex
 		first error
 	)
-	s.each(ctx, deliveries, func(o storage.OutboxItem) {
-		now := s.opts.Now()
-		o.CreatedAt, o.NextAttemptAt = now, now.Add(s.claim())
-		added, err := s.store.AddOutbox(ctx, o)
-		if err != nil {
-			mu.Lock()
-			first = cmp.Or(first, err)
-			mu.Unlock()
-			return
+	// The outbox is written a chunk at a time, so each lane gets its
+	// deliveries in the log's order.
+	for chunk := range slices.Chunk(deliveries, writers) {
+		var wg sync.WaitGroup
+		written := make([]bool, len(chunk))
+		for i, o := range chunk {
+			wg.Go(func() {
+				now := s.opts.Now()
+				o.CreatedAt, o.NextAttemptAt = now, now.Add(s.claim())
+				added, err := s.store.AddOutbox(ctx, o)
+				switch {
+				case errors.Is(err, storage.ErrNotFound):
+					return // the webhook was deleted since the list was read
+				case err == nil && !added:
+					o, added, err = s.unattempted(ctx, o)
+				}
+				if err != nil {
+					mu.Lock()
+					first = cmp.Or(first, err)
+					mu.Unlock()
+					return
+				}
+				chunk[i], written[i] = o, added
+			})
 		}
-		if !added {
-			o, added, err = s.unattempted(ctx, o)
-			if err != nil {
-				mu.Lock()
-				first = cmp.Or(first, err)
-				mu.Unlock()
-				return
+		wg.Wait()
+		for i, o := range chunk {
+			if written[i] {
+				s.lanes.offer(job{ctx: ctx, hook: byID[o.WebhookID], o: o, pos: positions[o.EventID]})
 			}
 		}
-		if added {
-			s.deliver(ctx, byID[o.WebhookID], o, false)
-		}
-	})
+	}
 	if first != nil {
 		return first
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	return nil
+	return ctx.Err()
 }
+
+// writers bounds the outbox items HandleEvents writes at once.
+const writers = 16
 
 // unattempted returns the delivery o as the outbox has it, claimed, and
 // true when no attempt at it was recorded: the events were handled before
 // by a server that stopped (a crash, a lost lease) between writing it and
 // recording its first attempt. That attempt may never have been made, so
-// it is made now, not when the claim lapses (claim, 30 s by default); at
-// worst the endpoint gets the event twice with the same webhook-id, as
-// delivery at least once allows. Requests: 1 GetItem, and 1 UpdateItem
-// when it claims.
+// it is made now, not when the claim lapses; at worst the endpoint gets
+// the event twice with the same webhook-id, as delivery at least once
+// allows. Requests: 1 GetItem, and 1 UpdateItem when it claims.
 func (s *Service) unattempted(ctx context.Context, o storage.OutboxItem) (storage.OutboxItem, bool, error) {
 	cur, err := s.store.GetOutbox(ctx, o.WebhookID, o.EventID)
 	switch {
@@ -243,10 +272,13 @@ func (s *Service) unattempted(ctx context.Context, o storage.OutboxItem) (storag
 	return claimed, err == nil, err
 }
 
-// RetryDue makes the attempts that are due, up to 100 at a time,
-// opts.Concurrency at once, and returns when they are made. Requests: 1
-// Query of the outbox, and when something is due 1 Query of the webhooks
-// and, per delivery, 1 UpdateItem claiming it and the attempt's.
+// RetryDue claims the deliveries that are due, up to 100 at a time, and
+// hands them to their webhooks' lanes; it returns without waiting for
+// the attempts. A delivery whose lane is full stays claimed, and is due
+// again once the claim lapses: what is due moves on, so a slow
+// endpoint's backlog never hides another's retries. Requests: 1 Query of
+// the outbox, and when something is due 1 Query of the webhooks and, per
+// delivery, 1 UpdateItem claiming it and the attempt's.
 func (s *Service) RetryDue(ctx context.Context) error {
 	due, err := s.store.DueOutbox(ctx, s.opts.Now(), dueBatch)
 	if err != nil || len(due) == 0 {
@@ -260,37 +292,42 @@ func (s *Service) RetryDue(ctx context.Context) error {
 	for _, h := range hooks {
 		byID[h.ID] = h
 	}
-	s.each(ctx, due, func(o storage.OutboxItem) {
+	for _, o := range due {
 		o, err := s.store.ClaimOutbox(ctx, o, s.opts.Now().Add(s.claim()))
 		switch {
 		case errors.Is(err, storage.ErrVersionConflict):
-			return // attempted meanwhile, or claimed by another
+			continue // attempted meanwhile, or claimed by another
 		case err != nil:
 			s.log.WarnContext(ctx, "webhook delivery not claimed", "webhook", o.WebhookID, "event", o.EventID, "err", err)
-			return
+			continue
 		}
-		s.deliver(ctx, byID[o.WebhookID], o, false)
-	})
+		s.lanes.offer(job{ctx: ctx, hook: byID[o.WebhookID], o: o})
+	}
 	return nil
 }
 
-// each runs f on every item, opts.Concurrency at a time.
-func (s *Service) each(ctx context.Context, items []storage.OutboxItem, f func(storage.OutboxItem)) {
-	sem := make(chan struct{}, s.opts.Concurrency)
-	var wg sync.WaitGroup
-	for _, o := range items {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-			wg.Wait()
-			return
+// attempt makes the attempt of the job j, in its lane: it claims the
+// delivery for the attempt, provided nothing else attempted or claimed it
+// since it was offered and its webhook is not being deleted (whatever
+// the list read with it said), and delivers it. Requests: 1
+// TransactWriteItems, and deliver's.
+func (s *Service) attempt(j job) {
+	o, err := s.store.StartAttempt(j.ctx, j.o, s.opts.Now().Add(s.claim()))
+	switch {
+	case errors.Is(err, storage.ErrVersionConflict):
+		return
+	case errors.Is(err, storage.ErrNotFound):
+		// Deleted, or being deleted: nothing is sent; the deletion
+		// sweeps the rest.
+		s.dropDelivery(j.ctx, o)
+		return
+	case err != nil:
+		if j.ctx.Err() == nil {
+			s.log.WarnContext(j.ctx, "webhook delivery not claimed", "webhook", o.WebhookID, "event", o.EventID, "err", err)
 		}
-		wg.Go(func() {
-			defer func() { <-sem }()
-			f(o)
-		})
+		return
 	}
-	wg.Wait()
+	s.deliver(j.ctx, j.hook, o, false)
 }
 
 // deliver makes one attempt at o, claimed, to hook and records its
@@ -303,11 +340,8 @@ func (s *Service) deliver(ctx context.Context, hook *storage.Webhook, o storage.
 	before, wasPending := o.Attempts, o.State == storage.OutboxPending
 	now := s.opts.Now()
 	if hook == nil {
-		// Left behind by a deletion that stopped before it removed the
-		// webhook's partition: nothing to send it to, nothing to record.
-		if err := s.store.DeleteOutbox(ctx, o.WebhookID, o.EventID); err != nil {
-			s.log.ErrorContext(ctx, "webhook delivery of a deleted webhook not removed", "webhook", o.WebhookID, "event", o.EventID, "err", err)
-		}
+		// Its webhook was deleted since the delivery was written.
+		s.dropDelivery(ctx, o)
 		return storage.DeliveryAttempt{WebhookID: o.WebhookID, EventID: o.EventID, EventType: o.EventType, At: now, Error: "the webhook was deleted"}
 	}
 	d := storage.DeliveryAttempt{WebhookID: o.WebhookID, EventID: o.EventID, EventType: o.EventType, At: now}
@@ -345,7 +379,13 @@ func (s *Service) deliver(ctx context.Context, hook *storage.Webhook, o storage.
 		o.State = storage.OutboxPending
 		d.NextAttemptAt = o.NextAttemptAt
 	}
-	if err := s.store.RecordAttempt(ctx, o, before, d); err != nil && !errors.Is(err, storage.ErrVersionConflict) {
+	switch err := s.store.RecordAttempt(ctx, o, before, d); {
+	case errors.Is(err, storage.ErrNotFound):
+		// The webhook is being deleted: its deletion waits for this
+		// attempt to leave the outbox.
+		s.dropDelivery(ctx, o)
+		return d
+	case err != nil && !errors.Is(err, storage.ErrVersionConflict):
 		s.log.ErrorContext(ctx, "webhook delivery not recorded", "webhook", o.WebhookID, "event", o.EventID, "err", err)
 	}
 	if a.err != "" {
@@ -364,6 +404,14 @@ func (s *Service) deliver(ctx context.Context, hook *storage.Webhook, o storage.
 		}
 	}
 	return d
+}
+
+// dropDelivery deletes the delivery o of a webhook that is gone or being
+// deleted: nothing to send it to, nothing to record.
+func (s *Service) dropDelivery(ctx context.Context, o storage.OutboxItem) {
+	if err := s.store.DeleteOutbox(ctx, o.WebhookID, o.EventID); err != nil {
+		s.log.ErrorContext(ctx, "webhook delivery of a deleted webhook not removed", "webhook", o.WebhookID, "event", o.EventID, "err", err)
+	}
 }
 
 // truncate returns s cut to at most n bytes, on a character boundary.

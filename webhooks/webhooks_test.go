@@ -20,6 +20,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/blogql/blog/internal/dynamotest"
 	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/webhooks"
@@ -33,6 +36,10 @@ type env struct {
 	store *storage.Store
 	clock *dynamotest.Clock
 	hooks *webhooks.Service
+	// db and table reach the table past the store, to leave what a crash
+	// or an older server could.
+	db    *dynamodb.Client
+	table string
 }
 
 func newEnv(t testing.TB, opts ...func(*webhooks.Options)) *env {
@@ -43,11 +50,12 @@ func newEnv(t testing.TB, opts ...func(*webhooks.Options)) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := storage.New(client, dynamotest.Table(t, client, "hooks"), storage.WithClock(c.Now))
+	table := dynamotest.Table(t, client, "hooks")
+	s := storage.New(client, table, storage.WithClock(c.Now))
 	if err := s.CreateTable(ctx); err != nil {
 		t.Fatal(err)
 	}
-	e := &env{t: t, store: s, clock: c}
+	e := &env{t: t, store: s, clock: c, db: client, table: table}
 	e.hooks = e.service(append([]func(*webhooks.Options){func(o *webhooks.Options) { o.AllowPrivate, o.AllowHTTP = true, true }}, opts...)...)
 	return e
 }
@@ -81,6 +89,7 @@ func (e *env) handle(events ...storage.Event) {
 	if err := e.hooks.HandleEvents(context.Background(), logged); err != nil {
 		e.t.Fatal(err)
 	}
+	e.hooks.Wait()
 }
 
 func (e *env) retry(s *webhooks.Service) {
@@ -88,6 +97,7 @@ func (e *env) retry(s *webhooks.Service) {
 	if err := s.RetryDue(context.Background()); err != nil {
 		e.t.Fatal(err)
 	}
+	s.Wait()
 }
 
 func (e *env) consistent() {
@@ -386,6 +396,7 @@ func TestAWebhookGetsTheEventsLoggedAfterItWasMade(t *testing.T) {
 	if err := e.hooks.HandleEvents(ctx, []storage.LoggedEvent{logged[0], {Position: logged[0].Position + 1, Event: after}}); err != nil {
 		t.Fatal(err)
 	}
+	e.hooks.Wait()
 	got := r.deliveries()
 	if len(got) != 1 || got[0].header.Get("webhook-id") != after.ID {
 		t.Errorf("%d deliveries, want the event logged after the webhook was made only", len(got))
@@ -399,15 +410,22 @@ func TestCheckFindsOrphansAndStuckDeliveries(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
 	w, _ := e.create("https://hooks.example.com/in", storage.EventPostPublished)
-	for _, o := range []storage.OutboxItem{
-		{WebhookID: "gone", EventID: "evt_orphan"},
-		{WebhookID: w.ID, EventID: "evt_stuck"},
-	} {
-		o.EventType, o.Body, o.State = storage.EventPostPublished, []byte("{}"), storage.OutboxPending
-		o.CreatedAt, o.NextAttemptAt = e.clock.Now(), e.clock.Now()
-		if _, err := e.store.AddOutbox(ctx, o); err != nil {
-			t.Fatal(err)
-		}
+	o := storage.OutboxItem{WebhookID: w.ID, EventID: "evt_stuck", EventType: storage.EventPostPublished, Body: []byte("{}"),
+		State: storage.OutboxPending, CreatedAt: e.clock.Now(), NextAttemptAt: e.clock.Now()}
+	if _, err := e.store.AddOutbox(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	// AddOutbox refuses a delivery to a webhook that is not there: the
+	// orphan is written as a server before deletions were marked could.
+	due := e.clock.Now().Format("2006-01-02T15:04:05.000Z")
+	orphan, err := attributevalue.MarshalMap(map[string]any{"PK": "WEBHOOK#gone", "SK": "OUTBOX#evt_orphan",
+		"GSI1PK": "OUTBOX", "GSI1SK": due + "#gone#evt_orphan", "type": "outbox", "webhookId": "gone", "eventId": "evt_orphan",
+		"eventType": "post.published", "body": []byte("{}"), "attempts": 0, "nextAttemptAt": due, "createdAt": due, "state": "PENDING"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: &e.table, Item: orphan}); err != nil {
+		t.Fatal(err)
 	}
 	e.clock.Advance(storage.StuckAfter + time.Minute)
 	bad, err := e.store.Check(ctx)
@@ -449,17 +467,18 @@ func TestDeliveriesKeepTheirRequestBudget(t *testing.T) {
 	if err := e.hooks.HandleEvents(ctx, []storage.LoggedEvent{{Position: 1, Event: e.published("a")}}); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int{"Query": 1, "PutItem": 2, "TransactWriteItems": 2, "UpdateItem": 1}
+	e.hooks.Wait()
+	want := map[string]int{"Query": 1, "TransactWriteItems": 6, "UpdateItem": 1}
 	if got := c.ByOperation(); !maps.Equal(got, want) {
-		t.Errorf("an event to 2 webhooks, one failing: %v, want %v", got, want)
+		t.Errorf("an event to 2 webhooks, one failing: %v, want %v (the webhooks; per webhook the outbox item, the attempt's claim, the attempt; the success)", got, want)
 	}
 
 	e.clock.Advance(webhooks.Schedule[0])
 	ctx, c = storage.WithRequestCounter(context.Background())
 	e.retryIn(ctx)
-	want = map[string]int{"Query": 2, "UpdateItem": 1, "TransactWriteItems": 1}
+	want = map[string]int{"Query": 2, "UpdateItem": 1, "TransactWriteItems": 2}
 	if got := c.ByOperation(); !maps.Equal(got, want) {
-		t.Errorf("a retry: %v, want %v (what is due, the webhooks, the claim, the attempt)", got, want)
+		t.Errorf("a retry: %v, want %v (what is due, the webhooks, the claims for the lane and the attempt, the attempt)", got, want)
 	}
 
 	ctx, c = storage.WithRequestCounter(context.Background())
@@ -475,4 +494,5 @@ func (e *env) retryIn(ctx context.Context) {
 	if err := e.hooks.RetryDue(ctx); err != nil {
 		e.t.Fatal(err)
 	}
+	e.hooks.Wait()
 }
