@@ -53,6 +53,11 @@ type liveServer struct {
 	ada      graphql.Client
 	db       *dynamodb.Client
 	table    string
+
+	mu sync.Mutex
+	// last counts the DynamoDB requests of the last request, a stream's
+	// for as long as it lasts.
+	last *storage.Counter
 }
 
 // liveFeedOptions are the change feed's options of a liveServer: short
@@ -61,6 +66,10 @@ var liveFeedOptions = changefeed.Options{
 	LeaseDuration: 2 * time.Second, RenewEvery: 300 * time.Millisecond,
 	PollEvery: 20 * time.Millisecond, TailEvery: 20 * time.Millisecond, ReadGap: 20 * time.Millisecond,
 }
+
+// liveWindow is the window of the hubs of the liveServers started next:
+// live.DefaultWindow unless a test makes it smaller.
+var liveWindow = live.DefaultWindow
 
 // liveOptions change a liveServer's handler options before it starts.
 type liveOptions func(*graph.HandlerOptions)
@@ -120,11 +129,14 @@ func serveLive(t *testing.T, store *storage.Store, streams *dynamodbstreams.Clie
 	logger := slog.New(slog.NewTextHandler(liveLogOutput(), nil))
 	feedOpts := liveFeedOptions
 	feedOpts.Logger = logger
+	// The hub loads the log's last events, and the feed's tail goes on
+	// after them, as server.go runs them.
+	hub := live.NewHub(store, live.Options{Window: liveWindow})
+	feedOpts.TailStart = hub.Load
 	feed := changefeed.New(store, streams, feedOpts)
 	// The comment counts worker, as server.go adds it.
 	counts := store.NewCountSync()
 	feed.AddWorker(changefeed.Worker{Name: "counts", Events: counts.Events, Tick: counts.Tick, Every: storage.CountSyncTick, Hold: counts.Hold})
-	hub := live.NewHub(store, 0)
 	feed.Subscribe(hub.Publish)
 	runCtx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -150,7 +162,11 @@ func serveLive(t *testing.T, store *storage.Store, streams *dynamodbstreams.Clie
 	// logs requests: a WebSocket upgrade must still reach the connection.
 	h := graph.NewHandler(store, opts)
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(wrappedWriter{w}, r)
+		ctx, counter := storage.WithRequestCounter(r.Context())
+		s.mu.Lock()
+		s.last = counter
+		s.mu.Unlock()
+		h.ServeHTTP(wrappedWriter{w}, r.WithContext(ctx))
 	}))
 	t.Cleanup(hs.Close)
 	s.url = hs.URL
