@@ -13,7 +13,8 @@ import (
 // every subscriber of this server: a comment on a post a thousand pages
 // follow is one read of each, not a thousand. Each subscriber then checks
 // what it may see itself. It keeps the reads of the last eventReadsKept
-// events.
+// events: a client that resumes over and over, replaying the same events
+// from the hub's window, reads them once.
 type eventReads struct {
 	store *storage.Store
 
@@ -43,7 +44,9 @@ const (
 	postChecksMax = 1024
 )
 
-const eventReadsKept = 256
+// eventReadsKept bounds the reads kept: a post or a comment each, a
+// kilobyte or two.
+const eventReadsKept = 4096
 
 type eventReadKey struct {
 	position int64

@@ -71,6 +71,10 @@ var liveFeedOptions = changefeed.Options{
 // live.DefaultWindow unless a test makes it smaller.
 var liveWindow = live.DefaultWindow
 
+// liveObserve, when set, gets every DynamoDB call of the liveServers
+// started next.
+var liveObserve func(storage.Call)
+
 // liveOptions change a liveServer's handler options before it starts.
 type liveOptions func(*graph.HandlerOptions)
 
@@ -78,6 +82,7 @@ func newLiveServer(t *testing.T, configure ...liveOptions) *liveServer {
 	t.Helper()
 	ctx := context.Background()
 	cfg := dynamotest.ClientConfig(t, nil)
+	cfg.Observe = liveObserve
 	db, err := storage.NewClient(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
