@@ -301,7 +301,7 @@ func settings(c *config) []setting {
 			"the most subscription streams open at once on this server, from every address; past it an SSE request gets `503` and a WebSocket is closed with `1013`, both with `Retry-After` (see [Limits of streams](#limits-of-streams)); `0`: half the open-file limit"},
 		{"live-window", "LIVE_WINDOW", val(&c.liveWindow, live.DefaultWindow),
 			"how many of the event log's last events the server keeps in memory for subscriptions that resume;\nan older cursor gets CURSOR_EXPIRED",
-			"how many of the event log's last events the server keeps in memory for subscriptions that resume (a few hundred bytes each); an older cursor gets `CURSOR_EXPIRED` (see [Limits of streams](#limits-of-streams))"},
+			"how many of the event log's last events the server keeps in memory for subscriptions that resume (about a kilobyte each); an older cursor gets `CURSOR_EXPIRED` (see [Limits of streams](#limits-of-streams))"},
 		{"allowed-hosts", "ALLOWED_HOSTS", &c.allowedHosts,
 			"`names` besides localhost, 127.0.0.1 and [::1] that requests may be addressed to (Host), separated by commas,\nwhere only those are answered: on a loopback listener (this one, -metrics-addr's, -pprof-addr's) and wherever\ndevelopment tokens are accepted; e.g. the name a proxy on this machine passes on",
 			"names, comma-separated, besides `localhost`, `127.0.0.1` and `[::1]` that requests may be addressed to where only those are answered: on a loopback listener (the API's, `-metrics-addr`'s, `-pprof-addr`'s) and wherever development tokens are accepted; e.g. the name a proxy on the same machine passes on as `Host`. Others get `421`"},

@@ -35,7 +35,8 @@ const (
 	// before it is ended with ErrSlow.
 	DefaultQueueLength = 256
 	// DefaultWindow is how many of the log's last events a hub keeps
-	// for replays: a few hundred bytes each.
+	// for replays: about a kilobyte each, with the paths and cache tags
+	// they name.
 	DefaultWindow = 20000
 )
 
