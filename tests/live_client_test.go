@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -19,7 +18,6 @@ import (
 
 	"github.com/Khan/genqlient/graphql"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/gorilla/websocket"
@@ -99,21 +97,6 @@ func newLiveServer(t *testing.T, configure ...liveOptions) *liveServer {
 	s := serveLive(t, store, streams, configure...)
 	s.db, s.table = db, table
 	return s
-}
-
-// expire removes the event at position from the log, as its TTL does.
-func (s *liveServer) expire(t *testing.T, position int64) {
-	t.Helper()
-	_, err := s.db.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{
-		TableName: &s.table,
-		Key: map[string]types.AttributeValue{
-			"PK": &types.AttributeValueMemberS{Value: "EVENTLOG"},
-			"SK": &types.AttributeValueMemberS{Value: fmt.Sprintf("EVENT#%020d", position)},
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // another returns a second server on s's table, with a change feed of
