@@ -145,17 +145,25 @@ func subscribe[T any](r *Resolver, ctx context.Context, after *string, match fun
 		// The token's time is the store's clock's, which checked it.
 		p.next, stopExpiry = context.WithTimeout(ctx, exp.Sub(r.store.Now()))
 	}
-	stopWake := context.AfterFunc(p.next, p.wake)
-	// ctx's end (the client's, the stream's) ends the subscription with
-	// no answer: no one reads them any more.
-	stopEnd := context.AfterFunc(ctx, p.end)
+	// release is set before anything may call it: a ctx already ended
+	// runs p.end at once, and it waits for the stops to be known.
+	var stopsMu sync.Mutex
+	var stops []func() bool
 	p.release = func() {
-		stopWake()
-		stopEnd()
+		stopsMu.Lock()
+		for _, stop := range stops {
+			stop()
+		}
+		stopsMu.Unlock()
 		stopExpiry()
 		p.sub.Close()
 		count.Add(-1)
 	}
+	stopsMu.Lock()
+	// ctx's end (the client's, the stream's) ends the subscription with
+	// no answer: no one reads them any more.
+	stops = append(stops, context.AfterFunc(p.next, p.wake), context.AfterFunc(ctx, p.end))
+	stopsMu.Unlock()
 	go p.run()
 	return p.out, nil
 }
