@@ -14,6 +14,7 @@ import (
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/inflight"
+	"github.com/blogql/blog/live"
 	"github.com/blogql/blog/markdown"
 	"github.com/blogql/blog/search"
 	"github.com/blogql/blog/storage"
@@ -66,6 +67,8 @@ type config struct {
 	commentRate       int
 	subsPerConn       int
 	streamsPerAddr    int
+	maxStreams        int
+	liveWindow        int
 	migrate           string
 	allowedHosts      hostList
 	corsOrigins       originList
@@ -298,6 +301,12 @@ func settings(c *config) []setting {
 		{"streams-per-address", "STREAMS_PER_ADDRESS", val(&c.streamsPerAddr, gqlhttp.DefaultStreamsPerAddress),
 			"the most subscription streams (WebSocket connections and SSE responses) open at once from one\nclient address; past it 429 TOO_MANY_CONNECTIONS",
 			"the most subscription streams (WebSocket connections and SSE responses) open at once from one client address (the connection's: behind a load balancer, raise it); past it `429` with `TOO_MANY_CONNECTIONS`"},
+		{"max-streams", "MAX_STREAMS", val(&c.maxStreams, 0),
+			"the most subscription streams open at once on this server, from every address; past it SSE gets 503\nand a WebSocket is closed with 1013, both with Retry-After; 0: half the open-file limit",
+			"the most subscription streams open at once on this server, from every address; past it an SSE request gets `503` and a WebSocket is closed with `1013`, both with `Retry-After` (see [Limits of streams](#limits-of-streams)); `0`: half the open-file limit"},
+		{"live-window", "LIVE_WINDOW", val(&c.liveWindow, live.DefaultWindow),
+			"how many of the event log's last events the server keeps in memory for subscriptions that resume;\nan older cursor gets CURSOR_EXPIRED",
+			"how many of the event log's last events the server keeps in memory for subscriptions that resume (about a kilobyte each); an older cursor gets `CURSOR_EXPIRED` (see [Limits of streams](#limits-of-streams))"},
 		{"allowed-hosts", "ALLOWED_HOSTS", &c.allowedHosts,
 			"`names` besides localhost, 127.0.0.1 and [::1] that requests may be addressed to (Host), separated by commas,\nwhere only those are answered: on a loopback listener (this one, -metrics-addr's, -pprof-addr's) and wherever\ndevelopment tokens are accepted; e.g. the name a proxy on this machine passes on",
 			"names, comma-separated, besides `localhost`, `127.0.0.1` and `[::1]` that requests may be addressed to where only those are answered: on a loopback listener (the API's, `-metrics-addr`'s, `-pprof-addr`'s) and wherever development tokens are accepted; e.g. the name a proxy on the same machine passes on as `Host`. Others get `421`"},
@@ -491,6 +500,10 @@ func (c *config) check(stray []string) error {
 		return fmt.Errorf("subscriptions per connection %d: must be at least 1", c.subsPerConn)
 	case c.streamsPerAddr < 1:
 		return fmt.Errorf("streams per address %d: must be at least 1", c.streamsPerAddr)
+	case c.maxStreams < 0:
+		return fmt.Errorf("max streams %d: must not be negative", c.maxStreams)
+	case c.liveWindow < 1:
+		return fmt.Errorf("live window %d: must be at least 1", c.liveWindow)
 	case c.commentRate < 1 || c.commentRate > storage.MaxCommentsPerMinute:
 		return fmt.Errorf("comment rate limit %d: must be 1 to %d", c.commentRate, storage.MaxCommentsPerMinute)
 	case markdown.CheckHeadingIDPrefix(c.headingIDPrefix) != nil:

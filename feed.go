@@ -23,12 +23,12 @@ const embeddedReadGap = 25 * time.Millisecond
 // the fleet runs one, and the leases in the table share the stream's
 // shards and the workers among them. Workers that follow the content are
 // added here, before it runs.
-func newFeed(ctx context.Context, clientCfg storage.ClientConfig, store *storage.Store, hooks *webhooks.Service, cfg *config, logger *slog.Logger) (*changefeed.Feed, error) {
+func newFeed(ctx context.Context, clientCfg storage.ClientConfig, store *storage.Store, hooks *webhooks.Service, tailStart func(context.Context) (int64, error), cfg *config, logger *slog.Logger) (*changefeed.Feed, error) {
 	streams, err := storage.NewStreamsClient(ctx, clientCfg)
 	if err != nil {
 		return nil, err
 	}
-	opts := changefeed.Options{Retention: cfg.eventRetention, Logger: logger, NoShards: !cfg.readStream}
+	opts := changefeed.Options{Retention: cfg.eventRetention, Logger: logger, NoShards: !cfg.readStream, TailStart: tailStart}
 	// Events name the frontend's pages with the paths the feeds link to.
 	paths := cfg.paths
 	opts.Paths = &paths

@@ -169,12 +169,14 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	// One webhooks service serves the GraphQL webhook mutations and is
 	// the change feed's "webhooks" worker.
 	hooks := webhooks.New(store, cfg.webhookOptions(logger))
-	feed, err := newFeed(ctx, tel.client(clientCfg), store, hooks, cfg, logger)
+	// Subscriptions get the events this server reads from the log, and
+	// replay from the last of them, which the hub loads before the
+	// feed's tail starts after them.
+	hub := live.NewHub(store, live.Options{Window: cfg.liveWindow})
+	feed, err := newFeed(ctx, tel.client(clientCfg), store, hooks, hub.Load, cfg, logger)
 	if err != nil {
 		return err
 	}
-	// Subscriptions get the events this server reads from the log.
-	hub := live.NewHub(store, 0)
 	feed.Subscribe(hub.Publish)
 	// The answers this server keeps that show what changed are dropped
 	// by the events, and the searches' again once its index applied them.
@@ -508,6 +510,8 @@ func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *
 			Streams: &gqlhttp.StreamOptions{
 				CheckOrigin: websocketOrigins(cors),
 				PerAddress:  cfg.streamsPerAddr,
+				MaxStreams:  maxStreams(cfg.maxStreams, logger),
+				Observe:     tel.streamObserver(),
 				Shutdown:    streams.shutdown,
 				Running:     streams.running,
 			},

@@ -104,3 +104,12 @@ func (t *telemetry) answerObserver() gqlhttp.AnswerObserver {
 	}
 	return t.metrics
 }
+
+// streamObserver returns what the gate of subscription streams reports
+// to: the metrics, or nothing when they are off.
+func (t *telemetry) streamObserver() gqlhttp.StreamObserver {
+	if t.metrics == nil {
+		return nil
+	}
+	return t.metrics
+}

@@ -100,6 +100,10 @@ type Options struct {
 	// else appends to the log (an AWS Lambda on the stream). It still
 	// tails the log and runs workers.
 	NoShards bool
+	// TailStart returns the position the tail of the log starts after:
+	// what a subscriber read of the log before the feed runs
+	// (live.Hub.Load). Nil means the log's head when the feed starts.
+	TailStart func(ctx context.Context) (int64, error)
 }
 
 // Worker is work that runs on one server of the fleet at a time: the
@@ -251,9 +255,13 @@ func (f *Feed) Run(ctx context.Context) error {
 	if !f.running.CompareAndSwap(false, true) {
 		return errors.New("changefeed: Run called twice")
 	}
+	start := f.store.EventLogHead
+	if f.opts.TailStart != nil {
+		start = f.opts.TailStart
+	}
 	var head int64
 	err := retry(ctx, f.log, "read the event log's head", func() (err error) {
-		head, err = f.store.EventLogHead(ctx)
+		head, err = start(ctx)
 		return err
 	})
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"runtime/debug"
 	"strings"
 	"sync"
@@ -42,9 +43,31 @@ const (
 
 // Codes of refused streams.
 const (
+	// CodeTooManyStreams refuses a stream past the streams of one
+	// client address (StreamOptions.PerAddress).
 	CodeTooManyStreams = "TOO_MANY_CONNECTIONS"
-	CodeForbidden      = "FORBIDDEN"
+	// CodeUnavailable refuses a stream past the streams of the server
+	// (StreamOptions.MaxStreams).
+	CodeUnavailable = "UNAVAILABLE"
+	CodeForbidden   = "FORBIDDEN"
 )
+
+// retryAfter is the Retry-After, in seconds, of a refused stream.
+const retryAfter = "10"
+
+// Why a stream was refused, as StreamObserver.StreamRefused names it.
+const (
+	RefusedAddress = "address"
+	RefusedServer  = "server"
+)
+
+// StreamObserver receives what the gate of streams does: the streams
+// open after each one opens or ends, and each refusal with its reason
+// (RefusedAddress or RefusedServer).
+type StreamObserver interface {
+	StreamsOpen(n int)
+	StreamRefused(reason string)
+}
 
 // Close codes of WebSocket connections.
 const (
@@ -54,6 +77,11 @@ const (
 	// closeServiceRestart closes every connection when the server shuts
 	// down (RFC 6455): clients reconnect, to another server.
 	closeServiceRestart = 1012
+	// closeTryAgainLater closes a connection past the limits of streams
+	// (RFC 6455's registry): graphql-ws's client retries it with its
+	// back-off, where its own 4429 (too many connection_init) is final
+	// to it, and a browser sees no handshake's status.
+	closeTryAgainLater = 1013
 )
 
 // StreamOptions configure the streams of subscriptions.
@@ -68,9 +96,17 @@ type StreamOptions struct {
 	// without an Origin and those from the request's own host.
 	CheckOrigin func(r *http.Request) bool
 	// PerAddress bounds the streams (WebSocket connections and SSE
-	// responses) open at once from one client address; past it a request
-	// gets 429 TOO_MANY_CONNECTIONS. Zero means DefaultStreamsPerAddress.
+	// responses) open at once from one client address, an IPv6 address's
+	// /64 counted as one; past it an SSE request gets 429
+	// TOO_MANY_CONNECTIONS, a WebSocket is closed with 1013. Zero means
+	// DefaultStreamsPerAddress.
 	PerAddress int
+	// MaxStreams bounds the streams open at once on the server, from
+	// every address; past it an SSE request gets 503 UNAVAILABLE, a
+	// WebSocket is closed with 1013. Zero means no bound.
+	MaxStreams int
+	// Observe, when set, gets the streams open and the refusals.
+	Observe StreamObserver
 	// KeepAlive is how often a stream with nothing to send gets a ping
 	// (WebSocket: graphql-transport-ws's ping, a peer that does not answer
 	// in twice this is closed; SSE: a comment line). Zero means
@@ -139,6 +175,8 @@ type streamGate struct {
 
 	mu   sync.Mutex
 	open map[string]int
+	// total is how many streams are open, from every address.
+	total int
 	// running counts the streams served apart (detach).
 	running *sync.WaitGroup
 }
@@ -171,9 +209,8 @@ func (g *streamGate) wrap(next http.Handler) http.Handler {
 			return
 		}
 		addr := clientAddress(r)
-		if !g.acquire(addr) {
-			w.Header().Set("Retry-After", "10")
-			WriteError(w, http.StatusTooManyRequests, "too many open subscriptions streams from this address", CodeTooManyStreams)
+		if refused := g.acquire(addr); refused != "" {
+			g.refuse(w, r, websocketRequest, refused)
 			return
 		}
 		if d, ok := detach(w, r, websocketRequest); ok {
@@ -256,14 +293,25 @@ func (g *streamGate) originAllowed(r *http.Request) bool {
 	return ok && strings.EqualFold(host, r.Host)
 }
 
-func (g *streamGate) acquire(addr string) bool {
+// acquire counts a stream of addr, or returns why it is refused.
+func (g *streamGate) acquire(addr string) (refused string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if g.open[addr] >= g.perAddress {
-		return false
+	switch {
+	case g.opts.MaxStreams > 0 && g.total >= g.opts.MaxStreams:
+		refused = RefusedServer
+	case g.open[addr] >= g.perAddress:
+		refused = RefusedAddress
+	default:
+		g.open[addr]++
+		g.total++
+		g.observeLocked()
+		return ""
 	}
-	g.open[addr]++
-	return true
+	if g.opts.Observe != nil {
+		g.opts.Observe.StreamRefused(refused)
+	}
+	return refused
 }
 
 func (g *streamGate) release(addr string) {
@@ -272,6 +320,43 @@ func (g *streamGate) release(addr string) {
 	if g.open[addr]--; g.open[addr] <= 0 {
 		delete(g.open, addr)
 	}
+	g.total--
+	g.observeLocked()
+}
+
+func (g *streamGate) observeLocked() {
+	if g.opts.Observe != nil {
+		g.opts.Observe.StreamsOpen(g.total)
+	}
+}
+
+// refuse answers a stream the gate refused, for the reason refused, in
+// its protocol's way, with Retry-After: an SSE request (or any other)
+// with 429 or 503 and the error's code; a WebSocket with the handshake
+// and a close frame of 1013 whose reason starts with the code, since a
+// browser's WebSocket shows no handshake's status.
+func (g *streamGate) refuse(w http.ResponseWriter, r *http.Request, websocketRequest bool, refused string) {
+	status, code, msg := http.StatusTooManyRequests, CodeTooManyStreams, "too many open subscription streams from this address"
+	if refused == RefusedServer {
+		status, code, msg = http.StatusServiceUnavailable, CodeUnavailable, "this server holds as many subscription streams as it may"
+	}
+	w.Header().Set("Retry-After", retryAfter)
+	if !websocketRequest {
+		WriteError(w, status, msg+": try again later", code)
+		return
+	}
+	up := websocket.Upgrader{
+		HandshakeTimeout: 10 * time.Second,
+		Subprotocols:     websocket.Subprotocols(r),
+		CheckOrigin:      func(*http.Request) bool { return true },
+	}
+	conn, err := up.Upgrade(hijacker{w}, r, http.Header{"Retry-After": {retryAfter}})
+	if err != nil {
+		return // the upgrader answered the handshake with its error
+	}
+	defer conn.Close()
+	reason := code + ": " + msg + ", retry after " + retryAfter + " s"
+	_ = conn.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(closeTryAgainLater, reason), time.Now().Add(time.Second))
 }
 
 // logPanic logs the panic v of a stream's goroutine as the server logs
@@ -284,13 +369,19 @@ func logPanic(v any) {
 	slog.Error("gqlhttp: panic serving a stream", "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 }
 
-// clientAddress returns the IP address r came from.
+// clientAddress returns the address r came from as the gate counts it:
+// an IPv4 address, or the /64 of an IPv6 one, which one host is given
+// whole.
 func clientAddress(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	ap, err := netip.ParseAddrPort(r.RemoteAddr)
 	if err != nil {
 		return r.RemoteAddr
 	}
-	return host
+	addr := ap.Addr().Unmap()
+	if addr.Is4() {
+		return addr.String()
+	}
+	return netip.PrefixFrom(addr.WithZone(""), 64).Masked().String()
 }
 
 // gorillaWebsocket accepts WebSocket connections for gqlgen's transport

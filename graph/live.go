@@ -2,12 +2,10 @@ package graph
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -83,34 +81,14 @@ func liveError(err error) (map[string]any, string, bool) {
 	return nil, "", false
 }
 
-// cursorPrefix starts the text of an event's cursor.
-const cursorPrefix = "event:"
-
-// eventCursor returns the opaque cursor of the event at position pos.
-func eventCursor(pos int64) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(cursorPrefix + strconv.FormatInt(pos, 10)))
-}
-
 // afterCursor returns the position after names, -1 when it is nil; a
-// string that is not an event's cursor is a *storage.ValidationError.
-func afterCursor(after *string) (int64, error) {
+// string that is not an event's cursor sealed by this server's key is a
+// *storage.ValidationError.
+func (r *Resolver) afterCursor(after *string) (int64, error) {
 	if after == nil {
 		return -1, nil
 	}
-	bad := &storage.ValidationError{Field: "after", Reason: "is not the cursor of an event"}
-	b, err := base64.RawURLEncoding.DecodeString(*after)
-	if err != nil {
-		return 0, bad
-	}
-	digits, ok := strings.CutPrefix(string(b), cursorPrefix)
-	if !ok {
-		return 0, bad
-	}
-	pos, err := strconv.ParseInt(digits, 10, 64)
-	if err != nil || pos < 0 || strconv.FormatInt(pos, 10) != digits {
-		return 0, bad
-	}
-	return pos, nil
+	return r.store.EventPosition(*after)
 }
 
 // connectionKey marks the context of a connection, with how many
@@ -136,7 +114,7 @@ func withConnection(next http.Handler) http.Handler {
 // when one is queued, by the token's expiry and once at the start.
 func subscribe[T any](r *Resolver, ctx context.Context, after *string, match func(storage.Event) bool,
 	resolve func(context.Context, storage.LoggedEvent) (v T, ok, last bool, err error)) (<-chan graphql.Event[T], error) {
-	pos, err := afterCursor(after)
+	pos, err := r.afterCursor(after)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +131,7 @@ func subscribe[T any](r *Resolver, ctx context.Context, after *string, match fun
 	}
 	// running until the subscription is registered: what the hub
 	// notifies before then, the first run takes.
-	p := &pump[T]{ctx: ctx, next: ctx, resolve: resolve, out: make(chan graphql.Event[T]), running: true}
+	p := &pump[T]{ctx: ctx, next: ctx, resolve: resolve, cursor: r.store.EventCursor, out: make(chan graphql.Event[T]), running: true}
 	p.sub, err = r.live.Hub.SubscribeNotify(ctx, pos, match, p.wake)
 	if err != nil {
 		count.Add(-1)
@@ -167,17 +145,25 @@ func subscribe[T any](r *Resolver, ctx context.Context, after *string, match fun
 		// The token's time is the store's clock's, which checked it.
 		p.next, stopExpiry = context.WithTimeout(ctx, exp.Sub(r.store.Now()))
 	}
-	stopWake := context.AfterFunc(p.next, p.wake)
-	// ctx's end (the client's, the stream's) ends the subscription with
-	// no answer: no one reads them any more.
-	stopEnd := context.AfterFunc(ctx, p.end)
+	// release is set before anything may call it: a ctx already ended
+	// runs p.end at once, and it waits for the stops to be known.
+	var stopsMu sync.Mutex
+	var stops []func() bool
 	p.release = func() {
-		stopWake()
-		stopEnd()
+		stopsMu.Lock()
+		for _, stop := range stops {
+			stop()
+		}
+		stopsMu.Unlock()
 		stopExpiry()
 		p.sub.Close()
 		count.Add(-1)
 	}
+	stopsMu.Lock()
+	// ctx's end (the client's, the stream's) ends the subscription with
+	// no answer: no one reads them any more.
+	stops = append(stops, context.AfterFunc(p.next, p.wake), context.AfterFunc(ctx, p.end))
+	stopsMu.Unlock()
 	go p.run()
 	return p.out, nil
 }
@@ -191,7 +177,9 @@ type pump[T any] struct {
 	ctx, next context.Context
 	sub       *live.Sub
 	resolve   func(context.Context, storage.LoggedEvent) (v T, ok, last bool, err error)
-	out       chan graphql.Event[T]
+	// cursor returns the cursor of an event's position.
+	cursor func(pos int64) string
+	out    chan graphql.Event[T]
 	// ready, when the transport wants it, is told before each send on
 	// out and before out is closed.
 	ready func()
@@ -278,7 +266,7 @@ func (p *pump[T]) send() bool {
 				var v T
 				var last bool
 				v, ok, last, err = p.resolve(ctx, e)
-				if err == nil && ok && !put(graphql.Event[T]{Context: context.WithValue(ctx, eventKey{}, eventCursor(e.Position)), Value: v}) {
+				if err == nil && ok && !put(graphql.Event[T]{Context: context.WithValue(ctx, eventKey{}, p.cursor(e.Position)), Value: v}) {
 					return false
 				}
 				if err == nil && !last {
@@ -335,7 +323,7 @@ func (r *Resolver) subscriptionPost(ctx context.Context, field, gid string) (str
 	if err != nil {
 		return "", err
 	}
-	if _, err := r.visible(ctx)(r.store.GetPost(ctx, id)); err != nil {
+	if _, err := r.visible(ctx)(r.eventReads.currentPost(ctx, id)); err != nil {
 		return "", err
 	}
 	return id, nil
@@ -344,7 +332,7 @@ func (r *Resolver) subscriptionPost(ctx context.Context, field, gid string) (str
 // commentAdded streams the comments published on the post gid and, to
 // those who may see them, the held ones.
 func (r *Resolver) commentAdded(ctx context.Context, gid string, after *string) (<-chan graphql.Event[*model.CommentEvent], error) {
-	if _, err := afterCursor(after); err != nil {
+	if _, err := r.afterCursor(after); err != nil {
 		return nil, err
 	}
 	id, err := r.subscriptionPost(ctx, "postId", gid)
@@ -373,7 +361,7 @@ func (r *Resolver) commentAdded(ctx context.Context, gid string, after *string) 
 		if err != nil || !seesComment(ctx, c, p) || c.Deleted {
 			return nil, false, false, err
 		}
-		return &model.CommentEvent{Cursor: eventCursor(e.Position), Time: e.Time, Comment: c}, true, false, nil
+		return &model.CommentEvent{Cursor: r.store.EventCursor(e.Position), Time: e.Time, Comment: c}, true, false, nil
 	})
 }
 
@@ -386,7 +374,7 @@ var commentKinds = map[storage.EventType]model.CommentChangeKind{
 // commentUpdated streams the edits and deletions of the comments
 // published on the post gid, as the actor of ctx may see them.
 func (r *Resolver) commentUpdated(ctx context.Context, gid string, after *string) (<-chan graphql.Event[*model.CommentChangeEvent], error) {
-	if _, err := afterCursor(after); err != nil {
+	if _, err := r.afterCursor(after); err != nil {
 		return nil, err
 	}
 	id, err := r.subscriptionPost(ctx, "postId", gid)
@@ -405,7 +393,7 @@ func (r *Resolver) commentUpdated(ctx context.Context, gid string, after *string
 		if err != nil || !r.sees(ctx, p) {
 			return nil, false, false, err
 		}
-		ev := &model.CommentChangeEvent{Cursor: eventCursor(e.Position), Time: e.Time, Kind: commentKinds[e.Type],
+		ev := &model.CommentChangeEvent{Cursor: r.store.EventCursor(e.Position), Time: e.Time, Kind: commentKinds[e.Type],
 			CommentID: commentGID(e.Data.PostID, e.Data.CommentID)}
 		if ev.Kind == model.CommentChangeKindDeleted {
 			return ev, true, false, nil
@@ -425,7 +413,7 @@ func (r *Resolver) commentUpdated(ctx context.Context, gid string, after *string
 // moderationQueueChanged streams the comments held, approved and
 // rejected on the posts the actor of ctx moderates.
 func (r *Resolver) moderationQueueChanged(ctx context.Context, after *string) (<-chan graphql.Event[*model.CommentEvent], error) {
-	if _, err := afterCursor(after); err != nil {
+	if _, err := r.afterCursor(after); err != nil {
 		return nil, err
 	}
 	if _, err := author(ctx); err != nil {
@@ -453,7 +441,7 @@ func (r *Resolver) moderationQueueChanged(ctx context.Context, after *string) (<
 		if err != nil {
 			return nil, false, false, err
 		}
-		return &model.CommentEvent{Cursor: eventCursor(e.Position), Time: e.Time, Comment: c}, true, false, nil
+		return &model.CommentEvent{Cursor: r.store.EventCursor(e.Position), Time: e.Time, Comment: c}, true, false, nil
 	})
 }
 
@@ -471,7 +459,7 @@ var postKinds = map[storage.EventType]model.PostEventKind{
 // those who saw it).
 func (r *Resolver) postEvent(ctx context.Context, e storage.LoggedEvent) (ev *model.PostEvent, ok bool, err error) {
 	kind := postKinds[e.Type]
-	ev = &model.PostEvent{Cursor: eventCursor(e.Position), Time: e.Time, Kind: kind, PostID: postGID(e.Data.PostID)}
+	ev = &model.PostEvent{Cursor: r.store.EventCursor(e.Position), Time: e.Time, Kind: kind, PostID: postGID(e.Data.PostID)}
 	if kind == model.PostEventKindDeleted {
 		ev.Deleted = true
 		return ev, true, nil
@@ -492,7 +480,7 @@ func (r *Resolver) postEvent(ctx context.Context, e storage.LoggedEvent) (ev *mo
 
 // postUpdated streams the changes of the post gid.
 func (r *Resolver) postUpdated(ctx context.Context, gid string, after *string) (<-chan graphql.Event[*model.PostEvent], error) {
-	if _, err := afterCursor(after); err != nil {
+	if _, err := r.afterCursor(after); err != nil {
 		return nil, err
 	}
 	id, err := r.subscriptionPost(ctx, "id", gid)
@@ -512,7 +500,7 @@ func (r *Resolver) postUpdated(ctx context.Context, gid string, after *string) (
 // postPublished streams the posts that become public, of one category
 // when category is set.
 func (r *Resolver) postPublished(ctx context.Context, category, after *string) (<-chan graphql.Event[*model.PostEvent], error) {
-	if _, err := afterCursor(after); err != nil {
+	if _, err := r.afterCursor(after); err != nil {
 		return nil, err
 	}
 	if category != nil {

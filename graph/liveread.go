@@ -13,16 +13,40 @@ import (
 // every subscriber of this server: a comment on a post a thousand pages
 // follow is one read of each, not a thousand. Each subscriber then checks
 // what it may see itself. It keeps the reads of the last eventReadsKept
-// events.
+// events: a client that resumes over and over, replaying the same events
+// from the hub's window, reads them once.
 type eventReads struct {
 	store *storage.Store
 
 	mu    sync.Mutex
 	reads map[eventReadKey]*eventRead
 	order []eventReadKey
+	// posts are the public posts subscriptions started on, read once per
+	// postCheckTTL (postsOrder oldest first).
+	posts      map[string]*postCheck
+	postsOrder []string
 }
 
-const eventReadsKept = 256
+// postCheck is a post read for the start of subscriptions, until at.
+type postCheck struct {
+	read  eventRead
+	until time.Time
+}
+
+// Subscriptions that start on a public post share its read for
+// postCheckTTL: a client that resubscribes over and over reads it once in
+// that time. What the subscriber may see of each event is checked with
+// the event's own read, so a post that became private since shows
+// nothing more. A post that is not public, or not found, is read again
+// by the next subscription: it may be public by then.
+const (
+	postCheckTTL  = 5 * time.Second
+	postChecksMax = 1024
+)
+
+// eventReadsKept bounds the reads kept: a post or a comment each, a
+// kilobyte or two.
+const eventReadsKept = 4096
 
 type eventReadKey struct {
 	position int64
@@ -38,7 +62,7 @@ type eventRead struct {
 }
 
 func newEventReads(store *storage.Store) *eventReads {
-	return &eventReads{store: store, reads: map[eventReadKey]*eventRead{}}
+	return &eventReads{store: store, reads: map[eventReadKey]*eventRead{}, posts: map[string]*postCheck{}}
 }
 
 func (er *eventReads) entry(k eventReadKey) *eventRead {
@@ -96,4 +120,39 @@ func (er *eventReads) comment(ctx context.Context, e storage.LoggedEvent) (*stor
 		r.comment, r.err = cs[0], errs[0]
 	})
 	return r.comment, r.err
+}
+
+// currentPost returns the post id for the start of a subscription: as it
+// was at most postCheckTTL ago when it was public then, else as it is.
+// The post is shared: nothing may change it.
+func (er *eventReads) currentPost(ctx context.Context, id string) (*storage.Post, error) {
+	now := time.Now()
+	er.mu.Lock()
+	c, ok := er.posts[id]
+	if !ok || now.After(c.until) {
+		c = &postCheck{until: now.Add(postCheckTTL)}
+		if !ok {
+			er.postsOrder = append(er.postsOrder, id)
+		}
+		er.posts[id] = c
+		if len(er.postsOrder) > postChecksMax {
+			delete(er.posts, er.postsOrder[0])
+			er.postsOrder = er.postsOrder[1:]
+		}
+	}
+	er.mu.Unlock()
+	r := &c.read
+	r.once.Do(func() {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), eventReadTimeout)
+		defer cancel()
+		r.post, r.err = er.store.GetPost(ctx, id)
+	})
+	if r.err != nil || !r.post.VisibleAt(er.store.Now()) {
+		er.mu.Lock()
+		if er.posts[id] == c {
+			c.until = time.Time{}
+		}
+		er.mu.Unlock()
+	}
+	return r.post, r.err
 }

@@ -834,7 +834,7 @@ func (r *queryResolver) LiveCursor(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return eventCursor(head), nil
+	return r.store.EventCursor(head), nil
 }
 
 // Viewer is the resolver for the viewer field.

@@ -56,7 +56,7 @@ var textBytes = map[string]int{
 	"Commenter.avatarUrl":                   storage.MaxURLLength,
 	"DeleteCommentPayload.deletedCommentId": maxGlobalIDLen,
 
-	"CommentEvent.cursor":            64, // base64 of "event:" and a position
+	"CommentEvent.cursor":            64, // a sealed position: 16 bytes of tag and up to 23 of position, in base64
 	"PostEvent.cursor":               64,
 	"Query.liveCursor":               64,
 	"PostEvent.postId":               maxGlobalIDLen,

@@ -5,10 +5,16 @@
 // QueueLength events behind is ended with ErrSlow, so a slow client never
 // makes the server hold more. An idle subscriber costs no goroutine and
 // no queue: the hub calls its notify function when it has something to
-// take (Poll), and its queue holds only what it has not taken yet. A subscription started after a position
-// first replays the log from there (storage.Store.EventsAfter), then goes
-// live: it switches over by position, so it gets every event once, in
-// order, whichever server wrote it.
+// take (Poll), and its queue holds only what it has not taken yet.
+//
+// The hub keeps the last Window events of the log in memory, shared by
+// every subscriber: loaded from the table once when the server starts
+// (Load), then from what it publishes. A subscription started after a
+// position replays from that window, with no read of the table, and
+// switches over to the live events under the same lock, so it gets every
+// event once, in order, whichever server wrote it. A position older than
+// the window is refused (ErrExpired): however often a client replays,
+// the table is not read for it.
 //
 // The package knows nothing of GraphQL: what an event means to a
 // subscriber, and whether the subscriber may see it, is its caller's.
@@ -23,12 +29,16 @@ import (
 	"github.com/blogql/blog/storage"
 )
 
-// DefaultQueueLength is how many events a subscriber may fall behind
-// before it is ended with ErrSlow.
-const DefaultQueueLength = 256
-
-// replayPage is how many events one read of the log takes when replaying.
-const replayPage = 100
+// Defaults of Options.
+const (
+	// DefaultQueueLength is how many events a subscriber may fall behind
+	// before it is ended with ErrSlow.
+	DefaultQueueLength = 256
+	// DefaultWindow is how many of the log's last events a hub keeps
+	// for replays: about a kilobyte each, with the paths and cache tags
+	// they name.
+	DefaultWindow = 20000
+)
 
 // Errors that end a subscription, or refuse one.
 var (
@@ -36,49 +46,161 @@ var (
 	ErrSlow = errors.New("the client did not keep up with the events")
 	// ErrClosed ends every subscription when the server shuts down.
 	ErrClosed = errors.New("the server is shutting down")
-	// ErrExpired refuses a position older than the log keeps.
+	// ErrExpired refuses a position older than the hub's window.
 	ErrExpired = errors.New("the events after this cursor are no longer kept")
 	// ErrAhead refuses a position the log has not reached.
 	ErrAhead = errors.New("the cursor is past the end of the event log")
 )
 
-// Log is the event log a Hub replays from: *storage.Store.
+// Log is the event log a Hub loads its window from: *storage.Store.
 type Log interface {
 	EventsAfter(ctx context.Context, after int64, limit int) ([]storage.LoggedEvent, error)
 	EventLogHead(ctx context.Context) (int64, error)
 }
 
+// Options configure a Hub.
+type Options struct {
+	// QueueLength is how many events a subscriber may fall behind; zero
+	// means DefaultQueueLength.
+	QueueLength int
+	// Window is how many of the log's last events the hub keeps for
+	// replays; zero means DefaultWindow.
+	Window int
+}
+
 // Hub fans events out to subscribers. Its zero value is not usable: use
 // NewHub.
 type Hub struct {
-	log   Log
-	queue int
+	log    Log
+	queue  int
+	size   int
+	loaded chan struct{}
 
 	mu     sync.Mutex
 	subs   map[*Sub]struct{}
 	closed bool
+	// The window: base is the position before its first event, -1 until
+	// Load or the first Publish sets it; window holds the events after
+	// base, positions base+1, base+2… with no gap, at most size of them.
+	// Its events are shared with the subscribers' queues.
+	base   int64
+	window []*storage.LoggedEvent
+	// ready is set, and loaded closed, once base is known.
+	ready bool
 }
 
-// NewHub returns a Hub that replays from log, with queues of queueLength
-// events (zero: DefaultQueueLength).
-func NewHub(log Log, queueLength int) *Hub {
-	if queueLength <= 0 {
-		queueLength = DefaultQueueLength
+// NewHub returns a Hub whose window Load reads from log.
+func NewHub(log Log, opts Options) *Hub {
+	if opts.QueueLength <= 0 {
+		opts.QueueLength = DefaultQueueLength
 	}
-	return &Hub{log: log, queue: queueLength, subs: map[*Sub]struct{}{}}
+	if opts.Window <= 0 {
+		opts.Window = DefaultWindow
+	}
+	return &Hub{log: log, queue: opts.QueueLength, size: opts.Window, loaded: make(chan struct{}),
+		subs: map[*Sub]struct{}{}, base: -1}
+}
+
+// Load reads the log's last events into the window: up to its size,
+// from the oldest the log still holds, with one Query per
+// storage.MaxEventsPage events. It returns the log's head it read to,
+// after which the server's tail of the log must go on (changefeed
+// Options.TailStart) for the window to have no gap. Once the window is
+// set, it does nothing and returns the window's end.
+func (h *Hub) Load(ctx context.Context) (int64, error) {
+	h.mu.Lock()
+	if h.ready {
+		defer h.mu.Unlock()
+		return h.lastLocked(), nil
+	}
+	h.mu.Unlock()
+	// Every event up to the head is committed: a gap below it is what
+	// TTL took, oldest first.
+	head, err := h.log.EventLogHead(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("load the live window: %w", err)
+	}
+	base := max(0, head-int64(h.size))
+	var events []*storage.LoggedEvent
+	for pos := base; pos < head; {
+		page, err := h.log.EventsAfter(ctx, pos, storage.MaxEventsPage)
+		if err != nil {
+			return 0, fmt.Errorf("load the live window after %d: %w", pos, err)
+		}
+		if len(page) == 0 {
+			break
+		}
+		for i := range page {
+			e := &page[i]
+			if e.Position > head {
+				break
+			}
+			if e.Position != base+int64(len(events))+1 {
+				base, events = e.Position-1, nil
+			}
+			events = append(events, e)
+		}
+		pos = page[len(page)-1].Position
+	}
+	if len(events) == 0 {
+		base = head
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.ready {
+		return h.lastLocked(), nil
+	}
+	h.base, h.window = base, events
+	h.trimLocked()
+	h.setReadyLocked()
+	return head, nil
+}
+
+// lastLocked returns the position of the window's last event.
+func (h *Hub) lastLocked() int64 { return h.base + int64(len(h.window)) }
+
+func (h *Hub) setReadyLocked() {
+	if !h.ready {
+		h.ready = true
+		close(h.loaded)
+	}
+}
+
+// trimLocked drops the window's oldest events past its size.
+func (h *Hub) trimLocked() {
+	if n := len(h.window) - h.size; n > 0 {
+		clear(h.window[:n])
+		h.window = h.window[n:]
+		h.base += int64(n)
+	}
 }
 
 // Publish hands events, a run of the log in order, to every subscriber
-// whose filter takes them. It never blocks: a subscriber whose queue is
-// full is ended with ErrSlow. It is what the change feed calls; events
-// must not change afterwards (subscribers keep pointers into it).
+// whose filter takes them, and adds them to the window. It never blocks:
+// a subscriber whose queue is full is ended with ErrSlow. It is what the
+// change feed calls; events must not change afterwards (subscribers and
+// the window keep pointers into it).
 func (h *Hub) Publish(events []storage.LoggedEvent) {
+	if len(events) == 0 {
+		return
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	if !h.ready || events[0].Position != h.lastLocked()+1 {
+		// The tail skipped positions the log no longer holds: the
+		// window starts again after them.
+		clear(h.window)
+		h.base, h.window = events[0].Position-1, h.window[:0]
+		h.setReadyLocked()
+	}
+	for i := range events {
+		h.window = append(h.window, &events[i])
+	}
+	h.trimLocked()
 	for s := range h.subs {
 		for i := range events {
 			e := &events[i]
-			if !s.match(e.Event) {
+			if e.Position <= s.pos || !s.match(e.Event) {
 				continue
 			}
 			if len(s.queue) >= h.queue {
@@ -98,6 +220,14 @@ func (h *Hub) Subscribers() int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return len(h.subs)
+}
+
+// Window returns the positions the window holds: the events after first
+// up to last.
+func (h *Hub) Window() (first, last int64) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.base, h.lastLocked()
 }
 
 // Close ends every subscription with ErrClosed and refuses new ones.
@@ -128,28 +258,27 @@ type Sub struct {
 	// signal wakes Next, for a Sub of Subscribe.
 	signal chan struct{}
 
-	// queue, guarded by the hub's lock, holds pointers into the batches
-	// published, which every subscriber shares: 8 bytes an event queued,
-	// nil when the subscriber took them all.
-	queue []*storage.LoggedEvent
+	// replay, then queue, guarded by the hub's lock, hold pointers into
+	// the batches published, which every subscriber and the window
+	// share: 8 bytes an event, nil when the subscriber took them all.
+	// replay holds what the subscription took from the window when it
+	// started, queue what was published since: only queue is bounded.
+	replay, queue []*storage.LoggedEvent
 	// err, guarded by the hub's lock, is set when the hub ended the
 	// subscription.
 	err error
-
-	// pos is the last position of the log the subscription went past,
-	// negative before the first event of one that started live.
+	// pos, set before the subscription is registered, is the last
+	// position it does not get: the one it starts after, or the
+	// window's end its replay reached. Negative for one that started
+	// live.
 	pos int64
-	// replaying is true until the replay read the log to its end;
-	// joined once the first live event was taken.
-	replaying, joined bool
-	// pending are events read from the log, to give before the queue.
-	pending []storage.LoggedEvent
 }
 
 // Subscribe starts a subscription to the events match takes: live from
-// now when after is negative, else from after, which the log must still
-// hold (ErrExpired) and have reached (ErrAhead). It checks after with one
-// read of the log, or two. It returns ErrClosed when the hub is closed.
+// now when after is negative, else from after, which the window must
+// still hold (ErrExpired) and the log have reached (ErrAhead). A
+// position in the window costs no read of the log; one past its end, one
+// read of the log's head. It returns ErrClosed when the hub is closed.
 // match runs under the hub's lock: it must be quick. Next gives the
 // subscription's events.
 func (h *Hub) Subscribe(ctx context.Context, after int64, match func(storage.Event) bool) (*Sub, error) {
@@ -171,45 +300,63 @@ func (h *Hub) Subscribe(ctx context.Context, after int64, match func(storage.Eve
 // Poll when notify tells it to: notify is called when an event is queued
 // for a subscriber that had none, and when the hub ends the subscription.
 // It runs under the hub's lock, maybe before SubscribeNotify returns: it
-// must be quick, and not call the hub or the Sub.
+// must be quick, and not call the hub or the Sub. A subscription after a
+// position waits, with ctx, until the window is loaded.
 func (h *Hub) SubscribeNotify(ctx context.Context, after int64, match func(storage.Event) bool, notify func()) (*Sub, error) {
 	s := &Sub{hub: h, match: match, notify: notify, pos: after}
-	if after >= 0 {
-		if err := h.check(ctx, after); err != nil {
-			return nil, err
-		}
-		s.replaying = true
+	if after < 0 {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return s, h.registerLocked(s)
 	}
-	// Registered before the replay reads the log: what is published from
-	// now on is queued, and Next drops what the replay already gave.
+	select {
+	case <-h.loaded:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.closed {
-		return nil, ErrClosed
+	if after <= h.lastLocked() {
+		defer h.mu.Unlock()
+		return s, h.replayLocked(s)
 	}
-	h.subs[s] = struct{}{}
-	return s, nil
-}
-
-// check returns nil when the log holds the events after position after.
-func (h *Hub) check(ctx context.Context, after int64) error {
+	h.mu.Unlock()
+	// Past what this server's tail has read: another server may have
+	// read further. The events up to the head reach the queue.
 	head, err := h.log.EventLogHead(ctx)
 	if err != nil {
-		return err
+		return nil, fmt.Errorf("check the cursor against the event log: %w", err)
 	}
 	if after > head {
-		return ErrAhead
+		return nil, ErrAhead
 	}
-	if after == head {
-		return nil
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if after <= h.lastLocked() {
+		return s, h.replayLocked(s)
 	}
-	events, err := h.log.EventsAfter(ctx, after, 1)
-	if err != nil {
-		return err
-	}
-	if len(events) == 0 || events[0].Position != after+1 {
+	return s, h.registerLocked(s)
+}
+
+// replayLocked queues for s the window's events after s.pos, and
+// registers s: what is published from now on follows them.
+func (h *Hub) replayLocked(s *Sub) error {
+	if s.pos < h.base {
 		return ErrExpired
 	}
+	for _, e := range h.window[s.pos-h.base:] {
+		if s.match(e.Event) {
+			s.replay = append(s.replay, e)
+		}
+	}
+	s.pos = h.lastLocked()
+	return h.registerLocked(s)
+}
+
+func (h *Hub) registerLocked(s *Sub) error {
+	if h.closed {
+		return ErrClosed
+	}
+	h.subs[s] = struct{}{}
 	return nil
 }
 
@@ -221,7 +368,7 @@ func (s *Sub) Close() {
 }
 
 // Next returns the subscription's next event, waiting for it: first
-// those the replay reads from the log, then the live ones, each once, in
+// those the replay took from the window, then the live ones, each once, in
 // the log's order. It returns ctx's error when ctx ends first, and the
 // error that ended the subscription (ErrSlow, ErrClosed) once the events
 // queued before it are given. It is for a Sub of Subscribe.
@@ -241,83 +388,22 @@ func (s *Sub) Next(ctx context.Context) (storage.LoggedEvent, error) {
 
 // Poll returns the subscription's next event, as Next does, without
 // waiting for one: ok is false, with a nil error, when there is none yet
-// (notify then tells when there is). Replaying reads the log, with ctx.
+// (notify then tells when there is). It reads nothing from the log.
 // Poll, and Next, must not be called by two goroutines at once.
-func (s *Sub) Poll(ctx context.Context) (e storage.LoggedEvent, ok bool, err error) {
-	for {
-		if len(s.pending) > 0 {
-			e := s.pending[0]
-			if s.pending = s.pending[1:]; len(s.pending) == 0 {
-				s.pending = nil
-			}
-			return e, true, nil
-		}
-		if s.replaying {
-			n, err := s.readLog(ctx, -1)
-			if err != nil {
-				return storage.LoggedEvent{}, false, err
-			}
-			s.replaying = n == replayPage
-			continue
-		}
-		e, ok, err := s.take()
-		if !ok {
-			return storage.LoggedEvent{}, false, err
-		}
-		if s.pos >= 0 && e.Position <= s.pos {
-			continue // the replay gave it already
-		}
-		if s.pos >= 0 && !s.joined && e.Position > s.pos+1 {
-			// The first live event after a replay: what was written
-			// between the replay's end and it comes from the log.
-			for s.pos < e.Position-1 {
-				n, err := s.readLog(ctx, e.Position)
-				if err != nil {
-					return storage.LoggedEvent{}, false, err
-				}
-				if n < replayPage {
-					break
-				}
-			}
-		}
-		s.joined = true
-		s.pos = e.Position
-		s.pending = append(s.pending, e)
-	}
-}
-
-// take returns the next event of the queue, without waiting; the events
-// queued before the subscription ended come before its error, and ok is
-// false with a nil error when the queue is empty.
-func (s *Sub) take() (storage.LoggedEvent, bool, error) {
+func (s *Sub) Poll(context.Context) (e storage.LoggedEvent, ok bool, err error) {
 	s.hub.mu.Lock()
 	defer s.hub.mu.Unlock()
-	if len(s.queue) == 0 {
+	q := &s.replay
+	if len(*q) == 0 {
+		q = &s.queue
+	}
+	if len(*q) == 0 {
 		return storage.LoggedEvent{}, false, s.err
 	}
-	e := s.queue[0]
-	if s.queue = s.queue[1:]; len(s.queue) == 0 {
-		s.queue = nil
+	p := (*q)[0]
+	(*q)[0] = nil
+	if *q = (*q)[1:]; len(*q) == 0 {
+		*q = nil
 	}
-	return *e, true, nil
-}
-
-// readLog reads one page of the log after s.pos, up to position before
-// (exclusive) when it is not negative, moves s.pos past it and keeps the
-// events s takes in s.pending. It returns how many events the page had.
-func (s *Sub) readLog(ctx context.Context, before int64) (int, error) {
-	events, err := s.hub.log.EventsAfter(ctx, s.pos, replayPage)
-	if err != nil {
-		return 0, fmt.Errorf("replay the event log after %d: %w", s.pos, err)
-	}
-	for _, e := range events {
-		if before >= 0 && e.Position >= before {
-			return 0, nil
-		}
-		s.pos = e.Position
-		if s.match(e.Event) {
-			s.pending = append(s.pending, e)
-		}
-	}
-	return len(events), nil
+	return *p, true, nil
 }

@@ -17,6 +17,14 @@ type memLog struct {
 	mu     sync.Mutex
 	events []storage.LoggedEvent
 	from   int64
+	// queries counts the calls of EventsAfter and EventLogHead.
+	queries int
+}
+
+func (l *memLog) reads() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.queries
 }
 
 func (l *memLog) append(types ...storage.EventType) []storage.LoggedEvent {
@@ -34,6 +42,7 @@ func (l *memLog) append(types ...storage.EventType) []storage.LoggedEvent {
 func (l *memLog) EventsAfter(_ context.Context, after int64, limit int) ([]storage.LoggedEvent, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.queries++
 	var out []storage.LoggedEvent
 	for _, e := range l.events {
 		if e.Position > after && e.Position > l.from && len(out) < limit {
@@ -46,6 +55,7 @@ func (l *memLog) EventsAfter(_ context.Context, after int64, limit int) ([]stora
 func (l *memLog) EventLogHead(context.Context) (int64, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	l.queries++
 	return int64(len(l.events)), nil
 }
 
@@ -73,50 +83,81 @@ func span(from, to int64) []int64 {
 	return p
 }
 
-func TestReplayThenLiveGivesEveryEventOnceInOrder(t *testing.T) {
+func TestReplayThenLiveGivesEveryEventOnceInOrderWithNoReadOfTheLog(t *testing.T) {
 	log := &memLog{}
-	hub := NewHub(log, 0)
-	// 250 events before the subscription; the hub published the first
-	// 200 of them, the rest are in the log and not yet published.
-	hub.Publish(log.append(slices.Repeat([]storage.EventType{storage.EventCommentAdded}, 200)...))
-	late := log.append(slices.Repeat([]storage.EventType{storage.EventCommentAdded}, 50)...)
+	hub := NewHub(log, Options{})
+	log.append(slices.Repeat([]storage.EventType{storage.EventCommentAdded}, 150)...)
+	if head, err := hub.Load(context.Background()); err != nil || head != 150 {
+		t.Fatalf("Load: %d, %v", head, err)
+	}
+	// 50 events published after the load, one of them while a
+	// subscription replays what came before.
+	hub.Publish(log.append(slices.Repeat([]storage.EventType{storage.EventCommentAdded}, 50)...))
+	reads := log.reads()
 	s, err := hub.Subscribe(context.Background(), 10, all)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Published while the subscription replays: given once.
-	hub.Publish(late)
 	hub.Publish(log.append(storage.EventCommentAdded, storage.EventCommentAdded))
-	if got, want := positions(t, s, 242), span(11, 252); !slices.Equal(got, want) {
+	if got, want := positions(t, s, 192), span(11, 202); !slices.Equal(got, want) {
 		t.Fatalf("got %v, want %v", got, want)
+	}
+	if n := log.reads() - reads; n != 0 {
+		t.Fatalf("the replay read the log %d times", n)
 	}
 }
 
-func TestTheFirstLiveEventAfterAReplayFillsTheGapFromTheLog(t *testing.T) {
+func TestTheWindowKeepsTheLastEventsOnly(t *testing.T) {
 	log := &memLog{}
-	hub := NewHub(log, 0)
+	hub := NewHub(log, Options{Window: 3})
 	log.append(storage.EventCommentAdded, storage.EventCommentAdded)
-	s, err := hub.Subscribe(context.Background(), 0, all)
+	if _, err := hub.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	hub.Publish(log.append(storage.EventCommentAdded, storage.EventCommentAdded))
+	if first, last := hub.Window(); first != 1 || last != 4 {
+		t.Fatalf("window (%d, %d], want (1, 4]", first, last)
+	}
+	ctx := context.Background()
+	if _, err := hub.Subscribe(ctx, 0, all); !errors.Is(err, ErrExpired) {
+		t.Fatalf("after 0: %v, want ErrExpired", err)
+	}
+	s, err := hub.Subscribe(ctx, 1, all)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := positions(t, s, 2); !slices.Equal(got, span(1, 2)) {
-		t.Fatalf("replay: %v", got)
+	if got := positions(t, s, 3); !slices.Equal(got, span(2, 4)) {
+		t.Fatalf("got %v", got)
 	}
-	// 3 and 4 were written after the replay's last read, and published
-	// before the subscription was registered with this server's tail:
-	// only 5 reaches its queue.
-	log.append(storage.EventCommentAdded, storage.EventCommentAdded)
+}
+
+func TestACursorPastTheWindowWaitsForTheTail(t *testing.T) {
+	log := &memLog{}
+	hub := NewHub(log, Options{})
+	if _, err := hub.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// Another server's tail read 1 and 2 already: a client of it
+	// resumes here after 2, before this server's tail read them.
+	early := log.append(storage.EventCommentAdded, storage.EventCommentAdded)
+	s, err := hub.Subscribe(context.Background(), 2, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub.Publish(early)
 	hub.Publish(log.append(storage.EventCommentAdded))
-	if got := positions(t, s, 3); !slices.Equal(got, span(3, 5)) {
+	if got := positions(t, s, 1); !slices.Equal(got, []int64{3}) {
 		t.Fatalf("got %v", got)
 	}
 }
 
 func TestASubscriptionGetsOnlyTheEventsItTakes(t *testing.T) {
 	log := &memLog{}
-	hub := NewHub(log, 0)
+	hub := NewHub(log, Options{})
 	log.append(storage.EventCommentAdded, storage.EventPostPublished, storage.EventCommentAdded)
+	if _, err := hub.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	s, err := hub.Subscribe(context.Background(), 0, func(e storage.Event) bool { return e.Type == storage.EventPostPublished })
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +170,7 @@ func TestASubscriptionGetsOnlyTheEventsItTakes(t *testing.T) {
 
 func TestASlowSubscriberIsEndedNotBuffered(t *testing.T) {
 	log := &memLog{}
-	hub := NewHub(log, 2)
+	hub := NewHub(log, Options{QueueLength: 2})
 	s, err := hub.Subscribe(context.Background(), -1, all)
 	if err != nil {
 		t.Fatal(err)
@@ -146,12 +187,15 @@ func TestASlowSubscriberIsEndedNotBuffered(t *testing.T) {
 	}
 }
 
-func TestCursorsTheLogCannotServeAreRefused(t *testing.T) {
+func TestLoadStartsAfterWhatTheLogNoLongerHolds(t *testing.T) {
 	log := &memLog{}
-	hub := NewHub(log, 0)
+	hub := NewHub(log, Options{})
 	log.append(storage.EventCommentAdded, storage.EventCommentAdded, storage.EventCommentAdded)
 	log.from = 2 // 1 and 2 expired
 	ctx := context.Background()
+	if _, err := hub.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := hub.Subscribe(ctx, 0, all); !errors.Is(err, ErrExpired) {
 		t.Errorf("after 0: %v, want ErrExpired", err)
 	}
@@ -165,9 +209,26 @@ func TestCursorsTheLogCannotServeAreRefused(t *testing.T) {
 	}
 }
 
+func TestAReplayIsNotCountedAgainstTheQueue(t *testing.T) {
+	log := &memLog{}
+	hub := NewHub(log, Options{QueueLength: 2})
+	log.append(slices.Repeat([]storage.EventType{storage.EventCommentAdded}, 10)...)
+	if _, err := hub.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s, err := hub.Subscribe(context.Background(), 0, all)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub.Publish(log.append(storage.EventCommentAdded))
+	if got := positions(t, s, 11); !slices.Equal(got, span(1, 11)) {
+		t.Fatalf("got %v", got)
+	}
+}
+
 func TestCloseEndsEverySubscription(t *testing.T) {
 	log := &memLog{}
-	hub := NewHub(log, 0)
+	hub := NewHub(log, Options{})
 	s, err := hub.Subscribe(context.Background(), -1, all)
 	if err != nil {
 		t.Fatal(err)

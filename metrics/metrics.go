@@ -71,6 +71,9 @@ type Metrics struct {
 	answerEntries   prometheus.Gauge
 	answerBytes     prometheus.Gauge
 
+	streamsOpen    prometheus.Gauge
+	streamsRefused *prometheus.CounterVec
+
 	mu    sync.Mutex
 	names map[string]bool
 }
@@ -136,6 +139,14 @@ func New() *Metrics {
 			Name: "blog_answer_cache_bytes",
 			Help: "Memory the answer cache is charged for its answers, at most its bound (-answer-cache-bytes).",
 		}),
+		streamsOpen: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "blog_streams_open",
+			Help: "Subscription streams (WebSocket connections and SSE responses) open on this server.",
+		}),
+		streamsRefused: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "blog_streams_refused_total",
+			Help: "Subscription streams refused, by the limit they met: address (-streams-per-address) or server (-max-streams).",
+		}, []string{"limit"}),
 		names: map[string]bool{},
 	}
 	m.registry.MustRegister(
@@ -146,6 +157,7 @@ func New() *Metrics {
 		m.batchSize, m.batchWaits,
 		m.queryCacheEntries, m.queryCacheBytes,
 		m.answerLookups, m.answerEvictions, m.answerEntries, m.answerBytes,
+		m.streamsOpen, m.streamsRefused,
 	)
 	return m
 }
@@ -261,3 +273,11 @@ func (m *Metrics) AnswerCacheSize(entries int, bytes int64) {
 	m.answerEntries.Set(float64(entries))
 	m.answerBytes.Set(float64(bytes))
 }
+
+// StreamsOpen records how many subscription streams are open. With
+// StreamRefused it makes Metrics a gqlhttp.StreamObserver.
+func (m *Metrics) StreamsOpen(n int) { m.streamsOpen.Set(float64(n)) }
+
+// StreamRefused counts a subscription stream refused at the limit named
+// limit.
+func (m *Metrics) StreamRefused(limit string) { m.streamsRefused.WithLabelValues(limit).Inc() }

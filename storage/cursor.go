@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"hash"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 )
@@ -186,4 +187,33 @@ func validatePage(p Page) error {
 		return &ValidationError{Field: "before", Reason: "goes with last; with first, give after"}
 	}
 	return nil
+}
+
+// eventsList names the event log's cursors: a cursor of a list of posts
+// is not one of the log's, nor the reverse.
+const eventsList = "events"
+
+// EventCursor returns the opaque cursor of the event log's position pos,
+// sealed as list cursors are: the same on every server of the cursor key.
+func (s *Store) EventCursor(pos int64) string {
+	return s.encodeCursor(eventsList, map[string]string{"p": strconv.FormatInt(pos, 10)})
+}
+
+// EventPosition returns the position of the event log that cursor, made
+// by EventCursor, names. Anything else, a cursor altered or sealed with
+// another key included, is a ValidationError on "after".
+func (s *Store) EventPosition(cursor string) (int64, error) {
+	bad := &ValidationError{Field: "after", Reason: "is not the cursor of an event"}
+	if cursor == "" {
+		return 0, bad
+	}
+	at, err := s.decodeCursor(eventsList, cursor)
+	if err != nil {
+		return 0, bad
+	}
+	pos, err := strconv.ParseInt(at["p"], 10, 64)
+	if err != nil || pos < 0 || len(at) != 1 {
+		return 0, bad
+	}
+	return pos, nil
 }

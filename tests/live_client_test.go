@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -19,7 +18,6 @@ import (
 
 	"github.com/Khan/genqlient/graphql"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/golang-jwt/jwt/v5"
 	"github.com/gorilla/websocket"
@@ -53,6 +51,11 @@ type liveServer struct {
 	ada      graphql.Client
 	db       *dynamodb.Client
 	table    string
+
+	mu sync.Mutex
+	// last counts the DynamoDB requests of the last request, a stream's
+	// for as long as it lasts.
+	last *storage.Counter
 }
 
 // liveFeedOptions are the change feed's options of a liveServer: short
@@ -62,6 +65,14 @@ var liveFeedOptions = changefeed.Options{
 	PollEvery: 20 * time.Millisecond, TailEvery: 20 * time.Millisecond, ReadGap: 20 * time.Millisecond,
 }
 
+// liveWindow is the window of the hubs of the liveServers started next:
+// live.DefaultWindow unless a test makes it smaller.
+var liveWindow = live.DefaultWindow
+
+// liveObserve, when set, gets every DynamoDB call of the liveServers
+// started next.
+var liveObserve func(storage.Call)
+
 // liveOptions change a liveServer's handler options before it starts.
 type liveOptions func(*graph.HandlerOptions)
 
@@ -69,6 +80,7 @@ func newLiveServer(t *testing.T, configure ...liveOptions) *liveServer {
 	t.Helper()
 	ctx := context.Background()
 	cfg := dynamotest.ClientConfig(t, nil)
+	cfg.Observe = liveObserve
 	db, err := storage.NewClient(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -85,21 +97,6 @@ func newLiveServer(t *testing.T, configure ...liveOptions) *liveServer {
 	s := serveLive(t, store, streams, configure...)
 	s.db, s.table = db, table
 	return s
-}
-
-// expire removes the event at position from the log, as its TTL does.
-func (s *liveServer) expire(t *testing.T, position int64) {
-	t.Helper()
-	_, err := s.db.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{
-		TableName: &s.table,
-		Key: map[string]types.AttributeValue{
-			"PK": &types.AttributeValueMemberS{Value: "EVENTLOG"},
-			"SK": &types.AttributeValueMemberS{Value: fmt.Sprintf("EVENT#%020d", position)},
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // another returns a second server on s's table, with a change feed of
@@ -120,11 +117,14 @@ func serveLive(t *testing.T, store *storage.Store, streams *dynamodbstreams.Clie
 	logger := slog.New(slog.NewTextHandler(liveLogOutput(), nil))
 	feedOpts := liveFeedOptions
 	feedOpts.Logger = logger
+	// The hub loads the log's last events, and the feed's tail goes on
+	// after them, as server.go runs them.
+	hub := live.NewHub(store, live.Options{Window: liveWindow})
+	feedOpts.TailStart = hub.Load
 	feed := changefeed.New(store, streams, feedOpts)
 	// The comment counts worker, as server.go adds it.
 	counts := store.NewCountSync()
 	feed.AddWorker(changefeed.Worker{Name: "counts", Events: counts.Events, Tick: counts.Tick, Every: storage.CountSyncTick, Hold: counts.Hold})
-	hub := live.NewHub(store, 0)
 	feed.Subscribe(hub.Publish)
 	runCtx, stop := context.WithCancel(context.Background())
 	done := make(chan struct{})
@@ -150,7 +150,11 @@ func serveLive(t *testing.T, store *storage.Store, streams *dynamodbstreams.Clie
 	// logs requests: a WebSocket upgrade must still reach the connection.
 	h := graph.NewHandler(store, opts)
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h.ServeHTTP(wrappedWriter{w}, r)
+		ctx, counter := storage.WithRequestCounter(r.Context())
+		s.mu.Lock()
+		s.last = counter
+		s.mu.Unlock()
+		h.ServeHTTP(wrappedWriter{w}, r.WithContext(ctx))
 	}))
 	t.Cleanup(hs.Close)
 	s.url = hs.URL

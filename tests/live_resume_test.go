@@ -2,7 +2,6 @@ package tests
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -21,13 +20,9 @@ import (
 // at once: the log's content, not the time, is what a resume reads.
 
 // logPosition returns the position in the event log a cursor names.
-func logPosition(t *testing.T, cursor string) int64 {
+func (s *liveServer) logPosition(t *testing.T, cursor string) int64 {
 	t.Helper()
-	raw, err := base64.RawURLEncoding.DecodeString(cursor)
-	if err != nil {
-		t.Fatalf("cursor %q: %v", cursor, err)
-	}
-	pos, err := strconv.ParseInt(strings.TrimPrefix(string(raw), "event:"), 10, 64)
+	pos, err := s.store.EventPosition(cursor)
 	if err != nil {
 		t.Fatalf("cursor %q: %v", cursor, err)
 	}
@@ -84,7 +79,7 @@ func TestLiveAClientAwayDuringABurstOf500GetsAllInOrderOnBothTransports(t *testi
 	equal(t, "status", status, http.StatusOK)
 	got := map[string][]string{}
 	for name, st := range map[string]stream{"websocket": ws, "sse": resumed} {
-		last := logPosition(t, wsCursor)
+		last := s.logPosition(t, wsCursor)
 		seen := map[string]bool{}
 		for range burst {
 			r, ok := st.next()
@@ -92,7 +87,7 @@ func TestLiveAClientAwayDuringABurstOf500GetsAllInOrderOnBothTransports(t *testi
 				t.Fatalf("%s: the stream completed after %d events", name, len(seen))
 			}
 			e := r.comment(t)
-			if pos := logPosition(t, e.Cursor); pos <= last {
+			if pos := s.logPosition(t, e.Cursor); pos <= last {
 				t.Fatalf("%s: %q at position %d after position %d: not in the log's order", name, e.Comment.Body, pos, last)
 			} else {
 				last = pos
@@ -147,4 +142,34 @@ func TestTypeScriptLiveThread(t *testing.T) {
 	resumed, _ := s.subscribeSSE(t, http.MethodGet, "", ops["CommentAdded"], map[string]any{"postId": post, "after": page.Data.LiveCursor}, last)
 	got, _ = bodies(t, resumed, 1)
 	equal(t, "after the reconnection", got[0], "while away")
+}
+
+// A client that resumes often costs no read of the table: the server
+// replays from the events it keeps in memory, and shares with every
+// subscriber its reads of what the events are about and of the post a
+// subscription starts on. Only the first resume reads those.
+func TestLiveAResumeReplaysFromMemoryWithNoReadOfTheTable(t *testing.T) {
+	const comments = 30
+	s := newLiveServer(t)
+	ada, post := s.livePost(t)
+	start := s.cursor(t)
+	for i := range comments {
+		addLiveComment(t, ada, post, fmt.Sprint("missed ", i))
+	}
+	head := s.logPosition(t, s.cursor(t))
+	// Until this server's tail read them: a resume on another server
+	// waits for its tail, which reads the log for every subscriber.
+	waitFor(t, func() bool { _, last := s.hub.Window(); return last >= head })
+	for round := range 3 {
+		sse := s.subscribeSSEOK(t, "", map[string]any{"post": post, "after": start})
+		s.mu.Lock()
+		counter := s.last
+		s.mu.Unlock()
+		got, _ := bodies(t, sse, comments)
+		equal(t, "the last comment replayed", got[comments-1], fmt.Sprint("missed ", comments-1))
+		sse.close()
+		if n := counter.Total(); round > 0 && n != 0 {
+			t.Fatalf("resume %d: %d DynamoDB requests, want none: %v", round, n, counter.ByOperation())
+		}
+	}
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph"
+	"github.com/blogql/blog/storage"
 )
 
 // Subscriptions over both transports, as a frontend uses them: a page
@@ -134,6 +135,13 @@ func TestLiveBadSubscriptionsFailClearly(t *testing.T) {
 	ctx := context.Background()
 	draft := ok[*CreatePostResponse](t)(CreatePost(ctx, ada, CreatePostInput{Title: "Draft", Slug: "draft", Categories: []string{"news"}})).CreatePost.Post.Id
 	ahead := s.cursorAt(t, 1<<40)
+	// Cursors are sealed: one made of a position, one altered, one of
+	// another key are no cursors.
+	forged := base64.RawURLEncoding.EncodeToString([]byte("event:0"))
+	altered, _ := base64.RawURLEncoding.DecodeString(s.cursor(t))
+	altered[len(altered)-1] ^= 1
+	tampered := base64.RawURLEncoding.EncodeToString(altered)
+	foreign := storage.New(s.db, s.table).EventCursor(0)
 	for _, c := range []struct {
 		name string
 		vars map[string]any
@@ -143,6 +151,9 @@ func TestLiveBadSubscriptionsFailClearly(t *testing.T) {
 		{"a post that does not exist", map[string]any{"post": postGIDOf("missing")}, graph.CodeNotFound},
 		{"a draft, for a reader", map[string]any{"post": draft}, graph.CodeNotFound},
 		{"a cursor that is not one", map[string]any{"post": post, "after": "bad"}, graph.CodeBadUserInput},
+		{"a cursor forged from a position", map[string]any{"post": post, "after": forged}, graph.CodeBadUserInput},
+		{"a cursor altered", map[string]any{"post": post, "after": tampered}, graph.CodeBadUserInput},
+		{"a cursor of another server's key", map[string]any{"post": post, "after": foreign}, graph.CodeBadUserInput},
 		{"a cursor past the log's end", map[string]any{"post": post, "after": ahead}, graph.CodeBadUserInput},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -160,10 +171,16 @@ func TestLiveBadSubscriptionsFailClearly(t *testing.T) {
 	}
 }
 
-func TestLiveACursorPastTheLogsRetentionIsCursorExpired(t *testing.T) {
+func TestLiveACursorOlderThanTheWindowIsCursorExpired(t *testing.T) {
+	saved := liveWindow
+	liveWindow = 2 // the server keeps the log's last 2 events
+	defer func() { liveWindow = saved }()
 	s := newLiveServer(t)
-	_, post := s.livePost(t)
-	s.expire(t, 1) // the log's first event, gone as its TTL removes it
+	ada, post := s.livePost(t)
+	addLiveComment(t, ada, post, "one")
+	addLiveComment(t, ada, post, "two")
+	// Until this server's tail read past them.
+	waitFor(t, func() bool { first, _ := s.hub.Window(); return first > 0 })
 	vars := map[string]any{"post": post, "after": s.cursorAt(t, 0)}
 	for name, st := range map[string]stream{
 		"websocket": s.dialWS(t, nil).subscribe("x", commentAddedQuery, vars),
@@ -177,7 +194,7 @@ func TestLiveACursorPastTheLogsRetentionIsCursorExpired(t *testing.T) {
 // cursorAt returns the cursor of position pos, as the server makes it.
 func (s *liveServer) cursorAt(t *testing.T, pos int64) string {
 	t.Helper()
-	return base64.RawURLEncoding.EncodeToString([]byte(fmt.Sprintf("event:%d", pos)))
+	return s.store.EventCursor(pos)
 }
 
 func TestLiveLimits(t *testing.T) {
@@ -209,8 +226,12 @@ func TestLiveLimits(t *testing.T) {
 		s.subscribeSSEOK(t, "", vars)
 		_, status := s.subscribeSSE(t, http.MethodPost, "", commentAddedQuery, vars, "")
 		equal(t, "status", status, http.StatusTooManyRequests)
-		if _, err := s.dialWSErr(t, nil); err == nil || err.Error() != http.StatusText(http.StatusTooManyRequests) {
-			t.Errorf("a third WebSocket: %v, want 429", err)
+		// A browser's WebSocket shows no handshake's status: the
+		// connection is closed with 1013 (try again later).
+		_, err := s.dialWSErr(t, nil)
+		var ce *websocket.CloseError
+		if !asCloseError(err, &ce) || ce.Code != 1013 || !strings.HasPrefix(ce.Text, gqlhttp.CodeTooManyStreams) {
+			t.Errorf("a third WebSocket: %v, want a close with 1013 and %s", err, gqlhttp.CodeTooManyStreams)
 		}
 	})
 	t.Run("a subscription sent as a plain request", func(t *testing.T) {
