@@ -14,9 +14,7 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2/analysis"
-	"github.com/blevesearch/bleve/v2/index/scorch"
-	segment "github.com/blevesearch/scorch_segment_api/v2"
-
+	"github.com/blogql/blog/search/internal/segments"
 	"github.com/blogql/blog/storage"
 )
 
@@ -345,7 +343,7 @@ func (s *Service) highlight(ctx context.Context, idx *index, m *marker, page []r
 		return nil, err
 	}
 	for _, ss := range snap.Segments() {
-		docs, err := liveDocs(ss, ids)
+		docs, err := ss.LiveDocs(ids)
 		if err != nil {
 			return nil, err
 		}
@@ -362,7 +360,7 @@ func (s *Service) highlight(ctx context.Context, idx *index, m *marker, page []r
 				return nil, err
 			}
 			var title, body string
-			err = ss.VisitDocument(uint64(num), func(field string, _ byte, value []byte, _ []uint64) bool {
+			err = ss.VisitStored(uint64(num), func(field string, value []byte) bool {
 				switch field {
 				case fieldTitle:
 					title = string(value)
@@ -378,7 +376,7 @@ func (s *Service) highlight(ctx context.Context, idx *index, m *marker, page []r
 			if at >= len(body) {
 				at = -1
 			}
-			out[string(id)] = Hit{Title: m.title(title), Snippet: m.snippet(body, at, snippetChars)}
+			out[id] = Hit{Title: m.title(title), Snippet: m.snippet(body, at, snippetChars)}
 		}
 	}
 	return out, ctx.Err()
@@ -387,25 +385,26 @@ func (s *Service) highlight(ctx context.Context, idx *index, m *marker, page []r
 // firstMatches returns, for each of the posts docs of the segment ss (in
 // increasing order), the byte offset in its body of the first of words,
 // -1 for none: where the index's term vectors say they are.
-func firstMatches(ss *scorch.SegmentSnapshot, words []string, docs []uint32) ([]int, error) {
+func firstMatches(ss *segments.Segment, words []string, docs []uint32) ([]int, error) {
 	first := make([]int, len(docs))
 	for i := range first {
 		first[i] = -1
 	}
-	d, err := ss.Segment().Dictionary(fieldBody)
+	d, err := ss.Dictionary(fieldBody)
 	if err != nil {
 		return nil, err
 	}
-	var pl segment.PostingsList
+	var pl *segments.PostingsList
+	var locs []segments.Location
 	for _, w := range words {
-		if pl, err = d.PostingsList([]byte(w), nil, pl); err != nil {
+		if pl, err = d.PostingsList([]byte(w), pl); err != nil {
 			return nil, err
 		}
 		if pl.Count() == 0 {
 			continue
 		}
 		it := pl.Iterator(true, true, true, nil)
-		var p segment.Posting
+		var p *segments.Posting
 		for i, doc := range docs {
 			if p == nil || p.Number() < uint64(doc) {
 				if p, err = it.Advance(uint64(doc)); err != nil {
@@ -418,8 +417,9 @@ func firstMatches(ss *scorch.SegmentSnapshot, words []string, docs []uint32) ([]
 			if p.Number() != uint64(doc) {
 				continue
 			}
-			for _, l := range p.Locations() {
-				if s := int(l.Start()); first[i] < 0 || s < first[i] {
+			locs = p.Locations(locs[:0])
+			for _, l := range locs {
+				if s := int(l.Start); first[i] < 0 || s < first[i] {
 					first[i] = s
 				}
 			}

@@ -6,8 +6,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/blevesearch/bleve/v2/index/scorch"
-	segment "github.com/blevesearch/scorch_segment_api/v2"
+	"github.com/blogql/blog/search/internal/segments"
 )
 
 // Weights of common words. Scoring a word reads its postings at the
@@ -30,7 +29,7 @@ type weights struct {
 }
 
 // weight returns a posting's weight: √frequency / √(field length).
-func weight(p segment.Posting) float64 { return math.Sqrt(float64(p.Frequency())) * p.Norm() }
+func weight(p *segments.Posting) float64 { return math.Sqrt(float64(p.Frequency())) * p.Norm() }
 
 // weightKey names a word of a field of a segment.
 type weightKey struct {
@@ -54,7 +53,7 @@ type weightEntry struct {
 
 // get returns the weights of k, made from pl when not kept yet; nil when
 // pl is too short to keep.
-func (c *weightCache) get(k weightKey, pl segment.PostingsList) (*weights, error) {
+func (c *weightCache) get(k weightKey, pl *segments.PostingsList) (*weights, error) {
 	if pl.Count() < cachedPostings {
 		return nil, nil
 	}
@@ -106,18 +105,18 @@ func (c *weightCache) remove(e *list.Element) {
 
 // keep drops the weights of the segments snap does not hold, when its
 // segments are not those of the last snapshot seen.
-func (c *weightCache) keep(snap *scorch.IndexSnapshot) {
+func (c *weightCache) keep(snap *segments.Snapshot) {
 	segs := snap.Segments()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(segs) == len(c.segs) && slices.EqualFunc(segs, c.segs, func(ss *scorch.SegmentSnapshot, id uint64) bool { return ss.Id() == id }) {
+	if len(segs) == len(c.segs) && slices.EqualFunc(segs, c.segs, func(ss *segments.Segment, id uint64) bool { return ss.ID() == id }) {
 		return
 	}
 	c.segs = c.segs[:0]
 	live := map[uint64]bool{}
 	for _, ss := range segs {
-		c.segs = append(c.segs, ss.Id())
-		live[ss.Id()] = true
+		c.segs = append(c.segs, ss.ID())
+		live[ss.ID()] = true
 	}
 	for k, e := range c.byKey {
 		if !live[k.seg] {
