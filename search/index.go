@@ -110,7 +110,7 @@ type index struct {
 	dir        string
 	language   string
 	categories categoryTables
-	weights    weightCache
+	weights    *weightCache
 }
 
 // createIndex makes a new, empty index in a new directory under parent
@@ -127,7 +127,7 @@ func createIndex(parent, language, table string, stamp int64) (*index, error) {
 	if err != nil {
 		return nil, fmt.Errorf("create search index %s: %w", dir, err)
 	}
-	idx := &index{b: b, dir: dir, language: language}
+	idx := &index{b: b, dir: dir, language: language, weights: newWeightCache(weightCacheBytes)}
 	if err := b.SetInternal([]byte(keyTable), []byte(table)); err != nil {
 		idx.close(true)
 		return nil, err
@@ -184,7 +184,7 @@ func openIndex(dir, language, table string) (*index, error) {
 	if err != nil {
 		return nil, err
 	}
-	idx := &index{b: b, dir: dir, language: language}
+	idx := &index{b: b, dir: dir, language: language, weights: newWeightCache(weightCacheBytes)}
 	complete, _ := b.GetInternal([]byte(keyComplete))
 	t, _ := b.GetInternal([]byte(keyTable))
 	l, _ := b.GetInternal([]byte(keyLanguage))

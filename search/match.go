@@ -87,7 +87,7 @@ func (x *index) match(ctx context.Context, p *plan, o matchOptions) (*matches, e
 	}
 	defer release()
 	x.weights.keep(snap)
-	m := &matcher{snap: snap, plan: p, opts: o, postings: map[termKey]postings{}, weights: &x.weights}
+	m := &matcher{snap: snap, plan: p, opts: o, postings: map[termKey]postings{}, weights: x.weights}
 	if err := m.prepare(); err != nil {
 		return nil, err
 	}

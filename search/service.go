@@ -177,6 +177,7 @@ func (s *Service) Close() {
 		s.cur.close(false)
 		s.cur = nil
 	}
+	s.snaps.close()
 }
 
 // Run keeps the index current until ctx ends: it builds it from the
