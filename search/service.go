@@ -171,13 +171,13 @@ func (s *Service) Size() (int64, uint64) {
 
 // Close closes the index; call it after Run returned.
 func (s *Service) Close() {
+	s.snaps.close()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cur != nil {
 		s.cur.close(false)
 		s.cur = nil
 	}
-	s.snaps.close()
 }
 
 // Run keeps the index current until ctx ends: it builds it from the
