@@ -14,10 +14,18 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/dynamodbstreams v1.46.6
 	github.com/aws/smithy-go v1.28.8
 	github.com/aws/smithy-go/tracing/smithyoteltracing v1.0.4
+	// bleve stays at this version until search/internal/segments is
+	// checked against another: that package reads bleve's scorch segments
+	// (index/scorch, scorch_segment_api, zap's OrInto), which carry no
+	// compatibility promise. Upgrade bleve, scorch_segment_api and zapx
+	// together, with `go test -race ./search/...` green: its oracle test
+	// compares the search with bleve's own searchers, and its tests fail
+	// when postings lists stop OR'ing into bitmaps (the slow path).
 	github.com/blevesearch/bleve/v2 v2.6.3
 	github.com/golang-jwt/jwt/v5 v5.3.0
 	github.com/google/uuid v1.6.0
 	github.com/graph-gophers/dataloader/v7 v7.1.0
+	github.com/maypok86/otter/v2 v2.4.0
 	github.com/microcosm-cc/bluemonday v1.0.27
 	github.com/prometheus/client_golang v1.23.2
 	github.com/vektah/gqlparser/v2 v2.5.64
@@ -59,7 +67,7 @@ require (
 	github.com/blevesearch/go-porterstemmer v1.0.3 // indirect
 	github.com/blevesearch/gtreap v0.1.1 // indirect
 	github.com/blevesearch/mmap-go v1.2.0 // indirect
-	github.com/blevesearch/scorch_segment_api/v2 v2.4.11
+	github.com/blevesearch/scorch_segment_api/v2 v2.4.11 // with bleve: see above
 	github.com/blevesearch/segment v0.9.1 // indirect
 	github.com/blevesearch/snowballstem v0.9.0 // indirect
 	github.com/blevesearch/upsidedown_store_api v1.0.2 // indirect

@@ -343,12 +343,7 @@ func runtimeProcs() int { return runtime.GOMAXPROCS(0) }
 // (weights.go), as a server's are when it starts: with -benchtime 200x
 // each query is made once, and only the words they share are read from
 // memory.
-func forgetWeights(s *Service) {
-	c := &s.cur.weights
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.order, c.byKey, c.bytes = nil, nil, 0
-}
+func forgetWeights(s *Service) { s.cur.weights.forget() }
 
 // BenchmarkSearchByKind makes each search of BenchmarkSearchC1 afresh,
 // one at a time, and reports the mean CPU time of each kind of query

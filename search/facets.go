@@ -5,8 +5,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/blevesearch/bleve/v2/index/scorch"
-	segment "github.com/blevesearch/scorch_segment_api/v2"
+	"github.com/blogql/blog/search/internal/segments"
 )
 
 // Category facets count, for every post a search matches, each of its
@@ -34,10 +33,10 @@ type categoryTable struct {
 // of returns the table of the segment ss of snap, made when not seen
 // before (and the tables of segments snap no longer holds forgotten),
 // with the names of the categories by number.
-func (t *categoryTables) of(snap *scorch.IndexSnapshot, ss *scorch.SegmentSnapshot) (*categoryTable, []string, error) {
+func (t *categoryTables) of(snap *segments.Snapshot, ss *segments.Segment) (*categoryTable, []string, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if tab, ok := t.bySeg[ss.Id()]; ok {
+	if tab, ok := t.bySeg[ss.ID()]; ok {
 		return tab, t.names, nil
 	}
 	if t.number == nil {
@@ -45,7 +44,7 @@ func (t *categoryTables) of(snap *scorch.IndexSnapshot, ss *scorch.SegmentSnapsh
 	}
 	live := map[uint64]bool{}
 	for _, s := range snap.Segments() {
-		live[s.Id()] = true
+		live[s.ID()] = true
 	}
 	for id := range t.bySeg {
 		if !live[id] {
@@ -56,16 +55,16 @@ func (t *categoryTables) of(snap *scorch.IndexSnapshot, ss *scorch.SegmentSnapsh
 	if err != nil {
 		return nil, nil, err
 	}
-	tab, err := t.table(ss.Segment(), terms)
+	tab, err := t.table(ss, terms)
 	if err != nil {
 		return nil, nil, err
 	}
-	t.bySeg[ss.Id()] = tab
+	t.bySeg[ss.ID()] = tab
 	return tab, t.names, nil
 }
 
 // categoryTerms returns the categories the snapshot's documents hold.
-func categoryTerms(snap *scorch.IndexSnapshot) ([]string, error) {
+func categoryTerms(snap *segments.Snapshot) ([]string, error) {
 	d, err := snap.FieldDict(fieldCategories)
 	if err != nil {
 		return nil, err
@@ -86,7 +85,7 @@ func categoryTerms(snap *scorch.IndexSnapshot) ([]string, error) {
 
 // table returns the category table of seg, whose documents hold terms
 // among them.
-func (t *categoryTables) table(seg segment.Segment, terms []string) (*categoryTable, error) {
+func (t *categoryTables) table(seg *segments.Segment, terms []string) (*categoryTable, error) {
 	dict, err := seg.Dictionary(fieldCategories)
 	if err != nil {
 		return nil, err
@@ -94,8 +93,8 @@ func (t *categoryTables) table(seg segment.Segment, terms []string) (*categoryTa
 	type pair struct{ doc, cat uint32 }
 	var pairs []pair
 	n := seg.Count()
-	var pl segment.PostingsList
-	var it segment.PostingsIterator
+	var pl *segments.PostingsList
+	var it *segments.Iterator
 	for _, term := range terms {
 		num, ok := t.number[term]
 		if !ok {
@@ -103,7 +102,7 @@ func (t *categoryTables) table(seg segment.Segment, terms []string) (*categoryTa
 			t.number[term] = num
 			t.names = append(t.names, term)
 		}
-		if pl, err = dict.PostingsList([]byte(term), nil, pl); err != nil {
+		if pl, err = dict.PostingsList([]byte(term), pl); err != nil {
 			return nil, err
 		}
 		it = pl.Iterator(false, false, false, it)
@@ -173,7 +172,7 @@ func (x *index) categoriesOf(id string) ([]string, error) {
 	defer release()
 	var out []string
 	for _, ss := range snap.Segments() {
-		docs, err := liveDocs(ss, []string{id})
+		docs, err := ss.LiveDocs([]string{id})
 		if err != nil {
 			return nil, err
 		}

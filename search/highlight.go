@@ -9,7 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2/analysis"
-	"github.com/blevesearch/bleve/v2/index/scorch"
+
+	"github.com/blogql/blog/search/internal/segments"
 )
 
 // Highlighting: a result's title and a passage of its body, escaped, with
@@ -112,7 +113,7 @@ func (m *marker) snippet(text string, first, limit int) string {
 
 // bodyWords returns the words of the bodies of snap the marker marks:
 // its exact words and those its prefixes begin.
-func (m *marker) bodyWords(snap *scorch.IndexSnapshot) ([]string, error) {
+func (m *marker) bodyWords(snap *segments.Snapshot) ([]string, error) {
 	words := slices.Collect(maps.Keys(m.exact))
 	for _, p := range m.prefixes {
 		more, err := prefixWords(snap, fieldBody, p)

@@ -11,7 +11,6 @@ import (
 	"strings"
 
 	"github.com/blevesearch/bleve/v2"
-	"github.com/blevesearch/bleve/v2/index/scorch"
 	"github.com/blevesearch/bleve/v2/mapping"
 	blevequery "github.com/blevesearch/bleve/v2/search/query"
 
@@ -25,6 +24,7 @@ import (
 	_ "github.com/blevesearch/bleve/v2/analysis/lang/nl"
 	_ "github.com/blevesearch/bleve/v2/analysis/lang/pt"
 
+	"github.com/blogql/blog/search/internal/segments"
 	"github.com/blogql/blog/storage"
 )
 
@@ -36,7 +36,11 @@ import (
 // the others. Its internal keys record what it holds: the event log's
 // position it is current with (keyPosition, written in the same batch as
 // the documents an event changed), the table and language it was built
-// for, and that the build finished (keyComplete).
+// for, and that the build finished (keyComplete). A batch returns before
+// its segment is on disk (segments.Create): what a crash loses is a
+// suffix of the batches, and the position recorded with each goes back
+// with them, so the index replays those events from the log when it
+// opens again.
 
 // Languages are the values of Options.Language: bleve's analyzers with
 // their stemmers and stop words, and "standard" for no stemming (Unicode
@@ -106,7 +110,7 @@ type index struct {
 	dir        string
 	language   string
 	categories categoryTables
-	weights    weightCache
+	weights    *weightCache
 }
 
 // createIndex makes a new, empty index in a new directory under parent
@@ -119,11 +123,11 @@ func createIndex(parent, language, table string, stamp int64) (*index, error) {
 		}
 		dir = filepath.Join(parent, fmt.Sprintf("%s%d", dirPrefix, stamp))
 	}
-	b, err := bleve.NewUsing(dir, newMapping(language), scorch.Name, scorch.Name, scorchConfig)
+	b, err := segments.Create(dir, newMapping(language))
 	if err != nil {
 		return nil, fmt.Errorf("create search index %s: %w", dir, err)
 	}
-	idx := &index{b: b, dir: dir, language: language}
+	idx := &index{b: b, dir: dir, language: language, weights: newWeightCache(weightCacheBytes)}
 	if err := b.SetInternal([]byte(keyTable), []byte(table)); err != nil {
 		idx.close(true)
 		return nil, err
@@ -134,12 +138,6 @@ func createIndex(parent, language, table string, stamp int64) (*index, error) {
 	}
 	return idx, nil
 }
-
-// scorchConfig makes a batch return before its segment is on disk:
-// what a crash loses is a suffix of the batches, and the position
-// recorded with each (keyPosition) goes back with them, so the index
-// replays those events from the log when it opens again.
-var scorchConfig = map[string]any{"unsafe_batch": true}
 
 // openNewest opens the newest complete index under parent built for
 // table and language, and removes every other index there. It returns
@@ -182,11 +180,11 @@ func openNewest(parent, language, table string) (*index, error) {
 // openIndex opens the index in dir, or fails when it is not a complete
 // index of table in language.
 func openIndex(dir, language, table string) (*index, error) {
-	b, err := bleve.OpenUsing(dir, scorchConfig)
+	b, err := segments.OpenIndex(dir)
 	if err != nil {
 		return nil, err
 	}
-	idx := &index{b: b, dir: dir, language: language}
+	idx := &index{b: b, dir: dir, language: language, weights: newWeightCache(weightCacheBytes)}
 	complete, _ := b.GetInternal([]byte(keyComplete))
 	t, _ := b.GetInternal([]byte(keyTable))
 	l, _ := b.GetInternal([]byte(keyLanguage))
@@ -293,26 +291,17 @@ func docIDQuery(ids []string) blevequery.Query { return bleve.NewDocIDQuery(ids)
 
 // snapshot returns the index as it is now, and the function that
 // releases it.
-func (x *index) snapshot() (*scorch.IndexSnapshot, func(), error) {
-	ii, err := x.b.Advanced()
+func (x *index) snapshot() (*segments.Snapshot, func(), error) {
+	snap, err := segments.Open(x.b)
 	if err != nil {
 		return nil, nil, err
-	}
-	r, err := ii.Reader()
-	if err != nil {
-		return nil, nil, err
-	}
-	snap, ok := r.(*scorch.IndexSnapshot)
-	if !ok {
-		_ = r.Close()
-		return nil, nil, fmt.Errorf("search: the index reader is a %T, not a scorch snapshot", r)
 	}
 	return snap, func() { _ = snap.Close() }, nil
 }
 
 // prefixWords returns the words of field in snap that begin with prefix,
 // at most MaxPrefixWords.
-func prefixWords(snap *scorch.IndexSnapshot, field, prefix string) ([]string, error) {
+func prefixWords(snap *segments.Snapshot, field, prefix string) ([]string, error) {
 	d, err := snap.FieldDictPrefix(field, []byte(prefix))
 	if err != nil {
 		return nil, err
@@ -330,17 +319,4 @@ func prefixWords(snap *scorch.IndexSnapshot, field, prefix string) ([]string, er
 		words = append(words, e.Term)
 	}
 	return words, d.Close()
-}
-
-// liveDocs returns the numbers in the segment ss of the posts ids it
-// holds and has not deleted, in increasing order.
-func liveDocs(ss *scorch.SegmentSnapshot, ids []string) ([]uint32, error) {
-	nums, err := ss.DocNumbers(ids)
-	if err != nil {
-		return nil, err
-	}
-	if del := ss.Deleted(); del != nil {
-		nums.AndNot(del)
-	}
-	return nums.ToArray(), nil
 }

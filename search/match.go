@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2"
-	"github.com/blevesearch/bleve/v2/index/scorch"
-	segment "github.com/blevesearch/scorch_segment_api/v2"
+
+	"github.com/blogql/blog/search/internal/segments"
 )
 
 // Matching. A search runs here rather than through bleve's searchers,
@@ -87,7 +87,7 @@ func (x *index) match(ctx context.Context, p *plan, o matchOptions) (*matches, e
 	}
 	defer release()
 	x.weights.keep(snap)
-	m := &matcher{snap: snap, plan: p, opts: o, postings: map[termKey]postings{}, weights: &x.weights}
+	m := &matcher{snap: snap, plan: p, opts: o, postings: map[termKey]postings{}, weights: x.weights}
 	if err := m.prepare(); err != nil {
 		return nil, err
 	}
@@ -125,11 +125,11 @@ func (x *index) match(ctx context.Context, p *plan, o matchOptions) (*matches, e
 type termKey struct{ field, term string }
 
 // postings are a term's postings list in each segment.
-type postings []segment.PostingsList
+type postings []*segments.PostingsList
 
 // matcher is one run of a plan.
 type matcher struct {
-	snap *scorch.IndexSnapshot
+	snap *segments.Snapshot
 	plan *plan
 	opts matchOptions
 	// words are the plan's, prefixes expanded.
@@ -192,7 +192,7 @@ func (m *matcher) prepare() error {
 	segs := m.snap.Segments()
 	df := map[termKey]uint64{}
 	for i, ss := range segs {
-		dicts := map[string]segment.TermDictionary{}
+		dicts := map[string]*segments.Dictionary{}
 		for _, k := range keys {
 			if _, done := m.postings[k]; done && m.postings[k][i] != nil {
 				continue
@@ -200,12 +200,12 @@ func (m *matcher) prepare() error {
 			d, ok := dicts[k.field]
 			if !ok {
 				var err error
-				if d, err = ss.Segment().Dictionary(k.field); err != nil {
+				if d, err = ss.Dictionary(k.field); err != nil {
 					return err
 				}
 				dicts[k.field] = d
 			}
-			pl, err := d.PostingsList([]byte(k.term), nil, nil)
+			pl, err := d.PostingsList([]byte(k.term), nil)
 			if err != nil {
 				return err
 			}
@@ -245,24 +245,13 @@ func (m *matcher) bitmap(k termKey, i int) (*roaring.Bitmap, error) {
 	if pl == nil || pl.Count() == 0 {
 		return out, nil
 	}
-	if or, ok := pl.(interface{ OrInto(*roaring.Bitmap) }); ok {
-		or.OrInto(out)
-		return out, nil
-	}
-	it := pl.Iterator(false, false, false, nil)
-	for {
-		p, err := it.Next()
-		if err != nil || p == nil {
-			return out, err
-		}
-		out.Add(uint32(p.Number()))
-	}
+	return out, pl.OrInto(out)
 }
 
 // segment matches the plan in the segment i, ss: it adds the matches'
 // categories to counts (cats: the segment's table, nil for none), keeps
 // the best, and returns how many match.
-func (m *matcher) segment(ctx context.Context, i int, ss *scorch.SegmentSnapshot, cats *categoryTable, counts []int) (int, error) {
+func (m *matcher) segment(ctx context.Context, i int, ss *segments.Segment, cats *categoryTable, counts []int) (int, error) {
 	var all []*roaring.Bitmap
 	for _, w := range m.words {
 		any := roaring.New()
@@ -377,13 +366,13 @@ func intersect(bitmaps []*roaring.Bitmap, deleted *roaring.Bitmap) *roaring.Bitm
 
 // score adds the term a's share to the scores of the matches (m.docs)
 // that hold it.
-func (m *matcher) score(a alt, i int, ss *scorch.SegmentSnapshot) error {
+func (m *matcher) score(a alt, i int, ss *segments.Segment) error {
 	pl := m.postings[termKey{a.field, a.term}][i]
 	if pl == nil || pl.Count() == 0 {
 		return nil
 	}
 	factor := m.factor[a]
-	w, err := m.weights.get(weightKey{ss.Id(), a.field, a.term}, pl)
+	w, err := m.weights.get(weightKey{ss.ID(), a.field, a.term}, pl)
 	if err != nil {
 		return err
 	}
@@ -411,7 +400,7 @@ func (m *matcher) score(a alt, i int, ss *scorch.SegmentSnapshot) error {
 			}
 		}
 	}
-	var p segment.Posting
+	var p *segments.Posting
 	for j, d := range m.docs {
 		if p == nil || p.Number() < uint64(d) {
 			if p, err = it.Advance(uint64(d)); err != nil {
@@ -447,7 +436,7 @@ func (m *matcher) phrase(terms []string, f alt, i int, candidates *roaring.Bitma
 	if candidates == nil || candidates.IsEmpty() {
 		return out, nil, nil
 	}
-	its := make([]segment.PostingsIterator, len(terms))
+	its := make([]*segments.Iterator, len(terms))
 	factors := make([]float64, len(terms))
 	for t, term := range terms {
 		if term != "" {
@@ -456,8 +445,9 @@ func (m *matcher) phrase(terms []string, f alt, i int, candidates *roaring.Bitma
 		}
 	}
 	var scores []docScore
-	at := make([]segment.Posting, len(terms))
+	at := make([]*segments.Posting, len(terms))
 	positions := make([][]uint64, len(terms))
+	var locs []segments.Location
 	c := candidates.Iterator()
 	for c.HasNext() {
 		d := uint64(c.Next())
@@ -475,8 +465,9 @@ func (m *matcher) phrase(terms []string, f alt, i int, candidates *roaring.Bitma
 			}
 			positions[t] = positions[t][:0]
 			if p := at[t]; p != nil && p.Number() == d {
-				for _, l := range p.Locations() {
-					positions[t] = append(positions[t], l.Pos())
+				locs = p.Locations(locs[:0])
+				for _, l := range locs {
+					positions[t] = append(positions[t], l.Pos)
 				}
 				score += factors[t] * weight(p)
 			}
@@ -522,7 +513,7 @@ func phraseAt(terms []string, positions [][]uint64) bool {
 // candidate is a match with its score.
 type candidate struct {
 	score float64
-	seg   *scorch.SegmentSnapshot
+	seg   *segments.Segment
 	doc   uint32
 	id    string // read when needed
 }
@@ -534,7 +525,7 @@ func idOf(c *candidate) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		c.id = string(id)
+		c.id = id
 	}
 	return c.id, nil
 }

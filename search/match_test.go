@@ -11,6 +11,7 @@ import (
 	"github.com/blevesearch/bleve/v2"
 	blevequery "github.com/blevesearch/bleve/v2/search/query"
 
+	"github.com/blogql/blog/search/internal/segments"
 	"github.com/blogql/blog/storage"
 )
 
@@ -158,6 +159,11 @@ func TestMatchesAsBleveWould(t *testing.T) {
 	}
 	if words < len(requests)*2/3 {
 		t.Errorf("only %d of the %d searches found a post: too few to compare", words, len(requests))
+	}
+	// The matches above came from zap's bitmaps, not from postings read
+	// one at a time (segments.PostingsList.OrInto).
+	if n := segments.SlowPaths(); n != 0 {
+		t.Errorf("%d postings lists were read one posting at a time: bleve's segments no longer OR into bitmaps", n)
 	}
 }
 

@@ -10,8 +10,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/blevesearch/bleve/v2/analysis"
-	bleveindex "github.com/blevesearch/bleve_index_api"
 
+	"github.com/blogql/blog/search/internal/segments"
 	"github.com/blogql/blog/storage"
 )
 
@@ -245,7 +245,7 @@ func (x *index) typoWords(parts []part, analyzer analysis.Analyzer) (typoWords, 
 
 // nearWords returns the words of the titles and bodies nearest to term
 // within edits, the MaxTypoWords most frequent; none when they hold term.
-func nearWords(r bleveindex.IndexReaderFuzzy, term string, edits int) ([]string, error) {
+func nearWords(r *segments.Snapshot, term string, edits int) ([]string, error) {
 	type word struct {
 		edits int
 		count uint64

@@ -1,7 +1,6 @@
 package search
 
 import (
-	"container/list"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -14,9 +13,9 @@ import (
 	"time"
 
 	"github.com/blevesearch/bleve/v2/analysis"
-	"github.com/blevesearch/bleve/v2/index/scorch"
-	segment "github.com/blevesearch/scorch_segment_api/v2"
+	"github.com/maypok86/otter/v2"
 
+	"github.com/blogql/blog/search/internal/segments"
 	"github.com/blogql/blog/storage"
 )
 
@@ -345,7 +344,7 @@ func (s *Service) highlight(ctx context.Context, idx *index, m *marker, page []r
 		return nil, err
 	}
 	for _, ss := range snap.Segments() {
-		docs, err := liveDocs(ss, ids)
+		docs, err := ss.LiveDocs(ids)
 		if err != nil {
 			return nil, err
 		}
@@ -362,7 +361,7 @@ func (s *Service) highlight(ctx context.Context, idx *index, m *marker, page []r
 				return nil, err
 			}
 			var title, body string
-			err = ss.VisitDocument(uint64(num), func(field string, _ byte, value []byte, _ []uint64) bool {
+			err = ss.VisitStored(uint64(num), func(field string, value []byte) bool {
 				switch field {
 				case fieldTitle:
 					title = string(value)
@@ -378,7 +377,7 @@ func (s *Service) highlight(ctx context.Context, idx *index, m *marker, page []r
 			if at >= len(body) {
 				at = -1
 			}
-			out[string(id)] = Hit{Title: m.title(title), Snippet: m.snippet(body, at, snippetChars)}
+			out[id] = Hit{Title: m.title(title), Snippet: m.snippet(body, at, snippetChars)}
 		}
 	}
 	return out, ctx.Err()
@@ -387,25 +386,26 @@ func (s *Service) highlight(ctx context.Context, idx *index, m *marker, page []r
 // firstMatches returns, for each of the posts docs of the segment ss (in
 // increasing order), the byte offset in its body of the first of words,
 // -1 for none: where the index's term vectors say they are.
-func firstMatches(ss *scorch.SegmentSnapshot, words []string, docs []uint32) ([]int, error) {
+func firstMatches(ss *segments.Segment, words []string, docs []uint32) ([]int, error) {
 	first := make([]int, len(docs))
 	for i := range first {
 		first[i] = -1
 	}
-	d, err := ss.Segment().Dictionary(fieldBody)
+	d, err := ss.Dictionary(fieldBody)
 	if err != nil {
 		return nil, err
 	}
-	var pl segment.PostingsList
+	var pl *segments.PostingsList
+	var locs []segments.Location
 	for _, w := range words {
-		if pl, err = d.PostingsList([]byte(w), nil, pl); err != nil {
+		if pl, err = d.PostingsList([]byte(w), pl); err != nil {
 			return nil, err
 		}
 		if pl.Count() == 0 {
 			continue
 		}
 		it := pl.Iterator(true, true, true, nil)
-		var p segment.Posting
+		var p *segments.Posting
 		for i, doc := range docs {
 			if p == nil || p.Number() < uint64(doc) {
 				if p, err = it.Advance(uint64(doc)); err != nil {
@@ -418,8 +418,9 @@ func firstMatches(ss *scorch.SegmentSnapshot, words []string, docs []uint32) ([]
 			if p.Number() != uint64(doc) {
 				continue
 			}
-			for _, l := range p.Locations() {
-				if s := int(l.Start()); first[i] < 0 || s < first[i] {
+			locs = p.Locations(locs[:0])
+			for _, l := range locs {
+				if s := int(l.Start); first[i] < 0 || s < first[i] {
 					first[i] = s
 				}
 			}
@@ -445,7 +446,6 @@ type snapshot struct {
 	facets    []Facet
 	counted   bool      // facets were asked for and counted
 	words     typoWords // what its typos stood for, when it needed them
-	at        time.Time
 }
 
 // of returns the plan snap was ranked with.
@@ -508,38 +508,42 @@ func newSnapshotID(typos bool) string {
 }
 
 // snapshots keeps the latest snapshots, up to a count, each for
-// snapshotTTL, by id and by the search they rank (the latest of each).
+// snapshotTTL since it was ranked, by id and by the search they rank
+// (the latest of each). Past the count, the cache evicts those least
+// likely to be read again (by how recently and how often they were).
 type snapshots struct {
-	mu    sync.Mutex
-	max   int
-	order *list.List // of *snapshot, newest first
-	byID  map[string]*list.Element
-	byFP  map[string]*list.Element
+	byID *otter.Cache[string, *snapshot]
+	mu   sync.Mutex
+	byFP map[string]string // the id of the latest snapshot of each search
 }
 
 func newSnapshots(max int) *snapshots {
-	return &snapshots{max: max, order: list.New(), byID: map[string]*list.Element{}, byFP: map[string]*list.Element{}}
+	c := &snapshots{byFP: map[string]string{}}
+	c.byID = otter.Must(&otter.Options[string, *snapshot]{
+		MaximumSize:      max,
+		ExpiryCalculator: otter.ExpiryWriting[string, *snapshot](snapshotTTL),
+		// The search's latest goes with it.
+		OnDeletion: func(e otter.DeletionEvent[string, *snapshot]) { c.forget(e.Value) },
+	})
+	return c
 }
 
 func (c *snapshots) put(s *snapshot) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	s.at = time.Now()
-	e := c.order.PushFront(s)
-	c.byID[s.id] = e
 	if s.fp != "" {
-		c.byFP[s.fp] = e
+		// Named before it is kept, so that its deletion comes after.
+		c.mu.Lock()
+		c.byFP[s.fp] = s.id
+		c.mu.Unlock()
 	}
-	for c.order.Len() > c.max {
-		c.remove(c.order.Back())
-	}
+	c.byID.Set(s.id, s)
 }
 
-func (c *snapshots) remove(e *list.Element) {
-	old := c.order.Remove(e).(*snapshot)
-	delete(c.byID, old.id)
-	if c.byFP[old.fp] == e {
-		delete(c.byFP, old.fp)
+// forget drops s as its search's latest.
+func (c *snapshots) forget(s *snapshot) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.byFP[s.fp] == s.id {
+		delete(c.byFP, s.fp)
 	}
 }
 
@@ -548,46 +552,35 @@ func (c *snapshots) remove(e *list.Element) {
 // set; nil when there is none.
 func (c *snapshots) latest(fp string, changes uint64, facets bool) *snapshot {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.byFP[fp]
+	id, ok := c.byFP[fp]
+	c.mu.Unlock()
 	if !ok {
 		return nil
 	}
-	s := e.Value.(*snapshot)
-	if time.Since(s.at) > snapshotTTL {
-		c.remove(e)
+	s, ok := c.byID.GetIfPresent(id)
+	if !ok {
 		return nil
 	}
 	if s.changes != changes || (facets && !s.counted) {
 		return nil
 	}
-	c.order.MoveToFront(e)
 	return s
 }
 
 func (c *snapshots) get(id string) *snapshot {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.byID[id]
-	if !ok {
-		return nil
-	}
-	s := e.Value.(*snapshot)
-	if time.Since(s.at) > snapshotTTL {
-		c.remove(e)
-		return nil
-	}
-	c.order.MoveToFront(e)
+	s, _ := c.byID.GetIfPresent(id)
 	return s
 }
 
 func (c *snapshots) clear() {
+	c.byID.InvalidateAll()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.order.Init()
-	clear(c.byID)
 	clear(c.byFP)
 }
+
+// close stops the cache's clean-ups of expired snapshots.
+func (c *snapshots) close() { c.byID.StopAllGoroutines() }
 
 // cursor is a search's position after a result: the search it belongs
 // to (fp), its snapshot and offset, and the result's score and id.

@@ -171,6 +171,7 @@ func (s *Service) Size() (int64, uint64) {
 
 // Close closes the index; call it after Run returned.
 func (s *Service) Close() {
+	s.snaps.close()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.cur != nil {

@@ -1,13 +1,13 @@
 package search
 
 import (
-	"container/list"
 	"math"
 	"slices"
 	"sync"
 
-	"github.com/blevesearch/bleve/v2/index/scorch"
-	segment "github.com/blevesearch/scorch_segment_api/v2"
+	"github.com/maypok86/otter/v2"
+
+	"github.com/blogql/blog/search/internal/segments"
 )
 
 // Weights of common words. Scoring a word reads its postings at the
@@ -16,11 +16,12 @@ import (
 // share their common words, so the postings of a word in at least
 // cachedPostings posts of a segment are kept decoded, as each post's
 // number and √frequency / √(field length), up to weightCacheBytes for
-// the index (the least recently used go first; a segment's are dropped
-// with it). Scoring from them gives the same scores as from the index.
+// the index (those least likely to be used again go first; a segment's
+// are dropped with it). Scoring from them gives the same scores as from
+// the index.
 var cachedPostings uint64 = 2048
 
-const weightCacheBytes = 64 << 20
+const weightCacheBytes uint64 = 64 << 20
 
 // weights are a word's postings in a field of a segment: posts in
 // increasing order, and the word's weight in each.
@@ -30,7 +31,7 @@ type weights struct {
 }
 
 // weight returns a posting's weight: √frequency / √(field length).
-func weight(p segment.Posting) float64 { return math.Sqrt(float64(p.Frequency())) * p.Norm() }
+func weight(p *segments.Posting) float64 { return math.Sqrt(float64(p.Frequency())) * p.Norm() }
 
 // weightKey names a word of a field of a segment.
 type weightKey struct {
@@ -38,33 +39,31 @@ type weightKey struct {
 	field, term string
 }
 
-// weightCache keeps weights, the least recently used last.
+// weightCache keeps weights up to a total size in bytes, evicting those
+// least likely to be used again (by how recently and how often they
+// were), and drops a segment's with it.
 type weightCache struct {
+	cache *otter.Cache[weightKey, *weights]
 	mu    sync.Mutex
-	bytes int
-	order *list.List // of *weightEntry
-	byKey map[weightKey]*list.Element
 	segs  []uint64 // of the last snapshot seen
 }
 
-type weightEntry struct {
-	key weightKey
-	w   *weights
+func newWeightCache(maxBytes uint64) *weightCache {
+	return &weightCache{cache: otter.Must(&otter.Options[weightKey, *weights]{
+		MaximumWeight: maxBytes,
+		Weigher:       func(_ weightKey, w *weights) uint32 { return uint32(min(w.size(), math.MaxUint32)) },
+	})}
 }
 
 // get returns the weights of k, made from pl when not kept yet; nil when
 // pl is too short to keep.
-func (c *weightCache) get(k weightKey, pl segment.PostingsList) (*weights, error) {
+func (c *weightCache) get(k weightKey, pl *segments.PostingsList) (*weights, error) {
 	if pl.Count() < cachedPostings {
 		return nil, nil
 	}
-	c.mu.Lock()
-	if e, ok := c.byKey[k]; ok {
-		c.order.MoveToFront(e)
-		c.mu.Unlock()
-		return e.Value.(*weightEntry).w, nil
+	if w, ok := c.cache.GetIfPresent(k); ok {
+		return w, nil
 	}
-	c.mu.Unlock()
 	n := pl.Count()
 	w := &weights{docs: make([]uint32, 0, n), tfn: make([]float64, 0, n)}
 	it := pl.Iterator(true, true, false, nil)
@@ -79,52 +78,37 @@ func (c *weightCache) get(k weightKey, pl segment.PostingsList) (*weights, error
 		w.docs = append(w.docs, uint32(p.Number()))
 		w.tfn = append(w.tfn, weight(p))
 	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.byKey == nil {
-		c.order, c.byKey = list.New(), map[weightKey]*list.Element{}
-	}
-	if e, ok := c.byKey[k]; ok {
-		// Another search made them meanwhile.
-		return e.Value.(*weightEntry).w, nil
-	}
-	c.byKey[k] = c.order.PushFront(&weightEntry{key: k, w: w})
-	c.bytes += w.size()
-	for c.bytes > weightCacheBytes && c.order.Len() > 1 {
-		c.remove(c.order.Back())
-	}
+	// Another search may have made them meanwhile: theirs are kept.
+	w, _ = c.cache.SetIfAbsent(k, w)
 	return w, nil
 }
 
 func (w *weights) size() int { return 12*len(w.docs) + 64 }
 
-func (c *weightCache) remove(e *list.Element) {
-	old := c.order.Remove(e).(*weightEntry)
-	delete(c.byKey, old.key)
-	c.bytes -= old.w.size()
-}
-
 // keep drops the weights of the segments snap does not hold, when its
 // segments are not those of the last snapshot seen.
-func (c *weightCache) keep(snap *scorch.IndexSnapshot) {
+func (c *weightCache) keep(snap *segments.Snapshot) {
 	segs := snap.Segments()
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(segs) == len(c.segs) && slices.EqualFunc(segs, c.segs, func(ss *scorch.SegmentSnapshot, id uint64) bool { return ss.Id() == id }) {
+	if len(segs) == len(c.segs) && slices.EqualFunc(segs, c.segs, func(ss *segments.Segment, id uint64) bool { return ss.ID() == id }) {
 		return
 	}
 	c.segs = c.segs[:0]
 	live := map[uint64]bool{}
 	for _, ss := range segs {
-		c.segs = append(c.segs, ss.Id())
-		live[ss.Id()] = true
+		c.segs = append(c.segs, ss.ID())
+		live[ss.ID()] = true
 	}
-	for k, e := range c.byKey {
+	for k := range c.cache.Keys() {
 		if !live[k.seg] {
-			c.remove(e)
+			c.cache.Invalidate(k)
 		}
 	}
 }
+
+// forget drops every weight kept.
+func (c *weightCache) forget() { c.cache.InvalidateAll() }
 
 // add adds factor times the weight of each of docs (in increasing
 // order) w holds to its score.
