@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -572,4 +575,56 @@ func readmeDefault(v flag.Value) string {
 		return fmt.Sprintf("`%s` (%d MiB)", s, n>>20)
 	}
 	return "`" + s + "`"
+}
+
+// defaultPlaygroundDir is the default of -playground-assets, where
+// scripts/playground-assets.sh installs the playground's files.
+const defaultPlaygroundDir = ".cache/playground"
+
+// executable and sourceFile locate the binary and the source it was built
+// from, beside which the playground's files are looked for; tests replace
+// them. sourceFile is relative (and not used) in a binary built with
+// -trimpath.
+var (
+	executable = os.Executable
+	sourceFile = func() string { _, file, _, _ := runtime.Caller(0); return file }()
+)
+
+// playgroundDirs returns the directories in which the playground's files
+// are looked for, in order. A directory set with -playground-assets is
+// the only one. Left at its default, the files are found wherever the
+// server is started from: in .cache/playground of the working directory,
+// in playground of the data directory, and in .cache/playground beside
+// the executable and in the source directory the binary was built from
+// (which `go run` and `go build` in a checkout are).
+func (c *config) playgroundDirs() []string {
+	if c.playgroundDir != defaultPlaygroundDir {
+		return []string{c.playgroundDir}
+	}
+	dirs := []string{defaultPlaygroundDir}
+	if c.dataDir != memoryData {
+		dirs = append(dirs, filepath.Join(c.dataDir, "playground"))
+	}
+	if exe, err := executable(); err == nil {
+		if real, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = real
+		}
+		dirs = append(dirs, filepath.Join(filepath.Dir(exe), defaultPlaygroundDir))
+	}
+	if filepath.IsAbs(sourceFile) {
+		dirs = append(dirs, filepath.Join(filepath.Dir(sourceFile), defaultPlaygroundDir))
+	}
+	seen := map[string]bool{}
+	unique := dirs[:0]
+	for _, d := range dirs {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			abs = d
+		}
+		if !seen[abs] {
+			seen[abs] = true
+			unique = append(unique, d)
+		}
+	}
+	return unique
 }

@@ -33,6 +33,7 @@ import (
 	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/inflight"
 	"github.com/blogql/blog/live"
+	"github.com/blogql/blog/playground"
 	"github.com/blogql/blog/search"
 	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/syndication"
@@ -543,7 +544,7 @@ func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *
 	// The theme of highlighted code (-highlight-code).
 	mux.Handle("GET /code.css", withCORS(cors, codeCSS()))
 	if cfg.playgroundOn() {
-		mountPlayground(mux, cfg.playgroundDirs(), playgroundHeaders, logger)
+		playground.Mount(mux, cfg.playgroundDirs(), playgroundHeaders, logger)
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		plain(w, http.StatusOK, "ok")
