@@ -16,6 +16,7 @@ import (
 
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph"
+	"github.com/blogql/blog/httpguard"
 	"github.com/blogql/blog/inflight"
 	"github.com/blogql/blog/live"
 	"github.com/blogql/blog/markdown"
@@ -73,8 +74,8 @@ type config struct {
 	maxStreams        int
 	liveWindow        int
 	migrate           string
-	allowedHosts      hostList
-	corsOrigins       originList
+	allowedHosts      httpguard.HostList
+	corsOrigins       httpguard.OriginList
 	maxQueryBytes     int
 	queryCacheBytes   int64
 	apqCacheBytes     int64

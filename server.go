@@ -16,12 +16,10 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -31,6 +29,7 @@ import (
 	"github.com/blogql/blog/embedded"
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph"
+	"github.com/blogql/blog/httpguard"
 	"github.com/blogql/blog/inflight"
 	"github.com/blogql/blog/live"
 	"github.com/blogql/blog/playground"
@@ -219,7 +218,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	var playgroundHeaders map[string]string
-	loopback := isLoopback(ln.Addr())
+	loopback := httpguard.IsLoopback(ln.Addr())
 	if devTokens {
 		verifier, playgroundHeaders, err = devVerifier(ctx, logger, cfg, store, loopback, time.Now())
 		if err != nil {
@@ -235,13 +234,13 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	handler := routes(store, verifier, tel, cfg, playgroundHeaders, devTokens, hooks, searcher, liveStreams{hub, streamsDone, &streamsRunning, answers}, logger)
 	if loopback || devTokens {
-		// See hosts.go: no page of a name rebound to this machine reaches it.
-		handler = guardHost(cfg.allowedHosts, handler)
+		// See httpguard.Hosts: no page of a name rebound to this machine reaches it.
+		handler = httpguard.Hosts(cfg.allowedHosts, handler)
 		logger.Info("answering requests addressed to this machine's names only (421 for others; -allowed-hosts adds names)",
-			"hosts", append(append([]string(nil), loopbackHosts...), cfg.allowedHosts...))
+			"hosts", append(append([]string(nil), httpguard.LoopbackHosts...), cfg.allowedHosts...))
 	}
 	srv := &http.Server{
-		Handler:           gqlhttp.WithRequestID(logRequests(logger, securityHeaders(handler))),
+		Handler:           gqlhttp.WithRequestID(logRequests(logger, httpguard.SecurityHeaders(handler))),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       15 * time.Second,
 		WriteTimeout:      writeTimeout,
@@ -431,18 +430,18 @@ func newLogger(cfg *config, w io.Writer) *slog.Logger {
 // serveAside serves srv on addr, a listener apart from the API's, until ctx
 // is done, and logs the URL of path there under name. On loopback it
 // answers only requests addressed to this machine or to allowedHosts
-// (guardHost). It returns the address it listens on, or the error of
+// (httpguard.Hosts). It returns the address it listens on, or the error of
 // listening.
 func serveAside(ctx context.Context, name, path, addr string, allowedHosts []string, srv *http.Server, logger *slog.Logger) (net.Addr, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if isLoopback(ln.Addr()) {
-		srv.Handler = guardHost(allowedHosts, srv.Handler)
+	if httpguard.IsLoopback(ln.Addr()) {
+		srv.Handler = httpguard.Hosts(allowedHosts, srv.Handler)
 	}
 	// A browser may open these pages too: they get the API's headers.
-	srv.Handler = securityHeaders(srv.Handler)
+	srv.Handler = httpguard.SecurityHeaders(srv.Handler)
 	go func() {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			logger.Error(name+" server stopped", "err", err)
@@ -488,12 +487,12 @@ func (c *config) queryLimits(opts graph.HandlerOptions) graph.HandlerOptions {
 
 // routes returns the server's endpoints; hooks manages the webhooks. The playground prefills
 // playgroundHeaders (the development token) in its headers editor. /graphql
-// answers the CORS requests of -cors-origins (cors.go) and, when
+// answers the CORS requests of -cors-origins (httpguard.WithCORS) and, when
 // devTokens says that verifier checks development tokens, refuses a token
-// from a page of another origin (hosts.go).
+// from a page of another origin (httpguard.DevTokenOrigins).
 func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *config, playgroundHeaders map[string]string, devTokens bool, hooks *webhooks.Service, searcher *search.Service, streams liveStreams, logger *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
-	cors := newCORSPolicy(cfg.corsOrigins)
+	cors := httpguard.NewCORS(cfg.corsOrigins)
 	var budget *inflight.Budget // the GraphQL endpoint's and the feeds'
 	if cfg.inflightBytes > 0 {
 		budget = inflight.NewBudget(cfg.inflightBytes, inflight.DefaultWait)
@@ -509,7 +508,7 @@ func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *
 			Answers:                   streams.answers,
 			Budget:                    budget,
 			Streams: &gqlhttp.StreamOptions{
-				CheckOrigin: websocketOrigins(cors),
+				CheckOrigin: httpguard.WebSocketOrigins(cors),
 				PerAddress:  cfg.streamsPerAddr,
 				MaxStreams:  maxStreams(cfg.maxStreams, logger),
 				Observe:     tel.streamObserver(),
@@ -526,9 +525,9 @@ func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *
 		Site:     graph.SiteDefaults{Title: cfg.siteTitle, Description: cfg.siteDescription, URL: cfg.siteURL, Paths: cfg.paths},
 	})))
 	if devTokens {
-		api = devTokenOrigins(cors, api)
+		api = httpguard.DevTokenOrigins(cors, api)
 	}
-	mux.Handle("/graphql", withCORS(cors, api))
+	mux.Handle("/graphql", httpguard.WithCORS(cors, api))
 	// RSS, Atom, JSON Feed and the sitemap (syndication).
 	feeds, err := syndication.New(store, syndication.Options{
 		SiteURL: cfg.siteURL, Title: cfg.siteTitle, Description: cfg.siteDescription,
@@ -542,7 +541,7 @@ func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *
 	}
 	feeds.Register(mux)
 	// The theme of highlighted code (-highlight-code).
-	mux.Handle("GET /code.css", withCORS(cors, codeCSS()))
+	mux.Handle("GET /code.css", httpguard.WithCORS(cors, codeCSS()))
 	if cfg.playgroundOn() {
 		playground.Mount(mux, cfg.playgroundDirs(), playgroundHeaders, logger)
 	}
@@ -572,37 +571,6 @@ type liveStreams struct {
 	// answers is the answer cache the change feed's events invalidate
 	// (nil: none).
 	answers *gqlhttp.AnswerCache
-}
-
-// websocketOrigins returns the origin check of WebSocket handshakes,
-// which CORS does not cover (a browser opens a WebSocket to any origin):
-// pages of the server's own host (the playground) and of -cors-origins.
-func websocketOrigins(cors *corsPolicy) func(r *http.Request) bool {
-	return func(r *http.Request) bool {
-		origin := r.Header.Get("Origin")
-		if origin == "" || cors.allows(origin) {
-			return true
-		}
-		u, err := url.Parse(origin)
-		return err == nil && (u.Scheme == "http" || u.Scheme == "https") && strings.EqualFold(u.Host, r.Host)
-	}
-}
-
-// securityHeaders sets on every response the headers that keep browsers
-// from doing with it what it is not for: no framing, no guessing of media
-// types, no referrer sent on, and a Content-Security-Policy that allows
-// nothing (an API answer runs no script and loads nothing); the
-// playground's page sets a policy of its own.
-func securityHeaders(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h.Set("Content-Security-Policy", "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
-		h.Set("X-Frame-Options", "DENY")
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "no-referrer")
-		h.Set("Cross-Origin-Opener-Policy", "same-origin")
-		next.ServeHTTP(w, r)
-	})
 }
 
 func plain(w http.ResponseWriter, status int, body string) {

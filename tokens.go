@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -110,13 +109,4 @@ func devVerifier(ctx context.Context, logger *slog.Logger, cfg *config, store *s
 	return v, headers, nil
 }
 
-// isLoopback reports whether addr is a loopback address, where only this
-// machine can connect.
-func isLoopback(addr net.Addr) bool {
-	host, _, err := net.SplitHostPort(addr.String())
-	if err != nil {
-		return false
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
-}
+//END
