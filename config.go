@@ -20,6 +20,7 @@ import (
 	"github.com/blogql/blog/inflight"
 	"github.com/blogql/blog/live"
 	"github.com/blogql/blog/markdown"
+	"github.com/blogql/blog/pprofserver"
 	"github.com/blogql/blog/search"
 	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/syndication"
@@ -535,7 +536,7 @@ func (c *config) check(stray []string) error {
 		}
 	}
 	if c.pprofAddr != "" {
-		if err := checkPprofAddr(c.pprofAddr); err != nil {
+		if err := pprofserver.CheckAddr(c.pprofAddr); err != nil {
 			return fmt.Errorf("pprof address %q: %w", c.pprofAddr, err)
 		}
 	}

@@ -33,6 +33,7 @@ import (
 	"github.com/blogql/blog/inflight"
 	"github.com/blogql/blog/live"
 	"github.com/blogql/blog/playground"
+	"github.com/blogql/blog/pprofserver"
 	"github.com/blogql/blog/search"
 	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/syndication"
@@ -454,6 +455,14 @@ func serveAside(ctx context.Context, name, path, addr string, allowedHosts []str
 	url := "http://" + displayAddr(ln.Addr()) + path
 	logger.Info(name+" at "+url, name, url)
 	return ln.Addr(), nil
+}
+
+// servePprof serves the runtime profiles (package pprofserver) on addr,
+// a listener of their own, until ctx is done, to requests addressed to
+// this machine or to allowedHosts. It returns the address it listens on,
+// or the error of listening.
+func servePprof(ctx context.Context, addr string, allowedHosts []string, logger *slog.Logger) (net.Addr, error) {
+	return serveAside(ctx, "pprof", pprofserver.Path, addr, allowedHosts, pprofserver.New(), logger)
 }
 
 // displayAddr returns addr as a browser would reach it: localhost for an
