@@ -37,6 +37,7 @@ import (
 	"github.com/blogql/blog/search"
 	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/syndication"
+	"github.com/blogql/blog/telemetry"
 	"github.com/blogql/blog/tuning"
 	"github.com/blogql/blog/webhooks"
 )
@@ -94,11 +95,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 
-	tel, err := newTelemetry(ctx, cfg, getenv, logger)
+	tel, err := telemetry.New(ctx, cfg.metricsAddr != "", getenv, logger)
 	if err != nil {
 		return err
 	}
-	defer tel.shutdown(ctx, logger)
+	defer tel.Shutdown(ctx, logger)
 
 	clientCfg := storage.ClientConfig{
 		Embedded:    backend == backendEmbedded,
@@ -118,7 +119,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		dataPath = engine.Path()
 		clientCfg.HTTPClient = &http.Client{Transport: engine}
 	}
-	client, err := storage.NewClient(ctx, tel.client(clientCfg))
+	client, err := storage.NewClient(ctx, tel.Client(clientCfg))
 	if err != nil {
 		return err
 	}
@@ -174,7 +175,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	// replay from the last of them, which the hub loads before the
 	// feed's tail starts after them.
 	hub := live.NewHub(store, live.Options{Window: cfg.liveWindow})
-	feed, err := newFeed(ctx, tel.client(clientCfg), store, hooks, hub.Load, cfg, logger)
+	feed, err := newFeed(ctx, tel.Client(clientCfg), store, hooks, hub.Load, cfg, logger)
 	if err != nil {
 		return err
 	}
@@ -184,7 +185,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	var answers *gqlhttp.AnswerCache
 	searchChanged := func() {}
 	if cfg.answerCacheBytes > 0 {
-		answers = gqlhttp.NewAnswerCache(cfg.answerCacheBytes, tel.answerObserver())
+		answers = gqlhttp.NewAnswerCache(cfg.answerCacheBytes, tel.AnswerObserver())
 		searchChanged = func() { answers.Invalidate(storage.TagSearch) }
 	}
 	// This server's search index applies every event of the log after
@@ -211,8 +212,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			return err
 		}
 	}
-	if err := tel.serveMetrics(ctx, cfg.metricsAddr, cfg.allowedHosts, logger); err != nil {
-		return err
+	if srv := tel.MetricsServer(); srv != nil {
+		if _, err := serveAside(ctx, "metrics", telemetry.MetricsPath, cfg.metricsAddr, cfg.allowedHosts, srv, logger); err != nil {
+			return err
+		}
 	}
 	ln, err := listen("tcp", net.JoinHostPort(cfg.host, strconv.Itoa(cfg.port)))
 	if err != nil {
@@ -499,14 +502,14 @@ func (c *config) queryLimits(opts graph.HandlerOptions) graph.HandlerOptions {
 // answers the CORS requests of -cors-origins (httpguard.WithCORS) and, when
 // devTokens says that verifier checks development tokens, refuses a token
 // from a page of another origin (httpguard.DevTokenOrigins).
-func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *config, playgroundHeaders map[string]string, devTokens bool, hooks *webhooks.Service, searcher *search.Service, streams liveStreams, logger *slog.Logger) http.Handler {
+func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry.Telemetry, cfg *config, playgroundHeaders map[string]string, devTokens bool, hooks *webhooks.Service, searcher *search.Service, streams liveStreams, logger *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
 	cors := httpguard.NewCORS(cfg.corsOrigins)
 	var budget *inflight.Budget // the GraphQL endpoint's and the feeds'
 	if cfg.inflightBytes > 0 {
 		budget = inflight.NewBudget(cfg.inflightBytes, inflight.DefaultWait)
 	}
-	var api http.Handler = graph.NewHandler(store, tel.handler(cfg.queryLimits(graph.HandlerOptions{
+	var api http.Handler = graph.NewHandler(store, tel.Handler(cfg.queryLimits(graph.HandlerOptions{
 		Logger: logger,
 		HTTP: gqlhttp.Options{
 			Introspection:             cfg.introspectionOn(),
@@ -520,7 +523,7 @@ func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *
 				CheckOrigin: httpguard.WebSocketOrigins(cors),
 				PerAddress:  cfg.streamsPerAddr,
 				MaxStreams:  maxStreams(cfg.maxStreams, logger),
-				Observe:     tel.streamObserver(),
+				Observe:     tel.StreamObserver(),
 				Shutdown:    streams.shutdown,
 				Running:     streams.running,
 			},
