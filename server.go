@@ -32,6 +32,7 @@ import (
 	"github.com/blogql/blog/httpguard"
 	"github.com/blogql/blog/inflight"
 	"github.com/blogql/blog/live"
+	"github.com/blogql/blog/markdown"
 	"github.com/blogql/blog/playground"
 	"github.com/blogql/blog/pprofserver"
 	"github.com/blogql/blog/search"
@@ -553,7 +554,7 @@ func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry.Teleme
 	}
 	feeds.Register(mux)
 	// The theme of highlighted code (-highlight-code).
-	mux.Handle("GET /code.css", httpguard.WithCORS(cors, codeCSS()))
+	mux.Handle("GET /code.css", httpguard.WithCORS(cors, markdown.CodeCSS()))
 	if cfg.playgroundOn() {
 		playground.Mount(mux, cfg.playgroundDirs(), playgroundHeaders, logger)
 	}
