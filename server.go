@@ -26,6 +26,7 @@ import (
 
 	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/demo"
+	"github.com/blogql/blog/devtokens"
 	"github.com/blogql/blog/embedded"
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph"
@@ -225,7 +226,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	var playgroundHeaders map[string]string
 	loopback := httpguard.IsLoopback(ln.Addr())
 	if devTokens {
-		verifier, playgroundHeaders, err = devVerifier(ctx, logger, cfg, store, loopback, time.Now())
+		verifier, playgroundHeaders, err = devtokens.Verifier(ctx, store, devtokens.Options{
+			Auth: authConfig(cfg), Loopback: loopback, Insecure: cfg.insecureDevTokens, Logger: logger, Now: time.Now(),
+		})
 		if err != nil {
 			ln.Close()
 			return err
@@ -303,6 +306,33 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	<-indexed
 	logger.Info("stopped")
 	return nil
+}
+
+// newVerifier returns the token verifier cfg configures. In the embedded
+// mode without a secret or JWKS URL it returns nil and dev true: the
+// development verifier (devVerifier) needs the table. Outside it, a missing
+// secret and JWKS URL is an error: the server does not start rather than
+// take writes it cannot attribute.
+func newVerifier(cfg *config, backend string) (v *auth.Verifier, dev bool, err error) {
+	ac := authConfig(cfg)
+	if ac.Secret == nil && ac.JWKSURL == "" {
+		if backend != backendEmbedded {
+			return nil, false, errors.New("no way to verify tokens: set JWT_SECRET (HS256, at least 32 bytes) or JWT_JWKS_URL; " +
+				"only the embedded engine runs with a development secret")
+		}
+		return nil, true, nil
+	}
+	v, err = auth.NewVerifier(ac)
+	return v, false, err
+}
+
+// authConfig returns the token settings of cfg.
+func authConfig(cfg *config) auth.Config {
+	ac := auth.Config{JWKSURL: cfg.jwksURL, Issuer: cfg.jwtIssuer, Audience: cfg.jwtAudience}
+	if cfg.jwtSecret != "" {
+		ac.Secret = []byte(cfg.jwtSecret)
+	}
+	return ac
 }
 
 // searchDir is the search index's directory in the data directory.
