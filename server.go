@@ -24,6 +24,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/blogql/blog/accesslog"
 	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/demo"
 	"github.com/blogql/blog/devtokens"
@@ -248,7 +249,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			"hosts", append(append([]string(nil), httpguard.LoopbackHosts...), cfg.allowedHosts...))
 	}
 	srv := &http.Server{
-		Handler:           gqlhttp.WithRequestID(logRequests(logger, httpguard.SecurityHeaders(handler))),
+		Handler:           gqlhttp.WithRequestID(accesslog.Handler(logger, httpguard.SecurityHeaders(handler))),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       15 * time.Second,
 		WriteTimeout:      writeTimeout,
@@ -621,63 +622,4 @@ func plain(w http.ResponseWriter, status int, body string) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	io.WriteString(w, body+"\n")
-}
-
-// logRequests logs one line per request. Health probes log at debug level,
-// so they do not drown the rest; server errors log at error level.
-func logRequests(logger *slog.Logger, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		rec := &statusRecorder{ResponseWriter: w}
-		next.ServeHTTP(rec, r)
-		level := slog.LevelInfo
-		switch {
-		case rec.status >= 500:
-			level = slog.LevelError
-		case r.URL.Path == "/healthz" || r.URL.Path == "/readyz":
-			level = slog.LevelDebug
-		}
-		logger.LogAttrs(r.Context(), level, "request",
-			slog.String("method", r.Method),
-			slog.String("path", r.URL.Path),
-			slog.Int("status", rec.Status()),
-			slog.Int64("bytes", rec.bytes),
-			slog.Duration("duration", time.Since(start)),
-		)
-	})
-}
-
-// statusRecorder remembers the status and size of a response. Unwrap lets
-// http.ResponseController reach the connection's Flush and Hijack.
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-	bytes  int64
-}
-
-func (r *statusRecorder) WriteHeader(code int) {
-	if r.status == 0 {
-		r.status = code
-	}
-	r.ResponseWriter.WriteHeader(code)
-}
-
-func (r *statusRecorder) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	n, err := r.ResponseWriter.Write(b)
-	r.bytes += int64(n)
-	return n, err
-}
-
-func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
-
-// Status returns the response's status; a handler that wrote nothing
-// answered 200.
-func (r *statusRecorder) Status() int {
-	if r.status == 0 {
-		return http.StatusOK
-	}
-	return r.status
 }
