@@ -654,3 +654,19 @@ func maxStreams(configured int, logger *slog.Logger) int {
 	logger.Info("subscription streams bounded by the open-file limit", "max_streams", n, "open_files", files)
 	return n
 }
+
+// queryLimits returns opts with the size limit of query documents and the
+// bounds of the query caches. A flag's 0 (keep none) is the handler's -1:
+// its zero means its default.
+func (c *config) queryLimits(opts graph.HandlerOptions) graph.HandlerOptions {
+	none := func(n int64) int64 {
+		if n == 0 {
+			return -1
+		}
+		return n
+	}
+	opts.HTTP.MaxQueryBytes = c.maxQueryBytes
+	opts.HTTP.QueryCacheBytes, opts.HTTP.PersistedQueryCacheBytes = none(c.queryCacheBytes), none(c.apqCacheBytes)
+	opts.HTTP.PersistedQueryWrites = int(none(int64(c.apqWrites)))
+	return opts
+}
