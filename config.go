@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -13,9 +16,12 @@ import (
 
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph"
+	"github.com/blogql/blog/httpguard"
 	"github.com/blogql/blog/inflight"
+	"github.com/blogql/blog/internal/rlimit"
 	"github.com/blogql/blog/live"
 	"github.com/blogql/blog/markdown"
+	"github.com/blogql/blog/pprofserver"
 	"github.com/blogql/blog/search"
 	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/syndication"
@@ -70,8 +76,8 @@ type config struct {
 	maxStreams        int
 	liveWindow        int
 	migrate           string
-	allowedHosts      hostList
-	corsOrigins       originList
+	allowedHosts      httpguard.HostList
+	corsOrigins       httpguard.OriginList
 	maxQueryBytes     int
 	queryCacheBytes   int64
 	apqCacheBytes     int64
@@ -531,7 +537,7 @@ func (c *config) check(stray []string) error {
 		}
 	}
 	if c.pprofAddr != "" {
-		if err := checkPprofAddr(c.pprofAddr); err != nil {
+		if err := pprofserver.CheckAddr(c.pprofAddr); err != nil {
 			return fmt.Errorf("pprof address %q: %w", c.pprofAddr, err)
 		}
 	}
@@ -572,4 +578,95 @@ func readmeDefault(v flag.Value) string {
 		return fmt.Sprintf("`%s` (%d MiB)", s, n>>20)
 	}
 	return "`" + s + "`"
+}
+
+// defaultPlaygroundDir is the default of -playground-assets, where
+// scripts/playground-assets.sh installs the playground's files.
+const defaultPlaygroundDir = ".cache/playground"
+
+// executable and sourceFile locate the binary and the source it was built
+// from, beside which the playground's files are looked for; tests replace
+// them. sourceFile is relative (and not used) in a binary built with
+// -trimpath.
+var (
+	executable = os.Executable
+	sourceFile = func() string { _, file, _, _ := runtime.Caller(0); return file }()
+)
+
+// playgroundDirs returns the directories in which the playground's files
+// are looked for, in order. A directory set with -playground-assets is
+// the only one. Left at its default, the files are found wherever the
+// server is started from: in .cache/playground of the working directory,
+// in playground of the data directory, and in .cache/playground beside
+// the executable and in the source directory the binary was built from
+// (which `go run` and `go build` in a checkout are).
+func (c *config) playgroundDirs() []string {
+	if c.playgroundDir != defaultPlaygroundDir {
+		return []string{c.playgroundDir}
+	}
+	dirs := []string{defaultPlaygroundDir}
+	if c.dataDir != memoryData {
+		dirs = append(dirs, filepath.Join(c.dataDir, "playground"))
+	}
+	if exe, err := executable(); err == nil {
+		if real, err := filepath.EvalSymlinks(exe); err == nil {
+			exe = real
+		}
+		dirs = append(dirs, filepath.Join(filepath.Dir(exe), defaultPlaygroundDir))
+	}
+	if filepath.IsAbs(sourceFile) {
+		dirs = append(dirs, filepath.Join(filepath.Dir(sourceFile), defaultPlaygroundDir))
+	}
+	seen := map[string]bool{}
+	unique := dirs[:0]
+	for _, d := range dirs {
+		abs, err := filepath.Abs(d)
+		if err != nil {
+			abs = d
+		}
+		if !seen[abs] {
+			seen[abs] = true
+			unique = append(unique, d)
+		}
+	}
+	return unique
+}
+
+// minStreams is the least default bound on the server's streams, for an
+// open-file limit too small to halve.
+const minStreams = 64
+
+// maxStreams returns the bound on the subscription streams open at once
+// on the server: -max-streams, or half the open-file limit, each stream
+// holding one descriptor, so that the other half is left for DynamoDB's
+// connections, the requests and the data files. Zero, where the limit
+// is unknown, is no bound.
+func maxStreams(configured int, logger *slog.Logger) int {
+	if configured > 0 {
+		return configured
+	}
+	files, ok := rlimit.OpenFiles()
+	if !ok {
+		logger.Warn("the open-file limit is unknown: subscription streams are bounded per address only; set -max-streams")
+		return 0
+	}
+	n := max(int(files/2), minStreams)
+	logger.Info("subscription streams bounded by the open-file limit", "max_streams", n, "open_files", files)
+	return n
+}
+
+// queryLimits returns opts with the size limit of query documents and the
+// bounds of the query caches. A flag's 0 (keep none) is the handler's -1:
+// its zero means its default.
+func (c *config) queryLimits(opts graph.HandlerOptions) graph.HandlerOptions {
+	none := func(n int64) int64 {
+		if n == 0 {
+			return -1
+		}
+		return n
+	}
+	opts.HTTP.MaxQueryBytes = c.maxQueryBytes
+	opts.HTTP.QueryCacheBytes, opts.HTTP.PersistedQueryCacheBytes = none(c.queryCacheBytes), none(c.apqCacheBytes)
+	opts.HTTP.PersistedQueryWrites = int(none(int64(c.apqWrites)))
+	return opts
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -170,30 +169,6 @@ func TestCORSOriginsConfig(t *testing.T) {
 		"ftp://app.example.com", "https://user@app.example.com", "https://app.example.com?x", "https://app.example.com:99999", "null"} {
 		if _, err := parseConfig([]string{"-cors-origins", bad}, func(string) string { return "" }, io.Discard); err == nil || !strings.Contains(err.Error(), "cors-origins") {
 			t.Errorf("-cors-origins %s: err = %v, want one naming cors-origins", bad, err)
-		}
-	}
-}
-
-func TestWebSocketOriginsAreTheServersOwnAndTheCORSOrigins(t *testing.T) {
-	check := websocketOrigins(newCORSPolicy([]string{"https://app.example.com"}))
-	for _, c := range []struct {
-		origin string
-		want   bool
-	}{
-		{"", true},                        // not a browser
-		{"http://api.example.com", true},  // the server's own pages (the playground)
-		{"https://api.example.com", true}, // behind a TLS proxy
-		{"https://app.example.com", true}, // -cors-origins
-		{"https://evil.example", false},
-		{"null", false},
-		{"https://api.example.com.evil.example", false},
-	} {
-		r := httptest.NewRequest(http.MethodGet, "http://api.example.com/graphql", nil)
-		if c.origin != "" {
-			r.Header.Set("Origin", c.origin)
-		}
-		if got := check(r); got != c.want {
-			t.Errorf("Origin %q: allowed %v, want %v", c.origin, got, c.want)
 		}
 	}
 }

@@ -3,10 +3,16 @@ package main
 import (
 	"context"
 	"log/slog"
+	"path/filepath"
 	"time"
 
 	"github.com/blogql/blog/changefeed"
+	"github.com/blogql/blog/gqlhttp"
+	"github.com/blogql/blog/graph"
+	"github.com/blogql/blog/live"
+	"github.com/blogql/blog/search"
 	"github.com/blogql/blog/storage"
+	"github.com/blogql/blog/telemetry"
 	"github.com/blogql/blog/webhooks"
 )
 
@@ -73,4 +79,103 @@ func newFeed(ctx context.Context, clientCfg storage.ClientConfig, store *storage
 	feed.AddWorker(changefeed.Worker{Name: "counts", Events: counts.Events, Tick: counts.Tick, Every: storage.CountSyncTick, Hold: counts.Hold})
 	logger.Info("change feed", "owner", feed.Owner(), "event_retention", cfg.eventRetention, "read_stream", cfg.readStream)
 	return feed, nil
+}
+
+// rerenderEvery is how often the "rerender" worker looks at the renderer
+// item, and sweeps while it is not done.
+const rerenderEvery = 10 * time.Second
+
+// workers are what follows the change feed on this server: the webhooks,
+// the subscriptions' hub, the answer cache and the search index, and the
+// feed itself, which runs the workers that run on one server at a time.
+type workers struct {
+	hooks    *webhooks.Service
+	hub      *live.Hub
+	feed     *changefeed.Feed
+	answers  *gqlhttp.AnswerCache // nil: none kept
+	searcher *search.Service
+}
+
+// newWorkers returns the server's workers on store, each subscribed to
+// the change feed, which is made with the client configuration clientCfg.
+// They start with start.
+func newWorkers(ctx context.Context, cfg *config, clientCfg storage.ClientConfig, store *storage.Store, tel *telemetry.Telemetry, logger *slog.Logger) (*workers, error) {
+	w := &workers{}
+	// One webhooks service serves the GraphQL webhook mutations and is
+	// the change feed's "webhooks" worker.
+	w.hooks = webhooks.New(store, cfg.webhookOptions(logger))
+	// Subscriptions get the events this server reads from the log, and
+	// replay from the last of them, which the hub loads before the
+	// feed's tail starts after them.
+	w.hub = live.NewHub(store, live.Options{Window: cfg.liveWindow})
+	feed, err := newFeed(ctx, clientCfg, store, w.hooks, w.hub.Load, cfg, logger)
+	if err != nil {
+		return nil, err
+	}
+	w.feed = feed
+	feed.Subscribe(w.hub.Publish)
+	// The answers this server keeps that show what changed are dropped
+	// by the events, and the searches' again once its index applied them.
+	searchChanged := func() {}
+	if cfg.answerCacheBytes > 0 {
+		answers := gqlhttp.NewAnswerCache(cfg.answerCacheBytes, tel.AnswerObserver())
+		w.answers = answers
+		searchChanged = func() { answers.Invalidate(storage.TagSearch) }
+	}
+	// This server's search index applies every event of the log after
+	// its own position.
+	if w.searcher, err = newSearch(store, cfg, searchChanged, logger); err != nil {
+		return nil, err
+	}
+	feed.Subscribe(w.searcher.Events)
+	// The site settings this server holds are dropped when they change.
+	feed.Subscribe(store.ForgetSite)
+	if w.answers != nil {
+		feed.Subscribe(graph.InvalidateAnswers(w.answers))
+	}
+	return w, nil
+}
+
+// start runs the change feed and the search index until ctx ends; they
+// log what fails and go on. The channels are closed when they have
+// stopped, the feed's leases released.
+func (w *workers) start(ctx context.Context) (fed, indexed <-chan struct{}) {
+	f, i := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(f)
+		_ = w.feed.Run(ctx)
+	}()
+	go func() {
+		defer close(i)
+		w.searcher.Run(ctx)
+	}()
+	return f, i
+}
+
+// searchDir is the search index's directory in the data directory.
+const searchDir = "search"
+
+// newSearch returns the server's search index (package search) in
+// -search-index, by default in the data directory: search/ beside the
+// embedded engine's data file, and search-<table>/ on DynamoDB, where the
+// data directory holds nothing else (the Docker image's /data volume);
+// in memory with -data :memory:. An index that is lost is rebuilt from
+// the table. changed is called after each change of what it finds.
+func newSearch(store *storage.Store, cfg *config, changed func(), logger *slog.Logger) (*search.Service, error) {
+	dir := cfg.searchIndex
+	switch {
+	case dir != "":
+	case cfg.dataDir == memoryData:
+	case cfg.backend() == backendEmbedded:
+		dir = filepath.Join(cfg.dataDir, searchDir)
+	default:
+		dir = filepath.Join(cfg.dataDir, searchDir+"-"+cfg.table)
+	}
+	s, err := search.New(store, search.Options{Dir: dir, Language: cfg.searchLanguage, Table: cfg.table, Timeout: cfg.requestTimeout, Logger: logger, Changed: changed})
+	if err != nil {
+		return nil, err
+	}
+	pos, ok := s.Position()
+	logger.Info("search index", "dir", dir, "language", cfg.searchLanguage, "found", ok, "position", pos)
+	return s, nil
 }

@@ -16,28 +16,32 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/blogql/blog/accesslog"
 	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/demo"
+	"github.com/blogql/blog/devtokens"
 	"github.com/blogql/blog/embedded"
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph"
+	"github.com/blogql/blog/httpguard"
 	"github.com/blogql/blog/inflight"
-	"github.com/blogql/blog/live"
-	"github.com/blogql/blog/search"
+	"github.com/blogql/blog/markdown"
+	"github.com/blogql/blog/playground"
+	"github.com/blogql/blog/pprofserver"
 	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/syndication"
+	"github.com/blogql/blog/telemetry"
 	"github.com/blogql/blog/tuning"
-	"github.com/blogql/blog/webhooks"
 )
 
 // listen opens the API's listener; tests replace it.
@@ -87,18 +91,62 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	logger := newLogger(cfg, stdout)
 	gc := tuning.Apply(getenv)
 	logger.Info("garbage collector", "gogc", gc.Percent, "memory_limit_bytes", gc.MemoryLimit, "from_environment", gc.FromEnvironment)
+	verifier, devTokens, err := newVerifier(cfg, cfg.backend())
+	if err != nil {
+		return err
+	}
+	tel, err := telemetry.New(ctx, cfg.metricsAddr != "", getenv, logger)
+	if err != nil {
+		return err
+	}
+	defer tel.Shutdown(ctx, logger)
+	db, err := openDynamoDB(ctx, cfg, getenv, tel, logger)
+	if err != nil {
+		return err
+	}
+	defer db.close()
+	store, err := openStore(ctx, cfg, db.client, logger)
+	if err != nil || cfg.migrate == migrateOnly {
+		return err
+	}
+	w, err := newWorkers(ctx, cfg, db.config, store, tel, logger)
+	if err != nil {
+		return err
+	}
+	defer w.searcher.Close()
+	if cfg.playgroundOn() && !cfg.introspectionOn() {
+		logger.Warn("the playground cannot load the schema with introspection off")
+	}
+	if err := serveAsides(ctx, cfg, tel, logger); err != nil {
+		return err
+	}
+	ln, err := listen("tcp", net.JoinHostPort(cfg.host, strconv.Itoa(cfg.port)))
+	if err != nil {
+		return err
+	}
+	a := api{store: store, verifier: verifier, devTokens: devTokens, tel: tel, workers: w, shutdown: make(chan struct{})}
+	handler, err := a.handler(ctx, cfg, ln.Addr(), logger)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	return serve(ctx, cfg, ln, newHTTPServer(handler, logger), &a, logger)
+}
+
+// dynamoDB is the DynamoDB the server talks to: its client, the client's
+// configuration, which the change feed's streams client shares, and the
+// embedded engine when the server runs it.
+type dynamoDB struct {
+	client *dynamodb.Client
+	config storage.ClientConfig
+	engine *embedded.Engine // nil on DynamoDB
+}
+
+// openDynamoDB opens the backend cfg names: the embedded engine on its
+// data file, or the client of DynamoDB at its endpoint or on AWS, its
+// calls observed by tel.
+func openDynamoDB(ctx context.Context, cfg *config, getenv func(string) string, tel *telemetry.Telemetry, logger *slog.Logger) (*dynamoDB, error) {
 	backend := cfg.backend()
-	verifier, devTokens, err := newVerifier(cfg, backend)
-	if err != nil {
-		return err
-	}
-
-	tel, err := newTelemetry(ctx, cfg, getenv, logger)
-	if err != nil {
-		return err
-	}
-	defer tel.shutdown(ctx, logger)
-
 	clientCfg := storage.ClientConfig{
 		Embedded:    backend == backendEmbedded,
 		Endpoint:    cfg.endpoint,
@@ -107,29 +155,74 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		// DynamoDB Local accepts any credentials; AWS never gets these.
 		LocalCredentials: backend == backendLocal && getenv("AWS_ACCESS_KEY_ID") == "",
 	}
+	db := &dynamoDB{}
 	dataPath := ""
 	if backend == backendEmbedded {
 		engine, err := openEngine(cfg.dataDir)
 		if err != nil {
-			return err
+			return nil, err
 		}
-		defer engine.Close()
-		dataPath = engine.Path()
+		db.engine, dataPath = engine, engine.Path()
 		clientCfg.HTTPClient = &http.Client{Transport: engine}
 	}
-	client, err := storage.NewClient(ctx, tel.client(clientCfg))
+	db.config = tel.Client(clientCfg)
+	client, err := storage.NewClient(ctx, db.config)
 	if err != nil {
-		return err
+		db.close()
+		return nil, err
 	}
+	db.client = client
+	logger.Info("dynamodb", "backend", backend, "table", cfg.table, "dynamodb_endpoint", cfg.endpoint, "region", cfg.region, "data", dataPath)
+	return db, nil
+}
+
+// close closes the embedded engine, if the server runs it.
+func (db *dynamoDB) close() {
+	if db.engine != nil {
+		db.engine.Close()
+	}
+}
+
+// openStore returns the server's Store on cfg's table, readied: the table
+// made where cfg asks, migrated, the demo seeded into it, this server's
+// renderer claimed and the cursors sealed with the table's key. With
+// -migrate=only it returns once the table is migrated.
+func openStore(ctx context.Context, cfg *config, client *dynamodb.Client, logger *slog.Logger) (*storage.Store, error) {
 	// The configured site URL only: the embedded engine's default (this
 	// server's address) would make every new port a new renderer.
-	storeOpts := []storage.Option{storage.WithHeadingIDPrefix(cfg.headingIDPrefix), storage.WithSiteURL(cfg.siteURL),
+	opts := []storage.Option{storage.WithHeadingIDPrefix(cfg.headingIDPrefix), storage.WithSiteURL(cfg.siteURL),
 		storage.WithHighlight(cfg.highlightCode), storage.WithStream()}
 	if cfg.privateURLs {
-		storeOpts = append(storeOpts, storage.WithPrivateHosts())
+		opts = append(opts, storage.WithPrivateHosts())
 	}
-	store := storage.New(client, cfg.table, storeOpts...)
-	logger.Info("dynamodb", "backend", backend, "table", cfg.table, "dynamodb_endpoint", cfg.endpoint, "region", cfg.region, "data", dataPath)
+	store := storage.New(client, cfg.table, opts...)
+	if err := readyTable(ctx, cfg, store, logger); err != nil || cfg.migrate == migrateOnly {
+		return store, err
+	}
+	// This server's renderer becomes the table's: the "rerender" worker
+	// renders again what another rendered (storage/rerender.go).
+	if claimed, err := store.ClaimRenderer(ctx); err != nil {
+		return nil, err
+	} else if claimed {
+		logger.Info("renderer changed: stored bodies are rendered again in the background", "render_version", store.RenderVersion())
+	}
+	cursorKey, err := cursorKeyOf(ctx, cfg, store)
+	if err != nil {
+		return nil, err
+	}
+	// The table's key is read through the Store, so it is set on the
+	// Store once read, before the Store serves anything or runs in the
+	// background.
+	storage.WithCursorKey(cursorKey)(store)
+	go store.WatchRenderer(ctx)
+	return store, nil
+}
+
+// readyTable makes the table where cfg asks (by default everywhere but on
+// AWS), migrates it as -migrate says, and seeds the demo blog where
+// -seed-demo says (by default into a new table of the embedded engine).
+func readyTable(ctx context.Context, cfg *config, store *storage.Store, logger *slog.Logger) error {
+	backend := cfg.backend()
 	if cfg.createTable.or(backend != backendAWS) {
 		if err := store.CreateTable(ctx); err != nil {
 			return err
@@ -139,6 +232,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if !cfg.seedDemo.set && backend == backendEmbedded && cfg.migrate != migrateOnly {
 		// The demo goes into a new table only: a blog kept in the data
 		// file stays as its users left it.
+		var err error
 		if seed, err = store.Empty(ctx); err != nil {
 			return err
 		}
@@ -153,94 +247,80 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		}
 		logger.Info("demo blog seeded", "duration", time.Since(start).Round(time.Millisecond))
 	}
-	// This server's renderer becomes the table's: the "rerender" worker
-	// renders again what another rendered (storage/rerender.go).
-	if claimed, err := store.ClaimRenderer(ctx); err != nil {
-		return err
-	} else if claimed {
-		logger.Info("renderer changed: stored bodies are rendered again in the background", "render_version", store.RenderVersion())
-	}
-	cursorKey, err := cursorKeyOf(ctx, cfg, store)
-	if err != nil {
-		return err
-	}
-	store = storage.New(client, cfg.table, append(storeOpts, storage.WithCursorKey(cursorKey))...)
-	go store.WatchRenderer(ctx)
-	// One webhooks service serves the GraphQL webhook mutations and is
-	// the change feed's "webhooks" worker.
-	hooks := webhooks.New(store, cfg.webhookOptions(logger))
-	// Subscriptions get the events this server reads from the log, and
-	// replay from the last of them, which the hub loads before the
-	// feed's tail starts after them.
-	hub := live.NewHub(store, live.Options{Window: cfg.liveWindow})
-	feed, err := newFeed(ctx, tel.client(clientCfg), store, hooks, hub.Load, cfg, logger)
-	if err != nil {
-		return err
-	}
-	feed.Subscribe(hub.Publish)
-	// The answers this server keeps that show what changed are dropped
-	// by the events, and the searches' again once its index applied them.
-	var answers *gqlhttp.AnswerCache
-	searchChanged := func() {}
-	if cfg.answerCacheBytes > 0 {
-		answers = gqlhttp.NewAnswerCache(cfg.answerCacheBytes, tel.answerObserver())
-		searchChanged = func() { answers.Invalidate(storage.TagSearch) }
-	}
-	// This server's search index applies every event of the log after
-	// its own position.
-	searcher, err := newSearch(store, cfg, searchChanged, logger)
-	if err != nil {
-		return err
-	}
-	defer searcher.Close()
-	feed.Subscribe(searcher.Events)
-	// The site settings this server holds are dropped when they change.
-	feed.Subscribe(store.ForgetSite)
-	if answers != nil {
-		feed.Subscribe(graph.InvalidateAnswers(answers))
-	}
-	streamsDone := make(chan struct{})
-	var streamsRunning sync.WaitGroup
-	if cfg.playgroundOn() && !cfg.introspectionOn() {
-		logger.Warn("the playground cannot load the schema with introspection off")
-	}
+	return nil
+}
 
+// serveAsides serves the runtime profiles and the metrics on their own
+// listeners, where cfg asks for them.
+func serveAsides(ctx context.Context, cfg *config, tel *telemetry.Telemetry, logger *slog.Logger) error {
 	if cfg.pprofAddr != "" {
 		if _, err := servePprof(ctx, cfg.pprofAddr, cfg.allowedHosts, logger); err != nil {
 			return err
 		}
 	}
-	if err := tel.serveMetrics(ctx, cfg.metricsAddr, cfg.allowedHosts, logger); err != nil {
-		return err
-	}
-	ln, err := listen("tcp", net.JoinHostPort(cfg.host, strconv.Itoa(cfg.port)))
-	if err != nil {
-		return err
-	}
-	var playgroundHeaders map[string]string
-	loopback := isLoopback(ln.Addr())
-	if devTokens {
-		verifier, playgroundHeaders, err = devVerifier(ctx, logger, cfg, store, loopback, time.Now())
-		if err != nil {
-			ln.Close()
+	if srv := tel.MetricsServer(); srv != nil {
+		if _, err := serveAside(ctx, "metrics", telemetry.MetricsPath, cfg.metricsAddr, cfg.allowedHosts, srv, logger); err != nil {
 			return err
 		}
-		devTokens = verifier != nil
 	}
-	if cfg.siteURL == "" && backend == backendEmbedded {
+	return nil
+}
+
+// api is what the API's endpoints are composed of.
+type api struct {
+	store    *storage.Store
+	verifier *auth.Verifier
+	// devTokens is whether verifier is to be the development tokens'
+	// (newVerifier), then whether it is.
+	devTokens bool
+	tel       *telemetry.Telemetry
+	workers   *workers
+	// playgroundHeaders are the headers the playground prefills: the
+	// development admin's token, on loopback.
+	playgroundHeaders map[string]string
+	// shutdown is closed when the server shuts down; running are the
+	// streams that http.Server.Shutdown does not wait for.
+	shutdown chan struct{}
+	running  sync.WaitGroup
+}
+
+// handler returns the API's endpoints for a server that listens on addr:
+// on loopback, or wherever development tokens are accepted, it answers
+// only requests addressed to this machine's names and -allowed-hosts.
+// It makes the development tokens and, in the embedded mode without a
+// -site-url, links the feeds to addr.
+func (a *api) handler(ctx context.Context, cfg *config, addr net.Addr, logger *slog.Logger) (http.Handler, error) {
+	loopback := httpguard.IsLoopback(addr)
+	if a.devTokens {
+		var err error
+		a.verifier, a.playgroundHeaders, err = devtokens.Verifier(ctx, a.store, devtokens.Options{
+			Auth: authConfig(cfg), Loopback: loopback, Insecure: cfg.insecureDevTokens, Logger: logger, Now: time.Now(),
+		})
+		if err != nil {
+			return nil, err
+		}
+		a.devTokens = a.verifier != nil
+	}
+	if cfg.siteURL == "" && cfg.backend() == backendEmbedded {
 		// Development: the feeds link to this server until a site is named.
-		cfg.siteURL = "http://" + displayAddr(ln.Addr())
+		cfg.siteURL = "http://" + displayAddr(addr)
 		logger.Info("feeds and sitemap link to this server's address; set -site-url to the frontend's", "site_url", cfg.siteURL)
 	}
-	handler := routes(store, verifier, tel, cfg, playgroundHeaders, devTokens, hooks, searcher, liveStreams{hub, streamsDone, &streamsRunning, answers}, logger)
-	if loopback || devTokens {
-		// See hosts.go: no page of a name rebound to this machine reaches it.
-		handler = guardHost(cfg.allowedHosts, handler)
+	handler := a.routes(cfg, logger)
+	if loopback || a.devTokens {
+		// See httpguard.Hosts: no page of a name rebound to this machine reaches it.
+		handler = httpguard.Hosts(cfg.allowedHosts, handler)
 		logger.Info("answering requests addressed to this machine's names only (421 for others; -allowed-hosts adds names)",
-			"hosts", append(append([]string(nil), loopbackHosts...), cfg.allowedHosts...))
+			"hosts", append(append([]string(nil), httpguard.LoopbackHosts...), cfg.allowedHosts...))
 	}
-	srv := &http.Server{
-		Handler:           gqlhttp.WithRequestID(logRequests(logger, securityHeaders(handler))),
+	return handler, nil
+}
+
+// newHTTPServer returns the API's server of handler, with the security
+// headers, the request log and request ids, and the server's limits.
+func newHTTPServer(handler http.Handler, logger *slog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           gqlhttp.WithRequestID(accesslog.Handler(logger, httpguard.SecurityHeaders(handler))),
 		ReadHeaderTimeout: 5 * time.Second,
 		ReadTimeout:       15 * time.Second,
 		WriteTimeout:      writeTimeout,
@@ -248,15 +328,12 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		MaxHeaderBytes:    maxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(logger.Handler(), slog.LevelWarn),
 	}
-	fed, indexed := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(fed)
-		_ = feed.Run(ctx) // until ctx ends; it logs what fails and goes on
-	}()
-	go func() {
-		defer close(indexed)
-		searcher.Run(ctx) // until ctx ends; it logs what fails and goes on
-	}()
+}
+
+// serve starts the workers and serves srv on ln until ctx is done, then
+// shuts down gracefully (shutdown).
+func serve(ctx context.Context, cfg *config, ln net.Listener, srv *http.Server, a *api, logger *slog.Logger) error {
+	fed, indexed := a.workers.start(ctx)
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 
@@ -273,11 +350,24 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return fmt.Errorf("serve: %w", err)
 	case <-ctx.Done():
 	}
+	if err := shutdown(ctx, srv, served, a, logger); err != nil {
+		return err
+	}
+	<-fed // the feed released its leases
+	<-indexed
+	logger.Info("stopped")
+	return nil
+}
+
+// shutdown ends the subscriptions, then lets the requests and streams in
+// flight finish within shutdownTimeout.
+func shutdown(ctx context.Context, srv *http.Server, served <-chan error, a *api, logger *slog.Logger) error {
+	hub := a.workers.hub
 	logger.Info("shutting down", "timeout", shutdownTimeout, "subscriptions", hub.Subscribers())
 	// Subscriptions end with SHUTTING_DOWN, then their streams: WebSocket
 	// connections close with 1012, so clients reconnect to another server.
 	hub.Close()
-	close(streamsDone)
+	close(a.shutdown)
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
 	defer cancel()
 	if err := srv.Shutdown(sctx); err != nil {
@@ -285,7 +375,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	// The streams the server handed over end with their last answers.
 	streamsEnded := make(chan struct{})
-	go func() { streamsRunning.Wait(); close(streamsEnded) }()
+	go func() { a.running.Wait(); close(streamsEnded) }()
 	select {
 	case <-streamsEnded:
 	case <-sctx.Done():
@@ -294,43 +384,35 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
 		return fmt.Errorf("serve: %w", err)
 	}
-	<-fed // the feed released its leases
-	<-indexed
-	logger.Info("stopped")
 	return nil
 }
 
-// searchDir is the search index's directory in the data directory.
-const searchDir = "search"
-
-// newSearch returns the server's search index (package search) in
-// -search-index, by default in the data directory: search/ beside the
-// embedded engine's data file, and search-<table>/ on DynamoDB, where the
-// data directory holds nothing else (the Docker image's /data volume);
-// in memory with -data :memory:. An index that is lost is rebuilt from
-// the table. changed is called after each change of what it finds.
-func newSearch(store *storage.Store, cfg *config, changed func(), logger *slog.Logger) (*search.Service, error) {
-	dir := cfg.searchIndex
-	switch {
-	case dir != "":
-	case cfg.dataDir == memoryData:
-	case cfg.backend() == backendEmbedded:
-		dir = filepath.Join(cfg.dataDir, searchDir)
-	default:
-		dir = filepath.Join(cfg.dataDir, searchDir+"-"+cfg.table)
+// newVerifier returns the token verifier cfg configures. In the embedded
+// mode without a secret or JWKS URL it returns nil and dev true: the
+// development verifier (devVerifier) needs the table. Outside it, a missing
+// secret and JWKS URL is an error: the server does not start rather than
+// take writes it cannot attribute.
+func newVerifier(cfg *config, backend string) (v *auth.Verifier, dev bool, err error) {
+	ac := authConfig(cfg)
+	if ac.Secret == nil && ac.JWKSURL == "" {
+		if backend != backendEmbedded {
+			return nil, false, errors.New("no way to verify tokens: set JWT_SECRET (HS256, at least 32 bytes) or JWT_JWKS_URL; " +
+				"only the embedded engine runs with a development secret")
+		}
+		return nil, true, nil
 	}
-	s, err := search.New(store, search.Options{Dir: dir, Language: cfg.searchLanguage, Table: cfg.table, Timeout: cfg.requestTimeout, Logger: logger, Changed: changed})
-	if err != nil {
-		return nil, err
-	}
-	pos, ok := s.Position()
-	logger.Info("search index", "dir", dir, "language", cfg.searchLanguage, "found", ok, "position", pos)
-	return s, nil
+	v, err = auth.NewVerifier(ac)
+	return v, false, err
 }
 
-// rerenderEvery is how often the "rerender" worker looks at the renderer
-// item, and sweeps while it is not done.
-const rerenderEvery = 10 * time.Second
+// authConfig returns the token settings of cfg.
+func authConfig(cfg *config) auth.Config {
+	ac := auth.Config{JWKSURL: cfg.jwksURL, Issuer: cfg.jwtIssuer, Audience: cfg.jwtAudience}
+	if cfg.jwtSecret != "" {
+		ac.Secret = []byte(cfg.jwtSecret)
+	}
+	return ac
+}
 
 // Values of -migrate.
 const (
@@ -430,18 +512,18 @@ func newLogger(cfg *config, w io.Writer) *slog.Logger {
 // serveAside serves srv on addr, a listener apart from the API's, until ctx
 // is done, and logs the URL of path there under name. On loopback it
 // answers only requests addressed to this machine or to allowedHosts
-// (guardHost). It returns the address it listens on, or the error of
+// (httpguard.Hosts). It returns the address it listens on, or the error of
 // listening.
 func serveAside(ctx context.Context, name, path, addr string, allowedHosts []string, srv *http.Server, logger *slog.Logger) (net.Addr, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if isLoopback(ln.Addr()) {
-		srv.Handler = guardHost(allowedHosts, srv.Handler)
+	if httpguard.IsLoopback(ln.Addr()) {
+		srv.Handler = httpguard.Hosts(allowedHosts, srv.Handler)
 	}
 	// A browser may open these pages too: they get the API's headers.
-	srv.Handler = securityHeaders(srv.Handler)
+	srv.Handler = httpguard.SecurityHeaders(srv.Handler)
 	go func() {
 		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			logger.Error(name+" server stopped", "err", err)
@@ -454,6 +536,14 @@ func serveAside(ctx context.Context, name, path, addr string, allowedHosts []str
 	url := "http://" + displayAddr(ln.Addr()) + path
 	logger.Info(name+" at "+url, name, url)
 	return ln.Addr(), nil
+}
+
+// servePprof serves the runtime profiles (package pprofserver) on addr,
+// a listener of their own, until ctx is done, to requests addressed to
+// this machine or to allowedHosts. It returns the address it listens on,
+// or the error of listening.
+func servePprof(ctx context.Context, addr string, allowedHosts []string, logger *slog.Logger) (net.Addr, error) {
+	return serveAside(ctx, "pprof", pprofserver.Path, addr, allowedHosts, pprofserver.New(), logger)
 }
 
 // displayAddr returns addr as a browser would reach it: localhost for an
@@ -469,65 +559,21 @@ func displayAddr(addr net.Addr) string {
 	return net.JoinHostPort(host, port)
 }
 
-// queryLimits returns opts with the size limit of query documents and the
-// bounds of the query caches. A flag's 0 (keep none) is the handler's -1:
-// its zero means its default.
-func (c *config) queryLimits(opts graph.HandlerOptions) graph.HandlerOptions {
-	none := func(n int64) int64 {
-		if n == 0 {
-			return -1
-		}
-		return n
-	}
-	opts.HTTP.MaxQueryBytes = c.maxQueryBytes
-	opts.HTTP.QueryCacheBytes, opts.HTTP.PersistedQueryCacheBytes = none(c.queryCacheBytes), none(c.apqCacheBytes)
-	opts.HTTP.PersistedQueryWrites = int(none(int64(c.apqWrites)))
-	return opts
-}
-
-// routes returns the server's endpoints; hooks manages the webhooks. The playground prefills
-// playgroundHeaders (the development token) in its headers editor. /graphql
-// answers the CORS requests of -cors-origins (cors.go) and, when
-// devTokens says that verifier checks development tokens, refuses a token
-// from a page of another origin (hosts.go).
-func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *config, playgroundHeaders map[string]string, devTokens bool, hooks *webhooks.Service, searcher *search.Service, streams liveStreams, logger *slog.Logger) http.Handler {
+// routes returns the server's endpoints. The playground prefills
+// a.playgroundHeaders (the development token) in its headers editor.
+// /graphql answers the CORS requests of -cors-origins
+// (httpguard.WithCORS) and, when a.devTokens says the verifier checks
+// development tokens, refuses a token from a page of another origin
+// (httpguard.DevTokenOrigins).
+func (a *api) routes(cfg *config, logger *slog.Logger) http.Handler {
+	store := a.store
 	mux := http.NewServeMux()
-	cors := newCORSPolicy(cfg.corsOrigins)
+	cors := httpguard.NewCORS(cfg.corsOrigins)
 	var budget *inflight.Budget // the GraphQL endpoint's and the feeds'
 	if cfg.inflightBytes > 0 {
 		budget = inflight.NewBudget(cfg.inflightBytes, inflight.DefaultWait)
 	}
-	var api http.Handler = graph.NewHandler(store, tel.handler(cfg.queryLimits(graph.HandlerOptions{
-		Logger: logger,
-		HTTP: gqlhttp.Options{
-			Introspection:             cfg.introspectionOn(),
-			RequestTimeout:            cfg.requestTimeout,
-			CacheMaxAge:               cfg.cacheMaxAge,
-			CacheSMaxAge:              cfg.cacheSMaxAge,
-			CacheStaleWhileRevalidate: cfg.cacheSWR,
-			Answers:                   streams.answers,
-			Budget:                    budget,
-			Streams: &gqlhttp.StreamOptions{
-				CheckOrigin: websocketOrigins(cors),
-				PerAddress:  cfg.streamsPerAddr,
-				MaxStreams:  maxStreams(cfg.maxStreams, logger),
-				Observe:     tel.streamObserver(),
-				Shutdown:    streams.shutdown,
-				Running:     streams.running,
-			},
-		},
-		Live:     graph.LiveOptions{Hub: streams.hub, PerConnection: cfg.subsPerConn},
-		Verifier: verifier,
-		Comments: graph.CommentPolicy{Moderation: cfg.moderationOption(), UnmoderatedEdits: !cfg.moderateEdits, PerMinute: cfg.commentRate},
-		ShowCost: cfg.backend() == backendEmbedded,
-		Webhooks: hooks,
-		Search:   searcher,
-		Site:     graph.SiteDefaults{Title: cfg.siteTitle, Description: cfg.siteDescription, URL: cfg.siteURL, Paths: cfg.paths},
-	})))
-	if devTokens {
-		api = devTokenOrigins(cors, api)
-	}
-	mux.Handle("/graphql", withCORS(cors, api))
+	mux.Handle("/graphql", httpguard.WithCORS(cors, a.graphQL(cfg, cors, budget, logger)))
 	// RSS, Atom, JSON Feed and the sitemap (syndication).
 	feeds, err := syndication.New(store, syndication.Options{
 		SiteURL: cfg.siteURL, Title: cfg.siteTitle, Description: cfg.siteDescription,
@@ -541,9 +587,9 @@ func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *
 	}
 	feeds.Register(mux)
 	// The theme of highlighted code (-highlight-code).
-	mux.Handle("GET /code.css", withCORS(cors, codeCSS()))
+	mux.Handle("GET /code.css", httpguard.WithCORS(cors, markdown.CodeCSS()))
 	if cfg.playgroundOn() {
-		mountPlayground(mux, cfg.playgroundDirs(), playgroundHeaders, logger)
+		playground.Mount(mux, cfg.playgroundDirs(), a.playgroundHeaders, logger)
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		plain(w, http.StatusOK, "ok")
@@ -561,47 +607,42 @@ func routes(store *storage.Store, verifier *auth.Verifier, tel *telemetry, cfg *
 	return mux
 }
 
-// liveStreams are what subscriptions need of the server: the hub of its
-// events, the channel closed when it shuts down, and the streams that
-// http.Server.Shutdown does not wait for.
-type liveStreams struct {
-	hub      *live.Hub
-	shutdown <-chan struct{}
-	running  *sync.WaitGroup
-	// answers is the answer cache the change feed's events invalidate
-	// (nil: none).
-	answers *gqlhttp.AnswerCache
-}
-
-// websocketOrigins returns the origin check of WebSocket handshakes,
-// which CORS does not cover (a browser opens a WebSocket to any origin):
-// pages of the server's own host (the playground) and of -cors-origins.
-func websocketOrigins(cors *corsPolicy) func(r *http.Request) bool {
-	return func(r *http.Request) bool {
-		origin := r.Header.Get("Origin")
-		if origin == "" || cors.allows(origin) {
-			return true
-		}
-		u, err := url.Parse(origin)
-		return err == nil && (u.Scheme == "http" || u.Scheme == "https") && strings.EqualFold(u.Host, r.Host)
+// graphQL returns the GraphQL endpoint, whose WebSocket handshakes
+// come from the server's own pages and cors's origins, and which shares
+// budget with the feeds.
+func (a *api) graphQL(cfg *config, cors *httpguard.CORS, budget *inflight.Budget, logger *slog.Logger) http.Handler {
+	w := a.workers
+	var h http.Handler = graph.NewHandler(a.store, a.tel.Handler(cfg.queryLimits(graph.HandlerOptions{
+		Logger: logger,
+		HTTP: gqlhttp.Options{
+			Introspection:             cfg.introspectionOn(),
+			RequestTimeout:            cfg.requestTimeout,
+			CacheMaxAge:               cfg.cacheMaxAge,
+			CacheSMaxAge:              cfg.cacheSMaxAge,
+			CacheStaleWhileRevalidate: cfg.cacheSWR,
+			Answers:                   w.answers,
+			Budget:                    budget,
+			Streams: &gqlhttp.StreamOptions{
+				CheckOrigin: httpguard.WebSocketOrigins(cors),
+				PerAddress:  cfg.streamsPerAddr,
+				MaxStreams:  maxStreams(cfg.maxStreams, logger),
+				Observe:     a.tel.StreamObserver(),
+				Shutdown:    a.shutdown,
+				Running:     &a.running,
+			},
+		},
+		Live:     graph.LiveOptions{Hub: w.hub, PerConnection: cfg.subsPerConn},
+		Verifier: a.verifier,
+		Comments: graph.CommentPolicy{Moderation: cfg.moderationOption(), UnmoderatedEdits: !cfg.moderateEdits, PerMinute: cfg.commentRate},
+		ShowCost: cfg.backend() == backendEmbedded,
+		Webhooks: w.hooks,
+		Search:   w.searcher,
+		Site:     graph.SiteDefaults{Title: cfg.siteTitle, Description: cfg.siteDescription, URL: cfg.siteURL, Paths: cfg.paths},
+	})))
+	if a.devTokens {
+		h = httpguard.DevTokenOrigins(cors, h)
 	}
-}
-
-// securityHeaders sets on every response the headers that keep browsers
-// from doing with it what it is not for: no framing, no guessing of media
-// types, no referrer sent on, and a Content-Security-Policy that allows
-// nothing (an API answer runs no script and loads nothing); the
-// playground's page sets a policy of its own.
-func securityHeaders(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		h := w.Header()
-		h.Set("Content-Security-Policy", "default-src 'none'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
-		h.Set("X-Frame-Options", "DENY")
-		h.Set("X-Content-Type-Options", "nosniff")
-		h.Set("Referrer-Policy", "no-referrer")
-		h.Set("Cross-Origin-Opener-Policy", "same-origin")
-		next.ServeHTTP(w, r)
-	})
+	return h
 }
 
 func plain(w http.ResponseWriter, status int, body string) {
@@ -609,63 +650,4 @@ func plain(w http.ResponseWriter, status int, body string) {
 	w.Header().Set("Cache-Control", "no-store")
 	w.WriteHeader(status)
 	io.WriteString(w, body+"\n")
-}
-
-// logRequests logs one line per request. Health probes log at debug level,
-// so they do not drown the rest; server errors log at error level.
-func logRequests(logger *slog.Logger, next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		start := time.Now()
-		rec := &statusRecorder{ResponseWriter: w}
-		next.ServeHTTP(rec, r)
-		level := slog.LevelInfo
-		switch {
-		case rec.status >= 500:
-			level = slog.LevelError
-		case r.URL.Path == "/healthz" || r.URL.Path == "/readyz":
-			level = slog.LevelDebug
-		}
-		logger.LogAttrs(r.Context(), level, "request",
-			slog.String("method", r.Method),
-			slog.String("path", r.URL.Path),
-			slog.Int("status", rec.Status()),
-			slog.Int64("bytes", rec.bytes),
-			slog.Duration("duration", time.Since(start)),
-		)
-	})
-}
-
-// statusRecorder remembers the status and size of a response. Unwrap lets
-// http.ResponseController reach the connection's Flush and Hijack.
-type statusRecorder struct {
-	http.ResponseWriter
-	status int
-	bytes  int64
-}
-
-func (r *statusRecorder) WriteHeader(code int) {
-	if r.status == 0 {
-		r.status = code
-	}
-	r.ResponseWriter.WriteHeader(code)
-}
-
-func (r *statusRecorder) Write(b []byte) (int, error) {
-	if r.status == 0 {
-		r.status = http.StatusOK
-	}
-	n, err := r.ResponseWriter.Write(b)
-	r.bytes += int64(n)
-	return n, err
-}
-
-func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
-
-// Status returns the response's status; a handler that wrote nothing
-// answered 200.
-func (r *statusRecorder) Status() int {
-	if r.status == 0 {
-		return http.StatusOK
-	}
-	return r.status
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph"
+	"github.com/blogql/blog/playground"
 	"github.com/blogql/blog/storage"
 )
 
@@ -269,7 +270,7 @@ func TestRun(t *testing.T) {
 		t.Errorf("the demo category's feed = %d %.300s, want posts linked at this server", code, body)
 	}
 	checkDevTokens(t, base, logs)
-	if code, body := query(defaultPlaygroundQuery); code != 200 || strings.Contains(body, `"errors"`) || !strings.Contains(body, `"title"`) {
+	if code, body := query(playground.DefaultQuery); code != 200 || strings.Contains(body, `"errors"`) || !strings.Contains(body, `"title"`) {
 		t.Errorf("the playground's default query = %d %.300s, want demo posts", code, body)
 	}
 

@@ -12,7 +12,7 @@
 # react and react-dom, and the explorer plugin), fetched with `npm pack` so that none of their
 # dependencies is installed, and laid out like the npm CDN:
 # DIR/<package>@<version>/<file>. The server checks every file's hash when
-# it starts (playground.go lists them) and says in its log whether it
+# it starts (playground/playground.go lists them) and says in its log whether it
 # serves them or falls back to the CDN. Installing again is a no-op.
 set -euo pipefail
 

@@ -1,4 +1,7 @@
-package main
+// Package playground serves the GraphiQL playground: its page, with the
+// explorer plugin, and GraphiQL's files, from a directory where
+// scripts/playground-assets.sh installed them or else from a CDN.
+package playground
 
 import (
 	"bytes"
@@ -15,17 +18,15 @@ import (
 	"net/url"
 	"os"
 	"path"
-	"path/filepath"
-	"runtime"
 	"strings"
 	"time"
 )
 
-// playgroundAsset is a file GraphiQL's page loads: its path in the assets
+// asset is a file GraphiQL's page loads: its path in the assets
 // directory (laid out like the npm CDN, <package>@<version>/<file>) and the
 // subresource integrity hash the page asks the browser to check. cdnPath
 // and cdnSRI, when set, are the CDN's copy, which differs (minified).
-type playgroundAsset struct {
+type asset struct {
 	path, sri       string
 	cdnPath, cdnSRI string
 }
@@ -35,36 +36,36 @@ type playgroundAsset struct {
 // except the explorer's stylesheet: the CDN serves a minified copy, npm the
 // original.
 var (
-	assetGraphiQLJS  = playgroundAsset{path: "graphiql@4.1.2/graphiql.min.js", sri: "sha256-hnImuor1znlJkD/FOTL3jayfS/xsyNoP04abi8bFJWs="}
-	assetGraphiQLCSS = playgroundAsset{path: "graphiql@4.1.2/graphiql.min.css", sri: "sha256-MEh+B2NdMSpj9kexQNN3QKc8UzMrCXW/Sx/phcpuyIU="}
-	assetReact       = playgroundAsset{path: "react@18.2.0/umd/react.production.min.js", sri: "sha256-S0lp+k7zWUMk2ixteM6HZvu8L9Eh//OVrt+ZfbCpmgY="}
-	assetReactDOM    = playgroundAsset{path: "react-dom@18.2.0/umd/react-dom.production.min.js", sri: "sha256-IXWO0ITNDjfnNXIu5POVfqlgYoop36bDzhodR6LW5Pc="}
-	assetExplorerJS  = playgroundAsset{path: "@graphiql/plugin-explorer@4.0.6/dist/index.umd.js", sri: "sha256-UM8sWOS0Xa9yLY85q6Clh0pF4qpxX+TOcJ41flECqBs="}
-	assetExplorerCSS = playgroundAsset{path: "@graphiql/plugin-explorer@4.0.6/dist/style.css", sri: "sha256-aJCaSuI7+t/EWRrLTis8jU9EFTua5/o7fnwxnroxDvE=",
+	assetGraphiQLJS  = asset{path: "graphiql@4.1.2/graphiql.min.js", sri: "sha256-hnImuor1znlJkD/FOTL3jayfS/xsyNoP04abi8bFJWs="}
+	assetGraphiQLCSS = asset{path: "graphiql@4.1.2/graphiql.min.css", sri: "sha256-MEh+B2NdMSpj9kexQNN3QKc8UzMrCXW/Sx/phcpuyIU="}
+	assetReact       = asset{path: "react@18.2.0/umd/react.production.min.js", sri: "sha256-S0lp+k7zWUMk2ixteM6HZvu8L9Eh//OVrt+ZfbCpmgY="}
+	assetReactDOM    = asset{path: "react-dom@18.2.0/umd/react-dom.production.min.js", sri: "sha256-IXWO0ITNDjfnNXIu5POVfqlgYoop36bDzhodR6LW5Pc="}
+	assetExplorerJS  = asset{path: "@graphiql/plugin-explorer@4.0.6/dist/index.umd.js", sri: "sha256-UM8sWOS0Xa9yLY85q6Clh0pF4qpxX+TOcJ41flECqBs="}
+	assetExplorerCSS = asset{path: "@graphiql/plugin-explorer@4.0.6/dist/style.css", sri: "sha256-aJCaSuI7+t/EWRrLTis8jU9EFTua5/o7fnwxnroxDvE=",
 		cdnPath: "@graphiql/plugin-explorer@4.0.6/dist/style.min.css", cdnSRI: "sha256-b0izygy8aEMY3fCLmtNkm9PKdE3kRD4Qjn6Q8gw5xKI="}
-	playgroundAssets = []playgroundAsset{assetGraphiQLJS, assetGraphiQLCSS, assetReact, assetReactDOM, assetExplorerJS, assetExplorerCSS}
+	assets = []asset{assetGraphiQLJS, assetGraphiQLCSS, assetReact, assetReactDOM, assetExplorerJS, assetExplorerCSS}
 )
 
-// playgroundURLBase is where this server serves the assets; its own files
-// (playground/) are under playgroundOwnBase.
+// urlBase is where this server serves the assets; its own files
+// (boot.js, page.css) are under ownBase.
 const (
-	playgroundURLBase = "/playground/"
-	playgroundOwnBase = playgroundURLBase + "blog/"
-	// playgroundCDN is where the page loads the assets from when they are
+	urlBase = "/playground/"
+	ownBase = urlBase + "blog/"
+	// CDN is where the page loads the assets from when they are
 	// not installed.
-	playgroundCDN = "https://cdn.jsdelivr.net"
+	CDN = "https://cdn.jsdelivr.net"
 )
 
-// ownPlaygroundFiles are the page's own script and stylesheet: no script
+// ownFiles are the page's own script and stylesheet: no script
 // or style is inline, so the page's Content-Security-Policy allows scripts
 // from this server only.
 //
-//go:embed playground/boot.js playground/page.css
-var ownPlaygroundFiles embed.FS
+//go:embed boot.js page.css
+var ownFiles embed.FS
 
-// defaultPlaygroundQuery is what the playground shows on opening: the demo
+// DefaultQuery is what the playground shows on opening: the demo
 // blog's latest posts and its categories.
-const defaultPlaygroundQuery = `# Latest posts and categories of the blog.
+const DefaultQuery = `# Latest posts and categories of the blog.
 # Run it: the play button or Ctrl-Enter.
 query LatestPosts {
   posts(first: 5) {
@@ -91,14 +92,14 @@ type pageAsset struct {
 	SRI string
 }
 
-// playgroundPage is GraphiQL's page: the assets, then boot.js, which
+// pageTemplate is GraphiQL's page: the assets, then boot.js, which
 // starts GraphiQL with the endpoint and the headers of the data attributes.
-var playgroundPage = template.Must(template.New("playground").Parse(`<!DOCTYPE html>
+var pageTemplate = template.Must(template.New("playground").Parse(`<!DOCTYPE html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <title>Blog GraphQL</title>
-<link rel="stylesheet" href="` + playgroundOwnBase + `page.css">
+<link rel="stylesheet" href="` + ownBase + `page.css">
 {{- range .Styles}}
 <link rel="stylesheet" href="{{.URL}}" integrity="{{.SRI}}" crossorigin="anonymous">
 {{- end}}
@@ -109,74 +110,22 @@ var playgroundPage = template.Must(template.New("playground").Parse(`<!DOCTYPE h
 <div id="graphiql" data-endpoint="/graphql"{{if .Headers}} data-headers="{{.Headers}}"{{end}}><div class="loading">Loading…</div></div>
 <script src="{{.GraphiQL.URL}}" integrity="{{.GraphiQL.SRI}}" crossorigin="anonymous"></script>
 <script src="{{.Explorer.URL}}" integrity="{{.Explorer.SRI}}" crossorigin="anonymous"></script>
-<script src="` + playgroundOwnBase + `boot.js"></script>
+<script src="` + ownBase + `boot.js"></script>
 </body>
 </html>
 `))
 
-// defaultPlaygroundDir is the default of -playground-assets, where
-// scripts/playground-assets.sh installs the playground's files.
-const defaultPlaygroundDir = ".cache/playground"
-
-// executable and sourceFile locate the binary and the source it was built
-// from, beside which the playground's files are looked for; tests replace
-// them. sourceFile is relative (and not used) in a binary built with
-// -trimpath.
-var (
-	executable = os.Executable
-	sourceFile = func() string { _, file, _, _ := runtime.Caller(0); return file }()
-)
-
-// playgroundDirs returns the directories in which the playground's files
-// are looked for, in order. A directory set with -playground-assets is
-// the only one. Left at its default, the files are found wherever the
-// server is started from: in .cache/playground of the working directory,
-// in playground of the data directory, and in .cache/playground beside
-// the executable and in the source directory the binary was built from
-// (which `go run` and `go build` in a checkout are).
-func (c *config) playgroundDirs() []string {
-	if c.playgroundDir != defaultPlaygroundDir {
-		return []string{c.playgroundDir}
-	}
-	dirs := []string{defaultPlaygroundDir}
-	if c.dataDir != memoryData {
-		dirs = append(dirs, filepath.Join(c.dataDir, "playground"))
-	}
-	if exe, err := executable(); err == nil {
-		if real, err := filepath.EvalSymlinks(exe); err == nil {
-			exe = real
-		}
-		dirs = append(dirs, filepath.Join(filepath.Dir(exe), defaultPlaygroundDir))
-	}
-	if filepath.IsAbs(sourceFile) {
-		dirs = append(dirs, filepath.Join(filepath.Dir(sourceFile), defaultPlaygroundDir))
-	}
-	seen := map[string]bool{}
-	unique := dirs[:0]
-	for _, d := range dirs {
-		abs, err := filepath.Abs(d)
-		if err != nil {
-			abs = d
-		}
-		if !seen[abs] {
-			seen[abs] = true
-			unique = append(unique, d)
-		}
-	}
-	return unique
-}
-
-// mountPlayground serves GraphiQL at / with the explorer plugin and
+// Mount serves GraphiQL at / with the explorer plugin and
 // headers prefilled in its headers editor (none when headers is empty).
 // When one of dirs, the first in order, holds every asset with the
 // expected hash, the page loads them from this server under /playground/;
 // else from a CDN, which its Content-Security-Policy then allows. The log
 // says which, and the directory.
-func mountPlayground(mux *http.ServeMux, dirs []string, headers map[string]string, logger *slog.Logger) {
+func Mount(mux *http.ServeMux, dirs []string, headers map[string]string, logger *slog.Logger) {
 	var files map[string][]byte
 	unusable := false
 	for _, dir := range dirs {
-		f, err := loadPlaygroundAssets(os.DirFS(dir))
+		f, err := loadAssets(os.DirFS(dir))
 		if err == nil {
 			files = f
 			logger.Info("playground assets served by this server", "dir", dir)
@@ -199,22 +148,22 @@ func mountPlayground(mux *http.ServeMux, dirs []string, headers map[string]strin
 		files = map[string][]byte{}
 	}
 	for _, name := range []string{"boot.js", "page.css"} {
-		b, err := ownPlaygroundFiles.ReadFile("playground/" + name)
+		b, err := ownFiles.ReadFile(name)
 		if err != nil {
 			panic(err) // embedded with the binary
 		}
-		files[strings.TrimPrefix(playgroundOwnBase, playgroundURLBase)+name] = b
+		files[strings.TrimPrefix(ownBase, urlBase)+name] = b
 	}
-	mux.Handle("GET "+playgroundURLBase, http.StripPrefix(playgroundURLBase, serveAssets(files)))
+	mux.Handle("GET "+urlBase, http.StripPrefix(urlBase, serveAssets(files)))
 
-	link := func(a playgroundAsset) pageAsset {
+	link := func(a asset) pageAsset {
 		switch {
 		case local:
-			return pageAsset{template.URL(playgroundURLBase + a.path), a.sri}
+			return pageAsset{template.URL(urlBase + a.path), a.sri}
 		case a.cdnPath != "":
-			return pageAsset{template.URL(playgroundCDN + "/npm/" + a.cdnPath), a.cdnSRI}
+			return pageAsset{template.URL(CDN + "/npm/" + a.cdnPath), a.cdnSRI}
 		}
-		return pageAsset{template.URL(playgroundCDN + "/npm/" + a.path), a.sri}
+		return pageAsset{template.URL(CDN + "/npm/" + a.path), a.sri}
 	}
 	data := struct {
 		Styles                              []pageAsset
@@ -233,13 +182,13 @@ func mountPlayground(mux *http.ServeMux, dirs []string, headers map[string]strin
 		data.Headers = string(b)
 	}
 	var page bytes.Buffer
-	if err := playgroundPage.Execute(&page, data); err != nil {
+	if err := pageTemplate.Execute(&page, data); err != nil {
 		panic(err) // the template and its data are fixed
 	}
-	csp := playgroundCSP(!local)
+	csp := pageCSP(!local)
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.RawQuery == "" {
-			http.Redirect(w, r, "/?query="+url.QueryEscape(defaultPlaygroundQuery), http.StatusFound)
+			http.Redirect(w, r, "/?query="+url.QueryEscape(DefaultQuery), http.StatusFound)
 			return
 		}
 		w.Header().Set("Content-Security-Policy", csp)
@@ -249,26 +198,26 @@ func mountPlayground(mux *http.ServeMux, dirs []string, headers map[string]strin
 	})
 }
 
-// playgroundCSP returns the Content-Security-Policy of the playground's
+// pageCSP returns the Content-Security-Policy of the playground's
 // page: scripts, stylesheets and fonts from this server (and the CDN when
 // it serves GraphiQL), nothing inline, queries to this server only, no
 // frames, no forms, no plugins. e2e/playground.mjs runs GraphiQL under it
 // in Chromium and fails on anything it refuses.
-func playgroundCSP(cdn bool) string {
+func pageCSP(cdn bool) string {
 	src := "'self'"
 	if cdn {
-		src += " " + playgroundCDN
+		src += " " + CDN
 	}
 	return fmt.Sprintf("default-src 'none'; script-src %[1]s; style-src %[1]s; font-src %[1]s data:; "+
 		"img-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'", src)
 }
 
-// loadPlaygroundAssets reads every asset from fsys and checks its hash. It
+// loadAssets reads every asset from fsys and checks its hash. It
 // returns an error matching fs.ErrNotExist when a file is missing, and
 // another error when a file differs from the expected one.
-func loadPlaygroundAssets(fsys fs.FS) (map[string][]byte, error) {
-	files := make(map[string][]byte, len(playgroundAssets))
-	for _, a := range playgroundAssets {
+func loadAssets(fsys fs.FS) (map[string][]byte, error) {
+	files := make(map[string][]byte, len(assets))
+	for _, a := range assets {
 		b, err := fs.ReadFile(fsys, a.path)
 		if err != nil {
 			return nil, err

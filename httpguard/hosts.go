@@ -1,7 +1,13 @@
-package main
+// Package httpguard holds what the server's HTTP endpoints check before
+// they answer, and the headers every answer carries: the Host names a
+// request may be addressed to, the origins whose pages may call the API
+// (CORS, WebSocket handshakes, development tokens) and the security
+// headers.
+package httpguard
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/url"
@@ -21,20 +27,20 @@ import (
 // token) and send that token back. Such a request carries the attacker's
 // name in its Host header. So on a loopback listener, and on any listener
 // that accepts development tokens, a request whose Host is not a name of
-// this machine (loopbackHosts, at any port: a port forward changes the
+// this machine (LoopbackHosts, at any port: a port forward changes the
 // port, not the name) nor one of -allowed-hosts gets 421 Misdirected
-// Request (guardHost). The metrics and profile listeners apply the same
+// Request (Hosts). The metrics and profile listeners apply the same
 // rule when they are on loopback.
 //
 // And wherever development tokens are accepted, a request that carries a
-// token from a page of another origin is refused (devTokenOrigins): any
+// token from a page of another origin is refused (DevTokenOrigins): any
 // request, reads included, since the admin's token also reads drafts. A
 // page of this server (the playground) and the origins of -cors-origins,
 // which the operator trusts by naming them, may send one.
 
-// loopbackHosts are the names of this machine that no DNS answer can
+// LoopbackHosts are the names of this machine that no DNS answer can
 // change.
-var loopbackHosts = []string{"localhost", "127.0.0.1", "::1"}
+var LoopbackHosts = []string{"localhost", "127.0.0.1", "::1"}
 
 // hostName returns the name of a Host header (host or host:port) in lower
 // case, without its port and an IPv6 address's brackets.
@@ -46,11 +52,11 @@ func hostName(hostport string) string {
 	return strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
 }
 
-// hostList is the value of -allowed-hosts: host names without ports,
+// HostList is the value of -allowed-hosts: host names without ports,
 // separated by commas.
-type hostList []string
+type HostList []string
 
-func (l *hostList) String() string {
+func (l *HostList) String() string {
 	if l == nil {
 		return ""
 	}
@@ -60,7 +66,7 @@ func (l *hostList) String() string {
 // Set replaces the list with the names of s. It returns an error for a
 // name with a scheme, a port or a path, or that is neither a DNS name nor
 // an IP address.
-func (l *hostList) Set(s string) error {
+func (l *HostList) Set(s string) error {
 	var names []string
 	for raw := range strings.SplitSeq(s, ",") {
 		raw = strings.TrimSpace(raw)
@@ -91,13 +97,13 @@ func isDNSName(s string) bool {
 	return true
 }
 
-// guardHost answers 421 Misdirected Request to a request whose Host names
-// neither this machine (loopbackHosts) nor one of allowed; next gets the
+// Hosts answers 421 Misdirected Request to a request whose Host names
+// neither this machine (LoopbackHosts) nor one of allowed; next gets the
 // others. The answer of /graphql is a GraphQL error with the code
 // BAD_REQUEST, the others plain text.
-func guardHost(allowed []string, next http.Handler) http.Handler {
+func Hosts(allowed []string, next http.Handler) http.Handler {
 	names := map[string]bool{}
-	for _, n := range append(append([]string(nil), loopbackHosts...), allowed...) {
+	for _, n := range append(append([]string(nil), LoopbackHosts...), allowed...) {
 		names[n] = true
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -111,13 +117,13 @@ func guardHost(allowed []string, next http.Handler) http.Handler {
 	})
 }
 
-// devTokenOrigins refuses, with 403 and the code FORBIDDEN, a request
+// DevTokenOrigins refuses, with 403 and the code FORBIDDEN, a request
 // that carries an Authorization header and comes from a page of another
 // origin than the server's own (the Host it was sent to), unless
 // trusted allows that origin. A request without an Origin header is from a
 // page of another origin when its Sec-Fetch-Site says so; one without
 // either is not from a browser's page.
-func devTokenOrigins(trusted *corsPolicy, next http.Handler) http.Handler {
+func DevTokenOrigins(trusted *CORS, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if len(r.Header.Values("Authorization")) == 0 {
 			next.ServeHTTP(w, r)
@@ -126,7 +132,7 @@ func devTokenOrigins(trusted *corsPolicy, next http.Handler) http.Handler {
 		origin := r.Header.Get("Origin")
 		var ok bool
 		if origin != "" {
-			ok = sameOrigin(origin, r.Host) || trusted.allows(origin)
+			ok = sameOrigin(origin, r.Host) || trusted.Allows(origin)
 		} else {
 			site := r.Header.Get("Sec-Fetch-Site")
 			ok = site == "" || site == "same-origin" || site == "none"
@@ -162,4 +168,23 @@ func refuse(w http.ResponseWriter, r *http.Request, status int, code, message st
 	}
 	w.Header().Set("Cache-Control", "no-store")
 	gqlhttp.WriteError(w, status, message, code)
+}
+
+// plain answers with a plain text message that no cache keeps.
+func plain(w http.ResponseWriter, status int, body string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	io.WriteString(w, body+"\n")
+}
+
+// IsLoopback reports whether addr is a loopback address, where only this
+// machine can connect.
+func IsLoopback(addr net.Addr) bool {
+	host, _, err := net.SplitHostPort(addr.String())
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

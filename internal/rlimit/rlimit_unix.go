@@ -1,13 +1,13 @@
 //go:build unix
 
-package main
+package rlimit
 
 import "syscall"
 
-// openFileLimit returns the process's limit on open files (Go raises
+// OpenFiles returns the process's limit on open files (Go raises
 // the soft limit to the hard one at start), and false when it is
 // unknown or unlimited.
-func openFileLimit() (uint64, bool) {
+func OpenFiles() (uint64, bool) {
 	var l syscall.Rlimit
 	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &l); err != nil {
 		return 0, false

@@ -1,4 +1,4 @@
-package main
+package markdown
 
 import (
 	"net/http"
@@ -8,7 +8,7 @@ import (
 )
 
 func TestCodeCSSServesAChromaTheme(t *testing.T) {
-	h := codeCSS()
+	h := CodeCSS()
 	for _, c := range []struct {
 		query string
 		code  int

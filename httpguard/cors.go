@@ -1,4 +1,4 @@
-package main
+package httpguard
 
 import (
 	"fmt"
@@ -43,22 +43,22 @@ var (
 	corsExposeHeaders = strings.Join([]string{"ETag", gqlhttp.RequestIDHeader, "WWW-Authenticate"}, ", ")
 )
 
-// corsPolicy is the set of origins allowed to call the endpoint from a
+// CORS is the set of origins allowed to call the endpoint from a
 // browser. The nil policy allows none.
-type corsPolicy struct {
+type CORS struct {
 	origins map[string]bool
 }
 
-// allows reports whether a request with the Origin header origin may read
+// Allows reports whether a request with the Origin header origin may read
 // the answer.
-func (p *corsPolicy) allows(origin string) bool {
+func (p *CORS) Allows(origin string) bool {
 	return p != nil && p.origins[origin]
 }
 
-// originList is the value of -cors-origins: origins separated by commas.
-type originList []string
+// OriginList is the value of -cors-origins: origins separated by commas.
+type OriginList []string
 
-func (l *originList) String() string {
+func (l *OriginList) String() string {
 	if l == nil {
 		return ""
 	}
@@ -68,7 +68,7 @@ func (l *originList) String() string {
 // Set replaces the list with the origins of s, each as a browser sends it
 // in Origin: lower case, without the scheme's default port. It returns an
 // error for * and anything that is not an http or https origin.
-func (l *originList) Set(s string) error {
+func (l *OriginList) Set(s string) error {
 	var origins []string
 	for raw := range strings.SplitSeq(s, ",") {
 		raw = strings.TrimSpace(raw)
@@ -111,22 +111,22 @@ func parseOrigin(s string) (string, error) {
 	return u.Scheme + "://" + host + ":" + port, nil
 }
 
-// newCORSPolicy returns the policy allowing origins, nil for none.
-func newCORSPolicy(origins []string) *corsPolicy {
+// NewCORS returns the policy allowing origins, nil for none.
+func NewCORS(origins []string) *CORS {
 	if len(origins) == 0 {
 		return nil
 	}
-	p := &corsPolicy{origins: make(map[string]bool, len(origins))}
+	p := &CORS{origins: make(map[string]bool, len(origins))}
 	for _, o := range origins {
 		p.origins[o] = true
 	}
 	return p
 }
 
-// withCORS answers the preflights of p's origins and adds the CORS headers
+// WithCORS answers the preflights of p's origins and adds the CORS headers
 // to next's answers to them, as described above. With no origins it
 // returns next unchanged.
-func withCORS(p *corsPolicy, next http.Handler) http.Handler {
+func WithCORS(p *CORS, next http.Handler) http.Handler {
 	if p == nil {
 		return next
 	}
@@ -134,7 +134,7 @@ func withCORS(p *corsPolicy, next http.Handler) http.Handler {
 		h := w.Header()
 		h.Add("Vary", "Origin")
 		origin := r.Header.Get("Origin")
-		if !p.allows(origin) {
+		if !p.Allows(origin) {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -150,4 +150,18 @@ func withCORS(p *corsPolicy, next http.Handler) http.Handler {
 		h.Set("Access-Control-Expose-Headers", corsExposeHeaders)
 		next.ServeHTTP(w, r)
 	})
+}
+
+// WebSocketOrigins returns the origin check of WebSocket handshakes,
+// which CORS does not cover (a browser opens a WebSocket to any origin):
+// pages of the server's own host (the playground) and of -cors-origins.
+func WebSocketOrigins(cors *CORS) func(r *http.Request) bool {
+	return func(r *http.Request) bool {
+		origin := r.Header.Get("Origin")
+		if origin == "" || cors.Allows(origin) {
+			return true
+		}
+		u, err := url.Parse(origin)
+		return err == nil && (u.Scheme == "http" || u.Scheme == "https") && strings.EqualFold(u.Host, r.Host)
+	}
 }

@@ -1,4 +1,8 @@
-package main
+// Package telemetry is the server's metrics (package metrics) and tracing
+// (package tracing), each off unless configured, and what they observe:
+// DynamoDB calls, GraphQL requests, the answer cache and the streams of
+// subscriptions.
+package telemetry
 
 import (
 	"context"
@@ -15,22 +19,26 @@ import (
 	"github.com/blogql/blog/tracing"
 )
 
+// MetricsPath is where MetricsServer serves the metrics.
+const MetricsPath = "/metrics"
+
 // traceFlushTimeout bounds the export of the spans left at shutdown.
 const traceFlushTimeout = 5 * time.Second
 
-// telemetry is the server's metrics and tracing, each off unless
+// Telemetry is the server's metrics and tracing, each off unless
 // configured: metrics by -metrics-addr, tracing by an OTLP endpoint in the
 // standard OpenTelemetry variables.
-type telemetry struct {
+type Telemetry struct {
 	metrics *metrics.Metrics         // nil when off
 	tracer  *sdktrace.TracerProvider // nil when off
 }
 
-// newTelemetry sets up what cfg and getenv ask for. It fails when the
-// OpenTelemetry variables are invalid.
-func newTelemetry(ctx context.Context, cfg *config, getenv func(string) string, logger *slog.Logger) (*telemetry, error) {
-	t := &telemetry{}
-	if cfg.metricsAddr != "" {
+// New sets up the metrics when metricsOn, and the tracing the
+// OpenTelemetry variables of getenv ask for. It fails when they are
+// invalid.
+func New(ctx context.Context, metricsOn bool, getenv func(string) string, logger *slog.Logger) (*Telemetry, error) {
+	t := &Telemetry{}
+	if metricsOn {
 		t.metrics = metrics.New()
 	}
 	if endpoint := tracing.Endpoint(getenv); endpoint != "" {
@@ -44,8 +52,8 @@ func newTelemetry(ctx context.Context, cfg *config, getenv func(string) string, 
 	return t, nil
 }
 
-// client adds the observers of DynamoDB calls to c.
-func (t *telemetry) client(c storage.ClientConfig) storage.ClientConfig {
+// Client adds the observers of DynamoDB calls to c.
+func (t *Telemetry) Client(c storage.ClientConfig) storage.ClientConfig {
 	if t.metrics != nil {
 		c.Observe = t.metrics.ObserveDynamoDB
 	}
@@ -55,8 +63,8 @@ func (t *telemetry) client(c storage.ClientConfig) storage.ClientConfig {
 	return c
 }
 
-// handler adds the observers of GraphQL requests to o.
-func (t *telemetry) handler(o graph.HandlerOptions) graph.HandlerOptions {
+// Handler adds the observers of GraphQL requests to o.
+func (t *Telemetry) Handler(o graph.HandlerOptions) graph.HandlerOptions {
 	o.Metrics = t.metrics
 	if t.tracer != nil {
 		o.TracerProvider = t.tracer
@@ -64,28 +72,25 @@ func (t *telemetry) handler(o graph.HandlerOptions) graph.HandlerOptions {
 	return o
 }
 
-// serveMetrics serves the metrics at /metrics on addr, a listener of their
-// own so that they stay off the public port, until ctx is done; on
-// loopback, to requests addressed to this machine or to allowedHosts. It
-// does nothing when metrics are off.
-func (t *telemetry) serveMetrics(ctx context.Context, addr string, allowedHosts []string, logger *slog.Logger) error {
+// MetricsServer returns the server of the metrics at MetricsPath, for a
+// listener of their own so that they stay off the public port, or nil
+// when metrics are off.
+func (t *Telemetry) MetricsServer() *http.Server {
 	if t.metrics == nil {
 		return nil
 	}
 	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", t.metrics.Handler())
-	srv := &http.Server{
+	mux.Handle("GET "+MetricsPath, t.metrics.Handler())
+	return &http.Server{
 		Handler:           mux,
 		ReadHeaderTimeout: 5 * time.Second,
 		WriteTimeout:      30 * time.Second,
 	}
-	_, err := serveAside(ctx, "metrics", "/metrics", addr, allowedHosts, srv, logger)
-	return err
 }
 
-// shutdown exports the spans not sent yet. Their loss is logged, not
+// Shutdown exports the spans not sent yet. Their loss is logged, not
 // returned: it must not fail a shutdown that went well otherwise.
-func (t *telemetry) shutdown(ctx context.Context, logger *slog.Logger) {
+func (t *Telemetry) Shutdown(ctx context.Context, logger *slog.Logger) {
 	if t.tracer == nil {
 		return
 	}
@@ -96,18 +101,18 @@ func (t *telemetry) shutdown(ctx context.Context, logger *slog.Logger) {
 	}
 }
 
-// answerObserver returns what the answer cache reports to: the metrics,
+// AnswerObserver returns what the answer cache reports to: the metrics,
 // or nothing when they are off.
-func (t *telemetry) answerObserver() gqlhttp.AnswerObserver {
+func (t *Telemetry) AnswerObserver() gqlhttp.AnswerObserver {
 	if t.metrics == nil {
 		return nil
 	}
 	return t.metrics
 }
 
-// streamObserver returns what the gate of subscription streams reports
+// StreamObserver returns what the gate of subscription streams reports
 // to: the metrics, or nothing when they are off.
-func (t *telemetry) streamObserver() gqlhttp.StreamObserver {
+func (t *Telemetry) StreamObserver() gqlhttp.StreamObserver {
 	if t.metrics == nil {
 		return nil
 	}

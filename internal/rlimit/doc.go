@@ -1,0 +1,3 @@
+// Package rlimit reads the limits the operating system sets on the
+// process.
+package rlimit
