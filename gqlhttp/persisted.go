@@ -21,7 +21,7 @@ import (
 // once, which registers it. A hash-only GET URL is short and stable,
 // which is what a CDN keys on.
 //
-// The queries are kept in memory (a byteLRU), in front of a
+// The queries are kept in memory (a byteCache), in front of a
 // PersistedQueryStore when Options.PersistedQueries has one: a hash the
 // memory does not hold is looked up there (a restart, or another server
 // of the fleet, knows what one server was sent), and a registration is
@@ -76,7 +76,7 @@ func newPersistedEntry(query string, refreshAt time.Time) *persistedEntry {
 // persistedQueries holds the queries and the store; lookup and register
 // are its two extensions.
 type persistedQueries struct {
-	cache  *byteLRU[*persistedEntry]
+	cache  *byteCache[*persistedEntry]
 	store  PersistedQueryStore // nil: memory only
 	writes *rate.Limiter       // nil: none written
 	now    func() time.Time
