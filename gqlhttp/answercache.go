@@ -1,11 +1,13 @@
 package gqlhttp
 
 import (
-	"container/list"
 	"context"
+	"math"
 	"slices"
 	"sync"
 	"sync/atomic"
+
+	"github.com/maypok86/otter/v2"
 )
 
 // The answer cache keeps whole answers to public reads in memory, so the
@@ -22,7 +24,7 @@ import (
 const DefaultAnswerCacheBytes = 64 << 20
 
 // answerEntryBytes is what an answer costs beyond its key, body and tags:
-// the list element, map entries and headers.
+// the cache's node, the index's entries and headers.
 const answerEntryBytes = 512
 
 // invalidatedBound is how many tags the cache remembers the last
@@ -39,23 +41,37 @@ type AnswerObserver interface {
 }
 
 // AnswerCache is an in-memory cache of answers bounded by the bytes they
-// take, with the least recently used dropped first. It is safe for
-// concurrent use. Its zero value is not usable: use NewAnswerCache.
+// take, evicting those least likely to be used again (by how recently and
+// how often they were). It is safe for concurrent use. Its zero value is
+// not usable: use NewAnswerCache.
+//
+// The answers are kept in an otter cache; the cache keeps its own index
+// of them by tag beside it, and the sequence of invalidations. The index
+// follows the otter cache: an answer leaves it as it leaves the cache
+// (OnAtomicDeletion), and mu is never held while calling the otter cache.
+// So an answer is stored in two steps, each under mu: checked against the
+// invalidations and indexed, then (once in the cache) checked again, and
+// dropped when an invalidation of one of its tags came in between, which
+// did not find it in the cache yet.
 type AnswerCache struct {
 	max     int64
 	observe AnswerObserver
+	cache   *otter.Cache[string, *answer]
 
-	mu    sync.Mutex
-	used  int64
-	order *list.List // of *answer, most recently used first
-	items map[string]*list.Element
-	byTag map[string]map[*list.Element]struct{}
+	mu sync.Mutex
+	// byTag holds the answers stored under each of their tags.
+	byTag map[string]map[*answer]struct{}
 	// seq counts invalidations; invalidated holds each tag's last one
 	// after floor. An answer begun at sequence b is stored only when none
 	// of its tags was invalidated after b, and b >= floor.
 	seq         uint64
 	floor       uint64
 	invalidated map[string]uint64
+
+	// reporting orders the size reports: each reads the size once it
+	// holds it, so the last report is of the cache as the last change
+	// left it.
+	reporting sync.Mutex
 }
 
 // answer is a stored answer: what the HTTP layer sends again, with the
@@ -79,10 +95,20 @@ func NewAnswerCache(maxBytes int64, observe AnswerObserver) *AnswerCache {
 		maxBytes = DefaultAnswerCacheBytes
 	}
 	c := &AnswerCache{
-		max: maxBytes, observe: observe, order: list.New(),
-		items: map[string]*list.Element{}, byTag: map[string]map[*list.Element]struct{}{},
-		invalidated: map[string]uint64{},
+		max: maxBytes, observe: observe,
+		byTag: map[string]map[*answer]struct{}{}, invalidated: map[string]uint64{},
 	}
+	c.cache = otter.Must(&otter.Options[string, *answer]{
+		MaximumWeight:    uint64(maxBytes),
+		Weigher:          func(_ string, a *answer) uint32 { return uint32(min(a.cost, math.MaxUint32)) },
+		OnAtomicDeletion: func(e otter.DeletionEvent[string, *answer]) { c.unindex(e.Value) },
+		OnDeletion: func(e otter.DeletionEvent[string, *answer]) {
+			if e.Cause == otter.CauseOverflow && c.observe != nil {
+				c.observe.AnswerEvicted(1)
+			}
+			c.changed()
+		},
+	})
 	c.changed()
 	return c
 }
@@ -95,27 +121,18 @@ func (c *AnswerCache) begin() uint64 {
 	return c.seq
 }
 
-// get returns the answer stored under key and marks it recently used.
+// get returns the answer stored under key.
 func (c *AnswerCache) get(key string) (*answer, bool) {
-	c.mu.Lock()
-	e, ok := c.items[key]
-	if ok {
-		c.order.MoveToFront(e)
-	}
-	c.mu.Unlock()
+	a, ok := c.cache.GetIfPresent(key)
 	if c.observe != nil {
 		c.observe.AnswerLookup(ok)
 	}
-	if !ok {
-		return nil, false
-	}
-	return e.Value.(*answer), true
+	return a, ok
 }
 
 // add stores a under its key unless one of its tags was invalidated after
-// begun (a sequence from begin), dropping the least recently used answers
-// until it fits; an answer that alone costs more than the bound is not
-// kept. It reports whether a was stored.
+// begun (a sequence from begin); an answer that alone costs more than the
+// bound is not kept. It reports whether a was stored.
 func (c *AnswerCache) add(a *answer, begun uint64) bool {
 	a.cost = int64(len(a.key)+len(a.body)+len(a.etag)) + answerEntryBytes
 	for _, t := range a.tags {
@@ -124,9 +141,41 @@ func (c *AnswerCache) add(a *answer, begun uint64) bool {
 	for _, t := range a.headerTags {
 		a.cost += int64(len(t)) + 16
 	}
+	if a.cost > c.max {
+		return false
+	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if begun < c.floor || a.cost > c.max {
+	if !c.fresh(a, begun) {
+		c.mu.Unlock()
+		return false
+	}
+	for _, t := range a.tags {
+		set := c.byTag[t]
+		if set == nil {
+			set = map[*answer]struct{}{}
+			c.byTag[t] = set
+		}
+		set[a] = struct{}{}
+	}
+	c.mu.Unlock()
+
+	c.cache.Set(a.key, a)
+	c.mu.Lock()
+	fresh := c.fresh(a, begun)
+	c.mu.Unlock()
+	if !fresh {
+		// An invalidation came while a was put in the cache.
+		c.drop(a)
+		return false
+	}
+	c.changed()
+	return true
+}
+
+// fresh reports whether a, begun at begun, may be stored: none of its
+// tags was invalidated since. c.mu is held.
+func (c *AnswerCache) fresh(a *answer, begun uint64) bool {
+	if begun < c.floor {
 		return false
 	}
 	for _, t := range a.tags {
@@ -134,29 +183,6 @@ func (c *AnswerCache) add(a *answer, begun uint64) bool {
 			return false
 		}
 	}
-	if e, ok := c.items[a.key]; ok {
-		c.remove(e)
-	}
-	evicted := 0
-	for c.used+a.cost > c.max {
-		c.remove(c.order.Back())
-		evicted++
-	}
-	e := c.order.PushFront(a)
-	c.items[a.key] = e
-	for _, t := range a.tags {
-		set := c.byTag[t]
-		if set == nil {
-			set = map[*list.Element]struct{}{}
-			c.byTag[t] = set
-		}
-		set[e] = struct{}{}
-	}
-	c.used += a.cost
-	if evicted > 0 && c.observe != nil {
-		c.observe.AnswerEvicted(evicted)
-	}
-	c.changed()
 	return true
 }
 
@@ -166,8 +192,8 @@ func (c *AnswerCache) Invalidate(tags ...string) {
 	if len(tags) == 0 {
 		return
 	}
+	var drop []*answer
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.seq++
 	if len(c.invalidated)+len(tags) > invalidatedBound {
 		clear(c.invalidated)
@@ -175,9 +201,13 @@ func (c *AnswerCache) Invalidate(tags ...string) {
 	}
 	for _, t := range tags {
 		c.invalidated[t] = c.seq
-		for e := range c.byTag[t] {
-			c.remove(e)
+		for a := range c.byTag[t] {
+			drop = append(drop, a)
 		}
+	}
+	c.mu.Unlock()
+	for _, a := range drop {
+		c.drop(a)
 	}
 	c.changed()
 }
@@ -186,44 +216,55 @@ func (c *AnswerCache) Invalidate(tags ...string) {
 // from being stored.
 func (c *AnswerCache) InvalidateAll() {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.seq++
 	c.floor = c.seq
 	clear(c.invalidated)
-	c.order.Init()
-	clear(c.items)
-	clear(c.byTag)
-	c.used = 0
+	c.mu.Unlock()
+	c.cache.InvalidateAll()
 	c.changed()
 }
 
-// Size returns the answers the cache holds and the bytes they are charged.
+// Size returns the answers the cache holds and the bytes they are
+// charged, once the evictions due are made.
 func (c *AnswerCache) Size() (entries int, bytes int64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.items), c.used
+	c.cache.CleanUp()
+	return c.cache.EstimatedSize(), int64(c.cache.WeightedSize())
 }
 
-// remove drops the answer of e; c.mu is held.
-func (c *AnswerCache) remove(e *list.Element) {
-	a := c.order.Remove(e).(*answer)
-	delete(c.items, a.key)
+// drop removes a from the cache if it is still the answer of its key.
+func (c *AnswerCache) drop(a *answer) {
+	c.cache.ComputeIfPresent(a.key, func(old *answer) (*answer, otter.ComputeOp) {
+		if old != a {
+			return old, otter.CancelOp
+		}
+		return nil, otter.InvalidateOp
+	})
+}
+
+// unindex removes a, which left the cache, from the index by tag. It runs
+// under the lock of a's bucket of the otter cache, which never waits for
+// c.mu's holder.
+func (c *AnswerCache) unindex(a *answer) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
 	for _, t := range a.tags {
 		if set := c.byTag[t]; set != nil {
-			delete(set, e)
+			delete(set, a)
 			if len(set) == 0 {
 				delete(c.byTag, t)
 			}
 		}
 	}
-	c.used -= a.cost
 }
 
-// changed reports the size; c.mu is held, so reports come in order.
+// changed reports the size.
 func (c *AnswerCache) changed() {
-	if c.observe != nil {
-		c.observe.AnswerCacheSize(len(c.items), c.used)
+	if c.observe == nil {
+		return
 	}
+	c.reporting.Lock()
+	defer c.reporting.Unlock()
+	c.observe.AnswerCacheSize(c.cache.EstimatedSize(), int64(c.cache.WeightedSize()))
 }
 
 // answerTags collects the tags of the answer being computed, as the

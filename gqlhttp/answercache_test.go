@@ -3,6 +3,7 @@ package gqlhttp
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -37,33 +38,69 @@ func TestAnswerCacheDropsWhatAnInvalidationNamesAndRefusesRacedAnswers(t *testin
 	}
 }
 
-type evictions struct{ n int }
+// evictions counts the evictions an AnswerCache reports, which come from
+// another goroutine once made.
+type evictions struct {
+	mu      sync.Mutex
+	evicted *sync.Cond
+	n       int
+}
+
+func newEvictions() *evictions {
+	e := &evictions{}
+	e.evicted = sync.NewCond(&e.mu)
+	return e
+}
 
 func (e *evictions) AnswerLookup(bool)          {}
-func (e *evictions) AnswerEvicted(n int)        { e.n += n }
 func (e *evictions) AnswerCacheSize(int, int64) {}
+func (e *evictions) AnswerEvicted(n int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.n += n
+	e.evicted.Broadcast()
+}
 
-func TestAnswerCacheEvictsTheLeastRecentlyUsedPastItsBound(t *testing.T) {
+// wait waits for n evictions to be reported.
+func (e *evictions) wait(n int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for e.n < n {
+		e.evicted.Wait()
+	}
+}
+
+func TestAnswerCacheEvictsPastItsBoundWithTheirTags(t *testing.T) {
 	body := []byte(strings.Repeat("x", 1000))
 	one := int64(len(body) + 1 + answerEntryBytes + len("post:1") + 64)
-	ev := &evictions{}
+	ev := newEvictions()
 	c := NewAnswerCache(2*one, ev)
-	for _, k := range []string{"1", "2"} {
+	keys := []string{"1", "2", "3"}
+	for _, k := range keys[:2] {
 		c.add(&answer{key: k, body: body, tags: []string{"post:" + k}}, c.begin())
 	}
-	c.get("1") // 2 is now the least recently used
+	c.get("1")
 	c.add(&answer{key: "3", body: body, tags: []string{"post:3"}}, c.begin())
-	if _, ok := c.get("2"); ok {
-		t.Error("the least recently used answer was kept past the bound")
+	n, bytes := c.Size() // once the evictions due are made
+	var evicted []string
+	for _, k := range keys {
+		if _, ok := c.get(k); !ok {
+			evicted = append(evicted, k)
+		}
 	}
-	if _, ok := c.get("1"); !ok {
-		t.Error("a recently used answer was evicted")
+	if n != 2 || bytes > 2*one || len(evicted) != 1 {
+		t.Fatalf("%d answers in %d bytes (bound %d), %q evicted", n, bytes, 2*one, evicted)
 	}
-	if n, bytes := c.Size(); n != 2 || bytes > 2*one || ev.n != 1 {
-		t.Errorf("%d answers in %d bytes (bound %d), %d evicted", n, bytes, 2*one, ev.n)
-	}
+	ev.wait(1)
 	// The evicted answer's tags are gone with it.
-	c.Invalidate("post:2")
+	c.mu.Lock()
+	_, indexed := c.byTag["post:"+evicted[0]]
+	tags := len(c.byTag)
+	c.mu.Unlock()
+	if indexed || tags != 2 {
+		t.Errorf("the index holds %d tags, the evicted answer's: %t", tags, indexed)
+	}
+	c.Invalidate("post:" + evicted[0])
 	if n, _ := c.Size(); n != 2 {
 		t.Errorf("invalidating an evicted answer's tag left %d answers", n)
 	}
@@ -98,5 +135,30 @@ func TestFitTagsCollapsesTheMostNumerousKindsToTheirSections(t *testing.T) {
 	}
 	if _, ok := FitTags(tags, MaxTagHeaderBytes, nil); ok {
 		t.Error("tags that do not fit were given without sections")
+	}
+}
+
+// TestAnswerCacheRefusesAnswersRacingAnInvalidation stores answers while
+// their tag is invalidated: an answer begun before the invalidation is
+// never left in the cache, whichever ran first.
+func TestAnswerCacheRefusesAnswersRacingAnInvalidation(t *testing.T) {
+	c := NewAnswerCache(1<<20, nil)
+	var wg sync.WaitGroup
+	for i := range 2000 {
+		key, tag := fmt.Sprint(i), fmt.Sprint("post:", i)
+		begun := c.begin()
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			c.add(&answer{key: key, body: []byte("A"), tags: []string{tag}}, begun)
+		}()
+		go func() {
+			defer wg.Done()
+			c.Invalidate(tag)
+		}()
+	}
+	wg.Wait()
+	if n, _ := c.Size(); n != 0 {
+		t.Errorf("%d answers begun before an invalidation of their tag were kept", n)
 	}
 }

@@ -177,7 +177,7 @@ func New(schema graphql.ExecutableSchema, opts Options) http.Handler {
 	srv.AddTransport(overHTTP{postJSON{}, schema.Schema()})
 	srv.Use(querySizeLimit{max: maxQuery})
 	srv.Use(subscriptionsOnStreams{})
-	srv.SetQueryCache(newByteLRU(cacheBound(opts.QueryCacheBytes, DefaultQueryCacheBytes), documentCost,
+	srv.SetQueryCache(newByteCache(cacheBound(opts.QueryCacheBytes, DefaultQueryCacheBytes), documentCost,
 		cacheReport(opts.ObserveQueryCache, DocumentCache)))
 	persisted := newPersistedQueries(opts)
 	srv.Use(lookup{persisted})
@@ -272,7 +272,7 @@ func presentError(next graphql.ErrorPresenterFunc) graphql.ErrorPresenterFunc {
 // configure.
 func newPersistedQueries(opts Options) *persistedQueries {
 	p := &persistedQueries{
-		cache: newByteLRU(cacheBound(opts.PersistedQueryCacheBytes, DefaultPersistedQueryCacheBytes),
+		cache: newByteCache(cacheBound(opts.PersistedQueryCacheBytes, DefaultPersistedQueryCacheBytes),
 			persistedCost, cacheReport(opts.ObserveQueryCache, PersistedCache)),
 		store: opts.PersistedQueries,
 		now:   opts.Now,

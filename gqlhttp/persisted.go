@@ -5,13 +5,13 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/99designs/gqlgen/graphql/errcode"
 	"github.com/vektah/gqlparser/v2/gqlerror"
+	"golang.org/x/time/rate"
 )
 
 // Automatic persisted queries, as Apollo defines them: a client sends the
@@ -21,7 +21,7 @@ import (
 // once, which registers it. A hash-only GET URL is short and stable,
 // which is what a CDN keys on.
 //
-// The queries are kept in memory (a byteLRU), in front of a
+// The queries are kept in memory (a byteCache), in front of a
 // PersistedQueryStore when Options.PersistedQueries has one: a hash the
 // memory does not hold is looked up there (a restart, or another server
 // of the fleet, knows what one server was sent), and a registration is
@@ -76,9 +76,9 @@ func newPersistedEntry(query string, refreshAt time.Time) *persistedEntry {
 // persistedQueries holds the queries and the store; lookup and register
 // are its two extensions.
 type persistedQueries struct {
-	cache  *byteLRU[*persistedEntry]
+	cache  *byteCache[*persistedEntry]
 	store  PersistedQueryStore // nil: memory only
-	writes *rateLimit          // nil: none written
+	writes *rate.Limiter       // nil: none written
 	now    func() time.Time
 }
 
@@ -177,7 +177,7 @@ func (p register) MutateOperationContext(ctx context.Context, opCtx *graphql.Ope
 		return nil
 	}
 	var refreshAt time.Time
-	if p.store != nil && p.writes.allow(p.now()) {
+	if p.store != nil && p.writes != nil && p.writes.AllowN(p.now(), 1) {
 		at, err := p.store.SavePersistedQuery(ctx, reg.hash, reg.query)
 		if err != nil {
 			// Not stored: kept in this server's memory only, as past the
@@ -214,42 +214,12 @@ func badRequest(msg string) *gqlerror.Error {
 	return err
 }
 
-// rateLimit is a token bucket: at most perSecond events a second, and as
-// many at once after a quiet second. A nil rateLimit allows nothing. It is
-// safe for concurrent use.
-type rateLimit struct {
-	perSecond float64
-
-	mu     sync.Mutex
-	tokens float64
-	last   time.Time
-}
-
-// newRateLimit returns a bucket of perSecond events a second; none for
-// zero or less.
-func newRateLimit(perSecond int) *rateLimit {
+// newRateLimit returns a token bucket of perSecond events a second, as
+// many at once after a quiet second; nil, which allows nothing, for zero
+// or less.
+func newRateLimit(perSecond int) *rate.Limiter {
 	if perSecond <= 0 {
 		return nil
 	}
-	return &rateLimit{perSecond: float64(perSecond), tokens: float64(perSecond)}
-}
-
-// allow reports whether an event may happen at now, and counts it if so.
-func (l *rateLimit) allow(now time.Time) bool {
-	if l == nil {
-		return false
-	}
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if !l.last.IsZero() && now.After(l.last) {
-		l.tokens = min(l.perSecond, l.tokens+now.Sub(l.last).Seconds()*l.perSecond)
-	}
-	if l.last.IsZero() || now.After(l.last) {
-		l.last = now
-	}
-	if l.tokens < 1 {
-		return false
-	}
-	l.tokens--
-	return true
+	return rate.NewLimiter(rate.Limit(perSecond), perSecond)
 }

@@ -1,11 +1,12 @@
 package gqlhttp
 
 import (
-	"container/list"
 	"context"
+	"math"
 	"sync"
 
 	"github.com/99designs/gqlgen/graphql"
+	"github.com/maypok86/otter/v2"
 	"github.com/vektah/gqlparser/v2/ast"
 )
 
@@ -36,7 +37,7 @@ const (
 	documentBytesPerByte = 32
 	documentEntryBytes   = 1 << 10
 	// persistedEntryBytes is what a persisted query costs beyond its hash
-	// and text: the list element, the map entry and their headers.
+	// and text: the cache's node, the entry and their headers.
 	persistedEntryBytes = 256
 )
 
@@ -50,87 +51,85 @@ func persistedCost(hash string, e *persistedEntry) int64 {
 	return int64(len(hash)+len(e.query)) + persistedEntryBytes
 }
 
-// byteLRU is a graphql.Cache that holds at most max bytes of entries, as
-// cost charges them, and drops the least recently used ones to make room.
-// An entry that costs more than max is not kept. It is safe for
-// concurrent use.
-type byteLRU[T any] struct {
+// byteCache is a graphql.Cache that holds at most max bytes of entries, as
+// cost charges them, evicting those least likely to be used again (by how
+// recently and how often they were). An entry that costs more than max is
+// not kept. It is safe for concurrent use.
+type byteCache[T any] struct {
 	max    int64
 	cost   func(key string, value T) int64
+	cache  *otter.Cache[string, T] // nil: nothing is kept
 	report func(entries int, bytes int64)
-
-	mu    sync.Mutex
-	used  int64
-	order *list.List // of *lruEntry[T], most recently used first
-	items map[string]*list.Element
+	// reporting orders the reports: each reads the size once it holds
+	// it, so the last report is of the cache as the last change left it.
+	reporting sync.Mutex
 }
 
-type lruEntry[T any] struct {
-	key   string
-	value T
-	cost  int64
-}
+var _ graphql.Cache[string] = (*byteCache[string])(nil)
 
-var _ graphql.Cache[string] = (*byteLRU[string])(nil)
-
-// newByteLRU returns an empty cache of at most max bytes. report, when not
-// nil, is called with the entries and bytes held after every change.
-func newByteLRU[T any](max int64, cost func(string, T) int64, report func(entries int, bytes int64)) *byteLRU[T] {
-	c := &byteLRU[T]{max: max, cost: cost, report: report, order: list.New(), items: map[string]*list.Element{}}
+// newByteCache returns an empty cache of at most max bytes (none kept for
+// zero or less). report, when not nil, is called with the entries and
+// bytes held after every change; evictions are reported once made, which
+// is soon after the change that made them needed.
+func newByteCache[T any](max int64, cost func(string, T) int64, report func(entries int, bytes int64)) *byteCache[T] {
+	c := &byteCache[T]{max: max, cost: cost, report: report}
+	if max > 0 {
+		c.cache = otter.Must(&otter.Options[string, T]{
+			MaximumWeight: uint64(max),
+			Weigher:       func(k string, v T) uint32 { return uint32(min(cost(k, v), math.MaxUint32)) },
+			OnDeletion:    func(otter.DeletionEvent[string, T]) { c.changed() },
+		})
+	}
 	c.changed()
 	return c
 }
 
-// Get returns the value of key and marks it recently used.
-func (c *byteLRU[T]) Get(_ context.Context, key string) (T, bool) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	e, ok := c.items[key]
-	if !ok {
+// Get returns the value of key.
+func (c *byteCache[T]) Get(_ context.Context, key string) (T, bool) {
+	if c.cache == nil {
 		var zero T
 		return zero, false
 	}
-	c.order.MoveToFront(e)
-	return e.Value.(*lruEntry[T]).value, true
+	return c.cache.GetIfPresent(key)
 }
 
-// Add keeps value under key, dropping the least recently used entries
-// until it fits; a value that alone costs more than the bound is dropped.
-func (c *byteLRU[T]) Add(_ context.Context, key string, value T) {
-	cost := c.cost(key, value)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e, ok := c.items[key]; ok {
-		c.remove(e)
-	}
-	if cost > c.max {
-		c.changed()
+// Add keeps value under key; a value that alone costs more than the bound
+// is not kept, and the value key had is dropped.
+func (c *byteCache[T]) Add(_ context.Context, key string, value T) {
+	if c.cache == nil {
 		return
 	}
-	for c.used+cost > c.max {
-		c.remove(c.order.Back())
+	if c.cost(key, value) > c.max {
+		c.cache.Invalidate(key)
+		return
 	}
-	c.items[key] = c.order.PushFront(&lruEntry[T]{key: key, value: value, cost: cost})
-	c.used += cost
+	c.cache.Set(key, value)
 	c.changed()
 }
 
-// Size returns the entries and bytes the cache holds.
-func (c *byteLRU[T]) Size() (entries int, bytes int64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.items), c.used
-}
-
-func (c *byteLRU[T]) remove(e *list.Element) {
-	ent := c.order.Remove(e).(*lruEntry[T])
-	delete(c.items, ent.key)
-	c.used -= ent.cost
-}
-
-// changed reports the size; c.mu is held, so reports come in order.
-func (c *byteLRU[T]) changed() {
-	if c.report != nil {
-		c.report(len(c.items), c.used)
+// Size returns the entries and bytes the cache holds, once the evictions
+// due are made.
+func (c *byteCache[T]) Size() (entries int, bytes int64) {
+	if c.cache == nil {
+		return 0, 0
 	}
+	c.cache.CleanUp()
+	return c.size()
+}
+
+func (c *byteCache[T]) size() (entries int, bytes int64) {
+	if c.cache == nil {
+		return 0, 0
+	}
+	return c.cache.EstimatedSize(), int64(c.cache.WeightedSize())
+}
+
+// changed reports the size.
+func (c *byteCache[T]) changed() {
+	if c.report == nil {
+		return
+	}
+	c.reporting.Lock()
+	defer c.reporting.Unlock()
+	c.report(c.size())
 }

@@ -3,9 +3,7 @@ package gqlhttp
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -16,15 +14,14 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
-	"github.com/99designs/gqlgen/graphql/handler/transport"
 	"github.com/gorilla/websocket"
 	"github.com/vektah/gqlparser/v2/ast"
 	"github.com/vektah/gqlparser/v2/gqlerror"
 )
 
 // Streams: subscriptions over GraphQL over WebSocket (the
-// graphql-transport-ws protocol, gqlgen's transport.Websocket on
-// gorilla/websocket) and GraphQL over Server-Sent Events (sse.go). A
+// graphql-transport-ws protocol, websocket.go) and GraphQL over
+// Server-Sent Events (sse.go). A
 // stream outlives the request timeout and the server's read and write
 // timeouts; keepalives find dead peers instead.
 
@@ -142,26 +139,8 @@ func streamTransports(opts *StreamOptions) []graphql.Transport {
 	if keepAlive <= 0 {
 		keepAlive = DefaultKeepAlive
 	}
-	ws := transport.Websocket{
-		Implementation:   gorillaWebsocket{shutdown: opts.Shutdown},
-		InitTimeout:      initTimeout,
-		PingPongInterval: keepAlive,
-	}
-	if opts.InitFunc != nil {
-		ws.InitFunc = func(ctx context.Context, payload transport.InitPayload) (context.Context, *transport.InitPayload, error) {
-			next, err := opts.InitFunc(ctx, payload)
-			if err != nil {
-				reason := err.Error()
-				if len(reason) > 120 { // a close frame's reason is at most 123 bytes
-					reason = reason[:120]
-				}
-				return transport.AppendCloseReason(transport.WithWebsocketCloseCode(ctx, closeForbidden), reason), nil, err
-			}
-			return next, nil, nil
-		}
-	}
 	wsPushed := websocketTransport{initFunc: opts.InitFunc, keepAlive: keepAlive, shutdown: opts.Shutdown}
-	return []graphql.Transport{sse{keepAlive: keepAlive, resume: opts.ResumeVariable}, wsPushed, ws}
+	return []graphql.Transport{sse{keepAlive: keepAlive, resume: opts.ResumeVariable}, wsPushed}
 }
 
 // streamGate admits streams: at most perAddress from one client address,
@@ -384,28 +363,6 @@ func clientAddress(r *http.Request) string {
 	return netip.PrefixFrom(addr.WithZone(""), 64).Masked().String()
 }
 
-// gorillaWebsocket accepts WebSocket connections for gqlgen's transport
-// with gorilla/websocket. The gate checked the origin already.
-type gorillaWebsocket struct {
-	shutdown <-chan struct{}
-}
-
-func (g gorillaWebsocket) Accept(w http.ResponseWriter, r *http.Request, opts transport.WebsocketAcceptOptions) (transport.WebsocketConn, error) {
-	up := websocket.Upgrader{
-		HandshakeTimeout: 10 * time.Second,
-		Subprotocols:     opts.Subprotocols,
-		CheckOrigin:      func(*http.Request) bool { return true },
-		// A connection takes a write buffer while it writes a message
-		// and gives it back: an idle one holds none.
-		WriteBufferPool: writeBuffers,
-	}
-	conn, err := up.Upgrade(hijacker{w}, r, opts.ResponseHeader)
-	if err != nil {
-		return nil, err
-	}
-	return &gorillaConn{Conn: conn, shutdown: g.shutdown}, nil
-}
-
 // writeBuffers are the WebSocket connections' write buffers.
 var writeBuffers = &sync.Pool{}
 
@@ -416,41 +373,6 @@ type hijacker struct{ http.ResponseWriter }
 
 func (h hijacker) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	return http.NewResponseController(h.ResponseWriter).Hijack()
-}
-
-// gorillaConn is a gorilla/websocket connection as gqlgen's transport
-// uses one.
-type gorillaConn struct {
-	*websocket.Conn
-	shutdown <-chan struct{}
-}
-
-var (
-	_ transport.WebsocketConn          = (*gorillaConn)(nil)
-	_ transport.WebsocketReadLimiter   = (*gorillaConn)(nil)
-	_ transport.WebsocketReadDeadliner = (*gorillaConn)(nil)
-)
-
-// NextReader returns the next message; a peer's close is
-// transport.ErrWebsocketClosed.
-func (c *gorillaConn) NextReader() (int, io.Reader, error) {
-	t, r, err := c.Conn.NextReader()
-	var ce *websocket.CloseError
-	if errors.As(err, &ce) {
-		return 0, nil, transport.ErrWebsocketClosed
-	}
-	return t, r, err
-}
-
-// WriteClose sends a close frame; while the server shuts down, with 1012
-// whatever the transport's reason, so clients reconnect.
-func (c *gorillaConn) WriteClose(code int, message string) error {
-	select {
-	case <-c.shutdown:
-		code, message = closeServiceRestart, "the server is restarting: reconnect, resume with the last cursor"
-	default:
-	}
-	return c.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(code, message), time.Now().Add(time.Second))
 }
 
 // streamKey marks the context of a stream's request, with its state.

@@ -19,9 +19,12 @@ import (
 // GraphQL over WebSocket, the graphql-transport-ws protocol (the npm
 // graphql-ws client's), served with the subscriptions' answers pushed
 // (push.go): an idle connection holds one goroutine, its reader, and
-// timers. gqlgen's transport.Websocket, which holds four goroutines a
-// connection and one a subscription for as long as they last, still
-// serves the older graphql-ws protocol (subscriptions-transport-ws).
+// timers. It is the only WebSocket protocol served: the older graphql-ws
+// protocol (subscriptions-transport-ws, unmaintained, Apollo Client's
+// deprecated WebSocketLink) has no client of this API (the playground
+// and the TypeScript client subscribe over SSE, graphql-ws's client
+// speaks graphql-transport-ws), and a handshake that does not offer
+// graphql-transport-ws is refused.
 //
 // The protocol: the client sends connection_init within initTimeout
 // (else 4408), whose payload InitFunc checks (refused: 4403, with its

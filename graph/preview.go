@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hkdf"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -22,12 +23,13 @@ import (
 // Preview tokens show one post, whatever its status, to whoever holds one.
 // A token is sealed as cursors are: base64url of a random nonce and the
 // AES-256-GCM encryption of when it expires and the id of its post, under
-// a key derived from the table's "preview" key (storage.Store.Secret). So
-// it shows nothing of the post or the table, every server on the table
-// opens what any of them made, and no one can make or change one without
-// the key: a token altered, forged or sealed with another table's key does
-// not open, and fails as a missing post does. Nothing is stored: a token
-// stops working when it expires or its post is deleted.
+// a key derived by HKDF from the table's "preview" key
+// (storage.Store.Secret). So it shows nothing of the post or the table,
+// every server on the table opens what any of them made, and no one can
+// make or change one without the key: a token altered, forged or sealed
+// with another table's key does not open, and fails as a missing post
+// does. Nothing is stored: a token stops working when it expires or its
+// post is deleted.
 
 // Preview token lifetimes.
 const (
@@ -59,21 +61,30 @@ const (
 // carries an internal id.
 var errNoSuchPost = fmt.Errorf("post: %w", storage.ErrNotFound)
 
-// keyCache holds the cipher of the table's preview key once read: the key
-// never changes, so one read per server is enough.
+// keyCache holds the ciphers of the table's preview key once read: the
+// key never changes, so one read per server is enough.
 type keyCache struct {
 	mu   sync.Mutex
-	aead cipher.AEAD
+	keys *previewKeys
 }
 
-// previewCipher returns the cipher of the table's preview key, reading the
-// key the first time only. With create it makes the key when the table has
-// none; without, that is storage.ErrNotFound, so that opening a token never
-// writes.
-func (r *Resolver) previewCipher(ctx context.Context, create bool) (cipher.AEAD, error) {
+// previewKeys are the ciphers of the table's preview key. Tokens are
+// sealed with aead, whose key is derived by HKDF; legacy, whose key was
+// derived by an HMAC of the same label, still opens the tokens sealed
+// before, which live up to MaxPreviewTTL: it can go once that has passed
+// since every server seals with aead.
+type previewKeys struct {
+	aead, legacy cipher.AEAD
+}
+
+// previewCipher returns the ciphers of the table's preview key, reading
+// the key the first time only. With create it makes the key when the
+// table has none; without, that is storage.ErrNotFound, so that opening a
+// token never writes.
+func (r *Resolver) previewCipher(ctx context.Context, create bool) (*previewKeys, error) {
 	r.previews.mu.Lock()
 	defer r.previews.mu.Unlock()
-	if r.previews.aead == nil {
+	if r.previews.keys == nil {
 		get := r.store.KnownSecret
 		if create {
 			get = r.store.Secret
@@ -82,32 +93,66 @@ func (r *Resolver) previewCipher(ctx context.Context, create bool) (cipher.AEAD,
 		if err != nil {
 			return nil, fmt.Errorf("preview key: %w", err)
 		}
-		if r.previews.aead, err = previewAEAD(key); err != nil {
+		if r.previews.keys, err = previewKeysOf(key); err != nil {
 			return nil, err
 		}
 	}
-	return r.previews.aead, nil
+	return r.previews.keys, nil
 }
 
-// previewAEAD returns the AES-256-GCM cipher of the key derived from the
-// table's preview key.
-func previewAEAD(secret []byte) (cipher.AEAD, error) {
+// previewLabel names the key derived from the table's preview key.
+const previewLabel = "blog preview token encryption"
+
+// previewKeysOf returns the ciphers of the table's preview key.
+func previewKeysOf(secret []byte) (*previewKeys, error) {
+	aead, err := previewAEAD(secret)
+	if err != nil {
+		return nil, err
+	}
 	m := hmac.New(sha256.New, secret)
-	m.Write([]byte("blog preview token encryption"))
-	block, err := aes.NewCipher(m.Sum(nil))
+	m.Write([]byte(previewLabel))
+	legacy, err := newGCM(m.Sum(nil))
+	if err != nil {
+		return nil, err
+	}
+	return &previewKeys{aead: aead, legacy: legacy}, nil
+}
+
+// previewAEAD returns the AES-256-GCM cipher of the key derived by HKDF
+// from the table's preview key.
+func previewAEAD(secret []byte) (cipher.AEAD, error) {
+	key, err := hkdf.Key(sha256.New, secret, nil, previewLabel, 32)
+	if err != nil {
+		return nil, fmt.Errorf("preview key: %w", err)
+	}
+	return newGCM(key)
+}
+
+// newGCM returns the AES-256-GCM cipher of key.
+func newGCM(key []byte) (cipher.AEAD, error) {
+	block, err := aes.NewCipher(key)
 	if err != nil {
 		return nil, fmt.Errorf("preview key: %w", err)
 	}
 	return cipher.NewGCM(block)
 }
 
+// open returns the post id of a token sealed with k, by either key, that
+// has not expired at now; false for anything else.
+func (k *previewKeys) open(token string, now time.Time) (string, bool) {
+	if id, ok := openPreview(k.aead, token, now); ok {
+		return id, true
+	}
+	return openPreview(k.legacy, token, now)
+}
+
 // previewToken returns a token for the post id that expires at expires.
 func (r *Resolver) previewToken(ctx context.Context, id string, expires time.Time) (string, error) {
-	aead, err := r.previewCipher(ctx, true)
+	keys, err := r.previewCipher(ctx, true)
 	if err != nil {
 		return "", err
 	}
-	return sealPreview(aead, id, expires), nil
+	return sealPreview(keys.aead, id, expires), nil
 }
 
 // sealPreview returns the token of the post id that expires at expires,
@@ -169,14 +214,14 @@ func (r *Resolver) previewedPost(ctx context.Context, token string) (*storage.Po
 	if _, ok := decodePreview(token); !ok {
 		return nil, errNoSuchPost
 	}
-	aead, err := r.previewCipher(ctx, false)
+	keys, err := r.previewCipher(ctx, false)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, errNoSuchPost
 	}
 	if err != nil {
 		return nil, err
 	}
-	id, ok := openPreview(aead, token, r.store.Now())
+	id, ok := keys.open(token, r.store.Now())
 	if !ok {
 		return nil, errNoSuchPost
 	}

@@ -2,6 +2,9 @@ package graph
 
 import (
 	"bytes"
+	"crypto/hkdf"
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/binary"
 	"strconv"
@@ -66,6 +69,33 @@ func TestPreviewTokens(t *testing.T) {
 		if got, ok := openPreview(aead, tok, at); ok {
 			t.Errorf("%s: opened as %q", name, got)
 		}
+	}
+}
+
+// TestPreviewTokensOfTheHMACDerivedKeyStillOpen: tokens sealed before the
+// key was derived by HKDF (with an HMAC of its label) still open until
+// they expire; new ones are sealed with the HKDF-derived key.
+func TestPreviewTokensOfTheHMACDerivedKeyStillOpen(t *testing.T) {
+	secret := []byte("0123456789abcdef0123456789abcdef")
+	keys := must(previewKeysOf(secret))
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	const id = "0190a000-0000-7000-8000-000000000001"
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte("blog preview token encryption"))
+	old := sealPreview(must(newGCM(m.Sum(nil))), id, now.Add(time.Hour))
+	if got, ok := keys.open(old, now); !ok || got != id {
+		t.Errorf("a token of the HMAC-derived key: %q %v", got, ok)
+	}
+	if _, ok := keys.open(old, now.Add(time.Hour)); ok {
+		t.Error("an expired token of the HMAC-derived key opened")
+	}
+	hkdfKey := must(hkdf.Key(sha256.New, secret, nil, "blog preview token encryption", 32))
+	tok := sealPreview(keys.aead, id, now.Add(time.Hour))
+	if got, ok := openPreview(must(newGCM(hkdfKey)), tok, now); !ok || got != id {
+		t.Errorf("a new token does not open with the HKDF-derived key: %q %v", got, ok)
+	}
+	if _, ok := openPreview(keys.legacy, tok, now); ok {
+		t.Error("a new token opened with the HMAC-derived key")
 	}
 }
 

@@ -3,6 +3,7 @@ package storage
 import (
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hkdf"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
@@ -28,8 +29,14 @@ import (
 // the first 16 bytes of HMAC(list, position) are both the tag and the IV
 // of AES-256-CTR over the position. It is deterministic: one position of
 // one list always has the same cursor, so a page reads the same every
-// time (HTTP caches compare bodies). Both keys are derived from the
-// store's 32-byte key.
+// time (HTTP caches compare bodies). Both keys are derived by HKDF from
+// the store's 32-byte key.
+//
+// Cursors sealed before the keys were derived by HKDF (with an HMAC of
+// each label) are still accepted: clients keep cursors in their URLs, and
+// such a cursor would otherwise fail with BAD_USER_INPUT. New cursors are
+// sealed with the HKDF-derived keys only, so the legacy keys can go once
+// the cursors handed out before are no longer used.
 
 // MinCursorKeyBytes is the shortest key WithCursorKey accepts.
 const MinCursorKeyBytes = 32
@@ -40,12 +47,20 @@ const sivBytes = aes.BlockSize
 // maxCursorLen bounds what is decoded, so a huge argument costs nothing.
 const maxCursorLen = 1024
 
+// Labels of the keys derived from the store's key.
+const (
+	cursorEncryption     = "blog cursor encryption"
+	cursorAuthentication = "blog cursor authentication"
+)
+
 // cursorKeys seal and open cursors. macs keeps HMAC states keyed for
 // the tag: keying one costs two SHA-256 blocks, and a page seals a cursor
-// per item.
+// per item. legacy, when set, opens the cursors sealed with the keys
+// derived by HMAC.
 type cursorKeys struct {
-	enc  cipher.Block
-	macs *sync.Pool
+	enc    cipher.Block
+	macs   *sync.Pool
+	legacy *cursorKeys
 }
 
 // WithCursorKey makes the Store seal cursors with key, at least
@@ -61,16 +76,29 @@ func newCursorKeys(key []byte) cursorKeys {
 	if len(key) < MinCursorKeyBytes {
 		panic(fmt.Sprintf("storage: a cursor key must be at least %d bytes", MinCursorKeyBytes))
 	}
-	derive := func(purpose string) []byte {
+	keys := cursorKeysOf(func(label string) []byte {
+		k, err := hkdf.Key(sha256.New, key, nil, label, sha256.Size)
+		if err != nil {
+			panic(err) // only a length past 255 hashes fails
+		}
+		return k
+	})
+	legacy := cursorKeysOf(func(label string) []byte {
 		h := hmac.New(sha256.New, key)
-		h.Write([]byte(purpose))
+		h.Write([]byte(label))
 		return h.Sum(nil)
-	}
-	enc, err := aes.NewCipher(derive("blog cursor encryption"))
+	})
+	keys.legacy = &legacy
+	return keys
+}
+
+// cursorKeysOf returns the keys derive makes of their labels.
+func cursorKeysOf(derive func(label string) []byte) cursorKeys {
+	enc, err := aes.NewCipher(derive(cursorEncryption))
 	if err != nil {
 		panic(err) // a 32-byte key is always an AES key
 	}
-	mac := derive("blog cursor authentication")
+	mac := derive(cursorAuthentication)
 	return cursorKeys{enc: enc, macs: &sync.Pool{New: func() any { return hmac.New(sha256.New, mac) }}}
 }
 
@@ -120,10 +148,11 @@ func (s *Store) decodeCursor(list, cursor string) (map[string]string, error) {
 	if err != nil || len(raw) <= sivBytes {
 		return nil, bad
 	}
-	iv, sealed := raw[:sivBytes], raw[sivBytes:]
-	plain := make([]byte, len(sealed))
-	cipher.NewCTR(s.cursors.enc, iv).XORKeyStream(plain, sealed)
-	if !hmac.Equal(iv, s.cursors.siv(list, plain)) {
+	plain, ok := s.cursors.open(list, raw)
+	if !ok && s.cursors.legacy != nil {
+		plain, ok = s.cursors.legacy.open(list, raw)
+	}
+	if !ok {
 		return nil, bad
 	}
 	pos, ok := decodePosition(plain)
@@ -131,6 +160,15 @@ func (s *Store) decodeCursor(list, cursor string) (map[string]string, error) {
 		return nil, bad
 	}
 	return pos, nil
+}
+
+// open returns the position raw, a decoded cursor of list, holds when k
+// sealed it.
+func (k cursorKeys) open(list string, raw []byte) ([]byte, bool) {
+	iv, sealed := raw[:sivBytes], raw[sivBytes:]
+	plain := make([]byte, len(sealed))
+	cipher.NewCTR(k.enc, iv).XORKeyStream(plain, sealed)
+	return plain, hmac.Equal(iv, k.siv(list, plain))
 }
 
 // encodePosition writes pos as its attributes in name order, each name and

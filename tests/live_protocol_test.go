@@ -2,6 +2,7 @@ package tests
 
 import (
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -68,25 +69,29 @@ func closeCodeAfter(t *testing.T, s *liveServer, msgs []any) int {
 	}
 }
 
-// TestLiveWebSocketServesTheOlderGraphQLWSProtocol checks that a client
-// of the older graphql-ws protocol (subscriptions-transport-ws) is still
-// served: its connection_init is acknowledged.
-func TestLiveWebSocketServesTheOlderGraphQLWSProtocol(t *testing.T) {
+// TestLiveWebSocketRefusesTheOlderGraphQLWSProtocol: a handshake that
+// offers only the older graphql-ws protocol (subscriptions-transport-ws),
+// which no client of this API speaks, is refused with 400; one that also
+// offers graphql-transport-ws gets that.
+func TestLiveWebSocketRefusesTheOlderGraphQLWSProtocol(t *testing.T) {
 	s := newLiveServer(t)
+	url := "ws" + strings.TrimPrefix(s.url, "http")
 	d := websocket.Dialer{Subprotocols: []string{"graphql-ws"}, HandshakeTimeout: waitLimit}
-	conn, resp, err := d.Dial("ws"+strings.TrimPrefix(s.url, "http"), nil)
+	conn, resp, err := d.Dial(url, nil)
+	if err == nil {
+		conn.Close()
+		t.Fatal("a handshake offering only graphql-ws was accepted")
+	}
+	if resp == nil {
+		t.Fatal(err)
+	}
+	equal(t, "status", resp.StatusCode, http.StatusBadRequest)
+
+	d.Subprotocols = []string{"graphql-ws", "graphql-transport-ws"}
+	conn, resp, err = d.Dial(url, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer conn.Close()
-	equal(t, "subprotocol", resp.Header.Get("Sec-WebSocket-Protocol"), "graphql-ws")
-	if err := conn.WriteJSON(map[string]any{"type": "connection_init"}); err != nil {
-		t.Fatal(err)
-	}
-	_ = conn.SetReadDeadline(time.Now().Add(waitLimit))
-	var m struct{ Type string }
-	if err := conn.ReadJSON(&m); err != nil {
-		t.Fatal(err)
-	}
-	equal(t, "answer", m.Type, "connection_ack")
+	equal(t, "subprotocol", resp.Header.Get("Sec-WebSocket-Protocol"), "graphql-transport-ws")
 }
