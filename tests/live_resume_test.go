@@ -147,7 +147,8 @@ func TestTypeScriptLiveThread(t *testing.T) {
 // A client that resumes often costs no read of the table: the server
 // replays from the events it keeps in memory, and shares with every
 // subscriber its reads of what the events are about and of the post a
-// subscription starts on. Only the first resume reads those.
+// subscription starts on. Only the first resume reads those, but for the
+// post's check, read again every few seconds.
 func TestLiveAResumeReplaysFromMemoryWithNoReadOfTheTable(t *testing.T) {
 	const comments = 30
 	s := newLiveServer(t)
@@ -168,8 +169,11 @@ func TestLiveAResumeReplaysFromMemoryWithNoReadOfTheTable(t *testing.T) {
 		got, _ := bodies(t, sse, comments)
 		equal(t, "the last comment replayed", got[comments-1], fmt.Sprint("missed ", comments-1))
 		sse.close()
-		if n := counter.Total(); round > 0 && n != 0 {
-			t.Fatalf("resume %d: %d DynamoDB requests, want none: %v", round, n, counter.ByOperation())
+		// The post a subscription starts on is read again once its
+		// shared read is older than a few seconds, which a busy machine
+		// can make a round take: one Query at most, never the log's.
+		if n, ops := counter.Total(), counter.ByOperation(); round > 0 && (n > 1 || n != ops["Query"]) {
+			t.Fatalf("resume %d: %d DynamoDB requests, want none but the post's check: %v", round, n, ops)
 		}
 	}
 }
