@@ -245,21 +245,21 @@ func (s *Store) check(ctx context.Context) (found, lagged []string, err error) {
 		for _, authorID := range p.authorIDs() {
 			authorPosts[authorID]++
 			ac := p.authorCopyOf(authorID)
-			want[key{ac.PK, ac.SK}] = ac
+			want[key{PK: ac.PK, SK: ac.SK}] = ac
 		}
 		for _, c := range p.Cats {
 			catPosts[c.Slug]++
 			cc := p.categoryCopy(c.Slug)
-			want[key{cc.PK, cc.SK}] = cc
+			want[key{PK: cc.PK, SK: cc.SK}] = cc
 		}
 		for _, tg := range p.Tags {
 			tagPosts[tg.Slug]++
 			tc := p.tagCopy(tg.Slug)
-			want[key{tc.PK, tc.SK}] = tc
+			want[key{PK: tc.PK, SK: tc.SK}] = tc
 		}
 		if p.Featured {
 			fc := p.featuredCopy()
-			want[key{fc.PK, fc.SK}] = fc
+			want[key{PK: fc.PK, SK: fc.SK}] = fc
 		}
 	}
 	// A copy whose comment count alone differs may lag (doccounts.go):
@@ -267,7 +267,7 @@ func (s *Store) check(ctx context.Context) (found, lagged []string, err error) {
 	lagging := map[string][]key{}
 	copiesOf := map[string][]key{}
 	for _, c := range copies {
-		k := key{c.PK, c.SK}
+		k := key{PK: c.PK, SK: c.SK}
 		copiesOf[c.ID] = append(copiesOf[c.ID], k)
 		w, ok := want[k]
 		counted := *c
@@ -576,7 +576,7 @@ func checkComments(comments, queued []*commentItem, posts map[string]*postItem, 
 	badf := func(format string, args ...any) { bad = append(bad, fmt.Sprintf(format, args...)) }
 	entries := map[key]*commentItem{}
 	for _, q := range queued {
-		entries[key{q.PK, q.SK}] = q
+		entries[key{PK: q.PK, SK: q.SK}] = q
 	}
 	published := map[string]*commentItem{} // by post/id
 	replies := map[string][]*commentItem{} // published replies by post/parent, in key order

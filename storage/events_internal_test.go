@@ -320,7 +320,7 @@ func TestEventsOfWrites(t *testing.T) {
 			body := "See [the site](https://blog.example/)."
 			edit(PostPatch{Body: &body})
 			f.records()
-			other := New(s.db, s.table, WithClock(clock), WithSiteURL("https://blog.example"))
+			other := New(s.db.Client(), s.table, WithClock(clock), WithSiteURL("https://blog.example"))
 			_, err := other.ClaimRenderer(ctx)
 			must(err)
 			r, err := other.Rerender(ctx)
@@ -454,7 +454,7 @@ func TestEventsOfWrites(t *testing.T) {
 			must(err)
 		}, []EventType{EventPagePublished}, nil},
 		{"a page body rendered again into other HTML is page.published.edited, a draft page's no event", func() {
-			other := New(s.db, s.table, WithClock(clock), WithSiteURL("https://blog.example"), WithHighlight(true))
+			other := New(s.db.Client(), s.table, WithClock(clock), WithSiteURL("https://blog.example"), WithHighlight(true))
 			_, err := other.ClaimRenderer(ctx)
 			must(err)
 			r, err := other.Rerender(ctx)
@@ -468,7 +468,7 @@ func TestEventsOfWrites(t *testing.T) {
 			}
 		}},
 		{"a page body rendered again into the same HTML is no event", func() {
-			other := New(s.db, s.table, WithClock(clock), WithSiteURL("https://blog.example"), WithHighlight(true), WithHeadingIDPrefix("x-"))
+			other := New(s.db.Client(), s.table, WithClock(clock), WithSiteURL("https://blog.example"), WithHighlight(true), WithHeadingIDPrefix("x-"))
 			_, err := other.ClaimRenderer(ctx)
 			must(err)
 			r, err := other.Rerender(ctx)

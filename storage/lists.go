@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
+
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // Paginated lists: each is one Query of the table or GSI1 for a page,
@@ -62,7 +64,7 @@ func queryPage[T any, I any](ctx context.Context, s *Store, q listQuery, p Page,
 	if q.empty {
 		return res.from(p, false), nil
 	}
-	expr, err := buildExpr(expression.NewBuilder().WithKeyCondition(q.cond))
+	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(q.cond))
 	if err != nil {
 		return nil, err
 	}

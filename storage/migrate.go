@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // Layout versions of the table. The layout item (LAYOUT) holds the version
@@ -60,7 +62,7 @@ type layoutItem struct {
 // costs one GetItem and returns the DynamoDB error when that fails.
 func (s *Store) LayoutVersion(ctx context.Context) (int, error) {
 	var it layoutItem
-	err := s.getItem(ctx, layoutKey(), true, &it)
+	err := s.db.Get(ctx, layoutKey(), true, &it)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return layoutUnnumbered, nil
@@ -235,7 +237,7 @@ func eachLimited(ctx context.Context, ids []string, f func(context.Context, stri
 // partitionIDs returns the attribute attr of every item of the GSI1
 // partition pk: the ids of all authors, the slugs of all categories.
 func (s *Store) partitionIDs(ctx context.Context, pk, attr string) ([]string, error) {
-	expr, err := buildExpr(expression.NewBuilder().
+	expr, err := dynamo.BuildExpr(expression.NewBuilder().
 		WithKeyCondition(expression.Key(attrGSI1PK).Equal(expression.Value(pk))).
 		WithProjection(expression.NamesList(expression.Name(attr))))
 	if err != nil {
@@ -269,9 +271,9 @@ func (s *Store) partitionIDs(ctx context.Context, pk, attr string) ([]string, er
 // slugAuthor gives the author id a slug when it has none. It reports
 // whether it gave one.
 func (s *Store) slugAuthor(ctx context.Context, id string) (bool, error) {
-	did, err := retryWrite(ctx, func() (bool, error) {
+	did, err := dynamo.RetryWrite(ctx, func() (bool, error) {
 		var a authorItem
-		if err := s.getItem(ctx, authorKey(id), true, &a); err != nil {
+		if err := s.db.Get(ctx, authorKey(id), true, &a); err != nil {
 			if errors.Is(err, ErrNotFound) {
 				return false, nil
 			}
@@ -281,7 +283,7 @@ func (s *Store) slugAuthor(ctx context.Context, id string) (bool, error) {
 			return false, nil
 		}
 		candidates := slugsFromName(a.Name)
-		found, err := s.batchGet(ctx, mapKeys(candidates, authorSlugKey), true)
+		found, err := s.db.BatchGet(ctx, mapKeys(candidates, authorSlugKey), true)
 		if err != nil {
 			return false, err
 		}
@@ -294,18 +296,18 @@ func (s *Store) slugAuthor(ctx context.Context, id string) (bool, error) {
 			Set(expression.Name("version"), expression.Value(a.Version+1)).
 			Set(expression.Name("nameVer"), expression.Value(a.NameVer+1))
 		cond := condVersion(a.Version).And(expression.Name("slug").AttributeNotExists())
-		t := s.newTxn()
+		t := s.db.NewTxn()
 		err = firstErr(
-			t.update(authorKey(id), upd, &cond, errRetry),
+			t.Update(authorKey(id), upd, &cond, dynamo.ErrRetry),
 			authorSlugs.moveSlug(t, id, nil, []string{slug}, nil),
 		)
 		if err != nil {
 			return false, err
 		}
-		if err := s.exec(ctx, t); err != nil {
+		if err := s.db.Exec(ctx, t); err != nil {
 			if errors.Is(err, ErrSlugTaken) {
 				// Taken meanwhile: the next candidate.
-				return false, errRetry
+				return false, dynamo.ErrRetry
 			}
 			return false, err
 		}
@@ -321,7 +323,7 @@ func (s *Store) slugAuthor(ctx context.Context, id string) (bool, error) {
 // slugs. It reports whether it did, and whether its body rendered.
 func (s *Store) migratePost(ctx context.Context, id string) (did, rendered bool, err error) {
 	rendered = true
-	did, err = retryWrite(ctx, func() (bool, error) {
+	did, err = dynamo.RetryWrite(ctx, func() (bool, error) {
 		before, r, err := s.readPost(ctx, id, nil, "", true, true, moreNames{})
 		switch {
 		case errors.Is(err, ErrNotFound):
@@ -346,13 +348,13 @@ func (s *Store) migratePost(ctx context.Context, id string) (did, rendered bool,
 		if err := r.setNames(&after, before.catSlugs()); err != nil {
 			return false, err
 		}
-		t := s.newTxn()
+		t := s.db.NewTxn()
 		if err := postActions(t, before, &after, r, s.nowKey()); err != nil {
 			return false, err
 		}
-		switch err := s.exec(ctx, t); {
+		switch err := s.db.Exec(ctx, t); {
 		case errors.Is(err, errStaleNames):
-			return false, errRetry
+			return false, dynamo.ErrRetry
 		case err != nil:
 			return false, err
 		}
@@ -402,15 +404,15 @@ func (s *Store) migrateComments(ctx context.Context, postID string) (int, error)
 // reached it first) is left as it is. It returns how many comments it
 // wrote.
 func (s *Store) migrateComment(ctx context.Context, postID string, c *commentItem) (int, error) {
-	return retryWrite(ctx, func() (int, error) {
+	return dynamo.RetryWrite(ctx, func() (int, error) {
 		if c.Version != 0 {
 			return 0, nil
 		}
-		t := s.newTxn()
+		t := s.db.NewTxn()
 		written := 1
 		if c.ParentID != "" || c.ReplyCount == 0 {
-			err := t.update(itemKeyOf(c), expression.Set(expression.Name("version"), expression.Value(1)),
-				ptr(condCommentVersion(0)), errRetry)
+			err := t.Update(itemKeyOf(c), expression.Set(expression.Name("version"), expression.Value(1)),
+				ptr(condCommentVersion(0)), dynamo.ErrRetry)
 			if err != nil {
 				return 0, err
 			}
@@ -425,24 +427,24 @@ func (s *Store) migrateComment(ctx context.Context, postID string, c *commentIte
 				carrying.Replies = append(carrying.Replies, r.replyCopy())
 				if r.Version == 0 {
 					written++
-					err = t.update(itemKeyOf(r), expression.Set(expression.Name("version"), expression.Value(1)),
-						ptr(condCommentVersion(0)), errRetry)
+					err = t.Update(itemKeyOf(r), expression.Set(expression.Name("version"), expression.Value(1)),
+						ptr(condCommentVersion(0)), dynamo.ErrRetry)
 				} else {
-					err = t.check(itemKeyOf(r), condCommentVersion(r.Version), errRetry)
+					err = t.Check(itemKeyOf(r), condCommentVersion(r.Version), dynamo.ErrRetry)
 				}
 				if err != nil {
 					return 0, err
 				}
 			}
-			if err := t.put(carrying, ptr(condCommentVersion(0)), errRetry); err != nil {
+			if err := t.Put(carrying, ptr(condCommentVersion(0)), dynamo.ErrRetry); err != nil {
 				return 0, err
 			}
 		}
-		err := s.exec(ctx, t)
-		if errors.Is(err, errRetry) {
+		err := s.db.Exec(ctx, t)
+		if errors.Is(err, dynamo.ErrRetry) {
 			// Read the comment again: gone, or written meanwhile.
 			var again commentItem
-			switch gerr := s.getItem(ctx, itemKeyOf(c), true, &again); {
+			switch gerr := s.db.Get(ctx, itemKeyOf(c), true, &again); {
 			case errors.Is(gerr, ErrNotFound):
 				c.Version = -1
 			case gerr != nil:
@@ -461,7 +463,7 @@ func (s *Store) migrateComment(ctx context.Context, postID string, c *commentIte
 // queryAll runs the Query of the key condition cond on the table with
 // ConsistentRead, page by page, and calls f with every item.
 func (s *Store) queryAll(ctx context.Context, cond expression.KeyConditionBuilder, f func(item) error) error {
-	expr, err := buildExpr(expression.NewBuilder().WithKeyCondition(cond))
+	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(cond))
 	if err != nil {
 		return err
 	}
@@ -503,9 +505,9 @@ var clearedAttrs = map[string][]string{
 // each of them being still there as read, and reads again when a write
 // came between. It reports whether it changed the item.
 func (s *Store) tidyCounter(ctx context.Context, k key) (bool, error) {
-	did, err := retryWrite(ctx, func() (bool, error) {
+	did, err := dynamo.RetryWrite(ctx, func() (bool, error) {
 		res, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-			TableName: aws.String(s.table), Key: mustKey(k), ConsistentRead: aws.Bool(true),
+			TableName: aws.String(s.table), Key: dynamo.MustKey(k), ConsistentRead: aws.Bool(true),
 		})
 		if err != nil || res.Item == nil {
 			return false, err
@@ -542,13 +544,13 @@ func (s *Store) tidyCounter(ctx context.Context, k key) (bool, error) {
 		default:
 			cond = expression.And(conds[0], conds[1], conds[2:]...)
 		}
-		expr, err := buildExpr(expression.NewBuilder().WithUpdate(upd).WithCondition(cond))
+		expr, err := dynamo.BuildExpr(expression.NewBuilder().WithUpdate(upd).WithCondition(cond))
 		if err != nil {
 			return false, err
 		}
 		_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 			TableName:                 aws.String(s.table),
-			Key:                       mustKey(k),
+			Key:                       dynamo.MustKey(k),
 			UpdateExpression:          expr.Update(),
 			ConditionExpression:       expr.Condition(),
 			ExpressionAttributeNames:  expr.Names(),
@@ -558,7 +560,7 @@ func (s *Store) tidyCounter(ctx context.Context, k key) (bool, error) {
 		if errors.As(err, &failed) {
 			// Changed since read (by another migration, or a write that
 			// cleared an attribute again): read it again.
-			return false, errRetry
+			return false, dynamo.ErrRetry
 		}
 		return err == nil, err
 	})
@@ -571,7 +573,7 @@ func (s *Store) tidyCounter(ctx context.Context, k key) (bool, error) {
 // setLayout records the layout version v in the layout item, unless it
 // holds a later one.
 func (s *Store) setLayout(ctx context.Context, v int) error {
-	expr, err := buildExpr(expression.NewBuilder().
+	expr, err := dynamo.BuildExpr(expression.NewBuilder().
 		WithUpdate(expression.Set(expression.Name("version"), expression.Value(v)).
 			Set(expression.Name("type"), expression.Value(typeLayout)).
 			Set(expression.Name("migratedAt"), expression.Value(s.nowKey()))).
@@ -582,7 +584,7 @@ func (s *Store) setLayout(ctx context.Context, v int) error {
 	}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.table),
-		Key:                       mustKey(layoutKey()),
+		Key:                       dynamo.MustKey(layoutKey()),
 		UpdateExpression:          expr.Update(),
 		ConditionExpression:       expr.Condition(),
 		ExpressionAttributeNames:  expr.Names(),

@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // Series: an ordered collection of posts. The series item SERIES#<slug>
@@ -126,11 +128,11 @@ func (s *Store) CreateSeries(ctx context.Context, in NewSeries) (*Series, error)
 	if in.CoverImage != nil {
 		it.Cover = &imageItem{URL: in.CoverImage.URL, Alt: in.CoverImage.Alt, Width: in.CoverImage.Width, Height: in.CoverImage.Height}
 	}
-	t := s.newTxn()
-	if err := t.put(it, ptr(condNotExists()), ErrAlreadyExists); err != nil {
+	t := s.db.NewTxn()
+	if err := t.Put(it, ptr(dynamo.CondNotExists()), ErrAlreadyExists); err != nil {
 		return nil, err
 	}
-	if err := s.exec(ctx, t); err != nil {
+	if err := s.db.Exec(ctx, t); err != nil {
 		return nil, err
 	}
 	return it.series(), nil
@@ -147,7 +149,7 @@ func (s *Store) GetSeries(ctx context.Context, slug string) (*Series, error) {
 
 func (s *Store) readSeries(ctx context.Context, slug string, consistent bool) (*seriesItem, error) {
 	var it seriesItem
-	if err := s.getItem(ctx, seriesKey(slug), consistent, &it); err != nil {
+	if err := s.db.Get(ctx, seriesKey(slug), consistent, &it); err != nil {
 		return nil, fmt.Errorf("series %q: %w", slug, err)
 	}
 	return &it, nil
@@ -160,7 +162,7 @@ func (s *Store) changeSeries(ctx context.Context, slug string, expected int64, c
 	if err := validateSlug("slug", slug); err != nil {
 		return nil, err
 	}
-	return retryWrite(ctx, func() (*Series, error) {
+	return dynamo.RetryWrite(ctx, func() (*Series, error) {
 		before, err := s.readSeries(ctx, slug, true)
 		if err != nil {
 			return nil, err
@@ -175,11 +177,11 @@ func (s *Store) changeSeries(ctx context.Context, slug string, expected int64, c
 		}
 		after.Version++
 		after.UpdatedAt = s.nowKey()
-		t := s.newTxn()
-		if err := t.put(after, ptr(condVersion(before.Version)), errRetry); err != nil {
+		t := s.db.NewTxn()
+		if err := t.Put(after, ptr(condVersion(before.Version)), dynamo.ErrRetry); err != nil {
 			return nil, err
 		}
-		if err := s.exec(ctx, t); err != nil {
+		if err := s.db.Exec(ctx, t); err != nil {
 			return nil, err
 		}
 		return after.series(), nil
@@ -267,7 +269,7 @@ func (s *Store) RemoveSeriesPost(ctx context.Context, in SeriesPostChange) (*Pos
 func (s *Store) seriesMembership(ctx context.Context, in SeriesPostChange, add bool) (*Post, *Series, error) {
 	var written *seriesItem
 	p, err := s.changePost(ctx, postChange{op: "seriesPost", id: in.PostID, input: in,
-		also: func(ctx context.Context, t *txn, before, after *postItem) error {
+		also: func(ctx context.Context, t *dynamo.Txn, before, after *postItem) error {
 			it, err := s.readSeries(ctx, in.Slug, true)
 			if err != nil {
 				return err
@@ -297,7 +299,7 @@ func (s *Store) seriesMembership(ctx context.Context, in SeriesPostChange, add b
 			next.Version++
 			next.UpdatedAt = s.nowKey()
 			written = &next
-			return t.put(next, ptr(condVersion(it.Version)), errRetry)
+			return t.Put(next, ptr(condVersion(it.Version)), dynamo.ErrRetry)
 		},
 	}, func(p *postItem) error {
 		if add {
@@ -315,7 +317,7 @@ func (s *Store) seriesMembership(ctx context.Context, in SeriesPostChange, add b
 
 // leaveSeries adds to a post's deletion the update that takes it out of
 // its series, guarded by the series' version; nothing for a post in none.
-func (s *Store) leaveSeries(ctx context.Context, t *txn, before, after *postItem) error {
+func (s *Store) leaveSeries(ctx context.Context, t *dynamo.Txn, before, after *postItem) error {
 	if after != nil || before.Series == "" {
 		return nil
 	}
@@ -334,7 +336,7 @@ func (s *Store) leaveSeries(ctx context.Context, t *txn, before, after *postItem
 	next.Posts = slices.Delete(slices.Clone(it.Posts), i, i+1)
 	next.Version++
 	next.UpdatedAt = s.nowKey()
-	return t.put(next, ptr(condVersion(it.Version)), errRetry)
+	return t.Put(next, ptr(condVersion(it.Version)), dynamo.ErrRetry)
 }
 
 // DeleteSeries deletes a series, taking its posts out of it first: one
@@ -356,12 +358,12 @@ func (s *Store) DeleteSeries(ctx context.Context, slug string, expected int64) (
 		}
 		first = false
 		if len(it.Posts) == 0 {
-			t := s.newTxn()
+			t := s.db.NewTxn()
 			cond := condVersion(it.Version)
-			if err := t.delete(seriesKey(slug), &cond, errRetry); err != nil {
+			if err := t.Delete(seriesKey(slug), &cond, dynamo.ErrRetry); err != nil {
 				return nil, err
 			}
-			if err := s.exec(ctx, t); errors.Is(err, errRetry) {
+			if err := s.db.Exec(ctx, t); errors.Is(err, dynamo.ErrRetry) {
 				continue
 			} else if err != nil {
 				return nil, err

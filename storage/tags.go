@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/blogql/blog/markdown"
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // Tags: free-form labels authors give posts as they write, by name; the
@@ -224,13 +225,13 @@ func (s *Store) readMergeTargets(ctx context.Context, r *names) error {
 		if len(missing) == 0 {
 			return nil
 		}
-		found, err := s.batchGet(ctx, missing, true)
+		found, err := s.db.BatchGet(ctx, missing, true)
 		if err != nil {
 			return err
 		}
 		for _, k := range missing {
 			var it tagItem
-			if err := decodeFound(found, k, &it); err != nil {
+			if err := dynamo.DecodeFound(found, k, &it); err != nil {
 				return fmt.Errorf("tag %s: %w", k.PK, err)
 			}
 			r.tags[it.Slug] = &it
@@ -248,7 +249,7 @@ func (s *Store) GetTag(ctx context.Context, slug string) (*Tag, error) {
 	}
 	for range maxMergeHops + 1 {
 		var it tagItem
-		if err := s.getItem(ctx, tagKey(slug), false, &it); err != nil {
+		if err := s.db.Get(ctx, tagKey(slug), false, &it); err != nil {
 			return nil, fmt.Errorf("tag %q: %w", slug, err)
 		}
 		if it.MergedInto == "" {
@@ -263,7 +264,7 @@ func (s *Store) GetTag(ctx context.Context, slug string) (*Tag, error) {
 // errs for each missing one: one BatchGetItem for 100.
 func (s *Store) GetTags(ctx context.Context, slugs []string) ([]*Tag, []error) {
 	now := s.nowKey()
-	return batchDecode(ctx, s, mapKeys(slugs, tagKey), func(it *tagItem) *Tag { return it.tag(now) })
+	return dynamo.BatchDecode(ctx, s.db, mapKeys(slugs, tagKey), func(it *tagItem) *Tag { return it.tag(now) })
 }
 
 // Tags returns the tags, ordered by slug, with their post counts; merged
@@ -305,9 +306,9 @@ func (s *Store) RenameTag(ctx context.Context, in TagRename) (*Tag, error) {
 		return nil, err
 	}
 	tag, err := idempotent(ctx, s, "renameTag", in.IdempotencyKey, in, func(rec *idem) (*Tag, error) {
-		return retryWrite(ctx, func() (*Tag, error) {
+		return dynamo.RetryWrite(ctx, func() (*Tag, error) {
 			var it tagItem
-			if err := s.getItem(ctx, tagKey(in.Slug), true, &it); err != nil {
+			if err := s.db.Get(ctx, tagKey(in.Slug), true, &it); err != nil {
 				return nil, fmt.Errorf("tag %q: %w", in.Slug, err)
 			}
 			if it.MergedInto != "" {
@@ -323,8 +324,8 @@ func (s *Store) RenameTag(ctx context.Context, in TagRename) (*Tag, error) {
 			it.Name = in.Name
 			it.Version++
 			it.UpdatedAt = keyTime(s.Now())
-			t := s.newTxn()
-			if err := t.update(tagKey(in.Slug), profileUpdate(it.Version, it.NameVer, it.UpdatedAt, map[string]string{"name": it.Name}), &cond, errRetry); err != nil {
+			t := s.db.NewTxn()
+			if err := t.Update(tagKey(in.Slug), profileUpdate(it.Version, it.NameVer, it.UpdatedAt, map[string]string{"name": it.Name}), &cond, dynamo.ErrRetry); err != nil {
 				return nil, err
 			}
 			return execRecord(ctx, s, t, rec, it.tag(s.nowKey()))
@@ -356,16 +357,16 @@ func (s *Store) MergeTags(ctx context.Context, in TagMerge) (*Tag, error) {
 		return nil, err
 	}
 	_, err = idempotent(ctx, s, "mergeTags", in.IdempotencyKey, in, func(rec *idem) (*Tag, error) {
-		return retryWrite(ctx, func() (*Tag, error) {
-			found, err := s.batchGet(ctx, []key{tagKey(in.From), tagKey(in.Into)}, true)
+		return dynamo.RetryWrite(ctx, func() (*Tag, error) {
+			found, err := s.db.BatchGet(ctx, []key{tagKey(in.From), tagKey(in.Into)}, true)
 			if err != nil {
 				return nil, err
 			}
 			var from, into tagItem
-			if err := decodeFound(found, tagKey(in.From), &from); err != nil {
+			if err := dynamo.DecodeFound(found, tagKey(in.From), &from); err != nil {
 				return nil, fmt.Errorf("tag %q: %w", in.From, err)
 			}
-			if err := decodeFound(found, tagKey(in.Into), &into); err != nil {
+			if err := dynamo.DecodeFound(found, tagKey(in.Into), &into); err != nil {
 				return nil, fmt.Errorf("tag %q: %w", in.Into, err)
 			}
 			switch {
@@ -376,15 +377,15 @@ func (s *Store) MergeTags(ctx context.Context, in TagMerge) (*Tag, error) {
 			case from.MergedInto != "":
 				return nil, invalid("from", "tag %q was merged into %q", in.From, from.MergedInto)
 			}
-			t := s.newTxn()
+			t := s.db.NewTxn()
 			upd := expression.Set(expression.Name("mergedInto"), expression.Value(in.Into)).
 				Set(expression.Name("version"), expression.Value(from.Version+1)).
 				Set(expression.Name("nameVer"), expression.Value(from.NameVer+1)).
 				Set(expression.Name("updatedAt"), expression.Value(s.nowKey())).
 				Remove(expression.Name(attrGSI1PK)).Remove(expression.Name(attrGSI1SK))
 			err = firstErr(
-				t.update(tagKey(in.From), upd, ptr(condVersion(from.Version)), errRetry),
-				t.check(tagKey(in.Into), condExists().And(expression.Name("mergedInto").AttributeNotExists()), errRetry),
+				t.Update(tagKey(in.From), upd, ptr(condVersion(from.Version)), dynamo.ErrRetry),
+				t.Check(tagKey(in.Into), dynamo.CondExists().And(expression.Name("mergedInto").AttributeNotExists()), dynamo.ErrRetry),
 			)
 			if err != nil {
 				return nil, err
