@@ -294,7 +294,11 @@ func (s *Store) Leases(ctx context.Context) ([]Lease, error) {
 		items []leaseItem
 		until = map[string]time.Time{}
 	)
-	err := s.queryAll(ctx, expression.Key(attrPK).Equal(expression.Value(leasesPartition)), func(av item) error {
+	in, err := s.db.KeyQuery(expression.Key(attrPK).Equal(expression.Value(leasesPartition)))
+	if err != nil {
+		return nil, err
+	}
+	err = s.db.QueryAll(ctx, in, func(av item) error {
 		var head struct {
 			Type string `dynamodbav:"type"`
 		}

@@ -222,3 +222,37 @@ func DecodeFound(found map[Key]Item, k Key, out any) error {
 	}
 	return attributevalue.UnmarshalMap(it, out)
 }
+
+// QueryAll runs the Query in page by page, following LastEvaluatedKey,
+// and calls f with every item, in order. It stops at the first error.
+func (tb *Table) QueryAll(ctx context.Context, in *dynamodb.QueryInput, f func(Item) error) error {
+	pages := dynamodb.NewQueryPaginator(tb, in)
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return err
+		}
+		for _, it := range page.Items {
+			if err := f(it); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// KeyQuery returns the Query of the key condition cond on the table, with
+// ConsistentRead, for QueryAll.
+func (tb *Table) KeyQuery(cond expression.KeyConditionBuilder) (*dynamodb.QueryInput, error) {
+	expr, err := BuildExpr(expression.NewBuilder().WithKeyCondition(cond))
+	if err != nil {
+		return nil, err
+	}
+	return &dynamodb.QueryInput{
+		TableName:                 aws.String(tb.name),
+		KeyConditionExpression:    expr.KeyCondition(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+		ConsistentRead:            aws.Bool(true),
+	}, nil
+}
