@@ -172,7 +172,7 @@ func (r *commentResolver) Replies(ctx context.Context, obj *storage.Comment) ([]
 	if obj.ParentID != "" || obj.ReplyCount == 0 {
 		return nil, nil
 	}
-	res, err := r.store.ReplyPage(ctx, obj, storage.Page{Limit: storage.MaxReplyPage})
+	res, err := r.store.ReplyPage(ctx, obj, storage.PageArgs{Limit: storage.MaxReplyPage})
 	if err != nil {
 		return nil, err
 	}

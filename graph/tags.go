@@ -16,7 +16,7 @@ import (
 // one Query a page; a post's tags come with the post.
 
 // tagPostsKey names the read of a page of a tag's posts.
-func tagPostsKey(slug string, p storage.Page, per storage.Period) string {
+func tagPostsKey(slug string, p storage.PageArgs, per storage.Period) string {
 	return listKey("tag-posts:"+slug, p, per)
 }
 
@@ -25,8 +25,8 @@ func tagPostsKey(slug string, p storage.Page, per storage.Period) string {
 func (r *Resolver) tag(ctx context.Context, slug string) (*storage.Tag, error) {
 	if storage.ValidSlug(slug) {
 		listAhead(ctx, "Tag", "posts",
-			func(p storage.Page, per storage.Period) string { return tagPostsKey(slug, p, per) },
-			func(ctx context.Context, p storage.Page, per storage.Period) (*storage.Result[*storage.Post], error) {
+			func(p storage.PageArgs, per storage.Period) string { return tagPostsKey(slug, p, per) },
+			func(ctx context.Context, p storage.PageArgs, per storage.Period) (*storage.Result[*storage.Post], error) {
 				return r.store.TagPosts(ctx, slug, p, per)
 			})
 	}

@@ -25,7 +25,7 @@ import (
 // LatestPosts returns the whole blog's visible posts in per, newest
 // first: summaries without their bodies, from one Query of the feed's
 // partition whatever the page size.
-func (s *Store) LatestPosts(ctx context.Context, p Page, per Period) (*Result[*Post], error) {
+func (s *Store) LatestPosts(ctx context.Context, p PageArgs, per Period) (*Result[*Post], error) {
 	if err := validatePage(p); err != nil {
 		return nil, err
 	}

@@ -23,7 +23,7 @@ const RejectedTTL = 30 * 24 * time.Hour
 // ModerationQueue returns pending comments, newest first: those on the
 // posts of authorID, or with an empty authorID all of the blog's. Each is
 // one Query, of GSI1 or of the admins' queue.
-func (s *Store) ModerationQueue(ctx context.Context, authorID string, p Page) (*Result[*Comment], error) {
+func (s *Store) ModerationQueue(ctx context.Context, authorID string, p PageArgs) (*Result[*Comment], error) {
 	if authorID == "" {
 		return queryPage(ctx, s, listQuery{
 			list: "queue",

@@ -516,7 +516,7 @@ func (s *Store) ReadPage(ctx context.Context, id string) (*SitePage, error) {
 
 // Pages returns the published pages, or with drafts the draft pages, by
 // order then creation: one Query of GSI1 a page.
-func (s *Store) Pages(ctx context.Context, p Page, drafts bool) (*Result[*SitePage], error) {
+func (s *Store) Pages(ctx context.Context, p PageArgs, drafts bool) (*Result[*SitePage], error) {
 	part, list := pagesPartition, "pages"
 	if drafts {
 		part, list = pageDraftsPartition, "page-drafts"

@@ -30,7 +30,7 @@ const MaxReplyPage = 10
 // the replies parent carries, so it costs no request; later pages, and
 // the first of a comment written before comments carried their replies,
 // are one Query each. A reply has no replies: its page is empty.
-func (s *Store) ReplyPage(ctx context.Context, parent *Comment, p Page) (*Result[*Comment], error) {
+func (s *Store) ReplyPage(ctx context.Context, parent *Comment, p PageArgs) (*Result[*Comment], error) {
 	if p.Limit < 1 || p.Limit > MaxReplyPage {
 		field := "first"
 		if p.Backward {

@@ -157,7 +157,7 @@ func countRevision(before *postItem, p *postItem) {
 
 // Revisions returns a post's revisions, newest first: one Query of the
 // post's partition a page.
-func (s *Store) Revisions(ctx context.Context, postID string, p Page) (*Result[*Revision], error) {
+func (s *Store) Revisions(ctx context.Context, postID string, p PageArgs) (*Result[*Revision], error) {
 	return queryPage(ctx, s, listQuery{
 		list: "revisions:" + postID,
 		cond: expression.Key(attrPK).Equal(expression.Value(prefixPost + postID)).

@@ -389,7 +389,7 @@ func (s *Store) DeleteSeries(ctx context.Context, slug string, expected int64) (
 
 // AllSeries returns every series by slug: one Query of GSI1 partition
 // SERIES a page.
-func (s *Store) AllSeries(ctx context.Context, p Page) (*Result[*Series], error) {
+func (s *Store) AllSeries(ctx context.Context, p PageArgs) (*Result[*Series], error) {
 	return queryPage(ctx, s, listQuery{
 		list: "series", index: true, forward: true,
 		cond: expression.Key(attrGSI1PK).Equal(expression.Value(seriesPartition)),
@@ -404,7 +404,7 @@ const seriesSlack = 5
 // of the page read with the posts in one BatchGetItem, those visible
 // filtered by keep (readers see public posts only), read on while the
 // page is short. Cursors are the posts' places, sealed.
-func (s *Store) SeriesPosts(ctx context.Context, se *Series, p Page, keep func(*Post) bool) (*Result[*Post], error) {
+func (s *Store) SeriesPosts(ctx context.Context, se *Series, p PageArgs, keep func(*Post) bool) (*Result[*Post], error) {
 	if err := validatePage(p); err != nil {
 		return nil, err
 	}

@@ -269,7 +269,7 @@ func (s *Store) GetTags(ctx context.Context, slugs []string) ([]*Tag, []error) {
 
 // Tags returns the tags, ordered by slug, with their post counts; merged
 // tags are not listed.
-func (s *Store) Tags(ctx context.Context, p Page) (*Result[*Tag], error) {
+func (s *Store) Tags(ctx context.Context, p PageArgs) (*Result[*Tag], error) {
 	return queryPage(ctx, s, listQuery{
 		list: "tags", index: true, forward: true,
 		cond: expression.Key(attrGSI1PK).Equal(expression.Value(tagsPartition)),
@@ -278,7 +278,7 @@ func (s *Store) Tags(ctx context.Context, p Page) (*Result[*Tag], error) {
 
 // TagPosts returns the tag's visible posts in per, newest first, as
 // summaries: one Query of GSI1.
-func (s *Store) TagPosts(ctx context.Context, slug string, p Page, per Period) (*Result[*Post], error) {
+func (s *Store) TagPosts(ctx context.Context, slug string, p PageArgs, per Period) (*Result[*Post], error) {
 	lo, hi, list, empty, err := postRange(per, "tag-posts:"+slug, s.visibleBound())
 	if err != nil {
 		return nil, err

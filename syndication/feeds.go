@@ -70,13 +70,13 @@ var formats = []format{
 }
 
 // page reads the limit of the request's query: the number of posts to show.
-func page(r *http.Request) (storage.Page, error) {
+func page(r *http.Request) (storage.PageArgs, error) {
 	q, err := query(r, "limit")
 	if err != nil {
-		return storage.Page{}, err
+		return storage.PageArgs{}, err
 	}
 	n, err := number(q, "limit", DefaultLimit, 1, MaxLimit)
-	return storage.Page{Limit: n}, err
+	return storage.PageArgs{Limit: n}, err
 }
 
 // blogFeed serves the whole blog's feed in f: the newest posts, read from

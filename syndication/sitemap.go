@@ -96,7 +96,7 @@ func (h *Handler) sitemap(ctx context.Context, r *http.Request) (*answer, error)
 		if h.opts.Paths.Page == "" {
 			return nil, notFound("sitemap of static pages (no page path is configured)")
 		}
-		published := func(ctx context.Context, p storage.Page) (*storage.Result[*storage.SitePage], error) {
+		published := func(ctx context.Context, p storage.PageArgs) (*storage.Result[*storage.SitePage], error) {
 			return h.store.Pages(ctx, p, false)
 		}
 		urls, tags, err = readWindow(ctx, skip, size, published, func(pg *storage.SitePage) (sitemapURL, string) {
@@ -117,7 +117,7 @@ func (h *Handler) sitemap(ctx context.Context, r *http.Request) (*answer, error)
 			return nil, badRequest("month=%q: section=posts needs a month as YYYY-MM, e.g. 2026-02", q.Get("month"))
 		}
 		per := storage.Period{From: month, To: month.AddDate(0, 1, 0)}
-		latest := func(ctx context.Context, p storage.Page) (*storage.Result[*storage.Post], error) {
+		latest := func(ctx context.Context, p storage.PageArgs) (*storage.Result[*storage.Post], error) {
 			return h.store.LatestPosts(ctx, p, per)
 		}
 		urls, tags, err = readWindow(ctx, skip, size, latest, func(p *storage.Post) (sitemapURL, string) {
@@ -220,11 +220,11 @@ func (h *Handler) sitemapPages(ctx context.Context) ([]sitemapURL, []string, err
 
 // readWindow reads the items skip to skip+size of a list, a page of
 // listPage items a request, and returns their URLs and cache tags.
-func readWindow[T any](ctx context.Context, skip, size int, list func(context.Context, storage.Page) (*storage.Result[T], error),
+func readWindow[T any](ctx context.Context, skip, size int, list func(context.Context, storage.PageArgs) (*storage.Result[T], error),
 	conv func(T) (sitemapURL, string)) ([]sitemapURL, []string, error) {
 	var urls []sitemapURL
 	var tags []string
-	p := storage.Page{Limit: listPage}
+	p := storage.PageArgs{Limit: listPage}
 	for seen := 0; seen < skip+size; {
 		res, err := list(ctx, p)
 		if err != nil {
