@@ -13,7 +13,7 @@ import (
 
 // Posts: the operations on a post. Each is one changePost: read the post
 // (with what the change needs), apply the change, and write the post and
-// everything that copies or counts it in one transaction (copies.go,
+// everything that copies or counts it in one transaction (postcopies.go,
 // counters.go), read again and retried when something changed between.
 
 // errStaleNames means an author or category was renamed after the names a
