@@ -29,6 +29,7 @@ import (
 	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/demo"
 	"github.com/blogql/blog/embedded"
+	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/inflight"
@@ -190,7 +191,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	searchChanged := func() {}
 	if cfg.answerCacheBytes > 0 {
 		answers = gqlhttp.NewAnswerCache(cfg.answerCacheBytes, tel.answerObserver())
-		searchChanged = func() { answers.Invalidate(storage.TagSearch) }
+		searchChanged = func() { answers.Invalidate(frontend.TagSearch) }
 	}
 	// This server's search index applies every event of the log after
 	// its own position.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph/model"
 	"github.com/blogql/blog/storage"
@@ -30,7 +31,7 @@ func (r *Resolver) tag(ctx context.Context, slug string) (*storage.Tag, error) {
 				return r.store.TagPosts(ctx, slug, p, per)
 			})
 	}
-	gqlhttp.Tag(ctx, storage.TagTag(slug)) // found or not: its creation names it
+	gqlhttp.Tag(ctx, frontend.TagTag(slug)) // found or not: its creation names it
 	return r.store.GetTag(ctx, slug)
 }
 
@@ -63,7 +64,7 @@ func (r *Resolver) tagPosts(ctx context.Context, t *storage.Tag, first *int, aft
 	if err != nil {
 		return nil, err
 	}
-	tagList(ctx, storage.TagTag(t.Slug), res.Items)
+	tagList(ctx, frontend.TagTag(t.Slug), res.Items)
 	r.primePosts(ctx, nil, "edges.node", res.Items)
 	r.primeFullPosts(ctx, res.Items)
 	count := model.Count(t.PostCount)

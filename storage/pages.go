@@ -9,6 +9,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
+	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/markdown"
 	"github.com/blogql/blog/storage/internal/dynamo"
 )
@@ -572,7 +573,7 @@ func (it *pageItem) shown() pageShown {
 //	                       renderVersion)
 //	page.unpublished       published → draft
 //	page.deleted           published → removed
-func (p Paths) pageEvents(r *record, add func(EventType, EventData)) error {
+func (p eventPaths) pageEvents(r *record, add func(EventType, EventData)) error {
 	old, cur, err := decode[pageItem](r)
 	if err != nil {
 		return err
@@ -596,7 +597,7 @@ func (p Paths) pageEvents(r *record, add func(EventType, EventData)) error {
 	if now == nil {
 		now = old
 	}
-	d := EventData{PageID: now.ID, Slug: now.Slug, CacheTags: []string{TagPage(now.ID)}}
+	d := EventData{PageID: now.ID, Slug: now.Slug, CacheTags: []string{frontend.TagPage(now.ID)}}
 	if old != nil && old.Slug != now.Slug {
 		d.PreviousSlugs = append(d.PreviousSlugs, old.Slug)
 		d.Paths = append(d.Paths, p.PagePath(old.Slug))

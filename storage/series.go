@@ -8,6 +8,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
+	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
@@ -24,16 +25,6 @@ import (
 // MaxSeriesPosts is how many posts a series holds at most: the list of
 // 1,000 ids is about 40 KB of the series item.
 const MaxSeriesPosts = 1000
-
-// SeriesPath is the frontend path of a series' page, which the change
-// feed's events name.
-const SeriesPath = "/series/{slug}"
-
-// TagSeries tags responses that show the series slug.
-func TagSeries(slug string) string { return "series:" + slug }
-
-// TagFeatured tags the featured posts' list.
-const TagFeatured = "featured"
 
 // Series is an ordered collection of posts. Posts are the ids of its
 // posts in order, drafts included: readers are shown the public ones.
@@ -498,7 +489,7 @@ func (s *Store) SeriesNeighbours(ctx context.Context, se *Series, id string, kee
 
 // seriesEvents translates a write of a series item: series.updated, with
 // the series' page and tag.
-func (p Paths) seriesEvents(r *record, add func(EventType, EventData)) error {
+func (p eventPaths) seriesEvents(r *record, add func(EventType, EventData)) error {
 	old, cur, err := decode[seriesItem](r)
 	if err != nil {
 		return err
@@ -509,8 +500,8 @@ func (p Paths) seriesEvents(r *record, add func(EventType, EventData)) error {
 	}
 	add(EventSeriesUpdated, EventData{
 		Slug:      now.Slug,
-		Paths:     []string{p.bySlug(SeriesPath, now.Slug)},
-		CacheTags: []string{TagSeries(now.Slug)},
+		Paths:     []string{p.BySlug(frontend.SeriesPath, now.Slug)},
+		CacheTags: []string{frontend.TagSeries(now.Slug)},
 	})
 	return nil
 }
@@ -521,17 +512,17 @@ const EventSeriesUpdated EventType = "series.updated"
 
 // seriesPostData adds to a post event's data the series pages and the
 // featured list the post was or is on.
-func (p Paths) seriesPostData(d *EventData, old, now *postItem) {
+func (p eventPaths) seriesPostData(d *EventData, old, now *postItem) {
 	for _, it := range []*postItem{old, now} {
 		if it == nil {
 			continue
 		}
 		if it.Series != "" {
-			d.Paths = append(d.Paths, p.bySlug(SeriesPath, it.Series))
-			d.CacheTags = append(d.CacheTags, TagSeries(it.Series))
+			d.Paths = append(d.Paths, p.BySlug(frontend.SeriesPath, it.Series))
+			d.CacheTags = append(d.CacheTags, frontend.TagSeries(it.Series))
 		}
 		if it.Featured {
-			d.CacheTags = append(d.CacheTags, TagFeatured)
+			d.CacheTags = append(d.CacheTags, frontend.TagFeatured)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	// or not it has a zoneinfo database (about 450 KB in the binary).
 	_ "time/tzdata"
 
+	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
@@ -323,7 +324,7 @@ func validateSite(in *SitePatch) error {
 			if len(v) > MaxURLLength {
 				return invalid("postPath", "must be at most %d characters", MaxURLLength)
 			}
-			if err := (Paths{Post: v}).Check(); err != nil {
+			if err := (frontend.Paths{Post: v}).Check(); err != nil {
 				return invalid("postPath", "%v", err)
 			}
 			return nil
@@ -418,7 +419,7 @@ func (s *Store) writeSite(ctx context.Context, rec *idem, in *SitePatch) (*Site,
 
 // siteEvents translates a write of the site item: site.updated.
 func siteEvents(r *record, add func(EventType, EventData)) error {
-	add(EventSiteUpdated, EventData{CacheTags: []string{TagSite}})
+	add(EventSiteUpdated, EventData{CacheTags: []string{frontend.TagSite}})
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/markdown"
 	"github.com/blogql/blog/storage/internal/dynamo"
 )
@@ -428,7 +429,7 @@ func decodeTag(it item) (*tagItem, error) {
 
 // tagEvents translates a write of a tag item: tag.updated when it is
 // made, renamed or merged into another, with the pages of both.
-func (p Paths) tagEvents(r *record, add func(EventType, EventData)) error {
+func (p eventPaths) tagEvents(r *record, add func(EventType, EventData)) error {
 	old, cur, err := decode[tagItem](r)
 	if err != nil {
 		return err
@@ -442,27 +443,23 @@ func (p Paths) tagEvents(r *record, add func(EventType, EventData)) error {
 	}
 	d := EventData{
 		Slug: now.Slug, Tags: []string{now.Slug},
-		Paths:     []string{p.bySlug(p.Tag, now.Slug)},
-		CacheTags: []string{TagTag(now.Slug)},
+		Paths:     []string{p.BySlug(p.Tag, now.Slug)},
+		CacheTags: []string{frontend.TagTag(now.Slug)},
 	}
 	if now.MergedInto != "" {
 		d.Tags, d.PreviousTags = []string{now.MergedInto}, []string{now.Slug}
-		d.Paths = append(d.Paths, p.bySlug(p.Tag, now.MergedInto))
-		d.CacheTags = append(d.CacheTags, TagTag(now.MergedInto))
+		d.Paths = append(d.Paths, p.BySlug(p.Tag, now.MergedInto))
+		d.CacheTags = append(d.CacheTags, frontend.TagTag(now.MergedInto))
 	}
 	d.Paths = distinct(d.Paths)
 	add(EventTagUpdated, d)
 	return nil
 }
 
-// TagPath returns the frontend's path of the tag slug's page, or "" when
-// the frontend has none.
-func (p Paths) TagPath(slug string) string { return p.bySlug(p.Tag, slug) }
-
 // coAuthorsAndTagsData adds to the data of an event about a post written
 // from old to now its co-authors and tags, the pages of every author and
 // tag it had or has, and their cache tags.
-func (p Paths) coAuthorsAndTagsData(d *EventData, old, now *postItem) {
+func (p eventPaths) coAuthorsAndTagsData(d *EventData, old, now *postItem) {
 	d.CoAuthors, d.Tags = now.coAuthorIDs(), now.tagSlugs()
 	var authors []authorRef
 	var tags []string
@@ -481,12 +478,12 @@ func (p Paths) coAuthorsAndTagsData(d *EventData, old, now *postItem) {
 	}
 	authors, tags = append(authors, now.CoAuthors...), append(tags, now.tagSlugs()...)
 	for _, a := range authors {
-		d.Paths = append(d.Paths, p.bySlug(p.Author, a.Slug))
-		d.CacheTags = append(d.CacheTags, TagAuthor(a.ID))
+		d.Paths = append(d.Paths, p.BySlug(p.Author, a.Slug))
+		d.CacheTags = append(d.CacheTags, frontend.TagAuthor(a.ID))
 	}
 	for _, t := range tags {
-		d.Paths = append(d.Paths, p.bySlug(p.Tag, t))
-		d.CacheTags = append(d.CacheTags, TagTag(t))
+		d.Paths = append(d.Paths, p.BySlug(p.Tag, t))
+		d.CacheTags = append(d.CacheTags, frontend.TagTag(t))
 	}
 }
 
