@@ -155,6 +155,13 @@ type snapshot struct {
 	lagging, copiesOf map[string][]key
 }
 
+// optionalAttrs are, by item type, the optional attributes that a write
+// removes when they are cleared, rather than keep an empty string.
+var optionalAttrs = map[string][]string{
+	typeAuthor:   {"bio", "avatarUrl"},
+	typeCategory: {"description"},
+}
+
 // scanSnapshot reads the whole table with a consistent Scan.
 func (s *Store) scanSnapshot(ctx context.Context) (*snapshot, error) {
 	t := &snapshot{
@@ -263,7 +270,7 @@ func (s *Store) scanSnapshot(ctx context.Context) (*snapshot, error) {
 			if err != nil {
 				return nil, fmt.Errorf("decode %s/%s: %w", head.PK, head.SK, err)
 			}
-			for _, name := range clearedAttrs[head.Type] {
+			for _, name := range optionalAttrs[head.Type] {
 				if v, ok := it[name].(*types.AttributeValueMemberS); ok && v.Value == "" {
 					t.found = append(t.found, fmt.Sprintf("%s %s keeps an empty %s", head.Type, head.PK, name))
 				}

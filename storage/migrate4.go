@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -152,30 +151,4 @@ func (s *Store) splitPost(ctx context.Context, id string) (bool, error) {
 		}
 		return true, nil
 	})
-}
-
-// countsOrSplit returns the count item of the post postID from found, as
-// decodeCounts does; when it is missing and the post is of layout 3, it
-// moves the post (splitIfLegacy) and returns dynamo.ErrRetry, for the write to
-// read again.
-func (s *Store) countsOrSplit(ctx context.Context, found map[key]item, postID string) (*countItem, error) {
-	c, err := decodeCounts(found, postID)
-	if err == nil {
-		return c, nil
-	}
-	if moved, serr := s.splitIfLegacy(ctx, postID); serr != nil || moved {
-		return nil, cmp.Or(serr, dynamo.ErrRetry)
-	}
-	return nil, err
-}
-
-// splitIfLegacy moves the post id to layout 4 when a comment write found
-// no count item for it (a migration beside live writes has not reached
-// it yet), and reports whether it did: the write then reads again.
-func (s *Store) splitIfLegacy(ctx context.Context, id string) (bool, error) {
-	did, err := s.splitPost(ctx, id)
-	if err != nil {
-		return false, fmt.Errorf("move post %q to layout %d: %w", id, CurrentLayout, err)
-	}
-	return did, nil
 }
