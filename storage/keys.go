@@ -38,6 +38,10 @@ const (
 	prefixDeliver = "DELIVERY#"
 	prefixPersist = "PERSISTED#"
 
+	// feedPartition is the GSI1 partition of the whole blog's feed: one,
+	// as a blog publishes far below a partition's write limit.
+	feedPartition = "FEED"
+
 	authorsPartition    = "AUTHORS"
 	categoriesPartition = "CATEGORIES"
 	statsKey            = "STATS"

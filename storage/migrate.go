@@ -41,10 +41,6 @@ const (
 	layoutUnnumbered = 1
 )
 
-// migrateConcurrency bounds the authors, posts or comments brought to the
-// current layout at once.
-const migrateConcurrency = 4
-
 // layoutItem records the table's layout version.
 type layoutItem struct {
 	PK         string `dynamodbav:"PK"`

@@ -14,7 +14,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/blogql/blog/markdown"
 	"github.com/blogql/blog/storage/internal/dynamo"
@@ -40,8 +39,6 @@ const (
 	v2Authors          = "AUTHORS"
 	v2Categories       = "CATEGORIES"
 	v2Stats            = "STATS"
-	v2GSI1PK           = "GSI1PK"
-	v2GSI1             = "GSI1"
 	v2TypeAuthor       = "author"
 	v2TypeCategory     = "category"
 	v2TypeAuthorSlug   = "authorSlug"
@@ -180,51 +177,6 @@ func (s *Store) migrateToLayout2(ctx context.Context, m *Migration) error {
 		}
 	}
 	return nil
-}
-
-// eachLimited runs f for every id, migrateConcurrency at a time, and
-// returns the first error.
-func eachLimited(ctx context.Context, ids []string, f func(context.Context, string) error) error {
-	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(migrateConcurrency)
-	for _, id := range ids {
-		g.Go(func() error { return f(gctx, id) })
-	}
-	return g.Wait()
-}
-
-// partitionIDs returns the attribute attr of every item of the GSI1
-// partition pk: the ids of all authors, the slugs of all categories.
-func (s *Store) partitionIDs(ctx context.Context, pk, attr string) ([]string, error) {
-	expr, err := dynamo.BuildExpr(expression.NewBuilder().
-		WithKeyCondition(expression.Key(v2GSI1PK).Equal(expression.Value(pk))).
-		WithProjection(expression.NamesList(expression.Name(attr))))
-	if err != nil {
-		return nil, err
-	}
-	pages := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
-		TableName:                 aws.String(s.table),
-		IndexName:                 aws.String(v2GSI1),
-		KeyConditionExpression:    expr.KeyCondition(),
-		ProjectionExpression:      expr.Projection(),
-		ExpressionAttributeNames:  expr.Names(),
-		ExpressionAttributeValues: expr.Values(),
-	})
-	var out []string
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
-		if err != nil {
-			return nil, err
-		}
-		var rows []map[string]string
-		if err := attributevalue.UnmarshalListOfMaps(page.Items, &rows); err != nil {
-			return nil, err
-		}
-		for _, r := range rows {
-			out = append(out, r[attr])
-		}
-	}
-	return out, nil
 }
 
 // slugAuthor gives the author id a slug when it has none. It reports

@@ -31,10 +31,6 @@ const (
 
 	bodySuffix  = "#TEXT"
 	countSuffix = "#COUNT"
-
-	// feedPartition is the GSI1 partition of the whole blog's feed: one,
-	// as a blog publishes far below a partition's write limit.
-	feedPartition = "FEED"
 )
 
 // bodyKey is the body item of a post.
