@@ -20,9 +20,11 @@ import (
 // a schedule item due for over a minute (see checkSchedule), a webhook
 // count that is off, an outbox or delivery item whose webhook is gone, a
 // pending delivery out of its index or due long ago (stuck), an author's or
-// category's cleared attribute kept as an empty string. It reads every
-// item, so it is for tests and maintenance, not for serving. An empty list
-// means the table is consistent.
+// category's cleared attribute kept as an empty string: each a named
+// check of tableChecks, run on one scan of the table (checkscan.go). It
+// reads every item, so it is for tests and maintenance (the command
+// "blog check"), not for serving. An empty list means the table is
+// consistent.
 //
 // A finding is reported only when a second read of the table finds it
 // again: a scan is not a snapshot, and one that overlaps a write (the
