@@ -6,10 +6,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/blogql/blog/markdown"
@@ -265,18 +262,6 @@ func profileUpdate(version, nameVer int64, updatedAt string, fields map[string]s
 	return upd
 }
 
-// execRecord runs t with the idempotency record of result.
-func execRecord[T any](ctx context.Context, s *Store, t *dynamo.Txn, rec *idem, result T) (T, error) {
-	var zero T
-	if err := s.record(t, rec, result); err != nil {
-		return zero, err
-	}
-	if err := s.db.Exec(ctx, t); err != nil {
-		return zero, err
-	}
-	return result, nil
-}
-
 // authorPostIDs lists every post of an author: published and scheduled ones
 // from the author's partition, drafts from GSI1.
 func (s *Store) authorPostIDs(ctx context.Context, authorID string) ([]string, error) {
@@ -292,42 +277,6 @@ func (s *Store) authorPostIDs(ctx context.Context, authorID string) ([]string, e
 // categoryPostIDs lists the published and scheduled posts of a category.
 func (s *Store) categoryPostIDs(ctx context.Context, slug string) ([]string, error) {
 	return s.collectIDs(ctx, true, expression.Key(attrGSI1PK).Equal(expression.Value(categoryPartition(slug))))
-}
-
-func (s *Store) collectIDs(ctx context.Context, index bool, cond expression.KeyConditionBuilder) ([]string, error) {
-	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(cond).
-		WithProjection(expression.NamesList(expression.Name("id"))))
-	if err != nil {
-		return nil, err
-	}
-	in := &dynamodb.QueryInput{
-		TableName:                 aws.String(s.table),
-		KeyConditionExpression:    expr.KeyCondition(),
-		ProjectionExpression:      expr.Projection(),
-		ExpressionAttributeNames:  expr.Names(),
-		ExpressionAttributeValues: expr.Values(),
-	}
-	if index {
-		in.IndexName = aws.String(indexGSI1)
-	}
-	var ids []string
-	pages := dynamodb.NewQueryPaginator(s.db, in)
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
-		if err != nil {
-			return nil, err
-		}
-		var rows []struct {
-			ID string `dynamodbav:"id"`
-		}
-		if err := attributevalue.UnmarshalListOfMaps(page.Items, &rows); err != nil {
-			return nil, err
-		}
-		for _, r := range rows {
-			ids = append(ids, r.ID)
-		}
-	}
-	return ids, nil
 }
 
 // refreshAll brings the names in every post listed by list(owner) up to

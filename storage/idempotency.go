@@ -173,3 +173,15 @@ func (s *Store) record(t *dynamo.Txn, id *idem, result any) error {
 	}, &cond, dynamo.ErrIdempotencyUsed)
 	return err
 }
+
+// execRecord runs t with the idempotency record of result.
+func execRecord[T any](ctx context.Context, s *Store, t *dynamo.Txn, rec *idem, result T) (T, error) {
+	var zero T
+	if err := s.record(t, rec, result); err != nil {
+		return zero, err
+	}
+	if err := s.db.Exec(ctx, t); err != nil {
+		return zero, err
+	}
+	return result, nil
+}

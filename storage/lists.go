@@ -289,3 +289,41 @@ func (s *Store) Categories(ctx context.Context, p PageArgs) (*Result[*Category],
 		cond: expression.Key(attrGSI1PK).Equal(expression.Value(categoriesPartition)),
 	}, p, func(it *categoryItem) *Category { return it.category(s.nowKey()) })
 }
+
+// collectIDs returns the id attribute of every item the Query of cond
+// finds, in the table or, with index, in GSI1.
+func (s *Store) collectIDs(ctx context.Context, index bool, cond expression.KeyConditionBuilder) ([]string, error) {
+	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(cond).
+		WithProjection(expression.NamesList(expression.Name("id"))))
+	if err != nil {
+		return nil, err
+	}
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		KeyConditionExpression:    expr.KeyCondition(),
+		ProjectionExpression:      expr.Projection(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+	}
+	if index {
+		in.IndexName = aws.String(indexGSI1)
+	}
+	var ids []string
+	pages := dynamodb.NewQueryPaginator(s.db, in)
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var rows []struct {
+			ID string `dynamodbav:"id"`
+		}
+		if err := attributevalue.UnmarshalListOfMaps(page.Items, &rows); err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			ids = append(ids, r.ID)
+		}
+	}
+	return ids, nil
+}
