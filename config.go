@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/httpguard"
@@ -90,7 +91,7 @@ type config struct {
 	siteURL           string
 	siteTitle         string
 	siteDescription   string
-	paths             storage.Paths
+	paths             frontend.Paths
 	feedContent       string
 	searchIndex       string
 	searchLanguage    string
@@ -364,22 +365,22 @@ func settings(c *config) []setting {
 		{"site-description", "SITE_DESCRIPTION", val(&c.siteDescription, ""),
 			"what the blog is about, the description of its feed; empty: \"The latest posts of\" and the title",
 			"what the blog is about, the description of its feed; empty: \"The latest posts of\" and the title"},
-		{"post-path", "POST_PATH", val(&c.paths.Post, storage.DefaultPaths.Post),
+		{"post-path", "POST_PATH", val(&c.paths.Post, frontend.DefaultPaths.Post),
 			"the frontend's path of a post: {slug}, and optionally {yyyy}, {mm} and {dd} of its publication (UTC);\nfeeds, the sitemap and the change feed's events link with it",
 			"the frontend's path of a post, with `{slug}` and optionally `{yyyy}`, `{mm}` and `{dd}` of its publication (UTC), e.g. `/blog/{yyyy}/{mm}/{slug}`; the feeds, the sitemap and the change feed's events (`paths`) link with it"},
-		{"author-path", "AUTHOR_PATH", val(&c.paths.Author, storage.DefaultPaths.Author),
+		{"author-path", "AUTHOR_PATH", val(&c.paths.Author, frontend.DefaultPaths.Author),
 			"the frontend's path of an author's page, with {slug}; empty: none",
 			"the frontend's path of an author's page, with `{slug}`; empty: none (left out of the sitemap and events)"},
-		{"category-path", "CATEGORY_PATH", val(&c.paths.Category, storage.DefaultPaths.Category),
+		{"category-path", "CATEGORY_PATH", val(&c.paths.Category, frontend.DefaultPaths.Category),
 			"the frontend's path of a category's page, with {slug}; empty: none",
 			"the frontend's path of a category's page, with `{slug}`; empty: none (left out of the sitemap and events)"},
-		{"archive-path", "ARCHIVE_PATH", val(&c.paths.Month, storage.DefaultPaths.Month),
+		{"archive-path", "ARCHIVE_PATH", val(&c.paths.Month, frontend.DefaultPaths.Month),
 			"the frontend's path of a month's archive, with {yyyy} and {mm}; empty: none",
 			"the frontend's path of a month's archive, with `{yyyy}` and `{mm}`; empty: none (left out of the sitemap and events)"},
-		{"page-path", "PAGE_PATH", val(&c.paths.Page, storage.DefaultPaths.Page),
+		{"page-path", "PAGE_PATH", val(&c.paths.Page, frontend.DefaultPaths.Page),
 			"the frontend's path of a static page, with {slug}; empty: none",
 			"the frontend's path of a static page, with `{slug}`; pages share the posts' slugs, so `/{slug}` never meets a post (see [Frontend guide](frontend.md)); empty: none (left out of events)"},
-		{"tag-path", "TAG_PATH", val(&c.paths.Tag, storage.DefaultPaths.Tag),
+		{"tag-path", "TAG_PATH", val(&c.paths.Tag, frontend.DefaultPaths.Tag),
 			"the frontend's path of a tag's page, with {slug}; empty: none",
 			"the frontend's path of a tag's page, with `{slug}`; empty: none (left out of events)"},
 		{"feed-content", "FEED_CONTENT", val(&c.feedContent, string(syndication.ContentFull)),
@@ -432,7 +433,7 @@ func (v levelValue) Set(s string) error { return v.l.UnmarshalText([]byte(s)) }
 func parseConfig(args []string, getenv func(string) string, out io.Writer) (*config, error) {
 	// The home page has no setting: the feeds' and events' home is the
 	// site's root.
-	c := &config{paths: storage.Paths{Home: storage.DefaultPaths.Home}}
+	c := &config{paths: frontend.Paths{Home: frontend.DefaultPaths.Home}}
 	fs := flag.NewFlagSet("blog", flag.ContinueOnError)
 	fs.SetOutput(out)
 	env := map[string]string{} // flag → environment variable

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/blogql/blog/changefeed"
+	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/live"
@@ -120,7 +121,7 @@ func newWorkers(ctx context.Context, cfg *config, clientCfg storage.ClientConfig
 	if cfg.answerCacheBytes > 0 {
 		answers := gqlhttp.NewAnswerCache(cfg.answerCacheBytes, tel.AnswerObserver())
 		w.answers = answers
-		searchChanged = func() { answers.Invalidate(storage.TagSearch) }
+		searchChanged = func() { answers.Invalidate(frontend.TagSearch) }
 	}
 	// This server's search index applies every event of the log after
 	// its own position.

@@ -69,6 +69,14 @@ func main() {
 		<-ctx.Done()
 		stop()
 	}()
+	if len(os.Args) > 1 && os.Args[1] == checkCommand {
+		code, err := runCheck(ctx, os.Args[2:], os.Getenv, os.Stdout)
+		stop()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "blog check:", err)
+		}
+		os.Exit(code)
+	}
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout)
 	stop()
 	if err != nil {

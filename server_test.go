@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/playground"
@@ -95,7 +96,7 @@ func TestParseConfig(t *testing.T) {
 			backend: backendEmbedded, createTable: true, seedDemo: true,
 			check: func(c *config) bool {
 				return c.siteURL == "https://blog.example.com/" && c.feedContent == "excerpt" && c.siteTitle == "Blog" &&
-					c.paths == storage.Paths{Home: "/", Post: "/blog/{yyyy}/{mm}/{slug}", Category: "/categories/{slug}", Month: "/archive/{yyyy}/{mm}", Page: "/{slug}", Tag: "/tags/{slug}"}
+					c.paths == frontend.Paths{Home: "/", Post: "/blog/{yyyy}/{mm}/{slug}", Category: "/categories/{slug}", Month: "/archive/{yyyy}/{mm}", Page: "/{slug}", Tag: "/tags/{slug}"}
 			},
 		},
 		{

@@ -1,6 +1,6 @@
 // Package changefeed runs the blog's change feed in the server: it reads
 // the table's DynamoDB stream under leases held in the table, turns each
-// record into domain events (storage.Paths.EventsOf), appends them to the
+// record into domain events (storage.EventsWith), appends them to the
 // event log in the table (storage.Store.AppendEvents), and hands the log
 // to every server's subscribers and to workers that run on one server of
 // the fleet at a time.
@@ -47,6 +47,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 
+	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/storage"
 )
 
@@ -71,8 +72,8 @@ type Options struct {
 	// Owner names this server in the leases it holds; it must differ
 	// between servers. Default: NewOwner().
 	Owner string
-	// Paths builds the paths in events; nil means storage.DefaultPaths.
-	Paths *storage.Paths
+	// Paths builds the paths in events; nil means frontend.DefaultPaths.
+	Paths *frontend.Paths
 	// Retention is how long an event stays in the log
 	// (storage.DefaultEventRetention).
 	Retention time.Duration
@@ -134,7 +135,7 @@ type Feed struct {
 	store   *storage.Store
 	streams *dynamodbstreams.Client
 	opts    Options
-	paths   storage.Paths
+	paths   frontend.Paths
 	log     *slog.Logger
 	workers []Worker
 	running atomic.Bool
@@ -175,7 +176,7 @@ func New(store *storage.Store, streams *dynamodbstreams.Client, opts Options) *F
 	if opts.Retention <= 0 {
 		opts.Retention = storage.DefaultEventRetention
 	}
-	f := &Feed{store: store, streams: streams, opts: opts, paths: storage.DefaultPaths,
+	f := &Feed{store: store, streams: streams, opts: opts, paths: frontend.DefaultPaths,
 		log: opts.Logger, subs: map[int]func([]storage.LoggedEvent){}}
 	if opts.Paths != nil {
 		f.paths = *opts.Paths

@@ -137,7 +137,7 @@ func (f *Feed) translate(ctx context.Context, shard string, records []streamtype
 		if r.Dynamodb != nil {
 			seq = aws.ToString(r.Dynamodb.SequenceNumber)
 		}
-		events, err := paths.EventsOf(r)
+		events, err := storage.EventsWith(paths, r)
 		if err != nil {
 			f.log.Error("change feed: record skipped: it does not translate into events", "shard", shard, "sequence", seq, "error", err)
 			events = nil

@@ -173,7 +173,7 @@ func TestSeed(t *testing.T) {
 		if replies == 0 {
 			t.Error("no replies anywhere, want threads")
 		}
-		top, err := store.Comments(ctx, first.feed[0].ID, storage.Page{Limit: 100})
+		top, err := store.Comments(ctx, first.feed[0].ID, storage.PageArgs{Limit: 100})
 		if err != nil || len(top.Items) == 0 {
 			t.Fatalf("Comments of the newest post = %v, %v", top, err)
 		}
@@ -184,7 +184,7 @@ func TestSeed(t *testing.T) {
 			t.Fatalf("reader %s = %+v, %v", Reader.ID, got[0], errs[0])
 		}
 		newest := first.feed[0]
-		top, err := store.Comments(ctx, newest.ID, storage.Page{Limit: 100})
+		top, err := store.Comments(ctx, newest.ID, storage.PageArgs{Limit: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -197,7 +197,7 @@ func TestSeed(t *testing.T) {
 		if len(byReader) != 1 || byReader[0].ReplyCount != 1 || byReader[0].Replies[0].AuthorID != newest.AuthorID {
 			t.Errorf("the reader's published comments on %q = %+v, want one answered by the post's author", newest.Slug, byReader)
 		}
-		queue, err := store.ModerationQueue(ctx, "", storage.Page{Limit: 100})
+		queue, err := store.ModerationQueue(ctx, "", storage.PageArgs{Limit: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -219,7 +219,7 @@ func TestSeed(t *testing.T) {
 		if err != nil || tag.Name != "DynamoDB" || tag.PostCount < 5 {
 			t.Fatalf("GetTag(dynamodb) = %+v, %v; want the tag with its posts", tag, err)
 		}
-		posts := all(t, func(p storage.Page) (*storage.Result[*storage.Post], error) {
+		posts := all(t, func(p storage.PageArgs) (*storage.Result[*storage.Post], error) {
 			return store.TagPosts(ctx, "dynamodb", p, storage.Period{})
 		})
 		if int64(len(posts)) != tag.PostCount {
@@ -244,7 +244,7 @@ func TestSeed(t *testing.T) {
 				if a.Name == "" || a.Slug != a.ID {
 					t.Errorf("post %q: co-author %+v has no byline", p.Slug, a)
 				}
-				theirs := all(t, func(pg storage.Page) (*storage.Result[*storage.Post], error) {
+				theirs := all(t, func(pg storage.PageArgs) (*storage.Result[*storage.Post], error) {
 					return store.AuthorPosts(ctx, a.ID, pg, storage.Period{}, false)
 				})
 				if !slices.ContainsFunc(theirs, func(q *storage.Post) bool { return q.ID == p.ID }) {
@@ -553,9 +553,9 @@ func snapshot(t *testing.T, store *storage.Store) blog {
 	if b.stats, err = store.Stats(ctx); err != nil {
 		t.Fatal(err)
 	}
-	b.authors = all(t, func(p storage.Page) (*storage.Result[*storage.Author], error) { return store.Authors(ctx, p) })
-	b.categories = all(t, func(p storage.Page) (*storage.Result[*storage.Category], error) { return store.Categories(ctx, p) })
-	b.feed = all(t, func(p storage.Page) (*storage.Result[*storage.Post], error) {
+	b.authors = all(t, func(p storage.PageArgs) (*storage.Result[*storage.Author], error) { return store.Authors(ctx, p) })
+	b.categories = all(t, func(p storage.PageArgs) (*storage.Result[*storage.Category], error) { return store.Categories(ctx, p) })
+	b.feed = all(t, func(p storage.PageArgs) (*storage.Result[*storage.Post], error) {
 		return store.LatestPosts(ctx, p, storage.Period{})
 	})
 	// The feed lists summaries: the posts with their bodies are read by id.
@@ -571,7 +571,7 @@ func snapshot(t *testing.T, store *storage.Store) blog {
 	// A post with co-authors is on each of its authors' pages.
 	seen := map[string]bool{}
 	for _, a := range b.authors {
-		for _, p := range all(t, func(p storage.Page) (*storage.Result[*storage.Post], error) {
+		for _, p := range all(t, func(p storage.PageArgs) (*storage.Result[*storage.Post], error) {
 			return store.AuthorPosts(ctx, a.ID, p, storage.Period{}, true)
 		}) {
 			if !p.VisibleAt(store.Now()) && !seen[p.ID] {
@@ -579,7 +579,7 @@ func snapshot(t *testing.T, store *storage.Store) blog {
 				seen[p.ID] = true
 			}
 		}
-		for _, p := range all(t, func(p storage.Page) (*storage.Result[*storage.Post], error) {
+		for _, p := range all(t, func(p storage.PageArgs) (*storage.Result[*storage.Post], error) {
 			return store.AuthorDrafts(ctx, a.ID, p)
 		}) {
 			if !seen[p.ID] {
@@ -588,8 +588,8 @@ func snapshot(t *testing.T, store *storage.Store) blog {
 			}
 		}
 	}
-	b.tags = all(t, func(p storage.Page) (*storage.Result[*storage.Tag], error) { return store.Tags(ctx, p) })
-	b.featured = all(t, func(p storage.Page) (*storage.Result[*storage.Post], error) { return store.FeaturedPosts(ctx, p) })
+	b.tags = all(t, func(p storage.PageArgs) (*storage.Result[*storage.Tag], error) { return store.Tags(ctx, p) })
+	b.featured = all(t, func(p storage.PageArgs) (*storage.Result[*storage.Post], error) { return store.FeaturedPosts(ctx, p) })
 	if b.series, err = store.GetSeries(ctx, demoSeries.Slug); err != nil {
 		t.Fatal(err)
 	}
@@ -597,10 +597,10 @@ func snapshot(t *testing.T, store *storage.Store) blog {
 }
 
 // all reads every page of a list, 20 items at a time.
-func all[T any](t *testing.T, list func(storage.Page) (*storage.Result[T], error)) []T {
+func all[T any](t *testing.T, list func(storage.PageArgs) (*storage.Result[T], error)) []T {
 	t.Helper()
 	var out []T
-	p := storage.Page{Limit: 20}
+	p := storage.PageArgs{Limit: 20}
 	for {
 		res, err := list(p)
 		if err != nil {

@@ -199,7 +199,7 @@ func seedComments(ctx context.Context, store *storage.Store, post *storage.Post,
 	have := map[ck]string{} // comment → its id
 	if post.CommentCount > 0 || post.ThreadCount > 0 {
 		// Tombstones have no body, so a deleted demo comment is added again.
-		page := storage.Page{Limit: storage.MaxPageSize}
+		page := storage.PageArgs{Limit: storage.MaxPageSize}
 		for {
 			res, err := store.Comments(ctx, post.ID, page)
 			if err != nil {
@@ -276,7 +276,7 @@ func seedComments(ctx context.Context, store *storage.Store, post *storage.Post,
 // allReplies returns every published reply to the comment c.
 func allReplies(ctx context.Context, store *storage.Store, c *storage.Comment) ([]*storage.Comment, error) {
 	var out []*storage.Comment
-	page := storage.Page{Limit: storage.MaxReplyPage}
+	page := storage.PageArgs{Limit: storage.MaxReplyPage}
 	for c.ReplyCount > 0 {
 		res, err := store.ReplyPage(ctx, c, page)
 		if err != nil {
@@ -295,7 +295,7 @@ func allReplies(ctx context.Context, store *storage.Store, c *storage.Comment) (
 // moderation queue.
 func heldOn(ctx context.Context, store *storage.Store, post *storage.Post) ([]*storage.Comment, error) {
 	var out []*storage.Comment
-	page := storage.Page{Limit: storage.MaxPageSize}
+	page := storage.PageArgs{Limit: storage.MaxPageSize}
 	for {
 		res, err := store.ModerationQueue(ctx, post.AuthorID, page)
 		if err != nil {

@@ -148,7 +148,7 @@ func childArgs(ctx context.Context, typeName, name string) (map[string]any, bool
 // field (first, after, last, before, publishedAfter, publishedBefore) ask
 // for, as the list's resolver will see them; false when they are not
 // values of the types the schema gives them, or ask for no valid page.
-func listArgs(args map[string]any) (storage.Page, storage.Period, bool) {
+func listArgs(args map[string]any) (storage.PageArgs, storage.Period, bool) {
 	first, ok1 := intArg(args["first"])
 	last, ok2 := intArg(args["last"])
 	after, ok3 := stringArg(args["after"])
@@ -156,7 +156,7 @@ func listArgs(args map[string]any) (storage.Page, storage.Period, bool) {
 	from, ok5 := timeArg(args["publishedAfter"])
 	to, ok6 := timeArg(args["publishedBefore"])
 	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 {
-		return storage.Page{}, storage.Period{}, false
+		return storage.PageArgs{}, storage.Period{}, false
 	}
 	p, err := pageOf(first, after, last, before)
 	return p, periodOf(from, to), err == nil
@@ -194,14 +194,14 @@ func timeArg(v any) (*time.Time, bool) {
 }
 
 // listKey names the read of a page of a list, for readAhead.
-func listKey(list string, p storage.Page, per storage.Period) string {
+func listKey(list string, p storage.PageArgs, per storage.Period) string {
 	return fmt.Sprintf("%s|%+v|%d|%d", list, p, per.From.UnixNano(), per.To.UnixNano())
 }
 
 // listAhead starts the read of the list field of typeName that the field
 // being resolved selects exactly once, for the page and period its
 // arguments ask for, under the key key gives them.
-func listAhead[T any](ctx context.Context, typeName, field string, key func(storage.Page, storage.Period) string, read func(context.Context, storage.Page, storage.Period) (T, error)) {
+func listAhead[T any](ctx context.Context, typeName, field string, key func(storage.PageArgs, storage.Period) string, read func(context.Context, storage.PageArgs, storage.Period) (T, error)) {
 	args, ok := childArgs(ctx, typeName, field)
 	if !ok {
 		return

@@ -9,6 +9,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/blogql/blog/auth"
+	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/storage"
 )
@@ -37,21 +38,21 @@ func tagPosts(ctx context.Context, posts ...*storage.Post) {
 			continue
 		}
 		tags := make([]string, 0, 4+len(p.CoAuthors)+len(p.Categories)+len(p.Tags))
-		tags = append(tags, storage.TagPost(p.ID), storage.TagCounts(p.ID), storage.TagAuthor(p.AuthorID))
+		tags = append(tags, frontend.TagPost(p.ID), frontend.TagCounts(p.ID), frontend.TagAuthor(p.AuthorID))
 		if !p.Summary {
-			tags = append(tags, storage.TagComments(p.ID))
+			tags = append(tags, frontend.TagComments(p.ID))
 		}
 		for _, a := range p.CoAuthors {
-			tags = append(tags, storage.TagAuthor(a.ID))
+			tags = append(tags, frontend.TagAuthor(a.ID))
 		}
 		for _, c := range p.Categories {
-			tags = append(tags, storage.TagCategory(c.Slug))
+			tags = append(tags, frontend.TagCategory(c.Slug))
 		}
 		for _, t := range p.Tags {
-			tags = append(tags, storage.TagTag(t.Slug))
+			tags = append(tags, frontend.TagTag(t.Slug))
 		}
 		if p.Series != "" {
-			tags = append(tags, storage.TagSeries(p.Series))
+			tags = append(tags, frontend.TagSeries(p.Series))
 		}
 		gqlhttp.Tag(ctx, tags...)
 	}
@@ -73,25 +74,25 @@ func tagLoaded[V any](ctx context.Context, values []V) {
 			tagPosts(ctx, v)
 		case *storage.Author:
 			if v != nil {
-				gqlhttp.Tag(ctx, storage.TagAuthor(v.ID))
+				gqlhttp.Tag(ctx, frontend.TagAuthor(v.ID))
 			}
 		case *storage.Category:
 			if v != nil {
-				gqlhttp.Tag(ctx, storage.TagCategory(v.Slug))
+				gqlhttp.Tag(ctx, frontend.TagCategory(v.Slug))
 			}
 		case *storage.Tag:
 			if v != nil {
-				gqlhttp.Tag(ctx, storage.TagTag(v.Slug))
+				gqlhttp.Tag(ctx, frontend.TagTag(v.Slug))
 			}
 		case *storage.Comment:
 			if v != nil {
-				gqlhttp.Tag(ctx, storage.TagComments(v.PostID))
+				gqlhttp.Tag(ctx, frontend.TagComments(v.PostID))
 			}
 		case *storage.Commenter:
 			switch {
 			case v == nil:
 			case v.Author != nil:
-				gqlhttp.Tag(ctx, storage.TagAuthor(v.Author.ID))
+				gqlhttp.Tag(ctx, frontend.TagAuthor(v.Author.ID))
 			case v.Reader != nil:
 				// A reader's id is their token's subject, which no
 				// answer shows: not in the headers.
@@ -100,7 +101,7 @@ func tagLoaded[V any](ctx context.Context, values []V) {
 		case *storage.Stats:
 			// The blog's counts and archive follow its posts, whose every
 			// event names the feed.
-			gqlhttp.Tag(ctx, storage.TagFeed)
+			gqlhttp.Tag(ctx, frontend.TagFeed)
 		default:
 			gqlhttp.Untagged(ctx)
 		}
@@ -135,8 +136,8 @@ var (
 		"search": true, "__typename": true,
 	}
 	sectionRoots = map[string]string{
-		"authors": storage.TagAuthors, "categories": storage.TagCategories, "tags": storage.TagTags,
-		"pages": storage.TagPages, "allSeries": storage.TagAllSeries,
+		"authors": frontend.TagAuthors, "categories": frontend.TagCategories, "tags": frontend.TagTags,
+		"pages": frontend.TagPages, "allSeries": frontend.TagAllSeries,
 	}
 	untaggedFields = map[string]bool{
 		"Post.revisions": true, "Author.drafts": true,
@@ -199,7 +200,7 @@ func InvalidateAnswers(answers *gqlhttp.AnswerCache) func([]storage.LoggedEvent)
 		for _, e := range events {
 			tags = append(tags, e.Data.CacheTags...)
 			if strings.HasPrefix(string(e.Type), "comment.") {
-				tags = append(tags, storage.TagComments(e.Data.PostID))
+				tags = append(tags, frontend.TagComments(e.Data.PostID))
 				if e.Data.ReaderID != "" {
 					tags = append(tags, TagReader(e.Data.ReaderID))
 				}
@@ -210,16 +211,16 @@ func InvalidateAnswers(answers *gqlhttp.AnswerCache) func([]storage.LoggedEvent)
 }
 
 // authorTag returns the tag of the author a.
-func authorTag(a *storage.Author) string { return storage.TagAuthor(a.ID) }
+func authorTag(a *storage.Author) string { return frontend.TagAuthor(a.ID) }
 
 // pageTag returns the tag of the static page p.
-func pageTag(p *storage.SitePage) string { return storage.TagPage(p.ID) }
+func pageTag(p *storage.SitePage) string { return frontend.TagPage(p.ID) }
 
 // adjacentPost returns the post before or after p in the feed, or in the
 // category slug: which one it is changes with any post's write, whose
 // every event names the feed.
 func (r *Resolver) adjacentPost(ctx context.Context, p *storage.Post, slug string, next bool) (*storage.Post, error) {
-	gqlhttp.Tag(ctx, storage.TagFeed)
+	gqlhttp.Tag(ctx, frontend.TagFeed)
 	adj, err := r.store.AdjacentPost(ctx, p, slug, next)
 	tagPosts(ctx, adj)
 	return adj, err
@@ -289,7 +290,7 @@ func commentWriteTags(ctx context.Context, field string, args map[string]any) ([
 	default:
 		return nil, false
 	}
-	tags := []string{storage.TagComments(postID)}
+	tags := []string{frontend.TagComments(postID)}
 	if a := auth.ActorFrom(ctx); !a.Anonymous() {
 		tags = append(tags, TagReader(a.ID))
 	}
@@ -303,7 +304,7 @@ func commentWriteTags(ctx context.Context, field string, args map[string]any) ([
 func bySlug(ctx context.Context, slug string) func(*storage.Author, error) (*storage.Author, error) {
 	return func(a *storage.Author, err error) (*storage.Author, error) {
 		if err == nil {
-			gqlhttp.Tag(ctx, storage.TagAuthor(a.ID))
+			gqlhttp.Tag(ctx, frontend.TagAuthor(a.ID))
 			if a.Slug != slug {
 				gqlhttp.Untagged(ctx)
 			}

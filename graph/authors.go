@@ -11,7 +11,7 @@ import (
 
 // authorPostsKey names the read of a page of an author's posts, with the
 // scheduled ones or without.
-func authorPostsKey(id string, own bool, p storage.Page, per storage.Period) string {
+func authorPostsKey(id string, own bool, p storage.PageArgs, per storage.Period) string {
 	return listKey(fmt.Sprintf("author-posts:%s:%t", id, own), p, per)
 }
 
@@ -22,8 +22,8 @@ func (r *Resolver) authorPostsAhead(ctx context.Context, authorID string, own bo
 		return
 	}
 	listAhead(ctx, "Author", "posts",
-		func(p storage.Page, per storage.Period) string { return authorPostsKey(authorID, own, p, per) },
-		func(ctx context.Context, p storage.Page, per storage.Period) (*storage.Result[*storage.Post], error) {
+		func(p storage.PageArgs, per storage.Period) string { return authorPostsKey(authorID, own, p, per) },
+		func(ctx context.Context, p storage.PageArgs, per storage.Period) (*storage.Result[*storage.Post], error) {
 			return r.store.AuthorPosts(ctx, authorID, p, per, own)
 		})
 }

@@ -11,7 +11,7 @@ import (
 // storage allows.
 func (r *Resolver) allCategories(ctx context.Context) ([]*storage.Category, error) {
 	var all []*storage.Category
-	p := storage.Page{Limit: storage.MaxPageSize}
+	p := storage.PageArgs{Limit: storage.MaxPageSize}
 	for {
 		res, err := r.store.Categories(ctx, p)
 		if err != nil {
@@ -44,7 +44,7 @@ func slugsOf(refs []storage.CategoryRef) []string {
 }
 
 // categoryPostsKey names the read of a page of a category's posts.
-func categoryPostsKey(slug string, p storage.Page, per storage.Period) string {
+func categoryPostsKey(slug string, p storage.PageArgs, per storage.Period) string {
 	return listKey("category-posts:"+slug, p, per)
 }
 
@@ -55,8 +55,8 @@ func (r *Resolver) categoryPostsAhead(ctx context.Context, slug string) {
 		return
 	}
 	listAhead(ctx, "Category", "posts",
-		func(p storage.Page, per storage.Period) string { return categoryPostsKey(slug, p, per) },
-		func(ctx context.Context, p storage.Page, per storage.Period) (*storage.Result[*storage.Post], error) {
+		func(p storage.PageArgs, per storage.Period) string { return categoryPostsKey(slug, p, per) },
+		func(ctx context.Context, p storage.PageArgs, per storage.Period) (*storage.Result[*storage.Post], error) {
 			return r.store.CategoryPosts(ctx, slug, p, per)
 		})
 }

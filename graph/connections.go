@@ -21,13 +21,13 @@ const defaultFirst = 20
 // arguments pass, so that a selection that reads nothing (totalCount
 // alone) is refused as one that reads the page; storage rejects a
 // cursor on the wrong side before it sends any request.
-func pageOf(first *int, after *string, last *int, before *string) (storage.Page, error) {
+func pageOf(first *int, after *string, last *int, before *string) (storage.PageArgs, error) {
 	return pageWithin(storage.MaxPageSize, first, after, last, before)
 }
 
 // pageWithin is pageOf for a connection whose pages hold at most max.
-func pageWithin(max int, first *int, after *string, last *int, before *string) (storage.Page, error) {
-	p := storage.Page{Limit: defaultFirst, After: deref(after), Before: deref(before)}
+func pageWithin(max int, first *int, after *string, last *int, before *string) (storage.PageArgs, error) {
+	p := storage.PageArgs{Limit: defaultFirst, After: deref(after), Before: deref(before)}
 	outside := func(n *int) bool { return n != nil && (*n < 1 || *n > max) }
 	within := fmt.Sprintf("must be between 1 and %d", max)
 	switch {
@@ -63,7 +63,7 @@ func periodOf(after, before *time.Time) storage.Period {
 
 // replyPageOf returns the storage page for the arguments of a comment's
 // replyConnection, of at most storage.MaxReplyPage.
-func replyPageOf(first *int, after *string, last *int, before *string) (storage.Page, error) {
+func replyPageOf(first *int, after *string, last *int, before *string) (storage.PageArgs, error) {
 	p, err := pageWithin(storage.MaxReplyPage, first, after, last, before)
 	if first == nil && last == nil {
 		p.Limit = storage.MaxReplyPage

@@ -3,6 +3,7 @@ package graph
 import (
 	"context"
 
+	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/graph/model"
 	"github.com/blogql/blog/storage"
 )
@@ -18,7 +19,7 @@ func (r *Resolver) featuredPosts(ctx context.Context, first *int, after *string,
 	if err != nil {
 		return nil, err
 	}
-	tagList(ctx, storage.TagFeatured, res.Items)
+	tagList(ctx, frontend.TagFeatured, res.Items)
 	r.primePosts(ctx, nil, "edges.node", res.Items)
 	return postConnection(res, func(ctx context.Context) (int, error) {
 		n, err := r.store.CountFeatured(ctx)

@@ -8,6 +8,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/blogql/blog/auth"
+	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/metrics"
 	"github.com/blogql/blog/search"
@@ -116,7 +117,7 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 		h.Extensions = append(h.Extensions, tracing.Extension(opts.TracerProvider))
 	}
 	h.AroundRootFields = []graphql.RootFieldMiddleware{freshReadsPerMutation, refuseEmptyInputs, taggedAnswers}
-	h.TagSection = storage.SectionTag
+	h.TagSection = frontend.SectionTag
 	if h.Answers != nil {
 		h.AnswerBypassHeaders = []string{CostHeader}
 		h.AroundRootFields = append(h.AroundRootFields, invalidateWritten(h.Answers))

@@ -12,7 +12,9 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
+
 	"github.com/blogql/blog/auth"
+	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph/model"
 	"github.com/blogql/blog/storage"
@@ -60,7 +62,7 @@ func (r *authorResolver) Posts(ctx context.Context, obj *storage.Author, first *
 	if err != nil {
 		return nil, err
 	}
-	tagList(ctx, storage.TagAuthor(obj.ID), res.Items)
+	tagList(ctx, frontend.TagAuthor(obj.ID), res.Items)
 	r.primePosts(ctx, nil, "edges.node", res.Items)
 	r.primeFullPosts(ctx, res.Items)
 	return postConnection(res, r.authorPostsCount(obj, per, own)), nil
@@ -113,7 +115,7 @@ func (r *categoryResolver) Posts(ctx context.Context, obj *storage.Category, fir
 	if err != nil {
 		return nil, err
 	}
-	tagList(ctx, storage.TagCategory(obj.Slug), res.Items)
+	tagList(ctx, frontend.TagCategory(obj.Slug), res.Items)
 	r.primePosts(ctx, nil, "edges.node", res.Items)
 	r.primeFullPosts(ctx, res.Items)
 	return postConnection(res, r.categoryPostsCount(obj, per)), nil
@@ -172,7 +174,7 @@ func (r *commentResolver) Replies(ctx context.Context, obj *storage.Comment) ([]
 	if obj.ParentID != "" || obj.ReplyCount == 0 {
 		return nil, nil
 	}
-	res, err := r.store.ReplyPage(ctx, obj, storage.Page{Limit: storage.MaxReplyPage})
+	res, err := r.store.ReplyPage(ctx, obj, storage.PageArgs{Limit: storage.MaxReplyPage})
 	if err != nil {
 		return nil, err
 	}
@@ -764,7 +766,7 @@ func (r *postResolver) Comments(ctx context.Context, obj *storage.Post, first *i
 	if err != nil {
 		return nil, err
 	}
-	gqlhttp.Tag(ctx, storage.TagComments(obj.ID))
+	gqlhttp.Tag(ctx, frontend.TagComments(obj.ID))
 	res, err := r.store.Comments(ctx, obj.ID, p)
 	if err != nil {
 		return nil, err
@@ -905,7 +907,7 @@ func (r *queryResolver) Posts(ctx context.Context, first *int, after *string, la
 	if err != nil {
 		return nil, err
 	}
-	tagList(ctx, storage.TagFeed, res.Items)
+	tagList(ctx, frontend.TagFeed, res.Items)
 	r.primePosts(ctx, nil, "edges.node", res.Items)
 	r.primeFullPosts(ctx, res.Items)
 	return postConnection(res, r.feedCount(per)), nil
@@ -925,7 +927,7 @@ func (r *queryResolver) Archive(ctx context.Context, author *string, category *s
 		}
 		return archiveOf(a.Archive), nil
 	case category != nil:
-		c, err := tagged(ctx, func(c *storage.Category) string { return storage.TagCategory(c.Slug) })(r.store.GetCategory(ctx, *category))
+		c, err := tagged(ctx, func(c *storage.Category) string { return frontend.TagCategory(c.Slug) })(r.store.GetCategory(ctx, *category))
 		if err != nil {
 			return nil, err
 		}

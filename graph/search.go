@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 
+	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph/model"
 	"github.com/blogql/blog/search"
@@ -63,7 +64,7 @@ func (r *Resolver) search(ctx context.Context, query string, first *int, after, 
 	if r.searcher == nil {
 		return nil, errNoSearch
 	}
-	gqlhttp.Tag(ctx, storage.TagSearch)
+	gqlhttp.Tag(ctx, frontend.TagSearch)
 	req := search.Request{Query: query, First: defaultSearchFirst, Category: deref(category), After: deref(after)}
 	// Facets cost a visit of every match: counted when asked for.
 	if names, _ := selectionAt(ctx, nil, ""); slices.Contains(names, "categories") {
@@ -105,7 +106,7 @@ func (r *Resolver) search(ctx context.Context, query string, first *int, after, 
 	}
 	c := &model.SearchConnection{PageInfo: &model.PageInfo{HasNextPage: res.HasNext, HasPreviousPage: res.HasPrev}, TotalCount: res.Total}
 	for _, h := range hits {
-		gqlhttp.Tag(ctx, storage.TagPost(h.PostID))
+		gqlhttp.Tag(ctx, frontend.TagPost(h.PostID))
 		c.Edges = append(c.Edges, &model.SearchEdge{Cursor: h.Cursor,
 			Node: &model.SearchResult{PostID: h.PostID, Score: h.Score, Title: h.Title, Snippet: h.Snippet}})
 	}
@@ -137,7 +138,7 @@ func (r *Resolver) publicPosts(ctx context.Context, ids []string) ([]*storage.Po
 }
 
 func (r *Resolver) related(ctx context.Context, p *storage.Post, first *int) ([]*storage.Post, error) {
-	gqlhttp.Tag(ctx, storage.TagSearch)
+	gqlhttp.Tag(ctx, frontend.TagSearch)
 	n := 3
 	if first != nil {
 		n = *first

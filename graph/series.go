@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/blogql/blog/auth"
+	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph/model"
 	"github.com/blogql/blog/storage"
@@ -55,7 +56,7 @@ func (r *Resolver) ownSeries(ctx context.Context, slug string) (*storage.Series,
 }
 
 func (r *Resolver) querySeries(ctx context.Context, slug string) (*storage.Series, error) {
-	gqlhttp.Tag(ctx, storage.TagSeries(slug)) // found or not: its creation names it
+	gqlhttp.Tag(ctx, frontend.TagSeries(slug)) // found or not: its creation names it
 	se, err := r.store.GetSeries(ctx, slug)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, nil
@@ -94,7 +95,7 @@ func (r *Resolver) seriesPosts(ctx context.Context, se *storage.Series, first *i
 	if err != nil {
 		return nil, err
 	}
-	tagList(ctx, storage.TagSeries(se.Slug), res.Items)
+	tagList(ctx, frontend.TagSeries(se.Slug), res.Items)
 	return postConnection(res, func(ctx context.Context) (int, error) {
 		n := 0
 		for ids := range slices.Chunk(se.Posts, storage.MaxPageSize) {
@@ -115,7 +116,7 @@ func (r *Resolver) postSeries(ctx context.Context, obj *storage.Post) (*model.Po
 	if err != nil || p.Series == "" {
 		return nil, err
 	}
-	gqlhttp.Tag(ctx, storage.TagSeries(p.Series))
+	gqlhttp.Tag(ctx, frontend.TagSeries(p.Series))
 	se, err := r.store.GetSeries(ctx, p.Series)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, nil
@@ -133,7 +134,7 @@ func (r *Resolver) postSeries(ctx context.Context, obj *storage.Post) (*model.Po
 func (r *Resolver) seriesNeighbour(ctx context.Context, obj *model.PostSeries, next bool) (*storage.Post, error) {
 	prev, nxt, err := obj.Neighbours(ctx, func(ctx context.Context) (*storage.Post, *storage.Post, error) {
 		prev, next, err := r.store.SeriesNeighbours(ctx, obj.Series, obj.PostID, r.seriesKeep(ctx, obj.Series))
-		gqlhttp.Tag(ctx, storage.TagSeries(obj.Series.Slug))
+		gqlhttp.Tag(ctx, frontend.TagSeries(obj.Series.Slug))
 		tagPosts(ctx, prev, next)
 		return prev, next, err
 	})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph/model"
 	"github.com/blogql/blog/storage"
@@ -18,20 +19,20 @@ import (
 type SiteDefaults struct {
 	Title, Description, URL string
 	// Paths are the frontend's path patterns; zero means
-	// storage.DefaultPaths.
-	Paths storage.Paths
+	// frontend.DefaultPaths.
+	Paths frontend.Paths
 }
 
-func (d SiteDefaults) paths() storage.Paths {
-	if d.Paths == (storage.Paths{}) {
-		return storage.DefaultPaths
+func (d SiteDefaults) paths() frontend.Paths {
+	if d.Paths == (frontend.Paths{}) {
+		return frontend.DefaultPaths
 	}
 	return d.Paths
 }
 
 // site answers Query.site: no request while the server holds the settings.
 func (r *Resolver) site(ctx context.Context) (*storage.Site, error) {
-	gqlhttp.Tag(ctx, storage.TagSite)
+	gqlhttp.Tag(ctx, frontend.TagSite)
 	return r.store.Site(ctx)
 }
 
@@ -124,7 +125,7 @@ func (r *Resolver) category(ctx context.Context, slug, id *string) (*storage.Cat
 		}
 	}
 	r.categoryPostsAhead(ctx, s)
-	return tagged(ctx, func(c *storage.Category) string { return storage.TagCategory(c.Slug) })(r.store.GetCategory(ctx, s))
+	return tagged(ctx, func(c *storage.Category) string { return frontend.TagCategory(c.Slug) })(r.store.GetCategory(ctx, s))
 }
 
 // categoryOf returns the slug updateCategory names: its slug or its
@@ -186,7 +187,7 @@ func (r *Resolver) postBySlug(ctx context.Context, slug string) (*storage.Post, 
 	}
 	// Another post's write may take the slug over: every post's events
 	// name the feed.
-	gqlhttp.Tag(ctx, storage.TagFeed)
+	gqlhttp.Tag(ctx, frontend.TagFeed)
 	if prev == "" {
 		return r.primedPost(ctx, nil)(r.visible(ctx)(r.getPost(ctx, id)))
 	}

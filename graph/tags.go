@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph/model"
 	"github.com/blogql/blog/storage"
@@ -16,7 +17,7 @@ import (
 // one Query a page; a post's tags come with the post.
 
 // tagPostsKey names the read of a page of a tag's posts.
-func tagPostsKey(slug string, p storage.Page, per storage.Period) string {
+func tagPostsKey(slug string, p storage.PageArgs, per storage.Period) string {
 	return listKey("tag-posts:"+slug, p, per)
 }
 
@@ -25,12 +26,12 @@ func tagPostsKey(slug string, p storage.Page, per storage.Period) string {
 func (r *Resolver) tag(ctx context.Context, slug string) (*storage.Tag, error) {
 	if storage.ValidSlug(slug) {
 		listAhead(ctx, "Tag", "posts",
-			func(p storage.Page, per storage.Period) string { return tagPostsKey(slug, p, per) },
-			func(ctx context.Context, p storage.Page, per storage.Period) (*storage.Result[*storage.Post], error) {
+			func(p storage.PageArgs, per storage.Period) string { return tagPostsKey(slug, p, per) },
+			func(ctx context.Context, p storage.PageArgs, per storage.Period) (*storage.Result[*storage.Post], error) {
 				return r.store.TagPosts(ctx, slug, p, per)
 			})
 	}
-	gqlhttp.Tag(ctx, storage.TagTag(slug)) // found or not: its creation names it
+	gqlhttp.Tag(ctx, frontend.TagTag(slug)) // found or not: its creation names it
 	return r.store.GetTag(ctx, slug)
 }
 
@@ -63,7 +64,7 @@ func (r *Resolver) tagPosts(ctx context.Context, t *storage.Tag, first *int, aft
 	if err != nil {
 		return nil, err
 	}
-	tagList(ctx, storage.TagTag(t.Slug), res.Items)
+	tagList(ctx, frontend.TagTag(t.Slug), res.Items)
 	r.primePosts(ctx, nil, "edges.node", res.Items)
 	r.primeFullPosts(ctx, res.Items)
 	count := model.Count(t.PostCount)

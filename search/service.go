@@ -447,7 +447,7 @@ func (s *Service) fill(ctx context.Context, idx *index) (int, error) {
 	after := ""
 	b := idx.b.NewBatch()
 	for {
-		page, err := s.store.LatestPosts(ctx, storage.Page{Limit: storage.MaxPageSize, After: after}, storage.Period{})
+		page, err := s.store.LatestPosts(ctx, storage.PageArgs{Limit: storage.MaxPageSize, After: after}, storage.Period{})
 		if err != nil {
 			return n, err
 		}

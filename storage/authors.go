@@ -6,13 +6,11 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/blogql/blog/markdown"
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // renameConcurrency bounds the posts refreshed at once after a rename.
@@ -53,8 +51,8 @@ func (s *Store) CreateAuthor(ctx context.Context, in NewAuthor) (*Author, error)
 		candidates = slugsFromName(in.Name)
 	}
 	return idempotent(ctx, s, "createAuthor", in.IdempotencyKey, in, func(rec *idem) (*Author, error) {
-		return retryWrite(ctx, func() (*Author, error) {
-			found, err := s.batchGet(ctx, mapKeys(candidates, authorSlugKey), true)
+		return dynamo.RetryWrite(ctx, func() (*Author, error) {
+			found, err := s.db.BatchGet(ctx, mapKeys(candidates, authorSlugKey), true)
 			if err != nil {
 				return nil, err
 			}
@@ -69,9 +67,9 @@ func (s *Store) CreateAuthor(ctx context.Context, in NewAuthor) (*Author, error)
 			now := s.Now()
 			a := &Author{ID: in.ID, Slug: slug, Name: in.Name, Bio: in.Bio, AvatarURL: in.AvatarURL, CreatedAt: now, UpdatedAt: now, Version: 1,
 				Website: in.Website, Location: in.Location, Social: in.Social}
-			t := s.newTxn()
+			t := s.db.NewTxn()
 			err = firstErr(
-				t.put(newAuthorItem(a), ptr(condNotExists()), ErrAlreadyExists),
+				t.Put(newAuthorItem(a), ptr(dynamo.CondNotExists()), ErrAlreadyExists),
 				authorSlugs.moveSlug(t, in.ID, nil, []string{slug}, res),
 				countStats(t, "authorCount", 1),
 			)
@@ -131,7 +129,7 @@ func (s *Store) AuthorIDBySlug(ctx context.Context, slug string) (string, error)
 		return "", err
 	}
 	var sl authorSlugItem
-	if err := s.getItem(ctx, authorSlugKey(slug), false, &sl); err != nil {
+	if err := s.db.Get(ctx, authorSlugKey(slug), false, &sl); err != nil {
 		return "", fmt.Errorf("author slug %q: %w", slug, err)
 	}
 	return sl.AuthorID, nil
@@ -157,7 +155,7 @@ func (s *Store) UpdateAuthor(ctx context.Context, in AuthorPatch) (*Author, erro
 		return nil, err
 	}
 	a, err := idempotent(ctx, s, "updateAuthor", in.IdempotencyKey, in, func(rec *idem) (*Author, error) {
-		return retryWrite(ctx, func() (*Author, error) {
+		return dynamo.RetryWrite(ctx, func() (*Author, error) {
 			it, res, err := s.readAuthor(ctx, in.ID, deref(in.Slug))
 			if err != nil {
 				return nil, err
@@ -178,7 +176,7 @@ func (s *Store) UpdateAuthor(ctx context.Context, in AuthorPatch) (*Author, erro
 			it.UpdatedAt = keyTime(s.Now())
 			fields := map[string]string{"name": it.Name, "bio": it.Bio, "avatarUrl": it.AvatarURL,
 				"website": it.Website, "location": it.Location}
-			t := s.newTxn()
+			t := s.db.NewTxn()
 			var slugs []string
 			if in.Slug != nil && *in.Slug != it.Slug {
 				if err := s.claim(ctx, authorSlugs, in.ID, taker{author: in.ID, admin: in.Admin}, res); err != nil {
@@ -205,7 +203,7 @@ func (s *Store) UpdateAuthor(ctx context.Context, in AuthorPatch) (*Author, erro
 			if slugs != nil {
 				upd = upd.Set(expression.Name("slugs"), expression.Value(slugs))
 			}
-			if err := t.update(authorKey(in.ID), upd, &cond, errRetry); err != nil {
+			if err := t.Update(authorKey(in.ID), upd, &cond, dynamo.ErrRetry); err != nil {
 				return nil, err
 			}
 			return execRecord(ctx, s, t, rec, it.author(s.nowKey()))
@@ -229,16 +227,16 @@ func (s *Store) UpdateAuthor(ctx context.Context, in AuthorPatch) (*Author, erro
 func (s *Store) readAuthor(ctx context.Context, id, slug string) (*authorItem, *reservation, error) {
 	var it authorItem
 	if slug == "" {
-		if err := s.getItem(ctx, authorKey(id), true, &it); err != nil {
+		if err := s.db.Get(ctx, authorKey(id), true, &it); err != nil {
 			return nil, nil, fmt.Errorf("author %q: %w", id, err)
 		}
 		return &it, nil, nil
 	}
-	found, err := s.batchGet(ctx, []key{authorKey(id), authorSlugKey(slug)}, true)
+	found, err := s.db.BatchGet(ctx, []key{authorKey(id), authorSlugKey(slug)}, true)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := decodeFound(found, authorKey(id), &it); err != nil {
+	if err := dynamo.DecodeFound(found, authorKey(id), &it); err != nil {
 		return nil, nil, fmt.Errorf("author %q: %w", id, err)
 	}
 	res, err := authorSlugs.decodeReservation(found, slug)
@@ -264,18 +262,6 @@ func profileUpdate(version, nameVer int64, updatedAt string, fields map[string]s
 	return upd
 }
 
-// execRecord runs t with the idempotency record of result.
-func execRecord[T any](ctx context.Context, s *Store, t *txn, rec *idem, result T) (T, error) {
-	var zero T
-	if err := s.record(t, rec, result); err != nil {
-		return zero, err
-	}
-	if err := s.exec(ctx, t); err != nil {
-		return zero, err
-	}
-	return result, nil
-}
-
 // authorPostIDs lists every post of an author: published and scheduled ones
 // from the author's partition, drafts from GSI1.
 func (s *Store) authorPostIDs(ctx context.Context, authorID string) ([]string, error) {
@@ -293,42 +279,6 @@ func (s *Store) categoryPostIDs(ctx context.Context, slug string) ([]string, err
 	return s.collectIDs(ctx, true, expression.Key(attrGSI1PK).Equal(expression.Value(categoryPartition(slug))))
 }
 
-func (s *Store) collectIDs(ctx context.Context, index bool, cond expression.KeyConditionBuilder) ([]string, error) {
-	expr, err := buildExpr(expression.NewBuilder().WithKeyCondition(cond).
-		WithProjection(expression.NamesList(expression.Name("id"))))
-	if err != nil {
-		return nil, err
-	}
-	in := &dynamodb.QueryInput{
-		TableName:                 aws.String(s.table),
-		KeyConditionExpression:    expr.KeyCondition(),
-		ProjectionExpression:      expr.Projection(),
-		ExpressionAttributeNames:  expr.Names(),
-		ExpressionAttributeValues: expr.Values(),
-	}
-	if index {
-		in.IndexName = aws.String(indexGSI1)
-	}
-	var ids []string
-	pages := dynamodb.NewQueryPaginator(s.db, in)
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
-		if err != nil {
-			return nil, err
-		}
-		var rows []struct {
-			ID string `dynamodbav:"id"`
-		}
-		if err := attributevalue.UnmarshalListOfMaps(page.Items, &rows); err != nil {
-			return nil, err
-		}
-		for _, r := range rows {
-			ids = append(ids, r.ID)
-		}
-	}
-	return ids, nil
-}
-
 // refreshAll brings the names in every post listed by list(owner) up to
 // date, then marks the item of owner, at k, renamed (markRenamed).
 func (s *Store) refreshAll(ctx context.Context, list func(context.Context, string) ([]string, error), owner string, k key) error {
@@ -337,7 +287,7 @@ func (s *Store) refreshAll(ctx context.Context, list func(context.Context, strin
 	var names struct {
 		NameVer int64 `dynamodbav:"nameVer"`
 	}
-	err := s.getItem(ctx, k, true, &names)
+	err := s.db.Get(ctx, k, true, &names)
 	if errors.Is(err, ErrNotFound) {
 		return nil
 	}
@@ -372,8 +322,8 @@ func (s *Store) markRenamed(ctx context.Context, k key, nameVer int64) error {
 		return nil
 	}
 	renamed := expression.Name("renamedVer")
-	cond := condExists().And(renamed.AttributeNotExists().Or(renamed.LessThan(expression.Value(nameVer))))
-	_, err := s.updateIf(ctx, k, expression.Set(renamed, expression.Value(nameVer)), cond)
+	cond := dynamo.CondExists().And(renamed.AttributeNotExists().Or(renamed.LessThan(expression.Value(nameVer))))
+	_, err := s.db.UpdateIf(ctx, k, expression.Set(renamed, expression.Value(nameVer)), cond)
 	return err
 }
 
@@ -387,7 +337,7 @@ func (s *Store) markRenamed(ctx context.Context, k key, nameVer int64) error {
 // newer one, whose own refresh then finds the post up to date. A post
 // deleted meanwhile is done.
 func (s *Store) refreshNames(ctx context.Context, postID string) error {
-	_, err := retryWrite(ctx, func() (struct{}, error) {
+	_, err := dynamo.RetryWrite(ctx, func() (struct{}, error) {
 		// The names alone change: the body is left unread.
 		p, r, err := s.readPost(ctx, postID, nil, "", true, false, moreNames{})
 		if errors.Is(err, ErrNotFound) {
@@ -425,15 +375,15 @@ func (s *Store) refreshNames(ctx context.Context, postID string) error {
 			cond = cond.And(ver.AttributeNotExists().Or(ver.LessThanEqual(expression.Value(fresh.CatVer[c.Slug]))))
 		}
 		upd, cond = refreshCoAuthorsAndTags(&fresh, upd, cond)
-		t := s.newTxn()
-		errs := []error{t.update(postKey(postID), upd, &cond, errRetry)}
+		t := s.db.NewTxn()
+		errs := []error{t.Update(postKey(postID), upd, &cond, dynamo.ErrRetry)}
 		for _, k := range p.copyKeys() {
-			errs = append(errs, t.update(k, upd, ptr(condExists()), errRetry))
+			errs = append(errs, t.Update(k, upd, ptr(dynamo.CondExists()), dynamo.ErrRetry))
 		}
 		if err := errors.Join(errs...); err != nil {
 			return struct{}{}, err
 		}
-		return struct{}{}, s.exec(ctx, t)
+		return struct{}{}, s.db.Exec(ctx, t)
 	})
 	return err
 }

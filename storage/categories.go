@@ -3,6 +3,8 @@ package storage
 import (
 	"context"
 	"fmt"
+
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // CreateCategory creates a category; an existing slug is ErrAlreadyExists.
@@ -18,9 +20,9 @@ func (s *Store) CreateCategory(ctx context.Context, in NewCategory) (*Category, 
 	return idempotent(ctx, s, "createCategory", in.IdempotencyKey, in, func(rec *idem) (*Category, error) {
 		now := s.Now()
 		c := &Category{Slug: in.Slug, Name: in.Name, Description: in.Description, CreatedAt: now, UpdatedAt: now, Version: 1}
-		t := s.newTxn()
+		t := s.db.NewTxn()
 		err := firstErr(
-			t.put(newCategoryItem(c), ptr(condNotExists()), ErrAlreadyExists),
+			t.Put(newCategoryItem(c), ptr(dynamo.CondNotExists()), ErrAlreadyExists),
 			countStats(t, "categoryCount", 1),
 		)
 		if err != nil {
@@ -43,9 +45,9 @@ func (s *Store) UpdateCategory(ctx context.Context, in CategoryPatch) (*Category
 		return nil, err
 	}
 	c, err := idempotent(ctx, s, "updateCategory", in.IdempotencyKey, in, func(rec *idem) (*Category, error) {
-		return retryWrite(ctx, func() (*Category, error) {
+		return dynamo.RetryWrite(ctx, func() (*Category, error) {
 			var it categoryItem
-			if err := s.getItem(ctx, categoryKey(in.Slug), true, &it); err != nil {
+			if err := s.db.Get(ctx, categoryKey(in.Slug), true, &it); err != nil {
 				return nil, fmt.Errorf("category %q: %w", in.Slug, err)
 			}
 			if in.ExpectedVersion != 0 && it.Version != in.ExpectedVersion {
@@ -62,8 +64,8 @@ func (s *Store) UpdateCategory(ctx context.Context, in CategoryPatch) (*Category
 			upd := profileUpdate(it.Version, it.NameVer, it.UpdatedAt, map[string]string{
 				"name": it.Name, "description": it.Description,
 			})
-			t := s.newTxn()
-			if err := t.update(categoryKey(in.Slug), upd, &cond, errRetry); err != nil {
+			t := s.db.NewTxn()
+			if err := t.Update(categoryKey(in.Slug), upd, &cond, dynamo.ErrRetry); err != nil {
 				return nil, err
 			}
 			return execRecord(ctx, s, t, rec, it.category(s.nowKey()))

@@ -57,7 +57,7 @@ func (s *Store) checkCountLag(ctx context.Context, lagging map[string][]key) ([]
 				what, id, has, comments, time.Since(seen).Round(time.Millisecond), lag))
 		}
 		keys := append([]key{postKey(id)}, lagging[id]...)
-		found, err := s.batchGet(ctx, keys, true)
+		found, err := s.db.BatchGet(ctx, keys, true)
 		if err != nil {
 			return nil, fmt.Errorf("check: %w", err)
 		}

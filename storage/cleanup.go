@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // Cleanup after a deleted post: its comments can outnumber a
@@ -25,7 +27,7 @@ const cleanupTimeout = time.Minute
 // 25 at a time, retrying unprocessed items.
 func (s *Store) deleteComments(ctx context.Context, postID string) error {
 	for _, prefix := range []string{prefixComment, prefixThread, prefixHeld, prefixRevision} {
-		expr, err := buildExpr(expression.NewBuilder().
+		expr, err := dynamo.BuildExpr(expression.NewBuilder().
 			WithKeyCondition(expression.Key(attrPK).Equal(expression.Value(prefixPost + postID)).
 				And(expression.Key(attrSK).BeginsWith(prefix))).
 			WithProjection(expression.NamesList(expression.Name(attrPK), expression.Name(attrSK))))
@@ -65,8 +67,8 @@ func (s *Store) deleteComments(ctx context.Context, postID string) error {
 func withQueueEntries(postID string, held []item) []item {
 	out := slices.Clone(held)
 	for _, it := range held {
-		if k, ok := queueKeyOfHeld(postID, itemKey(it).SK); ok {
-			out = append(out, mustKey(k))
+		if k, ok := queueKeyOfHeld(postID, dynamo.ItemKey(it).SK); ok {
+			out = append(out, dynamo.MustKey(k))
 		}
 	}
 	return out
@@ -92,10 +94,10 @@ func (s *Store) batchDelete(ctx context.Context, keys []item) error {
 			reqs = out.UnprocessedItems[s.table]
 		}
 		if len(reqs) > 0 {
-			if attempt == maxBatchAttempts {
+			if attempt == dynamo.MaxBatchAttempts {
 				return ErrBusy
 			}
-			if err := sleep(ctx, attempt); err != nil {
+			if err := dynamo.Sleep(ctx, attempt); err != nil {
 				return err
 			}
 		}

@@ -8,6 +8,8 @@ import (
 	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // Co-authors: a post has an ordered list of authors, the first its
@@ -203,8 +205,8 @@ const maxTxActions = 100
 // with its idempotency record rec, would pass DynamoDB's 100 actions: a
 // change of many categories, tags and co-authors at once (doc.go, Writes,
 // has the figures). Nothing is written then.
-func fitsOneTransaction(t *txn, rec *idem) error {
-	n := len(t.items)
+func fitsOneTransaction(t *dynamo.Txn, rec *idem) error {
+	n := t.Len()
 	if rec != nil {
 		n++
 	}

@@ -22,7 +22,7 @@ func (e *env) coPost(author, slug string, coAuthors, cats, tags []string) *stora
 
 // authorPageIDs returns the ids of the posts on the author's page.
 func (e *env) authorPageIDs(id string) []string {
-	res := must[*storage.Result[*storage.Post]](e.t)(e.store.AuthorPosts(context.Background(), id, storage.Page{Limit: 100}, storage.Period{}, false))
+	res := must[*storage.Result[*storage.Post]](e.t)(e.store.AuthorPosts(context.Background(), id, storage.PageArgs{Limit: 100}, storage.Period{}, false))
 	return ids(res.Items)
 }
 
@@ -54,9 +54,9 @@ func TestCoAuthoredPostIsOnEveryAuthorsPage(t *testing.T) {
 		equal(t, id+"'s archive", len(a.Archive), 1)
 	}
 	// Bylines come with every copy: the author's, the category's.
-	res := must[*storage.Result[*storage.Post]](t)(e.store.AuthorPosts(ctx, "cy", storage.Page{Limit: 10}, storage.Period{}, false))
+	res := must[*storage.Result[*storage.Post]](t)(e.store.AuthorPosts(ctx, "cy", storage.PageArgs{Limit: 10}, storage.Period{}, false))
 	equalSlices(t, "bylines on cy's page", bylines(res.Items[0]), []string{"Ada/ada", "Bob/bob", "Cy/cy"})
-	res = must[*storage.Result[*storage.Post]](t)(e.store.CategoryPosts(ctx, "go", storage.Page{Limit: 10}, storage.Period{}))
+	res = must[*storage.Result[*storage.Post]](t)(e.store.CategoryPosts(ctx, "go", storage.PageArgs{Limit: 10}, storage.Period{}))
 	equalSlices(t, "bylines on the category page", bylines(res.Items[0]), []string{"Ada/ada", "Bob/bob", "Cy/cy"})
 	e.consistent()
 
@@ -71,7 +71,7 @@ func TestCoAuthoredPostIsOnEveryAuthorsPage(t *testing.T) {
 
 	// A rename and a new slug of a co-author reach every copy.
 	must[*storage.Author](t)(e.store.UpdateAuthor(ctx, storage.AuthorPatch{ID: "cy", Name: ptr("Cyrus"), Slug: ptr("cyrus")}))
-	res = must[*storage.Result[*storage.Post]](t)(e.store.AuthorPosts(ctx, "ada", storage.Page{Limit: 10}, storage.Period{}, false))
+	res = must[*storage.Result[*storage.Post]](t)(e.store.AuthorPosts(ctx, "ada", storage.PageArgs{Limit: 10}, storage.Period{}, false))
 	equalSlices(t, "bylines on ada's page after cy's rename", bylines(res.Items[0]), []string{"Ada/ada", "Dan/dan", "Cyrus/cyrus"})
 	e.consistent()
 
@@ -112,7 +112,7 @@ func TestCoAuthorsBadInputWritesNothing(t *testing.T) {
 		t.Errorf("the primary as co-author by an update: %v, want invalid input", err)
 	}
 	equal(t, "version", must[*storage.Post](t)(e.store.GetPost(ctx, p.ID)).Version, p.Version)
-	res := must[*storage.Result[*storage.Post]](t)(e.store.AuthorDrafts(ctx, "ada", storage.Page{Limit: 10}))
+	res := must[*storage.Result[*storage.Post]](t)(e.store.AuthorDrafts(ctx, "ada", storage.PageArgs{Limit: 10}))
 	equal(t, "drafts", len(res.Items), 1)
 	e.consistent()
 }

@@ -9,6 +9,8 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // Comments: adding, editing and deleting one. Each write is one
@@ -54,7 +56,7 @@ func (s *Store) AddComment(ctx context.Context, in NewComment) (*Comment, error)
 		in.PostID, in.ParentID, in.AuthorID, readerIDOf(in.Reader), in.Body,
 	}
 	return idempotentWrite(ctx, s, "addComment", in.IdempotencyKey, request, func(rec *idem) (*Comment, error) {
-		return retryWrite(ctx, func() (*Comment, error) { return s.addComment(ctx, rec, in, parent) })
+		return dynamo.RetryWrite(ctx, func() (*Comment, error) { return s.addComment(ctx, rec, in, parent) })
 	})
 }
 
@@ -85,13 +87,13 @@ func (s *Store) addComment(ctx context.Context, rec *idem, in NewComment, parent
 			return c, err
 		}
 	}
-	found, err := s.batchGet(ctx, keys, true)
+	found, err := s.db.BatchGet(ctx, keys, true)
 	if err != nil {
 		return nil, err
 	}
 	if _, ok := found[countKey(in.PostID)]; !ok {
 		if moved, err := s.splitIfLegacy(ctx, in.PostID); err != nil || moved {
-			return nil, cmp.Or(err, errRetry)
+			return nil, cmp.Or(err, dynamo.ErrRetry)
 		}
 	}
 	return s.addCommentFrom(ctx, rec, in, parent, found, false)
@@ -116,14 +118,14 @@ func (s *Store) addCommentFrom(ctx context.Context, rec *idem, in NewComment, pa
 	var pc *commentItem
 	if parent != nil {
 		pc = &commentItem{}
-		if err := decodeFound(found, commentKey(in.PostID, *parent), pc); err != nil {
+		if err := dynamo.DecodeFound(found, commentKey(in.PostID, *parent), pc); err != nil {
 			return refuse(fmt.Errorf("parent comment %q: %w", in.ParentID, ErrNotFound))
 		}
 		if pc.Deleted {
 			return refuse(invalid("parentId", "the comment was deleted"))
 		}
 	}
-	t := s.newTxn()
+	t := s.db.NewTxn()
 	if pc != nil && !(in.Reader != nil && in.Rules.Hold) {
 		if err := s.knowReplies(ctx, t, in.PostID, pc, ""); err != nil {
 			return nil, err
@@ -161,15 +163,15 @@ func (s *Store) addCommentFrom(ctx context.Context, rec *idem, in NewComment, pa
 	if held {
 		c.hold(post.AuthorID, cid)
 		err = firstErr(
-			t.put(c, ptr(condNotExists()), errRetry),
-			t.put(c.queueCopy(cid), ptr(condNotExists()), errRetry),
-			t.check(countKey(in.PostID), stillVisible, errRetry),
+			t.Put(c, ptr(dynamo.CondNotExists()), dynamo.ErrRetry),
+			t.Put(c.queueCopy(cid), ptr(dynamo.CondNotExists()), dynamo.ErrRetry),
+			t.Check(countKey(in.PostID), stillVisible, dynamo.ErrRetry),
 		)
 	} else {
 		k := commentKey(in.PostID, cid)
 		c.PK, c.SK = k.PK, k.SK
 		err = firstErr(
-			t.put(c, ptr(condNotExists()), errRetry),
+			t.Put(c, ptr(dynamo.CondNotExists()), dynamo.ErrRetry),
 			countComment(t, in.PostID, 1, b2i(parent == nil), stillVisible),
 		)
 		if err == nil && pc != nil {
@@ -179,7 +181,7 @@ func (s *Store) addCommentFrom(ctx context.Context, rec *idem, in NewComment, pa
 	if err != nil {
 		return nil, err
 	}
-	t.returnOld()
+	t.ReturnOld()
 	return s.execComment(ctx, t, rec, c.comment())
 }
 
@@ -202,7 +204,7 @@ func (s *Store) UpdateComment(ctx context.Context, in CommentEdit) (*Comment, er
 	}
 	request := struct{ PostID, CommentID, Body string }{in.PostID, in.CommentID, in.Body}
 	return idempotent(ctx, s, "updateComment", in.IdempotencyKey, request, func(rec *idem) (*Comment, error) {
-		return retryWrite(ctx, func() (*Comment, error) {
+		return dynamo.RetryWrite(ctx, func() (*Comment, error) {
 			keys := commentKeys(in.PostID, cid)
 			if in.Reader != nil {
 				keys = append(keys, readerKey(in.Reader.ID))
@@ -210,7 +212,7 @@ func (s *Store) UpdateComment(ctx context.Context, in CommentEdit) (*Comment, er
 					keys = append(keys, countKey(in.PostID))
 				}
 			}
-			found, err := s.readTogether(ctx, keys)
+			found, err := s.db.ReadTogether(ctx, keys)
 			if err != nil {
 				return nil, err
 			}
@@ -226,7 +228,7 @@ func (s *Store) UpdateComment(ctx context.Context, in CommentEdit) (*Comment, er
 			now := s.Now()
 			edited := *c
 			edited.Body, edited.EditedAt, edited.Version = in.Body, keyTime(now), c.Version+1
-			t := s.newTxn()
+			t := s.db.NewTxn()
 			// A reader's edit of their published comment is held again
 			// when the rules say so: unmoderated text must not go live.
 			rehold := in.Rules.HoldEdits && !held && in.Reader != nil && c.AuthorID == "" && c.ReaderID == in.Reader.ID
@@ -238,10 +240,10 @@ func (s *Store) UpdateComment(ctx context.Context, in CommentEdit) (*Comment, er
 			switch {
 			case err != nil, rehold:
 			case held && c.status() == CommentPending:
-				err = t.put(edited.queueCopy(cid), ptr(condExists()), errRetry)
+				err = t.Put(edited.queueCopy(cid), ptr(dynamo.CondExists()), dynamo.ErrRetry)
 			case !held && cid.parent != nil:
 				var parent commentItem
-				if err := decodeFound(found, commentKey(in.PostID, *cid.parent), &parent); err != nil {
+				if err := dynamo.DecodeFound(found, commentKey(in.PostID, *cid.parent), &parent); err != nil {
 					return nil, fmt.Errorf("parent of comment %q: %w", in.CommentID, err)
 				}
 				// The parent is written or checked either way: its copy of
@@ -252,7 +254,7 @@ func (s *Store) UpdateComment(ctx context.Context, in CommentEdit) (*Comment, er
 				if parent.carries(c.ID) {
 					err = putComment(t, parent.withEditedReply(&edited), parent.Version)
 				} else {
-					err = t.check(commentKey(in.PostID, *cid.parent), condCommentVersion(parent.Version), errRetry)
+					err = t.Check(commentKey(in.PostID, *cid.parent), condCommentVersion(parent.Version), dynamo.ErrRetry)
 				}
 			}
 			if err == nil && in.Reader != nil && in.Reader.ID == c.ReaderID {
@@ -271,7 +273,7 @@ func (s *Store) UpdateComment(ctx context.Context, in CommentEdit) (*Comment, er
 // parent and the counts as DeleteComment takes it out, and edited is
 // held, PENDING, in the moderation queues, as AddComment holds a new
 // one. A top-level comment with replies stays: its thread hangs on it.
-func (s *Store) holdAgain(ctx context.Context, t *txn, postID string, cid commentID, c, edited *commentItem, found map[key]item) error {
+func (s *Store) holdAgain(ctx context.Context, t *dynamo.Txn, postID string, cid commentID, c, edited *commentItem, found map[key]item) error {
 	if c.ReplyCount > 0 {
 		return invalid("body", "a comment with replies cannot change while edits are moderated")
 	}
@@ -283,7 +285,7 @@ func (s *Store) holdAgain(ctx context.Context, t *txn, postID string, cid commen
 	if cid.parent != nil {
 		threads, err = s.deleteReply(ctx, t, postID, cid, c, found)
 	} else {
-		err = t.delete(commentKey(postID, cid), ptr(condCommentVersion(c.Version)), errRetry)
+		err = t.Delete(commentKey(postID, cid), ptr(condCommentVersion(c.Version)), dynamo.ErrRetry)
 	}
 	if err != nil {
 		return err
@@ -291,9 +293,9 @@ func (s *Store) holdAgain(ctx context.Context, t *txn, postID string, cid commen
 	edited.Replies, edited.ReplyCount = nil, 0
 	edited.hold(post.AuthorID, cid)
 	return firstErr(
-		t.put(*edited, ptr(condNotExists()), errRetry),
-		t.put(edited.queueCopy(cid), ptr(condNotExists()), errRetry),
-		countComment(t, postID, -1, threads, condExists()),
+		t.Put(*edited, ptr(dynamo.CondNotExists()), dynamo.ErrRetry),
+		t.Put(edited.queueCopy(cid), ptr(dynamo.CondNotExists()), dynamo.ErrRetry),
+		countComment(t, postID, -1, threads, dynamo.CondExists()),
 	)
 }
 
@@ -324,10 +326,10 @@ func (s *Store) DeleteComment(ctx context.Context, in CommentRef) (*Comment, err
 		return nil, err
 	}
 	return idempotent(ctx, s, "deleteComment", in.IdempotencyKey, in, func(rec *idem) (*Comment, error) {
-		return retryWrite(ctx, func() (*Comment, error) {
+		return dynamo.RetryWrite(ctx, func() (*Comment, error) {
 			ck := commentKey(in.PostID, cid)
 			keys := append(commentKeys(in.PostID, cid), countKey(in.PostID))
-			found, err := s.readTogether(ctx, keys)
+			found, err := s.db.ReadTogether(ctx, keys)
 			if err != nil {
 				return nil, err
 			}
@@ -335,13 +337,13 @@ func (s *Store) DeleteComment(ctx context.Context, in CommentRef) (*Comment, err
 			if err != nil {
 				return nil, err
 			}
-			t := s.newTxn()
+			t := s.db.NewTxn()
 			gone := *c
 			gone.Deleted, gone.Body = true, ""
 			if held {
-				err = t.delete(heldKey(in.PostID, cid), ptr(condCommentVersion(c.Version)), errRetry)
+				err = t.Delete(heldKey(in.PostID, cid), ptr(condCommentVersion(c.Version)), dynamo.ErrRetry)
 				if err == nil && c.status() == CommentPending {
-					err = t.delete(queueEntryKey(in.PostID, cid), nil, nil)
+					err = t.Delete(queueEntryKey(in.PostID, cid), nil, nil)
 				}
 				if err != nil {
 					return nil, err
@@ -360,10 +362,10 @@ func (s *Store) DeleteComment(ctx context.Context, in CommentRef) (*Comment, err
 				err = putComment(t, gone, c.Version)
 			default:
 				threads = -1
-				err = t.delete(ck, ptr(condCommentVersion(c.Version)), errRetry)
+				err = t.Delete(ck, ptr(condCommentVersion(c.Version)), dynamo.ErrRetry)
 			}
 			if err == nil {
-				err = countComment(t, in.PostID, -1, threads, condExists())
+				err = countComment(t, in.PostID, -1, threads, dynamo.CondExists())
 			}
 			if err != nil {
 				return nil, err
@@ -377,7 +379,7 @@ func (s *Store) DeleteComment(ctx context.Context, in CommentRef) (*Comment, err
 // held (held is true then). A missing or deleted comment is ErrNotFound.
 func findComment(found map[key]item, postID string, cid commentID) (*commentItem, bool, error) {
 	var c commentItem
-	err := decodeFound(found, commentKey(postID, cid), &c)
+	err := dynamo.DecodeFound(found, commentKey(postID, cid), &c)
 	switch {
 	case err == nil && c.Deleted:
 		return nil, false, fmt.Errorf("comment %q: %w", cid, ErrNotFound)
@@ -386,7 +388,7 @@ func findComment(found map[key]item, postID string, cid commentID) (*commentItem
 	case !errors.Is(err, ErrNotFound):
 		return nil, false, fmt.Errorf("decode comment %q: %w", cid, err)
 	}
-	err = decodeFound(found, heldKey(postID, cid), &c)
+	err = dynamo.DecodeFound(found, heldKey(postID, cid), &c)
 	switch {
 	case err == nil:
 		return &c, true, nil
@@ -399,15 +401,15 @@ func findComment(found map[key]item, postID string, cid commentID) (*commentItem
 // putComment puts the whole comment item c on the condition that the
 // stored one still has the version read, so nothing written meanwhile is
 // lost.
-func putComment(t *txn, c commentItem, readVersion int64) error {
-	return t.put(c, ptr(condCommentVersion(readVersion)), errRetry)
+func putComment(t *dynamo.Txn, c commentItem, readVersion int64) error {
+	return t.Put(c, ptr(condCommentVersion(readVersion)), dynamo.ErrRetry)
 }
 
 // condCommentVersion is the condition that a comment item exists with
 // version v; items written before comments had versions have none (0).
 func condCommentVersion(v int64) expression.ConditionBuilder {
 	if v == 0 {
-		return condExists().And(expression.AttributeNotExists(expression.Name("version")))
+		return dynamo.CondExists().And(expression.AttributeNotExists(expression.Name("version")))
 	}
 	return expression.Name("version").Equal(expression.Value(v))
 }
@@ -433,19 +435,19 @@ func validateWriter(authorID string, r *ReaderProfile) error {
 // item, guarded by cond: the one item a comment write changes besides the
 // comment. The post item and its copies, summaries, follow from the
 // change feed (their counts are the counts helper's).
-func countComment(t *txn, postID string, comments, threads int64, cond expression.ConditionBuilder) error {
+func countComment(t *dynamo.Txn, postID string, comments, threads int64, cond expression.ConditionBuilder) error {
 	upd := expression.Add(expression.Name("commentCount"), expression.Value(comments))
 	if threads != 0 {
 		upd = upd.Add(expression.Name("threadCount"), expression.Value(threads))
 	}
-	return t.update(countKey(postID), upd, &cond, errRetry)
+	return t.Update(countKey(postID), upd, &cond, dynamo.ErrRetry)
 }
 
-func (s *Store) execComment(ctx context.Context, t *txn, rec *idem, c *Comment) (*Comment, error) {
+func (s *Store) execComment(ctx context.Context, t *dynamo.Txn, rec *idem, c *Comment) (*Comment, error) {
 	if err := s.record(t, rec, c); err != nil {
 		return nil, err
 	}
-	if err := s.exec(ctx, t); err != nil {
+	if err := s.db.Exec(ctx, t); err != nil {
 		return nil, err
 	}
 	return c, nil

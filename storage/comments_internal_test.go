@@ -82,7 +82,7 @@ func TestCommentsWrittenBeforeCarriedReplies(t *testing.T) {
 
 	first := func() *Comment {
 		t.Helper()
-		res, err := s.Comments(ctx, p.ID, Page{Limit: 1})
+		res, err := s.Comments(ctx, p.ID, PageArgs{Limit: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,7 +96,7 @@ func TestCommentsWrittenBeforeCarriedReplies(t *testing.T) {
 	var page *Result[*Comment]
 	old := first()
 	n := counter(func(ctx context.Context) {
-		page, err = s.ReplyPage(ctx, old, Page{Limit: 3})
+		page, err = s.ReplyPage(ctx, old, PageArgs{Limit: 3})
 	})
 	if err != nil || len(page.Items) != 3 || page.Items[0].ID != replies[0] || !page.HasNext {
 		t.Fatalf("first replies of an old comment = %+v, %v", page, err)

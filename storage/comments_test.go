@@ -28,7 +28,7 @@ func TestCommentThreads(t *testing.T) {
 
 	var roots *storage.Result[*storage.Comment]
 	n := counted(func(ctx context.Context) {
-		roots = must[*storage.Result[*storage.Comment]](t)(e.store.Comments(ctx, p.ID, storage.Page{Limit: 50}))
+		roots = must[*storage.Result[*storage.Comment]](t)(e.store.Comments(ctx, p.ID, storage.PageArgs{Limit: 50}))
 	})
 	equal(t, "comments requests", n["Query"], 1)
 	equalSlices(t, "roots", []string{roots.Items[0].ID, roots.Items[1].ID}, []string{first.ID, second.ID})
@@ -42,13 +42,13 @@ func TestCommentThreads(t *testing.T) {
 	equal(t, "reply's parent", roots.Items[0].Replies[0].ParentID, first.ID)
 	var page *storage.Result[*storage.Comment]
 	n = counted(func(ctx context.Context) {
-		page = must[*storage.Result[*storage.Comment]](t)(e.store.ReplyPage(ctx, roots.Items[0], storage.Page{Limit: 1}))
+		page = must[*storage.Result[*storage.Comment]](t)(e.store.ReplyPage(ctx, roots.Items[0], storage.PageArgs{Limit: 1}))
 	})
 	equal(t, "first page of replies requests", len(n), 0)
 	equalSlices(t, "first page of replies", commentIDs(page.Items), []string{r1.ID})
 	equal(t, "more replies", page.HasNext, true)
 	n = counted(func(ctx context.Context) {
-		page = must[*storage.Result[*storage.Comment]](t)(e.store.ReplyPage(ctx, roots.Items[0], storage.Page{Limit: 1, After: page.Cursors[0]}))
+		page = must[*storage.Result[*storage.Comment]](t)(e.store.ReplyPage(ctx, roots.Items[0], storage.PageArgs{Limit: 1, After: page.Cursors[0]}))
 	})
 	equal(t, "next page of replies requests", n["Query"], 1)
 	equalSlices(t, "next page of replies", commentIDs(page.Items), []string{r2.ID})
@@ -63,7 +63,7 @@ func TestCommentThreads(t *testing.T) {
 	must[*storage.Comment](t)(e.store.DeleteComment(ctx, storage.CommentRef{PostID: p.ID, CommentID: s1.ID}))
 	must[*storage.Comment](t)(e.store.DeleteComment(ctx, storage.CommentRef{PostID: p.ID, CommentID: second.ID}))
 	e.consistent()
-	roots = must[*storage.Result[*storage.Comment]](t)(e.store.Comments(ctx, p.ID, storage.Page{Limit: 50}))
+	roots = must[*storage.Result[*storage.Comment]](t)(e.store.Comments(ctx, p.ID, storage.PageArgs{Limit: 50}))
 	equal(t, "roots after delete", len(roots.Items), 1)
 	equal(t, "tombstone", roots.Items[0].Deleted, true)
 	equal(t, "tombstone body", roots.Items[0].Body, "")
@@ -89,11 +89,11 @@ func TestCommentThreads(t *testing.T) {
 	t.Run("the last reply of a tombstone takes the tombstone along", func(t *testing.T) {
 		must[*storage.Comment](t)(e.store.DeleteComment(ctx, storage.CommentRef{PostID: p.ID, CommentID: r1.ID}))
 		e.consistent()
-		roots := must[*storage.Result[*storage.Comment]](t)(e.store.Comments(ctx, p.ID, storage.Page{Limit: 50}))
+		roots := must[*storage.Result[*storage.Comment]](t)(e.store.Comments(ctx, p.ID, storage.PageArgs{Limit: 50}))
 		equal(t, "tombstone still holds a reply", len(roots.Items), 1)
 		must[*storage.Comment](t)(e.store.DeleteComment(ctx, storage.CommentRef{PostID: p.ID, CommentID: r2.ID}))
 		e.consistent()
-		roots = must[*storage.Result[*storage.Comment]](t)(e.store.Comments(ctx, p.ID, storage.Page{Limit: 50}))
+		roots = must[*storage.Result[*storage.Comment]](t)(e.store.Comments(ctx, p.ID, storage.PageArgs{Limit: 50}))
 		equal(t, "roots left", len(roots.Items), 0)
 		got := must[*storage.Post](t)(e.store.GetPost(ctx, p.ID))
 		equal(t, "comment count", got.CommentCount, int64(0))

@@ -112,7 +112,7 @@ func TestConcurrentCommentsAreAllCounted(t *testing.T) {
 	got := must[*storage.Post](t)(e.store.GetPost(ctx, p.ID))
 	equal(t, "comment count", got.CommentCount, int64(21))
 	equal(t, "thread count", got.ThreadCount, int64(11))
-	r := must[*storage.Result[*storage.Post]](t)(e.store.CategoryPosts(ctx, "aws", storage.Page{Limit: 5}, storage.Period{}))
+	r := must[*storage.Result[*storage.Post]](t)(e.store.CategoryPosts(ctx, "aws", storage.PageArgs{Limit: 5}, storage.Period{}))
 	// Comment writes leave the copies, summaries, to the change feed's
 	// counts worker: they write the comment and the count item alone.
 	equal(t, "copy comment count", r.Items[0].CommentCount, int64(0))

@@ -35,7 +35,7 @@ func TestRenderedBodyCoverAndSEO(t *testing.T) {
 	e.consistent()
 
 	t.Run("copies carry the cover, counts and excerpt, not the rendered body", func(t *testing.T) {
-		r := must[*storage.Result[*storage.Post]](t)(e.store.CategoryPosts(ctx, "go", storage.Page{Limit: 5}, storage.Period{}))
+		r := must[*storage.Result[*storage.Post]](t)(e.store.CategoryPosts(ctx, "go", storage.PageArgs{Limit: 5}, storage.Period{}))
 		c := r.Items[0]
 		equal(t, "summary", c.Summary, true)
 		equal(t, "cover", *c.CoverImage, *cover)

@@ -15,6 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // Counters: each author, each category and the STATS item count their
@@ -28,7 +30,7 @@ import (
 // Stats returns the blog-wide counts, the archive by month included.
 func (s *Store) Stats(ctx context.Context) (*Stats, error) {
 	var it statsItem
-	err := s.getItem(ctx, statsItemKey(), false, &it)
+	err := s.db.Get(ctx, statsItemKey(), false, &it)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("stats: %w", err)
 	}
@@ -72,7 +74,7 @@ func (s *Store) CountPosts(ctx context.Context, authorID, category string, per P
 	g, gctx := errgroup.WithContext(ctx)
 	for i, cond := range conds {
 		g.Go(func() error {
-			expr, err := buildExpr(expression.NewBuilder().WithKeyCondition(cond))
+			expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(cond))
 			if err != nil {
 				return err
 			}
@@ -226,7 +228,7 @@ func addsEntries(before, after *postItem, now string) bool {
 // a check of the names' guard alone, or nothing. Entries of other posts
 // whose time has passed, in an item that was read, are removed on the way,
 // each on the condition that it is still as read.
-func (c *counterChange) action(t *txn, id, now string) error {
+func (c *counterChange) action(t *dynamo.Txn, id, now string) error {
 	var upd expression.UpdateBuilder
 	changed := false
 	cond := c.guard
@@ -269,22 +271,22 @@ func (c *counterChange) action(t *txn, id, now string) error {
 	}
 	switch {
 	case changed && c.create != nil:
-		return t.update(c.key, upd, cond, errStaleNames)
+		return t.Update(c.key, upd, cond, errStaleNames)
 	case changed && c.stats:
 		// STATS is made by the first write that counts something.
-		return t.update(c.key, upd.Set(expression.Name("type"), expression.Value(typeStats)), cond, errStaleNames)
+		return t.Update(c.key, upd.Set(expression.Name("type"), expression.Value(typeStats)), cond, errStaleNames)
 	case changed:
-		and(condExists())
-		return t.update(c.key, upd, cond, errStaleNames)
+		and(dynamo.CondExists())
+		return t.Update(c.key, upd, cond, errStaleNames)
 	case cond != nil:
-		return t.check(c.key, *cond, errStaleNames)
+		return t.Check(c.key, *cond, errStaleNames)
 	}
 	return nil
 }
 
 // countStats adds delta to one of the blog-wide counts.
-func countStats(t *txn, field string, delta int64) error {
-	return t.update(statsItemKey(), expression.Add(expression.Name(field), expression.Value(delta)).
+func countStats(t *dynamo.Txn, field string, delta int64) error {
+	return t.Update(statsItemKey(), expression.Add(expression.Name(field), expression.Value(delta)).
 		Set(expression.Name("type"), expression.Value(typeStats)), nil, nil)
 }
 

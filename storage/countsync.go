@@ -14,6 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // The comment counts of a post's summaries follow its comments through
@@ -55,14 +57,14 @@ type CountSynced struct {
 func (s *Store) SyncCounts(ctx context.Context, postID string) (CountSynced, error) {
 	var out CountSynced
 	var p postItem
-	switch err := s.getItem(ctx, postKey(postID), true, &p); {
+	switch err := s.db.Get(ctx, postKey(postID), true, &p); {
 	case errors.Is(err, ErrNotFound):
 		return out, nil
 	case err != nil:
 		return out, fmt.Errorf("sync counts of post %q: %w", postID, err)
 	}
 	keys := p.copyKeys()
-	copies, err := s.batchGet(ctx, keys, true)
+	copies, err := s.db.BatchGet(ctx, keys, true)
 	if err != nil {
 		return out, fmt.Errorf("sync counts of post %q: %w", postID, err)
 	}
@@ -109,7 +111,7 @@ func (s *Store) SyncCounts(ctx context.Context, postID string) (CountSynced, err
 // outcome in out.
 func (s *Store) setCounts(ctx context.Context, k key, was, comments, wasThreads, threads int, out *CountSynced) error {
 	upd := expression.Set(expression.Name("commentCount"), expression.Value(comments))
-	cond := condExists().And(expression.Name("commentCount").Equal(expression.Value(was)))
+	cond := dynamo.CondExists().And(expression.Name("commentCount").Equal(expression.Value(was)))
 	if threads >= 0 {
 		// threadCount is omitempty: zero is no attribute.
 		if threads == 0 {
@@ -123,12 +125,12 @@ func (s *Store) setCounts(ctx context.Context, k key, was, comments, wasThreads,
 		}
 		cond = cond.And(same)
 	}
-	expr, err := buildExpr(expression.NewBuilder().WithUpdate(upd).WithCondition(cond))
+	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithUpdate(upd).WithCondition(cond))
 	if err != nil {
 		return err
 	}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.table), Key: mustKey(k),
+		TableName: aws.String(s.table), Key: dynamo.MustKey(k),
 		UpdateExpression:          expr.Update(),
 		ConditionExpression:       expr.Condition(),
 		ExpressionAttributeNames:  expr.Names(),

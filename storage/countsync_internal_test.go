@@ -49,7 +49,7 @@ func newCountsFixture(t *testing.T) *countsFixture {
 	f.must(err)
 	f.post = p.ID
 	var it postItem
-	f.must(f.s.getItem(ctx, postKey(p.ID), true, &it))
+	f.must(f.s.db.Get(ctx, postKey(p.ID), true, &it))
 	f.keys = it.copyKeys()
 	if len(f.keys) != 6 {
 		t.Fatalf("the post has copies %v, want 6", f.keys)
@@ -82,9 +82,9 @@ func (f *countsFixture) comment() LoggedEvent {
 func (f *countsFixture) drift(n int, keys ...key) {
 	f.t.Helper()
 	for _, k := range keys {
-		t := f.s.newTxn()
-		f.must(t.update(k, expression.Set(expression.Name("commentCount"), expression.Value(n)), nil, nil))
-		f.must(f.s.exec(f.ctx, t))
+		t := f.s.db.NewTxn()
+		f.must(t.Update(k, expression.Set(expression.Name("commentCount"), expression.Value(n)), nil, nil))
+		f.must(f.s.db.Exec(f.ctx, t))
 	}
 }
 
@@ -97,7 +97,7 @@ func (f *countsFixture) counts(keys ...key) []int {
 		var c struct {
 			CommentCount int `dynamodbav:"commentCount"`
 		}
-		switch err := f.s.getItem(f.ctx, k, true, &c); {
+		switch err := f.s.db.Get(f.ctx, k, true, &c); {
 		case errors.Is(err, ErrNotFound):
 			out[i] = -1
 		case err != nil:
@@ -208,9 +208,9 @@ func TestCountSyncLeavesADeletedCopyDeleted(t *testing.T) {
 	f := newCountsFixture(t)
 	e := f.comment()
 	featured := featuredCopyKey(f.post)
-	tx := f.s.newTxn()
-	f.must(tx.delete(featured, nil, nil))
-	f.must(f.s.exec(f.ctx, tx))
+	tx := f.s.db.NewTxn()
+	f.must(tx.Delete(featured, nil, nil))
+	f.must(f.s.db.Exec(f.ctx, tx))
 	var others []key
 	for _, k := range f.keys {
 		if k != featured {
@@ -273,10 +273,10 @@ func TestCheckAllowsACountToLag(t *testing.T) {
 	t.Run("another difference than the count is reported at once", func(t *testing.T) {
 		_, err := f.s.SyncCounts(f.ctx, f.post)
 		f.must(err)
-		tx := f.s.newTxn()
-		f.must(tx.update(lagging, expression.Set(expression.Name("title"), expression.Value("Other")).
+		tx := f.s.db.NewTxn()
+		f.must(tx.Update(lagging, expression.Set(expression.Name("title"), expression.Value("Other")).
 			Set(expression.Name("commentCount"), expression.Value(0)), nil, nil))
-		f.must(f.s.exec(f.ctx, tx))
+		f.must(f.s.db.Exec(f.ctx, tx))
 		waited = 0
 		bad, err := f.s.Check(f.ctx)
 		f.must(err)

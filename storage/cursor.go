@@ -22,7 +22,7 @@ import (
 // shows, and authenticated together with the list's name, so a cursor
 // that was altered, forged without the key, made with another key or
 // taken from another list is refused with a ValidationError on "after".
-// An empty cursor is no cursor (a Page without one); the GraphQL layer
+// An empty cursor is no cursor (a PageArgs without one); the GraphQL layer
 // never passes one on: `after: ""` is a client's mistake it refuses.
 //
 // The construction is SIV (RFC 5297) with HMAC-SHA256 in place of CMAC:
@@ -211,7 +211,7 @@ func errBadCursor() error {
 // validatePage checks a page's size, and that its cursor goes with its
 // direction: After with a forward page (first), Before with a backward one
 // (last).
-func validatePage(p Page) error {
+func validatePage(p PageArgs) error {
 	field := "first"
 	if p.Backward {
 		field = "last"

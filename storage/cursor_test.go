@@ -32,13 +32,13 @@ func TestCursorsAreSealedWithTheTablesKey(t *testing.T) {
 	stranger := storage.New(e.client, e.table, storage.WithClock(e.clock.Now),
 		storage.WithCursorKey([]byte("a key that is not the table's, 32 bytes+")))
 
-	first := must[*storage.Result[*storage.Post]](t)(serverA.CategoryPosts(ctx, "go", storage.Page{Limit: 1}, storage.Period{}))
+	first := must[*storage.Result[*storage.Post]](t)(serverA.CategoryPosts(ctx, "go", storage.PageArgs{Limit: 1}, storage.Period{}))
 	cursor := first.Cursors[0]
-	next := must[*storage.Result[*storage.Post]](t)(serverB.CategoryPosts(ctx, "go", storage.Page{Limit: 1, After: cursor}, storage.Period{}))
+	next := must[*storage.Result[*storage.Post]](t)(serverB.CategoryPosts(ctx, "go", storage.PageArgs{Limit: 1, After: cursor}, storage.Period{}))
 	if next.Items[0].Slug != "two" {
 		t.Errorf("another server's next page starts at %s, want two", next.Items[0].Slug)
 	}
-	again := must[*storage.Result[*storage.Post]](t)(serverB.CategoryPosts(ctx, "go", storage.Page{Limit: 1}, storage.Period{}))
+	again := must[*storage.Result[*storage.Post]](t)(serverB.CategoryPosts(ctx, "go", storage.PageArgs{Limit: 1}, storage.Period{}))
 	if again.Cursors[0] != cursor {
 		t.Errorf("one position has two cursors: %q and %q", cursor, again.Cursors[0])
 	}
@@ -60,21 +60,21 @@ func TestCursorsAreSealedWithTheTablesKey(t *testing.T) {
 		read func(context.Context) error
 	}{
 		{"another key's cursor", func(ctx context.Context) error {
-			_, err := stranger.CategoryPosts(ctx, "go", storage.Page{Limit: 1, After: cursor}, storage.Period{})
+			_, err := stranger.CategoryPosts(ctx, "go", storage.PageArgs{Limit: 1, After: cursor}, storage.Period{})
 			return err
 		}},
 		{"another list's cursor", func(ctx context.Context) error {
-			_, err := serverB.CategoryPosts(ctx, "aws", storage.Page{Limit: 1, After: cursor}, storage.Period{})
+			_, err := serverB.CategoryPosts(ctx, "aws", storage.PageArgs{Limit: 1, After: cursor}, storage.Period{})
 			return err
 		}},
 		{"an altered cursor", func(ctx context.Context) error {
 			b := []byte(cursor)
 			b[len(b)-3] ^= 1
-			_, err := serverB.CategoryPosts(ctx, "go", storage.Page{Limit: 1, After: string(b)}, storage.Period{})
+			_, err := serverB.CategoryPosts(ctx, "go", storage.PageArgs{Limit: 1, After: string(b)}, storage.Period{})
 			return err
 		}},
 		{"the cursor with a line break, which base64 would skip", func(ctx context.Context) error {
-			_, err := serverB.CategoryPosts(ctx, "go", storage.Page{Limit: 1, After: cursor[:5] + "\n" + cursor[5:]}, storage.Period{})
+			_, err := serverB.CategoryPosts(ctx, "go", storage.PageArgs{Limit: 1, After: cursor[:5] + "\n" + cursor[5:]}, storage.Period{})
 			return err
 		}},
 	}

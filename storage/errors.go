@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // Every error the Store returns that a caller may act on is here: a
@@ -14,7 +16,7 @@ import (
 // Sentinel errors returned by the Store. Callers compare with errors.Is.
 var (
 	// ErrNotFound means the item asked for does not exist (or is not visible).
-	ErrNotFound = errors.New("not found")
+	ErrNotFound = dynamo.ErrNotFound
 	// ErrVersionConflict means the item changed since the version the caller
 	// expected; nothing was written.
 	ErrVersionConflict = errors.New("version conflict")
@@ -32,7 +34,7 @@ var (
 	// error or could not be reached, on every attempt the retry policy
 	// allows (see NewClient). The call may or may not have taken effect; a
 	// write retried with the same idempotency key takes effect once.
-	ErrUnavailable = errors.New("the database is unavailable, try again")
+	ErrUnavailable = dynamo.ErrUnavailable
 	// ErrRateLimited means a reader added as many comments as a minute
 	// allows; nothing was written. It comes as a *RateLimitError.
 	ErrRateLimited = errors.New("too many comments in a minute")
@@ -44,7 +46,7 @@ var (
 	ErrNotPending = errors.New("the comment is not pending")
 	// ErrBusy means the write met concurrent writes to the same items on every
 	// attempt; nothing was written and the caller may try again.
-	ErrBusy = errors.New("too many concurrent writes to the same items, try again")
+	ErrBusy = dynamo.ErrBusy
 )
 
 // RateLimitError is returned with ErrRateLimited and says when the next

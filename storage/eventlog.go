@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // The event log: the change feed's events in one order that every server
@@ -208,7 +210,7 @@ func (s *Store) appendGroup(ctx context.Context, a Append, g []RecordEvents, fin
 		if err != nil {
 			return nil, err
 		}
-		err = s.exec(ctx, t)
+		err = s.db.Exec(ctx, t)
 		switch {
 		case err == nil:
 			*head += int64(len(logged))
@@ -216,7 +218,7 @@ func (s *Store) appendGroup(ctx context.Context, a Append, g []RecordEvents, fin
 			return logged, nil
 		case errors.Is(err, ErrLeaseLost):
 			return nil, err
-		case errors.Is(err, errRetry):
+		case errors.Is(err, dynamo.ErrRetry):
 			// Another shard's holder appended first: its head came back
 			// with the cancellation.
 			*head = headOf(t, a.Shard != "")
@@ -228,7 +230,7 @@ func (s *Store) appendGroup(ctx context.Context, a Append, g []RecordEvents, fin
 		if attempt == maxAppendAttempts {
 			return nil, ErrBusy
 		}
-		if err := sleep(ctx, min(attempt, 3)); err != nil {
+		if err := dynamo.Sleep(ctx, min(attempt, 3)); err != nil {
 			return nil, err
 		}
 	}
@@ -236,11 +238,11 @@ func (s *Store) appendGroup(ctx context.Context, a Append, g []RecordEvents, fin
 
 // appendTxn builds the transaction appending g after head: the lease's
 // checkpoint first (its failure explains any other), the head, the events.
-func (s *Store) appendTxn(a Append, g []RecordEvents, finished bool, head int64) (*txn, []LoggedEvent, error) {
-	t := s.newTxn()
+func (s *Store) appendTxn(a Append, g []RecordEvents, finished bool, head int64) (*dynamo.Txn, []LoggedEvent, error) {
+	t := s.db.NewTxn()
 	if a.Shard != "" {
 		upd, _ := shardCheckpoint(g[len(g)-1].Sequence, finished)
-		if err := t.update(leaseKey(ShardLease(a.Shard)), upd, ptr(ownedBy(a.Owner)), ErrLeaseLost); err != nil {
+		if err := t.Update(leaseKey(ShardLease(a.Shard)), upd, ptr(ownedBy(a.Owner)), ErrLeaseLost); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -251,7 +253,7 @@ func (s *Store) appendTxn(a Append, g []RecordEvents, finished bool, head int64)
 	}
 	headUpd := expression.Set(expression.Name("seq"), expression.Value(head+n)).
 		Set(expression.Name("type"), expression.Value(typeEventHead))
-	if err := t.update(eventLogHead(), headUpd, &headCond, errRetry); err != nil {
+	if err := t.Update(eventLogHead(), headUpd, &headCond, dynamo.ErrRetry); err != nil {
 		return nil, nil, err
 	}
 	expires := s.Now().Add(a.Retention).Unix()
@@ -266,29 +268,29 @@ func (s *Store) appendTxn(a Append, g []RecordEvents, finished bool, head int64)
 			}
 			k := eventKey(pos)
 			it := eventItem{PK: k.PK, SK: k.SK, Type: typeEvent, Position: pos, Event: string(raw), ExpiresAt: expires}
-			if err := t.put(it, nil, nil); err != nil {
+			if err := t.Put(it, nil, nil); err != nil {
 				return nil, nil, err
 			}
 			logged = append(logged, LoggedEvent{Position: pos, Event: e})
 		}
 	}
-	t.returnOld()
+	t.ReturnOld()
 	return t, logged, nil
 }
 
 // headOf returns the head that cancelled t, or -1 when the cancellation
 // did not carry it.
 // The head's action is the first, or the second after a lease's.
-func headOf(t *txn, withLease bool) int64 {
+func headOf(t *dynamo.Txn, withLease bool) int64 {
 	i := 0
 	if withLease {
 		i = 1
 	}
-	if len(t.reasons) <= i || t.reasons[i].Item == nil {
+	if len(t.Reasons()) <= i || t.Reasons()[i].Item == nil {
 		return -1
 	}
 	var h eventHeadItem
-	if err := attributevalue.UnmarshalMap(t.reasons[i].Item, &h); err != nil {
+	if err := attributevalue.UnmarshalMap(t.Reasons()[i].Item, &h); err != nil {
 		return -1
 	}
 	return h.Seq
@@ -298,7 +300,7 @@ func headOf(t *txn, withLease bool) int64 {
 // first event. It is one strongly consistent GetItem.
 func (s *Store) EventLogHead(ctx context.Context) (int64, error) {
 	var h eventHeadItem
-	err := s.getItem(ctx, eventLogHead(), true, &h)
+	err := s.db.Get(ctx, eventLogHead(), true, &h)
 	if errors.Is(err, ErrNotFound) {
 		return 0, nil
 	}
@@ -334,7 +336,7 @@ func (s *Store) EventsAfter(ctx context.Context, after int64, limit int) ([]Logg
 	}
 	kc := expression.Key(attrPK).Equal(expression.Value(eventLogPartition)).
 		And(expression.Key(attrSK).Between(expression.Value(eventSortKey(max(after, 0)+1)), expression.Value(prefixEvent+"~")))
-	expr, err := buildExpr(expression.NewBuilder().WithKeyCondition(kc))
+	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(kc))
 	if err != nil {
 		return nil, err
 	}

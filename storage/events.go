@@ -14,6 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+
+	"github.com/blogql/blog/frontend"
 )
 
 // The change feed's translation: one stream record of the table in, the
@@ -140,21 +142,29 @@ type EventData struct {
 }
 
 // EventsOf returns the events the stream record rec means, with
-// DefaultPaths: none for most records. It fails when rec is not a record
-// of the table with NEW_AND_OLD_IMAGES or an item cannot be decoded.
-func EventsOf(rec streamtypes.Record) ([]Event, error) { return DefaultPaths.EventsOf(rec) }
+// frontend.DefaultPaths: none for most records. It fails when rec is not
+// a record of the table with NEW_AND_OLD_IMAGES or an item cannot be
+// decoded.
+func EventsOf(rec streamtypes.Record) ([]Event, error) { return EventsWith(frontend.DefaultPaths, rec) }
 
-// EventsOf returns the events the stream record rec means, with paths
+// EventsWith returns the events the stream record rec means, with paths
 // built from p: none for most records. It fails when rec is not a record
 // of the table with NEW_AND_OLD_IMAGES or an item cannot be decoded.
-func (p Paths) EventsOf(rec streamtypes.Record) ([]Event, error) {
+func EventsWith(p frontend.Paths, rec streamtypes.Record) ([]Event, error) {
+	return eventPaths{p}.eventsOf(rec)
+}
+
+// eventPaths are the paths the events of a translation name.
+type eventPaths struct{ frontend.Paths }
+
+func (p eventPaths) eventsOf(rec streamtypes.Record) ([]Event, error) {
 	r, err := readRecord(rec)
 	if err != nil {
 		return nil, err
 	}
 	var events []Event
 	add := func(t EventType, d EventData) {
-		d.CacheTags = withSections(d.CacheTags)
+		d.CacheTags = frontend.WithSections(d.CacheTags)
 		events = append(events, Event{ID: r.eventID(t), Type: t, Time: r.at, Data: d})
 	}
 	switch r.kind {
@@ -368,7 +378,7 @@ func rerendered(old, cur *postItem) bool {
 	return old.RenderVersion != cur.RenderVersion && old.htmlSum() != "" && old.htmlSum() != cur.htmlSum()
 }
 
-func (p Paths) postEvents(r *record, add func(EventType, EventData)) error {
+func (p eventPaths) postEvents(r *record, add func(EventType, EventData)) error {
 	old, cur, err := decode[postItem](r, postUnread...)
 	if err != nil {
 		return err
@@ -414,23 +424,23 @@ func (p Paths) postEvents(r *record, add func(EventType, EventData)) error {
 // counts: the pages that list its summary, and the tag of the answers
 // that show its count as summaries hold it (TagCounts), not the post's
 // other tags, since nothing else of it changed.
-func (p Paths) countsData(cur *postItem) EventData {
+func (p eventPaths) countsData(cur *postItem) EventData {
 	d := EventData{
 		PostID: cur.ID, Slug: cur.Slug, AuthorID: cur.AuthorID, Categories: cur.catSlugs(),
 		CoAuthors: cur.coAuthorIDs(), Tags: cur.tagSlugs(), PublishedAt: cur.publishedAt(),
-		CacheTags: []string{TagCounts(cur.ID)},
+		CacheTags: []string{frontend.TagCounts(cur.ID)},
 	}
 	d.Paths = append(d.Paths, p.Home)
 	for _, s := range append([]string{cur.AuthorSlug}, coAuthorSlugs(cur)...) {
-		d.Paths = append(d.Paths, p.bySlug(p.Author, s))
+		d.Paths = append(d.Paths, p.BySlug(p.Author, s))
 	}
 	for _, c := range d.Categories {
-		d.Paths = append(d.Paths, p.bySlug(p.Category, c))
+		d.Paths = append(d.Paths, p.BySlug(p.Category, c))
 	}
 	for _, t := range d.Tags {
-		d.Paths = append(d.Paths, p.bySlug(p.Tag, t))
+		d.Paths = append(d.Paths, p.BySlug(p.Tag, t))
 	}
-	d.Paths = distinct(append(d.Paths, p.month(d.PublishedAt)))
+	d.Paths = distinct(append(d.Paths, p.MonthPath(d.PublishedAt)))
 	return d
 }
 
@@ -446,7 +456,7 @@ func coAuthorSlugs(it *postItem) []string {
 // postData describes the post written from old to cur (either nil): the
 // pages and tags of both, so a consumer purges where it was and where it
 // is.
-func (p Paths) postData(old, cur *postItem) EventData {
+func (p eventPaths) postData(old, cur *postItem) EventData {
 	now := cur
 	if now == nil {
 		now = old
@@ -481,22 +491,22 @@ func (p Paths) postData(old, cur *postItem) EventData {
 	cats = append(cats, now.catSlugs()...)
 
 	d.Paths = append(d.Paths, p.Home)
-	d.CacheTags = append(d.CacheTags, TagPost(now.ID), TagAuthor(now.AuthorID), TagFeed, TagSearch)
+	d.CacheTags = append(d.CacheTags, frontend.TagPost(now.ID), frontend.TagAuthor(now.AuthorID), frontend.TagFeed, frontend.TagSearch)
 	for i, s := range slugs {
 		// Each slug at the date it had: a post path may hold its date.
 		d.Paths = append(d.Paths, p.PostPath(s, months[i]))
 	}
 	for _, s := range authorSlugs {
-		d.Paths = append(d.Paths, p.bySlug(p.Author, s))
+		d.Paths = append(d.Paths, p.BySlug(p.Author, s))
 	}
 	for _, c := range cats {
-		d.Paths = append(d.Paths, p.bySlug(p.Category, c))
-		d.CacheTags = append(d.CacheTags, TagCategory(c))
+		d.Paths = append(d.Paths, p.BySlug(p.Category, c))
+		d.CacheTags = append(d.CacheTags, frontend.TagCategory(c))
 	}
 	for _, m := range months {
-		d.Paths = append(d.Paths, p.month(m))
+		d.Paths = append(d.Paths, p.MonthPath(m))
 		if !m.IsZero() {
-			d.CacheTags = append(d.CacheTags, TagArchive(m))
+			d.CacheTags = append(d.CacheTags, frontend.TagArchive(m))
 		}
 	}
 	p.coAuthorsAndTagsData(&d, old, now)
@@ -519,7 +529,7 @@ func distinct(list []string) []string {
 // authorShown is what readers see of an author.
 type authorShown struct{ Name, Slug, Bio, AvatarURL, Website, Location string }
 
-func (p Paths) authorEvents(r *record, add func(EventType, EventData)) error {
+func (p eventPaths) authorEvents(r *record, add func(EventType, EventData)) error {
 	old, cur, err := decode[authorItem](r)
 	if err != nil {
 		return err
@@ -536,10 +546,10 @@ func (p Paths) authorEvents(r *record, add func(EventType, EventData)) error {
 	if now == nil {
 		now = old
 	}
-	d := EventData{AuthorID: now.ID, Slug: now.Slug, CacheTags: []string{TagAuthor(now.ID), TagSearch}}
+	d := EventData{AuthorID: now.ID, Slug: now.Slug, CacheTags: []string{frontend.TagAuthor(now.ID), frontend.TagSearch}}
 	if old != nil && old.Slug != now.Slug {
 		d.PreviousSlugs = append(d.PreviousSlugs, old.Slug)
-		d.Paths = append(d.Paths, p.bySlug(p.Author, old.Slug))
+		d.Paths = append(d.Paths, p.BySlug(p.Author, old.Slug))
 	}
 	for _, s := range now.Slugs {
 		if s != now.Slug && !slices.Contains(d.PreviousSlugs, s) {
@@ -550,15 +560,15 @@ func (p Paths) authorEvents(r *record, add func(EventType, EventData)) error {
 		// The pages of the slugs that redirect (at most MaxRedirects)
 		// were as likely read before the posts were rewritten.
 		for _, s := range d.PreviousSlugs {
-			d.Paths = append(d.Paths, p.bySlug(p.Author, s))
+			d.Paths = append(d.Paths, p.BySlug(p.Author, s))
 		}
 	}
-	d.Paths = distinct(append(d.Paths, p.bySlug(p.Author, now.Slug)))
+	d.Paths = distinct(append(d.Paths, p.BySlug(p.Author, now.Slug)))
 	add(EventAuthorUpdated, d)
 	return nil
 }
 
-func (p Paths) categoryEvents(r *record, add func(EventType, EventData)) error {
+func (p eventPaths) categoryEvents(r *record, add func(EventType, EventData)) error {
 	old, cur, err := decode[categoryItem](r)
 	if err != nil {
 		return err
@@ -572,8 +582,8 @@ func (p Paths) categoryEvents(r *record, add func(EventType, EventData)) error {
 	}
 	add(EventCategoryUpdated, EventData{
 		Slug: now.Slug, Categories: []string{now.Slug},
-		Paths:     distinct([]string{p.bySlug(p.Category, now.Slug)}),
-		CacheTags: []string{TagCategory(now.Slug), TagSearch},
+		Paths:     distinct([]string{p.BySlug(p.Category, now.Slug)}),
+		CacheTags: []string{frontend.TagCategory(now.Slug), frontend.TagSearch},
 	})
 	return nil
 }
@@ -594,7 +604,7 @@ func commentEvents(r *record, add func(EventType, EventData)) error {
 		AuthorID: now.AuthorID, ReaderID: now.ReaderID,
 	}
 	public := d
-	public.CacheTags = []string{TagComments(now.PostID)}
+	public.CacheTags = []string{frontend.TagComments(now.PostID)}
 	held := strings.HasPrefix(r.sk, prefixHeld)
 	switch {
 	case held && old == nil && cur.status() == CommentPending:

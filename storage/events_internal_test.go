@@ -14,6 +14,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+
+	"github.com/blogql/blog/frontend"
 )
 
 // feed stands in for a stream with NEW_AND_OLD_IMAGES until the table
@@ -245,7 +247,7 @@ func TestEventsOfWrites(t *testing.T) {
 		}, []EventType{EventPostPublished}, func(t *testing.T, evs []Event) {
 			d := evs[0].Data
 			wantPaths := []string{"/", "/posts/hello", "/authors/ada", "/categories/go", "/archive/2026/03"}
-			wantTags := []string{TagPost(post.ID), "author:ada", "feed", "search", "category:go", "archive:2026-03", "authors", "categories"}
+			wantTags := []string{frontend.TagPost(post.ID), "author:ada", "feed", "search", "category:go", "archive:2026-03", "authors", "categories"}
 			if d.PostID != post.ID || d.Slug != "hello" || d.AuthorID != "ada" || !slices.Equal(d.Categories, []string{"go"}) ||
 				!d.PublishedAt.Equal(now) || !slices.Equal(d.Paths, wantPaths) || !slices.Equal(d.CacheTags, wantTags) {
 				t.Errorf("data = %+v, want post %s, slug hello, author ada, category go, published now, paths %v, tags %v", d, post.ID, wantPaths, wantTags)
@@ -256,7 +258,7 @@ func TestEventsOfWrites(t *testing.T) {
 			added, err = s.AddComment(ctx, NewComment{PostID: post.ID, AuthorID: "ada", Body: "First."})
 			must(err)
 		}, []EventType{EventCommentAdded}, func(t *testing.T, evs []Event) {
-			if d := evs[0].Data; d.PostID != post.ID || d.CommentID != added.ID || d.AuthorID != "ada" || !slices.Equal(d.CacheTags, []string{TagComments(post.ID), "comments"}) {
+			if d := evs[0].Data; d.PostID != post.ID || d.CommentID != added.ID || d.AuthorID != "ada" || !slices.Equal(d.CacheTags, []string{frontend.TagComments(post.ID), "comments"}) {
 				t.Errorf("comment.added data = %+v", d)
 			}
 		}},
@@ -264,7 +266,7 @@ func TestEventsOfWrites(t *testing.T) {
 			_, err := s.SyncCounts(ctx, post.ID)
 			must(err)
 		}, []EventType{EventPostCountsUpdated}, func(t *testing.T, evs []Event) {
-			if d := evs[0].Data; d.PostID != post.ID || !slices.Equal(d.CacheTags, []string{TagCounts(post.ID), "counts"}) || !slices.Contains(d.Paths, "/") || slices.Contains(d.Paths, "/posts/"+post.Slug) {
+			if d := evs[0].Data; d.PostID != post.ID || !slices.Equal(d.CacheTags, []string{frontend.TagCounts(post.ID), "counts"}) || !slices.Contains(d.Paths, "/") || slices.Contains(d.Paths, "/posts/"+post.Slug) {
 				t.Errorf("post.counts.updated data = %+v, want the post, tag counts:<id> and its section alone, the lists' pages and not the post's", d)
 			}
 		}},
@@ -320,7 +322,7 @@ func TestEventsOfWrites(t *testing.T) {
 			body := "See [the site](https://blog.example/)."
 			edit(PostPatch{Body: &body})
 			f.records()
-			other := New(s.db, s.table, WithClock(clock), WithSiteURL("https://blog.example"))
+			other := New(s.db.Client(), s.table, WithClock(clock), WithSiteURL("https://blog.example"))
 			_, err := other.ClaimRenderer(ctx)
 			must(err)
 			r, err := other.Rerender(ctx)
@@ -412,7 +414,7 @@ func TestEventsOfWrites(t *testing.T) {
 			cur, err := s.GetPost(ctx, post.ID)
 			must(err)
 			if !d.PublishedAt.Equal(cur.PublishedAt) || d.PublishedAt.After(now) || !d.PreviousPublishedAt.IsZero() || d.Slug != "hello-world" ||
-				!slices.Contains(d.Paths, "/posts/hello-world") || !slices.Contains(d.CacheTags, TagFeed) {
+				!slices.Contains(d.Paths, "/posts/hello-world") || !slices.Contains(d.CacheTags, frontend.TagFeed) {
 				t.Errorf("data = %+v, want the post published at %v on its page and in the feed", d, cur.PublishedAt)
 			}
 		}},
@@ -454,7 +456,7 @@ func TestEventsOfWrites(t *testing.T) {
 			must(err)
 		}, []EventType{EventPagePublished}, nil},
 		{"a page body rendered again into other HTML is page.published.edited, a draft page's no event", func() {
-			other := New(s.db, s.table, WithClock(clock), WithSiteURL("https://blog.example"), WithHighlight(true))
+			other := New(s.db.Client(), s.table, WithClock(clock), WithSiteURL("https://blog.example"), WithHighlight(true))
 			_, err := other.ClaimRenderer(ctx)
 			must(err)
 			r, err := other.Rerender(ctx)
@@ -468,7 +470,7 @@ func TestEventsOfWrites(t *testing.T) {
 			}
 		}},
 		{"a page body rendered again into the same HTML is no event", func() {
-			other := New(s.db, s.table, WithClock(clock), WithSiteURL("https://blog.example"), WithHighlight(true), WithHeadingIDPrefix("x-"))
+			other := New(s.db.Client(), s.table, WithClock(clock), WithSiteURL("https://blog.example"), WithHighlight(true), WithHeadingIDPrefix("x-"))
 			_, err := other.ClaimRenderer(ctx)
 			must(err)
 			r, err := other.Rerender(ctx)

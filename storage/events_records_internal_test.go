@@ -13,6 +13,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+
+	"github.com/blogql/blog/frontend"
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // TestEventsOfRecords covers what writes through the Store do not make:
@@ -139,7 +142,7 @@ func TestEventsOfRecords(t *testing.T) {
 	})
 
 	t.Run("paths follow the patterns given, an empty one leaves its pages out", func(t *testing.T) {
-		evs, err := Paths{Post: "/blog/{slug}/", Month: "/{yyyy}-{mm}"}.EventsOf(rec(streamtypes.OperationTypeInsert, nil, post))
+		evs, err := EventsWith(frontend.Paths{Post: "/blog/{slug}/", Month: "/{yyyy}-{mm}"}, rec(streamtypes.OperationTypeInsert, nil, post))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -153,8 +156,8 @@ func TestEventsOfRecords(t *testing.T) {
 	})
 
 	t.Run("a post path may hold the post's date, as feeds link to it", func(t *testing.T) {
-		p := Paths{Post: "/blog/{yyyy}/{mm}/{dd}/{slug}"}
-		evs, err := p.EventsOf(rec(streamtypes.OperationTypeInsert, nil, post))
+		p := frontend.Paths{Post: "/blog/{yyyy}/{mm}/{dd}/{slug}"}
+		evs, err := EventsWith(p, rec(streamtypes.OperationTypeInsert, nil, post))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,7 +207,7 @@ func TestEventsOfAPostWithoutCategories(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: mustKey(postKey(p.ID)), ConsistentRead: aws.Bool(true)})
+	out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: dynamo.MustKey(postKey(p.ID)), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -51,7 +51,7 @@ func (it postItem) featuredCopy() postItem {
 
 // FeaturedPosts returns the featured posts whose time has come, newest
 // first, as summaries: one Query of GSI1 partition FEATURED a page.
-func (s *Store) FeaturedPosts(ctx context.Context, p Page) (*Result[*Post], error) {
+func (s *Store) FeaturedPosts(ctx context.Context, p PageArgs) (*Result[*Post], error) {
 	return queryPage(ctx, s, listQuery{
 		list:  "featured-posts",
 		index: true,

@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // The whole blog's feed: the published post items, summaries, in one GSI1
@@ -23,7 +25,7 @@ import (
 // LatestPosts returns the whole blog's visible posts in per, newest
 // first: summaries without their bodies, from one Query of the feed's
 // partition whatever the page size.
-func (s *Store) LatestPosts(ctx context.Context, p Page, per Period) (*Result[*Post], error) {
+func (s *Store) LatestPosts(ctx context.Context, p PageArgs, per Period) (*Result[*Post], error) {
 	if err := validatePage(p); err != nil {
 		return nil, err
 	}
@@ -149,7 +151,7 @@ func (s *Store) feedRange(ctx context.Context, r skRange, descending bool, limit
 // and returns where to go on when DynamoDB's 1 MB limit cut the read
 // short (else nil).
 func (s *Store) rangeQuery(ctx context.Context, partition string, r skRange, descending bool, limit int, start map[string]types.AttributeValue) ([]postItem, map[string]types.AttributeValue, error) {
-	expr, err := buildExpr(expression.NewBuilder().WithKeyCondition(
+	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(
 		expression.Key(attrGSI1PK).Equal(expression.Value(partition)).
 			And(expression.Key(attrGSI1SK).Between(expression.Value(r.lo), expression.Value(r.hi)))))
 	if err != nil {

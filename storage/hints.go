@@ -63,9 +63,9 @@ func newHints() *hints {
 // hinted are the item types a comment's transaction depends on.
 var hinted = map[string]bool{typePostCount: true, typeAuthor: true, typeReader: true, typeRate: true, typeComment: true}
 
-// remember keeps the items of found whose types a comment's transaction
+// Remember keeps the items of found whose types a comment's transaction
 // depends on, and forgets those of keys that found does not hold.
-func (h *hints) remember(keys []key, found map[key]item) {
+func (h *hints) Remember(keys []key, found map[key]item) {
 	if !slices.ContainsFunc(keys, func(k key) bool { it, ok := found[k]; return !ok || hinted[itemType(it)] }) {
 		return // nothing to keep or forget: no lock taken on the path of most reads
 	}
@@ -80,9 +80,9 @@ func (h *hints) remember(keys []key, found map[key]item) {
 	}
 }
 
-// saw keeps it, the item under k as a read found it, or forgets k when it
+// Saw keeps it, the item under k as a read found it, or forgets k when it
 // is nil: there is no such item.
-func (h *hints) saw(k key, it item) {
+func (h *hints) Saw(k key, it item) {
 	if it != nil && !hinted[itemType(it)] {
 		return
 	}
@@ -151,17 +151,17 @@ func (h *hints) recall(keys []key, required func(key) bool) (map[key]item, bool)
 	return found, true
 }
 
-// learn keeps what the cancellation of t showed of the items whose
-// conditions failed: the item as it is, or, when none came back, that it
-// is missing.
-func (h *hints) learn(t *txn) {
+// Learn keeps what the cancellation of a transaction showed of the items
+// whose conditions failed: the item as it is, or, when none came back,
+// that it is missing.
+func (h *hints) Learn(actions []types.TransactWriteItem, reasons []types.CancellationReason) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for i, r := range t.reasons {
-		if i >= len(t.items) || r.Code == nil || *r.Code != "ConditionalCheckFailed" {
+	for i, r := range reasons {
+		if i >= len(actions) || r.Code == nil || *r.Code != "ConditionalCheckFailed" {
 			continue
 		}
-		k, ok := actionKey(t.items[i])
+		k, ok := actionKey(actions[i])
 		if !ok {
 			continue
 		}
@@ -173,14 +173,14 @@ func (h *hints) learn(t *txn) {
 	}
 }
 
-// wrote keeps the items t put and forgets those it deleted, now that it
-// has succeeded. An update leaves what is remembered: no update changes
+// Wrote keeps the items a transaction put and forgets those it deleted,
+// now that it has succeeded. An update leaves what is remembered: no update changes
 // what a comment's transaction depends on without a condition that a
 // stale hint fails.
-func (h *hints) wrote(t *txn) {
+func (h *hints) Wrote(actions []types.TransactWriteItem) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for _, a := range t.items {
+	for _, a := range actions {
 		if a.Put == nil && a.Delete == nil {
 			continue
 		}

@@ -24,7 +24,7 @@ func TestHintsStayWithinTheirBounds(t *testing.T) {
 		}
 	}
 	for i := range 1000 {
-		h.saw(comment(i, body))
+		h.Saw(comment(i, body))
 		if h.bytes > maxHintBytes {
 			t.Fatalf("after %d comments of 100 KB: %d bytes of hints, bound %d", i+1, h.bytes, maxHintBytes)
 		}
@@ -33,7 +33,7 @@ func TestHintsStayWithinTheirBounds(t *testing.T) {
 		t.Errorf("%d comments of 100 KB remembered, want some and at most %d", n, maxHintBytes/100_000)
 	}
 	for i := range maxHints + 100 {
-		h.saw(comment(i, "short"))
+		h.Saw(comment(i, "short"))
 	}
 	if h.kinds[typeComment] != maxHints || len(h.items) != maxHints {
 		t.Errorf("%d comments remembered (%d items), want the bound %d", h.kinds[typeComment], len(h.items), maxHints)
@@ -46,7 +46,7 @@ func TestHintsStayWithinTheirBounds(t *testing.T) {
 		t.Errorf("hints count %d bytes, their items take %d", h.bytes, total)
 	}
 	k, it := comment(7, "again")
-	h.saw(k, it)
+	h.Saw(k, it)
 	found, ok := h.recall([]key{k}, func(key) bool { return true })
 	if !ok || found[k]["body"].(*types.AttributeValueMemberS).Value != "again" {
 		t.Errorf("recall of a comment put again = %v, %v", found[k], ok)

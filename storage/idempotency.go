@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/blogql/blog/markdown"
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // idempotencyTTL is how long a key protects against a repeated request.
@@ -88,7 +89,7 @@ func idempotentRun[T any](ctx context.Context, s *Store, op, k string, input any
 		switch {
 		case err == nil:
 			return v, nil
-		case errors.Is(err, errIdempotencyUsed):
+		case errors.Is(err, dynamo.ErrIdempotencyUsed):
 			// Read the record again at the top.
 		case ctx.Err() != nil:
 			return v, err
@@ -98,10 +99,10 @@ func idempotentRun[T any](ctx context.Context, s *Store, op, k string, input any
 			}
 			return v, err
 		}
-		if attempt == maxWriteAttempts {
+		if attempt == dynamo.MaxWriteAttempts {
 			return zero, fmt.Errorf("idempotency record %s: %w", id.key.PK, ErrBusy)
 		}
-		if err := sleep(ctx, attempt); err != nil {
+		if err := dynamo.Sleep(ctx, attempt); err != nil {
 			return zero, err
 		}
 	}
@@ -111,7 +112,7 @@ func idempotentRun[T any](ctx context.Context, s *Store, op, k string, input any
 func replay[T any](ctx context.Context, s *Store, id *idem) (T, bool, error) {
 	var zero T
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
-		TableName: aws.String(s.table), Key: mustKey(id.key), ConsistentRead: aws.Bool(true),
+		TableName: aws.String(s.table), Key: dynamo.MustKey(id.key), ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
 		return zero, false, fmt.Errorf("read idempotency record: %w", err)
@@ -151,7 +152,7 @@ type restorer interface {
 // record adds the idempotency record of id with result to t; a nil id adds
 // nothing. That a key takes effect once is the record's condition's doing;
 // exec gives every transaction a ClientRequestToken of its own.
-func (s *Store) record(t *txn, id *idem, result any) error {
+func (s *Store) record(t *dynamo.Txn, id *idem, result any) error {
 	if id == nil {
 		return nil
 	}
@@ -165,10 +166,22 @@ func (s *Store) record(t *txn, id *idem, result any) error {
 		return fmt.Errorf("encode idempotent result: %w", err)
 	}
 	now := s.Now()
-	cond := condNotExists().Or(expression.Name("expiresAt").LessThan(expression.Value(now.Unix())))
-	err := t.put(idempotencyItem{
+	cond := dynamo.CondNotExists().Or(expression.Name("expiresAt").LessThan(expression.Value(now.Unix())))
+	err := t.Put(idempotencyItem{
 		PK: id.key.PK, SK: id.key.SK, Type: typeIdempotency,
 		Hash: id.hash, Result: raw.String(), ExpiresAt: now.Add(idempotencyTTL).Unix(),
-	}, &cond, errIdempotencyUsed)
+	}, &cond, dynamo.ErrIdempotencyUsed)
 	return err
+}
+
+// execRecord runs t with the idempotency record of result.
+func execRecord[T any](ctx context.Context, s *Store, t *dynamo.Txn, rec *idem, result T) (T, error) {
+	var zero T
+	if err := s.record(t, rec, result); err != nil {
+		return zero, err
+	}
+	if err := s.db.Exec(ctx, t); err != nil {
+		return zero, err
+	}
+	return result, nil
 }

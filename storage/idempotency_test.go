@@ -32,7 +32,7 @@ func TestLostAnswerTakesEffectOnce(t *testing.T) {
 				ctx := context.Background()
 				equal(e.t, "comment count", must[*storage.Post](e.t)(e.store.GetPost(ctx, e.published.ID)).CommentCount, e.published.CommentCount+1)
 				n := 0
-				for _, c := range must[*storage.Result[*storage.Comment]](e.t)(e.store.Comments(ctx, e.published.ID, storage.Page{Limit: 50})).Items {
+				for _, c := range must[*storage.Result[*storage.Comment]](e.t)(e.store.Comments(ctx, e.published.ID, storage.PageArgs{Limit: 50})).Items {
 					if c.Body == "once" {
 						n++
 					}
@@ -46,7 +46,7 @@ func TestLostAnswerTakesEffectOnce(t *testing.T) {
 			},
 			func(e *raceEnv) {
 				ctx := context.Background()
-				drafts := must[*storage.Result[*storage.Post]](e.t)(e.store.AuthorDrafts(ctx, "ada", storage.Page{Limit: 10}))
+				drafts := must[*storage.Result[*storage.Post]](e.t)(e.store.AuthorDrafts(ctx, "ada", storage.PageArgs{Limit: 10}))
 				equal(e.t, "drafts, the new post and the one before", len(drafts.Items), 2)
 				equal(e.t, "post by slug", must[*storage.Post](e.t)(e.store.GetPostBySlug(ctx, "once")).Title, "Once")
 			}},

@@ -4,6 +4,10 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // Every key of the table is built here; doc.go describes the layout.
@@ -33,6 +37,10 @@ const (
 	prefixOutbox  = "OUTBOX#"
 	prefixDeliver = "DELIVERY#"
 	prefixPersist = "PERSISTED#"
+
+	// feedPartition is the GSI1 partition of the whole blog's feed: one,
+	// as a blog publishes far below a partition's write limit.
+	feedPartition = "FEED"
 
 	authorsPartition    = "AUTHORS"
 	categoriesPartition = "CATEGORIES"
@@ -85,79 +93,99 @@ const (
 )
 
 // featuredCopyKey is the featured-list copy of a published featured post.
-func featuredCopyKey(postID string) key { return key{prefixPost + postID, featuredSK} }
+func featuredCopyKey(postID string) key { return key{PK: prefixPost + postID, SK: featuredSK} }
 
 // seriesKey is a series' item.
-func seriesKey(slug string) key { return key{prefixSeries + slug, prefixSeries + slug} }
+func seriesKey(slug string) key { return key{PK: prefixSeries + slug, SK: prefixSeries + slug} }
 
 // revisionKey is the revision n of a post: fixed width, so the newest
 // sorts last.
 func revisionKey(postID string, n int64) key {
-	return key{prefixPost + postID, fmt.Sprintf("%s%010d", prefixRevision, n)}
+	return key{PK: prefixPost + postID, SK: fmt.Sprintf("%s%010d", prefixRevision, n)}
 }
 
-type key struct {
-	PK string `dynamodbav:"PK"`
-	SK string `dynamodbav:"SK"`
+// key is the primary key of an item; item is an item as DynamoDB
+// carries it (the table primitives' types).
+type (
+	key  = dynamo.Key
+	item = dynamo.Item
+)
+
+// mapKeys returns the key f makes of each id, in order.
+func mapKeys(ids []string, f func(string) key) []key {
+	keys := make([]key, len(ids))
+	for i, id := range ids {
+		keys[i] = f(id)
+	}
+	return keys
 }
+
+// condVersion holds when the item's version is v.
+func condVersion(v int64) expression.ConditionBuilder {
+	return expression.Name("version").Equal(expression.Value(v))
+}
+
+func ptr[T any](v T) *T { return &v }
 
 // rendererKey is the renderer item (rerender.go).
-func rendererKey() key { return key{rendererPartition, rendererPartition} }
+func rendererKey() key { return key{PK: rendererPartition, SK: rendererPartition} }
 
 // leaseKey is the lease of name (ShardLease, WorkerLease).
-func leaseKey(name string) key { return key{leasesPartition, name} }
+func leaseKey(name string) key { return key{PK: leasesPartition, SK: name} }
 
 // heartbeatKey is the heartbeat of the server owner (leases.go).
-func heartbeatKey(owner string) key { return key{leasesPartition, prefixHeartbeat + owner} }
+func heartbeatKey(owner string) key { return key{PK: leasesPartition, SK: prefixHeartbeat + owner} }
 
 // eventLogHead is the event log's head item: the last position used.
-func eventLogHead() key { return key{eventLogPartition, eventLogHeadKey} }
+func eventLogHead() key { return key{PK: eventLogPartition, SK: eventLogHeadKey} }
 
 // eventSortKey places an event at its position in the log: 20 digits, so
 // string order is position order.
 func eventSortKey(position int64) string { return fmt.Sprintf("%s%020d", prefixEvent, position) }
 
-func eventKey(position int64) key { return key{eventLogPartition, eventSortKey(position)} }
+func eventKey(position int64) key { return key{PK: eventLogPartition, SK: eventSortKey(position)} }
 
 func keyTime(t time.Time) string { return t.UTC().Format(keyTimeLayout) }
 
-func authorKey(id string) key { return key{prefixAuthor + id, prefixAuthor + id} }
+func authorKey(id string) key { return key{PK: prefixAuthor + id, SK: prefixAuthor + id} }
 
-func postKey(id string) key { return key{prefixPost + id, prefixPost + id} }
+func postKey(id string) key { return key{PK: prefixPost + id, SK: prefixPost + id} }
 
-func categoryKey(slug string) key { return key{prefixCat + slug, prefixCat + slug} }
+func categoryKey(slug string) key { return key{PK: prefixCat + slug, SK: prefixCat + slug} }
 
-func slugKey(slug string) key { return key{prefixSlug + slug, prefixSlug + slug} }
+func slugKey(slug string) key { return key{PK: prefixSlug + slug, SK: prefixSlug + slug} }
 
-func authorSlugKey(slug string) key { return key{prefixAuthorSlug + slug, prefixAuthorSlug + slug} }
+func authorSlugKey(slug string) key {
+	return key{PK: prefixAuthorSlug + slug, SK: prefixAuthorSlug + slug}
+}
 
-func statsItemKey() key { return key{statsKey, statsKey} }
+func statsItemKey() key { return key{PK: statsKey, SK: statsKey} }
 
-func secretKey(name string) key { return key{prefixSecret + name, prefixSecret + name} }
+func secretKey(name string) key { return key{PK: prefixSecret + name, SK: prefixSecret + name} }
 
 // layoutKey is the item that records the version of the table's layout.
-func layoutKey() key { return key{layoutPartition, layoutPartition} }
+func layoutKey() key { return key{PK: layoutPartition, SK: layoutPartition} }
 
 // scheduleKey is the schedule item of the post postID, scheduled at the
 // key time at: "<at>#<postId>" in the SCHEDULE partition, so the items
 // that are due are one key range.
-func scheduleKey(at, postID string) key { return key{schedulePartition, at + "#" + postID} }
+func scheduleKey(at, postID string) key { return key{PK: schedulePartition, SK: at + "#" + postID} }
 
 // readerKey is where a reader's display name and picture are kept. Reader
 // ids are token subjects, a namespace apart from author ids.
-func readerKey(id string) key { return key{prefixReader + id, prefixReader + id} }
+func readerKey(id string) key { return key{PK: prefixReader + id, SK: prefixReader + id} }
 
 // rateKey is where a reader's latest comments are counted.
 func rateKey(readerID string) key {
-	return key{prefixRate + prefixReader + readerID, prefixRate + prefixReader + readerID}
+	return key{PK: prefixRate + prefixReader + readerID, SK: prefixRate + prefixReader + readerID}
 }
 
 // persistedKey is where the automatic persisted query of a SHA-256 hash
 // (64 hexadecimal digits) is kept.
-func persistedKey(hash string) key { return key{prefixPersist + hash, prefixPersist + hash} }
+func persistedKey(hash string) key { return key{PK: prefixPersist + hash, SK: prefixPersist + hash} }
 
 func idempotencyKey(op, k string) key {
-	return key{prefixIdem + op + "#" + k, prefixIdem + op + "#" + k}
+	return key{PK: prefixIdem + op + "#" + k, SK: prefixIdem + op + "#" + k}
 }
 
 // postSortKey orders a post by publish time inside author, category and
@@ -168,12 +196,12 @@ func postSortKey(publishedAt time.Time, id string) string {
 
 // authorCopyKey is the author→post copy of a published post.
 func authorCopyKey(authorID string, publishedAt time.Time, postID string) key {
-	return key{prefixAuthor + authorID, postSortKey(publishedAt, postID)}
+	return key{PK: prefixAuthor + authorID, SK: postSortKey(publishedAt, postID)}
 }
 
 // categoryCopyKey is the post-in-category copy of a published post.
 func categoryCopyKey(postID, slug string) key {
-	return key{prefixPost + postID, prefixCat + slug}
+	return key{PK: prefixPost + postID, SK: prefixCat + slug}
 }
 
 func categoryPartition(slug string) string { return prefixCat + slug }
@@ -211,9 +239,9 @@ func authorListSortKey(createdAt time.Time, id string) string {
 // of a page of top-level comments are one contiguous key range.
 func commentKey(postID string, c commentID) key {
 	if c.parent == nil {
-		return key{prefixPost + postID, prefixComment + c.sortPart()}
+		return key{PK: prefixPost + postID, SK: prefixComment + c.sortPart()}
 	}
-	return key{prefixPost + postID, prefixThread + c.parent.sortPart() + "#" + c.sortPart()}
+	return key{PK: prefixPost + postID, SK: prefixThread + c.parent.sortPart() + "#" + c.sortPart()}
 }
 
 // heldKey is where a comment lives while it is held (pending or
@@ -231,7 +259,7 @@ func commentKeys(postID string, c commentID) []key {
 }
 
 func heldKey(postID string, c commentID) key {
-	return key{prefixPost + postID, prefixHeld + keyTime(c.created) + "#" + c.String()}
+	return key{PK: prefixPost + postID, SK: prefixHeld + keyTime(c.created) + "#" + c.String()}
 }
 
 // queueSortKey orders a pending comment in the moderation queues by the
@@ -242,7 +270,7 @@ func queueSortKey(postID string, c commentID) string {
 
 // queueEntryKey is the copy of a pending comment in the admins' queue.
 func queueEntryKey(postID string, c commentID) key {
-	return key{queuePartition, queueSortKey(postID, c)}
+	return key{PK: queuePartition, SK: queueSortKey(postID, c)}
 }
 
 // queueKeyOfHeld returns the admins' queue entry of the held comment of
@@ -334,10 +362,10 @@ func isLowerHex(s string) bool {
 
 // webhookKey is a webhook's item: every webhook in one partition, so the
 // list is one Query.
-func webhookKey(id string) key { return key{webhooksPartition, prefixWebhook + id} }
+func webhookKey(id string) key { return key{PK: webhooksPartition, SK: prefixWebhook + id} }
 
 // webhookCountKey is the item that counts the webhooks.
-func webhookCountKey() key { return key{webhooksPartition, webhookCountSK} }
+func webhookCountKey() key { return key{PK: webhooksPartition, SK: webhookCountSK} }
 
 // webhookPartition holds a webhook's outbox and delivery history.
 func webhookPartition(id string) string { return prefixWebhook + id }
@@ -345,7 +373,7 @@ func webhookPartition(id string) string { return prefixWebhook + id }
 // outboxKey is the delivery of one event to one webhook: one item per
 // pair, whatever the number of attempts, so writing it is idempotent.
 func outboxKey(webhookID, eventID string) key {
-	return key{webhookPartition(webhookID), prefixOutbox + eventID}
+	return key{PK: webhookPartition(webhookID), SK: prefixOutbox + eventID}
 }
 
 // outboxDueKey orders a pending delivery in GSI1 partition OUTBOX by the
@@ -356,7 +384,7 @@ func outboxDueKey(due time.Time, webhookID, eventID string) string {
 
 // deliveryKey is one attempt in a webhook's delivery history, newest last.
 func deliveryKey(webhookID string, at time.Time, eventID string, attempt int) key {
-	return key{webhookPartition(webhookID), fmt.Sprintf("%s%s#%s#%03d", prefixDeliver, keyTime(at), eventID, attempt)}
+	return key{PK: webhookPartition(webhookID), SK: fmt.Sprintf("%s%s#%s#%03d", prefixDeliver, keyTime(at), eventID, attempt)}
 }
 
 // Static pages and site settings (pages.go, site.go).
@@ -367,14 +395,14 @@ const (
 	sitePartition       = "SITE"
 )
 
-func pageKey(id string) key { return key{prefixPage + id, prefixPage + id} }
+func pageKey(id string) key { return key{PK: prefixPage + id, SK: prefixPage + id} }
 
 // pageSortKey orders pages in GSI1 by order (five digits: MaxPageOrder),
 // then id (creation time: ids are UUIDv7).
 func pageSortKey(order int, id string) string { return fmt.Sprintf("%s%05d#%s", prefixPage, order, id) }
 
 // siteKey is the site settings' item.
-func siteKey() key { return key{sitePartition, sitePartition} }
+func siteKey() key { return key{PK: sitePartition, SK: sitePartition} }
 
 // Tags (tags.go): a tag item per tag, listed in GSI1 partition TAGS, and a
 // post-in-tag copy per tag of a published post, listed in GSI1 under
@@ -384,9 +412,9 @@ const (
 	tagsPartition = "TAGS"
 )
 
-func tagKey(slug string) key { return key{prefixTag + slug, prefixTag + slug} }
+func tagKey(slug string) key { return key{PK: prefixTag + slug, SK: prefixTag + slug} }
 
 // tagCopyKey is the post-in-tag copy of a published post.
-func tagCopyKey(postID, slug string) key { return key{prefixPost + postID, prefixTag + slug} }
+func tagCopyKey(postID, slug string) key { return key{PK: prefixPost + postID, SK: prefixTag + slug} }
 
 func tagPartition(slug string) string { return prefixTag + slug }

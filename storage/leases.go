@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // Leases: which server of the fleet does a piece of the change feed's
@@ -131,13 +133,13 @@ func (s *Store) Heartbeat(ctx context.Context, owner string, d time.Duration) (t
 		Set(expression.Name("owner"), expression.Value(owner)).
 		Set(expression.Name("leaseUntil"), expression.Value(until.UnixMilli())).
 		Set(expression.Name("expiresAt"), expression.Value(until.Add(heartbeatTTL).Unix()))
-	expr, err := buildExpr(expression.NewBuilder().WithUpdate(upd))
+	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithUpdate(upd))
 	if err != nil {
 		return time.Time{}, err
 	}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.table),
-		Key:                       mustKey(heartbeatKey(owner)),
+		Key:                       dynamo.MustKey(heartbeatKey(owner)),
 		UpdateExpression:          expr.Update(),
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
@@ -185,21 +187,21 @@ func takeUpdate(owner string) expression.UpdateBuilder {
 // expired, for owner: one transaction that checks the heartbeat and that
 // the lease is still prev's.
 func (s *Store) takeOver(ctx context.Context, name, owner, prev string) (*leaseItem, error) {
-	t := s.newTxn()
+	t := s.db.NewTxn()
 	expired := expression.AttributeNotExists(expression.Name(attrPK)).
 		Or(expression.Name("leaseUntil").LessThanEqual(expression.Value(s.Now().UnixMilli())))
-	if err := t.check(heartbeatKey(prev), expired, ErrLeaseHeld); err != nil {
+	if err := t.Check(heartbeatKey(prev), expired, ErrLeaseHeld); err != nil {
 		return nil, err
 	}
-	if err := t.update(leaseKey(name), takeUpdate(owner), ptr(ownedBy(prev)), ErrLeaseHeld); err != nil {
+	if err := t.Update(leaseKey(name), takeUpdate(owner), ptr(ownedBy(prev)), ErrLeaseHeld); err != nil {
 		return nil, err
 	}
-	if err := s.exec(ctx, t); err != nil {
+	if err := s.db.Exec(ctx, t); err != nil {
 		return nil, err
 	}
 	// The transaction returns nothing: read what the lease keeps.
 	var it leaseItem
-	if err := s.getItem(ctx, leaseKey(name), true, &it); err != nil {
+	if err := s.db.Get(ctx, leaseKey(name), true, &it); err != nil {
 		return nil, err
 	}
 	if it.Owner != owner {
@@ -267,12 +269,12 @@ func shardCheckpoint(seq string, finished bool) (expression.UpdateBuilder, bool)
 // no longer lists, whoever took it last; a lease of a shard not finished
 // is left alone.
 func (s *Store) DeleteShardLease(ctx context.Context, shard string) error {
-	expr, err := buildExpr(expression.NewBuilder().WithCondition(expression.Name("finished").Equal(expression.Value(true))))
+	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithCondition(expression.Name("finished").Equal(expression.Value(true))))
 	if err != nil {
 		return err
 	}
 	_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName: aws.String(s.table), Key: mustKey(leaseKey(ShardLease(shard))),
+		TableName: aws.String(s.table), Key: dynamo.MustKey(leaseKey(ShardLease(shard))),
 		ConditionExpression:       expr.Condition(),
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
@@ -292,7 +294,11 @@ func (s *Store) Leases(ctx context.Context) ([]Lease, error) {
 		items []leaseItem
 		until = map[string]time.Time{}
 	)
-	err := s.queryAll(ctx, expression.Key(attrPK).Equal(expression.Value(leasesPartition)), func(av item) error {
+	in, err := s.db.KeyQuery(expression.Key(attrPK).Equal(expression.Value(leasesPartition)))
+	if err != nil {
+		return nil, err
+	}
+	err = s.db.QueryAll(ctx, in, func(av item) error {
 		var head struct {
 			Type string `dynamodbav:"type"`
 		}
@@ -346,13 +352,13 @@ func (s *Store) updateLease(ctx context.Context, name string, upd expression.Upd
 	if err := validLeaseName(name); err != nil {
 		return nil, err
 	}
-	expr, err := buildExpr(expression.NewBuilder().WithUpdate(upd).WithCondition(cond))
+	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithUpdate(upd).WithCondition(cond))
 	if err != nil {
 		return nil, err
 	}
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                           aws.String(s.table),
-		Key:                                 mustKey(leaseKey(name)),
+		Key:                                 dynamo.MustKey(leaseKey(name)),
 		UpdateExpression:                    expr.Update(),
 		ConditionExpression:                 expr.Condition(),
 		ExpressionAttributeNames:            expr.Names(),

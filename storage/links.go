@@ -5,6 +5,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/blogql/blog/webhooks/publicaddr"
 )
 
 // Hosts a stored link may not name unless the Store was made with
@@ -58,7 +60,7 @@ func publicHost(host string) bool {
 			return !endsInNumber(host)
 		}
 	}
-	return publicAddr(addr)
+	return publicaddr.Is(addr)
 }
 
 // endsInNumber reports whether the last label of host is a number in the

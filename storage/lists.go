@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
+
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // Paginated lists: each is one Query of the table or GSI1 for a page,
@@ -46,7 +48,7 @@ func (q listQuery) posAttrs() []string {
 // request; only a page cut short by DynamoDB's 1 MB response limit takes
 // another. A backward page is read in the other direction from its
 // cursor and returned in the list's order.
-func queryPage[T any, I any](ctx context.Context, s *Store, q listQuery, p Page, conv func(*I) T) (*Result[T], error) {
+func queryPage[T any, I any](ctx context.Context, s *Store, q listQuery, p PageArgs, conv func(*I) T) (*Result[T], error) {
 	if err := validatePage(p); err != nil {
 		return nil, err
 	}
@@ -62,7 +64,7 @@ func queryPage[T any, I any](ctx context.Context, s *Store, q listQuery, p Page,
 	if q.empty {
 		return res.from(p, false), nil
 	}
-	expr, err := buildExpr(expression.NewBuilder().WithKeyCondition(q.cond))
+	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(q.cond))
 	if err != nil {
 		return nil, err
 	}
@@ -124,7 +126,7 @@ func queryPage[T any, I any](ctx context.Context, s *Store, q listQuery, p Page,
 // page in the list's order, and says what lies beyond each end: more is
 // whether the read found items past the page, the other side holds items
 // when the page started from a cursor.
-func (r *Result[T]) from(p Page, more bool) *Result[T] {
+func (r *Result[T]) from(p PageArgs, more bool) *Result[T] {
 	if !p.Backward {
 		r.HasNext, r.HasPrev = more, p.After != ""
 		return r
@@ -219,7 +221,7 @@ func ceilMilli(t time.Time) time.Time {
 
 // AuthorPosts returns the author's published posts in per, newest first,
 // as summaries. Scheduled posts are included only with includeScheduled.
-func (s *Store) AuthorPosts(ctx context.Context, authorID string, p Page, per Period, includeScheduled bool) (*Result[*Post], error) {
+func (s *Store) AuthorPosts(ctx context.Context, authorID string, p PageArgs, per Period, includeScheduled bool) (*Result[*Post], error) {
 	upper := s.visibleBound()
 	list := "author-posts:" + authorID
 	if includeScheduled {
@@ -238,7 +240,7 @@ func (s *Store) AuthorPosts(ctx context.Context, authorID string, p Page, per Pe
 }
 
 // AuthorDrafts returns the author's drafts, newest first, with bodies.
-func (s *Store) AuthorDrafts(ctx context.Context, authorID string, p Page) (*Result[*Post], error) {
+func (s *Store) AuthorDrafts(ctx context.Context, authorID string, p PageArgs) (*Result[*Post], error) {
 	return queryPage(ctx, s, listQuery{
 		list:  "author-drafts:" + authorID,
 		index: true,
@@ -248,7 +250,7 @@ func (s *Store) AuthorDrafts(ctx context.Context, authorID string, p Page) (*Res
 
 // CategoryPosts returns the category's visible posts in per, newest
 // first, as summaries.
-func (s *Store) CategoryPosts(ctx context.Context, slug string, p Page, per Period) (*Result[*Post], error) {
+func (s *Store) CategoryPosts(ctx context.Context, slug string, p PageArgs, per Period) (*Result[*Post], error) {
 	lo, hi, list, empty, err := postRange(per, "category-posts:"+slug, s.visibleBound())
 	if err != nil {
 		return nil, err
@@ -263,7 +265,7 @@ func (s *Store) CategoryPosts(ctx context.Context, slug string, p Page, per Peri
 }
 
 // Comments returns the post's top-level comments, oldest first.
-func (s *Store) Comments(ctx context.Context, postID string, p Page) (*Result[*Comment], error) {
+func (s *Store) Comments(ctx context.Context, postID string, p PageArgs) (*Result[*Comment], error) {
 	return queryPage(ctx, s, listQuery{
 		list:    "comments:" + postID,
 		forward: true,
@@ -273,7 +275,7 @@ func (s *Store) Comments(ctx context.Context, postID string, p Page) (*Result[*C
 }
 
 // Authors returns all authors, oldest first.
-func (s *Store) Authors(ctx context.Context, p Page) (*Result[*Author], error) {
+func (s *Store) Authors(ctx context.Context, p PageArgs) (*Result[*Author], error) {
 	return queryPage(ctx, s, listQuery{
 		list: "authors", index: true, forward: true,
 		cond: expression.Key(attrGSI1PK).Equal(expression.Value(authorsPartition)),
@@ -281,9 +283,47 @@ func (s *Store) Authors(ctx context.Context, p Page) (*Result[*Author], error) {
 }
 
 // Categories returns all categories by slug.
-func (s *Store) Categories(ctx context.Context, p Page) (*Result[*Category], error) {
+func (s *Store) Categories(ctx context.Context, p PageArgs) (*Result[*Category], error) {
 	return queryPage(ctx, s, listQuery{
 		list: "categories", index: true, forward: true,
 		cond: expression.Key(attrGSI1PK).Equal(expression.Value(categoriesPartition)),
 	}, p, func(it *categoryItem) *Category { return it.category(s.nowKey()) })
+}
+
+// collectIDs returns the id attribute of every item the Query of cond
+// finds, in the table or, with index, in GSI1.
+func (s *Store) collectIDs(ctx context.Context, index bool, cond expression.KeyConditionBuilder) ([]string, error) {
+	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(cond).
+		WithProjection(expression.NamesList(expression.Name("id"))))
+	if err != nil {
+		return nil, err
+	}
+	in := &dynamodb.QueryInput{
+		TableName:                 aws.String(s.table),
+		KeyConditionExpression:    expr.KeyCondition(),
+		ProjectionExpression:      expr.Projection(),
+		ExpressionAttributeNames:  expr.Names(),
+		ExpressionAttributeValues: expr.Values(),
+	}
+	if index {
+		in.IndexName = aws.String(indexGSI1)
+	}
+	var ids []string
+	pages := dynamodb.NewQueryPaginator(s.db, in)
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, err
+		}
+		var rows []struct {
+			ID string `dynamodbav:"id"`
+		}
+		if err := attributevalue.UnmarshalListOfMaps(page.Items, &rows); err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			ids = append(ids, r.ID)
+		}
+	}
+	return ids, nil
 }

@@ -66,11 +66,11 @@ func TestPaginationMatchesModel(t *testing.T) {
 		}
 		return out
 	}
-	walk := func(t *testing.T, list func(storage.Page) (*storage.Result[*storage.Post], error)) []string {
+	walk := func(t *testing.T, list func(storage.PageArgs) (*storage.Result[*storage.Post], error)) []string {
 		var got []string
 		after := ""
 		for {
-			r, err := list(storage.Page{Limit: 1 + rng.IntN(100), After: after})
+			r, err := list(storage.PageArgs{Limit: 1 + rng.IntN(100), After: after})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -86,18 +86,18 @@ func TestPaginationMatchesModel(t *testing.T) {
 	}
 	for round := range 5 {
 		t.Run(fmt.Sprintf("round %d", round), func(t *testing.T) {
-			equalSlices(t, "feed", walk(t, func(p storage.Page) (*storage.Result[*storage.Post], error) {
+			equalSlices(t, "feed", walk(t, func(p storage.PageArgs) (*storage.Result[*storage.Post], error) {
 				return e.store.LatestPosts(ctx, p, storage.Period{})
 			}),
 				expect(func(pub) bool { return true }))
 			for _, a := range authors {
-				equalSlices(t, "author "+a, walk(t, func(p storage.Page) (*storage.Result[*storage.Post], error) {
+				equalSlices(t, "author "+a, walk(t, func(p storage.PageArgs) (*storage.Result[*storage.Post], error) {
 					return e.store.AuthorPosts(ctx, a, p, storage.Period{}, false)
 				}),
 					expect(func(p pub) bool { return p.author == a }))
 			}
 			for _, c := range cats {
-				equalSlices(t, "category "+c, walk(t, func(p storage.Page) (*storage.Result[*storage.Post], error) {
+				equalSlices(t, "category "+c, walk(t, func(p storage.PageArgs) (*storage.Result[*storage.Post], error) {
 					return e.store.CategoryPosts(ctx, c, p, storage.Period{})
 				}),
 					expect(func(p pub) bool { return slices.Contains(p.cats, c) }))
@@ -105,7 +105,7 @@ func TestPaginationMatchesModel(t *testing.T) {
 		})
 	}
 	t.Run("a cursor of another list or altered is rejected", func(t *testing.T) {
-		r := must[*storage.Result[*storage.Post]](t)(e.store.CategoryPosts(ctx, "c1", storage.Page{Limit: 2}, storage.Period{}))
+		r := must[*storage.Result[*storage.Post]](t)(e.store.CategoryPosts(ctx, "c1", storage.PageArgs{Limit: 2}, storage.Period{}))
 		c := r.Cursors[0]
 		tampered := c[:len(c)-2] + strings.ToUpper(c[len(c)-2:])
 		if tampered == c {
@@ -113,15 +113,15 @@ func TestPaginationMatchesModel(t *testing.T) {
 		}
 		for name, try := range map[string]func() error{
 			"other category": func() error {
-				_, err := e.store.CategoryPosts(ctx, "c2", storage.Page{Limit: 2, After: c}, storage.Period{})
+				_, err := e.store.CategoryPosts(ctx, "c2", storage.PageArgs{Limit: 2, After: c}, storage.Period{})
 				return err
 			},
 			"feed": func() error {
-				_, err := e.store.LatestPosts(ctx, storage.Page{Limit: 2, After: c}, storage.Period{})
+				_, err := e.store.LatestPosts(ctx, storage.PageArgs{Limit: 2, After: c}, storage.Period{})
 				return err
 			},
 			"tampered": func() error {
-				_, err := e.store.CategoryPosts(ctx, "c1", storage.Page{Limit: 2, After: tampered}, storage.Period{})
+				_, err := e.store.CategoryPosts(ctx, "c1", storage.PageArgs{Limit: 2, After: tampered}, storage.Period{})
 				return err
 			},
 		} {
@@ -158,7 +158,7 @@ func TestBatchReadsKeepKeyOrder(t *testing.T) {
 		t.Errorf("missing: %v", errs[len(want)])
 	}
 	equal(t, "duplicate key", got[len(want)+1].ID, want[0])
-	all := must[*storage.Result[*storage.Author]](t)(e.store.Authors(ctx, storage.Page{Limit: 100}))
+	all := must[*storage.Result[*storage.Author]](t)(e.store.Authors(ctx, storage.PageArgs{Limit: 100}))
 	equal(t, "authors page", len(all.Items), 100)
 	equal(t, "more authors", all.HasNext, true)
 }

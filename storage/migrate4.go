@@ -1,13 +1,14 @@
 package storage
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // Layout 4 (postparts.go, doc_layout.go): a post's body and what is
@@ -67,8 +68,8 @@ func (s *Store) splitPosts(ctx context.Context, m *Migration) error {
 // meanwhile is none of its business, and a write that meets a change made
 // meanwhile reads again.
 func (s *Store) splitPost(ctx context.Context, id string) (bool, error) {
-	return retryWrite(ctx, func() (bool, error) {
-		found, err := s.batchGet(ctx, postPartKeys(id), true)
+	return dynamo.RetryWrite(ctx, func() (bool, error) {
+		found, err := s.db.BatchGet(ctx, postPartKeys(id), true)
 		if err != nil {
 			return false, err
 		}
@@ -89,7 +90,7 @@ func (s *Store) splitPost(ctx context.Context, id string) (bool, error) {
 			return false, nil
 		}
 		var legacy postItem // the post item alone, as layout 3 holds it
-		if err := decodeFound(found, postKey(id), &legacy); err != nil {
+		if err := dynamo.DecodeFound(found, postKey(id), &legacy); err != nil {
 			return false, fmt.Errorf("decode post %q: %w", id, err)
 		}
 		rendered := legacy.HTML == "" && legacy.Body != ""
@@ -104,15 +105,15 @@ func (s *Store) splitPost(ctx context.Context, id string) (bool, error) {
 				rendered = false
 			}
 		}
-		t := s.newTxn()
+		t := s.db.NewTxn()
 		var errs []error
 		if !p.hasBody {
 			b := legacy.bodyItem()
 			b.RenderVersion = legacy.RenderVersion
-			errs = append(errs, t.put(b, ptr(condNotExists()), errRetry))
+			errs = append(errs, t.Put(b, ptr(dynamo.CondNotExists()), dynamo.ErrRetry))
 		}
 		if p.counts == nil {
-			errs = append(errs, t.put(legacy.countItem(legacy.CommentCount, legacy.ThreadCount), ptr(condNotExists()), errRetry))
+			errs = append(errs, t.Put(legacy.countItem(legacy.CommentCount, legacy.ThreadCount), ptr(dynamo.CondNotExists()), dynamo.ErrRetry))
 		}
 		upd := expression.Remove(expression.Name("body")).Remove(expression.Name("bodyHtml")).Remove(expression.Name("toc"))
 		if onItem {
@@ -141,39 +142,13 @@ func (s *Store) splitPost(ctx context.Context, id string) (bool, error) {
 		cond := condVersion(legacy.Version).
 			And(expression.Name("commentCount").Equal(expression.Value(legacy.CommentCount))).
 			And(threads)
-		errs = append(errs, t.update(postKey(id), upd, &cond, errRetry))
+		errs = append(errs, t.Update(postKey(id), upd, &cond, dynamo.ErrRetry))
 		if err := errors.Join(errs...); err != nil {
 			return false, err
 		}
-		if err := s.exec(ctx, t); err != nil {
+		if err := s.db.Exec(ctx, t); err != nil {
 			return false, err
 		}
 		return true, nil
 	})
-}
-
-// countsOrSplit returns the count item of the post postID from found, as
-// decodeCounts does; when it is missing and the post is of layout 3, it
-// moves the post (splitIfLegacy) and returns errRetry, for the write to
-// read again.
-func (s *Store) countsOrSplit(ctx context.Context, found map[key]item, postID string) (*countItem, error) {
-	c, err := decodeCounts(found, postID)
-	if err == nil {
-		return c, nil
-	}
-	if moved, serr := s.splitIfLegacy(ctx, postID); serr != nil || moved {
-		return nil, cmp.Or(serr, errRetry)
-	}
-	return nil, err
-}
-
-// splitIfLegacy moves the post id to layout 4 when a comment write found
-// no count item for it (a migration beside live writes has not reached
-// it yet), and reports whether it did: the write then reads again.
-func (s *Store) splitIfLegacy(ctx context.Context, id string) (bool, error) {
-	did, err := s.splitPost(ctx, id)
-	if err != nil {
-		return false, fmt.Errorf("move post %q to layout %d: %w", id, CurrentLayout, err)
-	}
-	return did, nil
 }

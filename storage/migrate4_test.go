@@ -38,7 +38,7 @@ func TestMigrateLayout3(t *testing.T) {
 	before := must[*storage.Post](t)(e.store.GetPost(ctx, ids[0]))
 	feed := func(ctx context.Context) []string {
 		var out []string
-		for _, p := range must[*storage.Result[*storage.Post]](t)(e.store.LatestPosts(ctx, storage.Page{Limit: 10}, storage.Period{})).Items {
+		for _, p := range must[*storage.Result[*storage.Post]](t)(e.store.LatestPosts(ctx, storage.PageArgs{Limit: 10}, storage.Period{})).Items {
 			out = append(out, p.ID)
 		}
 		return out

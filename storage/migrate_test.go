@@ -77,7 +77,7 @@ func (e *env) migrated(b *legacytest.Blog) {
 	}
 	ada := must[*storage.Author](e.t)(e.store.GetAuthor(ctx, "ada"))
 	equal(e.t, "intro's byline slug", intro.AuthorSlug, ada.Slug)
-	listed := must[*storage.Result[*storage.Post]](e.t)(e.store.AuthorPosts(ctx, "ada", storage.Page{Limit: 10}, storage.Period{}, false))
+	listed := must[*storage.Result[*storage.Post]](e.t)(e.store.AuthorPosts(ctx, "ada", storage.PageArgs{Limit: 10}, storage.Period{}, false))
 	for _, p := range listed.Items {
 		if p.AuthorSlug != ada.Slug || p.WordCount == 0 {
 			e.t.Errorf("ada's list shows %s with byline slug %q and %d words", p.Slug, p.AuthorSlug, p.WordCount)
@@ -133,7 +133,7 @@ func (e *env) migrated(b *legacytest.Blog) {
 		equalSlices(e.t, "slugs of "+pk, held, []string{slug})
 	}
 
-	comments := must[*storage.Result[*storage.Comment]](e.t)(e.store.Comments(ctx, b.Posts["intro"], storage.Page{Limit: 10}))
+	comments := must[*storage.Result[*storage.Comment]](e.t)(e.store.Comments(ctx, b.Posts["intro"], storage.PageArgs{Limit: 10}))
 	for _, c := range comments.Items {
 		if c.ID != b.Thread {
 			continue
@@ -145,7 +145,7 @@ func (e *env) migrated(b *legacytest.Blog) {
 		equalSlices(e.t, "replies the thread carries", carried, b.Replies[:storage.MaxReplyPage])
 		// The first page of the thread is what it carries: no request.
 		n := counted(func(ctx context.Context) {
-			page := must[*storage.Result[*storage.Comment]](e.t)(e.store.ReplyPage(ctx, c, storage.Page{Limit: storage.MaxReplyPage}))
+			page := must[*storage.Result[*storage.Comment]](e.t)(e.store.ReplyPage(ctx, c, storage.PageArgs{Limit: storage.MaxReplyPage}))
 			equal(e.t, "first page of the thread", len(page.Items), storage.MaxReplyPage)
 		})
 		equal(e.t, "requests of the thread's first page", len(n), 0)
@@ -265,7 +265,7 @@ func TestMigrateWhileServing(t *testing.T) {
 	e.consistent()
 	equal(t, "layout", must[int](t)(e.store.LayoutVersion(ctx)), storage.CurrentLayout)
 	var carried []string
-	for _, c := range must[*storage.Result[*storage.Comment]](t)(e.store.Comments(ctx, b.Posts["intro"], storage.Page{Limit: 10})).Items {
+	for _, c := range must[*storage.Result[*storage.Comment]](t)(e.store.Comments(ctx, b.Posts["intro"], storage.PageArgs{Limit: 10})).Items {
 		if c.ID == b.Thread {
 			for _, r := range c.Replies {
 				carried = append(carried, r.ID)

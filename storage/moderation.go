@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // Moderation: a held comment waits, PENDING, under HELD# and in two
@@ -21,7 +23,7 @@ const RejectedTTL = 30 * 24 * time.Hour
 // ModerationQueue returns pending comments, newest first: those on the
 // posts of authorID, or with an empty authorID all of the blog's. Each is
 // one Query, of GSI1 or of the admins' queue.
-func (s *Store) ModerationQueue(ctx context.Context, authorID string, p Page) (*Result[*Comment], error) {
+func (s *Store) ModerationQueue(ctx context.Context, authorID string, p PageArgs) (*Result[*Comment], error) {
 	if authorID == "" {
 		return queryPage(ctx, s, listQuery{
 			list: "queue",
@@ -57,9 +59,9 @@ func (s *Store) ApproveComment(ctx context.Context, in CommentRef) (*Comment, er
 		// seen is the status the first read found: the moderator decided
 		// on it, and a retry that finds another decided otherwise.
 		var seen CommentStatus
-		return retryWrite(ctx, func() (*Comment, error) {
+		return dynamo.RetryWrite(ctx, func() (*Comment, error) {
 			keys := append(commentKeys(in.PostID, cid), countKey(in.PostID))
-			found, err := s.readTogether(ctx, keys)
+			found, err := s.db.ReadTogether(ctx, keys)
 			if err != nil {
 				return nil, err
 			}
@@ -80,18 +82,18 @@ func (s *Store) ApproveComment(ctx context.Context, in CommentRef) (*Comment, er
 			k := commentKey(in.PostID, cid)
 			pub.PK, pub.SK, pub.GSI1PK, pub.GSI1SK = k.PK, k.SK, "", ""
 			pub.Status, pub.ExpiresAt, pub.Version, pub.ApprovedAt = "", 0, c.Version+1, keyTime(s.Now())
-			t := s.newTxn()
+			t := s.db.NewTxn()
 			err = firstErr(
-				t.delete(heldKey(in.PostID, cid), ptr(condHeldAs(c)), errRetry),
-				t.put(pub, ptr(condNotExists()), errRetry),
-				countComment(t, in.PostID, 1, b2i(cid.parent == nil), condExists()),
+				t.Delete(heldKey(in.PostID, cid), ptr(condHeldAs(c)), dynamo.ErrRetry),
+				t.Put(pub, ptr(dynamo.CondNotExists()), dynamo.ErrRetry),
+				countComment(t, in.PostID, 1, b2i(cid.parent == nil), dynamo.CondExists()),
 			)
 			if err == nil && c.status() == CommentPending {
-				err = t.delete(queueEntryKey(in.PostID, cid), nil, nil)
+				err = t.Delete(queueEntryKey(in.PostID, cid), nil, nil)
 			}
 			if err == nil && cid.parent != nil {
 				var parent commentItem
-				if perr := decodeFound(found, commentKey(in.PostID, *cid.parent), &parent); perr != nil || parent.Deleted {
+				if perr := dynamo.DecodeFound(found, commentKey(in.PostID, *cid.parent), &parent); perr != nil || parent.Deleted {
 					return nil, invalid("id", "the comment it replies to was deleted")
 				}
 				if err := s.knowReplies(ctx, t, in.PostID, &parent, ""); err != nil {
@@ -123,8 +125,8 @@ func (s *Store) RejectComment(ctx context.Context, in CommentRef) (*Comment, err
 		return nil, err
 	}
 	return idempotent(ctx, s, "rejectComment", in.IdempotencyKey, in, func(rec *idem) (*Comment, error) {
-		return retryWrite(ctx, func() (*Comment, error) {
-			found, err := s.readTogether(ctx, []key{commentKey(in.PostID, cid), heldKey(in.PostID, cid)})
+		return dynamo.RetryWrite(ctx, func() (*Comment, error) {
+			found, err := s.db.ReadTogether(ctx, []key{commentKey(in.PostID, cid), heldKey(in.PostID, cid)})
 			if err != nil {
 				return nil, err
 			}
@@ -138,10 +140,10 @@ func (s *Store) RejectComment(ctx context.Context, in CommentRef) (*Comment, err
 			rejected := *c
 			rejected.Status, rejected.GSI1PK, rejected.GSI1SK = string(CommentRejected), "", ""
 			rejected.Version, rejected.ExpiresAt = c.Version+1, s.Now().Add(RejectedTTL).Unix()
-			t := s.newTxn()
+			t := s.db.NewTxn()
 			err = firstErr(
-				t.put(rejected, ptr(condHeldAs(c)), errRetry),
-				t.delete(queueEntryKey(in.PostID, cid), nil, nil),
+				t.Put(rejected, ptr(condHeldAs(c)), dynamo.ErrRetry),
+				t.Delete(queueEntryKey(in.PostID, cid), nil, nil),
 			)
 			if err != nil {
 				return nil, err

@@ -12,7 +12,7 @@ import (
 	"github.com/blogql/blog/storage"
 )
 
-type postList func(ctx context.Context, p storage.Page) (*storage.Result[*storage.Post], error)
+type postList func(ctx context.Context, p storage.PageArgs) (*storage.Result[*storage.Post], error)
 
 // walkBack reads a list from its end to its start with backward pages of
 // random sizes and returns its ids in the list's order, checking each
@@ -22,7 +22,7 @@ func walkBack(t *testing.T, rng *rand.Rand, list postList) []string {
 	var got []string
 	before := ""
 	for {
-		r, err := list(context.Background(), storage.Page{Limit: 1 + rng.IntN(30), Before: before, Backward: true})
+		r, err := list(context.Background(), storage.PageArgs{Limit: 1 + rng.IntN(30), Before: before, Backward: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +44,7 @@ func walkForward(t *testing.T, rng *rand.Rand, list postList) []string {
 	var got []string
 	after := ""
 	for {
-		r, err := list(context.Background(), storage.Page{Limit: 1 + rng.IntN(30), After: after})
+		r, err := list(context.Background(), storage.PageArgs{Limit: 1 + rng.IntN(30), After: after})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,13 +120,13 @@ func TestBackwardPagesAndPeriods(t *testing.T) {
 			list postList
 			keep func(pub) bool
 		}{
-			"feed": {func(ctx context.Context, p storage.Page) (*storage.Result[*storage.Post], error) {
+			"feed": {func(ctx context.Context, p storage.PageArgs) (*storage.Result[*storage.Post], error) {
 				return e.store.LatestPosts(ctx, p, per)
 			}, func(pub) bool { return true }},
-			"author": {func(ctx context.Context, p storage.Page) (*storage.Result[*storage.Post], error) {
+			"author": {func(ctx context.Context, p storage.PageArgs) (*storage.Result[*storage.Post], error) {
 				return e.store.AuthorPosts(ctx, "ada", p, per, false)
 			}, func(p pub) bool { return p.author == "ada" }},
-			"category": {func(ctx context.Context, p storage.Page) (*storage.Result[*storage.Post], error) {
+			"category": {func(ctx context.Context, p storage.PageArgs) (*storage.Result[*storage.Post], error) {
 				return e.store.CategoryPosts(ctx, "go", p, per)
 			}, func(p pub) bool { return p.inGo }},
 		}
@@ -141,7 +141,7 @@ func TestBackwardPagesAndPeriods(t *testing.T) {
 
 	t.Run("an empty period costs no request", func(t *testing.T) {
 		n := counted(func(ctx context.Context) {
-			r := must[*storage.Result[*storage.Post]](t)(e.store.LatestPosts(ctx, storage.Page{Limit: 5}, periods["future"]))
+			r := must[*storage.Result[*storage.Post]](t)(e.store.LatestPosts(ctx, storage.PageArgs{Limit: 5}, periods["future"]))
 			equal(t, "items", len(r.Items), 0)
 		})
 		equal(t, "requests", len(n), 0)
@@ -149,38 +149,38 @@ func TestBackwardPagesAndPeriods(t *testing.T) {
 
 	t.Run("bad pages and periods", func(t *testing.T) {
 		ctx := context.Background()
-		page := must[*storage.Result[*storage.Post]](t)(e.store.CategoryPosts(ctx, "go", storage.Page{Limit: 3}, storage.Period{}))
+		page := must[*storage.Result[*storage.Post]](t)(e.store.CategoryPosts(ctx, "go", storage.PageArgs{Limit: 3}, storage.Period{}))
 		cursor := page.Cursors[1]
 		for name, c := range map[string]struct {
 			run   func() error
 			field string
 		}{
 			"first and before": {func() error {
-				_, err := e.store.CategoryPosts(ctx, "go", storage.Page{Limit: 3, Before: cursor}, storage.Period{})
+				_, err := e.store.CategoryPosts(ctx, "go", storage.PageArgs{Limit: 3, Before: cursor}, storage.Period{})
 				return err
 			}, "before"},
 			"last and after": {func() error {
-				_, err := e.store.LatestPosts(ctx, storage.Page{Limit: 3, After: cursor, Backward: true}, storage.Period{})
+				_, err := e.store.LatestPosts(ctx, storage.PageArgs{Limit: 3, After: cursor, Backward: true}, storage.Period{})
 				return err
 			}, "after"},
 			"last out of range": {func() error {
-				_, err := e.store.Comments(ctx, "x", storage.Page{Limit: 101, Backward: true})
+				_, err := e.store.Comments(ctx, "x", storage.PageArgs{Limit: 101, Backward: true})
 				return err
 			}, "last"},
 			"before from another list": {func() error {
-				_, err := e.store.AuthorPosts(ctx, "ada", storage.Page{Limit: 3, Before: cursor, Backward: true}, storage.Period{}, false)
+				_, err := e.store.AuthorPosts(ctx, "ada", storage.PageArgs{Limit: 3, Before: cursor, Backward: true}, storage.Period{}, false)
 				return err
 			}, "before"},
 			"before from another period": {func() error {
-				_, err := e.store.CategoryPosts(ctx, "go", storage.Page{Limit: 3, Before: cursor, Backward: true}, feb)
+				_, err := e.store.CategoryPosts(ctx, "go", storage.PageArgs{Limit: 3, Before: cursor, Backward: true}, feb)
 				return err
 			}, "before"},
 			"feed before from a category": {func() error {
-				_, err := e.store.LatestPosts(ctx, storage.Page{Limit: 3, Before: cursor, Backward: true}, storage.Period{})
+				_, err := e.store.LatestPosts(ctx, storage.PageArgs{Limit: 3, Before: cursor, Backward: true}, storage.Period{})
 				return err
 			}, "before"},
 			"period ends before it starts": {func() error {
-				_, err := e.store.LatestPosts(ctx, storage.Page{Limit: 3}, storage.Period{From: feb.To, To: feb.From})
+				_, err := e.store.LatestPosts(ctx, storage.PageArgs{Limit: 3}, storage.Period{From: feb.To, To: feb.From})
 				return err
 			}, "publishedBefore"},
 		} {
@@ -189,7 +189,7 @@ func TestBackwardPagesAndPeriods(t *testing.T) {
 				t.Errorf("%s: err = %v, want invalid %s", name, err, c.field)
 			}
 		}
-		back := must[*storage.Result[*storage.Post]](t)(e.store.CategoryPosts(ctx, "go", storage.Page{Limit: 1, Before: cursor, Backward: true}, storage.Period{}))
+		back := must[*storage.Result[*storage.Post]](t)(e.store.CategoryPosts(ctx, "go", storage.PageArgs{Limit: 1, Before: cursor, Backward: true}, storage.Period{}))
 		equalSlices(t, "the post before the cursor", ids(back.Items), ids(page.Items[:1]))
 		equal(t, "nothing before it", back.HasPrev, false)
 		equal(t, "the cursor's post after it", back.HasNext, true)
@@ -210,11 +210,11 @@ func TestBackwardPagesOfOtherLists(t *testing.T) {
 		must[*storage.Comment](t)(e.store.AddComment(ctx, storage.NewComment{PostID: p.ID, AuthorID: "a02", Body: fmt.Sprint(i)}))
 		e.clock.Advance(time.Second)
 	}
-	forward := func(page func(storage.Page) ([]string, []string, bool, bool, error)) []string {
+	forward := func(page func(storage.PageArgs) ([]string, []string, bool, bool, error)) []string {
 		var out []string
 		after := ""
 		for {
-			got, cursors, next, _, err := page(storage.Page{Limit: 1 + rng.IntN(6), After: after})
+			got, cursors, next, _, err := page(storage.PageArgs{Limit: 1 + rng.IntN(6), After: after})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -225,11 +225,11 @@ func TestBackwardPagesOfOtherLists(t *testing.T) {
 			after = cursors[len(cursors)-1]
 		}
 	}
-	backward := func(page func(storage.Page) ([]string, []string, bool, bool, error)) []string {
+	backward := func(page func(storage.PageArgs) ([]string, []string, bool, bool, error)) []string {
 		var out []string
 		before := ""
 		for {
-			got, cursors, _, prev, err := page(storage.Page{Limit: 1 + rng.IntN(6), Before: before, Backward: true})
+			got, cursors, _, prev, err := page(storage.PageArgs{Limit: 1 + rng.IntN(6), Before: before, Backward: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -240,8 +240,8 @@ func TestBackwardPagesOfOtherLists(t *testing.T) {
 			before = cursors[0]
 		}
 	}
-	lists := map[string]func(storage.Page) ([]string, []string, bool, bool, error){
-		"authors": func(pg storage.Page) ([]string, []string, bool, bool, error) {
+	lists := map[string]func(storage.PageArgs) ([]string, []string, bool, bool, error){
+		"authors": func(pg storage.PageArgs) ([]string, []string, bool, bool, error) {
 			r, err := e.store.Authors(ctx, pg)
 			if err != nil {
 				return nil, nil, false, false, err
@@ -252,14 +252,14 @@ func TestBackwardPagesOfOtherLists(t *testing.T) {
 			}
 			return out, r.Cursors, r.HasNext, r.HasPrev, nil
 		},
-		"drafts": func(pg storage.Page) ([]string, []string, bool, bool, error) {
+		"drafts": func(pg storage.PageArgs) ([]string, []string, bool, bool, error) {
 			r, err := e.store.AuthorDrafts(ctx, "a00", pg)
 			if err != nil {
 				return nil, nil, false, false, err
 			}
 			return ids(r.Items), r.Cursors, r.HasNext, r.HasPrev, nil
 		},
-		"comments": func(pg storage.Page) ([]string, []string, bool, bool, error) {
+		"comments": func(pg storage.PageArgs) ([]string, []string, bool, bool, error) {
 			r, err := e.store.Comments(ctx, p.ID, pg)
 			if err != nil {
 				return nil, nil, false, false, err
@@ -297,10 +297,10 @@ func TestAdjacentPosts(t *testing.T) {
 	}
 	scheduled := e.publish(e.post("ada", "scheduled", "go"), start.Add(time.Hour))
 	draft := e.post("ada", "draft", "go")
-	feed := walkForward(t, rand.New(rand.NewPCG(1, 1)), func(ctx context.Context, p storage.Page) (*storage.Result[*storage.Post], error) {
+	feed := walkForward(t, rand.New(rand.NewPCG(1, 1)), func(ctx context.Context, p storage.PageArgs) (*storage.Result[*storage.Post], error) {
 		return e.store.LatestPosts(ctx, p, storage.Period{})
 	})
-	inGo := walkForward(t, rand.New(rand.NewPCG(1, 1)), func(ctx context.Context, p storage.Page) (*storage.Result[*storage.Post], error) {
+	inGo := walkForward(t, rand.New(rand.NewPCG(1, 1)), func(ctx context.Context, p storage.PageArgs) (*storage.Result[*storage.Post], error) {
 		return e.store.CategoryPosts(ctx, "go", p, storage.Period{})
 	})
 	byID := map[string]*storage.Post{}

@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // The webhooks' outbox: one item per webhook and event (PK WEBHOOK#<id>,
@@ -153,14 +155,14 @@ func toDeliveryItem(d DeliveryAttempt) deliveryItem {
 // its webhook already; it reports whether it wrote it. It returns
 // ErrNotFound when the webhook is gone or being deleted.
 func (s *Store) AddOutbox(ctx context.Context, o OutboxItem) (bool, error) {
-	t := s.newTxn()
-	if err := t.put(toOutboxItem(o, s.Now()), ptr(condNotExists()), ErrAlreadyExists); err != nil {
+	t := s.db.NewTxn()
+	if err := t.Put(toOutboxItem(o, s.Now()), ptr(dynamo.CondNotExists()), ErrAlreadyExists); err != nil {
 		return false, err
 	}
-	if err := t.check(webhookKey(o.WebhookID), condLiveWebhook(), ErrNotFound); err != nil {
+	if err := t.Check(webhookKey(o.WebhookID), condLiveWebhook(), ErrNotFound); err != nil {
 		return false, err
 	}
-	err := s.exec(ctx, t)
+	err := s.db.Exec(ctx, t)
 	switch {
 	case errors.Is(err, ErrAlreadyExists):
 		return false, nil
@@ -177,7 +179,7 @@ func (s *Store) GetOutbox(ctx context.Context, webhookID, eventID string) (Outbo
 	if !ValidWebhookID(webhookID) || eventID == "" || len(eventID) > MaxIDLength {
 		return OutboxItem{}, fmt.Errorf("outbox: %w", ErrNotFound)
 	}
-	if err := s.getItem(ctx, outboxKey(webhookID, eventID), true, &it); err != nil {
+	if err := s.db.Get(ctx, outboxKey(webhookID, eventID), true, &it); err != nil {
 		return OutboxItem{}, fmt.Errorf("outbox %s/%s: %w", webhookID, eventID, err)
 	}
 	return it.item(), nil
@@ -190,7 +192,7 @@ func (s *Store) DueOutbox(ctx context.Context, now time.Time, limit int) ([]Outb
 	// '$' sorts right after '#': every key of a time up to now.
 	kc := expression.Key(attrGSI1PK).Equal(expression.Value(outboxIndex)).
 		And(expression.Key(attrGSI1SK).LessThan(expression.Value(keyTime(now) + "$")))
-	expr, err := buildExpr(expression.NewBuilder().WithKeyCondition(kc))
+	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(kc))
 	if err != nil {
 		return nil, err
 	}
@@ -224,12 +226,12 @@ func (s *Store) ClaimOutbox(ctx context.Context, o OutboxItem, until time.Time) 
 		And(expression.Name(attrGSI1SK).Equal(expression.Value(outboxDueKey(o.NextAttemptAt, o.WebhookID, o.EventID))))
 	upd := expression.Set(expression.Name("nextAttemptAt"), expression.Value(keyTime(until))).
 		Set(expression.Name(attrGSI1SK), expression.Value(outboxDueKey(until, o.WebhookID, o.EventID)))
-	expr, err := buildExpr(expression.NewBuilder().WithCondition(cond).WithUpdate(upd))
+	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithCondition(cond).WithUpdate(upd))
 	if err != nil {
 		return o, err
 	}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.table), Key: mustKey(k), UpdateExpression: expr.Update(),
+		TableName: aws.String(s.table), Key: dynamo.MustKey(k), UpdateExpression: expr.Update(),
 		ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	})
 	var lost *types.ConditionalCheckFailedException
@@ -250,20 +252,20 @@ func (s *Store) ClaimOutbox(ctx context.Context, o OutboxItem, until time.Time) 
 // ErrNotFound when the webhook is gone or being deleted: the attempt
 // must not be made.
 func (s *Store) StartAttempt(ctx context.Context, o OutboxItem, until time.Time) (OutboxItem, error) {
-	t := s.newTxn()
+	t := s.db.NewTxn()
 	cond := expression.Name("state").Equal(expression.Value(OutboxPending)).
 		And(expression.Name("attempts").Equal(expression.Value(o.Attempts))).
 		And(expression.Name(attrGSI1SK).Equal(expression.Value(outboxDueKey(o.NextAttemptAt, o.WebhookID, o.EventID))))
 	upd := expression.Set(expression.Name("nextAttemptAt"), expression.Value(keyTime(until))).
 		Set(expression.Name(attrGSI1SK), expression.Value(outboxDueKey(until, o.WebhookID, o.EventID))).
 		Set(expression.Name("sending"), expression.Value(keyTime(until)))
-	if err := t.update(outboxKey(o.WebhookID, o.EventID), upd, &cond, ErrVersionConflict); err != nil {
+	if err := t.Update(outboxKey(o.WebhookID, o.EventID), upd, &cond, ErrVersionConflict); err != nil {
 		return o, err
 	}
-	if err := t.check(webhookKey(o.WebhookID), condLiveWebhook(), ErrNotFound); err != nil {
+	if err := t.Check(webhookKey(o.WebhookID), condLiveWebhook(), ErrNotFound); err != nil {
 		return o, err
 	}
-	if err := s.exec(ctx, t); err != nil {
+	if err := s.db.Exec(ctx, t); err != nil {
 		return o, fmt.Errorf("start attempt %s/%s: %w", o.WebhookID, o.EventID, err)
 	}
 	o.NextAttemptAt = until
@@ -277,18 +279,18 @@ func (s *Store) StartAttempt(ctx context.Context, o OutboxItem, until time.Time)
 // It returns ErrVersionConflict when it has not, and ErrNotFound when
 // the webhook is gone or being deleted.
 func (s *Store) RecordAttempt(ctx context.Context, o OutboxItem, attempts int, d DeliveryAttempt) error {
-	t := s.newTxn()
+	t := s.db.NewTxn()
 	cond := expression.Name("attempts").Equal(expression.Value(attempts))
-	if err := t.put(toOutboxItem(o, s.Now()), &cond, ErrVersionConflict); err != nil {
+	if err := t.Put(toOutboxItem(o, s.Now()), &cond, ErrVersionConflict); err != nil {
 		return err
 	}
-	if err := t.put(toDeliveryItem(d), nil, nil); err != nil {
+	if err := t.Put(toDeliveryItem(d), nil, nil); err != nil {
 		return err
 	}
-	if err := t.check(webhookKey(o.WebhookID), condLiveWebhook(), ErrNotFound); err != nil {
+	if err := t.Check(webhookKey(o.WebhookID), condLiveWebhook(), ErrNotFound); err != nil {
 		return err
 	}
-	if err := s.exec(ctx, t); err != nil {
+	if err := s.db.Exec(ctx, t); err != nil {
 		return fmt.Errorf("record delivery %s/%s: %w", o.WebhookID, o.EventID, err)
 	}
 	return nil
@@ -297,7 +299,7 @@ func (s *Store) RecordAttempt(ctx context.Context, o OutboxItem, attempts int, d
 // DeleteOutbox deletes the delivery of the event to the webhook, as when
 // the webhook is gone: 1 DeleteItem.
 func (s *Store) DeleteOutbox(ctx context.Context, webhookID, eventID string) error {
-	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.table), Key: mustKey(outboxKey(webhookID, eventID))})
+	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.table), Key: dynamo.MustKey(outboxKey(webhookID, eventID))})
 	if err != nil {
 		return fmt.Errorf("delete outbox item %s/%s: %w", webhookID, eventID, err)
 	}
@@ -308,14 +310,14 @@ func (s *Store) DeleteOutbox(ctx context.Context, webhookID, eventID string) err
 // ping's attempt is, provided the webhook is not being deleted (else
 // ErrNotFound): 1 TransactWriteItems.
 func (s *Store) RecordDelivery(ctx context.Context, d DeliveryAttempt) error {
-	t := s.newTxn()
-	if err := t.put(toDeliveryItem(d), nil, nil); err != nil {
+	t := s.db.NewTxn()
+	if err := t.Put(toDeliveryItem(d), nil, nil); err != nil {
 		return err
 	}
-	if err := t.check(webhookKey(d.WebhookID), condLiveWebhook(), ErrNotFound); err != nil {
+	if err := t.Check(webhookKey(d.WebhookID), condLiveWebhook(), ErrNotFound); err != nil {
 		return err
 	}
-	if err := s.exec(ctx, t); err != nil {
+	if err := s.db.Exec(ctx, t); err != nil {
 		return fmt.Errorf("record delivery %s/%s: %w", d.WebhookID, d.EventID, err)
 	}
 	return nil
@@ -327,7 +329,7 @@ func (s *Store) RecordDelivery(ctx context.Context, d DeliveryAttempt) error {
 func (s *Store) RecentDeliveries(ctx context.Context, webhookID string, limit int) ([]DeliveryAttempt, error) {
 	kc := expression.Key(attrPK).Equal(expression.Value(webhookPartition(webhookID))).
 		And(expression.KeyBeginsWith(expression.Key(attrSK), prefixDeliver))
-	expr, err := buildExpr(expression.NewBuilder().WithKeyCondition(kc))
+	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(kc))
 	if err != nil {
 		return nil, err
 	}
@@ -366,7 +368,7 @@ const sweepEvery = 50 * time.Millisecond
 // to the partition meanwhile.
 func (s *Store) sweepWebhook(ctx context.Context, id string) error {
 	pk := webhookPartition(id)
-	expr, err := buildExpr(expression.NewBuilder().
+	expr, err := dynamo.BuildExpr(expression.NewBuilder().
 		WithKeyCondition(expression.Key(attrPK).Equal(expression.Value(pk))).
 		WithProjection(expression.NamesList(expression.Name(attrPK), expression.Name(attrSK), expression.Name("sending"))))
 	if err != nil {

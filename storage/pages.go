@@ -9,7 +9,9 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
+	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/markdown"
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // Pages: the blog's static pages (About, Contact, Imprint). A page is one
@@ -228,7 +230,7 @@ func (s *Store) CreatePage(ctx context.Context, in NewPage) (*SitePage, error) {
 	defer s.noteRendered(ctx)
 	return idempotent(ctx, s, "createPage", in.IdempotencyKey, in, func(rec *idem) (*SitePage, error) {
 		id := newID()
-		return retryWrite(ctx, func() (*SitePage, error) {
+		return dynamo.RetryWrite(ctx, func() (*SitePage, error) {
 			res, err := s.readReservation(ctx, pageSlugs, in.Slug)
 			if err != nil {
 				return nil, err
@@ -252,7 +254,7 @@ func (s *Store) CreatePage(ctx context.Context, in NewPage) (*SitePage, error) {
 // readReservation reads the reservation of slug in sp, with
 // ConsistentRead: nil when it is free.
 func (s *Store) readReservation(ctx context.Context, sp slugSpace, slug string) (*reservation, error) {
-	found, err := s.batchGet(ctx, []key{sp.key(slug)}, true)
+	found, err := s.db.BatchGet(ctx, []key{sp.key(slug)}, true)
 	if err != nil {
 		return nil, fmt.Errorf("slug %q: %w", slug, err)
 	}
@@ -369,17 +371,17 @@ func (s *Store) DeletePage(ctx context.Context, in PageRef) (*SitePage, error) {
 // expected (0: any), or the error of the read, of change or of the write.
 func (s *Store) changePage(ctx context.Context, op, id string, expected int64, idemKey string, input any, slug string, change func(*pageItem) error) (*SitePage, error) {
 	return idempotent(ctx, s, op, idemKey, input, func(rec *idem) (*SitePage, error) {
-		return retryWrite(ctx, func() (*SitePage, error) {
+		return dynamo.RetryWrite(ctx, func() (*SitePage, error) {
 			keys := []key{pageKey(id)}
 			if slug != "" {
 				keys = append(keys, slugKey(slug))
 			}
-			found, err := s.batchGet(ctx, keys, true)
+			found, err := s.db.BatchGet(ctx, keys, true)
 			if err != nil {
 				return nil, fmt.Errorf("page %q: %w", id, err)
 			}
 			var before pageItem
-			if err := decodeFound(found, pageKey(id), &before); err != nil {
+			if err := dynamo.DecodeFound(found, pageKey(id), &before); err != nil {
 				return nil, fmt.Errorf("page %q: %w", id, err)
 			}
 			if expected != 0 && before.Version != expected {
@@ -414,7 +416,7 @@ func (s *Store) changePage(ctx context.Context, op, id string, expected int64, i
 // as read, its slug reservations (moveSlug), and its parent's check (it
 // exists and has no parent: so no write makes a cycle).
 func (s *Store) writePage(ctx context.Context, rec *idem, before, after *pageItem, res *reservation) (*SitePage, error) {
-	t := s.newTxn()
+	t := s.db.NewTxn()
 	var errs []error
 	var beforeSlugs, afterSlugs []string
 	if before != nil {
@@ -422,20 +424,20 @@ func (s *Store) writePage(ctx context.Context, rec *idem, before, after *pageIte
 	}
 	switch {
 	case after == nil:
-		errs = append(errs, t.delete(pageKey(before.ID), ptr(condVersion(before.Version)), errRetry))
+		errs = append(errs, t.Delete(pageKey(before.ID), ptr(condVersion(before.Version)), dynamo.ErrRetry))
 	case before == nil:
 		afterSlugs = after.Slugs
-		errs = append(errs, t.put(after, ptr(condNotExists()), errRetry))
+		errs = append(errs, t.Put(after, ptr(dynamo.CondNotExists()), dynamo.ErrRetry))
 	default:
 		afterSlugs = after.Slugs
-		errs = append(errs, t.put(after, ptr(condVersion(before.Version)), errRetry))
+		errs = append(errs, t.Put(after, ptr(condVersion(before.Version)), dynamo.ErrRetry))
 	}
 	id := ""
 	if after != nil {
 		id = after.ID
 		if after.ParentID != "" && (before == nil || before.ParentID != after.ParentID) {
-			cond := condExists().And(expression.AttributeNotExists(expression.Name("parentId")))
-			errs = append(errs, t.check(pageKey(after.ParentID), cond,
+			cond := dynamo.CondExists().And(expression.AttributeNotExists(expression.Name("parentId")))
+			errs = append(errs, t.Check(pageKey(after.ParentID), cond,
 				invalid("parentId", "must be a page without a parent of its own")))
 		}
 	} else {
@@ -459,7 +461,7 @@ func (s *Store) writePage(ctx context.Context, rec *idem, before, after *pageIte
 	if err := s.record(t, rec, out); err != nil {
 		return nil, err
 	}
-	if err := s.exec(ctx, t); err != nil {
+	if err := s.db.Exec(ctx, t); err != nil {
 		return nil, err
 	}
 	return out, nil
@@ -472,7 +474,7 @@ func (s *Store) GetPage(ctx context.Context, id string) (*SitePage, error) {
 		return nil, err
 	}
 	var it pageItem
-	if err := s.getItem(ctx, pageKey(id), false, &it); err != nil {
+	if err := s.db.Get(ctx, pageKey(id), false, &it); err != nil {
 		return nil, fmt.Errorf("page %q: %w", id, err)
 	}
 	return it.page(), nil
@@ -486,7 +488,7 @@ func (s *Store) GetPageBySlug(ctx context.Context, slug string) (*SitePage, erro
 		return nil, err
 	}
 	var sl slugItem
-	err := s.getItem(ctx, slugKey(slug), false, &sl)
+	err := s.db.Get(ctx, slugKey(slug), false, &sl)
 	switch {
 	case errors.Is(err, ErrNotFound):
 	case err != nil:
@@ -497,7 +499,7 @@ func (s *Store) GetPageBySlug(ctx context.Context, slug string) (*SitePage, erro
 		id = absentPageID
 	}
 	var it pageItem
-	if err := s.getItem(ctx, pageKey(id), false, &it); err != nil {
+	if err := s.db.Get(ctx, pageKey(id), false, &it); err != nil {
 		return nil, fmt.Errorf("page by slug %q: %w", slug, err)
 	}
 	return it.page(), nil
@@ -507,7 +509,7 @@ func (s *Store) GetPageBySlug(ctx context.Context, slug string) (*SitePage, erro
 // reads it.
 func (s *Store) ReadPage(ctx context.Context, id string) (*SitePage, error) {
 	var it pageItem
-	if err := s.getItem(ctx, pageKey(id), true, &it); err != nil {
+	if err := s.db.Get(ctx, pageKey(id), true, &it); err != nil {
 		return nil, fmt.Errorf("page %q: %w", id, err)
 	}
 	return it.page(), nil
@@ -515,7 +517,7 @@ func (s *Store) ReadPage(ctx context.Context, id string) (*SitePage, error) {
 
 // Pages returns the published pages, or with drafts the draft pages, by
 // order then creation: one Query of GSI1 a page.
-func (s *Store) Pages(ctx context.Context, p Page, drafts bool) (*Result[*SitePage], error) {
+func (s *Store) Pages(ctx context.Context, p PageArgs, drafts bool) (*Result[*SitePage], error) {
 	part, list := pagesPartition, "pages"
 	if drafts {
 		part, list = pageDraftsPartition, "page-drafts"
@@ -571,7 +573,7 @@ func (it *pageItem) shown() pageShown {
 //	                       renderVersion)
 //	page.unpublished       published → draft
 //	page.deleted           published → removed
-func (p Paths) pageEvents(r *record, add func(EventType, EventData)) error {
+func (p eventPaths) pageEvents(r *record, add func(EventType, EventData)) error {
 	old, cur, err := decode[pageItem](r)
 	if err != nil {
 		return err
@@ -595,7 +597,7 @@ func (p Paths) pageEvents(r *record, add func(EventType, EventData)) error {
 	if now == nil {
 		now = old
 	}
-	d := EventData{PageID: now.ID, Slug: now.Slug, CacheTags: []string{TagPage(now.ID)}}
+	d := EventData{PageID: now.ID, Slug: now.Slug, CacheTags: []string{frontend.TagPage(now.ID)}}
 	if old != nil && old.Slug != now.Slug {
 		d.PreviousSlugs = append(d.PreviousSlugs, old.Slug)
 		d.Paths = append(d.Paths, p.PagePath(old.Slug))

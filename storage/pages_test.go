@@ -40,9 +40,9 @@ func TestPages(t *testing.T) {
 	contact := e.page("contact")
 	e.consistent()
 
-	drafts := must[*storage.Result[*storage.SitePage]](t)(e.store.Pages(ctx, storage.Page{Limit: 10}, true))
+	drafts := must[*storage.Result[*storage.SitePage]](t)(e.store.Pages(ctx, storage.PageArgs{Limit: 10}, true))
 	equal(t, "drafts", pageSlugs(drafts), "about contact")
-	published := must[*storage.Result[*storage.SitePage]](t)(e.store.Pages(ctx, storage.Page{Limit: 10}, false))
+	published := must[*storage.Result[*storage.SitePage]](t)(e.store.Pages(ctx, storage.PageArgs{Limit: 10}, false))
 	equal(t, "published", pageSlugs(published), "")
 
 	about = must[*storage.SitePage](t)(e.store.PublishPage(ctx, storage.PageRef{ID: about.ID, ExpectedVersion: about.Version}))
@@ -52,7 +52,7 @@ func TestPages(t *testing.T) {
 		ID: about.ID, ExpectedVersion: about.Version, Slug: ptr("about-us"), Order: ptr(1),
 	}))
 	e.consistent()
-	published = must[*storage.Result[*storage.SitePage]](t)(e.store.Pages(ctx, storage.Page{Limit: 10}, false))
+	published = must[*storage.Result[*storage.SitePage]](t)(e.store.Pages(ctx, storage.PageArgs{Limit: 10}, false))
 	equal(t, "published by order", pageSlugs(published), "contact about-us")
 	equal(t, "stats", must[*storage.Stats](t)(e.store.Stats(ctx)).PageCount, int64(2))
 	for _, slug := range []string{"about", "about-us"} {
@@ -137,7 +137,7 @@ func TestPagesAndPostsShareSlugs(t *testing.T) {
 	e.consistent()
 	equal(t, "post by its old slug", must[string](t)(e.bySlug("hello")), post.ID+" hello-world")
 	equal(t, "page by its old slug", must[*storage.SitePage](t)(e.store.GetPageBySlug(ctx, "about")).ID, page.ID)
-	drafts := must[*storage.Result[*storage.SitePage]](t)(e.store.Pages(ctx, storage.Page{Limit: 10}, true))
+	drafts := must[*storage.Result[*storage.SitePage]](t)(e.store.Pages(ctx, storage.PageArgs{Limit: 10}, true))
 	equal(t, "pages", pageSlugs(drafts), "about-us")
 }
 

@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // Automatic persisted queries (persisted_doc.go describes the item).
@@ -76,7 +78,7 @@ func (s *Store) PersistedQuery(ctx context.Context, hash string) (PersistedQuery
 		return PersistedQuery{}, ErrNotFound
 	}
 	var it persistedItem
-	if err := s.getItem(ctx, persistedKey(hash), false, &it); err != nil {
+	if err := s.db.Get(ctx, persistedKey(hash), false, &it); err != nil {
 		return PersistedQuery{}, fmt.Errorf("persisted query %s: %w", hash, err)
 	}
 	exp := time.Unix(it.ExpiresAt, 0).UTC()
@@ -102,8 +104,8 @@ func (s *Store) PersistQuery(ctx context.Context, hash, query string) (Persisted
 	k := persistedKey(hash)
 	q := PersistedQuery{Hash: hash, Query: query, ExpiresAt: now.Add(PersistedQueryTTL).Truncate(time.Second)}
 	// An expired item TTL has not deleted yet is replaced.
-	cond := condNotExists().Or(expression.Name("expiresAt").LessThanEqual(expression.Value(now.Unix())))
-	wrote, err := s.putIf(ctx, persistedItem{PK: k.PK, SK: k.SK, Type: typePersisted, Query: query, ExpiresAt: q.ExpiresAt.Unix()}, cond)
+	cond := dynamo.CondNotExists().Or(expression.Name("expiresAt").LessThanEqual(expression.Value(now.Unix())))
+	wrote, err := s.db.PutIf(ctx, persistedItem{PK: k.PK, SK: k.SK, Type: typePersisted, Query: query, ExpiresAt: q.ExpiresAt.Unix()}, cond)
 	switch {
 	case err != nil:
 		return PersistedQuery{}, fmt.Errorf("persist query %s: %w", hash, err)
@@ -128,13 +130,13 @@ func (s *Store) RefreshPersistedQuery(ctx context.Context, hash string) (time.Ti
 	exp := now.Add(PersistedQueryTTL).Truncate(time.Second)
 	cond := expression.AttributeExists(expression.Name(attrPK)).And(expression.Name("expiresAt").GreaterThan(expression.Value(now.Unix())))
 	upd := expression.Set(expression.Name("expiresAt"), expression.Value(exp.Unix()))
-	expr, err := buildExpr(expression.NewBuilder().WithCondition(cond).WithUpdate(upd))
+	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithCondition(cond).WithUpdate(upd))
 	if err != nil {
 		return time.Time{}, err
 	}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.table),
-		Key:                       mustKey(persistedKey(hash)),
+		Key:                       dynamo.MustKey(persistedKey(hash)),
 		ConditionExpression:       expr.Condition(),
 		UpdateExpression:          expr.Update(),
 		ExpressionAttributeNames:  expr.Names(),

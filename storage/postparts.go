@@ -11,6 +11,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // A post is three items of its partition (doc_layout.go): the post item,
@@ -29,17 +31,13 @@ const (
 
 	bodySuffix  = "#TEXT"
 	countSuffix = "#COUNT"
-
-	// feedPartition is the GSI1 partition of the whole blog's feed: one,
-	// as a blog publishes far below a partition's write limit.
-	feedPartition = "FEED"
 )
 
 // bodyKey is the body item of a post.
-func bodyKey(id string) key { return key{prefixPost + id, prefixPost + id + bodySuffix} }
+func bodyKey(id string) key { return key{PK: prefixPost + id, SK: prefixPost + id + bodySuffix} }
 
 // countKey is the count item of a post.
-func countKey(id string) key { return key{prefixPost + id, prefixPost + id + countSuffix} }
+func countKey(id string) key { return key{PK: prefixPost + id, SK: prefixPost + id + countSuffix} }
 
 // postPartKeys are the keys of the post items GetPost reads, in key
 // order: the post, its count item and its body item.
@@ -242,7 +240,7 @@ func (s *Store) ReadPostWithoutBody(ctx context.Context, id string) (*Post, erro
 // queryPostParts reads the items keys of the post id, which follow one
 // another in its partition (postPartKeys), with one Query.
 func (s *Store) queryPostParts(ctx context.Context, id string, consistent bool, keys []key) (*postItem, error) {
-	expr, err := buildExpr(expression.NewBuilder().WithKeyCondition(
+	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(
 		expression.Key(attrPK).Equal(expression.Value(keys[0].PK)).
 			And(expression.Key(attrSK).Between(expression.Value(keys[0].SK), expression.Value(keys[len(keys)-1].SK)))))
 	if err != nil {
@@ -260,9 +258,9 @@ func (s *Store) queryPostParts(ctx context.Context, id string, consistent bool, 
 	}
 	found := make(map[key]item, len(out.Items))
 	for _, it := range out.Items {
-		found[itemKey(it)] = it
+		found[dynamo.ItemKey(it)] = it
 	}
-	s.hints.remember(keys, found)
+	s.hints.Remember(keys, found)
 	return decodePost(found, id)
 }
 
@@ -270,7 +268,7 @@ func (s *Store) queryPostParts(ctx context.Context, id string, consistent bool, 
 // its count item's, read with ConsistentRead (one GetItem).
 func (s *Store) readCommentCount(ctx context.Context, postID string) (comments, threads int, err error) {
 	var c countItem
-	if err := s.getItem(ctx, countKey(postID), true, &c); err != nil {
+	if err := s.db.Get(ctx, countKey(postID), true, &c); err != nil {
 		return 0, 0, fmt.Errorf("counts of post %q: %w", postID, err)
 	}
 	return int(c.CommentCount), int(c.ThreadCount), nil
@@ -280,7 +278,7 @@ func (s *Store) readCommentCount(ctx context.Context, postID string) (comments, 
 // ErrNotFound: the post is gone.
 func decodeCounts(found map[key]item, postID string) (*countItem, error) {
 	var c countItem
-	if err := decodeFound(found, countKey(postID), &c); err != nil {
+	if err := dynamo.DecodeFound(found, countKey(postID), &c); err != nil {
 		return nil, fmt.Errorf("post %q: %w", postID, ErrNotFound)
 	}
 	return &c, nil
@@ -288,38 +286,38 @@ func decodeCounts(found map[key]item, postID string) (*countItem, error) {
 
 // partActions adds to t the writes of the body item and the count item
 // of a post write from before (nil: create) to after (nil: delete).
-func partActions(t *txn, before, after *postItem) error {
+func partActions(t *dynamo.Txn, before, after *postItem) error {
 	switch {
 	case before == nil:
 		c := after.countItem(0, 0)
 		return firstErr(
-			t.put(after.bodyItem(), ptr(condNotExists()), ErrAlreadyExists),
-			t.put(c, ptr(condNotExists()), ErrAlreadyExists),
+			t.Put(after.bodyItem(), ptr(dynamo.CondNotExists()), ErrAlreadyExists),
+			t.Put(c, ptr(dynamo.CondNotExists()), ErrAlreadyExists),
 		)
 	case after == nil:
 		return firstErr(
-			t.delete(bodyKey(before.ID), nil, nil),
-			t.delete(countKey(before.ID), nil, nil),
+			t.Delete(bodyKey(before.ID), nil, nil),
+			t.Delete(countKey(before.ID), nil, nil),
 		)
 	}
 	var errs []error
 	if bodyChanged(before, after) {
-		errs = append(errs, t.put(after.bodyItem(), nil, nil))
+		errs = append(errs, t.Put(after.bodyItem(), nil, nil))
 	}
 	switch c := before.counts; {
 	case c == nil:
 		// A post of layout 3 (Migrate moves it): its counts as its item
 		// holds them, while no comment can count on the missing item.
 		n := after.countItem(before.CommentCount, before.ThreadCount)
-		errs = append(errs, t.put(n, ptr(condNotExists()), errRetry))
+		errs = append(errs, t.Put(n, ptr(dynamo.CondNotExists()), dynamo.ErrRetry))
 	case c.Status != after.Status || c.PublishedAt != after.PublishedAt || c.AuthorID != after.AuthorID:
 		// Put whole, on the condition that its counts are as read (a
 		// comment meanwhile makes the write read again), so that the
-		// hints of this server hold the item as it is (hints.wrote).
+		// hints of this server hold the item as it is (hints.Wrote).
 		n := after.countItem(c.CommentCount, c.ThreadCount)
 		cond := expression.Name("commentCount").Equal(expression.Value(c.CommentCount)).
 			And(expression.Name("threadCount").Equal(expression.Value(c.ThreadCount)))
-		errs = append(errs, t.put(n, &cond, errRetry))
+		errs = append(errs, t.Put(n, &cond, dynamo.ErrRetry))
 	}
 	return firstErr(errs...)
 }
@@ -371,4 +369,30 @@ func checkPostParts(posts map[string]*postItem, bodies map[string]*bodyItem, cou
 			badf("count item of a post %s that does not exist", id)
 		}
 	}
+}
+
+// countsOrSplit returns the count item of the post postID from found, as
+// decodeCounts does; when it is missing and the post is of layout 3, it
+// moves the post (splitIfLegacy) and returns dynamo.ErrRetry, for the write to
+// read again.
+func (s *Store) countsOrSplit(ctx context.Context, found map[key]item, postID string) (*countItem, error) {
+	c, err := decodeCounts(found, postID)
+	if err == nil {
+		return c, nil
+	}
+	if moved, serr := s.splitIfLegacy(ctx, postID); serr != nil || moved {
+		return nil, cmp.Or(serr, dynamo.ErrRetry)
+	}
+	return nil, err
+}
+
+// splitIfLegacy moves the post id to layout 4 when a comment write found
+// no count item for it (a migration beside live writes has not reached
+// it yet), and reports whether it did: the write then reads again.
+func (s *Store) splitIfLegacy(ctx context.Context, id string) (bool, error) {
+	did, err := s.splitPost(ctx, id)
+	if err != nil {
+		return false, fmt.Errorf("move post %q to layout %d: %w", id, CurrentLayout, err)
+	}
+	return did, nil
 }

@@ -7,11 +7,13 @@ import (
 	"slices"
 
 	"github.com/google/uuid"
+
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // Posts: the operations on a post. Each is one changePost: read the post
 // (with what the change needs), apply the change, and write the post and
-// everything that copies or counts it in one transaction (copies.go,
+// everything that copies or counts it in one transaction (postcopies.go,
 // counters.go), read again and retried when something changed between.
 
 // errStaleNames means an author or category was renamed after the names a
@@ -45,7 +47,7 @@ func (s *Store) CreatePost(ctx context.Context, in NewPost) (*Post, error) {
 	defer s.noteRendered(ctx)
 	return idempotent(ctx, s, "createPost", in.IdempotencyKey, in, func(id *idem) (*Post, error) {
 		postID := newID()
-		return retryWrite(ctx, func() (*Post, error) {
+		return dynamo.RetryWrite(ctx, func() (*Post, error) {
 			_, r, err := s.readNames(ctx, postRead{}, in.AuthorID, cats, in.Slug, moreNames{coAuthors, tagSlugsOf(tags)})
 			if err != nil {
 				return nil, err
@@ -71,7 +73,7 @@ func (s *Store) CreatePost(ctx context.Context, in NewPost) (*Post, error) {
 			if errors.Is(err, errStaleNames) {
 				// A rename, or a write that changed the counters' entries,
 				// came between the read and the write: read them again.
-				return nil, errRetry
+				return nil, dynamo.ErrRetry
 			}
 			return out, err
 		})
@@ -334,7 +336,7 @@ type postChange struct {
 	// post as read and as it is about to be written (after nil: deleted):
 	// a revision, the post's series. It runs at every attempt, so what it
 	// reads is as fresh as the post.
-	also func(ctx context.Context, t *txn, before, after *postItem) error
+	also func(ctx context.Context, t *dynamo.Txn, before, after *postItem) error
 }
 
 // answerBodyKey is the context key of AnswerWithBody.
@@ -368,7 +370,7 @@ func (s *Store) changePost(ctx context.Context, c postChange, change func(*postI
 	full := c.full
 	body := c.body || answersBody(ctx)
 	return idempotent(ctx, s, c.op, c.key, c.input, func(rec *idem) (*Post, error) {
-		return retryWrite(ctx, func() (*Post, error) {
+		return dynamo.RetryWrite(ctx, func() (*Post, error) {
 			before, r, err := s.readPost(ctx, c.id, c.newCats, c.slug, full, body, c.more)
 			if err != nil {
 				return nil, err
@@ -420,16 +422,16 @@ func (s *Store) changePost(ctx context.Context, c postChange, change func(*postI
 				// The counters' items are read whenever an entry is added,
 				// so that entries whose time has passed are removed.
 				full = true
-				return nil, errRetry
+				return nil, dynamo.ErrRetry
 			}
-			var also func(*txn) error
+			var also func(*dynamo.Txn) error
 			if c.also != nil {
-				also = func(t *txn) error { return c.also(ctx, t, before, after) }
+				also = func(t *dynamo.Txn) error { return c.also(ctx, t, before, after) }
 			}
 			out, err := s.writePost(ctx, rec, before, after, r, also)
 			if errors.Is(err, errStaleNames) {
 				full = true
-				return nil, errRetry
+				return nil, dynamo.ErrRetry
 			}
 			if after == nil && err == nil {
 				out = before.post()
@@ -473,8 +475,8 @@ func (s *Store) readPost(ctx context.Context, id string, newCats []string, slug 
 // author and category copies, and the post counts of its author, its
 // categories and the blog, each guarded by a condition. r holds the names
 // copied and the counters' items as read, if they were.
-func (s *Store) writePost(ctx context.Context, rec *idem, before, after *postItem, r *names, also ...func(*txn) error) (*Post, error) {
-	t := s.newTxn()
+func (s *Store) writePost(ctx context.Context, rec *idem, before, after *postItem, r *names, also ...func(*dynamo.Txn) error) (*Post, error) {
+	t := s.db.NewTxn()
 	if err := postActions(t, before, after, r, s.nowKey()); err != nil {
 		return nil, err
 	}
@@ -512,7 +514,7 @@ func (s *Store) writePost(ctx context.Context, rec *idem, before, after *postIte
 	if err := s.record(t, rec, recorded); err != nil {
 		return nil, err
 	}
-	if err := s.exec(ctx, t); err != nil {
+	if err := s.db.Exec(ctx, t); err != nil {
 		return nil, err
 	}
 	return result, nil

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // TestPostWriteKeepsCommentCounts reads a post, then changes its comments
@@ -101,8 +103,8 @@ func TestPostActionsBound(t *testing.T) {
 		author: &authorItem{ID: "ada", Name: "Ada"}, cats: cats, stats: &statsItem{},
 		slug: &reservation{Owner: "q", Redirect: true, OwnerSlugs: []string{"q", "taken"}},
 	}
-	s := &Store{table: "t", now: time.Now}
-	txn := s.newTxn()
+	s := &Store{db: dynamo.New(nil, "t", nil), table: "t", now: time.Now}
+	txn := s.db.NewTxn()
 	if err := postActions(txn, before, &after, r, "2026-03-01T00:00:00.000Z"); err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +116,7 @@ func TestPostActionsBound(t *testing.T) {
 	// slugs; author copy put and deleted, 10 category copies put, 10
 	// deleted; author, 20 categories, STATS; the count item's
 	// publishedAt; record.
-	if want := 1 + 2 + 4 + 2 + 20 + 22 + 1 + 1; len(txn.items) != want {
-		t.Errorf("%d actions, want %d", len(txn.items), want)
+	if want := 1 + 2 + 4 + 2 + 20 + 22 + 1 + 1; txn.Len() != want {
+		t.Errorf("%d actions, want %d", txn.Len(), want)
 	}
 }

@@ -19,7 +19,7 @@ func TestPostLifecycle(t *testing.T) {
 	e.author("ada", "Ada")
 	e.category("go", "Go")
 	e.category("aws", "AWS")
-	page := storage.Page{Limit: 10}
+	page := storage.PageArgs{Limit: 10}
 
 	var draft *storage.Post
 	reqs := counted(func(ctx context.Context) {
@@ -154,7 +154,7 @@ func TestScheduledPostsAppearWhenTheirTimeComes(t *testing.T) {
 	now := e.publish(e.post("ada", "now", "go"), time.Time{})
 	later := e.publish(e.post("ada", "later", "go"), start.Add(time.Hour))
 	e.consistent()
-	page := storage.Page{Limit: 10}
+	page := storage.PageArgs{Limit: 10}
 	visible := func() map[string][]string {
 		return map[string][]string{
 			"author":   ids(must[*storage.Result[*storage.Post]](t)(e.store.AuthorPosts(ctx, "ada", page, storage.Period{}, false)).Items),
@@ -196,7 +196,7 @@ func TestCountsFollowScheduledPosts(t *testing.T) {
 		t.Helper()
 		a := must[*storage.Author](t)(e.store.GetAuthor(ctx, "ada"))
 		cats := map[string]int64{}
-		for _, c := range must[*storage.Result[*storage.Category]](t)(e.store.Categories(ctx, storage.Page{Limit: 10})).Items {
+		for _, c := range must[*storage.Result[*storage.Category]](t)(e.store.Categories(ctx, storage.PageArgs{Limit: 10})).Items {
 			cats[c.Slug] = c.PostCount
 		}
 		got := counts{a.PostCount, a.ScheduledCount, cats["go"], cats["aws"], must[*storage.Stats](t)(e.store.Stats(ctx)).PostCount}
@@ -274,9 +274,9 @@ func TestBadInputWritesNothing(t *testing.T) {
 			}
 		})
 	}
-	drafts := must[*storage.Result[*storage.Post]](t)(e.store.AuthorDrafts(ctx, "ada", storage.Page{Limit: 10}))
+	drafts := must[*storage.Result[*storage.Post]](t)(e.store.AuthorDrafts(ctx, "ada", storage.PageArgs{Limit: 10}))
 	equal(t, "posts written", len(drafts.Items), 0)
-	for _, p := range []storage.Page{{Limit: 0}, {Limit: 101}, {Limit: 5, After: "garbage"}} {
+	for _, p := range []storage.PageArgs{{Limit: 0}, {Limit: 101}, {Limit: 5, After: "garbage"}} {
 		if _, err := e.store.LatestPosts(ctx, p, storage.Period{}); !errors.Is(err, storage.ErrInvalidInput) {
 			t.Errorf("page %+v: err = %v, want invalid input", p, err)
 		}
@@ -297,7 +297,7 @@ func TestRenamesReachEveryCopy(t *testing.T) {
 	must[*storage.Author](t)(e.store.UpdateAuthor(ctx, storage.AuthorPatch{ID: "ada", Name: ptr("Ada Lovelace")}))
 	must[*storage.Category](t)(e.store.UpdateCategory(ctx, storage.CategoryPatch{Slug: "go", Name: ptr("Golang")}))
 	e.consistent()
-	r := must[*storage.Result[*storage.Post]](t)(e.store.CategoryPosts(ctx, "aws", storage.Page{Limit: 10}, storage.Period{}))
+	r := must[*storage.Result[*storage.Post]](t)(e.store.CategoryPosts(ctx, "aws", storage.PageArgs{Limit: 10}, storage.Period{}))
 	for _, p := range r.Items {
 		equal(t, "author name", p.AuthorName, "Ada Lovelace")
 		equal(t, "category name", p.Categories[0].Name, "Golang")
@@ -318,7 +318,7 @@ func TestIdempotencyKeys(t *testing.T) {
 	e.clock.Advance(time.Second) // a retry comes later: its timestamps differ
 	again := must[*storage.Post](t)(e.store.CreatePost(ctx, in))
 	equal(t, "same post", again.ID, first.ID)
-	drafts := must[*storage.Result[*storage.Post]](t)(e.store.AuthorDrafts(ctx, "ada", storage.Page{Limit: 10}))
+	drafts := must[*storage.Result[*storage.Post]](t)(e.store.AuthorDrafts(ctx, "ada", storage.PageArgs{Limit: 10}))
 	equal(t, "posts", len(drafts.Items), 1)
 
 	in.Title = "Different"
@@ -460,7 +460,7 @@ func TestWriteLeavingTheBodyAnswersItUnread(t *testing.T) {
 	got := must[*storage.Post](t)(e.store.GetPost(ctx, p.ID))
 	equal(t, "body", got.Body, "# Hello\n\nWorld.")
 	equal(t, "HTML", got.BodyHTML, html)
-	revs := must[*storage.Result[*storage.Revision]](t)(e.store.Revisions(ctx, p.ID, storage.Page{Limit: 10}))
+	revs := must[*storage.Result[*storage.Revision]](t)(e.store.Revisions(ctx, p.ID, storage.PageArgs{Limit: 10}))
 	equal(t, "revisions", len(revs.Items), 1)
 	equal(t, "revision without body", revs.Items[0].BodyUnread, true)
 	if err := e.store.RevisionBodies(ctx, p.ID, revs.Items, got.Revisions); err != nil {

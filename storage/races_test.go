@@ -615,7 +615,7 @@ func (e *raceEnv) effectsOnce(name string) {
 	ctx := context.Background()
 	switch name {
 	case "createPost":
-		drafts := must[*storage.Result[*storage.Post]](e.t)(e.store.AuthorDrafts(ctx, "ada", storage.Page{Limit: 10}))
+		drafts := must[*storage.Result[*storage.Post]](e.t)(e.store.AuthorDrafts(ctx, "ada", storage.PageArgs{Limit: 10}))
 		equal(e.t, "drafts", len(drafts.Items), 2)
 	case "updatePost":
 		equal(e.t, "version", must[*storage.Post](e.t)(e.store.GetPost(ctx, e.published.ID)).Version, e.published.Version+1)

@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // Readers: a signed-in reader's profile is kept from their token's
@@ -60,16 +62,16 @@ func rateKeyOf(p *ReaderProfile) key {
 // checked in t as well: found is what the store remembered, not what it
 // read. A picture is kept only where a post's links may point
 // (checkLinkHosts): frontends fetch it as they fetch an author's avatar.
-func (s *Store) refreshReader(t *txn, found map[key]item, p *ReaderProfile, now time.Time, guard bool) error {
+func (s *Store) refreshReader(t *dynamo.Txn, found map[key]item, p *ReaderProfile, now time.Time, guard bool) error {
 	k := readerKey(p.ID)
 	var stored readerItem
-	err := decodeFound(found, k, &stored)
+	err := dynamo.DecodeFound(found, k, &stored)
 	exists := err == nil
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return fmt.Errorf("decode reader %q: %w", p.ID, err)
 	}
 	next := stored
-	cond := condNotExists()
+	cond := dynamo.CondNotExists()
 	if exists {
 		cond = condReader(&stored)
 	} else {
@@ -83,12 +85,12 @@ func (s *Store) refreshReader(t *txn, found map[key]item, p *ReaderProfile, now 
 	}
 	switch {
 	case exists && next == stored && guard:
-		return t.check(k, cond, errRetry)
+		return t.Check(k, cond, dynamo.ErrRetry)
 	case exists && next == stored:
 		return nil
 	}
 	next.UpdatedAt = keyTime(now)
-	return t.put(next, &cond, errRetry)
+	return t.Put(next, &cond, dynamo.ErrRetry)
 }
 
 // condReader is the condition that a reader's stored profile is still
@@ -106,10 +108,10 @@ func condReader(stored *readerItem) expression.ConditionBuilder {
 // went to the same place within RateWindow, a *RateLimitError when
 // in.Rules.PerMinute comments already did. The write is guarded by the
 // item's version, so servers sharing the table count together.
-func countRate(t *txn, found map[key]item, in NewComment, now time.Time) error {
+func countRate(t *dynamo.Txn, found map[key]item, in NewComment, now time.Time) error {
 	k := rateKey(in.Reader.ID)
 	var rate rateItem
-	err := decodeFound(found, k, &rate)
+	err := dynamo.DecodeFound(found, k, &rate)
 	exists := err == nil
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return fmt.Errorf("decode rate of reader %q: %w", in.Reader.ID, err)
@@ -136,14 +138,14 @@ func countRate(t *txn, found map[key]item, in NewComment, now time.Time) error {
 	if in.Rules.PerMinute == 0 && len(recent) > maxRecent {
 		recent = recent[len(recent)-maxRecent:]
 	}
-	cond := condNotExists()
+	cond := dynamo.CondNotExists()
 	if exists {
 		cond = expression.Name("version").Equal(expression.Value(rate.Version))
 	}
-	return t.put(rateItem{
+	return t.Put(rateItem{
 		PK: k.PK, SK: k.SK, Type: typeRate, Recent: recent, Version: rate.Version + 1,
 		ExpiresAt: now.Add(RateWindow).Unix() + 1,
-	}, &cond, errRetry)
+	}, &cond, dynamo.ErrRetry)
 }
 
 // commentHash identifies a comment's place and text in a reader's rate

@@ -116,24 +116,24 @@ func TestHeldComments(t *testing.T) {
 	comments, threads := counts(adas.ID)
 	equal(t, "comment count", comments, int64(1))
 	equal(t, "thread count", threads, int64(1))
-	list := must[*storage.Result[*storage.Comment]](t)(e.store.Comments(ctx, adas.ID, storage.Page{Limit: 50}))
+	list := must[*storage.Result[*storage.Comment]](t)(e.store.Comments(ctx, adas.ID, storage.PageArgs{Limit: 50}))
 	equalSlices(t, "public list", commentIDs(list.Items), []string{published.ID})
 	equal(t, "no carried replies", len(list.Items[0].Replies), 0)
 	equal(t, "reply count", list.Items[0].ReplyCount, int64(0))
-	copyCount := must[*storage.Result[*storage.Post]](t)(e.store.CategoryPosts(ctx, "go", storage.Page{Limit: 5}, storage.Period{})).Items[0].CommentCount
+	copyCount := must[*storage.Result[*storage.Post]](t)(e.store.CategoryPosts(ctx, "go", storage.PageArgs{Limit: 5}, storage.Period{})).Items[0].CommentCount
 	// The copies' counts follow from the change feed (the counts worker,
 	// which e.consistent stands in for), and count only published comments.
 	equal(t, "count on the category copy", copyCount, int64(1))
 
-	queue := func(author string, p storage.Page) *storage.Result[*storage.Comment] {
+	queue := func(author string, p storage.PageArgs) *storage.Result[*storage.Comment] {
 		return must[*storage.Result[*storage.Comment]](t)(e.store.ModerationQueue(ctx, author, p))
 	}
-	equalSlices(t, "ada's queue", commentIDs(queue("ada", storage.Page{Limit: 10}).Items), []string{reply.ID, first.ID})
-	equalSlices(t, "bob's queue", commentIDs(queue("bob", storage.Page{Limit: 10}).Items), []string{onBobs.ID})
-	all := queue("", storage.Page{Limit: 2})
+	equalSlices(t, "ada's queue", commentIDs(queue("ada", storage.PageArgs{Limit: 10}).Items), []string{reply.ID, first.ID})
+	equalSlices(t, "bob's queue", commentIDs(queue("bob", storage.PageArgs{Limit: 10}).Items), []string{onBobs.ID})
+	all := queue("", storage.PageArgs{Limit: 2})
 	equalSlices(t, "admins' queue", commentIDs(all.Items), []string{onBobs.ID, reply.ID})
 	equal(t, "more in the admins' queue", all.HasNext, true)
-	rest := queue("", storage.Page{Limit: 2, After: all.Cursors[1]})
+	rest := queue("", storage.PageArgs{Limit: 2, After: all.Cursors[1]})
 	equalSlices(t, "admins' queue, page 2", commentIDs(rest.Items), []string{first.ID})
 	equal(t, "queue entry body", rest.Items[0].Body, "first held")
 
@@ -146,7 +146,7 @@ func TestHeldComments(t *testing.T) {
 		e.clock.Advance(time.Second)
 		c := must[*storage.Comment](t)(e.store.UpdateComment(ctx, storage.CommentEdit{PostID: adas.ID, CommentID: first.ID, Body: "first held, edited"}))
 		equal(t, "edited at", c.EditedAt, e.clock.Now().Truncate(time.Millisecond))
-		equal(t, "queue body", queue("", storage.Page{Limit: 10}).Items[2].Body, "first held, edited")
+		equal(t, "queue body", queue("", storage.PageArgs{Limit: 10}).Items[2].Body, "first held, edited")
 		e.consistent()
 	})
 
@@ -161,10 +161,10 @@ func TestHeldComments(t *testing.T) {
 		comments, threads := counts(adas.ID)
 		equal(t, "comment count", comments, int64(3))
 		equal(t, "thread count", threads, int64(2))
-		list := must[*storage.Result[*storage.Comment]](t)(e.store.Comments(ctx, adas.ID, storage.Page{Limit: 50}))
+		list := must[*storage.Result[*storage.Comment]](t)(e.store.Comments(ctx, adas.ID, storage.PageArgs{Limit: 50}))
 		equalSlices(t, "public list", commentIDs(list.Items), []string{published.ID, first.ID})
 		equalSlices(t, "carried reply", commentIDs(list.Items[0].Replies), []string{reply.ID})
-		equal(t, "ada's queue", len(queue("ada", storage.Page{Limit: 10}).Items), 0)
+		equal(t, "ada's queue", len(queue("ada", storage.PageArgs{Limit: 10}).Items), 0)
 		if _, err := e.store.ApproveComment(ctx, storage.CommentRef{PostID: adas.ID, CommentID: first.ID}); !errors.Is(err, storage.ErrNotPending) {
 			t.Errorf("approving a published comment: err = %v, want ErrNotPending", err)
 		}
@@ -177,9 +177,9 @@ func TestHeldComments(t *testing.T) {
 	t.Run("rejecting keeps a comment out of every list", func(t *testing.T) {
 		c := must[*storage.Comment](t)(e.store.RejectComment(ctx, storage.CommentRef{PostID: bobs.ID, CommentID: onBobs.ID}))
 		equal(t, "status", c.Status, storage.CommentRejected)
-		equal(t, "bob's queue", len(queue("bob", storage.Page{Limit: 10}).Items), 0)
-		equal(t, "admins' queue", len(queue("", storage.Page{Limit: 10}).Items), 0)
-		equal(t, "bob's comments", len(must[*storage.Result[*storage.Comment]](t)(e.store.Comments(ctx, bobs.ID, storage.Page{Limit: 10})).Items), 0)
+		equal(t, "bob's queue", len(queue("bob", storage.PageArgs{Limit: 10}).Items), 0)
+		equal(t, "admins' queue", len(queue("", storage.PageArgs{Limit: 10}).Items), 0)
+		equal(t, "bob's comments", len(must[*storage.Result[*storage.Comment]](t)(e.store.Comments(ctx, bobs.ID, storage.PageArgs{Limit: 10})).Items), 0)
 		got, errs := e.store.GetComments(ctx, []storage.CommentKey{{PostID: bobs.ID, CommentID: onBobs.ID}})
 		if errs[0] != nil || got[0].Status != storage.CommentRejected {
 			t.Errorf("GetComments of a rejected comment = %+v, %v", got[0], errs[0])
@@ -215,7 +215,7 @@ func TestHeldComments(t *testing.T) {
 		e.consistent()
 		add(bobs.ID, "", "pending with the post")
 		must[*storage.Post](t)(e.store.DeletePost(ctx, storage.PostRef{ID: bobs.ID}))
-		equal(t, "admins' queue", len(queue("", storage.Page{Limit: 10}).Items), 0)
+		equal(t, "admins' queue", len(queue("", storage.PageArgs{Limit: 10}).Items), 0)
 		e.consistent()
 	})
 
@@ -338,12 +338,12 @@ func TestCarriedReplies(t *testing.T) {
 	}
 	e.consistent()
 	read := func() *storage.Comment {
-		return must[*storage.Result[*storage.Comment]](t)(e.store.Comments(ctx, p.ID, storage.Page{Limit: 5})).Items[0]
+		return must[*storage.Result[*storage.Comment]](t)(e.store.Comments(ctx, p.ID, storage.PageArgs{Limit: 5})).Items[0]
 	}
 	all := func() []string {
 		parent := read()
 		var ids []string
-		page := storage.Page{Limit: 4}
+		page := storage.PageArgs{Limit: 4}
 		for {
 			res := must[*storage.Result[*storage.Comment]](t)(e.store.ReplyPage(ctx, parent, page))
 			ids = append(ids, commentIDs(res.Items)...)
@@ -383,9 +383,9 @@ func TestCarriedReplies(t *testing.T) {
 		must[*storage.Comment](t)(e.store.DeleteComment(ctx, storage.CommentRef{PostID: p.ID, CommentID: id}))
 	}
 	e.consistent()
-	equal(t, "tombstone gone with its last reply", len(must[*storage.Result[*storage.Comment]](t)(e.store.Comments(ctx, p.ID, storage.Page{Limit: 5})).Items), 0)
+	equal(t, "tombstone gone with its last reply", len(must[*storage.Result[*storage.Comment]](t)(e.store.Comments(ctx, p.ID, storage.PageArgs{Limit: 5})).Items), 0)
 
-	if _, err := e.store.ReplyPage(ctx, tomb, storage.Page{Limit: storage.MaxReplyPage + 1}); !errors.Is(err, storage.ErrInvalidInput) {
+	if _, err := e.store.ReplyPage(ctx, tomb, storage.PageArgs{Limit: storage.MaxReplyPage + 1}); !errors.Is(err, storage.ErrInvalidInput) {
 		t.Errorf("a page of %d replies: err = %v, want invalid input", storage.MaxReplyPage+1, err)
 	}
 }

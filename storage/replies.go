@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // Replies and the copies their top-level comment carries: a top-level
@@ -28,7 +30,7 @@ const MaxReplyPage = 10
 // the replies parent carries, so it costs no request; later pages, and
 // the first of a comment written before comments carried their replies,
 // are one Query each. A reply has no replies: its page is empty.
-func (s *Store) ReplyPage(ctx context.Context, parent *Comment, p Page) (*Result[*Comment], error) {
+func (s *Store) ReplyPage(ctx context.Context, parent *Comment, p PageArgs) (*Result[*Comment], error) {
 	if p.Limit < 1 || p.Limit > MaxReplyPage {
 		field := "first"
 		if p.Backward {
@@ -123,18 +125,18 @@ func (c commentItem) withEditedReply(r *commentItem) commentItem {
 // what it changes on its parent. It returns the change to the post's
 // thread count: -1 when the parent was a tombstone that goes with its
 // last reply.
-func (s *Store) deleteReply(ctx context.Context, t *txn, postID string, cid commentID, c *commentItem, found map[key]item) (int64, error) {
+func (s *Store) deleteReply(ctx context.Context, t *dynamo.Txn, postID string, cid commentID, c *commentItem, found map[key]item) (int64, error) {
 	pk := commentKey(postID, *cid.parent)
 	var parent commentItem
-	if err := decodeFound(found, pk, &parent); err != nil {
+	if err := dynamo.DecodeFound(found, pk, &parent); err != nil {
 		return 0, fmt.Errorf("parent of comment %q: %w", c.ID, err)
 	}
-	if err := t.delete(commentKey(postID, cid), ptr(condCommentVersion(c.Version)), errRetry); err != nil {
+	if err := t.Delete(commentKey(postID, cid), ptr(condCommentVersion(c.Version)), dynamo.ErrRetry); err != nil {
 		return 0, err
 	}
 	if parent.Deleted && parent.ReplyCount == 1 {
 		// The last reply of a tombstone takes the tombstone along.
-		return -1, t.delete(pk, ptr(condCommentVersion(parent.Version)), errRetry)
+		return -1, t.Delete(pk, ptr(condCommentVersion(parent.Version)), dynamo.ErrRetry)
 	}
 	if err := s.knowReplies(ctx, t, postID, &parent, c.ID); err != nil {
 		return 0, err
@@ -147,7 +149,7 @@ func (s *Store) deleteReply(ctx context.Context, t *txn, postID string, cid comm
 		}
 		if next != nil {
 			// The copy must not keep a text changed meanwhile.
-			if err := t.check(itemKeyOf(next), condCommentVersion(next.Version), errRetry); err != nil {
+			if err := t.Check(itemKeyOf(next), condCommentVersion(next.Version), dynamo.ErrRetry); err != nil {
 				return 0, err
 			}
 		}
@@ -155,14 +157,14 @@ func (s *Store) deleteReply(ctx context.Context, t *txn, postID string, cid comm
 	return 0, putComment(t, parent.withoutReply(c.ID, next), parent.Version)
 }
 
-func itemKeyOf(c *commentItem) key { return key{c.PK, c.SK} }
+func itemKeyOf(c *commentItem) key { return key{PK: c.PK, SK: c.SK} }
 
 // knowReplies makes sure parent carries its first replies before a write
 // changes them. A top-level comment written before comments carried their
 // replies (version 0) gets them from a Query of its thread, and t checks
 // that none of them changes before the write, but for the reply skip,
 // which the write itself changes.
-func (s *Store) knowReplies(ctx context.Context, t *txn, postID string, parent *commentItem, skip string) error {
+func (s *Store) knowReplies(ctx context.Context, t *dynamo.Txn, postID string, parent *commentItem, skip string) error {
 	if parent.Version > 0 || parent.ReplyCount == 0 {
 		return nil
 	}
@@ -174,7 +176,7 @@ func (s *Store) knowReplies(ctx context.Context, t *txn, postID string, parent *
 	for _, r := range first {
 		parent.Replies = append(parent.Replies, r.replyCopy())
 		if r.ID != skip {
-			if err := t.check(itemKeyOf(r), condCommentVersion(r.Version), errRetry); err != nil {
+			if err := t.Check(itemKeyOf(r), condCommentVersion(r.Version), dynamo.ErrRetry); err != nil {
 				return err
 			}
 		}
@@ -203,7 +205,7 @@ func (s *Store) repliesFrom(ctx context.Context, postID string, parent *commentI
 	if err != nil {
 		return nil, err
 	}
-	expr, err := buildExpr(expression.NewBuilder().WithKeyCondition(
+	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(
 		expression.Key(attrPK).Equal(expression.Value(prefixPost + postID)).
 			And(expression.Key(attrSK).BeginsWith(threadPrefix(pcid)))))
 	if err != nil {
@@ -218,7 +220,7 @@ func (s *Store) repliesFrom(ctx context.Context, postID string, parent *commentI
 		Limit:                     aws.Int32(int32(n)),
 	}
 	if after != nil {
-		in.ExclusiveStartKey = mustKey(commentKey(postID, *after))
+		in.ExclusiveStartKey = dynamo.MustKey(commentKey(postID, *after))
 	}
 	var out []*commentItem
 	for len(out) < n {

@@ -24,12 +24,12 @@ func TestRequestsPerOperation(t *testing.T) {
 	c := must[*storage.Comment](t)(e.store.AddComment(ctx, storage.NewComment{PostID: p.ID, AuthorID: "ada", Body: "hi"}))
 	other := e.post("ada", "other")
 	must[*storage.Comment](t)(e.store.AddComment(ctx, storage.NewComment{PostID: p.ID, ParentID: c.ID, AuthorID: "ada", Body: "re"}))
-	c = must[*storage.Result[*storage.Comment]](t)(e.store.Comments(ctx, p.ID, storage.Page{Limit: 1})).Items[0]
-	replyCursor := must[*storage.Result[*storage.Comment]](t)(e.store.ReplyPage(ctx, c, storage.Page{Limit: 1})).Cursors[0]
+	c = must[*storage.Result[*storage.Comment]](t)(e.store.Comments(ctx, p.ID, storage.PageArgs{Limit: 1})).Items[0]
+	replyCursor := must[*storage.Result[*storage.Comment]](t)(e.store.ReplyPage(ctx, c, storage.PageArgs{Limit: 1})).Cursors[0]
 	reader := &storage.ReaderProfile{ID: "auth0|reader", Name: "Rea Der"}
 	held := must[*storage.Comment](t)(e.store.AddComment(ctx, storage.NewComment{PostID: p.ID, Reader: reader, Rules: storage.ReaderRules{Hold: true}, Body: "held"}))
 	var byReader, rejected *storage.Comment
-	page := storage.Page{Limit: 20}
+	page := storage.PageArgs{Limit: 20}
 	var version int64 = p.Version
 	cases := []struct {
 		name string
@@ -58,7 +58,7 @@ func TestRequestsPerOperation(t *testing.T) {
 		}, map[string]int{"Query": 1}},
 		{"Comments", func(ctx context.Context) error { _, err := e.store.Comments(ctx, p.ID, page); return err }, map[string]int{"Query": 1}},
 		{"ReplyPage after a cursor", func(ctx context.Context) error {
-			_, err := e.store.ReplyPage(ctx, c, storage.Page{Limit: 5, After: replyCursor})
+			_, err := e.store.ReplyPage(ctx, c, storage.PageArgs{Limit: 5, After: replyCursor})
 			return err
 		}, map[string]int{"Query": 1}},
 		{"ModerationQueue of an author", func(ctx context.Context) error { _, err := e.store.ModerationQueue(ctx, "ada", page); return err }, map[string]int{"Query": 1}},
@@ -119,7 +119,7 @@ func TestRequestsPerOperation(t *testing.T) {
 			return err
 		}, map[string]int{"Query": 1}},
 		{"LatestPosts backward in a month", func(ctx context.Context) error {
-			_, err := e.store.LatestPosts(ctx, storage.Page{Limit: 5, Backward: true}, storage.Period{From: start.AddDate(0, -1, 0), To: start})
+			_, err := e.store.LatestPosts(ctx, storage.PageArgs{Limit: 5, Backward: true}, storage.Period{From: start.AddDate(0, -1, 0), To: start})
 			return err
 		}, map[string]int{"Query": 1}},
 		{"UpdatePost with new categories", func(ctx context.Context) error {

@@ -12,6 +12,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // The background re-render. Bodies are rendered when they are written,
@@ -140,7 +142,7 @@ func (s *Store) WatchRenderer(ctx context.Context) {
 // the read fails.
 func (s *Store) RefreshRenderer(ctx context.Context) error {
 	var r rendererItem
-	if err := s.getItem(ctx, rendererKey(), false, &r); err != nil && !errors.Is(err, ErrNotFound) {
+	if err := s.db.Get(ctx, rendererKey(), false, &r); err != nil && !errors.Is(err, ErrNotFound) {
 		return fmt.Errorf("read the renderer: %w", err)
 	}
 	s.claimed.mu.Lock()
@@ -161,7 +163,7 @@ func (s *Store) noteRendered(ctx context.Context) {
 	if v == "" || v == s.RenderVersion() {
 		return
 	}
-	expr, err := buildExpr(expression.NewBuilder().
+	expr, err := dynamo.BuildExpr(expression.NewBuilder().
 		WithUpdate(expression.Set(expression.Name("done"), expression.Value(false)).
 			Set(expression.Name("markedAt"), expression.Value(keyTime(s.Now()))).
 			Add(expression.Name("marks"), expression.Value(1))).
@@ -170,7 +172,7 @@ func (s *Store) noteRendered(ctx context.Context) {
 		return
 	}
 	_, _ = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.table), Key: mustKey(rendererKey()),
+		TableName: aws.String(s.table), Key: dynamo.MustKey(rendererKey()),
 		UpdateExpression:          expr.Update(),
 		ConditionExpression:       expr.Condition(),
 		ExpressionAttributeNames:  expr.Names(),
@@ -189,7 +191,7 @@ func (s *Store) ClaimRenderer(ctx context.Context) (bool, error) {
 	v := s.RenderVersion()
 	k := rendererKey()
 	it := rendererItem{PK: k.PK, SK: k.SK, Type: typeRenderer, Version: v, ClaimedAt: keyTime(s.Now())}
-	wrote, err := s.putIf(ctx, it, condNotExists().Or(expression.Name("version").NotEqual(expression.Value(v))))
+	wrote, err := s.db.PutIf(ctx, it, dynamo.CondNotExists().Or(expression.Name("version").NotEqual(expression.Value(v))))
 	if err != nil {
 		return false, fmt.Errorf("claim renderer %s: %w", v, err)
 	}
@@ -219,7 +221,7 @@ type Rerendered struct {
 func (s *Store) Rerender(ctx context.Context) (Rerendered, error) {
 	var out Rerendered
 	var r rendererItem
-	switch err := s.getItem(ctx, rendererKey(), true, &r); {
+	switch err := s.db.Get(ctx, rendererKey(), true, &r); {
 	case errors.Is(err, ErrNotFound):
 		return out, nil
 	case err != nil:
@@ -273,14 +275,14 @@ func (s *Store) doneInput(v string, marks int64) *dynamodb.UpdateItemInput {
 	if marks == 0 {
 		same = expression.Name("marks").AttributeNotExists()
 	}
-	expr, err := buildExpr(expression.NewBuilder().
+	expr, err := dynamo.BuildExpr(expression.NewBuilder().
 		WithUpdate(expression.Set(expression.Name("done"), expression.Value(true))).
 		WithCondition(expression.Name("version").Equal(expression.Value(v)).And(same)))
 	if err != nil {
 		panic(err) // a constant expression
 	}
 	return &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.table), Key: mustKey(rendererKey()),
+		TableName: aws.String(s.table), Key: dynamo.MustKey(rendererKey()),
 		UpdateExpression:          expr.Update(),
 		ConditionExpression:       expr.Condition(),
 		ExpressionAttributeNames:  expr.Names(),
@@ -317,7 +319,7 @@ func (s *Store) eachPostVersion(ctx context.Context, fn func(id, version string)
 // eachVersion calls fn with the id and renderVersion of every item of the
 // GSI1 partition pk.
 func (s *Store) eachVersion(ctx context.Context, pk string, fn func(id, version string) error) error {
-	expr, err := buildExpr(expression.NewBuilder().
+	expr, err := dynamo.BuildExpr(expression.NewBuilder().
 		WithKeyCondition(expression.Key(attrGSI1PK).Equal(expression.Value(pk))).
 		WithProjection(expression.NamesList(expression.Name("id"), expression.Name("renderVersion"))))
 	if err != nil {
@@ -355,7 +357,7 @@ func (s *Store) eachVersion(ctx context.Context, pk string, fn func(id, version 
 // post gone meanwhile, already of this version, or whose body no longer
 // renders within the limits is left as it is.
 func (s *Store) rerenderPost(ctx context.Context, id string) (bool, error) {
-	return retryWrite(ctx, func() (bool, error) {
+	return dynamo.RetryWrite(ctx, func() (bool, error) {
 		p, err := s.readPostParts(ctx, id, true)
 		switch {
 		case errors.Is(err, ErrNotFound):
@@ -375,21 +377,21 @@ func (s *Store) rerenderPost(ctx context.Context, id string) (bool, error) {
 		}
 		full := derivedUpdate(&d, true)
 		cond := condVersion(p.Version)
-		t := s.newTxn()
+		t := s.db.NewTxn()
 		// The post item (its summary and the sum of its HTML) on the
 		// condition that it is as read, and the body item, which only
 		// writes of that post item change.
-		errs := []error{t.update(postKey(id), full, &cond, errRetry), t.put(d.bodyItem(), nil, nil)}
+		errs := []error{t.Update(postKey(id), full, &cond, dynamo.ErrRetry), t.Put(d.bodyItem(), nil, nil)}
 		if d.Words != p.Words || d.Minutes != p.Minutes || d.AutoExcerpt != p.AutoExcerpt {
 			summary := derivedUpdate(&d, false)
 			for _, k := range p.copyKeys() {
-				errs = append(errs, t.update(k, summary, ptr(condExists()), errRetry))
+				errs = append(errs, t.Update(k, summary, ptr(dynamo.CondExists()), dynamo.ErrRetry))
 			}
 		}
 		if err := errors.Join(errs...); err != nil {
 			return false, err
 		}
-		if err := s.exec(ctx, t); err != nil {
+		if err := s.db.Exec(ctx, t); err != nil {
 			return false, err
 		}
 		return true, nil
@@ -442,9 +444,9 @@ func (s *Store) eachPageVersion(ctx context.Context, fn func(id, version string)
 // within the limits is left as it is. A published page whose HTML
 // changes is a page.published.edited on the change feed (pageEvents).
 func (s *Store) rerenderPage(ctx context.Context, id string) (bool, error) {
-	return retryWrite(ctx, func() (bool, error) {
+	return dynamo.RetryWrite(ctx, func() (bool, error) {
 		var p pageItem
-		switch err := s.getItem(ctx, pageKey(id), true, &p); {
+		switch err := s.db.Get(ctx, pageKey(id), true, &p); {
 		case errors.Is(err, ErrNotFound):
 			return false, nil
 		case err != nil:
@@ -460,11 +462,11 @@ func (s *Store) rerenderPage(ctx context.Context, id string) (bool, error) {
 		case err != nil:
 			return false, err
 		}
-		t := s.newTxn()
-		if err := t.update(pageKey(id), pageDerivedUpdate(&d), ptr(condVersion(p.Version)), errRetry); err != nil {
+		t := s.db.NewTxn()
+		if err := t.Update(pageKey(id), pageDerivedUpdate(&d), ptr(condVersion(p.Version)), dynamo.ErrRetry); err != nil {
 			return false, err
 		}
-		if err := s.exec(ctx, t); err != nil {
+		if err := s.db.Exec(ctx, t); err != nil {
 			return false, err
 		}
 		return true, nil

@@ -142,7 +142,7 @@ func TestRerenderRewritesTheCopiesSummaries(t *testing.T) {
 	if r := must[storage.Rerendered](t)(e.store.Rerender(ctx)); r.Rendered != 1 {
 		t.Fatalf("sweep: %+v", r)
 	}
-	page := must[*storage.Result[*storage.Post]](t)(e.store.CategoryPosts(ctx, "go", storage.Page{Limit: 10}, storage.Period{}))
+	page := must[*storage.Result[*storage.Post]](t)(e.store.CategoryPosts(ctx, "go", storage.PageArgs{Limit: 10}, storage.Period{}))
 	if len(page.Items) != 1 || page.Items[0].WordCount != 3 || page.Items[0].Excerpt != "Some words here." {
 		t.Errorf("category copy: %+v", page.Items[0])
 	}

@@ -13,6 +13,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // Revisions: an edit that changes a post's title, body, excerpt, cover or
@@ -114,8 +116,8 @@ func revisedFields(before, after *postItem) []string {
 // keepRevision returns the also of an edit by editor: when the edit
 // changes what a revision keeps, it counts the revision on the post
 // (after) and puts the revision, deleting the one MaxRevisions older.
-func (s *Store) keepRevision(editor string) func(context.Context, *txn, *postItem, *postItem) error {
-	return func(_ context.Context, t *txn, before, after *postItem) error {
+func (s *Store) keepRevision(editor string) func(context.Context, *dynamo.Txn, *postItem, *postItem) error {
+	return func(_ context.Context, t *dynamo.Txn, before, after *postItem) error {
 		if after == nil {
 			return nil
 		}
@@ -135,11 +137,11 @@ func (s *Store) keepRevision(editor string) func(context.Context, *txn, *postIte
 			// The body is the one a later revision, or the post, holds.
 			rev.Body, rev.Bodyless = "", true
 		}
-		if err := t.put(rev, ptr(condNotExists()), errRetry); err != nil {
+		if err := t.Put(rev, ptr(dynamo.CondNotExists()), dynamo.ErrRetry); err != nil {
 			return err
 		}
 		if n > MaxRevisions {
-			return t.delete(revisionKey(before.ID, n-MaxRevisions), nil, nil)
+			return t.Delete(revisionKey(before.ID, n-MaxRevisions), nil, nil)
 		}
 		return nil
 	}
@@ -155,7 +157,7 @@ func countRevision(before *postItem, p *postItem) {
 
 // Revisions returns a post's revisions, newest first: one Query of the
 // post's partition a page.
-func (s *Store) Revisions(ctx context.Context, postID string, p Page) (*Result[*Revision], error) {
+func (s *Store) Revisions(ctx context.Context, postID string, p PageArgs) (*Result[*Revision], error) {
 	return queryPage(ctx, s, listQuery{
 		list: "revisions:" + postID,
 		cond: expression.Key(attrPK).Equal(expression.Value(prefixPost + postID)).
@@ -215,7 +217,7 @@ func (s *Store) bodyFrom(ctx context.Context, postID string, n int64, last, cons
 		}
 	}
 	var b bodyItem
-	switch err := s.getItem(ctx, bodyKey(postID), consistent, &b); {
+	switch err := s.db.Get(ctx, bodyKey(postID), consistent, &b); {
 	case err == nil:
 		return b.Body, nil
 	case errors.Is(err, ErrNotFound):
@@ -234,7 +236,7 @@ func (s *Store) bodyFrom(ctx context.Context, postID string, n int64, last, cons
 // revisionBodyFrom returns the body of the oldest revision numbered from
 // n up that holds one, if one does.
 func (s *Store) revisionBodyFrom(ctx context.Context, postID string, n int64, consistent bool) (string, bool, error) {
-	expr, err := buildExpr(expression.NewBuilder().WithKeyCondition(
+	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(
 		expression.Key(attrPK).Equal(expression.Value(prefixPost + postID)).
 			And(expression.Key(attrSK).Between(expression.Value(revisionKey(postID, n).SK), expression.Value(revisionKey(postID, 9_999_999_999).SK)))))
 	if err != nil {
@@ -295,7 +297,7 @@ func (s *Store) RestorePostRevision(ctx context.Context, in RestoreRevision) (*P
 		return nil, invalid("revisionId", "is not a revision of this post")
 	}
 	var it revisionItem
-	if err := s.getItem(ctx, revisionKey(in.PostID, in.N), true, &it); err != nil {
+	if err := s.db.Get(ctx, revisionKey(in.PostID, in.N), true, &it); err != nil {
 		return nil, fmt.Errorf("revision %d of post %q: %w", in.N, in.PostID, err)
 	}
 	r := it.revision()
@@ -322,7 +324,7 @@ func checkRevisions(revs []*revisionItem, posts map[string]*postItem) []string {
 			bad = append(bad, fmt.Sprintf("revision %d of post %s, which does not exist", r.N, r.PostID))
 		case r.N > p.Revisions || r.N <= p.Revisions-MaxRevisions:
 			bad = append(bad, fmt.Sprintf("revision %d of post %s, which counts %d (the last %d are kept)", r.N, r.PostID, p.Revisions, MaxRevisions))
-		case revisionKey(r.PostID, r.N) != key{r.PK, r.SK}:
+		case revisionKey(r.PostID, r.N) != key{PK: r.PK, SK: r.SK}:
 			bad = append(bad, fmt.Sprintf("revision %d of post %s has wrong keys", r.N, r.PostID))
 		case r.Bodyless && (r.Body != "" || slices.Contains(r.Fields, "body")):
 			bad = append(bad, fmt.Sprintf("revision %d of post %s is marked bodyless but its edit changed the body or it holds one", r.N, r.PostID))

@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // Scheduled posts go live with a write. Readers see a scheduled post as
@@ -90,7 +92,7 @@ func goLiveAt(before, after *postItem, now string) string {
 // scheduleActions sets the marker of after (nil: a deletion) for a write
 // at now and adds to t the schedule items the change of marker moves:
 // none when it stays, a put and a delete at most.
-func scheduleActions(t *txn, before, after *postItem, now string) error {
+func scheduleActions(t *dynamo.Txn, before, after *postItem, now string) error {
 	var was, is, id string
 	if before != nil {
 		was, id = before.GoLiveAt, before.ID
@@ -104,10 +106,10 @@ func scheduleActions(t *txn, before, after *postItem, now string) error {
 	}
 	var errs []error
 	if was != "" {
-		errs = append(errs, t.delete(scheduleKey(was, id), nil, nil))
+		errs = append(errs, t.Delete(scheduleKey(was, id), nil, nil))
 	}
 	if is != "" {
-		errs = append(errs, t.put(newScheduleItem(is, id), nil, nil))
+		errs = append(errs, t.Put(newScheduleItem(is, id), nil, nil))
 	}
 	return errors.Join(errs...)
 }
@@ -131,7 +133,7 @@ func condMarker(at string) expression.ConditionBuilder {
 // It returns the posts that went live so far and the first error of a
 // read or a write, after which the next call goes on.
 func (s *Store) GoLive(ctx context.Context) (int, error) {
-	expr, err := buildExpr(expression.NewBuilder().WithKeyCondition(
+	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(
 		expression.Key(attrPK).Equal(expression.Value(schedulePartition)).
 			And(expression.Key(attrSK).LessThan(expression.Value(s.nowKey() + "$"))))) // '$' sorts after '#'
 	if err != nil {
@@ -175,22 +177,22 @@ func (s *Store) GoLive(ctx context.Context) (int, error) {
 // deletes it, and reports whether it did. When the post is no longer
 // scheduled at its time, it deletes the item if it is still there.
 func (s *Store) goLive(ctx context.Context, it scheduleItem) (bool, error) {
-	t := s.newTxn()
-	marked := condExists().And(condMarker(it.At))
+	t := s.db.NewTxn()
+	marked := dynamo.CondExists().And(condMarker(it.At))
 	err := firstErr(
-		t.update(postKey(it.PostID), expression.Remove(expression.Name(attrGoLiveAt)), &marked, errNotScheduled),
-		t.delete(scheduleKey(it.At, it.PostID), ptr(condExists()), errScheduleGone),
+		t.Update(postKey(it.PostID), expression.Remove(expression.Name(attrGoLiveAt)), &marked, errNotScheduled),
+		t.Delete(scheduleKey(it.At, it.PostID), ptr(dynamo.CondExists()), errScheduleGone),
 	)
 	if err != nil {
 		return false, err
 	}
-	err = s.exec(ctx, t)
+	err = s.db.Exec(ctx, t)
 	switch {
 	case err == nil:
 		return true, nil
 	case !errors.Is(err, errNotScheduled) && !errors.Is(err, errScheduleGone):
 		return false, err
-	case len(t.reasons) > 1 && aws.ToString(t.reasons[1].Code) == "ConditionalCheckFailed":
+	case len(t.Reasons()) > 1 && aws.ToString(t.Reasons()[1].Code) == "ConditionalCheckFailed":
 		// Gone live, moved or deleted by another write, with its item.
 		return false, nil
 	}
@@ -201,17 +203,17 @@ func (s *Store) goLive(ctx context.Context, it scheduleItem) (bool, error) {
 // is gone or not scheduled at its time; a failed condition means the item
 // is gone, or names its post again, and leaves it.
 func (s *Store) dropStale(ctx context.Context, it scheduleItem) error {
-	t := s.newTxn()
-	notMarked := condNotExists().Or(expression.Name(attrGoLiveAt).AttributeNotExists()).
+	t := s.db.NewTxn()
+	notMarked := dynamo.CondNotExists().Or(expression.Name(attrGoLiveAt).AttributeNotExists()).
 		Or(expression.Name(attrGoLiveAt).NotEqual(expression.Value(it.At)))
 	err := firstErr(
-		t.check(postKey(it.PostID), notMarked, errRetry),
-		t.delete(scheduleKey(it.At, it.PostID), ptr(condExists()), errRetry),
+		t.Check(postKey(it.PostID), notMarked, dynamo.ErrRetry),
+		t.Delete(scheduleKey(it.At, it.PostID), ptr(dynamo.CondExists()), dynamo.ErrRetry),
 	)
 	if err != nil {
 		return err
 	}
-	if err := s.exec(ctx, t); err != nil && !errors.Is(err, errRetry) {
+	if err := s.db.Exec(ctx, t); err != nil && !errors.Is(err, dynamo.ErrRetry) {
 		return fmt.Errorf("delete stale schedule item: %w", err)
 	}
 	return nil
@@ -233,7 +235,7 @@ func checkSchedule(items []*scheduleItem, posts map[string]*postItem, now, stuck
 	for _, it := range items {
 		p := posts[it.PostID]
 		switch {
-		case scheduleKey(it.At, it.PostID) != key{it.PK, it.SK}:
+		case scheduleKey(it.At, it.PostID) != key{PK: it.PK, SK: it.SK}:
 			badf("schedule item %s/%s has wrong keys", it.PK, it.SK)
 		case p == nil || p.GoLiveAt != it.At:
 			badf("schedule item %s names post %s, which is not scheduled at %s", it.SK, it.PostID, it.At)
@@ -253,63 +255,4 @@ func checkSchedule(items []*scheduleItem, posts map[string]*postItem, now, stuck
 		}
 	}
 	return bad
-}
-
-// markScheduled gives every post scheduled after now that has no marker
-// (written by a version before markers) its marker and schedule item, in
-// one transaction each, conditional on the post as read; it changes no
-// version. It lists the posts from the author copies sorted after now,
-// and returns how many it marked.
-func (s *Store) markScheduled(ctx context.Context) (int, error) {
-	authors, err := s.partitionIDs(ctx, authorsPartition, "id")
-	if err != nil {
-		return 0, fmt.Errorf("list authors: %w", err)
-	}
-	n := 0
-	for _, a := range authors {
-		ids, err := s.collectIDs(ctx, false, expression.Key(attrPK).Equal(expression.Value(prefixAuthor+a)).
-			And(expression.Key(attrSK).Between(expression.Value(s.visibleBound()), expression.Value(prefixPost+"~"))))
-		if err != nil {
-			return n, fmt.Errorf("list scheduled posts of author %q: %w", a, err)
-		}
-		for _, id := range ids {
-			did, err := retryWrite(ctx, func() (bool, error) { return s.markPost(ctx, id) })
-			if err != nil {
-				return n, fmt.Errorf("mark scheduled post %q: %w", id, err)
-			}
-			if did {
-				n++
-			}
-		}
-	}
-	return n, nil
-}
-
-// markPost gives the post id its marker and schedule item when it is
-// scheduled after now and has none, and reports whether it did.
-func (s *Store) markPost(ctx context.Context, id string) (bool, error) {
-	var p postItem
-	switch err := s.getItem(ctx, postKey(id), true, &p); {
-	case errors.Is(err, ErrNotFound):
-		return false, nil
-	case err != nil:
-		return false, err
-	}
-	if !p.published() || p.PublishedAt <= s.nowKey() || p.GoLiveAt != "" {
-		return false, nil
-	}
-	t := s.newTxn()
-	cond := condVersion(p.Version).And(expression.Name("publishedAt").Equal(expression.Value(p.PublishedAt))).
-		And(expression.Name("status").Equal(expression.Value(p.Status))).And(condMarker(""))
-	err := firstErr(
-		t.update(postKey(id), expression.Set(expression.Name(attrGoLiveAt), expression.Value(p.PublishedAt)), &cond, errRetry),
-		t.put(newScheduleItem(p.PublishedAt, id), nil, nil),
-	)
-	if err != nil {
-		return false, err
-	}
-	if err := s.exec(ctx, t); err != nil {
-		return false, err
-	}
-	return true, nil
 }

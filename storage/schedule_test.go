@@ -157,7 +157,7 @@ func TestGoLive(t *testing.T) {
 	goLive("past the others' time", 2, "map[Query:1 TransactWriteItems:2]")
 	e.scheduled("second, gone live", second.ID, time.Time{})
 	e.scheduled("third, gone live", third.ID, time.Time{})
-	feed := must[*storage.Result[*storage.Post]](t)(e.store.LatestPosts(ctx, storage.Page{Limit: 10}, storage.Period{}))
+	feed := must[*storage.Result[*storage.Post]](t)(e.store.LatestPosts(ctx, storage.PageArgs{Limit: 10}, storage.Period{}))
 	equal(t, "posts in the feed", len(feed.Items), 3)
 	e.consistent()
 }

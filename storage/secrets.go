@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // SecretBytes is the length of the keys Secret makes.
@@ -29,7 +31,7 @@ func (s *Store) Secret(ctx context.Context, name string) ([]byte, error) {
 	}
 	k := secretKey(name)
 	var it secretItem
-	err := s.getItem(ctx, k, true, &it)
+	err := s.db.Get(ctx, k, true, &it)
 	if err == nil && len(it.Value) == SecretBytes {
 		return it.Value, nil
 	}
@@ -40,13 +42,13 @@ func (s *Store) Secret(ctx context.Context, name string) ([]byte, error) {
 	if _, err := rand.Read(value); err != nil {
 		return nil, fmt.Errorf("secret %q: %w", name, err)
 	}
-	wrote, err := s.putIf(ctx, secretItem{PK: k.PK, SK: k.SK, Type: typeSecret, Value: value}, condNotExists())
+	wrote, err := s.db.PutIf(ctx, secretItem{PK: k.PK, SK: k.SK, Type: typeSecret, Value: value}, dynamo.CondNotExists())
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("secret %q: %w", name, err)
 	case !wrote:
 		// Another server made it first: its key is the table's.
-		if err := s.getItem(ctx, k, true, &it); err != nil {
+		if err := s.db.Get(ctx, k, true, &it); err != nil {
 			return nil, fmt.Errorf("secret %q: %w", name, err)
 		}
 		return it.Value, nil
@@ -63,7 +65,7 @@ func (s *Store) KnownSecret(ctx context.Context, name string) ([]byte, error) {
 		return nil, err
 	}
 	var it secretItem
-	if err := s.getItem(ctx, secretKey(name), true, &it); err != nil {
+	if err := s.db.Get(ctx, secretKey(name), true, &it); err != nil {
 		return nil, fmt.Errorf("secret %q: %w", name, err)
 	}
 	if len(it.Value) != SecretBytes {

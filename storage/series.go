@@ -7,6 +7,9 @@ import (
 	"slices"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
+	"github.com/blogql/blog/frontend"
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // Series: an ordered collection of posts. The series item SERIES#<slug>
@@ -22,16 +25,6 @@ import (
 // MaxSeriesPosts is how many posts a series holds at most: the list of
 // 1,000 ids is about 40 KB of the series item.
 const MaxSeriesPosts = 1000
-
-// SeriesPath is the frontend path of a series' page, which the change
-// feed's events name.
-const SeriesPath = "/series/{slug}"
-
-// TagSeries tags responses that show the series slug.
-func TagSeries(slug string) string { return "series:" + slug }
-
-// TagFeatured tags the featured posts' list.
-const TagFeatured = "featured"
 
 // Series is an ordered collection of posts. Posts are the ids of its
 // posts in order, drafts included: readers are shown the public ones.
@@ -126,11 +119,11 @@ func (s *Store) CreateSeries(ctx context.Context, in NewSeries) (*Series, error)
 	if in.CoverImage != nil {
 		it.Cover = &imageItem{URL: in.CoverImage.URL, Alt: in.CoverImage.Alt, Width: in.CoverImage.Width, Height: in.CoverImage.Height}
 	}
-	t := s.newTxn()
-	if err := t.put(it, ptr(condNotExists()), ErrAlreadyExists); err != nil {
+	t := s.db.NewTxn()
+	if err := t.Put(it, ptr(dynamo.CondNotExists()), ErrAlreadyExists); err != nil {
 		return nil, err
 	}
-	if err := s.exec(ctx, t); err != nil {
+	if err := s.db.Exec(ctx, t); err != nil {
 		return nil, err
 	}
 	return it.series(), nil
@@ -147,7 +140,7 @@ func (s *Store) GetSeries(ctx context.Context, slug string) (*Series, error) {
 
 func (s *Store) readSeries(ctx context.Context, slug string, consistent bool) (*seriesItem, error) {
 	var it seriesItem
-	if err := s.getItem(ctx, seriesKey(slug), consistent, &it); err != nil {
+	if err := s.db.Get(ctx, seriesKey(slug), consistent, &it); err != nil {
 		return nil, fmt.Errorf("series %q: %w", slug, err)
 	}
 	return &it, nil
@@ -160,7 +153,7 @@ func (s *Store) changeSeries(ctx context.Context, slug string, expected int64, c
 	if err := validateSlug("slug", slug); err != nil {
 		return nil, err
 	}
-	return retryWrite(ctx, func() (*Series, error) {
+	return dynamo.RetryWrite(ctx, func() (*Series, error) {
 		before, err := s.readSeries(ctx, slug, true)
 		if err != nil {
 			return nil, err
@@ -175,11 +168,11 @@ func (s *Store) changeSeries(ctx context.Context, slug string, expected int64, c
 		}
 		after.Version++
 		after.UpdatedAt = s.nowKey()
-		t := s.newTxn()
-		if err := t.put(after, ptr(condVersion(before.Version)), errRetry); err != nil {
+		t := s.db.NewTxn()
+		if err := t.Put(after, ptr(condVersion(before.Version)), dynamo.ErrRetry); err != nil {
 			return nil, err
 		}
-		if err := s.exec(ctx, t); err != nil {
+		if err := s.db.Exec(ctx, t); err != nil {
 			return nil, err
 		}
 		return after.series(), nil
@@ -267,7 +260,7 @@ func (s *Store) RemoveSeriesPost(ctx context.Context, in SeriesPostChange) (*Pos
 func (s *Store) seriesMembership(ctx context.Context, in SeriesPostChange, add bool) (*Post, *Series, error) {
 	var written *seriesItem
 	p, err := s.changePost(ctx, postChange{op: "seriesPost", id: in.PostID, input: in,
-		also: func(ctx context.Context, t *txn, before, after *postItem) error {
+		also: func(ctx context.Context, t *dynamo.Txn, before, after *postItem) error {
 			it, err := s.readSeries(ctx, in.Slug, true)
 			if err != nil {
 				return err
@@ -297,7 +290,7 @@ func (s *Store) seriesMembership(ctx context.Context, in SeriesPostChange, add b
 			next.Version++
 			next.UpdatedAt = s.nowKey()
 			written = &next
-			return t.put(next, ptr(condVersion(it.Version)), errRetry)
+			return t.Put(next, ptr(condVersion(it.Version)), dynamo.ErrRetry)
 		},
 	}, func(p *postItem) error {
 		if add {
@@ -315,7 +308,7 @@ func (s *Store) seriesMembership(ctx context.Context, in SeriesPostChange, add b
 
 // leaveSeries adds to a post's deletion the update that takes it out of
 // its series, guarded by the series' version; nothing for a post in none.
-func (s *Store) leaveSeries(ctx context.Context, t *txn, before, after *postItem) error {
+func (s *Store) leaveSeries(ctx context.Context, t *dynamo.Txn, before, after *postItem) error {
 	if after != nil || before.Series == "" {
 		return nil
 	}
@@ -334,7 +327,7 @@ func (s *Store) leaveSeries(ctx context.Context, t *txn, before, after *postItem
 	next.Posts = slices.Delete(slices.Clone(it.Posts), i, i+1)
 	next.Version++
 	next.UpdatedAt = s.nowKey()
-	return t.put(next, ptr(condVersion(it.Version)), errRetry)
+	return t.Put(next, ptr(condVersion(it.Version)), dynamo.ErrRetry)
 }
 
 // DeleteSeries deletes a series, taking its posts out of it first: one
@@ -356,12 +349,12 @@ func (s *Store) DeleteSeries(ctx context.Context, slug string, expected int64) (
 		}
 		first = false
 		if len(it.Posts) == 0 {
-			t := s.newTxn()
+			t := s.db.NewTxn()
 			cond := condVersion(it.Version)
-			if err := t.delete(seriesKey(slug), &cond, errRetry); err != nil {
+			if err := t.Delete(seriesKey(slug), &cond, dynamo.ErrRetry); err != nil {
 				return nil, err
 			}
-			if err := s.exec(ctx, t); errors.Is(err, errRetry) {
+			if err := s.db.Exec(ctx, t); errors.Is(err, dynamo.ErrRetry) {
 				continue
 			} else if err != nil {
 				return nil, err
@@ -387,7 +380,7 @@ func (s *Store) DeleteSeries(ctx context.Context, slug string, expected int64) (
 
 // AllSeries returns every series by slug: one Query of GSI1 partition
 // SERIES a page.
-func (s *Store) AllSeries(ctx context.Context, p Page) (*Result[*Series], error) {
+func (s *Store) AllSeries(ctx context.Context, p PageArgs) (*Result[*Series], error) {
 	return queryPage(ctx, s, listQuery{
 		list: "series", index: true, forward: true,
 		cond: expression.Key(attrGSI1PK).Equal(expression.Value(seriesPartition)),
@@ -402,7 +395,7 @@ const seriesSlack = 5
 // of the page read with the posts in one BatchGetItem, those visible
 // filtered by keep (readers see public posts only), read on while the
 // page is short. Cursors are the posts' places, sealed.
-func (s *Store) SeriesPosts(ctx context.Context, se *Series, p Page, keep func(*Post) bool) (*Result[*Post], error) {
+func (s *Store) SeriesPosts(ctx context.Context, se *Series, p PageArgs, keep func(*Post) bool) (*Result[*Post], error) {
 	if err := validatePage(p); err != nil {
 		return nil, err
 	}
@@ -496,7 +489,7 @@ func (s *Store) SeriesNeighbours(ctx context.Context, se *Series, id string, kee
 
 // seriesEvents translates a write of a series item: series.updated, with
 // the series' page and tag.
-func (p Paths) seriesEvents(r *record, add func(EventType, EventData)) error {
+func (p eventPaths) seriesEvents(r *record, add func(EventType, EventData)) error {
 	old, cur, err := decode[seriesItem](r)
 	if err != nil {
 		return err
@@ -507,8 +500,8 @@ func (p Paths) seriesEvents(r *record, add func(EventType, EventData)) error {
 	}
 	add(EventSeriesUpdated, EventData{
 		Slug:      now.Slug,
-		Paths:     []string{p.bySlug(SeriesPath, now.Slug)},
-		CacheTags: []string{TagSeries(now.Slug)},
+		Paths:     []string{p.BySlug(frontend.SeriesPath, now.Slug)},
+		CacheTags: []string{frontend.TagSeries(now.Slug)},
 	})
 	return nil
 }
@@ -519,17 +512,17 @@ const EventSeriesUpdated EventType = "series.updated"
 
 // seriesPostData adds to a post event's data the series pages and the
 // featured list the post was or is on.
-func (p Paths) seriesPostData(d *EventData, old, now *postItem) {
+func (p eventPaths) seriesPostData(d *EventData, old, now *postItem) {
 	for _, it := range []*postItem{old, now} {
 		if it == nil {
 			continue
 		}
 		if it.Series != "" {
-			d.Paths = append(d.Paths, p.bySlug(SeriesPath, it.Series))
-			d.CacheTags = append(d.CacheTags, TagSeries(it.Series))
+			d.Paths = append(d.Paths, p.BySlug(frontend.SeriesPath, it.Series))
+			d.CacheTags = append(d.CacheTags, frontend.TagSeries(it.Series))
 		}
 		if it.Featured {
-			d.CacheTags = append(d.CacheTags, TagFeatured)
+			d.CacheTags = append(d.CacheTags, frontend.TagFeatured)
 		}
 	}
 }

@@ -11,6 +11,9 @@ import (
 	// The time zones a site may name are the same on every host, whether
 	// or not it has a zoneinfo database (about 450 KB in the binary).
 	_ "time/tzdata"
+
+	"github.com/blogql/blog/frontend"
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // Site settings: one item, SITE/SITE, written by admins with a version.
@@ -186,7 +189,7 @@ func (s *Store) Site(ctx context.Context) (*Site, error) {
 		return cached, nil
 	}
 	var it siteItem
-	err := s.getItem(ctx, siteKey(), false, &it)
+	err := s.db.Get(ctx, siteKey(), false, &it)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		it = siteItem{}
@@ -321,7 +324,7 @@ func validateSite(in *SitePatch) error {
 			if len(v) > MaxURLLength {
 				return invalid("postPath", "must be at most %d characters", MaxURLLength)
 			}
-			if err := (Paths{Post: v}).Check(); err != nil {
+			if err := (frontend.Paths{Post: v}).Check(); err != nil {
 				return invalid("postPath", "%v", err)
 			}
 			return nil
@@ -356,7 +359,7 @@ func (s *Store) UpdateSite(ctx context.Context, in SitePatch) (*Site, error) {
 		return nil, err
 	}
 	out, err := idempotent(ctx, s, "updateSite", in.IdempotencyKey, in, func(rec *idem) (*Site, error) {
-		return retryWrite(ctx, func() (*Site, error) { return s.writeSite(ctx, rec, &in) })
+		return dynamo.RetryWrite(ctx, func() (*Site, error) { return s.writeSite(ctx, rec, &in) })
 	})
 	if err != nil {
 		return nil, err
@@ -375,7 +378,7 @@ func (s *Store) UpdateSite(ctx context.Context, in SitePatch) (*Site, error) {
 // and then meet the version it did not expect).
 func (s *Store) writeSite(ctx context.Context, rec *idem, in *SitePatch) (*Site, error) {
 	var it siteItem
-	err := s.getItem(ctx, siteKey(), true, &it)
+	err := s.db.Get(ctx, siteKey(), true, &it)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("site settings: %w", err)
 	}
@@ -401,12 +404,12 @@ func (s *Store) writeSite(ctx context.Context, rec *idem, in *SitePatch) (*Site,
 	}
 	site.Version++
 	site.UpdatedAt = s.Now()
-	cond := condNotExists()
+	cond := dynamo.CondNotExists()
 	if it.Version > 0 {
 		cond = condVersion(it.Version)
 	}
-	t := s.newTxn()
-	if err := t.put(siteItemOf(site), &cond, errRetry); err != nil {
+	t := s.db.NewTxn()
+	if err := t.Put(siteItemOf(site), &cond, dynamo.ErrRetry); err != nil {
 		return nil, err
 	}
 	// The stored form is what a read returns: empty lists as none.
@@ -416,7 +419,7 @@ func (s *Store) writeSite(ctx context.Context, rec *idem, in *SitePatch) (*Site,
 
 // siteEvents translates a write of the site item: site.updated.
 func siteEvents(r *record, add func(EventType, EventData)) error {
-	add(EventSiteUpdated, EventData{CacheTags: []string{TagSite}})
+	add(EventSiteUpdated, EventData{CacheTags: []string{frontend.TagSite}})
 	return nil
 }
 

@@ -8,6 +8,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // Slugs and their history. A post and an author each hold their current
@@ -127,9 +129,9 @@ func (s *Store) claim(ctx context.Context, sp slugSpace, id string, by taker, re
 		return ErrSlugTaken
 	}
 	var holder slugHolder
-	err := s.getItem(ctx, sp.holder(res.Owner), true, &holder)
+	err := s.db.Get(ctx, sp.holder(res.Owner), true, &holder)
 	if errors.Is(err, ErrNotFound) {
-		return errRetry
+		return dynamo.ErrRetry
 	}
 	if err != nil {
 		return fmt.Errorf("holder of slug: %w", err)
@@ -176,13 +178,13 @@ func sameSlugs(slugs []string) expression.ConditionBuilder {
 // turned into a redirect, the reservations of redirects pushed out
 // deleted, and another holder's list without the slug it gave up. A nil
 // after releases every slug of before.
-func (sp slugSpace) moveSlug(t *txn, id string, before, after []string, res *reservation) error {
+func (sp slugSpace) moveSlug(t *dynamo.Txn, id string, before, after []string, res *reservation) error {
 	mine := expression.Name(sp.owner).Equal(expression.Value(id))
 	var errs []error
 	add := func(err error) { errs = append(errs, err) }
 	if len(after) == 0 {
 		for _, s := range before {
-			add(t.delete(sp.key(s), &mine, errRetry))
+			add(t.Delete(sp.key(s), &mine, dynamo.ErrRetry))
 		}
 		return errors.Join(errs...)
 	}
@@ -192,9 +194,9 @@ func (sp slugSpace) moveSlug(t *txn, id string, before, after []string, res *res
 	}
 	switch {
 	case res == nil:
-		add(t.put(sp.item(slug, id, false), ptr(condNotExists()), ErrSlugTaken))
+		add(t.Put(sp.item(slug, id, false), ptr(dynamo.CondNotExists()), ErrSlugTaken))
 	case res.Owner == id:
-		add(t.put(sp.item(slug, id, false), &mine, errRetry))
+		add(t.Put(sp.item(slug, id, false), &mine, dynamo.ErrRetry))
 	default:
 		theirs := expression.Name(sp.owner).Equal(expression.Value(res.Owner)).
 			And(expression.Name("redirect").Equal(expression.Value(true)))
@@ -203,19 +205,19 @@ func (sp slugSpace) moveSlug(t *txn, id string, before, after []string, res *res
 			si.PrevPostID = res.Owner
 			it = si
 		}
-		add(t.put(it, &theirs, errRetry))
+		add(t.Put(it, &theirs, dynamo.ErrRetry))
 		rest := slices.DeleteFunc(slices.Clone(res.OwnerSlugs), func(s string) bool { return s == slug })
 		if len(rest) > 0 && len(rest) < len(res.OwnerSlugs) {
-			add(t.update(sp.holder(res.Owner), expression.Set(expression.Name("slugs"), expression.Value(rest)),
-				ptr(condExists().And(sameSlugs(res.OwnerSlugs))), errRetry))
+			add(t.Update(sp.holder(res.Owner), expression.Set(expression.Name("slugs"), expression.Value(rest)),
+				ptr(dynamo.CondExists().And(sameSlugs(res.OwnerSlugs))), dynamo.ErrRetry))
 		}
 	}
 	if len(before) > 0 {
-		add(t.put(sp.item(before[0], id, true), &mine, errRetry))
+		add(t.Put(sp.item(before[0], id, true), &mine, dynamo.ErrRetry))
 	}
 	for _, s := range before {
 		if !slices.Contains(after, s) {
-			add(t.delete(sp.key(s), ptr(mine.And(expression.Name("redirect").Equal(expression.Value(true)))), errRetry))
+			add(t.Delete(sp.key(s), ptr(mine.And(expression.Name("redirect").Equal(expression.Value(true)))), dynamo.ErrRetry))
 		}
 	}
 	return errors.Join(errs...)

@@ -163,7 +163,7 @@ func TestAuthorSlugs(t *testing.T) {
 		a := must[*storage.Author](t)(e.store.UpdateAuthor(ctx, storage.AuthorPatch{ID: "ada", Slug: ptr("countess")}))
 		equal(t, "slug", a.Slug, "countess")
 		equal(t, "old slug", must[*storage.Author](t)(e.store.GetAuthorBySlug(ctx, "ada-lovelace")).Slug, "countess")
-		r := must[*storage.Result[*storage.Post]](t)(e.store.CategoryPosts(ctx, "go", storage.Page{Limit: 5}, storage.Period{}))
+		r := must[*storage.Result[*storage.Post]](t)(e.store.CategoryPosts(ctx, "go", storage.PageArgs{Limit: 5}, storage.Period{}))
 		equal(t, "copy's author slug", r.Items[0].AuthorSlug, "countess")
 		e.consistent()
 	})

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/blogql/blog/markdown"
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // Store is the blog's single-table DynamoDB store. It is safe for
@@ -21,7 +22,7 @@ import (
 // hints of what it last saw of a few items, which writes use only under
 // conditions that check them (hints.go).
 type Store struct {
-	db      *dynamodb.Client
+	db      *dynamo.Table
 	table   string
 	now     func() time.Time
 	cursors cursorKeys
@@ -90,7 +91,8 @@ func WithStream() Option {
 
 // New returns a Store on table through db.
 func New(db *dynamodb.Client, table string, opts ...Option) *Store {
-	s := &Store{db: db, table: table, now: time.Now, hints: newHints(), logHead: new(atomic.Int64), siteCache: &siteCache{}, claimed: &claimed{},
+	h := newHints()
+	s := &Store{db: dynamo.New(db, table, h), table: table, now: time.Now, hints: h, logHead: new(atomic.Int64), siteCache: &siteCache{}, claimed: &claimed{},
 		render: markdown.Options{HeadingIDPrefix: markdown.DefaultHeadingIDPrefix}}
 	for _, o := range opts {
 		o(s)
@@ -265,7 +267,7 @@ func (s *Store) Empty(ctx context.Context) (bool, error) {
 func (s *Store) Ready(ctx context.Context) error {
 	_, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(s.table),
-		Key:       mustKey(statsItemKey()),
+		Key:       dynamo.MustKey(statsItemKey()),
 	})
 	if err != nil {
 		return fmt.Errorf("table %q: %w", s.table, err)

@@ -10,7 +10,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/markdown"
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // Tags: free-form labels authors give posts as they write, by name; the
@@ -224,13 +226,13 @@ func (s *Store) readMergeTargets(ctx context.Context, r *names) error {
 		if len(missing) == 0 {
 			return nil
 		}
-		found, err := s.batchGet(ctx, missing, true)
+		found, err := s.db.BatchGet(ctx, missing, true)
 		if err != nil {
 			return err
 		}
 		for _, k := range missing {
 			var it tagItem
-			if err := decodeFound(found, k, &it); err != nil {
+			if err := dynamo.DecodeFound(found, k, &it); err != nil {
 				return fmt.Errorf("tag %s: %w", k.PK, err)
 			}
 			r.tags[it.Slug] = &it
@@ -248,7 +250,7 @@ func (s *Store) GetTag(ctx context.Context, slug string) (*Tag, error) {
 	}
 	for range maxMergeHops + 1 {
 		var it tagItem
-		if err := s.getItem(ctx, tagKey(slug), false, &it); err != nil {
+		if err := s.db.Get(ctx, tagKey(slug), false, &it); err != nil {
 			return nil, fmt.Errorf("tag %q: %w", slug, err)
 		}
 		if it.MergedInto == "" {
@@ -263,12 +265,12 @@ func (s *Store) GetTag(ctx context.Context, slug string) (*Tag, error) {
 // errs for each missing one: one BatchGetItem for 100.
 func (s *Store) GetTags(ctx context.Context, slugs []string) ([]*Tag, []error) {
 	now := s.nowKey()
-	return batchDecode(ctx, s, mapKeys(slugs, tagKey), func(it *tagItem) *Tag { return it.tag(now) })
+	return dynamo.BatchDecode(ctx, s.db, mapKeys(slugs, tagKey), func(it *tagItem) *Tag { return it.tag(now) })
 }
 
 // Tags returns the tags, ordered by slug, with their post counts; merged
 // tags are not listed.
-func (s *Store) Tags(ctx context.Context, p Page) (*Result[*Tag], error) {
+func (s *Store) Tags(ctx context.Context, p PageArgs) (*Result[*Tag], error) {
 	return queryPage(ctx, s, listQuery{
 		list: "tags", index: true, forward: true,
 		cond: expression.Key(attrGSI1PK).Equal(expression.Value(tagsPartition)),
@@ -277,7 +279,7 @@ func (s *Store) Tags(ctx context.Context, p Page) (*Result[*Tag], error) {
 
 // TagPosts returns the tag's visible posts in per, newest first, as
 // summaries: one Query of GSI1.
-func (s *Store) TagPosts(ctx context.Context, slug string, p Page, per Period) (*Result[*Post], error) {
+func (s *Store) TagPosts(ctx context.Context, slug string, p PageArgs, per Period) (*Result[*Post], error) {
 	lo, hi, list, empty, err := postRange(per, "tag-posts:"+slug, s.visibleBound())
 	if err != nil {
 		return nil, err
@@ -305,9 +307,9 @@ func (s *Store) RenameTag(ctx context.Context, in TagRename) (*Tag, error) {
 		return nil, err
 	}
 	tag, err := idempotent(ctx, s, "renameTag", in.IdempotencyKey, in, func(rec *idem) (*Tag, error) {
-		return retryWrite(ctx, func() (*Tag, error) {
+		return dynamo.RetryWrite(ctx, func() (*Tag, error) {
 			var it tagItem
-			if err := s.getItem(ctx, tagKey(in.Slug), true, &it); err != nil {
+			if err := s.db.Get(ctx, tagKey(in.Slug), true, &it); err != nil {
 				return nil, fmt.Errorf("tag %q: %w", in.Slug, err)
 			}
 			if it.MergedInto != "" {
@@ -323,8 +325,8 @@ func (s *Store) RenameTag(ctx context.Context, in TagRename) (*Tag, error) {
 			it.Name = in.Name
 			it.Version++
 			it.UpdatedAt = keyTime(s.Now())
-			t := s.newTxn()
-			if err := t.update(tagKey(in.Slug), profileUpdate(it.Version, it.NameVer, it.UpdatedAt, map[string]string{"name": it.Name}), &cond, errRetry); err != nil {
+			t := s.db.NewTxn()
+			if err := t.Update(tagKey(in.Slug), profileUpdate(it.Version, it.NameVer, it.UpdatedAt, map[string]string{"name": it.Name}), &cond, dynamo.ErrRetry); err != nil {
 				return nil, err
 			}
 			return execRecord(ctx, s, t, rec, it.tag(s.nowKey()))
@@ -356,16 +358,16 @@ func (s *Store) MergeTags(ctx context.Context, in TagMerge) (*Tag, error) {
 		return nil, err
 	}
 	_, err = idempotent(ctx, s, "mergeTags", in.IdempotencyKey, in, func(rec *idem) (*Tag, error) {
-		return retryWrite(ctx, func() (*Tag, error) {
-			found, err := s.batchGet(ctx, []key{tagKey(in.From), tagKey(in.Into)}, true)
+		return dynamo.RetryWrite(ctx, func() (*Tag, error) {
+			found, err := s.db.BatchGet(ctx, []key{tagKey(in.From), tagKey(in.Into)}, true)
 			if err != nil {
 				return nil, err
 			}
 			var from, into tagItem
-			if err := decodeFound(found, tagKey(in.From), &from); err != nil {
+			if err := dynamo.DecodeFound(found, tagKey(in.From), &from); err != nil {
 				return nil, fmt.Errorf("tag %q: %w", in.From, err)
 			}
-			if err := decodeFound(found, tagKey(in.Into), &into); err != nil {
+			if err := dynamo.DecodeFound(found, tagKey(in.Into), &into); err != nil {
 				return nil, fmt.Errorf("tag %q: %w", in.Into, err)
 			}
 			switch {
@@ -376,15 +378,15 @@ func (s *Store) MergeTags(ctx context.Context, in TagMerge) (*Tag, error) {
 			case from.MergedInto != "":
 				return nil, invalid("from", "tag %q was merged into %q", in.From, from.MergedInto)
 			}
-			t := s.newTxn()
+			t := s.db.NewTxn()
 			upd := expression.Set(expression.Name("mergedInto"), expression.Value(in.Into)).
 				Set(expression.Name("version"), expression.Value(from.Version+1)).
 				Set(expression.Name("nameVer"), expression.Value(from.NameVer+1)).
 				Set(expression.Name("updatedAt"), expression.Value(s.nowKey())).
 				Remove(expression.Name(attrGSI1PK)).Remove(expression.Name(attrGSI1SK))
 			err = firstErr(
-				t.update(tagKey(in.From), upd, ptr(condVersion(from.Version)), errRetry),
-				t.check(tagKey(in.Into), condExists().And(expression.Name("mergedInto").AttributeNotExists()), errRetry),
+				t.Update(tagKey(in.From), upd, ptr(condVersion(from.Version)), dynamo.ErrRetry),
+				t.Check(tagKey(in.Into), dynamo.CondExists().And(expression.Name("mergedInto").AttributeNotExists()), dynamo.ErrRetry),
 			)
 			if err != nil {
 				return nil, err
@@ -427,7 +429,7 @@ func decodeTag(it item) (*tagItem, error) {
 
 // tagEvents translates a write of a tag item: tag.updated when it is
 // made, renamed or merged into another, with the pages of both.
-func (p Paths) tagEvents(r *record, add func(EventType, EventData)) error {
+func (p eventPaths) tagEvents(r *record, add func(EventType, EventData)) error {
 	old, cur, err := decode[tagItem](r)
 	if err != nil {
 		return err
@@ -441,27 +443,23 @@ func (p Paths) tagEvents(r *record, add func(EventType, EventData)) error {
 	}
 	d := EventData{
 		Slug: now.Slug, Tags: []string{now.Slug},
-		Paths:     []string{p.bySlug(p.Tag, now.Slug)},
-		CacheTags: []string{TagTag(now.Slug)},
+		Paths:     []string{p.BySlug(p.Tag, now.Slug)},
+		CacheTags: []string{frontend.TagTag(now.Slug)},
 	}
 	if now.MergedInto != "" {
 		d.Tags, d.PreviousTags = []string{now.MergedInto}, []string{now.Slug}
-		d.Paths = append(d.Paths, p.bySlug(p.Tag, now.MergedInto))
-		d.CacheTags = append(d.CacheTags, TagTag(now.MergedInto))
+		d.Paths = append(d.Paths, p.BySlug(p.Tag, now.MergedInto))
+		d.CacheTags = append(d.CacheTags, frontend.TagTag(now.MergedInto))
 	}
 	d.Paths = distinct(d.Paths)
 	add(EventTagUpdated, d)
 	return nil
 }
 
-// TagPath returns the frontend's path of the tag slug's page, or "" when
-// the frontend has none.
-func (p Paths) TagPath(slug string) string { return p.bySlug(p.Tag, slug) }
-
 // coAuthorsAndTagsData adds to the data of an event about a post written
 // from old to now its co-authors and tags, the pages of every author and
 // tag it had or has, and their cache tags.
-func (p Paths) coAuthorsAndTagsData(d *EventData, old, now *postItem) {
+func (p eventPaths) coAuthorsAndTagsData(d *EventData, old, now *postItem) {
 	d.CoAuthors, d.Tags = now.coAuthorIDs(), now.tagSlugs()
 	var authors []authorRef
 	var tags []string
@@ -480,12 +478,12 @@ func (p Paths) coAuthorsAndTagsData(d *EventData, old, now *postItem) {
 	}
 	authors, tags = append(authors, now.CoAuthors...), append(tags, now.tagSlugs()...)
 	for _, a := range authors {
-		d.Paths = append(d.Paths, p.bySlug(p.Author, a.Slug))
-		d.CacheTags = append(d.CacheTags, TagAuthor(a.ID))
+		d.Paths = append(d.Paths, p.BySlug(p.Author, a.Slug))
+		d.CacheTags = append(d.CacheTags, frontend.TagAuthor(a.ID))
 	}
 	for _, t := range tags {
-		d.Paths = append(d.Paths, p.bySlug(p.Tag, t))
-		d.CacheTags = append(d.CacheTags, TagTag(t))
+		d.Paths = append(d.Paths, p.BySlug(p.Tag, t))
+		d.CacheTags = append(d.CacheTags, frontend.TagTag(t))
 	}
 }
 

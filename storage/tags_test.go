@@ -12,7 +12,7 @@ import (
 	"github.com/blogql/blog/storage"
 )
 
-func (e *env) tagPage(slug string, p storage.Page) *storage.Result[*storage.Post] {
+func (e *env) tagPage(slug string, p storage.PageArgs) *storage.Result[*storage.Post] {
 	return must[*storage.Result[*storage.Post]](e.t)(e.store.TagPosts(context.Background(), slug, p, storage.Period{}))
 }
 
@@ -38,20 +38,20 @@ func TestTagPagesNewestFirstBothWays(t *testing.T) {
 	e.coPost("ada", "draft", nil, nil, []string{"go tips"})
 	e.publish(e.coPost("ada", "later", nil, nil, []string{"Go Tips"}), start.Add(time.Hour))
 
-	first := e.tagPage("go-tips", storage.Page{Limit: 2})
+	first := e.tagPage("go-tips", storage.PageArgs{Limit: 2})
 	equalSlices(t, "first page", ids(first.Items), []string{posts[4].ID, posts[3].ID})
 	equal(t, "first page has next", first.HasNext, true)
-	second := e.tagPage("go-tips", storage.Page{Limit: 2, After: first.Cursors[1]})
+	second := e.tagPage("go-tips", storage.PageArgs{Limit: 2, After: first.Cursors[1]})
 	equalSlices(t, "second page", ids(second.Items), []string{posts[2].ID, posts[1].ID})
-	back := e.tagPage("go-tips", storage.Page{Limit: 2, Before: second.Cursors[0], Backward: true})
+	back := e.tagPage("go-tips", storage.PageArgs{Limit: 2, Before: second.Cursors[0], Backward: true})
 	equalSlices(t, "back from the second page", ids(back.Items), []string{posts[4].ID, posts[3].ID})
-	last := e.tagPage("go-tips", storage.Page{Limit: 2, Backward: true})
+	last := e.tagPage("go-tips", storage.PageArgs{Limit: 2, Backward: true})
 	equalSlices(t, "last page", ids(last.Items), []string{posts[1].ID, posts[0].ID})
 
 	tag := must[*storage.Tag](t)(e.store.GetTag(ctx, "go-tips"))
 	equal(t, "name", tag.Name, "Go Tips")
 	equal(t, "postCount", tag.PostCount, 5)
-	list := must[*storage.Result[*storage.Tag]](t)(e.store.Tags(ctx, storage.Page{Limit: 10}))
+	list := must[*storage.Result[*storage.Tag]](t)(e.store.Tags(ctx, storage.PageArgs{Limit: 10}))
 	var got []string
 	for _, tg := range list.Items {
 		got = append(got, fmt.Sprintf("%s:%d", tg.Slug, tg.PostCount))
@@ -77,18 +77,18 @@ func TestRenameAndMergeTagsKeepCopiesExact(t *testing.T) {
 
 	tag := must[*storage.Tag](t)(e.store.RenameTag(ctx, storage.TagRename{Slug: "golang", Name: "Golang!"}))
 	equal(t, "renamed", tag.Name, "Golang!")
-	res := must[*storage.Result[*storage.Post]](t)(e.store.AuthorPosts(ctx, "bob", storage.Page{Limit: 10}, storage.Period{}, false))
+	res := must[*storage.Result[*storage.Post]](t)(e.store.AuthorPosts(ctx, "bob", storage.PageArgs{Limit: 10}, storage.Period{}, false))
 	equalSlices(t, "tags on bob's copy", tagNames(res.Items[0]), []string{"golang=Golang!", "aws=aws"})
 	e.consistent()
 
 	into := must[*storage.Tag](t)(e.store.MergeTags(ctx, storage.TagMerge{From: "golang", Into: "go"}))
 	equal(t, "merged count", into.PostCount, 2)
-	equalSlices(t, "go's page", ids(e.tagPage("go", storage.Page{Limit: 10}).Items), []string{b.ID, a.ID})
-	equalSlices(t, "golang's page", ids(e.tagPage("golang", storage.Page{Limit: 10}).Items), nil)
+	equalSlices(t, "go's page", ids(e.tagPage("go", storage.PageArgs{Limit: 10}).Items), []string{b.ID, a.ID})
+	equalSlices(t, "golang's page", ids(e.tagPage("golang", storage.PageArgs{Limit: 10}).Items), nil)
 	equal(t, "golang leads to go", must[*storage.Tag](t)(e.store.GetTag(ctx, "golang")).Slug, "go")
 	got := must[*storage.Post](t)(e.store.GetPost(ctx, a.ID))
 	equalSlices(t, "a's tags", tagNames(got), []string{"go=Go", "aws=aws"})
-	list := must[*storage.Result[*storage.Tag]](t)(e.store.Tags(ctx, storage.Page{Limit: 10}))
+	list := must[*storage.Result[*storage.Tag]](t)(e.store.Tags(ctx, storage.PageArgs{Limit: 10}))
 	equal(t, "tags listed", len(list.Items), 2)
 	e.consistent()
 
@@ -139,7 +139,7 @@ func TestTagsBadInputWritesNothing(t *testing.T) {
 			t.Errorf("update with %s: %v, want invalid input", name, err)
 		}
 	}
-	list := must[*storage.Result[*storage.Tag]](t)(e.store.Tags(ctx, storage.Page{Limit: 100}))
+	list := must[*storage.Result[*storage.Tag]](t)(e.store.Tags(ctx, storage.PageArgs{Limit: 100}))
 	equal(t, "tags made", len(list.Items), storage.MaxTags)
 	e.consistent()
 }
@@ -191,7 +191,7 @@ func TestConcurrentTagMergeWithPostEdits(t *testing.T) {
 	// Writes that named golang after the merge moved their posts to go
 	// themselves; the merge, sent again, finds nothing left to move.
 	must[*storage.Tag](t)(e.store.MergeTags(ctx, storage.TagMerge{From: "golang", Into: "go"}))
-	equal(t, "go's page", len(e.tagPage("go", storage.Page{Limit: 100}).Items), len(posts))
-	equal(t, "golang's page", len(e.tagPage("golang", storage.Page{Limit: 100}).Items), 0)
+	equal(t, "go's page", len(e.tagPage("go", storage.PageArgs{Limit: 100}).Items), len(posts))
+	equal(t, "golang's page", len(e.tagPage("golang", storage.PageArgs{Limit: 100}).Items), 0)
 	e.consistent()
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // Totals of lists that keep no counter: an author's drafts and the
@@ -36,7 +38,7 @@ func (s *Store) CountPending(ctx context.Context, authorID string) (int64, error
 
 // count counts the items of one partition of the table or of GSI1.
 func (s *Store) count(ctx context.Context, what string, index bool, cond expression.KeyConditionBuilder) (int64, error) {
-	expr, err := buildExpr(expression.NewBuilder().WithKeyCondition(cond))
+	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(cond))
 	if err != nil {
 		return 0, err
 	}

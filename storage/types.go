@@ -238,12 +238,12 @@ type Commenter struct {
 	Reader *Reader
 }
 
-// Page asks for one page of a list, as a Relay connection's arguments do:
+// PageArgs asks for one page of a list, as a Relay connection's arguments do:
 // the first Limit items after the opaque cursor After (empty: from the
 // start), or with Backward the last Limit items before the cursor Before
 // (empty: up to the end). After goes with a forward page and Before with
 // a backward one; the other is an invalid input.
-type Page struct {
+type PageArgs struct {
 	Limit    int
 	After    string
 	Before   string
@@ -252,7 +252,7 @@ type Page struct {
 
 // Result is one page of a list, in the list's order whichever way it was
 // read. Cursors[i] is the opaque cursor of Items[i]; passing it as
-// Page.After continues after that item, as Page.Before before it. HasNext
+// PageArgs.After continues after that item, as PageArgs.Before before it. HasNext
 // tells whether items follow the page, HasPrev whether items precede it:
 // what the page's direction read ahead, and for the other side whether
 // the page started from a cursor.

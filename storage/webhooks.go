@@ -15,6 +15,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // Webhooks: the endpoints the change feed's public events are sent to.
@@ -144,7 +146,7 @@ type webhookItem struct {
 // condLiveWebhook is the condition that the webhook item exists and is
 // not being deleted.
 func condLiveWebhook() expression.ConditionBuilder {
-	return condExists().And(expression.AttributeNotExists(expression.Name("deletingAt")))
+	return dynamo.CondExists().And(expression.AttributeNotExists(expression.Name("deletingAt")))
 }
 
 func (it *webhookItem) webhook() *Webhook {
@@ -256,16 +258,16 @@ func (s *Store) CreateWebhook(ctx context.Context, in WebhookInput, secret strin
 	it := webhookItem{PK: k.PK, SK: k.SK, Type: typeWebhook, ID: id, URL: *in.URL, Events: eventStrings(in.Events),
 		Description: deref(in.Description), Enabled: true, CreatedAt: now, UpdatedAt: now, Secret: secret, LogAfter: &head}
 	full := invalid("url", "at most %d webhooks can exist; delete one first", MaxWebhooks)
-	t := s.newTxn()
-	if err := t.put(it, ptr(condNotExists()), ErrAlreadyExists); err != nil {
+	t := s.db.NewTxn()
+	if err := t.Put(it, ptr(dynamo.CondNotExists()), ErrAlreadyExists); err != nil {
 		return nil, err
 	}
 	cond := expression.AttributeNotExists(expression.Name("count")).Or(expression.Name("count").LessThan(expression.Value(MaxWebhooks)))
 	upd := expression.Set(expression.Name("type"), expression.Value(typeWebhookCount)).Add(expression.Name("count"), expression.Value(1))
-	if err := t.update(webhookCountKey(), upd, &cond, full); err != nil {
+	if err := t.Update(webhookCountKey(), upd, &cond, full); err != nil {
 		return nil, err
 	}
-	if err := s.exec(ctx, t); err != nil {
+	if err := s.db.Exec(ctx, t); err != nil {
 		return nil, fmt.Errorf("create webhook: %w", err)
 	}
 	return it.webhook(), nil
@@ -277,7 +279,7 @@ func (s *Store) GetWebhook(ctx context.Context, id string) (*Webhook, error) {
 		return nil, fmt.Errorf("webhook: %w", ErrNotFound)
 	}
 	var it webhookItem
-	if err := s.getItem(ctx, webhookKey(id), true, &it); err != nil {
+	if err := s.db.Get(ctx, webhookKey(id), true, &it); err != nil {
 		return nil, fmt.Errorf("webhook %q: %w", id, err)
 	}
 	if it.DeletingAt != "" {
@@ -294,7 +296,7 @@ func ValidWebhookID(id string) bool { return validateID("id", id) == nil }
 func (s *Store) Webhooks(ctx context.Context) ([]*Webhook, error) {
 	kc := expression.Key(attrPK).Equal(expression.Value(webhooksPartition)).
 		And(expression.KeyBeginsWith(expression.Key(attrSK), prefixWebhook))
-	expr, err := buildExpr(expression.NewBuilder().WithKeyCondition(kc))
+	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(kc))
 	if err != nil {
 		return nil, err
 	}
@@ -350,12 +352,12 @@ func (s *Store) updateWebhook(ctx context.Context, id string, upd expression.Upd
 	if !ValidWebhookID(id) {
 		return nil, fmt.Errorf("webhook: %w", ErrNotFound)
 	}
-	expr, err := buildExpr(expression.NewBuilder().WithUpdate(upd).WithCondition(condLiveWebhook()))
+	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithUpdate(upd).WithCondition(condLiveWebhook()))
 	if err != nil {
 		return nil, err
 	}
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.table), Key: mustKey(webhookKey(id)),
+		TableName: aws.String(s.table), Key: dynamo.MustKey(webhookKey(id)),
 		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 		ReturnValues: "ALL_NEW",
@@ -428,20 +430,20 @@ func (s *Store) DeleteWebhook(ctx context.Context, id string) error {
 		return fmt.Errorf("webhook: %w", ErrNotFound)
 	}
 	var it webhookItem
-	if err := s.getItem(ctx, webhookKey(id), true, &it); err != nil {
+	if err := s.db.Get(ctx, webhookKey(id), true, &it); err != nil {
 		return fmt.Errorf("delete webhook %q: %w", id, err)
 	}
 	if it.DeletingAt == "" {
-		t := s.newTxn()
+		t := s.db.NewTxn()
 		mark := expression.Set(expression.Name("deletingAt"), expression.Value(keyTime(s.Now())))
-		if err := t.update(webhookKey(id), mark, ptr(condLiveWebhook()), errRetry); err != nil {
+		if err := t.Update(webhookKey(id), mark, ptr(condLiveWebhook()), dynamo.ErrRetry); err != nil {
 			return err
 		}
-		if err := t.update(webhookCountKey(), expression.Add(expression.Name("count"), expression.Value(-1)), nil, nil); err != nil {
+		if err := t.Update(webhookCountKey(), expression.Add(expression.Name("count"), expression.Value(-1)), nil, nil); err != nil {
 			return err
 		}
-		err := s.exec(ctx, t)
-		if errors.Is(err, errRetry) {
+		err := s.db.Exec(ctx, t)
+		if errors.Is(err, dynamo.ErrRetry) {
 			// Deleted, or marked, by another meanwhile.
 			return s.DeleteWebhook(ctx, id)
 		}
@@ -452,11 +454,11 @@ func (s *Store) DeleteWebhook(ctx context.Context, id string) error {
 	if err := s.sweepWebhook(ctx, id); err != nil {
 		return fmt.Errorf("delete webhook %q: %w", id, err)
 	}
-	expr, err := buildExpr(expression.NewBuilder().WithCondition(expression.AttributeExists(expression.Name("deletingAt"))))
+	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithCondition(expression.AttributeExists(expression.Name("deletingAt"))))
 	if err != nil {
 		return err
 	}
-	_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.table), Key: mustKey(webhookKey(id)),
+	_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.table), Key: dynamo.MustKey(webhookKey(id)),
 		ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()})
 	var failed *types.ConditionalCheckFailedException
 	if err != nil && !errors.As(err, &failed) { // failed: another deletion finished first

@@ -15,6 +15,7 @@ import (
 	"github.com/google/uuid"
 	"golang.org/x/sync/errgroup"
 
+	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/inflight"
 	"github.com/blogql/blog/storage"
 )
@@ -70,13 +71,13 @@ var formats = []format{
 }
 
 // page reads the limit of the request's query: the number of posts to show.
-func page(r *http.Request) (storage.Page, error) {
+func page(r *http.Request) (storage.PageArgs, error) {
 	q, err := query(r, "limit")
 	if err != nil {
-		return storage.Page{}, err
+		return storage.PageArgs{}, err
 	}
 	n, err := number(q, "limit", DefaultLimit, 1, MaxLimit)
-	return storage.Page{Limit: n}, err
+	return storage.PageArgs{Limit: n}, err
 }
 
 // blogFeed serves the whole blog's feed in f: the newest posts, read from
@@ -105,7 +106,7 @@ func (h *Handler) blogFeed(f format) func(context.Context, *http.Request) (*answ
 		if fd.Description == "" {
 			fd.Description = "The latest posts of " + fd.Title
 		}
-		return h.finish(ctx, f, fd, res.Items, []string{storage.TagFeed})
+		return h.finish(ctx, f, fd, res.Items, []string{frontend.TagFeed})
 	}
 }
 
@@ -150,7 +151,7 @@ func (h *Handler) categoryFeed(f format) func(context.Context, *http.Request) (*
 		if fd.HomeURL == "" {
 			fd.HomeURL = h.site + "/"
 		}
-		return h.finish(ctx, f, fd, res.Items, []string{storage.TagCategory(cat.Slug)})
+		return h.finish(ctx, f, fd, res.Items, []string{frontend.TagCategory(cat.Slug)})
 	}
 }
 
@@ -211,7 +212,7 @@ func (h *Handler) authorFeed(f format) func(context.Context, *http.Request) (*an
 		if fd.HomeURL == "" {
 			fd.HomeURL = h.site + "/"
 		}
-		return h.finish(ctx, f, fd, res.Items, []string{storage.TagAuthor(a.ID)})
+		return h.finish(ctx, f, fd, res.Items, []string{frontend.TagAuthor(a.ID)})
 	}
 }
 
@@ -258,9 +259,9 @@ func (h *Handler) finish(ctx context.Context, f format, fd *feed, posts []*stora
 		if it.Updated.After(fd.Updated) {
 			fd.Updated = it.Updated
 		}
-		tags = append(tags, storage.TagPost(p.ID), storage.TagAuthor(p.AuthorID))
+		tags = append(tags, frontend.TagPost(p.ID), frontend.TagAuthor(p.AuthorID))
 		for _, c := range p.Categories {
-			tags = append(tags, storage.TagCategory(c.Slug))
+			tags = append(tags, frontend.TagCategory(c.Slug))
 		}
 	}
 	if fd.Updated.IsZero() {

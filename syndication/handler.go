@@ -5,7 +5,7 @@
 // Everything it shows is public: published posts whose time has come,
 // read with the store's public lists, never drafts or scheduled posts.
 // Links are absolute, made of the site's public URL and the frontend's
-// path patterns (storage.Paths, the same patterns the change feed's
+// path patterns (frontend.Paths, the same patterns the change feed's
 // events carry), so a feed's links and an event's paths agree. Answers
 // are cacheable like the GraphQL GETs (Cache-Control, an ETag and 304
 // for If-None-Match) and carry the cache tags of what they show in a
@@ -32,6 +32,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/inflight"
 	"github.com/blogql/blog/storage"
@@ -69,7 +70,7 @@ type Options struct {
 	Description string
 	// Paths are the frontend's URL patterns of posts, authors, categories
 	// and archive months; Post must be set.
-	Paths storage.Paths
+	Paths frontend.Paths
 	// Content is what items carry; empty means ContentFull.
 	Content Content
 	// CacheMaxAge is how long caches may keep an answer; 0 or less: no-store.
@@ -228,13 +229,13 @@ func (h *Handler) serve(reserve int64, read func(ctx context.Context, r *http.Re
 			h.fail(w, r, err)
 			return
 		}
-		a.tags = append(a.tags, storage.TagSite)
+		a.tags = append(a.tags, frontend.TagSite)
 		sum := sha256.Sum256(a.body)
 		etag := `"` + base64.RawURLEncoding.EncodeToString(sum[:16]) + `"`
 		hd := w.Header()
 		// The tags of a long list (a sitemap's posts) give way to their
 		// sections, as in the GraphQL answers' headers.
-		tags, ok := gqlhttp.FitTags(distinct(a.tags), gqlhttp.MaxTagHeaderBytes, storage.SectionTag)
+		tags, ok := gqlhttp.FitTags(distinct(a.tags), gqlhttp.MaxTagHeaderBytes, frontend.SectionTag)
 		switch {
 		case h.opts.CacheMaxAge <= 0:
 			hd.Set("Cache-Control", "no-store")

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/storage"
 )
 
@@ -89,35 +90,35 @@ func (h *Handler) sitemap(ctx context.Context, r *http.Request) (*answer, error)
 			return nil, notFound("sitemap of categories (no category path is configured)")
 		}
 		urls, tags, err = readWindow(ctx, skip, size, h.store.Categories, func(c *storage.Category) (sitemapURL, string) {
-			return sitemapURL{Loc: h.link(h.opts.Paths.CategoryPath(c.Slug)), LastMod: lastmod(c.UpdatedAt)}, storage.TagCategory(c.Slug)
+			return sitemapURL{Loc: h.link(h.opts.Paths.CategoryPath(c.Slug)), LastMod: lastmod(c.UpdatedAt)}, frontend.TagCategory(c.Slug)
 		})
-		tags = append(tags, storage.TagCategories) // a new category's event names it
+		tags = append(tags, frontend.TagCategories) // a new category's event names it
 	case "static":
 		if h.opts.Paths.Page == "" {
 			return nil, notFound("sitemap of static pages (no page path is configured)")
 		}
-		published := func(ctx context.Context, p storage.Page) (*storage.Result[*storage.SitePage], error) {
+		published := func(ctx context.Context, p storage.PageArgs) (*storage.Result[*storage.SitePage], error) {
 			return h.store.Pages(ctx, p, false)
 		}
 		urls, tags, err = readWindow(ctx, skip, size, published, func(pg *storage.SitePage) (sitemapURL, string) {
-			return sitemapURL{Loc: h.link(h.opts.Paths.PagePath(pg.Slug)), LastMod: lastmod(pg.UpdatedAt)}, storage.TagPage(pg.ID)
+			return sitemapURL{Loc: h.link(h.opts.Paths.PagePath(pg.Slug)), LastMod: lastmod(pg.UpdatedAt)}, frontend.TagPage(pg.ID)
 		})
-		tags = append(tags, storage.TagPages)
+		tags = append(tags, frontend.TagPages)
 	case "authors":
 		if h.opts.Paths.Author == "" {
 			return nil, notFound("sitemap of authors (no author path is configured)")
 		}
 		urls, tags, err = readWindow(ctx, skip, size, h.store.Authors, func(a *storage.Author) (sitemapURL, string) {
-			return sitemapURL{Loc: h.link(h.opts.Paths.AuthorPath(a.Slug)), LastMod: lastmod(a.UpdatedAt)}, storage.TagAuthor(a.ID)
+			return sitemapURL{Loc: h.link(h.opts.Paths.AuthorPath(a.Slug)), LastMod: lastmod(a.UpdatedAt)}, frontend.TagAuthor(a.ID)
 		})
-		tags = append(tags, storage.TagAuthors)
+		tags = append(tags, frontend.TagAuthors)
 	case "posts":
 		month, perr := time.Parse("2006-01", q.Get("month"))
 		if perr != nil || q.Get("month") != month.Format("2006-01") {
 			return nil, badRequest("month=%q: section=posts needs a month as YYYY-MM, e.g. 2026-02", q.Get("month"))
 		}
 		per := storage.Period{From: month, To: month.AddDate(0, 1, 0)}
-		latest := func(ctx context.Context, p storage.Page) (*storage.Result[*storage.Post], error) {
+		latest := func(ctx context.Context, p storage.PageArgs) (*storage.Result[*storage.Post], error) {
 			return h.store.LatestPosts(ctx, p, per)
 		}
 		urls, tags, err = readWindow(ctx, skip, size, latest, func(p *storage.Post) (sitemapURL, string) {
@@ -125,9 +126,9 @@ func (h *Handler) sitemap(ctx context.Context, r *http.Request) (*answer, error)
 			if mod.Before(p.PublishedAt) {
 				mod = p.PublishedAt
 			}
-			return sitemapURL{Loc: h.link(h.opts.Paths.PostPath(p.Slug, p.PublishedAt)), LastMod: lastmod(mod)}, storage.TagPost(p.ID)
+			return sitemapURL{Loc: h.link(h.opts.Paths.PostPath(p.Slug, p.PublishedAt)), LastMod: lastmod(mod)}, frontend.TagPost(p.ID)
 		})
-		tags = append(tags, storage.TagArchive(month))
+		tags = append(tags, frontend.TagArchive(month))
 		if err == nil && len(urls) == 0 {
 			return nil, notFound(fmt.Sprintf("sitemap of %s, page %d (no posts there)", month.Format("2006-01"), pageNo))
 		}
@@ -193,7 +194,7 @@ func (h *Handler) sitemapIndex(ctx context.Context) (*answer, error) {
 	}
 	// The number of pages of each section follows the counts of posts,
 	// categories, authors and pages.
-	return &answer{contentType: sitemapType, body: body, tags: []string{storage.TagFeed, storage.TagCategories, storage.TagAuthors, storage.TagPages}}, nil
+	return &answer{contentType: sitemapType, body: body, tags: []string{frontend.TagFeed, frontend.TagCategories, frontend.TagAuthors, frontend.TagPages}}, nil
 }
 
 // sitemapPages returns the home page and the archive's months, newest
@@ -208,11 +209,11 @@ func (h *Handler) sitemapPages(ctx context.Context) ([]sitemapURL, []string, err
 		home = h.site + "/"
 	}
 	urls := []sitemapURL{{Loc: home}}
-	tags := []string{storage.TagFeed}
+	tags := []string{frontend.TagFeed}
 	if h.opts.Paths.Month != "" {
 		for _, m := range st.Archive {
 			urls = append(urls, sitemapURL{Loc: h.link(h.opts.Paths.MonthPath(m.Start()))})
-			tags = append(tags, storage.TagArchive(m.Start()))
+			tags = append(tags, frontend.TagArchive(m.Start()))
 		}
 	}
 	return urls, tags, nil
@@ -220,11 +221,11 @@ func (h *Handler) sitemapPages(ctx context.Context) ([]sitemapURL, []string, err
 
 // readWindow reads the items skip to skip+size of a list, a page of
 // listPage items a request, and returns their URLs and cache tags.
-func readWindow[T any](ctx context.Context, skip, size int, list func(context.Context, storage.Page) (*storage.Result[T], error),
+func readWindow[T any](ctx context.Context, skip, size int, list func(context.Context, storage.PageArgs) (*storage.Result[T], error),
 	conv func(T) (sitemapURL, string)) ([]sitemapURL, []string, error) {
 	var urls []sitemapURL
 	var tags []string
-	p := storage.Page{Limit: listPage}
+	p := storage.PageArgs{Limit: listPage}
 	for seen := 0; seen < skip+size; {
 		res, err := list(ctx, p)
 		if err != nil {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/changefeed"
+	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/storage"
@@ -362,7 +363,7 @@ func TestAnswerCacheDoesNotKeepAnAnswerWhoseReadRacedAnInvalidation(t *testing.T
 			resp, err := next.RoundTrip(r)
 			if armed.CompareAndSwap(true, false) {
 				// The category's event arrives while the page is read.
-				answers.Load().Invalidate(storage.TagCategory("go"))
+				answers.Load().Invalidate(frontend.TagCategory("go"))
 			}
 			return resp, err
 		})

@@ -104,7 +104,7 @@ func BenchmarkCategoryPageFloor(b *testing.B) {
 		if _, err := store.GetCategory(ctx, "go"); err != nil {
 			b.Fatal(err)
 		}
-		if res, err := store.CategoryPosts(ctx, "go", storage.Page{Limit: 20}, storage.Period{}); err != nil || len(res.Items) != 20 {
+		if res, err := store.CategoryPosts(ctx, "go", storage.PageArgs{Limit: 20}, storage.Period{}); err != nil || len(res.Items) != 20 {
 			b.Fatal(err)
 		}
 	}

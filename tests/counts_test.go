@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/blogql/blog/auth"
+	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/storage"
 )
 
@@ -164,8 +165,8 @@ func TestCommentCountsReachEveryListThroughTheWorker(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range events {
-		if e.Type == storage.EventPostCountsUpdated && (e.Data.PostID != id || !slices.Contains(e.Data.CacheTags, storage.TagCounts(id))) {
-			t.Errorf("post.counts.updated data %+v, want the post and the tag %s", e.Data, storage.TagCounts(id))
+		if e.Type == storage.EventPostCountsUpdated && (e.Data.PostID != id || !slices.Contains(e.Data.CacheTags, frontend.TagCounts(id))) {
+			t.Errorf("post.counts.updated data %+v, want the post and the tag %s", e.Data, frontend.TagCounts(id))
 		}
 	}
 	bad, err := s.store.Check(context.Background())

@@ -386,7 +386,7 @@ func runFaults(t *testing.T, seed uint64, rate float64) {
 		bodies := map[string]int{}
 		var after string
 		for {
-			page := ok[*storage.Result[*storage.Comment]](t)(s.store.Comments(ctx, post, storage.Page{Limit: 100, After: after}))
+			page := ok[*storage.Result[*storage.Comment]](t)(s.store.Comments(ctx, post, storage.PageArgs{Limit: 100, After: after}))
 			for _, c := range page.Items {
 				bodies[c.Body]++
 			}

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/syndication"
 )
@@ -36,7 +37,7 @@ type syndicationServer struct {
 func newSyndicationServer(t *testing.T, s *server, configure ...func(*syndication.Options)) *syndicationServer {
 	t.Helper()
 	opts := syndication.Options{
-		SiteURL: siteURL, Title: "Test Blog", Paths: storage.DefaultPaths,
+		SiteURL: siteURL, Title: "Test Blog", Paths: frontend.DefaultPaths,
 		CacheMaxAge: time.Minute, Logger: s.opts.Logger,
 	}
 	for _, f := range configure {
@@ -244,8 +245,8 @@ func TestFeedCaching(t *testing.T) {
 		}
 	}
 	a, _ = f.get(t, "/feed.json")
-	if tags := strings.Split(a.header.Get("Cache-Tag"), ","); !contains(tags, storage.TagFeed) {
-		t.Errorf("the blog's feed: Cache-Tag %v lacks %q", tags, storage.TagFeed)
+	if tags := strings.Split(a.header.Get("Cache-Tag"), ","); !contains(tags, frontend.TagFeed) {
+		t.Errorf("the blog's feed: Cache-Tag %v lacks %q", tags, frontend.TagFeed)
 	}
 	for _, path := range []string{"/categories/nowhere/feed.xml", "/feed.xml?limit=x"} {
 		a, _ := f.get(t, path)

@@ -21,6 +21,7 @@ import (
 
 	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/changefeed"
+	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/internal/dynamotest"
@@ -108,7 +109,7 @@ func (s *searchServer) startWith(withIndex bool) {
 	answers := s.http.Answers
 	changed := func() {}
 	if answers != nil {
-		changed = func() { answers.Invalidate(storage.TagSearch) }
+		changed = func() { answers.Invalidate(frontend.TagSearch) }
 		feed.Subscribe(graph.InvalidateAnswers(answers))
 	}
 	idx, err := search.New(s.store, search.Options{Dir: s.dir, Table: s.table, Logger: logger, Changed: changed})

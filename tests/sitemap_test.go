@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/syndication"
@@ -119,12 +120,12 @@ func TestSitemapTagHeaderIsCapped(t *testing.T) {
 				t.Errorf("Cache-Tag of %d bytes, want at most %d", len(header), gqlhttp.MaxTagHeaderBytes)
 			}
 			// Every post event names the feed and its month's archive.
-			if !slices.Contains(tags, storage.TagFeed) && !slices.Contains(tags, storage.TagArchive(month)) {
+			if !slices.Contains(tags, frontend.TagFeed) && !slices.Contains(tags, frontend.TagArchive(month)) {
 				t.Errorf("Cache-Tag %.200q names neither the feed nor the month's archive", header)
 			}
 			hasPost := slices.ContainsFunc(tags, func(tag string) bool { return strings.HasPrefix(tag, "post:") })
 			equal(t, "a post's own tag in Cache-Tag", hasPost, c.wantPost)
-			equal(t, "the site's tag in Cache-Tag", slices.Contains(tags, storage.TagSite), true)
+			equal(t, "the site's tag in Cache-Tag", slices.Contains(tags, frontend.TagSite), true)
 			equal(t, "Cache-Control", a.header.Get("Cache-Control"), "public, max-age=60")
 		})
 	} // The lists of all authors and the index, which counts them, carry
@@ -132,8 +133,8 @@ func TestSitemapTagHeaderIsCapped(t *testing.T) {
 	f := newSyndicationServer(t, s)
 	for _, path := range []string{"/sitemap.xml", "/sitemap.xml?section=authors"} {
 		a, _ := f.get(t, path)
-		if tags := strings.Split(a.header.Get(gqlhttp.CacheTagHeader), ","); !slices.Contains(tags, storage.TagAuthors) {
-			t.Errorf("%s: Cache-Tag %q lacks %s", path, tags, storage.TagAuthors)
+		if tags := strings.Split(a.header.Get(gqlhttp.CacheTagHeader), ","); !slices.Contains(tags, frontend.TagAuthors) {
+			t.Errorf("%s: Cache-Tag %q lacks %s", path, tags, frontend.TagAuthors)
 		}
 	}
 }

@@ -13,11 +13,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/blogql/blog/storage"
+	"github.com/blogql/blog/webhooks/publicaddr"
 )
 
 // ErrForbiddenAddress is the error of a delivery to an address off the
-// public internet, as storage.PublicAddr says: loopback, private,
+// public internet, as publicaddr.Is says: loopback, private,
 // link-local (cloud metadata at 169.254.169.254 included), documentation,
 // reserved and every other range IANA's special-purpose registries do not
 // mark globally reachable, in any IPv4-mapped or embedded form. Its
@@ -36,7 +36,7 @@ func guard(network, address string, _ syscall.RawConn) error {
 	if err != nil {
 		return fmt.Errorf("%w: %s", ErrForbiddenAddress, address)
 	}
-	if !storage.PublicAddr(ap.Addr()) {
+	if !publicaddr.Is(ap.Addr()) {
 		return fmt.Errorf("%w: %s", ErrForbiddenAddress, ap.Addr())
 	}
 	return nil

@@ -344,7 +344,7 @@ func seedBurstPost(ctx context.Context, store *storage.Store) (*burstPost, error
 // the feed, its authors', categories' and tag's posts, the featured
 // list.
 func shownCounts(ctx context.Context, store *storage.Store, p *burstPost) ([]int64, error) {
-	page := storage.Page{Limit: 1}
+	page := storage.PageArgs{Limit: 1}
 	var lists []func() (*storage.Result[*storage.Post], error)
 	lists = append(lists,
 		func() (*storage.Result[*storage.Post], error) { return store.LatestPosts(ctx, page, storage.Period{}) },

@@ -225,7 +225,7 @@ func discover(ctx context.Context, c *client, store *storage.Store, d *dataset, 
 		}
 		after = page.Posts.PageInfo.EndCursor
 	}
-	p := storage.Page{Limit: storage.MaxPageSize}
+	p := storage.PageArgs{Limit: storage.MaxPageSize}
 	for {
 		res, err := store.LatestPosts(ctx, p, storage.Period{})
 		if err != nil {

@@ -73,7 +73,7 @@ func operations(store *storage.Store, t *targets) []operation {
 			g, gctx := errgroup.WithContext(ctx)
 			g.Go(func() error { _, err := store.GetCategory(gctx, slug); return err })
 			g.Go(func() error {
-				res, err := store.CategoryPosts(gctx, slug, storage.Page{Limit: 20}, storage.Period{})
+				res, err := store.CategoryPosts(gctx, slug, storage.PageArgs{Limit: 20}, storage.Period{})
 				return wantItems(res, err, 20)
 			})
 			return g.Wait()
@@ -96,7 +96,7 @@ func operations(store *storage.Store, t *targets) []operation {
 			var res *storage.Result[*storage.Comment]
 			g, gctx := errgroup.WithContext(ctx)
 			g.Go(func() error { _, err := store.GetPost(gctx, id); return err })
-			g.Go(func() (err error) { res, err = store.Comments(gctx, id, storage.Page{Limit: 50}); return err })
+			g.Go(func() (err error) { res, err = store.Comments(gctx, id, storage.PageArgs{Limit: 50}); return err })
 			if err := g.Wait(); err != nil {
 				return err
 			}
@@ -126,7 +126,7 @@ func operations(store *storage.Store, t *targets) []operation {
 			g, gctx := errgroup.WithContext(ctx)
 			g.Go(func() error { _, err := store.GetAuthor(gctx, id); return err })
 			g.Go(func() error {
-				res, err := store.AuthorPosts(gctx, id, storage.Page{Limit: 20}, storage.Period{}, false)
+				res, err := store.AuthorPosts(gctx, id, storage.PageArgs{Limit: 20}, storage.Period{}, false)
 				return wantItems(res, err, 20)
 			})
 			return g.Wait()
@@ -141,7 +141,7 @@ func operations(store *storage.Store, t *targets) []operation {
 		floor: func(ctx context.Context, _ int) error {
 			g, gctx := errgroup.WithContext(ctx)
 			g.Go(func() error {
-				res, err := store.LatestPosts(gctx, storage.Page{Limit: 20}, storage.Period{})
+				res, err := store.LatestPosts(gctx, storage.PageArgs{Limit: 20}, storage.Period{})
 				return wantItems(res, err, 20)
 			})
 			g.Go(func() error { _, err := store.Stats(gctx); return err })

@@ -51,22 +51,22 @@ func TestCheckFindsBrokenFeaturedSeriesAndRevisions(t *testing.T) {
 
 	put := func(item any) {
 		t.Helper()
-		tx := s.newTxn()
-		must(tx.put(item, nil, nil))
-		must(s.exec(ctx, tx))
+		tx := s.db.NewTxn()
+		must(tx.Put(item, nil, nil))
+		must(s.db.Exec(ctx, tx))
 	}
 	del := func(k key) {
 		t.Helper()
-		tx := s.newTxn()
-		must(tx.delete(k, nil, nil))
-		must(s.exec(ctx, tx))
+		tx := s.db.NewTxn()
+		must(tx.Delete(k, nil, nil))
+		must(s.db.Exec(ctx, tx))
 	}
 	series, err := s.readSeries(ctx, "tour", true)
 	must(err)
 	var rev revisionItem
-	must(s.getItem(ctx, revisionKey(ids[1], 1), true, &rev))
+	must(s.db.Get(ctx, revisionKey(ids[1], 1), true, &rev))
 	var featured postItem
-	must(s.getItem(ctx, featuredCopyKey(ids[0]), true, &featured))
+	must(s.db.Get(ctx, featuredCopyKey(ids[0]), true, &featured))
 
 	for _, c := range []struct {
 		name, want   string

@@ -1,4 +1,4 @@
-package storage
+package dynamo
 
 import (
 	"context"
@@ -15,24 +15,15 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// Internal outcomes of a cancelled transaction that callers turn into a
-// retry or a domain error.
-var (
-	// errRetry means state read before the transaction changed under it;
-	// the caller reads again and rebuilds the transaction.
-	errRetry = errors.New("state changed during write")
-	// errIdempotencyUsed means the idempotency record already exists.
-	errIdempotencyUsed = errors.New("idempotency key used")
-)
-
 const (
-	maxTxAttempts    = 6
-	maxWriteAttempts = 8
+	maxTxAttempts = 6
+	// MaxWriteAttempts bounds the rounds of RetryWrite.
+	MaxWriteAttempts = 8
 )
 
-// txn collects the actions of one TransactWriteItems. onFail[i] is what a
-// failed condition on action i means to the caller.
-type txn struct {
+// Txn collects the actions of one TransactWriteItems. onFail[i] is what a
+// failed condition on action i means to the caller: nil means ErrRetry.
+type Txn struct {
 	table  string
 	items  []types.TransactWriteItem
 	onFail []error
@@ -41,9 +32,21 @@ type txn struct {
 	reasons []types.CancellationReason
 }
 
-func (s *Store) newTxn() *txn { return &txn{table: s.table} }
+// NewTxn returns an empty transaction on the table.
+func (tb *Table) NewTxn() *Txn { return &Txn{table: tb.name} }
 
-func buildExpr(b expression.Builder) (expression.Expression, error) {
+// Len returns the number of actions of t.
+func (t *Txn) Len() int { return len(t.items) }
+
+// Actions returns the actions of t, in order.
+func (t *Txn) Actions() []types.TransactWriteItem { return t.items }
+
+// Reasons returns the cancellation reasons of the last attempt of t that
+// failed a condition, in action order, or nil.
+func (t *Txn) Reasons() []types.CancellationReason { return t.reasons }
+
+// BuildExpr builds b, wrapping its error.
+func BuildExpr(b expression.Builder) (expression.Expression, error) {
 	expr, err := b.Build()
 	if err != nil {
 		return expr, fmt.Errorf("build expression: %w", err)
@@ -51,14 +54,15 @@ func buildExpr(b expression.Builder) (expression.Expression, error) {
 	return expr, nil
 }
 
-func (t *txn) put(item any, cond *expression.ConditionBuilder, onFail error) error {
+// Put adds a put of item, under cond when it is not nil.
+func (t *Txn) Put(item any, cond *expression.ConditionBuilder, onFail error) error {
 	av, err := attributevalue.MarshalMap(item)
 	if err != nil {
 		return fmt.Errorf("marshal item: %w", err)
 	}
 	p := &types.Put{TableName: aws.String(t.table), Item: av}
 	if cond != nil {
-		expr, err := buildExpr(expression.NewBuilder().WithCondition(*cond))
+		expr, err := BuildExpr(expression.NewBuilder().WithCondition(*cond))
 		if err != nil {
 			return err
 		}
@@ -71,18 +75,19 @@ func (t *txn) put(item any, cond *expression.ConditionBuilder, onFail error) err
 	return nil
 }
 
-func (t *txn) update(k key, upd expression.UpdateBuilder, cond *expression.ConditionBuilder, onFail error) error {
+// Update adds upd of the item at k, under cond when it is not nil.
+func (t *Txn) Update(k Key, upd expression.UpdateBuilder, cond *expression.ConditionBuilder, onFail error) error {
 	b := expression.NewBuilder().WithUpdate(upd)
 	if cond != nil {
 		b = b.WithCondition(*cond)
 	}
-	expr, err := buildExpr(b)
+	expr, err := BuildExpr(b)
 	if err != nil {
 		return err
 	}
 	t.items = append(t.items, types.TransactWriteItem{Update: &types.Update{
 		TableName:                 aws.String(t.table),
-		Key:                       mustKey(k),
+		Key:                       MustKey(k),
 		UpdateExpression:          expr.Update(),
 		ConditionExpression:       expr.Condition(),
 		ExpressionAttributeNames:  expr.Names(),
@@ -92,10 +97,11 @@ func (t *txn) update(k key, upd expression.UpdateBuilder, cond *expression.Condi
 	return nil
 }
 
-func (t *txn) delete(k key, cond *expression.ConditionBuilder, onFail error) error {
-	d := &types.Delete{TableName: aws.String(t.table), Key: mustKey(k)}
+// Delete adds a deletion of the item at k, under cond when it is not nil.
+func (t *Txn) Delete(k Key, cond *expression.ConditionBuilder, onFail error) error {
+	d := &types.Delete{TableName: aws.String(t.table), Key: MustKey(k)}
 	if cond != nil {
-		expr, err := buildExpr(expression.NewBuilder().WithCondition(*cond))
+		expr, err := BuildExpr(expression.NewBuilder().WithCondition(*cond))
 		if err != nil {
 			return err
 		}
@@ -108,14 +114,15 @@ func (t *txn) delete(k key, cond *expression.ConditionBuilder, onFail error) err
 	return nil
 }
 
-func (t *txn) check(k key, cond expression.ConditionBuilder, onFail error) error {
-	expr, err := buildExpr(expression.NewBuilder().WithCondition(cond))
+// Check adds a check of cond on the item at k.
+func (t *Txn) Check(k Key, cond expression.ConditionBuilder, onFail error) error {
+	expr, err := BuildExpr(expression.NewBuilder().WithCondition(cond))
 	if err != nil {
 		return err
 	}
 	t.items = append(t.items, types.TransactWriteItem{ConditionCheck: &types.ConditionCheck{
 		TableName:                 aws.String(t.table),
-		Key:                       mustKey(k),
+		Key:                       MustKey(k),
 		ConditionExpression:       expr.Condition(),
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
@@ -124,19 +131,19 @@ func (t *txn) check(k key, cond expression.ConditionBuilder, onFail error) error
 	return nil
 }
 
-// exec runs the transaction. A cancellation for a failed condition returns
+// Exec runs the transaction. A cancellation for a failed condition returns
 // the onFail error of that action (the idempotency record's first, as it
 // explains every other failure). Transaction conflicts with concurrent
 // writers, and a transaction with the same token still in progress, are
 // retried with jittered backoff and end in ErrBusy; a transaction that
 // DynamoDB cancelled for throttling is retried the same way and ends in an
 // error matching ErrUnavailable.
-func (s *Store) exec(ctx context.Context, t *txn) error {
-	in := &dynamodb.TransactWriteItemsInput{TransactItems: t.items, ClientRequestToken: aws.String(randomHex(32))}
+func (tb *Table) Exec(ctx context.Context, t *Txn) error {
+	in := &dynamodb.TransactWriteItemsInput{TransactItems: t.items, ClientRequestToken: aws.String(token())}
 	for attempt := 1; ; attempt++ {
-		_, err := s.db.TransactWriteItems(ctx, in)
+		_, err := tb.TransactWriteItems(ctx, in)
 		if err == nil {
-			s.hints.wrote(t)
+			tb.watch.Wrote(t.items)
 			return nil
 		}
 		var (
@@ -149,18 +156,18 @@ func (s *Store) exec(ctx context.Context, t *txn) error {
 		case errors.As(err, &canceled):
 			if failed := t.failure(canceled.CancellationReasons); failed != nil {
 				t.reasons = canceled.CancellationReasons
-				s.hints.learn(t)
+				tb.watch.Learn(t.items, t.reasons)
 				return failed
 			}
-			throttled = hasReason(canceled.CancellationReasons, throttledReasons...)
-			if !throttled && !hasReason(canceled.CancellationReasons, "TransactionConflict") {
+			throttled = HasReason(canceled.CancellationReasons, ThrottledReasons...)
+			if !throttled && !HasReason(canceled.CancellationReasons, "TransactionConflict") {
 				return fmt.Errorf("transaction canceled: %w", err)
 			}
 		case errors.As(err, &mismatch):
 			// Each transaction has a token of its own, so this is another
 			// transaction's token: idempotent reads the record again, and
 			// writes again while there is none.
-			return errIdempotencyUsed
+			return ErrIdempotencyUsed
 		case errors.As(err, &inProgress):
 			// The same transaction, sent again by the SDK after a lost
 			// answer, is still running: its token asks DynamoDB for its
@@ -171,7 +178,7 @@ func (s *Store) exec(ctx context.Context, t *txn) error {
 		if !errors.As(err, &inProgress) {
 			// The transaction was refused as a whole: sent again, it is
 			// another transaction, with a token of its own.
-			in.ClientRequestToken = aws.String(randomHex(32))
+			in.ClientRequestToken = aws.String(token())
 		}
 		if attempt == maxTxAttempts {
 			if throttled {
@@ -179,17 +186,17 @@ func (s *Store) exec(ctx context.Context, t *txn) error {
 			}
 			return ErrBusy
 		}
-		if err := sleep(ctx, attempt); err != nil {
+		if err := Sleep(ctx, attempt); err != nil {
 			return err
 		}
 	}
 }
 
-// returnOld makes every action of t with a condition return the item as
+// ReturnOld makes every action of t with a condition return the item as
 // it is when its condition fails (ReturnValuesOnConditionCheckFailure
 // ALL_OLD), in the cancellation reasons: a write built from what it
 // remembered learns what changed without reading it.
-func (t *txn) returnOld() {
+func (t *Txn) ReturnOld() {
 	const old = types.ReturnValuesOnConditionCheckFailureAllOld
 	for _, a := range t.items {
 		switch {
@@ -205,31 +212,31 @@ func (t *txn) returnOld() {
 	}
 }
 
-// throttledReasons are the cancellation reasons of a transaction that
+// ThrottledReasons are the cancellation reasons of a transaction that
 // DynamoDB refused for capacity: the same transaction can pass later.
-var throttledReasons = []string{"ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded"}
+var ThrottledReasons = []string{"ThrottlingError", "ProvisionedThroughputExceeded", "RequestLimitExceeded"}
 
-func (t *txn) failure(reasons []types.CancellationReason) error {
+func (t *Txn) failure(reasons []types.CancellationReason) error {
 	var first error
 	for i, r := range reasons {
 		if aws.ToString(r.Code) != "ConditionalCheckFailed" || i >= len(t.onFail) {
 			continue
 		}
-		if errors.Is(t.onFail[i], errIdempotencyUsed) {
+		if errors.Is(t.onFail[i], ErrIdempotencyUsed) {
 			return t.onFail[i]
 		}
 		if first == nil {
 			first = t.onFail[i]
 			if first == nil {
-				first = errRetry
+				first = ErrRetry
 			}
 		}
 	}
 	return first
 }
 
-// hasReason reports whether any action was cancelled with one of codes.
-func hasReason(reasons []types.CancellationReason, codes ...string) bool {
+// HasReason reports whether any action was cancelled with one of codes.
+func HasReason(reasons []types.CancellationReason, codes ...string) bool {
 	for _, r := range reasons {
 		if slices.Contains(codes, aws.ToString(r.Code)) {
 			return true
@@ -238,8 +245,8 @@ func hasReason(reasons []types.CancellationReason, codes ...string) bool {
 	return false
 }
 
-// sleep waits a jittered, growing backoff before attempt+1.
-func sleep(ctx context.Context, attempt int) error {
+// Sleep waits a jittered, growing backoff before attempt+1.
+func Sleep(ctx context.Context, attempt int) error {
 	d := time.Duration(1<<min(attempt, 6)) * 5 * time.Millisecond
 	d = d/2 + rand.N(d/2+1)
 	select {
@@ -250,25 +257,25 @@ func sleep(ctx context.Context, attempt int) error {
 	}
 }
 
-// retryWrite runs one read-build-write round until it succeeds, fails with
-// anything but errRetry, or runs out of attempts (ErrBusy).
-func retryWrite[T any](ctx context.Context, round func() (T, error)) (T, error) {
+// RetryWrite runs one read-build-write round until it succeeds, fails with
+// anything but ErrRetry, or runs out of attempts (ErrBusy).
+func RetryWrite[T any](ctx context.Context, round func() (T, error)) (T, error) {
 	for attempt := 1; ; attempt++ {
 		v, err := round()
-		if !errors.Is(err, errRetry) {
+		if !errors.Is(err, ErrRetry) {
 			return v, err
 		}
-		if attempt == maxWriteAttempts {
+		if attempt == MaxWriteAttempts {
 			return v, ErrBusy
 		}
-		if err := sleep(ctx, attempt); err != nil {
+		if err := Sleep(ctx, attempt); err != nil {
 			return v, err
 		}
 	}
 }
 
-// mustKey marshals a key; a struct of two strings cannot fail to marshal.
-func mustKey(k key) map[string]types.AttributeValue {
+// MustKey marshals a key; a struct of two strings cannot fail to marshal.
+func MustKey(k Key) map[string]types.AttributeValue {
 	av, err := attributevalue.MarshalMap(k)
 	if err != nil {
 		panic(err)
@@ -276,16 +283,12 @@ func mustKey(k key) map[string]types.AttributeValue {
 	return av
 }
 
-func condExists() expression.ConditionBuilder {
+// CondExists holds when the item exists.
+func CondExists() expression.ConditionBuilder {
 	return expression.AttributeExists(expression.Name(attrPK))
 }
 
-func condNotExists() expression.ConditionBuilder {
+// CondNotExists holds when there is no item.
+func CondNotExists() expression.ConditionBuilder {
 	return expression.AttributeNotExists(expression.Name(attrPK))
 }
-
-func condVersion(v int64) expression.ConditionBuilder {
-	return expression.Name("version").Equal(expression.Value(v))
-}
-
-func ptr[T any](v T) *T { return &v }

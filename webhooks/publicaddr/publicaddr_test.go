@@ -1,18 +1,18 @@
-package storage_test
+package publicaddr_test
 
 import (
 	"net/netip"
 	"testing"
 
-	"github.com/blogql/blog/storage"
+	"github.com/blogql/blog/webhooks/publicaddr"
 )
 
-// TestPublicAddrFollowsTheSpecialPurposeRegistries takes every entry of
+// TestIsFollowsTheSpecialPurposeRegistries takes every entry of
 // IANA's IPv4 and IPv6 special-purpose address registries, at its first
 // and last address and one inside: an entry the registry does not mark
 // globally reachable is refused, one it does is allowed, and addresses
 // that carry an IPv4 address are what that address is.
-func TestPublicAddrFollowsTheSpecialPurposeRegistries(t *testing.T) {
+func TestIsFollowsTheSpecialPurposeRegistries(t *testing.T) {
 	type entry struct {
 		name  string
 		addrs []string
@@ -81,13 +81,13 @@ func TestPublicAddrFollowsTheSpecialPurposeRegistries(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			for _, a := range c.addrs {
-				if got := storage.PublicAddr(netip.MustParseAddr(a)); got != c.want {
-					t.Errorf("PublicAddr(%s) = %v, want %v", a, got, c.want)
+				if got := publicaddr.Is(netip.MustParseAddr(a)); got != c.want {
+					t.Errorf("Is(%s) = %v, want %v", a, got, c.want)
 				}
 			}
 		})
 	}
-	if storage.PublicAddr(netip.Addr{}) {
+	if publicaddr.Is(netip.Addr{}) {
 		t.Error("the zero address is public")
 	}
 }

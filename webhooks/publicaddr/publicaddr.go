@@ -1,4 +1,9 @@
-package storage
+// Package publicaddr tells the addresses of the public internet from the
+// others (loopback, private, link-local, reserved…), by IANA's
+// special-purpose address registries. The webhooks' dialer connects only
+// to public addresses, and the store accepts links to public hosts only.
+// It imports nothing of the blog, so both can use it.
+package publicaddr
 
 import "net/netip"
 
@@ -94,14 +99,12 @@ var (
 	sixToFour      = netip.MustParsePrefix("2002::/16")
 )
 
-// PublicAddr reports whether addr is on the public internet: globally
+// Is reports whether addr is on the public internet: globally
 // reachable as IANA's special-purpose address registries say, in
 // whatever form it is written (IPv4-mapped, NAT64, 6to4 read as the IPv4
 // address they carry). The webhooks' dialer checks every address it
 // connects to with it.
-func PublicAddr(addr netip.Addr) bool { return publicAddr(addr) }
-
-func publicAddr(addr netip.Addr) bool {
+func Is(addr netip.Addr) bool {
 	if !addr.IsValid() {
 		return false
 	}
@@ -110,9 +113,9 @@ func publicAddr(addr netip.Addr) bool {
 		b := addr.As16()
 		switch {
 		case nat64.Contains(addr):
-			return publicAddr(netip.AddrFrom4([4]byte(b[12:16])))
+			return Is(netip.AddrFrom4([4]byte(b[12:16])))
 		case sixToFour.Contains(addr):
-			return publicAddr(netip.AddrFrom4([4]byte(b[2:6])))
+			return Is(netip.AddrFrom4([4]byte(b[2:6])))
 		case !globalUnicast6.Contains(addr):
 			return false
 		}

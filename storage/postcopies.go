@@ -8,6 +8,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // A post is written with its copies: the names it copies from its author
@@ -163,7 +165,7 @@ func (s *Store) readNames(ctx context.Context, post postRead, authorID string, s
 		}
 	}
 	keys = append(keys, statsItemKey())
-	found, err := s.batchGet(ctx, keys, true)
+	found, err := s.db.BatchGet(ctx, keys, true)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -225,7 +227,7 @@ func (s *Store) readNames(ctx context.Context, post postRead, authorID string, s
 	return p, r, nil
 }
 
-func postActions(t *txn, before, after *postItem, r *names, now string) error {
+func postActions(t *dynamo.Txn, before, after *postItem, r *names, now string) error {
 	var errs []error
 	add := func(err error) { errs = append(errs, err) }
 	// The go-live marker first (it is part of the post item put below),
@@ -235,13 +237,13 @@ func postActions(t *txn, before, after *postItem, r *names, now string) error {
 	switch {
 	case before == nil:
 		id = after.ID
-		add(t.put(after.stored(), ptr(condNotExists()), ErrAlreadyExists))
+		add(t.Put(after.stored(), ptr(dynamo.CondNotExists()), ErrAlreadyExists))
 	case after == nil:
 		id = before.ID
-		add(t.delete(postKey(id), ptr(unchanged(before)), errRetry))
+		add(t.Delete(postKey(id), ptr(unchanged(before)), dynamo.ErrRetry))
 	default:
 		id = before.ID
-		add(t.put(after.stored(), ptr(unchanged(before)), errRetry))
+		add(t.Put(after.stored(), ptr(unchanged(before)), dynamo.ErrRetry))
 	}
 	// The body item when the body changes, the count item when what a
 	// comment checks does (postparts.go).
@@ -266,29 +268,29 @@ func postActions(t *txn, before, after *postItem, r *names, now string) error {
 	if after.published() {
 		for _, authorID := range after.authorIDs() {
 			ac := after.authorCopyOf(authorID)
-			keep[key{ac.PK, ac.SK}] = true
-			add(t.put(ac, nil, nil))
+			keep[key{PK: ac.PK, SK: ac.SK}] = true
+			add(t.Put(ac, nil, nil))
 		}
 		for _, c := range after.Cats {
 			cc := after.categoryCopy(c.Slug)
-			keep[key{cc.PK, cc.SK}] = true
-			add(t.put(cc, nil, nil))
+			keep[key{PK: cc.PK, SK: cc.SK}] = true
+			add(t.Put(cc, nil, nil))
 		}
 		for _, tg := range after.Tags {
 			tc := after.tagCopy(tg.Slug)
-			keep[key{tc.PK, tc.SK}] = true
-			add(t.put(tc, nil, nil))
+			keep[key{PK: tc.PK, SK: tc.SK}] = true
+			add(t.Put(tc, nil, nil))
 		}
 		if after.Featured {
 			fc := after.featuredCopy()
-			keep[key{fc.PK, fc.SK}] = true
-			add(t.put(fc, nil, nil))
+			keep[key{PK: fc.PK, SK: fc.SK}] = true
+			add(t.Put(fc, nil, nil))
 		}
 	}
 	if before != nil {
 		for _, k := range before.copyKeys() {
 			if !keep[k] {
-				add(t.delete(k, nil, nil))
+				add(t.Delete(k, nil, nil))
 			}
 		}
 	}

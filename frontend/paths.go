@@ -1,4 +1,9 @@
-package storage
+// Package frontend holds what the API knows of the blog's frontend: the
+// URL patterns of its pages (Paths), which events, feeds and sitemaps
+// link to, and the cache tags that answers carry and events purge. It
+// imports nothing of the blog, so the store, the GraphQL layer, the
+// change feed and the syndication all use it.
+package frontend
 
 import (
 	"fmt"
@@ -53,6 +58,16 @@ func TagCounts(postID string) string { return "counts:" + postID }
 // author's or a category's) names it.
 const TagSearch = "search"
 
+// SeriesPath is the frontend path of a series' page, which the change
+// feed's events name.
+const SeriesPath = "/series/{slug}"
+
+// TagSeries tags responses that show the series slug.
+func TagSeries(slug string) string { return "series:" + slug }
+
+// TagFeatured tags the featured posts' list.
+const TagFeatured = "featured"
+
 // Section tags name a whole kind of thing: every event that names a tag
 // of a kind (post:<id>, author:<id>…) names its kind's section tag too.
 // A list of all of a kind (all authors, all categories…) is tagged with
@@ -92,8 +107,8 @@ func SectionTag(tag string) string {
 	return tag
 }
 
-// withSections returns tags followed by the section tags they lack.
-func withSections(tags []string) []string {
+// WithSections returns tags followed by the section tags they lack.
+func WithSections(tags []string) []string {
 	out := tags
 	for _, t := range tags {
 		if s := SectionTag(t); !slices.Contains(out, s) {
@@ -130,20 +145,19 @@ var DefaultPaths = Paths{
 	Tag:      "/tags/{slug}",
 }
 
-func (p Paths) bySlug(pattern, slug string) string {
+// BySlug returns pattern with slug in it, or "" when either is empty.
+func (p Paths) BySlug(pattern, slug string) string {
 	if pattern == "" || slug == "" {
 		return ""
 	}
 	return strings.ReplaceAll(pattern, "{slug}", slug)
 }
 
-func (p Paths) month(t time.Time) string { return p.MonthPath(t) }
-
 // PostPath returns the page of the post with slug published at t: Post
 // with its slug and t's date in it. It returns "" when Post is empty, or
 // names a date and the post has none (a draft).
 func (p Paths) PostPath(slug string, t time.Time) string {
-	path := p.bySlug(p.Post, slug)
+	path := p.BySlug(p.Post, slug)
 	if !strings.Contains(path, "{") {
 		return path
 	}
@@ -156,15 +170,19 @@ func (p Paths) PostPath(slug string, t time.Time) string {
 
 // AuthorPath returns the page of the author with slug, or "" when Author
 // is empty.
-func (p Paths) AuthorPath(slug string) string { return p.bySlug(p.Author, slug) }
+func (p Paths) AuthorPath(slug string) string { return p.BySlug(p.Author, slug) }
 
 // CategoryPath returns the page of the category slug, or "" when
 // Category is empty.
-func (p Paths) CategoryPath(slug string) string { return p.bySlug(p.Category, slug) }
+func (p Paths) CategoryPath(slug string) string { return p.BySlug(p.Category, slug) }
 
 // PagePath returns the path of the static page with slug, or "" when
 // Page is empty.
-func (p Paths) PagePath(slug string) string { return p.bySlug(p.Page, slug) }
+func (p Paths) PagePath(slug string) string { return p.BySlug(p.Page, slug) }
+
+// TagPath returns the frontend's path of the tag slug's page, or "" when
+// the frontend has none.
+func (p Paths) TagPath(slug string) string { return p.BySlug(p.Tag, slug) }
 
 // MonthPath returns the archive page of the month of t, or "" when Month
 // is empty.

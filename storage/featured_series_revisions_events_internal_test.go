@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/blogql/blog/frontend"
 )
 
 // TestEventsOfFeaturedSeriesAndRevisions checks the change feed's events
@@ -40,7 +42,7 @@ func TestEventsOfFeaturedSeriesAndRevisions(t *testing.T) {
 	_, err = s.SetFeatured(ctx, FeaturePost{ID: p.ID, Featured: true})
 	must(err)
 	evs := f.events()
-	if !slices.Equal(typesOf(evs), []EventType{EventPostEdited}) || !slices.Contains(evs[0].Data.CacheTags, TagFeatured) {
+	if !slices.Equal(typesOf(evs), []EventType{EventPostEdited}) || !slices.Contains(evs[0].Data.CacheTags, frontend.TagFeatured) {
 		t.Errorf("featuring: %+v", evs)
 	}
 
@@ -48,7 +50,7 @@ func TestEventsOfFeaturedSeriesAndRevisions(t *testing.T) {
 	must(err)
 	evs = f.events()
 	if !slices.Equal(typesOf(evs), []EventType{EventSeriesUpdated}) ||
-		!slices.Equal(evs[0].Data.Paths, []string{"/series/tour"}) || !slices.Equal(evs[0].Data.CacheTags, []string{TagSeries("tour"), TagAllSeries}) {
+		!slices.Equal(evs[0].Data.Paths, []string{"/series/tour"}) || !slices.Equal(evs[0].Data.CacheTags, []string{frontend.TagSeries("tour"), frontend.TagAllSeries}) {
 		t.Errorf("a new series: %+v", evs)
 	}
 
@@ -59,7 +61,7 @@ func TestEventsOfFeaturedSeriesAndRevisions(t *testing.T) {
 		t.Errorf("joining a series: %v", typesOf(evs))
 	}
 	for _, e := range evs {
-		if e.Type == EventPostEdited && (!slices.Contains(e.Data.Paths, "/series/tour") || !slices.Contains(e.Data.CacheTags, TagSeries("tour"))) {
+		if e.Type == EventPostEdited && (!slices.Contains(e.Data.Paths, "/series/tour") || !slices.Contains(e.Data.CacheTags, frontend.TagSeries("tour"))) {
 			t.Errorf("the post's event names not its series: %+v", e.Data)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+
+	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
 // Reads by id, slug or key, of one item or of a batch (what the loaders
@@ -50,7 +52,7 @@ func (s *Store) PostIDBySlug(ctx context.Context, slug string) (string, error) {
 		return "", err
 	}
 	var sl slugItem
-	err := s.getItem(ctx, slugKey(slug), false, &sl)
+	err := s.db.Get(ctx, slugKey(slug), false, &sl)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return absentPostID, nil
@@ -74,7 +76,7 @@ func (s *Store) PostIDsBySlug(ctx context.Context, slug string) (id, prev string
 		return "", "", err
 	}
 	var sl slugItem
-	err = s.getItem(ctx, slugKey(slug), false, &sl)
+	err = s.db.Get(ctx, slugKey(slug), false, &sl)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return absentPostID, "", nil
@@ -97,7 +99,7 @@ func (s *Store) GetPosts(ctx context.Context, ids []string) ([]*Post, []error) {
 	for _, id := range ids {
 		keys = append(keys, postPartKeys(id)...)
 	}
-	found, err := s.batchGet(ctx, keys, false)
+	found, err := s.db.BatchGet(ctx, keys, false)
 	for i, id := range ids {
 		if err != nil {
 			errs[i] = err
@@ -116,7 +118,7 @@ func (s *Store) GetPosts(ctx context.Context, ids []string) ([]*Post, []error) {
 // GetAuthor returns the author with id, or ErrNotFound.
 func (s *Store) GetAuthor(ctx context.Context, id string) (*Author, error) {
 	var it authorItem
-	if err := s.getItem(ctx, authorKey(id), false, &it); err != nil {
+	if err := s.db.Get(ctx, authorKey(id), false, &it); err != nil {
 		return nil, fmt.Errorf("author %q: %w", id, err)
 	}
 	return it.author(s.nowKey()), nil
@@ -126,7 +128,7 @@ func (s *Store) GetAuthor(ctx context.Context, id string) (*Author, error) {
 // errs for each missing one.
 func (s *Store) GetAuthors(ctx context.Context, ids []string) ([]*Author, []error) {
 	now := s.nowKey()
-	return batchDecode(ctx, s, mapKeys(ids, authorKey), func(it *authorItem) *Author { return it.author(now) })
+	return dynamo.BatchDecode(ctx, s.db, mapKeys(ids, authorKey), func(it *authorItem) *Author { return it.author(now) })
 }
 
 // GetCategory returns the category with slug, or ErrNotFound; a string
@@ -136,7 +138,7 @@ func (s *Store) GetCategory(ctx context.Context, slug string) (*Category, error)
 		return nil, err
 	}
 	var it categoryItem
-	if err := s.getItem(ctx, categoryKey(slug), false, &it); err != nil {
+	if err := s.db.Get(ctx, categoryKey(slug), false, &it); err != nil {
 		return nil, fmt.Errorf("category %q: %w", slug, err)
 	}
 	return it.category(s.nowKey()), nil
@@ -146,7 +148,7 @@ func (s *Store) GetCategory(ctx context.Context, slug string) (*Category, error)
 // ErrNotFound in errs for each missing one.
 func (s *Store) GetCategories(ctx context.Context, slugs []string) ([]*Category, []error) {
 	now := s.nowKey()
-	return batchDecode(ctx, s, mapKeys(slugs, categoryKey), func(it *categoryItem) *Category { return it.category(now) })
+	return dynamo.BatchDecode(ctx, s.db, mapKeys(slugs, categoryKey), func(it *categoryItem) *Category { return it.category(now) })
 }
 
 // GetComments returns the comments named by keys in order, published or
@@ -170,7 +172,7 @@ func (s *Store) GetComments(ctx context.Context, keys []CommentKey) ([]*Comment,
 	if len(read) == 0 {
 		return out, errs
 	}
-	found, err := s.batchGet(ctx, read, false)
+	found, err := s.db.BatchGet(ctx, read, false)
 	for i, ck := range keys {
 		switch {
 		case cids[i] == nil:
@@ -188,7 +190,7 @@ func (s *Store) GetComments(ctx context.Context, keys []CommentKey) ([]*Comment,
 func decodeComment(found map[key]item, postID string, cid commentID) (*Comment, error) {
 	for _, k := range []key{commentKey(postID, cid), heldKey(postID, cid)} {
 		var c commentItem
-		err := decodeFound(found, k, &c)
+		err := dynamo.DecodeFound(found, k, &c)
 		switch {
 		case err == nil:
 			return c.comment(), nil
@@ -219,7 +221,7 @@ func (s *Store) ReadComment(ctx context.Context, k CommentKey) (*Comment, *Post,
 	if err != nil {
 		return nil, nil, err
 	}
-	found, err := s.readTogether(ctx, []key{commentKey(k.PostID, cid), heldKey(k.PostID, cid), postKey(k.PostID), countKey(k.PostID)})
+	found, err := s.db.ReadTogether(ctx, []key{commentKey(k.PostID, cid), heldKey(k.PostID, cid), postKey(k.PostID), countKey(k.PostID)})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -248,7 +250,7 @@ func (s *Store) GetCommenters(ctx context.Context, writers []Writer) ([]*Comment
 			keys[i] = readerKey(w.ReaderID)
 		}
 	}
-	found, err := s.batchGet(ctx, keys, false)
+	found, err := s.db.BatchGet(ctx, keys, false)
 	now := s.nowKey()
 	for i, w := range writers {
 		it, ok := found[keys[i]]
