@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/99designs/gqlgen/graphql"
-
 	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/gqlhttp"
