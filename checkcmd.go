@@ -6,9 +6,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net/http"
+	"log/slog"
 
 	"github.com/blogql/blog/storage"
+	"github.com/blogql/blog/telemetry"
 )
 
 // checkCommand is the first argument that runs the table's consistency
@@ -39,34 +40,14 @@ func runCheck(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return checkFailed, err
 	}
-	backend := cfg.backend()
-	clientCfg := storage.ClientConfig{
-		Embedded:         backend == backendEmbedded,
-		Endpoint:         cfg.endpoint,
-		Region:           cfg.region,
-		MaxAttempts:      cfg.maxAttempts,
-		LocalCredentials: backend == backendLocal && getenv("AWS_ACCESS_KEY_ID") == "",
-	}
-	if backend == backendEmbedded {
-		engine, err := openEngine(cfg.dataDir)
-		if err != nil {
-			return checkFailed, err
-		}
-		defer engine.Close()
-		clientCfg.HTTPClient = &http.Client{Transport: engine}
-	}
-	client, err := storage.NewClient(ctx, clientCfg)
+	// The server's DynamoDB and store options: Check compares every
+	// stored body with what this server would render of it.
+	db, err := openDynamoDB(ctx, cfg, getenv, &telemetry.Telemetry{}, slog.New(slog.DiscardHandler))
 	if err != nil {
 		return checkFailed, err
 	}
-	// The server's rendering options: Check compares every stored body
-	// with what this server would render of it.
-	opts := []storage.Option{storage.WithHeadingIDPrefix(cfg.headingIDPrefix), storage.WithSiteURL(cfg.siteURL),
-		storage.WithHighlight(cfg.highlightCode)}
-	if cfg.privateURLs {
-		opts = append(opts, storage.WithPrivateHosts())
-	}
-	store := storage.New(client, cfg.table, opts...)
+	defer db.close()
+	store := storage.New(db.client, cfg.table, storeOptions(cfg)...)
 	layout, err := store.LayoutVersion(ctx)
 	if err != nil {
 		return checkFailed, err

@@ -196,14 +196,7 @@ func (db *dynamoDB) close() {
 // renderer claimed and the cursors sealed with the table's key. With
 // -migrate=only it returns once the table is migrated.
 func openStore(ctx context.Context, cfg *config, client *dynamodb.Client, logger *slog.Logger) (*storage.Store, error) {
-	// The configured site URL only: the embedded engine's default (this
-	// server's address) would make every new port a new renderer.
-	opts := []storage.Option{storage.WithHeadingIDPrefix(cfg.headingIDPrefix), storage.WithSiteURL(cfg.siteURL),
-		storage.WithHighlight(cfg.highlightCode), storage.WithStream()}
-	if cfg.privateURLs {
-		opts = append(opts, storage.WithPrivateHosts())
-	}
-	store := storage.New(client, cfg.table, opts...)
+	store := storage.New(client, cfg.table, append(storeOptions(cfg), storage.WithStream())...)
 	if err := readyTable(ctx, cfg, store, logger); err != nil || cfg.migrate == migrateOnly {
 		return store, err
 	}
@@ -224,6 +217,19 @@ func openStore(ctx context.Context, cfg *config, client *dynamodb.Client, logger
 	storage.WithCursorKey(cursorKey)(store)
 	go store.WatchRenderer(ctx)
 	return store, nil
+}
+
+// storeOptions returns the options of the store cfg asks for: how it
+// renders and which links it accepts. The configured site URL only: the
+// embedded engine's default (this server's address) would make every new
+// port a new renderer.
+func storeOptions(cfg *config) []storage.Option {
+	opts := []storage.Option{storage.WithHeadingIDPrefix(cfg.headingIDPrefix), storage.WithSiteURL(cfg.siteURL),
+		storage.WithHighlight(cfg.highlightCode)}
+	if cfg.privateURLs {
+		opts = append(opts, storage.WithPrivateHosts())
+	}
+	return opts
 }
 
 // readyTable makes the table where cfg asks (by default everywhere but on
