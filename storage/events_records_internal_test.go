@@ -133,7 +133,7 @@ func TestEventsOfRecords(t *testing.T) {
 		if err != nil || len(evs) != 1 {
 			t.Fatalf("events %v, %v", evs, err)
 		}
-		if d := evs[0].Data; !slices.Equal(d.Paths, []string{"/authors/ada", "/authors/king"}) || !slices.Equal(d.CacheTags, []string{"author:ada"}) {
+		if d := evs[0].Data; !slices.Equal(d.Paths, []string{"/authors/ada", "/authors/king"}) || !slices.Equal(d.CacheTags, []string{"author:ada", "search", "authors"}) {
 			t.Errorf("data %+v", d)
 		}
 	})
