@@ -19,6 +19,7 @@ import (
 
 	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/internal/dynamotest"
+	"github.com/blogql/blog/internal/longtest"
 	"github.com/blogql/blog/storage"
 )
 
@@ -37,6 +38,7 @@ import (
 // DynamoDB Local pass (scripts/test.sh).
 func TestFleetTakesOverTheFeedOfAKilledServer(t *testing.T) {
 	endpoint := dynamotest.Endpoint(t)
+	longtest.Skip(t, "two server processes, one killed with SIGKILL under a write load")
 	if endpoint == "" {
 		t.Skip("two servers share a table on DynamoDB Local only (the embedded engine's data file is one process's): run with DYNAMODB_ENDPOINT, as scripts/test.sh's DynamoDB Local pass does")
 	}
