@@ -54,8 +54,12 @@ if [[ "${1:-}" == "-long" ]]; then
 	exit 0
 fi
 
+# go test runs two packages at a time in the order given: tests/ and
+# storage/, the longest, start first, beside the others, not after them.
+first=(./tests ./storage)
+
 echo "== go test -race on the embedded engine"
-env -u DYNAMODB_ENDPOINT go test -race -count=1 -timeout "$timeout" "$@" ./...
+env -u DYNAMODB_ENDPOINT go test -race -count=1 -timeout "$timeout" "$@" "${first[@]}" ./...
 
 race=()
 if [[ "${RACE_ON_DYNAMODB:-}" == "1" ]]; then
@@ -64,4 +68,4 @@ fi
 echo "== go test ${race[*]:+${race[*]} }on DynamoDB Local"
 # shellcheck disable=SC2046
 scripts/dynamodb-local.sh run "$port" -- env REQUIRE_DYNAMODB=1 \
-	go test "${race[@]}" -count=1 -timeout "$timeout" "$@" $(backend_packages)
+	go test "${race[@]}" -count=1 -timeout "$timeout" "$@" "${first[@]}" $(backend_packages)
