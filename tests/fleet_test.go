@@ -35,12 +35,12 @@ import (
 //
 // Two processes share a table only on a DynamoDB both reach: the
 // embedded engine's data file is one process's, so the test runs in the
-// DynamoDB Local pass (scripts/test.sh).
+// DynamoDB Local pass of the long runs (scripts/test.sh -long).
 func TestFleetTakesOverTheFeedOfAKilledServer(t *testing.T) {
 	endpoint := dynamotest.Endpoint(t)
 	longtest.Skip(t, "two server processes, one killed with SIGKILL under a write load")
 	if endpoint == "" {
-		t.Skip("two servers share a table on DynamoDB Local only (the embedded engine's data file is one process's): run with DYNAMODB_ENDPOINT, as scripts/test.sh's DynamoDB Local pass does")
+		t.Skip("two servers share a table on DynamoDB Local only (the embedded engine's data file is one process's): run with DYNAMODB_ENDPOINT, as scripts/test.sh -long's DynamoDB Local pass does")
 	}
 	ctx := context.Background()
 	db, err := storage.NewClient(ctx, dynamotest.ClientConfig(t, nil))

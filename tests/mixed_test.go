@@ -36,7 +36,7 @@ import (
 // MIX_DURATION (a Go duration, default 3s), MIX_CLIENTS (default 8) and
 // MIX_SEED (default: from the time) set the run; for example
 //
-//	MIX_DURATION=60s MIX_CLIENTS=16 go test -run TestMixedWorkload -v ./tests
+//	BLOG_LONG=1 MIX_DURATION=60s MIX_CLIENTS=16 go test -run TestMixedWorkload -v ./tests
 //
 // The seed fixes every client's choices, though not how their requests
 // interleave.
