@@ -68,7 +68,7 @@ func (e *env) storeAhead(d time.Duration) *storage.Store {
 func (e *env) feed(owner string) *Feed {
 	return New(e.store, e.streams, Options{
 		Owner: owner, LeaseDuration: 2 * time.Second, RenewEvery: 300 * time.Millisecond,
-		PollEvery: 50 * time.Millisecond, TailEvery: 50 * time.Millisecond,
+		PollEvery: 50 * time.Millisecond, TailEvery: 50 * time.Millisecond, ReadGap: 50 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 }
@@ -387,7 +387,7 @@ func TestTakeoverComesWhenTheLeaseExpires(t *testing.T) {
 	e := newEnv(t)
 	a := New(e.store, e.streams, Options{
 		Owner: "a", LeaseDuration: time.Second, RenewEvery: 300 * time.Millisecond,
-		PollEvery: 50 * time.Millisecond, TailEvery: 50 * time.Millisecond,
+		PollEvery: 50 * time.Millisecond, TailEvery: 50 * time.Millisecond, ReadGap: 50 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	stopA := e.run(a)
@@ -398,7 +398,7 @@ func TestTakeoverComesWhenTheLeaseExpires(t *testing.T) {
 
 	b := New(e.store, e.streams, Options{
 		Owner: "b", LeaseDuration: 10 * time.Minute, RenewEvery: time.Minute,
-		PollEvery: 50 * time.Millisecond, TailEvery: 50 * time.Millisecond,
+		PollEvery: 50 * time.Millisecond, TailEvery: 50 * time.Millisecond, ReadGap: 50 * time.Millisecond,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	})
 	e.run(b)

@@ -77,6 +77,74 @@ var actors = []string{anonymous, reader, otherReader, other, owner, postAuthor, 
 // the post's author and admins. A refused mutation leaves every item of
 // the table as it was.
 func TestAuthorizationMatrix(t *testing.T) {
+	// Each mutation runs on a table of its own: the checks after every
+	// call read the whole table, which would otherwise hold what every
+	// mutation before it wrote.
+	first := newAuthMatrix(t)
+	for i, c := range first.cases {
+		t.Run(c.mutation, func(t *testing.T) {
+			m := first
+			if i > 0 {
+				m = newAuthMatrix(t)
+			}
+			c, s := m.cases[i], m.s
+			for _, actor := range actors {
+				want, run := c.want[actor]
+				if !run {
+					continue
+				}
+				t.Run(actor, func(t *testing.T) {
+					target := c.prepare()
+					before := s.snapshot()
+					author, err := c.call(m.clients[actor], target)
+					if want != "" {
+						equal(t, "code", code(err), want)
+						s.unchanged(before)
+						return
+					}
+					if err != nil {
+						t.Fatalf("%s as %s: %v, want success", c.mutation, actor, err)
+					}
+					wantAuthor := m.names[owner]
+					if c.byActor {
+						wantAuthor = m.names[actor]
+					}
+					if author != "" {
+						equal(t, "author", author, wantAuthor)
+					}
+					s.consistent()
+				})
+			}
+		})
+	}
+}
+
+// authMatrix is a server with the authors, readers and category of the
+// authorization matrix, each actor's client and the matrix's cases, whose
+// targets it prepares.
+type authMatrix struct {
+	s       *server
+	clients map[string]graphql.Client
+	names   map[string]string // the actors' names as authors or readers
+	cases   []authCase
+}
+
+// For every actor a case prepares a target (an id), calls the mutation
+// on it and returns the name of the author of what it wrote, or "".
+// The author is the actor when byActor is set, else grace, the owner,
+// whoever made the change. want maps an actor to the code it gets, ""
+// for success.
+type authCase struct {
+	mutation string
+	prepare  func() string
+	call     func(c graphql.Client, target string) (string, error)
+	byActor  bool
+	want     map[string]string
+}
+
+// newAuthMatrix starts a server on a table of its own for the
+// authorization matrix.
+func newAuthMatrix(t *testing.T) authMatrix {
 	// The clock stands still: the readers need more than five comments.
 	s := newServer(t, func(_ *storage.ClientConfig, o *graph.HandlerOptions) { o.Comments.PerMinute = 100 })
 	ctx := context.Background()
@@ -213,18 +281,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 	}
 	two := func(target string) (string, string) { a, b, _ := strings.Cut(target, " "); return a, b }
 
-	// For every actor a case prepares a target (an id), calls the mutation
-	// on it and returns the name of the author of what it wrote, or "".
-	// The author is the actor when byActor is set, else grace, the owner,
-	// whoever made the change. want maps an actor to the code it gets, ""
-	// for success.
-	cases := []struct {
-		mutation string
-		prepare  func() string
-		call     func(c graphql.Client, target string) (string, error)
-		byActor  bool
-		want     map[string]string
-	}{
+	cases := []authCase{
 		{"createAuthor", none, func(c graphql.Client, _ string) (string, error) {
 			_, err := CreateAuthor(ctx, c, CreateAuthorInput{Name: "New author"})
 			return "", err
@@ -414,35 +471,7 @@ func TestAuthorizationMatrix(t *testing.T) {
 			return "", err
 		}, false, map[string]string{anonymous: "UNAUTHENTICATED", reader: "FORBIDDEN", other: "FORBIDDEN", postAuthor: "FORBIDDEN", owner: "", admin: ""}},
 	}
-	for _, c := range cases {
-		for _, actor := range actors {
-			want, run := c.want[actor]
-			if !run {
-				continue
-			}
-			t.Run(c.mutation+"/"+actor, func(t *testing.T) {
-				target := c.prepare()
-				before := s.snapshot()
-				author, err := c.call(clients[actor], target)
-				if want != "" {
-					equal(t, "code", code(err), want)
-					s.unchanged(before)
-					return
-				}
-				if err != nil {
-					t.Fatalf("%s as %s: %v, want success", c.mutation, actor, err)
-				}
-				wantAuthor := names[owner]
-				if c.byActor {
-					wantAuthor = names[actor]
-				}
-				if author != "" {
-					equal(t, "author", author, wantAuthor)
-				}
-				s.consistent()
-			})
-		}
-	}
+	return authMatrix{s: s, clients: clients, names: names, cases: cases}
 }
 
 // TestPendingCommentReads reads a reader's pending comment as each actor:

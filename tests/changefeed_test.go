@@ -22,6 +22,7 @@ import (
 
 	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/internal/dynamotest"
+	"github.com/blogql/blog/internal/longtest"
 	"github.com/blogql/blog/storage"
 )
 
@@ -345,6 +346,7 @@ func authorGIDOf(id string) string {
 // webhook after the restart, and a delivery made twice is the same event,
 // with the same webhook-id and body.
 func TestCrashLosesNoWebhookDelivery(t *testing.T) {
+	longtest.Skip(t, "the server killed with SIGKILL under a write load with deliveries on their way")
 	s := startFeedServer(t)
 	ctx := context.Background()
 	writer := s.writer()

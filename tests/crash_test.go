@@ -20,6 +20,7 @@ import (
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"github.com/blogql/blog/embedded"
+	"github.com/blogql/blog/internal/longtest"
 	"github.com/blogql/blog/storage"
 )
 
@@ -29,6 +30,7 @@ import (
 // finds the table consistent, and the table's stream has a record of every
 // write (its replay gives the table).
 func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
+	longtest.Skip(t, "the server killed with SIGKILL under a write load")
 	data := t.TempDir()
 	quiet := []string{"-log-format", "json", "-log-level", "warn"}
 	srv := startBinary(t, data, quiet...)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/internal/dynamotest"
+	"github.com/blogql/blog/internal/longtest"
 	"github.com/blogql/blog/storage"
 )
 
@@ -34,11 +35,12 @@ import (
 //
 // Two processes share a table only on a DynamoDB both reach: the
 // embedded engine's data file is one process's, so the test runs in the
-// DynamoDB Local pass (scripts/test.sh).
+// DynamoDB Local pass of the long runs (scripts/test.sh -long).
 func TestFleetTakesOverTheFeedOfAKilledServer(t *testing.T) {
 	endpoint := dynamotest.Endpoint(t)
+	longtest.Skip(t, "two server processes, one killed with SIGKILL under a write load")
 	if endpoint == "" {
-		t.Skip("two servers share a table on DynamoDB Local only (the embedded engine's data file is one process's): run with DYNAMODB_ENDPOINT, as scripts/test.sh's DynamoDB Local pass does")
+		t.Skip("two servers share a table on DynamoDB Local only (the embedded engine's data file is one process's): run with DYNAMODB_ENDPOINT, as scripts/test.sh -long's DynamoDB Local pass does")
 	}
 	ctx := context.Background()
 	db, err := storage.NewClient(ctx, dynamotest.ClientConfig(t, nil))
@@ -160,12 +162,14 @@ func TestFleetTakesOverTheFeedOfAKilledServer(t *testing.T) {
 	// Every acknowledged comment's event is delivered; a redelivery has
 	// its first delivery's webhook-id. A delivery the killed server
 	// wrote in the outbox but did not make waits for its claim to lapse
-	// (30 s).
+	// (30 s). How many comments the writers got acknowledged, and so how
+	// long their deliveries take, is the machine's pace: the wait lasts
+	// while deliveries arrive, and fails after 45 s without one.
 	mu.Lock()
 	want := append([]string(nil), acked...)
 	mu.Unlock()
-	within(t, 45*time.Second, fmt.Sprintf("the comment.added of each of %d acknowledged comments delivered", len(want)), func() bool {
-		return len(hooks.missing(want)) == 0
+	whileProgressing(t, 45*time.Second, fmt.Sprintf("the comment.added of each of %d acknowledged comments delivered", len(want)), func() int {
+		return len(hooks.missing(want))
 	}, func() string { return fmt.Sprintf("missing %v", hooks.missing(want)) })
 	t.Logf("every acknowledged comment delivered %.1f s after the kill", time.Since(killed).Seconds())
 	ids, deliveries := hooks.byComment()
@@ -255,6 +259,24 @@ func within(t *testing.T, d time.Duration, what string, cond func() bool, state 
 			t.Fatalf("not within %s: %s", d, what)
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// whileProgressing polls left until it returns 0, and fails the test,
+// with what and what state says, when left has not gone down for idle:
+// a run on a busy machine takes as long as it needs while it makes
+// progress, a stuck one fails.
+func whileProgressing(t *testing.T, idle time.Duration, what string, left func() int, state func() string) {
+	t.Helper()
+	least, since := left(), time.Now()
+	for least > 0 {
+		if time.Since(since) > idle {
+			t.Fatalf("no progress in %s, %d left: %s: %s", idle, least, what, state())
+		}
+		time.Sleep(50 * time.Millisecond)
+		if n := left(); n < least {
+			least, since = n, time.Now()
+		}
 	}
 }
 

@@ -67,8 +67,9 @@ func TestPagesReadPastOneMegabyte(t *testing.T) {
 	b := s.seedReadersBlog(t)
 	ctx := context.Background()
 	ok[*CreateCategoryResponse](t)(CreateCategory(ctx, s.admin, CreateCategoryInput{Slug: "large", Name: "Large"}))
-	// About 80 KB a post item (the Markdown and its HTML): 8 MB in all.
-	body := strings.Repeat("Forty kilobytes of Markdown, one line at a time.\n", 40_000/49)
+	// About 40 KB a post item (the Markdown and its HTML): 4 MB in all,
+	// four times what one Query page holds.
+	body := strings.Repeat("Twenty kilobytes of Markdown, a line at a time.\n", 20_000/48)
 	const n = 105
 	var ids []string
 	for i := range n {

@@ -24,7 +24,7 @@ import (
 // (the role is missing, misspelled, or reader).
 func TestTokensOfNoAuthorAreReaders(t *testing.T) {
 	s := newServer(t)
-	b := s.seedBlog(t)
+	b := s.seedReadersBlog(t) // ada and grace, and ada's post
 	ctx := context.Background()
 	clients := []struct {
 		name   string
@@ -53,7 +53,7 @@ func TestTokensOfNoAuthorAreReaders(t *testing.T) {
 			_, err := CreatePost(ctx, c.client, CreatePostInput{Title: "T", Slug: "refused"})
 			equal(t, "createPost", code(err), "FORBIDDEN")
 			s.unchanged(before)
-			r := ok[*AddCommentResponse](t)(AddComment(ctx, c.client, AddCommentInput{PostId: b.published[0], Body: "As a reader: " + c.name}))
+			r := ok[*AddCommentResponse](t)(AddComment(ctx, c.client, AddCommentInput{PostId: b.post, Body: "As a reader: " + c.name}))
 			equal(t, "status", r.AddComment.Comment.Status, CommentStatusPending)
 			equal(t, "commenter", *r.AddComment.Comment.Commenter, AddCommentAddCommentAddCommentPayloadCommentCommenter{Name: "Reader"})
 			s.consistent()
