@@ -3,13 +3,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/blogql/blog/embedded"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/storage/legacytest"
 )
@@ -19,23 +18,15 @@ import (
 func legacyDataDir(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	ctx := context.Background()
-	engine, err := embedded.Open(embedded.Options{Path: filepath.Join(dir, dataFile)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer engine.Close()
-	client, err := storage.NewClient(ctx, storage.ClientConfig{Embedded: true, HTTPClient: &http.Client{Transport: engine}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := storage.New(client, "blog")
-	if err := store.CreateTable(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := legacytest.Write(ctx, client, "blog", time.Now()); err != nil {
-		t.Fatal(err)
-	}
+	withTable(t, dir, func(ctx context.Context, client *dynamodb.Client) {
+		store := storage.New(client, "blog")
+		if err := store.CreateTable(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := legacytest.Write(ctx, client, "blog", time.Now()); err != nil {
+			t.Fatal(err)
+		}
+	})
 	return dir
 }
 
@@ -45,22 +36,14 @@ func legacyDataDir(t *testing.T) string {
 func layout3DataDir(t *testing.T) string {
 	t.Helper()
 	dir := legacyDataDir(t)
-	ctx := context.Background()
-	engine, err := embedded.Open(embedded.Options{Path: filepath.Join(dir, dataFile)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer engine.Close()
-	client, err := storage.NewClient(ctx, storage.ClientConfig{Embedded: true, HTTPClient: &http.Client{Transport: engine}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := storage.New(client, "blog").Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := legacytest.ToLayout3(ctx, client, "blog"); err != nil {
-		t.Fatal(err)
-	}
+	withTable(t, dir, func(ctx context.Context, client *dynamodb.Client) {
+		if _, err := storage.New(client, "blog").Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := legacytest.ToLayout3(ctx, client, "blog"); err != nil {
+			t.Fatal(err)
+		}
+	})
 	return dir
 }
 
