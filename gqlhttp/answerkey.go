@@ -8,6 +8,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 	"github.com/vektah/gqlparser/v2/ast"
+	"github.com/vektah/gqlparser/v2/gqlerror"
 	"github.com/vektah/gqlparser/v2/lexer"
 )
 
@@ -16,41 +17,70 @@ import (
 // refuses a body whose keys another decoder could read otherwise), and
 // gqlgen makes the operation's context from it: a persisted query's hash
 // is replaced by the document it stands for, the operation is chosen, the
-// variables are coerced and every limit is checked. Only then does
-// answersFromMemory key the operation: by the document it runs, the
+// variables are coerced and the limits on the document are checked. Only
+// then does answerLookup key the operation: by the document it runs, the
 // operation's name and the variables as coerced. Two requests that run
 // the same operation on the same values share an answer, whichever way
 // they were sent (GET or POST, the document or its hash, variables in any
 // order, unused ones, 1 or 1.0 for an Int); two that run different ones
 // never do.
 
-// answersFromMemory is the operation middleware of the answer cache. For
-// a query operation of a request withCacheHeaders offers to the cache,
-// it answers from the answer kept under the operation's key without
-// running it; otherwise it leaves the key for withCacheHeaders, which
-// keeps the answer when it may. New adds it before the operation and
-// response middlewares of Options, which see only operations that run.
-func answersFromMemory(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+// answerLookup is the extension that looks the answer of a query
+// operation up in the answer cache, for a request withCacheHeaders offers
+// to it: it leaves in the request's cacheState the answer kept under the
+// operation's key, or the key for withCacheHeaders to keep the answer
+// under. New adds it after the limits on the document and before
+// complexityLimit, which reserves the operation's memory: an answer kept
+// in memory costs none to send, so complexityLimit reserves nothing for
+// an operation it found (answerKept), and the cache answers however full
+// the budget is.
+type answerLookup struct{}
+
+var _ graphql.OperationContextMutator = answerLookup{}
+
+func (answerLookup) ExtensionName() string                   { return "AnswerLookup" }
+func (answerLookup) Validate(graphql.ExecutableSchema) error { return nil }
+
+// MutateOperationContext looks the operation's answer up; it never fails.
+func (answerLookup) MutateOperationContext(ctx context.Context, opCtx *graphql.OperationContext) *gqlerror.Error {
 	st, ok := ctx.Value(cacheStateKey{}).(*cacheState)
-	if !ok || st.answers == nil {
-		return next(ctx)
-	}
-	opCtx := graphql.GetOperationContext(ctx)
-	if opCtx.Operation == nil || opCtx.Operation.Operation != ast.Query {
-		return next(ctx)
+	if !ok || st.answers == nil || opCtx.Operation == nil || opCtx.Operation.Operation != ast.Query {
+		return nil
 	}
 	key, ok := answerKey(opCtx)
 	if !ok {
-		return next(ctx)
+		return nil
 	}
 	if a, ok := st.answers.get(key); ok {
-		// withCacheHeaders sends the kept answer as it was written, in
-		// place of what the transport writes of this empty one.
-		st.hit = a
-		return graphql.OneShot(&graphql.Response{Data: json.RawMessage("null")})
+		st.kept = a
+		return nil
 	}
 	st.key = key
-	return next(ctx)
+	return nil
+}
+
+// answerKept reports whether answerLookup found the answer of the
+// operation of ctx in the answer cache.
+func answerKept(ctx context.Context) bool {
+	st, ok := ctx.Value(cacheStateKey{}).(*cacheState)
+	return ok && st.kept != nil
+}
+
+// answersFromMemory is the operation middleware of the answer cache: it
+// answers an operation whose answer answerLookup found without running
+// it. It sees only operations that passed every extension, so a request
+// refused after the lookup is never sent the kept answer. New adds it
+// before the operation and response middlewares of Options, which see
+// only operations that run.
+func answersFromMemory(ctx context.Context, next graphql.OperationHandler) graphql.ResponseHandler {
+	st, ok := ctx.Value(cacheStateKey{}).(*cacheState)
+	if !ok || st.kept == nil {
+		return next(ctx)
+	}
+	// withCacheHeaders sends the kept answer as it was written, in place
+	// of what the transport writes of this empty one.
+	st.hit = st.kept
+	return graphql.OneShot(&graphql.Response{Data: json.RawMessage("null")})
 }
 
 // answerKey returns the key of the answer of the operation opCtx runs:

@@ -41,14 +41,16 @@ import (
 
 // cacheState is where the response hook tells the HTTP layer whether the
 // operation it answered may be cached publicly; NoStore marks it private
-// first. With an answer cache, answersFromMemory leaves in it the key of
-// the operation that ran, or the answer kept under it.
+// first. With an answer cache, answerLookup leaves in it the key of the
+// operation that ran, or the answer kept under it, which
+// answersFromMemory sends.
 type cacheState struct {
 	public  bool
 	private atomic.Bool // set by resolvers, which run at once
 
 	answers *AnswerCache // nil: the request is not offered to one
 	key     string       // the key of the query operation that ran
+	kept    *answer      // the answer the cache holds for the operation
 	hit     *answer      // the answer to send in its place
 }
 

@@ -21,7 +21,9 @@ import (
 // saturate, so no document overflows them.
 //
 // An operation within the limit then reserves the bytes of the memory
-// budget its complexity stands for (admit, inflight.go).
+// budget its complexity stands for (admit, inflight.go), unless the
+// answer cache holds its answer (answerKept), which takes no memory to
+// send.
 type complexityLimit struct {
 	limit       int
 	bytesPer    int64 // bytes of a unit of complexity
@@ -50,6 +52,9 @@ func (c *complexityLimit) MutateOperationContext(ctx context.Context, opCtx *gra
 	}
 	n := Complexity(ctx, c.es, opCtx.Operation, opCtx.Variables)
 	if n <= c.limit {
+		if answerKept(ctx) {
+			return nil
+		}
 		return admit(ctx, n, c.bytesPer, c.maxResponse)
 	}
 	err := gqlerror.Errorf("operation has complexity %d, which exceeds the limit of %d", n, c.limit)

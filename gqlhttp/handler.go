@@ -183,6 +183,9 @@ func New(schema graphql.ExecutableSchema, opts Options) http.Handler {
 	srv.Use(lookup{persisted})
 	srv.SetParserTokenLimit(MaxTokens)
 	srv.Use(operationLimits{complexityLimit: opts.ComplexityLimit})
+	// Before the complexity limit reserves the operation's memory: an
+	// answer the answer cache holds reserves none.
+	srv.Use(answerLookup{})
 	srv.Use(&complexityLimit{limit: opts.ComplexityLimit, bytesPer: opts.ComplexityBytes, maxResponse: maxResponse})
 	srv.Use(register{persisted}) // after every limit: only what passed is kept
 	// After every limit, and outside the operation middlewares of opts,

@@ -2,6 +2,8 @@ package tests
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"net/http"
 	"strings"
@@ -138,4 +140,61 @@ func TestBudgetRefusesRequestsItCannotHold(t *testing.T) {
 	if resp.status != http.StatusOK || len(resp.Errors) > 0 {
 		t.Errorf("the large request again: status %d, errors %v", resp.status, resp.Errors)
 	}
+}
+
+// fillBudget takes every byte of budget, in reservations small enough to
+// reach its last quarter, until the test ends.
+func fillBudget(t *testing.T, budget *inflight.Budget) {
+	t.Helper()
+	ctx, m := inflight.Start(context.Background(), budget, 0)
+	t.Cleanup(m.Done)
+	for range 8 {
+		if err := inflight.Reserve(ctx, budget.Limit()/8); err != nil {
+			t.Fatal(err)
+		}
+	}
+	equal(t, "budget used", budget.Used(), budget.Limit())
+}
+
+// TestCachedAnswersNeedNoRoomInTheBudget fills the memory budget: an
+// answer the answer cache holds is still sent, by POST, GET and a
+// persisted query's hash alike, since it holds no memory to build; a read
+// it does not hold is answered 503 with Retry-After and SERVER_BUSY, and
+// builds nothing.
+func TestCachedAnswersNeedNoRoomInTheBudget(t *testing.T) {
+	budget := inflight.NewBudget(1<<20, 0) // no wait: a request without room is refused at once
+	s := newServer(t, withAnswers(0), func(_ *storage.ClientConfig, o *graphpkg.HandlerOptions) {
+		o.HTTP.Budget = budget
+	})
+	s.seedAnswers(t)
+	sum := sha256.Sum256([]byte(answersCategoryPage))
+	ext := `{"persistedQuery":{"version":1,"sha256Hash":"` + hex.EncodeToString(sum[:]) + `"}}`
+	first := s.post(t, answersCategoryPage, `{"slug":"go"}`, nil)
+	s.fetch(t, http.MethodGet, s.getQueryURL(answersCategoryPage, `{"slug":"go"}`, ext), "", nil) // registers the hash
+	s.requests()
+	fillBudget(t, budget)
+
+	for _, c := range []struct{ name, method, url, body string }{
+		{"POST", http.MethodPost, s.url, `{"query":` + jsonString(answersCategoryPage) + `,"variables":{"slug":"go"}}`},
+		{"GET", http.MethodGet, s.getQueryURL(answersCategoryPage, `{"slug":"go"}`, ""), ""},
+		{"GET of a persisted query's hash", http.MethodGet, s.getQueryURL("", `{"slug":"go"}`, ext), ""},
+		{"POST of a persisted query's hash", http.MethodPost, s.url, `{"variables":{"slug":"go"},"extensions":` + ext + `}`},
+	} {
+		t.Run("a cached answer by "+c.name+" is sent", func(t *testing.T) {
+			a := s.fetch(t, c.method, c.url, c.body, nil)
+			equal(t, "status", a.status, http.StatusOK)
+			s.hit(t, a)
+			equal(t, "body", a.body, first.body)
+		})
+	}
+	t.Run("a read the cache does not hold is refused", func(t *testing.T) {
+		a := s.fetch(t, http.MethodPost, s.url, `{"query":`+jsonString(answersFeed)+`}`, nil)
+		equal(t, "status", a.status, http.StatusServiceUnavailable)
+		equal(t, "Retry-After", a.header.Get("Retry-After"), "1")
+		if !strings.Contains(a.body, `"SERVER_BUSY"`) {
+			t.Errorf("body %s", a.body)
+		}
+		equal(t, "DynamoDB requests", total(s.requests()), 0)
+	})
+	equal(t, "budget used", budget.Used(), budget.Limit())
 }
