@@ -135,8 +135,12 @@ package storage
 // counts on the post item, and the feed in four GSI1 partitions
 // FEED#0..FEED#3.
 //
-// Store.Migrate brings a table of layout 1, 2 or 3 to layout 4, and the server
-// runs it at start before serving (-migrate=auto; docs/operations.md). Once done, a
+// Store.Migrate brings a table of layout 1, 2 or 3 to layout 4, one step
+// a layout, and the server runs it at start before serving
+// (-migrate=auto; docs/operations.md). Each step is a file of package
+// internal/migrations (v2.go, v3.go, v4.go), frozen when it shipped: it
+// uses the table primitives and its own copies of the item shapes and
+// keys of its layout, never this package's writes. Once done, a
 // start costs one GetItem of the layout item. Otherwise, from layout 1,
 // it lists authors and categories by Queries of GSI1 and posts by Queries
 // of each author's partition (the server's IAM policy has no Scan) and,
@@ -149,10 +153,12 @@ package storage
 //     authors go one after another, oldest first, so of two of one name
 //     the older gets the slug without a number;
 //   - post without slugs: one TransactWriteItems writes it again with its
-//     copies, as an edit that changes nothing would, with its slugs, its
-//     author's slug, its rendered body, toc, word count and reading time,
-//     and, when published, adds it to its month on its author, its
-//     categories and STATS; conditional on the version and names read.
+//     copies, as layout 2 wrote a post, with its slugs, its author's
+//     slug, its rendered body, toc, word count and reading time, and,
+//     when published, adds it to its month on its author, its categories
+//     and STATS; conditional on the version, names, GSI1 entry and body
+//     read. A post that a write of this version moved meanwhile (it has
+//     slugs) gets its author's slug as a rename gives it (refreshNames).
 //     A post write of layout 2 counts a post by month only once it has
 //     slugs, so months stay exact whatever is written meanwhile. A body
 //     that renders to more than MaxHTMLBytes is migrated without HTML and
@@ -170,7 +176,7 @@ package storage
 // read, without a new version. From layout 1, 2 or 3 it then lists every
 // post (Queries of GSI1: FEED#0..FEED#3 and FEED, and each author's
 // DRAFT# partition) and moves each that is not in layout 4 yet
-// (splitPost, migrate4.go) in one TransactWriteItems: the body item put
+// (SplitPost, internal/migrations/v4.go) in one TransactWriteItems: the body item put
 // from the post item's body, bodyHtml, toc and renderVersion, the count
 // item from its commentCount, threadCount, status, publishedAt and
 // authorId (both attribute_not_exists), and the post item updated (body,
@@ -179,9 +185,9 @@ package storage
 // no version and no updatedAt change, so the change feed sees no edit.
 // A comment written meanwhile on a post not moved yet (its count item
 // missing) moves that post first and is written then. Then it records
-// layout 4. From layout 1 its cost is about two reads and one
-// transaction per post, one transaction per comment thread, and one
-// update per author and category; from layout 2, a Query per author and
+// layout 4. From layout 1 its cost is about four reads and two
+// transactions per post (layout 2's write, then layout 4's), one
+// transaction per comment thread, and one update per author and category; from layout 2, a Query per author and
 // a read and a transaction per scheduled post; from layout 3, a Query
 // of each feed partition and of each author's drafts, and a Query and a
 // transaction per post. Readers of this version read a post of layout 3

@@ -62,10 +62,6 @@ const (
 	prefixEvent       = "EVENT#"
 	eventLogHeadKey   = "HEAD"
 
-	// legacyFeedShards is how many GSI1 partitions (FEED#0..3) the feed
-	// was spread over before layout 4 (Migrate moves them to FEED).
-	legacyFeedShards = 4
-
 	// keyTimeLayout is fixed-width UTC, so string order is time order.
 	keyTimeLayout = "2006-01-02T15:04:05.000Z"
 )
@@ -163,9 +159,6 @@ func statsItemKey() key { return key{PK: statsKey, SK: statsKey} }
 
 func secretKey(name string) key { return key{PK: prefixSecret + name, SK: prefixSecret + name} }
 
-// layoutKey is the item that records the version of the table's layout.
-func layoutKey() key { return key{PK: layoutPartition, SK: layoutPartition} }
-
 // scheduleKey is the schedule item of the post postID, scheduled at the
 // key time at: "<at>#<postId>" in the SCHEDULE partition, so the items
 // that are due are one key range.
@@ -215,15 +208,6 @@ func draftSortKey(createdAt time.Time, postID string) string {
 // feedPartitions are the GSI1 partitions of the whole blog's feed: one
 // (FEED), whose reads are one Query.
 var feedPartitions = []string{feedPartition}
-
-// legacyFeedPartitions are the feed's partitions before layout 4.
-func legacyFeedPartitions() []string {
-	out := make([]string, legacyFeedShards)
-	for i := range out {
-		out[i] = fmt.Sprintf("%s%d", prefixFeed, i)
-	}
-	return out
-}
 
 // monthAttr is the attribute of an author, a category or STATS that counts
 // its posts published in the month of publishedAt (a key time): one

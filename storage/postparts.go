@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/blogql/blog/storage/internal/dynamo"
+	"github.com/blogql/blog/storage/internal/migrations"
 )
 
 // A post is three items of its partition (doc_layout.go): the post item,
@@ -390,7 +391,7 @@ func (s *Store) countsOrSplit(ctx context.Context, found map[key]item, postID st
 // no count item for it (a migration beside live writes has not reached
 // it yet), and reports whether it did: the write then reads again.
 func (s *Store) splitIfLegacy(ctx context.Context, id string) (bool, error) {
-	did, err := s.splitPost(ctx, id)
+	did, err := migrations.SplitPost(ctx, s.migrationEnv(), id)
 	if err != nil {
 		return false, fmt.Errorf("move post %q to layout %d: %w", id, CurrentLayout, err)
 	}

@@ -1,4 +1,4 @@
-package storage
+package migrations
 
 import (
 	"context"
@@ -12,7 +12,7 @@ import (
 	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
-// Layout 2 to layout 3 (see Migrate): scheduled posts get their go-live
+// Layout 2 to layout 3 (see Run): scheduled posts get their go-live
 // marker and schedule item. This step is frozen: the items it reads and
 // writes and their keys are its own copies below, of what the writes of
 // layout 3 did when it shipped, so a later change of the domain's writes
@@ -46,22 +46,22 @@ type v3ScheduleItem struct {
 	At     string `dynamodbav:"at"`
 }
 
-// markScheduled gives every post scheduled after now that has no marker
+// v3 gives every post scheduled after now that has no marker
 // (written by a version before markers) its marker and schedule item, in
 // one transaction each, conditional on the post as read; it changes no
 // version. It lists the posts from the author copies sorted after now,
 // and returns how many it marked.
-func (s *Store) markScheduled(ctx context.Context) (int, error) {
-	authors, err := s.partitionIDs(ctx, v3Authors, "id")
+func (e *Env) v3(ctx context.Context) (int, error) {
+	authors, err := e.partitionIDs(ctx, v3Authors, "id")
 	if err != nil {
 		return 0, fmt.Errorf("list authors: %w", err)
 	}
-	now := s.nowKey()
+	now := e.nowKey()
 	n := 0
 	for _, a := range authors {
 		// Author copies sort by publishedAt: those after now, whose '#'
 		// follows the time, sort after now's '$'.
-		in, err := s.db.KeyQuery(expression.Key("PK").Equal(expression.Value(v3AuthorPrefix + a)).
+		in, err := e.DB.KeyQuery(expression.Key("PK").Equal(expression.Value(v3AuthorPrefix + a)).
 			And(expression.Key("SK").Between(expression.Value(v3PostPrefix+now+"$"), expression.Value(v3PostPrefix+"~"))))
 		if err != nil {
 			return n, err
@@ -70,7 +70,7 @@ func (s *Store) markScheduled(ctx context.Context) (int, error) {
 		in.ProjectionExpression = aws.String("#id")
 		in.ExpressionAttributeNames["#id"] = "id"
 		var ids []string
-		err = s.db.QueryAll(ctx, in, func(it item) error {
+		err = e.DB.QueryAll(ctx, in, func(it item) error {
 			var row struct {
 				ID string `dynamodbav:"id"`
 			}
@@ -84,7 +84,7 @@ func (s *Store) markScheduled(ctx context.Context) (int, error) {
 			return n, fmt.Errorf("list scheduled posts of author %q: %w", a, err)
 		}
 		for _, id := range ids {
-			did, err := dynamo.RetryWrite(ctx, func() (bool, error) { return s.markPost(ctx, id) })
+			did, err := dynamo.RetryWrite(ctx, func() (bool, error) { return e.v3MarkPost(ctx, id) })
 			if err != nil {
 				return n, fmt.Errorf("mark scheduled post %q: %w", id, err)
 			}
@@ -96,21 +96,21 @@ func (s *Store) markScheduled(ctx context.Context) (int, error) {
 	return n, nil
 }
 
-// markPost gives the post id its marker and schedule item when it is
+// v3MarkPost gives the post id its marker and schedule item when it is
 // scheduled after now and has none, and reports whether it did.
-func (s *Store) markPost(ctx context.Context, id string) (bool, error) {
+func (e *Env) v3MarkPost(ctx context.Context, id string) (bool, error) {
 	var p v3Post
 	k := key{PK: v3PostPrefix + id, SK: v3PostPrefix + id}
-	switch err := s.db.Get(ctx, k, true, &p); {
-	case errors.Is(err, ErrNotFound):
+	switch err := e.DB.Get(ctx, k, true, &p); {
+	case errors.Is(err, dynamo.ErrNotFound):
 		return false, nil
 	case err != nil:
 		return false, err
 	}
-	if p.Status != v3Published || p.PublishedAt <= s.nowKey() || p.GoLiveAt != "" {
+	if p.Status != v3Published || p.PublishedAt <= e.nowKey() || p.GoLiveAt != "" {
 		return false, nil
 	}
-	t := s.db.NewTxn()
+	t := e.DB.NewTxn()
 	cond := expression.Name("version").Equal(expression.Value(p.Version)).
 		And(expression.Name("publishedAt").Equal(expression.Value(p.PublishedAt))).
 		And(expression.Name("status").Equal(expression.Value(p.Status))).
@@ -122,7 +122,7 @@ func (s *Store) markPost(ctx context.Context, id string) (bool, error) {
 	if err := t.Put(v3ScheduleItem{PK: v3Schedule, SK: sk, Type: v3TypeSchedule, PostID: id, At: p.PublishedAt}, nil, nil); err != nil {
 		return false, err
 	}
-	if err := s.db.Exec(ctx, t); err != nil {
+	if err := e.DB.Exec(ctx, t); err != nil {
 		return false, err
 	}
 	return true, nil
