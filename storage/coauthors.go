@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"github.com/blogql/blog/storage/internal/dynamo"
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // Co-authors: a post has an ordered list of authors, the first its
@@ -163,10 +164,10 @@ func (p *Post) HasAuthor(id string) bool { return slices.Contains(p.AuthorIDs(),
 // counterKeys returns the keys of the items that count the post: its
 // authors, its categories, its tags and STATS, in that order.
 func (it *postItem) counterKeys() []key {
-	keys := mapKeys(it.authorIDs(), authorKey)
-	keys = append(keys, mapKeys(it.catSlugs(), categoryKey)...)
-	keys = append(keys, mapKeys(it.tagSlugs(), tagKey)...)
-	return append(keys, statsItemKey())
+	ks := mapKeys(it.authorIDs(), keys.Author)
+	ks = append(ks, mapKeys(it.catSlugs(), keys.Category)...)
+	ks = append(ks, mapKeys(it.tagSlugs(), keys.Tag)...)
+	return append(ks, keys.Stats())
 }
 
 // validatePatchAuthorsTags checks the co-authors and tags a patch sets

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/blogql/blog/storage/internal/dynamo"
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // Counters: each author, each category and the STATS item count their
@@ -30,7 +31,7 @@ import (
 // Stats returns the blog-wide counts, the archive by month included.
 func (s *Store) Stats(ctx context.Context) (*Stats, error) {
 	var it statsItem
-	err := s.db.Get(ctx, statsItemKey(), false, &it)
+	err := s.db.Get(ctx, keys.Stats(), false, &it)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("stats: %w", err)
 	}
@@ -48,7 +49,7 @@ func (s *Store) Stats(ctx context.Context) (*Stats, error) {
 func (s *Store) CountPosts(ctx context.Context, authorID, category string, per Period, includeScheduled bool) (int64, error) {
 	upper := s.visibleBound()
 	if includeScheduled {
-		upper = prefixPost + "~"
+		upper = keys.PrefixPost + "~"
 	}
 	lo, hi, _, empty, err := postRange(per, "", upper)
 	if err != nil || empty {
@@ -62,12 +63,12 @@ func (s *Store) CountPosts(ctx context.Context, authorID, category string, per P
 	switch {
 	case authorID != "":
 		index = false
-		conds = append(conds, expression.Key(attrPK).Equal(expression.Value(prefixAuthor+authorID)).And(between(attrSK)))
+		conds = append(conds, expression.Key(keys.AttrPK).Equal(expression.Value(keys.PrefixAuthor+authorID)).And(between(keys.AttrSK)))
 	case category != "":
-		conds = append(conds, expression.Key(attrGSI1PK).Equal(expression.Value(categoryPartition(category))).And(between(attrGSI1SK)))
+		conds = append(conds, expression.Key(keys.AttrGSI1PK).Equal(expression.Value(keys.CategoryPartition(category))).And(between(keys.AttrGSI1SK)))
 	default:
-		for _, part := range feedPartitions {
-			conds = append(conds, expression.Key(attrGSI1PK).Equal(expression.Value(part)).And(between(attrGSI1SK)))
+		for _, part := range keys.FeedPartitions {
+			conds = append(conds, expression.Key(keys.AttrGSI1PK).Equal(expression.Value(part)).And(between(keys.AttrGSI1SK)))
 		}
 	}
 	counts := make([]int64, len(conds))
@@ -86,7 +87,7 @@ func (s *Store) CountPosts(ctx context.Context, authorID, category string, per P
 				Select:                    types.SelectCount,
 			}
 			if index {
-				in.IndexName = aws.String(indexGSI1)
+				in.IndexName = aws.String(keys.IndexGSI1)
 			}
 			for pages := dynamodb.NewQueryPaginator(s.db, in); pages.HasMorePages(); {
 				page, err := pages.NextPage(gctx)
@@ -151,11 +152,11 @@ func counterChanges(before, after *postItem, r *names, now string) []*counterCha
 	// counters returns the changes to p's authors, categories, tags and
 	// STATS, in the order of p.counterKeys.
 	counters := func(p *postItem) []*counterChange {
-		keys := p.counterKeys()
-		cs := make([]*counterChange, len(keys))
-		for i, k := range keys {
+		ks := p.counterKeys()
+		cs := make([]*counterChange, len(ks))
+		for i, k := range ks {
 			if byKey[k] == nil {
-				byKey[k] = &counterChange{key: k, stats: k == statsItemKey(), read: read[k], months: map[string]int64{}}
+				byKey[k] = &counterChange{key: k, stats: k == keys.Stats(), read: read[k], months: map[string]int64{}}
 				out = append(out, byKey[k])
 			}
 			cs[i] = byKey[k]
@@ -187,7 +188,7 @@ func counterChanges(before, after *postItem, r *names, now string) []*counterCha
 		for _, c := range counters(before) {
 			c.delta--
 			if before.countedByMonth() {
-				c.months[monthAttr(before.PublishedAt)]--
+				c.months[keys.MonthAttr(before.PublishedAt)]--
 			}
 			if before.PublishedAt > now {
 				c.had = before.PublishedAt
@@ -197,7 +198,7 @@ func counterChanges(before, after *postItem, r *names, now string) []*counterCha
 	if after.published() {
 		for _, c := range counters(after) {
 			c.delta++
-			c.months[monthAttr(after.PublishedAt)]++
+			c.months[keys.MonthAttr(after.PublishedAt)]++
 			if after.PublishedAt > now {
 				c.want = after.PublishedAt
 			}
@@ -267,7 +268,7 @@ func (c *counterChange) action(t *dynamo.Txn, id, now string) error {
 	}
 	if c.create != nil {
 		upd, changed = c.create.tagCreation(upd, now, c.delta != 0), true
-		and(expression.Name(attrPK).AttributeNotExists())
+		and(expression.Name(keys.AttrPK).AttributeNotExists())
 	}
 	switch {
 	case changed && c.create != nil:
@@ -286,7 +287,7 @@ func (c *counterChange) action(t *dynamo.Txn, id, now string) error {
 
 // countStats adds delta to one of the blog-wide counts.
 func countStats(t *dynamo.Txn, field string, delta int64) error {
-	return t.Update(statsItemKey(), expression.Add(expression.Name(field), expression.Value(delta)).
+	return t.Update(keys.Stats(), expression.Add(expression.Name(field), expression.Value(delta)).
 		Set(expression.Name("type"), expression.Value(typeStats)), nil, nil)
 }
 
@@ -321,7 +322,7 @@ func (s schedule) split(total int64, now string) (visible, waiting int64) {
 }
 
 // months holds an item's counts of posts by month ("2006-01"), scheduled
-// posts included, as its month attributes hold them (monthAttr).
+// posts included, as its month attributes hold them (keys.MonthAttr).
 type months map[string]int64
 
 // archive returns the months as a reader sees them at now: the entries of
@@ -357,7 +358,7 @@ func decodeCounter(av types.AttributeValue, out any) (schedule, months, error) {
 	}
 	byMonth := months{}
 	for name, v := range m.Value {
-		if month, isMonth := strings.CutPrefix(name, attrMonthPrefix); isMonth {
+		if month, isMonth := strings.CutPrefix(name, keys.AttrMonthPrefix); isMonth {
 			var n int64
 			if err := attributevalue.Unmarshal(v, &n); err != nil {
 				return nil, nil, fmt.Errorf("decode %s: %w", name, err)

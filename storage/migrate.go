@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/blogql/blog/storage/internal/dynamo"
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // Layout versions of the table. The layout item (LAYOUT) holds the version
@@ -55,7 +56,7 @@ type layoutItem struct {
 // costs one GetItem and returns the DynamoDB error when that fails.
 func (s *Store) LayoutVersion(ctx context.Context) (int, error) {
 	var it layoutItem
-	err := s.db.Get(ctx, layoutKey(), true, &it)
+	err := s.db.Get(ctx, keys.Layout(), true, &it)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return layoutUnnumbered, nil
@@ -148,7 +149,7 @@ func (s *Store) setLayout(ctx context.Context, v int) error {
 	}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.table),
-		Key:                       dynamo.MustKey(layoutKey()),
+		Key:                       dynamo.MustKey(keys.Layout()),
 		UpdateExpression:          expr.Update(),
 		ConditionExpression:       expr.Condition(),
 		ExpressionAttributeNames:  expr.Names(),

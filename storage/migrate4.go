@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"github.com/blogql/blog/storage/internal/dynamo"
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // Layout 4 (postparts.go, doc_layout.go): a post's body and what is
@@ -27,17 +28,17 @@ func (s *Store) splitPosts(ctx context.Context, m *Migration) error {
 		ids = append(ids, id)
 		return nil
 	}
-	for _, part := range append(legacyFeedPartitions(), feedPartitions...) {
+	for _, part := range append(keys.LegacyFeedPartitions(), keys.FeedPartitions...) {
 		if err := s.eachVersion(ctx, part, collect); err != nil {
 			return fmt.Errorf("migrate: list posts: %w", err)
 		}
 	}
-	authors, err := s.partitionIDs(ctx, authorsPartition, "id")
+	authors, err := s.partitionIDs(ctx, keys.AuthorsPartition, "id")
 	if err != nil {
 		return fmt.Errorf("migrate: list authors: %w", err)
 	}
 	for _, a := range authors {
-		if err := s.eachVersion(ctx, draftPartition(a), collect); err != nil {
+		if err := s.eachVersion(ctx, keys.DraftPartition(a), collect); err != nil {
 			return fmt.Errorf("migrate: list drafts: %w", err)
 		}
 	}
@@ -69,11 +70,11 @@ func (s *Store) splitPosts(ctx context.Context, m *Migration) error {
 // meanwhile reads again.
 func (s *Store) splitPost(ctx context.Context, id string) (bool, error) {
 	return dynamo.RetryWrite(ctx, func() (bool, error) {
-		found, err := s.db.BatchGet(ctx, postPartKeys(id), true)
+		found, err := s.db.BatchGet(ctx, keys.PostParts(id), true)
 		if err != nil {
 			return false, err
 		}
-		raw, ok := found[postKey(id)]
+		raw, ok := found[keys.Post(id)]
 		if !ok {
 			return false, nil
 		}
@@ -90,7 +91,7 @@ func (s *Store) splitPost(ctx context.Context, id string) (bool, error) {
 			return false, nil
 		}
 		var legacy postItem // the post item alone, as layout 3 holds it
-		if err := dynamo.DecodeFound(found, postKey(id), &legacy); err != nil {
+		if err := dynamo.DecodeFound(found, keys.Post(id), &legacy); err != nil {
 			return false, fmt.Errorf("decode post %q: %w", id, err)
 		}
 		rendered := legacy.HTML == "" && legacy.Body != ""
@@ -133,7 +134,7 @@ func (s *Store) splitPost(ctx context.Context, id string) (bool, error) {
 			}
 		}
 		if p.GSI1PK != wantGSI1 {
-			upd = upd.Set(expression.Name(attrGSI1PK), expression.Value(wantGSI1))
+			upd = upd.Set(expression.Name(keys.AttrGSI1PK), expression.Value(wantGSI1))
 		}
 		threads := expression.Name("threadCount").Equal(expression.Value(legacy.ThreadCount))
 		if legacy.ThreadCount == 0 {
@@ -142,7 +143,7 @@ func (s *Store) splitPost(ctx context.Context, id string) (bool, error) {
 		cond := condVersion(legacy.Version).
 			And(expression.Name("commentCount").Equal(expression.Value(legacy.CommentCount))).
 			And(threads)
-		errs = append(errs, t.Update(postKey(id), upd, &cond, dynamo.ErrRetry))
+		errs = append(errs, t.Update(keys.Post(id), upd, &cond, dynamo.ErrRetry))
 		if err := errors.Join(errs...); err != nil {
 			return false, err
 		}
