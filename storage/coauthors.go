@@ -48,21 +48,6 @@ func mayWrite(p *postItem, actor string, primaryOnly bool) error {
 	return fmt.Errorf("post %q: %w", p.ID, ErrNotPostAuthor)
 }
 
-// AuthorRef is the part of an author a post carries with it: enough for
-// a byline that links to the author's page.
-type AuthorRef struct {
-	ID   string
-	Name string
-	Slug string
-}
-
-// authorRef is an AuthorRef as stored.
-type authorRef struct {
-	ID   string `dynamodbav:"id"`
-	Name string `dynamodbav:"name"`
-	Slug string `dynamodbav:"slug,omitempty"`
-}
-
 // AuthorIDs returns the ids of the post's authors, its primary one first.
 func (p *Post) AuthorIDs() []string {
 	ids := []string{p.AuthorID}
@@ -78,15 +63,6 @@ func (p *Post) Authors() []AuthorRef {
 	return append([]AuthorRef{{ID: p.AuthorID, Name: p.AuthorName, Slug: p.AuthorSlug}}, p.CoAuthors...)
 }
 
-// authorIDs returns the ids of the post's authors, its primary one first.
-func (it *postItem) authorIDs() []string {
-	ids := []string{it.AuthorID}
-	for _, a := range it.CoAuthors {
-		ids = append(ids, a.ID)
-	}
-	return ids
-}
-
 // coAuthorIDs returns the ids of the post's co-authors, in order.
 func (it *postItem) coAuthorIDs() []string {
 	ids := make([]string, len(it.CoAuthors))
@@ -94,16 +70,6 @@ func (it *postItem) coAuthorIDs() []string {
 		ids[i] = a.ID
 	}
 	return ids
-}
-
-// setCoAuthorsAndTags copies the co-authors and tags of the item into p.
-func (it *postItem) setCoAuthorsAndTags(p *Post) {
-	for _, a := range it.CoAuthors {
-		p.CoAuthors = append(p.CoAuthors, AuthorRef(a))
-	}
-	for _, t := range it.Tags {
-		p.Tags = append(p.Tags, TagRef(t))
-	}
 }
 
 // setCoAuthors gives the post the co-authors ids (names to be copied by

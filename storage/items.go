@@ -47,6 +47,9 @@ const (
 	typeFeaturedPost = "featuredPost"
 	typeSeries       = "series"
 	typeRevision     = "revision"
+	// A post's body and count items (postparts.go).
+	typePostBody  = "postBody"
+	typePostCount = "postCount"
 )
 
 type authorItem struct {
@@ -528,13 +531,6 @@ type readerItem struct {
 	UpdatedAt string `dynamodbav:"updatedAt"`
 }
 
-func (it *readerItem) reader() *Reader {
-	return &Reader{
-		ID: it.ID, Name: shownName(it.Name), AvatarURL: it.AvatarURL,
-		CreatedAt: keys.ParseTime(it.CreatedAt), UpdatedAt: keys.ParseTime(it.UpdatedAt),
-	}
-}
-
 // rateItem counts a reader's latest comments: Recent holds one entry
 // "<createdAt>#<hash>" per comment of the last minute, oldest first, where
 // hash identifies the post, parent and text (see commentHash). It expires
@@ -591,4 +587,76 @@ func (it *statsItem) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) er
 	var err error
 	it.Scheduled, it.Months, err = decodeCounter(av, (*plain)(it))
 	return err
+}
+
+// authorRef is an AuthorRef as stored.
+type authorRef struct {
+	ID   string `dynamodbav:"id"`
+	Name string `dynamodbav:"name"`
+	Slug string `dynamodbav:"slug,omitempty"`
+}
+
+// authorIDs returns the ids of the post's authors, its primary one first.
+func (it *postItem) authorIDs() []string {
+	ids := []string{it.AuthorID}
+	for _, a := range it.CoAuthors {
+		ids = append(ids, a.ID)
+	}
+	return ids
+}
+
+// setCoAuthorsAndTags copies the co-authors and tags of the item into p.
+func (it *postItem) setCoAuthorsAndTags(p *Post) {
+	for _, a := range it.CoAuthors {
+		p.CoAuthors = append(p.CoAuthors, AuthorRef(a))
+	}
+	for _, t := range it.Tags {
+		p.Tags = append(p.Tags, TagRef(t))
+	}
+}
+
+type socialItem struct {
+	Network string `dynamodbav:"network"`
+	URL     string `dynamodbav:"url"`
+}
+
+func socialItems(accounts []SocialAccount) []socialItem {
+	var out []socialItem
+	for _, a := range accounts {
+		out = append(out, socialItem(a))
+	}
+	return out
+}
+
+// bodyItem is a post's Markdown body and what is rendered from it.
+type bodyItem struct {
+	PK            string     `dynamodbav:"PK"`
+	SK            string     `dynamodbav:"SK"`
+	Type          string     `dynamodbav:"type"`
+	ID            string     `dynamodbav:"id"`
+	Body          string     `dynamodbav:"body,omitempty"`
+	HTML          string     `dynamodbav:"bodyHtml,omitempty"`
+	TOC           []tocEntry `dynamodbav:"toc,omitempty"`
+	RenderVersion string     `dynamodbav:"renderVersion,omitempty"`
+}
+
+// countItem is a post's exact comment counts with what a comment's
+// transaction checks: that the post is published and visible now
+// (status, publishedAt) and whose moderation queue a held comment joins
+// (authorId).
+type countItem struct {
+	PK           string `dynamodbav:"PK"`
+	SK           string `dynamodbav:"SK"`
+	Type         string `dynamodbav:"type"`
+	ID           string `dynamodbav:"id"`
+	AuthorID     string `dynamodbav:"authorId"`
+	Status       string `dynamodbav:"status"`
+	PublishedAt  string `dynamodbav:"publishedAt,omitempty"`
+	CommentCount int64  `dynamodbav:"commentCount"`
+	ThreadCount  int64  `dynamodbav:"threadCount"`
+}
+
+// visibleAt reports whether the post is published and its time has come.
+func (c *countItem) visibleAt(now string) bool {
+	return c.Status == string(StatusPublished) && c.PublishedAt <= now
 }

@@ -26,49 +26,11 @@ import (
 // POST#<id>#TEXT (the body last, so the post with its counts alone is a
 // range too).
 
-const (
-	typePostBody  = "postBody"
-	typePostCount = "postCount"
-)
-
 // leftBody marks a post read without its body item (keys.PostRead) as
 // such, unless its own item holds its body (a post of layout 3), which
 // then was read with it.
 func (it *postItem) leftBody() {
 	it.bodyUnread = !it.hasBody && it.Body == "" && it.HTML == ""
-}
-
-// bodyItem is a post's Markdown body and what is rendered from it.
-type bodyItem struct {
-	PK            string     `dynamodbav:"PK"`
-	SK            string     `dynamodbav:"SK"`
-	Type          string     `dynamodbav:"type"`
-	ID            string     `dynamodbav:"id"`
-	Body          string     `dynamodbav:"body,omitempty"`
-	HTML          string     `dynamodbav:"bodyHtml,omitempty"`
-	TOC           []tocEntry `dynamodbav:"toc,omitempty"`
-	RenderVersion string     `dynamodbav:"renderVersion,omitempty"`
-}
-
-// countItem is a post's exact comment counts with what a comment's
-// transaction checks: that the post is published and visible now
-// (status, publishedAt) and whose moderation queue a held comment joins
-// (authorId).
-type countItem struct {
-	PK           string `dynamodbav:"PK"`
-	SK           string `dynamodbav:"SK"`
-	Type         string `dynamodbav:"type"`
-	ID           string `dynamodbav:"id"`
-	AuthorID     string `dynamodbav:"authorId"`
-	Status       string `dynamodbav:"status"`
-	PublishedAt  string `dynamodbav:"publishedAt,omitempty"`
-	CommentCount int64  `dynamodbav:"commentCount"`
-	ThreadCount  int64  `dynamodbav:"threadCount"`
-}
-
-// visibleAt reports whether the post is published and its time has come.
-func (c *countItem) visibleAt(now string) bool {
-	return c.Status == string(StatusPublished) && c.PublishedAt <= now
 }
 
 // condVisible is the condition on a count item that its post is

@@ -171,3 +171,10 @@ func validateReaderID(id string) error {
 	}
 	return nil
 }
+
+func (it *readerItem) reader() *Reader {
+	return &Reader{
+		ID: it.ID, Name: shownName(it.Name), AvatarURL: it.AvatarURL,
+		CreatedAt: keys.ParseTime(it.CreatedAt), UpdatedAt: keys.ParseTime(it.UpdatedAt),
+	}
+}

@@ -74,12 +74,6 @@ type MenuItem struct {
 	URL   string
 }
 
-// SocialAccount is one of the blog's accounts elsewhere.
-type SocialAccount struct {
-	Network string // as shown: "Mastodon", "GitHub"
-	URL     string
-}
-
 // SitePatch is the input of UpdateSite: nil fields are left unchanged, an
 // empty string clears one (the server's default stands for it).
 // ExpectedVersion must be the version read (0 for settings never
@@ -125,11 +119,6 @@ type linkItem struct {
 	Kind  string `dynamodbav:"kind"`
 	Slug  string `dynamodbav:"slug,omitempty"`
 	URL   string `dynamodbav:"url,omitempty"`
-}
-
-type socialItem struct {
-	Network string `dynamodbav:"network"`
-	URL     string `dynamodbav:"url"`
 }
 
 func (it *siteItem) site() *Site {
@@ -422,14 +411,6 @@ func (s *Store) writeSite(ctx context.Context, rec *idem, in *SitePatch) (*Site,
 func siteEvents(r *record, add func(EventType, EventData)) error {
 	add(EventSiteUpdated, EventData{CacheTags: []string{frontend.TagSite}})
 	return nil
-}
-
-func socialItems(accounts []SocialAccount) []socialItem {
-	var out []socialItem
-	for _, a := range accounts {
-		out = append(out, socialItem(a))
-	}
-	return out
 }
 
 // validateSocial checks a list of accounts elsewhere: at most

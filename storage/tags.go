@@ -42,12 +42,6 @@ const (
 	maxMergeHops = 5
 )
 
-// TagRef is the part of a tag a post carries with it.
-type TagRef struct {
-	Slug string
-	Name string
-}
-
 // Tag labels posts. Its slug is its id.
 type Tag struct {
 	Slug      string
