@@ -3,8 +3,6 @@ package storage
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 
@@ -452,12 +450,6 @@ func (s *Store) execComment(ctx context.Context, t *dynamo.Txn, rec *idem, c *Co
 		return nil, err
 	}
 	return c, nil
-}
-
-func randomHex(n int) string {
-	b := make([]byte, n/2)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
 }
 
 // parseCommentID parses the comment id s, or fails with a

@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/google/uuid"
-
 	"github.com/blogql/blog/storage/internal/dynamo"
 	"github.com/blogql/blog/storage/internal/keys"
 )
@@ -20,8 +18,6 @@ import (
 // errStaleNames means an author or category was renamed after the names a
 // post write carries were read; the write reads them again.
 var errStaleNames = errors.New("author or category renamed during write")
-
-func newID() string { return uuid.Must(uuid.NewV7()).String() }
 
 // CreatePost creates a draft. Its author and categories must exist and its
 // slug must be free (ErrSlugTaken); bad input is a *ValidationError.
