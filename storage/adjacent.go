@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"golang.org/x/sync/errgroup"
+
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // The previous and next post of a post, in the whole blog or in one
@@ -16,18 +18,18 @@ import (
 // when there is none, or when p is not published. The whole blog costs
 // one Query of the feed's partition; a category one Query.
 func (s *Store) AdjacentPost(ctx context.Context, p *Post, category string, newer bool) (*Post, error) {
-	partitions := feedPartitions
+	partitions := keys.FeedPartitions
 	if category != "" {
 		if err := validateSlug("slug", category); err != nil {
 			return nil, err
 		}
-		partitions = []string{categoryPartition(category)}
+		partitions = []string{keys.CategoryPartition(category)}
 	}
 	if p.Status != StatusPublished {
 		return nil, nil
 	}
-	sk := postSortKey(p.PublishedAt, p.ID)
-	r := skRange{lo: prefixPost, hi: s.visibleBound(), skip: sk}
+	sk := keys.PostSort(p.PublishedAt, p.ID)
+	r := skRange{lo: keys.PrefixPost, hi: s.visibleBound(), skip: sk}
 	if newer {
 		r.lo = sk
 	} else {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/blogql/blog/markdown"
 	"github.com/blogql/blog/storage/internal/dynamo"
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // renameConcurrency bounds the posts refreshed at once after a rename.
@@ -52,7 +53,7 @@ func (s *Store) CreateAuthor(ctx context.Context, in NewAuthor) (*Author, error)
 	}
 	return idempotent(ctx, s, "createAuthor", in.IdempotencyKey, in, func(rec *idem) (*Author, error) {
 		return dynamo.RetryWrite(ctx, func() (*Author, error) {
-			found, err := s.db.BatchGet(ctx, mapKeys(candidates, authorSlugKey), true)
+			found, err := s.db.BatchGet(ctx, mapKeys(candidates, keys.AuthorSlug), true)
 			if err != nil {
 				return nil, err
 			}
@@ -129,7 +130,7 @@ func (s *Store) AuthorIDBySlug(ctx context.Context, slug string) (string, error)
 		return "", err
 	}
 	var sl authorSlugItem
-	if err := s.db.Get(ctx, authorSlugKey(slug), false, &sl); err != nil {
+	if err := s.db.Get(ctx, keys.AuthorSlug(slug), false, &sl); err != nil {
 		return "", fmt.Errorf("author slug %q: %w", slug, err)
 	}
 	return sl.AuthorID, nil
@@ -173,7 +174,7 @@ func (s *Store) UpdateAuthor(ctx context.Context, in AuthorPatch) (*Author, erro
 			setOpt(&it.Website, in.Website)
 			setOpt(&it.Location, in.Location)
 			it.Version++
-			it.UpdatedAt = keyTime(s.Now())
+			it.UpdatedAt = keys.Time(s.Now())
 			fields := map[string]string{"name": it.Name, "bio": it.Bio, "avatarUrl": it.AvatarURL,
 				"website": it.Website, "location": it.Location}
 			t := s.db.NewTxn()
@@ -203,7 +204,7 @@ func (s *Store) UpdateAuthor(ctx context.Context, in AuthorPatch) (*Author, erro
 			if slugs != nil {
 				upd = upd.Set(expression.Name("slugs"), expression.Value(slugs))
 			}
-			if err := t.Update(authorKey(in.ID), upd, &cond, dynamo.ErrRetry); err != nil {
+			if err := t.Update(keys.Author(in.ID), upd, &cond, dynamo.ErrRetry); err != nil {
 				return nil, err
 			}
 			return execRecord(ctx, s, t, rec, it.author(s.nowKey()))
@@ -215,7 +216,7 @@ func (s *Store) UpdateAuthor(ctx context.Context, in AuthorPatch) (*Author, erro
 	if in.Name != nil || in.Slug != nil {
 		// Also on a replay: a first call that failed half-way through the
 		// renames is finished by its retry.
-		if err := s.refreshAll(ctx, s.authorPostIDs, in.ID, authorKey(in.ID)); err != nil {
+		if err := s.refreshAll(ctx, s.authorPostIDs, in.ID, keys.Author(in.ID)); err != nil {
 			return nil, fmt.Errorf("rename author %q: %w", in.ID, err)
 		}
 	}
@@ -227,16 +228,16 @@ func (s *Store) UpdateAuthor(ctx context.Context, in AuthorPatch) (*Author, erro
 func (s *Store) readAuthor(ctx context.Context, id, slug string) (*authorItem, *reservation, error) {
 	var it authorItem
 	if slug == "" {
-		if err := s.db.Get(ctx, authorKey(id), true, &it); err != nil {
+		if err := s.db.Get(ctx, keys.Author(id), true, &it); err != nil {
 			return nil, nil, fmt.Errorf("author %q: %w", id, err)
 		}
 		return &it, nil, nil
 	}
-	found, err := s.db.BatchGet(ctx, []key{authorKey(id), authorSlugKey(slug)}, true)
+	found, err := s.db.BatchGet(ctx, []key{keys.Author(id), keys.AuthorSlug(slug)}, true)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := dynamo.DecodeFound(found, authorKey(id), &it); err != nil {
+	if err := dynamo.DecodeFound(found, keys.Author(id), &it); err != nil {
 		return nil, nil, fmt.Errorf("author %q: %w", id, err)
 	}
 	res, err := authorSlugs.decodeReservation(found, slug)
@@ -265,18 +266,18 @@ func profileUpdate(version, nameVer int64, updatedAt string, fields map[string]s
 // authorPostIDs lists every post of an author: published and scheduled ones
 // from the author's partition, drafts from GSI1.
 func (s *Store) authorPostIDs(ctx context.Context, authorID string) ([]string, error) {
-	published, err := s.collectIDs(ctx, false, expression.Key(attrPK).Equal(expression.Value(prefixAuthor+authorID)).
-		And(expression.Key(attrSK).BeginsWith(prefixPost)))
+	published, err := s.collectIDs(ctx, false, expression.Key(keys.AttrPK).Equal(expression.Value(keys.PrefixAuthor+authorID)).
+		And(expression.Key(keys.AttrSK).BeginsWith(keys.PrefixPost)))
 	if err != nil {
 		return nil, err
 	}
-	drafts, err := s.collectIDs(ctx, true, expression.Key(attrGSI1PK).Equal(expression.Value(draftPartition(authorID))))
+	drafts, err := s.collectIDs(ctx, true, expression.Key(keys.AttrGSI1PK).Equal(expression.Value(keys.DraftPartition(authorID))))
 	return append(published, drafts...), err
 }
 
 // categoryPostIDs lists the published and scheduled posts of a category.
 func (s *Store) categoryPostIDs(ctx context.Context, slug string) ([]string, error) {
-	return s.collectIDs(ctx, true, expression.Key(attrGSI1PK).Equal(expression.Value(categoryPartition(slug))))
+	return s.collectIDs(ctx, true, expression.Key(keys.AttrGSI1PK).Equal(expression.Value(keys.CategoryPartition(slug))))
 }
 
 // refreshAll brings the names in every post listed by list(owner) up to
@@ -376,7 +377,7 @@ func (s *Store) refreshNames(ctx context.Context, postID string) error {
 		}
 		upd, cond = refreshCoAuthorsAndTags(&fresh, upd, cond)
 		t := s.db.NewTxn()
-		errs := []error{t.Update(postKey(postID), upd, &cond, dynamo.ErrRetry)}
+		errs := []error{t.Update(keys.Post(postID), upd, &cond, dynamo.ErrRetry)}
 		for _, k := range p.copyKeys() {
 			errs = append(errs, t.Update(k, upd, ptr(dynamo.CondExists()), dynamo.ErrRetry))
 		}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // Benchmarks of the per-item work every list page does: one cursor and one
@@ -16,10 +18,10 @@ import (
 func benchPosition() map[string]string {
 	at := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	id := "0197a6b2-5c3d-7e4f-8a9b-0c1d2e3f4a5b"
-	k := categoryCopyKey(id, "go")
+	k := keys.CategoryCopy(id, "go")
 	return map[string]string{
-		attrPK: k.PK, attrSK: k.SK,
-		attrGSI1PK: categoryPartition("go"), attrGSI1SK: postSortKey(at, id),
+		keys.AttrPK: k.PK, keys.AttrSK: k.SK,
+		keys.AttrGSI1PK: keys.CategoryPartition("go"), keys.AttrGSI1SK: keys.PostSort(at, id),
 	}
 }
 
@@ -53,7 +55,7 @@ func benchPostItem() postItem {
 		Status:  string(StatusPublished), AuthorID: "author-01", AuthorName: "Ada Lovelace", AuthorVer: 1,
 		Cats:      []catRef{{"go", "Go"}, {"dynamodb", "DynamoDB"}, {"testing", "Testing"}},
 		CatVer:    map[string]int64{"go": 1, "dynamodb": 1, "testing": 1},
-		CreatedAt: keyTime(at.Add(-72 * time.Hour)), UpdatedAt: keyTime(at), PublishedAt: keyTime(at),
+		CreatedAt: keys.Time(at.Add(-72 * time.Hour)), UpdatedAt: keys.Time(at), PublishedAt: keys.Time(at),
 		Version: 3, CommentCount: 12, ThreadCount: 8,
 	}.withPostKeys()
 }

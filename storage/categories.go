@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/blogql/blog/storage/internal/dynamo"
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // CreateCategory creates a category; an existing slug is ErrAlreadyExists.
@@ -47,7 +48,7 @@ func (s *Store) UpdateCategory(ctx context.Context, in CategoryPatch) (*Category
 	c, err := idempotent(ctx, s, "updateCategory", in.IdempotencyKey, in, func(rec *idem) (*Category, error) {
 		return dynamo.RetryWrite(ctx, func() (*Category, error) {
 			var it categoryItem
-			if err := s.db.Get(ctx, categoryKey(in.Slug), true, &it); err != nil {
+			if err := s.db.Get(ctx, keys.Category(in.Slug), true, &it); err != nil {
 				return nil, fmt.Errorf("category %q: %w", in.Slug, err)
 			}
 			if in.ExpectedVersion != 0 && it.Version != in.ExpectedVersion {
@@ -60,12 +61,12 @@ func (s *Store) UpdateCategory(ctx context.Context, in CategoryPatch) (*Category
 			setOpt(&it.Name, in.Name)
 			setOpt(&it.Description, in.Description)
 			it.Version++
-			it.UpdatedAt = keyTime(s.Now())
+			it.UpdatedAt = keys.Time(s.Now())
 			upd := profileUpdate(it.Version, it.NameVer, it.UpdatedAt, map[string]string{
 				"name": it.Name, "description": it.Description,
 			})
 			t := s.db.NewTxn()
-			if err := t.Update(categoryKey(in.Slug), upd, &cond, dynamo.ErrRetry); err != nil {
+			if err := t.Update(keys.Category(in.Slug), upd, &cond, dynamo.ErrRetry); err != nil {
 				return nil, err
 			}
 			return execRecord(ctx, s, t, rec, it.category(s.nowKey()))
@@ -75,7 +76,7 @@ func (s *Store) UpdateCategory(ctx context.Context, in CategoryPatch) (*Category
 		return nil, err
 	}
 	if in.Name != nil {
-		if err := s.refreshAll(ctx, s.categoryPostIDs, in.Slug, categoryKey(in.Slug)); err != nil {
+		if err := s.refreshAll(ctx, s.categoryPostIDs, in.Slug, keys.Category(in.Slug)); err != nil {
 			return nil, fmt.Errorf("rename category %q: %w", in.Slug, err)
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"sort"
+
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // Check scans the whole table and returns every way in which it breaks the
@@ -88,7 +90,7 @@ var tableChecks = []tableCheck{
 		t.feed.check(s.Now().Unix(), badf)
 	}},
 	{"schedule", func(_ context.Context, s *Store, t *snapshot, badf func(string, ...any)) {
-		report(badf, checkSchedule(t.sched, t.posts, s.nowKey(), keyTime(s.Now().Add(-goLiveGrace))))
+		report(badf, checkSchedule(t.sched, t.posts, s.nowKey(), keys.Time(s.Now().Add(-goLiveGrace))))
 	}},
 }
 

@@ -12,6 +12,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // The checks of the registry of Check (check.go), one function each.
@@ -146,10 +148,10 @@ func checkAllSlugs(ctx context.Context, s *Store, t *snapshot, badf func(string,
 		if (sl.PostID == "") == (sl.PageID == "") {
 			badf("slug reservation %q names %q as post and %q as page", sl.PK, sl.PostID, sl.PageID)
 		}
-		postRes = append(postRes, heldSlug{strings.TrimPrefix(sl.PK, prefixSlug), owner, sl.Redirect, sl.PK == sl.SK})
+		postRes = append(postRes, heldSlug{strings.TrimPrefix(sl.PK, keys.PrefixSlug), owner, sl.Redirect, sl.PK == sl.SK})
 	}
 	for _, sl := range t.aslugs {
-		authorRes = append(authorRes, heldSlug{strings.TrimPrefix(sl.PK, prefixAuthorSlug), sl.AuthorID, sl.Redirect, sl.PK == sl.SK})
+		authorRes = append(authorRes, heldSlug{strings.TrimPrefix(sl.PK, keys.PrefixAuthorSlug), sl.AuthorID, sl.Redirect, sl.PK == sl.SK})
 	}
 	checkSlugs("post", postHolders, postRes, badf)
 	checkSlugs("author", authorHolders, authorRes, badf)
@@ -197,7 +199,7 @@ func checkCommentCounts(_ context.Context, s *Store, t *snapshot, badf func(stri
 // rate item.
 func checkReaders(_ context.Context, s *Store, t *snapshot, badf func(string, ...any)) {
 	for id, r := range t.readers {
-		if r.PK != readerKey(id).PK || r.SK != readerKey(id).SK || validateReaderID(id) != nil {
+		if r.PK != keys.Reader(id).PK || r.SK != keys.Reader(id).SK || validateReaderID(id) != nil {
 			badf("reader %q has wrong keys", id)
 		}
 		if name, ok := readerName(r.Name); !ok || name != r.Name || (r.AvatarURL != "" && validateURL("avatarUrl", r.AvatarURL) != nil) {
@@ -245,24 +247,24 @@ func checkCounters(_ context.Context, s *Store, t *snapshot, badf func(string, .
 			byMonth[k][month]++
 		}
 	}
-	counted := map[key]months{statsItemKey(): t.stats.Months}
+	counted := map[key]months{keys.Stats(): t.stats.Months}
 	for id, a := range t.authors {
-		counted[authorKey(id)] = a.Months
+		counted[keys.Author(id)] = a.Months
 		if a.PostCount != authorPosts[id] {
 			badf("author %s counts %d posts, has %d", id, a.PostCount, authorPosts[id])
 		}
 	}
 	for slug, c := range t.cats {
-		counted[categoryKey(slug)] = c.Months
+		counted[keys.Category(slug)] = c.Months
 		if c.PostCount != catPosts[slug] {
 			badf("category %s counts %d posts, has %d", slug, c.PostCount, catPosts[slug])
 		}
 	}
 	for slug, tg := range t.tags {
-		if k := tagKey(slug); tg.PK != k.PK || tg.SK != k.SK || (tg.MergedInto == "") != (tg.GSI1PK == tagsPartition && tg.GSI1SK == k.SK) {
+		if k := keys.Tag(slug); tg.PK != k.PK || tg.SK != k.SK || (tg.MergedInto == "") != (tg.GSI1PK == keys.TagsPartition && tg.GSI1SK == k.SK) {
 			badf("tag %s has wrong keys or GSI1 entry", slug)
 		}
-		counted[tagKey(slug)] = tg.Months
+		counted[keys.Tag(slug)] = tg.Months
 		if tg.PostCount != tagPosts[slug] {
 			badf("tag %s counts %d posts, has %d", slug, tg.PostCount, tagPosts[slug])
 		}
@@ -312,15 +314,15 @@ func checkScheduledEntries(_ context.Context, s *Store, t *snapshot, badf func(s
 			waiting[k][id] = p.PublishedAt
 		}
 	}
-	recorded := map[key]schedule{statsItemKey(): t.stats.Scheduled}
+	recorded := map[key]schedule{keys.Stats(): t.stats.Scheduled}
 	for id, a := range t.authors {
-		recorded[authorKey(id)] = a.Scheduled
+		recorded[keys.Author(id)] = a.Scheduled
 	}
 	for slug, c := range t.cats {
-		recorded[categoryKey(slug)] = c.Scheduled
+		recorded[keys.Category(slug)] = c.Scheduled
 	}
 	for slug, tg := range t.tags {
-		recorded[tagKey(slug)] = tg.Scheduled
+		recorded[keys.Tag(slug)] = tg.Scheduled
 	}
 	for k, entries := range recorded {
 		for id, at := range entries {
@@ -491,12 +493,12 @@ func checkComments(comments, queued []*commentItem, posts map[string]*postItem, 
 		case c.ReaderID != "" && readers[c.ReaderID] == nil:
 			badf("comment %s has unknown reader %q", c.ID, c.ReaderID)
 		}
-		if (cid.parent == nil) != (c.ParentID == "") || (cid.parent != nil && cid.parent.String() != c.ParentID) {
+		if (cid.Parent == nil) != (c.ParentID == "") || (cid.Parent != nil && cid.Parent.String() != c.ParentID) {
 			badf("comment %s has parent %q", c.ID, c.ParentID)
 		}
 		switch c.status() {
 		case CommentPublished:
-			if k := commentKey(c.PostID, cid); c.PK != k.PK || c.SK != k.SK || c.GSI1PK != "" || c.ExpiresAt != 0 {
+			if k := keys.Comment(c.PostID, cid); c.PK != k.PK || c.SK != k.SK || c.GSI1PK != "" || c.ExpiresAt != 0 {
 				badf("published comment %s has wrong keys", c.ID)
 			}
 			published[c.PostID+"/"+c.ID] = c
@@ -504,9 +506,9 @@ func checkComments(comments, queued []*commentItem, posts map[string]*postItem, 
 				replies[c.PostID+"/"+c.ParentID] = append(replies[c.PostID+"/"+c.ParentID], c)
 			}
 		case CommentPending:
-			k, entry := heldKey(c.PostID, cid), queueEntryKey(c.PostID, cid)
-			if c.PK != k.PK || c.SK != k.SK || c.GSI1SK != queueSortKey(c.PostID, cid) ||
-				(post != nil && c.GSI1PK != authorQueue(post.AuthorID)) {
+			k, entry := keys.Held(c.PostID, cid), keys.QueueEntry(c.PostID, cid)
+			if c.PK != k.PK || c.SK != k.SK || c.GSI1SK != keys.QueueSort(c.PostID, cid) ||
+				(post != nil && c.GSI1PK != keys.AuthorQueue(post.AuthorID)) {
 				badf("pending comment %s has wrong keys or queue entry", c.ID)
 			}
 			switch q := entries[entry]; {
@@ -517,7 +519,7 @@ func checkComments(comments, queued []*commentItem, posts map[string]*postItem, 
 			}
 			delete(entries, entry)
 		case CommentRejected:
-			if k := heldKey(c.PostID, cid); c.PK != k.PK || c.SK != k.SK || c.GSI1PK != "" || c.ExpiresAt == 0 {
+			if k := keys.Held(c.PostID, cid); c.PK != k.PK || c.SK != k.SK || c.GSI1PK != "" || c.ExpiresAt == 0 {
 				badf("rejected comment %s has wrong keys or no expiry", c.ID)
 			}
 		default:
@@ -564,7 +566,7 @@ func checkComments(comments, queued []*commentItem, posts map[string]*postItem, 
 // minute is over.
 func checkRate(r *rateItem) []string {
 	var bad []string
-	if !strings.HasPrefix(r.PK, prefixRate+prefixReader) || r.PK != r.SK || r.Version < 1 {
+	if !strings.HasPrefix(r.PK, keys.PrefixRate+keys.PrefixReader) || r.PK != r.SK || r.Version < 1 {
 		bad = append(bad, fmt.Sprintf("rate item %s/%s has wrong keys or version", r.PK, r.SK))
 	}
 	if len(r.Recent) == 0 || len(r.Recent) > max(maxRecent, MaxCommentsPerMinute) {
@@ -573,13 +575,13 @@ func checkRate(r *rateItem) []string {
 	prev := ""
 	for _, e := range r.Recent {
 		at, hash, ok := strings.Cut(e, "#")
-		if !ok || parseKeyTime(at).IsZero() || len(hash) != 16 || at < prev {
+		if !ok || keys.ParseTime(at).IsZero() || len(hash) != 16 || at < prev {
 			bad = append(bad, fmt.Sprintf("rate item %s has a malformed or misplaced entry %q", r.PK, e))
 		}
 		prev = at
 	}
 	at, _, _ := strings.Cut(r.Recent[len(r.Recent)-1], "#")
-	if r.ExpiresAt < parseKeyTime(at).Add(RateWindow).Unix() {
+	if r.ExpiresAt < keys.ParseTime(at).Add(RateWindow).Unix() {
 		bad = append(bad, fmt.Sprintf("rate item %s expires before its last entry's minute is over", r.PK))
 	}
 	return bad

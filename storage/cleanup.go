@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/blogql/blog/storage/internal/dynamo"
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // Cleanup after a deleted post: its comments can outnumber a
@@ -26,11 +27,11 @@ const cleanupTimeout = time.Minute
 // published or held, and the admins' queue entries of the pending ones,
 // 25 at a time, retrying unprocessed items.
 func (s *Store) deleteComments(ctx context.Context, postID string) error {
-	for _, prefix := range []string{prefixComment, prefixThread, prefixHeld, prefixRevision} {
+	for _, prefix := range []string{keys.PrefixComment, keys.PrefixThread, keys.PrefixHeld, keys.PrefixRevision} {
 		expr, err := dynamo.BuildExpr(expression.NewBuilder().
-			WithKeyCondition(expression.Key(attrPK).Equal(expression.Value(prefixPost + postID)).
-				And(expression.Key(attrSK).BeginsWith(prefix))).
-			WithProjection(expression.NamesList(expression.Name(attrPK), expression.Name(attrSK))))
+			WithKeyCondition(expression.Key(keys.AttrPK).Equal(expression.Value(keys.PrefixPost + postID)).
+				And(expression.Key(keys.AttrSK).BeginsWith(prefix))).
+			WithProjection(expression.NamesList(expression.Name(keys.AttrPK), expression.Name(keys.AttrSK))))
 		if err != nil {
 			return err
 		}
@@ -48,7 +49,7 @@ func (s *Store) deleteComments(ctx context.Context, postID string) error {
 				return err
 			}
 			items := page.Items
-			if prefix == prefixHeld {
+			if prefix == keys.PrefixHeld {
 				items = withQueueEntries(postID, items)
 			}
 			for chunk := range slices.Chunk(items, 25) {
@@ -67,16 +68,16 @@ func (s *Store) deleteComments(ctx context.Context, postID string) error {
 func withQueueEntries(postID string, held []item) []item {
 	out := slices.Clone(held)
 	for _, it := range held {
-		if k, ok := queueKeyOfHeld(postID, dynamo.ItemKey(it).SK); ok {
+		if k, ok := keys.QueueEntryOfHeld(postID, dynamo.ItemKey(it).SK); ok {
 			out = append(out, dynamo.MustKey(k))
 		}
 	}
 	return out
 }
 
-func (s *Store) batchDelete(ctx context.Context, keys []item) error {
-	reqs := make([]types.WriteRequest, len(keys))
-	for i, k := range keys {
+func (s *Store) batchDelete(ctx context.Context, ks []item) error {
+	reqs := make([]types.WriteRequest, len(ks))
+	for i, k := range ks {
 		reqs[i] = types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: k}}
 	}
 	for attempt := 1; len(reqs) > 0; attempt++ {

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"github.com/blogql/blog/storage/internal/dynamo"
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // Co-authors: a post has an ordered list of authors, the first its
@@ -47,21 +48,6 @@ func mayWrite(p *postItem, actor string, primaryOnly bool) error {
 	return fmt.Errorf("post %q: %w", p.ID, ErrNotPostAuthor)
 }
 
-// AuthorRef is the part of an author a post carries with it: enough for
-// a byline that links to the author's page.
-type AuthorRef struct {
-	ID   string
-	Name string
-	Slug string
-}
-
-// authorRef is an AuthorRef as stored.
-type authorRef struct {
-	ID   string `dynamodbav:"id"`
-	Name string `dynamodbav:"name"`
-	Slug string `dynamodbav:"slug,omitempty"`
-}
-
 // AuthorIDs returns the ids of the post's authors, its primary one first.
 func (p *Post) AuthorIDs() []string {
 	ids := []string{p.AuthorID}
@@ -77,15 +63,6 @@ func (p *Post) Authors() []AuthorRef {
 	return append([]AuthorRef{{ID: p.AuthorID, Name: p.AuthorName, Slug: p.AuthorSlug}}, p.CoAuthors...)
 }
 
-// authorIDs returns the ids of the post's authors, its primary one first.
-func (it *postItem) authorIDs() []string {
-	ids := []string{it.AuthorID}
-	for _, a := range it.CoAuthors {
-		ids = append(ids, a.ID)
-	}
-	return ids
-}
-
 // coAuthorIDs returns the ids of the post's co-authors, in order.
 func (it *postItem) coAuthorIDs() []string {
 	ids := make([]string, len(it.CoAuthors))
@@ -93,16 +70,6 @@ func (it *postItem) coAuthorIDs() []string {
 		ids[i] = a.ID
 	}
 	return ids
-}
-
-// setCoAuthorsAndTags copies the co-authors and tags of the item into p.
-func (it *postItem) setCoAuthorsAndTags(p *Post) {
-	for _, a := range it.CoAuthors {
-		p.CoAuthors = append(p.CoAuthors, AuthorRef(a))
-	}
-	for _, t := range it.Tags {
-		p.Tags = append(p.Tags, TagRef(t))
-	}
 }
 
 // setCoAuthors gives the post the co-authors ids (names to be copied by
@@ -163,10 +130,10 @@ func (p *Post) HasAuthor(id string) bool { return slices.Contains(p.AuthorIDs(),
 // counterKeys returns the keys of the items that count the post: its
 // authors, its categories, its tags and STATS, in that order.
 func (it *postItem) counterKeys() []key {
-	keys := mapKeys(it.authorIDs(), authorKey)
-	keys = append(keys, mapKeys(it.catSlugs(), categoryKey)...)
-	keys = append(keys, mapKeys(it.tagSlugs(), tagKey)...)
-	return append(keys, statsItemKey())
+	ks := mapKeys(it.authorIDs(), keys.Author)
+	ks = append(ks, mapKeys(it.catSlugs(), keys.Category)...)
+	ks = append(ks, mapKeys(it.tagSlugs(), keys.Tag)...)
+	return append(ks, keys.Stats())
 }
 
 // validatePatchAuthorsTags checks the co-authors and tags a patch sets

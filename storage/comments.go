@@ -3,14 +3,13 @@ package storage
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"github.com/blogql/blog/storage/internal/dynamo"
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // Comments: adding, editing and deleting one. Each write is one
@@ -30,7 +29,7 @@ import (
 // copies, and a reply on its parent, in the same transaction. A post that
 // does not exist or is not visible is ErrNotFound.
 func (s *Store) AddComment(ctx context.Context, in NewComment) (*Comment, error) {
-	var parent *commentID
+	var parent *keys.CommentID
 	err := firstErr(
 		validateID("postId", in.PostID),
 		validateWriter(in.AuthorID, in.Reader),
@@ -41,10 +40,10 @@ func (s *Store) AddComment(ctx context.Context, in NewComment) (*Comment, error)
 		err = invalid("perMinute", "must be 0 to %d", MaxCommentsPerMinute)
 	}
 	if err == nil && in.ParentID != "" {
-		var p commentID
+		var p keys.CommentID
 		if p, err = parseCommentID(in.ParentID); err == nil {
 			parent = &p
-			if p.parent != nil {
+			if p.Parent != nil {
 				err = invalid("parentId", "replies can only answer top-level comments")
 			}
 		}
@@ -67,31 +66,31 @@ var errDoubt = errors.New("refusal from hints")
 // addComment makes one attempt at adding the comment: from what the store
 // remembers of the items it depends on when it remembers them all (one
 // request), else from a consistent read of them (two).
-func (s *Store) addComment(ctx context.Context, rec *idem, in NewComment, parent *commentID) (*Comment, error) {
-	keys := []key{countKey(in.PostID)}
+func (s *Store) addComment(ctx context.Context, rec *idem, in NewComment, parent *keys.CommentID) (*Comment, error) {
+	ks := []key{keys.PostCount(in.PostID)}
 	if in.AuthorID != "" {
-		keys = append(keys, authorKey(in.AuthorID))
+		ks = append(ks, keys.Author(in.AuthorID))
 	}
 	if in.Reader != nil {
-		keys = append(keys, readerKey(in.Reader.ID), rateKey(in.Reader.ID))
+		ks = append(ks, keys.Reader(in.Reader.ID), keys.Rate(in.Reader.ID))
 	}
 	if parent != nil {
-		keys = append(keys, commentKey(in.PostID, *parent))
+		ks = append(ks, keys.Comment(in.PostID, *parent))
 	}
 	// The reader's items may be missing; the post, the author and the
 	// parent must be there.
 	required := func(k key) bool { return k != readerKeyOf(in.Reader) && k != rateKeyOf(in.Reader) }
-	if found, ok := s.hints.recall(keys, required); ok {
+	if found, ok := s.hints.recall(ks, required); ok {
 		c, err := s.addCommentFrom(ctx, rec, in, parent, found, true)
 		if !errors.Is(err, errDoubt) {
 			return c, err
 		}
 	}
-	found, err := s.db.BatchGet(ctx, keys, true)
+	found, err := s.db.BatchGet(ctx, ks, true)
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := found[countKey(in.PostID)]; !ok {
+	if _, ok := found[keys.PostCount(in.PostID)]; !ok {
 		if moved, err := s.splitIfLegacy(ctx, in.PostID); err != nil || moved {
 			return nil, cmp.Or(err, dynamo.ErrRetry)
 		}
@@ -102,7 +101,7 @@ func (s *Store) addComment(ctx context.Context, rec *idem, in NewComment, parent
 // addCommentFrom adds the comment from found, the items it depends on,
 // read or (hinted) remembered. A refusal from remembered items is
 // errDoubt, for the caller to read them first.
-func (s *Store) addCommentFrom(ctx context.Context, rec *idem, in NewComment, parent *commentID, found map[key]item, hinted bool) (*Comment, error) {
+func (s *Store) addCommentFrom(ctx context.Context, rec *idem, in NewComment, parent *keys.CommentID, found map[key]item, hinted bool) (*Comment, error) {
 	refuse := func(err error) (*Comment, error) {
 		if hinted {
 			return nil, errDoubt
@@ -112,13 +111,13 @@ func (s *Store) addCommentFrom(ctx context.Context, rec *idem, in NewComment, pa
 	now := s.Now()
 	// The post's count item: whether it is visible, and its author.
 	post, err := decodeCounts(found, in.PostID)
-	if err != nil || !post.visibleAt(keyTime(now)) {
+	if err != nil || !post.visibleAt(keys.Time(now)) {
 		return refuse(fmt.Errorf("post %q: %w", in.PostID, ErrNotFound))
 	}
 	var pc *commentItem
 	if parent != nil {
 		pc = &commentItem{}
-		if err := dynamo.DecodeFound(found, commentKey(in.PostID, *parent), pc); err != nil {
+		if err := dynamo.DecodeFound(found, keys.Comment(in.PostID, *parent), pc); err != nil {
 			return refuse(fmt.Errorf("parent comment %q: %w", in.ParentID, ErrNotFound))
 		}
 		if pc.Deleted {
@@ -131,13 +130,13 @@ func (s *Store) addCommentFrom(ctx context.Context, rec *idem, in NewComment, pa
 			return nil, err
 		}
 	}
-	cid := commentID{created: now, random: randomHex(8), parent: parent}
+	cid := keys.CommentID{Created: now, Random: randomHex(8), Parent: parent}
 	c := commentItem{
 		Type: typeComment, ID: cid.String(), PostID: in.PostID, ParentID: in.ParentID,
-		Body: in.Body, CreatedAt: keyTime(now), Version: 1,
+		Body: in.Body, CreatedAt: keys.Time(now), Version: 1,
 	}
 	held := false
-	_, isAuthor := found[authorKey(in.AuthorID)]
+	_, isAuthor := found[keys.Author(in.AuthorID)]
 	switch {
 	case in.AuthorID != "" && isAuthor:
 		c.AuthorID = in.AuthorID
@@ -159,16 +158,16 @@ func (s *Store) addCommentFrom(ctx context.Context, rec *idem, in NewComment, pa
 	default:
 		return refuse(invalid("authorId", "no author has this id"))
 	}
-	stillVisible := condVisible(keyTime(now))
+	stillVisible := condVisible(keys.Time(now))
 	if held {
 		c.hold(post.AuthorID, cid)
 		err = firstErr(
 			t.Put(c, ptr(dynamo.CondNotExists()), dynamo.ErrRetry),
 			t.Put(c.queueCopy(cid), ptr(dynamo.CondNotExists()), dynamo.ErrRetry),
-			t.Check(countKey(in.PostID), stillVisible, dynamo.ErrRetry),
+			t.Check(keys.PostCount(in.PostID), stillVisible, dynamo.ErrRetry),
 		)
 	} else {
-		k := commentKey(in.PostID, cid)
+		k := keys.Comment(in.PostID, cid)
 		c.PK, c.SK = k.PK, k.SK
 		err = firstErr(
 			t.Put(c, ptr(dynamo.CondNotExists()), dynamo.ErrRetry),
@@ -205,14 +204,14 @@ func (s *Store) UpdateComment(ctx context.Context, in CommentEdit) (*Comment, er
 	request := struct{ PostID, CommentID, Body string }{in.PostID, in.CommentID, in.Body}
 	return idempotent(ctx, s, "updateComment", in.IdempotencyKey, request, func(rec *idem) (*Comment, error) {
 		return dynamo.RetryWrite(ctx, func() (*Comment, error) {
-			keys := commentKeys(in.PostID, cid)
+			ks := keys.CommentKeys(in.PostID, cid)
 			if in.Reader != nil {
-				keys = append(keys, readerKey(in.Reader.ID))
+				ks = append(ks, keys.Reader(in.Reader.ID))
 				if in.Rules.HoldEdits {
-					keys = append(keys, countKey(in.PostID))
+					ks = append(ks, keys.PostCount(in.PostID))
 				}
 			}
-			found, err := s.db.ReadTogether(ctx, keys)
+			found, err := s.db.ReadTogether(ctx, ks)
 			if err != nil {
 				return nil, err
 			}
@@ -227,7 +226,7 @@ func (s *Store) UpdateComment(ctx context.Context, in CommentEdit) (*Comment, er
 			}
 			now := s.Now()
 			edited := *c
-			edited.Body, edited.EditedAt, edited.Version = in.Body, keyTime(now), c.Version+1
+			edited.Body, edited.EditedAt, edited.Version = in.Body, keys.Time(now), c.Version+1
 			t := s.db.NewTxn()
 			// A reader's edit of their published comment is held again
 			// when the rules say so: unmoderated text must not go live.
@@ -241,9 +240,9 @@ func (s *Store) UpdateComment(ctx context.Context, in CommentEdit) (*Comment, er
 			case err != nil, rehold:
 			case held && c.status() == CommentPending:
 				err = t.Put(edited.queueCopy(cid), ptr(dynamo.CondExists()), dynamo.ErrRetry)
-			case !held && cid.parent != nil:
+			case !held && cid.Parent != nil:
 				var parent commentItem
-				if err := dynamo.DecodeFound(found, commentKey(in.PostID, *cid.parent), &parent); err != nil {
+				if err := dynamo.DecodeFound(found, keys.Comment(in.PostID, *cid.Parent), &parent); err != nil {
 					return nil, fmt.Errorf("parent of comment %q: %w", in.CommentID, err)
 				}
 				// The parent is written or checked either way: its copy of
@@ -254,7 +253,7 @@ func (s *Store) UpdateComment(ctx context.Context, in CommentEdit) (*Comment, er
 				if parent.carries(c.ID) {
 					err = putComment(t, parent.withEditedReply(&edited), parent.Version)
 				} else {
-					err = t.Check(commentKey(in.PostID, *cid.parent), condCommentVersion(parent.Version), dynamo.ErrRetry)
+					err = t.Check(keys.Comment(in.PostID, *cid.Parent), condCommentVersion(parent.Version), dynamo.ErrRetry)
 				}
 			}
 			if err == nil && in.Reader != nil && in.Reader.ID == c.ReaderID {
@@ -273,7 +272,7 @@ func (s *Store) UpdateComment(ctx context.Context, in CommentEdit) (*Comment, er
 // parent and the counts as DeleteComment takes it out, and edited is
 // held, PENDING, in the moderation queues, as AddComment holds a new
 // one. A top-level comment with replies stays: its thread hangs on it.
-func (s *Store) holdAgain(ctx context.Context, t *dynamo.Txn, postID string, cid commentID, c, edited *commentItem, found map[key]item) error {
+func (s *Store) holdAgain(ctx context.Context, t *dynamo.Txn, postID string, cid keys.CommentID, c, edited *commentItem, found map[key]item) error {
 	if c.ReplyCount > 0 {
 		return invalid("body", "a comment with replies cannot change while edits are moderated")
 	}
@@ -282,10 +281,10 @@ func (s *Store) holdAgain(ctx context.Context, t *dynamo.Txn, postID string, cid
 		return err
 	}
 	threads := int64(-1)
-	if cid.parent != nil {
+	if cid.Parent != nil {
 		threads, err = s.deleteReply(ctx, t, postID, cid, c, found)
 	} else {
-		err = t.Delete(commentKey(postID, cid), ptr(condCommentVersion(c.Version)), dynamo.ErrRetry)
+		err = t.Delete(keys.Comment(postID, cid), ptr(condCommentVersion(c.Version)), dynamo.ErrRetry)
 	}
 	if err != nil {
 		return err
@@ -327,9 +326,9 @@ func (s *Store) DeleteComment(ctx context.Context, in CommentRef) (*Comment, err
 	}
 	return idempotent(ctx, s, "deleteComment", in.IdempotencyKey, in, func(rec *idem) (*Comment, error) {
 		return dynamo.RetryWrite(ctx, func() (*Comment, error) {
-			ck := commentKey(in.PostID, cid)
-			keys := append(commentKeys(in.PostID, cid), countKey(in.PostID))
-			found, err := s.db.ReadTogether(ctx, keys)
+			ck := keys.Comment(in.PostID, cid)
+			ks := append(keys.CommentKeys(in.PostID, cid), keys.PostCount(in.PostID))
+			found, err := s.db.ReadTogether(ctx, ks)
 			if err != nil {
 				return nil, err
 			}
@@ -341,9 +340,9 @@ func (s *Store) DeleteComment(ctx context.Context, in CommentRef) (*Comment, err
 			gone := *c
 			gone.Deleted, gone.Body = true, ""
 			if held {
-				err = t.Delete(heldKey(in.PostID, cid), ptr(condCommentVersion(c.Version)), dynamo.ErrRetry)
+				err = t.Delete(keys.Held(in.PostID, cid), ptr(condCommentVersion(c.Version)), dynamo.ErrRetry)
 				if err == nil && c.status() == CommentPending {
-					err = t.Delete(queueEntryKey(in.PostID, cid), nil, nil)
+					err = t.Delete(keys.QueueEntry(in.PostID, cid), nil, nil)
 				}
 				if err != nil {
 					return nil, err
@@ -355,7 +354,7 @@ func (s *Store) DeleteComment(ctx context.Context, in CommentRef) (*Comment, err
 			}
 			threads := int64(0)
 			switch {
-			case cid.parent != nil:
+			case cid.Parent != nil:
 				threads, err = s.deleteReply(ctx, t, in.PostID, cid, c, found)
 			case c.ReplyCount > 0:
 				gone.Version++
@@ -377,9 +376,9 @@ func (s *Store) DeleteComment(ctx context.Context, in CommentRef) (*Comment, err
 
 // findComment decodes the comment cid of postID from found: published, or
 // held (held is true then). A missing or deleted comment is ErrNotFound.
-func findComment(found map[key]item, postID string, cid commentID) (*commentItem, bool, error) {
+func findComment(found map[key]item, postID string, cid keys.CommentID) (*commentItem, bool, error) {
 	var c commentItem
-	err := dynamo.DecodeFound(found, commentKey(postID, cid), &c)
+	err := dynamo.DecodeFound(found, keys.Comment(postID, cid), &c)
 	switch {
 	case err == nil && c.Deleted:
 		return nil, false, fmt.Errorf("comment %q: %w", cid, ErrNotFound)
@@ -388,7 +387,7 @@ func findComment(found map[key]item, postID string, cid commentID) (*commentItem
 	case !errors.Is(err, ErrNotFound):
 		return nil, false, fmt.Errorf("decode comment %q: %w", cid, err)
 	}
-	err = dynamo.DecodeFound(found, heldKey(postID, cid), &c)
+	err = dynamo.DecodeFound(found, keys.Held(postID, cid), &c)
 	switch {
 	case err == nil:
 		return &c, true, nil
@@ -440,7 +439,7 @@ func countComment(t *dynamo.Txn, postID string, comments, threads int64, cond ex
 	if threads != 0 {
 		upd = upd.Add(expression.Name("threadCount"), expression.Value(threads))
 	}
-	return t.Update(countKey(postID), upd, &cond, dynamo.ErrRetry)
+	return t.Update(keys.PostCount(postID), upd, &cond, dynamo.ErrRetry)
 }
 
 func (s *Store) execComment(ctx context.Context, t *dynamo.Txn, rec *idem, c *Comment) (*Comment, error) {
@@ -453,8 +452,12 @@ func (s *Store) execComment(ctx context.Context, t *dynamo.Txn, rec *idem, c *Co
 	return c, nil
 }
 
-func randomHex(n int) string {
-	b := make([]byte, n/2)
-	_, _ = rand.Read(b)
-	return hex.EncodeToString(b)
+// parseCommentID parses the comment id s, or fails with a
+// *ValidationError when it is not one.
+func parseCommentID(s string) (keys.CommentID, error) {
+	c, err := keys.ParseCommentID(s)
+	if err != nil {
+		return keys.CommentID{}, &ValidationError{Field: "commentId", Reason: "is not a comment id"}
+	}
+	return c, nil
 }

@@ -6,17 +6,16 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/blogql/blog/storage/internal/dynamo"
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // Counters: each author, each category and the STATS item count their
@@ -30,7 +29,7 @@ import (
 // Stats returns the blog-wide counts, the archive by month included.
 func (s *Store) Stats(ctx context.Context) (*Stats, error) {
 	var it statsItem
-	err := s.db.Get(ctx, statsItemKey(), false, &it)
+	err := s.db.Get(ctx, keys.Stats(), false, &it)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("stats: %w", err)
 	}
@@ -48,7 +47,7 @@ func (s *Store) Stats(ctx context.Context) (*Stats, error) {
 func (s *Store) CountPosts(ctx context.Context, authorID, category string, per Period, includeScheduled bool) (int64, error) {
 	upper := s.visibleBound()
 	if includeScheduled {
-		upper = prefixPost + "~"
+		upper = keys.PrefixPost + "~"
 	}
 	lo, hi, _, empty, err := postRange(per, "", upper)
 	if err != nil || empty {
@@ -62,12 +61,12 @@ func (s *Store) CountPosts(ctx context.Context, authorID, category string, per P
 	switch {
 	case authorID != "":
 		index = false
-		conds = append(conds, expression.Key(attrPK).Equal(expression.Value(prefixAuthor+authorID)).And(between(attrSK)))
+		conds = append(conds, expression.Key(keys.AttrPK).Equal(expression.Value(keys.PrefixAuthor+authorID)).And(between(keys.AttrSK)))
 	case category != "":
-		conds = append(conds, expression.Key(attrGSI1PK).Equal(expression.Value(categoryPartition(category))).And(between(attrGSI1SK)))
+		conds = append(conds, expression.Key(keys.AttrGSI1PK).Equal(expression.Value(keys.CategoryPartition(category))).And(between(keys.AttrGSI1SK)))
 	default:
-		for _, part := range feedPartitions {
-			conds = append(conds, expression.Key(attrGSI1PK).Equal(expression.Value(part)).And(between(attrGSI1SK)))
+		for _, part := range keys.FeedPartitions {
+			conds = append(conds, expression.Key(keys.AttrGSI1PK).Equal(expression.Value(part)).And(between(keys.AttrGSI1SK)))
 		}
 	}
 	counts := make([]int64, len(conds))
@@ -86,7 +85,7 @@ func (s *Store) CountPosts(ctx context.Context, authorID, category string, per P
 				Select:                    types.SelectCount,
 			}
 			if index {
-				in.IndexName = aws.String(indexGSI1)
+				in.IndexName = aws.String(keys.IndexGSI1)
 			}
 			for pages := dynamodb.NewQueryPaginator(s.db, in); pages.HasMorePages(); {
 				page, err := pages.NextPage(gctx)
@@ -151,11 +150,11 @@ func counterChanges(before, after *postItem, r *names, now string) []*counterCha
 	// counters returns the changes to p's authors, categories, tags and
 	// STATS, in the order of p.counterKeys.
 	counters := func(p *postItem) []*counterChange {
-		keys := p.counterKeys()
-		cs := make([]*counterChange, len(keys))
-		for i, k := range keys {
+		ks := p.counterKeys()
+		cs := make([]*counterChange, len(ks))
+		for i, k := range ks {
 			if byKey[k] == nil {
-				byKey[k] = &counterChange{key: k, stats: k == statsItemKey(), read: read[k], months: map[string]int64{}}
+				byKey[k] = &counterChange{key: k, stats: k == keys.Stats(), read: read[k], months: map[string]int64{}}
 				out = append(out, byKey[k])
 			}
 			cs[i] = byKey[k]
@@ -187,7 +186,7 @@ func counterChanges(before, after *postItem, r *names, now string) []*counterCha
 		for _, c := range counters(before) {
 			c.delta--
 			if before.countedByMonth() {
-				c.months[monthAttr(before.PublishedAt)]--
+				c.months[keys.MonthAttr(before.PublishedAt)]--
 			}
 			if before.PublishedAt > now {
 				c.had = before.PublishedAt
@@ -197,7 +196,7 @@ func counterChanges(before, after *postItem, r *names, now string) []*counterCha
 	if after.published() {
 		for _, c := range counters(after) {
 			c.delta++
-			c.months[monthAttr(after.PublishedAt)]++
+			c.months[keys.MonthAttr(after.PublishedAt)]++
 			if after.PublishedAt > now {
 				c.want = after.PublishedAt
 			}
@@ -267,7 +266,7 @@ func (c *counterChange) action(t *dynamo.Txn, id, now string) error {
 	}
 	if c.create != nil {
 		upd, changed = c.create.tagCreation(upd, now, c.delta != 0), true
-		and(expression.Name(attrPK).AttributeNotExists())
+		and(expression.Name(keys.AttrPK).AttributeNotExists())
 	}
 	switch {
 	case changed && c.create != nil:
@@ -286,102 +285,13 @@ func (c *counterChange) action(t *dynamo.Txn, id, now string) error {
 
 // countStats adds delta to one of the blog-wide counts.
 func countStats(t *dynamo.Txn, field string, delta int64) error {
-	return t.Update(statsItemKey(), expression.Add(expression.Name(field), expression.Value(delta)).
+	return t.Update(keys.Stats(), expression.Add(expression.Name(field), expression.Value(delta)).
 		Set(expression.Name("type"), expression.Value(typeStats)), nil, nil)
 }
-
-// attrScheduled is the map on an author, a category and the STATS item
-// that records the posts they count whose publishedAt was in the future
-// when they were written: publishedAt by post id. postCount counts those
-// posts from the start; a reader subtracts the entries still in the
-// future, so a count changes the moment a post appears, with no write. An
-// entry is written and removed in its post's transactions, and entries
-// whose time has passed are removed by the next write that schedules a
-// post there (see counterChange.action).
-const attrScheduled = "scheduled"
-
-// schedule holds an item's scheduled-post entries: publishedAt by post id.
-// It is nil when the item has no map yet.
-type schedule map[string]string
 
 // scheduledPath is the path of the entry of the post id.
 func scheduledPath(id string) expression.NameBuilder {
 	return expression.Name(attrScheduled + "." + id)
-}
-
-// split returns how many of total posts are visible at now and how many
-// are still waiting for their time.
-func (s schedule) split(total int64, now string) (visible, waiting int64) {
-	for _, at := range s {
-		if at > now {
-			waiting++
-		}
-	}
-	return total - waiting, waiting
-}
-
-// months holds an item's counts of posts by month ("2006-01"), scheduled
-// posts included, as its month attributes hold them (monthAttr).
-type months map[string]int64
-
-// archive returns the months as a reader sees them at now: the entries of
-// scheduled posts still in the future taken out, months without posts left
-// out, newest first.
-func (m months) archive(s schedule, now string) []ArchiveMonth {
-	counts := maps.Clone(m)
-	for _, at := range s {
-		if at > now && len(at) >= len("2006-01") {
-			counts[at[:len("2006-01")]]--
-		}
-	}
-	var out []ArchiveMonth
-	for month, n := range counts {
-		t, err := time.Parse("2006-01", month)
-		if err == nil && n > 0 {
-			out = append(out, ArchiveMonth{Year: t.Year(), Month: t.Month(), PostCount: n})
-		}
-	}
-	slices.SortFunc(out, func(a, b ArchiveMonth) int { return b.Start().Compare(a.Start()) })
-	return out
-}
-
-// decodeCounter decodes the item av into out and returns its
-// scheduled-post entries and its counts by month.
-func decodeCounter(av types.AttributeValue, out any) (schedule, months, error) {
-	m, ok := av.(*types.AttributeValueMemberM)
-	if !ok {
-		return nil, nil, fmt.Errorf("item is a %T, not a map", av)
-	}
-	if err := attributevalue.UnmarshalMap(m.Value, out); err != nil {
-		return nil, nil, err
-	}
-	byMonth := months{}
-	for name, v := range m.Value {
-		if month, isMonth := strings.CutPrefix(name, attrMonthPrefix); isMonth {
-			var n int64
-			if err := attributevalue.Unmarshal(v, &n); err != nil {
-				return nil, nil, fmt.Errorf("decode %s: %w", name, err)
-			}
-			byMonth[month] = n
-		}
-	}
-	v, ok := m.Value[attrScheduled]
-	if !ok {
-		return nil, byMonth, nil
-	}
-	s := schedule{}
-	if entries, isMap := v.(*types.AttributeValueMemberM); isMap {
-		for id, at := range entries.Value {
-			// A table written by earlier versions holds an entry "-" with
-			// no time: like any entry whose time has passed it counts
-			// nothing, and the next write that schedules a post there
-			// removes it.
-			if at, isString := at.(*types.AttributeValueMemberS); isString {
-				s[id] = at.Value
-			}
-		}
-	}
-	return s, byMonth, nil
 }
 
 type idempotencyItem struct {

@@ -16,6 +16,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/blogql/blog/storage/internal/dynamo"
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // The comment counts of a post's summaries follow its comments through
@@ -57,14 +58,14 @@ type CountSynced struct {
 func (s *Store) SyncCounts(ctx context.Context, postID string) (CountSynced, error) {
 	var out CountSynced
 	var p postItem
-	switch err := s.db.Get(ctx, postKey(postID), true, &p); {
+	switch err := s.db.Get(ctx, keys.Post(postID), true, &p); {
 	case errors.Is(err, ErrNotFound):
 		return out, nil
 	case err != nil:
 		return out, fmt.Errorf("sync counts of post %q: %w", postID, err)
 	}
-	keys := p.copyKeys()
-	copies, err := s.db.BatchGet(ctx, keys, true)
+	ks := p.copyKeys()
+	copies, err := s.db.BatchGet(ctx, ks, true)
 	if err != nil {
 		return out, fmt.Errorf("sync counts of post %q: %w", postID, err)
 	}
@@ -79,7 +80,7 @@ func (s *Store) SyncCounts(ctx context.Context, postID string) (CountSynced, err
 		return out, fmt.Errorf("sync counts: %w", err)
 	}
 	out.Comments, out.Threads = comments, threads
-	for _, k := range keys {
+	for _, k := range ks {
 		it, ok := copies[k]
 		if !ok {
 			continue
@@ -98,7 +99,7 @@ func (s *Store) SyncCounts(ctx context.Context, postID string) (CountSynced, err
 		}
 	}
 	if int(p.CommentCount) != comments || int(p.ThreadCount) != threads {
-		if err := s.setCounts(ctx, postKey(postID), int(p.CommentCount), comments, int(p.ThreadCount), threads, &out); err != nil {
+		if err := s.setCounts(ctx, keys.Post(postID), int(p.CommentCount), comments, int(p.ThreadCount), threads, &out); err != nil {
 			return out, fmt.Errorf("sync counts of post %q: %w", postID, err)
 		}
 	}
@@ -275,7 +276,7 @@ func (c *CountSync) Pending() int {
 // for a table written with no counts worker running (a test's store, a
 // repair); it fails at the first read or write that fails.
 func (s *Store) SyncAllCounts(ctx context.Context) error {
-	proj := expression.NamesList(expression.Name(attrPK), expression.Name(attrSK), expression.Name("type"))
+	proj := expression.NamesList(expression.Name(keys.AttrPK), expression.Name(keys.AttrSK), expression.Name("type"))
 	expr, err := expression.NewBuilder().WithProjection(proj).Build()
 	if err != nil {
 		return err
@@ -299,7 +300,7 @@ func (s *Store) SyncAllCounts(ctx context.Context) error {
 				return err
 			}
 			if head.Type == typePost && head.PK == head.SK {
-				ids = append(ids, head.PK[len(prefixPost):])
+				ids = append(ids, head.PK[len(keys.PrefixPost):])
 			}
 		}
 	}

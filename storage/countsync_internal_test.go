@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // countsFixture is a published post with every kind of copy (two
@@ -19,7 +21,7 @@ type countsFixture struct {
 	ctx   context.Context
 	s     *Store
 	post  string
-	keys  []key // the post's copies
+	ks    []key // the post's copies
 	now   time.Time
 	count *CountSync
 	next  int64 // the next event's position
@@ -49,10 +51,10 @@ func newCountsFixture(t *testing.T) *countsFixture {
 	f.must(err)
 	f.post = p.ID
 	var it postItem
-	f.must(f.s.db.Get(ctx, postKey(p.ID), true, &it))
-	f.keys = it.copyKeys()
-	if len(f.keys) != 6 {
-		t.Fatalf("the post has copies %v, want 6", f.keys)
+	f.must(f.s.db.Get(ctx, keys.Post(p.ID), true, &it))
+	f.ks = it.copyKeys()
+	if len(f.ks) != 6 {
+		t.Fatalf("the post has copies %v, want 6", f.ks)
 	}
 	f.count = f.s.NewCountSync()
 	f.count.now = clock
@@ -79,9 +81,9 @@ func (f *countsFixture) comment() LoggedEvent {
 
 // drift sets the comment count of the items keys to n, as a comment write
 // that leaves the copies to the worker, or a bug, would leave them.
-func (f *countsFixture) drift(n int, keys ...key) {
+func (f *countsFixture) drift(n int, ks ...key) {
 	f.t.Helper()
-	for _, k := range keys {
+	for _, k := range ks {
 		t := f.s.db.NewTxn()
 		f.must(t.Update(k, expression.Set(expression.Name("commentCount"), expression.Value(n)), nil, nil))
 		f.must(f.s.db.Exec(f.ctx, t))
@@ -90,10 +92,10 @@ func (f *countsFixture) drift(n int, keys ...key) {
 
 // counts returns the comment count of each item of keys, -1 for one that
 // does not exist.
-func (f *countsFixture) counts(keys ...key) []int {
+func (f *countsFixture) counts(ks ...key) []int {
 	f.t.Helper()
-	out := make([]int, len(keys))
-	for i, k := range keys {
+	out := make([]int, len(ks))
+	for i, k := range ks {
 		var c struct {
 			CommentCount int `dynamodbav:"commentCount"`
 		}
@@ -130,13 +132,13 @@ func TestCountSyncCopiesTheCountOntoEveryCopy(t *testing.T) {
 	f := newCountsFixture(t)
 	e := f.comment()
 	f.comment()
-	f.drift(0, f.keys...)
-	if got := f.events(e); got != len(f.keys)+1 {
-		t.Errorf("the sync made %d updates, want one a copy and the post item (%d)", got, len(f.keys)+1)
+	f.drift(0, f.ks...)
+	if got := f.events(e); got != len(f.ks)+1 {
+		t.Errorf("the sync made %d updates, want one a copy and the post item (%d)", got, len(f.ks)+1)
 	}
-	for i, n := range f.counts(f.keys...) {
+	for i, n := range f.counts(f.ks...) {
 		if n != 2 {
-			t.Errorf("copy %v counts %d comments, want 2", f.keys[i], n)
+			t.Errorf("copy %v counts %d comments, want 2", f.ks[i], n)
 		}
 	}
 	if bad, err := f.s.Check(f.ctx); err != nil || len(bad) > 0 {
@@ -152,7 +154,7 @@ func TestCountSyncCopiesTheCountOntoEveryCopy(t *testing.T) {
 	})
 	t.Run("events of other kinds and posts that are gone sync nothing", func(t *testing.T) {
 		f.now = f.now.Add(CountSyncEvery)
-		f.drift(7, f.keys[0])
+		f.drift(7, f.ks[0])
 		got := f.events(
 			LoggedEvent{Position: f.next, Event: Event{Type: EventCommentEdited, Data: EventData{PostID: f.post}}},
 			LoggedEvent{Position: f.next + 1, Event: Event{Type: EventPostCountsUpdated, Data: EventData{PostID: f.post}}},
@@ -160,7 +162,7 @@ func TestCountSyncCopiesTheCountOntoEveryCopy(t *testing.T) {
 		if got != 0 || f.count.Pending() != 0 {
 			t.Errorf("%d updates, %d pending, want none", got, f.count.Pending())
 		}
-		f.drift(2, f.keys[0])
+		f.drift(2, f.ks[0])
 	})
 }
 
@@ -174,7 +176,7 @@ func TestCountSyncWritesACopyAtMostOnceAPeriod(t *testing.T) {
 	for i := range 20 {
 		f.now = start.Add(time.Duration(i) * 100 * time.Millisecond)
 		e := f.comment()
-		f.drift(0, f.keys...)
+		f.drift(0, f.ks...)
 		period := int(f.now.Sub(start) / CountSyncEvery)
 		writes[period] += f.events(e)
 		writes[period] += f.tick()
@@ -183,20 +185,20 @@ func TestCountSyncWritesACopyAtMostOnceAPeriod(t *testing.T) {
 		}
 	}
 	for p, n := range writes {
-		if n > len(f.keys)+1 {
-			t.Errorf("period %d: %d updates, want at most one a copy and the post item (%d)", p, n, len(f.keys)+1)
+		if n > len(f.ks)+1 {
+			t.Errorf("period %d: %d updates, want at most one a copy and the post item (%d)", p, n, len(f.ks)+1)
 		}
 	}
 	if f.count.Pending() != 1 {
 		t.Fatalf("%d posts pending after the burst, want the post", f.count.Pending())
 	}
 	f.now = start.Add(2 * CountSyncEvery)
-	if got := f.tick(); got != len(f.keys)+1 {
-		t.Errorf("the last sync made %d updates, want %d", got, len(f.keys)+1)
+	if got := f.tick(); got != len(f.ks)+1 {
+		t.Errorf("the last sync made %d updates, want %d", got, len(f.ks)+1)
 	}
-	for i, n := range f.counts(f.keys...) {
+	for i, n := range f.counts(f.ks...) {
 		if n != 20 {
-			t.Errorf("copy %v counts %d comments, want 20", f.keys[i], n)
+			t.Errorf("copy %v counts %d comments, want 20", f.ks[i], n)
 		}
 	}
 	if f.count.Pending() != 0 || f.count.Hold(f.next-1) != f.next-1 {
@@ -207,19 +209,19 @@ func TestCountSyncWritesACopyAtMostOnceAPeriod(t *testing.T) {
 func TestCountSyncLeavesADeletedCopyDeleted(t *testing.T) {
 	f := newCountsFixture(t)
 	e := f.comment()
-	featured := featuredCopyKey(f.post)
+	featured := keys.FeaturedCopy(f.post)
 	tx := f.s.db.NewTxn()
 	f.must(tx.Delete(featured, nil, nil))
 	f.must(f.s.db.Exec(f.ctx, tx))
 	var others []key
-	for _, k := range f.keys {
+	for _, k := range f.ks {
 		if k != featured {
 			others = append(others, k)
 		}
 	}
 	f.drift(0, others...)
-	if got := f.events(e); got != len(f.keys) {
-		t.Errorf("%d updates, want one for each copy but the deleted one, and the post item (%d)", got, len(f.keys))
+	if got := f.events(e); got != len(f.ks) {
+		t.Errorf("%d updates, want one for each copy but the deleted one, and the post item (%d)", got, len(f.ks))
 	}
 	if n := f.counts(featured)[0]; n != -1 {
 		t.Errorf("the deleted featured copy is back with %d comments", n)
@@ -237,7 +239,7 @@ func TestCheckAllowsACountToLag(t *testing.T) {
 	f := newCountsFixture(t)
 	f.comment()
 	f.comment()
-	lagging := f.keys[2]
+	lagging := f.ks[2]
 	var waited time.Duration
 	for _, c := range []struct {
 		name   string

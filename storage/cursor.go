@@ -68,15 +68,15 @@ type cursorKeys struct {
 // cursors. Without it a Store makes a random key of its own. It panics on
 // a shorter key.
 func WithCursorKey(key []byte) Option {
-	keys := newCursorKeys(key)
-	return func(s *Store) { s.cursors = keys }
+	ks := newCursorKeys(key)
+	return func(s *Store) { s.cursors = ks }
 }
 
 func newCursorKeys(key []byte) cursorKeys {
 	if len(key) < MinCursorKeyBytes {
 		panic(fmt.Sprintf("storage: a cursor key must be at least %d bytes", MinCursorKeyBytes))
 	}
-	keys := cursorKeysOf(func(label string) []byte {
+	ks := cursorKeysOf(func(label string) []byte {
 		k, err := hkdf.Key(sha256.New, key, nil, label, sha256.Size)
 		if err != nil {
 			panic(err) // only a length past 255 hashes fails
@@ -88,8 +88,8 @@ func newCursorKeys(key []byte) cursorKeys {
 		h.Write([]byte(label))
 		return h.Sum(nil)
 	})
-	keys.legacy = &legacy
-	return keys
+	ks.legacy = &legacy
+	return ks
 }
 
 // cursorKeysOf returns the keys derive makes of their labels.

@@ -74,6 +74,12 @@ func (e *ValidationError) Error() string { return e.Field + ": " + e.Reason }
 // Unwrap makes errors.Is(err, ErrInvalidInput) true.
 func (e *ValidationError) Unwrap() error { return ErrInvalidInput }
 
+// invalid returns a *ValidationError of field whose reason is format
+// with args.
+func invalid(field, format string, args ...any) error {
+	return &ValidationError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
 // ConflictError is returned with ErrVersionConflict and carries the current
 // version of the item, so a client can re-read and retry.
 type ConflictError struct {

@@ -15,6 +15,7 @@ import (
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"github.com/blogql/blog/storage/internal/dynamo"
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // The event log: the change feed's events in one order that every server
@@ -46,7 +47,7 @@ func OwnRecord(r streamtypes.Record) bool {
 	if r.Dynamodb == nil {
 		return false
 	}
-	pk, ok := r.Dynamodb.Keys[attrPK].(*streamtypes.AttributeValueMemberS)
+	pk, ok := r.Dynamodb.Keys[keys.AttrPK].(*streamtypes.AttributeValueMemberS)
 	return ok && (pk.Value == leasesPartition || pk.Value == eventLogPartition)
 }
 
@@ -334,8 +335,8 @@ func (s *Store) EventsAfter(ctx context.Context, after int64, limit int) ([]Logg
 	if limit < 1 || limit > MaxEventsPage {
 		return nil, fmt.Errorf("events after %d: limit %d is not 1 to %d", after, limit, MaxEventsPage)
 	}
-	kc := expression.Key(attrPK).Equal(expression.Value(eventLogPartition)).
-		And(expression.Key(attrSK).Between(expression.Value(eventSortKey(max(after, 0)+1)), expression.Value(prefixEvent+"~")))
+	kc := expression.Key(keys.AttrPK).Equal(expression.Value(eventLogPartition)).
+		And(expression.Key(keys.AttrSK).Between(expression.Value(eventSortKey(max(after, 0)+1)), expression.Value(prefixEvent+"~")))
 	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(kc))
 	if err != nil {
 		return nil, err

@@ -16,6 +16,7 @@ import (
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"github.com/blogql/blog/frontend"
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // The change feed's translation: one stream record of the table in, the
@@ -304,16 +305,16 @@ func readRecord(rec streamtypes.Record) (*record, error) {
 	// Only the items that are the truth have a kind; every copy, counter
 	// and record has another type or key, and means no event.
 	switch {
-	case k.Type == typePost && strings.HasPrefix(k.PK, prefixPost) && k.PK == k.SK,
-		k.Type == typeAuthor && strings.HasPrefix(k.PK, prefixAuthor) && k.PK == k.SK,
-		k.Type == typeCategory && strings.HasPrefix(k.PK, prefixCat) && k.PK == k.SK,
-		k.Type == typePage && strings.HasPrefix(k.PK, prefixPage) && k.PK == k.SK,
-		k.Type == typeSite && k.PK == siteKey().PK && k.SK == siteKey().SK,
-		k.Type == typeTag && strings.HasPrefix(k.PK, prefixTag) && k.PK == k.SK,
-		k.Type == typeSeries && strings.HasPrefix(k.PK, prefixSeries) && k.PK == k.SK:
+	case k.Type == typePost && strings.HasPrefix(k.PK, keys.PrefixPost) && k.PK == k.SK,
+		k.Type == typeAuthor && strings.HasPrefix(k.PK, keys.PrefixAuthor) && k.PK == k.SK,
+		k.Type == typeCategory && strings.HasPrefix(k.PK, keys.PrefixCategory) && k.PK == k.SK,
+		k.Type == typePage && strings.HasPrefix(k.PK, keys.PrefixPage) && k.PK == k.SK,
+		k.Type == typeSite && k.PK == keys.Site().PK && k.SK == keys.Site().SK,
+		k.Type == typeTag && strings.HasPrefix(k.PK, keys.PrefixTag) && k.PK == k.SK,
+		k.Type == typeSeries && strings.HasPrefix(k.PK, keys.PrefixSeries) && k.PK == k.SK:
 		r.kind = k.Type
-	case k.Type == typeComment && strings.HasPrefix(k.PK, prefixPost) &&
-		(strings.HasPrefix(k.SK, prefixComment) || strings.HasPrefix(k.SK, prefixThread) || strings.HasPrefix(k.SK, prefixHeld)):
+	case k.Type == typeComment && strings.HasPrefix(k.PK, keys.PrefixPost) &&
+		(strings.HasPrefix(k.SK, keys.PrefixComment) || strings.HasPrefix(k.SK, keys.PrefixThread) || strings.HasPrefix(k.SK, keys.PrefixHeld)):
 		r.kind = k.Type
 	}
 	return r, nil
@@ -605,7 +606,7 @@ func commentEvents(r *record, add func(EventType, EventData)) error {
 	}
 	public := d
 	public.CacheTags = []string{frontend.TagComments(now.PostID)}
-	held := strings.HasPrefix(r.sk, prefixHeld)
+	held := strings.HasPrefix(r.sk, keys.PrefixHeld)
 	switch {
 	case held && old == nil && cur.status() == CommentPending:
 		add(EventCommentPending, d)

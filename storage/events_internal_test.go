@@ -16,6 +16,7 @@ import (
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"github.com/blogql/blog/frontend"
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // feed stands in for a stream with NEW_AND_OLD_IMAGES until the table
@@ -58,18 +59,18 @@ func (f *feed) scan() map[key]map[string]types.AttributeValue {
 func (f *feed) records() []streamtypes.Record {
 	f.t.Helper()
 	now := f.scan()
-	var keys []key
+	var ks []key
 	for k := range now {
-		keys = append(keys, k)
+		ks = append(ks, k)
 	}
 	for k := range f.seen {
 		if _, ok := now[k]; !ok {
-			keys = append(keys, k)
+			ks = append(ks, k)
 		}
 	}
-	slices.SortFunc(keys, func(a, b key) int { return strings.Compare(a.PK+"\x00"+a.SK, b.PK+"\x00"+b.SK) })
+	slices.SortFunc(ks, func(a, b key) int { return strings.Compare(a.PK+"\x00"+a.SK, b.PK+"\x00"+b.SK) })
 	var recs []streamtypes.Record
-	for _, k := range keys {
+	for _, k := range ks {
 		old, cur := f.seen[k], now[k]
 		name := streamtypes.OperationTypeModify
 		switch {
@@ -565,7 +566,7 @@ func TestEventsOfWritesCoversTheCopies(t *testing.T) {
 		if v, ok := img["type"].(*streamtypes.AttributeValueMemberS); ok {
 			seen[v.Value] = true
 		}
-		if v, ok := img["PK"].(*streamtypes.AttributeValueMemberS); ok && v.Value == statsKey {
+		if v, ok := img["PK"].(*streamtypes.AttributeValueMemberS); ok && v.Value == keys.StatsPartition {
 			seen[typeStats] = true
 		}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/storage/internal/dynamo"
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // TestEventsOfRecords covers what writes through the Store do not make:
@@ -26,14 +27,14 @@ func TestEventsOfRecords(t *testing.T) {
 	rec := (&handRecords{t: t, at: at}).record
 	post := postItem{
 		ID: "p1", Slug: "hello", Title: "Hello", Status: string(StatusPublished), AuthorID: "ada", AuthorSlug: "ada",
-		Cats: []catRef{{Slug: "go", Name: "Go"}}, PublishedAt: keyTime(at.Add(-time.Hour)), Slugs: []string{"hello", "hi"},
+		Cats: []catRef{{Slug: "go", Name: "Go"}}, PublishedAt: keys.Time(at.Add(-time.Hour)), Slugs: []string{"hello", "hi"},
 	}.withPostKeys()
 	counted := post
 	counted.CommentCount, counted.Version = 3, 4
 	later := post
-	later.PublishedAt, later.GoLiveAt = keyTime(at.Add(time.Minute)), keyTime(at.Add(time.Minute))
+	later.PublishedAt, later.GoLiveAt = keys.Time(at.Add(time.Minute)), keys.Time(at.Add(time.Minute))
 	pending := commentItem{Type: typeComment, ID: "c1", PostID: "p1", ReaderID: "r", Body: "x", Version: 1}
-	pending.hold("ada", commentID{created: at, random: "ab"})
+	pending.hold("ada", keys.CommentID{Created: at, Random: "ab"})
 	rejected := pending
 	rejected.Status, rejected.GSI1PK, rejected.GSI1SK, rejected.ExpiresAt = string(CommentRejected), "", "", at.Unix()
 	ttl := rec(streamtypes.OperationTypeRemove, rejected, nil)
@@ -58,7 +59,7 @@ func TestEventsOfRecords(t *testing.T) {
 		{"a new published post is post.published", rec(streamtypes.OperationTypeInsert, nil, post), []EventType{EventPostPublished}, false},
 		{"a post published now is post.published though the record's time is rounded down", func() streamtypes.Record {
 			now := post
-			now.PublishedAt = keyTime(at.Add(900 * time.Millisecond))
+			now.PublishedAt = keys.Time(at.Add(900 * time.Millisecond))
 			return rec(streamtypes.OperationTypeInsert, nil, now)
 		}(), []EventType{EventPostPublished}, false},
 		{"a post published a minute later with the go-live marker is post.scheduled", rec(streamtypes.OperationTypeInsert, nil, later), []EventType{EventPostScheduled}, false},
@@ -68,28 +69,28 @@ func TestEventsOfRecords(t *testing.T) {
 			return r
 		}(), []EventType{EventPostPublished}, false},
 		{"the posts of an author's rename all renamed is author.updated again", func() streamtypes.Record {
-			k := authorKey("ada")
+			k := keys.Author("ada")
 			a := authorItem{PK: k.PK, SK: k.SK, Type: typeAuthor, ID: "ada", Name: "Ada King", Slug: "ada", Slugs: []string{"ada", "lovelace"}, NameVer: 2, RenamedVer: 1}
 			done := a
 			done.RenamedVer = 2
 			return rec(streamtypes.OperationTypeModify, a, done)
 		}(), []EventType{EventAuthorUpdated}, false},
 		{"an author's count changed is no event", func() streamtypes.Record {
-			k := authorKey("ada")
+			k := keys.Author("ada")
 			a := authorItem{PK: k.PK, SK: k.SK, Type: typeAuthor, ID: "ada", Name: "Ada", Slug: "ada", NameVer: 2, RenamedVer: 2}
 			counted := a
 			counted.PostCount = 3
 			return rec(streamtypes.OperationTypeModify, a, counted)
 		}(), nil, false},
 		{"the posts of a category's rename all renamed is category.updated again", func() streamtypes.Record {
-			k := categoryKey("go")
+			k := keys.Category("go")
 			c := categoryItem{PK: k.PK, SK: k.SK, Type: typeCategory, Slug: "go", Name: "Golang", NameVer: 1}
 			done := c
 			done.RenamedVer = 1
 			return rec(streamtypes.OperationTypeModify, c, done)
 		}(), []EventType{EventCategoryUpdated}, false},
 		{"the posts of a tag's rename all renamed is tag.updated again", func() streamtypes.Record {
-			k := tagKey("go")
+			k := keys.Tag("go")
 			tg := tagItem{PK: k.PK, SK: k.SK, Type: typeTag, Slug: "go", Name: "Golang", NameVer: 1}
 			done := tg
 			done.RenamedVer = 1
@@ -128,7 +129,7 @@ func TestEventsOfRecords(t *testing.T) {
 	}
 
 	t.Run("an author's rename announced again names the pages of the author's slugs and the author's tag", func(t *testing.T) {
-		k := authorKey("ada")
+		k := keys.Author("ada")
 		a := authorItem{PK: k.PK, SK: k.SK, Type: typeAuthor, ID: "ada", Name: "Ada King", Slug: "king", Slugs: []string{"king", "ada"}, NameVer: 2, RenamedVer: 1}
 		done := a
 		done.RenamedVer = 2
@@ -207,7 +208,7 @@ func TestEventsOfAPostWithoutCategories(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: dynamo.MustKey(postKey(p.ID)), ConsistentRead: aws.Bool(true)})
+	out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: dynamo.MustKey(keys.Post(p.ID)), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +217,7 @@ func TestEventsOfAPostWithoutCategories(t *testing.T) {
 	}
 
 	post := postItem{ID: "p1", Slug: "hello", Title: "Hello", Status: string(StatusPublished), AuthorID: "ada", AuthorSlug: "ada",
-		Cats: []catRef{}, PublishedAt: keyTime(now.Add(-time.Hour))}.withPostKeys()
+		Cats: []catRef{}, PublishedAt: keys.Time(now.Add(-time.Hour))}.withPostKeys()
 	edited := post
 	edited.Title, edited.Version = "Hello again", 2
 	img := func(v postItem) map[string]streamtypes.AttributeValue {

@@ -4,6 +4,8 @@ import (
 	"context"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // Featured posts: a post's "featured" flag gives a published post one more
@@ -42,10 +44,10 @@ func (s *Store) SetFeatured(ctx context.Context, in FeaturePost) (*Post, error) 
 
 // featuredCopy returns the featured-list copy of a published post.
 func (it postItem) featuredCopy() postItem {
-	k := featuredCopyKey(it.ID)
+	k := keys.FeaturedCopy(it.ID)
 	it = it.summary()
 	it.PK, it.SK, it.Type = k.PK, k.SK, typeFeaturedPost
-	it.GSI1PK, it.GSI1SK = featuredPartition, postSortKey(it.publishedAt(), it.ID)
+	it.GSI1PK, it.GSI1SK = keys.FeaturedPartition, keys.PostSort(it.publishedAt(), it.ID)
 	return it
 }
 
@@ -55,8 +57,8 @@ func (s *Store) FeaturedPosts(ctx context.Context, p PageArgs) (*Result[*Post], 
 	return queryPage(ctx, s, listQuery{
 		list:  "featured-posts",
 		index: true,
-		cond: expression.Key(attrGSI1PK).Equal(expression.Value(featuredPartition)).
-			And(expression.Key(attrGSI1SK).Between(expression.Value(prefixPost), expression.Value(s.visibleBound()))),
+		cond: expression.Key(keys.AttrGSI1PK).Equal(expression.Value(keys.FeaturedPartition)).
+			And(expression.Key(keys.AttrGSI1SK).Between(expression.Value(keys.PrefixPost), expression.Value(s.visibleBound()))),
 	}, p, (*postItem).post)
 }
 
@@ -64,6 +66,6 @@ func (s *Store) FeaturedPosts(ctx context.Context, p PageArgs) (*Result[*Post], 
 // one Query with Select COUNT (a featured list is short, so one page).
 func (s *Store) CountFeatured(ctx context.Context) (int64, error) {
 	return s.count(ctx, "featured posts", true,
-		expression.Key(attrGSI1PK).Equal(expression.Value(featuredPartition)).
-			And(expression.Key(attrGSI1SK).Between(expression.Value(prefixPost), expression.Value(s.visibleBound()))))
+		expression.Key(keys.AttrGSI1PK).Equal(expression.Value(keys.FeaturedPartition)).
+			And(expression.Key(keys.AttrGSI1SK).Between(expression.Value(keys.PrefixPost), expression.Value(s.visibleBound()))))
 }

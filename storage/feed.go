@@ -15,11 +15,12 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/blogql/blog/storage/internal/dynamo"
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // The whole blog's feed: the published post items, summaries, in one GSI1
 // partition (FEED), so a page is one Query. feedRange still merges
-// partitions (feedPartitions), as the feed had four before layout 4, and
+// partitions (keys.FeedPartitions), as the feed had four before layout 4, and
 // reads on those that a 1 MB cut left short.
 
 // LatestPosts returns the whole blog's visible posts in per, newest
@@ -43,11 +44,11 @@ func (s *Store) LatestPosts(ctx context.Context, p PageArgs, per Period) (*Resul
 	}
 	r := skRange{lo: lo, hi: hi}
 	if pos != nil {
-		if !hasExactly(pos, []string{attrGSI1SK}) || !strings.HasPrefix(pos[attrGSI1SK], prefixPost) {
+		if !hasExactly(pos, []string{keys.AttrGSI1SK}) || !strings.HasPrefix(pos[keys.AttrGSI1SK], keys.PrefixPost) {
 			return nil, BadCursor(field)
 		}
 		// The cursor's own post is a bound that the page leaves out.
-		r.skip = pos[attrGSI1SK]
+		r.skip = pos[keys.AttrGSI1SK]
 		if p.Backward {
 			r.lo = max(r.lo, r.skip)
 		} else {
@@ -64,7 +65,7 @@ func (s *Store) LatestPosts(ctx context.Context, p PageArgs, per Period) (*Resul
 	}
 	for i := range items {
 		res.Items = append(res.Items, items[i].post())
-		res.Cursors = append(res.Cursors, s.encodeCursor(list, map[string]string{attrGSI1SK: items[i].GSI1SK}))
+		res.Cursors = append(res.Cursors, s.encodeCursor(list, map[string]string{keys.AttrGSI1SK: items[i].GSI1SK}))
 	}
 	return res.from(p, more), nil
 }
@@ -91,7 +92,7 @@ func (s *Store) feedRange(ctx context.Context, r skRange, descending bool, limit
 		read bool
 	}
 	need := limit + 1 // one more tells whether more follow
-	shards := make([]shard, len(feedPartitions))
+	shards := make([]shard, len(keys.FeedPartitions))
 	// first reports whether the key a comes before b in the read's order.
 	first := func(a, b string) bool { return a > b == descending }
 	for {
@@ -102,7 +103,7 @@ func (s *Store) feedRange(ctx context.Context, r skRange, descending bool, limit
 				continue
 			}
 			g.Go(func() error {
-				items, next, err := s.rangeQuery(gctx, feedPartitions[i], r, descending, need-len(sh.items), sh.next)
+				items, next, err := s.rangeQuery(gctx, keys.FeedPartitions[i], r, descending, need-len(sh.items), sh.next)
 				sh.items, sh.next, sh.read = append(sh.items, items...), next, true
 				return err
 			})
@@ -152,8 +153,8 @@ func (s *Store) feedRange(ctx context.Context, r skRange, descending bool, limit
 // short (else nil).
 func (s *Store) rangeQuery(ctx context.Context, partition string, r skRange, descending bool, limit int, start map[string]types.AttributeValue) ([]postItem, map[string]types.AttributeValue, error) {
 	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(
-		expression.Key(attrGSI1PK).Equal(expression.Value(partition)).
-			And(expression.Key(attrGSI1SK).Between(expression.Value(r.lo), expression.Value(r.hi)))))
+		expression.Key(keys.AttrGSI1PK).Equal(expression.Value(partition)).
+			And(expression.Key(keys.AttrGSI1SK).Between(expression.Value(r.lo), expression.Value(r.hi)))))
 	if err != nil {
 		return nil, nil, err
 	}
@@ -163,7 +164,7 @@ func (s *Store) rangeQuery(ctx context.Context, partition string, r skRange, des
 	}
 	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
 		TableName:                 aws.String(s.table),
-		IndexName:                 aws.String(indexGSI1),
+		IndexName:                 aws.String(keys.IndexGSI1),
 		KeyConditionExpression:    expr.KeyCondition(),
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),

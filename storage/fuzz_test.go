@@ -9,6 +9,8 @@ import (
 	"testing"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // The fuzz targets below run their seeds (f.Add and testdata/fuzz) with
@@ -25,10 +27,10 @@ var cursorLists = []string{"feed", "author-posts:ada", "category-posts:go", "com
 func FuzzDecodeCursor(f *testing.F) {
 	s := New(nil, "fuzz", WithCursorKey([]byte("a fixed key for the fuzz target, 32+ bytes")))
 	other := New(nil, "fuzz", WithCursorKey([]byte("another key for the fuzz target, 32+ bytes")))
-	f.Add(s.encodeCursor("feed", map[string]string{attrGSI1SK: "POST#2026-03-01T12:00:00.000Z#p1"}))
-	f.Add(s.encodeCursor("author-posts:ada", map[string]string{attrPK: "AUTHOR#ada", attrSK: "POST#2026-03-01T12:00:00.000Z#p1"}))
-	f.Add(s.encodeCursor("category-posts:go", map[string]string{attrPK: "POST#p1", attrSK: "CAT#go", attrGSI1PK: "CAT#go", attrGSI1SK: "POST#2026-03-01T12:00:00.000Z#p1"}))
-	f.Add(other.encodeCursor("feed", map[string]string{attrGSI1SK: "POST#2026-03-01T12:00:00.000Z#p1"}))
+	f.Add(s.encodeCursor("feed", map[string]string{keys.AttrGSI1SK: "POST#2026-03-01T12:00:00.000Z#p1"}))
+	f.Add(s.encodeCursor("author-posts:ada", map[string]string{keys.AttrPK: "AUTHOR#ada", keys.AttrSK: "POST#2026-03-01T12:00:00.000Z#p1"}))
+	f.Add(s.encodeCursor("category-posts:go", map[string]string{keys.AttrPK: "POST#p1", keys.AttrSK: "CAT#go", keys.AttrGSI1PK: "CAT#go", keys.AttrGSI1SK: "POST#2026-03-01T12:00:00.000Z#p1"}))
+	f.Add(other.encodeCursor("feed", map[string]string{keys.AttrGSI1SK: "POST#2026-03-01T12:00:00.000Z#p1"}))
 	f.Add("")
 	f.Add("!!!")
 	f.Add("eyJsIjoiZmVlZCJ9") // {"l":"feed"}, a cursor as the server once made them

@@ -65,13 +65,13 @@ var hinted = map[string]bool{typePostCount: true, typeAuthor: true, typeReader: 
 
 // Remember keeps the items of found whose types a comment's transaction
 // depends on, and forgets those of keys that found does not hold.
-func (h *hints) Remember(keys []key, found map[key]item) {
-	if !slices.ContainsFunc(keys, func(k key) bool { it, ok := found[k]; return !ok || hinted[itemType(it)] }) {
+func (h *hints) Remember(ks []key, found map[key]item) {
+	if !slices.ContainsFunc(ks, func(k key) bool { it, ok := found[k]; return !ok || hinted[itemType(it)] }) {
 		return // nothing to keep or forget: no lock taken on the path of most reads
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for _, k := range keys {
+	for _, k := range ks {
 		if it, ok := found[k]; ok {
 			h.put(k, it)
 		} else {
@@ -137,11 +137,11 @@ func (h *hints) forget(k key) {
 // recall returns the remembered items of keys, and whether every key
 // that required names is among them; the others may be missing, which
 // stands for "no such item".
-func (h *hints) recall(keys []key, required func(key) bool) (map[key]item, bool) {
+func (h *hints) recall(ks []key, required func(key) bool) (map[key]item, bool) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	found := make(map[key]item, len(keys))
-	for _, k := range keys {
+	found := make(map[key]item, len(ks))
+	for _, k := range ks {
 		if v, ok := h.items[k]; ok {
 			found[k] = v.item
 		} else if required(k) {

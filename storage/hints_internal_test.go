@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // TestHintsStayWithinTheirBounds fills the hints with more and larger
@@ -18,7 +20,7 @@ func TestHintsStayWithinTheirBounds(t *testing.T) {
 	comment := func(i int, body string) (key, item) {
 		k := key{PK: "POST#p", SK: fmt.Sprintf("COMMENT#%05d", i)}
 		return k, item{
-			attrPK: &types.AttributeValueMemberS{Value: k.PK}, attrSK: &types.AttributeValueMemberS{Value: k.SK},
+			keys.AttrPK: &types.AttributeValueMemberS{Value: k.PK}, keys.AttrSK: &types.AttributeValueMemberS{Value: k.SK},
 			"type": &types.AttributeValueMemberS{Value: typeComment},
 			"body": &types.AttributeValueMemberS{Value: body},
 		}

@@ -9,10 +9,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/blogql/blog/markdown"
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // Item shapes as stored. Times are stored as fixed-width UTC strings
-// (keyTimeLayout), the same form the sort keys use.
+// (keys.TimeLayout), the same form the sort keys use.
 
 const (
 	typeAuthor       = "author"
@@ -46,6 +47,9 @@ const (
 	typeFeaturedPost = "featuredPost"
 	typeSeries       = "series"
 	typeRevision     = "revision"
+	// A post's body and count items (postparts.go).
+	typePostBody  = "postBody"
+	typePostCount = "postCount"
 )
 
 type authorItem struct {
@@ -90,12 +94,12 @@ func (it *authorItem) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) e
 }
 
 func newAuthorItem(a *Author) authorItem {
-	k := authorKey(a.ID)
+	k := keys.Author(a.ID)
 	return authorItem{
 		PK: k.PK, SK: k.SK,
-		GSI1PK: authorsPartition, GSI1SK: authorListSortKey(a.CreatedAt, a.ID),
+		GSI1PK: keys.AuthorsPartition, GSI1SK: keys.AuthorListSort(a.CreatedAt, a.ID),
 		Type: typeAuthor, ID: a.ID, Name: a.Name, Bio: a.Bio, AvatarURL: a.AvatarURL,
-		CreatedAt: keyTime(a.CreatedAt), UpdatedAt: keyTime(a.UpdatedAt),
+		CreatedAt: keys.Time(a.CreatedAt), UpdatedAt: keys.Time(a.UpdatedAt),
 		PostCount: a.PostCount, Version: a.Version, Slug: a.Slug, Slugs: []string{a.Slug},
 		Website: a.Website, Location: a.Location, Social: socialItems(a.Social),
 	}
@@ -105,7 +109,7 @@ func newAuthorItem(a *Author) authorItem {
 func (it *authorItem) author(now string) *Author {
 	a := &Author{
 		ID: it.ID, Slug: it.Slug, Name: it.Name, Bio: it.Bio, AvatarURL: it.AvatarURL,
-		CreatedAt: parseKeyTime(it.CreatedAt), UpdatedAt: parseKeyTime(it.UpdatedAt),
+		CreatedAt: keys.ParseTime(it.CreatedAt), UpdatedAt: keys.ParseTime(it.UpdatedAt),
 		Version: it.Version, Archive: it.Months.archive(it.Scheduled, now),
 		Website: it.Website, Location: it.Location,
 	}
@@ -145,12 +149,12 @@ func (it *categoryItem) UnmarshalDynamoDBAttributeValue(av types.AttributeValue)
 }
 
 func newCategoryItem(c *Category) categoryItem {
-	k := categoryKey(c.Slug)
+	k := keys.Category(c.Slug)
 	return categoryItem{
 		PK: k.PK, SK: k.SK,
-		GSI1PK: categoriesPartition, GSI1SK: k.SK,
+		GSI1PK: keys.CategoriesPartition, GSI1SK: k.SK,
 		Type: typeCategory, Slug: c.Slug, Name: c.Name, Description: c.Description,
-		CreatedAt: keyTime(c.CreatedAt), UpdatedAt: keyTime(c.UpdatedAt),
+		CreatedAt: keys.Time(c.CreatedAt), UpdatedAt: keys.Time(c.UpdatedAt),
 		PostCount: c.PostCount, Version: c.Version,
 	}
 }
@@ -159,7 +163,7 @@ func newCategoryItem(c *Category) categoryItem {
 func (it *categoryItem) category(now string) *Category {
 	c := &Category{
 		Slug: it.Slug, Name: it.Name, Description: it.Description,
-		CreatedAt: parseKeyTime(it.CreatedAt), UpdatedAt: parseKeyTime(it.UpdatedAt),
+		CreatedAt: keys.ParseTime(it.CreatedAt), UpdatedAt: keys.ParseTime(it.UpdatedAt),
 		Version: it.Version, Archive: it.Months.archive(it.Scheduled, now),
 	}
 	c.PostCount, _ = it.Scheduled.split(it.PostCount, now)
@@ -282,8 +286,8 @@ func (it *postItem) post() *Post {
 		ID: it.ID, Slug: it.Slug, Title: it.Title, Excerpt: it.Excerpt, Body: it.Body,
 		BodyHTML: it.HTML, WordCount: it.Words, ReadingMinutes: it.Minutes,
 		Status: PostStatus(it.Status), AuthorID: it.AuthorID, AuthorName: it.AuthorName, AuthorSlug: it.AuthorSlug,
-		CreatedAt: parseKeyTime(it.CreatedAt), UpdatedAt: parseKeyTime(it.UpdatedAt),
-		PublishedAt: parseKeyTime(it.PublishedAt), Version: it.Version,
+		CreatedAt: keys.ParseTime(it.CreatedAt), UpdatedAt: keys.ParseTime(it.UpdatedAt),
+		PublishedAt: keys.ParseTime(it.PublishedAt), Version: it.Version,
 		CommentCount: it.CommentCount, ThreadCount: it.ThreadCount,
 		// A post item read without its body item is a summary too: the
 		// body item holds what only a full post has beside it. One read
@@ -371,17 +375,17 @@ func (it *postItem) catSlugs() []string {
 
 func (it *postItem) published() bool { return it != nil && it.Status == string(StatusPublished) }
 
-func (it *postItem) publishedAt() time.Time { return parseKeyTime(it.PublishedAt) }
+func (it *postItem) publishedAt() time.Time { return keys.ParseTime(it.PublishedAt) }
 
 // withPostKeys returns the post item with its own key and the GSI1 entry
 // that lists it: the feed when published, its author's drafts when not.
 func (it postItem) withPostKeys() postItem {
-	k := postKey(it.ID)
+	k := keys.Post(it.ID)
 	it.PK, it.SK, it.Type = k.PK, k.SK, typePost
 	if it.published() {
-		it.GSI1PK, it.GSI1SK = feedPartition, postSortKey(it.publishedAt(), it.ID)
+		it.GSI1PK, it.GSI1SK = keys.FeedPartition, keys.PostSort(it.publishedAt(), it.ID)
 	} else {
-		it.GSI1PK, it.GSI1SK = draftPartition(it.AuthorID), draftSortKey(parseKeyTime(it.CreatedAt), it.ID)
+		it.GSI1PK, it.GSI1SK = keys.DraftPartition(it.AuthorID), keys.DraftSort(keys.ParseTime(it.CreatedAt), it.ID)
 	}
 	return it
 }
@@ -404,7 +408,7 @@ func (it postItem) authorCopy() postItem { return it.authorCopyOf(it.AuthorID) }
 // authorCopyOf returns the author→post copy of a published post in the
 // partition of its author authorID, the primary one or a co-author.
 func (it postItem) authorCopyOf(authorID string) postItem {
-	k := authorCopyKey(authorID, it.publishedAt(), it.ID)
+	k := keys.AuthorCopy(authorID, it.publishedAt(), it.ID)
 	it = it.summary()
 	it.PK, it.SK, it.Type, it.GSI1PK, it.GSI1SK = k.PK, k.SK, typeAuthorPost, "", ""
 	return it
@@ -412,10 +416,10 @@ func (it postItem) authorCopyOf(authorID string) postItem {
 
 // categoryCopy returns the post-in-category copy of a published post.
 func (it postItem) categoryCopy(slug string) postItem {
-	k := categoryCopyKey(it.ID, slug)
+	k := keys.CategoryCopy(it.ID, slug)
 	it = it.summary()
 	it.PK, it.SK, it.Type = k.PK, k.SK, typeCategoryPost
-	it.GSI1PK, it.GSI1SK = categoryPartition(slug), postSortKey(it.publishedAt(), it.ID)
+	it.GSI1PK, it.GSI1SK = keys.CategoryPartition(slug), keys.PostSort(it.publishedAt(), it.ID)
 	return it
 }
 
@@ -425,20 +429,20 @@ func (it *postItem) copyKeys() []key {
 	if !it.published() {
 		return nil
 	}
-	var keys []key
+	var ks []key
 	for _, id := range it.authorIDs() {
-		keys = append(keys, authorCopyKey(id, it.publishedAt(), it.ID))
+		ks = append(ks, keys.AuthorCopy(id, it.publishedAt(), it.ID))
 	}
 	for _, c := range it.Cats {
-		keys = append(keys, categoryCopyKey(it.ID, c.Slug))
+		ks = append(ks, keys.CategoryCopy(it.ID, c.Slug))
 	}
 	for _, t := range it.Tags {
-		keys = append(keys, tagCopyKey(it.ID, t.Slug))
+		ks = append(ks, keys.TagCopy(it.ID, t.Slug))
 	}
 	if it.Featured {
-		keys = append(keys, featuredCopyKey(it.ID))
+		ks = append(ks, keys.FeaturedCopy(it.ID))
 	}
-	return keys
+	return ks
 }
 
 // commentItem is a comment as stored: published under COMMENT# (top
@@ -500,14 +504,14 @@ func (it *commentItem) comment() *Comment {
 	}
 	c := &Comment{
 		ID: it.ID, PostID: it.PostID, ParentID: it.ParentID, AuthorID: it.AuthorID, ReaderID: it.ReaderID,
-		Body: it.Body, CreatedAt: parseKeyTime(it.CreatedAt), EditedAt: parseKeyTime(it.EditedAt),
+		Body: it.Body, CreatedAt: keys.ParseTime(it.CreatedAt), EditedAt: keys.ParseTime(it.EditedAt),
 		Status: it.status(), Deleted: it.Deleted, ReplyCount: it.ReplyCount,
 		repliesKnown: it.Version > 0 || it.ReplyCount == 0,
 	}
 	for _, r := range it.Replies {
 		c.Replies = append(c.Replies, &Comment{
 			ID: r.ID, PostID: it.PostID, ParentID: it.ID, AuthorID: r.AuthorID, ReaderID: r.ReaderID,
-			Body: r.Body, CreatedAt: parseKeyTime(r.CreatedAt), EditedAt: parseKeyTime(r.EditedAt),
+			Body: r.Body, CreatedAt: keys.ParseTime(r.CreatedAt), EditedAt: keys.ParseTime(r.EditedAt),
 			Status: CommentPublished,
 		})
 	}
@@ -525,13 +529,6 @@ type readerItem struct {
 	AvatarURL string `dynamodbav:"avatarUrl,omitempty"`
 	CreatedAt string `dynamodbav:"createdAt"`
 	UpdatedAt string `dynamodbav:"updatedAt"`
-}
-
-func (it *readerItem) reader() *Reader {
-	return &Reader{
-		ID: it.ID, Name: shownName(it.Name), AvatarURL: it.AvatarURL,
-		CreatedAt: parseKeyTime(it.CreatedAt), UpdatedAt: parseKeyTime(it.UpdatedAt),
-	}
 }
 
 // rateItem counts a reader's latest comments: Recent holds one entry
@@ -592,13 +589,74 @@ func (it *statsItem) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) er
 	return err
 }
 
-func parseKeyTime(s string) time.Time {
-	if s == "" {
-		return time.Time{}
+// authorRef is an AuthorRef as stored.
+type authorRef struct {
+	ID   string `dynamodbav:"id"`
+	Name string `dynamodbav:"name"`
+	Slug string `dynamodbav:"slug,omitempty"`
+}
+
+// authorIDs returns the ids of the post's authors, its primary one first.
+func (it *postItem) authorIDs() []string {
+	ids := []string{it.AuthorID}
+	for _, a := range it.CoAuthors {
+		ids = append(ids, a.ID)
 	}
-	t, err := time.Parse(keyTimeLayout, s)
-	if err != nil {
-		return time.Time{}
+	return ids
+}
+
+// setCoAuthorsAndTags copies the co-authors and tags of the item into p.
+func (it *postItem) setCoAuthorsAndTags(p *Post) {
+	for _, a := range it.CoAuthors {
+		p.CoAuthors = append(p.CoAuthors, AuthorRef(a))
 	}
-	return t
+	for _, t := range it.Tags {
+		p.Tags = append(p.Tags, TagRef(t))
+	}
+}
+
+type socialItem struct {
+	Network string `dynamodbav:"network"`
+	URL     string `dynamodbav:"url"`
+}
+
+func socialItems(accounts []SocialAccount) []socialItem {
+	var out []socialItem
+	for _, a := range accounts {
+		out = append(out, socialItem(a))
+	}
+	return out
+}
+
+// bodyItem is a post's Markdown body and what is rendered from it.
+type bodyItem struct {
+	PK            string     `dynamodbav:"PK"`
+	SK            string     `dynamodbav:"SK"`
+	Type          string     `dynamodbav:"type"`
+	ID            string     `dynamodbav:"id"`
+	Body          string     `dynamodbav:"body,omitempty"`
+	HTML          string     `dynamodbav:"bodyHtml,omitempty"`
+	TOC           []tocEntry `dynamodbav:"toc,omitempty"`
+	RenderVersion string     `dynamodbav:"renderVersion,omitempty"`
+}
+
+// countItem is a post's exact comment counts with what a comment's
+// transaction checks: that the post is published and visible now
+// (status, publishedAt) and whose moderation queue a held comment joins
+// (authorId).
+type countItem struct {
+	PK           string `dynamodbav:"PK"`
+	SK           string `dynamodbav:"SK"`
+	Type         string `dynamodbav:"type"`
+	ID           string `dynamodbav:"id"`
+	AuthorID     string `dynamodbav:"authorId"`
+	Status       string `dynamodbav:"status"`
+	PublishedAt  string `dynamodbav:"publishedAt,omitempty"`
+	CommentCount int64  `dynamodbav:"commentCount"`
+	ThreadCount  int64  `dynamodbav:"threadCount"`
+}
+
+// visibleAt reports whether the post is published and its time has come.
+func (c *countItem) visibleAt(now string) bool {
+	return c.Status == string(StatusPublished) && c.PublishedAt <= now
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/blogql/blog/storage/internal/dynamo"
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // Leases: which server of the fleet does a piece of the change feed's
@@ -160,7 +161,7 @@ func (s *Store) TakeLease(ctx context.Context, name, owner string) (Lease, error
 	if err := validLeaseName(name); err != nil || owner == "" {
 		return Lease{}, errors.Join(err, errors.New("take lease: owner and name are required"))
 	}
-	free := expression.AttributeNotExists(expression.Name(attrPK)).
+	free := expression.AttributeNotExists(expression.Name(keys.AttrPK)).
 		Or(expression.Name("released").Equal(expression.Value(true))).
 		Or(ownedBy(owner))
 	it, err := s.updateLease(ctx, name, takeUpdate(owner), free)
@@ -188,7 +189,7 @@ func takeUpdate(owner string) expression.UpdateBuilder {
 // the lease is still prev's.
 func (s *Store) takeOver(ctx context.Context, name, owner, prev string) (*leaseItem, error) {
 	t := s.db.NewTxn()
-	expired := expression.AttributeNotExists(expression.Name(attrPK)).
+	expired := expression.AttributeNotExists(expression.Name(keys.AttrPK)).
 		Or(expression.Name("leaseUntil").LessThanEqual(expression.Value(s.Now().UnixMilli())))
 	if err := t.Check(heartbeatKey(prev), expired, ErrLeaseHeld); err != nil {
 		return nil, err
@@ -294,7 +295,7 @@ func (s *Store) Leases(ctx context.Context) ([]Lease, error) {
 		items []leaseItem
 		until = map[string]time.Time{}
 	)
-	in, err := s.db.KeyQuery(expression.Key(attrPK).Equal(expression.Value(leasesPartition)))
+	in, err := s.db.KeyQuery(expression.Key(keys.AttrPK).Equal(expression.Value(leasesPartition)))
 	if err != nil {
 		return nil, err
 	}

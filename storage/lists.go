@@ -15,6 +15,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/blogql/blog/storage/internal/dynamo"
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // Paginated lists: each is one Query of the table or GSI1 for a page,
@@ -38,9 +39,9 @@ type listQuery struct {
 
 func (q listQuery) posAttrs() []string {
 	if q.index {
-		return []string{attrPK, attrSK, attrGSI1PK, attrGSI1SK}
+		return []string{keys.AttrPK, keys.AttrSK, keys.AttrGSI1PK, keys.AttrGSI1SK}
 	}
-	return []string{attrPK, attrSK}
+	return []string{keys.AttrPK, keys.AttrSK}
 }
 
 // queryPage runs q for one page: Limit+1 items are asked for, so whether
@@ -77,7 +78,7 @@ func queryPage[T any, I any](ctx context.Context, s *Store, q listQuery, p PageA
 		Limit:                     aws.Int32(int32(p.Limit + 1)),
 	}
 	if q.index {
-		in.IndexName = aws.String(indexGSI1)
+		in.IndexName = aws.String(keys.IndexGSI1)
 	}
 	if pos != nil {
 		if !hasExactly(pos, q.posAttrs()) {
@@ -179,12 +180,12 @@ func positionOf(it item, attrs []string) map[string]string {
 }
 
 // nowKey is the store's time as stored in items and keys.
-func (s *Store) nowKey() string { return keyTime(s.Now()) }
+func (s *Store) nowKey() string { return keys.Time(s.Now()) }
 
 // visibleBound is the highest sort key of a post published by now: posts
 // scheduled later sort above it, which is how they stay out of public lists.
 func (s *Store) visibleBound() string {
-	return prefixPost + s.nowKey() + "$" // '$' sorts after the '#' that follows the time
+	return keys.PrefixPost + s.nowKey() + "$" // '$' sorts after the '#' that follows the time
 }
 
 // postRange returns the sort keys of the posts published in per and
@@ -197,13 +198,13 @@ func postRange(per Period, list, upper string) (lo, hi, name string, empty bool,
 	if !per.From.IsZero() && !per.To.IsZero() && per.From.After(per.To) {
 		return "", "", "", false, invalid("publishedBefore", "must not be earlier than publishedAfter")
 	}
-	lo, hi, name = prefixPost, upper, list
+	lo, hi, name = keys.PrefixPost, upper, list
 	if !per.From.IsZero() {
-		lo = prefixPost + keyTime(ceilMilli(per.From))
+		lo = keys.PrefixPost + keys.Time(ceilMilli(per.From))
 		name += "|from=" + lo
 	}
 	if !per.To.IsZero() {
-		to := prefixPost + keyTime(ceilMilli(per.To))
+		to := keys.PrefixPost + keys.Time(ceilMilli(per.To))
 		hi, name = min(hi, to), name+"|to="+to
 	}
 	return lo, hi, name, lo >= hi, nil
@@ -225,16 +226,16 @@ func (s *Store) AuthorPosts(ctx context.Context, authorID string, p PageArgs, pe
 	upper := s.visibleBound()
 	list := "author-posts:" + authorID
 	if includeScheduled {
-		upper, list = prefixPost+"~", list+":all"
+		upper, list = keys.PrefixPost+"~", list+":all"
 	}
 	lo, hi, list, empty, err := postRange(per, list, upper)
 	if err != nil {
 		return nil, err
 	}
-	pk := expression.Key(attrPK).Equal(expression.Value(prefixAuthor + authorID))
+	pk := expression.Key(keys.AttrPK).Equal(expression.Value(keys.PrefixAuthor + authorID))
 	return queryPage(ctx, s, listQuery{
 		list:  list,
-		cond:  pk.And(expression.Key(attrSK).Between(expression.Value(lo), expression.Value(hi))),
+		cond:  pk.And(expression.Key(keys.AttrSK).Between(expression.Value(lo), expression.Value(hi))),
 		empty: empty,
 	}, p, (*postItem).post)
 }
@@ -244,7 +245,7 @@ func (s *Store) AuthorDrafts(ctx context.Context, authorID string, p PageArgs) (
 	return queryPage(ctx, s, listQuery{
 		list:  "author-drafts:" + authorID,
 		index: true,
-		cond:  expression.Key(attrGSI1PK).Equal(expression.Value(draftPartition(authorID))),
+		cond:  expression.Key(keys.AttrGSI1PK).Equal(expression.Value(keys.DraftPartition(authorID))),
 	}, p, (*postItem).post)
 }
 
@@ -258,8 +259,8 @@ func (s *Store) CategoryPosts(ctx context.Context, slug string, p PageArgs, per 
 	return queryPage(ctx, s, listQuery{
 		list:  list,
 		index: true,
-		cond: expression.Key(attrGSI1PK).Equal(expression.Value(categoryPartition(slug))).
-			And(expression.Key(attrGSI1SK).Between(expression.Value(lo), expression.Value(hi))),
+		cond: expression.Key(keys.AttrGSI1PK).Equal(expression.Value(keys.CategoryPartition(slug))).
+			And(expression.Key(keys.AttrGSI1SK).Between(expression.Value(lo), expression.Value(hi))),
 		empty: empty,
 	}, p, (*postItem).post)
 }
@@ -269,8 +270,8 @@ func (s *Store) Comments(ctx context.Context, postID string, p PageArgs) (*Resul
 	return queryPage(ctx, s, listQuery{
 		list:    "comments:" + postID,
 		forward: true,
-		cond: expression.Key(attrPK).Equal(expression.Value(prefixPost + postID)).
-			And(expression.Key(attrSK).BeginsWith(prefixComment)),
+		cond: expression.Key(keys.AttrPK).Equal(expression.Value(keys.PrefixPost + postID)).
+			And(expression.Key(keys.AttrSK).BeginsWith(keys.PrefixComment)),
 	}, p, (*commentItem).comment)
 }
 
@@ -278,7 +279,7 @@ func (s *Store) Comments(ctx context.Context, postID string, p PageArgs) (*Resul
 func (s *Store) Authors(ctx context.Context, p PageArgs) (*Result[*Author], error) {
 	return queryPage(ctx, s, listQuery{
 		list: "authors", index: true, forward: true,
-		cond: expression.Key(attrGSI1PK).Equal(expression.Value(authorsPartition)),
+		cond: expression.Key(keys.AttrGSI1PK).Equal(expression.Value(keys.AuthorsPartition)),
 	}, p, func(it *authorItem) *Author { return it.author(s.nowKey()) })
 }
 
@@ -286,7 +287,7 @@ func (s *Store) Authors(ctx context.Context, p PageArgs) (*Result[*Author], erro
 func (s *Store) Categories(ctx context.Context, p PageArgs) (*Result[*Category], error) {
 	return queryPage(ctx, s, listQuery{
 		list: "categories", index: true, forward: true,
-		cond: expression.Key(attrGSI1PK).Equal(expression.Value(categoriesPartition)),
+		cond: expression.Key(keys.AttrGSI1PK).Equal(expression.Value(keys.CategoriesPartition)),
 	}, p, func(it *categoryItem) *Category { return it.category(s.nowKey()) })
 }
 
@@ -306,7 +307,7 @@ func (s *Store) collectIDs(ctx context.Context, index bool, cond expression.KeyC
 		ExpressionAttributeValues: expr.Values(),
 	}
 	if index {
-		in.IndexName = aws.String(indexGSI1)
+		in.IndexName = aws.String(keys.IndexGSI1)
 	}
 	var ids []string
 	pages := dynamodb.NewQueryPaginator(s.db, in)

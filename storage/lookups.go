@@ -8,6 +8,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 
 	"github.com/blogql/blog/storage/internal/dynamo"
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // Reads by id, slug or key, of one item or of a batch (what the loaders
@@ -52,7 +53,7 @@ func (s *Store) PostIDBySlug(ctx context.Context, slug string) (string, error) {
 		return "", err
 	}
 	var sl slugItem
-	err := s.db.Get(ctx, slugKey(slug), false, &sl)
+	err := s.db.Get(ctx, keys.Slug(slug), false, &sl)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return absentPostID, nil
@@ -76,7 +77,7 @@ func (s *Store) PostIDsBySlug(ctx context.Context, slug string) (id, prev string
 		return "", "", err
 	}
 	var sl slugItem
-	err = s.db.Get(ctx, slugKey(slug), false, &sl)
+	err = s.db.Get(ctx, keys.Slug(slug), false, &sl)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return absentPostID, "", nil
@@ -95,11 +96,11 @@ func (s *Store) PostIDsBySlug(ctx context.Context, slug string) (id, prev string
 func (s *Store) GetPosts(ctx context.Context, ids []string) ([]*Post, []error) {
 	out := make([]*Post, len(ids))
 	errs := make([]error, len(ids))
-	var keys []key
+	var ks []key
 	for _, id := range ids {
-		keys = append(keys, postPartKeys(id)...)
+		ks = append(ks, keys.PostParts(id)...)
 	}
-	found, err := s.db.BatchGet(ctx, keys, false)
+	found, err := s.db.BatchGet(ctx, ks, false)
 	for i, id := range ids {
 		if err != nil {
 			errs[i] = err
@@ -118,7 +119,7 @@ func (s *Store) GetPosts(ctx context.Context, ids []string) ([]*Post, []error) {
 // GetAuthor returns the author with id, or ErrNotFound.
 func (s *Store) GetAuthor(ctx context.Context, id string) (*Author, error) {
 	var it authorItem
-	if err := s.db.Get(ctx, authorKey(id), false, &it); err != nil {
+	if err := s.db.Get(ctx, keys.Author(id), false, &it); err != nil {
 		return nil, fmt.Errorf("author %q: %w", id, err)
 	}
 	return it.author(s.nowKey()), nil
@@ -128,7 +129,7 @@ func (s *Store) GetAuthor(ctx context.Context, id string) (*Author, error) {
 // errs for each missing one.
 func (s *Store) GetAuthors(ctx context.Context, ids []string) ([]*Author, []error) {
 	now := s.nowKey()
-	return dynamo.BatchDecode(ctx, s.db, mapKeys(ids, authorKey), func(it *authorItem) *Author { return it.author(now) })
+	return dynamo.BatchDecode(ctx, s.db, mapKeys(ids, keys.Author), func(it *authorItem) *Author { return it.author(now) })
 }
 
 // GetCategory returns the category with slug, or ErrNotFound; a string
@@ -138,7 +139,7 @@ func (s *Store) GetCategory(ctx context.Context, slug string) (*Category, error)
 		return nil, err
 	}
 	var it categoryItem
-	if err := s.db.Get(ctx, categoryKey(slug), false, &it); err != nil {
+	if err := s.db.Get(ctx, keys.Category(slug), false, &it); err != nil {
 		return nil, fmt.Errorf("category %q: %w", slug, err)
 	}
 	return it.category(s.nowKey()), nil
@@ -148,32 +149,32 @@ func (s *Store) GetCategory(ctx context.Context, slug string) (*Category, error)
 // ErrNotFound in errs for each missing one.
 func (s *Store) GetCategories(ctx context.Context, slugs []string) ([]*Category, []error) {
 	now := s.nowKey()
-	return dynamo.BatchDecode(ctx, s.db, mapKeys(slugs, categoryKey), func(it *categoryItem) *Category { return it.category(now) })
+	return dynamo.BatchDecode(ctx, s.db, mapKeys(slugs, keys.Category), func(it *categoryItem) *Category { return it.category(now) })
 }
 
 // GetComments returns the comments named by keys in order, published or
 // held, with ErrNotFound (or a ValidationError for a malformed id) in
 // errs. Each comment is looked for where it is published and where it is
 // held, both in the same BatchGetItem.
-func (s *Store) GetComments(ctx context.Context, keys []CommentKey) ([]*Comment, []error) {
-	out := make([]*Comment, len(keys))
-	errs := make([]error, len(keys))
+func (s *Store) GetComments(ctx context.Context, ks []CommentKey) ([]*Comment, []error) {
+	out := make([]*Comment, len(ks))
+	errs := make([]error, len(ks))
 	var read []key
-	cids := make([]*commentID, len(keys))
-	for i, ck := range keys {
+	cids := make([]*keys.CommentID, len(ks))
+	for i, ck := range ks {
 		cid, err := parseCommentID(ck.CommentID)
 		if err != nil {
 			errs[i] = err
 			continue
 		}
 		cids[i] = &cid
-		read = append(read, commentKey(ck.PostID, cid), heldKey(ck.PostID, cid))
+		read = append(read, keys.Comment(ck.PostID, cid), keys.Held(ck.PostID, cid))
 	}
 	if len(read) == 0 {
 		return out, errs
 	}
 	found, err := s.db.BatchGet(ctx, read, false)
-	for i, ck := range keys {
+	for i, ck := range ks {
 		switch {
 		case cids[i] == nil:
 		case err != nil:
@@ -187,8 +188,8 @@ func (s *Store) GetComments(ctx context.Context, keys []CommentKey) ([]*Comment,
 
 // decodeComment returns the comment cid of postID from found, published
 // (a tombstone too) or held, or ErrNotFound.
-func decodeComment(found map[key]item, postID string, cid commentID) (*Comment, error) {
-	for _, k := range []key{commentKey(postID, cid), heldKey(postID, cid)} {
+func decodeComment(found map[key]item, postID string, cid keys.CommentID) (*Comment, error) {
+	for _, k := range []key{keys.Comment(postID, cid), keys.Held(postID, cid)} {
 		var c commentItem
 		err := dynamo.DecodeFound(found, k, &c)
 		switch {
@@ -221,7 +222,7 @@ func (s *Store) ReadComment(ctx context.Context, k CommentKey) (*Comment, *Post,
 	if err != nil {
 		return nil, nil, err
 	}
-	found, err := s.db.ReadTogether(ctx, []key{commentKey(k.PostID, cid), heldKey(k.PostID, cid), postKey(k.PostID), countKey(k.PostID)})
+	found, err := s.db.ReadTogether(ctx, []key{keys.Comment(k.PostID, cid), keys.Held(k.PostID, cid), keys.Post(k.PostID), keys.PostCount(k.PostID)})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -242,18 +243,18 @@ func (s *Store) ReadComment(ctx context.Context, k CommentKey) (*Comment, *Post,
 func (s *Store) GetCommenters(ctx context.Context, writers []Writer) ([]*Commenter, []error) {
 	out := make([]*Commenter, len(writers))
 	errs := make([]error, len(writers))
-	keys := make([]key, len(writers))
+	ks := make([]key, len(writers))
 	for i, w := range writers {
 		if w.AuthorID != "" {
-			keys[i] = authorKey(w.AuthorID)
+			ks[i] = keys.Author(w.AuthorID)
 		} else {
-			keys[i] = readerKey(w.ReaderID)
+			ks[i] = keys.Reader(w.ReaderID)
 		}
 	}
-	found, err := s.db.BatchGet(ctx, keys, false)
+	found, err := s.db.BatchGet(ctx, ks, false)
 	now := s.nowKey()
 	for i, w := range writers {
-		it, ok := found[keys[i]]
+		it, ok := found[ks[i]]
 		switch {
 		case err != nil:
 			errs[i] = err

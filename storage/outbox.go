@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/blogql/blog/storage/internal/dynamo"
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // The webhooks' outbox: one item per webhook and event (PK WEBHOOK#<id>,
@@ -107,11 +108,11 @@ type outboxItem struct {
 func toOutboxItem(o OutboxItem, now time.Time) outboxItem {
 	k := outboxKey(o.WebhookID, o.EventID)
 	it := outboxItem{PK: k.PK, SK: k.SK, Type: typeOutbox, WebhookID: o.WebhookID, EventID: o.EventID,
-		EventType: string(o.EventType), Body: o.Body, Attempts: o.Attempts, CreatedAt: keyTime(o.CreatedAt),
+		EventType: string(o.EventType), Body: o.Body, Attempts: o.Attempts, CreatedAt: keys.Time(o.CreatedAt),
 		State: o.State, LastStatus: o.LastStatus, LastError: o.LastError}
 	if o.State == OutboxPending {
 		it.GSI1PK, it.GSI1SK = outboxIndex, outboxDueKey(o.NextAttemptAt, o.WebhookID, o.EventID)
-		it.Next = keyTime(o.NextAttemptAt)
+		it.Next = keys.Time(o.NextAttemptAt)
 	} else {
 		it.ExpiresAt = now.Add(DeliveryRetention).Unix()
 	}
@@ -120,7 +121,7 @@ func toOutboxItem(o OutboxItem, now time.Time) outboxItem {
 
 func (it *outboxItem) item() OutboxItem {
 	return OutboxItem{WebhookID: it.WebhookID, EventID: it.EventID, EventType: EventType(it.EventType), Body: it.Body,
-		Attempts: it.Attempts, NextAttemptAt: parseKeyTime(it.Next), CreatedAt: parseKeyTime(it.CreatedAt),
+		Attempts: it.Attempts, NextAttemptAt: keys.ParseTime(it.Next), CreatedAt: keys.ParseTime(it.CreatedAt),
 		State: it.State, LastStatus: it.LastStatus, LastError: it.LastError}
 }
 
@@ -143,10 +144,10 @@ type deliveryItem struct {
 func toDeliveryItem(d DeliveryAttempt) deliveryItem {
 	k := deliveryKey(d.WebhookID, d.At, d.EventID, d.Attempt)
 	it := deliveryItem{PK: k.PK, SK: k.SK, Type: typeDelivery, WebhookID: d.WebhookID, EventID: d.EventID,
-		EventType: string(d.EventType), Attempt: d.Attempt, At: keyTime(d.At), StatusCode: d.StatusCode,
+		EventType: string(d.EventType), Attempt: d.Attempt, At: keys.Time(d.At), StatusCode: d.StatusCode,
 		DurationMS: d.Duration.Milliseconds(), Error: d.Error, ExpiresAt: d.At.Add(DeliveryRetention).Unix()}
 	if !d.NextAttemptAt.IsZero() {
-		it.Next = keyTime(d.NextAttemptAt)
+		it.Next = keys.Time(d.NextAttemptAt)
 	}
 	return it
 }
@@ -190,14 +191,14 @@ func (s *Store) GetOutbox(ctx context.Context, webhookID, eventID string) (Outbo
 // eventually consistent: ClaimOutbox tells which are still due.
 func (s *Store) DueOutbox(ctx context.Context, now time.Time, limit int) ([]OutboxItem, error) {
 	// '$' sorts right after '#': every key of a time up to now.
-	kc := expression.Key(attrGSI1PK).Equal(expression.Value(outboxIndex)).
-		And(expression.Key(attrGSI1SK).LessThan(expression.Value(keyTime(now) + "$")))
+	kc := expression.Key(keys.AttrGSI1PK).Equal(expression.Value(outboxIndex)).
+		And(expression.Key(keys.AttrGSI1SK).LessThan(expression.Value(keys.Time(now) + "$")))
 	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(kc))
 	if err != nil {
 		return nil, err
 	}
 	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
-		TableName: aws.String(s.table), IndexName: aws.String(indexGSI1), KeyConditionExpression: expr.KeyCondition(),
+		TableName: aws.String(s.table), IndexName: aws.String(keys.IndexGSI1), KeyConditionExpression: expr.KeyCondition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), Limit: aws.Int32(int32(limit)),
 	})
 	if err != nil {
@@ -223,9 +224,9 @@ func (s *Store) ClaimOutbox(ctx context.Context, o OutboxItem, until time.Time) 
 	k := outboxKey(o.WebhookID, o.EventID)
 	cond := expression.Name("state").Equal(expression.Value(OutboxPending)).
 		And(expression.Name("attempts").Equal(expression.Value(o.Attempts))).
-		And(expression.Name(attrGSI1SK).Equal(expression.Value(outboxDueKey(o.NextAttemptAt, o.WebhookID, o.EventID))))
-	upd := expression.Set(expression.Name("nextAttemptAt"), expression.Value(keyTime(until))).
-		Set(expression.Name(attrGSI1SK), expression.Value(outboxDueKey(until, o.WebhookID, o.EventID)))
+		And(expression.Name(keys.AttrGSI1SK).Equal(expression.Value(outboxDueKey(o.NextAttemptAt, o.WebhookID, o.EventID))))
+	upd := expression.Set(expression.Name("nextAttemptAt"), expression.Value(keys.Time(until))).
+		Set(expression.Name(keys.AttrGSI1SK), expression.Value(outboxDueKey(until, o.WebhookID, o.EventID)))
 	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithCondition(cond).WithUpdate(upd))
 	if err != nil {
 		return o, err
@@ -255,10 +256,10 @@ func (s *Store) StartAttempt(ctx context.Context, o OutboxItem, until time.Time)
 	t := s.db.NewTxn()
 	cond := expression.Name("state").Equal(expression.Value(OutboxPending)).
 		And(expression.Name("attempts").Equal(expression.Value(o.Attempts))).
-		And(expression.Name(attrGSI1SK).Equal(expression.Value(outboxDueKey(o.NextAttemptAt, o.WebhookID, o.EventID))))
-	upd := expression.Set(expression.Name("nextAttemptAt"), expression.Value(keyTime(until))).
-		Set(expression.Name(attrGSI1SK), expression.Value(outboxDueKey(until, o.WebhookID, o.EventID))).
-		Set(expression.Name("sending"), expression.Value(keyTime(until)))
+		And(expression.Name(keys.AttrGSI1SK).Equal(expression.Value(outboxDueKey(o.NextAttemptAt, o.WebhookID, o.EventID))))
+	upd := expression.Set(expression.Name("nextAttemptAt"), expression.Value(keys.Time(until))).
+		Set(expression.Name(keys.AttrGSI1SK), expression.Value(outboxDueKey(until, o.WebhookID, o.EventID))).
+		Set(expression.Name("sending"), expression.Value(keys.Time(until)))
 	if err := t.Update(outboxKey(o.WebhookID, o.EventID), upd, &cond, ErrVersionConflict); err != nil {
 		return o, err
 	}
@@ -327,8 +328,8 @@ func (s *Store) RecordDelivery(ctx context.Context, d DeliveryAttempt) error {
 // first, in one Query. Expired ones DynamoDB has not removed yet are left
 // out.
 func (s *Store) RecentDeliveries(ctx context.Context, webhookID string, limit int) ([]DeliveryAttempt, error) {
-	kc := expression.Key(attrPK).Equal(expression.Value(webhookPartition(webhookID))).
-		And(expression.KeyBeginsWith(expression.Key(attrSK), prefixDeliver))
+	kc := expression.Key(keys.AttrPK).Equal(expression.Value(webhookPartition(webhookID))).
+		And(expression.KeyBeginsWith(expression.Key(keys.AttrSK), prefixDeliver))
 	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(kc))
 	if err != nil {
 		return nil, err
@@ -352,8 +353,8 @@ func (s *Store) RecentDeliveries(ctx context.Context, webhookID string, limit in
 			continue
 		}
 		ds = append(ds, DeliveryAttempt{WebhookID: it.WebhookID, EventID: it.EventID, EventType: EventType(it.EventType),
-			Attempt: it.Attempt, At: parseKeyTime(it.At), StatusCode: it.StatusCode,
-			Duration: time.Duration(it.DurationMS) * time.Millisecond, Error: it.Error, NextAttemptAt: parseKeyTime(it.Next)})
+			Attempt: it.Attempt, At: keys.ParseTime(it.At), StatusCode: it.StatusCode,
+			Duration: time.Duration(it.DurationMS) * time.Millisecond, Error: it.Error, NextAttemptAt: keys.ParseTime(it.Next)})
 	}
 	return ds, nil
 }
@@ -369,8 +370,8 @@ const sweepEvery = 50 * time.Millisecond
 func (s *Store) sweepWebhook(ctx context.Context, id string) error {
 	pk := webhookPartition(id)
 	expr, err := dynamo.BuildExpr(expression.NewBuilder().
-		WithKeyCondition(expression.Key(attrPK).Equal(expression.Value(pk))).
-		WithProjection(expression.NamesList(expression.Name(attrPK), expression.Name(attrSK), expression.Name("sending"))))
+		WithKeyCondition(expression.Key(keys.AttrPK).Equal(expression.Value(pk))).
+		WithProjection(expression.NamesList(expression.Name(keys.AttrPK), expression.Name(keys.AttrSK), expression.Name("sending"))))
 	if err != nil {
 		return err
 	}
@@ -387,20 +388,20 @@ func (s *Store) sweepWebhook(ctx context.Context, id string) error {
 			if err != nil {
 				return fmt.Errorf("read %s: %w", pk, err)
 			}
-			var keys []item
+			var ks []item
 			for _, it := range page.Items {
 				var o outboxItem
 				if err := attributevalue.UnmarshalMap(it, &o); err != nil {
 					return fmt.Errorf("decode %s: %w", pk, err)
 				}
-				if o.Sending != "" && parseKeyTime(o.Sending).After(now) {
+				if o.Sending != "" && keys.ParseTime(o.Sending).After(now) {
 					sending = true
 					continue
 				}
 				delete(it, "sending")
-				keys = append(keys, it)
+				ks = append(ks, it)
 			}
-			for chunk := range slices.Chunk(keys, 25) {
+			for chunk := range slices.Chunk(ks, 25) {
 				if err := s.batchDelete(ctx, chunk); err != nil {
 					return err
 				}
@@ -466,7 +467,7 @@ func (w *webhookItems) check(now time.Time) []string {
 		switch {
 		case h.DeletingAt == "":
 			live++
-		case now.Sub(parseKeyTime(h.DeletingAt)) > StuckAfter:
+		case now.Sub(keys.ParseTime(h.DeletingAt)) > StuckAfter:
 			badf("webhook %s is being deleted since %s: deleteWebhook again finishes it", id, h.DeletingAt)
 		}
 	}
@@ -489,7 +490,7 @@ func (w *webhookItems) check(now time.Time) []string {
 			}
 			continue
 		}
-		next := parseKeyTime(o.Next)
+		next := keys.ParseTime(o.Next)
 		switch {
 		case o.GSI1PK != outboxIndex || o.GSI1SK != outboxDueKey(next, o.WebhookID, o.EventID):
 			badf("outbox item %s/%s is pending but not indexed by its next attempt", o.WebhookID, o.EventID)

@@ -12,6 +12,7 @@ import (
 	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/markdown"
 	"github.com/blogql/blog/storage/internal/dynamo"
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // Pages: the blog's static pages (About, Contact, Imprint). A page is one
@@ -127,8 +128,8 @@ func (it *pageItem) page() *SitePage {
 	p := &SitePage{
 		ID: it.ID, Slug: it.Slug, Title: it.Title, Body: it.Body, BodyHTML: it.HTML, WordCount: it.Words, Excerpt: it.AutoExcerpt,
 		Status: PostStatus(it.Status), Order: it.Order, ParentID: it.ParentID,
-		CreatedAt: parseKeyTime(it.CreatedAt), UpdatedAt: parseKeyTime(it.UpdatedAt),
-		PublishedAt: parseKeyTime(it.PublishedAt), Version: it.Version,
+		CreatedAt: keys.ParseTime(it.CreatedAt), UpdatedAt: keys.ParseTime(it.UpdatedAt),
+		PublishedAt: keys.ParseTime(it.PublishedAt), Version: it.Version,
 	}
 	if it.SEO != nil {
 		p.SEO = SEO(*it.SEO)
@@ -141,13 +142,13 @@ func (it *pageItem) page() *SitePage {
 
 // withKeys sets the page's keys from its id, status and order.
 func (it *pageItem) withKeys() *pageItem {
-	k := pageKey(it.ID)
+	k := keys.Page(it.ID)
 	it.PK, it.SK, it.Type = k.PK, k.SK, typePage
-	it.GSI1PK = pageDraftsPartition
+	it.GSI1PK = keys.PageDraftsPartition
 	if it.Status == string(StatusPublished) {
-		it.GSI1PK = pagesPartition
+		it.GSI1PK = keys.PagesPartition
 	}
-	it.GSI1SK = pageSortKey(it.Order, it.ID)
+	it.GSI1SK = keys.PageSort(it.Order, it.ID)
 	return it
 }
 
@@ -184,12 +185,12 @@ func (p *SitePage) restore(ctx context.Context, opts markdown.Options) error {
 // who may take any page's redirect; a post's slug, current or old, is
 // never a page's to take, nor a page's a post's (decodeReservation).
 var pageSlugs = slugSpace{
-	key:      slugKey,
+	key:      keys.Slug,
 	owner:    attrPageOwner,
-	holder:   pageKey,
+	holder:   keys.Page,
 	authorOf: func(*slugHolder) string { return "" },
 	item: func(slug, owner string, redirect bool) any {
-		k := slugKey(slug)
+		k := keys.Slug(slug)
 		return slugItem{PK: k.PK, SK: k.SK, Type: typeSlug, PageID: owner, Redirect: redirect}
 	},
 }
@@ -238,7 +239,7 @@ func (s *Store) CreatePage(ctx context.Context, in NewPage) (*SitePage, error) {
 			if err := s.claim(ctx, pageSlugs, id, taker{admin: true}, res); err != nil {
 				return nil, err
 			}
-			now := keyTime(s.Now())
+			now := keys.Time(s.Now())
 			after := body
 			after.ID, after.Slug, after.Slugs, after.Title = id, in.Slug, []string{in.Slug}, in.Title
 			after.Status, after.Order, after.ParentID = string(StatusDraft), in.Order, in.ParentID
@@ -334,7 +335,7 @@ func (s *Store) PublishPage(ctx context.Context, in PageRef) (*SitePage, error) 
 	}
 	return s.changePage(ctx, "publishPage", in.ID, in.ExpectedVersion, in.IdempotencyKey, in, "", func(p *pageItem) error {
 		if p.Status != string(StatusPublished) {
-			p.Status, p.PublishedAt = string(StatusPublished), keyTime(s.Now())
+			p.Status, p.PublishedAt = string(StatusPublished), keys.Time(s.Now())
 		}
 		return nil
 	})
@@ -372,16 +373,16 @@ func (s *Store) DeletePage(ctx context.Context, in PageRef) (*SitePage, error) {
 func (s *Store) changePage(ctx context.Context, op, id string, expected int64, idemKey string, input any, slug string, change func(*pageItem) error) (*SitePage, error) {
 	return idempotent(ctx, s, op, idemKey, input, func(rec *idem) (*SitePage, error) {
 		return dynamo.RetryWrite(ctx, func() (*SitePage, error) {
-			keys := []key{pageKey(id)}
+			ks := []key{keys.Page(id)}
 			if slug != "" {
-				keys = append(keys, slugKey(slug))
+				ks = append(ks, keys.Slug(slug))
 			}
-			found, err := s.db.BatchGet(ctx, keys, true)
+			found, err := s.db.BatchGet(ctx, ks, true)
 			if err != nil {
 				return nil, fmt.Errorf("page %q: %w", id, err)
 			}
 			var before pageItem
-			if err := dynamo.DecodeFound(found, pageKey(id), &before); err != nil {
+			if err := dynamo.DecodeFound(found, keys.Page(id), &before); err != nil {
 				return nil, fmt.Errorf("page %q: %w", id, err)
 			}
 			if expected != 0 && before.Version != expected {
@@ -395,7 +396,7 @@ func (s *Store) changePage(ctx context.Context, op, id string, expected int64, i
 				return nil, err
 			}
 			after.Version++
-			after.UpdatedAt = keyTime(s.Now())
+			after.UpdatedAt = keys.Time(s.Now())
 			var res *reservation
 			if after.Slug != before.Slug {
 				if res, err = pageSlugs.decodeReservation(found, after.Slug); err != nil {
@@ -424,7 +425,7 @@ func (s *Store) writePage(ctx context.Context, rec *idem, before, after *pageIte
 	}
 	switch {
 	case after == nil:
-		errs = append(errs, t.Delete(pageKey(before.ID), ptr(condVersion(before.Version)), dynamo.ErrRetry))
+		errs = append(errs, t.Delete(keys.Page(before.ID), ptr(condVersion(before.Version)), dynamo.ErrRetry))
 	case before == nil:
 		afterSlugs = after.Slugs
 		errs = append(errs, t.Put(after, ptr(dynamo.CondNotExists()), dynamo.ErrRetry))
@@ -437,7 +438,7 @@ func (s *Store) writePage(ctx context.Context, rec *idem, before, after *pageIte
 		id = after.ID
 		if after.ParentID != "" && (before == nil || before.ParentID != after.ParentID) {
 			cond := dynamo.CondExists().And(expression.AttributeNotExists(expression.Name("parentId")))
-			errs = append(errs, t.Check(pageKey(after.ParentID), cond,
+			errs = append(errs, t.Check(keys.Page(after.ParentID), cond,
 				invalid("parentId", "must be a page without a parent of its own")))
 		}
 	} else {
@@ -474,7 +475,7 @@ func (s *Store) GetPage(ctx context.Context, id string) (*SitePage, error) {
 		return nil, err
 	}
 	var it pageItem
-	if err := s.db.Get(ctx, pageKey(id), false, &it); err != nil {
+	if err := s.db.Get(ctx, keys.Page(id), false, &it); err != nil {
 		return nil, fmt.Errorf("page %q: %w", id, err)
 	}
 	return it.page(), nil
@@ -488,7 +489,7 @@ func (s *Store) GetPageBySlug(ctx context.Context, slug string) (*SitePage, erro
 		return nil, err
 	}
 	var sl slugItem
-	err := s.db.Get(ctx, slugKey(slug), false, &sl)
+	err := s.db.Get(ctx, keys.Slug(slug), false, &sl)
 	switch {
 	case errors.Is(err, ErrNotFound):
 	case err != nil:
@@ -499,7 +500,7 @@ func (s *Store) GetPageBySlug(ctx context.Context, slug string) (*SitePage, erro
 		id = absentPageID
 	}
 	var it pageItem
-	if err := s.db.Get(ctx, pageKey(id), false, &it); err != nil {
+	if err := s.db.Get(ctx, keys.Page(id), false, &it); err != nil {
 		return nil, fmt.Errorf("page by slug %q: %w", slug, err)
 	}
 	return it.page(), nil
@@ -509,7 +510,7 @@ func (s *Store) GetPageBySlug(ctx context.Context, slug string) (*SitePage, erro
 // reads it.
 func (s *Store) ReadPage(ctx context.Context, id string) (*SitePage, error) {
 	var it pageItem
-	if err := s.db.Get(ctx, pageKey(id), true, &it); err != nil {
+	if err := s.db.Get(ctx, keys.Page(id), true, &it); err != nil {
 		return nil, fmt.Errorf("page %q: %w", id, err)
 	}
 	return it.page(), nil
@@ -518,13 +519,13 @@ func (s *Store) ReadPage(ctx context.Context, id string) (*SitePage, error) {
 // Pages returns the published pages, or with drafts the draft pages, by
 // order then creation: one Query of GSI1 a page.
 func (s *Store) Pages(ctx context.Context, p PageArgs, drafts bool) (*Result[*SitePage], error) {
-	part, list := pagesPartition, "pages"
+	part, list := keys.PagesPartition, "pages"
 	if drafts {
-		part, list = pageDraftsPartition, "page-drafts"
+		part, list = keys.PageDraftsPartition, "page-drafts"
 	}
 	return queryPage(ctx, s, listQuery{
 		list: list, index: true, forward: true,
-		cond: expression.Key(attrGSI1PK).Equal(expression.Value(part)),
+		cond: expression.Key(keys.AttrGSI1PK).Equal(expression.Value(part)),
 	}, p, (*pageItem).page)
 }
 

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/blogql/blog/storage/internal/dynamo"
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // Automatic persisted queries (persisted_doc.go describes the item).
@@ -78,7 +79,7 @@ func (s *Store) PersistedQuery(ctx context.Context, hash string) (PersistedQuery
 		return PersistedQuery{}, ErrNotFound
 	}
 	var it persistedItem
-	if err := s.db.Get(ctx, persistedKey(hash), false, &it); err != nil {
+	if err := s.db.Get(ctx, keys.Persisted(hash), false, &it); err != nil {
 		return PersistedQuery{}, fmt.Errorf("persisted query %s: %w", hash, err)
 	}
 	exp := time.Unix(it.ExpiresAt, 0).UTC()
@@ -101,7 +102,7 @@ func (s *Store) PersistQuery(ctx context.Context, hash, query string) (Persisted
 		return PersistedQuery{}, &ValidationError{Field: "sha256Hash", Reason: "is not the SHA-256 hash of the query"}
 	}
 	now := s.Now()
-	k := persistedKey(hash)
+	k := keys.Persisted(hash)
 	q := PersistedQuery{Hash: hash, Query: query, ExpiresAt: now.Add(PersistedQueryTTL).Truncate(time.Second)}
 	// An expired item TTL has not deleted yet is replaced.
 	cond := dynamo.CondNotExists().Or(expression.Name("expiresAt").LessThanEqual(expression.Value(now.Unix())))
@@ -128,7 +129,7 @@ func (s *Store) RefreshPersistedQuery(ctx context.Context, hash string) (time.Ti
 	}
 	now := s.Now()
 	exp := now.Add(PersistedQueryTTL).Truncate(time.Second)
-	cond := expression.AttributeExists(expression.Name(attrPK)).And(expression.Name("expiresAt").GreaterThan(expression.Value(now.Unix())))
+	cond := expression.AttributeExists(expression.Name(keys.AttrPK)).And(expression.Name("expiresAt").GreaterThan(expression.Value(now.Unix())))
 	upd := expression.Set(expression.Name("expiresAt"), expression.Value(exp.Unix()))
 	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithCondition(cond).WithUpdate(upd))
 	if err != nil {
@@ -136,7 +137,7 @@ func (s *Store) RefreshPersistedQuery(ctx context.Context, hash string) (time.Ti
 	}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.table),
-		Key:                       dynamo.MustKey(persistedKey(hash)),
+		Key:                       dynamo.MustKey(keys.Persisted(hash)),
 		ConditionExpression:       expr.Condition(),
 		UpdateExpression:          expr.Update(),
 		ExpressionAttributeNames:  expr.Names(),

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"github.com/blogql/blog/storage/internal/dynamo"
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // A post is written with its copies: the names it copies from its author
@@ -48,20 +49,20 @@ func newNames() *names {
 func (r *names) schedules() map[key]schedule {
 	out := map[key]schedule{}
 	if r.author != nil {
-		out[authorKey(r.author.ID)] = r.author.Scheduled
+		out[keys.Author(r.author.ID)] = r.author.Scheduled
 	}
 	for slug, c := range r.cats {
-		out[categoryKey(slug)] = c.Scheduled
+		out[keys.Category(slug)] = c.Scheduled
 	}
 	if r.stats != nil {
-		out[statsItemKey()] = r.stats.Scheduled
+		out[keys.Stats()] = r.stats.Scheduled
 	}
 	for id, a := range r.coAuthors {
-		out[authorKey(id)] = a.Scheduled
+		out[keys.Author(id)] = a.Scheduled
 	}
 	for slug, t := range r.tags {
 		if t != nil {
-			out[tagKey(slug)] = t.Scheduled
+			out[keys.Tag(slug)] = t.Scheduled
 		}
 	}
 	return out
@@ -131,7 +132,7 @@ func (r *names) setNames(p *postItem, slugs []string) error {
 }
 
 // postRead names the post a read takes with others (none when id is
-// empty), and whether with its body item (postReadKeys).
+// empty), and whether with its body item (keys.PostRead).
 type postRead struct {
 	id   string
 	body bool
@@ -143,29 +144,29 @@ type postRead struct {
 // and the co-authors and tags of more (and, one more request a hop, the
 // tags those were merged into).
 func (s *Store) readNames(ctx context.Context, post postRead, authorID string, slugs []string, slug string, more moreNames) (*postItem, *names, error) {
-	var keys []key
+	var ks []key
 	if post.id != "" {
-		keys = append(keys, postReadKeys(post.id, post.body)...)
+		ks = append(ks, keys.PostRead(post.id, post.body)...)
 	}
 	if authorID != "" {
-		keys = append(keys, authorKey(authorID))
+		ks = append(ks, keys.Author(authorID))
 	}
 	if slug != "" {
-		keys = append(keys, slugKey(slug))
+		ks = append(ks, keys.Slug(slug))
 	}
-	keys = append(keys, mapKeys(slugs, categoryKey)...)
+	ks = append(ks, mapKeys(slugs, keys.Category)...)
 	for _, id := range more.coAuthors {
-		if id != authorID && !slices.Contains(keys, authorKey(id)) {
-			keys = append(keys, authorKey(id))
+		if id != authorID && !slices.Contains(ks, keys.Author(id)) {
+			ks = append(ks, keys.Author(id))
 		}
 	}
 	for _, t := range more.tags {
-		if !slices.Contains(keys, tagKey(t)) {
-			keys = append(keys, tagKey(t))
+		if !slices.Contains(ks, keys.Tag(t)) {
+			ks = append(ks, keys.Tag(t))
 		}
 	}
-	keys = append(keys, statsItemKey())
-	found, err := s.db.BatchGet(ctx, keys, true)
+	ks = append(ks, keys.Stats())
+	found, err := s.db.BatchGet(ctx, ks, true)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -180,7 +181,7 @@ func (s *Store) readNames(ctx context.Context, post postRead, authorID string, s
 	}
 	r := newNames()
 	for _, id := range more.coAuthors {
-		if it, ok := found[authorKey(id)]; ok {
+		if it, ok := found[keys.Author(id)]; ok {
 			a := &authorItem{}
 			if err := attributevalue.UnmarshalMap(it, a); err != nil {
 				return nil, nil, fmt.Errorf("decode author: %w", err)
@@ -189,7 +190,7 @@ func (s *Store) readNames(ctx context.Context, post postRead, authorID string, s
 		}
 	}
 	for _, t := range more.tags {
-		if it, ok := found[tagKey(t)]; ok {
+		if it, ok := found[keys.Tag(t)]; ok {
 			if r.tags[t], err = decodeTag(it); err != nil {
 				return nil, nil, err
 			}
@@ -203,14 +204,14 @@ func (s *Store) readNames(ctx context.Context, post postRead, authorID string, s
 			return nil, nil, err
 		}
 	}
-	if it, ok := found[authorKey(authorID)]; ok && authorID != "" {
+	if it, ok := found[keys.Author(authorID)]; ok && authorID != "" {
 		r.author = &authorItem{}
 		if err := attributevalue.UnmarshalMap(it, r.author); err != nil {
 			return nil, nil, fmt.Errorf("decode author: %w", err)
 		}
 	}
 	for _, slug := range slugs {
-		if it, ok := found[categoryKey(slug)]; ok {
+		if it, ok := found[keys.Category(slug)]; ok {
 			c := &categoryItem{}
 			if err := attributevalue.UnmarshalMap(it, c); err != nil {
 				return nil, nil, fmt.Errorf("decode category: %w", err)
@@ -218,7 +219,7 @@ func (s *Store) readNames(ctx context.Context, post postRead, authorID string, s
 			r.cats[slug] = c
 		}
 	}
-	if it, ok := found[statsItemKey()]; ok {
+	if it, ok := found[keys.Stats()]; ok {
 		r.stats = &statsItem{}
 		if err := attributevalue.UnmarshalMap(it, r.stats); err != nil {
 			return nil, nil, fmt.Errorf("decode stats: %w", err)
@@ -240,7 +241,7 @@ func postActions(t *dynamo.Txn, before, after *postItem, r *names, now string) e
 		add(t.Put(after.stored(), ptr(dynamo.CondNotExists()), ErrAlreadyExists))
 	case after == nil:
 		id = before.ID
-		add(t.Delete(postKey(id), ptr(unchanged(before)), dynamo.ErrRetry))
+		add(t.Delete(keys.Post(id), ptr(unchanged(before)), dynamo.ErrRetry))
 	default:
 		id = before.ID
 		add(t.Put(after.stored(), ptr(unchanged(before)), dynamo.ErrRetry))

@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/blogql/blog/storage/internal/dynamo"
+	"github.com/blogql/blog/storage/internal/keys"
 	"github.com/blogql/blog/storage/internal/migrations"
 )
 
@@ -26,73 +27,11 @@ import (
 // POST#<id>#TEXT (the body last, so the post with its counts alone is a
 // range too).
 
-const (
-	typePostBody  = "postBody"
-	typePostCount = "postCount"
-
-	bodySuffix  = "#TEXT"
-	countSuffix = "#COUNT"
-)
-
-// bodyKey is the body item of a post.
-func bodyKey(id string) key { return key{PK: prefixPost + id, SK: prefixPost + id + bodySuffix} }
-
-// countKey is the count item of a post.
-func countKey(id string) key { return key{PK: prefixPost + id, SK: prefixPost + id + countSuffix} }
-
-// postPartKeys are the keys of the post items GetPost reads, in key
-// order: the post, its count item and its body item.
-func postPartKeys(id string) []key { return []key{postKey(id), countKey(id), bodyKey(id)} }
-
-// postReadKeys are the keys of the post items a read takes: with body,
-// postPartKeys; without, the post item and its count item alone, for a
-// read that leaves the body alone (the body item of a long post is most
-// of what the three cost).
-func postReadKeys(id string, body bool) []key {
-	if body {
-		return postPartKeys(id)
-	}
-	return []key{postKey(id), countKey(id)}
-}
-
-// leftBody marks a post read without its body item (postReadKeys) as
+// leftBody marks a post read without its body item (keys.PostRead) as
 // such, unless its own item holds its body (a post of layout 3), which
 // then was read with it.
 func (it *postItem) leftBody() {
 	it.bodyUnread = !it.hasBody && it.Body == "" && it.HTML == ""
-}
-
-// bodyItem is a post's Markdown body and what is rendered from it.
-type bodyItem struct {
-	PK            string     `dynamodbav:"PK"`
-	SK            string     `dynamodbav:"SK"`
-	Type          string     `dynamodbav:"type"`
-	ID            string     `dynamodbav:"id"`
-	Body          string     `dynamodbav:"body,omitempty"`
-	HTML          string     `dynamodbav:"bodyHtml,omitempty"`
-	TOC           []tocEntry `dynamodbav:"toc,omitempty"`
-	RenderVersion string     `dynamodbav:"renderVersion,omitempty"`
-}
-
-// countItem is a post's exact comment counts with what a comment's
-// transaction checks: that the post is published and visible now
-// (status, publishedAt) and whose moderation queue a held comment joins
-// (authorId).
-type countItem struct {
-	PK           string `dynamodbav:"PK"`
-	SK           string `dynamodbav:"SK"`
-	Type         string `dynamodbav:"type"`
-	ID           string `dynamodbav:"id"`
-	AuthorID     string `dynamodbav:"authorId"`
-	Status       string `dynamodbav:"status"`
-	PublishedAt  string `dynamodbav:"publishedAt,omitempty"`
-	CommentCount int64  `dynamodbav:"commentCount"`
-	ThreadCount  int64  `dynamodbav:"threadCount"`
-}
-
-// visibleAt reports whether the post is published and its time has come.
-func (c *countItem) visibleAt(now string) bool {
-	return c.Status == string(StatusPublished) && c.PublishedAt <= now
 }
 
 // condVisible is the condition on a count item that its post is
@@ -104,14 +43,14 @@ func condVisible(now string) expression.ConditionBuilder {
 
 // bodyItem returns the body item of the post.
 func (it *postItem) bodyItem() bodyItem {
-	k := bodyKey(it.ID)
+	k := keys.PostBody(it.ID)
 	return bodyItem{PK: k.PK, SK: k.SK, Type: typePostBody, ID: it.ID,
 		Body: it.Body, HTML: it.HTML, TOC: it.TOC, RenderVersion: it.RenderVersion}
 }
 
 // countItem returns the count item of the post with the counts c.
 func (it *postItem) countItem(comments, threads int64) countItem {
-	k := countKey(it.ID)
+	k := keys.PostCount(it.ID)
 	return countItem{PK: k.PK, SK: k.SK, Type: typePostCount, ID: it.ID, AuthorID: it.AuthorID,
 		Status: it.Status, PublishedAt: it.PublishedAt, CommentCount: comments, ThreadCount: threads}
 }
@@ -163,11 +102,11 @@ func bodyChanged(before, after *postItem) bool {
 }
 
 // decodePost returns the post id from found, its items as a read of
-// postPartKeys found them: its count item and body item set on it when
+// keys.PostParts found them: its count item and body item set on it when
 // found (a post of layout 3 has neither and carries both in its own
 // item), or ErrNotFound.
 func decodePost(found map[key]item, id string) (*postItem, error) {
-	raw, ok := found[postKey(id)]
+	raw, ok := found[keys.Post(id)]
 	if !ok {
 		return nil, fmt.Errorf("post %q: %w", id, ErrNotFound)
 	}
@@ -175,7 +114,7 @@ func decodePost(found map[key]item, id string) (*postItem, error) {
 	if err := attributevalue.UnmarshalMap(raw, p); err != nil {
 		return nil, fmt.Errorf("decode post %q: %w", id, err)
 	}
-	if raw, ok := found[bodyKey(id)]; ok {
+	if raw, ok := found[keys.PostBody(id)]; ok {
 		var b bodyItem
 		if err := attributevalue.UnmarshalMap(raw, &b); err != nil {
 			return nil, fmt.Errorf("decode body of %q: %w", id, err)
@@ -185,7 +124,7 @@ func decodePost(found map[key]item, id string) (*postItem, error) {
 		p.Body, p.HTML, p.TOC, p.hasBody = b.Body, b.HTML, b.TOC, true
 		p.RenderVersion = cmp.Or(p.RenderVersion, b.RenderVersion)
 	}
-	if raw, ok := found[countKey(id)]; ok {
+	if raw, ok := found[keys.PostCount(id)]; ok {
 		c := &countItem{}
 		if err := attributevalue.UnmarshalMap(raw, c); err != nil {
 			return nil, fmt.Errorf("decode counts of %q: %w", id, err)
@@ -208,7 +147,7 @@ func (s *Store) readPostParts(ctx context.Context, id string, consistent bool) (
 // without it (bodyUnread set, but for a post of layout 3, whose own item
 // holds its body).
 func (s *Store) readPostItems(ctx context.Context, id string, consistent, body bool) (*postItem, error) {
-	it, err := s.queryPostParts(ctx, id, consistent, postReadKeys(id, body))
+	it, err := s.queryPostParts(ctx, id, consistent, keys.PostRead(id, body))
 	if err == nil && !body {
 		it.leftBody()
 	}
@@ -239,11 +178,11 @@ func (s *Store) ReadPostWithoutBody(ctx context.Context, id string) (*Post, erro
 }
 
 // queryPostParts reads the items keys of the post id, which follow one
-// another in its partition (postPartKeys), with one Query.
-func (s *Store) queryPostParts(ctx context.Context, id string, consistent bool, keys []key) (*postItem, error) {
+// another in its partition (keys.PostParts), with one Query.
+func (s *Store) queryPostParts(ctx context.Context, id string, consistent bool, ks []key) (*postItem, error) {
 	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(
-		expression.Key(attrPK).Equal(expression.Value(keys[0].PK)).
-			And(expression.Key(attrSK).Between(expression.Value(keys[0].SK), expression.Value(keys[len(keys)-1].SK)))))
+		expression.Key(keys.AttrPK).Equal(expression.Value(ks[0].PK)).
+			And(expression.Key(keys.AttrSK).Between(expression.Value(ks[0].SK), expression.Value(ks[len(ks)-1].SK)))))
 	if err != nil {
 		return nil, err
 	}
@@ -261,7 +200,7 @@ func (s *Store) queryPostParts(ctx context.Context, id string, consistent bool, 
 	for _, it := range out.Items {
 		found[dynamo.ItemKey(it)] = it
 	}
-	s.hints.Remember(keys, found)
+	s.hints.Remember(ks, found)
 	return decodePost(found, id)
 }
 
@@ -269,7 +208,7 @@ func (s *Store) queryPostParts(ctx context.Context, id string, consistent bool, 
 // its count item's, read with ConsistentRead (one GetItem).
 func (s *Store) readCommentCount(ctx context.Context, postID string) (comments, threads int, err error) {
 	var c countItem
-	if err := s.db.Get(ctx, countKey(postID), true, &c); err != nil {
+	if err := s.db.Get(ctx, keys.PostCount(postID), true, &c); err != nil {
 		return 0, 0, fmt.Errorf("counts of post %q: %w", postID, err)
 	}
 	return int(c.CommentCount), int(c.ThreadCount), nil
@@ -279,7 +218,7 @@ func (s *Store) readCommentCount(ctx context.Context, postID string) (comments, 
 // ErrNotFound: the post is gone.
 func decodeCounts(found map[key]item, postID string) (*countItem, error) {
 	var c countItem
-	if err := dynamo.DecodeFound(found, countKey(postID), &c); err != nil {
+	if err := dynamo.DecodeFound(found, keys.PostCount(postID), &c); err != nil {
 		return nil, fmt.Errorf("post %q: %w", postID, ErrNotFound)
 	}
 	return &c, nil
@@ -297,8 +236,8 @@ func partActions(t *dynamo.Txn, before, after *postItem) error {
 		)
 	case after == nil:
 		return firstErr(
-			t.Delete(bodyKey(before.ID), nil, nil),
-			t.Delete(countKey(before.ID), nil, nil),
+			t.Delete(keys.PostBody(before.ID), nil, nil),
+			t.Delete(keys.PostCount(before.ID), nil, nil),
 		)
 	}
 	var errs []error
@@ -338,7 +277,7 @@ func checkPostParts(posts map[string]*postItem, bodies map[string]*bodyItem, cou
 		switch {
 		case b == nil:
 			badf("post %s has no body item", id)
-		case b.PK != bodyKey(id).PK || b.SK != bodyKey(id).SK:
+		case b.PK != keys.PostBody(id).PK || b.SK != keys.PostBody(id).SK:
 			badf("body item of post %s has wrong keys", id)
 		default:
 			p.Body, p.HTML, p.TOC, p.hasBody = b.Body, b.HTML, b.TOC, true
@@ -353,7 +292,7 @@ func checkPostParts(posts map[string]*postItem, bodies map[string]*bodyItem, cou
 		switch {
 		case c == nil:
 			badf("post %s has no count item", id)
-		case c.PK != countKey(id).PK || c.SK != countKey(id).SK:
+		case c.PK != keys.PostCount(id).PK || c.SK != keys.PostCount(id).SK:
 			badf("count item of post %s has wrong keys", id)
 		case c.Status != p.Status || c.PublishedAt != p.PublishedAt || c.AuthorID != p.AuthorID:
 			badf("count item of post %s has %s/%s/%s, the post %s/%s/%s", id, c.Status, c.PublishedAt, c.AuthorID, p.Status, p.PublishedAt, p.AuthorID)

@@ -6,9 +6,8 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/google/uuid"
-
 	"github.com/blogql/blog/storage/internal/dynamo"
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // Posts: the operations on a post. Each is one changePost: read the post
@@ -19,8 +18,6 @@ import (
 // errStaleNames means an author or category was renamed after the names a
 // post write carries were read; the write reads them again.
 var errStaleNames = errors.New("author or category renamed during write")
-
-func newID() string { return uuid.Must(uuid.NewV7()).String() }
 
 // CreatePost creates a draft. Its author and categories must exist and its
 // slug must be free (ErrSlugTaken); bad input is a *ValidationError.
@@ -55,7 +52,7 @@ func (s *Store) CreatePost(ctx context.Context, in NewPost) (*Post, error) {
 			if err := s.claim(ctx, postSlugs, postID, taker{author: in.AuthorID, admin: in.Admin}, r.slug); err != nil {
 				return nil, err
 			}
-			now := keyTime(s.Now())
+			now := keys.Time(s.Now())
 			after := &postItem{
 				ID: postID, Slug: in.Slug, Slugs: []string{in.Slug}, Title: in.Title, Excerpt: in.Excerpt, Body: in.Body,
 				Status: string(StatusDraft), AuthorID: in.AuthorID,
@@ -248,7 +245,7 @@ func (s *Store) Publish(ctx context.Context, in PublishPost) (*Post, error) {
 		if at.IsZero() {
 			at = s.Now()
 		}
-		p.Status, p.PublishedAt = string(StatusPublished), keyTime(at)
+		p.Status, p.PublishedAt = string(StatusPublished), keys.Time(at)
 		return nil
 	})
 }
@@ -403,7 +400,7 @@ func (s *Store) changePost(ctx context.Context, c postChange, change func(*postI
 					}
 				}
 				p.Version++
-				p.UpdatedAt = keyTime(s.Now())
+				p.UpdatedAt = keys.Time(s.Now())
 				p.Slugs = holderSlugs(before.Slugs, before.Slug)
 				if p.Slug != before.Slug {
 					if err := s.claim(ctx, postSlugs, c.id, taker{author: before.AuthorID, admin: c.admin}, r.slug); err != nil {
@@ -443,7 +440,7 @@ func (s *Store) changePost(ctx context.Context, c postChange, change func(*postI
 
 // readPost reads a post with the new categories it is about to get and
 // the reservation of the slug it may take (when not empty) in one request;
-// with body, its body item too, else not (postReadKeys). With full it also
+// with body, its body item too, else not (keys.PostRead). With full it also
 // reads the post's author and current categories, to refresh names a
 // rename changed; the author id is only known from the post, so that
 // takes a second request.

@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"github.com/blogql/blog/storage/internal/dynamo"
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // Readers: a signed-in reader's profile is kept from their token's
@@ -46,14 +47,14 @@ func readerKeyOf(p *ReaderProfile) key {
 	if p == nil {
 		return key{}
 	}
-	return readerKey(p.ID)
+	return keys.Reader(p.ID)
 }
 
 func rateKeyOf(p *ReaderProfile) key {
 	if p == nil {
 		return key{}
 	}
-	return rateKey(p.ID)
+	return keys.Rate(p.ID)
 }
 
 // refreshReader adds to t the write of the reader's stored profile when p
@@ -63,7 +64,7 @@ func rateKeyOf(p *ReaderProfile) key {
 // read. A picture is kept only where a post's links may point
 // (checkLinkHosts): frontends fetch it as they fetch an author's avatar.
 func (s *Store) refreshReader(t *dynamo.Txn, found map[key]item, p *ReaderProfile, now time.Time, guard bool) error {
-	k := readerKey(p.ID)
+	k := keys.Reader(p.ID)
 	var stored readerItem
 	err := dynamo.DecodeFound(found, k, &stored)
 	exists := err == nil
@@ -75,7 +76,7 @@ func (s *Store) refreshReader(t *dynamo.Txn, found map[key]item, p *ReaderProfil
 	if exists {
 		cond = condReader(&stored)
 	} else {
-		next = readerItem{PK: k.PK, SK: k.SK, Type: typeReader, ID: p.ID, Name: DefaultReaderName, CreatedAt: keyTime(now)}
+		next = readerItem{PK: k.PK, SK: k.SK, Type: typeReader, ID: p.ID, Name: DefaultReaderName, CreatedAt: keys.Time(now)}
 	}
 	if name, ok := readerName(p.Name); ok {
 		next.Name = name
@@ -89,7 +90,7 @@ func (s *Store) refreshReader(t *dynamo.Txn, found map[key]item, p *ReaderProfil
 	case exists && next == stored:
 		return nil
 	}
-	next.UpdatedAt = keyTime(now)
+	next.UpdatedAt = keys.Time(now)
 	return t.Put(next, &cond, dynamo.ErrRetry)
 }
 
@@ -109,7 +110,7 @@ func condReader(stored *readerItem) expression.ConditionBuilder {
 // in.Rules.PerMinute comments already did. The write is guarded by the
 // item's version, so servers sharing the table count together.
 func countRate(t *dynamo.Txn, found map[key]item, in NewComment, now time.Time) error {
-	k := rateKey(in.Reader.ID)
+	k := keys.Rate(in.Reader.ID)
 	var rate rateItem
 	err := dynamo.DecodeFound(found, k, &rate)
 	exists := err == nil
@@ -117,7 +118,7 @@ func countRate(t *dynamo.Txn, found map[key]item, in NewComment, now time.Time) 
 		return fmt.Errorf("decode rate of reader %q: %w", in.Reader.ID, err)
 	}
 	hash := commentHash(in.PostID, in.ParentID, in.Body)
-	since := keyTime(now.Add(-RateWindow))
+	since := keys.Time(now.Add(-RateWindow))
 	var recent []string
 	for _, e := range rate.Recent {
 		at, h, _ := strings.Cut(e, "#")
@@ -131,10 +132,10 @@ func countRate(t *dynamo.Txn, found map[key]item, in NewComment, now time.Time) 
 	}
 	if n := in.Rules.PerMinute; n > 0 && len(recent) >= n {
 		at, _, _ := strings.Cut(recent[len(recent)-n], "#")
-		wait := parseKeyTime(at).Add(RateWindow).Sub(now)
+		wait := keys.ParseTime(at).Add(RateWindow).Sub(now)
 		return &RateLimitError{RetryAfter: time.Duration(math.Ceil(wait.Seconds())) * time.Second}
 	}
-	recent = append(recent, keyTime(now)+"#"+hash)
+	recent = append(recent, keys.Time(now)+"#"+hash)
 	if in.Rules.PerMinute == 0 && len(recent) > maxRecent {
 		recent = recent[len(recent)-maxRecent:]
 	}
@@ -169,4 +170,11 @@ func validateReaderID(id string) error {
 		return invalid("readerId", "must be 1 to %d bytes of UTF-8 without control characters", MaxReaderIDLength)
 	}
 	return nil
+}
+
+func (it *readerItem) reader() *Reader {
+	return &Reader{
+		ID: it.ID, Name: shownName(it.Name), AvatarURL: it.AvatarURL,
+		CreatedAt: keys.ParseTime(it.CreatedAt), UpdatedAt: keys.ParseTime(it.UpdatedAt),
+	}
 }

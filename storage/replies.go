@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/blogql/blog/storage/internal/dynamo"
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // Replies and the copies their top-level comment carries: a top-level
@@ -50,8 +51,8 @@ func (s *Store) ReplyPage(ctx context.Context, parent *Comment, p PageArgs) (*Re
 		return queryPage(ctx, s, listQuery{
 			list:    list,
 			forward: true,
-			cond: expression.Key(attrPK).Equal(expression.Value(prefixPost + parent.PostID)).
-				And(expression.Key(attrSK).BeginsWith(threadPrefix(pcid))),
+			cond: expression.Key(keys.AttrPK).Equal(expression.Value(keys.PrefixPost + parent.PostID)).
+				And(expression.Key(keys.AttrSK).BeginsWith(keys.ThreadPrefix(pcid))),
 		}, p, (*commentItem).comment)
 	}
 	res := &Result[*Comment]{HasNext: parent.ReplyCount > int64(p.Limit)}
@@ -60,9 +61,9 @@ func (s *Store) ReplyPage(ctx context.Context, parent *Comment, p PageArgs) (*Re
 		if err != nil {
 			return nil, err
 		}
-		k := commentKey(parent.PostID, rcid)
+		k := keys.Comment(parent.PostID, rcid)
 		res.Items = append(res.Items, r)
-		res.Cursors = append(res.Cursors, s.encodeCursor(list, map[string]string{attrPK: k.PK, attrSK: k.SK}))
+		res.Cursors = append(res.Cursors, s.encodeCursor(list, map[string]string{keys.AttrPK: k.PK, keys.AttrSK: k.SK}))
 	}
 	return res, nil
 }
@@ -125,13 +126,13 @@ func (c commentItem) withEditedReply(r *commentItem) commentItem {
 // what it changes on its parent. It returns the change to the post's
 // thread count: -1 when the parent was a tombstone that goes with its
 // last reply.
-func (s *Store) deleteReply(ctx context.Context, t *dynamo.Txn, postID string, cid commentID, c *commentItem, found map[key]item) (int64, error) {
-	pk := commentKey(postID, *cid.parent)
+func (s *Store) deleteReply(ctx context.Context, t *dynamo.Txn, postID string, cid keys.CommentID, c *commentItem, found map[key]item) (int64, error) {
+	pk := keys.Comment(postID, *cid.Parent)
 	var parent commentItem
 	if err := dynamo.DecodeFound(found, pk, &parent); err != nil {
 		return 0, fmt.Errorf("parent of comment %q: %w", c.ID, err)
 	}
-	if err := t.Delete(commentKey(postID, cid), ptr(condCommentVersion(c.Version)), dynamo.ErrRetry); err != nil {
+	if err := t.Delete(keys.Comment(postID, cid), ptr(condCommentVersion(c.Version)), dynamo.ErrRetry); err != nil {
 		return 0, err
 	}
 	if parent.Deleted && parent.ReplyCount == 1 {
@@ -200,14 +201,14 @@ func (s *Store) replyAfter(ctx context.Context, postID string, parent *commentIt
 
 // repliesFrom returns up to n published replies to parent, oldest first,
 // after the reply after when it is not nil, read with ConsistentRead.
-func (s *Store) repliesFrom(ctx context.Context, postID string, parent *commentItem, after *commentID, n int) ([]*commentItem, error) {
+func (s *Store) repliesFrom(ctx context.Context, postID string, parent *commentItem, after *keys.CommentID, n int) ([]*commentItem, error) {
 	pcid, err := parseCommentID(parent.ID)
 	if err != nil {
 		return nil, err
 	}
 	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(
-		expression.Key(attrPK).Equal(expression.Value(prefixPost + postID)).
-			And(expression.Key(attrSK).BeginsWith(threadPrefix(pcid)))))
+		expression.Key(keys.AttrPK).Equal(expression.Value(keys.PrefixPost + postID)).
+			And(expression.Key(keys.AttrSK).BeginsWith(keys.ThreadPrefix(pcid)))))
 	if err != nil {
 		return nil, err
 	}
@@ -220,7 +221,7 @@ func (s *Store) repliesFrom(ctx context.Context, postID string, parent *commentI
 		Limit:                     aws.Int32(int32(n)),
 	}
 	if after != nil {
-		in.ExclusiveStartKey = dynamo.MustKey(commentKey(postID, *after))
+		in.ExclusiveStartKey = dynamo.MustKey(keys.Comment(postID, *after))
 	}
 	var out []*commentItem
 	for len(out) < n {

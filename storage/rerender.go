@@ -14,6 +14,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/blogql/blog/storage/internal/dynamo"
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // The background re-render. Bodies are rendered when they are written,
@@ -142,7 +143,7 @@ func (s *Store) WatchRenderer(ctx context.Context) {
 // the read fails.
 func (s *Store) RefreshRenderer(ctx context.Context) error {
 	var r rendererItem
-	if err := s.db.Get(ctx, rendererKey(), false, &r); err != nil && !errors.Is(err, ErrNotFound) {
+	if err := s.db.Get(ctx, keys.Renderer(), false, &r); err != nil && !errors.Is(err, ErrNotFound) {
 		return fmt.Errorf("read the renderer: %w", err)
 	}
 	s.claimed.mu.Lock()
@@ -165,14 +166,14 @@ func (s *Store) noteRendered(ctx context.Context) {
 	}
 	expr, err := dynamo.BuildExpr(expression.NewBuilder().
 		WithUpdate(expression.Set(expression.Name("done"), expression.Value(false)).
-			Set(expression.Name("markedAt"), expression.Value(keyTime(s.Now()))).
+			Set(expression.Name("markedAt"), expression.Value(keys.Time(s.Now()))).
 			Add(expression.Name("marks"), expression.Value(1))).
 		WithCondition(expression.Name("version").Equal(expression.Value(v))))
 	if err != nil {
 		return
 	}
 	_, _ = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.table), Key: dynamo.MustKey(rendererKey()),
+		TableName: aws.String(s.table), Key: dynamo.MustKey(keys.Renderer()),
 		UpdateExpression:          expr.Update(),
 		ConditionExpression:       expr.Condition(),
 		ExpressionAttributeNames:  expr.Names(),
@@ -189,8 +190,8 @@ func (s *Store) RenderVersion() string { return s.render.Version() }
 // when the write fails.
 func (s *Store) ClaimRenderer(ctx context.Context) (bool, error) {
 	v := s.RenderVersion()
-	k := rendererKey()
-	it := rendererItem{PK: k.PK, SK: k.SK, Type: typeRenderer, Version: v, ClaimedAt: keyTime(s.Now())}
+	k := keys.Renderer()
+	it := rendererItem{PK: k.PK, SK: k.SK, Type: typeRenderer, Version: v, ClaimedAt: keys.Time(s.Now())}
 	wrote, err := s.db.PutIf(ctx, it, dynamo.CondNotExists().Or(expression.Name("version").NotEqual(expression.Value(v))))
 	if err != nil {
 		return false, fmt.Errorf("claim renderer %s: %w", v, err)
@@ -221,7 +222,7 @@ type Rerendered struct {
 func (s *Store) Rerender(ctx context.Context) (Rerendered, error) {
 	var out Rerendered
 	var r rendererItem
-	switch err := s.db.Get(ctx, rendererKey(), true, &r); {
+	switch err := s.db.Get(ctx, keys.Renderer(), true, &r); {
 	case errors.Is(err, ErrNotFound):
 		return out, nil
 	case err != nil:
@@ -233,8 +234,8 @@ func (s *Store) Rerender(ctx context.Context) (Rerendered, error) {
 	}
 	out.Swept = true
 	now := s.Now()
-	settled := !now.Before(parseKeyTime(r.ClaimedAt).Add(settleAfter)) &&
-		(r.MarkedAt == "" || !now.Before(parseKeyTime(r.MarkedAt).Add(indexLag)))
+	settled := !now.Before(keys.ParseTime(r.ClaimedAt).Add(settleAfter)) &&
+		(r.MarkedAt == "" || !now.Before(keys.ParseTime(r.MarkedAt).Add(indexLag)))
 	for _, kind := range s.renderedKinds() {
 		err := kind.each(ctx, func(id, version string) error {
 			if version == v {
@@ -282,7 +283,7 @@ func (s *Store) doneInput(v string, marks int64) *dynamodb.UpdateItemInput {
 		panic(err) // a constant expression
 	}
 	return &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.table), Key: dynamo.MustKey(rendererKey()),
+		TableName: aws.String(s.table), Key: dynamo.MustKey(keys.Renderer()),
 		UpdateExpression:          expr.Update(),
 		ConditionExpression:       expr.Condition(),
 		ExpressionAttributeNames:  expr.Names(),
@@ -295,13 +296,13 @@ func (s *Store) doneInput(v string, marks int64) *dynamodb.UpdateItemInput {
 // one more for every 1 MB), the drafts from each author's drafts in GSI1
 // (the authors from GSI1 AUTHORS, then one Query an author).
 func (s *Store) eachPostVersion(ctx context.Context, fn func(id, version string) error) error {
-	for _, part := range feedPartitions {
+	for _, part := range keys.FeedPartitions {
 		if err := s.eachVersion(ctx, part, fn); err != nil {
 			return err
 		}
 	}
 	var authors []string
-	err := s.eachVersion(ctx, authorsPartition, func(id, _ string) error {
+	err := s.eachVersion(ctx, keys.AuthorsPartition, func(id, _ string) error {
 		authors = append(authors, id)
 		return nil
 	})
@@ -309,7 +310,7 @@ func (s *Store) eachPostVersion(ctx context.Context, fn func(id, version string)
 		return err
 	}
 	for _, a := range authors {
-		if err := s.eachVersion(ctx, draftPartition(a), fn); err != nil {
+		if err := s.eachVersion(ctx, keys.DraftPartition(a), fn); err != nil {
 			return err
 		}
 	}
@@ -320,13 +321,13 @@ func (s *Store) eachPostVersion(ctx context.Context, fn func(id, version string)
 // GSI1 partition pk.
 func (s *Store) eachVersion(ctx context.Context, pk string, fn func(id, version string) error) error {
 	expr, err := dynamo.BuildExpr(expression.NewBuilder().
-		WithKeyCondition(expression.Key(attrGSI1PK).Equal(expression.Value(pk))).
+		WithKeyCondition(expression.Key(keys.AttrGSI1PK).Equal(expression.Value(pk))).
 		WithProjection(expression.NamesList(expression.Name("id"), expression.Name("renderVersion"))))
 	if err != nil {
 		return err
 	}
 	pages := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
-		TableName: aws.String(s.table), IndexName: aws.String(indexGSI1),
+		TableName: aws.String(s.table), IndexName: aws.String(keys.IndexGSI1),
 		KeyConditionExpression:    expr.KeyCondition(),
 		ProjectionExpression:      expr.Projection(),
 		ExpressionAttributeNames:  expr.Names(),
@@ -381,7 +382,7 @@ func (s *Store) rerenderPost(ctx context.Context, id string) (bool, error) {
 		// The post item (its summary and the sum of its HTML) on the
 		// condition that it is as read, and the body item, which only
 		// writes of that post item change.
-		errs := []error{t.Update(postKey(id), full, &cond, dynamo.ErrRetry), t.Put(d.bodyItem(), nil, nil)}
+		errs := []error{t.Update(keys.Post(id), full, &cond, dynamo.ErrRetry), t.Put(d.bodyItem(), nil, nil)}
 		if d.Words != p.Words || d.Minutes != p.Minutes || d.AutoExcerpt != p.AutoExcerpt {
 			summary := derivedUpdate(&d, false)
 			for _, k := range p.copyKeys() {
@@ -429,7 +430,7 @@ func derivedUpdate(d *postItem, post bool) expression.UpdateBuilder {
 // ones from GSI1 PAGES, the drafts from GSI1 PAGEDRAFTS (one Query each,
 // and one more for every 1 MB).
 func (s *Store) eachPageVersion(ctx context.Context, fn func(id, version string) error) error {
-	for _, pk := range []string{pagesPartition, pageDraftsPartition} {
+	for _, pk := range []string{keys.PagesPartition, keys.PageDraftsPartition} {
 		if err := s.eachVersion(ctx, pk, fn); err != nil {
 			return err
 		}
@@ -446,7 +447,7 @@ func (s *Store) eachPageVersion(ctx context.Context, fn func(id, version string)
 func (s *Store) rerenderPage(ctx context.Context, id string) (bool, error) {
 	return dynamo.RetryWrite(ctx, func() (bool, error) {
 		var p pageItem
-		switch err := s.db.Get(ctx, pageKey(id), true, &p); {
+		switch err := s.db.Get(ctx, keys.Page(id), true, &p); {
 		case errors.Is(err, ErrNotFound):
 			return false, nil
 		case err != nil:
@@ -463,7 +464,7 @@ func (s *Store) rerenderPage(ctx context.Context, id string) (bool, error) {
 			return false, err
 		}
 		t := s.db.NewTxn()
-		if err := t.Update(pageKey(id), pageDerivedUpdate(&d), ptr(condVersion(p.Version)), dynamo.ErrRetry); err != nil {
+		if err := t.Update(keys.Page(id), pageDerivedUpdate(&d), ptr(condVersion(p.Version)), dynamo.ErrRetry); err != nil {
 			return false, err
 		}
 		if err := s.db.Exec(ctx, t); err != nil {

@@ -12,6 +12,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/blogql/blog/storage/internal/dynamo"
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // Scheduled posts go live with a write. Readers see a scheduled post as
@@ -134,8 +135,8 @@ func condMarker(at string) expression.ConditionBuilder {
 // read or a write, after which the next call goes on.
 func (s *Store) GoLive(ctx context.Context) (int, error) {
 	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(
-		expression.Key(attrPK).Equal(expression.Value(schedulePartition)).
-			And(expression.Key(attrSK).LessThan(expression.Value(s.nowKey() + "$"))))) // '$' sorts after '#'
+		expression.Key(keys.AttrPK).Equal(expression.Value(schedulePartition)).
+			And(expression.Key(keys.AttrSK).LessThan(expression.Value(s.nowKey() + "$"))))) // '$' sorts after '#'
 	if err != nil {
 		return 0, err
 	}
@@ -180,7 +181,7 @@ func (s *Store) goLive(ctx context.Context, it scheduleItem) (bool, error) {
 	t := s.db.NewTxn()
 	marked := dynamo.CondExists().And(condMarker(it.At))
 	err := firstErr(
-		t.Update(postKey(it.PostID), expression.Remove(expression.Name(attrGoLiveAt)), &marked, errNotScheduled),
+		t.Update(keys.Post(it.PostID), expression.Remove(expression.Name(attrGoLiveAt)), &marked, errNotScheduled),
 		t.Delete(scheduleKey(it.At, it.PostID), ptr(dynamo.CondExists()), errScheduleGone),
 	)
 	if err != nil {
@@ -207,7 +208,7 @@ func (s *Store) dropStale(ctx context.Context, it scheduleItem) error {
 	notMarked := dynamo.CondNotExists().Or(expression.Name(attrGoLiveAt).AttributeNotExists()).
 		Or(expression.Name(attrGoLiveAt).NotEqual(expression.Value(it.At)))
 	err := firstErr(
-		t.Check(postKey(it.PostID), notMarked, dynamo.ErrRetry),
+		t.Check(keys.Post(it.PostID), notMarked, dynamo.ErrRetry),
 		t.Delete(scheduleKey(it.At, it.PostID), ptr(dynamo.CondExists()), dynamo.ErrRetry),
 	)
 	if err != nil {

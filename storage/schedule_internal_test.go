@@ -6,6 +6,8 @@ import (
 	"time"
 
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // TestEventsOfTheGoLiveMarker covers the records of a scheduled post by
@@ -25,12 +27,12 @@ func TestEventsOfTheGoLiveMarker(t *testing.T) {
 	}
 	post := postItem{
 		ID: "p1", Slug: "hello", Title: "Hello", Status: string(StatusPublished), AuthorID: "ada", AuthorSlug: "ada",
-		Cats: []catRef{{Slug: "go", Name: "Go"}}, PublishedAt: keyTime(at.Add(-time.Hour)), Version: 2,
+		Cats: []catRef{{Slug: "go", Name: "Go"}}, PublishedAt: keys.Time(at.Add(-time.Hour)), Version: 2,
 	}
 	// later is scheduled a minute after the record's time, with its
 	// marker; live is the same post gone live.
 	later := post
-	later.PublishedAt, later.GoLiveAt = keyTime(at.Add(time.Minute)), keyTime(at.Add(time.Minute))
+	later.PublishedAt, later.GoLiveAt = keys.Time(at.Add(time.Minute)), keys.Time(at.Add(time.Minute))
 	live := later
 	live.GoLiveAt = ""
 	with := func(p postItem, change func(*postItem)) *postItem {
@@ -53,7 +55,7 @@ func TestEventsOfTheGoLiveMarker(t *testing.T) {
 			rec(modify, &later, with(later, func(p *postItem) { p.Title, p.Version = "Hello again", 3 })), nil},
 		{"a scheduled post's marker moved with its time is post.rescheduled",
 			rec(modify, &later, with(later, func(p *postItem) {
-				p.PublishedAt, p.GoLiveAt, p.Version = keyTime(at.Add(time.Hour)), keyTime(at.Add(time.Hour)), 3
+				p.PublishedAt, p.GoLiveAt, p.Version = keys.Time(at.Add(time.Hour)), keys.Time(at.Add(time.Hour)), 3
 			})), []EventType{EventPostRescheduled}},
 		{"a scheduled post made a draft is post.unscheduled",
 			rec(modify, &later, with(later, func(p *postItem) { p.Status, p.PublishedAt, p.GoLiveAt, p.Version = string(StatusDraft), "", "", 3 })),

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/blogql/blog/storage/internal/dynamo"
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // SecretBytes is the length of the keys Secret makes.
@@ -29,7 +30,7 @@ func (s *Store) Secret(ctx context.Context, name string) ([]byte, error) {
 	if err := validateID("name", name); err != nil {
 		return nil, err
 	}
-	k := secretKey(name)
+	k := keys.Secret(name)
 	var it secretItem
 	err := s.db.Get(ctx, k, true, &it)
 	if err == nil && len(it.Value) == SecretBytes {
@@ -65,7 +66,7 @@ func (s *Store) KnownSecret(ctx context.Context, name string) ([]byte, error) {
 		return nil, err
 	}
 	var it secretItem
-	if err := s.db.Get(ctx, secretKey(name), true, &it); err != nil {
+	if err := s.db.Get(ctx, keys.Secret(name), true, &it); err != nil {
 		return nil, fmt.Errorf("secret %q: %w", name, err)
 	}
 	if len(it.Value) != SecretBytes {

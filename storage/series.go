@@ -10,6 +10,7 @@ import (
 
 	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/storage/internal/dynamo"
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // Series: an ordered collection of posts. The series item SERIES#<slug>
@@ -112,8 +113,8 @@ func (s *Store) CreateSeries(ctx context.Context, in NewSeries) (*Series, error)
 		}
 	}
 	now := s.nowKey()
-	k := seriesKey(in.Slug)
-	it := seriesItem{PK: k.PK, SK: k.SK, GSI1PK: seriesPartition, GSI1SK: k.SK, Type: typeSeries,
+	k := keys.Series(in.Slug)
+	it := seriesItem{PK: k.PK, SK: k.SK, GSI1PK: keys.SeriesPartition, GSI1SK: k.SK, Type: typeSeries,
 		Slug: in.Slug, Title: in.Title, Description: in.Description, OwnerID: in.OwnerID,
 		CreatedAt: now, UpdatedAt: now, Version: 1}
 	if in.CoverImage != nil {
@@ -140,7 +141,7 @@ func (s *Store) GetSeries(ctx context.Context, slug string) (*Series, error) {
 
 func (s *Store) readSeries(ctx context.Context, slug string, consistent bool) (*seriesItem, error) {
 	var it seriesItem
-	if err := s.db.Get(ctx, seriesKey(slug), consistent, &it); err != nil {
+	if err := s.db.Get(ctx, keys.Series(slug), consistent, &it); err != nil {
 		return nil, fmt.Errorf("series %q: %w", slug, err)
 	}
 	return &it, nil
@@ -351,7 +352,7 @@ func (s *Store) DeleteSeries(ctx context.Context, slug string, expected int64) (
 		if len(it.Posts) == 0 {
 			t := s.db.NewTxn()
 			cond := condVersion(it.Version)
-			if err := t.Delete(seriesKey(slug), &cond, dynamo.ErrRetry); err != nil {
+			if err := t.Delete(keys.Series(slug), &cond, dynamo.ErrRetry); err != nil {
 				return nil, err
 			}
 			if err := s.db.Exec(ctx, t); errors.Is(err, dynamo.ErrRetry) {
@@ -383,7 +384,7 @@ func (s *Store) DeleteSeries(ctx context.Context, slug string, expected int64) (
 func (s *Store) AllSeries(ctx context.Context, p PageArgs) (*Result[*Series], error) {
 	return queryPage(ctx, s, listQuery{
 		list: "series", index: true, forward: true,
-		cond: expression.Key(attrGSI1PK).Equal(expression.Value(seriesPartition)),
+		cond: expression.Key(keys.AttrGSI1PK).Equal(expression.Value(keys.SeriesPartition)),
 	}, p, (*seriesItem).series)
 }
 
@@ -535,8 +536,8 @@ func checkSeries(series []*seriesItem, posts map[string]*postItem) []string {
 	var bad []string
 	listed := map[string]string{}
 	for _, se := range series {
-		k := seriesKey(se.Slug)
-		if se.PK != k.PK || se.SK != k.SK || se.GSI1PK != seriesPartition || se.GSI1SK != k.SK {
+		k := keys.Series(se.Slug)
+		if se.PK != k.PK || se.SK != k.SK || se.GSI1PK != keys.SeriesPartition || se.GSI1SK != k.SK {
 			bad = append(bad, fmt.Sprintf("series %s has wrong keys", se.Slug))
 		}
 		if len(se.Posts) > MaxSeriesPosts {

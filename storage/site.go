@@ -14,6 +14,7 @@ import (
 
 	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/storage/internal/dynamo"
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // Site settings: one item, SITE/SITE, written by admins with a version.
@@ -73,12 +74,6 @@ type MenuItem struct {
 	URL   string
 }
 
-// SocialAccount is one of the blog's accounts elsewhere.
-type SocialAccount struct {
-	Network string // as shown: "Mastodon", "GitHub"
-	URL     string
-}
-
 // SitePatch is the input of UpdateSite: nil fields are left unchanged, an
 // empty string clears one (the server's default stands for it).
 // ExpectedVersion must be the version read (0 for settings never
@@ -126,16 +121,11 @@ type linkItem struct {
 	URL   string `dynamodbav:"url,omitempty"`
 }
 
-type socialItem struct {
-	Network string `dynamodbav:"network"`
-	URL     string `dynamodbav:"url"`
-}
-
 func (it *siteItem) site() *Site {
 	s := &Site{
 		Title: it.Title, Description: it.Description, LogoURL: it.LogoURL, IconURL: it.IconURL,
 		Locale: it.Locale, Timezone: it.Timezone, URL: it.URL, PostPath: it.PostPath,
-		UpdatedAt: parseKeyTime(it.UpdatedAt), Version: it.Version,
+		UpdatedAt: keys.ParseTime(it.UpdatedAt), Version: it.Version,
 	}
 	for _, m := range it.Menus {
 		menu := Menu{Name: m.Name}
@@ -151,12 +141,12 @@ func (it *siteItem) site() *Site {
 }
 
 func siteItemOf(s *Site) *siteItem {
-	k := siteKey()
+	k := keys.Site()
 	it := &siteItem{
 		PK: k.PK, SK: k.SK, Type: typeSite,
 		Title: s.Title, Description: s.Description, LogoURL: s.LogoURL, IconURL: s.IconURL,
 		Locale: s.Locale, Timezone: s.Timezone, URL: s.URL, PostPath: s.PostPath,
-		UpdatedAt: keyTime(s.UpdatedAt), Version: s.Version,
+		UpdatedAt: keys.Time(s.UpdatedAt), Version: s.Version,
 	}
 	for _, m := range s.Menus {
 		menu := menuItem{Name: m.Name}
@@ -189,7 +179,7 @@ func (s *Store) Site(ctx context.Context) (*Site, error) {
 		return cached, nil
 	}
 	var it siteItem
-	err := s.db.Get(ctx, siteKey(), false, &it)
+	err := s.db.Get(ctx, keys.Site(), false, &it)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		it = siteItem{}
@@ -378,7 +368,7 @@ func (s *Store) UpdateSite(ctx context.Context, in SitePatch) (*Site, error) {
 // and then meet the version it did not expect).
 func (s *Store) writeSite(ctx context.Context, rec *idem, in *SitePatch) (*Site, error) {
 	var it siteItem
-	err := s.db.Get(ctx, siteKey(), true, &it)
+	err := s.db.Get(ctx, keys.Site(), true, &it)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("site settings: %w", err)
 	}
@@ -421,14 +411,6 @@ func (s *Store) writeSite(ctx context.Context, rec *idem, in *SitePatch) (*Site,
 func siteEvents(r *record, add func(EventType, EventData)) error {
 	add(EventSiteUpdated, EventData{CacheTags: []string{frontend.TagSite}})
 	return nil
-}
-
-func socialItems(accounts []SocialAccount) []socialItem {
-	var out []socialItem
-	for _, a := range accounts {
-		out = append(out, socialItem(a))
-	}
-	return out
 }
 
 // validateSocial checks a list of accounts elsewhere: at most

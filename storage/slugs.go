@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"github.com/blogql/blog/storage/internal/dynamo"
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // Slugs and their history. A post and an author each hold their current
@@ -55,23 +56,23 @@ type taker struct {
 }
 
 var postSlugs = slugSpace{
-	key:      slugKey,
+	key:      keys.Slug,
 	owner:    "postId",
-	holder:   postKey,
+	holder:   keys.Post,
 	authorOf: func(h *slugHolder) string { return h.AuthorID },
 	item: func(slug, owner string, redirect bool) any {
-		k := slugKey(slug)
+		k := keys.Slug(slug)
 		return slugItem{PK: k.PK, SK: k.SK, Type: typeSlug, PostID: owner, Redirect: redirect}
 	},
 }
 
 var authorSlugs = slugSpace{
-	key:      authorSlugKey,
+	key:      keys.AuthorSlug,
 	owner:    "authorId",
-	holder:   authorKey,
+	holder:   keys.Author,
 	authorOf: func(h *slugHolder) string { return h.ID },
 	item: func(slug, owner string, redirect bool) any {
-		k := authorSlugKey(slug)
+		k := keys.AuthorSlug(slug)
 		return authorSlugItem{PK: k.PK, SK: k.SK, Type: typeAuthorSlug, AuthorID: owner, Redirect: redirect}
 	},
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/blogql/blog/markdown"
 	"github.com/blogql/blog/storage/internal/dynamo"
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // Store is the blog's single-table DynamoDB store. It is safe for
@@ -130,20 +131,20 @@ func (s *Store) CreateTable(ctx context.Context) error {
 		TableName:   aws.String(s.table),
 		BillingMode: types.BillingModePayPerRequest,
 		AttributeDefinitions: []types.AttributeDefinition{
-			{AttributeName: aws.String(attrPK), AttributeType: str},
-			{AttributeName: aws.String(attrSK), AttributeType: str},
-			{AttributeName: aws.String(attrGSI1PK), AttributeType: str},
-			{AttributeName: aws.String(attrGSI1SK), AttributeType: str},
+			{AttributeName: aws.String(keys.AttrPK), AttributeType: str},
+			{AttributeName: aws.String(keys.AttrSK), AttributeType: str},
+			{AttributeName: aws.String(keys.AttrGSI1PK), AttributeType: str},
+			{AttributeName: aws.String(keys.AttrGSI1SK), AttributeType: str},
 		},
 		KeySchema: []types.KeySchemaElement{
-			{AttributeName: aws.String(attrPK), KeyType: types.KeyTypeHash},
-			{AttributeName: aws.String(attrSK), KeyType: types.KeyTypeRange},
+			{AttributeName: aws.String(keys.AttrPK), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String(keys.AttrSK), KeyType: types.KeyTypeRange},
 		},
 		GlobalSecondaryIndexes: []types.GlobalSecondaryIndex{{
-			IndexName: aws.String(indexGSI1),
+			IndexName: aws.String(keys.IndexGSI1),
 			KeySchema: []types.KeySchemaElement{
-				{AttributeName: aws.String(attrGSI1PK), KeyType: types.KeyTypeHash},
-				{AttributeName: aws.String(attrGSI1SK), KeyType: types.KeyTypeRange},
+				{AttributeName: aws.String(keys.AttrGSI1PK), KeyType: types.KeyTypeHash},
+				{AttributeName: aws.String(keys.AttrGSI1SK), KeyType: types.KeyTypeRange},
 			},
 			Projection: &types.Projection{ProjectionType: types.ProjectionTypeAll},
 		}},
@@ -267,7 +268,7 @@ func (s *Store) Empty(ctx context.Context) (bool, error) {
 func (s *Store) Ready(ctx context.Context) error {
 	_, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(s.table),
-		Key:       dynamo.MustKey(statsItemKey()),
+		Key:       dynamo.MustKey(keys.Stats()),
 	})
 	if err != nil {
 		return fmt.Errorf("table %q: %w", s.table, err)

@@ -13,6 +13,7 @@ import (
 	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/markdown"
 	"github.com/blogql/blog/storage/internal/dynamo"
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // Tags: free-form labels authors give posts as they write, by name; the
@@ -40,12 +41,6 @@ const (
 	// it names to the tag that holds its posts now.
 	maxMergeHops = 5
 )
-
-// TagRef is the part of a tag a post carries with it.
-type TagRef struct {
-	Slug string
-	Name string
-}
 
 // Tag labels posts. Its slug is its id.
 type Tag struct {
@@ -97,7 +92,7 @@ func (it *tagItem) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) erro
 // tag returns the tag as a reader sees it at now.
 func (it *tagItem) tag(now string) *Tag {
 	t := &Tag{
-		Slug: it.Slug, Name: it.Name, CreatedAt: parseKeyTime(it.CreatedAt), UpdatedAt: parseKeyTime(it.UpdatedAt),
+		Slug: it.Slug, Name: it.Name, CreatedAt: keys.ParseTime(it.CreatedAt), UpdatedAt: keys.ParseTime(it.UpdatedAt),
 		Version: it.Version, Archive: it.Months.archive(it.Scheduled, now),
 	}
 	t.PostCount, _ = it.Scheduled.split(it.PostCount, now)
@@ -110,8 +105,8 @@ func (it *tagItem) tagCreation(upd expression.UpdateBuilder, now string, counts 
 	upd = upd.Set(expression.Name("type"), expression.Value(typeTag)).
 		Set(expression.Name("slug"), expression.Value(it.Slug)).
 		Set(expression.Name("name"), expression.Value(it.Name)).
-		Set(expression.Name(attrGSI1PK), expression.Value(tagsPartition)).
-		Set(expression.Name(attrGSI1SK), expression.Value(tagKey(it.Slug).SK)).
+		Set(expression.Name(keys.AttrGSI1PK), expression.Value(keys.TagsPartition)).
+		Set(expression.Name(keys.AttrGSI1SK), expression.Value(keys.Tag(it.Slug).SK)).
 		Set(expression.Name("createdAt"), expression.Value(now)).
 		Set(expression.Name("updatedAt"), expression.Value(now)).
 		Set(expression.Name("version"), expression.Value(1)).
@@ -124,10 +119,10 @@ func (it *tagItem) tagCreation(upd expression.UpdateBuilder, now string, counts 
 
 // tagCopy returns the post-in-tag copy of a published post.
 func (it postItem) tagCopy(slug string) postItem {
-	k := tagCopyKey(it.ID, slug)
+	k := keys.TagCopy(it.ID, slug)
 	it = it.summary()
 	it.PK, it.SK, it.Type = k.PK, k.SK, typeTagPost
-	it.GSI1PK, it.GSI1SK = tagPartition(slug), postSortKey(it.publishedAt(), it.ID)
+	it.GSI1PK, it.GSI1SK = keys.TagPartition(slug), keys.PostSort(it.publishedAt(), it.ID)
 	return it
 }
 
@@ -220,7 +215,7 @@ func (s *Store) readMergeTargets(ctx context.Context, r *names) error {
 		var missing []key
 		for _, it := range r.tags {
 			if it != nil && it.MergedInto != "" && r.tags[it.MergedInto] == nil {
-				missing = append(missing, tagKey(it.MergedInto))
+				missing = append(missing, keys.Tag(it.MergedInto))
 			}
 		}
 		if len(missing) == 0 {
@@ -250,7 +245,7 @@ func (s *Store) GetTag(ctx context.Context, slug string) (*Tag, error) {
 	}
 	for range maxMergeHops + 1 {
 		var it tagItem
-		if err := s.db.Get(ctx, tagKey(slug), false, &it); err != nil {
+		if err := s.db.Get(ctx, keys.Tag(slug), false, &it); err != nil {
 			return nil, fmt.Errorf("tag %q: %w", slug, err)
 		}
 		if it.MergedInto == "" {
@@ -265,7 +260,7 @@ func (s *Store) GetTag(ctx context.Context, slug string) (*Tag, error) {
 // errs for each missing one: one BatchGetItem for 100.
 func (s *Store) GetTags(ctx context.Context, slugs []string) ([]*Tag, []error) {
 	now := s.nowKey()
-	return dynamo.BatchDecode(ctx, s.db, mapKeys(slugs, tagKey), func(it *tagItem) *Tag { return it.tag(now) })
+	return dynamo.BatchDecode(ctx, s.db, mapKeys(slugs, keys.Tag), func(it *tagItem) *Tag { return it.tag(now) })
 }
 
 // Tags returns the tags, ordered by slug, with their post counts; merged
@@ -273,7 +268,7 @@ func (s *Store) GetTags(ctx context.Context, slugs []string) ([]*Tag, []error) {
 func (s *Store) Tags(ctx context.Context, p PageArgs) (*Result[*Tag], error) {
 	return queryPage(ctx, s, listQuery{
 		list: "tags", index: true, forward: true,
-		cond: expression.Key(attrGSI1PK).Equal(expression.Value(tagsPartition)),
+		cond: expression.Key(keys.AttrGSI1PK).Equal(expression.Value(keys.TagsPartition)),
 	}, p, func(it *tagItem) *Tag { return it.tag(s.nowKey()) })
 }
 
@@ -287,15 +282,15 @@ func (s *Store) TagPosts(ctx context.Context, slug string, p PageArgs, per Perio
 	return queryPage(ctx, s, listQuery{
 		list:  list,
 		index: true,
-		cond: expression.Key(attrGSI1PK).Equal(expression.Value(tagPartition(slug))).
-			And(expression.Key(attrGSI1SK).Between(expression.Value(lo), expression.Value(hi))),
+		cond: expression.Key(keys.AttrGSI1PK).Equal(expression.Value(keys.TagPartition(slug))).
+			And(expression.Key(keys.AttrGSI1SK).Between(expression.Value(lo), expression.Value(hi))),
 		empty: empty,
 	}, p, (*postItem).post)
 }
 
 // tagPostIDs lists the published and scheduled posts of a tag.
 func (s *Store) tagPostIDs(ctx context.Context, slug string) ([]string, error) {
-	return s.collectIDs(ctx, true, expression.Key(attrGSI1PK).Equal(expression.Value(tagPartition(slug))))
+	return s.collectIDs(ctx, true, expression.Key(keys.AttrGSI1PK).Equal(expression.Value(keys.TagPartition(slug))))
 }
 
 // RenameTag gives a tag a new name (its slug stays), if its version still
@@ -309,7 +304,7 @@ func (s *Store) RenameTag(ctx context.Context, in TagRename) (*Tag, error) {
 	tag, err := idempotent(ctx, s, "renameTag", in.IdempotencyKey, in, func(rec *idem) (*Tag, error) {
 		return dynamo.RetryWrite(ctx, func() (*Tag, error) {
 			var it tagItem
-			if err := s.db.Get(ctx, tagKey(in.Slug), true, &it); err != nil {
+			if err := s.db.Get(ctx, keys.Tag(in.Slug), true, &it); err != nil {
 				return nil, fmt.Errorf("tag %q: %w", in.Slug, err)
 			}
 			if it.MergedInto != "" {
@@ -324,9 +319,9 @@ func (s *Store) RenameTag(ctx context.Context, in TagRename) (*Tag, error) {
 			}
 			it.Name = in.Name
 			it.Version++
-			it.UpdatedAt = keyTime(s.Now())
+			it.UpdatedAt = keys.Time(s.Now())
 			t := s.db.NewTxn()
-			if err := t.Update(tagKey(in.Slug), profileUpdate(it.Version, it.NameVer, it.UpdatedAt, map[string]string{"name": it.Name}), &cond, dynamo.ErrRetry); err != nil {
+			if err := t.Update(keys.Tag(in.Slug), profileUpdate(it.Version, it.NameVer, it.UpdatedAt, map[string]string{"name": it.Name}), &cond, dynamo.ErrRetry); err != nil {
 				return nil, err
 			}
 			return execRecord(ctx, s, t, rec, it.tag(s.nowKey()))
@@ -335,7 +330,7 @@ func (s *Store) RenameTag(ctx context.Context, in TagRename) (*Tag, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.refreshAll(ctx, s.tagPostIDs, in.Slug, tagKey(in.Slug)); err != nil {
+	if err := s.refreshAll(ctx, s.tagPostIDs, in.Slug, keys.Tag(in.Slug)); err != nil {
 		return nil, fmt.Errorf("rename tag %q: %w", in.Slug, err)
 	}
 	return tag, nil
@@ -359,15 +354,15 @@ func (s *Store) MergeTags(ctx context.Context, in TagMerge) (*Tag, error) {
 	}
 	_, err = idempotent(ctx, s, "mergeTags", in.IdempotencyKey, in, func(rec *idem) (*Tag, error) {
 		return dynamo.RetryWrite(ctx, func() (*Tag, error) {
-			found, err := s.db.BatchGet(ctx, []key{tagKey(in.From), tagKey(in.Into)}, true)
+			found, err := s.db.BatchGet(ctx, []key{keys.Tag(in.From), keys.Tag(in.Into)}, true)
 			if err != nil {
 				return nil, err
 			}
 			var from, into tagItem
-			if err := dynamo.DecodeFound(found, tagKey(in.From), &from); err != nil {
+			if err := dynamo.DecodeFound(found, keys.Tag(in.From), &from); err != nil {
 				return nil, fmt.Errorf("tag %q: %w", in.From, err)
 			}
-			if err := dynamo.DecodeFound(found, tagKey(in.Into), &into); err != nil {
+			if err := dynamo.DecodeFound(found, keys.Tag(in.Into), &into); err != nil {
 				return nil, fmt.Errorf("tag %q: %w", in.Into, err)
 			}
 			switch {
@@ -383,10 +378,10 @@ func (s *Store) MergeTags(ctx context.Context, in TagMerge) (*Tag, error) {
 				Set(expression.Name("version"), expression.Value(from.Version+1)).
 				Set(expression.Name("nameVer"), expression.Value(from.NameVer+1)).
 				Set(expression.Name("updatedAt"), expression.Value(s.nowKey())).
-				Remove(expression.Name(attrGSI1PK)).Remove(expression.Name(attrGSI1SK))
+				Remove(expression.Name(keys.AttrGSI1PK)).Remove(expression.Name(keys.AttrGSI1SK))
 			err = firstErr(
-				t.Update(tagKey(in.From), upd, ptr(condVersion(from.Version)), dynamo.ErrRetry),
-				t.Check(tagKey(in.Into), dynamo.CondExists().And(expression.Name("mergedInto").AttributeNotExists()), dynamo.ErrRetry),
+				t.Update(keys.Tag(in.From), upd, ptr(condVersion(from.Version)), dynamo.ErrRetry),
+				t.Check(keys.Tag(in.Into), dynamo.CondExists().And(expression.Name("mergedInto").AttributeNotExists()), dynamo.ErrRetry),
 			)
 			if err != nil {
 				return nil, err
@@ -397,7 +392,7 @@ func (s *Store) MergeTags(ctx context.Context, in TagMerge) (*Tag, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.refreshAll(ctx, s.tagPostIDs, in.From, tagKey(in.From)); err != nil {
+	if err := s.refreshAll(ctx, s.tagPostIDs, in.From, keys.Tag(in.From)); err != nil {
 		return nil, fmt.Errorf("merge tag %q: %w", in.From, err)
 	}
 	return s.GetTag(ctx, in.Into)
@@ -496,6 +491,6 @@ func (s *Store) CountTagPosts(ctx context.Context, slug string, per Period) (int
 		return 0, err
 	}
 	return s.count(ctx, fmt.Sprintf("posts of tag %q", slug), true,
-		expression.Key(attrGSI1PK).Equal(expression.Value(tagPartition(slug))).
-			And(expression.Key(attrGSI1SK).Between(expression.Value(lo), expression.Value(hi))))
+		expression.Key(keys.AttrGSI1PK).Equal(expression.Value(keys.TagPartition(slug))).
+			And(expression.Key(keys.AttrGSI1SK).Between(expression.Value(lo), expression.Value(hi))))
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/blogql/blog/storage/internal/dynamo"
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // Totals of lists that keep no counter: an author's drafts and the
@@ -22,7 +23,7 @@ import (
 // CountDrafts returns the number of drafts of the author authorID.
 func (s *Store) CountDrafts(ctx context.Context, authorID string) (int64, error) {
 	return s.count(ctx, "drafts of "+authorID, true,
-		expression.Key(attrGSI1PK).Equal(expression.Value(draftPartition(authorID))))
+		expression.Key(keys.AttrGSI1PK).Equal(expression.Value(keys.DraftPartition(authorID))))
 }
 
 // CountPending returns the number of comments in the moderation queue of
@@ -30,10 +31,10 @@ func (s *Store) CountDrafts(ctx context.Context, authorID string) (int64, error)
 // authorID is empty.
 func (s *Store) CountPending(ctx context.Context, authorID string) (int64, error) {
 	if authorID == "" {
-		return s.count(ctx, "queue", false, expression.Key(attrPK).Equal(expression.Value(queuePartition)))
+		return s.count(ctx, "queue", false, expression.Key(keys.AttrPK).Equal(expression.Value(keys.QueuePartition)))
 	}
 	return s.count(ctx, "queue of "+authorID, true,
-		expression.Key(attrGSI1PK).Equal(expression.Value(authorQueue(authorID))))
+		expression.Key(keys.AttrGSI1PK).Equal(expression.Value(keys.AuthorQueue(authorID))))
 }
 
 // count counts the items of one partition of the table or of GSI1.
@@ -50,7 +51,7 @@ func (s *Store) count(ctx context.Context, what string, index bool, cond express
 		Select:                    types.SelectCount,
 	}
 	if index {
-		in.IndexName = aws.String(indexGSI1)
+		in.IndexName = aws.String(keys.IndexGSI1)
 	}
 	var n int64
 	for {

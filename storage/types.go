@@ -291,3 +291,23 @@ type Migration struct {
 	// show it once their body is edited.
 	Unrendered []string
 }
+
+// AuthorRef is the part of an author a post carries with it: enough for
+// a byline that links to the author's page.
+type AuthorRef struct {
+	ID   string
+	Name string
+	Slug string
+}
+
+// TagRef is the part of a tag a post carries with it.
+type TagRef struct {
+	Slug string
+	Name string
+}
+
+// SocialAccount is one of the blog's accounts elsewhere.
+type SocialAccount struct {
+	Network string // as shown: "Mastodon", "GitHub"
+	URL     string
+}

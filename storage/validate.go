@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"fmt"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -33,10 +32,6 @@ var (
 	slugPattern = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
 	idPattern   = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 )
-
-func invalid(field, format string, args ...any) error {
-	return &ValidationError{Field: field, Reason: fmt.Sprintf(format, args...)}
-}
 
 // validateText checks a required or optional text that may span lines.
 func validateText(field, v string, required bool, maxRunes int) error {

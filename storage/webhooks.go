@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/blogql/blog/storage/internal/dynamo"
+	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // Webhooks: the endpoints the change feed's public events are sent to.
@@ -151,9 +152,9 @@ func condLiveWebhook() expression.ConditionBuilder {
 
 func (it *webhookItem) webhook() *Webhook {
 	w := &Webhook{ID: it.ID, URL: it.URL, Description: it.Description, Enabled: it.Enabled,
-		DisabledReason: it.DisabledReason, CreatedAt: parseKeyTime(it.CreatedAt), UpdatedAt: parseKeyTime(it.UpdatedAt),
-		LastSuccessAt: parseKeyTime(it.LastSuccessAt), Secret: it.Secret, PreviousSecret: it.PreviousSecret,
-		PreviousUntil: parseKeyTime(it.PreviousUntil), LogAfter: it.LogAfter}
+		DisabledReason: it.DisabledReason, CreatedAt: keys.ParseTime(it.CreatedAt), UpdatedAt: keys.ParseTime(it.UpdatedAt),
+		LastSuccessAt: keys.ParseTime(it.LastSuccessAt), Secret: it.Secret, PreviousSecret: it.PreviousSecret,
+		PreviousUntil: keys.ParseTime(it.PreviousUntil), LogAfter: it.LogAfter}
 	for _, e := range it.Events {
 		w.Events = append(w.Events, EventType(e))
 	}
@@ -252,7 +253,7 @@ func (s *Store) CreateWebhook(ctx context.Context, in WebhookInput, secret strin
 	if err != nil {
 		return nil, fmt.Errorf("create webhook: %w", err)
 	}
-	now := keyTime(s.Now())
+	now := keys.Time(s.Now())
 	id := newID()
 	k := webhookKey(id)
 	it := webhookItem{PK: k.PK, SK: k.SK, Type: typeWebhook, ID: id, URL: *in.URL, Events: eventStrings(in.Events),
@@ -294,8 +295,8 @@ func ValidWebhookID(id string) bool { return validateID("id", id) == nil }
 // Webhooks returns every webhook, oldest first, in one Query; those being
 // deleted are left out.
 func (s *Store) Webhooks(ctx context.Context) ([]*Webhook, error) {
-	kc := expression.Key(attrPK).Equal(expression.Value(webhooksPartition)).
-		And(expression.KeyBeginsWith(expression.Key(attrSK), prefixWebhook))
+	kc := expression.Key(keys.AttrPK).Equal(expression.Value(webhooksPartition)).
+		And(expression.KeyBeginsWith(expression.Key(keys.AttrSK), prefixWebhook))
 	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(kc))
 	if err != nil {
 		return nil, err
@@ -328,7 +329,7 @@ func (s *Store) UpdateWebhook(ctx context.Context, id string, in WebhookInput, p
 	if err := validateWebhook(in, p, false); err != nil {
 		return nil, err
 	}
-	upd := expression.Set(expression.Name("updatedAt"), expression.Value(keyTime(s.Now())))
+	upd := expression.Set(expression.Name("updatedAt"), expression.Value(keys.Time(s.Now())))
 	if in.URL != nil {
 		upd = upd.Set(expression.Name("url"), expression.Value(*in.URL))
 	}
@@ -386,8 +387,8 @@ func (s *Store) RotateWebhookSecret(ctx context.Context, id, secret string, unti
 	}
 	upd := expression.Set(expression.Name("secret"), expression.Value(secret)).
 		Set(expression.Name("previousSecret"), expression.Value(w.Secret)).
-		Set(expression.Name("previousUntil"), expression.Value(keyTime(until))).
-		Set(expression.Name("updatedAt"), expression.Value(keyTime(s.Now())))
+		Set(expression.Name("previousUntil"), expression.Value(keys.Time(until))).
+		Set(expression.Name("updatedAt"), expression.Value(keys.Time(s.Now())))
 	return s.updateWebhook(ctx, id, upd)
 }
 
@@ -396,7 +397,7 @@ func (s *Store) RotateWebhookSecret(ctx context.Context, id, secret string, unti
 func (s *Store) DisableWebhook(ctx context.Context, id, reason string) error {
 	upd := expression.Set(expression.Name("enabled"), expression.Value(false)).
 		Set(expression.Name("disabledReason"), expression.Value(reason)).
-		Set(expression.Name("updatedAt"), expression.Value(keyTime(s.Now())))
+		Set(expression.Name("updatedAt"), expression.Value(keys.Time(s.Now())))
 	_, err := s.updateWebhook(ctx, id, upd)
 	if errors.Is(err, ErrNotFound) {
 		return nil
@@ -406,7 +407,7 @@ func (s *Store) DisableWebhook(ctx context.Context, id, reason string) error {
 
 // WebhookSucceeded records that the webhook's endpoint answered 2xx at.
 func (s *Store) WebhookSucceeded(ctx context.Context, id string, at time.Time) error {
-	_, err := s.updateWebhook(ctx, id, expression.Set(expression.Name("lastSuccessAt"), expression.Value(keyTime(at))))
+	_, err := s.updateWebhook(ctx, id, expression.Set(expression.Name("lastSuccessAt"), expression.Value(keys.Time(at))))
 	if errors.Is(err, ErrNotFound) {
 		return nil
 	}
@@ -435,7 +436,7 @@ func (s *Store) DeleteWebhook(ctx context.Context, id string) error {
 	}
 	if it.DeletingAt == "" {
 		t := s.db.NewTxn()
-		mark := expression.Set(expression.Name("deletingAt"), expression.Value(keyTime(s.Now())))
+		mark := expression.Set(expression.Name("deletingAt"), expression.Value(keys.Time(s.Now())))
 		if err := t.Update(webhookKey(id), mark, ptr(condLiveWebhook()), dynamo.ErrRetry); err != nil {
 			return err
 		}
