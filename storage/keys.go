@@ -53,15 +53,6 @@ const (
 	webhookCountSK      = "COUNT"
 	outboxIndex         = "OUTBOX"
 
-	// The change feed's items (leases.go, eventlog.go).
-	leasesPartition   = "LEASES"
-	eventLogPartition = "EVENTLOG"
-	prefixShardLease  = "SHARD#"
-	prefixWorkerLease = "WORKER#"
-	prefixHeartbeat   = "SERVER#"
-	prefixEvent       = "EVENT#"
-	eventLogHeadKey   = "HEAD"
-
 	// legacyFeedShards is how many GSI1 partitions (FEED#0..3) the feed
 	// was spread over before layout 4 (Migrate moves them to FEED).
 	legacyFeedShards = 4
@@ -129,21 +120,6 @@ func ptr[T any](v T) *T { return &v }
 
 // rendererKey is the renderer item (rerender.go).
 func rendererKey() key { return key{PK: rendererPartition, SK: rendererPartition} }
-
-// leaseKey is the lease of name (ShardLease, WorkerLease).
-func leaseKey(name string) key { return key{PK: leasesPartition, SK: name} }
-
-// heartbeatKey is the heartbeat of the server owner (leases.go).
-func heartbeatKey(owner string) key { return key{PK: leasesPartition, SK: prefixHeartbeat + owner} }
-
-// eventLogHead is the event log's head item: the last position used.
-func eventLogHead() key { return key{PK: eventLogPartition, SK: eventLogHeadKey} }
-
-// eventSortKey places an event at its position in the log: 20 digits, so
-// string order is position order.
-func eventSortKey(position int64) string { return fmt.Sprintf("%s%020d", prefixEvent, position) }
-
-func eventKey(position int64) key { return key{PK: eventLogPartition, SK: eventSortKey(position)} }
 
 func keyTime(t time.Time) string { return t.UTC().Format(keyTimeLayout) }
 
