@@ -25,6 +25,7 @@ import (
 	"github.com/blogql/blog/pprofserver"
 	"github.com/blogql/blog/search"
 	"github.com/blogql/blog/storage"
+	"github.com/blogql/blog/storage/feedstore"
 	"github.com/blogql/blog/syndication"
 	"github.com/blogql/blog/webhooks"
 )
@@ -350,7 +351,7 @@ func settings(c *config) []setting {
 		{"migrate", "MIGRATE", val(&c.migrate, migrateAuto),
 			"bring a table written by an earlier version to the current layout: auto (at start, before serving;\none read when there is nothing to do), only (do it, then exit without serving) or off (never; the log says\nwhen the table needs it)",
 			"bring a table written by an earlier version to the current layout: `auto` (at start, before serving; one GetItem when there is nothing to do), `only` (migrate, then exit) or `off` (never; logs a warning when the table needs it); see [Upgrading a table](#upgrading-a-table)"},
-		{"event-retention", "EVENT_RETENTION", val(&c.eventRetention, storage.DefaultEventRetention),
+		{"event-retention", "EVENT_RETENTION", val(&c.eventRetention, feedstore.DefaultEventRetention),
 			"how long the change feed's events stay in the event log (their TTL), at least 1m:\nhow long a server or a worker may be away and still catch up",
 			"how long the change feed's events stay in the event log (their TTL), at least `1m`: how long a server or a worker may be away and still catch up (see [Change feed](changefeed.md))"},
 		{"read-stream", "READ_STREAM", val(&c.readStream, true),

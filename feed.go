@@ -108,7 +108,7 @@ func newWorkers(ctx context.Context, cfg *config, clientCfg storage.ClientConfig
 	// Subscriptions get the events this server reads from the log, and
 	// replay from the last of them, which the hub loads before the
 	// feed's tail starts after them.
-	w.hub = live.NewHub(store, live.Options{Window: cfg.liveWindow})
+	w.hub = live.NewHub(live.StoreLog(store), live.Options{Window: cfg.liveWindow})
 	feed, err := newFeed(ctx, clientCfg, store, w.hooks, w.hub.Load, cfg, logger)
 	if err != nil {
 		return nil, err

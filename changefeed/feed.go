@@ -5,7 +5,7 @@
 // to every server's subscribers and to workers that run on one server of
 // the fleet at a time.
 //
-// The fleet shares the work through leases (storage/leases.go), one per
+// The fleet shares the work through leases (storage/feedstore/leases.go), one per
 // stream shard and one per worker: a server takes the free ones about
 // every RenewEvery, renews its heartbeat, which holds all those it took
 // (one write, however many), and stops the work of a lease it lost. A
@@ -49,6 +49,7 @@ import (
 
 	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/storage"
+	"github.com/blogql/blog/storage/feedstore"
 )
 
 // Defaults of Options.
@@ -75,7 +76,7 @@ type Options struct {
 	// Paths builds the paths in events; nil means frontend.DefaultPaths.
 	Paths *frontend.Paths
 	// Retention is how long an event stays in the log
-	// (storage.DefaultEventRetention).
+	// (feedstore.DefaultEventRetention).
 	Retention time.Duration
 	// LeaseDuration is how long a server's heartbeat, and so every lease
 	// it holds, lasts unless renewed: how long the fleet waits for a
@@ -108,7 +109,7 @@ type Options struct {
 }
 
 // Worker is work that runs on one server of the fleet at a time: the
-// holder of its lease, storage.WorkerLease(Name).
+// holder of its lease, feedstore.WorkerLease(Name).
 type Worker struct {
 	// Name names its lease and its checkpoint.
 	Name string
@@ -174,7 +175,7 @@ func New(store *storage.Store, streams *dynamodbstreams.Client, opts Options) *F
 		opts.ReadGap = DefaultReadGap
 	}
 	if opts.Retention <= 0 {
-		opts.Retention = storage.DefaultEventRetention
+		opts.Retention = feedstore.DefaultEventRetention
 	}
 	f := &Feed{store: store, streams: streams, opts: opts, paths: frontend.DefaultPaths,
 		log: opts.Logger, subs: map[int]func([]storage.LoggedEvent){}}
@@ -256,7 +257,7 @@ func (f *Feed) Run(ctx context.Context) error {
 	if !f.running.CompareAndSwap(false, true) {
 		return errors.New("changefeed: Run called twice")
 	}
-	start := f.store.EventLogHead
+	start := f.store.Feed().EventLogHead
 	if f.opts.TailStart != nil {
 		start = f.opts.TailStart
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/blogql/blog/internal/dynamotest"
 	"github.com/blogql/blog/storage"
+	"github.com/blogql/blog/storage/feedstore"
 )
 
 // The tests run on the DynamoDB internal/dynamotest chooses, on a table
@@ -126,7 +127,7 @@ func (e *env) eventually(what string, cond func() bool) {
 
 func (e *env) head() int64 {
 	e.t.Helper()
-	h, err := e.store.EventLogHead(context.Background())
+	h, err := e.store.Feed().EventLogHead(context.Background())
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -137,7 +138,7 @@ func (e *env) head() int64 {
 // not dense from 1 or an event id is there twice.
 func (e *env) logged() []storage.LoggedEvent {
 	e.t.Helper()
-	all, err := e.store.EventsAfter(context.Background(), 0, storage.MaxEventsPage)
+	all, err := e.store.EventsAfter(context.Background(), 0, feedstore.MaxEventsPage)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -249,7 +250,7 @@ func TestTwoServersLogEachRecordOnceThroughACrash(t *testing.T) {
 
 	// The holder of the shard crashes: it stops without releasing its
 	// leases. The other takes them over once they expire.
-	leases, err := e.store.Leases(context.Background())
+	leases, err := e.store.Feed().Leases(context.Background())
 	if err != nil || len(leases) == 0 {
 		t.Fatalf("leases %v, %v", leases, err)
 	}
@@ -261,7 +262,7 @@ func TestTwoServersLogEachRecordOnceThroughACrash(t *testing.T) {
 	if len(e.logged()) != 8 {
 		t.Errorf("the log holds %d events, want 8", len(e.logged()))
 	}
-	leases, _ = e.store.Leases(context.Background())
+	leases, _ = e.store.Feed().Leases(context.Background())
 	for _, l := range leases {
 		if l.Owner == crashed && !l.Finished {
 			t.Errorf("lease %s still %s's", l.Name, crashed)
@@ -353,16 +354,16 @@ func TestLostLeaseStopsTheShard(t *testing.T) {
 	e.run(e.feed("a"))
 	e.write(2)
 	e.eventually("2 events logged", func() bool { return e.head() == 2 })
-	leases, err := e.store.Leases(ctx)
+	leases, err := e.store.Feed().Leases(ctx)
 	if err != nil || len(leases) != 1 {
 		t.Fatalf("leases %v, %v", leases, err)
 	}
 	name := leases[0].Name
 	ahead := e.storeAhead(time.Hour)
-	if _, err := ahead.Heartbeat(ctx, "b", time.Hour); err != nil {
+	if _, err := ahead.Feed().Heartbeat(ctx, "b", time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ahead.TakeLease(ctx, name, "b"); err != nil {
+	if _, err := ahead.Feed().TakeLease(ctx, name, "b"); err != nil {
 		t.Fatal(err)
 	}
 	e.write(3)
@@ -373,7 +374,7 @@ func TestLostLeaseStopsTheShard(t *testing.T) {
 	if len(e.logged()) != 5 {
 		t.Errorf("the log holds %d events", len(e.logged()))
 	}
-	leases, err = e.store.Leases(ctx)
+	leases, err = e.store.Feed().Leases(ctx)
 	if err != nil || len(leases) != 1 || leases[0].Owner != "b" {
 		t.Errorf("leases %+v, %v: want the shard's b's", leases, err)
 	}
@@ -404,7 +405,7 @@ func TestTakeoverComesWhenTheLeaseExpires(t *testing.T) {
 	e.run(b)
 	e.write(2)
 	e.eventually("the 2 events written after the crash logged", func() bool { return e.head() == 4 })
-	leases, err := e.store.Leases(context.Background())
+	leases, err := e.store.Feed().Leases(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -453,9 +454,9 @@ func TestASlowWorkerKeepsItsLease(t *testing.T) {
 	e.run(b)
 	// Blocked for two lease durations, a still holds the lease.
 	blocked := time.Now()
-	lease := storage.WorkerLease("slow")
+	lease := feedstore.WorkerLease("slow")
 	e.eventually("the lease renewed two lease durations after the worker blocked", func() bool {
-		leases, err := e.store.Leases(ctx)
+		leases, err := e.store.Feed().Leases(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -479,12 +480,12 @@ func TestASlowWorkerKeepsItsLease(t *testing.T) {
 func TestAHeldCheckpointGivesTheEventsAgain(t *testing.T) {
 	e := newEnv(t)
 	position := func() int64 {
-		leases, err := e.store.Leases(context.Background())
+		leases, err := e.store.Feed().Leases(context.Background())
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, l := range leases {
-			if l.Name == storage.WorkerLease("held") {
+			if l.Name == feedstore.WorkerLease("held") {
 				return l.Position
 			}
 		}

@@ -35,7 +35,7 @@ func TestAnIdleFeedWritesOnlyItsHeartbeat(t *testing.T) {
 			e.runIn(ctx, f)
 			e.write(3)
 			e.eventually("every worker's checkpoint at 3", func() bool {
-				leases, err := e.store.Leases(context.Background())
+				leases, err := e.store.Feed().Leases(context.Background())
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
-	"github.com/blogql/blog/storage"
+	"github.com/blogql/blog/storage/feedstore"
 )
 
 // The coordinator: every RenewEvery it renews this server's heartbeat,
@@ -82,14 +82,14 @@ func (f *Feed) round(ctx context.Context, held map[string]*holder, arn string, u
 		}
 	}
 	f.heartbeat(ctx, held, until)
-	leases, err := f.store.Leases(ctx)
+	leases, err := f.store.Feed().Leases(ctx)
 	if err != nil {
 		if ctx.Err() == nil {
 			f.log.Warn("change feed: read leases", "error", err)
 		}
 		return arn, time.Time{}
 	}
-	byName := map[string]storage.Lease{}
+	byName := map[string]feedstore.Lease{}
 	var expires time.Time
 	now, local := f.store.Now(), time.Now()
 	for _, l := range leases {
@@ -111,7 +111,7 @@ func (f *Feed) round(ctx context.Context, held map[string]*holder, arn string, u
 		return arn, expires // not a lease may be taken without a heartbeat
 	}
 	for _, w := range f.workers {
-		f.take(ctx, held, byName, storage.WorkerLease(w.Name), func(ctx context.Context, l storage.Lease) error {
+		f.take(ctx, held, byName, feedstore.WorkerLease(w.Name), func(ctx context.Context, l feedstore.Lease) error {
 			return f.runWorker(ctx, w, l)
 		})
 	}
@@ -139,13 +139,13 @@ func (f *Feed) round(ctx context.Context, held map[string]*holder, arn string, u
 	}
 	for _, s := range shards {
 		id := aws.ToString(s.ShardId)
-		if byName[storage.ShardLease(id)].Finished {
+		if byName[feedstore.ShardLease(id)].Finished {
 			continue
 		}
-		if p := aws.ToString(s.ParentShardId); p != "" && inStream[p] && !byName[storage.ShardLease(p)].Finished {
+		if p := aws.ToString(s.ParentShardId); p != "" && inStream[p] && !byName[feedstore.ShardLease(p)].Finished {
 			continue // its parent first: a key's records stay in order
 		}
-		f.take(ctx, held, byName, storage.ShardLease(id), func(ctx context.Context, l storage.Lease) error {
+		f.take(ctx, held, byName, feedstore.ShardLease(id), func(ctx context.Context, l feedstore.Lease) error {
 			return f.readShard(ctx, arn, id, l)
 		})
 	}
@@ -153,7 +153,7 @@ func (f *Feed) round(ctx context.Context, held map[string]*holder, arn string, u
 		// A finished shard that the stream no longer lists is gone for
 		// good (trimmed): its lease is no longer a parent's either.
 		if id, ok := l.ShardID(); ok && l.Finished && !inStream[id] {
-			if err := f.store.DeleteShardLease(ctx, id); err != nil && ctx.Err() == nil {
+			if err := f.store.Feed().DeleteShardLease(ctx, id); err != nil && ctx.Err() == nil {
 				f.log.Warn("change feed: delete a finished shard's lease", "shard", id, "error", err)
 			}
 		}
@@ -190,7 +190,7 @@ func (f *Feed) heartbeat(ctx context.Context, held map[string]*holder, until *ti
 	if f.opts.Exclusive {
 		return
 	}
-	u, err := f.store.Heartbeat(ctx, f.opts.Owner, f.opts.LeaseDuration)
+	u, err := f.store.Feed().Heartbeat(ctx, f.opts.Owner, f.opts.LeaseDuration)
 	switch {
 	case err == nil:
 		*until = u
@@ -208,16 +208,16 @@ func (f *Feed) heartbeat(ctx context.Context, held map[string]*holder, until *ti
 
 // take takes the lease name when it is free and not held here, and runs
 // work under it until work returns or the lease is lost or ctx ends.
-func (f *Feed) take(ctx context.Context, held map[string]*holder, leases map[string]storage.Lease, name string, work func(context.Context, storage.Lease) error) {
+func (f *Feed) take(ctx context.Context, held map[string]*holder, leases map[string]feedstore.Lease, name string, work func(context.Context, feedstore.Lease) error) {
 	if held[name] != nil {
 		return
 	}
 	if l, ok := leases[name]; ok && l.HeldAt(f.store.Now()) && l.Owner != f.opts.Owner && !f.opts.Exclusive {
 		return
 	}
-	l, err := f.store.TakeLease(ctx, name, f.opts.Owner)
+	l, err := f.store.Feed().TakeLease(ctx, name, f.opts.Owner)
 	if err != nil {
-		if !errors.Is(err, storage.ErrLeaseHeld) && ctx.Err() == nil {
+		if !errors.Is(err, feedstore.ErrLeaseHeld) && ctx.Err() == nil {
 			f.log.Warn("change feed: take lease", "lease", name, "error", err)
 		}
 		return
@@ -236,7 +236,7 @@ func (f *Feed) take(ctx context.Context, held map[string]*holder, leases map[str
 		case wctx.Err() != nil:
 		case err == nil:
 			f.finished.fire() // the work is done: a shard read to its end
-		case errors.Is(err, storage.ErrLeaseLost):
+		case errors.Is(err, feedstore.ErrLeaseLost):
 			f.log.Warn("change feed: lease lost to another server", "lease", name)
 		case err != nil:
 			// Keep the lease: the next round takes it again and starts
@@ -259,7 +259,7 @@ func (f *Feed) stop(ctx context.Context, held map[string]*holder) {
 		if f.abandon {
 			continue
 		}
-		if err := f.store.ReleaseLease(rctx, name, f.opts.Owner); err != nil && !errors.Is(err, storage.ErrLeaseLost) {
+		if err := f.store.Feed().ReleaseLease(rctx, name, f.opts.Owner); err != nil && !errors.Is(err, feedstore.ErrLeaseLost) {
 			f.log.Warn("change feed: release lease", "lease", name, "error", err)
 		}
 	}

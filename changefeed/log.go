@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/blogql/blog/storage"
+	"github.com/blogql/blog/storage/feedstore"
 )
 
 // Reading the event log: the tail every server runs for its subscribers,
@@ -105,7 +106,7 @@ func wait(ctx context.Context, woken <-chan struct{}, d time.Duration) bool {
 // runWorker runs w under its lease l until ctx ends or the lease is
 // lost: Tick every w.Every, and Events with the log from the lease's
 // checkpoint.
-func (f *Feed) runWorker(ctx context.Context, w Worker, l storage.Lease) error {
+func (f *Feed) runWorker(ctx context.Context, w Worker, l feedstore.Lease) error {
 	ctx, cancel := context.WithCancel(ctx)
 	var ticking sync.WaitGroup
 	// A tick still running when the lease is released could overlap the
@@ -144,7 +145,7 @@ func (f *Feed) runWorker(ctx context.Context, w Worker, l storage.Lease) error {
 		if pos <= saved {
 			return nil
 		}
-		if err := f.store.CheckpointWorker(ctx, storage.WorkerLease(w.Name), f.opts.Owner, pos); err != nil {
+		if err := f.store.Feed().CheckpointWorker(ctx, feedstore.WorkerLease(w.Name), f.opts.Owner, pos); err != nil {
 			return err
 		}
 		saved = pos
@@ -157,14 +158,14 @@ func (f *Feed) runWorker(ctx context.Context, w Worker, l storage.Lease) error {
 		if err == nil && len(events) == 0 && r.pos > saved {
 			// Quiet: what Hold kept back may have been done since.
 			err = checkpoint(r.pos)
-			if errors.Is(err, storage.ErrLeaseLost) {
+			if errors.Is(err, feedstore.ErrLeaseLost) {
 				return err
 			}
 		}
 		if err == nil && len(events) > 0 {
 			if err = w.Events(ctx, events); err == nil {
 				err = checkpoint(events[len(events)-1].Position)
-				if errors.Is(err, storage.ErrLeaseLost) {
+				if errors.Is(err, feedstore.ErrLeaseLost) {
 					return err
 				}
 			}

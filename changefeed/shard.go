@@ -11,6 +11,7 @@ import (
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"github.com/blogql/blog/storage"
+	"github.com/blogql/blog/storage/feedstore"
 )
 
 // DynamoDB Streams' limits that reading a shard respects: at most 1000
@@ -21,11 +22,11 @@ const recordsLimit = 1000
 // readShard reads the shard id of the stream arn under lease l from its
 // checkpoint, appending each batch's events to the log with the new
 // checkpoint, until the shard ends (it is marked finished and its lease
-// released), the lease is lost (storage.ErrLeaseLost) or ctx ends. The
+// released), the lease is lost (feedstore.ErrLeaseLost) or ctx ends. The
 // checkpoint moves with events, and past records without events at most
-// once a CheckpointEvery; the feed's own records (storage.OwnRecord)
+// once a CheckpointEvery; the feed's own records (feedstore.OwnRecord)
 // never move it.
-func (f *Feed) readShard(ctx context.Context, arn, id string, l storage.Lease) error {
+func (f *Feed) readShard(ctx context.Context, arn, id string, l feedstore.Lease) error {
 	checkpoint := l.Checkpoint
 	iter, err := f.iterator(ctx, arn, id, checkpoint)
 	if err != nil {
@@ -94,7 +95,7 @@ func (f *Feed) readShard(ctx context.Context, arn, id string, l storage.Lease) e
 		}
 		if finished {
 			f.log.Info("change feed: shard read to its end", "shard", id)
-			if err := f.store.ReleaseLease(context.WithoutCancel(ctx), storage.ShardLease(id), f.opts.Owner); err != nil && !errors.Is(err, storage.ErrLeaseLost) {
+			if err := f.store.Feed().ReleaseLease(context.WithoutCancel(ctx), feedstore.ShardLease(id), f.opts.Owner); err != nil && !errors.Is(err, feedstore.ErrLeaseLost) {
 				f.log.Warn("change feed: release lease", "shard", id, "error", err)
 			}
 			return nil
@@ -117,7 +118,7 @@ func hasEvents(batch []storage.RecordEvents) bool {
 }
 
 // translate returns the events of each record but the feed's own
-// (storage.OwnRecord); a record that cannot be translated is logged and
+// (feedstore.OwnRecord); a record that cannot be translated is logged and
 // counts as one without events, so it never holds the shard up. Events link with the post path of the site
 // settings when they set one (storage.Store.Site: held in memory, so no
 // request but the first after a change).
@@ -130,7 +131,7 @@ func (f *Feed) translate(ctx context.Context, shard string, records []streamtype
 		paths.Post = site.PostPath
 	}
 	for _, r := range records {
-		if storage.OwnRecord(r) {
+		if feedstore.OwnRecord(r) {
 			continue
 		}
 		seq := ""

@@ -34,7 +34,7 @@ func TestChildShardWaitsForItsParent(t *testing.T) {
 		all[2].Time.Equal(all[3].Time) {
 		t.Errorf("the child's events are not after the parent's: %v", all)
 	}
-	leases, err := e.store.Leases(context.Background())
+	leases, err := e.store.Feed().Leases(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}

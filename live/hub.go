@@ -27,6 +27,7 @@ import (
 	"sync"
 
 	"github.com/blogql/blog/storage"
+	"github.com/blogql/blog/storage/feedstore"
 )
 
 // Defaults of Options.
@@ -52,10 +53,24 @@ var (
 	ErrAhead = errors.New("the cursor is past the end of the event log")
 )
 
-// Log is the event log a Hub loads its window from: *storage.Store.
+// Log is the event log a Hub loads its window from: StoreLog's.
 type Log interface {
 	EventsAfter(ctx context.Context, after int64, limit int) ([]storage.LoggedEvent, error)
 	EventLogHead(ctx context.Context) (int64, error)
+}
+
+// StoreLog returns the event log of store's table: its events as the
+// store decodes them, its head as the change feed's items keep it.
+func StoreLog(store *storage.Store) Log { return storeLog{store} }
+
+type storeLog struct{ store *storage.Store }
+
+func (l storeLog) EventsAfter(ctx context.Context, after int64, limit int) ([]storage.LoggedEvent, error) {
+	return l.store.EventsAfter(ctx, after, limit)
+}
+
+func (l storeLog) EventLogHead(ctx context.Context) (int64, error) {
+	return l.store.Feed().EventLogHead(ctx)
 }
 
 // Options configure a Hub.
@@ -103,7 +118,7 @@ func NewHub(log Log, opts Options) *Hub {
 
 // Load reads the log's last events into the window: up to its size,
 // from the oldest the log still holds, with one Query per
-// storage.MaxEventsPage events. It returns the log's head it read to,
+// feedstore.MaxEventsPage events. It returns the log's head it read to,
 // after which the server's tail of the log must go on (changefeed
 // Options.TailStart) for the window to have no gap. Once the window is
 // set, it does nothing and returns the window's end.
@@ -123,7 +138,7 @@ func (h *Hub) Load(ctx context.Context) (int64, error) {
 	base := max(0, head-int64(h.size))
 	var events []*storage.LoggedEvent
 	for pos := base; pos < head; {
-		page, err := h.log.EventsAfter(ctx, pos, storage.MaxEventsPage)
+		page, err := h.log.EventsAfter(ctx, pos, feedstore.MaxEventsPage)
 		if err != nil {
 			return 0, fmt.Errorf("load the live window after %d: %w", pos, err)
 		}

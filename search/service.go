@@ -233,7 +233,7 @@ func (s *Service) step(ctx context.Context, r *runner) error {
 	}
 	s.applied.Store(pos)
 	if r.checkHead {
-		head, err := s.store.EventLogHead(ctx)
+		head, err := s.store.Feed().EventLogHead(ctx)
 		if err != nil {
 			return err
 		}
@@ -406,7 +406,7 @@ func (s *Service) rebuild(ctx context.Context, why string) error {
 	defer s.building.Store(false)
 	start := time.Now()
 	s.log.Info("search index: building from the table", "reason", why, "dir", s.opts.Dir)
-	head, err := s.store.EventLogHead(ctx)
+	head, err := s.store.Feed().EventLogHead(ctx)
 	if err != nil {
 		return err
 	}

@@ -18,7 +18,7 @@ import (
 // reply its parent carries wrongly, a reader or rate item that is
 // malformed, a post or page left to another renderer than the table's
 // after its sweep is done, a lease or an event log that breaks its
-// invariants (checkfeed.go), a schedule item or a go-live marker without the other, or
+// invariants (feedstore.Items), a schedule item or a go-live marker without the other, or
 // a schedule item due for over a minute (see checkSchedule), a webhook
 // count that is off, an outbox or delivery item whose webhook is gone, a
 // pending delivery out of its index or due long ago (stuck), an author's or
@@ -87,7 +87,7 @@ var tableChecks = []tableCheck{
 	{"counters", checkCounters},
 	{"scheduled entries", checkScheduledEntries},
 	{"change feed", func(_ context.Context, s *Store, t *snapshot, badf func(string, ...any)) {
-		t.feed.check(s.Now().Unix(), badf)
+		t.feed.Check(s.Now().Unix(), badf)
 	}},
 	{"schedule", func(_ context.Context, s *Store, t *snapshot, badf func(string, ...any)) {
 		report(badf, checkSchedule(t.sched, t.posts, s.nowKey(), keys.Time(s.Now().Add(-goLiveGrace))))

@@ -8,6 +8,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/blogql/blog/storage/feedstore"
 )
 
 // report passes every finding of found to badf.
@@ -33,7 +35,7 @@ type snapshot struct {
 	aslugs   []*authorSlugItem
 	sched    []*scheduleItem
 	stats    statsItem
-	feed     feedItems
+	feed     feedstore.Items
 	hooks    webhookItems
 	tags     map[string]*tagItem
 	renderer *rendererItem
@@ -157,8 +159,8 @@ func (s *Store) scanSnapshot(ctx context.Context) (*snapshot, error) {
 				err = attributevalue.UnmarshalMap(it, rv)
 				t.revs = append(t.revs, rv)
 			case typeIdempotency, typeSecret, typeLayout, typeSite, typePersisted:
-			case typeLease, typeHeartbeat, typeEvent, typeEventHead:
-				err = t.feed.add(head.Type, it)
+			case feedstore.TypeLease, feedstore.TypeHeartbeat, feedstore.TypeEvent, feedstore.TypeEventHead:
+				err = t.feed.Add(head.Type, it)
 			default:
 				t.found = append(t.found, fmt.Sprintf("item %s/%s has unknown type %q", head.PK, head.SK, head.Type))
 			}

@@ -666,12 +666,19 @@
 // one cheap Query (EventsAfter) from its last position: the stream
 // allows two readers per shard, the log any number.
 //
-// Leases (leases.go) say which server reads a shard or runs a worker:
+// The leases, the heartbeats and the event log are the change feed's own
+// items: package feedstore (storage/feedstore) keeps them, built on the
+// table primitives and knowing nothing of the blog's items, and
+// Store.Feed reaches it. It logs each event as the JSON the domain gives
+// it; AppendEvents and EventsAfter here encode and decode the events
+// EventsOf makes (feedlog.go).
+//
+// Leases (feedstore/leases.go) say which server reads a shard or runs a worker:
 // the item LEASES/SHARD#<shardId> or LEASES/WORKER#<name> with its owner,
 // held while the owner's heartbeat LEASES/SERVER#<owner> has not expired
 // (its leaseUntil, Unix milliseconds; its expiresAt lets TTL remove the
 // heartbeat of a server gone for a day) and the lease is not released.
-// A server renews its one heartbeat (Heartbeat), not each lease, so a
+// A server renews its one heartbeat (feedstore's Heartbeat), not each lease, so a
 // fleet's idle writes do not grow with its shards and workers.
 // TakeLease writes the lease when it is absent, released or the taker's
 // own, and otherwise takes it over in a transaction that checks its
@@ -696,5 +703,5 @@
 // head, which the cancellation returns (the store tries the highest
 // position it has seen first, so a server that reads the log needs no
 // read of the head to append). Events expire by TTL after the
-// retention (DefaultEventRetention, 24 h; -event-retention).
+// retention (feedstore.DefaultEventRetention, 24 h; -event-retention).
 package storage

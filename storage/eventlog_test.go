@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/blogql/blog/storage"
+	"github.com/blogql/blog/storage/feedstore"
 )
 
 // The event log and the leases, as the change feed's dispatcher uses
@@ -34,13 +35,13 @@ func records(from, n, eventsEach int) []storage.RecordEvents {
 	return out
 }
 
-func (e *env) take(name, owner string) storage.Lease {
+func (e *env) take(name, owner string) feedstore.Lease {
 	e.t.Helper()
 	ctx := context.Background()
-	if _, err := e.store.Heartbeat(ctx, owner, 10*time.Second); err != nil {
+	if _, err := e.store.Feed().Heartbeat(ctx, owner, 10*time.Second); err != nil {
 		e.t.Fatal(err)
 	}
-	l, err := e.store.TakeLease(ctx, name, owner)
+	l, err := e.store.Feed().TakeLease(ctx, name, owner)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -51,7 +52,7 @@ func (e *env) take(name, owner string) storage.Lease {
 // positions are not 1, 2, 3… or an id repeats.
 func (e *env) logged() []storage.LoggedEvent {
 	e.t.Helper()
-	all, err := e.store.EventsAfter(context.Background(), 0, storage.MaxEventsPage)
+	all, err := e.store.EventsAfter(context.Background(), 0, feedstore.MaxEventsPage)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -68,7 +69,7 @@ func (e *env) logged() []storage.LoggedEvent {
 func TestAppendEventsLogsInOrderAndCheckpoints(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	e.take(storage.ShardLease("s1"), "a")
+	e.take(feedstore.ShardLease("s1"), "a")
 	// 150 events do not fit in one transaction: they go in two, each
 	// checkpointing the last record it holds; trailing records without
 	// events move the checkpoint too.
@@ -87,10 +88,10 @@ func TestAppendEventsLogsInOrderAndCheckpoints(t *testing.T) {
 	if all := e.logged(); len(all) != 150 || all[0].ID != batch[0].Events[0].ID {
 		t.Fatalf("the log holds %d events", len(all))
 	}
-	if h, _ := e.store.EventLogHead(ctx); h != 150 {
+	if h, _ := e.store.Feed().EventLogHead(ctx); h != 150 {
 		t.Errorf("head %d, want 150", h)
 	}
-	l := e.take(storage.ShardLease("s1"), "a")
+	l := e.take(feedstore.ShardLease("s1"), "a")
 	if l.Checkpoint != batch[len(batch)-1].Sequence || l.Finished {
 		t.Errorf("lease %+v, want the checkpoint at the last record", l)
 	}
@@ -98,7 +99,7 @@ func TestAppendEventsLogsInOrderAndCheckpoints(t *testing.T) {
 	if _, err := e.store.AppendEvents(ctx, storage.Append{Shard: "s1", Owner: "a", Records: records(153, 1, 0), Finished: true}); err != nil {
 		t.Fatal(err)
 	}
-	if l := e.take(storage.ShardLease("s1"), "a"); l.Checkpoint != fmt.Sprintf("%021d", 153) || !l.Finished {
+	if l := e.take(feedstore.ShardLease("s1"), "a"); l.Checkpoint != fmt.Sprintf("%021d", 153) || !l.Finished {
 		t.Errorf("lease %+v, want finished at the last record", l)
 	}
 	after, err := e.store.EventsAfter(ctx, 148, 10)
@@ -111,9 +112,9 @@ func TestAppendEventsLogsInOrderAndCheckpoints(t *testing.T) {
 func TestLostLeaseStopsAppends(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	name := storage.ShardLease("s1")
+	name := feedstore.ShardLease("s1")
 	e.take(name, "a")
-	if _, err := e.store.TakeLease(ctx, name, "b"); !errors.Is(err, storage.ErrLeaseHeld) {
+	if _, err := e.store.Feed().TakeLease(ctx, name, "b"); !errors.Is(err, feedstore.ErrLeaseHeld) {
 		t.Fatalf("b took a's lease: %v", err)
 	}
 	if _, err := e.store.AppendEvents(ctx, storage.Append{Shard: "s1", Owner: "a", Records: records(1, 1, 1)}); err != nil {
@@ -122,10 +123,10 @@ func TestLostLeaseStopsAppends(t *testing.T) {
 	// a pauses past its heartbeat's expiry; b takes the shard over from
 	// a's checkpoint.
 	e.clock.Advance(11 * time.Second)
-	if _, err := e.store.Heartbeat(ctx, "b", 10*time.Second); err != nil {
+	if _, err := e.store.Feed().Heartbeat(ctx, "b", 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	l, err := e.store.TakeLease(ctx, name, "b")
+	l, err := e.store.Feed().TakeLease(ctx, name, "b")
 	if err != nil || l.Checkpoint != fmt.Sprintf("%021d", 1) {
 		t.Fatalf("b's takeover: %+v, %v", l, err)
 	}
@@ -134,18 +135,18 @@ func TestLostLeaseStopsAppends(t *testing.T) {
 		{Shard: "s1", Owner: "a", Records: records(2, 1, 0)},
 		{Shard: "s1", Owner: "a", Finished: true},
 	} {
-		if _, err := e.store.AppendEvents(ctx, a); !errors.Is(err, storage.ErrLeaseLost) {
+		if _, err := e.store.AppendEvents(ctx, a); !errors.Is(err, feedstore.ErrLeaseLost) {
 			t.Errorf("a's append after losing the lease: %v, want ErrLeaseLost", err)
 		}
 	}
 	// a's heartbeat, renewed late, does not give the lease back.
-	if _, err := e.store.Heartbeat(ctx, "a", 10*time.Second); err != nil {
+	if _, err := e.store.Feed().Heartbeat(ctx, "a", 10*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.store.TakeLease(ctx, name, "a"); !errors.Is(err, storage.ErrLeaseHeld) {
+	if _, err := e.store.Feed().TakeLease(ctx, name, "a"); !errors.Is(err, feedstore.ErrLeaseHeld) {
 		t.Errorf("a took b's lease back: %v", err)
 	}
-	if err := e.store.ReleaseLease(ctx, name, "a"); !errors.Is(err, storage.ErrLeaseLost) {
+	if err := e.store.Feed().ReleaseLease(ctx, name, "a"); !errors.Is(err, feedstore.ErrLeaseLost) {
 		t.Errorf("a released b's lease: %v", err)
 	}
 	if all := e.logged(); len(all) != 1 {
@@ -155,7 +156,7 @@ func TestLostLeaseStopsAppends(t *testing.T) {
 		t.Errorf("checkpoint %q moved by a", l.Checkpoint)
 	}
 	// Released, the lease is free at once, its checkpoint kept.
-	if err := e.store.ReleaseLease(ctx, name, "b"); err != nil {
+	if err := e.store.Feed().ReleaseLease(ctx, name, "b"); err != nil {
 		t.Fatal(err)
 	}
 	if l := e.take(name, "c"); l.Checkpoint != fmt.Sprintf("%021d", 1) {
@@ -170,8 +171,8 @@ func TestLostLeaseStopsAppends(t *testing.T) {
 func TestAppendEventsRetriesWhenTheHeadMoved(t *testing.T) {
 	e := newRaceEnv(t)
 	ctx := context.Background()
-	e.take(storage.ShardLease("s1"), "a")
-	e.take(storage.ShardLease("s2"), "b")
+	e.take(feedstore.ShardLease("s1"), "a")
+	e.take(feedstore.ShardLease("s2"), "b")
 	e.hooks.at("TransactWriteItems", 1, e.racing("append of s2", func(ctx context.Context, s *storage.Store) error {
 		_, err := s.AppendEvents(ctx, storage.Append{Shard: "s2", Owner: "b", Records: records(100, 2, 1)})
 		return err
@@ -196,17 +197,17 @@ func TestAppendEventsRetriesWhenTheHeadMoved(t *testing.T) {
 func TestWorkerLeaseCheckpoints(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	name := storage.WorkerLease("webhooks")
+	name := feedstore.WorkerLease("webhooks")
 	if l := e.take(name, "a"); l.Position != 0 {
 		t.Fatalf("a new worker lease starts at %d", l.Position)
 	}
-	if err := e.store.CheckpointWorker(ctx, name, "a", 7); err != nil {
+	if err := e.store.Feed().CheckpointWorker(ctx, name, "a", 7); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.store.CheckpointWorker(ctx, name, "b", 9); !errors.Is(err, storage.ErrLeaseLost) {
+	if err := e.store.Feed().CheckpointWorker(ctx, name, "b", 9); !errors.Is(err, feedstore.ErrLeaseLost) {
 		t.Errorf("b checkpointed a's worker: %v", err)
 	}
-	leases, err := e.store.Leases(ctx)
+	leases, err := e.store.Feed().Leases(ctx)
 	if err != nil || len(leases) != 1 || leases[0].Position != 7 || leases[0].Owner != "a" || !leases[0].HeldAt(e.clock.Now()) {
 		t.Errorf("leases %+v, %v", leases, err)
 	}
@@ -235,7 +236,7 @@ func TestAppendEventsWithoutAShard(t *testing.T) {
 	if ops := counter.ByOperation(); ops["GetItem"] != 1 || ops["TransactWriteItems"] != 2 {
 		t.Errorf("requests %v", ops)
 	}
-	if leases, err := e.store.Leases(ctx); err != nil || len(leases) != 0 {
+	if leases, err := e.store.Feed().Leases(ctx); err != nil || len(leases) != 0 {
 		t.Errorf("leases %v, %v", leases, err)
 	}
 	if len(e.logged()) != 3 {
@@ -250,7 +251,7 @@ func TestAppendEventsWithoutAShard(t *testing.T) {
 func TestCheckFindsABrokenEventLog(t *testing.T) {
 	e := newEnv(t)
 	ctx := context.Background()
-	e.take(storage.ShardLease("s1"), "a")
+	e.take(feedstore.ShardLease("s1"), "a")
 	if _, err := e.store.AppendEvents(ctx, storage.Append{Shard: "s1", Owner: "a", Records: records(1, 4, 1)}); err != nil {
 		t.Fatal(err)
 	}
@@ -275,6 +276,6 @@ func TestCheckFindsABrokenEventLog(t *testing.T) {
 	}
 	// Once the events' retention has passed, TTL may have removed any of
 	// them: no gap is an inconsistency.
-	e.clock.Advance(storage.DefaultEventRetention + time.Minute)
+	e.clock.Advance(feedstore.DefaultEventRetention + time.Minute)
 	e.consistent()
 }

@@ -22,15 +22,6 @@ const (
 	prefixWebhook     = "WEBHOOK#"
 	prefixOutbox      = "OUTBOX#"
 	prefixDeliver     = "DELIVERY#"
-
-	// The change feed's items (leases.go, eventlog.go).
-	leasesPartition   = "LEASES"
-	eventLogPartition = "EVENTLOG"
-	prefixShardLease  = "SHARD#"
-	prefixWorkerLease = "WORKER#"
-	prefixHeartbeat   = "SERVER#"
-	prefixEvent       = "EVENT#"
-	eventLogHeadKey   = "HEAD"
 )
 
 // MaxRedirects is how many earlier slugs a post or an author keeps as
@@ -62,21 +53,6 @@ func ptr[T any](v T) *T { return &v }
 
 // keyTime is keys.Time, which the change feed's keys below use.
 func keyTime(t time.Time) string { return keys.Time(t) }
-
-// leaseKey is the lease of name (ShardLease, WorkerLease).
-func leaseKey(name string) key { return key{PK: leasesPartition, SK: name} }
-
-// heartbeatKey is the heartbeat of the server owner (leases.go).
-func heartbeatKey(owner string) key { return key{PK: leasesPartition, SK: prefixHeartbeat + owner} }
-
-// eventLogHead is the event log's head item: the last position used.
-func eventLogHead() key { return key{PK: eventLogPartition, SK: eventLogHeadKey} }
-
-// eventSortKey places an event at its position in the log: 20 digits, so
-// string order is position order.
-func eventSortKey(position int64) string { return fmt.Sprintf("%s%020d", prefixEvent, position) }
-
-func eventKey(position int64) key { return key{PK: eventLogPartition, SK: eventSortKey(position)} }
 
 // scheduleKey is the schedule item of the post postID, scheduled at the
 // key time at: "<at>#<postId>" in the SCHEDULE partition, so the items

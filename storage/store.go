@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strings"
-	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -14,6 +13,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/blogql/blog/markdown"
+	"github.com/blogql/blog/storage/feedstore"
 	"github.com/blogql/blog/storage/internal/dynamo"
 	"github.com/blogql/blog/storage/internal/keys"
 )
@@ -34,9 +34,8 @@ type Store struct {
 	claimed *claimed
 	// hints remember what comments' transactions depend on (hints.go).
 	hints *hints
-	// logHead is the highest event-log position seen (eventlog.go), the
-	// head an append tries first.
-	logHead *atomic.Int64
+	// feed is the change feed's own items (package feedstore).
+	feed *feedstore.Store
 	// privateHosts lets links name hosts that are not public (links.go).
 	privateHosts bool
 	// stream makes CreateTable give the table its stream (WithStream).
@@ -93,7 +92,7 @@ func WithStream() Option {
 // New returns a Store on table through db.
 func New(db *dynamodb.Client, table string, opts ...Option) *Store {
 	h := newHints()
-	s := &Store{db: dynamo.New(db, table, h), table: table, now: time.Now, hints: h, logHead: new(atomic.Int64), siteCache: &siteCache{}, claimed: &claimed{},
+	s := &Store{db: dynamo.New(db, table, h), table: table, now: time.Now, hints: h, siteCache: &siteCache{}, claimed: &claimed{},
 		render: markdown.Options{HeadingIDPrefix: markdown.DefaultHeadingIDPrefix}}
 	for _, o := range opts {
 		o(s)
@@ -101,6 +100,7 @@ func New(db *dynamodb.Client, table string, opts ...Option) *Store {
 	if s.cursors.enc == nil {
 		s.cursors = randomCursorKeys()
 	}
+	s.feed = feedstore.New(s.db, s.now)
 	return s
 }
 
@@ -110,8 +110,13 @@ func New(db *dynamodb.Client, table string, opts ...Option) *Store {
 func (s *Store) At(now func() time.Time) *Store {
 	c := *s
 	c.now = now
+	c.feed = s.feed.At(now)
 	return &c
 }
+
+// Feed returns the change feed's own items in the Store's table (leases,
+// heartbeats, the event log), on the Store's clock.
+func (s *Store) Feed() *feedstore.Store { return s.feed }
 
 // Now returns the Store's current time, truncated to the millisecond the
 // table stores.

@@ -249,7 +249,7 @@ func (s *Store) CreateWebhook(ctx context.Context, in WebhookInput, secret strin
 	}
 	// Read before the webhook is written: every event of a write made
 	// after it exists is logged after this head.
-	head, err := s.EventLogHead(ctx)
+	head, err := s.feed.EventLogHead(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("create webhook: %w", err)
 	}

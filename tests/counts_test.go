@@ -16,6 +16,7 @@ import (
 	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/storage"
+	"github.com/blogql/blog/storage/feedstore"
 )
 
 // The comment counts of a post's summaries follow its comments through
@@ -160,7 +161,7 @@ func TestCommentCountsReachEveryListThroughTheWorker(t *testing.T) {
 		return !slices.ContainsFunc(shown, func(n int) bool { return n != 3 })
 	}, func() string { return fmt.Sprintf("shown %v", shown) })
 	s.waitLogged(t, storage.EventPostCountsUpdated)
-	events, err := s.store.EventsAfter(context.Background(), 0, storage.MaxEventsPage)
+	events, err := s.store.EventsAfter(context.Background(), 0, feedstore.MaxEventsPage)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/blogql/blog/internal/dynamotest"
 	"github.com/blogql/blog/internal/longtest"
 	"github.com/blogql/blog/storage"
+	"github.com/blogql/blog/storage/feedstore"
 )
 
 // TestFleetTakesOverTheFeedOfAKilledServer runs two server processes on
@@ -110,9 +111,9 @@ func TestFleetTakesOverTheFeedOfAKilledServer(t *testing.T) {
 	// Once the feed delivers, kill the server holding the open shards'
 	// and the webhooks' leases (the first server to start takes every
 	// lease it finds free, so one server usually holds them all).
-	var leases []storage.Lease
+	var leases []feedstore.Lease
 	within(t, 30*time.Second, "comments acknowledged and delivered, every lease held", func() bool {
-		leases, err = store.Leases(ctx)
+		leases, err = store.Feed().Leases(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,7 +123,7 @@ func TestFleetTakesOverTheFeedOfAKilledServer(t *testing.T) {
 	})
 	held := map[string]int{}
 	for _, l := range leases {
-		if _, shard := l.ShardID(); l.Name == storage.WorkerLease("webhooks") || (shard && !l.Finished) {
+		if _, shard := l.ShardID(); l.Name == feedstore.WorkerLease("webhooks") || (shard && !l.Finished) {
 			held[l.Owner]++
 		}
 	}
@@ -146,7 +147,7 @@ func TestFleetTakesOverTheFeedOfAKilledServer(t *testing.T) {
 	// The survivor holds every lease again: every shard's not finished,
 	// and both workers'. A heartbeat lasts 30 s from its last renewal.
 	within(t, time.Minute, "every lease held by the survivor", func() bool {
-		leases, err = store.Leases(ctx)
+		leases, err = store.Feed().Leases(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -227,7 +228,7 @@ func commentIDOf(t *testing.T, gid string) string {
 // four workers' leases (schedule, webhooks, rerender, counts) and at least one
 // shard's exist, and every lease but a finished shard's is held, by
 // owner when owner is not "".
-func allHeld(leases []storage.Lease, owner string) bool {
+func allHeld(leases []feedstore.Lease, owner string) bool {
 	now := time.Now()
 	workers, shards := 0, 0
 	for _, l := range leases {

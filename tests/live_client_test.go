@@ -29,6 +29,7 @@ import (
 	"github.com/blogql/blog/internal/dynamotest"
 	"github.com/blogql/blog/live"
 	"github.com/blogql/blog/storage"
+	"github.com/blogql/blog/storage/feedstore"
 )
 
 // The harness of the subscription tests: a server as server.go runs it,
@@ -119,7 +120,7 @@ func serveLive(t *testing.T, store *storage.Store, streams *dynamodbstreams.Clie
 	feedOpts.Logger = logger
 	// The hub loads the log's last events, and the feed's tail goes on
 	// after them, as server.go runs them.
-	hub := live.NewHub(store, live.Options{Window: liveWindow})
+	hub := live.NewHub(live.StoreLog(store), live.Options{Window: liveWindow})
 	feedOpts.TailStart = hub.Load
 	feed := changefeed.New(store, streams, feedOpts)
 	// The comment counts worker, as server.go adds it.
@@ -209,7 +210,7 @@ func (s *liveServer) livePost(t *testing.T) (graphql.Client, string) {
 func (s *liveServer) waitLogged(t *testing.T, typ storage.EventType) {
 	t.Helper()
 	waitFor(t, func() bool {
-		events, err := s.store.EventsAfter(context.Background(), 0, storage.MaxEventsPage)
+		events, err := s.store.EventsAfter(context.Background(), 0, feedstore.MaxEventsPage)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -439,7 +439,7 @@ func TestSearchRebuildsAnIndexOlderThanTheLogsRetention(t *testing.T) {
 	ctx := context.Background()
 	var head int64
 	waitFor(t, func() bool {
-		h, err := s.store.EventLogHead(ctx)
+		h, err := s.store.Feed().EventLogHead(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

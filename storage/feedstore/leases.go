@@ -1,4 +1,4 @@
-package storage
+package feedstore
 
 import (
 	"context"
@@ -14,7 +14,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/blogql/blog/storage/internal/dynamo"
-	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // Leases: which server of the fleet does a piece of the change feed's
@@ -130,7 +129,7 @@ func (s *Store) Heartbeat(ctx context.Context, owner string, d time.Duration) (t
 		return time.Time{}, errors.New("heartbeat: owner is required")
 	}
 	until := s.Now().Add(d)
-	upd := expression.Set(expression.Name("type"), expression.Value(typeHeartbeat)).
+	upd := expression.Set(expression.Name("type"), expression.Value(TypeHeartbeat)).
 		Set(expression.Name("owner"), expression.Value(owner)).
 		Set(expression.Name("leaseUntil"), expression.Value(until.UnixMilli())).
 		Set(expression.Name("expiresAt"), expression.Value(until.Add(heartbeatTTL).Unix()))
@@ -139,7 +138,7 @@ func (s *Store) Heartbeat(ctx context.Context, owner string, d time.Duration) (t
 		return time.Time{}, err
 	}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                 aws.String(s.table),
+		TableName:                 aws.String(s.db.Name()),
 		Key:                       dynamo.MustKey(heartbeatKey(owner)),
 		UpdateExpression:          expr.Update(),
 		ExpressionAttributeNames:  expr.Names(),
@@ -161,7 +160,7 @@ func (s *Store) TakeLease(ctx context.Context, name, owner string) (Lease, error
 	if err := validLeaseName(name); err != nil || owner == "" {
 		return Lease{}, errors.Join(err, errors.New("take lease: owner and name are required"))
 	}
-	free := expression.AttributeNotExists(expression.Name(keys.AttrPK)).
+	free := expression.AttributeNotExists(expression.Name(attrPK)).
 		Or(expression.Name("released").Equal(expression.Value(true))).
 		Or(ownedBy(owner))
 	it, err := s.updateLease(ctx, name, takeUpdate(owner), free)
@@ -180,7 +179,7 @@ func (s *Store) TakeLease(ctx context.Context, name, owner string) (Lease, error
 
 func takeUpdate(owner string) expression.UpdateBuilder {
 	return expression.Set(expression.Name("owner"), expression.Value(owner)).
-		Set(expression.Name("type"), expression.Value(typeLease)).
+		Set(expression.Name("type"), expression.Value(TypeLease)).
 		Remove(expression.Name("released"))
 }
 
@@ -189,7 +188,7 @@ func takeUpdate(owner string) expression.UpdateBuilder {
 // the lease is still prev's.
 func (s *Store) takeOver(ctx context.Context, name, owner, prev string) (*leaseItem, error) {
 	t := s.db.NewTxn()
-	expired := expression.AttributeNotExists(expression.Name(keys.AttrPK)).
+	expired := expression.AttributeNotExists(expression.Name(attrPK)).
 		Or(expression.Name("leaseUntil").LessThanEqual(expression.Value(s.Now().UnixMilli())))
 	if err := t.Check(heartbeatKey(prev), expired, ErrLeaseHeld); err != nil {
 		return nil, err
@@ -275,7 +274,7 @@ func (s *Store) DeleteShardLease(ctx context.Context, shard string) error {
 		return err
 	}
 	_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName: aws.String(s.table), Key: dynamo.MustKey(leaseKey(ShardLease(shard))),
+		TableName: aws.String(s.db.Name()), Key: dynamo.MustKey(leaseKey(ShardLease(shard))),
 		ConditionExpression:       expr.Condition(),
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
@@ -295,7 +294,7 @@ func (s *Store) Leases(ctx context.Context) ([]Lease, error) {
 		items []leaseItem
 		until = map[string]time.Time{}
 	)
-	in, err := s.db.KeyQuery(expression.Key(keys.AttrPK).Equal(expression.Value(leasesPartition)))
+	in, err := s.db.KeyQuery(expression.Key(attrPK).Equal(expression.Value(leasesPartition)))
 	if err != nil {
 		return nil, err
 	}
@@ -306,7 +305,7 @@ func (s *Store) Leases(ctx context.Context) ([]Lease, error) {
 		if err := attributevalue.UnmarshalMap(av, &head); err != nil {
 			return fmt.Errorf("decode lease: %w", err)
 		}
-		if head.Type == typeHeartbeat {
+		if head.Type == TypeHeartbeat {
 			var hb heartbeatItem
 			if err := attributevalue.UnmarshalMap(av, &hb); err != nil {
 				return fmt.Errorf("decode heartbeat: %w", err)
@@ -358,7 +357,7 @@ func (s *Store) updateLease(ctx context.Context, name string, upd expression.Upd
 		return nil, err
 	}
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName:                           aws.String(s.table),
+		TableName:                           aws.String(s.db.Name()),
 		Key:                                 dynamo.MustKey(leaseKey(name)),
 		UpdateExpression:                    expr.Update(),
 		ConditionExpression:                 expr.Condition(),

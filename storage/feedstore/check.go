@@ -1,4 +1,4 @@
-package storage
+package feedstore
 
 import (
 	"cmp"
@@ -7,12 +7,12 @@ import (
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
-// feedItems are the change feed's items as Check finds them: leases, the
-// event log's head and its events.
-type feedItems struct {
+// Items are the change feed's items as a check of the table finds them:
+// leases, heartbeats, the event log's head and its events. Add each item
+// of the table to it, then Check.
+type Items struct {
 	leases     []leaseItem
 	heartbeats []heartbeatItem
 	events     []eventItem
@@ -21,10 +21,12 @@ type feedItems struct {
 	ttlLeases []string
 }
 
-// add decodes it, an item of the change feed of type typ.
-func (f *feedItems) add(typ string, it map[string]types.AttributeValue) error {
+// Add decodes it, an item of the change feed of type typ (TypeLease,
+// TypeHeartbeat, TypeEvent or TypeEventHead);
+// it fails when the item does not decode.
+func (f *Items) Add(typ string, it item) error {
 	switch typ {
-	case typeLease:
+	case TypeLease:
 		var l leaseItem
 		if err := attributevalue.UnmarshalMap(it, &l); err != nil {
 			return err
@@ -33,31 +35,31 @@ func (f *feedItems) add(typ string, it map[string]types.AttributeValue) error {
 			f.ttlLeases = append(f.ttlLeases, l.SK)
 		}
 		f.leases = append(f.leases, l)
-	case typeHeartbeat:
+	case TypeHeartbeat:
 		var hb heartbeatItem
 		if err := attributevalue.UnmarshalMap(it, &hb); err != nil {
 			return err
 		}
 		f.heartbeats = append(f.heartbeats, hb)
-	case typeEvent:
+	case TypeEvent:
 		var e eventItem
 		if err := attributevalue.UnmarshalMap(it, &e); err != nil {
 			return err
 		}
 		f.events = append(f.events, e)
-	case typeEventHead:
+	case TypeEventHead:
 		f.head = &eventHeadItem{}
 		return attributevalue.UnmarshalMap(it, f.head)
 	}
 	return nil
 }
 
-// check reports leases and heartbeats that are malformed or would expire by TTL, and an
+// Check reports leases and heartbeats that are malformed or would expire by TTL, and an
 // event log with events past its head, without a TTL, at the wrong key,
 // undecodable, repeated, or missing where TTL cannot have removed them
 // yet (events expire oldest first: a missing position right after an
 // event still alive is one that never came). now is Unix seconds.
-func (f *feedItems) check(now int64, badf func(string, ...any)) {
+func (f *Items) Check(now int64, badf func(string, ...any)) {
 	var head int64
 	if f.head != nil {
 		head = f.head.Seq
@@ -104,7 +106,7 @@ func (f *feedItems) check(now int64, badf func(string, ...any)) {
 		if e.ExpiresAt <= 0 {
 			badf("event at %d has no expiresAt (TTL)", e.Position)
 		}
-		var ev Event
+		var ev struct{ ID, Type string }
 		if err := json.Unmarshal([]byte(e.Event), &ev); err != nil || ev.ID == "" || ev.Type == "" {
 			badf("event at %d does not decode into an event: %v", e.Position, err)
 		} else if at, dup := ids[ev.ID]; dup {

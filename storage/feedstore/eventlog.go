@@ -1,4 +1,4 @@
-package storage
+package feedstore
 
 import (
 	"context"
@@ -11,11 +11,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 
 	"github.com/blogql/blog/storage/internal/dynamo"
-	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // The event log: the change feed's events in one order that every server
@@ -47,7 +45,7 @@ func OwnRecord(r streamtypes.Record) bool {
 	if r.Dynamodb == nil {
 		return false
 	}
-	pk, ok := r.Dynamodb.Keys[keys.AttrPK].(*streamtypes.AttributeValueMemberS)
+	pk, ok := r.Dynamodb.Keys[attrPK].(*streamtypes.AttributeValueMemberS)
 	return ok && (pk.Value == leasesPartition || pk.Value == eventLogPartition)
 }
 
@@ -64,11 +62,18 @@ const (
 	maxAppendAttempts  = 30
 )
 
-// RecordEvents are the events of one stream record, Sequence its
-// sequence number.
-type RecordEvents struct {
+// Record is the events of one stream record, each as its JSON, in
+// order; Sequence is the record's sequence number.
+type Record struct {
 	Sequence string
-	Events   []Event
+	Events   []json.RawMessage
+}
+
+// Logged is an event at its place in the log: its JSON as it was
+// appended.
+type Logged struct {
+	Position int64
+	Event    json.RawMessage
 }
 
 // Append is a batch of a shard's records to log: their events, in order,
@@ -80,7 +85,7 @@ type Append struct {
 	// that keeps its own (an AWS Lambda's event source mapping), which
 	// may log a record's events again when it retries a batch.
 	Shard, Owner string
-	Records      []RecordEvents
+	Records      []Record
 	// Finished marks the shard read to its end once the batch is in.
 	Finished bool
 	// Retention is how long the events stay in the log; zero means
@@ -93,7 +98,7 @@ type eventItem struct {
 	SK        string `dynamodbav:"SK"`
 	Type      string `dynamodbav:"type"`
 	Position  int64  `dynamodbav:"position"`
-	Event     string `dynamodbav:"event"` // the Event's JSON
+	Event     string `dynamodbav:"event"` // the event's JSON, as appended
 	ExpiresAt int64  `dynamodbav:"expiresAt"`
 }
 
@@ -112,8 +117,9 @@ type eventHeadItem struct {
 // transaction is built again on the new head. It returns the events as
 // logged. It fails with ErrLeaseLost when the shard's lease is not
 // a.Owner's (nothing of the transaction that met it is written), and
-// with ErrBusy when the head kept moving.
-func (s *Store) AppendEvents(ctx context.Context, a Append) ([]LoggedEvent, error) {
+// with the table primitives' ErrBusy (storage.ErrBusy) when the head
+// kept moving.
+func (s *Store) AppendEvents(ctx context.Context, a Append) ([]Logged, error) {
 	if a.Retention <= 0 {
 		a.Retention = DefaultEventRetention
 	}
@@ -121,7 +127,7 @@ func (s *Store) AppendEvents(ctx context.Context, a Append) ([]LoggedEvent, erro
 	if err != nil {
 		return nil, fmt.Errorf("append events of shard %s: %w", a.Shard, err)
 	}
-	var logged []LoggedEvent
+	var logged []Logged
 	// The head last seen (by this append, the log's readers or a
 	// cancellation) is tried first: the head's condition checks it, and a
 	// cancellation returns the true one.
@@ -156,19 +162,15 @@ func (s *Store) AppendEvents(ctx context.Context, a Append) ([]LoggedEvent, erro
 // appendGroups cuts records into the groups that one transaction each
 // appends: at most maxEventsPerAppend events and maxAppendBytes of JSON,
 // never splitting a record.
-func appendGroups(records []RecordEvents) ([][]RecordEvents, error) {
+func appendGroups(records []Record) ([][]Record, error) {
 	var (
-		groups       [][]RecordEvents
-		cur          []RecordEvents
+		groups       [][]Record
+		cur          []Record
 		events, size int
 	)
 	for _, r := range records {
 		n, b := len(r.Events), 0
-		for _, e := range r.Events {
-			raw, err := json.Marshal(e)
-			if err != nil {
-				return nil, fmt.Errorf("encode event %s: %w", e.ID, err)
-			}
+		for _, raw := range r.Events {
 			b += len(raw) + 200
 		}
 		if n > maxEventsPerAppend || b > maxAppendBytes {
@@ -188,7 +190,7 @@ func appendGroups(records []RecordEvents) ([][]RecordEvents, error) {
 	return groups, nil
 }
 
-func countEvents(g []RecordEvents) int {
+func countEvents(g []Record) int {
 	n := 0
 	for _, r := range g {
 		n += len(r.Events)
@@ -198,7 +200,7 @@ func countEvents(g []RecordEvents) int {
 
 // appendGroup appends one group's events in one transaction, after the
 // head *head (-1: read it first), which it moves on.
-func (s *Store) appendGroup(ctx context.Context, a Append, g []RecordEvents, finished bool, head *int64) ([]LoggedEvent, error) {
+func (s *Store) appendGroup(ctx context.Context, a Append, g []Record, finished bool, head *int64) ([]Logged, error) {
 	for attempt := 1; ; attempt++ {
 		if *head < 0 {
 			h, err := s.EventLogHead(ctx)
@@ -223,13 +225,13 @@ func (s *Store) appendGroup(ctx context.Context, a Append, g []RecordEvents, fin
 			// Another shard's holder appended first: its head came back
 			// with the cancellation.
 			*head = headOf(t, a.Shard != "")
-		case errors.Is(err, ErrBusy):
+		case errors.Is(err, dynamo.ErrBusy):
 			*head = -1
 		default:
 			return nil, err
 		}
 		if attempt == maxAppendAttempts {
-			return nil, ErrBusy
+			return nil, dynamo.ErrBusy
 		}
 		if err := dynamo.Sleep(ctx, min(attempt, 3)); err != nil {
 			return nil, err
@@ -239,7 +241,7 @@ func (s *Store) appendGroup(ctx context.Context, a Append, g []RecordEvents, fin
 
 // appendTxn builds the transaction appending g after head: the lease's
 // checkpoint first (its failure explains any other), the head, the events.
-func (s *Store) appendTxn(a Append, g []RecordEvents, finished bool, head int64) (*dynamo.Txn, []LoggedEvent, error) {
+func (s *Store) appendTxn(a Append, g []Record, finished bool, head int64) (*dynamo.Txn, []Logged, error) {
 	t := s.db.NewTxn()
 	if a.Shard != "" {
 		upd, _ := shardCheckpoint(g[len(g)-1].Sequence, finished)
@@ -253,26 +255,22 @@ func (s *Store) appendTxn(a Append, g []RecordEvents, finished bool, head int64)
 		headCond = expression.AttributeNotExists(expression.Name("seq")).Or(headCond)
 	}
 	headUpd := expression.Set(expression.Name("seq"), expression.Value(head+n)).
-		Set(expression.Name("type"), expression.Value(typeEventHead))
+		Set(expression.Name("type"), expression.Value(TypeEventHead))
 	if err := t.Update(eventLogHead(), headUpd, &headCond, dynamo.ErrRetry); err != nil {
 		return nil, nil, err
 	}
 	expires := s.Now().Add(a.Retention).Unix()
-	logged := make([]LoggedEvent, 0, n)
+	logged := make([]Logged, 0, n)
 	pos := head
 	for _, r := range g {
-		for _, e := range r.Events {
+		for _, raw := range r.Events {
 			pos++
-			raw, err := json.Marshal(e)
-			if err != nil {
-				return nil, nil, fmt.Errorf("encode event %s: %w", e.ID, err)
-			}
 			k := eventKey(pos)
-			it := eventItem{PK: k.PK, SK: k.SK, Type: typeEvent, Position: pos, Event: string(raw), ExpiresAt: expires}
+			it := eventItem{PK: k.PK, SK: k.SK, Type: TypeEvent, Position: pos, Event: string(raw), ExpiresAt: expires}
 			if err := t.Put(it, nil, nil); err != nil {
 				return nil, nil, err
 			}
-			logged = append(logged, LoggedEvent{Position: pos, Event: e})
+			logged = append(logged, Logged{Position: pos, Event: raw})
 		}
 	}
 	t.ReturnOld()
@@ -302,7 +300,7 @@ func headOf(t *dynamo.Txn, withLease bool) int64 {
 func (s *Store) EventLogHead(ctx context.Context) (int64, error) {
 	var h eventHeadItem
 	err := s.db.Get(ctx, eventLogHead(), true, &h)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, dynamo.ErrNotFound) {
 		return 0, nil
 	}
 	if err != nil {
@@ -331,18 +329,18 @@ const MaxEventsPage = 1000
 // after) marks events gone by TTL, or a transaction that a reader sees
 // in part: changefeed waits before it skips one. It fails when limit is
 // not 1 to MaxEventsPage.
-func (s *Store) EventsAfter(ctx context.Context, after int64, limit int) ([]LoggedEvent, error) {
+func (s *Store) EventsAfter(ctx context.Context, after int64, limit int) ([]Logged, error) {
 	if limit < 1 || limit > MaxEventsPage {
 		return nil, fmt.Errorf("events after %d: limit %d is not 1 to %d", after, limit, MaxEventsPage)
 	}
-	kc := expression.Key(keys.AttrPK).Equal(expression.Value(eventLogPartition)).
-		And(expression.Key(keys.AttrSK).Between(expression.Value(eventSortKey(max(after, 0)+1)), expression.Value(prefixEvent+"~")))
+	kc := expression.Key(attrPK).Equal(expression.Value(eventLogPartition)).
+		And(expression.Key(attrSK).Between(expression.Value(eventSortKey(max(after, 0)+1)), expression.Value(prefixEvent+"~")))
 	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(kc))
 	if err != nil {
 		return nil, err
 	}
 	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
-		TableName:                 aws.String(s.table),
+		TableName:                 aws.String(s.db.Name()),
 		KeyConditionExpression:    expr.KeyCondition(),
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
@@ -352,7 +350,7 @@ func (s *Store) EventsAfter(ctx context.Context, after int64, limit int) ([]Logg
 	if err != nil {
 		return nil, fmt.Errorf("read events after %d: %w", after, err)
 	}
-	events := make([]LoggedEvent, 0, len(out.Items))
+	events := make([]Logged, 0, len(out.Items))
 	for _, av := range out.Items {
 		e, err := decodeEvent(av)
 		if err != nil {
@@ -366,14 +364,10 @@ func (s *Store) EventsAfter(ctx context.Context, after int64, limit int) ([]Logg
 	return events, nil
 }
 
-func decodeEvent(av map[string]types.AttributeValue) (LoggedEvent, error) {
+func decodeEvent(av item) (Logged, error) {
 	var it eventItem
 	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-		return LoggedEvent{}, fmt.Errorf("decode event item: %w", err)
+		return Logged{}, fmt.Errorf("decode event item: %w", err)
 	}
-	e := LoggedEvent{Position: it.Position}
-	if err := json.Unmarshal([]byte(it.Event), &e.Event); err != nil {
-		return LoggedEvent{}, fmt.Errorf("decode event at %d: %w", it.Position, err)
-	}
-	return e, nil
+	return Logged{Position: it.Position, Event: json.RawMessage(it.Event)}, nil
 }
