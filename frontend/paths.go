@@ -95,6 +95,16 @@ var sections = map[string]string{
 	"comments:": TagAllComments, "counts:": TagAllCounts,
 }
 
+// EverySection lists the section tags, and the tags of no kind, each its
+// own section: every event names the section of each tag it names, so
+// every event that names a tag names one of these, and an answer tagged
+// with all of them is purged by each such event. The live cursor's
+// answer is: each event moves the event log it shows.
+var EverySection = []string{
+	TagFeed, TagSite, TagFeatured, TagSearch,
+	TagAuthors, TagCategories, TagTags, TagPages, TagAllSeries, TagAllComments, TagAllCounts,
+}
+
 // SectionTag returns the section tag of tag: the tag every event naming
 // tag names too, which purges whatever showed it. A tag of no kind (feed,
 // site, featured, search, a section) is its own section.

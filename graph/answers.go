@@ -28,6 +28,31 @@ import (
 // event names them.
 func TagReader(id string) string { return "reader:" + id }
 
+// tagLive tags answers that show where the event log stands (liveCursor),
+// in memory only: every event moves the log, and InvalidateAnswers drops
+// them at each.
+const tagLive = "live"
+
+// tagLiveCursor tags the answer of ctx, which shows liveCursor, so that
+// every event purges it, and so that it keeps the tags of the rest of
+// its operation. Alone (with __typename at most), it is tagged with
+// every section (frontend.EverySection), which every event names. Read
+// with a page, as docs/live.md asks, it has the page's tags: a copy of
+// the answer shows a cursor as old as the page, which a subscription
+// after it replays from, missing nothing; and in memory, tagLive drops
+// it at the next event, so that no server keeps a cursor the live window
+// forgets.
+func tagLiveCursor(ctx context.Context) {
+	gqlhttp.TagPrivately(ctx, tagLive)
+	oc := graphql.GetOperationContext(ctx)
+	for _, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, nil) {
+		if f.Name != "liveCursor" && f.Name != "__typename" {
+			return
+		}
+	}
+	gqlhttp.Tag(ctx, frontend.EverySection...)
+}
+
 // tagPosts tags the answer of ctx with what posts show: each post, its
 // comment count (TagCounts for a summary from a list, which holds the
 // copy's count, TagComments for a post item), its authors', categories'
@@ -122,15 +147,14 @@ func tagged[T any](ctx context.Context, tag func(T) string) func(T, error) (T, e
 // taggableRoots are the fields of Query whose reads tag what they show;
 // untaggedFields are the fields of the types below them whose reads do
 // not (revisions and drafts are their authors' alone). Every other field
-// of Query is neither kept in memory nor by shared caches: liveCursor is
-// a position in the event log, which every write moves, node is read
+// of Query is neither kept in memory nor by shared caches: node is read
 // through every kind's loader, and the rest is for the signed-in. The
 // lists of all of a kind are tagged with its section tag
 // (sectionRoots), which every event about one of them names (a new
 // member's too); a search with the search index's tag (search.go).
 var (
 	taggableRoots = map[string]bool{
-		"post": true, "posts": true, "archive": true, "author": true, "category": true,
+		"liveCursor": true, "post": true, "posts": true, "archive": true, "author": true, "category": true,
 		"tag": true, "page": true, "site": true, "featuredPosts": true, "series": true,
 		"authors": true, "categories": true, "tags": true, "pages": true, "allSeries": true,
 		"search": true, "__typename": true,
@@ -192,11 +216,15 @@ func selectionTaggable(set ast.SelectionSet, depth int) bool {
 // InvalidateAnswers returns what the change feed's events go to on every
 // server: it drops from answers each answer tagged with one of an event's
 // cache tags, and for a comment's event its post's comments and its
-// reader's name (which its write refreshes). The counts its post's
+// reader's name (which its write refreshes), and at every event the
+// answers that show the live cursor (tagLive). The counts its post's
 // summaries show follow with the counts worker's post.counts.updated.
 func InvalidateAnswers(answers *gqlhttp.AnswerCache) func([]storage.LoggedEvent) {
 	return func(events []storage.LoggedEvent) {
 		var tags []string
+		if len(events) > 0 {
+			tags = append(tags, tagLive)
+		}
 		for _, e := range events {
 			tags = append(tags, e.Data.CacheTags...)
 			if strings.HasPrefix(string(e.Type), "comment.") {

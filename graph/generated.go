@@ -3564,7 +3564,7 @@ scalar DateTime @specifiedBy(url: "https://scalars.graphql.org/andimarek/date-ti
 An object with an opaque global id that ` + "`" + `Query.node` + "`" + ` can fetch again.
 """
 interface Node {
-  "The opaque global id of the object. Clients must not parse it."
+  "The opaque global id of the object. Clients must not parse it. An argument that takes the id of one type (` + "`" + `post(id:)` + "`" + `, ` + "`" + `postId` + "`" + `, ` + "`" + `author(id:)` + "`" + `…) takes the raw id too, the one cache tags and webhook deliveries name (` + "`" + `post:<id>` + "`" + `, ` + "`" + `data.postId` + "`" + `; a category's slug; a comment by its global id only, which deliveries carry in ` + "`" + `data.graphqlIds` + "`" + `)."
   id: ID!
 }
 
@@ -4066,7 +4066,7 @@ type Query {
   ): Node
   "Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its ` + "`" + `slug` + "`" + ` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin (with the same answer as for a post that does not exist), or gives a preview token of the post: a token from ` + "`" + `createPreviewLink` + "`" + ` shows its post, whatever its status, to anyone, and the answer is never cached (` + "`" + `Cache-Control: no-store` + "`" + `). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does."
   post(
-    "The global id of the post."
+    "The global id of the post, or its raw id (as cache tags and webhook deliveries name it)."
     id: ID
     "The slug of the post, current or earlier."
     slug: String
@@ -4099,7 +4099,7 @@ type Query {
   ): [ArchiveMonth!]!
   "Fetches an author by global id or by slug; give exactly one. A slug the author had before finds them too (their ` + "`" + `slug` + "`" + ` is the current one). Fails with NOT_FOUND when there is none."
   author(
-    "The global id of the author."
+    "The global id of the author, or its raw id (as cache tags and webhook deliveries name it)."
     id: ID
     "The slug of the author, current or earlier."
     slug: String
@@ -4119,7 +4119,7 @@ type Query {
   category(
     "The slug of the category."
     slug: String
-    "The global id of the category."
+    "The global id of the category, or its slug."
     id: ID
   ): Category
   "All categories, ordered by slug."
@@ -4174,7 +4174,7 @@ Limits, checked before any work: ` + "`" + `query` + "`" + ` of at most 200 char
   ): TagConnection!
   "Fetches a static page by its global id or its slug; give exactly one. A slug the page had before finds it too (its ` + "`" + `slug` + "`" + ` is the current one, so a frontend can redirect). Pages and posts share one namespace of slugs, so a slug names a page or a post, never both. Fails with NOT_FOUND for a draft page unless the caller is an admin, with the same answer as for no page. Costs two reads by slug, one by id."
   page(
-    "The global id of the page."
+    "The global id of the page, or its raw id (as cache tags and webhook deliveries name it)."
     id: ID
     "The slug of the page, current or earlier."
     slug: String

@@ -2,34 +2,34 @@ package graph
 
 import (
 	"context"
-	"encoding/base64"
 	"strings"
 	"sync"
 
+	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/graph/model"
 	"github.com/blogql/blog/storage"
 )
 
-// Global ids are opaque to clients: base64url (no padding) of
-// "<Type>:<key>", where the key is a post or author id, a category slug, or
-// "<postId>:<commentId>" for a comment. Clients must not build or parse them;
-// the encoding only has to stay stable for ids already handed out.
+// Global ids are frontend's (frontend.GlobalID): opaque to clients, who
+// need not build or parse them. The id arguments also take the key a
+// global id of their kind holds (the raw id cache tags and events name:
+// rawKeyOf), so that a frontend holding either gets the same object.
 
 // kind is the GraphQL type a global id names.
 type kind string
 
 const (
-	kindPost     kind = "Post"
-	kindAuthor   kind = "Author"
-	kindCategory kind = "Category"
-	kindComment  kind = "Comment"
-	kindPage     kind = "Page"
+	kindPost     kind = frontend.TypePost
+	kindAuthor   kind = frontend.TypeAuthor
+	kindCategory kind = frontend.TypeCategory
+	kindComment  kind = frontend.TypeComment
+	kindPage     kind = frontend.TypePage
 )
 
 // maxGlobalIDLen bounds what is decoded, so a huge argument costs nothing.
 const maxGlobalIDLen = 1024
 
-var idEncoding = base64.RawURLEncoding.Strict()
+var idEncoding = frontend.GlobalIDEncoding
 
 // globalID is a decoded global id. For a comment, post holds the id of its
 // post; it is empty for every other kind.
@@ -39,20 +39,14 @@ type globalID struct {
 	id   string
 }
 
-func postGID(id string) string            { return encodeID(kindPost, id) }
-func authorGID(id string) string          { return encodeID(kindAuthor, id) }
+func postGID(id string) string            { return frontend.PostGlobalID(id) }
+func authorGID(id string) string          { return frontend.AuthorGlobalID(id) }
 func categoryGID(slug string) string      { return encodeID(kindCategory, slug) }
-func commentGID(postID, id string) string { return encodeID(kindComment, postID+":"+id) }
-func pageGID(id string) string            { return encodeID(kindPage, id) }
+func commentGID(postID, id string) string { return frontend.CommentGlobalID(postID, id) }
+func pageGID(id string) string            { return frontend.PageGlobalID(id) }
 
-// encodeID returns the global id of key: one allocation, the string, for
-// a key of up to 100 bytes (every object of a page has an id).
-func encodeID(k kind, key string) string {
-	var raw [128]byte
-	var enc [172]byte // base64 of 128 bytes
-	src := append(append(append(raw[:0], k...), ':'), key...)
-	return string(idEncoding.AppendEncode(enc[:0], src))
-}
+// encodeID returns the global id of key.
+func encodeID(k kind, key string) string { return frontend.GlobalID(string(k), key) }
 
 // decodeID returns the global id s of any kind. It returns a
 // *storage.ValidationError on field when s was not made by this server.
@@ -83,17 +77,37 @@ func decodeID(field, s string) (globalID, error) {
 	return globalID{}, bad
 }
 
-// decodeIDOf returns the key of the global id s, which must be of kind want.
-// It returns a *storage.ValidationError on field for any other string.
+// decodeIDOf returns the key of the global id s, which must be of kind
+// want, or s itself when it is no global id but a key of that kind
+// (rawKeyOf). It returns a *storage.ValidationError on field for any
+// other string: a global id of another kind, or neither a global id nor
+// a key.
 func decodeIDOf(field, s string, want kind) (string, error) {
 	g, err := decodeID(field, s)
 	if err != nil {
+		if rawKeyOf(s, want) {
+			return s, nil
+		}
 		return "", err
 	}
 	if g.kind != want {
 		return "", &storage.ValidationError{Field: field, Reason: "is not a " + string(want) + " id"}
 	}
 	return g.id, nil
+}
+
+// rawKeyOf reports whether s may be the key of an object of kind k as
+// cache tags and events name it: an id for posts, authors and pages, a
+// slug for categories. A comment's key is two ids: it is taken as its
+// global id only, which webhook deliveries carry.
+func rawKeyOf(s string, k kind) bool {
+	switch k {
+	case kindPost, kindAuthor, kindPage:
+		return storage.ValidID(s)
+	case kindCategory:
+		return storage.ValidSlug(s)
+	}
+	return false
 }
 
 // decodeCommentID returns the comment the global id s names. It returns a

@@ -831,6 +831,7 @@ func (r *postSeriesResolver) Next(ctx context.Context, obj *model.PostSeries) (*
 
 // LiveCursor is the resolver for the liveCursor field.
 func (r *queryResolver) LiveCursor(ctx context.Context) (string, error) {
+	tagLiveCursor(ctx)
 	head, err := r.store.Feed().EventLogHead(ctx)
 	if err != nil {
 		return "", err

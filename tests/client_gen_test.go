@@ -6704,7 +6704,7 @@ type NodeNode interface {
 	// GetId returns the interface-field "id" from its implementation.
 	// The GraphQL interface field's documentation follows.
 	//
-	// The opaque global id of the object. Clients must not parse it.
+	// The opaque global id of the object. Clients must not parse it. An argument that takes the id of one type (`post(id:)`, `postId`, `author(id:)`…) takes the raw id too, the one cache tags and webhook deliveries name (`post:<id>`, `data.postId`; a category's slug; a comment by its global id only, which deliveries carry in `data.graphqlIds`).
 	GetId() string
 }
 
@@ -6810,7 +6810,7 @@ func __marshalNodeNode(v *NodeNode) ([]byte, error) {
 // A person who writes posts and comments.
 type NodeNodeAuthor struct {
 	Typename *string `json:"__typename"`
-	// The opaque global id of the object. Clients must not parse it.
+	// The opaque global id of the object. Clients must not parse it. An argument that takes the id of one type (`post(id:)`, `postId`, `author(id:)`…) takes the raw id too, the one cache tags and webhook deliveries name (`post:<id>`, `data.postId`; a category's slug; a comment by its global id only, which deliveries carry in `data.graphqlIds`).
 	Id string `json:"id"`
 	// The name shown with the author's posts and comments.
 	Name string `json:"name"`
@@ -6831,7 +6831,7 @@ func (v *NodeNodeAuthor) GetName() string { return v.Name }
 // A topic that groups posts. Its slug is its identity.
 type NodeNodeCategory struct {
 	Typename *string `json:"__typename"`
-	// The opaque global id of the object. Clients must not parse it.
+	// The opaque global id of the object. Clients must not parse it. An argument that takes the id of one type (`post(id:)`, `postId`, `author(id:)`…) takes the raw id too, the one cache tags and webhook deliveries name (`post:<id>`, `data.postId`; a category's slug; a comment by its global id only, which deliveries carry in `data.graphqlIds`).
 	Id string `json:"id"`
 	// The unique, URL-friendly name of the category.
 	Slug string `json:"slug"`
@@ -6853,7 +6853,7 @@ func (v *NodeNodeCategory) GetSlug() string { return v.Slug }
 // level deep: replies have no replies.
 type NodeNodeComment struct {
 	Typename *string `json:"__typename"`
-	// The opaque global id of the object. Clients must not parse it.
+	// The opaque global id of the object. Clients must not parse it. An argument that takes the id of one type (`post(id:)`, `postId`, `author(id:)`…) takes the raw id too, the one cache tags and webhook deliveries name (`post:<id>`, `data.postId`; a category's slug; a comment by its global id only, which deliveries carry in `data.graphqlIds`).
 	Id string `json:"id"`
 	// The text of the comment; empty when the comment was deleted.
 	Body string `json:"body"`
@@ -6879,7 +6879,7 @@ func (v *NodeNodeComment) GetBody() string { return v.Body }
 // at `/<slug>`, and never meets a page and a post at one path.
 type NodeNodePage struct {
 	Typename *string `json:"__typename"`
-	// The opaque global id of the object. Clients must not parse it.
+	// The opaque global id of the object. Clients must not parse it. An argument that takes the id of one type (`post(id:)`, `postId`, `author(id:)`…) takes the raw id too, the one cache tags and webhook deliveries name (`post:<id>`, `data.postId`; a category's slug; a comment by its global id only, which deliveries carry in `data.graphqlIds`).
 	Id string `json:"id"`
 }
 
@@ -6895,7 +6895,7 @@ func (v *NodeNodePage) GetId() string { return v.Id }
 // A blog post with its Markdown body, author, categories and comments.
 type NodeNodePost struct {
 	Typename *string `json:"__typename"`
-	// The opaque global id of the object. Clients must not parse it.
+	// The opaque global id of the object. Clients must not parse it. An argument that takes the id of one type (`post(id:)`, `postId`, `author(id:)`…) takes the raw id too, the one cache tags and webhook deliveries name (`post:<id>`, `data.postId`; a category's slug; a comment by its global id only, which deliveries carry in `data.graphqlIds`).
 	Id string `json:"id"`
 	// The title of the post.
 	Title string `json:"title"`

@@ -108,7 +108,7 @@ func TestFeaturedPosts(t *testing.T) {
 
 	// Bad input writes nothing.
 	before := s.snapshot()
-	_, err := SetPostFeatured(ctx, s.admin, SetPostFeaturedInput{Id: "nope", Featured: true})
+	_, err := SetPostFeatured(ctx, s.admin, SetPostFeaturedInput{Id: "no/pe", Featured: true})
 	equal(t, "code of a bad id", code(err), "BAD_USER_INPUT")
 	_, err = SetPostFeatured(ctx, s.admin, SetPostFeaturedInput{Id: b.published[11], Featured: false, ExpectedVersion: ptr(1)})
 	equal(t, "code of a stale version", code(err), "CONFLICT")

@@ -147,8 +147,10 @@ func TestLiveBadSubscriptionsFailClearly(t *testing.T) {
 		vars map[string]any
 		code string
 	}{
-		{"a post id that is not one", map[string]any{"post": "nope"}, graph.CodeBadUserInput},
+		{"a post id that is not one", map[string]any{"post": "no/pe"}, graph.CodeBadUserInput},
+		{"a comment's id", map[string]any{"post": base64.RawURLEncoding.EncodeToString([]byte("Comment:p:c"))}, graph.CodeBadUserInput},
 		{"a post that does not exist", map[string]any{"post": postGIDOf("missing")}, graph.CodeNotFound},
+		{"a post's raw id that no post has", map[string]any{"post": "missing"}, graph.CodeNotFound},
 		{"a draft, for a reader", map[string]any{"post": draft}, graph.CodeNotFound},
 		{"a cursor that is not one", map[string]any{"post": post, "after": "bad"}, graph.CodeBadUserInput},
 		{"a cursor forged from a position", map[string]any{"post": post, "after": forged}, graph.CodeBadUserInput},

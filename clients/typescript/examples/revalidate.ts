@@ -26,8 +26,18 @@ export interface BlogEvent {
     paths?: string[];
     /** The tags of every cached response that showed what changed. */
     cacheTags?: string[];
+    /** Raw ids, as cache tags name them; GraphQL's id arguments take them too. */
     postId?: string;
     pageId?: string;
+    /** The same ids as GraphQL answers show them (`Post.id`…). */
+    graphqlIds?: {
+      postId?: string;
+      authorId?: string;
+      coAuthors?: string[];
+      commentId?: string;
+      parentId?: string;
+      pageId?: string;
+    };
     slug?: string;
     previousSlugs?: string[];
   };

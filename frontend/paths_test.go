@@ -1,0 +1,30 @@
+package frontend
+
+import (
+	"slices"
+	"testing"
+	"time"
+)
+
+// TestEverySectionHoldsTheSectionOfEveryTag checks that EverySection holds
+// the section of every kind of tag and every tag of no kind, so that an
+// answer tagged with it is purged by every event that names a tag.
+func TestEverySectionHoldsTheSectionOfEveryTag(t *testing.T) {
+	tags := []string{
+		TagFeed, TagSite, TagFeatured, TagSearch, TagPost("p"), TagAuthor("a"), TagCategory("c"),
+		TagTag("t"), TagPage("p"), TagSeries("s"), TagComments("p"), TagCounts("p"), TagArchive(time.Time{}),
+	}
+	for _, s := range sections {
+		tags = append(tags, s)
+	}
+	for _, tag := range tags {
+		if s := SectionTag(tag); !slices.Contains(EverySection, s) {
+			t.Errorf("the section %q of %q is not in EverySection", s, tag)
+		}
+	}
+	for _, s := range EverySection {
+		if SectionTag(s) != s {
+			t.Errorf("%q in EverySection is not a section", s)
+		}
+	}
+}
