@@ -67,11 +67,14 @@ export function nextEndpoint(url: string, options: NextEndpointOptions = {}): En
 }
 
 /**
- * tagEntry tags the current 'use cache' entry with an answer's tags. An
- * answer without tags shows something no event purges (liveCursor, a
- * preview, what is for the signed-in): the entry then lives no longer than
- * the answer's max-age, which makes Next.js render it at request time
- * rather than into a static page.
+ * tagEntry tags the current 'use cache' entry with an answer's tags. A
+ * private answer shows something no event purges (liveCursor, node): the
+ * entry then lives no longer than the answer's max-age, which makes
+ * Next.js render it at request time rather than into a static page. A
+ * no-store answer sets nothing: it is an error (request throws, so
+ * nothing is cached; a persisted query's first miss is sent again), a
+ * mutation's or a preview's, none of which belongs in a 'use cache'
+ * function.
  */
 function tagEntry(headers: Headers): void {
   const tags = answerTags(headers);
@@ -80,7 +83,8 @@ function tagEntry(headers: Headers): void {
     return;
   }
   const cacheControl = headers.get('Cache-Control') ?? '';
-  const maxAge = /(?:^|[,\s])max-age=(\d+)/.exec(cacheControl)?.[1];
-  const seconds = cacheControl.includes('no-store') || maxAge === undefined ? 0 : Number(maxAge);
-  cacheLife({ stale: seconds, revalidate: seconds, expire: seconds });
+  if (/(?:^|[,\s])private(?:$|[,\s])/.test(cacheControl)) {
+    const seconds = Number(/(?:^|[,\s])max-age=(\d+)/.exec(cacheControl)?.[1] ?? 0);
+    cacheLife({ stale: seconds, revalidate: seconds, expire: seconds });
+  }
 }
