@@ -17,6 +17,9 @@
 #   - the TypeScript client's request function (e2e/tsclient.mjs): its
 #     reads are GETs of persisted queries, answered public, its writes
 #     POSTs;
+#   - the example Next.js app of clients/typescript, built with next build
+#     against the demo blog and served (scripts/nextjs.sh, e2e/nextjs.mjs):
+#     its pages, its webhook route revalidating a post, a preview link;
 #   - the demo blog's RSS, Atom and JSON feeds of the blog, a category and
 #     an author, parsed by npm feedparser and checked against JSON Feed
 #     1.1 (e2e/feeds.mjs), and its sitemap's pages validated against the
@@ -122,3 +125,7 @@ node e2e/eventsource.mjs "$endpoint"
 
 log "playground in $("$CHROMIUM" --version 2>/dev/null)"
 node e2e/playground.mjs "$base" "$ARTIFACTS/playground.png"
+
+# Last: it edits a post's title.
+log "the example Next.js app against $endpoint"
+scripts/nextjs.sh "$endpoint"

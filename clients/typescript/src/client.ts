@@ -16,6 +16,18 @@ interface Response<TResult> {
   errors?: { message: string; extensions?: { code?: string } }[];
 }
 
+/**
+ * Endpoint says where request sends operations: the URL of the API's
+ * /graphql, or that URL with the function that sends each HTTP request
+ * (the global fetch when not given). A framework's fetch goes there:
+ * Next.js's fetch options and cache tags (src/next), a
+ * timeout, a test's double. It sees every answer whole, headers included.
+ */
+export type Endpoint = string | { url: string; fetch?: Fetch };
+
+/** Fetch sends one HTTP request, as the global fetch does. */
+export type Fetch = (url: string, init: RequestInit) => Promise<globalThis.Response>;
+
 /** The first definition of a document: its operation (fragments follow it). */
 const operationKind = /^\s*(query|mutation|subscription)\b/;
 
@@ -47,7 +59,7 @@ function sha256(text: string): Promise<string> {
  * it for every server of the API. A mutation goes as a POST.
  */
 export async function request<TResult, TVariables>(
-  endpoint: string,
+  endpoint: Endpoint,
   document: TypedDocumentString<TResult, TVariables>,
   variables: TVariables,
   token?: string,
@@ -58,18 +70,19 @@ export async function request<TResult, TVariables>(
   if (token) {
     headers.Authorization = `Bearer ${token}`;
   }
+  const { url, fetch: send } = typeof endpoint === 'string' ? { url: endpoint, fetch: undefined } : endpoint;
   const query = document.toString();
   let answer: Answer<TResult>;
   if (operationKind.exec(query)?.[1] === 'query') {
     const extensions = JSON.stringify({ persistedQuery: { version: 1, sha256Hash: await sha256(query) } });
     const params = new URLSearchParams({ variables: JSON.stringify(variables), extensions });
-    answer = await send<TResult>(`${endpoint}?${params}`, { method: 'GET', headers });
+    answer = await exchange<TResult>(send, `${url}?${params}`, { method: 'GET', headers });
     if (answer.result.errors?.[0]?.extensions?.code === 'PERSISTED_QUERY_NOT_FOUND') {
       params.set('query', query);
-      answer = await send<TResult>(`${endpoint}?${params}`, { method: 'GET', headers });
+      answer = await exchange<TResult>(send, `${url}?${params}`, { method: 'GET', headers });
     }
   } else {
-    answer = await send<TResult>(endpoint, {
+    answer = await exchange<TResult>(send, url, {
       method: 'POST',
       headers: { ...headers, 'Content-Type': 'application/json' },
       body: JSON.stringify({ query, variables }),
@@ -91,8 +104,8 @@ interface Answer<TResult> {
   result: Response<TResult>;
 }
 
-/** send makes one HTTP request and reads its GraphQL answer. */
-async function send<TResult>(url: string, init: RequestInit): Promise<Answer<TResult>> {
-  const response = await fetch(url, init);
+/** exchange makes one HTTP request with send (or fetch) and reads its GraphQL answer. */
+async function exchange<TResult>(send: Fetch | undefined, url: string, init: RequestInit): Promise<Answer<TResult>> {
+  const response = await (send ?? fetch)(url, init);
   return { status: response.status, result: (await response.json()) as Response<TResult> };
 }

@@ -1,4 +1,4 @@
-import { GraphQLRequestError, request } from './client';
+import { type Endpoint, GraphQLRequestError, request } from './client';
 import type { NavigationFragment, PageLinksFragment, PostStatus, PostSummaryFragment } from './gql/graphql';
 import {
   AuthorPageQuery,
@@ -270,7 +270,7 @@ async function notFound<T>(answer: Promise<T>): Promise<T | null> {
 }
 
 /** categoryPage returns a page of a category's posts, or null when there is no such category. */
-export async function categoryPage(endpoint: string, slug: string, cursor: PageCursor | null): Promise<Listing | null> {
+export async function categoryPage(endpoint: Endpoint, slug: string, cursor: PageCursor | null): Promise<Listing | null> {
   const data = await notFound(request(endpoint, CategoryPageQuery, { slug, ...cursorVariables(cursor) }));
   if (!data?.category) {
     return null;
@@ -291,7 +291,7 @@ export async function categoryPage(endpoint: string, slug: string, cursor: PageC
  * redirect when the slug is an old one of theirs, null when no author has
  * it.
  */
-export async function authorPage(endpoint: string, slug: string, after: string | null): Promise<Routed<AuthorView> | null> {
+export async function authorPage(endpoint: Endpoint, slug: string, after: string | null): Promise<Routed<AuthorView> | null> {
   const data = await notFound(request(endpoint, AuthorPageQuery, { slug, first: pageSize, after }));
   if (!data?.author) {
     return null;
@@ -316,7 +316,7 @@ export async function authorPage(endpoint: string, slug: string, after: string |
 }
 
 /** archivePage returns the posts of the blog published in a month (UTC), with links to every month that has posts. */
-export async function archivePage(endpoint: string, year: number, month: number, after: string | null): Promise<ArchiveView> {
+export async function archivePage(endpoint: Endpoint, year: number, month: number, after: string | null): Promise<ArchiveView> {
   const publishedAfter = new Date(Date.UTC(year, month - 1, 1)).toISOString();
   const publishedBefore = new Date(Date.UTC(year, month, 1)).toISOString();
   const { archive, posts } = await request(endpoint, MonthArchiveQuery, {
@@ -359,7 +359,7 @@ const searchNotices: Record<string, string> = {
  * or a search while the index is being built, gives a page with a notice
  * and no results.
  */
-export async function searchPage(endpoint: string, query: string, category: string | null, after: string | null): Promise<SearchView> {
+export async function searchPage(endpoint: Endpoint, query: string, category: string | null, after: string | null): Promise<SearchView> {
   const heading = `Results for “${query}”`;
   let data;
   try {
@@ -391,7 +391,7 @@ export async function searchPage(endpoint: string, query: string, category: stri
  * a redirect when the slug is an old one of the post, null when there is
  * no such public post.
  */
-export async function postPage(endpoint: string, slug: string): Promise<Routed<PostView> | null> {
+export async function postPage(endpoint: Endpoint, slug: string): Promise<Routed<PostView> | null> {
   const data = await notFound(request(endpoint, PostPageQuery, { slug }));
   if (!data?.post) {
     return null;
@@ -434,7 +434,7 @@ export async function postPage(endpoint: string, slug: string): Promise<Routed<P
  * link is unknown, expired or its post was deleted (the API does not say
  * which).
  */
-export async function previewPage(endpoint: string, token: string): Promise<PreviewView | null> {
+export async function previewPage(endpoint: Endpoint, token: string): Promise<PreviewView | null> {
   const data = await notFound(request(endpoint, PreviewPageQuery, { token }));
   if (!data?.post) {
     return null;
@@ -471,7 +471,7 @@ export function statusLabel(status: PostStatus, publishedAt: string | null): str
  * returns its path and when it stops working.
  */
 export async function sharePreview(
-  endpoint: string,
+  endpoint: Endpoint,
   token: string,
   postId: string,
   days: number,
@@ -491,7 +491,7 @@ export async function sharePreview(
  * line and the post's new version.
  */
 export async function publish(
-  endpoint: string,
+  endpoint: Endpoint,
   token: string,
   id: string,
   expectedVersion: number,
@@ -564,7 +564,7 @@ export function layout(nav: NavigationFragment): Layout {
  * a redirect when the slug is an old one of the page, null when no public
  * page has it (a post's slug included: posts live under /posts/).
  */
-export async function staticPage(endpoint: string, slug: string): Promise<Routed<StaticPageView> | null> {
+export async function staticPage(endpoint: Endpoint, slug: string): Promise<Routed<StaticPageView> | null> {
   const data = await notFound(request(endpoint, StaticPageQuery, { slug }));
   if (!data?.page) {
     return null;
@@ -593,7 +593,7 @@ export function names(bylines: { name: string }[]): string {
 }
 
 /** The tag page, /tags/<slug>: a page of its posts with their bylines, or a redirect for a tag merged into another. */
-export async function tagPage(endpoint: string, slug: string, cursor: PageCursor | null): Promise<Routed<Listing> | null> {
+export async function tagPage(endpoint: Endpoint, slug: string, cursor: PageCursor | null): Promise<Routed<Listing> | null> {
   const data = await notFound(request(endpoint, TagPageQuery, { slug, ...cursorVariables(cursor) }));
   const tag = data?.tag;
   if (!tag) {

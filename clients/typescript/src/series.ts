@@ -1,4 +1,4 @@
-import { request } from './client';
+import { type Endpoint, request } from './client';
 import { HomePageQuery, PostSeriesQuery, SeriesPageQuery } from './operations';
 import { card, cursorVariables, pageLinks, plural } from './pages';
 import type { Listing, PageCursor, Picture, PostCard } from './pages';
@@ -34,7 +34,7 @@ export interface SeriesBox {
 const featuredCount = 3;
 
 /** homePage returns the home page: up to 3 featured posts, then a page of the latest. */
-export async function homePage(endpoint: string, cursor: PageCursor | null): Promise<HomeView> {
+export async function homePage(endpoint: Endpoint, cursor: PageCursor | null): Promise<HomeView> {
   const { featuredPosts, posts } = await request(endpoint, HomePageQuery, { featured: featuredCount, ...cursorVariables(cursor) });
   return {
     featured: featuredPosts.edges.map((e) => card(e.node)),
@@ -49,7 +49,7 @@ export async function homePage(endpoint: string, cursor: PageCursor | null): Pro
 }
 
 /** seriesPage returns a page of the series with slug, in the series' order, or null when there is none. */
-export async function seriesPage(endpoint: string, slug: string, cursor: PageCursor | null): Promise<SeriesView | null> {
+export async function seriesPage(endpoint: Endpoint, slug: string, cursor: PageCursor | null): Promise<SeriesView | null> {
   const { series } = await request(endpoint, SeriesPageQuery, { slug, ...cursorVariables(cursor) });
   if (!series) {
     return null;
@@ -69,7 +69,7 @@ export async function seriesPage(endpoint: string, slug: string, cursor: PageCur
 }
 
 /** seriesBox returns the post's place in its series, or null when it is in none. */
-export async function seriesBox(endpoint: string, slug: string): Promise<SeriesBox | null> {
+export async function seriesBox(endpoint: Endpoint, slug: string): Promise<SeriesBox | null> {
   const { post } = await request(endpoint, PostSeriesQuery, { slug });
   const place = post?.series;
   if (!place) {

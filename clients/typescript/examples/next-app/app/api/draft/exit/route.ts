@@ -1,0 +1,3 @@
+import { exitDraftModeHandler } from '../../../../../../src/next';
+
+export const GET = exitDraftModeHandler();
