@@ -1,13 +1,3 @@
-// Package feedstore holds the change feed's own items in the blog's
-// table: the leases that say which server reads which shard of the
-// table's stream and runs which worker, the servers' heartbeats, and the
-// event log every server tails. It is built on the table primitives
-// (package dynamo) and knows nothing of the blog's items: an event is
-// kept as the JSON its writer gives, and package storage, which makes
-// the events, reads them back.
-//
-// Its items live in two partitions of their own, LEASES and EVENTLOG
-// (keys.go); storage/doc.go describes them with the rest of the table.
 package feedstore
 
 import (
