@@ -27,7 +27,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -345,24 +344,27 @@ func etagMatches(header, etag string) bool {
 	return false
 }
 
-// query returns the request's query parameters after checking that it
-// has no others than allowed and each at most once; else a 400 error
-// that names the parameter.
+// query returns the request's query parameters named in allowed, after
+// checking that each is given at most once, else a 400 error that names
+// it. Any other parameter is left out, not refused: links carry what
+// campaigns and frameworks add (utm_source, Next.js's _rsc), and a feed
+// or a sitemap answers them as it answers the link without it. The
+// server's limit on a request's header bounds the query string.
 func query(r *http.Request, allowed ...string) (url.Values, error) {
-	q, err := url.ParseQuery(r.URL.RawQuery)
+	all, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		return nil, badRequest("the query string does not parse: %v", err)
 	}
-	for name, vs := range q {
-		if !slices.Contains(allowed, name) {
-			if len(allowed) == 0 {
-				return nil, badRequest("unknown query parameter %q: this URL takes none", name)
-			}
-			return nil, badRequest("unknown query parameter %q: this URL takes %s", name, strings.Join(allowed, ", "))
+	q := url.Values{}
+	for _, name := range allowed {
+		vs, ok := all[name]
+		if !ok {
+			continue
 		}
 		if len(vs) > 1 {
 			return nil, badRequest("query parameter %q given %d times: give it once", name, len(vs))
 		}
+		q[name] = vs
 	}
 	return q, nil
 }
