@@ -592,8 +592,8 @@ func (a *api) routes(cfg *config, logger *slog.Logger) http.Handler {
 	feeds, err := syndication.New(store, syndication.Options{
 		SiteURL: cfg.siteURL, Title: cfg.siteTitle, Description: cfg.siteDescription,
 		Paths: cfg.paths, Content: syndication.Content(cfg.feedContent),
-		CacheMaxAge: cfg.cacheMaxAge, Timeout: cfg.requestTimeout, Logger: logger,
-		Budget: budget,
+		CacheMaxAge: cfg.cacheMaxAge, CacheSMaxAge: cfg.cacheSMaxAge, CacheStaleWhileRevalidate: cfg.cacheSWR,
+		Timeout: cfg.requestTimeout, Logger: logger, Budget: budget,
 	})
 	if err != nil {
 		// parseConfig checked every option New checks.

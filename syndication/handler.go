@@ -8,8 +8,9 @@
 // path patterns (frontend.Paths, the same patterns the change feed's
 // events carry), so a feed's links and an event's paths agree. Answers
 // are cacheable like the GraphQL GETs (Cache-Control, an ETag and 304
-// for If-None-Match) and carry the cache tags of what they show in a
-// Cache-Tag header, the tags the change feed's events name for purging.
+// for If-None-Match, s-maxage and stale-while-revalidate as configured)
+// and carry the cache tags of what they show in the Surrogate-Key and
+// Cache-Tag headers, the tags the change feed's events name for purging.
 //
 // The DynamoDB requests of each answer are fixed by its kind, not by its
 // size (docs/feeds.md lists them): a feed reads its list in one page (the
@@ -74,6 +75,11 @@ type Options struct {
 	Content Content
 	// CacheMaxAge is how long caches may keep an answer; 0 or less: no-store.
 	CacheMaxAge time.Duration
+	// CacheSMaxAge and CacheStaleWhileRevalidate, when positive, add
+	// s-maxage and stale-while-revalidate to Cache-Control, as they do to
+	// the GraphQL endpoint's public answers (gqlhttp.Options).
+	CacheSMaxAge              time.Duration
+	CacheStaleWhileRevalidate time.Duration
 	// Timeout bounds each request's DynamoDB reads; 0: 10 s.
 	Timeout time.Duration
 	// Logger logs what fails; nil: slog's default.
@@ -199,8 +205,7 @@ func notFound(what string) error {
 // it fails. The request first reserves reserve bytes of the memory
 // budget, and holds what it charges until it ends.
 func (h *Handler) serve(reserve int64, read func(ctx context.Context, r *http.Request) (*answer, error)) http.Handler {
-	public := "public, max-age=" + strconv.Itoa(int(h.opts.CacheMaxAge.Seconds()))
-	private := "private, max-age=" + strconv.Itoa(int(h.opts.CacheMaxAge.Seconds()))
+	public, private := h.cacheControl(true), h.cacheControl(false)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), h.opts.Timeout)
 		defer cancel()
@@ -243,6 +248,7 @@ func (h *Handler) serve(reserve int64, read func(ctx context.Context, r *http.Re
 		default:
 			hd.Set("Cache-Control", public)
 			if len(tags) > 0 {
+				hd.Set(gqlhttp.SurrogateKeyHeader, strings.Join(tags, " "))
 				hd.Set(gqlhttp.CacheTagHeader, strings.Join(tags, ","))
 			}
 		}
@@ -258,6 +264,24 @@ func (h *Handler) serve(reserve int64, read func(ctx context.Context, r *http.Re
 			w.Write(a.body)
 		}
 	})
+}
+
+// cacheControl returns the Cache-Control of an answer that shared
+// caches may keep (its tags purge them), or of one only a browser may:
+// the GraphQL endpoint's for a public answer.
+func (h *Handler) cacheControl(shared bool) string {
+	seconds := func(d time.Duration) string { return strconv.Itoa(int(d.Seconds())) }
+	v := "private, max-age=" + seconds(h.opts.CacheMaxAge)
+	if shared {
+		v = "public, max-age=" + seconds(h.opts.CacheMaxAge)
+		if h.opts.CacheSMaxAge > 0 {
+			v += ", s-maxage=" + seconds(h.opts.CacheSMaxAge)
+		}
+	}
+	if h.opts.CacheStaleWhileRevalidate > 0 {
+		v += ", stale-while-revalidate=" + seconds(h.opts.CacheStaleWhileRevalidate)
+	}
+	return v
 }
 
 // viewKey keys the Handler a request is answered with: h with the site

@@ -5,6 +5,11 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/blogql/blog/graph"
+	"github.com/blogql/blog/storage"
+	"github.com/blogql/blog/syndication"
 )
 
 // Routing edges a frontend meets: what a route that passes a URL's
@@ -93,5 +98,33 @@ func TestUnknownQueryParametersAreIgnored(t *testing.T) {
 	equal(t, "GraphQL GET status", a.status, 200)
 	if !strings.Contains(a.body, `"totalCount":25`) {
 		t.Errorf("GraphQL GET with extras: %s", a.body)
+	}
+}
+
+// TestFeedsAreCachedAsGraphQLAnswers fetches a feed, the sitemap and a
+// public GraphQL GET from servers configured alike: the same
+// Cache-Control (s-maxage and stale-while-revalidate included), and
+// their tags in Surrogate-Key as in Cache-Tag, so a CDN keeps and purges
+// them the same way.
+func TestFeedsAreCachedAsGraphQLAnswers(t *testing.T) {
+	s := newServer(t, func(_ *storage.ClientConfig, o *graph.HandlerOptions) {
+		o.HTTP.CacheMaxAge, o.HTTP.CacheSMaxAge, o.HTTP.CacheStaleWhileRevalidate = time.Minute, time.Hour, 30*time.Second
+	})
+	s.seedBlog(t)
+	f := newSyndicationServer(t, s, func(o *syndication.Options) {
+		o.CacheMaxAge, o.CacheSMaxAge, o.CacheStaleWhileRevalidate = time.Minute, time.Hour, 30*time.Second
+	})
+	gql := s.fetch(t, "GET", s.url+"?query="+url.QueryEscape("{ posts(first: 1) { totalCount } }"), "", nil)
+	equal(t, "GraphQL status", gql.status, 200)
+	want := gql.header.Get("Cache-Control")
+	equal(t, "GraphQL Cache-Control", want, "public, max-age=60, s-maxage=3600, stale-while-revalidate=30")
+	for _, path := range []string{"/feed.xml", "/categories/go/atom.xml", "/sitemap.xml", "/sitemap.xml?section=authors"} {
+		a, _ := f.get(t, path)
+		equal(t, path+" status", a.status, 200)
+		equal(t, path+" Cache-Control", a.header.Get("Cache-Control"), want)
+		keys, tags := a.header.Get("Surrogate-Key"), a.header.Get("Cache-Tag")
+		if keys == "" || keys != strings.ReplaceAll(tags, ",", " ") {
+			t.Errorf("%s: Surrogate-Key %q, Cache-Tag %q: want the same tags", path, keys, tags)
+		}
 	}
 }
