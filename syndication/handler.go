@@ -1,6 +1,6 @@
 // Package syndication serves the blog to feed readers and crawlers: RSS
 // 2.0, Atom 1.0 and JSON Feed 1.1 feeds of the whole blog, of each
-// category and of each author, and a sitemap index with its pages.
+// category, author, tag and series, and a sitemap index with its pages.
 //
 // Everything it shows is public: published posts whose time has come,
 // read with the store's public lists, never drafts or scheduled posts.
@@ -14,8 +14,9 @@
 //
 // The DynamoDB requests of each answer are fixed by its kind, not by its
 // size (docs/feeds.md lists them): a feed reads its list in one page (the
-// whole blog's feed a Query a shard), its owner (a category or an author)
-// and, for full content, one BatchGetItem of the posts' bodies.
+// whole blog's feed a Query a shard), its owner (a category, an author,
+// a tag) and, for full content, one BatchGetItem of the posts' bodies; a
+// series' feed its series and then its posts, bodies included.
 package syndication
 
 import (
@@ -170,6 +171,8 @@ func (h *Handler) Register(mux *http.ServeMux) {
 		mux.Handle("GET /"+f.file, h.serve(feedBytes, h.blogFeed(f)))
 		mux.Handle("GET /categories/{slug}/"+f.file, h.serve(feedBytes, h.categoryFeed(f)))
 		mux.Handle("GET /authors/{slug}/"+f.file, h.serve(feedBytes, h.authorFeed(f)))
+		mux.Handle("GET /tags/{slug}/"+f.file, h.serve(feedBytes, h.tagFeed(f)))
+		mux.Handle("GET /series/{slug}/"+f.file, h.serve(feedBytes, h.seriesFeed(f)))
 	}
 	mux.Handle("GET /sitemap.xml", h.serve(int64(h.opts.SitemapPageSize*sitemapURLBytes), h.sitemap))
 }
