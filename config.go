@@ -131,6 +131,7 @@ func (c *config) webhookOptions(logger *slog.Logger) webhooks.Options {
 	return webhooks.Options{
 		AllowPrivate: c.webhooksPrivate,
 		AllowHTTP:    c.webhooksHTTP.or(c.backend() == backendEmbedded),
+		PrivateHint:  "a receiver on this machine, for local development only, needs the server started with -webhooks-allow-private-unsafe (WEBHOOKS_ALLOW_PRIVATE_UNSAFE=true)",
 		Logger:       logger,
 	}
 }
