@@ -132,6 +132,7 @@ func (c *config) webhookOptions(logger *slog.Logger) webhooks.Options {
 	return webhooks.Options{
 		AllowPrivate: c.webhooksPrivate,
 		AllowHTTP:    c.webhooksHTTP.or(c.backend() == backendEmbedded),
+		PrivateHint:  "a receiver on this machine, for local development only, needs the server started with -webhooks-allow-private-unsafe (WEBHOOKS_ALLOW_PRIVATE_UNSAFE=true)",
 		Logger:       logger,
 	}
 }
@@ -259,8 +260,8 @@ func settings(c *config) []setting {
 			"how long a CDN or browser may reuse the answer to an anonymous GET query;\n0 marks every answer no-store",
 			"how long a CDN or browser may reuse the answer to an anonymous GET query (see [HTTP caching](frontend.md#http-caching)); `0`: nothing may be stored"},
 		{"cache-s-maxage", "CACHE_S_MAXAGE", val(&c.cacheSMaxAge, time.Duration(0)),
-			"how long a CDN may reuse the answer to an anonymous GET query (s-maxage), which the\nchange feed's events purge by its Surrogate-Key; 0: as long as -cache-max-age",
-			"how long a CDN may reuse the answer to an anonymous GET query (`s-maxage`), which the change feed's events purge by tag (see [HTTP caching](frontend.md#http-caching)); `0`: left out, as long as `-cache-max-age`"},
+			"how long a CDN may reuse the answer to an anonymous GET query, a feed or the sitemap\n(s-maxage), which the change feed's events purge by its Surrogate-Key; 0: as long as -cache-max-age",
+			"how long a CDN may reuse the answer to an anonymous GET query, a feed or the sitemap (`s-maxage`), which the change feed's events purge by tag (see [HTTP caching](frontend.md#http-caching)); `0`: left out, as long as `-cache-max-age`"},
 		{"cache-stale-while-revalidate", "CACHE_STALE_WHILE_REVALIDATE", val(&c.cacheSWR, time.Duration(0)),
 			"how long past its age a cache may serve a public answer while it fetches it again\n(stale-while-revalidate); 0: left out",
 			"how long past its age a cache may serve a public answer while it fetches it again (`stale-while-revalidate`); `0`: left out"},

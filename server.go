@@ -77,6 +77,15 @@ func main() {
 		}
 		os.Exit(code)
 	}
+	if len(os.Args) > 1 && os.Args[1] == tokenCommand {
+		err := runToken(ctx, os.Args[2:], os.Getenv, os.Stdout, os.Stderr)
+		stop()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "blog token:", err)
+			os.Exit(2)
+		}
+		return
+	}
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout)
 	stop()
 	if err != nil {
@@ -197,14 +206,16 @@ func (db *dynamoDB) close() {
 // -migrate=only it returns once the table is migrated.
 func openStore(ctx context.Context, cfg *config, client *dynamodb.Client, logger *slog.Logger) (*storage.Store, error) {
 	store := storage.New(client, cfg.table, append(storeOptions(cfg), storage.WithStream())...)
-	if err := readyTable(ctx, cfg, store, logger); err != nil || cfg.migrate == migrateOnly {
+	fresh, err := readyTable(ctx, cfg, store, logger)
+	if err != nil || cfg.migrate == migrateOnly {
 		return store, err
 	}
 	// This server's renderer becomes the table's: the "rerender" worker
-	// renders again what another rendered (storage/rerender.go).
+	// renders again what another rendered (storage/rerender.go). A new
+	// table has nothing another rendered.
 	if claimed, err := store.ClaimRenderer(ctx); err != nil {
 		return nil, err
-	} else if claimed {
+	} else if claimed && !fresh {
 		logger.Info("renderer changed: stored bodies are rendered again in the background", "render_version", store.RenderVersion())
 	}
 	cursorKey, err := cursorKeyOf(ctx, cfg, store)
@@ -235,33 +246,32 @@ func storeOptions(cfg *config) []storage.Option {
 // readyTable makes the table where cfg asks (by default everywhere but on
 // AWS), migrates it as -migrate says, and seeds the demo blog where
 // -seed-demo says (by default into a new table of the embedded engine).
-func readyTable(ctx context.Context, cfg *config, store *storage.Store, logger *slog.Logger) error {
+func readyTable(ctx context.Context, cfg *config, store *storage.Store, logger *slog.Logger) (fresh bool, err error) {
 	backend := cfg.backend()
 	if cfg.createTable.or(backend != backendAWS) {
 		if err := store.CreateTable(ctx); err != nil {
-			return err
+			return false, err
 		}
 	}
 	seed := cfg.seedDemo.value
 	if !cfg.seedDemo.set && backend == backendEmbedded && cfg.migrate != migrateOnly {
 		// The demo goes into a new table only: a blog kept in the data
 		// file stays as its users left it.
-		var err error
 		if seed, err = store.Empty(ctx); err != nil {
-			return err
+			return false, err
 		}
 	}
-	if err := migrateLayout(ctx, cfg.migrate, store, logger); err != nil || cfg.migrate == migrateOnly {
-		return err
+	if fresh, err = migrateLayout(ctx, cfg.migrate, store, logger); err != nil || cfg.migrate == migrateOnly {
+		return fresh, err
 	}
 	if seed {
 		start := time.Now()
 		if err := demo.Seed(ctx, store, time.Now()); err != nil {
-			return err
+			return false, err
 		}
 		logger.Info("demo blog seeded", "duration", time.Since(start).Round(time.Millisecond))
 	}
-	return nil
+	return fresh, nil
 }
 
 // serveAsides serves the runtime profiles and the metrics on their own
@@ -439,25 +449,28 @@ const (
 // it (auto, only), and logs what it did; with off it only reads the
 // table's layout version and warns when it is older. Migrating is safe
 // while other servers serve and migrate the same table, and a run that
-// stops half-way is finished by the next.
-func migrateLayout(ctx context.Context, mode string, store *storage.Store, logger *slog.Logger) error {
+// stops half-way is finished by the next. It reports whether the table
+// was new: one without a layout, with nothing to migrate, only gets the
+// current layout's mark, which is not worth a line of the log.
+func migrateLayout(ctx context.Context, mode string, store *storage.Store, logger *slog.Logger) (fresh bool, err error) {
 	if mode == migrateOff {
 		v, err := store.LayoutVersion(ctx)
 		if err != nil {
-			return err
+			return false, err
 		}
 		if v < storage.CurrentLayout {
 			logger.Warn("the table was written by an earlier version and is not migrated: start a server with -migrate=only (or auto) to migrate it",
 				"layout", v, "current_layout", storage.CurrentLayout)
 		}
-		return nil
+		return false, nil
 	}
 	start := time.Now()
 	m, err := store.Migrate(ctx)
 	if err != nil {
-		return fmt.Errorf("migrate the table to layout %d: %w; start the server again to go on", storage.CurrentLayout, err)
+		return false, fmt.Errorf("migrate the table to layout %d: %w; start the server again to go on", storage.CurrentLayout, err)
 	}
-	if m.From < m.To {
+	fresh = m.From < m.To && m.Authors+m.Posts+m.Comments+m.Counters+m.Scheduled+m.Split == 0 && len(m.Unrendered) == 0
+	if m.From < m.To && !fresh {
 		logger.Info("table migrated", "from_layout", m.From, "to_layout", m.To, "authors", m.Authors, "posts", m.Posts,
 			"comments", m.Comments, "counters", m.Counters, "scheduled", m.Scheduled, "split", m.Split, "duration", time.Since(start).Round(time.Millisecond))
 	}
@@ -468,7 +481,7 @@ func migrateLayout(ctx context.Context, mode string, store *storage.Store, logge
 	if mode == migrateOnly {
 		logger.Info("the table is in the current layout; exiting (-migrate=only)", "layout", storage.CurrentLayout)
 	}
-	return nil
+	return fresh, nil
 }
 
 // cursorKeyName names the table's key (storage.Store.Secret) that seals
@@ -592,8 +605,8 @@ func (a *api) routes(cfg *config, logger *slog.Logger) http.Handler {
 	feeds, err := syndication.New(store, syndication.Options{
 		SiteURL: cfg.siteURL, Title: cfg.siteTitle, Description: cfg.siteDescription,
 		Paths: cfg.paths, Content: syndication.Content(cfg.feedContent),
-		CacheMaxAge: cfg.cacheMaxAge, Timeout: cfg.requestTimeout, Logger: logger,
-		Budget: budget,
+		CacheMaxAge: cfg.cacheMaxAge, CacheSMaxAge: cfg.cacheSMaxAge, CacheStaleWhileRevalidate: cfg.cacheSWR,
+		Timeout: cfg.requestTimeout, Logger: logger, Budget: budget,
 	})
 	if err != nil {
 		// parseConfig checked every option New checks.

@@ -1,12 +1,17 @@
 // Package devtokens makes the development tokens of the embedded mode:
 // tokens of the demo blog's authors, signed with a random key the table
-// keeps, logged at startup to be pasted into a client.
+// keeps, logged at startup to be pasted into a client; and, with Mint,
+// the token of any subject and role signed with a configured secret
+// (the "token" command).
 package devtokens
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/golang-jwt/jwt/v5"
@@ -75,21 +80,9 @@ func Verifier(ctx context.Context, secrets Secrets, o Options) (v *auth.Verifier
 		return nil, nil, err
 	}
 	for _, a := range actors {
-		c := auth.Claims{
-			RegisteredClaims: jwt.RegisteredClaims{
-				Subject:   a.id,
-				Issuer:    ac.Issuer,
-				IssuedAt:  jwt.NewNumericDate(now),
-				ExpiresAt: jwt.NewNumericDate(now.Add(tokenLife)),
-			},
-			Roles: []string{a.role},
-		}
-		if ac.Audience != "" {
-			c.Audience = jwt.ClaimStrings{ac.Audience}
-		}
-		token, err := auth.Sign(secret, c)
+		token, err := Mint(ac, a.id, a.role, now, tokenLife)
 		if err != nil {
-			return nil, nil, fmt.Errorf("development token: %w", err)
+			return nil, nil, err
 		}
 		where := "this data store's development key"
 		if !loopback {
@@ -105,4 +98,40 @@ func Verifier(ctx context.Context, secrets Secrets, o Options) (v *auth.Verifier
 	return v, headers, nil
 }
 
-//END
+// Roles are the roles Mint signs tokens for.
+var Roles = []string{auth.RoleAdmin, auth.RoleAuthor, auth.RoleReader}
+
+// Mint returns a token for sub with role, signed with c.Secret and
+// carrying c's Issuer and Audience, issued at now and valid for life: the
+// token a server with c accepts. It fails for a role not in Roles, an
+// empty sub, a life of zero or less, or a secret shorter than
+// auth.MinSecretBytes.
+func Mint(c auth.Config, sub, role string, now time.Time, life time.Duration) (string, error) {
+	switch {
+	case !slices.Contains(Roles, role):
+		return "", fmt.Errorf("role %q: must be one of %s", role, strings.Join(Roles, ", "))
+	case sub == "":
+		return "", errors.New("subject: must be set (an author's id, e.g. ada-lovelace)")
+	case life <= 0:
+		return "", fmt.Errorf("lifetime %s: must be positive", life)
+	case len(c.Secret) < auth.MinSecretBytes:
+		return "", fmt.Errorf("secret: must be at least %d bytes", auth.MinSecretBytes)
+	}
+	claims := auth.Claims{
+		RegisteredClaims: jwt.RegisteredClaims{
+			Subject:   sub,
+			Issuer:    c.Issuer,
+			IssuedAt:  jwt.NewNumericDate(now),
+			ExpiresAt: jwt.NewNumericDate(now.Add(life)),
+		},
+		Roles: []string{role},
+	}
+	if c.Audience != "" {
+		claims.Audience = jwt.ClaimStrings{c.Audience}
+	}
+	token, err := auth.Sign(c.Secret, claims)
+	if err != nil {
+		return "", fmt.Errorf("sign a token for %s: %w", sub, err)
+	}
+	return token, nil
+}

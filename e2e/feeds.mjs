@@ -15,7 +15,7 @@ if (!base) {
   process.exit(2);
 }
 
-const owners = ["/", "/categories/go/", "/authors/ada-lovelace/"];
+const owners = ["/", "/categories/go/", "/authors/ada-lovelace/", "/tags/go/", "/series/dynamodb-single-table-design/"];
 let failures = 0;
 const fail = (what, msg) => {
   failures++;

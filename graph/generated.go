@@ -5102,7 +5102,7 @@ extend type Query {
     "Return the posts before this cursor, taken from a previous page; goes with ` + "`" + `last` + "`" + `."
     before: String
   ): PostConnection!
-  "A series by its slug, or null when there is none. One request."
+  "Fetches a series by slug: one read. Fails with NOT_FOUND when there is none, as ` + "`" + `tag` + "`" + `, ` + "`" + `category` + "`" + ` and ` + "`" + `author` + "`" + ` do."
   series(
     "The slug of the series."
     slug: String!

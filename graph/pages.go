@@ -38,6 +38,9 @@ func (r *Resolver) page(ctx context.Context, id, slug *string) (*storage.SitePag
 		}
 		return tagged(ctx, pageTag)(r.seenPage(ctx)(r.store.GetPage(ctx, pageID)))
 	}
+	if err := findable(*slug); err != nil {
+		return nil, err
+	}
 	return tagged(ctx, pageTag)(r.seenPage(ctx)(r.store.GetPageBySlug(ctx, *slug)))
 }
 

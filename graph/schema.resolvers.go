@@ -946,6 +946,9 @@ func (r *queryResolver) Author(ctx context.Context, id *string, slug *string) (*
 	case exactlyOne(id, slug) != nil:
 		return nil, &storage.ValidationError{Field: "id", Reason: "give exactly one of id and slug"}
 	case slug != nil:
+		if err := findable(*slug); err != nil {
+			return nil, err
+		}
 		authorID, err := r.store.AuthorIDBySlug(ctx, *slug)
 		if err != nil {
 			return nil, err

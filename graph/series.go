@@ -55,13 +55,14 @@ func (r *Resolver) ownSeries(ctx context.Context, slug string) (*storage.Series,
 	return se, actsFor(ctx, se.OwnerID, "the series' owner")
 }
 
+// querySeries answers Query.series: NOT_FOUND when there is none, as
+// for a tag, a category or an author.
 func (r *Resolver) querySeries(ctx context.Context, slug string) (*storage.Series, error) {
-	gqlhttp.Tag(ctx, frontend.TagSeries(slug)) // found or not: its creation names it
-	se, err := r.store.GetSeries(ctx, slug)
-	if errors.Is(err, storage.ErrNotFound) {
-		return nil, nil
+	if err := findable(slug); err != nil {
+		return nil, err
 	}
-	return se, err
+	gqlhttp.Tag(ctx, frontend.TagSeries(slug)) // found or not: its creation names it
+	return r.store.GetSeries(ctx, slug)
 }
 
 func (r *Resolver) allSeries(ctx context.Context, first *int, after *string, last *int, before *string) (*model.SeriesConnection, error) {

@@ -118,6 +118,9 @@ func (r *Resolver) category(ctx context.Context, slug, id *string) (*storage.Cat
 		return nil, &storage.ValidationError{Field: "slug", Reason: "give exactly one of slug and id"}
 	}
 	s := deref(slug)
+	if err := findable(s); slug != nil && err != nil {
+		return nil, err
+	}
 	if id != nil {
 		var err error
 		if s, err = decodeIDOf("id", *id, kindCategory); err != nil {
@@ -181,6 +184,9 @@ func (r *Resolver) pendingCount(authorID string) model.Counter {
 // requests either way: the slug's reservation, then the post (or both
 // posts in one BatchGetItem). Hidden or missing, it is ErrNotFound.
 func (r *Resolver) postBySlug(ctx context.Context, slug string) (*storage.Post, error) {
+	if err := findable(slug); err != nil {
+		return nil, err
+	}
 	id, prev, err := r.store.PostIDsBySlug(ctx, slug)
 	if err != nil {
 		return nil, err

@@ -24,13 +24,14 @@ func tagPostsKey(slug string, p storage.PageArgs, per storage.Period) string {
 // tag answers Query.tag, starting the read of its posts when they are
 // selected.
 func (r *Resolver) tag(ctx context.Context, slug string) (*storage.Tag, error) {
-	if storage.ValidSlug(slug) {
-		listAhead(ctx, "Tag", "posts",
-			func(p storage.PageArgs, per storage.Period) string { return tagPostsKey(slug, p, per) },
-			func(ctx context.Context, p storage.PageArgs, per storage.Period) (*storage.Result[*storage.Post], error) {
-				return r.store.TagPosts(ctx, slug, p, per)
-			})
+	if err := findable(slug); err != nil {
+		return nil, err
 	}
+	listAhead(ctx, "Tag", "posts",
+		func(p storage.PageArgs, per storage.Period) string { return tagPostsKey(slug, p, per) },
+		func(ctx context.Context, p storage.PageArgs, per storage.Period) (*storage.Result[*storage.Post], error) {
+			return r.store.TagPosts(ctx, slug, p, per)
+		})
 	gqlhttp.Tag(ctx, frontend.TagTag(slug)) // found or not: its creation names it
 	return r.store.GetTag(ctx, slug)
 }

@@ -165,7 +165,9 @@ func embedOf(p *ast.Paragraph, source []byte) *embed {
 
 // iframeSandbox and iframeAllow are what an embedded player may do:
 // run its scripts on its own origin, go full screen and open its site in
-// a new tab; not navigate the page, nor submit forms or download.
+// a new tab; not navigate the page, nor submit forms or download. Full
+// screen is in allow alone: allowfullscreen beside allow makes browsers
+// warn in the console that allow takes precedence.
 const (
 	iframeSandbox = "allow-scripts allow-same-origin allow-presentation allow-popups allow-popups-to-escape-sandbox"
 	iframeAllow   = "accelerometer; clipboard-write; encrypted-media; gyroscope; picture-in-picture; fullscreen"
@@ -193,7 +195,7 @@ func renderEmbed(w util.BufWriter, _ []byte, node ast.Node, entering bool) (ast.
 		_, _ = w.WriteString(`<div class="embed embed-` + n.provider + `"><iframe src="`)
 		_, _ = w.Write(util.EscapeHTML([]byte(n.src)))
 		_, _ = w.WriteString(`" title="` + n.title + `" width="560" height="315" sandbox="` + iframeSandbox +
-			`" allow="` + iframeAllow + `" referrerpolicy="` + iframeReferer + `" loading="lazy" allowfullscreen></iframe></div>` + "\n")
+			`" allow="` + iframeAllow + `" referrerpolicy="` + iframeReferer + `" loading="lazy"></iframe></div>` + "\n")
 	}
 	return ast.WalkSkipChildren, nil
 }

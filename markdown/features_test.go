@@ -112,7 +112,7 @@ func TestImageAttributes(t *testing.T) {
 }
 
 func TestEmbeds(t *testing.T) {
-	const youtube = `<div class="embed embed-youtube"><iframe src="https://www.youtube-nocookie.com/embed/dQw4w9WgXcQ" title="YouTube video" width="560" height="315" sandbox="` + iframeSandbox + `" allow="` + iframeAllow + `" referrerpolicy="strict-origin-when-cross-origin" loading="lazy" allowfullscreen=""></iframe></div>`
+	const youtube = `<div class="embed embed-youtube"><iframe src="https://www.youtube-nocookie.com/embed/dQw4w9WgXcQ" title="YouTube video" width="560" height="315" sandbox="` + iframeSandbox + `" allow="` + iframeAllow + `" referrerpolicy="strict-origin-when-cross-origin" loading="lazy"></iframe></div>`
 	for _, c := range []struct{ name, src, want string }{
 		{"youtube watch", "https://www.youtube.com/watch?v=dQw4w9WgXcQ", youtube},
 		{"youtube short link", "https://youtu.be/dQw4w9WgXcQ", youtube},
@@ -232,7 +232,7 @@ func TestHeadingsHaveAnchorsForTheirLinks(t *testing.T) {
 func TestVersionNamesTheRenderer(t *testing.T) {
 	base := Options{HeadingIDPrefix: "h-"}
 	v := base.Version()
-	if !strings.HasPrefix(v, "r2-") || len(v) != len("r2-")+12 {
+	if !strings.HasPrefix(v, "r3-") || len(v) != len("r3-")+12 {
 		t.Errorf("version %q", v)
 	}
 	equal(t, "same options", Options{HeadingIDPrefix: "h-"}.Version(), v)

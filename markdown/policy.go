@@ -47,7 +47,6 @@ func newPolicy() *bluemonday.Policy {
 	p.AllowAttrs("allow").Matching(regexp.MustCompile(`^` + regexp.QuoteMeta(iframeAllow) + `$`)).OnElements("iframe")
 	p.AllowAttrs("referrerpolicy").Matching(regexp.MustCompile(`^` + iframeReferer + `$`)).OnElements("iframe")
 	p.AllowAttrs("loading").Matching(regexp.MustCompile(`^lazy$`)).OnElements("iframe", "img")
-	p.AllowAttrs("allowfullscreen").Matching(regexp.MustCompile(`^$`)).OnElements("iframe")
 	p.AllowAttrs("sandbox").OnElements("iframe")
 	p.RequireSandboxOnIFrame(bluemonday.SandboxAllowScripts, bluemonday.SandboxAllowSameOrigin,
 		bluemonday.SandboxAllowPresentation, bluemonday.SandboxAllowPopups, bluemonday.SandboxAllowPopupsToEscapeSandbox)

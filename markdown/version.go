@@ -10,7 +10,7 @@ import (
 // every change of the code that changes what Render returns for some
 // Markdown (a new extension, another policy, another HTML shape), so that
 // what was rendered before is rendered again.
-const rendererCode = 2
+const rendererCode = 3
 
 // Version returns the version of the renderer Render is with o: the code's
 // version and a hash of the options, as "r<code>-<12 hex digits>". Two

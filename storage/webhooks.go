@@ -112,6 +112,9 @@ type WebhookPolicy struct {
 	AllowPrivate bool
 	// AllowHTTP lets URLs be plain http://, as a development setup does.
 	AllowHTTP bool
+	// PrivateHint, when set, ends the refusal of a URL that names such
+	// an address: how the server allows them (its flag).
+	PrivateHint string
 }
 
 // WebhookInput is a new webhook, or the changes to one (nil: unchanged).
@@ -225,6 +228,9 @@ func validateWebhookURL(v string, p WebhookPolicy) error {
 	case u.Fragment != "" || strings.Contains(v, "#"):
 		return invalid(field, "must not have a fragment")
 	case !p.AllowPrivate && !publicHost(u.Hostname()):
+		if p.PrivateHint != "" {
+			return invalid(field, "must not name a loopback, private or link-local host: %s", p.PrivateHint)
+		}
 		return invalid(field, "must not name a loopback, private or link-local host")
 	}
 	return nil

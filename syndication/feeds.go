@@ -191,11 +191,7 @@ func (h *Handler) authorFeed(f format) func(context.Context, *http.Request) (*an
 			return nil, fmt.Errorf("author %q: %w", slug, err)
 		}
 		if a.Slug != "" && a.Slug != slug {
-			to := "/authors/" + a.Slug + "/" + f.file
-			if r.URL.RawQuery != "" {
-				to += "?" + r.URL.RawQuery
-			}
-			return nil, &httpError{status: http.StatusMovedPermanently, message: "moved to " + to, location: to}
+			return nil, moved(r, "/authors/"+a.Slug+"/"+f.file)
 		}
 		fd := &feed{
 			ID:          h.uuidURN("author:" + a.ID),

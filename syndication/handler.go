@@ -1,6 +1,6 @@
 // Package syndication serves the blog to feed readers and crawlers: RSS
 // 2.0, Atom 1.0 and JSON Feed 1.1 feeds of the whole blog, of each
-// category and of each author, and a sitemap index with its pages.
+// category, author, tag and series, and a sitemap index with its pages.
 //
 // Everything it shows is public: published posts whose time has come,
 // read with the store's public lists, never drafts or scheduled posts.
@@ -8,13 +8,15 @@
 // path patterns (frontend.Paths, the same patterns the change feed's
 // events carry), so a feed's links and an event's paths agree. Answers
 // are cacheable like the GraphQL GETs (Cache-Control, an ETag and 304
-// for If-None-Match) and carry the cache tags of what they show in a
-// Cache-Tag header, the tags the change feed's events name for purging.
+// for If-None-Match, s-maxage and stale-while-revalidate as configured)
+// and carry the cache tags of what they show in the Surrogate-Key and
+// Cache-Tag headers, the tags the change feed's events name for purging.
 //
 // The DynamoDB requests of each answer are fixed by its kind, not by its
 // size (docs/feeds.md lists them): a feed reads its list in one page (the
-// whole blog's feed a Query a shard), its owner (a category or an author)
-// and, for full content, one BatchGetItem of the posts' bodies.
+// whole blog's feed a Query a shard), its owner (a category, an author,
+// a tag) and, for full content, one BatchGetItem of the posts' bodies; a
+// series' feed its series and then its posts, bodies included.
 package syndication
 
 import (
@@ -27,7 +29,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -75,6 +76,11 @@ type Options struct {
 	Content Content
 	// CacheMaxAge is how long caches may keep an answer; 0 or less: no-store.
 	CacheMaxAge time.Duration
+	// CacheSMaxAge and CacheStaleWhileRevalidate, when positive, add
+	// s-maxage and stale-while-revalidate to Cache-Control, as they do to
+	// the GraphQL endpoint's public answers (gqlhttp.Options).
+	CacheSMaxAge              time.Duration
+	CacheStaleWhileRevalidate time.Duration
 	// Timeout bounds each request's DynamoDB reads; 0: 10 s.
 	Timeout time.Duration
 	// Logger logs what fails; nil: slog's default.
@@ -165,6 +171,8 @@ func (h *Handler) Register(mux *http.ServeMux) {
 		mux.Handle("GET /"+f.file, h.serve(feedBytes, h.blogFeed(f)))
 		mux.Handle("GET /categories/{slug}/"+f.file, h.serve(feedBytes, h.categoryFeed(f)))
 		mux.Handle("GET /authors/{slug}/"+f.file, h.serve(feedBytes, h.authorFeed(f)))
+		mux.Handle("GET /tags/{slug}/"+f.file, h.serve(feedBytes, h.tagFeed(f)))
+		mux.Handle("GET /series/{slug}/"+f.file, h.serve(feedBytes, h.seriesFeed(f)))
 	}
 	mux.Handle("GET /sitemap.xml", h.serve(int64(h.opts.SitemapPageSize*sitemapURLBytes), h.sitemap))
 }
@@ -200,8 +208,7 @@ func notFound(what string) error {
 // it fails. The request first reserves reserve bytes of the memory
 // budget, and holds what it charges until it ends.
 func (h *Handler) serve(reserve int64, read func(ctx context.Context, r *http.Request) (*answer, error)) http.Handler {
-	public := "public, max-age=" + strconv.Itoa(int(h.opts.CacheMaxAge.Seconds()))
-	private := "private, max-age=" + strconv.Itoa(int(h.opts.CacheMaxAge.Seconds()))
+	public, private := h.cacheControl(true), h.cacheControl(false)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx, cancel := context.WithTimeout(r.Context(), h.opts.Timeout)
 		defer cancel()
@@ -244,6 +251,7 @@ func (h *Handler) serve(reserve int64, read func(ctx context.Context, r *http.Re
 		default:
 			hd.Set("Cache-Control", public)
 			if len(tags) > 0 {
+				hd.Set(gqlhttp.SurrogateKeyHeader, strings.Join(tags, " "))
 				hd.Set(gqlhttp.CacheTagHeader, strings.Join(tags, ","))
 			}
 		}
@@ -259,6 +267,24 @@ func (h *Handler) serve(reserve int64, read func(ctx context.Context, r *http.Re
 			w.Write(a.body)
 		}
 	})
+}
+
+// cacheControl returns the Cache-Control of an answer that shared
+// caches may keep (its tags purge them), or of one only a browser may:
+// the GraphQL endpoint's for a public answer.
+func (h *Handler) cacheControl(shared bool) string {
+	seconds := func(d time.Duration) string { return strconv.Itoa(int(d.Seconds())) }
+	v := "private, max-age=" + seconds(h.opts.CacheMaxAge)
+	if shared {
+		v = "public, max-age=" + seconds(h.opts.CacheMaxAge)
+		if h.opts.CacheSMaxAge > 0 {
+			v += ", s-maxage=" + seconds(h.opts.CacheSMaxAge)
+		}
+	}
+	if h.opts.CacheStaleWhileRevalidate > 0 {
+		v += ", stale-while-revalidate=" + seconds(h.opts.CacheStaleWhileRevalidate)
+	}
+	return v
 }
 
 // viewKey keys the Handler a request is answered with: h with the site
@@ -345,24 +371,27 @@ func etagMatches(header, etag string) bool {
 	return false
 }
 
-// query returns the request's query parameters after checking that it
-// has no others than allowed and each at most once; else a 400 error
-// that names the parameter.
+// query returns the request's query parameters named in allowed, after
+// checking that each is given at most once, else a 400 error that names
+// it. Any other parameter is left out, not refused: links carry what
+// campaigns and frameworks add (utm_source, Next.js's _rsc), and a feed
+// or a sitemap answers them as it answers the link without it. The
+// server's limit on a request's header bounds the query string.
 func query(r *http.Request, allowed ...string) (url.Values, error) {
-	q, err := url.ParseQuery(r.URL.RawQuery)
+	all, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		return nil, badRequest("the query string does not parse: %v", err)
 	}
-	for name, vs := range q {
-		if !slices.Contains(allowed, name) {
-			if len(allowed) == 0 {
-				return nil, badRequest("unknown query parameter %q: this URL takes none", name)
-			}
-			return nil, badRequest("unknown query parameter %q: this URL takes %s", name, strings.Join(allowed, ", "))
+	q := url.Values{}
+	for _, name := range allowed {
+		vs, ok := all[name]
+		if !ok {
+			continue
 		}
 		if len(vs) > 1 {
 			return nil, badRequest("query parameter %q given %d times: give it once", name, len(vs))
 		}
+		q[name] = vs
 	}
 	return q, nil
 }

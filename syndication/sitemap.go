@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/storage"
 )
@@ -20,12 +22,16 @@ import (
 //	/sitemap.xml?section=static[&page=N]                the published static pages (pages.go)
 //	/sitemap.xml?section=categories[&page=N]            the categories' pages
 //	/sitemap.xml?section=authors[&page=N]               the authors' pages
+//	/sitemap.xml?section=tags[&page=N]                  the pages of the tags with posts
+//	/sitemap.xml?section=series[&page=N]                the pages of the series with posts
 //	/sitemap.xml?section=posts&month=YYYY-MM[&page=N]   the posts published that month (UTC)
 //
 // Every page is at the site's root, as the protocol asks of the URLs a
 // sitemap may list, and a month's page keeps its URL as the blog grows,
 // so crawlers and caches keep what they know of past months. The index
-// is made from the blog-wide counts (one GetItem); a page reads its list
+// is made from the blog-wide counts (one GetItem), which count no tags
+// nor series: it names the first page of each when the list has a first
+// item (a Query of one item each, at once); a page reads its list
 // in pages of 100 (a Query each, the posts' four at once), from its
 // start to its end, so page N of a list reads N times a page's size.
 
@@ -112,6 +118,25 @@ func (h *Handler) sitemap(ctx context.Context, r *http.Request) (*answer, error)
 			return sitemapURL{Loc: h.link(h.opts.Paths.AuthorPath(a.Slug)), LastMod: lastmod(a.UpdatedAt)}, frontend.TagAuthor(a.ID)
 		})
 		tags = append(tags, frontend.TagAuthors)
+	case "tags":
+		if h.opts.Paths.Tag == "" {
+			return nil, notFound("sitemap of tags (no tag path is configured)")
+		}
+		urls, tags, err = readWindow(ctx, skip, size, h.store.Tags, func(tg *storage.Tag) (sitemapURL, string) {
+			if tg.PostCount == 0 {
+				return sitemapURL{}, "" // a page with nothing on it
+			}
+			return sitemapURL{Loc: h.link(h.opts.Paths.TagPath(tg.Slug)), LastMod: lastmod(tg.UpdatedAt)}, frontend.TagTag(tg.Slug)
+		})
+		tags = append(tags, frontend.TagTags)
+	case "series":
+		urls, tags, err = readWindow(ctx, skip, size, h.store.AllSeries, func(se *storage.Series) (sitemapURL, string) {
+			if len(se.Posts) == 0 {
+				return sitemapURL{}, ""
+			}
+			return sitemapURL{Loc: h.link(h.opts.Paths.BySlug(frontend.SeriesPath, se.Slug))}, frontend.TagSeries(se.Slug)
+		})
+		tags = append(tags, frontend.TagAllSeries)
 	case "posts":
 		month, perr := time.Parse("2006-01", q.Get("month"))
 		if perr != nil || q.Get("month") != month.Format("2006-01") {
@@ -133,7 +158,7 @@ func (h *Handler) sitemap(ctx context.Context, r *http.Request) (*answer, error)
 			return nil, notFound(fmt.Sprintf("sitemap of %s, page %d (no posts there)", month.Format("2006-01"), pageNo))
 		}
 	default:
-		return nil, badRequest("section=%q: must be pages, static, categories, authors or posts", section)
+		return nil, badRequest("section=%q: must be pages, static, categories, authors, tags, series or posts", section)
 	}
 	if err != nil {
 		return nil, err
@@ -148,11 +173,31 @@ func (h *Handler) sitemap(ctx context.Context, r *http.Request) (*answer, error)
 	return &answer{contentType: sitemapType, body: body, tags: tags}, nil
 }
 
-// sitemapIndex lists the sitemap's pages, from the blog-wide counts.
+// sitemapIndex lists the sitemap's pages, from the blog-wide counts and,
+// for tags and series, which no count is kept of, the first of each list
+// (a Query of one item each, at the same time as the counts' GetItem).
 func (h *Handler) sitemapIndex(ctx context.Context) (*answer, error) {
-	st, err := h.store.Stats(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("stats: %w", err)
+	var st *storage.Stats
+	var anyTag, anySeries bool
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() (err error) {
+		st, err = h.store.Stats(gctx)
+		return err
+	})
+	if h.opts.Paths.Tag != "" {
+		g.Go(func() error {
+			res, err := h.store.Tags(gctx, storage.PageArgs{Limit: 1})
+			anyTag = err == nil && len(res.Items) > 0
+			return err
+		})
+	}
+	g.Go(func() error {
+		res, err := h.store.AllSeries(gctx, storage.PageArgs{Limit: 1})
+		anySeries = err == nil && len(res.Items) > 0
+		return err
+	})
+	if err := g.Wait(); err != nil {
+		return nil, fmt.Errorf("sitemap index: %w", err)
 	}
 	size := int64(h.opts.SitemapPageSize)
 	pages := func(n int64) int { return int((n + size - 1) / size) }
@@ -180,6 +225,14 @@ func (h *Handler) sitemapIndex(ctx context.Context) (*answer, error) {
 	if h.opts.Paths.Author != "" {
 		add("section=authors", pages(st.AuthorCount))
 	}
+	// The first page of tags and of series: no count says how many
+	// more (docs/feeds.md).
+	if anyTag {
+		add("section=tags", 1)
+	}
+	if anySeries {
+		add("section=series", 1)
+	}
 	for _, m := range st.Archive {
 		if m.PostCount > 0 {
 			add("section=posts&month="+url.QueryEscape(m.Start().Format("2006-01")), pages(m.PostCount))
@@ -193,8 +246,9 @@ func (h *Handler) sitemapIndex(ctx context.Context) (*answer, error) {
 		return nil, err
 	}
 	// The number of pages of each section follows the counts of posts,
-	// categories, authors and pages.
-	return &answer{contentType: sitemapType, body: body, tags: []string{frontend.TagFeed, frontend.TagCategories, frontend.TagAuthors, frontend.TagPages}}, nil
+	// categories, authors and pages, and the first tag and series.
+	return &answer{contentType: sitemapType, body: body, tags: []string{frontend.TagFeed, frontend.TagCategories, frontend.TagAuthors, frontend.TagPages,
+		frontend.TagTags, frontend.TagAllSeries}}, nil
 }
 
 // sitemapPages returns the home page and the archive's months, newest

@@ -11358,7 +11358,7 @@ func (v *SeoInput) GetOgImage() *string { return v.OgImage }
 
 // SeriesPageResponse is returned by SeriesPage on success.
 type SeriesPageResponse struct {
-	// A series by its slug, or null when there is none. One request.
+	// Fetches a series by slug: one read. Fails with NOT_FOUND when there is none, as `tag`, `category` and `author` do.
 	Series *SeriesPageSeries `json:"series"`
 }
 
@@ -11498,7 +11498,7 @@ func (v *SeriesPageSeriesPostsPostConnectionPageInfo) GetEndCursor() *string { r
 
 // SeriesPostsResponse is returned by SeriesPosts on success.
 type SeriesPostsResponse struct {
-	// A series by its slug, or null when there is none. One request.
+	// Fetches a series by slug: one read. Fails with NOT_FOUND when there is none, as `tag`, `category` and `author` do.
 	Series *SeriesPostsSeries `json:"series"`
 }
 

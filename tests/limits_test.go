@@ -227,11 +227,12 @@ func TestBadRequestsAreRefused(t *testing.T) {
 		{name: "forged cursor of a position in the list", body: request(feed, map[string]any{"after": forgeCursor("feed", map[string]string{
 			"GSI1SK": "POST#2026-03-01T11:30:00.000Z#x"})}), code: "BAD_USER_INPUT", reads: true},
 		{name: "SQL-shaped cursor", body: request(feed, map[string]any{"after": "' OR '1'='1"}), code: "BAD_USER_INPUT", reads: true},
-		{name: "SQL-shaped slug", body: request(`{ post(slug: "x' OR '1'='1") { title } }`, nil), code: "BAD_USER_INPUT", reads: true},
+		// A slug no item can have is not found, as a missing one, with no read.
+		{name: "SQL-shaped slug", body: request(`{ post(slug: "x' OR '1'='1") { title } }`, nil), code: "NOT_FOUND"},
 		{name: "expression-shaped category slug", body: request(`{ category(slug: "go OR attribute_exists(PK)") { name } }`, nil),
-			code: "BAD_USER_INPUT", reads: true},
+			code: "NOT_FOUND"},
 		{name: "category slug over the key size", body: request(`{ category(slug: "`+strings.Repeat("a", 3000)+`") { name } }`, nil),
-			code: "BAD_USER_INPUT", reads: true},
+			code: "NOT_FOUND"},
 		{name: "global id of an unknown type", body: request(`{ node(id: "`+b64("User:1")+`") { id } }`, nil), code: "BAD_USER_INPUT", reads: true},
 		{name: "global id with a line break", body: request(`query($id: ID!) { node(id: $id) { id } }`,
 			map[string]any{"id": b.published[0][:4] + "\n" + b.published[0][4:]}), code: "BAD_USER_INPUT", reads: true},

@@ -27,7 +27,40 @@ func docFiles(t *testing.T) []string {
 	if len(docs) == 0 {
 		t.Fatal("no Markdown file in docs/")
 	}
-	return append([]string{"../README.md"}, docs...)
+	return append([]string{"../README.md", "../clients/typescript/README.md"}, docs...)
+}
+
+// TestDocsRepeatNoPassage checks that no paragraph of README.md and
+// docs/ (tables and code left out) says the same ten words twice, as a
+// sentence does when an edit pastes a new version of it into the old.
+func TestDocsRepeatNoPassage(t *testing.T) {
+	const n = 10
+	for _, f := range docFiles(t) {
+		text, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var prose []string
+		for line := range strings.SplitSeq(fencedBlock.ReplaceAllString(string(text), ""), "\n") {
+			if !strings.HasPrefix(strings.TrimSpace(line), "|") {
+				prose = append(prose, line)
+			}
+		}
+		for para := range strings.SplitSeq(strings.Join(prose, "\n"), "\n\n") {
+			words := strings.Fields(para)
+			first := map[string]int{}
+			for i := 0; i+n <= len(words); i++ {
+				k := strings.Join(words[i:i+n], " ")
+				if j, ok := first[k]; ok && i-j >= n {
+					t.Errorf("%s repeats %q in one paragraph", strings.TrimPrefix(f, "../"), k)
+					break
+				}
+				if _, ok := first[k]; !ok {
+					first[k] = i
+				}
+			}
+		}
+	}
 }
 
 // TestReadmeExamples checks the GraphQL examples of README.md and docs/:

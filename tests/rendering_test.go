@@ -51,7 +51,9 @@ func TestPostServesTheHTMLATechBlogShips(t *testing.T) {
 		`<img src="https://img.example/d.png" alt="Diagram" width="800" height="450">`,
 		`<img src="https://img.example/p.jpg" alt="Photo" width="400" height="300" loading="lazy">`,
 		`<div class="embed embed-youtube"><iframe src="https://www.youtube-nocookie.com/embed/dQw4w9WgXcQ" title="YouTube video" width="560" height="315" sandbox="allow-scripts allow-same-origin allow-presentation allow-popups allow-popups-to-escape-sandbox"`,
-		`referrerpolicy="strict-origin-when-cross-origin" loading="lazy" allowfullscreen=""></iframe></div>`,
+		// allow names fullscreen; allowfullscreen beside it would be a
+		// browser's console warning.
+		`allow="accelerometer; clipboard-write; encrypted-media; gyroscope; picture-in-picture; fullscreen" referrerpolicy="strict-origin-when-cross-origin" loading="lazy"></iframe></div>`,
 		`<blockquote class="embed embed-gist"><p><a href="https://gist.github.com/ada/0a1b2c" rel="nofollow noreferrer">`,
 		`<sup id="h-fnref:1"><a href="#h-fn:1" class="footnote-ref" role="doc-noteref">1</a></sup>`,
 		`<li id="h-fn:1">`,

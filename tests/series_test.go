@@ -180,8 +180,8 @@ func TestSeries(t *testing.T) {
 
 	// Deleting the series takes its posts out of it.
 	ok[*DeleteSeriesResponse](t)(DeleteSeries(ctx, ada, DeleteSeriesInput{Slug: "learn-go"}))
-	if se := ok[*SeriesPageResponse](t)(SeriesPage(ctx, s.client, "learn-go", nil, nil, nil, nil)).Series; se != nil {
-		t.Errorf("deleted series still found: %+v", se)
+	if _, err := SeriesPage(ctx, s.client, "learn-go", nil, nil, nil, nil); code(err) != "NOT_FOUND" {
+		t.Errorf("deleted series: %v, want NOT_FOUND", err)
 	}
 	if p := ok[*PostInSeriesResponse](t)(PostInSeries(ctx, s.client, "post-4")).Post; p.Series != nil {
 		t.Errorf("post-4 still in %+v", p.Series)

@@ -75,6 +75,9 @@ type Options struct {
 	AllowPrivate bool
 	// AllowHTTP lets webhook URLs be plain http://.
 	AllowHTTP bool
+	// PrivateHint, when set, ends the refusal of a URL that names a
+	// loopback, private or link-local address: how to allow them.
+	PrivateHint string
 	// Timeout bounds each attempt; zero means DefaultTimeout.
 	Timeout time.Duration
 	// Concurrency bounds the attempts made at once to one webhook (each
@@ -129,7 +132,7 @@ func New(store *storage.Store, opts Options) *Service {
 
 // Policy is what the Service allows of a webhook's URL.
 func (s *Service) Policy() storage.WebhookPolicy {
-	return storage.WebhookPolicy{AllowPrivate: s.opts.AllowPrivate, AllowHTTP: s.opts.AllowHTTP}
+	return storage.WebhookPolicy{AllowPrivate: s.opts.AllowPrivate, AllowHTTP: s.opts.AllowHTTP, PrivateHint: s.opts.PrivateHint}
 }
 
 // claim is how long an attempt holds its delivery: past it, a delivery

@@ -258,7 +258,7 @@ function tocEntries(toc: { level: number; text: string; anchor: string }[]): Toc
 }
 
 /** notFound returns null for a NOT_FOUND answer and throws any other error. */
-async function notFound<T>(answer: Promise<T>): Promise<T | null> {
+export async function notFound<T>(answer: Promise<T>): Promise<T | null> {
   try {
     return await answer;
   } catch (e) {

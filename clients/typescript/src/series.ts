@@ -1,6 +1,6 @@
 import { type Endpoint, request } from './client';
 import { HomePageQuery, PostSeriesQuery, SeriesPageQuery } from './operations';
-import { card, cursorVariables, pageLinks, plural } from './pages';
+import { card, cursorVariables, notFound, pageLinks, plural } from './pages';
 import type { Listing, PageCursor, Picture, PostCard } from './pages';
 
 // The home page with the featured posts on top, the series page, and a
@@ -50,7 +50,8 @@ export async function homePage(endpoint: Endpoint, cursor: PageCursor | null): P
 
 /** seriesPage returns a page of the series with slug, in the series' order, or null when there is none. */
 export async function seriesPage(endpoint: Endpoint, slug: string, cursor: PageCursor | null): Promise<SeriesView | null> {
-  const { series } = await request(endpoint, SeriesPageQuery, { slug, ...cursorVariables(cursor) });
+  const data = await notFound(request(endpoint, SeriesPageQuery, { slug, ...cursorVariables(cursor) }));
+  const series = data?.series;
   if (!series) {
     return null;
   }

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/blogql/blog/auth"
+	"github.com/blogql/blog/devtokens"
+)
+
+// tokenCommand is the first argument that mints a token instead of
+// running the server.
+const tokenCommand = "token"
+
+// runToken is the command "blog token -role ROLE -sub SUBJECT [-ttl D]":
+// it prints a bearer token for the subject with the role, signed with
+// JWT_SECRET and carrying JWT_ISSUER and JWT_AUDIENCE, the token a server
+// started with the same variables accepts; for development and tests
+// against such a server. It fails without JWT_SECRET (a server without
+// one, in the embedded mode, logs development tokens of its own at
+// start), with a secret shorter than auth.MinSecretBytes, or with bad
+// flags; -h prints the help and returns nil.
+func runToken(_ context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("blog token", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	role := fs.String("role", auth.RoleAuthor, "the `role` the token grants: "+strings.Join(devtokens.Roles, ", "))
+	sub := fs.String("sub", "", "the `subject`: the id of the author (or reader) the token signs in as, e.g. ada-lovelace")
+	ttl := fs.Duration("ttl", 24*time.Hour, "how long the token stays valid")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "Usage: blog token -role ROLE -sub SUBJECT [-ttl DURATION]\n\n"+
+			"Prints a bearer token signed with JWT_SECRET (and carrying JWT_ISSUER and JWT_AUDIENCE when set),\n"+
+			"which a server started with the same variables accepts. For development only.\n\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	secret := getenv("JWT_SECRET")
+	if secret == "" {
+		return errors.New("JWT_SECRET is not set: the token is signed with the secret the server verifies tokens with; " +
+			"a server without one, in the embedded mode, logs development tokens of its own at start")
+	}
+	c := auth.Config{Secret: []byte(secret), Issuer: getenv("JWT_ISSUER"), Audience: getenv("JWT_AUDIENCE")}
+	token, err := devtokens.Mint(c, *sub, *role, time.Now(), *ttl)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(stdout, token)
+	return err
+}
