@@ -117,7 +117,7 @@ func (r *Resolver) postSeries(ctx context.Context, obj *storage.Post) (*model.Po
 		return nil, err
 	}
 	gqlhttp.Tag(ctx, frontend.TagSeries(p.Series))
-	se, err := r.store.GetSeries(ctx, p.Series)
+	se, err := loadersFor(ctx).series.Load(ctx, p.Series)()
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, nil
 	}
