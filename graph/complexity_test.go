@@ -186,3 +186,43 @@ func TestExpensiveDocumentsStayOverTheComplexityLimit(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkComplexity measures counting the complexity of the client's
+// post page, which every operation pays, and naming the dearest fields of
+// a refused document, which only a refusal pays.
+func BenchmarkComplexity(b *testing.B) {
+	cfg := Config{Resolvers: &Resolver{}}
+	withComplexity(&cfg.Complexity)
+	es := NewExecutableSchema(cfg)
+	src, err := os.ReadFile("../clients/typescript/src/operations.ts")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var page string
+	for _, m := range tsDocument.FindAllStringSubmatch(string(src), -1) {
+		if strings.Contains(m[1], "query PostPage") || strings.Contains(m[1], "fragment PostSummary") {
+			page += m[1] + "\n"
+		}
+	}
+	for _, c := range []struct {
+		name, doc string
+		dearest   bool
+	}{
+		{"post page", page, false},
+		{"refused, dearest fields", `{ posts(first: 100) { edges { node { title previous { id } comments(first: 100) { edges { node { id body } } } } } } }`, true},
+	} {
+		q, errs := gqlparser.LoadQueryWithRules(es.Schema(), c.doc, nil)
+		if errs != nil {
+			b.Fatal(errs)
+		}
+		op := q.Operations[0]
+		b.Run(c.name, func(b *testing.B) {
+			for b.Loop() {
+				gqlhttp.Complexity(context.Background(), es, op, nil)
+				if c.dearest {
+					gqlhttp.DearestFields(context.Background(), es, op, nil, 3)
+				}
+			}
+		})
+	}
+}

@@ -123,6 +123,9 @@ func TestRefusalsNameTheDearestFields(t *testing.T) {
 	if r == nil || r.Cost <= r.Limit || r.Limit != graph.DefaultComplexityLimit || len(r.Fields) != len(want) {
 		t.Fatalf("extensions.complexity %+v", r)
 	}
+	if top := resp.Extensions.Complexity; top == nil || top.Cost != r.Cost || top.Limit != r.Limit {
+		t.Errorf("the refusal's extensions.complexity %+v, want %+v without its fields", top, r)
+	}
 	for i, f := range want {
 		equal(t, "field", r.Fields[i], f)
 		if !strings.Contains(e.Message, f.Path) {
