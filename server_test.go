@@ -251,12 +251,12 @@ func TestRun(t *testing.T) {
 		t.Errorf("/nowhere = %d, want 404", code)
 	}
 	// The embedded mode shows every admin's answer its cost (nothing,
-	// here), and no one else's.
-	if code, body := query("{ __typename }"); code != 200 || body != `{"data":{"__typename":"Query"}}` {
+	// here), and no one else's; every answer shows its complexity.
+	if code, body := query("{ __typename }"); code != 200 || body != `{"data":{"__typename":"Query"},"extensions":{"complexity":{"cost":1,"limit":40000}}}` {
 		t.Errorf("__typename = %d %s", code, body)
 	}
 	if code, body := postAs(t, base, logs.devHeaders()["ada-lovelace"], "{ __typename }"); code != 200 ||
-		body != `{"data":{"__typename":"Query"},"extensions":{"cost":{"dynamodbRequests":0,"readCapacityUnits":0,"writeCapacityUnits":0}}}` {
+		body != `{"data":{"__typename":"Query"},"extensions":{"complexity":{"cost":1,"limit":40000},"cost":{"dynamodbRequests":0,"readCapacityUnits":0,"writeCapacityUnits":0}}}` {
 		t.Errorf("__typename as the admin = %d %s, want its cost", code, body)
 	}
 	if code, body := get("/graphql?query=%7B__typename%7D"); code != 200 || !strings.Contains(body, "Query") {

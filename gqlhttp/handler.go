@@ -213,6 +213,7 @@ func New(schema graphql.ExecutableSchema, opts Options) http.Handler {
 	for _, f := range opts.AroundResponses {
 		srv.AroundResponses(f)
 	}
+	srv.AroundResponses(reportComplexity)
 	srv.AroundResponses(markCacheable)
 	srv.AroundResponses(responseSize(maxResponse))
 

@@ -123,6 +123,10 @@ func tagLoaded[V any](ctx context.Context, values []V) {
 				// answer shows: not in the headers.
 				gqlhttp.TagPrivately(ctx, TagReader(v.Reader.ID))
 			}
+		case *storage.Series:
+			if v != nil {
+				gqlhttp.Tag(ctx, frontend.TagSeries(v.Slug))
+			}
 		case *storage.Stats:
 			// The blog's counts and archive follow its posts, whose every
 			// event names the feed.

@@ -6,12 +6,17 @@ import "github.com/blogql/blog/storage"
 // work it makes and the answer it gets; gqlhttp refuses it above the limit
 // (DefaultComplexityLimit). It follows the requests and the items an
 // operation reads:
-//   - a field costs 1 and what it selects;
-//   - a field whose value can be large costs what it can hold
-//     (sizecost.go);
+//   - a field costs 1 (a small value: an id, a date, a name) and what it
+//     selects;
+//   - a field whose value can be large costs 1 more for each costBytes
+//     it can hold (sizecost.go);
 //   - a field that reads on its own, past the page it is on, costs its
-//     requests: previous and next (adjacentCost), a post's series, search
-//     and related posts (search.go);
+//     requests: previous and next (adjacentCost), a post's place in its
+//     series' neighbours (series.go), search and related posts
+//     (search.go);
+//   - a field read through a loader, in one BatchGetItem for all the
+//     items of a page, costs what it reads of each item (a post's
+//     series: seriesCost);
 //   - a list costs, for each item its page size lets it read, what the
 //     item's selection costs (at least 1: an item is read whatever is
 //     shown of it), plus its own fields once (connectionFields): a
@@ -24,11 +29,11 @@ import "github.com/blogql/blog/storage"
 // what stays refused.
 
 // listRequestCost is what the request of a list costs (a Query, or the
-// BatchGetItem of its page): a list asked of each item of another list
-// makes a request for each, so a list inside a page of 100 items is over
-// the limit whatever it shows, and one inside a page of 20 costs a fifth
-// of it.
-const listRequestCost = 100
+// BatchGetItem of its page): a hundredth of DefaultComplexityLimit. A
+// list asked of each item of another list makes a request for each, so
+// a list inside a page of 100 items is over the limit whatever it shows,
+// and one inside a page of 20 costs a fifth of it.
+const listRequestCost = DefaultComplexityLimit / 100
 
 // minItemCost is the least an item of a list costs, whatever is shown of
 // it: it is read.

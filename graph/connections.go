@@ -121,7 +121,7 @@ func postsComplexity(child int, first *int, _ *string, last *int, _ *string, _, 
 // an operation's complexity: each costs queries of its own (up to 4), so
 // they are for a post page, and a list that asks them of every post is
 // over the limit from 20 posts on.
-const adjacentCost = 500
+const adjacentCost = 5 * listRequestCost
 
 // adjacentComplexity is the complexity of previous and next.
 func adjacentComplexity(child int) int { return adjacentCost + child }

@@ -3707,11 +3707,11 @@ type Post implements Node {
     "Return the comments before this cursor, taken from a previous page; goes with ` + "`" + `last` + "`" + `."
     before: String
   ): CommentConnection!
-  "The public post of the whole blog published just before this one, or null when there is none or this post is not published. Meant for a post page: it costs up to 4 requests, and 500 of an operation's complexity."
+  "The public post of the whole blog published just before this one, or null when there is none or this post is not published. Meant for a post page: it costs up to 4 requests, and 2000 of an operation's complexity."
   previous: Post
-  "The public post of the whole blog published just after this one, or null when there is none or this post is not published. Meant for a post page: it costs up to 4 requests, and 500 of an operation's complexity."
+  "The public post of the whole blog published just after this one, or null when there is none or this post is not published. Meant for a post page: it costs up to 4 requests, and 2000 of an operation's complexity."
   next: Post
-  "The public post of the category published just before this one, or null when there is none or this post is not published. It costs a request, and 500 of an operation's complexity."
+  "The public post of the category published just before this one, or null when there is none or this post is not published. It costs a request, and 2000 of an operation's complexity."
   previousInCategory(
     "The slug of the category."
     slug: String!
@@ -3720,12 +3720,12 @@ type Post implements Node {
   authors: [Author!]!
   "The post's tags, at most 10, in the order given. Their slugs and names come with the post at no extra read; other fields of a tag, and a draft's tags, are read (one batch read for a page)."
   tags: [Tag!]!
-  "The public post of the category published just after this one, or null when there is none or this post is not published. It costs a request, and 500 of an operation's complexity."
+  "The public post of the category published just after this one, or null when there is none or this post is not published. It costs a request, and 2000 of an operation's complexity."
   nextInCategory(
     "The slug of the category."
     slug: String!
   ): Post
-  "Public posts most alike this one, best first: those sharing its categories and its most frequent words score highest (the search index's similarity); never the post itself, and none when it is not public or while the server's search index is first being built. Costs one BatchGetItem for the posts (shared with the request's other post reads), and 50 of an operation's complexity plus its size times its selection."
+  "Public posts most alike this one, best first: those sharing its categories and its most frequent words score highest (the search index's similarity); never the post itself, and none when it is not public or while the server's search index is first being built. Costs one BatchGetItem for the posts (shared with the request's other post reads), and 200 of an operation's complexity plus its size times its selection."
   related(
     "How many posts to return, from 1 to 20."
     first: Int = 3
@@ -4140,7 +4140,7 @@ Full-text search of the public posts, best match first: every word must be in th
 
 Paging with ` + "`" + `after` + "`" + ` never skips nor repeats a result while posts are written: the first page ranks up to 200 results and the next pages follow that ranking (a post unpublished or deleted since is left out, one published since is not added until a new search).
 
-Limits, checked before any work: ` + "`" + `query` + "`" + ` of at most 200 characters and 10 words (each word adds 10 to the operation's complexity), ` + "`" + `first` + "`" + ` at most 50. Fails with BAD_USER_INPUT for an empty or longer query, a page size out of range, or a cursor of another search; SLOW_QUERY for a query that would be slow (a wildcard anywhere but at the end of a word, a prefix shorter than 3 letters, a prefix matching too many words, a search that ran out of time); INDEX_BUILDING while the server builds its first index (a server with an index answers from it while it rebuilds). Costs one BatchGetItem for the page's posts when ` + "`" + `post` + "`" + ` is selected, and one for the facets' categories when ` + "`" + `category` + "`" + ` is selected beyond its slug.
+Limits, checked before any work: ` + "`" + `query` + "`" + ` of at most 200 characters and 10 words (each word adds 40 to the operation's complexity), ` + "`" + `first` + "`" + ` at most 50. Fails with BAD_USER_INPUT for an empty or longer query, a page size out of range, or a cursor of another search; SLOW_QUERY for a query that would be slow (a wildcard anywhere but at the end of a word, a prefix shorter than 3 letters, a prefix matching too many words, a search that ran out of time); INDEX_BUILDING while the server builds its first index (a server with an index answers from it while it rebuilds). Costs one BatchGetItem for the page's posts when ` + "`" + `post` + "`" + ` is selected, and one for the facets' categories when ` + "`" + `category` + "`" + ` is selected beyond its slug.
 """
   search(
     "The words to find; phrases in double quotes."
@@ -5075,7 +5075,7 @@ type PostEvent {
 extend type Post {
   "Whether the post is featured: a featured post that is public is in ` + "`" + `featuredPosts` + "`" + `, for the top of a home page. Set by ` + "`" + `setPostFeatured` + "`" + `."
   featured: Boolean!
-  "The series the post is in, with its place and its neighbours there; null when it is in none. It costs one request (two more when the post came from a list), and 500 of an operation's complexity."
+  "The series the post is in, with its place and its neighbours there; null when it is in none. It costs one BatchGetItem of the series, shared by the posts of a page (and, for a post of a list, the post's own, shared too), and 65 of an operation's complexity, so a list may show every post's series."
   series: PostSeries
   "The post's earlier contents, newest first: every edit of its title, body, excerpt, cover image or SEO fields keeps what they were, the last 50 of them. Only the post's authors and admins may read them: others get FORBIDDEN. One request a page."
   revisions(
@@ -5221,9 +5221,9 @@ type PostSeries {
   series: Series!
   "The post's place in the series' order, from 1. Drafts count: a reader may see a gap where a post is not public yet."
   position: Int!
-  "The post before this one in the series that the caller may see, looking at up to 5 posts back; null when there is none."
+  "The post before this one in the series that the caller may see, looking at up to 5 posts back; null when there is none. It costs one BatchGetItem with ` + "`" + `next` + "`" + `, and 400 of an operation's complexity: meant for a post page."
   previous: Post
-  "The post after this one in the series that the caller may see, looking at up to 5 posts on; null when there is none."
+  "The post after this one in the series that the caller may see, looking at up to 5 posts on; null when there is none. It costs one BatchGetItem with ` + "`" + `previous` + "`" + `, and 400 of an operation's complexity: meant for a post page."
   next: Post
 }
 

@@ -19,11 +19,13 @@ import (
 
 // DefaultComplexityLimit admits a full page of 100 posts with every scalar
 // field, bodies and rendered HTML included, their authors and categories,
-// and every page of the TypeScript client with room to spare (a post page
-// of 50 comments with 10 replies each: 6,550), but not two pages of
-// bodies, a page of 100 posts that each list their comments, or a list
-// that asks each post for its neighbours (complexity.go).
-const DefaultComplexityLimit = 10000
+// a post page of 100 comments with their first replies, a page of posts
+// with their series, and every page of the TypeScript client with room to
+// spare, but not two pages of bodies, a page of 100 posts that each list
+// their comments, or a list that asks each post for its neighbours
+// (complexity.go). It stands for 100 requests (listRequestCost) or 40 MB
+// of answer (costBytes).
+const DefaultComplexityLimit = 40000
 
 // HandlerOptions configure NewHandler. The zero value is a production
 // setup: default logger, the zero gqlhttp.Options (no introspection,

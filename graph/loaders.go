@@ -29,6 +29,7 @@ type loaders struct {
 	authors    *dataloader.Loader[string, *storage.Author]
 	categories *dataloader.Loader[string, *storage.Category]
 	tags       *dataloader.Loader[string, *storage.Tag]
+	series     *dataloader.Loader[string, *storage.Series]
 	comments   *dataloader.Loader[storage.CommentKey, *storage.Comment]
 	commenters *dataloader.Loader[storage.Writer, *storage.Commenter]
 	// stats reads the blog-wide counts once for all the fields that ask.
@@ -62,6 +63,7 @@ func withLoaders(store *storage.Store, observe func(loader string, keys int, wai
 			authors:    newLoader("authors", maxBatch, store.GetAuthors, observe),
 			categories: newLoader("categories", maxBatch, store.GetCategories, observe),
 			tags:       newLoader("tags", maxBatch, store.GetTags, observe),
+			series:     newLoader("series", maxBatch, store.GetManySeries, observe),
 			// A comment is looked for where it is published and where it
 			// is held: two keys each.
 			comments:   newLoader("comments", maxBatch/2, store.GetComments, observe),

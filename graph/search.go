@@ -26,9 +26,9 @@ const defaultSearchFirst = 10
 // costs searchCost, and searchTermCost for each word of its query, on top
 // of its page; related posts relatedCost on top of theirs.
 const (
-	searchCost     = 20
-	searchTermCost = 10
-	relatedCost    = 50
+	searchCost     = listRequestCost / 5
+	searchTermCost = listRequestCost / 10
+	relatedCost    = listRequestCost / 2
 )
 
 // searchComplexity is the complexity of search: its words and its page.

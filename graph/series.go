@@ -19,11 +19,27 @@ import (
 // owner, the post's author or an admin takes a post out. Readers see a
 // series' public posts; a post's author and admins its drafts too.
 
+// seriesReadBytes bounds what Post.series reads for each post: its
+// series' item (MaxSeriesPosts ids, about 40 KB, with its title,
+// description and cover) and, for a post of a list, the post's own item
+// (a summary names no series), each in a BatchGetItem that the page's
+// posts share.
+const seriesReadBytes = 64_000
+
+// seriesCost is what Post.series costs besides its selection: what it
+// reads, as a field that holds as much costs (sizeCost).
+const seriesCost = 1 + seriesReadBytes/costBytes
+
 // withSeriesCosts sets the complexity of the series' fields: Post.series
-// reads the series (and, for a post of a list, the post), so a list that
-// asks it of every post is over the limit as previous and next are.
+// costs what it reads (seriesCost), in requests shared by a page's posts,
+// so a list may show each post's series; a post's neighbours in its
+// series are read by a request of their own (one BatchGetItem for both),
+// so each costs a list's request, and a list of 100 posts that asks them
+// is over the limit.
 func withSeriesCosts(c *ComplexityRoot) {
-	c.Post.Series = adjacentComplexity
+	c.Post.Series = func(child int) int { return seriesCost + child }
+	c.PostSeries.Previous = func(child int) int { return listRequestCost + child }
+	c.PostSeries.Next = func(child int) int { return listRequestCost + child }
 	c.Post.Revisions = listComplexity
 	c.Query.FeaturedPosts = listComplexity
 	c.Query.AllSeries = listComplexity
@@ -118,7 +134,7 @@ func (r *Resolver) postSeries(ctx context.Context, obj *storage.Post) (*model.Po
 		return nil, err
 	}
 	gqlhttp.Tag(ctx, frontend.TagSeries(p.Series))
-	se, err := r.store.GetSeries(ctx, p.Series)
+	se, err := loadersFor(ctx).series.Load(ctx, p.Series)()
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, nil
 	}

@@ -7,7 +7,7 @@ import (
 )
 
 // The size of answers, before execution: fields whose values can be large
-// cost what they can hold (sizeCost), so a post's body costs 26 like 26
+// cost what they can hold (sizeCost), so a post's body costs 101 like 101
 // fields and the complexity limit admits one page of 100 posts with their
 // bodies (the largest listing the design has) and refuses many of them;
 // an operation reserves costBytes of the server's memory budget for each
@@ -16,8 +16,10 @@ import (
 // read and answered (chargedPosts, answered in posts.go), which stops the
 // request at the response limit (gqlhttp.MaxResponseBytes).
 
-// costBytes is how much of an answer one unit of cost stands for.
-const costBytes = 4000
+// costBytes is how much of an answer one unit of cost stands for, what a
+// small field (an id, a date, a name, a cursor) may take: a field that can
+// hold 10 KB (a comment's body) costs what 10 small ones do.
+const costBytes = 1024
 
 // sizeCost returns the complexity of a field whose value may take maxBytes
 // in an answer: 1, and 1 more for every costBytes it may hold.
@@ -42,4 +44,14 @@ func withSizeCosts(c *ComplexityRoot) {
 	c.Page.BodyHTML = sizeCost(markdown.MaxHTMLBytes)
 	c.Site.Description = sizeCost(4 * storage.MaxDescriptionLength)
 	c.Revision.Body = sizeCost(storage.MaxBodyBytes)
+	c.SearchResult.Snippet = sizeCost(search.MaxSnippetBytes)
+	c.Seo.Description = sizeCost(4 * max(storage.MaxSEODescription, storage.MaxExcerptLength))
+	c.Image.Alt = sizeCost(4 * storage.MaxAltLength)
+	c.Webhook.Description = sizeCost(4 * storage.MaxWebhookDescriptionRunes)
+	c.Webhook.URL = sizeCost(storage.MaxWebhookURLLength)
+	c.MenuItem.Path = sizeCost(storage.MaxURLLength + 200)
+	url := sizeCost(storage.MaxURLLength)
+	c.Image.URL, c.Seo.CanonicalURL, c.Seo.OgImage = url, url, url
+	c.Author.Website, c.Commenter.AvatarURL, c.SocialAccount.URL, c.MenuItem.URL = url, url, url, url
+	c.Site.URL, c.Site.LogoURL, c.Site.IconURL, c.Site.PostPath, c.Site.PagePath = url, url, url, url, url
 }

@@ -140,7 +140,7 @@ const cursorBytes = 1024
 // costs less than sizeCost gives for its size.
 func TestLargeTextFieldsHaveSizeCosts(t *testing.T) {
 	var costs ComplexityRoot
-	withSizeCosts(&costs)
+	withComplexity(&costs)
 	es := NewExecutableSchema(Config{Complexity: costs})
 	schema := es.Schema()
 	seen := map[string]bool{}

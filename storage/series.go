@@ -139,6 +139,12 @@ func (s *Store) GetSeries(ctx context.Context, slug string) (*Series, error) {
 	return it.series(), nil
 }
 
+// GetManySeries returns the series of slugs, in their order, in one
+// BatchGetItem (a request for each 100): ErrNotFound for a slug of none.
+func (s *Store) GetManySeries(ctx context.Context, slugs []string) ([]*Series, []error) {
+	return dynamo.BatchDecode(ctx, s.db, mapKeys(slugs, seriesKey), (*seriesItem).series)
+}
+
 func (s *Store) readSeries(ctx context.Context, slug string, consistent bool) (*seriesItem, error) {
 	var it seriesItem
 	if err := s.db.Get(ctx, keys.Series(slug), consistent, &it); err != nil {

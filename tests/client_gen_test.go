@@ -7685,13 +7685,13 @@ type PostArticlePost struct {
 	Toc []PostArticlePostTocHeading `json:"toc"`
 	// What search engines and link previews show, each field falling back to the post's title, excerpt and cover image.
 	Seo PostArticlePostSeo `json:"seo"`
-	// The public post of the whole blog published just before this one, or null when there is none or this post is not published. Meant for a post page: it costs up to 4 requests, and 500 of an operation's complexity.
+	// The public post of the whole blog published just before this one, or null when there is none or this post is not published. Meant for a post page: it costs up to 4 requests, and 2000 of an operation's complexity.
 	Previous *PostArticlePostPreviousPost `json:"previous"`
-	// The public post of the whole blog published just after this one, or null when there is none or this post is not published. Meant for a post page: it costs up to 4 requests, and 500 of an operation's complexity.
+	// The public post of the whole blog published just after this one, or null when there is none or this post is not published. Meant for a post page: it costs up to 4 requests, and 2000 of an operation's complexity.
 	Next *PostArticlePostNextPost `json:"next"`
-	// The public post of the category published just before this one, or null when there is none or this post is not published. It costs a request, and 500 of an operation's complexity.
+	// The public post of the category published just before this one, or null when there is none or this post is not published. It costs a request, and 2000 of an operation's complexity.
 	PreviousInCategory *PostArticlePostPreviousInCategoryPost `json:"previousInCategory"`
-	// The public post of the category published just after this one, or null when there is none or this post is not published. It costs a request, and 500 of an operation's complexity.
+	// The public post of the category published just after this one, or null when there is none or this post is not published. It costs a request, and 2000 of an operation's complexity.
 	NextInCategory *PostArticlePostNextInCategoryPost `json:"nextInCategory"`
 }
 
@@ -8689,7 +8689,7 @@ func (v *PostContentResponse) GetPost() *PostContentPost { return v.Post }
 type PostInSeriesPost struct {
 	// The opaque global id of the post.
 	Id string `json:"id"`
-	// The series the post is in, with its place and its neighbours there; null when it is in none. It costs one request (two more when the post came from a list), and 500 of an operation's complexity.
+	// The series the post is in, with its place and its neighbours there; null when it is in none. It costs one BatchGetItem of the series, shared by the posts of a page (and, for a post of a list, the post's own, shared too), and 65 of an operation's complexity, so a list may show every post's series.
 	Series *PostInSeriesPostSeries `json:"series"`
 }
 
@@ -8708,9 +8708,9 @@ type PostInSeriesPostSeries struct {
 	Position int `json:"position"`
 	// The series.
 	Series PostInSeriesPostSeriesSeries `json:"series"`
-	// The post before this one in the series that the caller may see, looking at up to 5 posts back; null when there is none.
+	// The post before this one in the series that the caller may see, looking at up to 5 posts back; null when there is none. It costs one BatchGetItem with `next`, and 400 of an operation's complexity: meant for a post page.
 	Previous *PostInSeriesPostSeriesPreviousPost `json:"previous"`
-	// The post after this one in the series that the caller may see, looking at up to 5 posts on; null when there is none.
+	// The post after this one in the series that the caller may see, looking at up to 5 posts on; null when there is none. It costs one BatchGetItem with `previous`, and 400 of an operation's complexity: meant for a post page.
 	Next *PostInSeriesPostSeriesNextPost `json:"next"`
 }
 
@@ -10549,7 +10549,7 @@ func (v *RejectCommentResponse) GetRejectComment() RejectCommentRejectCommentRej
 type RelatedPostsPost struct {
 	// The opaque global id of the post.
 	Id string `json:"id"`
-	// Public posts most alike this one, best first: those sharing its categories and its most frequent words score highest (the search index's similarity); never the post itself, and none when it is not public or while the server's search index is first being built. Costs one BatchGetItem for the posts (shared with the request's other post reads), and 50 of an operation's complexity plus its size times its selection.
+	// Public posts most alike this one, best first: those sharing its categories and its most frequent words score highest (the search index's similarity); never the post itself, and none when it is not public or while the server's search index is first being built. Costs one BatchGetItem for the posts (shared with the request's other post reads), and 200 of an operation's complexity plus its size times its selection.
 	Related []RelatedPostsPostRelatedPost `json:"related"`
 }
 
@@ -11090,7 +11090,7 @@ type SearchResponse struct {
 	//
 	// Paging with `after` never skips nor repeats a result while posts are written: the first page ranks up to 200 results and the next pages follow that ranking (a post unpublished or deleted since is left out, one published since is not added until a new search).
 	//
-	// Limits, checked before any work: `query` of at most 200 characters and 10 words (each word adds 10 to the operation's complexity), `first` at most 50. Fails with BAD_USER_INPUT for an empty or longer query, a page size out of range, or a cursor of another search; SLOW_QUERY for a query that would be slow (a wildcard anywhere but at the end of a word, a prefix shorter than 3 letters, a prefix matching too many words, a search that ran out of time); INDEX_BUILDING while the server builds its first index (a server with an index answers from it while it rebuilds). Costs one BatchGetItem for the page's posts when `post` is selected, and one for the facets' categories when `category` is selected beyond its slug.
+	// Limits, checked before any work: `query` of at most 200 characters and 10 words (each word adds 40 to the operation's complexity), `first` at most 50. Fails with BAD_USER_INPUT for an empty or longer query, a page size out of range, or a cursor of another search; SLOW_QUERY for a query that would be slow (a wildcard anywhere but at the end of a word, a prefix shorter than 3 letters, a prefix matching too many words, a search that ran out of time); INDEX_BUILDING while the server builds its first index (a server with an index answers from it while it rebuilds). Costs one BatchGetItem for the page's posts when `post` is selected, and one for the facets' categories when `category` is selected beyond its slug.
 	Search SearchSearchSearchConnection `json:"search"`
 }
 
@@ -11276,7 +11276,7 @@ type SearchTitlesResponse struct {
 	//
 	// Paging with `after` never skips nor repeats a result while posts are written: the first page ranks up to 200 results and the next pages follow that ranking (a post unpublished or deleted since is left out, one published since is not added until a new search).
 	//
-	// Limits, checked before any work: `query` of at most 200 characters and 10 words (each word adds 10 to the operation's complexity), `first` at most 50. Fails with BAD_USER_INPUT for an empty or longer query, a page size out of range, or a cursor of another search; SLOW_QUERY for a query that would be slow (a wildcard anywhere but at the end of a word, a prefix shorter than 3 letters, a prefix matching too many words, a search that ran out of time); INDEX_BUILDING while the server builds its first index (a server with an index answers from it while it rebuilds). Costs one BatchGetItem for the page's posts when `post` is selected, and one for the facets' categories when `category` is selected beyond its slug.
+	// Limits, checked before any work: `query` of at most 200 characters and 10 words (each word adds 40 to the operation's complexity), `first` at most 50. Fails with BAD_USER_INPUT for an empty or longer query, a page size out of range, or a cursor of another search; SLOW_QUERY for a query that would be slow (a wildcard anywhere but at the end of a word, a prefix shorter than 3 letters, a prefix matching too many words, a search that ran out of time); INDEX_BUILDING while the server builds its first index (a server with an index answers from it while it rebuilds). Costs one BatchGetItem for the page's posts when `post` is selected, and one for the facets' categories when `category` is selected beyond its slug.
 	Search SearchTitlesSearchSearchConnection `json:"search"`
 }
 

@@ -210,10 +210,10 @@ func TestBadRequestsAreRefused(t *testing.T) {
 		{name: "a chain of 21 fragments with fields", body: request(fragmentChain(21), nil), code: "COMPLEXITY_LIMIT_EXCEEDED"},
 		{name: "a chain of 30 fragments with fields", body: request(fragmentChain(30), nil), code: "COMPLEXITY_LIMIT_EXCEEDED"},
 		{name: "a chain of 60 fragments with fields", body: request(fragmentChain(60), nil), code: parse},
-		{name: "100 comments with 10 replies each", body: request(`{ post(slug: "post-24") { comments(first: 100) { edges { node {
-			replyConnection(first: 10) { edges { node { id body createdAt editedAt status commenter { name avatarUrl isAuthor } } } } } } } } }`, nil), code: "COMPLEXITY_LIMIT_EXCEEDED"},
-		{name: "100 comments with their first replies listed", body: request(`{ post(slug: "post-24") { comments(first: 100) { edges { node {
-			replies { id body createdAt editedAt status commenter { name avatarUrl isAuthor } } } } } } }`, nil), code: "COMPLEXITY_LIMIT_EXCEEDED"},
+		{name: "100 comments with the next 10 replies each", body: request(`{ post(slug: "post-24") { comments(first: 100) { edges { node {
+			replyConnection(first: 10, after: "x") { edges { node { id body createdAt editedAt status commenter { name avatarUrl isAuthor } } } } } } } } }`, nil), code: "COMPLEXITY_LIMIT_EXCEEDED"},
+		{name: "the series neighbours of every post of a page", body: request(`{ posts(first: 100) { edges { node { series { previous { slug } next { slug } } } } } }`, nil),
+			code: "COMPLEXITY_LIMIT_EXCEEDED"},
 		// Arguments, after the document was accepted.
 		{name: "huge first", body: request(feed, map[string]any{"first": 1_000_000}), code: "BAD_USER_INPUT", reads: true},
 		{name: "a page of 11 replies", body: request(`{ post(slug: "post-24") { comments(first: 1) { edges { node { replyConnection(first: 11) { totalCount } } } } } }`, nil),
