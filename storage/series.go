@@ -142,7 +142,7 @@ func (s *Store) GetSeries(ctx context.Context, slug string) (*Series, error) {
 // GetManySeries returns the series of slugs, in their order, in one
 // BatchGetItem (a request for each 100): ErrNotFound for a slug of none.
 func (s *Store) GetManySeries(ctx context.Context, slugs []string) ([]*Series, []error) {
-	return dynamo.BatchDecode(ctx, s.db, mapKeys(slugs, seriesKey), (*seriesItem).series)
+	return dynamo.BatchDecode(ctx, s.db, mapKeys(slugs, keys.Series), (*seriesItem).series)
 }
 
 func (s *Store) readSeries(ctx context.Context, slug string, consistent bool) (*seriesItem, error) {
