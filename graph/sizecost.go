@@ -42,4 +42,7 @@ func withSizeCosts(c *ComplexityRoot) {
 	c.Page.BodyHTML = sizeCost(markdown.MaxHTMLBytes)
 	c.Site.Description = sizeCost(4 * storage.MaxDescriptionLength)
 	c.Revision.Body = sizeCost(storage.MaxBodyBytes)
+	c.Head.JSONLd = sizeCost(maxHeadJSONLDBytes)
+	c.Head.Description = sizeCost(maxHeadTextBytes)
+	c.MetaTag.Content = sizeCost(maxHeadTextBytes)
 }
