@@ -111,7 +111,7 @@ type head struct {
 	// ownImage is true when image is the page's own, not the site's logo:
 	// only then is the Twitter card a large picture.
 	ownImage bool
-	extra    []*model.MetaTag // og:type's own tags (article:…, profile:…)
+	extra    []*model.MetaTag // og:type's own tags (article:…)
 	crumbs   []crumb          // the breadcrumb after the home page
 	main     ld               // the page's own JSON-LD node, or nil
 }
