@@ -84,6 +84,7 @@ type ComplexityRoot struct {
 		Bio       func(childComplexity int) int
 		CreatedAt func(childComplexity int) int
 		Drafts    func(childComplexity int, first *int, after *string, last *int, before *string) int
+		Head      func(childComplexity int) int
 		ID        func(childComplexity int) int
 		Location  func(childComplexity int) int
 		Name      func(childComplexity int) int
@@ -110,6 +111,7 @@ type ComplexityRoot struct {
 	Category struct {
 		Archive     func(childComplexity int) int
 		Description func(childComplexity int) int
+		Head        func(childComplexity int) int
 		ID          func(childComplexity int) int
 		Name        func(childComplexity int) int
 		PostCount   func(childComplexity int) int
@@ -223,6 +225,15 @@ type ComplexityRoot struct {
 		TotalCount func(childComplexity int) int
 	}
 
+	Head struct {
+		CanonicalURL func(childComplexity int) int
+		Description  func(childComplexity int) int
+		JSONLd       func(childComplexity int) int
+		Meta         func(childComplexity int) int
+		Robots       func(childComplexity int) int
+		Title        func(childComplexity int) int
+	}
+
 	Heading struct {
 		Anchor func(childComplexity int) int
 		Level  func(childComplexity int) int
@@ -251,6 +262,12 @@ type ComplexityRoot struct {
 
 	MergeTagsPayload struct {
 		Tag func(childComplexity int) int
+	}
+
+	MetaTag struct {
+		Attribute func(childComplexity int) int
+		Content   func(childComplexity int) int
+		Key       func(childComplexity int) int
 	}
 
 	MoveSeriesPostPayload struct {
@@ -301,6 +318,7 @@ type ComplexityRoot struct {
 		Body        func(childComplexity int) int
 		BodyHTML    func(childComplexity int) int
 		CreatedAt   func(childComplexity int) int
+		Head        func(childComplexity int) int
 		ID          func(childComplexity int) int
 		Order       func(childComplexity int) int
 		ParentID    func(childComplexity int) int
@@ -343,6 +361,7 @@ type ComplexityRoot struct {
 		CreatedAt          func(childComplexity int) int
 		Excerpt            func(childComplexity int) int
 		Featured           func(childComplexity int) int
+		Head               func(childComplexity int) int
 		ID                 func(childComplexity int) int
 		Next               func(childComplexity int) int
 		NextInCategory     func(childComplexity int, slug string) int
@@ -508,6 +527,7 @@ type ComplexityRoot struct {
 	Seo struct {
 		CanonicalURL func(childComplexity int) int
 		Description  func(childComplexity int) int
+		Noindex      func(childComplexity int) int
 		OgImage      func(childComplexity int) int
 		Title        func(childComplexity int) int
 	}
@@ -515,6 +535,7 @@ type ComplexityRoot struct {
 	Series struct {
 		CoverImage  func(childComplexity int) int
 		Description func(childComplexity int) int
+		Head        func(childComplexity int) int
 		Owner       func(childComplexity int) int
 		Posts       func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Slug        func(childComplexity int) int
@@ -538,6 +559,7 @@ type ComplexityRoot struct {
 
 	Site struct {
 		Description func(childComplexity int) int
+		Head        func(childComplexity int) int
 		IconURL     func(childComplexity int) int
 		Locale      func(childComplexity int) int
 		LogoURL     func(childComplexity int) int
@@ -577,6 +599,7 @@ type ComplexityRoot struct {
 
 	Tag struct {
 		Archive   func(childComplexity int) int
+		Head      func(childComplexity int) int
 		Name      func(childComplexity int) int
 		PostCount func(childComplexity int) int
 		Posts     func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) int
@@ -678,11 +701,14 @@ type AuthorResolver interface {
 	Drafts(ctx context.Context, obj *storage.Author, first *int, after *string, last *int, before *string) (*model.DraftConnection, error)
 	Website(ctx context.Context, obj *storage.Author) (*string, error)
 	Location(ctx context.Context, obj *storage.Author) (*string, error)
+
+	Head(ctx context.Context, obj *storage.Author) (*model.Head, error)
 }
 type CategoryResolver interface {
 	ID(ctx context.Context, obj *storage.Category) (string, error)
 
 	Posts(ctx context.Context, obj *storage.Category, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error)
+	Head(ctx context.Context, obj *storage.Category) (*model.Head, error)
 }
 type CommentResolver interface {
 	ID(ctx context.Context, obj *storage.Comment) (string, error)
@@ -758,6 +784,8 @@ type PageResolver interface {
 	Status(ctx context.Context, obj *storage.SitePage) (model.PostStatus, error)
 
 	ParentID(ctx context.Context, obj *storage.SitePage) (*string, error)
+
+	Head(ctx context.Context, obj *storage.SitePage) (*model.Head, error)
 }
 type PostResolver interface {
 	ID(ctx context.Context, obj *storage.Post) (string, error)
@@ -780,6 +808,7 @@ type PostResolver interface {
 	Tags(ctx context.Context, obj *storage.Post) ([]*storage.Tag, error)
 	NextInCategory(ctx context.Context, obj *storage.Post, slug string) (*storage.Post, error)
 	Related(ctx context.Context, obj *storage.Post, first *int) ([]*storage.Post, error)
+	Head(ctx context.Context, obj *storage.Post) (*model.Head, error)
 
 	Series(ctx context.Context, obj *storage.Post) (*model.PostSeries, error)
 	Revisions(ctx context.Context, obj *storage.Post, first *int, after *string, last *int, before *string) (*model.RevisionConnection, error)
@@ -828,6 +857,7 @@ type SeriesResolver interface {
 	Owner(ctx context.Context, obj *storage.Series) (*storage.Author, error)
 
 	Posts(ctx context.Context, obj *storage.Series, first *int, after *string, last *int, before *string) (*model.PostConnection, error)
+	Head(ctx context.Context, obj *storage.Series) (*model.Head, error)
 }
 type SiteResolver interface {
 	Title(ctx context.Context, obj *storage.Site) (string, error)
@@ -839,6 +869,8 @@ type SiteResolver interface {
 	URL(ctx context.Context, obj *storage.Site) (*string, error)
 	PostPath(ctx context.Context, obj *storage.Site) (string, error)
 	PagePath(ctx context.Context, obj *storage.Site) (*string, error)
+
+	Head(ctx context.Context, obj *storage.Site) (*model.Head, error)
 }
 type SubscriptionResolver interface {
 	CommentAdded(ctx context.Context, postID string, after *string) (<-chan graphql.Event[*model.CommentEvent], error)
@@ -849,6 +881,7 @@ type SubscriptionResolver interface {
 }
 type TagResolver interface {
 	Posts(ctx context.Context, obj *storage.Tag, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error)
+	Head(ctx context.Context, obj *storage.Tag) (*model.Head, error)
 }
 type WebhookResolver interface {
 	ID(ctx context.Context, obj *storage.Webhook) (string, error)
@@ -981,6 +1014,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Author.Drafts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string)), true
+	case "Author.head":
+		if e.ComplexityRoot.Author.Head == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Author.Head(childComplexity), true
 	case "Author.id":
 		if e.ComplexityRoot.Author.ID == nil {
 			break
@@ -1091,6 +1130,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Category.Description(childComplexity), true
+	case "Category.head":
+		if e.ComplexityRoot.Category.Head == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Category.Head(childComplexity), true
 	case "Category.id":
 		if e.ComplexityRoot.Category.ID == nil {
 			break
@@ -1445,6 +1490,43 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DraftConnection.TotalCount(childComplexity), true
 
+	case "Head.canonicalUrl":
+		if e.ComplexityRoot.Head.CanonicalURL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Head.CanonicalURL(childComplexity), true
+	case "Head.description":
+		if e.ComplexityRoot.Head.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Head.Description(childComplexity), true
+	case "Head.jsonLd":
+		if e.ComplexityRoot.Head.JSONLd == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Head.JSONLd(childComplexity), true
+	case "Head.meta":
+		if e.ComplexityRoot.Head.Meta == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Head.Meta(childComplexity), true
+	case "Head.robots":
+		if e.ComplexityRoot.Head.Robots == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Head.Robots(childComplexity), true
+	case "Head.title":
+		if e.ComplexityRoot.Head.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Head.Title(childComplexity), true
+
 	case "Heading.anchor":
 		if e.ComplexityRoot.Heading.Anchor == nil {
 			break
@@ -1539,6 +1621,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MergeTagsPayload.Tag(childComplexity), true
+
+	case "MetaTag.attribute":
+		if e.ComplexityRoot.MetaTag.Attribute == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetaTag.Attribute(childComplexity), true
+	case "MetaTag.content":
+		if e.ComplexityRoot.MetaTag.Content == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetaTag.Content(childComplexity), true
+	case "MetaTag.key":
+		if e.ComplexityRoot.MetaTag.Key == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MetaTag.Key(childComplexity), true
 
 	case "MoveSeriesPostPayload.series":
 		if e.ComplexityRoot.MoveSeriesPostPayload.Series == nil {
@@ -1973,6 +2074,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Page.CreatedAt(childComplexity), true
+	case "Page.head":
+		if e.ComplexityRoot.Page.Head == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Page.Head(childComplexity), true
 	case "Page.id":
 		if e.ComplexityRoot.Page.ID == nil {
 			break
@@ -2162,6 +2269,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.Featured(childComplexity), true
+	case "Post.head":
+		if e.ComplexityRoot.Post.Head == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.Head(childComplexity), true
 	case "Post.id":
 		if e.ComplexityRoot.Post.ID == nil {
 			break
@@ -2879,6 +2992,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Seo.Description(childComplexity), true
+	case "Seo.noindex":
+		if e.ComplexityRoot.Seo.Noindex == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Seo.Noindex(childComplexity), true
 	case "Seo.ogImage":
 		if e.ComplexityRoot.Seo.OgImage == nil {
 			break
@@ -2904,6 +3023,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Series.Description(childComplexity), true
+	case "Series.head":
+		if e.ComplexityRoot.Series.Head == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Series.Head(childComplexity), true
 	case "Series.owner":
 		if e.ComplexityRoot.Series.Owner == nil {
 			break
@@ -2979,6 +3104,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Site.Description(childComplexity), true
+	case "Site.head":
+		if e.ComplexityRoot.Site.Head == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.Head(childComplexity), true
 	case "Site.iconUrl":
 		if e.ComplexityRoot.Site.IconURL == nil {
 			break
@@ -3153,6 +3284,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Tag.Archive(childComplexity), true
+	case "Tag.head":
+		if e.ComplexityRoot.Tag.Head == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Tag.Head(childComplexity), true
 	case "Tag.name":
 		if e.ComplexityRoot.Tag.Name == nil {
 			break
@@ -3624,6 +3761,95 @@ type Seo {
   canonicalUrl: String
   "The picture for link previews; the cover image's URL when not set, null when the post has neither."
   ogImage: String
+}
+
+# --- Head: what a page's <head> holds for search engines ---
+
+extend type Seo {
+  "True when search engines are asked not to index the page (` + "`" + `robots` + "`" + ` noindex in its ` + "`" + `head` + "`" + `)."
+  noindex: Boolean!
+}
+
+extend input SeoInput {
+  "True asks search engines not to index the post: its ` + "`" + `head.robots` + "`" + ` says ` + "`" + `noindex` + "`" + `. False undoes it."
+  noindex: Boolean
+}
+
+extend input PageSeoInput {
+  "True asks search engines not to index the page: its ` + "`" + `head.robots` + "`" + ` says ` + "`" + `noindex` + "`" + `. False undoes it."
+  noindex: Boolean
+}
+
+"""
+Everything a frontend puts in a page's ` + "`" + `<head>` + "`" + ` for search engines and link
+previews: title, description, canonical URL, robots directive, Open Graph
+and Twitter meta tags, and JSON-LD structured data. URLs are those of the
+frontend's pages, from the site's ` + "`" + `url` + "`" + ` and the server's path patterns;
+they are absolute when the site has a URL, and paths alone (` + "`" + `/posts/hello` + "`" + `)
+when it has none. Built from what the object already holds: selecting it
+costs no DynamoDB request (the site settings, which it names, are held by
+the server).
+"""
+type Head {
+  "The page's title, for ` + "`" + `<title>` + "`" + ` and the previews: the SEO title where one was set."
+  title: String!
+  "The page's description, for ` + "`" + `<meta name=\"description\">` + "`" + `; empty when there is none."
+  description: String!
+  "The URL search engines should treat as the page's own, for ` + "`" + `<link rel=\"canonical\">` + "`" + `: ` + "`" + `seo.canonicalUrl` + "`" + ` when set, else the frontend's URL of the page; null when the frontend has no page for it (its path pattern is empty, or names a date a draft has not)."
+  canonicalUrl: String
+  "The ` + "`" + `robots` + "`" + ` directive, for ` + "`" + `<meta name=\"robots\">` + "`" + `: ` + "`" + `noindex, follow` + "`" + ` when ` + "`" + `seo.noindex` + "`" + ` was set or the page is not public (a draft, a scheduled post, a preview), else ` + "`" + `index, follow, max-image-preview:large` + "`" + `."
+  robots: String!
+  "The Open Graph and Twitter meta tags, in the order a head lists them (` + "`" + `og:title` + "`" + `, ` + "`" + `og:type` + "`" + `, ` + "`" + `og:url` + "`" + `, ` + "`" + `og:image` + "`" + ` with its size when known, ` + "`" + `article:published_time` + "`" + `, ` + "`" + `article:author` + "`" + `, ` + "`" + `article:tag` + "`" + `…, ` + "`" + `twitter:card` + "`" + `, ` + "`" + `twitter:title` + "`" + `…). Tags whose content is unknown are left out."
+  meta: [MetaTag!]!
+  "The page's JSON-LD: one JSON object with a ` + "`" + `@graph` + "`" + ` of schema.org nodes (` + "`" + `BlogPosting` + "`" + ` or ` + "`" + `WebPage` + "`" + `, ` + "`" + `BreadcrumbList` + "`" + `, ` + "`" + `Person` + "`" + `, ` + "`" + `WebSite` + "`" + ` with a ` + "`" + `SearchAction` + "`" + ` on the frontend's search page, ` + "`" + `/search?q=` + "`" + `). It is escaped for an HTML ` + "`" + `<script type=\"application/ld+json\">` + "`" + ` element as it is: ` + "`" + `<` + "`" + `, ` + "`" + `>` + "`" + `, ` + "`" + `&` + "`" + `, U+2028 and U+2029 are written as ` + "`" + `\\u` + "`" + ` escapes, so the text can never end the element; insert it unchanged."
+  jsonLd: String!
+}
+
+"""
+One ` + "`" + `<meta>` + "`" + ` tag of a page's head: ` + "`" + `<meta {attribute}="{key}" content="{content}">` + "`" + `.
+"""
+type MetaTag {
+  "The attribute that names the tag: ` + "`" + `property` + "`" + ` for Open Graph's (` + "`" + `og:…` + "`" + `, ` + "`" + `article:…` + "`" + `, ` + "`" + `profile:…` + "`" + `), ` + "`" + `name` + "`" + ` for the others (` + "`" + `twitter:…` + "`" + `)."
+  attribute: String!
+  "The tag's name, such as ` + "`" + `og:title` + "`" + ` or ` + "`" + `twitter:card` + "`" + `."
+  key: String!
+  "The tag's content, as plain text (escape it as any attribute)."
+  content: String!
+}
+
+extend type Post {
+  "The post page's head: ` + "`" + `og:type` + "`" + ` article, a ` + "`" + `BlogPosting` + "`" + ` with its authors as ` + "`" + `Person` + "`" + `s and a breadcrumb Home › first category › post. A post read from a list is read again whole to build it (one BatchGetItem for a page), as for ` + "`" + `seo` + "`" + `."
+  head: Head!
+}
+
+extend type Page {
+  "The static page's head: ` + "`" + `og:type` + "`" + ` website and a ` + "`" + `WebPage` + "`" + ` with a breadcrumb Home › page."
+  head: Head!
+}
+
+extend type Author {
+  "The author page's head: ` + "`" + `og:type` + "`" + ` profile and a ` + "`" + `ProfilePage` + "`" + ` about the author as a ` + "`" + `Person` + "`" + `."
+  head: Head!
+}
+
+extend type Category {
+  "The category page's head: a ` + "`" + `CollectionPage` + "`" + ` with a breadcrumb Home › category."
+  head: Head!
+}
+
+extend type Tag {
+  "The tag page's head: a ` + "`" + `CollectionPage` + "`" + ` with a breadcrumb Home › tag."
+  head: Head!
+}
+
+extend type Series {
+  "The series page's head: a ` + "`" + `CollectionPage` + "`" + ` with a breadcrumb Home › series."
+  head: Head!
+}
+
+extend type Site {
+  "The home page's head: ` + "`" + `og:type` + "`" + ` website and the ` + "`" + `WebSite` + "`" + ` with its ` + "`" + `SearchAction` + "`" + `."
+  head: Head!
 }
 
 """
@@ -5988,6 +6214,8 @@ func (ec *executionContext) childFields_Author(ctx context.Context, field graphq
 		return ec.fieldContext_Author_location(ctx, field)
 	case "socialLinks":
 		return ec.fieldContext_Author_socialLinks(ctx, field)
+	case "head":
+		return ec.fieldContext_Author_head(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Author", field.Name)
 }
@@ -6032,6 +6260,8 @@ func (ec *executionContext) childFields_Category(ctx context.Context, field grap
 		return ec.fieldContext_Category_archive(ctx, field)
 	case "posts":
 		return ec.fieldContext_Category_posts(ctx, field)
+	case "head":
+		return ec.fieldContext_Category_head(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Category", field.Name)
 }
@@ -6246,6 +6476,24 @@ func (ec *executionContext) childFields_DraftConnection(ctx context.Context, fie
 	return nil, fmt.Errorf("no field named %q was found under type DraftConnection", field.Name)
 }
 
+func (ec *executionContext) childFields_Head(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "title":
+		return ec.fieldContext_Head_title(ctx, field)
+	case "description":
+		return ec.fieldContext_Head_description(ctx, field)
+	case "canonicalUrl":
+		return ec.fieldContext_Head_canonicalUrl(ctx, field)
+	case "robots":
+		return ec.fieldContext_Head_robots(ctx, field)
+	case "meta":
+		return ec.fieldContext_Head_meta(ctx, field)
+	case "jsonLd":
+		return ec.fieldContext_Head_jsonLd(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Head", field.Name)
+}
+
 func (ec *executionContext) childFields_Heading(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "level":
@@ -6306,6 +6554,18 @@ func (ec *executionContext) childFields_MergeTagsPayload(ctx context.Context, fi
 	return nil, fmt.Errorf("no field named %q was found under type MergeTagsPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_MetaTag(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "attribute":
+		return ec.fieldContext_MetaTag_attribute(ctx, field)
+	case "key":
+		return ec.fieldContext_MetaTag_key(ctx, field)
+	case "content":
+		return ec.fieldContext_MetaTag_content(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MetaTag", field.Name)
+}
+
 func (ec *executionContext) childFields_MoveSeriesPostPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "series":
@@ -6344,6 +6604,8 @@ func (ec *executionContext) childFields_Page(ctx context.Context, field graphql.
 		return ec.fieldContext_Page_publishedAt(ctx, field)
 	case "version":
 		return ec.fieldContext_Page_version(ctx, field)
+	case "head":
+		return ec.fieldContext_Page_head(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Page", field.Name)
 }
@@ -6438,6 +6700,8 @@ func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.
 		return ec.fieldContext_Post_nextInCategory(ctx, field)
 	case "related":
 		return ec.fieldContext_Post_related(ctx, field)
+	case "head":
+		return ec.fieldContext_Post_head(ctx, field)
 	case "featured":
 		return ec.fieldContext_Post_featured(ctx, field)
 	case "series":
@@ -6692,6 +6956,8 @@ func (ec *executionContext) childFields_Seo(ctx context.Context, field graphql.C
 		return ec.fieldContext_Seo_canonicalUrl(ctx, field)
 	case "ogImage":
 		return ec.fieldContext_Seo_ogImage(ctx, field)
+	case "noindex":
+		return ec.fieldContext_Seo_noindex(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Seo", field.Name)
 }
@@ -6712,6 +6978,8 @@ func (ec *executionContext) childFields_Series(ctx context.Context, field graphq
 		return ec.fieldContext_Series_version(ctx, field)
 	case "posts":
 		return ec.fieldContext_Series_posts(ctx, field)
+	case "head":
+		return ec.fieldContext_Series_head(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Series", field.Name)
 }
@@ -6772,6 +7040,8 @@ func (ec *executionContext) childFields_Site(ctx context.Context, field graphql.
 		return ec.fieldContext_Site_version(ctx, field)
 	case "updatedAt":
 		return ec.fieldContext_Site_updatedAt(ctx, field)
+	case "head":
+		return ec.fieldContext_Site_head(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Site", field.Name)
 }
@@ -6820,6 +7090,8 @@ func (ec *executionContext) childFields_Tag(ctx context.Context, field graphql.C
 		return ec.fieldContext_Tag_archive(ctx, field)
 	case "posts":
 		return ec.fieldContext_Tag_posts(ctx, field)
+	case "head":
+		return ec.fieldContext_Tag_head(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Tag", field.Name)
 }
@@ -9356,6 +9628,38 @@ func (ec *executionContext) fieldContext_Author_socialLinks(_ context.Context, f
 	return fc, nil
 }
 
+func (ec *executionContext) _Author_head(ctx context.Context, field graphql.CollectedField, obj *storage.Author) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Author_head(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Author().Head(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Head) graphql.Marshaler {
+			return ec.marshalNHead2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐHead(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Author_head(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Author",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Head(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _AuthorConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.AuthorConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -9708,6 +10012,38 @@ func (ec *executionContext) fieldContext_Category_posts(ctx context.Context, fie
 	if fc.Args, err = ec.field_Category_posts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Category_head(ctx context.Context, field graphql.CollectedField, obj *storage.Category) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Category_head(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Category().Head(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Head) graphql.Marshaler {
+			return ec.marshalNHead2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐHead(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Category_head(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Category",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Head(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -11035,6 +11371,153 @@ func (ec *executionContext) fieldContext_DraftConnection_totalCount(_ context.Co
 	return graphql.NewScalarFieldContext("DraftConnection", field, true, false, "Int")
 }
 
+func (ec *executionContext) _Head_title(ctx context.Context, field graphql.CollectedField, obj *model.Head) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Head_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Head_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Head", field, false, false, "String")
+}
+
+func (ec *executionContext) _Head_description(ctx context.Context, field graphql.CollectedField, obj *model.Head) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Head_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Head_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Head", field, false, false, "String")
+}
+
+func (ec *executionContext) _Head_canonicalUrl(ctx context.Context, field graphql.CollectedField, obj *model.Head) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Head_canonicalUrl(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CanonicalURL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Head_canonicalUrl(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Head", field, false, false, "String")
+}
+
+func (ec *executionContext) _Head_robots(ctx context.Context, field graphql.CollectedField, obj *model.Head) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Head_robots(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Robots, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Head_robots(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Head", field, false, false, "String")
+}
+
+func (ec *executionContext) _Head_meta(ctx context.Context, field graphql.CollectedField, obj *model.Head) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Head_meta(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Meta, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.MetaTag) graphql.Marshaler {
+			return ec.marshalNMetaTag2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMetaTagᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Head_meta(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Head",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MetaTag(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Head_jsonLd(ctx context.Context, field graphql.CollectedField, obj *model.Head) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Head_jsonLd(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.JSONLd, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Head_jsonLd(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Head", field, false, false, "String")
+}
+
 func (ec *executionContext) _Heading_level(ctx context.Context, field graphql.CollectedField, obj *storage.Heading) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -11396,6 +11879,75 @@ func (ec *executionContext) fieldContext_MergeTagsPayload_tag(_ context.Context,
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _MetaTag_attribute(ctx context.Context, field graphql.CollectedField, obj *model.MetaTag) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetaTag_attribute(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Attribute, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MetaTag_attribute(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetaTag", field, false, false, "String")
+}
+
+func (ec *executionContext) _MetaTag_key(ctx context.Context, field graphql.CollectedField, obj *model.MetaTag) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetaTag_key(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Key, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MetaTag_key(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetaTag", field, false, false, "String")
+}
+
+func (ec *executionContext) _MetaTag_content(ctx context.Context, field graphql.CollectedField, obj *model.MetaTag) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MetaTag_content(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Content, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MetaTag_content(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MetaTag", field, false, false, "String")
 }
 
 func (ec *executionContext) _MoveSeriesPostPayload_series(ctx context.Context, field graphql.CollectedField, obj *model.MoveSeriesPostPayload) (ret graphql.Marshaler) {
@@ -13398,6 +13950,38 @@ func (ec *executionContext) fieldContext_Page_version(_ context.Context, field g
 	return graphql.NewScalarFieldContext("Page", field, false, false, "Int")
 }
 
+func (ec *executionContext) _Page_head(ctx context.Context, field graphql.CollectedField, obj *storage.SitePage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Page_head(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Page().Head(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Head) graphql.Marshaler {
+			return ec.marshalNHead2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐHead(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Page_head(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Page",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Head(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14391,6 +14975,38 @@ func (ec *executionContext) fieldContext_Post_related(ctx context.Context, field
 	if fc.Args, err = ec.field_Post_related_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Post_head(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_head(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().Head(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Head) graphql.Marshaler {
+			return ec.marshalNHead2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐHead(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_head(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Post",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Head(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -17098,6 +17714,29 @@ func (ec *executionContext) fieldContext_Seo_ogImage(_ context.Context, field gr
 	return graphql.NewScalarFieldContext("Seo", field, false, false, "String")
 }
 
+func (ec *executionContext) _Seo_noindex(ctx context.Context, field graphql.CollectedField, obj *model.Seo) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Seo_noindex(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Noindex, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Seo_noindex(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Seo", field, false, false, "Boolean")
+}
+
 func (ec *executionContext) _Series_slug(ctx context.Context, field graphql.CollectedField, obj *storage.Series) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17294,6 +17933,38 @@ func (ec *executionContext) fieldContext_Series_posts(ctx context.Context, field
 	if fc.Args, err = ec.field_Series_posts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Series_head(ctx context.Context, field graphql.CollectedField, obj *storage.Series) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Series_head(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Series().Head(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Head) graphql.Marshaler {
+			return ec.marshalNHead2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐHead(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Series_head(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Series",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Head(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -17764,6 +18435,38 @@ func (ec *executionContext) _Site_updatedAt(ctx context.Context, field graphql.C
 }
 func (ec *executionContext) fieldContext_Site_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Site", field, false, false, "DateTime")
+}
+
+func (ec *executionContext) _Site_head(ctx context.Context, field graphql.CollectedField, obj *storage.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_head(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Site().Head(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Head) graphql.Marshaler {
+			return ec.marshalNHead2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐHead(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Site_head(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Site",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Head(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _SitePageConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.SitePageConnection) (ret graphql.Marshaler) {
@@ -18315,6 +19018,38 @@ func (ec *executionContext) fieldContext_Tag_posts(ctx context.Context, field gr
 	if fc.Args, err = ec.field_Tag_posts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Tag_head(ctx context.Context, field graphql.CollectedField, obj *storage.Tag) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tag_head(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Tag().Head(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Head) graphql.Marshaler {
+			return ec.marshalNHead2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐHead(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tag_head(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Tag",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Head(ctx, field)
+		},
 	}
 	return fc, nil
 }
@@ -21523,7 +22258,7 @@ func (ec *executionContext) unmarshalInputPageSeoInput(ctx context.Context, obj 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"title", "description", "canonicalUrl", "ogImage"}
+	fieldsInOrder := [...]string{"title", "description", "canonicalUrl", "ogImage", "noindex"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -21558,6 +22293,13 @@ func (ec *executionContext) unmarshalInputPageSeoInput(ctx context.Context, obj 
 				return it, err
 			}
 			it.OgImage = data
+		case "noindex":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("noindex"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Noindex = data
 		}
 	}
 	return it, nil
@@ -22069,7 +22811,7 @@ func (ec *executionContext) unmarshalInputSeoInput(ctx context.Context, obj any)
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"title", "description", "canonicalUrl", "ogImage"}
+	fieldsInOrder := [...]string{"title", "description", "canonicalUrl", "ogImage", "noindex"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -22104,6 +22846,13 @@ func (ec *executionContext) unmarshalInputSeoInput(ctx context.Context, obj any)
 				return it, err
 			}
 			it.OgImage = data
+		case "noindex":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("noindex"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Noindex = data
 		}
 	}
 	return it, nil
@@ -23374,6 +24123,12 @@ func (ec *executionContext) _Author(ctx context.Context, sel ast.SelectionSet, o
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "head":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Author_head(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -23525,6 +24280,12 @@ func (ec *executionContext) _Category(ctx context.Context, sel ast.SelectionSet,
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Category_posts(ctx, field, obj)
+				})
+		case "head":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Category_head(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -24329,6 +25090,64 @@ func (ec *executionContext) _DraftConnection(ctx context.Context, sel ast.Select
 	return out
 }
 
+var headImplementors = []string{"Head"}
+
+func (ec *executionContext) _Head(ctx context.Context, sel ast.SelectionSet, obj *model.Head) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, headImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Head")
+		case "title":
+			out.Values[i] = ec._Head_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "description":
+			out.Values[i] = ec._Head_description(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "canonicalUrl":
+			out.Values[i] = ec._Head_canonicalUrl(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "robots":
+			out.Values[i] = ec._Head_robots(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "meta":
+			out.Values[i] = ec._Head_meta(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "jsonLd":
+			out.Values[i] = ec._Head_jsonLd(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var headingImplementors = []string{"Heading"}
 
 func (ec *executionContext) _Heading(ctx context.Context, sel ast.SelectionSet, obj *storage.Heading) graphql.Marshaler {
@@ -24530,6 +25349,49 @@ func (ec *executionContext) _MergeTagsPayload(ctx context.Context, sel ast.Selec
 			out.Values[i] = graphql.MarshalString("MergeTagsPayload")
 		case "tag":
 			out.Values[i] = ec._MergeTagsPayload_tag(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var metaTagImplementors = []string{"MetaTag"}
+
+func (ec *executionContext) _MetaTag(ctx context.Context, sel ast.SelectionSet, obj *model.MetaTag) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, metaTagImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MetaTag")
+		case "attribute":
+			out.Values[i] = ec._MetaTag_attribute(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "key":
+			out.Values[i] = ec._MetaTag_key(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "content":
+			out.Values[i] = ec._MetaTag_content(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -24964,6 +25826,12 @@ func (ec *executionContext) _Page(ctx context.Context, sel ast.SelectionSet, obj
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "head":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Page_head(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -25267,6 +26135,12 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Post_related(ctx, field, obj)
+				})
+		case "head":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Post_head(ctx, field, obj)
 				})
 		case "featured":
 			out.Values[i] = ec._Post_featured(ctx, field, obj)
@@ -26363,6 +27237,11 @@ func (ec *executionContext) _Seo(ctx context.Context, sel ast.SelectionSet, obj 
 			if out.Values[i] == graphql.RequiredNull {
 				out.Invalids++
 			}
+		case "noindex":
+			out.Values[i] = ec._Seo_noindex(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -26427,6 +27306,12 @@ func (ec *executionContext) _Series(ctx context.Context, sel ast.SelectionSet, o
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Series_posts(ctx, field, obj)
+				})
+		case "head":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Series_head(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -26639,6 +27524,12 @@ func (ec *executionContext) _Site(ctx context.Context, sel ast.SelectionSet, obj
 			if out.Values[i] == graphql.RequiredNull {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "head":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Site_head(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -26839,6 +27730,12 @@ func (ec *executionContext) _Tag(ctx context.Context, sel ast.SelectionSet, obj 
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Tag_posts(ctx, field, obj)
+				})
+		case "head":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Tag_head(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -28253,6 +29150,14 @@ func (ec *executionContext) marshalNFloat2float64(ctx context.Context, sel ast.S
 	return graphql.WrapContextMarshaler(ctx, res)
 }
 
+func (ec *executionContext) marshalNHead2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐHead(ctx context.Context, sel ast.SelectionSet, v *model.Head) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Head!")
+		return graphql.Null
+	}
+	return ec._Head(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNHeading2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐHeadingᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.Heading) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -28404,6 +29309,30 @@ func (ec *executionContext) marshalNMergeTagsPayload2ᚖgithubᚗcomᚋblogqlᚋ
 		return graphql.Null
 	}
 	return ec._MergeTagsPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNMetaTag2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMetaTagᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.MetaTag) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMetaTag2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMetaTag(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNMetaTag2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMetaTag(ctx context.Context, sel ast.SelectionSet, v *model.MetaTag) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "MetaTag!")
+		return graphql.Null
+	}
+	return ec._MetaTag(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNMoveSeriesPostInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMoveSeriesPostInput(ctx context.Context, v any) (model.MoveSeriesPostInput, error) {

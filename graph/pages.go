@@ -71,7 +71,7 @@ func (r *Resolver) pages(ctx context.Context, first *int, after *string, last *i
 // unset one standing in for by the page's title or the beginning of its
 // body.
 func pageSEO(p *storage.SitePage) *model.Seo {
-	seo := &model.Seo{Title: p.SEO.Title, Description: p.SEO.Description, CanonicalURL: nonEmpty(p.SEO.CanonicalURL), OgImage: nonEmpty(p.SEO.OGImage)}
+	seo := &model.Seo{Title: p.SEO.Title, Description: p.SEO.Description, CanonicalURL: nonEmpty(p.SEO.CanonicalURL), OgImage: nonEmpty(p.SEO.OGImage), Noindex: p.SEO.NoIndex}
 	if seo.Title == "" {
 		seo.Title = p.Title
 	}
@@ -102,7 +102,7 @@ func pageSEOPatch(in *model.PageSeoInput) *storage.SEOPatch {
 	if in == nil {
 		return nil
 	}
-	return &storage.SEOPatch{Title: in.Title, Description: in.Description, CanonicalURL: in.CanonicalURL, OGImage: in.OgImage}
+	return &storage.SEOPatch{Title: in.Title, Description: in.Description, CanonicalURL: in.CanonicalURL, OGImage: in.OgImage, NoIndex: in.Noindex}
 }
 
 // createPage answers Mutation.createPage.
@@ -116,7 +116,7 @@ func (r *Resolver) createPage(ctx context.Context, in model.CreatePageInput) (*m
 	}
 	var seo storage.SEO
 	if p := pageSEOPatch(in.Seo); p != nil {
-		seo = storage.SEO{Title: deref(p.Title), Description: deref(p.Description), CanonicalURL: deref(p.CanonicalURL), OGImage: deref(p.OGImage)}
+		seo = storage.SEO{Title: deref(p.Title), Description: deref(p.Description), CanonicalURL: deref(p.CanonicalURL), OGImage: deref(p.OGImage), NoIndex: deref(p.NoIndex)}
 	}
 	p, err := r.store.CreatePage(ctx, storage.NewPage{
 		Title: in.Title, Slug: in.Slug, Body: deref(in.Body), SEO: seo, Order: deref(in.Order), ParentID: deref(parent),

@@ -137,13 +137,13 @@ func (r *Resolver) getPost(ctx context.Context, id string) (*storage.Post, error
 // fullPostFields are the fields of a post in a page of posts that only
 // the post item has.
 var fullPostFields = []string{
-	"edges.node.body", "edges.node.bodyHtml", "edges.node.toc", "edges.node.seo", "edges.node.comments.totalCount",
+	"edges.node.body", "edges.node.bodyHtml", "edges.node.toc", "edges.node.seo", "edges.node.head", "edges.node.comments.totalCount",
 }
 
 // seoOf returns what search engines see of p: its SEO fields, each unset
 // one standing in for by the post's title, excerpt or cover image.
 func seoOf(p *storage.Post) *model.Seo {
-	seo := &model.Seo{Title: p.SEO.Title, Description: p.SEO.Description, CanonicalURL: nonEmpty(p.SEO.CanonicalURL), OgImage: nonEmpty(p.SEO.OGImage)}
+	seo := &model.Seo{Title: p.SEO.Title, Description: p.SEO.Description, CanonicalURL: nonEmpty(p.SEO.CanonicalURL), OgImage: nonEmpty(p.SEO.OGImage), Noindex: p.SEO.NoIndex}
 	if seo.Title == "" {
 		seo.Title = p.Title
 	}
@@ -337,7 +337,7 @@ func seoOfInput(in *model.SeoInput) storage.SEO {
 	if in == nil {
 		return storage.SEO{}
 	}
-	return storage.SEO{Title: deref(in.Title), Description: deref(in.Description), CanonicalURL: deref(in.CanonicalURL), OGImage: deref(in.OgImage)}
+	return storage.SEO{Title: deref(in.Title), Description: deref(in.Description), CanonicalURL: deref(in.CanonicalURL), OGImage: deref(in.OgImage), NoIndex: deref(in.Noindex)}
 }
 
 // seoPatch returns the changes an input makes to a post's SEO fields.
@@ -345,7 +345,7 @@ func seoPatch(in *model.SeoInput) *storage.SEOPatch {
 	if in == nil {
 		return nil
 	}
-	return &storage.SEOPatch{Title: in.Title, Description: in.Description, CanonicalURL: in.CanonicalURL, OGImage: in.OgImage}
+	return &storage.SEOPatch{Title: in.Title, Description: in.Description, CanonicalURL: in.CanonicalURL, OGImage: in.OgImage, NoIndex: in.Noindex}
 }
 
 // newPost returns the storage input for createPost by the actor a, or a

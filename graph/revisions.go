@@ -96,7 +96,7 @@ func (r *Resolver) revisionEditor(ctx context.Context, rev *storage.Revision) (*
 
 func revisionSeo(rev *storage.Revision) *model.Seo {
 	return &model.Seo{Title: rev.SEO.Title, Description: rev.SEO.Description,
-		CanonicalURL: nonEmpty(rev.SEO.CanonicalURL), OgImage: nonEmpty(rev.SEO.OGImage)}
+		CanonicalURL: nonEmpty(rev.SEO.CanonicalURL), OgImage: nonEmpty(rev.SEO.OGImage), Noindex: rev.SEO.NoIndex}
 }
 
 // restorePostRevision answers Mutation.restorePostRevision. A revision

@@ -96,6 +96,11 @@ func (r *authorResolver) Location(ctx context.Context, obj *storage.Author) (*st
 	return nonEmpty(obj.Location), nil
 }
 
+// Head is the resolver for the head field.
+func (r *authorResolver) Head(ctx context.Context, obj *storage.Author) (*model.Head, error) {
+	return r.authorHead(ctx, obj)
+}
+
 // ID is the resolver for the id field.
 func (r *categoryResolver) ID(ctx context.Context, obj *storage.Category) (string, error) {
 	return categoryGID(obj.Slug), nil
@@ -118,6 +123,11 @@ func (r *categoryResolver) Posts(ctx context.Context, obj *storage.Category, fir
 	r.primePosts(ctx, nil, "edges.node", res.Items)
 	r.primeFullPosts(ctx, res.Items)
 	return postConnection(res, r.categoryPostsCount(obj, per)), nil
+}
+
+// Head is the resolver for the head field.
+func (r *categoryResolver) Head(ctx context.Context, obj *storage.Category) (*model.Head, error) {
+	return r.categoryHead(ctx, obj)
 }
 
 // ID is the resolver for the id field.
@@ -690,6 +700,11 @@ func (r *pageResolver) ParentID(ctx context.Context, obj *storage.SitePage) (*st
 	return pageParentID(obj), nil
 }
 
+// Head is the resolver for the head field.
+func (r *pageResolver) Head(ctx context.Context, obj *storage.SitePage) (*model.Head, error) {
+	return r.pageHead(ctx, obj)
+}
+
 // ID is the resolver for the id field.
 func (r *postResolver) ID(ctx context.Context, obj *storage.Post) (string, error) {
 	return postGID(obj.ID), nil
@@ -807,6 +822,11 @@ func (r *postResolver) NextInCategory(ctx context.Context, obj *storage.Post, sl
 // Related is the resolver for the related field.
 func (r *postResolver) Related(ctx context.Context, obj *storage.Post, first *int) ([]*storage.Post, error) {
 	return r.related(ctx, obj, first)
+}
+
+// Head is the resolver for the head field.
+func (r *postResolver) Head(ctx context.Context, obj *storage.Post) (*model.Head, error) {
+	return r.postHead(ctx, obj)
 }
 
 // Series is the resolver for the series field.
@@ -1096,6 +1116,11 @@ func (r *seriesResolver) Posts(ctx context.Context, obj *storage.Series, first *
 	return r.seriesPosts(ctx, obj, first, after, last, before)
 }
 
+// Head is the resolver for the head field.
+func (r *seriesResolver) Head(ctx context.Context, obj *storage.Series) (*model.Head, error) {
+	return r.seriesHead(ctx, obj)
+}
+
 // Title is the resolver for the title field.
 func (r *siteResolver) Title(ctx context.Context, obj *storage.Site) (string, error) {
 	return r.siteTitle(obj), nil
@@ -1141,6 +1166,11 @@ func (r *siteResolver) PagePath(ctx context.Context, obj *storage.Site) (*string
 	return r.sitePagePath(), nil
 }
 
+// Head is the resolver for the head field.
+func (r *siteResolver) Head(ctx context.Context, obj *storage.Site) (*model.Head, error) {
+	return r.siteHead(ctx)
+}
+
 // CommentAdded is the resolver for the commentAdded field.
 func (r *subscriptionResolver) CommentAdded(ctx context.Context, postID string, after *string) (<-chan graphql.Event[*model.CommentEvent], error) {
 	return r.commentAdded(ctx, postID, after)
@@ -1169,6 +1199,11 @@ func (r *subscriptionResolver) PostPublished(ctx context.Context, category *stri
 // Posts is the resolver for the posts field.
 func (r *tagResolver) Posts(ctx context.Context, obj *storage.Tag, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error) {
 	return r.tagPosts(ctx, obj, first, after, last, before, publishedAfter, publishedBefore)
+}
+
+// Head is the resolver for the head field.
+func (r *tagResolver) Head(ctx context.Context, obj *storage.Tag) (*model.Head, error) {
+	return r.tagHead(ctx, obj)
 }
 
 // ID is the resolver for the id field.

@@ -54,4 +54,7 @@ func withSizeCosts(c *ComplexityRoot) {
 	c.Image.URL, c.Seo.CanonicalURL, c.Seo.OgImage = url, url, url
 	c.Author.Website, c.Commenter.AvatarURL, c.SocialAccount.URL, c.MenuItem.URL = url, url, url, url
 	c.Site.URL, c.Site.LogoURL, c.Site.IconURL, c.Site.PostPath, c.Site.PagePath = url, url, url, url, url
+	c.Head.JSONLd = sizeCost(maxHeadJSONLDBytes)
+	c.Head.Description = sizeCost(maxHeadTextBytes)
+	c.MetaTag.Content = sizeCost(maxHeadTextBytes)
 }

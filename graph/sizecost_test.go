@@ -126,6 +126,16 @@ var textBytes = map[string]int{
 	"Site.pagePath":               storage.MaxURLLength,
 	"Author.website":              storage.MaxURLLength,
 	"Author.location":             4 * storage.MaxLabelLength,
+
+	// Heads (head.go).
+	"Head.title":        4 * storage.MaxTitleLength,
+	"Head.description":  maxHeadTextBytes,
+	"Head.canonicalUrl": maxHeadURLBytes,
+	"Head.robots":       len("index, follow, max-image-preview:large"),
+	"Head.jsonLd":       maxHeadJSONLDBytes,
+	"MetaTag.attribute": len("property"),
+	"MetaTag.key":       len("article:published_time"),
+	"MetaTag.content":   maxHeadTextBytes,
 }
 
 // fixedSize are the scalars whose values are short whatever they hold;

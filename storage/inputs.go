@@ -130,6 +130,7 @@ type SEOPatch struct {
 	Description  *string
 	CanonicalURL *string
 	OGImage      *string
+	NoIndex      *bool
 }
 
 // PublishPost is the input of Publish. A zero At publishes now; a future At

@@ -269,6 +269,7 @@ type seoItem struct {
 	Description  string `dynamodbav:"description,omitempty"`
 	CanonicalURL string `dynamodbav:"canonicalUrl,omitempty"`
 	OGImage      string `dynamodbav:"ogImage,omitempty"`
+	NoIndex      bool   `dynamodbav:"noindex,omitempty"`
 }
 
 type tocEntry struct {

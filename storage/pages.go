@@ -319,6 +319,7 @@ func (s *Store) UpdatePage(ctx context.Context, in PagePatch) (*SitePage, error)
 			setOpt(&cur.Description, in.SEO.Description)
 			setOpt(&cur.CanonicalURL, in.SEO.CanonicalURL)
 			setOpt(&cur.OGImage, in.SEO.OGImage)
+			setOpt(&cur.NoIndex, in.SEO.NoIndex)
 			p.SEO = nil
 			if cur != (SEO{}) {
 				p.SEO = ptr(seoItem(cur))

@@ -548,6 +548,7 @@ func (it *postItem) patchSEO(p *SEOPatch) {
 	setOpt(&seo.Description, p.Description)
 	setOpt(&seo.CanonicalURL, p.CanonicalURL)
 	setOpt(&seo.OGImage, p.OGImage)
+	setOpt(&seo.NoIndex, p.NoIndex)
 	it.setSEO(seo)
 }
 
@@ -582,7 +583,7 @@ func validateOpt(v *string, check func(string) error) error {
 	return check(*v)
 }
 
-func setOpt(dst *string, v *string) {
+func setOpt[T any](dst *T, v *T) {
 	if v != nil {
 		*dst = *v
 	}

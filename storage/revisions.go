@@ -305,7 +305,7 @@ func (s *Store) RestorePostRevision(ctx context.Context, in RestoreRevision) (*P
 	if err := s.revisionBodies(ctx, in.PostID, []*Revision{r}, 0, true); err != nil {
 		return nil, err
 	}
-	seo := &SEOPatch{Title: &r.SEO.Title, Description: &r.SEO.Description, CanonicalURL: &r.SEO.CanonicalURL, OGImage: &r.SEO.OGImage}
+	seo := &SEOPatch{Title: &r.SEO.Title, Description: &r.SEO.Description, CanonicalURL: &r.SEO.CanonicalURL, OGImage: &r.SEO.OGImage, NoIndex: &r.SEO.NoIndex}
 	patch := PostPatch{
 		ID: in.PostID, ExpectedVersion: in.ExpectedVersion, Title: &r.Title, Excerpt: &r.Excerpt, Body: &r.Body,
 		CoverImage: r.CoverImage, RemoveCoverImage: r.CoverImage == nil, SEO: seo,

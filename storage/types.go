@@ -41,6 +41,9 @@ type SEO struct {
 	Description  string
 	CanonicalURL string
 	OGImage      string
+	// NoIndex asks search engines not to index the page (robots
+	// noindex).
+	NoIndex bool
 }
 
 // Heading is one entry of a post's table of contents.

@@ -1562,6 +1562,99 @@ type CategoryByIDResponse struct {
 // GetCategory returns CategoryByIDResponse.Category, and is useful for accessing the field via an interface.
 func (v *CategoryByIDResponse) GetCategory() *CategoryByIDCategory { return v.Category }
 
+// CategoryCardHeadsCategory includes the requested fields of the GraphQL type Category.
+// The GraphQL type's documentation follows.
+//
+// A topic that groups posts. Its slug is its identity.
+type CategoryCardHeadsCategory struct {
+	// The public posts in the category, newest first.
+	Posts CategoryCardHeadsCategoryPostsPostConnection `json:"posts"`
+}
+
+// GetPosts returns CategoryCardHeadsCategory.Posts, and is useful for accessing the field via an interface.
+func (v *CategoryCardHeadsCategory) GetPosts() CategoryCardHeadsCategoryPostsPostConnection {
+	return v.Posts
+}
+
+// CategoryCardHeadsCategoryPostsPostConnection includes the requested fields of the GraphQL type PostConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of posts.
+type CategoryCardHeadsCategoryPostsPostConnection struct {
+	// The posts of this page, each with its cursor.
+	Edges []CategoryCardHeadsCategoryPostsPostConnectionEdgesPostEdge `json:"edges"`
+}
+
+// GetEdges returns CategoryCardHeadsCategoryPostsPostConnection.Edges, and is useful for accessing the field via an interface.
+func (v *CategoryCardHeadsCategoryPostsPostConnection) GetEdges() []CategoryCardHeadsCategoryPostsPostConnectionEdgesPostEdge {
+	return v.Edges
+}
+
+// CategoryCardHeadsCategoryPostsPostConnectionEdgesPostEdge includes the requested fields of the GraphQL type PostEdge.
+// The GraphQL type's documentation follows.
+//
+// A post in a page of posts.
+type CategoryCardHeadsCategoryPostsPostConnectionEdgesPostEdge struct {
+	// The post.
+	Node CategoryCardHeadsCategoryPostsPostConnectionEdgesPostEdgeNodePost `json:"node"`
+}
+
+// GetNode returns CategoryCardHeadsCategoryPostsPostConnectionEdgesPostEdge.Node, and is useful for accessing the field via an interface.
+func (v *CategoryCardHeadsCategoryPostsPostConnectionEdgesPostEdge) GetNode() CategoryCardHeadsCategoryPostsPostConnectionEdgesPostEdgeNodePost {
+	return v.Node
+}
+
+// CategoryCardHeadsCategoryPostsPostConnectionEdgesPostEdgeNodePost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type CategoryCardHeadsCategoryPostsPostConnectionEdgesPostEdgeNodePost struct {
+	// The unique, URL-friendly name of the post: its current one. A post found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+	// The post page's head: `og:type` article, a `BlogPosting` with its authors as `Person`s and a breadcrumb Home › first category › post. A post read from a list is read again whole to build it (one BatchGetItem for a page), as for `seo`.
+	Head CategoryCardHeadsCategoryPostsPostConnectionEdgesPostEdgeNodePostHead `json:"head"`
+}
+
+// GetSlug returns CategoryCardHeadsCategoryPostsPostConnectionEdgesPostEdgeNodePost.Slug, and is useful for accessing the field via an interface.
+func (v *CategoryCardHeadsCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetSlug() string {
+	return v.Slug
+}
+
+// GetHead returns CategoryCardHeadsCategoryPostsPostConnectionEdgesPostEdgeNodePost.Head, and is useful for accessing the field via an interface.
+func (v *CategoryCardHeadsCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetHead() CategoryCardHeadsCategoryPostsPostConnectionEdgesPostEdgeNodePostHead {
+	return v.Head
+}
+
+// CategoryCardHeadsCategoryPostsPostConnectionEdgesPostEdgeNodePostHead includes the requested fields of the GraphQL type Head.
+// The GraphQL type's documentation follows.
+//
+// Everything a frontend puts in a page's `<head>` for search engines and link
+// previews: title, description, canonical URL, robots directive, Open Graph
+// and Twitter meta tags, and JSON-LD structured data. URLs are those of the
+// frontend's pages, from the site's `url` and the server's path patterns;
+// they are absolute when the site has a URL, and paths alone (`/posts/hello`)
+// when it has none. Built from what the object already holds: selecting it
+// costs no DynamoDB request (the site settings, which it names, are held by
+// the server).
+type CategoryCardHeadsCategoryPostsPostConnectionEdgesPostEdgeNodePostHead struct {
+	// The URL search engines should treat as the page's own, for `<link rel="canonical">`: `seo.canonicalUrl` when set, else the frontend's URL of the page; null when the frontend has no page for it (its path pattern is empty, or names a date a draft has not).
+	CanonicalUrl *string `json:"canonicalUrl"`
+}
+
+// GetCanonicalUrl returns CategoryCardHeadsCategoryPostsPostConnectionEdgesPostEdgeNodePostHead.CanonicalUrl, and is useful for accessing the field via an interface.
+func (v *CategoryCardHeadsCategoryPostsPostConnectionEdgesPostEdgeNodePostHead) GetCanonicalUrl() *string {
+	return v.CanonicalUrl
+}
+
+// CategoryCardHeadsResponse is returned by CategoryCardHeads on success.
+type CategoryCardHeadsResponse struct {
+	// Fetches a category by slug or by global id; give exactly one. Fails with NOT_FOUND when there is none.
+	Category *CategoryCardHeadsCategory `json:"category"`
+}
+
+// GetCategory returns CategoryCardHeadsResponse.Category, and is useful for accessing the field via an interface.
+func (v *CategoryCardHeadsResponse) GetCategory() *CategoryCardHeadsCategory { return v.Category }
+
 // CategoryFeedCategory includes the requested fields of the GraphQL type Category.
 // The GraphQL type's documentation follows.
 //
@@ -5288,6 +5381,72 @@ type FullPostPageResponse struct {
 // GetPost returns FullPostPageResponse.Post, and is useful for accessing the field via an interface.
 func (v *FullPostPageResponse) GetPost() *FullPostPagePost { return v.Post }
 
+// HeadFields includes the GraphQL fields of Head requested by the fragment HeadFields.
+// The GraphQL type's documentation follows.
+//
+// Everything a frontend puts in a page's `<head>` for search engines and link
+// previews: title, description, canonical URL, robots directive, Open Graph
+// and Twitter meta tags, and JSON-LD structured data. URLs are those of the
+// frontend's pages, from the site's `url` and the server's path patterns;
+// they are absolute when the site has a URL, and paths alone (`/posts/hello`)
+// when it has none. Built from what the object already holds: selecting it
+// costs no DynamoDB request (the site settings, which it names, are held by
+// the server).
+type HeadFields struct {
+	// The page's title, for `<title>` and the previews: the SEO title where one was set.
+	Title string `json:"title"`
+	// The page's description, for `<meta name="description">`; empty when there is none.
+	Description string `json:"description"`
+	// The URL search engines should treat as the page's own, for `<link rel="canonical">`: `seo.canonicalUrl` when set, else the frontend's URL of the page; null when the frontend has no page for it (its path pattern is empty, or names a date a draft has not).
+	CanonicalUrl *string `json:"canonicalUrl"`
+	// The `robots` directive, for `<meta name="robots">`: `noindex, follow` when `seo.noindex` was set or the page is not public (a draft, a scheduled post, a preview), else `index, follow, max-image-preview:large`.
+	Robots string `json:"robots"`
+	// The Open Graph and Twitter meta tags, in the order a head lists them (`og:title`, `og:type`, `og:url`, `og:image` with its size when known, `article:published_time`, `article:author`, `article:tag`…, `twitter:card`, `twitter:title`…). Tags whose content is unknown are left out.
+	Meta []HeadFieldsMetaMetaTag `json:"meta"`
+	// The page's JSON-LD: one JSON object with a `@graph` of schema.org nodes (`BlogPosting` or `WebPage`, `BreadcrumbList`, `Person`, `WebSite` with a `SearchAction` on the frontend's search page, `/search?q=`). It is escaped for an HTML `<script type="application/ld+json">` element as it is: `<`, `>`, `&`, U+2028 and U+2029 are written as `\u` escapes, so the text can never end the element; insert it unchanged.
+	JsonLd string `json:"jsonLd"`
+}
+
+// GetTitle returns HeadFields.Title, and is useful for accessing the field via an interface.
+func (v *HeadFields) GetTitle() string { return v.Title }
+
+// GetDescription returns HeadFields.Description, and is useful for accessing the field via an interface.
+func (v *HeadFields) GetDescription() string { return v.Description }
+
+// GetCanonicalUrl returns HeadFields.CanonicalUrl, and is useful for accessing the field via an interface.
+func (v *HeadFields) GetCanonicalUrl() *string { return v.CanonicalUrl }
+
+// GetRobots returns HeadFields.Robots, and is useful for accessing the field via an interface.
+func (v *HeadFields) GetRobots() string { return v.Robots }
+
+// GetMeta returns HeadFields.Meta, and is useful for accessing the field via an interface.
+func (v *HeadFields) GetMeta() []HeadFieldsMetaMetaTag { return v.Meta }
+
+// GetJsonLd returns HeadFields.JsonLd, and is useful for accessing the field via an interface.
+func (v *HeadFields) GetJsonLd() string { return v.JsonLd }
+
+// HeadFieldsMetaMetaTag includes the requested fields of the GraphQL type MetaTag.
+// The GraphQL type's documentation follows.
+//
+// One `<meta>` tag of a page's head: `<meta {attribute}="{key}" content="{content}">`.
+type HeadFieldsMetaMetaTag struct {
+	// The attribute that names the tag: `property` for Open Graph's (`og:…`, `article:…`, `profile:…`), `name` for the others (`twitter:…`).
+	Attribute string `json:"attribute"`
+	// The tag's name, such as `og:title` or `twitter:card`.
+	Key string `json:"key"`
+	// The tag's content, as plain text (escape it as any attribute).
+	Content string `json:"content"`
+}
+
+// GetAttribute returns HeadFieldsMetaMetaTag.Attribute, and is useful for accessing the field via an interface.
+func (v *HeadFieldsMetaMetaTag) GetAttribute() string { return v.Attribute }
+
+// GetKey returns HeadFieldsMetaMetaTag.Key, and is useful for accessing the field via an interface.
+func (v *HeadFieldsMetaMetaTag) GetKey() string { return v.Key }
+
+// GetContent returns HeadFieldsMetaMetaTag.Content, and is useful for accessing the field via an interface.
+func (v *HeadFieldsMetaMetaTag) GetContent() string { return v.Content }
+
 // HomePageFeaturedPostsPostConnection includes the requested fields of the GraphQL type PostConnection.
 // The GraphQL type's documentation follows.
 //
@@ -7255,6 +7414,692 @@ type PageBySlugResponse struct {
 // GetPage returns PageBySlugResponse.Page, and is useful for accessing the field via an interface.
 func (v *PageBySlugResponse) GetPage() *PageBySlugPage { return v.Page }
 
+// PageHeadsAuthor includes the requested fields of the GraphQL type Author.
+// The GraphQL type's documentation follows.
+//
+// A person who writes posts and comments.
+type PageHeadsAuthor struct {
+	// The author page's head: `og:type` profile and a `ProfilePage` about the author as a `Person`.
+	Head PageHeadsAuthorHead `json:"head"`
+}
+
+// GetHead returns PageHeadsAuthor.Head, and is useful for accessing the field via an interface.
+func (v *PageHeadsAuthor) GetHead() PageHeadsAuthorHead { return v.Head }
+
+// PageHeadsAuthorHead includes the requested fields of the GraphQL type Head.
+// The GraphQL type's documentation follows.
+//
+// Everything a frontend puts in a page's `<head>` for search engines and link
+// previews: title, description, canonical URL, robots directive, Open Graph
+// and Twitter meta tags, and JSON-LD structured data. URLs are those of the
+// frontend's pages, from the site's `url` and the server's path patterns;
+// they are absolute when the site has a URL, and paths alone (`/posts/hello`)
+// when it has none. Built from what the object already holds: selecting it
+// costs no DynamoDB request (the site settings, which it names, are held by
+// the server).
+type PageHeadsAuthorHead struct {
+	HeadFields `json:"-"`
+}
+
+// GetTitle returns PageHeadsAuthorHead.Title, and is useful for accessing the field via an interface.
+func (v *PageHeadsAuthorHead) GetTitle() string { return v.HeadFields.Title }
+
+// GetDescription returns PageHeadsAuthorHead.Description, and is useful for accessing the field via an interface.
+func (v *PageHeadsAuthorHead) GetDescription() string { return v.HeadFields.Description }
+
+// GetCanonicalUrl returns PageHeadsAuthorHead.CanonicalUrl, and is useful for accessing the field via an interface.
+func (v *PageHeadsAuthorHead) GetCanonicalUrl() *string { return v.HeadFields.CanonicalUrl }
+
+// GetRobots returns PageHeadsAuthorHead.Robots, and is useful for accessing the field via an interface.
+func (v *PageHeadsAuthorHead) GetRobots() string { return v.HeadFields.Robots }
+
+// GetMeta returns PageHeadsAuthorHead.Meta, and is useful for accessing the field via an interface.
+func (v *PageHeadsAuthorHead) GetMeta() []HeadFieldsMetaMetaTag { return v.HeadFields.Meta }
+
+// GetJsonLd returns PageHeadsAuthorHead.JsonLd, and is useful for accessing the field via an interface.
+func (v *PageHeadsAuthorHead) GetJsonLd() string { return v.HeadFields.JsonLd }
+
+func (v *PageHeadsAuthorHead) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*PageHeadsAuthorHead
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.PageHeadsAuthorHead = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.HeadFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalPageHeadsAuthorHead struct {
+	Title string `json:"title"`
+
+	Description string `json:"description"`
+
+	CanonicalUrl *string `json:"canonicalUrl"`
+
+	Robots string `json:"robots"`
+
+	Meta []HeadFieldsMetaMetaTag `json:"meta"`
+
+	JsonLd string `json:"jsonLd"`
+}
+
+func (v *PageHeadsAuthorHead) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *PageHeadsAuthorHead) __premarshalJSON() (*__premarshalPageHeadsAuthorHead, error) {
+	var retval __premarshalPageHeadsAuthorHead
+
+	retval.Title = v.HeadFields.Title
+	retval.Description = v.HeadFields.Description
+	retval.CanonicalUrl = v.HeadFields.CanonicalUrl
+	retval.Robots = v.HeadFields.Robots
+	retval.Meta = v.HeadFields.Meta
+	retval.JsonLd = v.HeadFields.JsonLd
+	return &retval, nil
+}
+
+// PageHeadsCategory includes the requested fields of the GraphQL type Category.
+// The GraphQL type's documentation follows.
+//
+// A topic that groups posts. Its slug is its identity.
+type PageHeadsCategory struct {
+	// The category page's head: a `CollectionPage` with a breadcrumb Home › category.
+	Head PageHeadsCategoryHead `json:"head"`
+}
+
+// GetHead returns PageHeadsCategory.Head, and is useful for accessing the field via an interface.
+func (v *PageHeadsCategory) GetHead() PageHeadsCategoryHead { return v.Head }
+
+// PageHeadsCategoryHead includes the requested fields of the GraphQL type Head.
+// The GraphQL type's documentation follows.
+//
+// Everything a frontend puts in a page's `<head>` for search engines and link
+// previews: title, description, canonical URL, robots directive, Open Graph
+// and Twitter meta tags, and JSON-LD structured data. URLs are those of the
+// frontend's pages, from the site's `url` and the server's path patterns;
+// they are absolute when the site has a URL, and paths alone (`/posts/hello`)
+// when it has none. Built from what the object already holds: selecting it
+// costs no DynamoDB request (the site settings, which it names, are held by
+// the server).
+type PageHeadsCategoryHead struct {
+	HeadFields `json:"-"`
+}
+
+// GetTitle returns PageHeadsCategoryHead.Title, and is useful for accessing the field via an interface.
+func (v *PageHeadsCategoryHead) GetTitle() string { return v.HeadFields.Title }
+
+// GetDescription returns PageHeadsCategoryHead.Description, and is useful for accessing the field via an interface.
+func (v *PageHeadsCategoryHead) GetDescription() string { return v.HeadFields.Description }
+
+// GetCanonicalUrl returns PageHeadsCategoryHead.CanonicalUrl, and is useful for accessing the field via an interface.
+func (v *PageHeadsCategoryHead) GetCanonicalUrl() *string { return v.HeadFields.CanonicalUrl }
+
+// GetRobots returns PageHeadsCategoryHead.Robots, and is useful for accessing the field via an interface.
+func (v *PageHeadsCategoryHead) GetRobots() string { return v.HeadFields.Robots }
+
+// GetMeta returns PageHeadsCategoryHead.Meta, and is useful for accessing the field via an interface.
+func (v *PageHeadsCategoryHead) GetMeta() []HeadFieldsMetaMetaTag { return v.HeadFields.Meta }
+
+// GetJsonLd returns PageHeadsCategoryHead.JsonLd, and is useful for accessing the field via an interface.
+func (v *PageHeadsCategoryHead) GetJsonLd() string { return v.HeadFields.JsonLd }
+
+func (v *PageHeadsCategoryHead) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*PageHeadsCategoryHead
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.PageHeadsCategoryHead = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.HeadFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalPageHeadsCategoryHead struct {
+	Title string `json:"title"`
+
+	Description string `json:"description"`
+
+	CanonicalUrl *string `json:"canonicalUrl"`
+
+	Robots string `json:"robots"`
+
+	Meta []HeadFieldsMetaMetaTag `json:"meta"`
+
+	JsonLd string `json:"jsonLd"`
+}
+
+func (v *PageHeadsCategoryHead) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *PageHeadsCategoryHead) __premarshalJSON() (*__premarshalPageHeadsCategoryHead, error) {
+	var retval __premarshalPageHeadsCategoryHead
+
+	retval.Title = v.HeadFields.Title
+	retval.Description = v.HeadFields.Description
+	retval.CanonicalUrl = v.HeadFields.CanonicalUrl
+	retval.Robots = v.HeadFields.Robots
+	retval.Meta = v.HeadFields.Meta
+	retval.JsonLd = v.HeadFields.JsonLd
+	return &retval, nil
+}
+
+// PageHeadsPage includes the requested fields of the GraphQL type Page.
+// The GraphQL type's documentation follows.
+//
+// A static page of the blog (About, Contact, Imprint): a Markdown body
+// rendered as posts' are, with SEO fields and a place in navigation. Pages
+// are in no feed, archive, category or post list. A page's slug is unique
+// among pages and posts together: a frontend can serve pages at `/<slug>`
+// (the server's default page path) beside posts at `/posts/<slug>`, or both
+// at `/<slug>`, and never meets a page and a post at one path.
+type PageHeadsPage struct {
+	// What search engines and link previews show, each field falling back to the page's title and the beginning of its body.
+	Seo PageHeadsPageSeo `json:"seo"`
+	// The static page's head: `og:type` website and a `WebPage` with a breadcrumb Home › page.
+	Head PageHeadsPageHead `json:"head"`
+}
+
+// GetSeo returns PageHeadsPage.Seo, and is useful for accessing the field via an interface.
+func (v *PageHeadsPage) GetSeo() PageHeadsPageSeo { return v.Seo }
+
+// GetHead returns PageHeadsPage.Head, and is useful for accessing the field via an interface.
+func (v *PageHeadsPage) GetHead() PageHeadsPageHead { return v.Head }
+
+// PageHeadsPageHead includes the requested fields of the GraphQL type Head.
+// The GraphQL type's documentation follows.
+//
+// Everything a frontend puts in a page's `<head>` for search engines and link
+// previews: title, description, canonical URL, robots directive, Open Graph
+// and Twitter meta tags, and JSON-LD structured data. URLs are those of the
+// frontend's pages, from the site's `url` and the server's path patterns;
+// they are absolute when the site has a URL, and paths alone (`/posts/hello`)
+// when it has none. Built from what the object already holds: selecting it
+// costs no DynamoDB request (the site settings, which it names, are held by
+// the server).
+type PageHeadsPageHead struct {
+	HeadFields `json:"-"`
+}
+
+// GetTitle returns PageHeadsPageHead.Title, and is useful for accessing the field via an interface.
+func (v *PageHeadsPageHead) GetTitle() string { return v.HeadFields.Title }
+
+// GetDescription returns PageHeadsPageHead.Description, and is useful for accessing the field via an interface.
+func (v *PageHeadsPageHead) GetDescription() string { return v.HeadFields.Description }
+
+// GetCanonicalUrl returns PageHeadsPageHead.CanonicalUrl, and is useful for accessing the field via an interface.
+func (v *PageHeadsPageHead) GetCanonicalUrl() *string { return v.HeadFields.CanonicalUrl }
+
+// GetRobots returns PageHeadsPageHead.Robots, and is useful for accessing the field via an interface.
+func (v *PageHeadsPageHead) GetRobots() string { return v.HeadFields.Robots }
+
+// GetMeta returns PageHeadsPageHead.Meta, and is useful for accessing the field via an interface.
+func (v *PageHeadsPageHead) GetMeta() []HeadFieldsMetaMetaTag { return v.HeadFields.Meta }
+
+// GetJsonLd returns PageHeadsPageHead.JsonLd, and is useful for accessing the field via an interface.
+func (v *PageHeadsPageHead) GetJsonLd() string { return v.HeadFields.JsonLd }
+
+func (v *PageHeadsPageHead) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*PageHeadsPageHead
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.PageHeadsPageHead = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.HeadFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalPageHeadsPageHead struct {
+	Title string `json:"title"`
+
+	Description string `json:"description"`
+
+	CanonicalUrl *string `json:"canonicalUrl"`
+
+	Robots string `json:"robots"`
+
+	Meta []HeadFieldsMetaMetaTag `json:"meta"`
+
+	JsonLd string `json:"jsonLd"`
+}
+
+func (v *PageHeadsPageHead) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *PageHeadsPageHead) __premarshalJSON() (*__premarshalPageHeadsPageHead, error) {
+	var retval __premarshalPageHeadsPageHead
+
+	retval.Title = v.HeadFields.Title
+	retval.Description = v.HeadFields.Description
+	retval.CanonicalUrl = v.HeadFields.CanonicalUrl
+	retval.Robots = v.HeadFields.Robots
+	retval.Meta = v.HeadFields.Meta
+	retval.JsonLd = v.HeadFields.JsonLd
+	return &retval, nil
+}
+
+// PageHeadsPageSeo includes the requested fields of the GraphQL type Seo.
+// The GraphQL type's documentation follows.
+//
+// What search engines and link previews show of a post. Each field falls back
+// to the post's own when it was not set, so a page can use them as they are.
+type PageHeadsPageSeo struct {
+	// True when search engines are asked not to index the page (`robots` noindex in its `head`).
+	Noindex bool `json:"noindex"`
+}
+
+// GetNoindex returns PageHeadsPageSeo.Noindex, and is useful for accessing the field via an interface.
+func (v *PageHeadsPageSeo) GetNoindex() bool { return v.Noindex }
+
+// PageHeadsResponse is returned by PageHeads on success.
+type PageHeadsResponse struct {
+	// The blog's settings: title, description, pictures, locale, time zone, navigation menus, accounts elsewhere, public address and post path. A setting never set shows the server's default. Costs no read once the server holds the settings (the first request after a start or a change reads them once).
+	Site PageHeadsSite `json:"site"`
+	// Fetches an author by global id or by slug; give exactly one. A slug the author had before finds them too (their `slug` is the current one). Fails with NOT_FOUND when there is none.
+	Author *PageHeadsAuthor `json:"author"`
+	// Fetches a category by slug or by global id; give exactly one. Fails with NOT_FOUND when there is none.
+	Category *PageHeadsCategory `json:"category"`
+	// Fetches a tag by slug: one read. A tag merged into another gives that one (its `slug` differs, so a frontend can redirect). Fails with NOT_FOUND when there is none.
+	Tag *PageHeadsTag `json:"tag"`
+	// Fetches a static page by its global id or its slug; give exactly one. A slug the page had before finds it too (its `slug` is the current one, so a frontend can redirect). Pages and posts share one namespace of slugs, so a slug names a page or a post, never both. Fails with NOT_FOUND for a draft page unless the caller is an admin, with the same answer as for no page. Costs two reads by slug, one by id.
+	Page *PageHeadsPage `json:"page"`
+	// Fetches a series by slug: one read. Fails with NOT_FOUND when there is none, as `tag`, `category` and `author` do.
+	Series *PageHeadsSeries `json:"series"`
+}
+
+// GetSite returns PageHeadsResponse.Site, and is useful for accessing the field via an interface.
+func (v *PageHeadsResponse) GetSite() PageHeadsSite { return v.Site }
+
+// GetAuthor returns PageHeadsResponse.Author, and is useful for accessing the field via an interface.
+func (v *PageHeadsResponse) GetAuthor() *PageHeadsAuthor { return v.Author }
+
+// GetCategory returns PageHeadsResponse.Category, and is useful for accessing the field via an interface.
+func (v *PageHeadsResponse) GetCategory() *PageHeadsCategory { return v.Category }
+
+// GetTag returns PageHeadsResponse.Tag, and is useful for accessing the field via an interface.
+func (v *PageHeadsResponse) GetTag() *PageHeadsTag { return v.Tag }
+
+// GetPage returns PageHeadsResponse.Page, and is useful for accessing the field via an interface.
+func (v *PageHeadsResponse) GetPage() *PageHeadsPage { return v.Page }
+
+// GetSeries returns PageHeadsResponse.Series, and is useful for accessing the field via an interface.
+func (v *PageHeadsResponse) GetSeries() *PageHeadsSeries { return v.Series }
+
+// PageHeadsSeries includes the requested fields of the GraphQL type Series.
+// The GraphQL type's documentation follows.
+//
+// An ordered collection of posts, read in order: a tutorial in parts, a
+// course. A post is in at most one series.
+type PageHeadsSeries struct {
+	// The series page's head: a `CollectionPage` with a breadcrumb Home › series.
+	Head PageHeadsSeriesHead `json:"head"`
+}
+
+// GetHead returns PageHeadsSeries.Head, and is useful for accessing the field via an interface.
+func (v *PageHeadsSeries) GetHead() PageHeadsSeriesHead { return v.Head }
+
+// PageHeadsSeriesHead includes the requested fields of the GraphQL type Head.
+// The GraphQL type's documentation follows.
+//
+// Everything a frontend puts in a page's `<head>` for search engines and link
+// previews: title, description, canonical URL, robots directive, Open Graph
+// and Twitter meta tags, and JSON-LD structured data. URLs are those of the
+// frontend's pages, from the site's `url` and the server's path patterns;
+// they are absolute when the site has a URL, and paths alone (`/posts/hello`)
+// when it has none. Built from what the object already holds: selecting it
+// costs no DynamoDB request (the site settings, which it names, are held by
+// the server).
+type PageHeadsSeriesHead struct {
+	HeadFields `json:"-"`
+}
+
+// GetTitle returns PageHeadsSeriesHead.Title, and is useful for accessing the field via an interface.
+func (v *PageHeadsSeriesHead) GetTitle() string { return v.HeadFields.Title }
+
+// GetDescription returns PageHeadsSeriesHead.Description, and is useful for accessing the field via an interface.
+func (v *PageHeadsSeriesHead) GetDescription() string { return v.HeadFields.Description }
+
+// GetCanonicalUrl returns PageHeadsSeriesHead.CanonicalUrl, and is useful for accessing the field via an interface.
+func (v *PageHeadsSeriesHead) GetCanonicalUrl() *string { return v.HeadFields.CanonicalUrl }
+
+// GetRobots returns PageHeadsSeriesHead.Robots, and is useful for accessing the field via an interface.
+func (v *PageHeadsSeriesHead) GetRobots() string { return v.HeadFields.Robots }
+
+// GetMeta returns PageHeadsSeriesHead.Meta, and is useful for accessing the field via an interface.
+func (v *PageHeadsSeriesHead) GetMeta() []HeadFieldsMetaMetaTag { return v.HeadFields.Meta }
+
+// GetJsonLd returns PageHeadsSeriesHead.JsonLd, and is useful for accessing the field via an interface.
+func (v *PageHeadsSeriesHead) GetJsonLd() string { return v.HeadFields.JsonLd }
+
+func (v *PageHeadsSeriesHead) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*PageHeadsSeriesHead
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.PageHeadsSeriesHead = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.HeadFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalPageHeadsSeriesHead struct {
+	Title string `json:"title"`
+
+	Description string `json:"description"`
+
+	CanonicalUrl *string `json:"canonicalUrl"`
+
+	Robots string `json:"robots"`
+
+	Meta []HeadFieldsMetaMetaTag `json:"meta"`
+
+	JsonLd string `json:"jsonLd"`
+}
+
+func (v *PageHeadsSeriesHead) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *PageHeadsSeriesHead) __premarshalJSON() (*__premarshalPageHeadsSeriesHead, error) {
+	var retval __premarshalPageHeadsSeriesHead
+
+	retval.Title = v.HeadFields.Title
+	retval.Description = v.HeadFields.Description
+	retval.CanonicalUrl = v.HeadFields.CanonicalUrl
+	retval.Robots = v.HeadFields.Robots
+	retval.Meta = v.HeadFields.Meta
+	retval.JsonLd = v.HeadFields.JsonLd
+	return &retval, nil
+}
+
+// PageHeadsSite includes the requested fields of the GraphQL type Site.
+// The GraphQL type's documentation follows.
+//
+// The blog's settings. A field never set (or cleared) shows the server's
+// default: its `-site-title`, `-site-description`, `-site-url` and
+// `-post-path` settings, and empty or null for the rest.
+type PageHeadsSite struct {
+	// The home page's head: `og:type` website and the `WebSite` with its `SearchAction`.
+	Head PageHeadsSiteHead `json:"head"`
+}
+
+// GetHead returns PageHeadsSite.Head, and is useful for accessing the field via an interface.
+func (v *PageHeadsSite) GetHead() PageHeadsSiteHead { return v.Head }
+
+// PageHeadsSiteHead includes the requested fields of the GraphQL type Head.
+// The GraphQL type's documentation follows.
+//
+// Everything a frontend puts in a page's `<head>` for search engines and link
+// previews: title, description, canonical URL, robots directive, Open Graph
+// and Twitter meta tags, and JSON-LD structured data. URLs are those of the
+// frontend's pages, from the site's `url` and the server's path patterns;
+// they are absolute when the site has a URL, and paths alone (`/posts/hello`)
+// when it has none. Built from what the object already holds: selecting it
+// costs no DynamoDB request (the site settings, which it names, are held by
+// the server).
+type PageHeadsSiteHead struct {
+	HeadFields `json:"-"`
+}
+
+// GetTitle returns PageHeadsSiteHead.Title, and is useful for accessing the field via an interface.
+func (v *PageHeadsSiteHead) GetTitle() string { return v.HeadFields.Title }
+
+// GetDescription returns PageHeadsSiteHead.Description, and is useful for accessing the field via an interface.
+func (v *PageHeadsSiteHead) GetDescription() string { return v.HeadFields.Description }
+
+// GetCanonicalUrl returns PageHeadsSiteHead.CanonicalUrl, and is useful for accessing the field via an interface.
+func (v *PageHeadsSiteHead) GetCanonicalUrl() *string { return v.HeadFields.CanonicalUrl }
+
+// GetRobots returns PageHeadsSiteHead.Robots, and is useful for accessing the field via an interface.
+func (v *PageHeadsSiteHead) GetRobots() string { return v.HeadFields.Robots }
+
+// GetMeta returns PageHeadsSiteHead.Meta, and is useful for accessing the field via an interface.
+func (v *PageHeadsSiteHead) GetMeta() []HeadFieldsMetaMetaTag { return v.HeadFields.Meta }
+
+// GetJsonLd returns PageHeadsSiteHead.JsonLd, and is useful for accessing the field via an interface.
+func (v *PageHeadsSiteHead) GetJsonLd() string { return v.HeadFields.JsonLd }
+
+func (v *PageHeadsSiteHead) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*PageHeadsSiteHead
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.PageHeadsSiteHead = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.HeadFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalPageHeadsSiteHead struct {
+	Title string `json:"title"`
+
+	Description string `json:"description"`
+
+	CanonicalUrl *string `json:"canonicalUrl"`
+
+	Robots string `json:"robots"`
+
+	Meta []HeadFieldsMetaMetaTag `json:"meta"`
+
+	JsonLd string `json:"jsonLd"`
+}
+
+func (v *PageHeadsSiteHead) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *PageHeadsSiteHead) __premarshalJSON() (*__premarshalPageHeadsSiteHead, error) {
+	var retval __premarshalPageHeadsSiteHead
+
+	retval.Title = v.HeadFields.Title
+	retval.Description = v.HeadFields.Description
+	retval.CanonicalUrl = v.HeadFields.CanonicalUrl
+	retval.Robots = v.HeadFields.Robots
+	retval.Meta = v.HeadFields.Meta
+	retval.JsonLd = v.HeadFields.JsonLd
+	return &retval, nil
+}
+
+// PageHeadsTag includes the requested fields of the GraphQL type Tag.
+// The GraphQL type's documentation follows.
+//
+// A free-form label authors give posts as they write (categories are the
+// blog's few sections, tags are many). Its slug is its identity, made from
+// the name it was first given.
+type PageHeadsTag struct {
+	// The tag page's head: a `CollectionPage` with a breadcrumb Home › tag.
+	Head PageHeadsTagHead `json:"head"`
+}
+
+// GetHead returns PageHeadsTag.Head, and is useful for accessing the field via an interface.
+func (v *PageHeadsTag) GetHead() PageHeadsTagHead { return v.Head }
+
+// PageHeadsTagHead includes the requested fields of the GraphQL type Head.
+// The GraphQL type's documentation follows.
+//
+// Everything a frontend puts in a page's `<head>` for search engines and link
+// previews: title, description, canonical URL, robots directive, Open Graph
+// and Twitter meta tags, and JSON-LD structured data. URLs are those of the
+// frontend's pages, from the site's `url` and the server's path patterns;
+// they are absolute when the site has a URL, and paths alone (`/posts/hello`)
+// when it has none. Built from what the object already holds: selecting it
+// costs no DynamoDB request (the site settings, which it names, are held by
+// the server).
+type PageHeadsTagHead struct {
+	HeadFields `json:"-"`
+}
+
+// GetTitle returns PageHeadsTagHead.Title, and is useful for accessing the field via an interface.
+func (v *PageHeadsTagHead) GetTitle() string { return v.HeadFields.Title }
+
+// GetDescription returns PageHeadsTagHead.Description, and is useful for accessing the field via an interface.
+func (v *PageHeadsTagHead) GetDescription() string { return v.HeadFields.Description }
+
+// GetCanonicalUrl returns PageHeadsTagHead.CanonicalUrl, and is useful for accessing the field via an interface.
+func (v *PageHeadsTagHead) GetCanonicalUrl() *string { return v.HeadFields.CanonicalUrl }
+
+// GetRobots returns PageHeadsTagHead.Robots, and is useful for accessing the field via an interface.
+func (v *PageHeadsTagHead) GetRobots() string { return v.HeadFields.Robots }
+
+// GetMeta returns PageHeadsTagHead.Meta, and is useful for accessing the field via an interface.
+func (v *PageHeadsTagHead) GetMeta() []HeadFieldsMetaMetaTag { return v.HeadFields.Meta }
+
+// GetJsonLd returns PageHeadsTagHead.JsonLd, and is useful for accessing the field via an interface.
+func (v *PageHeadsTagHead) GetJsonLd() string { return v.HeadFields.JsonLd }
+
+func (v *PageHeadsTagHead) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*PageHeadsTagHead
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.PageHeadsTagHead = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.HeadFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalPageHeadsTagHead struct {
+	Title string `json:"title"`
+
+	Description string `json:"description"`
+
+	CanonicalUrl *string `json:"canonicalUrl"`
+
+	Robots string `json:"robots"`
+
+	Meta []HeadFieldsMetaMetaTag `json:"meta"`
+
+	JsonLd string `json:"jsonLd"`
+}
+
+func (v *PageHeadsTagHead) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *PageHeadsTagHead) __premarshalJSON() (*__premarshalPageHeadsTagHead, error) {
+	var retval __premarshalPageHeadsTagHead
+
+	retval.Title = v.HeadFields.Title
+	retval.Description = v.HeadFields.Description
+	retval.CanonicalUrl = v.HeadFields.CanonicalUrl
+	retval.Robots = v.HeadFields.Robots
+	retval.Meta = v.HeadFields.Meta
+	retval.JsonLd = v.HeadFields.JsonLd
+	return &retval, nil
+}
+
 // PageParts includes the GraphQL fields of Page requested by the fragment PageParts.
 // The GraphQL type's documentation follows.
 //
@@ -7388,6 +8233,8 @@ type PageSeoInput struct {
 	CanonicalUrl *string `json:"canonicalUrl"`
 	// The picture for link previews: an absolute http or https URL of at most 2000 characters.
 	OgImage *string `json:"ogImage"`
+	// True asks search engines not to index the page: its `head.robots` says `noindex`. False undoes it.
+	Noindex *bool `json:"noindex"`
 }
 
 // GetTitle returns PageSeoInput.Title, and is useful for accessing the field via an interface.
@@ -7401,6 +8248,9 @@ func (v *PageSeoInput) GetCanonicalUrl() *string { return v.CanonicalUrl }
 
 // GetOgImage returns PageSeoInput.OgImage, and is useful for accessing the field via an interface.
 func (v *PageSeoInput) GetOgImage() *string { return v.OgImage }
+
+// GetNoindex returns PageSeoInput.Noindex, and is useful for accessing the field via an interface.
+func (v *PageSeoInput) GetNoindex() *bool { return v.Noindex }
 
 // PagesPagesSitePageConnection includes the requested fields of the GraphQL type SitePageConnection.
 // The GraphQL type's documentation follows.
@@ -8682,6 +9532,137 @@ type PostContentResponse struct {
 // GetPost returns PostContentResponse.Post, and is useful for accessing the field via an interface.
 func (v *PostContentResponse) GetPost() *PostContentPost { return v.Post }
 
+// PostHeadPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type PostHeadPost struct {
+	// What search engines and link previews show, each field falling back to the post's title, excerpt and cover image.
+	Seo PostHeadPostSeo `json:"seo"`
+	// The post page's head: `og:type` article, a `BlogPosting` with its authors as `Person`s and a breadcrumb Home › first category › post. A post read from a list is read again whole to build it (one BatchGetItem for a page), as for `seo`.
+	Head PostHeadPostHead `json:"head"`
+}
+
+// GetSeo returns PostHeadPost.Seo, and is useful for accessing the field via an interface.
+func (v *PostHeadPost) GetSeo() PostHeadPostSeo { return v.Seo }
+
+// GetHead returns PostHeadPost.Head, and is useful for accessing the field via an interface.
+func (v *PostHeadPost) GetHead() PostHeadPostHead { return v.Head }
+
+// PostHeadPostHead includes the requested fields of the GraphQL type Head.
+// The GraphQL type's documentation follows.
+//
+// Everything a frontend puts in a page's `<head>` for search engines and link
+// previews: title, description, canonical URL, robots directive, Open Graph
+// and Twitter meta tags, and JSON-LD structured data. URLs are those of the
+// frontend's pages, from the site's `url` and the server's path patterns;
+// they are absolute when the site has a URL, and paths alone (`/posts/hello`)
+// when it has none. Built from what the object already holds: selecting it
+// costs no DynamoDB request (the site settings, which it names, are held by
+// the server).
+type PostHeadPostHead struct {
+	HeadFields `json:"-"`
+}
+
+// GetTitle returns PostHeadPostHead.Title, and is useful for accessing the field via an interface.
+func (v *PostHeadPostHead) GetTitle() string { return v.HeadFields.Title }
+
+// GetDescription returns PostHeadPostHead.Description, and is useful for accessing the field via an interface.
+func (v *PostHeadPostHead) GetDescription() string { return v.HeadFields.Description }
+
+// GetCanonicalUrl returns PostHeadPostHead.CanonicalUrl, and is useful for accessing the field via an interface.
+func (v *PostHeadPostHead) GetCanonicalUrl() *string { return v.HeadFields.CanonicalUrl }
+
+// GetRobots returns PostHeadPostHead.Robots, and is useful for accessing the field via an interface.
+func (v *PostHeadPostHead) GetRobots() string { return v.HeadFields.Robots }
+
+// GetMeta returns PostHeadPostHead.Meta, and is useful for accessing the field via an interface.
+func (v *PostHeadPostHead) GetMeta() []HeadFieldsMetaMetaTag { return v.HeadFields.Meta }
+
+// GetJsonLd returns PostHeadPostHead.JsonLd, and is useful for accessing the field via an interface.
+func (v *PostHeadPostHead) GetJsonLd() string { return v.HeadFields.JsonLd }
+
+func (v *PostHeadPostHead) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*PostHeadPostHead
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.PostHeadPostHead = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.HeadFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalPostHeadPostHead struct {
+	Title string `json:"title"`
+
+	Description string `json:"description"`
+
+	CanonicalUrl *string `json:"canonicalUrl"`
+
+	Robots string `json:"robots"`
+
+	Meta []HeadFieldsMetaMetaTag `json:"meta"`
+
+	JsonLd string `json:"jsonLd"`
+}
+
+func (v *PostHeadPostHead) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *PostHeadPostHead) __premarshalJSON() (*__premarshalPostHeadPostHead, error) {
+	var retval __premarshalPostHeadPostHead
+
+	retval.Title = v.HeadFields.Title
+	retval.Description = v.HeadFields.Description
+	retval.CanonicalUrl = v.HeadFields.CanonicalUrl
+	retval.Robots = v.HeadFields.Robots
+	retval.Meta = v.HeadFields.Meta
+	retval.JsonLd = v.HeadFields.JsonLd
+	return &retval, nil
+}
+
+// PostHeadPostSeo includes the requested fields of the GraphQL type Seo.
+// The GraphQL type's documentation follows.
+//
+// What search engines and link previews show of a post. Each field falls back
+// to the post's own when it was not set, so a page can use them as they are.
+type PostHeadPostSeo struct {
+	// True when search engines are asked not to index the page (`robots` noindex in its `head`).
+	Noindex bool `json:"noindex"`
+}
+
+// GetNoindex returns PostHeadPostSeo.Noindex, and is useful for accessing the field via an interface.
+func (v *PostHeadPostSeo) GetNoindex() bool { return v.Noindex }
+
+// PostHeadResponse is returned by PostHead on success.
+type PostHeadResponse struct {
+	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin (with the same answer as for a post that does not exist), or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
+	Post *PostHeadPost `json:"post"`
+}
+
+// GetPost returns PostHeadResponse.Post, and is useful for accessing the field via an interface.
+func (v *PostHeadResponse) GetPost() *PostHeadPost { return v.Post }
+
 // PostInSeriesPost includes the requested fields of the GraphQL type Post.
 // The GraphQL type's documentation follows.
 //
@@ -9048,6 +10029,386 @@ type PostPageResponse struct {
 
 // GetPost returns PostPageResponse.Post, and is useful for accessing the field via an interface.
 func (v *PostPageResponse) GetPost() *PostPagePost { return v.Post }
+
+// PostPageWithHeadPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type PostPageWithHeadPost struct {
+	PostSummary `json:"-"`
+	// The full text of the post in Markdown.
+	Body string `json:"body"`
+	// The version of the post, increased by every change. Pass it as `expectedVersion` to update the post safely.
+	Version int `json:"version"`
+	// The top-level comments on the post, oldest first.
+	Comments PostPageWithHeadPostCommentsCommentConnection `json:"comments"`
+	// The post page's head: `og:type` article, a `BlogPosting` with its authors as `Person`s and a breadcrumb Home › first category › post. A post read from a list is read again whole to build it (one BatchGetItem for a page), as for `seo`.
+	Head PostPageWithHeadPostHead `json:"head"`
+}
+
+// GetBody returns PostPageWithHeadPost.Body, and is useful for accessing the field via an interface.
+func (v *PostPageWithHeadPost) GetBody() string { return v.Body }
+
+// GetVersion returns PostPageWithHeadPost.Version, and is useful for accessing the field via an interface.
+func (v *PostPageWithHeadPost) GetVersion() int { return v.Version }
+
+// GetComments returns PostPageWithHeadPost.Comments, and is useful for accessing the field via an interface.
+func (v *PostPageWithHeadPost) GetComments() PostPageWithHeadPostCommentsCommentConnection {
+	return v.Comments
+}
+
+// GetHead returns PostPageWithHeadPost.Head, and is useful for accessing the field via an interface.
+func (v *PostPageWithHeadPost) GetHead() PostPageWithHeadPostHead { return v.Head }
+
+// GetId returns PostPageWithHeadPost.Id, and is useful for accessing the field via an interface.
+func (v *PostPageWithHeadPost) GetId() string { return v.PostSummary.Id }
+
+// GetSlug returns PostPageWithHeadPost.Slug, and is useful for accessing the field via an interface.
+func (v *PostPageWithHeadPost) GetSlug() string { return v.PostSummary.Slug }
+
+// GetTitle returns PostPageWithHeadPost.Title, and is useful for accessing the field via an interface.
+func (v *PostPageWithHeadPost) GetTitle() string { return v.PostSummary.Title }
+
+// GetExcerpt returns PostPageWithHeadPost.Excerpt, and is useful for accessing the field via an interface.
+func (v *PostPageWithHeadPost) GetExcerpt() string { return v.PostSummary.Excerpt }
+
+// GetPublishedAt returns PostPageWithHeadPost.PublishedAt, and is useful for accessing the field via an interface.
+func (v *PostPageWithHeadPost) GetPublishedAt() *time.Time { return v.PostSummary.PublishedAt }
+
+// GetCommentCount returns PostPageWithHeadPost.CommentCount, and is useful for accessing the field via an interface.
+func (v *PostPageWithHeadPost) GetCommentCount() int { return v.PostSummary.CommentCount }
+
+// GetStatus returns PostPageWithHeadPost.Status, and is useful for accessing the field via an interface.
+func (v *PostPageWithHeadPost) GetStatus() PostStatus { return v.PostSummary.Status }
+
+// GetAuthor returns PostPageWithHeadPost.Author, and is useful for accessing the field via an interface.
+func (v *PostPageWithHeadPost) GetAuthor() PostSummaryAuthor { return v.PostSummary.Author }
+
+// GetCategories returns PostPageWithHeadPost.Categories, and is useful for accessing the field via an interface.
+func (v *PostPageWithHeadPost) GetCategories() []PostSummaryCategoriesCategory {
+	return v.PostSummary.Categories
+}
+
+// GetCoverImage returns PostPageWithHeadPost.CoverImage, and is useful for accessing the field via an interface.
+func (v *PostPageWithHeadPost) GetCoverImage() *PostSummaryCoverImage {
+	return v.PostSummary.CoverImage
+}
+
+// GetWordCount returns PostPageWithHeadPost.WordCount, and is useful for accessing the field via an interface.
+func (v *PostPageWithHeadPost) GetWordCount() int { return v.PostSummary.WordCount }
+
+// GetReadingTimeMinutes returns PostPageWithHeadPost.ReadingTimeMinutes, and is useful for accessing the field via an interface.
+func (v *PostPageWithHeadPost) GetReadingTimeMinutes() int { return v.PostSummary.ReadingTimeMinutes }
+
+func (v *PostPageWithHeadPost) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*PostPageWithHeadPost
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.PostPageWithHeadPost = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.PostSummary)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalPostPageWithHeadPost struct {
+	Body string `json:"body"`
+
+	Version int `json:"version"`
+
+	Comments PostPageWithHeadPostCommentsCommentConnection `json:"comments"`
+
+	Head PostPageWithHeadPostHead `json:"head"`
+
+	Id string `json:"id"`
+
+	Slug string `json:"slug"`
+
+	Title string `json:"title"`
+
+	Excerpt string `json:"excerpt"`
+
+	PublishedAt *time.Time `json:"publishedAt"`
+
+	CommentCount int `json:"commentCount"`
+
+	Status PostStatus `json:"status"`
+
+	Author PostSummaryAuthor `json:"author"`
+
+	Categories []PostSummaryCategoriesCategory `json:"categories"`
+
+	CoverImage *PostSummaryCoverImage `json:"coverImage"`
+
+	WordCount int `json:"wordCount"`
+
+	ReadingTimeMinutes int `json:"readingTimeMinutes"`
+}
+
+func (v *PostPageWithHeadPost) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *PostPageWithHeadPost) __premarshalJSON() (*__premarshalPostPageWithHeadPost, error) {
+	var retval __premarshalPostPageWithHeadPost
+
+	retval.Body = v.Body
+	retval.Version = v.Version
+	retval.Comments = v.Comments
+	retval.Head = v.Head
+	retval.Id = v.PostSummary.Id
+	retval.Slug = v.PostSummary.Slug
+	retval.Title = v.PostSummary.Title
+	retval.Excerpt = v.PostSummary.Excerpt
+	retval.PublishedAt = v.PostSummary.PublishedAt
+	retval.CommentCount = v.PostSummary.CommentCount
+	retval.Status = v.PostSummary.Status
+	retval.Author = v.PostSummary.Author
+	retval.Categories = v.PostSummary.Categories
+	retval.CoverImage = v.PostSummary.CoverImage
+	retval.WordCount = v.PostSummary.WordCount
+	retval.ReadingTimeMinutes = v.PostSummary.ReadingTimeMinutes
+	return &retval, nil
+}
+
+// PostPageWithHeadPostCommentsCommentConnection includes the requested fields of the GraphQL type CommentConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of top-level comments.
+type PostPageWithHeadPostCommentsCommentConnection struct {
+	// The number of top-level comments on the post, deleted ones that still hold replies included.
+	TotalCount int `json:"totalCount"`
+	// Where this page stands in the whole list.
+	PageInfo PostPageWithHeadPostCommentsCommentConnectionPageInfo `json:"pageInfo"`
+	// The comments of this page, each with its cursor.
+	Edges []PostPageWithHeadPostCommentsCommentConnectionEdgesCommentEdge `json:"edges"`
+}
+
+// GetTotalCount returns PostPageWithHeadPostCommentsCommentConnection.TotalCount, and is useful for accessing the field via an interface.
+func (v *PostPageWithHeadPostCommentsCommentConnection) GetTotalCount() int { return v.TotalCount }
+
+// GetPageInfo returns PostPageWithHeadPostCommentsCommentConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *PostPageWithHeadPostCommentsCommentConnection) GetPageInfo() PostPageWithHeadPostCommentsCommentConnectionPageInfo {
+	return v.PageInfo
+}
+
+// GetEdges returns PostPageWithHeadPostCommentsCommentConnection.Edges, and is useful for accessing the field via an interface.
+func (v *PostPageWithHeadPostCommentsCommentConnection) GetEdges() []PostPageWithHeadPostCommentsCommentConnectionEdgesCommentEdge {
+	return v.Edges
+}
+
+// PostPageWithHeadPostCommentsCommentConnectionEdgesCommentEdge includes the requested fields of the GraphQL type CommentEdge.
+// The GraphQL type's documentation follows.
+//
+// A comment in a page of comments.
+type PostPageWithHeadPostCommentsCommentConnectionEdgesCommentEdge struct {
+	// The comment.
+	Node PostPageWithHeadPostCommentsCommentConnectionEdgesCommentEdgeNodeComment `json:"node"`
+}
+
+// GetNode returns PostPageWithHeadPostCommentsCommentConnectionEdgesCommentEdge.Node, and is useful for accessing the field via an interface.
+func (v *PostPageWithHeadPostCommentsCommentConnectionEdgesCommentEdge) GetNode() PostPageWithHeadPostCommentsCommentConnectionEdgesCommentEdgeNodeComment {
+	return v.Node
+}
+
+// PostPageWithHeadPostCommentsCommentConnectionEdgesCommentEdgeNodeComment includes the requested fields of the GraphQL type Comment.
+// The GraphQL type's documentation follows.
+//
+// A comment on a post, or a reply to a top-level comment. Threads are one
+// level deep: replies have no replies.
+type PostPageWithHeadPostCommentsCommentConnectionEdgesCommentEdgeNodeComment struct {
+	// The opaque global id of the comment.
+	Id string `json:"id"`
+	// The text of the comment; empty when the comment was deleted.
+	Body string `json:"body"`
+	// When the comment was written.
+	CreatedAt time.Time `json:"createdAt"`
+	// True when the comment was deleted but stays to hold its replies.
+	Deleted bool `json:"deleted"`
+	// The author who wrote the comment; null when a reader wrote it or the comment was deleted. `commenter` covers both.
+	Author *PostPageWithHeadPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthor `json:"author"`
+}
+
+// GetId returns PostPageWithHeadPostCommentsCommentConnectionEdgesCommentEdgeNodeComment.Id, and is useful for accessing the field via an interface.
+func (v *PostPageWithHeadPostCommentsCommentConnectionEdgesCommentEdgeNodeComment) GetId() string {
+	return v.Id
+}
+
+// GetBody returns PostPageWithHeadPostCommentsCommentConnectionEdgesCommentEdgeNodeComment.Body, and is useful for accessing the field via an interface.
+func (v *PostPageWithHeadPostCommentsCommentConnectionEdgesCommentEdgeNodeComment) GetBody() string {
+	return v.Body
+}
+
+// GetCreatedAt returns PostPageWithHeadPostCommentsCommentConnectionEdgesCommentEdgeNodeComment.CreatedAt, and is useful for accessing the field via an interface.
+func (v *PostPageWithHeadPostCommentsCommentConnectionEdgesCommentEdgeNodeComment) GetCreatedAt() time.Time {
+	return v.CreatedAt
+}
+
+// GetDeleted returns PostPageWithHeadPostCommentsCommentConnectionEdgesCommentEdgeNodeComment.Deleted, and is useful for accessing the field via an interface.
+func (v *PostPageWithHeadPostCommentsCommentConnectionEdgesCommentEdgeNodeComment) GetDeleted() bool {
+	return v.Deleted
+}
+
+// GetAuthor returns PostPageWithHeadPostCommentsCommentConnectionEdgesCommentEdgeNodeComment.Author, and is useful for accessing the field via an interface.
+func (v *PostPageWithHeadPostCommentsCommentConnectionEdgesCommentEdgeNodeComment) GetAuthor() *PostPageWithHeadPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthor {
+	return v.Author
+}
+
+// PostPageWithHeadPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthor includes the requested fields of the GraphQL type Author.
+// The GraphQL type's documentation follows.
+//
+// A person who writes posts and comments.
+type PostPageWithHeadPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthor struct {
+	// The name shown with the author's posts and comments.
+	Name string `json:"name"`
+}
+
+// GetName returns PostPageWithHeadPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthor.Name, and is useful for accessing the field via an interface.
+func (v *PostPageWithHeadPostCommentsCommentConnectionEdgesCommentEdgeNodeCommentAuthor) GetName() string {
+	return v.Name
+}
+
+// PostPageWithHeadPostCommentsCommentConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Information about a page of a connection, as in the Relay cursor connection
+// specification. A page is read forward (`first`, `after`) or backward
+// (`last`, `before`); its edges are in the list's order either way.
+type PostPageWithHeadPostCommentsCommentConnectionPageInfo struct {
+	// True when more items follow the last edge of this page. For a backward page, true when it was requested before a cursor.
+	HasNextPage bool `json:"hasNextPage"`
+	// The cursor of the last edge, or null when the page is empty. Pass it as `after` for the next page.
+	EndCursor *string `json:"endCursor"`
+}
+
+// GetHasNextPage returns PostPageWithHeadPostCommentsCommentConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *PostPageWithHeadPostCommentsCommentConnectionPageInfo) GetHasNextPage() bool {
+	return v.HasNextPage
+}
+
+// GetEndCursor returns PostPageWithHeadPostCommentsCommentConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *PostPageWithHeadPostCommentsCommentConnectionPageInfo) GetEndCursor() *string {
+	return v.EndCursor
+}
+
+// PostPageWithHeadPostHead includes the requested fields of the GraphQL type Head.
+// The GraphQL type's documentation follows.
+//
+// Everything a frontend puts in a page's `<head>` for search engines and link
+// previews: title, description, canonical URL, robots directive, Open Graph
+// and Twitter meta tags, and JSON-LD structured data. URLs are those of the
+// frontend's pages, from the site's `url` and the server's path patterns;
+// they are absolute when the site has a URL, and paths alone (`/posts/hello`)
+// when it has none. Built from what the object already holds: selecting it
+// costs no DynamoDB request (the site settings, which it names, are held by
+// the server).
+type PostPageWithHeadPostHead struct {
+	HeadFields `json:"-"`
+}
+
+// GetTitle returns PostPageWithHeadPostHead.Title, and is useful for accessing the field via an interface.
+func (v *PostPageWithHeadPostHead) GetTitle() string { return v.HeadFields.Title }
+
+// GetDescription returns PostPageWithHeadPostHead.Description, and is useful for accessing the field via an interface.
+func (v *PostPageWithHeadPostHead) GetDescription() string { return v.HeadFields.Description }
+
+// GetCanonicalUrl returns PostPageWithHeadPostHead.CanonicalUrl, and is useful for accessing the field via an interface.
+func (v *PostPageWithHeadPostHead) GetCanonicalUrl() *string { return v.HeadFields.CanonicalUrl }
+
+// GetRobots returns PostPageWithHeadPostHead.Robots, and is useful for accessing the field via an interface.
+func (v *PostPageWithHeadPostHead) GetRobots() string { return v.HeadFields.Robots }
+
+// GetMeta returns PostPageWithHeadPostHead.Meta, and is useful for accessing the field via an interface.
+func (v *PostPageWithHeadPostHead) GetMeta() []HeadFieldsMetaMetaTag { return v.HeadFields.Meta }
+
+// GetJsonLd returns PostPageWithHeadPostHead.JsonLd, and is useful for accessing the field via an interface.
+func (v *PostPageWithHeadPostHead) GetJsonLd() string { return v.HeadFields.JsonLd }
+
+func (v *PostPageWithHeadPostHead) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*PostPageWithHeadPostHead
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.PostPageWithHeadPostHead = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.HeadFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalPostPageWithHeadPostHead struct {
+	Title string `json:"title"`
+
+	Description string `json:"description"`
+
+	CanonicalUrl *string `json:"canonicalUrl"`
+
+	Robots string `json:"robots"`
+
+	Meta []HeadFieldsMetaMetaTag `json:"meta"`
+
+	JsonLd string `json:"jsonLd"`
+}
+
+func (v *PostPageWithHeadPostHead) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *PostPageWithHeadPostHead) __premarshalJSON() (*__premarshalPostPageWithHeadPostHead, error) {
+	var retval __premarshalPostPageWithHeadPostHead
+
+	retval.Title = v.HeadFields.Title
+	retval.Description = v.HeadFields.Description
+	retval.CanonicalUrl = v.HeadFields.CanonicalUrl
+	retval.Robots = v.HeadFields.Robots
+	retval.Meta = v.HeadFields.Meta
+	retval.JsonLd = v.HeadFields.JsonLd
+	return &retval, nil
+}
+
+// PostPageWithHeadResponse is returned by PostPageWithHead on success.
+type PostPageWithHeadResponse struct {
+	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin (with the same answer as for a post that does not exist), or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
+	Post *PostPageWithHeadPost `json:"post"`
+}
+
+// GetPost returns PostPageWithHeadResponse.Post, and is useful for accessing the field via an interface.
+func (v *PostPageWithHeadResponse) GetPost() *PostPageWithHeadPost { return v.Post }
 
 // PostReplyPagesPost includes the requested fields of the GraphQL type Post.
 // The GraphQL type's documentation follows.
@@ -9861,6 +11222,119 @@ type PostThreadsResponse struct {
 
 // GetPost returns PostThreadsResponse.Post, and is useful for accessing the field via an interface.
 func (v *PostThreadsResponse) GetPost() *PostThreadsPost { return v.Post }
+
+// PreviewHeadPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type PreviewHeadPost struct {
+	// The post page's head: `og:type` article, a `BlogPosting` with its authors as `Person`s and a breadcrumb Home › first category › post. A post read from a list is read again whole to build it (one BatchGetItem for a page), as for `seo`.
+	Head PreviewHeadPostHead `json:"head"`
+}
+
+// GetHead returns PreviewHeadPost.Head, and is useful for accessing the field via an interface.
+func (v *PreviewHeadPost) GetHead() PreviewHeadPostHead { return v.Head }
+
+// PreviewHeadPostHead includes the requested fields of the GraphQL type Head.
+// The GraphQL type's documentation follows.
+//
+// Everything a frontend puts in a page's `<head>` for search engines and link
+// previews: title, description, canonical URL, robots directive, Open Graph
+// and Twitter meta tags, and JSON-LD structured data. URLs are those of the
+// frontend's pages, from the site's `url` and the server's path patterns;
+// they are absolute when the site has a URL, and paths alone (`/posts/hello`)
+// when it has none. Built from what the object already holds: selecting it
+// costs no DynamoDB request (the site settings, which it names, are held by
+// the server).
+type PreviewHeadPostHead struct {
+	HeadFields `json:"-"`
+}
+
+// GetTitle returns PreviewHeadPostHead.Title, and is useful for accessing the field via an interface.
+func (v *PreviewHeadPostHead) GetTitle() string { return v.HeadFields.Title }
+
+// GetDescription returns PreviewHeadPostHead.Description, and is useful for accessing the field via an interface.
+func (v *PreviewHeadPostHead) GetDescription() string { return v.HeadFields.Description }
+
+// GetCanonicalUrl returns PreviewHeadPostHead.CanonicalUrl, and is useful for accessing the field via an interface.
+func (v *PreviewHeadPostHead) GetCanonicalUrl() *string { return v.HeadFields.CanonicalUrl }
+
+// GetRobots returns PreviewHeadPostHead.Robots, and is useful for accessing the field via an interface.
+func (v *PreviewHeadPostHead) GetRobots() string { return v.HeadFields.Robots }
+
+// GetMeta returns PreviewHeadPostHead.Meta, and is useful for accessing the field via an interface.
+func (v *PreviewHeadPostHead) GetMeta() []HeadFieldsMetaMetaTag { return v.HeadFields.Meta }
+
+// GetJsonLd returns PreviewHeadPostHead.JsonLd, and is useful for accessing the field via an interface.
+func (v *PreviewHeadPostHead) GetJsonLd() string { return v.HeadFields.JsonLd }
+
+func (v *PreviewHeadPostHead) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*PreviewHeadPostHead
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.PreviewHeadPostHead = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.HeadFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalPreviewHeadPostHead struct {
+	Title string `json:"title"`
+
+	Description string `json:"description"`
+
+	CanonicalUrl *string `json:"canonicalUrl"`
+
+	Robots string `json:"robots"`
+
+	Meta []HeadFieldsMetaMetaTag `json:"meta"`
+
+	JsonLd string `json:"jsonLd"`
+}
+
+func (v *PreviewHeadPostHead) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *PreviewHeadPostHead) __premarshalJSON() (*__premarshalPreviewHeadPostHead, error) {
+	var retval __premarshalPreviewHeadPostHead
+
+	retval.Title = v.HeadFields.Title
+	retval.Description = v.HeadFields.Description
+	retval.CanonicalUrl = v.HeadFields.CanonicalUrl
+	retval.Robots = v.HeadFields.Robots
+	retval.Meta = v.HeadFields.Meta
+	retval.JsonLd = v.HeadFields.JsonLd
+	return &retval, nil
+}
+
+// PreviewHeadResponse is returned by PreviewHead on success.
+type PreviewHeadResponse struct {
+	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin (with the same answer as for a post that does not exist), or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
+	Post *PreviewHeadPost `json:"post"`
+}
+
+// GetPost returns PreviewHeadResponse.Post, and is useful for accessing the field via an interface.
+func (v *PreviewHeadResponse) GetPost() *PreviewHeadPost { return v.Post }
 
 // PreviewPost includes the requested fields of the GraphQL type Post.
 // The GraphQL type's documentation follows.
@@ -11342,6 +12816,8 @@ type SeoInput struct {
 	CanonicalUrl *string `json:"canonicalUrl"`
 	// The picture for link previews: an absolute http or https URL of at most 2000 characters, without spaces or credentials.
 	OgImage *string `json:"ogImage"`
+	// True asks search engines not to index the post: its `head.robots` says `noindex`. False undoes it.
+	Noindex *bool `json:"noindex"`
 }
 
 // GetTitle returns SeoInput.Title, and is useful for accessing the field via an interface.
@@ -11355,6 +12831,9 @@ func (v *SeoInput) GetCanonicalUrl() *string { return v.CanonicalUrl }
 
 // GetOgImage returns SeoInput.OgImage, and is useful for accessing the field via an interface.
 func (v *SeoInput) GetOgImage() *string { return v.OgImage }
+
+// GetNoindex returns SeoInput.Noindex, and is useful for accessing the field via an interface.
+func (v *SeoInput) GetNoindex() *bool { return v.Noindex }
 
 // SeriesPageResponse is returned by SeriesPage on success.
 type SeriesPageResponse struct {
@@ -14614,6 +16093,18 @@ type __CategoryByIDInput struct {
 // GetId returns __CategoryByIDInput.Id, and is useful for accessing the field via an interface.
 func (v *__CategoryByIDInput) GetId() string { return v.Id }
 
+// __CategoryCardHeadsInput is used internally by genqlient
+type __CategoryCardHeadsInput struct {
+	Slug  string `json:"slug"`
+	First *int   `json:"first"`
+}
+
+// GetSlug returns __CategoryCardHeadsInput.Slug, and is useful for accessing the field via an interface.
+func (v *__CategoryCardHeadsInput) GetSlug() string { return v.Slug }
+
+// GetFirst returns __CategoryCardHeadsInput.First, and is useful for accessing the field via an interface.
+func (v *__CategoryCardHeadsInput) GetFirst() *int { return v.First }
+
 // __CategoryFeedInput is used internally by genqlient
 type __CategoryFeedInput struct {
 	Slug   string     `json:"slug"`
@@ -15046,6 +16537,30 @@ type __PageBySlugInput struct {
 // GetSlug returns __PageBySlugInput.Slug, and is useful for accessing the field via an interface.
 func (v *__PageBySlugInput) GetSlug() string { return v.Slug }
 
+// __PageHeadsInput is used internally by genqlient
+type __PageHeadsInput struct {
+	Author   string `json:"author"`
+	Category string `json:"category"`
+	Tag      string `json:"tag"`
+	Page     string `json:"page"`
+	Series   string `json:"series"`
+}
+
+// GetAuthor returns __PageHeadsInput.Author, and is useful for accessing the field via an interface.
+func (v *__PageHeadsInput) GetAuthor() string { return v.Author }
+
+// GetCategory returns __PageHeadsInput.Category, and is useful for accessing the field via an interface.
+func (v *__PageHeadsInput) GetCategory() string { return v.Category }
+
+// GetTag returns __PageHeadsInput.Tag, and is useful for accessing the field via an interface.
+func (v *__PageHeadsInput) GetTag() string { return v.Tag }
+
+// GetPage returns __PageHeadsInput.Page, and is useful for accessing the field via an interface.
+func (v *__PageHeadsInput) GetPage() string { return v.Page }
+
+// GetSeries returns __PageHeadsInput.Series, and is useful for accessing the field via an interface.
+func (v *__PageHeadsInput) GetSeries() string { return v.Series }
+
 // __PagesInput is used internally by genqlient
 type __PagesInput struct {
 	First  *int    `json:"first"`
@@ -15138,6 +16653,14 @@ type __PostContentInput struct {
 // GetSlug returns __PostContentInput.Slug, and is useful for accessing the field via an interface.
 func (v *__PostContentInput) GetSlug() string { return v.Slug }
 
+// __PostHeadInput is used internally by genqlient
+type __PostHeadInput struct {
+	Slug string `json:"slug"`
+}
+
+// GetSlug returns __PostHeadInput.Slug, and is useful for accessing the field via an interface.
+func (v *__PostHeadInput) GetSlug() string { return v.Slug }
+
 // __PostInSeriesInput is used internally by genqlient
 type __PostInSeriesInput struct {
 	Slug string `json:"slug"`
@@ -15153,6 +16676,14 @@ type __PostPageInput struct {
 
 // GetSlug returns __PostPageInput.Slug, and is useful for accessing the field via an interface.
 func (v *__PostPageInput) GetSlug() string { return v.Slug }
+
+// __PostPageWithHeadInput is used internally by genqlient
+type __PostPageWithHeadInput struct {
+	Slug string `json:"slug"`
+}
+
+// GetSlug returns __PostPageWithHeadInput.Slug, and is useful for accessing the field via an interface.
+func (v *__PostPageWithHeadInput) GetSlug() string { return v.Slug }
 
 // __PostReplyPagesInput is used internally by genqlient
 type __PostReplyPagesInput struct {
@@ -15189,6 +16720,14 @@ type __PostThreadsInput struct {
 
 // GetSlug returns __PostThreadsInput.Slug, and is useful for accessing the field via an interface.
 func (v *__PostThreadsInput) GetSlug() string { return v.Slug }
+
+// __PreviewHeadInput is used internally by genqlient
+type __PreviewHeadInput struct {
+	Token string `json:"token"`
+}
+
+// GetToken returns __PreviewHeadInput.Token, and is useful for accessing the field via an interface.
+func (v *__PreviewHeadInput) GetToken() string { return v.Token }
 
 // __PreviewInput is used internally by genqlient
 type __PreviewInput struct {
@@ -16169,6 +17708,53 @@ func CategoryByID(
 	}
 
 	data_ = &CategoryByIDResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by CategoryCardHeads.
+const CategoryCardHeads_Operation = `
+query CategoryCardHeads ($slug: String!, $first: Int) {
+	category(slug: $slug) {
+		posts(first: $first) {
+			edges {
+				node {
+					slug
+					head {
+						canonicalUrl
+					}
+				}
+			}
+		}
+	}
+}
+`
+
+// A category page whose cards carry their heads (a page's posts read
+// again whole in one batch).
+func CategoryCardHeads(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	slug string,
+	first *int,
+) (data_ *CategoryCardHeadsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "CategoryCardHeads",
+		Query:  CategoryCardHeads_Operation,
+		Variables: &__CategoryCardHeadsInput{
+			Slug:  slug,
+			First: first,
+		},
+	}
+
+	data_ = &CategoryCardHeadsResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -18134,6 +19720,90 @@ func PageBySlug(
 	return data_, err_
 }
 
+// The query executed by PageHeads.
+const PageHeads_Operation = `
+query PageHeads ($author: String!, $category: String!, $tag: String!, $page: String!, $series: String!) {
+	site {
+		head {
+			... HeadFields
+		}
+	}
+	author(slug: $author) {
+		head {
+			... HeadFields
+		}
+	}
+	category(slug: $category) {
+		head {
+			... HeadFields
+		}
+	}
+	tag(slug: $tag) {
+		head {
+			... HeadFields
+		}
+	}
+	page(slug: $page) {
+		seo {
+			noindex
+		}
+		head {
+			... HeadFields
+		}
+	}
+	series(slug: $series) {
+		head {
+			... HeadFields
+		}
+	}
+}
+fragment HeadFields on Head {
+	title
+	description
+	canonicalUrl
+	robots
+	meta {
+		attribute
+		key
+		content
+	}
+	jsonLd
+}
+`
+
+func PageHeads(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	author string,
+	category string,
+	tag string,
+	page string,
+	series string,
+) (data_ *PageHeadsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "PageHeads",
+		Query:  PageHeads_Operation,
+		Variables: &__PageHeadsInput{
+			Author:   author,
+			Category: category,
+			Tag:      tag,
+			Page:     page,
+			Series:   series,
+		},
+	}
+
+	data_ = &PageHeadsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by Pages.
 const Pages_Operation = `
 query Pages ($first: Int, $after: String, $last: Int, $before: String, $drafts: Boolean) {
@@ -18614,6 +20284,57 @@ func PostContent(
 	return data_, err_
 }
 
+// The query executed by PostHead.
+const PostHead_Operation = `
+query PostHead ($slug: String!) {
+	post(slug: $slug) {
+		seo {
+			noindex
+		}
+		head {
+			... HeadFields
+		}
+	}
+}
+fragment HeadFields on Head {
+	title
+	description
+	canonicalUrl
+	robots
+	meta {
+		attribute
+		key
+		content
+	}
+	jsonLd
+}
+`
+
+func PostHead(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	slug string,
+) (data_ *PostHeadResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "PostHead",
+		Query:  PostHead_Operation,
+		Variables: &__PostHeadInput{
+			Slug: slug,
+		},
+	}
+
+	data_ = &PostHeadResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by PostInSeries.
 const PostInSeries_Operation = `
 query PostInSeries ($slug: String!) {
@@ -18731,6 +20452,101 @@ func PostPage(
 	}
 
 	data_ = &PostPageResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by PostPageWithHead.
+const PostPageWithHead_Operation = `
+query PostPageWithHead ($slug: String!) {
+	post(slug: $slug) {
+		... PostSummary
+		body
+		version
+		comments(first: 50) {
+			totalCount
+			pageInfo {
+				hasNextPage
+				endCursor
+			}
+			edges {
+				node {
+					id
+					body
+					createdAt
+					deleted
+					author {
+						name
+					}
+				}
+			}
+		}
+		head {
+			... HeadFields
+		}
+	}
+}
+fragment PostSummary on Post {
+	id
+	slug
+	title
+	excerpt
+	publishedAt
+	commentCount
+	status
+	author {
+		name
+		slug
+	}
+	categories {
+		slug
+		name
+	}
+	coverImage {
+		url
+		alt
+		width
+		height
+	}
+	wordCount
+	readingTimeMinutes
+}
+fragment HeadFields on Head {
+	title
+	description
+	canonicalUrl
+	robots
+	meta {
+		attribute
+		key
+		content
+	}
+	jsonLd
+}
+`
+
+// The post page of PostPage with its head (budget: PostPage's).
+func PostPageWithHead(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	slug string,
+) (data_ *PostPageWithHeadResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "PostPageWithHead",
+		Query:  PostPageWithHead_Operation,
+		Variables: &__PostPageWithHeadInput{
+			Slug: slug,
+		},
+	}
+
+	data_ = &PostPageWithHeadResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -18970,6 +20786,54 @@ func Preview(
 	}
 
 	data_ = &PreviewResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by PreviewHead.
+const PreviewHead_Operation = `
+query PreviewHead ($token: String!) {
+	post(previewToken: $token) {
+		head {
+			... HeadFields
+		}
+	}
+}
+fragment HeadFields on Head {
+	title
+	description
+	canonicalUrl
+	robots
+	meta {
+		attribute
+		key
+		content
+	}
+	jsonLd
+}
+`
+
+func PreviewHead(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	token string,
+) (data_ *PreviewHeadResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "PreviewHead",
+		Query:  PreviewHead_Operation,
+		Variables: &__PreviewHeadInput{
+			Token: token,
+		},
+	}
+
+	data_ = &PreviewHeadResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

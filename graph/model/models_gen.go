@@ -321,6 +321,29 @@ type DeleteWebhookPayload struct {
 	DeletedID string `json:"deletedId"`
 }
 
+// Everything a frontend puts in a page's `<head>` for search engines and link
+// previews: title, description, canonical URL, robots directive, Open Graph
+// and Twitter meta tags, and JSON-LD structured data. URLs are those of the
+// frontend's pages, from the site's `url` and the server's path patterns;
+// they are absolute when the site has a URL, and paths alone (`/posts/hello`)
+// when it has none. Built from what the object already holds: selecting it
+// costs no DynamoDB request (the site settings, which it names, are held by
+// the server).
+type Head struct {
+	// The page's title, for `<title>` and the previews: the SEO title where one was set.
+	Title string `json:"title"`
+	// The page's description, for `<meta name="description">`; empty when there is none.
+	Description string `json:"description"`
+	// The URL search engines should treat as the page's own, for `<link rel="canonical">`: `seo.canonicalUrl` when set, else the frontend's URL of the page; null when the frontend has no page for it (its path pattern is empty, or names a date a draft has not).
+	CanonicalURL *string `json:"canonicalUrl,omitempty"`
+	// The `robots` directive, for `<meta name="robots">`: `noindex, follow` when `seo.noindex` was set or the page is not public (a draft, a scheduled post, a preview), else `index, follow, max-image-preview:large`.
+	Robots string `json:"robots"`
+	// The Open Graph and Twitter meta tags, in the order a head lists them (`og:title`, `og:type`, `og:url`, `og:image` with its size when known, `article:published_time`, `article:author`, `article:tag`…, `twitter:card`, `twitter:title`…). Tags whose content is unknown are left out.
+	Meta []*MetaTag `json:"meta"`
+	// The page's JSON-LD: one JSON object with a `@graph` of schema.org nodes (`BlogPosting` or `WebPage`, `BreadcrumbList`, `Person`, `WebSite` with a `SearchAction` on the frontend's search page, `/search?q=`). It is escaped for an HTML `<script type="application/ld+json">` element as it is: `<`, `>`, `&`, U+2028 and U+2029 are written as `\u` escapes, so the text can never end the element; insert it unchanged.
+	JSONLd string `json:"jsonLd"`
+}
+
 // A picture to show with a post.
 type ImageInput struct {
 	// The picture's URL: an absolute http or https URL of at most 2000 characters, without spaces or credentials.
@@ -367,6 +390,16 @@ type MergeTagsInput struct {
 type MergeTagsPayload struct {
 	// The tag that got the posts, as it is after the merge.
 	Tag *storage.Tag `json:"tag"`
+}
+
+// One `<meta>` tag of a page's head: `<meta {attribute}="{key}" content="{content}">`.
+type MetaTag struct {
+	// The attribute that names the tag: `property` for Open Graph's (`og:…`, `article:…`, `profile:…`), `name` for the others (`twitter:…`).
+	Attribute string `json:"attribute"`
+	// The tag's name, such as `og:title` or `twitter:card`.
+	Key string `json:"key"`
+	// The tag's content, as plain text (escape it as any attribute).
+	Content string `json:"content"`
 }
 
 // The input of `moveSeriesPost`.
@@ -429,6 +462,8 @@ type PageSeoInput struct {
 	CanonicalURL *string `json:"canonicalUrl,omitempty"`
 	// The picture for link previews: an absolute http or https URL of at most 2000 characters.
 	OgImage *string `json:"ogImage,omitempty"`
+	// True asks search engines not to index the page: its `head.robots` says `noindex`. False undoes it.
+	Noindex *bool `json:"noindex,omitempty"`
 }
 
 // The input of `pingWebhook`.
@@ -626,6 +661,8 @@ type Seo struct {
 	CanonicalURL *string `json:"canonicalUrl,omitempty"`
 	// The picture for link previews; the cover image's URL when not set, null when the post has neither.
 	OgImage *string `json:"ogImage,omitempty"`
+	// True when search engines are asked not to index the page (`robots` noindex in its `head`).
+	Noindex bool `json:"noindex"`
 }
 
 // What search engines and link previews show of a post. Omitted fields are
@@ -640,6 +677,8 @@ type SeoInput struct {
 	CanonicalURL *string `json:"canonicalUrl,omitempty"`
 	// The picture for link previews: an absolute http or https URL of at most 2000 characters, without spaces or credentials.
 	OgImage *string `json:"ogImage,omitempty"`
+	// True asks search engines not to index the post: its `head.robots` says `noindex`. False undoes it.
+	Noindex *bool `json:"noindex,omitempty"`
 }
 
 // A page of series.
