@@ -56,5 +56,6 @@ func withSizeCosts(c *ComplexityRoot) {
 	c.Site.URL, c.Site.LogoURL, c.Site.IconURL, c.Site.PostPath, c.Site.PagePath = url, url, url, url, url
 	c.Head.JSONLd = sizeCost(maxHeadJSONLDBytes)
 	c.Head.Description = sizeCost(maxHeadTextBytes)
+	c.Head.CanonicalURL = sizeCost(maxHeadURLBytes)
 	c.MetaTag.Content = sizeCost(maxHeadTextBytes)
 }
