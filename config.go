@@ -61,6 +61,10 @@ type config struct {
 	jwtIssuer         string
 	jwtAudience       string
 	jwksURL           string
+	readerSecret      string
+	readerJWKSURL     string
+	readerIssuer      string
+	readerAudience    string
 	cacheMaxAge       time.Duration
 	cacheSMaxAge      time.Duration
 	cacheSWR          time.Duration
@@ -295,6 +299,18 @@ func settings(c *config) []setting {
 		{"jwt-audience", "JWT_AUDIENCE", val(&c.jwtAudience, ""),
 			"a value the aud claim of tokens must hold; empty: not checked",
 			"a value the `aud` of tokens must hold; empty: not checked"},
+		{"reader-jwt-secret", "READER_JWT_SECRET", val(&c.readerSecret, ""),
+			"`secret` of HS256 reader tokens, at least 32 bytes, not JWT_SECRET: what a frontend signs readers in\nwith; its tokens may carry no role but reader (prefer the variable: flags show in ps)",
+			"secret of HS256 reader tokens, at least 32 bytes, not `JWT_SECRET`: the one a frontend holds; its tokens may carry no role but `reader` (see [Two trust domains](authentication.md#two-trust-domains))"},
+		{"reader-jwt-jwks-url", "READER_JWT_JWKS_URL", val(&c.readerJWKSURL, ""),
+			"`URL` of the JWKS of an identity provider of readers (https); its tokens may carry no role but reader",
+			"JWKS of an identity provider of readers (https); its tokens may carry no role but `reader`"},
+		{"reader-jwt-issuer", "READER_JWT_ISSUER", val(&c.readerIssuer, ""),
+			"the iss claim reader tokens must carry; empty: that of -jwt-issuer",
+			"the `iss` reader tokens must carry; empty: `JWT_ISSUER`'s"},
+		{"reader-jwt-audience", "READER_JWT_AUDIENCE", val(&c.readerAudience, ""),
+			"a value the aud claim of reader tokens must hold; empty: that of -jwt-audience",
+			"a value the `aud` of reader tokens must hold; empty: `JWT_AUDIENCE`'s"},
 		{"comment-moderation", "COMMENT_MODERATION", val(&c.moderation, moderationHold),
 			"what happens to readers' comments: hold (pending until the post's author or an admin approves)\nor publish (at once); authors' comments are never held",
 			"readers' comments: `hold` (PENDING until the post's author or an admin approves them) or `publish` (at once); authors' comments are never held"},

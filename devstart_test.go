@@ -5,6 +5,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/blogql/blog/auth"
 )
 
 // What a developer meets on a first start: the log of a new table, the
@@ -58,6 +60,29 @@ func TestTokenCommand(t *testing.T) {
 	if _, err := mint(env, "-role", "author"); err == nil {
 		t.Error("no subject: no error")
 	}
+	t.Run("with a reader secret", func(t *testing.T) {
+		const readerSecret = "the reader secret a frontend holds, 32 bytes or more"
+		readerOnly := map[string]string{"READER_JWT_SECRET": readerSecret}
+		if _, err := mint(readerOnly, "-role", "admin", "-sub", "ada-lovelace"); err == nil || !strings.Contains(err.Error(), "reader tokens only") {
+			t.Errorf("an admin with the reader secret alone: %v, want a refusal", err)
+		}
+		both := map[string]string{"JWT_SECRET": secret, "READER_JWT_SECRET": readerSecret}
+		staffOnly := ok[*auth.Verifier](t)(auth.NewVerifier(auth.Config{Secret: []byte(secret)}))
+		split := ok[*auth.Verifier](t)(auth.NewVerifier(auth.Config{Secret: []byte(secret), Reader: auth.ReaderConfig{Secret: []byte(readerSecret)}}))
+		for _, env := range []map[string]string{readerOnly, both} {
+			reader := ok[string](t)(mint(env, "-role", "reader", "-sub", "jamie"))
+			if _, err := staffOnly.Verify(context.Background(), reader); err == nil {
+				t.Error("a reader token verifies with the staff secret: it is not signed with the reader secret")
+			}
+			if a, err := split.Verify(context.Background(), reader); err != nil || a.IsAdmin() || !a.HasRole(auth.RoleReader) {
+				t.Errorf("the reader token = %+v, %v, want a reader", a, err)
+			}
+		}
+		admin := ok[string](t)(mint(both, "-role", "admin", "-sub", "ada-lovelace"))
+		if a, err := staffOnly.Verify(context.Background(), admin); err != nil || !a.IsAdmin() {
+			t.Errorf("the admin token = %+v, %v, want an admin signed with the staff secret", a, err)
+		}
+	})
 	author := ok[string](t)(mint(env, "-role", "author", "-sub", "grace-hopper"))
 	admin := ok[string](t)(mint(env, "-role", "admin", "-sub", "ada-lovelace", "-ttl", "1h"))
 

@@ -420,8 +420,8 @@ func newVerifier(cfg *config, backend string) (v *auth.Verifier, dev bool, err e
 	ac := authConfig(cfg)
 	if ac.Secret == nil && ac.JWKSURL == "" {
 		if backend != backendEmbedded {
-			return nil, false, errors.New("no way to verify tokens: set JWT_SECRET (HS256, at least 32 bytes) or JWT_JWKS_URL; " +
-				"only the embedded engine runs with a development secret")
+			return nil, false, errors.New("no way to verify staff tokens: set JWT_SECRET (HS256, at least 32 bytes) or JWT_JWKS_URL; " +
+				"READER_JWT_SECRET and READER_JWT_JWKS_URL verify reader tokens only; only the embedded engine runs with a development secret")
 		}
 		return nil, true, nil
 	}
@@ -434,6 +434,10 @@ func authConfig(cfg *config) auth.Config {
 	ac := auth.Config{JWKSURL: cfg.jwksURL, Issuer: cfg.jwtIssuer, Audience: cfg.jwtAudience}
 	if cfg.jwtSecret != "" {
 		ac.Secret = []byte(cfg.jwtSecret)
+	}
+	ac.Reader = auth.ReaderConfig{JWKSURL: cfg.readerJWKSURL, Issuer: cfg.readerIssuer, Audience: cfg.readerAudience}
+	if cfg.readerSecret != "" {
+		ac.Reader.Secret = []byte(cfg.readerSecret)
 	}
 	return ac
 }

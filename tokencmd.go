@@ -18,13 +18,17 @@ import (
 const tokenCommand = "token"
 
 // runToken is the command "blog token -role ROLE -sub SUBJECT [-ttl D]":
-// it prints a bearer token for the subject with the role, signed with
-// JWT_SECRET and carrying JWT_ISSUER and JWT_AUDIENCE, the token a server
-// started with the same variables accepts; for development and tests
-// against such a server. It fails without JWT_SECRET (a server without
-// one, in the embedded mode, logs development tokens of its own at
-// start), with a secret shorter than auth.MinSecretBytes, or with bad
-// flags; -h prints the help and returns nil.
+// it prints a bearer token for the subject with the role, the token a
+// server started with the same variables accepts; for development and
+// tests against such a server. A reader's token is signed with
+// READER_JWT_SECRET when it is set and carries READER_JWT_ISSUER and
+// READER_JWT_AUDIENCE (else JWT_ISSUER's and JWT_AUDIENCE's); any other
+// role's with JWT_SECRET, carrying JWT_ISSUER and JWT_AUDIENCE: the reader
+// secret never signs a staff token. It fails without the secret the role
+// needs (a server without one, in the embedded mode, logs development
+// tokens of its own at start), with a secret shorter than
+// auth.MinSecretBytes, or with bad flags; -h prints the help and returns
+// nil.
 func runToken(_ context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("blog token", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -34,7 +38,8 @@ func runToken(_ context.Context, args []string, getenv func(string) string, stdo
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "Usage: blog token -role ROLE -sub SUBJECT [-ttl DURATION]\n\n"+
 			"Prints a bearer token signed with JWT_SECRET (and carrying JWT_ISSUER and JWT_AUDIENCE when set),\n"+
-			"which a server started with the same variables accepts. For development only.\n\n")
+			"which a server started with the same variables accepts; a reader's is signed with READER_JWT_SECRET\n"+
+			"(carrying READER_JWT_ISSUER and READER_JWT_AUDIENCE) when that is set. For development only.\n\n")
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -46,12 +51,22 @@ func runToken(_ context.Context, args []string, getenv func(string) string, stdo
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
-	secret := getenv("JWT_SECRET")
-	if secret == "" {
+	c := auth.Config{Issuer: getenv("JWT_ISSUER"), Audience: getenv("JWT_AUDIENCE"), Reader: auth.ReaderConfig{
+		Issuer: getenv("READER_JWT_ISSUER"), Audience: getenv("READER_JWT_AUDIENCE"),
+	}}
+	if secret := getenv("JWT_SECRET"); secret != "" {
+		c.Secret = []byte(secret)
+	}
+	if secret := getenv("READER_JWT_SECRET"); secret != "" {
+		c.Reader.Secret = []byte(secret)
+	}
+	switch {
+	case c.Secret == nil && c.Reader.Secret == nil:
 		return errors.New("JWT_SECRET is not set: the token is signed with the secret the server verifies tokens with; " +
 			"a server without one, in the embedded mode, logs development tokens of its own at start")
+	case c.Secret == nil && *role != auth.RoleReader:
+		return fmt.Errorf("JWT_SECRET is not set: a %s token is signed with the staff secret; READER_JWT_SECRET signs reader tokens only", *role)
 	}
-	c := auth.Config{Secret: []byte(secret), Issuer: getenv("JWT_ISSUER"), Audience: getenv("JWT_AUDIENCE")}
 	token, err := devtokens.Mint(c, *sub, *role, time.Now(), *ttl)
 	if err != nil {
 		return err

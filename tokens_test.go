@@ -32,6 +32,9 @@ func TestNewVerifier(t *testing.T) {
 		{name: "DynamoDB Local without a secret does not start", args: []string{"-dynamodb-endpoint", "http://127.0.0.1:8765"}, failing: "JWT_SECRET"},
 		{name: "AWS without a secret does not start", args: []string{"-aws"}, failing: "JWT_JWKS_URL"},
 		{name: "a short secret is refused", env: map[string]string{"JWT_SECRET": "changeme"}, failing: "32 bytes"},
+		{name: "a reader secret beside the staff's", env: map[string]string{"JWT_SECRET": testSecret, "READER_JWT_SECRET": "a-reader-secret-of-at-least-32-bytes"}},
+		{name: "the staff secret as the reader secret is refused", env: map[string]string{"JWT_SECRET": testSecret, "READER_JWT_SECRET": testSecret}, failing: "differ"},
+		{name: "DynamoDB Local with a reader secret alone does not start", env: map[string]string{"READER_JWT_SECRET": testSecret}, args: []string{"-dynamodb-endpoint", "http://127.0.0.1:8765"}, failing: "reader tokens only"},
 		{name: "a JWKS URL over plain http is refused", args: []string{"-aws", "-jwt-jwks-url", "http://id.example.com/jwks"}, failing: "https"},
 	}
 	for _, tt := range tests {

@@ -1,8 +1,9 @@
 // Package devtokens makes the development tokens of the embedded mode:
-// tokens of the demo blog's authors, signed with a random key the table
-// keeps, logged at startup to be pasted into a client; and, with Mint,
-// the token of any subject and role signed with a configured secret
-// (the "token" command).
+// tokens of the demo blog's authors and reader, signed with random keys
+// the table keeps (one for staff, one for readers, as in production),
+// logged at startup to be pasted into a client; and, with Mint, the token
+// of any subject and role signed with a configured secret (the "token"
+// command).
 package devtokens
 
 import (
@@ -19,10 +20,14 @@ import (
 	"github.com/blogql/blog/auth"
 )
 
-// secretName names the table's key (storage.Store.Secret) that signs
-// development tokens: random, made the first time, and kept with the data,
-// so a token works on this data store only and as long as its data.
-const secretName = "dev-jwt"
+// Names of the table's keys (storage.Store.Secret) that sign development
+// tokens: random, made the first time, and kept with the data, so a token
+// works on this data store only and as long as its data. The staff's key
+// signs the admin's and the author's tokens, the readers' the reader's.
+const (
+	secretName       = "dev-jwt"
+	readerSecretName = "dev-reader-jwt"
+)
 
 // tokenLife is how long the development tokens printed at startup stay
 // valid: long enough to keep in a frontend's local settings.
@@ -43,8 +48,9 @@ type Secrets interface {
 // Options are what Verifier needs to know of the server.
 type Options struct {
 	// Auth is the configured token settings; the tokens carry its Issuer
-	// and Audience, and are signed with the data store's key instead of
-	// its Secret.
+	// and Audience, and are signed with the data store's keys instead of
+	// its Secret, and instead of its Reader.Secret unless Reader has a
+	// key.
 	Auth auth.Config
 	// Loopback is whether the server listens on loopback only.
 	Loopback bool
@@ -57,7 +63,8 @@ type Options struct {
 }
 
 // Verifier returns the verifier of development tokens, signed with the
-// data store's own random key (secrets), and logs a ready-to-paste
+// data store's own random keys (secrets): the staff's, and the readers'
+// unless o.Auth.Reader configures reader keys; and logs a ready-to-paste
 // Authorization header for each of actors. A server that listens
 // beyond loopback accepts none (it returns nil) unless o.Insecure asks
 // for them: anyone who reaches it could otherwise write as the demo
@@ -76,6 +83,11 @@ func Verifier(ctx context.Context, secrets Secrets, o Options) (v *auth.Verifier
 	}
 	ac := o.Auth
 	ac.Secret = secret
+	if !ac.Reader.Configured() {
+		if ac.Reader.Secret, err = secrets.Secret(ctx, readerSecretName); err != nil {
+			return nil, nil, fmt.Errorf("development reader secret: %w", err)
+		}
+	}
 	if v, err = auth.NewVerifier(ac); err != nil {
 		return nil, nil, err
 	}
@@ -84,7 +96,10 @@ func Verifier(ctx context.Context, secrets Secrets, o Options) (v *auth.Verifier
 		if err != nil {
 			return nil, nil, err
 		}
-		where := "this data store's development key"
+		where := "this data store's development staff key"
+		if a.role == auth.RoleReader {
+			where = "this data store's development reader key"
+		}
 		if !loopback {
 			where += ", accepted beyond loopback because of -insecure-dev-tokens: anyone who has it can write"
 		}
@@ -101,12 +116,24 @@ func Verifier(ctx context.Context, secrets Secrets, o Options) (v *auth.Verifier
 // Roles are the roles Mint signs tokens for.
 var Roles = []string{auth.RoleAdmin, auth.RoleAuthor, auth.RoleReader}
 
-// Mint returns a token for sub with role, signed with c.Secret and
-// carrying c's Issuer and Audience, issued at now and valid for life: the
-// token a server with c accepts. It fails for a role not in Roles, an
-// empty sub, a life of zero or less, or a secret shorter than
-// auth.MinSecretBytes.
+// Mint returns a token for sub with role, issued at now and valid for
+// life: the token a server with c accepts. A reader's token is signed
+// with c.Reader.Secret when it is set, carrying c.Reader's Issuer and
+// Audience (else c's); any other role's with c.Secret, carrying c's
+// Issuer and Audience: a reader key never signs a staff token. It fails
+// for a role not in Roles, an empty sub, a life of zero or less, or no
+// secret of the role's trust domain at least auth.MinSecretBytes long.
 func Mint(c auth.Config, sub, role string, now time.Time, life time.Duration) (string, error) {
+	secret, issuer, audience := c.Secret, c.Issuer, c.Audience
+	if role == auth.RoleReader && c.Reader.Secret != nil {
+		secret = c.Reader.Secret
+		if c.Reader.Issuer != "" {
+			issuer = c.Reader.Issuer
+		}
+		if c.Reader.Audience != "" {
+			audience = c.Reader.Audience
+		}
+	}
 	switch {
 	case !slices.Contains(Roles, role):
 		return "", fmt.Errorf("role %q: must be one of %s", role, strings.Join(Roles, ", "))
@@ -114,22 +141,24 @@ func Mint(c auth.Config, sub, role string, now time.Time, life time.Duration) (s
 		return "", errors.New("subject: must be set (an author's id, e.g. ada-lovelace)")
 	case life <= 0:
 		return "", fmt.Errorf("lifetime %s: must be positive", life)
-	case len(c.Secret) < auth.MinSecretBytes:
+	case secret == nil && c.Reader.Secret != nil:
+		return "", fmt.Errorf("role %s: a staff token needs the staff secret; the reader secret signs reader tokens only", role)
+	case len(secret) < auth.MinSecretBytes:
 		return "", fmt.Errorf("secret: must be at least %d bytes", auth.MinSecretBytes)
 	}
 	claims := auth.Claims{
 		RegisteredClaims: jwt.RegisteredClaims{
 			Subject:   sub,
-			Issuer:    c.Issuer,
+			Issuer:    issuer,
 			IssuedAt:  jwt.NewNumericDate(now),
 			ExpiresAt: jwt.NewNumericDate(now.Add(life)),
 		},
 		Roles: []string{role},
 	}
-	if c.Audience != "" {
-		claims.Audience = jwt.ClaimStrings{c.Audience}
+	if audience != "" {
+		claims.Audience = jwt.ClaimStrings{audience}
 	}
-	token, err := auth.Sign(c.Secret, claims)
+	token, err := auth.Sign(secret, claims)
 	if err != nil {
 		return "", fmt.Errorf("sign a token for %s: %w", sub, err)
 	}

@@ -526,8 +526,8 @@
 // SECRET#cursor (the cursor key, unless one is configured), SECRET#preview
 // (the key of preview tokens, see the GraphQL layer's createPreviewLink: a
 // token seals one post's id and its expiry and is stored nowhere) and, in the
-// embedded mode without a configured token secret, SECRET#dev-jwt (the key
-// of development tokens).
+// embedded mode without a configured token secret, SECRET#dev-jwt and
+// SECRET#dev-reader-jwt (the keys of development staff and reader tokens).
 //
 // # Counters
 //
