@@ -115,6 +115,7 @@ type ComplexityRoot struct {
 		ID          func(childComplexity int) int
 		Name        func(childComplexity int) int
 		PostCount   func(childComplexity int) int
+		PostPage    func(childComplexity int, number int, size *int) int
 		Posts       func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) int
 		Slug        func(childComplexity int) int
 		Version     func(childComplexity int) int
@@ -403,6 +404,14 @@ type ComplexityRoot struct {
 		Time    func(childComplexity int) int
 	}
 
+	PostPage struct {
+		Nodes      func(childComplexity int) int
+		Number     func(childComplexity int) int
+		Size       func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+		TotalPages func(childComplexity int) int
+	}
+
 	PostSeries struct {
 		Next     func(childComplexity int) int
 		Position func(childComplexity int) int
@@ -432,6 +441,7 @@ type ComplexityRoot struct {
 		Page            func(childComplexity int, id *string, slug *string) int
 		Pages           func(childComplexity int, first *int, after *string, last *int, before *string, drafts *bool) int
 		Post            func(childComplexity int, id *string, slug *string, previewToken *string) int
+		PostPage        func(childComplexity int, number int, size *int) int
 		Posts           func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) int
 		Search          func(childComplexity int, query string, first *int, after *string, category *string, author *string) int
 		Series          func(childComplexity int, slug string) int
@@ -707,6 +717,7 @@ type AuthorResolver interface {
 type CategoryResolver interface {
 	ID(ctx context.Context, obj *storage.Category) (string, error)
 
+	PostPage(ctx context.Context, obj *storage.Category, number int, size *int) (*model.PostPage, error)
 	Posts(ctx context.Context, obj *storage.Category, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error)
 	Head(ctx context.Context, obj *storage.Category) (*model.Head, error)
 }
@@ -823,6 +834,7 @@ type QueryResolver interface {
 	Node(ctx context.Context, id string) (model.Node, error)
 	Post(ctx context.Context, id *string, slug *string, previewToken *string) (*storage.Post, error)
 	Posts(ctx context.Context, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error)
+	PostPage(ctx context.Context, number int, size *int) (*model.PostPage, error)
 	Archive(ctx context.Context, author *string, category *string, authorSlug *string) ([]*storage.ArchiveMonth, error)
 	Author(ctx context.Context, id *string, slug *string) (*storage.Author, error)
 	Authors(ctx context.Context, first *int, after *string, last *int, before *string) (*model.AuthorConnection, error)
@@ -1154,6 +1166,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Category.PostCount(childComplexity), true
+	case "Category.postPage":
+		if e.ComplexityRoot.Category.PostPage == nil {
+			break
+		}
+
+		args, err := ec.field_Category_postPage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Category.PostPage(childComplexity, args["number"].(int), args["size"].(*int)), true
 	case "Category.posts":
 		if e.ComplexityRoot.Category.Posts == nil {
 			break
@@ -2479,6 +2502,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PostEvent.Time(childComplexity), true
 
+	case "PostPage.nodes":
+		if e.ComplexityRoot.PostPage.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostPage.Nodes(childComplexity), true
+	case "PostPage.number":
+		if e.ComplexityRoot.PostPage.Number == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostPage.Number(childComplexity), true
+	case "PostPage.size":
+		if e.ComplexityRoot.PostPage.Size == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostPage.Size(childComplexity), true
+	case "PostPage.totalCount":
+		if e.ComplexityRoot.PostPage.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostPage.TotalCount(childComplexity), true
+	case "PostPage.totalPages":
+		if e.ComplexityRoot.PostPage.TotalPages == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostPage.TotalPages(childComplexity), true
+
 	case "PostSeries.next":
 		if e.ComplexityRoot.PostSeries.Next == nil {
 			break
@@ -2652,6 +2706,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Post(childComplexity, args["id"].(*string), args["slug"].(*string), args["previewToken"].(*string)), true
+	case "Query.postPage":
+		if e.ComplexityRoot.Query.PostPage == nil {
+			break
+		}
+
+		args, err := ec.field_Query_postPage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.PostPage(childComplexity, args["number"].(int), args["size"].(*int)), true
 	case "Query.posts":
 		if e.ComplexityRoot.Query.Posts == nil {
 			break
@@ -4021,6 +4086,26 @@ type PostConnection {
 }
 
 """
+A numbered page of a list of posts. Page 1 holds the oldest posts and
+the last page (` + "`" + `totalPages` + "`" + `) the newest, which may be short; the posts
+of a page are oldest first (reverse them to show newest first). Pages
+are counted from a page index that follows the list a moment after a
+write, through the change feed.
+"""
+type PostPage {
+  "The page's number."
+  number: Int!
+  "The page's size."
+  size: Int!
+  "How many pages the list has; 0 when it has no posts."
+  totalPages: Int!
+  "How many posts the list has."
+  totalCount: Int!
+  "The posts of the page, oldest first; none for a page past the end."
+  nodes: [Post!]!
+}
+
+"""
 A post in a page of posts.
 """
 type PostEdge {
@@ -4140,6 +4225,13 @@ type Category implements Node {
   postCount: Int!
   "The category's public posts by month of publication (UTC), newest month first; months without posts are left out."
   archive: [ArchiveMonth!]!
+  "A numbered page of the category's public posts, numbered from the oldest, so a page keeps its posts when newer ones are published (see the frontend guide, Numbered pages). Two reads whatever the number."
+  postPage(
+    "The page's number: 1 holds the oldest posts, ` + "`" + `totalPages` + "`" + ` the newest; from 1 to 100000 (BAD_USER_INPUT otherwise, with no read). A page past the end has no posts."
+    number: Int!
+    "The page's size: a multiple of 10 from 10 to 100 (BAD_USER_INPUT otherwise)."
+    size: Int = 20
+  ): PostPage!
   "The public posts in the category, newest first."
   posts(
     "How many posts to return from the start (or after ` + "`" + `after` + "`" + `), from 1 to 100; 20 when neither ` + "`" + `first` + "`" + ` nor ` + "`" + `last` + "`" + ` is given."
@@ -4314,6 +4406,13 @@ type Query {
     "Only posts published before this time."
     publishedBefore: DateTime
   ): PostConnection!
+  "A numbered page of the whole blog's public posts, numbered from the oldest, so a page keeps its posts when newer ones are published (see the frontend guide, Numbered pages). Two reads whatever the number."
+  postPage(
+    "The page's number: 1 holds the oldest posts, ` + "`" + `totalPages` + "`" + ` the newest; from 1 to 100000 (BAD_USER_INPUT otherwise, with no read). A page past the end has no posts."
+    number: Int!
+    "The page's size: a multiple of 10 from 10 to 100 (BAD_USER_INPUT otherwise)."
+    size: Int = 20
+  ): PostPage!
   "The number of public posts by month of publication (UTC), newest month first, of the whole blog, or of one author or one category; months without posts are left out. Give at most one of ` + "`" + `author` + "`" + ` and ` + "`" + `category` + "`" + `."
   archive(
     "The global id of the author whose posts to count."
@@ -6258,6 +6357,8 @@ func (ec *executionContext) childFields_Category(ctx context.Context, field grap
 		return ec.fieldContext_Category_postCount(ctx, field)
 	case "archive":
 		return ec.fieldContext_Category_archive(ctx, field)
+	case "postPage":
+		return ec.fieldContext_Category_postPage(ctx, field)
 	case "posts":
 		return ec.fieldContext_Category_posts(ctx, field)
 	case "head":
@@ -6750,6 +6851,22 @@ func (ec *executionContext) childFields_PostEvent(ctx context.Context, field gra
 		return ec.fieldContext_PostEvent_post(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PostEvent", field.Name)
+}
+
+func (ec *executionContext) childFields_PostPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "number":
+		return ec.fieldContext_PostPage_number(ctx, field)
+	case "size":
+		return ec.fieldContext_PostPage_size(ctx, field)
+	case "totalPages":
+		return ec.fieldContext_PostPage_totalPages(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_PostPage_totalCount(ctx, field)
+	case "nodes":
+		return ec.fieldContext_PostPage_nodes(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PostPage", field.Name)
 }
 
 func (ec *executionContext) childFields_PostSeries(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7449,6 +7566,28 @@ func (ec *executionContext) field_Author_posts_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["publishedBefore"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Category_postPage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "number",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["number"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "size",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["size"] = arg1
 	return args, nil
 }
 
@@ -8499,6 +8638,28 @@ func (ec *executionContext) field_Query_pages_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["drafts"] = arg4
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_postPage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "number",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["number"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "size",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["size"] = arg1
 	return args, nil
 }
 
@@ -9968,6 +10129,50 @@ func (ec *executionContext) fieldContext_Category_archive(_ context.Context, fie
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ArchiveMonth(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Category_postPage(ctx context.Context, field graphql.CollectedField, obj *storage.Category) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Category_postPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Category().PostPage(ctx, obj, fc.Args["number"].(int), fc.Args["size"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PostPage) graphql.Marshaler {
+			return ec.marshalNPostPage2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Category_postPage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Category",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PostPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Category_postPage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -15399,6 +15604,130 @@ func (ec *executionContext) fieldContext_PostEvent_post(_ context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _PostPage_number(ctx context.Context, field graphql.CollectedField, obj *model.PostPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostPage_number(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Number, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostPage_number(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostPage", field, false, false, "Int")
+}
+
+func (ec *executionContext) _PostPage_size(ctx context.Context, field graphql.CollectedField, obj *model.PostPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostPage_size(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Size, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostPage_size(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostPage", field, false, false, "Int")
+}
+
+func (ec *executionContext) _PostPage_totalPages(ctx context.Context, field graphql.CollectedField, obj *model.PostPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostPage_totalPages(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalPages, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostPage_totalPages(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostPage", field, false, false, "Int")
+}
+
+func (ec *executionContext) _PostPage_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.PostPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostPage_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostPage_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostPage", field, false, false, "Int")
+}
+
+func (ec *executionContext) _PostPage_nodes(ctx context.Context, field graphql.CollectedField, obj *model.PostPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostPage_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*storage.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPostᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostPage_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PostPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PostSeries_series(ctx context.Context, field graphql.CollectedField, obj *model.PostSeries) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15763,6 +16092,50 @@ func (ec *executionContext) fieldContext_Query_posts(ctx context.Context, field 
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_posts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_postPage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_postPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().PostPage(ctx, fc.Args["number"].(int), fc.Args["size"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PostPage) graphql.Marshaler {
+			return ec.marshalNPostPage2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_postPage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PostPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_postPage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -24275,6 +24648,12 @@ func (ec *executionContext) _Category(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "postPage":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Category_postPage(ctx, field, obj)
+				})
 		case "posts":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -26316,6 +26695,59 @@ func (ec *executionContext) _PostEvent(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var postPageImplementors = []string{"PostPage"}
+
+func (ec *executionContext) _PostPage(ctx context.Context, sel ast.SelectionSet, obj *model.PostPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, postPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PostPage")
+		case "number":
+			out.Values[i] = ec._PostPage_number(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "size":
+			out.Values[i] = ec._PostPage_size(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalPages":
+			out.Values[i] = ec._PostPage_totalPages(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._PostPage_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._PostPage_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var postSeriesImplementors = []string{"PostSeries"}
 
 func (ec *executionContext) _PostSeries(ctx context.Context, sel ast.SelectionSet, obj *model.PostSeries) graphql.Marshaler {
@@ -26480,6 +26912,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_posts(ctx, field)
+				})
+		case "postPage":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_postPage(ctx, field)
 				})
 		case "archive":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
@@ -29449,6 +29887,14 @@ func (ec *executionContext) unmarshalNPostEventKind2githubᚗcomᚋblogqlᚋblog
 
 func (ec *executionContext) marshalNPostEventKind2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostEventKind(ctx context.Context, sel ast.SelectionSet, v model.PostEventKind) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) marshalNPostPage2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostPage(ctx context.Context, sel ast.SelectionSet, v *model.PostPage) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "PostPage!")
+		return graphql.Null
+	}
+	return ec._PostPage(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNPostStatus2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostStatus(ctx context.Context, v any) (model.PostStatus, error) {

@@ -106,6 +106,11 @@ func (r *categoryResolver) ID(ctx context.Context, obj *storage.Category) (strin
 	return categoryGID(obj.Slug), nil
 }
 
+// PostPage is the resolver for the postPage field.
+func (r *categoryResolver) PostPage(ctx context.Context, obj *storage.Category, number int, size *int) (*model.PostPage, error) {
+	return r.numberedPage(ctx, storage.CategoryListPartition(obj.Slug), frontend.TagCategory(obj.Slug), number, size)
+}
+
 // Posts is the resolver for the posts field.
 func (r *categoryResolver) Posts(ctx context.Context, obj *storage.Category, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error) {
 	p, err := pageOf(first, after, last, before)
@@ -931,6 +936,11 @@ func (r *queryResolver) Posts(ctx context.Context, first *int, after *string, la
 	r.primePosts(ctx, nil, "edges.node", res.Items)
 	r.primeFullPosts(ctx, res.Items)
 	return postConnection(res, r.feedCount(per)), nil
+}
+
+// PostPage is the resolver for the postPage field.
+func (r *queryResolver) PostPage(ctx context.Context, number int, size *int) (*model.PostPage, error) {
+	return r.numberedPage(ctx, storage.FeedPartition(), frontend.TagFeed, number, size)
 }
 
 // Archive is the resolver for the archive field.

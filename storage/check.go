@@ -83,6 +83,7 @@ var tableChecks = []tableCheck{
 		report(badf, checkRevisions(t.revs, t.posts))
 	}},
 	{"comment counts", checkCommentCounts},
+	{"page indexes", checkPageIndexes},
 	{"readers", checkReaders},
 	{"counters", checkCounters},
 	{"scheduled entries", checkScheduledEntries},

@@ -494,6 +494,24 @@ type PostEvent struct {
 	Post *storage.Post `json:"post,omitempty"`
 }
 
+// A numbered page of a list of posts. Page 1 holds the oldest posts and
+// the last page (`totalPages`) the newest, which may be short; the posts
+// of a page are oldest first (reverse them to show newest first). Pages
+// are counted from a page index that follows the list a moment after a
+// write, through the change feed.
+type PostPage struct {
+	// The page's number.
+	Number int `json:"number"`
+	// The page's size.
+	Size int `json:"size"`
+	// How many pages the list has; 0 when it has no posts.
+	TotalPages int `json:"totalPages"`
+	// How many posts the list has.
+	TotalCount int `json:"totalCount"`
+	// The posts of the page, oldest first; none for a page past the end.
+	Nodes []*storage.Post `json:"nodes"`
+}
+
 // The input of `publishPage`.
 type PublishPageInput struct {
 	// The global id of the page.

@@ -1,0 +1,228 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/blogql/blog/storage/internal/keys"
+)
+
+// The page indexes of numbered pages (numbered.go) follow the lists
+// through the change feed: the "pages" worker reads post events and
+// rebuilds the index of each list they name (the feed, the categories
+// and tags the post had and has), at most once a PageSyncEvery a list.
+
+// PageSyncEvery is how often at most the pages worker rebuilds one
+// list's page index, however many posts are published in it.
+const PageSyncEvery = time.Second
+
+// PageSync is the pages worker's state: the lists waiting for their
+// rebuild. Its methods are safe for concurrent use.
+type PageSync struct {
+	store *Store
+	// OnSync, when set, is called after each rebuild with what it did or
+	// the error it met.
+	OnSync func(list string, did PagesSynced, err error)
+
+	mu sync.Mutex
+	// pending holds each list to rebuild, with the position of the first
+	// event naming it read since its last rebuild began.
+	pending map[string]int64
+	// last is when each list's last rebuild began.
+	last map[string]time.Time
+	// syncing serializes the rebuilds of Events and Tick.
+	syncing sync.Mutex
+}
+
+// NewPageSync returns the pages worker's state, with nothing pending.
+func (s *Store) NewPageSync() *PageSync {
+	return &PageSync{store: s, pending: map[string]int64{}, last: map[string]time.Time{}}
+}
+
+// pageSyncEvents are the events after which a post may have joined,
+// left or moved in a list.
+var pageSyncEvents = []EventType{
+	EventPostPublished, EventPostEdited, EventPostUnpublished, EventPostScheduled,
+	EventPostRescheduled, EventPostUnscheduled, EventPostDeleted,
+}
+
+// listsOf returns the lists an event of a post names.
+func listsOf(d EventData) []string {
+	lists := []string{keys.FeedPartition}
+	for _, c := range append(slices.Clone(d.Categories), d.PreviousCategories...) {
+		lists = append(lists, keys.CategoryPartition(c))
+	}
+	for _, t := range append(slices.Clone(d.Tags), d.PreviousTags...) {
+		lists = append(lists, keys.TagPartition(t))
+	}
+	return lists
+}
+
+// Events notes the lists that post events name and rebuilds those that
+// are due. It returns the first error of a rebuild; what failed stays
+// pending.
+func (w *PageSync) Events(ctx context.Context, events []LoggedEvent) error {
+	w.mu.Lock()
+	for _, e := range events {
+		if !slices.Contains(pageSyncEvents, e.Type) {
+			continue
+		}
+		for _, l := range listsOf(e.Data) {
+			if _, ok := w.pending[l]; !ok {
+				w.pending[l] = e.Position
+			}
+		}
+	}
+	w.mu.Unlock()
+	return w.Tick(ctx)
+}
+
+// Tick rebuilds every pending list that is due: never rebuilt, or last
+// rebuilt PageSyncEvery ago or more. It returns the first error of a
+// rebuild; the list that failed stays pending.
+func (w *PageSync) Tick(ctx context.Context) error {
+	w.syncing.Lock()
+	defer w.syncing.Unlock()
+	now := time.Now()
+	due := map[string]int64{}
+	w.mu.Lock()
+	for l, pos := range w.pending {
+		if last, ok := w.last[l]; !ok || now.Sub(last) >= PageSyncEvery {
+			due[l] = pos
+			delete(w.pending, l)
+			w.last[l] = now
+		}
+	}
+	for l, last := range w.last {
+		if _, ok := w.pending[l]; !ok && now.Sub(last) >= PageSyncEvery {
+			delete(w.last, l)
+		}
+	}
+	w.mu.Unlock()
+	var first error
+	for _, l := range slices.Sorted(maps.Keys(due)) {
+		did, err := w.store.SyncPages(ctx, l)
+		if w.OnSync != nil {
+			w.OnSync(l, did, err)
+		}
+		if err == nil {
+			continue
+		}
+		w.mu.Lock()
+		if pos, ok := w.pending[l]; !ok || due[l] < pos {
+			w.pending[l] = due[l]
+		}
+		w.mu.Unlock()
+		if first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+// Hold returns the position the worker's checkpoint may move to once it
+// has read up to last: last, or just before the first event of a list
+// that is pending.
+func (w *PageSync) Hold(last int64) int64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, pos := range w.pending {
+		last = min(last, pos-1)
+	}
+	return last
+}
+
+// SyncAllPages rebuilds the page index of the feed and of every category
+// and tag, as the pages worker rebuilds the lists its events name: for a
+// table written with no pages worker running (a test's store, a repair).
+// It reads the categories and tags (a Query each) and fails at the first
+// read or write that fails.
+func (s *Store) SyncAllPages(ctx context.Context) error {
+	lists := []string{keys.FeedPartition}
+	for p := (PageArgs{Limit: MaxPageSize}); ; {
+		res, err := s.Categories(ctx, p)
+		if err != nil {
+			return fmt.Errorf("sync all pages: %w", err)
+		}
+		for _, c := range res.Items {
+			lists = append(lists, keys.CategoryPartition(c.Slug))
+		}
+		if !res.HasNext {
+			break
+		}
+		p.After = res.Cursors[len(res.Cursors)-1]
+	}
+	for p := (PageArgs{Limit: MaxPageSize}); ; {
+		res, err := s.Tags(ctx, p)
+		if err != nil {
+			return fmt.Errorf("sync all pages: %w", err)
+		}
+		for _, t := range res.Items {
+			lists = append(lists, keys.TagPartition(t.Slug))
+		}
+		if !res.HasNext {
+			break
+		}
+		p.After = res.Cursors[len(res.Cursors)-1]
+	}
+	for _, l := range lists {
+		if _, err := s.SyncPages(ctx, l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkPageIndexes checks that every page index agrees with its list:
+// its count and the sort key of every PageStep-th visible post. It
+// checks the indexes there are (a list never rebuilt has none, and its
+// pages are empty until the pages worker reaches it); the index follows
+// its list a moment later, through the change feed, so run it once the
+// worker has caught up.
+func checkPageIndexes(_ context.Context, s *Store, t *snapshot, badf func(string, ...any)) {
+	if len(t.pageIdx) == 0 {
+		return
+	}
+	bound := s.visibleBound()
+	lists := map[string][]string{}
+	add := func(p *postItem) {
+		if p.GSI1PK != "" && p.GSI1SK > keys.PrefixPost && p.GSI1SK < bound {
+			lists[p.GSI1PK] = append(lists[p.GSI1PK], p.GSI1SK)
+		}
+	}
+	for _, p := range t.posts {
+		add(p)
+	}
+	for _, c := range t.copies {
+		add(c)
+	}
+	have := map[string]map[string]*pageIndexItem{}
+	for _, c := range t.pageIdx {
+		if have[c.List] == nil {
+			have[c.List] = map[string]*pageIndexItem{}
+		}
+		have[c.List][c.SK] = c
+	}
+	for _, list := range slices.Sorted(maps.Keys(have)) {
+		sks := lists[list]
+		slices.Sort(sks)
+		want := wantChunks(list, sks, "")
+		for _, w := range want {
+			h := have[list][w.SK]
+			switch {
+			case h == nil:
+				badf("page index of %s lacks chunk %s", list, w.SK)
+			case h.Count != w.Count || !slices.Equal(h.Starts, w.Starts):
+				badf("page index of %s chunk %s holds %d posts and starts %v, the list %d and %v", list, w.SK, h.Count, h.Starts, w.Count, w.Starts)
+			}
+			delete(have[list], w.SK)
+		}
+		for sk := range have[list] {
+			badf("page index of %s has chunk %s past its list's end", list, sk)
+		}
+	}
+}

@@ -1,0 +1,157 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+)
+
+// TestNumberedPages reads every numbered page of a category and of the
+// feed and compares them with the lists walked by cursor: the same
+// posts, oldest first, in pages of the size asked for, within two
+// DynamoDB requests for the list whatever the number.
+func TestNumberedPages(t *testing.T) {
+	s := newServer(t)
+	b := s.seedBlog(t)
+	ctx := context.Background()
+	if err := s.store.SyncAllPages(ctx); err != nil {
+		t.Fatal(err)
+	}
+	walked := func(slug string) []string {
+		var ids []string
+		var after *string
+		for {
+			first := 7
+			r := ok[*CategoryPageResponse](t)(CategoryPage(ctx, s.client, slug, &first, after))
+			for _, e := range r.Category.Posts.Edges {
+				ids = append(ids, e.Node.Id)
+			}
+			if !r.Category.Posts.PageInfo.HasNextPage {
+				break
+			}
+			after = r.Category.Posts.PageInfo.EndCursor
+		}
+		slices.Reverse(ids) // numbered pages run oldest first
+		return ids
+	}
+	for _, slug := range []string{"go", "dynamodb"} {
+		want := walked(slug)
+		for _, size := range []int{10, 20} {
+			var got []string
+			pages := (len(want) + size - 1) / size
+			for n := 1; n <= pages+1; n++ {
+				r := ok[*NumberedCategoryPageResponse](t)(NumberedCategoryPage(ctx, s.client, slug, n, &size)).Category.PostPage
+				equal(t, fmt.Sprintf("%s size %d page %d totalPages", slug, size, n), r.TotalPages, pages)
+				equal(t, fmt.Sprintf("%s size %d page %d totalCount", slug, size, n), r.TotalCount, len(want))
+				if n > pages {
+					equal(t, "posts of a page past the end", len(r.Nodes), 0)
+					continue
+				}
+				equal(t, fmt.Sprintf("%s page %d size", slug, n), len(r.Nodes), min(size, len(want)-(n-1)*size))
+				for _, p := range r.Nodes {
+					got = append(got, p.Id)
+				}
+				// The category's own read, then the page's two.
+				if got := total(s.requests()); got > 3 {
+					t.Errorf("%s size %d page %d: %d DynamoDB requests, want at most 3 (category + 2)", slug, size, n, got)
+				}
+			}
+			if !slices.Equal(got, want) {
+				t.Errorf("%s size %d: numbered pages hold %v, the cursor walk %v", slug, size, got, want)
+			}
+		}
+	}
+	// The feed: 25 posts, pages of 10: the first, a middle and the last.
+	ten := 10
+	var feed []string
+	for n := 1; n <= 3; n++ {
+		r := ok[*NumberedFeedPageResponse](t)(NumberedFeedPage(ctx, s.client, n, &ten)).PostPage
+		equal(t, "feed totalPages", r.TotalPages, 3)
+		for _, p := range r.Nodes {
+			feed = append(feed, p.Id)
+		}
+		if got := total(s.requests()); got > 2 {
+			t.Errorf("feed page %d: %d DynamoDB requests %v, budget 2", n, got, s.requests())
+		}
+	}
+	if !slices.Equal(feed, b.published) {
+		t.Errorf("feed pages hold %v, want the posts oldest first %v", feed, b.published)
+	}
+	s.consistent()
+}
+
+// TestNumberedPagesRefuseBadNumbers checks that a page number or size a
+// numbered page does not take is BAD_USER_INPUT, with no request.
+func TestNumberedPagesRefuseBadNumbers(t *testing.T) {
+	s := newServer(t)
+	ctx := context.Background()
+	for _, c := range []struct{ number, size int }{{0, 20}, {-1, 20}, {100001, 20}, {2147483647, 20}, {1, 0}, {1, 15}, {1, 110}} {
+		_, err := NumberedFeedPage(ctx, s.client, c.number, &c.size)
+		if code(err) != "BAD_USER_INPUT" {
+			t.Errorf("page %d size %d: %v, want BAD_USER_INPUT", c.number, c.size, err)
+		}
+		if got := total(s.requests()); got != 0 {
+			t.Errorf("page %d size %d: %d DynamoDB requests, want none", c.number, c.size, got)
+		}
+	}
+}
+
+// TestNumberedPagesStayPut checks that publishing a new post leaves every
+// full page as it was (pages are numbered from the oldest post), and that
+// after concurrent publications and deletions the page indexes, rebuilt,
+// agree with the lists.
+func TestNumberedPagesStayPut(t *testing.T) {
+	s := newServer(t)
+	b := s.seedBlog(t)
+	ctx := context.Background()
+	if err := s.store.SyncAllPages(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ten := 10
+	page := func(n int) []string {
+		var ids []string
+		for _, p := range ok[*NumberedCategoryPageResponse](t)(NumberedCategoryPage(ctx, s.client, "go", n, &ten)).Category.PostPage.Nodes {
+			ids = append(ids, p.Id)
+		}
+		return ids
+	}
+	before := [][]string{page(1), page(2)}
+	s.clock.Advance(time.Minute)
+	p := ok[*CreatePostResponse](t)(CreatePost(ctx, b.writers[0], CreatePostInput{Title: "New", Slug: "new", Body: ptr("New."), Categories: []string{"go"}})).CreatePost.Post
+	ok[*PublishPostResponse](t)(PublishPost(ctx, b.writers[0], PublishPostInput{Id: p.Id}))
+	if err := s.store.SyncAllPages(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range before {
+		if got := page(i + 1); !slices.Equal(got, want) {
+			t.Errorf("page %d after a new post: %v, was %v", i+1, got, want)
+		}
+	}
+	if last := page(3); len(last) == 0 || last[len(last)-1] != p.Id {
+		t.Errorf("last page %v does not end with the new post %s", last, p.Id)
+	}
+
+	// Publications and deletions at once, then the indexes rebuilt.
+	var wg sync.WaitGroup
+	for i := range 6 {
+		wg.Go(func() {
+			w := b.writers[i%2]
+			if i%2 == 0 {
+				_, _ = DeletePost(ctx, s.admin, DeletePostInput{Id: b.published[i]})
+				return
+			}
+			r, err := CreatePost(ctx, w, CreatePostInput{Title: fmt.Sprintf("Mix %d", i), Slug: fmt.Sprintf("mix-%d", i), Body: ptr("Mix."), Categories: []string{"go", "dynamodb"}})
+			if err == nil {
+				_, _ = PublishPost(ctx, w, PublishPostInput{Id: r.CreatePost.Post.Id})
+			}
+		})
+	}
+	wg.Wait()
+	if err := s.store.SyncAllPages(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.consistent()
+}
