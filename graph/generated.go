@@ -612,6 +612,7 @@ type ComplexityRoot struct {
 		Head      func(childComplexity int) int
 		Name      func(childComplexity int) int
 		PostCount func(childComplexity int) int
+		PostPage  func(childComplexity int, number int, size *int) int
 		Posts     func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) int
 		Slug      func(childComplexity int) int
 		Version   func(childComplexity int) int
@@ -892,6 +893,7 @@ type SubscriptionResolver interface {
 	PostPublished(ctx context.Context, category *string, after *string) (<-chan graphql.Event[*model.PostEvent], error)
 }
 type TagResolver interface {
+	PostPage(ctx context.Context, obj *storage.Tag, number int, size *int) (*model.PostPage, error)
 	Posts(ctx context.Context, obj *storage.Tag, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error)
 	Head(ctx context.Context, obj *storage.Tag) (*model.Head, error)
 }
@@ -3367,6 +3369,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Tag.PostCount(childComplexity), true
+	case "Tag.postPage":
+		if e.ComplexityRoot.Tag.PostPage == nil {
+			break
+		}
+
+		args, err := ec.field_Tag_postPage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Tag.PostPage(childComplexity, args["number"].(int), args["size"].(*int)), true
 	case "Tag.posts":
 		if e.ComplexityRoot.Tag.Posts == nil {
 			break
@@ -4763,7 +4776,7 @@ The input of ` + "`" + `createWebhook` + "`" + `.
 input CreateWebhookInput {
   "Where to send events: an absolute https URL of at most 2000 characters, without credentials or fragment, naming a public host."
   url: String!
-  "The events to send, 1 to 32 of ` + "`" + `post.published` + "`" + `, ` + "`" + `post.published.edited` + "`" + `, ` + "`" + `post.unpublished` + "`" + `, ` + "`" + `post.deleted` + "`" + `, ` + "`" + `post.counts.updated` + "`" + `, ` + "`" + `author.updated` + "`" + `, ` + "`" + `category.updated` + "`" + `, ` + "`" + `tag.updated` + "`" + `, ` + "`" + `series.updated` + "`" + `, ` + "`" + `comment.added` + "`" + `, ` + "`" + `comment.edited` + "`" + `, ` + "`" + `comment.approved` + "`" + `, ` + "`" + `comment.deleted` + "`" + `, ` + "`" + `page.published` + "`" + `, ` + "`" + `page.published.edited` + "`" + `, ` + "`" + `page.unpublished` + "`" + `, ` + "`" + `page.deleted` + "`" + `, ` + "`" + `site.updated` + "`" + `."
+  "The events to send, 1 to 32 of ` + "`" + `post.published` + "`" + `, ` + "`" + `post.published.edited` + "`" + `, ` + "`" + `post.unpublished` + "`" + `, ` + "`" + `post.deleted` + "`" + `, ` + "`" + `post.counts.updated` + "`" + `, ` + "`" + `author.updated` + "`" + `, ` + "`" + `category.updated` + "`" + `, ` + "`" + `tag.updated` + "`" + `, ` + "`" + `series.updated` + "`" + `, ` + "`" + `comment.added` + "`" + `, ` + "`" + `comment.edited` + "`" + `, ` + "`" + `comment.approved` + "`" + `, ` + "`" + `comment.deleted` + "`" + `, ` + "`" + `page.published` + "`" + `, ` + "`" + `page.published.edited` + "`" + `, ` + "`" + `page.unpublished` + "`" + `, ` + "`" + `page.deleted` + "`" + `, ` + "`" + `site.updated` + "`" + `, ` + "`" + `post.pages.updated` + "`" + `."
   events: [String!]!
   "What the webhook is for: at most 500 characters."
   description: String
@@ -5799,6 +5812,13 @@ type Tag {
   postCount: Int!
   "The tag's public posts by month of publication (UTC), newest month first; months without posts are left out."
   archive: [ArchiveMonth!]!
+  "A numbered page of the tag's public posts, numbered from the oldest, so a page keeps its posts when newer ones are published (see the frontend guide, Numbered pages). Two reads whatever the number."
+  postPage(
+    "The page's number: 1 holds the oldest posts, ` + "`" + `totalPages` + "`" + ` the newest; from 1 to 100000 (BAD_USER_INPUT otherwise, with no read). A page past the end has no posts."
+    number: Int!
+    "The page's size: a multiple of 10 from 10 to 100 (BAD_USER_INPUT otherwise)."
+    size: Int = 20
+  ): PostPage!
   "The public posts with the tag, newest first: one read a page, in either direction."
   posts(
     "How many posts to return from the start (or after ` + "`" + `after` + "`" + `), from 1 to 100; 20 when neither ` + "`" + `first` + "`" + ` nor ` + "`" + `last` + "`" + ` is given."
@@ -7205,6 +7225,8 @@ func (ec *executionContext) childFields_Tag(ctx context.Context, field graphql.C
 		return ec.fieldContext_Tag_postCount(ctx, field)
 	case "archive":
 		return ec.fieldContext_Tag_archive(ctx, field)
+	case "postPage":
+		return ec.fieldContext_Tag_postPage(ctx, field)
 	case "posts":
 		return ec.fieldContext_Tag_posts(ctx, field)
 	case "head":
@@ -8996,6 +9018,28 @@ func (ec *executionContext) field_Subscription_postUpdated_args(ctx context.Cont
 		return nil, err
 	}
 	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Tag_postPage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "number",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["number"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "size",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["size"] = arg1
 	return args, nil
 }
 
@@ -19351,6 +19395,50 @@ func (ec *executionContext) fieldContext_Tag_archive(_ context.Context, field gr
 	return fc, nil
 }
 
+func (ec *executionContext) _Tag_postPage(ctx context.Context, field graphql.CollectedField, obj *storage.Tag) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tag_postPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Tag().PostPage(ctx, obj, fc.Args["number"].(int), fc.Args["size"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PostPage) graphql.Marshaler {
+			return ec.marshalNPostPage2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tag_postPage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Tag",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PostPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Tag_postPage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Tag_posts(ctx context.Context, field graphql.CollectedField, obj *storage.Tag) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -28163,6 +28251,12 @@ func (ec *executionContext) _Tag(ctx context.Context, sel ast.SelectionSet, obj 
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "postPage":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Tag_postPage(ctx, field, obj)
+				})
 		case "posts":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,

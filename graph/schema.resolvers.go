@@ -1206,6 +1206,11 @@ func (r *subscriptionResolver) PostPublished(ctx context.Context, category *stri
 	return r.postPublished(ctx, category, after)
 }
 
+// PostPage is the resolver for the postPage field.
+func (r *tagResolver) PostPage(ctx context.Context, obj *storage.Tag, number int, size *int) (*model.PostPage, error) {
+	return r.numberedPage(ctx, storage.TagListPartition(obj.Slug), frontend.TagTag(obj.Slug), number, size)
+}
+
 // Posts is the resolver for the posts field.
 func (r *tagResolver) Posts(ctx context.Context, obj *storage.Tag, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error) {
 	return r.tagPosts(ctx, obj, first, after, last, before, publishedAfter, publishedBefore)

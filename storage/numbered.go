@@ -13,6 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/storage/internal/dynamo"
 	"github.com/blogql/blog/storage/internal/keys"
 )
@@ -60,10 +61,13 @@ type pageIndexItem struct {
 	At string `dynamodbav:"at"`
 }
 
+// prefixPageIndex starts the partition key of a list's page index.
+const prefixPageIndex = "PAGENUM#"
+
 // pageIndexKey returns the key of chunk c of the page index of the list
 // in the GSI1 partition list.
 func pageIndexKey(list string, c int) key {
-	return key{PK: "PAGENUM#" + list, SK: fmt.Sprintf("CHUNK#%06d", c)}
+	return key{PK: prefixPageIndex + list, SK: fmt.Sprintf("CHUNK#%06d", c)}
 }
 
 // NumberedPage is one numbered page of a list of posts.
@@ -291,4 +295,33 @@ func (s *Store) pageChunks(ctx context.Context, list string) (map[string]pageInd
 		return nil
 	})
 	return have, err
+}
+
+// pageIndexEvents returns the event of a write of a chunk of a list's
+// page index, whichever chunk: post.pages.updated, naming the list's
+// category or tag and its cache tag (feed for the whole blog's), which
+// its numbered pages carry, so they are purged once the index they read
+// has changed, not only when the posts that changed it were written.
+func pageIndexEvents(r *record, add func(EventType, EventData)) error {
+	img := r.new
+	if img == nil {
+		img = r.old
+	}
+	var it pageIndexItem
+	if err := attributevalue.UnmarshalMap(img, &it); err != nil {
+		return err
+	}
+	var d EventData
+	switch {
+	case strings.HasPrefix(it.List, keys.PrefixCategory):
+		slug := strings.TrimPrefix(it.List, keys.PrefixCategory)
+		d.Categories, d.CacheTags = []string{slug}, []string{frontend.TagCategory(slug)}
+	case strings.HasPrefix(it.List, keys.PrefixTag):
+		slug := strings.TrimPrefix(it.List, keys.PrefixTag)
+		d.Tags, d.CacheTags = []string{slug}, []string{frontend.TagTag(slug)}
+	default:
+		d.CacheTags = []string{frontend.TagFeed}
+	}
+	add(EventPostPagesUpdated, d)
+	return nil
 }

@@ -4181,7 +4181,7 @@ func (v *CreateWebhookCreateWebhookCreateWebhookPayloadWebhook) __premarshalJSON
 type CreateWebhookInput struct {
 	// Where to send events: an absolute https URL of at most 2000 characters, without credentials or fragment, naming a public host.
 	Url string `json:"url"`
-	// The events to send, 1 to 32 of `post.published`, `post.published.edited`, `post.unpublished`, `post.deleted`, `post.counts.updated`, `author.updated`, `category.updated`, `tag.updated`, `series.updated`, `comment.added`, `comment.edited`, `comment.approved`, `comment.deleted`, `page.published`, `page.published.edited`, `page.unpublished`, `page.deleted`, `site.updated`.
+	// The events to send, 1 to 32 of `post.published`, `post.published.edited`, `post.unpublished`, `post.deleted`, `post.counts.updated`, `author.updated`, `category.updated`, `tag.updated`, `series.updated`, `comment.added`, `comment.edited`, `comment.approved`, `comment.deleted`, `page.published`, `page.published.edited`, `page.unpublished`, `page.deleted`, `site.updated`, `post.pages.updated`.
 	Events []string `json:"events"`
 	// What the webhook is for: at most 500 characters.
 	Description *string `json:"description"`
@@ -7293,6 +7293,72 @@ type NumberedFeedPageResponse struct {
 
 // GetPostPage returns NumberedFeedPageResponse.PostPage, and is useful for accessing the field via an interface.
 func (v *NumberedFeedPageResponse) GetPostPage() NumberedFeedPagePostPage { return v.PostPage }
+
+// NumberedTagPageResponse is returned by NumberedTagPage on success.
+type NumberedTagPageResponse struct {
+	// Fetches a tag by slug: one read. A tag merged into another gives that one (its `slug` differs, so a frontend can redirect). Fails with NOT_FOUND when there is none.
+	Tag *NumberedTagPageTag `json:"tag"`
+}
+
+// GetTag returns NumberedTagPageResponse.Tag, and is useful for accessing the field via an interface.
+func (v *NumberedTagPageResponse) GetTag() *NumberedTagPageTag { return v.Tag }
+
+// NumberedTagPageTag includes the requested fields of the GraphQL type Tag.
+// The GraphQL type's documentation follows.
+//
+// A free-form label authors give posts as they write (categories are the
+// blog's few sections, tags are many). Its slug is its identity, made from
+// the name it was first given.
+type NumberedTagPageTag struct {
+	// A numbered page of the tag's public posts, numbered from the oldest, so a page keeps its posts when newer ones are published (see the frontend guide, Numbered pages). Two reads whatever the number.
+	PostPage NumberedTagPageTagPostPage `json:"postPage"`
+}
+
+// GetPostPage returns NumberedTagPageTag.PostPage, and is useful for accessing the field via an interface.
+func (v *NumberedTagPageTag) GetPostPage() NumberedTagPageTagPostPage { return v.PostPage }
+
+// NumberedTagPageTagPostPage includes the requested fields of the GraphQL type PostPage.
+// The GraphQL type's documentation follows.
+//
+// A numbered page of a list of posts. Page 1 holds the oldest posts and
+// the last page (`totalPages`) the newest, which may be short; the posts
+// of a page are oldest first (reverse them to show newest first). Pages
+// are counted from a page index that follows the list a moment after a
+// write, through the change feed.
+type NumberedTagPageTagPostPage struct {
+	// The page's number.
+	Number int `json:"number"`
+	// How many pages the list has; 0 when it has no posts.
+	TotalPages int `json:"totalPages"`
+	// How many posts the list has.
+	TotalCount int `json:"totalCount"`
+	// The posts of the page, oldest first; none for a page past the end.
+	Nodes []NumberedTagPageTagPostPageNodesPost `json:"nodes"`
+}
+
+// GetNumber returns NumberedTagPageTagPostPage.Number, and is useful for accessing the field via an interface.
+func (v *NumberedTagPageTagPostPage) GetNumber() int { return v.Number }
+
+// GetTotalPages returns NumberedTagPageTagPostPage.TotalPages, and is useful for accessing the field via an interface.
+func (v *NumberedTagPageTagPostPage) GetTotalPages() int { return v.TotalPages }
+
+// GetTotalCount returns NumberedTagPageTagPostPage.TotalCount, and is useful for accessing the field via an interface.
+func (v *NumberedTagPageTagPostPage) GetTotalCount() int { return v.TotalCount }
+
+// GetNodes returns NumberedTagPageTagPostPage.Nodes, and is useful for accessing the field via an interface.
+func (v *NumberedTagPageTagPostPage) GetNodes() []NumberedTagPageTagPostPageNodesPost { return v.Nodes }
+
+// NumberedTagPageTagPostPageNodesPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type NumberedTagPageTagPostPageNodesPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+}
+
+// GetId returns NumberedTagPageTagPostPageNodesPost.Id, and is useful for accessing the field via an interface.
+func (v *NumberedTagPageTagPostPageNodesPost) GetId() string { return v.Id }
 
 // PageByIDPage includes the requested fields of the GraphQL type Page.
 // The GraphQL type's documentation follows.
@@ -16699,6 +16765,18 @@ func (v *__NumberedFeedPageInput) GetNumber() int { return v.Number }
 // GetSize returns __NumberedFeedPageInput.Size, and is useful for accessing the field via an interface.
 func (v *__NumberedFeedPageInput) GetSize() *int { return v.Size }
 
+// __NumberedTagPageInput is used internally by genqlient
+type __NumberedTagPageInput struct {
+	Slug   string `json:"slug"`
+	Number int    `json:"number"`
+}
+
+// GetSlug returns __NumberedTagPageInput.Slug, and is useful for accessing the field via an interface.
+func (v *__NumberedTagPageInput) GetSlug() string { return v.Slug }
+
+// GetNumber returns __NumberedTagPageInput.Number, and is useful for accessing the field via an interface.
+func (v *__NumberedTagPageInput) GetNumber() int { return v.Number }
+
 // __PageByIDInput is used internally by genqlient
 type __PageByIDInput struct {
 	Id string `json:"id"`
@@ -19866,6 +19944,49 @@ func NumberedFeedPage(
 	}
 
 	data_ = &NumberedFeedPageResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by NumberedTagPage.
+const NumberedTagPage_Operation = `
+query NumberedTagPage ($slug: String!, $number: Int!) {
+	tag(slug: $slug) {
+		postPage(number: $number) {
+			number
+			totalPages
+			totalCount
+			nodes {
+				id
+			}
+		}
+	}
+}
+`
+
+func NumberedTagPage(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	slug string,
+	number int,
+) (data_ *NumberedTagPageResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "NumberedTagPage",
+		Query:  NumberedTagPage_Operation,
+		Variables: &__NumberedTagPageInput{
+			Slug:   slug,
+			Number: number,
+		},
+	}
+
+	data_ = &NumberedTagPageResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -120,7 +121,7 @@ func TestNumberedPagesStayPut(t *testing.T) {
 	}
 	before := [][]string{page(1), page(2)}
 	s.clock.Advance(time.Minute)
-	p := ok[*CreatePostResponse](t)(CreatePost(ctx, b.writers[0], CreatePostInput{Title: "New", Slug: "new", Body: ptr("New."), Categories: []string{"go"}})).CreatePost.Post
+	p := ok[*CreatePostResponse](t)(CreatePost(ctx, b.writers[0], CreatePostInput{Title: "New", Slug: "new", Body: ptr("New."), Categories: []string{"go"}, Tags: []string{"news"}})).CreatePost.Post
 	ok[*PublishPostResponse](t)(PublishPost(ctx, b.writers[0], PublishPostInput{Id: p.Id}))
 	if err := s.store.SyncAllPages(ctx); err != nil {
 		t.Fatal(err)
@@ -129,6 +130,10 @@ func TestNumberedPagesStayPut(t *testing.T) {
 		if got := page(i + 1); !slices.Equal(got, want) {
 			t.Errorf("page %d after a new post: %v, was %v", i+1, got, want)
 		}
+	}
+	tag := ok[*NumberedTagPageResponse](t)(NumberedTagPage(ctx, s.client, "news", 1)).Tag.PostPage
+	if tag.TotalPages != 1 || len(tag.Nodes) != 1 || tag.Nodes[0].Id != p.Id {
+		t.Errorf("tag news page 1 = %+v, want the new post alone", tag)
 	}
 	if last := page(3); len(last) == 0 || last[len(last)-1] != p.Id {
 		t.Errorf("last page %v does not end with the new post %s", last, p.Id)
@@ -150,6 +155,18 @@ func TestNumberedPagesStayPut(t *testing.T) {
 		})
 	}
 	wg.Wait()
+	// Until the pages worker has run, the checker sees the indexes lag
+	// their lists.
+	if err := s.store.SyncAllCounts(ctx); err != nil {
+		t.Fatal(err)
+	}
+	bad, err := s.store.Check(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.ContainsFunc(bad, func(b string) bool { return strings.HasPrefix(b, "page index of CAT#go ") }) {
+		t.Errorf("Check before the indexes are rebuilt found %q, want the index of category go", bad)
+	}
 	if err := s.store.SyncAllPages(ctx); err != nil {
 		t.Fatal(err)
 	}
