@@ -44,6 +44,9 @@ type snapshot struct {
 	bodies   map[string]*bodyItem
 	counts   map[string]*countItem
 	pageIdx  []*pageIndexItem
+	// pagesLagging are the lists whose page index differs from them:
+	// read again after the allowed lag (checkPageLag).
+	pagesLagging []string
 	// found are what the scan itself found wrong: items of unknown types,
 	// cleared attributes kept as empty strings.
 	found []string

@@ -180,10 +180,11 @@ func (s *Store) SyncAllPages(ctx context.Context) error {
 // checkPageIndexes checks that every page index agrees with its list:
 // its count and the sort key of every PageStep-th visible post. It
 // checks the indexes there are (a list never rebuilt has none, and its
-// pages are empty until the pages worker reaches it); the index follows
-// its list a moment later, through the change feed, so run it once the
-// worker has caught up.
-func checkPageIndexes(_ context.Context, s *Store, t *snapshot, badf func(string, ...any)) {
+// pages are empty until the pages worker reaches it). The index follows
+// its list through the change feed, so a list whose index differs is
+// marked lagging (snapshot.pagesLagging) and read again after the
+// allowed lag (checkPageLag).
+func checkPageIndexes(_ context.Context, s *Store, t *snapshot, _ func(string, ...any)) {
 	if len(t.pageIdx) == 0 {
 		return
 	}
@@ -200,29 +201,78 @@ func checkPageIndexes(_ context.Context, s *Store, t *snapshot, badf func(string
 	for _, c := range t.copies {
 		add(c)
 	}
-	have := map[string]map[string]*pageIndexItem{}
+	have := map[string]map[string]pageIndexItem{}
 	for _, c := range t.pageIdx {
 		if have[c.List] == nil {
-			have[c.List] = map[string]*pageIndexItem{}
+			have[c.List] = map[string]pageIndexItem{}
 		}
-		have[c.List][c.SK] = c
+		have[c.List][c.SK] = *c
 	}
 	for _, list := range slices.Sorted(maps.Keys(have)) {
 		sks := lists[list]
 		slices.Sort(sks)
-		want := wantChunks(list, sks, "")
-		for _, w := range want {
-			h := have[list][w.SK]
-			switch {
-			case h == nil:
-				badf("page index of %s lacks chunk %s", list, w.SK)
-			case h.Count != w.Count || !slices.Equal(h.Starts, w.Starts):
-				badf("page index of %s chunk %s holds %d posts and starts %v, the list %d and %v", list, w.SK, h.Count, h.Starts, w.Count, w.Starts)
-			}
-			delete(have[list], w.SK)
-		}
-		for sk := range have[list] {
-			badf("page index of %s has chunk %s past its list's end", list, sk)
+		if pageIndexDiff(list, sks, have[list]) != "" {
+			t.pagesLagging = append(t.pagesLagging, list)
 		}
 	}
+}
+
+// pageIndexDiff returns how the chunks have of the page index of list
+// differ from what the list's sort keys sks give, or "" when they agree.
+func pageIndexDiff(list string, sks []string, have map[string]pageIndexItem) string {
+	want := wantChunks(list, sks, "")
+	for _, w := range want {
+		h, ok := have[w.SK]
+		switch {
+		case !ok:
+			return fmt.Sprintf("lacks chunk %s", w.SK)
+		case h.Count != w.Count || !slices.Equal(h.Starts, w.Starts):
+			return fmt.Sprintf("chunk %s holds %d posts and starts %v, the list %d and %v", w.SK, h.Count, h.Starts, w.Count, w.Starts)
+		}
+	}
+	for sk := range have {
+		if !slices.ContainsFunc(want, func(w pageIndexItem) bool { return w.SK == sk }) {
+			return fmt.Sprintf("has chunk %s past its list's end", sk)
+		}
+	}
+	return ""
+}
+
+// checkPageLag reads again, after the allowed lag (unless waited is
+// true: the comment counts' wait has passed), each list whose page index
+// Check found to differ, and returns a line for each one whose index
+// still differs. It fails when a read fails.
+func (s *Store) checkPageLag(ctx context.Context, lists []string, waited bool) ([]string, error) {
+	if len(lists) == 0 {
+		return nil, nil
+	}
+	seen := time.Now()
+	lag := s.countLag
+	if lag == 0 {
+		lag = CountLag
+	}
+	if !waited {
+		wait := s.lagWait
+		if wait == nil {
+			wait = sleepFor
+		}
+		if err := wait(ctx, lag); err != nil {
+			return nil, err
+		}
+	}
+	var bad []string
+	for _, list := range lists {
+		sks, err := s.listSortKeys(ctx, list)
+		if err != nil {
+			return nil, fmt.Errorf("check: %w", err)
+		}
+		have, err := s.pageChunks(ctx, list)
+		if err != nil {
+			return nil, fmt.Errorf("check: %w", err)
+		}
+		if d := pageIndexDiff(list, sks, have); d != "" {
+			bad = append(bad, fmt.Sprintf("page index of %s %s: lagging over %s (allowed %s)", list, d, time.Since(seen).Round(time.Millisecond), lag))
+		}
+	}
+	return bad, nil
 }
