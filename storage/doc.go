@@ -183,7 +183,9 @@
 // chunks, and a PutItem of each chunk that differs (a DeleteItem of each
 // past the end). Each chunk is put on the condition that its "at" (the
 // store's time when its rebuild read the list) is not later than the
-// rebuild's own, so rebuilds are idempotent and the latest read wins. A
+// rebuild's own, so a rebuild is idempotent and never replaces a chunk
+// that a rebuild which read the list later wrote; the worker runs on one
+// server at a time, and the next post event rebuilds again. A
 // chunk's write is the event post.pages.updated with the list's cache
 // tag, which purges the numbered pages read before it. Until the worker
 // has run, a page is read with the index it had: a deletion or a

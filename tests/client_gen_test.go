@@ -7287,7 +7287,7 @@ func (v *NumberedFeedPagePostPageNodesPost) GetTitle() string { return v.Title }
 
 // NumberedFeedPageResponse is returned by NumberedFeedPage on success.
 type NumberedFeedPageResponse struct {
-	// A numbered page of the whole blog's public posts, numbered from the oldest, so a page keeps its posts when newer ones are published (see the frontend guide, Numbered pages). Two reads whatever the number.
+	// A numbered page of the whole blog's public posts, or with `category` or `tag` of that list's, numbered from the oldest, so a page keeps its posts when newer ones are published (see the frontend guide, Numbered pages). Two reads whatever the number, with nothing else to read: a category or tag that does not exist has no pages (`totalPages` 0), not NOT_FOUND; `category(slug:) { postPage }` reads the category too.
 	PostPage NumberedFeedPagePostPage `json:"postPage"`
 }
 
@@ -16755,8 +16755,10 @@ func (v *__NumberedCategoryPageInput) GetSize() *int { return v.Size }
 
 // __NumberedFeedPageInput is used internally by genqlient
 type __NumberedFeedPageInput struct {
-	Number int  `json:"number"`
-	Size   *int `json:"size"`
+	Number   int     `json:"number"`
+	Size     *int    `json:"size"`
+	Category *string `json:"category"`
+	Tag      *string `json:"tag"`
 }
 
 // GetNumber returns __NumberedFeedPageInput.Number, and is useful for accessing the field via an interface.
@@ -16764,6 +16766,12 @@ func (v *__NumberedFeedPageInput) GetNumber() int { return v.Number }
 
 // GetSize returns __NumberedFeedPageInput.Size, and is useful for accessing the field via an interface.
 func (v *__NumberedFeedPageInput) GetSize() *int { return v.Size }
+
+// GetCategory returns __NumberedFeedPageInput.Category, and is useful for accessing the field via an interface.
+func (v *__NumberedFeedPageInput) GetCategory() *string { return v.Category }
+
+// GetTag returns __NumberedFeedPageInput.Tag, and is useful for accessing the field via an interface.
+func (v *__NumberedFeedPageInput) GetTag() *string { return v.Tag }
 
 // __NumberedTagPageInput is used internally by genqlient
 type __NumberedTagPageInput struct {
@@ -19911,8 +19919,8 @@ func NumberedCategoryPage(
 
 // The query executed by NumberedFeedPage.
 const NumberedFeedPage_Operation = `
-query NumberedFeedPage ($number: Int!, $size: Int) {
-	postPage(number: $number, size: $size) {
+query NumberedFeedPage ($number: Int!, $size: Int, $category: String, $tag: String) {
+	postPage(number: $number, size: $size, category: $category, tag: $tag) {
 		number
 		size
 		totalPages
@@ -19933,13 +19941,17 @@ func NumberedFeedPage(
 	client_ graphql.Client,
 	number int,
 	size *int,
+	category *string,
+	tag *string,
 ) (data_ *NumberedFeedPageResponse, err_ error) {
 	req_ := &graphql.Request{
 		OpName: "NumberedFeedPage",
 		Query:  NumberedFeedPage_Operation,
 		Variables: &__NumberedFeedPageInput{
-			Number: number,
-			Size:   size,
+			Number:   number,
+			Size:     size,
+			Category: category,
+			Tag:      tag,
 		},
 	}
 

@@ -61,6 +61,15 @@ func TestNumberedPages(t *testing.T) {
 				if got := total(s.requests()); got > 3 {
 					t.Errorf("%s size %d page %d: %d DynamoDB requests, want at most 3 (category + 2)", slug, size, n, got)
 				}
+				// The same page without the category: two requests.
+				top := ok[*NumberedFeedPageResponse](t)(NumberedFeedPage(ctx, s.client, n, &size, &slug, nil)).PostPage
+				equal(t, fmt.Sprintf("%s page %d by postPage(category:) totalPages", slug, n), top.TotalPages, pages)
+				if len(top.Nodes) != len(r.Nodes) || len(r.Nodes) > 0 && top.Nodes[0].Id != r.Nodes[0].Id {
+					t.Errorf("%s page %d: postPage(category:) holds %v, category.postPage %v", slug, n, top.Nodes, r.Nodes)
+				}
+				if got := total(s.requests()); got > 2 {
+					t.Errorf("%s size %d page %d by postPage(category:): %d DynamoDB requests %v, budget 2", slug, size, n, got, s.requests())
+				}
 			}
 			if !slices.Equal(got, want) {
 				t.Errorf("%s size %d: numbered pages hold %v, the cursor walk %v", slug, size, got, want)
@@ -71,7 +80,7 @@ func TestNumberedPages(t *testing.T) {
 	ten := 10
 	var feed []string
 	for n := 1; n <= 3; n++ {
-		r := ok[*NumberedFeedPageResponse](t)(NumberedFeedPage(ctx, s.client, n, &ten)).PostPage
+		r := ok[*NumberedFeedPageResponse](t)(NumberedFeedPage(ctx, s.client, n, &ten, nil, nil)).PostPage
 		equal(t, "feed totalPages", r.TotalPages, 3)
 		for _, p := range r.Nodes {
 			feed = append(feed, p.Id)
@@ -79,6 +88,12 @@ func TestNumberedPages(t *testing.T) {
 		if got := total(s.requests()); got > 2 {
 			t.Errorf("feed page %d: %d DynamoDB requests %v, budget 2", n, got, s.requests())
 		}
+	}
+	// A category that cannot exist has no pages, with no read.
+	for _, slug := range []string{"Not-A-Slug", "favicon.ico"} {
+		r := ok[*NumberedFeedPageResponse](t)(NumberedFeedPage(ctx, s.client, 1, &ten, &slug, nil)).PostPage
+		equal(t, slug+" totalPages", r.TotalPages, 0)
+		equal(t, slug+" requests", total(s.requests()), 0)
 	}
 	if !slices.Equal(feed, b.published) {
 		t.Errorf("feed pages hold %v, want the posts oldest first %v", feed, b.published)
@@ -92,7 +107,7 @@ func TestNumberedPagesRefuseBadNumbers(t *testing.T) {
 	s := newServer(t)
 	ctx := context.Background()
 	for _, c := range []struct{ number, size int }{{0, 20}, {-1, 20}, {100001, 20}, {2147483647, 20}, {1, 0}, {1, 15}, {1, 110}} {
-		_, err := NumberedFeedPage(ctx, s.client, c.number, &c.size)
+		_, err := NumberedFeedPage(ctx, s.client, c.number, &c.size, nil, nil)
 		if code(err) != "BAD_USER_INPUT" {
 			t.Errorf("page %d size %d: %v, want BAD_USER_INPUT", c.number, c.size, err)
 		}
