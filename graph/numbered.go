@@ -60,3 +60,11 @@ func (r *Resolver) numberedPageOf(ctx context.Context, category, tag *string, nu
 	}
 	return r.numberedPage(ctx, list, cacheTag, number, size)
 }
+
+// numberedComplexity makes a numbered page cost its two requests, its
+// own fields once, and its size times its posts' selection
+// (connectionComplexity's model). A size out of range counts once, so
+// the resolver refuses it with BAD_USER_INPUT.
+func numberedComplexity(child int, size *int) int {
+	return listRequestCost + connectionComplexity(child, size, nil)
+}
