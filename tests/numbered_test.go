@@ -190,3 +190,35 @@ func TestNumberedPagesStayPut(t *testing.T) {
 	}
 	s.consistent()
 }
+
+// TestNumberedPagesFollowTheChangeFeed: on the server with its change
+// feed, the pages worker rebuilds a category's page index after its posts
+// are published, which is post.pages.updated to webhooks, and the pages
+// read before it (the answer cache's included) show the new count.
+func TestNumberedPagesFollowTheChangeFeed(t *testing.T) {
+	s := startFeedServer(t)
+	ctx := context.Background()
+	writer := s.writer()
+	r := newFeedReceiver(t)
+	s.hook(writer, r, "post.pages.updated")
+	ten, feeds := 10, "feeds"
+	pages := func() int {
+		return ok[*NumberedFeedPageResponse](t)(NumberedFeedPage(ctx, writer, 1, &ten, &feeds, nil)).PostPage.TotalPages
+	}
+	equal(t, "pages of an empty category", pages(), 0)
+	var last string
+	for i := range 11 {
+		p := ok[*CreatePostResponse](t)(CreatePost(ctx, writer, CreatePostInput{Title: fmt.Sprintf("Post %d", i), Slug: fmt.Sprintf("post-%d", i), Categories: []string{"feeds"}})).CreatePost.Post
+		ok[*PublishPostResponse](t)(PublishPost(ctx, writer, PublishPostInput{Id: p.Id}))
+		last = p.Id
+	}
+	d := r.waitEvent(t, "post.pages.updated", func(e storage.EventData) bool { return slices.Contains(e.Categories, "feeds") })
+	if !slices.Contains(d.Data.CacheTags, "category:feeds") {
+		t.Errorf("post.pages.updated data %+v, want the tag category:feeds", d.Data)
+	}
+	waitFor(t, func() bool { return pages() == 2 })
+	page2 := ok[*NumberedFeedPageResponse](t)(NumberedFeedPage(ctx, writer, 2, &ten, &feeds, nil)).PostPage
+	if len(page2.Nodes) != 1 || page2.Nodes[0].Id != last {
+		t.Errorf("page 2 holds %+v, want the newest post alone", page2.Nodes)
+	}
+}
