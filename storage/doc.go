@@ -179,9 +179,16 @@
 // worker (pagesync.go) reads post events and rebuilds the index of every
 // list they name (the feed, the post's categories and tags, before and
 // after), at most once a second a list, from the list itself: one Query
-// of the visible posts' GSI1SK (a request per 1 MB), one Query of the
-// chunks, and a PutItem of each chunk that differs (a DeleteItem of each
-// past the end). Each chunk is put on the condition that its "at" (the
+// of the chunks, then one Query of the visible posts' GSI1SK from the
+// last start before the earliest publication time its events changed (a
+// request per 1 MB; a post published now reads at most 10 keys, a
+// deletion the keys after it), and a PutItem of each chunk that differs
+// (a DeleteItem of each past the end). GSI1 follows the table a moment
+// after the stream does, so the rebuild writes only when the list it
+// read shows every post's last write its events name (the post's key
+// in the lists it is in, none of its keys in those it left), and tries
+// again a second later otherwise (ten times, then it takes the list as
+// it is). Each chunk is put on the condition that its "at" (the
 // store's time when its rebuild read the list) is not later than the
 // rebuild's own, so a rebuild is idempotent and never replaces a chunk
 // that a rebuild which read the list later wrote; the worker runs on one

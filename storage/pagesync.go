@@ -30,8 +30,9 @@ type PageSync struct {
 
 	mu sync.Mutex
 	// pending holds each list to rebuild, with the position of the first
-	// event naming it read since its last rebuild began.
-	pending map[string]int64
+	// event naming it read since its last rebuild began and the earliest
+	// time of publication those events changed (zero: unknown).
+	pending map[string]pendingList
 	// last is when each list's last rebuild began.
 	last map[string]time.Time
 	// syncing serializes the rebuilds of Events and Tick.
@@ -40,7 +41,114 @@ type PageSync struct {
 
 // NewPageSync returns the pages worker's state, with nothing pending.
 func (s *Store) NewPageSync() *PageSync {
-	return &PageSync{store: s, pending: map[string]int64{}, last: map[string]time.Time{}}
+	return &PageSync{store: s, pending: map[string]pendingList{}, last: map[string]time.Time{}}
+}
+
+// pendingList is a list waiting for its rebuild: the position of its
+// first event since its last rebuild began, and from where it changed.
+type pendingList struct {
+	pos  int64
+	from time.Time
+	// expect is, by post id, what the list must show of the post for a
+	// read of it to have the post's last write: GSI1 follows the table
+	// a moment after the change feed does.
+	expect map[string]expected
+	// tries counts the rebuilds that found the list behind.
+	tries int
+}
+
+// expected is what a list must show of a post: its key (present) or
+// not (absent).
+type expected struct {
+	present string
+	absent  []string
+}
+
+// merge returns p with q, which came later, merged in.
+func (p pendingList) merge(q pendingList) pendingList {
+	p.pos = min(p.pos, q.pos)
+	if q.from.IsZero() || q.from.Before(p.from) {
+		p.from = q.from
+	}
+	if p.expect == nil {
+		p.expect = map[string]expected{}
+	}
+	maps.Copy(p.expect, q.expect)
+	return p
+}
+
+// shows reports whether the sort keys sks of a list show every
+// expectation of p.
+func (p pendingList) shows(sks []string) bool {
+	has := func(k string) bool { _, ok := slices.BinarySearch(sks, k); return ok }
+	for _, e := range p.expect {
+		if e.present != "" && !has(e.present) || slices.ContainsFunc(e.absent, has) {
+			return false
+		}
+	}
+	return true
+}
+
+// maxBehind is how many rebuilds of a list that found it behind the
+// pages worker makes before it rebuilds from what the list shows.
+const maxBehind = 10
+
+// pendingOf returns, by list, what the event e of a post asks of the
+// lists it names.
+func pendingOf(e LoggedEvent) map[string]pendingList {
+	d := e.Data
+	from := changedFrom(d)
+	var now, was []string
+	if !d.PublishedAt.IsZero() && d.PostID != "" {
+		now = append(now, keys.PostSort(d.PublishedAt, d.PostID))
+		if !d.PreviousPublishedAt.IsZero() && !d.PreviousPublishedAt.Equal(d.PublishedAt) {
+			was = append(was, keys.PostSort(d.PreviousPublishedAt, d.PostID))
+		}
+	}
+	visible := e.Type == EventPostPublished || e.Type == EventPostEdited
+	out := map[string]pendingList{}
+	add := func(list string, in bool) {
+		p := pendingList{pos: e.Position, from: from, expect: map[string]expected{}}
+		if len(now) > 0 {
+			x := expected{absent: was}
+			if in && visible {
+				x.present = now[0]
+			} else {
+				x.absent = append(slices.Clone(was), now...)
+			}
+			p.expect[d.PostID] = x
+		}
+		out[list] = p
+	}
+	add(keys.FeedPartition, true)
+	for _, c := range d.Categories {
+		add(keys.CategoryPartition(c), true)
+	}
+	for _, t := range d.Tags {
+		add(keys.TagPartition(t), true)
+	}
+	for _, c := range d.PreviousCategories {
+		if !slices.Contains(d.Categories, c) {
+			add(keys.CategoryPartition(c), false)
+		}
+	}
+	for _, t := range d.PreviousTags {
+		if !slices.Contains(d.Tags, t) {
+			add(keys.TagPartition(t), false)
+		}
+	}
+	return out
+}
+
+// changedFrom returns the earliest time of publication an event of a
+// post changed in its lists: its time before and after the write, or
+// zero when the event does not say.
+func changedFrom(d EventData) time.Time {
+	from := d.PublishedAt
+	if !d.PreviousPublishedAt.IsZero() && !from.IsZero() && d.PreviousPublishedAt.Before(from) {
+		from = d.PreviousPublishedAt
+	}
+	return from
 }
 
 // pageSyncEvents are the events after which a post may have joined,
@@ -48,18 +156,6 @@ func (s *Store) NewPageSync() *PageSync {
 var pageSyncEvents = []EventType{
 	EventPostPublished, EventPostEdited, EventPostUnpublished, EventPostScheduled,
 	EventPostRescheduled, EventPostUnscheduled, EventPostDeleted,
-}
-
-// listsOf returns the lists an event of a post names.
-func listsOf(d EventData) []string {
-	lists := []string{keys.FeedPartition}
-	for _, c := range append(slices.Clone(d.Categories), d.PreviousCategories...) {
-		lists = append(lists, keys.CategoryPartition(c))
-	}
-	for _, t := range append(slices.Clone(d.Tags), d.PreviousTags...) {
-		lists = append(lists, keys.TagPartition(t))
-	}
-	return lists
 }
 
 // Events notes the lists that post events name and rebuilds those that
@@ -71,9 +167,11 @@ func (w *PageSync) Events(ctx context.Context, events []LoggedEvent) error {
 		if !slices.Contains(pageSyncEvents, e.Type) {
 			continue
 		}
-		for _, l := range listsOf(e.Data) {
-			if _, ok := w.pending[l]; !ok {
-				w.pending[l] = e.Position
+		for l, q := range pendingOf(e) {
+			if p, ok := w.pending[l]; ok {
+				w.pending[l] = p.merge(q)
+			} else {
+				w.pending[l] = q
 			}
 		}
 	}
@@ -88,11 +186,11 @@ func (w *PageSync) Tick(ctx context.Context) error {
 	w.syncing.Lock()
 	defer w.syncing.Unlock()
 	now := time.Now()
-	due := map[string]int64{}
+	due := map[string]pendingList{}
 	w.mu.Lock()
-	for l, pos := range w.pending {
+	for l, p := range w.pending {
 		if last, ok := w.last[l]; !ok || now.Sub(last) >= PageSyncEvery {
-			due[l] = pos
+			due[l] = p
 			delete(w.pending, l)
 			w.last[l] = now
 		}
@@ -105,17 +203,28 @@ func (w *PageSync) Tick(ctx context.Context) error {
 	w.mu.Unlock()
 	var first error
 	for _, l := range slices.Sorted(maps.Keys(due)) {
-		did, err := w.store.SyncPages(ctx, l)
+		p := due[l]
+		shows := p.shows
+		if p.tries >= maxBehind {
+			shows = nil
+		}
+		did, err := w.store.syncPages(ctx, l, p.from, shows)
 		if w.OnSync != nil {
 			w.OnSync(l, did, err)
 		}
-		if err == nil {
+		if err == nil && !did.Behind {
 			continue
 		}
-		w.mu.Lock()
-		if pos, ok := w.pending[l]; !ok || due[l] < pos {
-			w.pending[l] = due[l]
+		// Failed, or GSI1 had not the events' writes yet: pending again,
+		// with what came since merged in (it is newer).
+		if did.Behind {
+			p.tries++
 		}
+		w.mu.Lock()
+		if q, ok := w.pending[l]; ok {
+			p = p.merge(q)
+		}
+		w.pending[l] = p
 		w.mu.Unlock()
 		if first == nil {
 			first = err
@@ -130,8 +239,8 @@ func (w *PageSync) Tick(ctx context.Context) error {
 func (w *PageSync) Hold(last int64) int64 {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	for _, pos := range w.pending {
-		last = min(last, pos-1)
+	for _, p := range w.pending {
+		last = min(last, p.pos-1)
 	}
 	return last
 }
@@ -220,7 +329,7 @@ func checkPageIndexes(_ context.Context, s *Store, t *snapshot, _ func(string, .
 // pageIndexDiff returns how the chunks have of the page index of list
 // differ from what the list's sort keys sks give, or "" when they agree.
 func pageIndexDiff(list string, sks []string, have map[string]pageIndexItem) string {
-	want := wantChunks(list, sks, "")
+	want := wantChunks(list, startsOf(sks), len(sks), "")
 	for _, w := range want {
 		h, ok := have[w.SK]
 		switch {
@@ -262,7 +371,7 @@ func (s *Store) checkPageLag(ctx context.Context, lists []string, waited bool) (
 	}
 	var bad []string
 	for _, list := range lists {
-		sks, err := s.listSortKeys(ctx, list)
+		sks, err := s.listSortKeys(ctx, list, keys.PrefixPost)
 		if err != nil {
 			return nil, fmt.Errorf("check: %w", err)
 		}

@@ -140,9 +140,26 @@ func TestNumberedPagesStayPut(t *testing.T) {
 	before := [][]string{page(1), page(2)}
 	s.clock.Advance(time.Minute)
 	p := ok[*CreatePostResponse](t)(CreatePost(ctx, b.writers[0], CreatePostInput{Title: "New", Slug: "new", Body: ptr("New."), Categories: []string{"go"}, Tags: []string{"news"}})).CreatePost.Post
-	ok[*PublishPostResponse](t)(PublishPost(ctx, b.writers[0], PublishPostInput{Id: p.Id}))
-	if err := s.store.SyncAllPages(ctx); err != nil {
+	pub := ok[*PublishPostResponse](t)(PublishPost(ctx, b.writers[0], PublishPostInput{Id: p.Id})).PublishPost.Post
+	// The pages worker, given the post's event, rebuilds the lists it
+	// names from the last start before the post: a few keys read,
+	// whatever the lists' lengths.
+	worker := s.store.NewPageSync()
+	read := map[string]int{}
+	worker.OnSync = func(list string, did storage.PagesSynced, err error) {
+		if err != nil || did.Behind {
+			t.Errorf("rebuild of %s: %+v, %v", list, did, err)
+		}
+		read[list] = did.Read
+	}
+	event := storage.LoggedEvent{Position: 1, Event: storage.Event{Type: storage.EventPostPublished, Data: storage.EventData{
+		PostID: rawID(t, p.Id, "Post"), PublishedAt: *pub.PublishedAt, Categories: []string{"go"}, Tags: []string{"news"},
+	}}}
+	if err := worker.Events(ctx, []storage.LoggedEvent{event}); err != nil {
 		t.Fatal(err)
+	}
+	if len(read) != 3 || read["CAT#go"] > storage.PageStep+1 || read["FEED"] > storage.PageStep+1 {
+		t.Errorf("the rebuilds after a new post read %v sort keys, want at most %d a list", read, storage.PageStep+1)
 	}
 	for i, want := range before {
 		if got := page(i + 1); !slices.Equal(got, want) {
