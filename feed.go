@@ -78,6 +78,11 @@ func newFeed(ctx context.Context, clientCfg storage.ClientConfig, store *storage
 	// a second later.
 	counts := store.NewCountSync()
 	feed.AddWorker(changefeed.Worker{Name: "counts", Events: counts.Events, Tick: counts.Tick, Every: storage.CountSyncTick, Hold: counts.Hold})
+	// One server at a time keeps the page indexes of numbered pages:
+	// after a post's events, at most once a second a list
+	// (storage/pagesync.go).
+	pages := store.NewPageSync()
+	feed.AddWorker(changefeed.Worker{Name: "pages", Events: pages.Events, Tick: pages.Tick, Every: storage.CountSyncTick, Hold: pages.Hold})
 	logger.Info("change feed", "owner", feed.Owner(), "event_retention", cfg.eventRetention, "read_stream", cfg.readStream)
 	return feed, nil
 }

@@ -68,6 +68,11 @@ func Seed(ctx context.Context, store *storage.Store, now time.Time) error {
 	if err := seedSite(ctx, store); err != nil {
 		return fmt.Errorf("seed demo pages and site: %w", err)
 	}
+	// The lists' numbered pages now, as the pages worker would a moment
+	// later.
+	if err := store.SyncAllPages(ctx); err != nil {
+		return fmt.Errorf("seed demo page indexes: %w", err)
+	}
 	return nil
 }
 

@@ -72,6 +72,8 @@ func withConnectionFields(c *ComplexityRoot) {
 	c.SeriesConnection.PageInfo = none
 	c.SitePageConnection.PageInfo = none
 	c.TagConnection.PageInfo = none
+	c.PostPage.Nodes = items
+	c.PostPage.Number, c.PostPage.Size, c.PostPage.TotalPages, c.PostPage.TotalCount = none, none, none, none
 }
 
 // withComplexity gives the schema's fields their complexity, as the
@@ -84,6 +86,9 @@ func withComplexity(c *ComplexityRoot) {
 	c.Author.Posts = postsComplexity
 	c.Author.Drafts = listComplexity
 	c.Category.Posts = postsComplexity
+	c.Query.PostPage = func(child int, _, _ *string, _ int, size *int) int { return numberedComplexity(child, size) }
+	c.Category.PostPage = func(child int, _ int, size *int) int { return numberedComplexity(child, size) }
+	c.Tag.PostPage = func(child int, _ int, size *int) int { return numberedComplexity(child, size) }
 	c.Post.Comments = listComplexity
 	c.Post.Previous = adjacentComplexity
 	c.Post.Next = adjacentComplexity

@@ -115,6 +115,7 @@ type ComplexityRoot struct {
 		ID          func(childComplexity int) int
 		Name        func(childComplexity int) int
 		PostCount   func(childComplexity int) int
+		PostPage    func(childComplexity int, number int, size *int) int
 		Posts       func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) int
 		Slug        func(childComplexity int) int
 		Version     func(childComplexity int) int
@@ -403,6 +404,14 @@ type ComplexityRoot struct {
 		Time    func(childComplexity int) int
 	}
 
+	PostPage struct {
+		Nodes      func(childComplexity int) int
+		Number     func(childComplexity int) int
+		Size       func(childComplexity int) int
+		TotalCount func(childComplexity int) int
+		TotalPages func(childComplexity int) int
+	}
+
 	PostSeries struct {
 		Next     func(childComplexity int) int
 		Position func(childComplexity int) int
@@ -432,6 +441,7 @@ type ComplexityRoot struct {
 		Page            func(childComplexity int, id *string, slug *string) int
 		Pages           func(childComplexity int, first *int, after *string, last *int, before *string, drafts *bool) int
 		Post            func(childComplexity int, id *string, slug *string, previewToken *string) int
+		PostPage        func(childComplexity int, category *string, tag *string, number int, size *int) int
 		Posts           func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) int
 		Search          func(childComplexity int, query string, first *int, after *string, category *string, author *string) int
 		Series          func(childComplexity int, slug string) int
@@ -602,6 +612,7 @@ type ComplexityRoot struct {
 		Head      func(childComplexity int) int
 		Name      func(childComplexity int) int
 		PostCount func(childComplexity int) int
+		PostPage  func(childComplexity int, number int, size *int) int
 		Posts     func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) int
 		Slug      func(childComplexity int) int
 		Version   func(childComplexity int) int
@@ -707,6 +718,7 @@ type AuthorResolver interface {
 type CategoryResolver interface {
 	ID(ctx context.Context, obj *storage.Category) (string, error)
 
+	PostPage(ctx context.Context, obj *storage.Category, number int, size *int) (*model.PostPage, error)
 	Posts(ctx context.Context, obj *storage.Category, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error)
 	Head(ctx context.Context, obj *storage.Category) (*model.Head, error)
 }
@@ -823,6 +835,7 @@ type QueryResolver interface {
 	Node(ctx context.Context, id string) (model.Node, error)
 	Post(ctx context.Context, id *string, slug *string, previewToken *string) (*storage.Post, error)
 	Posts(ctx context.Context, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error)
+	PostPage(ctx context.Context, category *string, tag *string, number int, size *int) (*model.PostPage, error)
 	Archive(ctx context.Context, author *string, category *string, authorSlug *string) ([]*storage.ArchiveMonth, error)
 	Author(ctx context.Context, id *string, slug *string) (*storage.Author, error)
 	Authors(ctx context.Context, first *int, after *string, last *int, before *string) (*model.AuthorConnection, error)
@@ -880,6 +893,7 @@ type SubscriptionResolver interface {
 	PostPublished(ctx context.Context, category *string, after *string) (<-chan graphql.Event[*model.PostEvent], error)
 }
 type TagResolver interface {
+	PostPage(ctx context.Context, obj *storage.Tag, number int, size *int) (*model.PostPage, error)
 	Posts(ctx context.Context, obj *storage.Tag, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error)
 	Head(ctx context.Context, obj *storage.Tag) (*model.Head, error)
 }
@@ -1154,6 +1168,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Category.PostCount(childComplexity), true
+	case "Category.postPage":
+		if e.ComplexityRoot.Category.PostPage == nil {
+			break
+		}
+
+		args, err := ec.field_Category_postPage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Category.PostPage(childComplexity, args["number"].(int), args["size"].(*int)), true
 	case "Category.posts":
 		if e.ComplexityRoot.Category.Posts == nil {
 			break
@@ -2479,6 +2504,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PostEvent.Time(childComplexity), true
 
+	case "PostPage.nodes":
+		if e.ComplexityRoot.PostPage.Nodes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostPage.Nodes(childComplexity), true
+	case "PostPage.number":
+		if e.ComplexityRoot.PostPage.Number == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostPage.Number(childComplexity), true
+	case "PostPage.size":
+		if e.ComplexityRoot.PostPage.Size == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostPage.Size(childComplexity), true
+	case "PostPage.totalCount":
+		if e.ComplexityRoot.PostPage.TotalCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostPage.TotalCount(childComplexity), true
+	case "PostPage.totalPages":
+		if e.ComplexityRoot.PostPage.TotalPages == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostPage.TotalPages(childComplexity), true
+
 	case "PostSeries.next":
 		if e.ComplexityRoot.PostSeries.Next == nil {
 			break
@@ -2652,6 +2708,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Post(childComplexity, args["id"].(*string), args["slug"].(*string), args["previewToken"].(*string)), true
+	case "Query.postPage":
+		if e.ComplexityRoot.Query.PostPage == nil {
+			break
+		}
+
+		args, err := ec.field_Query_postPage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.PostPage(childComplexity, args["category"].(*string), args["tag"].(*string), args["number"].(int), args["size"].(*int)), true
 	case "Query.posts":
 		if e.ComplexityRoot.Query.Posts == nil {
 			break
@@ -3302,6 +3369,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Tag.PostCount(childComplexity), true
+	case "Tag.postPage":
+		if e.ComplexityRoot.Tag.PostPage == nil {
+			break
+		}
+
+		args, err := ec.field_Tag_postPage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Tag.PostPage(childComplexity, args["number"].(int), args["size"].(*int)), true
 	case "Tag.posts":
 		if e.ComplexityRoot.Tag.Posts == nil {
 			break
@@ -4021,6 +4099,26 @@ type PostConnection {
 }
 
 """
+A numbered page of a list of posts. Page 1 holds the oldest posts and
+the last page (` + "`" + `totalPages` + "`" + `) the newest, which may be short; the posts
+of a page are oldest first (reverse them to show newest first). Pages
+are counted from a page index that follows the list a moment after a
+write, through the change feed.
+"""
+type PostPage {
+  "The page's number."
+  number: Int!
+  "The page's size."
+  size: Int!
+  "How many pages the list has; 0 when it has no posts."
+  totalPages: Int!
+  "How many posts the list has."
+  totalCount: Int!
+  "The posts of the page, oldest first; none for a page past the end."
+  nodes: [Post!]!
+}
+
+"""
 A post in a page of posts.
 """
 type PostEdge {
@@ -4140,6 +4238,13 @@ type Category implements Node {
   postCount: Int!
   "The category's public posts by month of publication (UTC), newest month first; months without posts are left out."
   archive: [ArchiveMonth!]!
+  "A numbered page of the category's public posts, numbered from the oldest, so a page keeps its posts when newer ones are published (see the frontend guide, Numbered pages). Two reads whatever the number."
+  postPage(
+    "The page's number: 1 holds the oldest posts, ` + "`" + `totalPages` + "`" + ` the newest; from 1 to 100000 (BAD_USER_INPUT otherwise, with no read). A page past the end has no posts."
+    number: Int!
+    "The page's size: a multiple of 10 from 10 to 100 (BAD_USER_INPUT otherwise)."
+    size: Int = 20
+  ): PostPage!
   "The public posts in the category, newest first."
   posts(
     "How many posts to return from the start (or after ` + "`" + `after` + "`" + `), from 1 to 100; 20 when neither ` + "`" + `first` + "`" + ` nor ` + "`" + `last` + "`" + ` is given."
@@ -4314,6 +4419,17 @@ type Query {
     "Only posts published before this time."
     publishedBefore: DateTime
   ): PostConnection!
+  "A numbered page of the whole blog's public posts, or with ` + "`" + `category` + "`" + ` or ` + "`" + `tag` + "`" + ` of that list's, numbered from the oldest, so a page keeps its posts when newer ones are published (see the frontend guide, Numbered pages). Two reads whatever the number, with nothing else to read: a category or tag that does not exist has no pages (` + "`" + `totalPages` + "`" + ` 0), not NOT_FOUND; ` + "`" + `category(slug:) { postPage }` + "`" + ` reads the category too."
+  postPage(
+    "The slug of the category whose posts to number; give at most one of ` + "`" + `category` + "`" + ` and ` + "`" + `tag` + "`" + `."
+    category: String
+    "The slug of the tag whose posts to number."
+    tag: String
+    "The page's number: 1 holds the oldest posts, ` + "`" + `totalPages` + "`" + ` the newest; from 1 to 100000 (BAD_USER_INPUT otherwise, with no read). A page past the end has no posts."
+    number: Int!
+    "The page's size: a multiple of 10 from 10 to 100 (BAD_USER_INPUT otherwise)."
+    size: Int = 20
+  ): PostPage!
   "The number of public posts by month of publication (UTC), newest month first, of the whole blog, or of one author or one category; months without posts are left out. Give at most one of ` + "`" + `author` + "`" + ` and ` + "`" + `category` + "`" + `."
   archive(
     "The global id of the author whose posts to count."
@@ -4664,7 +4780,7 @@ The input of ` + "`" + `createWebhook` + "`" + `.
 input CreateWebhookInput {
   "Where to send events: an absolute https URL of at most 2000 characters, without credentials or fragment, naming a public host."
   url: String!
-  "The events to send, 1 to 32 of ` + "`" + `post.published` + "`" + `, ` + "`" + `post.published.edited` + "`" + `, ` + "`" + `post.unpublished` + "`" + `, ` + "`" + `post.deleted` + "`" + `, ` + "`" + `post.counts.updated` + "`" + `, ` + "`" + `author.updated` + "`" + `, ` + "`" + `category.updated` + "`" + `, ` + "`" + `tag.updated` + "`" + `, ` + "`" + `series.updated` + "`" + `, ` + "`" + `comment.added` + "`" + `, ` + "`" + `comment.edited` + "`" + `, ` + "`" + `comment.approved` + "`" + `, ` + "`" + `comment.deleted` + "`" + `, ` + "`" + `page.published` + "`" + `, ` + "`" + `page.published.edited` + "`" + `, ` + "`" + `page.unpublished` + "`" + `, ` + "`" + `page.deleted` + "`" + `, ` + "`" + `site.updated` + "`" + `."
+  "The events to send, 1 to 32 of ` + "`" + `post.published` + "`" + `, ` + "`" + `post.published.edited` + "`" + `, ` + "`" + `post.unpublished` + "`" + `, ` + "`" + `post.deleted` + "`" + `, ` + "`" + `post.counts.updated` + "`" + `, ` + "`" + `author.updated` + "`" + `, ` + "`" + `category.updated` + "`" + `, ` + "`" + `tag.updated` + "`" + `, ` + "`" + `series.updated` + "`" + `, ` + "`" + `comment.added` + "`" + `, ` + "`" + `comment.edited` + "`" + `, ` + "`" + `comment.approved` + "`" + `, ` + "`" + `comment.deleted` + "`" + `, ` + "`" + `page.published` + "`" + `, ` + "`" + `page.published.edited` + "`" + `, ` + "`" + `page.unpublished` + "`" + `, ` + "`" + `page.deleted` + "`" + `, ` + "`" + `site.updated` + "`" + `, ` + "`" + `post.pages.updated` + "`" + `."
   events: [String!]!
   "What the webhook is for: at most 500 characters."
   description: String
@@ -5700,6 +5816,13 @@ type Tag {
   postCount: Int!
   "The tag's public posts by month of publication (UTC), newest month first; months without posts are left out."
   archive: [ArchiveMonth!]!
+  "A numbered page of the tag's public posts, numbered from the oldest, so a page keeps its posts when newer ones are published (see the frontend guide, Numbered pages). Two reads whatever the number."
+  postPage(
+    "The page's number: 1 holds the oldest posts, ` + "`" + `totalPages` + "`" + ` the newest; from 1 to 100000 (BAD_USER_INPUT otherwise, with no read). A page past the end has no posts."
+    number: Int!
+    "The page's size: a multiple of 10 from 10 to 100 (BAD_USER_INPUT otherwise)."
+    size: Int = 20
+  ): PostPage!
   "The public posts with the tag, newest first: one read a page, in either direction."
   posts(
     "How many posts to return from the start (or after ` + "`" + `after` + "`" + `), from 1 to 100; 20 when neither ` + "`" + `first` + "`" + ` nor ` + "`" + `last` + "`" + ` is given."
@@ -6258,6 +6381,8 @@ func (ec *executionContext) childFields_Category(ctx context.Context, field grap
 		return ec.fieldContext_Category_postCount(ctx, field)
 	case "archive":
 		return ec.fieldContext_Category_archive(ctx, field)
+	case "postPage":
+		return ec.fieldContext_Category_postPage(ctx, field)
 	case "posts":
 		return ec.fieldContext_Category_posts(ctx, field)
 	case "head":
@@ -6752,6 +6877,22 @@ func (ec *executionContext) childFields_PostEvent(ctx context.Context, field gra
 	return nil, fmt.Errorf("no field named %q was found under type PostEvent", field.Name)
 }
 
+func (ec *executionContext) childFields_PostPage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "number":
+		return ec.fieldContext_PostPage_number(ctx, field)
+	case "size":
+		return ec.fieldContext_PostPage_size(ctx, field)
+	case "totalPages":
+		return ec.fieldContext_PostPage_totalPages(ctx, field)
+	case "totalCount":
+		return ec.fieldContext_PostPage_totalCount(ctx, field)
+	case "nodes":
+		return ec.fieldContext_PostPage_nodes(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PostPage", field.Name)
+}
+
 func (ec *executionContext) childFields_PostSeries(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "series":
@@ -7088,6 +7229,8 @@ func (ec *executionContext) childFields_Tag(ctx context.Context, field graphql.C
 		return ec.fieldContext_Tag_postCount(ctx, field)
 	case "archive":
 		return ec.fieldContext_Tag_archive(ctx, field)
+	case "postPage":
+		return ec.fieldContext_Tag_postPage(ctx, field)
 	case "posts":
 		return ec.fieldContext_Tag_posts(ctx, field)
 	case "head":
@@ -7449,6 +7592,28 @@ func (ec *executionContext) field_Author_posts_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["publishedBefore"] = arg5
+	return args, nil
+}
+
+func (ec *executionContext) field_Category_postPage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "number",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["number"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "size",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["size"] = arg1
 	return args, nil
 }
 
@@ -8502,6 +8667,44 @@ func (ec *executionContext) field_Query_pages_args(ctx context.Context, rawArgs 
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_postPage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "category",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["category"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "tag",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["tag"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "number",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["number"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "size",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["size"] = arg3
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_post_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -8835,6 +9038,28 @@ func (ec *executionContext) field_Subscription_postUpdated_args(ctx context.Cont
 		return nil, err
 	}
 	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Tag_postPage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "number",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["number"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "size",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["size"] = arg1
 	return args, nil
 }
 
@@ -9968,6 +10193,50 @@ func (ec *executionContext) fieldContext_Category_archive(_ context.Context, fie
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ArchiveMonth(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Category_postPage(ctx context.Context, field graphql.CollectedField, obj *storage.Category) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Category_postPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Category().PostPage(ctx, obj, fc.Args["number"].(int), fc.Args["size"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PostPage) graphql.Marshaler {
+			return ec.marshalNPostPage2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Category_postPage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Category",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PostPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Category_postPage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -15399,6 +15668,130 @@ func (ec *executionContext) fieldContext_PostEvent_post(_ context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _PostPage_number(ctx context.Context, field graphql.CollectedField, obj *model.PostPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostPage_number(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Number, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostPage_number(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostPage", field, false, false, "Int")
+}
+
+func (ec *executionContext) _PostPage_size(ctx context.Context, field graphql.CollectedField, obj *model.PostPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostPage_size(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Size, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostPage_size(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostPage", field, false, false, "Int")
+}
+
+func (ec *executionContext) _PostPage_totalPages(ctx context.Context, field graphql.CollectedField, obj *model.PostPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostPage_totalPages(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalPages, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostPage_totalPages(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostPage", field, false, false, "Int")
+}
+
+func (ec *executionContext) _PostPage_totalCount(ctx context.Context, field graphql.CollectedField, obj *model.PostPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostPage_totalCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TotalCount, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostPage_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostPage", field, false, false, "Int")
+}
+
+func (ec *executionContext) _PostPage_nodes(ctx context.Context, field graphql.CollectedField, obj *model.PostPage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostPage_nodes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Nodes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*storage.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPostᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostPage_nodes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PostPage",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PostSeries_series(ctx context.Context, field graphql.CollectedField, obj *model.PostSeries) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15763,6 +16156,50 @@ func (ec *executionContext) fieldContext_Query_posts(ctx context.Context, field 
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_posts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_postPage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_postPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().PostPage(ctx, fc.Args["category"].(*string), fc.Args["tag"].(*string), fc.Args["number"].(int), fc.Args["size"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PostPage) graphql.Marshaler {
+			return ec.marshalNPostPage2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_postPage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PostPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_postPage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -18974,6 +19411,50 @@ func (ec *executionContext) fieldContext_Tag_archive(_ context.Context, field gr
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ArchiveMonth(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Tag_postPage(ctx context.Context, field graphql.CollectedField, obj *storage.Tag) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Tag_postPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Tag().PostPage(ctx, obj, fc.Args["number"].(int), fc.Args["size"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PostPage) graphql.Marshaler {
+			return ec.marshalNPostPage2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Tag_postPage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Tag",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PostPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Tag_postPage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -24275,6 +24756,12 @@ func (ec *executionContext) _Category(ctx context.Context, sel ast.SelectionSet,
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "postPage":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Category_postPage(ctx, field, obj)
+				})
 		case "posts":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -26316,6 +26803,59 @@ func (ec *executionContext) _PostEvent(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var postPageImplementors = []string{"PostPage"}
+
+func (ec *executionContext) _PostPage(ctx context.Context, sel ast.SelectionSet, obj *model.PostPage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, postPageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PostPage")
+		case "number":
+			out.Values[i] = ec._PostPage_number(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "size":
+			out.Values[i] = ec._PostPage_size(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalPages":
+			out.Values[i] = ec._PostPage_totalPages(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "totalCount":
+			out.Values[i] = ec._PostPage_totalCount(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "nodes":
+			out.Values[i] = ec._PostPage_nodes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var postSeriesImplementors = []string{"PostSeries"}
 
 func (ec *executionContext) _PostSeries(ctx context.Context, sel ast.SelectionSet, obj *model.PostSeries) graphql.Marshaler {
@@ -26480,6 +27020,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_posts(ctx, field)
+				})
+		case "postPage":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_postPage(ctx, field)
 				})
 		case "archive":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
@@ -27725,6 +28271,12 @@ func (ec *executionContext) _Tag(ctx context.Context, sel ast.SelectionSet, obj 
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "postPage":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Tag_postPage(ctx, field, obj)
+				})
 		case "posts":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -29449,6 +30001,14 @@ func (ec *executionContext) unmarshalNPostEventKind2githubᚗcomᚋblogqlᚋblog
 
 func (ec *executionContext) marshalNPostEventKind2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostEventKind(ctx context.Context, sel ast.SelectionSet, v model.PostEventKind) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) marshalNPostPage2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostPage(ctx context.Context, sel ast.SelectionSet, v *model.PostPage) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "PostPage!")
+		return graphql.Null
+	}
+	return ec._PostPage(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNPostStatus2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostStatus(ctx context.Context, v any) (model.PostStatus, error) {

@@ -106,6 +106,11 @@ func (r *categoryResolver) ID(ctx context.Context, obj *storage.Category) (strin
 	return categoryGID(obj.Slug), nil
 }
 
+// PostPage is the resolver for the postPage field.
+func (r *categoryResolver) PostPage(ctx context.Context, obj *storage.Category, number int, size *int) (*model.PostPage, error) {
+	return r.numberedPage(ctx, storage.CategoryListPartition(obj.Slug), frontend.TagCategory(obj.Slug), number, size)
+}
+
 // Posts is the resolver for the posts field.
 func (r *categoryResolver) Posts(ctx context.Context, obj *storage.Category, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error) {
 	p, err := pageOf(first, after, last, before)
@@ -933,6 +938,11 @@ func (r *queryResolver) Posts(ctx context.Context, first *int, after *string, la
 	return postConnection(res, r.feedCount(per)), nil
 }
 
+// PostPage is the resolver for the postPage field.
+func (r *queryResolver) PostPage(ctx context.Context, category *string, tag *string, number int, size *int) (*model.PostPage, error) {
+	return r.numberedPageOf(ctx, category, tag, number, size)
+}
+
 // Archive is the resolver for the archive field.
 func (r *queryResolver) Archive(ctx context.Context, author *string, category *string, authorSlug *string) ([]*storage.ArchiveMonth, error) {
 	switch {
@@ -1194,6 +1204,11 @@ func (r *subscriptionResolver) CommentUpdated(ctx context.Context, postID string
 // PostPublished is the resolver for the postPublished field.
 func (r *subscriptionResolver) PostPublished(ctx context.Context, category *string, after *string) (<-chan graphql.Event[*model.PostEvent], error) {
 	return r.postPublished(ctx, category, after)
+}
+
+// PostPage is the resolver for the postPage field.
+func (r *tagResolver) PostPage(ctx context.Context, obj *storage.Tag, number int, size *int) (*model.PostPage, error) {
+	return r.numberedPage(ctx, storage.TagListPartition(obj.Slug), frontend.TagTag(obj.Slug), number, size)
 }
 
 // Posts is the resolver for the posts field.

@@ -22,7 +22,8 @@ import (
 // a schedule item due for over a minute (see checkSchedule), a webhook
 // count that is off, an outbox or delivery item whose webhook is gone, a
 // pending delivery out of its index or due long ago (stuck), an author's or
-// category's cleared attribute kept as an empty string: each a named
+// category's cleared attribute kept as an empty string, a page index
+// that still disagrees with its list after CountLag: each a named
 // check of tableChecks, run on one scan of the table (checkscan.go). It
 // reads every item, so it is for tests and maintenance (the command
 // "blog check"), not for serving. An empty list means the table is
@@ -83,6 +84,7 @@ var tableChecks = []tableCheck{
 		report(badf, checkRevisions(t.revs, t.posts))
 	}},
 	{"comment counts", checkCommentCounts},
+	{"page indexes", checkPageIndexes},
 	{"readers", checkReaders},
 	{"counters", checkCounters},
 	{"scheduled entries", checkScheduledEntries},
@@ -95,8 +97,8 @@ var tableChecks = []tableCheck{
 }
 
 // check is one read of the table for Check: the findings of the scan,
-// not yet confirmed, and the comment counts still lagging after their
-// own second read (checkCountLag).
+// not yet confirmed, and the comment counts and page indexes still
+// lagging after their own second read (checkCountLag, checkPageLag).
 func (s *Store) check(ctx context.Context) (found, lagged []string, err error) {
 	t, err := s.scanSnapshot(ctx)
 	if err != nil {
@@ -111,5 +113,9 @@ func (s *Store) check(ctx context.Context) (found, lagged []string, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	return bad, lagged, nil
+	pages, err := s.checkPageLag(ctx, t.pagesLagging, len(t.lagging) > 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	return bad, append(lagged, pages...), nil
 }

@@ -18,8 +18,8 @@ import (
 // worker syncs a post within about CountSyncEvery of its last event.
 const CountLag = 5 * time.Second
 
-// WithCountLag makes Check let summaries' comment counts lag for d
-// instead of CountLag.
+// WithCountLag makes Check let summaries' comment counts and page
+// indexes (pagesync.go) lag for d instead of CountLag.
 func WithCountLag(d time.Duration) Option {
 	return func(s *Store) { s.countLag = d }
 }

@@ -43,6 +43,10 @@ type snapshot struct {
 	revs     []*revisionItem
 	bodies   map[string]*bodyItem
 	counts   map[string]*countItem
+	pageIdx  []*pageIndexItem
+	// pagesLagging are the lists whose page index differs from them:
+	// read again after the allowed lag (checkPageLag).
+	pagesLagging []string
 	// found are what the scan itself found wrong: items of unknown types,
 	// cleared attributes kept as empty strings.
 	found []string
@@ -158,6 +162,10 @@ func (s *Store) scanSnapshot(ctx context.Context) (*snapshot, error) {
 				rv := &revisionItem{}
 				err = attributevalue.UnmarshalMap(it, rv)
 				t.revs = append(t.revs, rv)
+			case typePageIndex:
+				pi := &pageIndexItem{}
+				err = attributevalue.UnmarshalMap(it, pi)
+				t.pageIdx = append(t.pageIdx, pi)
 			case typeIdempotency, typeSecret, typeLayout, typeSite, typePersisted:
 			case feedstore.TypeLease, feedstore.TypeHeartbeat, feedstore.TypeEvent, feedstore.TypeEventHead:
 				err = t.feed.Add(head.Type, it)

@@ -50,6 +50,7 @@
 //	featured copy             POST#<id>          FEATURED                               FEATURED / POST#<publishedAt>#<id>   (a published featured post's summary)
 //	series                    SERIES#<slug>      SERIES#<slug>                          SERIES / SERIES#<slug>   (title, description, cover, ownerId, posts: ids in order, version)
 //	revision                  POST#<id>          REV#<10-digit n>                       (n, editorId, at, fields, title, excerpt, body or bodyless, cover, seo, version)
+//	page index chunk          PAGENUM#<list>     CHUNK#<6-digit chunk>                  (list: FEED, CAT#<slug> or TAG#<slug>; count on chunk 0; starts: GSI1SK of every 10th post, oldest first, 80 a chunk; at)
 //
 // A post is three items (see Posts in three items, doc_layout.go): the
 // post item, a summary; its body item, the Markdown body and what is
@@ -104,6 +105,9 @@
 //	comment by id                        BatchGetItem of its COMMENT#/THREAD# key and its HELD# key
 //	who wrote comments                   BatchGetItem of AUTHOR#id and READER#sub keys together
 //	all authors / all categories         Query GSI1 GSI1PK=AUTHORS / CATEGORIES
+//	numbered page n of size z           BatchGetItem of PAGENUM#<list> CHUNK#000000 (the count) and the chunk holding
+//	(feed, category, tag; oldest first)  start (n-1)*z/10, then Query GSI1 GSI1PK=<list>, GSI1SK BETWEEN <start> AND
+//	                                     "POST#<now>$", ascending, Limit z (none past the end): see Numbered pages
 //	featured posts, newest first         Query GSI1 GSI1PK=FEATURED, GSI1SK BETWEEN "POST#" AND "POST#<now>$"
 //	series by slug / all series          GetItem SERIES#slug / Query GSI1 GSI1PK=SERIES
 //	a series' posts, in order            GetItem SERIES#slug, then BatchGetItem of a page of its ids (+5)
@@ -156,6 +160,45 @@
 // Reads are eventually consistent, as DynamoDB's GSIs always are: a write
 // shows in the lists a moment (usually well under a second) after it
 // returns. Writes read with ConsistentRead, so they never act on stale data.
+//
+// # Numbered pages
+//
+// The feed, a category's and a tag's posts can be read by page number
+// too (numbered.go), numbered from the oldest post: page 1 holds the
+// oldest, so publishing a post changes only the last page (or adds
+// one), and the pages before it keep their posts and their URLs. A
+// list's page index is its count and the GSI1SK of every 10th visible
+// post (PageStep), oldest first, in chunk items of 80 (under one read
+// unit each); a page of a size that is a multiple of 10 starts at one of
+// them. A page is one BatchGetItem of chunk 0 and the chunk holding its
+// start, and one Query of its posts from that start: two requests and a
+// bounded read whatever its number, where skipping (n-1)*z items of a
+// GSI1 that projects ALL would read them all.
+//
+// The index follows its list through the change feed: the "pages"
+// worker (pagesync.go) reads post events and rebuilds the index of every
+// list they name (the feed, the post's categories and tags, before and
+// after), at most once a second a list, from the list itself: one Query
+// of the chunks, then one Query of the visible posts' GSI1SK from the
+// last start before the earliest publication time its events changed (a
+// request per 1 MB; a post published now reads at most 10 keys, a
+// deletion the keys after it), and a PutItem of each chunk that differs
+// (a DeleteItem of each past the end). GSI1 follows the table a moment
+// after the stream does, so the rebuild writes only when the list it
+// read shows every post's last write its events name (the post's key
+// in the lists it is in, none of its keys in those it left), and tries
+// again a second later otherwise (ten times, then it takes the list as
+// it is). Each chunk is put on the condition that its "at" (the
+// store's time when its rebuild read the list) is not later than the
+// rebuild's own, so a rebuild is idempotent and never replaces a chunk
+// that a rebuild which read the list later wrote; the worker runs on one
+// server at a time, and the next post event rebuilds again. A
+// chunk's write is the event post.pages.updated with the list's cache
+// tag, which purges the numbered pages read before it. Until the worker
+// has run, a page is read with the index it had: a deletion or a
+// publication with an earlier date shifts the posts after it by one, for
+// that moment; the checker compares each index with its list
+// ("page indexes").
 //
 // # Slugs and redirects
 //
@@ -571,7 +614,7 @@
 // EventsOf turns one DynamoDB Streams record of the table
 // (NEW_AND_OLD_IMAGES) into the domain events it means, a pure function of
 // the record, so it runs in the server's dispatcher or in a Lambda on the
-// stream alike. It reads post, author, category, tag, comment, series, static page and site items only:
+// stream alike. It reads post, author, category, tag, comment, series, static page, site and page index items only:
 // copies, counters, slug reservations, queue entries, readers, rates,
 // idempotency records, server keys, schedule items and the layout item
 // mean nothing. A post is a draft, scheduled (published, with the go-live
@@ -612,6 +655,9 @@
 //	page.unpublished       published → draft
 //	page.deleted           published → removed (a draft page's writes: none)
 //	site.updated           the site settings written
+//	post.pages.updated     a chunk of a list's page index written by the pages worker (numbered
+//	                       pages): the list's category or tag, cache tag feed, category:<slug>
+//	                       or tag:<slug>
 //	series.updated         a series created, changed (title, description, cover, its posts'
 //	                       order or membership) or deleted
 //

@@ -59,6 +59,9 @@ const (
 	EventPageUnpublished EventType = "page.unpublished"
 	EventPageDeleted     EventType = "page.deleted"
 	EventSiteUpdated     EventType = "site.updated"
+	// EventPostPagesUpdated: a list's page index changed (numbered.go),
+	// which the pages worker rebuilds after the list's post events.
+	EventPostPagesUpdated EventType = "post.pages.updated"
 )
 
 const (
@@ -185,6 +188,8 @@ func (p eventPaths) eventsOf(rec streamtypes.Record) ([]Event, error) {
 		err = siteEvents(r, add)
 	case typeSeries:
 		err = p.seriesEvents(r, add)
+	case typePageIndex:
+		err = pageIndexEvents(r, add)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("stream record %s: %w", r.id, err)
@@ -311,7 +316,8 @@ func readRecord(rec streamtypes.Record) (*record, error) {
 		k.Type == typePage && strings.HasPrefix(k.PK, keys.PrefixPage) && k.PK == k.SK,
 		k.Type == typeSite && k.PK == keys.Site().PK && k.SK == keys.Site().SK,
 		k.Type == typeTag && strings.HasPrefix(k.PK, keys.PrefixTag) && k.PK == k.SK,
-		k.Type == typeSeries && strings.HasPrefix(k.PK, keys.PrefixSeries) && k.PK == k.SK:
+		k.Type == typeSeries && strings.HasPrefix(k.PK, keys.PrefixSeries) && k.PK == k.SK,
+		k.Type == typePageIndex && strings.HasPrefix(k.PK, prefixPageIndex):
 		r.kind = k.Type
 	case k.Type == typeComment && strings.HasPrefix(k.PK, keys.PrefixPost) &&
 		(strings.HasPrefix(k.SK, keys.PrefixComment) || strings.HasPrefix(k.SK, keys.PrefixThread) || strings.HasPrefix(k.SK, keys.PrefixHeld)):

@@ -51,6 +51,7 @@ var PublicEvents = []EventType{
 	EventAuthorUpdated, EventCategoryUpdated, EventTagUpdated, EventSeriesUpdated,
 	EventCommentAdded, EventCommentEdited, EventCommentApproved, EventCommentDeleted,
 	EventPagePublished, EventPageEdited, EventPageUnpublished, EventPageDeleted, EventSiteUpdated,
+	EventPostPagesUpdated,
 }
 
 // Webhook is an endpoint that receives events. Its secrets are never

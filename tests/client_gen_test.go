@@ -4181,7 +4181,7 @@ func (v *CreateWebhookCreateWebhookCreateWebhookPayloadWebhook) __premarshalJSON
 type CreateWebhookInput struct {
 	// Where to send events: an absolute https URL of at most 2000 characters, without credentials or fragment, naming a public host.
 	Url string `json:"url"`
-	// The events to send, 1 to 32 of `post.published`, `post.published.edited`, `post.unpublished`, `post.deleted`, `post.counts.updated`, `author.updated`, `category.updated`, `tag.updated`, `series.updated`, `comment.added`, `comment.edited`, `comment.approved`, `comment.deleted`, `page.published`, `page.published.edited`, `page.unpublished`, `page.deleted`, `site.updated`.
+	// The events to send, 1 to 32 of `post.published`, `post.published.edited`, `post.unpublished`, `post.deleted`, `post.counts.updated`, `author.updated`, `category.updated`, `tag.updated`, `series.updated`, `comment.added`, `comment.edited`, `comment.approved`, `comment.deleted`, `page.published`, `page.published.edited`, `page.unpublished`, `page.deleted`, `site.updated`, `post.pages.updated`.
 	Events []string `json:"events"`
 	// What the webhook is for: at most 500 characters.
 	Description *string `json:"description"`
@@ -7143,6 +7143,222 @@ func (v *NodeResponse) __premarshalJSON() (*__premarshalNodeResponse, error) {
 	}
 	return &retval, nil
 }
+
+// NumberedCategoryPageCategory includes the requested fields of the GraphQL type Category.
+// The GraphQL type's documentation follows.
+//
+// A topic that groups posts. Its slug is its identity.
+type NumberedCategoryPageCategory struct {
+	// A numbered page of the category's public posts, numbered from the oldest, so a page keeps its posts when newer ones are published (see the frontend guide, Numbered pages). Two reads whatever the number.
+	PostPage NumberedCategoryPageCategoryPostPage `json:"postPage"`
+}
+
+// GetPostPage returns NumberedCategoryPageCategory.PostPage, and is useful for accessing the field via an interface.
+func (v *NumberedCategoryPageCategory) GetPostPage() NumberedCategoryPageCategoryPostPage {
+	return v.PostPage
+}
+
+// NumberedCategoryPageCategoryPostPage includes the requested fields of the GraphQL type PostPage.
+// The GraphQL type's documentation follows.
+//
+// A numbered page of a list of posts. Page 1 holds the oldest posts and
+// the last page (`totalPages`) the newest, which may be short; the posts
+// of a page are oldest first (reverse them to show newest first). Pages
+// are counted from a page index that follows the list a moment after a
+// write, through the change feed.
+type NumberedCategoryPageCategoryPostPage struct {
+	// The page's number.
+	Number int `json:"number"`
+	// The page's size.
+	Size int `json:"size"`
+	// How many pages the list has; 0 when it has no posts.
+	TotalPages int `json:"totalPages"`
+	// How many posts the list has.
+	TotalCount int `json:"totalCount"`
+	// The posts of the page, oldest first; none for a page past the end.
+	Nodes []NumberedCategoryPageCategoryPostPageNodesPost `json:"nodes"`
+}
+
+// GetNumber returns NumberedCategoryPageCategoryPostPage.Number, and is useful for accessing the field via an interface.
+func (v *NumberedCategoryPageCategoryPostPage) GetNumber() int { return v.Number }
+
+// GetSize returns NumberedCategoryPageCategoryPostPage.Size, and is useful for accessing the field via an interface.
+func (v *NumberedCategoryPageCategoryPostPage) GetSize() int { return v.Size }
+
+// GetTotalPages returns NumberedCategoryPageCategoryPostPage.TotalPages, and is useful for accessing the field via an interface.
+func (v *NumberedCategoryPageCategoryPostPage) GetTotalPages() int { return v.TotalPages }
+
+// GetTotalCount returns NumberedCategoryPageCategoryPostPage.TotalCount, and is useful for accessing the field via an interface.
+func (v *NumberedCategoryPageCategoryPostPage) GetTotalCount() int { return v.TotalCount }
+
+// GetNodes returns NumberedCategoryPageCategoryPostPage.Nodes, and is useful for accessing the field via an interface.
+func (v *NumberedCategoryPageCategoryPostPage) GetNodes() []NumberedCategoryPageCategoryPostPageNodesPost {
+	return v.Nodes
+}
+
+// NumberedCategoryPageCategoryPostPageNodesPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type NumberedCategoryPageCategoryPostPageNodesPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The unique, URL-friendly name of the post: its current one. A post found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+	// The title of the post.
+	Title string `json:"title"`
+}
+
+// GetId returns NumberedCategoryPageCategoryPostPageNodesPost.Id, and is useful for accessing the field via an interface.
+func (v *NumberedCategoryPageCategoryPostPageNodesPost) GetId() string { return v.Id }
+
+// GetSlug returns NumberedCategoryPageCategoryPostPageNodesPost.Slug, and is useful for accessing the field via an interface.
+func (v *NumberedCategoryPageCategoryPostPageNodesPost) GetSlug() string { return v.Slug }
+
+// GetTitle returns NumberedCategoryPageCategoryPostPageNodesPost.Title, and is useful for accessing the field via an interface.
+func (v *NumberedCategoryPageCategoryPostPageNodesPost) GetTitle() string { return v.Title }
+
+// NumberedCategoryPageResponse is returned by NumberedCategoryPage on success.
+type NumberedCategoryPageResponse struct {
+	// Fetches a category by slug or by global id; give exactly one. Fails with NOT_FOUND when there is none.
+	Category *NumberedCategoryPageCategory `json:"category"`
+}
+
+// GetCategory returns NumberedCategoryPageResponse.Category, and is useful for accessing the field via an interface.
+func (v *NumberedCategoryPageResponse) GetCategory() *NumberedCategoryPageCategory { return v.Category }
+
+// NumberedFeedPagePostPage includes the requested fields of the GraphQL type PostPage.
+// The GraphQL type's documentation follows.
+//
+// A numbered page of a list of posts. Page 1 holds the oldest posts and
+// the last page (`totalPages`) the newest, which may be short; the posts
+// of a page are oldest first (reverse them to show newest first). Pages
+// are counted from a page index that follows the list a moment after a
+// write, through the change feed.
+type NumberedFeedPagePostPage struct {
+	// The page's number.
+	Number int `json:"number"`
+	// The page's size.
+	Size int `json:"size"`
+	// How many pages the list has; 0 when it has no posts.
+	TotalPages int `json:"totalPages"`
+	// How many posts the list has.
+	TotalCount int `json:"totalCount"`
+	// The posts of the page, oldest first; none for a page past the end.
+	Nodes []NumberedFeedPagePostPageNodesPost `json:"nodes"`
+}
+
+// GetNumber returns NumberedFeedPagePostPage.Number, and is useful for accessing the field via an interface.
+func (v *NumberedFeedPagePostPage) GetNumber() int { return v.Number }
+
+// GetSize returns NumberedFeedPagePostPage.Size, and is useful for accessing the field via an interface.
+func (v *NumberedFeedPagePostPage) GetSize() int { return v.Size }
+
+// GetTotalPages returns NumberedFeedPagePostPage.TotalPages, and is useful for accessing the field via an interface.
+func (v *NumberedFeedPagePostPage) GetTotalPages() int { return v.TotalPages }
+
+// GetTotalCount returns NumberedFeedPagePostPage.TotalCount, and is useful for accessing the field via an interface.
+func (v *NumberedFeedPagePostPage) GetTotalCount() int { return v.TotalCount }
+
+// GetNodes returns NumberedFeedPagePostPage.Nodes, and is useful for accessing the field via an interface.
+func (v *NumberedFeedPagePostPage) GetNodes() []NumberedFeedPagePostPageNodesPost { return v.Nodes }
+
+// NumberedFeedPagePostPageNodesPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type NumberedFeedPagePostPageNodesPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The unique, URL-friendly name of the post: its current one. A post found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+	// The title of the post.
+	Title string `json:"title"`
+}
+
+// GetId returns NumberedFeedPagePostPageNodesPost.Id, and is useful for accessing the field via an interface.
+func (v *NumberedFeedPagePostPageNodesPost) GetId() string { return v.Id }
+
+// GetSlug returns NumberedFeedPagePostPageNodesPost.Slug, and is useful for accessing the field via an interface.
+func (v *NumberedFeedPagePostPageNodesPost) GetSlug() string { return v.Slug }
+
+// GetTitle returns NumberedFeedPagePostPageNodesPost.Title, and is useful for accessing the field via an interface.
+func (v *NumberedFeedPagePostPageNodesPost) GetTitle() string { return v.Title }
+
+// NumberedFeedPageResponse is returned by NumberedFeedPage on success.
+type NumberedFeedPageResponse struct {
+	// A numbered page of the whole blog's public posts, or with `category` or `tag` of that list's, numbered from the oldest, so a page keeps its posts when newer ones are published (see the frontend guide, Numbered pages). Two reads whatever the number, with nothing else to read: a category or tag that does not exist has no pages (`totalPages` 0), not NOT_FOUND; `category(slug:) { postPage }` reads the category too.
+	PostPage NumberedFeedPagePostPage `json:"postPage"`
+}
+
+// GetPostPage returns NumberedFeedPageResponse.PostPage, and is useful for accessing the field via an interface.
+func (v *NumberedFeedPageResponse) GetPostPage() NumberedFeedPagePostPage { return v.PostPage }
+
+// NumberedTagPageResponse is returned by NumberedTagPage on success.
+type NumberedTagPageResponse struct {
+	// Fetches a tag by slug: one read. A tag merged into another gives that one (its `slug` differs, so a frontend can redirect). Fails with NOT_FOUND when there is none.
+	Tag *NumberedTagPageTag `json:"tag"`
+}
+
+// GetTag returns NumberedTagPageResponse.Tag, and is useful for accessing the field via an interface.
+func (v *NumberedTagPageResponse) GetTag() *NumberedTagPageTag { return v.Tag }
+
+// NumberedTagPageTag includes the requested fields of the GraphQL type Tag.
+// The GraphQL type's documentation follows.
+//
+// A free-form label authors give posts as they write (categories are the
+// blog's few sections, tags are many). Its slug is its identity, made from
+// the name it was first given.
+type NumberedTagPageTag struct {
+	// A numbered page of the tag's public posts, numbered from the oldest, so a page keeps its posts when newer ones are published (see the frontend guide, Numbered pages). Two reads whatever the number.
+	PostPage NumberedTagPageTagPostPage `json:"postPage"`
+}
+
+// GetPostPage returns NumberedTagPageTag.PostPage, and is useful for accessing the field via an interface.
+func (v *NumberedTagPageTag) GetPostPage() NumberedTagPageTagPostPage { return v.PostPage }
+
+// NumberedTagPageTagPostPage includes the requested fields of the GraphQL type PostPage.
+// The GraphQL type's documentation follows.
+//
+// A numbered page of a list of posts. Page 1 holds the oldest posts and
+// the last page (`totalPages`) the newest, which may be short; the posts
+// of a page are oldest first (reverse them to show newest first). Pages
+// are counted from a page index that follows the list a moment after a
+// write, through the change feed.
+type NumberedTagPageTagPostPage struct {
+	// The page's number.
+	Number int `json:"number"`
+	// How many pages the list has; 0 when it has no posts.
+	TotalPages int `json:"totalPages"`
+	// How many posts the list has.
+	TotalCount int `json:"totalCount"`
+	// The posts of the page, oldest first; none for a page past the end.
+	Nodes []NumberedTagPageTagPostPageNodesPost `json:"nodes"`
+}
+
+// GetNumber returns NumberedTagPageTagPostPage.Number, and is useful for accessing the field via an interface.
+func (v *NumberedTagPageTagPostPage) GetNumber() int { return v.Number }
+
+// GetTotalPages returns NumberedTagPageTagPostPage.TotalPages, and is useful for accessing the field via an interface.
+func (v *NumberedTagPageTagPostPage) GetTotalPages() int { return v.TotalPages }
+
+// GetTotalCount returns NumberedTagPageTagPostPage.TotalCount, and is useful for accessing the field via an interface.
+func (v *NumberedTagPageTagPostPage) GetTotalCount() int { return v.TotalCount }
+
+// GetNodes returns NumberedTagPageTagPostPage.Nodes, and is useful for accessing the field via an interface.
+func (v *NumberedTagPageTagPostPage) GetNodes() []NumberedTagPageTagPostPageNodesPost { return v.Nodes }
+
+// NumberedTagPageTagPostPageNodesPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type NumberedTagPageTagPostPageNodesPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+}
+
+// GetId returns NumberedTagPageTagPostPageNodesPost.Id, and is useful for accessing the field via an interface.
+func (v *NumberedTagPageTagPostPageNodesPost) GetId() string { return v.Id }
 
 // PageByIDPage includes the requested fields of the GraphQL type Page.
 // The GraphQL type's documentation follows.
@@ -16521,6 +16737,54 @@ type __NodeInput struct {
 // GetId returns __NodeInput.Id, and is useful for accessing the field via an interface.
 func (v *__NodeInput) GetId() string { return v.Id }
 
+// __NumberedCategoryPageInput is used internally by genqlient
+type __NumberedCategoryPageInput struct {
+	Slug   string `json:"slug"`
+	Number int    `json:"number"`
+	Size   *int   `json:"size"`
+}
+
+// GetSlug returns __NumberedCategoryPageInput.Slug, and is useful for accessing the field via an interface.
+func (v *__NumberedCategoryPageInput) GetSlug() string { return v.Slug }
+
+// GetNumber returns __NumberedCategoryPageInput.Number, and is useful for accessing the field via an interface.
+func (v *__NumberedCategoryPageInput) GetNumber() int { return v.Number }
+
+// GetSize returns __NumberedCategoryPageInput.Size, and is useful for accessing the field via an interface.
+func (v *__NumberedCategoryPageInput) GetSize() *int { return v.Size }
+
+// __NumberedFeedPageInput is used internally by genqlient
+type __NumberedFeedPageInput struct {
+	Number   int     `json:"number"`
+	Size     *int    `json:"size"`
+	Category *string `json:"category"`
+	Tag      *string `json:"tag"`
+}
+
+// GetNumber returns __NumberedFeedPageInput.Number, and is useful for accessing the field via an interface.
+func (v *__NumberedFeedPageInput) GetNumber() int { return v.Number }
+
+// GetSize returns __NumberedFeedPageInput.Size, and is useful for accessing the field via an interface.
+func (v *__NumberedFeedPageInput) GetSize() *int { return v.Size }
+
+// GetCategory returns __NumberedFeedPageInput.Category, and is useful for accessing the field via an interface.
+func (v *__NumberedFeedPageInput) GetCategory() *string { return v.Category }
+
+// GetTag returns __NumberedFeedPageInput.Tag, and is useful for accessing the field via an interface.
+func (v *__NumberedFeedPageInput) GetTag() *string { return v.Tag }
+
+// __NumberedTagPageInput is used internally by genqlient
+type __NumberedTagPageInput struct {
+	Slug   string `json:"slug"`
+	Number int    `json:"number"`
+}
+
+// GetSlug returns __NumberedTagPageInput.Slug, and is useful for accessing the field via an interface.
+func (v *__NumberedTagPageInput) GetSlug() string { return v.Slug }
+
+// GetNumber returns __NumberedTagPageInput.Number, and is useful for accessing the field via an interface.
+func (v *__NumberedTagPageInput) GetNumber() int { return v.Number }
+
 // __PageByIDInput is used internally by genqlient
 type __PageByIDInput struct {
 	Id string `json:"id"`
@@ -19594,6 +19858,147 @@ func Node(
 	}
 
 	data_ = &NodeResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by NumberedCategoryPage.
+const NumberedCategoryPage_Operation = `
+query NumberedCategoryPage ($slug: String!, $number: Int!, $size: Int) {
+	category(slug: $slug) {
+		postPage(number: $number, size: $size) {
+			number
+			size
+			totalPages
+			totalCount
+			nodes {
+				id
+				slug
+				title
+			}
+		}
+	}
+}
+`
+
+func NumberedCategoryPage(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	slug string,
+	number int,
+	size *int,
+) (data_ *NumberedCategoryPageResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "NumberedCategoryPage",
+		Query:  NumberedCategoryPage_Operation,
+		Variables: &__NumberedCategoryPageInput{
+			Slug:   slug,
+			Number: number,
+			Size:   size,
+		},
+	}
+
+	data_ = &NumberedCategoryPageResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by NumberedFeedPage.
+const NumberedFeedPage_Operation = `
+query NumberedFeedPage ($number: Int!, $size: Int, $category: String, $tag: String) {
+	postPage(number: $number, size: $size, category: $category, tag: $tag) {
+		number
+		size
+		totalPages
+		totalCount
+		nodes {
+			id
+			slug
+			title
+		}
+	}
+}
+`
+
+// Numbered pages: the whole blog's and a category's, numbered from the
+// oldest post.
+func NumberedFeedPage(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	number int,
+	size *int,
+	category *string,
+	tag *string,
+) (data_ *NumberedFeedPageResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "NumberedFeedPage",
+		Query:  NumberedFeedPage_Operation,
+		Variables: &__NumberedFeedPageInput{
+			Number:   number,
+			Size:     size,
+			Category: category,
+			Tag:      tag,
+		},
+	}
+
+	data_ = &NumberedFeedPageResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by NumberedTagPage.
+const NumberedTagPage_Operation = `
+query NumberedTagPage ($slug: String!, $number: Int!) {
+	tag(slug: $slug) {
+		postPage(number: $number) {
+			number
+			totalPages
+			totalCount
+			nodes {
+				id
+			}
+		}
+	}
+}
+`
+
+func NumberedTagPage(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	slug string,
+	number int,
+) (data_ *NumberedTagPageResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "NumberedTagPage",
+		Query:  NumberedTagPage_Operation,
+		Variables: &__NumberedTagPageInput{
+			Slug:   slug,
+			Number: number,
+		},
+	}
+
+	data_ = &NumberedTagPageResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

@@ -233,7 +233,7 @@ type CreateSeriesPayload struct {
 type CreateWebhookInput struct {
 	// Where to send events: an absolute https URL of at most 2000 characters, without credentials or fragment, naming a public host.
 	URL string `json:"url"`
-	// The events to send, 1 to 32 of `post.published`, `post.published.edited`, `post.unpublished`, `post.deleted`, `post.counts.updated`, `author.updated`, `category.updated`, `tag.updated`, `series.updated`, `comment.added`, `comment.edited`, `comment.approved`, `comment.deleted`, `page.published`, `page.published.edited`, `page.unpublished`, `page.deleted`, `site.updated`.
+	// The events to send, 1 to 32 of `post.published`, `post.published.edited`, `post.unpublished`, `post.deleted`, `post.counts.updated`, `author.updated`, `category.updated`, `tag.updated`, `series.updated`, `comment.added`, `comment.edited`, `comment.approved`, `comment.deleted`, `page.published`, `page.published.edited`, `page.unpublished`, `page.deleted`, `site.updated`, `post.pages.updated`.
 	Events []string `json:"events"`
 	// What the webhook is for: at most 500 characters.
 	Description *string `json:"description,omitempty"`
@@ -492,6 +492,24 @@ type PostEvent struct {
 	PostID string `json:"postId"`
 	// The post as a query would show it now; null when it was deleted or the caller may no longer see it.
 	Post *storage.Post `json:"post,omitempty"`
+}
+
+// A numbered page of a list of posts. Page 1 holds the oldest posts and
+// the last page (`totalPages`) the newest, which may be short; the posts
+// of a page are oldest first (reverse them to show newest first). Pages
+// are counted from a page index that follows the list a moment after a
+// write, through the change feed.
+type PostPage struct {
+	// The page's number.
+	Number int `json:"number"`
+	// The page's size.
+	Size int `json:"size"`
+	// How many pages the list has; 0 when it has no posts.
+	TotalPages int `json:"totalPages"`
+	// How many posts the list has.
+	TotalCount int `json:"totalCount"`
+	// The posts of the page, oldest first; none for a page past the end.
+	Nodes []*storage.Post `json:"nodes"`
 }
 
 // The input of `publishPage`.
