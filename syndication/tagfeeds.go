@@ -45,14 +45,14 @@ func (h *Handler) tagFeed(f format) func(context.Context, *http.Request) (*answe
 			return nil, fmt.Errorf("tag %q: %w", slug, err)
 		}
 		if tag.Slug != slug {
-			return nil, moved(r, "/tags/"+tag.Slug+"/"+f.file)
+			return nil, moved(r, "/tags/"+frontend.Escape(tag.Slug)+"/"+f.file)
 		}
 		fd := &feed{
 			ID:          h.uuidURN("tag:" + tag.Slug),
 			Title:       h.opts.Title + ": " + tag.Name,
 			Description: "Posts tagged " + tag.Name,
 			HomeURL:     h.link(h.opts.Paths.TagPath(tag.Slug)),
-			SelfURL:     h.link("/tags/" + tag.Slug + "/" + f.file),
+			SelfURL:     h.link("/tags/" + frontend.Escape(tag.Slug) + "/" + f.file),
 			Updated:     tag.UpdatedAt,
 		}
 		if fd.HomeURL == "" {
@@ -96,7 +96,7 @@ func (h *Handler) seriesFeed(f format) func(context.Context, *http.Request) (*an
 			Title:       h.opts.Title + ": " + se.Title,
 			Description: se.Description,
 			HomeURL:     h.link(h.opts.Paths.BySlug(frontend.SeriesPath, se.Slug)),
-			SelfURL:     h.link("/series/" + se.Slug + "/" + f.file),
+			SelfURL:     h.link("/series/" + frontend.Escape(se.Slug) + "/" + f.file),
 		}
 		if fd.Description == "" {
 			fd.Description = "The parts of " + se.Title
