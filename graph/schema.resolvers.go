@@ -1126,6 +1126,14 @@ func (r *siteResolver) Title(ctx context.Context, obj *storage.Site) (string, er
 	return r.siteTitle(obj), nil
 }
 
+// SlugTransliteration is the resolver for the slugTransliteration field.
+func (r *siteResolver) SlugTransliteration(ctx context.Context, obj *storage.Site) (model.SlugTransliteration, error) {
+	if obj.SlugTransliteration == storage.SlugsInLatin {
+		return model.SlugTransliterationLatin, nil
+	}
+	return model.SlugTransliterationNone, nil
+}
+
 // Description is the resolver for the description field.
 func (r *siteResolver) Description(ctx context.Context, obj *storage.Site) (string, error) {
 	return r.siteDescription(obj), nil

@@ -88,8 +88,9 @@ func (r *Resolver) updateSite(ctx context.Context, in model.UpdateSiteInput) (*m
 		ExpectedVersion: int64(in.ExpectedVersion),
 		Title:           in.Title, Description: in.Description, LogoURL: in.LogoURL, IconURL: in.IconURL,
 		Locale: in.Locale, Timezone: in.Timezone, URL: in.URL, PostPath: in.PostPath,
-		Social:         socialOf(in.SocialLinks),
-		IdempotencyKey: idempotencyKey(ctx, in.IdempotencyKey),
+		SlugTransliteration: (*string)(in.SlugTransliteration),
+		Social:              socialOf(in.SocialLinks),
+		IdempotencyKey:      idempotencyKey(ctx, in.IdempotencyKey),
 	}
 	if in.ExpectedVersion < 0 {
 		patch.ExpectedVersion = storage.NoVersion
