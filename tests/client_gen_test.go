@@ -3792,7 +3792,7 @@ type CreatePostInput struct {
 	// The title: one line of at most 200 characters.
 	Title string `json:"title"`
 	// The unique, URL-friendly name of the post: 1 to 100 characters and 300 bytes: lower-case letters and digits of any script (in NFC, no word mixing look-alike scripts) in words joined by single hyphens. Omitted, one is made from the title, in its script ("Привет мир": `привет-мир`) or in Latin letters as `Site.slugTransliteration` says; CONFLICT (reason SLUG_TAKEN) when a post holds it.
-	Slug *string `json:"slug"`
+	Slug string `json:"slug,omitempty"`
 	// A short plain-text summary shown in listings: at most 1000 characters. Omitted or empty, the beginning of the body stands for it.
 	Excerpt *string `json:"excerpt"`
 	// The full text in Markdown: at most 100000 bytes of UTF-8, which must render to at most 200000 bytes of HTML.
@@ -3815,7 +3815,7 @@ type CreatePostInput struct {
 func (v *CreatePostInput) GetTitle() string { return v.Title }
 
 // GetSlug returns CreatePostInput.Slug, and is useful for accessing the field via an interface.
-func (v *CreatePostInput) GetSlug() *string { return v.Slug }
+func (v *CreatePostInput) GetSlug() string { return v.Slug }
 
 // GetExcerpt returns CreatePostInput.Excerpt, and is useful for accessing the field via an interface.
 func (v *CreatePostInput) GetExcerpt() *string { return v.Excerpt }
@@ -18463,6 +18463,7 @@ fragment PostSummary on Post {
 }
 `
 
+// An empty slug is omitted: the server makes one from the title.
 func CreatePost(
 	ctx_ context.Context,
 	client_ graphql.Client,
