@@ -32,7 +32,7 @@ const (
 )
 
 var (
-	idPattern   = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+	idPattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 )
 
 // validateText checks a required or optional text that may span lines.
