@@ -123,7 +123,7 @@ require (
 )
 
 require (
-	github.com/gosimple/slug v1.15.0 // indirect
+	github.com/gosimple/slug v1.15.0
 	github.com/gosimple/unidecode v1.0.1 // indirect
 )
 

@@ -966,15 +966,16 @@ func (r *queryResolver) Author(ctx context.Context, id *string, slug *string) (*
 	case exactlyOne(id, slug) != nil:
 		return nil, &storage.ValidationError{Field: "id", Reason: "give exactly one of id and slug"}
 	case slug != nil:
-		if err := findable(*slug); err != nil {
+		s, err := findable(*slug)
+		if err != nil {
 			return nil, err
 		}
-		authorID, err := r.store.AuthorIDBySlug(ctx, *slug)
+		authorID, err := r.store.AuthorIDBySlug(ctx, s)
 		if err != nil {
 			return nil, err
 		}
 		r.authorPostsAhead(ctx, authorID, auth.ActorFrom(ctx).Acts(authorID))
-		return bySlug(ctx, *slug)(r.store.GetAuthor(ctx, authorID))
+		return bySlug(ctx, s)(r.store.GetAuthor(ctx, authorID))
 	}
 	authorID, err := decodeIDOf("id", *id, kindAuthor)
 	if err != nil {

@@ -118,9 +118,12 @@ func (r *Resolver) category(ctx context.Context, slug, id *string) (*storage.Cat
 	if err := exactlyOne(slug, id); err != nil {
 		return nil, &storage.ValidationError{Field: "slug", Reason: "give exactly one of slug and id"}
 	}
-	s := deref(slug)
-	if err := findable(s); slug != nil && err != nil {
-		return nil, err
+	var s string
+	if slug != nil {
+		var err error
+		if s, err = findable(*slug); err != nil {
+			return nil, err
+		}
 	}
 	if id != nil {
 		var err error
@@ -185,7 +188,8 @@ func (r *Resolver) pendingCount(authorID string) model.Counter {
 // requests either way: the slug's reservation, then the post (or both
 // posts in one BatchGetItem). Hidden or missing, it is ErrNotFound.
 func (r *Resolver) postBySlug(ctx context.Context, slug string) (*storage.Post, error) {
-	if err := findable(slug); err != nil {
+	slug, err := findable(slug)
+	if err != nil {
 		return nil, err
 	}
 	id, prev, err := r.store.PostIDsBySlug(ctx, slug)

@@ -165,3 +165,14 @@ func transliterate(name string) string {
 	}
 	return b.String()
 }
+
+// Canonical returns s as a slug is stored: in NFC and lower case by
+// Unicode's rules, so that a decomposed or upper-case form of a slug
+// ("Cafe\u0301", "ПРИВЕТ") names the slug ("café", "привет"). A lookup
+// checks what Canonical returns; a slug of a-z, 0-9 and hyphens is itself.
+func Canonical(s string) string {
+	if isASCII(s) && !strings.ContainsFunc(s, func(r rune) bool { return 'A' <= r && r <= 'Z' }) {
+		return s
+	}
+	return norm.NFC.String(lower.String(norm.NFC.String(s)))
+}

@@ -119,7 +119,10 @@ func (h *Handler) categoryFeed(f format) func(context.Context, *http.Request) (*
 		if err != nil {
 			return nil, err
 		}
-		slug := r.PathValue("slug")
+		slug, err := feedSlug(r, "categories", f)
+		if err != nil {
+			return nil, err
+		}
 		var cat *storage.Category
 		var res *storage.Result[*storage.Post]
 		g, gctx := errgroup.WithContext(ctx)
@@ -165,7 +168,10 @@ func (h *Handler) authorFeed(f format) func(context.Context, *http.Request) (*an
 		if err != nil {
 			return nil, err
 		}
-		slug := r.PathValue("slug")
+		slug, err := feedSlug(r, "authors", f)
+		if err != nil {
+			return nil, err
+		}
 		id, err := h.store.AuthorIDBySlug(ctx, slug)
 		if errors.Is(err, storage.ErrNotFound) || errors.Is(err, storage.ErrInvalidInput) {
 			return nil, notFound("author " + slug)

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/blogql/blog/frontend"
+	"github.com/blogql/blog/slugs"
 	"github.com/blogql/blog/storage"
 )
 
@@ -23,7 +24,10 @@ func (h *Handler) tagFeed(f format) func(context.Context, *http.Request) (*answe
 		if err != nil {
 			return nil, err
 		}
-		slug := r.PathValue("slug")
+		slug, err := feedSlug(r, "tags", f)
+		if err != nil {
+			return nil, err
+		}
 		if !storage.ValidSlug(slug) {
 			return nil, notFound("tag " + slug)
 		}
@@ -72,7 +76,10 @@ func (h *Handler) seriesFeed(f format) func(context.Context, *http.Request) (*an
 		if err != nil {
 			return nil, err
 		}
-		slug := r.PathValue("slug")
+		slug, err := feedSlug(r, "series", f)
+		if err != nil {
+			return nil, err
+		}
 		if !storage.ValidSlug(slug) {
 			return nil, notFound("series " + slug)
 		}
@@ -112,3 +119,16 @@ func moved(r *http.Request, path string) error {
 	}
 	return &httpError{status: http.StatusMovedPermanently, message: "moved to " + path, location: path}
 }
+
+// feedSlug returns the slug in the path of a feed under dir ("tags") in
+// f, or, when the segment is a decomposed or upper-case form of a slug,
+// the redirect to the feed at its canonical form (slugs.Canonical), given
+// before any read.
+func feedSlug(r *http.Request, dir string, f format) (string, error) {
+	slug := r.PathValue("slug")
+	if c := slugs.Canonical(slug); c != slug && storage.ValidSlug(c) {
+		return "", moved(r, "/"+dir+"/"+frontend.Escape(c)+"/"+f.file)
+	}
+	return slug, nil
+}
+

@@ -43,9 +43,19 @@ func TestUnicodeSlugs(t *testing.T) {
 	}
 	equal(t, "tag by slug", ok[*TagPageResponse](t)(TagPage(ctx, s.client, "日本語", nil, nil, nil, nil)).Tag.Name, "日本語")
 
-	// Composed and decomposed й name one tag.
-	ok[*CreatePostResponse](t)(CreatePost(ctx, b.ada, CreatePostInput{Title: "Two", Slug: "two", Tags: []string{"Мой"}}))
-	equal(t, "a decomposed name's tag", ok[*TagPageResponse](t)(TagPage(ctx, s.client, "мой", nil, nil, nil, nil)).Tag.Name, "Мой")
+	// Composed and decomposed й name one tag, and both forms find it, as
+	// does upper case.
+	for title, name := range map[string]string{"Composed": "Мой", "Decomposed": "Мои\u0306"} {
+		p := ok[*CreatePostResponse](t)(CreatePost(ctx, b.ada, CreatePostInput{Title: title, Tags: []string{name}})).CreatePost.Post
+		ok[*PublishPostResponse](t)(PublishPost(ctx, s.admin, PublishPostInput{Id: p.Id}))
+	}
+	for _, form := range []string{"мой", "мои\u0306", "МОЙ", "МОИ\u0306"} {
+		tag := ok[*TagPageResponse](t)(TagPage(ctx, s.client, form, nil, nil, nil, nil)).Tag
+		equal(t, "the tag found by "+form, tag.Slug, "мой")
+		equal(t, "its posts, by "+form, tag.Posts.TotalCount, 2)
+	}
+	equal(t, "a category by upper case", ok[*CategoryPageResponse](t)(CategoryPage(ctx, s.client, "ПРИВЕТ", nil, nil)).Category.Name, "Привет")
+	equal(t, "a post by upper case", ok[*PostPageResponse](t)(PostPage(ctx, s.client, "ПРИВЕТ-МИР")).Post.Slug, "привет-мир")
 	_, err := CreatePost(ctx, b.ada, CreatePostInput{Title: "p\u0430ypal login"})
 	equal(t, "a title mixing scripts in a word", code(err), "BAD_USER_INPUT")
 
