@@ -131,4 +131,3 @@ func feedSlug(r *http.Request, dir string, f format) (string, error) {
 	}
 	return slug, nil
 }
-
