@@ -7,6 +7,7 @@ import (
 	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph/model"
+	"github.com/blogql/blog/slugs"
 	"github.com/blogql/blog/storage"
 )
 
@@ -157,7 +158,8 @@ func (r *Resolver) archiveAuthor(ctx context.Context, id, slug *string) (*storag
 		}
 		return tagged(ctx, authorTag)(r.store.GetAuthor(ctx, authorID))
 	}
-	a, err := bySlug(ctx, *slug)(r.store.GetAuthorBySlug(ctx, *slug))
+	s := slugs.Canonical(*slug) // as findable: MÜLLER looks up müller
+	a, err := bySlug(ctx, s)(r.store.GetAuthorBySlug(ctx, s))
 	if err != nil {
 		return nil, fmt.Errorf("archive of author %q: %w", *slug, err)
 	}

@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"encoding/xml"
+	"fmt"
 	"net/http"
 	"net/url"
 	"slices"
@@ -63,6 +64,11 @@ func TestUnicodeSlugs(t *testing.T) {
 	}
 	equal(t, "a category by upper case", ok[*CategoryPageResponse](t)(CategoryPage(ctx, s.client, "ПРИВЕТ", nil, nil)).Category.Name, "Привет")
 	equal(t, "a post by upper case", ok[*PostPageResponse](t)(PostPage(ctx, s.client, "ПРИВЕТ-МИР")).Post.Slug, "привет-мир")
+	upper := ok[*ArchiveOfAuthorSlugResponse](t)(ArchiveOfAuthorSlug(ctx, s.client, "ADA-LOVELACE")).Archive
+	lower := ok[*ArchiveOfAuthorSlugResponse](t)(ArchiveOfAuthorSlug(ctx, s.client, "ada-lovelace")).Archive
+	if len(lower) == 0 || fmt.Sprint(upper) != fmt.Sprint(lower) {
+		t.Errorf("the archive of ADA-LOVELACE = %+v, want ada-lovelace's %+v", upper, lower)
+	}
 	_, err := CreatePost(ctx, b.ada, CreatePostInput{Title: "p\u0430ypal login"})
 	equal(t, "a title mixing scripts in a word", code(err), "BAD_USER_INPUT")
 
