@@ -16,6 +16,7 @@ import (
 	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph/model"
+	"github.com/blogql/blog/slugs"
 	"github.com/blogql/blog/storage"
 )
 
@@ -947,7 +948,7 @@ func (r *queryResolver) Archive(ctx context.Context, author *string, category *s
 		}
 		return archiveOf(a.Archive), nil
 	case category != nil:
-		c, err := tagged(ctx, func(c *storage.Category) string { return frontend.TagCategory(c.Slug) })(r.store.GetCategory(ctx, *category))
+		c, err := tagged(ctx, func(c *storage.Category) string { return frontend.TagCategory(c.Slug) })(r.store.GetCategory(ctx, slugs.Canonical(*category)))
 		if err != nil {
 			return nil, err
 		}

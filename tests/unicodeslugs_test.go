@@ -155,6 +155,14 @@ func TestUnicodeSlugsInURLs(t *testing.T) {
 
 	created := ok[*CreatePostResponse](t)(CreatePost(ctx, b.ada, CreatePostInput{Title: "Old", Slug: "old-ascii"})).CreatePost.Post
 	ok[*PublishPostResponse](t)(PublishPost(ctx, s.admin, PublishPostInput{Id: created.Id}))
+	// The category's archive and a post's next in the category take
+	// the category's slug in upper case too.
+	for _, field := range []string{`archive(category: "ПРИВЕТ") { postCount }`, `post(slug: "old-ascii") { nextInCategory(slug: "ПРИВЕТ") { slug } }`} {
+		if r := s.send(t, request(`{ `+field+` }`, nil), false); len(r.Errors) > 0 {
+			t.Errorf("%s: %v", field, r.Errors)
+		}
+	}
+	equal(t, "the category's archive by upper case", string(s.send(t, request(`{ archive(category: "ПРИВЕТ") { postCount } }`, nil), false).Data), `{"archive":[{"postCount":1}]}`)
 	old := ok[*PostPageResponse](t)(PostPage(ctx, s.client, "old-ascii")).Post
 	ok[*UpdatePostResponse](t)(UpdatePost(ctx, b.ada, UpdatePostInput{Id: old.Id, ExpectedVersion: old.Version, Slug: ptr("новый")}))
 	equal(t, "the old ASCII slug leads to the renamed post", ok[*PostPageResponse](t)(PostPage(ctx, s.client, "old-ascii")).Post.Slug, "новый")
