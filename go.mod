@@ -122,6 +122,11 @@ require (
 	honnef.co/go/tools v0.8.2 // indirect
 )
 
+require (
+	github.com/gosimple/slug v1.15.0
+	github.com/gosimple/unidecode v1.0.1 // indirect
+)
+
 tool (
 	github.com/99designs/gqlgen
 	github.com/Khan/genqlient

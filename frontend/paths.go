@@ -7,6 +7,7 @@ package frontend
 
 import (
 	"fmt"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -28,11 +29,11 @@ func TagAuthor(id string) string { return "author:" + id }
 
 // TagCategory tags responses that show the category slug: its page, and
 // every post and summary that shows its name.
-func TagCategory(slug string) string { return "category:" + slug }
+func TagCategory(slug string) string { return "category:" + Escape(slug) }
 
 // TagTag tags responses that show the tag slug: its page, and every post
 // and summary that shows its name.
-func TagTag(slug string) string { return "tag:" + slug }
+func TagTag(slug string) string { return "tag:" + Escape(slug) }
 
 // TagArchive tags the archive of the month of t ("archive:2006-01").
 func TagArchive(t time.Time) string { return "archive:" + t.UTC().Format("2006-01") }
@@ -63,7 +64,7 @@ const TagSearch = "search"
 const SeriesPath = "/series/{slug}"
 
 // TagSeries tags responses that show the series slug.
-func TagSeries(slug string) string { return "series:" + slug }
+func TagSeries(slug string) string { return "series:" + Escape(slug) }
 
 // TagFeatured tags the featured posts' list.
 const TagFeatured = "featured"
@@ -155,13 +156,20 @@ var DefaultPaths = Paths{
 	Tag:      "/tags/{slug}",
 }
 
-// BySlug returns pattern with slug in it, or "" when either is empty.
+// BySlug returns pattern with slug in it, percent-encoded (Escape), or ""
+// when either is empty.
 func (p Paths) BySlug(pattern, slug string) string {
 	if pattern == "" || slug == "" {
 		return ""
 	}
-	return strings.ReplaceAll(pattern, "{slug}", slug)
+	return strings.ReplaceAll(pattern, "{slug}", Escape(slug))
 }
+
+// Escape returns slug as a URL's path segment or a cache tag holds it:
+// percent-encoded UTF-8 past ASCII ("日本語" is "%E6%97%A5%E6%9C%AC%E8%AA%9E"),
+// so paths, links in feeds and sitemaps, and the tags of the Cache-Tag
+// header are ASCII. A slug of a-z, 0-9 and hyphens is itself.
+func Escape(slug string) string { return url.PathEscape(slug) }
 
 // PostPath returns the page of the post with slug published at t: Post
 // with its slug and t's date in it. It returns "" when Post is empty, or

@@ -11,6 +11,7 @@ import (
 	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/gqlhttp"
+	"github.com/blogql/blog/slugs"
 	"github.com/blogql/blog/storage"
 )
 
@@ -253,7 +254,7 @@ func pageTag(p *storage.SitePage) string { return frontend.TagPage(p.ID) }
 // every event names the feed.
 func (r *Resolver) adjacentPost(ctx context.Context, p *storage.Post, slug string, next bool) (*storage.Post, error) {
 	gqlhttp.Tag(ctx, frontend.TagFeed)
-	adj, err := r.store.AdjacentPost(ctx, p, slug, next)
+	adj, err := r.store.AdjacentPost(ctx, p, slugs.Canonical(slug), next)
 	tagPosts(ctx, adj)
 	return adj, err
 }

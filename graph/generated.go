@@ -568,20 +568,21 @@ type ComplexityRoot struct {
 	}
 
 	Site struct {
-		Description func(childComplexity int) int
-		Head        func(childComplexity int) int
-		IconURL     func(childComplexity int) int
-		Locale      func(childComplexity int) int
-		LogoURL     func(childComplexity int) int
-		Menus       func(childComplexity int) int
-		PagePath    func(childComplexity int) int
-		PostPath    func(childComplexity int) int
-		Social      func(childComplexity int) int
-		Timezone    func(childComplexity int) int
-		Title       func(childComplexity int) int
-		URL         func(childComplexity int) int
-		UpdatedAt   func(childComplexity int) int
-		Version     func(childComplexity int) int
+		Description         func(childComplexity int) int
+		Head                func(childComplexity int) int
+		IconURL             func(childComplexity int) int
+		Locale              func(childComplexity int) int
+		LogoURL             func(childComplexity int) int
+		Menus               func(childComplexity int) int
+		PagePath            func(childComplexity int) int
+		PostPath            func(childComplexity int) int
+		SlugTransliteration func(childComplexity int) int
+		Social              func(childComplexity int) int
+		Timezone            func(childComplexity int) int
+		Title               func(childComplexity int) int
+		URL                 func(childComplexity int) int
+		UpdatedAt           func(childComplexity int) int
+		Version             func(childComplexity int) int
 	}
 
 	SitePageConnection struct {
@@ -874,6 +875,7 @@ type SeriesResolver interface {
 }
 type SiteResolver interface {
 	Title(ctx context.Context, obj *storage.Site) (string, error)
+	SlugTransliteration(ctx context.Context, obj *storage.Site) (model.SlugTransliteration, error)
 	Description(ctx context.Context, obj *storage.Site) (string, error)
 	LogoURL(ctx context.Context, obj *storage.Site) (*string, error)
 	IconURL(ctx context.Context, obj *storage.Site) (*string, error)
@@ -3213,6 +3215,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Site.PostPath(childComplexity), true
+	case "Site.slugTransliteration":
+		if e.ComplexityRoot.Site.SlugTransliteration == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.SlugTransliteration(childComplexity), true
 	case "Site.socialLinks":
 		if e.ComplexityRoot.Site.Social == nil {
 			break
@@ -4900,7 +4908,7 @@ input CreateAuthorInput {
   bio: String
   "The URL of the author's picture: an absolute http or https URL of at most 2000 characters, without spaces or credentials."
   avatarUrl: String
-  "The unique, URL-friendly name of the author's page: 1 to 100 characters of a-z, 0-9 and single hyphens between them. Omitted, one is made from the name (\"Ada Lovelace\": ` + "`" + `ada-lovelace` + "`" + `, or ` + "`" + `ada-lovelace-2` + "`" + ` when that is taken). Fails with CONFLICT (reason SLUG_TAKEN) when another author has it; one another author had before is taken from them."
+  "The unique, URL-friendly name of the author's page: 1 to 100 characters and 300 bytes: lower-case letters and digits of any script (in NFC, no word mixing look-alike scripts) in words joined by single hyphens. Omitted, one is made from the name (\"Ada Lovelace\": ` + "`" + `ada-lovelace` + "`" + `, or ` + "`" + `ada-lovelace-2` + "`" + ` when that is taken). Fails with CONFLICT (reason SLUG_TAKEN) when another author has it; one another author had before is taken from them."
   slug: String
   "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
   idempotencyKey: String
@@ -4934,7 +4942,7 @@ input UpdateAuthorInput {
   bio: String
   "The new picture URL: an absolute http or https URL of at most 2000 characters, without spaces or credentials; empty removes the picture."
   avatarUrl: String
-  "The new slug: 1 to 100 characters of a-z, 0-9 and single hyphens between them. The old one keeps leading to the author (up to 10 old ones are kept) until an admin gives it to another author. Fails with CONFLICT (reason SLUG_TAKEN) when another author has it now, or kept it and the write is not an admin's."
+  "The new slug: 1 to 100 characters and 300 bytes: lower-case letters and digits of any script (in NFC, no word mixing look-alike scripts) in words joined by single hyphens. The old one keeps leading to the author (up to 10 old ones are kept) until an admin gives it to another author. Fails with CONFLICT (reason SLUG_TAKEN) when another author has it now, or kept it and the write is not an admin's."
   slug: String
   "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
   idempotencyKey: String
@@ -4958,7 +4966,7 @@ type UpdateAuthorPayload {
 The input of ` + "`" + `createCategory` + "`" + `.
 """
 input CreateCategoryInput {
-  "The unique, URL-friendly name of the category, 1 to 100 characters of a-z, 0-9 and single hyphens between them; it cannot change later."
+  "The unique, URL-friendly name of the category, 1 to 100 characters and 300 bytes: lower-case letters and digits of any script (in NFC, no word mixing look-alike scripts) in words joined by single hyphens; it cannot change later."
   slug: String!
   "The display name: one line of at most 100 characters."
   name: String!
@@ -5009,8 +5017,8 @@ signed-in author.
 input CreatePostInput {
   "The title: one line of at most 200 characters."
   title: String!
-  "The unique, URL-friendly name of the post: 1 to 100 characters of a-z, 0-9 and single hyphens between them."
-  slug: String!
+  "The unique, URL-friendly name of the post: 1 to 100 characters and 300 bytes: lower-case letters and digits of any script (in NFC, no word mixing look-alike scripts) in words joined by single hyphens. Omitted, one is made from the title, in its script (\"Привет мир\": ` + "`" + `привет-мир` + "`" + `) or in Latin letters as ` + "`" + `Site.slugTransliteration` + "`" + ` says; CONFLICT (reason SLUG_TAKEN) when a post holds it."
+  slug: String
   "A short plain-text summary shown in listings: at most 1000 characters. Omitted or empty, the beginning of the body stands for it."
   excerpt: String
   "The full text in Markdown: at most 100000 bytes of UTF-8, which must render to at most 200000 bytes of HTML."
@@ -5077,7 +5085,7 @@ input UpdatePostInput {
   expectedVersion: Int!
   "The new title: one line of at most 200 characters."
   title: String
-  "The new slug, 1 to 100 characters of a-z, 0-9 and single hyphens between them. The old one keeps leading to the post (up to 10 old ones are kept) until another post of the same author, or an admin, takes it; deleting the post frees them all. Fails with CONFLICT (reason SLUG_TAKEN) when another post has it now, visible or not, or had it before and is another author's while the write is not an admin's; one a post of the same author had before is taken from it."
+  "The new slug, 1 to 100 characters and 300 bytes: lower-case letters and digits of any script (in NFC, no word mixing look-alike scripts) in words joined by single hyphens. The old one keeps leading to the post (up to 10 old ones are kept) until another post of the same author, or an admin, takes it; deleting the post frees them all. Fails with CONFLICT (reason SLUG_TAKEN) when another post has it now, visible or not, or had it before and is another author's while the write is not an admin's; one a post of the same author had before is taken from it."
   slug: String
   "The new excerpt: at most 1000 characters; empty: the beginning of the body stands for it."
   excerpt: String
@@ -5646,7 +5654,7 @@ type SetPostFeaturedPayload {
 The input of ` + "`" + `createSeries` + "`" + `.
 """
 input CreateSeriesInput {
-  "The slug, 1 to 100 characters of a-z, 0-9 and single hyphens between them; CONFLICT (reason ALREADY_EXISTS) when another series has it."
+  "The slug, 1 to 100 characters and 300 bytes: lower-case letters and digits of any script (in NFC, no word mixing look-alike scripts) in words joined by single hyphens; CONFLICT (reason ALREADY_EXISTS) when another series has it."
   slug: String!
   "The title: one line of at most 200 characters."
   title: String!
@@ -6022,6 +6030,8 @@ default: its ` + "`" + `-site-title` + "`" + `, ` + "`" + `-site-description` + 
 type Site {
   "The blog's title, for a header and feeds' channel."
   title: String!
+  "How slugs made from titles and names (a post's without a slug given, a tag's, an author's) write scripts other than Latin."
+  slugTransliteration: SlugTransliteration!
   "What the blog is about, for a header and feeds' channel; empty when none."
   description: String!
   "The URL of the blog's logo, or null."
@@ -6069,7 +6079,7 @@ The input of ` + "`" + `createPage` + "`" + `. The page starts as a draft.
 input CreatePageInput {
   "The title: one line of at most 200 characters."
   title: String!
-  "The unique, URL-friendly name of the page, 1 to 100 characters of a-z, 0-9 and single hyphens between them, free among posts and pages."
+  "The unique, URL-friendly name of the page, 1 to 100 characters and 300 bytes: lower-case letters and digits of any script (in NFC, no word mixing look-alike scripts) in words joined by single hyphens, free among posts and pages."
   slug: String!
   "The full text in Markdown: at most 100000 bytes of UTF-8, which must render to at most 200000 bytes of HTML."
   body: String
@@ -6218,6 +6228,16 @@ input SocialAccountInput {
 }
 
 """
+How a slug made from a title or a name writes scripts other than Latin. Either way Latin letters lose their accents ("Café": ` + "`" + `cafe` + "`" + `) and a slug is percent-encoded in URLs.
+"""
+enum SlugTransliteration {
+  "The slug is written in Latin letters: \"Привет мир\" makes ` + "`" + `privet-mir` + "`" + `, \"Γειά σου\" ` + "`" + `geia-sou` + "`" + `, \"日本語\" ` + "`" + `ri-ben-yu` + "`" + ` (Han by its Chinese reading)."
+  LATIN
+  "The slug keeps the text's script: \"Привет мир\" makes ` + "`" + `привет-мир` + "`" + `, \"日本語\" ` + "`" + `日本語` + "`" + `. The default."
+  NONE
+}
+
+"""
 The input of ` + "`" + `updateSite` + "`" + `. Omitted fields are left unchanged; an empty
 string clears a setting, so the server's default shows.
 """
@@ -6240,6 +6260,8 @@ input UpdateSiteInput {
   url: String
   "The pattern of a post's path, starting with ` + "`" + `/` + "`" + ` and holding ` + "`" + `{slug}` + "`" + `, optionally ` + "`" + `{yyyy}` + "`" + `, ` + "`" + `{mm}` + "`" + ` and ` + "`" + `{dd}` + "`" + `."
   postPath: String
+  "How slugs made from titles and names write scripts other than Latin, from now on (slugs made before stay)."
+  slugTransliteration: SlugTransliteration
   "The navigation menus, at most 5, replacing the old ones."
   menus: [MenuInput!]
   "The blog's accounts elsewhere, at most 20, replacing the old ones."
@@ -7157,6 +7179,8 @@ func (ec *executionContext) childFields_Site(ctx context.Context, field graphql.
 	switch field.Name {
 	case "title":
 		return ec.fieldContext_Site_title(ctx, field)
+	case "slugTransliteration":
+		return ec.fieldContext_Site_slugTransliteration(ctx, field)
 	case "description":
 		return ec.fieldContext_Site_description(ctx, field)
 	case "logoUrl":
@@ -18580,6 +18604,29 @@ func (ec *executionContext) fieldContext_Site_title(_ context.Context, field gra
 	return graphql.NewScalarFieldContext("Site", field, true, true, "String")
 }
 
+func (ec *executionContext) _Site_slugTransliteration(ctx context.Context, field graphql.CollectedField, obj *storage.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_slugTransliteration(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Site().SlugTransliteration(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.SlugTransliteration) graphql.Marshaler {
+			return ec.marshalNSlugTransliteration2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSlugTransliteration(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Site_slugTransliteration(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Site", field, true, true, "SlugTransliteration")
+}
+
 func (ec *executionContext) _Site_description(ctx context.Context, field graphql.CollectedField, obj *storage.Site) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -21936,7 +21983,7 @@ func (ec *executionContext) unmarshalInputCreatePostInput(ctx context.Context, o
 			it.Title = data
 		case "slug":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("slug"))
-			data, err := ec.unmarshalNString2string(ctx, v)
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
 			if err != nil {
 				return it, err
 			}
@@ -24118,7 +24165,7 @@ func (ec *executionContext) unmarshalInputUpdateSiteInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"expectedVersion", "title", "description", "logoUrl", "iconUrl", "locale", "timezone", "url", "postPath", "menus", "socialLinks", "idempotencyKey"}
+	fieldsInOrder := [...]string{"expectedVersion", "title", "description", "logoUrl", "iconUrl", "locale", "timezone", "url", "postPath", "slugTransliteration", "menus", "socialLinks", "idempotencyKey"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -24188,6 +24235,13 @@ func (ec *executionContext) unmarshalInputUpdateSiteInput(ctx context.Context, o
 				return it, err
 			}
 			it.PostPath = data
+		case "slugTransliteration":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("slugTransliteration"))
+			data, err := ec.unmarshalOSlugTransliteration2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSlugTransliteration(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SlugTransliteration = data
 		case "menus":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("menus"))
 			data, err := ec.unmarshalOMenuInput2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMenuInputᚄ(ctx, v)
@@ -28002,6 +28056,12 @@ func (ec *executionContext) _Site(ctx context.Context, sel ast.SelectionSet, obj
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Site_title(ctx, field, obj)
 				})
+		case "slugTransliteration":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Site_slugTransliteration(ctx, field, obj)
+				})
 		case "description":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -30330,6 +30390,16 @@ func (ec *executionContext) marshalNSitePageEdge2ᚖgithubᚗcomᚋblogqlᚋblog
 	return ec._SitePageEdge(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNSlugTransliteration2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSlugTransliteration(ctx context.Context, v any) (model.SlugTransliteration, error) {
+	var res model.SlugTransliteration
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSlugTransliteration2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSlugTransliteration(ctx context.Context, sel ast.SelectionSet, v model.SlugTransliteration) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) marshalNSocialAccount2githubᚗcomᚋblogqlᚋblogᚋstorageᚐSocialAccount(ctx context.Context, sel ast.SelectionSet, v storage.SocialAccount) graphql.Marshaler {
 	return ec._SocialAccount(ctx, sel, &v)
 }
@@ -31019,6 +31089,22 @@ func (ec *executionContext) marshalOSeries2ᚖgithubᚗcomᚋblogqlᚋblogᚋsto
 		return graphql.Null
 	}
 	return ec._Series(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOSlugTransliteration2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSlugTransliteration(ctx context.Context, v any) (*model.SlugTransliteration, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.SlugTransliteration)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOSlugTransliteration2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSlugTransliteration(ctx context.Context, sel ast.SelectionSet, v *model.SlugTransliteration) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) unmarshalOSocialAccountInput2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSocialAccountInputᚄ(ctx context.Context, v any) ([]*model.SocialAccountInput, error) {

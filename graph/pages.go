@@ -38,10 +38,11 @@ func (r *Resolver) page(ctx context.Context, id, slug *string) (*storage.SitePag
 		}
 		return tagged(ctx, pageTag)(r.seenPage(ctx)(r.store.GetPage(ctx, pageID)))
 	}
-	if err := findable(*slug); err != nil {
+	s, err := findable(*slug)
+	if err != nil {
 		return nil, err
 	}
-	return tagged(ctx, pageTag)(r.seenPage(ctx)(r.store.GetPageBySlug(ctx, *slug)))
+	return tagged(ctx, pageTag)(r.seenPage(ctx)(r.store.GetPageBySlug(ctx, s)))
 }
 
 // pages answers Query.pages: the drafts for admins only.

@@ -364,7 +364,7 @@ func newPost(ctx context.Context, a auth.Actor, input model.CreatePostInput) (st
 		Tags:           input.Tags,
 		AuthorID:       a.ID,
 		Title:          input.Title,
-		Slug:           input.Slug,
+		Slug:           deref(input.Slug),
 		Excerpt:        deref(input.Excerpt),
 		Body:           deref(input.Body),
 		Categories:     input.Categories,

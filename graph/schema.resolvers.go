@@ -16,6 +16,7 @@ import (
 	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph/model"
+	"github.com/blogql/blog/slugs"
 	"github.com/blogql/blog/storage"
 )
 
@@ -957,7 +958,7 @@ func (r *queryResolver) Archive(ctx context.Context, author *string, category *s
 		}
 		return archiveOf(a.Archive), nil
 	case category != nil:
-		c, err := tagged(ctx, func(c *storage.Category) string { return frontend.TagCategory(c.Slug) })(r.store.GetCategory(ctx, *category))
+		c, err := tagged(ctx, func(c *storage.Category) string { return frontend.TagCategory(c.Slug) })(r.store.GetCategory(ctx, slugs.Canonical(*category)))
 		if err != nil {
 			return nil, err
 		}
@@ -976,15 +977,16 @@ func (r *queryResolver) Author(ctx context.Context, id *string, slug *string) (*
 	case exactlyOne(id, slug) != nil:
 		return nil, &storage.ValidationError{Field: "id", Reason: "give exactly one of id and slug"}
 	case slug != nil:
-		if err := findable(*slug); err != nil {
+		s, err := findable(*slug)
+		if err != nil {
 			return nil, err
 		}
-		authorID, err := r.store.AuthorIDBySlug(ctx, *slug)
+		authorID, err := r.store.AuthorIDBySlug(ctx, s)
 		if err != nil {
 			return nil, err
 		}
 		r.authorPostsAhead(ctx, authorID, auth.ActorFrom(ctx).Acts(authorID))
-		return bySlug(ctx, *slug)(r.store.GetAuthor(ctx, authorID))
+		return bySlug(ctx, s)(r.store.GetAuthor(ctx, authorID))
 	}
 	authorID, err := decodeIDOf("id", *id, kindAuthor)
 	if err != nil {
@@ -1134,6 +1136,14 @@ func (r *seriesResolver) Head(ctx context.Context, obj *storage.Series) (*model.
 // Title is the resolver for the title field.
 func (r *siteResolver) Title(ctx context.Context, obj *storage.Site) (string, error) {
 	return r.siteTitle(obj), nil
+}
+
+// SlugTransliteration is the resolver for the slugTransliteration field.
+func (r *siteResolver) SlugTransliteration(ctx context.Context, obj *storage.Site) (model.SlugTransliteration, error) {
+	if obj.SlugTransliteration == storage.SlugsInLatin {
+		return model.SlugTransliterationLatin, nil
+	}
+	return model.SlugTransliterationNone, nil
 }
 
 // Description is the resolver for the description field.

@@ -74,7 +74,8 @@ func (r *Resolver) ownSeries(ctx context.Context, slug string) (*storage.Series,
 // querySeries answers Query.series: NOT_FOUND when there is none, as
 // for a tag, a category or an author.
 func (r *Resolver) querySeries(ctx context.Context, slug string) (*storage.Series, error) {
-	if err := findable(slug); err != nil {
+	slug, err := findable(slug)
+	if err != nil {
 		return nil, err
 	}
 	gqlhttp.Tag(ctx, frontend.TagSeries(slug)) // found or not: its creation names it

@@ -7,6 +7,7 @@ import (
 	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph/model"
+	"github.com/blogql/blog/slugs"
 	"github.com/blogql/blog/storage"
 )
 
@@ -88,8 +89,9 @@ func (r *Resolver) updateSite(ctx context.Context, in model.UpdateSiteInput) (*m
 		ExpectedVersion: int64(in.ExpectedVersion),
 		Title:           in.Title, Description: in.Description, LogoURL: in.LogoURL, IconURL: in.IconURL,
 		Locale: in.Locale, Timezone: in.Timezone, URL: in.URL, PostPath: in.PostPath,
-		Social:         socialOf(in.SocialLinks),
-		IdempotencyKey: idempotencyKey(ctx, in.IdempotencyKey),
+		SlugTransliteration: (*string)(in.SlugTransliteration),
+		Social:              socialOf(in.SocialLinks),
+		IdempotencyKey:      idempotencyKey(ctx, in.IdempotencyKey),
 	}
 	if in.ExpectedVersion < 0 {
 		patch.ExpectedVersion = storage.NoVersion
@@ -117,9 +119,12 @@ func (r *Resolver) category(ctx context.Context, slug, id *string) (*storage.Cat
 	if err := exactlyOne(slug, id); err != nil {
 		return nil, &storage.ValidationError{Field: "slug", Reason: "give exactly one of slug and id"}
 	}
-	s := deref(slug)
-	if err := findable(s); slug != nil && err != nil {
-		return nil, err
+	var s string
+	if slug != nil {
+		var err error
+		if s, err = findable(*slug); err != nil {
+			return nil, err
+		}
 	}
 	if id != nil {
 		var err error
@@ -153,7 +158,8 @@ func (r *Resolver) archiveAuthor(ctx context.Context, id, slug *string) (*storag
 		}
 		return tagged(ctx, authorTag)(r.store.GetAuthor(ctx, authorID))
 	}
-	a, err := bySlug(ctx, *slug)(r.store.GetAuthorBySlug(ctx, *slug))
+	s := slugs.Canonical(*slug) // as findable: MÜLLER looks up müller
+	a, err := bySlug(ctx, s)(r.store.GetAuthorBySlug(ctx, s))
 	if err != nil {
 		return nil, fmt.Errorf("archive of author %q: %w", *slug, err)
 	}
@@ -184,7 +190,8 @@ func (r *Resolver) pendingCount(authorID string) model.Counter {
 // requests either way: the slug's reservation, then the post (or both
 // posts in one BatchGetItem). Hidden or missing, it is ErrNotFound.
 func (r *Resolver) postBySlug(ctx context.Context, slug string) (*storage.Post, error) {
-	if err := findable(slug); err != nil {
+	slug, err := findable(slug)
+	if err != nil {
 		return nil, err
 	}
 	id, prev, err := r.store.PostIDsBySlug(ctx, slug)

@@ -24,7 +24,8 @@ func tagPostsKey(slug string, p storage.PageArgs, per storage.Period) string {
 // tag answers Query.tag, starting the read of its posts when they are
 // selected.
 func (r *Resolver) tag(ctx context.Context, slug string) (*storage.Tag, error) {
-	if err := findable(slug); err != nil {
+	slug, err := findable(slug)
+	if err != nil {
 		return nil, err
 	}
 	listAhead(ctx, "Tag", "posts",

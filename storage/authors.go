@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"golang.org/x/sync/errgroup"
 
-	"github.com/blogql/blog/markdown"
+	"github.com/blogql/blog/slugs"
 	"github.com/blogql/blog/storage/internal/dynamo"
 	"github.com/blogql/blog/storage/internal/keys"
 )
@@ -49,7 +49,11 @@ func (s *Store) CreateAuthor(ctx context.Context, in NewAuthor) (*Author, error)
 	}
 	candidates := []string{in.Slug}
 	if in.Slug == "" {
-		candidates = slugsFromName(in.Name)
+		latin, err := s.latinSlugs(ctx, in.Name)
+		if err != nil {
+			return nil, err
+		}
+		candidates = slugsFromName(in.Name, latin)
 	}
 	return idempotent(ctx, s, "createAuthor", in.IdempotencyKey, in, func(rec *idem) (*Author, error) {
 		return dynamo.RetryWrite(ctx, func() (*Author, error) {
@@ -83,8 +87,12 @@ func (s *Store) CreateAuthor(ctx context.Context, in NewAuthor) (*Author, error)
 }
 
 // slugsFromName returns the slugs CreateAuthor tries for a name.
-func slugsFromName(name string) []string {
-	base := markdown.Slugify(name, MaxSlugLength-len("-123456"))
+func slugsFromName(name string, latin bool) []string {
+	room := len("-123456")
+	base := slugs.Cut(slugs.Make(name, latin), MaxSlugLength-room, MaxSlugBytes-room)
+	if slugs.Check(base) != nil {
+		base = "" // no letter, or scripts mixed in a word
+	}
 	if base == "" {
 		base = "author"
 	}

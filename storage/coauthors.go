@@ -138,7 +138,7 @@ func (it *postItem) counterKeys() []key {
 
 // validatePatchAuthorsTags checks the co-authors and tags a patch sets
 // and returns them, nil for those it leaves as they are.
-func validatePatchAuthorsTags(in *PostPatch) (coAuthors []string, tags []catRef, err error) {
+func validatePatchAuthorsTags(in *PostPatch, latin bool) (coAuthors []string, tags []catRef, err error) {
 	if in.CoAuthors != nil {
 		if coAuthors, err = validateCoAuthors("", *in.CoAuthors); err != nil {
 			return nil, nil, err
@@ -148,11 +148,24 @@ func validatePatchAuthorsTags(in *PostPatch) (coAuthors []string, tags []catRef,
 		}
 	}
 	if in.Tags != nil {
-		if tags, err = validateTags(*in.Tags); err != nil {
+		if tags, err = validateTags(*in.Tags, latin); err != nil {
 			return nil, nil, err
 		}
 	}
 	return coAuthors, tags, nil
+}
+
+// patchAuthorsTags is validatePatchAuthorsTags with the site's way of
+// making slugs.
+func (s *Store) patchAuthorsTags(ctx context.Context, in *PostPatch) ([]string, []catRef, error) {
+	var latin bool
+	if in.Tags != nil {
+		var err error
+		if latin, err = s.latinSlugs(ctx, *in.Tags...); err != nil {
+			return nil, nil, err
+		}
+	}
+	return validatePatchAuthorsTags(in, latin)
 }
 
 // tagSlugsOf returns the slugs of tags.

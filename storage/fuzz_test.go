@@ -90,9 +90,9 @@ func FuzzValidate(f *testing.F) {
 				})
 			}},
 			{"slug", validateSlug("slug", slug), func() bool {
-				return len(slug) <= MaxSlugLength && slug != "" && !strings.HasPrefix(slug, "-") &&
-					!strings.HasSuffix(slug, "-") && !strings.Contains(slug, "--") &&
-					!strings.ContainsFunc(slug, func(r rune) bool { return (r < 'a' || r > 'z') && (r < '0' || r > '9') && r != '-' })
+				return utf8.ValidString(slug) && len(slug) <= MaxSlugBytes && utf8.RuneCountInString(slug) <= MaxSlugLength &&
+					slug != "" && !strings.HasPrefix(slug, "-") && !strings.HasSuffix(slug, "-") && !strings.Contains(slug, "--") &&
+					!strings.ContainsFunc(slug, func(r rune) bool { return !unicode.In(r, unicode.L, unicode.M, unicode.Nd) && r != '-' })
 			}},
 			{"bio", validateText("bio", text, false, MaxBioLength), func() bool {
 				return utf8.RuneCountInString(text) <= MaxBioLength && fitsRecord(text)

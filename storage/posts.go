@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/blogql/blog/slugs"
 	"github.com/blogql/blog/storage/internal/dynamo"
 	"github.com/blogql/blog/storage/internal/keys"
 )
@@ -22,6 +23,9 @@ var errStaleNames = errors.New("author or category renamed during write")
 // CreatePost creates a draft. Its author and categories must exist and its
 // slug must be free (ErrSlugTaken); bad input is a *ValidationError.
 func (s *Store) CreatePost(ctx context.Context, in NewPost) (*Post, error) {
+	if err := s.slugFromTitle(ctx, &in); err != nil {
+		return nil, err
+	}
 	cats, err := validateNewPost(&in)
 	var coAuthors []string
 	var tags []catRef
@@ -29,7 +33,7 @@ func (s *Store) CreatePost(ctx context.Context, in NewPost) (*Post, error) {
 		coAuthors, err = validateCoAuthors(in.AuthorID, in.CoAuthors)
 	}
 	if err == nil {
-		tags, err = validateTags(in.Tags)
+		tags, err = s.tagNames(ctx, in.Tags)
 	}
 	if err == nil {
 		err = s.checkLinkHosts(postLinks(in.CoverImage, &in.SEO)...)
@@ -95,6 +99,22 @@ func postLinks(cover *Image, seo *SEO) [][2]string {
 	return links
 }
 
+// slugFromTitle gives in the slug made from its title when it has none, in
+// the script the site's SlugTransliteration asks for.
+func (s *Store) slugFromTitle(ctx context.Context, in *NewPost) error {
+	if in.Slug != "" || validateLine("title", in.Title, MaxTitleLength) != nil {
+		return nil // validateNewPost tells what is wrong
+	}
+	latin, err := s.latinSlugs(ctx, in.Title)
+	if err != nil {
+		return err
+	}
+	if in.Slug = slugs.Make(in.Title, latin); in.Slug == "" {
+		return invalid("slug", "must be given: the title has no letter or digit to make one of")
+	}
+	return nil
+}
+
 func validateNewPost(in *NewPost) ([]string, error) {
 	cats, err := validateCategories(in.Categories)
 	if err != nil {
@@ -121,7 +141,7 @@ func (s *Store) UpdatePost(ctx context.Context, in PostPatch) (*Post, error) {
 	if err != nil {
 		return nil, err
 	}
-	coAuthors, tags, err := validatePatchAuthorsTags(&in)
+	coAuthors, tags, err := s.patchAuthorsTags(ctx, &in)
 	if err != nil {
 		return nil, err
 	}
@@ -211,7 +231,7 @@ func (s *Store) preparePatch(ctx context.Context, in *PostPatch) (cats []string,
 		cats, err = validateCategories(*in.Categories)
 	}
 	if err == nil {
-		_, _, err = validatePatchAuthorsTags(in)
+		_, _, err = s.patchAuthorsTags(ctx, in)
 	}
 	if err == nil {
 		err = s.checkPatchLinks(in)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 	// The time zones a site may name are the same on every host, whether
 	// or not it has a zoneinfo database (about 450 KB in the binary).
 	_ "time/tzdata"
@@ -45,6 +46,29 @@ const (
 	LinkURL      LinkKind = "URL"      // any URL, or a path of the site
 )
 
+// Values of Site.SlugTransliteration.
+const (
+	SlugsKeepScript = "NONE"  // "Привет мир": привет-мир
+	SlugsInLatin    = "LATIN" // "Привет мир": privet-mir
+)
+
+// latinSlugs reports whether slugs made from texts are to be written in
+// Latin letters: only a text with a character past ASCII asks for the
+// site's setting (no request once the server holds the settings), since
+// transliteration leaves ASCII as it is.
+func (s *Store) latinSlugs(ctx context.Context, texts ...string) (bool, error) {
+	for _, t := range texts {
+		if strings.ContainsFunc(t, func(r rune) bool { return r >= utf8.RuneSelf }) {
+			site, err := s.Site(ctx)
+			if err != nil {
+				return false, err
+			}
+			return site.SlugTransliteration == SlugsInLatin, nil
+		}
+	}
+	return false, nil
+}
+
 // Site is the blog's settings. Version is 0 while they were never written.
 type Site struct {
 	Title, Description string
@@ -55,8 +79,11 @@ type Site struct {
 	URL, PostPath string
 	Menus         []Menu
 	Social        []SocialAccount
-	UpdatedAt     time.Time
-	Version       int64
+	// SlugTransliteration is how slugs made from titles and names write
+	// other scripts than Latin: SlugsKeepScript ("" too) or SlugsInLatin.
+	SlugTransliteration string
+	UpdatedAt           time.Time
+	Version             int64
 }
 
 // Menu is a named navigation menu ("main", "footer").
@@ -79,34 +106,36 @@ type MenuItem struct {
 // ExpectedVersion must be the version read (0 for settings never
 // written).
 type SitePatch struct {
-	ExpectedVersion    int64
-	Title, Description *string
-	LogoURL, IconURL   *string
-	Locale, Timezone   *string
-	URL, PostPath      *string
-	Menus              *[]Menu
-	Social             *[]SocialAccount
-	IdempotencyKey     string
+	ExpectedVersion     int64
+	Title, Description  *string
+	LogoURL, IconURL    *string
+	Locale, Timezone    *string
+	URL, PostPath       *string
+	Menus               *[]Menu
+	Social              *[]SocialAccount
+	SlugTransliteration *string
+	IdempotencyKey      string
 }
 
 const typeSite = "site"
 
 type siteItem struct {
-	PK          string       `dynamodbav:"PK"`
-	SK          string       `dynamodbav:"SK"`
-	Type        string       `dynamodbav:"type"`
-	Title       string       `dynamodbav:"title,omitempty"`
-	Description string       `dynamodbav:"description,omitempty"`
-	LogoURL     string       `dynamodbav:"logoUrl,omitempty"`
-	IconURL     string       `dynamodbav:"iconUrl,omitempty"`
-	Locale      string       `dynamodbav:"locale,omitempty"`
-	Timezone    string       `dynamodbav:"timezone,omitempty"`
-	URL         string       `dynamodbav:"url,omitempty"`
-	PostPath    string       `dynamodbav:"postPath,omitempty"`
-	Menus       []menuItem   `dynamodbav:"menus,omitempty"`
-	Social      []socialItem `dynamodbav:"social,omitempty"`
-	UpdatedAt   string       `dynamodbav:"updatedAt"`
-	Version     int64        `dynamodbav:"version"`
+	PK           string       `dynamodbav:"PK"`
+	SK           string       `dynamodbav:"SK"`
+	Type         string       `dynamodbav:"type"`
+	Title        string       `dynamodbav:"title,omitempty"`
+	Description  string       `dynamodbav:"description,omitempty"`
+	LogoURL      string       `dynamodbav:"logoUrl,omitempty"`
+	IconURL      string       `dynamodbav:"iconUrl,omitempty"`
+	Locale       string       `dynamodbav:"locale,omitempty"`
+	Timezone     string       `dynamodbav:"timezone,omitempty"`
+	URL          string       `dynamodbav:"url,omitempty"`
+	PostPath     string       `dynamodbav:"postPath,omitempty"`
+	Menus        []menuItem   `dynamodbav:"menus,omitempty"`
+	Social       []socialItem `dynamodbav:"social,omitempty"`
+	SlugTranslit string       `dynamodbav:"slugTransliteration,omitempty"`
+	UpdatedAt    string       `dynamodbav:"updatedAt"`
+	Version      int64        `dynamodbav:"version"`
 }
 
 type menuItem struct {
@@ -125,7 +154,8 @@ func (it *siteItem) site() *Site {
 	s := &Site{
 		Title: it.Title, Description: it.Description, LogoURL: it.LogoURL, IconURL: it.IconURL,
 		Locale: it.Locale, Timezone: it.Timezone, URL: it.URL, PostPath: it.PostPath,
-		UpdatedAt: keys.ParseTime(it.UpdatedAt), Version: it.Version,
+		SlugTransliteration: it.SlugTranslit,
+		UpdatedAt:           keys.ParseTime(it.UpdatedAt), Version: it.Version,
 	}
 	for _, m := range it.Menus {
 		menu := Menu{Name: m.Name}
@@ -146,7 +176,8 @@ func siteItemOf(s *Site) *siteItem {
 		PK: k.PK, SK: k.SK, Type: typeSite,
 		Title: s.Title, Description: s.Description, LogoURL: s.LogoURL, IconURL: s.IconURL,
 		Locale: s.Locale, Timezone: s.Timezone, URL: s.URL, PostPath: s.PostPath,
-		UpdatedAt: keys.Time(s.UpdatedAt), Version: s.Version,
+		SlugTranslit: s.SlugTransliteration,
+		UpdatedAt:    keys.Time(s.UpdatedAt), Version: s.Version,
 	}
 	for _, m := range s.Menus {
 		menu := menuItem{Name: m.Name}
@@ -320,6 +351,9 @@ func validateSite(in *SitePatch) error {
 			return nil
 		}),
 	}
+	if v := in.SlugTransliteration; v != nil && *v != "" && *v != SlugsKeepScript && *v != SlugsInLatin {
+		errs = append(errs, invalid("slugTransliteration", "must be %s or %s", SlugsKeepScript, SlugsInLatin))
+	}
 	if in.Menus != nil {
 		errs = append(errs, validateMenus(*in.Menus))
 	}
@@ -382,7 +416,7 @@ func (s *Store) writeSite(ctx context.Context, rec *idem, in *SitePatch) (*Site,
 	}{
 		{&site.Title, in.Title}, {&site.Description, in.Description}, {&site.LogoURL, in.LogoURL},
 		{&site.IconURL, in.IconURL}, {&site.Locale, in.Locale}, {&site.Timezone, in.Timezone},
-		{&site.URL, in.URL}, {&site.PostPath, in.PostPath},
+		{&site.URL, in.URL}, {&site.PostPath, in.PostPath}, {&site.SlugTransliteration, in.SlugTransliteration},
 	} {
 		setOpt(f.dst, f.v)
 	}

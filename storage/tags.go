@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/blogql/blog/frontend"
-	"github.com/blogql/blog/markdown"
+	"github.com/blogql/blog/slugs"
 	"github.com/blogql/blog/storage/internal/dynamo"
 	"github.com/blogql/blog/storage/internal/keys"
 )
@@ -135,22 +135,36 @@ func (it *postItem) tagSlugs() []string {
 	return out
 }
 
-// TagSlug returns the slug a tag named name gets, or "" when the name has
-// no letter or digit to make one of.
-func TagSlug(name string) string { return markdown.Slugify(name, MaxSlugLength) }
+// TagSlug returns the slug a tag named name gets, in Latin letters with
+// latin (the site's SlugTransliteration), or "" when the name has no
+// letter or digit to make one of.
+func TagSlug(name string, latin bool) string { return slugs.Make(name, latin) }
+
+// tagNames checks the names of a post's tags and returns them with their
+// slugs, without two of one slug (the first name stands), in order.
+func (s *Store) tagNames(ctx context.Context, tagNames []string) ([]catRef, error) {
+	latin, err := s.latinSlugs(ctx, tagNames...)
+	if err != nil {
+		return nil, err
+	}
+	return validateTags(tagNames, latin)
+}
 
 // validateTags checks the names of a post's tags and returns them with
-// their slugs, without two of one slug (the first name stands), in order.
-func validateTags(tagNames []string) ([]catRef, error) {
+// their slugs made as TagSlug does.
+func validateTags(tagNames []string, latin bool) ([]catRef, error) {
 	var out []catRef
 	seen := map[string]bool{}
 	for _, name := range tagNames {
 		if err := validateLine("tags", name, MaxTagNameLength); err != nil {
 			return nil, err
 		}
-		slug := TagSlug(name)
+		slug := TagSlug(name, latin)
 		if slug == "" {
 			return nil, invalid("tags", "%q has no letter or digit to make a slug of", name)
+		}
+		if err := slugs.Check(slug); err != nil {
+			return nil, invalid("tags", "the slug of %q %v", name, err)
 		}
 		if !seen[slug] {
 			seen[slug] = true

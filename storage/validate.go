@@ -7,13 +7,16 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/blogql/blog/slugs"
 )
 
 // Input limits. Bodies stay far below DynamoDB's 400 KB item limit and a
 // post transaction far below its 4 MB limit.
 const (
 	MaxTitleLength       = 200
-	MaxSlugLength        = 100
+	MaxSlugLength        = slugs.MaxRunes // characters; MaxSlugBytes bytes at most too
+	MaxSlugBytes         = slugs.MaxBytes
 	MaxExcerptLength     = 1000
 	MaxBodyBytes         = 100_000
 	MaxCommentBytes      = 10_000
@@ -29,8 +32,7 @@ const (
 )
 
 var (
-	slugPattern = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
-	idPattern   = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
+	idPattern = regexp.MustCompile(`^[A-Za-z0-9_-]+$`)
 )
 
 // validateText checks a required or optional text that may span lines.
@@ -79,14 +81,17 @@ func isHiddenControl(r rune) bool {
 	return unicode.IsControl(r) && r != '\n' && r != '\r' && r != '\t'
 }
 
-// ValidSlug reports whether s can be the slug of a post, an author or a
-// category: 1 to MaxSlugLength characters of a-z, 0-9 and single hyphens
-// between them.
-func ValidSlug(s string) bool { return validateSlug("slug", s) == nil }
+// ValidSlug reports whether s can be the slug of a post, a page, an
+// author, a category, a tag or a series: words of lower-case letters,
+// marks and digits of any script joined by single hyphens, in NFC, of at
+// most MaxSlugLength characters and MaxSlugBytes bytes, no word mixing
+// look-alike scripts (package slugs). Every slug of a-z, 0-9 and single
+// hyphens, as slugs were before, is one.
+func ValidSlug(s string) bool { return slugs.Check(s) == nil }
 
 func validateSlug(field, v string) error {
-	if len(v) > MaxSlugLength || !slugPattern.MatchString(v) {
-		return invalid(field, "must be 1 to %d characters of a-z, 0-9 and single hyphens between them", MaxSlugLength)
+	if err := slugs.Check(v); err != nil {
+		return invalid(field, "%v", err)
 	}
 	return nil
 }

@@ -119,7 +119,10 @@ func (h *Handler) categoryFeed(f format) func(context.Context, *http.Request) (*
 		if err != nil {
 			return nil, err
 		}
-		slug := r.PathValue("slug")
+		slug, err := feedSlug(r, "categories", f)
+		if err != nil {
+			return nil, err
+		}
 		var cat *storage.Category
 		var res *storage.Result[*storage.Post]
 		g, gctx := errgroup.WithContext(ctx)
@@ -142,7 +145,7 @@ func (h *Handler) categoryFeed(f format) func(context.Context, *http.Request) (*
 			Title:       h.opts.Title + ": " + cat.Name,
 			Description: cat.Description,
 			HomeURL:     h.link(h.opts.Paths.CategoryPath(cat.Slug)),
-			SelfURL:     h.link("/categories/" + cat.Slug + "/" + f.file),
+			SelfURL:     h.link("/categories/" + frontend.Escape(cat.Slug) + "/" + f.file),
 			Updated:     cat.UpdatedAt,
 		}
 		if fd.Description == "" {
@@ -165,7 +168,10 @@ func (h *Handler) authorFeed(f format) func(context.Context, *http.Request) (*an
 		if err != nil {
 			return nil, err
 		}
-		slug := r.PathValue("slug")
+		slug, err := feedSlug(r, "authors", f)
+		if err != nil {
+			return nil, err
+		}
 		id, err := h.store.AuthorIDBySlug(ctx, slug)
 		if errors.Is(err, storage.ErrNotFound) || errors.Is(err, storage.ErrInvalidInput) {
 			return nil, notFound("author " + slug)
@@ -191,14 +197,14 @@ func (h *Handler) authorFeed(f format) func(context.Context, *http.Request) (*an
 			return nil, fmt.Errorf("author %q: %w", slug, err)
 		}
 		if a.Slug != "" && a.Slug != slug {
-			return nil, moved(r, "/authors/"+a.Slug+"/"+f.file)
+			return nil, moved(r, "/authors/"+frontend.Escape(a.Slug)+"/"+f.file)
 		}
 		fd := &feed{
 			ID:          h.uuidURN("author:" + a.ID),
 			Title:       h.opts.Title + ": " + a.Name,
 			Description: a.Bio,
 			HomeURL:     h.link(h.opts.Paths.AuthorPath(a.Slug)),
-			SelfURL:     h.link("/authors/" + slug + "/" + f.file),
+			SelfURL:     h.link("/authors/" + frontend.Escape(slug) + "/" + f.file),
 			Updated:     a.UpdatedAt,
 			Author:      &person{Name: a.Name, URL: h.link(h.opts.Paths.AuthorPath(a.Slug))},
 		}

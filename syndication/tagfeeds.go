@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/blogql/blog/frontend"
+	"github.com/blogql/blog/slugs"
 	"github.com/blogql/blog/storage"
 )
 
@@ -23,7 +24,10 @@ func (h *Handler) tagFeed(f format) func(context.Context, *http.Request) (*answe
 		if err != nil {
 			return nil, err
 		}
-		slug := r.PathValue("slug")
+		slug, err := feedSlug(r, "tags", f)
+		if err != nil {
+			return nil, err
+		}
 		if !storage.ValidSlug(slug) {
 			return nil, notFound("tag " + slug)
 		}
@@ -45,14 +49,14 @@ func (h *Handler) tagFeed(f format) func(context.Context, *http.Request) (*answe
 			return nil, fmt.Errorf("tag %q: %w", slug, err)
 		}
 		if tag.Slug != slug {
-			return nil, moved(r, "/tags/"+tag.Slug+"/"+f.file)
+			return nil, moved(r, "/tags/"+frontend.Escape(tag.Slug)+"/"+f.file)
 		}
 		fd := &feed{
 			ID:          h.uuidURN("tag:" + tag.Slug),
 			Title:       h.opts.Title + ": " + tag.Name,
 			Description: "Posts tagged " + tag.Name,
 			HomeURL:     h.link(h.opts.Paths.TagPath(tag.Slug)),
-			SelfURL:     h.link("/tags/" + tag.Slug + "/" + f.file),
+			SelfURL:     h.link("/tags/" + frontend.Escape(tag.Slug) + "/" + f.file),
 			Updated:     tag.UpdatedAt,
 		}
 		if fd.HomeURL == "" {
@@ -72,7 +76,10 @@ func (h *Handler) seriesFeed(f format) func(context.Context, *http.Request) (*an
 		if err != nil {
 			return nil, err
 		}
-		slug := r.PathValue("slug")
+		slug, err := feedSlug(r, "series", f)
+		if err != nil {
+			return nil, err
+		}
 		if !storage.ValidSlug(slug) {
 			return nil, notFound("series " + slug)
 		}
@@ -96,7 +103,7 @@ func (h *Handler) seriesFeed(f format) func(context.Context, *http.Request) (*an
 			Title:       h.opts.Title + ": " + se.Title,
 			Description: se.Description,
 			HomeURL:     h.link(h.opts.Paths.BySlug(frontend.SeriesPath, se.Slug)),
-			SelfURL:     h.link("/series/" + se.Slug + "/" + f.file),
+			SelfURL:     h.link("/series/" + frontend.Escape(se.Slug) + "/" + f.file),
 		}
 		if fd.Description == "" {
 			fd.Description = "The parts of " + se.Title
@@ -111,4 +118,16 @@ func moved(r *http.Request, path string) error {
 		path += "?" + r.URL.RawQuery
 	}
 	return &httpError{status: http.StatusMovedPermanently, message: "moved to " + path, location: path}
+}
+
+// feedSlug returns the slug in the path of a feed under dir ("tags") in
+// f, or, when the segment is a decomposed or upper-case form of a slug,
+// the redirect to the feed at its canonical form (slugs.Canonical), given
+// before any read.
+func feedSlug(r *http.Request, dir string, f format) (string, error) {
+	slug := r.PathValue("slug")
+	if c := slugs.Canonical(slug); c != slug && storage.ValidSlug(c) {
+		return "", moved(r, "/"+dir+"/"+frontend.Escape(c)+"/"+f.file)
+	}
+	return slug, nil
 }

@@ -3288,7 +3288,7 @@ type CreateAuthorInput struct {
 	Bio *string `json:"bio"`
 	// The URL of the author's picture: an absolute http or https URL of at most 2000 characters, without spaces or credentials.
 	AvatarUrl *string `json:"avatarUrl"`
-	// The unique, URL-friendly name of the author's page: 1 to 100 characters of a-z, 0-9 and single hyphens between them. Omitted, one is made from the name ("Ada Lovelace": `ada-lovelace`, or `ada-lovelace-2` when that is taken). Fails with CONFLICT (reason SLUG_TAKEN) when another author has it; one another author had before is taken from them.
+	// The unique, URL-friendly name of the author's page: 1 to 100 characters and 300 bytes: lower-case letters and digits of any script (in NFC, no word mixing look-alike scripts) in words joined by single hyphens. Omitted, one is made from the name ("Ada Lovelace": `ada-lovelace`, or `ada-lovelace-2` when that is taken). Fails with CONFLICT (reason SLUG_TAKEN) when another author has it; one another author had before is taken from them.
 	Slug *string `json:"slug"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
@@ -3390,7 +3390,7 @@ func (v *CreateCategoryCreateCategoryCreateCategoryPayloadCategory) GetVersion()
 
 // The input of `createCategory`.
 type CreateCategoryInput struct {
-	// The unique, URL-friendly name of the category, 1 to 100 characters of a-z, 0-9 and single hyphens between them; it cannot change later.
+	// The unique, URL-friendly name of the category, 1 to 100 characters and 300 bytes: lower-case letters and digits of any script (in NFC, no word mixing look-alike scripts) in words joined by single hyphens; it cannot change later.
 	Slug string `json:"slug"`
 	// The display name: one line of at most 100 characters.
 	Name string `json:"name"`
@@ -3573,7 +3573,7 @@ func (v *CreatePageCreatePageCreatePagePayloadPage) __premarshalJSON() (*__prema
 type CreatePageInput struct {
 	// The title: one line of at most 200 characters.
 	Title string `json:"title"`
-	// The unique, URL-friendly name of the page, 1 to 100 characters of a-z, 0-9 and single hyphens between them, free among posts and pages.
+	// The unique, URL-friendly name of the page, 1 to 100 characters and 300 bytes: lower-case letters and digits of any script (in NFC, no word mixing look-alike scripts) in words joined by single hyphens, free among posts and pages.
 	Slug string `json:"slug"`
 	// The full text in Markdown: at most 100000 bytes of UTF-8, which must render to at most 200000 bytes of HTML.
 	Body *string `json:"body"`
@@ -3791,8 +3791,8 @@ func (v *CreatePostCreatePostCreatePostPayloadPost) __premarshalJSON() (*__prema
 type CreatePostInput struct {
 	// The title: one line of at most 200 characters.
 	Title string `json:"title"`
-	// The unique, URL-friendly name of the post: 1 to 100 characters of a-z, 0-9 and single hyphens between them.
-	Slug string `json:"slug"`
+	// The unique, URL-friendly name of the post: 1 to 100 characters and 300 bytes: lower-case letters and digits of any script (in NFC, no word mixing look-alike scripts) in words joined by single hyphens. Omitted, one is made from the title, in its script ("Привет мир": `привет-мир`) or in Latin letters as `Site.slugTransliteration` says; CONFLICT (reason SLUG_TAKEN) when a post holds it.
+	Slug string `json:"slug,omitempty"`
 	// A short plain-text summary shown in listings: at most 1000 characters. Omitted or empty, the beginning of the body stands for it.
 	Excerpt *string `json:"excerpt"`
 	// The full text in Markdown: at most 100000 bytes of UTF-8, which must render to at most 200000 bytes of HTML.
@@ -3989,7 +3989,7 @@ func (v *CreateSeriesCreateSeriesCreateSeriesPayloadSeriesOwnerAuthor) GetId() s
 
 // The input of `createSeries`.
 type CreateSeriesInput struct {
-	// The slug, 1 to 100 characters of a-z, 0-9 and single hyphens between them; CONFLICT (reason ALREADY_EXISTS) when another series has it.
+	// The slug, 1 to 100 characters and 300 bytes: lower-case letters and digits of any script (in NFC, no word mixing look-alike scripts) in words joined by single hyphens; CONFLICT (reason ALREADY_EXISTS) when another series has it.
 	Slug string `json:"slug"`
 	// The title: one line of at most 200 characters.
 	Title string `json:"title"`
@@ -13715,6 +13715,21 @@ func (v *SiteSite) __premarshalJSON() (*__premarshalSiteSite, error) {
 	return &retval, nil
 }
 
+// How a slug made from a title or a name writes scripts other than Latin. Either way Latin letters lose their accents ("Café": `cafe`) and a slug is percent-encoded in URLs.
+type SlugTransliteration string
+
+const (
+	// The slug is written in Latin letters: "Привет мир" makes `privet-mir`, "Γειά σου" `geia-sou`, "日本語" `ri-ben-yu` (Han by its Chinese reading).
+	SlugTransliterationLatin SlugTransliteration = "LATIN"
+	// The slug keeps the text's script: "Привет мир" makes `привет-мир`, "日本語" `日本語`. The default.
+	SlugTransliterationNone SlugTransliteration = "NONE"
+)
+
+var AllSlugTransliteration = []SlugTransliteration{
+	SlugTransliterationLatin,
+	SlugTransliterationNone,
+}
+
 // An account elsewhere to set.
 type SocialAccountInput struct {
 	// The network's name as shown: one line of at most 100 characters.
@@ -14414,7 +14429,7 @@ type UpdateAuthorInput struct {
 	Bio *string `json:"bio"`
 	// The new picture URL: an absolute http or https URL of at most 2000 characters, without spaces or credentials; empty removes the picture.
 	AvatarUrl *string `json:"avatarUrl"`
-	// The new slug: 1 to 100 characters of a-z, 0-9 and single hyphens between them. The old one keeps leading to the author (up to 10 old ones are kept) until an admin gives it to another author. Fails with CONFLICT (reason SLUG_TAKEN) when another author has it now, or kept it and the write is not an admin's.
+	// The new slug: 1 to 100 characters and 300 bytes: lower-case letters and digits of any script (in NFC, no word mixing look-alike scripts) in words joined by single hyphens. The old one keeps leading to the author (up to 10 old ones are kept) until an admin gives it to another author. Fails with CONFLICT (reason SLUG_TAKEN) when another author has it now, or kept it and the write is not an admin's.
 	Slug *string `json:"slug"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
@@ -15012,7 +15027,7 @@ type UpdatePostInput struct {
 	ExpectedVersion int `json:"expectedVersion"`
 	// The new title: one line of at most 200 characters.
 	Title *string `json:"title"`
-	// The new slug, 1 to 100 characters of a-z, 0-9 and single hyphens between them. The old one keeps leading to the post (up to 10 old ones are kept) until another post of the same author, or an admin, takes it; deleting the post frees them all. Fails with CONFLICT (reason SLUG_TAKEN) when another post has it now, visible or not, or had it before and is another author's while the write is not an admin's; one a post of the same author had before is taken from it.
+	// The new slug, 1 to 100 characters and 300 bytes: lower-case letters and digits of any script (in NFC, no word mixing look-alike scripts) in words joined by single hyphens. The old one keeps leading to the post (up to 10 old ones are kept) until another post of the same author, or an admin, takes it; deleting the post frees them all. Fails with CONFLICT (reason SLUG_TAKEN) when another post has it now, visible or not, or had it before and is another author's while the write is not an admin's; one a post of the same author had before is taken from it.
 	Slug *string `json:"slug"`
 	// The new excerpt: at most 1000 characters; empty: the beginning of the body stands for it.
 	Excerpt *string `json:"excerpt"`
@@ -15375,6 +15390,8 @@ type UpdateSiteInput struct {
 	Url *string `json:"url"`
 	// The pattern of a post's path, starting with `/` and holding `{slug}`, optionally `{yyyy}`, `{mm}` and `{dd}`.
 	PostPath *string `json:"postPath"`
+	// How slugs made from titles and names write scripts other than Latin, from now on (slugs made before stay).
+	SlugTransliteration *SlugTransliteration `json:"slugTransliteration"`
 	// The navigation menus, at most 5, replacing the old ones.
 	Menus []MenuInput `json:"menus"`
 	// The blog's accounts elsewhere, at most 20, replacing the old ones.
@@ -15409,6 +15426,9 @@ func (v *UpdateSiteInput) GetUrl() *string { return v.Url }
 
 // GetPostPath returns UpdateSiteInput.PostPath, and is useful for accessing the field via an interface.
 func (v *UpdateSiteInput) GetPostPath() *string { return v.PostPath }
+
+// GetSlugTransliteration returns UpdateSiteInput.SlugTransliteration, and is useful for accessing the field via an interface.
+func (v *UpdateSiteInput) GetSlugTransliteration() *SlugTransliteration { return v.SlugTransliteration }
 
 // GetMenus returns UpdateSiteInput.Menus, and is useful for accessing the field via an interface.
 func (v *UpdateSiteInput) GetMenus() []MenuInput { return v.Menus }
@@ -18707,6 +18727,7 @@ fragment PostSummary on Post {
 }
 `
 
+// An empty slug is omitted: the server makes one from the title.
 func CreatePost(
 	ctx_ context.Context,
 	client_ graphql.Client,

@@ -81,12 +81,16 @@ func TestTagAndSeriesFeeds(t *testing.T) {
 		}
 	}
 	for path, requests := range map[string]int{
-		"/tags/nope/feed.xml": 2, "/tags/Go-Tips/atom.xml": 0, "/series/nope/feed.json": 1, "/series/favicon.ico/feed.xml": 0,
+		"/tags/nope/feed.xml": 2, "/tags/Go_Tips/atom.xml": 0, "/series/nope/feed.json": 1, "/series/favicon.ico/feed.xml": 0,
 	} {
 		a, n := full.get(t, path)
 		equal(t, path+" status", a.status, http.StatusNotFound)
 		equal(t, path+" DynamoDB requests", n, requests)
 	}
+	// An upper-case form of a slug redirects to the feed at the slug.
+	status, location := redirectOf(t, full.url+"/tags/Go-Tips/atom.xml?limit=2")
+	equal(t, "an upper-case slug's feed", status, http.StatusMovedPermanently)
+	equal(t, "its Location", location, "/tags/go-tips/atom.xml?limit=2")
 
 	if _, err := s.store.MergeTags(context.Background(), storage.TagMerge{From: "go-tips", Into: "golang"}); err != nil {
 		t.Fatal(err)
@@ -142,4 +146,20 @@ func TestSitemapListsTagsAndSeries(t *testing.T) {
 			t.Errorf("section=%s: Cache-Tag %q lacks its section tag", section, tags)
 		}
 	}
+}
+
+// redirectOf returns the status and Location of a GET of url, without
+// following a redirect.
+func redirectOf(t *testing.T, url string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	return resp.StatusCode, resp.Header.Get("Location")
 }

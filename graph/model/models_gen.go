@@ -102,7 +102,7 @@ type CreateAuthorInput struct {
 	Bio *string `json:"bio,omitempty"`
 	// The URL of the author's picture: an absolute http or https URL of at most 2000 characters, without spaces or credentials.
 	AvatarURL *string `json:"avatarUrl,omitempty"`
-	// The unique, URL-friendly name of the author's page: 1 to 100 characters of a-z, 0-9 and single hyphens between them. Omitted, one is made from the name ("Ada Lovelace": `ada-lovelace`, or `ada-lovelace-2` when that is taken). Fails with CONFLICT (reason SLUG_TAKEN) when another author has it; one another author had before is taken from them.
+	// The unique, URL-friendly name of the author's page: 1 to 100 characters and 300 bytes: lower-case letters and digits of any script (in NFC, no word mixing look-alike scripts) in words joined by single hyphens. Omitted, one is made from the name ("Ada Lovelace": `ada-lovelace`, or `ada-lovelace-2` when that is taken). Fails with CONFLICT (reason SLUG_TAKEN) when another author has it; one another author had before is taken from them.
 	Slug *string `json:"slug,omitempty"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
@@ -122,7 +122,7 @@ type CreateAuthorPayload struct {
 
 // The input of `createCategory`.
 type CreateCategoryInput struct {
-	// The unique, URL-friendly name of the category, 1 to 100 characters of a-z, 0-9 and single hyphens between them; it cannot change later.
+	// The unique, URL-friendly name of the category, 1 to 100 characters and 300 bytes: lower-case letters and digits of any script (in NFC, no word mixing look-alike scripts) in words joined by single hyphens; it cannot change later.
 	Slug string `json:"slug"`
 	// The display name: one line of at most 100 characters.
 	Name string `json:"name"`
@@ -142,7 +142,7 @@ type CreateCategoryPayload struct {
 type CreatePageInput struct {
 	// The title: one line of at most 200 characters.
 	Title string `json:"title"`
-	// The unique, URL-friendly name of the page, 1 to 100 characters of a-z, 0-9 and single hyphens between them, free among posts and pages.
+	// The unique, URL-friendly name of the page, 1 to 100 characters and 300 bytes: lower-case letters and digits of any script (in NFC, no word mixing look-alike scripts) in words joined by single hyphens, free among posts and pages.
 	Slug string `json:"slug"`
 	// The full text in Markdown: at most 100000 bytes of UTF-8, which must render to at most 200000 bytes of HTML.
 	Body *string `json:"body,omitempty"`
@@ -167,8 +167,8 @@ type CreatePagePayload struct {
 type CreatePostInput struct {
 	// The title: one line of at most 200 characters.
 	Title string `json:"title"`
-	// The unique, URL-friendly name of the post: 1 to 100 characters of a-z, 0-9 and single hyphens between them.
-	Slug string `json:"slug"`
+	// The unique, URL-friendly name of the post: 1 to 100 characters and 300 bytes: lower-case letters and digits of any script (in NFC, no word mixing look-alike scripts) in words joined by single hyphens. Omitted, one is made from the title, in its script ("Привет мир": `привет-мир`) or in Latin letters as `Site.slugTransliteration` says; CONFLICT (reason SLUG_TAKEN) when a post holds it.
+	Slug *string `json:"slug,omitempty"`
 	// A short plain-text summary shown in listings: at most 1000 characters. Omitted or empty, the beginning of the body stands for it.
 	Excerpt *string `json:"excerpt,omitempty"`
 	// The full text in Markdown: at most 100000 bytes of UTF-8, which must render to at most 200000 bytes of HTML.
@@ -213,7 +213,7 @@ type CreatePreviewLinkPayload struct {
 
 // The input of `createSeries`.
 type CreateSeriesInput struct {
-	// The slug, 1 to 100 characters of a-z, 0-9 and single hyphens between them; CONFLICT (reason ALREADY_EXISTS) when another series has it.
+	// The slug, 1 to 100 characters and 300 bytes: lower-case letters and digits of any script (in NFC, no word mixing look-alike scripts) in words joined by single hyphens; CONFLICT (reason ALREADY_EXISTS) when another series has it.
 	Slug string `json:"slug"`
 	// The title: one line of at most 200 characters.
 	Title string `json:"title"`
@@ -818,7 +818,7 @@ type UpdateAuthorInput struct {
 	Bio *string `json:"bio,omitempty"`
 	// The new picture URL: an absolute http or https URL of at most 2000 characters, without spaces or credentials; empty removes the picture.
 	AvatarURL *string `json:"avatarUrl,omitempty"`
-	// The new slug: 1 to 100 characters of a-z, 0-9 and single hyphens between them. The old one keeps leading to the author (up to 10 old ones are kept) until an admin gives it to another author. Fails with CONFLICT (reason SLUG_TAKEN) when another author has it now, or kept it and the write is not an admin's.
+	// The new slug: 1 to 100 characters and 300 bytes: lower-case letters and digits of any script (in NFC, no word mixing look-alike scripts) in words joined by single hyphens. The old one keeps leading to the author (up to 10 old ones are kept) until an admin gives it to another author. Fails with CONFLICT (reason SLUG_TAKEN) when another author has it now, or kept it and the write is not an admin's.
 	Slug *string `json:"slug,omitempty"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
@@ -910,7 +910,7 @@ type UpdatePostInput struct {
 	ExpectedVersion int `json:"expectedVersion"`
 	// The new title: one line of at most 200 characters.
 	Title *string `json:"title,omitempty"`
-	// The new slug, 1 to 100 characters of a-z, 0-9 and single hyphens between them. The old one keeps leading to the post (up to 10 old ones are kept) until another post of the same author, or an admin, takes it; deleting the post frees them all. Fails with CONFLICT (reason SLUG_TAKEN) when another post has it now, visible or not, or had it before and is another author's while the write is not an admin's; one a post of the same author had before is taken from it.
+	// The new slug, 1 to 100 characters and 300 bytes: lower-case letters and digits of any script (in NFC, no word mixing look-alike scripts) in words joined by single hyphens. The old one keeps leading to the post (up to 10 old ones are kept) until another post of the same author, or an admin, takes it; deleting the post frees them all. Fails with CONFLICT (reason SLUG_TAKEN) when another post has it now, visible or not, or had it before and is another author's while the write is not an admin's; one a post of the same author had before is taken from it.
 	Slug *string `json:"slug,omitempty"`
 	// The new excerpt: at most 1000 characters; empty: the beginning of the body stands for it.
 	Excerpt *string `json:"excerpt,omitempty"`
@@ -979,6 +979,8 @@ type UpdateSiteInput struct {
 	URL *string `json:"url,omitempty"`
 	// The pattern of a post's path, starting with `/` and holding `{slug}`, optionally `{yyyy}`, `{mm}` and `{dd}`.
 	PostPath *string `json:"postPath,omitempty"`
+	// How slugs made from titles and names write scripts other than Latin, from now on (slugs made before stay).
+	SlugTransliteration *SlugTransliteration `json:"slugTransliteration,omitempty"`
 	// The navigation menus, at most 5, replacing the old ones.
 	Menus []*MenuInput `json:"menus,omitempty"`
 	// The blog's accounts elsewhere, at most 20, replacing the old ones.
@@ -1320,6 +1322,64 @@ func (e *PostStatus) UnmarshalJSON(b []byte) error {
 }
 
 func (e PostStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// How a slug made from a title or a name writes scripts other than Latin. Either way Latin letters lose their accents ("Café": `cafe`) and a slug is percent-encoded in URLs.
+type SlugTransliteration string
+
+const (
+	// The slug is written in Latin letters: "Привет мир" makes `privet-mir`, "Γειά σου" `geia-sou`, "日本語" `ri-ben-yu` (Han by its Chinese reading).
+	SlugTransliterationLatin SlugTransliteration = "LATIN"
+	// The slug keeps the text's script: "Привет мир" makes `привет-мир`, "日本語" `日本語`. The default.
+	SlugTransliterationNone SlugTransliteration = "NONE"
+)
+
+var AllSlugTransliteration = []SlugTransliteration{
+	SlugTransliterationLatin,
+	SlugTransliterationNone,
+}
+
+func (e SlugTransliteration) IsValid() bool {
+	switch e {
+	case SlugTransliterationLatin, SlugTransliterationNone:
+		return true
+	}
+	return false
+}
+
+func (e SlugTransliteration) String() string {
+	return string(e)
+}
+
+func (e *SlugTransliteration) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = SlugTransliteration(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid SlugTransliteration", str)
+	}
+	return nil
+}
+
+func (e SlugTransliteration) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *SlugTransliteration) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e SlugTransliteration) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil
