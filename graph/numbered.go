@@ -1,6 +1,7 @@
 package graph
 
 import (
+	"cmp"
 	"context"
 	"errors"
 
@@ -33,32 +34,32 @@ func (r *Resolver) numberedPage(ctx context.Context, list, tag string, number in
 // or tag can have is a list with no pages, as one that none has, with
 // no read; both is BAD_USER_INPUT.
 func (r *Resolver) numberedPageOf(ctx context.Context, category, tag *string, number int, size *int) (*model.PostPage, error) {
-	list, cacheTag := storage.FeedPartition(), frontend.TagFeed
-	switch {
-	case category != nil && tag != nil:
+	if category != nil && tag != nil {
 		return nil, &storage.ValidationError{Field: "tag", Reason: "cannot go with category"}
-	case category != nil:
-		list, cacheTag = storage.CategoryListPartition(*category), frontend.TagCategory(*category)
-	case tag != nil:
-		list, cacheTag = storage.TagListPartition(*tag), frontend.TagTag(*tag)
 	}
-	if slug := category; slug != nil || tag != nil {
-		if slug == nil {
-			slug = tag
-		}
-		if err := findable(*slug); errors.Is(err, storage.ErrNotFound) {
-			z := 20
-			if size != nil {
-				z = *size
-			}
-			if err := storage.ValidatePageNumber(number, z); err != nil {
-				return nil, err
-			}
-			tagList(ctx, cacheTag, nil)
-			return &model.PostPage{Number: number, Size: z, Nodes: []*storage.Post{}}, nil
-		}
+	if category == nil && tag == nil {
+		return r.numberedPage(ctx, storage.FeedPartition(), frontend.TagFeed, number, size)
 	}
-	return r.numberedPage(ctx, list, cacheTag, number, size)
+	slug, err := findable(*cmp.Or(category, tag))
+	if errors.Is(err, storage.ErrNotFound) {
+		z := 20
+		if size != nil {
+			z = *size
+		}
+		if err := storage.ValidatePageNumber(number, z); err != nil {
+			return nil, err
+		}
+		if category != nil {
+			tagList(ctx, frontend.TagCategory(*category), nil)
+		} else {
+			tagList(ctx, frontend.TagTag(*tag), nil)
+		}
+		return &model.PostPage{Number: number, Size: z, Nodes: []*storage.Post{}}, nil
+	}
+	if category != nil {
+		return r.numberedPage(ctx, storage.CategoryListPartition(slug), frontend.TagCategory(slug), number, size)
+	}
+	return r.numberedPage(ctx, storage.TagListPartition(slug), frontend.TagTag(slug), number, size)
 }
 
 // numberedComplexity makes a numbered page cost its two requests, its
