@@ -3,7 +3,7 @@ package storage
 // The rest of the table's design, continued from doc.go (the package
 // comment): how a post is kept in three items and the feed in one
 // partition, webhooks, layout versions and their migration, co-authors
-// and tags, featured posts, series and revisions.
+// and tags, featured posts, series and revisions, numbered pages.
 //
 // # Posts in three items
 //
@@ -352,3 +352,42 @@ package storage
 // every item below 400 KB. Revisions are in no copy and no public answer
 // (Post.revisions answers the post's author and admins only), and a
 // post's deletion removes them with its comments.
+//
+// # Numbered pages
+//
+// The feed, a category's and a tag's posts can be read by page number
+// too (numbered.go), numbered from the oldest post: page 1 holds the
+// oldest, so publishing a post changes only the last page (or adds
+// one), and the pages before it keep their posts and their URLs. A
+// list's page index is its count and the GSI1SK of every 10th visible
+// post (PageStep), oldest first, in chunk items of 80 (under one read
+// unit each); a page of a size that is a multiple of 10 starts at one of
+// them. A page is one BatchGetItem of chunk 0 and the chunk holding its
+// start, and one Query of its posts from that start: two requests and a
+// bounded read whatever its number, where skipping (n-1)*z items of a
+// GSI1 that projects ALL would read them all.
+//
+// The index follows its list through the change feed: the "pages"
+// worker (pagesync.go) reads post events and rebuilds the index of every
+// list they name (the feed, the post's categories and tags, before and
+// after), at most once a second a list, from the list itself: one Query
+// of the chunks, then one Query of the visible posts' GSI1SK from the
+// last start before the earliest publication time its events changed (a
+// request per 1 MB; a post published now reads at most 10 keys, a
+// deletion the keys after it), and a PutItem of each chunk that differs
+// (a DeleteItem of each past the end). GSI1 follows the table a moment
+// after the stream does, so the rebuild writes only when the list it
+// read shows every post's last write its events name (the post's key
+// in the lists it is in, none of its keys in those it left), and tries
+// again a second later otherwise (ten times, then it takes the list as
+// it is). Each chunk is put on the condition that its "at" (the
+// store's time when its rebuild read the list) is not later than the
+// rebuild's own, so a rebuild is idempotent and never replaces a chunk
+// that a rebuild which read the list later wrote; the worker runs on one
+// server at a time, and the next post event rebuilds again. A
+// chunk's write is the event post.pages.updated with the list's cache
+// tag, which purges the numbered pages read before it. Until the worker
+// has run, a page is read with the index it had: a deletion or a
+// publication with an earlier date shifts the posts after it by one, for
+// that moment; the checker compares each index with its list
+// ("page indexes").
