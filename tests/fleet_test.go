@@ -224,10 +224,13 @@ func commentIDOf(t *testing.T, gid string) string {
 	return parts[2]
 }
 
-// allHeld reports whether the feed's work is all leased: the server's
-// four workers' leases (schedule, webhooks, rerender, counts) and at least one
-// shard's exist, and every lease but a finished shard's is held, by
-// owner when owner is not "".
+// fleetWorkers are the change feed's workers each server runs (feed.go),
+// whose leases a fleet holds.
+var fleetWorkers = []string{"schedule", "rerender", "webhooks", "counts", "pages"}
+
+// allHeld reports whether the feed's work is all leased: the leases of
+// the fleetWorkers and of at least one shard exist, and every lease but
+// a finished shard's is held, by owner when owner is not "".
 func allHeld(leases []feedstore.Lease, owner string) bool {
 	now := time.Now()
 	workers, shards := 0, 0
@@ -244,7 +247,7 @@ func allHeld(leases []feedstore.Lease, owner string) bool {
 			workers++
 		}
 	}
-	return workers == 4 && shards > 0
+	return workers == len(fleetWorkers) && shards > 0
 }
 
 // within polls cond until it holds, and fails the test when it does not
