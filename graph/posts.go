@@ -176,11 +176,15 @@ func archiveOf(months []storage.ArchiveMonth) []*storage.ArchiveMonth {
 
 // primeFullPosts loads the full posts of a page of summaries in one batch
 // read when the connection's selection needs what summaries lack: the
-// body, its HTML and table of contents, the SEO fields, the thread count.
+// body, its HTML and table of contents, the SEO fields, the thread count,
+// the series. When it asks for the series, their items are read next, in
+// one batch read too, so a list of cards with series badges makes two
+// reads whatever the machine's load does to the loaders' batch windows.
 // A post another list of the request is loading already (the same page
 // under another alias) is waited for, not read again.
 func (r *Resolver) primeFullPosts(ctx context.Context, page []*storage.Post) {
-	if len(page) == 0 || !graphql.AnyFieldRequested(ctx, fullPostFields...) {
+	series := graphql.AnyFieldRequested(ctx, "edges.node.series", "nodes.series")
+	if len(page) == 0 || !series && !graphql.AnyFieldRequested(ctx, fullPostFields...) {
 		return
 	}
 	var ids, keys []string
@@ -191,11 +195,34 @@ func (r *Resolver) primeFullPosts(ctx context.Context, page []*storage.Post) {
 		}
 	}
 	l := loadersFor(ctx)
+	get := chargedPosts(r.store.GetPosts)
+	if series {
+		get = r.withSeriesPrimed(page, get)
+	}
 	l.primeAhead(ctx, keys, func(ctx context.Context, fresh []int) {
-		prime(ctx, "posts", l.posts, chargedPosts(r.store.GetPosts), pick(ids, fresh))
+		prime(ctx, "posts", l.posts, get, pick(ids, fresh))
 	})
 	for _, key := range keys {
 		l.ahead.await(key)
+	}
+}
+
+// withSeriesPrimed returns get priming, after its read, the series of
+// the posts it read and of the full posts of page, in one batch read.
+func (r *Resolver) withSeriesPrimed(page []*storage.Post, get func(context.Context, []string) ([]*storage.Post, []error)) func(context.Context, []string) ([]*storage.Post, []error) {
+	return func(ctx context.Context, ids []string) ([]*storage.Post, []error) {
+		posts, errs := get(ctx, ids)
+		var slugs []string
+		for _, p := range slices.Concat(page, posts) {
+			if p != nil && !p.Summary && p.Series != "" && !slices.Contains(slugs, p.Series) {
+				slugs = append(slugs, p.Series)
+			}
+		}
+		if len(slugs) > 0 {
+			l := loadersFor(ctx)
+			prime(ctx, "series", l.series, r.store.GetManySeries, slugs)
+		}
+		return posts, errs
 	}
 }
 
