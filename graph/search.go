@@ -113,8 +113,15 @@ func (r *Resolver) search(ctx context.Context, query string, first *int, after, 
 	if n := len(c.Edges); n > 0 {
 		c.PageInfo.StartCursor, c.PageInfo.EndCursor = &c.Edges[0].Cursor, &c.Edges[n-1].Cursor
 	}
+	var slugs []string
 	for _, f := range res.Facets {
 		c.Categories = append(c.Categories, &model.SearchFacet{Slug: f.Category, Count: f.Count})
+		slugs = append(slugs, f.Category)
+	}
+	// The facets' categories in one batch read before the facets resolve,
+	// so the read does not depend on the loader's batch window.
+	if names, _ := selectionAt(ctx, nil, "categories"); len(slugs) > 0 && slices.Contains(names, "category") {
+		prime(ctx, "categories", loadersFor(ctx).categories, r.store.GetCategories, slugs)
 	}
 	return c, nil
 }
