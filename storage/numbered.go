@@ -20,7 +20,9 @@ import (
 )
 
 // Numbered pages of the lists of posts kept in a GSI1 partition (the
-// feed, a category's, a tag's), numbered from the oldest post: page 1
+// feed, a category's, a tag's) or in an author's own partition (the
+// author→post copies of AUTHOR#<id>, co-written posts included), numbered
+// from the oldest post: page 1
 // holds the oldest posts, so a page's posts stay where they are when
 // newer posts are published. A list's page index (the "pages" worker,
 // pagesync.go, keeps it from the change feed) holds its count and the
@@ -45,16 +47,16 @@ const pageChunk = 80
 const typePageIndex = "pageIndex"
 
 // pageIndexItem is one chunk of a list's page index: PK
-// PAGENUM#<GSI1 partition>, SK CHUNK#<6-digit chunk>.
+// PAGENUM#<list partition>, SK CHUNK#<6-digit chunk>.
 type pageIndexItem struct {
 	PK   string `dynamodbav:"PK"`
 	SK   string `dynamodbav:"SK"`
 	Type string `dynamodbav:"type"`
-	// List is the GSI1 partition of the list.
+	// List is the partition of the list (FeedPartition and the others).
 	List string `dynamodbav:"list"`
 	// Count is the number of posts in the list (chunk 0 only).
 	Count int `dynamodbav:"count"`
-	// Starts are the sort keys (GSI1SK) of the posts at ranks
+	// Starts are the sort keys (GSI1SK, SK for an author) of the posts at ranks
 	// (chunk*pageChunk+i)*PageStep, oldest first.
 	Starts []string `dynamodbav:"starts,omitempty"`
 	// At is the store's time when the list was read for this chunk: a
@@ -66,7 +68,7 @@ type pageIndexItem struct {
 const prefixPageIndex = "PAGENUM#"
 
 // pageIndexKey returns the key of chunk c of the page index of the list
-// in the GSI1 partition list.
+// in the partition list.
 func pageIndexKey(list string, c int) key {
 	return key{PK: prefixPageIndex + list, SK: fmt.Sprintf("CHUNK#%06d", c)}
 }
@@ -82,11 +84,30 @@ type NumberedPage struct {
 	Posts []*Post
 }
 
-// FeedPartition, CategoryListPartition and TagListPartition name the
-// lists NumberedPosts and SyncPages take.
+// FeedPartition, CategoryListPartition, TagListPartition and
+// AuthorListPartition name the lists NumberedPosts and SyncPages take.
 func FeedPartition() string                    { return keys.FeedPartition }
 func CategoryListPartition(slug string) string { return keys.CategoryPartition(slug) }
 func TagListPartition(slug string) string      { return keys.TagPartition(slug) }
+func AuthorListPartition(id string) string     { return keys.PrefixAuthor + id }
+
+// listAttrs returns the key attributes of the list named list and the
+// index it is read from: an author's list is their base-table partition
+// (PK, SK, no index), the others GSI1 partitions.
+func listAttrs(list string) (pk, sk string, index *string) {
+	if strings.HasPrefix(list, keys.PrefixAuthor) {
+		return keys.AttrPK, keys.AttrSK, nil
+	}
+	return keys.AttrGSI1PK, keys.AttrGSI1SK, aws.String(keys.IndexGSI1)
+}
+
+// listRange returns the key condition of the list's sort keys from lo
+// to the last visible post, and the index to query.
+func (s *Store) listRange(list, lo string) (expression.KeyConditionBuilder, *string) {
+	pk, sk, index := listAttrs(list)
+	return expression.Key(pk).Equal(expression.Value(list)).
+		And(expression.Key(sk).Between(expression.Value(lo), expression.Value(s.visibleBound()))), index
+}
 
 // ValidatePageNumber returns a *ValidationError when number or size is
 // not one NumberedPosts takes: number from 1 to MaxPageNumber, size a
@@ -102,7 +123,7 @@ func ValidatePageNumber(number, size int) error {
 }
 
 // NumberedPosts returns page number of size size of the list of posts in
-// the GSI1 partition list, oldest first: one BatchGetItem of its page
+// the partition list (FeedPartition and the others), oldest first: one BatchGetItem of its page
 // index, then, unless the page is past the end, one Query. A page past
 // the end has no posts and the list's TotalPages. Bad numbers or sizes
 // are a *ValidationError, refused before any request.
@@ -110,16 +131,34 @@ func (s *Store) NumberedPosts(ctx context.Context, list string, number, size int
 	if err := ValidatePageNumber(number, size); err != nil {
 		return nil, err
 	}
-	out := &NumberedPage{Number: number, Size: size}
+	found, ks, err := s.readPageIndex(ctx, list, number, size, nil)
+	if err != nil {
+		return nil, err
+	}
+	return s.pageFromIndex(ctx, list, number, size, found, ks)
+}
+
+// readPageIndex reads, in one BatchGetItem, the chunks of the page index
+// of list that page number of size size needs, and the items extra
+// with them; it returns what was found and the chunks' keys.
+func (s *Store) readPageIndex(ctx context.Context, list string, number, size int, extra []key) (map[key]item, []key, error) {
 	at := (number - 1) * size / PageStep
 	ks := []key{pageIndexKey(list, 0)}
 	if c := at / pageChunk; c > 0 {
 		ks = append(ks, pageIndexKey(list, c))
 	}
-	found, err := s.db.BatchGet(ctx, ks, false)
+	found, err := s.db.BatchGet(ctx, append(slices.Clone(ks), extra...), false)
 	if err != nil {
-		return nil, fmt.Errorf("page index of %s: %w", list, err)
+		return nil, nil, fmt.Errorf("page index of %s: %w", list, err)
 	}
+	return found, ks, nil
+}
+
+// pageFromIndex returns page number of size size of list from the chunks
+// ks of its page index read into found: one Query, none past the end.
+func (s *Store) pageFromIndex(ctx context.Context, list string, number, size int, found map[key]item, ks []key) (*NumberedPage, error) {
+	out := &NumberedPage{Number: number, Size: size}
+	at := (number - 1) * size / PageStep
 	var head, chunk pageIndexItem
 	if err := dynamo.DecodeFound(found, ks[0], &head); err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("page index of %s: %w", list, err)
@@ -137,14 +176,13 @@ func (s *Store) NumberedPosts(ctx context.Context, list string, number, size int
 	if number > out.TotalPages || i >= len(chunk.Starts) {
 		return out, nil
 	}
-	cond := expression.Key(keys.AttrGSI1PK).Equal(expression.Value(list)).
-		And(expression.Key(keys.AttrGSI1SK).Between(expression.Value(chunk.Starts[i]), expression.Value(s.visibleBound())))
+	cond, index := s.listRange(list, chunk.Starts[i])
 	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(cond))
 	if err != nil {
 		return nil, err
 	}
 	res, err := s.db.Query(ctx, &dynamodb.QueryInput{
-		TableName: aws.String(s.table), IndexName: aws.String(keys.IndexGSI1),
+		TableName: aws.String(s.table), IndexName: index,
 		KeyConditionExpression: expr.KeyCondition(), ExpressionAttributeNames: expr.Names(),
 		ExpressionAttributeValues: expr.Values(), ScanIndexForward: aws.Bool(true), Limit: aws.Int32(int32(size)),
 	})
@@ -174,13 +212,13 @@ type PagesSynced struct {
 }
 
 // SyncPages rebuilds the whole page index of the list of posts in the
-// GSI1 partition list from the list itself (SyncPagesFrom with no
+// partition list from the list itself (SyncPagesFrom with no
 // position).
 func (s *Store) SyncPages(ctx context.Context, list string) (PagesSynced, error) {
 	return s.SyncPagesFrom(ctx, list, time.Time{})
 }
 
-// SyncPagesFrom rebuilds the page index of the list of posts in the GSI1
+// SyncPagesFrom rebuilds the page index of the list of posts in the
 // partition list, where nothing published before from has changed since
 // its last rebuild (a zero from: anything may have). It reads the
 // index's chunks (one Query), keeps the starts of the posts before from,
@@ -306,30 +344,28 @@ func wantChunks(list string, starts []string, count int, now string) []pageIndex
 	return out
 }
 
-// listSortKeys returns the sort keys of the visible posts of the list in
-// the GSI1 partition list from lo (inclusive), oldest first.
+// listSortKeys returns the sort keys of the visible posts of the list
+// named list from lo (inclusive), oldest first.
 func (s *Store) listSortKeys(ctx context.Context, list, lo string) ([]string, error) {
-	cond := expression.Key(keys.AttrGSI1PK).Equal(expression.Value(list)).
-		And(expression.Key(keys.AttrGSI1SK).Between(expression.Value(lo), expression.Value(s.visibleBound())))
+	_, skAttr, _ := listAttrs(list)
+	cond, index := s.listRange(list, lo)
 	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(cond).
-		WithProjection(expression.NamesList(expression.Name(keys.AttrGSI1SK))))
+		WithProjection(expression.NamesList(expression.Name(skAttr))))
 	if err != nil {
 		return nil, err
 	}
 	var sks []string
 	err = s.db.QueryAll(ctx, &dynamodb.QueryInput{
-		TableName: aws.String(s.table), IndexName: aws.String(keys.IndexGSI1),
+		TableName: aws.String(s.table), IndexName: index,
 		KeyConditionExpression: expr.KeyCondition(), ProjectionExpression: expr.Projection(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	}, func(it item) error {
-		var row struct {
-			SK string `dynamodbav:"GSI1SK"`
-		}
+		var row map[string]string
 		if err := attributevalue.UnmarshalMap(it, &row); err != nil {
 			return err
 		}
-		if strings.HasPrefix(row.SK, keys.PrefixPost) {
-			sks = append(sks, row.SK)
+		if sk := row[skAttr]; strings.HasPrefix(sk, keys.PrefixPost) {
+			sks = append(sks, sk)
 		}
 		return nil
 	})
@@ -356,7 +392,7 @@ func (s *Store) pageChunks(ctx context.Context, list string) (map[string]pageInd
 
 // pageIndexEvents returns the event of a write of a chunk of a list's
 // page index, whichever chunk: post.pages.updated, naming the list's
-// category or tag and its cache tag (feed for the whole blog's), which
+// category, tag or author and its cache tag (feed for the whole blog's), which
 // its numbered pages carry, so they are purged once the index they read
 // has changed, not only when the posts that changed it were written.
 func pageIndexEvents(r *record, add func(EventType, EventData)) error {
@@ -376,9 +412,102 @@ func pageIndexEvents(r *record, add func(EventType, EventData)) error {
 	case strings.HasPrefix(it.List, keys.PrefixTag):
 		slug := strings.TrimPrefix(it.List, keys.PrefixTag)
 		d.Tags, d.CacheTags = []string{slug}, []string{frontend.TagTag(slug)}
+	case strings.HasPrefix(it.List, keys.PrefixAuthor):
+		id := strings.TrimPrefix(it.List, keys.PrefixAuthor)
+		d.AuthorID, d.CacheTags = id, []string{frontend.TagAuthor(id)}
 	default:
 		d.CacheTags = []string{frontend.TagFeed}
 	}
 	add(EventPostPagesUpdated, d)
 	return nil
+}
+
+// SeriesPage returns page number of size size of the series se in its
+// order: the posts at places (number-1)*size+1 to number*size that keep
+// passes (readers see the public ones), read as summaries in one
+// BatchGetItem of their post items, none past the end. A series holds
+// its order in its own item (at most MaxSeriesPosts ids), so it needs no
+// page index: its pages are by place, a hidden post's included (as
+// PostSeries.position counts them), and TotalCount counts the places.
+// Bad numbers or sizes are a *ValidationError, refused before any
+// request; it fails when the read fails.
+func (s *Store) SeriesPage(ctx context.Context, se *Series, number, size int, keep func(*Post) bool) (*NumberedPage, error) {
+	if err := ValidatePageNumber(number, size); err != nil {
+		return nil, err
+	}
+	out := &NumberedPage{Number: number, Size: size, TotalCount: len(se.Posts), TotalPages: (len(se.Posts) + size - 1) / size}
+	if number > out.TotalPages {
+		return out, nil
+	}
+	ids := se.Posts[(number-1)*size : min(number*size, len(se.Posts))]
+	ks := make([]key, len(ids))
+	for i, id := range ids {
+		ks[i] = keys.Post(id)
+	}
+	found, err := s.db.BatchGet(ctx, ks, false)
+	if err != nil {
+		return nil, fmt.Errorf("page %d of series %q: %w", number, se.Slug, err)
+	}
+	for _, k := range ks {
+		var p postItem
+		if err := dynamo.DecodeFound(found, k, &p); errors.Is(err, ErrNotFound) {
+			continue
+		} else if err != nil {
+			return nil, fmt.Errorf("page %d of series %q: %w", number, se.Slug, err)
+		}
+		if post := p.post(); keep(post) {
+			out.Posts = append(out.Posts, post)
+		}
+	}
+	return out, nil
+}
+
+// CategoryPage returns the category slug and page number of size size
+// of its posts (NumberedPosts), reading the category in the BatchGetItem
+// of the page index: two requests in all. The category is ErrNotFound
+// (and the page nil) when there is none. Bad numbers or sizes are a
+// *ValidationError, refused before any request.
+func (s *Store) CategoryPage(ctx context.Context, slug string, number, size int) (*Category, *NumberedPage, error) {
+	if err := validateSlug("slug", slug); err != nil {
+		return nil, nil, err
+	}
+	var it categoryItem
+	pg, err := s.numberedWith(ctx, keys.CategoryPartition(slug), number, size, keys.Category(slug), &it)
+	if err != nil {
+		return nil, nil, fmt.Errorf("category %q: %w", slug, err)
+	}
+	return it.category(s.nowKey()), pg, nil
+}
+
+// AuthorPage returns the author id and page number of size size of their
+// posts (NumberedPosts), reading the author in the BatchGetItem of the
+// page index: two requests in all. The author is ErrNotFound (and the
+// page nil) when there is none. Bad numbers or sizes are a
+// *ValidationError, refused before any request.
+func (s *Store) AuthorPage(ctx context.Context, id string, number, size int) (*Author, *NumberedPage, error) {
+	var it authorItem
+	pg, err := s.numberedWith(ctx, AuthorListPartition(id), number, size, keys.Author(id), &it)
+	if err != nil {
+		return nil, nil, fmt.Errorf("author %q: %w", id, err)
+	}
+	return it.author(s.nowKey()), pg, nil
+}
+
+// numberedWith returns page number of size size of list, reading the
+// item at k, decoded into v, in the BatchGetItem of its page index. It
+// fails with ErrNotFound when there is no item at k, with a
+// *ValidationError for a bad number or size (before any request), and
+// when a read fails.
+func (s *Store) numberedWith(ctx context.Context, list string, number, size int, k key, v any) (*NumberedPage, error) {
+	if err := ValidatePageNumber(number, size); err != nil {
+		return nil, err
+	}
+	found, ks, err := s.readPageIndex(ctx, list, number, size, []key{k})
+	if err != nil {
+		return nil, err
+	}
+	if err := dynamo.DecodeFound(found, k, v); err != nil {
+		return nil, err
+	}
+	return s.pageFromIndex(ctx, list, number, size, found, ks)
 }

@@ -13,8 +13,9 @@ import (
 
 // The page indexes of numbered pages (numbered.go) follow the lists
 // through the change feed: the "pages" worker reads post events and
-// rebuilds the index of each list they name (the feed, the categories
-// and tags the post had and has), at most once a PageSyncEvery a list.
+// rebuilds the index of each list they name (the feed, the categories,
+// tags and authors the post had and has), at most once a PageSyncEvery a
+// list.
 
 // PageSyncEvery is how often at most the pages worker rebuilds one
 // list's page index, however many posts are published in it.
@@ -137,6 +138,17 @@ func pendingOf(e LoggedEvent) map[string]pendingList {
 			add(keys.TagPartition(t), false)
 		}
 	}
+	if d.AuthorID != "" {
+		add(AuthorListPartition(d.AuthorID), true)
+	}
+	for _, a := range d.CoAuthors {
+		add(AuthorListPartition(a), true)
+	}
+	for _, a := range d.PreviousCoAuthors {
+		if !slices.Contains(d.CoAuthors, a) && a != d.AuthorID {
+			add(AuthorListPartition(a), false)
+		}
+	}
 	return out
 }
 
@@ -245,11 +257,11 @@ func (w *PageSync) Hold(last int64) int64 {
 	return last
 }
 
-// SyncAllPages rebuilds the page index of the feed and of every category
-// and tag, as the pages worker rebuilds the lists its events name: for a
-// table written with no pages worker running (a test's store, a repair).
-// It reads the categories and tags (a Query each) and fails at the first
-// read or write that fails.
+// SyncAllPages rebuilds the page index of the feed and of every category,
+// tag and author, as the pages worker rebuilds the lists its events name:
+// for a table written with no pages worker running (a test's store, a
+// repair). It reads the categories, tags and authors (a Query each a
+// page of 100) and fails at the first read or write that fails.
 func (s *Store) SyncAllPages(ctx context.Context) error {
 	lists := []string{keys.FeedPartition}
 	for p := (PageArgs{Limit: MaxPageSize}); ; {
@@ -272,6 +284,19 @@ func (s *Store) SyncAllPages(ctx context.Context) error {
 		}
 		for _, t := range res.Items {
 			lists = append(lists, keys.TagPartition(t.Slug))
+		}
+		if !res.HasNext {
+			break
+		}
+		p.After = res.Cursors[len(res.Cursors)-1]
+	}
+	for p := (PageArgs{Limit: MaxPageSize}); ; {
+		res, err := s.Authors(ctx, p)
+		if err != nil {
+			return fmt.Errorf("sync all pages: %w", err)
+		}
+		for _, a := range res.Items {
+			lists = append(lists, AuthorListPartition(a.ID))
 		}
 		if !res.HasNext {
 			break
@@ -302,6 +327,9 @@ func checkPageIndexes(_ context.Context, s *Store, t *snapshot, _ func(string, .
 	add := func(p *postItem) {
 		if p.GSI1PK != "" && p.GSI1SK > keys.PrefixPost && p.GSI1SK < bound {
 			lists[p.GSI1PK] = append(lists[p.GSI1PK], p.GSI1SK)
+		}
+		if p.Type == typeAuthorPost && p.SK < bound {
+			lists[p.PK] = append(lists[p.PK], p.SK)
 		}
 	}
 	for _, p := range t.posts {
