@@ -89,6 +89,7 @@ type ComplexityRoot struct {
 		Location  func(childComplexity int) int
 		Name      func(childComplexity int) int
 		PostCount func(childComplexity int) int
+		PostPage  func(childComplexity int, number int, size *int) int
 		Posts     func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) int
 		Slug      func(childComplexity int) int
 		Social    func(childComplexity int) int
@@ -547,6 +548,7 @@ type ComplexityRoot struct {
 		Description func(childComplexity int) int
 		Head        func(childComplexity int) int
 		Owner       func(childComplexity int) int
+		PostPage    func(childComplexity int, number int, size *int) int
 		Posts       func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Slug        func(childComplexity int) int
 		Title       func(childComplexity int) int
@@ -709,6 +711,7 @@ type AuthorResolver interface {
 
 	AvatarURL(ctx context.Context, obj *storage.Author) (*string, error)
 
+	PostPage(ctx context.Context, obj *storage.Author, number int, size *int) (*model.PostPage, error)
 	Posts(ctx context.Context, obj *storage.Author, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error)
 	Drafts(ctx context.Context, obj *storage.Author, first *int, after *string, last *int, before *string) (*model.DraftConnection, error)
 	Website(ctx context.Context, obj *storage.Author) (*string, error)
@@ -870,6 +873,7 @@ type SearchResultResolver interface {
 type SeriesResolver interface {
 	Owner(ctx context.Context, obj *storage.Series) (*storage.Author, error)
 
+	PostPage(ctx context.Context, obj *storage.Series, number int, size *int) (*model.PostPage, error)
 	Posts(ctx context.Context, obj *storage.Series, first *int, after *string, last *int, before *string) (*model.PostConnection, error)
 	Head(ctx context.Context, obj *storage.Series) (*model.Head, error)
 }
@@ -1060,6 +1064,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Author.PostCount(childComplexity), true
+	case "Author.postPage":
+		if e.ComplexityRoot.Author.PostPage == nil {
+			break
+		}
+
+		args, err := ec.field_Author_postPage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Author.PostPage(childComplexity, args["number"].(int), args["size"].(*int)), true
 	case "Author.posts":
 		if e.ComplexityRoot.Author.Posts == nil {
 			break
@@ -3104,6 +3119,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Series.Owner(childComplexity), true
+	case "Series.postPage":
+		if e.ComplexityRoot.Series.PostPage == nil {
+			break
+		}
+
+		args, err := ec.field_Series_postPage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Series.PostPage(childComplexity, args["number"].(int), args["size"].(*int)), true
 	case "Series.posts":
 		if e.ComplexityRoot.Series.Posts == nil {
 			break
@@ -4160,6 +4186,13 @@ type Author implements Node {
   postCount: Int!
   "The author's public posts by month of publication (UTC), those they co-wrote included, newest month first; months without posts are left out."
   archive: [ArchiveMonth!]!
+  "A numbered page of the author's public posts, those they co-wrote included, numbered from the oldest, so a page keeps its posts when newer ones are published (see the frontend guide, Numbered pages). Public posts only, for the author themself too. Two reads whatever the number, the author's own read included when ` + "`" + `author(id:)` + "`" + ` asks for it."
+  postPage(
+    "The page's number: 1 holds the oldest posts, ` + "`" + `totalPages` + "`" + ` the newest; from 1 to 100000 (BAD_USER_INPUT otherwise, with no read). A page past the end has no posts."
+    number: Int!
+    "The page's size: a multiple of 10 from 10 to 100 (BAD_USER_INPUT otherwise)."
+    size: Int = 20
+  ): PostPage!
   "The author's public posts, those they co-wrote included, newest first. For the author themself and admins, scheduled posts too."
   posts(
     "How many posts to return from the start (or after ` + "`" + `after` + "`" + `), from 1 to 100; 20 when neither ` + "`" + `first` + "`" + ` nor ` + "`" + `last` + "`" + ` is given."
@@ -5530,6 +5563,13 @@ type Series {
   owner: Author!
   "The version of the series, increased by every change (its posts' order included). Pass it as ` + "`" + `expectedVersion` + "`" + ` to change the series safely."
   version: Int!
+  "A numbered page of the series in its order: page 1 holds its first places. Places are counted as ` + "`" + `PostSeries.position` + "`" + ` counts them, a draft's or scheduled post's included, so a page keeps its posts when posts are added at the end, and ` + "`" + `totalCount` + "`" + ` counts the places; a reader is shown the public posts of the page's places, so a page may hold fewer than ` + "`" + `size` + "`" + `. One read besides the series (its order is in the series' own item)."
+  postPage(
+    "The page's number, from 1 to 100000 (BAD_USER_INPUT otherwise, with no read). A page past the end has no posts."
+    number: Int!
+    "The page's size: a multiple of 10 from 10 to 100 (BAD_USER_INPUT otherwise)."
+    size: Int = 20
+  ): PostPage!
   "The series' posts in order. Readers see its public posts; a post's author and admins see it when it is a draft or scheduled too. One request a page (the series is read with it); ` + "`" + `totalCount` + "`" + ` reads every post of the series, one request per 100."
   posts(
     "How many posts to return from the start (or after ` + "`" + `after` + "`" + `), from 1 to 100; 20 when neither ` + "`" + `first` + "`" + ` nor ` + "`" + `last` + "`" + ` is given."
@@ -6349,6 +6389,8 @@ func (ec *executionContext) childFields_Author(ctx context.Context, field graphq
 		return ec.fieldContext_Author_postCount(ctx, field)
 	case "archive":
 		return ec.fieldContext_Author_archive(ctx, field)
+	case "postPage":
+		return ec.fieldContext_Author_postPage(ctx, field)
 	case "posts":
 		return ec.fieldContext_Author_posts(ctx, field)
 	case "drafts":
@@ -7139,6 +7181,8 @@ func (ec *executionContext) childFields_Series(ctx context.Context, field graphq
 		return ec.fieldContext_Series_owner(ctx, field)
 	case "version":
 		return ec.fieldContext_Series_version(ctx, field)
+	case "postPage":
+		return ec.fieldContext_Series_postPage(ctx, field)
 	case "posts":
 		return ec.fieldContext_Series_posts(ctx, field)
 	case "head":
@@ -7562,6 +7606,28 @@ func (ec *executionContext) field_Author_drafts_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["before"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Author_postPage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "number",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["number"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "size",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["size"] = arg1
 	return args, nil
 }
 
@@ -8925,6 +8991,28 @@ func (ec *executionContext) field_Query_tags_args(ctx context.Context, rawArgs m
 	return args, nil
 }
 
+func (ec *executionContext) field_Series_postPage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "number",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["number"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "size",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["size"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Series_posts_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -9707,6 +9795,50 @@ func (ec *executionContext) fieldContext_Author_archive(_ context.Context, field
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ArchiveMonth(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Author_postPage(ctx context.Context, field graphql.CollectedField, obj *storage.Author) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Author_postPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Author().PostPage(ctx, obj, fc.Args["number"].(int), fc.Args["size"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PostPage) graphql.Marshaler {
+			return ec.marshalNPostPage2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Author_postPage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Author",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PostPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Author_postPage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -18354,6 +18486,50 @@ func (ec *executionContext) fieldContext_Series_version(_ context.Context, field
 	return graphql.NewScalarFieldContext("Series", field, false, false, "Int")
 }
 
+func (ec *executionContext) _Series_postPage(ctx context.Context, field graphql.CollectedField, obj *storage.Series) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Series_postPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Series().PostPage(ctx, obj, fc.Args["number"].(int), fc.Args["size"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PostPage) graphql.Marshaler {
+			return ec.marshalNPostPage2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Series_postPage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Series",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PostPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Series_postPage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Series_posts(ctx context.Context, field graphql.CollectedField, obj *storage.Series) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -24629,6 +24805,12 @@ func (ec *executionContext) _Author(ctx context.Context, sel ast.SelectionSet, o
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "postPage":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Author_postPage(ctx, field, obj)
+				})
 		case "posts":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -27901,6 +28083,12 @@ func (ec *executionContext) _Series(ctx context.Context, sel ast.SelectionSet, o
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "postPage":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Series_postPage(ctx, field, obj)
+				})
 		case "posts":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
