@@ -442,7 +442,7 @@ type ComplexityRoot struct {
 		Page            func(childComplexity int, id *string, slug *string) int
 		Pages           func(childComplexity int, first *int, after *string, last *int, before *string, drafts *bool) int
 		Post            func(childComplexity int, id *string, slug *string, previewToken *string) int
-		PostPage        func(childComplexity int, category *string, tag *string, number int, size *int) int
+		PostPage        func(childComplexity int, category *string, tag *string, month *string, number int, size *int) int
 		Posts           func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) int
 		Search          func(childComplexity int, query string, first *int, after *string, category *string, author *string) int
 		Series          func(childComplexity int, slug string) int
@@ -839,7 +839,7 @@ type QueryResolver interface {
 	Node(ctx context.Context, id string) (model.Node, error)
 	Post(ctx context.Context, id *string, slug *string, previewToken *string) (*storage.Post, error)
 	Posts(ctx context.Context, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error)
-	PostPage(ctx context.Context, category *string, tag *string, number int, size *int) (*model.PostPage, error)
+	PostPage(ctx context.Context, category *string, tag *string, month *string, number int, size *int) (*model.PostPage, error)
 	Archive(ctx context.Context, author *string, category *string, authorSlug *string) ([]*storage.ArchiveMonth, error)
 	Author(ctx context.Context, id *string, slug *string) (*storage.Author, error)
 	Authors(ctx context.Context, first *int, after *string, last *int, before *string) (*model.AuthorConnection, error)
@@ -2735,7 +2735,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.PostPage(childComplexity, args["category"].(*string), args["tag"].(*string), args["number"].(int), args["size"].(*int)), true
+		return e.ComplexityRoot.Query.PostPage(childComplexity, args["category"].(*string), args["tag"].(*string), args["month"].(*string), args["number"].(int), args["size"].(*int)), true
 	case "Query.posts":
 		if e.ComplexityRoot.Query.Posts == nil {
 			break
@@ -4460,12 +4460,14 @@ type Query {
     "Only posts published before this time."
     publishedBefore: DateTime
   ): PostConnection!
-  "A numbered page of the whole blog's public posts, or with ` + "`" + `category` + "`" + ` or ` + "`" + `tag` + "`" + ` of that list's, numbered from the oldest, so a page keeps its posts when newer ones are published (see the frontend guide, Numbered pages). Two reads whatever the number, with nothing else to read: a category or tag that does not exist has no pages (` + "`" + `totalPages` + "`" + ` 0), not NOT_FOUND; ` + "`" + `category(slug:) { postPage }` + "`" + ` reads the category too."
+  "A numbered page of the whole blog's public posts, or with ` + "`" + `category` + "`" + ` or ` + "`" + `tag` + "`" + ` of that list's, or with ` + "`" + `month` + "`" + ` of that month's, numbered from the oldest, so a page keeps its posts when newer ones are published (see the frontend guide, Numbered pages). Two reads whatever the number, with nothing else to read: a category or tag that does not exist has no pages (` + "`" + `totalPages` + "`" + ` 0), not NOT_FOUND; ` + "`" + `category(slug:) { postPage }` + "`" + ` reads the category too."
   postPage(
     "The slug of the category whose posts to number; give at most one of ` + "`" + `category` + "`" + ` and ` + "`" + `tag` + "`" + `."
     category: String
     "The slug of the tag whose posts to number."
     tag: String
+    "A month of the whole blog, as ` + "`" + `2026-02` + "`" + ` (UTC): number the posts published in it alone, for a month archive's pages (` + "`" + `/archive/2026/02/page/2` + "`" + `); a month's pages change only when a post of that month is published, unpublished or re-dated. It cannot go with ` + "`" + `category` + "`" + ` or ` + "`" + `tag` + "`" + ` (BAD_USER_INPUT), nor be anything but ` + "`" + `YYYY-MM` + "`" + `."
+    month: String
     "The page's number: 1 holds the oldest posts, ` + "`" + `totalPages` + "`" + ` the newest; from 1 to 100000 (BAD_USER_INPUT otherwise, with no read). A page past the end has no posts."
     number: Int!
     "The page's size: a multiple of 10 from 10 to 100 (BAD_USER_INPUT otherwise)."
@@ -8776,22 +8778,30 @@ func (ec *executionContext) field_Query_postPage_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["tag"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "number",
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "month",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["month"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "number",
 		func(ctx context.Context, v any) (int, error) {
 			return ec.unmarshalNInt2int(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["number"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "size",
+	args["number"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "size",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["size"] = arg3
+	args["size"] = arg4
 	return args, nil
 }
 
@@ -16328,7 +16338,7 @@ func (ec *executionContext) _Query_postPage(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().PostPage(ctx, fc.Args["category"].(*string), fc.Args["tag"].(*string), fc.Args["number"].(int), fc.Args["size"].(*int))
+			return ec.Resolvers.Query().PostPage(ctx, fc.Args["category"].(*string), fc.Args["tag"].(*string), fc.Args["month"].(*string), fc.Args["number"].(int), fc.Args["size"].(*int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PostPage) graphql.Marshaler {

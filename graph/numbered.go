@@ -138,14 +138,23 @@ func (r *Resolver) authorWithPage(ctx context.Context, id string) (*storage.Auth
 }
 
 // numberedPageOf returns page number of the whole blog's posts, or of
-// the category's or the tag's when one is given: a slug that no category
-// or tag can have is a list with no pages, as one that none has, with
-// no read; both is BAD_USER_INPUT.
-func (r *Resolver) numberedPageOf(ctx context.Context, category, tag *string, number int, size *int) (*model.PostPage, error) {
-	if category != nil && tag != nil {
+// the category's, the tag's or the month's when one is given: a slug
+// that no category or tag can have is a list with no pages, as one that
+// none has, with no read; two of them, or a month not YYYY-MM, is
+// BAD_USER_INPUT.
+func (r *Resolver) numberedPageOf(ctx context.Context, category, tag, month *string, number int, size *int) (*model.PostPage, error) {
+	switch {
+	case category != nil && tag != nil:
 		return nil, &storage.ValidationError{Field: "tag", Reason: "cannot go with category"}
-	}
-	if category == nil && tag == nil {
+	case month != nil && (category != nil || tag != nil):
+		return nil, &storage.ValidationError{Field: "month", Reason: "cannot go with category or tag"}
+	case month != nil:
+		m, err := storage.ParseMonth("month", *month)
+		if err != nil {
+			return nil, err
+		}
+		return r.numberedPage(ctx, storage.FeedMonthList(m), frontend.TagFeed, number, size)
+	case category == nil && tag == nil:
 		return r.numberedPage(ctx, storage.FeedPartition(), frontend.TagFeed, number, size)
 	}
 	slug, err := findable(*cmp.Or(category, tag))

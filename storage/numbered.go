@@ -91,22 +91,64 @@ func CategoryListPartition(slug string) string { return keys.CategoryPartition(s
 func TagListPartition(slug string) string      { return keys.TagPartition(slug) }
 func AuthorListPartition(id string) string     { return keys.PrefixAuthor + id }
 
-// listAttrs returns the key attributes of the list named list and the
-// index it is read from: an author's list is their base-table partition
-// (PK, SK, no index), the others GSI1 partitions.
-func listAttrs(list string) (pk, sk string, index *string) {
-	if strings.HasPrefix(list, keys.PrefixAuthor) {
-		return keys.AttrPK, keys.AttrSK, nil
+// FeedMonthList names the list of the whole blog's posts published in
+// the month (UTC) of t: the feed's GSI1 partition, between the month's
+// first instant and the next month's.
+func FeedMonthList(t time.Time) string {
+	return keys.FeedPartition + monthSep + t.UTC().Format(monthLayout)
+}
+
+// monthSep and monthLayout make the name of a month's list: FEED@2026-02.
+const (
+	monthSep    = "@"
+	monthLayout = "2006-01"
+)
+
+// ParseMonth returns the first instant of the month m ("2026-02"), or a
+// *ValidationError naming field.
+func ParseMonth(field, m string) (time.Time, error) {
+	t, err := time.Parse(monthLayout, m)
+	if err != nil || t.Year() < 1 || len(m) != len(monthLayout) {
+		return time.Time{}, invalid(field, "must be a month as YYYY-MM")
 	}
-	return keys.AttrGSI1PK, keys.AttrGSI1SK, aws.String(keys.IndexGSI1)
+	return t, nil
+}
+
+// listAttrs returns the key attributes of the list named list, the
+// partition it is read from and the index: an author's list is their
+// base-table partition (PK, SK, no index), the others GSI1 partitions; a
+// month's list (FeedMonthList) is its partition's.
+func listAttrs(list string) (pkAttr, skAttr, partition string, index *string) {
+	if strings.HasPrefix(list, keys.PrefixAuthor) {
+		return keys.AttrPK, keys.AttrSK, list, nil
+	}
+	partition, _, _ = strings.Cut(list, monthSep)
+	return keys.AttrGSI1PK, keys.AttrGSI1SK, partition, aws.String(keys.IndexGSI1)
+}
+
+// listBounds returns the sort keys between which the visible posts of
+// the list named list lie, from lo on.
+func (s *Store) listBounds(list, lo string) (string, string) {
+	hi := s.visibleBound()
+	if _, m, ok := strings.Cut(list, monthSep); ok {
+		start, err := time.Parse(monthLayout, m)
+		if err != nil { // no month: no posts
+			return keys.PrefixPost + "~", keys.PrefixPost
+		}
+		lo = max(lo, keys.PrefixPost+keys.Time(start))
+		hi = min(hi, keys.PrefixPost+keys.Time(start.AddDate(0, 1, 0)))
+	}
+	return lo, hi
 }
 
 // listRange returns the key condition of the list's sort keys from lo
-// to the last visible post, and the index to query.
-func (s *Store) listRange(list, lo string) (expression.KeyConditionBuilder, *string) {
-	pk, sk, index := listAttrs(list)
-	return expression.Key(pk).Equal(expression.Value(list)).
-		And(expression.Key(sk).Between(expression.Value(lo), expression.Value(s.visibleBound()))), index
+// to the last visible post, the index to query, and whether the range
+// is empty (a Query would refuse it).
+func (s *Store) listRange(list, lo string) (expression.KeyConditionBuilder, *string, bool) {
+	pkAttr, skAttr, partition, index := listAttrs(list)
+	lo, hi := s.listBounds(list, lo)
+	return expression.Key(pkAttr).Equal(expression.Value(partition)).
+		And(expression.Key(skAttr).Between(expression.Value(lo), expression.Value(hi))), index, lo > hi
 }
 
 // ValidatePageNumber returns a *ValidationError when number or size is
@@ -176,7 +218,10 @@ func (s *Store) pageFromIndex(ctx context.Context, list string, number, size int
 	if number > out.TotalPages || i >= len(chunk.Starts) {
 		return out, nil
 	}
-	cond, index := s.listRange(list, chunk.Starts[i])
+	cond, index, empty := s.listRange(list, chunk.Starts[i])
+	if empty {
+		return out, nil
+	}
 	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(cond))
 	if err != nil {
 		return nil, err
@@ -347,8 +392,11 @@ func wantChunks(list string, starts []string, count int, now string) []pageIndex
 // listSortKeys returns the sort keys of the visible posts of the list
 // named list from lo (inclusive), oldest first.
 func (s *Store) listSortKeys(ctx context.Context, list, lo string) ([]string, error) {
-	_, skAttr, _ := listAttrs(list)
-	cond, index := s.listRange(list, lo)
+	_, skAttr, _, _ := listAttrs(list)
+	cond, index, empty := s.listRange(list, lo)
+	if empty {
+		return nil, nil
+	}
 	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(cond).
 		WithProjection(expression.NamesList(expression.Name(skAttr))))
 	if err != nil {
@@ -415,7 +463,7 @@ func pageIndexEvents(r *record, add func(EventType, EventData)) error {
 	case strings.HasPrefix(it.List, keys.PrefixAuthor):
 		id := strings.TrimPrefix(it.List, keys.PrefixAuthor)
 		d.AuthorID, d.CacheTags = id, []string{frontend.TagAuthor(id)}
-	default:
+	default: // the feed, or one of its months
 		d.CacheTags = []string{frontend.TagFeed}
 	}
 	add(EventPostPagesUpdated, d)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,9 +14,9 @@ import (
 
 // The page indexes of numbered pages (numbered.go) follow the lists
 // through the change feed: the "pages" worker reads post events and
-// rebuilds the index of each list they name (the feed, the categories,
-// tags and authors the post had and has), at most once a PageSyncEvery a
-// list.
+// rebuilds the index of each list they name (the feed and its months,
+// the categories, tags and authors the post had and has), at most once
+// a PageSyncEvery a list.
 
 // PageSyncEvery is how often at most the pages worker rebuilds one
 // list's page index, however many posts are published in it.
@@ -122,6 +123,12 @@ func pendingOf(e LoggedEvent) map[string]pendingList {
 		out[list] = p
 	}
 	add(keys.FeedPartition, true)
+	if !d.PublishedAt.IsZero() {
+		add(FeedMonthList(d.PublishedAt), true)
+	}
+	if !d.PreviousPublishedAt.IsZero() && FeedMonthList(d.PreviousPublishedAt) != FeedMonthList(d.PublishedAt) {
+		add(FeedMonthList(d.PreviousPublishedAt), false)
+	}
 	for _, c := range d.Categories {
 		add(keys.CategoryPartition(c), true)
 	}
@@ -257,13 +264,21 @@ func (w *PageSync) Hold(last int64) int64 {
 	return last
 }
 
-// SyncAllPages rebuilds the page index of the feed and of every category,
-// tag and author, as the pages worker rebuilds the lists its events name:
-// for a table written with no pages worker running (a test's store, a
-// repair). It reads the categories, tags and authors (a Query each a
-// page of 100) and fails at the first read or write that fails.
+// SyncAllPages rebuilds the page index of the feed, of each of its
+// months that has posts, and of every category, tag and author, as the
+// pages worker rebuilds the lists its events name: for a table written
+// with no pages worker running (a test's store, a repair). It reads the
+// blog's counts, the categories, tags and authors (a Query each a page
+// of 100) and fails at the first read or write that fails.
 func (s *Store) SyncAllPages(ctx context.Context) error {
 	lists := []string{keys.FeedPartition}
+	st, err := s.Stats(ctx)
+	if err != nil {
+		return fmt.Errorf("sync all pages: %w", err)
+	}
+	for _, m := range st.Archive {
+		lists = append(lists, FeedMonthList(m.Start()))
+	}
 	for p := (PageArgs{Limit: MaxPageSize}); ; {
 		res, err := s.Categories(ctx, p)
 		if err != nil {
@@ -327,6 +342,11 @@ func checkPageIndexes(_ context.Context, s *Store, t *snapshot, _ func(string, .
 	add := func(p *postItem) {
 		if p.GSI1PK != "" && p.GSI1SK > keys.PrefixPost && p.GSI1SK < bound {
 			lists[p.GSI1PK] = append(lists[p.GSI1PK], p.GSI1SK)
+			if p.GSI1PK == keys.FeedPartition {
+				at, _, _ := strings.Cut(strings.TrimPrefix(p.GSI1SK, keys.PrefixPost), "#")
+				month := FeedMonthList(keys.ParseTime(at))
+				lists[month] = append(lists[month], p.GSI1SK)
+			}
 		}
 		if p.Type == typeAuthorPost && p.SK < bound {
 			lists[p.PK] = append(lists[p.PK], p.SK)
