@@ -7373,12 +7373,84 @@ func (v *NumberedFeedPagePostPageNodesPost) GetTitle() string { return v.Title }
 
 // NumberedFeedPageResponse is returned by NumberedFeedPage on success.
 type NumberedFeedPageResponse struct {
-	// A numbered page of the whole blog's public posts, or with `category` or `tag` of that list's, numbered from the oldest, so a page keeps its posts when newer ones are published (see the frontend guide, Numbered pages). Two reads whatever the number, with nothing else to read: a category or tag that does not exist has no pages (`totalPages` 0), not NOT_FOUND; `category(slug:) { postPage }` reads the category too.
+	// A numbered page of the whole blog's public posts, or with `category` or `tag` of that list's, or with `month` of that month's, numbered from the oldest, so a page keeps its posts when newer ones are published (see the frontend guide, Numbered pages). Two reads whatever the number, with nothing else to read: a category or tag that does not exist has no pages (`totalPages` 0), not NOT_FOUND; `category(slug:) { postPage }` reads the category too.
 	PostPage NumberedFeedPagePostPage `json:"postPage"`
 }
 
 // GetPostPage returns NumberedFeedPageResponse.PostPage, and is useful for accessing the field via an interface.
 func (v *NumberedFeedPageResponse) GetPostPage() NumberedFeedPagePostPage { return v.PostPage }
+
+// NumberedMonthPagePostPage includes the requested fields of the GraphQL type PostPage.
+// The GraphQL type's documentation follows.
+//
+// A numbered page of a list of posts. Page 1 holds the oldest posts and
+// the last page (`totalPages`) the newest, which may be short; the posts
+// of a page are oldest first (reverse them to show newest first). Pages
+// are counted from a page index that follows the list a moment after a
+// write, through the change feed.
+type NumberedMonthPagePostPage struct {
+	// The page's number.
+	Number int `json:"number"`
+	// The page's size.
+	Size int `json:"size"`
+	// How many pages the list has; 0 when it has no posts.
+	TotalPages int `json:"totalPages"`
+	// How many posts the list has.
+	TotalCount int `json:"totalCount"`
+	// The posts of the page, oldest first; none for a page past the end.
+	Nodes []NumberedMonthPagePostPageNodesPost `json:"nodes"`
+}
+
+// GetNumber returns NumberedMonthPagePostPage.Number, and is useful for accessing the field via an interface.
+func (v *NumberedMonthPagePostPage) GetNumber() int { return v.Number }
+
+// GetSize returns NumberedMonthPagePostPage.Size, and is useful for accessing the field via an interface.
+func (v *NumberedMonthPagePostPage) GetSize() int { return v.Size }
+
+// GetTotalPages returns NumberedMonthPagePostPage.TotalPages, and is useful for accessing the field via an interface.
+func (v *NumberedMonthPagePostPage) GetTotalPages() int { return v.TotalPages }
+
+// GetTotalCount returns NumberedMonthPagePostPage.TotalCount, and is useful for accessing the field via an interface.
+func (v *NumberedMonthPagePostPage) GetTotalCount() int { return v.TotalCount }
+
+// GetNodes returns NumberedMonthPagePostPage.Nodes, and is useful for accessing the field via an interface.
+func (v *NumberedMonthPagePostPage) GetNodes() []NumberedMonthPagePostPageNodesPost { return v.Nodes }
+
+// NumberedMonthPagePostPageNodesPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type NumberedMonthPagePostPageNodesPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The unique, URL-friendly name of the post: its current one. A post found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+	// The title of the post.
+	Title string `json:"title"`
+	// When the post is or was published; null for drafts. A future time means the post is scheduled.
+	PublishedAt *time.Time `json:"publishedAt"`
+}
+
+// GetId returns NumberedMonthPagePostPageNodesPost.Id, and is useful for accessing the field via an interface.
+func (v *NumberedMonthPagePostPageNodesPost) GetId() string { return v.Id }
+
+// GetSlug returns NumberedMonthPagePostPageNodesPost.Slug, and is useful for accessing the field via an interface.
+func (v *NumberedMonthPagePostPageNodesPost) GetSlug() string { return v.Slug }
+
+// GetTitle returns NumberedMonthPagePostPageNodesPost.Title, and is useful for accessing the field via an interface.
+func (v *NumberedMonthPagePostPageNodesPost) GetTitle() string { return v.Title }
+
+// GetPublishedAt returns NumberedMonthPagePostPageNodesPost.PublishedAt, and is useful for accessing the field via an interface.
+func (v *NumberedMonthPagePostPageNodesPost) GetPublishedAt() *time.Time { return v.PublishedAt }
+
+// NumberedMonthPageResponse is returned by NumberedMonthPage on success.
+type NumberedMonthPageResponse struct {
+	// A numbered page of the whole blog's public posts, or with `category` or `tag` of that list's, or with `month` of that month's, numbered from the oldest, so a page keeps its posts when newer ones are published (see the frontend guide, Numbered pages). Two reads whatever the number, with nothing else to read: a category or tag that does not exist has no pages (`totalPages` 0), not NOT_FOUND; `category(slug:) { postPage }` reads the category too.
+	PostPage NumberedMonthPagePostPage `json:"postPage"`
+}
+
+// GetPostPage returns NumberedMonthPageResponse.PostPage, and is useful for accessing the field via an interface.
+func (v *NumberedMonthPageResponse) GetPostPage() NumberedMonthPagePostPage { return v.PostPage }
 
 // NumberedSeriesPageResponse is returned by NumberedSeriesPage on success.
 type NumberedSeriesPageResponse struct {
@@ -16982,6 +17054,22 @@ func (v *__NumberedFeedPageInput) GetCategory() *string { return v.Category }
 // GetTag returns __NumberedFeedPageInput.Tag, and is useful for accessing the field via an interface.
 func (v *__NumberedFeedPageInput) GetTag() *string { return v.Tag }
 
+// __NumberedMonthPageInput is used internally by genqlient
+type __NumberedMonthPageInput struct {
+	Month  string `json:"month"`
+	Number int    `json:"number"`
+	Size   *int   `json:"size"`
+}
+
+// GetMonth returns __NumberedMonthPageInput.Month, and is useful for accessing the field via an interface.
+func (v *__NumberedMonthPageInput) GetMonth() string { return v.Month }
+
+// GetNumber returns __NumberedMonthPageInput.Number, and is useful for accessing the field via an interface.
+func (v *__NumberedMonthPageInput) GetNumber() int { return v.Number }
+
+// GetSize returns __NumberedMonthPageInput.Size, and is useful for accessing the field via an interface.
+func (v *__NumberedMonthPageInput) GetSize() *int { return v.Size }
+
 // __NumberedSeriesPageInput is used internally by genqlient
 type __NumberedSeriesPageInput struct {
 	Slug   string `json:"slug"`
@@ -20232,6 +20320,53 @@ func NumberedFeedPage(
 	}
 
 	data_ = &NumberedFeedPageResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by NumberedMonthPage.
+const NumberedMonthPage_Operation = `
+query NumberedMonthPage ($month: String!, $number: Int!, $size: Int) {
+	postPage(month: $month, number: $number, size: $size) {
+		number
+		size
+		totalPages
+		totalCount
+		nodes {
+			id
+			slug
+			title
+			publishedAt
+		}
+	}
+}
+`
+
+func NumberedMonthPage(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	month string,
+	number int,
+	size *int,
+) (data_ *NumberedMonthPageResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "NumberedMonthPage",
+		Query:  NumberedMonthPage_Operation,
+		Variables: &__NumberedMonthPageInput{
+			Month:  month,
+			Number: number,
+			Size:   size,
+		},
+	}
+
+	data_ = &NumberedMonthPageResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

@@ -132,10 +132,64 @@ func TestNumberedSeriesPages(t *testing.T) {
 	}
 }
 
+// TestNumberedMonthPages reads the numbered pages of each month of the
+// blog's archive: together, month after month, they hold the feed's
+// posts oldest first; each month's count is the archive's, and any page
+// is two DynamoDB requests.
+// A month not YYYY-MM, or given with a category, is BAD_USER_INPUT with
+// no request.
+func TestNumberedMonthPages(t *testing.T) {
+	s := newServer(t)
+	b := s.seedBlog(t)
+	ctx := context.Background()
+	if err := s.store.SyncAllPages(ctx); err != nil {
+		t.Fatal(err)
+	}
+	size := 10
+	archive := ok[*ArchiveResponse](t)(Archive(ctx, s.client, nil, nil)).Archive
+	if len(archive) < 2 {
+		t.Fatalf("the seeded blog spans %d months, want 2 or more", len(archive))
+	}
+	var got []string
+	for _, m := range slices.Backward(archive) {
+		month := fmt.Sprintf("%04d-%02d", m.Year, m.Month)
+		pages := (m.PostCount + size - 1) / size
+		for n := 1; n <= pages+1; n++ {
+			r := ok[*NumberedMonthPageResponse](t)(NumberedMonthPage(ctx, s.client, month, n, &size)).PostPage
+			if got := total(s.requests()); got > 2 {
+				t.Errorf("%s page %d: %d DynamoDB requests %v, budget 2", month, n, got, s.requests())
+			}
+			equal(t, month+" totalCount", r.TotalCount, m.PostCount)
+			equal(t, month+" totalPages", r.TotalPages, pages)
+			if n > pages {
+				equal(t, month+" posts of a page past the end", len(r.Nodes), 0)
+			}
+			for _, p := range r.Nodes {
+				if p.PublishedAt.UTC().Format("2006-01") != month {
+					t.Errorf("%s page %d holds %s, published %s", month, n, p.Slug, p.PublishedAt)
+				}
+				got = append(got, p.Id)
+			}
+		}
+	}
+	if !slices.Equal(got, b.published) {
+		t.Errorf("the months' pages hold %v, want the feed oldest first %v", got, b.published)
+	}
+	for _, month := range []string{"2026-2", "2026-13", "26-02", "february"} {
+		if _, err := NumberedMonthPage(ctx, s.client, month, 1, &size); code(err) != "BAD_USER_INPUT" {
+			t.Errorf("month %q: %v, want BAD_USER_INPUT", month, err)
+		}
+		if got := s.requests(); got["Query"]+got["BatchGetItem"] != 0 {
+			t.Errorf("month %q: %v DynamoDB requests for the page, want none", month, got)
+		}
+	}
+	s.consistent()
+}
+
 // TestNumberedAuthorPagesFollowTheChangeFeed: on the server with its
-// change feed, the pages worker rebuilds an author's page index after
-// their posts are published and unpublished and after a co-author joins
-// and leaves a post, and the numbered pages show it.
+// change feed, the pages worker rebuilds an author's and a month's page
+// index after posts are published and unpublished and after a co-author
+// joins and leaves a post, and the numbered pages show it.
 func TestNumberedAuthorPagesFollowTheChangeFeed(t *testing.T) {
 	s := startFeedServer(t)
 	ctx := context.Background()
@@ -148,18 +202,29 @@ func TestNumberedAuthorPagesFollowTheChangeFeed(t *testing.T) {
 		return &ok[*NumberedAuthorPageResponse](t)(NumberedAuthorPage(ctx, writer, id, n, &ten)).Author.PostPage
 	}
 	var ids []string
+	months := map[string]int{}
 	for i := range 11 {
 		p := ok[*CreatePostResponse](t)(CreatePost(ctx, writer, CreatePostInput{Title: fmt.Sprintf("Post %d", i), Slug: fmt.Sprintf("post-%d", i)})).CreatePost.Post
-		ok[*PublishPostResponse](t)(PublishPost(ctx, writer, PublishPostInput{Id: p.Id}))
+		pub := ok[*PublishPostResponse](t)(PublishPost(ctx, writer, PublishPostInput{Id: p.Id})).PublishPost.Post
 		ids = append(ids, p.Id)
+		months[pub.PublishedAt.UTC().Format("2006-01")]++
+	}
+	inMonths := func() int {
+		n := 0
+		for m := range months {
+			n += ok[*NumberedMonthPageResponse](t)(NumberedMonthPage(ctx, writer, m, 1, &ten)).PostPage.TotalCount
+		}
+		return n
 	}
 	waitFor(t, func() bool { return page(me, 2).TotalPages == 2 })
+	waitFor(t, func() bool { return inMonths() == 11 })
 	if p := page(me, 2); len(p.Nodes) != 1 || p.Nodes[0].Id != ids[10] {
 		t.Errorf("page 2 after 11 posts holds %+v, want the newest alone", p.Nodes)
 	}
 	// Unpublishing the oldest shifts every page by one.
 	ok[*UnpublishPostResponse](t)(UnpublishPost(ctx, writer, UnpublishPostInput{Id: ids[0]}))
 	waitFor(t, func() bool { return page(me, 1).TotalCount == 10 })
+	waitFor(t, func() bool { return inMonths() == 10 })
 	if p := page(me, 1); len(p.Nodes) != 10 || p.Nodes[0].Id != ids[1] || p.TotalPages != 1 {
 		t.Errorf("page 1 after unpublishing the oldest: %+v, want posts 1 to 10 on one page", p)
 	}
