@@ -991,6 +991,9 @@ func (r *queryResolver) Author(ctx context.Context, id *string, slug *string) (*
 			return nil, err
 		}
 		r.authorPostsAhead(ctx, authorID, auth.ActorFrom(ctx).Acts(authorID))
+		if a, ok, err := r.authorWithPage(ctx, authorID); ok {
+			return bySlug(ctx, s)(a, err)
+		}
 		return bySlug(ctx, s)(r.store.GetAuthor(ctx, authorID))
 	}
 	authorID, err := decodeIDOf("id", *id, kindAuthor)
