@@ -58,9 +58,12 @@ type pageIndexItem struct {
 	// Starts are the sort keys (GSI1SK, SK for an author) of the posts at ranks
 	// (chunk*pageChunk+i)*PageStep, oldest first.
 	Starts []string `dynamodbav:"starts,omitempty"`
-	// At is the store's time when the list was read for this chunk: a
-	// rebuild never replaces a chunk read later than its own.
+	// At is the store's time when the list was read for this chunk.
 	At string `dynamodbav:"at"`
+	// Fence is the claim of the rebuild that wrote the chunk (on chunk
+	// 0, of the last rebuild that began): a rebuild writes only while
+	// chunk 0 holds its own (pagerebuild.go).
+	Fence string `dynamodbav:"fence,omitempty"`
 }
 
 // prefixPageIndex starts the partition key of a list's page index.
@@ -244,18 +247,24 @@ func (s *Store) pageFromIndex(ctx context.Context, list string, number, size int
 }
 
 // pageIndexEvents returns the event of a write of a chunk of a list's
-// page index, whichever chunk: post.pages.updated, naming the list's
+// page index that changed its count or starts, whichever chunk (none for
+// a rebuild's claim): post.pages.updated, naming the list's
 // category, tag or author and its cache tag (feed for the whole blog's), which
 // its numbered pages carry, so they are purged once the index they read
 // has changed, not only when the posts that changed it were written.
 func pageIndexEvents(r *record, add func(EventType, EventData)) error {
-	img := r.new
-	if img == nil {
-		img = r.old
-	}
-	var it pageIndexItem
-	if err := attributevalue.UnmarshalMap(img, &it); err != nil {
+	var it, was pageIndexItem
+	if err := attributevalue.UnmarshalMap(r.new, &it); err != nil {
 		return err
+	}
+	if err := attributevalue.UnmarshalMap(r.old, &was); err != nil {
+		return err
+	}
+	if it.Count == was.Count && slices.Equal(it.Starts, was.Starts) {
+		return nil // a rebuild's claim, or a chunk written as it was
+	}
+	if r.new == nil {
+		it = was
 	}
 	var d EventData
 	switch {

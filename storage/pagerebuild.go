@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
@@ -12,7 +14,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/blogql/blog/storage/internal/dynamo"
 	"github.com/blogql/blog/storage/internal/keys"
@@ -22,13 +23,21 @@ import (
 type PagesSynced struct {
 	// Count is the number of posts the list holds; Read the sort keys it
 	// read of them; Wrote and Removed count the chunks written and
-	// deleted, Stale those a later rebuild had written first.
-	Count, Read, Wrote, Removed, Stale int
+	// deleted.
+	Count, Read, Wrote, Removed int
 	// Behind is true when the list read did not show yet a write its
 	// events named (GSI1 follows the table a moment later): nothing was
 	// written, and the pages worker tries again.
 	Behind bool
+	// Lost is true when a later rebuild of the list claimed its index
+	// before this one had written it all: the rest was not written, and
+	// the pages worker rebuilds the list again.
+	Lost bool
 }
+
+// errPagesLost is the failed condition of a write of a rebuild that a
+// later one took the page index from.
+var errPagesLost = errors.New("page index claimed by a later rebuild")
 
 // SyncPages rebuilds the whole page index of the list of posts in the
 // partition list from the list itself (SyncPagesFrom with no
@@ -39,15 +48,18 @@ func (s *Store) SyncPages(ctx context.Context, list string) (PagesSynced, error)
 
 // SyncPagesFrom rebuilds the page index of the list of posts in the
 // partition list, where nothing published before from has changed since
-// its last rebuild (a zero from: anything may have). It reads the
-// index's chunks (one Query), keeps the starts of the posts before from,
-// and reads the list's visible posts' sort keys from the last start
-// before from, oldest first (a request per 1 MB): a publication at the
-// end of a list reads at most PageStep keys, whatever its length. Then
-// it puts each chunk that differs and deletes each one past the end. A
-// chunk is put on the condition that no rebuild that read the list later
-// put it, so running it again changes nothing. It fails when a read or
-// a write fails.
+// its last rebuild (a zero from: anything may have). It claims the index
+// (one UpdateItem of its chunk 0, which the rebuild's writes are
+// conditional on, so that the writes of a rebuild that claimed it
+// before, and read it before, fail from then on), reads the index's
+// chunks (one Query), keeps the starts of the posts before from, and
+// reads the list's visible posts' sort keys from the last start before
+// from, oldest first (a request per 1 MB): a publication at the end of a
+// list reads at most PageStep keys, whatever its length. Then it puts
+// chunk 0 when it differs, and each other chunk that differs, or
+// deletes one past the end, in a transaction with the check of its
+// claim. Running it again changes nothing. It fails when a read or a
+// write fails, and reports Lost when a later rebuild claimed the index.
 func (s *Store) SyncPagesFrom(ctx context.Context, list string, from time.Time) (PagesSynced, error) {
 	return s.syncPages(ctx, list, from, nil)
 }
@@ -55,59 +67,124 @@ func (s *Store) SyncPagesFrom(ctx context.Context, list string, from time.Time) 
 // syncPages is SyncPagesFrom that, when shows is not nil, writes nothing
 // and reports Behind unless shows holds of the sort keys read.
 func (s *Store) syncPages(ctx context.Context, list string, from time.Time, shows func(sks []string) bool) (PagesSynced, error) {
-	var out PagesSynced
+	plan, err := s.readPages(ctx, list, from, shows)
+	if err != nil || plan.did.Behind {
+		return plan.did, err
+	}
+	return s.writePages(ctx, plan)
+}
+
+// pagePlan is what a rebuild of a list's page index claimed and read,
+// and the chunks it is to write.
+type pagePlan struct {
+	list string
+	// fence is the rebuild's claim on the index.
+	fence string
+	// have are the chunks read, by sort key; want those to write.
+	have map[string]pageIndexItem
+	want []pageIndexItem
+	did  PagesSynced
+}
+
+// readPages claims the page index of list, reads it and the list from
+// the last start before from, and returns what the rebuild is to write;
+// with shows not nil, a plan Behind unless shows holds of the sort keys
+// read.
+func (s *Store) readPages(ctx context.Context, list string, from time.Time, shows func(sks []string) bool) (*pagePlan, error) {
+	plan := &pagePlan{list: list, fence: fmt.Sprintf("%016x", rand.Uint64())}
 	now := s.nowKey()
+	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithUpdate(expression.
+		Set(expression.Name("fence"), expression.Value(plan.fence)).
+		Set(expression.Name("type"), expression.Value(typePageIndex)).
+		Set(expression.Name("list"), expression.Value(list))))
+	if err != nil {
+		return plan, err
+	}
+	if _, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.table), Key: dynamo.MustKey(pageIndexKey(list, 0)), UpdateExpression: expr.Update(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	}); err != nil {
+		return plan, fmt.Errorf("claim page index of %s: %w", list, err)
+	}
 	have, err := s.pageChunks(ctx, list)
 	if err != nil {
-		return out, fmt.Errorf("sync pages of %s: %w", list, err)
+		return plan, fmt.Errorf("sync pages of %s: %w", list, err)
 	}
+	plan.have = have
 	kept, lo := keptStarts(have, from)
 	sks, err := s.listSortKeys(ctx, list, lo)
 	if err != nil {
-		return out, fmt.Errorf("sync pages of %s: %w", list, err)
+		return plan, fmt.Errorf("sync pages of %s: %w", list, err)
 	}
-	out.Read, out.Count = len(sks), len(kept)*PageStep+len(sks)
+	plan.did.Read, plan.did.Count = len(sks), len(kept)*PageStep+len(sks)
 	if shows != nil && !shows(sks) {
-		out.Behind = true
-		return out, nil
+		plan.did.Behind = true
+		return plan, nil
 	}
-	want := wantChunks(list, append(kept, startsOf(sks)...), out.Count, now)
-	for _, w := range want {
-		if h, ok := have[w.SK]; ok && h.Count == w.Count && slices.Equal(h.Starts, w.Starts) {
-			continue
+	plan.want = wantChunks(list, append(kept, startsOf(sks)...), plan.did.Count, now)
+	for i := range plan.want {
+		plan.want[i].Fence = plan.fence
+	}
+	return plan, nil
+}
+
+// writePages writes the chunks of plan that differ from those it read,
+// chunk 0 first, and deletes those past the end, each on the condition
+// that the index is still the plan's to write; at the first that is not,
+// it stops and reports Lost.
+func (s *Store) writePages(ctx context.Context, plan *pagePlan) (PagesSynced, error) {
+	out, list := plan.did, plan.list
+	head := pageIndexKey(list, 0)
+	claimed := expression.Name("fence").Equal(expression.Value(plan.fence))
+	write := func(put *pageIndexItem, del key) error {
+		if put != nil && put.SK == head.SK {
+			ok, err := s.db.PutIf(ctx, put, claimed)
+			if err == nil && !ok {
+				err = errPagesLost
+			}
+			return err
 		}
-		cond := expression.Name("at").AttributeNotExists().Or(expression.Name("at").LessThanEqual(expression.Value(now)))
-		okPut, err := s.db.PutIf(ctx, w, cond)
-		if err != nil {
-			return out, fmt.Errorf("sync pages of %s: %w", list, err)
+		tx := s.db.NewTxn()
+		if err := tx.Check(head, claimed, errPagesLost); err != nil {
+			return err
 		}
-		if okPut {
-			out.Wrote++
+		var err error
+		if put != nil {
+			err = tx.Put(put, nil, nil)
 		} else {
-			out.Stale++
+			err = tx.Delete(del, nil, nil)
 		}
+		if err != nil {
+			return err
+		}
+		return s.db.Exec(ctx, tx)
 	}
-	for sk, h := range have {
-		if slices.ContainsFunc(want, func(w pageIndexItem) bool { return w.SK == sk }) {
+	done := func(err error, n *int) (bool, error) {
+		switch {
+		case errors.Is(err, errPagesLost):
+			out.Lost = true
+			return true, nil
+		case err != nil:
+			return true, fmt.Errorf("sync pages of %s: %w", list, err)
+		}
+		*n++
+		return false, nil
+	}
+	for _, w := range plan.want {
+		if h, ok := plan.have[w.SK]; ok && h.Count == w.Count && slices.Equal(h.Starts, w.Starts) {
 			continue
 		}
-		expr, err := dynamo.BuildExpr(expression.NewBuilder().WithCondition(
-			expression.Name("at").LessThanEqual(expression.Value(now))))
-		if err != nil {
+		if stop, err := done(write(&w, key{}), &out.Wrote); stop {
 			return out, err
 		}
-		_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-			TableName: aws.String(s.table), Key: dynamo.MustKey(key{PK: h.PK, SK: h.SK}),
-			ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-		})
-		var failed *types.ConditionalCheckFailedException
-		switch {
-		case errors.As(err, &failed):
-			out.Stale++
-		case err != nil:
-			return out, fmt.Errorf("sync pages of %s: %w", list, err)
-		default:
-			out.Removed++
+	}
+	for _, sk := range slices.Sorted(maps.Keys(plan.have)) {
+		if slices.ContainsFunc(plan.want, func(w pageIndexItem) bool { return w.SK == sk }) {
+			continue
+		}
+		h := plan.have[sk]
+		if stop, err := done(write(nil, key{PK: h.PK, SK: h.SK}), &out.Removed); stop {
+			return out, err
 		}
 	}
 	return out, nil

@@ -231,11 +231,13 @@ func (w *PageSync) Tick(ctx context.Context) error {
 		if w.OnSync != nil {
 			w.OnSync(l, did, err)
 		}
-		if err == nil && !did.Behind {
+		if err == nil && !did.Behind && !did.Lost {
 			continue
 		}
-		// Failed, or GSI1 had not the events' writes yet: pending again,
-		// with what came since merged in (it is newer).
+		// Failed, or GSI1 had not the events' writes yet, or a rebuild
+		// that began later (a repair, a worker that took the lease over)
+		// left this one's changes half written: pending again, with what
+		// came since merged in (it is newer).
 		if did.Behind {
 			p.tries++
 		}
