@@ -288,4 +288,3 @@ func (s *Store) pageChunks(ctx context.Context, list string) (map[string]pageInd
 	})
 	return have, err
 }
-
