@@ -162,7 +162,7 @@ var (
 		"liveCursor": true, "post": true, "posts": true, "archive": true, "author": true, "category": true,
 		"tag": true, "page": true, "site": true, "featuredPosts": true, "series": true,
 		"authors": true, "categories": true, "tags": true, "pages": true, "allSeries": true,
-		"search": true, "__typename": true,
+		"search": true, "postPage": true, "__typename": true,
 	}
 	sectionRoots = map[string]string{
 		"authors": frontend.TagAuthors, "categories": frontend.TagCategories, "tags": frontend.TagTags,

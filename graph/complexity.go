@@ -86,9 +86,11 @@ func withComplexity(c *ComplexityRoot) {
 	c.Author.Posts = postsComplexity
 	c.Author.Drafts = listComplexity
 	c.Category.Posts = postsComplexity
-	c.Query.PostPage = func(child int, _, _ *string, _ int, size *int) int { return numberedComplexity(child, size) }
+	c.Query.PostPage = func(child int, _, _, _ *string, _ int, size *int) int { return numberedComplexity(child, size) }
 	c.Category.PostPage = func(child int, _ int, size *int) int { return numberedComplexity(child, size) }
 	c.Tag.PostPage = func(child int, _ int, size *int) int { return numberedComplexity(child, size) }
+	c.Author.PostPage = func(child int, _ int, size *int) int { return numberedComplexity(child, size) }
+	c.Series.PostPage = func(child int, _ int, size *int) int { return numberedComplexity(child, size) }
 	c.Post.Comments = listComplexity
 	c.Post.Previous = adjacentComplexity
 	c.Post.Next = adjacentComplexity

@@ -91,6 +91,11 @@ func TestTypeScriptPagesFitTheComplexityLimit(t *testing.T) {
 		"StaticPage":   {},
 		"PostSeries":   {},
 		"LiveCursor":   {},
+		// Numbered pages at their largest size.
+		"NumberedCategoryPage": {"size": storage.MaxPageSize},
+		"NumberedAuthorPage":   {"size": storage.MaxPageSize},
+		"NumberedSeriesPage":   {"size": storage.MaxPageSize},
+		"NumberedMonthPage":    {"size": storage.MaxPageSize},
 	}
 	for name, doc := range ops {
 		if _, ok := cases[name]; !ok {

@@ -89,6 +89,7 @@ type ComplexityRoot struct {
 		Location  func(childComplexity int) int
 		Name      func(childComplexity int) int
 		PostCount func(childComplexity int) int
+		PostPage  func(childComplexity int, number int, size *int) int
 		Posts     func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) int
 		Slug      func(childComplexity int) int
 		Social    func(childComplexity int) int
@@ -441,7 +442,7 @@ type ComplexityRoot struct {
 		Page            func(childComplexity int, id *string, slug *string) int
 		Pages           func(childComplexity int, first *int, after *string, last *int, before *string, drafts *bool) int
 		Post            func(childComplexity int, id *string, slug *string, previewToken *string) int
-		PostPage        func(childComplexity int, category *string, tag *string, number int, size *int) int
+		PostPage        func(childComplexity int, category *string, tag *string, month *string, number int, size *int) int
 		Posts           func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) int
 		Search          func(childComplexity int, query string, first *int, after *string, category *string, author *string) int
 		Series          func(childComplexity int, slug string) int
@@ -547,6 +548,7 @@ type ComplexityRoot struct {
 		Description func(childComplexity int) int
 		Head        func(childComplexity int) int
 		Owner       func(childComplexity int) int
+		PostPage    func(childComplexity int, number int, size *int) int
 		Posts       func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Slug        func(childComplexity int) int
 		Title       func(childComplexity int) int
@@ -709,6 +711,7 @@ type AuthorResolver interface {
 
 	AvatarURL(ctx context.Context, obj *storage.Author) (*string, error)
 
+	PostPage(ctx context.Context, obj *storage.Author, number int, size *int) (*model.PostPage, error)
 	Posts(ctx context.Context, obj *storage.Author, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error)
 	Drafts(ctx context.Context, obj *storage.Author, first *int, after *string, last *int, before *string) (*model.DraftConnection, error)
 	Website(ctx context.Context, obj *storage.Author) (*string, error)
@@ -836,7 +839,7 @@ type QueryResolver interface {
 	Node(ctx context.Context, id string) (model.Node, error)
 	Post(ctx context.Context, id *string, slug *string, previewToken *string) (*storage.Post, error)
 	Posts(ctx context.Context, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error)
-	PostPage(ctx context.Context, category *string, tag *string, number int, size *int) (*model.PostPage, error)
+	PostPage(ctx context.Context, category *string, tag *string, month *string, number int, size *int) (*model.PostPage, error)
 	Archive(ctx context.Context, author *string, category *string, authorSlug *string) ([]*storage.ArchiveMonth, error)
 	Author(ctx context.Context, id *string, slug *string) (*storage.Author, error)
 	Authors(ctx context.Context, first *int, after *string, last *int, before *string) (*model.AuthorConnection, error)
@@ -870,6 +873,7 @@ type SearchResultResolver interface {
 type SeriesResolver interface {
 	Owner(ctx context.Context, obj *storage.Series) (*storage.Author, error)
 
+	PostPage(ctx context.Context, obj *storage.Series, number int, size *int) (*model.PostPage, error)
 	Posts(ctx context.Context, obj *storage.Series, first *int, after *string, last *int, before *string) (*model.PostConnection, error)
 	Head(ctx context.Context, obj *storage.Series) (*model.Head, error)
 }
@@ -1060,6 +1064,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Author.PostCount(childComplexity), true
+	case "Author.postPage":
+		if e.ComplexityRoot.Author.PostPage == nil {
+			break
+		}
+
+		args, err := ec.field_Author_postPage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Author.PostPage(childComplexity, args["number"].(int), args["size"].(*int)), true
 	case "Author.posts":
 		if e.ComplexityRoot.Author.Posts == nil {
 			break
@@ -2720,7 +2735,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.PostPage(childComplexity, args["category"].(*string), args["tag"].(*string), args["number"].(int), args["size"].(*int)), true
+		return e.ComplexityRoot.Query.PostPage(childComplexity, args["category"].(*string), args["tag"].(*string), args["month"].(*string), args["number"].(int), args["size"].(*int)), true
 	case "Query.posts":
 		if e.ComplexityRoot.Query.Posts == nil {
 			break
@@ -3104,6 +3119,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Series.Owner(childComplexity), true
+	case "Series.postPage":
+		if e.ComplexityRoot.Series.PostPage == nil {
+			break
+		}
+
+		args, err := ec.field_Series_postPage_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Series.PostPage(childComplexity, args["number"].(int), args["size"].(*int)), true
 	case "Series.posts":
 		if e.ComplexityRoot.Series.Posts == nil {
 			break
@@ -4160,6 +4186,13 @@ type Author implements Node {
   postCount: Int!
   "The author's public posts by month of publication (UTC), those they co-wrote included, newest month first; months without posts are left out."
   archive: [ArchiveMonth!]!
+  "A numbered page of the author's public posts, those they co-wrote included, numbered from the oldest, so a page keeps its posts when newer ones are published (see the frontend guide, Numbered pages). Public posts only, for the author themself too. Two reads whatever the number, the author's own read included when ` + "`" + `author(id:)` + "`" + ` asks for it."
+  postPage(
+    "The page's number: 1 holds the oldest posts, ` + "`" + `totalPages` + "`" + ` the newest; from 1 to 100000 (BAD_USER_INPUT otherwise, with no read). A page past the end has no posts."
+    number: Int!
+    "The page's size: a multiple of 10 from 10 to 100 (BAD_USER_INPUT otherwise)."
+    size: Int = 20
+  ): PostPage!
   "The author's public posts, those they co-wrote included, newest first. For the author themself and admins, scheduled posts too."
   posts(
     "How many posts to return from the start (or after ` + "`" + `after` + "`" + `), from 1 to 100; 20 when neither ` + "`" + `first` + "`" + ` nor ` + "`" + `last` + "`" + ` is given."
@@ -4427,12 +4460,14 @@ type Query {
     "Only posts published before this time."
     publishedBefore: DateTime
   ): PostConnection!
-  "A numbered page of the whole blog's public posts, or with ` + "`" + `category` + "`" + ` or ` + "`" + `tag` + "`" + ` of that list's, numbered from the oldest, so a page keeps its posts when newer ones are published (see the frontend guide, Numbered pages). Two reads whatever the number, with nothing else to read: a category or tag that does not exist has no pages (` + "`" + `totalPages` + "`" + ` 0), not NOT_FOUND; ` + "`" + `category(slug:) { postPage }` + "`" + ` reads the category too."
+  "A numbered page of the whole blog's public posts, or with ` + "`" + `category` + "`" + ` or ` + "`" + `tag` + "`" + ` of that list's, or with ` + "`" + `month` + "`" + ` of that month's, numbered from the oldest, so a page keeps its posts when newer ones are published (see the frontend guide, Numbered pages). Two reads whatever the number, with nothing else to read: a category or tag that does not exist has no pages (` + "`" + `totalPages` + "`" + ` 0), not NOT_FOUND; ` + "`" + `category(slug:) { postPage }` + "`" + ` reads the category too."
   postPage(
     "The slug of the category whose posts to number; give at most one of ` + "`" + `category` + "`" + ` and ` + "`" + `tag` + "`" + `."
     category: String
     "The slug of the tag whose posts to number."
     tag: String
+    "A month of the whole blog, as ` + "`" + `2026-02` + "`" + ` (UTC): number the posts published in it alone, for a month archive's pages (` + "`" + `/archive/2026/02/page/2` + "`" + `); a month's pages change only when a post of that month is published, unpublished or re-dated. It cannot go with ` + "`" + `category` + "`" + ` or ` + "`" + `tag` + "`" + ` (BAD_USER_INPUT), nor be anything but ` + "`" + `YYYY-MM` + "`" + `."
+    month: String
     "The page's number: 1 holds the oldest posts, ` + "`" + `totalPages` + "`" + ` the newest; from 1 to 100000 (BAD_USER_INPUT otherwise, with no read). A page past the end has no posts."
     number: Int!
     "The page's size: a multiple of 10 from 10 to 100 (BAD_USER_INPUT otherwise)."
@@ -5530,6 +5565,13 @@ type Series {
   owner: Author!
   "The version of the series, increased by every change (its posts' order included). Pass it as ` + "`" + `expectedVersion` + "`" + ` to change the series safely."
   version: Int!
+  "A numbered page of the series in its order: page 1 holds its first places. Places are counted as ` + "`" + `PostSeries.position` + "`" + ` counts them, a draft's or scheduled post's included, so a page keeps its posts when posts are added at the end, and ` + "`" + `totalCount` + "`" + ` counts the places; a reader is shown the public posts of the page's places, so a page may hold fewer than ` + "`" + `size` + "`" + `. One read besides the series (its order is in the series' own item)."
+  postPage(
+    "The page's number, from 1 to 100000 (BAD_USER_INPUT otherwise, with no read). A page past the end has no posts."
+    number: Int!
+    "The page's size: a multiple of 10 from 10 to 100 (BAD_USER_INPUT otherwise)."
+    size: Int = 20
+  ): PostPage!
   "The series' posts in order. Readers see its public posts; a post's author and admins see it when it is a draft or scheduled too. One request a page (the series is read with it); ` + "`" + `totalCount` + "`" + ` reads every post of the series, one request per 100."
   posts(
     "How many posts to return from the start (or after ` + "`" + `after` + "`" + `), from 1 to 100; 20 when neither ` + "`" + `first` + "`" + ` nor ` + "`" + `last` + "`" + ` is given."
@@ -6349,6 +6391,8 @@ func (ec *executionContext) childFields_Author(ctx context.Context, field graphq
 		return ec.fieldContext_Author_postCount(ctx, field)
 	case "archive":
 		return ec.fieldContext_Author_archive(ctx, field)
+	case "postPage":
+		return ec.fieldContext_Author_postPage(ctx, field)
 	case "posts":
 		return ec.fieldContext_Author_posts(ctx, field)
 	case "drafts":
@@ -7139,6 +7183,8 @@ func (ec *executionContext) childFields_Series(ctx context.Context, field graphq
 		return ec.fieldContext_Series_owner(ctx, field)
 	case "version":
 		return ec.fieldContext_Series_version(ctx, field)
+	case "postPage":
+		return ec.fieldContext_Series_postPage(ctx, field)
 	case "posts":
 		return ec.fieldContext_Series_posts(ctx, field)
 	case "head":
@@ -7562,6 +7608,28 @@ func (ec *executionContext) field_Author_drafts_args(ctx context.Context, rawArg
 		return nil, err
 	}
 	args["before"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Author_postPage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "number",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["number"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "size",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["size"] = arg1
 	return args, nil
 }
 
@@ -8710,22 +8778,30 @@ func (ec *executionContext) field_Query_postPage_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["tag"] = arg1
-	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "number",
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "month",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["month"] = arg2
+	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "number",
 		func(ctx context.Context, v any) (int, error) {
 			return ec.unmarshalNInt2int(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["number"] = arg2
-	arg3, err := graphql.ProcessArgField(ctx, rawArgs, "size",
+	args["number"] = arg3
+	arg4, err := graphql.ProcessArgField(ctx, rawArgs, "size",
 		func(ctx context.Context, v any) (*int, error) {
 			return ec.unmarshalOInt2ᚖint(ctx, v)
 		})
 	if err != nil {
 		return nil, err
 	}
-	args["size"] = arg3
+	args["size"] = arg4
 	return args, nil
 }
 
@@ -8922,6 +8998,28 @@ func (ec *executionContext) field_Query_tags_args(ctx context.Context, rawArgs m
 		return nil, err
 	}
 	args["before"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Series_postPage_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "number",
+		func(ctx context.Context, v any) (int, error) {
+			return ec.unmarshalNInt2int(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["number"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "size",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["size"] = arg1
 	return args, nil
 }
 
@@ -9707,6 +9805,50 @@ func (ec *executionContext) fieldContext_Author_archive(_ context.Context, field
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_ArchiveMonth(ctx, field)
 		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Author_postPage(ctx context.Context, field graphql.CollectedField, obj *storage.Author) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Author_postPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Author().PostPage(ctx, obj, fc.Args["number"].(int), fc.Args["size"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PostPage) graphql.Marshaler {
+			return ec.marshalNPostPage2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Author_postPage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Author",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PostPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Author_postPage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -16196,7 +16338,7 @@ func (ec *executionContext) _Query_postPage(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().PostPage(ctx, fc.Args["category"].(*string), fc.Args["tag"].(*string), fc.Args["number"].(int), fc.Args["size"].(*int))
+			return ec.Resolvers.Query().PostPage(ctx, fc.Args["category"].(*string), fc.Args["tag"].(*string), fc.Args["month"].(*string), fc.Args["number"].(int), fc.Args["size"].(*int))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PostPage) graphql.Marshaler {
@@ -18352,6 +18494,50 @@ func (ec *executionContext) _Series_version(ctx context.Context, field graphql.C
 }
 func (ec *executionContext) fieldContext_Series_version(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Series", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Series_postPage(ctx context.Context, field graphql.CollectedField, obj *storage.Series) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Series_postPage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Series().PostPage(ctx, obj, fc.Args["number"].(int), fc.Args["size"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PostPage) graphql.Marshaler {
+			return ec.marshalNPostPage2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostPage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Series_postPage(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Series",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PostPage(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Series_postPage_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Series_posts(ctx context.Context, field graphql.CollectedField, obj *storage.Series) (ret graphql.Marshaler) {
@@ -24629,6 +24815,12 @@ func (ec *executionContext) _Author(ctx context.Context, sel ast.SelectionSet, o
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "postPage":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Author_postPage(ctx, field, obj)
+				})
 		case "posts":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,
@@ -27901,6 +28093,12 @@ func (ec *executionContext) _Series(ctx context.Context, sel ast.SelectionSet, o
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "postPage":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Series_postPage(ctx, field, obj)
+				})
 		case "posts":
 			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
 				true, true,

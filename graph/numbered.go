@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/storage"
@@ -11,33 +12,149 @@ import (
 	"github.com/blogql/blog/graph/model"
 )
 
-// numberedPage returns page number of the list of posts in the GSI1
-// partition list (storage.NumberedPosts), tagging the answer with the
+// numberedPage returns page number of the list of posts in the
+// partition list (storage.NumberedPosts), or the page read with its
+// parent (categoryWithPage, authorWithPage), tagging the answer with the
 // list's tag: a post event naming the list purges it.
 func (r *Resolver) numberedPage(ctx context.Context, list, tag string, number int, size *int) (*model.PostPage, error) {
-	z := 20
-	if size != nil {
-		z = *size
+	z := pageSize(size)
+	var pg *storage.NumberedPage
+	if res, err, ok := loadersFor(ctx).ahead.take(numberedKey(list, number, z)); ok && err == nil {
+		pg = res.(parentPage).page
 	}
-	pg, err := r.store.NumberedPosts(ctx, list, number, z)
-	if err != nil {
-		return nil, err
+	if pg == nil {
+		var err error
+		if pg, err = r.store.NumberedPosts(ctx, list, number, z); err != nil {
+			return nil, err
+		}
+	}
+	return r.postPage(ctx, tag, pg), nil
+}
+
+// postPage returns the numbered page pg, tagged with tag, its posts
+// primed in the loaders.
+func (r *Resolver) postPage(ctx context.Context, tag string, pg *storage.NumberedPage) *model.PostPage {
+	if pg.Posts == nil {
+		pg.Posts = []*storage.Post{}
 	}
 	tagList(ctx, tag, pg.Posts)
 	r.primePosts(ctx, nil, "nodes", pg.Posts)
 	r.primeFullPosts(ctx, pg.Posts)
-	return &model.PostPage{Number: pg.Number, Size: pg.Size, TotalPages: pg.TotalPages, TotalCount: pg.TotalCount, Nodes: pg.Posts}, nil
+	return &model.PostPage{Number: pg.Number, Size: pg.Size, TotalPages: pg.TotalPages, TotalCount: pg.TotalCount, Nodes: pg.Posts}
+}
+
+// pageSize returns the size a numbered page is asked for: 20 when none.
+func pageSize(size *int) int {
+	if size != nil {
+		return *size
+	}
+	return 20
+}
+
+// seriesPage returns page number of the series se in its order
+// (storage.SeriesPage), showing the caller the posts seriesKeep lets
+// them see.
+func (r *Resolver) seriesPage(ctx context.Context, se *storage.Series, number int, size *int) (*model.PostPage, error) {
+	pg, err := r.store.SeriesPage(ctx, se, number, pageSize(size), r.seriesKeep(ctx, se))
+	if err != nil {
+		return nil, err
+	}
+	return r.postPage(ctx, frontend.TagSeries(se.Slug), pg), nil
+}
+
+// parentPage is a parent (a category, an author) and a numbered page of
+// its posts, read together: two requests for both.
+type parentPage struct {
+	parent any
+	page   *storage.NumberedPage
+}
+
+// numberedKey names the read of page number of size size of list, for
+// the reads started ahead.
+func numberedKey(list string, number, size int) string {
+	return fmt.Sprintf("numbered|%s|%d|%d", list, number, size)
+}
+
+// numberedArgs returns the number and size of the postPage field
+// selected on the object of type typeName the current field resolves to;
+// false when it is not selected exactly once or its arguments are not
+// ones a page takes (its resolver then reads it, and refuses them).
+func numberedArgs(ctx context.Context, typeName string) (number, size int, ok bool) {
+	args, ok := childArgs(ctx, typeName, "postPage")
+	if !ok {
+		return 0, 0, false
+	}
+	n, ok1 := intArg(args["number"])
+	z, ok2 := intArg(args["size"])
+	if !ok1 || !ok2 || n == nil {
+		return 0, 0, false
+	}
+	if storage.ValidatePageNumber(*n, pageSize(z)) != nil {
+		return 0, 0, false
+	}
+	return *n, pageSize(z), true
+}
+
+// withPage reads, when the current field's object selects postPage, the
+// parent (read by read) and the page of list in one read started ahead,
+// which postPage then takes: two requests for both instead of three. It
+// returns false when postPage is not selected or this is
+// no query.
+func withPage[T any](ctx context.Context, typeName, list string, read func(ctx context.Context, number, size int) (T, *storage.NumberedPage, error)) (T, bool, error) {
+	var zero T
+	number, size, ok := numberedArgs(ctx, typeName)
+	if !ok {
+		return zero, false, nil
+	}
+	key := numberedKey(list, number, size)
+	startAhead(ctx, key, func(ctx context.Context) (parentPage, error) {
+		p, pg, err := read(ctx, number, size)
+		return parentPage{parent: p, page: pg}, err
+	})
+	res, err, ok := loadersFor(ctx).ahead.take(key)
+	if !ok {
+		return zero, false, nil
+	}
+	if err != nil {
+		return zero, true, err
+	}
+	return res.(parentPage).parent.(T), true, nil
+}
+
+// categoryWithPage reads the category slug with the numbered page of its
+// posts its postPage selects (withPage).
+func (r *Resolver) categoryWithPage(ctx context.Context, slug string) (*storage.Category, bool, error) {
+	return withPage(ctx, "Category", storage.CategoryListPartition(slug), func(ctx context.Context, number, size int) (*storage.Category, *storage.NumberedPage, error) {
+		return r.store.CategoryPage(ctx, slug, number, size)
+	})
+}
+
+// authorWithPage reads the author id with the numbered page of their
+// posts their postPage selects (withPage).
+func (r *Resolver) authorWithPage(ctx context.Context, id string) (*storage.Author, bool, error) {
+	return withPage(ctx, "Author", storage.AuthorListPartition(id), func(ctx context.Context, number, size int) (*storage.Author, *storage.NumberedPage, error) {
+		return r.store.AuthorPage(ctx, id, number, size)
+	})
 }
 
 // numberedPageOf returns page number of the whole blog's posts, or of
-// the category's or the tag's when one is given: a slug that no category
-// or tag can have is a list with no pages, as one that none has, with
-// no read; both is BAD_USER_INPUT.
-func (r *Resolver) numberedPageOf(ctx context.Context, category, tag *string, number int, size *int) (*model.PostPage, error) {
-	if category != nil && tag != nil {
+// the category's, the tag's or the month's when one is given: a slug
+// that no category or tag can have is a list with no pages, as one that
+// none has, with no read; two of them, or a month not YYYY-MM, is
+// BAD_USER_INPUT.
+func (r *Resolver) numberedPageOf(ctx context.Context, category, tag, month *string, number int, size *int) (*model.PostPage, error) {
+	switch {
+	case category != nil && tag != nil:
 		return nil, &storage.ValidationError{Field: "tag", Reason: "cannot go with category"}
-	}
-	if category == nil && tag == nil {
+	case month != nil && (category != nil || tag != nil):
+		return nil, &storage.ValidationError{Field: "month", Reason: "cannot go with category or tag"}
+	case month != nil:
+		m, err := storage.ParseMonth("month", *month)
+		if err != nil {
+			return nil, err
+		}
+		return r.numberedPage(ctx, storage.FeedMonthList(m), frontend.TagFeed, number, size)
+	case category == nil && tag == nil:
 		return r.numberedPage(ctx, storage.FeedPartition(), frontend.TagFeed, number, size)
 	}
 	slug, err := findable(*cmp.Or(category, tag))

@@ -48,6 +48,11 @@ func (r *authorResolver) AvatarURL(ctx context.Context, obj *storage.Author) (*s
 	return &obj.AvatarURL, nil
 }
 
+// PostPage is the resolver for the postPage field.
+func (r *authorResolver) PostPage(ctx context.Context, obj *storage.Author, number int, size *int) (*model.PostPage, error) {
+	return r.numberedPage(ctx, storage.AuthorListPartition(obj.ID), frontend.TagAuthor(obj.ID), number, size)
+}
+
 // Posts is the resolver for the posts field.
 func (r *authorResolver) Posts(ctx context.Context, obj *storage.Author, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error) {
 	p, err := pageOf(first, after, last, before)
@@ -940,8 +945,8 @@ func (r *queryResolver) Posts(ctx context.Context, first *int, after *string, la
 }
 
 // PostPage is the resolver for the postPage field.
-func (r *queryResolver) PostPage(ctx context.Context, category *string, tag *string, number int, size *int) (*model.PostPage, error) {
-	return r.numberedPageOf(ctx, category, tag, number, size)
+func (r *queryResolver) PostPage(ctx context.Context, category *string, tag *string, month *string, number int, size *int) (*model.PostPage, error) {
+	return r.numberedPageOf(ctx, category, tag, month, number, size)
 }
 
 // Archive is the resolver for the archive field.
@@ -986,6 +991,9 @@ func (r *queryResolver) Author(ctx context.Context, id *string, slug *string) (*
 			return nil, err
 		}
 		r.authorPostsAhead(ctx, authorID, auth.ActorFrom(ctx).Acts(authorID))
+		if a, ok, err := r.authorWithPage(ctx, authorID); ok {
+			return bySlug(ctx, s)(a, err)
+		}
 		return bySlug(ctx, s)(r.store.GetAuthor(ctx, authorID))
 	}
 	authorID, err := decodeIDOf("id", *id, kindAuthor)
@@ -993,6 +1001,9 @@ func (r *queryResolver) Author(ctx context.Context, id *string, slug *string) (*
 		return nil, err
 	}
 	r.authorPostsAhead(ctx, authorID, auth.ActorFrom(ctx).Acts(authorID))
+	if a, ok, err := r.authorWithPage(ctx, authorID); ok {
+		return tagged(ctx, authorTag)(a, err)
+	}
 	return tagged(ctx, authorTag)(r.store.GetAuthor(ctx, authorID))
 }
 
@@ -1121,6 +1132,11 @@ func (r *searchResultResolver) Post(ctx context.Context, obj *model.SearchResult
 // Owner is the resolver for the owner field.
 func (r *seriesResolver) Owner(ctx context.Context, obj *storage.Series) (*storage.Author, error) {
 	return r.seriesOwner(ctx, obj)
+}
+
+// PostPage is the resolver for the postPage field.
+func (r *seriesResolver) PostPage(ctx context.Context, obj *storage.Series, number int, size *int) (*model.PostPage, error) {
+	return r.seriesPage(ctx, obj, number, size)
 }
 
 // Posts is the resolver for the posts field.

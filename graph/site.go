@@ -133,7 +133,11 @@ func (r *Resolver) category(ctx context.Context, slug, id *string) (*storage.Cat
 		}
 	}
 	r.categoryPostsAhead(ctx, s)
-	return tagged(ctx, func(c *storage.Category) string { return frontend.TagCategory(c.Slug) })(r.store.GetCategory(ctx, s))
+	tag := tagged(ctx, func(c *storage.Category) string { return frontend.TagCategory(c.Slug) })
+	if c, ok, err := r.categoryWithPage(ctx, s); ok {
+		return tag(c, err)
+	}
+	return tag(r.store.GetCategory(ctx, s))
 }
 
 // categoryOf returns the slug updateCategory names: its slug or its

@@ -50,7 +50,7 @@
 //	featured copy             POST#<id>          FEATURED                               FEATURED / POST#<publishedAt>#<id>   (a published featured post's summary)
 //	series                    SERIES#<slug>      SERIES#<slug>                          SERIES / SERIES#<slug>   (title, description, cover, ownerId, posts: ids in order, version)
 //	revision                  POST#<id>          REV#<10-digit n>                       (n, editorId, at, fields, title, excerpt, body or bodyless, cover, seo, version)
-//	page index chunk          PAGENUM#<list>     CHUNK#<6-digit chunk>                  (list: FEED, CAT#<slug> or TAG#<slug>; count on chunk 0; starts: GSI1SK of every 10th post, oldest first, 80 a chunk; at)
+//	page index chunk          PAGENUM#<list>     CHUNK#<6-digit chunk>                  (list: FEED, FEED@<yyyy-mm>, CAT#<slug>, TAG#<slug> or AUTHOR#<id>; count on chunk 0; starts: GSI1SK (an author's: SK) of every 10th post, oldest first, 80 a chunk; at; fence: the claim of the rebuild writing it)
 //
 // A post is three items (see Posts in three items, doc_layout.go): the
 // post item, a summary; its body item, the Markdown body and what is
@@ -106,8 +106,11 @@
 //	who wrote comments                   BatchGetItem of AUTHOR#id and READER#sub keys together
 //	all authors / all categories         Query GSI1 GSI1PK=AUTHORS / CATEGORIES
 //	numbered page n of size z           BatchGetItem of PAGENUM#<list> CHUNK#000000 (the count) and the chunk holding
-//	(feed, category, tag; oldest first)  start (n-1)*z/10, then Query GSI1 GSI1PK=<list>, GSI1SK BETWEEN <start> AND
-//	                                     "POST#<now>$", ascending, Limit z (none past the end): see Numbered pages
+//	(feed, a month of it, category, tag, start (n-1)*z/10 (with CAT#slug or AUTHOR#id when the parent is asked for),
+//	author; oldest first)                then Query GSI1 GSI1PK=<list>, GSI1SK BETWEEN <start> AND "POST#<now>$" (a month:
+//	                                     and its end; an author: the table, PK=AUTHOR#id, SK), ascending, Limit z
+//	                                     (none past the end): see Numbered pages
+//	numbered page n of a series          BatchGetItem of the POST#id items at places (n-1)*z+1..n*z of SERIES#slug's order
 //	featured posts, newest first         Query GSI1 GSI1PK=FEATURED, GSI1SK BETWEEN "POST#" AND "POST#<now>$"
 //	series by slug / all series          GetItem SERIES#slug / Query GSI1 GSI1PK=SERIES
 //	a series' posts, in order            GetItem SERIES#slug, then BatchGetItem of a page of its ids (+5)
@@ -616,9 +619,10 @@
 //	page.unpublished       published → draft
 //	page.deleted           published → removed (a draft page's writes: none)
 //	site.updated           the site settings written
-//	post.pages.updated     a chunk of a list's page index written by the pages worker (numbered
-//	                       pages): the list's category or tag, cache tag feed, category:<slug>
-//	                       or tag:<slug>
+//	post.pages.updated     a chunk of a list's page index whose count or starts the pages worker
+//	                       changed (numbered pages): the list's category, tag or author, cache
+//	                       tag feed (the feed and its months), category:<slug>, tag:<slug> or
+//	                       author:<id>
 //	series.updated         a series created, changed (title, description, cover, its posts'
 //	                       order or membership) or deleted
 //

@@ -355,8 +355,10 @@ package storage
 //
 // # Numbered pages
 //
-// The feed, a category's and a tag's posts can be read by page number
-// too (numbered.go), numbered from the oldest post: page 1 holds the
+// The feed, a month of it, a category's, a tag's and an author's posts
+// (their author→post copies in AUTHOR#<id>, co-written posts included,
+// as Author.posts lists them) can be read by page number too
+// (numbered.go), numbered from the oldest post: page 1 holds the
 // oldest, so publishing a post changes only the last page (or adds
 // one), and the pages before it keep their posts and their URLs. A
 // list's page index is its count and the GSI1SK of every 10th visible
@@ -365,12 +367,20 @@ package storage
 // them. A page is one BatchGetItem of chunk 0 and the chunk holding its
 // start, and one Query of its posts from that start: two requests and a
 // bounded read whatever its number, where skipping (n-1)*z items of a
-// GSI1 that projects ALL would read them all.
+// GSI1 that projects ALL would read them all. A month's list
+// (FEED@<yyyy-mm>) has an index of its own over the feed's range of the
+// month, so its pages change only with that month's posts. A category's
+// or an author's page read with the category or author puts its item in
+// the same BatchGetItem. A series needs no index: its order is the list
+// of ids in its own item (at most 1,000), so page n is one BatchGetItem
+// of the post items at its places, drafts' places counted.
 //
 // The index follows its list through the change feed: the "pages"
 // worker (pagesync.go) reads post events and rebuilds the index of every
-// list they name (the feed, the post's categories and tags, before and
-// after), at most once a second a list, from the list itself: one Query
+// list they name (the feed and the months of the post's dates, the
+// post's categories, tags and authors, before and after), at most once a
+// second a list, from the list itself: an UpdateItem that claims the
+// index (below), one Query
 // of the chunks, then one Query of the visible posts' GSI1SK from the
 // last start before the earliest publication time its events changed (a
 // request per 1 MB; a post published now reads at most 10 keys, a
@@ -380,13 +390,19 @@ package storage
 // read shows every post's last write its events name (the post's key
 // in the lists it is in, none of its keys in those it left), and tries
 // again a second later otherwise (ten times, then it takes the list as
-// it is). Each chunk is put on the condition that its "at" (the
-// store's time when its rebuild read the list) is not later than the
-// rebuild's own, so a rebuild is idempotent and never replaces a chunk
-// that a rebuild which read the list later wrote; the worker runs on one
-// server at a time, and the next post event rebuilds again. A
-// chunk's write is the event post.pages.updated with the list's cache
-// tag, which purges the numbered pages read before it. Until the worker
+// it is). The worker runs on one server at a time, but a rebuild may
+// overlap another (a worker that lost its lease mid-rebuild, a repair's
+// SyncAllPages): so a rebuild first sets a fence of its own on chunk 0
+// (unconditionally: the last to begin wins, and reads after everything
+// written before), and then puts chunk 0 on the condition that it still
+// holds its fence, and every other chunk, or deletes one past the end,
+// in a transaction with that check. A rebuild that read the list
+// earlier can then never land over one that read it later, whatever the
+// servers' clocks; the one that lost stops and is rebuilt again (it may
+// have left half its changes). A chunk's write that changes its count or
+// starts is the event post.pages.updated with the list's cache tag
+// (a claim alone is none), which purges the numbered pages read before
+// it. Until the worker
 // has run, a page is read with the index it had: a deletion or a
 // publication with an earlier date shifts the posts after it by one, for
 // that moment; the checker compares each index with its list

@@ -12,7 +12,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/storage/internal/dynamo"
@@ -20,7 +19,9 @@ import (
 )
 
 // Numbered pages of the lists of posts kept in a GSI1 partition (the
-// feed, a category's, a tag's), numbered from the oldest post: page 1
+// feed, a category's, a tag's) or in an author's own partition (the
+// author→post copies of AUTHOR#<id>, co-written posts included), numbered
+// from the oldest post: page 1
 // holds the oldest posts, so a page's posts stay where they are when
 // newer posts are published. A list's page index (the "pages" worker,
 // pagesync.go, keeps it from the change feed) holds its count and the
@@ -45,28 +46,31 @@ const pageChunk = 80
 const typePageIndex = "pageIndex"
 
 // pageIndexItem is one chunk of a list's page index: PK
-// PAGENUM#<GSI1 partition>, SK CHUNK#<6-digit chunk>.
+// PAGENUM#<list partition>, SK CHUNK#<6-digit chunk>.
 type pageIndexItem struct {
 	PK   string `dynamodbav:"PK"`
 	SK   string `dynamodbav:"SK"`
 	Type string `dynamodbav:"type"`
-	// List is the GSI1 partition of the list.
+	// List is the partition of the list (FeedPartition and the others).
 	List string `dynamodbav:"list"`
 	// Count is the number of posts in the list (chunk 0 only).
 	Count int `dynamodbav:"count"`
-	// Starts are the sort keys (GSI1SK) of the posts at ranks
+	// Starts are the sort keys (GSI1SK, SK for an author) of the posts at ranks
 	// (chunk*pageChunk+i)*PageStep, oldest first.
 	Starts []string `dynamodbav:"starts,omitempty"`
-	// At is the store's time when the list was read for this chunk: a
-	// rebuild never replaces a chunk read later than its own.
+	// At is the store's time when the list was read for this chunk.
 	At string `dynamodbav:"at"`
+	// Fence is the claim of the rebuild that wrote the chunk (on chunk
+	// 0, of the last rebuild that began): a rebuild writes only while
+	// chunk 0 holds its own (pagerebuild.go).
+	Fence string `dynamodbav:"fence,omitempty"`
 }
 
 // prefixPageIndex starts the partition key of a list's page index.
 const prefixPageIndex = "PAGENUM#"
 
 // pageIndexKey returns the key of chunk c of the page index of the list
-// in the GSI1 partition list.
+// in the partition list.
 func pageIndexKey(list string, c int) key {
 	return key{PK: prefixPageIndex + list, SK: fmt.Sprintf("CHUNK#%06d", c)}
 }
@@ -82,11 +86,72 @@ type NumberedPage struct {
 	Posts []*Post
 }
 
-// FeedPartition, CategoryListPartition and TagListPartition name the
-// lists NumberedPosts and SyncPages take.
+// FeedPartition, CategoryListPartition, TagListPartition and
+// AuthorListPartition name the lists NumberedPosts and SyncPages take.
 func FeedPartition() string                    { return keys.FeedPartition }
 func CategoryListPartition(slug string) string { return keys.CategoryPartition(slug) }
 func TagListPartition(slug string) string      { return keys.TagPartition(slug) }
+func AuthorListPartition(id string) string     { return keys.PrefixAuthor + id }
+
+// FeedMonthList names the list of the whole blog's posts published in
+// the month (UTC) of t: the feed's GSI1 partition, between the month's
+// first instant and the next month's.
+func FeedMonthList(t time.Time) string {
+	return keys.FeedPartition + monthSep + t.UTC().Format(monthLayout)
+}
+
+// monthSep and monthLayout make the name of a month's list: FEED@2026-02.
+const (
+	monthSep    = "@"
+	monthLayout = "2006-01"
+)
+
+// ParseMonth returns the first instant of the month m ("2026-02"), or a
+// *ValidationError naming field.
+func ParseMonth(field, m string) (time.Time, error) {
+	t, err := time.Parse(monthLayout, m)
+	if err != nil || t.Year() < 1 || len(m) != len(monthLayout) {
+		return time.Time{}, invalid(field, "must be a month as YYYY-MM")
+	}
+	return t, nil
+}
+
+// listAttrs returns the key attributes of the list named list, the
+// partition it is read from and the index: an author's list is their
+// base-table partition (PK, SK, no index), the others GSI1 partitions; a
+// month's list (FeedMonthList) is its partition's.
+func listAttrs(list string) (pkAttr, skAttr, partition string, index *string) {
+	if strings.HasPrefix(list, keys.PrefixAuthor) {
+		return keys.AttrPK, keys.AttrSK, list, nil
+	}
+	partition, _, _ = strings.Cut(list, monthSep)
+	return keys.AttrGSI1PK, keys.AttrGSI1SK, partition, aws.String(keys.IndexGSI1)
+}
+
+// listBounds returns the sort keys between which the visible posts of
+// the list named list lie, from lo on.
+func (s *Store) listBounds(list, lo string) (string, string) {
+	hi := s.visibleBound()
+	if _, m, ok := strings.Cut(list, monthSep); ok {
+		start, err := time.Parse(monthLayout, m)
+		if err != nil { // no month: no posts
+			return keys.PrefixPost + "~", keys.PrefixPost
+		}
+		lo = max(lo, keys.PrefixPost+keys.Time(start))
+		hi = min(hi, keys.PrefixPost+keys.Time(start.AddDate(0, 1, 0)))
+	}
+	return lo, hi
+}
+
+// listRange returns the key condition of the list's sort keys from lo
+// to the last visible post, the index to query, and whether the range
+// is empty (a Query would refuse it).
+func (s *Store) listRange(list, lo string) (expression.KeyConditionBuilder, *string, bool) {
+	pkAttr, skAttr, partition, index := listAttrs(list)
+	lo, hi := s.listBounds(list, lo)
+	return expression.Key(pkAttr).Equal(expression.Value(partition)).
+		And(expression.Key(skAttr).Between(expression.Value(lo), expression.Value(hi))), index, lo > hi
+}
 
 // ValidatePageNumber returns a *ValidationError when number or size is
 // not one NumberedPosts takes: number from 1 to MaxPageNumber, size a
@@ -102,7 +167,7 @@ func ValidatePageNumber(number, size int) error {
 }
 
 // NumberedPosts returns page number of size size of the list of posts in
-// the GSI1 partition list, oldest first: one BatchGetItem of its page
+// the partition list (FeedPartition and the others), oldest first: one BatchGetItem of its page
 // index, then, unless the page is past the end, one Query. A page past
 // the end has no posts and the list's TotalPages. Bad numbers or sizes
 // are a *ValidationError, refused before any request.
@@ -110,16 +175,34 @@ func (s *Store) NumberedPosts(ctx context.Context, list string, number, size int
 	if err := ValidatePageNumber(number, size); err != nil {
 		return nil, err
 	}
-	out := &NumberedPage{Number: number, Size: size}
+	found, ks, err := s.readPageIndex(ctx, list, number, size, nil)
+	if err != nil {
+		return nil, err
+	}
+	return s.pageFromIndex(ctx, list, number, size, found, ks)
+}
+
+// readPageIndex reads, in one BatchGetItem, the chunks of the page index
+// of list that page number of size size needs, and the items extra
+// with them; it returns what was found and the chunks' keys.
+func (s *Store) readPageIndex(ctx context.Context, list string, number, size int, extra []key) (map[key]item, []key, error) {
 	at := (number - 1) * size / PageStep
 	ks := []key{pageIndexKey(list, 0)}
 	if c := at / pageChunk; c > 0 {
 		ks = append(ks, pageIndexKey(list, c))
 	}
-	found, err := s.db.BatchGet(ctx, ks, false)
+	found, err := s.db.BatchGet(ctx, append(slices.Clone(ks), extra...), false)
 	if err != nil {
-		return nil, fmt.Errorf("page index of %s: %w", list, err)
+		return nil, nil, fmt.Errorf("page index of %s: %w", list, err)
 	}
+	return found, ks, nil
+}
+
+// pageFromIndex returns page number of size size of list from the chunks
+// ks of its page index read into found: one Query, none past the end.
+func (s *Store) pageFromIndex(ctx context.Context, list string, number, size int, found map[key]item, ks []key) (*NumberedPage, error) {
+	out := &NumberedPage{Number: number, Size: size}
+	at := (number - 1) * size / PageStep
 	var head, chunk pageIndexItem
 	if err := dynamo.DecodeFound(found, ks[0], &head); err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("page index of %s: %w", list, err)
@@ -137,14 +220,16 @@ func (s *Store) NumberedPosts(ctx context.Context, list string, number, size int
 	if number > out.TotalPages || i >= len(chunk.Starts) {
 		return out, nil
 	}
-	cond := expression.Key(keys.AttrGSI1PK).Equal(expression.Value(list)).
-		And(expression.Key(keys.AttrGSI1SK).Between(expression.Value(chunk.Starts[i]), expression.Value(s.visibleBound())))
+	cond, index, empty := s.listRange(list, chunk.Starts[i])
+	if empty {
+		return out, nil
+	}
 	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(cond))
 	if err != nil {
 		return nil, err
 	}
 	res, err := s.db.Query(ctx, &dynamodb.QueryInput{
-		TableName: aws.String(s.table), IndexName: aws.String(keys.IndexGSI1),
+		TableName: aws.String(s.table), IndexName: index,
 		KeyConditionExpression: expr.KeyCondition(), ExpressionAttributeNames: expr.Names(),
 		ExpressionAttributeValues: expr.Values(), ScanIndexForward: aws.Bool(true), Limit: aws.Int32(int32(size)),
 	})
@@ -161,212 +246,25 @@ func (s *Store) NumberedPosts(ctx context.Context, list string, number, size int
 	return out, nil
 }
 
-// PagesSynced is what one SyncPages did.
-type PagesSynced struct {
-	// Count is the number of posts the list holds; Read the sort keys it
-	// read of them; Wrote and Removed count the chunks written and
-	// deleted, Stale those a later rebuild had written first.
-	Count, Read, Wrote, Removed, Stale int
-	// Behind is true when the list read did not show yet a write its
-	// events named (GSI1 follows the table a moment later): nothing was
-	// written, and the pages worker tries again.
-	Behind bool
-}
-
-// SyncPages rebuilds the whole page index of the list of posts in the
-// GSI1 partition list from the list itself (SyncPagesFrom with no
-// position).
-func (s *Store) SyncPages(ctx context.Context, list string) (PagesSynced, error) {
-	return s.SyncPagesFrom(ctx, list, time.Time{})
-}
-
-// SyncPagesFrom rebuilds the page index of the list of posts in the GSI1
-// partition list, where nothing published before from has changed since
-// its last rebuild (a zero from: anything may have). It reads the
-// index's chunks (one Query), keeps the starts of the posts before from,
-// and reads the list's visible posts' sort keys from the last start
-// before from, oldest first (a request per 1 MB): a publication at the
-// end of a list reads at most PageStep keys, whatever its length. Then
-// it puts each chunk that differs and deletes each one past the end. A
-// chunk is put on the condition that no rebuild that read the list later
-// put it, so running it again changes nothing. It fails when a read or
-// a write fails.
-func (s *Store) SyncPagesFrom(ctx context.Context, list string, from time.Time) (PagesSynced, error) {
-	return s.syncPages(ctx, list, from, nil)
-}
-
-// syncPages is SyncPagesFrom that, when shows is not nil, writes nothing
-// and reports Behind unless shows holds of the sort keys read.
-func (s *Store) syncPages(ctx context.Context, list string, from time.Time, shows func(sks []string) bool) (PagesSynced, error) {
-	var out PagesSynced
-	now := s.nowKey()
-	have, err := s.pageChunks(ctx, list)
-	if err != nil {
-		return out, fmt.Errorf("sync pages of %s: %w", list, err)
-	}
-	kept, lo := keptStarts(have, from)
-	sks, err := s.listSortKeys(ctx, list, lo)
-	if err != nil {
-		return out, fmt.Errorf("sync pages of %s: %w", list, err)
-	}
-	out.Read, out.Count = len(sks), len(kept)*PageStep+len(sks)
-	if shows != nil && !shows(sks) {
-		out.Behind = true
-		return out, nil
-	}
-	want := wantChunks(list, append(kept, startsOf(sks)...), out.Count, now)
-	for _, w := range want {
-		if h, ok := have[w.SK]; ok && h.Count == w.Count && slices.Equal(h.Starts, w.Starts) {
-			continue
-		}
-		cond := expression.Name("at").AttributeNotExists().Or(expression.Name("at").LessThanEqual(expression.Value(now)))
-		okPut, err := s.db.PutIf(ctx, w, cond)
-		if err != nil {
-			return out, fmt.Errorf("sync pages of %s: %w", list, err)
-		}
-		if okPut {
-			out.Wrote++
-		} else {
-			out.Stale++
-		}
-	}
-	for sk, h := range have {
-		if slices.ContainsFunc(want, func(w pageIndexItem) bool { return w.SK == sk }) {
-			continue
-		}
-		expr, err := dynamo.BuildExpr(expression.NewBuilder().WithCondition(
-			expression.Name("at").LessThanEqual(expression.Value(now))))
-		if err != nil {
-			return out, err
-		}
-		_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-			TableName: aws.String(s.table), Key: dynamo.MustKey(key{PK: h.PK, SK: h.SK}),
-			ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-		})
-		var failed *types.ConditionalCheckFailedException
-		switch {
-		case errors.As(err, &failed):
-			out.Stale++
-		case err != nil:
-			return out, fmt.Errorf("sync pages of %s: %w", list, err)
-		default:
-			out.Removed++
-		}
-	}
-	return out, nil
-}
-
-// keptStarts returns the starts of the index have that lie before the
-// time from, but the last of them, and the sort key to read the list
-// from: that last start, which is where the rebuild takes over. With a
-// zero from, or no start before it, or chunks that are not whole, it
-// keeps none and reads the whole list.
-func keptStarts(have map[string]pageIndexItem, from time.Time) (kept []string, lo string) {
-	if from.IsZero() {
-		return nil, keys.PrefixPost
-	}
-	var starts []string
-	for c := 0; c < len(have); c++ {
-		h, ok := have[pageIndexKey("", c).SK] // have is by sort key
-		if !ok || c < len(have)-1 && len(h.Starts) != pageChunk {
-			return nil, keys.PrefixPost
-		}
-		starts = append(starts, h.Starts...)
-	}
-	bound := keys.PrefixPost + keys.Time(from)
-	i, _ := slices.BinarySearch(starts, bound) // starts[:i] are before from
-	if i == 0 {
-		return nil, keys.PrefixPost
-	}
-	return slices.Clone(starts[:i-1]), starts[i-1]
-}
-
-// startsOf returns every PageStep-th of the sort keys sks, from the first.
-func startsOf(sks []string) []string {
-	var starts []string
-	for i := 0; i < len(sks); i += PageStep {
-		starts = append(starts, sks[i])
-	}
-	return starts
-}
-
-// wantChunks returns the chunks of the page index of list that holds
-// count posts and the starts starts, read at the time now.
-func wantChunks(list string, starts []string, count int, now string) []pageIndexItem {
-	var out []pageIndexItem
-	for c := 0; c == 0 || c*pageChunk < len(starts); c++ {
-		k := pageIndexKey(list, c)
-		it := pageIndexItem{PK: k.PK, SK: k.SK, Type: typePageIndex, List: list, At: now}
-		it.Starts = starts[min(c*pageChunk, len(starts)):min((c+1)*pageChunk, len(starts))]
-		if c == 0 {
-			it.Count = count
-		}
-		out = append(out, it)
-	}
-	return out
-}
-
-// listSortKeys returns the sort keys of the visible posts of the list in
-// the GSI1 partition list from lo (inclusive), oldest first.
-func (s *Store) listSortKeys(ctx context.Context, list, lo string) ([]string, error) {
-	cond := expression.Key(keys.AttrGSI1PK).Equal(expression.Value(list)).
-		And(expression.Key(keys.AttrGSI1SK).Between(expression.Value(lo), expression.Value(s.visibleBound())))
-	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(cond).
-		WithProjection(expression.NamesList(expression.Name(keys.AttrGSI1SK))))
-	if err != nil {
-		return nil, err
-	}
-	var sks []string
-	err = s.db.QueryAll(ctx, &dynamodb.QueryInput{
-		TableName: aws.String(s.table), IndexName: aws.String(keys.IndexGSI1),
-		KeyConditionExpression: expr.KeyCondition(), ProjectionExpression: expr.Projection(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	}, func(it item) error {
-		var row struct {
-			SK string `dynamodbav:"GSI1SK"`
-		}
-		if err := attributevalue.UnmarshalMap(it, &row); err != nil {
-			return err
-		}
-		if strings.HasPrefix(row.SK, keys.PrefixPost) {
-			sks = append(sks, row.SK)
-		}
-		return nil
-	})
-	return sks, err
-}
-
-// pageChunks returns the chunks of the page index of list, by sort key.
-func (s *Store) pageChunks(ctx context.Context, list string) (map[string]pageIndexItem, error) {
-	in, err := s.db.KeyQuery(expression.Key(keys.AttrPK).Equal(expression.Value(pageIndexKey(list, 0).PK)))
-	if err != nil {
-		return nil, err
-	}
-	have := map[string]pageIndexItem{}
-	err = s.db.QueryAll(ctx, in, func(it item) error {
-		var c pageIndexItem
-		if err := attributevalue.UnmarshalMap(it, &c); err != nil {
-			return err
-		}
-		have[c.SK] = c
-		return nil
-	})
-	return have, err
-}
-
 // pageIndexEvents returns the event of a write of a chunk of a list's
-// page index, whichever chunk: post.pages.updated, naming the list's
-// category or tag and its cache tag (feed for the whole blog's), which
+// page index that changed its count or starts, whichever chunk (none for
+// a rebuild's claim): post.pages.updated, naming the list's
+// category, tag or author and its cache tag (feed for the whole blog's), which
 // its numbered pages carry, so they are purged once the index they read
 // has changed, not only when the posts that changed it were written.
 func pageIndexEvents(r *record, add func(EventType, EventData)) error {
-	img := r.new
-	if img == nil {
-		img = r.old
-	}
-	var it pageIndexItem
-	if err := attributevalue.UnmarshalMap(img, &it); err != nil {
+	var it, was pageIndexItem
+	if err := attributevalue.UnmarshalMap(r.new, &it); err != nil {
 		return err
+	}
+	if err := attributevalue.UnmarshalMap(r.old, &was); err != nil {
+		return err
+	}
+	if it.Count == was.Count && slices.Equal(it.Starts, was.Starts) {
+		return nil // a rebuild's claim, or a chunk written as it was
+	}
+	if r.new == nil {
+		it = was
 	}
 	var d EventData
 	switch {
@@ -376,9 +274,102 @@ func pageIndexEvents(r *record, add func(EventType, EventData)) error {
 	case strings.HasPrefix(it.List, keys.PrefixTag):
 		slug := strings.TrimPrefix(it.List, keys.PrefixTag)
 		d.Tags, d.CacheTags = []string{slug}, []string{frontend.TagTag(slug)}
-	default:
+	case strings.HasPrefix(it.List, keys.PrefixAuthor):
+		id := strings.TrimPrefix(it.List, keys.PrefixAuthor)
+		d.AuthorID, d.CacheTags = id, []string{frontend.TagAuthor(id)}
+	default: // the feed, or one of its months
 		d.CacheTags = []string{frontend.TagFeed}
 	}
 	add(EventPostPagesUpdated, d)
 	return nil
+}
+
+// SeriesPage returns page number of size size of the series se in its
+// order: the posts at places (number-1)*size+1 to number*size that keep
+// passes (readers see the public ones), read as summaries in one
+// BatchGetItem of their post items, none past the end. A series holds
+// its order in its own item (at most MaxSeriesPosts ids), so it needs no
+// page index: its pages are by place, a hidden post's included (as
+// PostSeries.position counts them), and TotalCount counts the places.
+// Bad numbers or sizes are a *ValidationError, refused before any
+// request; it fails when the read fails.
+func (s *Store) SeriesPage(ctx context.Context, se *Series, number, size int, keep func(*Post) bool) (*NumberedPage, error) {
+	if err := ValidatePageNumber(number, size); err != nil {
+		return nil, err
+	}
+	out := &NumberedPage{Number: number, Size: size, TotalCount: len(se.Posts), TotalPages: (len(se.Posts) + size - 1) / size}
+	if number > out.TotalPages {
+		return out, nil
+	}
+	ids := se.Posts[(number-1)*size : min(number*size, len(se.Posts))]
+	ks := make([]key, len(ids))
+	for i, id := range ids {
+		ks[i] = keys.Post(id)
+	}
+	found, err := s.db.BatchGet(ctx, ks, false)
+	if err != nil {
+		return nil, fmt.Errorf("page %d of series %q: %w", number, se.Slug, err)
+	}
+	for _, k := range ks {
+		var p postItem
+		if err := dynamo.DecodeFound(found, k, &p); errors.Is(err, ErrNotFound) {
+			continue
+		} else if err != nil {
+			return nil, fmt.Errorf("page %d of series %q: %w", number, se.Slug, err)
+		}
+		if post := p.post(); keep(post) {
+			out.Posts = append(out.Posts, post)
+		}
+	}
+	return out, nil
+}
+
+// CategoryPage returns the category slug and page number of size size
+// of its posts (NumberedPosts), reading the category in the BatchGetItem
+// of the page index: two requests in all. The category is ErrNotFound
+// (and the page nil) when there is none. Bad numbers or sizes are a
+// *ValidationError, refused before any request.
+func (s *Store) CategoryPage(ctx context.Context, slug string, number, size int) (*Category, *NumberedPage, error) {
+	if err := validateSlug("slug", slug); err != nil {
+		return nil, nil, err
+	}
+	var it categoryItem
+	pg, err := s.numberedWith(ctx, keys.CategoryPartition(slug), number, size, keys.Category(slug), &it)
+	if err != nil {
+		return nil, nil, fmt.Errorf("category %q: %w", slug, err)
+	}
+	return it.category(s.nowKey()), pg, nil
+}
+
+// AuthorPage returns the author id and page number of size size of their
+// posts (NumberedPosts), reading the author in the BatchGetItem of the
+// page index: two requests in all. The author is ErrNotFound (and the
+// page nil) when there is none. Bad numbers or sizes are a
+// *ValidationError, refused before any request.
+func (s *Store) AuthorPage(ctx context.Context, id string, number, size int) (*Author, *NumberedPage, error) {
+	var it authorItem
+	pg, err := s.numberedWith(ctx, AuthorListPartition(id), number, size, keys.Author(id), &it)
+	if err != nil {
+		return nil, nil, fmt.Errorf("author %q: %w", id, err)
+	}
+	return it.author(s.nowKey()), pg, nil
+}
+
+// numberedWith returns page number of size size of list, reading the
+// item at k, decoded into v, in the BatchGetItem of its page index. It
+// fails with ErrNotFound when there is no item at k, with a
+// *ValidationError for a bad number or size (before any request), and
+// when a read fails.
+func (s *Store) numberedWith(ctx context.Context, list string, number, size int, k key, v any) (*NumberedPage, error) {
+	if err := ValidatePageNumber(number, size); err != nil {
+		return nil, err
+	}
+	found, ks, err := s.readPageIndex(ctx, list, number, size, []key{k})
+	if err != nil {
+		return nil, err
+	}
+	if err := dynamo.DecodeFound(found, k, v); err != nil {
+		return nil, err
+	}
+	return s.pageFromIndex(ctx, list, number, size, found, ks)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -13,8 +14,9 @@ import (
 
 // The page indexes of numbered pages (numbered.go) follow the lists
 // through the change feed: the "pages" worker reads post events and
-// rebuilds the index of each list they name (the feed, the categories
-// and tags the post had and has), at most once a PageSyncEvery a list.
+// rebuilds the index of each list they name (the feed and its months,
+// the categories, tags and authors the post had and has), at most once
+// a PageSyncEvery a list.
 
 // PageSyncEvery is how often at most the pages worker rebuilds one
 // list's page index, however many posts are published in it.
@@ -121,6 +123,12 @@ func pendingOf(e LoggedEvent) map[string]pendingList {
 		out[list] = p
 	}
 	add(keys.FeedPartition, true)
+	if !d.PublishedAt.IsZero() {
+		add(FeedMonthList(d.PublishedAt), true)
+	}
+	if !d.PreviousPublishedAt.IsZero() && FeedMonthList(d.PreviousPublishedAt) != FeedMonthList(d.PublishedAt) {
+		add(FeedMonthList(d.PreviousPublishedAt), false)
+	}
 	for _, c := range d.Categories {
 		add(keys.CategoryPartition(c), true)
 	}
@@ -135,6 +143,17 @@ func pendingOf(e LoggedEvent) map[string]pendingList {
 	for _, t := range d.PreviousTags {
 		if !slices.Contains(d.Tags, t) {
 			add(keys.TagPartition(t), false)
+		}
+	}
+	if d.AuthorID != "" {
+		add(AuthorListPartition(d.AuthorID), true)
+	}
+	for _, a := range d.CoAuthors {
+		add(AuthorListPartition(a), true)
+	}
+	for _, a := range d.PreviousCoAuthors {
+		if !slices.Contains(d.CoAuthors, a) && a != d.AuthorID {
+			add(AuthorListPartition(a), false)
 		}
 	}
 	return out
@@ -212,11 +231,13 @@ func (w *PageSync) Tick(ctx context.Context) error {
 		if w.OnSync != nil {
 			w.OnSync(l, did, err)
 		}
-		if err == nil && !did.Behind {
+		if err == nil && !did.Behind && !did.Lost {
 			continue
 		}
-		// Failed, or GSI1 had not the events' writes yet: pending again,
-		// with what came since merged in (it is newer).
+		// Failed, or GSI1 had not the events' writes yet, or a rebuild
+		// that began later (a repair, a worker that took the lease over)
+		// left this one's changes half written: pending again, with what
+		// came since merged in (it is newer).
 		if did.Behind {
 			p.tries++
 		}
@@ -245,13 +266,21 @@ func (w *PageSync) Hold(last int64) int64 {
 	return last
 }
 
-// SyncAllPages rebuilds the page index of the feed and of every category
-// and tag, as the pages worker rebuilds the lists its events name: for a
-// table written with no pages worker running (a test's store, a repair).
-// It reads the categories and tags (a Query each) and fails at the first
-// read or write that fails.
+// SyncAllPages rebuilds the page index of the feed, of each of its
+// months that has posts, and of every category, tag and author, as the
+// pages worker rebuilds the lists its events name: for a table written
+// with no pages worker running (a test's store, a repair). It reads the
+// blog's counts, the categories, tags and authors (a Query each a page
+// of 100) and fails at the first read or write that fails.
 func (s *Store) SyncAllPages(ctx context.Context) error {
 	lists := []string{keys.FeedPartition}
+	st, err := s.Stats(ctx)
+	if err != nil {
+		return fmt.Errorf("sync all pages: %w", err)
+	}
+	for _, m := range st.Archive {
+		lists = append(lists, FeedMonthList(m.Start()))
+	}
 	for p := (PageArgs{Limit: MaxPageSize}); ; {
 		res, err := s.Categories(ctx, p)
 		if err != nil {
@@ -272,6 +301,19 @@ func (s *Store) SyncAllPages(ctx context.Context) error {
 		}
 		for _, t := range res.Items {
 			lists = append(lists, keys.TagPartition(t.Slug))
+		}
+		if !res.HasNext {
+			break
+		}
+		p.After = res.Cursors[len(res.Cursors)-1]
+	}
+	for p := (PageArgs{Limit: MaxPageSize}); ; {
+		res, err := s.Authors(ctx, p)
+		if err != nil {
+			return fmt.Errorf("sync all pages: %w", err)
+		}
+		for _, a := range res.Items {
+			lists = append(lists, AuthorListPartition(a.ID))
 		}
 		if !res.HasNext {
 			break
@@ -302,6 +344,14 @@ func checkPageIndexes(_ context.Context, s *Store, t *snapshot, _ func(string, .
 	add := func(p *postItem) {
 		if p.GSI1PK != "" && p.GSI1SK > keys.PrefixPost && p.GSI1SK < bound {
 			lists[p.GSI1PK] = append(lists[p.GSI1PK], p.GSI1SK)
+			if p.GSI1PK == keys.FeedPartition {
+				at, _, _ := strings.Cut(strings.TrimPrefix(p.GSI1SK, keys.PrefixPost), "#")
+				month := FeedMonthList(keys.ParseTime(at))
+				lists[month] = append(lists[month], p.GSI1SK)
+			}
+		}
+		if p.Type == typeAuthorPost && p.SK < bound {
+			lists[p.PK] = append(lists[p.PK], p.SK)
 		}
 	}
 	for _, p := range t.posts {

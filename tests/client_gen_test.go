@@ -7144,6 +7144,92 @@ func (v *NodeResponse) __premarshalJSON() (*__premarshalNodeResponse, error) {
 	return &retval, nil
 }
 
+// NumberedAuthorPageAuthor includes the requested fields of the GraphQL type Author.
+// The GraphQL type's documentation follows.
+//
+// A person who writes posts and comments.
+type NumberedAuthorPageAuthor struct {
+	// The name shown with the author's posts and comments.
+	Name string `json:"name"`
+	// A numbered page of the author's public posts, those they co-wrote included, numbered from the oldest, so a page keeps its posts when newer ones are published (see the frontend guide, Numbered pages). Public posts only, for the author themself too. Two reads whatever the number, the author's own read included when `author(id:)` asks for it.
+	PostPage NumberedAuthorPageAuthorPostPage `json:"postPage"`
+}
+
+// GetName returns NumberedAuthorPageAuthor.Name, and is useful for accessing the field via an interface.
+func (v *NumberedAuthorPageAuthor) GetName() string { return v.Name }
+
+// GetPostPage returns NumberedAuthorPageAuthor.PostPage, and is useful for accessing the field via an interface.
+func (v *NumberedAuthorPageAuthor) GetPostPage() NumberedAuthorPageAuthorPostPage { return v.PostPage }
+
+// NumberedAuthorPageAuthorPostPage includes the requested fields of the GraphQL type PostPage.
+// The GraphQL type's documentation follows.
+//
+// A numbered page of a list of posts. Page 1 holds the oldest posts and
+// the last page (`totalPages`) the newest, which may be short; the posts
+// of a page are oldest first (reverse them to show newest first). Pages
+// are counted from a page index that follows the list a moment after a
+// write, through the change feed.
+type NumberedAuthorPageAuthorPostPage struct {
+	// The page's number.
+	Number int `json:"number"`
+	// The page's size.
+	Size int `json:"size"`
+	// How many pages the list has; 0 when it has no posts.
+	TotalPages int `json:"totalPages"`
+	// How many posts the list has.
+	TotalCount int `json:"totalCount"`
+	// The posts of the page, oldest first; none for a page past the end.
+	Nodes []NumberedAuthorPageAuthorPostPageNodesPost `json:"nodes"`
+}
+
+// GetNumber returns NumberedAuthorPageAuthorPostPage.Number, and is useful for accessing the field via an interface.
+func (v *NumberedAuthorPageAuthorPostPage) GetNumber() int { return v.Number }
+
+// GetSize returns NumberedAuthorPageAuthorPostPage.Size, and is useful for accessing the field via an interface.
+func (v *NumberedAuthorPageAuthorPostPage) GetSize() int { return v.Size }
+
+// GetTotalPages returns NumberedAuthorPageAuthorPostPage.TotalPages, and is useful for accessing the field via an interface.
+func (v *NumberedAuthorPageAuthorPostPage) GetTotalPages() int { return v.TotalPages }
+
+// GetTotalCount returns NumberedAuthorPageAuthorPostPage.TotalCount, and is useful for accessing the field via an interface.
+func (v *NumberedAuthorPageAuthorPostPage) GetTotalCount() int { return v.TotalCount }
+
+// GetNodes returns NumberedAuthorPageAuthorPostPage.Nodes, and is useful for accessing the field via an interface.
+func (v *NumberedAuthorPageAuthorPostPage) GetNodes() []NumberedAuthorPageAuthorPostPageNodesPost {
+	return v.Nodes
+}
+
+// NumberedAuthorPageAuthorPostPageNodesPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type NumberedAuthorPageAuthorPostPageNodesPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The unique, URL-friendly name of the post: its current one. A post found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+	// The title of the post.
+	Title string `json:"title"`
+}
+
+// GetId returns NumberedAuthorPageAuthorPostPageNodesPost.Id, and is useful for accessing the field via an interface.
+func (v *NumberedAuthorPageAuthorPostPageNodesPost) GetId() string { return v.Id }
+
+// GetSlug returns NumberedAuthorPageAuthorPostPageNodesPost.Slug, and is useful for accessing the field via an interface.
+func (v *NumberedAuthorPageAuthorPostPageNodesPost) GetSlug() string { return v.Slug }
+
+// GetTitle returns NumberedAuthorPageAuthorPostPageNodesPost.Title, and is useful for accessing the field via an interface.
+func (v *NumberedAuthorPageAuthorPostPageNodesPost) GetTitle() string { return v.Title }
+
+// NumberedAuthorPageResponse is returned by NumberedAuthorPage on success.
+type NumberedAuthorPageResponse struct {
+	// Fetches an author by global id or by slug; give exactly one. A slug the author had before finds them too (their `slug` is the current one). Fails with NOT_FOUND when there is none.
+	Author *NumberedAuthorPageAuthor `json:"author"`
+}
+
+// GetAuthor returns NumberedAuthorPageResponse.Author, and is useful for accessing the field via an interface.
+func (v *NumberedAuthorPageResponse) GetAuthor() *NumberedAuthorPageAuthor { return v.Author }
+
 // NumberedCategoryPageCategory includes the requested fields of the GraphQL type Category.
 // The GraphQL type's documentation follows.
 //
@@ -7287,12 +7373,171 @@ func (v *NumberedFeedPagePostPageNodesPost) GetTitle() string { return v.Title }
 
 // NumberedFeedPageResponse is returned by NumberedFeedPage on success.
 type NumberedFeedPageResponse struct {
-	// A numbered page of the whole blog's public posts, or with `category` or `tag` of that list's, numbered from the oldest, so a page keeps its posts when newer ones are published (see the frontend guide, Numbered pages). Two reads whatever the number, with nothing else to read: a category or tag that does not exist has no pages (`totalPages` 0), not NOT_FOUND; `category(slug:) { postPage }` reads the category too.
+	// A numbered page of the whole blog's public posts, or with `category` or `tag` of that list's, or with `month` of that month's, numbered from the oldest, so a page keeps its posts when newer ones are published (see the frontend guide, Numbered pages). Two reads whatever the number, with nothing else to read: a category or tag that does not exist has no pages (`totalPages` 0), not NOT_FOUND; `category(slug:) { postPage }` reads the category too.
 	PostPage NumberedFeedPagePostPage `json:"postPage"`
 }
 
 // GetPostPage returns NumberedFeedPageResponse.PostPage, and is useful for accessing the field via an interface.
 func (v *NumberedFeedPageResponse) GetPostPage() NumberedFeedPagePostPage { return v.PostPage }
+
+// NumberedMonthPagePostPage includes the requested fields of the GraphQL type PostPage.
+// The GraphQL type's documentation follows.
+//
+// A numbered page of a list of posts. Page 1 holds the oldest posts and
+// the last page (`totalPages`) the newest, which may be short; the posts
+// of a page are oldest first (reverse them to show newest first). Pages
+// are counted from a page index that follows the list a moment after a
+// write, through the change feed.
+type NumberedMonthPagePostPage struct {
+	// The page's number.
+	Number int `json:"number"`
+	// The page's size.
+	Size int `json:"size"`
+	// How many pages the list has; 0 when it has no posts.
+	TotalPages int `json:"totalPages"`
+	// How many posts the list has.
+	TotalCount int `json:"totalCount"`
+	// The posts of the page, oldest first; none for a page past the end.
+	Nodes []NumberedMonthPagePostPageNodesPost `json:"nodes"`
+}
+
+// GetNumber returns NumberedMonthPagePostPage.Number, and is useful for accessing the field via an interface.
+func (v *NumberedMonthPagePostPage) GetNumber() int { return v.Number }
+
+// GetSize returns NumberedMonthPagePostPage.Size, and is useful for accessing the field via an interface.
+func (v *NumberedMonthPagePostPage) GetSize() int { return v.Size }
+
+// GetTotalPages returns NumberedMonthPagePostPage.TotalPages, and is useful for accessing the field via an interface.
+func (v *NumberedMonthPagePostPage) GetTotalPages() int { return v.TotalPages }
+
+// GetTotalCount returns NumberedMonthPagePostPage.TotalCount, and is useful for accessing the field via an interface.
+func (v *NumberedMonthPagePostPage) GetTotalCount() int { return v.TotalCount }
+
+// GetNodes returns NumberedMonthPagePostPage.Nodes, and is useful for accessing the field via an interface.
+func (v *NumberedMonthPagePostPage) GetNodes() []NumberedMonthPagePostPageNodesPost { return v.Nodes }
+
+// NumberedMonthPagePostPageNodesPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type NumberedMonthPagePostPageNodesPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The unique, URL-friendly name of the post: its current one. A post found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+	// The title of the post.
+	Title string `json:"title"`
+	// When the post is or was published; null for drafts. A future time means the post is scheduled.
+	PublishedAt *time.Time `json:"publishedAt"`
+}
+
+// GetId returns NumberedMonthPagePostPageNodesPost.Id, and is useful for accessing the field via an interface.
+func (v *NumberedMonthPagePostPageNodesPost) GetId() string { return v.Id }
+
+// GetSlug returns NumberedMonthPagePostPageNodesPost.Slug, and is useful for accessing the field via an interface.
+func (v *NumberedMonthPagePostPageNodesPost) GetSlug() string { return v.Slug }
+
+// GetTitle returns NumberedMonthPagePostPageNodesPost.Title, and is useful for accessing the field via an interface.
+func (v *NumberedMonthPagePostPageNodesPost) GetTitle() string { return v.Title }
+
+// GetPublishedAt returns NumberedMonthPagePostPageNodesPost.PublishedAt, and is useful for accessing the field via an interface.
+func (v *NumberedMonthPagePostPageNodesPost) GetPublishedAt() *time.Time { return v.PublishedAt }
+
+// NumberedMonthPageResponse is returned by NumberedMonthPage on success.
+type NumberedMonthPageResponse struct {
+	// A numbered page of the whole blog's public posts, or with `category` or `tag` of that list's, or with `month` of that month's, numbered from the oldest, so a page keeps its posts when newer ones are published (see the frontend guide, Numbered pages). Two reads whatever the number, with nothing else to read: a category or tag that does not exist has no pages (`totalPages` 0), not NOT_FOUND; `category(slug:) { postPage }` reads the category too.
+	PostPage NumberedMonthPagePostPage `json:"postPage"`
+}
+
+// GetPostPage returns NumberedMonthPageResponse.PostPage, and is useful for accessing the field via an interface.
+func (v *NumberedMonthPageResponse) GetPostPage() NumberedMonthPagePostPage { return v.PostPage }
+
+// NumberedSeriesPageResponse is returned by NumberedSeriesPage on success.
+type NumberedSeriesPageResponse struct {
+	// Fetches a series by slug: one read. Fails with NOT_FOUND when there is none, as `tag`, `category` and `author` do.
+	Series *NumberedSeriesPageSeries `json:"series"`
+}
+
+// GetSeries returns NumberedSeriesPageResponse.Series, and is useful for accessing the field via an interface.
+func (v *NumberedSeriesPageResponse) GetSeries() *NumberedSeriesPageSeries { return v.Series }
+
+// NumberedSeriesPageSeries includes the requested fields of the GraphQL type Series.
+// The GraphQL type's documentation follows.
+//
+// An ordered collection of posts, read in order: a tutorial in parts, a
+// course. A post is in at most one series.
+type NumberedSeriesPageSeries struct {
+	// The title of the series.
+	Title string `json:"title"`
+	// A numbered page of the series in its order: page 1 holds its first places. Places are counted as `PostSeries.position` counts them, a draft's or scheduled post's included, so a page keeps its posts when posts are added at the end, and `totalCount` counts the places; a reader is shown the public posts of the page's places, so a page may hold fewer than `size`. One read besides the series (its order is in the series' own item).
+	PostPage NumberedSeriesPageSeriesPostPage `json:"postPage"`
+}
+
+// GetTitle returns NumberedSeriesPageSeries.Title, and is useful for accessing the field via an interface.
+func (v *NumberedSeriesPageSeries) GetTitle() string { return v.Title }
+
+// GetPostPage returns NumberedSeriesPageSeries.PostPage, and is useful for accessing the field via an interface.
+func (v *NumberedSeriesPageSeries) GetPostPage() NumberedSeriesPageSeriesPostPage { return v.PostPage }
+
+// NumberedSeriesPageSeriesPostPage includes the requested fields of the GraphQL type PostPage.
+// The GraphQL type's documentation follows.
+//
+// A numbered page of a list of posts. Page 1 holds the oldest posts and
+// the last page (`totalPages`) the newest, which may be short; the posts
+// of a page are oldest first (reverse them to show newest first). Pages
+// are counted from a page index that follows the list a moment after a
+// write, through the change feed.
+type NumberedSeriesPageSeriesPostPage struct {
+	// The page's number.
+	Number int `json:"number"`
+	// The page's size.
+	Size int `json:"size"`
+	// How many pages the list has; 0 when it has no posts.
+	TotalPages int `json:"totalPages"`
+	// How many posts the list has.
+	TotalCount int `json:"totalCount"`
+	// The posts of the page, oldest first; none for a page past the end.
+	Nodes []NumberedSeriesPageSeriesPostPageNodesPost `json:"nodes"`
+}
+
+// GetNumber returns NumberedSeriesPageSeriesPostPage.Number, and is useful for accessing the field via an interface.
+func (v *NumberedSeriesPageSeriesPostPage) GetNumber() int { return v.Number }
+
+// GetSize returns NumberedSeriesPageSeriesPostPage.Size, and is useful for accessing the field via an interface.
+func (v *NumberedSeriesPageSeriesPostPage) GetSize() int { return v.Size }
+
+// GetTotalPages returns NumberedSeriesPageSeriesPostPage.TotalPages, and is useful for accessing the field via an interface.
+func (v *NumberedSeriesPageSeriesPostPage) GetTotalPages() int { return v.TotalPages }
+
+// GetTotalCount returns NumberedSeriesPageSeriesPostPage.TotalCount, and is useful for accessing the field via an interface.
+func (v *NumberedSeriesPageSeriesPostPage) GetTotalCount() int { return v.TotalCount }
+
+// GetNodes returns NumberedSeriesPageSeriesPostPage.Nodes, and is useful for accessing the field via an interface.
+func (v *NumberedSeriesPageSeriesPostPage) GetNodes() []NumberedSeriesPageSeriesPostPageNodesPost {
+	return v.Nodes
+}
+
+// NumberedSeriesPageSeriesPostPageNodesPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type NumberedSeriesPageSeriesPostPageNodesPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The unique, URL-friendly name of the post: its current one. A post found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+	// The title of the post.
+	Title string `json:"title"`
+}
+
+// GetId returns NumberedSeriesPageSeriesPostPageNodesPost.Id, and is useful for accessing the field via an interface.
+func (v *NumberedSeriesPageSeriesPostPageNodesPost) GetId() string { return v.Id }
+
+// GetSlug returns NumberedSeriesPageSeriesPostPageNodesPost.Slug, and is useful for accessing the field via an interface.
+func (v *NumberedSeriesPageSeriesPostPageNodesPost) GetSlug() string { return v.Slug }
+
+// GetTitle returns NumberedSeriesPageSeriesPostPageNodesPost.Title, and is useful for accessing the field via an interface.
+func (v *NumberedSeriesPageSeriesPostPageNodesPost) GetTitle() string { return v.Title }
 
 // NumberedTagPageResponse is returned by NumberedTagPage on success.
 type NumberedTagPageResponse struct {
@@ -16757,6 +17002,22 @@ type __NodeInput struct {
 // GetId returns __NodeInput.Id, and is useful for accessing the field via an interface.
 func (v *__NodeInput) GetId() string { return v.Id }
 
+// __NumberedAuthorPageInput is used internally by genqlient
+type __NumberedAuthorPageInput struct {
+	Id     string `json:"id"`
+	Number int    `json:"number"`
+	Size   *int   `json:"size"`
+}
+
+// GetId returns __NumberedAuthorPageInput.Id, and is useful for accessing the field via an interface.
+func (v *__NumberedAuthorPageInput) GetId() string { return v.Id }
+
+// GetNumber returns __NumberedAuthorPageInput.Number, and is useful for accessing the field via an interface.
+func (v *__NumberedAuthorPageInput) GetNumber() int { return v.Number }
+
+// GetSize returns __NumberedAuthorPageInput.Size, and is useful for accessing the field via an interface.
+func (v *__NumberedAuthorPageInput) GetSize() *int { return v.Size }
+
 // __NumberedCategoryPageInput is used internally by genqlient
 type __NumberedCategoryPageInput struct {
 	Slug   string `json:"slug"`
@@ -16792,6 +17053,38 @@ func (v *__NumberedFeedPageInput) GetCategory() *string { return v.Category }
 
 // GetTag returns __NumberedFeedPageInput.Tag, and is useful for accessing the field via an interface.
 func (v *__NumberedFeedPageInput) GetTag() *string { return v.Tag }
+
+// __NumberedMonthPageInput is used internally by genqlient
+type __NumberedMonthPageInput struct {
+	Month  string `json:"month"`
+	Number int    `json:"number"`
+	Size   *int   `json:"size"`
+}
+
+// GetMonth returns __NumberedMonthPageInput.Month, and is useful for accessing the field via an interface.
+func (v *__NumberedMonthPageInput) GetMonth() string { return v.Month }
+
+// GetNumber returns __NumberedMonthPageInput.Number, and is useful for accessing the field via an interface.
+func (v *__NumberedMonthPageInput) GetNumber() int { return v.Number }
+
+// GetSize returns __NumberedMonthPageInput.Size, and is useful for accessing the field via an interface.
+func (v *__NumberedMonthPageInput) GetSize() *int { return v.Size }
+
+// __NumberedSeriesPageInput is used internally by genqlient
+type __NumberedSeriesPageInput struct {
+	Slug   string `json:"slug"`
+	Number int    `json:"number"`
+	Size   *int   `json:"size"`
+}
+
+// GetSlug returns __NumberedSeriesPageInput.Slug, and is useful for accessing the field via an interface.
+func (v *__NumberedSeriesPageInput) GetSlug() string { return v.Slug }
+
+// GetNumber returns __NumberedSeriesPageInput.Number, and is useful for accessing the field via an interface.
+func (v *__NumberedSeriesPageInput) GetNumber() int { return v.Number }
+
+// GetSize returns __NumberedSeriesPageInput.Size, and is useful for accessing the field via an interface.
+func (v *__NumberedSeriesPageInput) GetSize() *int { return v.Size }
 
 // __NumberedTagPageInput is used internally by genqlient
 type __NumberedTagPageInput struct {
@@ -19890,6 +20183,56 @@ func Node(
 	return data_, err_
 }
 
+// The query executed by NumberedAuthorPage.
+const NumberedAuthorPage_Operation = `
+query NumberedAuthorPage ($id: ID!, $number: Int!, $size: Int) {
+	author(id: $id) {
+		name
+		postPage(number: $number, size: $size) {
+			number
+			size
+			totalPages
+			totalCount
+			nodes {
+				id
+				slug
+				title
+			}
+		}
+	}
+}
+`
+
+// Numbered pages of an author's posts and of a series.
+func NumberedAuthorPage(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+	number int,
+	size *int,
+) (data_ *NumberedAuthorPageResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "NumberedAuthorPage",
+		Query:  NumberedAuthorPage_Operation,
+		Variables: &__NumberedAuthorPageInput{
+			Id:     id,
+			Number: number,
+			Size:   size,
+		},
+	}
+
+	data_ = &NumberedAuthorPageResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by NumberedCategoryPage.
 const NumberedCategoryPage_Operation = `
 query NumberedCategoryPage ($slug: String!, $number: Int!, $size: Int) {
@@ -19977,6 +20320,102 @@ func NumberedFeedPage(
 	}
 
 	data_ = &NumberedFeedPageResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by NumberedMonthPage.
+const NumberedMonthPage_Operation = `
+query NumberedMonthPage ($month: String!, $number: Int!, $size: Int) {
+	postPage(month: $month, number: $number, size: $size) {
+		number
+		size
+		totalPages
+		totalCount
+		nodes {
+			id
+			slug
+			title
+			publishedAt
+		}
+	}
+}
+`
+
+func NumberedMonthPage(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	month string,
+	number int,
+	size *int,
+) (data_ *NumberedMonthPageResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "NumberedMonthPage",
+		Query:  NumberedMonthPage_Operation,
+		Variables: &__NumberedMonthPageInput{
+			Month:  month,
+			Number: number,
+			Size:   size,
+		},
+	}
+
+	data_ = &NumberedMonthPageResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by NumberedSeriesPage.
+const NumberedSeriesPage_Operation = `
+query NumberedSeriesPage ($slug: String!, $number: Int!, $size: Int) {
+	series(slug: $slug) {
+		title
+		postPage(number: $number, size: $size) {
+			number
+			size
+			totalPages
+			totalCount
+			nodes {
+				id
+				slug
+				title
+			}
+		}
+	}
+}
+`
+
+func NumberedSeriesPage(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	slug string,
+	number int,
+	size *int,
+) (data_ *NumberedSeriesPageResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "NumberedSeriesPage",
+		Query:  NumberedSeriesPage_Operation,
+		Variables: &__NumberedSeriesPageInput{
+			Slug:   slug,
+			Number: number,
+			Size:   size,
+		},
+	}
+
+	data_ = &NumberedSeriesPageResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

@@ -189,6 +189,12 @@ func TestEveryPublicAnswerIsPurgedByTheWritesThatChangeIt(t *testing.T) {
 		{"PostSeries", ops["PostSeries"], map[string]any{"slug": "compost"}, func(t *testing.T) {
 			ok[*MoveSeriesPostResponse](t)(MoveSeriesPost(ctx, ada, MoveSeriesPostInput{SeriesSlug: "composting", PostId: bins, Position: 2}))
 		}, seriesChanged},
+		{"NumberedCategoryPage", ops["NumberedCategoryPage"], map[string]any{"slug": "garden", "number": 1}, publishes("humus", "Humus", "garden"), published("humus")},
+		{"NumberedAuthorPage", ops["NumberedAuthorPage"], map[string]any{"slug": "ada", "number": 1}, publishes("bark", "Bark chips"), published("bark")},
+		{"NumberedMonthPage", ops["NumberedMonthPage"], map[string]any{"month": monthStart.Format("2006-01"), "number": 1}, publishes("straw", "Straw"), published("straw")},
+		{"NumberedSeriesPage", ops["NumberedSeriesPage"], map[string]any{"slug": "composting", "number": 1}, func(t *testing.T) {
+			ok[*MoveSeriesPostResponse](t)(MoveSeriesPost(ctx, ada, MoveSeriesPostInput{SeriesSlug: "composting", PostId: bins, Position: 1}))
+		}, seriesChanged},
 		{"a post page with the live cursor", postWithLiveCursor, map[string]any{"slug": "compost"}, comments, commented},
 		{"related posts", `{ post(slug: "compost") { title related { title } } }`, nil, publishes("compost-heap", "Compost heap", "garden"), published("compost-heap")},
 		{"the list of all categories", `{ categories { slug name } }`, nil, func(t *testing.T) {

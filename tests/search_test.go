@@ -125,6 +125,10 @@ func (s *searchServer) startWith(withIndex bool) {
 	if s.tap != nil {
 		feed.Subscribe(s.tap)
 	}
+	// The page indexes of numbered pages follow the posts, as on the
+	// server (feed.go).
+	pages := s.store.NewPageSync()
+	feed.AddWorker(changefeed.Worker{Name: "pages", Events: pages.Events, Tick: pages.Tick, Every: storage.CountSyncTick, Hold: pages.Hold})
 	wg.Go(func() { _ = feed.Run(runCtx) })
 	stopped := make(chan struct{})
 	var once sync.Once

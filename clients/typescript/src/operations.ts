@@ -457,3 +457,72 @@ export const PostSeriesQuery = graphql(`
     }
   }
 `);
+
+// Numbered pages (src/numbered.ts): page 1 holds the oldest posts, so a
+// page keeps its posts when newer ones are published.
+
+/** A numbered page of a category's posts, with the category: two requests. */
+export const NumberedCategoryPageQuery = graphql(`
+  query NumberedCategoryPage($slug: String!, $number: Int!, $size: Int) {
+    category(slug: $slug) {
+      name
+      description
+      postPage(number: $number, size: $size) {
+        ...NumberedPosts
+      }
+    }
+  }
+`);
+
+/** A numbered page of an author's posts, co-written ones included, from the slug in its URL. */
+export const NumberedAuthorPageQuery = graphql(`
+  query NumberedAuthorPage($slug: String!, $number: Int!, $size: Int) {
+    author(slug: $slug) {
+      slug
+      name
+      bio
+      avatarUrl
+      postPage(number: $number, size: $size) {
+        ...NumberedPosts
+      }
+    }
+  }
+`);
+
+/** A numbered page of a series in its order, with the series and its owner. */
+export const NumberedSeriesPageQuery = graphql(`
+  query NumberedSeriesPage($slug: String!, $number: Int!, $size: Int) {
+    series(slug: $slug) {
+      title
+      description
+      owner {
+        name
+        slug
+      }
+      postPage(number: $number, size: $size) {
+        ...NumberedPosts
+      }
+    }
+  }
+`);
+
+/** A numbered page of the posts published in one month of the whole blog ("2026-02"). */
+export const NumberedMonthPageQuery = graphql(`
+  query NumberedMonthPage($month: String!, $number: Int!, $size: Int) {
+    postPage(month: $month, number: $number, size: $size) {
+      ...NumberedPosts
+    }
+  }
+`);
+
+/** What a numbered page shows of its list: where it stands and its posts, oldest first. */
+export const NumberedPostsFragment = graphql(`
+  fragment NumberedPosts on PostPage {
+    number
+    totalPages
+    totalCount
+    nodes {
+      ...PostSummary
+    }
+  }
+`);
