@@ -6622,7 +6622,10 @@ extend type Query {
   they keep their headers only. Admins only. ` + "`" + `first` + "`" + `: 1 to 100, 20 by
   default.
   """
-  outboxEmails(first: Int = 20): [OutboxEmail!]!
+  outboxEmails(
+    "How many emails, 1 to 100."
+    first: Int = 20
+  ): [OutboxEmail!]!
 }
 
 extend type Mutation {
@@ -6634,33 +6637,48 @@ extend type Mutation {
   ` + "`" + `CLIENT` + "`" + `) and ` + "`" + `retryAfter` + "`" + `. A malformed address, or a ` + "`" + `redirectTo` + "`" + ` of an
   origin the server does not serve, is ` + "`" + `BAD_USER_INPUT` + "`" + `.
   """
-  requestSignInLink(input: RequestSignInLinkInput!): RequestSignInLinkPayload!
+  requestSignInLink(
+    "The requestSignInLink's input."
+    input: RequestSignInLinkInput!
+  ): RequestSignInLinkPayload!
   """
   Completes a sign-in with the link's token, or with the address and the
   emailed code, once: it returns a new session, and makes the reader's
   account on their first sign-in. A token or code that is unknown, expired
   or used is ` + "`" + `BAD_USER_INPUT` + "`" + ` (` + "`" + `extensions.reason` + "`" + `: ` + "`" + `INVALID_SIGN_IN` + "`" + `).
   """
-  completeSignIn(input: CompleteSignInInput!): ReaderSessionPayload!
+  completeSignIn(
+    "The completeSignIn's input."
+    input: CompleteSignInInput!
+  ): ReaderSessionPayload!
   """
   Exchanges a session's refresh token for a new access token and a new
   refresh token; the old one stops working. An old refresh token used
   again revokes the session (` + "`" + `UNAUTHENTICATED` + "`" + `, ` + "`" + `extensions.reason` + "`" + `:
   ` + "`" + `REFRESH_TOKEN_REUSED` + "`" + `).
   """
-  refreshSession(input: RefreshSessionInput!): ReaderSessionPayload!
+  refreshSession(
+    "The refreshSession's input."
+    input: RefreshSessionInput!
+  ): ReaderSessionPayload!
   """
   Ends the session of the request's access token, or of ` + "`" + `input.refreshToken` + "`" + `.
   Its access tokens work until they expire (minutes), its refresh token no
   more.
   """
-  signOut(input: SignOutInput): SignOutPayload!
+  signOut(
+    "Which session to end; omitted: the request's."
+    input: SignOutInput
+  ): SignOutPayload!
   """
   Revokes one of the signed-in reader's sessions (` + "`" + `account.sessions` + "`" + `):
   its refresh token stops working. Another's or an unknown session is
   ` + "`" + `NOT_FOUND` + "`" + `.
   """
-  revokeSession(input: RevokeSessionInput!): SignOutPayload!
+  revokeSession(
+    "The revokeSession's input."
+    input: RevokeSessionInput!
+  ): SignOutPayload!
 }
 
 """

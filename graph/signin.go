@@ -81,7 +81,7 @@ var errSignInOff = fmt.Errorf("%w: this server does not sign readers in", auth.E
 // redirectTo.
 func (o *SignInOptions) allowedRedirect(raw string) error {
 	u, err := url.Parse(raw)
-	if err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.User == nil && u.Opaque == "" {
+	if err == nil && len(raw) <= storage.MaxURLLength && (u.Scheme == "http" || u.Scheme == "https") && u.Host != "" && u.User == nil && u.Opaque == "" {
 		host := u.Host
 		if p := u.Port(); (u.Scheme == "http" && p == "80") || (u.Scheme == "https" && p == "443") {
 			host = u.Hostname() // an origin leaves out its scheme's port
@@ -93,7 +93,7 @@ func (o *SignInOptions) allowedRedirect(raw string) error {
 			}
 		}
 	}
-	return &storage.ValidationError{Field: "redirectTo", Reason: "must be an absolute URL of the site or of an origin the server allows"}
+	return &storage.ValidationError{Field: "redirectTo", Reason: fmt.Sprintf("must be an absolute URL of at most %d characters of the site or of an origin the server allows", storage.MaxURLLength)}
 }
 
 func (r *Resolver) requestSignInLink(ctx context.Context, in model.RequestSignInLinkInput) (*model.RequestSignInLinkPayload, error) {

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -31,8 +32,16 @@ import (
 //	FinishMail   1 UpdateItem
 //	Mails        1 Query
 
-// MailRetention is how long sent and failed emails are kept.
-const MailRetention = 7 * 24 * time.Hour
+// Mail limits.
+const (
+	// MailRetention is how long sent and failed emails are kept.
+	MailRetention = 7 * 24 * time.Hour
+	// MaxMailBodyBytes bounds each part of an email, the text's and the
+	// HTML's.
+	MaxMailBodyBytes = 32 << 10
+	// MaxMailErrorBytes bounds the reason of a failure kept.
+	MaxMailErrorBytes = 1000
+)
 
 // Email states.
 const (
@@ -94,6 +103,9 @@ func mailDueKey(at time.Time, id string) string { return keys.Time(at) + "#" + i
 
 // putMail adds to t the email e, due now, unless the outbox has it.
 func putMail(t *dynamo.Txn, e Email, now time.Time) error {
+	if len(e.Text) > MaxMailBodyBytes || len(e.HTML) > MaxMailBodyBytes {
+		return fmt.Errorf("email %s: a part passes %d bytes", e.ID, MaxMailBodyBytes)
+	}
 	k := keys.Mail(keys.Time(e.CreatedAt), e.ID)
 	it := mailItem{PK: k.PK, SK: k.SK, GSI1PK: keys.MailQueuePartition, GSI1SK: mailDueKey(now, e.ID), Type: typeMail,
 		ID: e.ID, To: e.To, Subject: e.Subject, Text: e.Text, HTML: e.HTML, Kind: e.Kind, State: MailPending,
@@ -165,6 +177,9 @@ type MailResult struct {
 // claimed. It returns the DynamoDB error when it could not.
 func (s *Store) FinishMail(ctx context.Context, e Email, r MailResult) error {
 	now := s.Now()
+	if len(r.Err) > MaxMailErrorBytes {
+		r.Err = strings.ToValidUTF8(r.Err[:MaxMailErrorBytes], "")
+	}
 	var upd expression.UpdateBuilder
 	switch {
 	case r.Sent:
