@@ -280,6 +280,8 @@ func TestReadersSignInByEmailLink(t *testing.T) {
 		if a.code() != "" {
 			t.Fatalf("completeSignIn by code = %s", a.body)
 		}
+		equal(t, "completeSignIn by code's DynamoDB requests", total(r.requests()), 2)
+		equal(t, "its Query", r.requests()["Query"], 1)
 		equal(t, "account", byCode.Account.ID, first.Account.ID)
 	})
 
