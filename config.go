@@ -100,6 +100,14 @@ type config struct {
 	feedContent       string
 	searchIndex       string
 	searchLanguage    string
+
+	// Readers' sign-in by email (signin.go).
+	smtpURL          string
+	smtpFrom         string
+	signInLinkTTL    time.Duration
+	signInAddresses  int
+	readerAccessTTL  time.Duration
+	readerSessionKey []byte
 }
 
 // backend returns which DynamoDB the server talks to: AWS with -aws (at
@@ -311,6 +319,21 @@ func settings(c *config) []setting {
 		{"reader-jwt-audience", "READER_JWT_AUDIENCE", val(&c.readerAudience, ""),
 			"a value the aud claim of reader tokens must hold; empty: that of -jwt-audience",
 			"a value the `aud` of reader tokens must hold; empty: `JWT_AUDIENCE`'s"},
+		{"smtp-url", "SMTP_URL", val(&c.smtpURL, ""),
+			"`URL` of the SMTP server that sends emails (sign-in links): smtp://user:password@host:587 (STARTTLS,\nrequired), smtps://user:password@host:465 (TLS), smtp://127.0.0.1:25?tls=none (a relay on loopback);\nempty: emails stay in the table's local outbox (outboxEmails) and the log (prefer the variable: flags show in ps)",
+			"SMTP server of the emails: `smtp://user:password@host:587` (STARTTLS, required), `smtps://user:password@host:465` (TLS), `smtp://127.0.0.1:25?tls=none` (a relay on loopback only); empty: emails stay in the local outbox (see [Email](#email))"},
+		{"smtp-from", "SMTP_FROM", val(&c.smtpFrom, ""),
+			"the sender of emails, e.g. \"Blog <no-reply@example.com>\"; needed with -smtp-url",
+			"the sender of emails, e.g. `Blog <no-reply@example.com>`; needed with `SMTP_URL`"},
+		{"sign-in-link-ttl", "SIGN_IN_LINK_TTL", val(&c.signInLinkTTL, storage.DefaultSignInTTL),
+			"how long a reader's sign-in link and code work, 1m to 1h",
+			"how long a reader's sign-in link and code work, `1m` to `1h`"},
+		{"sign-in-client-addresses", "SIGN_IN_CLIENT_ADDRESSES", val(&c.signInAddresses, storage.DefaultSignInClientAddresses),
+			"the most addresses one client address may send sign-in emails to in any hour, 1 to 1000;\npast it RATE_LIMITED (reason CLIENT); one address gets at most 5 an hour whatever this says",
+			"the most addresses one client may send sign-in emails to in any hour, 1 to 1000; past it `RATE_LIMITED` (`reason: CLIENT`); one address gets at most 5 an hour whatever this says"},
+		{"reader-access-ttl", "READER_ACCESS_TTL", val(&c.readerAccessTTL, graph.DefaultAccessTokenTTL),
+			"how long the access token of a reader's session works, 1m to 1h; then refreshSession",
+			"how long the access token of a reader's session works, `1m` to `1h`; then `refreshSession`"},
 		{"comment-moderation", "COMMENT_MODERATION", val(&c.moderation, moderationHold),
 			"what happens to readers' comments: hold (pending until the post's author or an admin approves)\nor publish (at once); authors' comments are never held",
 			"readers' comments: `hold` (PENDING until the post's author or an admin approves them) or `publish` (at once); authors' comments are never held"},
@@ -554,6 +577,9 @@ func (c *config) check(stray []string) error {
 		if _, err := syndication.CheckSiteURL(c.siteURL); err != nil {
 			return err
 		}
+	}
+	if err := c.checkSignIn(); err != nil {
+		return err
 	}
 	if c.pprofAddr != "" {
 		if err := pprofserver.CheckAddr(c.pprofAddr); err != nil {

@@ -14,6 +14,10 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/dynamodbstreams v1.46.6
 	github.com/aws/smithy-go v1.28.8
 	github.com/aws/smithy-go/tracing/smithyoteltracing v1.0.4
+	// Readers' sign-in emails: go-mail sends them by SMTP; go-smtp is the
+	// SMTP server of the tests.
+	github.com/emersion/go-smtp v0.25.1
+	github.com/wneessen/go-mail v0.8.1
 	// bleve stays at this version until search/internal/segments is
 	// checked against another: that package reads bleve's scorch segments
 	// (index/scorch, scorch_segment_api, zap's OrInto), which carry no
@@ -125,6 +129,11 @@ require (
 require (
 	github.com/gosimple/slug v1.15.0
 	github.com/gosimple/unidecode v1.0.1 // indirect
+)
+
+require (
+	github.com/emersion/go-sasl v0.0.0-20241020182733-b788ff22d5a6 // indirect
+	golang.org/x/crypto v0.58.0 // indirect
 )
 
 tool (

@@ -35,6 +35,7 @@ import (
 	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/httpguard"
 	"github.com/blogql/blog/inflight"
+	"github.com/blogql/blog/mailer"
 	"github.com/blogql/blog/markdown"
 	"github.com/blogql/blog/playground"
 	"github.com/blogql/blog/pprofserver"
@@ -126,6 +127,21 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil || cfg.migrate == migrateOnly {
 		return err
 	}
+	// Readers' sessions are signed with the reader key, the table's when
+	// none is configured: the verifier takes it into the reader domain.
+	if cfg.readerSessionKey, err = readerSessionKey(ctx, cfg, store); err != nil {
+		return err
+	}
+	if verifier != nil {
+		if verifier, err = auth.NewVerifier(authConfig(cfg)); err != nil {
+			return err
+		}
+	}
+	mail, err := newMailWorker(cfg, store, logger)
+	if err != nil {
+		return err
+	}
+	go mail.Run(ctx)
 	w, err := newWorkers(ctx, cfg, db.config, store, tel, logger)
 	if err != nil {
 		return err
@@ -141,7 +157,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
-	a := api{store: store, verifier: verifier, devTokens: devTokens, tel: tel, workers: w, shutdown: make(chan struct{})}
+	a := api{store: store, verifier: verifier, devTokens: devTokens, tel: tel, workers: w, mail: mail, shutdown: make(chan struct{})}
 	handler, err := a.handler(ctx, cfg, ln.Addr(), logger)
 	if err != nil {
 		ln.Close()
@@ -299,6 +315,8 @@ type api struct {
 	devTokens bool
 	tel       *telemetry.Telemetry
 	workers   *workers
+	// mail sends the outbox's emails.
+	mail *mailer.Worker
 	// playgroundHeaders are the headers the playground prefills: the
 	// development admin's token, on loopback.
 	playgroundHeaders map[string]string
@@ -438,6 +456,10 @@ func authConfig(cfg *config) auth.Config {
 	ac.Reader = auth.ReaderConfig{JWKSURL: cfg.readerJWKSURL, Issuer: cfg.readerIssuer, Audience: cfg.readerAudience}
 	if cfg.readerSecret != "" {
 		ac.Reader.Secret = []byte(cfg.readerSecret)
+	}
+	if ac.Reader.Secret == nil && cfg.readerSessionKey != nil {
+		// The table's key of readers' sessions (signin.go).
+		ac.Reader.Secret = cfg.readerSessionKey
 	}
 	return ac
 }
@@ -669,6 +691,7 @@ func (a *api) graphQL(cfg *config, cors *httpguard.CORS, budget *inflight.Budget
 		Webhooks: w.hooks,
 		Search:   w.searcher,
 		Site:     graph.SiteDefaults{Title: cfg.siteTitle, Description: cfg.siteDescription, URL: cfg.siteURL, Paths: cfg.paths},
+		SignIn:   a.signInOptions(cfg),
 	})))
 	if a.devTokens {
 		h = httpguard.DevTokenOrigins(cors, h)

@@ -50,6 +50,9 @@ type Actor struct {
 	Name    string
 	Picture string
 	Expires time.Time
+	// Session is the id of the reader session a token of the reader key
+	// was issued for (its sid claim); empty for any other token.
+	Session string
 }
 
 // Anonymous reports whether the request came without a token.

@@ -20,6 +20,9 @@ type Claims struct {
 	Roles   []string `json:"roles,omitempty"`
 	Name    string   `json:"name,omitempty"`
 	Picture string   `json:"picture,omitempty"`
+	// SessionID names the reader session an access token was issued
+	// for (the sid claim of OpenID Connect's session management).
+	SessionID string `json:"sid,omitempty"`
 }
 
 // claimError says what is wrong with a token's claims, in words a client
@@ -48,7 +51,7 @@ func (c *Claims) UnmarshalJSON(b []byte) error {
 			return claimError(name + " must be a number of seconds")
 		}
 	}
-	for _, name := range []string{"sub", "iss", "jti"} {
+	for _, name := range []string{"sub", "iss", "jti", "sid"} {
 		if v, ok := raw[name]; ok && !is(v, str) {
 			return claimError(name + " must be a string")
 		}

@@ -263,6 +263,10 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Actor, error) {
 		}
 	}
 	a := Actor{ID: c.Subject, Roles: c.Roles, Name: c.Name, Picture: c.Picture}
+	if verified.readers {
+		// Only the reader key signs the server's reader sessions.
+		a.Session = c.SessionID
+	}
 	if c.ExpiresAt != nil {
 		a.Expires = c.ExpiresAt.Time
 	}

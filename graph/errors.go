@@ -60,6 +60,10 @@ var errorCodes = []struct {
 	{storage.ErrRateLimited, CodeRateLimited, retryAfter},
 	{storage.ErrDuplicateComment, CodeConflict, reason("DUPLICATE_COMMENT")},
 	{storage.ErrNotPending, CodeConflict, reason("NOT_PENDING")},
+	{storage.ErrSignInInvalid, CodeBadUserInput, reason("INVALID_SIGN_IN")},
+	{storage.ErrSignInLimited, CodeRateLimited, signInLimit},
+	{storage.ErrRefreshReused, CodeUnauthenticated, reason("REFRESH_TOKEN_REUSED")},
+	{storage.ErrSessionInvalid, CodeUnauthenticated, reason("INVALID_REFRESH_TOKEN")},
 	{search.ErrSlowQuery, CodeSlowQuery, nil},
 	{search.ErrBuilding, CodeIndexBuilding, nil},
 	{storage.ErrNotPostAuthor, CodeForbidden, nil},
@@ -114,6 +118,9 @@ func publicMessage(err, target error) string {
 	if rl, ok := errors.AsType[*storage.RateLimitError](err); ok {
 		return rl.Error()
 	}
+	if sl, ok := errors.AsType[*storage.SignInLimitError](err); ok {
+		return sl.Error()
+	}
 	if ge, ok := errors.AsType[*gqlerror.Error](err); ok {
 		// gqlgen wrapped the resolver's error with where it happened;
 		// its Error() would begin with that ("input:1:10: ..."), which the
@@ -125,7 +132,7 @@ func publicMessage(err, target error) string {
 	}
 	switch target {
 	case storage.ErrNotFound, storage.ErrVersionConflict, storage.ErrSlugTaken, storage.ErrAlreadyExists, storage.ErrIdempotencyMismatch,
-		storage.ErrDuplicateComment, storage.ErrNotPending:
+		storage.ErrDuplicateComment, storage.ErrNotPending, storage.ErrSignInInvalid, storage.ErrSessionInvalid, storage.ErrRefreshReused:
 		return target.Error()
 	}
 	return err.Error()
@@ -149,6 +156,14 @@ func currentVersion(err error, ext map[string]any) {
 func retryAfter(err error, ext map[string]any) {
 	if rl, ok := errors.AsType[*storage.RateLimitError](err); ok {
 		ext["retryAfter"] = int(rl.RetryAfter.Seconds())
+	}
+}
+
+// signInLimit says which sign-in limit refused an email (EMAIL or
+// CLIENT) and in whole seconds when to try again.
+func signInLimit(err error, ext map[string]any) {
+	if sl, ok := errors.AsType[*storage.SignInLimitError](err); ok {
+		ext["reason"], ext["retryAfter"] = sl.Limit, int(sl.RetryAfter.Seconds())
 	}
 }
 

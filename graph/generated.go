@@ -30,6 +30,7 @@ func NewExecutableSchema(cfg Config) graphql.ExecutableSchema {
 type Config = graphql.Config[ResolverRoot, DirectiveRoot, ComplexityRoot]
 
 type ResolverRoot interface {
+	Account() AccountResolver
 	ArchiveMonth() ArchiveMonthResolver
 	Author() AuthorResolver
 	Category() CategoryResolver
@@ -57,6 +58,14 @@ type DirectiveRoot struct {
 }
 
 type ComplexityRoot struct {
+	Account struct {
+		CreatedAt     func(childComplexity int) int
+		Email         func(childComplexity int) int
+		EmailVerified func(childComplexity int) int
+		ID            func(childComplexity int) int
+		Sessions      func(childComplexity int) int
+	}
+
 	AddCommentPayload struct {
 		Comment func(childComplexity int) int
 	}
@@ -280,6 +289,7 @@ type ComplexityRoot struct {
 		AddComment            func(childComplexity int, input model.AddCommentInput) int
 		AddPostToSeries       func(childComplexity int, input model.AddPostToSeriesInput) int
 		ApproveComment        func(childComplexity int, input model.ApproveCommentInput) int
+		CompleteSignIn        func(childComplexity int, input model.CompleteSignInInput) int
 		CreateAuthor          func(childComplexity int, input model.CreateAuthorInput) int
 		CreateCategory        func(childComplexity int, input model.CreateCategoryInput) int
 		CreatePage            func(childComplexity int, input model.CreatePageInput) int
@@ -298,12 +308,16 @@ type ComplexityRoot struct {
 		PublishPage           func(childComplexity int, input model.PublishPageInput) int
 		PublishPost           func(childComplexity int, input model.PublishPostInput) int
 		RedeliverWebhookEvent func(childComplexity int, input model.RedeliverWebhookEventInput) int
+		RefreshSession        func(childComplexity int, input model.RefreshSessionInput) int
 		RejectComment         func(childComplexity int, input model.RejectCommentInput) int
 		RemovePostFromSeries  func(childComplexity int, input model.RemovePostFromSeriesInput) int
 		RenameTag             func(childComplexity int, input model.RenameTagInput) int
+		RequestSignInLink     func(childComplexity int, input model.RequestSignInLinkInput) int
 		RestorePostRevision   func(childComplexity int, input model.RestorePostRevisionInput) int
+		RevokeSession         func(childComplexity int, input model.RevokeSessionInput) int
 		RotateWebhookSecret   func(childComplexity int, input model.RotateWebhookSecretInput) int
 		SetPostFeatured       func(childComplexity int, input model.SetPostFeaturedInput) int
+		SignOut               func(childComplexity int, input *model.SignOutInput) int
 		UnpublishPage         func(childComplexity int, input model.UnpublishPageInput) int
 		UnpublishPost         func(childComplexity int, input model.UnpublishPostInput) int
 		UpdateAuthor          func(childComplexity int, input model.UpdateAuthorInput) int
@@ -314,6 +328,21 @@ type ComplexityRoot struct {
 		UpdateSeries          func(childComplexity int, input model.UpdateSeriesInput) int
 		UpdateSite            func(childComplexity int, input model.UpdateSiteInput) int
 		UpdateWebhook         func(childComplexity int, input model.UpdateWebhookInput) int
+	}
+
+	OutboxEmail struct {
+		Attempts  func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		HTML      func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Kind      func(childComplexity int) int
+		LastError func(childComplexity int) int
+		SentAt    func(childComplexity int) int
+		State     func(childComplexity int) int
+		Subject   func(childComplexity int) int
+		Text      func(childComplexity int) int
+		To        func(childComplexity int) int
+		Transport func(childComplexity int) int
 	}
 
 	Page struct {
@@ -429,6 +458,7 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
+		Account         func(childComplexity int) int
 		AllSeries       func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Archive         func(childComplexity int, author *string, category *string, authorSlug *string) int
 		Author          func(childComplexity int, id *string, slug *string) int
@@ -439,6 +469,7 @@ type ComplexityRoot struct {
 		LiveCursor      func(childComplexity int) int
 		ModerationQueue func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Node            func(childComplexity int, id string) int
+		OutboxEmails    func(childComplexity int, first *int) int
 		Page            func(childComplexity int, id *string, slug *string) int
 		Pages           func(childComplexity int, first *int, after *string, last *int, before *string, drafts *bool) int
 		Post            func(childComplexity int, id *string, slug *string, previewToken *string) int
@@ -451,6 +482,22 @@ type ComplexityRoot struct {
 		Tags            func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Viewer          func(childComplexity int) int
 		Webhooks        func(childComplexity int) int
+	}
+
+	ReaderSession struct {
+		CreatedAt  func(childComplexity int) int
+		ID         func(childComplexity int) int
+		LastUsedAt func(childComplexity int) int
+		UserAgent  func(childComplexity int) int
+	}
+
+	ReaderSessionPayload struct {
+		AccessToken          func(childComplexity int) int
+		AccessTokenExpiresAt func(childComplexity int) int
+		Account              func(childComplexity int) int
+		RedirectTo           func(childComplexity int) int
+		RefreshToken         func(childComplexity int) int
+		Session              func(childComplexity int) int
 	}
 
 	RedeliverWebhookEventPayload struct {
@@ -474,6 +521,11 @@ type ComplexityRoot struct {
 		Edges      func(childComplexity int) int
 		PageInfo   func(childComplexity int) int
 		TotalCount func(childComplexity int) int
+	}
+
+	RequestSignInLinkPayload struct {
+		ExpiresAt func(childComplexity int) int
+		Sent      func(childComplexity int) int
 	}
 
 	RestorePostRevisionPayload struct {
@@ -567,6 +619,10 @@ type ComplexityRoot struct {
 
 	SetPostFeaturedPayload struct {
 		Post func(childComplexity int) int
+	}
+
+	SignOutPayload struct {
+		SessionID func(childComplexity int) int
 	}
 
 	Site struct {
@@ -700,6 +756,9 @@ type ComplexityRoot struct {
 
 // region    ************************** generated!.gotpl **************************
 
+type AccountResolver interface {
+	Sessions(ctx context.Context, obj *model.Account) ([]*model.ReaderSession, error)
+}
 type ArchiveMonthResolver interface {
 	Month(ctx context.Context, obj *storage.ArchiveMonth) (int, error)
 
@@ -791,6 +850,11 @@ type MutationResolver interface {
 	RemovePostFromSeries(ctx context.Context, input model.RemovePostFromSeriesInput) (*model.RemovePostFromSeriesPayload, error)
 	MoveSeriesPost(ctx context.Context, input model.MoveSeriesPostInput) (*model.MoveSeriesPostPayload, error)
 	RestorePostRevision(ctx context.Context, input model.RestorePostRevisionInput) (*model.RestorePostRevisionPayload, error)
+	RequestSignInLink(ctx context.Context, input model.RequestSignInLinkInput) (*model.RequestSignInLinkPayload, error)
+	CompleteSignIn(ctx context.Context, input model.CompleteSignInInput) (*model.ReaderSessionPayload, error)
+	RefreshSession(ctx context.Context, input model.RefreshSessionInput) (*model.ReaderSessionPayload, error)
+	SignOut(ctx context.Context, input *model.SignOutInput) (*model.SignOutPayload, error)
+	RevokeSession(ctx context.Context, input model.RevokeSessionInput) (*model.SignOutPayload, error)
 }
 type PageResolver interface {
 	ID(ctx context.Context, obj *storage.SitePage) (string, error)
@@ -856,6 +920,8 @@ type QueryResolver interface {
 	FeaturedPosts(ctx context.Context, first *int, after *string, last *int, before *string) (*model.PostConnection, error)
 	Series(ctx context.Context, slug string) (*storage.Series, error)
 	AllSeries(ctx context.Context, first *int, after *string, last *int, before *string) (*model.SeriesConnection, error)
+	Account(ctx context.Context) (*model.Account, error)
+	OutboxEmails(ctx context.Context, first *int) ([]*model.OutboxEmail, error)
 }
 type RevisionResolver interface {
 	ID(ctx context.Context, obj *storage.Revision) (string, error)
@@ -940,6 +1006,37 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 	ec := newExecutionContext(nil, e, nil)
 	_ = ec
 	switch typeName + "." + field {
+
+	case "Account.createdAt":
+		if e.ComplexityRoot.Account.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.CreatedAt(childComplexity), true
+	case "Account.email":
+		if e.ComplexityRoot.Account.Email == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.Email(childComplexity), true
+	case "Account.emailVerified":
+		if e.ComplexityRoot.Account.EmailVerified == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.EmailVerified(childComplexity), true
+	case "Account.id":
+		if e.ComplexityRoot.Account.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.ID(childComplexity), true
+	case "Account.sessions":
+		if e.ComplexityRoot.Account.Sessions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Account.Sessions(childComplexity), true
 
 	case "AddCommentPayload.comment":
 		if e.ComplexityRoot.AddCommentPayload.Comment == nil {
@@ -1723,6 +1820,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ApproveComment(childComplexity, args["input"].(model.ApproveCommentInput)), true
+	case "Mutation.completeSignIn":
+		if e.ComplexityRoot.Mutation.CompleteSignIn == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_completeSignIn_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CompleteSignIn(childComplexity, args["input"].(model.CompleteSignInInput)), true
 	case "Mutation.createAuthor":
 		if e.ComplexityRoot.Mutation.CreateAuthor == nil {
 			break
@@ -1921,6 +2029,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RedeliverWebhookEvent(childComplexity, args["input"].(model.RedeliverWebhookEventInput)), true
+	case "Mutation.refreshSession":
+		if e.ComplexityRoot.Mutation.RefreshSession == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_refreshSession_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RefreshSession(childComplexity, args["input"].(model.RefreshSessionInput)), true
 	case "Mutation.rejectComment":
 		if e.ComplexityRoot.Mutation.RejectComment == nil {
 			break
@@ -1954,6 +2073,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RenameTag(childComplexity, args["input"].(model.RenameTagInput)), true
+	case "Mutation.requestSignInLink":
+		if e.ComplexityRoot.Mutation.RequestSignInLink == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_requestSignInLink_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RequestSignInLink(childComplexity, args["input"].(model.RequestSignInLinkInput)), true
 	case "Mutation.restorePostRevision":
 		if e.ComplexityRoot.Mutation.RestorePostRevision == nil {
 			break
@@ -1965,6 +2095,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RestorePostRevision(childComplexity, args["input"].(model.RestorePostRevisionInput)), true
+	case "Mutation.revokeSession":
+		if e.ComplexityRoot.Mutation.RevokeSession == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_revokeSession_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RevokeSession(childComplexity, args["input"].(model.RevokeSessionInput)), true
 	case "Mutation.rotateWebhookSecret":
 		if e.ComplexityRoot.Mutation.RotateWebhookSecret == nil {
 			break
@@ -1987,6 +2128,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SetPostFeatured(childComplexity, args["input"].(model.SetPostFeaturedInput)), true
+	case "Mutation.signOut":
+		if e.ComplexityRoot.Mutation.SignOut == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_signOut_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SignOut(childComplexity, args["input"].(*model.SignOutInput)), true
 	case "Mutation.unpublishPage":
 		if e.ComplexityRoot.Mutation.UnpublishPage == nil {
 			break
@@ -2097,6 +2249,79 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateWebhook(childComplexity, args["input"].(model.UpdateWebhookInput)), true
+
+	case "OutboxEmail.attempts":
+		if e.ComplexityRoot.OutboxEmail.Attempts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OutboxEmail.Attempts(childComplexity), true
+	case "OutboxEmail.createdAt":
+		if e.ComplexityRoot.OutboxEmail.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OutboxEmail.CreatedAt(childComplexity), true
+	case "OutboxEmail.html":
+		if e.ComplexityRoot.OutboxEmail.HTML == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OutboxEmail.HTML(childComplexity), true
+	case "OutboxEmail.id":
+		if e.ComplexityRoot.OutboxEmail.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OutboxEmail.ID(childComplexity), true
+	case "OutboxEmail.kind":
+		if e.ComplexityRoot.OutboxEmail.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OutboxEmail.Kind(childComplexity), true
+	case "OutboxEmail.lastError":
+		if e.ComplexityRoot.OutboxEmail.LastError == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OutboxEmail.LastError(childComplexity), true
+	case "OutboxEmail.sentAt":
+		if e.ComplexityRoot.OutboxEmail.SentAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OutboxEmail.SentAt(childComplexity), true
+	case "OutboxEmail.state":
+		if e.ComplexityRoot.OutboxEmail.State == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OutboxEmail.State(childComplexity), true
+	case "OutboxEmail.subject":
+		if e.ComplexityRoot.OutboxEmail.Subject == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OutboxEmail.Subject(childComplexity), true
+	case "OutboxEmail.text":
+		if e.ComplexityRoot.OutboxEmail.Text == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OutboxEmail.Text(childComplexity), true
+	case "OutboxEmail.to":
+		if e.ComplexityRoot.OutboxEmail.To == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OutboxEmail.To(childComplexity), true
+	case "OutboxEmail.transport":
+		if e.ComplexityRoot.OutboxEmail.Transport == nil {
+			break
+		}
+
+		return e.ComplexityRoot.OutboxEmail.Transport(childComplexity), true
 
 	case "Page.body":
 		if e.ComplexityRoot.Page.Body == nil {
@@ -2591,6 +2816,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PublishPostPayload.Post(childComplexity), true
 
+	case "Query.account":
+		if e.ComplexityRoot.Query.Account == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.Account(childComplexity), true
 	case "Query.allSeries":
 		if e.ComplexityRoot.Query.AllSeries == nil {
 			break
@@ -2692,6 +2923,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Node(childComplexity, args["id"].(string)), true
+	case "Query.outboxEmails":
+		if e.ComplexityRoot.Query.OutboxEmails == nil {
+			break
+		}
+
+		args, err := ec.field_Query_outboxEmails_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.OutboxEmails(childComplexity, args["first"].(*int)), true
 	case "Query.page":
 		if e.ComplexityRoot.Query.Page == nil {
 			break
@@ -2810,6 +3052,68 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.Webhooks(childComplexity), true
 
+	case "ReaderSession.createdAt":
+		if e.ComplexityRoot.ReaderSession.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReaderSession.CreatedAt(childComplexity), true
+	case "ReaderSession.id":
+		if e.ComplexityRoot.ReaderSession.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReaderSession.ID(childComplexity), true
+	case "ReaderSession.lastUsedAt":
+		if e.ComplexityRoot.ReaderSession.LastUsedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReaderSession.LastUsedAt(childComplexity), true
+	case "ReaderSession.userAgent":
+		if e.ComplexityRoot.ReaderSession.UserAgent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReaderSession.UserAgent(childComplexity), true
+
+	case "ReaderSessionPayload.accessToken":
+		if e.ComplexityRoot.ReaderSessionPayload.AccessToken == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReaderSessionPayload.AccessToken(childComplexity), true
+	case "ReaderSessionPayload.accessTokenExpiresAt":
+		if e.ComplexityRoot.ReaderSessionPayload.AccessTokenExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReaderSessionPayload.AccessTokenExpiresAt(childComplexity), true
+	case "ReaderSessionPayload.account":
+		if e.ComplexityRoot.ReaderSessionPayload.Account == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReaderSessionPayload.Account(childComplexity), true
+	case "ReaderSessionPayload.redirectTo":
+		if e.ComplexityRoot.ReaderSessionPayload.RedirectTo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReaderSessionPayload.RedirectTo(childComplexity), true
+	case "ReaderSessionPayload.refreshToken":
+		if e.ComplexityRoot.ReaderSessionPayload.RefreshToken == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReaderSessionPayload.RefreshToken(childComplexity), true
+	case "ReaderSessionPayload.session":
+		if e.ComplexityRoot.ReaderSessionPayload.Session == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReaderSessionPayload.Session(childComplexity), true
+
 	case "RedeliverWebhookEventPayload.delivery":
 		if e.ComplexityRoot.RedeliverWebhookEventPayload.Delivery == nil {
 			break
@@ -2862,6 +3166,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.ReplyConnection.TotalCount(childComplexity), true
+
+	case "RequestSignInLinkPayload.expiresAt":
+		if e.ComplexityRoot.RequestSignInLinkPayload.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RequestSignInLinkPayload.ExpiresAt(childComplexity), true
+	case "RequestSignInLinkPayload.sent":
+		if e.ComplexityRoot.RequestSignInLinkPayload.Sent == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RequestSignInLinkPayload.Sent(childComplexity), true
 
 	case "RestorePostRevisionPayload.post":
 		if e.ComplexityRoot.RestorePostRevisionPayload.Post == nil {
@@ -3192,6 +3509,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.SetPostFeaturedPayload.Post(childComplexity), true
+
+	case "SignOutPayload.sessionId":
+		if e.ComplexityRoot.SignOutPayload.SessionID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SignOutPayload.SessionID(childComplexity), true
 
 	case "Site.description":
 		if e.ComplexityRoot.Site.Description == nil {
@@ -3661,6 +3985,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("AddCommentInput", ec.unmarshalInputAddCommentInput),
 			graphql.NewInputUnmarshaler("AddPostToSeriesInput", ec.unmarshalInputAddPostToSeriesInput),
 			graphql.NewInputUnmarshaler("ApproveCommentInput", ec.unmarshalInputApproveCommentInput),
+			graphql.NewInputUnmarshaler("CompleteSignInInput", ec.unmarshalInputCompleteSignInInput),
 			graphql.NewInputUnmarshaler("CreateAuthorInput", ec.unmarshalInputCreateAuthorInput),
 			graphql.NewInputUnmarshaler("CreateCategoryInput", ec.unmarshalInputCreateCategoryInput),
 			graphql.NewInputUnmarshaler("CreatePageInput", ec.unmarshalInputCreatePageInput),
@@ -3683,13 +4008,17 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("PublishPageInput", ec.unmarshalInputPublishPageInput),
 			graphql.NewInputUnmarshaler("PublishPostInput", ec.unmarshalInputPublishPostInput),
 			graphql.NewInputUnmarshaler("RedeliverWebhookEventInput", ec.unmarshalInputRedeliverWebhookEventInput),
+			graphql.NewInputUnmarshaler("RefreshSessionInput", ec.unmarshalInputRefreshSessionInput),
 			graphql.NewInputUnmarshaler("RejectCommentInput", ec.unmarshalInputRejectCommentInput),
 			graphql.NewInputUnmarshaler("RemovePostFromSeriesInput", ec.unmarshalInputRemovePostFromSeriesInput),
 			graphql.NewInputUnmarshaler("RenameTagInput", ec.unmarshalInputRenameTagInput),
+			graphql.NewInputUnmarshaler("RequestSignInLinkInput", ec.unmarshalInputRequestSignInLinkInput),
 			graphql.NewInputUnmarshaler("RestorePostRevisionInput", ec.unmarshalInputRestorePostRevisionInput),
+			graphql.NewInputUnmarshaler("RevokeSessionInput", ec.unmarshalInputRevokeSessionInput),
 			graphql.NewInputUnmarshaler("RotateWebhookSecretInput", ec.unmarshalInputRotateWebhookSecretInput),
 			graphql.NewInputUnmarshaler("SeoInput", ec.unmarshalInputSeoInput),
 			graphql.NewInputUnmarshaler("SetPostFeaturedInput", ec.unmarshalInputSetPostFeaturedInput),
+			graphql.NewInputUnmarshaler("SignOutInput", ec.unmarshalInputSignOutInput),
 			graphql.NewInputUnmarshaler("SocialAccountInput", ec.unmarshalInputSocialAccountInput),
 			graphql.NewInputUnmarshaler("UnpublishPageInput", ec.unmarshalInputUnpublishPageInput),
 			graphql.NewInputUnmarshaler("UnpublishPostInput", ec.unmarshalInputUnpublishPostInput),
@@ -6319,6 +6648,222 @@ type UpdateSitePayload {
   "The settings as updated."
   site: Site!
 }
+
+# Readers' sign-in and sessions (docs/authentication.md, "Signing readers in").
+
+extend type Query {
+  """
+  The platform account of the reader whose session token the request
+  carries (` + "`" + `completeSignIn` + "`" + `), with its sessions; null without one.
+  """
+  account: Account
+  """
+  The newest emails of the outbox, newest first: what was sent, what waits
+  and what failed, and why. With no SMTP configured the emails stay in
+  this local outbox, bodies included, for an admin to read; sent by SMTP,
+  they keep their headers only. Admins only. ` + "`" + `first` + "`" + `: 1 to 100, 20 by
+  default.
+  """
+  outboxEmails(
+    "How many emails, 1 to 100."
+    first: Int = 20
+  ): [OutboxEmail!]!
+}
+
+extend type Mutation {
+  """
+  Emails a sign-in link and code to ` + "`" + `input.email` + "`" + `, whether or not it has an
+  account (the answer is the same either way). Anonymous. Limited to 5
+  emails an hour to one address and a number of addresses an hour from one
+  client: past either, ` + "`" + `RATE_LIMITED` + "`" + ` with ` + "`" + `extensions.reason` + "`" + ` (` + "`" + `EMAIL` + "`" + ` or
+  ` + "`" + `CLIENT` + "`" + `) and ` + "`" + `retryAfter` + "`" + `. A malformed address, or a ` + "`" + `redirectTo` + "`" + ` of an
+  origin the server does not serve, is ` + "`" + `BAD_USER_INPUT` + "`" + `.
+  """
+  requestSignInLink(
+    "The requestSignInLink's input."
+    input: RequestSignInLinkInput!
+  ): RequestSignInLinkPayload!
+  """
+  Completes a sign-in with the link's token, or with the address and the
+  emailed code, once: it returns a new session, and makes the reader's
+  account on their first sign-in. A token or code that is unknown, expired
+  or used is ` + "`" + `BAD_USER_INPUT` + "`" + ` (` + "`" + `extensions.reason` + "`" + `: ` + "`" + `INVALID_SIGN_IN` + "`" + `).
+  """
+  completeSignIn(
+    "The completeSignIn's input."
+    input: CompleteSignInInput!
+  ): ReaderSessionPayload!
+  """
+  Exchanges a session's refresh token for a new access token and a new
+  refresh token; the old one stops working. An old refresh token used
+  again revokes the session (` + "`" + `UNAUTHENTICATED` + "`" + `, ` + "`" + `extensions.reason` + "`" + `:
+  ` + "`" + `REFRESH_TOKEN_REUSED` + "`" + `).
+  """
+  refreshSession(
+    "The refreshSession's input."
+    input: RefreshSessionInput!
+  ): ReaderSessionPayload!
+  """
+  Ends the session of the request's access token, or of ` + "`" + `input.refreshToken` + "`" + `.
+  Its access tokens work until they expire (minutes), its refresh token no
+  more.
+  """
+  signOut(
+    "Which session to end; omitted: the request's."
+    input: SignOutInput
+  ): SignOutPayload!
+  """
+  Revokes one of the signed-in reader's sessions (` + "`" + `account.sessions` + "`" + `):
+  its refresh token stops working. Another's or an unknown session is
+  ` + "`" + `NOT_FOUND` + "`" + `.
+  """
+  revokeSession(
+    "The revokeSession's input."
+    input: RevokeSessionInput!
+  ): SignOutPayload!
+}
+
+"""
+A reader's platform account: one for every publication of the platform.
+"""
+type Account {
+  "The account's id: the ` + "`" + `sub` + "`" + ` of its access tokens, the reader id of its comments."
+  id: ID!
+  "The address it signs in with, lower case."
+  email: String!
+  "Whether the address was proven by a sign-in link or code: always, for an account made by signing in."
+  emailVerified: Boolean!
+  "When the account was made: its first sign-in."
+  createdAt: DateTime!
+  "The account's live sessions, oldest first."
+  sessions: [ReaderSession!]!
+}
+
+"""
+A signed-in device of a reader.
+"""
+type ReaderSession {
+  "The session's id, for ` + "`" + `revokeSession` + "`" + `."
+  id: ID!
+  "When it was signed in."
+  createdAt: DateTime!
+  "When its refresh token was last exchanged (or it was signed in)."
+  lastUsedAt: DateTime!
+  "The User-Agent it signed in with, at most 256 characters."
+  userAgent: String
+}
+
+"""
+The input of ` + "`" + `requestSignInLink` + "`" + `.
+"""
+input RequestSignInLinkInput {
+  "The address to send the link to."
+  email: String!
+  "The page the link opens, with ` + "`" + `token` + "`" + ` added to its query: an absolute URL of the site's origin or of an origin the server allows (` + "`" + `-cors-origins` + "`" + `)."
+  redirectTo: String!
+}
+
+"""
+The result of ` + "`" + `requestSignInLink` + "`" + `: the same whether or not the address has an account.
+"""
+type RequestSignInLinkPayload {
+  "Always true: an email is on its way."
+  sent: Boolean!
+  "When the link and code stop working."
+  expiresAt: DateTime!
+}
+
+"""
+The input of ` + "`" + `completeSignIn` + "`" + `: the link's ` + "`" + `token` + "`" + `, or the ` + "`" + `email` + "`" + ` and its ` + "`" + `code` + "`" + `.
+"""
+input CompleteSignInInput {
+  "The ` + "`" + `token` + "`" + ` of the sign-in link's query."
+  token: String
+  "The address the code was sent to."
+  email: String
+  "The code of the email."
+  code: String
+}
+
+"""
+The input of ` + "`" + `refreshSession` + "`" + `.
+"""
+input RefreshSessionInput {
+  "The session's current refresh token."
+  refreshToken: String!
+}
+
+"""
+The input of ` + "`" + `signOut` + "`" + `.
+"""
+input SignOutInput {
+  "The refresh token of the session to end; omitted: the session of the request's access token."
+  refreshToken: String
+}
+
+"""
+The input of ` + "`" + `revokeSession` + "`" + `.
+"""
+input RevokeSessionInput {
+  "The session's id (` + "`" + `ReaderSession.id` + "`" + `)."
+  id: ID!
+}
+
+"""
+A reader's session as a sign-in or a refresh gives it.
+"""
+type ReaderSessionPayload {
+  "A JWT of the reader, signed with the reader key: send it as ` + "`" + `Authorization: Bearer <token>` + "`" + `."
+  accessToken: String!
+  "When the access token expires: then ` + "`" + `refreshSession` + "`" + `."
+  accessTokenExpiresAt: DateTime!
+  "The opaque token ` + "`" + `refreshSession` + "`" + ` takes, once. Keep it secret (an HttpOnly cookie)."
+  refreshToken: String!
+  "The session."
+  session: ReaderSession!
+  "The reader's account."
+  account: Account!
+  "The ` + "`" + `redirectTo` + "`" + ` of the sign-in request; null on a refresh."
+  redirectTo: String
+}
+
+"""
+The result of ` + "`" + `signOut` + "`" + ` and ` + "`" + `revokeSession` + "`" + `.
+"""
+type SignOutPayload {
+  "The id of the session that ended."
+  sessionId: ID!
+}
+
+"""
+An email of the outbox.
+"""
+type OutboxEmail {
+  "The email's id."
+  id: ID!
+  "The recipient."
+  to: String!
+  "The subject."
+  subject: String!
+  "What it is for: ` + "`" + `sign-in` + "`" + `."
+  kind: String!
+  "` + "`" + `PENDING` + "`" + `, ` + "`" + `SENT` + "`" + ` or ` + "`" + `FAILED` + "`" + `."
+  state: String!
+  "How it went: ` + "`" + `smtp` + "`" + `, or ` + "`" + `local` + "`" + ` (the local outbox); null while pending."
+  transport: String
+  "The plain-text part; null once sent by SMTP or failed."
+  text: String
+  "The HTML part; null once sent by SMTP or failed."
+  html: String
+  "The attempts made."
+  attempts: Int!
+  "Why the last attempt failed, when it did."
+  lastError: String
+  "When it was enqueued."
+  createdAt: DateTime!
+  "When it was sent."
+  sentAt: DateTime
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -6326,6 +6871,22 @@ var parsedSchema = gqlparser.MustLoadSchema(sources...)
 // childFields_* functions provide shared child field context lookups.
 // Each function is generated once per unique object type, deduplicating the
 // switch statements that were previously inlined in every fieldContext_* function.
+
+func (ec *executionContext) childFields_Account(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Account_id(ctx, field)
+	case "email":
+		return ec.fieldContext_Account_email(ctx, field)
+	case "emailVerified":
+		return ec.fieldContext_Account_emailVerified(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Account_createdAt(ctx, field)
+	case "sessions":
+		return ec.fieldContext_Account_sessions(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Account", field.Name)
+}
 
 func (ec *executionContext) childFields_AddCommentPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
@@ -6765,6 +7326,36 @@ func (ec *executionContext) childFields_MoveSeriesPostPayload(ctx context.Contex
 	return nil, fmt.Errorf("no field named %q was found under type MoveSeriesPostPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_OutboxEmail(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_OutboxEmail_id(ctx, field)
+	case "to":
+		return ec.fieldContext_OutboxEmail_to(ctx, field)
+	case "subject":
+		return ec.fieldContext_OutboxEmail_subject(ctx, field)
+	case "kind":
+		return ec.fieldContext_OutboxEmail_kind(ctx, field)
+	case "state":
+		return ec.fieldContext_OutboxEmail_state(ctx, field)
+	case "transport":
+		return ec.fieldContext_OutboxEmail_transport(ctx, field)
+	case "text":
+		return ec.fieldContext_OutboxEmail_text(ctx, field)
+	case "html":
+		return ec.fieldContext_OutboxEmail_html(ctx, field)
+	case "attempts":
+		return ec.fieldContext_OutboxEmail_attempts(ctx, field)
+	case "lastError":
+		return ec.fieldContext_OutboxEmail_lastError(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_OutboxEmail_createdAt(ctx, field)
+	case "sentAt":
+		return ec.fieldContext_OutboxEmail_sentAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type OutboxEmail", field.Name)
+}
+
 func (ec *executionContext) childFields_Page(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -6989,6 +7580,38 @@ func (ec *executionContext) childFields_PublishPostPayload(ctx context.Context, 
 	return nil, fmt.Errorf("no field named %q was found under type PublishPostPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_ReaderSession(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_ReaderSession_id(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_ReaderSession_createdAt(ctx, field)
+	case "lastUsedAt":
+		return ec.fieldContext_ReaderSession_lastUsedAt(ctx, field)
+	case "userAgent":
+		return ec.fieldContext_ReaderSession_userAgent(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReaderSession", field.Name)
+}
+
+func (ec *executionContext) childFields_ReaderSessionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "accessToken":
+		return ec.fieldContext_ReaderSessionPayload_accessToken(ctx, field)
+	case "accessTokenExpiresAt":
+		return ec.fieldContext_ReaderSessionPayload_accessTokenExpiresAt(ctx, field)
+	case "refreshToken":
+		return ec.fieldContext_ReaderSessionPayload_refreshToken(ctx, field)
+	case "session":
+		return ec.fieldContext_ReaderSessionPayload_session(ctx, field)
+	case "account":
+		return ec.fieldContext_ReaderSessionPayload_account(ctx, field)
+	case "redirectTo":
+		return ec.fieldContext_ReaderSessionPayload_redirectTo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReaderSessionPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_RedeliverWebhookEventPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "delivery":
@@ -7033,6 +7656,16 @@ func (ec *executionContext) childFields_ReplyConnection(ctx context.Context, fie
 		return ec.fieldContext_ReplyConnection_totalCount(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type ReplyConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_RequestSignInLinkPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "sent":
+		return ec.fieldContext_RequestSignInLinkPayload_sent(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_RequestSignInLinkPayload_expiresAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RequestSignInLinkPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_RestorePostRevisionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7219,6 +7852,14 @@ func (ec *executionContext) childFields_SetPostFeaturedPayload(ctx context.Conte
 		return ec.fieldContext_SetPostFeaturedPayload_post(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SetPostFeaturedPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_SignOutPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "sessionId":
+		return ec.fieldContext_SignOutPayload_sessionId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SignOutPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_Site(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7843,6 +8484,20 @@ func (ec *executionContext) field_Mutation_approveComment_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_completeSignIn_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CompleteSignInInput, error) {
+			return ec.unmarshalNCompleteSignInInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCompleteSignInInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createAuthor_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -8095,6 +8750,20 @@ func (ec *executionContext) field_Mutation_redeliverWebhookEvent_args(ctx contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_refreshSession_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RefreshSessionInput, error) {
+			return ec.unmarshalNRefreshSessionInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRefreshSessionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_rejectComment_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -8137,12 +8806,40 @@ func (ec *executionContext) field_Mutation_renameTag_args(ctx context.Context, r
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_requestSignInLink_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RequestSignInLinkInput, error) {
+			return ec.unmarshalNRequestSignInLinkInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRequestSignInLinkInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_restorePostRevision_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.RestorePostRevisionInput, error) {
 			return ec.unmarshalNRestorePostRevisionInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRestorePostRevisionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_revokeSession_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RevokeSessionInput, error) {
+			return ec.unmarshalNRevokeSessionInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRevokeSessionInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -8171,6 +8868,20 @@ func (ec *executionContext) field_Mutation_setPostFeatured_args(ctx context.Cont
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.SetPostFeaturedInput, error) {
 			return ec.unmarshalNSetPostFeaturedInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSetPostFeaturedInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_signOut_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (*model.SignOutInput, error) {
+			return ec.unmarshalOSignOutInput2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSignOutInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -8688,6 +9399,20 @@ func (ec *executionContext) field_Query_node_args(ctx context.Context, rawArgs m
 		return nil, err
 	}
 	args["id"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_outboxEmails_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
 	return args, nil
 }
 
@@ -9326,6 +10051,130 @@ func (ec *executionContext) field___Type_inputFields_args(ctx context.Context, r
 // endregion ***************************** args.gotpl *****************************
 
 // region    **************************** field.gotpl *****************************
+
+func (ec *executionContext) _Account_id(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Account_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Account_email(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_email(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Email, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Account_email(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, "String")
+}
+
+func (ec *executionContext) _Account_emailVerified(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_emailVerified(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EmailVerified, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Account_emailVerified(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Account_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Account_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Account", field, false, false, "DateTime")
+}
+
+func (ec *executionContext) _Account_sessions(ctx context.Context, field graphql.CollectedField, obj *model.Account) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Account_sessions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Account().Sessions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ReaderSession) graphql.Marshaler {
+			return ec.marshalNReaderSession2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReaderSessionᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Account_sessions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Account",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReaderSession(ctx, field)
+		},
+	}
+	return fc, nil
+}
 
 func (ec *executionContext) _AddCommentPayload_comment(ctx context.Context, field graphql.CollectedField, obj *model.AddCommentPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
@@ -14045,6 +14894,502 @@ func (ec *executionContext) fieldContext_Mutation_restorePostRevision(ctx contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_requestSignInLink(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_requestSignInLink(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RequestSignInLink(ctx, fc.Args["input"].(model.RequestSignInLinkInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RequestSignInLinkPayload) graphql.Marshaler {
+			return ec.marshalNRequestSignInLinkPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRequestSignInLinkPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_requestSignInLink(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RequestSignInLinkPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_requestSignInLink_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_completeSignIn(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_completeSignIn(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CompleteSignIn(ctx, fc.Args["input"].(model.CompleteSignInInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ReaderSessionPayload) graphql.Marshaler {
+			return ec.marshalNReaderSessionPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReaderSessionPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_completeSignIn(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReaderSessionPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_completeSignIn_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_refreshSession(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_refreshSession(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RefreshSession(ctx, fc.Args["input"].(model.RefreshSessionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ReaderSessionPayload) graphql.Marshaler {
+			return ec.marshalNReaderSessionPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReaderSessionPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_refreshSession(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReaderSessionPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_refreshSession_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_signOut(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_signOut(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SignOut(ctx, fc.Args["input"].(*model.SignOutInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SignOutPayload) graphql.Marshaler {
+			return ec.marshalNSignOutPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSignOutPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_signOut(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SignOutPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_signOut_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_revokeSession(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_revokeSession(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RevokeSession(ctx, fc.Args["input"].(model.RevokeSessionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SignOutPayload) graphql.Marshaler {
+			return ec.marshalNSignOutPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSignOutPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_revokeSession(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SignOutPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_revokeSession_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _OutboxEmail_id(ctx context.Context, field graphql.CollectedField, obj *model.OutboxEmail) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OutboxEmail_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OutboxEmail_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OutboxEmail", field, false, false, "ID")
+}
+
+func (ec *executionContext) _OutboxEmail_to(ctx context.Context, field graphql.CollectedField, obj *model.OutboxEmail) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OutboxEmail_to(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.To, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OutboxEmail_to(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OutboxEmail", field, false, false, "String")
+}
+
+func (ec *executionContext) _OutboxEmail_subject(ctx context.Context, field graphql.CollectedField, obj *model.OutboxEmail) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OutboxEmail_subject(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Subject, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OutboxEmail_subject(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OutboxEmail", field, false, false, "String")
+}
+
+func (ec *executionContext) _OutboxEmail_kind(ctx context.Context, field graphql.CollectedField, obj *model.OutboxEmail) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OutboxEmail_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OutboxEmail_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OutboxEmail", field, false, false, "String")
+}
+
+func (ec *executionContext) _OutboxEmail_state(ctx context.Context, field graphql.CollectedField, obj *model.OutboxEmail) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OutboxEmail_state(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.State, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OutboxEmail_state(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OutboxEmail", field, false, false, "String")
+}
+
+func (ec *executionContext) _OutboxEmail_transport(ctx context.Context, field graphql.CollectedField, obj *model.OutboxEmail) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OutboxEmail_transport(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Transport, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OutboxEmail_transport(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OutboxEmail", field, false, false, "String")
+}
+
+func (ec *executionContext) _OutboxEmail_text(ctx context.Context, field graphql.CollectedField, obj *model.OutboxEmail) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OutboxEmail_text(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Text, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OutboxEmail_text(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OutboxEmail", field, false, false, "String")
+}
+
+func (ec *executionContext) _OutboxEmail_html(ctx context.Context, field graphql.CollectedField, obj *model.OutboxEmail) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OutboxEmail_html(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.HTML, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OutboxEmail_html(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OutboxEmail", field, false, false, "String")
+}
+
+func (ec *executionContext) _OutboxEmail_attempts(ctx context.Context, field graphql.CollectedField, obj *model.OutboxEmail) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OutboxEmail_attempts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Attempts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OutboxEmail_attempts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OutboxEmail", field, false, false, "Int")
+}
+
+func (ec *executionContext) _OutboxEmail_lastError(ctx context.Context, field graphql.CollectedField, obj *model.OutboxEmail) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OutboxEmail_lastError(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastError, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OutboxEmail_lastError(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OutboxEmail", field, false, false, "String")
+}
+
+func (ec *executionContext) _OutboxEmail_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.OutboxEmail) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OutboxEmail_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_OutboxEmail_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OutboxEmail", field, false, false, "DateTime")
+}
+
+func (ec *executionContext) _OutboxEmail_sentAt(ctx context.Context, field graphql.CollectedField, obj *model.OutboxEmail) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_OutboxEmail_sentAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SentAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *time.Time) graphql.Marshaler {
+			return ec.marshalODateTime2ᚖtimeᚐTime(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_OutboxEmail_sentAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("OutboxEmail", field, false, false, "DateTime")
+}
+
 func (ec *executionContext) _Page_id(ctx context.Context, field graphql.CollectedField, obj *storage.SitePage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17040,6 +18385,82 @@ func (ec *executionContext) fieldContext_Query_allSeries(ctx context.Context, fi
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_account(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_account(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().Account(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Account) graphql.Marshaler {
+			return ec.marshalOAccount2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐAccount(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_account(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Account(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_outboxEmails(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_outboxEmails(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().OutboxEmails(ctx, fc.Args["first"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.OutboxEmail) graphql.Marshaler {
+			return ec.marshalNOutboxEmail2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐOutboxEmailᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_outboxEmails(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_OutboxEmail(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_outboxEmails_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17114,6 +18535,254 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _ReaderSession_id(ctx context.Context, field graphql.CollectedField, obj *model.ReaderSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReaderSession_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReaderSession_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReaderSession", field, false, false, "ID")
+}
+
+func (ec *executionContext) _ReaderSession_createdAt(ctx context.Context, field graphql.CollectedField, obj *model.ReaderSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReaderSession_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReaderSession_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReaderSession", field, false, false, "DateTime")
+}
+
+func (ec *executionContext) _ReaderSession_lastUsedAt(ctx context.Context, field graphql.CollectedField, obj *model.ReaderSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReaderSession_lastUsedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastUsedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReaderSession_lastUsedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReaderSession", field, false, false, "DateTime")
+}
+
+func (ec *executionContext) _ReaderSession_userAgent(ctx context.Context, field graphql.CollectedField, obj *model.ReaderSession) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReaderSession_userAgent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UserAgent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ReaderSession_userAgent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReaderSession", field, false, false, "String")
+}
+
+func (ec *executionContext) _ReaderSessionPayload_accessToken(ctx context.Context, field graphql.CollectedField, obj *model.ReaderSessionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReaderSessionPayload_accessToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AccessToken, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReaderSessionPayload_accessToken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReaderSessionPayload", field, false, false, "String")
+}
+
+func (ec *executionContext) _ReaderSessionPayload_accessTokenExpiresAt(ctx context.Context, field graphql.CollectedField, obj *model.ReaderSessionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReaderSessionPayload_accessTokenExpiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AccessTokenExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReaderSessionPayload_accessTokenExpiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReaderSessionPayload", field, false, false, "DateTime")
+}
+
+func (ec *executionContext) _ReaderSessionPayload_refreshToken(ctx context.Context, field graphql.CollectedField, obj *model.ReaderSessionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReaderSessionPayload_refreshToken(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RefreshToken, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReaderSessionPayload_refreshToken(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReaderSessionPayload", field, false, false, "String")
+}
+
+func (ec *executionContext) _ReaderSessionPayload_session(ctx context.Context, field graphql.CollectedField, obj *model.ReaderSessionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReaderSessionPayload_session(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Session, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ReaderSession) graphql.Marshaler {
+			return ec.marshalNReaderSession2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReaderSession(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReaderSessionPayload_session(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReaderSessionPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReaderSession(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReaderSessionPayload_account(ctx context.Context, field graphql.CollectedField, obj *model.ReaderSessionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReaderSessionPayload_account(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Account, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Account) graphql.Marshaler {
+			return ec.marshalNAccount2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐAccount(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReaderSessionPayload_account(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReaderSessionPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Account(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReaderSessionPayload_redirectTo(ctx context.Context, field graphql.CollectedField, obj *model.ReaderSessionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReaderSessionPayload_redirectTo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.RedirectTo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ReaderSessionPayload_redirectTo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReaderSessionPayload", field, false, false, "String")
 }
 
 func (ec *executionContext) _RedeliverWebhookEventPayload_delivery(ctx context.Context, field graphql.CollectedField, obj *model.RedeliverWebhookEventPayload) (ret graphql.Marshaler) {
@@ -17361,6 +19030,52 @@ func (ec *executionContext) _ReplyConnection_totalCount(ctx context.Context, fie
 }
 func (ec *executionContext) fieldContext_ReplyConnection_totalCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("ReplyConnection", field, true, false, "Int")
+}
+
+func (ec *executionContext) _RequestSignInLinkPayload_sent(ctx context.Context, field graphql.CollectedField, obj *model.RequestSignInLinkPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RequestSignInLinkPayload_sent(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Sent, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RequestSignInLinkPayload_sent(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RequestSignInLinkPayload", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _RequestSignInLinkPayload_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.RequestSignInLinkPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RequestSignInLinkPayload_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RequestSignInLinkPayload_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RequestSignInLinkPayload", field, false, false, "DateTime")
 }
 
 func (ec *executionContext) _RestorePostRevisionPayload_post(ctx context.Context, field graphql.CollectedField, obj *model.RestorePostRevisionPayload) (ret graphql.Marshaler) {
@@ -18765,6 +20480,29 @@ func (ec *executionContext) fieldContext_SetPostFeaturedPayload_post(_ context.C
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _SignOutPayload_sessionId(ctx context.Context, field graphql.CollectedField, obj *model.SignOutPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SignOutPayload_sessionId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.SessionID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SignOutPayload_sessionId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SignOutPayload", field, false, false, "ID")
 }
 
 func (ec *executionContext) _Site_title(ctx context.Context, field graphql.CollectedField, obj *storage.Site) (ret graphql.Marshaler) {
@@ -21897,6 +23635,62 @@ func UnmarshalApproveCommentInput(ctx context.Context, raw any) (model.ApproveCo
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputCompleteSignInInput(ctx context.Context, obj any) (model.CompleteSignInInput, error) {
+	var it model.CompleteSignInInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"token", "email", "code"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "token":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("token"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Token = data
+		case "email":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("email"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Email = data
+		case "code":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("code"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Code = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalCompleteSignInInput unmarshals raw into the CompleteSignInInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCompleteSignInInput(ctx context.Context, raw any) (model.CompleteSignInInput, error) {
+	var out model.CompleteSignInInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CompleteSignInInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputCreateAuthorInput(ctx context.Context, obj any) (model.CreateAuthorInput, error) {
 	var it model.CreateAuthorInput
 	if obj == nil {
@@ -23241,6 +25035,48 @@ func UnmarshalRedeliverWebhookEventInput(ctx context.Context, raw any) (model.Re
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputRefreshSessionInput(ctx context.Context, obj any) (model.RefreshSessionInput, error) {
+	var it model.RefreshSessionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"refreshToken"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "refreshToken":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("refreshToken"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RefreshToken = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalRefreshSessionInput unmarshals raw into the RefreshSessionInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRefreshSessionInput(ctx context.Context, raw any) (model.RefreshSessionInput, error) {
+	var out model.RefreshSessionInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RefreshSessionInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputRejectCommentInput(ctx context.Context, obj any) (model.RejectCommentInput, error) {
 	var it model.RejectCommentInput
 	if obj == nil {
@@ -23409,6 +25245,55 @@ func UnmarshalRenameTagInput(ctx context.Context, raw any) (model.RenameTagInput
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputRequestSignInLinkInput(ctx context.Context, obj any) (model.RequestSignInLinkInput, error) {
+	var it model.RequestSignInLinkInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"email", "redirectTo"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "email":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("email"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Email = data
+		case "redirectTo":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("redirectTo"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RedirectTo = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalRequestSignInLinkInput unmarshals raw into the RequestSignInLinkInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRequestSignInLinkInput(ctx context.Context, raw any) (model.RequestSignInLinkInput, error) {
+	var out model.RequestSignInLinkInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RequestSignInLinkInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputRestorePostRevisionInput(ctx context.Context, obj any) (model.RestorePostRevisionInput, error) {
 	var it model.RestorePostRevisionInput
 	if obj == nil {
@@ -23469,6 +25354,48 @@ func (ec *executionContext) unmarshalInputRestorePostRevisionInput(ctx context.C
 func UnmarshalRestorePostRevisionInput(ctx context.Context, raw any) (model.RestorePostRevisionInput, error) {
 	var out model.RestorePostRevisionInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "RestorePostRevisionInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputRevokeSessionInput(ctx context.Context, obj any) (model.RevokeSessionInput, error) {
+	var it model.RevokeSessionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalRevokeSessionInput unmarshals raw into the RevokeSessionInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRevokeSessionInput(ctx context.Context, raw any) (model.RevokeSessionInput, error) {
+	var out model.RevokeSessionInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RevokeSessionInput", raw, &out)
 	return out, err
 }
 
@@ -23644,6 +25571,48 @@ func (ec *executionContext) unmarshalInputSetPostFeaturedInput(ctx context.Conte
 func UnmarshalSetPostFeaturedInput(ctx context.Context, raw any) (model.SetPostFeaturedInput, error) {
 	var out model.SetPostFeaturedInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "SetPostFeaturedInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputSignOutInput(ctx context.Context, obj any) (model.SignOutInput, error) {
+	var it model.SignOutInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"refreshToken"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "refreshToken":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("refreshToken"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.RefreshToken = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalSignOutInput unmarshals raw into the SignOutInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalSignOutInput(ctx context.Context, raw any) (model.SignOutInput, error) {
+	var out model.SignOutInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "SignOutInput", raw, &out)
 	return out, err
 }
 
@@ -24591,6 +26560,60 @@ func (ec *executionContext) _Node(ctx context.Context, sel ast.SelectionSet, obj
 // endregion ************************** interface.gotpl ***************************
 
 // region    **************************** object.gotpl ****************************
+
+var accountImplementors = []string{"Account"}
+
+func (ec *executionContext) _Account(ctx context.Context, sel ast.SelectionSet, obj *model.Account) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, accountImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Account")
+		case "id":
+			out.Values[i] = ec._Account_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "email":
+			out.Values[i] = ec._Account_email(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "emailVerified":
+			out.Values[i] = ec._Account_emailVerified(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._Account_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "sessions":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Account_sessions(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
 
 var addCommentPayloadImplementors = []string{"AddCommentPayload"}
 
@@ -26456,6 +28479,129 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "requestSignInLink":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_requestSignInLink(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "completeSignIn":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_completeSignIn(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "refreshSession":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_refreshSession(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "signOut":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_signOut(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "revokeSession":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_revokeSession(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var outboxEmailImplementors = []string{"OutboxEmail"}
+
+func (ec *executionContext) _OutboxEmail(ctx context.Context, sel ast.SelectionSet, obj *model.OutboxEmail) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, outboxEmailImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("OutboxEmail")
+		case "id":
+			out.Values[i] = ec._OutboxEmail_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "to":
+			out.Values[i] = ec._OutboxEmail_to(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "subject":
+			out.Values[i] = ec._OutboxEmail_subject(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "kind":
+			out.Values[i] = ec._OutboxEmail_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "state":
+			out.Values[i] = ec._OutboxEmail_state(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "transport":
+			out.Values[i] = ec._OutboxEmail_transport(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "text":
+			out.Values[i] = ec._OutboxEmail_text(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "html":
+			out.Values[i] = ec._OutboxEmail_html(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "attempts":
+			out.Values[i] = ec._OutboxEmail_attempts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastError":
+			out.Values[i] = ec._OutboxEmail_lastError(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._OutboxEmail_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "sentAt":
+			out.Values[i] = ec._OutboxEmail_sentAt(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -27369,6 +29515,18 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_allSeries(ctx, field)
 				})
+		case "account":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_account(ctx, field)
+				})
+		case "outboxEmails":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_outboxEmails(ctx, field)
+				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -27382,6 +29540,112 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var readerSessionImplementors = []string{"ReaderSession"}
+
+func (ec *executionContext) _ReaderSession(ctx context.Context, sel ast.SelectionSet, obj *model.ReaderSession) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, readerSessionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReaderSession")
+		case "id":
+			out.Values[i] = ec._ReaderSession_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createdAt":
+			out.Values[i] = ec._ReaderSession_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "lastUsedAt":
+			out.Values[i] = ec._ReaderSession_lastUsedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "userAgent":
+			out.Values[i] = ec._ReaderSession_userAgent(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var readerSessionPayloadImplementors = []string{"ReaderSessionPayload"}
+
+func (ec *executionContext) _ReaderSessionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.ReaderSessionPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, readerSessionPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReaderSessionPayload")
+		case "accessToken":
+			out.Values[i] = ec._ReaderSessionPayload_accessToken(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "accessTokenExpiresAt":
+			out.Values[i] = ec._ReaderSessionPayload_accessTokenExpiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "refreshToken":
+			out.Values[i] = ec._ReaderSessionPayload_refreshToken(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "session":
+			out.Values[i] = ec._ReaderSessionPayload_session(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "account":
+			out.Values[i] = ec._ReaderSessionPayload_account(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "redirectTo":
+			out.Values[i] = ec._ReaderSessionPayload_redirectTo(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -27564,6 +29828,44 @@ func (ec *executionContext) _ReplyConnection(ctx context.Context, sel ast.Select
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._ReplyConnection_totalCount(ctx, field, obj)
 				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var requestSignInLinkPayloadImplementors = []string{"RequestSignInLinkPayload"}
+
+func (ec *executionContext) _RequestSignInLinkPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RequestSignInLinkPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, requestSignInLinkPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RequestSignInLinkPayload")
+		case "sent":
+			out.Values[i] = ec._RequestSignInLinkPayload_sent(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "expiresAt":
+			out.Values[i] = ec._RequestSignInLinkPayload_expiresAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -28217,6 +30519,39 @@ func (ec *executionContext) _SetPostFeaturedPayload(ctx context.Context, sel ast
 			out.Values[i] = graphql.MarshalString("SetPostFeaturedPayload")
 		case "post":
 			out.Values[i] = ec._SetPostFeaturedPayload_post(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var signOutPayloadImplementors = []string{"SignOutPayload"}
+
+func (ec *executionContext) _SignOutPayload(ctx context.Context, sel ast.SelectionSet, obj *model.SignOutPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, signOutPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SignOutPayload")
+		case "sessionId":
+			out.Values[i] = ec._SignOutPayload_sessionId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -29489,6 +31824,14 @@ func (ec *executionContext) ___Type(ctx context.Context, sel ast.SelectionSet, o
 
 // region    ***************************** type.gotpl *****************************
 
+func (ec *executionContext) marshalNAccount2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐAccount(ctx context.Context, sel ast.SelectionSet, v *model.Account) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Account!")
+		return graphql.Null
+	}
+	return ec._Account(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNAddCommentInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐAddCommentInput(ctx context.Context, v any) (model.AddCommentInput, error) {
 	res, err := ec.unmarshalInputAddCommentInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -29756,6 +32099,11 @@ func (ec *executionContext) unmarshalNCommentStatus2githubᚗcomᚋblogqlᚋblog
 
 func (ec *executionContext) marshalNCommentStatus2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCommentStatus(ctx context.Context, sel ast.SelectionSet, v model.CommentStatus) graphql.Marshaler {
 	return v
+}
+
+func (ec *executionContext) unmarshalNCompleteSignInInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCompleteSignInInput(ctx context.Context, v any) (model.CompleteSignInInput, error) {
+	res, err := ec.unmarshalInputCompleteSignInInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNCreateAuthorInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCreateAuthorInput(ctx context.Context, v any) (model.CreateAuthorInput, error) {
@@ -30158,6 +32506,30 @@ func (ec *executionContext) marshalNMoveSeriesPostPayload2ᚖgithubᚗcomᚋblog
 	return ec._MoveSeriesPostPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNOutboxEmail2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐOutboxEmailᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.OutboxEmail) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNOutboxEmail2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐOutboxEmail(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNOutboxEmail2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐOutboxEmail(ctx context.Context, sel ast.SelectionSet, v *model.OutboxEmail) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "OutboxEmail!")
+		return graphql.Null
+	}
+	return ec._OutboxEmail(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNPage2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐSitePage(ctx context.Context, sel ast.SelectionSet, v *storage.SitePage) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Page!")
@@ -30305,6 +32677,38 @@ func (ec *executionContext) marshalNPublishPostPayload2ᚖgithubᚗcomᚋblogql�
 	return ec._PublishPostPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNReaderSession2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReaderSessionᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ReaderSession) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNReaderSession2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReaderSession(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNReaderSession2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReaderSession(ctx context.Context, sel ast.SelectionSet, v *model.ReaderSession) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ReaderSession!")
+		return graphql.Null
+	}
+	return ec._ReaderSession(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNReaderSessionPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReaderSessionPayload(ctx context.Context, sel ast.SelectionSet, v *model.ReaderSessionPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ReaderSessionPayload!")
+		return graphql.Null
+	}
+	return ec._ReaderSessionPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNRedeliverWebhookEventInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRedeliverWebhookEventInput(ctx context.Context, v any) (model.RedeliverWebhookEventInput, error) {
 	res, err := ec.unmarshalInputRedeliverWebhookEventInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -30316,6 +32720,11 @@ func (ec *executionContext) marshalNRedeliverWebhookEventPayload2ᚖgithubᚗcom
 		return graphql.Null
 	}
 	return ec._RedeliverWebhookEventPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRefreshSessionInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRefreshSessionInput(ctx context.Context, v any) (model.RefreshSessionInput, error) {
+	res, err := ec.unmarshalInputRefreshSessionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNRejectCommentInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRejectCommentInput(ctx context.Context, v any) (model.RejectCommentInput, error) {
@@ -30365,6 +32774,19 @@ func (ec *executionContext) marshalNReplyConnection2ᚖgithubᚗcomᚋblogqlᚋb
 	return ec._ReplyConnection(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNRequestSignInLinkInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRequestSignInLinkInput(ctx context.Context, v any) (model.RequestSignInLinkInput, error) {
+	res, err := ec.unmarshalInputRequestSignInLinkInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRequestSignInLinkPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRequestSignInLinkPayload(ctx context.Context, sel ast.SelectionSet, v *model.RequestSignInLinkPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "RequestSignInLinkPayload!")
+		return graphql.Null
+	}
+	return ec._RequestSignInLinkPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNRestorePostRevisionInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRestorePostRevisionInput(ctx context.Context, v any) (model.RestorePostRevisionInput, error) {
 	res, err := ec.unmarshalInputRestorePostRevisionInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -30408,6 +32830,11 @@ func (ec *executionContext) marshalNRevisionEdge2ᚖgithubᚗcomᚋblogqlᚋblog
 		return graphql.Null
 	}
 	return ec._RevisionEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRevokeSessionInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRevokeSessionInput(ctx context.Context, v any) (model.RevokeSessionInput, error) {
+	res, err := ec.unmarshalInputRevokeSessionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNRotateWebhookSecretInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRotateWebhookSecretInput(ctx context.Context, v any) (model.RotateWebhookSecretInput, error) {
@@ -30546,6 +32973,14 @@ func (ec *executionContext) marshalNSetPostFeaturedPayload2ᚖgithubᚗcomᚋblo
 		return graphql.Null
 	}
 	return ec._SetPostFeaturedPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNSignOutPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSignOutPayload(ctx context.Context, sel ast.SelectionSet, v *model.SignOutPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "SignOutPayload!")
+		return graphql.Null
+	}
+	return ec._SignOutPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNSite2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐSite(ctx context.Context, sel ast.SelectionSet, v *storage.Site) graphql.Marshaler {
@@ -31026,6 +33461,13 @@ func (ec *executionContext) marshalN__TypeKind2string(ctx context.Context, sel a
 	return res
 }
 
+func (ec *executionContext) marshalOAccount2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐAccount(ctx context.Context, sel ast.SelectionSet, v *model.Account) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Account(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalOAuthor2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐAuthor(ctx context.Context, sel ast.SelectionSet, v *storage.Author) graphql.Marshaler {
 	if v == nil {
 		return graphql.Null
@@ -31287,6 +33729,14 @@ func (ec *executionContext) marshalOSeries2ᚖgithubᚗcomᚋblogqlᚋblogᚋsto
 		return graphql.Null
 	}
 	return ec._Series(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOSignOutInput2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSignOutInput(ctx context.Context, v any) (*model.SignOutInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	res, err := ec.unmarshalInputSignOutInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalOSlugTransliteration2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSlugTransliteration(ctx context.Context, v any) (*model.SlugTransliteration, error) {

@@ -73,6 +73,9 @@ type HandlerOptions struct {
 	Live LiveOptions
 	// Site is what the site settings show where they were never set.
 	Site SiteDefaults
+	// SignIn configures readers' sign-in by email; its zero value
+	// signs nobody in.
+	SignIn SignInOptions
 }
 
 // NewHandler returns the blog's GraphQL endpoint over store: the schema
@@ -93,6 +96,7 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	resolver.siteDefaults = opts.Site
 	resolver.live, resolver.eventReads = opts.Live, newEventReads(store)
 	resolver.searcher = opts.Search
+	resolver.signIn = opts.SignIn
 	if resolver.live.PerConnection <= 0 {
 		resolver.live.PerConnection = DefaultSubscriptionsPerConnection
 	}
@@ -133,7 +137,7 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	}
 	observe := batchObserver(opts.Metrics)
 	h.Wrap = func(srv http.Handler) http.Handler {
-		return withCost(opts.ShowCost, withActor(opts.Verifier, logger, withLoaders(store, observe, withConnection(srv))))
+		return withCost(opts.ShowCost, withActor(opts.Verifier, logger, withClient(withLoaders(store, observe, withConnection(srv)))))
 	}
 	return gqlhttp.New(NewExecutableSchema(cfg), h)
 }

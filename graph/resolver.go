@@ -34,6 +34,8 @@ type Resolver struct {
 	searcher *search.Service
 	// siteDefaults are what unset site settings show (site.go).
 	siteDefaults SiteDefaults
+	// signIn configures readers' sign-in (signin.go).
+	signIn SignInOptions
 }
 
 // newResolver returns the root resolver over store, with the policy for

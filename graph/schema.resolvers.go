@@ -20,6 +20,11 @@ import (
 	"github.com/blogql/blog/storage"
 )
 
+// Sessions is the resolver for the sessions field.
+func (r *accountResolver) Sessions(ctx context.Context, obj *model.Account) ([]*model.ReaderSession, error) {
+	return r.accountSessions(ctx, obj)
+}
+
 // Month is the resolver for the month field.
 func (r *archiveMonthResolver) Month(ctx context.Context, obj *storage.ArchiveMonth) (int, error) {
 	return int(obj.Month), nil
@@ -686,6 +691,31 @@ func (r *mutationResolver) RestorePostRevision(ctx context.Context, input model.
 	return r.restorePostRevision(ctx, input)
 }
 
+// RequestSignInLink is the resolver for the requestSignInLink field.
+func (r *mutationResolver) RequestSignInLink(ctx context.Context, input model.RequestSignInLinkInput) (*model.RequestSignInLinkPayload, error) {
+	return r.requestSignInLink(ctx, input)
+}
+
+// CompleteSignIn is the resolver for the completeSignIn field.
+func (r *mutationResolver) CompleteSignIn(ctx context.Context, input model.CompleteSignInInput) (*model.ReaderSessionPayload, error) {
+	return r.completeSignIn(ctx, input)
+}
+
+// RefreshSession is the resolver for the refreshSession field.
+func (r *mutationResolver) RefreshSession(ctx context.Context, input model.RefreshSessionInput) (*model.ReaderSessionPayload, error) {
+	return r.refreshSession(ctx, input)
+}
+
+// SignOut is the resolver for the signOut field.
+func (r *mutationResolver) SignOut(ctx context.Context, input *model.SignOutInput) (*model.SignOutPayload, error) {
+	return r.signOut(ctx, input)
+}
+
+// RevokeSession is the resolver for the revokeSession field.
+func (r *mutationResolver) RevokeSession(ctx context.Context, input model.RevokeSessionInput) (*model.SignOutPayload, error) {
+	return r.revokeSession(ctx, input)
+}
+
 // ID is the resolver for the id field.
 func (r *pageResolver) ID(ctx context.Context, obj *storage.SitePage) (string, error) {
 	return pageGID(obj.ID), nil
@@ -1104,6 +1134,16 @@ func (r *queryResolver) AllSeries(ctx context.Context, first *int, after *string
 	return r.allSeries(ctx, first, after, last, before)
 }
 
+// Account is the resolver for the account field.
+func (r *queryResolver) Account(ctx context.Context) (*model.Account, error) {
+	return r.account(ctx)
+}
+
+// OutboxEmails is the resolver for the outboxEmails field.
+func (r *queryResolver) OutboxEmails(ctx context.Context, first *int) ([]*model.OutboxEmail, error) {
+	return r.outboxEmails(ctx, first)
+}
+
 // ID is the resolver for the id field.
 func (r *revisionResolver) ID(ctx context.Context, obj *storage.Revision) (string, error) {
 	return revisionGID(obj), nil
@@ -1309,6 +1349,9 @@ func (r *webhookDeliveryResolver) NextAttemptAt(ctx context.Context, obj *storag
 	return optTime(obj.NextAttemptAt), nil
 }
 
+// Account returns AccountResolver implementation.
+func (r *Resolver) Account() AccountResolver { return &accountResolver{r} }
+
 // ArchiveMonth returns ArchiveMonthResolver implementation.
 func (r *Resolver) ArchiveMonth() ArchiveMonthResolver { return &archiveMonthResolver{r} }
 
@@ -1373,6 +1416,7 @@ func (r *Resolver) Webhook() WebhookResolver { return &webhookResolver{r} }
 func (r *Resolver) WebhookDelivery() WebhookDeliveryResolver { return &webhookDeliveryResolver{r} }
 
 type (
+	accountResolver         struct{ *Resolver }
 	archiveMonthResolver    struct{ *Resolver }
 	authorResolver          struct{ *Resolver }
 	categoryResolver        struct{ *Resolver }

@@ -53,9 +53,11 @@ func withSizeCosts(c *ComplexityRoot) {
 	url := sizeCost(storage.MaxURLLength)
 	c.Image.URL, c.Seo.CanonicalURL, c.Seo.OgImage = url, url, url
 	c.Author.Website, c.Commenter.AvatarURL, c.SocialAccount.URL, c.MenuItem.URL = url, url, url, url
+	c.ReaderSessionPayload.RedirectTo = url
 	c.Site.URL, c.Site.LogoURL, c.Site.IconURL, c.Site.PostPath, c.Site.PagePath = url, url, url, url, url
 	c.Head.JSONLd = sizeCost(maxHeadJSONLDBytes)
 	c.Head.Description = sizeCost(maxHeadTextBytes)
 	c.Head.CanonicalURL = sizeCost(maxHeadURLBytes)
 	c.MetaTag.Content = sizeCost(maxHeadTextBytes)
+	c.OutboxEmail.Text, c.OutboxEmail.HTML = sizeCost(storage.MaxMailBodyBytes), sizeCost(storage.MaxMailBodyBytes)
 }

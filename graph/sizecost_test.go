@@ -136,6 +136,27 @@ var textBytes = map[string]int{
 	"MetaTag.attribute": len("property"),
 	"MetaTag.key":       len("article:published_time"),
 	"MetaTag.content":   maxHeadTextBytes,
+
+	// Readers' sign-in (signin.go).
+	"Account.id":              36, // a UUID
+	"Account.email":           storage.MaxEmailLength,
+	"ReaderSession.id":        36,
+	"ReaderSession.userAgent": 4 * storage.MaxUserAgentLength,
+	"OutboxEmail.id":          32,
+	"OutboxEmail.to":          storage.MaxEmailLength,
+	"OutboxEmail.subject":     4*storage.MaxTitleLength + len("Your sign-in link for "),
+	"OutboxEmail.kind":        len("sign-in"),
+	"OutboxEmail.state":       len(storage.MailPending),
+	"OutboxEmail.transport":   len("local"),
+	"OutboxEmail.text":        storage.MaxMailBodyBytes,
+	"OutboxEmail.html":        storage.MaxMailBodyBytes,
+	"OutboxEmail.lastError":   storage.MaxMailErrorBytes,
+	// A JWT of a UUID subject and session, the reader role and the
+	// configured issuer and audience.
+	"ReaderSessionPayload.accessToken":  1000,
+	"ReaderSessionPayload.refreshToken": 36 + 1 + 36 + 1 + 43,
+	"ReaderSessionPayload.redirectTo":   storage.MaxURLLength,
+	"SignOutPayload.sessionId":          36,
 }
 
 // fixedSize are the scalars whose values are short whatever they hold;

@@ -167,6 +167,7 @@ func (s *Store) scanSnapshot(ctx context.Context) (*snapshot, error) {
 				err = attributevalue.UnmarshalMap(it, pi)
 				t.pageIdx = append(t.pageIdx, pi)
 			case typeIdempotency, typeSecret, typeLayout, typeSite, typePersisted:
+			case typeAccount, typeAccountEmail, typeSession, typeSignIn, typeSignInRate, typeMail:
 			case feedstore.TypeLease, feedstore.TypeHeartbeat, feedstore.TypeEvent, feedstore.TypeEventHead:
 				err = t.feed.Add(head.Type, it)
 			default:

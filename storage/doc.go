@@ -51,6 +51,13 @@
 //	series                    SERIES#<slug>      SERIES#<slug>                          SERIES / SERIES#<slug>   (title, description, cover, ownerId, posts: ids in order, version)
 //	revision                  POST#<id>          REV#<10-digit n>                       (n, editorId, at, fields, title, excerpt, body or bodyless, cover, seo, version)
 //	page index chunk          PAGENUM#<list>     CHUNK#<6-digit chunk>                  (list: FEED, FEED@<yyyy-mm>, CAT#<slug>, TAG#<slug> or AUTHOR#<id>; count on chunk 0; starts: GSI1SK (an author's: SK) of every 10th post, oldest first, 80 a chunk; at; fence: the claim of the rebuild writing it)
+//	account                   ACCOUNT#<id>       ACCOUNT#<id>                           (email, emailVerified, createdAt, signedInAt: a reader's platform account)
+//	account's address         ACCOUNTEMAIL#<email>  (same)                              (accountId, createdAt)
+//	reader session            ACCOUNT#<id>       SESSION#<sessionId>                    (refreshHash, replaced: hashes, lastUsedAt, userAgent, expiresAt TTL: 30 days idle)
+//	sign-in request           SIGNIN#<tokenHash> (same)                                 SIGNINCODE#<email> / <createdAt>   (email, accountId, redirectTo, codeHash, attempts, expiresAt)
+//	sign-in rate              SIGNINRATE#EMAIL#<email> or SIGNINRATE#CLIENT#<address>  (sent: <at>#<address hash>, version, expiresAt TTL)
+//	email (pending)           MAILBOX            MAIL#<createdAt>#<id>                  MAILQ / <nextAttemptAt>#<id>   (to, subject, text, html, kind, attempts)
+//	email (sent or failed)    MAILBOX            MAIL#<createdAt>#<id>                  (state, transport, lastError, expiresAt TTL: 7 days; bodies gone once sent by SMTP)
 //
 // A post is three items (see Posts in three items, doc_layout.go): the
 // post item, a summary; its body item, the Markdown body and what is
@@ -523,18 +530,6 @@
 // attribute expiresAt). The store takes keys as they come; the GraphQL
 // layer scopes a client's key to its user (a hash of the token's subject
 // and the key), so one user's key never replays another's result.
-//
-// # Server keys
-//
-// Keys the servers sign with (tokens, cursors) can live in the table:
-// Secret makes a random one the first time it is asked for, with
-// attribute_not_exists, so every server on the table, and a server after a
-// restart, uses the same key without any configuration. The server keeps
-// SECRET#cursor (the cursor key, unless one is configured), SECRET#preview
-// (the key of preview tokens, see the GraphQL layer's createPreviewLink: a
-// token seals one post's id and its expiry and is stored nowhere) and, in the
-// embedded mode without a configured token secret, SECRET#dev-jwt and
-// SECRET#dev-reader-jwt (the keys of development staff and reader tokens).
 //
 // # Counters
 //

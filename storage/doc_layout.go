@@ -407,3 +407,36 @@ package storage
 // publication with an earlier date shifts the posts after it by one, for
 // that moment; the checker compares each index with its list
 // ("page indexes").
+
+// # Readers' accounts, sign-in and the mail outbox
+//
+// Accounts and sessions are the platform's, not a publication's: a reader
+// signs in once. An account is its item and the reservation of its
+// address (ACCOUNTEMAIL#<email>, put with attribute_not_exists in the
+// transaction that makes the account, so one address has one account).
+// A sign-in request is keyed by the SHA-256 of its link's token, which
+// only the email holds; its code is kept as a hash salted with the
+// token's, found through GSI1 by the address. Completing it deletes it
+// with attribute_exists and expiresAt > now in the transaction that puts
+// the session, so a link or code makes one session. The rate items keep
+// the sends of the last hour, written under their version in the
+// request's transaction (signin.go). A session keeps only hashes of its
+// refresh tokens (sessions.go). The outbox (mail.go) is one partition,
+// MAILBOX, read newest first by admins, and its queue GSI1 partition
+// MAILQ; emails are few (sign-in), and a publication's own mail will
+// want partitions of its own.
+//
+// # Server keys
+//
+// Keys the servers sign with (tokens, cursors) can live in the table:
+// Secret makes a random one the first time it is asked for, with
+// attribute_not_exists, so every server on the table, and a server after a
+// restart, uses the same key without any configuration. The server keeps
+// SECRET#cursor (the cursor key, unless one is configured), SECRET#preview
+// (the key of preview tokens, see the GraphQL layer's createPreviewLink: a
+// token seals one post's id and its expiry and is stored nowhere),
+// SECRET#reader-session (the reader key that signs readers' session
+// tokens, unless one is configured; in the embedded mode it signs the
+// development reader's token too) and, in the embedded mode without a
+// configured token secret, SECRET#dev-jwt (the key of development staff
+// tokens).

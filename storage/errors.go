@@ -90,3 +90,37 @@ func (e *ConflictError) Error() string { return "version conflict" }
 
 // Unwrap makes errors.Is(err, ErrVersionConflict) true.
 func (e *ConflictError) Unwrap() error { return ErrVersionConflict }
+
+// Errors of readers' sign-in and sessions (signin.go, sessions.go).
+var (
+	// ErrSignInInvalid means a sign-in link or code is unknown, expired,
+	// used already or withdrawn; nothing was written.
+	ErrSignInInvalid = errors.New("the sign-in link or code is invalid, expired or used")
+	// ErrSignInLimited means a sign-in email would pass a rate limit;
+	// nothing was written. It comes as a *SignInLimitError.
+	ErrSignInLimited = errors.New("too many sign-in emails")
+	// ErrSessionInvalid means a refresh token names no live session.
+	ErrSessionInvalid = errors.New("the session is not valid: sign in again")
+	// ErrRefreshReused means a refresh token that was already exchanged
+	// came again: the session is revoked, as whoever holds the token may
+	// not be its reader.
+	ErrRefreshReused = errors.New("the refresh token was used before: the session is revoked, sign in again")
+)
+
+// SignInLimitError is returned with ErrSignInLimited: which limit
+// (EMAIL: the address had SignInEmailsPerHour emails; CLIENT: the client
+// mailed as many addresses as it may) and when to try again.
+type SignInLimitError struct {
+	Limit      string
+	RetryAfter time.Duration
+}
+
+func (e *SignInLimitError) Error() string {
+	if e.Limit == "EMAIL" {
+		return fmt.Sprintf("at most %d sign-in emails an hour go to one address, try again in %s", SignInEmailsPerHour, e.RetryAfter)
+	}
+	return fmt.Sprintf("this client sent sign-in emails to as many addresses as an hour allows, try again in %s", e.RetryAfter)
+}
+
+// Unwrap makes errors.Is(err, ErrSignInLimited) true.
+func (e *SignInLimitError) Unwrap() error { return ErrSignInLimited }

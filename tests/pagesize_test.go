@@ -54,6 +54,7 @@ func TestEveryConnectionRefusesAPageSizeOutOfRange(t *testing.T) {
 		"Comment.replyConnection": {`{ post(slug: "post-24") { comments(first: 1) { edges { node { replyConnection(%s) { __typename } } } } } }`, storage.MaxReplyPage},
 		"Series.posts":            {`{ series(slug: "tour") { posts(%s) { __typename } } }`, 100},
 		"Tag.posts":               {`{ tag(slug: "go") { posts(%s) { __typename } } }`, 100},
+		"Query.outboxEmails":      {`{ outboxEmails(%s) { __typename } }`, 100},
 	}
 	exempt := []string{"Query.search", "Webhook.recentDeliveries"}
 

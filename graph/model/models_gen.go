@@ -13,6 +13,20 @@ import (
 	"github.com/blogql/blog/storage"
 )
 
+// A reader's platform account: one for every publication of the platform.
+type Account struct {
+	// The account's id: the `sub` of its access tokens, the reader id of its comments.
+	ID string `json:"id"`
+	// The address it signs in with, lower case.
+	Email string `json:"email"`
+	// Whether the address was proven by a sign-in link or code: always, for an account made by signing in.
+	EmailVerified bool `json:"emailVerified"`
+	// When the account was made: its first sign-in.
+	CreatedAt time.Time `json:"createdAt"`
+	// The account's live sessions, oldest first.
+	Sessions []*ReaderSession `json:"sessions"`
+}
+
 // The input of `addComment`. The comment's writer is the signed-in author or
 // reader.
 type AddCommentInput struct {
@@ -90,6 +104,16 @@ type CommentEvent struct {
 	Time time.Time `json:"time"`
 	// The comment as a query would show it now.
 	Comment *storage.Comment `json:"comment"`
+}
+
+// The input of `completeSignIn`: the link's `token`, or the `email` and its `code`.
+type CompleteSignInInput struct {
+	// The `token` of the sign-in link's query.
+	Token *string `json:"token,omitempty"`
+	// The address the code was sent to.
+	Email *string `json:"email,omitempty"`
+	// The code of the email.
+	Code *string `json:"code,omitempty"`
 }
 
 // The input of `createAuthor`.
@@ -451,6 +475,34 @@ type MoveSeriesPostPayload struct {
 type Mutation struct {
 }
 
+// An email of the outbox.
+type OutboxEmail struct {
+	// The email's id.
+	ID string `json:"id"`
+	// The recipient.
+	To string `json:"to"`
+	// The subject.
+	Subject string `json:"subject"`
+	// What it is for: `sign-in`.
+	Kind string `json:"kind"`
+	// `PENDING`, `SENT` or `FAILED`.
+	State string `json:"state"`
+	// How it went: `smtp`, or `local` (the local outbox); null while pending.
+	Transport *string `json:"transport,omitempty"`
+	// The plain-text part; null once sent by SMTP or failed.
+	Text *string `json:"text,omitempty"`
+	// The HTML part; null once sent by SMTP or failed.
+	HTML *string `json:"html,omitempty"`
+	// The attempts made.
+	Attempts int `json:"attempts"`
+	// Why the last attempt failed, when it did.
+	LastError *string `json:"lastError,omitempty"`
+	// When it was enqueued.
+	CreatedAt time.Time `json:"createdAt"`
+	// When it was sent.
+	SentAt *time.Time `json:"sentAt,omitempty"`
+}
+
 // What search engines and link previews show of a page. Omitted fields are
 // left as they are; an empty one is unset.
 type PageSeoInput struct {
@@ -554,6 +606,34 @@ type PublishPostPayload struct {
 type Query struct {
 }
 
+// A signed-in device of a reader.
+type ReaderSession struct {
+	// The session's id, for `revokeSession`.
+	ID string `json:"id"`
+	// When it was signed in.
+	CreatedAt time.Time `json:"createdAt"`
+	// When its refresh token was last exchanged (or it was signed in).
+	LastUsedAt time.Time `json:"lastUsedAt"`
+	// The User-Agent it signed in with, at most 256 characters.
+	UserAgent *string `json:"userAgent,omitempty"`
+}
+
+// A reader's session as a sign-in or a refresh gives it.
+type ReaderSessionPayload struct {
+	// A JWT of the reader, signed with the reader key: send it as `Authorization: Bearer <token>`.
+	AccessToken string `json:"accessToken"`
+	// When the access token expires: then `refreshSession`.
+	AccessTokenExpiresAt time.Time `json:"accessTokenExpiresAt"`
+	// The opaque token `refreshSession` takes, once. Keep it secret (an HttpOnly cookie).
+	RefreshToken string `json:"refreshToken"`
+	// The session.
+	Session *ReaderSession `json:"session"`
+	// The reader's account.
+	Account *Account `json:"account"`
+	// The `redirectTo` of the sign-in request; null on a refresh.
+	RedirectTo *string `json:"redirectTo,omitempty"`
+}
+
 // The input of `redeliverWebhookEvent`.
 type RedeliverWebhookEventInput struct {
 	// The global id of the webhook.
@@ -566,6 +646,12 @@ type RedeliverWebhookEventInput struct {
 type RedeliverWebhookEventPayload struct {
 	// The attempt made.
 	Delivery *storage.DeliveryAttempt `json:"delivery"`
+}
+
+// The input of `refreshSession`.
+type RefreshSessionInput struct {
+	// The session's current refresh token.
+	RefreshToken string `json:"refreshToken"`
 }
 
 // The input of `rejectComment`.
@@ -618,6 +704,22 @@ type RenameTagPayload struct {
 	Tag *storage.Tag `json:"tag"`
 }
 
+// The input of `requestSignInLink`.
+type RequestSignInLinkInput struct {
+	// The address to send the link to.
+	Email string `json:"email"`
+	// The page the link opens, with `token` added to its query: an absolute URL of the site's origin or of an origin the server allows (`-cors-origins`).
+	RedirectTo string `json:"redirectTo"`
+}
+
+// The result of `requestSignInLink`: the same whether or not the address has an account.
+type RequestSignInLinkPayload struct {
+	// Always true: an email is on its way.
+	Sent bool `json:"sent"`
+	// When the link and code stop working.
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
 // The input of `restorePostRevision`.
 type RestorePostRevisionInput struct {
 	// The global id of the post.
@@ -652,6 +754,12 @@ type RevisionEdge struct {
 	Cursor string `json:"cursor"`
 	// The revision.
 	Node *storage.Revision `json:"node"`
+}
+
+// The input of `revokeSession`.
+type RevokeSessionInput struct {
+	// The session's id (`ReaderSession.id`).
+	ID string `json:"id"`
 }
 
 // The input of `rotateWebhookSecret`.
@@ -731,6 +839,18 @@ type SetPostFeaturedInput struct {
 type SetPostFeaturedPayload struct {
 	// The post as changed.
 	Post *storage.Post `json:"post"`
+}
+
+// The input of `signOut`.
+type SignOutInput struct {
+	// The refresh token of the session to end; omitted: the session of the request's access token.
+	RefreshToken *string `json:"refreshToken,omitempty"`
+}
+
+// The result of `signOut` and `revokeSession`.
+type SignOutPayload struct {
+	// The id of the session that ended.
+	SessionID string `json:"sessionId"`
 }
 
 // An account elsewhere to set.

@@ -1,0 +1,181 @@
+// Package mailer sends the emails of the table's outbox (storage's
+// mail.go): by SMTP when one is configured, else into the local outbox,
+// where an admin reads them (the outboxEmails query) and the log shows
+// them. It composes the sign-in email too.
+package mailer
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"time"
+
+	gomail "github.com/wneessen/go-mail"
+
+	"github.com/blogql/blog/storage"
+)
+
+// Sender sends one email. An error wrapping ErrPermanent will fail the
+// same way on every attempt; any other is tried again later.
+type Sender interface {
+	Send(ctx context.Context, e storage.Email) error
+	// Transport names how it sends: "smtp" or "local".
+	Transport() string
+}
+
+// ErrPermanent marks a failure that no retry mends: the server refused
+// the recipient or the message (a 5xx reply).
+var ErrPermanent = errors.New("permanent failure")
+
+// TLS modes of SMTP.
+const (
+	// TLSStartTLS upgrades the connection with STARTTLS, and refuses a
+	// server that does not offer it.
+	TLSStartTLS = "starttls"
+	// TLSImplicit speaks TLS from the start (smtps, port 465).
+	TLSImplicit = "tls"
+	// TLSNone sends in clear: for a relay on loopback only.
+	TLSNone = "none"
+)
+
+// SMTPConfig configures the SMTP sender.
+type SMTPConfig struct {
+	Host     string
+	Port     int
+	Username string
+	Password string
+	// From is the sender's address, "Blog <no-reply@example.com>".
+	From string
+	// TLS is TLSStartTLS (the default), TLSImplicit or TLSNone.
+	TLS string
+	// TLSConfig, when set, verifies the server (its RootCAs); nil means
+	// the system's roots and Host as the server's name.
+	TLSConfig *tls.Config
+	// Timeout bounds connecting and each command; zero means 15 s.
+	Timeout time.Duration
+}
+
+// ParseSMTPURL returns the configuration of an SMTP URL:
+// smtp://user:password@host:587 (STARTTLS), smtps://user:password@host:465
+// (implicit TLS) or smtp://host:25?tls=none (clear, loopback only), with
+// the sender's address in the query as from=.
+func ParseSMTPURL(raw string) (SMTPConfig, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return SMTPConfig{}, fmt.Errorf("SMTP URL: %w", err)
+	}
+	c := SMTPConfig{Host: u.Hostname(), From: u.Query().Get("from"), TLS: TLSStartTLS}
+	switch u.Scheme {
+	case "smtp":
+		c.Port = 587
+		if t := u.Query().Get("tls"); t != "" {
+			c.TLS = t
+		}
+	case "smtps":
+		c.Port, c.TLS = 465, TLSImplicit
+	default:
+		return SMTPConfig{}, errors.New("SMTP URL: the scheme must be smtp or smtps")
+	}
+	if p := u.Port(); p != "" {
+		if c.Port, err = strconv.Atoi(p); err != nil {
+			return SMTPConfig{}, fmt.Errorf("SMTP URL: port %q", p)
+		}
+	}
+	if u.User != nil {
+		c.Username = u.User.Username()
+		c.Password, _ = u.User.Password()
+	}
+	return c, c.check()
+}
+
+func (c SMTPConfig) check() error {
+	switch {
+	case c.Host == "":
+		return errors.New("SMTP: no host")
+	case c.From == "":
+		return errors.New("SMTP: no sender address (from)")
+	case c.TLS != TLSStartTLS && c.TLS != TLSImplicit && c.TLS != TLSNone:
+		return fmt.Errorf("SMTP: tls must be %s, %s or %s", TLSStartTLS, TLSImplicit, TLSNone)
+	case c.TLS == TLSNone && !loopback(c.Host):
+		return errors.New("SMTP: tls=none only to a relay on loopback: passwords and sign-in links would cross the network in clear")
+	case c.Username != "" && c.TLS == TLSNone:
+		return errors.New("SMTP: no password is sent without TLS")
+	}
+	return nil
+}
+
+func loopback(host string) bool {
+	ip := net.ParseIP(host)
+	return host == "localhost" || (ip != nil && ip.IsLoopback())
+}
+
+// SMTP sends by SMTP.
+type SMTP struct {
+	cfg  SMTPConfig
+	opts []gomail.Option
+}
+
+// NewSMTP returns the sender of cfg, or an error when cfg is incomplete.
+func NewSMTP(cfg SMTPConfig) (*SMTP, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 15 * time.Second
+	}
+	opts := []gomail.Option{gomail.WithPort(cfg.Port), gomail.WithTimeout(cfg.Timeout)}
+	switch cfg.TLS {
+	case TLSImplicit:
+		opts = append(opts, gomail.WithSSL())
+	case TLSNone:
+		opts = append(opts, gomail.WithTLSPolicy(gomail.NoTLS))
+	default:
+		opts = append(opts, gomail.WithTLSPolicy(gomail.TLSMandatory))
+	}
+	tc := cfg.TLSConfig
+	if tc == nil {
+		tc = &tls.Config{ServerName: cfg.Host, MinVersion: tls.VersionTLS12}
+	}
+	opts = append(opts, gomail.WithTLSConfig(tc))
+	if cfg.Username != "" {
+		opts = append(opts, gomail.WithSMTPAuth(gomail.SMTPAuthPlain), gomail.WithUsername(cfg.Username), gomail.WithPassword(cfg.Password))
+	}
+	return &SMTP{cfg: cfg, opts: opts}, nil
+}
+
+// Transport returns "smtp".
+func (s *SMTP) Transport() string { return "smtp" }
+
+// Send sends e in one SMTP session. Its Message-ID is made of e's id, so
+// a copy sent twice (a server stopped between sending and recording it)
+// is recognisably the same message.
+func (s *SMTP) Send(ctx context.Context, e storage.Email) error {
+	m := gomail.NewMsg()
+	if err := m.From(s.cfg.From); err != nil {
+		return fmt.Errorf("%w: sender %q: %w", ErrPermanent, s.cfg.From, err)
+	}
+	if err := m.To(e.To); err != nil {
+		return fmt.Errorf("%w: recipient: %w", ErrPermanent, err)
+	}
+	m.Subject(e.Subject)
+	m.SetMessageIDWithValue(e.ID + "@" + s.cfg.Host)
+	m.SetDate()
+	m.SetBodyString(gomail.TypeTextPlain, e.Text)
+	m.AddAlternativeString(gomail.TypeTextHTML, e.HTML)
+	c, err := gomail.NewClient(s.cfg.Host, s.opts...)
+	if err != nil {
+		return fmt.Errorf("%w: SMTP client: %w", ErrPermanent, err)
+	}
+	err = c.DialAndSendWithContext(ctx, m)
+	if se, ok := errors.AsType[*gomail.SendError](err); ok && !se.IsTemp() && se.ErrorCode() >= 500 {
+		return fmt.Errorf("%w: %w", ErrPermanent, err)
+	}
+	if err != nil {
+		return fmt.Errorf("smtp %s:%d: %w", s.cfg.Host, s.cfg.Port, err)
+	}
+	return nil
+}

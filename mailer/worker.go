@@ -1,0 +1,130 @@
+package mailer
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/blogql/blog/storage"
+)
+
+// Worker limits.
+const (
+	// attemptTimeout bounds one attempt; a claim lasts a little longer,
+	// so no other server tries while it may still go.
+	attemptTimeout = 30 * time.Second
+	claimFor       = attemptTimeout + 15*time.Second
+	// MaxAttempts is how many temporary failures an email takes before
+	// it fails for good.
+	MaxAttempts = 8
+	// pollEvery is how often the worker looks for emails due when
+	// nothing woke it: retries, and emails another server enqueued and
+	// could not send.
+	pollEvery = 5 * time.Second
+	batch     = 25
+)
+
+// Local keeps emails in the table's outbox only, and logs them: the
+// embedded default, which needs no mail server.
+type Local struct {
+	Logger *slog.Logger
+}
+
+// Transport returns "local".
+func (Local) Transport() string { return "local" }
+
+// Send logs e, its plain-text part included, marked as kept in the local
+// outbox.
+func (l Local) Send(ctx context.Context, e storage.Email) error {
+	l.Logger.InfoContext(ctx, "email kept in the local outbox (no SMTP configured; admins read it with outboxEmails)",
+		"to", e.To, "subject", e.Subject, "text", e.Text)
+	return nil
+}
+
+// Worker sends the outbox's emails that are due, when woken (Wake) and
+// every pollEvery.
+type Worker struct {
+	store  *storage.Store
+	sender Sender
+	logger *slog.Logger
+	wake   chan struct{}
+}
+
+// NewWorker returns the worker that sends store's outbox with sender.
+func NewWorker(store *storage.Store, sender Sender, logger *slog.Logger) *Worker {
+	return &Worker{store: store, sender: sender, logger: logger, wake: make(chan struct{}, 1)}
+}
+
+// Wake makes the worker look for due emails now: an email was enqueued.
+func (w *Worker) Wake() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Run sends due emails until ctx is done.
+func (w *Worker) Run(ctx context.Context) {
+	tick := time.NewTicker(pollEvery)
+	defer tick.Stop()
+	for {
+		if err := w.SendDue(ctx); err != nil && ctx.Err() == nil {
+			w.logger.Warn("mail outbox", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-w.wake:
+		case <-tick.C:
+		}
+	}
+}
+
+// SendDue sends the emails due now, each after claiming it, and records
+// each outcome. It returns the first error of the table.
+func (w *Worker) SendDue(ctx context.Context) error {
+	for {
+		due, err := w.store.DueMail(ctx, w.store.Now(), batch)
+		if err != nil || len(due) == 0 {
+			return err
+		}
+		for _, e := range due {
+			if err := w.send(ctx, e); err != nil {
+				return err
+			}
+		}
+		if len(due) < batch {
+			return nil
+		}
+	}
+}
+
+func (w *Worker) send(ctx context.Context, e storage.Email) error {
+	ok, err := w.store.ClaimMail(ctx, e, w.store.Now().Add(claimFor))
+	if err != nil || !ok {
+		return err
+	}
+	e.Attempts++
+	sctx, cancel := context.WithTimeout(ctx, attemptTimeout)
+	err = w.sender.Send(sctx, e)
+	cancel()
+	r := storage.MailResult{Sent: err == nil, Transport: w.sender.Transport()}
+	switch {
+	case err == nil:
+	case errors.Is(err, ErrPermanent) || e.Attempts >= MaxAttempts:
+		r.Err = err.Error()
+		w.logger.Warn("email failed for good", "id", e.ID, "kind", e.Kind, "attempts", e.Attempts, "err", err)
+	default:
+		r.Err, r.RetryAt = err.Error(), w.store.Now().Add(backoff(e.Attempts))
+		w.logger.Info("email not sent, tried again later", "id", e.ID, "attempts", e.Attempts, "retry_at", r.RetryAt, "err", err)
+	}
+	// The outcome is recorded even when ctx ends: the email went.
+	return w.store.FinishMail(context.WithoutCancel(ctx), e, r)
+}
+
+// backoff is the wait after the attempt-th failure: 30 s doubling, at
+// most an hour.
+func backoff(attempt int) time.Duration {
+	return min(30*time.Second<<min(attempt-1, 7), time.Hour)
+}

@@ -1,0 +1,225 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/blogql/blog/storage/internal/dynamo"
+	"github.com/blogql/blog/storage/internal/keys"
+)
+
+// The mail outbox: one item per email (PK MAILBOX, SK MAIL#<createdAt>#<id>),
+// put only when absent in the transaction of what it tells of, so a
+// retried write sends it once. While it waits to be sent it is in GSI1
+// partition MAILQ under the time of its next attempt, so what is due is
+// one Query; a sender claims an attempt by moving that time past the
+// attempt's timeout on the condition that nobody moved it since, so one
+// attempt is made however many servers see it due. Once sent, or failed
+// for good, it leaves the index, and expires after MailRetention. An
+// email sent by SMTP keeps its headers but not its bodies, which may hold
+// a sign-in link; one kept in the local outbox (no SMTP configured) keeps
+// them, for an admin to read. Request budgets:
+//
+//	DueMail      1 Query of GSI1
+//	ClaimMail    1 UpdateItem
+//	FinishMail   1 UpdateItem
+//	Mails        1 Query
+
+// Mail limits.
+const (
+	// MailRetention is how long sent and failed emails are kept.
+	MailRetention = 7 * 24 * time.Hour
+	// MaxMailBodyBytes bounds each part of an email, the text's and the
+	// HTML's.
+	MaxMailBodyBytes = 32 << 10
+	// MaxMailErrorBytes bounds the reason of a failure kept.
+	MaxMailErrorBytes = 1000
+)
+
+// Email states.
+const (
+	MailPending = "PENDING"
+	MailSent    = "SENT"
+	MailFailed  = "FAILED"
+)
+
+const typeMail = "mail"
+
+// Email is an email of the outbox.
+type Email struct {
+	ID      string
+	To      string
+	Subject string
+	Text    string
+	HTML    string
+	// Kind says what it is for ("sign-in").
+	Kind          string
+	State         string
+	Attempts      int
+	NextAttemptAt time.Time
+	CreatedAt     time.Time
+	SentAt        time.Time
+	// Transport is how it went: "smtp", or "local" for the local outbox.
+	Transport string
+	LastError string
+}
+
+type mailItem struct {
+	PK        string `dynamodbav:"PK"`
+	SK        string `dynamodbav:"SK"`
+	GSI1PK    string `dynamodbav:"GSI1PK,omitempty"`
+	GSI1SK    string `dynamodbav:"GSI1SK,omitempty"`
+	Type      string `dynamodbav:"type"`
+	ID        string `dynamodbav:"id"`
+	To        string `dynamodbav:"to"`
+	Subject   string `dynamodbav:"subject"`
+	Text      string `dynamodbav:"text,omitempty"`
+	HTML      string `dynamodbav:"html,omitempty"`
+	Kind      string `dynamodbav:"kind"`
+	State     string `dynamodbav:"state"`
+	Attempts  int    `dynamodbav:"attempts"`
+	Next      string `dynamodbav:"nextAttemptAt,omitempty"`
+	CreatedAt string `dynamodbav:"createdAt"`
+	SentAt    string `dynamodbav:"sentAt,omitempty"`
+	Transport string `dynamodbav:"transport,omitempty"`
+	LastError string `dynamodbav:"lastError,omitempty"`
+	ExpiresAt int64  `dynamodbav:"expiresAt,omitempty"`
+}
+
+func (it *mailItem) email() Email {
+	return Email{ID: it.ID, To: it.To, Subject: it.Subject, Text: it.Text, HTML: it.HTML, Kind: it.Kind, State: it.State,
+		Attempts: it.Attempts, NextAttemptAt: keys.ParseTime(it.Next), CreatedAt: keys.ParseTime(it.CreatedAt),
+		SentAt: keys.ParseTime(it.SentAt), Transport: it.Transport, LastError: it.LastError}
+}
+
+func mailDueKey(at time.Time, id string) string { return keys.Time(at) + "#" + id }
+
+// putMail adds to t the email e, due now, unless the outbox has it.
+func putMail(t *dynamo.Txn, e Email, now time.Time) error {
+	if len(e.Text) > MaxMailBodyBytes || len(e.HTML) > MaxMailBodyBytes {
+		return fmt.Errorf("email %s: a part passes %d bytes", e.ID, MaxMailBodyBytes)
+	}
+	k := keys.Mail(keys.Time(e.CreatedAt), e.ID)
+	it := mailItem{PK: k.PK, SK: k.SK, GSI1PK: keys.MailQueuePartition, GSI1SK: mailDueKey(now, e.ID), Type: typeMail,
+		ID: e.ID, To: e.To, Subject: e.Subject, Text: e.Text, HTML: e.HTML, Kind: e.Kind, State: MailPending,
+		Next: keys.Time(now), CreatedAt: keys.Time(e.CreatedAt)}
+	return t.Put(it, ptr(dynamo.CondNotExists()), dynamo.ErrRetry)
+}
+
+// DueMail returns up to limit emails whose next attempt is due at now,
+// earliest first, in one Query of GSI1. The index is eventually
+// consistent: ClaimMail tells which are still due.
+func (s *Store) DueMail(ctx context.Context, now time.Time, limit int) ([]Email, error) {
+	kc := expression.Key(keys.AttrGSI1PK).Equal(expression.Value(keys.MailQueuePartition)).
+		And(expression.Key(keys.AttrGSI1SK).LessThan(expression.Value(keys.Time(now) + "$")))
+	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(kc))
+	if err != nil {
+		return nil, err
+	}
+	out, err := s.db.Query(ctx, &dynamodb.QueryInput{
+		TableName: aws.String(s.table), IndexName: aws.String(keys.IndexGSI1), KeyConditionExpression: expr.KeyCondition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), Limit: aws.Int32(int32(limit)),
+	})
+	if err != nil {
+		return nil, fmt.Errorf("due mail: %w", err)
+	}
+	return decodeMails(out.Items)
+}
+
+func decodeMails(avs []item) ([]Email, error) {
+	var items []mailItem
+	if err := attributevalue.UnmarshalListOfMaps(avs, &items); err != nil {
+		return nil, fmt.Errorf("decode mail: %w", err)
+	}
+	out := make([]Email, 0, len(items))
+	for i := range items {
+		out = append(out, items[i].email())
+	}
+	return out, nil
+}
+
+// ClaimMail claims the next attempt at e: its next attempt moves to
+// until, provided nothing moved it since e was read, so a server that
+// stops mid-attempt leaves it due again at until. It reports false when
+// another claim or a result came first.
+func (s *Store) ClaimMail(ctx context.Context, e Email, until time.Time) (bool, error) {
+	upd := expression.Set(expression.Name("nextAttemptAt"), expression.Value(keys.Time(until))).
+		Set(expression.Name(keys.AttrGSI1SK), expression.Value(mailDueKey(until, e.ID))).
+		Set(expression.Name("attempts"), expression.Value(e.Attempts+1))
+	cond := expression.Name("nextAttemptAt").Equal(expression.Value(keys.Time(e.NextAttemptAt))).
+		And(expression.Name("state").Equal(expression.Value(MailPending)))
+	ok, err := s.db.UpdateIf(ctx, keys.Mail(keys.Time(e.CreatedAt), e.ID), upd, cond)
+	if err != nil {
+		return false, fmt.Errorf("claim mail %s: %w", e.ID, err)
+	}
+	return ok, nil
+}
+
+// MailResult is the outcome of an attempt to send an email.
+type MailResult struct {
+	// Sent: the email went (Transport says how).
+	Sent      bool
+	Transport string
+	// Err is why it did not go; RetryAt, when it is tried again (zero:
+	// never, the email failed for good).
+	Err     string
+	RetryAt time.Time
+}
+
+// FinishMail records the outcome of the attempt at e that ClaimMail
+// claimed. It returns the DynamoDB error when it could not.
+func (s *Store) FinishMail(ctx context.Context, e Email, r MailResult) error {
+	now := s.Now()
+	if len(r.Err) > MaxMailErrorBytes {
+		r.Err = strings.ToValidUTF8(r.Err[:MaxMailErrorBytes], "")
+	}
+	var upd expression.UpdateBuilder
+	switch {
+	case r.Sent:
+		upd = expression.Set(expression.Name("state"), expression.Value(MailSent)).
+			Set(expression.Name("sentAt"), expression.Value(keys.Time(now))).
+			Set(expression.Name("transport"), expression.Value(r.Transport)).
+			Set(expression.Name("expiresAt"), expression.Value(now.Add(MailRetention).Unix())).
+			Remove(expression.Name(keys.AttrGSI1PK)).Remove(expression.Name(keys.AttrGSI1SK)).
+			Remove(expression.Name("nextAttemptAt")).Remove(expression.Name("lastError"))
+		if r.Transport != "local" {
+			upd = upd.Remove(expression.Name("text")).Remove(expression.Name("html"))
+		}
+	case r.RetryAt.IsZero():
+		upd = expression.Set(expression.Name("state"), expression.Value(MailFailed)).
+			Set(expression.Name("lastError"), expression.Value(r.Err)).
+			Set(expression.Name("expiresAt"), expression.Value(now.Add(MailRetention).Unix())).
+			Remove(expression.Name(keys.AttrGSI1PK)).Remove(expression.Name(keys.AttrGSI1SK)).
+			Remove(expression.Name("nextAttemptAt")).Remove(expression.Name("text")).Remove(expression.Name("html"))
+	default:
+		upd = expression.Set(expression.Name("lastError"), expression.Value(r.Err)).
+			Set(expression.Name("nextAttemptAt"), expression.Value(keys.Time(r.RetryAt))).
+			Set(expression.Name(keys.AttrGSI1SK), expression.Value(mailDueKey(r.RetryAt, e.ID)))
+	}
+	if _, err := s.db.UpdateIf(ctx, keys.Mail(keys.Time(e.CreatedAt), e.ID), upd, dynamo.CondExists()); err != nil {
+		return fmt.Errorf("finish mail %s: %w", e.ID, err)
+	}
+	return nil
+}
+
+// Mails returns up to limit emails of the outbox, newest first, in one
+// Query.
+func (s *Store) Mails(ctx context.Context, limit int) ([]Email, error) {
+	in, err := s.db.KeyQuery(expression.Key(keys.AttrPK).Equal(expression.Value(keys.MailPartition)))
+	if err != nil {
+		return nil, err
+	}
+	in.ScanIndexForward, in.Limit = aws.Bool(false), aws.Int32(int32(limit))
+	out, err := s.db.Query(ctx, in)
+	if err != nil {
+		return nil, fmt.Errorf("mails: %w", err)
+	}
+	return decodeMails(out.Items)
+}
