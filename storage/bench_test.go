@@ -18,10 +18,10 @@ import (
 func benchPosition() map[string]string {
 	at := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	id := "0197a6b2-5c3d-7e4f-8a9b-0c1d2e3f4a5b"
-	k := keys.CategoryCopy(id, "go")
+	k := s.ks.CategoryCopy(id, "go")
 	return map[string]string{
 		keys.AttrPK: k.PK, keys.AttrSK: k.SK,
-		keys.AttrGSI1PK: keys.CategoryPartition("go"), keys.AttrGSI1SK: keys.PostSort(at, id),
+		keys.AttrGSI1PK: s.ks.CategoryPartition("go"), keys.AttrGSI1SK: keys.PostSort(at, id),
 	}
 }
 

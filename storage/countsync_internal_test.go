@@ -51,7 +51,7 @@ func newCountsFixture(t *testing.T) *countsFixture {
 	f.must(err)
 	f.post = p.ID
 	var it postItem
-	f.must(f.s.db.Get(ctx, keys.Post(p.ID), true, &it))
+	f.must(f.s.db.Get(ctx, s.ks.Post(p.ID), true, &it))
 	f.ks = it.copyKeys()
 	if len(f.ks) != 6 {
 		t.Fatalf("the post has copies %v, want 6", f.ks)
@@ -209,7 +209,7 @@ func TestCountSyncWritesACopyAtMostOnceAPeriod(t *testing.T) {
 func TestCountSyncLeavesADeletedCopyDeleted(t *testing.T) {
 	f := newCountsFixture(t)
 	e := f.comment()
-	featured := keys.FeaturedCopy(f.post)
+	featured := s.ks.FeaturedCopy(f.post)
 	tx := f.s.db.NewTxn()
 	f.must(tx.Delete(featured, nil, nil))
 	f.must(f.s.db.Exec(f.ctx, tx))

@@ -69,28 +69,28 @@ func TestEventsOfRecords(t *testing.T) {
 			return r
 		}(), []EventType{EventPostPublished}, false},
 		{"the posts of an author's rename all renamed is author.updated again", func() streamtypes.Record {
-			k := keys.Author("ada")
+			k := s.ks.Author("ada")
 			a := authorItem{PK: k.PK, SK: k.SK, Type: typeAuthor, ID: "ada", Name: "Ada King", Slug: "ada", Slugs: []string{"ada", "lovelace"}, NameVer: 2, RenamedVer: 1}
 			done := a
 			done.RenamedVer = 2
 			return rec(streamtypes.OperationTypeModify, a, done)
 		}(), []EventType{EventAuthorUpdated}, false},
 		{"an author's count changed is no event", func() streamtypes.Record {
-			k := keys.Author("ada")
+			k := s.ks.Author("ada")
 			a := authorItem{PK: k.PK, SK: k.SK, Type: typeAuthor, ID: "ada", Name: "Ada", Slug: "ada", NameVer: 2, RenamedVer: 2}
 			counted := a
 			counted.PostCount = 3
 			return rec(streamtypes.OperationTypeModify, a, counted)
 		}(), nil, false},
 		{"the posts of a category's rename all renamed is category.updated again", func() streamtypes.Record {
-			k := keys.Category("go")
+			k := s.ks.Category("go")
 			c := categoryItem{PK: k.PK, SK: k.SK, Type: typeCategory, Slug: "go", Name: "Golang", NameVer: 1}
 			done := c
 			done.RenamedVer = 1
 			return rec(streamtypes.OperationTypeModify, c, done)
 		}(), []EventType{EventCategoryUpdated}, false},
 		{"the posts of a tag's rename all renamed is tag.updated again", func() streamtypes.Record {
-			k := keys.Tag("go")
+			k := s.ks.Tag("go")
 			tg := tagItem{PK: k.PK, SK: k.SK, Type: typeTag, Slug: "go", Name: "Golang", NameVer: 1}
 			done := tg
 			done.RenamedVer = 1
@@ -129,7 +129,7 @@ func TestEventsOfRecords(t *testing.T) {
 	}
 
 	t.Run("an author's rename announced again names the pages of the author's slugs and the author's tag", func(t *testing.T) {
-		k := keys.Author("ada")
+		k := s.ks.Author("ada")
 		a := authorItem{PK: k.PK, SK: k.SK, Type: typeAuthor, ID: "ada", Name: "Ada King", Slug: "king", Slugs: []string{"king", "ada"}, NameVer: 2, RenamedVer: 1}
 		done := a
 		done.RenamedVer = 2
@@ -208,7 +208,7 @@ func TestEventsOfAPostWithoutCategories(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: dynamo.MustKey(keys.Post(p.ID)), ConsistentRead: aws.Bool(true)})
+	out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: dynamo.MustKey(s.ks.Post(p.ID)), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		t.Fatal(err)
 	}

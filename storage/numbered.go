@@ -66,9 +66,9 @@ type pageIndexItem struct {
 const prefixPageIndex = "PAGENUM#"
 
 // pageIndexKey returns the key of chunk c of the page index of the list
-// in the GSI1 partition list.
-func pageIndexKey(list string, c int) key {
-	return key{PK: prefixPageIndex + list, SK: fmt.Sprintf("CHUNK#%06d", c)}
+// list (its GSI1 partition in the publication ks).
+func pageIndexKey(ks keys.Space, list string, c int) key {
+	return key{PK: ks.Partition(prefixPageIndex + list), SK: fmt.Sprintf("CHUNK#%06d", c)}
 }
 
 // NumberedPage is one numbered page of a list of posts.
@@ -84,9 +84,11 @@ type NumberedPage struct {
 
 // FeedPartition, CategoryListPartition and TagListPartition name the
 // lists NumberedPosts and SyncPages take.
+// They are the lists' names in the publication: the store reads a list in
+// its GSI1 partition in the publication's space (keys.Space.Partition).
 func FeedPartition() string                    { return keys.FeedPartition }
-func CategoryListPartition(slug string) string { return keys.CategoryPartition(slug) }
-func TagListPartition(slug string) string      { return keys.TagPartition(slug) }
+func CategoryListPartition(slug string) string { return keys.PrefixCategory + slug }
+func TagListPartition(slug string) string      { return keys.PrefixTag + slug }
 
 // ValidatePageNumber returns a *ValidationError when number or size is
 // not one NumberedPosts takes: number from 1 to MaxPageNumber, size a
@@ -112,9 +114,9 @@ func (s *Store) NumberedPosts(ctx context.Context, list string, number, size int
 	}
 	out := &NumberedPage{Number: number, Size: size}
 	at := (number - 1) * size / PageStep
-	ks := []key{pageIndexKey(list, 0)}
+	ks := []key{pageIndexKey(s.ks, list, 0)}
 	if c := at / pageChunk; c > 0 {
-		ks = append(ks, pageIndexKey(list, c))
+		ks = append(ks, pageIndexKey(s.ks, list, c))
 	}
 	found, err := s.db.BatchGet(ctx, ks, false)
 	if err != nil {
@@ -137,7 +139,7 @@ func (s *Store) NumberedPosts(ctx context.Context, list string, number, size int
 	if number > out.TotalPages || i >= len(chunk.Starts) {
 		return out, nil
 	}
-	cond := expression.Key(keys.AttrGSI1PK).Equal(expression.Value(list)).
+	cond := expression.Key(keys.AttrGSI1PK).Equal(expression.Value(s.ks.Partition(list))).
 		And(expression.Key(keys.AttrGSI1SK).Between(expression.Value(chunk.Starts[i]), expression.Value(s.visibleBound())))
 	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(cond))
 	if err != nil {
@@ -204,7 +206,7 @@ func (s *Store) syncPages(ctx context.Context, list string, from time.Time, show
 	if err != nil {
 		return out, fmt.Errorf("sync pages of %s: %w", list, err)
 	}
-	kept, lo := keptStarts(have, from)
+	kept, lo := keptStarts(s.ks, have, from)
 	sks, err := s.listSortKeys(ctx, list, lo)
 	if err != nil {
 		return out, fmt.Errorf("sync pages of %s: %w", list, err)
@@ -214,7 +216,7 @@ func (s *Store) syncPages(ctx context.Context, list string, from time.Time, show
 		out.Behind = true
 		return out, nil
 	}
-	want := wantChunks(list, append(kept, startsOf(sks)...), out.Count, now)
+	want := wantChunks(s.ks, list, append(kept, startsOf(sks)...), out.Count, now)
 	for _, w := range want {
 		if h, ok := have[w.SK]; ok && h.Count == w.Count && slices.Equal(h.Starts, w.Starts) {
 			continue
@@ -261,13 +263,13 @@ func (s *Store) syncPages(ctx context.Context, list string, from time.Time, show
 // from: that last start, which is where the rebuild takes over. With a
 // zero from, or no start before it, or chunks that are not whole, it
 // keeps none and reads the whole list.
-func keptStarts(have map[string]pageIndexItem, from time.Time) (kept []string, lo string) {
+func keptStarts(ks keys.Space, have map[string]pageIndexItem, from time.Time) (kept []string, lo string) {
 	if from.IsZero() {
 		return nil, keys.PrefixPost
 	}
 	var starts []string
 	for c := 0; c < len(have); c++ {
-		h, ok := have[pageIndexKey("", c).SK] // have is by sort key
+		h, ok := have[pageIndexKey(ks, "", c).SK] // have is by sort key
 		if !ok || c < len(have)-1 && len(h.Starts) != pageChunk {
 			return nil, keys.PrefixPost
 		}
@@ -292,10 +294,10 @@ func startsOf(sks []string) []string {
 
 // wantChunks returns the chunks of the page index of list that holds
 // count posts and the starts starts, read at the time now.
-func wantChunks(list string, starts []string, count int, now string) []pageIndexItem {
+func wantChunks(ks keys.Space, list string, starts []string, count int, now string) []pageIndexItem {
 	var out []pageIndexItem
 	for c := 0; c == 0 || c*pageChunk < len(starts); c++ {
-		k := pageIndexKey(list, c)
+		k := pageIndexKey(ks, list, c)
 		it := pageIndexItem{PK: k.PK, SK: k.SK, Type: typePageIndex, List: list, At: now}
 		it.Starts = starts[min(c*pageChunk, len(starts)):min((c+1)*pageChunk, len(starts))]
 		if c == 0 {
@@ -309,7 +311,7 @@ func wantChunks(list string, starts []string, count int, now string) []pageIndex
 // listSortKeys returns the sort keys of the visible posts of the list in
 // the GSI1 partition list from lo (inclusive), oldest first.
 func (s *Store) listSortKeys(ctx context.Context, list, lo string) ([]string, error) {
-	cond := expression.Key(keys.AttrGSI1PK).Equal(expression.Value(list)).
+	cond := expression.Key(keys.AttrGSI1PK).Equal(expression.Value(s.ks.Partition(list))).
 		And(expression.Key(keys.AttrGSI1SK).Between(expression.Value(lo), expression.Value(s.visibleBound())))
 	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(cond).
 		WithProjection(expression.NamesList(expression.Name(keys.AttrGSI1SK))))
@@ -338,7 +340,7 @@ func (s *Store) listSortKeys(ctx context.Context, list, lo string) ([]string, er
 
 // pageChunks returns the chunks of the page index of list, by sort key.
 func (s *Store) pageChunks(ctx context.Context, list string) (map[string]pageIndexItem, error) {
-	in, err := s.db.KeyQuery(expression.Key(keys.AttrPK).Equal(expression.Value(pageIndexKey(list, 0).PK)))
+	in, err := s.db.KeyQuery(expression.Key(keys.AttrPK).Equal(expression.Value(pageIndexKey(s.ks, list, 0).PK)))
 	if err != nil {
 		return nil, err
 	}

@@ -109,7 +109,7 @@ func TestPostActionsBound(t *testing.T) {
 	if err := postActions(txn, before, &after, r, "2026-03-01T00:00:00.000Z"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.record(txn, &idem{key: keys.Idempotency("updatePost", "k"), hash: "h"}, after.post()); err != nil {
+	if err := s.record(txn, &idem{key: s.ks.Idempotency("updatePost", "k"), hash: "h"}, after.post()); err != nil {
 		t.Fatal(err)
 	}
 	// post; its schedule item moved (a put and a delete); new slug, old
