@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-
 )
 
 // CountLag is how long the invariant checker lets a summary's comment

@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // TestCheckFindsBrokenFeaturedSeriesAndRevisions breaks, one at a time,

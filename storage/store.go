@@ -27,7 +27,7 @@ type Store struct {
 	// tenant guard refuses a request for any other publication's keys.
 	db *dynamo.Table
 	// ks is the key space of the Store's publication.
-	ks keys.Space
+	ks      keys.Space
 	table   string
 	now     func() time.Time
 	cursors cursorKeys

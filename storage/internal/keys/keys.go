@@ -97,7 +97,9 @@ const AttrMonthPrefix = "month#"
 func MonthAttr(publishedAt string) string { return AttrMonthPrefix + publishedAt[:len("2006-01")] }
 
 // Author is an author's item.
-func (s Space) Author(id string) dynamo.Key { return dynamo.Key{PK: s.prefix + PrefixAuthor + id, SK: PrefixAuthor + id} }
+func (s Space) Author(id string) dynamo.Key {
+	return dynamo.Key{PK: s.prefix + PrefixAuthor + id, SK: PrefixAuthor + id}
+}
 
 // AuthorListSort orders an author in the AUTHORS list by creation time.
 func AuthorListSort(createdAt time.Time, id string) string {
@@ -110,7 +112,9 @@ func (s Space) AuthorSlug(slug string) dynamo.Key {
 }
 
 // Post is a post's item.
-func (s Space) Post(id string) dynamo.Key { return dynamo.Key{PK: s.prefix + PrefixPost + id, SK: PrefixPost + id} }
+func (s Space) Post(id string) dynamo.Key {
+	return dynamo.Key{PK: s.prefix + PrefixPost + id, SK: PrefixPost + id}
+}
 
 // The suffixes of the sort keys of a post's body and count items.
 const (
@@ -130,7 +134,9 @@ func (s Space) PostCount(id string) dynamo.Key {
 
 // PostParts are the keys of the post items a whole read takes, in key
 // order: the post, its count item and its body item.
-func (s Space) PostParts(id string) []dynamo.Key { return []dynamo.Key{s.Post(id), s.PostCount(id), s.PostBody(id)} }
+func (s Space) PostParts(id string) []dynamo.Key {
+	return []dynamo.Key{s.Post(id), s.PostCount(id), s.PostBody(id)}
+}
 
 // PostRead are the keys of the post items a read takes: with body,
 // PostParts; without, the post item and its count item alone, for a read
@@ -192,7 +198,9 @@ func (s Space) Category(slug string) dynamo.Key {
 func (s Space) CategoryPartition(slug string) string { return s.prefix + PrefixCategory + slug }
 
 // Tag is a tag's item.
-func (s Space) Tag(slug string) dynamo.Key { return dynamo.Key{PK: s.prefix + PrefixTag + slug, SK: PrefixTag + slug} }
+func (s Space) Tag(slug string) dynamo.Key {
+	return dynamo.Key{PK: s.prefix + PrefixTag + slug, SK: PrefixTag + slug}
+}
 
 // TagPartition is the GSI1 partition of a tag's posts.
 func (s Space) TagPartition(slug string) string { return s.prefix + PrefixTag + slug }
@@ -203,10 +211,14 @@ func (s Space) Series(slug string) dynamo.Key {
 }
 
 // Slug is the reservation of a post's or a page's slug.
-func (s Space) Slug(slug string) dynamo.Key { return dynamo.Key{PK: s.prefix + PrefixSlug + slug, SK: PrefixSlug + slug} }
+func (s Space) Slug(slug string) dynamo.Key {
+	return dynamo.Key{PK: s.prefix + PrefixSlug + slug, SK: PrefixSlug + slug}
+}
 
 // Page is a static page's item.
-func (s Space) Page(id string) dynamo.Key { return dynamo.Key{PK: s.prefix + PrefixPage + id, SK: PrefixPage + id} }
+func (s Space) Page(id string) dynamo.Key {
+	return dynamo.Key{PK: s.prefix + PrefixPage + id, SK: PrefixPage + id}
+}
 
 // PageSort orders pages in GSI1 by order (five digits), then id
 // (creation time: ids are UUIDv7).
@@ -216,11 +228,15 @@ func PageSort(order int, id string) string { return fmt.Sprintf("%s%05d#%s", Pre
 func (s Space) Site() dynamo.Key { return dynamo.Key{PK: s.prefix + SitePartition, SK: SitePartition} }
 
 // Stats is the item of the blog-wide counts.
-func (s Space) Stats() dynamo.Key { return dynamo.Key{PK: s.prefix + StatsPartition, SK: StatsPartition} }
+func (s Space) Stats() dynamo.Key {
+	return dynamo.Key{PK: s.prefix + StatsPartition, SK: StatsPartition}
+}
 
 // Renderer is the renderer item: the version of the renderer the posts'
 // HTML was made with.
-func (s Space) Renderer() dynamo.Key { return dynamo.Key{PK: s.prefix + RendererPartition, SK: RendererPartition} }
+func (s Space) Renderer() dynamo.Key {
+	return dynamo.Key{PK: s.prefix + RendererPartition, SK: RendererPartition}
+}
 
 // Secret is a server key's item.
 func Secret(name string) dynamo.Key {
