@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -89,11 +88,6 @@ func (s *Store) addComment(ctx context.Context, rec *idem, in NewComment, parent
 	found, err := s.db.BatchGet(ctx, ks, true)
 	if err != nil {
 		return nil, err
-	}
-	if _, ok := found[s.ks.PostCount(in.PostID)]; !ok {
-		if moved, err := s.splitIfLegacy(ctx, in.PostID); err != nil || moved {
-			return nil, cmp.Or(err, dynamo.ErrRetry)
-		}
 	}
 	return s.addCommentFrom(ctx, rec, in, parent, found, false)
 }

@@ -32,6 +32,8 @@ const (
 	typeRate         = "rate"
 	typeQueued       = "queuedComment"
 	typeLayout       = "layout"
+	// typePublication is a publication's directory item (global).
+	typePublication  = "publication"
 	typeSchedule     = "schedule"
 	typeRenderer     = "renderer"
 	typeWebhook      = "webhook"

@@ -3,6 +3,8 @@ package storage
 import (
 	"context"
 
+	"github.com/blogql/blog/storage/internal/keys"
+
 	"github.com/blogql/blog/storage/internal/migrations"
 )
 
@@ -68,9 +70,23 @@ func (s *Store) Migrate(ctx context.Context) (*Migration, error) {
 	return &m, nil
 }
 
-// migrationEnv is what the layout steps work with: the table, the clock,
-// the renderer, and this version's refresh of a post's copied names for
-// the posts it wrote before the migration.
+// migrationEnv is what the layout steps work with: the table, without the
+// tenant guard, as the steps read and write the keys of layouts before
+// publications and move them into the Store's; the clock, the renderer,
+// the Store's publication, and this version's refresh of a post's copied
+// names for the posts it wrote before the migration, in the keys of the
+// blog before publications (legacy).
 func (s *Store) migrationEnv() *migrations.Env {
-	return &migrations.Env{DB: s.db, Now: s.Now, Render: s.render, Renamed: s.refreshNames}
+	return &migrations.Env{DB: s.db.Unconfined(), Now: s.Now, Render: s.render, Renamed: s.legacy().refreshNames,
+		Publication: s.ks.ID(), StopAfter: s.stopMigrationAfter}
+}
+
+// legacy returns the Store in the keys of layout 4, before publications:
+// the zero key space, whose keys have no prefix, on the table without the
+// guard. Only the layout steps before 5 use it, through Env.Renamed.
+func (s *Store) legacy() *Store {
+	c := *s
+	c.ks = keys.Space{}
+	c.db = s.db.Unconfined()
+	return &c
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/blogql/blog/storage/internal/dynamo"
 	"github.com/blogql/blog/storage/internal/keys"
-	"github.com/blogql/blog/storage/internal/migrations"
 )
 
 // A post is three items of its partition (doc_layout.go): the post item,
@@ -312,27 +311,8 @@ func checkPostParts(ks keys.Space, posts map[string]*postItem, bodies map[string
 }
 
 // countsOrSplit returns the count item of the post postID from found, as
-// decodeCounts does; when it is missing and the post is of layout 3, it
-// moves the post (splitIfLegacy) and returns dynamo.ErrRetry, for the write to
-// read again.
-func (s *Store) countsOrSplit(ctx context.Context, found map[key]item, postID string) (*countItem, error) {
-	c, err := decodeCounts(s.ks, found, postID)
-	if err == nil {
-		return c, nil
-	}
-	if moved, serr := s.splitIfLegacy(ctx, postID); serr != nil || moved {
-		return nil, cmp.Or(serr, dynamo.ErrRetry)
-	}
-	return nil, err
-}
-
-// splitIfLegacy moves the post id to layout 4 when a comment write found
-// no count item for it (a migration beside live writes has not reached
-// it yet), and reports whether it did: the write then reads again.
-func (s *Store) splitIfLegacy(ctx context.Context, id string) (bool, error) {
-	did, err := migrations.SplitPost(ctx, s.migrationEnv(), id)
-	if err != nil {
-		return false, fmt.Errorf("move post %q to layout %d: %w", id, CurrentLayout, err)
-	}
-	return did, nil
+// decodeCounts does. A table of layout 5 has no post of layout 3 left to
+// split: the layout 5 migration moves posts only once layout 4 is done.
+func (s *Store) countsOrSplit(_ context.Context, found map[key]item, postID string) (*countItem, error) {
+	return decodeCounts(s.ks, found, postID)
 }

@@ -31,7 +31,12 @@
 // comment counts on their own item, and the feed in four GSI1 partitions
 // (v4.go).
 //
-// Layout 4 is the one package storage writes (its doc.go, doc_layout.go).
+// Layout 4 has the blog's items at the partition keys of one blog, with no
+// publication prefix (v5.go).
+//
+// Layout 5 is the one package storage writes (its doc.go, doc_layout.go):
+// every item of a publication under "PUB#<id>#", a few global items
+// beside them.
 package migrations
 
 import (
@@ -52,7 +57,7 @@ import (
 
 const (
 	// Current is the version of the layout the last step brings a table to.
-	Current = 4
+	Current = 5
 	// unnumbered is the version of a table without a layout item.
 	unnumbered = 1
 )
@@ -91,6 +96,13 @@ type Env struct {
 	// author a slug: such a post is in a layout later than the step's,
 	// which only the caller knows.
 	Renamed func(ctx context.Context, postID string) error
+	// Publication is the id of the publication the blog of a table of
+	// layout 4 or earlier becomes (v5.go).
+	Publication string
+	// StopAfter, when above 0, stops the layout 5 step after that many
+	// pages of its Scan with ErrStopped, as a crash would: tests resume
+	// it.
+	StopAfter int
 }
 
 // nowKey returns the time in the form of keys.
@@ -111,6 +123,8 @@ type Result struct {
 	// Split posts got their body item and count item, and left the
 	// feed's four old partitions for FEED (layout 4).
 	Split int
+	// Moved items went into the publication (layout 5).
+	Moved int
 	// Unrendered are the ids of posts whose body renders to more HTML than
 	// a post may hold (MaxHTMLBytes): they were migrated without it, and
 	// show it once their body is edited.
@@ -157,7 +171,12 @@ func Run(ctx context.Context, env *Env) (*Result, error) {
 			return nil, fmt.Errorf("migrate: %w", err)
 		}
 	}
-	if err := env.v4(ctx, m); err != nil {
+	if from < 4 {
+		if err := env.v4(ctx, m); err != nil {
+			return nil, err
+		}
+	}
+	if err := env.v5(ctx, m); err != nil {
 		return nil, err
 	}
 	if err := env.setLayout(ctx, Current); err != nil {
