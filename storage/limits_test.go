@@ -70,7 +70,7 @@ func TestLargestInputsFitDynamoDB(t *testing.T) {
 			IdempotencyKey: fmt.Sprintf("largest-slug-%d", i),
 		}))
 	}
-	size := e.itemSize(t, "POST#"+p.ID)
+	size := e.itemSize(t, pubPrefix+"POST#"+p.ID)
 	t.Logf("largest post item: %d bytes (body %d, HTML %d, toc %d entries)", size, len(p.Body), len(p.BodyHTML), len(p.TOC))
 	if size > 400*1024 {
 		t.Errorf("post item of %d bytes", size)

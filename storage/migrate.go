@@ -78,7 +78,7 @@ func (s *Store) Migrate(ctx context.Context) (*Migration, error) {
 // blog before publications (legacy).
 func (s *Store) migrationEnv() *migrations.Env {
 	return &migrations.Env{DB: s.db.Unconfined(), Now: s.Now, Render: s.render, Renamed: s.legacy().refreshNames,
-		Publication: s.ks.ID(), StopAfter: s.stopMigrationAfter}
+		Publication: s.ks.ID(), StopAfter: s.migrationStop.pages, PageSize: s.migrationStop.size}
 }
 
 // legacy returns the Store in the keys of layout 4, before publications:

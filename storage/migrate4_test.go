@@ -46,6 +46,7 @@ func TestMigrateLayout3(t *testing.T) {
 	wantFeed := feed(ctx)
 	equal(t, "feed before", len(wantFeed), 5)
 
+	must[int](t)(legacytest.ToLayout4(ctx, e.client, e.table))
 	equal(t, "posts turned back", must[int](t)(legacytest.ToLayout3(ctx, e.client, e.table)), 6)
 	equal(t, "layout", must[int](t)(e.store.LayoutVersion(ctx)), 3)
 	bad := must[[]string](t)(e.store.Check(ctx))
@@ -95,6 +96,7 @@ func TestTitleEditOfLayout3Post(t *testing.T) {
 	body := strings.Repeat("Some words about Go.\n\n## A heading\n\nMore words.\n\n", 40)
 	p := must[*storage.Post](t)(e.store.CreatePost(ctx, storage.NewPost{AuthorID: "ada", Title: "Old", Slug: "old", Body: body}))
 	p = e.publish(p, start.Add(-time.Hour))
+	must[int](t)(legacytest.ToLayout4(ctx, e.client, e.table))
 	equal(t, "posts turned back", must[int](t)(legacytest.ToLayout3(ctx, e.client, e.table)), 1)
 
 	edited := must[*storage.Post](t)(e.store.UpdatePost(ctx, storage.PostPatch{ID: p.ID, ExpectedVersion: p.Version, Title: ptr("New")}))

@@ -176,7 +176,7 @@ func TestMigrateLayout1(t *testing.T) {
 	// Without the layout item (lost, or a run stopped just before writing
 	// it) the next run goes through the whole table and finds everything
 	// done: it writes nothing but the layout item.
-	layout := map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "LAYOUT"}, "SK": &types.AttributeValueMemberS{Value: "LAYOUT"}}
+	layout := map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: pubPrefix + "LAYOUT"}, "SK": &types.AttributeValueMemberS{Value: "LAYOUT"}}
 	must[*dynamodb.DeleteItemOutput](t)(e.client.DeleteItem(context.Background(), &dynamodb.DeleteItemInput{TableName: aws.String(e.table), Key: layout}))
 	before := e.snapshotItems()
 	n = counted(func(ctx context.Context) { again = must[*storage.Migration](t)(e.store.Migrate(ctx)) })

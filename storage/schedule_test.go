@@ -16,6 +16,10 @@ import (
 	"github.com/blogql/blog/storage"
 )
 
+// pubPrefix starts the partition key of every item of the default
+// publication, which the tests' stores are in.
+const pubPrefix = "PUB#" + storage.DefaultPublication + "#"
+
 // keyTime is the table's form of a time in keys and items.
 func keyTime(t time.Time) string { return t.UTC().Format("2006-01-02T15:04:05.000Z") }
 
@@ -33,13 +37,13 @@ func (e *env) rawItem(pk, sk string) map[string]types.AttributeValue {
 // the times of its schedule items, read from the table.
 func (e *env) schedule(id string) (marker string, items []string) {
 	e.t.Helper()
-	if v, ok := e.rawItem("POST#"+id, "POST#"+id)["goLiveAt"].(*types.AttributeValueMemberS); ok {
+	if v, ok := e.rawItem(pubPrefix+"POST#"+id, "POST#"+id)["goLiveAt"].(*types.AttributeValueMemberS); ok {
 		marker = v.Value
 	}
 	out := must[*dynamodb.QueryOutput](e.t)(e.client.Query(context.Background(), &dynamodb.QueryInput{
 		TableName: aws.String(e.table), ConsistentRead: aws.Bool(true),
 		KeyConditionExpression:    aws.String("PK = :pk"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: "SCHEDULE"}},
+		ExpressionAttributeValues: map[string]types.AttributeValue{":pk": &types.AttributeValueMemberS{Value: pubPrefix + "SCHEDULE"}},
 	}))
 	for _, it := range out.Items {
 		sk := it["SK"].(*types.AttributeValueMemberS).Value
@@ -174,7 +178,7 @@ func TestGoLiveSkipsWhatChanged(t *testing.T) {
 	gone := e.publish(e.post("ada", "gone"), start.Add(time.Hour))
 	// A stale item, as a write of another version could leave: its post
 	// was deleted without it.
-	stale := e.rawItem("SCHEDULE", keyTime(start.Add(time.Hour))+"#"+gone.ID)
+	stale := e.rawItem(pubPrefix+"SCHEDULE", keyTime(start.Add(time.Hour))+"#"+gone.ID)
 	must[*storage.Post](t)(e.store.DeletePost(ctx, storage.PostRef{ID: gone.ID}))
 	must[*dynamodb.PutItemOutput](t)(e.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(e.table), Item: stale}))
 
@@ -251,9 +255,9 @@ func TestCheckFindsScheduleFaults(t *testing.T) {
 		return map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: pk}, "SK": &types.AttributeValueMemberS{Value: sk}}
 	}
 	must[*dynamodb.DeleteItemOutput](t)(e.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName: aws.String(e.table), Key: key("SCHEDULE", keyTime(start.Add(time.Hour))+"#"+p.ID)}))
+		TableName: aws.String(e.table), Key: key(pubPrefix+"SCHEDULE", keyTime(start.Add(time.Hour))+"#"+p.ID)}))
 	must[*dynamodb.UpdateItemOutput](t)(e.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(e.table), Key: key("POST#"+q.ID, "POST#"+q.ID), UpdateExpression: aws.String("REMOVE goLiveAt")}))
+		TableName: aws.String(e.table), Key: key(pubPrefix+"POST#"+q.ID, "POST#"+q.ID), UpdateExpression: aws.String("REMOVE goLiveAt")}))
 	e.clock.Advance(3 * time.Hour)
 	bad := must[[]string](t)(e.store.Check(ctx))
 	for _, want := range []string{
@@ -296,9 +300,9 @@ func TestMigrateMarksScheduledPosts(t *testing.T) {
 		return map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: pk}, "SK": &types.AttributeValueMemberS{Value: sk}}
 	}
 	must[*dynamodb.UpdateItemOutput](t)(e.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(e.table), Key: key("POST#"+soon.ID, "POST#"+soon.ID), UpdateExpression: aws.String("REMOVE goLiveAt")}))
+		TableName: aws.String(e.table), Key: key(pubPrefix+"POST#"+soon.ID, "POST#"+soon.ID), UpdateExpression: aws.String("REMOVE goLiveAt")}))
 	must[*dynamodb.DeleteItemOutput](t)(e.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{
-		TableName: aws.String(e.table), Key: key("SCHEDULE", keyTime(start.Add(time.Hour))+"#"+soon.ID)}))
+		TableName: aws.String(e.table), Key: key(pubPrefix+"SCHEDULE", keyTime(start.Add(time.Hour))+"#"+soon.ID)}))
 	layout := key("LAYOUT", "LAYOUT")
 	layout["type"], layout["version"] = &types.AttributeValueMemberS{Value: "layout"}, &types.AttributeValueMemberN{Value: "2"}
 	must[*dynamodb.PutItemOutput](t)(e.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(e.table), Item: layout}))

@@ -6,8 +6,9 @@ import "github.com/blogql/blog/storage/internal/keys"
 // tests' stores are in.
 var testKS = keys.MustIn(DefaultPublication)
 
-// WithMigrationStop makes Migrate stop its layout 5 step after pages
-// pages of its Scan, as a crash would (migrations.ErrStopped).
-func WithMigrationStop(pages int) Option {
-	return func(s *Store) { s.stopMigrationAfter = pages }
+// WithMigrationStop makes Migrate read the table in pages of size items
+// in its layout 5 step, and stop after pages pages, as a crash would
+// (migrations.ErrStopped); pages 0 never stops.
+func WithMigrationStop(pages, size int) Option {
+	return func(s *Store) { s.migrationStop.pages, s.migrationStop.size = pages, size }
 }

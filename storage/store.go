@@ -50,9 +50,9 @@ type Store struct {
 	// (WithCountLag, checkcounts.go); lagWait waits it (tests replace it).
 	countLag time.Duration
 	lagWait  func(ctx context.Context, d time.Duration) error
-	// stopMigrationAfter stops the layout 5 step of Migrate after that
-	// many pages (tests; migrations.Env.StopAfter).
-	stopMigrationAfter int
+	// migrationStop stops the layout 5 step of Migrate after so many
+	// pages of so many items (tests; migrations.Env.StopAfter).
+	migrationStop struct{ pages, size int }
 }
 
 // Option configures a Store.

@@ -103,6 +103,9 @@ type Env struct {
 	// pages of its Scan with ErrStopped, as a crash would: tests resume
 	// it.
 	StopAfter int
+	// PageSize, when above 0, is the Limit of the layout 5 step's Scan
+	// pages (tests make them small).
+	PageSize int
 }
 
 // nowKey returns the time in the form of keys.

@@ -104,7 +104,11 @@ func (e *Env) v5(ctx context.Context, m *Result) error {
 	if err := e.DB.Get(ctx, ck, true, &at); err != nil && !errors.Is(err, dynamo.ErrNotFound) {
 		return fmt.Errorf("migrate to layout 5: read checkpoint: %w", err)
 	}
-	in := &dynamodb.ScanInput{TableName: aws.String(e.DB.Name()), ConsistentRead: aws.Bool(true), Limit: aws.Int32(v5PageSize)}
+	size := v5PageSize
+	if e.PageSize > 0 {
+		size = e.PageSize
+	}
+	in := &dynamodb.ScanInput{TableName: aws.String(e.DB.Name()), ConsistentRead: aws.Bool(true), Limit: aws.Int32(int32(size))}
 	if at.LastPK != "" {
 		in.ExclusiveStartKey = dynamo.MustKey(key{PK: at.LastPK, SK: at.LastSK})
 	}
