@@ -28,11 +28,11 @@ func TestCheckFindsBrokenCoAuthorAndTagCopies(t *testing.T) {
 		{"a co-author's copy missing", func(e *env, id, sk string) error {
 			_, err := e.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(e.table), Key: key(pubPrefix+"AUTHOR#bob", sk)})
 			return err
-		}, "lacks its copy AUTHOR#bob"},
+		}, "lacks its copy PUB#default#AUTHOR#bob"},
 		{"a tag copy missing", func(e *env, id, _ string) error {
 			_, err := e.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(e.table), Key: key(pubPrefix+"POST#"+id, "TAG#go")})
 			return err
-		}, "lacks its copy POST#"},
+		}, "lacks its copy PUB#default#POST#"},
 		{"a co-author's count off", func(e *env, _, _ string) error {
 			_, err := e.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(e.table), Key: key(pubPrefix+"AUTHOR#bob", "AUTHOR#bob"),
 				UpdateExpression: aws.String("SET postCount = :z"), ExpressionAttributeValues: map[string]types.AttributeValue{":z": &types.AttributeValueMemberN{Value: "0"}}})

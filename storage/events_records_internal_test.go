@@ -180,7 +180,7 @@ func TestEventsOfRecords(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := fmt.Sprintf(`{"id":%q,"type":"comment.pending","time":"2026-03-14T09:00:00Z","data":{"postId":"p1","commentId":"c1","readerId":"r"}}`, evs[0].ID)
+		want := fmt.Sprintf(`{"id":%q,"type":"comment.pending","publication":"default","time":"2026-03-14T09:00:00Z","data":{"postId":"p1","commentId":"c1","readerId":"r"}}`, evs[0].ID)
 		if string(b) != want {
 			t.Errorf("JSON\n%s\nwant\n%s", b, want)
 		}

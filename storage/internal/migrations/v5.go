@@ -101,9 +101,11 @@ func (e *Env) v5(ctx context.Context, m *Result) error {
 	prefix := v5Prefix(e.Publication)
 	ck := key{PK: layoutPartition, SK: v5Checkpoint}
 	var at v5CheckpointItem
-	if err := e.DB.Get(ctx, ck, true, &at); err != nil && !errors.Is(err, dynamo.ErrNotFound) {
+	err := e.DB.Get(ctx, ck, true, &at)
+	if err != nil && !errors.Is(err, dynamo.ErrNotFound) {
 		return fmt.Errorf("migrate to layout 5: read checkpoint: %w", err)
 	}
+	checkpointed := err == nil
 	size := v5PageSize
 	if e.PageSize > 0 {
 		size = e.PageSize
@@ -141,15 +143,35 @@ func (e *Env) v5(ctx context.Context, m *Result) error {
 		if _, err := e.DB.PutItem(ctx, &dynamodb.PutItemInput{TableName: in.TableName, Item: av}); err != nil {
 			return fmt.Errorf("migrate to layout 5: checkpoint: %w", err)
 		}
+		checkpointed = true
 		in.ExclusiveStartKey = out.LastEvaluatedKey
 	}
-	dir := v5Directory{PK: v5PrefixDirectory + e.Publication, SK: v5PrefixDirectory + e.Publication, Type: v5TypePublication,
-		ID: e.Publication, Slug: v5DefaultSlug, CreatedAt: e.nowKey()}
-	if _, err := e.DB.PutIf(ctx, dir, expression.Name("PK").AttributeNotExists()); err != nil {
-		return fmt.Errorf("migrate to layout 5: directory: %w", err)
+	if err := e.v5Directory(ctx); err != nil {
+		return err
+	}
+	if !checkpointed {
+		return nil
 	}
 	if _, err := e.DB.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: in.TableName, Key: dynamo.MustKey(ck)}); err != nil {
 		return fmt.Errorf("migrate to layout 5: drop checkpoint: %w", err)
+	}
+	return nil
+}
+
+// v5Directory writes the publication's directory item when it has none.
+func (e *Env) v5Directory(ctx context.Context) error {
+	k := key{PK: v5PrefixDirectory + e.Publication, SK: v5PrefixDirectory + e.Publication}
+	var have v5Directory
+	err := e.DB.Get(ctx, k, true, &have)
+	if err == nil {
+		return nil
+	}
+	if !errors.Is(err, dynamo.ErrNotFound) {
+		return fmt.Errorf("migrate to layout 5: directory: %w", err)
+	}
+	dir := v5Directory{PK: k.PK, SK: k.SK, Type: v5TypePublication, ID: e.Publication, Slug: v5DefaultSlug, CreatedAt: e.nowKey()}
+	if _, err := e.DB.PutIf(ctx, dir, expression.Name("PK").AttributeNotExists()); err != nil {
+		return fmt.Errorf("migrate to layout 5: directory: %w", err)
 	}
 	return nil
 }
