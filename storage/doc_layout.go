@@ -77,7 +77,7 @@ package storage
 // read units, as its category page's 2: TestFeedCostsWhatACategoryPageDoes). A feed
 // read far beyond a partition's 3,000 read units a second is the answer
 // cache's.
-// feedRange still merges partitions (s.ks.FeedPartitions()) and reads on past
+// feedRange still merges partitions (keys.Space.FeedPartitions) and reads on past
 // DynamoDB's 1 MB page: a list holds `first` items whenever that many
 // follow and never skips one; every other list reads on the same way
 // (queryPage).

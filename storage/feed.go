@@ -20,7 +20,7 @@ import (
 
 // The whole blog's feed: the published post items, summaries, in one GSI1
 // partition (FEED), so a page is one Query. feedRange still merges
-// partitions (s.ks.FeedPartitions()), as the feed had four before layout 4, and
+// partitions (keys.Space.FeedPartitions), as the feed had four before layout 4, and
 // reads on those that a 1 MB cut left short.
 
 // LatestPosts returns the whole blog's visible posts in per, newest

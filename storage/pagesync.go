@@ -258,7 +258,7 @@ func (s *Store) SyncAllPages(ctx context.Context) error {
 			return fmt.Errorf("sync all pages: %w", err)
 		}
 		for _, c := range res.Items {
-			lists = append(lists, s.ks.CategoryPartition(c.Slug))
+			lists = append(lists, CategoryListPartition(c.Slug))
 		}
 		if !res.HasNext {
 			break
@@ -271,7 +271,7 @@ func (s *Store) SyncAllPages(ctx context.Context) error {
 			return fmt.Errorf("sync all pages: %w", err)
 		}
 		for _, t := range res.Items {
-			lists = append(lists, s.ks.TagPartition(t.Slug))
+			lists = append(lists, TagListPartition(t.Slug))
 		}
 		if !res.HasNext {
 			break
