@@ -166,7 +166,7 @@ func (it *pageItem) setBody(ctx context.Context, opts markdown.Options, body str
 
 // restore derives again what an idempotency record leaves out of a page;
 // it fails only when ctx ends first.
-func (p *SitePage) restore(ks keys.Space, ctx context.Context, opts markdown.Options) error {
+func (p *SitePage) restore(ctx context.Context, opts markdown.Options) error {
 	if p.Body == "" {
 		return nil
 	}
