@@ -40,6 +40,9 @@ func layout3DataDir(t *testing.T) string {
 		if _, err := storage.New(client, "blog").Migrate(ctx); err != nil {
 			t.Fatal(err)
 		}
+		if _, err := legacytest.ToLayout4(ctx, client, "blog"); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := legacytest.ToLayout3(ctx, client, "blog"); err != nil {
 			t.Fatal(err)
 		}

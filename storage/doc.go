@@ -9,48 +9,59 @@
 // (2006-01-02T15:04:05.000Z), so string order is time order. Every item has
 // a "type" attribute naming its shape.
 //
-//	item                      PK                 SK                                     GSI1PK / GSI1SK
-//	author                    AUTHOR#<id>        AUTHOR#<id>                            AUTHORS / AUTHOR#<createdAt>#<id>   (slug, slugs, postCount, scheduled, month#<YYYY-MM>)
-//	post (published)          POST#<id>          POST#<id>                              FEED / POST#<publishedAt>#<id>
-//	post (draft)              POST#<id>          POST#<id>                              DRAFT#<authorId> / DRAFT#<createdAt>#<id>
-//	post's count item         POST#<id>          POST#<id>#COUNT                        (commentCount, threadCount, status, publishedAt, authorId)
-//	post's body item          POST#<id>          POST#<id>#TEXT                         (body, bodyHtml, toc, renderVersion)
-//	author→post copy          AUTHOR#<authorId>  POST#<publishedAt>#<id>                  (one per author of the post: primary and co-authors)
-//	post-in-category copy     POST#<id>          CAT#<slug>                             CAT#<slug> / POST#<publishedAt>#<id>
-//	post-in-tag copy          POST#<id>          TAG#<slug>                             TAG#<slug> / POST#<publishedAt>#<id>
-//	tag                       TAG#<slug>         TAG#<slug>                             TAGS / TAG#<slug>                   (name, postCount, scheduled, month#<YYYY-MM>; mergedInto and no GSI1 once merged)
-//	category                  CAT#<slug>         CAT#<slug>                             CATEGORIES / CAT#<slug>             (postCount, scheduled, month#<YYYY-MM>)
-//	comment (top level)       POST#<postId>      COMMENT#<createdAt>#<commentId>        (replyCount, replies: the first 10)
-//	reply                     POST#<postId>      THREAD#<parentCreatedAt>#<parentId>#<createdAt>#<commentId>
-//	comment (pending)         POST#<postId>      HELD#<createdAt>#<commentId>           MODQ#<postAuthorId> / <createdAt>#<postId>#<commentId>
-//	comment (rejected)        POST#<postId>      HELD#<createdAt>#<commentId>           (expiresAt TTL)
-//	admins' queue entry       MODQ               <createdAt>#<postId>#<commentId>       (copy of a pending comment)
-//	reader                    READER#<sub>       READER#<sub>                           (name, avatarUrl)
-//	reader's rate             RATE#READER#<sub>  (same)                                 (recent, version, expiresAt TTL)
-//	slug reservation          SLUG#<slug>        SLUG#<slug>                            (postId, redirect, prevPostId; or pageId, redirect)
-//	static page (published)   PAGE#<id>          PAGE#<id>                              PAGES / PAGE#<5-digit order>#<id>   (body, bodyHtml, toc, renderVersion, seo, slugs, parentId)
-//	static page (draft)       PAGE#<id>          PAGE#<id>                              PAGEDRAFTS / PAGE#<5-digit order>#<id>
-//	site settings             SITE               SITE                                   (title, description, url, postPath, menus, social, version)
-//	author slug reservation   AUTHORSLUG#<slug>  AUTHORSLUG#<slug>                      (authorId, redirect)
-//	blog-wide counts          STATS              STATS                                  (postCount, scheduled, month#<YYYY-MM>, authorCount, categoryCount, pageCount)
-//	idempotency record        IDEMPOTENCY#<op>#<key>  (same)                            (hash, result, expiresAt TTL)
-//	server key                SECRET#<name>      SECRET#<name>                          (value: 32 random bytes)
-//	shard lease               LEASES             SHARD#<shardId>                        (owner, released, checkpoint, finished)
-//	worker lease              LEASES             WORKER#<name>                          (owner, released, position)
-//	server's heartbeat        LEASES             SERVER#<owner>                         (leaseUntil, expiresAt)
-//	event log head            EVENTLOG           HEAD                                   (seq: the last position)
-//	logged event              EVENTLOG           EVENT#<20-digit position>              (position, event: its JSON, expiresAt TTL)
-//	schedule item             SCHEDULE           <publishedAt>#<postId>                 (postId, at: a scheduled post not yet gone live)
-//	webhook                   WEBHOOKS           WEBHOOK#<id>                           (url, events, enabled, secret, previousSecret until previousUntil, logAfter)
-//	webhooks' count           WEBHOOKS           COUNT                                  (count, at most 100)
-//	outbox item (pending)     WEBHOOK#<id>       OUTBOX#<eventId>                       OUTBOX / <nextAttemptAt>#<webhookId>#<eventId>   (body, attempts)
-//	outbox item (done)        WEBHOOK#<id>       OUTBOX#<eventId>                       (state DELIVERED or FAILED, expiresAt TTL: 7 days)
-//	delivery (history)        WEBHOOK#<id>       DELIVERY#<at>#<eventId>#<attempt>      (statusCode, durationMs, error, nextAttemptAt, expiresAt TTL: 7 days)
-//	renderer                  RENDERER           RENDERER                               (version, claimedAt, done, marks: rerender.go)
-//	featured copy             POST#<id>          FEATURED                               FEATURED / POST#<publishedAt>#<id>   (a published featured post's summary)
-//	series                    SERIES#<slug>      SERIES#<slug>                          SERIES / SERIES#<slug>   (title, description, cover, ownerId, posts: ids in order, version)
-//	revision                  POST#<id>          REV#<10-digit n>                       (n, editorId, at, fields, title, excerpt, body or bodyless, cover, seo, version)
-//	page index chunk          PAGENUM#<list>     CHUNK#<6-digit chunk>                  (list: FEED, CAT#<slug> or TAG#<slug>; count on chunk 0; starts: GSI1SK of every 10th post, oldest first, 80 a chunk; at)
+// Every item of a publication lives under its tenant prefix, written <P>
+// below: "PUB#<pubId>#", before its partition key and its GSI1 partition
+// ("PUB#p1#POST#<id>", "PUB#p1#FEED"), so one publication's traffic never
+// shares a partition with another's, and a request of a publication names
+// no key outside its space (the tenant guard of the table primitives,
+// storage/internal/dynamo/guard.go). Sort keys carry no prefix. The few
+// global items have none (see Publications below).
+//
+//	item                     PK                         SK                                                           GSI1PK / GSI1SK
+//	author                   <P>AUTHOR#<id>             AUTHOR#<id>                                                  <P>AUTHORS / AUTHOR#<createdAt>#<id>   (slug, slugs, postCount, scheduled, month#<YYYY-MM>)
+//	post (published)         <P>POST#<id>               POST#<id>                                                    <P>FEED / POST#<publishedAt>#<id>
+//	post (draft)             <P>POST#<id>               POST#<id>                                                    <P>DRAFT#<authorId> / DRAFT#<createdAt>#<id>
+//	post's count item        <P>POST#<id>               POST#<id>#COUNT                                              (commentCount, threadCount, status, publishedAt, authorId)
+//	post's body item         <P>POST#<id>               POST#<id>#TEXT                                               (body, bodyHtml, toc, renderVersion)
+//	author→post copy         <P>AUTHOR#<authorId>       POST#<publishedAt>#<id>                                      (one per author of the post: primary and co-authors)
+//	post-in-category copy    <P>POST#<id>               CAT#<slug>                                                   <P>CAT#<slug> / POST#<publishedAt>#<id>
+//	post-in-tag copy         <P>POST#<id>               TAG#<slug>                                                   <P>TAG#<slug> / POST#<publishedAt>#<id>
+//	tag                      <P>TAG#<slug>              TAG#<slug>                                                   <P>TAGS / TAG#<slug>                   (name, postCount, scheduled, month#<YYYY-MM>; mergedInto and no GSI1 once merged)
+//	category                 <P>CAT#<slug>              CAT#<slug>                                                   <P>CATEGORIES / CAT#<slug>             (postCount, scheduled, month#<YYYY-MM>)
+//	comment (top level)      <P>POST#<postId>           COMMENT#<createdAt>#<commentId>                              (replyCount, replies: the first 10)
+//	reply                    <P>POST#<postId>           THREAD#<parentCreatedAt>#<parentId>#<createdAt>#<commentId>
+//	comment (pending)        <P>POST#<postId>           HELD#<createdAt>#<commentId>                                 <P>MODQ#<postAuthorId> / <createdAt>#<postId>#<commentId>
+//	comment (rejected)       <P>POST#<postId>           HELD#<createdAt>#<commentId>                                 (expiresAt TTL)
+//	admins' queue entry      <P>MODQ                    <createdAt>#<postId>#<commentId>                             (copy of a pending comment)
+//	reader                   READER#<sub>               READER#<sub>                                                 (name, avatarUrl)
+//	reader's rate            <P>RATE#READER#<sub>       (same)                                                       (recent, version, expiresAt TTL)
+//	slug reservation         <P>SLUG#<slug>             SLUG#<slug>                                                  (postId, redirect, prevPostId; or pageId, redirect)
+//	static page (published)  <P>PAGE#<id>               PAGE#<id>                                                    <P>PAGES / PAGE#<5-digit order>#<id>   (body, bodyHtml, toc, renderVersion, seo, slugs, parentId)
+//	static page (draft)      <P>PAGE#<id>               PAGE#<id>                                                    <P>PAGEDRAFTS / PAGE#<5-digit order>#<id>
+//	site settings            <P>SITE                    SITE                                                         (title, description, url, postPath, menus, social, version)
+//	author slug reservation  <P>AUTHORSLUG#<slug>       AUTHORSLUG#<slug>                                            (authorId, redirect)
+//	blog-wide counts         <P>STATS                   STATS                                                        (postCount, scheduled, month#<YYYY-MM>, authorCount, categoryCount, pageCount)
+//	idempotency record       <P>IDEMPOTENCY#<op>#<key>  (same)                                                       (hash, result, expiresAt TTL)
+//	server key               SECRET#<name>              SECRET#<name>                                                (value: 32 random bytes)
+//	shard lease              LEASES                     SHARD#<shardId>                                              (owner, released, checkpoint, finished)
+//	worker lease             LEASES                     WORKER#<name>                                                (owner, released, position)
+//	server's heartbeat       LEASES                     SERVER#<owner>                                               (leaseUntil, expiresAt)
+//	event log head           EVENTLOG                   HEAD                                                         (seq: the last position)
+//	logged event             EVENTLOG                   EVENT#<20-digit position>                                    (position, event: its JSON, expiresAt TTL)
+//	schedule item            <P>SCHEDULE                <publishedAt>#<postId>                                       (postId, at: a scheduled post not yet gone live)
+//	webhook                  <P>WEBHOOKS                WEBHOOK#<id>                                                 (url, events, enabled, secret, previousSecret until previousUntil, logAfter)
+//	webhooks' count          <P>WEBHOOKS                COUNT                                                        (count, at most 100)
+//	outbox item (pending)    <P>WEBHOOK#<id>            OUTBOX#<eventId>                                             <P>OUTBOX / <nextAttemptAt>#<webhookId>#<eventId>   (body, attempts)
+//	outbox item (done)       <P>WEBHOOK#<id>            OUTBOX#<eventId>                                             (state DELIVERED or FAILED, expiresAt TTL: 7 days)
+//	delivery (history)       <P>WEBHOOK#<id>            DELIVERY#<at>#<eventId>#<attempt>                            (statusCode, durationMs, error, nextAttemptAt, expiresAt TTL: 7 days)
+//	renderer                 <P>RENDERER                RENDERER                                                     (version, claimedAt, done, marks: rerender.go)
+//	featured copy            <P>POST#<id>               FEATURED                                                     <P>FEATURED / POST#<publishedAt>#<id>   (a published featured post's summary)
+//	series                   <P>SERIES#<slug>           SERIES#<slug>                                                <P>SERIES / SERIES#<slug>   (title, description, cover, ownerId, posts: ids in order, version)
+//	revision                 <P>POST#<id>               REV#<10-digit n>                                             (n, editorId, at, fields, title, excerpt, body or bodyless, cover, seo, version)
+//	page index chunk         <P>PAGENUM#<list>          CHUNK#<6-digit chunk>                                        (list: FEED, CAT#<slug> or TAG#<slug>; count on chunk 0; starts: GSI1SK of every 10th post, oldest first, 80 a chunk; at)
+//	publication directory    PUBLICATION#<pubId>        PUBLICATION#<pubId>                                          (id, slug, createdAt: global)
+//	layout                   LAYOUT                     LAYOUT                                                       (version, migratedAt: global)
+//	layout 5 checkpoint      LAYOUT                     MIGRATION#5                                                  (lastPK, lastSK: while the migration to layout 5 runs)
 //
 // A post is three items (see Posts in three items, doc_layout.go): the
 // post item, a summary; its body item, the Markdown body and what is
@@ -683,4 +694,54 @@
 // How leases are held and taken over, and how AppendEvents keeps the
 // log's positions dense and each record's events logged exactly once,
 // is package feedstore's documentation (storage/feedstore/doc.go).
+//
+// # Publications
+//
+// The table holds publications, each a blog; a deployment with one is a
+// single blog. Every item of a publication is under its prefix (the table
+// above); its key space is a keys.Space, built from the publication's id,
+// whose methods are the key builders (ks.Post(id), ks.CategoryPartition(slug)…),
+// and a Store is the store of one publication: New takes its id
+// (WithPublication), DefaultPublication ("default") without one. A
+// publication id is not empty and holds no "#".
+//
+// The global items, outside every publication, are few (keys.Global):
+//
+//	LAYOUT               the table's layout version, and the layout 5 migration's checkpoint
+//	PUBLICATION#<id>     the publications' directory (id, slug)
+//	SECRET#<name>        the server's keys (cursors, tokens): one set for the fleet
+//	PERSISTED#<hash>     automatic persisted queries: addressed by the query's hash, the same for every publication
+//	READER#<sub>         readers: a platform account signs in once for every publication
+//	LEASES, EVENTLOG     the change feed's leases, heartbeats and event log: one stream a table
+//
+// Everything else is a publication's: posts, authors, categories, tags,
+// series, pages, comments and their queues, slugs, the site settings,
+// STATS, the renderer (the version its posts' HTML was made with),
+// idempotency records, readers' rate items, the schedule, webhooks and
+// their outbox, and numbered pages' indexes.
+//
+// The change feed reads one stream for the table, so an event carries the
+// id of the publication whose item changed (Event.Publication, read from
+// the record's key), and a global item's record means no event.
+//
+// Every request of a Store passes the tenant guard of its table
+// (dynamo.Table.Confine): a key outside the publication's prefix and the
+// global families is refused before it reaches DynamoDB
+// (dynamo.ErrOutsideSpace) and counted (TenantViolations). A Scan, which
+// names no key (Check), is cut to the publication's items and the global
+// ones. Only the layout migration works without the guard, as it moves
+// items into a publication.
+//
+// # A Store in another publication (later)
+//
+// A Store serves one publication today, and keeps that publication's
+// caches where they are: the site settings (siteCache), the renderer it
+// claimed (claimed) and its hints. Store.In(pubID) will return a shallow
+// copy of the Store whose ks is keys.MustIn(pubID) and whose db is the
+// same table confined to that space (db.Confine), with its own siteCache,
+// claimed and hints, taken from a map by publication id that the root
+// Store holds (so two requests of one publication share them); the
+// client, the clock, the cursor keys and the change feed's store
+// (global) are shared. Nothing else in the Store names a publication:
+// every key is built from s.ks.
 package storage

@@ -179,7 +179,11 @@ func Run(ctx context.Context, env *Env) (*Result, error) {
 			return nil, err
 		}
 	}
-	if err := env.v5(ctx, m); err != nil {
+	if from > unnumbered || env.v5HasBlog(ctx) {
+		if err := env.v5(ctx, m); err != nil {
+			return nil, err
+		}
+	} else if err := env.v5Directory(ctx); err != nil {
 		return nil, err
 	}
 	if err := env.setLayout(ctx, Current); err != nil {
