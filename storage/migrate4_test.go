@@ -75,4 +75,3 @@ func TestMigrateLayout3(t *testing.T) {
 	n = counted(func(ctx context.Context) { must[*storage.Migration](t)(e.store.Migrate(ctx)) })
 	equal(t, "requests of a migration with nothing to do", fmt.Sprint(n), "map[GetItem:1]")
 }
-

@@ -286,4 +286,3 @@ func TestMigrateResumes(t *testing.T) {
 		})
 	}
 }
-
