@@ -122,7 +122,7 @@ package storage
 // # Layout versions and migration
 //
 // The item LAYOUT/LAYOUT (type "layout") holds the version of the layout
-// the table is in, CurrentLayout (4), and when it was migrated to it. A
+// the table is in, CurrentLayout (5), and when it was migrated to it. A
 // table without it is in layout 1, the layout of the version before layouts
 // had numbers, or is new. Layouts 1 and 2 have scheduled posts without
 // their go-live marker and schedule item. Layout 1 has authors without slug, slugs and
@@ -133,12 +133,14 @@ package storage
 // without versions, and top-level comments that carry no replies. Layout
 // 3 has posts that keep their body, bodyHtml, toc and exact comment
 // counts on the post item, and the feed in four GSI1 partitions
-// FEED#0..FEED#3.
+// FEED#0..FEED#3. Layouts 1 to 4 keep every item without a publication's
+// prefix: layout 5 moves them under the default publication's (see
+// Publications in doc.go).
 //
-// Store.Migrate brings a table of layout 1, 2 or 3 to layout 4, one step
+// Store.Migrate brings a table of layout 1 to 4 to layout 5, one step
 // a layout, and the server runs it at start before serving
 // (-migrate=auto; docs/operations.md). Each step is a file of package
-// internal/migrations (v2.go, v3.go, v4.go), frozen when it shipped: it
+// internal/migrations (v2.go, v3.go, v4.go, v5.go), frozen when it shipped: it
 // uses the table primitives and its own copies of the item shapes and
 // keys of its layout, never this package's writes. Once done, a
 // start costs one GetItem of the layout item. Otherwise, from layout 1,

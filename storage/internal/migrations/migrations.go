@@ -1,6 +1,9 @@
 // Package migrations brings a table written by an earlier version of the
 // blog to the layout package storage writes today, one layout step at a
-// time: v2.go takes layout 1 to 2, v3.go 2 to 3, v4.go 3 to 4.
+// time: v2.go takes layout 1 to 2, v3.go 2 to 3, v4.go 3 to 4, v5.go 4
+// to 5 (the blog becomes a publication). The steps before 5 read and
+// write the keys of one blog, without a publication's prefix; v5 moves
+// what they left under the prefix.
 //
 // A step is frozen when it ships. It uses only the table primitives
 // (storage/internal/dynamo), package markdown to render bodies, and its
