@@ -40,6 +40,9 @@ func layout3DataDir(t *testing.T) string {
 		if _, err := storage.New(client, "blog").Migrate(ctx); err != nil {
 			t.Fatal(err)
 		}
+		if _, err := legacytest.ToLayout4(ctx, client, "blog"); err != nil {
+			t.Fatal(err)
+		}
 		if _, err := legacytest.ToLayout3(ctx, client, "blog"); err != nil {
 			t.Fatal(err)
 		}
@@ -118,5 +121,50 @@ func TestMigrationOnItsOwn(t *testing.T) {
 	}
 	if _, body := postAs(t, base, "", authorBySlug); !strings.Contains(body, `"name":"Grace Hopper"`) {
 		t.Errorf("author page by slug after -migrate=only: %s", body)
+	}
+}
+
+// TestMigrationAtStartFromLayout4 starts a server on a blog of layout 4,
+// before publications: it moves the blog into the default publication
+// and answers every query as a server answered before the blog was
+// turned back.
+func TestMigrationAtStartFromLayout4(t *testing.T) {
+	dir := legacyDataDir(t)
+	queries := []string{
+		authorBySlug,
+		`{ posts(first: 10) { edges { node { slug title body commentCount categories { slug name } author { name } } } } }`,
+		`{ category(slug: "go") { name posts(first: 10) { totalCount edges { node { slug } } } } }`,
+		`{ post(slug: "intro") { title bodyHtml comments(first: 10) { edges { node { body replies { body } } } } } }`,
+	}
+	answers := func(base string) []string {
+		var out []string
+		for _, q := range queries {
+			_, body := postAs(t, base, "", q)
+			if strings.Contains(body, `"errors"`) {
+				t.Fatalf("%s: %s", q, body)
+			}
+			out = append(out, body)
+		}
+		return out
+	}
+	base, _, stop := startServer(t, []string{"-port", "0", "-log-format", "json"}, map[string]string{"DATA_DIR": dir})
+	before := answers(base)
+	stop()
+	withTable(t, dir, func(ctx context.Context, client *dynamodb.Client) {
+		if _, err := legacytest.ToLayout4(ctx, client, "blog"); err != nil {
+			t.Fatal(err)
+		}
+	})
+
+	base, logs, stop := startServer(t, []string{"-port", "0", "-log-format", "json"}, map[string]string{"DATA_DIR": dir})
+	defer stop()
+	if !logs.has(`"msg":"table migrated"`, `"from_layout":4`, fmt.Sprintf(`"to_layout":%d`, storage.CurrentLayout)) || logs.has(`"moved":0`) {
+		t.Errorf("no move into the publication in the log:\n%s", logs)
+	}
+	after := answers(base)
+	for i := range queries {
+		if after[i] != before[i] {
+			t.Errorf("%s\nafter the migration: %s\nbefore: %s", queries[i], after[i], before[i])
+		}
 	}
 }

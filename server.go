@@ -495,10 +495,10 @@ func migrateLayout(ctx context.Context, mode string, store *storage.Store, logge
 	if err != nil {
 		return false, fmt.Errorf("migrate the table to layout %d: %w; start the server again to go on", storage.CurrentLayout, err)
 	}
-	fresh = m.From < m.To && m.Authors+m.Posts+m.Comments+m.Counters+m.Scheduled+m.Split == 0 && len(m.Unrendered) == 0
+	fresh = m.From < m.To && m.Authors+m.Posts+m.Comments+m.Counters+m.Scheduled+m.Split+m.Moved == 0 && len(m.Unrendered) == 0
 	if m.From < m.To && !fresh {
 		logger.Info("table migrated", "from_layout", m.From, "to_layout", m.To, "authors", m.Authors, "posts", m.Posts,
-			"comments", m.Comments, "counters", m.Counters, "scheduled", m.Scheduled, "split", m.Split, "duration", time.Since(start).Round(time.Millisecond))
+			"comments", m.Comments, "counters", m.Counters, "scheduled", m.Scheduled, "split", m.Split, "moved", m.Moved, "duration", time.Since(start).Round(time.Millisecond))
 	}
 	if len(m.Unrendered) > 0 {
 		logger.Warn("posts whose body renders to more HTML than a post may hold were migrated without it; edit their bodies",

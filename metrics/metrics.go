@@ -158,6 +158,10 @@ func New() *Metrics {
 		m.queryCacheEntries, m.queryCacheBytes,
 		m.answerLookups, m.answerEvictions, m.answerEntries, m.answerBytes,
 		m.streamsOpen, m.streamsRefused,
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "blog_tenant_guard_violations_total",
+			Help: "DynamoDB requests the tenant guard refused for naming a key outside their publication; any is a bug.",
+		}, func() float64 { return float64(storage.TenantViolations()) }),
 	)
 	return m
 }

@@ -18,12 +18,12 @@ import (
 // when there is none, or when p is not published. The whole blog costs
 // one Query of the feed's partition; a category one Query.
 func (s *Store) AdjacentPost(ctx context.Context, p *Post, category string, newer bool) (*Post, error) {
-	partitions := keys.FeedPartitions
+	partitions := s.ks.FeedPartitions()
 	if category != "" {
 		if err := validateSlug("slug", category); err != nil {
 			return nil, err
 		}
-		partitions = []string{keys.CategoryPartition(category)}
+		partitions = []string{s.ks.CategoryPartition(category)}
 	}
 	if p.Status != StatusPublished {
 		return nil, nil

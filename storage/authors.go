@@ -57,14 +57,14 @@ func (s *Store) CreateAuthor(ctx context.Context, in NewAuthor) (*Author, error)
 	}
 	return idempotent(ctx, s, "createAuthor", in.IdempotencyKey, in, func(rec *idem) (*Author, error) {
 		return dynamo.RetryWrite(ctx, func() (*Author, error) {
-			found, err := s.db.BatchGet(ctx, mapKeys(candidates, keys.AuthorSlug), true)
+			found, err := s.db.BatchGet(ctx, mapKeys(candidates, s.ks.AuthorSlug), true)
 			if err != nil {
 				return nil, err
 			}
-			slug, res, err := pickSlug(found, candidates, in.Slug != "")
+			slug, res, err := pickSlug(s.ks, found, candidates, in.Slug != "")
 			if err == nil {
 				// Only admins create authors.
-				err = s.claim(ctx, authorSlugs, in.ID, taker{author: in.ID, admin: true}, res)
+				err = s.claim(ctx, authorSlugs(s.ks), in.ID, taker{author: in.ID, admin: true}, res)
 			}
 			if err != nil {
 				return nil, err
@@ -74,9 +74,9 @@ func (s *Store) CreateAuthor(ctx context.Context, in NewAuthor) (*Author, error)
 				Website: in.Website, Location: in.Location, Social: in.Social}
 			t := s.db.NewTxn()
 			err = firstErr(
-				t.Put(newAuthorItem(a), ptr(dynamo.CondNotExists()), ErrAlreadyExists),
-				authorSlugs.moveSlug(t, in.ID, nil, []string{slug}, res),
-				countStats(t, "authorCount", 1),
+				t.Put(newAuthorItem(s.ks, a), ptr(dynamo.CondNotExists()), ErrAlreadyExists),
+				authorSlugs(s.ks).moveSlug(t, in.ID, nil, []string{slug}, res),
+				countStats(s.ks, t, "authorCount", 1),
 			)
 			if err != nil {
 				return nil, err
@@ -106,9 +106,9 @@ func slugsFromName(name string, latin bool) []string {
 // pickSlug returns the slug to take of candidates, whose reservations are
 // in found, and its reservation (nil when free). A slug given is the only
 // candidate and may be any; made ones must be free.
-func pickSlug(found map[key]item, candidates []string, given bool) (string, *reservation, error) {
+func pickSlug(ks keys.Space, found map[key]item, candidates []string, given bool) (string, *reservation, error) {
 	for _, c := range candidates {
-		res, err := authorSlugs.decodeReservation(found, c)
+		res, err := authorSlugs(ks).decodeReservation(found, c)
 		if err != nil {
 			return "", nil, err
 		}
@@ -138,7 +138,7 @@ func (s *Store) AuthorIDBySlug(ctx context.Context, slug string) (string, error)
 		return "", err
 	}
 	var sl authorSlugItem
-	if err := s.db.Get(ctx, keys.AuthorSlug(slug), false, &sl); err != nil {
+	if err := s.db.Get(ctx, s.ks.AuthorSlug(slug), false, &sl); err != nil {
 		return "", fmt.Errorf("author slug %q: %w", slug, err)
 	}
 	return sl.AuthorID, nil
@@ -188,12 +188,12 @@ func (s *Store) UpdateAuthor(ctx context.Context, in AuthorPatch) (*Author, erro
 			t := s.db.NewTxn()
 			var slugs []string
 			if in.Slug != nil && *in.Slug != it.Slug {
-				if err := s.claim(ctx, authorSlugs, in.ID, taker{author: in.ID, admin: in.Admin}, res); err != nil {
+				if err := s.claim(ctx, authorSlugs(s.ks), in.ID, taker{author: in.ID, admin: in.Admin}, res); err != nil {
 					return nil, err
 				}
 				before := holderSlugs(it.Slugs, it.Slug)
 				slugs, _ = slugHistory(it.Slugs, it.Slug, *in.Slug)
-				if err := authorSlugs.moveSlug(t, in.ID, before, slugs, res); err != nil {
+				if err := authorSlugs(s.ks).moveSlug(t, in.ID, before, slugs, res); err != nil {
 					return nil, err
 				}
 				cond = cond.And(sameSlugs(it.Slugs))
@@ -212,7 +212,7 @@ func (s *Store) UpdateAuthor(ctx context.Context, in AuthorPatch) (*Author, erro
 			if slugs != nil {
 				upd = upd.Set(expression.Name("slugs"), expression.Value(slugs))
 			}
-			if err := t.Update(keys.Author(in.ID), upd, &cond, dynamo.ErrRetry); err != nil {
+			if err := t.Update(s.ks.Author(in.ID), upd, &cond, dynamo.ErrRetry); err != nil {
 				return nil, err
 			}
 			return execRecord(ctx, s, t, rec, it.author(s.nowKey()))
@@ -224,7 +224,7 @@ func (s *Store) UpdateAuthor(ctx context.Context, in AuthorPatch) (*Author, erro
 	if in.Name != nil || in.Slug != nil {
 		// Also on a replay: a first call that failed half-way through the
 		// renames is finished by its retry.
-		if err := s.refreshAll(ctx, s.authorPostIDs, in.ID, keys.Author(in.ID)); err != nil {
+		if err := s.refreshAll(ctx, s.authorPostIDs, in.ID, s.ks.Author(in.ID)); err != nil {
 			return nil, fmt.Errorf("rename author %q: %w", in.ID, err)
 		}
 	}
@@ -236,19 +236,19 @@ func (s *Store) UpdateAuthor(ctx context.Context, in AuthorPatch) (*Author, erro
 func (s *Store) readAuthor(ctx context.Context, id, slug string) (*authorItem, *reservation, error) {
 	var it authorItem
 	if slug == "" {
-		if err := s.db.Get(ctx, keys.Author(id), true, &it); err != nil {
+		if err := s.db.Get(ctx, s.ks.Author(id), true, &it); err != nil {
 			return nil, nil, fmt.Errorf("author %q: %w", id, err)
 		}
 		return &it, nil, nil
 	}
-	found, err := s.db.BatchGet(ctx, []key{keys.Author(id), keys.AuthorSlug(slug)}, true)
+	found, err := s.db.BatchGet(ctx, []key{s.ks.Author(id), s.ks.AuthorSlug(slug)}, true)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := dynamo.DecodeFound(found, keys.Author(id), &it); err != nil {
+	if err := dynamo.DecodeFound(found, s.ks.Author(id), &it); err != nil {
 		return nil, nil, fmt.Errorf("author %q: %w", id, err)
 	}
-	res, err := authorSlugs.decodeReservation(found, slug)
+	res, err := authorSlugs(s.ks).decodeReservation(found, slug)
 	return &it, res, err
 }
 
@@ -274,18 +274,18 @@ func profileUpdate(version, nameVer int64, updatedAt string, fields map[string]s
 // authorPostIDs lists every post of an author: published and scheduled ones
 // from the author's partition, drafts from GSI1.
 func (s *Store) authorPostIDs(ctx context.Context, authorID string) ([]string, error) {
-	published, err := s.collectIDs(ctx, false, expression.Key(keys.AttrPK).Equal(expression.Value(keys.PrefixAuthor+authorID)).
+	published, err := s.collectIDs(ctx, false, expression.Key(keys.AttrPK).Equal(expression.Value(s.ks.Author(authorID).PK)).
 		And(expression.Key(keys.AttrSK).BeginsWith(keys.PrefixPost)))
 	if err != nil {
 		return nil, err
 	}
-	drafts, err := s.collectIDs(ctx, true, expression.Key(keys.AttrGSI1PK).Equal(expression.Value(keys.DraftPartition(authorID))))
+	drafts, err := s.collectIDs(ctx, true, expression.Key(keys.AttrGSI1PK).Equal(expression.Value(s.ks.DraftPartition(authorID))))
 	return append(published, drafts...), err
 }
 
 // categoryPostIDs lists the published and scheduled posts of a category.
 func (s *Store) categoryPostIDs(ctx context.Context, slug string) ([]string, error) {
-	return s.collectIDs(ctx, true, expression.Key(keys.AttrGSI1PK).Equal(expression.Value(keys.CategoryPartition(slug))))
+	return s.collectIDs(ctx, true, expression.Key(keys.AttrGSI1PK).Equal(expression.Value(s.ks.CategoryPartition(slug))))
 }
 
 // refreshAll brings the names in every post listed by list(owner) up to
@@ -385,8 +385,8 @@ func (s *Store) refreshNames(ctx context.Context, postID string) error {
 		}
 		upd, cond = refreshCoAuthorsAndTags(&fresh, upd, cond)
 		t := s.db.NewTxn()
-		errs := []error{t.Update(keys.Post(postID), upd, &cond, dynamo.ErrRetry)}
-		for _, k := range p.copyKeys() {
+		errs := []error{t.Update(s.ks.Post(postID), upd, &cond, dynamo.ErrRetry)}
+		for _, k := range p.copyKeys(s.ks) {
 			errs = append(errs, t.Update(k, upd, ptr(dynamo.CondExists()), dynamo.ErrRetry))
 		}
 		if err := errors.Join(errs...); err != nil {

@@ -18,10 +18,10 @@ import (
 func benchPosition() map[string]string {
 	at := time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
 	id := "0197a6b2-5c3d-7e4f-8a9b-0c1d2e3f4a5b"
-	k := keys.CategoryCopy(id, "go")
+	k := testKS.CategoryCopy(id, "go")
 	return map[string]string{
 		keys.AttrPK: k.PK, keys.AttrSK: k.SK,
-		keys.AttrGSI1PK: keys.CategoryPartition("go"), keys.AttrGSI1SK: keys.PostSort(at, id),
+		keys.AttrGSI1PK: testKS.CategoryPartition("go"), keys.AttrGSI1SK: keys.PostSort(at, id),
 	}
 }
 
@@ -57,13 +57,13 @@ func benchPostItem() postItem {
 		CatVer:    map[string]int64{"go": 1, "dynamodb": 1, "testing": 1},
 		CreatedAt: keys.Time(at.Add(-72 * time.Hour)), UpdatedAt: keys.Time(at), PublishedAt: keys.Time(at),
 		Version: 3, CommentCount: 12, ThreadCount: 8,
-	}.withPostKeys()
+	}.withPostKeys(testKS)
 }
 
 // BenchmarkItemToPost maps a post-in-category copy, as a category page
 // reads twenty of them, from its DynamoDB attributes to a Post.
 func BenchmarkItemToPost(b *testing.B) {
-	av, err := attributevalue.MarshalMap(benchPostItem().categoryCopy("go"))
+	av, err := attributevalue.MarshalMap(benchPostItem().categoryCopy(testKS, "go"))
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -23,8 +23,8 @@ func (s *Store) CreateCategory(ctx context.Context, in NewCategory) (*Category, 
 		c := &Category{Slug: in.Slug, Name: in.Name, Description: in.Description, CreatedAt: now, UpdatedAt: now, Version: 1}
 		t := s.db.NewTxn()
 		err := firstErr(
-			t.Put(newCategoryItem(c), ptr(dynamo.CondNotExists()), ErrAlreadyExists),
-			countStats(t, "categoryCount", 1),
+			t.Put(newCategoryItem(s.ks, c), ptr(dynamo.CondNotExists()), ErrAlreadyExists),
+			countStats(s.ks, t, "categoryCount", 1),
 		)
 		if err != nil {
 			return nil, err
@@ -48,7 +48,7 @@ func (s *Store) UpdateCategory(ctx context.Context, in CategoryPatch) (*Category
 	c, err := idempotent(ctx, s, "updateCategory", in.IdempotencyKey, in, func(rec *idem) (*Category, error) {
 		return dynamo.RetryWrite(ctx, func() (*Category, error) {
 			var it categoryItem
-			if err := s.db.Get(ctx, keys.Category(in.Slug), true, &it); err != nil {
+			if err := s.db.Get(ctx, s.ks.Category(in.Slug), true, &it); err != nil {
 				return nil, fmt.Errorf("category %q: %w", in.Slug, err)
 			}
 			if in.ExpectedVersion != 0 && it.Version != in.ExpectedVersion {
@@ -66,7 +66,7 @@ func (s *Store) UpdateCategory(ctx context.Context, in CategoryPatch) (*Category
 				"name": it.Name, "description": it.Description,
 			})
 			t := s.db.NewTxn()
-			if err := t.Update(keys.Category(in.Slug), upd, &cond, dynamo.ErrRetry); err != nil {
+			if err := t.Update(s.ks.Category(in.Slug), upd, &cond, dynamo.ErrRetry); err != nil {
 				return nil, err
 			}
 			return execRecord(ctx, s, t, rec, it.category(s.nowKey()))
@@ -76,7 +76,7 @@ func (s *Store) UpdateCategory(ctx context.Context, in CategoryPatch) (*Category
 		return nil, err
 	}
 	if in.Name != nil {
-		if err := s.refreshAll(ctx, s.categoryPostIDs, in.Slug, keys.Category(in.Slug)); err != nil {
+		if err := s.refreshAll(ctx, s.categoryPostIDs, in.Slug, s.ks.Category(in.Slug)); err != nil {
 			return nil, fmt.Errorf("rename category %q: %w", in.Slug, err)
 		}
 	}

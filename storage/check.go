@@ -68,20 +68,20 @@ type tableCheck struct {
 // only lag (snapshot.lagging).
 var tableChecks = []tableCheck{
 	{"items", checkItems},
-	{"post parts", func(_ context.Context, _ *Store, t *snapshot, badf func(string, ...any)) {
-		checkPostParts(t.posts, t.bodies, t.counts, badf)
+	{"post parts", func(_ context.Context, s *Store, t *snapshot, badf func(string, ...any)) {
+		checkPostParts(s.ks, t.posts, t.bodies, t.counts, badf)
 	}},
 	{"posts", checkPosts},
 	{"slugs", checkAllSlugs},
 	{"comments", checkAllComments},
 	{"webhooks", func(_ context.Context, s *Store, t *snapshot, badf func(string, ...any)) {
-		report(badf, t.hooks.check(s.Now()))
+		report(badf, t.hooks.check(s.ks, s.Now()))
 	}},
-	{"series", func(_ context.Context, _ *Store, t *snapshot, badf func(string, ...any)) {
-		report(badf, checkSeries(t.series, t.posts))
+	{"series", func(_ context.Context, s *Store, t *snapshot, badf func(string, ...any)) {
+		report(badf, checkSeries(s.ks, t.series, t.posts))
 	}},
-	{"revisions", func(_ context.Context, _ *Store, t *snapshot, badf func(string, ...any)) {
-		report(badf, checkRevisions(t.revs, t.posts))
+	{"revisions", func(_ context.Context, s *Store, t *snapshot, badf func(string, ...any)) {
+		report(badf, checkRevisions(s.ks, t.revs, t.posts))
 	}},
 	{"comment counts", checkCommentCounts},
 	{"page indexes", checkPageIndexes},
@@ -92,7 +92,7 @@ var tableChecks = []tableCheck{
 		t.feed.Check(s.Now().Unix(), badf)
 	}},
 	{"schedule", func(_ context.Context, s *Store, t *snapshot, badf func(string, ...any)) {
-		report(badf, checkSchedule(t.sched, t.posts, s.nowKey(), keys.Time(s.Now().Add(-goLiveGrace))))
+		report(badf, checkSchedule(s.ks, t.sched, t.posts, s.nowKey(), keys.Time(s.Now().Add(-goLiveGrace))))
 	}},
 }
 

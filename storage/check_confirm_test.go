@@ -59,7 +59,7 @@ func TestCheckConfirmsWhatItFinds(t *testing.T) {
 			mu.Lock()
 			fn := sweep
 			mu.Unlock()
-			if fn != nil && bytes.Contains(page, []byte(`"SCHEDULE`)) {
+			if fn != nil && bytes.Contains(page, []byte(`#SCHEDULE"`)) {
 				once.Do(fn)
 			}
 			return resp, nil

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-
-	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // CountLag is how long the invariant checker lets a summary's comment
@@ -58,7 +56,7 @@ func (s *Store) checkCountLag(ctx context.Context, lagging map[string][]key) ([]
 			bad = append(bad, fmt.Sprintf("%s of post %s counts %d comments, the post has %d: lagging over %s (allowed %s)",
 				what, id, has, comments, time.Since(seen).Round(time.Millisecond), lag))
 		}
-		ks := append([]key{keys.Post(id)}, lagging[id]...)
+		ks := append([]key{s.ks.Post(id)}, lagging[id]...)
 		found, err := s.db.BatchGet(ctx, ks, true)
 		if err != nil {
 			return nil, fmt.Errorf("check: %w", err)

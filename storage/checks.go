@@ -29,7 +29,7 @@ func checkPosts(ctx context.Context, s *Store, t *snapshot, badf func(string, ..
 	// Posts: keys, names, and the copies they must have.
 	want := map[key]postItem{}
 	for id, p := range t.posts {
-		if w := p.withPostKeys(); w.PK != p.PK || w.SK != p.SK || w.GSI1PK != p.GSI1PK || w.GSI1SK != p.GSI1SK {
+		if w := p.withPostKeys(s.ks); w.PK != p.PK || w.SK != p.SK || w.GSI1PK != p.GSI1PK || w.GSI1SK != p.GSI1SK {
 			badf("post %s has wrong keys or GSI1 entry", id)
 		}
 		a := t.authors[p.AuthorID]
@@ -67,19 +67,19 @@ func checkPosts(ctx context.Context, s *Store, t *snapshot, badf func(string, ..
 			continue
 		}
 		for _, authorID := range p.authorIDs() {
-			ac := p.authorCopyOf(authorID)
+			ac := p.authorCopyOf(s.ks, authorID)
 			want[key{PK: ac.PK, SK: ac.SK}] = ac
 		}
 		for _, c := range p.Cats {
-			cc := p.categoryCopy(c.Slug)
+			cc := p.categoryCopy(s.ks, c.Slug)
 			want[key{PK: cc.PK, SK: cc.SK}] = cc
 		}
 		for _, tg := range p.Tags {
-			tc := p.tagCopy(tg.Slug)
+			tc := p.tagCopy(s.ks, tg.Slug)
 			want[key{PK: tc.PK, SK: tc.SK}] = tc
 		}
 		if p.Featured {
-			fc := p.featuredCopy()
+			fc := p.featuredCopy(s.ks)
 			want[key{PK: fc.PK, SK: fc.SK}] = fc
 		}
 	}
@@ -128,7 +128,7 @@ func checkAllSlugs(ctx context.Context, s *Store, t *snapshot, badf func(string,
 	// marked, so a slug held by a post and a page is reported.
 	for id, pg := range t.sitePgs {
 		postHolders["page:"+id] = holder{pg.Slug, pg.Slugs}
-		report(badf, checkPage(pg))
+		report(badf, checkPage(s.ks, pg))
 		// As a post's: checked when of the store's renderer, reported
 		// when left to another once the table's sweep is done.
 		var derived pageItem
@@ -148,10 +148,12 @@ func checkAllSlugs(ctx context.Context, s *Store, t *snapshot, badf func(string,
 		if (sl.PostID == "") == (sl.PageID == "") {
 			badf("slug reservation %q names %q as post and %q as page", sl.PK, sl.PostID, sl.PageID)
 		}
-		postRes = append(postRes, heldSlug{strings.TrimPrefix(sl.PK, keys.PrefixSlug), owner, sl.Redirect, sl.PK == sl.SK})
+		pk, _ := s.ks.Local(sl.PK)
+		postRes = append(postRes, heldSlug{strings.TrimPrefix(pk, keys.PrefixSlug), owner, sl.Redirect, pk == sl.SK})
 	}
 	for _, sl := range t.aslugs {
-		authorRes = append(authorRes, heldSlug{strings.TrimPrefix(sl.PK, keys.PrefixAuthorSlug), sl.AuthorID, sl.Redirect, sl.PK == sl.SK})
+		pk, _ := s.ks.Local(sl.PK)
+		authorRes = append(authorRes, heldSlug{strings.TrimPrefix(pk, keys.PrefixAuthorSlug), sl.AuthorID, sl.Redirect, pk == sl.SK})
 	}
 	checkSlugs("post", postHolders, postRes, badf)
 	checkSlugs("author", authorHolders, authorRes, badf)
@@ -162,7 +164,7 @@ func checkAllSlugs(ctx context.Context, s *Store, t *snapshot, badf func(string,
 func checkAllComments(_ context.Context, s *Store, t *snapshot, badf func(string, ...any)) {
 	// Comments: where each lives, who wrote it, counts per post and per
 	// thread, the replies each top-level comment carries.
-	report(badf, checkComments(t.comments, t.queued, t.posts, t.authors, t.readers))
+	report(badf, checkComments(s.ks, t.comments, t.queued, t.posts, t.authors, t.readers))
 }
 
 // checkCommentCounts checks the comment and thread counts of every post.
@@ -207,7 +209,7 @@ func checkReaders(_ context.Context, s *Store, t *snapshot, badf func(string, ..
 		}
 	}
 	for _, r := range t.rates {
-		report(badf, checkRate(r))
+		report(badf, checkRate(s.ks, r))
 	}
 }
 
@@ -240,31 +242,31 @@ func checkCounters(_ context.Context, s *Store, t *snapshot, badf func(string, .
 			continue
 		}
 		month := p.PublishedAt[:len("2006-01")]
-		for _, k := range p.counterKeys() {
+		for _, k := range p.counterKeys(s.ks) {
 			if byMonth[k] == nil {
 				byMonth[k] = months{}
 			}
 			byMonth[k][month]++
 		}
 	}
-	counted := map[key]months{keys.Stats(): t.stats.Months}
+	counted := map[key]months{s.ks.Stats(): t.stats.Months}
 	for id, a := range t.authors {
-		counted[keys.Author(id)] = a.Months
+		counted[s.ks.Author(id)] = a.Months
 		if a.PostCount != authorPosts[id] {
 			badf("author %s counts %d posts, has %d", id, a.PostCount, authorPosts[id])
 		}
 	}
 	for slug, c := range t.cats {
-		counted[keys.Category(slug)] = c.Months
+		counted[s.ks.Category(slug)] = c.Months
 		if c.PostCount != catPosts[slug] {
 			badf("category %s counts %d posts, has %d", slug, c.PostCount, catPosts[slug])
 		}
 	}
 	for slug, tg := range t.tags {
-		if k := keys.Tag(slug); tg.PK != k.PK || tg.SK != k.SK || (tg.MergedInto == "") != (tg.GSI1PK == keys.TagsPartition && tg.GSI1SK == k.SK) {
+		if k := s.ks.Tag(slug); tg.PK != k.PK || tg.SK != k.SK || (tg.MergedInto == "") != (tg.GSI1PK == s.ks.Partition(keys.TagsPartition) && tg.GSI1SK == k.SK) {
 			badf("tag %s has wrong keys or GSI1 entry", slug)
 		}
-		counted[keys.Tag(slug)] = tg.Months
+		counted[s.ks.Tag(slug)] = tg.Months
 		if tg.PostCount != tagPosts[slug] {
 			badf("tag %s counts %d posts, has %d", slug, tg.PostCount, tagPosts[slug])
 		}
@@ -307,22 +309,22 @@ func checkScheduledEntries(_ context.Context, s *Store, t *snapshot, badf func(s
 		if !p.published() || p.PublishedAt <= now {
 			continue
 		}
-		for _, k := range p.counterKeys() {
+		for _, k := range p.counterKeys(s.ks) {
 			if waiting[k] == nil {
 				waiting[k] = schedule{}
 			}
 			waiting[k][id] = p.PublishedAt
 		}
 	}
-	recorded := map[key]schedule{keys.Stats(): t.stats.Scheduled}
+	recorded := map[key]schedule{s.ks.Stats(): t.stats.Scheduled}
 	for id, a := range t.authors {
-		recorded[keys.Author(id)] = a.Scheduled
+		recorded[s.ks.Author(id)] = a.Scheduled
 	}
 	for slug, c := range t.cats {
-		recorded[keys.Category(slug)] = c.Scheduled
+		recorded[s.ks.Category(slug)] = c.Scheduled
 	}
 	for slug, tg := range t.tags {
-		recorded[keys.Tag(slug)] = tg.Scheduled
+		recorded[s.ks.Tag(slug)] = tg.Scheduled
 	}
 	for k, entries := range recorded {
 		for id, at := range entries {
@@ -466,7 +468,7 @@ func checkSlugs(kind string, holders map[string]holder, found []heldSlug, badf f
 // queue entries: keys that do not match the status, a writer that is not
 // one, a pending comment missing from a queue or an entry for none, a
 // reply count or carried replies that disagree with the replies.
-func checkComments(comments, queued []*commentItem, posts map[string]*postItem, authors map[string]*authorItem, readers map[string]*readerItem) []string {
+func checkComments(ks keys.Space, comments, queued []*commentItem, posts map[string]*postItem, authors map[string]*authorItem, readers map[string]*readerItem) []string {
 	var bad []string
 	badf := func(format string, args ...any) { bad = append(bad, fmt.Sprintf(format, args...)) }
 	entries := map[key]*commentItem{}
@@ -498,7 +500,7 @@ func checkComments(comments, queued []*commentItem, posts map[string]*postItem, 
 		}
 		switch c.status() {
 		case CommentPublished:
-			if k := keys.Comment(c.PostID, cid); c.PK != k.PK || c.SK != k.SK || c.GSI1PK != "" || c.ExpiresAt != 0 {
+			if k := ks.Comment(c.PostID, cid); c.PK != k.PK || c.SK != k.SK || c.GSI1PK != "" || c.ExpiresAt != 0 {
 				badf("published comment %s has wrong keys", c.ID)
 			}
 			published[c.PostID+"/"+c.ID] = c
@@ -506,20 +508,20 @@ func checkComments(comments, queued []*commentItem, posts map[string]*postItem, 
 				replies[c.PostID+"/"+c.ParentID] = append(replies[c.PostID+"/"+c.ParentID], c)
 			}
 		case CommentPending:
-			k, entry := keys.Held(c.PostID, cid), keys.QueueEntry(c.PostID, cid)
+			k, entry := ks.Held(c.PostID, cid), ks.QueueEntry(c.PostID, cid)
 			if c.PK != k.PK || c.SK != k.SK || c.GSI1SK != keys.QueueSort(c.PostID, cid) ||
-				(post != nil && c.GSI1PK != keys.AuthorQueue(post.AuthorID)) {
+				(post != nil && c.GSI1PK != ks.AuthorQueue(post.AuthorID)) {
 				badf("pending comment %s has wrong keys or queue entry", c.ID)
 			}
 			switch q := entries[entry]; {
 			case q == nil:
 				badf("pending comment %s is not in the admins' queue", c.ID)
-			case !reflect.DeepEqual(q.queueCopy(cid), c.queueCopy(cid)):
+			case !reflect.DeepEqual(q.queueCopy(ks, cid), c.queueCopy(ks, cid)):
 				badf("the admins' queue entry of comment %s disagrees with it", c.ID)
 			}
 			delete(entries, entry)
 		case CommentRejected:
-			if k := keys.Held(c.PostID, cid); c.PK != k.PK || c.SK != k.SK || c.GSI1PK != "" || c.ExpiresAt == 0 {
+			if k := ks.Held(c.PostID, cid); c.PK != k.PK || c.SK != k.SK || c.GSI1PK != "" || c.ExpiresAt == 0 {
 				badf("rejected comment %s has wrong keys or no expiry", c.ID)
 			}
 		default:
@@ -564,9 +566,9 @@ func checkComments(comments, queued []*commentItem, posts map[string]*postItem, 
 // checkRate returns what is wrong with a reader's rate item: entries out
 // of order or malformed, too many, or an expiry before the last one's
 // minute is over.
-func checkRate(r *rateItem) []string {
+func checkRate(ks keys.Space, r *rateItem) []string {
 	var bad []string
-	if !strings.HasPrefix(r.PK, keys.PrefixRate+keys.PrefixReader) || r.PK != r.SK || r.Version < 1 {
+	if pk, _ := ks.Local(r.PK); !strings.HasPrefix(pk, keys.PrefixRate+keys.PrefixReader) || pk != r.SK || r.Version < 1 {
 		bad = append(bad, fmt.Sprintf("rate item %s/%s has wrong keys or version", r.PK, r.SK))
 	}
 	if len(r.Recent) == 0 || len(r.Recent) > max(maxRecent, MaxCommentsPerMinute) {

@@ -29,7 +29,7 @@ const cleanupTimeout = time.Minute
 func (s *Store) deleteComments(ctx context.Context, postID string) error {
 	for _, prefix := range []string{keys.PrefixComment, keys.PrefixThread, keys.PrefixHeld, keys.PrefixRevision} {
 		expr, err := dynamo.BuildExpr(expression.NewBuilder().
-			WithKeyCondition(expression.Key(keys.AttrPK).Equal(expression.Value(keys.PrefixPost + postID)).
+			WithKeyCondition(expression.Key(keys.AttrPK).Equal(expression.Value(s.ks.Post(postID).PK)).
 				And(expression.Key(keys.AttrSK).BeginsWith(prefix))).
 			WithProjection(expression.NamesList(expression.Name(keys.AttrPK), expression.Name(keys.AttrSK))))
 		if err != nil {
@@ -50,7 +50,7 @@ func (s *Store) deleteComments(ctx context.Context, postID string) error {
 			}
 			items := page.Items
 			if prefix == keys.PrefixHeld {
-				items = withQueueEntries(postID, items)
+				items = withQueueEntries(s.ks, postID, items)
 			}
 			for chunk := range slices.Chunk(items, 25) {
 				if err := s.batchDelete(ctx, chunk); err != nil {
@@ -65,10 +65,10 @@ func (s *Store) deleteComments(ctx context.Context, postID string) error {
 // withQueueEntries returns the keys of held comments of postID with the
 // keys of their entries in the admins' queue, which only pending ones
 // have; deleting a key that holds nothing is harmless.
-func withQueueEntries(postID string, held []item) []item {
+func withQueueEntries(ks keys.Space, postID string, held []item) []item {
 	out := slices.Clone(held)
 	for _, it := range held {
-		if k, ok := keys.QueueEntryOfHeld(postID, dynamo.ItemKey(it).SK); ok {
+		if k, ok := ks.QueueEntryOfHeld(postID, dynamo.ItemKey(it).SK); ok {
 			out = append(out, dynamo.MustKey(k))
 		}
 	}

@@ -129,11 +129,11 @@ func (p *Post) HasAuthor(id string) bool { return slices.Contains(p.AuthorIDs(),
 
 // counterKeys returns the keys of the items that count the post: its
 // authors, its categories, its tags and STATS, in that order.
-func (it *postItem) counterKeys() []key {
-	ks := mapKeys(it.authorIDs(), keys.Author)
-	ks = append(ks, mapKeys(it.catSlugs(), keys.Category)...)
-	ks = append(ks, mapKeys(it.tagSlugs(), keys.Tag)...)
-	return append(ks, keys.Stats())
+func (it *postItem) counterKeys(ks keys.Space) []key {
+	ks2 := mapKeys(it.authorIDs(), ks.Author)
+	ks2 = append(ks2, mapKeys(it.catSlugs(), ks.Category)...)
+	ks2 = append(ks2, mapKeys(it.tagSlugs(), ks.Tag)...)
+	return append(ks2, ks.Stats())
 }
 
 // validatePatchAuthorsTags checks the co-authors and tags a patch sets

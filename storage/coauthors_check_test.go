@@ -26,25 +26,25 @@ func TestCheckFindsBrokenCoAuthorAndTagCopies(t *testing.T) {
 		want    string
 	}{
 		{"a co-author's copy missing", func(e *env, id, sk string) error {
-			_, err := e.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(e.table), Key: key("AUTHOR#bob", sk)})
+			_, err := e.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(e.table), Key: key(pubPrefix+"AUTHOR#bob", sk)})
 			return err
-		}, "lacks its copy AUTHOR#bob"},
+		}, "lacks its copy PUB#default#AUTHOR#bob"},
 		{"a tag copy missing", func(e *env, id, _ string) error {
-			_, err := e.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(e.table), Key: key("POST#"+id, "TAG#go")})
+			_, err := e.client.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(e.table), Key: key(pubPrefix+"POST#"+id, "TAG#go")})
 			return err
-		}, "lacks its copy POST#"},
+		}, "lacks its copy PUB#default#POST#"},
 		{"a co-author's count off", func(e *env, _, _ string) error {
-			_, err := e.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(e.table), Key: key("AUTHOR#bob", "AUTHOR#bob"),
+			_, err := e.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(e.table), Key: key(pubPrefix+"AUTHOR#bob", "AUTHOR#bob"),
 				UpdateExpression: aws.String("SET postCount = :z"), ExpressionAttributeValues: map[string]types.AttributeValue{":z": &types.AttributeValueMemberN{Value: "0"}}})
 			return err
 		}, "author bob counts 0 posts, has 1"},
 		{"a tag's count off", func(e *env, _, _ string) error {
-			_, err := e.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(e.table), Key: key("TAG#go", "TAG#go"),
+			_, err := e.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(e.table), Key: key(pubPrefix+"TAG#go", "TAG#go"),
 				UpdateExpression: aws.String("SET postCount = :n"), ExpressionAttributeValues: map[string]types.AttributeValue{":n": &types.AttributeValueMemberN{Value: "2"}}})
 			return err
 		}, "tag go counts 2 posts, has 1"},
 		{"a stale co-author name", func(e *env, id, _ string) error {
-			_, err := e.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(e.table), Key: key("AUTHOR#bob", "AUTHOR#bob"),
+			_, err := e.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(e.table), Key: key(pubPrefix+"AUTHOR#bob", "AUTHOR#bob"),
 				UpdateExpression: aws.String("SET #n = :n"), ExpressionAttributeNames: map[string]string{"#n": "name"},
 				ExpressionAttributeValues: map[string]types.AttributeValue{":n": &types.AttributeValueMemberS{Value: "Robert"}}})
 			return err

@@ -1,7 +1,6 @@
 package storage
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -67,19 +66,19 @@ var errDoubt = errors.New("refusal from hints")
 // remembers of the items it depends on when it remembers them all (one
 // request), else from a consistent read of them (two).
 func (s *Store) addComment(ctx context.Context, rec *idem, in NewComment, parent *keys.CommentID) (*Comment, error) {
-	ks := []key{keys.PostCount(in.PostID)}
+	ks := []key{s.ks.PostCount(in.PostID)}
 	if in.AuthorID != "" {
-		ks = append(ks, keys.Author(in.AuthorID))
+		ks = append(ks, s.ks.Author(in.AuthorID))
 	}
 	if in.Reader != nil {
-		ks = append(ks, keys.Reader(in.Reader.ID), keys.Rate(in.Reader.ID))
+		ks = append(ks, keys.Reader(in.Reader.ID), s.ks.Rate(in.Reader.ID))
 	}
 	if parent != nil {
-		ks = append(ks, keys.Comment(in.PostID, *parent))
+		ks = append(ks, s.ks.Comment(in.PostID, *parent))
 	}
 	// The reader's items may be missing; the post, the author and the
 	// parent must be there.
-	required := func(k key) bool { return k != readerKeyOf(in.Reader) && k != rateKeyOf(in.Reader) }
+	required := func(k key) bool { return k != readerKeyOf(in.Reader) && k != rateKeyOf(s.ks, in.Reader) }
 	if found, ok := s.hints.recall(ks, required); ok {
 		c, err := s.addCommentFrom(ctx, rec, in, parent, found, true)
 		if !errors.Is(err, errDoubt) {
@@ -89,11 +88,6 @@ func (s *Store) addComment(ctx context.Context, rec *idem, in NewComment, parent
 	found, err := s.db.BatchGet(ctx, ks, true)
 	if err != nil {
 		return nil, err
-	}
-	if _, ok := found[keys.PostCount(in.PostID)]; !ok {
-		if moved, err := s.splitIfLegacy(ctx, in.PostID); err != nil || moved {
-			return nil, cmp.Or(err, dynamo.ErrRetry)
-		}
 	}
 	return s.addCommentFrom(ctx, rec, in, parent, found, false)
 }
@@ -110,14 +104,14 @@ func (s *Store) addCommentFrom(ctx context.Context, rec *idem, in NewComment, pa
 	}
 	now := s.Now()
 	// The post's count item: whether it is visible, and its author.
-	post, err := decodeCounts(found, in.PostID)
+	post, err := decodeCounts(s.ks, found, in.PostID)
 	if err != nil || !post.visibleAt(keys.Time(now)) {
 		return refuse(fmt.Errorf("post %q: %w", in.PostID, ErrNotFound))
 	}
 	var pc *commentItem
 	if parent != nil {
 		pc = &commentItem{}
-		if err := dynamo.DecodeFound(found, keys.Comment(in.PostID, *parent), pc); err != nil {
+		if err := dynamo.DecodeFound(found, s.ks.Comment(in.PostID, *parent), pc); err != nil {
 			return refuse(fmt.Errorf("parent comment %q: %w", in.ParentID, ErrNotFound))
 		}
 		if pc.Deleted {
@@ -136,7 +130,7 @@ func (s *Store) addCommentFrom(ctx context.Context, rec *idem, in NewComment, pa
 		Body: in.Body, CreatedAt: keys.Time(now), Version: 1,
 	}
 	held := false
-	_, isAuthor := found[keys.Author(in.AuthorID)]
+	_, isAuthor := found[s.ks.Author(in.AuthorID)]
 	switch {
 	case in.AuthorID != "" && isAuthor:
 		c.AuthorID = in.AuthorID
@@ -146,7 +140,7 @@ func (s *Store) addCommentFrom(ctx context.Context, rec *idem, in NewComment, pa
 			return nil, err
 		}
 		if !in.Rules.Unchecked {
-			err := countRate(t, found, in, now)
+			err := countRate(s.ks, t, found, in, now)
 			var limited *RateLimitError
 			if errors.Is(err, ErrDuplicateComment) || errors.As(err, &limited) {
 				return refuse(err)
@@ -160,18 +154,18 @@ func (s *Store) addCommentFrom(ctx context.Context, rec *idem, in NewComment, pa
 	}
 	stillVisible := condVisible(keys.Time(now))
 	if held {
-		c.hold(post.AuthorID, cid)
+		c.hold(s.ks, post.AuthorID, cid)
 		err = firstErr(
 			t.Put(c, ptr(dynamo.CondNotExists()), dynamo.ErrRetry),
-			t.Put(c.queueCopy(cid), ptr(dynamo.CondNotExists()), dynamo.ErrRetry),
-			t.Check(keys.PostCount(in.PostID), stillVisible, dynamo.ErrRetry),
+			t.Put(c.queueCopy(s.ks, cid), ptr(dynamo.CondNotExists()), dynamo.ErrRetry),
+			t.Check(s.ks.PostCount(in.PostID), stillVisible, dynamo.ErrRetry),
 		)
 	} else {
-		k := keys.Comment(in.PostID, cid)
+		k := s.ks.Comment(in.PostID, cid)
 		c.PK, c.SK = k.PK, k.SK
 		err = firstErr(
 			t.Put(c, ptr(dynamo.CondNotExists()), dynamo.ErrRetry),
-			countComment(t, in.PostID, 1, b2i(parent == nil), stillVisible),
+			countComment(s.ks, t, in.PostID, 1, b2i(parent == nil), stillVisible),
 		)
 		if err == nil && pc != nil {
 			err = putComment(t, pc.withReply(&c), pc.Version)
@@ -204,18 +198,18 @@ func (s *Store) UpdateComment(ctx context.Context, in CommentEdit) (*Comment, er
 	request := struct{ PostID, CommentID, Body string }{in.PostID, in.CommentID, in.Body}
 	return idempotent(ctx, s, "updateComment", in.IdempotencyKey, request, func(rec *idem) (*Comment, error) {
 		return dynamo.RetryWrite(ctx, func() (*Comment, error) {
-			ks := keys.CommentKeys(in.PostID, cid)
+			ks := s.ks.CommentKeys(in.PostID, cid)
 			if in.Reader != nil {
 				ks = append(ks, keys.Reader(in.Reader.ID))
 				if in.Rules.HoldEdits {
-					ks = append(ks, keys.PostCount(in.PostID))
+					ks = append(ks, s.ks.PostCount(in.PostID))
 				}
 			}
 			found, err := s.db.ReadTogether(ctx, ks)
 			if err != nil {
 				return nil, err
 			}
-			c, held, err := findComment(found, in.PostID, cid)
+			c, held, err := findComment(s.ks, found, in.PostID, cid)
 			switch {
 			case err != nil:
 				return nil, err
@@ -239,10 +233,10 @@ func (s *Store) UpdateComment(ctx context.Context, in CommentEdit) (*Comment, er
 			switch {
 			case err != nil, rehold:
 			case held && c.status() == CommentPending:
-				err = t.Put(edited.queueCopy(cid), ptr(dynamo.CondExists()), dynamo.ErrRetry)
+				err = t.Put(edited.queueCopy(s.ks, cid), ptr(dynamo.CondExists()), dynamo.ErrRetry)
 			case !held && cid.Parent != nil:
 				var parent commentItem
-				if err := dynamo.DecodeFound(found, keys.Comment(in.PostID, *cid.Parent), &parent); err != nil {
+				if err := dynamo.DecodeFound(found, s.ks.Comment(in.PostID, *cid.Parent), &parent); err != nil {
 					return nil, fmt.Errorf("parent of comment %q: %w", in.CommentID, err)
 				}
 				// The parent is written or checked either way: its copy of
@@ -253,7 +247,7 @@ func (s *Store) UpdateComment(ctx context.Context, in CommentEdit) (*Comment, er
 				if parent.carries(c.ID) {
 					err = putComment(t, parent.withEditedReply(&edited), parent.Version)
 				} else {
-					err = t.Check(keys.Comment(in.PostID, *cid.Parent), condCommentVersion(parent.Version), dynamo.ErrRetry)
+					err = t.Check(s.ks.Comment(in.PostID, *cid.Parent), condCommentVersion(parent.Version), dynamo.ErrRetry)
 				}
 			}
 			if err == nil && in.Reader != nil && in.Reader.ID == c.ReaderID {
@@ -284,17 +278,17 @@ func (s *Store) holdAgain(ctx context.Context, t *dynamo.Txn, postID string, cid
 	if cid.Parent != nil {
 		threads, err = s.deleteReply(ctx, t, postID, cid, c, found)
 	} else {
-		err = t.Delete(keys.Comment(postID, cid), ptr(condCommentVersion(c.Version)), dynamo.ErrRetry)
+		err = t.Delete(s.ks.Comment(postID, cid), ptr(condCommentVersion(c.Version)), dynamo.ErrRetry)
 	}
 	if err != nil {
 		return err
 	}
 	edited.Replies, edited.ReplyCount = nil, 0
-	edited.hold(post.AuthorID, cid)
+	edited.hold(s.ks, post.AuthorID, cid)
 	return firstErr(
 		t.Put(*edited, ptr(dynamo.CondNotExists()), dynamo.ErrRetry),
-		t.Put(edited.queueCopy(cid), ptr(dynamo.CondNotExists()), dynamo.ErrRetry),
-		countComment(t, postID, -1, threads, dynamo.CondExists()),
+		t.Put(edited.queueCopy(s.ks, cid), ptr(dynamo.CondNotExists()), dynamo.ErrRetry),
+		countComment(s.ks, t, postID, -1, threads, dynamo.CondExists()),
 	)
 }
 
@@ -326,13 +320,13 @@ func (s *Store) DeleteComment(ctx context.Context, in CommentRef) (*Comment, err
 	}
 	return idempotent(ctx, s, "deleteComment", in.IdempotencyKey, in, func(rec *idem) (*Comment, error) {
 		return dynamo.RetryWrite(ctx, func() (*Comment, error) {
-			ck := keys.Comment(in.PostID, cid)
-			ks := append(keys.CommentKeys(in.PostID, cid), keys.PostCount(in.PostID))
+			ck := s.ks.Comment(in.PostID, cid)
+			ks := append(s.ks.CommentKeys(in.PostID, cid), s.ks.PostCount(in.PostID))
 			found, err := s.db.ReadTogether(ctx, ks)
 			if err != nil {
 				return nil, err
 			}
-			c, held, err := findComment(found, in.PostID, cid)
+			c, held, err := findComment(s.ks, found, in.PostID, cid)
 			if err != nil {
 				return nil, err
 			}
@@ -340,9 +334,9 @@ func (s *Store) DeleteComment(ctx context.Context, in CommentRef) (*Comment, err
 			gone := *c
 			gone.Deleted, gone.Body = true, ""
 			if held {
-				err = t.Delete(keys.Held(in.PostID, cid), ptr(condCommentVersion(c.Version)), dynamo.ErrRetry)
+				err = t.Delete(s.ks.Held(in.PostID, cid), ptr(condCommentVersion(c.Version)), dynamo.ErrRetry)
 				if err == nil && c.status() == CommentPending {
-					err = t.Delete(keys.QueueEntry(in.PostID, cid), nil, nil)
+					err = t.Delete(s.ks.QueueEntry(in.PostID, cid), nil, nil)
 				}
 				if err != nil {
 					return nil, err
@@ -364,7 +358,7 @@ func (s *Store) DeleteComment(ctx context.Context, in CommentRef) (*Comment, err
 				err = t.Delete(ck, ptr(condCommentVersion(c.Version)), dynamo.ErrRetry)
 			}
 			if err == nil {
-				err = countComment(t, in.PostID, -1, threads, dynamo.CondExists())
+				err = countComment(s.ks, t, in.PostID, -1, threads, dynamo.CondExists())
 			}
 			if err != nil {
 				return nil, err
@@ -376,9 +370,9 @@ func (s *Store) DeleteComment(ctx context.Context, in CommentRef) (*Comment, err
 
 // findComment decodes the comment cid of postID from found: published, or
 // held (held is true then). A missing or deleted comment is ErrNotFound.
-func findComment(found map[key]item, postID string, cid keys.CommentID) (*commentItem, bool, error) {
+func findComment(ks keys.Space, found map[key]item, postID string, cid keys.CommentID) (*commentItem, bool, error) {
 	var c commentItem
-	err := dynamo.DecodeFound(found, keys.Comment(postID, cid), &c)
+	err := dynamo.DecodeFound(found, ks.Comment(postID, cid), &c)
 	switch {
 	case err == nil && c.Deleted:
 		return nil, false, fmt.Errorf("comment %q: %w", cid, ErrNotFound)
@@ -387,7 +381,7 @@ func findComment(found map[key]item, postID string, cid keys.CommentID) (*commen
 	case !errors.Is(err, ErrNotFound):
 		return nil, false, fmt.Errorf("decode comment %q: %w", cid, err)
 	}
-	err = dynamo.DecodeFound(found, keys.Held(postID, cid), &c)
+	err = dynamo.DecodeFound(found, ks.Held(postID, cid), &c)
 	switch {
 	case err == nil:
 		return &c, true, nil
@@ -434,12 +428,12 @@ func validateWriter(authorID string, r *ReaderProfile) error {
 // item, guarded by cond: the one item a comment write changes besides the
 // comment. The post item and its copies, summaries, follow from the
 // change feed (their counts are the counts helper's).
-func countComment(t *dynamo.Txn, postID string, comments, threads int64, cond expression.ConditionBuilder) error {
+func countComment(ks keys.Space, t *dynamo.Txn, postID string, comments, threads int64, cond expression.ConditionBuilder) error {
 	upd := expression.Add(expression.Name("commentCount"), expression.Value(comments))
 	if threads != 0 {
 		upd = upd.Add(expression.Name("threadCount"), expression.Value(threads))
 	}
-	return t.Update(keys.PostCount(postID), upd, &cond, dynamo.ErrRetry)
+	return t.Update(ks.PostCount(postID), upd, &cond, dynamo.ErrRetry)
 }
 
 func (s *Store) execComment(ctx context.Context, t *dynamo.Txn, rec *idem, c *Comment) (*Comment, error) {

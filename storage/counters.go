@@ -29,7 +29,7 @@ import (
 // Stats returns the blog-wide counts, the archive by month included.
 func (s *Store) Stats(ctx context.Context) (*Stats, error) {
 	var it statsItem
-	err := s.db.Get(ctx, keys.Stats(), false, &it)
+	err := s.db.Get(ctx, s.ks.Stats(), false, &it)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("stats: %w", err)
 	}
@@ -61,11 +61,11 @@ func (s *Store) CountPosts(ctx context.Context, authorID, category string, per P
 	switch {
 	case authorID != "":
 		index = false
-		conds = append(conds, expression.Key(keys.AttrPK).Equal(expression.Value(keys.PrefixAuthor+authorID)).And(between(keys.AttrSK)))
+		conds = append(conds, expression.Key(keys.AttrPK).Equal(expression.Value(s.ks.Author(authorID).PK)).And(between(keys.AttrSK)))
 	case category != "":
-		conds = append(conds, expression.Key(keys.AttrGSI1PK).Equal(expression.Value(keys.CategoryPartition(category))).And(between(keys.AttrGSI1SK)))
+		conds = append(conds, expression.Key(keys.AttrGSI1PK).Equal(expression.Value(s.ks.CategoryPartition(category))).And(between(keys.AttrGSI1SK)))
 	default:
-		for _, part := range keys.FeedPartitions {
+		for _, part := range s.ks.FeedPartitions() {
 			conds = append(conds, expression.Key(keys.AttrGSI1PK).Equal(expression.Value(part)).And(between(keys.AttrGSI1SK)))
 		}
 	}
@@ -143,18 +143,18 @@ type counterChange struct {
 // counterChanges returns the changes a write from before to after makes to
 // the counters of both. A post counts in each while published; an entry
 // records it there while its publishedAt is after now.
-func counterChanges(before, after *postItem, r *names, now string) []*counterChange {
-	read := r.schedules()
+func counterChanges(ks keys.Space, before, after *postItem, r *names, now string) []*counterChange {
+	read := r.schedules(ks)
 	var out []*counterChange
 	byKey := map[key]*counterChange{}
 	// counters returns the changes to p's authors, categories, tags and
 	// STATS, in the order of p.counterKeys.
 	counters := func(p *postItem) []*counterChange {
-		ks := p.counterKeys()
-		cs := make([]*counterChange, len(ks))
-		for i, k := range ks {
+		counted := p.counterKeys(ks)
+		cs := make([]*counterChange, len(counted))
+		for i, k := range counted {
 			if byKey[k] == nil {
-				byKey[k] = &counterChange{key: k, stats: k == keys.Stats(), read: read[k], months: map[string]int64{}}
+				byKey[k] = &counterChange{key: k, stats: k == ks.Stats(), read: read[k], months: map[string]int64{}}
 				out = append(out, byKey[k])
 			}
 			cs[i] = byKey[k]
@@ -213,8 +213,8 @@ func (it *postItem) countedByMonth() bool { return len(it.Slugs) > 0 }
 
 // addsEntries reports whether the write from before to after records the
 // post as scheduled in a counter that does not have it so yet.
-func addsEntries(before, after *postItem, now string) bool {
-	for _, c := range counterChanges(before, after, newNames(), now) {
+func addsEntries(ks keys.Space, before, after *postItem, now string) bool {
+	for _, c := range counterChanges(ks, before, after, newNames(), now) {
 		if c.want != "" && c.want != c.had {
 			return true
 		}
@@ -227,7 +227,7 @@ func addsEntries(before, after *postItem, now string) bool {
 // a check of the names' guard alone, or nothing. Entries of other posts
 // whose time has passed, in an item that was read, are removed on the way,
 // each on the condition that it is still as read.
-func (c *counterChange) action(t *dynamo.Txn, id, now string) error {
+func (c *counterChange) action(ks keys.Space, t *dynamo.Txn, id, now string) error {
 	var upd expression.UpdateBuilder
 	changed := false
 	cond := c.guard
@@ -265,7 +265,7 @@ func (c *counterChange) action(t *dynamo.Txn, id, now string) error {
 		}
 	}
 	if c.create != nil {
-		upd, changed = c.create.tagCreation(upd, now, c.delta != 0), true
+		upd, changed = c.create.tagCreation(ks, upd, now, c.delta != 0), true
 		and(expression.Name(keys.AttrPK).AttributeNotExists())
 	}
 	switch {
@@ -284,8 +284,8 @@ func (c *counterChange) action(t *dynamo.Txn, id, now string) error {
 }
 
 // countStats adds delta to one of the blog-wide counts.
-func countStats(t *dynamo.Txn, field string, delta int64) error {
-	return t.Update(keys.Stats(), expression.Add(expression.Name(field), expression.Value(delta)).
+func countStats(ks keys.Space, t *dynamo.Txn, field string, delta int64) error {
+	return t.Update(ks.Stats(), expression.Add(expression.Name(field), expression.Value(delta)).
 		Set(expression.Name("type"), expression.Value(typeStats)), nil, nil)
 }
 

@@ -58,13 +58,13 @@ type CountSynced struct {
 func (s *Store) SyncCounts(ctx context.Context, postID string) (CountSynced, error) {
 	var out CountSynced
 	var p postItem
-	switch err := s.db.Get(ctx, keys.Post(postID), true, &p); {
+	switch err := s.db.Get(ctx, s.ks.Post(postID), true, &p); {
 	case errors.Is(err, ErrNotFound):
 		return out, nil
 	case err != nil:
 		return out, fmt.Errorf("sync counts of post %q: %w", postID, err)
 	}
-	ks := p.copyKeys()
+	ks := p.copyKeys(s.ks)
 	copies, err := s.db.BatchGet(ctx, ks, true)
 	if err != nil {
 		return out, fmt.Errorf("sync counts of post %q: %w", postID, err)
@@ -99,7 +99,7 @@ func (s *Store) SyncCounts(ctx context.Context, postID string) (CountSynced, err
 		}
 	}
 	if int(p.CommentCount) != comments || int(p.ThreadCount) != threads {
-		if err := s.setCounts(ctx, keys.Post(postID), int(p.CommentCount), comments, int(p.ThreadCount), threads, &out); err != nil {
+		if err := s.setCounts(ctx, s.ks.Post(postID), int(p.CommentCount), comments, int(p.ThreadCount), threads, &out); err != nil {
 			return out, fmt.Errorf("sync counts of post %q: %w", postID, err)
 		}
 	}
@@ -299,8 +299,8 @@ func (s *Store) SyncAllCounts(ctx context.Context) error {
 			if err := attributevalue.UnmarshalMap(it, &head); err != nil {
 				return err
 			}
-			if head.Type == typePost && head.PK == head.SK {
-				ids = append(ids, head.PK[len(keys.PrefixPost):])
+			if pk, _ := s.ks.Local(head.PK); head.Type == typePost && pk == head.SK {
+				ids = append(ids, pk[len(keys.PrefixPost):])
 			}
 		}
 	}

@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
-
-	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // countsFixture is a published post with every kind of copy (two
@@ -51,8 +49,8 @@ func newCountsFixture(t *testing.T) *countsFixture {
 	f.must(err)
 	f.post = p.ID
 	var it postItem
-	f.must(f.s.db.Get(ctx, keys.Post(p.ID), true, &it))
-	f.ks = it.copyKeys()
+	f.must(f.s.db.Get(ctx, testKS.Post(p.ID), true, &it))
+	f.ks = it.copyKeys(testKS)
 	if len(f.ks) != 6 {
 		t.Fatalf("the post has copies %v, want 6", f.ks)
 	}
@@ -209,7 +207,7 @@ func TestCountSyncWritesACopyAtMostOnceAPeriod(t *testing.T) {
 func TestCountSyncLeavesADeletedCopyDeleted(t *testing.T) {
 	f := newCountsFixture(t)
 	e := f.comment()
-	featured := keys.FeaturedCopy(f.post)
+	featured := testKS.FeaturedCopy(f.post)
 	tx := f.s.db.NewTxn()
 	f.must(tx.Delete(featured, nil, nil))
 	f.must(f.s.db.Exec(f.ctx, tx))

@@ -9,55 +9,66 @@
 // (2006-01-02T15:04:05.000Z), so string order is time order. Every item has
 // a "type" attribute naming its shape.
 //
-//	item                      PK                 SK                                     GSI1PK / GSI1SK
-//	author                    AUTHOR#<id>        AUTHOR#<id>                            AUTHORS / AUTHOR#<createdAt>#<id>   (slug, slugs, postCount, scheduled, month#<YYYY-MM>)
-//	post (published)          POST#<id>          POST#<id>                              FEED / POST#<publishedAt>#<id>
-//	post (draft)              POST#<id>          POST#<id>                              DRAFT#<authorId> / DRAFT#<createdAt>#<id>
-//	post's count item         POST#<id>          POST#<id>#COUNT                        (commentCount, threadCount, status, publishedAt, authorId)
-//	post's body item          POST#<id>          POST#<id>#TEXT                         (body, bodyHtml, toc, renderVersion)
-//	author→post copy          AUTHOR#<authorId>  POST#<publishedAt>#<id>                  (one per author of the post: primary and co-authors)
-//	post-in-category copy     POST#<id>          CAT#<slug>                             CAT#<slug> / POST#<publishedAt>#<id>
-//	post-in-tag copy          POST#<id>          TAG#<slug>                             TAG#<slug> / POST#<publishedAt>#<id>
-//	tag                       TAG#<slug>         TAG#<slug>                             TAGS / TAG#<slug>                   (name, postCount, scheduled, month#<YYYY-MM>; mergedInto and no GSI1 once merged)
-//	category                  CAT#<slug>         CAT#<slug>                             CATEGORIES / CAT#<slug>             (postCount, scheduled, month#<YYYY-MM>)
-//	comment (top level)       POST#<postId>      COMMENT#<createdAt>#<commentId>        (replyCount, replies: the first 10)
-//	reply                     POST#<postId>      THREAD#<parentCreatedAt>#<parentId>#<createdAt>#<commentId>
-//	comment (pending)         POST#<postId>      HELD#<createdAt>#<commentId>           MODQ#<postAuthorId> / <createdAt>#<postId>#<commentId>
-//	comment (rejected)        POST#<postId>      HELD#<createdAt>#<commentId>           (expiresAt TTL)
-//	admins' queue entry       MODQ               <createdAt>#<postId>#<commentId>       (copy of a pending comment)
-//	reader                    READER#<sub>       READER#<sub>                           (name, avatarUrl)
-//	reader's rate             RATE#READER#<sub>  (same)                                 (recent, version, expiresAt TTL)
-//	slug reservation          SLUG#<slug>        SLUG#<slug>                            (postId, redirect, prevPostId; or pageId, redirect)
-//	static page (published)   PAGE#<id>          PAGE#<id>                              PAGES / PAGE#<5-digit order>#<id>   (body, bodyHtml, toc, renderVersion, seo, slugs, parentId)
-//	static page (draft)       PAGE#<id>          PAGE#<id>                              PAGEDRAFTS / PAGE#<5-digit order>#<id>
-//	site settings             SITE               SITE                                   (title, description, url, postPath, menus, social, version)
-//	author slug reservation   AUTHORSLUG#<slug>  AUTHORSLUG#<slug>                      (authorId, redirect)
-//	blog-wide counts          STATS              STATS                                  (postCount, scheduled, month#<YYYY-MM>, authorCount, categoryCount, pageCount)
-//	idempotency record        IDEMPOTENCY#<op>#<key>  (same)                            (hash, result, expiresAt TTL)
-//	server key                SECRET#<name>      SECRET#<name>                          (value: 32 random bytes)
-//	shard lease               LEASES             SHARD#<shardId>                        (owner, released, checkpoint, finished)
-//	worker lease              LEASES             WORKER#<name>                          (owner, released, position)
-//	server's heartbeat        LEASES             SERVER#<owner>                         (leaseUntil, expiresAt)
-//	event log head            EVENTLOG           HEAD                                   (seq: the last position)
-//	logged event              EVENTLOG           EVENT#<20-digit position>              (position, event: its JSON, expiresAt TTL)
-//	schedule item             SCHEDULE           <publishedAt>#<postId>                 (postId, at: a scheduled post not yet gone live)
-//	webhook                   WEBHOOKS           WEBHOOK#<id>                           (url, events, enabled, secret, previousSecret until previousUntil, logAfter)
-//	webhooks' count           WEBHOOKS           COUNT                                  (count, at most 100)
-//	outbox item (pending)     WEBHOOK#<id>       OUTBOX#<eventId>                       OUTBOX / <nextAttemptAt>#<webhookId>#<eventId>   (body, attempts)
-//	outbox item (done)        WEBHOOK#<id>       OUTBOX#<eventId>                       (state DELIVERED or FAILED, expiresAt TTL: 7 days)
-//	delivery (history)        WEBHOOK#<id>       DELIVERY#<at>#<eventId>#<attempt>      (statusCode, durationMs, error, nextAttemptAt, expiresAt TTL: 7 days)
-//	renderer                  RENDERER           RENDERER                               (version, claimedAt, done, marks: rerender.go)
-//	featured copy             POST#<id>          FEATURED                               FEATURED / POST#<publishedAt>#<id>   (a published featured post's summary)
-//	series                    SERIES#<slug>      SERIES#<slug>                          SERIES / SERIES#<slug>   (title, description, cover, ownerId, posts: ids in order, version)
-//	revision                  POST#<id>          REV#<10-digit n>                       (n, editorId, at, fields, title, excerpt, body or bodyless, cover, seo, version)
-//	page index chunk          PAGENUM#<list>     CHUNK#<6-digit chunk>                  (list: FEED, FEED@<yyyy-mm>, CAT#<slug>, TAG#<slug> or AUTHOR#<id>; count on chunk 0; starts: GSI1SK (an author's: SK) of every 10th post, oldest first, 80 a chunk; at; fence: the claim of the rebuild writing it)
-//	account                   ACCOUNT#<id>       ACCOUNT#<id>                           (email, emailVerified, createdAt, signedInAt: a reader's platform account)
-//	account's address         ACCOUNTEMAIL#<email>  (same)                              (accountId, createdAt)
-//	reader session            ACCOUNT#<id>       SESSION#<sessionId>                    (refreshHash, replaced: hashes, lastUsedAt, userAgent, expiresAt TTL: 30 days idle)
-//	sign-in request           SIGNIN#<tokenHash> (same)                                 SIGNINCODE#<email> / <createdAt>   (email, accountId, redirectTo, codeHash, attempts, expiresAt)
-//	sign-in rate              SIGNINRATE#EMAIL#<email> or SIGNINRATE#CLIENT#<address>  (sent: <at>#<address hash>, version, expiresAt TTL)
-//	email (pending)           MAILBOX            MAIL#<createdAt>#<id>                  MAILQ / <nextAttemptAt>#<id>   (to, subject, text, html, kind, attempts)
-//	email (sent or failed)    MAILBOX            MAIL#<createdAt>#<id>                  (state, transport, lastError, expiresAt TTL: 7 days; bodies gone once sent by SMTP)
+// Every item of a publication lives under its tenant prefix, written <P>
+// below: "PUB#<pubId>#", before its partition key and its GSI1 partition
+// ("PUB#p1#POST#<id>", "PUB#p1#FEED"), so one publication's traffic never
+// shares a partition with another's, and a request of a publication names
+// no key outside its space (the tenant guard of the table primitives,
+// storage/internal/dynamo/guard.go). Sort keys carry no prefix. The few
+// global items have none (see Publications, doc_layout.go).
+//
+//	item                     PK                         SK                                                           GSI1PK / GSI1SK
+//	author                   <P>AUTHOR#<id>             AUTHOR#<id>                                                  <P>AUTHORS / AUTHOR#<createdAt>#<id>   (slug, slugs, postCount, scheduled, month#<YYYY-MM>)
+//	post (published)         <P>POST#<id>               POST#<id>                                                    <P>FEED / POST#<publishedAt>#<id>
+//	post (draft)             <P>POST#<id>               POST#<id>                                                    <P>DRAFT#<authorId> / DRAFT#<createdAt>#<id>
+//	post's count item        <P>POST#<id>               POST#<id>#COUNT                                              (commentCount, threadCount, status, publishedAt, authorId)
+//	post's body item         <P>POST#<id>               POST#<id>#TEXT                                               (body, bodyHtml, toc, renderVersion)
+//	author→post copy         <P>AUTHOR#<authorId>       POST#<publishedAt>#<id>                                      (one per author of the post: primary and co-authors)
+//	post-in-category copy    <P>POST#<id>               CAT#<slug>                                                   <P>CAT#<slug> / POST#<publishedAt>#<id>
+//	post-in-tag copy         <P>POST#<id>               TAG#<slug>                                                   <P>TAG#<slug> / POST#<publishedAt>#<id>
+//	tag                      <P>TAG#<slug>              TAG#<slug>                                                   <P>TAGS / TAG#<slug>                   (name, postCount, scheduled, month#<YYYY-MM>; mergedInto and no GSI1 once merged)
+//	category                 <P>CAT#<slug>              CAT#<slug>                                                   <P>CATEGORIES / CAT#<slug>             (postCount, scheduled, month#<YYYY-MM>)
+//	comment (top level)      <P>POST#<postId>           COMMENT#<createdAt>#<commentId>                              (replyCount, replies: the first 10)
+//	reply                    <P>POST#<postId>           THREAD#<parentCreatedAt>#<parentId>#<createdAt>#<commentId>
+//	comment (pending)        <P>POST#<postId>           HELD#<createdAt>#<commentId>                                 <P>MODQ#<postAuthorId> / <createdAt>#<postId>#<commentId>
+//	comment (rejected)       <P>POST#<postId>           HELD#<createdAt>#<commentId>                                 (expiresAt TTL)
+//	admins' queue entry      <P>MODQ                    <createdAt>#<postId>#<commentId>                             (copy of a pending comment)
+//	reader                   READER#<sub>               READER#<sub>                                                 (name, avatarUrl)
+//	reader's rate            <P>RATE#READER#<sub>       (same)                                                       (recent, version, expiresAt TTL)
+//	slug reservation         <P>SLUG#<slug>             SLUG#<slug>                                                  (postId, redirect, prevPostId; or pageId, redirect)
+//	static page (published)  <P>PAGE#<id>               PAGE#<id>                                                    <P>PAGES / PAGE#<5-digit order>#<id>   (body, bodyHtml, toc, renderVersion, seo, slugs, parentId)
+//	static page (draft)      <P>PAGE#<id>               PAGE#<id>                                                    <P>PAGEDRAFTS / PAGE#<5-digit order>#<id>
+//	site settings            <P>SITE                    SITE                                                         (title, description, url, postPath, menus, social, version)
+//	author slug reservation  <P>AUTHORSLUG#<slug>       AUTHORSLUG#<slug>                                            (authorId, redirect)
+//	blog-wide counts         <P>STATS                   STATS                                                        (postCount, scheduled, month#<YYYY-MM>, authorCount, categoryCount, pageCount)
+//	idempotency record       <P>IDEMPOTENCY#<op>#<key>  (same)                                                       (hash, result, expiresAt TTL)
+//	server key               SECRET#<name>              SECRET#<name>                                                (value: 32 random bytes)
+//	shard lease              LEASES                     SHARD#<shardId>                                              (owner, released, checkpoint, finished)
+//	worker lease             LEASES                     WORKER#<name>                                                (owner, released, position)
+//	server's heartbeat       LEASES                     SERVER#<owner>                                               (leaseUntil, expiresAt)
+//	event log head           EVENTLOG                   HEAD                                                         (seq: the last position)
+//	logged event             EVENTLOG                   EVENT#<20-digit position>                                    (position, event: its JSON, expiresAt TTL)
+//	schedule item            <P>SCHEDULE                <publishedAt>#<postId>                                       (postId, at: a scheduled post not yet gone live)
+//	webhook                  <P>WEBHOOKS                WEBHOOK#<id>                                                 (url, events, enabled, secret, previousSecret until previousUntil, logAfter)
+//	webhooks' count          <P>WEBHOOKS                COUNT                                                        (count, at most 100)
+//	outbox item (pending)    <P>WEBHOOK#<id>            OUTBOX#<eventId>                                             <P>OUTBOX / <nextAttemptAt>#<webhookId>#<eventId>   (body, attempts)
+//	outbox item (done)       <P>WEBHOOK#<id>            OUTBOX#<eventId>                                             (state DELIVERED or FAILED, expiresAt TTL: 7 days)
+//	delivery (history)       <P>WEBHOOK#<id>            DELIVERY#<at>#<eventId>#<attempt>                            (statusCode, durationMs, error, nextAttemptAt, expiresAt TTL: 7 days)
+//	renderer                 <P>RENDERER                RENDERER                                                     (version, claimedAt, done, marks: rerender.go)
+//	featured copy            <P>POST#<id>               FEATURED                                                     <P>FEATURED / POST#<publishedAt>#<id>   (a published featured post's summary)
+//	series                   <P>SERIES#<slug>           SERIES#<slug>                                                <P>SERIES / SERIES#<slug>   (title, description, cover, ownerId, posts: ids in order, version)
+//	revision                 <P>POST#<id>               REV#<10-digit n>                                             (n, editorId, at, fields, title, excerpt, body or bodyless, cover, seo, version)
+//	page index chunk         <P>PAGENUM#<list>          CHUNK#<6-digit chunk>                                        (list: FEED, FEED@<yyyy-mm>, CAT#<slug>, TAG#<slug> or AUTHOR#<id>; count on chunk 0; starts: GSI1SK (an author's: SK) of every 10th post, oldest first, 80 a chunk; at; fence: the claim of the rebuild writing it)
+//	publication directory    PUBLICATION#<pubId>        PUBLICATION#<pubId>                                          (id, slug, createdAt: global)
+//	layout                   LAYOUT                     LAYOUT                                                       (version, migratedAt: global)
+//	layout 5 checkpoint      LAYOUT                     MIGRATION#5                                                  (lastPK, lastSK: while the migration to layout 5 runs)
+//	account                  ACCOUNT#<id>               ACCOUNT#<id>                                                 (email, emailVerified, createdAt, signedInAt: a reader's platform account; global)
+//	account's address        ACCOUNTEMAIL#<email>       (same)                                                       (accountId, createdAt; global)
+//	reader session           ACCOUNT#<id>               SESSION#<sessionId>                                          (refreshHash, replaced: hashes, lastUsedAt, userAgent, expiresAt TTL: 30 days idle; global)
+//	sign-in request          SIGNIN#<tokenHash>         (same)                                                       SIGNINCODE#<email> / <createdAt>   (email, accountId, redirectTo, codeHash, attempts, expiresAt; global)
+//	sign-in rate             SIGNINRATE#EMAIL#<email>   (same)                                                       (sent: <at>#<address hash>, version, expiresAt TTL; global; SIGNINRATE#CLIENT#<address> the same per client)
+//	email (pending)          MAILBOX                    MAIL#<createdAt>#<id>                                        MAILQ / <nextAttemptAt>#<id>   (to, subject, text, html, kind, attempts; global)
+//	email (sent or failed)   MAILBOX                    MAIL#<createdAt>#<id>                                        (state, transport, lastError, expiresAt TTL: 7 days; bodies gone once sent by SMTP; global)
 //
 // A post is three items (see Posts in three items, doc_layout.go): the
 // post item, a summary; its body item, the Markdown body and what is

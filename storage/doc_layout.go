@@ -77,7 +77,7 @@ package storage
 // read units, as its category page's 2: TestFeedCostsWhatACategoryPageDoes). A feed
 // read far beyond a partition's 3,000 read units a second is the answer
 // cache's.
-// feedRange still merges partitions (keys.FeedPartitions) and reads on past
+// feedRange still merges partitions (keys.Space.FeedPartitions) and reads on past
 // DynamoDB's 1 MB page: a list holds `first` items whenever that many
 // follow and never skips one; every other list reads on the same way
 // (queryPage).
@@ -122,7 +122,7 @@ package storage
 // # Layout versions and migration
 //
 // The item LAYOUT/LAYOUT (type "layout") holds the version of the layout
-// the table is in, CurrentLayout (4), and when it was migrated to it. A
+// the table is in, CurrentLayout (5), and when it was migrated to it. A
 // table without it is in layout 1, the layout of the version before layouts
 // had numbers, or is new. Layouts 1 and 2 have scheduled posts without
 // their go-live marker and schedule item. Layout 1 has authors without slug, slugs and
@@ -133,12 +133,14 @@ package storage
 // without versions, and top-level comments that carry no replies. Layout
 // 3 has posts that keep their body, bodyHtml, toc and exact comment
 // counts on the post item, and the feed in four GSI1 partitions
-// FEED#0..FEED#3.
+// FEED#0..FEED#3. Layouts 1 to 4 keep every item without a publication's
+// prefix: layout 5 moves them under the default publication's (see
+// Publications in doc.go).
 //
-// Store.Migrate brings a table of layout 1, 2 or 3 to layout 4, one step
+// Store.Migrate brings a table of layout 1 to 4 to layout 5, one step
 // a layout, and the server runs it at start before serving
 // (-migrate=auto; docs/operations.md). Each step is a file of package
-// internal/migrations (v2.go, v3.go, v4.go), frozen when it shipped: it
+// internal/migrations (v2.go, v3.go, v4.go, v5.go), frozen when it shipped: it
 // uses the table primitives and its own copies of the item shapes and
 // keys of its layout, never this package's writes. Once done, a
 // start costs one GetItem of the layout item. Otherwise, from layout 1,
@@ -440,3 +442,56 @@ package storage
 // development reader's token too) and, in the embedded mode without a
 // configured token secret, SECRET#dev-jwt (the key of development staff
 // tokens).
+//
+// # Publications
+//
+// The table holds publications, each a blog; a deployment with one is a
+// single blog. Every item of a publication is under its prefix (the table
+// above); its key space is a keys.Space, built from the publication's id,
+// whose methods are the key builders (ks.Post(id), ks.CategoryPartition(slug)…),
+// and a Store is the store of one publication: New takes its id
+// (WithPublication), DefaultPublication ("default") without one. A
+// publication id is not empty and holds no "#".
+//
+// The global items, outside every publication, are few (keys.Global):
+//
+//	LAYOUT               the table's layout version, and the layout 5 migration's checkpoint
+//	PUBLICATION#<id>     the publications' directory (id, slug)
+//	SECRET#<name>        the server's keys (cursors, tokens): one set for the fleet
+//	PERSISTED#<hash>     automatic persisted queries: addressed by the query's hash, the same for every publication
+//	READER#<sub>         readers: a platform account signs in once for every publication
+//	LEASES, EVENTLOG     the change feed's leases, heartbeats and event log: one stream a table
+//	ACCOUNT#, ACCOUNTEMAIL#, SIGNIN#, SIGNINCODE#, SIGNINRATE#
+//	                     readers' platform accounts, sessions and sign-in requests (signin.go)
+//	MAILBOX, MAILQ       the mail outbox and its queue (sign-in emails; a publication's own mail will want its own partitions)
+//
+// Everything else is a publication's: posts, authors, categories, tags,
+// series, pages, comments and their queues, slugs, the site settings,
+// STATS, the renderer (the version its posts' HTML was made with),
+// idempotency records, readers' rate items, the schedule, webhooks and
+// their outbox, and numbered pages' indexes.
+//
+// The change feed reads one stream for the table, so an event carries the
+// id of the publication whose item changed (Event.Publication, read from
+// the record's key), and a global item's record means no event.
+//
+// Every request of a Store passes the tenant guard of its table
+// (dynamo.Table.Confine): a key outside the publication's prefix and the
+// global families is refused before it reaches DynamoDB
+// (dynamo.ErrOutsideSpace) and counted (TenantViolations). A Scan, which
+// names no key (Check), is cut to the publication's items and the global
+// ones. Only the layout migration works without the guard, as it moves
+// items into a publication.
+//
+// # A Store in another publication (later)
+//
+// A Store serves one publication today, and keeps that publication's
+// caches where they are: the site settings (siteCache), the renderer it
+// claimed (claimed) and its hints. Store.In(pubID) will return a shallow
+// copy of the Store whose ks is keys.MustIn(pubID) and whose db is the
+// same table confined to that space (db.Confine), with its own siteCache,
+// claimed and hints, taken from a map by publication id that the root
+// Store holds (so two requests of one publication share them); the
+// client, the clock, the cursor keys and the change feed's store
+// (global) are shared. Nothing else in the Store names a publication:
+// every key is built from s.ks.

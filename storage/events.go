@@ -78,6 +78,10 @@ type Event struct {
 	// act on each id once.
 	ID   string    `json:"id"`
 	Type EventType `json:"type"`
+	// Publication is the id of the publication whose item the write
+	// changed: a consumer acts on the event in that publication's
+	// space (Store.Publication).
+	Publication string `json:"publication,omitempty"`
 	// Time is when the write happened: the record's approximate creation
 	// time, which DynamoDB rounds down to the second.
 	Time time.Time `json:"time"`
@@ -169,7 +173,7 @@ func (p eventPaths) eventsOf(rec streamtypes.Record) ([]Event, error) {
 	var events []Event
 	add := func(t EventType, d EventData) {
 		d.CacheTags = frontend.WithSections(d.CacheTags)
-		events = append(events, Event{ID: r.eventID(t), Type: t, Time: r.at, Data: d})
+		events = append(events, Event{ID: r.eventID(t), Type: t, Publication: r.pub, Time: r.at, Data: d})
 	}
 	switch r.kind {
 	case typePost:
@@ -200,9 +204,11 @@ func (p eventPaths) eventsOf(rec streamtypes.Record) ([]Event, error) {
 // record is a stream record read: the item's kind (its type, and only for
 // the items that are the truth), its images and when it was written.
 type record struct {
-	id, seq  string
-	kind     string
-	sk       string
+	id, seq string
+	kind    string
+	sk      string
+	// pub is the publication of the record's item ("" for a global one).
+	pub      string
 	old, new map[string]types.AttributeValue
 	at       time.Time
 }
@@ -307,14 +313,23 @@ func readRecord(rec streamtypes.Record) (*record, error) {
 		return nil, fmt.Errorf("stream record %s: %w", r.id, err)
 	}
 	r.sk = k.SK
-	// Only the items that are the truth have a kind; every copy, counter
-	// and record has another type or key, and means no event.
+	// Only the items of a publication that are the truth have a kind;
+	// every copy, counter and record has another type or key, and a
+	// global item no publication, and means no event. A key is read in
+	// its publication's space: the event carries the publication.
+	pub, ok := keys.Of(k.PK)
+	if !ok {
+		return r, nil
+	}
+	r.pub = pub
+	ks := keys.MustIn(pub)
+	k.PK, _ = ks.Local(k.PK)
 	switch {
 	case k.Type == typePost && strings.HasPrefix(k.PK, keys.PrefixPost) && k.PK == k.SK,
 		k.Type == typeAuthor && strings.HasPrefix(k.PK, keys.PrefixAuthor) && k.PK == k.SK,
 		k.Type == typeCategory && strings.HasPrefix(k.PK, keys.PrefixCategory) && k.PK == k.SK,
 		k.Type == typePage && strings.HasPrefix(k.PK, keys.PrefixPage) && k.PK == k.SK,
-		k.Type == typeSite && k.PK == keys.Site().PK && k.SK == keys.Site().SK,
+		k.Type == typeSite && k.PK == keys.SitePartition && k.SK == keys.SitePartition,
 		k.Type == typeTag && strings.HasPrefix(k.PK, keys.PrefixTag) && k.PK == k.SK,
 		k.Type == typeSeries && strings.HasPrefix(k.PK, keys.PrefixSeries) && k.PK == k.SK,
 		k.Type == typePageIndex && strings.HasPrefix(k.PK, prefixPageIndex):

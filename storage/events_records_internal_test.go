@@ -28,13 +28,13 @@ func TestEventsOfRecords(t *testing.T) {
 	post := postItem{
 		ID: "p1", Slug: "hello", Title: "Hello", Status: string(StatusPublished), AuthorID: "ada", AuthorSlug: "ada",
 		Cats: []catRef{{Slug: "go", Name: "Go"}}, PublishedAt: keys.Time(at.Add(-time.Hour)), Slugs: []string{"hello", "hi"},
-	}.withPostKeys()
+	}.withPostKeys(testKS)
 	counted := post
 	counted.CommentCount, counted.Version = 3, 4
 	later := post
 	later.PublishedAt, later.GoLiveAt = keys.Time(at.Add(time.Minute)), keys.Time(at.Add(time.Minute))
 	pending := commentItem{Type: typeComment, ID: "c1", PostID: "p1", ReaderID: "r", Body: "x", Version: 1}
-	pending.hold("ada", keys.CommentID{Created: at, Random: "ab"})
+	pending.hold(testKS, "ada", keys.CommentID{Created: at, Random: "ab"})
 	rejected := pending
 	rejected.Status, rejected.GSI1PK, rejected.GSI1SK, rejected.ExpiresAt = string(CommentRejected), "", "", at.Unix()
 	ttl := rec(streamtypes.OperationTypeRemove, rejected, nil)
@@ -50,10 +50,10 @@ func TestEventsOfRecords(t *testing.T) {
 		{"a comment count on a draft is no event", func() streamtypes.Record {
 			draft, counted := post, counted
 			draft.Status, counted.Status = string(StatusDraft), string(StatusDraft)
-			return rec(streamtypes.OperationTypeModify, draft.withPostKeys(), counted.withPostKeys())
+			return rec(streamtypes.OperationTypeModify, draft.withPostKeys(testKS), counted.withPostKeys(testKS))
 		}(), nil, false},
-		{"the author copy of a post is no event", rec(streamtypes.OperationTypeInsert, nil, post.authorCopy()), nil, false},
-		{"a category copy of a post is no event", rec(streamtypes.OperationTypeModify, post.categoryCopy("go"), counted.categoryCopy("go")), nil, false},
+		{"the author copy of a post is no event", rec(streamtypes.OperationTypeInsert, nil, post.authorCopy(testKS)), nil, false},
+		{"a category copy of a post is no event", rec(streamtypes.OperationTypeModify, post.categoryCopy(testKS, "go"), counted.categoryCopy(testKS, "go")), nil, false},
 		{"a rejected comment removed by TTL is no event", ttl, nil, false},
 		{"a published post put again unchanged is no event", rec(streamtypes.OperationTypeModify, post, post), nil, false},
 		{"a new published post is post.published", rec(streamtypes.OperationTypeInsert, nil, post), []EventType{EventPostPublished}, false},
@@ -69,28 +69,28 @@ func TestEventsOfRecords(t *testing.T) {
 			return r
 		}(), []EventType{EventPostPublished}, false},
 		{"the posts of an author's rename all renamed is author.updated again", func() streamtypes.Record {
-			k := keys.Author("ada")
+			k := testKS.Author("ada")
 			a := authorItem{PK: k.PK, SK: k.SK, Type: typeAuthor, ID: "ada", Name: "Ada King", Slug: "ada", Slugs: []string{"ada", "lovelace"}, NameVer: 2, RenamedVer: 1}
 			done := a
 			done.RenamedVer = 2
 			return rec(streamtypes.OperationTypeModify, a, done)
 		}(), []EventType{EventAuthorUpdated}, false},
 		{"an author's count changed is no event", func() streamtypes.Record {
-			k := keys.Author("ada")
+			k := testKS.Author("ada")
 			a := authorItem{PK: k.PK, SK: k.SK, Type: typeAuthor, ID: "ada", Name: "Ada", Slug: "ada", NameVer: 2, RenamedVer: 2}
 			counted := a
 			counted.PostCount = 3
 			return rec(streamtypes.OperationTypeModify, a, counted)
 		}(), nil, false},
 		{"the posts of a category's rename all renamed is category.updated again", func() streamtypes.Record {
-			k := keys.Category("go")
+			k := testKS.Category("go")
 			c := categoryItem{PK: k.PK, SK: k.SK, Type: typeCategory, Slug: "go", Name: "Golang", NameVer: 1}
 			done := c
 			done.RenamedVer = 1
 			return rec(streamtypes.OperationTypeModify, c, done)
 		}(), []EventType{EventCategoryUpdated}, false},
 		{"the posts of a tag's rename all renamed is tag.updated again", func() streamtypes.Record {
-			k := keys.Tag("go")
+			k := testKS.Tag("go")
 			tg := tagItem{PK: k.PK, SK: k.SK, Type: typeTag, Slug: "go", Name: "Golang", NameVer: 1}
 			done := tg
 			done.RenamedVer = 1
@@ -129,7 +129,7 @@ func TestEventsOfRecords(t *testing.T) {
 	}
 
 	t.Run("an author's rename announced again names the pages of the author's slugs and the author's tag", func(t *testing.T) {
-		k := keys.Author("ada")
+		k := testKS.Author("ada")
 		a := authorItem{PK: k.PK, SK: k.SK, Type: typeAuthor, ID: "ada", Name: "Ada King", Slug: "king", Slugs: []string{"king", "ada"}, NameVer: 2, RenamedVer: 1}
 		done := a
 		done.RenamedVer = 2
@@ -180,7 +180,7 @@ func TestEventsOfRecords(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := fmt.Sprintf(`{"id":%q,"type":"comment.pending","time":"2026-03-14T09:00:00Z","data":{"postId":"p1","commentId":"c1","readerId":"r"}}`, evs[0].ID)
+		want := fmt.Sprintf(`{"id":%q,"type":"comment.pending","publication":"default","time":"2026-03-14T09:00:00Z","data":{"postId":"p1","commentId":"c1","readerId":"r"}}`, evs[0].ID)
 		if string(b) != want {
 			t.Errorf("JSON\n%s\nwant\n%s", b, want)
 		}
@@ -208,7 +208,7 @@ func TestEventsOfAPostWithoutCategories(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: dynamo.MustKey(keys.Post(p.ID)), ConsistentRead: aws.Bool(true)})
+	out, err := db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(table), Key: dynamo.MustKey(s.ks.Post(p.ID)), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,7 +217,7 @@ func TestEventsOfAPostWithoutCategories(t *testing.T) {
 	}
 
 	post := postItem{ID: "p1", Slug: "hello", Title: "Hello", Status: string(StatusPublished), AuthorID: "ada", AuthorSlug: "ada",
-		Cats: []catRef{}, PublishedAt: keys.Time(now.Add(-time.Hour))}.withPostKeys()
+		Cats: []catRef{}, PublishedAt: keys.Time(now.Add(-time.Hour))}.withPostKeys(testKS)
 	edited := post
 	edited.Title, edited.Version = "Hello again", 2
 	img := func(v postItem) map[string]streamtypes.AttributeValue {

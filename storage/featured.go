@@ -43,11 +43,11 @@ func (s *Store) SetFeatured(ctx context.Context, in FeaturePost) (*Post, error) 
 }
 
 // featuredCopy returns the featured-list copy of a published post.
-func (it postItem) featuredCopy() postItem {
-	k := keys.FeaturedCopy(it.ID)
+func (it postItem) featuredCopy(ks keys.Space) postItem {
+	k := ks.FeaturedCopy(it.ID)
 	it = it.summary()
 	it.PK, it.SK, it.Type = k.PK, k.SK, typeFeaturedPost
-	it.GSI1PK, it.GSI1SK = keys.FeaturedPartition, keys.PostSort(it.publishedAt(), it.ID)
+	it.GSI1PK, it.GSI1SK = ks.Partition(keys.FeaturedPartition), keys.PostSort(it.publishedAt(), it.ID)
 	return it
 }
 
@@ -57,7 +57,7 @@ func (s *Store) FeaturedPosts(ctx context.Context, p PageArgs) (*Result[*Post], 
 	return queryPage(ctx, s, listQuery{
 		list:  "featured-posts",
 		index: true,
-		cond: expression.Key(keys.AttrGSI1PK).Equal(expression.Value(keys.FeaturedPartition)).
+		cond: expression.Key(keys.AttrGSI1PK).Equal(expression.Value(s.ks.Partition(keys.FeaturedPartition))).
 			And(expression.Key(keys.AttrGSI1SK).Between(expression.Value(keys.PrefixPost), expression.Value(s.visibleBound()))),
 	}, p, (*postItem).post)
 }
@@ -66,6 +66,6 @@ func (s *Store) FeaturedPosts(ctx context.Context, p PageArgs) (*Result[*Post], 
 // one Query with Select COUNT (a featured list is short, so one page).
 func (s *Store) CountFeatured(ctx context.Context) (int64, error) {
 	return s.count(ctx, "featured posts", true,
-		expression.Key(keys.AttrGSI1PK).Equal(expression.Value(keys.FeaturedPartition)).
+		expression.Key(keys.AttrGSI1PK).Equal(expression.Value(s.ks.Partition(keys.FeaturedPartition))).
 			And(expression.Key(keys.AttrGSI1SK).Between(expression.Value(keys.PrefixPost), expression.Value(s.visibleBound()))))
 }

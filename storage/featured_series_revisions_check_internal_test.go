@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // TestCheckFindsBrokenFeaturedSeriesAndRevisions breaks, one at a time,
@@ -66,15 +64,15 @@ func TestCheckFindsBrokenFeaturedSeriesAndRevisions(t *testing.T) {
 	series, err := s.readSeries(ctx, "tour", true)
 	must(err)
 	var rev revisionItem
-	must(s.db.Get(ctx, keys.Revision(ids[1], 1), true, &rev))
+	must(s.db.Get(ctx, s.ks.Revision(ids[1], 1), true, &rev))
 	var featured postItem
-	must(s.db.Get(ctx, keys.FeaturedCopy(ids[0]), true, &featured))
+	must(s.db.Get(ctx, s.ks.FeaturedCopy(ids[0]), true, &featured))
 
 	for _, c := range []struct {
 		name, want   string
 		break_, mend func()
 	}{
-		{"a featured copy missing", "lacks its copy", func() { del(keys.FeaturedCopy(ids[0])) }, func() { put(featured) }},
+		{"a featured copy missing", "lacks its copy", func() { del(s.ks.FeaturedCopy(ids[0])) }, func() { put(featured) }},
 		{"a featured copy of another title", "disagrees", func() { f := featured; f.Title = "Other"; put(f) }, func() { put(featured) }},
 		{"a post listed twice", "listed twice", func() {
 			x := *series
@@ -91,8 +89,8 @@ func TestCheckFindsBrokenFeaturedSeriesAndRevisions(t *testing.T) {
 			x.Posts = nil
 			put(x)
 		}, func() { put(*series) }},
-		{"a revision past the post's count", "counts", func() { r := rev; r.N = 7; r.SK = keys.Revision(ids[1], 7).SK; put(r) }, func() { del(keys.Revision(ids[1], 7)) }},
-		{"a revision of a post gone", "does not exist", func() { r := rev; r.PostID = "gone"; r.PK = keys.Revision("gone", 1).PK; put(r) }, func() { del(keys.Revision("gone", 1)) }},
+		{"a revision past the post's count", "counts", func() { r := rev; r.N = 7; r.SK = s.ks.Revision(ids[1], 7).SK; put(r) }, func() { del(s.ks.Revision(ids[1], 7)) }},
+		{"a revision of a post gone", "does not exist", func() { r := rev; r.PostID = "gone"; r.PK = s.ks.Revision("gone", 1).PK; put(r) }, func() { del(s.ks.Revision("gone", 1)) }},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			c.break_()

@@ -20,7 +20,7 @@ import (
 
 // The whole blog's feed: the published post items, summaries, in one GSI1
 // partition (FEED), so a page is one Query. feedRange still merges
-// partitions (keys.FeedPartitions), as the feed had four before layout 4, and
+// partitions (keys.Space.FeedPartitions), as the feed had four before layout 4, and
 // reads on those that a 1 MB cut left short.
 
 // LatestPosts returns the whole blog's visible posts in per, newest
@@ -92,7 +92,7 @@ func (s *Store) feedRange(ctx context.Context, r skRange, descending bool, limit
 		read bool
 	}
 	need := limit + 1 // one more tells whether more follow
-	shards := make([]shard, len(keys.FeedPartitions))
+	shards := make([]shard, len(s.ks.FeedPartitions()))
 	// first reports whether the key a comes before b in the read's order.
 	first := func(a, b string) bool { return a > b == descending }
 	for {
@@ -103,7 +103,7 @@ func (s *Store) feedRange(ctx context.Context, r skRange, descending bool, limit
 				continue
 			}
 			g.Go(func() error {
-				items, next, err := s.rangeQuery(gctx, keys.FeedPartitions[i], r, descending, need-len(sh.items), sh.next)
+				items, next, err := s.rangeQuery(gctx, s.ks.FeedPartitions()[i], r, descending, need-len(sh.items), sh.next)
 				sh.items, sh.next, sh.read = append(sh.items, items...), next, true
 				return err
 			})

@@ -18,7 +18,6 @@ import (
 
 	"github.com/blogql/blog/markdown"
 	"github.com/blogql/blog/storage/internal/dynamo"
-	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // idempotencyTTL is how long a key protects against a repeated request.
@@ -78,7 +77,7 @@ func idempotentRun[T any](ctx context.Context, s *Store, op, k string, input any
 		return zero, fmt.Errorf("hash input: %w", err)
 	}
 	sum := sha256.Sum256(raw)
-	id := &idem{key: keys.Idempotency(op, k), hash: hex.EncodeToString(sum[:])}
+	id := &idem{key: s.ks.Idempotency(op, k), hash: hex.EncodeToString(sum[:])}
 
 	for attempt := 1; ; attempt++ {
 		if readFirst || attempt > 1 {

@@ -32,6 +32,8 @@ const (
 	typeRate         = "rate"
 	typeQueued       = "queuedComment"
 	typeLayout       = "layout"
+	// typePublication is a publication's directory item (global).
+	typePublication  = "publication"
 	typeSchedule     = "schedule"
 	typeRenderer     = "renderer"
 	typeWebhook      = "webhook"
@@ -89,11 +91,11 @@ func (it *authorItem) UnmarshalDynamoDBAttributeValue(av types.AttributeValue) e
 	return err
 }
 
-func newAuthorItem(a *Author) authorItem {
-	k := keys.Author(a.ID)
+func newAuthorItem(ks keys.Space, a *Author) authorItem {
+	k := ks.Author(a.ID)
 	return authorItem{
 		PK: k.PK, SK: k.SK,
-		GSI1PK: keys.AuthorsPartition, GSI1SK: keys.AuthorListSort(a.CreatedAt, a.ID),
+		GSI1PK: ks.Partition(keys.AuthorsPartition), GSI1SK: keys.AuthorListSort(a.CreatedAt, a.ID),
 		Type: typeAuthor, ID: a.ID, Name: a.Name, Bio: a.Bio, AvatarURL: a.AvatarURL,
 		CreatedAt: keys.Time(a.CreatedAt), UpdatedAt: keys.Time(a.UpdatedAt),
 		PostCount: a.PostCount, Version: a.Version, Slug: a.Slug, Slugs: []string{a.Slug},
@@ -144,11 +146,11 @@ func (it *categoryItem) UnmarshalDynamoDBAttributeValue(av types.AttributeValue)
 	return err
 }
 
-func newCategoryItem(c *Category) categoryItem {
-	k := keys.Category(c.Slug)
+func newCategoryItem(ks keys.Space, c *Category) categoryItem {
+	k := ks.Category(c.Slug)
 	return categoryItem{
 		PK: k.PK, SK: k.SK,
-		GSI1PK: keys.CategoriesPartition, GSI1SK: k.SK,
+		GSI1PK: ks.Partition(keys.CategoriesPartition), GSI1SK: k.SK,
 		Type: typeCategory, Slug: c.Slug, Name: c.Name, Description: c.Description,
 		CreatedAt: keys.Time(c.CreatedAt), UpdatedAt: keys.Time(c.UpdatedAt),
 		PostCount: c.PostCount, Version: c.Version,
@@ -376,13 +378,13 @@ func (it *postItem) publishedAt() time.Time { return keys.ParseTime(it.Published
 
 // withPostKeys returns the post item with its own key and the GSI1 entry
 // that lists it: the feed when published, its author's drafts when not.
-func (it postItem) withPostKeys() postItem {
-	k := keys.Post(it.ID)
+func (it postItem) withPostKeys(ks keys.Space) postItem {
+	k := ks.Post(it.ID)
 	it.PK, it.SK, it.Type = k.PK, k.SK, typePost
 	if it.published() {
-		it.GSI1PK, it.GSI1SK = keys.FeedPartition, keys.PostSort(it.publishedAt(), it.ID)
+		it.GSI1PK, it.GSI1SK = ks.Partition(keys.FeedPartition), keys.PostSort(it.publishedAt(), it.ID)
 	} else {
-		it.GSI1PK, it.GSI1SK = keys.DraftPartition(it.AuthorID), keys.DraftSort(keys.ParseTime(it.CreatedAt), it.ID)
+		it.GSI1PK, it.GSI1SK = ks.DraftPartition(it.AuthorID), keys.DraftSort(keys.ParseTime(it.CreatedAt), it.ID)
 	}
 	return it
 }
@@ -400,46 +402,46 @@ func (it postItem) summary() postItem {
 
 // authorCopy returns the author→post copy of a published post in its
 // primary author's partition.
-func (it postItem) authorCopy() postItem { return it.authorCopyOf(it.AuthorID) }
+func (it postItem) authorCopy(ks keys.Space) postItem { return it.authorCopyOf(ks, it.AuthorID) }
 
 // authorCopyOf returns the author→post copy of a published post in the
 // partition of its author authorID, the primary one or a co-author.
-func (it postItem) authorCopyOf(authorID string) postItem {
-	k := keys.AuthorCopy(authorID, it.publishedAt(), it.ID)
+func (it postItem) authorCopyOf(ks keys.Space, authorID string) postItem {
+	k := ks.AuthorCopy(authorID, it.publishedAt(), it.ID)
 	it = it.summary()
 	it.PK, it.SK, it.Type, it.GSI1PK, it.GSI1SK = k.PK, k.SK, typeAuthorPost, "", ""
 	return it
 }
 
 // categoryCopy returns the post-in-category copy of a published post.
-func (it postItem) categoryCopy(slug string) postItem {
-	k := keys.CategoryCopy(it.ID, slug)
+func (it postItem) categoryCopy(ks keys.Space, slug string) postItem {
+	k := ks.CategoryCopy(it.ID, slug)
 	it = it.summary()
 	it.PK, it.SK, it.Type = k.PK, k.SK, typeCategoryPost
-	it.GSI1PK, it.GSI1SK = keys.CategoryPartition(slug), keys.PostSort(it.publishedAt(), it.ID)
+	it.GSI1PK, it.GSI1SK = ks.CategoryPartition(slug), keys.PostSort(it.publishedAt(), it.ID)
 	return it
 }
 
 // copyKeys returns the keys of every denormalized copy the post has in
 // this state: none for a draft.
-func (it *postItem) copyKeys() []key {
+func (it *postItem) copyKeys(ks keys.Space) []key {
 	if !it.published() {
 		return nil
 	}
-	var ks []key
+	var out []key
 	for _, id := range it.authorIDs() {
-		ks = append(ks, keys.AuthorCopy(id, it.publishedAt(), it.ID))
+		out = append(out, ks.AuthorCopy(id, it.publishedAt(), it.ID))
 	}
 	for _, c := range it.Cats {
-		ks = append(ks, keys.CategoryCopy(it.ID, c.Slug))
+		out = append(out, ks.CategoryCopy(it.ID, c.Slug))
 	}
 	for _, t := range it.Tags {
-		ks = append(ks, keys.TagCopy(it.ID, t.Slug))
+		out = append(out, ks.TagCopy(it.ID, t.Slug))
 	}
 	if it.Featured {
-		ks = append(ks, keys.FeaturedCopy(it.ID))
+		out = append(out, ks.FeaturedCopy(it.ID))
 	}
-	return ks
+	return out
 }
 
 // commentItem is a comment as stored: published under COMMENT# (top

@@ -11,8 +11,10 @@ import (
 )
 
 // The blog's keys are built in package keys; doc.go describes the layout.
-// The change feed's own items (leases, the event log, webhooks and their
-// outbox, the schedule) keep theirs here.
+// The items of the publication's change-feed consumers (webhooks and their
+// outbox, the schedule) keep theirs here, in the publication's key space
+// like every other item of a publication; the change feed's own items
+// (leases, the event log) are global and live in package feedstore.
 
 const (
 	schedulePartition = "SCHEDULE"
@@ -57,22 +59,28 @@ func keyTime(t time.Time) string { return keys.Time(t) }
 // scheduleKey is the schedule item of the post postID, scheduled at the
 // key time at: "<at>#<postId>" in the SCHEDULE partition, so the items
 // that are due are one key range.
-func scheduleKey(at, postID string) key { return key{PK: schedulePartition, SK: at + "#" + postID} }
+func scheduleKey(ks keys.Space, at, postID string) key {
+	return key{PK: ks.Partition(schedulePartition), SK: at + "#" + postID}
+}
 
 // webhookKey is a webhook's item: every webhook in one partition, so the
 // list is one Query.
-func webhookKey(id string) key { return key{PK: webhooksPartition, SK: prefixWebhook + id} }
+func webhookKey(ks keys.Space, id string) key {
+	return key{PK: ks.Partition(webhooksPartition), SK: prefixWebhook + id}
+}
 
 // webhookCountKey is the item that counts the webhooks.
-func webhookCountKey() key { return key{PK: webhooksPartition, SK: webhookCountSK} }
+func webhookCountKey(ks keys.Space) key {
+	return key{PK: ks.Partition(webhooksPartition), SK: webhookCountSK}
+}
 
 // webhookPartition holds a webhook's outbox and delivery history.
-func webhookPartition(id string) string { return prefixWebhook + id }
+func webhookPartition(ks keys.Space, id string) string { return ks.Partition(prefixWebhook + id) }
 
 // outboxKey is the delivery of one event to one webhook: one item per
 // pair, whatever the number of attempts, so writing it is idempotent.
-func outboxKey(webhookID, eventID string) key {
-	return key{PK: webhookPartition(webhookID), SK: prefixOutbox + eventID}
+func outboxKey(ks keys.Space, webhookID, eventID string) key {
+	return key{PK: webhookPartition(ks, webhookID), SK: prefixOutbox + eventID}
 }
 
 // outboxDueKey orders a pending delivery in GSI1 partition OUTBOX by the
@@ -82,6 +90,6 @@ func outboxDueKey(due time.Time, webhookID, eventID string) string {
 }
 
 // deliveryKey is one attempt in a webhook's delivery history, newest last.
-func deliveryKey(webhookID string, at time.Time, eventID string, attempt int) key {
-	return key{PK: webhookPartition(webhookID), SK: fmt.Sprintf("%s%s#%s#%03d", prefixDeliver, keyTime(at), eventID, attempt)}
+func deliveryKey(ks keys.Space, webhookID string, at time.Time, eventID string, attempt int) key {
+	return key{PK: webhookPartition(ks, webhookID), SK: fmt.Sprintf("%s%s#%s#%03d", prefixDeliver, keyTime(at), eventID, attempt)}
 }

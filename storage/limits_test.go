@@ -70,7 +70,7 @@ func TestLargestInputsFitDynamoDB(t *testing.T) {
 			IdempotencyKey: fmt.Sprintf("largest-slug-%d", i),
 		}))
 	}
-	size := e.itemSize(t, "POST#"+p.ID)
+	size := e.itemSize(t, pubPrefix+"POST#"+p.ID)
 	t.Logf("largest post item: %d bytes (body %d, HTML %d, toc %d entries)", size, len(p.Body), len(p.BodyHTML), len(p.TOC))
 	if size > 400*1024 {
 		t.Errorf("post item of %d bytes", size)
@@ -78,7 +78,7 @@ func TestLargestInputsFitDynamoDB(t *testing.T) {
 	p = must[*storage.Post](t)(e.store.UpdatePost(ctx, storage.PostPatch{
 		ID: p.ID, ExpectedVersion: p.Version, Body: ptr(strings.Repeat(`\`, storage.MaxBodyBytes)), IdempotencyKey: "largest-update",
 	}))
-	record := e.itemSize(t, "IDEMPOTENCY#updatePost#largest-update")
+	record := e.itemSize(t, pubPrefix+"IDEMPOTENCY#updatePost#largest-update")
 	t.Logf("largest idempotency record: %d bytes", record)
 	must[*storage.Comment](t)(e.store.AddComment(ctx, storage.NewComment{
 		PostID: p.ID, AuthorID: long("a", storage.MaxIDLength),
@@ -219,7 +219,8 @@ func (e *env) itemSize(t *testing.T, pk string) int {
 	t.Helper()
 	out, err := e.client.GetItem(context.Background(), &dynamodb.GetItemInput{
 		TableName: aws.String(e.table),
-		Key:       map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: pk}, "SK": &types.AttributeValueMemberS{Value: pk}},
+		Key: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: pk},
+			"SK": &types.AttributeValueMemberS{Value: strings.TrimPrefix(pk, pubPrefix)}},
 	})
 	if err != nil || out.Item == nil {
 		t.Fatalf("item %s: %v", pk, err)

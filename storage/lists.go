@@ -232,7 +232,7 @@ func (s *Store) AuthorPosts(ctx context.Context, authorID string, p PageArgs, pe
 	if err != nil {
 		return nil, err
 	}
-	pk := expression.Key(keys.AttrPK).Equal(expression.Value(keys.PrefixAuthor + authorID))
+	pk := expression.Key(keys.AttrPK).Equal(expression.Value(s.ks.Author(authorID).PK))
 	return queryPage(ctx, s, listQuery{
 		list:  list,
 		cond:  pk.And(expression.Key(keys.AttrSK).Between(expression.Value(lo), expression.Value(hi))),
@@ -245,7 +245,7 @@ func (s *Store) AuthorDrafts(ctx context.Context, authorID string, p PageArgs) (
 	return queryPage(ctx, s, listQuery{
 		list:  "author-drafts:" + authorID,
 		index: true,
-		cond:  expression.Key(keys.AttrGSI1PK).Equal(expression.Value(keys.DraftPartition(authorID))),
+		cond:  expression.Key(keys.AttrGSI1PK).Equal(expression.Value(s.ks.DraftPartition(authorID))),
 	}, p, (*postItem).post)
 }
 
@@ -259,7 +259,7 @@ func (s *Store) CategoryPosts(ctx context.Context, slug string, p PageArgs, per 
 	return queryPage(ctx, s, listQuery{
 		list:  list,
 		index: true,
-		cond: expression.Key(keys.AttrGSI1PK).Equal(expression.Value(keys.CategoryPartition(slug))).
+		cond: expression.Key(keys.AttrGSI1PK).Equal(expression.Value(s.ks.CategoryPartition(slug))).
 			And(expression.Key(keys.AttrGSI1SK).Between(expression.Value(lo), expression.Value(hi))),
 		empty: empty,
 	}, p, (*postItem).post)
@@ -270,7 +270,7 @@ func (s *Store) Comments(ctx context.Context, postID string, p PageArgs) (*Resul
 	return queryPage(ctx, s, listQuery{
 		list:    "comments:" + postID,
 		forward: true,
-		cond: expression.Key(keys.AttrPK).Equal(expression.Value(keys.PrefixPost + postID)).
+		cond: expression.Key(keys.AttrPK).Equal(expression.Value(s.ks.Post(postID).PK)).
 			And(expression.Key(keys.AttrSK).BeginsWith(keys.PrefixComment)),
 	}, p, (*commentItem).comment)
 }
@@ -279,7 +279,7 @@ func (s *Store) Comments(ctx context.Context, postID string, p PageArgs) (*Resul
 func (s *Store) Authors(ctx context.Context, p PageArgs) (*Result[*Author], error) {
 	return queryPage(ctx, s, listQuery{
 		list: "authors", index: true, forward: true,
-		cond: expression.Key(keys.AttrGSI1PK).Equal(expression.Value(keys.AuthorsPartition)),
+		cond: expression.Key(keys.AttrGSI1PK).Equal(expression.Value(s.ks.Partition(keys.AuthorsPartition))),
 	}, p, func(it *authorItem) *Author { return it.author(s.nowKey()) })
 }
 
@@ -287,7 +287,7 @@ func (s *Store) Authors(ctx context.Context, p PageArgs) (*Result[*Author], erro
 func (s *Store) Categories(ctx context.Context, p PageArgs) (*Result[*Category], error) {
 	return queryPage(ctx, s, listQuery{
 		list: "categories", index: true, forward: true,
-		cond: expression.Key(keys.AttrGSI1PK).Equal(expression.Value(keys.CategoriesPartition)),
+		cond: expression.Key(keys.AttrGSI1PK).Equal(expression.Value(s.ks.Partition(keys.CategoriesPartition))),
 	}, p, func(it *categoryItem) *Category { return it.category(s.nowKey()) })
 }
 

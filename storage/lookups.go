@@ -53,7 +53,7 @@ func (s *Store) PostIDBySlug(ctx context.Context, slug string) (string, error) {
 		return "", err
 	}
 	var sl slugItem
-	err := s.db.Get(ctx, keys.Slug(slug), false, &sl)
+	err := s.db.Get(ctx, s.ks.Slug(slug), false, &sl)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return absentPostID, nil
@@ -77,7 +77,7 @@ func (s *Store) PostIDsBySlug(ctx context.Context, slug string) (id, prev string
 		return "", "", err
 	}
 	var sl slugItem
-	err = s.db.Get(ctx, keys.Slug(slug), false, &sl)
+	err = s.db.Get(ctx, s.ks.Slug(slug), false, &sl)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		return absentPostID, "", nil
@@ -98,7 +98,7 @@ func (s *Store) GetPosts(ctx context.Context, ids []string) ([]*Post, []error) {
 	errs := make([]error, len(ids))
 	var ks []key
 	for _, id := range ids {
-		ks = append(ks, keys.PostParts(id)...)
+		ks = append(ks, s.ks.PostParts(id)...)
 	}
 	found, err := s.db.BatchGet(ctx, ks, false)
 	for i, id := range ids {
@@ -106,7 +106,7 @@ func (s *Store) GetPosts(ctx context.Context, ids []string) ([]*Post, []error) {
 			errs[i] = err
 			continue
 		}
-		p, perr := decodePost(found, id)
+		p, perr := decodePost(s.ks, found, id)
 		if perr != nil {
 			errs[i] = perr
 			continue
@@ -119,7 +119,7 @@ func (s *Store) GetPosts(ctx context.Context, ids []string) ([]*Post, []error) {
 // GetAuthor returns the author with id, or ErrNotFound.
 func (s *Store) GetAuthor(ctx context.Context, id string) (*Author, error) {
 	var it authorItem
-	if err := s.db.Get(ctx, keys.Author(id), false, &it); err != nil {
+	if err := s.db.Get(ctx, s.ks.Author(id), false, &it); err != nil {
 		return nil, fmt.Errorf("author %q: %w", id, err)
 	}
 	return it.author(s.nowKey()), nil
@@ -129,7 +129,7 @@ func (s *Store) GetAuthor(ctx context.Context, id string) (*Author, error) {
 // errs for each missing one.
 func (s *Store) GetAuthors(ctx context.Context, ids []string) ([]*Author, []error) {
 	now := s.nowKey()
-	return dynamo.BatchDecode(ctx, s.db, mapKeys(ids, keys.Author), func(it *authorItem) *Author { return it.author(now) })
+	return dynamo.BatchDecode(ctx, s.db, mapKeys(ids, s.ks.Author), func(it *authorItem) *Author { return it.author(now) })
 }
 
 // GetCategory returns the category with slug, or ErrNotFound; a string
@@ -139,7 +139,7 @@ func (s *Store) GetCategory(ctx context.Context, slug string) (*Category, error)
 		return nil, err
 	}
 	var it categoryItem
-	if err := s.db.Get(ctx, keys.Category(slug), false, &it); err != nil {
+	if err := s.db.Get(ctx, s.ks.Category(slug), false, &it); err != nil {
 		return nil, fmt.Errorf("category %q: %w", slug, err)
 	}
 	return it.category(s.nowKey()), nil
@@ -149,7 +149,7 @@ func (s *Store) GetCategory(ctx context.Context, slug string) (*Category, error)
 // ErrNotFound in errs for each missing one.
 func (s *Store) GetCategories(ctx context.Context, slugs []string) ([]*Category, []error) {
 	now := s.nowKey()
-	return dynamo.BatchDecode(ctx, s.db, mapKeys(slugs, keys.Category), func(it *categoryItem) *Category { return it.category(now) })
+	return dynamo.BatchDecode(ctx, s.db, mapKeys(slugs, s.ks.Category), func(it *categoryItem) *Category { return it.category(now) })
 }
 
 // GetComments returns the comments named by keys in order, published or
@@ -168,7 +168,7 @@ func (s *Store) GetComments(ctx context.Context, ks []CommentKey) ([]*Comment, [
 			continue
 		}
 		cids[i] = &cid
-		read = append(read, keys.Comment(ck.PostID, cid), keys.Held(ck.PostID, cid))
+		read = append(read, s.ks.Comment(ck.PostID, cid), s.ks.Held(ck.PostID, cid))
 	}
 	if len(read) == 0 {
 		return out, errs
@@ -180,7 +180,7 @@ func (s *Store) GetComments(ctx context.Context, ks []CommentKey) ([]*Comment, [
 		case err != nil:
 			errs[i] = err
 		default:
-			out[i], errs[i] = decodeComment(found, ck.PostID, *cids[i])
+			out[i], errs[i] = decodeComment(s.ks, found, ck.PostID, *cids[i])
 		}
 	}
 	return out, errs
@@ -188,8 +188,8 @@ func (s *Store) GetComments(ctx context.Context, ks []CommentKey) ([]*Comment, [
 
 // decodeComment returns the comment cid of postID from found, published
 // (a tombstone too) or held, or ErrNotFound.
-func decodeComment(found map[key]item, postID string, cid keys.CommentID) (*Comment, error) {
-	for _, k := range []key{keys.Comment(postID, cid), keys.Held(postID, cid)} {
+func decodeComment(ks keys.Space, found map[key]item, postID string, cid keys.CommentID) (*Comment, error) {
+	for _, k := range []key{ks.Comment(postID, cid), ks.Held(postID, cid)} {
 		var c commentItem
 		err := dynamo.DecodeFound(found, k, &c)
 		switch {
@@ -222,15 +222,15 @@ func (s *Store) ReadComment(ctx context.Context, k CommentKey) (*Comment, *Post,
 	if err != nil {
 		return nil, nil, err
 	}
-	found, err := s.db.ReadTogether(ctx, []key{keys.Comment(k.PostID, cid), keys.Held(k.PostID, cid), keys.Post(k.PostID), keys.PostCount(k.PostID)})
+	found, err := s.db.ReadTogether(ctx, []key{s.ks.Comment(k.PostID, cid), s.ks.Held(k.PostID, cid), s.ks.Post(k.PostID), s.ks.PostCount(k.PostID)})
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := decodeComment(found, k.PostID, cid)
+	c, err := decodeComment(s.ks, found, k.PostID, cid)
 	if err != nil {
 		return nil, nil, err
 	}
-	p, err := decodePost(found, k.PostID)
+	p, err := decodePost(s.ks, found, k.PostID)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -246,7 +246,7 @@ func (s *Store) GetCommenters(ctx context.Context, writers []Writer) ([]*Comment
 	ks := make([]key, len(writers))
 	for i, w := range writers {
 		if w.AuthorID != "" {
-			ks[i] = keys.Author(w.AuthorID)
+			ks[i] = s.ks.Author(w.AuthorID)
 		} else {
 			ks[i] = keys.Reader(w.ReaderID)
 		}

@@ -3,6 +3,8 @@ package storage
 import (
 	"context"
 
+	"github.com/blogql/blog/storage/internal/keys"
+
 	"github.com/blogql/blog/storage/internal/migrations"
 )
 
@@ -20,8 +22,9 @@ func (s *Store) LayoutVersion(ctx context.Context) (int, error) {
 
 // Migrate brings a table written by an earlier version to the current
 // layout, then records CurrentLayout in the layout item. A table already
-// there costs one GetItem. Otherwise it reads the table by Queries (no
-// Scan: the server's IAM policy has none) and writes what is missing:
+// there costs one GetItem. Otherwise the steps to layout 4 read the table
+// by Queries, and the step to layout 5 by a Scan (which the server's IAM
+// policy lacks: docs/operations.md), and write what is missing:
 //
 //   - an author without a slug gets one from its name, as CreateAuthor
 //     makes one, with its reservation, in one transaction that counts as
@@ -50,7 +53,14 @@ func (s *Store) LayoutVersion(ctx context.Context) (int, error) {
 //     layout 2 costs a Query per author and little more;
 //   - a post of layout 3 (or brought to it by the steps before) gets its
 //     body item and count item, and leaves the feed's four old
-//     partitions for FEED.
+//     partitions for FEED;
+//   - every item of the blog but the global ones moves under the prefix
+//     of the Store's publication (PUB#<id>#), its GSI1 partition too, one
+//     transaction an item that puts the new item unless a server of this
+//     version wrote it meanwhile and deletes the old one, a Scan page at
+//     a time with a checkpoint after each; the publication gets its
+//     directory item. A table without a layout item and without authors
+//     or categories is new: it gets the directory item, and no Scan.
 //
 // Every write is conditional on what was read, and one that meets a
 // change made meanwhile reads again, so Migrate is safe beside live
@@ -68,9 +78,23 @@ func (s *Store) Migrate(ctx context.Context) (*Migration, error) {
 	return &m, nil
 }
 
-// migrationEnv is what the layout steps work with: the table, the clock,
-// the renderer, and this version's refresh of a post's copied names for
-// the posts it wrote before the migration.
+// migrationEnv is what the layout steps work with: the table, without the
+// tenant guard, as the steps read and write the keys of layouts before
+// publications and move them into the Store's; the clock, the renderer,
+// the Store's publication, and this version's refresh of a post's copied
+// names for the posts it wrote before the migration, in the keys of the
+// blog before publications (legacy).
 func (s *Store) migrationEnv() *migrations.Env {
-	return &migrations.Env{DB: s.db, Now: s.Now, Render: s.render, Renamed: s.refreshNames}
+	return &migrations.Env{DB: s.db.Unconfined(), Now: s.Now, Render: s.render, Renamed: s.legacy().refreshNames,
+		Publication: s.ks.ID(), StopAfter: s.migrationStop.pages, PageSize: s.migrationStop.size}
+}
+
+// legacy returns the Store in the keys of layout 4, before publications:
+// the zero key space, whose keys have no prefix, on the table without the
+// guard. Only the layout steps before 5 use it, through Env.Renamed.
+func (s *Store) legacy() *Store {
+	c := *s
+	c.ks = keys.Space{}
+	c.db = s.db.Unconfined()
+	return &c
 }

@@ -28,13 +28,13 @@ func (s *Store) ModerationQueue(ctx context.Context, authorID string, p PageArgs
 	if authorID == "" {
 		return queryPage(ctx, s, listQuery{
 			list: "queue",
-			cond: expression.Key(keys.AttrPK).Equal(expression.Value(keys.QueuePartition)),
+			cond: expression.Key(keys.AttrPK).Equal(expression.Value(s.ks.Partition(keys.QueuePartition))),
 		}, p, (*commentItem).comment)
 	}
 	return queryPage(ctx, s, listQuery{
 		list:  "queue:" + authorID,
 		index: true,
-		cond:  expression.Key(keys.AttrGSI1PK).Equal(expression.Value(keys.AuthorQueue(authorID))),
+		cond:  expression.Key(keys.AttrGSI1PK).Equal(expression.Value(s.ks.AuthorQueue(authorID))),
 	}, p, (*commentItem).comment)
 }
 
@@ -61,12 +61,12 @@ func (s *Store) ApproveComment(ctx context.Context, in CommentRef) (*Comment, er
 		// on it, and a retry that finds another decided otherwise.
 		var seen CommentStatus
 		return dynamo.RetryWrite(ctx, func() (*Comment, error) {
-			ks := append(keys.CommentKeys(in.PostID, cid), keys.PostCount(in.PostID))
+			ks := append(s.ks.CommentKeys(in.PostID, cid), s.ks.PostCount(in.PostID))
 			found, err := s.db.ReadTogether(ctx, ks)
 			if err != nil {
 				return nil, err
 			}
-			c, held, err := findComment(found, in.PostID, cid)
+			c, held, err := findComment(s.ks, found, in.PostID, cid)
 			if err != nil {
 				return nil, err
 			}
@@ -80,21 +80,21 @@ func (s *Store) ApproveComment(ctx context.Context, in CommentRef) (*Comment, er
 				return nil, err
 			}
 			pub := *c
-			k := keys.Comment(in.PostID, cid)
+			k := s.ks.Comment(in.PostID, cid)
 			pub.PK, pub.SK, pub.GSI1PK, pub.GSI1SK = k.PK, k.SK, "", ""
 			pub.Status, pub.ExpiresAt, pub.Version, pub.ApprovedAt = "", 0, c.Version+1, keys.Time(s.Now())
 			t := s.db.NewTxn()
 			err = firstErr(
-				t.Delete(keys.Held(in.PostID, cid), ptr(condHeldAs(c)), dynamo.ErrRetry),
+				t.Delete(s.ks.Held(in.PostID, cid), ptr(condHeldAs(c)), dynamo.ErrRetry),
 				t.Put(pub, ptr(dynamo.CondNotExists()), dynamo.ErrRetry),
-				countComment(t, in.PostID, 1, b2i(cid.Parent == nil), dynamo.CondExists()),
+				countComment(s.ks, t, in.PostID, 1, b2i(cid.Parent == nil), dynamo.CondExists()),
 			)
 			if err == nil && c.status() == CommentPending {
-				err = t.Delete(keys.QueueEntry(in.PostID, cid), nil, nil)
+				err = t.Delete(s.ks.QueueEntry(in.PostID, cid), nil, nil)
 			}
 			if err == nil && cid.Parent != nil {
 				var parent commentItem
-				if perr := dynamo.DecodeFound(found, keys.Comment(in.PostID, *cid.Parent), &parent); perr != nil || parent.Deleted {
+				if perr := dynamo.DecodeFound(found, s.ks.Comment(in.PostID, *cid.Parent), &parent); perr != nil || parent.Deleted {
 					return nil, invalid("id", "the comment it replies to was deleted")
 				}
 				if err := s.knowReplies(ctx, t, in.PostID, &parent, ""); err != nil {
@@ -127,11 +127,11 @@ func (s *Store) RejectComment(ctx context.Context, in CommentRef) (*Comment, err
 	}
 	return idempotent(ctx, s, "rejectComment", in.IdempotencyKey, in, func(rec *idem) (*Comment, error) {
 		return dynamo.RetryWrite(ctx, func() (*Comment, error) {
-			found, err := s.db.ReadTogether(ctx, []key{keys.Comment(in.PostID, cid), keys.Held(in.PostID, cid)})
+			found, err := s.db.ReadTogether(ctx, []key{s.ks.Comment(in.PostID, cid), s.ks.Held(in.PostID, cid)})
 			if err != nil {
 				return nil, err
 			}
-			c, held, err := findComment(found, in.PostID, cid)
+			c, held, err := findComment(s.ks, found, in.PostID, cid)
 			if err != nil {
 				return nil, err
 			}
@@ -144,7 +144,7 @@ func (s *Store) RejectComment(ctx context.Context, in CommentRef) (*Comment, err
 			t := s.db.NewTxn()
 			err = firstErr(
 				t.Put(rejected, ptr(condHeldAs(c)), dynamo.ErrRetry),
-				t.Delete(keys.QueueEntry(in.PostID, cid), nil, nil),
+				t.Delete(s.ks.QueueEntry(in.PostID, cid), nil, nil),
 			)
 			if err != nil {
 				return nil, err
@@ -175,16 +175,16 @@ func condHeldAs(c *commentItem) expression.ConditionBuilder {
 
 // hold makes c a pending comment on a post of authorID: under HELD#, and
 // in that author's moderation queue.
-func (c *commentItem) hold(authorID string, cid keys.CommentID) {
-	k := keys.Held(c.PostID, cid)
+func (c *commentItem) hold(ks keys.Space, authorID string, cid keys.CommentID) {
+	k := ks.Held(c.PostID, cid)
 	c.PK, c.SK, c.Status = k.PK, k.SK, string(CommentPending)
-	c.GSI1PK, c.GSI1SK = keys.AuthorQueue(authorID), keys.QueueSort(c.PostID, cid)
+	c.GSI1PK, c.GSI1SK = ks.AuthorQueue(authorID), keys.QueueSort(c.PostID, cid)
 }
 
 // queueCopy returns the entry of the pending comment c in the admins'
 // queue.
-func (c commentItem) queueCopy(cid keys.CommentID) commentItem {
-	k := keys.QueueEntry(c.PostID, cid)
+func (c commentItem) queueCopy(ks keys.Space, cid keys.CommentID) commentItem {
+	k := ks.QueueEntry(c.PostID, cid)
 	c.PK, c.SK, c.Type, c.GSI1PK, c.GSI1SK = k.PK, k.SK, typeQueued, "", ""
 	return c
 }

@@ -70,10 +70,13 @@ type pageIndexItem struct {
 const prefixPageIndex = "PAGENUM#"
 
 // pageIndexKey returns the key of chunk c of the page index of the list
-// in the partition list.
-func pageIndexKey(list string, c int) key {
-	return key{PK: prefixPageIndex + list, SK: fmt.Sprintf("CHUNK#%06d", c)}
+// list (its GSI1 partition in the publication ks).
+func pageIndexKey(ks keys.Space, list string, c int) key {
+	return key{PK: ks.Partition(prefixPageIndex + list), SK: chunkSK(c)}
 }
+
+// chunkSK is the sort key of chunk c of a page index.
+func chunkSK(c int) string { return fmt.Sprintf("CHUNK#%06d", c) }
 
 // NumberedPage is one numbered page of a list of posts.
 type NumberedPage struct {
@@ -88,9 +91,11 @@ type NumberedPage struct {
 
 // FeedPartition, CategoryListPartition, TagListPartition and
 // AuthorListPartition name the lists NumberedPosts and SyncPages take.
+// They are the lists' names in the publication: the store reads a list in
+// its partition in the publication's space (keys.Space.Partition).
 func FeedPartition() string                    { return keys.FeedPartition }
-func CategoryListPartition(slug string) string { return keys.CategoryPartition(slug) }
-func TagListPartition(slug string) string      { return keys.TagPartition(slug) }
+func CategoryListPartition(slug string) string { return keys.PrefixCategory + slug }
+func TagListPartition(slug string) string      { return keys.PrefixTag + slug }
 func AuthorListPartition(id string) string     { return keys.PrefixAuthor + id }
 
 // FeedMonthList names the list of the whole blog's posts published in
@@ -149,7 +154,7 @@ func (s *Store) listBounds(list, lo string) (string, string) {
 func (s *Store) listRange(list, lo string) (expression.KeyConditionBuilder, *string, bool) {
 	pkAttr, skAttr, partition, index := listAttrs(list)
 	lo, hi := s.listBounds(list, lo)
-	return expression.Key(pkAttr).Equal(expression.Value(partition)).
+	return expression.Key(pkAttr).Equal(expression.Value(s.ks.Partition(partition))).
 		And(expression.Key(skAttr).Between(expression.Value(lo), expression.Value(hi))), index, lo > hi
 }
 
@@ -187,9 +192,9 @@ func (s *Store) NumberedPosts(ctx context.Context, list string, number, size int
 // with them; it returns what was found and the chunks' keys.
 func (s *Store) readPageIndex(ctx context.Context, list string, number, size int, extra []key) (map[key]item, []key, error) {
 	at := (number - 1) * size / PageStep
-	ks := []key{pageIndexKey(list, 0)}
+	ks := []key{pageIndexKey(s.ks, list, 0)}
 	if c := at / pageChunk; c > 0 {
-		ks = append(ks, pageIndexKey(list, c))
+		ks = append(ks, pageIndexKey(s.ks, list, c))
 	}
 	found, err := s.db.BatchGet(ctx, append(slices.Clone(ks), extra...), false)
 	if err != nil {
@@ -304,7 +309,7 @@ func (s *Store) SeriesPage(ctx context.Context, se *Series, number, size int, ke
 	ids := se.Posts[(number-1)*size : min(number*size, len(se.Posts))]
 	ks := make([]key, len(ids))
 	for i, id := range ids {
-		ks[i] = keys.Post(id)
+		ks[i] = s.ks.Post(id)
 	}
 	found, err := s.db.BatchGet(ctx, ks, false)
 	if err != nil {
@@ -334,7 +339,7 @@ func (s *Store) CategoryPage(ctx context.Context, slug string, number, size int)
 		return nil, nil, err
 	}
 	var it categoryItem
-	pg, err := s.numberedWith(ctx, keys.CategoryPartition(slug), number, size, keys.Category(slug), &it)
+	pg, err := s.numberedWith(ctx, CategoryListPartition(slug), number, size, s.ks.Category(slug), &it)
 	if err != nil {
 		return nil, nil, fmt.Errorf("category %q: %w", slug, err)
 	}
@@ -348,7 +353,7 @@ func (s *Store) CategoryPage(ctx context.Context, slug string, number, size int)
 // *ValidationError, refused before any request.
 func (s *Store) AuthorPage(ctx context.Context, id string, number, size int) (*Author, *NumberedPage, error) {
 	var it authorItem
-	pg, err := s.numberedWith(ctx, AuthorListPartition(id), number, size, keys.Author(id), &it)
+	pg, err := s.numberedWith(ctx, AuthorListPartition(id), number, size, s.ks.Author(id), &it)
 	if err != nil {
 		return nil, nil, fmt.Errorf("author %q: %w", id, err)
 	}

@@ -14,7 +14,7 @@ import (
 func TestPageIndexEvents(t *testing.T) {
 	rec := (&handRecords{t: t, at: time.Date(2026, 3, 14, 9, 0, 0, 0, time.UTC)}).record
 	for _, c := range []struct{ list, tag string }{{"FEED", "feed"}, {"CAT#go", "category:go"}, {"TAG#news", "tag:news"}} {
-		chunk := wantChunks(c.list, []string{"POST#2026-03-01T00:00:00.000Z#p1"}, 1, "2026-03-14T09:00:00.000Z")[0]
+		chunk := wantChunks(testKS, c.list, []string{"POST#2026-03-01T00:00:00.000Z#p1"}, 1, "2026-03-14T09:00:00.000Z")[0]
 		events, err := EventsOf(rec(streamtypes.OperationTypeInsert, nil, chunk))
 		if err != nil {
 			t.Fatal(err)

@@ -105,13 +105,13 @@ type outboxItem struct {
 	Sending string `dynamodbav:"sending,omitempty"`
 }
 
-func toOutboxItem(o OutboxItem, now time.Time) outboxItem {
-	k := outboxKey(o.WebhookID, o.EventID)
+func toOutboxItem(ks keys.Space, o OutboxItem, now time.Time) outboxItem {
+	k := outboxKey(ks, o.WebhookID, o.EventID)
 	it := outboxItem{PK: k.PK, SK: k.SK, Type: typeOutbox, WebhookID: o.WebhookID, EventID: o.EventID,
 		EventType: string(o.EventType), Body: o.Body, Attempts: o.Attempts, CreatedAt: keys.Time(o.CreatedAt),
 		State: o.State, LastStatus: o.LastStatus, LastError: o.LastError}
 	if o.State == OutboxPending {
-		it.GSI1PK, it.GSI1SK = outboxIndex, outboxDueKey(o.NextAttemptAt, o.WebhookID, o.EventID)
+		it.GSI1PK, it.GSI1SK = ks.Partition(outboxIndex), outboxDueKey(o.NextAttemptAt, o.WebhookID, o.EventID)
 		it.Next = keys.Time(o.NextAttemptAt)
 	} else {
 		it.ExpiresAt = now.Add(DeliveryRetention).Unix()
@@ -141,8 +141,8 @@ type deliveryItem struct {
 	ExpiresAt  int64  `dynamodbav:"expiresAt"`
 }
 
-func toDeliveryItem(d DeliveryAttempt) deliveryItem {
-	k := deliveryKey(d.WebhookID, d.At, d.EventID, d.Attempt)
+func toDeliveryItem(ks keys.Space, d DeliveryAttempt) deliveryItem {
+	k := deliveryKey(ks, d.WebhookID, d.At, d.EventID, d.Attempt)
 	it := deliveryItem{PK: k.PK, SK: k.SK, Type: typeDelivery, WebhookID: d.WebhookID, EventID: d.EventID,
 		EventType: string(d.EventType), Attempt: d.Attempt, At: keys.Time(d.At), StatusCode: d.StatusCode,
 		DurationMS: d.Duration.Milliseconds(), Error: d.Error, ExpiresAt: d.At.Add(DeliveryRetention).Unix()}
@@ -157,10 +157,10 @@ func toDeliveryItem(d DeliveryAttempt) deliveryItem {
 // ErrNotFound when the webhook is gone or being deleted.
 func (s *Store) AddOutbox(ctx context.Context, o OutboxItem) (bool, error) {
 	t := s.db.NewTxn()
-	if err := t.Put(toOutboxItem(o, s.Now()), ptr(dynamo.CondNotExists()), ErrAlreadyExists); err != nil {
+	if err := t.Put(toOutboxItem(s.ks, o, s.Now()), ptr(dynamo.CondNotExists()), ErrAlreadyExists); err != nil {
 		return false, err
 	}
-	if err := t.Check(webhookKey(o.WebhookID), condLiveWebhook(), ErrNotFound); err != nil {
+	if err := t.Check(webhookKey(s.ks, o.WebhookID), condLiveWebhook(), ErrNotFound); err != nil {
 		return false, err
 	}
 	err := s.db.Exec(ctx, t)
@@ -180,7 +180,7 @@ func (s *Store) GetOutbox(ctx context.Context, webhookID, eventID string) (Outbo
 	if !ValidWebhookID(webhookID) || eventID == "" || len(eventID) > MaxIDLength {
 		return OutboxItem{}, fmt.Errorf("outbox: %w", ErrNotFound)
 	}
-	if err := s.db.Get(ctx, outboxKey(webhookID, eventID), true, &it); err != nil {
+	if err := s.db.Get(ctx, outboxKey(s.ks, webhookID, eventID), true, &it); err != nil {
 		return OutboxItem{}, fmt.Errorf("outbox %s/%s: %w", webhookID, eventID, err)
 	}
 	return it.item(), nil
@@ -191,7 +191,7 @@ func (s *Store) GetOutbox(ctx context.Context, webhookID, eventID string) (Outbo
 // eventually consistent: ClaimOutbox tells which are still due.
 func (s *Store) DueOutbox(ctx context.Context, now time.Time, limit int) ([]OutboxItem, error) {
 	// '$' sorts right after '#': every key of a time up to now.
-	kc := expression.Key(keys.AttrGSI1PK).Equal(expression.Value(outboxIndex)).
+	kc := expression.Key(keys.AttrGSI1PK).Equal(expression.Value(s.ks.Partition(outboxIndex))).
 		And(expression.Key(keys.AttrGSI1SK).LessThan(expression.Value(keys.Time(now) + "$")))
 	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(kc))
 	if err != nil {
@@ -221,7 +221,7 @@ func (s *Store) DueOutbox(ctx context.Context, now time.Time, limit int) ([]Outb
 // due again at until. It returns o as claimed, or ErrVersionConflict when
 // another claim or a result came first.
 func (s *Store) ClaimOutbox(ctx context.Context, o OutboxItem, until time.Time) (OutboxItem, error) {
-	k := outboxKey(o.WebhookID, o.EventID)
+	k := outboxKey(s.ks, o.WebhookID, o.EventID)
 	cond := expression.Name("state").Equal(expression.Value(OutboxPending)).
 		And(expression.Name("attempts").Equal(expression.Value(o.Attempts))).
 		And(expression.Name(keys.AttrGSI1SK).Equal(expression.Value(outboxDueKey(o.NextAttemptAt, o.WebhookID, o.EventID))))
@@ -260,10 +260,10 @@ func (s *Store) StartAttempt(ctx context.Context, o OutboxItem, until time.Time)
 	upd := expression.Set(expression.Name("nextAttemptAt"), expression.Value(keys.Time(until))).
 		Set(expression.Name(keys.AttrGSI1SK), expression.Value(outboxDueKey(until, o.WebhookID, o.EventID))).
 		Set(expression.Name("sending"), expression.Value(keys.Time(until)))
-	if err := t.Update(outboxKey(o.WebhookID, o.EventID), upd, &cond, ErrVersionConflict); err != nil {
+	if err := t.Update(outboxKey(s.ks, o.WebhookID, o.EventID), upd, &cond, ErrVersionConflict); err != nil {
 		return o, err
 	}
-	if err := t.Check(webhookKey(o.WebhookID), condLiveWebhook(), ErrNotFound); err != nil {
+	if err := t.Check(webhookKey(s.ks, o.WebhookID), condLiveWebhook(), ErrNotFound); err != nil {
 		return o, err
 	}
 	if err := s.db.Exec(ctx, t); err != nil {
@@ -282,13 +282,13 @@ func (s *Store) StartAttempt(ctx context.Context, o OutboxItem, until time.Time)
 func (s *Store) RecordAttempt(ctx context.Context, o OutboxItem, attempts int, d DeliveryAttempt) error {
 	t := s.db.NewTxn()
 	cond := expression.Name("attempts").Equal(expression.Value(attempts))
-	if err := t.Put(toOutboxItem(o, s.Now()), &cond, ErrVersionConflict); err != nil {
+	if err := t.Put(toOutboxItem(s.ks, o, s.Now()), &cond, ErrVersionConflict); err != nil {
 		return err
 	}
-	if err := t.Put(toDeliveryItem(d), nil, nil); err != nil {
+	if err := t.Put(toDeliveryItem(s.ks, d), nil, nil); err != nil {
 		return err
 	}
-	if err := t.Check(webhookKey(o.WebhookID), condLiveWebhook(), ErrNotFound); err != nil {
+	if err := t.Check(webhookKey(s.ks, o.WebhookID), condLiveWebhook(), ErrNotFound); err != nil {
 		return err
 	}
 	if err := s.db.Exec(ctx, t); err != nil {
@@ -300,7 +300,7 @@ func (s *Store) RecordAttempt(ctx context.Context, o OutboxItem, attempts int, d
 // DeleteOutbox deletes the delivery of the event to the webhook, as when
 // the webhook is gone: 1 DeleteItem.
 func (s *Store) DeleteOutbox(ctx context.Context, webhookID, eventID string) error {
-	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.table), Key: dynamo.MustKey(outboxKey(webhookID, eventID))})
+	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.table), Key: dynamo.MustKey(outboxKey(s.ks, webhookID, eventID))})
 	if err != nil {
 		return fmt.Errorf("delete outbox item %s/%s: %w", webhookID, eventID, err)
 	}
@@ -312,10 +312,10 @@ func (s *Store) DeleteOutbox(ctx context.Context, webhookID, eventID string) err
 // ErrNotFound): 1 TransactWriteItems.
 func (s *Store) RecordDelivery(ctx context.Context, d DeliveryAttempt) error {
 	t := s.db.NewTxn()
-	if err := t.Put(toDeliveryItem(d), nil, nil); err != nil {
+	if err := t.Put(toDeliveryItem(s.ks, d), nil, nil); err != nil {
 		return err
 	}
-	if err := t.Check(webhookKey(d.WebhookID), condLiveWebhook(), ErrNotFound); err != nil {
+	if err := t.Check(webhookKey(s.ks, d.WebhookID), condLiveWebhook(), ErrNotFound); err != nil {
 		return err
 	}
 	if err := s.db.Exec(ctx, t); err != nil {
@@ -328,7 +328,7 @@ func (s *Store) RecordDelivery(ctx context.Context, d DeliveryAttempt) error {
 // first, in one Query. Expired ones DynamoDB has not removed yet are left
 // out.
 func (s *Store) RecentDeliveries(ctx context.Context, webhookID string, limit int) ([]DeliveryAttempt, error) {
-	kc := expression.Key(keys.AttrPK).Equal(expression.Value(webhookPartition(webhookID))).
+	kc := expression.Key(keys.AttrPK).Equal(expression.Value(webhookPartition(s.ks, webhookID))).
 		And(expression.KeyBeginsWith(expression.Key(keys.AttrSK), prefixDeliver))
 	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(kc))
 	if err != nil {
@@ -368,7 +368,7 @@ const sweepEvery = 50 * time.Millisecond
 // have ended: the webhook is marked deleting, so nothing else is written
 // to the partition meanwhile.
 func (s *Store) sweepWebhook(ctx context.Context, id string) error {
-	pk := webhookPartition(id)
+	pk := webhookPartition(s.ks, id)
 	expr, err := dynamo.BuildExpr(expression.NewBuilder().
 		WithKeyCondition(expression.Key(keys.AttrPK).Equal(expression.Value(pk))).
 		WithProjection(expression.NamesList(expression.Name(keys.AttrPK), expression.Name(keys.AttrSK), expression.Name("sending"))))
@@ -455,7 +455,7 @@ func (w *webhookItems) add(typ string, it item) error {
 }
 
 // check returns what is wrong with the webhooks' items at now.
-func (w *webhookItems) check(now time.Time) []string {
+func (w *webhookItems) check(ks keys.Space, now time.Time) []string {
 	var bad []string
 	badf := func(format string, args ...any) { bad = append(bad, fmt.Sprintf(format, args...)) }
 	var n int64
@@ -475,7 +475,7 @@ func (w *webhookItems) check(now time.Time) []string {
 		badf("webhook count is %d, want %d", n, live)
 	}
 	for id, h := range w.hooks {
-		if k := webhookKey(id); h.PK != k.PK || h.SK != k.SK || h.Secret == "" || len(h.Events) == 0 {
+		if k := webhookKey(ks, id); h.PK != k.PK || h.SK != k.SK || h.Secret == "" || len(h.Events) == 0 {
 			badf("webhook %s is malformed", id)
 		}
 	}
@@ -492,7 +492,7 @@ func (w *webhookItems) check(now time.Time) []string {
 		}
 		next := keys.ParseTime(o.Next)
 		switch {
-		case o.GSI1PK != outboxIndex || o.GSI1SK != outboxDueKey(next, o.WebhookID, o.EventID):
+		case o.GSI1PK != ks.Partition(outboxIndex) || o.GSI1SK != outboxDueKey(next, o.WebhookID, o.EventID):
 			badf("outbox item %s/%s is pending but not indexed by its next attempt", o.WebhookID, o.EventID)
 		case now.Sub(next) > StuckAfter:
 			badf("outbox item %s/%s is stuck: due since %s", o.WebhookID, o.EventID, o.Next)

@@ -101,7 +101,7 @@ func (s *Store) readPages(ctx context.Context, list string, from time.Time, show
 		return plan, err
 	}
 	if _, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.table), Key: dynamo.MustKey(pageIndexKey(list, 0)), UpdateExpression: expr.Update(),
+		TableName: aws.String(s.table), Key: dynamo.MustKey(pageIndexKey(s.ks, list, 0)), UpdateExpression: expr.Update(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 	}); err != nil {
 		return plan, fmt.Errorf("claim page index of %s: %w", list, err)
@@ -121,7 +121,7 @@ func (s *Store) readPages(ctx context.Context, list string, from time.Time, show
 		plan.did.Behind = true
 		return plan, nil
 	}
-	plan.want = wantChunks(list, append(kept, startsOf(sks)...), plan.did.Count, now)
+	plan.want = wantChunks(s.ks, list, append(kept, startsOf(sks)...), plan.did.Count, now)
 	for i := range plan.want {
 		plan.want[i].Fence = plan.fence
 	}
@@ -134,7 +134,7 @@ func (s *Store) readPages(ctx context.Context, list string, from time.Time, show
 // it stops and reports Lost.
 func (s *Store) writePages(ctx context.Context, plan *pagePlan) (PagesSynced, error) {
 	out, list := plan.did, plan.list
-	head := pageIndexKey(list, 0)
+	head := pageIndexKey(s.ks, list, 0)
 	claimed := expression.Name("fence").Equal(expression.Value(plan.fence))
 	write := func(put *pageIndexItem, del key) error {
 		if put != nil && put.SK == head.SK {
@@ -201,7 +201,7 @@ func keptStarts(have map[string]pageIndexItem, from time.Time) (kept []string, l
 	}
 	var starts []string
 	for c := 0; c < len(have); c++ {
-		h, ok := have[pageIndexKey("", c).SK] // have is by sort key
+		h, ok := have[chunkSK(c)] // have is by sort key
 		if !ok || c < len(have)-1 && len(h.Starts) != pageChunk {
 			return nil, keys.PrefixPost
 		}
@@ -226,10 +226,10 @@ func startsOf(sks []string) []string {
 
 // wantChunks returns the chunks of the page index of list that holds
 // count posts and the starts starts, read at the time now.
-func wantChunks(list string, starts []string, count int, now string) []pageIndexItem {
+func wantChunks(ks keys.Space, list string, starts []string, count int, now string) []pageIndexItem {
 	var out []pageIndexItem
 	for c := 0; c == 0 || c*pageChunk < len(starts); c++ {
-		k := pageIndexKey(list, c)
+		k := pageIndexKey(ks, list, c)
 		it := pageIndexItem{PK: k.PK, SK: k.SK, Type: typePageIndex, List: list, At: now}
 		it.Starts = starts[min(c*pageChunk, len(starts)):min((c+1)*pageChunk, len(starts))]
 		if c == 0 {
@@ -273,7 +273,7 @@ func (s *Store) listSortKeys(ctx context.Context, list, lo string) ([]string, er
 
 // pageChunks returns the chunks of the page index of list, by sort key.
 func (s *Store) pageChunks(ctx context.Context, list string) (map[string]pageIndexItem, error) {
-	in, err := s.db.KeyQuery(expression.Key(keys.AttrPK).Equal(expression.Value(pageIndexKey(list, 0).PK)))
+	in, err := s.db.KeyQuery(expression.Key(keys.AttrPK).Equal(expression.Value(pageIndexKey(s.ks, list, 0).PK)))
 	if err != nil {
 		return nil, err
 	}

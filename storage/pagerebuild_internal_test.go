@@ -30,18 +30,18 @@ func TestPageRebuildsThatOverlapConverge(t *testing.T) {
 	if err := s.CreateTable(ctx); err != nil {
 		t.Fatal(err)
 	}
-	list := keys.TagPartition("t")
+	list := TagListPartition("t")
 	write := func(from, to int, del bool) {
 		t.Helper()
 		var reqs []types.WriteRequest
 		for i := from; i < to; i++ {
 			id := fmt.Sprintf("p%04d", i)
-			k := keys.TagCopy(id, "t")
+			k := s.ks.TagCopy(id, "t")
 			if del {
 				reqs = append(reqs, types.WriteRequest{DeleteRequest: &types.DeleteRequest{Key: dynamo.MustKey(k)}})
 				continue
 			}
-			it, err := attributevalue.MarshalMap(postItem{PK: k.PK, SK: k.SK, GSI1PK: list, Type: typeTagPost, ID: id,
+			it, err := attributevalue.MarshalMap(postItem{PK: k.PK, SK: k.SK, GSI1PK: s.ks.TagPartition("t"), Type: typeTagPost, ID: id,
 				GSI1SK: keys.PostSort(now.Add(-time.Duration(1000-i)*time.Minute), id)})
 			if err != nil {
 				t.Fatal(err)
@@ -67,7 +67,7 @@ func TestPageRebuildsThatOverlapConverge(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d := pageIndexDiff(list, sks, have); d != "" {
+		if d := pageIndexDiff(s.ks, list, sks, have); d != "" {
 			t.Errorf("%s: the page index of %d posts %.200s", what, len(sks), d)
 			return false
 		}

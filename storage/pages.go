@@ -141,12 +141,12 @@ func (it *pageItem) page() *SitePage {
 }
 
 // withKeys sets the page's keys from its id, status and order.
-func (it *pageItem) withKeys() *pageItem {
-	k := keys.Page(it.ID)
+func (it *pageItem) withKeys(ks keys.Space) *pageItem {
+	k := ks.Page(it.ID)
 	it.PK, it.SK, it.Type = k.PK, k.SK, typePage
-	it.GSI1PK = keys.PageDraftsPartition
+	it.GSI1PK = ks.Partition(keys.PageDraftsPartition)
 	if it.Status == string(StatusPublished) {
-		it.GSI1PK = keys.PagesPartition
+		it.GSI1PK = ks.Partition(keys.PagesPartition)
 	}
 	it.GSI1SK = keys.PageSort(it.Order, it.ID)
 	return it
@@ -183,16 +183,19 @@ func (p *SitePage) restore(ctx context.Context, opts markdown.Options) error {
 // pageSlugs is the page side of the posts' slug namespace: the same
 // SLUG#<slug> reservations, naming pageId. Pages are written by admins,
 // who may take any page's redirect; a post's slug, current or old, is
-// never a page's to take, nor a page's a post's (decodeReservation).
-var pageSlugs = slugSpace{
-	key:      keys.Slug,
-	owner:    attrPageOwner,
-	holder:   keys.Page,
-	authorOf: func(*slugHolder) string { return "" },
-	item: func(slug, owner string, redirect bool) any {
-		k := keys.Slug(slug)
-		return slugItem{PK: k.PK, SK: k.SK, Type: typeSlug, PageID: owner, Redirect: redirect}
-	},
+// never a page's to take, nor a page's a post's (decodeReservation); in
+// the publication ks.
+func pageSlugs(ks keys.Space) slugSpace {
+	return slugSpace{
+		key:      ks.Slug,
+		owner:    attrPageOwner,
+		holder:   ks.Page,
+		authorOf: func(*slugHolder) string { return "" },
+		item: func(slug, owner string, redirect bool) any {
+			k := ks.Slug(slug)
+			return slugItem{PK: k.PK, SK: k.SK, Type: typeSlug, PageID: owner, Redirect: redirect}
+		},
+	}
 }
 
 func validatePageFields(order int, parentID string) error {
@@ -232,11 +235,11 @@ func (s *Store) CreatePage(ctx context.Context, in NewPage) (*SitePage, error) {
 	return idempotent(ctx, s, "createPage", in.IdempotencyKey, in, func(rec *idem) (*SitePage, error) {
 		id := newID()
 		return dynamo.RetryWrite(ctx, func() (*SitePage, error) {
-			res, err := s.readReservation(ctx, pageSlugs, in.Slug)
+			res, err := s.readReservation(ctx, pageSlugs(s.ks), in.Slug)
 			if err != nil {
 				return nil, err
 			}
-			if err := s.claim(ctx, pageSlugs, id, taker{admin: true}, res); err != nil {
+			if err := s.claim(ctx, pageSlugs(s.ks), id, taker{admin: true}, res); err != nil {
 				return nil, err
 			}
 			now := keys.Time(s.Now())
@@ -247,7 +250,7 @@ func (s *Store) CreatePage(ctx context.Context, in NewPage) (*SitePage, error) {
 			if in.SEO != (SEO{}) {
 				after.SEO = ptr(seoItem(in.SEO))
 			}
-			return s.writePage(ctx, rec, nil, after.withKeys(), res)
+			return s.writePage(ctx, rec, nil, after.withKeys(s.ks), res)
 		})
 	})
 }
@@ -374,16 +377,16 @@ func (s *Store) DeletePage(ctx context.Context, in PageRef) (*SitePage, error) {
 func (s *Store) changePage(ctx context.Context, op, id string, expected int64, idemKey string, input any, slug string, change func(*pageItem) error) (*SitePage, error) {
 	return idempotent(ctx, s, op, idemKey, input, func(rec *idem) (*SitePage, error) {
 		return dynamo.RetryWrite(ctx, func() (*SitePage, error) {
-			ks := []key{keys.Page(id)}
+			ks := []key{s.ks.Page(id)}
 			if slug != "" {
-				ks = append(ks, keys.Slug(slug))
+				ks = append(ks, s.ks.Slug(slug))
 			}
 			found, err := s.db.BatchGet(ctx, ks, true)
 			if err != nil {
 				return nil, fmt.Errorf("page %q: %w", id, err)
 			}
 			var before pageItem
-			if err := dynamo.DecodeFound(found, keys.Page(id), &before); err != nil {
+			if err := dynamo.DecodeFound(found, s.ks.Page(id), &before); err != nil {
 				return nil, fmt.Errorf("page %q: %w", id, err)
 			}
 			if expected != 0 && before.Version != expected {
@@ -400,15 +403,15 @@ func (s *Store) changePage(ctx context.Context, op, id string, expected int64, i
 			after.UpdatedAt = keys.Time(s.Now())
 			var res *reservation
 			if after.Slug != before.Slug {
-				if res, err = pageSlugs.decodeReservation(found, after.Slug); err != nil {
+				if res, err = pageSlugs(s.ks).decodeReservation(found, after.Slug); err != nil {
 					return nil, err
 				}
-				if err := s.claim(ctx, pageSlugs, id, taker{admin: true}, res); err != nil {
+				if err := s.claim(ctx, pageSlugs(s.ks), id, taker{admin: true}, res); err != nil {
 					return nil, err
 				}
 				after.Slugs, _ = slugHistory(before.Slugs, before.Slug, after.Slug)
 			}
-			return s.writePage(ctx, rec, &before, after.withKeys(), res)
+			return s.writePage(ctx, rec, &before, after.withKeys(s.ks), res)
 		})
 	})
 }
@@ -426,7 +429,7 @@ func (s *Store) writePage(ctx context.Context, rec *idem, before, after *pageIte
 	}
 	switch {
 	case after == nil:
-		errs = append(errs, t.Delete(keys.Page(before.ID), ptr(condVersion(before.Version)), dynamo.ErrRetry))
+		errs = append(errs, t.Delete(s.ks.Page(before.ID), ptr(condVersion(before.Version)), dynamo.ErrRetry))
 	case before == nil:
 		afterSlugs = after.Slugs
 		errs = append(errs, t.Put(after, ptr(dynamo.CondNotExists()), dynamo.ErrRetry))
@@ -439,7 +442,7 @@ func (s *Store) writePage(ctx context.Context, rec *idem, before, after *pageIte
 		id = after.ID
 		if after.ParentID != "" && (before == nil || before.ParentID != after.ParentID) {
 			cond := dynamo.CondExists().And(expression.AttributeNotExists(expression.Name("parentId")))
-			errs = append(errs, t.Check(keys.Page(after.ParentID), cond,
+			errs = append(errs, t.Check(s.ks.Page(after.ParentID), cond,
 				invalid("parentId", "must be a page without a parent of its own")))
 		}
 	} else {
@@ -447,12 +450,12 @@ func (s *Store) writePage(ctx context.Context, rec *idem, before, after *pageIte
 	}
 	published := func(it *pageItem) int64 { return b2i(it != nil && it.Status == string(StatusPublished)) }
 	if delta := published(after) - published(before); delta != 0 {
-		errs = append(errs, countStats(t, "pageCount", delta))
+		errs = append(errs, countStats(s.ks, t, "pageCount", delta))
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	if err := pageSlugs.moveSlug(t, id, beforeSlugs, afterSlugs, res); err != nil {
+	if err := pageSlugs(s.ks).moveSlug(t, id, beforeSlugs, afterSlugs, res); err != nil {
 		return nil, err
 	}
 	result := before
@@ -476,7 +479,7 @@ func (s *Store) GetPage(ctx context.Context, id string) (*SitePage, error) {
 		return nil, err
 	}
 	var it pageItem
-	if err := s.db.Get(ctx, keys.Page(id), false, &it); err != nil {
+	if err := s.db.Get(ctx, s.ks.Page(id), false, &it); err != nil {
 		return nil, fmt.Errorf("page %q: %w", id, err)
 	}
 	return it.page(), nil
@@ -490,7 +493,7 @@ func (s *Store) GetPageBySlug(ctx context.Context, slug string) (*SitePage, erro
 		return nil, err
 	}
 	var sl slugItem
-	err := s.db.Get(ctx, keys.Slug(slug), false, &sl)
+	err := s.db.Get(ctx, s.ks.Slug(slug), false, &sl)
 	switch {
 	case errors.Is(err, ErrNotFound):
 	case err != nil:
@@ -501,7 +504,7 @@ func (s *Store) GetPageBySlug(ctx context.Context, slug string) (*SitePage, erro
 		id = absentPageID
 	}
 	var it pageItem
-	if err := s.db.Get(ctx, keys.Page(id), false, &it); err != nil {
+	if err := s.db.Get(ctx, s.ks.Page(id), false, &it); err != nil {
 		return nil, fmt.Errorf("page by slug %q: %w", slug, err)
 	}
 	return it.page(), nil
@@ -511,7 +514,7 @@ func (s *Store) GetPageBySlug(ctx context.Context, slug string) (*SitePage, erro
 // reads it.
 func (s *Store) ReadPage(ctx context.Context, id string) (*SitePage, error) {
 	var it pageItem
-	if err := s.db.Get(ctx, keys.Page(id), true, &it); err != nil {
+	if err := s.db.Get(ctx, s.ks.Page(id), true, &it); err != nil {
 		return nil, fmt.Errorf("page %q: %w", id, err)
 	}
 	return it.page(), nil
@@ -520,9 +523,9 @@ func (s *Store) ReadPage(ctx context.Context, id string) (*SitePage, error) {
 // Pages returns the published pages, or with drafts the draft pages, by
 // order then creation: one Query of GSI1 a page.
 func (s *Store) Pages(ctx context.Context, p PageArgs, drafts bool) (*Result[*SitePage], error) {
-	part, list := keys.PagesPartition, "pages"
+	part, list := s.ks.Partition(keys.PagesPartition), "pages"
 	if drafts {
-		part, list = keys.PageDraftsPartition, "page-drafts"
+		part, list = s.ks.Partition(keys.PageDraftsPartition), "page-drafts"
 	}
 	return queryPage(ctx, s, listQuery{
 		list: list, index: true, forward: true,
@@ -533,10 +536,10 @@ func (s *Store) Pages(ctx context.Context, p PageArgs, drafts bool) (*Result[*Si
 // checkPage returns what is wrong with a page item on its own: its keys
 // disagree with its id, status and order, or its publication time with
 // its status.
-func checkPage(pg *pageItem) []string {
+func checkPage(ks keys.Space, pg *pageItem) []string {
 	var bad []string
 	want := *pg
-	want.withKeys()
+	want.withKeys(ks)
 	if want.PK != pg.PK || want.SK != pg.SK || want.GSI1PK != pg.GSI1PK || want.GSI1SK != pg.GSI1SK {
 		bad = append(bad, fmt.Sprintf("page %s has keys %s/%s %s/%s, want %s/%s %s/%s", pg.ID,
 			pg.PK, pg.SK, pg.GSI1PK, pg.GSI1SK, want.PK, want.SK, want.GSI1PK, want.GSI1SK))

@@ -130,19 +130,19 @@ func pendingOf(e LoggedEvent) map[string]pendingList {
 		add(FeedMonthList(d.PreviousPublishedAt), false)
 	}
 	for _, c := range d.Categories {
-		add(keys.CategoryPartition(c), true)
+		add(CategoryListPartition(c), true)
 	}
 	for _, t := range d.Tags {
-		add(keys.TagPartition(t), true)
+		add(TagListPartition(t), true)
 	}
 	for _, c := range d.PreviousCategories {
 		if !slices.Contains(d.Categories, c) {
-			add(keys.CategoryPartition(c), false)
+			add(CategoryListPartition(c), false)
 		}
 	}
 	for _, t := range d.PreviousTags {
 		if !slices.Contains(d.Tags, t) {
-			add(keys.TagPartition(t), false)
+			add(TagListPartition(t), false)
 		}
 	}
 	if d.AuthorID != "" {
@@ -287,7 +287,7 @@ func (s *Store) SyncAllPages(ctx context.Context) error {
 			return fmt.Errorf("sync all pages: %w", err)
 		}
 		for _, c := range res.Items {
-			lists = append(lists, keys.CategoryPartition(c.Slug))
+			lists = append(lists, CategoryListPartition(c.Slug))
 		}
 		if !res.HasNext {
 			break
@@ -300,7 +300,7 @@ func (s *Store) SyncAllPages(ctx context.Context) error {
 			return fmt.Errorf("sync all pages: %w", err)
 		}
 		for _, t := range res.Items {
-			lists = append(lists, keys.TagPartition(t.Slug))
+			lists = append(lists, TagListPartition(t.Slug))
 		}
 		if !res.HasNext {
 			break
@@ -342,16 +342,16 @@ func checkPageIndexes(_ context.Context, s *Store, t *snapshot, _ func(string, .
 	bound := s.visibleBound()
 	lists := map[string][]string{}
 	add := func(p *postItem) {
-		if p.GSI1PK != "" && p.GSI1SK > keys.PrefixPost && p.GSI1SK < bound {
-			lists[p.GSI1PK] = append(lists[p.GSI1PK], p.GSI1SK)
-			if p.GSI1PK == keys.FeedPartition {
+		if list, _ := s.ks.Local(p.GSI1PK); p.GSI1PK != "" && p.GSI1SK > keys.PrefixPost && p.GSI1SK < bound {
+			lists[list] = append(lists[list], p.GSI1SK)
+			if list == keys.FeedPartition {
 				at, _, _ := strings.Cut(strings.TrimPrefix(p.GSI1SK, keys.PrefixPost), "#")
 				month := FeedMonthList(keys.ParseTime(at))
 				lists[month] = append(lists[month], p.GSI1SK)
 			}
 		}
-		if p.Type == typeAuthorPost && p.SK < bound {
-			lists[p.PK] = append(lists[p.PK], p.SK)
+		if list, _ := s.ks.Local(p.PK); p.Type == typeAuthorPost && p.SK < bound {
+			lists[list] = append(lists[list], p.SK)
 		}
 	}
 	for _, p := range t.posts {
@@ -370,7 +370,7 @@ func checkPageIndexes(_ context.Context, s *Store, t *snapshot, _ func(string, .
 	for _, list := range slices.Sorted(maps.Keys(have)) {
 		sks := lists[list]
 		slices.Sort(sks)
-		if pageIndexDiff(list, sks, have[list]) != "" {
+		if pageIndexDiff(s.ks, list, sks, have[list]) != "" {
 			t.pagesLagging = append(t.pagesLagging, list)
 		}
 	}
@@ -378,8 +378,8 @@ func checkPageIndexes(_ context.Context, s *Store, t *snapshot, _ func(string, .
 
 // pageIndexDiff returns how the chunks have of the page index of list
 // differ from what the list's sort keys sks give, or "" when they agree.
-func pageIndexDiff(list string, sks []string, have map[string]pageIndexItem) string {
-	want := wantChunks(list, startsOf(sks), len(sks), "")
+func pageIndexDiff(ks keys.Space, list string, sks []string, have map[string]pageIndexItem) string {
+	want := wantChunks(ks, list, startsOf(sks), len(sks), "")
 	for _, w := range want {
 		h, ok := have[w.SK]
 		switch {
@@ -429,7 +429,7 @@ func (s *Store) checkPageLag(ctx context.Context, lists []string, waited bool) (
 		if err != nil {
 			return nil, fmt.Errorf("check: %w", err)
 		}
-		if d := pageIndexDiff(list, sks, have); d != "" {
+		if d := pageIndexDiff(s.ks, list, sks, have); d != "" {
 			bad = append(bad, fmt.Sprintf("page index of %s %s: lagging over %s (allowed %s)", list, d, time.Since(seen).Round(time.Millisecond), lag))
 		}
 	}

@@ -46,23 +46,23 @@ func newNames() *names {
 
 // schedules returns the scheduled-post entries of the counters r read, by
 // key. Items made up from a post's copied names (keep) have none.
-func (r *names) schedules() map[key]schedule {
+func (r *names) schedules(ks keys.Space) map[key]schedule {
 	out := map[key]schedule{}
 	if r.author != nil {
-		out[keys.Author(r.author.ID)] = r.author.Scheduled
+		out[ks.Author(r.author.ID)] = r.author.Scheduled
 	}
 	for slug, c := range r.cats {
-		out[keys.Category(slug)] = c.Scheduled
+		out[ks.Category(slug)] = c.Scheduled
 	}
 	if r.stats != nil {
-		out[keys.Stats()] = r.stats.Scheduled
+		out[ks.Stats()] = r.stats.Scheduled
 	}
 	for id, a := range r.coAuthors {
-		out[keys.Author(id)] = a.Scheduled
+		out[ks.Author(id)] = a.Scheduled
 	}
 	for slug, t := range r.tags {
 		if t != nil {
-			out[keys.Tag(slug)] = t.Scheduled
+			out[ks.Tag(slug)] = t.Scheduled
 		}
 	}
 	return out
@@ -132,7 +132,7 @@ func (r *names) setNames(p *postItem, slugs []string) error {
 }
 
 // postRead names the post a read takes with others (none when id is
-// empty), and whether with its body item (keys.PostRead).
+// empty), and whether with its body item (s.ks.PostRead).
 type postRead struct {
 	id   string
 	body bool
@@ -146,33 +146,33 @@ type postRead struct {
 func (s *Store) readNames(ctx context.Context, post postRead, authorID string, slugs []string, slug string, more moreNames) (*postItem, *names, error) {
 	var ks []key
 	if post.id != "" {
-		ks = append(ks, keys.PostRead(post.id, post.body)...)
+		ks = append(ks, s.ks.PostRead(post.id, post.body)...)
 	}
 	if authorID != "" {
-		ks = append(ks, keys.Author(authorID))
+		ks = append(ks, s.ks.Author(authorID))
 	}
 	if slug != "" {
-		ks = append(ks, keys.Slug(slug))
+		ks = append(ks, s.ks.Slug(slug))
 	}
-	ks = append(ks, mapKeys(slugs, keys.Category)...)
+	ks = append(ks, mapKeys(slugs, s.ks.Category)...)
 	for _, id := range more.coAuthors {
-		if id != authorID && !slices.Contains(ks, keys.Author(id)) {
-			ks = append(ks, keys.Author(id))
+		if id != authorID && !slices.Contains(ks, s.ks.Author(id)) {
+			ks = append(ks, s.ks.Author(id))
 		}
 	}
 	for _, t := range more.tags {
-		if !slices.Contains(ks, keys.Tag(t)) {
-			ks = append(ks, keys.Tag(t))
+		if !slices.Contains(ks, s.ks.Tag(t)) {
+			ks = append(ks, s.ks.Tag(t))
 		}
 	}
-	ks = append(ks, keys.Stats())
+	ks = append(ks, s.ks.Stats())
 	found, err := s.db.BatchGet(ctx, ks, true)
 	if err != nil {
 		return nil, nil, err
 	}
 	var p *postItem
 	if post.id != "" {
-		if p, err = decodePost(found, post.id); err != nil {
+		if p, err = decodePost(s.ks, found, post.id); err != nil {
 			return nil, nil, err
 		}
 		if !post.body {
@@ -181,7 +181,7 @@ func (s *Store) readNames(ctx context.Context, post postRead, authorID string, s
 	}
 	r := newNames()
 	for _, id := range more.coAuthors {
-		if it, ok := found[keys.Author(id)]; ok {
+		if it, ok := found[s.ks.Author(id)]; ok {
 			a := &authorItem{}
 			if err := attributevalue.UnmarshalMap(it, a); err != nil {
 				return nil, nil, fmt.Errorf("decode author: %w", err)
@@ -190,7 +190,7 @@ func (s *Store) readNames(ctx context.Context, post postRead, authorID string, s
 		}
 	}
 	for _, t := range more.tags {
-		if it, ok := found[keys.Tag(t)]; ok {
+		if it, ok := found[s.ks.Tag(t)]; ok {
 			if r.tags[t], err = decodeTag(it); err != nil {
 				return nil, nil, err
 			}
@@ -200,18 +200,18 @@ func (s *Store) readNames(ctx context.Context, post postRead, authorID string, s
 		return nil, nil, err
 	}
 	if slug != "" {
-		if r.slug, err = postSlugs.decodeReservation(found, slug); err != nil {
+		if r.slug, err = postSlugs(s.ks).decodeReservation(found, slug); err != nil {
 			return nil, nil, err
 		}
 	}
-	if it, ok := found[keys.Author(authorID)]; ok && authorID != "" {
+	if it, ok := found[s.ks.Author(authorID)]; ok && authorID != "" {
 		r.author = &authorItem{}
 		if err := attributevalue.UnmarshalMap(it, r.author); err != nil {
 			return nil, nil, fmt.Errorf("decode author: %w", err)
 		}
 	}
 	for _, slug := range slugs {
-		if it, ok := found[keys.Category(slug)]; ok {
+		if it, ok := found[s.ks.Category(slug)]; ok {
 			c := &categoryItem{}
 			if err := attributevalue.UnmarshalMap(it, c); err != nil {
 				return nil, nil, fmt.Errorf("decode category: %w", err)
@@ -219,7 +219,7 @@ func (s *Store) readNames(ctx context.Context, post postRead, authorID string, s
 			r.cats[slug] = c
 		}
 	}
-	if it, ok := found[keys.Stats()]; ok {
+	if it, ok := found[s.ks.Stats()]; ok {
 		r.stats = &statsItem{}
 		if err := attributevalue.UnmarshalMap(it, r.stats); err != nil {
 			return nil, nil, fmt.Errorf("decode stats: %w", err)
@@ -228,27 +228,27 @@ func (s *Store) readNames(ctx context.Context, post postRead, authorID string, s
 	return p, r, nil
 }
 
-func postActions(t *dynamo.Txn, before, after *postItem, r *names, now string) error {
+func postActions(ks keys.Space, t *dynamo.Txn, before, after *postItem, r *names, now string) error {
 	var errs []error
 	add := func(err error) { errs = append(errs, err) }
 	// The go-live marker first (it is part of the post item put below),
 	// and the schedule items it moves.
-	add(scheduleActions(t, before, after, now))
+	add(scheduleActions(ks, t, before, after, now))
 	id := ""
 	switch {
 	case before == nil:
 		id = after.ID
-		add(t.Put(after.stored(), ptr(dynamo.CondNotExists()), ErrAlreadyExists))
+		add(t.Put(after.stored(ks), ptr(dynamo.CondNotExists()), ErrAlreadyExists))
 	case after == nil:
 		id = before.ID
-		add(t.Delete(keys.Post(id), ptr(unchanged(before)), dynamo.ErrRetry))
+		add(t.Delete(ks.Post(id), ptr(unchanged(before)), dynamo.ErrRetry))
 	default:
 		id = before.ID
-		add(t.Put(after.stored(), ptr(unchanged(before)), dynamo.ErrRetry))
+		add(t.Put(after.stored(ks), ptr(unchanged(before)), dynamo.ErrRetry))
 	}
 	// The body item when the body changes, the count item when what a
 	// comment checks does (postparts.go).
-	add(partActions(t, before, after))
+	add(partActions(ks, t, before, after))
 
 	// Slug reservations: the current one and the redirects.
 	var from, to []string
@@ -261,35 +261,35 @@ func postActions(t *dynamo.Txn, before, after *postItem, r *names, now string) e
 	if r.slug != nil && after != nil {
 		r.slug.ByDraft = !after.published()
 	}
-	add(postSlugs.moveSlug(t, id, from, to, r.slug))
+	add(postSlugs(ks).moveSlug(t, id, from, to, r.slug))
 
 	// Copies: put every copy of the new state, delete those of the old
 	// state that the new one does not have.
 	keep := map[key]bool{}
 	if after.published() {
 		for _, authorID := range after.authorIDs() {
-			ac := after.authorCopyOf(authorID)
+			ac := after.authorCopyOf(ks, authorID)
 			keep[key{PK: ac.PK, SK: ac.SK}] = true
 			add(t.Put(ac, nil, nil))
 		}
 		for _, c := range after.Cats {
-			cc := after.categoryCopy(c.Slug)
+			cc := after.categoryCopy(ks, c.Slug)
 			keep[key{PK: cc.PK, SK: cc.SK}] = true
 			add(t.Put(cc, nil, nil))
 		}
 		for _, tg := range after.Tags {
-			tc := after.tagCopy(tg.Slug)
+			tc := after.tagCopy(ks, tg.Slug)
 			keep[key{PK: tc.PK, SK: tc.SK}] = true
 			add(t.Put(tc, nil, nil))
 		}
 		if after.Featured {
-			fc := after.featuredCopy()
+			fc := after.featuredCopy(ks)
 			keep[key{PK: fc.PK, SK: fc.SK}] = true
 			add(t.Put(fc, nil, nil))
 		}
 	}
 	if before != nil {
-		for _, k := range before.copyKeys() {
+		for _, k := range before.copyKeys(ks) {
 			if !keep[k] {
 				add(t.Delete(k, nil, nil))
 			}
@@ -298,8 +298,8 @@ func postActions(t *dynamo.Txn, before, after *postItem, r *names, now string) e
 
 	// Counters, their scheduled-post entries, and the guard that the names
 	// copied are still current.
-	for _, c := range counterChanges(before, after, r, now) {
-		add(c.action(t, id, now))
+	for _, c := range counterChanges(ks, before, after, r, now) {
+		add(c.action(ks, t, id, now))
 	}
 	return errors.Join(errs...)
 }

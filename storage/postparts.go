@@ -14,7 +14,6 @@ import (
 
 	"github.com/blogql/blog/storage/internal/dynamo"
 	"github.com/blogql/blog/storage/internal/keys"
-	"github.com/blogql/blog/storage/internal/migrations"
 )
 
 // A post is three items of its partition (doc_layout.go): the post item,
@@ -27,7 +26,7 @@ import (
 // POST#<id>#TEXT (the body last, so the post with its counts alone is a
 // range too).
 
-// leftBody marks a post read without its body item (keys.PostRead) as
+// leftBody marks a post read without its body item (s.ks.PostRead) as
 // such, unless its own item holds its body (a post of layout 3), which
 // then was read with it.
 func (it *postItem) leftBody() {
@@ -42,15 +41,15 @@ func condVisible(now string) expression.ConditionBuilder {
 }
 
 // bodyItem returns the body item of the post.
-func (it *postItem) bodyItem() bodyItem {
-	k := keys.PostBody(it.ID)
+func (it *postItem) bodyItem(ks keys.Space) bodyItem {
+	k := ks.PostBody(it.ID)
 	return bodyItem{PK: k.PK, SK: k.SK, Type: typePostBody, ID: it.ID,
 		Body: it.Body, HTML: it.HTML, TOC: it.TOC, RenderVersion: it.RenderVersion}
 }
 
 // countItem returns the count item of the post with the counts c.
-func (it *postItem) countItem(comments, threads int64) countItem {
-	k := keys.PostCount(it.ID)
+func (it *postItem) countItem(ks keys.Space, comments, threads int64) countItem {
+	k := ks.PostCount(it.ID)
 	return countItem{PK: k.PK, SK: k.SK, Type: typePostCount, ID: it.ID, AuthorID: it.AuthorID,
 		Status: it.Status, PublishedAt: it.PublishedAt, CommentCount: comments, ThreadCount: threads}
 }
@@ -58,8 +57,8 @@ func (it *postItem) countItem(comments, threads int64) countItem {
 // stored returns the post item as it is put: its keys, without its body
 // and what is rendered from it (the body item holds them), with the sums
 // of the two so that the change feed sees a body edit on the post item.
-func (it postItem) stored() postItem {
-	it = it.withPostKeys()
+func (it postItem) stored(ks keys.Space) postItem {
+	it = it.withPostKeys(ks)
 	it.BodySum, it.HTMLSum = it.bodySum(), it.htmlSum()
 	it.Body, it.HTML, it.TOC = "", "", nil
 	return it
@@ -102,11 +101,11 @@ func bodyChanged(before, after *postItem) bool {
 }
 
 // decodePost returns the post id from found, its items as a read of
-// keys.PostParts found them: its count item and body item set on it when
+// s.ks.PostParts found them: its count item and body item set on it when
 // found (a post of layout 3 has neither and carries both in its own
 // item), or ErrNotFound.
-func decodePost(found map[key]item, id string) (*postItem, error) {
-	raw, ok := found[keys.Post(id)]
+func decodePost(ks keys.Space, found map[key]item, id string) (*postItem, error) {
+	raw, ok := found[ks.Post(id)]
 	if !ok {
 		return nil, fmt.Errorf("post %q: %w", id, ErrNotFound)
 	}
@@ -114,7 +113,7 @@ func decodePost(found map[key]item, id string) (*postItem, error) {
 	if err := attributevalue.UnmarshalMap(raw, p); err != nil {
 		return nil, fmt.Errorf("decode post %q: %w", id, err)
 	}
-	if raw, ok := found[keys.PostBody(id)]; ok {
+	if raw, ok := found[ks.PostBody(id)]; ok {
 		var b bodyItem
 		if err := attributevalue.UnmarshalMap(raw, &b); err != nil {
 			return nil, fmt.Errorf("decode body of %q: %w", id, err)
@@ -124,7 +123,7 @@ func decodePost(found map[key]item, id string) (*postItem, error) {
 		p.Body, p.HTML, p.TOC, p.hasBody = b.Body, b.HTML, b.TOC, true
 		p.RenderVersion = cmp.Or(p.RenderVersion, b.RenderVersion)
 	}
-	if raw, ok := found[keys.PostCount(id)]; ok {
+	if raw, ok := found[ks.PostCount(id)]; ok {
 		c := &countItem{}
 		if err := attributevalue.UnmarshalMap(raw, c); err != nil {
 			return nil, fmt.Errorf("decode counts of %q: %w", id, err)
@@ -147,7 +146,7 @@ func (s *Store) readPostParts(ctx context.Context, id string, consistent bool) (
 // without it (bodyUnread set, but for a post of layout 3, whose own item
 // holds its body).
 func (s *Store) readPostItems(ctx context.Context, id string, consistent, body bool) (*postItem, error) {
-	it, err := s.queryPostParts(ctx, id, consistent, keys.PostRead(id, body))
+	it, err := s.queryPostParts(ctx, id, consistent, s.ks.PostRead(id, body))
 	if err == nil && !body {
 		it.leftBody()
 	}
@@ -178,7 +177,7 @@ func (s *Store) ReadPostWithoutBody(ctx context.Context, id string) (*Post, erro
 }
 
 // queryPostParts reads the items keys of the post id, which follow one
-// another in its partition (keys.PostParts), with one Query.
+// another in its partition (s.ks.PostParts), with one Query.
 func (s *Store) queryPostParts(ctx context.Context, id string, consistent bool, ks []key) (*postItem, error) {
 	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(
 		expression.Key(keys.AttrPK).Equal(expression.Value(ks[0].PK)).
@@ -201,14 +200,14 @@ func (s *Store) queryPostParts(ctx context.Context, id string, consistent bool, 
 		found[dynamo.ItemKey(it)] = it
 	}
 	s.hints.Remember(ks, found)
-	return decodePost(found, id)
+	return decodePost(s.ks, found, id)
 }
 
 // readCommentCount returns the authoritative comment counts of a post:
 // its count item's, read with ConsistentRead (one GetItem).
 func (s *Store) readCommentCount(ctx context.Context, postID string) (comments, threads int, err error) {
 	var c countItem
-	if err := s.db.Get(ctx, keys.PostCount(postID), true, &c); err != nil {
+	if err := s.db.Get(ctx, s.ks.PostCount(postID), true, &c); err != nil {
 		return 0, 0, fmt.Errorf("counts of post %q: %w", postID, err)
 	}
 	return int(c.CommentCount), int(c.ThreadCount), nil
@@ -216,9 +215,9 @@ func (s *Store) readCommentCount(ctx context.Context, postID string) (comments, 
 
 // decodeCounts returns the count item of the post postID from found, or
 // ErrNotFound: the post is gone.
-func decodeCounts(found map[key]item, postID string) (*countItem, error) {
+func decodeCounts(ks keys.Space, found map[key]item, postID string) (*countItem, error) {
 	var c countItem
-	if err := dynamo.DecodeFound(found, keys.PostCount(postID), &c); err != nil {
+	if err := dynamo.DecodeFound(found, ks.PostCount(postID), &c); err != nil {
 		return nil, fmt.Errorf("post %q: %w", postID, ErrNotFound)
 	}
 	return &c, nil
@@ -226,35 +225,35 @@ func decodeCounts(found map[key]item, postID string) (*countItem, error) {
 
 // partActions adds to t the writes of the body item and the count item
 // of a post write from before (nil: create) to after (nil: delete).
-func partActions(t *dynamo.Txn, before, after *postItem) error {
+func partActions(ks keys.Space, t *dynamo.Txn, before, after *postItem) error {
 	switch {
 	case before == nil:
-		c := after.countItem(0, 0)
+		c := after.countItem(ks, 0, 0)
 		return firstErr(
-			t.Put(after.bodyItem(), ptr(dynamo.CondNotExists()), ErrAlreadyExists),
+			t.Put(after.bodyItem(ks), ptr(dynamo.CondNotExists()), ErrAlreadyExists),
 			t.Put(c, ptr(dynamo.CondNotExists()), ErrAlreadyExists),
 		)
 	case after == nil:
 		return firstErr(
-			t.Delete(keys.PostBody(before.ID), nil, nil),
-			t.Delete(keys.PostCount(before.ID), nil, nil),
+			t.Delete(ks.PostBody(before.ID), nil, nil),
+			t.Delete(ks.PostCount(before.ID), nil, nil),
 		)
 	}
 	var errs []error
 	if bodyChanged(before, after) {
-		errs = append(errs, t.Put(after.bodyItem(), nil, nil))
+		errs = append(errs, t.Put(after.bodyItem(ks), nil, nil))
 	}
 	switch c := before.counts; {
 	case c == nil:
 		// A post of layout 3 (Migrate moves it): its counts as its item
 		// holds them, while no comment can count on the missing item.
-		n := after.countItem(before.CommentCount, before.ThreadCount)
+		n := after.countItem(ks, before.CommentCount, before.ThreadCount)
 		errs = append(errs, t.Put(n, ptr(dynamo.CondNotExists()), dynamo.ErrRetry))
 	case c.Status != after.Status || c.PublishedAt != after.PublishedAt || c.AuthorID != after.AuthorID:
 		// Put whole, on the condition that its counts are as read (a
 		// comment meanwhile makes the write read again), so that the
 		// hints of this server hold the item as it is (hints.Wrote).
-		n := after.countItem(c.CommentCount, c.ThreadCount)
+		n := after.countItem(ks, c.CommentCount, c.ThreadCount)
 		cond := expression.Name("commentCount").Equal(expression.Value(c.CommentCount)).
 			And(expression.Name("threadCount").Equal(expression.Value(c.ThreadCount)))
 		errs = append(errs, t.Put(n, &cond, dynamo.ErrRetry))
@@ -268,7 +267,7 @@ func partActions(t *dynamo.Txn, before, after *postItem) error {
 // that its count item agrees with it on what a comment checks; and that
 // no body or count item outlives its post. It sets each post's body and
 // counts from them, for the checks that follow.
-func checkPostParts(posts map[string]*postItem, bodies map[string]*bodyItem, counts map[string]*countItem, badf func(string, ...any)) {
+func checkPostParts(ks keys.Space, posts map[string]*postItem, bodies map[string]*bodyItem, counts map[string]*countItem, badf func(string, ...any)) {
 	for id, p := range posts {
 		if p.Body != "" || p.HTML != "" || len(p.TOC) > 0 {
 			badf("post %s keeps its body on its own item", id)
@@ -277,7 +276,7 @@ func checkPostParts(posts map[string]*postItem, bodies map[string]*bodyItem, cou
 		switch {
 		case b == nil:
 			badf("post %s has no body item", id)
-		case b.PK != keys.PostBody(id).PK || b.SK != keys.PostBody(id).SK:
+		case b.PK != ks.PostBody(id).PK || b.SK != ks.PostBody(id).SK:
 			badf("body item of post %s has wrong keys", id)
 		default:
 			p.Body, p.HTML, p.TOC, p.hasBody = b.Body, b.HTML, b.TOC, true
@@ -292,7 +291,7 @@ func checkPostParts(posts map[string]*postItem, bodies map[string]*bodyItem, cou
 		switch {
 		case c == nil:
 			badf("post %s has no count item", id)
-		case c.PK != keys.PostCount(id).PK || c.SK != keys.PostCount(id).SK:
+		case c.PK != ks.PostCount(id).PK || c.SK != ks.PostCount(id).SK:
 			badf("count item of post %s has wrong keys", id)
 		case c.Status != p.Status || c.PublishedAt != p.PublishedAt || c.AuthorID != p.AuthorID:
 			badf("count item of post %s has %s/%s/%s, the post %s/%s/%s", id, c.Status, c.PublishedAt, c.AuthorID, p.Status, p.PublishedAt, p.AuthorID)
@@ -312,27 +311,8 @@ func checkPostParts(posts map[string]*postItem, bodies map[string]*bodyItem, cou
 }
 
 // countsOrSplit returns the count item of the post postID from found, as
-// decodeCounts does; when it is missing and the post is of layout 3, it
-// moves the post (splitIfLegacy) and returns dynamo.ErrRetry, for the write to
-// read again.
-func (s *Store) countsOrSplit(ctx context.Context, found map[key]item, postID string) (*countItem, error) {
-	c, err := decodeCounts(found, postID)
-	if err == nil {
-		return c, nil
-	}
-	if moved, serr := s.splitIfLegacy(ctx, postID); serr != nil || moved {
-		return nil, cmp.Or(serr, dynamo.ErrRetry)
-	}
-	return nil, err
-}
-
-// splitIfLegacy moves the post id to layout 4 when a comment write found
-// no count item for it (a migration beside live writes has not reached
-// it yet), and reports whether it did: the write then reads again.
-func (s *Store) splitIfLegacy(ctx context.Context, id string) (bool, error) {
-	did, err := migrations.SplitPost(ctx, s.migrationEnv(), id)
-	if err != nil {
-		return false, fmt.Errorf("move post %q to layout %d: %w", id, CurrentLayout, err)
-	}
-	return did, nil
+// decodeCounts does. A table of layout 5 has no post of layout 3 left to
+// split: the layout 5 migration moves posts only once layout 4 is done.
+func (s *Store) countsOrSplit(_ context.Context, found map[key]item, postID string) (*countItem, error) {
+	return decodeCounts(s.ks, found, postID)
 }

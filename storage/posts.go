@@ -53,7 +53,7 @@ func (s *Store) CreatePost(ctx context.Context, in NewPost) (*Post, error) {
 			if err != nil {
 				return nil, err
 			}
-			if err := s.claim(ctx, postSlugs, postID, taker{author: in.AuthorID, admin: in.Admin}, r.slug); err != nil {
+			if err := s.claim(ctx, postSlugs(s.ks), postID, taker{author: in.AuthorID, admin: in.Admin}, r.slug); err != nil {
 				return nil, err
 			}
 			now := keys.Time(s.Now())
@@ -423,7 +423,7 @@ func (s *Store) changePost(ctx context.Context, c postChange, change func(*postI
 				p.UpdatedAt = keys.Time(s.Now())
 				p.Slugs = holderSlugs(before.Slugs, before.Slug)
 				if p.Slug != before.Slug {
-					if err := s.claim(ctx, postSlugs, c.id, taker{author: before.AuthorID, admin: c.admin}, r.slug); err != nil {
+					if err := s.claim(ctx, postSlugs(s.ks), c.id, taker{author: before.AuthorID, admin: c.admin}, r.slug); err != nil {
 						return nil, err
 					}
 					p.Slugs, _ = slugHistory(before.Slugs, before.Slug, p.Slug)
@@ -435,7 +435,7 @@ func (s *Store) changePost(ctx context.Context, c postChange, change func(*postI
 				}
 				after = &p
 			}
-			if !full && addsEntries(before, after, s.nowKey()) {
+			if !full && addsEntries(s.ks, before, after, s.nowKey()) {
 				// The counters' items are read whenever an entry is added,
 				// so that entries whose time has passed are removed.
 				full = true
@@ -460,7 +460,7 @@ func (s *Store) changePost(ctx context.Context, c postChange, change func(*postI
 
 // readPost reads a post with the new categories it is about to get and
 // the reservation of the slug it may take (when not empty) in one request;
-// with body, its body item too, else not (keys.PostRead). With full it also
+// with body, its body item too, else not (s.ks.PostRead). With full it also
 // reads the post's author and current categories, to refresh names a
 // rename changed; the author id is only known from the post, so that
 // takes a second request.
@@ -494,7 +494,7 @@ func (s *Store) readPost(ctx context.Context, id string, newCats []string, slug 
 // copied and the counters' items as read, if they were.
 func (s *Store) writePost(ctx context.Context, rec *idem, before, after *postItem, r *names, also ...func(*dynamo.Txn) error) (*Post, error) {
 	t := s.db.NewTxn()
-	if err := postActions(t, before, after, r, s.nowKey()); err != nil {
+	if err := postActions(s.ks, t, before, after, r, s.nowKey()); err != nil {
 		return nil, err
 	}
 	for _, add := range also {
@@ -510,7 +510,7 @@ func (s *Store) writePost(ctx context.Context, rec *idem, before, after *postIte
 	}
 	var result *Post
 	if after != nil {
-		p := after.withPostKeys()
+		p := after.withPostKeys(s.ks)
 		// The post as written, body and all, or without its body when
 		// the write did not read it (it did not change).
 		p.hasBody = !p.bodyUnread

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/blogql/blog/storage/internal/dynamo"
-	"github.com/blogql/blog/storage/internal/keys"
 )
 
 // TestPostWriteKeepsCommentCounts reads a post, then changes its comments
@@ -106,10 +105,10 @@ func TestPostActionsBound(t *testing.T) {
 	}
 	s := &Store{db: dynamo.New(nil, "t", nil), table: "t", now: time.Now}
 	txn := s.db.NewTxn()
-	if err := postActions(txn, before, &after, r, "2026-03-01T00:00:00.000Z"); err != nil {
+	if err := postActions(testKS, txn, before, &after, r, "2026-03-01T00:00:00.000Z"); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.record(txn, &idem{key: keys.Idempotency("updatePost", "k"), hash: "h"}, after.post()); err != nil {
+	if err := s.record(txn, &idem{key: s.ks.Idempotency("updatePost", "k"), hash: "h"}, after.post()); err != nil {
 		t.Fatal(err)
 	}
 	// post; its schedule item moved (a put and a delete); new slug, old

@@ -221,7 +221,7 @@ func TestCountsFollowScheduledPosts(t *testing.T) {
 	// Scheduling another post removes the entries whose time has passed.
 	entries := func() int {
 		out, err := e.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(e.table), ConsistentRead: aws.Bool(true),
-			Key: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "AUTHOR#ada"}, "SK": &types.AttributeValueMemberS{Value: "AUTHOR#ada"}}})
+			Key: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: pubPrefix + "AUTHOR#ada"}, "SK": &types.AttributeValueMemberS{Value: "AUTHOR#ada"}}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -343,7 +343,7 @@ func TestOldScheduledEntry(t *testing.T) {
 	ctx := context.Background()
 	e.author("ada", "Ada")
 	e.category("go", "Go")
-	authorKey := map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "AUTHOR#ada"}, "SK": &types.AttributeValueMemberS{Value: "AUTHOR#ada"}}
+	authorKey := map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: pubPrefix + "AUTHOR#ada"}, "SK": &types.AttributeValueMemberS{Value: "AUTHOR#ada"}}
 	_, err := e.client.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(e.table), Key: authorKey,
 		UpdateExpression:          aws.String("SET scheduled = :old"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":old": &types.AttributeValueMemberM{Value: map[string]types.AttributeValue{"-": &types.AttributeValueMemberS{Value: ""}}}}})
@@ -378,7 +378,7 @@ func TestClearedFieldIsRemoved(t *testing.T) {
 	a := must[*storage.Author](t)(e.store.UpdateAuthor(ctx, storage.AuthorPatch{ID: "ada", Bio: &empty}))
 	equal(t, "bio", a.Bio, "")
 	out, err := e.client.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(e.table), ConsistentRead: aws.Bool(true),
-		Key: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "AUTHOR#ada"}, "SK": &types.AttributeValueMemberS{Value: "AUTHOR#ada"}}})
+		Key: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: pubPrefix + "AUTHOR#ada"}, "SK": &types.AttributeValueMemberS{Value: "AUTHOR#ada"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -488,7 +488,7 @@ func TestRenameTransactionsTouchOnlyThePost(t *testing.T) {
 	renames := 0
 	for _, k := range touched {
 		switch k {
-		case "CAT#go CAT#go", "AUTHOR#ada AUTHOR#ada":
+		case pubPrefix + "CAT#go CAT#go", pubPrefix + "AUTHOR#ada AUTHOR#ada":
 			renames++
 		}
 	}

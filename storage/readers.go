@@ -50,11 +50,11 @@ func readerKeyOf(p *ReaderProfile) key {
 	return keys.Reader(p.ID)
 }
 
-func rateKeyOf(p *ReaderProfile) key {
+func rateKeyOf(ks keys.Space, p *ReaderProfile) key {
 	if p == nil {
 		return key{}
 	}
-	return keys.Rate(p.ID)
+	return ks.Rate(p.ID)
 }
 
 // refreshReader adds to t the write of the reader's stored profile when p
@@ -109,8 +109,8 @@ func condReader(stored *readerItem) expression.ConditionBuilder {
 // went to the same place within RateWindow, a *RateLimitError when
 // in.Rules.PerMinute comments already did. The write is guarded by the
 // item's version, so servers sharing the table count together.
-func countRate(t *dynamo.Txn, found map[key]item, in NewComment, now time.Time) error {
-	k := keys.Rate(in.Reader.ID)
+func countRate(ks keys.Space, t *dynamo.Txn, found map[key]item, in NewComment, now time.Time) error {
+	k := ks.Rate(in.Reader.ID)
 	var rate rateItem
 	err := dynamo.DecodeFound(found, k, &rate)
 	exists := err == nil

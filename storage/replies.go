@@ -51,7 +51,7 @@ func (s *Store) ReplyPage(ctx context.Context, parent *Comment, p PageArgs) (*Re
 		return queryPage(ctx, s, listQuery{
 			list:    list,
 			forward: true,
-			cond: expression.Key(keys.AttrPK).Equal(expression.Value(keys.PrefixPost + parent.PostID)).
+			cond: expression.Key(keys.AttrPK).Equal(expression.Value(s.ks.Post(parent.PostID).PK)).
 				And(expression.Key(keys.AttrSK).BeginsWith(keys.ThreadPrefix(pcid))),
 		}, p, (*commentItem).comment)
 	}
@@ -61,7 +61,7 @@ func (s *Store) ReplyPage(ctx context.Context, parent *Comment, p PageArgs) (*Re
 		if err != nil {
 			return nil, err
 		}
-		k := keys.Comment(parent.PostID, rcid)
+		k := s.ks.Comment(parent.PostID, rcid)
 		res.Items = append(res.Items, r)
 		res.Cursors = append(res.Cursors, s.encodeCursor(list, map[string]string{keys.AttrPK: k.PK, keys.AttrSK: k.SK}))
 	}
@@ -127,12 +127,12 @@ func (c commentItem) withEditedReply(r *commentItem) commentItem {
 // thread count: -1 when the parent was a tombstone that goes with its
 // last reply.
 func (s *Store) deleteReply(ctx context.Context, t *dynamo.Txn, postID string, cid keys.CommentID, c *commentItem, found map[key]item) (int64, error) {
-	pk := keys.Comment(postID, *cid.Parent)
+	pk := s.ks.Comment(postID, *cid.Parent)
 	var parent commentItem
 	if err := dynamo.DecodeFound(found, pk, &parent); err != nil {
 		return 0, fmt.Errorf("parent of comment %q: %w", c.ID, err)
 	}
-	if err := t.Delete(keys.Comment(postID, cid), ptr(condCommentVersion(c.Version)), dynamo.ErrRetry); err != nil {
+	if err := t.Delete(s.ks.Comment(postID, cid), ptr(condCommentVersion(c.Version)), dynamo.ErrRetry); err != nil {
 		return 0, err
 	}
 	if parent.Deleted && parent.ReplyCount == 1 {
@@ -207,7 +207,7 @@ func (s *Store) repliesFrom(ctx context.Context, postID string, parent *commentI
 		return nil, err
 	}
 	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(
-		expression.Key(keys.AttrPK).Equal(expression.Value(keys.PrefixPost + postID)).
+		expression.Key(keys.AttrPK).Equal(expression.Value(s.ks.Post(postID).PK)).
 			And(expression.Key(keys.AttrSK).BeginsWith(keys.ThreadPrefix(pcid)))))
 	if err != nil {
 		return nil, err
@@ -221,7 +221,7 @@ func (s *Store) repliesFrom(ctx context.Context, postID string, parent *commentI
 		Limit:                     aws.Int32(int32(n)),
 	}
 	if after != nil {
-		in.ExclusiveStartKey = dynamo.MustKey(keys.Comment(postID, *after))
+		in.ExclusiveStartKey = dynamo.MustKey(s.ks.Comment(postID, *after))
 	}
 	var out []*commentItem
 	for len(out) < n {

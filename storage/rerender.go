@@ -143,7 +143,7 @@ func (s *Store) WatchRenderer(ctx context.Context) {
 // the read fails.
 func (s *Store) RefreshRenderer(ctx context.Context) error {
 	var r rendererItem
-	if err := s.db.Get(ctx, keys.Renderer(), false, &r); err != nil && !errors.Is(err, ErrNotFound) {
+	if err := s.db.Get(ctx, s.ks.Renderer(), false, &r); err != nil && !errors.Is(err, ErrNotFound) {
 		return fmt.Errorf("read the renderer: %w", err)
 	}
 	s.claimed.mu.Lock()
@@ -173,7 +173,7 @@ func (s *Store) noteRendered(ctx context.Context) {
 		return
 	}
 	_, _ = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.table), Key: dynamo.MustKey(keys.Renderer()),
+		TableName: aws.String(s.table), Key: dynamo.MustKey(s.ks.Renderer()),
 		UpdateExpression:          expr.Update(),
 		ConditionExpression:       expr.Condition(),
 		ExpressionAttributeNames:  expr.Names(),
@@ -190,7 +190,7 @@ func (s *Store) RenderVersion() string { return s.render.Version() }
 // when the write fails.
 func (s *Store) ClaimRenderer(ctx context.Context) (bool, error) {
 	v := s.RenderVersion()
-	k := keys.Renderer()
+	k := s.ks.Renderer()
 	it := rendererItem{PK: k.PK, SK: k.SK, Type: typeRenderer, Version: v, ClaimedAt: keys.Time(s.Now())}
 	wrote, err := s.db.PutIf(ctx, it, dynamo.CondNotExists().Or(expression.Name("version").NotEqual(expression.Value(v))))
 	if err != nil {
@@ -222,7 +222,7 @@ type Rerendered struct {
 func (s *Store) Rerender(ctx context.Context) (Rerendered, error) {
 	var out Rerendered
 	var r rendererItem
-	switch err := s.db.Get(ctx, keys.Renderer(), true, &r); {
+	switch err := s.db.Get(ctx, s.ks.Renderer(), true, &r); {
 	case errors.Is(err, ErrNotFound):
 		return out, nil
 	case err != nil:
@@ -283,7 +283,7 @@ func (s *Store) doneInput(v string, marks int64) *dynamodb.UpdateItemInput {
 		panic(err) // a constant expression
 	}
 	return &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.table), Key: dynamo.MustKey(keys.Renderer()),
+		TableName: aws.String(s.table), Key: dynamo.MustKey(s.ks.Renderer()),
 		UpdateExpression:          expr.Update(),
 		ConditionExpression:       expr.Condition(),
 		ExpressionAttributeNames:  expr.Names(),
@@ -296,13 +296,13 @@ func (s *Store) doneInput(v string, marks int64) *dynamodb.UpdateItemInput {
 // one more for every 1 MB), the drafts from each author's drafts in GSI1
 // (the authors from GSI1 AUTHORS, then one Query an author).
 func (s *Store) eachPostVersion(ctx context.Context, fn func(id, version string) error) error {
-	for _, part := range keys.FeedPartitions {
+	for _, part := range s.ks.FeedPartitions() {
 		if err := s.eachVersion(ctx, part, fn); err != nil {
 			return err
 		}
 	}
 	var authors []string
-	err := s.eachVersion(ctx, keys.AuthorsPartition, func(id, _ string) error {
+	err := s.eachVersion(ctx, s.ks.Partition(keys.AuthorsPartition), func(id, _ string) error {
 		authors = append(authors, id)
 		return nil
 	})
@@ -310,7 +310,7 @@ func (s *Store) eachPostVersion(ctx context.Context, fn func(id, version string)
 		return err
 	}
 	for _, a := range authors {
-		if err := s.eachVersion(ctx, keys.DraftPartition(a), fn); err != nil {
+		if err := s.eachVersion(ctx, s.ks.DraftPartition(a), fn); err != nil {
 			return err
 		}
 	}
@@ -382,10 +382,10 @@ func (s *Store) rerenderPost(ctx context.Context, id string) (bool, error) {
 		// The post item (its summary and the sum of its HTML) on the
 		// condition that it is as read, and the body item, which only
 		// writes of that post item change.
-		errs := []error{t.Update(keys.Post(id), full, &cond, dynamo.ErrRetry), t.Put(d.bodyItem(), nil, nil)}
+		errs := []error{t.Update(s.ks.Post(id), full, &cond, dynamo.ErrRetry), t.Put(d.bodyItem(s.ks), nil, nil)}
 		if d.Words != p.Words || d.Minutes != p.Minutes || d.AutoExcerpt != p.AutoExcerpt {
 			summary := derivedUpdate(&d, false)
-			for _, k := range p.copyKeys() {
+			for _, k := range p.copyKeys(s.ks) {
 				errs = append(errs, t.Update(k, summary, ptr(dynamo.CondExists()), dynamo.ErrRetry))
 			}
 		}
@@ -430,7 +430,7 @@ func derivedUpdate(d *postItem, post bool) expression.UpdateBuilder {
 // ones from GSI1 PAGES, the drafts from GSI1 PAGEDRAFTS (one Query each,
 // and one more for every 1 MB).
 func (s *Store) eachPageVersion(ctx context.Context, fn func(id, version string) error) error {
-	for _, pk := range []string{keys.PagesPartition, keys.PageDraftsPartition} {
+	for _, pk := range []string{s.ks.Partition(keys.PagesPartition), s.ks.Partition(keys.PageDraftsPartition)} {
 		if err := s.eachVersion(ctx, pk, fn); err != nil {
 			return err
 		}
@@ -447,7 +447,7 @@ func (s *Store) eachPageVersion(ctx context.Context, fn func(id, version string)
 func (s *Store) rerenderPage(ctx context.Context, id string) (bool, error) {
 	return dynamo.RetryWrite(ctx, func() (bool, error) {
 		var p pageItem
-		switch err := s.db.Get(ctx, keys.Page(id), true, &p); {
+		switch err := s.db.Get(ctx, s.ks.Page(id), true, &p); {
 		case errors.Is(err, ErrNotFound):
 			return false, nil
 		case err != nil:
@@ -464,7 +464,7 @@ func (s *Store) rerenderPage(ctx context.Context, id string) (bool, error) {
 			return false, err
 		}
 		t := s.db.NewTxn()
-		if err := t.Update(keys.Page(id), pageDerivedUpdate(&d), ptr(condVersion(p.Version)), dynamo.ErrRetry); err != nil {
+		if err := t.Update(s.ks.Page(id), pageDerivedUpdate(&d), ptr(condVersion(p.Version)), dynamo.ErrRetry); err != nil {
 			return false, err
 		}
 		if err := s.db.Exec(ctx, t); err != nil {

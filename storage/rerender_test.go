@@ -136,9 +136,9 @@ func TestRerenderRewritesTheCopiesSummaries(t *testing.T) {
 	p := must[*storage.Post](t)(e.store.CreatePost(ctx, storage.NewPost{AuthorID: "ada", Title: "T", Slug: "t", Body: "Some words here.", Categories: []string{"go"}}))
 	p = e.publish(p, start.Add(-1))
 	must[bool](t)(e.store.ClaimRenderer(ctx))
-	e.stale("POST#"+p.ID, "POST#"+p.ID, true)
-	e.stale("POST#"+p.ID, "CAT#go", false)
-	e.stale("AUTHOR#ada", "POST#"+keyTime(p.PublishedAt)+"#"+p.ID, false)
+	e.stale(pubPrefix+"POST#"+p.ID, "POST#"+p.ID, true)
+	e.stale(pubPrefix+"POST#"+p.ID, "CAT#go", false)
+	e.stale(pubPrefix+"AUTHOR#ada", "POST#"+keyTime(p.PublishedAt)+"#"+p.ID, false)
 	if r := must[storage.Rerendered](t)(e.store.Rerender(ctx)); r.Rendered != 1 {
 		t.Fatalf("sweep: %+v", r)
 	}

@@ -130,7 +130,7 @@ func (s *Store) keepRevision(editor string) func(context.Context, *dynamo.Txn, *
 		// it through the same put, so set it before that runs (see
 		// UpdatePost, which counts it in its change).
 		n := after.Revisions
-		k := keys.Revision(before.ID, n)
+		k := s.ks.Revision(before.ID, n)
 		rev := revisionItem{PK: k.PK, SK: k.SK, Type: typeRevision, PostID: before.ID, N: n, EditorID: editor,
 			At: after.UpdatedAt, Fields: fields, Title: before.Title, Excerpt: before.Excerpt, Body: before.Body,
 			Cover: before.Cover, SEO: before.SEO, Version: before.Version}
@@ -142,7 +142,7 @@ func (s *Store) keepRevision(editor string) func(context.Context, *dynamo.Txn, *
 			return err
 		}
 		if n > MaxRevisions {
-			return t.Delete(keys.Revision(before.ID, n-MaxRevisions), nil, nil)
+			return t.Delete(s.ks.Revision(before.ID, n-MaxRevisions), nil, nil)
 		}
 		return nil
 	}
@@ -161,7 +161,7 @@ func countRevision(before *postItem, p *postItem) {
 func (s *Store) Revisions(ctx context.Context, postID string, p PageArgs) (*Result[*Revision], error) {
 	return queryPage(ctx, s, listQuery{
 		list: "revisions:" + postID,
-		cond: expression.Key(keys.AttrPK).Equal(expression.Value(keys.PrefixPost + postID)).
+		cond: expression.Key(keys.AttrPK).Equal(expression.Value(s.ks.Post(postID).PK)).
 			And(expression.Key(keys.AttrSK).BeginsWith(keys.PrefixRevision)),
 	}, p, (*revisionItem).revision)
 }
@@ -218,7 +218,7 @@ func (s *Store) bodyFrom(ctx context.Context, postID string, n int64, last, cons
 		}
 	}
 	var b bodyItem
-	switch err := s.db.Get(ctx, keys.PostBody(postID), consistent, &b); {
+	switch err := s.db.Get(ctx, s.ks.PostBody(postID), consistent, &b); {
 	case err == nil:
 		return b.Body, nil
 	case errors.Is(err, ErrNotFound):
@@ -238,8 +238,8 @@ func (s *Store) bodyFrom(ctx context.Context, postID string, n int64, last, cons
 // n up that holds one, if one does.
 func (s *Store) revisionBodyFrom(ctx context.Context, postID string, n int64, consistent bool) (string, bool, error) {
 	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(
-		expression.Key(keys.AttrPK).Equal(expression.Value(keys.PrefixPost + postID)).
-			And(expression.Key(keys.AttrSK).Between(expression.Value(keys.Revision(postID, n).SK), expression.Value(keys.Revision(postID, 9_999_999_999).SK)))))
+		expression.Key(keys.AttrPK).Equal(expression.Value(s.ks.Post(postID).PK)).
+			And(expression.Key(keys.AttrSK).Between(expression.Value(s.ks.Revision(postID, n).SK), expression.Value(s.ks.Revision(postID, 9_999_999_999).SK)))))
 	if err != nil {
 		return "", false, err
 	}
@@ -298,7 +298,7 @@ func (s *Store) RestorePostRevision(ctx context.Context, in RestoreRevision) (*P
 		return nil, invalid("revisionId", "is not a revision of this post")
 	}
 	var it revisionItem
-	if err := s.db.Get(ctx, keys.Revision(in.PostID, in.N), true, &it); err != nil {
+	if err := s.db.Get(ctx, s.ks.Revision(in.PostID, in.N), true, &it); err != nil {
 		return nil, fmt.Errorf("revision %d of post %q: %w", in.N, in.PostID, err)
 	}
 	r := it.revision()
@@ -316,7 +316,7 @@ func (s *Store) RestorePostRevision(ctx context.Context, in RestoreRevision) (*P
 
 // checkRevisions reports a revision whose post is gone, one numbered past
 // the post's count, and one the bound should have deleted.
-func checkRevisions(revs []*revisionItem, posts map[string]*postItem) []string {
+func checkRevisions(ks keys.Space, revs []*revisionItem, posts map[string]*postItem) []string {
 	var bad []string
 	for _, r := range revs {
 		p := posts[r.PostID]
@@ -325,7 +325,7 @@ func checkRevisions(revs []*revisionItem, posts map[string]*postItem) []string {
 			bad = append(bad, fmt.Sprintf("revision %d of post %s, which does not exist", r.N, r.PostID))
 		case r.N > p.Revisions || r.N <= p.Revisions-MaxRevisions:
 			bad = append(bad, fmt.Sprintf("revision %d of post %s, which counts %d (the last %d are kept)", r.N, r.PostID, p.Revisions, MaxRevisions))
-		case keys.Revision(r.PostID, r.N) != key{PK: r.PK, SK: r.SK}:
+		case ks.Revision(r.PostID, r.N) != key{PK: r.PK, SK: r.SK}:
 			bad = append(bad, fmt.Sprintf("revision %d of post %s has wrong keys", r.N, r.PostID))
 		case r.Bodyless && (r.Body != "" || slices.Contains(r.Fields, "body")):
 			bad = append(bad, fmt.Sprintf("revision %d of post %s is marked bodyless but its edit changed the body or it holds one", r.N, r.PostID))

@@ -69,8 +69,8 @@ type scheduleItem struct {
 	At string `dynamodbav:"at"`
 }
 
-func newScheduleItem(at, postID string) scheduleItem {
-	k := scheduleKey(at, postID)
+func newScheduleItem(ks keys.Space, at, postID string) scheduleItem {
+	k := scheduleKey(ks, at, postID)
 	return scheduleItem{PK: k.PK, SK: k.SK, Type: typeSchedule, PostID: postID, At: at}
 }
 
@@ -93,7 +93,7 @@ func goLiveAt(before, after *postItem, now string) string {
 // scheduleActions sets the marker of after (nil: a deletion) for a write
 // at now and adds to t the schedule items the change of marker moves:
 // none when it stays, a put and a delete at most.
-func scheduleActions(t *dynamo.Txn, before, after *postItem, now string) error {
+func scheduleActions(ks keys.Space, t *dynamo.Txn, before, after *postItem, now string) error {
 	var was, is, id string
 	if before != nil {
 		was, id = before.GoLiveAt, before.ID
@@ -107,10 +107,10 @@ func scheduleActions(t *dynamo.Txn, before, after *postItem, now string) error {
 	}
 	var errs []error
 	if was != "" {
-		errs = append(errs, t.Delete(scheduleKey(was, id), nil, nil))
+		errs = append(errs, t.Delete(scheduleKey(ks, was, id), nil, nil))
 	}
 	if is != "" {
-		errs = append(errs, t.Put(newScheduleItem(is, id), nil, nil))
+		errs = append(errs, t.Put(newScheduleItem(ks, is, id), nil, nil))
 	}
 	return errors.Join(errs...)
 }
@@ -135,7 +135,7 @@ func condMarker(at string) expression.ConditionBuilder {
 // read or a write, after which the next call goes on.
 func (s *Store) GoLive(ctx context.Context) (int, error) {
 	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(
-		expression.Key(keys.AttrPK).Equal(expression.Value(schedulePartition)).
+		expression.Key(keys.AttrPK).Equal(expression.Value(s.ks.Partition(schedulePartition))).
 			And(expression.Key(keys.AttrSK).LessThan(expression.Value(s.nowKey() + "$"))))) // '$' sorts after '#'
 	if err != nil {
 		return 0, err
@@ -181,8 +181,8 @@ func (s *Store) goLive(ctx context.Context, it scheduleItem) (bool, error) {
 	t := s.db.NewTxn()
 	marked := dynamo.CondExists().And(condMarker(it.At))
 	err := firstErr(
-		t.Update(keys.Post(it.PostID), expression.Remove(expression.Name(attrGoLiveAt)), &marked, errNotScheduled),
-		t.Delete(scheduleKey(it.At, it.PostID), ptr(dynamo.CondExists()), errScheduleGone),
+		t.Update(s.ks.Post(it.PostID), expression.Remove(expression.Name(attrGoLiveAt)), &marked, errNotScheduled),
+		t.Delete(scheduleKey(s.ks, it.At, it.PostID), ptr(dynamo.CondExists()), errScheduleGone),
 	)
 	if err != nil {
 		return false, err
@@ -208,8 +208,8 @@ func (s *Store) dropStale(ctx context.Context, it scheduleItem) error {
 	notMarked := dynamo.CondNotExists().Or(expression.Name(attrGoLiveAt).AttributeNotExists()).
 		Or(expression.Name(attrGoLiveAt).NotEqual(expression.Value(it.At)))
 	err := firstErr(
-		t.Check(keys.Post(it.PostID), notMarked, dynamo.ErrRetry),
-		t.Delete(scheduleKey(it.At, it.PostID), ptr(dynamo.CondExists()), dynamo.ErrRetry),
+		t.Check(s.ks.Post(it.PostID), notMarked, dynamo.ErrRetry),
+		t.Delete(scheduleKey(s.ks, it.At, it.PostID), ptr(dynamo.CondExists()), dynamo.ErrRetry),
 	)
 	if err != nil {
 		return err
@@ -229,14 +229,14 @@ const goLiveGrace = time.Minute
 // post without its item or marked at another time than its publishedAt,
 // a post scheduled after now without a marker (written by an earlier
 // version: Migrate marks it), and an item due for longer than a minute.
-func checkSchedule(items []*scheduleItem, posts map[string]*postItem, now, stuck string) []string {
+func checkSchedule(ks keys.Space, items []*scheduleItem, posts map[string]*postItem, now, stuck string) []string {
 	var bad []string
 	badf := func(format string, args ...any) { bad = append(bad, fmt.Sprintf(format, args...)) }
 	found := map[string]string{} // post id → the item's time
 	for _, it := range items {
 		p := posts[it.PostID]
 		switch {
-		case scheduleKey(it.At, it.PostID) != key{PK: it.PK, SK: it.SK}:
+		case scheduleKey(ks, it.At, it.PostID) != key{PK: it.PK, SK: it.SK}:
 			badf("schedule item %s/%s has wrong keys", it.PK, it.SK)
 		case p == nil || p.GoLiveAt != it.At:
 			badf("schedule item %s names post %s, which is not scheduled at %s", it.SK, it.PostID, it.At)

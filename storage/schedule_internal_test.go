@@ -21,7 +21,7 @@ func TestEventsOfTheGoLiveMarker(t *testing.T) {
 			if p == nil {
 				return nil
 			}
-			return p.withPostKeys()
+			return p.withPostKeys(testKS)
 		}
 		return h.record(name, keyed(old), keyed(cur))
 	}

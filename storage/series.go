@@ -113,8 +113,8 @@ func (s *Store) CreateSeries(ctx context.Context, in NewSeries) (*Series, error)
 		}
 	}
 	now := s.nowKey()
-	k := keys.Series(in.Slug)
-	it := seriesItem{PK: k.PK, SK: k.SK, GSI1PK: keys.SeriesPartition, GSI1SK: k.SK, Type: typeSeries,
+	k := s.ks.Series(in.Slug)
+	it := seriesItem{PK: k.PK, SK: k.SK, GSI1PK: s.ks.Partition(keys.SeriesPartition), GSI1SK: k.SK, Type: typeSeries,
 		Slug: in.Slug, Title: in.Title, Description: in.Description, OwnerID: in.OwnerID,
 		CreatedAt: now, UpdatedAt: now, Version: 1}
 	if in.CoverImage != nil {
@@ -142,12 +142,12 @@ func (s *Store) GetSeries(ctx context.Context, slug string) (*Series, error) {
 // GetManySeries returns the series of slugs, in their order, in one
 // BatchGetItem (a request for each 100): ErrNotFound for a slug of none.
 func (s *Store) GetManySeries(ctx context.Context, slugs []string) ([]*Series, []error) {
-	return dynamo.BatchDecode(ctx, s.db, mapKeys(slugs, keys.Series), (*seriesItem).series)
+	return dynamo.BatchDecode(ctx, s.db, mapKeys(slugs, s.ks.Series), (*seriesItem).series)
 }
 
 func (s *Store) readSeries(ctx context.Context, slug string, consistent bool) (*seriesItem, error) {
 	var it seriesItem
-	if err := s.db.Get(ctx, keys.Series(slug), consistent, &it); err != nil {
+	if err := s.db.Get(ctx, s.ks.Series(slug), consistent, &it); err != nil {
 		return nil, fmt.Errorf("series %q: %w", slug, err)
 	}
 	return &it, nil
@@ -358,7 +358,7 @@ func (s *Store) DeleteSeries(ctx context.Context, slug string, expected int64) (
 		if len(it.Posts) == 0 {
 			t := s.db.NewTxn()
 			cond := condVersion(it.Version)
-			if err := t.Delete(keys.Series(slug), &cond, dynamo.ErrRetry); err != nil {
+			if err := t.Delete(s.ks.Series(slug), &cond, dynamo.ErrRetry); err != nil {
 				return nil, err
 			}
 			if err := s.db.Exec(ctx, t); errors.Is(err, dynamo.ErrRetry) {
@@ -390,7 +390,7 @@ func (s *Store) DeleteSeries(ctx context.Context, slug string, expected int64) (
 func (s *Store) AllSeries(ctx context.Context, p PageArgs) (*Result[*Series], error) {
 	return queryPage(ctx, s, listQuery{
 		list: "series", index: true, forward: true,
-		cond: expression.Key(keys.AttrGSI1PK).Equal(expression.Value(keys.SeriesPartition)),
+		cond: expression.Key(keys.AttrGSI1PK).Equal(expression.Value(s.ks.Partition(keys.SeriesPartition))),
 	}, p, (*seriesItem).series)
 }
 
@@ -538,12 +538,12 @@ func (p eventPaths) seriesPostData(d *EventData, old, now *postItem) {
 // or a post that names another series, holds more than MaxSeriesPosts,
 // or has wrong keys; and a post that names a series which does not list
 // it.
-func checkSeries(series []*seriesItem, posts map[string]*postItem) []string {
+func checkSeries(ks keys.Space, series []*seriesItem, posts map[string]*postItem) []string {
 	var bad []string
 	listed := map[string]string{}
 	for _, se := range series {
-		k := keys.Series(se.Slug)
-		if se.PK != k.PK || se.SK != k.SK || se.GSI1PK != keys.SeriesPartition || se.GSI1SK != k.SK {
+		k := ks.Series(se.Slug)
+		if se.PK != k.PK || se.SK != k.SK || se.GSI1PK != ks.Partition(keys.SeriesPartition) || se.GSI1SK != k.SK {
 			bad = append(bad, fmt.Sprintf("series %s has wrong keys", se.Slug))
 		}
 		if len(se.Posts) > MaxSeriesPosts {

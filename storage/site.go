@@ -170,8 +170,8 @@ func (it *siteItem) site() *Site {
 	return s
 }
 
-func siteItemOf(s *Site) *siteItem {
-	k := keys.Site()
+func siteItemOf(ks keys.Space, s *Site) *siteItem {
+	k := ks.Site()
 	it := &siteItem{
 		PK: k.PK, SK: k.SK, Type: typeSite,
 		Title: s.Title, Description: s.Description, LogoURL: s.LogoURL, IconURL: s.IconURL,
@@ -210,7 +210,7 @@ func (s *Store) Site(ctx context.Context) (*Site, error) {
 		return cached, nil
 	}
 	var it siteItem
-	err := s.db.Get(ctx, keys.Site(), false, &it)
+	err := s.db.Get(ctx, s.ks.Site(), false, &it)
 	switch {
 	case errors.Is(err, ErrNotFound):
 		it = siteItem{}
@@ -402,7 +402,7 @@ func (s *Store) UpdateSite(ctx context.Context, in SitePatch) (*Site, error) {
 // and then meet the version it did not expect).
 func (s *Store) writeSite(ctx context.Context, rec *idem, in *SitePatch) (*Site, error) {
 	var it siteItem
-	err := s.db.Get(ctx, keys.Site(), true, &it)
+	err := s.db.Get(ctx, s.ks.Site(), true, &it)
 	if err != nil && !errors.Is(err, ErrNotFound) {
 		return nil, fmt.Errorf("site settings: %w", err)
 	}
@@ -433,11 +433,11 @@ func (s *Store) writeSite(ctx context.Context, rec *idem, in *SitePatch) (*Site,
 		cond = condVersion(it.Version)
 	}
 	t := s.db.NewTxn()
-	if err := t.Put(siteItemOf(site), &cond, dynamo.ErrRetry); err != nil {
+	if err := t.Put(siteItemOf(s.ks, site), &cond, dynamo.ErrRetry); err != nil {
 		return nil, err
 	}
 	// The stored form is what a read returns: empty lists as none.
-	stored := siteItemOf(site).site()
+	stored := siteItemOf(s.ks, site).site()
 	return execRecord(ctx, s, t, rec, stored)
 }
 

@@ -55,26 +55,32 @@ type taker struct {
 	admin  bool
 }
 
-var postSlugs = slugSpace{
-	key:      keys.Slug,
-	owner:    "postId",
-	holder:   keys.Post,
-	authorOf: func(h *slugHolder) string { return h.AuthorID },
-	item: func(slug, owner string, redirect bool) any {
-		k := keys.Slug(slug)
-		return slugItem{PK: k.PK, SK: k.SK, Type: typeSlug, PostID: owner, Redirect: redirect}
-	},
+// postSlugs is the posts' slugs in the publication ks.
+func postSlugs(ks keys.Space) slugSpace {
+	return slugSpace{
+		key:      ks.Slug,
+		owner:    "postId",
+		holder:   ks.Post,
+		authorOf: func(h *slugHolder) string { return h.AuthorID },
+		item: func(slug, owner string, redirect bool) any {
+			k := ks.Slug(slug)
+			return slugItem{PK: k.PK, SK: k.SK, Type: typeSlug, PostID: owner, Redirect: redirect}
+		},
+	}
 }
 
-var authorSlugs = slugSpace{
-	key:      keys.AuthorSlug,
-	owner:    "authorId",
-	holder:   keys.Author,
-	authorOf: func(h *slugHolder) string { return h.ID },
-	item: func(slug, owner string, redirect bool) any {
-		k := keys.AuthorSlug(slug)
-		return authorSlugItem{PK: k.PK, SK: k.SK, Type: typeAuthorSlug, AuthorID: owner, Redirect: redirect}
-	},
+// authorSlugs is the authors' slugs in the publication ks.
+func authorSlugs(ks keys.Space) slugSpace {
+	return slugSpace{
+		key:      ks.AuthorSlug,
+		owner:    "authorId",
+		holder:   ks.Author,
+		authorOf: func(h *slugHolder) string { return h.ID },
+		item: func(slug, owner string, redirect bool) any {
+			k := ks.AuthorSlug(slug)
+			return authorSlugItem{PK: k.PK, SK: k.SK, Type: typeAuthorSlug, AuthorID: owner, Redirect: redirect}
+		},
+	}
 }
 
 // foreignHolder stands for the holder of a reservation of another kind in

@@ -23,7 +23,11 @@ import (
 // hints of what it last saw of a few items, which writes use only under
 // conditions that check them (hints.go).
 type Store struct {
-	db      *dynamo.Table
+	// db is the table, confined to the publication's key space (ks): the
+	// tenant guard refuses a request for any other publication's keys.
+	db *dynamo.Table
+	// ks is the key space of the Store's publication.
+	ks      keys.Space
 	table   string
 	now     func() time.Time
 	cursors cursorKeys
@@ -46,6 +50,9 @@ type Store struct {
 	// (WithCountLag, checkcounts.go); lagWait waits it (tests replace it).
 	countLag time.Duration
 	lagWait  func(ctx context.Context, d time.Duration) error
+	// migrationStop stops the layout 5 step of Migrate after so many
+	// pages of so many items (tests; migrations.Env.StopAfter).
+	migrationStop struct{ pages, size int }
 }
 
 // Option configures a Store.
@@ -89,14 +96,30 @@ func WithStream() Option {
 	return func(s *Store) { s.stream = true }
 }
 
-// New returns a Store on table through db.
+// WithPublication makes the Store the store of the publication id: its
+// items live under the publication's prefix (keys.Space). Without it the
+// Store is DefaultPublication's. It panics on an id that is empty or
+// holds a "#" (configuration checks ids before).
+func WithPublication(id string) Option {
+	return func(s *Store) { s.ks = keys.MustIn(id) }
+}
+
+// DefaultPublication is the id of the publication a Store serves when it is
+// made without WithPublication: the one a new table starts with, and the
+// one the layout 5 migration moves an older table's items into.
+const DefaultPublication = "default"
+
+// New returns a Store on table through db, for the publication
+// WithPublication names (DefaultPublication without).
 func New(db *dynamodb.Client, table string, opts ...Option) *Store {
 	h := newHints()
-	s := &Store{db: dynamo.New(db, table, h), table: table, now: time.Now, hints: h, siteCache: &siteCache{}, claimed: &claimed{},
+	s := &Store{table: table, now: time.Now, hints: h, siteCache: &siteCache{}, claimed: &claimed{},
+		ks:     keys.MustIn(DefaultPublication),
 		render: markdown.Options{HeadingIDPrefix: markdown.DefaultHeadingIDPrefix}}
 	for _, o := range opts {
 		o(s)
 	}
+	s.db = dynamo.New(db, table, h).Confine(s.ks.Prefix(), keys.Global)
 	if s.cursors.enc == nil {
 		s.cursors = randomCursorKeys()
 	}
@@ -261,7 +284,9 @@ func (s *Store) waitActive(ctx context.Context) error {
 
 // Empty reports whether the table holds no item at all.
 func (s *Store) Empty(ctx context.Context) (bool, error) {
-	out, err := s.db.Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(s.table), Limit: aws.Int32(1), ConsistentRead: aws.Bool(true)})
+	// The whole table: a blog of a layout before publications, which no
+	// publication sees yet, is not empty.
+	out, err := s.db.Unconfined().Scan(ctx, &dynamodb.ScanInput{TableName: aws.String(s.table), Limit: aws.Int32(1), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return false, fmt.Errorf("scan %q: %w", s.table, err)
 	}
@@ -273,7 +298,7 @@ func (s *Store) Empty(ctx context.Context) (bool, error) {
 func (s *Store) Ready(ctx context.Context) error {
 	_, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName: aws.String(s.table),
-		Key:       dynamo.MustKey(keys.Stats()),
+		Key:       dynamo.MustKey(s.ks.Stats()),
 	})
 	if err != nil {
 		return fmt.Errorf("table %q: %w", s.table, err)

@@ -101,12 +101,12 @@ func (it *tagItem) tag(now string) *Tag {
 
 // tagCreation returns the update that makes the tag it, with its first
 // version and name version, in a post write's transaction.
-func (it *tagItem) tagCreation(upd expression.UpdateBuilder, now string, counts bool) expression.UpdateBuilder {
+func (it *tagItem) tagCreation(ks keys.Space, upd expression.UpdateBuilder, now string, counts bool) expression.UpdateBuilder {
 	upd = upd.Set(expression.Name("type"), expression.Value(typeTag)).
 		Set(expression.Name("slug"), expression.Value(it.Slug)).
 		Set(expression.Name("name"), expression.Value(it.Name)).
-		Set(expression.Name(keys.AttrGSI1PK), expression.Value(keys.TagsPartition)).
-		Set(expression.Name(keys.AttrGSI1SK), expression.Value(keys.Tag(it.Slug).SK)).
+		Set(expression.Name(keys.AttrGSI1PK), expression.Value(ks.Partition(keys.TagsPartition))).
+		Set(expression.Name(keys.AttrGSI1SK), expression.Value(ks.Tag(it.Slug).SK)).
 		Set(expression.Name("createdAt"), expression.Value(now)).
 		Set(expression.Name("updatedAt"), expression.Value(now)).
 		Set(expression.Name("version"), expression.Value(1)).
@@ -118,11 +118,11 @@ func (it *tagItem) tagCreation(upd expression.UpdateBuilder, now string, counts 
 }
 
 // tagCopy returns the post-in-tag copy of a published post.
-func (it postItem) tagCopy(slug string) postItem {
-	k := keys.TagCopy(it.ID, slug)
+func (it postItem) tagCopy(ks keys.Space, slug string) postItem {
+	k := ks.TagCopy(it.ID, slug)
 	it = it.summary()
 	it.PK, it.SK, it.Type = k.PK, k.SK, typeTagPost
-	it.GSI1PK, it.GSI1SK = keys.TagPartition(slug), keys.PostSort(it.publishedAt(), it.ID)
+	it.GSI1PK, it.GSI1SK = ks.TagPartition(slug), keys.PostSort(it.publishedAt(), it.ID)
 	return it
 }
 
@@ -229,7 +229,7 @@ func (s *Store) readMergeTargets(ctx context.Context, r *names) error {
 		var missing []key
 		for _, it := range r.tags {
 			if it != nil && it.MergedInto != "" && r.tags[it.MergedInto] == nil {
-				missing = append(missing, keys.Tag(it.MergedInto))
+				missing = append(missing, s.ks.Tag(it.MergedInto))
 			}
 		}
 		if len(missing) == 0 {
@@ -259,7 +259,7 @@ func (s *Store) GetTag(ctx context.Context, slug string) (*Tag, error) {
 	}
 	for range maxMergeHops + 1 {
 		var it tagItem
-		if err := s.db.Get(ctx, keys.Tag(slug), false, &it); err != nil {
+		if err := s.db.Get(ctx, s.ks.Tag(slug), false, &it); err != nil {
 			return nil, fmt.Errorf("tag %q: %w", slug, err)
 		}
 		if it.MergedInto == "" {
@@ -274,7 +274,7 @@ func (s *Store) GetTag(ctx context.Context, slug string) (*Tag, error) {
 // errs for each missing one: one BatchGetItem for 100.
 func (s *Store) GetTags(ctx context.Context, slugs []string) ([]*Tag, []error) {
 	now := s.nowKey()
-	return dynamo.BatchDecode(ctx, s.db, mapKeys(slugs, keys.Tag), func(it *tagItem) *Tag { return it.tag(now) })
+	return dynamo.BatchDecode(ctx, s.db, mapKeys(slugs, s.ks.Tag), func(it *tagItem) *Tag { return it.tag(now) })
 }
 
 // Tags returns the tags, ordered by slug, with their post counts; merged
@@ -282,7 +282,7 @@ func (s *Store) GetTags(ctx context.Context, slugs []string) ([]*Tag, []error) {
 func (s *Store) Tags(ctx context.Context, p PageArgs) (*Result[*Tag], error) {
 	return queryPage(ctx, s, listQuery{
 		list: "tags", index: true, forward: true,
-		cond: expression.Key(keys.AttrGSI1PK).Equal(expression.Value(keys.TagsPartition)),
+		cond: expression.Key(keys.AttrGSI1PK).Equal(expression.Value(s.ks.Partition(keys.TagsPartition))),
 	}, p, func(it *tagItem) *Tag { return it.tag(s.nowKey()) })
 }
 
@@ -296,7 +296,7 @@ func (s *Store) TagPosts(ctx context.Context, slug string, p PageArgs, per Perio
 	return queryPage(ctx, s, listQuery{
 		list:  list,
 		index: true,
-		cond: expression.Key(keys.AttrGSI1PK).Equal(expression.Value(keys.TagPartition(slug))).
+		cond: expression.Key(keys.AttrGSI1PK).Equal(expression.Value(s.ks.TagPartition(slug))).
 			And(expression.Key(keys.AttrGSI1SK).Between(expression.Value(lo), expression.Value(hi))),
 		empty: empty,
 	}, p, (*postItem).post)
@@ -304,7 +304,7 @@ func (s *Store) TagPosts(ctx context.Context, slug string, p PageArgs, per Perio
 
 // tagPostIDs lists the published and scheduled posts of a tag.
 func (s *Store) tagPostIDs(ctx context.Context, slug string) ([]string, error) {
-	return s.collectIDs(ctx, true, expression.Key(keys.AttrGSI1PK).Equal(expression.Value(keys.TagPartition(slug))))
+	return s.collectIDs(ctx, true, expression.Key(keys.AttrGSI1PK).Equal(expression.Value(s.ks.TagPartition(slug))))
 }
 
 // RenameTag gives a tag a new name (its slug stays), if its version still
@@ -318,7 +318,7 @@ func (s *Store) RenameTag(ctx context.Context, in TagRename) (*Tag, error) {
 	tag, err := idempotent(ctx, s, "renameTag", in.IdempotencyKey, in, func(rec *idem) (*Tag, error) {
 		return dynamo.RetryWrite(ctx, func() (*Tag, error) {
 			var it tagItem
-			if err := s.db.Get(ctx, keys.Tag(in.Slug), true, &it); err != nil {
+			if err := s.db.Get(ctx, s.ks.Tag(in.Slug), true, &it); err != nil {
 				return nil, fmt.Errorf("tag %q: %w", in.Slug, err)
 			}
 			if it.MergedInto != "" {
@@ -335,7 +335,7 @@ func (s *Store) RenameTag(ctx context.Context, in TagRename) (*Tag, error) {
 			it.Version++
 			it.UpdatedAt = keys.Time(s.Now())
 			t := s.db.NewTxn()
-			if err := t.Update(keys.Tag(in.Slug), profileUpdate(it.Version, it.NameVer, it.UpdatedAt, map[string]string{"name": it.Name}), &cond, dynamo.ErrRetry); err != nil {
+			if err := t.Update(s.ks.Tag(in.Slug), profileUpdate(it.Version, it.NameVer, it.UpdatedAt, map[string]string{"name": it.Name}), &cond, dynamo.ErrRetry); err != nil {
 				return nil, err
 			}
 			return execRecord(ctx, s, t, rec, it.tag(s.nowKey()))
@@ -344,7 +344,7 @@ func (s *Store) RenameTag(ctx context.Context, in TagRename) (*Tag, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.refreshAll(ctx, s.tagPostIDs, in.Slug, keys.Tag(in.Slug)); err != nil {
+	if err := s.refreshAll(ctx, s.tagPostIDs, in.Slug, s.ks.Tag(in.Slug)); err != nil {
 		return nil, fmt.Errorf("rename tag %q: %w", in.Slug, err)
 	}
 	return tag, nil
@@ -368,15 +368,15 @@ func (s *Store) MergeTags(ctx context.Context, in TagMerge) (*Tag, error) {
 	}
 	_, err = idempotent(ctx, s, "mergeTags", in.IdempotencyKey, in, func(rec *idem) (*Tag, error) {
 		return dynamo.RetryWrite(ctx, func() (*Tag, error) {
-			found, err := s.db.BatchGet(ctx, []key{keys.Tag(in.From), keys.Tag(in.Into)}, true)
+			found, err := s.db.BatchGet(ctx, []key{s.ks.Tag(in.From), s.ks.Tag(in.Into)}, true)
 			if err != nil {
 				return nil, err
 			}
 			var from, into tagItem
-			if err := dynamo.DecodeFound(found, keys.Tag(in.From), &from); err != nil {
+			if err := dynamo.DecodeFound(found, s.ks.Tag(in.From), &from); err != nil {
 				return nil, fmt.Errorf("tag %q: %w", in.From, err)
 			}
-			if err := dynamo.DecodeFound(found, keys.Tag(in.Into), &into); err != nil {
+			if err := dynamo.DecodeFound(found, s.ks.Tag(in.Into), &into); err != nil {
 				return nil, fmt.Errorf("tag %q: %w", in.Into, err)
 			}
 			switch {
@@ -394,8 +394,8 @@ func (s *Store) MergeTags(ctx context.Context, in TagMerge) (*Tag, error) {
 				Set(expression.Name("updatedAt"), expression.Value(s.nowKey())).
 				Remove(expression.Name(keys.AttrGSI1PK)).Remove(expression.Name(keys.AttrGSI1SK))
 			err = firstErr(
-				t.Update(keys.Tag(in.From), upd, ptr(condVersion(from.Version)), dynamo.ErrRetry),
-				t.Check(keys.Tag(in.Into), dynamo.CondExists().And(expression.Name("mergedInto").AttributeNotExists()), dynamo.ErrRetry),
+				t.Update(s.ks.Tag(in.From), upd, ptr(condVersion(from.Version)), dynamo.ErrRetry),
+				t.Check(s.ks.Tag(in.Into), dynamo.CondExists().And(expression.Name("mergedInto").AttributeNotExists()), dynamo.ErrRetry),
 			)
 			if err != nil {
 				return nil, err
@@ -406,7 +406,7 @@ func (s *Store) MergeTags(ctx context.Context, in TagMerge) (*Tag, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.refreshAll(ctx, s.tagPostIDs, in.From, keys.Tag(in.From)); err != nil {
+	if err := s.refreshAll(ctx, s.tagPostIDs, in.From, s.ks.Tag(in.From)); err != nil {
 		return nil, fmt.Errorf("merge tag %q: %w", in.From, err)
 	}
 	return s.GetTag(ctx, in.Into)
@@ -505,6 +505,6 @@ func (s *Store) CountTagPosts(ctx context.Context, slug string, per Period) (int
 		return 0, err
 	}
 	return s.count(ctx, fmt.Sprintf("posts of tag %q", slug), true,
-		expression.Key(keys.AttrGSI1PK).Equal(expression.Value(keys.TagPartition(slug))).
+		expression.Key(keys.AttrGSI1PK).Equal(expression.Value(s.ks.TagPartition(slug))).
 			And(expression.Key(keys.AttrGSI1SK).Between(expression.Value(lo), expression.Value(hi))))
 }

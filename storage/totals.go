@@ -23,7 +23,7 @@ import (
 // CountDrafts returns the number of drafts of the author authorID.
 func (s *Store) CountDrafts(ctx context.Context, authorID string) (int64, error) {
 	return s.count(ctx, "drafts of "+authorID, true,
-		expression.Key(keys.AttrGSI1PK).Equal(expression.Value(keys.DraftPartition(authorID))))
+		expression.Key(keys.AttrGSI1PK).Equal(expression.Value(s.ks.DraftPartition(authorID))))
 }
 
 // CountPending returns the number of comments in the moderation queue of
@@ -31,10 +31,10 @@ func (s *Store) CountDrafts(ctx context.Context, authorID string) (int64, error)
 // authorID is empty.
 func (s *Store) CountPending(ctx context.Context, authorID string) (int64, error) {
 	if authorID == "" {
-		return s.count(ctx, "queue", false, expression.Key(keys.AttrPK).Equal(expression.Value(keys.QueuePartition)))
+		return s.count(ctx, "queue", false, expression.Key(keys.AttrPK).Equal(expression.Value(s.ks.Partition(keys.QueuePartition))))
 	}
 	return s.count(ctx, "queue of "+authorID, true,
-		expression.Key(keys.AttrGSI1PK).Equal(expression.Value(keys.AuthorQueue(authorID))))
+		expression.Key(keys.AttrGSI1PK).Equal(expression.Value(s.ks.AuthorQueue(authorID))))
 }
 
 // count counts the items of one partition of the table or of GSI1.

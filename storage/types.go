@@ -289,6 +289,9 @@ type Migration struct {
 	// Split posts got their body item and count item, and left the
 	// feed's four old partitions for FEED (layout 4).
 	Split int
+	// Moved items went under the prefix of the publication the table's
+	// blog became (layout 5).
+	Moved int
 	// Unrendered are the ids of posts whose body renders to more HTML than
 	// a post may hold (MaxHTMLBytes): they were migrated without it, and
 	// show it once their body is edited.

@@ -262,7 +262,7 @@ func (s *Store) CreateWebhook(ctx context.Context, in WebhookInput, secret strin
 	}
 	now := keys.Time(s.Now())
 	id := newID()
-	k := webhookKey(id)
+	k := webhookKey(s.ks, id)
 	it := webhookItem{PK: k.PK, SK: k.SK, Type: typeWebhook, ID: id, URL: *in.URL, Events: eventStrings(in.Events),
 		Description: deref(in.Description), Enabled: true, CreatedAt: now, UpdatedAt: now, Secret: secret, LogAfter: &head}
 	full := invalid("url", "at most %d webhooks can exist; delete one first", MaxWebhooks)
@@ -272,7 +272,7 @@ func (s *Store) CreateWebhook(ctx context.Context, in WebhookInput, secret strin
 	}
 	cond := expression.AttributeNotExists(expression.Name("count")).Or(expression.Name("count").LessThan(expression.Value(MaxWebhooks)))
 	upd := expression.Set(expression.Name("type"), expression.Value(typeWebhookCount)).Add(expression.Name("count"), expression.Value(1))
-	if err := t.Update(webhookCountKey(), upd, &cond, full); err != nil {
+	if err := t.Update(webhookCountKey(s.ks), upd, &cond, full); err != nil {
 		return nil, err
 	}
 	if err := s.db.Exec(ctx, t); err != nil {
@@ -287,7 +287,7 @@ func (s *Store) GetWebhook(ctx context.Context, id string) (*Webhook, error) {
 		return nil, fmt.Errorf("webhook: %w", ErrNotFound)
 	}
 	var it webhookItem
-	if err := s.db.Get(ctx, webhookKey(id), true, &it); err != nil {
+	if err := s.db.Get(ctx, webhookKey(s.ks, id), true, &it); err != nil {
 		return nil, fmt.Errorf("webhook %q: %w", id, err)
 	}
 	if it.DeletingAt != "" {
@@ -302,7 +302,7 @@ func ValidWebhookID(id string) bool { return validateID("id", id) == nil }
 // Webhooks returns every webhook, oldest first, in one Query; those being
 // deleted are left out.
 func (s *Store) Webhooks(ctx context.Context) ([]*Webhook, error) {
-	kc := expression.Key(keys.AttrPK).Equal(expression.Value(webhooksPartition)).
+	kc := expression.Key(keys.AttrPK).Equal(expression.Value(s.ks.Partition(webhooksPartition))).
 		And(expression.KeyBeginsWith(expression.Key(keys.AttrSK), prefixWebhook))
 	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(kc))
 	if err != nil {
@@ -365,7 +365,7 @@ func (s *Store) updateWebhook(ctx context.Context, id string, upd expression.Upd
 		return nil, err
 	}
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.table), Key: dynamo.MustKey(webhookKey(id)),
+		TableName: aws.String(s.table), Key: dynamo.MustKey(webhookKey(s.ks, id)),
 		UpdateExpression: expr.Update(), ConditionExpression: expr.Condition(),
 		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
 		ReturnValues: "ALL_NEW",
@@ -438,16 +438,16 @@ func (s *Store) DeleteWebhook(ctx context.Context, id string) error {
 		return fmt.Errorf("webhook: %w", ErrNotFound)
 	}
 	var it webhookItem
-	if err := s.db.Get(ctx, webhookKey(id), true, &it); err != nil {
+	if err := s.db.Get(ctx, webhookKey(s.ks, id), true, &it); err != nil {
 		return fmt.Errorf("delete webhook %q: %w", id, err)
 	}
 	if it.DeletingAt == "" {
 		t := s.db.NewTxn()
 		mark := expression.Set(expression.Name("deletingAt"), expression.Value(keys.Time(s.Now())))
-		if err := t.Update(webhookKey(id), mark, ptr(condLiveWebhook()), dynamo.ErrRetry); err != nil {
+		if err := t.Update(webhookKey(s.ks, id), mark, ptr(condLiveWebhook()), dynamo.ErrRetry); err != nil {
 			return err
 		}
-		if err := t.Update(webhookCountKey(), expression.Add(expression.Name("count"), expression.Value(-1)), nil, nil); err != nil {
+		if err := t.Update(webhookCountKey(s.ks), expression.Add(expression.Name("count"), expression.Value(-1)), nil, nil); err != nil {
 			return err
 		}
 		err := s.db.Exec(ctx, t)
@@ -466,7 +466,7 @@ func (s *Store) DeleteWebhook(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.table), Key: dynamo.MustKey(webhookKey(id)),
+	_, err = s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.table), Key: dynamo.MustKey(webhookKey(s.ks, id)),
 		ConditionExpression: expr.Condition(), ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values()})
 	var failed *types.ConditionalCheckFailedException
 	if err != nil && !errors.As(err, &failed) { // failed: another deletion finished first

@@ -182,7 +182,7 @@ func TestRevisionBodies(t *testing.T) {
 	revItem := func(n int) map[string]types.AttributeValue {
 		t.Helper()
 		out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true),
-			Key: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "POST#" + id},
+			Key: map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "PUB#" + storage.DefaultPublication + "#POST#" + id},
 				"SK": &types.AttributeValueMemberS{Value: fmt.Sprintf("REV#%010d", n)}}})
 		if err != nil || out.Item == nil {
 			t.Fatalf("revision %d: %v %v", n, out, err)

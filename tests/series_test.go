@@ -208,7 +208,7 @@ func TestSeriesBound(t *testing.T) {
 	}
 	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.table),
-		Key:                       map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "SERIES#big"}, "SK": &types.AttributeValueMemberS{Value: "SERIES#big"}},
+		Key:                       map[string]types.AttributeValue{"PK": &types.AttributeValueMemberS{Value: "PUB#" + storage.DefaultPublication + "#SERIES#big"}, "SK": &types.AttributeValueMemberS{Value: "SERIES#big"}},
 		UpdateExpression:          aws.String("SET posts = :p"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{":p": av},
 	})

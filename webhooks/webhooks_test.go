@@ -418,8 +418,8 @@ func TestCheckFindsOrphansAndStuckDeliveries(t *testing.T) {
 	// AddOutbox refuses a delivery to a webhook that is not there: the
 	// orphan is written as a server before deletions were marked could.
 	due := e.clock.Now().Format("2006-01-02T15:04:05.000Z")
-	orphan, err := attributevalue.MarshalMap(map[string]any{"PK": "WEBHOOK#gone", "SK": "OUTBOX#evt_orphan",
-		"GSI1PK": "OUTBOX", "GSI1SK": due + "#gone#evt_orphan", "type": "outbox", "webhookId": "gone", "eventId": "evt_orphan",
+	orphan, err := attributevalue.MarshalMap(map[string]any{"PK": "PUB#" + storage.DefaultPublication + "#WEBHOOK#gone", "SK": "OUTBOX#evt_orphan",
+		"GSI1PK": "PUB#" + storage.DefaultPublication + "#OUTBOX", "GSI1SK": due + "#gone#evt_orphan", "type": "outbox", "webhookId": "gone", "eventId": "evt_orphan",
 		"eventType": "post.published", "body": []byte("{}"), "attempts": 0, "nextAttemptAt": due, "createdAt": due, "state": "PENDING"})
 	if err != nil {
 		t.Fatal(err)

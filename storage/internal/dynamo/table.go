@@ -18,8 +18,12 @@ type Key struct {
 // Item is an item as DynamoDB carries it.
 type Item = map[string]types.AttributeValue
 
-// attrPK is the partition key attribute, which every item has.
-const attrPK = "PK"
+// attrPK is the partition key attribute, which every item has; attrGSI1PK
+// is GSI1's, which the tenant guard checks too (guard.go).
+const (
+	attrPK     = "PK"
+	attrGSI1PK = "GSI1PK"
+)
 
 // Watcher is told what the calls of a Table saw of the items they read
 // and wrote; the store remembers some of them (its hints). Its methods
@@ -43,6 +47,9 @@ type Table struct {
 	client *dynamodb.Client
 	name   string
 	watch  Watcher
+	// guard confines the requests to one publication's keys (guard.go);
+	// nil for a Table that is not confined.
+	guard *guard
 }
 
 // New returns the table called name on client; watch, which may be nil,
@@ -72,36 +79,56 @@ func (noWatcher) Learn([]types.TransactWriteItem, []types.CancellationReason) {}
 
 // GetItem makes one GetItem request.
 func (t *Table) GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error) {
+	if err := t.guard.checkItems("GetItem", in.Key); err != nil {
+		return nil, err
+	}
 	return t.client.GetItem(ctx, in, opts...)
 }
 
 // PutItem makes one PutItem request.
 func (t *Table) PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error) {
+	if err := t.guard.checkItems("PutItem", in.Item); err != nil {
+		return nil, err
+	}
 	return t.client.PutItem(ctx, in, opts...)
 }
 
 // UpdateItem makes one UpdateItem request.
 func (t *Table) UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error) {
+	if err := t.guard.checkItems("UpdateItem", in.Key); err != nil {
+		return nil, err
+	}
 	return t.client.UpdateItem(ctx, in, opts...)
 }
 
 // DeleteItem makes one DeleteItem request.
 func (t *Table) DeleteItem(ctx context.Context, in *dynamodb.DeleteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.DeleteItemOutput, error) {
+	if err := t.guard.checkItems("DeleteItem", in.Key); err != nil {
+		return nil, err
+	}
 	return t.client.DeleteItem(ctx, in, opts...)
 }
 
 // Query makes one Query request.
 func (t *Table) Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error) {
+	if err := t.guard.checkQuery(in); err != nil {
+		return nil, err
+	}
 	return t.client.Query(ctx, in, opts...)
 }
 
 // Scan makes one Scan request.
 func (t *Table) Scan(ctx context.Context, in *dynamodb.ScanInput, opts ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error) {
-	return t.client.Scan(ctx, in, opts...)
+	out, err := t.client.Scan(ctx, in, opts...)
+	t.guard.filterScan(out)
+	return out, err
 }
 
 // BatchWriteItem makes one BatchWriteItem request.
 func (t *Table) BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error) {
+	if err := t.guard.checkBatchWrite(in); err != nil {
+		return nil, err
+	}
 	return t.client.BatchWriteItem(ctx, in, opts...)
 }
 
@@ -134,15 +161,24 @@ func token() string {
 
 // BatchGetItem makes one BatchGetItem request.
 func (t *Table) BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
+	if err := t.guard.checkBatchGet(in); err != nil {
+		return nil, err
+	}
 	return t.client.BatchGetItem(ctx, in, opts...)
 }
 
 // TransactGetItems makes one TransactGetItems request.
 func (t *Table) TransactGetItems(ctx context.Context, in *dynamodb.TransactGetItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactGetItemsOutput, error) {
+	if err := t.guard.checkTransactGet(in); err != nil {
+		return nil, err
+	}
 	return t.client.TransactGetItems(ctx, in, opts...)
 }
 
 // TransactWriteItems makes one TransactWriteItems request.
 func (t *Table) TransactWriteItems(ctx context.Context, in *dynamodb.TransactWriteItemsInput, opts ...func(*dynamodb.Options)) (*dynamodb.TransactWriteItemsOutput, error) {
+	if err := t.guard.checkTransactWrite(in); err != nil {
+		return nil, err
+	}
 	return t.client.TransactWriteItems(ctx, in, opts...)
 }

@@ -83,20 +83,20 @@ func isLowerHex(s string) bool {
 // Comment is where a comment lives. A top-level comment sorts by its own
 // time under COMMENT#; a reply sorts under THREAD#<parent>, so all replies
 // of a page of top-level comments are one contiguous key range.
-func Comment(postID string, c CommentID) dynamo.Key {
+func (s Space) Comment(postID string, c CommentID) dynamo.Key {
 	if c.Parent == nil {
-		return dynamo.Key{PK: PrefixPost + postID, SK: PrefixComment + c.sortPart()}
+		return dynamo.Key{PK: s.prefix + PrefixPost + postID, SK: PrefixComment + c.sortPart()}
 	}
-	return dynamo.Key{PK: PrefixPost + postID, SK: PrefixThread + c.Parent.sortPart() + "#" + c.sortPart()}
+	return dynamo.Key{PK: s.prefix + PrefixPost + postID, SK: PrefixThread + c.Parent.sortPart() + "#" + c.sortPart()}
 }
 
 // CommentKeys returns the keys of the items a write of comment c reads
 // together: where it is published and where it is held, and its parent's
 // when it is a reply.
-func CommentKeys(postID string, c CommentID) []dynamo.Key {
-	keys := []dynamo.Key{Comment(postID, c), Held(postID, c)}
+func (s Space) CommentKeys(postID string, c CommentID) []dynamo.Key {
+	keys := []dynamo.Key{s.Comment(postID, c), s.Held(postID, c)}
 	if c.Parent != nil {
-		keys = append(keys, Comment(postID, *c.Parent))
+		keys = append(keys, s.Comment(postID, *c.Parent))
 	}
 	return keys
 }
@@ -104,8 +104,8 @@ func CommentKeys(postID string, c CommentID) []dynamo.Key {
 // Held is where a comment lives while it is held (pending or rejected):
 // beside the post's comments but outside their COMMENT# and THREAD#
 // ranges, so no public list reads it.
-func Held(postID string, c CommentID) dynamo.Key {
-	return dynamo.Key{PK: PrefixPost + postID, SK: PrefixHeld + Time(c.Created) + "#" + c.String()}
+func (s Space) Held(postID string, c CommentID) dynamo.Key {
+	return dynamo.Key{PK: s.prefix + PrefixPost + postID, SK: PrefixHeld + Time(c.Created) + "#" + c.String()}
 }
 
 // ThreadPrefix is the common prefix of every reply to a top-level comment.
@@ -120,13 +120,13 @@ func QueueSort(postID string, c CommentID) string {
 }
 
 // QueueEntry is the copy of a pending comment in the admins' queue.
-func QueueEntry(postID string, c CommentID) dynamo.Key {
-	return dynamo.Key{PK: QueuePartition, SK: QueueSort(postID, c)}
+func (s Space) QueueEntry(postID string, c CommentID) dynamo.Key {
+	return dynamo.Key{PK: s.prefix + QueuePartition, SK: QueueSort(postID, c)}
 }
 
 // QueueEntryOfHeld returns the admins' queue entry of the held comment of
 // postID whose sort key is sk, or false when sk is not one.
-func QueueEntryOfHeld(postID, sk string) (dynamo.Key, bool) {
+func (s Space) QueueEntryOfHeld(postID, sk string) (dynamo.Key, bool) {
 	_, id, ok := strings.Cut(strings.TrimPrefix(sk, PrefixHeld), "#")
 	if !ok || !strings.HasPrefix(sk, PrefixHeld) {
 		return dynamo.Key{}, false
@@ -135,9 +135,9 @@ func QueueEntryOfHeld(postID, sk string) (dynamo.Key, bool) {
 	if err != nil {
 		return dynamo.Key{}, false
 	}
-	return QueueEntry(postID, c), true
+	return s.QueueEntry(postID, c), true
 }
 
 // AuthorQueue is the GSI1 partition of the pending comments on an
 // author's posts.
-func AuthorQueue(authorID string) string { return PrefixQueue + authorID }
+func (s Space) AuthorQueue(authorID string) string { return s.prefix + PrefixQueue + authorID }

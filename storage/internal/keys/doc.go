@@ -11,6 +11,14 @@
 // DraftSort), and for the GSI1 or table partition it returns with a
 // Partition suffix (CategoryPartition, DraftPartition).
 //
+// Every item of a publication lives in the publication's key space, a
+// Space (space.go): the builders of its items are the Space's methods,
+// and put "PUB#<pubId>#" before every partition key and GSI1 partition
+// they return; sort keys are the same in every space. The few global
+// items (Global: server keys, persisted queries, readers, the directory,
+// the layout item, the change feed's items) have builders of their own
+// that take no space.
+//
 // The package knows nothing of the domain: it imports no code of the
 // store, only the table primitives' Key type. The change feed's own items
 // (leases, the event log, webhooks and their outbox, the schedule) keep

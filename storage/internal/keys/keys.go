@@ -83,9 +83,9 @@ const (
 	FeaturedSK = "FEATURED"
 )
 
-// FeedPartitions are the GSI1 partitions of the whole blog's feed: one
+// FeedPartitions are the GSI1 partitions of the publication's feed: one
 // (FEED), whose reads are one Query.
-var FeedPartitions = []string{FeedPartition}
+func (s Space) FeedPartitions() []string { return []string{s.Partition(FeedPartition)} }
 
 // AttrMonthPrefix starts the names of the attributes that count posts by
 // month (MonthAttr).
@@ -97,7 +97,9 @@ const AttrMonthPrefix = "month#"
 func MonthAttr(publishedAt string) string { return AttrMonthPrefix + publishedAt[:len("2006-01")] }
 
 // Author is an author's item.
-func Author(id string) dynamo.Key { return dynamo.Key{PK: PrefixAuthor + id, SK: PrefixAuthor + id} }
+func (s Space) Author(id string) dynamo.Key {
+	return dynamo.Key{PK: s.prefix + PrefixAuthor + id, SK: PrefixAuthor + id}
+}
 
 // AuthorListSort orders an author in the AUTHORS list by creation time.
 func AuthorListSort(createdAt time.Time, id string) string {
@@ -105,12 +107,14 @@ func AuthorListSort(createdAt time.Time, id string) string {
 }
 
 // AuthorSlug is the reservation of an author's slug.
-func AuthorSlug(slug string) dynamo.Key {
-	return dynamo.Key{PK: PrefixAuthorSlug + slug, SK: PrefixAuthorSlug + slug}
+func (s Space) AuthorSlug(slug string) dynamo.Key {
+	return dynamo.Key{PK: s.prefix + PrefixAuthorSlug + slug, SK: PrefixAuthorSlug + slug}
 }
 
 // Post is a post's item.
-func Post(id string) dynamo.Key { return dynamo.Key{PK: PrefixPost + id, SK: PrefixPost + id} }
+func (s Space) Post(id string) dynamo.Key {
+	return dynamo.Key{PK: s.prefix + PrefixPost + id, SK: PrefixPost + id}
+}
 
 // The suffixes of the sort keys of a post's body and count items.
 const (
@@ -119,28 +123,30 @@ const (
 )
 
 // PostBody is the body item of a post.
-func PostBody(id string) dynamo.Key {
-	return dynamo.Key{PK: PrefixPost + id, SK: PrefixPost + id + bodySuffix}
+func (s Space) PostBody(id string) dynamo.Key {
+	return dynamo.Key{PK: s.prefix + PrefixPost + id, SK: PrefixPost + id + bodySuffix}
 }
 
 // PostCount is the count item of a post.
-func PostCount(id string) dynamo.Key {
-	return dynamo.Key{PK: PrefixPost + id, SK: PrefixPost + id + countSuffix}
+func (s Space) PostCount(id string) dynamo.Key {
+	return dynamo.Key{PK: s.prefix + PrefixPost + id, SK: PrefixPost + id + countSuffix}
 }
 
 // PostParts are the keys of the post items a whole read takes, in key
 // order: the post, its count item and its body item.
-func PostParts(id string) []dynamo.Key { return []dynamo.Key{Post(id), PostCount(id), PostBody(id)} }
+func (s Space) PostParts(id string) []dynamo.Key {
+	return []dynamo.Key{s.Post(id), s.PostCount(id), s.PostBody(id)}
+}
 
 // PostRead are the keys of the post items a read takes: with body,
 // PostParts; without, the post item and its count item alone, for a read
 // that leaves the body alone (the body item of a long post is most of
 // what the three cost).
-func PostRead(id string, body bool) []dynamo.Key {
+func (s Space) PostRead(id string, body bool) []dynamo.Key {
 	if body {
-		return PostParts(id)
+		return s.PostParts(id)
 	}
-	return []dynamo.Key{Post(id), PostCount(id)}
+	return []dynamo.Key{s.Post(id), s.PostCount(id)}
 }
 
 // PostSort orders a post by publish time inside author, category and
@@ -150,27 +156,27 @@ func PostSort(publishedAt time.Time, id string) string {
 }
 
 // AuthorCopy is the author→post copy of a published post.
-func AuthorCopy(authorID string, publishedAt time.Time, postID string) dynamo.Key {
-	return dynamo.Key{PK: PrefixAuthor + authorID, SK: PostSort(publishedAt, postID)}
+func (s Space) AuthorCopy(authorID string, publishedAt time.Time, postID string) dynamo.Key {
+	return dynamo.Key{PK: s.prefix + PrefixAuthor + authorID, SK: PostSort(publishedAt, postID)}
 }
 
 // CategoryCopy is the post-in-category copy of a published post.
-func CategoryCopy(postID, slug string) dynamo.Key {
-	return dynamo.Key{PK: PrefixPost + postID, SK: PrefixCategory + slug}
+func (s Space) CategoryCopy(postID, slug string) dynamo.Key {
+	return dynamo.Key{PK: s.prefix + PrefixPost + postID, SK: PrefixCategory + slug}
 }
 
 // TagCopy is the post-in-tag copy of a published post.
-func TagCopy(postID, slug string) dynamo.Key {
-	return dynamo.Key{PK: PrefixPost + postID, SK: PrefixTag + slug}
+func (s Space) TagCopy(postID, slug string) dynamo.Key {
+	return dynamo.Key{PK: s.prefix + PrefixPost + postID, SK: PrefixTag + slug}
 }
 
 // FeaturedCopy is the featured-list copy of a published featured post.
-func FeaturedCopy(postID string) dynamo.Key {
-	return dynamo.Key{PK: PrefixPost + postID, SK: FeaturedSK}
+func (s Space) FeaturedCopy(postID string) dynamo.Key {
+	return dynamo.Key{PK: s.prefix + PrefixPost + postID, SK: FeaturedSK}
 }
 
 // DraftPartition is the GSI1 partition of an author's drafts.
-func DraftPartition(authorID string) string { return PrefixDraft + authorID }
+func (s Space) DraftPartition(authorID string) string { return s.prefix + PrefixDraft + authorID }
 
 // DraftSort orders a draft in its author's drafts by creation time.
 func DraftSort(createdAt time.Time, postID string) string {
@@ -179,48 +185,58 @@ func DraftSort(createdAt time.Time, postID string) string {
 
 // Revision is the revision n of a post: fixed width, so the newest sorts
 // last.
-func Revision(postID string, n int64) dynamo.Key {
-	return dynamo.Key{PK: PrefixPost + postID, SK: fmt.Sprintf("%s%010d", PrefixRevision, n)}
+func (s Space) Revision(postID string, n int64) dynamo.Key {
+	return dynamo.Key{PK: s.prefix + PrefixPost + postID, SK: fmt.Sprintf("%s%010d", PrefixRevision, n)}
 }
 
 // Category is a category's item.
-func Category(slug string) dynamo.Key {
-	return dynamo.Key{PK: PrefixCategory + slug, SK: PrefixCategory + slug}
+func (s Space) Category(slug string) dynamo.Key {
+	return dynamo.Key{PK: s.prefix + PrefixCategory + slug, SK: PrefixCategory + slug}
 }
 
 // CategoryPartition is the GSI1 partition of a category's posts.
-func CategoryPartition(slug string) string { return PrefixCategory + slug }
+func (s Space) CategoryPartition(slug string) string { return s.prefix + PrefixCategory + slug }
 
 // Tag is a tag's item.
-func Tag(slug string) dynamo.Key { return dynamo.Key{PK: PrefixTag + slug, SK: PrefixTag + slug} }
+func (s Space) Tag(slug string) dynamo.Key {
+	return dynamo.Key{PK: s.prefix + PrefixTag + slug, SK: PrefixTag + slug}
+}
 
 // TagPartition is the GSI1 partition of a tag's posts.
-func TagPartition(slug string) string { return PrefixTag + slug }
+func (s Space) TagPartition(slug string) string { return s.prefix + PrefixTag + slug }
 
 // Series is a series' item.
-func Series(slug string) dynamo.Key {
-	return dynamo.Key{PK: PrefixSeries + slug, SK: PrefixSeries + slug}
+func (s Space) Series(slug string) dynamo.Key {
+	return dynamo.Key{PK: s.prefix + PrefixSeries + slug, SK: PrefixSeries + slug}
 }
 
 // Slug is the reservation of a post's or a page's slug.
-func Slug(slug string) dynamo.Key { return dynamo.Key{PK: PrefixSlug + slug, SK: PrefixSlug + slug} }
+func (s Space) Slug(slug string) dynamo.Key {
+	return dynamo.Key{PK: s.prefix + PrefixSlug + slug, SK: PrefixSlug + slug}
+}
 
 // Page is a static page's item.
-func Page(id string) dynamo.Key { return dynamo.Key{PK: PrefixPage + id, SK: PrefixPage + id} }
+func (s Space) Page(id string) dynamo.Key {
+	return dynamo.Key{PK: s.prefix + PrefixPage + id, SK: PrefixPage + id}
+}
 
 // PageSort orders pages in GSI1 by order (five digits), then id
 // (creation time: ids are UUIDv7).
 func PageSort(order int, id string) string { return fmt.Sprintf("%s%05d#%s", PrefixPage, order, id) }
 
 // Site is the site settings' item.
-func Site() dynamo.Key { return dynamo.Key{PK: SitePartition, SK: SitePartition} }
+func (s Space) Site() dynamo.Key { return dynamo.Key{PK: s.prefix + SitePartition, SK: SitePartition} }
 
 // Stats is the item of the blog-wide counts.
-func Stats() dynamo.Key { return dynamo.Key{PK: StatsPartition, SK: StatsPartition} }
+func (s Space) Stats() dynamo.Key {
+	return dynamo.Key{PK: s.prefix + StatsPartition, SK: StatsPartition}
+}
 
 // Renderer is the renderer item: the version of the renderer the posts'
 // HTML was made with.
-func Renderer() dynamo.Key { return dynamo.Key{PK: RendererPartition, SK: RendererPartition} }
+func (s Space) Renderer() dynamo.Key {
+	return dynamo.Key{PK: s.prefix + RendererPartition, SK: RendererPartition}
+}
 
 // Secret is a server key's item.
 func Secret(name string) dynamo.Key {
@@ -234,8 +250,8 @@ func Reader(id string) dynamo.Key {
 }
 
 // Rate is where a reader's latest comments are counted.
-func Rate(readerID string) dynamo.Key {
-	return dynamo.Key{PK: PrefixRate + PrefixReader + readerID, SK: PrefixRate + PrefixReader + readerID}
+func (s Space) Rate(readerID string) dynamo.Key {
+	return dynamo.Key{PK: s.prefix + PrefixRate + PrefixReader + readerID, SK: PrefixRate + PrefixReader + readerID}
 }
 
 // Persisted is where the automatic persisted query of a SHA-256 hash (64
@@ -245,6 +261,6 @@ func Persisted(hash string) dynamo.Key {
 }
 
 // Idempotency is the record of the idempotency key k of the operation op.
-func Idempotency(op, k string) dynamo.Key {
-	return dynamo.Key{PK: PrefixIdempotency + op + "#" + k, SK: PrefixIdempotency + op + "#" + k}
+func (s Space) Idempotency(op, k string) dynamo.Key {
+	return dynamo.Key{PK: s.prefix + PrefixIdempotency + op + "#" + k, SK: PrefixIdempotency + op + "#" + k}
 }

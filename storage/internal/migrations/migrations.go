@@ -1,6 +1,9 @@
 // Package migrations brings a table written by an earlier version of the
 // blog to the layout package storage writes today, one layout step at a
-// time: v2.go takes layout 1 to 2, v3.go 2 to 3, v4.go 3 to 4.
+// time: v2.go takes layout 1 to 2, v3.go 2 to 3, v4.go 3 to 4, v5.go 4
+// to 5 (the blog becomes a publication). The steps before 5 read and
+// write the keys of one blog, without a publication's prefix; v5 moves
+// what they left under the prefix.
 //
 // A step is frozen when it ships. It uses only the table primitives
 // (storage/internal/dynamo), package markdown to render bodies, and its
@@ -31,7 +34,12 @@
 // comment counts on their own item, and the feed in four GSI1 partitions
 // (v4.go).
 //
-// Layout 4 is the one package storage writes (its doc.go, doc_layout.go).
+// Layout 4 has the blog's items at the partition keys of one blog, with no
+// publication prefix (v5.go).
+//
+// Layout 5 is the one package storage writes (its doc.go, doc_layout.go):
+// every item of a publication under "PUB#<id>#", a few global items
+// beside them.
 package migrations
 
 import (
@@ -52,7 +60,7 @@ import (
 
 const (
 	// Current is the version of the layout the last step brings a table to.
-	Current = 4
+	Current = 5
 	// unnumbered is the version of a table without a layout item.
 	unnumbered = 1
 )
@@ -91,6 +99,16 @@ type Env struct {
 	// author a slug: such a post is in a layout later than the step's,
 	// which only the caller knows.
 	Renamed func(ctx context.Context, postID string) error
+	// Publication is the id of the publication the blog of a table of
+	// layout 4 or earlier becomes (v5.go).
+	Publication string
+	// StopAfter, when above 0, stops the layout 5 step after that many
+	// pages of its Scan with ErrStopped, as a crash would: tests resume
+	// it.
+	StopAfter int
+	// PageSize, when above 0, is the Limit of the layout 5 step's Scan
+	// pages (tests make them small).
+	PageSize int
 }
 
 // nowKey returns the time in the form of keys.
@@ -111,6 +129,8 @@ type Result struct {
 	// Split posts got their body item and count item, and left the
 	// feed's four old partitions for FEED (layout 4).
 	Split int
+	// Moved items went into the publication (layout 5).
+	Moved int
 	// Unrendered are the ids of posts whose body renders to more HTML than
 	// a post may hold (MaxHTMLBytes): they were migrated without it, and
 	// show it once their body is edited.
@@ -157,7 +177,16 @@ func Run(ctx context.Context, env *Env) (*Result, error) {
 			return nil, fmt.Errorf("migrate: %w", err)
 		}
 	}
-	if err := env.v4(ctx, m); err != nil {
+	if from < 4 {
+		if err := env.v4(ctx, m); err != nil {
+			return nil, err
+		}
+	}
+	if from > unnumbered || env.v5HasBlog(ctx) {
+		if err := env.v5(ctx, m); err != nil {
+			return nil, err
+		}
+	} else if err := env.v5Directory(ctx); err != nil {
 		return nil, err
 	}
 	if err := env.setLayout(ctx, Current); err != nil {
