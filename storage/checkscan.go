@@ -166,7 +166,7 @@ func (s *Store) scanSnapshot(ctx context.Context) (*snapshot, error) {
 				pi := &pageIndexItem{}
 				err = attributevalue.UnmarshalMap(it, pi)
 				t.pageIdx = append(t.pageIdx, pi)
-			case typeIdempotency, typeSecret, typeLayout, typeSite, typePersisted:
+			case typeIdempotency, typeSecret, typeLayout, typeSite, typePersisted, typeUpload, typeMedia:
 			case feedstore.TypeLease, feedstore.TypeHeartbeat, feedstore.TypeEvent, feedstore.TypeEventHead:
 				err = t.feed.Add(head.Type, it)
 			default:
