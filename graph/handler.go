@@ -11,6 +11,7 @@ import (
 	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/metrics"
+	"github.com/blogql/blog/media"
 	"github.com/blogql/blog/search"
 	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/tracing"
@@ -73,6 +74,8 @@ type HandlerOptions struct {
 	Live LiveOptions
 	// Site is what the site settings show where they were never set.
 	Site SiteDefaults
+	// Media is the media library; nil: its fields fail with UNAVAILABLE.
+	Media *media.Service
 }
 
 // NewHandler returns the blog's GraphQL endpoint over store: the schema
@@ -93,6 +96,7 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	resolver.siteDefaults = opts.Site
 	resolver.live, resolver.eventReads = opts.Live, newEventReads(store)
 	resolver.searcher = opts.Search
+	resolver.media = opts.Media
 	if resolver.live.PerConnection <= 0 {
 		resolver.live.PerConnection = DefaultSubscriptionsPerConnection
 	}

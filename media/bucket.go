@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -114,8 +115,9 @@ type PresignedPut struct {
 }
 
 // PresignPut returns a presigned PUT of key that holds only an object of
-// contentType and exactly size bytes: both are signed headers.
-func (b *Bucket) PresignPut(ctx context.Context, key, contentType string, size int64, ttl time.Duration, now time.Time) (*PresignedPut, error) {
+// contentType and exactly size bytes: both are signed headers. It is
+// signed at the SDK's time, valid for ttl from then.
+func (b *Bucket) PresignPut(ctx context.Context, key, contentType string, size int64, ttl time.Duration) (*PresignedPut, error) {
 	req, err := b.presign.PresignPutObject(ctx, &s3.PutObjectInput{
 		Bucket: aws.String(b.name), Key: aws.String(key),
 		ContentType: aws.String(contentType), ContentLength: aws.Int64(size),
@@ -123,9 +125,17 @@ func (b *Bucket) PresignPut(ctx context.Context, key, contentType string, size i
 	if err != nil {
 		return nil, fmt.Errorf("presign %s: %w", key, err)
 	}
+	u, err := url.Parse(req.URL)
+	if err != nil {
+		return nil, fmt.Errorf("presign %s: %w", key, err)
+	}
+	signed, err := time.Parse(amzDate, u.Query().Get("X-Amz-Date"))
+	if err != nil {
+		return nil, fmt.Errorf("presign %s: signing time: %w", key, err)
+	}
 	h := req.SignedHeader.Clone()
 	h.Del("Host")
-	return &PresignedPut{URL: req.URL, Headers: h, Expires: now.Add(ttl)}, nil
+	return &PresignedPut{URL: req.URL, Headers: h, Expires: signed.Add(ttl)}, nil
 }
 
 // errTooLarge means an object is larger than the read allows.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"time"
 
@@ -83,8 +84,13 @@ type inProcess struct{ h http.Handler }
 
 func (t inProcess) RoundTrip(r *http.Request) (*http.Response, error) {
 	rec := httptest.NewRecorder()
+	r = r.Clone(r.Context())
 	if r.Body == nil {
 		r.Body = http.NoBody
+	}
+	// What a transport would send as headers, a server reads from them.
+	if r.ContentLength >= 0 && r.Header.Get("Content-Length") == "" {
+		r.Header.Set("Content-Length", strconv.FormatInt(r.ContentLength, 10))
 	}
 	t.h.ServeHTTP(rec, r)
 	res := rec.Result()

@@ -22,6 +22,9 @@ import (
 // and compares: any change to the path, the query (X-Amz-Expires
 // included) or a signed header's value changes the signature.
 
+// amzDate is the layout of X-Amz-Date.
+const amzDate = "20060102T150405Z"
+
 // unsignedPayload is the payload hash of a presigned S3 request.
 const unsignedPayload = "UNSIGNED-PAYLOAD"
 
@@ -47,7 +50,7 @@ func verifyPresigned(r *http.Request, creds aws.Credentials, region string, now 
 	if len(cred) != 5 || cred[0] != creds.AccessKeyID || cred[2] != region || cred[3] != "s3" || cred[4] != "aws4_request" {
 		return errors.New("unknown credential")
 	}
-	at, err := time.Parse("20060102T150405Z", q.Get("X-Amz-Date"))
+	at, err := time.Parse(amzDate, q.Get("X-Amz-Date"))
 	if err != nil || cred[1] != at.Format("20060102") {
 		return errors.New("bad X-Amz-Date")
 	}

@@ -145,11 +145,11 @@ func (s *Service) CreateUpload(ctx context.Context, owner, filename, contentType
 		return nil, &storage.ValidationError{Field: "byteSize", Reason: fmt.Sprintf("must be from 1 to %d bytes", s.opts.MaxBytes)}
 	}
 	id := storage.NewUploadID()
-	up, err := s.store.CreateUpload(ctx, storage.Upload{ID: id, Owner: owner, Filename: filename, ContentType: contentTypes[format], ByteSize: byteSize}, s.opts.UploadTTL)
+	_, err := s.store.CreateUpload(ctx, storage.Upload{ID: id, Owner: owner, Filename: filename, ContentType: contentTypes[format], ByteSize: byteSize}, s.opts.UploadTTL)
 	if err != nil {
 		return nil, err
 	}
-	put, err := s.bucket.PresignPut(ctx, uploadKey(id), contentTypes[format], byteSize, s.opts.PresignTTL, up.CreatedAt)
+	put, err := s.bucket.PresignPut(ctx, uploadKey(id), contentTypes[format], byteSize, s.opts.PresignTTL)
 	if err != nil {
 		return nil, err
 	}
