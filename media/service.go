@@ -167,7 +167,7 @@ func (e *CheckError) Unwrap() error { return storage.ErrInvalidInput }
 
 // CompleteUpload checks the upload id of owner (an error wrapping
 // auth.ErrForbidden when it is another's) and makes it a media item with
-// alt: the object is read (at most MaxBytes), its format found by its
+// alt: the object is read (no more than the size declared), its format found by its
 // bytes and its pixels counted from its header before anything is decoded,
 // then decoded whole. An upload that fails is a *CheckError, its object
 // and record deleted. The original is kept, private, beside the
@@ -180,14 +180,18 @@ func (s *Service) CompleteUpload(ctx context.Context, owner, id, alt string) (*s
 	if up.Owner != owner {
 		return nil, fmt.Errorf("%w: the upload is another's", auth.ErrForbidden)
 	}
-	data, err := s.bucket.Get(ctx, uploadKey(id), s.opts.MaxBytes)
+	// The signed length bounds the PUT on S3; not every S3-compatible
+	// server checks it, so the read does too.
+	data, err := s.bucket.Get(ctx, uploadKey(id), up.ByteSize)
 	switch {
 	case errors.Is(err, errNoObject):
 		return nil, &storage.ValidationError{Field: "id", Reason: "nothing was uploaded to the upload's URL yet"}
 	case errors.Is(err, errTooLarge):
-		return nil, s.refuse(ctx, id, fmt.Sprintf("the file is larger than %d bytes", s.opts.MaxBytes))
+		return nil, s.refuse(ctx, id, fmt.Sprintf("the file is larger than the %d bytes declared", up.ByteSize))
 	case err != nil:
 		return nil, err
+	case int64(len(data)) != up.ByteSize:
+		return nil, s.refuse(ctx, id, fmt.Sprintf("the file is %d bytes, not the %d declared", len(data), up.ByteSize))
 	}
 	m, reason := s.check(up, data)
 	if reason != "" {

@@ -10,6 +10,7 @@ import (
 	"image/jpeg"
 	"io"
 	"log/slog"
+	"os"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -313,9 +314,17 @@ func TestMediaRefusesBadUploads(t *testing.T) {
 
 	t.Run("more bytes than signed", func(t *testing.T) {
 		id, status := s.upload(t, alice, "a.jpg", "image/jpeg", 100, photo)
-		equal(t, "PUT status", status, http.StatusForbidden)
+		// S3 and the embedded store refuse a PUT of another length than
+		// signed; s3rver takes it, and completeUpload refuses it.
+		if os.Getenv("S3_ENDPOINT") == "" {
+			equal(t, "PUT status", status, http.StatusForbidden)
+		}
 		_, err := CompleteUpload(ctx, alice, CompleteUploadInput{Id: id})
 		equal(t, "code", code(err), "BAD_USER_INPUT")
+		_, err = CompleteUpload(ctx, alice, CompleteUploadInput{Id: id})
+		if status == http.StatusOK {
+			equal(t, "completing again", code(err), "NOT_FOUND")
+		}
 	})
 
 	t.Run("another's upload", func(t *testing.T) {
