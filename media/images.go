@@ -16,7 +16,6 @@ import (
 
 	"github.com/gen2brain/avif"
 	"github.com/gen2brain/webp"
-	"golang.org/x/image/draw"
 	xwebp "golang.org/x/image/webp"
 )
 
@@ -140,6 +139,12 @@ func decode(format string, data []byte) (image.Image, error) {
 func encode(w io.Writer, format string, m image.Image) error {
 	switch format {
 	case FormatJPEG:
+		// The encoder reads *image.RGBA directly, other kinds pixel by
+		// pixel; a JPEG's renditions are opaque, so their NRGBA pixels
+		// are RGBA ones.
+		if n, ok := m.(*image.NRGBA); ok && n.Opaque() {
+			m = &image.RGBA{Pix: n.Pix, Stride: n.Stride, Rect: n.Rect}
+		}
 		return jpeg.Encode(w, m, &jpeg.Options{Quality: 82})
 	case FormatPNG:
 		return (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(w, m)
@@ -151,18 +156,6 @@ func encode(w io.Writer, format string, m image.Image) error {
 		return avif.Encode(w, m, avif.Options{Quality: 55, Speed: 10})
 	}
 	return fmt.Errorf("unknown format %q", format)
-}
-
-// scale returns m scaled to width, its height in proportion (at least 1).
-func scale(m image.Image, width int) image.Image {
-	b := m.Bounds()
-	if width >= b.Dx() {
-		return m
-	}
-	height := max(1, (b.Dy()*width+b.Dx()/2)/b.Dx())
-	dst := image.NewNRGBA(image.Rect(0, 0, width, height))
-	draw.BiLinear.Scale(dst, dst.Bounds(), m, b, draw.Src, nil)
-	return dst
 }
 
 // placeholderWidth is the width of the tiny placeholder.
