@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/blogql/blog/httpguard"
 	"github.com/blogql/blog/media"
 )
 
@@ -98,15 +99,41 @@ func (a *api) openMedia(ctx context.Context, cfg *config, addr net.Addr, logger 
 }
 
 // register adds the renditions' route and the embedded store's uploads
-// to mux.
-func (l *mediaLibrary) register(mux *http.ServeMux) {
+// to mux; pages of cors's origins may send uploads.
+func (l *mediaLibrary) register(mux *http.ServeMux, cors *httpguard.CORS) {
 	if l == nil {
 		return
 	}
 	l.service.Register(mux)
 	if l.embedded != nil {
-		mux.Handle(embeddedS3Path+"/", l.embedded.Handler(embeddedS3Path))
+		mux.Handle(embeddedS3Path+"/", uploadsCORS(cors, l.embedded.Handler(embeddedS3Path)))
 	}
+}
+
+// uploadsCORS lets pages of cors's origins PUT presigned uploads to next,
+// as a bucket's CORS rule does on S3: their preflights are answered, and
+// the answers carry their origin.
+func uploadsCORS(cors *httpguard.CORS, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		h := w.Header()
+		h.Add("Vary", "Origin")
+		origin := r.Header.Get("Origin")
+		if !cors.Allows(origin) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		h.Set("Access-Control-Allow-Origin", origin)
+		if r.Method == http.MethodOptions && r.Header.Get("Access-Control-Request-Method") != "" {
+			h.Add("Vary", "Access-Control-Request-Method, Access-Control-Request-Headers")
+			h.Set("Access-Control-Allow-Methods", "PUT")
+			h.Set("Access-Control-Allow-Headers", "Content-Type")
+			h.Set("Access-Control-Max-Age", "600")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		h.Set("Access-Control-Expose-Headers", "ETag")
+		next.ServeHTTP(w, r)
+	})
 }
 
 // close closes the embedded store, if any.

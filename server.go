@@ -624,7 +624,7 @@ func (a *api) routes(cfg *config, logger *slog.Logger) http.Handler {
 	}
 	feeds.Register(mux)
 	// Renditions, and the embedded store's uploads (mediacmd.go).
-	a.media.register(mux)
+	a.media.register(mux, cors)
 	// The theme of highlighted code (-highlight-code).
 	mux.Handle("GET /code.css", httpguard.WithCORS(cors, markdown.CodeCSS()))
 	if cfg.playgroundOn() {
