@@ -62,6 +62,9 @@ type Options struct {
 	BaseURL string
 	// Logger receives the failures of renditions.
 	Logger *slog.Logger
+	// Now is the time Sweep compares with the bucket's times of objects;
+	// nil: time.Now.
+	Now func() time.Time
 }
 
 // Service is the media library over a store and a bucket.
@@ -98,6 +101,9 @@ func New(store *storage.Store, bucket *Bucket, opts Options) *Service {
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
 	opts.BaseURL = strings.TrimSuffix(opts.BaseURL, "/")
 	return &Service{store: store, bucket: bucket, opts: opts,
@@ -271,7 +277,7 @@ func (s *Service) Delete(ctx context.Context, id string) error {
 // Sweep deletes the objects of uploads never completed: those older than
 // UploadTTL, whose records TTL removes. It returns how many it deleted.
 func (s *Service) Sweep(ctx context.Context) (int, error) {
-	cutoff := s.store.Now().Add(-s.opts.UploadTTL)
+	cutoff := s.opts.Now().Add(-s.opts.UploadTTL)
 	n := 0
 	err := s.bucket.List(ctx, uploadPrefix, func(o Object) error {
 		if !o.LastModified.Before(cutoff) {

@@ -51,6 +51,8 @@
 //	series                    SERIES#<slug>      SERIES#<slug>                          SERIES / SERIES#<slug>   (title, description, cover, ownerId, posts: ids in order, version)
 //	revision                  POST#<id>          REV#<10-digit n>                       (n, editorId, at, fields, title, excerpt, body or bodyless, cover, seo, version)
 //	page index chunk          PAGENUM#<list>     CHUNK#<6-digit chunk>                  (list: FEED, CAT#<slug> or TAG#<slug>; count on chunk 0; starts: GSI1SK of every 10th post, oldest first, 80 a chunk; at)
+//	upload (pending)          UPLOAD#<id>        UPLOAD#<id>                            (owner, filename, contentType, byteSize, expiresAt TTL: 24 hours)
+//	media item                MEDIA#<id>         MEDIA#<id>                             MEDIA / <createdAt>#<id>   (owner, filename, format, width, height, byteSize, dominantColor, placeholder, alt; bytes in the bucket, package media)
 //
 // A post is three items (see Posts in three items, doc_layout.go): the
 // post item, a summary; its body item, the Markdown body and what is

@@ -15,6 +15,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -35,10 +36,12 @@ import (
 type mediaServer struct {
 	*server
 	base string
+	lib  *media.Service
 }
 
-// newMediaServer starts the GraphQL server with a media library.
-func newMediaServer(t *testing.T) *mediaServer {
+// newMediaServer starts the GraphQL server with a media library, its
+// options changed by configure when given.
+func newMediaServer(t *testing.T, configure ...func(*media.Options)) *mediaServer {
 	t.Helper()
 	s := newServer(t)
 	mux := http.NewServeMux()
@@ -47,13 +50,17 @@ func newMediaServer(t *testing.T) *mediaServer {
 	// The SDK signs presigned uploads at the real time, so the embedded
 	// store checks them against it.
 	bucket := s3test.Bucket(t, mux, base, time.Now)
-	lib := media.New(s.store, bucket, media.Options{BaseURL: base, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	opts := media.Options{BaseURL: base, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	for _, f := range configure {
+		f(&opts)
+	}
+	lib := media.New(s.store, bucket, opts)
 	lib.Register(mux)
 	hs.Start()
 	t.Cleanup(hs.Close)
 	s.opts.Media = lib
 	s.serve()
-	return &mediaServer{server: s, base: base}
+	return &mediaServer{server: s, base: base, lib: lib}
 }
 
 // testJPEG returns a w×h JPEG of a gradient; extra segments go right
@@ -369,5 +376,46 @@ func TestMediaStripsMetadata(t *testing.T) {
 				t.Errorf("%s holds %q", r, leak)
 			}
 		}
+	}
+}
+
+// TestMediaUploadsNeverCompleted checks that an upload not completed
+// within a day is gone: completing it is NOT_FOUND once its record has
+// expired, and the sweep deletes its object, not a completed one's.
+func TestMediaUploadsNeverCompleted(t *testing.T) {
+	var later atomic.Bool
+	s := newMediaServer(t, func(o *media.Options) {
+		o.Now = func() time.Time {
+			if later.Load() {
+				return time.Now().Add(media.DefaultUploadTTL + time.Hour)
+			}
+			return time.Now()
+		}
+	})
+	ctx := context.Background()
+	alice := s.as("alice", auth.RoleAuthor)
+	file := testJPEG(t, 400, 300)
+	kept, status := s.upload(t, alice, "kept.jpg", "image/jpeg", len(file), file)
+	equal(t, "PUT status", status, http.StatusOK)
+	left, status := s.upload(t, alice, "left.jpg", "image/jpeg", len(file), file)
+	equal(t, "PUT status", status, http.StatusOK)
+	if _, err := CompleteUpload(ctx, alice, CompleteUploadInput{Id: kept}); err != nil {
+		t.Fatal(err)
+	}
+	n, err := s.lib.Sweep(ctx)
+	if err != nil || n != 0 {
+		t.Fatalf("sweep of fresh uploads = %d, %v; want 0", n, err)
+	}
+
+	s.clock.Advance(media.DefaultUploadTTL + time.Second)
+	later.Store(true)
+	_, err = CompleteUpload(ctx, alice, CompleteUploadInput{Id: left})
+	equal(t, "completing an expired upload", code(err), "NOT_FOUND")
+	n, err = s.lib.Sweep(ctx)
+	if err != nil || n != 1 {
+		t.Fatalf("sweep a day later = %d, %v; want 1", n, err)
+	}
+	if res, _ := get(t, s.base+"/media/"+kept+"/320.webp", nil); res.StatusCode != http.StatusOK {
+		t.Errorf("rendition of the completed upload after the sweep: %d", res.StatusCode)
 	}
 }
