@@ -52,7 +52,7 @@ func BenchmarkRendition4000x3000JPEGTo800WebP(b *testing.B) { benchmarkRendition
 func BenchmarkRendition4000x3000JPEGTo800AVIF(b *testing.B) { benchmarkRendition(b, FormatAVIF) }
 func BenchmarkRendition4000x3000JPEGTo800JPEG(b *testing.B) { benchmarkRendition(b, FormatJPEG) }
 
-// bomb returns a PNG of a few hundred bytes whose header states w×h
+// bomb returns a PNG of 68 bytes whose header states w×h
 // pixels.
 func bomb(w, h uint32) []byte {
 	chunk := func(typ string, data []byte) []byte {
@@ -67,7 +67,7 @@ func bomb(w, h uint32) []byte {
 }
 
 // BenchmarkBombRefusal measures the check of a completed upload on a
-// 100-megapixel PNG bomb of a few hundred bytes: refused from its header.
+// 100-megapixel PNG bomb of 68 bytes: refused from its header.
 func BenchmarkBombRefusal(b *testing.B) {
 	s := New(nil, nil, Options{})
 	data := bomb(10000, 10000)

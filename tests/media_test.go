@@ -93,7 +93,7 @@ func jpegSegment(marker byte, data []byte) []byte {
 	return append(seg, data...)
 }
 
-// pngBomb returns a PNG of a few hundred bytes whose header states w×h
+// pngBomb returns a PNG of 68 bytes whose header states w×h
 // pixels: decoding it would take w×h×3 bytes.
 func pngBomb(w, h uint32) []byte {
 	chunk := func(typ string, data []byte) []byte {
