@@ -6769,13 +6769,25 @@ extend type Query {
 
 extend type Mutation {
   "Starts an upload to the media library: a presigned PUT of the file, limited to its type and size. Authors and admins only. A type not taken, an extension that does not match it or a size over the limit is BAD_USER_INPUT."
-  createUpload(input: CreateUploadInput!): CreateUploadPayload!
+  createUpload(
+    "The file to upload."
+    input: CreateUploadInput!
+  ): CreateUploadPayload!
   "Completes an upload, by the one who started it only (FORBIDDEN for others): the server reads the file and checks it by its bytes. A file whose bytes are not the declared type, an image of more pixels than allowed (refused from its header, before decoding), a truncated or corrupt one, or one larger than allowed is BAD_USER_INPUT, and deleted. NOT_FOUND once completed or expired."
-  completeUpload(input: CompleteUploadInput!): CompleteUploadPayload!
+  completeUpload(
+    "The upload to complete."
+    input: CompleteUploadInput!
+  ): CompleteUploadPayload!
   "Sets a media item's alt text. Its uploader or an admin only."
-  updateMedia(input: UpdateMediaInput!): UpdateMediaPayload!
+  updateMedia(
+    "The media item and its new alt text."
+    input: UpdateMediaInput!
+  ): UpdateMediaPayload!
   "Deletes a media item, its original and its renditions. Its uploader or an admin only."
-  deleteMedia(input: DeleteMediaInput!): DeleteMediaPayload!
+  deleteMedia(
+    "The media item to delete."
+    input: DeleteMediaInput!
+  ): DeleteMediaPayload!
 }
 `, BuiltIn: false},
 }

@@ -2,6 +2,7 @@ package media
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"hash/crc32"
 	"image"
@@ -74,7 +75,7 @@ func BenchmarkBombRefusal(b *testing.B) {
 	up := &storage.Upload{ID: "x", ContentType: "image/png", ByteSize: int64(len(data))}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, reason := s.check(up, data); reason == "" {
+		if _, reason, _ := s.check(context.Background(), up, data); reason == "" {
 			b.Fatal("bomb accepted")
 		}
 	}

@@ -158,13 +158,30 @@ func encode(w io.Writer, format string, m image.Image) error {
 	return fmt.Errorf("unknown format %q", format)
 }
 
-// placeholderWidth is the width of the tiny placeholder.
-const placeholderWidth = 16
+// placeholderSide is the longest side of the tiny placeholder.
+const placeholderSide = 16
 
-// placeholder returns a tiny version of m as a data: URL of a PNG,
-// placeholderWidth wide, and the average colour of it as #rrggbb.
+// MaxPlaceholderBytes bounds a placeholder's data: URL: a PNG of at most
+// 16×16 pixels, even incompressible, in base64.
+const MaxPlaceholderBytes = 2048
+
+// MaxFilenameBytes is the longest file name of an upload.
+const MaxFilenameBytes = 255
+
+// maxHeight is the tallest image taken: WebP's limit, which a rendition
+// as tall as its original must not pass.
+const maxHeight = 16383
+
+// placeholder returns a tiny version of m, at most placeholderSide pixels
+// on its longest side, as a data: URL of a PNG, and its average colour as
+// #rrggbb.
 func placeholder(m image.Image) (string, string, error) {
-	small := scale(m, placeholderWidth)
+	mb := m.Bounds()
+	w, h := placeholderSide, max(1, mb.Dy()*placeholderSide/mb.Dx())
+	if mb.Dy() > mb.Dx() {
+		w, h = max(1, mb.Dx()*placeholderSide/mb.Dy()), placeholderSide
+	}
+	small := resize(m, w, h)
 	var r, g, b, n uint64
 	bounds := small.Bounds()
 	for y := bounds.Min.Y; y < bounds.Max.Y; y++ {

@@ -122,23 +122,15 @@ func (s *Service) rendition(ctx context.Context, id string, width int, format st
 // up to the deadline of ctx (errBusy then); the decoding and encoding
 // themselves cannot be stopped, so they hold both until they end.
 func (s *Service) make(ctx context.Context, m *storage.Media, width int, format string) ([]byte, error) {
-	px := min(int64(m.Width)*int64(m.Height), 2*s.opts.MaxPixels)
-	if err := s.workers.Acquire(ctx, 1); err != nil {
-		return nil, errBusy
-	}
-	if err := s.pixels.Acquire(ctx, px); err != nil {
-		s.workers.Release(1)
-		return nil, errBusy
+	release, err := s.reserve(ctx, int64(m.Width)*int64(m.Height))
+	if err != nil {
+		return nil, err
 	}
 	done := make(chan struct{})
-	var (
-		out []byte
-		err error
-	)
+	var out []byte
 	go func() {
 		defer close(done)
-		defer s.workers.Release(1)
-		defer s.pixels.Release(px)
+		defer release()
 		out, err = s.transform(ctx, m, width, format)
 	}()
 	select {

@@ -19,8 +19,17 @@ func scale(m image.Image, width int) image.Image {
 	if width >= b.Dx() {
 		return m
 	}
-	height := max(1, (b.Dy()*width+b.Dx()/2)/b.Dx())
-	if f := b.Dx() / width; f >= 2 && b.Dy()/f >= height {
+	return resize(m, width, max(1, (b.Dy()*width+b.Dx()/2)/b.Dx()))
+}
+
+// resize returns m scaled to width×height, no larger than it is.
+func resize(m image.Image, width, height int) image.Image {
+	b := m.Bounds()
+	if width >= b.Dx() && height >= b.Dy() {
+		return m
+	}
+	width, height = min(width, b.Dx()), min(height, b.Dy())
+	if f := min(b.Dx()/width, b.Dy()/height); f >= 2 {
 		if small := shrink(m, f); small != nil {
 			m, b = small, small.Bounds()
 		}

@@ -68,3 +68,21 @@ func abs(n int) int {
 	}
 	return n
 }
+
+// TestPlaceholderIsTiny checks that a placeholder fits in 16×16 pixels
+// and MaxPlaceholderBytes whatever the picture's shape, noise included.
+func TestPlaceholderIsTiny(t *testing.T) {
+	for _, size := range []image.Point{{4000, 3000}, {3, 20000}, {20000, 3}, {10, 10}, {1, 1}} {
+		m := image.NewNRGBA(image.Rect(0, 0, size.X, size.Y))
+		for i := range m.Pix {
+			m.Pix[i] = uint8(i * 7919 % 251)
+		}
+		url, dominant, err := placeholder(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(url) > MaxPlaceholderBytes || len(dominant) != 7 {
+			t.Errorf("%v: placeholder of %d bytes, colour %q", size, len(url), dominant)
+		}
+	}
+}

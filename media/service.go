@@ -145,8 +145,8 @@ func (s *Service) CreateUpload(ctx context.Context, owner, filename, contentType
 		return nil, &storage.ValidationError{Field: "contentType", Reason: fmt.Sprintf("%q is not one of image/jpeg, image/png, image/gif, image/webp, image/avif", contentType)}
 	case formatOfName(filename) != format:
 		return nil, &storage.ValidationError{Field: "filename", Reason: fmt.Sprintf("the extension of %q does not match %s", filename, contentType)}
-	case len(filename) > 255:
-		return nil, &storage.ValidationError{Field: "filename", Reason: "is longer than 255 bytes"}
+	case len(filename) > MaxFilenameBytes:
+		return nil, &storage.ValidationError{Field: "filename", Reason: fmt.Sprintf("is longer than %d bytes", MaxFilenameBytes)}
 	case byteSize < 1 || byteSize > s.opts.MaxBytes:
 		return nil, &storage.ValidationError{Field: "byteSize", Reason: fmt.Sprintf("must be from 1 to %d bytes", s.opts.MaxBytes)}
 	}
@@ -199,8 +199,11 @@ func (s *Service) CompleteUpload(ctx context.Context, owner, id, alt string) (*s
 	case int64(len(data)) != up.ByteSize:
 		return nil, s.refuse(ctx, id, fmt.Sprintf("the file is %d bytes, not the %d declared", len(data), up.ByteSize))
 	}
-	m, reason := s.check(up, data)
-	if reason != "" {
+	m, reason, err := s.check(ctx, up, data)
+	switch {
+	case err != nil:
+		return nil, err
+	case reason != "":
 		return nil, s.refuse(ctx, id, reason)
 	}
 	m.Alt = alt
@@ -217,32 +220,53 @@ func (s *Service) CompleteUpload(ctx context.Context, owner, id, alt string) (*s
 	return done, nil
 }
 
-// check returns the media item data makes of up, or why it is refused.
-func (s *Service) check(up *storage.Upload, data []byte) (*storage.Media, string) {
+// check returns the media item data makes of up, or why it is refused,
+// or errBusy when it waited for a worker until ctx ended: it decodes the
+// picture under the same bounds as renditions.
+func (s *Service) check(ctx context.Context, up *storage.Upload, data []byte) (*storage.Media, string, error) {
 	format, err := sniff(data)
 	if err != nil {
-		return nil, err.Error()
+		return nil, err.Error(), nil
 	}
 	if declared := formatOfType(up.ContentType); declared != format {
-		return nil, fmt.Sprintf("the file is %s by its bytes, not %s as declared", strings.ToUpper(format), strings.ToUpper(declared))
+		return nil, fmt.Sprintf("the file is %s by its bytes, not %s as declared", strings.ToUpper(format), strings.ToUpper(declared)), nil
 	}
 	cfg, err := decodeConfig(format, data)
 	if err != nil {
-		return nil, fmt.Sprintf("the %s header cannot be read: %v", strings.ToUpper(format), err)
+		return nil, fmt.Sprintf("the %s header cannot be read: %v", strings.ToUpper(format), err), nil
 	}
 	if reason := s.tooManyPixels(cfg); reason != "" {
-		return nil, reason
+		return nil, reason, nil
 	}
+	release, err := s.reserve(ctx, int64(cfg.Width)*int64(cfg.Height))
+	if err != nil {
+		return nil, "", err
+	}
+	defer release()
 	img, err := decode(format, data)
 	if err != nil {
-		return nil, fmt.Sprintf("the image is truncated or corrupt: %v", err)
+		return nil, fmt.Sprintf("the image is truncated or corrupt: %v", err), nil
 	}
 	ph, dominant, err := placeholder(img)
 	if err != nil {
-		return nil, err.Error()
+		return nil, "", err
 	}
 	return &storage.Media{ID: up.ID, Owner: up.Owner, Filename: up.Filename, Format: format,
-		Width: cfg.Width, Height: cfg.Height, ByteSize: int64(len(data)), Placeholder: ph, DominantColor: dominant}, ""
+		Width: cfg.Width, Height: cfg.Height, ByteSize: int64(len(data)), Placeholder: ph, DominantColor: dominant}, "", nil
+}
+
+// reserve waits for a worker and for px pixels of the decoding budget
+// until ctx ends (errBusy then), and returns what gives them back.
+func (s *Service) reserve(ctx context.Context, px int64) (func(), error) {
+	px = min(px, 2*s.opts.MaxPixels)
+	if err := s.workers.Acquire(ctx, 1); err != nil {
+		return nil, errBusy
+	}
+	if err := s.pixels.Acquire(ctx, px); err != nil {
+		s.workers.Release(1)
+		return nil, errBusy
+	}
+	return func() { s.pixels.Release(px); s.workers.Release(1) }, nil
 }
 
 // tooManyPixels returns why an image of cfg is refused, or "".
@@ -252,6 +276,9 @@ func (s *Service) tooManyPixels(cfg image.Config) string {
 	}
 	if px := int64(cfg.Width) * int64(cfg.Height); px > s.opts.MaxPixels {
 		return fmt.Sprintf("the image is %d×%d, %d pixels, more than the %d allowed", cfg.Width, cfg.Height, px, s.opts.MaxPixels)
+	}
+	if cfg.Height > maxHeight {
+		return fmt.Sprintf("the image is %d pixels high, more than the %d allowed", cfg.Height, maxHeight)
 	}
 	return ""
 }

@@ -303,6 +303,7 @@ func TestMediaRefusesBadUploads(t *testing.T) {
 			{"HTML named an image", "page.jpg", "image/jpeg", []byte("<html><script>alert(1)</script></html>"), "not a JPEG"},
 			{"SVG named a PNG", "logo.png", "image/png", []byte(`<svg xmlns="http://www.w3.org/2000/svg"><script>alert(1)</script></svg>`), "SVG"},
 			{"a 100-megapixel PNG bomb", "bomb.png", "image/png", pngBomb(10000, 10000), "100000000 pixels"},
+			{"a PNG taller than renditions may be", "tall.png", "image/png", pngBomb(100, 20000), "20000 pixels high"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
 				id, status := s.upload(t, alice, tc.filename, tc.contentType, len(tc.body), tc.body)
