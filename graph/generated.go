@@ -6602,16 +6602,16 @@ extend type Image {
 The format of an image, by its bytes.
 """
 enum ImageFormat {
+  "AVIF."
+  AVIF
+  "GIF: renditions show its first frame."
+  GIF
   "JPEG."
   JPEG
   "PNG."
   PNG
-  "GIF: renditions show its first frame."
-  GIF
   "WebP."
   WEBP
-  "AVIF."
-  AVIF
 }
 
 """

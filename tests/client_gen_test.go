@@ -5997,24 +5997,24 @@ func (v *HomePageResponse) GetPosts() HomePagePostsPostConnection { return v.Pos
 type ImageFormat string
 
 const (
+	// AVIF.
+	ImageFormatAvif ImageFormat = "AVIF"
+	// GIF: renditions show its first frame.
+	ImageFormatGif ImageFormat = "GIF"
 	// JPEG.
 	ImageFormatJpeg ImageFormat = "JPEG"
 	// PNG.
 	ImageFormatPng ImageFormat = "PNG"
-	// GIF: renditions show its first frame.
-	ImageFormatGif ImageFormat = "GIF"
 	// WebP.
 	ImageFormatWebp ImageFormat = "WEBP"
-	// AVIF.
-	ImageFormatAvif ImageFormat = "AVIF"
 )
 
 var AllImageFormat = []ImageFormat{
+	ImageFormatAvif,
+	ImageFormatGif,
 	ImageFormatJpeg,
 	ImageFormatPng,
-	ImageFormatGif,
 	ImageFormatWebp,
-	ImageFormatAvif,
 }
 
 // A picture to show with a post.

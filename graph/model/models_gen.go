@@ -1234,29 +1234,29 @@ func (e CommentStatus) MarshalJSON() ([]byte, error) {
 type ImageFormat string
 
 const (
+	// AVIF.
+	ImageFormatAvif ImageFormat = "AVIF"
+	// GIF: renditions show its first frame.
+	ImageFormatGif ImageFormat = "GIF"
 	// JPEG.
 	ImageFormatJpeg ImageFormat = "JPEG"
 	// PNG.
 	ImageFormatPng ImageFormat = "PNG"
-	// GIF: renditions show its first frame.
-	ImageFormatGif ImageFormat = "GIF"
 	// WebP.
 	ImageFormatWebp ImageFormat = "WEBP"
-	// AVIF.
-	ImageFormatAvif ImageFormat = "AVIF"
 )
 
 var AllImageFormat = []ImageFormat{
+	ImageFormatAvif,
+	ImageFormatGif,
 	ImageFormatJpeg,
 	ImageFormatPng,
-	ImageFormatGif,
 	ImageFormatWebp,
-	ImageFormatAvif,
 }
 
 func (e ImageFormat) IsValid() bool {
 	switch e {
-	case ImageFormatJpeg, ImageFormatPng, ImageFormatGif, ImageFormatWebp, ImageFormatAvif:
+	case ImageFormatAvif, ImageFormatGif, ImageFormatJpeg, ImageFormatPng, ImageFormatWebp:
 		return true
 	}
 	return false
