@@ -22,6 +22,7 @@ import (
 	"github.com/blogql/blog/internal/rlimit"
 	"github.com/blogql/blog/live"
 	"github.com/blogql/blog/markdown"
+	"github.com/blogql/blog/media"
 	"github.com/blogql/blog/pprofserver"
 	"github.com/blogql/blog/search"
 	"github.com/blogql/blog/storage"
@@ -108,6 +109,7 @@ type config struct {
 	signInAddresses  int
 	readerAccessTTL  time.Duration
 	readerSessionKey []byte
+	media             mediaConfig
 }
 
 // backend returns which DynamoDB the server talks to: AWS with -aws (at
@@ -433,6 +435,30 @@ func settings(c *config) []setting {
 		{"search-language", "SEARCH_LANGUAGE", val(&c.searchLanguage, search.DefaultLanguage),
 			"language of the search index's stemming and stop words: " + strings.Join(search.Languages, ", ") + "\n(standard: none); changing it rebuilds the index",
 			"language of the search index's stemming and stop words: " + strings.Join(search.Languages, ", ") + " (`standard`: no stemming); changing it rebuilds the index"},
+		{"media-bucket", "MEDIA_BUCKET", val(&c.media.bucket, ""),
+			"S3 `bucket` of the media library; empty: the S3-compatible store embedded in the server,\nkept in " + mediaFile + " in -data, taking presigned uploads at /s3/ on this server",
+			"S3 bucket of the media library; empty: the S3-compatible store embedded in the server, kept in `" + mediaFile + "` in `-data`, taking presigned uploads at `/s3/` on this server (see [Media library](#media-library))"},
+		{"media-s3-endpoint", "MEDIA_S3_ENDPOINT", val(&c.media.endpoint, ""),
+			"S3 endpoint `URL` of -media-bucket (an S3-compatible server, a VPC endpoint); empty: AWS's",
+			"S3 endpoint URL of `-media-bucket` (an S3-compatible server, a VPC endpoint); empty: AWS's for `-media-s3-region`"},
+		{"media-s3-region", "MEDIA_S3_REGION", val(&c.media.region, ""),
+			"region of -media-bucket; empty: -region",
+			"region of `-media-bucket`; empty: `-region`"},
+		{"media-s3-path-style", "MEDIA_S3_PATH_STYLE", val(&c.media.pathStyle, false),
+			"address -media-bucket in the URL's path, as S3-compatible servers want",
+			"address `-media-bucket` in the URL's path (`endpoint/bucket/key`), as S3-compatible servers want"},
+		{"media-url", "MEDIA_URL", val(&c.media.url, ""),
+			"this server's public `URL`, which starts the URLs of renditions (/media/...) and of the embedded store's uploads;\nempty: the address it listens on",
+			"this server's public URL, which starts the URLs of renditions (`/media/<id>/<width>.<format>`) and of the embedded store's uploads; empty: the address it listens on"},
+		{"media-max-bytes", "MEDIA_MAX_BYTES", val(&c.media.maxBytes, int64(media.DefaultMaxBytes)),
+			"largest upload to the media library, in bytes",
+			"largest upload to the media library, in bytes"},
+		{"media-max-pixels", "MEDIA_MAX_PIXELS", val(&c.media.maxPixels, int64(media.DefaultMaxPixels)),
+			"most pixels an uploaded image may have, read from its header before it is decoded",
+			"most pixels an uploaded image may have, read from its header before it is decoded (decompression bombs stop there)"},
+		{"media-avif", "MEDIA_AVIF", val(&c.media.avif, false),
+			"offer AVIF renditions too (slow to encode: see BENCHMARKS.md)",
+			"offer AVIF renditions too; they are slow to encode (see BENCHMARKS.md)"},
 	}
 }
 
@@ -538,6 +564,8 @@ func (c *config) check(stray []string) error {
 		return fmt.Errorf("answer cache bytes %d: must not be negative", c.answerCacheBytes)
 	case c.inflightBytes < 0:
 		return fmt.Errorf("inflight bytes %d: must not be negative", c.inflightBytes)
+	case c.media.maxBytes < 1 || c.media.maxPixels < 1:
+		return errors.New("media max bytes and max pixels: must be at least 1")
 	case c.eventRetention < time.Minute:
 		return fmt.Errorf("event retention %s: must be at least 1m", c.eventRetention)
 	case c.cursorKey != "" && len(c.cursorKey) < storage.MinCursorKeyBytes:

@@ -159,6 +159,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	}
 	a := api{store: store, verifier: verifier, devTokens: devTokens, tel: tel, workers: w, mail: mail, shutdown: make(chan struct{})}
 	handler, err := a.handler(ctx, cfg, ln.Addr(), logger)
+	defer a.media.close()
 	if err != nil {
 		ln.Close()
 		return err
@@ -324,6 +325,8 @@ type api struct {
 	// streams that http.Server.Shutdown does not wait for.
 	shutdown chan struct{}
 	running  sync.WaitGroup
+	// media is the media library (mediacmd.go).
+	media *mediaLibrary
 }
 
 // handler returns the API's endpoints for a server that listens on addr:
@@ -347,6 +350,9 @@ func (a *api) handler(ctx context.Context, cfg *config, addr net.Addr, logger *s
 		// Development: the feeds link to this server until a site is named.
 		cfg.siteURL = "http://" + displayAddr(addr)
 		logger.Info("feeds and sitemap link to this server's address; set -site-url to the frontend's", "site_url", cfg.siteURL)
+	}
+	if err := a.openMedia(ctx, cfg, addr, logger); err != nil {
+		return nil, err
 	}
 	handler := a.routes(cfg, logger)
 	if loopback || a.devTokens {
@@ -639,6 +645,8 @@ func (a *api) routes(cfg *config, logger *slog.Logger) http.Handler {
 		panic(err)
 	}
 	feeds.Register(mux)
+	// Renditions, and the embedded store's uploads (mediacmd.go).
+	a.media.register(mux, cors)
 	// The theme of highlighted code (-highlight-code).
 	mux.Handle("GET /code.css", httpguard.WithCORS(cors, markdown.CodeCSS()))
 	if cfg.playgroundOn() {
@@ -690,6 +698,7 @@ func (a *api) graphQL(cfg *config, cors *httpguard.CORS, budget *inflight.Budget
 		ShowCost: cfg.backend() == backendEmbedded,
 		Webhooks: w.hooks,
 		Search:   w.searcher,
+		Media:    a.media.library(),
 		Site:     graph.SiteDefaults{Title: cfg.siteTitle, Description: cfg.siteDescription, URL: cfg.siteURL, Paths: cfg.paths},
 		SignIn:   a.signInOptions(cfg),
 	})))

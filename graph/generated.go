@@ -37,6 +37,7 @@ type ResolverRoot interface {
 	Comment() CommentResolver
 	Commenter() CommenterResolver
 	Image() ImageResolver
+	Media() MediaResolver
 	MenuItem() MenuItemResolver
 	Mutation() MutationResolver
 	Page() PageResolver
@@ -178,6 +179,10 @@ type ComplexityRoot struct {
 		Name      func(childComplexity int) int
 	}
 
+	CompleteUploadPayload struct {
+		Media func(childComplexity int) int
+	}
+
 	CreateAuthorPayload struct {
 		Author func(childComplexity int) int
 	}
@@ -204,6 +209,10 @@ type ComplexityRoot struct {
 		Series func(childComplexity int) int
 	}
 
+	CreateUploadPayload struct {
+		Upload func(childComplexity int) int
+	}
+
 	CreateWebhookPayload struct {
 		Secret  func(childComplexity int) int
 		Webhook func(childComplexity int) int
@@ -212,6 +221,10 @@ type ComplexityRoot struct {
 	DeleteCommentPayload struct {
 		Comment          func(childComplexity int) int
 		DeletedCommentID func(childComplexity int) int
+	}
+
+	DeleteMediaPayload struct {
+		DeletedID func(childComplexity int) int
 	}
 
 	DeletePagePayload struct {
@@ -251,11 +264,41 @@ type ComplexityRoot struct {
 		Text   func(childComplexity int) int
 	}
 
+	HttpHeader struct {
+		Name  func(childComplexity int) int
+		Value func(childComplexity int) int
+	}
+
 	Image struct {
-		Alt    func(childComplexity int) int
-		Height func(childComplexity int) int
-		URL    func(childComplexity int) int
-		Width  func(childComplexity int) int
+		Alt           func(childComplexity int) int
+		DominantColor func(childComplexity int) int
+		Height        func(childComplexity int) int
+		Placeholder   func(childComplexity int) int
+		Sizes         func(childComplexity int) int
+		Srcset        func(childComplexity int, format *model.ImageFormat) int
+		URL           func(childComplexity int) int
+		Width         func(childComplexity int) int
+	}
+
+	Media struct {
+		ByteSize  func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		Filename  func(childComplexity int) int
+		Format    func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Image     func(childComplexity int) int
+		Owner     func(childComplexity int) int
+		UpdatedAt func(childComplexity int) int
+	}
+
+	MediaConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	MediaEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
 	}
 
 	Menu struct {
@@ -290,14 +333,17 @@ type ComplexityRoot struct {
 		AddPostToSeries       func(childComplexity int, input model.AddPostToSeriesInput) int
 		ApproveComment        func(childComplexity int, input model.ApproveCommentInput) int
 		CompleteSignIn        func(childComplexity int, input model.CompleteSignInInput) int
+		CompleteUpload        func(childComplexity int, input model.CompleteUploadInput) int
 		CreateAuthor          func(childComplexity int, input model.CreateAuthorInput) int
 		CreateCategory        func(childComplexity int, input model.CreateCategoryInput) int
 		CreatePage            func(childComplexity int, input model.CreatePageInput) int
 		CreatePost            func(childComplexity int, input model.CreatePostInput) int
 		CreatePreviewLink     func(childComplexity int, input model.CreatePreviewLinkInput) int
 		CreateSeries          func(childComplexity int, input model.CreateSeriesInput) int
+		CreateUpload          func(childComplexity int, input model.CreateUploadInput) int
 		CreateWebhook         func(childComplexity int, input model.CreateWebhookInput) int
 		DeleteComment         func(childComplexity int, input model.DeleteCommentInput) int
+		DeleteMedia           func(childComplexity int, input model.DeleteMediaInput) int
 		DeletePage            func(childComplexity int, input model.DeletePageInput) int
 		DeletePost            func(childComplexity int, input model.DeletePostInput) int
 		DeleteSeries          func(childComplexity int, input model.DeleteSeriesInput) int
@@ -323,6 +369,7 @@ type ComplexityRoot struct {
 		UpdateAuthor          func(childComplexity int, input model.UpdateAuthorInput) int
 		UpdateCategory        func(childComplexity int, input model.UpdateCategoryInput) int
 		UpdateComment         func(childComplexity int, input model.UpdateCommentInput) int
+		UpdateMedia           func(childComplexity int, input model.UpdateMediaInput) int
 		UpdatePage            func(childComplexity int, input model.UpdatePageInput) int
 		UpdatePost            func(childComplexity int, input model.UpdatePostInput) int
 		UpdateSeries          func(childComplexity int, input model.UpdateSeriesInput) int
@@ -467,6 +514,7 @@ type ComplexityRoot struct {
 		Category        func(childComplexity int, slug *string, id *string) int
 		FeaturedPosts   func(childComplexity int, first *int, after *string, last *int, before *string) int
 		LiveCursor      func(childComplexity int) int
+		Media           func(childComplexity int, first *int, after *string) int
 		ModerationQueue func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Node            func(childComplexity int, id string) int
 		OutboxEmails    func(childComplexity int, first *int) int
@@ -707,6 +755,10 @@ type ComplexityRoot struct {
 		Comment func(childComplexity int) int
 	}
 
+	UpdateMediaPayload struct {
+		Media func(childComplexity int) int
+	}
+
 	UpdatePagePayload struct {
 		Page func(childComplexity int) int
 	}
@@ -725,6 +777,13 @@ type ComplexityRoot struct {
 
 	UpdateWebhookPayload struct {
 		Webhook func(childComplexity int) int
+	}
+
+	Upload struct {
+		ExpiresAt func(childComplexity int) int
+		Headers   func(childComplexity int) int
+		ID        func(childComplexity int) int
+		URL       func(childComplexity int) int
 	}
 
 	Webhook struct {
@@ -805,6 +864,15 @@ type CommenterResolver interface {
 type ImageResolver interface {
 	Width(ctx context.Context, obj *storage.Image) (*int, error)
 	Height(ctx context.Context, obj *storage.Image) (*int, error)
+	Placeholder(ctx context.Context, obj *storage.Image) (*string, error)
+	DominantColor(ctx context.Context, obj *storage.Image) (*string, error)
+	Srcset(ctx context.Context, obj *storage.Image, format *model.ImageFormat) (*string, error)
+	Sizes(ctx context.Context, obj *storage.Image) (*string, error)
+}
+type MediaResolver interface {
+	Image(ctx context.Context, obj *storage.Media) (*storage.Image, error)
+
+	Format(ctx context.Context, obj *storage.Media) (model.ImageFormat, error)
 }
 type MenuItemResolver interface {
 	Kind(ctx context.Context, obj *storage.MenuItem) (model.MenuLinkKind, error)
@@ -855,6 +923,10 @@ type MutationResolver interface {
 	RefreshSession(ctx context.Context, input model.RefreshSessionInput) (*model.ReaderSessionPayload, error)
 	SignOut(ctx context.Context, input *model.SignOutInput) (*model.SignOutPayload, error)
 	RevokeSession(ctx context.Context, input model.RevokeSessionInput) (*model.SignOutPayload, error)
+	CreateUpload(ctx context.Context, input model.CreateUploadInput) (*model.CreateUploadPayload, error)
+	CompleteUpload(ctx context.Context, input model.CompleteUploadInput) (*model.CompleteUploadPayload, error)
+	UpdateMedia(ctx context.Context, input model.UpdateMediaInput) (*model.UpdateMediaPayload, error)
+	DeleteMedia(ctx context.Context, input model.DeleteMediaInput) (*model.DeleteMediaPayload, error)
 }
 type PageResolver interface {
 	ID(ctx context.Context, obj *storage.SitePage) (string, error)
@@ -922,6 +994,7 @@ type QueryResolver interface {
 	AllSeries(ctx context.Context, first *int, after *string, last *int, before *string) (*model.SeriesConnection, error)
 	Account(ctx context.Context) (*model.Account, error)
 	OutboxEmails(ctx context.Context, first *int) ([]*model.OutboxEmail, error)
+	Media(ctx context.Context, first *int, after *string) (*model.MediaConnection, error)
 }
 type RevisionResolver interface {
 	ID(ctx context.Context, obj *storage.Revision) (string, error)
@@ -1502,6 +1575,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Commenter.Name(childComplexity), true
 
+	case "CompleteUploadPayload.media":
+		if e.ComplexityRoot.CompleteUploadPayload.Media == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CompleteUploadPayload.Media(childComplexity), true
+
 	case "CreateAuthorPayload.author":
 		if e.ComplexityRoot.CreateAuthorPayload.Author == nil {
 			break
@@ -1556,6 +1636,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CreateSeriesPayload.Series(childComplexity), true
 
+	case "CreateUploadPayload.upload":
+		if e.ComplexityRoot.CreateUploadPayload.Upload == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreateUploadPayload.Upload(childComplexity), true
+
 	case "CreateWebhookPayload.secret":
 		if e.ComplexityRoot.CreateWebhookPayload.Secret == nil {
 			break
@@ -1581,6 +1668,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.DeleteCommentPayload.DeletedCommentID(childComplexity), true
+
+	case "DeleteMediaPayload.deletedId":
+		if e.ComplexityRoot.DeleteMediaPayload.DeletedID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteMediaPayload.DeletedID(childComplexity), true
 
 	case "DeletePagePayload.deletedId":
 		if e.ComplexityRoot.DeletePagePayload.DeletedID == nil {
@@ -1685,18 +1779,60 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Heading.Text(childComplexity), true
 
+	case "HttpHeader.name":
+		if e.ComplexityRoot.HttpHeader.Name == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HttpHeader.Name(childComplexity), true
+	case "HttpHeader.value":
+		if e.ComplexityRoot.HttpHeader.Value == nil {
+			break
+		}
+
+		return e.ComplexityRoot.HttpHeader.Value(childComplexity), true
+
 	case "Image.alt":
 		if e.ComplexityRoot.Image.Alt == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Image.Alt(childComplexity), true
+	case "Image.dominantColor":
+		if e.ComplexityRoot.Image.DominantColor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Image.DominantColor(childComplexity), true
 	case "Image.height":
 		if e.ComplexityRoot.Image.Height == nil {
 			break
 		}
 
 		return e.ComplexityRoot.Image.Height(childComplexity), true
+	case "Image.placeholder":
+		if e.ComplexityRoot.Image.Placeholder == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Image.Placeholder(childComplexity), true
+	case "Image.sizes":
+		if e.ComplexityRoot.Image.Sizes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Image.Sizes(childComplexity), true
+	case "Image.srcset":
+		if e.ComplexityRoot.Image.Srcset == nil {
+			break
+		}
+
+		args, err := ec.field_Image_srcset_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Image.Srcset(childComplexity, args["format"].(*model.ImageFormat)), true
 	case "Image.url":
 		if e.ComplexityRoot.Image.URL == nil {
 			break
@@ -1709,6 +1845,81 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Image.Width(childComplexity), true
+
+	case "Media.byteSize":
+		if e.ComplexityRoot.Media.ByteSize == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Media.ByteSize(childComplexity), true
+	case "Media.createdAt":
+		if e.ComplexityRoot.Media.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Media.CreatedAt(childComplexity), true
+	case "Media.filename":
+		if e.ComplexityRoot.Media.Filename == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Media.Filename(childComplexity), true
+	case "Media.format":
+		if e.ComplexityRoot.Media.Format == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Media.Format(childComplexity), true
+	case "Media.id":
+		if e.ComplexityRoot.Media.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Media.ID(childComplexity), true
+	case "Media.image":
+		if e.ComplexityRoot.Media.Image == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Media.Image(childComplexity), true
+	case "Media.uploadedBy":
+		if e.ComplexityRoot.Media.Owner == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Media.Owner(childComplexity), true
+	case "Media.updatedAt":
+		if e.ComplexityRoot.Media.UpdatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Media.UpdatedAt(childComplexity), true
+
+	case "MediaConnection.edges":
+		if e.ComplexityRoot.MediaConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MediaConnection.Edges(childComplexity), true
+	case "MediaConnection.pageInfo":
+		if e.ComplexityRoot.MediaConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MediaConnection.PageInfo(childComplexity), true
+
+	case "MediaEdge.cursor":
+		if e.ComplexityRoot.MediaEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MediaEdge.Cursor(childComplexity), true
+	case "MediaEdge.node":
+		if e.ComplexityRoot.MediaEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MediaEdge.Node(childComplexity), true
 
 	case "Menu.items":
 		if e.ComplexityRoot.Menu.Items == nil {
@@ -1831,6 +2042,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CompleteSignIn(childComplexity, args["input"].(model.CompleteSignInInput)), true
+	case "Mutation.completeUpload":
+		if e.ComplexityRoot.Mutation.CompleteUpload == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_completeUpload_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CompleteUpload(childComplexity, args["input"].(model.CompleteUploadInput)), true
 	case "Mutation.createAuthor":
 		if e.ComplexityRoot.Mutation.CreateAuthor == nil {
 			break
@@ -1897,6 +2119,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreateSeries(childComplexity, args["input"].(model.CreateSeriesInput)), true
+	case "Mutation.createUpload":
+		if e.ComplexityRoot.Mutation.CreateUpload == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createUpload_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreateUpload(childComplexity, args["input"].(model.CreateUploadInput)), true
 	case "Mutation.createWebhook":
 		if e.ComplexityRoot.Mutation.CreateWebhook == nil {
 			break
@@ -1919,6 +2152,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteComment(childComplexity, args["input"].(model.DeleteCommentInput)), true
+	case "Mutation.deleteMedia":
+		if e.ComplexityRoot.Mutation.DeleteMedia == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteMedia_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteMedia(childComplexity, args["input"].(model.DeleteMediaInput)), true
 	case "Mutation.deletePage":
 		if e.ComplexityRoot.Mutation.DeletePage == nil {
 			break
@@ -2194,6 +2438,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UpdateComment(childComplexity, args["input"].(model.UpdateCommentInput)), true
+	case "Mutation.updateMedia":
+		if e.ComplexityRoot.Mutation.UpdateMedia == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_updateMedia_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UpdateMedia(childComplexity, args["input"].(model.UpdateMediaInput)), true
 	case "Mutation.updatePage":
 		if e.ComplexityRoot.Mutation.UpdatePage == nil {
 			break
@@ -2901,6 +3156,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.LiveCursor(childComplexity), true
+	case "Query.media":
+		if e.ComplexityRoot.Query.Media == nil {
+			break
+		}
+
+		args, err := ec.field_Query_media_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Media(childComplexity, args["first"].(*int), args["after"].(*string)), true
 	case "Query.moderationQueue":
 		if e.ComplexityRoot.Query.ModerationQueue == nil {
 			break
@@ -3823,6 +4089,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.UpdateCommentPayload.Comment(childComplexity), true
 
+	case "UpdateMediaPayload.media":
+		if e.ComplexityRoot.UpdateMediaPayload.Media == nil {
+			break
+		}
+
+		return e.ComplexityRoot.UpdateMediaPayload.Media(childComplexity), true
+
 	case "UpdatePagePayload.page":
 		if e.ComplexityRoot.UpdatePagePayload.Page == nil {
 			break
@@ -3857,6 +4130,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.UpdateWebhookPayload.Webhook(childComplexity), true
+
+	case "Upload.expiresAt":
+		if e.ComplexityRoot.Upload.ExpiresAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Upload.ExpiresAt(childComplexity), true
+	case "Upload.headers":
+		if e.ComplexityRoot.Upload.Headers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Upload.Headers(childComplexity), true
+	case "Upload.id":
+		if e.ComplexityRoot.Upload.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Upload.ID(childComplexity), true
+	case "Upload.url":
+		if e.ComplexityRoot.Upload.URL == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Upload.URL(childComplexity), true
 
 	case "Webhook.createdAt":
 		if e.ComplexityRoot.Webhook.CreatedAt == nil {
@@ -3986,14 +4284,17 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("AddPostToSeriesInput", ec.unmarshalInputAddPostToSeriesInput),
 			graphql.NewInputUnmarshaler("ApproveCommentInput", ec.unmarshalInputApproveCommentInput),
 			graphql.NewInputUnmarshaler("CompleteSignInInput", ec.unmarshalInputCompleteSignInInput),
+			graphql.NewInputUnmarshaler("CompleteUploadInput", ec.unmarshalInputCompleteUploadInput),
 			graphql.NewInputUnmarshaler("CreateAuthorInput", ec.unmarshalInputCreateAuthorInput),
 			graphql.NewInputUnmarshaler("CreateCategoryInput", ec.unmarshalInputCreateCategoryInput),
 			graphql.NewInputUnmarshaler("CreatePageInput", ec.unmarshalInputCreatePageInput),
 			graphql.NewInputUnmarshaler("CreatePostInput", ec.unmarshalInputCreatePostInput),
 			graphql.NewInputUnmarshaler("CreatePreviewLinkInput", ec.unmarshalInputCreatePreviewLinkInput),
 			graphql.NewInputUnmarshaler("CreateSeriesInput", ec.unmarshalInputCreateSeriesInput),
+			graphql.NewInputUnmarshaler("CreateUploadInput", ec.unmarshalInputCreateUploadInput),
 			graphql.NewInputUnmarshaler("CreateWebhookInput", ec.unmarshalInputCreateWebhookInput),
 			graphql.NewInputUnmarshaler("DeleteCommentInput", ec.unmarshalInputDeleteCommentInput),
+			graphql.NewInputUnmarshaler("DeleteMediaInput", ec.unmarshalInputDeleteMediaInput),
 			graphql.NewInputUnmarshaler("DeletePageInput", ec.unmarshalInputDeletePageInput),
 			graphql.NewInputUnmarshaler("DeletePostInput", ec.unmarshalInputDeletePostInput),
 			graphql.NewInputUnmarshaler("DeleteSeriesInput", ec.unmarshalInputDeleteSeriesInput),
@@ -4025,6 +4326,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("UpdateAuthorInput", ec.unmarshalInputUpdateAuthorInput),
 			graphql.NewInputUnmarshaler("UpdateCategoryInput", ec.unmarshalInputUpdateCategoryInput),
 			graphql.NewInputUnmarshaler("UpdateCommentInput", ec.unmarshalInputUpdateCommentInput),
+			graphql.NewInputUnmarshaler("UpdateMediaInput", ec.unmarshalInputUpdateMediaInput),
 			graphql.NewInputUnmarshaler("UpdatePageInput", ec.unmarshalInputUpdatePageInput),
 			graphql.NewInputUnmarshaler("UpdatePostInput", ec.unmarshalInputUpdatePostInput),
 			graphql.NewInputUnmarshaler("UpdateSeriesInput", ec.unmarshalInputUpdateSeriesInput),
@@ -6864,6 +7166,217 @@ type OutboxEmail {
   "When it was sent."
   sentAt: DateTime
 }
+
+
+# The media library: presigned uploads, checked images, renditions.
+
+# A picture's fields known only for an image of the media library: null for
+# a picture at an external URL.
+extend type Image {
+  "A tiny version of the picture to show while it loads: a data: URL of a PNG 16 pixels wide."
+  placeholder: String
+  "The picture's average colour as ` + "`" + `#rrggbb` + "`" + `, to fill its box while it loads."
+  dominantColor: String
+  "The picture's renditions in ` + "`" + `format` + "`" + ` (the original's format when not given), each URL with its width descriptor (` + "`" + `… 640w, … 1280w` + "`" + `), for an ` + "`" + `<img srcset>` + "`" + `. Widths are 320, 640, 960, 1280 and 1920 narrower than the original, and the original's own width up to 1920."
+  srcset(
+    "The renditions' format: WEBP, or the original's; AVIF when the server offers it."
+    format: ImageFormat
+  ): String
+  "A ` + "`" + `sizes` + "`" + ` hint for the ` + "`" + `<img>` + "`" + `: the viewport's width, up to the widest rendition."
+  sizes: String
+}
+
+"""
+The format of an image, by its bytes.
+"""
+enum ImageFormat {
+  "AVIF."
+  AVIF
+  "GIF: renditions show its first frame."
+  GIF
+  "JPEG."
+  JPEG
+  "PNG."
+  PNG
+  "WebP."
+  WEBP
+}
+
+"""
+An image of the media library. Its bytes live in the server's bucket: the
+original, private, and renditions made on first request at
+` + "`" + `/media/<id>/<width>.<format>` + "`" + `, without the original's metadata (EXIF, GPS,
+comments), served with a year of immutable caching and an ETag.
+"""
+type Media {
+  "The id of the media item: the id of the upload it was."
+  id: ID!
+  "The picture, as a cover image or an ` + "`" + `<img>` + "`" + ` shows it: ` + "`" + `url` + "`" + ` is its widest rendition in its own format."
+  image: Image!
+  "The name of the file uploaded."
+  filename: String!
+  "The original's format, by its bytes."
+  format: ImageFormat!
+  "The original's size in bytes."
+  byteSize: Int!
+  "The subject of the token that uploaded it."
+  uploadedBy: ID!
+  "When the upload was completed."
+  createdAt: DateTime!
+  "When the item last changed (its alt text)."
+  updatedAt: DateTime!
+}
+
+"""
+A page of the media library.
+"""
+type MediaConnection {
+  "The media items of this page, each with its cursor."
+  edges: [MediaEdge!]!
+  "Where this page stands in the whole list."
+  pageInfo: PageInfo!
+}
+
+"""
+A media item in a page of the library.
+"""
+type MediaEdge {
+  "The opaque cursor of this item; pass it as ` + "`" + `after` + "`" + ` to continue after it."
+  cursor: String!
+  "The media item."
+  node: Media!
+}
+
+"""
+A header a presigned upload must be sent with.
+"""
+type HttpHeader {
+  "The header's name."
+  name: String!
+  "The header's value."
+  value: String!
+}
+
+"""
+A presigned upload: PUT the file's bytes to ` + "`" + `url` + "`" + ` with exactly ` + "`" + `headers` + "`" + `
+before ` + "`" + `expiresAt` + "`" + `, with any HTTP client (the bytes never pass through the
+API), then call ` + "`" + `completeUpload` + "`" + ` with ` + "`" + `id` + "`" + `.
+"""
+type Upload {
+  "The upload's id, the media item's once completed."
+  id: ID!
+  "The URL to PUT the bytes to."
+  url: String!
+  "The headers to send with the PUT: its content type and length are signed, so a file of another type or size is refused with 403."
+  headers: [HttpHeader!]!
+  "When the URL stops being valid."
+  expiresAt: DateTime!
+}
+
+"""
+The input of ` + "`" + `createUpload` + "`" + `.
+"""
+input CreateUploadInput {
+  "The file's name; its extension must match ` + "`" + `contentType` + "`" + `."
+  filename: String!
+  "image/jpeg, image/png, image/gif, image/webp or image/avif. SVG is refused: it can carry scripts."
+  contentType: String!
+  "The file's exact size in bytes, up to the server's limit (20 MB by default)."
+  byteSize: Int!
+}
+
+"""
+The result of ` + "`" + `createUpload` + "`" + `.
+"""
+type CreateUploadPayload {
+  "Where and how to send the bytes."
+  upload: Upload!
+}
+
+"""
+The input of ` + "`" + `completeUpload` + "`" + `.
+"""
+input CompleteUploadInput {
+  "The upload's id."
+  id: ID!
+  "The text that stands for the picture for those who cannot see it."
+  alt: String
+}
+
+"""
+The result of ` + "`" + `completeUpload` + "`" + `.
+"""
+type CompleteUploadPayload {
+  "The new media item."
+  media: Media!
+}
+
+"""
+The input of ` + "`" + `updateMedia` + "`" + `.
+"""
+input UpdateMediaInput {
+  "The media item's id."
+  id: ID!
+  "The new alt text; empty removes it."
+  alt: String!
+}
+
+"""
+The result of ` + "`" + `updateMedia` + "`" + `.
+"""
+type UpdateMediaPayload {
+  "The media item as updated."
+  media: Media!
+}
+
+"""
+The input of ` + "`" + `deleteMedia` + "`" + `.
+"""
+input DeleteMediaInput {
+  "The media item's id."
+  id: ID!
+}
+
+"""
+The result of ` + "`" + `deleteMedia` + "`" + `.
+"""
+type DeleteMediaPayload {
+  "The id of the deleted media item."
+  deletedId: ID!
+}
+
+extend type Query {
+  "The media library, newest first: one read a page. Authors and admins only."
+  media(
+    "How many items to return, from 1 to 100; 20 when not given."
+    first: Int
+    "Return the items after this cursor, taken from a previous page."
+    after: String
+  ): MediaConnection!
+}
+
+extend type Mutation {
+  "Starts an upload to the media library: a presigned PUT of the file, limited to its type and size. Authors and admins only. A type not taken, an extension that does not match it or a size over the limit is BAD_USER_INPUT."
+  createUpload(
+    "The file to upload."
+    input: CreateUploadInput!
+  ): CreateUploadPayload!
+  "Completes an upload, by the one who started it only (FORBIDDEN for others): the server reads the file and checks it by its bytes. A file whose bytes are not the declared type, an image of more pixels than allowed (refused from its header, before decoding), a truncated or corrupt one, or one larger than allowed is BAD_USER_INPUT, and deleted. NOT_FOUND once completed or expired."
+  completeUpload(
+    "The upload to complete."
+    input: CompleteUploadInput!
+  ): CompleteUploadPayload!
+  "Sets a media item's alt text. Its uploader or an admin only."
+  updateMedia(
+    "The media item and its new alt text."
+    input: UpdateMediaInput!
+  ): UpdateMediaPayload!
+  "Deletes a media item, its original and its renditions. Its uploader or an admin only."
+  deleteMedia(
+    "The media item to delete."
+    input: DeleteMediaInput!
+  ): DeleteMediaPayload!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -7112,6 +7625,14 @@ func (ec *executionContext) childFields_Commenter(ctx context.Context, field gra
 	return nil, fmt.Errorf("no field named %q was found under type Commenter", field.Name)
 }
 
+func (ec *executionContext) childFields_CompleteUploadPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "media":
+		return ec.fieldContext_CompleteUploadPayload_media(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CompleteUploadPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_CreateAuthorPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "author":
@@ -7164,6 +7685,14 @@ func (ec *executionContext) childFields_CreateSeriesPayload(ctx context.Context,
 	return nil, fmt.Errorf("no field named %q was found under type CreateSeriesPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_CreateUploadPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "upload":
+		return ec.fieldContext_CreateUploadPayload_upload(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CreateUploadPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_CreateWebhookPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "webhook":
@@ -7182,6 +7711,14 @@ func (ec *executionContext) childFields_DeleteCommentPayload(ctx context.Context
 		return ec.fieldContext_DeleteCommentPayload_deletedCommentId(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DeleteCommentPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_DeleteMediaPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "deletedId":
+		return ec.fieldContext_DeleteMediaPayload_deletedId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeleteMediaPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_DeletePagePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7258,6 +7795,16 @@ func (ec *executionContext) childFields_Heading(ctx context.Context, field graph
 	return nil, fmt.Errorf("no field named %q was found under type Heading", field.Name)
 }
 
+func (ec *executionContext) childFields_HttpHeader(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "name":
+		return ec.fieldContext_HttpHeader_name(ctx, field)
+	case "value":
+		return ec.fieldContext_HttpHeader_value(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type HttpHeader", field.Name)
+}
+
 func (ec *executionContext) childFields_Image(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "url":
@@ -7268,8 +7815,58 @@ func (ec *executionContext) childFields_Image(ctx context.Context, field graphql
 		return ec.fieldContext_Image_width(ctx, field)
 	case "height":
 		return ec.fieldContext_Image_height(ctx, field)
+	case "placeholder":
+		return ec.fieldContext_Image_placeholder(ctx, field)
+	case "dominantColor":
+		return ec.fieldContext_Image_dominantColor(ctx, field)
+	case "srcset":
+		return ec.fieldContext_Image_srcset(ctx, field)
+	case "sizes":
+		return ec.fieldContext_Image_sizes(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Image", field.Name)
+}
+
+func (ec *executionContext) childFields_Media(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Media_id(ctx, field)
+	case "image":
+		return ec.fieldContext_Media_image(ctx, field)
+	case "filename":
+		return ec.fieldContext_Media_filename(ctx, field)
+	case "format":
+		return ec.fieldContext_Media_format(ctx, field)
+	case "byteSize":
+		return ec.fieldContext_Media_byteSize(ctx, field)
+	case "uploadedBy":
+		return ec.fieldContext_Media_uploadedBy(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Media_createdAt(ctx, field)
+	case "updatedAt":
+		return ec.fieldContext_Media_updatedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Media", field.Name)
+}
+
+func (ec *executionContext) childFields_MediaConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_MediaConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_MediaConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MediaConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_MediaEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_MediaEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_MediaEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MediaEdge", field.Name)
 }
 
 func (ec *executionContext) childFields_Menu(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8010,6 +8607,14 @@ func (ec *executionContext) childFields_UpdateCommentPayload(ctx context.Context
 	return nil, fmt.Errorf("no field named %q was found under type UpdateCommentPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_UpdateMediaPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "media":
+		return ec.fieldContext_UpdateMediaPayload_media(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type UpdateMediaPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_UpdatePagePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "page":
@@ -8048,6 +8653,20 @@ func (ec *executionContext) childFields_UpdateWebhookPayload(ctx context.Context
 		return ec.fieldContext_UpdateWebhookPayload_webhook(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type UpdateWebhookPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_Upload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Upload_id(ctx, field)
+	case "url":
+		return ec.fieldContext_Upload_url(ctx, field)
+	case "headers":
+		return ec.fieldContext_Upload_headers(ctx, field)
+	case "expiresAt":
+		return ec.fieldContext_Upload_expiresAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Upload", field.Name)
 }
 
 func (ec *executionContext) childFields_Webhook(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8442,6 +9061,20 @@ func (ec *executionContext) field_Comment_replyConnection_args(ctx context.Conte
 	return args, nil
 }
 
+func (ec *executionContext) field_Image_srcset_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "format",
+		func(ctx context.Context, v any) (*model.ImageFormat, error) {
+			return ec.unmarshalOImageFormat2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐImageFormat(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["format"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_addComment_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -8490,6 +9123,20 @@ func (ec *executionContext) field_Mutation_completeSignIn_args(ctx context.Conte
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.CompleteSignInInput, error) {
 			return ec.unmarshalNCompleteSignInInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCompleteSignInInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_completeUpload_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CompleteUploadInput, error) {
+			return ec.unmarshalNCompleteUploadInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCompleteUploadInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -8582,6 +9229,20 @@ func (ec *executionContext) field_Mutation_createSeries_args(ctx context.Context
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_createUpload_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CreateUploadInput, error) {
+			return ec.unmarshalNCreateUploadInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCreateUploadInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_createWebhook_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -8602,6 +9263,20 @@ func (ec *executionContext) field_Mutation_deleteComment_args(ctx context.Contex
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.DeleteCommentInput, error) {
 			return ec.unmarshalNDeleteCommentInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐDeleteCommentInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteMedia_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.DeleteMediaInput, error) {
+			return ec.unmarshalNDeleteMediaInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐDeleteMediaInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -8952,6 +9627,20 @@ func (ec *executionContext) field_Mutation_updateComment_args(ctx context.Contex
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.UpdateCommentInput, error) {
 			return ec.unmarshalNUpdateCommentInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdateCommentInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_updateMedia_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UpdateMediaInput, error) {
+			return ec.unmarshalNUpdateMediaInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdateMediaInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -9347,6 +10036,28 @@ func (ec *executionContext) field_Query_featuredPosts_args(ctx context.Context, 
 		return nil, err
 	}
 	args["before"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_media_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
 	return args, nil
 }
 
@@ -12119,6 +12830,38 @@ func (ec *executionContext) fieldContext_Commenter_author(_ context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _CompleteUploadPayload_media(ctx context.Context, field graphql.CollectedField, obj *model.CompleteUploadPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CompleteUploadPayload_media(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Media, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Media) graphql.Marshaler {
+			return ec.marshalNMedia2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐMedia(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CompleteUploadPayload_media(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CompleteUploadPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Media(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _CreateAuthorPayload_author(ctx context.Context, field graphql.CollectedField, obj *model.CreateAuthorPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12357,6 +13100,38 @@ func (ec *executionContext) fieldContext_CreateSeriesPayload_series(_ context.Co
 	return fc, nil
 }
 
+func (ec *executionContext) _CreateUploadPayload_upload(ctx context.Context, field graphql.CollectedField, obj *model.CreateUploadPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreateUploadPayload_upload(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Upload, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.Upload) graphql.Marshaler {
+			return ec.marshalNUpload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreateUploadPayload_upload(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CreateUploadPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Upload(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _CreateWebhookPayload_webhook(ctx context.Context, field graphql.CollectedField, obj *model.CreateWebhookPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12465,6 +13240,29 @@ func (ec *executionContext) _DeleteCommentPayload_deletedCommentId(ctx context.C
 }
 func (ec *executionContext) fieldContext_DeleteCommentPayload_deletedCommentId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("DeleteCommentPayload", field, false, false, "ID")
+}
+
+func (ec *executionContext) _DeleteMediaPayload_deletedId(ctx context.Context, field graphql.CollectedField, obj *model.DeleteMediaPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeleteMediaPayload_deletedId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.DeletedID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeleteMediaPayload_deletedId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeleteMediaPayload", field, false, false, "ID")
 }
 
 func (ec *executionContext) _DeletePagePayload_deletedId(ctx context.Context, field graphql.CollectedField, obj *model.DeletePagePayload) (ret graphql.Marshaler) {
@@ -12871,6 +13669,52 @@ func (ec *executionContext) fieldContext_Heading_anchor(_ context.Context, field
 	return graphql.NewScalarFieldContext("Heading", field, false, false, "String")
 }
 
+func (ec *executionContext) _HttpHeader_name(ctx context.Context, field graphql.CollectedField, obj *model.HTTPHeader) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HttpHeader_name(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Name, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HttpHeader_name(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HttpHeader", field, false, false, "String")
+}
+
+func (ec *executionContext) _HttpHeader_value(ctx context.Context, field graphql.CollectedField, obj *model.HTTPHeader) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_HttpHeader_value(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Value, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_HttpHeader_value(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("HttpHeader", field, false, false, "String")
+}
+
 func (ec *executionContext) _Image_url(ctx context.Context, field graphql.CollectedField, obj *storage.Image) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -12961,6 +13805,431 @@ func (ec *executionContext) _Image_height(ctx context.Context, field graphql.Col
 }
 func (ec *executionContext) fieldContext_Image_height(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Image", field, true, true, "Int")
+}
+
+func (ec *executionContext) _Image_placeholder(ctx context.Context, field graphql.CollectedField, obj *storage.Image) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Image_placeholder(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Image().Placeholder(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Image_placeholder(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Image", field, true, true, "String")
+}
+
+func (ec *executionContext) _Image_dominantColor(ctx context.Context, field graphql.CollectedField, obj *storage.Image) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Image_dominantColor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Image().DominantColor(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Image_dominantColor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Image", field, true, true, "String")
+}
+
+func (ec *executionContext) _Image_srcset(ctx context.Context, field graphql.CollectedField, obj *storage.Image) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Image_srcset(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Image().Srcset(ctx, obj, fc.Args["format"].(*model.ImageFormat))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Image_srcset(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Image",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type String does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Image_srcset_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Image_sizes(ctx context.Context, field graphql.CollectedField, obj *storage.Image) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Image_sizes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Image().Sizes(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Image_sizes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Image", field, true, true, "String")
+}
+
+func (ec *executionContext) _Media_id(ctx context.Context, field graphql.CollectedField, obj *storage.Media) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Media_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Media_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Media", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Media_image(ctx context.Context, field graphql.CollectedField, obj *storage.Media) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Media_image(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Media().Image(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Image) graphql.Marshaler {
+			return ec.marshalNImage2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐImage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Media_image(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Media",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Image(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Media_filename(ctx context.Context, field graphql.CollectedField, obj *storage.Media) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Media_filename(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Filename, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Media_filename(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Media", field, false, false, "String")
+}
+
+func (ec *executionContext) _Media_format(ctx context.Context, field graphql.CollectedField, obj *storage.Media) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Media_format(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Media().Format(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.ImageFormat) graphql.Marshaler {
+			return ec.marshalNImageFormat2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐImageFormat(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Media_format(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Media", field, true, true, "ImageFormat")
+}
+
+func (ec *executionContext) _Media_byteSize(ctx context.Context, field graphql.CollectedField, obj *storage.Media) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Media_byteSize(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ByteSize, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int64) graphql.Marshaler {
+			return ec.marshalNInt2int64(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Media_byteSize(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Media", field, false, false, "Int")
+}
+
+func (ec *executionContext) _Media_uploadedBy(ctx context.Context, field graphql.CollectedField, obj *storage.Media) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Media_uploadedBy(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Owner, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Media_uploadedBy(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Media", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Media_createdAt(ctx context.Context, field graphql.CollectedField, obj *storage.Media) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Media_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Media_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Media", field, false, false, "DateTime")
+}
+
+func (ec *executionContext) _Media_updatedAt(ctx context.Context, field graphql.CollectedField, obj *storage.Media) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Media_updatedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.UpdatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Media_updatedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Media", field, false, false, "DateTime")
+}
+
+func (ec *executionContext) _MediaConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.MediaConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MediaConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.MediaEdge) graphql.Marshaler {
+			return ec.marshalNMediaEdge2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMediaEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MediaConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MediaConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MediaEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MediaConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.MediaConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MediaConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MediaConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MediaConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MediaEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.MediaEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MediaEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MediaEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MediaEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _MediaEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.MediaEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MediaEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Media) graphql.Marshaler {
+			return ec.marshalNMedia2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐMedia(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MediaEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MediaEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Media(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Menu_name(ctx context.Context, field graphql.CollectedField, obj *storage.Menu) (ret graphql.Marshaler) {
@@ -15108,6 +16377,182 @@ func (ec *executionContext) fieldContext_Mutation_revokeSession(ctx context.Cont
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_revokeSession_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_createUpload(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createUpload(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreateUpload(ctx, fc.Args["input"].(model.CreateUploadInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CreateUploadPayload) graphql.Marshaler {
+			return ec.marshalNCreateUploadPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCreateUploadPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createUpload(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CreateUploadPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createUpload_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_completeUpload(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_completeUpload(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CompleteUpload(ctx, fc.Args["input"].(model.CompleteUploadInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CompleteUploadPayload) graphql.Marshaler {
+			return ec.marshalNCompleteUploadPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCompleteUploadPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_completeUpload(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CompleteUploadPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_completeUpload_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_updateMedia(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_updateMedia(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UpdateMedia(ctx, fc.Args["input"].(model.UpdateMediaInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.UpdateMediaPayload) graphql.Marshaler {
+			return ec.marshalNUpdateMediaPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdateMediaPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_updateMedia(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_UpdateMediaPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_updateMedia_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteMedia(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteMedia(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteMedia(ctx, fc.Args["input"].(model.DeleteMediaInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DeleteMediaPayload) graphql.Marshaler {
+			return ec.marshalNDeleteMediaPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐDeleteMediaPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteMedia(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeleteMediaPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteMedia_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -18461,6 +19906,50 @@ func (ec *executionContext) fieldContext_Query_outboxEmails(ctx context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_media(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_media(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Media(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MediaConnection) graphql.Marshaler {
+			return ec.marshalNMediaConnection2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMediaConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_media(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MediaConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_media_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -21785,6 +23274,38 @@ func (ec *executionContext) fieldContext_UpdateCommentPayload_comment(_ context.
 	return fc, nil
 }
 
+func (ec *executionContext) _UpdateMediaPayload_media(ctx context.Context, field graphql.CollectedField, obj *model.UpdateMediaPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_UpdateMediaPayload_media(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Media, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Media) graphql.Marshaler {
+			return ec.marshalNMedia2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐMedia(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_UpdateMediaPayload_media(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "UpdateMediaPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Media(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _UpdatePagePayload_page(ctx context.Context, field graphql.CollectedField, obj *model.UpdatePagePayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -21943,6 +23464,107 @@ func (ec *executionContext) fieldContext_UpdateWebhookPayload_webhook(_ context.
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Upload_id(ctx context.Context, field graphql.CollectedField, obj *model.Upload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Upload_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Upload_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Upload", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Upload_url(ctx context.Context, field graphql.CollectedField, obj *model.Upload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Upload_url(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.URL, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Upload_url(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Upload", field, false, false, "String")
+}
+
+func (ec *executionContext) _Upload_headers(ctx context.Context, field graphql.CollectedField, obj *model.Upload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Upload_headers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Headers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.HTTPHeader) graphql.Marshaler {
+			return ec.marshalNHttpHeader2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐHTTPHeaderᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Upload_headers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Upload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_HttpHeader(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Upload_expiresAt(ctx context.Context, field graphql.CollectedField, obj *model.Upload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Upload_expiresAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ExpiresAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Upload_expiresAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Upload", field, false, false, "DateTime")
 }
 
 func (ec *executionContext) _Webhook_id(ctx context.Context, field graphql.CollectedField, obj *storage.Webhook) (ret graphql.Marshaler) {
@@ -23691,6 +25313,55 @@ func UnmarshalCompleteSignInInput(ctx context.Context, raw any) (model.CompleteS
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputCompleteUploadInput(ctx context.Context, obj any) (model.CompleteUploadInput, error) {
+	var it model.CompleteUploadInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "alt"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "alt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("alt"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Alt = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalCompleteUploadInput unmarshals raw into the CompleteUploadInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCompleteUploadInput(ctx context.Context, raw any) (model.CompleteUploadInput, error) {
+	var out model.CompleteUploadInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CompleteUploadInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputCreateAuthorInput(ctx context.Context, obj any) (model.CreateAuthorInput, error) {
 	var it model.CreateAuthorInput
 	if obj == nil {
@@ -24153,6 +25824,62 @@ func UnmarshalCreateSeriesInput(ctx context.Context, raw any) (model.CreateSerie
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputCreateUploadInput(ctx context.Context, obj any) (model.CreateUploadInput, error) {
+	var it model.CreateUploadInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"filename", "contentType", "byteSize"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "filename":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("filename"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Filename = data
+		case "contentType":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("contentType"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ContentType = data
+		case "byteSize":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("byteSize"))
+			data, err := ec.unmarshalNInt2int(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ByteSize = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalCreateUploadInput unmarshals raw into the CreateUploadInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCreateUploadInput(ctx context.Context, raw any) (model.CreateUploadInput, error) {
+	var out model.CreateUploadInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CreateUploadInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputCreateWebhookInput(ctx context.Context, obj any) (model.CreateWebhookInput, error) {
 	var it model.CreateWebhookInput
 	if obj == nil {
@@ -24255,6 +25982,48 @@ func (ec *executionContext) unmarshalInputDeleteCommentInput(ctx context.Context
 func UnmarshalDeleteCommentInput(ctx context.Context, raw any) (model.DeleteCommentInput, error) {
 	var out model.DeleteCommentInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "DeleteCommentInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputDeleteMediaInput(ctx context.Context, obj any) (model.DeleteMediaInput, error) {
+	var it model.DeleteMediaInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalDeleteMediaInput unmarshals raw into the DeleteMediaInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalDeleteMediaInput(ctx context.Context, raw any) (model.DeleteMediaInput, error) {
+	var out model.DeleteMediaInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "DeleteMediaInput", raw, &out)
 	return out, err
 }
 
@@ -26015,6 +27784,55 @@ func UnmarshalUpdateCommentInput(ctx context.Context, raw any) (model.UpdateComm
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputUpdateMediaInput(ctx context.Context, obj any) (model.UpdateMediaInput, error) {
+	var it model.UpdateMediaInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "alt"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "alt":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("alt"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Alt = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalUpdateMediaInput unmarshals raw into the UpdateMediaInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalUpdateMediaInput(ctx context.Context, raw any) (model.UpdateMediaInput, error) {
+	var out model.UpdateMediaInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "UpdateMediaInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputUpdatePageInput(ctx context.Context, obj any) (model.UpdatePageInput, error) {
 	var it model.UpdatePageInput
 	if obj == nil {
@@ -27386,6 +29204,39 @@ func (ec *executionContext) _Commenter(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var completeUploadPayloadImplementors = []string{"CompleteUploadPayload"}
+
+func (ec *executionContext) _CompleteUploadPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CompleteUploadPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, completeUploadPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CompleteUploadPayload")
+		case "media":
+			out.Values[i] = ec._CompleteUploadPayload_media(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var createAuthorPayloadImplementors = []string{"CreateAuthorPayload"}
 
 func (ec *executionContext) _CreateAuthorPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateAuthorPayload) graphql.Marshaler {
@@ -27594,6 +29445,39 @@ func (ec *executionContext) _CreateSeriesPayload(ctx context.Context, sel ast.Se
 	return out
 }
 
+var createUploadPayloadImplementors = []string{"CreateUploadPayload"}
+
+func (ec *executionContext) _CreateUploadPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateUploadPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, createUploadPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CreateUploadPayload")
+		case "upload":
+			out.Values[i] = ec._CreateUploadPayload_upload(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var createWebhookPayloadImplementors = []string{"CreateWebhookPayload"}
 
 func (ec *executionContext) _CreateWebhookPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreateWebhookPayload) graphql.Marshaler {
@@ -27650,6 +29534,39 @@ func (ec *executionContext) _DeleteCommentPayload(ctx context.Context, sel ast.S
 			}
 		case "deletedCommentId":
 			out.Values[i] = ec._DeleteCommentPayload_deletedCommentId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var deleteMediaPayloadImplementors = []string{"DeleteMediaPayload"}
+
+func (ec *executionContext) _DeleteMediaPayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeleteMediaPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, deleteMediaPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DeleteMediaPayload")
+		case "deletedId":
+			out.Values[i] = ec._DeleteMediaPayload_deletedId(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -27947,6 +29864,44 @@ func (ec *executionContext) _Heading(ctx context.Context, sel ast.SelectionSet, 
 	return out
 }
 
+var httpHeaderImplementors = []string{"HttpHeader"}
+
+func (ec *executionContext) _HttpHeader(ctx context.Context, sel ast.SelectionSet, obj *model.HTTPHeader) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, httpHeaderImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("HttpHeader")
+		case "name":
+			out.Values[i] = ec._HttpHeader_name(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "value":
+			out.Values[i] = ec._HttpHeader_value(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var imageImplementors = []string{"Image"}
 
 func (ec *executionContext) _Image(ctx context.Context, sel ast.SelectionSet, obj *storage.Image) graphql.Marshaler {
@@ -27980,6 +29935,176 @@ func (ec *executionContext) _Image(ctx context.Context, sel ast.SelectionSet, ob
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Image_height(ctx, field, obj)
 				})
+		case "placeholder":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Image_placeholder(ctx, field, obj)
+				})
+		case "dominantColor":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Image_dominantColor(ctx, field, obj)
+				})
+		case "srcset":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Image_srcset(ctx, field, obj)
+				})
+		case "sizes":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Image_sizes(ctx, field, obj)
+				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var mediaImplementors = []string{"Media"}
+
+func (ec *executionContext) _Media(ctx context.Context, sel ast.SelectionSet, obj *storage.Media) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, mediaImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Media")
+		case "id":
+			out.Values[i] = ec._Media_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "image":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Media_image(ctx, field, obj)
+				})
+		case "filename":
+			out.Values[i] = ec._Media_filename(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "format":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Media_format(ctx, field, obj)
+				})
+		case "byteSize":
+			out.Values[i] = ec._Media_byteSize(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "uploadedBy":
+			out.Values[i] = ec._Media_uploadedBy(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._Media_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "updatedAt":
+			out.Values[i] = ec._Media_updatedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var mediaConnectionImplementors = []string{"MediaConnection"}
+
+func (ec *executionContext) _MediaConnection(ctx context.Context, sel ast.SelectionSet, obj *model.MediaConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, mediaConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MediaConnection")
+		case "edges":
+			out.Values[i] = ec._MediaConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._MediaConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var mediaEdgeImplementors = []string{"MediaEdge"}
+
+func (ec *executionContext) _MediaEdge(ctx context.Context, sel ast.SelectionSet, obj *model.MediaEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, mediaEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MediaEdge")
+		case "cursor":
+			out.Values[i] = ec._MediaEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._MediaEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -28510,6 +30635,34 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "revokeSession":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_revokeSession(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "createUpload":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createUpload(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "completeUpload":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_completeUpload(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "updateMedia":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_updateMedia(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteMedia":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteMedia(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -29526,6 +31679,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_outboxEmails(ctx, field)
+				})
+		case "media":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_media(ctx, field)
 				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
@@ -31140,6 +33299,39 @@ func (ec *executionContext) _UpdateCommentPayload(ctx context.Context, sel ast.S
 	return out
 }
 
+var updateMediaPayloadImplementors = []string{"UpdateMediaPayload"}
+
+func (ec *executionContext) _UpdateMediaPayload(ctx context.Context, sel ast.SelectionSet, obj *model.UpdateMediaPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, updateMediaPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("UpdateMediaPayload")
+		case "media":
+			out.Values[i] = ec._UpdateMediaPayload_media(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var updatePagePayloadImplementors = []string{"UpdatePagePayload"}
 
 func (ec *executionContext) _UpdatePagePayload(ctx context.Context, sel ast.SelectionSet, obj *model.UpdatePagePayload) graphql.Marshaler {
@@ -31285,6 +33477,54 @@ func (ec *executionContext) _UpdateWebhookPayload(ctx context.Context, sel ast.S
 			out.Values[i] = graphql.MarshalString("UpdateWebhookPayload")
 		case "webhook":
 			out.Values[i] = ec._UpdateWebhookPayload_webhook(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var uploadImplementors = []string{"Upload"}
+
+func (ec *executionContext) _Upload(ctx context.Context, sel ast.SelectionSet, obj *model.Upload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, uploadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Upload")
+		case "id":
+			out.Values[i] = ec._Upload_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "url":
+			out.Values[i] = ec._Upload_url(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "headers":
+			out.Values[i] = ec._Upload_headers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "expiresAt":
+			out.Values[i] = ec._Upload_expiresAt(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -32106,6 +34346,19 @@ func (ec *executionContext) unmarshalNCompleteSignInInput2githubᚗcomᚋblogql�
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) unmarshalNCompleteUploadInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCompleteUploadInput(ctx context.Context, v any) (model.CompleteUploadInput, error) {
+	res, err := ec.unmarshalInputCompleteUploadInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCompleteUploadPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCompleteUploadPayload(ctx context.Context, sel ast.SelectionSet, v *model.CompleteUploadPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "CompleteUploadPayload!")
+		return graphql.Null
+	}
+	return ec._CompleteUploadPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNCreateAuthorInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCreateAuthorInput(ctx context.Context, v any) (model.CreateAuthorInput, error) {
 	res, err := ec.unmarshalInputCreateAuthorInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -32184,6 +34437,19 @@ func (ec *executionContext) marshalNCreateSeriesPayload2ᚖgithubᚗcomᚋblogql
 	return ec._CreateSeriesPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNCreateUploadInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCreateUploadInput(ctx context.Context, v any) (model.CreateUploadInput, error) {
+	res, err := ec.unmarshalInputCreateUploadInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCreateUploadPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCreateUploadPayload(ctx context.Context, sel ast.SelectionSet, v *model.CreateUploadPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "CreateUploadPayload!")
+		return graphql.Null
+	}
+	return ec._CreateUploadPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNCreateWebhookInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCreateWebhookInput(ctx context.Context, v any) (model.CreateWebhookInput, error) {
 	res, err := ec.unmarshalInputCreateWebhookInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -32240,6 +34506,19 @@ func (ec *executionContext) marshalNDeleteCommentPayload2ᚖgithubᚗcomᚋblogq
 		return graphql.Null
 	}
 	return ec._DeleteCommentPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNDeleteMediaInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐDeleteMediaInput(ctx context.Context, v any) (model.DeleteMediaInput, error) {
+	res, err := ec.unmarshalInputDeleteMediaInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDeleteMediaPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐDeleteMediaPayload(ctx context.Context, sel ast.SelectionSet, v *model.DeleteMediaPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "DeleteMediaPayload!")
+		return graphql.Null
+	}
+	return ec._DeleteMediaPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNDeletePageInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐDeletePageInput(ctx context.Context, v any) (model.DeletePageInput, error) {
@@ -32340,6 +34619,30 @@ func (ec *executionContext) marshalNHeading2ᚖgithubᚗcomᚋblogqlᚋblogᚋst
 	return ec._Heading(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNHttpHeader2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐHTTPHeaderᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.HTTPHeader) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNHttpHeader2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐHTTPHeader(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNHttpHeader2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐHTTPHeader(ctx context.Context, sel ast.SelectionSet, v *model.HTTPHeader) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "HttpHeader!")
+		return graphql.Null
+	}
+	return ec._HttpHeader(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNID2string(ctx context.Context, v any) (string, error) {
 	res, err := graphql.UnmarshalID(v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -32352,6 +34655,24 @@ func (ec *executionContext) marshalNID2string(ctx context.Context, sel ast.Selec
 		graphql.AddInvalidNullFromMarshaler(ctx, "ID!")
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNImage2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐImage(ctx context.Context, sel ast.SelectionSet, v *storage.Image) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Image!")
+		return graphql.Null
+	}
+	return ec._Image(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNImageFormat2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐImageFormat(ctx context.Context, v any) (model.ImageFormat, error) {
+	var res model.ImageFormat
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNImageFormat2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐImageFormat(ctx context.Context, sel ast.SelectionSet, v model.ImageFormat) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) unmarshalNInt2int(ctx context.Context, v any) (int, error) {
@@ -32380,6 +34701,46 @@ func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.Selec
 		graphql.AddInvalidNullFromMarshaler(ctx, "Int!")
 	}
 	return res
+}
+
+func (ec *executionContext) marshalNMedia2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐMedia(ctx context.Context, sel ast.SelectionSet, v *storage.Media) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Media!")
+		return graphql.Null
+	}
+	return ec._Media(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNMediaConnection2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMediaConnection(ctx context.Context, sel ast.SelectionSet, v *model.MediaConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "MediaConnection!")
+		return graphql.Null
+	}
+	return ec._MediaConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNMediaEdge2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMediaEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.MediaEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMediaEdge2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMediaEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNMediaEdge2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMediaEdge(ctx context.Context, sel ast.SelectionSet, v *model.MediaEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "MediaEdge!")
+		return graphql.Null
+	}
+	return ec._MediaEdge(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNMenu2githubᚗcomᚋblogqlᚋblogᚋstorageᚐMenu(ctx context.Context, sel ast.SelectionSet, v storage.Menu) graphql.Marshaler {
@@ -33222,6 +35583,19 @@ func (ec *executionContext) marshalNUpdateCommentPayload2ᚖgithubᚗcomᚋblogq
 	return ec._UpdateCommentPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNUpdateMediaInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdateMediaInput(ctx context.Context, v any) (model.UpdateMediaInput, error) {
+	res, err := ec.unmarshalInputUpdateMediaInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNUpdateMediaPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdateMediaPayload(ctx context.Context, sel ast.SelectionSet, v *model.UpdateMediaPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "UpdateMediaPayload!")
+		return graphql.Null
+	}
+	return ec._UpdateMediaPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNUpdatePageInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpdatePageInput(ctx context.Context, v any) (model.UpdatePageInput, error) {
 	res, err := ec.unmarshalInputUpdatePageInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -33285,6 +35659,14 @@ func (ec *executionContext) marshalNUpdateWebhookPayload2ᚖgithubᚗcomᚋblogq
 		return graphql.Null
 	}
 	return ec._UpdateWebhookPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNUpload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUpload(ctx context.Context, sel ast.SelectionSet, v *model.Upload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Upload!")
+		return graphql.Null
+	}
+	return ec._Upload(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNWebhook2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐWebhook(ctx context.Context, sel ast.SelectionSet, v *storage.Webhook) graphql.Marshaler {
@@ -33621,6 +36003,22 @@ func (ec *executionContext) marshalOImage2ᚖgithubᚗcomᚋblogqlᚋblogᚋstor
 		return graphql.Null
 	}
 	return ec._Image(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOImageFormat2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐImageFormat(ctx context.Context, v any) (*model.ImageFormat, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.ImageFormat)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOImageFormat2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐImageFormat(ctx context.Context, sel ast.SelectionSet, v *model.ImageFormat) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) unmarshalOImageInput2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐImageInput(ctx context.Context, v any) (*model.ImageInput, error) {

@@ -10,6 +10,7 @@ import (
 	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/gqlhttp"
+	"github.com/blogql/blog/media"
 	"github.com/blogql/blog/metrics"
 	"github.com/blogql/blog/search"
 	"github.com/blogql/blog/storage"
@@ -76,6 +77,8 @@ type HandlerOptions struct {
 	// SignIn configures readers' sign-in by email; its zero value
 	// signs nobody in.
 	SignIn SignInOptions
+	// Media is the media library; nil: its fields fail with UNAVAILABLE.
+	Media *media.Service
 }
 
 // NewHandler returns the blog's GraphQL endpoint over store: the schema
@@ -97,6 +100,7 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	resolver.live, resolver.eventReads = opts.Live, newEventReads(store)
 	resolver.searcher = opts.Search
 	resolver.signIn = opts.SignIn
+	resolver.media = opts.Media
 	if resolver.live.PerConnection <= 0 {
 		resolver.live.PerConnection = DefaultSubscriptionsPerConnection
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/99designs/gqlgen/graphql"
 
+	"github.com/blogql/blog/media"
 	"github.com/blogql/blog/search"
 	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/webhooks"
@@ -36,6 +37,8 @@ type Resolver struct {
 	siteDefaults SiteDefaults
 	// signIn configures readers' sign-in (signin.go).
 	signIn SignInOptions
+	// media is the media library; nil: its fields fail with UNAVAILABLE.
+	media *media.Service
 }
 
 // newResolver returns the root resolver over store, with the policy for

@@ -16,6 +16,7 @@ import (
 	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph/model"
+	"github.com/blogql/blog/media"
 	"github.com/blogql/blog/slugs"
 	"github.com/blogql/blog/storage"
 )
@@ -260,6 +261,36 @@ func (r *imageResolver) Width(ctx context.Context, obj *storage.Image) (*int, er
 // Height is the resolver for the height field.
 func (r *imageResolver) Height(ctx context.Context, obj *storage.Image) (*int, error) {
 	return positive(obj.Height), nil
+}
+
+// Placeholder is the resolver for the placeholder field.
+func (r *imageResolver) Placeholder(ctx context.Context, obj *storage.Image) (*string, error) {
+	return mediaField(obj, func(m *storage.Media) string { return m.Placeholder }), nil
+}
+
+// DominantColor is the resolver for the dominantColor field.
+func (r *imageResolver) DominantColor(ctx context.Context, obj *storage.Image) (*string, error) {
+	return mediaField(obj, func(m *storage.Media) string { return m.DominantColor }), nil
+}
+
+// Srcset is the resolver for the srcset field.
+func (r *imageResolver) Srcset(ctx context.Context, obj *storage.Image, format *model.ImageFormat) (*string, error) {
+	return r.imageSrcset(obj, format)
+}
+
+// Sizes is the resolver for the sizes field.
+func (r *imageResolver) Sizes(ctx context.Context, obj *storage.Image) (*string, error) {
+	return mediaField(obj, media.Sizes), nil
+}
+
+// Image is the resolver for the image field.
+func (r *mediaResolver) Image(ctx context.Context, obj *storage.Media) (*storage.Image, error) {
+	return r.mediaImage(obj)
+}
+
+// Format is the resolver for the format field.
+func (r *mediaResolver) Format(ctx context.Context, obj *storage.Media) (model.ImageFormat, error) {
+	return mediaFormat(obj), nil
 }
 
 // Kind is the resolver for the kind field.
@@ -716,6 +747,26 @@ func (r *mutationResolver) RevokeSession(ctx context.Context, input model.Revoke
 	return r.revokeSession(ctx, input)
 }
 
+// CreateUpload is the resolver for the createUpload field.
+func (r *mutationResolver) CreateUpload(ctx context.Context, input model.CreateUploadInput) (*model.CreateUploadPayload, error) {
+	return r.createUpload(ctx, input)
+}
+
+// CompleteUpload is the resolver for the completeUpload field.
+func (r *mutationResolver) CompleteUpload(ctx context.Context, input model.CompleteUploadInput) (*model.CompleteUploadPayload, error) {
+	return r.completeUpload(ctx, input)
+}
+
+// UpdateMedia is the resolver for the updateMedia field.
+func (r *mutationResolver) UpdateMedia(ctx context.Context, input model.UpdateMediaInput) (*model.UpdateMediaPayload, error) {
+	return r.updateMedia(ctx, input)
+}
+
+// DeleteMedia is the resolver for the deleteMedia field.
+func (r *mutationResolver) DeleteMedia(ctx context.Context, input model.DeleteMediaInput) (*model.DeleteMediaPayload, error) {
+	return r.deleteMedia(ctx, input)
+}
+
 // ID is the resolver for the id field.
 func (r *pageResolver) ID(ctx context.Context, obj *storage.SitePage) (string, error) {
 	return pageGID(obj.ID), nil
@@ -1144,6 +1195,11 @@ func (r *queryResolver) OutboxEmails(ctx context.Context, first *int) ([]*model.
 	return r.outboxEmails(ctx, first)
 }
 
+// Media is the resolver for the media field.
+func (r *queryResolver) Media(ctx context.Context, first *int, after *string) (*model.MediaConnection, error) {
+	return r.mediaLibrary(ctx, first, after)
+}
+
 // ID is the resolver for the id field.
 func (r *revisionResolver) ID(ctx context.Context, obj *storage.Revision) (string, error) {
 	return revisionGID(obj), nil
@@ -1370,6 +1426,9 @@ func (r *Resolver) Commenter() CommenterResolver { return &commenterResolver{r} 
 // Image returns ImageResolver implementation.
 func (r *Resolver) Image() ImageResolver { return &imageResolver{r} }
 
+// Media returns MediaResolver implementation.
+func (r *Resolver) Media() MediaResolver { return &mediaResolver{r} }
+
 // MenuItem returns MenuItemResolver implementation.
 func (r *Resolver) MenuItem() MenuItemResolver { return &menuItemResolver{r} }
 
@@ -1423,6 +1482,7 @@ type (
 	commentResolver         struct{ *Resolver }
 	commenterResolver       struct{ *Resolver }
 	imageResolver           struct{ *Resolver }
+	mediaResolver           struct{ *Resolver }
 	menuItemResolver        struct{ *Resolver }
 	mutationResolver        struct{ *Resolver }
 	pageResolver            struct{ *Resolver }

@@ -1,7 +1,9 @@
 package graph
 
 import (
+	"github.com/blogql/blog/graph/model"
 	"github.com/blogql/blog/markdown"
+	"github.com/blogql/blog/media"
 	"github.com/blogql/blog/search"
 	"github.com/blogql/blog/storage"
 )
@@ -60,4 +62,15 @@ func withSizeCosts(c *ComplexityRoot) {
 	c.Head.CanonicalURL = sizeCost(maxHeadURLBytes)
 	c.MetaTag.Content = sizeCost(maxHeadTextBytes)
 	c.OutboxEmail.Text, c.OutboxEmail.HTML = sizeCost(storage.MaxMailBodyBytes), sizeCost(storage.MaxMailBodyBytes)
+	c.Image.Placeholder = sizeCost(media.MaxPlaceholderBytes)
+	c.Image.Srcset = func(int, *model.ImageFormat) int { return sizeCost(maxSrcsetBytes)(0) }
+	c.Upload.URL = sizeCost(maxUploadURLBytes)
 }
+
+// The media library's longest texts: a srcset lists every width's URL
+// (storage.MaxURLLength bounds the server's public URL), and a presigned
+// URL adds its signature's query to the bucket's endpoint.
+const (
+	maxSrcsetBytes    = 6 * (storage.MaxURLLength + 64)
+	maxUploadURLBytes = storage.MaxURLLength + 1024
+)

@@ -6,7 +6,9 @@ import (
 
 	"github.com/vektah/gqlparser/v2/ast"
 
+	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/markdown"
+	"github.com/blogql/blog/media"
 	"github.com/blogql/blog/search"
 	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/webhooks"
@@ -157,6 +159,20 @@ var textBytes = map[string]int{
 	"ReaderSessionPayload.refreshToken": 36 + 1 + 36 + 1 + 43,
 	"ReaderSessionPayload.redirectTo":   storage.MaxURLLength,
 	"SignOutPayload.sessionId":          36,
+	// The media library (graph/media.go).
+	"Image.placeholder":            media.MaxPlaceholderBytes,
+	"Image.dominantColor":          len("#rrggbb"),
+	"Image.srcset":                 maxSrcsetBytes,
+	"Image.sizes":                  len("(max-width: 1920px) 100vw, 1920px"),
+	"Media.id":                     storage.MaxIDLength,
+	"Media.filename":               media.MaxFilenameBytes,
+	"Media.uploadedBy":             auth.MaxSubjectLength,
+	"MediaEdge.cursor":             cursorBytes,
+	"Upload.id":                    storage.MaxIDLength,
+	"Upload.url":                   maxUploadURLBytes,
+	"HttpHeader.name":              len("Content-Length"),
+	"HttpHeader.value":             32, // a content type of the library, or a length
+	"DeleteMediaPayload.deletedId": storage.MaxIDLength,
 }
 
 // fixedSize are the scalars whose values are short whatever they hold;

@@ -2,7 +2,8 @@
 # Runs the tests on both backends: every package with the race detector on
 # the embedded engine, then the packages whose tests talk to DynamoDB on
 # DynamoDB Local (installed and started by scripts/dynamodb-local.sh,
-# stopped afterwards). Extra arguments go to `go test`, e.g.
+# stopped afterwards), then the media library's tests on s3rver, an S3
+# server apart from the embedded store (scripts/s3rver.sh). Extra arguments go to `go test`, e.g.
 # scripts/test.sh -run Pagination.
 #
 #   scripts/test.sh          the suite, both backends (a few minutes)
@@ -21,12 +22,19 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 # the limit is 30.
 timeout=30m
 port="${DYNAMODB_LOCAL_PORT:-8765}"
+s3port="${S3RVER_PORT:-8766}"
 
 # The packages whose tests run on the DynamoDB internal/dynamotest
 # chooses: the others test the same thing on either backend.
 backend_packages() {
 	go list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./... |
 		awk '/ github.com\/blogql\/blog\/internal\/dynamotest(\/endpoint)?( |$)/ { print $1 }'
+}
+
+# The packages whose tests keep media in the S3 internal/s3test chooses.
+s3_packages() {
+	go list -f '{{.ImportPath}} {{join .TestImports " "}} {{join .XTestImports " "}}' ./... |
+		awk '/ github.com\/blogql\/blog\/internal\/s3test( |$)/ { print $1 }'
 }
 
 if [[ "${1:-}" == "-long" ]]; then
@@ -60,7 +68,7 @@ fi
 first=(./tests ./storage)
 
 echo "== go test -race on the embedded engine"
-env -u DYNAMODB_ENDPOINT go test -race -count=1 -timeout "$timeout" "$@" "${first[@]}" ./...
+env -u DYNAMODB_ENDPOINT -u S3_ENDPOINT go test -race -count=1 -timeout "$timeout" "$@" "${first[@]}" ./...
 
 race=()
 if [[ "${RACE_ON_DYNAMODB:-}" == "1" ]]; then
@@ -70,3 +78,10 @@ echo "== go test ${race[*]:+${race[*]} }on DynamoDB Local"
 # shellcheck disable=SC2046
 scripts/dynamodb-local.sh run "$port" -- env REQUIRE_DYNAMODB=1 \
 	go test "${race[@]}" -count=1 -timeout "$timeout" "$@" "${first[@]}" $(backend_packages)
+
+# The media library's tests (TestMedia…) on s3rver: the other tests keep
+# no media.
+echo "== go test -race of the media library on s3rver"
+# shellcheck disable=SC2046
+scripts/s3rver.sh run "$s3port" -- env REQUIRE_S3=1 \
+	go test -race -count=1 -timeout "$timeout" "$@" -run '^TestMedia' $(s3_packages)

@@ -31,6 +31,9 @@ type Image struct {
 	Alt    string // empty when the picture has no text alternative
 	Width  int    // in pixels; 0 when unknown
 	Height int    // in pixels; 0 when unknown
+	// Media is the library's item the picture is; nil for a picture at an
+	// external URL. It is not stored with the picture.
+	Media *Media
 }
 
 // SEO is what search engines and link previews show of a post when it

@@ -3220,6 +3220,153 @@ var AllCommentStatus = []CommentStatus{
 	CommentStatusRejected,
 }
 
+// CompleteUploadCompleteUploadCompleteUploadPayload includes the requested fields of the GraphQL type CompleteUploadPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `completeUpload`.
+type CompleteUploadCompleteUploadCompleteUploadPayload struct {
+	// The new media item.
+	Media CompleteUploadCompleteUploadCompleteUploadPayloadMedia `json:"media"`
+}
+
+// GetMedia returns CompleteUploadCompleteUploadCompleteUploadPayload.Media, and is useful for accessing the field via an interface.
+func (v *CompleteUploadCompleteUploadCompleteUploadPayload) GetMedia() CompleteUploadCompleteUploadCompleteUploadPayloadMedia {
+	return v.Media
+}
+
+// CompleteUploadCompleteUploadCompleteUploadPayloadMedia includes the requested fields of the GraphQL type Media.
+// The GraphQL type's documentation follows.
+//
+// An image of the media library. Its bytes live in the server's bucket: the
+// original, private, and renditions made on first request at
+// `/media/<id>/<width>.<format>`, without the original's metadata (EXIF, GPS,
+// comments), served with a year of immutable caching and an ETag.
+type CompleteUploadCompleteUploadCompleteUploadPayloadMedia struct {
+	MediaFields `json:"-"`
+}
+
+// GetId returns CompleteUploadCompleteUploadCompleteUploadPayloadMedia.Id, and is useful for accessing the field via an interface.
+func (v *CompleteUploadCompleteUploadCompleteUploadPayloadMedia) GetId() string {
+	return v.MediaFields.Id
+}
+
+// GetFilename returns CompleteUploadCompleteUploadCompleteUploadPayloadMedia.Filename, and is useful for accessing the field via an interface.
+func (v *CompleteUploadCompleteUploadCompleteUploadPayloadMedia) GetFilename() string {
+	return v.MediaFields.Filename
+}
+
+// GetFormat returns CompleteUploadCompleteUploadCompleteUploadPayloadMedia.Format, and is useful for accessing the field via an interface.
+func (v *CompleteUploadCompleteUploadCompleteUploadPayloadMedia) GetFormat() ImageFormat {
+	return v.MediaFields.Format
+}
+
+// GetByteSize returns CompleteUploadCompleteUploadCompleteUploadPayloadMedia.ByteSize, and is useful for accessing the field via an interface.
+func (v *CompleteUploadCompleteUploadCompleteUploadPayloadMedia) GetByteSize() int {
+	return v.MediaFields.ByteSize
+}
+
+// GetUploadedBy returns CompleteUploadCompleteUploadCompleteUploadPayloadMedia.UploadedBy, and is useful for accessing the field via an interface.
+func (v *CompleteUploadCompleteUploadCompleteUploadPayloadMedia) GetUploadedBy() string {
+	return v.MediaFields.UploadedBy
+}
+
+// GetCreatedAt returns CompleteUploadCompleteUploadCompleteUploadPayloadMedia.CreatedAt, and is useful for accessing the field via an interface.
+func (v *CompleteUploadCompleteUploadCompleteUploadPayloadMedia) GetCreatedAt() time.Time {
+	return v.MediaFields.CreatedAt
+}
+
+// GetImage returns CompleteUploadCompleteUploadCompleteUploadPayloadMedia.Image, and is useful for accessing the field via an interface.
+func (v *CompleteUploadCompleteUploadCompleteUploadPayloadMedia) GetImage() MediaFieldsImage {
+	return v.MediaFields.Image
+}
+
+func (v *CompleteUploadCompleteUploadCompleteUploadPayloadMedia) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*CompleteUploadCompleteUploadCompleteUploadPayloadMedia
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.CompleteUploadCompleteUploadCompleteUploadPayloadMedia = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.MediaFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalCompleteUploadCompleteUploadCompleteUploadPayloadMedia struct {
+	Id string `json:"id"`
+
+	Filename string `json:"filename"`
+
+	Format ImageFormat `json:"format"`
+
+	ByteSize int `json:"byteSize"`
+
+	UploadedBy string `json:"uploadedBy"`
+
+	CreatedAt time.Time `json:"createdAt"`
+
+	Image MediaFieldsImage `json:"image"`
+}
+
+func (v *CompleteUploadCompleteUploadCompleteUploadPayloadMedia) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *CompleteUploadCompleteUploadCompleteUploadPayloadMedia) __premarshalJSON() (*__premarshalCompleteUploadCompleteUploadCompleteUploadPayloadMedia, error) {
+	var retval __premarshalCompleteUploadCompleteUploadCompleteUploadPayloadMedia
+
+	retval.Id = v.MediaFields.Id
+	retval.Filename = v.MediaFields.Filename
+	retval.Format = v.MediaFields.Format
+	retval.ByteSize = v.MediaFields.ByteSize
+	retval.UploadedBy = v.MediaFields.UploadedBy
+	retval.CreatedAt = v.MediaFields.CreatedAt
+	retval.Image = v.MediaFields.Image
+	return &retval, nil
+}
+
+// The input of `completeUpload`.
+type CompleteUploadInput struct {
+	// The upload's id.
+	Id string `json:"id"`
+	// The text that stands for the picture for those who cannot see it.
+	Alt *string `json:"alt"`
+}
+
+// GetId returns CompleteUploadInput.Id, and is useful for accessing the field via an interface.
+func (v *CompleteUploadInput) GetId() string { return v.Id }
+
+// GetAlt returns CompleteUploadInput.Alt, and is useful for accessing the field via an interface.
+func (v *CompleteUploadInput) GetAlt() *string { return v.Alt }
+
+// CompleteUploadResponse is returned by CompleteUpload on success.
+type CompleteUploadResponse struct {
+	// Completes an upload, by the one who started it only (FORBIDDEN for others): the server reads the file and checks it by its bytes. A file whose bytes are not the declared type, an image of more pixels than allowed (refused from its header, before decoding), a truncated or corrupt one, or one larger than allowed is BAD_USER_INPUT, and deleted. NOT_FOUND once completed or expired.
+	CompleteUpload CompleteUploadCompleteUploadCompleteUploadPayload `json:"completeUpload"`
+}
+
+// GetCompleteUpload returns CompleteUploadResponse.CompleteUpload, and is useful for accessing the field via an interface.
+func (v *CompleteUploadResponse) GetCompleteUpload() CompleteUploadCompleteUploadCompleteUploadPayload {
+	return v.CompleteUpload
+}
+
 // CreateAuthorCreateAuthorCreateAuthorPayload includes the requested fields of the GraphQL type CreateAuthorPayload.
 // The GraphQL type's documentation follows.
 //
@@ -4022,6 +4169,104 @@ func (v *CreateSeriesResponse) GetCreateSeries() CreateSeriesCreateSeriesCreateS
 	return v.CreateSeries
 }
 
+// CreateUploadCreateUploadCreateUploadPayload includes the requested fields of the GraphQL type CreateUploadPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `createUpload`.
+type CreateUploadCreateUploadCreateUploadPayload struct {
+	// Where and how to send the bytes.
+	Upload CreateUploadCreateUploadCreateUploadPayloadUpload `json:"upload"`
+}
+
+// GetUpload returns CreateUploadCreateUploadCreateUploadPayload.Upload, and is useful for accessing the field via an interface.
+func (v *CreateUploadCreateUploadCreateUploadPayload) GetUpload() CreateUploadCreateUploadCreateUploadPayloadUpload {
+	return v.Upload
+}
+
+// CreateUploadCreateUploadCreateUploadPayloadUpload includes the requested fields of the GraphQL type Upload.
+// The GraphQL type's documentation follows.
+//
+// A presigned upload: PUT the file's bytes to `url` with exactly `headers`
+// before `expiresAt`, with any HTTP client (the bytes never pass through the
+// API), then call `completeUpload` with `id`.
+type CreateUploadCreateUploadCreateUploadPayloadUpload struct {
+	// The upload's id, the media item's once completed.
+	Id string `json:"id"`
+	// The URL to PUT the bytes to.
+	Url string `json:"url"`
+	// The headers to send with the PUT: its content type and length are signed, so a file of another type or size is refused with 403.
+	Headers []CreateUploadCreateUploadCreateUploadPayloadUploadHeadersHttpHeader `json:"headers"`
+	// When the URL stops being valid.
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+// GetId returns CreateUploadCreateUploadCreateUploadPayloadUpload.Id, and is useful for accessing the field via an interface.
+func (v *CreateUploadCreateUploadCreateUploadPayloadUpload) GetId() string { return v.Id }
+
+// GetUrl returns CreateUploadCreateUploadCreateUploadPayloadUpload.Url, and is useful for accessing the field via an interface.
+func (v *CreateUploadCreateUploadCreateUploadPayloadUpload) GetUrl() string { return v.Url }
+
+// GetHeaders returns CreateUploadCreateUploadCreateUploadPayloadUpload.Headers, and is useful for accessing the field via an interface.
+func (v *CreateUploadCreateUploadCreateUploadPayloadUpload) GetHeaders() []CreateUploadCreateUploadCreateUploadPayloadUploadHeadersHttpHeader {
+	return v.Headers
+}
+
+// GetExpiresAt returns CreateUploadCreateUploadCreateUploadPayloadUpload.ExpiresAt, and is useful for accessing the field via an interface.
+func (v *CreateUploadCreateUploadCreateUploadPayloadUpload) GetExpiresAt() time.Time {
+	return v.ExpiresAt
+}
+
+// CreateUploadCreateUploadCreateUploadPayloadUploadHeadersHttpHeader includes the requested fields of the GraphQL type HttpHeader.
+// The GraphQL type's documentation follows.
+//
+// A header a presigned upload must be sent with.
+type CreateUploadCreateUploadCreateUploadPayloadUploadHeadersHttpHeader struct {
+	// The header's name.
+	Name string `json:"name"`
+	// The header's value.
+	Value string `json:"value"`
+}
+
+// GetName returns CreateUploadCreateUploadCreateUploadPayloadUploadHeadersHttpHeader.Name, and is useful for accessing the field via an interface.
+func (v *CreateUploadCreateUploadCreateUploadPayloadUploadHeadersHttpHeader) GetName() string {
+	return v.Name
+}
+
+// GetValue returns CreateUploadCreateUploadCreateUploadPayloadUploadHeadersHttpHeader.Value, and is useful for accessing the field via an interface.
+func (v *CreateUploadCreateUploadCreateUploadPayloadUploadHeadersHttpHeader) GetValue() string {
+	return v.Value
+}
+
+// The input of `createUpload`.
+type CreateUploadInput struct {
+	// The file's name; its extension must match `contentType`.
+	Filename string `json:"filename"`
+	// image/jpeg, image/png, image/gif, image/webp or image/avif. SVG is refused: it can carry scripts.
+	ContentType string `json:"contentType"`
+	// The file's exact size in bytes, up to the server's limit (20 MB by default).
+	ByteSize int `json:"byteSize"`
+}
+
+// GetFilename returns CreateUploadInput.Filename, and is useful for accessing the field via an interface.
+func (v *CreateUploadInput) GetFilename() string { return v.Filename }
+
+// GetContentType returns CreateUploadInput.ContentType, and is useful for accessing the field via an interface.
+func (v *CreateUploadInput) GetContentType() string { return v.ContentType }
+
+// GetByteSize returns CreateUploadInput.ByteSize, and is useful for accessing the field via an interface.
+func (v *CreateUploadInput) GetByteSize() int { return v.ByteSize }
+
+// CreateUploadResponse is returned by CreateUpload on success.
+type CreateUploadResponse struct {
+	// Starts an upload to the media library: a presigned PUT of the file, limited to its type and size. Authors and admins only. A type not taken, an extension that does not match it or a size over the limit is BAD_USER_INPUT.
+	CreateUpload CreateUploadCreateUploadCreateUploadPayload `json:"createUpload"`
+}
+
+// GetCreateUpload returns CreateUploadResponse.CreateUpload, and is useful for accessing the field via an interface.
+func (v *CreateUploadResponse) GetCreateUpload() CreateUploadCreateUploadCreateUploadPayload {
+	return v.CreateUpload
+}
+
 // CreateWebhookCreateWebhookCreateWebhookPayload includes the requested fields of the GraphQL type CreateWebhookPayload.
 // The GraphQL type's documentation follows.
 //
@@ -4293,6 +4538,38 @@ type DeleteCommentResponse struct {
 // GetDeleteComment returns DeleteCommentResponse.DeleteComment, and is useful for accessing the field via an interface.
 func (v *DeleteCommentResponse) GetDeleteComment() DeleteCommentDeleteCommentDeleteCommentPayload {
 	return v.DeleteComment
+}
+
+// DeleteMediaDeleteMediaDeleteMediaPayload includes the requested fields of the GraphQL type DeleteMediaPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `deleteMedia`.
+type DeleteMediaDeleteMediaDeleteMediaPayload struct {
+	// The id of the deleted media item.
+	DeletedId string `json:"deletedId"`
+}
+
+// GetDeletedId returns DeleteMediaDeleteMediaDeleteMediaPayload.DeletedId, and is useful for accessing the field via an interface.
+func (v *DeleteMediaDeleteMediaDeleteMediaPayload) GetDeletedId() string { return v.DeletedId }
+
+// The input of `deleteMedia`.
+type DeleteMediaInput struct {
+	// The media item's id.
+	Id string `json:"id"`
+}
+
+// GetId returns DeleteMediaInput.Id, and is useful for accessing the field via an interface.
+func (v *DeleteMediaInput) GetId() string { return v.Id }
+
+// DeleteMediaResponse is returned by DeleteMedia on success.
+type DeleteMediaResponse struct {
+	// Deletes a media item, its original and its renditions. Its uploader or an admin only.
+	DeleteMedia DeleteMediaDeleteMediaDeleteMediaPayload `json:"deleteMedia"`
+}
+
+// GetDeleteMedia returns DeleteMediaResponse.DeleteMedia, and is useful for accessing the field via an interface.
+func (v *DeleteMediaResponse) GetDeleteMedia() DeleteMediaDeleteMediaDeleteMediaPayload {
+	return v.DeleteMedia
 }
 
 // DeletePageDeletePageDeletePagePayload includes the requested fields of the GraphQL type DeletePagePayload.
@@ -5716,6 +5993,30 @@ func (v *HomePageResponse) GetFeaturedPosts() HomePageFeaturedPostsPostConnectio
 // GetPosts returns HomePageResponse.Posts, and is useful for accessing the field via an interface.
 func (v *HomePageResponse) GetPosts() HomePagePostsPostConnection { return v.Posts }
 
+// The format of an image, by its bytes.
+type ImageFormat string
+
+const (
+	// AVIF.
+	ImageFormatAvif ImageFormat = "AVIF"
+	// GIF: renditions show its first frame.
+	ImageFormatGif ImageFormat = "GIF"
+	// JPEG.
+	ImageFormatJpeg ImageFormat = "JPEG"
+	// PNG.
+	ImageFormatPng ImageFormat = "PNG"
+	// WebP.
+	ImageFormatWebp ImageFormat = "WEBP"
+)
+
+var AllImageFormat = []ImageFormat{
+	ImageFormatAvif,
+	ImageFormatGif,
+	ImageFormatJpeg,
+	ImageFormatPng,
+	ImageFormatWebp,
+}
+
 // A picture to show with a post.
 type ImageInput struct {
 	// The picture's URL: an absolute http or https URL of at most 2000 characters, without spaces or credentials.
@@ -5739,6 +6040,290 @@ func (v *ImageInput) GetWidth() *int { return v.Width }
 
 // GetHeight returns ImageInput.Height, and is useful for accessing the field via an interface.
 func (v *ImageInput) GetHeight() *int { return v.Height }
+
+// MediaFields includes the GraphQL fields of Media requested by the fragment MediaFields.
+// The GraphQL type's documentation follows.
+//
+// An image of the media library. Its bytes live in the server's bucket: the
+// original, private, and renditions made on first request at
+// `/media/<id>/<width>.<format>`, without the original's metadata (EXIF, GPS,
+// comments), served with a year of immutable caching and an ETag.
+type MediaFields struct {
+	// The id of the media item: the id of the upload it was.
+	Id string `json:"id"`
+	// The name of the file uploaded.
+	Filename string `json:"filename"`
+	// The original's format, by its bytes.
+	Format ImageFormat `json:"format"`
+	// The original's size in bytes.
+	ByteSize int `json:"byteSize"`
+	// The subject of the token that uploaded it.
+	UploadedBy string `json:"uploadedBy"`
+	// When the upload was completed.
+	CreatedAt time.Time `json:"createdAt"`
+	// The picture, as a cover image or an `<img>` shows it: `url` is its widest rendition in its own format.
+	Image MediaFieldsImage `json:"image"`
+}
+
+// GetId returns MediaFields.Id, and is useful for accessing the field via an interface.
+func (v *MediaFields) GetId() string { return v.Id }
+
+// GetFilename returns MediaFields.Filename, and is useful for accessing the field via an interface.
+func (v *MediaFields) GetFilename() string { return v.Filename }
+
+// GetFormat returns MediaFields.Format, and is useful for accessing the field via an interface.
+func (v *MediaFields) GetFormat() ImageFormat { return v.Format }
+
+// GetByteSize returns MediaFields.ByteSize, and is useful for accessing the field via an interface.
+func (v *MediaFields) GetByteSize() int { return v.ByteSize }
+
+// GetUploadedBy returns MediaFields.UploadedBy, and is useful for accessing the field via an interface.
+func (v *MediaFields) GetUploadedBy() string { return v.UploadedBy }
+
+// GetCreatedAt returns MediaFields.CreatedAt, and is useful for accessing the field via an interface.
+func (v *MediaFields) GetCreatedAt() time.Time { return v.CreatedAt }
+
+// GetImage returns MediaFields.Image, and is useful for accessing the field via an interface.
+func (v *MediaFields) GetImage() MediaFieldsImage { return v.Image }
+
+// MediaFieldsImage includes the requested fields of the GraphQL type Image.
+// The GraphQL type's documentation follows.
+//
+// A picture shown with a post.
+type MediaFieldsImage struct {
+	// The absolute http or https URL of the picture.
+	Url string `json:"url"`
+	// The width in pixels, or null when unknown.
+	Width *int `json:"width"`
+	// The height in pixels, or null when unknown.
+	Height *int `json:"height"`
+	// The text that stands for the picture for those who cannot see it; empty when none was given.
+	Alt string `json:"alt"`
+	// A tiny version of the picture to show while it loads: a data: URL of a PNG 16 pixels wide.
+	Placeholder *string `json:"placeholder"`
+	// The picture's average colour as `#rrggbb`, to fill its box while it loads.
+	DominantColor *string `json:"dominantColor"`
+	// The picture's renditions in `format` (the original's format when not given), each URL with its width descriptor (`… 640w, … 1280w`), for an `<img srcset>`. Widths are 320, 640, 960, 1280 and 1920 narrower than the original, and the original's own width up to 1920.
+	Srcset *string `json:"srcset"`
+	// A `sizes` hint for the `<img>`: the viewport's width, up to the widest rendition.
+	Sizes *string `json:"sizes"`
+}
+
+// GetUrl returns MediaFieldsImage.Url, and is useful for accessing the field via an interface.
+func (v *MediaFieldsImage) GetUrl() string { return v.Url }
+
+// GetWidth returns MediaFieldsImage.Width, and is useful for accessing the field via an interface.
+func (v *MediaFieldsImage) GetWidth() *int { return v.Width }
+
+// GetHeight returns MediaFieldsImage.Height, and is useful for accessing the field via an interface.
+func (v *MediaFieldsImage) GetHeight() *int { return v.Height }
+
+// GetAlt returns MediaFieldsImage.Alt, and is useful for accessing the field via an interface.
+func (v *MediaFieldsImage) GetAlt() string { return v.Alt }
+
+// GetPlaceholder returns MediaFieldsImage.Placeholder, and is useful for accessing the field via an interface.
+func (v *MediaFieldsImage) GetPlaceholder() *string { return v.Placeholder }
+
+// GetDominantColor returns MediaFieldsImage.DominantColor, and is useful for accessing the field via an interface.
+func (v *MediaFieldsImage) GetDominantColor() *string { return v.DominantColor }
+
+// GetSrcset returns MediaFieldsImage.Srcset, and is useful for accessing the field via an interface.
+func (v *MediaFieldsImage) GetSrcset() *string { return v.Srcset }
+
+// GetSizes returns MediaFieldsImage.Sizes, and is useful for accessing the field via an interface.
+func (v *MediaFieldsImage) GetSizes() *string { return v.Sizes }
+
+// MediaLibraryMediaMediaConnection includes the requested fields of the GraphQL type MediaConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of the media library.
+type MediaLibraryMediaMediaConnection struct {
+	// The media items of this page, each with its cursor.
+	Edges []MediaLibraryMediaMediaConnectionEdgesMediaEdge `json:"edges"`
+	// Where this page stands in the whole list.
+	PageInfo MediaLibraryMediaMediaConnectionPageInfo `json:"pageInfo"`
+}
+
+// GetEdges returns MediaLibraryMediaMediaConnection.Edges, and is useful for accessing the field via an interface.
+func (v *MediaLibraryMediaMediaConnection) GetEdges() []MediaLibraryMediaMediaConnectionEdgesMediaEdge {
+	return v.Edges
+}
+
+// GetPageInfo returns MediaLibraryMediaMediaConnection.PageInfo, and is useful for accessing the field via an interface.
+func (v *MediaLibraryMediaMediaConnection) GetPageInfo() MediaLibraryMediaMediaConnectionPageInfo {
+	return v.PageInfo
+}
+
+// MediaLibraryMediaMediaConnectionEdgesMediaEdge includes the requested fields of the GraphQL type MediaEdge.
+// The GraphQL type's documentation follows.
+//
+// A media item in a page of the library.
+type MediaLibraryMediaMediaConnectionEdgesMediaEdge struct {
+	// The opaque cursor of this item; pass it as `after` to continue after it.
+	Cursor string `json:"cursor"`
+	// The media item.
+	Node MediaLibraryMediaMediaConnectionEdgesMediaEdgeNodeMedia `json:"node"`
+}
+
+// GetCursor returns MediaLibraryMediaMediaConnectionEdgesMediaEdge.Cursor, and is useful for accessing the field via an interface.
+func (v *MediaLibraryMediaMediaConnectionEdgesMediaEdge) GetCursor() string { return v.Cursor }
+
+// GetNode returns MediaLibraryMediaMediaConnectionEdgesMediaEdge.Node, and is useful for accessing the field via an interface.
+func (v *MediaLibraryMediaMediaConnectionEdgesMediaEdge) GetNode() MediaLibraryMediaMediaConnectionEdgesMediaEdgeNodeMedia {
+	return v.Node
+}
+
+// MediaLibraryMediaMediaConnectionEdgesMediaEdgeNodeMedia includes the requested fields of the GraphQL type Media.
+// The GraphQL type's documentation follows.
+//
+// An image of the media library. Its bytes live in the server's bucket: the
+// original, private, and renditions made on first request at
+// `/media/<id>/<width>.<format>`, without the original's metadata (EXIF, GPS,
+// comments), served with a year of immutable caching and an ETag.
+type MediaLibraryMediaMediaConnectionEdgesMediaEdgeNodeMedia struct {
+	MediaFields `json:"-"`
+	// The picture, as a cover image or an `<img>` shows it: `url` is its widest rendition in its own format.
+	Image MediaLibraryMediaMediaConnectionEdgesMediaEdgeNodeMediaImage `json:"image"`
+}
+
+// GetImage returns MediaLibraryMediaMediaConnectionEdgesMediaEdgeNodeMedia.Image, and is useful for accessing the field via an interface.
+func (v *MediaLibraryMediaMediaConnectionEdgesMediaEdgeNodeMedia) GetImage() MediaLibraryMediaMediaConnectionEdgesMediaEdgeNodeMediaImage {
+	return v.Image
+}
+
+// GetId returns MediaLibraryMediaMediaConnectionEdgesMediaEdgeNodeMedia.Id, and is useful for accessing the field via an interface.
+func (v *MediaLibraryMediaMediaConnectionEdgesMediaEdgeNodeMedia) GetId() string {
+	return v.MediaFields.Id
+}
+
+// GetFilename returns MediaLibraryMediaMediaConnectionEdgesMediaEdgeNodeMedia.Filename, and is useful for accessing the field via an interface.
+func (v *MediaLibraryMediaMediaConnectionEdgesMediaEdgeNodeMedia) GetFilename() string {
+	return v.MediaFields.Filename
+}
+
+// GetFormat returns MediaLibraryMediaMediaConnectionEdgesMediaEdgeNodeMedia.Format, and is useful for accessing the field via an interface.
+func (v *MediaLibraryMediaMediaConnectionEdgesMediaEdgeNodeMedia) GetFormat() ImageFormat {
+	return v.MediaFields.Format
+}
+
+// GetByteSize returns MediaLibraryMediaMediaConnectionEdgesMediaEdgeNodeMedia.ByteSize, and is useful for accessing the field via an interface.
+func (v *MediaLibraryMediaMediaConnectionEdgesMediaEdgeNodeMedia) GetByteSize() int {
+	return v.MediaFields.ByteSize
+}
+
+// GetUploadedBy returns MediaLibraryMediaMediaConnectionEdgesMediaEdgeNodeMedia.UploadedBy, and is useful for accessing the field via an interface.
+func (v *MediaLibraryMediaMediaConnectionEdgesMediaEdgeNodeMedia) GetUploadedBy() string {
+	return v.MediaFields.UploadedBy
+}
+
+// GetCreatedAt returns MediaLibraryMediaMediaConnectionEdgesMediaEdgeNodeMedia.CreatedAt, and is useful for accessing the field via an interface.
+func (v *MediaLibraryMediaMediaConnectionEdgesMediaEdgeNodeMedia) GetCreatedAt() time.Time {
+	return v.MediaFields.CreatedAt
+}
+
+func (v *MediaLibraryMediaMediaConnectionEdgesMediaEdgeNodeMedia) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*MediaLibraryMediaMediaConnectionEdgesMediaEdgeNodeMedia
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.MediaLibraryMediaMediaConnectionEdgesMediaEdgeNodeMedia = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.MediaFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalMediaLibraryMediaMediaConnectionEdgesMediaEdgeNodeMedia struct {
+	Image MediaLibraryMediaMediaConnectionEdgesMediaEdgeNodeMediaImage `json:"image"`
+
+	Id string `json:"id"`
+
+	Filename string `json:"filename"`
+
+	Format ImageFormat `json:"format"`
+
+	ByteSize int `json:"byteSize"`
+
+	UploadedBy string `json:"uploadedBy"`
+
+	CreatedAt time.Time `json:"createdAt"`
+}
+
+func (v *MediaLibraryMediaMediaConnectionEdgesMediaEdgeNodeMedia) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *MediaLibraryMediaMediaConnectionEdgesMediaEdgeNodeMedia) __premarshalJSON() (*__premarshalMediaLibraryMediaMediaConnectionEdgesMediaEdgeNodeMedia, error) {
+	var retval __premarshalMediaLibraryMediaMediaConnectionEdgesMediaEdgeNodeMedia
+
+	retval.Image = v.Image
+	retval.Id = v.MediaFields.Id
+	retval.Filename = v.MediaFields.Filename
+	retval.Format = v.MediaFields.Format
+	retval.ByteSize = v.MediaFields.ByteSize
+	retval.UploadedBy = v.MediaFields.UploadedBy
+	retval.CreatedAt = v.MediaFields.CreatedAt
+	return &retval, nil
+}
+
+// MediaLibraryMediaMediaConnectionEdgesMediaEdgeNodeMediaImage includes the requested fields of the GraphQL type Image.
+// The GraphQL type's documentation follows.
+//
+// A picture shown with a post.
+type MediaLibraryMediaMediaConnectionEdgesMediaEdgeNodeMediaImage struct {
+	// The picture's renditions in `format` (the original's format when not given), each URL with its width descriptor (`… 640w, … 1280w`), for an `<img srcset>`. Widths are 320, 640, 960, 1280 and 1920 narrower than the original, and the original's own width up to 1920.
+	Webp *string `json:"webp"`
+}
+
+// GetWebp returns MediaLibraryMediaMediaConnectionEdgesMediaEdgeNodeMediaImage.Webp, and is useful for accessing the field via an interface.
+func (v *MediaLibraryMediaMediaConnectionEdgesMediaEdgeNodeMediaImage) GetWebp() *string {
+	return v.Webp
+}
+
+// MediaLibraryMediaMediaConnectionPageInfo includes the requested fields of the GraphQL type PageInfo.
+// The GraphQL type's documentation follows.
+//
+// Information about a page of a connection, as in the Relay cursor connection
+// specification. A page is read forward (`first`, `after`) or backward
+// (`last`, `before`); its edges are in the list's order either way.
+type MediaLibraryMediaMediaConnectionPageInfo struct {
+	// True when more items follow the last edge of this page. For a backward page, true when it was requested before a cursor.
+	HasNextPage bool `json:"hasNextPage"`
+	// The cursor of the last edge, or null when the page is empty. Pass it as `after` for the next page.
+	EndCursor *string `json:"endCursor"`
+}
+
+// GetHasNextPage returns MediaLibraryMediaMediaConnectionPageInfo.HasNextPage, and is useful for accessing the field via an interface.
+func (v *MediaLibraryMediaMediaConnectionPageInfo) GetHasNextPage() bool { return v.HasNextPage }
+
+// GetEndCursor returns MediaLibraryMediaMediaConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
+func (v *MediaLibraryMediaMediaConnectionPageInfo) GetEndCursor() *string { return v.EndCursor }
+
+// MediaLibraryResponse is returned by MediaLibrary on success.
+type MediaLibraryResponse struct {
+	// The media library, newest first: one read a page. Authors and admins only.
+	Media MediaLibraryMediaMediaConnection `json:"media"`
+}
+
+// GetMedia returns MediaLibraryResponse.Media, and is useful for accessing the field via an interface.
+func (v *MediaLibraryResponse) GetMedia() MediaLibraryMediaMediaConnection { return v.Media }
 
 // A navigation menu to set.
 type MenuInput struct {
@@ -15058,6 +15643,151 @@ func (v *UpdateCommentUpdateCommentUpdateCommentPayloadCommentCommenter) GetAvat
 	return v.AvatarUrl
 }
 
+// The input of `updateMedia`.
+type UpdateMediaInput struct {
+	// The media item's id.
+	Id string `json:"id"`
+	// The new alt text; empty removes it.
+	Alt string `json:"alt"`
+}
+
+// GetId returns UpdateMediaInput.Id, and is useful for accessing the field via an interface.
+func (v *UpdateMediaInput) GetId() string { return v.Id }
+
+// GetAlt returns UpdateMediaInput.Alt, and is useful for accessing the field via an interface.
+func (v *UpdateMediaInput) GetAlt() string { return v.Alt }
+
+// UpdateMediaResponse is returned by UpdateMedia on success.
+type UpdateMediaResponse struct {
+	// Sets a media item's alt text. Its uploader or an admin only.
+	UpdateMedia UpdateMediaUpdateMediaUpdateMediaPayload `json:"updateMedia"`
+}
+
+// GetUpdateMedia returns UpdateMediaResponse.UpdateMedia, and is useful for accessing the field via an interface.
+func (v *UpdateMediaResponse) GetUpdateMedia() UpdateMediaUpdateMediaUpdateMediaPayload {
+	return v.UpdateMedia
+}
+
+// UpdateMediaUpdateMediaUpdateMediaPayload includes the requested fields of the GraphQL type UpdateMediaPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `updateMedia`.
+type UpdateMediaUpdateMediaUpdateMediaPayload struct {
+	// The media item as updated.
+	Media UpdateMediaUpdateMediaUpdateMediaPayloadMedia `json:"media"`
+}
+
+// GetMedia returns UpdateMediaUpdateMediaUpdateMediaPayload.Media, and is useful for accessing the field via an interface.
+func (v *UpdateMediaUpdateMediaUpdateMediaPayload) GetMedia() UpdateMediaUpdateMediaUpdateMediaPayloadMedia {
+	return v.Media
+}
+
+// UpdateMediaUpdateMediaUpdateMediaPayloadMedia includes the requested fields of the GraphQL type Media.
+// The GraphQL type's documentation follows.
+//
+// An image of the media library. Its bytes live in the server's bucket: the
+// original, private, and renditions made on first request at
+// `/media/<id>/<width>.<format>`, without the original's metadata (EXIF, GPS,
+// comments), served with a year of immutable caching and an ETag.
+type UpdateMediaUpdateMediaUpdateMediaPayloadMedia struct {
+	MediaFields `json:"-"`
+}
+
+// GetId returns UpdateMediaUpdateMediaUpdateMediaPayloadMedia.Id, and is useful for accessing the field via an interface.
+func (v *UpdateMediaUpdateMediaUpdateMediaPayloadMedia) GetId() string { return v.MediaFields.Id }
+
+// GetFilename returns UpdateMediaUpdateMediaUpdateMediaPayloadMedia.Filename, and is useful for accessing the field via an interface.
+func (v *UpdateMediaUpdateMediaUpdateMediaPayloadMedia) GetFilename() string {
+	return v.MediaFields.Filename
+}
+
+// GetFormat returns UpdateMediaUpdateMediaUpdateMediaPayloadMedia.Format, and is useful for accessing the field via an interface.
+func (v *UpdateMediaUpdateMediaUpdateMediaPayloadMedia) GetFormat() ImageFormat {
+	return v.MediaFields.Format
+}
+
+// GetByteSize returns UpdateMediaUpdateMediaUpdateMediaPayloadMedia.ByteSize, and is useful for accessing the field via an interface.
+func (v *UpdateMediaUpdateMediaUpdateMediaPayloadMedia) GetByteSize() int {
+	return v.MediaFields.ByteSize
+}
+
+// GetUploadedBy returns UpdateMediaUpdateMediaUpdateMediaPayloadMedia.UploadedBy, and is useful for accessing the field via an interface.
+func (v *UpdateMediaUpdateMediaUpdateMediaPayloadMedia) GetUploadedBy() string {
+	return v.MediaFields.UploadedBy
+}
+
+// GetCreatedAt returns UpdateMediaUpdateMediaUpdateMediaPayloadMedia.CreatedAt, and is useful for accessing the field via an interface.
+func (v *UpdateMediaUpdateMediaUpdateMediaPayloadMedia) GetCreatedAt() time.Time {
+	return v.MediaFields.CreatedAt
+}
+
+// GetImage returns UpdateMediaUpdateMediaUpdateMediaPayloadMedia.Image, and is useful for accessing the field via an interface.
+func (v *UpdateMediaUpdateMediaUpdateMediaPayloadMedia) GetImage() MediaFieldsImage {
+	return v.MediaFields.Image
+}
+
+func (v *UpdateMediaUpdateMediaUpdateMediaPayloadMedia) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*UpdateMediaUpdateMediaUpdateMediaPayloadMedia
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.UpdateMediaUpdateMediaUpdateMediaPayloadMedia = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.MediaFields)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalUpdateMediaUpdateMediaUpdateMediaPayloadMedia struct {
+	Id string `json:"id"`
+
+	Filename string `json:"filename"`
+
+	Format ImageFormat `json:"format"`
+
+	ByteSize int `json:"byteSize"`
+
+	UploadedBy string `json:"uploadedBy"`
+
+	CreatedAt time.Time `json:"createdAt"`
+
+	Image MediaFieldsImage `json:"image"`
+}
+
+func (v *UpdateMediaUpdateMediaUpdateMediaPayloadMedia) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *UpdateMediaUpdateMediaUpdateMediaPayloadMedia) __premarshalJSON() (*__premarshalUpdateMediaUpdateMediaUpdateMediaPayloadMedia, error) {
+	var retval __premarshalUpdateMediaUpdateMediaUpdateMediaPayloadMedia
+
+	retval.Id = v.MediaFields.Id
+	retval.Filename = v.MediaFields.Filename
+	retval.Format = v.MediaFields.Format
+	retval.ByteSize = v.MediaFields.ByteSize
+	retval.UploadedBy = v.MediaFields.UploadedBy
+	retval.CreatedAt = v.MediaFields.CreatedAt
+	retval.Image = v.MediaFields.Image
+	return &retval, nil
+}
+
 // The input of `updatePage`. Omitted fields are left unchanged.
 type UpdatePageInput struct {
 	// The global id of the page.
@@ -16710,6 +17440,14 @@ func (v *__CommentPageInput) GetLast() *int { return v.Last }
 // GetBefore returns __CommentPageInput.Before, and is useful for accessing the field via an interface.
 func (v *__CommentPageInput) GetBefore() *string { return v.Before }
 
+// __CompleteUploadInput is used internally by genqlient
+type __CompleteUploadInput struct {
+	Input CompleteUploadInput `json:"input"`
+}
+
+// GetInput returns __CompleteUploadInput.Input, and is useful for accessing the field via an interface.
+func (v *__CompleteUploadInput) GetInput() CompleteUploadInput { return v.Input }
+
 // __CreateAuthorInput is used internally by genqlient
 type __CreateAuthorInput struct {
 	Input CreateAuthorInput `json:"input"`
@@ -16758,6 +17496,14 @@ type __CreateSeriesInput struct {
 // GetInput returns __CreateSeriesInput.Input, and is useful for accessing the field via an interface.
 func (v *__CreateSeriesInput) GetInput() CreateSeriesInput { return v.Input }
 
+// __CreateUploadInput is used internally by genqlient
+type __CreateUploadInput struct {
+	Input CreateUploadInput `json:"input"`
+}
+
+// GetInput returns __CreateUploadInput.Input, and is useful for accessing the field via an interface.
+func (v *__CreateUploadInput) GetInput() CreateUploadInput { return v.Input }
+
 // __CreateWebhookInput is used internally by genqlient
 type __CreateWebhookInput struct {
 	Input CreateWebhookInput `json:"input"`
@@ -16773,6 +17519,14 @@ type __DeleteCommentInput struct {
 
 // GetInput returns __DeleteCommentInput.Input, and is useful for accessing the field via an interface.
 func (v *__DeleteCommentInput) GetInput() DeleteCommentInput { return v.Input }
+
+// __DeleteMediaInput is used internally by genqlient
+type __DeleteMediaInput struct {
+	Input DeleteMediaInput `json:"input"`
+}
+
+// GetInput returns __DeleteMediaInput.Input, and is useful for accessing the field via an interface.
+func (v *__DeleteMediaInput) GetInput() DeleteMediaInput { return v.Input }
 
 // __DeletePageInput is used internally by genqlient
 type __DeletePageInput struct {
@@ -16917,6 +17671,22 @@ func (v *__HomePageInput) GetFeatured() *int { return v.Featured }
 
 // GetFirst returns __HomePageInput.First, and is useful for accessing the field via an interface.
 func (v *__HomePageInput) GetFirst() *int { return v.First }
+
+// __MediaLibraryInput is used internally by genqlient
+type __MediaLibraryInput struct {
+	First  *int         `json:"first"`
+	After  *string      `json:"after"`
+	Format *ImageFormat `json:"format"`
+}
+
+// GetFirst returns __MediaLibraryInput.First, and is useful for accessing the field via an interface.
+func (v *__MediaLibraryInput) GetFirst() *int { return v.First }
+
+// GetAfter returns __MediaLibraryInput.After, and is useful for accessing the field via an interface.
+func (v *__MediaLibraryInput) GetAfter() *string { return v.After }
+
+// GetFormat returns __MediaLibraryInput.Format, and is useful for accessing the field via an interface.
+func (v *__MediaLibraryInput) GetFormat() *ImageFormat { return v.Format }
 
 // __MergeTagsInput is used internally by genqlient
 type __MergeTagsInput struct {
@@ -17577,6 +18347,14 @@ type __UpdateCommentInput struct {
 
 // GetInput returns __UpdateCommentInput.Input, and is useful for accessing the field via an interface.
 func (v *__UpdateCommentInput) GetInput() UpdateCommentInput { return v.Input }
+
+// __UpdateMediaInput is used internally by genqlient
+type __UpdateMediaInput struct {
+	Input UpdateMediaInput `json:"input"`
+}
+
+// GetInput returns __UpdateMediaInput.Input, and is useful for accessing the field via an interface.
+func (v *__UpdateMediaInput) GetInput() UpdateMediaInput { return v.Input }
 
 // __UpdatePageInput is used internally by genqlient
 type __UpdatePageInput struct {
@@ -18841,6 +19619,60 @@ func CommentPage(
 	return data_, err_
 }
 
+// The mutation executed by CompleteUpload.
+const CompleteUpload_Operation = `
+mutation CompleteUpload ($input: CompleteUploadInput!) {
+	completeUpload(input: $input) {
+		media {
+			... MediaFields
+		}
+	}
+}
+fragment MediaFields on Media {
+	id
+	filename
+	format
+	byteSize
+	uploadedBy
+	createdAt
+	image {
+		url
+		width
+		height
+		alt
+		placeholder
+		dominantColor
+		srcset
+		sizes
+	}
+}
+`
+
+func CompleteUpload(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input CompleteUploadInput,
+) (data_ *CompleteUploadResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "CompleteUpload",
+		Query:  CompleteUpload_Operation,
+		Variables: &__CompleteUploadInput{
+			Input: input,
+		},
+	}
+
+	data_ = &CompleteUploadResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by CreateAuthor.
 const CreateAuthor_Operation = `
 mutation CreateAuthor ($input: CreateAuthorInput!) {
@@ -19127,6 +19959,48 @@ func CreateSeries(
 	return data_, err_
 }
 
+// The mutation executed by CreateUpload.
+const CreateUpload_Operation = `
+mutation CreateUpload ($input: CreateUploadInput!) {
+	createUpload(input: $input) {
+		upload {
+			id
+			url
+			headers {
+				name
+				value
+			}
+			expiresAt
+		}
+	}
+}
+`
+
+func CreateUpload(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input CreateUploadInput,
+) (data_ *CreateUploadResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "CreateUpload",
+		Query:  CreateUpload_Operation,
+		Variables: &__CreateUploadInput{
+			Input: input,
+		},
+	}
+
+	data_ = &CreateUploadResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by CreateWebhook.
 const CreateWebhook_Operation = `
 mutation CreateWebhook ($input: CreateWebhookInput!) {
@@ -19219,6 +20093,40 @@ func DeleteComment(
 	}
 
 	data_ = &DeleteCommentResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by DeleteMedia.
+const DeleteMedia_Operation = `
+mutation DeleteMedia ($input: DeleteMediaInput!) {
+	deleteMedia(input: $input) {
+		deletedId
+	}
+}
+`
+
+func DeleteMedia(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input DeleteMediaInput,
+) (data_ *DeleteMediaResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "DeleteMedia",
+		Query:  DeleteMedia_Operation,
+		Variables: &__DeleteMediaInput{
+			Input: input,
+		},
+	}
+
+	data_ = &DeleteMediaResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -19801,6 +20709,74 @@ func HomePage(
 	}
 
 	data_ = &HomePageResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by MediaLibrary.
+const MediaLibrary_Operation = `
+query MediaLibrary ($first: Int, $after: String, $format: ImageFormat) {
+	media(first: $first, after: $after) {
+		edges {
+			cursor
+			node {
+				... MediaFields
+				image {
+					webp: srcset(format: $format)
+				}
+			}
+		}
+		pageInfo {
+			hasNextPage
+			endCursor
+		}
+	}
+}
+fragment MediaFields on Media {
+	id
+	filename
+	format
+	byteSize
+	uploadedBy
+	createdAt
+	image {
+		url
+		width
+		height
+		alt
+		placeholder
+		dominantColor
+		srcset
+		sizes
+	}
+}
+`
+
+func MediaLibrary(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	first *int,
+	after *string,
+	format *ImageFormat,
+) (data_ *MediaLibraryResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "MediaLibrary",
+		Query:  MediaLibrary_Operation,
+		Variables: &__MediaLibraryInput{
+			First:  first,
+			After:  after,
+			Format: format,
+		},
+	}
+
+	data_ = &MediaLibraryResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -22934,6 +23910,60 @@ func UpdateComment(
 	}
 
 	data_ = &UpdateCommentResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by UpdateMedia.
+const UpdateMedia_Operation = `
+mutation UpdateMedia ($input: UpdateMediaInput!) {
+	updateMedia(input: $input) {
+		media {
+			... MediaFields
+		}
+	}
+}
+fragment MediaFields on Media {
+	id
+	filename
+	format
+	byteSize
+	uploadedBy
+	createdAt
+	image {
+		url
+		width
+		height
+		alt
+		placeholder
+		dominantColor
+		srcset
+		sizes
+	}
+}
+`
+
+func UpdateMedia(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input UpdateMediaInput,
+) (data_ *UpdateMediaResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "UpdateMedia",
+		Query:  UpdateMedia_Operation,
+		Variables: &__UpdateMediaInput{
+			Input: input,
+		},
+	}
+
+	data_ = &UpdateMediaResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

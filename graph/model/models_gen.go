@@ -116,6 +116,20 @@ type CompleteSignInInput struct {
 	Code *string `json:"code,omitempty"`
 }
 
+// The input of `completeUpload`.
+type CompleteUploadInput struct {
+	// The upload's id.
+	ID string `json:"id"`
+	// The text that stands for the picture for those who cannot see it.
+	Alt *string `json:"alt,omitempty"`
+}
+
+// The result of `completeUpload`.
+type CompleteUploadPayload struct {
+	// The new media item.
+	Media *storage.Media `json:"media"`
+}
+
 // The input of `createAuthor`.
 type CreateAuthorInput struct {
 	// The author id the author's tokens carry as their subject (`sub`): 1 to 64 characters of A-Z, a-z, 0-9, _ and -. Omitted, a new one is made and the author cannot sign in.
@@ -253,6 +267,22 @@ type CreateSeriesPayload struct {
 	Series *storage.Series `json:"series"`
 }
 
+// The input of `createUpload`.
+type CreateUploadInput struct {
+	// The file's name; its extension must match `contentType`.
+	Filename string `json:"filename"`
+	// image/jpeg, image/png, image/gif, image/webp or image/avif. SVG is refused: it can carry scripts.
+	ContentType string `json:"contentType"`
+	// The file's exact size in bytes, up to the server's limit (20 MB by default).
+	ByteSize int `json:"byteSize"`
+}
+
+// The result of `createUpload`.
+type CreateUploadPayload struct {
+	// Where and how to send the bytes.
+	Upload *Upload `json:"upload"`
+}
+
 // The input of `createWebhook`.
 type CreateWebhookInput struct {
 	// Where to send events: an absolute https URL of at most 2000 characters, without credentials or fragment, naming a public host.
@@ -285,6 +315,18 @@ type DeleteCommentPayload struct {
 	Comment *storage.Comment `json:"comment,omitempty"`
 	// The global id of the deleted comment, always given.
 	DeletedCommentID string `json:"deletedCommentId"`
+}
+
+// The input of `deleteMedia`.
+type DeleteMediaInput struct {
+	// The media item's id.
+	ID string `json:"id"`
+}
+
+// The result of `deleteMedia`.
+type DeleteMediaPayload struct {
+	// The id of the deleted media item.
+	DeletedID string `json:"deletedId"`
 }
 
 // The input of `deletePage`.
@@ -368,6 +410,14 @@ type Head struct {
 	JSONLd string `json:"jsonLd"`
 }
 
+// A header a presigned upload must be sent with.
+type HTTPHeader struct {
+	// The header's name.
+	Name string `json:"name"`
+	// The header's value.
+	Value string `json:"value"`
+}
+
 // A picture to show with a post.
 type ImageInput struct {
 	// The picture's URL: an absolute http or https URL of at most 2000 characters, without spaces or credentials.
@@ -378,6 +428,22 @@ type ImageInput struct {
 	Width *int `json:"width,omitempty"`
 	// The height in pixels, 1 to 100000; omitted when unknown.
 	Height *int `json:"height,omitempty"`
+}
+
+// A page of the media library.
+type MediaConnection struct {
+	// The media items of this page, each with its cursor.
+	Edges []*MediaEdge `json:"edges"`
+	// Where this page stands in the whole list.
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
+// A media item in a page of the library.
+type MediaEdge struct {
+	// The opaque cursor of this item; pass it as `after` to continue after it.
+	Cursor string `json:"cursor"`
+	// The media item.
+	Node *storage.Media `json:"node"`
 }
 
 // A navigation menu to set.
@@ -994,6 +1060,20 @@ type UpdateCommentPayload struct {
 	Comment *storage.Comment `json:"comment"`
 }
 
+// The input of `updateMedia`.
+type UpdateMediaInput struct {
+	// The media item's id.
+	ID string `json:"id"`
+	// The new alt text; empty removes it.
+	Alt string `json:"alt"`
+}
+
+// The result of `updateMedia`.
+type UpdateMediaPayload struct {
+	// The media item as updated.
+	Media *storage.Media `json:"media"`
+}
+
 // The input of `updatePage`. Omitted fields are left unchanged.
 type UpdatePageInput struct {
 	// The global id of the page.
@@ -1135,6 +1215,20 @@ type UpdateWebhookPayload struct {
 	Webhook *storage.Webhook `json:"webhook"`
 }
 
+// A presigned upload: PUT the file's bytes to `url` with exactly `headers`
+// before `expiresAt`, with any HTTP client (the bytes never pass through the
+// API), then call `completeUpload` with `id`.
+type Upload struct {
+	// The upload's id, the media item's once completed.
+	ID string `json:"id"`
+	// The URL to PUT the bytes to.
+	URL string `json:"url"`
+	// The headers to send with the PUT: its content type and length are signed, so a file of another type or size is refused with 403.
+	Headers []*HTTPHeader `json:"headers"`
+	// When the URL stops being valid.
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
 // What happened to a comment, as `commentUpdated` delivers it.
 type CommentChangeKind string
 
@@ -1251,6 +1345,73 @@ func (e *CommentStatus) UnmarshalJSON(b []byte) error {
 }
 
 func (e CommentStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// The format of an image, by its bytes.
+type ImageFormat string
+
+const (
+	// AVIF.
+	ImageFormatAvif ImageFormat = "AVIF"
+	// GIF: renditions show its first frame.
+	ImageFormatGif ImageFormat = "GIF"
+	// JPEG.
+	ImageFormatJpeg ImageFormat = "JPEG"
+	// PNG.
+	ImageFormatPng ImageFormat = "PNG"
+	// WebP.
+	ImageFormatWebp ImageFormat = "WEBP"
+)
+
+var AllImageFormat = []ImageFormat{
+	ImageFormatAvif,
+	ImageFormatGif,
+	ImageFormatJpeg,
+	ImageFormatPng,
+	ImageFormatWebp,
+}
+
+func (e ImageFormat) IsValid() bool {
+	switch e {
+	case ImageFormatAvif, ImageFormatGif, ImageFormatJpeg, ImageFormatPng, ImageFormatWebp:
+		return true
+	}
+	return false
+}
+
+func (e ImageFormat) String() string {
+	return string(e)
+}
+
+func (e *ImageFormat) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ImageFormat(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ImageFormat", str)
+	}
+	return nil
+}
+
+func (e ImageFormat) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ImageFormat) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ImageFormat) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

@@ -1,0 +1,30 @@
+package keys
+
+import "github.com/blogql/blog/storage/internal/dynamo"
+
+// The media library's keys: a publication's, in its space.
+
+const (
+	prefixMedia  = "MEDIA#"
+	prefixUpload = "UPLOAD#"
+	mediaLibrary = "MEDIA"
+)
+
+// Media returns the key of the media item id.
+func (s Space) Media(id string) dynamo.Key {
+	return dynamo.Key{PK: s.prefix + prefixMedia + id, SK: prefixMedia + id}
+}
+
+// MediaLibraryPartition returns the GSI1 partition that lists the media
+// library, newest first by MediaLibrarySort.
+func (s Space) MediaLibraryPartition() string { return s.prefix + mediaLibrary }
+
+// MediaLibrarySort returns a media item's sort key in the library's
+// partition: its creation time (TimeLayout), then its id.
+func MediaLibrarySort(createdAt, id string) string { return createdAt + "#" + id }
+
+// Upload returns the key of the pending upload id, which TTL removes when
+// it is never completed.
+func (s Space) Upload(id string) dynamo.Key {
+	return dynamo.Key{PK: s.prefix + prefixUpload + id, SK: prefixUpload + id}
+}

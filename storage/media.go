@@ -1,0 +1,224 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/blogql/blog/storage/internal/dynamo"
+	"github.com/blogql/blog/storage/internal/keys"
+)
+
+// The media library: pending uploads and media items (doc.go describes
+// their keys). The bytes live in a bucket (package media); the table keeps
+// what is known of them.
+
+const (
+	typeUpload = "upload"
+	typeMedia  = "media"
+)
+
+// Upload is a presigned upload not yet completed: who asked for it, what
+// it may hold, and when it expires (TTL removes it then).
+type Upload struct {
+	ID          string
+	Owner       string
+	Filename    string
+	ContentType string
+	ByteSize    int64
+	CreatedAt   time.Time
+	ExpiresAt   time.Time
+}
+
+// Media is an image of the media library.
+type Media struct {
+	ID       string
+	Owner    string
+	Filename string
+	// Format is the image's format by its bytes: jpeg, png, gif, webp or
+	// avif.
+	Format        string
+	Width         int
+	Height        int
+	ByteSize      int64
+	DominantColor string
+	Placeholder   string
+	Alt           string
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+}
+
+type uploadItem struct {
+	PK          string `dynamodbav:"PK"`
+	SK          string `dynamodbav:"SK"`
+	Type        string `dynamodbav:"type"`
+	Owner       string `dynamodbav:"owner"`
+	Filename    string `dynamodbav:"filename"`
+	ContentType string `dynamodbav:"contentType"`
+	ByteSize    int64  `dynamodbav:"byteSize"`
+	CreatedAt   string `dynamodbav:"createdAt"`
+	ExpiresAt   int64  `dynamodbav:"expiresAt"`
+}
+
+type mediaItem struct {
+	PK            string `dynamodbav:"PK"`
+	SK            string `dynamodbav:"SK"`
+	GSI1PK        string `dynamodbav:"GSI1PK"`
+	GSI1SK        string `dynamodbav:"GSI1SK"`
+	Type          string `dynamodbav:"type"`
+	ID            string `dynamodbav:"id"`
+	Owner         string `dynamodbav:"owner"`
+	Filename      string `dynamodbav:"filename"`
+	Format        string `dynamodbav:"format"`
+	Width         int    `dynamodbav:"width"`
+	Height        int    `dynamodbav:"height"`
+	ByteSize      int64  `dynamodbav:"byteSize"`
+	DominantColor string `dynamodbav:"dominantColor"`
+	Placeholder   string `dynamodbav:"placeholder"`
+	Alt           string `dynamodbav:"alt"`
+	CreatedAt     string `dynamodbav:"createdAt"`
+	UpdatedAt     string `dynamodbav:"updatedAt"`
+}
+
+func (it *mediaItem) media() *Media {
+	return &Media{
+		ID: it.ID, Owner: it.Owner, Filename: it.Filename, Format: it.Format,
+		Width: it.Width, Height: it.Height, ByteSize: it.ByteSize,
+		DominantColor: it.DominantColor, Placeholder: it.Placeholder, Alt: it.Alt,
+		CreatedAt: keys.ParseTime(it.CreatedAt), UpdatedAt: keys.ParseTime(it.UpdatedAt),
+	}
+}
+
+// NewUploadID returns a fresh id for an upload; the media item it
+// becomes keeps it.
+func NewUploadID() string { return newID() }
+
+// CreateUpload records u, stamped now and expiring after ttl, with one
+// conditional PutItem, and returns it. An id taken already is
+// ErrAlreadyExists.
+func (s *Store) CreateUpload(ctx context.Context, u Upload, ttl time.Duration) (*Upload, error) {
+	now := s.Now()
+	u.CreatedAt, u.ExpiresAt = now, now.Add(ttl).Truncate(time.Second)
+	k := s.ks.Upload(u.ID)
+	wrote, err := s.db.PutIf(ctx, uploadItem{PK: k.PK, SK: k.SK, Type: typeUpload, Owner: u.Owner, Filename: u.Filename,
+		ContentType: u.ContentType, ByteSize: u.ByteSize, CreatedAt: keys.Time(now), ExpiresAt: u.ExpiresAt.Unix()}, dynamo.CondNotExists())
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("create upload %s: %w", u.ID, err)
+	case !wrote:
+		return nil, fmt.Errorf("create upload %s: %w", u.ID, ErrAlreadyExists)
+	}
+	return &u, nil
+}
+
+// Upload returns the pending upload id with one strongly consistent
+// GetItem, or ErrNotFound when there is none or it has expired (TTL
+// deletes it up to days later).
+func (s *Store) Upload(ctx context.Context, id string) (*Upload, error) {
+	var it uploadItem
+	if err := s.db.Get(ctx, s.ks.Upload(id), true, &it); err != nil {
+		return nil, fmt.Errorf("upload %s: %w", id, err)
+	}
+	exp := time.Unix(it.ExpiresAt, 0).UTC()
+	if !s.Now().Before(exp) {
+		return nil, fmt.Errorf("upload %s: expired: %w", id, ErrNotFound)
+	}
+	return &Upload{ID: id, Owner: it.Owner, Filename: it.Filename, ContentType: it.ContentType, ByteSize: it.ByteSize,
+		CreatedAt: keys.ParseTime(it.CreatedAt), ExpiresAt: exp}, nil
+}
+
+// DeleteUpload removes the pending upload id, whether or not it exists.
+func (s *Store) DeleteUpload(ctx context.Context, id string) error {
+	_, err := s.db.DeleteItem(ctx, &dynamodb.DeleteItemInput{TableName: aws.String(s.table), Key: dynamo.MustKey(s.ks.Upload(id))})
+	if err != nil {
+		return fmt.Errorf("delete upload %s: %w", id, err)
+	}
+	return nil
+}
+
+// CompleteUpload turns the pending upload m.ID into the media item m,
+// stamped now, in one transaction: the upload must still exist (else
+// ErrNotFound: completed already or expired) and the media item must not.
+func (s *Store) CompleteUpload(ctx context.Context, m Media) (*Media, error) {
+	if err := validateAlt(m.Alt); err != nil {
+		return nil, err
+	}
+	now := s.Now()
+	m.CreatedAt, m.UpdatedAt = now, now
+	at := keys.Time(now)
+	k := s.ks.Media(m.ID)
+	it := mediaItem{PK: k.PK, SK: k.SK, GSI1PK: s.ks.MediaLibraryPartition(), GSI1SK: keys.MediaLibrarySort(at, m.ID),
+		Type: typeMedia, ID: m.ID, Owner: m.Owner, Filename: m.Filename, Format: m.Format, Width: m.Width, Height: m.Height,
+		ByteSize: m.ByteSize, DominantColor: m.DominantColor, Placeholder: m.Placeholder, Alt: m.Alt, CreatedAt: at, UpdatedAt: at}
+	t := s.db.NewTxn()
+	live := dynamo.CondExists().And(expression.Name("expiresAt").GreaterThan(expression.Value(now.Unix())))
+	gone := fmt.Errorf("complete upload %s: completed already or expired: %w", m.ID, ErrNotFound)
+	notNew := dynamo.CondNotExists()
+	if err := firstErr(t.Delete(s.ks.Upload(m.ID), &live, gone), t.Put(it, &notNew, gone)); err != nil {
+		return nil, err
+	}
+	if err := s.db.Exec(ctx, t); err != nil {
+		return nil, err
+	}
+	return &m, nil
+}
+
+// MediaItem returns the media item id with one GetItem, or ErrNotFound.
+func (s *Store) MediaItem(ctx context.Context, id string) (*Media, error) {
+	var it mediaItem
+	if err := s.db.Get(ctx, s.ks.Media(id), false, &it); err != nil {
+		return nil, fmt.Errorf("media %s: %w", id, err)
+	}
+	return it.media(), nil
+}
+
+// MediaLibrary returns a page of the media library, newest first: one
+// Query of GSI1.
+func (s *Store) MediaLibrary(ctx context.Context, p PageArgs) (*Result[*Media], error) {
+	return queryPage(ctx, s, listQuery{
+		list: "media", index: true,
+		cond: expression.Key(keys.AttrGSI1PK).Equal(expression.Value(s.ks.MediaLibraryPartition())),
+	}, p, (*mediaItem).media)
+}
+
+// UpdateMediaAlt sets the alt text of the media item id with one
+// conditional UpdateItem and returns the item; ErrNotFound when there is
+// none.
+func (s *Store) UpdateMediaAlt(ctx context.Context, id, alt string) (*Media, error) {
+	if err := validateAlt(alt); err != nil {
+		return nil, err
+	}
+	upd := expression.Set(expression.Name("alt"), expression.Value(alt)).
+		Set(expression.Name("updatedAt"), expression.Value(keys.Time(s.Now())))
+	wrote, err := s.db.UpdateIf(ctx, s.ks.Media(id), upd, dynamo.CondExists())
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("update media %s: %w", id, err)
+	case !wrote:
+		return nil, fmt.Errorf("update media %s: %w", id, ErrNotFound)
+	}
+	var it mediaItem
+	if err := s.db.Get(ctx, s.ks.Media(id), true, &it); err != nil {
+		return nil, fmt.Errorf("media %s: %w", id, err)
+	}
+	return it.media(), nil
+}
+
+// DeleteMedia removes the media item id; ErrNotFound when there is none.
+func (s *Store) DeleteMedia(ctx context.Context, id string) error {
+	t := s.db.NewTxn()
+	exists := dynamo.CondExists()
+	if err := t.Delete(s.ks.Media(id), &exists, fmt.Errorf("delete media %s: %w", id, ErrNotFound)); err != nil {
+		return err
+	}
+	if err := s.db.Exec(ctx, t); err != nil {
+		return fmt.Errorf("delete media %s: %w", id, err)
+	}
+	return nil
+}
+
+func validateAlt(alt string) error { return validateOptLine("alt", alt, MaxAltLength) }
