@@ -67,7 +67,7 @@ func (s *Store) SyncPagesFrom(ctx context.Context, list string, from time.Time) 
 // syncPages is SyncPagesFrom that, when shows is not nil, writes nothing
 // and reports Behind unless shows holds of the sort keys read.
 func (s *Store) syncPages(ctx context.Context, list string, from time.Time, shows func(sks []string) bool) (PagesSynced, error) {
-	plan, err := s.readPages(ctx, list, from, shows)
+	plan, err := s.readPages(ctx, list, from, shows, true)
 	if err != nil || plan.did.Behind {
 		return plan.did, err
 	}
@@ -86,25 +86,17 @@ type pagePlan struct {
 	did  PagesSynced
 }
 
-// readPages claims the page index of list, reads it and the list from
-// the last start before from, and returns what the rebuild is to write;
-// with shows not nil, a plan Behind unless shows holds of the sort keys
-// read.
-func (s *Store) readPages(ctx context.Context, list string, from time.Time, shows func(sks []string) bool) (*pagePlan, error) {
+// readPages claims the page index of list when claim is set, reads it
+// and the list from the last start before from, and returns what the
+// rebuild is to write; with shows not nil, a plan Behind unless shows
+// holds of the sort keys read.
+func (s *Store) readPages(ctx context.Context, list string, from time.Time, shows func(sks []string) bool, claim bool) (*pagePlan, error) {
 	plan := &pagePlan{list: list, fence: fmt.Sprintf("%016x", rand.Uint64())}
 	now := s.nowKey()
-	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithUpdate(expression.
-		Set(expression.Name("fence"), expression.Value(plan.fence)).
-		Set(expression.Name("type"), expression.Value(typePageIndex)).
-		Set(expression.Name("list"), expression.Value(list))))
-	if err != nil {
-		return plan, err
-	}
-	if _, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
-		TableName: aws.String(s.table), Key: dynamo.MustKey(pageIndexKey(s.ks, list, 0)), UpdateExpression: expr.Update(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	}); err != nil {
-		return plan, fmt.Errorf("claim page index of %s: %w", list, err)
+	if claim {
+		if err := s.claimPages(ctx, list, plan.fence); err != nil {
+			return plan, err
+		}
 	}
 	have, err := s.pageChunks(ctx, list)
 	if err != nil {
@@ -126,6 +118,36 @@ func (s *Store) readPages(ctx context.Context, list string, from time.Time, show
 		plan.want[i].Fence = plan.fence
 	}
 	return plan, nil
+}
+
+// claimPages claims the page index of list for the rebuild fence: one
+// UpdateItem of its chunk 0, which the rebuild's writes are conditional
+// on.
+func (s *Store) claimPages(ctx context.Context, list, fence string) error {
+	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithUpdate(expression.
+		Set(expression.Name("fence"), expression.Value(fence)).
+		Set(expression.Name("type"), expression.Value(typePageIndex)).
+		Set(expression.Name("list"), expression.Value(list))))
+	if err != nil {
+		return err
+	}
+	if _, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
+		TableName: aws.String(s.table), Key: dynamo.MustKey(pageIndexKey(s.ks, list, 0)), UpdateExpression: expr.Update(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
+	}); err != nil {
+		return fmt.Errorf("claim page index of %s: %w", list, err)
+	}
+	return nil
+}
+
+// differs reports whether the plan has a chunk to write or to delete.
+func (p *pagePlan) differs() bool {
+	for _, w := range p.want {
+		if h, ok := p.have[w.SK]; !ok || h.Count != w.Count || !slices.Equal(h.Starts, w.Starts) {
+			return true
+		}
+	}
+	return len(p.have) > len(p.want)
 }
 
 // writePages writes the chunks of plan that differ from those it read,

@@ -78,7 +78,7 @@ func TestPageRebuildsThatOverlapConverge(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(790, 810, false)
-	a, err := s.readPages(ctx, list, time.Time{}, nil)
+	a, err := s.readPages(ctx, list, time.Time{}, nil, true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestPageRebuildsThatOverlapConverge(t *testing.T) {
 	// The other way round: the 20 posts join the list after A read it
 	// with 790, and B's rebuild writes a second chunk that A's must not
 	// delete.
-	a, err = s.readPages(ctx, list, time.Time{}, nil)
+	a, err = s.readPages(ctx, list, time.Time{}, nil, true)
 	if err != nil {
 		t.Fatal(err)
 	}

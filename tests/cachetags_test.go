@@ -129,8 +129,22 @@ func TestAnswerCacheFollowsTheSearchIndex(t *testing.T) {
 	ada, _ := s.writer()
 	s.publish(ada, "bread", "Sourdough bread", "Flour, water, salt and time.", "kitchen")
 	s.waitFound(t, "bread", "bread")
+	// The workers that follow the publish (counts, numbered pages) may
+	// purge the search's tags a moment after the index has the post: a
+	// repeated search is a HIT once they are done.
 	empty := s.postAnswer(t, query, `{"q":"zucchini"}`)
-	equal(t, "X-Cache of a repeated search", s.postAnswer(t, query, `{"q":"zucchini"}`).Header.Get(gqlhttp.AnswerCacheHeader), "HIT")
+	for deadline := time.Now().Add(waitLimit); ; {
+		again := s.postAnswer(t, query, `{"q":"zucchini"}`)
+		if again.Header.Get(gqlhttp.AnswerCacheHeader) == "HIT" {
+			equal(t, "a repeated search", again.body, empty.body)
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a repeated search is never a HIT (X-Cache %s)", again.Header.Get(gqlhttp.AnswerCacheHeader))
+		}
+		empty = again
+		time.Sleep(10 * time.Millisecond)
+	}
 	s.publish(ada, "zucchini", "Zucchini glut", "What to do with zucchini.", "kitchen")
 	deadline := time.Now().Add(waitLimit)
 	for {
