@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -82,7 +81,10 @@ type Site struct {
 	// SlugTransliteration is how slugs made from titles and names write
 	// other scripts than Latin: SlugsKeepScript ("" too) or SlugsInLatin.
 	SlugTransliteration string
-	UpdatedAt           time.Time
+	// Locales are the locales the site publishes in, canonical BCP 47
+	// tags; the first is the default (DefaultLocale).
+	Locales   []string
+	UpdatedAt time.Time
 	Version             int64
 }
 
@@ -114,7 +116,9 @@ type SitePatch struct {
 	Menus               *[]Menu
 	Social              *[]SocialAccount
 	SlugTransliteration *string
-	IdempotencyKey      string
+	// Locales, when not nil, replaces the site's locales.
+	Locales        *[]string
+	IdempotencyKey string
 }
 
 const typeSite = "site"
@@ -134,6 +138,7 @@ type siteItem struct {
 	Menus        []menuItem   `dynamodbav:"menus,omitempty"`
 	Social       []socialItem `dynamodbav:"social,omitempty"`
 	SlugTranslit string       `dynamodbav:"slugTransliteration,omitempty"`
+	Locales      []string     `dynamodbav:"locales,omitempty"`
 	UpdatedAt    string       `dynamodbav:"updatedAt"`
 	Version      int64        `dynamodbav:"version"`
 }
@@ -154,7 +159,7 @@ func (it *siteItem) site() *Site {
 	s := &Site{
 		Title: it.Title, Description: it.Description, LogoURL: it.LogoURL, IconURL: it.IconURL,
 		Locale: it.Locale, Timezone: it.Timezone, URL: it.URL, PostPath: it.PostPath,
-		SlugTransliteration: it.SlugTranslit,
+		SlugTransliteration: it.SlugTranslit, Locales: it.Locales,
 		UpdatedAt:           keys.ParseTime(it.UpdatedAt), Version: it.Version,
 	}
 	for _, m := range it.Menus {
@@ -176,7 +181,7 @@ func siteItemOf(s *Site) *siteItem {
 		PK: k.PK, SK: k.SK, Type: typeSite,
 		Title: s.Title, Description: s.Description, LogoURL: s.LogoURL, IconURL: s.IconURL,
 		Locale: s.Locale, Timezone: s.Timezone, URL: s.URL, PostPath: s.PostPath,
-		SlugTranslit: s.SlugTransliteration,
+		SlugTranslit: s.SlugTransliteration, Locales: s.Locales,
 		UpdatedAt:    keys.Time(s.UpdatedAt), Version: s.Version,
 	}
 	for _, m := range s.Menus {
@@ -240,8 +245,6 @@ func (s *Store) ForgetSite(events []LoggedEvent) {
 		}
 	}
 }
-
-var localePattern = regexp.MustCompile(`^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$`)
 
 // validateLabel checks a menu's name or a link's label: one line of
 // plain text, which frontends put in every page; markup (< or >) is
@@ -317,6 +320,13 @@ func validateLink(field, v string) error {
 }
 
 func validateSite(in *SitePatch) error {
+	if in.Locales != nil {
+		ls, err := canonicalLocales("locales", *in.Locales)
+		if err != nil {
+			return err
+		}
+		in.Locales = &ls
+	}
 	errs := []error{
 		validateOpt(in.Title, func(v string) error { return validateOptLine("title", v, MaxTitleLength) }),
 		validateOpt(in.Description, func(v string) error { return validateText("description", v, false, MaxDescriptionLength) }),
@@ -324,10 +334,12 @@ func validateSite(in *SitePatch) error {
 		validateOpt(in.IconURL, func(v string) error { return validateURL("iconUrl", v) }),
 		validateOpt(in.URL, func(v string) error { return validateURL("url", v) }),
 		validateOpt(in.Locale, func(v string) error {
-			if v != "" && (len(v) > 35 || !localePattern.MatchString(v)) {
-				return invalid("locale", "must be a BCP 47 language tag such as en or en-GB")
+			if v == "" {
+				return nil
 			}
-			return nil
+			c, err := CanonicalLocale("locale", v)
+			*in.Locale = c
+			return err
 		}),
 		validateOpt(in.Timezone, func(v string) error {
 			if v == "" {
@@ -425,6 +437,9 @@ func (s *Store) writeSite(ctx context.Context, rec *idem, in *SitePatch) (*Site,
 	}
 	if in.Social != nil {
 		site.Social = *in.Social
+	}
+	if in.Locales != nil {
+		site.Locales = *in.Locales
 	}
 	site.Version++
 	site.UpdatedAt = s.Now()
