@@ -85,7 +85,7 @@ type Site struct {
 	// tags; the first is the default (DefaultLocale).
 	Locales   []string
 	UpdatedAt time.Time
-	Version             int64
+	Version   int64
 }
 
 // Menu is a named navigation menu ("main", "footer").
@@ -160,7 +160,7 @@ func (it *siteItem) site() *Site {
 		Title: it.Title, Description: it.Description, LogoURL: it.LogoURL, IconURL: it.IconURL,
 		Locale: it.Locale, Timezone: it.Timezone, URL: it.URL, PostPath: it.PostPath,
 		SlugTransliteration: it.SlugTranslit, Locales: it.Locales,
-		UpdatedAt:           keys.ParseTime(it.UpdatedAt), Version: it.Version,
+		UpdatedAt: keys.ParseTime(it.UpdatedAt), Version: it.Version,
 	}
 	for _, m := range it.Menus {
 		menu := Menu{Name: m.Name}
@@ -182,7 +182,7 @@ func siteItemOf(s *Site) *siteItem {
 		Title: s.Title, Description: s.Description, LogoURL: s.LogoURL, IconURL: s.IconURL,
 		Locale: s.Locale, Timezone: s.Timezone, URL: s.URL, PostPath: s.PostPath,
 		SlugTranslit: s.SlugTransliteration, Locales: s.Locales,
-		UpdatedAt:    keys.Time(s.UpdatedAt), Version: s.Version,
+		UpdatedAt: keys.Time(s.UpdatedAt), Version: s.Version,
 	}
 	for _, m := range s.Menus {
 		menu := menuItem{Name: m.Name}

@@ -75,10 +75,13 @@ func TestTranslationLinksRefuseBadInput(t *testing.T) {
 	}
 	must[*storage.Post](t)(e.store.LinkTranslation(ctx, en.ID, de.ID))
 	for name, f := range map[string]func() error{
-		"itself":        func() error { _, err := e.store.LinkTranslation(ctx, en.ID, en.ID); return err },
-		"locale taken":  func() error { _, err := e.store.LinkTranslation(ctx, en.ID, de2.ID); return err },
-		"same locale":   func() error { _, err := e.store.LinkTranslation(ctx, de2.ID, de.ID); return err },
-		"locale change": func() error { _, err := e.store.UpdatePost(ctx, storage.PostPatch{ID: de.ID, ExpectedVersion: de.Version, Locale: ptr("fr")}); return err },
+		"itself":       func() error { _, err := e.store.LinkTranslation(ctx, en.ID, en.ID); return err },
+		"locale taken": func() error { _, err := e.store.LinkTranslation(ctx, en.ID, de2.ID); return err },
+		"same locale":  func() error { _, err := e.store.LinkTranslation(ctx, de2.ID, de.ID); return err },
+		"locale change": func() error {
+			_, err := e.store.UpdatePost(ctx, storage.PostPatch{ID: de.ID, ExpectedVersion: de.Version, Locale: ptr("fr")})
+			return err
+		},
 		"bad bcp 47": func() error {
 			_, err := e.store.CreatePost(ctx, storage.NewPost{AuthorID: "ada", Title: "x", Slug: "x", Body: "x", Locale: "english!"})
 			return err
