@@ -292,6 +292,7 @@ type ComplexityRoot struct {
 		DeletePost            func(childComplexity int, input model.DeletePostInput) int
 		DeleteSeries          func(childComplexity int, input model.DeleteSeriesInput) int
 		DeleteWebhook         func(childComplexity int, input model.DeleteWebhookInput) int
+		LinkTranslation       func(childComplexity int, input model.LinkTranslationInput) int
 		MergeTags             func(childComplexity int, input model.MergeTagsInput) int
 		MoveSeriesPost        func(childComplexity int, input model.MoveSeriesPostInput) int
 		PingWebhook           func(childComplexity int, input model.PingWebhookInput) int
@@ -304,6 +305,7 @@ type ComplexityRoot struct {
 		RestorePostRevision   func(childComplexity int, input model.RestorePostRevisionInput) int
 		RotateWebhookSecret   func(childComplexity int, input model.RotateWebhookSecretInput) int
 		SetPostFeatured       func(childComplexity int, input model.SetPostFeaturedInput) int
+		UnlinkTranslation     func(childComplexity int, input model.UnlinkTranslationInput) int
 		UnpublishPage         func(childComplexity int, input model.UnpublishPageInput) int
 		UnpublishPost         func(childComplexity int, input model.UnpublishPostInput) int
 		UpdateAuthor          func(childComplexity int, input model.UpdateAuthorInput) int
@@ -365,6 +367,7 @@ type ComplexityRoot struct {
 		Featured           func(childComplexity int) int
 		Head               func(childComplexity int) int
 		ID                 func(childComplexity int) int
+		Locale             func(childComplexity int) int
 		Next               func(childComplexity int) int
 		NextInCategory     func(childComplexity int, slug string) int
 		Previous           func(childComplexity int) int
@@ -380,6 +383,7 @@ type ComplexityRoot struct {
 		Tags               func(childComplexity int) int
 		Title              func(childComplexity int) int
 		Toc                func(childComplexity int) int
+		Translations       func(childComplexity int) int
 		UpdatedAt          func(childComplexity int) int
 		Version            func(childComplexity int) int
 		WordCount          func(childComplexity int) int
@@ -443,7 +447,7 @@ type ComplexityRoot struct {
 		Pages           func(childComplexity int, first *int, after *string, last *int, before *string, drafts *bool) int
 		Post            func(childComplexity int, id *string, slug *string, previewToken *string) int
 		PostPage        func(childComplexity int, category *string, tag *string, month *string, number int, size *int) int
-		Posts           func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) int
+		Posts           func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time, locale *string) int
 		Search          func(childComplexity int, query string, first *int, after *string, category *string, author *string) int
 		Series          func(childComplexity int, slug string) int
 		Site            func(childComplexity int) int
@@ -574,6 +578,7 @@ type ComplexityRoot struct {
 		Head                func(childComplexity int) int
 		IconURL             func(childComplexity int) int
 		Locale              func(childComplexity int) int
+		Locales             func(childComplexity int) int
 		LogoURL             func(childComplexity int) int
 		Menus               func(childComplexity int) int
 		PagePath            func(childComplexity int) int
@@ -629,6 +634,15 @@ type ComplexityRoot struct {
 	TagEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	Translation struct {
+		Locale func(childComplexity int) int
+		Post   func(childComplexity int) int
+	}
+
+	TranslationPayload struct {
+		Post func(childComplexity int) int
 	}
 
 	UnpublishPagePayload struct {
@@ -791,6 +805,8 @@ type MutationResolver interface {
 	RemovePostFromSeries(ctx context.Context, input model.RemovePostFromSeriesInput) (*model.RemovePostFromSeriesPayload, error)
 	MoveSeriesPost(ctx context.Context, input model.MoveSeriesPostInput) (*model.MoveSeriesPostPayload, error)
 	RestorePostRevision(ctx context.Context, input model.RestorePostRevisionInput) (*model.RestorePostRevisionPayload, error)
+	LinkTranslation(ctx context.Context, input model.LinkTranslationInput) (*model.TranslationPayload, error)
+	UnlinkTranslation(ctx context.Context, input model.UnlinkTranslationInput) (*model.TranslationPayload, error)
 }
 type PageResolver interface {
 	ID(ctx context.Context, obj *storage.SitePage) (string, error)
@@ -828,6 +844,8 @@ type PostResolver interface {
 
 	Series(ctx context.Context, obj *storage.Post) (*model.PostSeries, error)
 	Revisions(ctx context.Context, obj *storage.Post, first *int, after *string, last *int, before *string) (*model.RevisionConnection, error)
+	Locale(ctx context.Context, obj *storage.Post) (*string, error)
+	Translations(ctx context.Context, obj *storage.Post) ([]*model.Translation, error)
 }
 type PostSeriesResolver interface {
 	Previous(ctx context.Context, obj *model.PostSeries) (*storage.Post, error)
@@ -838,7 +856,7 @@ type QueryResolver interface {
 	Viewer(ctx context.Context) (*storage.Author, error)
 	Node(ctx context.Context, id string) (model.Node, error)
 	Post(ctx context.Context, id *string, slug *string, previewToken *string) (*storage.Post, error)
-	Posts(ctx context.Context, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error)
+	Posts(ctx context.Context, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time, locale *string) (*model.PostConnection, error)
 	PostPage(ctx context.Context, category *string, tag *string, month *string, number int, size *int) (*model.PostPage, error)
 	Archive(ctx context.Context, author *string, category *string, authorSlug *string) ([]*storage.ArchiveMonth, error)
 	Author(ctx context.Context, id *string, slug *string) (*storage.Author, error)
@@ -1855,6 +1873,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteWebhook(childComplexity, args["input"].(model.DeleteWebhookInput)), true
+	case "Mutation.linkTranslation":
+		if e.ComplexityRoot.Mutation.LinkTranslation == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_linkTranslation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.LinkTranslation(childComplexity, args["input"].(model.LinkTranslationInput)), true
 	case "Mutation.mergeTags":
 		if e.ComplexityRoot.Mutation.MergeTags == nil {
 			break
@@ -1987,6 +2016,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SetPostFeatured(childComplexity, args["input"].(model.SetPostFeaturedInput)), true
+	case "Mutation.unlinkTranslation":
+		if e.ComplexityRoot.Mutation.UnlinkTranslation == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_unlinkTranslation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UnlinkTranslation(childComplexity, args["input"].(model.UnlinkTranslationInput)), true
 	case "Mutation.unpublishPage":
 		if e.ComplexityRoot.Mutation.UnpublishPage == nil {
 			break
@@ -2323,6 +2363,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.ID(childComplexity), true
+	case "Post.locale":
+		if e.ComplexityRoot.Post.Locale == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.Locale(childComplexity), true
 	case "Post.next":
 		if e.ComplexityRoot.Post.Next == nil {
 			break
@@ -2433,6 +2479,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.Toc(childComplexity), true
+	case "Post.translations":
+		if e.ComplexityRoot.Post.Translations == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.Translations(childComplexity), true
 	case "Post.updatedAt":
 		if e.ComplexityRoot.Post.UpdatedAt == nil {
 			break
@@ -2746,7 +2798,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Posts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["publishedAfter"].(*time.Time), args["publishedBefore"].(*time.Time)), true
+		return e.ComplexityRoot.Query.Posts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["publishedAfter"].(*time.Time), args["publishedBefore"].(*time.Time), args["locale"].(*string)), true
 	case "Query.search":
 		if e.ComplexityRoot.Query.Search == nil {
 			break
@@ -3217,6 +3269,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Site.Locale(childComplexity), true
+	case "Site.locales":
+		if e.ComplexityRoot.Site.Locales == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.Locales(childComplexity), true
 	case "Site.logoUrl":
 		if e.ComplexityRoot.Site.LogoURL == nil {
 			break
@@ -3464,6 +3522,26 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TagEdge.Node(childComplexity), true
 
+	case "Translation.locale":
+		if e.ComplexityRoot.Translation.Locale == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Translation.Locale(childComplexity), true
+	case "Translation.post":
+		if e.ComplexityRoot.Translation.Post == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Translation.Post(childComplexity), true
+
+	case "TranslationPayload.post":
+		if e.ComplexityRoot.TranslationPayload.Post == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TranslationPayload.Post(childComplexity), true
+
 	case "UnpublishPagePayload.page":
 		if e.ComplexityRoot.UnpublishPagePayload.Page == nil {
 			break
@@ -3674,6 +3752,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("DeleteSeriesInput", ec.unmarshalInputDeleteSeriesInput),
 			graphql.NewInputUnmarshaler("DeleteWebhookInput", ec.unmarshalInputDeleteWebhookInput),
 			graphql.NewInputUnmarshaler("ImageInput", ec.unmarshalInputImageInput),
+			graphql.NewInputUnmarshaler("LinkTranslationInput", ec.unmarshalInputLinkTranslationInput),
 			graphql.NewInputUnmarshaler("MenuInput", ec.unmarshalInputMenuInput),
 			graphql.NewInputUnmarshaler("MenuItemInput", ec.unmarshalInputMenuItemInput),
 			graphql.NewInputUnmarshaler("MergeTagsInput", ec.unmarshalInputMergeTagsInput),
@@ -3691,6 +3770,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("SeoInput", ec.unmarshalInputSeoInput),
 			graphql.NewInputUnmarshaler("SetPostFeaturedInput", ec.unmarshalInputSetPostFeaturedInput),
 			graphql.NewInputUnmarshaler("SocialAccountInput", ec.unmarshalInputSocialAccountInput),
+			graphql.NewInputUnmarshaler("UnlinkTranslationInput", ec.unmarshalInputUnlinkTranslationInput),
 			graphql.NewInputUnmarshaler("UnpublishPageInput", ec.unmarshalInputUnpublishPageInput),
 			graphql.NewInputUnmarshaler("UnpublishPostInput", ec.unmarshalInputUnpublishPostInput),
 			graphql.NewInputUnmarshaler("UpdateAuthorInput", ec.unmarshalInputUpdateAuthorInput),
@@ -4459,6 +4539,8 @@ type Query {
     publishedAfter: DateTime
     "Only posts published before this time."
     publishedBefore: DateTime
+    "Only posts in this locale (a BCP 47 tag, in any case: ` + "`" + `pt-br` + "`" + ` is ` + "`" + `pt-BR` + "`" + `; BAD_USER_INPUT when it is not one), from the locale's own list: one read as without it. ` + "`" + `totalCount` + "`" + ` is then null. Posts written before posts had a locale are in no locale's list (see docs/i18n.md)."
+    locale: String
   ): PostConnection!
   "A numbered page of the whole blog's public posts, or with ` + "`" + `category` + "`" + ` or ` + "`" + `tag` + "`" + ` of that list's, or with ` + "`" + `month` + "`" + ` of that month's, numbered from the oldest, so a page keeps its posts when newer ones are published (see the frontend guide, Numbered pages). Two reads whatever the number, with nothing else to read: a category or tag that does not exist has no pages (` + "`" + `totalPages` + "`" + ` 0), not NOT_FOUND; ` + "`" + `category(slug:) { postPage }` + "`" + ` reads the category too."
   postPage(
@@ -5050,6 +5132,8 @@ The input of ` + "`" + `createPost` + "`" + `. The post starts as a draft; its a
 signed-in author.
 """
 input CreatePostInput {
+  "The post's locale, a BCP 47 language tag (` + "`" + `en` + "`" + `, ` + "`" + `pt-BR` + "`" + `, ` + "`" + `zh-Hant` + "`" + `), kept in its canonical form; omitted, the site's default locale (` + "`" + `Site.locales` + "`" + `' first). BAD_USER_INPUT when it is not a BCP 47 tag."
+  locale: String
   "The title: one line of at most 200 characters."
   title: String!
   "The unique, URL-friendly name of the post: 1 to 100 characters and 300 bytes: lower-case letters and digits of any script (in NFC, no word mixing look-alike scripts) in words joined by single hyphens. Omitted, one is made from the title, in its script (\"Привет мир\": ` + "`" + `привет-мир` + "`" + `) or in Latin letters as ` + "`" + `Site.slugTransliteration` + "`" + ` says; CONFLICT (reason SLUG_TAKEN) when a post holds it."
@@ -5114,6 +5198,8 @@ type CreatePostPayload {
 The input of ` + "`" + `updatePost` + "`" + `. Omitted fields are left unchanged.
 """
 input UpdatePostInput {
+  "Another locale for the post (empty: the site's default); BAD_USER_INPUT when it is not a BCP 47 tag, or while the post is linked to translations (unlink it first)."
+  locale: String
   "The global id of the post."
   id: ID!
   "The version the change is based on; the update fails with CONFLICT unless the post still has it."
@@ -6284,6 +6370,8 @@ The input of ` + "`" + `updateSite` + "`" + `. Omitted fields are left unchanged
 string clears a setting, so the server's default shows.
 """
 input UpdateSiteInput {
+  "The locales the blog publishes in, as BCP 47 tags, the default first (at most 50, each once); posts written without a locale take the default."
+  locales: [String!]
   "The settings' version as read (` + "`" + `Site.version` + "`" + `: 0 before they were first changed)."
   expectedVersion: Int!
   "The blog's title: one line of at most 200 characters."
@@ -6318,6 +6406,61 @@ The result of ` + "`" + `updateSite` + "`" + `.
 type UpdateSitePayload {
   "The settings as updated."
   site: Site!
+}
+
+# Locales and translations (docs/i18n.md).
+
+"A post of the same group of translations, in another locale or in the post's own."
+type Translation {
+  "The BCP 47 locale of the post."
+  locale: String!
+  "The post."
+  post: Post!
+}
+
+extend type Post {
+  "The post's BCP 47 locale, canonical (` + "`" + `pt-BR` + "`" + `); a post written without one has the site's default locale, and one written before posts had locales reads as the site's default (null when the site has none)."
+  locale: String
+  "The posts that translate this one, this one included, one per locale in locale order; empty for a post linked to none. One read of the group (batched for a page of posts), then the posts through their loader; a post of a list is read whole first."
+  translations: [Translation!]!
+}
+
+extend type Site {
+  "The locales the blog publishes in, the default first; empty when none were set."
+  locales: [String!]!
+}
+
+"The input of linkTranslation."
+input LinkTranslationInput {
+  "The global id of a post."
+  postId: ID!
+  "The global id of the post that translates it: it joins the post's group of translations (leaving any group it was in). BAD_USER_INPUT when it is the post itself, or in a locale the group already has; NOT_FOUND when there is no such post in this publication."
+  translationId: ID!
+}
+
+"The input of unlinkTranslation."
+input UnlinkTranslationInput {
+  "The global id of the post to take out of its group of translations; a group left with one post is dissolved."
+  postId: ID!
+}
+
+"What linkTranslation and unlinkTranslation return."
+type TranslationPayload {
+  "The post, with its translations as they are now."
+  post: Post!
+}
+
+extend type Mutation {
+  "Links two posts as translations of one another (authors of both posts, or an admin). The group stays symmetric: every post in it lists every other, under concurrent writers too."
+  linkTranslation(
+    "The two posts."
+    input: LinkTranslationInput!
+  ): TranslationPayload!
+  "Takes a post out of its group of translations (an author of the post, or an admin)."
+  unlinkTranslation(
+    "The post."
+    input: UnlinkTranslationInput!
+  ): TranslationPayload!
 }
 `, BuiltIn: false},
 }
@@ -6899,6 +7042,10 @@ func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.
 		return ec.fieldContext_Post_series(ctx, field)
 	case "revisions":
 		return ec.fieldContext_Post_revisions(ctx, field)
+	case "locale":
+		return ec.fieldContext_Post_locale(ctx, field)
+	case "translations":
+		return ec.fieldContext_Post_translations(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Post", field.Name)
 }
@@ -7253,6 +7400,8 @@ func (ec *executionContext) childFields_Site(ctx context.Context, field graphql.
 		return ec.fieldContext_Site_updatedAt(ctx, field)
 	case "head":
 		return ec.fieldContext_Site_head(ctx, field)
+	case "locales":
+		return ec.fieldContext_Site_locales(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Site", field.Name)
 }
@@ -7327,6 +7476,24 @@ func (ec *executionContext) childFields_TagEdge(ctx context.Context, field graph
 		return ec.fieldContext_TagEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TagEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_Translation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "locale":
+		return ec.fieldContext_Translation_locale(ctx, field)
+	case "post":
+		return ec.fieldContext_Translation_post(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Translation", field.Name)
+}
+
+func (ec *executionContext) childFields_TranslationPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "post":
+		return ec.fieldContext_TranslationPayload_post(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TranslationPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_UnpublishPagePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8011,6 +8178,20 @@ func (ec *executionContext) field_Mutation_deleteWebhook_args(ctx context.Contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_linkTranslation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.LinkTranslationInput, error) {
+			return ec.unmarshalNLinkTranslationInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐLinkTranslationInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_mergeTags_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -8171,6 +8352,20 @@ func (ec *executionContext) field_Mutation_setPostFeatured_args(ctx context.Cont
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.SetPostFeaturedInput, error) {
 			return ec.unmarshalNSetPostFeaturedInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSetPostFeaturedInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_unlinkTranslation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UnlinkTranslationInput, error) {
+			return ec.unmarshalNUnlinkTranslationInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUnlinkTranslationInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -8886,6 +9081,14 @@ func (ec *executionContext) field_Query_posts_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["publishedBefore"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "locale",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["locale"] = arg6
 	return args, nil
 }
 
@@ -14045,6 +14248,94 @@ func (ec *executionContext) fieldContext_Mutation_restorePostRevision(ctx contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_linkTranslation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_linkTranslation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().LinkTranslation(ctx, fc.Args["input"].(model.LinkTranslationInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TranslationPayload) graphql.Marshaler {
+			return ec.marshalNTranslationPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐTranslationPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_linkTranslation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TranslationPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_linkTranslation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_unlinkTranslation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_unlinkTranslation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UnlinkTranslation(ctx, fc.Args["input"].(model.UnlinkTranslationInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TranslationPayload) graphql.Marshaler {
+			return ec.marshalNTranslationPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐTranslationPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_unlinkTranslation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TranslationPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_unlinkTranslation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Page_id(ctx context.Context, field graphql.CollectedField, obj *storage.SitePage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -15545,6 +15836,61 @@ func (ec *executionContext) fieldContext_Post_revisions(ctx context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _Post_locale(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_locale(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().Locale(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Post_locale(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, true, true, "String")
+}
+
+func (ec *executionContext) _Post_translations(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_translations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().Translations(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Translation) graphql.Marshaler {
+			return ec.marshalNTranslation2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐTranslationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_translations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Post",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Translation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PostConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.PostConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -16294,7 +16640,7 @@ func (ec *executionContext) _Query_posts(ctx context.Context, field graphql.Coll
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Posts(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["publishedAfter"].(*time.Time), fc.Args["publishedBefore"].(*time.Time))
+			return ec.Resolvers.Query().Posts(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["publishedAfter"].(*time.Time), fc.Args["publishedBefore"].(*time.Time), fc.Args["locale"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PostConnection) graphql.Marshaler {
@@ -19139,6 +19485,29 @@ func (ec *executionContext) fieldContext_Site_head(_ context.Context, field grap
 	return fc, nil
 }
 
+func (ec *executionContext) _Site_locales(ctx context.Context, field graphql.CollectedField, obj *storage.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_locales(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Locales, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Site_locales(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Site", field, false, false, "String")
+}
+
 func (ec *executionContext) _SitePageConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.SitePageConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -19882,6 +20251,93 @@ func (ec *executionContext) fieldContext_TagEdge_node(_ context.Context, field g
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Tag(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Translation_locale(ctx context.Context, field graphql.CollectedField, obj *model.Translation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Translation_locale(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Locale, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Translation_locale(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Translation", field, false, false, "String")
+}
+
+func (ec *executionContext) _Translation_post(ctx context.Context, field graphql.CollectedField, obj *model.Translation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Translation_post(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Post, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPost(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Translation_post(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Translation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TranslationPayload_post(ctx context.Context, field graphql.CollectedField, obj *model.TranslationPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TranslationPayload_post(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Post, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPost(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TranslationPayload_post(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TranslationPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
 		},
 	}
 	return fc, nil
@@ -22153,13 +22609,20 @@ func (ec *executionContext) unmarshalInputCreatePostInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"title", "slug", "excerpt", "body", "categories", "coverImage", "seo", "idempotencyKey", "coAuthors", "tags"}
+	fieldsInOrder := [...]string{"locale", "title", "slug", "excerpt", "body", "categories", "coverImage", "seo", "idempotencyKey", "coAuthors", "tags"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
 			continue
 		}
 		switch k {
+		case "locale":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locale"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Locale = data
 		case "title":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("title"))
 			data, err := ec.unmarshalNString2string(ctx, v)
@@ -22727,6 +23190,55 @@ func (ec *executionContext) unmarshalInputImageInput(ctx context.Context, obj an
 func UnmarshalImageInput(ctx context.Context, raw any) (model.ImageInput, error) {
 	var out model.ImageInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "ImageInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputLinkTranslationInput(ctx context.Context, obj any) (model.LinkTranslationInput, error) {
+	var it model.LinkTranslationInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"postId", "translationId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "postId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("postId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PostID = data
+		case "translationId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("translationId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TranslationID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalLinkTranslationInput unmarshals raw into the LinkTranslationInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalLinkTranslationInput(ctx context.Context, raw any) (model.LinkTranslationInput, error) {
+	var out model.LinkTranslationInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "LinkTranslationInput", raw, &out)
 	return out, err
 }
 
@@ -23696,6 +24208,48 @@ func UnmarshalSocialAccountInput(ctx context.Context, raw any) (model.SocialAcco
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputUnlinkTranslationInput(ctx context.Context, obj any) (model.UnlinkTranslationInput, error) {
+	var it model.UnlinkTranslationInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"postId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "postId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("postId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PostID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalUnlinkTranslationInput unmarshals raw into the UnlinkTranslationInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalUnlinkTranslationInput(ctx context.Context, raw any) (model.UnlinkTranslationInput, error) {
+	var out model.UnlinkTranslationInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "UnlinkTranslationInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputUnpublishPageInput(ctx context.Context, obj any) (model.UnpublishPageInput, error) {
 	var it model.UnpublishPageInput
 	if obj == nil {
@@ -24155,13 +24709,20 @@ func (ec *executionContext) unmarshalInputUpdatePostInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"id", "expectedVersion", "title", "slug", "excerpt", "body", "categories", "coverImage", "seo", "idempotencyKey", "coAuthors", "tags"}
+	fieldsInOrder := [...]string{"locale", "id", "expectedVersion", "title", "slug", "excerpt", "body", "categories", "coverImage", "seo", "idempotencyKey", "coAuthors", "tags"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
 			continue
 		}
 		switch k {
+		case "locale":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locale"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Locale = data
 		case "id":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
 			data, err := ec.unmarshalNID2string(ctx, v)
@@ -24351,13 +24912,20 @@ func (ec *executionContext) unmarshalInputUpdateSiteInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"expectedVersion", "title", "description", "logoUrl", "iconUrl", "locale", "timezone", "url", "postPath", "slugTransliteration", "menus", "socialLinks", "idempotencyKey"}
+	fieldsInOrder := [...]string{"locales", "expectedVersion", "title", "description", "logoUrl", "iconUrl", "locale", "timezone", "url", "postPath", "slugTransliteration", "menus", "socialLinks", "idempotencyKey"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
 			continue
 		}
 		switch k {
+		case "locales":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locales"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Locales = data
 		case "expectedVersion":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expectedVersion"))
 			data, err := ec.unmarshalNInt2int(ctx, v)
@@ -26456,6 +27024,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "linkTranslation":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_linkTranslation(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unlinkTranslation":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_unlinkTranslation(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -26891,6 +27473,18 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Post_revisions(ctx, field, obj)
+				})
+		case "locale":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Post_locale(ctx, field, obj)
+				})
+		case "translations":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Post_translations(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -28334,6 +28928,11 @@ func (ec *executionContext) _Site(ctx context.Context, sel ast.SelectionSet, obj
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Site_head(ctx, field, obj)
 				})
+		case "locales":
+			out.Values[i] = ec._Site_locales(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -28620,6 +29219,77 @@ func (ec *executionContext) _TagEdge(ctx context.Context, sel ast.SelectionSet, 
 			}
 		case "node":
 			out.Values[i] = ec._TagEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var translationImplementors = []string{"Translation"}
+
+func (ec *executionContext) _Translation(ctx context.Context, sel ast.SelectionSet, obj *model.Translation) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, translationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Translation")
+		case "locale":
+			out.Values[i] = ec._Translation_locale(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "post":
+			out.Values[i] = ec._Translation_post(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var translationPayloadImplementors = []string{"TranslationPayload"}
+
+func (ec *executionContext) _TranslationPayload(ctx context.Context, sel ast.SelectionSet, obj *model.TranslationPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, translationPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TranslationPayload")
+		case "post":
+			out.Values[i] = ec._TranslationPayload_post(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -30034,6 +30704,11 @@ func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.Selec
 	return res
 }
 
+func (ec *executionContext) unmarshalNLinkTranslationInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐLinkTranslationInput(ctx context.Context, v any) (model.LinkTranslationInput, error) {
+	res, err := ec.unmarshalInputLinkTranslationInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNMenu2githubᚗcomᚋblogqlᚋblogᚋstorageᚐMenu(ctx context.Context, sel ast.SelectionSet, v storage.Menu) graphql.Marshaler {
 	return ec._Menu(ctx, sel, &v)
 }
@@ -30720,6 +31395,43 @@ func (ec *executionContext) marshalNTagEdge2ᚖgithubᚗcomᚋblogqlᚋblogᚋgr
 		return graphql.Null
 	}
 	return ec._TagEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTranslation2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐTranslationᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Translation) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTranslation2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐTranslation(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTranslation2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐTranslation(ctx context.Context, sel ast.SelectionSet, v *model.Translation) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Translation!")
+		return graphql.Null
+	}
+	return ec._Translation(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTranslationPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐTranslationPayload(ctx context.Context, sel ast.SelectionSet, v *model.TranslationPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "TranslationPayload!")
+		return graphql.Null
+	}
+	return ec._TranslationPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNUnlinkTranslationInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUnlinkTranslationInput(ctx context.Context, v any) (model.UnlinkTranslationInput, error) {
+	res, err := ec.unmarshalInputUnlinkTranslationInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNUnpublishPageInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUnpublishPageInput(ctx context.Context, v any) (model.UnpublishPageInput, error) {

@@ -686,6 +686,16 @@ func (r *mutationResolver) RestorePostRevision(ctx context.Context, input model.
 	return r.restorePostRevision(ctx, input)
 }
 
+// LinkTranslation is the resolver for the linkTranslation field.
+func (r *mutationResolver) LinkTranslation(ctx context.Context, input model.LinkTranslationInput) (*model.TranslationPayload, error) {
+	return r.linkTranslation(ctx, input)
+}
+
+// UnlinkTranslation is the resolver for the unlinkTranslation field.
+func (r *mutationResolver) UnlinkTranslation(ctx context.Context, input model.UnlinkTranslationInput) (*model.TranslationPayload, error) {
+	return r.unlinkTranslation(ctx, input)
+}
+
 // ID is the resolver for the id field.
 func (r *pageResolver) ID(ctx context.Context, obj *storage.SitePage) (string, error) {
 	return pageGID(obj.ID), nil
@@ -850,6 +860,16 @@ func (r *postResolver) Revisions(ctx context.Context, obj *storage.Post, first *
 	return r.postRevisions(ctx, obj, first, after, last, before)
 }
 
+// Locale is the resolver for the locale field.
+func (r *postResolver) Locale(ctx context.Context, obj *storage.Post) (*string, error) {
+	return r.postLocale(ctx, obj)
+}
+
+// Translations is the resolver for the translations field.
+func (r *postResolver) Translations(ctx context.Context, obj *storage.Post) ([]*model.Translation, error) {
+	return r.translationsOf(ctx, obj)
+}
+
 // Previous is the resolver for the previous field.
 func (r *postSeriesResolver) Previous(ctx context.Context, obj *model.PostSeries) (*storage.Post, error) {
 	return r.seriesNeighbour(ctx, obj, false)
@@ -921,12 +941,15 @@ func (r *queryResolver) Post(ctx context.Context, id *string, slug *string, prev
 }
 
 // Posts is the resolver for the posts field.
-func (r *queryResolver) Posts(ctx context.Context, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error) {
+func (r *queryResolver) Posts(ctx context.Context, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time, locale *string) (*model.PostConnection, error) {
 	p, err := pageOf(first, after, last, before)
 	if err != nil {
 		return nil, err
 	}
 	per := periodOf(publishedAfter, publishedBefore)
+	if locale != nil {
+		return r.localePosts(ctx, *locale, p, per)
+	}
 	if _, fromStats := storage.CountIn(nil, per); fromStats {
 		statsAhead(ctx, "PostConnection")
 	}

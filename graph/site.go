@@ -91,6 +91,7 @@ func (r *Resolver) updateSite(ctx context.Context, in model.UpdateSiteInput) (*m
 		Locale: in.Locale, Timezone: in.Timezone, URL: in.URL, PostPath: in.PostPath,
 		SlugTransliteration: (*string)(in.SlugTransliteration),
 		Social:              socialOf(in.SocialLinks),
+		Locales:             localesOf(in.Locales),
 		IdempotencyKey:      idempotencyKey(ctx, in.IdempotencyKey),
 	}
 	if in.ExpectedVersion < 0 {

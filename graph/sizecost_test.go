@@ -121,6 +121,9 @@ var textBytes = map[string]int{
 	"Site.iconUrl":                storage.MaxURLLength,
 	"Site.locale":                 35,
 	"Site.timezone":               64,
+	"Site.locales":                35, // each, a BCP 47 tag
+	"Post.locale":                 35,
+	"Translation.locale":          35,
 	"Site.url":                    storage.MaxURLLength,
 	"Site.postPath":               storage.MaxURLLength,
 	"Site.pagePath":               storage.MaxURLLength,

@@ -7,7 +7,6 @@ import (
 	"maps"
 	"slices"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 
 	"github.com/blogql/blog/storage/internal/dynamo"
@@ -45,23 +44,11 @@ type Translation struct {
 	PostID string
 }
 
-// Translations returns the groups with ids, each as its translations in
-// locale order, by group id: one BatchGetItem. A group that is gone is
-// left out.
-func (s *Store) Translations(ctx context.Context, ids []string) (map[string][]Translation, error) {
-	found, err := s.db.BatchGet(ctx, mapKeys(ids, keys.TranslationGroup), false)
-	if err != nil {
-		return nil, fmt.Errorf("read translation groups: %w", err)
-	}
-	out := make(map[string][]Translation, len(found))
-	for _, raw := range found {
-		var g translationItem
-		if err := attributevalue.UnmarshalMap(raw, &g); err != nil {
-			return nil, fmt.Errorf("decode translation group: %w", err)
-		}
-		out[g.ID] = g.translations()
-	}
-	return out, nil
+// GetTranslations returns the groups with ids, each as its translations
+// in locale order, in the order of ids: one BatchGetItem. A group that
+// is gone has ErrNotFound at its index.
+func (s *Store) GetTranslations(ctx context.Context, ids []string) ([][]Translation, []error) {
+	return dynamo.BatchDecode(ctx, s.db, mapKeys(ids, keys.TranslationGroup), (*translationItem).translations)
 }
 
 func (g *translationItem) translations() []Translation {

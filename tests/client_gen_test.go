@@ -3789,6 +3789,8 @@ func (v *CreatePostCreatePostCreatePostPayloadPost) __premarshalJSON() (*__prema
 // The input of `createPost`. The post starts as a draft; its author is the
 // signed-in author.
 type CreatePostInput struct {
+	// The post's locale, a BCP 47 language tag (`en`, `pt-BR`, `zh-Hant`), kept in its canonical form; omitted, the site's default locale (`Site.locales`' first). BAD_USER_INPUT when it is not a BCP 47 tag.
+	Locale *string `json:"locale"`
 	// The title: one line of at most 200 characters.
 	Title string `json:"title"`
 	// The unique, URL-friendly name of the post: 1 to 100 characters and 300 bytes: lower-case letters and digits of any script (in NFC, no word mixing look-alike scripts) in words joined by single hyphens. Omitted, one is made from the title, in its script ("Привет мир": `привет-мир`) or in Latin letters as `Site.slugTransliteration` says; CONFLICT (reason SLUG_TAKEN) when a post holds it.
@@ -3810,6 +3812,9 @@ type CreatePostInput struct {
 	// The names of the post's tags, at most 10: each one line of at most 50 characters with a letter or digit. A tag's slug is made from its name ("Go Tips": `go-tips`); a name whose slug a tag has already names that tag, and a tag nobody has made yet is made with the post. An 11th tag fails with BAD_USER_INPUT and writes nothing.
 	Tags []string `json:"tags"`
 }
+
+// GetLocale returns CreatePostInput.Locale, and is useful for accessing the field via an interface.
+func (v *CreatePostInput) GetLocale() *string { return v.Locale }
 
 // GetTitle returns CreatePostInput.Title, and is useful for accessing the field via an interface.
 func (v *CreatePostInput) GetTitle() string { return v.Title }
@@ -15266,6 +15271,8 @@ func (v *UpdatePageUpdatePageUpdatePagePayloadPage) __premarshalJSON() (*__prema
 
 // The input of `updatePost`. Omitted fields are left unchanged.
 type UpdatePostInput struct {
+	// Another locale for the post (empty: the site's default); BAD_USER_INPUT when it is not a BCP 47 tag, or while the post is linked to translations (unlink it first).
+	Locale *string `json:"locale"`
 	// The global id of the post.
 	Id string `json:"id"`
 	// The version the change is based on; the update fails with CONFLICT unless the post still has it.
@@ -15291,6 +15298,9 @@ type UpdatePostInput struct {
 	// The names of the post's tags, replacing the old ones, at most 10 (as in `createPost`); an empty list removes all. A change of many tags, categories and co-authors at once that would pass DynamoDB's 100 writes of one transaction fails with BAD_USER_INPUT: change them in two updates.
 	Tags []string `json:"tags"`
 }
+
+// GetLocale returns UpdatePostInput.Locale, and is useful for accessing the field via an interface.
+func (v *UpdatePostInput) GetLocale() *string { return v.Locale }
 
 // GetId returns UpdatePostInput.Id, and is useful for accessing the field via an interface.
 func (v *UpdatePostInput) GetId() string { return v.Id }
@@ -15617,6 +15627,8 @@ func (v *UpdateSeriesUpdateSeriesUpdateSeriesPayloadSeriesCoverImage) GetUrl() s
 // The input of `updateSite`. Omitted fields are left unchanged; an empty
 // string clears a setting, so the server's default shows.
 type UpdateSiteInput struct {
+	// The locales the blog publishes in, as BCP 47 tags, the default first (at most 50, each once); posts written without a locale take the default.
+	Locales []string `json:"locales"`
 	// The settings' version as read (`Site.version`: 0 before they were first changed).
 	ExpectedVersion int `json:"expectedVersion"`
 	// The blog's title: one line of at most 200 characters.
@@ -15644,6 +15656,9 @@ type UpdateSiteInput struct {
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
 }
+
+// GetLocales returns UpdateSiteInput.Locales, and is useful for accessing the field via an interface.
+func (v *UpdateSiteInput) GetLocales() []string { return v.Locales }
 
 // GetExpectedVersion returns UpdateSiteInput.ExpectedVersion, and is useful for accessing the field via an interface.
 func (v *UpdateSiteInput) GetExpectedVersion() int { return v.ExpectedVersion }

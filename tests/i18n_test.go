@@ -1,0 +1,86 @@
+package tests
+
+import (
+	"context"
+	"testing"
+
+	"github.com/Khan/genqlient/graphql"
+)
+
+// raw sends query with vars as c and decodes its data into out; it
+// returns the GraphQL errors.
+func raw(t *testing.T, c graphql.Client, query string, vars map[string]any, out any) error {
+	t.Helper()
+	return c.MakeRequest(context.Background(), &graphql.Request{Query: query, Variables: vars}, &graphql.Response{Data: out})
+}
+
+// TestTranslationsOverHTTP gives posts locales, links them as
+// translations, reads both sides and a locale's list with their request
+// counts, and refuses bad input with BAD_USER_INPUT, changing nothing.
+func TestTranslationsOverHTTP(t *testing.T) {
+	s := newServer(t)
+	w := s.seedBlog(t).writers[0]
+	const create = `mutation($in: CreatePostInput!) { createPost(input: $in) { post { id locale } } }`
+	const publish = `mutation($id: ID!) { publishPost(input: {id: $id}) { post { id } } }`
+	var made [3]struct {
+		CreatePost struct{ Post struct{ ID, Locale string } }
+	}
+	for i, loc := range []string{"EN", "de-de", "ja"} {
+		in := map[string]any{"title": "Post " + loc, "body": "Text", "locale": loc}
+		if err := raw(t, w, create, map[string]any{"in": in}, &made[i]); err != nil {
+			t.Fatal(err)
+		}
+		if err := raw(t, w, publish, map[string]any{"id": made[i].CreatePost.Post.ID}, &struct{}{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	equal(t, "canonical locale", made[1].CreatePost.Post.Locale, "de-DE")
+	en, de, ja := made[0].CreatePost.Post.ID, made[1].CreatePost.Post.ID, made[2].CreatePost.Post.ID
+	const link = `mutation($a: ID!, $b: ID!) { linkTranslation(input: {postId: $a, translationId: $b}) { post { id } } }`
+	for _, other := range []string{de, ja} {
+		if err := raw(t, w, link, map[string]any{"a": en, "b": other}, &struct{}{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var got struct {
+		Post struct {
+			Translations []struct {
+				Locale string
+				Post   struct{ ID string }
+			}
+		}
+	}
+	if err := raw(t, s.client, `query($id: ID!) { post(id: $id) { translations { locale post { id } } } }`, map[string]any{"id": ja}, &got); err != nil {
+		t.Fatal(err)
+	}
+	var locs []string
+	for _, tr := range got.Post.Translations {
+		locs = append(locs, tr.Locale+"="+tr.Post.ID)
+	}
+	equal(t, "translations of ja", len(locs), 3)
+	equal(t, "translations of ja", locs[0], "de-DE="+de)
+	// The post, its group, then the translated posts in one batch.
+	equal(t, "requests of a post's translations", total(s.requests()), 3)
+
+	var list struct {
+		Posts struct{ Edges []struct{ Node struct{ ID, Locale string } } }
+	}
+	if err := raw(t, s.client, `{ posts(locale: "DE-de", first: 10) { edges { node { id locale } } } }`, nil, &list); err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "posts in de-DE", len(list.Posts.Edges), 1)
+	equal(t, "requests of a locale's list", total(s.requests()), 1)
+
+	for name, q := range map[string]struct {
+		query string
+		vars  map[string]any
+	}{
+		"link to itself":  {link, map[string]any{"a": en, "b": en}},
+		"bad locale list": {`{ posts(locale: "not a tag!") { edges { cursor } } }`, nil},
+		"bad post locale": {create, map[string]any{"in": map[string]any{"title": "x", "body": "x", "locale": "xx_yy_zz_!"}}},
+	} {
+		err := raw(t, w, q.query, q.vars, &struct{}{})
+		equal(t, name, code(err), "BAD_USER_INPUT")
+	}
+	s.consistent()
+}
