@@ -2,6 +2,8 @@ package tests
 
 import (
 	"context"
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/Khan/genqlient/graphql"
@@ -63,13 +65,25 @@ func TestTranslationsOverHTTP(t *testing.T) {
 	equal(t, "requests of a post's translations", total(s.requests()), 3)
 
 	var list struct {
-		Posts struct{ Edges []struct{ Node struct{ ID, Locale string } } }
+		Posts struct {
+			Edges []struct{ Node struct{ ID, Locale string } }
+		}
 	}
 	if err := raw(t, s.client, `{ posts(locale: "DE-de", first: 10) { edges { node { id locale } } } }`, nil, &list); err != nil {
 		t.Fatal(err)
 	}
 	equal(t, "posts in de-DE", len(list.Posts.Edges), 1)
 	equal(t, "requests of a locale's list", total(s.requests()), 1)
+
+	// The blog's feed per locale: the locale's list, then the bodies.
+	feeds := newSyndicationServer(t, s)
+	a, n := feeds.get(t, "/feed.xml?locale=de-DE")
+	equal(t, "status of the de-DE feed", a.status, http.StatusOK)
+	equal(t, "items of the de-DE feed", strings.Count(a.body, "<item>"), 1)
+	equal(t, "de-DE feed holds its post", strings.Contains(a.body, "Post de-de"), true)
+	equal(t, "requests of a locale's feed", n, 2)
+	a, _ = feeds.get(t, "/feed.xml?locale=not_a_tag!")
+	equal(t, "status of a feed of a bad locale", a.status, http.StatusBadRequest)
 
 	for name, q := range map[string]struct {
 		query string
