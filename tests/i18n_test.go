@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"encoding/xml"
 	"net/http"
 	"strings"
 	"testing"
@@ -84,6 +85,44 @@ func TestTranslationsOverHTTP(t *testing.T) {
 	equal(t, "requests of a locale's feed", n, 2)
 	a, _ = feeds.get(t, "/feed.xml?locale=not_a_tag!")
 	equal(t, "status of a feed of a bad locale", a.status, http.StatusBadRequest)
+
+	// The month's sitemap lists each post with its translations as
+	// xhtml:link alternates: the list, the groups, their posts.
+	a, n = feeds.get(t, "/sitemap.xml?section=posts&month="+s.clock.Now().Format("2006-01"))
+	equal(t, "status of the sitemap", a.status, http.StatusOK)
+	equal(t, "requests of a sitemap page with translations", n, 3)
+	var set struct {
+		URLs []struct {
+			Loc   string `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 loc"`
+			Links []struct {
+				Rel      string `xml:"rel,attr"`
+				Hreflang string `xml:"hreflang,attr"`
+				Href     string `xml:"href,attr"`
+			} `xml:"http://www.w3.org/1999/xhtml link"`
+		} `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 url"`
+	}
+	if err := xml.Unmarshal([]byte(a.body), &set); err != nil {
+		t.Fatal(err)
+	}
+	linked := 0
+	for _, u := range set.URLs {
+		if len(u.Links) == 0 {
+			continue
+		}
+		linked++
+		var langs []string
+		self := false
+		for _, l := range u.Links {
+			equal(t, "rel of an alternate", l.Rel, "alternate")
+			langs = append(langs, l.Hreflang)
+			self = self || l.Href == u.Loc
+		}
+		equal(t, "hreflangs of "+u.Loc, strings.Join(langs, " "), "de-DE en ja")
+		equal(t, "alternates of "+u.Loc+" list it", self, true)
+	}
+	equal(t, "URLs with alternates", linked, 3)
+	equal(t, "sitemap declares the xhtml prefix", strings.Contains(a.body, `xmlns:xhtml="http://www.w3.org/1999/xhtml"`), true)
+	equal(t, "sitemap writes xhtml:link", strings.Contains(a.body, `<xhtml:link rel="alternate" hreflang="de-DE"`), true)
 
 	for name, q := range map[string]struct {
 		query string
