@@ -48,6 +48,8 @@
 //	delivery (history)        WEBHOOK#<id>       DELIVERY#<at>#<eventId>#<attempt>      (statusCode, durationMs, error, nextAttemptAt, expiresAt TTL: 7 days)
 //	renderer                  RENDERER           RENDERER                               (version, claimedAt, done, marks: rerender.go)
 //	featured copy             POST#<id>          FEATURED                               FEATURED / POST#<publishedAt>#<id>   (a published featured post's summary)
+//	post-in-locale copy       POST#<id>          LOCALE#<locale>                        LOCALE#<locale> / POST#<publishedAt>#<id>   (a published post's summary, for a post with a locale; locales.go)
+//	translation group         TRANSLATIONS#<id>  TRANSLATIONS#<id>                      (members: locale → postId, two or more; version; translations.go)
 //	series                    SERIES#<slug>      SERIES#<slug>                          SERIES / SERIES#<slug>   (title, description, cover, ownerId, posts: ids in order, version)
 //	revision                  POST#<id>          REV#<10-digit n>                       (n, editorId, at, fields, title, excerpt, body or bodyless, cover, seo, version)
 //	page index chunk          PAGENUM#<list>     CHUNK#<6-digit chunk>                  (list: FEED, FEED@<yyyy-mm>, CAT#<slug>, TAG#<slug> or AUTHOR#<id>; count on chunk 0; starts: GSI1SK (an author's: SK) of every 10th post, oldest first, 80 a chunk; at; fence: the claim of the rebuild writing it)
