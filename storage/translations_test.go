@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/blogql/blog/storage"
 )
@@ -110,4 +114,27 @@ func TestTranslationLinksRefuseBadInput(t *testing.T) {
 		t.Errorf("en still in group %s after its translation was deleted", g)
 	}
 	e.consistent()
+}
+
+// TestCheckFindsAsymmetricTranslations breaks a group behind the store's
+// back, as a lost write would: the translations check names it.
+func TestCheckFindsAsymmetricTranslations(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.author("ada", "Ada")
+	en, de, fr := e.localePost("hello", "en"), e.localePost("hallo", "de"), e.localePost("salut", "fr")
+	must[*storage.Post](t)(e.store.LinkTranslation(ctx, en.ID, de.ID))
+	// fr names en's group, which does not list it.
+	group := e.rawItem("POST#"+en.ID, "POST#"+en.ID)["transGroup"]
+	item := e.rawItem("POST#"+fr.ID, "POST#"+fr.ID)
+	item["transGroup"] = group
+	must[*dynamodb.PutItemOutput](t)(e.client.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(e.table), Item: item}))
+	bad := must[[]string](t)(e.store.Check(ctx))
+	found := false
+	for _, b := range bad {
+		found = found || strings.Contains(b, "post "+fr.ID+" names translation group")
+	}
+	if !found {
+		t.Errorf("check found %q, want the post naming a group that does not list it", bad)
+	}
 }
