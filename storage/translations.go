@@ -110,6 +110,8 @@ func (s *Store) LinkTranslation(ctx context.Context, postID, translationID strin
 		errs = append(errs, putGroup(t, ga, next))
 		if ga == nil {
 			errs = append(errs, joinGroup(t, a, next.ID, la))
+		} else {
+			errs = append(errs, touchMembers(t, ga, b.ID))
 		}
 		errs = append(errs, joinGroup(t, b, next.ID, lb))
 		if gb != nil {
@@ -245,7 +247,7 @@ func joinGroup(t *dynamo.Txn, p *postItem, id, locale string) error {
 func leaveGroup(t *dynamo.Txn, g *translationItem, postID string) error {
 	next := g.with(&postID)
 	if len(next.Members) >= 2 {
-		return putGroup(t, g, next)
+		return errors.Join(putGroup(t, g, next), touchMembers(t, next, postID))
 	}
 	errs := []error{t.Delete(keys.TranslationGroup(g.ID), ptr(condVersion(g.Version)), dynamo.ErrRetry)}
 	for _, last := range next.Members {
@@ -263,4 +265,23 @@ func orDefault(v, def string) string {
 		return def
 	}
 	return v
+}
+
+// touchMembers adds the update of the transVer of every member of g but
+// except: their group changes, so they change too, and the change feed
+// tells of it (post.edited), which purges what showed their
+// translations.
+func touchMembers(t *dynamo.Txn, g *translationItem, except string) error {
+	var errs []error
+	for _, l := range slices.Sorted(maps.Keys(g.Members)) {
+		id := g.Members[l]
+		if id == except {
+			continue
+		}
+		cond := expression.Name("transGroup").Equal(expression.Value(g.ID))
+		errs = append(errs, t.Update(keys.Post(id),
+			expression.Set(expression.Name("transVer"), expression.Name("transVer").Plus(expression.Value(1))),
+			&cond, dynamo.ErrRetry))
+	}
+	return errors.Join(errs...)
 }
