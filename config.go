@@ -408,8 +408,8 @@ func settings(c *config) []setting {
 			"`directory` of this server's search index, rebuilt from the table when missing; empty: search/ in -data\n(search-<table>/ on DynamoDB; in memory with -data " + memoryData + ")",
 			"directory of this server's search index, rebuilt from the table when missing or too old; empty: `search/` in `-data`, `search-<table>/` there on DynamoDB (whose data the directory does not hold otherwise; the Docker image's `/data` volume), in memory with `-data " + memoryData + "`; see [Search](search.md)"},
 		{"search-language", "SEARCH_LANGUAGE", val(&c.searchLanguage, search.DefaultLanguage),
-			"language of the search index's stemming and stop words: " + strings.Join(search.Languages, ", ") + "\n(standard: none); changing it rebuilds the index",
-			"language of the search index's stemming and stop words: " + strings.Join(search.Languages, ", ") + " (`standard`: no stemming); changing it rebuilds the index"},
+			"language of the search index's stemming and stop words for posts without a locale\n(or in a language without an analyzer): " + strings.Join(search.Languages, ", ") + "\n(standard: none); changing it rebuilds the index",
+			"language of the search index's stemming and stop words for posts without a locale (or in a language without an analyzer): " + strings.Join(search.Languages, ", ") + " (`standard`: no stemming); a post with a locale is indexed in its own language ([i18n](i18n.md)); changing it rebuilds the index"},
 	}
 }
 

@@ -5132,7 +5132,7 @@ The input of ` + "`" + `createPost` + "`" + `. The post starts as a draft; its a
 signed-in author.
 """
 input CreatePostInput {
-  "The post's locale, a BCP 47 language tag (` + "`" + `en` + "`" + `, ` + "`" + `pt-BR` + "`" + `, ` + "`" + `zh-Hant` + "`" + `), kept in its canonical form; omitted, the site's default locale (` + "`" + `Site.locales` + "`" + `' first). BAD_USER_INPUT when it is not a BCP 47 tag."
+  "The post's locale, a BCP 47 language tag (` + "`" + `en` + "`" + `, ` + "`" + `pt-BR` + "`" + `, ` + "`" + `zh-Hant` + "`" + `), kept in its canonical form; omitted, the post has none of its own and reads as the site's default locale (` + "`" + `Site.locales` + "`" + `' first), but is in no ` + "`" + `posts(locale:)` + "`" + ` list. BAD_USER_INPUT when it is not a BCP 47 tag."
   locale: String
   "The title: one line of at most 200 characters."
   title: String!
@@ -6370,7 +6370,7 @@ The input of ` + "`" + `updateSite` + "`" + `. Omitted fields are left unchanged
 string clears a setting, so the server's default shows.
 """
 input UpdateSiteInput {
-  "The locales the blog publishes in, as BCP 47 tags, the default first (at most 50, each once); posts written without a locale take the default."
+  "The locales the blog publishes in, as BCP 47 tags, the default first (at most 50, each once); posts without a locale of their own read as the default."
   locales: [String!]
   "The settings' version as read (` + "`" + `Site.version` + "`" + `: 0 before they were first changed)."
   expectedVersion: Int!
@@ -6419,7 +6419,7 @@ type Translation {
 }
 
 extend type Post {
-  "The post's BCP 47 locale, canonical (` + "`" + `pt-BR` + "`" + `); a post written without one has the site's default locale, and one written before posts had locales reads as the site's default (null when the site has none)."
+  "The post's BCP 47 locale, canonical (` + "`" + `pt-BR` + "`" + `); a post written without one reads as the site's default locale (null when the site has none)."
   locale: String
   "The posts that translate this one, this one included, one per locale in locale order; empty for a post linked to none. One read of the group (batched for a page of posts), then the posts through their loader; a post of a list is read whole first."
   translations: [Translation!]!

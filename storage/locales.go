@@ -12,11 +12,11 @@ import (
 
 // Locales: a post has a locale, a BCP 47 language tag kept in its
 // canonical form (language.Parse: "EN-gb" is "en-GB"). A post written
-// without one takes the site's default locale (Site.DefaultLocale) at
-// that write; one written before posts had locales, or while the site
-// had none, has none and reads as the site's default. A published post
-// with a locale has one more copy, LOCALE#<locale> in its partition, in
-// the GSI1 partition of its locale's list (LocalePosts).
+// without one has none stored and reads as the site's default locale
+// (Site.DefaultLocale), whichever it is then; linking it to a
+// translation stores the default (translations.go). A published post
+// with a locale stored has one more copy, LOCALE#<locale> in its
+// partition, in the GSI1 partition of its locale's list (LocalePosts).
 
 const typeLocalePost = "localePost"
 
@@ -88,8 +88,8 @@ func (it postItem) localeCopy() postItem {
 
 // LocalePosts returns the visible posts in locale (canonicalised first),
 // newest first: one Query of the locale's GSI1 partition. Posts that
-// have no locale (written before posts had one) are left out, though
-// they read as the site's default locale.
+// have no locale stored (written without one) are left out, though they
+// read as the site's default locale.
 func (s *Store) LocalePosts(ctx context.Context, locale string, p PageArgs, per Period) (*Result[*Post], error) {
 	locale, err := CanonicalLocale("locale", locale)
 	if err != nil {
@@ -109,10 +109,12 @@ func (s *Store) LocalePosts(ctx context.Context, locale string, p PageArgs, per 
 }
 
 // postLocale returns the locale a post written with v has: v's
-// canonical form, or the site's default when v is empty.
-func (s *Store) postLocale(ctx context.Context, v string) (string, error) {
+// canonical form, or "" (the site's default, whichever it is when the
+// post is read) when v is empty. It reads nothing, so a write of a post
+// costs no read of the settings.
+func postLocale(v string) (string, error) {
 	if v == "" {
-		return s.defaultLocale(ctx)
+		return "", nil
 	}
 	return CanonicalLocale("locale", v)
 }

@@ -39,7 +39,7 @@ func (s *Store) CreatePost(ctx context.Context, in NewPost) (*Post, error) {
 		err = s.checkLinkHosts(postLinks(in.CoverImage, &in.SEO)...)
 	}
 	if err == nil {
-		in.Locale, err = s.postLocale(ctx, in.Locale)
+		in.Locale, err = postLocale(in.Locale)
 	}
 	if err != nil {
 		return nil, err
@@ -247,7 +247,7 @@ func (s *Store) preparePatch(ctx context.Context, in *PostPatch) (cats []string,
 	}
 	if err == nil && in.Locale != nil {
 		var v string
-		v, err = s.postLocale(ctx, *in.Locale)
+		v, err = postLocale(*in.Locale)
 		in.Locale = &v
 	}
 	if err != nil || in.Body == nil {

@@ -3789,7 +3789,7 @@ func (v *CreatePostCreatePostCreatePostPayloadPost) __premarshalJSON() (*__prema
 // The input of `createPost`. The post starts as a draft; its author is the
 // signed-in author.
 type CreatePostInput struct {
-	// The post's locale, a BCP 47 language tag (`en`, `pt-BR`, `zh-Hant`), kept in its canonical form; omitted, the site's default locale (`Site.locales`' first). BAD_USER_INPUT when it is not a BCP 47 tag.
+	// The post's locale, a BCP 47 language tag (`en`, `pt-BR`, `zh-Hant`), kept in its canonical form; omitted, the post has none of its own and reads as the site's default locale (`Site.locales`' first), but is in no `posts(locale:)` list. BAD_USER_INPUT when it is not a BCP 47 tag.
 	Locale *string `json:"locale"`
 	// The title: one line of at most 200 characters.
 	Title string `json:"title"`
@@ -15627,7 +15627,7 @@ func (v *UpdateSeriesUpdateSeriesUpdateSeriesPayloadSeriesCoverImage) GetUrl() s
 // The input of `updateSite`. Omitted fields are left unchanged; an empty
 // string clears a setting, so the server's default shows.
 type UpdateSiteInput struct {
-	// The locales the blog publishes in, as BCP 47 tags, the default first (at most 50, each once); posts written without a locale take the default.
+	// The locales the blog publishes in, as BCP 47 tags, the default first (at most 50, each once); posts without a locale of their own read as the default.
 	Locales []string `json:"locales"`
 	// The settings' version as read (`Site.version`: 0 before they were first changed).
 	ExpectedVersion int `json:"expectedVersion"`
