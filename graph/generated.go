@@ -249,6 +249,13 @@ type ComplexityRoot struct {
 		Width  func(childComplexity int) int
 	}
 
+	LocalizedSite struct {
+		Description func(childComplexity int) int
+		Locale      func(childComplexity int) int
+		Menus       func(childComplexity int) int
+		Title       func(childComplexity int) int
+	}
+
 	Menu struct {
 		Items func(childComplexity int) int
 		Name  func(childComplexity int) int
@@ -450,7 +457,7 @@ type ComplexityRoot struct {
 		Posts           func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time, locale *string) int
 		Search          func(childComplexity int, query string, first *int, after *string, category *string, author *string) int
 		Series          func(childComplexity int, slug string) int
-		Site            func(childComplexity int) int
+		Site            func(childComplexity int, locale *string) int
 		Tag             func(childComplexity int, slug string) int
 		Tags            func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Viewer          func(childComplexity int) int
@@ -579,6 +586,7 @@ type ComplexityRoot struct {
 		IconURL             func(childComplexity int) int
 		Locale              func(childComplexity int) int
 		Locales             func(childComplexity int) int
+		Localized           func(childComplexity int) int
 		LogoURL             func(childComplexity int) int
 		Menus               func(childComplexity int) int
 		PagePath            func(childComplexity int) int
@@ -870,7 +878,7 @@ type QueryResolver interface {
 	Tags(ctx context.Context, first *int, after *string, last *int, before *string) (*model.TagConnection, error)
 	Page(ctx context.Context, id *string, slug *string) (*storage.SitePage, error)
 	Pages(ctx context.Context, first *int, after *string, last *int, before *string, drafts *bool) (*model.SitePageConnection, error)
-	Site(ctx context.Context) (*storage.Site, error)
+	Site(ctx context.Context, locale *string) (*storage.Site, error)
 	FeaturedPosts(ctx context.Context, first *int, after *string, last *int, before *string) (*model.PostConnection, error)
 	Series(ctx context.Context, slug string) (*storage.Series, error)
 	AllSeries(ctx context.Context, first *int, after *string, last *int, before *string) (*model.SeriesConnection, error)
@@ -908,6 +916,8 @@ type SiteResolver interface {
 	PagePath(ctx context.Context, obj *storage.Site) (*string, error)
 
 	Head(ctx context.Context, obj *storage.Site) (*model.Head, error)
+
+	Localized(ctx context.Context, obj *storage.Site) ([]*model.LocalizedSite, error)
 }
 type SubscriptionResolver interface {
 	CommentAdded(ctx context.Context, postID string, after *string) (<-chan graphql.Event[*model.CommentEvent], error)
@@ -1630,6 +1640,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Image.Width(childComplexity), true
+
+	case "LocalizedSite.description":
+		if e.ComplexityRoot.LocalizedSite.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LocalizedSite.Description(childComplexity), true
+	case "LocalizedSite.locale":
+		if e.ComplexityRoot.LocalizedSite.Locale == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LocalizedSite.Locale(childComplexity), true
+	case "LocalizedSite.menus":
+		if e.ComplexityRoot.LocalizedSite.Menus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LocalizedSite.Menus(childComplexity), true
+	case "LocalizedSite.title":
+		if e.ComplexityRoot.LocalizedSite.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LocalizedSite.Title(childComplexity), true
 
 	case "Menu.items":
 		if e.ComplexityRoot.Menu.Items == nil {
@@ -2826,7 +2861,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			break
 		}
 
-		return e.ComplexityRoot.Query.Site(childComplexity), true
+		args, err := ec.field_Query_site_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Site(childComplexity, args["locale"].(*string)), true
 	case "Query.tag":
 		if e.ComplexityRoot.Query.Tag == nil {
 			break
@@ -3275,6 +3315,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Site.Locales(childComplexity), true
+	case "Site.localized":
+		if e.ComplexityRoot.Site.Localized == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.Localized(childComplexity), true
 	case "Site.logoUrl":
 		if e.ComplexityRoot.Site.LogoURL == nil {
 			break
@@ -3753,6 +3799,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("DeleteWebhookInput", ec.unmarshalInputDeleteWebhookInput),
 			graphql.NewInputUnmarshaler("ImageInput", ec.unmarshalInputImageInput),
 			graphql.NewInputUnmarshaler("LinkTranslationInput", ec.unmarshalInputLinkTranslationInput),
+			graphql.NewInputUnmarshaler("LocalizedSiteInput", ec.unmarshalInputLocalizedSiteInput),
 			graphql.NewInputUnmarshaler("MenuInput", ec.unmarshalInputMenuInput),
 			graphql.NewInputUnmarshaler("MenuItemInput", ec.unmarshalInputMenuItemInput),
 			graphql.NewInputUnmarshaler("MergeTagsInput", ec.unmarshalInputMergeTagsInput),
@@ -4660,7 +4707,10 @@ Limits, checked before any work: ` + "`" + `query` + "`" + ` of at most 200 char
     drafts: Boolean
   ): SitePageConnection!
   "The blog's settings: title, description, pictures, locale, time zone, navigation menus, accounts elsewhere, public address and post path. A setting never set shows the server's default. Costs no read once the server holds the settings (the first request after a start or a change reads them once)."
-  site: Site!
+  site(
+    "Show the title, description and menus a reader of this locale sees (a BCP 47 tag; BAD_USER_INPUT when it is not one): those set for the locale, else for its parent (` + "`" + `pt` + "`" + ` for ` + "`" + `pt-BR` + "`" + `), field by field, else the default ones. No read more than without it."
+    locale: String
+  ): Site!
 }
 
 """
@@ -6370,6 +6420,8 @@ The input of ` + "`" + `updateSite` + "`" + `. Omitted fields are left unchanged
 string clears a setting, so the server's default shows.
 """
 input UpdateSiteInput {
+  "The title, description and menus per locale, replacing those set before (at most 50 locales, each once); a field left empty falls back to the default locale's."
+  localized: [LocalizedSiteInput!]
   "The locales the blog publishes in, as BCP 47 tags, the default first (at most 50, each once); posts without a locale of their own read as the default."
   locales: [String!]
   "The settings' version as read (` + "`" + `Site.version` + "`" + `: 0 before they were first changed)."
@@ -6428,6 +6480,32 @@ extend type Post {
 extend type Site {
   "The locales the blog publishes in, the default first; empty when none were set."
   locales: [String!]!
+  "The title, description and menus set per locale (what ` + "`" + `site(locale:)` + "`" + ` shows from)."
+  localized: [LocalizedSite!]!
+}
+
+"The site's title, description and menus in one locale."
+type LocalizedSite {
+  "The BCP 47 locale."
+  locale: String!
+  "The title in the locale; null: the default one."
+  title: String
+  "The description in the locale; null: the default one."
+  description: String
+  "The menus in the locale; null: the default ones."
+  menus: [Menu!]
+}
+
+"The site's title, description and menus in one locale."
+input LocalizedSiteInput {
+  "The BCP 47 locale."
+  locale: String!
+  "The title in the locale (one line of at most 200 characters); omitted: the default one."
+  title: String
+  "The description in the locale; omitted: the default one."
+  description: String
+  "The menus in the locale, at most 5; omitted: the default ones."
+  menus: [MenuInput!]
 }
 
 "The input of linkTranslation."
@@ -6852,6 +6930,20 @@ func (ec *executionContext) childFields_Image(ctx context.Context, field graphql
 		return ec.fieldContext_Image_height(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Image", field.Name)
+}
+
+func (ec *executionContext) childFields_LocalizedSite(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "locale":
+		return ec.fieldContext_LocalizedSite_locale(ctx, field)
+	case "title":
+		return ec.fieldContext_LocalizedSite_title(ctx, field)
+	case "description":
+		return ec.fieldContext_LocalizedSite_description(ctx, field)
+	case "menus":
+		return ec.fieldContext_LocalizedSite_menus(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LocalizedSite", field.Name)
 }
 
 func (ec *executionContext) childFields_Menu(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7402,6 +7494,8 @@ func (ec *executionContext) childFields_Site(ctx context.Context, field graphql.
 		return ec.fieldContext_Site_head(ctx, field)
 	case "locales":
 		return ec.fieldContext_Site_locales(ctx, field)
+	case "localized":
+		return ec.fieldContext_Site_localized(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Site", field.Name)
 }
@@ -9149,6 +9243,20 @@ func (ec *executionContext) field_Query_series_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["slug"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_site_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "locale",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["locale"] = arg0
 	return args, nil
 }
 
@@ -12315,6 +12423,107 @@ func (ec *executionContext) _Image_height(ctx context.Context, field graphql.Col
 }
 func (ec *executionContext) fieldContext_Image_height(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Image", field, true, true, "Int")
+}
+
+func (ec *executionContext) _LocalizedSite_locale(ctx context.Context, field graphql.CollectedField, obj *model.LocalizedSite) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LocalizedSite_locale(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Locale, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LocalizedSite_locale(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LocalizedSite", field, false, false, "String")
+}
+
+func (ec *executionContext) _LocalizedSite_title(ctx context.Context, field graphql.CollectedField, obj *model.LocalizedSite) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LocalizedSite_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LocalizedSite_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LocalizedSite", field, false, false, "String")
+}
+
+func (ec *executionContext) _LocalizedSite_description(ctx context.Context, field graphql.CollectedField, obj *model.LocalizedSite) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LocalizedSite_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LocalizedSite_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LocalizedSite", field, false, false, "String")
+}
+
+func (ec *executionContext) _LocalizedSite_menus(ctx context.Context, field graphql.CollectedField, obj *model.LocalizedSite) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LocalizedSite_menus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Menus, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*storage.Menu) graphql.Marshaler {
+			return ec.marshalOMenu2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐMenuᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LocalizedSite_menus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LocalizedSite",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Menu(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _Menu_name(ctx context.Context, field graphql.CollectedField, obj *storage.Menu) (ret graphql.Marshaler) {
@@ -17231,7 +17440,8 @@ func (ec *executionContext) _Query_site(ctx context.Context, field graphql.Colle
 			return ec.fieldContext_Query_site(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Query().Site(ctx)
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Site(ctx, fc.Args["locale"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Site) graphql.Marshaler {
@@ -17241,7 +17451,7 @@ func (ec *executionContext) _Query_site(ctx context.Context, field graphql.Colle
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Query_site(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Query_site(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Query",
 		Field:      field,
@@ -17250,6 +17460,17 @@ func (ec *executionContext) fieldContext_Query_site(_ context.Context, field gra
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Site(ctx, field)
 		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_site_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -19506,6 +19727,38 @@ func (ec *executionContext) _Site_locales(ctx context.Context, field graphql.Col
 }
 func (ec *executionContext) fieldContext_Site_locales(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Site", field, false, false, "String")
+}
+
+func (ec *executionContext) _Site_localized(ctx context.Context, field graphql.CollectedField, obj *storage.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_localized(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Site().Localized(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.LocalizedSite) graphql.Marshaler {
+			return ec.marshalNLocalizedSite2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐLocalizedSiteᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Site_localized(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Site",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LocalizedSite(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _SitePageConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.SitePageConnection) (ret graphql.Marshaler) {
@@ -23242,6 +23495,69 @@ func UnmarshalLinkTranslationInput(ctx context.Context, raw any) (model.LinkTran
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputLocalizedSiteInput(ctx context.Context, obj any) (model.LocalizedSiteInput, error) {
+	var it model.LocalizedSiteInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"locale", "title", "description", "menus"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "locale":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locale"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Locale = data
+		case "title":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("title"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Title = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		case "menus":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("menus"))
+			data, err := ec.unmarshalOMenuInput2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMenuInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Menus = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalLocalizedSiteInput unmarshals raw into the LocalizedSiteInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalLocalizedSiteInput(ctx context.Context, raw any) (model.LocalizedSiteInput, error) {
+	var out model.LocalizedSiteInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "LocalizedSiteInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputMenuInput(ctx context.Context, obj any) (model.MenuInput, error) {
 	var it model.MenuInput
 	if obj == nil {
@@ -24912,13 +25228,20 @@ func (ec *executionContext) unmarshalInputUpdateSiteInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"locales", "expectedVersion", "title", "description", "logoUrl", "iconUrl", "locale", "timezone", "url", "postPath", "slugTransliteration", "menus", "socialLinks", "idempotencyKey"}
+	fieldsInOrder := [...]string{"localized", "locales", "expectedVersion", "title", "description", "logoUrl", "iconUrl", "locale", "timezone", "url", "postPath", "slugTransliteration", "menus", "socialLinks", "idempotencyKey"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
 			continue
 		}
 		switch k {
+		case "localized":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("localized"))
+			data, err := ec.unmarshalOLocalizedSiteInput2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐLocalizedSiteInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Localized = data
 		case "locales":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locales"))
 			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
@@ -26525,6 +26848,54 @@ func (ec *executionContext) _Image(ctx context.Context, sel ast.SelectionSet, ob
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Image_height(ctx, field, obj)
 				})
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var localizedSiteImplementors = []string{"LocalizedSite"}
+
+func (ec *executionContext) _LocalizedSite(ctx context.Context, sel ast.SelectionSet, obj *model.LocalizedSite) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, localizedSiteImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LocalizedSite")
+		case "locale":
+			out.Values[i] = ec._LocalizedSite_locale(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "title":
+			out.Values[i] = ec._LocalizedSite_title(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "description":
+			out.Values[i] = ec._LocalizedSite_description(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "menus":
+			out.Values[i] = ec._LocalizedSite_menus(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -28933,6 +29304,12 @@ func (ec *executionContext) _Site(ctx context.Context, sel ast.SelectionSet, obj
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "localized":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Site_localized(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -30709,6 +31086,35 @@ func (ec *executionContext) unmarshalNLinkTranslationInput2githubᚗcomᚋblogql
 	return res, graphql.ErrorOnPath(ctx, err)
 }
 
+func (ec *executionContext) marshalNLocalizedSite2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐLocalizedSiteᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.LocalizedSite) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNLocalizedSite2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐLocalizedSite(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNLocalizedSite2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐLocalizedSite(ctx context.Context, sel ast.SelectionSet, v *model.LocalizedSite) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "LocalizedSite!")
+		return graphql.Null
+	}
+	return ec._LocalizedSite(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNLocalizedSiteInput2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐLocalizedSiteInput(ctx context.Context, v any) (*model.LocalizedSiteInput, error) {
+	res, err := ec.unmarshalInputLocalizedSiteInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNMenu2githubᚗcomᚋblogqlᚋblogᚋstorageᚐMenu(ctx context.Context, sel ast.SelectionSet, v storage.Menu) graphql.Marshaler {
 	return ec._Menu(ctx, sel, &v)
 }
@@ -30727,6 +31133,14 @@ func (ec *executionContext) marshalNMenu2ᚕgithubᚗcomᚋblogqlᚋblogᚋstora
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNMenu2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐMenu(ctx context.Context, sel ast.SelectionSet, v *storage.Menu) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Menu!")
+		return graphql.Null
+	}
+	return ec._Menu(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNMenuInput2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMenuInput(ctx context.Context, v any) (*model.MenuInput, error) {
@@ -31917,6 +32331,42 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	_ = ctx
 	res := graphql.MarshalInt(*v)
 	return res
+}
+
+func (ec *executionContext) unmarshalOLocalizedSiteInput2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐLocalizedSiteInputᚄ(ctx context.Context, v any) ([]*model.LocalizedSiteInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.LocalizedSiteInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNLocalizedSiteInput2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐLocalizedSiteInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOMenu2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐMenuᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.Menu) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMenu2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐMenu(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalOMenuInput2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMenuInputᚄ(ctx context.Context, v any) ([]*model.MenuInput, error) {

@@ -1108,8 +1108,8 @@ func (r *queryResolver) Pages(ctx context.Context, first *int, after *string, la
 }
 
 // Site is the resolver for the site field.
-func (r *queryResolver) Site(ctx context.Context) (*storage.Site, error) {
-	return r.site(ctx)
+func (r *queryResolver) Site(ctx context.Context, locale *string) (*storage.Site, error) {
+	return r.siteIn(ctx, locale)
 }
 
 // FeaturedPosts is the resolver for the featuredPosts field.
@@ -1228,6 +1228,11 @@ func (r *siteResolver) PagePath(ctx context.Context, obj *storage.Site) (*string
 // Head is the resolver for the head field.
 func (r *siteResolver) Head(ctx context.Context, obj *storage.Site) (*model.Head, error) {
 	return r.siteHead(ctx)
+}
+
+// Localized is the resolver for the localized field.
+func (r *siteResolver) Localized(ctx context.Context, obj *storage.Site) ([]*model.LocalizedSite, error) {
+	return localizedSite(obj), nil
 }
 
 // CommentAdded is the resolver for the commentAdded field.

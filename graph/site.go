@@ -98,16 +98,10 @@ func (r *Resolver) updateSite(ctx context.Context, in model.UpdateSiteInput) (*m
 		patch.ExpectedVersion = storage.NoVersion
 	}
 	if in.Menus != nil {
-		menus := make([]storage.Menu, 0, len(in.Menus))
-		for _, m := range in.Menus {
-			menu := storage.Menu{Name: m.Name}
-			for _, l := range m.Items {
-				menu.Items = append(menu.Items, storage.MenuItem{Label: l.Label, Kind: storage.LinkKind(l.Kind), Slug: deref(l.Slug), URL: deref(l.URL)})
-			}
-			menus = append(menus, menu)
-		}
+		menus := menusOf(in.Menus)
 		patch.Menus = &menus
 	}
+	patch.Localized = localizedOf(in.Localized)
 	s, err := r.store.UpdateSite(ctx, patch)
 	if err != nil {
 		return nil, err

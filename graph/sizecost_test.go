@@ -124,6 +124,9 @@ var textBytes = map[string]int{
 	"Site.locales":                35, // each, a BCP 47 tag
 	"Post.locale":                 35,
 	"Translation.locale":          35,
+	"LocalizedSite.locale":        35,
+	"LocalizedSite.title":         4 * storage.MaxTitleLength,
+	"LocalizedSite.description":   4 * storage.MaxDescriptionLength,
 	"Site.url":                    storage.MaxURLLength,
 	"Site.postPath":               storage.MaxURLLength,
 	"Site.pagePath":               storage.MaxURLLength,

@@ -83,7 +83,9 @@ type Site struct {
 	SlugTransliteration string
 	// Locales are the locales the site publishes in, canonical BCP 47
 	// tags; the first is the default (DefaultLocale).
-	Locales   []string
+	Locales []string
+	// Localized are the title, description and menus per locale (In).
+	Localized []SiteText
 	UpdatedAt time.Time
 	Version   int64
 }
@@ -116,31 +118,34 @@ type SitePatch struct {
 	Menus               *[]Menu
 	Social              *[]SocialAccount
 	SlugTransliteration *string
-	// Locales, when not nil, replaces the site's locales.
+	// Locales, when not nil, replaces the site's locales; Localized its
+	// settings per locale.
 	Locales        *[]string
+	Localized      *[]SiteText
 	IdempotencyKey string
 }
 
 const typeSite = "site"
 
 type siteItem struct {
-	PK           string       `dynamodbav:"PK"`
-	SK           string       `dynamodbav:"SK"`
-	Type         string       `dynamodbav:"type"`
-	Title        string       `dynamodbav:"title,omitempty"`
-	Description  string       `dynamodbav:"description,omitempty"`
-	LogoURL      string       `dynamodbav:"logoUrl,omitempty"`
-	IconURL      string       `dynamodbav:"iconUrl,omitempty"`
-	Locale       string       `dynamodbav:"locale,omitempty"`
-	Timezone     string       `dynamodbav:"timezone,omitempty"`
-	URL          string       `dynamodbav:"url,omitempty"`
-	PostPath     string       `dynamodbav:"postPath,omitempty"`
-	Menus        []menuItem   `dynamodbav:"menus,omitempty"`
-	Social       []socialItem `dynamodbav:"social,omitempty"`
-	SlugTranslit string       `dynamodbav:"slugTransliteration,omitempty"`
-	Locales      []string     `dynamodbav:"locales,omitempty"`
-	UpdatedAt    string       `dynamodbav:"updatedAt"`
-	Version      int64        `dynamodbav:"version"`
+	PK           string         `dynamodbav:"PK"`
+	SK           string         `dynamodbav:"SK"`
+	Type         string         `dynamodbav:"type"`
+	Title        string         `dynamodbav:"title,omitempty"`
+	Description  string         `dynamodbav:"description,omitempty"`
+	LogoURL      string         `dynamodbav:"logoUrl,omitempty"`
+	IconURL      string         `dynamodbav:"iconUrl,omitempty"`
+	Locale       string         `dynamodbav:"locale,omitempty"`
+	Timezone     string         `dynamodbav:"timezone,omitempty"`
+	URL          string         `dynamodbav:"url,omitempty"`
+	PostPath     string         `dynamodbav:"postPath,omitempty"`
+	Menus        []menuItem     `dynamodbav:"menus,omitempty"`
+	Social       []socialItem   `dynamodbav:"social,omitempty"`
+	SlugTranslit string         `dynamodbav:"slugTransliteration,omitempty"`
+	Locales      []string       `dynamodbav:"locales,omitempty"`
+	Localized    []siteTextItem `dynamodbav:"l10n,omitempty"`
+	UpdatedAt    string         `dynamodbav:"updatedAt"`
+	Version      int64          `dynamodbav:"version"`
 }
 
 type menuItem struct {
@@ -159,7 +164,7 @@ func (it *siteItem) site() *Site {
 	s := &Site{
 		Title: it.Title, Description: it.Description, LogoURL: it.LogoURL, IconURL: it.IconURL,
 		Locale: it.Locale, Timezone: it.Timezone, URL: it.URL, PostPath: it.PostPath,
-		SlugTransliteration: it.SlugTranslit, Locales: it.Locales,
+		SlugTransliteration: it.SlugTranslit, Locales: it.Locales, Localized: siteTextsOf(it.Localized),
 		UpdatedAt: keys.ParseTime(it.UpdatedAt), Version: it.Version,
 	}
 	for _, m := range it.Menus {
@@ -181,7 +186,7 @@ func siteItemOf(s *Site) *siteItem {
 		PK: k.PK, SK: k.SK, Type: typeSite,
 		Title: s.Title, Description: s.Description, LogoURL: s.LogoURL, IconURL: s.IconURL,
 		Locale: s.Locale, Timezone: s.Timezone, URL: s.URL, PostPath: s.PostPath,
-		SlugTranslit: s.SlugTransliteration, Locales: s.Locales,
+		SlugTranslit: s.SlugTransliteration, Locales: s.Locales, Localized: siteTextItemsOf(s.Localized),
 		UpdatedAt: keys.Time(s.UpdatedAt), Version: s.Version,
 	}
 	for _, m := range s.Menus {
@@ -327,6 +332,11 @@ func validateSite(in *SitePatch) error {
 		}
 		in.Locales = &ls
 	}
+	if in.Localized != nil {
+		if err := validateLocalized(*in.Localized); err != nil {
+			return err
+		}
+	}
 	errs := []error{
 		validateOpt(in.Title, func(v string) error { return validateOptLine("title", v, MaxTitleLength) }),
 		validateOpt(in.Description, func(v string) error { return validateText("description", v, false, MaxDescriptionLength) }),
@@ -440,6 +450,9 @@ func (s *Store) writeSite(ctx context.Context, rec *idem, in *SitePatch) (*Site,
 	}
 	if in.Locales != nil {
 		site.Locales = *in.Locales
+	}
+	if in.Localized != nil {
+		site.Localized = *in.Localized
 	}
 	site.Version++
 	site.UpdatedAt = s.Now()

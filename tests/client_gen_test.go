@@ -5745,6 +5745,30 @@ func (v *ImageInput) GetWidth() *int { return v.Width }
 // GetHeight returns ImageInput.Height, and is useful for accessing the field via an interface.
 func (v *ImageInput) GetHeight() *int { return v.Height }
 
+// The site's title, description and menus in one locale.
+type LocalizedSiteInput struct {
+	// The BCP 47 locale.
+	Locale string `json:"locale"`
+	// The title in the locale (one line of at most 200 characters); omitted: the default one.
+	Title *string `json:"title"`
+	// The description in the locale; omitted: the default one.
+	Description *string `json:"description"`
+	// The menus in the locale, at most 5; omitted: the default ones.
+	Menus []MenuInput `json:"menus"`
+}
+
+// GetLocale returns LocalizedSiteInput.Locale, and is useful for accessing the field via an interface.
+func (v *LocalizedSiteInput) GetLocale() string { return v.Locale }
+
+// GetTitle returns LocalizedSiteInput.Title, and is useful for accessing the field via an interface.
+func (v *LocalizedSiteInput) GetTitle() *string { return v.Title }
+
+// GetDescription returns LocalizedSiteInput.Description, and is useful for accessing the field via an interface.
+func (v *LocalizedSiteInput) GetDescription() *string { return v.Description }
+
+// GetMenus returns LocalizedSiteInput.Menus, and is useful for accessing the field via an interface.
+func (v *LocalizedSiteInput) GetMenus() []MenuInput { return v.Menus }
+
 // A navigation menu to set.
 type MenuInput struct {
 	// The menu's name: one line of at most 100 characters of plain text (no `<` or `>`), unique among the menus.
@@ -15627,6 +15651,8 @@ func (v *UpdateSeriesUpdateSeriesUpdateSeriesPayloadSeriesCoverImage) GetUrl() s
 // The input of `updateSite`. Omitted fields are left unchanged; an empty
 // string clears a setting, so the server's default shows.
 type UpdateSiteInput struct {
+	// The title, description and menus per locale, replacing those set before (at most 50 locales, each once); a field left empty falls back to the default locale's.
+	Localized []LocalizedSiteInput `json:"localized"`
 	// The locales the blog publishes in, as BCP 47 tags, the default first (at most 50, each once); posts without a locale of their own read as the default.
 	Locales []string `json:"locales"`
 	// The settings' version as read (`Site.version`: 0 before they were first changed).
@@ -15656,6 +15682,9 @@ type UpdateSiteInput struct {
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
 }
+
+// GetLocalized returns UpdateSiteInput.Localized, and is useful for accessing the field via an interface.
+func (v *UpdateSiteInput) GetLocalized() []LocalizedSiteInput { return v.Localized }
 
 // GetLocales returns UpdateSiteInput.Locales, and is useful for accessing the field via an interface.
 func (v *UpdateSiteInput) GetLocales() []string { return v.Locales }

@@ -137,3 +137,68 @@ func TestTranslationsOverHTTP(t *testing.T) {
 	}
 	s.consistent()
 }
+
+// TestSiteSettingsPerLocale sets a title and menus per locale and reads
+// the settings as readers of several locales see them: the locale's,
+// else its parent's, field by field, else the default; bad locales are
+// BAD_USER_INPUT and change nothing.
+func TestSiteSettingsPerLocale(t *testing.T) {
+	s := newServer(t)
+	const update = `mutation($in: UpdateSiteInput!) { updateSite(input: $in) { site { version locales localized { locale title } } } }`
+	in := map[string]any{
+		"expectedVersion": 0, "title": "Blog", "description": "About things", "locales": []string{"en", "PT-br", "de"},
+		"menus": []map[string]any{{"name": "main", "items": []map[string]any{{"label": "Home", "kind": "URL", "url": "/"}}}},
+		"localized": []map[string]any{
+			{"locale": "pt", "title": "Blogue", "menus": []map[string]any{{"name": "main", "items": []map[string]any{{"label": "Início", "kind": "URL", "url": "/pt/"}}}}},
+			{"locale": "pt-BR", "description": "Sobre coisas"},
+			{"locale": "de", "title": "Das Blog"},
+		},
+	}
+	var up struct {
+		UpdateSite struct {
+			Site struct {
+				Version int
+				Locales []string
+			}
+		}
+	}
+	if err := raw(t, s.admin, update, map[string]any{"in": in}, &up); err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "locales", strings.Join(up.UpdateSite.Site.Locales, " "), "en pt-BR de")
+	type site struct {
+		Site struct {
+			Title, Description string
+			Menus              []struct{ Items []struct{ Label string } }
+		}
+	}
+	for _, c := range []struct{ locale, title, description, menu string }{
+		{"pt-BR", "Blogue", "Sobre coisas", "Início"}, // pt-BR's description, pt's title and menus
+		{"pt-PT", "Blogue", "About things", "Início"}, // pt's, then the default
+		{"de-AT", "Das Blog", "About things", "Home"},
+		{"ja", "Blog", "About things", "Home"},
+	} {
+		var got site
+		q := `query($l: String) { site(locale: $l) { title description menus { items { label } } } }`
+		if err := raw(t, s.client, q, map[string]any{"l": c.locale}, &got); err != nil {
+			t.Fatal(err)
+		}
+		if err := raw(t, s.client, q, map[string]any{"l": c.locale}, &got); err != nil {
+			t.Fatal(err)
+		}
+		equal(t, "requests of site(locale:) once the settings are held", total(s.requests()), 0)
+		equal(t, c.locale+" title", got.Site.Title, c.title)
+		equal(t, c.locale+" description", got.Site.Description, c.description)
+		equal(t, c.locale+" menu", got.Site.Menus[0].Items[0].Label, c.menu)
+	}
+	err := raw(t, s.client, `{ site(locale: "no such tag") { title } }`, nil, &struct{}{})
+	equal(t, "site of a bad locale", code(err), "BAD_USER_INPUT")
+	bad := map[string]any{"expectedVersion": up.UpdateSite.Site.Version, "localized": []map[string]any{{"locale": "pt", "title": "x"}, {"locale": "PT", "title": "y"}}}
+	err = raw(t, s.admin, update, map[string]any{"in": bad}, &struct{}{})
+	equal(t, "a locale given twice", code(err), "BAD_USER_INPUT")
+	var after site
+	if err := raw(t, s.client, `{ site(locale: "pt") { title } }`, nil, &after); err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "pt title after a refused update", after.Site.Title, "Blogue")
+}

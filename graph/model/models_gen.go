@@ -366,6 +366,30 @@ type LinkTranslationInput struct {
 	TranslationID string `json:"translationId"`
 }
 
+// The site's title, description and menus in one locale.
+type LocalizedSite struct {
+	// The BCP 47 locale.
+	Locale string `json:"locale"`
+	// The title in the locale; null: the default one.
+	Title *string `json:"title,omitempty"`
+	// The description in the locale; null: the default one.
+	Description *string `json:"description,omitempty"`
+	// The menus in the locale; null: the default ones.
+	Menus []*storage.Menu `json:"menus,omitempty"`
+}
+
+// The site's title, description and menus in one locale.
+type LocalizedSiteInput struct {
+	// The BCP 47 locale.
+	Locale string `json:"locale"`
+	// The title in the locale (one line of at most 200 characters); omitted: the default one.
+	Title *string `json:"title,omitempty"`
+	// The description in the locale; omitted: the default one.
+	Description *string `json:"description,omitempty"`
+	// The menus in the locale, at most 5; omitted: the default ones.
+	Menus []*MenuInput `json:"menus,omitempty"`
+}
+
 // A navigation menu to set.
 type MenuInput struct {
 	// The menu's name: one line of at most 100 characters of plain text (no `<` or `>`), unique among the menus.
@@ -993,6 +1017,8 @@ type UpdateSeriesPayload struct {
 // The input of `updateSite`. Omitted fields are left unchanged; an empty
 // string clears a setting, so the server's default shows.
 type UpdateSiteInput struct {
+	// The title, description and menus per locale, replacing those set before (at most 50 locales, each once); a field left empty falls back to the default locale's.
+	Localized []*LocalizedSiteInput `json:"localized,omitempty"`
 	// The locales the blog publishes in, as BCP 47 tags, the default first (at most 50, each once); posts without a locale of their own read as the default.
 	Locales []string `json:"locales,omitempty"`
 	// The settings' version as read (`Site.version`: 0 before they were first changed).
