@@ -331,6 +331,7 @@ type ComplexityRoot struct {
 		CreatedAt   func(childComplexity int) int
 		Head        func(childComplexity int) int
 		ID          func(childComplexity int) int
+		Locale      func(childComplexity int) int
 		Order       func(childComplexity int) int
 		ParentID    func(childComplexity int) int
 		PublishedAt func(childComplexity int) int
@@ -826,6 +827,7 @@ type PageResolver interface {
 	ParentID(ctx context.Context, obj *storage.SitePage) (*string, error)
 
 	Head(ctx context.Context, obj *storage.SitePage) (*model.Head, error)
+	Locale(ctx context.Context, obj *storage.SitePage) (*string, error)
 }
 type PostResolver interface {
 	ID(ctx context.Context, obj *storage.Post) (string, error)
@@ -2203,6 +2205,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Page.ID(childComplexity), true
+	case "Page.locale":
+		if e.ComplexityRoot.Page.Locale == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Page.Locale(childComplexity), true
 	case "Page.order":
 		if e.ComplexityRoot.Page.Order == nil {
 			break
@@ -4084,6 +4092,11 @@ extend type Tag {
 extend type Series {
   "The series page's head: a ` + "`" + `CollectionPage` + "`" + ` with a breadcrumb Home › series."
   head: Head!
+}
+
+extend type Page {
+  "The page's BCP 47 locale, canonical; a page written without one reads as the site's default locale (null when the site has none)."
+  locale: String
 }
 
 extend type Site {
@@ -6255,6 +6268,8 @@ input PageSeoInput {
 The input of ` + "`" + `createPage` + "`" + `. The page starts as a draft.
 """
 input CreatePageInput {
+  "The page's locale, a BCP 47 language tag kept in its canonical form; omitted, the page reads as the site's default locale. BAD_USER_INPUT when it is not a BCP 47 tag."
+  locale: String
   "The title: one line of at most 200 characters."
   title: String!
   "The unique, URL-friendly name of the page, 1 to 100 characters and 300 bytes: lower-case letters and digits of any script (in NFC, no word mixing look-alike scripts) in words joined by single hyphens, free among posts and pages."
@@ -6283,6 +6298,8 @@ type CreatePagePayload {
 The input of ` + "`" + `updatePage` + "`" + `. Omitted fields are left unchanged.
 """
 input UpdatePageInput {
+  "Another locale for the page (empty: the site's default); BAD_USER_INPUT when it is not a BCP 47 tag."
+  locale: String
   "The global id of the page."
   id: ID!
   "The version the change is based on; the update fails with CONFLICT unless the page still has it."
@@ -7032,6 +7049,8 @@ func (ec *executionContext) childFields_Page(ctx context.Context, field graphql.
 		return ec.fieldContext_Page_version(ctx, field)
 	case "head":
 		return ec.fieldContext_Page_head(ctx, field)
+	case "locale":
+		return ec.fieldContext_Page_locale(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Page", field.Name)
 }
@@ -14917,6 +14936,29 @@ func (ec *executionContext) fieldContext_Page_head(_ context.Context, field grap
 	return fc, nil
 }
 
+func (ec *executionContext) _Page_locale(ctx context.Context, field graphql.CollectedField, obj *storage.SitePage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Page_locale(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Page().Locale(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Page_locale(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Page", field, true, true, "String")
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -22778,13 +22820,20 @@ func (ec *executionContext) unmarshalInputCreatePageInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"title", "slug", "body", "seo", "order", "parentId", "idempotencyKey"}
+	fieldsInOrder := [...]string{"locale", "title", "slug", "body", "seo", "order", "parentId", "idempotencyKey"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
 			continue
 		}
 		switch k {
+		case "locale":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locale"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Locale = data
 		case "title":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("title"))
 			data, err := ec.unmarshalNString2string(ctx, v)
@@ -24927,13 +24976,20 @@ func (ec *executionContext) unmarshalInputUpdatePageInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"id", "expectedVersion", "title", "slug", "body", "seo", "order", "parentId", "idempotencyKey"}
+	fieldsInOrder := [...]string{"locale", "id", "expectedVersion", "title", "slug", "body", "seo", "order", "parentId", "idempotencyKey"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
 			continue
 		}
 		switch k {
+		case "locale":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locale"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Locale = data
 		case "id":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
 			data, err := ec.unmarshalNID2string(ctx, v)
@@ -27517,6 +27573,12 @@ func (ec *executionContext) _Page(ctx context.Context, sel ast.SelectionSet, obj
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Page_head(ctx, field, obj)
+				})
+		case "locale":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Page_locale(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))

@@ -726,6 +726,11 @@ func (r *pageResolver) Head(ctx context.Context, obj *storage.SitePage) (*model.
 	return r.pageHead(ctx, obj)
 }
 
+// Locale is the resolver for the locale field.
+func (r *pageResolver) Locale(ctx context.Context, obj *storage.SitePage) (*string, error) {
+	return r.localeOr(ctx, obj.Locale)
+}
+
 // ID is the resolver for the id field.
 func (r *postResolver) ID(ctx context.Context, obj *storage.Post) (string, error) {
 	return postGID(obj.ID), nil

@@ -123,6 +123,7 @@ var textBytes = map[string]int{
 	"Site.timezone":               64,
 	"Site.locales":                35, // each, a BCP 47 tag
 	"Post.locale":                 35,
+	"Page.locale":                 35,
 	"Translation.locale":          35,
 	"LocalizedSite.locale":        35,
 	"LocalizedSite.title":         4 * storage.MaxTitleLength,

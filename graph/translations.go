@@ -64,8 +64,13 @@ func (r *Resolver) translationsOf(ctx context.Context, p *storage.Post) ([]*mode
 // postLocale returns the locale of p: its own, else the site's default,
 // else nil.
 func (r *Resolver) postLocale(ctx context.Context, p *storage.Post) (*string, error) {
-	if p.Locale != "" {
-		return &p.Locale, nil
+	return r.localeOr(ctx, p.Locale)
+}
+
+// localeOr returns locale, else the site's default locale, else nil.
+func (r *Resolver) localeOr(ctx context.Context, locale string) (*string, error) {
+	if locale != "" {
+		return &locale, nil
 	}
 	site, err := r.store.Site(ctx)
 	if err != nil {

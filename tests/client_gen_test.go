@@ -3571,6 +3571,8 @@ func (v *CreatePageCreatePageCreatePagePayloadPage) __premarshalJSON() (*__prema
 
 // The input of `createPage`. The page starts as a draft.
 type CreatePageInput struct {
+	// The page's locale, a BCP 47 language tag kept in its canonical form; omitted, the page reads as the site's default locale. BAD_USER_INPUT when it is not a BCP 47 tag.
+	Locale *string `json:"locale"`
 	// The title: one line of at most 200 characters.
 	Title string `json:"title"`
 	// The unique, URL-friendly name of the page, 1 to 100 characters and 300 bytes: lower-case letters and digits of any script (in NFC, no word mixing look-alike scripts) in words joined by single hyphens, free among posts and pages.
@@ -3586,6 +3588,9 @@ type CreatePageInput struct {
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
 }
+
+// GetLocale returns CreatePageInput.Locale, and is useful for accessing the field via an interface.
+func (v *CreatePageInput) GetLocale() *string { return v.Locale }
 
 // GetTitle returns CreatePageInput.Title, and is useful for accessing the field via an interface.
 func (v *CreatePageInput) GetTitle() string { return v.Title }
@@ -15089,6 +15094,8 @@ func (v *UpdateCommentUpdateCommentUpdateCommentPayloadCommentCommenter) GetAvat
 
 // The input of `updatePage`. Omitted fields are left unchanged.
 type UpdatePageInput struct {
+	// Another locale for the page (empty: the site's default); BAD_USER_INPUT when it is not a BCP 47 tag.
+	Locale *string `json:"locale"`
 	// The global id of the page.
 	Id string `json:"id"`
 	// The version the change is based on; the update fails with CONFLICT unless the page still has it.
@@ -15108,6 +15115,9 @@ type UpdatePageInput struct {
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
 }
+
+// GetLocale returns UpdatePageInput.Locale, and is useful for accessing the field via an interface.
+func (v *UpdatePageInput) GetLocale() *string { return v.Locale }
 
 // GetId returns UpdatePageInput.Id, and is useful for accessing the field via an interface.
 func (v *UpdatePageInput) GetId() string { return v.Id }

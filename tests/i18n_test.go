@@ -202,3 +202,26 @@ func TestSiteSettingsPerLocale(t *testing.T) {
 	}
 	equal(t, "pt title after a refused update", after.Site.Title, "Blogue")
 }
+
+// TestPageLocale gives a page a locale, canonical, and refuses one that
+// is not BCP 47.
+func TestPageLocale(t *testing.T) {
+	s := newServer(t)
+	const create = `mutation($in: CreatePageInput!) { createPage(input: $in) { page { locale } } }`
+	var got struct {
+		CreatePage struct{ Page struct{ Locale string } }
+	}
+	if err := raw(t, s.admin, create, map[string]any{"in": map[string]any{"title": "À propos", "slug": "a-propos", "locale": "FR-ca"}}, &got); err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "page locale", got.CreatePage.Page.Locale, "fr-CA")
+	err := raw(t, s.admin, create, map[string]any{"in": map[string]any{"title": "About", "slug": "about", "locale": "not a tag"}}, &struct{}{})
+	equal(t, "page of a bad locale", code(err), "BAD_USER_INPUT")
+	var pages struct {
+		Pages struct{ Edges []struct{ Cursor string } }
+	}
+	if err := raw(t, s.admin, `{ pages(drafts: true) { edges { cursor } } }`, nil, &pages); err != nil {
+		t.Fatal(err)
+	}
+	equal(t, "pages after a refused one", len(pages.Pages.Edges), 1)
+}

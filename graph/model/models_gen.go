@@ -140,6 +140,8 @@ type CreateCategoryPayload struct {
 
 // The input of `createPage`. The page starts as a draft.
 type CreatePageInput struct {
+	// The page's locale, a BCP 47 language tag kept in its canonical form; omitted, the page reads as the site's default locale. BAD_USER_INPUT when it is not a BCP 47 tag.
+	Locale *string `json:"locale,omitempty"`
 	// The title: one line of at most 200 characters.
 	Title string `json:"title"`
 	// The unique, URL-friendly name of the page, 1 to 100 characters and 300 bytes: lower-case letters and digits of any script (in NFC, no word mixing look-alike scripts) in words joined by single hyphens, free among posts and pages.
@@ -930,6 +932,8 @@ type UpdateCommentPayload struct {
 
 // The input of `updatePage`. Omitted fields are left unchanged.
 type UpdatePageInput struct {
+	// Another locale for the page (empty: the site's default); BAD_USER_INPUT when it is not a BCP 47 tag.
+	Locale *string `json:"locale,omitempty"`
 	// The global id of the page.
 	ID string `json:"id"`
 	// The version the change is based on; the update fails with CONFLICT unless the page still has it.
