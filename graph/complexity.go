@@ -79,7 +79,7 @@ func withConnectionFields(c *ComplexityRoot) {
 // withComplexity gives the schema's fields their complexity, as the
 // model above says.
 func withComplexity(c *ComplexityRoot) {
-	c.Query.Posts = postsComplexity
+	c.Query.Posts = feedComplexity
 	c.Query.Tags = listComplexity
 	c.Tag.Posts = postsComplexity
 	c.Query.Authors = listComplexity

@@ -280,6 +280,13 @@ type ComplexityRoot struct {
 		Width         func(childComplexity int) int
 	}
 
+	LocalizedSite struct {
+		Description func(childComplexity int) int
+		Locale      func(childComplexity int) int
+		Menus       func(childComplexity int) int
+		Title       func(childComplexity int) int
+	}
+
 	Media struct {
 		ByteSize  func(childComplexity int) int
 		CreatedAt func(childComplexity int) int
@@ -348,6 +355,7 @@ type ComplexityRoot struct {
 		DeletePost            func(childComplexity int, input model.DeletePostInput) int
 		DeleteSeries          func(childComplexity int, input model.DeleteSeriesInput) int
 		DeleteWebhook         func(childComplexity int, input model.DeleteWebhookInput) int
+		LinkTranslation       func(childComplexity int, input model.LinkTranslationInput) int
 		MergeTags             func(childComplexity int, input model.MergeTagsInput) int
 		MoveSeriesPost        func(childComplexity int, input model.MoveSeriesPostInput) int
 		PingWebhook           func(childComplexity int, input model.PingWebhookInput) int
@@ -364,6 +372,7 @@ type ComplexityRoot struct {
 		RotateWebhookSecret   func(childComplexity int, input model.RotateWebhookSecretInput) int
 		SetPostFeatured       func(childComplexity int, input model.SetPostFeaturedInput) int
 		SignOut               func(childComplexity int, input *model.SignOutInput) int
+		UnlinkTranslation     func(childComplexity int, input model.UnlinkTranslationInput) int
 		UnpublishPage         func(childComplexity int, input model.UnpublishPageInput) int
 		UnpublishPost         func(childComplexity int, input model.UnpublishPostInput) int
 		UpdateAuthor          func(childComplexity int, input model.UpdateAuthorInput) int
@@ -398,6 +407,7 @@ type ComplexityRoot struct {
 		CreatedAt   func(childComplexity int) int
 		Head        func(childComplexity int) int
 		ID          func(childComplexity int) int
+		Locale      func(childComplexity int) int
 		Order       func(childComplexity int) int
 		ParentID    func(childComplexity int) int
 		PublishedAt func(childComplexity int) int
@@ -441,6 +451,7 @@ type ComplexityRoot struct {
 		Featured           func(childComplexity int) int
 		Head               func(childComplexity int) int
 		ID                 func(childComplexity int) int
+		Locale             func(childComplexity int) int
 		Next               func(childComplexity int) int
 		NextInCategory     func(childComplexity int, slug string) int
 		Previous           func(childComplexity int) int
@@ -456,6 +467,7 @@ type ComplexityRoot struct {
 		Tags               func(childComplexity int) int
 		Title              func(childComplexity int) int
 		Toc                func(childComplexity int) int
+		Translations       func(childComplexity int) int
 		UpdatedAt          func(childComplexity int) int
 		Version            func(childComplexity int) int
 		WordCount          func(childComplexity int) int
@@ -522,10 +534,10 @@ type ComplexityRoot struct {
 		Pages           func(childComplexity int, first *int, after *string, last *int, before *string, drafts *bool) int
 		Post            func(childComplexity int, id *string, slug *string, previewToken *string) int
 		PostPage        func(childComplexity int, category *string, tag *string, month *string, number int, size *int) int
-		Posts           func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) int
+		Posts           func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time, locale *string) int
 		Search          func(childComplexity int, query string, first *int, after *string, category *string, author *string) int
 		Series          func(childComplexity int, slug string) int
-		Site            func(childComplexity int) int
+		Site            func(childComplexity int, locale *string) int
 		Tag             func(childComplexity int, slug string) int
 		Tags            func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Viewer          func(childComplexity int) int
@@ -678,6 +690,8 @@ type ComplexityRoot struct {
 		Head                func(childComplexity int) int
 		IconURL             func(childComplexity int) int
 		Locale              func(childComplexity int) int
+		Locales             func(childComplexity int) int
+		Localized           func(childComplexity int) int
 		LogoURL             func(childComplexity int) int
 		Menus               func(childComplexity int) int
 		PagePath            func(childComplexity int) int
@@ -733,6 +747,15 @@ type ComplexityRoot struct {
 	TagEdge struct {
 		Cursor func(childComplexity int) int
 		Node   func(childComplexity int) int
+	}
+
+	Translation struct {
+		Locale func(childComplexity int) int
+		Post   func(childComplexity int) int
+	}
+
+	TranslationPayload struct {
+		Post func(childComplexity int) int
 	}
 
 	UnpublishPagePayload struct {
@@ -927,6 +950,8 @@ type MutationResolver interface {
 	CompleteUpload(ctx context.Context, input model.CompleteUploadInput) (*model.CompleteUploadPayload, error)
 	UpdateMedia(ctx context.Context, input model.UpdateMediaInput) (*model.UpdateMediaPayload, error)
 	DeleteMedia(ctx context.Context, input model.DeleteMediaInput) (*model.DeleteMediaPayload, error)
+	LinkTranslation(ctx context.Context, input model.LinkTranslationInput) (*model.TranslationPayload, error)
+	UnlinkTranslation(ctx context.Context, input model.UnlinkTranslationInput) (*model.TranslationPayload, error)
 }
 type PageResolver interface {
 	ID(ctx context.Context, obj *storage.SitePage) (string, error)
@@ -938,6 +963,7 @@ type PageResolver interface {
 	ParentID(ctx context.Context, obj *storage.SitePage) (*string, error)
 
 	Head(ctx context.Context, obj *storage.SitePage) (*model.Head, error)
+	Locale(ctx context.Context, obj *storage.SitePage) (*string, error)
 }
 type PostResolver interface {
 	ID(ctx context.Context, obj *storage.Post) (string, error)
@@ -964,6 +990,8 @@ type PostResolver interface {
 
 	Series(ctx context.Context, obj *storage.Post) (*model.PostSeries, error)
 	Revisions(ctx context.Context, obj *storage.Post, first *int, after *string, last *int, before *string) (*model.RevisionConnection, error)
+	Locale(ctx context.Context, obj *storage.Post) (*string, error)
+	Translations(ctx context.Context, obj *storage.Post) ([]*model.Translation, error)
 }
 type PostSeriesResolver interface {
 	Previous(ctx context.Context, obj *model.PostSeries) (*storage.Post, error)
@@ -974,7 +1002,7 @@ type QueryResolver interface {
 	Viewer(ctx context.Context) (*storage.Author, error)
 	Node(ctx context.Context, id string) (model.Node, error)
 	Post(ctx context.Context, id *string, slug *string, previewToken *string) (*storage.Post, error)
-	Posts(ctx context.Context, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error)
+	Posts(ctx context.Context, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time, locale *string) (*model.PostConnection, error)
 	PostPage(ctx context.Context, category *string, tag *string, month *string, number int, size *int) (*model.PostPage, error)
 	Archive(ctx context.Context, author *string, category *string, authorSlug *string) ([]*storage.ArchiveMonth, error)
 	Author(ctx context.Context, id *string, slug *string) (*storage.Author, error)
@@ -988,7 +1016,7 @@ type QueryResolver interface {
 	Tags(ctx context.Context, first *int, after *string, last *int, before *string) (*model.TagConnection, error)
 	Page(ctx context.Context, id *string, slug *string) (*storage.SitePage, error)
 	Pages(ctx context.Context, first *int, after *string, last *int, before *string, drafts *bool) (*model.SitePageConnection, error)
-	Site(ctx context.Context) (*storage.Site, error)
+	Site(ctx context.Context, locale *string) (*storage.Site, error)
 	FeaturedPosts(ctx context.Context, first *int, after *string, last *int, before *string) (*model.PostConnection, error)
 	Series(ctx context.Context, slug string) (*storage.Series, error)
 	AllSeries(ctx context.Context, first *int, after *string, last *int, before *string) (*model.SeriesConnection, error)
@@ -1029,6 +1057,8 @@ type SiteResolver interface {
 	PagePath(ctx context.Context, obj *storage.Site) (*string, error)
 
 	Head(ctx context.Context, obj *storage.Site) (*model.Head, error)
+
+	Localized(ctx context.Context, obj *storage.Site) ([]*model.LocalizedSite, error)
 }
 type SubscriptionResolver interface {
 	CommentAdded(ctx context.Context, postID string, after *string) (<-chan graphql.Event[*model.CommentEvent], error)
@@ -1846,6 +1876,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Image.Width(childComplexity), true
 
+	case "LocalizedSite.description":
+		if e.ComplexityRoot.LocalizedSite.Description == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LocalizedSite.Description(childComplexity), true
+	case "LocalizedSite.locale":
+		if e.ComplexityRoot.LocalizedSite.Locale == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LocalizedSite.Locale(childComplexity), true
+	case "LocalizedSite.menus":
+		if e.ComplexityRoot.LocalizedSite.Menus == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LocalizedSite.Menus(childComplexity), true
+	case "LocalizedSite.title":
+		if e.ComplexityRoot.LocalizedSite.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.LocalizedSite.Title(childComplexity), true
+
 	case "Media.byteSize":
 		if e.ComplexityRoot.Media.ByteSize == nil {
 			break
@@ -2207,6 +2262,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteWebhook(childComplexity, args["input"].(model.DeleteWebhookInput)), true
+	case "Mutation.linkTranslation":
+		if e.ComplexityRoot.Mutation.LinkTranslation == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_linkTranslation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.LinkTranslation(childComplexity, args["input"].(model.LinkTranslationInput)), true
 	case "Mutation.mergeTags":
 		if e.ComplexityRoot.Mutation.MergeTags == nil {
 			break
@@ -2383,6 +2449,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SignOut(childComplexity, args["input"].(*model.SignOutInput)), true
+	case "Mutation.unlinkTranslation":
+		if e.ComplexityRoot.Mutation.UnlinkTranslation == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_unlinkTranslation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UnlinkTranslation(childComplexity, args["input"].(model.UnlinkTranslationInput)), true
 	case "Mutation.unpublishPage":
 		if e.ComplexityRoot.Mutation.UnpublishPage == nil {
 			break
@@ -2608,6 +2685,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Page.ID(childComplexity), true
+	case "Page.locale":
+		if e.ComplexityRoot.Page.Locale == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Page.Locale(childComplexity), true
 	case "Page.order":
 		if e.ComplexityRoot.Page.Order == nil {
 			break
@@ -2803,6 +2886,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.ID(childComplexity), true
+	case "Post.locale":
+		if e.ComplexityRoot.Post.Locale == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.Locale(childComplexity), true
 	case "Post.next":
 		if e.ComplexityRoot.Post.Next == nil {
 			break
@@ -2913,6 +3002,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.Toc(childComplexity), true
+	case "Post.translations":
+		if e.ComplexityRoot.Post.Translations == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.Translations(childComplexity), true
 	case "Post.updatedAt":
 		if e.ComplexityRoot.Post.UpdatedAt == nil {
 			break
@@ -3254,7 +3349,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.Posts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["publishedAfter"].(*time.Time), args["publishedBefore"].(*time.Time)), true
+		return e.ComplexityRoot.Query.Posts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["publishedAfter"].(*time.Time), args["publishedBefore"].(*time.Time), args["locale"].(*string)), true
 	case "Query.search":
 		if e.ComplexityRoot.Query.Search == nil {
 			break
@@ -3282,7 +3377,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			break
 		}
 
-		return e.ComplexityRoot.Query.Site(childComplexity), true
+		args, err := ec.field_Query_site_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Site(childComplexity, args["locale"].(*string)), true
 	case "Query.tag":
 		if e.ComplexityRoot.Query.Tag == nil {
 			break
@@ -3807,6 +3907,18 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Site.Locale(childComplexity), true
+	case "Site.locales":
+		if e.ComplexityRoot.Site.Locales == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.Locales(childComplexity), true
+	case "Site.localized":
+		if e.ComplexityRoot.Site.Localized == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.Localized(childComplexity), true
 	case "Site.logoUrl":
 		if e.ComplexityRoot.Site.LogoURL == nil {
 			break
@@ -4054,6 +4166,26 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.TagEdge.Node(childComplexity), true
 
+	case "Translation.locale":
+		if e.ComplexityRoot.Translation.Locale == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Translation.Locale(childComplexity), true
+	case "Translation.post":
+		if e.ComplexityRoot.Translation.Post == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Translation.Post(childComplexity), true
+
+	case "TranslationPayload.post":
+		if e.ComplexityRoot.TranslationPayload.Post == nil {
+			break
+		}
+
+		return e.ComplexityRoot.TranslationPayload.Post(childComplexity), true
+
 	case "UnpublishPagePayload.page":
 		if e.ComplexityRoot.UnpublishPagePayload.Page == nil {
 			break
@@ -4300,6 +4432,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("DeleteSeriesInput", ec.unmarshalInputDeleteSeriesInput),
 			graphql.NewInputUnmarshaler("DeleteWebhookInput", ec.unmarshalInputDeleteWebhookInput),
 			graphql.NewInputUnmarshaler("ImageInput", ec.unmarshalInputImageInput),
+			graphql.NewInputUnmarshaler("LinkTranslationInput", ec.unmarshalInputLinkTranslationInput),
+			graphql.NewInputUnmarshaler("LocalizedSiteInput", ec.unmarshalInputLocalizedSiteInput),
 			graphql.NewInputUnmarshaler("MenuInput", ec.unmarshalInputMenuInput),
 			graphql.NewInputUnmarshaler("MenuItemInput", ec.unmarshalInputMenuItemInput),
 			graphql.NewInputUnmarshaler("MergeTagsInput", ec.unmarshalInputMergeTagsInput),
@@ -4321,6 +4455,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("SetPostFeaturedInput", ec.unmarshalInputSetPostFeaturedInput),
 			graphql.NewInputUnmarshaler("SignOutInput", ec.unmarshalInputSignOutInput),
 			graphql.NewInputUnmarshaler("SocialAccountInput", ec.unmarshalInputSocialAccountInput),
+			graphql.NewInputUnmarshaler("UnlinkTranslationInput", ec.unmarshalInputUnlinkTranslationInput),
 			graphql.NewInputUnmarshaler("UnpublishPageInput", ec.unmarshalInputUnpublishPageInput),
 			graphql.NewInputUnmarshaler("UnpublishPostInput", ec.unmarshalInputUnpublishPostInput),
 			graphql.NewInputUnmarshaler("UpdateAuthorInput", ec.unmarshalInputUpdateAuthorInput),
@@ -4588,6 +4723,11 @@ extend type Tag {
 extend type Series {
   "The series page's head: a ` + "`" + `CollectionPage` + "`" + ` with a breadcrumb Home › series."
   head: Head!
+}
+
+extend type Page {
+  "The page's BCP 47 locale, canonical; a page written without one reads as the site's default locale (null when the site has none)."
+  locale: String
 }
 
 extend type Site {
@@ -5090,6 +5230,8 @@ type Query {
     publishedAfter: DateTime
     "Only posts published before this time."
     publishedBefore: DateTime
+    "Only posts in this locale (a BCP 47 tag, in any case: ` + "`" + `pt-br` + "`" + ` is ` + "`" + `pt-BR` + "`" + `; BAD_USER_INPUT when it is not one), from the locale's own list: one read as without it. ` + "`" + `totalCount` + "`" + ` is then null. Posts written before posts had a locale are in no locale's list (see docs/i18n.md)."
+    locale: String
   ): PostConnection!
   "A numbered page of the whole blog's public posts, or with ` + "`" + `category` + "`" + ` or ` + "`" + `tag` + "`" + ` of that list's, or with ` + "`" + `month` + "`" + ` of that month's, numbered from the oldest, so a page keeps its posts when newer ones are published (see the frontend guide, Numbered pages). Two reads whatever the number, with nothing else to read: a category or tag that does not exist has no pages (` + "`" + `totalPages` + "`" + ` 0), not NOT_FOUND; ` + "`" + `category(slug:) { postPage }` + "`" + ` reads the category too."
   postPage(
@@ -5209,7 +5351,10 @@ Limits, checked before any work: ` + "`" + `query` + "`" + ` of at most 200 char
     drafts: Boolean
   ): SitePageConnection!
   "The blog's settings: title, description, pictures, locale, time zone, navigation menus, accounts elsewhere, public address and post path. A setting never set shows the server's default. Costs no read once the server holds the settings (the first request after a start or a change reads them once)."
-  site: Site!
+  site(
+    "Show the title, description and menus a reader of this locale sees (a BCP 47 tag; BAD_USER_INPUT when it is not one): those set for the locale, else for its parent (` + "`" + `pt` + "`" + ` for ` + "`" + `pt-BR` + "`" + `), field by field, else the default ones. No read more than without it."
+    locale: String
+  ): Site!
 }
 
 """
@@ -5681,6 +5826,8 @@ The input of ` + "`" + `createPost` + "`" + `. The post starts as a draft; its a
 signed-in author.
 """
 input CreatePostInput {
+  "The post's locale, a BCP 47 language tag (` + "`" + `en` + "`" + `, ` + "`" + `pt-BR` + "`" + `, ` + "`" + `zh-Hant` + "`" + `), kept in its canonical form; omitted, the post has none of its own and reads as the site's default locale (` + "`" + `Site.locales` + "`" + `' first), but is in no ` + "`" + `posts(locale:)` + "`" + ` list. BAD_USER_INPUT when it is not a BCP 47 tag."
+  locale: String
   "The title: one line of at most 200 characters."
   title: String!
   "The unique, URL-friendly name of the post: 1 to 100 characters and 300 bytes: lower-case letters and digits of any script (in NFC, no word mixing look-alike scripts) in words joined by single hyphens. Omitted, one is made from the title, in its script (\"Привет мир\": ` + "`" + `привет-мир` + "`" + `) or in Latin letters as ` + "`" + `Site.slugTransliteration` + "`" + ` says; CONFLICT (reason SLUG_TAKEN) when a post holds it."
@@ -5745,6 +5892,8 @@ type CreatePostPayload {
 The input of ` + "`" + `updatePost` + "`" + `. Omitted fields are left unchanged.
 """
 input UpdatePostInput {
+  "Another locale for the post (empty: the site's default); BAD_USER_INPUT when it is not a BCP 47 tag, or while the post is linked to translations (unlink it first)."
+  locale: String
   "The global id of the post."
   id: ID!
   "The version the change is based on; the update fails with CONFLICT unless the post still has it."
@@ -6750,6 +6899,8 @@ input PageSeoInput {
 The input of ` + "`" + `createPage` + "`" + `. The page starts as a draft.
 """
 input CreatePageInput {
+  "The page's locale, a BCP 47 language tag kept in its canonical form; omitted, the page reads as the site's default locale. BAD_USER_INPUT when it is not a BCP 47 tag."
+  locale: String
   "The title: one line of at most 200 characters."
   title: String!
   "The unique, URL-friendly name of the page, 1 to 100 characters and 300 bytes: lower-case letters and digits of any script (in NFC, no word mixing look-alike scripts) in words joined by single hyphens, free among posts and pages."
@@ -6778,6 +6929,8 @@ type CreatePagePayload {
 The input of ` + "`" + `updatePage` + "`" + `. Omitted fields are left unchanged.
 """
 input UpdatePageInput {
+  "Another locale for the page (empty: the site's default); BAD_USER_INPUT when it is not a BCP 47 tag."
+  locale: String
   "The global id of the page."
   id: ID!
   "The version the change is based on; the update fails with CONFLICT unless the page still has it."
@@ -6915,6 +7068,10 @@ The input of ` + "`" + `updateSite` + "`" + `. Omitted fields are left unchanged
 string clears a setting, so the server's default shows.
 """
 input UpdateSiteInput {
+  "The title, description and menus per locale, replacing those set before (at most 50 locales, each once); a field left empty falls back to the default locale's."
+  localized: [LocalizedSiteInput!]
+  "The locales the blog publishes in, as BCP 47 tags, the default first (at most 50, each once); posts without a locale of their own read as the default."
+  locales: [String!]
   "The settings' version as read (` + "`" + `Site.version` + "`" + `: 0 before they were first changed)."
   expectedVersion: Int!
   "The blog's title: one line of at most 200 characters."
@@ -7377,6 +7534,87 @@ extend type Mutation {
     input: DeleteMediaInput!
   ): DeleteMediaPayload!
 }
+
+# Locales and translations (docs/i18n.md).
+
+"A post of the same group of translations, in another locale or in the post's own."
+type Translation {
+  "The BCP 47 locale of the post."
+  locale: String!
+  "The post."
+  post: Post!
+}
+
+extend type Post {
+  "The post's BCP 47 locale, canonical (` + "`" + `pt-BR` + "`" + `); a post written without one reads as the site's default locale (null when the site has none)."
+  locale: String
+  "The posts that translate this one, this one included, one per locale in locale order; empty for a post linked to none. One read of the group (batched for a page of posts), then the posts through their loader; a post of a list is read whole first."
+  translations: [Translation!]!
+}
+
+extend type Site {
+  "The locales the blog publishes in, the default first; empty when none were set."
+  locales: [String!]!
+  "The title, description and menus set per locale (what ` + "`" + `site(locale:)` + "`" + ` shows from)."
+  localized: [LocalizedSite!]!
+}
+
+"The site's title, description and menus in one locale."
+type LocalizedSite {
+  "The BCP 47 locale."
+  locale: String!
+  "The title in the locale; null: the default one."
+  title: String
+  "The description in the locale; null: the default one."
+  description: String
+  "The menus in the locale; null: the default ones."
+  menus: [Menu!]
+}
+
+"The site's title, description and menus in one locale."
+input LocalizedSiteInput {
+  "The BCP 47 locale."
+  locale: String!
+  "The title in the locale (one line of at most 200 characters); omitted: the default one."
+  title: String
+  "The description in the locale; omitted: the default one."
+  description: String
+  "The menus in the locale, at most 5; omitted: the default ones."
+  menus: [MenuInput!]
+}
+
+"The input of linkTranslation."
+input LinkTranslationInput {
+  "The global id of a post."
+  postId: ID!
+  "The global id of the post that translates it: it joins the post's group of translations (leaving any group it was in). BAD_USER_INPUT when it is the post itself, or in a locale the group already has; NOT_FOUND when there is no such post in this publication."
+  translationId: ID!
+}
+
+"The input of unlinkTranslation."
+input UnlinkTranslationInput {
+  "The global id of the post to take out of its group of translations; a group left with one post is dissolved."
+  postId: ID!
+}
+
+"What linkTranslation and unlinkTranslation return."
+type TranslationPayload {
+  "The post, with its translations as they are now."
+  post: Post!
+}
+
+extend type Mutation {
+  "Links two posts as translations of one another (authors of both posts, or an admin). The group stays symmetric: every post in it lists every other, under concurrent writers too."
+  linkTranslation(
+    "The two posts."
+    input: LinkTranslationInput!
+  ): TranslationPayload!
+  "Takes a post out of its group of translations (an author of the post, or an admin)."
+  unlinkTranslation(
+    "The post."
+    input: UnlinkTranslationInput!
+  ): TranslationPayload!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -7827,6 +8065,20 @@ func (ec *executionContext) childFields_Image(ctx context.Context, field graphql
 	return nil, fmt.Errorf("no field named %q was found under type Image", field.Name)
 }
 
+func (ec *executionContext) childFields_LocalizedSite(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "locale":
+		return ec.fieldContext_LocalizedSite_locale(ctx, field)
+	case "title":
+		return ec.fieldContext_LocalizedSite_title(ctx, field)
+	case "description":
+		return ec.fieldContext_LocalizedSite_description(ctx, field)
+	case "menus":
+		return ec.fieldContext_LocalizedSite_menus(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type LocalizedSite", field.Name)
+}
+
 func (ec *executionContext) childFields_Media(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -7985,6 +8237,8 @@ func (ec *executionContext) childFields_Page(ctx context.Context, field graphql.
 		return ec.fieldContext_Page_version(ctx, field)
 	case "head":
 		return ec.fieldContext_Page_head(ctx, field)
+	case "locale":
+		return ec.fieldContext_Page_locale(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Page", field.Name)
 }
@@ -8087,6 +8341,10 @@ func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.
 		return ec.fieldContext_Post_series(ctx, field)
 	case "revisions":
 		return ec.fieldContext_Post_revisions(ctx, field)
+	case "locale":
+		return ec.fieldContext_Post_locale(ctx, field)
+	case "translations":
+		return ec.fieldContext_Post_translations(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Post", field.Name)
 }
@@ -8491,6 +8749,10 @@ func (ec *executionContext) childFields_Site(ctx context.Context, field graphql.
 		return ec.fieldContext_Site_updatedAt(ctx, field)
 	case "head":
 		return ec.fieldContext_Site_head(ctx, field)
+	case "locales":
+		return ec.fieldContext_Site_locales(ctx, field)
+	case "localized":
+		return ec.fieldContext_Site_localized(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Site", field.Name)
 }
@@ -8565,6 +8827,24 @@ func (ec *executionContext) childFields_TagEdge(ctx context.Context, field graph
 		return ec.fieldContext_TagEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type TagEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_Translation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "locale":
+		return ec.fieldContext_Translation_locale(ctx, field)
+	case "post":
+		return ec.fieldContext_Translation_post(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Translation", field.Name)
+}
+
+func (ec *executionContext) childFields_TranslationPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "post":
+		return ec.fieldContext_TranslationPayload_post(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type TranslationPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_UnpublishPagePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -9341,6 +9621,20 @@ func (ec *executionContext) field_Mutation_deleteWebhook_args(ctx context.Contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_linkTranslation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.LinkTranslationInput, error) {
+			return ec.unmarshalNLinkTranslationInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐLinkTranslationInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_mergeTags_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -9557,6 +9851,20 @@ func (ec *executionContext) field_Mutation_signOut_args(ctx context.Context, raw
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (*model.SignOutInput, error) {
 			return ec.unmarshalOSignOutInput2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSignOutInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_unlinkTranslation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UnlinkTranslationInput, error) {
+			return ec.unmarshalNUnlinkTranslationInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUnlinkTranslationInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -10322,6 +10630,14 @@ func (ec *executionContext) field_Query_posts_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["publishedBefore"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "locale",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["locale"] = arg6
 	return args, nil
 }
 
@@ -10382,6 +10698,20 @@ func (ec *executionContext) field_Query_series_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["slug"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_site_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "locale",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["locale"] = arg0
 	return args, nil
 }
 
@@ -13920,6 +14250,107 @@ func (ec *executionContext) fieldContext_Image_sizes(_ context.Context, field gr
 	return graphql.NewScalarFieldContext("Image", field, true, true, "String")
 }
 
+func (ec *executionContext) _LocalizedSite_locale(ctx context.Context, field graphql.CollectedField, obj *model.LocalizedSite) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LocalizedSite_locale(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Locale, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_LocalizedSite_locale(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LocalizedSite", field, false, false, "String")
+}
+
+func (ec *executionContext) _LocalizedSite_title(ctx context.Context, field graphql.CollectedField, obj *model.LocalizedSite) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LocalizedSite_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LocalizedSite_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LocalizedSite", field, false, false, "String")
+}
+
+func (ec *executionContext) _LocalizedSite_description(ctx context.Context, field graphql.CollectedField, obj *model.LocalizedSite) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LocalizedSite_description(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Description, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LocalizedSite_description(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("LocalizedSite", field, false, false, "String")
+}
+
+func (ec *executionContext) _LocalizedSite_menus(ctx context.Context, field graphql.CollectedField, obj *model.LocalizedSite) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_LocalizedSite_menus(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Menus, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*storage.Menu) graphql.Marshaler {
+			return ec.marshalOMenu2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐMenuᚄ(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_LocalizedSite_menus(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "LocalizedSite",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Menu(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Media_id(ctx context.Context, field graphql.CollectedField, obj *storage.Media) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -16559,6 +16990,94 @@ func (ec *executionContext) fieldContext_Mutation_deleteMedia(ctx context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_linkTranslation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_linkTranslation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().LinkTranslation(ctx, fc.Args["input"].(model.LinkTranslationInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TranslationPayload) graphql.Marshaler {
+			return ec.marshalNTranslationPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐTranslationPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_linkTranslation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TranslationPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_linkTranslation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_unlinkTranslation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_unlinkTranslation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UnlinkTranslation(ctx, fc.Args["input"].(model.UnlinkTranslationInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.TranslationPayload) graphql.Marshaler {
+			return ec.marshalNTranslationPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐTranslationPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_unlinkTranslation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_TranslationPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_unlinkTranslation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _OutboxEmail_id(ctx context.Context, field graphql.CollectedField, obj *model.OutboxEmail) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17205,6 +17724,29 @@ func (ec *executionContext) fieldContext_Page_head(_ context.Context, field grap
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _Page_locale(ctx context.Context, field graphql.CollectedField, obj *storage.SitePage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Page_locale(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Page().Locale(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Page_locale(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Page", field, true, true, "String")
 }
 
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
@@ -18335,6 +18877,61 @@ func (ec *executionContext) fieldContext_Post_revisions(ctx context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _Post_locale(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_locale(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().Locale(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *string) graphql.Marshaler {
+			return ec.marshalOString2ᚖstring(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Post_locale(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, true, true, "String")
+}
+
+func (ec *executionContext) _Post_translations(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_translations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().Translations(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.Translation) graphql.Marshaler {
+			return ec.marshalNTranslation2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐTranslationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_translations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Post",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Translation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PostConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.PostConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -19084,7 +19681,7 @@ func (ec *executionContext) _Query_posts(ctx context.Context, field graphql.Coll
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().Posts(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["publishedAfter"].(*time.Time), fc.Args["publishedBefore"].(*time.Time))
+			return ec.Resolvers.Query().Posts(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["publishedAfter"].(*time.Time), fc.Args["publishedBefore"].(*time.Time), fc.Args["locale"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PostConnection) graphql.Marshaler {
@@ -19675,7 +20272,8 @@ func (ec *executionContext) _Query_site(ctx context.Context, field graphql.Colle
 			return ec.fieldContext_Query_site(ctx, field)
 		},
 		func(ctx context.Context) (any, error) {
-			return ec.Resolvers.Query().Site(ctx)
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Site(ctx, fc.Args["locale"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *storage.Site) graphql.Marshaler {
@@ -19685,7 +20283,7 @@ func (ec *executionContext) _Query_site(ctx context.Context, field graphql.Colle
 		true,
 	)
 }
-func (ec *executionContext) fieldContext_Query_site(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+func (ec *executionContext) fieldContext_Query_site(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	fc = &graphql.FieldContext{
 		Object:     "Query",
 		Field:      field,
@@ -19694,6 +20292,17 @@ func (ec *executionContext) fieldContext_Query_site(_ context.Context, field gra
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Site(ctx, field)
 		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_site_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
 	}
 	return fc, nil
 }
@@ -22366,6 +22975,61 @@ func (ec *executionContext) fieldContext_Site_head(_ context.Context, field grap
 	return fc, nil
 }
 
+func (ec *executionContext) _Site_locales(ctx context.Context, field graphql.CollectedField, obj *storage.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_locales(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Locales, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Site_locales(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Site", field, false, false, "String")
+}
+
+func (ec *executionContext) _Site_localized(ctx context.Context, field graphql.CollectedField, obj *storage.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_localized(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Site().Localized(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.LocalizedSite) graphql.Marshaler {
+			return ec.marshalNLocalizedSite2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐLocalizedSiteᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Site_localized(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Site",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_LocalizedSite(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _SitePageConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.SitePageConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -23109,6 +23773,93 @@ func (ec *executionContext) fieldContext_TagEdge_node(_ context.Context, field g
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Tag(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Translation_locale(ctx context.Context, field graphql.CollectedField, obj *model.Translation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Translation_locale(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Locale, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Translation_locale(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Translation", field, false, false, "String")
+}
+
+func (ec *executionContext) _Translation_post(ctx context.Context, field graphql.CollectedField, obj *model.Translation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Translation_post(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Post, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPost(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Translation_post(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Translation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _TranslationPayload_post(ctx context.Context, field graphql.CollectedField, obj *model.TranslationPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_TranslationPayload_post(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Post, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPost(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_TranslationPayload_post(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "TranslationPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
 		},
 	}
 	return fc, nil
@@ -25534,13 +26285,20 @@ func (ec *executionContext) unmarshalInputCreatePageInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"title", "slug", "body", "seo", "order", "parentId", "idempotencyKey"}
+	fieldsInOrder := [...]string{"locale", "title", "slug", "body", "seo", "order", "parentId", "idempotencyKey"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
 			continue
 		}
 		switch k {
+		case "locale":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locale"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Locale = data
 		case "title":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("title"))
 			data, err := ec.unmarshalNString2string(ctx, v)
@@ -25618,13 +26376,20 @@ func (ec *executionContext) unmarshalInputCreatePostInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"title", "slug", "excerpt", "body", "categories", "coverImage", "seo", "idempotencyKey", "coAuthors", "tags"}
+	fieldsInOrder := [...]string{"locale", "title", "slug", "excerpt", "body", "categories", "coverImage", "seo", "idempotencyKey", "coAuthors", "tags"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
 			continue
 		}
 		switch k {
+		case "locale":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locale"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Locale = data
 		case "title":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("title"))
 			data, err := ec.unmarshalNString2string(ctx, v)
@@ -26290,6 +27055,118 @@ func (ec *executionContext) unmarshalInputImageInput(ctx context.Context, obj an
 func UnmarshalImageInput(ctx context.Context, raw any) (model.ImageInput, error) {
 	var out model.ImageInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "ImageInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputLinkTranslationInput(ctx context.Context, obj any) (model.LinkTranslationInput, error) {
+	var it model.LinkTranslationInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"postId", "translationId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "postId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("postId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PostID = data
+		case "translationId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("translationId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TranslationID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalLinkTranslationInput unmarshals raw into the LinkTranslationInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalLinkTranslationInput(ctx context.Context, raw any) (model.LinkTranslationInput, error) {
+	var out model.LinkTranslationInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "LinkTranslationInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputLocalizedSiteInput(ctx context.Context, obj any) (model.LocalizedSiteInput, error) {
+	var it model.LocalizedSiteInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"locale", "title", "description", "menus"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "locale":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locale"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Locale = data
+		case "title":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("title"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Title = data
+		case "description":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("description"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Description = data
+		case "menus":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("menus"))
+			data, err := ec.unmarshalOMenuInput2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMenuInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Menus = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalLocalizedSiteInput unmarshals raw into the LocalizedSiteInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalLocalizedSiteInput(ctx context.Context, raw any) (model.LocalizedSiteInput, error) {
+	var out model.LocalizedSiteInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "LocalizedSiteInput", raw, &out)
 	return out, err
 }
 
@@ -27434,6 +28311,48 @@ func UnmarshalSocialAccountInput(ctx context.Context, raw any) (model.SocialAcco
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputUnlinkTranslationInput(ctx context.Context, obj any) (model.UnlinkTranslationInput, error) {
+	var it model.UnlinkTranslationInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"postId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "postId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("postId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PostID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalUnlinkTranslationInput unmarshals raw into the UnlinkTranslationInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalUnlinkTranslationInput(ctx context.Context, raw any) (model.UnlinkTranslationInput, error) {
+	var out model.UnlinkTranslationInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "UnlinkTranslationInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputUnpublishPageInput(ctx context.Context, obj any) (model.UnpublishPageInput, error) {
 	var it model.UnpublishPageInput
 	if obj == nil {
@@ -27844,13 +28763,20 @@ func (ec *executionContext) unmarshalInputUpdatePageInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"id", "expectedVersion", "title", "slug", "body", "seo", "order", "parentId", "idempotencyKey"}
+	fieldsInOrder := [...]string{"locale", "id", "expectedVersion", "title", "slug", "body", "seo", "order", "parentId", "idempotencyKey"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
 			continue
 		}
 		switch k {
+		case "locale":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locale"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Locale = data
 		case "id":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
 			data, err := ec.unmarshalNID2string(ctx, v)
@@ -27942,13 +28868,20 @@ func (ec *executionContext) unmarshalInputUpdatePostInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"id", "expectedVersion", "title", "slug", "excerpt", "body", "categories", "coverImage", "seo", "idempotencyKey", "coAuthors", "tags"}
+	fieldsInOrder := [...]string{"locale", "id", "expectedVersion", "title", "slug", "excerpt", "body", "categories", "coverImage", "seo", "idempotencyKey", "coAuthors", "tags"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
 			continue
 		}
 		switch k {
+		case "locale":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locale"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Locale = data
 		case "id":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
 			data, err := ec.unmarshalNID2string(ctx, v)
@@ -28138,13 +29071,27 @@ func (ec *executionContext) unmarshalInputUpdateSiteInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"expectedVersion", "title", "description", "logoUrl", "iconUrl", "locale", "timezone", "url", "postPath", "slugTransliteration", "menus", "socialLinks", "idempotencyKey"}
+	fieldsInOrder := [...]string{"localized", "locales", "expectedVersion", "title", "description", "logoUrl", "iconUrl", "locale", "timezone", "url", "postPath", "slugTransliteration", "menus", "socialLinks", "idempotencyKey"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
 			continue
 		}
 		switch k {
+		case "localized":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("localized"))
+			data, err := ec.unmarshalOLocalizedSiteInput2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐLocalizedSiteInputᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Localized = data
+		case "locales":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("locales"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Locales = data
 		case "expectedVersion":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("expectedVersion"))
 			data, err := ec.unmarshalNInt2int(ctx, v)
@@ -29976,6 +30923,54 @@ func (ec *executionContext) _Image(ctx context.Context, sel ast.SelectionSet, ob
 	return out
 }
 
+var localizedSiteImplementors = []string{"LocalizedSite"}
+
+func (ec *executionContext) _LocalizedSite(ctx context.Context, sel ast.SelectionSet, obj *model.LocalizedSite) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, localizedSiteImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("LocalizedSite")
+		case "locale":
+			out.Values[i] = ec._LocalizedSite_locale(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "title":
+			out.Values[i] = ec._LocalizedSite_title(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "description":
+			out.Values[i] = ec._LocalizedSite_description(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "menus":
+			out.Values[i] = ec._LocalizedSite_menus(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var mediaImplementors = []string{"Media"}
 
 func (ec *executionContext) _Media(ctx context.Context, sel ast.SelectionSet, obj *storage.Media) graphql.Marshaler {
@@ -30667,6 +31662,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "linkTranslation":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_linkTranslation(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unlinkTranslation":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_unlinkTranslation(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -30863,6 +31872,12 @@ func (ec *executionContext) _Page(ctx context.Context, sel ast.SelectionSet, obj
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Page_head(ctx, field, obj)
+				})
+		case "locale":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Page_locale(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -31190,6 +32205,18 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Post_revisions(ctx, field, obj)
+				})
+		case "locale":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Post_locale(ctx, field, obj)
+				})
+		case "translations":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Post_translations(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -32828,6 +33855,17 @@ func (ec *executionContext) _Site(ctx context.Context, sel ast.SelectionSet, obj
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Site_head(ctx, field, obj)
 				})
+		case "locales":
+			out.Values[i] = ec._Site_locales(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "localized":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Site_localized(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -33114,6 +34152,77 @@ func (ec *executionContext) _TagEdge(ctx context.Context, sel ast.SelectionSet, 
 			}
 		case "node":
 			out.Values[i] = ec._TagEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var translationImplementors = []string{"Translation"}
+
+func (ec *executionContext) _Translation(ctx context.Context, sel ast.SelectionSet, obj *model.Translation) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, translationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Translation")
+		case "locale":
+			out.Values[i] = ec._Translation_locale(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "post":
+			out.Values[i] = ec._Translation_post(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var translationPayloadImplementors = []string{"TranslationPayload"}
+
+func (ec *executionContext) _TranslationPayload(ctx context.Context, sel ast.SelectionSet, obj *model.TranslationPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, translationPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("TranslationPayload")
+		case "post":
+			out.Values[i] = ec._TranslationPayload_post(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -34703,6 +35812,40 @@ func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.Selec
 	return res
 }
 
+func (ec *executionContext) unmarshalNLinkTranslationInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐLinkTranslationInput(ctx context.Context, v any) (model.LinkTranslationInput, error) {
+	res, err := ec.unmarshalInputLinkTranslationInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNLocalizedSite2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐLocalizedSiteᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.LocalizedSite) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNLocalizedSite2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐLocalizedSite(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNLocalizedSite2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐLocalizedSite(ctx context.Context, sel ast.SelectionSet, v *model.LocalizedSite) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "LocalizedSite!")
+		return graphql.Null
+	}
+	return ec._LocalizedSite(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNLocalizedSiteInput2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐLocalizedSiteInput(ctx context.Context, v any) (*model.LocalizedSiteInput, error) {
+	res, err := ec.unmarshalInputLocalizedSiteInput(ctx, v)
+	return &res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) marshalNMedia2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐMedia(ctx context.Context, sel ast.SelectionSet, v *storage.Media) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Media!")
@@ -34761,6 +35904,14 @@ func (ec *executionContext) marshalNMenu2ᚕgithubᚗcomᚋblogqlᚋblogᚋstora
 	}
 
 	return ret
+}
+
+func (ec *executionContext) marshalNMenu2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐMenu(ctx context.Context, sel ast.SelectionSet, v *storage.Menu) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Menu!")
+		return graphql.Null
+	}
+	return ec._Menu(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNMenuInput2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMenuInput(ctx context.Context, v any) (*model.MenuInput, error) {
@@ -35518,6 +36669,43 @@ func (ec *executionContext) marshalNTagEdge2ᚖgithubᚗcomᚋblogqlᚋblogᚋgr
 	return ec._TagEdge(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNTranslation2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐTranslationᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.Translation) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNTranslation2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐTranslation(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNTranslation2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐTranslation(ctx context.Context, sel ast.SelectionSet, v *model.Translation) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Translation!")
+		return graphql.Null
+	}
+	return ec._Translation(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNTranslationPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐTranslationPayload(ctx context.Context, sel ast.SelectionSet, v *model.TranslationPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "TranslationPayload!")
+		return graphql.Null
+	}
+	return ec._TranslationPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNUnlinkTranslationInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUnlinkTranslationInput(ctx context.Context, v any) (model.UnlinkTranslationInput, error) {
+	res, err := ec.unmarshalInputUnlinkTranslationInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNUnpublishPageInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUnpublishPageInput(ctx context.Context, v any) (model.UnpublishPageInput, error) {
 	res, err := ec.unmarshalInputUnpublishPageInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -36045,6 +37233,42 @@ func (ec *executionContext) marshalOInt2ᚖint(ctx context.Context, sel ast.Sele
 	_ = ctx
 	res := graphql.MarshalInt(*v)
 	return res
+}
+
+func (ec *executionContext) unmarshalOLocalizedSiteInput2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐLocalizedSiteInputᚄ(ctx context.Context, v any) ([]*model.LocalizedSiteInput, error) {
+	if v == nil {
+		return nil, nil
+	}
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]*model.LocalizedSiteInput, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNLocalizedSiteInput2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐLocalizedSiteInput(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalOMenu2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐMenuᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.Menu) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMenu2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐMenu(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
 }
 
 func (ec *executionContext) unmarshalOMenuInput2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMenuInputᚄ(ctx context.Context, v any) ([]*model.MenuInput, error) {

@@ -30,8 +30,10 @@ type loaders struct {
 	categories *dataloader.Loader[string, *storage.Category]
 	tags       *dataloader.Loader[string, *storage.Tag]
 	series     *dataloader.Loader[string, *storage.Series]
-	comments   *dataloader.Loader[storage.CommentKey, *storage.Comment]
-	commenters *dataloader.Loader[storage.Writer, *storage.Commenter]
+	// translations reads groups of translations by id.
+	translations *dataloader.Loader[string, []storage.Translation]
+	comments     *dataloader.Loader[storage.CommentKey, *storage.Comment]
+	commenters   *dataloader.Loader[storage.Writer, *storage.Commenter]
 	// stats reads the blog-wide counts once for all the fields that ask.
 	stats *dataloader.Loader[struct{}, *storage.Stats]
 	// observe records each batch read: its loader, its number of keys,
@@ -59,11 +61,12 @@ type loaderSlot struct {
 func withLoaders(store *storage.Store, observe func(loader string, keys int, waited bool), next http.Handler) http.Handler {
 	make := func() *loaders {
 		return &loaders{
-			posts:      newLoader("posts", maxBatch, chargedPosts(store.GetPosts), observe),
-			authors:    newLoader("authors", maxBatch, store.GetAuthors, observe),
-			categories: newLoader("categories", maxBatch, store.GetCategories, observe),
-			tags:       newLoader("tags", maxBatch, store.GetTags, observe),
-			series:     newLoader("series", maxBatch, store.GetManySeries, observe),
+			posts:        newLoader("posts", maxBatch, chargedPosts(store.GetPosts), observe),
+			authors:      newLoader("authors", maxBatch, store.GetAuthors, observe),
+			categories:   newLoader("categories", maxBatch, store.GetCategories, observe),
+			tags:         newLoader("tags", maxBatch, store.GetTags, observe),
+			series:       newLoader("series", maxBatch, store.GetManySeries, observe),
+			translations: newLoader("translations", maxBatch, store.GetTranslations, observe),
 			// A comment is looked for where it is published and where it
 			// is held: two keys each.
 			comments:   newLoader("comments", maxBatch/2, store.GetComments, observe),
@@ -92,6 +95,7 @@ func (l *loaders) forget() {
 	l.comments.ClearAll()
 	l.commenters.ClearAll()
 	l.stats.ClearAll()
+	l.translations.ClearAll()
 }
 
 // freshReadsPerMutation makes each mutation of a request start with

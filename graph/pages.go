@@ -121,7 +121,7 @@ func (r *Resolver) createPage(ctx context.Context, in model.CreatePageInput) (*m
 	}
 	p, err := r.store.CreatePage(ctx, storage.NewPage{
 		Title: in.Title, Slug: in.Slug, Body: deref(in.Body), SEO: seo, Order: deref(in.Order), ParentID: deref(parent),
-		IdempotencyKey: idempotencyKey(ctx, in.IdempotencyKey),
+		IdempotencyKey: idempotencyKey(ctx, in.IdempotencyKey), Locale: deref(in.Locale),
 	})
 	if err != nil {
 		return nil, err
@@ -145,7 +145,7 @@ func (r *Resolver) updatePage(ctx context.Context, in model.UpdatePageInput) (*m
 	p, err := r.store.UpdatePage(ctx, storage.PagePatch{
 		ID: id, ExpectedVersion: int64(in.ExpectedVersion),
 		Title: in.Title, Slug: in.Slug, Body: in.Body, SEO: pageSEOPatch(in.Seo), Order: in.Order, ParentID: parent,
-		IdempotencyKey: idempotencyKey(ctx, in.IdempotencyKey),
+		IdempotencyKey: idempotencyKey(ctx, in.IdempotencyKey), Locale: in.Locale,
 	})
 	if err != nil {
 		return nil, err

@@ -389,6 +389,7 @@ func newPost(ctx context.Context, a auth.Actor, input model.CreatePostInput) (st
 	return storage.NewPost{
 		CoAuthors:      coAuthors,
 		Tags:           input.Tags,
+		Locale:         deref(input.Locale),
 		AuthorID:       a.ID,
 		Title:          input.Title,
 		Slug:           deref(input.Slug),
@@ -416,6 +417,7 @@ func postPatch(ctx context.Context, input model.UpdatePostInput) (storage.PostPa
 	patch := storage.PostPatch{
 		ID:               id,
 		ExpectedVersion:  int64(input.ExpectedVersion),
+		Locale:           input.Locale,
 		Title:            input.Title,
 		Slug:             input.Slug,
 		Excerpt:          input.Excerpt,

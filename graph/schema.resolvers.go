@@ -767,6 +767,16 @@ func (r *mutationResolver) DeleteMedia(ctx context.Context, input model.DeleteMe
 	return r.deleteMedia(ctx, input)
 }
 
+// LinkTranslation is the resolver for the linkTranslation field.
+func (r *mutationResolver) LinkTranslation(ctx context.Context, input model.LinkTranslationInput) (*model.TranslationPayload, error) {
+	return r.linkTranslation(ctx, input)
+}
+
+// UnlinkTranslation is the resolver for the unlinkTranslation field.
+func (r *mutationResolver) UnlinkTranslation(ctx context.Context, input model.UnlinkTranslationInput) (*model.TranslationPayload, error) {
+	return r.unlinkTranslation(ctx, input)
+}
+
 // ID is the resolver for the id field.
 func (r *pageResolver) ID(ctx context.Context, obj *storage.SitePage) (string, error) {
 	return pageGID(obj.ID), nil
@@ -795,6 +805,11 @@ func (r *pageResolver) ParentID(ctx context.Context, obj *storage.SitePage) (*st
 // Head is the resolver for the head field.
 func (r *pageResolver) Head(ctx context.Context, obj *storage.SitePage) (*model.Head, error) {
 	return r.pageHead(ctx, obj)
+}
+
+// Locale is the resolver for the locale field.
+func (r *pageResolver) Locale(ctx context.Context, obj *storage.SitePage) (*string, error) {
+	return r.localeOr(ctx, obj.Locale)
 }
 
 // ID is the resolver for the id field.
@@ -931,6 +946,16 @@ func (r *postResolver) Revisions(ctx context.Context, obj *storage.Post, first *
 	return r.postRevisions(ctx, obj, first, after, last, before)
 }
 
+// Locale is the resolver for the locale field.
+func (r *postResolver) Locale(ctx context.Context, obj *storage.Post) (*string, error) {
+	return r.postLocale(ctx, obj)
+}
+
+// Translations is the resolver for the translations field.
+func (r *postResolver) Translations(ctx context.Context, obj *storage.Post) ([]*model.Translation, error) {
+	return r.translationsOf(ctx, obj)
+}
+
 // Previous is the resolver for the previous field.
 func (r *postSeriesResolver) Previous(ctx context.Context, obj *model.PostSeries) (*storage.Post, error) {
 	return r.seriesNeighbour(ctx, obj, false)
@@ -1002,12 +1027,15 @@ func (r *queryResolver) Post(ctx context.Context, id *string, slug *string, prev
 }
 
 // Posts is the resolver for the posts field.
-func (r *queryResolver) Posts(ctx context.Context, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error) {
+func (r *queryResolver) Posts(ctx context.Context, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time, locale *string) (*model.PostConnection, error) {
 	p, err := pageOf(first, after, last, before)
 	if err != nil {
 		return nil, err
 	}
 	per := periodOf(publishedAfter, publishedBefore)
+	if locale != nil {
+		return r.localePosts(ctx, *locale, p, per)
+	}
 	if _, fromStats := storage.CountIn(nil, per); fromStats {
 		statsAhead(ctx, "PostConnection")
 	}
@@ -1166,8 +1194,8 @@ func (r *queryResolver) Pages(ctx context.Context, first *int, after *string, la
 }
 
 // Site is the resolver for the site field.
-func (r *queryResolver) Site(ctx context.Context) (*storage.Site, error) {
-	return r.site(ctx)
+func (r *queryResolver) Site(ctx context.Context, locale *string) (*storage.Site, error) {
+	return r.siteIn(ctx, locale)
 }
 
 // FeaturedPosts is the resolver for the featuredPosts field.
@@ -1301,6 +1329,11 @@ func (r *siteResolver) PagePath(ctx context.Context, obj *storage.Site) (*string
 // Head is the resolver for the head field.
 func (r *siteResolver) Head(ctx context.Context, obj *storage.Site) (*model.Head, error) {
 	return r.siteHead(ctx)
+}
+
+// Localized is the resolver for the localized field.
+func (r *siteResolver) Localized(ctx context.Context, obj *storage.Site) ([]*model.LocalizedSite, error) {
+	return localizedSite(obj), nil
 }
 
 // CommentAdded is the resolver for the commentAdded field.

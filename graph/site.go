@@ -91,22 +91,17 @@ func (r *Resolver) updateSite(ctx context.Context, in model.UpdateSiteInput) (*m
 		Locale: in.Locale, Timezone: in.Timezone, URL: in.URL, PostPath: in.PostPath,
 		SlugTransliteration: (*string)(in.SlugTransliteration),
 		Social:              socialOf(in.SocialLinks),
+		Locales:             localesOf(in.Locales),
 		IdempotencyKey:      idempotencyKey(ctx, in.IdempotencyKey),
 	}
 	if in.ExpectedVersion < 0 {
 		patch.ExpectedVersion = storage.NoVersion
 	}
 	if in.Menus != nil {
-		menus := make([]storage.Menu, 0, len(in.Menus))
-		for _, m := range in.Menus {
-			menu := storage.Menu{Name: m.Name}
-			for _, l := range m.Items {
-				menu.Items = append(menu.Items, storage.MenuItem{Label: l.Label, Kind: storage.LinkKind(l.Kind), Slug: deref(l.Slug), URL: deref(l.URL)})
-			}
-			menus = append(menus, menu)
-		}
+		menus := menusOf(in.Menus)
 		patch.Menus = &menus
 	}
+	patch.Localized = localizedOf(in.Localized)
 	s, err := r.store.UpdateSite(ctx, patch)
 	if err != nil {
 		return nil, err

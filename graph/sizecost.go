@@ -45,6 +45,7 @@ func withSizeCosts(c *ComplexityRoot) {
 	c.Page.Body = sizeCost(storage.MaxBodyBytes)
 	c.Page.BodyHTML = sizeCost(markdown.MaxHTMLBytes)
 	c.Site.Description = sizeCost(4 * storage.MaxDescriptionLength)
+	c.LocalizedSite.Description = sizeCost(4 * storage.MaxDescriptionLength)
 	c.Revision.Body = sizeCost(storage.MaxBodyBytes)
 	c.SearchResult.Snippet = sizeCost(search.MaxSnippetBytes)
 	c.Seo.Description = sizeCost(4 * max(storage.MaxSEODescription, storage.MaxExcerptLength))

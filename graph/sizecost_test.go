@@ -123,6 +123,13 @@ var textBytes = map[string]int{
 	"Site.iconUrl":                storage.MaxURLLength,
 	"Site.locale":                 35,
 	"Site.timezone":               64,
+	"Site.locales":                35, // each, a BCP 47 tag
+	"Post.locale":                 35,
+	"Page.locale":                 35,
+	"Translation.locale":          35,
+	"LocalizedSite.locale":        35,
+	"LocalizedSite.title":         4 * storage.MaxTitleLength,
+	"LocalizedSite.description":   4 * storage.MaxDescriptionLength,
 	"Site.url":                    storage.MaxURLLength,
 	"Site.postPath":               storage.MaxURLLength,
 	"Site.pagePath":               storage.MaxURLLength,

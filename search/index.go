@@ -64,7 +64,11 @@ const (
 	keyComplete = "complete"
 	keyTable    = "table"
 	keyLanguage = "language"
-	dirPrefix   = "index-"
+	// layoutVersion is kept with the language (keyLanguage): an index of
+	// another layout is built again. 2: documents analyzed by their
+	// posts' locales.
+	layoutVersion = "2"
+	dirPrefix     = "index-"
 )
 
 // document is what the index holds of a published post.
@@ -74,34 +78,52 @@ type document struct {
 	Names      string   `json:"names"`
 	Categories []string `json:"categories"`
 	Author     string   `json:"author"`
+	// Lang names the analyzer of the post's locale (analyzerOf), "" for
+	// the service's Language.
+	Lang string `json:"lang,omitempty"`
 }
 
-// newMapping returns the index's mapping with the analyzer language for
-// the text fields.
+// BleveType returns the document's type: its analyzer's, whose mapping
+// analyzes it (languages.go).
+func (d document) BleveType() string { return d.Lang }
+
+// newMapping returns the index's mapping: the analyzer language for the
+// text fields of a post without a locale, and one document type per
+// language of posts, whose text fields its analyzer analyzes
+// (languages.go).
 func newMapping(language string) mapping.IndexMapping {
+	m := bleve.NewIndexMapping()
+	m.DefaultMapping = docMapping(language)
+	addLanguageMappings(m, docMapping)
+	m.DefaultAnalyzer = language
+	m.StoreDynamic, m.IndexDynamic, m.DocValuesDynamic = false, false, false
+	return m
+}
+
+// docMapping returns the mapping of a document whose text fields
+// analyzer analyzes.
+func docMapping(analyzer string) *mapping.DocumentMapping {
 	text := func(store bool) *mapping.FieldMapping {
 		f := bleve.NewTextFieldMapping()
-		f.Analyzer = language
+		f.Analyzer = analyzer
 		f.Store, f.IncludeTermVectors, f.IncludeInAll, f.DocValues = store, store, false, false
 		return f
 	}
-	keyword := bleve.NewKeywordFieldMapping()
-	// Facets count categories from tables made of the postings
-	// (facets.go), not from doc values.
-	keyword.Store, keyword.IncludeInAll, keyword.IncludeTermVectors, keyword.DocValues = false, false, false, false
-
+	keyword := func() *mapping.FieldMapping {
+		k := bleve.NewKeywordFieldMapping()
+		// Facets count categories from tables made of the postings
+		// (facets.go), not from doc values.
+		k.Store, k.IncludeInAll, k.IncludeTermVectors, k.DocValues = false, false, false, false
+		return k
+	}
 	doc := bleve.NewDocumentStaticMapping()
 	doc.AddFieldMappingsAt(fieldTitle, text(true))
 	doc.AddFieldMappingsAt(fieldBody, text(true))
 	doc.AddFieldMappingsAt(fieldNames, text(false))
-	doc.AddFieldMappingsAt(fieldCategories, keyword)
-	doc.AddFieldMappingsAt(fieldAuthor, keyword)
-
-	m := bleve.NewIndexMapping()
-	m.DefaultMapping = doc
-	m.DefaultAnalyzer = language
-	m.StoreDynamic, m.IndexDynamic, m.DocValuesDynamic = false, false, false
-	return m
+	doc.AddFieldMappingsAt(fieldCategories, keyword())
+	doc.AddFieldMappingsAt(fieldAuthor, keyword())
+	doc.AddFieldMappingsAt(fieldLang, keyword())
+	return doc
 }
 
 // index is one bleve index and where it lives ("" in memory).
@@ -132,7 +154,7 @@ func createIndex(parent, language, table string, stamp int64) (*index, error) {
 		idx.close(true)
 		return nil, err
 	}
-	if err := b.SetInternal([]byte(keyLanguage), []byte(language)); err != nil {
+	if err := b.SetInternal([]byte(keyLanguage), []byte(language+"/"+layoutVersion)); err != nil {
 		idx.close(true)
 		return nil, err
 	}
@@ -188,7 +210,7 @@ func openIndex(dir, language, table string) (*index, error) {
 	complete, _ := b.GetInternal([]byte(keyComplete))
 	t, _ := b.GetInternal([]byte(keyTable))
 	l, _ := b.GetInternal([]byte(keyLanguage))
-	if len(complete) == 0 || string(t) != table || string(l) != language {
+	if len(complete) == 0 || string(t) != table || string(l) != language+"/"+layoutVersion {
 		_ = b.Close()
 		return nil, fmt.Errorf("search index %s: not a complete index of table %s in %s", dir, table, language)
 	}
@@ -262,7 +284,7 @@ func (x *index) idsWith(ctx context.Context, field, value string) ([]string, err
 // plain text, the names of its author and categories (names overrides the
 // copies on the post, for a rename the post's copies may not show yet).
 func documentOf(p *storage.Post, names renames) document {
-	d := document{Title: p.Title, Body: plainText(p), Author: p.AuthorID}
+	d := document{Title: p.Title, Body: plainText(p), Author: p.AuthorID, Lang: analyzerOf(p.Locale)}
 	author := p.AuthorName
 	if n, ok := names.authors[p.AuthorID]; ok {
 		author = n
@@ -319,4 +341,18 @@ func prefixWords(snap *segments.Snapshot, field, prefix string) ([]string, error
 		words = append(words, e.Term)
 	}
 	return words, d.Close()
+}
+
+// languages adds to set the languages of the documents x holds.
+func (x *index) languages(set *languageSet) error {
+	snap, release, err := x.snapshot()
+	if err != nil {
+		return err
+	}
+	defer release()
+	words, err := prefixWords(snap, fieldLang, "")
+	for _, w := range words {
+		set.add(w)
+	}
+	return err
 }

@@ -69,14 +69,14 @@ func TestMatchesAsBleveWould(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p, ok := compile(parts, svc.analyzer, nil)
+		p, ok := compile(parts, svc.queryAnalyzers(), nil)
 		if !ok {
 			t.Fatalf("%q: no words", r.Query)
 		}
-		if typos, err := svc.cur.typoWords(parts, svc.analyzer); err != nil {
+		if typos, err := svc.cur.typoWords(parts, svc.queryAnalyzers()); err != nil {
 			t.Fatal(err)
 		} else if len(typos) > 0 && i%2 == 0 {
-			p, _ = compile(parts, svc.analyzer, typos)
+			p, _ = compile(parts, svc.queryAnalyzers(), typos)
 		}
 		p = filtered(p, r)
 		got, err := svc.cur.match(context.Background(), p, matchOptions{k: 1000, facets: true})

@@ -150,20 +150,23 @@ func fuzziness(n int) int {
 // (nil: none), also as one of the words typos gives for it. Words the
 // analyzer drops (stop words, punctuation) are left out; when none is
 // left the query matches nothing (ok false).
-func compile(parts []part, analyzer analysis.Analyzer, typos typoWords) (p *plan, ok bool) {
+func compile(parts []part, an *queryAnalyzers, typos typoWords) (p *plan, ok bool) {
 	p = &plan{}
 	for _, pt := range parts {
 		switch {
 		case pt.phrase:
-			if terms := phraseTerms(pt.text, analyzer); terms != nil {
+			if terms := phraseTerms(pt.text, an.phraseAnalyzer(pt.text)); terms != nil {
 				p.phrases = append(p.phrases, terms)
 			}
 		case pt.prefix:
 			p.words = append(p.words, word{prefix: pt.text})
 		default:
-			for _, tok := range analyzer.Analyze([]byte(pt.text)) {
-				term := string(tok.Term)
-				p.words = append(p.words, word{alts: wordAlts(term, typos[term])})
+			for _, terms := range an.wordTerms(pt.text) {
+				var alts []alt
+				for _, term := range terms {
+					alts = append(alts, wordAlts(term, typos[term])...)
+				}
+				p.words = append(p.words, word{alts: alts})
 			}
 		}
 	}
@@ -216,7 +219,7 @@ type typoWords map[string][]string
 // elsewhere in the query is what found too little. Looking only at the
 // nearest words keeps a search's work to what the reader likely meant
 // instead of every word two edits away.
-func (x *index) typoWords(parts []part, analyzer analysis.Analyzer) (typoWords, error) {
+func (x *index) typoWords(parts []part, an *queryAnalyzers) (typoWords, error) {
 	snap, release, err := x.snapshot()
 	if err != nil {
 		return nil, err
@@ -227,17 +230,21 @@ func (x *index) typoWords(parts []part, analyzer analysis.Analyzer) (typoWords, 
 		if p.phrase || p.prefix {
 			continue
 		}
-		for _, tok := range analyzer.Analyze([]byte(p.text)) {
-			term := string(tok.Term)
-			edits := fuzziness(utf8.RuneCount([]byte(p.text)[tok.Start:tok.End]))
-			if _, done := words[term]; done || edits == 0 {
-				continue
+		if isCJK(p.text) {
+			continue // bigrams, not words with typos
+		}
+		for _, terms := range an.wordTerms(p.text) {
+			for _, term := range terms {
+				edits := fuzziness(utf8.RuneCountInString(p.text))
+				if _, done := words[term]; done || edits == 0 {
+					continue
+				}
+				near, err := nearWords(snap, term, edits)
+				if err != nil {
+					return nil, err
+				}
+				words[term] = near
 			}
-			near, err := nearWords(snap, term, edits)
-			if err != nil {
-				return nil, err
-			}
-			words[term] = near
 		}
 	}
 	return words, nil

@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/blevesearch/bleve/v2/analysis"
 	"github.com/maypok86/otter/v2"
 
 	"github.com/blogql/blog/search/internal/segments"
@@ -109,11 +108,12 @@ func (s *Service) Search(ctx context.Context, r Request) (*Results, error) {
 	if err != nil {
 		return nil, err
 	}
-	q, ok := compile(parts, s.analyzer, nil)
+	an := s.queryAnalyzers()
+	q, ok := compile(parts, an, nil)
 	if !ok {
 		return &Results{HasPrev: c != nil}, nil
 	}
-	queries := &searchQueries{exact: filtered(q, r), parts: parts, analyzer: s.analyzer, r: r, forgiving: forgiving(parts)}
+	queries := &searchQueries{exact: filtered(q, r), parts: parts, analyzer: an, r: r, forgiving: forgiving(parts)}
 	release, err := s.acquire(ctx)
 	if err != nil {
 		return nil, err
@@ -464,7 +464,7 @@ func (q *searchQueries) of(idx *index, snap *snapshot) (*plan, error) {
 type searchQueries struct {
 	exact     *plan
 	parts     []part
-	analyzer  analysis.Analyzer
+	analyzer  *queryAnalyzers
 	r         Request
 	forgiving bool // a word is long enough for typos
 

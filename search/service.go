@@ -12,7 +12,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/blevesearch/bleve/v2"
 	"github.com/blevesearch/bleve/v2/analysis"
+	"github.com/blevesearch/bleve/v2/mapping"
 
 	"github.com/blogql/blog/storage"
 )
@@ -71,8 +73,12 @@ type Service struct {
 	opts     Options
 	log      *slog.Logger
 	analyzer analysis.Analyzer
-	sem      chan struct{}
-	snaps    *snapshots
+	// mapping is the index's, and langs the languages of its posts
+	// (languages.go), which a query is analyzed in.
+	mapping mapping.IndexMapping
+	langs   languageSet
+	sem     chan struct{}
+	snaps   *snapshots
 
 	mu  sync.RWMutex
 	cur *index // nil while the first build runs
@@ -111,6 +117,7 @@ func New(store *storage.Store, opts Options) (*Service, error) {
 	s := &Service{store: store, opts: opts, log: opts.Logger, sem: make(chan struct{}, opts.MaxConcurrent),
 		snaps: newSnapshots(snapshotCount), wake: make(chan struct{}, 1)}
 	m := newMapping(opts.Language)
+	s.mapping = m
 	s.analyzer = m.AnalyzerNamed(opts.Language)
 	if s.analyzer == nil {
 		return nil, fmt.Errorf("search language %q: no analyzer", opts.Language)
@@ -122,6 +129,9 @@ func New(store *storage.Store, opts Options) (*Service, error) {
 		}
 		s.cur = idx
 		if idx != nil {
+			if err := idx.languages(&s.langs); err != nil {
+				return nil, err
+			}
 			if pos, err := idx.position(); err == nil {
 				s.applied.Store(pos)
 			}
@@ -368,7 +378,7 @@ func (s *Service) apply(ctx context.Context, idx *index, events []storage.Logged
 			case errs[i] != nil && !errors.Is(errs[i], storage.ErrNotFound):
 				return errs[i]
 			case errs[i] == nil && posts[i].VisibleAt(now):
-				if err := batch.Index(id, documentOf(posts[i], names)); err != nil {
+				if err := s.index(batch, id, documentOf(posts[i], names)); err != nil {
 					return err
 				}
 			default:
@@ -465,7 +475,7 @@ func (s *Service) fill(ctx context.Context, idx *index) (int, error) {
 			case !errors.Is(errs[i], storage.ErrNotFound):
 				return n, errs[i]
 			}
-			if err := b.Index(p.ID, documentOf(p, renames{})); err != nil {
+			if err := s.index(b, p.ID, documentOf(p, renames{})); err != nil {
 				return n, err
 			}
 		}
@@ -504,7 +514,7 @@ func (s *Service) Index(posts []*storage.Post) error {
 	for chunk := range slices.Chunk(posts, 1000) {
 		b := idx.b.NewBatch()
 		for _, p := range chunk {
-			if err := b.Index(p.ID, documentOf(p, renames{})); err != nil {
+			if err := s.index(b, p.ID, documentOf(p, renames{})); err != nil {
 				return err
 			}
 		}
@@ -545,4 +555,10 @@ func (s *Service) reading(read func(*index) error) error {
 		return ErrBuilding
 	}
 	return read(s.cur)
+}
+
+// index adds d to b as the document id, noting its language.
+func (s *Service) index(b *bleve.Batch, id string, d document) error {
+	s.langs.add(d.Lang)
+	return b.Index(id, d)
 }

@@ -24,7 +24,7 @@ func TestWeightsStayUnderTheirBytesAndGoWithTheirSegment(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, ok := compile(parts, svc.analyzer, nil)
+			p, ok := compile(parts, svc.queryAnalyzers(), nil)
 			if !ok {
 				t.Fatalf("%q: no words", w)
 			}

@@ -86,6 +86,9 @@ var tableChecks = []tableCheck{
 	{"comment counts", checkCommentCounts},
 	{"page indexes", checkPageIndexes},
 	{"readers", checkReaders},
+	{"translations", func(_ context.Context, _ *Store, t *snapshot, badf func(string, ...any)) {
+		report(badf, checkTranslations(t.groups, t.posts))
+	}},
 	{"counters", checkCounters},
 	{"scheduled entries", checkScheduledEntries},
 	{"change feed", func(_ context.Context, s *Store, t *snapshot, badf func(string, ...any)) {

@@ -82,6 +82,10 @@ func checkPosts(ctx context.Context, s *Store, t *snapshot, badf func(string, ..
 			fc := p.featuredCopy(s.ks)
 			want[key{PK: fc.PK, SK: fc.SK}] = fc
 		}
+		if p.Locale != "" {
+			lc := p.localeCopy(s.ks)
+			want[key{PK: lc.PK, SK: lc.SK}] = lc
+		}
 	}
 	// A copy whose comment count alone differs may lag (doccounts.go):
 	// it is read again after the allowed lag.

@@ -44,6 +44,7 @@ type snapshot struct {
 	bodies   map[string]*bodyItem
 	counts   map[string]*countItem
 	pageIdx  []*pageIndexItem
+	groups   []*translationItem
 	// pagesLagging are the lists whose page index differs from them:
 	// read again after the allowed lag (checkPageLag).
 	pagesLagging []string
@@ -111,7 +112,7 @@ func (s *Store) scanSnapshot(ctx context.Context) (*snapshot, error) {
 				pg := &pageItem{}
 				err = attributevalue.UnmarshalMap(it, pg)
 				t.sitePgs[pg.ID] = pg
-			case typeAuthorPost, typeCategoryPost, typeTagPost, typeFeaturedPost:
+			case typeAuthorPost, typeCategoryPost, typeTagPost, typeFeaturedPost, typeLocalePost:
 				p := &postItem{}
 				err = attributevalue.UnmarshalMap(it, p)
 				t.copies = append(t.copies, p)
@@ -166,6 +167,10 @@ func (s *Store) scanSnapshot(ctx context.Context) (*snapshot, error) {
 				pi := &pageIndexItem{}
 				err = attributevalue.UnmarshalMap(it, pi)
 				t.pageIdx = append(t.pageIdx, pi)
+			case typeTranslations:
+				g := &translationItem{}
+				err = attributevalue.UnmarshalMap(it, g)
+				t.groups = append(t.groups, g)
 			case typeIdempotency, typeSecret, typeLayout, typeSite, typePersisted, typePublication, typeUpload, typeMedia:
 			case typeAccount, typeAccountEmail, typeSession, typeSignIn, typeSignInRate, typeMail:
 			case feedstore.TypeLease, feedstore.TypeHeartbeat, feedstore.TypeEvent, feedstore.TypeEventHead:

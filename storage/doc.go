@@ -26,6 +26,7 @@
 //	author→post copy         <P>AUTHOR#<authorId>       POST#<publishedAt>#<id>                                      (one per author of the post: primary and co-authors)
 //	post-in-category copy    <P>POST#<id>               CAT#<slug>                                                   <P>CAT#<slug> / POST#<publishedAt>#<id>
 //	post-in-tag copy         <P>POST#<id>               TAG#<slug>                                                   <P>TAG#<slug> / POST#<publishedAt>#<id>
+//	post-in-locale copy     <P>POST#<id>               LOCALE#<locale>                                              <P>LOCALE#<locale> / POST#<publishedAt>#<id>   (a published post with a locale)
 //	tag                      <P>TAG#<slug>              TAG#<slug>                                                   <P>TAGS / TAG#<slug>                   (name, postCount, scheduled, month#<YYYY-MM>; mergedInto and no GSI1 once merged)
 //	category                 <P>CAT#<slug>              CAT#<slug>                                                   <P>CATEGORIES / CAT#<slug>             (postCount, scheduled, month#<YYYY-MM>)
 //	comment (top level)      <P>POST#<postId>           COMMENT#<createdAt>#<commentId>                              (replyCount, replies: the first 10)
@@ -58,6 +59,7 @@
 //	featured copy            <P>POST#<id>               FEATURED                                                     <P>FEATURED / POST#<publishedAt>#<id>   (a published featured post's summary)
 //	series                   <P>SERIES#<slug>           SERIES#<slug>                                                <P>SERIES / SERIES#<slug>   (title, description, cover, ownerId, posts: ids in order, version)
 //	revision                 <P>POST#<id>               REV#<10-digit n>                                             (n, editorId, at, fields, title, excerpt, body or bodyless, cover, seo, version)
+//	translation group        <P>TRANSLATIONS#<id>       TRANSLATIONS#<id>                                            (members: locale → postId, two or more; version; translations.go)
 //	page index chunk         <P>PAGENUM#<list>          CHUNK#<6-digit chunk>                                        (list: FEED, FEED@<yyyy-mm>, CAT#<slug>, TAG#<slug> or AUTHOR#<id>; count on chunk 0; starts: GSI1SK (an author's: SK) of every 10th post, oldest first, 80 a chunk; at; fence: the claim of the rebuild writing it)
 //	upload (pending)         <P>UPLOAD#<id>             UPLOAD#<id>                                                  (owner, filename, contentType, byteSize, expiresAt TTL: 24 hours)
 //	media item               <P>MEDIA#<id>              MEDIA#<id>                                                   <P>MEDIA / <createdAt>#<id>   (owner, filename, format, width, height, byteSize, dominantColor, placeholder, alt; bytes in the bucket, package media)
@@ -543,43 +545,6 @@
 // attribute expiresAt). The store takes keys as they come; the GraphQL
 // layer scopes a client's key to its user (a hash of the token's subject
 // and the key), so one user's key never replays another's result.
-//
-// # Counters
-//
-// pageCount on STATS counts published static pages (the sitemap's index
-// reads it); the checker compares it with the pages.
-//
-// postCount on authors, categories and STATS counts published posts,
-// scheduled ones included, and their "scheduled" map holds an entry
-// (post id → publishedAt) for each post that was scheduled when it was
-// written; it may be empty. (Tables of layout 1 also hold an entry "-"
-// with no time, which counts as one whose time has passed, until they are
-// migrated.)
-// A reader subtracts the entries still in the future, so the
-// count it returns (Author.PostCount, Category.PostCount, Stats.PostCount)
-// is the number of posts its lists show, and grows the moment a scheduled
-// post appears, with no write; Author.ScheduledCount is the rest. A post
-// write adds, moves or removes its own entries; a write that adds one
-// reads the counters first (one more BatchGetItem) and removes the entries
-// whose time has passed, each on the condition that it is unchanged, so
-// the maps hold little more than the posts still waiting.
-//
-// The same items count their posts by month of publication (UTC), in one
-// top-level attribute per month, "month#2026-03", which the same update
-// adds to (ADD creates a missing attribute, so items written before the
-// attribute existed need nothing first; a nested map would need its map
-// made first, and its entries removed). A month counts scheduled posts
-// from the start, like postCount; a reader subtracts the entries of the
-// scheduled map still in the future from their months, so Archive is what
-// the lists show, and one GetItem reads the months with those entries,
-// which separate month items could not give in one request. A post write
-// adds no action for them: they are part of the counters' updates. A
-// month whose count falls to 0 keeps its attribute at 0 and is not shown.
-//
-// commentCount counts published comments that are not deleted, replies
-// included; threadCount counts published top-level comments, tombstones
-// included; a comment's replyCount its published replies. Pending and
-// rejected comments count nowhere.
 //
 // # Change feed
 //

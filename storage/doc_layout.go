@@ -495,3 +495,40 @@ package storage
 // client, the clock, the cursor keys and the change feed's store
 // (global) are shared. Nothing else in the Store names a publication:
 // every key is built from s.ks.
+//
+// # Counters
+//
+// pageCount on STATS counts published static pages (the sitemap's index
+// reads it); the checker compares it with the pages.
+//
+// postCount on authors, categories and STATS counts published posts,
+// scheduled ones included, and their "scheduled" map holds an entry
+// (post id → publishedAt) for each post that was scheduled when it was
+// written; it may be empty. (Tables of layout 1 also hold an entry "-"
+// with no time, which counts as one whose time has passed, until they are
+// migrated.)
+// A reader subtracts the entries still in the future, so the
+// count it returns (Author.PostCount, Category.PostCount, Stats.PostCount)
+// is the number of posts its lists show, and grows the moment a scheduled
+// post appears, with no write; Author.ScheduledCount is the rest. A post
+// write adds, moves or removes its own entries; a write that adds one
+// reads the counters first (one more BatchGetItem) and removes the entries
+// whose time has passed, each on the condition that it is unchanged, so
+// the maps hold little more than the posts still waiting.
+//
+// The same items count their posts by month of publication (UTC), in one
+// top-level attribute per month, "month#2026-03", which the same update
+// adds to (ADD creates a missing attribute, so items written before the
+// attribute existed need nothing first; a nested map would need its map
+// made first, and its entries removed). A month counts scheduled posts
+// from the start, like postCount; a reader subtracts the entries of the
+// scheduled map still in the future from their months, so Archive is what
+// the lists show, and one GetItem reads the months with those entries,
+// which separate month items could not give in one request. A post write
+// adds no action for them: they are part of the counters' updates. A
+// month whose count falls to 0 keeps its attribute at 0 and is not shown.
+//
+// commentCount counts published comments that are not deleted, replies
+// included; threadCount counts published top-level comments, tombstones
+// included; a comment's replyCount its published replies. Pending and
+// rejected comments count nowhere.

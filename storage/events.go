@@ -380,6 +380,11 @@ type shown struct {
 	// it is in (featured.go, series.go).
 	Featured bool
 	Series   string
+	// Locale and TransVer: the post's locale, and the changes of its
+	// group of translations, which every member's transVer counts
+	// (translations.go).
+	Locale   string
+	TransVer int64
 }
 
 func (it *postItem) shown() shown {
@@ -389,6 +394,7 @@ func (it *postItem) shown() shown {
 		Cats: it.catSlugs(), Cover: it.Cover, SEO: it.SEO,
 		CoAuthors: it.coAuthorIDs(), Tags: it.tagSlugs(),
 		Featured: it.Featured, Series: it.Series,
+		Locale: it.Locale, TransVer: it.TransVer,
 	}
 }
 

@@ -87,6 +87,8 @@ type NewPost struct {
 	// Tags are the names of the post's tags, at most MaxTags; a tag that
 	// does not exist yet is made.
 	Tags []string
+	// Locale is the post's BCP 47 locale; empty: the site's default.
+	Locale string
 }
 
 // PostPatch is the input of UpdatePost. Nil fields are left unchanged.
@@ -112,6 +114,9 @@ type PostPatch struct {
 	// after its primary one); Tags, when not nil, its tags, by name.
 	CoAuthors *[]string
 	Tags      *[]string
+	// Locale, when not nil, gives the post another locale; empty: the
+	// site's default. A post linked to translations keeps its locale.
+	Locale *string
 	// Actor, when set, is the author who writes, who must be one of the
 	// post's authors, and its primary one to change CoAuthors
 	// (ErrNotPostAuthor); empty for an admin.

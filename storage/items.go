@@ -239,6 +239,15 @@ type postItem struct {
 	// kept (revisions.go): the newest is REV#<revisions>.
 	Series    string `dynamodbav:"series,omitempty"`
 	Revisions int64  `dynamodbav:"revisions,omitempty"`
+	// Locale is the post's BCP 47 locale, canonical (locales.go); empty
+	// for a post written before posts had one. TransGroup is the group of
+	// translations the post is in (translations.go) and TransVer counts
+	// the changes of its membership: every write of the post item is
+	// conditioned on it, so a link and an edit never overwrite each
+	// other. Only the post item has them.
+	Locale     string `dynamodbav:"locale,omitempty"`
+	TransGroup string `dynamodbav:"transGroup,omitempty"`
+	TransVer   int64  `dynamodbav:"transVer,omitempty"`
 
 	// BodySum and HTMLSum are sums of the body and its HTML, which the
 	// body item holds (postparts.go): the post item changes with them,
@@ -293,6 +302,7 @@ func (it *postItem) post() *Post {
 		// without it on purpose (bodyUnread) is whole but for the body.
 		Summary: it.Type != typePost || !it.hasBody && !it.bodyUnread && it.Body == "", BodyUnread: it.Type == typePost && it.bodyUnread,
 		Featured: it.Featured, Series: it.Series, Revisions: it.Revisions,
+		Locale: it.Locale, TranslationGroup: it.TransGroup,
 	}
 	if p.Excerpt == "" {
 		p.Excerpt = it.AutoExcerpt
@@ -396,6 +406,7 @@ func (it postItem) summary() postItem {
 	it.Body, it.HTML, it.TOC, it.SEO, it.Slugs, it.ThreadCount, it.GoLiveAt = "", "", nil, nil, nil, 0, ""
 	it.RenderVersion, it.BodySum, it.HTMLSum = "", "", ""
 	it.Series, it.Revisions = "", 0
+	it.TransGroup, it.TransVer = "", 0
 	it.hasBody, it.bodyUnread, it.counts = false, false, nil
 	return it
 }
@@ -440,6 +451,9 @@ func (it *postItem) copyKeys(ks keys.Space) []key {
 	}
 	if it.Featured {
 		out = append(out, ks.FeaturedCopy(it.ID))
+	}
+	if it.Locale != "" {
+		out = append(out, ks.LocaleCopy(it.ID, it.Locale))
 	}
 	return out
 }

@@ -56,6 +56,9 @@ type SitePage struct {
 	UpdatedAt   time.Time
 	PublishedAt time.Time // zero for drafts
 	Version     int64
+	// Locale is the page's BCP 47 locale, canonical; empty: the site's
+	// default, whichever it is when the page is read.
+	Locale string
 }
 
 // NewPage is the input of CreatePage. The page starts as a draft.
@@ -65,6 +68,8 @@ type NewPage struct {
 	Order             int
 	ParentID          string
 	IdempotencyKey    string
+	// Locale is the page's BCP 47 locale (empty: the site's default).
+	Locale string
 }
 
 // PagePatch is the input of UpdatePage: nil fields are left unchanged. An
@@ -78,6 +83,9 @@ type PagePatch struct {
 	Order           *int
 	ParentID        *string
 	IdempotencyKey  string
+	// Locale, when not nil, gives the page another locale (empty: the
+	// site's default).
+	Locale *string
 }
 
 // PageRef names a page to publish, unpublish or delete; ExpectedVersion,
@@ -122,6 +130,7 @@ type pageItem struct {
 	UpdatedAt     string   `dynamodbav:"updatedAt"`
 	PublishedAt   string   `dynamodbav:"publishedAt,omitempty"`
 	Version       int64    `dynamodbav:"version"`
+	Locale        string   `dynamodbav:"locale,omitempty"`
 }
 
 func (it *pageItem) page() *SitePage {
@@ -129,7 +138,7 @@ func (it *pageItem) page() *SitePage {
 		ID: it.ID, Slug: it.Slug, Title: it.Title, Body: it.Body, BodyHTML: it.HTML, WordCount: it.Words, Excerpt: it.AutoExcerpt,
 		Status: PostStatus(it.Status), Order: it.Order, ParentID: it.ParentID,
 		CreatedAt: keys.ParseTime(it.CreatedAt), UpdatedAt: keys.ParseTime(it.UpdatedAt),
-		PublishedAt: keys.ParseTime(it.PublishedAt), Version: it.Version,
+		PublishedAt: keys.ParseTime(it.PublishedAt), Version: it.Version, Locale: it.Locale,
 	}
 	if it.SEO != nil {
 		p.SEO = SEO(*it.SEO)
@@ -222,6 +231,9 @@ func (s *Store) CreatePage(ctx context.Context, in NewPage) (*SitePage, error) {
 		validatePageFields(in.Order, in.ParentID),
 	)
 	if err == nil {
+		in.Locale, err = postLocale(in.Locale)
+	}
+	if err == nil {
 		err = s.checkLinkHosts([2]string{"seo.canonicalUrl", in.SEO.CanonicalURL}, [2]string{"seo.ogImage", in.SEO.OGImage})
 	}
 	if err != nil {
@@ -246,7 +258,7 @@ func (s *Store) CreatePage(ctx context.Context, in NewPage) (*SitePage, error) {
 			after := body
 			after.ID, after.Slug, after.Slugs, after.Title = id, in.Slug, []string{in.Slug}, in.Title
 			after.Status, after.Order, after.ParentID = string(StatusDraft), in.Order, in.ParentID
-			after.CreatedAt, after.UpdatedAt, after.Version = now, now, 1
+			after.CreatedAt, after.UpdatedAt, after.Version, after.Locale = now, now, 1, in.Locale
 			if in.SEO != (SEO{}) {
 				after.SEO = ptr(seoItem(in.SEO))
 			}
@@ -285,6 +297,11 @@ func (s *Store) UpdatePage(ctx context.Context, in PagePatch) (*SitePage, error)
 	if err == nil && in.ParentID != nil && *in.ParentID == in.ID {
 		err = invalid("parentId", "a page cannot be its own parent")
 	}
+	if err == nil && in.Locale != nil {
+		var l string
+		l, err = postLocale(*in.Locale)
+		in.Locale = &l
+	}
 	if err == nil {
 		err = s.checkLinkHosts([2]string{"seo.canonicalUrl", seo.CanonicalURL}, [2]string{"seo.ogImage", seo.OGImage})
 	}
@@ -306,6 +323,7 @@ func (s *Store) UpdatePage(ctx context.Context, in PagePatch) (*SitePage, error)
 		setOpt(&p.Title, in.Title)
 		setOpt(&p.Slug, in.Slug)
 		setOpt(&p.ParentID, in.ParentID)
+		setOpt(&p.Locale, in.Locale)
 		if in.Order != nil {
 			p.Order = *in.Order
 		}

@@ -287,6 +287,11 @@ func postActions(ks keys.Space, t *dynamo.Txn, before, after *postItem, r *names
 			keep[key{PK: fc.PK, SK: fc.SK}] = true
 			add(t.Put(fc, nil, nil))
 		}
+		if after.Locale != "" {
+			lc := after.localeCopy(ks)
+			keep[key{PK: lc.PK, SK: lc.SK}] = true
+			add(t.Put(lc, nil, nil))
+		}
 	}
 	if before != nil {
 		for _, k := range before.copyKeys(ks) {
@@ -321,7 +326,8 @@ func unchanged(p *postItem) expression.ConditionBuilder {
 		And(threads).
 		And(expression.Name("authorVer").Equal(expression.Value(p.AuthorVer))).
 		And(sameSlugs(p.Slugs)).
-		And(condMarker(p.GoLiveAt))
+		And(condMarker(p.GoLiveAt)).
+		And(condTransVer(p.TransVer))
 }
 
 func nameVer(v int64) expression.ConditionBuilder {

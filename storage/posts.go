@@ -38,6 +38,9 @@ func (s *Store) CreatePost(ctx context.Context, in NewPost) (*Post, error) {
 	if err == nil {
 		err = s.checkLinkHosts(postLinks(in.CoverImage, &in.SEO)...)
 	}
+	if err == nil {
+		in.Locale, err = postLocale(in.Locale)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -60,7 +63,7 @@ func (s *Store) CreatePost(ctx context.Context, in NewPost) (*Post, error) {
 			after := &postItem{
 				ID: postID, Slug: in.Slug, Slugs: []string{in.Slug}, Title: in.Title, Excerpt: in.Excerpt, Body: in.Body,
 				Status: string(StatusDraft), AuthorID: in.AuthorID,
-				CreatedAt: now, UpdatedAt: now, Version: 1,
+				CreatedAt: now, UpdatedAt: now, Version: 1, Locale: in.Locale,
 			}
 			after.setDerived(&derived)
 			after.setCover(in.CoverImage)
@@ -170,6 +173,12 @@ func (s *Store) UpdatePost(ctx context.Context, in PostPatch) (*Post, error) {
 		if in.Tags != nil {
 			p.Tags = tags
 		}
+		if in.Locale != nil && *in.Locale != p.Locale {
+			if p.TransGroup != "" {
+				return invalid("locale", "cannot change while the post is linked to translations: unlink it first")
+			}
+			p.Locale = *in.Locale
+		}
 		setOpt(&p.Title, in.Title)
 		setOpt(&p.Slug, in.Slug)
 		setOpt(&p.Excerpt, in.Excerpt)
@@ -236,6 +245,11 @@ func (s *Store) preparePatch(ctx context.Context, in *PostPatch) (cats []string,
 	if err == nil {
 		err = s.checkPatchLinks(in)
 	}
+	if err == nil && in.Locale != nil {
+		var v string
+		v, err = postLocale(*in.Locale)
+		in.Locale = &v
+	}
 	if err != nil || in.Body == nil {
 		return cats, nil, err
 	}
@@ -295,7 +309,9 @@ func (s *Store) DeletePost(ctx context.Context, in PostRef) (*Post, error) {
 	}
 	p, err := s.changePost(ctx, postChange{
 		op: "deletePost", id: in.ID, expected: in.ExpectedVersion, key: in.IdempotencyKey, input: in, actor: in.Actor,
-		also: s.leaveSeries,
+		also: func(ctx context.Context, t *dynamo.Txn, before, after *postItem) error {
+			return errors.Join(s.leaveSeries(ctx, t, before, after), s.leaveTranslations(ctx, t, before, after))
+		},
 	}, nil)
 	if err != nil {
 		return nil, err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -82,8 +81,13 @@ type Site struct {
 	// SlugTransliteration is how slugs made from titles and names write
 	// other scripts than Latin: SlugsKeepScript ("" too) or SlugsInLatin.
 	SlugTransliteration string
-	UpdatedAt           time.Time
-	Version             int64
+	// Locales are the locales the site publishes in, canonical BCP 47
+	// tags; the first is the default (DefaultLocale).
+	Locales []string
+	// Localized are the title, description and menus per locale (In).
+	Localized []SiteText
+	UpdatedAt time.Time
+	Version   int64
 }
 
 // Menu is a named navigation menu ("main", "footer").
@@ -114,28 +118,34 @@ type SitePatch struct {
 	Menus               *[]Menu
 	Social              *[]SocialAccount
 	SlugTransliteration *string
-	IdempotencyKey      string
+	// Locales, when not nil, replaces the site's locales; Localized its
+	// settings per locale.
+	Locales        *[]string
+	Localized      *[]SiteText
+	IdempotencyKey string
 }
 
 const typeSite = "site"
 
 type siteItem struct {
-	PK           string       `dynamodbav:"PK"`
-	SK           string       `dynamodbav:"SK"`
-	Type         string       `dynamodbav:"type"`
-	Title        string       `dynamodbav:"title,omitempty"`
-	Description  string       `dynamodbav:"description,omitempty"`
-	LogoURL      string       `dynamodbav:"logoUrl,omitempty"`
-	IconURL      string       `dynamodbav:"iconUrl,omitempty"`
-	Locale       string       `dynamodbav:"locale,omitempty"`
-	Timezone     string       `dynamodbav:"timezone,omitempty"`
-	URL          string       `dynamodbav:"url,omitempty"`
-	PostPath     string       `dynamodbav:"postPath,omitempty"`
-	Menus        []menuItem   `dynamodbav:"menus,omitempty"`
-	Social       []socialItem `dynamodbav:"social,omitempty"`
-	SlugTranslit string       `dynamodbav:"slugTransliteration,omitempty"`
-	UpdatedAt    string       `dynamodbav:"updatedAt"`
-	Version      int64        `dynamodbav:"version"`
+	PK           string         `dynamodbav:"PK"`
+	SK           string         `dynamodbav:"SK"`
+	Type         string         `dynamodbav:"type"`
+	Title        string         `dynamodbav:"title,omitempty"`
+	Description  string         `dynamodbav:"description,omitempty"`
+	LogoURL      string         `dynamodbav:"logoUrl,omitempty"`
+	IconURL      string         `dynamodbav:"iconUrl,omitempty"`
+	Locale       string         `dynamodbav:"locale,omitempty"`
+	Timezone     string         `dynamodbav:"timezone,omitempty"`
+	URL          string         `dynamodbav:"url,omitempty"`
+	PostPath     string         `dynamodbav:"postPath,omitempty"`
+	Menus        []menuItem     `dynamodbav:"menus,omitempty"`
+	Social       []socialItem   `dynamodbav:"social,omitempty"`
+	SlugTranslit string         `dynamodbav:"slugTransliteration,omitempty"`
+	Locales      []string       `dynamodbav:"locales,omitempty"`
+	Localized    []siteTextItem `dynamodbav:"l10n,omitempty"`
+	UpdatedAt    string         `dynamodbav:"updatedAt"`
+	Version      int64          `dynamodbav:"version"`
 }
 
 type menuItem struct {
@@ -154,8 +164,8 @@ func (it *siteItem) site() *Site {
 	s := &Site{
 		Title: it.Title, Description: it.Description, LogoURL: it.LogoURL, IconURL: it.IconURL,
 		Locale: it.Locale, Timezone: it.Timezone, URL: it.URL, PostPath: it.PostPath,
-		SlugTransliteration: it.SlugTranslit,
-		UpdatedAt:           keys.ParseTime(it.UpdatedAt), Version: it.Version,
+		SlugTransliteration: it.SlugTranslit, Locales: it.Locales, Localized: siteTextsOf(it.Localized),
+		UpdatedAt: keys.ParseTime(it.UpdatedAt), Version: it.Version,
 	}
 	for _, m := range it.Menus {
 		menu := Menu{Name: m.Name}
@@ -176,8 +186,8 @@ func siteItemOf(ks keys.Space, s *Site) *siteItem {
 		PK: k.PK, SK: k.SK, Type: typeSite,
 		Title: s.Title, Description: s.Description, LogoURL: s.LogoURL, IconURL: s.IconURL,
 		Locale: s.Locale, Timezone: s.Timezone, URL: s.URL, PostPath: s.PostPath,
-		SlugTranslit: s.SlugTransliteration,
-		UpdatedAt:    keys.Time(s.UpdatedAt), Version: s.Version,
+		SlugTranslit: s.SlugTransliteration, Locales: s.Locales, Localized: siteTextItemsOf(s.Localized),
+		UpdatedAt: keys.Time(s.UpdatedAt), Version: s.Version,
 	}
 	for _, m := range s.Menus {
 		menu := menuItem{Name: m.Name}
@@ -240,8 +250,6 @@ func (s *Store) ForgetSite(events []LoggedEvent) {
 		}
 	}
 }
-
-var localePattern = regexp.MustCompile(`^[A-Za-z]{2,3}(-[A-Za-z0-9]{1,8})*$`)
 
 // validateLabel checks a menu's name or a link's label: one line of
 // plain text, which frontends put in every page; markup (< or >) is
@@ -317,6 +325,18 @@ func validateLink(field, v string) error {
 }
 
 func validateSite(in *SitePatch) error {
+	if in.Locales != nil {
+		ls, err := canonicalLocales("locales", *in.Locales)
+		if err != nil {
+			return err
+		}
+		in.Locales = &ls
+	}
+	if in.Localized != nil {
+		if err := validateLocalized(*in.Localized); err != nil {
+			return err
+		}
+	}
 	errs := []error{
 		validateOpt(in.Title, func(v string) error { return validateOptLine("title", v, MaxTitleLength) }),
 		validateOpt(in.Description, func(v string) error { return validateText("description", v, false, MaxDescriptionLength) }),
@@ -324,10 +344,12 @@ func validateSite(in *SitePatch) error {
 		validateOpt(in.IconURL, func(v string) error { return validateURL("iconUrl", v) }),
 		validateOpt(in.URL, func(v string) error { return validateURL("url", v) }),
 		validateOpt(in.Locale, func(v string) error {
-			if v != "" && (len(v) > 35 || !localePattern.MatchString(v)) {
-				return invalid("locale", "must be a BCP 47 language tag such as en or en-GB")
+			if v == "" {
+				return nil
 			}
-			return nil
+			c, err := CanonicalLocale("locale", v)
+			*in.Locale = c
+			return err
 		}),
 		validateOpt(in.Timezone, func(v string) error {
 			if v == "" {
@@ -425,6 +447,12 @@ func (s *Store) writeSite(ctx context.Context, rec *idem, in *SitePatch) (*Site,
 	}
 	if in.Social != nil {
 		site.Social = *in.Social
+	}
+	if in.Locales != nil {
+		site.Locales = *in.Locales
+	}
+	if in.Localized != nil {
+		site.Localized = *in.Localized
 	}
 	site.Version++
 	site.UpdatedAt = s.Now()

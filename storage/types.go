@@ -100,6 +100,12 @@ type Post struct {
 	// Revisions counts the revisions the post has kept, the last
 	// MaxRevisions of which are kept; summaries lack it.
 	Revisions int64
+	// Locale is the post's BCP 47 locale, canonical; empty for a post
+	// written without one while the site had no locale, which reads as
+	// the site's default. TranslationGroup is the group of translations
+	// the post is in (empty: none); summaries lack it.
+	Locale           string
+	TranslationGroup string
 }
 
 // StatusAt returns the status a reader sees at now: a published post with a

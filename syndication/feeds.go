@@ -85,13 +85,13 @@ func page(r *http.Request) (storage.PageArgs, error) {
 func (h *Handler) blogFeed(f format) func(context.Context, *http.Request) (*answer, error) {
 	return func(ctx context.Context, r *http.Request) (*answer, error) {
 		h := h.view(ctx)
-		p, err := page(r)
+		p, locale, err := localePage(r)
 		if err != nil {
 			return nil, err
 		}
-		res, err := h.store.LatestPosts(ctx, p, storage.Period{})
+		res, err := h.latest(ctx, p, locale)
 		if err != nil {
-			return nil, fmt.Errorf("latest posts: %w", err)
+			return nil, err
 		}
 		fd := &feed{
 			ID:          h.uuidURN("feed"),
@@ -99,6 +99,10 @@ func (h *Handler) blogFeed(f format) func(context.Context, *http.Request) (*answ
 			Description: h.opts.Description,
 			HomeURL:     h.link(h.opts.Paths.Home),
 			SelfURL:     h.link("/" + f.file),
+		}
+		if locale != "" {
+			fd.ID = h.uuidURN("feed:" + locale)
+			fd.SelfURL = h.link("/" + f.file + "?locale=" + url.QueryEscape(locale))
 		}
 		if fd.HomeURL == "" {
 			fd.HomeURL = h.site + "/"

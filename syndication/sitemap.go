@@ -48,13 +48,17 @@ type sitemapRef struct {
 }
 
 type urlSet struct {
-	XMLName xml.Name     `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 urlset"`
-	URLs    []sitemapURL `xml:"url"`
+	XMLName xml.Name `xml:"http://www.sitemaps.org/schemas/sitemap/0.9 urlset"`
+	// XHTML declares the prefix of the alternates (hreflang.go) when
+	// there are any.
+	XHTML string       `xml:"xmlns:xhtml,attr,omitempty"`
+	URLs  []sitemapURL `xml:"url"`
 }
 
 type sitemapURL struct {
-	Loc     string `xml:"loc"`
-	LastMod string `xml:"lastmod,omitempty"`
+	Loc        string      `xml:"loc"`
+	LastMod    string      `xml:"lastmod,omitempty"`
+	Alternates []xhtmlLink `xml:"xhtml:link"`
 }
 
 const sitemapType = "application/xml; charset=utf-8"
@@ -146,7 +150,9 @@ func (h *Handler) sitemap(ctx context.Context, r *http.Request) (*answer, error)
 		latest := func(ctx context.Context, p storage.PageArgs) (*storage.Result[*storage.Post], error) {
 			return h.store.LatestPosts(ctx, p, per)
 		}
+		var shown []*storage.Post
 		urls, tags, err = readWindow(ctx, skip, size, latest, func(p *storage.Post) (sitemapURL, string) {
+			shown = append(shown, p)
 			mod := p.UpdatedAt
 			if mod.Before(p.PublishedAt) {
 				mod = p.PublishedAt
@@ -154,6 +160,11 @@ func (h *Handler) sitemap(ctx context.Context, r *http.Request) (*answer, error)
 			return sitemapURL{Loc: h.link(h.opts.Paths.PostPath(p.Slug, p.PublishedAt)), LastMod: lastmod(mod)}, frontend.TagPost(p.ID)
 		})
 		tags = append(tags, frontend.TagArchive(month))
+		if err == nil {
+			var more []string
+			more, err = h.alternates(ctx, shown, urls)
+			tags = append(tags, more...)
+		}
 		if err == nil && len(urls) == 0 {
 			return nil, notFound(fmt.Sprintf("sitemap of %s, page %d (no posts there)", month.Format("2006-01"), pageNo))
 		}
@@ -166,7 +177,14 @@ func (h *Handler) sitemap(ctx context.Context, r *http.Request) (*answer, error)
 	if len(urls) == 0 && pageNo > 1 {
 		return nil, notFound(fmt.Sprintf("sitemap of %s, page %d", section, pageNo))
 	}
-	body, err := marshalXML(urlSet{URLs: urls})
+	set := urlSet{URLs: urls}
+	for _, u := range urls {
+		if len(u.Alternates) > 0 {
+			set.XHTML = xhtmlNamespace
+			break
+		}
+	}
+	body, err := marshalXML(set)
 	if err != nil {
 		return nil, err
 	}

@@ -3718,6 +3718,8 @@ func (v *CreatePageCreatePageCreatePagePayloadPage) __premarshalJSON() (*__prema
 
 // The input of `createPage`. The page starts as a draft.
 type CreatePageInput struct {
+	// The page's locale, a BCP 47 language tag kept in its canonical form; omitted, the page reads as the site's default locale. BAD_USER_INPUT when it is not a BCP 47 tag.
+	Locale *string `json:"locale"`
 	// The title: one line of at most 200 characters.
 	Title string `json:"title"`
 	// The unique, URL-friendly name of the page, 1 to 100 characters and 300 bytes: lower-case letters and digits of any script (in NFC, no word mixing look-alike scripts) in words joined by single hyphens, free among posts and pages.
@@ -3733,6 +3735,9 @@ type CreatePageInput struct {
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
 }
+
+// GetLocale returns CreatePageInput.Locale, and is useful for accessing the field via an interface.
+func (v *CreatePageInput) GetLocale() *string { return v.Locale }
 
 // GetTitle returns CreatePageInput.Title, and is useful for accessing the field via an interface.
 func (v *CreatePageInput) GetTitle() string { return v.Title }
@@ -3936,6 +3941,8 @@ func (v *CreatePostCreatePostCreatePostPayloadPost) __premarshalJSON() (*__prema
 // The input of `createPost`. The post starts as a draft; its author is the
 // signed-in author.
 type CreatePostInput struct {
+	// The post's locale, a BCP 47 language tag (`en`, `pt-BR`, `zh-Hant`), kept in its canonical form; omitted, the post has none of its own and reads as the site's default locale (`Site.locales`' first), but is in no `posts(locale:)` list. BAD_USER_INPUT when it is not a BCP 47 tag.
+	Locale *string `json:"locale"`
 	// The title: one line of at most 200 characters.
 	Title string `json:"title"`
 	// The unique, URL-friendly name of the post: 1 to 100 characters and 300 bytes: lower-case letters and digits of any script (in NFC, no word mixing look-alike scripts) in words joined by single hyphens. Omitted, one is made from the title, in its script ("Привет мир": `привет-мир`) or in Latin letters as `Site.slugTransliteration` says; CONFLICT (reason SLUG_TAKEN) when a post holds it.
@@ -3957,6 +3964,9 @@ type CreatePostInput struct {
 	// The names of the post's tags, at most 10: each one line of at most 50 characters with a letter or digit. A tag's slug is made from its name ("Go Tips": `go-tips`); a name whose slug a tag has already names that tag, and a tag nobody has made yet is made with the post. An 11th tag fails with BAD_USER_INPUT and writes nothing.
 	Tags []string `json:"tags"`
 }
+
+// GetLocale returns CreatePostInput.Locale, and is useful for accessing the field via an interface.
+func (v *CreatePostInput) GetLocale() *string { return v.Locale }
 
 // GetTitle returns CreatePostInput.Title, and is useful for accessing the field via an interface.
 func (v *CreatePostInput) GetTitle() string { return v.Title }
@@ -6040,6 +6050,30 @@ func (v *ImageInput) GetWidth() *int { return v.Width }
 
 // GetHeight returns ImageInput.Height, and is useful for accessing the field via an interface.
 func (v *ImageInput) GetHeight() *int { return v.Height }
+
+// The site's title, description and menus in one locale.
+type LocalizedSiteInput struct {
+	// The BCP 47 locale.
+	Locale string `json:"locale"`
+	// The title in the locale (one line of at most 200 characters); omitted: the default one.
+	Title *string `json:"title"`
+	// The description in the locale; omitted: the default one.
+	Description *string `json:"description"`
+	// The menus in the locale, at most 5; omitted: the default ones.
+	Menus []MenuInput `json:"menus"`
+}
+
+// GetLocale returns LocalizedSiteInput.Locale, and is useful for accessing the field via an interface.
+func (v *LocalizedSiteInput) GetLocale() string { return v.Locale }
+
+// GetTitle returns LocalizedSiteInput.Title, and is useful for accessing the field via an interface.
+func (v *LocalizedSiteInput) GetTitle() *string { return v.Title }
+
+// GetDescription returns LocalizedSiteInput.Description, and is useful for accessing the field via an interface.
+func (v *LocalizedSiteInput) GetDescription() *string { return v.Description }
+
+// GetMenus returns LocalizedSiteInput.Menus, and is useful for accessing the field via an interface.
+func (v *LocalizedSiteInput) GetMenus() []MenuInput { return v.Menus }
 
 // MediaFields includes the GraphQL fields of Media requested by the fragment MediaFields.
 // The GraphQL type's documentation follows.
@@ -15790,6 +15824,8 @@ func (v *UpdateMediaUpdateMediaUpdateMediaPayloadMedia) __premarshalJSON() (*__p
 
 // The input of `updatePage`. Omitted fields are left unchanged.
 type UpdatePageInput struct {
+	// Another locale for the page (empty: the site's default); BAD_USER_INPUT when it is not a BCP 47 tag.
+	Locale *string `json:"locale"`
 	// The global id of the page.
 	Id string `json:"id"`
 	// The version the change is based on; the update fails with CONFLICT unless the page still has it.
@@ -15809,6 +15845,9 @@ type UpdatePageInput struct {
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
 }
+
+// GetLocale returns UpdatePageInput.Locale, and is useful for accessing the field via an interface.
+func (v *UpdatePageInput) GetLocale() *string { return v.Locale }
 
 // GetId returns UpdatePageInput.Id, and is useful for accessing the field via an interface.
 func (v *UpdatePageInput) GetId() string { return v.Id }
@@ -15996,6 +16035,8 @@ func (v *UpdatePageUpdatePageUpdatePagePayloadPage) __premarshalJSON() (*__prema
 
 // The input of `updatePost`. Omitted fields are left unchanged.
 type UpdatePostInput struct {
+	// Another locale for the post (empty: the site's default); BAD_USER_INPUT when it is not a BCP 47 tag, or while the post is linked to translations (unlink it first).
+	Locale *string `json:"locale"`
 	// The global id of the post.
 	Id string `json:"id"`
 	// The version the change is based on; the update fails with CONFLICT unless the post still has it.
@@ -16021,6 +16062,9 @@ type UpdatePostInput struct {
 	// The names of the post's tags, replacing the old ones, at most 10 (as in `createPost`); an empty list removes all. A change of many tags, categories and co-authors at once that would pass DynamoDB's 100 writes of one transaction fails with BAD_USER_INPUT: change them in two updates.
 	Tags []string `json:"tags"`
 }
+
+// GetLocale returns UpdatePostInput.Locale, and is useful for accessing the field via an interface.
+func (v *UpdatePostInput) GetLocale() *string { return v.Locale }
 
 // GetId returns UpdatePostInput.Id, and is useful for accessing the field via an interface.
 func (v *UpdatePostInput) GetId() string { return v.Id }
@@ -16347,6 +16391,10 @@ func (v *UpdateSeriesUpdateSeriesUpdateSeriesPayloadSeriesCoverImage) GetUrl() s
 // The input of `updateSite`. Omitted fields are left unchanged; an empty
 // string clears a setting, so the server's default shows.
 type UpdateSiteInput struct {
+	// The title, description and menus per locale, replacing those set before (at most 50 locales, each once); a field left empty falls back to the default locale's.
+	Localized []LocalizedSiteInput `json:"localized"`
+	// The locales the blog publishes in, as BCP 47 tags, the default first (at most 50, each once); posts without a locale of their own read as the default.
+	Locales []string `json:"locales"`
 	// The settings' version as read (`Site.version`: 0 before they were first changed).
 	ExpectedVersion int `json:"expectedVersion"`
 	// The blog's title: one line of at most 200 characters.
@@ -16374,6 +16422,12 @@ type UpdateSiteInput struct {
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
 }
+
+// GetLocalized returns UpdateSiteInput.Localized, and is useful for accessing the field via an interface.
+func (v *UpdateSiteInput) GetLocalized() []LocalizedSiteInput { return v.Localized }
+
+// GetLocales returns UpdateSiteInput.Locales, and is useful for accessing the field via an interface.
+func (v *UpdateSiteInput) GetLocales() []string { return v.Locales }
 
 // GetExpectedVersion returns UpdateSiteInput.ExpectedVersion, and is useful for accessing the field via an interface.
 func (v *UpdateSiteInput) GetExpectedVersion() int { return v.ExpectedVersion }

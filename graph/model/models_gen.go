@@ -178,6 +178,8 @@ type CreateCategoryPayload struct {
 
 // The input of `createPage`. The page starts as a draft.
 type CreatePageInput struct {
+	// The page's locale, a BCP 47 language tag kept in its canonical form; omitted, the page reads as the site's default locale. BAD_USER_INPUT when it is not a BCP 47 tag.
+	Locale *string `json:"locale,omitempty"`
 	// The title: one line of at most 200 characters.
 	Title string `json:"title"`
 	// The unique, URL-friendly name of the page, 1 to 100 characters and 300 bytes: lower-case letters and digits of any script (in NFC, no word mixing look-alike scripts) in words joined by single hyphens, free among posts and pages.
@@ -203,6 +205,8 @@ type CreatePagePayload struct {
 // The input of `createPost`. The post starts as a draft; its author is the
 // signed-in author.
 type CreatePostInput struct {
+	// The post's locale, a BCP 47 language tag (`en`, `pt-BR`, `zh-Hant`), kept in its canonical form; omitted, the post has none of its own and reads as the site's default locale (`Site.locales`' first), but is in no `posts(locale:)` list. BAD_USER_INPUT when it is not a BCP 47 tag.
+	Locale *string `json:"locale,omitempty"`
 	// The title: one line of at most 200 characters.
 	Title string `json:"title"`
 	// The unique, URL-friendly name of the post: 1 to 100 characters and 300 bytes: lower-case letters and digits of any script (in NFC, no word mixing look-alike scripts) in words joined by single hyphens. Omitted, one is made from the title, in its script ("Привет мир": `привет-мир`) or in Latin letters as `Site.slugTransliteration` says; CONFLICT (reason SLUG_TAKEN) when a post holds it.
@@ -428,6 +432,38 @@ type ImageInput struct {
 	Width *int `json:"width,omitempty"`
 	// The height in pixels, 1 to 100000; omitted when unknown.
 	Height *int `json:"height,omitempty"`
+}
+
+// The input of linkTranslation.
+type LinkTranslationInput struct {
+	// The global id of a post.
+	PostID string `json:"postId"`
+	// The global id of the post that translates it: it joins the post's group of translations (leaving any group it was in). BAD_USER_INPUT when it is the post itself, or in a locale the group already has; NOT_FOUND when there is no such post in this publication.
+	TranslationID string `json:"translationId"`
+}
+
+// The site's title, description and menus in one locale.
+type LocalizedSite struct {
+	// The BCP 47 locale.
+	Locale string `json:"locale"`
+	// The title in the locale; null: the default one.
+	Title *string `json:"title,omitempty"`
+	// The description in the locale; null: the default one.
+	Description *string `json:"description,omitempty"`
+	// The menus in the locale; null: the default ones.
+	Menus []*storage.Menu `json:"menus,omitempty"`
+}
+
+// The site's title, description and menus in one locale.
+type LocalizedSiteInput struct {
+	// The BCP 47 locale.
+	Locale string `json:"locale"`
+	// The title in the locale (one line of at most 200 characters); omitted: the default one.
+	Title *string `json:"title,omitempty"`
+	// The description in the locale; omitted: the default one.
+	Description *string `json:"description,omitempty"`
+	// The menus in the locale, at most 5; omitted: the default ones.
+	Menus []*MenuInput `json:"menus,omitempty"`
 }
 
 // A page of the media library.
@@ -960,6 +996,26 @@ type TagEdge struct {
 	Node *storage.Tag `json:"node"`
 }
 
+// A post of the same group of translations, in another locale or in the post's own.
+type Translation struct {
+	// The BCP 47 locale of the post.
+	Locale string `json:"locale"`
+	// The post.
+	Post *storage.Post `json:"post"`
+}
+
+// What linkTranslation and unlinkTranslation return.
+type TranslationPayload struct {
+	// The post, with its translations as they are now.
+	Post *storage.Post `json:"post"`
+}
+
+// The input of unlinkTranslation.
+type UnlinkTranslationInput struct {
+	// The global id of the post to take out of its group of translations; a group left with one post is dissolved.
+	PostID string `json:"postId"`
+}
+
 // The input of `unpublishPage`.
 type UnpublishPageInput struct {
 	// The global id of the page.
@@ -1076,6 +1132,8 @@ type UpdateMediaPayload struct {
 
 // The input of `updatePage`. Omitted fields are left unchanged.
 type UpdatePageInput struct {
+	// Another locale for the page (empty: the site's default); BAD_USER_INPUT when it is not a BCP 47 tag.
+	Locale *string `json:"locale,omitempty"`
 	// The global id of the page.
 	ID string `json:"id"`
 	// The version the change is based on; the update fails with CONFLICT unless the page still has it.
@@ -1104,6 +1162,8 @@ type UpdatePagePayload struct {
 
 // The input of `updatePost`. Omitted fields are left unchanged.
 type UpdatePostInput struct {
+	// Another locale for the post (empty: the site's default); BAD_USER_INPUT when it is not a BCP 47 tag, or while the post is linked to translations (unlink it first).
+	Locale *string `json:"locale,omitempty"`
 	// The global id of the post.
 	ID string `json:"id"`
 	// The version the change is based on; the update fails with CONFLICT unless the post still has it.
@@ -1161,6 +1221,10 @@ type UpdateSeriesPayload struct {
 // The input of `updateSite`. Omitted fields are left unchanged; an empty
 // string clears a setting, so the server's default shows.
 type UpdateSiteInput struct {
+	// The title, description and menus per locale, replacing those set before (at most 50 locales, each once); a field left empty falls back to the default locale's.
+	Localized []*LocalizedSiteInput `json:"localized,omitempty"`
+	// The locales the blog publishes in, as BCP 47 tags, the default first (at most 50, each once); posts without a locale of their own read as the default.
+	Locales []string `json:"locales,omitempty"`
 	// The settings' version as read (`Site.version`: 0 before they were first changed).
 	ExpectedVersion int `json:"expectedVersion"`
 	// The blog's title: one line of at most 200 characters.

@@ -1,0 +1,287 @@
+package storage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+
+	"github.com/blogql/blog/storage/internal/dynamo"
+	"github.com/blogql/blog/storage/internal/keys"
+)
+
+// Translations: posts that translate one another form a group, one item
+// (keys.TranslationGroup) mapping each member's locale to its id, so two
+// members never share a locale. Each member's post item names the group
+// (transGroup) and counts the changes of its membership (transVer).
+// LinkTranslation and UnlinkTranslation write the group item and every
+// post item whose membership changes in one TransactWriteItems, guarded
+// by the group's version and each changed post's transVer, and every
+// other write of a post item is guarded by its transVer (unchanged): so
+// concurrent links, unlinks and edits never leave a post naming a group
+// that does not name it back. A group of fewer than two posts is
+// deleted.
+
+const typeTranslations = "translations"
+
+// translationItem is a group of translations: Members maps each
+// member's locale to its post id.
+type translationItem struct {
+	PK      string            `dynamodbav:"PK"`
+	SK      string            `dynamodbav:"SK"`
+	Type    string            `dynamodbav:"type"`
+	ID      string            `dynamodbav:"id"`
+	Members map[string]string `dynamodbav:"members"`
+	Version int64             `dynamodbav:"version"`
+}
+
+// Translation is one post of a group of translations.
+type Translation struct {
+	Locale string
+	PostID string
+}
+
+// GetTranslations returns the groups with ids, each as its translations
+// in locale order, in the order of ids: one BatchGetItem. A group that
+// is gone has ErrNotFound at its index.
+func (s *Store) GetTranslations(ctx context.Context, ids []string) ([][]Translation, []error) {
+	return dynamo.BatchDecode(ctx, s.db, mapKeys(ids, s.ks.TranslationGroup), (*translationItem).translations)
+}
+
+func (g *translationItem) translations() []Translation {
+	out := make([]Translation, 0, len(g.Members))
+	for _, l := range slices.Sorted(maps.Keys(g.Members)) {
+		out = append(out, Translation{Locale: l, PostID: g.Members[l]})
+	}
+	return out
+}
+
+// LinkTranslation links the post postID and the post translationID as
+// translations of one another: translationID joins postID's group (one
+// is made when postID has none), leaving any group it was in. A post
+// without a locale takes the site's default. Linking a post to itself,
+// to a post of the same locale, or to a group that has a post in
+// translationID's locale is a *ValidationError; a post missing (in this
+// publication) is ErrNotFound. Nothing changes on an error.
+func (s *Store) LinkTranslation(ctx context.Context, postID, translationID string) (*Post, error) {
+	if err := firstErr(validateID("postId", postID), validateID("translationId", translationID)); err != nil {
+		return nil, err
+	}
+	if postID == translationID {
+		return nil, invalid("translationId", "is the post itself: a post cannot translate itself")
+	}
+	def, err := s.defaultLocale(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return dynamo.RetryWrite(ctx, func() (*Post, error) {
+		a, b, err := s.readPair(ctx, postID, translationID)
+		if err != nil {
+			return nil, err
+		}
+		la, lb := orDefault(a.Locale, def), orDefault(b.Locale, def)
+		if la == "" || lb == "" {
+			return nil, invalid("postId", "has no locale, and the site has no default locale")
+		}
+		ga, err := s.readGroup(ctx, a.TransGroup)
+		if err != nil {
+			return nil, err
+		}
+		if ga != nil && a.TransGroup == b.TransGroup {
+			return a.post(), nil // linked already
+		}
+		gb, err := s.readGroup(ctx, b.TransGroup)
+		if err != nil {
+			return nil, err
+		}
+		t := s.db.NewTxn()
+		var errs []error
+		next := &translationItem{ID: newID(), Members: map[string]string{la: a.ID}}
+		if ga != nil {
+			next = ga.with(nil)
+		}
+		if _, ok := next.Members[lb]; ok {
+			return nil, invalid("translationId", "is in %s, which the group already has a translation in", lb)
+		}
+		next.Members[lb] = b.ID
+		errs = append(errs, putGroup(s.ks, t, ga, next))
+		if ga == nil {
+			errs = append(errs, joinGroup(s.ks, t, a, next.ID, la))
+		} else {
+			errs = append(errs, touchMembers(s.ks, t, ga, b.ID))
+		}
+		errs = append(errs, joinGroup(s.ks, t, b, next.ID, lb))
+		if gb != nil {
+			errs = append(errs, leaveGroup(s.ks, t, gb, b.ID))
+		}
+		if err := errors.Join(errs...); err != nil {
+			return nil, err
+		}
+		if err := s.db.Exec(ctx, t); err != nil {
+			return nil, err
+		}
+		a.TransGroup, a.Locale = next.ID, la
+		return a.post(), nil
+	})
+}
+
+// UnlinkTranslation takes the post postID out of its group of
+// translations (nothing for a post in none); a group left with one post
+// is deleted. A missing post is ErrNotFound.
+func (s *Store) UnlinkTranslation(ctx context.Context, postID string) (*Post, error) {
+	if err := validateID("postId", postID); err != nil {
+		return nil, err
+	}
+	return dynamo.RetryWrite(ctx, func() (*Post, error) {
+		a, err := s.readPostItems(ctx, postID, true, false)
+		if err != nil {
+			return nil, err
+		}
+		g, err := s.readGroup(ctx, a.TransGroup)
+		if err != nil || g == nil {
+			return a.post(), err
+		}
+		t := s.db.NewTxn()
+		if err := errors.Join(leaveGroup(s.ks, t, g, a.ID), t.Update(s.ks.Post(a.ID),
+			expression.Remove(expression.Name("transGroup")).Set(expression.Name("transVer"), expression.Value(a.TransVer+1)),
+			ptr(condTransVer(a.TransVer).And(expression.AttributeExists(expression.Name(keys.AttrPK)))), dynamo.ErrRetry)); err != nil {
+			return nil, err
+		}
+		if err := s.db.Exec(ctx, t); err != nil {
+			return nil, err
+		}
+		a.TransGroup = ""
+		return a.post(), nil
+	})
+}
+
+// leaveTranslations adds to a post's deletion the write that takes it out
+// of its group of translations; nothing for a post in none.
+func (s *Store) leaveTranslations(ctx context.Context, t *dynamo.Txn, before, after *postItem) error {
+	if after != nil || before.TransGroup == "" {
+		return nil
+	}
+	g, err := s.readGroup(ctx, before.TransGroup)
+	if err != nil || g == nil {
+		return err
+	}
+	return leaveGroup(s.ks, t, g, before.ID)
+}
+
+// readPair reads the post items of a and b, consistently and without
+// their bodies.
+func (s *Store) readPair(ctx context.Context, a, b string) (*postItem, *postItem, error) {
+	pa, err := s.readPostItems(ctx, a, true, false)
+	if err != nil {
+		return nil, nil, fmt.Errorf("post: %w", err)
+	}
+	pb, err := s.readPostItems(ctx, b, true, false)
+	if err != nil {
+		return nil, nil, fmt.Errorf("translation: %w", err)
+	}
+	return pa, pb, nil
+}
+
+// readGroup reads the group id consistently: nil for "" or a group that
+// is gone (a post naming it then is read again: ErrRetry).
+func (s *Store) readGroup(ctx context.Context, id string) (*translationItem, error) {
+	if id == "" {
+		return nil, nil
+	}
+	var g translationItem
+	err := s.db.Get(ctx, s.ks.TranslationGroup(id), true, &g)
+	if errors.Is(err, ErrNotFound) {
+		return nil, dynamo.ErrRetry
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read translation group: %w", err)
+	}
+	return &g, nil
+}
+
+// with returns a copy of g without the member postID (nil: none).
+func (g *translationItem) with(without *string) *translationItem {
+	next := *g
+	next.Members = map[string]string{}
+	for l, id := range g.Members {
+		if without == nil || id != *without {
+			next.Members[l] = id
+		}
+	}
+	return &next
+}
+
+// putGroup puts next, guarded by the version of prev (nil: a new group).
+func putGroup(ks keys.Space, t *dynamo.Txn, prev, next *translationItem) error {
+	k := ks.TranslationGroup(next.ID)
+	next.PK, next.SK, next.Type = k.PK, k.SK, typeTranslations
+	if prev == nil {
+		next.Version = 1
+		return t.Put(next, ptr(dynamo.CondNotExists()), dynamo.ErrRetry)
+	}
+	next.Version = prev.Version + 1
+	return t.Put(next, ptr(condVersion(prev.Version)), dynamo.ErrRetry)
+}
+
+// joinGroup makes the post p (as read) a member of the group id in
+// locale, guarded by its transVer and its locale as read.
+func joinGroup(ks keys.Space, t *dynamo.Txn, p *postItem, id, locale string) error {
+	locCond := expression.Name("locale").AttributeNotExists()
+	if p.Locale != "" {
+		locCond = expression.Name("locale").Equal(expression.Value(p.Locale))
+	}
+	upd := expression.Set(expression.Name("transGroup"), expression.Value(id)).
+		Set(expression.Name("transVer"), expression.Value(p.TransVer+1)).
+		Set(expression.Name("locale"), expression.Value(locale))
+	cond := condTransVer(p.TransVer).And(locCond).And(expression.AttributeExists(expression.Name(keys.AttrPK)))
+	return t.Update(ks.Post(p.ID), upd, &cond, dynamo.ErrRetry)
+}
+
+// leaveGroup takes postID out of the group g (as read): the group is put
+// without it, or deleted when one post would be left, whose membership
+// is then removed too (guarded by the group's version, which every
+// change of membership changes).
+func leaveGroup(ks keys.Space, t *dynamo.Txn, g *translationItem, postID string) error {
+	next := g.with(&postID)
+	if len(next.Members) >= 2 {
+		return errors.Join(putGroup(ks, t, g, next), touchMembers(ks, t, next, postID))
+	}
+	errs := []error{t.Delete(ks.TranslationGroup(g.ID), ptr(condVersion(g.Version)), dynamo.ErrRetry)}
+	for _, last := range next.Members {
+		cond := expression.Name("transGroup").Equal(expression.Value(g.ID))
+		errs = append(errs, t.Update(ks.Post(last),
+			expression.Remove(expression.Name("transGroup")).Set(expression.Name("transVer"), expression.Name("transVer").Plus(expression.Value(1))),
+			&cond, dynamo.ErrRetry))
+	}
+	return errors.Join(errs...)
+}
+
+// orDefault returns v, or def when v is empty.
+func orDefault(v, def string) string {
+	if v == "" {
+		return def
+	}
+	return v
+}
+
+// touchMembers adds the update of the transVer of every member of g but
+// except: their group changes, so they change too, and the change feed
+// tells of it (post.edited), which purges what showed their
+// translations.
+func touchMembers(ks keys.Space, t *dynamo.Txn, g *translationItem, except string) error {
+	var errs []error
+	for _, l := range slices.Sorted(maps.Keys(g.Members)) {
+		id := g.Members[l]
+		if id == except {
+			continue
+		}
+		cond := expression.Name("transGroup").Equal(expression.Value(g.ID))
+		errs = append(errs, t.Update(ks.Post(id),
+			expression.Set(expression.Name("transVer"), expression.Name("transVer").Plus(expression.Value(1))),
+			&cond, dynamo.ErrRetry))
+	}
+	return errors.Join(errs...)
+}
