@@ -42,6 +42,7 @@ import (
 	"github.com/blogql/blog/syndication"
 	"github.com/blogql/blog/telemetry"
 	"github.com/blogql/blog/tuning"
+	"github.com/blogql/blog/views"
 )
 
 // listen opens the API's listener; tests replace it.
@@ -617,6 +618,12 @@ func (a *api) routes(cfg *config, logger *slog.Logger) http.Handler {
 		panic(err)
 	}
 	feeds.Register(mux)
+	// The view beacon (package views): CORS for -cors-origins, whose
+	// preflights the OPTIONS route answers.
+	mux.Handle(views.BeaconPath, httpguard.WithCORS(cors, views.Beacon(a.workers.views)))
+	mux.Handle("OPTIONS /v/{postId}", httpguard.WithCORS(cors, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNoContent)
+	})))
 	// The theme of highlighted code (-highlight-code).
 	mux.Handle("GET /code.css", httpguard.WithCORS(cors, markdown.CodeCSS()))
 	if cfg.playgroundOn() {
@@ -668,6 +675,7 @@ func (a *api) graphQL(cfg *config, cors *httpguard.CORS, budget *inflight.Budget
 		ShowCost: cfg.backend() == backendEmbedded,
 		Webhooks: w.hooks,
 		Search:   w.searcher,
+		Views:    w.views,
 		Site:     graph.SiteDefaults{Title: cfg.siteTitle, Description: cfg.siteDescription, URL: cfg.siteURL, Paths: cfg.paths},
 	})))
 	if a.devTokens {

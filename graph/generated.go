@@ -297,6 +297,7 @@ type ComplexityRoot struct {
 		PingWebhook           func(childComplexity int, input model.PingWebhookInput) int
 		PublishPage           func(childComplexity int, input model.PublishPageInput) int
 		PublishPost           func(childComplexity int, input model.PublishPostInput) int
+		RecordView            func(childComplexity int, input model.RecordViewInput) int
 		RedeliverWebhookEvent func(childComplexity int, input model.RedeliverWebhookEventInput) int
 		RejectComment         func(childComplexity int, input model.RejectCommentInput) int
 		RemovePostFromSeries  func(childComplexity int, input model.RemovePostFromSeriesInput) int
@@ -351,6 +352,11 @@ type ComplexityRoot struct {
 		Delivery func(childComplexity int) int
 	}
 
+	PopularPost struct {
+		Post  func(childComplexity int) int
+		Views func(childComplexity int) int
+	}
+
 	Post struct {
 		Author             func(childComplexity int) int
 		Authors            func(childComplexity int) int
@@ -376,12 +382,14 @@ type ComplexityRoot struct {
 		Seo                func(childComplexity int) int
 		Series             func(childComplexity int) int
 		Slug               func(childComplexity int) int
+		Stats              func(childComplexity int, days *int) int
 		Status             func(childComplexity int) int
 		Tags               func(childComplexity int) int
 		Title              func(childComplexity int) int
 		Toc                func(childComplexity int) int
 		UpdatedAt          func(childComplexity int) int
 		Version            func(childComplexity int) int
+		ViewCount          func(childComplexity int) int
 		WordCount          func(childComplexity int) int
 	}
 
@@ -420,6 +428,12 @@ type ComplexityRoot struct {
 		Series   func(childComplexity int) int
 	}
 
+	PostStats struct {
+		Days         func(childComplexity int) int
+		TopReferrers func(childComplexity int) int
+		Views        func(childComplexity int) int
+	}
+
 	PublishPagePayload struct {
 		Page func(childComplexity int) int
 	}
@@ -441,6 +455,7 @@ type ComplexityRoot struct {
 		Node            func(childComplexity int, id string) int
 		Page            func(childComplexity int, id *string, slug *string) int
 		Pages           func(childComplexity int, first *int, after *string, last *int, before *string, drafts *bool) int
+		PopularPosts    func(childComplexity int, period model.PopularPeriod, first *int) int
 		Post            func(childComplexity int, id *string, slug *string, previewToken *string) int
 		PostPage        func(childComplexity int, category *string, tag *string, month *string, number int, size *int) int
 		Posts           func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) int
@@ -453,8 +468,17 @@ type ComplexityRoot struct {
 		Webhooks        func(childComplexity int) int
 	}
 
+	RecordViewPayload struct {
+		Counted func(childComplexity int) int
+	}
+
 	RedeliverWebhookEventPayload struct {
 		Delivery func(childComplexity int) int
+	}
+
+	ReferrerViews struct {
+		Domain func(childComplexity int) int
+		Views  func(childComplexity int) int
 	}
 
 	RejectCommentPayload struct {
@@ -671,6 +695,11 @@ type ComplexityRoot struct {
 		Webhook func(childComplexity int) int
 	}
 
+	ViewsOnDay struct {
+		Date  func(childComplexity int) int
+		Views func(childComplexity int) int
+	}
+
 	Webhook struct {
 		CreatedAt               func(childComplexity int) int
 		Description             func(childComplexity int) int
@@ -791,6 +820,7 @@ type MutationResolver interface {
 	RemovePostFromSeries(ctx context.Context, input model.RemovePostFromSeriesInput) (*model.RemovePostFromSeriesPayload, error)
 	MoveSeriesPost(ctx context.Context, input model.MoveSeriesPostInput) (*model.MoveSeriesPostPayload, error)
 	RestorePostRevision(ctx context.Context, input model.RestorePostRevisionInput) (*model.RestorePostRevisionPayload, error)
+	RecordView(ctx context.Context, input model.RecordViewInput) (*model.RecordViewPayload, error)
 }
 type PageResolver interface {
 	ID(ctx context.Context, obj *storage.SitePage) (string, error)
@@ -828,6 +858,8 @@ type PostResolver interface {
 
 	Series(ctx context.Context, obj *storage.Post) (*model.PostSeries, error)
 	Revisions(ctx context.Context, obj *storage.Post, first *int, after *string, last *int, before *string) (*model.RevisionConnection, error)
+	ViewCount(ctx context.Context, obj *storage.Post) (int, error)
+	Stats(ctx context.Context, obj *storage.Post, days *int) (*model.PostStats, error)
 }
 type PostSeriesResolver interface {
 	Previous(ctx context.Context, obj *model.PostSeries) (*storage.Post, error)
@@ -856,6 +888,7 @@ type QueryResolver interface {
 	FeaturedPosts(ctx context.Context, first *int, after *string, last *int, before *string) (*model.PostConnection, error)
 	Series(ctx context.Context, slug string) (*storage.Series, error)
 	AllSeries(ctx context.Context, first *int, after *string, last *int, before *string) (*model.SeriesConnection, error)
+	PopularPosts(ctx context.Context, period model.PopularPeriod, first *int) ([]*model.PopularPost, error)
 }
 type RevisionResolver interface {
 	ID(ctx context.Context, obj *storage.Revision) (string, error)
@@ -1910,6 +1943,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PublishPost(childComplexity, args["input"].(model.PublishPostInput)), true
+	case "Mutation.recordView":
+		if e.ComplexityRoot.Mutation.RecordView == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_recordView_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RecordView(childComplexity, args["input"].(model.RecordViewInput)), true
 	case "Mutation.redeliverWebhookEvent":
 		if e.ComplexityRoot.Mutation.RedeliverWebhookEvent == nil {
 			break
@@ -2240,6 +2284,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PingWebhookPayload.Delivery(childComplexity), true
 
+	case "PopularPost.post":
+		if e.ComplexityRoot.PopularPost.Post == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PopularPost.Post(childComplexity), true
+	case "PopularPost.views":
+		if e.ComplexityRoot.PopularPost.Views == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PopularPost.Views(childComplexity), true
+
 	case "Post.author":
 		if e.ComplexityRoot.Post.Author == nil {
 			break
@@ -2409,6 +2466,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.Slug(childComplexity), true
+	case "Post.stats":
+		if e.ComplexityRoot.Post.Stats == nil {
+			break
+		}
+
+		args, err := ec.field_Post_stats_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Post.Stats(childComplexity, args["days"].(*int)), true
 	case "Post.status":
 		if e.ComplexityRoot.Post.Status == nil {
 			break
@@ -2445,6 +2513,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.Version(childComplexity), true
+	case "Post.viewCount":
+		if e.ComplexityRoot.Post.ViewCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.ViewCount(childComplexity), true
 	case "Post.wordCount":
 		if e.ComplexityRoot.Post.WordCount == nil {
 			break
@@ -2576,6 +2650,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PostSeries.Series(childComplexity), true
+
+	case "PostStats.days":
+		if e.ComplexityRoot.PostStats.Days == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostStats.Days(childComplexity), true
+	case "PostStats.topReferrers":
+		if e.ComplexityRoot.PostStats.TopReferrers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostStats.TopReferrers(childComplexity), true
+	case "PostStats.views":
+		if e.ComplexityRoot.PostStats.Views == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostStats.Views(childComplexity), true
 
 	case "PublishPagePayload.page":
 		if e.ComplexityRoot.PublishPagePayload.Page == nil {
@@ -2714,6 +2807,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Pages(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["drafts"].(*bool)), true
+	case "Query.popularPosts":
+		if e.ComplexityRoot.Query.PopularPosts == nil {
+			break
+		}
+
+		args, err := ec.field_Query_popularPosts_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.PopularPosts(childComplexity, args["period"].(model.PopularPeriod), args["first"].(*int)), true
 	case "Query.post":
 		if e.ComplexityRoot.Query.Post == nil {
 			break
@@ -2810,12 +2914,32 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.Webhooks(childComplexity), true
 
+	case "RecordViewPayload.counted":
+		if e.ComplexityRoot.RecordViewPayload.Counted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecordViewPayload.Counted(childComplexity), true
+
 	case "RedeliverWebhookEventPayload.delivery":
 		if e.ComplexityRoot.RedeliverWebhookEventPayload.Delivery == nil {
 			break
 		}
 
 		return e.ComplexityRoot.RedeliverWebhookEventPayload.Delivery(childComplexity), true
+
+	case "ReferrerViews.domain":
+		if e.ComplexityRoot.ReferrerViews.Domain == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReferrerViews.Domain(childComplexity), true
+	case "ReferrerViews.views":
+		if e.ComplexityRoot.ReferrerViews.Views == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReferrerViews.Views(childComplexity), true
 
 	case "RejectCommentPayload.comment":
 		if e.ComplexityRoot.RejectCommentPayload.Comment == nil {
@@ -3534,6 +3658,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.UpdateWebhookPayload.Webhook(childComplexity), true
 
+	case "ViewsOnDay.date":
+		if e.ComplexityRoot.ViewsOnDay.Date == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ViewsOnDay.Date(childComplexity), true
+	case "ViewsOnDay.views":
+		if e.ComplexityRoot.ViewsOnDay.Views == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ViewsOnDay.Views(childComplexity), true
+
 	case "Webhook.createdAt":
 		if e.ComplexityRoot.Webhook.CreatedAt == nil {
 			break
@@ -3682,6 +3819,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("PingWebhookInput", ec.unmarshalInputPingWebhookInput),
 			graphql.NewInputUnmarshaler("PublishPageInput", ec.unmarshalInputPublishPageInput),
 			graphql.NewInputUnmarshaler("PublishPostInput", ec.unmarshalInputPublishPostInput),
+			graphql.NewInputUnmarshaler("RecordViewInput", ec.unmarshalInputRecordViewInput),
 			graphql.NewInputUnmarshaler("RedeliverWebhookEventInput", ec.unmarshalInputRedeliverWebhookEventInput),
 			graphql.NewInputUnmarshaler("RejectCommentInput", ec.unmarshalInputRejectCommentInput),
 			graphql.NewInputUnmarshaler("RemovePostFromSeriesInput", ec.unmarshalInputRemovePostFromSeriesInput),
@@ -6319,6 +6457,108 @@ type UpdateSitePayload {
   "The settings as updated."
   site: Site!
 }
+
+# --- Views ---
+
+extend type Post {
+  "How many times the post was viewed: a reader counted once a day (see ` + "`" + `recordView` + "`" + `), bots left out. Kept within about a second of the views by each server. Costs one BatchGetItem an operation, shared by every post of it."
+  viewCount: Int!
+  "The post's views per day over the last ` + "`" + `days` + "`" + ` days and where its readers came from. Only the post's authors and admins may read them: others get FORBIDDEN. One request."
+  stats(
+    "How many days back from today (UTC), today included, from 1 to 90; 30 when not given."
+    days: Int = 30
+  ): PostStats!
+}
+
+"""
+A post's views over a number of days.
+"""
+type PostStats {
+  "The views of each day, oldest first, days without views included."
+  days: [ViewsOnDay!]!
+  "The total of ` + "`" + `days` + "`" + `."
+  views: Int!
+  "The domains readers came from (taken from the referrer, without path), most views first, at most 10. Views without a referrer, or with an invalid one, are in none."
+  topReferrers: [ReferrerViews!]!
+}
+
+"""
+A post's views on one day.
+"""
+type ViewsOnDay {
+  "The day, UTC, as ` + "`" + `2006-01-02` + "`" + `."
+  date: String!
+  "The views counted that day."
+  views: Int!
+}
+
+"""
+The views that came from one referrer domain.
+"""
+type ReferrerViews {
+  "The domain, such as ` + "`" + `news.ycombinator.com` + "`" + `."
+  domain: String!
+  "The views from it."
+  views: Int!
+}
+
+"""
+The periods of ` + "`" + `popularPosts` + "`" + `: the current UTC day, ISO week or month.
+"""
+enum PopularPeriod {
+  "Today, UTC."
+  DAY
+  "This ISO week, UTC."
+  WEEK
+  "This month, UTC."
+  MONTH
+}
+
+"""
+A post in a popular list, with its views in the period.
+"""
+type PopularPost {
+  "The post."
+  post: Post!
+  "Its views in the period, as the list last recorded them (every few seconds)."
+  views: Int!
+}
+
+extend type Query {
+  "The most viewed public posts of the current day, week or month, most views first: one Query of the period's list and one BatchGetItem of its posts. A post hidden since it was viewed is left out. The list follows the views within seconds."
+  popularPosts(
+    "The period."
+    period: PopularPeriod!
+    "How many posts, from 1 to 100; 10 when not given."
+    first: Int = 10
+  ): [PopularPost!]!
+}
+
+"""
+The input of ` + "`" + `recordView` + "`" + `.
+"""
+input RecordViewInput {
+  "The post viewed."
+  postId: ID!
+  "The URL the reader came from (the page's ` + "`" + `document.referrer` + "`" + `); only its domain is kept."
+  referrer: String
+}
+
+"""
+The result of ` + "`" + `recordView` + "`" + `.
+"""
+type RecordViewPayload {
+  "Whether the view was counted: false for a bot, a reader counted on the post today, or a post that is missing or not public."
+  counted: Boolean!
+}
+
+extend type Mutation {
+  "Counts a view of a post by the client of this request (its address and user agent, hashed with a salt that changes daily and never stored), as the beacon ` + "`" + `POST /v/<postId>` + "`" + ` does. For a page rendered on a server, the beacon sent from the browser counts the reader; this counts the server's own client."
+  recordView(
+    "The view."
+    input: RecordViewInput!
+  ): RecordViewPayload!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -6835,6 +7075,16 @@ func (ec *executionContext) childFields_PingWebhookPayload(ctx context.Context, 
 	return nil, fmt.Errorf("no field named %q was found under type PingWebhookPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_PopularPost(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "post":
+		return ec.fieldContext_PopularPost_post(ctx, field)
+	case "views":
+		return ec.fieldContext_PopularPost_views(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PopularPost", field.Name)
+}
+
 func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -6899,6 +7149,10 @@ func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.
 		return ec.fieldContext_Post_series(ctx, field)
 	case "revisions":
 		return ec.fieldContext_Post_revisions(ctx, field)
+	case "viewCount":
+		return ec.fieldContext_Post_viewCount(ctx, field)
+	case "stats":
+		return ec.fieldContext_Post_stats(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Post", field.Name)
 }
@@ -6973,6 +7227,18 @@ func (ec *executionContext) childFields_PostSeries(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type PostSeries", field.Name)
 }
 
+func (ec *executionContext) childFields_PostStats(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "days":
+		return ec.fieldContext_PostStats_days(ctx, field)
+	case "views":
+		return ec.fieldContext_PostStats_views(ctx, field)
+	case "topReferrers":
+		return ec.fieldContext_PostStats_topReferrers(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PostStats", field.Name)
+}
+
 func (ec *executionContext) childFields_PublishPagePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "page":
@@ -6989,12 +7255,30 @@ func (ec *executionContext) childFields_PublishPostPayload(ctx context.Context, 
 	return nil, fmt.Errorf("no field named %q was found under type PublishPostPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_RecordViewPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "counted":
+		return ec.fieldContext_RecordViewPayload_counted(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RecordViewPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_RedeliverWebhookEventPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "delivery":
 		return ec.fieldContext_RedeliverWebhookEventPayload_delivery(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RedeliverWebhookEventPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_ReferrerViews(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "domain":
+		return ec.fieldContext_ReferrerViews_domain(ctx, field)
+	case "views":
+		return ec.fieldContext_ReferrerViews_views(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReferrerViews", field.Name)
 }
 
 func (ec *executionContext) childFields_RejectCommentPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -7407,6 +7691,16 @@ func (ec *executionContext) childFields_UpdateWebhookPayload(ctx context.Context
 		return ec.fieldContext_UpdateWebhookPayload_webhook(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type UpdateWebhookPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_ViewsOnDay(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "date":
+		return ec.fieldContext_ViewsOnDay_date(ctx, field)
+	case "views":
+		return ec.fieldContext_ViewsOnDay_views(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ViewsOnDay", field.Name)
 }
 
 func (ec *executionContext) childFields_Webhook(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8081,6 +8375,20 @@ func (ec *executionContext) field_Mutation_publishPost_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_recordView_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RecordViewInput, error) {
+			return ec.unmarshalNRecordViewInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRecordViewInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_redeliverWebhookEvent_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -8437,6 +8745,20 @@ func (ec *executionContext) field_Post_revisions_args(ctx context.Context, rawAr
 	return args, nil
 }
 
+func (ec *executionContext) field_Post_stats_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "days",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["days"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Query___type_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -8756,6 +9078,28 @@ func (ec *executionContext) field_Query_pages_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["drafts"] = arg4
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_popularPosts_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "period",
+		func(ctx context.Context, v any) (model.PopularPeriod, error) {
+			return ec.unmarshalNPopularPeriod2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPopularPeriod(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["period"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
 	return args, nil
 }
 
@@ -14045,6 +14389,50 @@ func (ec *executionContext) fieldContext_Mutation_restorePostRevision(ctx contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_recordView(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_recordView(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RecordView(ctx, fc.Args["input"].(model.RecordViewInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RecordViewPayload) graphql.Marshaler {
+			return ec.marshalNRecordViewPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRecordViewPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_recordView(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RecordViewPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_recordView_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Page_id(ctx context.Context, field graphql.CollectedField, obj *storage.SitePage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -14626,6 +15014,61 @@ func (ec *executionContext) fieldContext_PingWebhookPayload_delivery(_ context.C
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _PopularPost_post(ctx context.Context, field graphql.CollectedField, obj *model.PopularPost) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PopularPost_post(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Post, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPost(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PopularPost_post(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PopularPost",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PopularPost_views(ctx context.Context, field graphql.CollectedField, obj *model.PopularPost) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PopularPost_views(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Views, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PopularPost_views(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PopularPost", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Post_id(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
@@ -15545,6 +15988,73 @@ func (ec *executionContext) fieldContext_Post_revisions(ctx context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _Post_viewCount(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_viewCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().ViewCount(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_viewCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, true, true, "Int")
+}
+
+func (ec *executionContext) _Post_stats(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_stats(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Post().Stats(ctx, obj, fc.Args["days"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PostStats) graphql.Marshaler {
+			return ec.marshalNPostStats2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostStats(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_stats(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Post",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PostStats(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Post_stats_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PostConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.PostConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -16072,6 +16582,93 @@ func (ec *executionContext) fieldContext_PostSeries_next(_ context.Context, fiel
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Post(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PostStats_days(ctx context.Context, field graphql.CollectedField, obj *model.PostStats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostStats_days(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Days, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ViewsOnDay) graphql.Marshaler {
+			return ec.marshalNViewsOnDay2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐViewsOnDayᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostStats_days(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PostStats",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ViewsOnDay(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PostStats_views(ctx context.Context, field graphql.CollectedField, obj *model.PostStats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostStats_views(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Views, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostStats_views(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostStats", field, false, false, "Int")
+}
+
+func (ec *executionContext) _PostStats_topReferrers(ctx context.Context, field graphql.CollectedField, obj *model.PostStats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostStats_topReferrers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TopReferrers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ReferrerViews) graphql.Marshaler {
+			return ec.marshalNReferrerViews2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReferrerViewsᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostStats_topReferrers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PostStats",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReferrerViews(ctx, field)
 		},
 	}
 	return fc, nil
@@ -17040,6 +17637,50 @@ func (ec *executionContext) fieldContext_Query_allSeries(ctx context.Context, fi
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_popularPosts(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_popularPosts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().PopularPosts(ctx, fc.Args["period"].(model.PopularPeriod), fc.Args["first"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.PopularPost) graphql.Marshaler {
+			return ec.marshalNPopularPost2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPopularPostᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_popularPosts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PopularPost(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_popularPosts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17116,6 +17757,29 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 	return fc, nil
 }
 
+func (ec *executionContext) _RecordViewPayload_counted(ctx context.Context, field graphql.CollectedField, obj *model.RecordViewPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecordViewPayload_counted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Counted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RecordViewPayload_counted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RecordViewPayload", field, false, false, "Boolean")
+}
+
 func (ec *executionContext) _RedeliverWebhookEventPayload_delivery(ctx context.Context, field graphql.CollectedField, obj *model.RedeliverWebhookEventPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17146,6 +17810,52 @@ func (ec *executionContext) fieldContext_RedeliverWebhookEventPayload_delivery(_
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _ReferrerViews_domain(ctx context.Context, field graphql.CollectedField, obj *model.ReferrerViews) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReferrerViews_domain(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Domain, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReferrerViews_domain(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReferrerViews", field, false, false, "String")
+}
+
+func (ec *executionContext) _ReferrerViews_views(ctx context.Context, field graphql.CollectedField, obj *model.ReferrerViews) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReferrerViews_views(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Views, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReferrerViews_views(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReferrerViews", field, false, false, "Int")
 }
 
 func (ec *executionContext) _RejectCommentPayload_comment(ctx context.Context, field graphql.CollectedField, obj *model.RejectCommentPayload) (ret graphql.Marshaler) {
@@ -20207,6 +20917,52 @@ func (ec *executionContext) fieldContext_UpdateWebhookPayload_webhook(_ context.
 	return fc, nil
 }
 
+func (ec *executionContext) _ViewsOnDay_date(ctx context.Context, field graphql.CollectedField, obj *model.ViewsOnDay) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ViewsOnDay_date(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Date, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ViewsOnDay_date(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ViewsOnDay", field, false, false, "String")
+}
+
+func (ec *executionContext) _ViewsOnDay_views(ctx context.Context, field graphql.CollectedField, obj *model.ViewsOnDay) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ViewsOnDay_views(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Views, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ViewsOnDay_views(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ViewsOnDay", field, false, false, "Int")
+}
+
 func (ec *executionContext) _Webhook_id(ctx context.Context, field graphql.CollectedField, obj *storage.Webhook) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -23189,6 +23945,55 @@ func (ec *executionContext) unmarshalInputPublishPostInput(ctx context.Context, 
 func UnmarshalPublishPostInput(ctx context.Context, raw any) (model.PublishPostInput, error) {
 	var out model.PublishPostInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "PublishPostInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputRecordViewInput(ctx context.Context, obj any) (model.RecordViewInput, error) {
+	var it model.RecordViewInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"postId", "referrer"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "postId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("postId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PostID = data
+		case "referrer":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("referrer"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Referrer = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalRecordViewInput unmarshals raw into the RecordViewInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRecordViewInput(ctx context.Context, raw any) (model.RecordViewInput, error) {
+	var out model.RecordViewInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RecordViewInput", raw, &out)
 	return out, err
 }
 
@@ -26456,6 +27261,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "recordView":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_recordView(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -26707,6 +27519,44 @@ func (ec *executionContext) _PingWebhookPayload(ctx context.Context, sel ast.Sel
 	return out
 }
 
+var popularPostImplementors = []string{"PopularPost"}
+
+func (ec *executionContext) _PopularPost(ctx context.Context, sel ast.SelectionSet, obj *model.PopularPost) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, popularPostImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PopularPost")
+		case "post":
+			out.Values[i] = ec._PopularPost_post(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "views":
+			out.Values[i] = ec._PopularPost_views(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var postImplementors = []string{"Post", "Node"}
 
 func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj *storage.Post) graphql.Marshaler {
@@ -26891,6 +27741,18 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Post_revisions(ctx, field, obj)
+				})
+		case "viewCount":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Post_viewCount(ctx, field, obj)
+				})
+		case "stats":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Post_stats(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -27152,6 +28014,49 @@ func (ec *executionContext) _PostSeries(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var postStatsImplementors = []string{"PostStats"}
+
+func (ec *executionContext) _PostStats(ctx context.Context, sel ast.SelectionSet, obj *model.PostStats) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, postStatsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PostStats")
+		case "days":
+			out.Values[i] = ec._PostStats_days(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "views":
+			out.Values[i] = ec._PostStats_views(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "topReferrers":
+			out.Values[i] = ec._PostStats_topReferrers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var publishPagePayloadImplementors = []string{"PublishPagePayload"}
 
 func (ec *executionContext) _PublishPagePayload(ctx context.Context, sel ast.SelectionSet, obj *model.PublishPagePayload) graphql.Marshaler {
@@ -27369,6 +28274,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_allSeries(ctx, field)
 				})
+		case "popularPosts":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_popularPosts(ctx, field)
+				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -27400,6 +28311,39 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 	return out
 }
 
+var recordViewPayloadImplementors = []string{"RecordViewPayload"}
+
+func (ec *executionContext) _RecordViewPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RecordViewPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, recordViewPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RecordViewPayload")
+		case "counted":
+			out.Values[i] = ec._RecordViewPayload_counted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var redeliverWebhookEventPayloadImplementors = []string{"RedeliverWebhookEventPayload"}
 
 func (ec *executionContext) _RedeliverWebhookEventPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RedeliverWebhookEventPayload) graphql.Marshaler {
@@ -27413,6 +28357,44 @@ func (ec *executionContext) _RedeliverWebhookEventPayload(ctx context.Context, s
 			out.Values[i] = graphql.MarshalString("RedeliverWebhookEventPayload")
 		case "delivery":
 			out.Values[i] = ec._RedeliverWebhookEventPayload_delivery(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var referrerViewsImplementors = []string{"ReferrerViews"}
+
+func (ec *executionContext) _ReferrerViews(ctx context.Context, sel ast.SelectionSet, obj *model.ReferrerViews) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, referrerViewsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReferrerViews")
+		case "domain":
+			out.Values[i] = ec._ReferrerViews_domain(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "views":
+			out.Values[i] = ec._ReferrerViews_views(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -28970,6 +29952,44 @@ func (ec *executionContext) _UpdateWebhookPayload(ctx context.Context, sel ast.S
 	return out
 }
 
+var viewsOnDayImplementors = []string{"ViewsOnDay"}
+
+func (ec *executionContext) _ViewsOnDay(ctx context.Context, sel ast.SelectionSet, obj *model.ViewsOnDay) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, viewsOnDayImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ViewsOnDay")
+		case "date":
+			out.Values[i] = ec._ViewsOnDay_date(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "views":
+			out.Values[i] = ec._ViewsOnDay_views(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var webhookImplementors = []string{"Webhook"}
 
 func (ec *executionContext) _Webhook(ctx context.Context, sel ast.SelectionSet, obj *storage.Webhook) graphql.Marshaler {
@@ -30187,6 +31207,40 @@ func (ec *executionContext) marshalNPingWebhookPayload2ᚖgithubᚗcomᚋblogql�
 	return ec._PingWebhookPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNPopularPeriod2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPopularPeriod(ctx context.Context, v any) (model.PopularPeriod, error) {
+	var res model.PopularPeriod
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPopularPeriod2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPopularPeriod(ctx context.Context, sel ast.SelectionSet, v model.PopularPeriod) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNPopularPost2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPopularPostᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.PopularPost) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPopularPost2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPopularPost(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPopularPost2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPopularPost(ctx context.Context, sel ast.SelectionSet, v *model.PopularPost) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "PopularPost!")
+		return graphql.Null
+	}
+	return ec._PopularPost(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNPost2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPostᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.Post) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -30269,6 +31323,14 @@ func (ec *executionContext) marshalNPostPage2ᚖgithubᚗcomᚋblogqlᚋblogᚋg
 	return ec._PostPage(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNPostStats2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostStats(ctx context.Context, sel ast.SelectionSet, v *model.PostStats) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "PostStats!")
+		return graphql.Null
+	}
+	return ec._PostStats(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNPostStatus2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostStatus(ctx context.Context, v any) (model.PostStatus, error) {
 	var res model.PostStatus
 	err := res.UnmarshalGQL(v)
@@ -30305,6 +31367,19 @@ func (ec *executionContext) marshalNPublishPostPayload2ᚖgithubᚗcomᚋblogql�
 	return ec._PublishPostPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNRecordViewInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRecordViewInput(ctx context.Context, v any) (model.RecordViewInput, error) {
+	res, err := ec.unmarshalInputRecordViewInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRecordViewPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRecordViewPayload(ctx context.Context, sel ast.SelectionSet, v *model.RecordViewPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "RecordViewPayload!")
+		return graphql.Null
+	}
+	return ec._RecordViewPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNRedeliverWebhookEventInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRedeliverWebhookEventInput(ctx context.Context, v any) (model.RedeliverWebhookEventInput, error) {
 	res, err := ec.unmarshalInputRedeliverWebhookEventInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -30316,6 +31391,30 @@ func (ec *executionContext) marshalNRedeliverWebhookEventPayload2ᚖgithubᚗcom
 		return graphql.Null
 	}
 	return ec._RedeliverWebhookEventPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNReferrerViews2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReferrerViewsᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ReferrerViews) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNReferrerViews2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReferrerViews(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNReferrerViews2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReferrerViews(ctx context.Context, sel ast.SelectionSet, v *model.ReferrerViews) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ReferrerViews!")
+		return graphql.Null
+	}
+	return ec._ReferrerViews(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNRejectCommentInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRejectCommentInput(ctx context.Context, v any) (model.RejectCommentInput, error) {
@@ -30850,6 +31949,30 @@ func (ec *executionContext) marshalNUpdateWebhookPayload2ᚖgithubᚗcomᚋblogq
 		return graphql.Null
 	}
 	return ec._UpdateWebhookPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNViewsOnDay2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐViewsOnDayᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ViewsOnDay) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNViewsOnDay2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐViewsOnDay(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNViewsOnDay2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐViewsOnDay(ctx context.Context, sel ast.SelectionSet, v *model.ViewsOnDay) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ViewsOnDay!")
+		return graphql.Null
+	}
+	return ec._ViewsOnDay(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNWebhook2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐWebhook(ctx context.Context, sel ast.SelectionSet, v *storage.Webhook) graphql.Marshaler {

@@ -14,6 +14,7 @@ import (
 	"github.com/blogql/blog/search"
 	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/tracing"
+	"github.com/blogql/blog/views"
 	"github.com/blogql/blog/webhooks"
 )
 
@@ -73,6 +74,9 @@ type HandlerOptions struct {
 	Live LiveOptions
 	// Site is what the site settings show where they were never set.
 	Site SiteDefaults
+	// Views counts the views recordView records (the same Counter the
+	// beacon feeds); nil counts none.
+	Views *views.Counter
 }
 
 // NewHandler returns the blog's GraphQL endpoint over store: the schema
@@ -93,6 +97,7 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	resolver.siteDefaults = opts.Site
 	resolver.live, resolver.eventReads = opts.Live, newEventReads(store)
 	resolver.searcher = opts.Search
+	resolver.views = opts.Views
 	if resolver.live.PerConnection <= 0 {
 		resolver.live.PerConnection = DefaultSubscriptionsPerConnection
 	}
@@ -133,7 +138,7 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	}
 	observe := batchObserver(opts.Metrics)
 	h.Wrap = func(srv http.Handler) http.Handler {
-		return withCost(opts.ShowCost, withActor(opts.Verifier, logger, withLoaders(store, observe, withConnection(srv))))
+		return withCost(opts.ShowCost, withActor(opts.Verifier, logger, withLoaders(store, observe, withClient(withConnection(srv)))))
 	}
 	return gqlhttp.New(NewExecutableSchema(cfg), h)
 }

@@ -34,6 +34,8 @@ type loaders struct {
 	commenters *dataloader.Loader[storage.Writer, *storage.Commenter]
 	// stats reads the blog-wide counts once for all the fields that ask.
 	stats *dataloader.Loader[struct{}, *storage.Stats]
+	// views reads the view counts of posts (views.go).
+	views *dataloader.Loader[string, int64]
 	// observe records each batch read: its loader, its number of keys,
 	// and whether it waited for the loader's batch window (or was primed).
 	observe func(loader string, keys int, waited bool)
@@ -69,6 +71,7 @@ func withLoaders(store *storage.Store, observe func(loader string, keys int, wai
 			comments:   newLoader("comments", maxBatch/2, store.GetComments, observe),
 			commenters: newLoader("commenters", maxBatch, store.GetCommenters, observe),
 			stats:      newLoader("stats", 1, statsOf(store), observe),
+			views:      newLoader("views", maxBatch, viewCountsOf(store), observe),
 			observe:    observe,
 		}
 	}
@@ -92,6 +95,7 @@ func (l *loaders) forget() {
 	l.comments.ClearAll()
 	l.commenters.ClearAll()
 	l.stats.ClearAll()
+	l.views.ClearAll()
 }
 
 // freshReadsPerMutation makes each mutation of a request start with

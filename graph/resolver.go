@@ -12,6 +12,7 @@ import (
 
 	"github.com/blogql/blog/search"
 	"github.com/blogql/blog/storage"
+	"github.com/blogql/blog/views"
 	"github.com/blogql/blog/webhooks"
 )
 
@@ -34,6 +35,8 @@ type Resolver struct {
 	searcher *search.Service
 	// siteDefaults are what unset site settings show (site.go).
 	siteDefaults SiteDefaults
+	// views counts the views recordView records; nil counts none.
+	views *views.Counter
 }
 
 // newResolver returns the root resolver over store, with the policy for

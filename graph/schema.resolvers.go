@@ -686,6 +686,11 @@ func (r *mutationResolver) RestorePostRevision(ctx context.Context, input model.
 	return r.restorePostRevision(ctx, input)
 }
 
+// RecordView is the resolver for the recordView field.
+func (r *mutationResolver) RecordView(ctx context.Context, input model.RecordViewInput) (*model.RecordViewPayload, error) {
+	return r.recordView(ctx, input)
+}
+
 // ID is the resolver for the id field.
 func (r *pageResolver) ID(ctx context.Context, obj *storage.SitePage) (string, error) {
 	return pageGID(obj.ID), nil
@@ -848,6 +853,16 @@ func (r *postResolver) Series(ctx context.Context, obj *storage.Post) (*model.Po
 // Revisions is the resolver for the revisions field.
 func (r *postResolver) Revisions(ctx context.Context, obj *storage.Post, first *int, after *string, last *int, before *string) (*model.RevisionConnection, error) {
 	return r.postRevisions(ctx, obj, first, after, last, before)
+}
+
+// ViewCount is the resolver for the viewCount field.
+func (r *postResolver) ViewCount(ctx context.Context, obj *storage.Post) (int, error) {
+	return r.viewCount(ctx, obj)
+}
+
+// Stats is the resolver for the stats field.
+func (r *postResolver) Stats(ctx context.Context, obj *storage.Post, days *int) (*model.PostStats, error) {
+	return r.postStats(ctx, obj, days)
 }
 
 // Previous is the resolver for the previous field.
@@ -1102,6 +1117,11 @@ func (r *queryResolver) Series(ctx context.Context, slug string) (*storage.Serie
 // AllSeries is the resolver for the allSeries field.
 func (r *queryResolver) AllSeries(ctx context.Context, first *int, after *string, last *int, before *string) (*model.SeriesConnection, error) {
 	return r.allSeries(ctx, first, after, last, before)
+}
+
+// PopularPosts is the resolver for the popularPosts field.
+func (r *queryResolver) PopularPosts(ctx context.Context, period model.PopularPeriod, first *int) ([]*model.PopularPost, error) {
+	return r.popularPosts(ctx, period, first)
 }
 
 // ID is the resolver for the id field.
