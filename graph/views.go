@@ -63,9 +63,9 @@ func viewCountsOf(store *storage.Store) func(context.Context, []string) ([]int64
 	return func(ctx context.Context, ids []string) ([]int64, []error) {
 		counts, err := store.ViewCounts(ctx, ids)
 		if err != nil {
-			return nil, slices.Repeat([]error{err}, len(ids))
+			return make([]int64, len(ids)), slices.Repeat([]error{err}, len(ids))
 		}
-		return counts, nil
+		return counts, make([]error, len(ids))
 	}
 }
 

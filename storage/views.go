@@ -124,7 +124,7 @@ func (s *Store) FlushViews(ctx context.Context, b ViewBatch) (ViewTotals, error)
 		refs = refs[:MaxReferrersPerFlush]
 	}
 	for _, d := range refs {
-		dayUpd = dayUpd.Add(expression.Name(prefixRef+d), expression.Value(b.Referrers[d]))
+		dayUpd = dayUpd.Add(expression.NameNoDotSplit(prefixRef+d), expression.Value(b.Referrers[d]))
 	}
 	got, err = s.addViews(ctx, keys.PostViewDay(b.PostID, b.At), dayUpd)
 	if err != nil {

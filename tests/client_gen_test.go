@@ -8984,6 +8984,72 @@ func (v *PingWebhookResponse) GetPingWebhook() PingWebhookPingWebhookPingWebhook
 	return v.PingWebhook
 }
 
+// The periods of `popularPosts`: the current UTC day, ISO week or month.
+type PopularPeriod string
+
+const (
+	// Today, UTC.
+	PopularPeriodDay PopularPeriod = "DAY"
+	// This ISO week, UTC.
+	PopularPeriodWeek PopularPeriod = "WEEK"
+	// This month, UTC.
+	PopularPeriodMonth PopularPeriod = "MONTH"
+)
+
+var AllPopularPeriod = []PopularPeriod{
+	PopularPeriodDay,
+	PopularPeriodWeek,
+	PopularPeriodMonth,
+}
+
+// PopularPopularPostsPopularPost includes the requested fields of the GraphQL type PopularPost.
+// The GraphQL type's documentation follows.
+//
+// A post in a popular list, with its views in the period.
+type PopularPopularPostsPopularPost struct {
+	// Its views in the period, as the list last recorded them (every few seconds).
+	Views int `json:"views"`
+	// The post.
+	Post PopularPopularPostsPopularPostPost `json:"post"`
+}
+
+// GetViews returns PopularPopularPostsPopularPost.Views, and is useful for accessing the field via an interface.
+func (v *PopularPopularPostsPopularPost) GetViews() int { return v.Views }
+
+// GetPost returns PopularPopularPostsPopularPost.Post, and is useful for accessing the field via an interface.
+func (v *PopularPopularPostsPopularPost) GetPost() PopularPopularPostsPopularPostPost { return v.Post }
+
+// PopularPopularPostsPopularPostPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type PopularPopularPostsPopularPostPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The unique, URL-friendly name of the post: its current one. A post found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+	// The title of the post.
+	Title string `json:"title"`
+}
+
+// GetId returns PopularPopularPostsPopularPostPost.Id, and is useful for accessing the field via an interface.
+func (v *PopularPopularPostsPopularPostPost) GetId() string { return v.Id }
+
+// GetSlug returns PopularPopularPostsPopularPostPost.Slug, and is useful for accessing the field via an interface.
+func (v *PopularPopularPostsPopularPostPost) GetSlug() string { return v.Slug }
+
+// GetTitle returns PopularPopularPostsPopularPostPost.Title, and is useful for accessing the field via an interface.
+func (v *PopularPopularPostsPopularPostPost) GetTitle() string { return v.Title }
+
+// PopularResponse is returned by Popular on success.
+type PopularResponse struct {
+	// The most viewed public posts of the current day, week or month, most views first: one Query of the period's list and one BatchGetItem of its posts. A post hidden since it was viewed is left out. The list follows the views within seconds.
+	PopularPosts []PopularPopularPostsPopularPost `json:"popularPosts"`
+}
+
+// GetPopularPosts returns PopularResponse.PopularPosts, and is useful for accessing the field via an interface.
+func (v *PopularResponse) GetPopularPosts() []PopularPopularPostsPopularPost { return v.PopularPosts }
+
 // PostArticlePost includes the requested fields of the GraphQL type Post.
 // The GraphQL type's documentation follows.
 //
@@ -11684,6 +11750,116 @@ type PostThreadsResponse struct {
 // GetPost returns PostThreadsResponse.Post, and is useful for accessing the field via an interface.
 func (v *PostThreadsResponse) GetPost() *PostThreadsPost { return v.Post }
 
+// PostViewStatsPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type PostViewStatsPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The post's views per day over the last `days` days and where its readers came from. Only the post's authors and admins may read them: others get FORBIDDEN. One request.
+	Stats PostViewStatsPostStats `json:"stats"`
+}
+
+// GetId returns PostViewStatsPost.Id, and is useful for accessing the field via an interface.
+func (v *PostViewStatsPost) GetId() string { return v.Id }
+
+// GetStats returns PostViewStatsPost.Stats, and is useful for accessing the field via an interface.
+func (v *PostViewStatsPost) GetStats() PostViewStatsPostStats { return v.Stats }
+
+// PostViewStatsPostStats includes the requested fields of the GraphQL type PostStats.
+// The GraphQL type's documentation follows.
+//
+// A post's views over a number of days.
+type PostViewStatsPostStats struct {
+	// The total of `days`.
+	Views int `json:"views"`
+	// The views of each day, oldest first, days without views included.
+	Days []PostViewStatsPostStatsDaysViewsOnDay `json:"days"`
+	// The domains readers came from (taken from the referrer, without path), most views first, at most 10. Views without a referrer, or with an invalid one, are in none.
+	TopReferrers []PostViewStatsPostStatsTopReferrersReferrerViews `json:"topReferrers"`
+}
+
+// GetViews returns PostViewStatsPostStats.Views, and is useful for accessing the field via an interface.
+func (v *PostViewStatsPostStats) GetViews() int { return v.Views }
+
+// GetDays returns PostViewStatsPostStats.Days, and is useful for accessing the field via an interface.
+func (v *PostViewStatsPostStats) GetDays() []PostViewStatsPostStatsDaysViewsOnDay { return v.Days }
+
+// GetTopReferrers returns PostViewStatsPostStats.TopReferrers, and is useful for accessing the field via an interface.
+func (v *PostViewStatsPostStats) GetTopReferrers() []PostViewStatsPostStatsTopReferrersReferrerViews {
+	return v.TopReferrers
+}
+
+// PostViewStatsPostStatsDaysViewsOnDay includes the requested fields of the GraphQL type ViewsOnDay.
+// The GraphQL type's documentation follows.
+//
+// A post's views on one day.
+type PostViewStatsPostStatsDaysViewsOnDay struct {
+	// The day, UTC, as `2006-01-02`.
+	Date string `json:"date"`
+	// The views counted that day.
+	Views int `json:"views"`
+}
+
+// GetDate returns PostViewStatsPostStatsDaysViewsOnDay.Date, and is useful for accessing the field via an interface.
+func (v *PostViewStatsPostStatsDaysViewsOnDay) GetDate() string { return v.Date }
+
+// GetViews returns PostViewStatsPostStatsDaysViewsOnDay.Views, and is useful for accessing the field via an interface.
+func (v *PostViewStatsPostStatsDaysViewsOnDay) GetViews() int { return v.Views }
+
+// PostViewStatsPostStatsTopReferrersReferrerViews includes the requested fields of the GraphQL type ReferrerViews.
+// The GraphQL type's documentation follows.
+//
+// The views that came from one referrer domain.
+type PostViewStatsPostStatsTopReferrersReferrerViews struct {
+	// The domain, such as `news.ycombinator.com`.
+	Domain string `json:"domain"`
+	// The views from it.
+	Views int `json:"views"`
+}
+
+// GetDomain returns PostViewStatsPostStatsTopReferrersReferrerViews.Domain, and is useful for accessing the field via an interface.
+func (v *PostViewStatsPostStatsTopReferrersReferrerViews) GetDomain() string { return v.Domain }
+
+// GetViews returns PostViewStatsPostStatsTopReferrersReferrerViews.Views, and is useful for accessing the field via an interface.
+func (v *PostViewStatsPostStatsTopReferrersReferrerViews) GetViews() int { return v.Views }
+
+// PostViewStatsResponse is returned by PostViewStats on success.
+type PostViewStatsResponse struct {
+	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin (with the same answer as for a post that does not exist), or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
+	Post *PostViewStatsPost `json:"post"`
+}
+
+// GetPost returns PostViewStatsResponse.Post, and is useful for accessing the field via an interface.
+func (v *PostViewStatsResponse) GetPost() *PostViewStatsPost { return v.Post }
+
+// PostViewsPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type PostViewsPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// How many times the post was viewed: a reader counted once a day (see `recordView`), bots left out. Kept within about a second of the views by each server. Costs one BatchGetItem an operation, shared by every post of it.
+	ViewCount int `json:"viewCount"`
+}
+
+// GetId returns PostViewsPost.Id, and is useful for accessing the field via an interface.
+func (v *PostViewsPost) GetId() string { return v.Id }
+
+// GetViewCount returns PostViewsPost.ViewCount, and is useful for accessing the field via an interface.
+func (v *PostViewsPost) GetViewCount() int { return v.ViewCount }
+
+// PostViewsResponse is returned by PostViews on success.
+type PostViewsResponse struct {
+	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin (with the same answer as for a post that does not exist), or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
+	Post *PostViewsPost `json:"post"`
+}
+
+// GetPost returns PostViewsResponse.Post, and is useful for accessing the field via an interface.
+func (v *PostViewsResponse) GetPost() *PostViewsPost { return v.Post }
+
 // PreviewHeadPost includes the requested fields of the GraphQL type Post.
 // The GraphQL type's documentation follows.
 //
@@ -12264,6 +12440,43 @@ type QueueTotalResponse struct {
 // GetModerationQueue returns QueueTotalResponse.ModerationQueue, and is useful for accessing the field via an interface.
 func (v *QueueTotalResponse) GetModerationQueue() *QueueTotalModerationQueuePendingCommentConnection {
 	return v.ModerationQueue
+}
+
+// The input of `recordView`.
+type RecordViewInput struct {
+	// The post viewed.
+	PostId string `json:"postId"`
+	// The URL the reader came from (the page's `document.referrer`); only its domain is kept.
+	Referrer *string `json:"referrer"`
+}
+
+// GetPostId returns RecordViewInput.PostId, and is useful for accessing the field via an interface.
+func (v *RecordViewInput) GetPostId() string { return v.PostId }
+
+// GetReferrer returns RecordViewInput.Referrer, and is useful for accessing the field via an interface.
+func (v *RecordViewInput) GetReferrer() *string { return v.Referrer }
+
+// RecordViewRecordViewRecordViewPayload includes the requested fields of the GraphQL type RecordViewPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `recordView`.
+type RecordViewRecordViewRecordViewPayload struct {
+	// Whether the view was counted: false for a bot, a reader counted on the post today, or a post that is missing or not public.
+	Counted bool `json:"counted"`
+}
+
+// GetCounted returns RecordViewRecordViewRecordViewPayload.Counted, and is useful for accessing the field via an interface.
+func (v *RecordViewRecordViewRecordViewPayload) GetCounted() bool { return v.Counted }
+
+// RecordViewResponse is returned by RecordView on success.
+type RecordViewResponse struct {
+	// Counts a view of a post by the client of this request (its address and user agent, hashed with a salt that changes daily and never stored), as the beacon `POST /v/<postId>` does. For a page rendered on a server, the beacon sent from the browser counts the reader; this counts the server's own client.
+	RecordView RecordViewRecordViewRecordViewPayload `json:"recordView"`
+}
+
+// GetRecordView returns RecordViewResponse.RecordView, and is useful for accessing the field via an interface.
+func (v *RecordViewResponse) GetRecordView() RecordViewRecordViewRecordViewPayload {
+	return v.RecordView
 }
 
 // The input of `redeliverWebhookEvent`.
@@ -17170,6 +17383,18 @@ type __PingWebhookInput struct {
 // GetInput returns __PingWebhookInput.Input, and is useful for accessing the field via an interface.
 func (v *__PingWebhookInput) GetInput() PingWebhookInput { return v.Input }
 
+// __PopularInput is used internally by genqlient
+type __PopularInput struct {
+	Period PopularPeriod `json:"period"`
+	First  *int          `json:"first"`
+}
+
+// GetPeriod returns __PopularInput.Period, and is useful for accessing the field via an interface.
+func (v *__PopularInput) GetPeriod() PopularPeriod { return v.Period }
+
+// GetFirst returns __PopularInput.First, and is useful for accessing the field via an interface.
+func (v *__PopularInput) GetFirst() *int { return v.First }
+
 // __PostArticleInput is used internally by genqlient
 type __PostArticleInput struct {
 	Slug     string `json:"slug"`
@@ -17298,6 +17523,26 @@ type __PostThreadsInput struct {
 // GetSlug returns __PostThreadsInput.Slug, and is useful for accessing the field via an interface.
 func (v *__PostThreadsInput) GetSlug() string { return v.Slug }
 
+// __PostViewStatsInput is used internally by genqlient
+type __PostViewStatsInput struct {
+	Id   string `json:"id"`
+	Days *int   `json:"days"`
+}
+
+// GetId returns __PostViewStatsInput.Id, and is useful for accessing the field via an interface.
+func (v *__PostViewStatsInput) GetId() string { return v.Id }
+
+// GetDays returns __PostViewStatsInput.Days, and is useful for accessing the field via an interface.
+func (v *__PostViewStatsInput) GetDays() *int { return v.Days }
+
+// __PostViewsInput is used internally by genqlient
+type __PostViewsInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __PostViewsInput.Id, and is useful for accessing the field via an interface.
+func (v *__PostViewsInput) GetId() string { return v.Id }
+
 // __PreviewHeadInput is used internally by genqlient
 type __PreviewHeadInput struct {
 	Token string `json:"token"`
@@ -17329,6 +17574,14 @@ type __PublishPostInput struct {
 
 // GetInput returns __PublishPostInput.Input, and is useful for accessing the field via an interface.
 func (v *__PublishPostInput) GetInput() PublishPostInput { return v.Input }
+
+// __RecordViewInput is used internally by genqlient
+type __RecordViewInput struct {
+	Input RecordViewInput `json:"input"`
+}
+
+// GetInput returns __RecordViewInput.Input, and is useful for accessing the field via an interface.
+func (v *__RecordViewInput) GetInput() RecordViewInput { return v.Input }
 
 // __RedeliverWebhookEventInput is used internally by genqlient
 type __RedeliverWebhookEventInput struct {
@@ -20774,6 +21027,47 @@ func PingWebhook(
 	return data_, err_
 }
 
+// The query executed by Popular.
+const Popular_Operation = `
+query Popular ($period: PopularPeriod!, $first: Int) {
+	popularPosts(period: $period, first: $first) {
+		views
+		post {
+			id
+			slug
+			title
+		}
+	}
+}
+`
+
+func Popular(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	period PopularPeriod,
+	first *int,
+) (data_ *PopularResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "Popular",
+		Query:  Popular_Operation,
+		Variables: &__PopularInput{
+			Period: period,
+			First:  first,
+		},
+	}
+
+	data_ = &PopularResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by PostArticle.
 const PostArticle_Operation = `
 query PostArticle ($slug: String!, $category: String!) {
@@ -21618,6 +21912,88 @@ func PostThreads(
 	return data_, err_
 }
 
+// The query executed by PostViewStats.
+const PostViewStats_Operation = `
+query PostViewStats ($id: ID!, $days: Int) {
+	post(id: $id) {
+		id
+		stats(days: $days) {
+			views
+			days {
+				date
+				views
+			}
+			topReferrers {
+				domain
+				views
+			}
+		}
+	}
+}
+`
+
+func PostViewStats(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+	days *int,
+) (data_ *PostViewStatsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "PostViewStats",
+		Query:  PostViewStats_Operation,
+		Variables: &__PostViewStatsInput{
+			Id:   id,
+			Days: days,
+		},
+	}
+
+	data_ = &PostViewStatsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by PostViews.
+const PostViews_Operation = `
+query PostViews ($id: ID!) {
+	post(id: $id) {
+		id
+		viewCount
+	}
+}
+`
+
+func PostViews(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *PostViewsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "PostViews",
+		Query:  PostViews_Operation,
+		Variables: &__PostViewsInput{
+			Id: id,
+		},
+	}
+
+	data_ = &PostViewsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by Preview.
 const Preview_Operation = `
 query Preview ($token: String!) {
@@ -21850,6 +22226,40 @@ func QueueTotal(
 	}
 
 	data_ = &QueueTotalResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by RecordView.
+const RecordView_Operation = `
+mutation RecordView ($input: RecordViewInput!) {
+	recordView(input: $input) {
+		counted
+	}
+}
+`
+
+func RecordView(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input RecordViewInput,
+) (data_ *RecordViewResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "RecordView",
+		Query:  RecordView_Operation,
+		Variables: &__RecordViewInput{
+			Input: input,
+		},
+	}
+
+	data_ = &RecordViewResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
