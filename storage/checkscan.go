@@ -167,7 +167,7 @@ func (s *Store) scanSnapshot(ctx context.Context) (*snapshot, error) {
 				err = attributevalue.UnmarshalMap(it, pi)
 				t.pageIdx = append(t.pageIdx, pi)
 			case typeIdempotency, typeSecret, typeLayout, typeSite, typePersisted:
-			case typePostViews, typePostViewDay, typePopularEntry: // counts, nothing to check
+			case typePostViews, typePostViewDay, typePopularEntry, typeReaction, typeReactions: // counts, nothing to check
 			case feedstore.TypeLease, feedstore.TypeHeartbeat, feedstore.TypeEvent, feedstore.TypeEventHead:
 				err = t.feed.Add(head.Type, it)
 			default:
