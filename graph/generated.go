@@ -132,9 +132,11 @@ type ComplexityRoot struct {
 		ID              func(childComplexity int) int
 		Parent          func(childComplexity int) int
 		Post            func(childComplexity int) int
+		Reactions       func(childComplexity int) int
 		Replies         func(childComplexity int) int
 		ReplyConnection func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Status          func(childComplexity int) int
+		ViewerReactions func(childComplexity int) int
 	}
 
 	CommentChangeEvent struct {
@@ -297,6 +299,7 @@ type ComplexityRoot struct {
 		PingWebhook           func(childComplexity int, input model.PingWebhookInput) int
 		PublishPage           func(childComplexity int, input model.PublishPageInput) int
 		PublishPost           func(childComplexity int, input model.PublishPostInput) int
+		React                 func(childComplexity int, input model.ReactionInput) int
 		RecordView            func(childComplexity int, input model.RecordViewInput) int
 		RedeliverWebhookEvent func(childComplexity int, input model.RedeliverWebhookEventInput) int
 		RejectComment         func(childComplexity int, input model.RejectCommentInput) int
@@ -307,6 +310,7 @@ type ComplexityRoot struct {
 		SetPostFeatured       func(childComplexity int, input model.SetPostFeaturedInput) int
 		UnpublishPage         func(childComplexity int, input model.UnpublishPageInput) int
 		UnpublishPost         func(childComplexity int, input model.UnpublishPostInput) int
+		Unreact               func(childComplexity int, input model.ReactionInput) int
 		UpdateAuthor          func(childComplexity int, input model.UpdateAuthorInput) int
 		UpdateCategory        func(childComplexity int, input model.UpdateCategoryInput) int
 		UpdateComment         func(childComplexity int, input model.UpdateCommentInput) int
@@ -376,6 +380,7 @@ type ComplexityRoot struct {
 		Previous           func(childComplexity int) int
 		PreviousInCategory func(childComplexity int, slug string) int
 		PublishedAt        func(childComplexity int) int
+		Reactions          func(childComplexity int) int
 		ReadingMinutes     func(childComplexity int) int
 		Related            func(childComplexity int, first *int) int
 		Revisions          func(childComplexity int, first *int, after *string, last *int, before *string) int
@@ -390,6 +395,8 @@ type ComplexityRoot struct {
 		UpdatedAt          func(childComplexity int) int
 		Version            func(childComplexity int) int
 		ViewCount          func(childComplexity int) int
+		ViewerHasReacted   func(childComplexity int, kind model.ReactionKind) int
+		ViewerReactions    func(childComplexity int) int
 		WordCount          func(childComplexity int) int
 	}
 
@@ -466,6 +473,16 @@ type ComplexityRoot struct {
 		Tags            func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Viewer          func(childComplexity int) int
 		Webhooks        func(childComplexity int) int
+	}
+
+	ReactionCount struct {
+		Count func(childComplexity int) int
+		Kind  func(childComplexity int) int
+	}
+
+	ReactionPayload struct {
+		Comment func(childComplexity int) int
+		Post    func(childComplexity int) int
 	}
 
 	RecordViewPayload struct {
@@ -765,6 +782,9 @@ type CommentResolver interface {
 	Parent(ctx context.Context, obj *storage.Comment) (*storage.Comment, error)
 	Replies(ctx context.Context, obj *storage.Comment) ([]*storage.Comment, error)
 	ReplyConnection(ctx context.Context, obj *storage.Comment, first *int, after *string, last *int, before *string) (*model.ReplyConnection, error)
+
+	Reactions(ctx context.Context, obj *storage.Comment) ([]*model.ReactionCount, error)
+	ViewerReactions(ctx context.Context, obj *storage.Comment) ([]model.ReactionKind, error)
 }
 type CommenterResolver interface {
 	Name(ctx context.Context, obj *storage.Commenter) (string, error)
@@ -821,6 +841,8 @@ type MutationResolver interface {
 	MoveSeriesPost(ctx context.Context, input model.MoveSeriesPostInput) (*model.MoveSeriesPostPayload, error)
 	RestorePostRevision(ctx context.Context, input model.RestorePostRevisionInput) (*model.RestorePostRevisionPayload, error)
 	RecordView(ctx context.Context, input model.RecordViewInput) (*model.RecordViewPayload, error)
+	React(ctx context.Context, input model.ReactionInput) (*model.ReactionPayload, error)
+	Unreact(ctx context.Context, input model.ReactionInput) (*model.ReactionPayload, error)
 }
 type PageResolver interface {
 	ID(ctx context.Context, obj *storage.SitePage) (string, error)
@@ -860,6 +882,9 @@ type PostResolver interface {
 	Revisions(ctx context.Context, obj *storage.Post, first *int, after *string, last *int, before *string) (*model.RevisionConnection, error)
 	ViewCount(ctx context.Context, obj *storage.Post) (int, error)
 	Stats(ctx context.Context, obj *storage.Post, days *int) (*model.PostStats, error)
+	Reactions(ctx context.Context, obj *storage.Post) ([]*model.ReactionCount, error)
+	ViewerReactions(ctx context.Context, obj *storage.Post) ([]model.ReactionKind, error)
+	ViewerHasReacted(ctx context.Context, obj *storage.Post, kind model.ReactionKind) (bool, error)
 }
 type PostSeriesResolver interface {
 	Previous(ctx context.Context, obj *model.PostSeries) (*storage.Post, error)
@@ -1307,6 +1332,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Comment.Post(childComplexity), true
+	case "Comment.reactions":
+		if e.ComplexityRoot.Comment.Reactions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Comment.Reactions(childComplexity), true
 	case "Comment.replies":
 		if e.ComplexityRoot.Comment.Replies == nil {
 			break
@@ -1330,6 +1361,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Comment.Status(childComplexity), true
+	case "Comment.viewerReactions":
+		if e.ComplexityRoot.Comment.ViewerReactions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Comment.ViewerReactions(childComplexity), true
 
 	case "CommentChangeEvent.comment":
 		if e.ComplexityRoot.CommentChangeEvent.Comment == nil {
@@ -1943,6 +1980,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PublishPost(childComplexity, args["input"].(model.PublishPostInput)), true
+	case "Mutation.react":
+		if e.ComplexityRoot.Mutation.React == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_react_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.React(childComplexity, args["input"].(model.ReactionInput)), true
 	case "Mutation.recordView":
 		if e.ComplexityRoot.Mutation.RecordView == nil {
 			break
@@ -2053,6 +2101,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UnpublishPost(childComplexity, args["input"].(model.UnpublishPostInput)), true
+	case "Mutation.unreact":
+		if e.ComplexityRoot.Mutation.Unreact == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_unreact_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.Unreact(childComplexity, args["input"].(model.ReactionInput)), true
 	case "Mutation.updateAuthor":
 		if e.ComplexityRoot.Mutation.UpdateAuthor == nil {
 			break
@@ -2420,6 +2479,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.PublishedAt(childComplexity), true
+	case "Post.reactions":
+		if e.ComplexityRoot.Post.Reactions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.Reactions(childComplexity), true
 	case "Post.readingTimeMinutes":
 		if e.ComplexityRoot.Post.ReadingMinutes == nil {
 			break
@@ -2519,6 +2584,23 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.ViewCount(childComplexity), true
+	case "Post.viewerHasReacted":
+		if e.ComplexityRoot.Post.ViewerHasReacted == nil {
+			break
+		}
+
+		args, err := ec.field_Post_viewerHasReacted_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Post.ViewerHasReacted(childComplexity, args["kind"].(model.ReactionKind)), true
+	case "Post.viewerReactions":
+		if e.ComplexityRoot.Post.ViewerReactions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.ViewerReactions(childComplexity), true
 	case "Post.wordCount":
 		if e.ComplexityRoot.Post.WordCount == nil {
 			break
@@ -2913,6 +2995,32 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Webhooks(childComplexity), true
+
+	case "ReactionCount.count":
+		if e.ComplexityRoot.ReactionCount.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReactionCount.Count(childComplexity), true
+	case "ReactionCount.kind":
+		if e.ComplexityRoot.ReactionCount.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReactionCount.Kind(childComplexity), true
+
+	case "ReactionPayload.comment":
+		if e.ComplexityRoot.ReactionPayload.Comment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReactionPayload.Comment(childComplexity), true
+	case "ReactionPayload.post":
+		if e.ComplexityRoot.ReactionPayload.Post == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReactionPayload.Post(childComplexity), true
 
 	case "RecordViewPayload.counted":
 		if e.ComplexityRoot.RecordViewPayload.Counted == nil {
@@ -3819,6 +3927,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("PingWebhookInput", ec.unmarshalInputPingWebhookInput),
 			graphql.NewInputUnmarshaler("PublishPageInput", ec.unmarshalInputPublishPageInput),
 			graphql.NewInputUnmarshaler("PublishPostInput", ec.unmarshalInputPublishPostInput),
+			graphql.NewInputUnmarshaler("ReactionInput", ec.unmarshalInputReactionInput),
 			graphql.NewInputUnmarshaler("RecordViewInput", ec.unmarshalInputRecordViewInput),
 			graphql.NewInputUnmarshaler("RedeliverWebhookEventInput", ec.unmarshalInputRedeliverWebhookEventInput),
 			graphql.NewInputUnmarshaler("RejectCommentInput", ec.unmarshalInputRejectCommentInput),
@@ -6559,6 +6668,84 @@ extend type Mutation {
     input: RecordViewInput!
   ): RecordViewPayload!
 }
+
+# --- Reactions ---
+
+"""
+The kinds of reactions a reader may give a post or a comment, each once.
+"""
+enum ReactionKind {
+  "Likes it."
+  LIKE
+  "Loves it."
+  LOVE
+  "Applauds it."
+  CLAP
+  "Learned from it."
+  INSIGHTFUL
+}
+
+"""
+How many readers reacted with one kind.
+"""
+type ReactionCount {
+  "The kind."
+  kind: ReactionKind!
+  "How many readers reacted with it: never negative."
+  count: Int!
+}
+
+extend type Post {
+  "The post's reactions by kind, kinds without any left out. One BatchGetItem an operation, shared by every post and comment of it."
+  reactions: [ReactionCount!]!
+  "The kinds the caller reacted to the post with; empty for an anonymous caller. One BatchGetItem an operation, shared."
+  viewerReactions: [ReactionKind!]!
+  "Whether the caller reacted to the post with ` + "`" + `kind` + "`" + `."
+  viewerHasReacted(
+    "The kind."
+    kind: ReactionKind!
+  ): Boolean!
+}
+
+extend type Comment {
+  "The comment's reactions by kind, kinds without any left out. One BatchGetItem an operation, shared."
+  reactions: [ReactionCount!]!
+  "The kinds the caller reacted to the comment with; empty for an anonymous caller."
+  viewerReactions: [ReactionKind!]!
+}
+
+"""
+The input of ` + "`" + `react` + "`" + ` and ` + "`" + `unreact` + "`" + `.
+"""
+input ReactionInput {
+  "The post or comment reacted to."
+  subjectId: ID!
+  "The kind of reaction."
+  kind: ReactionKind!
+}
+
+"""
+The result of ` + "`" + `react` + "`" + ` and ` + "`" + `unreact` + "`" + `.
+"""
+type ReactionPayload {
+  "The post, when the subject is one."
+  post: Post
+  "The comment, when the subject is one."
+  comment: Comment
+}
+
+extend type Mutation {
+  "Reacts to a published post or comment as the signed-in caller: once a kind, so sending it again changes nothing. One TransactWriteItems. UNAUTHENTICATED without a token; NOT_FOUND for a subject that is missing or not public."
+  react(
+    "The subject and kind."
+    input: ReactionInput!
+  ): ReactionPayload!
+  "Takes back the caller's reaction of a kind; taking back one not given changes nothing. One TransactWriteItems."
+  unreact(
+    "The subject and kind."
+    input: ReactionInput!
+  ): ReactionPayload!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -6723,6 +6910,10 @@ func (ec *executionContext) childFields_Comment(ctx context.Context, field graph
 		return ec.fieldContext_Comment_replyConnection(ctx, field)
 	case "deleted":
 		return ec.fieldContext_Comment_deleted(ctx, field)
+	case "reactions":
+		return ec.fieldContext_Comment_reactions(ctx, field)
+	case "viewerReactions":
+		return ec.fieldContext_Comment_viewerReactions(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Comment", field.Name)
 }
@@ -7153,6 +7344,12 @@ func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.
 		return ec.fieldContext_Post_viewCount(ctx, field)
 	case "stats":
 		return ec.fieldContext_Post_stats(ctx, field)
+	case "reactions":
+		return ec.fieldContext_Post_reactions(ctx, field)
+	case "viewerReactions":
+		return ec.fieldContext_Post_viewerReactions(ctx, field)
+	case "viewerHasReacted":
+		return ec.fieldContext_Post_viewerHasReacted(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Post", field.Name)
 }
@@ -7253,6 +7450,26 @@ func (ec *executionContext) childFields_PublishPostPayload(ctx context.Context, 
 		return ec.fieldContext_PublishPostPayload_post(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PublishPostPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_ReactionCount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_ReactionCount_kind(ctx, field)
+	case "count":
+		return ec.fieldContext_ReactionCount_count(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReactionCount", field.Name)
+}
+
+func (ec *executionContext) childFields_ReactionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "post":
+		return ec.fieldContext_ReactionPayload_post(ctx, field)
+	case "comment":
+		return ec.fieldContext_ReactionPayload_comment(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReactionPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_RecordViewPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8375,6 +8592,20 @@ func (ec *executionContext) field_Mutation_publishPost_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_react_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ReactionInput, error) {
+			return ec.unmarshalNReactionInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_recordView_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -8507,6 +8738,20 @@ func (ec *executionContext) field_Mutation_unpublishPost_args(ctx context.Contex
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.UnpublishPostInput, error) {
 			return ec.unmarshalNUnpublishPostInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUnpublishPostInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_unreact_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ReactionInput, error) {
+			return ec.unmarshalNReactionInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -8756,6 +9001,20 @@ func (ec *executionContext) field_Post_stats_args(ctx context.Context, rawArgs m
 		return nil, err
 	}
 	args["days"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Post_viewerHasReacted_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "kind",
+		func(ctx context.Context, v any) (model.ReactionKind, error) {
+			return ec.unmarshalNReactionKind2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionKind(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["kind"] = arg0
 	return args, nil
 }
 
@@ -11167,6 +11426,61 @@ func (ec *executionContext) _Comment_deleted(ctx context.Context, field graphql.
 }
 func (ec *executionContext) fieldContext_Comment_deleted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Comment", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Comment_reactions(ctx context.Context, field graphql.CollectedField, obj *storage.Comment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Comment_reactions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Comment().Reactions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ReactionCount) graphql.Marshaler {
+			return ec.marshalNReactionCount2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionCountᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Comment_reactions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Comment",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReactionCount(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Comment_viewerReactions(ctx context.Context, field graphql.CollectedField, obj *storage.Comment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Comment_viewerReactions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Comment().ViewerReactions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ReactionKind) graphql.Marshaler {
+			return ec.marshalNReactionKind2ᚕgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionKindᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Comment_viewerReactions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Comment", field, true, true, "ReactionKind")
 }
 
 func (ec *executionContext) _CommentChangeEvent_cursor(ctx context.Context, field graphql.CollectedField, obj *model.CommentChangeEvent) (ret graphql.Marshaler) {
@@ -14433,6 +14747,94 @@ func (ec *executionContext) fieldContext_Mutation_recordView(ctx context.Context
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_react(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_react(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().React(ctx, fc.Args["input"].(model.ReactionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ReactionPayload) graphql.Marshaler {
+			return ec.marshalNReactionPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_react(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReactionPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_react_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_unreact(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_unreact(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().Unreact(ctx, fc.Args["input"].(model.ReactionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ReactionPayload) graphql.Marshaler {
+			return ec.marshalNReactionPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_unreact(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReactionPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_unreact_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Page_id(ctx context.Context, field graphql.CollectedField, obj *storage.SitePage) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -16049,6 +16451,105 @@ func (ec *executionContext) fieldContext_Post_stats(ctx context.Context, field g
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Post_stats_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Post_reactions(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_reactions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().Reactions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ReactionCount) graphql.Marshaler {
+			return ec.marshalNReactionCount2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionCountᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_reactions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Post",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReactionCount(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Post_viewerReactions(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_viewerReactions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().ViewerReactions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ReactionKind) graphql.Marshaler {
+			return ec.marshalNReactionKind2ᚕgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionKindᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_viewerReactions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, true, true, "ReactionKind")
+}
+
+func (ec *executionContext) _Post_viewerHasReacted(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_viewerHasReacted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Post().ViewerHasReacted(ctx, obj, fc.Args["kind"].(model.ReactionKind))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_viewerHasReacted(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Post",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Post_viewerHasReacted_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -17752,6 +18253,116 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields___Schema(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReactionCount_kind(ctx context.Context, field graphql.CollectedField, obj *model.ReactionCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReactionCount_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.ReactionKind) graphql.Marshaler {
+			return ec.marshalNReactionKind2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReactionCount_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReactionCount", field, false, false, "ReactionKind")
+}
+
+func (ec *executionContext) _ReactionCount_count(ctx context.Context, field graphql.CollectedField, obj *model.ReactionCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReactionCount_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReactionCount_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReactionCount", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ReactionPayload_post(ctx context.Context, field graphql.CollectedField, obj *model.ReactionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReactionPayload_post(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Post, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Post) graphql.Marshaler {
+			return ec.marshalOPost2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPost(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ReactionPayload_post(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReactionPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReactionPayload_comment(ctx context.Context, field graphql.CollectedField, obj *model.ReactionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReactionPayload_comment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Comment, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Comment) graphql.Marshaler {
+			return ec.marshalOComment2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐComment(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ReactionPayload_comment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReactionPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Comment(ctx, field)
 		},
 	}
 	return fc, nil
@@ -23948,6 +24559,55 @@ func UnmarshalPublishPostInput(ctx context.Context, raw any) (model.PublishPostI
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputReactionInput(ctx context.Context, obj any) (model.ReactionInput, error) {
+	var it model.ReactionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"subjectId", "kind"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "subjectId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("subjectId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SubjectID = data
+		case "kind":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kind"))
+			data, err := ec.unmarshalNReactionKind2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionKind(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Kind = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalReactionInput unmarshals raw into the ReactionInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalReactionInput(ctx context.Context, raw any) (model.ReactionInput, error) {
+	var out model.ReactionInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ReactionInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputRecordViewInput(ctx context.Context, obj any) (model.RecordViewInput, error) {
 	var it model.RecordViewInput
 	if obj == nil {
@@ -25921,6 +26581,18 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "reactions":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Comment_reactions(ctx, field, obj)
+				})
+		case "viewerReactions":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Comment_viewerReactions(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -27268,6 +27940,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "react":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_react(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unreact":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_unreact(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -27753,6 +28439,24 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Post_stats(ctx, field, obj)
+				})
+		case "reactions":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Post_reactions(ctx, field, obj)
+				})
+		case "viewerReactions":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Post_viewerReactions(ctx, field, obj)
+				})
+		case "viewerHasReacted":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Post_viewerHasReacted(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -28293,6 +28997,82 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var reactionCountImplementors = []string{"ReactionCount"}
+
+func (ec *executionContext) _ReactionCount(ctx context.Context, sel ast.SelectionSet, obj *model.ReactionCount) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, reactionCountImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReactionCount")
+		case "kind":
+			out.Values[i] = ec._ReactionCount_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._ReactionCount_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var reactionPayloadImplementors = []string{"ReactionPayload"}
+
+func (ec *executionContext) _ReactionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.ReactionPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, reactionPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReactionPayload")
+		case "post":
+			out.Values[i] = ec._ReactionPayload_post(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "comment":
+			out.Values[i] = ec._ReactionPayload_comment(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -31365,6 +32145,83 @@ func (ec *executionContext) marshalNPublishPostPayload2ᚖgithubᚗcomᚋblogql�
 		return graphql.Null
 	}
 	return ec._PublishPostPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNReactionCount2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionCountᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ReactionCount) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNReactionCount2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionCount(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNReactionCount2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionCount(ctx context.Context, sel ast.SelectionSet, v *model.ReactionCount) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ReactionCount!")
+		return graphql.Null
+	}
+	return ec._ReactionCount(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNReactionInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionInput(ctx context.Context, v any) (model.ReactionInput, error) {
+	res, err := ec.unmarshalInputReactionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNReactionKind2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionKind(ctx context.Context, v any) (model.ReactionKind, error) {
+	var res model.ReactionKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNReactionKind2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionKind(ctx context.Context, sel ast.SelectionSet, v model.ReactionKind) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNReactionKind2ᚕgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionKindᚄ(ctx context.Context, v any) ([]model.ReactionKind, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]model.ReactionKind, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNReactionKind2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionKind(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNReactionKind2ᚕgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionKindᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ReactionKind) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNReactionKind2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionKind(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNReactionPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionPayload(ctx context.Context, sel ast.SelectionSet, v *model.ReactionPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ReactionPayload!")
+		return graphql.Null
+	}
+	return ec._ReactionPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNRecordViewInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRecordViewInput(ctx context.Context, v any) (model.RecordViewInput, error) {

@@ -214,6 +214,16 @@ func (r *commentResolver) ReplyConnection(ctx context.Context, obj *storage.Comm
 	return replyConnection(res, model.Count(obj.ReplyCount)), nil
 }
 
+// Reactions is the resolver for the reactions field.
+func (r *commentResolver) Reactions(ctx context.Context, obj *storage.Comment) ([]*model.ReactionCount, error) {
+	return r.reactionCounts(ctx, storage.Subject{PostID: obj.PostID, CommentID: obj.ID})
+}
+
+// ViewerReactions is the resolver for the viewerReactions field.
+func (r *commentResolver) ViewerReactions(ctx context.Context, obj *storage.Comment) ([]model.ReactionKind, error) {
+	return r.viewerReactions(ctx, storage.Subject{PostID: obj.PostID, CommentID: obj.ID})
+}
+
 // Name is the resolver for the name field.
 func (r *commenterResolver) Name(ctx context.Context, obj *storage.Commenter) (string, error) {
 	if obj.Author != nil {
@@ -691,6 +701,16 @@ func (r *mutationResolver) RecordView(ctx context.Context, input model.RecordVie
 	return r.recordView(ctx, input)
 }
 
+// React is the resolver for the react field.
+func (r *mutationResolver) React(ctx context.Context, input model.ReactionInput) (*model.ReactionPayload, error) {
+	return r.react(ctx, input, false)
+}
+
+// Unreact is the resolver for the unreact field.
+func (r *mutationResolver) Unreact(ctx context.Context, input model.ReactionInput) (*model.ReactionPayload, error) {
+	return r.react(ctx, input, true)
+}
+
 // ID is the resolver for the id field.
 func (r *pageResolver) ID(ctx context.Context, obj *storage.SitePage) (string, error) {
 	return pageGID(obj.ID), nil
@@ -863,6 +883,21 @@ func (r *postResolver) ViewCount(ctx context.Context, obj *storage.Post) (int, e
 // Stats is the resolver for the stats field.
 func (r *postResolver) Stats(ctx context.Context, obj *storage.Post, days *int) (*model.PostStats, error) {
 	return r.postStats(ctx, obj, days)
+}
+
+// Reactions is the resolver for the reactions field.
+func (r *postResolver) Reactions(ctx context.Context, obj *storage.Post) ([]*model.ReactionCount, error) {
+	return r.reactionCounts(ctx, storage.Subject{PostID: obj.ID})
+}
+
+// ViewerReactions is the resolver for the viewerReactions field.
+func (r *postResolver) ViewerReactions(ctx context.Context, obj *storage.Post) ([]model.ReactionKind, error) {
+	return r.viewerReactions(ctx, storage.Subject{PostID: obj.ID})
+}
+
+// ViewerHasReacted is the resolver for the viewerHasReacted field.
+func (r *postResolver) ViewerHasReacted(ctx context.Context, obj *storage.Post, kind model.ReactionKind) (bool, error) {
+	return r.viewerHasReacted(ctx, storage.Subject{PostID: obj.ID}, kind)
 }
 
 // Previous is the resolver for the previous field.

@@ -10937,6 +10937,100 @@ type PostPageWithHeadResponse struct {
 // GetPost returns PostPageWithHeadResponse.Post, and is useful for accessing the field via an interface.
 func (v *PostPageWithHeadResponse) GetPost() *PostPageWithHeadPost { return v.Post }
 
+// PostReactionsPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type PostReactionsPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The post's reactions by kind, kinds without any left out. One BatchGetItem an operation, shared by every post and comment of it.
+	Reactions []PostReactionsPostReactionsReactionCount `json:"reactions"`
+	// The kinds the caller reacted to the post with; empty for an anonymous caller. One BatchGetItem an operation, shared.
+	ViewerReactions []ReactionKind `json:"viewerReactions"`
+}
+
+// GetId returns PostReactionsPost.Id, and is useful for accessing the field via an interface.
+func (v *PostReactionsPost) GetId() string { return v.Id }
+
+// GetReactions returns PostReactionsPost.Reactions, and is useful for accessing the field via an interface.
+func (v *PostReactionsPost) GetReactions() []PostReactionsPostReactionsReactionCount {
+	return v.Reactions
+}
+
+// GetViewerReactions returns PostReactionsPost.ViewerReactions, and is useful for accessing the field via an interface.
+func (v *PostReactionsPost) GetViewerReactions() []ReactionKind { return v.ViewerReactions }
+
+// PostReactionsPostReactionsReactionCount includes the requested fields of the GraphQL type ReactionCount.
+// The GraphQL type's documentation follows.
+//
+// How many readers reacted with one kind.
+type PostReactionsPostReactionsReactionCount struct {
+	ReactionParts `json:"-"`
+}
+
+// GetKind returns PostReactionsPostReactionsReactionCount.Kind, and is useful for accessing the field via an interface.
+func (v *PostReactionsPostReactionsReactionCount) GetKind() ReactionKind { return v.ReactionParts.Kind }
+
+// GetCount returns PostReactionsPostReactionsReactionCount.Count, and is useful for accessing the field via an interface.
+func (v *PostReactionsPostReactionsReactionCount) GetCount() int { return v.ReactionParts.Count }
+
+func (v *PostReactionsPostReactionsReactionCount) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*PostReactionsPostReactionsReactionCount
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.PostReactionsPostReactionsReactionCount = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.ReactionParts)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalPostReactionsPostReactionsReactionCount struct {
+	Kind ReactionKind `json:"kind"`
+
+	Count int `json:"count"`
+}
+
+func (v *PostReactionsPostReactionsReactionCount) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *PostReactionsPostReactionsReactionCount) __premarshalJSON() (*__premarshalPostReactionsPostReactionsReactionCount, error) {
+	var retval __premarshalPostReactionsPostReactionsReactionCount
+
+	retval.Kind = v.ReactionParts.Kind
+	retval.Count = v.ReactionParts.Count
+	return &retval, nil
+}
+
+// PostReactionsResponse is returned by PostReactions on success.
+type PostReactionsResponse struct {
+	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin (with the same answer as for a post that does not exist), or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
+	Post *PostReactionsPost `json:"post"`
+}
+
+// GetPost returns PostReactionsResponse.Post, and is useful for accessing the field via an interface.
+func (v *PostReactionsResponse) GetPost() *PostReactionsPost { return v.Post }
+
 // PostReplyPagesPost includes the requested fields of the GraphQL type Post.
 // The GraphQL type's documentation follows.
 //
@@ -12441,6 +12535,270 @@ type QueueTotalResponse struct {
 func (v *QueueTotalResponse) GetModerationQueue() *QueueTotalModerationQueuePendingCommentConnection {
 	return v.ModerationQueue
 }
+
+// ReactReactReactionPayload includes the requested fields of the GraphQL type ReactionPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `react` and `unreact`.
+type ReactReactReactionPayload struct {
+	// The post, when the subject is one.
+	Post *ReactReactReactionPayloadPost `json:"post"`
+	// The comment, when the subject is one.
+	Comment *ReactReactReactionPayloadComment `json:"comment"`
+}
+
+// GetPost returns ReactReactReactionPayload.Post, and is useful for accessing the field via an interface.
+func (v *ReactReactReactionPayload) GetPost() *ReactReactReactionPayloadPost { return v.Post }
+
+// GetComment returns ReactReactReactionPayload.Comment, and is useful for accessing the field via an interface.
+func (v *ReactReactReactionPayload) GetComment() *ReactReactReactionPayloadComment { return v.Comment }
+
+// ReactReactReactionPayloadComment includes the requested fields of the GraphQL type Comment.
+// The GraphQL type's documentation follows.
+//
+// A comment on a post, or a reply to a top-level comment. Threads are one
+// level deep: replies have no replies.
+type ReactReactReactionPayloadComment struct {
+	// The opaque global id of the comment.
+	Id string `json:"id"`
+	// The comment's reactions by kind, kinds without any left out. One BatchGetItem an operation, shared.
+	Reactions []ReactReactReactionPayloadCommentReactionsReactionCount `json:"reactions"`
+	// The kinds the caller reacted to the comment with; empty for an anonymous caller.
+	ViewerReactions []ReactionKind `json:"viewerReactions"`
+}
+
+// GetId returns ReactReactReactionPayloadComment.Id, and is useful for accessing the field via an interface.
+func (v *ReactReactReactionPayloadComment) GetId() string { return v.Id }
+
+// GetReactions returns ReactReactReactionPayloadComment.Reactions, and is useful for accessing the field via an interface.
+func (v *ReactReactReactionPayloadComment) GetReactions() []ReactReactReactionPayloadCommentReactionsReactionCount {
+	return v.Reactions
+}
+
+// GetViewerReactions returns ReactReactReactionPayloadComment.ViewerReactions, and is useful for accessing the field via an interface.
+func (v *ReactReactReactionPayloadComment) GetViewerReactions() []ReactionKind {
+	return v.ViewerReactions
+}
+
+// ReactReactReactionPayloadCommentReactionsReactionCount includes the requested fields of the GraphQL type ReactionCount.
+// The GraphQL type's documentation follows.
+//
+// How many readers reacted with one kind.
+type ReactReactReactionPayloadCommentReactionsReactionCount struct {
+	ReactionParts `json:"-"`
+}
+
+// GetKind returns ReactReactReactionPayloadCommentReactionsReactionCount.Kind, and is useful for accessing the field via an interface.
+func (v *ReactReactReactionPayloadCommentReactionsReactionCount) GetKind() ReactionKind {
+	return v.ReactionParts.Kind
+}
+
+// GetCount returns ReactReactReactionPayloadCommentReactionsReactionCount.Count, and is useful for accessing the field via an interface.
+func (v *ReactReactReactionPayloadCommentReactionsReactionCount) GetCount() int {
+	return v.ReactionParts.Count
+}
+
+func (v *ReactReactReactionPayloadCommentReactionsReactionCount) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ReactReactReactionPayloadCommentReactionsReactionCount
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ReactReactReactionPayloadCommentReactionsReactionCount = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.ReactionParts)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalReactReactReactionPayloadCommentReactionsReactionCount struct {
+	Kind ReactionKind `json:"kind"`
+
+	Count int `json:"count"`
+}
+
+func (v *ReactReactReactionPayloadCommentReactionsReactionCount) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ReactReactReactionPayloadCommentReactionsReactionCount) __premarshalJSON() (*__premarshalReactReactReactionPayloadCommentReactionsReactionCount, error) {
+	var retval __premarshalReactReactReactionPayloadCommentReactionsReactionCount
+
+	retval.Kind = v.ReactionParts.Kind
+	retval.Count = v.ReactionParts.Count
+	return &retval, nil
+}
+
+// ReactReactReactionPayloadPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type ReactReactReactionPayloadPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The post's reactions by kind, kinds without any left out. One BatchGetItem an operation, shared by every post and comment of it.
+	Reactions []ReactReactReactionPayloadPostReactionsReactionCount `json:"reactions"`
+	// The kinds the caller reacted to the post with; empty for an anonymous caller. One BatchGetItem an operation, shared.
+	ViewerReactions []ReactionKind `json:"viewerReactions"`
+	// Whether the caller reacted to the post with `kind`.
+	ViewerHasReacted bool `json:"viewerHasReacted"`
+}
+
+// GetId returns ReactReactReactionPayloadPost.Id, and is useful for accessing the field via an interface.
+func (v *ReactReactReactionPayloadPost) GetId() string { return v.Id }
+
+// GetReactions returns ReactReactReactionPayloadPost.Reactions, and is useful for accessing the field via an interface.
+func (v *ReactReactReactionPayloadPost) GetReactions() []ReactReactReactionPayloadPostReactionsReactionCount {
+	return v.Reactions
+}
+
+// GetViewerReactions returns ReactReactReactionPayloadPost.ViewerReactions, and is useful for accessing the field via an interface.
+func (v *ReactReactReactionPayloadPost) GetViewerReactions() []ReactionKind { return v.ViewerReactions }
+
+// GetViewerHasReacted returns ReactReactReactionPayloadPost.ViewerHasReacted, and is useful for accessing the field via an interface.
+func (v *ReactReactReactionPayloadPost) GetViewerHasReacted() bool { return v.ViewerHasReacted }
+
+// ReactReactReactionPayloadPostReactionsReactionCount includes the requested fields of the GraphQL type ReactionCount.
+// The GraphQL type's documentation follows.
+//
+// How many readers reacted with one kind.
+type ReactReactReactionPayloadPostReactionsReactionCount struct {
+	ReactionParts `json:"-"`
+}
+
+// GetKind returns ReactReactReactionPayloadPostReactionsReactionCount.Kind, and is useful for accessing the field via an interface.
+func (v *ReactReactReactionPayloadPostReactionsReactionCount) GetKind() ReactionKind {
+	return v.ReactionParts.Kind
+}
+
+// GetCount returns ReactReactReactionPayloadPostReactionsReactionCount.Count, and is useful for accessing the field via an interface.
+func (v *ReactReactReactionPayloadPostReactionsReactionCount) GetCount() int {
+	return v.ReactionParts.Count
+}
+
+func (v *ReactReactReactionPayloadPostReactionsReactionCount) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ReactReactReactionPayloadPostReactionsReactionCount
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ReactReactReactionPayloadPostReactionsReactionCount = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.ReactionParts)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalReactReactReactionPayloadPostReactionsReactionCount struct {
+	Kind ReactionKind `json:"kind"`
+
+	Count int `json:"count"`
+}
+
+func (v *ReactReactReactionPayloadPostReactionsReactionCount) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ReactReactReactionPayloadPostReactionsReactionCount) __premarshalJSON() (*__premarshalReactReactReactionPayloadPostReactionsReactionCount, error) {
+	var retval __premarshalReactReactReactionPayloadPostReactionsReactionCount
+
+	retval.Kind = v.ReactionParts.Kind
+	retval.Count = v.ReactionParts.Count
+	return &retval, nil
+}
+
+// ReactResponse is returned by React on success.
+type ReactResponse struct {
+	// Reacts to a published post or comment as the signed-in caller: once a kind, so sending it again changes nothing. One TransactWriteItems. UNAUTHENTICATED without a token; NOT_FOUND for a subject that is missing or not public.
+	React ReactReactReactionPayload `json:"react"`
+}
+
+// GetReact returns ReactResponse.React, and is useful for accessing the field via an interface.
+func (v *ReactResponse) GetReact() ReactReactReactionPayload { return v.React }
+
+// The input of `react` and `unreact`.
+type ReactionInput struct {
+	// The post or comment reacted to.
+	SubjectId string `json:"subjectId"`
+	// The kind of reaction.
+	Kind ReactionKind `json:"kind"`
+}
+
+// GetSubjectId returns ReactionInput.SubjectId, and is useful for accessing the field via an interface.
+func (v *ReactionInput) GetSubjectId() string { return v.SubjectId }
+
+// GetKind returns ReactionInput.Kind, and is useful for accessing the field via an interface.
+func (v *ReactionInput) GetKind() ReactionKind { return v.Kind }
+
+// The kinds of reactions a reader may give a post or a comment, each once.
+type ReactionKind string
+
+const (
+	// Likes it.
+	ReactionKindLike ReactionKind = "LIKE"
+	// Loves it.
+	ReactionKindLove ReactionKind = "LOVE"
+	// Applauds it.
+	ReactionKindClap ReactionKind = "CLAP"
+	// Learned from it.
+	ReactionKindInsightful ReactionKind = "INSIGHTFUL"
+)
+
+var AllReactionKind = []ReactionKind{
+	ReactionKindLike,
+	ReactionKindLove,
+	ReactionKindClap,
+	ReactionKindInsightful,
+}
+
+// ReactionParts includes the GraphQL fields of ReactionCount requested by the fragment ReactionParts.
+// The GraphQL type's documentation follows.
+//
+// How many readers reacted with one kind.
+type ReactionParts struct {
+	// The kind.
+	Kind ReactionKind `json:"kind"`
+	// How many readers reacted with it: never negative.
+	Count int `json:"count"`
+}
+
+// GetKind returns ReactionParts.Kind, and is useful for accessing the field via an interface.
+func (v *ReactionParts) GetKind() ReactionKind { return v.Kind }
+
+// GetCount returns ReactionParts.Count, and is useful for accessing the field via an interface.
+func (v *ReactionParts) GetCount() int { return v.Count }
 
 // The input of `recordView`.
 type RecordViewInput struct {
@@ -14872,6 +15230,210 @@ func (v *UnpublishPostUnpublishPostUnpublishPostPayloadPost) __premarshalJSON() 
 	retval.CoverImage = v.PostSummary.CoverImage
 	retval.WordCount = v.PostSummary.WordCount
 	retval.ReadingTimeMinutes = v.PostSummary.ReadingTimeMinutes
+	return &retval, nil
+}
+
+// UnreactResponse is returned by Unreact on success.
+type UnreactResponse struct {
+	// Takes back the caller's reaction of a kind; taking back one not given changes nothing. One TransactWriteItems.
+	Unreact UnreactUnreactReactionPayload `json:"unreact"`
+}
+
+// GetUnreact returns UnreactResponse.Unreact, and is useful for accessing the field via an interface.
+func (v *UnreactResponse) GetUnreact() UnreactUnreactReactionPayload { return v.Unreact }
+
+// UnreactUnreactReactionPayload includes the requested fields of the GraphQL type ReactionPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `react` and `unreact`.
+type UnreactUnreactReactionPayload struct {
+	// The post, when the subject is one.
+	Post *UnreactUnreactReactionPayloadPost `json:"post"`
+	// The comment, when the subject is one.
+	Comment *UnreactUnreactReactionPayloadComment `json:"comment"`
+}
+
+// GetPost returns UnreactUnreactReactionPayload.Post, and is useful for accessing the field via an interface.
+func (v *UnreactUnreactReactionPayload) GetPost() *UnreactUnreactReactionPayloadPost { return v.Post }
+
+// GetComment returns UnreactUnreactReactionPayload.Comment, and is useful for accessing the field via an interface.
+func (v *UnreactUnreactReactionPayload) GetComment() *UnreactUnreactReactionPayloadComment {
+	return v.Comment
+}
+
+// UnreactUnreactReactionPayloadComment includes the requested fields of the GraphQL type Comment.
+// The GraphQL type's documentation follows.
+//
+// A comment on a post, or a reply to a top-level comment. Threads are one
+// level deep: replies have no replies.
+type UnreactUnreactReactionPayloadComment struct {
+	// The opaque global id of the comment.
+	Id string `json:"id"`
+	// The comment's reactions by kind, kinds without any left out. One BatchGetItem an operation, shared.
+	Reactions []UnreactUnreactReactionPayloadCommentReactionsReactionCount `json:"reactions"`
+}
+
+// GetId returns UnreactUnreactReactionPayloadComment.Id, and is useful for accessing the field via an interface.
+func (v *UnreactUnreactReactionPayloadComment) GetId() string { return v.Id }
+
+// GetReactions returns UnreactUnreactReactionPayloadComment.Reactions, and is useful for accessing the field via an interface.
+func (v *UnreactUnreactReactionPayloadComment) GetReactions() []UnreactUnreactReactionPayloadCommentReactionsReactionCount {
+	return v.Reactions
+}
+
+// UnreactUnreactReactionPayloadCommentReactionsReactionCount includes the requested fields of the GraphQL type ReactionCount.
+// The GraphQL type's documentation follows.
+//
+// How many readers reacted with one kind.
+type UnreactUnreactReactionPayloadCommentReactionsReactionCount struct {
+	ReactionParts `json:"-"`
+}
+
+// GetKind returns UnreactUnreactReactionPayloadCommentReactionsReactionCount.Kind, and is useful for accessing the field via an interface.
+func (v *UnreactUnreactReactionPayloadCommentReactionsReactionCount) GetKind() ReactionKind {
+	return v.ReactionParts.Kind
+}
+
+// GetCount returns UnreactUnreactReactionPayloadCommentReactionsReactionCount.Count, and is useful for accessing the field via an interface.
+func (v *UnreactUnreactReactionPayloadCommentReactionsReactionCount) GetCount() int {
+	return v.ReactionParts.Count
+}
+
+func (v *UnreactUnreactReactionPayloadCommentReactionsReactionCount) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*UnreactUnreactReactionPayloadCommentReactionsReactionCount
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.UnreactUnreactReactionPayloadCommentReactionsReactionCount = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.ReactionParts)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalUnreactUnreactReactionPayloadCommentReactionsReactionCount struct {
+	Kind ReactionKind `json:"kind"`
+
+	Count int `json:"count"`
+}
+
+func (v *UnreactUnreactReactionPayloadCommentReactionsReactionCount) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *UnreactUnreactReactionPayloadCommentReactionsReactionCount) __premarshalJSON() (*__premarshalUnreactUnreactReactionPayloadCommentReactionsReactionCount, error) {
+	var retval __premarshalUnreactUnreactReactionPayloadCommentReactionsReactionCount
+
+	retval.Kind = v.ReactionParts.Kind
+	retval.Count = v.ReactionParts.Count
+	return &retval, nil
+}
+
+// UnreactUnreactReactionPayloadPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type UnreactUnreactReactionPayloadPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The post's reactions by kind, kinds without any left out. One BatchGetItem an operation, shared by every post and comment of it.
+	Reactions []UnreactUnreactReactionPayloadPostReactionsReactionCount `json:"reactions"`
+	// The kinds the caller reacted to the post with; empty for an anonymous caller. One BatchGetItem an operation, shared.
+	ViewerReactions []ReactionKind `json:"viewerReactions"`
+}
+
+// GetId returns UnreactUnreactReactionPayloadPost.Id, and is useful for accessing the field via an interface.
+func (v *UnreactUnreactReactionPayloadPost) GetId() string { return v.Id }
+
+// GetReactions returns UnreactUnreactReactionPayloadPost.Reactions, and is useful for accessing the field via an interface.
+func (v *UnreactUnreactReactionPayloadPost) GetReactions() []UnreactUnreactReactionPayloadPostReactionsReactionCount {
+	return v.Reactions
+}
+
+// GetViewerReactions returns UnreactUnreactReactionPayloadPost.ViewerReactions, and is useful for accessing the field via an interface.
+func (v *UnreactUnreactReactionPayloadPost) GetViewerReactions() []ReactionKind {
+	return v.ViewerReactions
+}
+
+// UnreactUnreactReactionPayloadPostReactionsReactionCount includes the requested fields of the GraphQL type ReactionCount.
+// The GraphQL type's documentation follows.
+//
+// How many readers reacted with one kind.
+type UnreactUnreactReactionPayloadPostReactionsReactionCount struct {
+	ReactionParts `json:"-"`
+}
+
+// GetKind returns UnreactUnreactReactionPayloadPostReactionsReactionCount.Kind, and is useful for accessing the field via an interface.
+func (v *UnreactUnreactReactionPayloadPostReactionsReactionCount) GetKind() ReactionKind {
+	return v.ReactionParts.Kind
+}
+
+// GetCount returns UnreactUnreactReactionPayloadPostReactionsReactionCount.Count, and is useful for accessing the field via an interface.
+func (v *UnreactUnreactReactionPayloadPostReactionsReactionCount) GetCount() int {
+	return v.ReactionParts.Count
+}
+
+func (v *UnreactUnreactReactionPayloadPostReactionsReactionCount) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*UnreactUnreactReactionPayloadPostReactionsReactionCount
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.UnreactUnreactReactionPayloadPostReactionsReactionCount = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.ReactionParts)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalUnreactUnreactReactionPayloadPostReactionsReactionCount struct {
+	Kind ReactionKind `json:"kind"`
+
+	Count int `json:"count"`
+}
+
+func (v *UnreactUnreactReactionPayloadPostReactionsReactionCount) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *UnreactUnreactReactionPayloadPostReactionsReactionCount) __premarshalJSON() (*__premarshalUnreactUnreactReactionPayloadPostReactionsReactionCount, error) {
+	var retval __premarshalUnreactUnreactReactionPayloadPostReactionsReactionCount
+
+	retval.Kind = v.ReactionParts.Kind
+	retval.Count = v.ReactionParts.Count
 	return &retval, nil
 }
 
@@ -17487,6 +18049,14 @@ type __PostPageWithHeadInput struct {
 // GetSlug returns __PostPageWithHeadInput.Slug, and is useful for accessing the field via an interface.
 func (v *__PostPageWithHeadInput) GetSlug() string { return v.Slug }
 
+// __PostReactionsInput is used internally by genqlient
+type __PostReactionsInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __PostReactionsInput.Id, and is useful for accessing the field via an interface.
+func (v *__PostReactionsInput) GetId() string { return v.Id }
+
 // __PostReplyPagesInput is used internally by genqlient
 type __PostReplyPagesInput struct {
 	Slug    string `json:"slug"`
@@ -17574,6 +18144,14 @@ type __PublishPostInput struct {
 
 // GetInput returns __PublishPostInput.Input, and is useful for accessing the field via an interface.
 func (v *__PublishPostInput) GetInput() PublishPostInput { return v.Input }
+
+// __ReactInput is used internally by genqlient
+type __ReactInput struct {
+	Input ReactionInput `json:"input"`
+}
+
+// GetInput returns __ReactInput.Input, and is useful for accessing the field via an interface.
+func (v *__ReactInput) GetInput() ReactionInput { return v.Input }
 
 // __RecordViewInput is used internally by genqlient
 type __RecordViewInput struct {
@@ -17798,6 +18376,14 @@ type __UnpublishPostInput struct {
 
 // GetInput returns __UnpublishPostInput.Input, and is useful for accessing the field via an interface.
 func (v *__UnpublishPostInput) GetInput() UnpublishPostInput { return v.Input }
+
+// __UnreactInput is used internally by genqlient
+type __UnreactInput struct {
+	Input ReactionInput `json:"input"`
+}
+
+// GetInput returns __UnreactInput.Input, and is useful for accessing the field via an interface.
+func (v *__UnreactInput) GetInput() ReactionInput { return v.Input }
 
 // __UpdateAuthorInput is used internally by genqlient
 type __UpdateAuthorInput struct {
@@ -21717,6 +22303,48 @@ func PostPageWithHead(
 	return data_, err_
 }
 
+// The query executed by PostReactions.
+const PostReactions_Operation = `
+query PostReactions ($id: ID!) {
+	post(id: $id) {
+		id
+		reactions {
+			... ReactionParts
+		}
+		viewerReactions
+	}
+}
+fragment ReactionParts on ReactionCount {
+	kind
+	count
+}
+`
+
+func PostReactions(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *PostReactionsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "PostReactions",
+		Query:  PostReactions_Operation,
+		Variables: &__PostReactionsInput{
+			Id: id,
+		},
+	}
+
+	data_ = &PostReactionsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by PostReplyPages.
 const PostReplyPages_Operation = `
 query PostReplyPages ($slug: String!, $replies: Int) {
@@ -22226,6 +22854,58 @@ func QueueTotal(
 	}
 
 	data_ = &QueueTotalResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by React.
+const React_Operation = `
+mutation React ($input: ReactionInput!) {
+	react(input: $input) {
+		post {
+			id
+			reactions {
+				... ReactionParts
+			}
+			viewerReactions
+			viewerHasReacted(kind: LIKE)
+		}
+		comment {
+			id
+			reactions {
+				... ReactionParts
+			}
+			viewerReactions
+		}
+	}
+}
+fragment ReactionParts on ReactionCount {
+	kind
+	count
+}
+`
+
+func React(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input ReactionInput,
+) (data_ *ReactResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "React",
+		Query:  React_Operation,
+		Variables: &__ReactInput{
+			Input: input,
+		},
+	}
+
+	data_ = &ReactResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -23178,6 +23858,56 @@ func UnpublishPost(
 	}
 
 	data_ = &UnpublishPostResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by Unreact.
+const Unreact_Operation = `
+mutation Unreact ($input: ReactionInput!) {
+	unreact(input: $input) {
+		post {
+			id
+			reactions {
+				... ReactionParts
+			}
+			viewerReactions
+		}
+		comment {
+			id
+			reactions {
+				... ReactionParts
+			}
+		}
+	}
+}
+fragment ReactionParts on ReactionCount {
+	kind
+	count
+}
+`
+
+func Unreact(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input ReactionInput,
+) (data_ *UnreactResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "Unreact",
+		Query:  Unreact_Operation,
+		Variables: &__UnreactInput{
+			Input: input,
+		},
+	}
+
+	data_ = &UnreactResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

@@ -572,6 +572,30 @@ type PublishPostPayload struct {
 type Query struct {
 }
 
+// How many readers reacted with one kind.
+type ReactionCount struct {
+	// The kind.
+	Kind ReactionKind `json:"kind"`
+	// How many readers reacted with it: never negative.
+	Count int `json:"count"`
+}
+
+// The input of `react` and `unreact`.
+type ReactionInput struct {
+	// The post or comment reacted to.
+	SubjectID string `json:"subjectId"`
+	// The kind of reaction.
+	Kind ReactionKind `json:"kind"`
+}
+
+// The result of `react` and `unreact`.
+type ReactionPayload struct {
+	// The post, when the subject is one.
+	Post *storage.Post `json:"post,omitempty"`
+	// The comment, when the subject is one.
+	Comment *storage.Comment `json:"comment,omitempty"`
+}
+
 // The input of `recordView`.
 type RecordViewInput struct {
 	// The post viewed.
@@ -1431,6 +1455,70 @@ func (e *PostStatus) UnmarshalJSON(b []byte) error {
 }
 
 func (e PostStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// The kinds of reactions a reader may give a post or a comment, each once.
+type ReactionKind string
+
+const (
+	// Likes it.
+	ReactionKindLike ReactionKind = "LIKE"
+	// Loves it.
+	ReactionKindLove ReactionKind = "LOVE"
+	// Applauds it.
+	ReactionKindClap ReactionKind = "CLAP"
+	// Learned from it.
+	ReactionKindInsightful ReactionKind = "INSIGHTFUL"
+)
+
+var AllReactionKind = []ReactionKind{
+	ReactionKindLike,
+	ReactionKindLove,
+	ReactionKindClap,
+	ReactionKindInsightful,
+}
+
+func (e ReactionKind) IsValid() bool {
+	switch e {
+	case ReactionKindLike, ReactionKindLove, ReactionKindClap, ReactionKindInsightful:
+		return true
+	}
+	return false
+}
+
+func (e ReactionKind) String() string {
+	return string(e)
+}
+
+func (e *ReactionKind) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ReactionKind(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ReactionKind", str)
+	}
+	return nil
+}
+
+func (e ReactionKind) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ReactionKind) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ReactionKind) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil
