@@ -50,6 +50,7 @@ func (r *Resolver) react(ctx context.Context, in model.ReactionInput, undo bool)
 // reactionCounts answers the reactions fields through the request's
 // loader: one BatchGetItem for the subjects of an operation.
 func (r *Resolver) reactionCounts(ctx context.Context, sub storage.Subject) ([]*model.ReactionCount, error) {
+	volatile(ctx)
 	counts, err := loadersFor(ctx).reactions.Load(ctx, sub)()
 	if err != nil {
 		return nil, err
@@ -66,6 +67,7 @@ func (r *Resolver) reactionCounts(ctx context.Context, sub storage.Subject) ([]*
 // viewerReactions answers the viewerReactions fields through the
 // request's loader: none for an anonymous caller, with no read.
 func (r *Resolver) viewerReactions(ctx context.Context, sub storage.Subject) ([]model.ReactionKind, error) {
+	volatile(ctx)
 	if auth.ActorFrom(ctx).Anonymous() {
 		return []model.ReactionKind{}, nil
 	}

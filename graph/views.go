@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph/model"
 	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/views"
@@ -36,6 +37,11 @@ func withClient(next http.Handler) http.Handler {
 	})
 }
 
+// volatile marks the answer of ctx as one the answer cache does not keep
+// and shared caches do not either: views and reactions change with no
+// event of the change feed to drop it by.
+func volatile(ctx context.Context) { gqlhttp.Untagged(ctx) }
+
 // recordView answers recordView: the view of the request's client, counted
 // as a beacon's. Without a counter nothing is counted.
 func (r *Resolver) recordView(ctx context.Context, in model.RecordViewInput) (*model.RecordViewPayload, error) {
@@ -54,6 +60,7 @@ func (r *Resolver) recordView(ctx context.Context, in model.RecordViewInput) (*m
 // viewCount answers Post.viewCount through the request's loader of view
 // counts: one BatchGetItem for the posts of an operation.
 func (r *Resolver) viewCount(ctx context.Context, p *storage.Post) (int, error) {
+	volatile(ctx)
 	n, err := loadersFor(ctx).views.Load(ctx, p.ID)()
 	return int(n), err
 }
@@ -112,6 +119,7 @@ func (r *Resolver) postStats(ctx context.Context, p *storage.Post, days *int) (*
 // its posts through the posts loader (one BatchGetItem), those no longer
 // public left out.
 func (r *Resolver) popularPosts(ctx context.Context, period model.PopularPeriod, first *int) ([]*model.PopularPost, error) {
+	volatile(ctx)
 	n := cmp.Or(deref(first), 10)
 	if n < 1 || n > maxPopular {
 		return nil, &storage.ValidationError{Field: "first", Reason: "must be from 1 to 100"}

@@ -13,6 +13,8 @@ import (
 	"github.com/Khan/genqlient/graphql"
 
 	"github.com/blogql/blog/auth"
+	"github.com/blogql/blog/gqlhttp"
+	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/views"
 )
@@ -32,9 +34,9 @@ type viewServer struct {
 	lastBeacon *storage.Counter
 }
 
-func newViewServer(t *testing.T, opts views.Options) *viewServer {
+func newViewServer(t *testing.T, opts views.Options, configure ...func(*storage.ClientConfig, *graph.HandlerOptions)) *viewServer {
 	t.Helper()
-	s := newServer(t)
+	s := newServer(t, configure...)
 	c := views.New(s.store, opts)
 	s.opts.Views = c
 	s.serve()
@@ -278,6 +280,35 @@ func TestRecordViewCountsTheCaller(t *testing.T) {
 	equal(t, "draft", ok[*RecordViewResponse](t)(RecordView(ctx, reader, draft)).RecordView.Counted, false)
 	v.flush(t)
 	equal(t, "viewCount", v.viewCount(t, b.published[1]), 1)
+}
+
+// TestViewsAndReactionsAreNeverStaleInTheAnswerCache: an answer that
+// shows views or reactions is never kept (they change with no event to
+// drop it by), and recording a view or a reaction drops no kept answer
+// (anyone may send them, as often as they like).
+func TestViewsAndReactionsAreNeverStaleInTheAnswerCache(t *testing.T) {
+	v := newViewServer(t, views.Options{}, withAnswers(0))
+	ids := v.seedAnswers(t)
+	id := rawID(t, ids[0], "Post")
+	const counts = `query($id: ID!) { post(id: $id) { title viewCount reactions { kind count } } }`
+	vars := `{"id":` + jsonString(ids[0]) + `}`
+	before := v.post(t, counts, vars, nil)
+	v.send(t, id, browser, "")
+	v.flush(t)
+	ok[*ReactResponse](t)(React(context.Background(), v.reader("ann", "Ann", ""), ReactionInput{SubjectId: ids[0], Kind: ReactionKindLike}))
+	after := v.post(t, counts, vars, nil)
+	equal(t, "X-Cache of views and reactions", after.header.Get(gqlhttp.AnswerCacheHeader), "MISS")
+	if !strings.Contains(after.body, `"viewCount":1`) || !strings.Contains(after.body, `"count":1`) || after.body == before.body {
+		t.Errorf("answer after a view and a reaction: %s", after.body)
+	}
+
+	v.post(t, answersCategoryPage, `{"slug":"go"}`, nil)
+	v.hit(t, v.post(t, answersCategoryPage, `{"slug":"go"}`, nil))
+	asBrowser := graphql.NewClient(v.url, &http.Client{Transport: userAgent{ua: browser + " other", next: http.DefaultTransport}})
+	ok[*RecordViewResponse](t)(RecordView(context.Background(), asBrowser, RecordViewInput{PostId: ids[1]}))
+	ok[*ReactResponse](t)(React(context.Background(), v.reader("bob", "Bob", ""), ReactionInput{SubjectId: ids[1], Kind: ReactionKindClap}))
+	ok[*UnreactResponse](t)(Unreact(context.Background(), v.reader("bob", "Bob", ""), ReactionInput{SubjectId: ids[1], Kind: ReactionKindClap}))
+	v.hit(t, v.post(t, answersCategoryPage, `{"slug":"go"}`, nil))
 }
 
 // nextDay returns how long from now to a minute into the next UTC day.
