@@ -109,7 +109,7 @@ type workers struct {
 // the change feed, which is made with the client configuration clientCfg.
 // They start with start.
 func newWorkers(ctx context.Context, cfg *config, clientCfg storage.ClientConfig, store *storage.Store, tel *telemetry.Telemetry, logger *slog.Logger) (*workers, error) {
-	w := &workers{views: views.New(store, views.Options{Observe: tel.ViewObserver(), Logger: logger})}
+	w := &workers{views: views.New(store, views.Options{ClientIPHeader: cfg.viewsClientHeader, Observe: tel.ViewObserver(), Logger: logger})}
 	// One webhooks service serves the GraphQL webhook mutations and is
 	// the change feed's "webhooks" worker.
 	w.hooks = webhooks.New(store, cfg.webhookOptions(logger))

@@ -138,7 +138,7 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	}
 	observe := batchObserver(opts.Metrics)
 	h.Wrap = func(srv http.Handler) http.Handler {
-		return withCost(opts.ShowCost, withActor(opts.Verifier, logger, withLoaders(store, observe, withClient(withConnection(srv)))))
+		return withCost(opts.ShowCost, withActor(opts.Verifier, logger, withLoaders(store, observe, withClient(opts.Views, withConnection(srv)))))
 	}
 	return gqlhttp.New(NewExecutableSchema(cfg), h)
 }

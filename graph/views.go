@@ -30,9 +30,9 @@ type client struct{ ip, userAgent string }
 
 // withClient keeps the address and user agent of each request's client
 // for recordView.
-func withClient(next http.Handler) http.Handler {
+func withClient(counter *views.Counter, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		c := client{ip: views.ClientIP(r), userAgent: r.UserAgent()}
+		c := client{ip: counter.ClientIP(r), userAgent: r.UserAgent()}
 		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), clientKey{}, c)))
 	})
 }

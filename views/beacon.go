@@ -38,21 +38,32 @@ func Beacon(c *Counter) http.Handler {
 		if ref == "" {
 			ref = strings.TrimSpace(string(body))
 		}
-		c.Record(r.Context(), Hit{PostID: r.PathValue("postId"), IP: clientIP(r), UserAgent: r.UserAgent(), Referrer: ref})
+		c.Record(r.Context(), Hit{PostID: r.PathValue("postId"), IP: c.ClientIP(r), UserAgent: r.UserAgent(), Referrer: ref})
 		w.Header().Set("Cache-Control", "no-store")
 		w.WriteHeader(http.StatusNoContent)
 	})
 }
 
-// clientIP returns the address of the client of r, without its port.
-func clientIP(r *http.Request) string {
+// ClientIP returns the address of the client of r as the counter takes
+// it: the last address of the header Options.ClientIPHeader names, which
+// the proxy in front of the server sets or appends to (the addresses
+// before it are the client's word), or the peer address of r when there
+// is no such option or header.
+func (c *Counter) ClientIP(r *http.Request) string {
+	if c != nil && c.opts.ClientIPHeader != "" {
+		if vs := r.Header.Values(c.opts.ClientIPHeader); len(vs) > 0 {
+			last := vs[len(vs)-1]
+			if i := strings.LastIndexByte(last, ','); i >= 0 {
+				last = last[i+1:]
+			}
+			if ip := net.ParseIP(strings.TrimSpace(last)); ip != nil {
+				return ip.String()
+			}
+		}
+	}
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		return r.RemoteAddr
 	}
 	return host
 }
-
-// ClientIP is the address Record takes as the client's for r: its peer
-// address (a proxy in front passes its own; see docs/operations.md).
-func ClientIP(r *http.Request) string { return clientIP(r) }

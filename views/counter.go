@@ -58,6 +58,12 @@ type Options struct {
 	// remembered; MaxPostChecks how many posts are.
 	PostCheckTTL  time.Duration
 	MaxPostChecks int
+	// ClientIPHeader names the header that carries the client's address
+	// when the server is behind a proxy (X-Forwarded-For, whose last
+	// address counts, or one such as Fly-Client-IP); empty: the peer
+	// address. Behind a proxy without it, every reader has the proxy's
+	// address and MaxPerClient bounds them all together.
+	ClientIPHeader string
 	// Observe, when set, is called with each hit's outcome, and with
 	// "flush_writes" and "flush_errors" and their number after a flush.
 	Observe func(event string, n int)
