@@ -158,7 +158,6 @@ func (w *workers) start(ctx context.Context) (fed, indexed <-chan struct{}) {
 		defer close(i)
 		w.searcher.Run(ctx)
 	}()
-	go w.views.Run(ctx)
 	return f, i
 }
 

@@ -359,6 +359,15 @@ func newHTTPServer(handler http.Handler, logger *slog.Logger) *http.Server {
 // shuts down gracefully (shutdown).
 func serve(ctx context.Context, cfg *config, ln net.Listener, srv *http.Server, a *api, logger *slog.Logger) error {
 	fed, indexed := a.workers.start(ctx)
+	// The view counter flushes until the server has stopped taking
+	// beacons, then flushes what they counted.
+	viewsCtx, stopViews := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopViews()
+	counted := make(chan struct{})
+	go func() {
+		defer close(counted)
+		a.workers.views.Run(viewsCtx)
+	}()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 
@@ -378,6 +387,8 @@ func serve(ctx context.Context, cfg *config, ln net.Listener, srv *http.Server, 
 	if err := shutdown(ctx, srv, served, a, logger); err != nil {
 		return err
 	}
+	stopViews()
+	<-counted
 	<-fed // the feed released its leases
 	<-indexed
 	logger.Info("stopped")
