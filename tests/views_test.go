@@ -163,6 +163,19 @@ func TestViewsOfOneClientAreBounded(t *testing.T) {
 	equal(t, "views counted from one address", n, 3)
 }
 
+// TestViewsPastTheBoundOfVisitorsStillCount: a server that meets more
+// visitors than it may remember forgets the oldest and counts the new.
+func TestViewsPastTheBoundOfVisitorsStillCount(t *testing.T) {
+	v := newViewServer(t, views.Options{MaxVisitors: 4})
+	b := v.seedBlog(t)
+	gid := b.published[11]
+	for r := range 10 {
+		v.send(t, rawID(t, gid, "Post"), fmt.Sprintf("%s reader-%d", browser, r), "")
+	}
+	v.flush(t)
+	equal(t, "viewCount", v.viewCount(t, gid), 10)
+}
+
 // TestConcurrentBeaconsCountExactly: readers beaconing at once, each
 // several times, are each counted once.
 func TestConcurrentBeaconsCountExactly(t *testing.T) {

@@ -35,7 +35,6 @@ const (
 	Bot       Outcome = "bot"       // a crawler's or headless browser's user agent
 	Hidden    Outcome = "hidden"    // the post is missing, a draft or scheduled
 	Flood     Outcome = "flood"     // the client reached MaxPerClient today
-	Full      Outcome = "full"      // the set of today's visitors is full
 	Invalid   Outcome = "invalid"   // no post id
 	Failed    Outcome = "failed"    // the post could not be checked
 )
@@ -48,8 +47,10 @@ type Options struct {
 	// PopularEvery is how often at most a post's entries in the popular
 	// lists are written (three writes), from the counts of its last flush.
 	PopularEvery time.Duration
-	// MaxVisitors bounds the (visitor, post) pairs remembered a day: once
-	// full, new visitors are not counted until the day turns.
+	// MaxVisitors bounds the (visitor, post) pairs remembered, and the
+	// clients counted: past it the oldest half is forgotten (memory.go),
+	// so a visitor first seen more than MaxVisitors/2 visitors ago may be
+	// counted again that day.
 	MaxVisitors int
 	// MaxPerClient bounds the views counted from one IP address a day
 	// (a flood of beacons for many posts, or with ever new user agents).
@@ -82,8 +83,8 @@ type Counter struct {
 	// day is the UTC day whose seed, visitors and clients these are.
 	day      string
 	seed     maphash.Seed
-	visitors map[uint64]struct{}
-	clients  map[uint64]int
+	visitors *memory
+	clients  *memory
 	pending  map[string]*pendingViews
 	// popularAt is when each post's popular entries were last written.
 	popularAt map[string]time.Time
@@ -188,8 +189,8 @@ func (c *Counter) record(ctx context.Context, h Hit) Outcome {
 	if out := c.admits(visitor, client); out != Counted {
 		return out
 	}
-	c.visitors[visitor] = struct{}{}
-	c.clients[client]++
+	c.visitors.add(visitor)
+	c.clients.add(client)
 	p := c.pending[h.PostID]
 	if p == nil {
 		p = &pendingViews{refs: map[string]int64{}}
@@ -205,13 +206,11 @@ func (c *Counter) record(ctx context.Context, h Hit) Outcome {
 // admits returns Counted when the visitor may be counted, else why not.
 // c.mu is held.
 func (c *Counter) admits(visitor, client uint64) Outcome {
-	switch _, seen := c.visitors[visitor]; {
-	case seen:
+	switch {
+	case c.visitors.get(visitor) > 0:
 		return Duplicate
-	case c.clients[client] >= c.opts.MaxPerClient:
+	case c.clients.get(client) >= c.opts.MaxPerClient:
 		return Flood
-	case len(c.visitors) >= c.opts.MaxVisitors:
-		return Full
 	}
 	return Counted
 }
@@ -225,7 +224,7 @@ func (c *Counter) turnDay(now time.Time) {
 		return
 	}
 	c.day, c.seed = day, maphash.MakeSeed()
-	c.visitors, c.clients = map[uint64]struct{}{}, map[uint64]int{}
+	c.visitors, c.clients = newMemory(c.opts.MaxVisitors), newMemory(c.opts.MaxVisitors)
 	c.popularAt = map[string]time.Time{}
 }
 

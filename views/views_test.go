@@ -64,3 +64,26 @@ func TestClientIPIsTheProxysLastAddressWhenConfigured(t *testing.T) {
 		t.Errorf("with an invalid header: %q, want the peer", got)
 	}
 }
+
+func TestMemoryForgetsTheOldestHalfPastItsBound(t *testing.T) {
+	m := newMemory(4)
+	for h := range uint64(2) {
+		m.add(h)
+	}
+	m.add(0)
+	if m.get(0) != 2 || m.get(1) != 1 {
+		t.Fatalf("remembered %d and %d, want 2 and 1", m.get(0), m.get(1))
+	}
+	m.add(2) // the current generation is full: 0 and 1 become the previous one
+	if m.get(0) != 2 || m.get(2) != 1 {
+		t.Fatalf("after a turn: %d and %d, want 2 and 1", m.get(0), m.get(2))
+	}
+	m.add(3)
+	m.add(4) // 0 and 1 are forgotten
+	if m.get(0) != 0 || m.get(1) != 0 || m.get(2) != 1 || m.get(4) != 1 {
+		t.Fatalf("after two turns: %d %d %d %d, want 0 0 1 1", m.get(0), m.get(1), m.get(2), m.get(4))
+	}
+	if n := len(m.cur) + len(m.prev); n > 4 {
+		t.Fatalf("%d remembered, bound 4", n)
+	}
+}
