@@ -1655,6 +1655,69 @@ type CategoryCardHeadsResponse struct {
 // GetCategory returns CategoryCardHeadsResponse.Category, and is useful for accessing the field via an interface.
 func (v *CategoryCardHeadsResponse) GetCategory() *CategoryCardHeadsCategory { return v.Category }
 
+// CategoryCardsCategory includes the requested fields of the GraphQL type Category.
+// The GraphQL type's documentation follows.
+//
+// A topic that groups posts. Its slug is its identity.
+type CategoryCardsCategory struct {
+	// The public posts in the category, newest first.
+	Posts CategoryCardsCategoryPostsPostConnection `json:"posts"`
+}
+
+// GetPosts returns CategoryCardsCategory.Posts, and is useful for accessing the field via an interface.
+func (v *CategoryCardsCategory) GetPosts() CategoryCardsCategoryPostsPostConnection { return v.Posts }
+
+// CategoryCardsCategoryPostsPostConnection includes the requested fields of the GraphQL type PostConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of posts.
+type CategoryCardsCategoryPostsPostConnection struct {
+	// The posts of this page, each with its cursor.
+	Edges []CategoryCardsCategoryPostsPostConnectionEdgesPostEdge `json:"edges"`
+}
+
+// GetEdges returns CategoryCardsCategoryPostsPostConnection.Edges, and is useful for accessing the field via an interface.
+func (v *CategoryCardsCategoryPostsPostConnection) GetEdges() []CategoryCardsCategoryPostsPostConnectionEdgesPostEdge {
+	return v.Edges
+}
+
+// CategoryCardsCategoryPostsPostConnectionEdgesPostEdge includes the requested fields of the GraphQL type PostEdge.
+// The GraphQL type's documentation follows.
+//
+// A post in a page of posts.
+type CategoryCardsCategoryPostsPostConnectionEdgesPostEdge struct {
+	// The post.
+	Node CategoryCardsCategoryPostsPostConnectionEdgesPostEdgeNodePost `json:"node"`
+}
+
+// GetNode returns CategoryCardsCategoryPostsPostConnectionEdgesPostEdge.Node, and is useful for accessing the field via an interface.
+func (v *CategoryCardsCategoryPostsPostConnectionEdgesPostEdge) GetNode() CategoryCardsCategoryPostsPostConnectionEdgesPostEdgeNodePost {
+	return v.Node
+}
+
+// CategoryCardsCategoryPostsPostConnectionEdgesPostEdgeNodePost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type CategoryCardsCategoryPostsPostConnectionEdgesPostEdgeNodePost struct {
+	// The unique, URL-friendly name of the post: its current one. A post found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+}
+
+// GetSlug returns CategoryCardsCategoryPostsPostConnectionEdgesPostEdgeNodePost.Slug, and is useful for accessing the field via an interface.
+func (v *CategoryCardsCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetSlug() string {
+	return v.Slug
+}
+
+// CategoryCardsResponse is returned by CategoryCards on success.
+type CategoryCardsResponse struct {
+	// Fetches a category by slug or by global id; give exactly one. Fails with NOT_FOUND when there is none.
+	Category *CategoryCardsCategory `json:"category"`
+}
+
+// GetCategory returns CategoryCardsResponse.Category, and is useful for accessing the field via an interface.
+func (v *CategoryCardsResponse) GetCategory() *CategoryCardsCategory { return v.Category }
+
 // CategoryFeedCategory includes the requested fields of the GraphQL type Category.
 // The GraphQL type's documentation follows.
 //
@@ -2526,6 +2589,76 @@ type CategoryPageWithHTMLResponse struct {
 
 // GetCategory returns CategoryPageWithHTMLResponse.Category, and is useful for accessing the field via an interface.
 func (v *CategoryPageWithHTMLResponse) GetCategory() *CategoryPageWithHTMLCategory { return v.Category }
+
+// CategoryViewsCategory includes the requested fields of the GraphQL type Category.
+// The GraphQL type's documentation follows.
+//
+// A topic that groups posts. Its slug is its identity.
+type CategoryViewsCategory struct {
+	// The public posts in the category, newest first.
+	Posts CategoryViewsCategoryPostsPostConnection `json:"posts"`
+}
+
+// GetPosts returns CategoryViewsCategory.Posts, and is useful for accessing the field via an interface.
+func (v *CategoryViewsCategory) GetPosts() CategoryViewsCategoryPostsPostConnection { return v.Posts }
+
+// CategoryViewsCategoryPostsPostConnection includes the requested fields of the GraphQL type PostConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of posts.
+type CategoryViewsCategoryPostsPostConnection struct {
+	// The posts of this page, each with its cursor.
+	Edges []CategoryViewsCategoryPostsPostConnectionEdgesPostEdge `json:"edges"`
+}
+
+// GetEdges returns CategoryViewsCategoryPostsPostConnection.Edges, and is useful for accessing the field via an interface.
+func (v *CategoryViewsCategoryPostsPostConnection) GetEdges() []CategoryViewsCategoryPostsPostConnectionEdgesPostEdge {
+	return v.Edges
+}
+
+// CategoryViewsCategoryPostsPostConnectionEdgesPostEdge includes the requested fields of the GraphQL type PostEdge.
+// The GraphQL type's documentation follows.
+//
+// A post in a page of posts.
+type CategoryViewsCategoryPostsPostConnectionEdgesPostEdge struct {
+	// The post.
+	Node CategoryViewsCategoryPostsPostConnectionEdgesPostEdgeNodePost `json:"node"`
+}
+
+// GetNode returns CategoryViewsCategoryPostsPostConnectionEdgesPostEdge.Node, and is useful for accessing the field via an interface.
+func (v *CategoryViewsCategoryPostsPostConnectionEdgesPostEdge) GetNode() CategoryViewsCategoryPostsPostConnectionEdgesPostEdgeNodePost {
+	return v.Node
+}
+
+// CategoryViewsCategoryPostsPostConnectionEdgesPostEdgeNodePost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type CategoryViewsCategoryPostsPostConnectionEdgesPostEdgeNodePost struct {
+	// The unique, URL-friendly name of the post: its current one. A post found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+	// How many times the post was viewed: a reader counted once a day (see `recordView`), bots left out. Kept within about a second of the views by each server. Costs one BatchGetItem an operation, shared by every post of it.
+	ViewCount int `json:"viewCount"`
+}
+
+// GetSlug returns CategoryViewsCategoryPostsPostConnectionEdgesPostEdgeNodePost.Slug, and is useful for accessing the field via an interface.
+func (v *CategoryViewsCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetSlug() string {
+	return v.Slug
+}
+
+// GetViewCount returns CategoryViewsCategoryPostsPostConnectionEdgesPostEdgeNodePost.ViewCount, and is useful for accessing the field via an interface.
+func (v *CategoryViewsCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetViewCount() int {
+	return v.ViewCount
+}
+
+// CategoryViewsResponse is returned by CategoryViews on success.
+type CategoryViewsResponse struct {
+	// Fetches a category by slug or by global id; give exactly one. Fails with NOT_FOUND when there is none.
+	Category *CategoryViewsCategory `json:"category"`
+}
+
+// GetCategory returns CategoryViewsResponse.Category, and is useful for accessing the field via an interface.
+func (v *CategoryViewsResponse) GetCategory() *CategoryViewsCategory { return v.Category }
 
 // CoAuthorPageAuthor includes the requested fields of the GraphQL type Author.
 // The GraphQL type's documentation follows.
@@ -17361,6 +17494,14 @@ func (v *__CategoryCardHeadsInput) GetSlug() string { return v.Slug }
 // GetFirst returns __CategoryCardHeadsInput.First, and is useful for accessing the field via an interface.
 func (v *__CategoryCardHeadsInput) GetFirst() *int { return v.First }
 
+// __CategoryCardsInput is used internally by genqlient
+type __CategoryCardsInput struct {
+	Slug string `json:"slug"`
+}
+
+// GetSlug returns __CategoryCardsInput.Slug, and is useful for accessing the field via an interface.
+func (v *__CategoryCardsInput) GetSlug() string { return v.Slug }
+
 // __CategoryFeedInput is used internally by genqlient
 type __CategoryFeedInput struct {
 	Slug   string     `json:"slug"`
@@ -17432,6 +17573,14 @@ func (v *__CategoryPageWithHTMLInput) GetSlug() string { return v.Slug }
 
 // GetFirst returns __CategoryPageWithHTMLInput.First, and is useful for accessing the field via an interface.
 func (v *__CategoryPageWithHTMLInput) GetFirst() *int { return v.First }
+
+// __CategoryViewsInput is used internally by genqlient
+type __CategoryViewsInput struct {
+	Slug string `json:"slug"`
+}
+
+// GetSlug returns __CategoryViewsInput.Slug, and is useful for accessing the field via an interface.
+func (v *__CategoryViewsInput) GetSlug() string { return v.Slug }
 
 // __CoAuthorPageInput is used internally by genqlient
 type __CoAuthorPageInput struct {
@@ -19182,6 +19331,46 @@ func CategoryCardHeads(
 	return data_, err_
 }
 
+// The query executed by CategoryCards.
+const CategoryCards_Operation = `
+query CategoryCards ($slug: String!) {
+	category(slug: $slug) {
+		posts(first: 20) {
+			edges {
+				node {
+					slug
+				}
+			}
+		}
+	}
+}
+`
+
+func CategoryCards(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	slug string,
+) (data_ *CategoryCardsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "CategoryCards",
+		Query:  CategoryCards_Operation,
+		Variables: &__CategoryCardsInput{
+			Slug: slug,
+		},
+	}
+
+	data_ = &CategoryCardsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by CategoryFeed.
 const CategoryFeed_Operation = `
 query CategoryFeed ($slug: String!, $first: Int, $after: String, $last: Int, $before: String, $from: DateTime, $to: DateTime) {
@@ -19463,6 +19652,47 @@ func CategoryPageWithHTML(
 	}
 
 	data_ = &CategoryPageWithHTMLResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by CategoryViews.
+const CategoryViews_Operation = `
+query CategoryViews ($slug: String!) {
+	category(slug: $slug) {
+		posts(first: 20) {
+			edges {
+				node {
+					slug
+					viewCount
+				}
+			}
+		}
+	}
+}
+`
+
+func CategoryViews(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	slug string,
+) (data_ *CategoryViewsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "CategoryViews",
+		Query:  CategoryViews_Operation,
+		Variables: &__CategoryViewsInput{
+			Slug: slug,
+		},
+	}
+
+	data_ = &CategoryViewsResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

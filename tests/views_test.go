@@ -163,6 +163,29 @@ func TestViewsOfOneClientAreBounded(t *testing.T) {
 	equal(t, "views counted from one address", n, 3)
 }
 
+// TestViewCountsOfACardListCostOneBatchGet: the posts of a list show
+// their views with one BatchGetItem for the page, more than the same
+// list without them.
+func TestViewCountsOfACardListCostOneBatchGet(t *testing.T) {
+	v := newViewServer(t, views.Options{})
+	b := v.seedBlog(t)
+	ctx := context.Background()
+	for r := range 3 {
+		v.send(t, rawID(t, b.published[24], "Post"), fmt.Sprintf("%s r%d", browser, r), "")
+	}
+	v.flush(t)
+	ok[*CategoryCardsResponse](t)(CategoryCards(ctx, v.client, "go"))
+	without := v.requests()
+	page := ok[*CategoryViewsResponse](t)(CategoryViews(ctx, v.client, "go")).Category.Posts.Edges
+	with := v.requests()
+	equal(t, "requests with viewCount", total(with), total(without)+1)
+	equal(t, "BatchGetItems with viewCount", with["BatchGetItem"], without["BatchGetItem"]+1)
+	equal(t, "cards", len(page), 20)
+	equal(t, "newest card", page[0].Node.Slug, "post-24")
+	equal(t, "its views", page[0].Node.ViewCount, 3)
+	equal(t, "another's", page[1].Node.ViewCount, 0)
+}
+
 // TestViewsPastTheBoundOfVisitorsStillCount: a server that meets more
 // visitors than it may remember forgets the oldest and counts the new.
 func TestViewsPastTheBoundOfVisitorsStillCount(t *testing.T) {
