@@ -42,7 +42,7 @@ func (r *Resolver) react(ctx context.Context, in model.ReactionInput, undo bool)
 	if sub.CommentID == "" {
 		out.Post, err = l.posts.Load(ctx, sub.PostID)()
 	} else {
-		out.Comment, err = l.comments.Load(ctx, storage.CommentKey{PostID: sub.PostID, CommentID: sub.CommentID})()
+		out.Comment, err = l.comments.Load(ctx, storage.CommentKey(sub))()
 	}
 	return out, err
 }
