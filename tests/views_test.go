@@ -11,6 +11,9 @@ import (
 	"time"
 
 	"github.com/Khan/genqlient/graphql"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/gqlhttp"
@@ -362,4 +365,34 @@ func (u userAgent) RoundTrip(r *http.Request) (*http.Response, error) {
 	r = r.Clone(r.Context())
 	r.Header.Set("User-Agent", u.ua)
 	return u.next.RoundTrip(r)
+}
+
+// TestADeletedPostTakesItsViewsAndReactions: deleting a post removes its
+// view counts, popular entries and reactions with its comments: nothing
+// of it is left in its partition.
+func TestADeletedPostTakesItsViewsAndReactions(t *testing.T) {
+	v := newViewServer(t, views.Options{})
+	b := v.seedBlog(t)
+	ctx := context.Background()
+	gid := b.published[12] // ada's
+	v.send(t, rawID(t, gid, "Post"), browser, "https://example.org/")
+	v.flush(t)
+	ok[*ReactResponse](t)(React(ctx, v.reader("ann", "Ann", ""), ReactionInput{SubjectId: gid, Kind: ReactionKindLove}))
+	ok[*DeletePostResponse](t)(DeletePost(ctx, b.writers[0], DeletePostInput{Id: gid}))
+	expr, err := expression.NewBuilder().WithKeyCondition(expression.Key("PK").Equal(expression.Value("POST#" + rawID(t, gid, "Post")))).Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := v.db.Query(ctx, &dynamodb.QueryInput{
+		TableName: &v.table, KeyConditionExpression: expr.KeyCondition(),
+		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(), ConsistentRead: ptr(true),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range out.Items {
+		var k struct{ SK string }
+		_ = attributevalue.UnmarshalMap(it, &k)
+		t.Errorf("left after the post was deleted: %s", k.SK)
+	}
 }

@@ -20,6 +20,11 @@ const (
 	prefixPopular = "POPULAR#"
 )
 
+// PostEngagementPrefixes are the sort-key prefixes of a post's views,
+// popular entries and reactions (REACT covers REACT# and REACTIONS#), which
+// the cleanup after a deleted post removes.
+var PostEngagementPrefixes = []string{viewsSK, prefixPopular, "REACT"}
+
 // PostViews is the item that counts a post's views: all time, and in the
 // current week and month (the counts its popularity entries are kept
 // from).
