@@ -82,7 +82,10 @@ func (r *Resolver) postStats(ctx context.Context, p *storage.Post, days *int) (*
 	if err := actsForPost(ctx, p, false); err != nil {
 		return nil, err
 	}
-	n := cmp.Or(deref(days), 30)
+	n := 30
+	if days != nil {
+		n = *days
+	}
 	if n < 1 || n > maxStatsDays {
 		return nil, &storage.ValidationError{Field: "days", Reason: "must be from 1 to 90"}
 	}
@@ -120,7 +123,10 @@ func (r *Resolver) postStats(ctx context.Context, p *storage.Post, days *int) (*
 // public left out.
 func (r *Resolver) popularPosts(ctx context.Context, period model.PopularPeriod, first *int) ([]*model.PopularPost, error) {
 	volatile(ctx)
-	n := cmp.Or(deref(first), 10)
+	n := 10
+	if first != nil {
+		n = *first
+	}
 	if n < 1 || n > maxPopular {
 		return nil, &storage.ValidationError{Field: "first", Reason: "must be from 1 to 100"}
 	}

@@ -269,6 +269,8 @@ func TestPostStatsAreTheAuthorsOnly(t *testing.T) {
 	equal(t, "anonymous stats", code(err), "UNAUTHENTICATED")
 	_, err = PostViewStats(ctx, admin, gid, ptr(91))
 	equal(t, "91 days", code(err), "BAD_USER_INPUT")
+	_, err = PostViewStats(ctx, admin, gid, ptr(0))
+	equal(t, "0 days", code(err), "BAD_USER_INPUT")
 }
 
 // TestPopularPostsRankByViews: the posts of the day, week and month,
