@@ -85,6 +85,7 @@ type config struct {
 	migrate           string
 	allowedHosts      httpguard.HostList
 	corsOrigins       httpguard.OriginList
+	viewsClientHeader string
 	maxQueryBytes     int
 	queryCacheBytes   int64
 	apqCacheBytes     int64
@@ -363,6 +364,9 @@ func settings(c *config) []setting {
 		{"cors-origins", "CORS_ORIGINS", &c.corsOrigins,
 			"`origins` (scheme://host[:port], separated by commas) whose pages may call /graphql from a browser (CORS);\nno wildcard; empty: none, the playground needs none",
 			"origins, comma-separated, exact (`https://app.example.com`, `http://localhost:5173`), whose pages may call `/graphql` from a browser; no wildcard; empty: none (see [GraphQL over HTTP](frontend.md#graphql-over-http))"},
+		{"views-client-ip-header", "VIEWS_CLIENT_IP_HEADER", val(&c.viewsClientHeader, ""),
+			"`header` whose last address is the client's for counting views (the proxy in front sets it,\ne.g. X-Forwarded-For); empty: the connection's peer address",
+			"the header whose last address is the reader's for counting views, set or appended to by the proxy in front (`X-Forwarded-For`, `Fly-Client-IP`…); empty: the connection's peer address, which behind a proxy is the proxy's, so every reader looks like one (see [Views and reactions](#views-and-reactions))"},
 		{"max-query-bytes", "MAX_QUERY_BYTES", val(&c.maxQueryBytes, gqlhttp.DefaultMaxQueryBytes),
 			"the longest query document a request may send, in bytes, a persisted query's included;\nlonger ones are refused before they are parsed (send long values in variables)",
 			"the longest query document (`query`, a persisted query's registration included) a request may send, in bytes; longer is `QUERY_SIZE_LIMIT_EXCEEDED` before it is parsed (see [Limits and errors](errors.md))"},

@@ -14,6 +14,7 @@ import (
 	"github.com/blogql/blog/search"
 	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/telemetry"
+	"github.com/blogql/blog/views"
 	"github.com/blogql/blog/webhooks"
 )
 
@@ -100,13 +101,15 @@ type workers struct {
 	feed     *changefeed.Feed
 	answers  *gqlhttp.AnswerCache // nil: none kept
 	searcher *search.Service
+	// views counts the posts' views and flushes them (package views).
+	views *views.Counter
 }
 
 // newWorkers returns the server's workers on store, each subscribed to
 // the change feed, which is made with the client configuration clientCfg.
 // They start with start.
 func newWorkers(ctx context.Context, cfg *config, clientCfg storage.ClientConfig, store *storage.Store, tel *telemetry.Telemetry, logger *slog.Logger) (*workers, error) {
-	w := &workers{}
+	w := &workers{views: views.New(store, views.Options{ClientIPHeader: cfg.viewsClientHeader, Observe: tel.ViewObserver(), Logger: logger})}
 	// One webhooks service serves the GraphQL webhook mutations and is
 	// the change feed's "webhooks" worker.
 	w.hooks = webhooks.New(store, cfg.webhookOptions(logger))

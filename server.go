@@ -43,6 +43,7 @@ import (
 	"github.com/blogql/blog/syndication"
 	"github.com/blogql/blog/telemetry"
 	"github.com/blogql/blog/tuning"
+	"github.com/blogql/blog/views"
 )
 
 // listen opens the API's listener; tests replace it.
@@ -382,6 +383,15 @@ func newHTTPServer(handler http.Handler, logger *slog.Logger) *http.Server {
 // shuts down gracefully (shutdown).
 func serve(ctx context.Context, cfg *config, ln net.Listener, srv *http.Server, a *api, logger *slog.Logger) error {
 	fed, indexed := a.workers.start(ctx)
+	// The view counter flushes until the server has stopped taking
+	// beacons, then flushes what they counted.
+	viewsCtx, stopViews := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopViews()
+	counted := make(chan struct{})
+	go func() {
+		defer close(counted)
+		a.workers.views.Run(viewsCtx)
+	}()
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve(ln) }()
 
@@ -401,6 +411,8 @@ func serve(ctx context.Context, cfg *config, ln net.Listener, srv *http.Server, 
 	if err := shutdown(ctx, srv, served, a, logger); err != nil {
 		return err
 	}
+	stopViews()
+	<-counted
 	<-fed // the feed released its leases
 	<-indexed
 	logger.Info("stopped")
@@ -647,6 +659,12 @@ func (a *api) routes(cfg *config, logger *slog.Logger) http.Handler {
 	feeds.Register(mux)
 	// Renditions, and the embedded store's uploads (mediacmd.go).
 	a.media.register(mux, cors)
+	// The view beacon (package views): CORS for -cors-origins, whose
+	// preflights the OPTIONS route answers.
+	mux.Handle(views.BeaconPath, httpguard.WithCORS(cors, views.Beacon(a.workers.views)))
+	mux.Handle("OPTIONS /v/{postId}", httpguard.WithCORS(cors, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusNoContent)
+	})))
 	// The theme of highlighted code (-highlight-code).
 	mux.Handle("GET /code.css", httpguard.WithCORS(cors, markdown.CodeCSS()))
 	if cfg.playgroundOn() {
@@ -699,6 +717,7 @@ func (a *api) graphQL(cfg *config, cors *httpguard.CORS, budget *inflight.Budget
 		Webhooks: w.hooks,
 		Search:   w.searcher,
 		Media:    a.media.library(),
+		Views:    w.views,
 		Site:     graph.SiteDefaults{Title: cfg.siteTitle, Description: cfg.siteDescription, URL: cfg.siteURL, Paths: cfg.paths},
 		SignIn:   a.signInOptions(cfg),
 	})))

@@ -263,6 +263,8 @@ func (r *Resolver) adjacentPost(ctx context.Context, p *storage.Post, slug strin
 var unshownMutations = map[string]bool{
 	"createPreviewLink": true, "createWebhook": true, "updateWebhook": true, "deleteWebhook": true,
 	"rotateWebhookSecret": true, "redeliverWebhookEvent": true, "pingWebhook": true,
+	// Views and reactions show only in answers never kept (volatile).
+	"recordView": true, "react": true, "unreact": true,
 }
 
 // invalidateWritten returns the root field middleware that drops from

@@ -142,9 +142,11 @@ type ComplexityRoot struct {
 		ID              func(childComplexity int) int
 		Parent          func(childComplexity int) int
 		Post            func(childComplexity int) int
+		Reactions       func(childComplexity int) int
 		Replies         func(childComplexity int) int
 		ReplyConnection func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Status          func(childComplexity int) int
+		ViewerReactions func(childComplexity int) int
 	}
 
 	CommentChangeEvent struct {
@@ -361,6 +363,8 @@ type ComplexityRoot struct {
 		PingWebhook           func(childComplexity int, input model.PingWebhookInput) int
 		PublishPage           func(childComplexity int, input model.PublishPageInput) int
 		PublishPost           func(childComplexity int, input model.PublishPostInput) int
+		React                 func(childComplexity int, input model.ReactionInput) int
+		RecordView            func(childComplexity int, input model.RecordViewInput) int
 		RedeliverWebhookEvent func(childComplexity int, input model.RedeliverWebhookEventInput) int
 		RefreshSession        func(childComplexity int, input model.RefreshSessionInput) int
 		RejectComment         func(childComplexity int, input model.RejectCommentInput) int
@@ -375,6 +379,7 @@ type ComplexityRoot struct {
 		UnlinkTranslation     func(childComplexity int, input model.UnlinkTranslationInput) int
 		UnpublishPage         func(childComplexity int, input model.UnpublishPageInput) int
 		UnpublishPost         func(childComplexity int, input model.UnpublishPostInput) int
+		Unreact               func(childComplexity int, input model.ReactionInput) int
 		UpdateAuthor          func(childComplexity int, input model.UpdateAuthorInput) int
 		UpdateCategory        func(childComplexity int, input model.UpdateCategoryInput) int
 		UpdateComment         func(childComplexity int, input model.UpdateCommentInput) int
@@ -437,6 +442,11 @@ type ComplexityRoot struct {
 		Delivery func(childComplexity int) int
 	}
 
+	PopularPost struct {
+		Post  func(childComplexity int) int
+		Views func(childComplexity int) int
+	}
+
 	Post struct {
 		Author             func(childComplexity int) int
 		Authors            func(childComplexity int) int
@@ -457,12 +467,14 @@ type ComplexityRoot struct {
 		Previous           func(childComplexity int) int
 		PreviousInCategory func(childComplexity int, slug string) int
 		PublishedAt        func(childComplexity int) int
+		Reactions          func(childComplexity int) int
 		ReadingMinutes     func(childComplexity int) int
 		Related            func(childComplexity int, first *int) int
 		Revisions          func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Seo                func(childComplexity int) int
 		Series             func(childComplexity int) int
 		Slug               func(childComplexity int) int
+		Stats              func(childComplexity int, days *int) int
 		Status             func(childComplexity int) int
 		Tags               func(childComplexity int) int
 		Title              func(childComplexity int) int
@@ -470,6 +482,9 @@ type ComplexityRoot struct {
 		Translations       func(childComplexity int) int
 		UpdatedAt          func(childComplexity int) int
 		Version            func(childComplexity int) int
+		ViewCount          func(childComplexity int) int
+		ViewerHasReacted   func(childComplexity int, kind model.ReactionKind) int
+		ViewerReactions    func(childComplexity int) int
 		WordCount          func(childComplexity int) int
 	}
 
@@ -508,6 +523,12 @@ type ComplexityRoot struct {
 		Series   func(childComplexity int) int
 	}
 
+	PostStats struct {
+		Days         func(childComplexity int) int
+		TopReferrers func(childComplexity int) int
+		Views        func(childComplexity int) int
+	}
+
 	PublishPagePayload struct {
 		Page func(childComplexity int) int
 	}
@@ -532,6 +553,7 @@ type ComplexityRoot struct {
 		OutboxEmails    func(childComplexity int, first *int) int
 		Page            func(childComplexity int, id *string, slug *string) int
 		Pages           func(childComplexity int, first *int, after *string, last *int, before *string, drafts *bool) int
+		PopularPosts    func(childComplexity int, period model.PopularPeriod, first *int) int
 		Post            func(childComplexity int, id *string, slug *string, previewToken *string) int
 		PostPage        func(childComplexity int, category *string, tag *string, month *string, number int, size *int) int
 		Posts           func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time, locale *string) int
@@ -542,6 +564,16 @@ type ComplexityRoot struct {
 		Tags            func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Viewer          func(childComplexity int) int
 		Webhooks        func(childComplexity int) int
+	}
+
+	ReactionCount struct {
+		Count func(childComplexity int) int
+		Kind  func(childComplexity int) int
+	}
+
+	ReactionPayload struct {
+		Comment func(childComplexity int) int
+		Post    func(childComplexity int) int
 	}
 
 	ReaderSession struct {
@@ -560,8 +592,17 @@ type ComplexityRoot struct {
 		Session              func(childComplexity int) int
 	}
 
+	RecordViewPayload struct {
+		Counted func(childComplexity int) int
+	}
+
 	RedeliverWebhookEventPayload struct {
 		Delivery func(childComplexity int) int
+	}
+
+	ReferrerViews struct {
+		Domain func(childComplexity int) int
+		Views  func(childComplexity int) int
 	}
 
 	RejectCommentPayload struct {
@@ -809,6 +850,11 @@ type ComplexityRoot struct {
 		URL       func(childComplexity int) int
 	}
 
+	ViewsOnDay struct {
+		Date  func(childComplexity int) int
+		Views func(childComplexity int) int
+	}
+
 	Webhook struct {
 		CreatedAt               func(childComplexity int) int
 		Description             func(childComplexity int) int
@@ -877,6 +923,9 @@ type CommentResolver interface {
 	Parent(ctx context.Context, obj *storage.Comment) (*storage.Comment, error)
 	Replies(ctx context.Context, obj *storage.Comment) ([]*storage.Comment, error)
 	ReplyConnection(ctx context.Context, obj *storage.Comment, first *int, after *string, last *int, before *string) (*model.ReplyConnection, error)
+
+	Reactions(ctx context.Context, obj *storage.Comment) ([]*model.ReactionCount, error)
+	ViewerReactions(ctx context.Context, obj *storage.Comment) ([]model.ReactionKind, error)
 }
 type CommenterResolver interface {
 	Name(ctx context.Context, obj *storage.Commenter) (string, error)
@@ -952,6 +1001,9 @@ type MutationResolver interface {
 	DeleteMedia(ctx context.Context, input model.DeleteMediaInput) (*model.DeleteMediaPayload, error)
 	LinkTranslation(ctx context.Context, input model.LinkTranslationInput) (*model.TranslationPayload, error)
 	UnlinkTranslation(ctx context.Context, input model.UnlinkTranslationInput) (*model.TranslationPayload, error)
+	RecordView(ctx context.Context, input model.RecordViewInput) (*model.RecordViewPayload, error)
+	React(ctx context.Context, input model.ReactionInput) (*model.ReactionPayload, error)
+	Unreact(ctx context.Context, input model.ReactionInput) (*model.ReactionPayload, error)
 }
 type PageResolver interface {
 	ID(ctx context.Context, obj *storage.SitePage) (string, error)
@@ -992,6 +1044,11 @@ type PostResolver interface {
 	Revisions(ctx context.Context, obj *storage.Post, first *int, after *string, last *int, before *string) (*model.RevisionConnection, error)
 	Locale(ctx context.Context, obj *storage.Post) (*string, error)
 	Translations(ctx context.Context, obj *storage.Post) ([]*model.Translation, error)
+	ViewCount(ctx context.Context, obj *storage.Post) (int, error)
+	Stats(ctx context.Context, obj *storage.Post, days *int) (*model.PostStats, error)
+	Reactions(ctx context.Context, obj *storage.Post) ([]*model.ReactionCount, error)
+	ViewerReactions(ctx context.Context, obj *storage.Post) ([]model.ReactionKind, error)
+	ViewerHasReacted(ctx context.Context, obj *storage.Post, kind model.ReactionKind) (bool, error)
 }
 type PostSeriesResolver interface {
 	Previous(ctx context.Context, obj *model.PostSeries) (*storage.Post, error)
@@ -1023,6 +1080,7 @@ type QueryResolver interface {
 	Account(ctx context.Context) (*model.Account, error)
 	OutboxEmails(ctx context.Context, first *int) ([]*model.OutboxEmail, error)
 	Media(ctx context.Context, first *int, after *string) (*model.MediaConnection, error)
+	PopularPosts(ctx context.Context, period model.PopularPeriod, first *int) ([]*model.PopularPost, error)
 }
 type RevisionResolver interface {
 	ID(ctx context.Context, obj *storage.Revision) (string, error)
@@ -1474,6 +1532,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Comment.Post(childComplexity), true
+	case "Comment.reactions":
+		if e.ComplexityRoot.Comment.Reactions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Comment.Reactions(childComplexity), true
 	case "Comment.replies":
 		if e.ComplexityRoot.Comment.Replies == nil {
 			break
@@ -1497,6 +1561,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Comment.Status(childComplexity), true
+	case "Comment.viewerReactions":
+		if e.ComplexityRoot.Comment.ViewerReactions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Comment.ViewerReactions(childComplexity), true
 
 	case "CommentChangeEvent.comment":
 		if e.ComplexityRoot.CommentChangeEvent.Comment == nil {
@@ -2328,6 +2398,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.PublishPost(childComplexity, args["input"].(model.PublishPostInput)), true
+	case "Mutation.react":
+		if e.ComplexityRoot.Mutation.React == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_react_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.React(childComplexity, args["input"].(model.ReactionInput)), true
+	case "Mutation.recordView":
+		if e.ComplexityRoot.Mutation.RecordView == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_recordView_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RecordView(childComplexity, args["input"].(model.RecordViewInput)), true
 	case "Mutation.redeliverWebhookEvent":
 		if e.ComplexityRoot.Mutation.RedeliverWebhookEvent == nil {
 			break
@@ -2482,6 +2574,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.UnpublishPost(childComplexity, args["input"].(model.UnpublishPostInput)), true
+	case "Mutation.unreact":
+		if e.ComplexityRoot.Mutation.Unreact == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_unreact_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.Unreact(childComplexity, args["input"].(model.ReactionInput)), true
 	case "Mutation.updateAuthor":
 		if e.ComplexityRoot.Mutation.UpdateAuthor == nil {
 			break
@@ -2803,6 +2906,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PingWebhookPayload.Delivery(childComplexity), true
 
+	case "PopularPost.post":
+		if e.ComplexityRoot.PopularPost.Post == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PopularPost.Post(childComplexity), true
+	case "PopularPost.views":
+		if e.ComplexityRoot.PopularPost.Views == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PopularPost.Views(childComplexity), true
+
 	case "Post.author":
 		if e.ComplexityRoot.Post.Author == nil {
 			break
@@ -2932,6 +3048,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.PublishedAt(childComplexity), true
+	case "Post.reactions":
+		if e.ComplexityRoot.Post.Reactions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.Reactions(childComplexity), true
 	case "Post.readingTimeMinutes":
 		if e.ComplexityRoot.Post.ReadingMinutes == nil {
 			break
@@ -2978,6 +3100,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.Slug(childComplexity), true
+	case "Post.stats":
+		if e.ComplexityRoot.Post.Stats == nil {
+			break
+		}
+
+		args, err := ec.field_Post_stats_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Post.Stats(childComplexity, args["days"].(*int)), true
 	case "Post.status":
 		if e.ComplexityRoot.Post.Status == nil {
 			break
@@ -3020,6 +3153,29 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.Version(childComplexity), true
+	case "Post.viewCount":
+		if e.ComplexityRoot.Post.ViewCount == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.ViewCount(childComplexity), true
+	case "Post.viewerHasReacted":
+		if e.ComplexityRoot.Post.ViewerHasReacted == nil {
+			break
+		}
+
+		args, err := ec.field_Post_viewerHasReacted_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Post.ViewerHasReacted(childComplexity, args["kind"].(model.ReactionKind)), true
+	case "Post.viewerReactions":
+		if e.ComplexityRoot.Post.ViewerReactions == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.ViewerReactions(childComplexity), true
 	case "Post.wordCount":
 		if e.ComplexityRoot.Post.WordCount == nil {
 			break
@@ -3151,6 +3307,25 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PostSeries.Series(childComplexity), true
+
+	case "PostStats.days":
+		if e.ComplexityRoot.PostStats.Days == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostStats.Days(childComplexity), true
+	case "PostStats.topReferrers":
+		if e.ComplexityRoot.PostStats.TopReferrers == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostStats.TopReferrers(childComplexity), true
+	case "PostStats.views":
+		if e.ComplexityRoot.PostStats.Views == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PostStats.Views(childComplexity), true
 
 	case "PublishPagePayload.page":
 		if e.ComplexityRoot.PublishPagePayload.Page == nil {
@@ -3317,6 +3492,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Pages(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["drafts"].(*bool)), true
+	case "Query.popularPosts":
+		if e.ComplexityRoot.Query.PopularPosts == nil {
+			break
+		}
+
+		args, err := ec.field_Query_popularPosts_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.PopularPosts(childComplexity, args["period"].(model.PopularPeriod), args["first"].(*int)), true
 	case "Query.post":
 		if e.ComplexityRoot.Query.Post == nil {
 			break
@@ -3418,6 +3604,32 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Query.Webhooks(childComplexity), true
 
+	case "ReactionCount.count":
+		if e.ComplexityRoot.ReactionCount.Count == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReactionCount.Count(childComplexity), true
+	case "ReactionCount.kind":
+		if e.ComplexityRoot.ReactionCount.Kind == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReactionCount.Kind(childComplexity), true
+
+	case "ReactionPayload.comment":
+		if e.ComplexityRoot.ReactionPayload.Comment == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReactionPayload.Comment(childComplexity), true
+	case "ReactionPayload.post":
+		if e.ComplexityRoot.ReactionPayload.Post == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReactionPayload.Post(childComplexity), true
+
 	case "ReaderSession.createdAt":
 		if e.ComplexityRoot.ReaderSession.CreatedAt == nil {
 			break
@@ -3480,12 +3692,32 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.ReaderSessionPayload.Session(childComplexity), true
 
+	case "RecordViewPayload.counted":
+		if e.ComplexityRoot.RecordViewPayload.Counted == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RecordViewPayload.Counted(childComplexity), true
+
 	case "RedeliverWebhookEventPayload.delivery":
 		if e.ComplexityRoot.RedeliverWebhookEventPayload.Delivery == nil {
 			break
 		}
 
 		return e.ComplexityRoot.RedeliverWebhookEventPayload.Delivery(childComplexity), true
+
+	case "ReferrerViews.domain":
+		if e.ComplexityRoot.ReferrerViews.Domain == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReferrerViews.Domain(childComplexity), true
+	case "ReferrerViews.views":
+		if e.ComplexityRoot.ReferrerViews.Views == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ReferrerViews.Views(childComplexity), true
 
 	case "RejectCommentPayload.comment":
 		if e.ComplexityRoot.RejectCommentPayload.Comment == nil {
@@ -4288,6 +4520,19 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.Upload.URL(childComplexity), true
 
+	case "ViewsOnDay.date":
+		if e.ComplexityRoot.ViewsOnDay.Date == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ViewsOnDay.Date(childComplexity), true
+	case "ViewsOnDay.views":
+		if e.ComplexityRoot.ViewsOnDay.Views == nil {
+			break
+		}
+
+		return e.ComplexityRoot.ViewsOnDay.Views(childComplexity), true
+
 	case "Webhook.createdAt":
 		if e.ComplexityRoot.Webhook.CreatedAt == nil {
 			break
@@ -4442,6 +4687,8 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("PingWebhookInput", ec.unmarshalInputPingWebhookInput),
 			graphql.NewInputUnmarshaler("PublishPageInput", ec.unmarshalInputPublishPageInput),
 			graphql.NewInputUnmarshaler("PublishPostInput", ec.unmarshalInputPublishPostInput),
+			graphql.NewInputUnmarshaler("ReactionInput", ec.unmarshalInputReactionInput),
+			graphql.NewInputUnmarshaler("RecordViewInput", ec.unmarshalInputRecordViewInput),
 			graphql.NewInputUnmarshaler("RedeliverWebhookEventInput", ec.unmarshalInputRedeliverWebhookEventInput),
 			graphql.NewInputUnmarshaler("RefreshSessionInput", ec.unmarshalInputRefreshSessionInput),
 			graphql.NewInputUnmarshaler("RejectCommentInput", ec.unmarshalInputRejectCommentInput),
@@ -7615,6 +7862,186 @@ extend type Mutation {
     input: UnlinkTranslationInput!
   ): TranslationPayload!
 }
+
+# --- Views ---
+
+extend type Post {
+  "How many times the post was viewed: a reader counted once a day (see ` + "`" + `recordView` + "`" + `), bots left out. Kept within about a second of the views by each server. Costs one BatchGetItem an operation, shared by every post of it."
+  viewCount: Int!
+  "The post's views per day over the last ` + "`" + `days` + "`" + ` days and where its readers came from. Only the post's authors and admins may read them: others get FORBIDDEN. One request."
+  stats(
+    "How many days back from today (UTC), today included, from 1 to 90; 30 when not given."
+    days: Int = 30
+  ): PostStats!
+}
+
+"""
+A post's views over a number of days.
+"""
+type PostStats {
+  "The views of each day, oldest first, days without views included."
+  days: [ViewsOnDay!]!
+  "The total of ` + "`" + `days` + "`" + `."
+  views: Int!
+  "The domains readers came from (taken from the referrer, without path), most views first, at most 10. Views without a referrer, or with an invalid one, are in none."
+  topReferrers: [ReferrerViews!]!
+}
+
+"""
+A post's views on one day.
+"""
+type ViewsOnDay {
+  "The day, UTC, as ` + "`" + `2006-01-02` + "`" + `."
+  date: String!
+  "The views counted that day."
+  views: Int!
+}
+
+"""
+The views that came from one referrer domain.
+"""
+type ReferrerViews {
+  "The domain, such as ` + "`" + `news.ycombinator.com` + "`" + `."
+  domain: String!
+  "The views from it."
+  views: Int!
+}
+
+"""
+The periods of ` + "`" + `popularPosts` + "`" + `: the current UTC day, ISO week or month.
+"""
+enum PopularPeriod {
+  "Today, UTC."
+  DAY
+  "This ISO week, UTC."
+  WEEK
+  "This month, UTC."
+  MONTH
+}
+
+"""
+A post in a popular list, with its views in the period.
+"""
+type PopularPost {
+  "The post."
+  post: Post!
+  "Its views in the period, as the list last recorded them (every few seconds)."
+  views: Int!
+}
+
+extend type Query {
+  "The most viewed public posts of the current day, week or month, most views first: one Query of the period's list and one BatchGetItem of its posts. A post hidden since it was viewed is left out. The list follows the views within seconds."
+  popularPosts(
+    "The period."
+    period: PopularPeriod!
+    "How many posts, from 1 to 100; 10 when not given."
+    first: Int = 10
+  ): [PopularPost!]!
+}
+
+"""
+The input of ` + "`" + `recordView` + "`" + `.
+"""
+input RecordViewInput {
+  "The post viewed."
+  postId: ID!
+  "The URL the reader came from (the page's ` + "`" + `document.referrer` + "`" + `); only its domain is kept."
+  referrer: String
+}
+
+"""
+The result of ` + "`" + `recordView` + "`" + `.
+"""
+type RecordViewPayload {
+  "Whether the view was counted: false for a bot, a reader counted on the post today, or a post that is missing or not public."
+  counted: Boolean!
+}
+
+extend type Mutation {
+  "Counts a view of a post by the client of this request (its address and user agent, hashed with a salt that changes daily and never stored), as the beacon ` + "`" + `POST /v/<postId>` + "`" + ` does. For a page rendered on a server, the beacon sent from the browser counts the reader; this counts the server's own client."
+  recordView(
+    "The view."
+    input: RecordViewInput!
+  ): RecordViewPayload!
+}
+
+# --- Reactions ---
+
+"""
+The kinds of reactions a reader may give a post or a comment, each once.
+"""
+enum ReactionKind {
+  "Likes it."
+  LIKE
+  "Loves it."
+  LOVE
+  "Applauds it."
+  CLAP
+  "Learned from it."
+  INSIGHTFUL
+}
+
+"""
+How many readers reacted with one kind.
+"""
+type ReactionCount {
+  "The kind."
+  kind: ReactionKind!
+  "How many readers reacted with it: never negative."
+  count: Int!
+}
+
+extend type Post {
+  "The post's reactions by kind, kinds without any left out. One BatchGetItem an operation, shared by every post and comment of it."
+  reactions: [ReactionCount!]!
+  "The kinds the caller reacted to the post with; empty for an anonymous caller. One BatchGetItem an operation, shared."
+  viewerReactions: [ReactionKind!]!
+  "Whether the caller reacted to the post with ` + "`" + `kind` + "`" + `."
+  viewerHasReacted(
+    "The kind."
+    kind: ReactionKind!
+  ): Boolean!
+}
+
+extend type Comment {
+  "The comment's reactions by kind, kinds without any left out. One BatchGetItem an operation, shared."
+  reactions: [ReactionCount!]!
+  "The kinds the caller reacted to the comment with; empty for an anonymous caller."
+  viewerReactions: [ReactionKind!]!
+}
+
+"""
+The input of ` + "`" + `react` + "`" + ` and ` + "`" + `unreact` + "`" + `.
+"""
+input ReactionInput {
+  "The post or comment reacted to."
+  subjectId: ID!
+  "The kind of reaction."
+  kind: ReactionKind!
+}
+
+"""
+The result of ` + "`" + `react` + "`" + ` and ` + "`" + `unreact` + "`" + `.
+"""
+type ReactionPayload {
+  "The post, when the subject is one."
+  post: Post
+  "The comment, when the subject is one."
+  comment: Comment
+}
+
+extend type Mutation {
+  "Reacts to a published post or comment as the signed-in caller: once a kind, so sending it again changes nothing. One TransactWriteItems. UNAUTHENTICATED without a token; NOT_FOUND for a subject that is missing or not public."
+  react(
+    "The subject and kind."
+    input: ReactionInput!
+  ): ReactionPayload!
+  "Takes back the caller's reaction of a kind; taking back one not given changes nothing. One TransactWriteItems."
+  unreact(
+    "The subject and kind."
+    input: ReactionInput!
+  ): ReactionPayload!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -7795,6 +8222,10 @@ func (ec *executionContext) childFields_Comment(ctx context.Context, field graph
 		return ec.fieldContext_Comment_replyConnection(ctx, field)
 	case "deleted":
 		return ec.fieldContext_Comment_deleted(ctx, field)
+	case "reactions":
+		return ec.fieldContext_Comment_reactions(ctx, field)
+	case "viewerReactions":
+		return ec.fieldContext_Comment_viewerReactions(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Comment", field.Name)
 }
@@ -8277,6 +8708,16 @@ func (ec *executionContext) childFields_PingWebhookPayload(ctx context.Context, 
 	return nil, fmt.Errorf("no field named %q was found under type PingWebhookPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_PopularPost(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "post":
+		return ec.fieldContext_PopularPost_post(ctx, field)
+	case "views":
+		return ec.fieldContext_PopularPost_views(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PopularPost", field.Name)
+}
+
 func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "id":
@@ -8345,6 +8786,16 @@ func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.
 		return ec.fieldContext_Post_locale(ctx, field)
 	case "translations":
 		return ec.fieldContext_Post_translations(ctx, field)
+	case "viewCount":
+		return ec.fieldContext_Post_viewCount(ctx, field)
+	case "stats":
+		return ec.fieldContext_Post_stats(ctx, field)
+	case "reactions":
+		return ec.fieldContext_Post_reactions(ctx, field)
+	case "viewerReactions":
+		return ec.fieldContext_Post_viewerReactions(ctx, field)
+	case "viewerHasReacted":
+		return ec.fieldContext_Post_viewerHasReacted(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Post", field.Name)
 }
@@ -8419,6 +8870,18 @@ func (ec *executionContext) childFields_PostSeries(ctx context.Context, field gr
 	return nil, fmt.Errorf("no field named %q was found under type PostSeries", field.Name)
 }
 
+func (ec *executionContext) childFields_PostStats(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "days":
+		return ec.fieldContext_PostStats_days(ctx, field)
+	case "views":
+		return ec.fieldContext_PostStats_views(ctx, field)
+	case "topReferrers":
+		return ec.fieldContext_PostStats_topReferrers(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PostStats", field.Name)
+}
+
 func (ec *executionContext) childFields_PublishPagePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "page":
@@ -8433,6 +8896,26 @@ func (ec *executionContext) childFields_PublishPostPayload(ctx context.Context, 
 		return ec.fieldContext_PublishPostPayload_post(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PublishPostPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_ReactionCount(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "kind":
+		return ec.fieldContext_ReactionCount_kind(ctx, field)
+	case "count":
+		return ec.fieldContext_ReactionCount_count(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReactionCount", field.Name)
+}
+
+func (ec *executionContext) childFields_ReactionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "post":
+		return ec.fieldContext_ReactionPayload_post(ctx, field)
+	case "comment":
+		return ec.fieldContext_ReactionPayload_comment(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReactionPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_ReaderSession(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8467,12 +8950,30 @@ func (ec *executionContext) childFields_ReaderSessionPayload(ctx context.Context
 	return nil, fmt.Errorf("no field named %q was found under type ReaderSessionPayload", field.Name)
 }
 
+func (ec *executionContext) childFields_RecordViewPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "counted":
+		return ec.fieldContext_RecordViewPayload_counted(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RecordViewPayload", field.Name)
+}
+
 func (ec *executionContext) childFields_RedeliverWebhookEventPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "delivery":
 		return ec.fieldContext_RedeliverWebhookEventPayload_delivery(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RedeliverWebhookEventPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_ReferrerViews(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "domain":
+		return ec.fieldContext_ReferrerViews_domain(ctx, field)
+	case "views":
+		return ec.fieldContext_ReferrerViews_views(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ReferrerViews", field.Name)
 }
 
 func (ec *executionContext) childFields_RejectCommentPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8947,6 +9448,16 @@ func (ec *executionContext) childFields_Upload(ctx context.Context, field graphq
 		return ec.fieldContext_Upload_expiresAt(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Upload", field.Name)
+}
+
+func (ec *executionContext) childFields_ViewsOnDay(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "date":
+		return ec.fieldContext_ViewsOnDay_date(ctx, field)
+	case "views":
+		return ec.fieldContext_ViewsOnDay_views(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type ViewsOnDay", field.Name)
 }
 
 func (ec *executionContext) childFields_Webhook(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -9705,6 +10216,34 @@ func (ec *executionContext) field_Mutation_publishPost_args(ctx context.Context,
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_react_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ReactionInput, error) {
+			return ec.unmarshalNReactionInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_recordView_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RecordViewInput, error) {
+			return ec.unmarshalNRecordViewInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRecordViewInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_redeliverWebhookEvent_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -9893,6 +10432,20 @@ func (ec *executionContext) field_Mutation_unpublishPost_args(ctx context.Contex
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.UnpublishPostInput, error) {
 			return ec.unmarshalNUnpublishPostInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUnpublishPostInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_unreact_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ReactionInput, error) {
+			return ec.unmarshalNReactionInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -10142,6 +10695,34 @@ func (ec *executionContext) field_Post_revisions_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["before"] = arg3
+	return args, nil
+}
+
+func (ec *executionContext) field_Post_stats_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "days",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["days"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Post_viewerHasReacted_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "kind",
+		func(ctx context.Context, v any) (model.ReactionKind, error) {
+			return ec.unmarshalNReactionKind2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionKind(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["kind"] = arg0
 	return args, nil
 }
 
@@ -10500,6 +11081,28 @@ func (ec *executionContext) field_Query_pages_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["drafts"] = arg4
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_popularPosts_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "period",
+		func(ctx context.Context, v any) (model.PopularPeriod, error) {
+			return ec.unmarshalNPopularPeriod2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPopularPeriod(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["period"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
 	return args, nil
 }
 
@@ -12713,6 +13316,61 @@ func (ec *executionContext) _Comment_deleted(ctx context.Context, field graphql.
 }
 func (ec *executionContext) fieldContext_Comment_deleted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("Comment", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Comment_reactions(ctx context.Context, field graphql.CollectedField, obj *storage.Comment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Comment_reactions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Comment().Reactions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ReactionCount) graphql.Marshaler {
+			return ec.marshalNReactionCount2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionCountᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Comment_reactions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Comment",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReactionCount(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Comment_viewerReactions(ctx context.Context, field graphql.CollectedField, obj *storage.Comment) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Comment_viewerReactions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Comment().ViewerReactions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ReactionKind) graphql.Marshaler {
+			return ec.marshalNReactionKind2ᚕgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionKindᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Comment_viewerReactions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Comment", field, true, true, "ReactionKind")
 }
 
 func (ec *executionContext) _CommentChangeEvent_cursor(ctx context.Context, field graphql.CollectedField, obj *model.CommentChangeEvent) (ret graphql.Marshaler) {
@@ -17078,6 +17736,138 @@ func (ec *executionContext) fieldContext_Mutation_unlinkTranslation(ctx context.
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_recordView(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_recordView(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RecordView(ctx, fc.Args["input"].(model.RecordViewInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RecordViewPayload) graphql.Marshaler {
+			return ec.marshalNRecordViewPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRecordViewPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_recordView(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RecordViewPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_recordView_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_react(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_react(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().React(ctx, fc.Args["input"].(model.ReactionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ReactionPayload) graphql.Marshaler {
+			return ec.marshalNReactionPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_react(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReactionPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_react_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_unreact(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_unreact(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().Unreact(ctx, fc.Args["input"].(model.ReactionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.ReactionPayload) graphql.Marshaler {
+			return ec.marshalNReactionPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_unreact(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReactionPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_unreact_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _OutboxEmail_id(ctx context.Context, field graphql.CollectedField, obj *model.OutboxEmail) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -17958,6 +18748,61 @@ func (ec *executionContext) fieldContext_PingWebhookPayload_delivery(_ context.C
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _PopularPost_post(ctx context.Context, field graphql.CollectedField, obj *model.PopularPost) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PopularPost_post(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Post, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Post) graphql.Marshaler {
+			return ec.marshalNPost2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPost(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PopularPost_post(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PopularPost",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PopularPost_views(ctx context.Context, field graphql.CollectedField, obj *model.PopularPost) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PopularPost_views(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Views, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PopularPost_views(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PopularPost", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Post_id(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
@@ -18932,6 +19777,172 @@ func (ec *executionContext) fieldContext_Post_translations(_ context.Context, fi
 	return fc, nil
 }
 
+func (ec *executionContext) _Post_viewCount(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_viewCount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().ViewCount(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_viewCount(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, true, true, "Int")
+}
+
+func (ec *executionContext) _Post_stats(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_stats(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Post().Stats(ctx, obj, fc.Args["days"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PostStats) graphql.Marshaler {
+			return ec.marshalNPostStats2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostStats(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_stats(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Post",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PostStats(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Post_stats_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Post_reactions(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_reactions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().Reactions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ReactionCount) graphql.Marshaler {
+			return ec.marshalNReactionCount2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionCountᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_reactions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Post",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReactionCount(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Post_viewerReactions(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_viewerReactions(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().ViewerReactions(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []model.ReactionKind) graphql.Marshaler {
+			return ec.marshalNReactionKind2ᚕgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionKindᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_viewerReactions(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, true, true, "ReactionKind")
+}
+
+func (ec *executionContext) _Post_viewerHasReacted(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_viewerHasReacted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Post().ViewerHasReacted(ctx, obj, fc.Args["kind"].(model.ReactionKind))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_viewerHasReacted(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Post",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return nil, errors.New("field of type Boolean does not have child fields")
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Post_viewerHasReacted_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PostConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.PostConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -19459,6 +20470,93 @@ func (ec *executionContext) fieldContext_PostSeries_next(_ context.Context, fiel
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Post(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PostStats_days(ctx context.Context, field graphql.CollectedField, obj *model.PostStats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostStats_days(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Days, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ViewsOnDay) graphql.Marshaler {
+			return ec.marshalNViewsOnDay2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐViewsOnDayᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostStats_days(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PostStats",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ViewsOnDay(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PostStats_views(ctx context.Context, field graphql.CollectedField, obj *model.PostStats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostStats_views(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Views, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostStats_views(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PostStats", field, false, false, "Int")
+}
+
+func (ec *executionContext) _PostStats_topReferrers(ctx context.Context, field graphql.CollectedField, obj *model.PostStats) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PostStats_topReferrers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.TopReferrers, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.ReferrerViews) graphql.Marshaler {
+			return ec.marshalNReferrerViews2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReferrerViewsᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PostStats_topReferrers(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PostStats",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_ReferrerViews(ctx, field)
 		},
 	}
 	return fc, nil
@@ -20559,6 +21657,50 @@ func (ec *executionContext) fieldContext_Query_media(ctx context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_popularPosts(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_popularPosts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().PopularPosts(ctx, fc.Args["period"].(model.PopularPeriod), fc.Args["first"].(*int))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.PopularPost) graphql.Marshaler {
+			return ec.marshalNPopularPost2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPopularPostᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_popularPosts(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PopularPost(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_popularPosts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20630,6 +21772,116 @@ func (ec *executionContext) fieldContext_Query___schema(_ context.Context, field
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields___Schema(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReactionCount_kind(ctx context.Context, field graphql.CollectedField, obj *model.ReactionCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReactionCount_kind(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Kind, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.ReactionKind) graphql.Marshaler {
+			return ec.marshalNReactionKind2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionKind(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReactionCount_kind(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReactionCount", field, false, false, "ReactionKind")
+}
+
+func (ec *executionContext) _ReactionCount_count(ctx context.Context, field graphql.CollectedField, obj *model.ReactionCount) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReactionCount_count(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Count, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReactionCount_count(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReactionCount", field, false, false, "Int")
+}
+
+func (ec *executionContext) _ReactionPayload_post(ctx context.Context, field graphql.CollectedField, obj *model.ReactionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReactionPayload_post(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Post, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Post) graphql.Marshaler {
+			return ec.marshalOPost2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPost(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ReactionPayload_post(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReactionPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Post(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _ReactionPayload_comment(ctx context.Context, field graphql.CollectedField, obj *model.ReactionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReactionPayload_comment(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Comment, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Comment) graphql.Marshaler {
+			return ec.marshalOComment2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐComment(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_ReactionPayload_comment(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "ReactionPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Comment(ctx, field)
 		},
 	}
 	return fc, nil
@@ -20883,6 +22135,29 @@ func (ec *executionContext) fieldContext_ReaderSessionPayload_redirectTo(_ conte
 	return graphql.NewScalarFieldContext("ReaderSessionPayload", field, false, false, "String")
 }
 
+func (ec *executionContext) _RecordViewPayload_counted(ctx context.Context, field graphql.CollectedField, obj *model.RecordViewPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RecordViewPayload_counted(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Counted, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RecordViewPayload_counted(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("RecordViewPayload", field, false, false, "Boolean")
+}
+
 func (ec *executionContext) _RedeliverWebhookEventPayload_delivery(ctx context.Context, field graphql.CollectedField, obj *model.RedeliverWebhookEventPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20913,6 +22188,52 @@ func (ec *executionContext) fieldContext_RedeliverWebhookEventPayload_delivery(_
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _ReferrerViews_domain(ctx context.Context, field graphql.CollectedField, obj *model.ReferrerViews) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReferrerViews_domain(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Domain, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReferrerViews_domain(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReferrerViews", field, false, false, "String")
+}
+
+func (ec *executionContext) _ReferrerViews_views(ctx context.Context, field graphql.CollectedField, obj *model.ReferrerViews) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ReferrerViews_views(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Views, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ReferrerViews_views(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ReferrerViews", field, false, false, "Int")
 }
 
 func (ec *executionContext) _RejectCommentPayload_comment(ctx context.Context, field graphql.CollectedField, obj *model.RejectCommentPayload) (ret graphql.Marshaler) {
@@ -24318,6 +25639,52 @@ func (ec *executionContext) fieldContext_Upload_expiresAt(_ context.Context, fie
 	return graphql.NewScalarFieldContext("Upload", field, false, false, "DateTime")
 }
 
+func (ec *executionContext) _ViewsOnDay_date(ctx context.Context, field graphql.CollectedField, obj *model.ViewsOnDay) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ViewsOnDay_date(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Date, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ViewsOnDay_date(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ViewsOnDay", field, false, false, "String")
+}
+
+func (ec *executionContext) _ViewsOnDay_views(ctx context.Context, field graphql.CollectedField, obj *model.ViewsOnDay) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_ViewsOnDay_views(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Views, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_ViewsOnDay_views(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("ViewsOnDay", field, false, false, "Int")
+}
+
 func (ec *executionContext) _Webhook_id(ctx context.Context, field graphql.CollectedField, obj *storage.Webhook) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -27632,6 +28999,104 @@ func UnmarshalPublishPostInput(ctx context.Context, raw any) (model.PublishPostI
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputReactionInput(ctx context.Context, obj any) (model.ReactionInput, error) {
+	var it model.ReactionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"subjectId", "kind"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "subjectId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("subjectId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SubjectID = data
+		case "kind":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("kind"))
+			data, err := ec.unmarshalNReactionKind2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionKind(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Kind = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalReactionInput unmarshals raw into the ReactionInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalReactionInput(ctx context.Context, raw any) (model.ReactionInput, error) {
+	var out model.ReactionInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ReactionInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputRecordViewInput(ctx context.Context, obj any) (model.RecordViewInput, error) {
+	var it model.RecordViewInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"postId", "referrer"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "postId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("postId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PostID = data
+		case "referrer":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("referrer"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Referrer = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalRecordViewInput unmarshals raw into the RecordViewInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRecordViewInput(ctx context.Context, raw any) (model.RecordViewInput, error) {
+	var out model.RecordViewInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RecordViewInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputRedeliverWebhookEventInput(ctx context.Context, obj any) (model.RedeliverWebhookEventInput, error) {
 	var it model.RedeliverWebhookEventInput
 	if obj == nil {
@@ -29904,6 +31369,18 @@ func (ec *executionContext) _Comment(ctx context.Context, sel ast.SelectionSet, 
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "reactions":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Comment_reactions(ctx, field, obj)
+				})
+		case "viewerReactions":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Comment_viewerReactions(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -31676,6 +33153,27 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "recordView":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_recordView(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "react":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_react(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unreact":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_unreact(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -32021,6 +33519,44 @@ func (ec *executionContext) _PingWebhookPayload(ctx context.Context, sel ast.Sel
 	return out
 }
 
+var popularPostImplementors = []string{"PopularPost"}
+
+func (ec *executionContext) _PopularPost(ctx context.Context, sel ast.SelectionSet, obj *model.PopularPost) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, popularPostImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PopularPost")
+		case "post":
+			out.Values[i] = ec._PopularPost_post(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "views":
+			out.Values[i] = ec._PopularPost_views(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var postImplementors = []string{"Post", "Node"}
 
 func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj *storage.Post) graphql.Marshaler {
@@ -32217,6 +33753,36 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Post_translations(ctx, field, obj)
+				})
+		case "viewCount":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Post_viewCount(ctx, field, obj)
+				})
+		case "stats":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Post_stats(ctx, field, obj)
+				})
+		case "reactions":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Post_reactions(ctx, field, obj)
+				})
+		case "viewerReactions":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Post_viewerReactions(ctx, field, obj)
+				})
+		case "viewerHasReacted":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Post_viewerHasReacted(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -32478,6 +34044,49 @@ func (ec *executionContext) _PostSeries(ctx context.Context, sel ast.SelectionSe
 	return out
 }
 
+var postStatsImplementors = []string{"PostStats"}
+
+func (ec *executionContext) _PostStats(ctx context.Context, sel ast.SelectionSet, obj *model.PostStats) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, postStatsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PostStats")
+		case "days":
+			out.Values[i] = ec._PostStats_days(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "views":
+			out.Values[i] = ec._PostStats_views(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "topReferrers":
+			out.Values[i] = ec._PostStats_topReferrers(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var publishPagePayloadImplementors = []string{"PublishPagePayload"}
 
 func (ec *executionContext) _PublishPagePayload(ctx context.Context, sel ast.SelectionSet, obj *model.PublishPagePayload) graphql.Marshaler {
@@ -32713,6 +34322,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_media(ctx, field)
 				})
+		case "popularPosts":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_popularPosts(ctx, field)
+				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Query___type(ctx, field)
@@ -32726,6 +34341,82 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 			})
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var reactionCountImplementors = []string{"ReactionCount"}
+
+func (ec *executionContext) _ReactionCount(ctx context.Context, sel ast.SelectionSet, obj *model.ReactionCount) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, reactionCountImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReactionCount")
+		case "kind":
+			out.Values[i] = ec._ReactionCount_kind(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "count":
+			out.Values[i] = ec._ReactionCount_count(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var reactionPayloadImplementors = []string{"ReactionPayload"}
+
+func (ec *executionContext) _ReactionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.ReactionPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, reactionPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReactionPayload")
+		case "post":
+			out.Values[i] = ec._ReactionPayload_post(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "comment":
+			out.Values[i] = ec._ReactionPayload_comment(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
 			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -32850,6 +34541,39 @@ func (ec *executionContext) _ReaderSessionPayload(ctx context.Context, sel ast.S
 	return out
 }
 
+var recordViewPayloadImplementors = []string{"RecordViewPayload"}
+
+func (ec *executionContext) _RecordViewPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RecordViewPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, recordViewPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RecordViewPayload")
+		case "counted":
+			out.Values[i] = ec._RecordViewPayload_counted(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var redeliverWebhookEventPayloadImplementors = []string{"RedeliverWebhookEventPayload"}
 
 func (ec *executionContext) _RedeliverWebhookEventPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RedeliverWebhookEventPayload) graphql.Marshaler {
@@ -32863,6 +34587,44 @@ func (ec *executionContext) _RedeliverWebhookEventPayload(ctx context.Context, s
 			out.Values[i] = graphql.MarshalString("RedeliverWebhookEventPayload")
 		case "delivery":
 			out.Values[i] = ec._RedeliverWebhookEventPayload_delivery(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var referrerViewsImplementors = []string{"ReferrerViews"}
+
+func (ec *executionContext) _ReferrerViews(ctx context.Context, sel ast.SelectionSet, obj *model.ReferrerViews) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, referrerViewsImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ReferrerViews")
+		case "domain":
+			out.Values[i] = ec._ReferrerViews_domain(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "views":
+			out.Values[i] = ec._ReferrerViews_views(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -34654,6 +36416,44 @@ func (ec *executionContext) _Upload(ctx context.Context, sel ast.SelectionSet, o
 	return out
 }
 
+var viewsOnDayImplementors = []string{"ViewsOnDay"}
+
+func (ec *executionContext) _ViewsOnDay(ctx context.Context, sel ast.SelectionSet, obj *model.ViewsOnDay) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, viewsOnDayImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("ViewsOnDay")
+		case "date":
+			out.Values[i] = ec._ViewsOnDay_date(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "views":
+			out.Values[i] = ec._ViewsOnDay_views(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var webhookImplementors = []string{"Webhook"}
 
 func (ec *executionContext) _Webhook(ctx context.Context, sel ast.SelectionSet, obj *storage.Webhook) graphql.Marshaler {
@@ -36071,6 +37871,40 @@ func (ec *executionContext) marshalNPingWebhookPayload2ᚖgithubᚗcomᚋblogql�
 	return ec._PingWebhookPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNPopularPeriod2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPopularPeriod(ctx context.Context, v any) (model.PopularPeriod, error) {
+	var res model.PopularPeriod
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPopularPeriod2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPopularPeriod(ctx context.Context, sel ast.SelectionSet, v model.PopularPeriod) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) marshalNPopularPost2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPopularPostᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.PopularPost) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPopularPost2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPopularPost(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPopularPost2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPopularPost(ctx context.Context, sel ast.SelectionSet, v *model.PopularPost) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "PopularPost!")
+		return graphql.Null
+	}
+	return ec._PopularPost(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNPost2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPostᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.Post) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -36153,6 +37987,14 @@ func (ec *executionContext) marshalNPostPage2ᚖgithubᚗcomᚋblogqlᚋblogᚋg
 	return ec._PostPage(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNPostStats2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostStats(ctx context.Context, sel ast.SelectionSet, v *model.PostStats) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "PostStats!")
+		return graphql.Null
+	}
+	return ec._PostStats(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNPostStatus2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostStatus(ctx context.Context, v any) (model.PostStatus, error) {
 	var res model.PostStatus
 	err := res.UnmarshalGQL(v)
@@ -36189,6 +38031,83 @@ func (ec *executionContext) marshalNPublishPostPayload2ᚖgithubᚗcomᚋblogql�
 	return ec._PublishPostPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNReactionCount2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionCountᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ReactionCount) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNReactionCount2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionCount(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNReactionCount2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionCount(ctx context.Context, sel ast.SelectionSet, v *model.ReactionCount) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ReactionCount!")
+		return graphql.Null
+	}
+	return ec._ReactionCount(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNReactionInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionInput(ctx context.Context, v any) (model.ReactionInput, error) {
+	res, err := ec.unmarshalInputReactionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) unmarshalNReactionKind2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionKind(ctx context.Context, v any) (model.ReactionKind, error) {
+	var res model.ReactionKind
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNReactionKind2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionKind(ctx context.Context, sel ast.SelectionSet, v model.ReactionKind) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNReactionKind2ᚕgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionKindᚄ(ctx context.Context, v any) ([]model.ReactionKind, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]model.ReactionKind, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNReactionKind2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionKind(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNReactionKind2ᚕgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionKindᚄ(ctx context.Context, sel ast.SelectionSet, v []model.ReactionKind) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNReactionKind2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionKind(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNReactionPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReactionPayload(ctx context.Context, sel ast.SelectionSet, v *model.ReactionPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ReactionPayload!")
+		return graphql.Null
+	}
+	return ec._ReactionPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) marshalNReaderSession2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReaderSessionᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ReaderSession) graphql.Marshaler {
 	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
 		fc := graphql.GetFieldContext(ctx)
@@ -36221,6 +38140,19 @@ func (ec *executionContext) marshalNReaderSessionPayload2ᚖgithubᚗcomᚋblogq
 	return ec._ReaderSessionPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNRecordViewInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRecordViewInput(ctx context.Context, v any) (model.RecordViewInput, error) {
+	res, err := ec.unmarshalInputRecordViewInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRecordViewPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRecordViewPayload(ctx context.Context, sel ast.SelectionSet, v *model.RecordViewPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "RecordViewPayload!")
+		return graphql.Null
+	}
+	return ec._RecordViewPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNRedeliverWebhookEventInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRedeliverWebhookEventInput(ctx context.Context, v any) (model.RedeliverWebhookEventInput, error) {
 	res, err := ec.unmarshalInputRedeliverWebhookEventInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -36232,6 +38164,30 @@ func (ec *executionContext) marshalNRedeliverWebhookEventPayload2ᚖgithubᚗcom
 		return graphql.Null
 	}
 	return ec._RedeliverWebhookEventPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNReferrerViews2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReferrerViewsᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ReferrerViews) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNReferrerViews2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReferrerViews(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNReferrerViews2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐReferrerViews(ctx context.Context, sel ast.SelectionSet, v *model.ReferrerViews) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ReferrerViews!")
+		return graphql.Null
+	}
+	return ec._ReferrerViews(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNRefreshSessionInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRefreshSessionInput(ctx context.Context, v any) (model.RefreshSessionInput, error) {
@@ -36855,6 +38811,30 @@ func (ec *executionContext) marshalNUpload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgra
 		return graphql.Null
 	}
 	return ec._Upload(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNViewsOnDay2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐViewsOnDayᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.ViewsOnDay) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNViewsOnDay2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐViewsOnDay(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNViewsOnDay2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐViewsOnDay(ctx context.Context, sel ast.SelectionSet, v *model.ViewsOnDay) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "ViewsOnDay!")
+		return graphql.Null
+	}
+	return ec._ViewsOnDay(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNWebhook2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐWebhook(ctx context.Context, sel ast.SelectionSet, v *storage.Webhook) graphql.Marshaler {

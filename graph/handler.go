@@ -15,6 +15,7 @@ import (
 	"github.com/blogql/blog/search"
 	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/tracing"
+	"github.com/blogql/blog/views"
 	"github.com/blogql/blog/webhooks"
 )
 
@@ -79,6 +80,9 @@ type HandlerOptions struct {
 	SignIn SignInOptions
 	// Media is the media library; nil: its fields fail with UNAVAILABLE.
 	Media *media.Service
+	// Views counts the views recordView records (the same Counter the
+	// beacon feeds); nil counts none.
+	Views *views.Counter
 }
 
 // NewHandler returns the blog's GraphQL endpoint over store: the schema
@@ -101,6 +105,7 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	resolver.searcher = opts.Search
 	resolver.signIn = opts.SignIn
 	resolver.media = opts.Media
+	resolver.views = opts.Views
 	if resolver.live.PerConnection <= 0 {
 		resolver.live.PerConnection = DefaultSubscriptionsPerConnection
 	}
@@ -141,7 +146,7 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	}
 	observe := batchObserver(opts.Metrics)
 	h.Wrap = func(srv http.Handler) http.Handler {
-		return withCost(opts.ShowCost, withActor(opts.Verifier, logger, withClient(withLoaders(store, observe, withConnection(srv)))))
+		return withCost(opts.ShowCost, withActor(opts.Verifier, logger, withClient(withLoaders(store, observe, withViewer(opts.Views, withConnection(srv))))))
 	}
 	return gqlhttp.New(NewExecutableSchema(cfg), h)
 }

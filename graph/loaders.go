@@ -36,6 +36,12 @@ type loaders struct {
 	commenters   *dataloader.Loader[storage.Writer, *storage.Commenter]
 	// stats reads the blog-wide counts once for all the fields that ask.
 	stats *dataloader.Loader[struct{}, *storage.Stats]
+	// views reads the view counts of posts (views.go).
+	views *dataloader.Loader[string, int64]
+	// reactions and viewerReactions read the reaction counts of posts
+	// and comments and the caller's own (reactions.go).
+	reactions       *dataloader.Loader[storage.Subject, map[string]int64]
+	viewerReactions *dataloader.Loader[storage.Subject, []string]
 	// observe records each batch read: its loader, its number of keys,
 	// and whether it waited for the loader's batch window (or was primed).
 	observe func(loader string, keys int, waited bool)
@@ -69,10 +75,13 @@ func withLoaders(store *storage.Store, observe func(loader string, keys int, wai
 			translations: newLoader("translations", maxBatch, store.GetTranslations, observe),
 			// A comment is looked for where it is published and where it
 			// is held: two keys each.
-			comments:   newLoader("comments", maxBatch/2, store.GetComments, observe),
-			commenters: newLoader("commenters", maxBatch, store.GetCommenters, observe),
-			stats:      newLoader("stats", 1, statsOf(store), observe),
-			observe:    observe,
+			comments:        newLoader("comments", maxBatch/2, store.GetComments, observe),
+			commenters:      newLoader("commenters", maxBatch, store.GetCommenters, observe),
+			stats:           newLoader("stats", 1, statsOf(store), observe),
+			views:           newLoader("views", maxBatch, viewCountsOf(store), observe),
+			reactions:       newLoader("reactions", maxBatch, reactionCountsOf(store), observe),
+			viewerReactions: newLoader("viewerReactions", maxBatch, viewerReactionsOf(store), observe),
+			observe:         observe,
 		}
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -96,6 +105,9 @@ func (l *loaders) forget() {
 	l.commenters.ClearAll()
 	l.stats.ClearAll()
 	l.translations.ClearAll()
+	l.views.ClearAll()
+	l.reactions.ClearAll()
+	l.viewerReactions.ClearAll()
 }
 
 // freshReadsPerMutation makes each mutation of a request start with

@@ -13,6 +13,7 @@ import (
 	"github.com/blogql/blog/media"
 	"github.com/blogql/blog/search"
 	"github.com/blogql/blog/storage"
+	"github.com/blogql/blog/views"
 	"github.com/blogql/blog/webhooks"
 )
 
@@ -39,6 +40,8 @@ type Resolver struct {
 	signIn SignInOptions
 	// media is the media library; nil: its fields fail with UNAVAILABLE.
 	media *media.Service
+	// views counts the views recordView records; nil counts none.
+	views *views.Counter
 }
 
 // newResolver returns the root resolver over store, with the policy for

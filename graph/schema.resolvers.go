@@ -220,6 +220,16 @@ func (r *commentResolver) ReplyConnection(ctx context.Context, obj *storage.Comm
 	return replyConnection(res, model.Count(obj.ReplyCount)), nil
 }
 
+// Reactions is the resolver for the reactions field.
+func (r *commentResolver) Reactions(ctx context.Context, obj *storage.Comment) ([]*model.ReactionCount, error) {
+	return r.reactionCounts(ctx, storage.Subject{PostID: obj.PostID, CommentID: obj.ID})
+}
+
+// ViewerReactions is the resolver for the viewerReactions field.
+func (r *commentResolver) ViewerReactions(ctx context.Context, obj *storage.Comment) ([]model.ReactionKind, error) {
+	return r.viewerReactions(ctx, storage.Subject{PostID: obj.PostID, CommentID: obj.ID})
+}
+
 // Name is the resolver for the name field.
 func (r *commenterResolver) Name(ctx context.Context, obj *storage.Commenter) (string, error) {
 	if obj.Author != nil {
@@ -777,6 +787,21 @@ func (r *mutationResolver) UnlinkTranslation(ctx context.Context, input model.Un
 	return r.unlinkTranslation(ctx, input)
 }
 
+// RecordView is the resolver for the recordView field.
+func (r *mutationResolver) RecordView(ctx context.Context, input model.RecordViewInput) (*model.RecordViewPayload, error) {
+	return r.recordView(ctx, input)
+}
+
+// React is the resolver for the react field.
+func (r *mutationResolver) React(ctx context.Context, input model.ReactionInput) (*model.ReactionPayload, error) {
+	return r.react(ctx, input, false)
+}
+
+// Unreact is the resolver for the unreact field.
+func (r *mutationResolver) Unreact(ctx context.Context, input model.ReactionInput) (*model.ReactionPayload, error) {
+	return r.react(ctx, input, true)
+}
+
 // ID is the resolver for the id field.
 func (r *pageResolver) ID(ctx context.Context, obj *storage.SitePage) (string, error) {
 	return pageGID(obj.ID), nil
@@ -954,6 +979,31 @@ func (r *postResolver) Locale(ctx context.Context, obj *storage.Post) (*string, 
 // Translations is the resolver for the translations field.
 func (r *postResolver) Translations(ctx context.Context, obj *storage.Post) ([]*model.Translation, error) {
 	return r.translationsOf(ctx, obj)
+}
+
+// ViewCount is the resolver for the viewCount field.
+func (r *postResolver) ViewCount(ctx context.Context, obj *storage.Post) (int, error) {
+	return r.viewCount(ctx, obj)
+}
+
+// Stats is the resolver for the stats field.
+func (r *postResolver) Stats(ctx context.Context, obj *storage.Post, days *int) (*model.PostStats, error) {
+	return r.postStats(ctx, obj, days)
+}
+
+// Reactions is the resolver for the reactions field.
+func (r *postResolver) Reactions(ctx context.Context, obj *storage.Post) ([]*model.ReactionCount, error) {
+	return r.reactionCounts(ctx, storage.Subject{PostID: obj.ID})
+}
+
+// ViewerReactions is the resolver for the viewerReactions field.
+func (r *postResolver) ViewerReactions(ctx context.Context, obj *storage.Post) ([]model.ReactionKind, error) {
+	return r.viewerReactions(ctx, storage.Subject{PostID: obj.ID})
+}
+
+// ViewerHasReacted is the resolver for the viewerHasReacted field.
+func (r *postResolver) ViewerHasReacted(ctx context.Context, obj *storage.Post, kind model.ReactionKind) (bool, error) {
+	return r.viewerHasReacted(ctx, storage.Subject{PostID: obj.ID}, kind)
 }
 
 // Previous is the resolver for the previous field.
@@ -1226,6 +1276,11 @@ func (r *queryResolver) OutboxEmails(ctx context.Context, first *int) ([]*model.
 // Media is the resolver for the media field.
 func (r *queryResolver) Media(ctx context.Context, first *int, after *string) (*model.MediaConnection, error) {
 	return r.mediaLibrary(ctx, first, after)
+}
+
+// PopularPosts is the resolver for the popularPosts field.
+func (r *queryResolver) PopularPosts(ctx context.Context, period model.PopularPeriod, first *int) ([]*model.PopularPost, error) {
+	return r.popularPosts(ctx, period, first)
 }
 
 // ID is the resolver for the id field.

@@ -52,6 +52,9 @@ var textBytes = map[string]int{
 	"Tag.slug":             storage.MaxSlugLength,
 	"Tag.name":             4 * storage.MaxTagNameLength,
 
+	"ViewsOnDay.date":      len("2006-01-02"),
+	"ReferrerViews.domain": 253, // a DNS name (views.ReferrerDomain)
+
 	"Comment.id":                            maxGlobalIDLen,
 	"Comment.body":                          storage.MaxCommentBytes,
 	"Commenter.name":                        4 * storage.MaxNameLength,

@@ -25,9 +25,11 @@ const cleanupTimeout = time.Minute
 
 // deleteComments removes every comment and reply of a deleted post,
 // published or held, and the admins' queue entries of the pending ones,
-// 25 at a time, retrying unprocessed items.
+// its revisions, and its views, popular entries and reactions, 25 at a
+// time, retrying unprocessed items.
 func (s *Store) deleteComments(ctx context.Context, postID string) error {
-	for _, prefix := range []string{keys.PrefixComment, keys.PrefixThread, keys.PrefixHeld, keys.PrefixRevision} {
+	prefixes := append([]string{keys.PrefixComment, keys.PrefixThread, keys.PrefixHeld, keys.PrefixRevision}, keys.PostEngagementPrefixes...)
+	for _, prefix := range prefixes {
 		expr, err := dynamo.BuildExpr(expression.NewBuilder().
 			WithKeyCondition(expression.Key(keys.AttrPK).Equal(expression.Value(s.ks.Post(postID).PK)).
 				And(expression.Key(keys.AttrSK).BeginsWith(prefix))).

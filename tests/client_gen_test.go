@@ -1655,6 +1655,69 @@ type CategoryCardHeadsResponse struct {
 // GetCategory returns CategoryCardHeadsResponse.Category, and is useful for accessing the field via an interface.
 func (v *CategoryCardHeadsResponse) GetCategory() *CategoryCardHeadsCategory { return v.Category }
 
+// CategoryCardsCategory includes the requested fields of the GraphQL type Category.
+// The GraphQL type's documentation follows.
+//
+// A topic that groups posts. Its slug is its identity.
+type CategoryCardsCategory struct {
+	// The public posts in the category, newest first.
+	Posts CategoryCardsCategoryPostsPostConnection `json:"posts"`
+}
+
+// GetPosts returns CategoryCardsCategory.Posts, and is useful for accessing the field via an interface.
+func (v *CategoryCardsCategory) GetPosts() CategoryCardsCategoryPostsPostConnection { return v.Posts }
+
+// CategoryCardsCategoryPostsPostConnection includes the requested fields of the GraphQL type PostConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of posts.
+type CategoryCardsCategoryPostsPostConnection struct {
+	// The posts of this page, each with its cursor.
+	Edges []CategoryCardsCategoryPostsPostConnectionEdgesPostEdge `json:"edges"`
+}
+
+// GetEdges returns CategoryCardsCategoryPostsPostConnection.Edges, and is useful for accessing the field via an interface.
+func (v *CategoryCardsCategoryPostsPostConnection) GetEdges() []CategoryCardsCategoryPostsPostConnectionEdgesPostEdge {
+	return v.Edges
+}
+
+// CategoryCardsCategoryPostsPostConnectionEdgesPostEdge includes the requested fields of the GraphQL type PostEdge.
+// The GraphQL type's documentation follows.
+//
+// A post in a page of posts.
+type CategoryCardsCategoryPostsPostConnectionEdgesPostEdge struct {
+	// The post.
+	Node CategoryCardsCategoryPostsPostConnectionEdgesPostEdgeNodePost `json:"node"`
+}
+
+// GetNode returns CategoryCardsCategoryPostsPostConnectionEdgesPostEdge.Node, and is useful for accessing the field via an interface.
+func (v *CategoryCardsCategoryPostsPostConnectionEdgesPostEdge) GetNode() CategoryCardsCategoryPostsPostConnectionEdgesPostEdgeNodePost {
+	return v.Node
+}
+
+// CategoryCardsCategoryPostsPostConnectionEdgesPostEdgeNodePost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type CategoryCardsCategoryPostsPostConnectionEdgesPostEdgeNodePost struct {
+	// The unique, URL-friendly name of the post: its current one. A post found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+}
+
+// GetSlug returns CategoryCardsCategoryPostsPostConnectionEdgesPostEdgeNodePost.Slug, and is useful for accessing the field via an interface.
+func (v *CategoryCardsCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetSlug() string {
+	return v.Slug
+}
+
+// CategoryCardsResponse is returned by CategoryCards on success.
+type CategoryCardsResponse struct {
+	// Fetches a category by slug or by global id; give exactly one. Fails with NOT_FOUND when there is none.
+	Category *CategoryCardsCategory `json:"category"`
+}
+
+// GetCategory returns CategoryCardsResponse.Category, and is useful for accessing the field via an interface.
+func (v *CategoryCardsResponse) GetCategory() *CategoryCardsCategory { return v.Category }
+
 // CategoryFeedCategory includes the requested fields of the GraphQL type Category.
 // The GraphQL type's documentation follows.
 //
@@ -2526,6 +2589,76 @@ type CategoryPageWithHTMLResponse struct {
 
 // GetCategory returns CategoryPageWithHTMLResponse.Category, and is useful for accessing the field via an interface.
 func (v *CategoryPageWithHTMLResponse) GetCategory() *CategoryPageWithHTMLCategory { return v.Category }
+
+// CategoryViewsCategory includes the requested fields of the GraphQL type Category.
+// The GraphQL type's documentation follows.
+//
+// A topic that groups posts. Its slug is its identity.
+type CategoryViewsCategory struct {
+	// The public posts in the category, newest first.
+	Posts CategoryViewsCategoryPostsPostConnection `json:"posts"`
+}
+
+// GetPosts returns CategoryViewsCategory.Posts, and is useful for accessing the field via an interface.
+func (v *CategoryViewsCategory) GetPosts() CategoryViewsCategoryPostsPostConnection { return v.Posts }
+
+// CategoryViewsCategoryPostsPostConnection includes the requested fields of the GraphQL type PostConnection.
+// The GraphQL type's documentation follows.
+//
+// A page of posts.
+type CategoryViewsCategoryPostsPostConnection struct {
+	// The posts of this page, each with its cursor.
+	Edges []CategoryViewsCategoryPostsPostConnectionEdgesPostEdge `json:"edges"`
+}
+
+// GetEdges returns CategoryViewsCategoryPostsPostConnection.Edges, and is useful for accessing the field via an interface.
+func (v *CategoryViewsCategoryPostsPostConnection) GetEdges() []CategoryViewsCategoryPostsPostConnectionEdgesPostEdge {
+	return v.Edges
+}
+
+// CategoryViewsCategoryPostsPostConnectionEdgesPostEdge includes the requested fields of the GraphQL type PostEdge.
+// The GraphQL type's documentation follows.
+//
+// A post in a page of posts.
+type CategoryViewsCategoryPostsPostConnectionEdgesPostEdge struct {
+	// The post.
+	Node CategoryViewsCategoryPostsPostConnectionEdgesPostEdgeNodePost `json:"node"`
+}
+
+// GetNode returns CategoryViewsCategoryPostsPostConnectionEdgesPostEdge.Node, and is useful for accessing the field via an interface.
+func (v *CategoryViewsCategoryPostsPostConnectionEdgesPostEdge) GetNode() CategoryViewsCategoryPostsPostConnectionEdgesPostEdgeNodePost {
+	return v.Node
+}
+
+// CategoryViewsCategoryPostsPostConnectionEdgesPostEdgeNodePost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type CategoryViewsCategoryPostsPostConnectionEdgesPostEdgeNodePost struct {
+	// The unique, URL-friendly name of the post: its current one. A post found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+	// How many times the post was viewed: a reader counted once a day (see `recordView`), bots left out. Kept within about a second of the views by each server. Costs one BatchGetItem an operation, shared by every post of it.
+	ViewCount int `json:"viewCount"`
+}
+
+// GetSlug returns CategoryViewsCategoryPostsPostConnectionEdgesPostEdgeNodePost.Slug, and is useful for accessing the field via an interface.
+func (v *CategoryViewsCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetSlug() string {
+	return v.Slug
+}
+
+// GetViewCount returns CategoryViewsCategoryPostsPostConnectionEdgesPostEdgeNodePost.ViewCount, and is useful for accessing the field via an interface.
+func (v *CategoryViewsCategoryPostsPostConnectionEdgesPostEdgeNodePost) GetViewCount() int {
+	return v.ViewCount
+}
+
+// CategoryViewsResponse is returned by CategoryViews on success.
+type CategoryViewsResponse struct {
+	// Fetches a category by slug or by global id; give exactly one. Fails with NOT_FOUND when there is none.
+	Category *CategoryViewsCategory `json:"category"`
+}
+
+// GetCategory returns CategoryViewsResponse.Category, and is useful for accessing the field via an interface.
+func (v *CategoryViewsResponse) GetCategory() *CategoryViewsCategory { return v.Category }
 
 // CoAuthorPageAuthor includes the requested fields of the GraphQL type Author.
 // The GraphQL type's documentation follows.
@@ -9603,6 +9736,72 @@ func (v *PingWebhookResponse) GetPingWebhook() PingWebhookPingWebhookPingWebhook
 	return v.PingWebhook
 }
 
+// The periods of `popularPosts`: the current UTC day, ISO week or month.
+type PopularPeriod string
+
+const (
+	// Today, UTC.
+	PopularPeriodDay PopularPeriod = "DAY"
+	// This ISO week, UTC.
+	PopularPeriodWeek PopularPeriod = "WEEK"
+	// This month, UTC.
+	PopularPeriodMonth PopularPeriod = "MONTH"
+)
+
+var AllPopularPeriod = []PopularPeriod{
+	PopularPeriodDay,
+	PopularPeriodWeek,
+	PopularPeriodMonth,
+}
+
+// PopularPopularPostsPopularPost includes the requested fields of the GraphQL type PopularPost.
+// The GraphQL type's documentation follows.
+//
+// A post in a popular list, with its views in the period.
+type PopularPopularPostsPopularPost struct {
+	// Its views in the period, as the list last recorded them (every few seconds).
+	Views int `json:"views"`
+	// The post.
+	Post PopularPopularPostsPopularPostPost `json:"post"`
+}
+
+// GetViews returns PopularPopularPostsPopularPost.Views, and is useful for accessing the field via an interface.
+func (v *PopularPopularPostsPopularPost) GetViews() int { return v.Views }
+
+// GetPost returns PopularPopularPostsPopularPost.Post, and is useful for accessing the field via an interface.
+func (v *PopularPopularPostsPopularPost) GetPost() PopularPopularPostsPopularPostPost { return v.Post }
+
+// PopularPopularPostsPopularPostPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type PopularPopularPostsPopularPostPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The unique, URL-friendly name of the post: its current one. A post found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+	// The title of the post.
+	Title string `json:"title"`
+}
+
+// GetId returns PopularPopularPostsPopularPostPost.Id, and is useful for accessing the field via an interface.
+func (v *PopularPopularPostsPopularPostPost) GetId() string { return v.Id }
+
+// GetSlug returns PopularPopularPostsPopularPostPost.Slug, and is useful for accessing the field via an interface.
+func (v *PopularPopularPostsPopularPostPost) GetSlug() string { return v.Slug }
+
+// GetTitle returns PopularPopularPostsPopularPostPost.Title, and is useful for accessing the field via an interface.
+func (v *PopularPopularPostsPopularPostPost) GetTitle() string { return v.Title }
+
+// PopularResponse is returned by Popular on success.
+type PopularResponse struct {
+	// The most viewed public posts of the current day, week or month, most views first: one Query of the period's list and one BatchGetItem of its posts. A post hidden since it was viewed is left out. The list follows the views within seconds.
+	PopularPosts []PopularPopularPostsPopularPost `json:"popularPosts"`
+}
+
+// GetPopularPosts returns PopularResponse.PopularPosts, and is useful for accessing the field via an interface.
+func (v *PopularResponse) GetPopularPosts() []PopularPopularPostsPopularPost { return v.PopularPosts }
+
 // PostArticlePost includes the requested fields of the GraphQL type Post.
 // The GraphQL type's documentation follows.
 //
@@ -11490,6 +11689,100 @@ type PostPageWithHeadResponse struct {
 // GetPost returns PostPageWithHeadResponse.Post, and is useful for accessing the field via an interface.
 func (v *PostPageWithHeadResponse) GetPost() *PostPageWithHeadPost { return v.Post }
 
+// PostReactionsPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type PostReactionsPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The post's reactions by kind, kinds without any left out. One BatchGetItem an operation, shared by every post and comment of it.
+	Reactions []PostReactionsPostReactionsReactionCount `json:"reactions"`
+	// The kinds the caller reacted to the post with; empty for an anonymous caller. One BatchGetItem an operation, shared.
+	ViewerReactions []ReactionKind `json:"viewerReactions"`
+}
+
+// GetId returns PostReactionsPost.Id, and is useful for accessing the field via an interface.
+func (v *PostReactionsPost) GetId() string { return v.Id }
+
+// GetReactions returns PostReactionsPost.Reactions, and is useful for accessing the field via an interface.
+func (v *PostReactionsPost) GetReactions() []PostReactionsPostReactionsReactionCount {
+	return v.Reactions
+}
+
+// GetViewerReactions returns PostReactionsPost.ViewerReactions, and is useful for accessing the field via an interface.
+func (v *PostReactionsPost) GetViewerReactions() []ReactionKind { return v.ViewerReactions }
+
+// PostReactionsPostReactionsReactionCount includes the requested fields of the GraphQL type ReactionCount.
+// The GraphQL type's documentation follows.
+//
+// How many readers reacted with one kind.
+type PostReactionsPostReactionsReactionCount struct {
+	ReactionParts `json:"-"`
+}
+
+// GetKind returns PostReactionsPostReactionsReactionCount.Kind, and is useful for accessing the field via an interface.
+func (v *PostReactionsPostReactionsReactionCount) GetKind() ReactionKind { return v.ReactionParts.Kind }
+
+// GetCount returns PostReactionsPostReactionsReactionCount.Count, and is useful for accessing the field via an interface.
+func (v *PostReactionsPostReactionsReactionCount) GetCount() int { return v.ReactionParts.Count }
+
+func (v *PostReactionsPostReactionsReactionCount) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*PostReactionsPostReactionsReactionCount
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.PostReactionsPostReactionsReactionCount = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.ReactionParts)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalPostReactionsPostReactionsReactionCount struct {
+	Kind ReactionKind `json:"kind"`
+
+	Count int `json:"count"`
+}
+
+func (v *PostReactionsPostReactionsReactionCount) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *PostReactionsPostReactionsReactionCount) __premarshalJSON() (*__premarshalPostReactionsPostReactionsReactionCount, error) {
+	var retval __premarshalPostReactionsPostReactionsReactionCount
+
+	retval.Kind = v.ReactionParts.Kind
+	retval.Count = v.ReactionParts.Count
+	return &retval, nil
+}
+
+// PostReactionsResponse is returned by PostReactions on success.
+type PostReactionsResponse struct {
+	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin (with the same answer as for a post that does not exist), or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
+	Post *PostReactionsPost `json:"post"`
+}
+
+// GetPost returns PostReactionsResponse.Post, and is useful for accessing the field via an interface.
+func (v *PostReactionsResponse) GetPost() *PostReactionsPost { return v.Post }
+
 // PostReplyPagesPost includes the requested fields of the GraphQL type Post.
 // The GraphQL type's documentation follows.
 //
@@ -12303,6 +12596,116 @@ type PostThreadsResponse struct {
 // GetPost returns PostThreadsResponse.Post, and is useful for accessing the field via an interface.
 func (v *PostThreadsResponse) GetPost() *PostThreadsPost { return v.Post }
 
+// PostViewStatsPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type PostViewStatsPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The post's views per day over the last `days` days and where its readers came from. Only the post's authors and admins may read them: others get FORBIDDEN. One request.
+	Stats PostViewStatsPostStats `json:"stats"`
+}
+
+// GetId returns PostViewStatsPost.Id, and is useful for accessing the field via an interface.
+func (v *PostViewStatsPost) GetId() string { return v.Id }
+
+// GetStats returns PostViewStatsPost.Stats, and is useful for accessing the field via an interface.
+func (v *PostViewStatsPost) GetStats() PostViewStatsPostStats { return v.Stats }
+
+// PostViewStatsPostStats includes the requested fields of the GraphQL type PostStats.
+// The GraphQL type's documentation follows.
+//
+// A post's views over a number of days.
+type PostViewStatsPostStats struct {
+	// The total of `days`.
+	Views int `json:"views"`
+	// The views of each day, oldest first, days without views included.
+	Days []PostViewStatsPostStatsDaysViewsOnDay `json:"days"`
+	// The domains readers came from (taken from the referrer, without path), most views first, at most 10. Views without a referrer, or with an invalid one, are in none.
+	TopReferrers []PostViewStatsPostStatsTopReferrersReferrerViews `json:"topReferrers"`
+}
+
+// GetViews returns PostViewStatsPostStats.Views, and is useful for accessing the field via an interface.
+func (v *PostViewStatsPostStats) GetViews() int { return v.Views }
+
+// GetDays returns PostViewStatsPostStats.Days, and is useful for accessing the field via an interface.
+func (v *PostViewStatsPostStats) GetDays() []PostViewStatsPostStatsDaysViewsOnDay { return v.Days }
+
+// GetTopReferrers returns PostViewStatsPostStats.TopReferrers, and is useful for accessing the field via an interface.
+func (v *PostViewStatsPostStats) GetTopReferrers() []PostViewStatsPostStatsTopReferrersReferrerViews {
+	return v.TopReferrers
+}
+
+// PostViewStatsPostStatsDaysViewsOnDay includes the requested fields of the GraphQL type ViewsOnDay.
+// The GraphQL type's documentation follows.
+//
+// A post's views on one day.
+type PostViewStatsPostStatsDaysViewsOnDay struct {
+	// The day, UTC, as `2006-01-02`.
+	Date string `json:"date"`
+	// The views counted that day.
+	Views int `json:"views"`
+}
+
+// GetDate returns PostViewStatsPostStatsDaysViewsOnDay.Date, and is useful for accessing the field via an interface.
+func (v *PostViewStatsPostStatsDaysViewsOnDay) GetDate() string { return v.Date }
+
+// GetViews returns PostViewStatsPostStatsDaysViewsOnDay.Views, and is useful for accessing the field via an interface.
+func (v *PostViewStatsPostStatsDaysViewsOnDay) GetViews() int { return v.Views }
+
+// PostViewStatsPostStatsTopReferrersReferrerViews includes the requested fields of the GraphQL type ReferrerViews.
+// The GraphQL type's documentation follows.
+//
+// The views that came from one referrer domain.
+type PostViewStatsPostStatsTopReferrersReferrerViews struct {
+	// The domain, such as `news.ycombinator.com`.
+	Domain string `json:"domain"`
+	// The views from it.
+	Views int `json:"views"`
+}
+
+// GetDomain returns PostViewStatsPostStatsTopReferrersReferrerViews.Domain, and is useful for accessing the field via an interface.
+func (v *PostViewStatsPostStatsTopReferrersReferrerViews) GetDomain() string { return v.Domain }
+
+// GetViews returns PostViewStatsPostStatsTopReferrersReferrerViews.Views, and is useful for accessing the field via an interface.
+func (v *PostViewStatsPostStatsTopReferrersReferrerViews) GetViews() int { return v.Views }
+
+// PostViewStatsResponse is returned by PostViewStats on success.
+type PostViewStatsResponse struct {
+	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin (with the same answer as for a post that does not exist), or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
+	Post *PostViewStatsPost `json:"post"`
+}
+
+// GetPost returns PostViewStatsResponse.Post, and is useful for accessing the field via an interface.
+func (v *PostViewStatsResponse) GetPost() *PostViewStatsPost { return v.Post }
+
+// PostViewsPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type PostViewsPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// How many times the post was viewed: a reader counted once a day (see `recordView`), bots left out. Kept within about a second of the views by each server. Costs one BatchGetItem an operation, shared by every post of it.
+	ViewCount int `json:"viewCount"`
+}
+
+// GetId returns PostViewsPost.Id, and is useful for accessing the field via an interface.
+func (v *PostViewsPost) GetId() string { return v.Id }
+
+// GetViewCount returns PostViewsPost.ViewCount, and is useful for accessing the field via an interface.
+func (v *PostViewsPost) GetViewCount() int { return v.ViewCount }
+
+// PostViewsResponse is returned by PostViews on success.
+type PostViewsResponse struct {
+	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin (with the same answer as for a post that does not exist), or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
+	Post *PostViewsPost `json:"post"`
+}
+
+// GetPost returns PostViewsResponse.Post, and is useful for accessing the field via an interface.
+func (v *PostViewsResponse) GetPost() *PostViewsPost { return v.Post }
+
 // PreviewHeadPost includes the requested fields of the GraphQL type Post.
 // The GraphQL type's documentation follows.
 //
@@ -12883,6 +13286,307 @@ type QueueTotalResponse struct {
 // GetModerationQueue returns QueueTotalResponse.ModerationQueue, and is useful for accessing the field via an interface.
 func (v *QueueTotalResponse) GetModerationQueue() *QueueTotalModerationQueuePendingCommentConnection {
 	return v.ModerationQueue
+}
+
+// ReactReactReactionPayload includes the requested fields of the GraphQL type ReactionPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `react` and `unreact`.
+type ReactReactReactionPayload struct {
+	// The post, when the subject is one.
+	Post *ReactReactReactionPayloadPost `json:"post"`
+	// The comment, when the subject is one.
+	Comment *ReactReactReactionPayloadComment `json:"comment"`
+}
+
+// GetPost returns ReactReactReactionPayload.Post, and is useful for accessing the field via an interface.
+func (v *ReactReactReactionPayload) GetPost() *ReactReactReactionPayloadPost { return v.Post }
+
+// GetComment returns ReactReactReactionPayload.Comment, and is useful for accessing the field via an interface.
+func (v *ReactReactReactionPayload) GetComment() *ReactReactReactionPayloadComment { return v.Comment }
+
+// ReactReactReactionPayloadComment includes the requested fields of the GraphQL type Comment.
+// The GraphQL type's documentation follows.
+//
+// A comment on a post, or a reply to a top-level comment. Threads are one
+// level deep: replies have no replies.
+type ReactReactReactionPayloadComment struct {
+	// The opaque global id of the comment.
+	Id string `json:"id"`
+	// The comment's reactions by kind, kinds without any left out. One BatchGetItem an operation, shared.
+	Reactions []ReactReactReactionPayloadCommentReactionsReactionCount `json:"reactions"`
+	// The kinds the caller reacted to the comment with; empty for an anonymous caller.
+	ViewerReactions []ReactionKind `json:"viewerReactions"`
+}
+
+// GetId returns ReactReactReactionPayloadComment.Id, and is useful for accessing the field via an interface.
+func (v *ReactReactReactionPayloadComment) GetId() string { return v.Id }
+
+// GetReactions returns ReactReactReactionPayloadComment.Reactions, and is useful for accessing the field via an interface.
+func (v *ReactReactReactionPayloadComment) GetReactions() []ReactReactReactionPayloadCommentReactionsReactionCount {
+	return v.Reactions
+}
+
+// GetViewerReactions returns ReactReactReactionPayloadComment.ViewerReactions, and is useful for accessing the field via an interface.
+func (v *ReactReactReactionPayloadComment) GetViewerReactions() []ReactionKind {
+	return v.ViewerReactions
+}
+
+// ReactReactReactionPayloadCommentReactionsReactionCount includes the requested fields of the GraphQL type ReactionCount.
+// The GraphQL type's documentation follows.
+//
+// How many readers reacted with one kind.
+type ReactReactReactionPayloadCommentReactionsReactionCount struct {
+	ReactionParts `json:"-"`
+}
+
+// GetKind returns ReactReactReactionPayloadCommentReactionsReactionCount.Kind, and is useful for accessing the field via an interface.
+func (v *ReactReactReactionPayloadCommentReactionsReactionCount) GetKind() ReactionKind {
+	return v.ReactionParts.Kind
+}
+
+// GetCount returns ReactReactReactionPayloadCommentReactionsReactionCount.Count, and is useful for accessing the field via an interface.
+func (v *ReactReactReactionPayloadCommentReactionsReactionCount) GetCount() int {
+	return v.ReactionParts.Count
+}
+
+func (v *ReactReactReactionPayloadCommentReactionsReactionCount) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ReactReactReactionPayloadCommentReactionsReactionCount
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ReactReactReactionPayloadCommentReactionsReactionCount = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.ReactionParts)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalReactReactReactionPayloadCommentReactionsReactionCount struct {
+	Kind ReactionKind `json:"kind"`
+
+	Count int `json:"count"`
+}
+
+func (v *ReactReactReactionPayloadCommentReactionsReactionCount) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ReactReactReactionPayloadCommentReactionsReactionCount) __premarshalJSON() (*__premarshalReactReactReactionPayloadCommentReactionsReactionCount, error) {
+	var retval __premarshalReactReactReactionPayloadCommentReactionsReactionCount
+
+	retval.Kind = v.ReactionParts.Kind
+	retval.Count = v.ReactionParts.Count
+	return &retval, nil
+}
+
+// ReactReactReactionPayloadPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type ReactReactReactionPayloadPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The post's reactions by kind, kinds without any left out. One BatchGetItem an operation, shared by every post and comment of it.
+	Reactions []ReactReactReactionPayloadPostReactionsReactionCount `json:"reactions"`
+	// The kinds the caller reacted to the post with; empty for an anonymous caller. One BatchGetItem an operation, shared.
+	ViewerReactions []ReactionKind `json:"viewerReactions"`
+	// Whether the caller reacted to the post with `kind`.
+	ViewerHasReacted bool `json:"viewerHasReacted"`
+}
+
+// GetId returns ReactReactReactionPayloadPost.Id, and is useful for accessing the field via an interface.
+func (v *ReactReactReactionPayloadPost) GetId() string { return v.Id }
+
+// GetReactions returns ReactReactReactionPayloadPost.Reactions, and is useful for accessing the field via an interface.
+func (v *ReactReactReactionPayloadPost) GetReactions() []ReactReactReactionPayloadPostReactionsReactionCount {
+	return v.Reactions
+}
+
+// GetViewerReactions returns ReactReactReactionPayloadPost.ViewerReactions, and is useful for accessing the field via an interface.
+func (v *ReactReactReactionPayloadPost) GetViewerReactions() []ReactionKind { return v.ViewerReactions }
+
+// GetViewerHasReacted returns ReactReactReactionPayloadPost.ViewerHasReacted, and is useful for accessing the field via an interface.
+func (v *ReactReactReactionPayloadPost) GetViewerHasReacted() bool { return v.ViewerHasReacted }
+
+// ReactReactReactionPayloadPostReactionsReactionCount includes the requested fields of the GraphQL type ReactionCount.
+// The GraphQL type's documentation follows.
+//
+// How many readers reacted with one kind.
+type ReactReactReactionPayloadPostReactionsReactionCount struct {
+	ReactionParts `json:"-"`
+}
+
+// GetKind returns ReactReactReactionPayloadPostReactionsReactionCount.Kind, and is useful for accessing the field via an interface.
+func (v *ReactReactReactionPayloadPostReactionsReactionCount) GetKind() ReactionKind {
+	return v.ReactionParts.Kind
+}
+
+// GetCount returns ReactReactReactionPayloadPostReactionsReactionCount.Count, and is useful for accessing the field via an interface.
+func (v *ReactReactReactionPayloadPostReactionsReactionCount) GetCount() int {
+	return v.ReactionParts.Count
+}
+
+func (v *ReactReactReactionPayloadPostReactionsReactionCount) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*ReactReactReactionPayloadPostReactionsReactionCount
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.ReactReactReactionPayloadPostReactionsReactionCount = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.ReactionParts)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalReactReactReactionPayloadPostReactionsReactionCount struct {
+	Kind ReactionKind `json:"kind"`
+
+	Count int `json:"count"`
+}
+
+func (v *ReactReactReactionPayloadPostReactionsReactionCount) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *ReactReactReactionPayloadPostReactionsReactionCount) __premarshalJSON() (*__premarshalReactReactReactionPayloadPostReactionsReactionCount, error) {
+	var retval __premarshalReactReactReactionPayloadPostReactionsReactionCount
+
+	retval.Kind = v.ReactionParts.Kind
+	retval.Count = v.ReactionParts.Count
+	return &retval, nil
+}
+
+// ReactResponse is returned by React on success.
+type ReactResponse struct {
+	// Reacts to a published post or comment as the signed-in caller: once a kind, so sending it again changes nothing. One TransactWriteItems. UNAUTHENTICATED without a token; NOT_FOUND for a subject that is missing or not public.
+	React ReactReactReactionPayload `json:"react"`
+}
+
+// GetReact returns ReactResponse.React, and is useful for accessing the field via an interface.
+func (v *ReactResponse) GetReact() ReactReactReactionPayload { return v.React }
+
+// The input of `react` and `unreact`.
+type ReactionInput struct {
+	// The post or comment reacted to.
+	SubjectId string `json:"subjectId"`
+	// The kind of reaction.
+	Kind ReactionKind `json:"kind"`
+}
+
+// GetSubjectId returns ReactionInput.SubjectId, and is useful for accessing the field via an interface.
+func (v *ReactionInput) GetSubjectId() string { return v.SubjectId }
+
+// GetKind returns ReactionInput.Kind, and is useful for accessing the field via an interface.
+func (v *ReactionInput) GetKind() ReactionKind { return v.Kind }
+
+// The kinds of reactions a reader may give a post or a comment, each once.
+type ReactionKind string
+
+const (
+	// Likes it.
+	ReactionKindLike ReactionKind = "LIKE"
+	// Loves it.
+	ReactionKindLove ReactionKind = "LOVE"
+	// Applauds it.
+	ReactionKindClap ReactionKind = "CLAP"
+	// Learned from it.
+	ReactionKindInsightful ReactionKind = "INSIGHTFUL"
+)
+
+var AllReactionKind = []ReactionKind{
+	ReactionKindLike,
+	ReactionKindLove,
+	ReactionKindClap,
+	ReactionKindInsightful,
+}
+
+// ReactionParts includes the GraphQL fields of ReactionCount requested by the fragment ReactionParts.
+// The GraphQL type's documentation follows.
+//
+// How many readers reacted with one kind.
+type ReactionParts struct {
+	// The kind.
+	Kind ReactionKind `json:"kind"`
+	// How many readers reacted with it: never negative.
+	Count int `json:"count"`
+}
+
+// GetKind returns ReactionParts.Kind, and is useful for accessing the field via an interface.
+func (v *ReactionParts) GetKind() ReactionKind { return v.Kind }
+
+// GetCount returns ReactionParts.Count, and is useful for accessing the field via an interface.
+func (v *ReactionParts) GetCount() int { return v.Count }
+
+// The input of `recordView`.
+type RecordViewInput struct {
+	// The post viewed.
+	PostId string `json:"postId"`
+	// The URL the reader came from (the page's `document.referrer`); only its domain is kept.
+	Referrer *string `json:"referrer"`
+}
+
+// GetPostId returns RecordViewInput.PostId, and is useful for accessing the field via an interface.
+func (v *RecordViewInput) GetPostId() string { return v.PostId }
+
+// GetReferrer returns RecordViewInput.Referrer, and is useful for accessing the field via an interface.
+func (v *RecordViewInput) GetReferrer() *string { return v.Referrer }
+
+// RecordViewRecordViewRecordViewPayload includes the requested fields of the GraphQL type RecordViewPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `recordView`.
+type RecordViewRecordViewRecordViewPayload struct {
+	// Whether the view was counted: false for a bot, a reader counted on the post today, or a post that is missing or not public.
+	Counted bool `json:"counted"`
+}
+
+// GetCounted returns RecordViewRecordViewRecordViewPayload.Counted, and is useful for accessing the field via an interface.
+func (v *RecordViewRecordViewRecordViewPayload) GetCounted() bool { return v.Counted }
+
+// RecordViewResponse is returned by RecordView on success.
+type RecordViewResponse struct {
+	// Counts a view of a post by the client of this request (its address and user agent, hashed with a salt that changes daily and never stored), as the beacon `POST /v/<postId>` does. For a page rendered on a server, the beacon sent from the browser counts the reader; this counts the server's own client.
+	RecordView RecordViewRecordViewRecordViewPayload `json:"recordView"`
+}
+
+// GetRecordView returns RecordViewResponse.RecordView, and is useful for accessing the field via an interface.
+func (v *RecordViewResponse) GetRecordView() RecordViewRecordViewRecordViewPayload {
+	return v.RecordView
 }
 
 // The input of `redeliverWebhookEvent`.
@@ -15281,6 +15985,210 @@ func (v *UnpublishPostUnpublishPostUnpublishPostPayloadPost) __premarshalJSON() 
 	return &retval, nil
 }
 
+// UnreactResponse is returned by Unreact on success.
+type UnreactResponse struct {
+	// Takes back the caller's reaction of a kind; taking back one not given changes nothing. One TransactWriteItems.
+	Unreact UnreactUnreactReactionPayload `json:"unreact"`
+}
+
+// GetUnreact returns UnreactResponse.Unreact, and is useful for accessing the field via an interface.
+func (v *UnreactResponse) GetUnreact() UnreactUnreactReactionPayload { return v.Unreact }
+
+// UnreactUnreactReactionPayload includes the requested fields of the GraphQL type ReactionPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `react` and `unreact`.
+type UnreactUnreactReactionPayload struct {
+	// The post, when the subject is one.
+	Post *UnreactUnreactReactionPayloadPost `json:"post"`
+	// The comment, when the subject is one.
+	Comment *UnreactUnreactReactionPayloadComment `json:"comment"`
+}
+
+// GetPost returns UnreactUnreactReactionPayload.Post, and is useful for accessing the field via an interface.
+func (v *UnreactUnreactReactionPayload) GetPost() *UnreactUnreactReactionPayloadPost { return v.Post }
+
+// GetComment returns UnreactUnreactReactionPayload.Comment, and is useful for accessing the field via an interface.
+func (v *UnreactUnreactReactionPayload) GetComment() *UnreactUnreactReactionPayloadComment {
+	return v.Comment
+}
+
+// UnreactUnreactReactionPayloadComment includes the requested fields of the GraphQL type Comment.
+// The GraphQL type's documentation follows.
+//
+// A comment on a post, or a reply to a top-level comment. Threads are one
+// level deep: replies have no replies.
+type UnreactUnreactReactionPayloadComment struct {
+	// The opaque global id of the comment.
+	Id string `json:"id"`
+	// The comment's reactions by kind, kinds without any left out. One BatchGetItem an operation, shared.
+	Reactions []UnreactUnreactReactionPayloadCommentReactionsReactionCount `json:"reactions"`
+}
+
+// GetId returns UnreactUnreactReactionPayloadComment.Id, and is useful for accessing the field via an interface.
+func (v *UnreactUnreactReactionPayloadComment) GetId() string { return v.Id }
+
+// GetReactions returns UnreactUnreactReactionPayloadComment.Reactions, and is useful for accessing the field via an interface.
+func (v *UnreactUnreactReactionPayloadComment) GetReactions() []UnreactUnreactReactionPayloadCommentReactionsReactionCount {
+	return v.Reactions
+}
+
+// UnreactUnreactReactionPayloadCommentReactionsReactionCount includes the requested fields of the GraphQL type ReactionCount.
+// The GraphQL type's documentation follows.
+//
+// How many readers reacted with one kind.
+type UnreactUnreactReactionPayloadCommentReactionsReactionCount struct {
+	ReactionParts `json:"-"`
+}
+
+// GetKind returns UnreactUnreactReactionPayloadCommentReactionsReactionCount.Kind, and is useful for accessing the field via an interface.
+func (v *UnreactUnreactReactionPayloadCommentReactionsReactionCount) GetKind() ReactionKind {
+	return v.ReactionParts.Kind
+}
+
+// GetCount returns UnreactUnreactReactionPayloadCommentReactionsReactionCount.Count, and is useful for accessing the field via an interface.
+func (v *UnreactUnreactReactionPayloadCommentReactionsReactionCount) GetCount() int {
+	return v.ReactionParts.Count
+}
+
+func (v *UnreactUnreactReactionPayloadCommentReactionsReactionCount) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*UnreactUnreactReactionPayloadCommentReactionsReactionCount
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.UnreactUnreactReactionPayloadCommentReactionsReactionCount = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.ReactionParts)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalUnreactUnreactReactionPayloadCommentReactionsReactionCount struct {
+	Kind ReactionKind `json:"kind"`
+
+	Count int `json:"count"`
+}
+
+func (v *UnreactUnreactReactionPayloadCommentReactionsReactionCount) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *UnreactUnreactReactionPayloadCommentReactionsReactionCount) __premarshalJSON() (*__premarshalUnreactUnreactReactionPayloadCommentReactionsReactionCount, error) {
+	var retval __premarshalUnreactUnreactReactionPayloadCommentReactionsReactionCount
+
+	retval.Kind = v.ReactionParts.Kind
+	retval.Count = v.ReactionParts.Count
+	return &retval, nil
+}
+
+// UnreactUnreactReactionPayloadPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type UnreactUnreactReactionPayloadPost struct {
+	// The opaque global id of the post.
+	Id string `json:"id"`
+	// The post's reactions by kind, kinds without any left out. One BatchGetItem an operation, shared by every post and comment of it.
+	Reactions []UnreactUnreactReactionPayloadPostReactionsReactionCount `json:"reactions"`
+	// The kinds the caller reacted to the post with; empty for an anonymous caller. One BatchGetItem an operation, shared.
+	ViewerReactions []ReactionKind `json:"viewerReactions"`
+}
+
+// GetId returns UnreactUnreactReactionPayloadPost.Id, and is useful for accessing the field via an interface.
+func (v *UnreactUnreactReactionPayloadPost) GetId() string { return v.Id }
+
+// GetReactions returns UnreactUnreactReactionPayloadPost.Reactions, and is useful for accessing the field via an interface.
+func (v *UnreactUnreactReactionPayloadPost) GetReactions() []UnreactUnreactReactionPayloadPostReactionsReactionCount {
+	return v.Reactions
+}
+
+// GetViewerReactions returns UnreactUnreactReactionPayloadPost.ViewerReactions, and is useful for accessing the field via an interface.
+func (v *UnreactUnreactReactionPayloadPost) GetViewerReactions() []ReactionKind {
+	return v.ViewerReactions
+}
+
+// UnreactUnreactReactionPayloadPostReactionsReactionCount includes the requested fields of the GraphQL type ReactionCount.
+// The GraphQL type's documentation follows.
+//
+// How many readers reacted with one kind.
+type UnreactUnreactReactionPayloadPostReactionsReactionCount struct {
+	ReactionParts `json:"-"`
+}
+
+// GetKind returns UnreactUnreactReactionPayloadPostReactionsReactionCount.Kind, and is useful for accessing the field via an interface.
+func (v *UnreactUnreactReactionPayloadPostReactionsReactionCount) GetKind() ReactionKind {
+	return v.ReactionParts.Kind
+}
+
+// GetCount returns UnreactUnreactReactionPayloadPostReactionsReactionCount.Count, and is useful for accessing the field via an interface.
+func (v *UnreactUnreactReactionPayloadPostReactionsReactionCount) GetCount() int {
+	return v.ReactionParts.Count
+}
+
+func (v *UnreactUnreactReactionPayloadPostReactionsReactionCount) UnmarshalJSON(b []byte) error {
+
+	if string(b) == "null" {
+		return nil
+	}
+
+	var firstPass struct {
+		*UnreactUnreactReactionPayloadPostReactionsReactionCount
+		graphql.NoUnmarshalJSON
+	}
+	firstPass.UnreactUnreactReactionPayloadPostReactionsReactionCount = v
+
+	err := json.Unmarshal(b, &firstPass)
+	if err != nil {
+		return err
+	}
+
+	err = json.Unmarshal(
+		b, &v.ReactionParts)
+	if err != nil {
+		return err
+	}
+	return nil
+}
+
+type __premarshalUnreactUnreactReactionPayloadPostReactionsReactionCount struct {
+	Kind ReactionKind `json:"kind"`
+
+	Count int `json:"count"`
+}
+
+func (v *UnreactUnreactReactionPayloadPostReactionsReactionCount) MarshalJSON() ([]byte, error) {
+	premarshaled, err := v.__premarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(premarshaled)
+}
+
+func (v *UnreactUnreactReactionPayloadPostReactionsReactionCount) __premarshalJSON() (*__premarshalUnreactUnreactReactionPayloadPostReactionsReactionCount, error) {
+	var retval __premarshalUnreactUnreactReactionPayloadPostReactionsReactionCount
+
+	retval.Kind = v.ReactionParts.Kind
+	retval.Count = v.ReactionParts.Count
+	return &retval, nil
+}
+
 // The input of `updateAuthor`. Omitted fields are left unchanged.
 type UpdateAuthorInput struct {
 	// The global id of the author.
@@ -17370,6 +18278,14 @@ func (v *__CategoryCardHeadsInput) GetSlug() string { return v.Slug }
 // GetFirst returns __CategoryCardHeadsInput.First, and is useful for accessing the field via an interface.
 func (v *__CategoryCardHeadsInput) GetFirst() *int { return v.First }
 
+// __CategoryCardsInput is used internally by genqlient
+type __CategoryCardsInput struct {
+	Slug string `json:"slug"`
+}
+
+// GetSlug returns __CategoryCardsInput.Slug, and is useful for accessing the field via an interface.
+func (v *__CategoryCardsInput) GetSlug() string { return v.Slug }
+
 // __CategoryFeedInput is used internally by genqlient
 type __CategoryFeedInput struct {
 	Slug   string     `json:"slug"`
@@ -17441,6 +18357,14 @@ func (v *__CategoryPageWithHTMLInput) GetSlug() string { return v.Slug }
 
 // GetFirst returns __CategoryPageWithHTMLInput.First, and is useful for accessing the field via an interface.
 func (v *__CategoryPageWithHTMLInput) GetFirst() *int { return v.First }
+
+// __CategoryViewsInput is used internally by genqlient
+type __CategoryViewsInput struct {
+	Slug string `json:"slug"`
+}
+
+// GetSlug returns __CategoryViewsInput.Slug, and is useful for accessing the field via an interface.
+func (v *__CategoryViewsInput) GetSlug() string { return v.Slug }
 
 // __CoAuthorPageInput is used internally by genqlient
 type __CoAuthorPageInput struct {
@@ -17994,6 +18918,18 @@ type __PingWebhookInput struct {
 // GetInput returns __PingWebhookInput.Input, and is useful for accessing the field via an interface.
 func (v *__PingWebhookInput) GetInput() PingWebhookInput { return v.Input }
 
+// __PopularInput is used internally by genqlient
+type __PopularInput struct {
+	Period PopularPeriod `json:"period"`
+	First  *int          `json:"first"`
+}
+
+// GetPeriod returns __PopularInput.Period, and is useful for accessing the field via an interface.
+func (v *__PopularInput) GetPeriod() PopularPeriod { return v.Period }
+
+// GetFirst returns __PopularInput.First, and is useful for accessing the field via an interface.
+func (v *__PopularInput) GetFirst() *int { return v.First }
+
 // __PostArticleInput is used internally by genqlient
 type __PostArticleInput struct {
 	Slug     string `json:"slug"`
@@ -18086,6 +19022,14 @@ type __PostPageWithHeadInput struct {
 // GetSlug returns __PostPageWithHeadInput.Slug, and is useful for accessing the field via an interface.
 func (v *__PostPageWithHeadInput) GetSlug() string { return v.Slug }
 
+// __PostReactionsInput is used internally by genqlient
+type __PostReactionsInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __PostReactionsInput.Id, and is useful for accessing the field via an interface.
+func (v *__PostReactionsInput) GetId() string { return v.Id }
+
 // __PostReplyPagesInput is used internally by genqlient
 type __PostReplyPagesInput struct {
 	Slug    string `json:"slug"`
@@ -18122,6 +19066,26 @@ type __PostThreadsInput struct {
 // GetSlug returns __PostThreadsInput.Slug, and is useful for accessing the field via an interface.
 func (v *__PostThreadsInput) GetSlug() string { return v.Slug }
 
+// __PostViewStatsInput is used internally by genqlient
+type __PostViewStatsInput struct {
+	Id   string `json:"id"`
+	Days *int   `json:"days"`
+}
+
+// GetId returns __PostViewStatsInput.Id, and is useful for accessing the field via an interface.
+func (v *__PostViewStatsInput) GetId() string { return v.Id }
+
+// GetDays returns __PostViewStatsInput.Days, and is useful for accessing the field via an interface.
+func (v *__PostViewStatsInput) GetDays() *int { return v.Days }
+
+// __PostViewsInput is used internally by genqlient
+type __PostViewsInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __PostViewsInput.Id, and is useful for accessing the field via an interface.
+func (v *__PostViewsInput) GetId() string { return v.Id }
+
 // __PreviewHeadInput is used internally by genqlient
 type __PreviewHeadInput struct {
 	Token string `json:"token"`
@@ -18153,6 +19117,22 @@ type __PublishPostInput struct {
 
 // GetInput returns __PublishPostInput.Input, and is useful for accessing the field via an interface.
 func (v *__PublishPostInput) GetInput() PublishPostInput { return v.Input }
+
+// __ReactInput is used internally by genqlient
+type __ReactInput struct {
+	Input ReactionInput `json:"input"`
+}
+
+// GetInput returns __ReactInput.Input, and is useful for accessing the field via an interface.
+func (v *__ReactInput) GetInput() ReactionInput { return v.Input }
+
+// __RecordViewInput is used internally by genqlient
+type __RecordViewInput struct {
+	Input RecordViewInput `json:"input"`
+}
+
+// GetInput returns __RecordViewInput.Input, and is useful for accessing the field via an interface.
+func (v *__RecordViewInput) GetInput() RecordViewInput { return v.Input }
 
 // __RedeliverWebhookEventInput is used internally by genqlient
 type __RedeliverWebhookEventInput struct {
@@ -18369,6 +19349,14 @@ type __UnpublishPostInput struct {
 
 // GetInput returns __UnpublishPostInput.Input, and is useful for accessing the field via an interface.
 func (v *__UnpublishPostInput) GetInput() UnpublishPostInput { return v.Input }
+
+// __UnreactInput is used internally by genqlient
+type __UnreactInput struct {
+	Input ReactionInput `json:"input"`
+}
+
+// GetInput returns __UnreactInput.Input, and is useful for accessing the field via an interface.
+func (v *__UnreactInput) GetInput() ReactionInput { return v.Input }
 
 // __UpdateAuthorInput is used internally by genqlient
 type __UpdateAuthorInput struct {
@@ -19175,6 +20163,46 @@ func CategoryCardHeads(
 	return data_, err_
 }
 
+// The query executed by CategoryCards.
+const CategoryCards_Operation = `
+query CategoryCards ($slug: String!) {
+	category(slug: $slug) {
+		posts(first: 20) {
+			edges {
+				node {
+					slug
+				}
+			}
+		}
+	}
+}
+`
+
+func CategoryCards(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	slug string,
+) (data_ *CategoryCardsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "CategoryCards",
+		Query:  CategoryCards_Operation,
+		Variables: &__CategoryCardsInput{
+			Slug: slug,
+		},
+	}
+
+	data_ = &CategoryCardsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by CategoryFeed.
 const CategoryFeed_Operation = `
 query CategoryFeed ($slug: String!, $first: Int, $after: String, $last: Int, $before: String, $from: DateTime, $to: DateTime) {
@@ -19456,6 +20484,47 @@ func CategoryPageWithHTML(
 	}
 
 	data_ = &CategoryPageWithHTMLResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by CategoryViews.
+const CategoryViews_Operation = `
+query CategoryViews ($slug: String!) {
+	category(slug: $slug) {
+		posts(first: 20) {
+			edges {
+				node {
+					slug
+					viewCount
+				}
+			}
+		}
+	}
+}
+`
+
+func CategoryViews(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	slug string,
+) (data_ *CategoryViewsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "CategoryViews",
+		Query:  CategoryViews_Operation,
+		Variables: &__CategoryViewsInput{
+			Slug: slug,
+		},
+	}
+
+	data_ = &CategoryViewsResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -21804,6 +22873,47 @@ func PingWebhook(
 	return data_, err_
 }
 
+// The query executed by Popular.
+const Popular_Operation = `
+query Popular ($period: PopularPeriod!, $first: Int) {
+	popularPosts(period: $period, first: $first) {
+		views
+		post {
+			id
+			slug
+			title
+		}
+	}
+}
+`
+
+func Popular(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	period PopularPeriod,
+	first *int,
+) (data_ *PopularResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "Popular",
+		Query:  Popular_Operation,
+		Variables: &__PopularInput{
+			Period: period,
+			First:  first,
+		},
+	}
+
+	data_ = &PopularResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by PostArticle.
 const PostArticle_Operation = `
 query PostArticle ($slug: String!, $category: String!) {
@@ -22453,6 +23563,48 @@ func PostPageWithHead(
 	return data_, err_
 }
 
+// The query executed by PostReactions.
+const PostReactions_Operation = `
+query PostReactions ($id: ID!) {
+	post(id: $id) {
+		id
+		reactions {
+			... ReactionParts
+		}
+		viewerReactions
+	}
+}
+fragment ReactionParts on ReactionCount {
+	kind
+	count
+}
+`
+
+func PostReactions(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *PostReactionsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "PostReactions",
+		Query:  PostReactions_Operation,
+		Variables: &__PostReactionsInput{
+			Id: id,
+		},
+	}
+
+	data_ = &PostReactionsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The query executed by PostReplyPages.
 const PostReplyPages_Operation = `
 query PostReplyPages ($slug: String!, $replies: Int) {
@@ -22637,6 +23789,88 @@ func PostThreads(
 	}
 
 	data_ = &PostThreadsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by PostViewStats.
+const PostViewStats_Operation = `
+query PostViewStats ($id: ID!, $days: Int) {
+	post(id: $id) {
+		id
+		stats(days: $days) {
+			views
+			days {
+				date
+				views
+			}
+			topReferrers {
+				domain
+				views
+			}
+		}
+	}
+}
+`
+
+func PostViewStats(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+	days *int,
+) (data_ *PostViewStatsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "PostViewStats",
+		Query:  PostViewStats_Operation,
+		Variables: &__PostViewStatsInput{
+			Id:   id,
+			Days: days,
+		},
+	}
+
+	data_ = &PostViewStatsResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by PostViews.
+const PostViews_Operation = `
+query PostViews ($id: ID!) {
+	post(id: $id) {
+		id
+		viewCount
+	}
+}
+`
+
+func PostViews(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *PostViewsResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "PostViews",
+		Query:  PostViews_Operation,
+		Variables: &__PostViewsInput{
+			Id: id,
+		},
+	}
+
+	data_ = &PostViewsResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -22880,6 +24114,92 @@ func QueueTotal(
 	}
 
 	data_ = &QueueTotalResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by React.
+const React_Operation = `
+mutation React ($input: ReactionInput!) {
+	react(input: $input) {
+		post {
+			id
+			reactions {
+				... ReactionParts
+			}
+			viewerReactions
+			viewerHasReacted(kind: LIKE)
+		}
+		comment {
+			id
+			reactions {
+				... ReactionParts
+			}
+			viewerReactions
+		}
+	}
+}
+fragment ReactionParts on ReactionCount {
+	kind
+	count
+}
+`
+
+func React(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input ReactionInput,
+) (data_ *ReactResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "React",
+		Query:  React_Operation,
+		Variables: &__ReactInput{
+			Input: input,
+		},
+	}
+
+	data_ = &ReactResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by RecordView.
+const RecordView_Operation = `
+mutation RecordView ($input: RecordViewInput!) {
+	recordView(input: $input) {
+		counted
+	}
+}
+`
+
+func RecordView(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input RecordViewInput,
+) (data_ *RecordViewResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "RecordView",
+		Query:  RecordView_Operation,
+		Variables: &__RecordViewInput{
+			Input: input,
+		},
+	}
+
+	data_ = &RecordViewResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -23798,6 +25118,56 @@ func UnpublishPost(
 	}
 
 	data_ = &UnpublishPostResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by Unreact.
+const Unreact_Operation = `
+mutation Unreact ($input: ReactionInput!) {
+	unreact(input: $input) {
+		post {
+			id
+			reactions {
+				... ReactionParts
+			}
+			viewerReactions
+		}
+		comment {
+			id
+			reactions {
+				... ReactionParts
+			}
+		}
+	}
+}
+fragment ReactionParts on ReactionCount {
+	kind
+	count
+}
+`
+
+func Unreact(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input ReactionInput,
+) (data_ *UnreactResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "Unreact",
+		Query:  Unreact_Operation,
+		Variables: &__UnreactInput{
+			Input: input,
+		},
+	}
+
+	data_ = &UnreactResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

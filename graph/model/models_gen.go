@@ -632,6 +632,14 @@ type PingWebhookPayload struct {
 	Delivery *storage.DeliveryAttempt `json:"delivery"`
 }
 
+// A post in a popular list, with its views in the period.
+type PopularPost struct {
+	// The post.
+	Post *storage.Post `json:"post"`
+	// Its views in the period, as the list last recorded them (every few seconds).
+	Views int `json:"views"`
+}
+
 // A change of a post, as `postUpdated` and `postPublished` deliver it.
 type PostEvent struct {
 	// The event's place in the event log: pass it as `after` to resume after it.
@@ -664,6 +672,16 @@ type PostPage struct {
 	TotalCount int `json:"totalCount"`
 	// The posts of the page, oldest first; none for a page past the end.
 	Nodes []*storage.Post `json:"nodes"`
+}
+
+// A post's views over a number of days.
+type PostStats struct {
+	// The views of each day, oldest first, days without views included.
+	Days []*ViewsOnDay `json:"days"`
+	// The total of `days`.
+	Views int `json:"views"`
+	// The domains readers came from (taken from the referrer, without path), most views first, at most 10. Views without a referrer, or with an invalid one, are in none.
+	TopReferrers []*ReferrerViews `json:"topReferrers"`
 }
 
 // The input of `publishPage`.
@@ -708,6 +726,30 @@ type PublishPostPayload struct {
 type Query struct {
 }
 
+// How many readers reacted with one kind.
+type ReactionCount struct {
+	// The kind.
+	Kind ReactionKind `json:"kind"`
+	// How many readers reacted with it: never negative.
+	Count int `json:"count"`
+}
+
+// The input of `react` and `unreact`.
+type ReactionInput struct {
+	// The post or comment reacted to.
+	SubjectID string `json:"subjectId"`
+	// The kind of reaction.
+	Kind ReactionKind `json:"kind"`
+}
+
+// The result of `react` and `unreact`.
+type ReactionPayload struct {
+	// The post, when the subject is one.
+	Post *storage.Post `json:"post,omitempty"`
+	// The comment, when the subject is one.
+	Comment *storage.Comment `json:"comment,omitempty"`
+}
+
 // A signed-in device of a reader.
 type ReaderSession struct {
 	// The session's id, for `revokeSession`.
@@ -736,6 +778,20 @@ type ReaderSessionPayload struct {
 	RedirectTo *string `json:"redirectTo,omitempty"`
 }
 
+// The input of `recordView`.
+type RecordViewInput struct {
+	// The post viewed.
+	PostID string `json:"postId"`
+	// The URL the reader came from (the page's `document.referrer`); only its domain is kept.
+	Referrer *string `json:"referrer,omitempty"`
+}
+
+// The result of `recordView`.
+type RecordViewPayload struct {
+	// Whether the view was counted: false for a bot, a reader counted on the post today, or a post that is missing or not public.
+	Counted bool `json:"counted"`
+}
+
 // The input of `redeliverWebhookEvent`.
 type RedeliverWebhookEventInput struct {
 	// The global id of the webhook.
@@ -748,6 +804,14 @@ type RedeliverWebhookEventInput struct {
 type RedeliverWebhookEventPayload struct {
 	// The attempt made.
 	Delivery *storage.DeliveryAttempt `json:"delivery"`
+}
+
+// The views that came from one referrer domain.
+type ReferrerViews struct {
+	// The domain, such as `news.ycombinator.com`.
+	Domain string `json:"domain"`
+	// The views from it.
+	Views int `json:"views"`
 }
 
 // The input of `refreshSession`.
@@ -1293,6 +1357,14 @@ type Upload struct {
 	ExpiresAt time.Time `json:"expiresAt"`
 }
 
+// A post's views on one day.
+type ViewsOnDay struct {
+	// The day, UTC, as `2006-01-02`.
+	Date string `json:"date"`
+	// The views counted that day.
+	Views int `json:"views"`
+}
+
 // What happened to a comment, as `commentUpdated` delivers it.
 type CommentChangeKind string
 
@@ -1546,6 +1618,67 @@ func (e MenuLinkKind) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// The periods of `popularPosts`: the current UTC day, ISO week or month.
+type PopularPeriod string
+
+const (
+	// Today, UTC.
+	PopularPeriodDay PopularPeriod = "DAY"
+	// This ISO week, UTC.
+	PopularPeriodWeek PopularPeriod = "WEEK"
+	// This month, UTC.
+	PopularPeriodMonth PopularPeriod = "MONTH"
+)
+
+var AllPopularPeriod = []PopularPeriod{
+	PopularPeriodDay,
+	PopularPeriodWeek,
+	PopularPeriodMonth,
+}
+
+func (e PopularPeriod) IsValid() bool {
+	switch e {
+	case PopularPeriodDay, PopularPeriodWeek, PopularPeriodMonth:
+		return true
+	}
+	return false
+}
+
+func (e PopularPeriod) String() string {
+	return string(e)
+}
+
+func (e *PopularPeriod) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = PopularPeriod(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid PopularPeriod", str)
+	}
+	return nil
+}
+
+func (e PopularPeriod) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *PopularPeriod) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e PopularPeriod) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
 // What happened to a post.
 type PostEventKind string
 
@@ -1667,6 +1800,70 @@ func (e *PostStatus) UnmarshalJSON(b []byte) error {
 }
 
 func (e PostStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// The kinds of reactions a reader may give a post or a comment, each once.
+type ReactionKind string
+
+const (
+	// Likes it.
+	ReactionKindLike ReactionKind = "LIKE"
+	// Loves it.
+	ReactionKindLove ReactionKind = "LOVE"
+	// Applauds it.
+	ReactionKindClap ReactionKind = "CLAP"
+	// Learned from it.
+	ReactionKindInsightful ReactionKind = "INSIGHTFUL"
+)
+
+var AllReactionKind = []ReactionKind{
+	ReactionKindLike,
+	ReactionKindLove,
+	ReactionKindClap,
+	ReactionKindInsightful,
+}
+
+func (e ReactionKind) IsValid() bool {
+	switch e {
+	case ReactionKindLike, ReactionKindLove, ReactionKindClap, ReactionKindInsightful:
+		return true
+	}
+	return false
+}
+
+func (e ReactionKind) String() string {
+	return string(e)
+}
+
+func (e *ReactionKind) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = ReactionKind(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid ReactionKind", str)
+	}
+	return nil
+}
+
+func (e ReactionKind) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *ReactionKind) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e ReactionKind) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

@@ -1,0 +1,58 @@
+package storage
+
+// The table's design for views and reactions, continued from doc.go (the
+// package comment) and doc_layout.go. Every key is built by a function of
+// package keys (keys/views.go, keys/reactions.go).
+//
+// # Views and reactions
+//
+//	item                      PK             SK                              GSI1PK / GSI1SK
+//	post's views              POST#<id>      VIEWS                           (viewCount, w#<YYYY-Www>, m#<YYYY-MM>: all time, this and last week and month)
+//	post's views of a day     POST#<id>      VIEWS#<YYYY-MM-DD>              (views, ref#<domain>: views by referrer domain, expiresAt TTL: 400 days)
+//	popular entry             POST#<id>      POPULAR#<period>#<bucket>       POPULAR#<period>#<bucket> / <15-digit views>#<id>   (views, postId, expiresAt TTL: 62 days)
+//	reaction counts           POST#<postId>  REACTIONS#<POST or commentId>   (LIKE, LOVE, CLAP, INSIGHTFUL: counts)
+//	a reader's reactions      POST#<postId>  REACT#<POST or commentId>#<readerId>   (kinds: string set)
+//
+// Views are counted by each server in memory (package views), once per
+// visitor per post per UTC day, and added at most once a second per post
+// per server (FlushViews): one UpdateItem ADD on the views item, one on
+// the day's item, whatever the number of views. DynamoDB applies the
+// ADDs of many servers to one item one after another, losing none, and a
+// partition takes 1,000 write units a second: at two writes of under
+// 1 KB a second per server, one item per post serves hundreds of servers
+// before it throttles, so views need no write sharding. Sharding would
+// cost a read of every shard on every post page; the flusher's
+// aggregation already does what the shards would.
+//
+// The popular lists are GSI1 partitions, one per period and bucket (the
+// day, the ISO week, the month, UTC), sorted by a zero-padded count, so a
+// list is one Query. Each viewed post's entries are written from the
+// counts its flush returned (ReturnValues UPDATED_NEW), at most once a
+// views.DefaultPopularEvery per post per server (WritePopular), on the
+// condition that the entry ranks the post lower: a server whose count is
+// older never moves it down. A list's partition takes a write per viewed
+// post every few seconds per server, not one per flush: the views item
+// itself carries no GSI1 keys, as every flush would then write the index.
+// An entry keeps the post's id and views only; popularPosts reads the
+// posts through the loader (one BatchGetItem), so a post hidden since is
+// left out and its title is current.
+//
+// Post.stats reads the post's day items of the period: one Query. Post
+// viewCount reads the views items of an operation's posts: one
+// BatchGetItem. Neither is copied onto the post's summaries: a copy would
+// be written at every flush (or by the change feed, after every flush),
+// and a listing that does not ask for views pays nothing.
+//
+// A reaction is one TransactWriteItems (React, Unreact): the reader's
+// item gains the kind on the condition that it lacks it (a repeat does
+// nothing), the count item adds 1; taking back removes the kind on the
+// condition that the item has it and adds -1 on the condition that the
+// count is positive. So a count is the number of readers holding the
+// kind, never negative, whatever the concurrency. React also checks, in
+// the transaction, that the post is published and visible (its count
+// item) and the comment exists and is not deleted. The counts have an
+// item of their own, apart from the post's count item, which comments
+// write in transactions, and from the views item, which flushes write
+// outside any. Neither views nor reactions make events of the change
+// feed: nothing about a reader leaves the table, and answers showing them
+// are never kept by the answer cache.
