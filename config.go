@@ -110,7 +110,7 @@ type config struct {
 	signInAddresses  int
 	readerAccessTTL  time.Duration
 	readerSessionKey []byte
-	media             mediaConfig
+	media            mediaConfig
 }
 
 // backend returns which DynamoDB the server talks to: AWS with -aws (at
