@@ -7913,10 +7913,10 @@ The periods of ` + "`" + `popularPosts` + "`" + `: the current UTC day, ISO week
 enum PopularPeriod {
   "Today, UTC."
   DAY
-  "This ISO week, UTC."
-  WEEK
   "This month, UTC."
   MONTH
+  "This ISO week, UTC."
+  WEEK
 }
 
 """
@@ -7971,14 +7971,14 @@ extend type Mutation {
 The kinds of reactions a reader may give a post or a comment, each once.
 """
 enum ReactionKind {
-  "Likes it."
-  LIKE
-  "Loves it."
-  LOVE
   "Applauds it."
   CLAP
   "Learned from it."
   INSIGHTFUL
+  "Likes it."
+  LIKE
+  "Loves it."
+  LOVE
 }
 
 """

@@ -9742,16 +9742,16 @@ type PopularPeriod string
 const (
 	// Today, UTC.
 	PopularPeriodDay PopularPeriod = "DAY"
-	// This ISO week, UTC.
-	PopularPeriodWeek PopularPeriod = "WEEK"
 	// This month, UTC.
 	PopularPeriodMonth PopularPeriod = "MONTH"
+	// This ISO week, UTC.
+	PopularPeriodWeek PopularPeriod = "WEEK"
 )
 
 var AllPopularPeriod = []PopularPeriod{
 	PopularPeriodDay,
-	PopularPeriodWeek,
 	PopularPeriodMonth,
+	PopularPeriodWeek,
 }
 
 // PopularPopularPostsPopularPost includes the requested fields of the GraphQL type PopularPost.
@@ -13518,21 +13518,21 @@ func (v *ReactionInput) GetKind() ReactionKind { return v.Kind }
 type ReactionKind string
 
 const (
-	// Likes it.
-	ReactionKindLike ReactionKind = "LIKE"
-	// Loves it.
-	ReactionKindLove ReactionKind = "LOVE"
 	// Applauds it.
 	ReactionKindClap ReactionKind = "CLAP"
 	// Learned from it.
 	ReactionKindInsightful ReactionKind = "INSIGHTFUL"
+	// Likes it.
+	ReactionKindLike ReactionKind = "LIKE"
+	// Loves it.
+	ReactionKindLove ReactionKind = "LOVE"
 )
 
 var AllReactionKind = []ReactionKind{
-	ReactionKindLike,
-	ReactionKindLove,
 	ReactionKindClap,
 	ReactionKindInsightful,
+	ReactionKindLike,
+	ReactionKindLove,
 }
 
 // ReactionParts includes the GraphQL fields of ReactionCount requested by the fragment ReactionParts.

@@ -1624,21 +1624,21 @@ type PopularPeriod string
 const (
 	// Today, UTC.
 	PopularPeriodDay PopularPeriod = "DAY"
-	// This ISO week, UTC.
-	PopularPeriodWeek PopularPeriod = "WEEK"
 	// This month, UTC.
 	PopularPeriodMonth PopularPeriod = "MONTH"
+	// This ISO week, UTC.
+	PopularPeriodWeek PopularPeriod = "WEEK"
 )
 
 var AllPopularPeriod = []PopularPeriod{
 	PopularPeriodDay,
-	PopularPeriodWeek,
 	PopularPeriodMonth,
+	PopularPeriodWeek,
 }
 
 func (e PopularPeriod) IsValid() bool {
 	switch e {
-	case PopularPeriodDay, PopularPeriodWeek, PopularPeriodMonth:
+	case PopularPeriodDay, PopularPeriodMonth, PopularPeriodWeek:
 		return true
 	}
 	return false
@@ -1809,26 +1809,26 @@ func (e PostStatus) MarshalJSON() ([]byte, error) {
 type ReactionKind string
 
 const (
-	// Likes it.
-	ReactionKindLike ReactionKind = "LIKE"
-	// Loves it.
-	ReactionKindLove ReactionKind = "LOVE"
 	// Applauds it.
 	ReactionKindClap ReactionKind = "CLAP"
 	// Learned from it.
 	ReactionKindInsightful ReactionKind = "INSIGHTFUL"
+	// Likes it.
+	ReactionKindLike ReactionKind = "LIKE"
+	// Loves it.
+	ReactionKindLove ReactionKind = "LOVE"
 )
 
 var AllReactionKind = []ReactionKind{
-	ReactionKindLike,
-	ReactionKindLove,
 	ReactionKindClap,
 	ReactionKindInsightful,
+	ReactionKindLike,
+	ReactionKindLove,
 }
 
 func (e ReactionKind) IsValid() bool {
 	switch e {
-	case ReactionKindLike, ReactionKindLove, ReactionKindClap, ReactionKindInsightful:
+	case ReactionKindClap, ReactionKindInsightful, ReactionKindLike, ReactionKindLove:
 		return true
 	}
 	return false
