@@ -166,7 +166,7 @@ func (s *Store) scanSnapshot(ctx context.Context) (*snapshot, error) {
 				pi := &pageIndexItem{}
 				err = attributevalue.UnmarshalMap(it, pi)
 				t.pageIdx = append(t.pageIdx, pi)
-			case typeIdempotency, typeSecret, typeLayout, typeSite, typePersisted, typePublication, typeUpload, typeMedia:
+			case typeIdempotency, typeSecret, typeLayout, typeSite, typePersisted, typePublication, typeUpload, typeMedia, typeMember:
 			case typeAccount, typeAccountEmail, typeSession, typeSignIn, typeSignInRate, typeMail:
 			case feedstore.TypeLease, feedstore.TypeHeartbeat, feedstore.TypeEvent, feedstore.TypeEventHead:
 				err = t.feed.Add(head.Type, it)
