@@ -293,6 +293,11 @@ func (r *mediaResolver) Format(ctx context.Context, obj *storage.Media) (model.I
 	return mediaFormat(obj), nil
 }
 
+// Tier is the resolver for the tier field.
+func (r *memberResolver) Tier(ctx context.Context, obj *storage.Member) (model.MemberTier, error) {
+	return model.MemberTier(obj.Tier), nil
+}
+
 // Kind is the resolver for the kind field.
 func (r *menuItemResolver) Kind(ctx context.Context, obj *storage.MenuItem) (model.MenuLinkKind, error) {
 	return model.MenuLinkKind(obj.Kind), nil
@@ -1200,6 +1205,11 @@ func (r *queryResolver) Media(ctx context.Context, first *int, after *string) (*
 	return r.mediaLibrary(ctx, first, after)
 }
 
+// Members is the resolver for the members field.
+func (r *queryResolver) Members(ctx context.Context, query *string, first *int, after *string) (*model.MemberConnection, error) {
+	return r.members(ctx, query, first, after)
+}
+
 // ID is the resolver for the id field.
 func (r *revisionResolver) ID(ctx context.Context, obj *storage.Revision) (string, error) {
 	return revisionGID(obj), nil
@@ -1429,6 +1439,9 @@ func (r *Resolver) Image() ImageResolver { return &imageResolver{r} }
 // Media returns MediaResolver implementation.
 func (r *Resolver) Media() MediaResolver { return &mediaResolver{r} }
 
+// Member returns MemberResolver implementation.
+func (r *Resolver) Member() MemberResolver { return &memberResolver{r} }
+
 // MenuItem returns MenuItemResolver implementation.
 func (r *Resolver) MenuItem() MenuItemResolver { return &menuItemResolver{r} }
 
@@ -1483,6 +1496,7 @@ type (
 	commenterResolver       struct{ *Resolver }
 	imageResolver           struct{ *Resolver }
 	mediaResolver           struct{ *Resolver }
+	memberResolver          struct{ *Resolver }
 	menuItemResolver        struct{ *Resolver }
 	mutationResolver        struct{ *Resolver }
 	pageResolver            struct{ *Resolver }

@@ -446,6 +446,22 @@ type MediaEdge struct {
 	Node *storage.Media `json:"node"`
 }
 
+// A page of the members.
+type MemberConnection struct {
+	// The members of this page, each with its cursor.
+	Edges []*MemberEdge `json:"edges"`
+	// Where this page stands in the whole list.
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
+// A member in a page of the members.
+type MemberEdge struct {
+	// The opaque cursor of this member; pass it as `after` to continue after it.
+	Cursor string `json:"cursor"`
+	// The member.
+	Node *storage.Member `json:"node"`
+}
+
 // A navigation menu to set.
 type MenuInput struct {
 	// The menu's name: one line of at most 100 characters of plain text (no `<` or `>`), unique among the menus.
@@ -1412,6 +1428,61 @@ func (e *ImageFormat) UnmarshalJSON(b []byte) error {
 }
 
 func (e ImageFormat) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// The plan a member is on. Paid tiers will be more values.
+type MemberTier string
+
+const (
+	// The free tier: every reader who signs in.
+	MemberTierFree MemberTier = "FREE"
+)
+
+var AllMemberTier = []MemberTier{
+	MemberTierFree,
+}
+
+func (e MemberTier) IsValid() bool {
+	switch e {
+	case MemberTierFree:
+		return true
+	}
+	return false
+}
+
+func (e MemberTier) String() string {
+	return string(e)
+}
+
+func (e *MemberTier) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = MemberTier(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid MemberTier", str)
+	}
+	return nil
+}
+
+func (e MemberTier) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *MemberTier) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e MemberTier) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil
