@@ -647,6 +647,8 @@ func (a *api) routes(cfg *config, logger *slog.Logger) http.Handler {
 	feeds.Register(mux)
 	// Renditions, and the embedded store's uploads (mediacmd.go).
 	a.media.register(mux, cors)
+	// The members' CSV export, for admins (graph/members.go).
+	mux.Handle("GET "+graph.MembersCSVPath, httpguard.WithCORS(cors, graph.MembersCSV(store, a.verifier, logger)))
 	// The theme of highlighted code (-highlight-code).
 	mux.Handle("GET /code.css", httpguard.WithCORS(cors, markdown.CodeCSS()))
 	if cfg.playgroundOn() {
