@@ -87,6 +87,8 @@ type NewPost struct {
 	// Tags are the names of the post's tags, at most MaxTags; a tag that
 	// does not exist yet is made.
 	Tags []string
+	// Visibility says who reads the body; empty is VisibilityPublic.
+	Visibility Visibility
 }
 
 // PostPatch is the input of UpdatePost. Nil fields are left unchanged.
@@ -110,8 +112,9 @@ type PostPatch struct {
 	Admin bool `json:"-"`
 	// CoAuthors, when not nil, replaces the post's co-authors (its authors
 	// after its primary one); Tags, when not nil, its tags, by name.
-	CoAuthors *[]string
-	Tags      *[]string
+	CoAuthors  *[]string
+	Tags       *[]string
+	Visibility *Visibility
 	// Actor, when set, is the author who writes, who must be one of the
 	// post's authors, and its primary one to change CoAuthors
 	// (ErrNotPostAuthor); empty for an admin.

@@ -239,6 +239,9 @@ type postItem struct {
 	// kept (revisions.go): the newest is REV#<revisions>.
 	Series    string `dynamodbav:"series,omitempty"`
 	Revisions int64  `dynamodbav:"revisions,omitempty"`
+	// Visibility is MEMBERS for a members-only post, on the post and
+	// every copy; absent for a public one (members.go).
+	Visibility string `dynamodbav:"visibility,omitempty"`
 
 	// BodySum and HTMLSum are sums of the body and its HTML, which the
 	// body item holds (postparts.go): the post item changes with them,
@@ -293,6 +296,10 @@ func (it *postItem) post() *Post {
 		// without it on purpose (bodyUnread) is whole but for the body.
 		Summary: it.Type != typePost || !it.hasBody && !it.bodyUnread && it.Body == "", BodyUnread: it.Type == typePost && it.bodyUnread,
 		Featured: it.Featured, Series: it.Series, Revisions: it.Revisions,
+		Visibility: VisibilityPublic,
+	}
+	if it.Visibility != "" {
+		p.Visibility = Visibility(it.Visibility)
 	}
 	if p.Excerpt == "" {
 		p.Excerpt = it.AutoExcerpt

@@ -128,3 +128,39 @@ func (s *Store) seeMember(ctx context.Context, accountID string, now time.Time) 
 	}
 	return nil
 }
+
+// Visibility says who may read a post's body.
+type Visibility string
+
+// The visibilities of a post.
+const (
+	// VisibilityPublic posts are read by everyone.
+	VisibilityPublic Visibility = "PUBLIC"
+	// VisibilityMembers posts show their body to the publication's
+	// members and its staff; everyone else gets the excerpt.
+	VisibilityMembers Visibility = "MEMBERS"
+)
+
+func validateVisibility(v Visibility) error {
+	switch v {
+	case "", VisibilityPublic, VisibilityMembers:
+		return nil
+	}
+	return invalid("visibility", "must be PUBLIC or MEMBERS")
+}
+
+// setVisibility keeps v on the post and so on its copies; a public post
+// keeps none, as every post written before visibilities was.
+func (it *postItem) setVisibility(v Visibility) {
+	it.Visibility = ""
+	if v == VisibilityMembers {
+		it.Visibility = string(v)
+	}
+}
+
+func validateVisibilityOpt(v *Visibility) error {
+	if v == nil {
+		return nil
+	}
+	return validateVisibility(*v)
+}

@@ -161,7 +161,7 @@ func (s *Store) RefreshSession(ctx context.Context, token string) (Session, stri
 		// two holders is not the reader.
 		return Session{}, "", s.revokeReused(ctx, k)
 	}
-	if keys.ParseTime(it.LastUsedAt).UTC().Truncate(24*time.Hour).Before(now.UTC().Truncate(24 * time.Hour)) {
+	if keys.ParseTime(it.LastUsedAt).UTC().Truncate(24 * time.Hour).Before(now.UTC().Truncate(24 * time.Hour)) {
 		// The first refresh of the day marks the member seen: a write
 		// a day per session, which the refresh does not fail for.
 		if err := s.seeMember(ctx, accountID, now); err != nil {

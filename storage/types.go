@@ -100,6 +100,8 @@ type Post struct {
 	// Revisions counts the revisions the post has kept, the last
 	// MaxRevisions of which are kept; summaries lack it.
 	Revisions int64
+	// Visibility says who may read the body: everyone, or members.
+	Visibility Visibility
 }
 
 // StatusAt returns the status a reader sees at now: a published post with a
