@@ -462,6 +462,7 @@ type ComplexityRoot struct {
 		Featured           func(childComplexity int) int
 		Head               func(childComplexity int) int
 		ID                 func(childComplexity int) int
+		Locked             func(childComplexity int) int
 		Next               func(childComplexity int) int
 		NextInCategory     func(childComplexity int, slug string) int
 		Previous           func(childComplexity int) int
@@ -479,6 +480,7 @@ type ComplexityRoot struct {
 		Toc                func(childComplexity int) int
 		UpdatedAt          func(childComplexity int) int
 		Version            func(childComplexity int) int
+		Visibility         func(childComplexity int) int
 		WordCount          func(childComplexity int) int
 	}
 
@@ -989,6 +991,8 @@ type PostResolver interface {
 
 	Series(ctx context.Context, obj *storage.Post) (*model.PostSeries, error)
 	Revisions(ctx context.Context, obj *storage.Post, first *int, after *string, last *int, before *string) (*model.RevisionConnection, error)
+	Visibility(ctx context.Context, obj *storage.Post) (model.PostVisibility, error)
+	Locked(ctx context.Context, obj *storage.Post) (bool, error)
 }
 type PostSeriesResolver interface {
 	Previous(ctx context.Context, obj *model.PostSeries) (*storage.Post, error)
@@ -2898,6 +2902,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.ID(childComplexity), true
+	case "Post.locked":
+		if e.ComplexityRoot.Post.Locked == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.Locked(childComplexity), true
 	case "Post.next":
 		if e.ComplexityRoot.Post.Next == nil {
 			break
@@ -3020,6 +3030,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.Version(childComplexity), true
+	case "Post.visibility":
+		if e.ComplexityRoot.Post.Visibility == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.Visibility(childComplexity), true
 	case "Post.wordCount":
 		if e.ComplexityRoot.Post.WordCount == nil {
 			break
@@ -7548,6 +7564,39 @@ type MemberEdge {
   "The member."
   node: Member!
 }
+
+"""
+Who may read a post's body.
+"""
+enum PostVisibility {
+  "Members of the publication and its staff; everyone else gets the excerpt, and ` + "`" + `locked` + "`" + `."
+  MEMBERS
+  "Everyone."
+  PUBLIC
+}
+
+extend type Post {
+  "Who may read the body: everyone (` + "`" + `PUBLIC` + "`" + `) or the publication's members (` + "`" + `MEMBERS` + "`" + `)."
+  visibility: PostVisibility!
+  """
+  Whether the body is kept from the viewer: true for a ` + "`" + `MEMBERS` + "`" + ` post read
+  by someone who is neither a member nor staff, whose ` + "`" + `body` + "`" + ` and ` + "`" + `bodyHtml` + "`" + `
+  are then empty and ` + "`" + `toc` + "`" + ` empty too; the excerpt, title and cover stay,
+  for a sign-in prompt. A locked answer is the same for every anonymous
+  reader and is cached as public; a member's never is.
+  """
+  locked: Boolean!
+}
+
+extend input CreatePostInput {
+  "Who may read the body; ` + "`" + `PUBLIC` + "`" + ` when not given."
+  visibility: PostVisibility
+}
+
+extend input UpdatePostInput {
+  "Who may read the body; unchanged when not given."
+  visibility: PostVisibility
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -8298,6 +8347,10 @@ func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.
 		return ec.fieldContext_Post_series(ctx, field)
 	case "revisions":
 		return ec.fieldContext_Post_revisions(ctx, field)
+	case "visibility":
+		return ec.fieldContext_Post_visibility(ctx, field)
+	case "locked":
+		return ec.fieldContext_Post_locked(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Post", field.Name)
 }
@@ -18856,6 +18909,52 @@ func (ec *executionContext) fieldContext_Post_revisions(ctx context.Context, fie
 	return fc, nil
 }
 
+func (ec *executionContext) _Post_visibility(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_visibility(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().Visibility(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.PostVisibility) graphql.Marshaler {
+			return ec.marshalNPostVisibility2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostVisibility(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_visibility(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, true, true, "PostVisibility")
+}
+
+func (ec *executionContext) _Post_locked(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_locked(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().Locked(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_locked(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, true, true, "Boolean")
+}
+
 func (ec *executionContext) _PostConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.PostConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -26183,7 +26282,7 @@ func (ec *executionContext) unmarshalInputCreatePostInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"title", "slug", "excerpt", "body", "categories", "coverImage", "seo", "idempotencyKey", "coAuthors", "tags"}
+	fieldsInOrder := [...]string{"title", "slug", "excerpt", "body", "categories", "coverImage", "seo", "idempotencyKey", "coAuthors", "tags", "visibility"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -26260,6 +26359,13 @@ func (ec *executionContext) unmarshalInputCreatePostInput(ctx context.Context, o
 				return it, err
 			}
 			it.Tags = data
+		case "visibility":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("visibility"))
+			data, err := ec.unmarshalOPostVisibility2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostVisibility(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Visibility = data
 		}
 	}
 	return it, nil
@@ -28507,7 +28613,7 @@ func (ec *executionContext) unmarshalInputUpdatePostInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"id", "expectedVersion", "title", "slug", "excerpt", "body", "categories", "coverImage", "seo", "idempotencyKey", "coAuthors", "tags"}
+	fieldsInOrder := [...]string{"id", "expectedVersion", "title", "slug", "excerpt", "body", "categories", "coverImage", "seo", "idempotencyKey", "coAuthors", "tags", "visibility"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -28598,6 +28704,13 @@ func (ec *executionContext) unmarshalInputUpdatePostInput(ctx context.Context, o
 				return it, err
 			}
 			it.Tags = data
+		case "visibility":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("visibility"))
+			data, err := ec.unmarshalOPostVisibility2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostVisibility(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Visibility = data
 		}
 	}
 	return it, nil
@@ -31895,6 +32008,18 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 				true, false,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Post_revisions(ctx, field, obj)
+				})
+		case "visibility":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Post_visibility(ctx, field, obj)
+				})
+		case "locked":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Post_locked(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -35802,6 +35927,16 @@ func (ec *executionContext) marshalNPostStatus2githubᚗcomᚋblogqlᚋblogᚋgr
 	return v
 }
 
+func (ec *executionContext) unmarshalNPostVisibility2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostVisibility(ctx context.Context, v any) (model.PostVisibility, error) {
+	var res model.PostVisibility
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPostVisibility2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostVisibility(ctx context.Context, sel ast.SelectionSet, v model.PostVisibility) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNPublishPageInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublishPageInput(ctx context.Context, v any) (model.PublishPageInput, error) {
 	res, err := ec.unmarshalInputPublishPageInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -36895,6 +37030,22 @@ func (ec *executionContext) marshalOPostSeries2ᚖgithubᚗcomᚋblogqlᚋblog�
 		return graphql.Null
 	}
 	return ec._PostSeries(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOPostVisibility2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostVisibility(ctx context.Context, v any) (*model.PostVisibility, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.PostVisibility)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOPostVisibility2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostVisibility(ctx context.Context, sel ast.SelectionSet, v *model.PostVisibility) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) marshalORevisionConnection2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRevisionConnection(ctx context.Context, sel ast.SelectionSet, v *model.RevisionConnection) graphql.Marshaler {

@@ -34,6 +34,9 @@ type loaders struct {
 	commenters *dataloader.Loader[storage.Writer, *storage.Commenter]
 	// stats reads the blog-wide counts once for all the fields that ask.
 	stats *dataloader.Loader[struct{}, *storage.Stats]
+	// membership reads the request's actor's membership once for all
+	// the members-only posts it shows (members.go).
+	membership *dataloader.Loader[string, bool]
 	// observe records each batch read: its loader, its number of keys,
 	// and whether it waited for the loader's batch window (or was primed).
 	observe func(loader string, keys int, waited bool)
@@ -69,6 +72,7 @@ func withLoaders(store *storage.Store, observe func(loader string, keys int, wai
 			comments:   newLoader("comments", maxBatch/2, store.GetComments, observe),
 			commenters: newLoader("commenters", maxBatch, store.GetCommenters, observe),
 			stats:      newLoader("stats", 1, statsOf(store), observe),
+			membership: newLoader("membership", 1, membershipOf(store), observe),
 			observe:    observe,
 		}
 	}
@@ -92,6 +96,7 @@ func (l *loaders) forget() {
 	l.comments.ClearAll()
 	l.commenters.ClearAll()
 	l.stats.ClearAll()
+	l.membership.ClearAll()
 }
 
 // freshReadsPerMutation makes each mutation of a request start with

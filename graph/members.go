@@ -123,3 +123,55 @@ func boolCell(b bool) string {
 	}
 	return "false"
 }
+
+// visibilityOf returns the storage value of a visibility input; nil is
+// none (public).
+func visibilityOf(v *model.PostVisibility) storage.Visibility {
+	if v == nil {
+		return ""
+	}
+	return storage.Visibility(*v)
+}
+
+// locked reports whether the body of p is kept from the actor of ctx: p
+// is for members, and the actor is neither staff nor, by one GetItem a
+// request, a member. An answer that shows a members-only body is marked
+// uncacheable, whoever reads it, so no shared cache ever keeps it; a
+// locked one is the same for every anonymous reader and stays public.
+func (r *Resolver) locked(ctx context.Context, p *storage.Post) (bool, error) {
+	if p.Visibility != storage.VisibilityMembers {
+		return false, nil
+	}
+	a := auth.ActorFrom(ctx)
+	if a.Anonymous() {
+		return true, nil
+	}
+	if !a.IsAuthor() {
+		member, err := loadersFor(ctx).membership.Load(ctx, a.ID)()
+		if err != nil {
+			return false, err
+		}
+		if !member {
+			return true, nil
+		}
+	}
+	gqlhttp.NoStore(ctx)
+	return false, nil
+}
+
+// membershipOf returns a batch read of whether accounts are members of
+// the store's publication: one GetItem each (the loader asks for one, the
+// actor's).
+func membershipOf(store *storage.Store) func(context.Context, []string) ([]bool, []error) {
+	return func(ctx context.Context, ids []string) ([]bool, []error) {
+		values, errs := make([]bool, len(ids)), make([]error, len(ids))
+		for i, id := range ids {
+			_, err := store.Member(ctx, id)
+			values[i] = err == nil
+			if err != nil && !errors.Is(err, storage.ErrNotFound) {
+				errs[i] = err
+			}
+		}
+		return values, errs
+	}
+}

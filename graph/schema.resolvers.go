@@ -809,6 +809,9 @@ func (r *postResolver) ID(ctx context.Context, obj *storage.Post) (string, error
 
 // Body is the resolver for the body field.
 func (r *postResolver) Body(ctx context.Context, obj *storage.Post) (string, error) {
+	if locked, err := r.locked(ctx, obj); locked || err != nil {
+		return "", err
+	}
 	full, err := fullBody(ctx, obj)
 	if err != nil {
 		return "", err
@@ -818,6 +821,9 @@ func (r *postResolver) Body(ctx context.Context, obj *storage.Post) (string, err
 
 // BodyHTML is the resolver for the bodyHtml field.
 func (r *postResolver) BodyHTML(ctx context.Context, obj *storage.Post) (string, error) {
+	if locked, err := r.locked(ctx, obj); locked || err != nil {
+		return "", err
+	}
 	full, err := fullBody(ctx, obj)
 	if err != nil {
 		return "", err
@@ -827,6 +833,9 @@ func (r *postResolver) BodyHTML(ctx context.Context, obj *storage.Post) (string,
 
 // Toc is the resolver for the toc field.
 func (r *postResolver) Toc(ctx context.Context, obj *storage.Post) ([]*storage.Heading, error) {
+	if locked, err := r.locked(ctx, obj); locked || err != nil {
+		return []*storage.Heading{}, err
+	}
 	full, err := fullBody(ctx, obj)
 	if err != nil {
 		return nil, err
@@ -934,6 +943,16 @@ func (r *postResolver) Series(ctx context.Context, obj *storage.Post) (*model.Po
 // Revisions is the resolver for the revisions field.
 func (r *postResolver) Revisions(ctx context.Context, obj *storage.Post, first *int, after *string, last *int, before *string) (*model.RevisionConnection, error) {
 	return r.postRevisions(ctx, obj, first, after, last, before)
+}
+
+// Visibility is the resolver for the visibility field.
+func (r *postResolver) Visibility(ctx context.Context, obj *storage.Post) (model.PostVisibility, error) {
+	return model.PostVisibility(obj.Visibility), nil
+}
+
+// Locked is the resolver for the locked field.
+func (r *postResolver) Locked(ctx context.Context, obj *storage.Post) (bool, error) {
+	return r.locked(ctx, obj)
 }
 
 // Previous is the resolver for the previous field.

@@ -223,6 +223,8 @@ type CreatePostInput struct {
 	CoAuthors []string `json:"coAuthors,omitempty"`
 	// The names of the post's tags, at most 10: each one line of at most 50 characters with a letter or digit. A tag's slug is made from its name ("Go Tips": `go-tips`); a name whose slug a tag has already names that tag, and a tag nobody has made yet is made with the post. An 11th tag fails with BAD_USER_INPUT and writes nothing.
 	Tags []string `json:"tags,omitempty"`
+	// Who may read the body; `PUBLIC` when not given.
+	Visibility *PostVisibility `json:"visibility,omitempty"`
 }
 
 // The result of `createPost`.
@@ -1144,6 +1146,8 @@ type UpdatePostInput struct {
 	CoAuthors []string `json:"coAuthors,omitempty"`
 	// The names of the post's tags, replacing the old ones, at most 10 (as in `createPost`); an empty list removes all. A change of many tags, categories and co-authors at once that would pass DynamoDB's 100 writes of one transaction fails with BAD_USER_INPUT: change them in two updates.
 	Tags []string `json:"tags,omitempty"`
+	// Who may read the body; unchanged when not given.
+	Visibility *PostVisibility `json:"visibility,omitempty"`
 }
 
 // The result of `updatePost`.
@@ -1674,6 +1678,64 @@ func (e *PostStatus) UnmarshalJSON(b []byte) error {
 }
 
 func (e PostStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// Who may read a post's body.
+type PostVisibility string
+
+const (
+	// Members of the publication and its staff; everyone else gets the excerpt, and `locked`.
+	PostVisibilityMembers PostVisibility = "MEMBERS"
+	// Everyone.
+	PostVisibilityPublic PostVisibility = "PUBLIC"
+)
+
+var AllPostVisibility = []PostVisibility{
+	PostVisibilityMembers,
+	PostVisibilityPublic,
+}
+
+func (e PostVisibility) IsValid() bool {
+	switch e {
+	case PostVisibilityMembers, PostVisibilityPublic:
+		return true
+	}
+	return false
+}
+
+func (e PostVisibility) String() string {
+	return string(e)
+}
+
+func (e *PostVisibility) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = PostVisibility(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid PostVisibility", str)
+	}
+	return nil
+}
+
+func (e PostVisibility) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *PostVisibility) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e PostVisibility) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil
