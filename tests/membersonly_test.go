@@ -141,3 +141,26 @@ func TestMembersOnlyPosts(t *testing.T) {
 		equal(t, "code", a.code(), "GRAPHQL_VALIDATION_FAILED")
 	})
 }
+
+// TestMembersOnlyPostsSearchByExcerpt: search is public, so a
+// members-only post is found by its title and excerpt, never by its
+// body, and its snippet is its excerpt.
+func TestMembersOnlyPostsSearchByExcerpt(t *testing.T) {
+	s := newSearchServer(t)
+	ada, _ := s.writer()
+	ctx := context.Background()
+	members := PostVisibilityMembers
+	p := ok[*CreatePostResponse](t)(CreatePost(ctx, ada, CreatePostInput{Title: "Brewing notes", Slug: "brewing-notes",
+		Excerpt: ptr("Brewing at home."), Body: ptr("Zymurgy is the brewing of beer."), Visibility: &members})).CreatePost.Post
+	ok[*PublishPostResponse](t)(PublishPost(ctx, ada, PublishPostInput{Id: p.Id}))
+	s.publish(ada, "brewing-basics", "Brewing basics", "Zymurgy for beginners: brewing starts with water.")
+
+	r := s.waitFound(t, "brewing", "brewing-notes", "brewing-basics")
+	for _, e := range r.Search.Edges {
+		if e.Node.Post.Slug == "brewing-notes" && strings.Contains(strings.ToLower(e.Node.Snippet), "zymurgy") {
+			t.Errorf("the members-only post's snippet %q shows its body", e.Node.Snippet)
+		}
+	}
+	found, _ := s.find(t, "zymurgy")
+	equal(t, "found by a word of the body alone", strings.Join(found, " "), "brewing-basics")
+}
