@@ -126,6 +126,25 @@ func TestMembersOnlyPosts(t *testing.T) {
 			}
 		}
 	})
+	t.Run("its page is indexed, and says it is not free", func(t *testing.T) {
+		var got struct {
+			Head struct {
+				Robots string `json:"robots"`
+				JSONLD string `json:"jsonLd"`
+			} `json:"head"`
+		}
+		a := r.gql(t, "", `{ post(slug: "members-compost") { head { robots jsonLd } } }`, nil, "post", &got)
+		if a.code() != "" {
+			t.Fatalf("head = %s", a.body)
+		}
+		equal(t, "robots", got.Head.Robots, "index, follow, max-image-preview:large")
+		if !strings.Contains(got.Head.JSONLD, `"isAccessibleForFree":false`) {
+			t.Errorf("jsonLd %s does not say isAccessibleForFree false", got.Head.JSONLD)
+		}
+		if strings.Contains(got.Head.JSONLD, "secret of the") {
+			t.Errorf("jsonLd %s shows the body", got.Head.JSONLD)
+		}
+	})
 	t.Run("made public, everyone reads it", func(t *testing.T) {
 		a := r.gql(t, ada, `mutation($id: ID!) { updatePost(input: {id: $id, expectedVersion: 2, visibility: PUBLIC}) { post { visibility } } }`,
 			map[string]any{"id": created.Post.ID}, "", nil)
