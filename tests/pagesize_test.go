@@ -46,6 +46,7 @@ func TestEveryConnectionRefusesAPageSizeOutOfRange(t *testing.T) {
 		"Query.featuredPosts":     {`{ featuredPosts(%s) { __typename } }`, 100},
 		"Query.allSeries":         {`{ allSeries(%s) { __typename } }`, 100},
 		"Query.media":             {`{ media(%s) { __typename } }`, 100},
+		"Query.members":           {`{ members(%s) { __typename } }`, 100},
 		"Post.comments":           {`{ post(slug: "post-24") { comments(%s) { __typename } } }`, 100},
 		"Post.related":            {`{ post(slug: "post-24") { related(%s) { __typename } } }`, 20},
 		"Post.revisions":          {`{ post(slug: "post-24") { revisions(%s) { __typename } } }`, 100},
