@@ -665,6 +665,8 @@ func (a *api) routes(cfg *config, logger *slog.Logger) http.Handler {
 	mux.Handle("OPTIONS /v/{postId}", httpguard.WithCORS(cors, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 	})))
+	// The members' CSV export, for admins (graph/members.go).
+	mux.Handle("GET "+graph.MembersCSVPath, httpguard.WithCORS(cors, graph.MembersCSV(store, a.verifier, logger)))
 	// The theme of highlighted code (-highlight-code).
 	mux.Handle("GET /code.css", httpguard.WithCORS(cors, markdown.CodeCSS()))
 	if cfg.playgroundOn() {

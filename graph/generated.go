@@ -38,6 +38,7 @@ type ResolverRoot interface {
 	Commenter() CommenterResolver
 	Image() ImageResolver
 	Media() MediaResolver
+	Member() MemberResolver
 	MenuItem() MenuItemResolver
 	Mutation() MutationResolver
 	Page() PageResolver
@@ -310,6 +311,26 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	Member struct {
+		AccountID     func(childComplexity int) int
+		CreatedAt     func(childComplexity int) int
+		Email         func(childComplexity int) int
+		EmailVerified func(childComplexity int) int
+		LastSeenAt    func(childComplexity int) int
+		Newsletters   func(childComplexity int) int
+		Tier          func(childComplexity int) int
+	}
+
+	MemberConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	MemberEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	Menu struct {
 		Items func(childComplexity int) int
 		Name  func(childComplexity int) int
@@ -462,6 +483,7 @@ type ComplexityRoot struct {
 		Head               func(childComplexity int) int
 		ID                 func(childComplexity int) int
 		Locale             func(childComplexity int) int
+		Locked             func(childComplexity int) int
 		Next               func(childComplexity int) int
 		NextInCategory     func(childComplexity int, slug string) int
 		Previous           func(childComplexity int) int
@@ -485,6 +507,7 @@ type ComplexityRoot struct {
 		ViewCount          func(childComplexity int) int
 		ViewerHasReacted   func(childComplexity int, kind model.ReactionKind) int
 		ViewerReactions    func(childComplexity int) int
+		Visibility         func(childComplexity int) int
 		WordCount          func(childComplexity int) int
 	}
 
@@ -548,6 +571,7 @@ type ComplexityRoot struct {
 		FeaturedPosts   func(childComplexity int, first *int, after *string, last *int, before *string) int
 		LiveCursor      func(childComplexity int) int
 		Media           func(childComplexity int, first *int, after *string) int
+		Members         func(childComplexity int, query *string, first *int, after *string) int
 		ModerationQueue func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Node            func(childComplexity int, id string) int
 		OutboxEmails    func(childComplexity int, first *int) int
@@ -946,6 +970,9 @@ type MediaResolver interface {
 
 	Format(ctx context.Context, obj *storage.Media) (model.ImageFormat, error)
 }
+type MemberResolver interface {
+	Tier(ctx context.Context, obj *storage.Member) (model.MemberTier, error)
+}
 type MenuItemResolver interface {
 	Kind(ctx context.Context, obj *storage.MenuItem) (model.MenuLinkKind, error)
 	Slug(ctx context.Context, obj *storage.MenuItem) (*string, error)
@@ -1049,6 +1076,8 @@ type PostResolver interface {
 	Reactions(ctx context.Context, obj *storage.Post) ([]*model.ReactionCount, error)
 	ViewerReactions(ctx context.Context, obj *storage.Post) ([]model.ReactionKind, error)
 	ViewerHasReacted(ctx context.Context, obj *storage.Post, kind model.ReactionKind) (bool, error)
+	Visibility(ctx context.Context, obj *storage.Post) (model.PostVisibility, error)
+	Locked(ctx context.Context, obj *storage.Post) (bool, error)
 }
 type PostSeriesResolver interface {
 	Previous(ctx context.Context, obj *model.PostSeries) (*storage.Post, error)
@@ -1081,6 +1110,7 @@ type QueryResolver interface {
 	OutboxEmails(ctx context.Context, first *int) ([]*model.OutboxEmail, error)
 	Media(ctx context.Context, first *int, after *string) (*model.MediaConnection, error)
 	PopularPosts(ctx context.Context, period model.PopularPeriod, first *int) ([]*model.PopularPost, error)
+	Members(ctx context.Context, query *string, first *int, after *string) (*model.MemberConnection, error)
 }
 type RevisionResolver interface {
 	ID(ctx context.Context, obj *storage.Revision) (string, error)
@@ -2046,6 +2076,75 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.MediaEdge.Node(childComplexity), true
 
+	case "Member.accountId":
+		if e.ComplexityRoot.Member.AccountID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Member.AccountID(childComplexity), true
+	case "Member.createdAt":
+		if e.ComplexityRoot.Member.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Member.CreatedAt(childComplexity), true
+	case "Member.email":
+		if e.ComplexityRoot.Member.Email == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Member.Email(childComplexity), true
+	case "Member.emailVerified":
+		if e.ComplexityRoot.Member.EmailVerified == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Member.EmailVerified(childComplexity), true
+	case "Member.lastSeenAt":
+		if e.ComplexityRoot.Member.LastSeenAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Member.LastSeenAt(childComplexity), true
+	case "Member.newsletters":
+		if e.ComplexityRoot.Member.Newsletters == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Member.Newsletters(childComplexity), true
+	case "Member.tier":
+		if e.ComplexityRoot.Member.Tier == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Member.Tier(childComplexity), true
+
+	case "MemberConnection.edges":
+		if e.ComplexityRoot.MemberConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MemberConnection.Edges(childComplexity), true
+	case "MemberConnection.pageInfo":
+		if e.ComplexityRoot.MemberConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MemberConnection.PageInfo(childComplexity), true
+
+	case "MemberEdge.cursor":
+		if e.ComplexityRoot.MemberEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MemberEdge.Cursor(childComplexity), true
+	case "MemberEdge.node":
+		if e.ComplexityRoot.MemberEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MemberEdge.Node(childComplexity), true
+
 	case "Menu.items":
 		if e.ComplexityRoot.Menu.Items == nil {
 			break
@@ -3008,6 +3107,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.Locale(childComplexity), true
+	case "Post.locked":
+		if e.ComplexityRoot.Post.Locked == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.Locked(childComplexity), true
 	case "Post.next":
 		if e.ComplexityRoot.Post.Next == nil {
 			break
@@ -3176,6 +3281,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Post.ViewerReactions(childComplexity), true
+	case "Post.visibility":
+		if e.ComplexityRoot.Post.Visibility == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Post.Visibility(childComplexity), true
 	case "Post.wordCount":
 		if e.ComplexityRoot.Post.WordCount == nil {
 			break
@@ -3437,6 +3548,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Media(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "Query.members":
+		if e.ComplexityRoot.Query.Members == nil {
+			break
+		}
+
+		args, err := ec.field_Query_members_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Members(childComplexity, args["query"].(*string), args["first"].(*int), args["after"].(*string)), true
 	case "Query.moderationQueue":
 		if e.ComplexityRoot.Query.ModerationQueue == nil {
 			break
@@ -8042,6 +8164,104 @@ extend type Mutation {
     input: ReactionInput!
   ): ReactionPayload!
 }
+
+extend type Query {
+  """
+  The publication's members, by email address: the readers who signed in
+  on it. ` + "`" + `query` + "`" + ` keeps those whose address starts with it (case does not
+  matter). Admins only; ` + "`" + `first` + "`" + ` 1 to 100, 20 by default. The whole list is
+  also at ` + "`" + `GET /members.csv` + "`" + ` for an admin's token.
+  """
+  members(
+    "The start of the addresses to keep; every member when empty or null."
+    query: String
+    "How many members, 1 to 100."
+    first: Int
+    "Return the members after this cursor, taken from a previous page."
+    after: String
+  ): MemberConnection!
+}
+
+"""
+The plan a member is on. Paid tiers will be more values.
+"""
+enum MemberTier {
+  "The free tier: every reader who signs in."
+  FREE
+}
+
+"""
+A reader's membership of the publication, made at their first sign-in on it.
+"""
+type Member {
+  "The member's account id: the ` + "`" + `sub` + "`" + ` of their access tokens."
+  accountId: ID!
+  "The address they sign in with, lower case."
+  email: String!
+  "Whether the address was proven by a sign-in link or code."
+  emailVerified: Boolean!
+  "The plan the member is on."
+  tier: MemberTier!
+  "The ids of the newsletters the member gets."
+  newsletters: [ID!]!
+  "When the reader first signed in on the publication."
+  createdAt: DateTime!
+  "When the member last signed in or refreshed a session, to the day."
+  lastSeenAt: DateTime!
+}
+
+"""
+A page of the members.
+"""
+type MemberConnection {
+  "The members of this page, each with its cursor."
+  edges: [MemberEdge!]!
+  "Where this page stands in the whole list."
+  pageInfo: PageInfo!
+}
+
+"""
+A member in a page of the members.
+"""
+type MemberEdge {
+  "The opaque cursor of this member; pass it as ` + "`" + `after` + "`" + ` to continue after it."
+  cursor: String!
+  "The member."
+  node: Member!
+}
+
+"""
+Who may read a post's body.
+"""
+enum PostVisibility {
+  "Members of the publication and its staff; everyone else gets the excerpt, and ` + "`" + `locked` + "`" + `."
+  MEMBERS
+  "Everyone."
+  PUBLIC
+}
+
+extend type Post {
+  "Who may read the body: everyone (` + "`" + `PUBLIC` + "`" + `) or the publication's members (` + "`" + `MEMBERS` + "`" + `)."
+  visibility: PostVisibility!
+  """
+  Whether the body is kept from the viewer: true for a ` + "`" + `MEMBERS` + "`" + ` post read
+  by someone who is neither a member nor staff, whose ` + "`" + `body` + "`" + ` and ` + "`" + `bodyHtml` + "`" + `
+  are then empty and ` + "`" + `toc` + "`" + ` empty too; the excerpt, title and cover stay,
+  for a sign-in prompt. A locked answer is the same for every anonymous
+  reader and is cached as public; a member's never is.
+  """
+  locked: Boolean!
+}
+
+extend input CreatePostInput {
+  "Who may read the body; ` + "`" + `PUBLIC` + "`" + ` when not given."
+  visibility: PostVisibility
+}
+
+extend input UpdatePostInput {
+  "Who may read the body; unchanged when not given."
+  visibility: PostVisibility
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -8552,6 +8772,46 @@ func (ec *executionContext) childFields_MediaEdge(ctx context.Context, field gra
 	return nil, fmt.Errorf("no field named %q was found under type MediaEdge", field.Name)
 }
 
+func (ec *executionContext) childFields_Member(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "accountId":
+		return ec.fieldContext_Member_accountId(ctx, field)
+	case "email":
+		return ec.fieldContext_Member_email(ctx, field)
+	case "emailVerified":
+		return ec.fieldContext_Member_emailVerified(ctx, field)
+	case "tier":
+		return ec.fieldContext_Member_tier(ctx, field)
+	case "newsletters":
+		return ec.fieldContext_Member_newsletters(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Member_createdAt(ctx, field)
+	case "lastSeenAt":
+		return ec.fieldContext_Member_lastSeenAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Member", field.Name)
+}
+
+func (ec *executionContext) childFields_MemberConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_MemberConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_MemberConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MemberConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_MemberEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_MemberEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_MemberEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MemberEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_Menu(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "name":
@@ -8796,6 +9056,10 @@ func (ec *executionContext) childFields_Post(ctx context.Context, field graphql.
 		return ec.fieldContext_Post_viewerReactions(ctx, field)
 	case "viewerHasReacted":
 		return ec.fieldContext_Post_viewerHasReacted(ctx, field)
+	case "visibility":
+		return ec.fieldContext_Post_visibility(ctx, field)
+	case "locked":
+		return ec.fieldContext_Post_locked(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Post", field.Name)
 }
@@ -10947,6 +11211,36 @@ func (ec *executionContext) field_Query_media_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["after"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_members_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "query",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["query"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
 	return args, nil
 }
 
@@ -15316,6 +15610,286 @@ func (ec *executionContext) fieldContext_MediaEdge_node(_ context.Context, field
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Media(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Member_accountId(ctx context.Context, field graphql.CollectedField, obj *storage.Member) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Member_accountId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AccountID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Member_accountId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Member", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Member_email(ctx context.Context, field graphql.CollectedField, obj *storage.Member) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Member_email(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Email, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Member_email(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Member", field, false, false, "String")
+}
+
+func (ec *executionContext) _Member_emailVerified(ctx context.Context, field graphql.CollectedField, obj *storage.Member) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Member_emailVerified(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.EmailVerified, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Member_emailVerified(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Member", field, false, false, "Boolean")
+}
+
+func (ec *executionContext) _Member_tier(ctx context.Context, field graphql.CollectedField, obj *storage.Member) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Member_tier(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Member().Tier(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.MemberTier) graphql.Marshaler {
+			return ec.marshalNMemberTier2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMemberTier(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Member_tier(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Member", field, true, true, "MemberTier")
+}
+
+func (ec *executionContext) _Member_newsletters(ctx context.Context, field graphql.CollectedField, obj *storage.Member) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Member_newsletters(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Newsletters, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNID2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Member_newsletters(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Member", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Member_createdAt(ctx context.Context, field graphql.CollectedField, obj *storage.Member) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Member_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Member_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Member", field, false, false, "DateTime")
+}
+
+func (ec *executionContext) _Member_lastSeenAt(ctx context.Context, field graphql.CollectedField, obj *storage.Member) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Member_lastSeenAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.LastSeenAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Member_lastSeenAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Member", field, false, false, "DateTime")
+}
+
+func (ec *executionContext) _MemberConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.MemberConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MemberConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.MemberEdge) graphql.Marshaler {
+			return ec.marshalNMemberEdge2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMemberEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MemberConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MemberConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MemberEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MemberConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.MemberConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MemberConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MemberConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MemberConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _MemberEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.MemberEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MemberEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MemberEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MemberEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _MemberEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.MemberEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MemberEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Member) graphql.Marshaler {
+			return ec.marshalNMember2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐMember(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MemberEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "MemberEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Member(ctx, field)
 		},
 	}
 	return fc, nil
@@ -19943,6 +20517,52 @@ func (ec *executionContext) fieldContext_Post_viewerHasReacted(ctx context.Conte
 	return fc, nil
 }
 
+func (ec *executionContext) _Post_visibility(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_visibility(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().Visibility(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.PostVisibility) graphql.Marshaler {
+			return ec.marshalNPostVisibility2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostVisibility(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_visibility(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, true, true, "PostVisibility")
+}
+
+func (ec *executionContext) _Post_locked(ctx context.Context, field graphql.CollectedField, obj *storage.Post) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Post_locked(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Post().Locked(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Post_locked(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Post", field, true, true, "Boolean")
+}
+
 func (ec *executionContext) _PostConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.PostConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -21695,6 +22315,50 @@ func (ec *executionContext) fieldContext_Query_popularPosts(ctx context.Context,
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_popularPosts_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_members(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_members(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Members(ctx, fc.Args["query"].(*string), fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MemberConnection) graphql.Marshaler {
+			return ec.marshalNMemberConnection2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMemberConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_members(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MemberConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_members_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -27743,7 +28407,7 @@ func (ec *executionContext) unmarshalInputCreatePostInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"locale", "title", "slug", "excerpt", "body", "categories", "coverImage", "seo", "idempotencyKey", "coAuthors", "tags"}
+	fieldsInOrder := [...]string{"locale", "title", "slug", "excerpt", "body", "categories", "coverImage", "seo", "idempotencyKey", "coAuthors", "tags", "visibility"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -27827,6 +28491,13 @@ func (ec *executionContext) unmarshalInputCreatePostInput(ctx context.Context, o
 				return it, err
 			}
 			it.Tags = data
+		case "visibility":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("visibility"))
+			data, err := ec.unmarshalOPostVisibility2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostVisibility(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Visibility = data
 		}
 	}
 	return it, nil
@@ -30333,7 +31004,7 @@ func (ec *executionContext) unmarshalInputUpdatePostInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"locale", "id", "expectedVersion", "title", "slug", "excerpt", "body", "categories", "coverImage", "seo", "idempotencyKey", "coAuthors", "tags"}
+	fieldsInOrder := [...]string{"locale", "id", "expectedVersion", "title", "slug", "excerpt", "body", "categories", "coverImage", "seo", "idempotencyKey", "coAuthors", "tags", "visibility"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -30431,6 +31102,13 @@ func (ec *executionContext) unmarshalInputUpdatePostInput(ctx context.Context, o
 				return it, err
 			}
 			it.Tags = data
+		case "visibility":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("visibility"))
+			data, err := ec.unmarshalOPostVisibility2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostVisibility(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Visibility = data
 		}
 	}
 	return it, nil
@@ -32594,6 +33272,146 @@ func (ec *executionContext) _MediaEdge(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var memberImplementors = []string{"Member"}
+
+func (ec *executionContext) _Member(ctx context.Context, sel ast.SelectionSet, obj *storage.Member) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, memberImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Member")
+		case "accountId":
+			out.Values[i] = ec._Member_accountId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "email":
+			out.Values[i] = ec._Member_email(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "emailVerified":
+			out.Values[i] = ec._Member_emailVerified(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "tier":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Member_tier(ctx, field, obj)
+				})
+		case "newsletters":
+			out.Values[i] = ec._Member_newsletters(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "createdAt":
+			out.Values[i] = ec._Member_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "lastSeenAt":
+			out.Values[i] = ec._Member_lastSeenAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var memberConnectionImplementors = []string{"MemberConnection"}
+
+func (ec *executionContext) _MemberConnection(ctx context.Context, sel ast.SelectionSet, obj *model.MemberConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, memberConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MemberConnection")
+		case "edges":
+			out.Values[i] = ec._MemberConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._MemberConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var memberEdgeImplementors = []string{"MemberEdge"}
+
+func (ec *executionContext) _MemberEdge(ctx context.Context, sel ast.SelectionSet, obj *model.MemberEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, memberEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MemberEdge")
+		case "cursor":
+			out.Values[i] = ec._MemberEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._MemberEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var menuImplementors = []string{"Menu"}
 
 func (ec *executionContext) _Menu(ctx context.Context, sel ast.SelectionSet, obj *storage.Menu) graphql.Marshaler {
@@ -33784,6 +34602,18 @@ func (ec *executionContext) _Post(ctx context.Context, sel ast.SelectionSet, obj
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Post_viewerHasReacted(ctx, field, obj)
 				})
+		case "visibility":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Post_visibility(ctx, field, obj)
+				})
+		case "locked":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Post_locked(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -34327,6 +35157,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_popularPosts(ctx, field)
+				})
+		case "members":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_members(ctx, field)
 				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
@@ -37566,6 +38402,35 @@ func (ec *executionContext) marshalNID2string(ctx context.Context, sel ast.Selec
 	return res
 }
 
+func (ec *executionContext) unmarshalNID2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {
+	vSlice := graphql.CoerceList(v)
+	var err error
+	res := make([]string, len(vSlice))
+	for i := range vSlice {
+		ctx := graphql.WithPathContext(ctx, graphql.NewPathWithIndex(i))
+		res[i], err = ec.unmarshalNID2string(ctx, vSlice[i])
+		if err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+func (ec *executionContext) marshalNID2ᚕstringᚄ(ctx context.Context, sel ast.SelectionSet, v []string) graphql.Marshaler {
+	ret := make(graphql.Array, len(v))
+	for i := range v {
+		ret[i] = ec.marshalNID2string(ctx, sel, v[i])
+	}
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
 func (ec *executionContext) marshalNImage2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐImage(ctx context.Context, sel ast.SelectionSet, v *storage.Image) graphql.Marshaler {
 	if v == nil {
 		graphql.AddInvalidNullError(ctx, "Image!")
@@ -37684,6 +38549,56 @@ func (ec *executionContext) marshalNMediaEdge2ᚖgithubᚗcomᚋblogqlᚋblogᚋ
 		return graphql.Null
 	}
 	return ec._MediaEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNMember2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐMember(ctx context.Context, sel ast.SelectionSet, v *storage.Member) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Member!")
+		return graphql.Null
+	}
+	return ec._Member(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNMemberConnection2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMemberConnection(ctx context.Context, sel ast.SelectionSet, v *model.MemberConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "MemberConnection!")
+		return graphql.Null
+	}
+	return ec._MemberConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNMemberEdge2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMemberEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.MemberEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNMemberEdge2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMemberEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNMemberEdge2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMemberEdge(ctx context.Context, sel ast.SelectionSet, v *model.MemberEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "MemberEdge!")
+		return graphql.Null
+	}
+	return ec._MemberEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNMemberTier2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMemberTier(ctx context.Context, v any) (model.MemberTier, error) {
+	var res model.MemberTier
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNMemberTier2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMemberTier(ctx context.Context, sel ast.SelectionSet, v model.MemberTier) graphql.Marshaler {
+	return v
 }
 
 func (ec *executionContext) marshalNMenu2githubᚗcomᚋblogqlᚋblogᚋstorageᚐMenu(ctx context.Context, sel ast.SelectionSet, v storage.Menu) graphql.Marshaler {
@@ -38002,6 +38917,16 @@ func (ec *executionContext) unmarshalNPostStatus2githubᚗcomᚋblogqlᚋblogᚋ
 }
 
 func (ec *executionContext) marshalNPostStatus2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostStatus(ctx context.Context, sel ast.SelectionSet, v model.PostStatus) graphql.Marshaler {
+	return v
+}
+
+func (ec *executionContext) unmarshalNPostVisibility2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostVisibility(ctx context.Context, v any) (model.PostVisibility, error) {
+	var res model.PostVisibility
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPostVisibility2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostVisibility(ctx context.Context, sel ast.SelectionSet, v model.PostVisibility) graphql.Marshaler {
 	return v
 }
 
@@ -39309,6 +40234,22 @@ func (ec *executionContext) marshalOPostSeries2ᚖgithubᚗcomᚋblogqlᚋblog�
 		return graphql.Null
 	}
 	return ec._PostSeries(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalOPostVisibility2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostVisibility(ctx context.Context, v any) (*model.PostVisibility, error) {
+	if v == nil {
+		return nil, nil
+	}
+	var res = new(model.PostVisibility)
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOPostVisibility2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPostVisibility(ctx context.Context, sel ast.SelectionSet, v *model.PostVisibility) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return v
 }
 
 func (ec *executionContext) marshalORevisionConnection2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRevisionConnection(ctx context.Context, sel ast.SelectionSet, v *model.RevisionConnection) graphql.Marshaler {

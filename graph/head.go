@@ -303,9 +303,10 @@ func (r *Resolver) postHead(ctx context.Context, obj *storage.Post) (*model.Head
 		title: seo.Title, description: seo.Description, canonical: p.SEO.CanonicalURL,
 		url: s.url(s.paths.PostPath(p.Slug, p.PublishedAt)), ogType: "article",
 		// A post readers may not see (a draft, a scheduled post, a
-		// preview) is never indexed. Members-only posts will be noindex
-		// here too, and isAccessibleForFree false, when posts have a
-		// visibility.
+		// preview) is never indexed. A members-only post is: its
+		// locked page is public, and its article says
+		// isAccessibleForFree false, as search engines ask of content
+		// behind a sign-in.
 		noindex: p.SEO.NoIndex || !p.VisibleAt(r.store.Now()),
 	}
 	switch {
@@ -362,6 +363,9 @@ func (r *Resolver) postHead(ctx context.Context, obj *storage.Post) (*model.Head
 	article.put("keywords", keywords)
 	if p.WordCount > 0 {
 		article["wordCount"] = p.WordCount
+	}
+	if p.Visibility == storage.VisibilityMembers {
+		article["isAccessibleForFree"] = false
 	}
 	h.main = article
 	return s.build(h), nil

@@ -42,6 +42,9 @@ type loaders struct {
 	// and comments and the caller's own (reactions.go).
 	reactions       *dataloader.Loader[storage.Subject, map[string]int64]
 	viewerReactions *dataloader.Loader[storage.Subject, []string]
+	// membership reads the request's actor's membership once for all
+	// the members-only posts it shows (members.go).
+	membership *dataloader.Loader[string, bool]
 	// observe records each batch read: its loader, its number of keys,
 	// and whether it waited for the loader's batch window (or was primed).
 	observe func(loader string, keys int, waited bool)
@@ -81,6 +84,7 @@ func withLoaders(store *storage.Store, observe func(loader string, keys int, wai
 			views:           newLoader("views", maxBatch, viewCountsOf(store), observe),
 			reactions:       newLoader("reactions", maxBatch, reactionCountsOf(store), observe),
 			viewerReactions: newLoader("viewerReactions", maxBatch, viewerReactionsOf(store), observe),
+			membership:      newLoader("membership", 1, membershipOf(store), observe),
 			observe:         observe,
 		}
 	}
@@ -108,6 +112,7 @@ func (l *loaders) forget() {
 	l.views.ClearAll()
 	l.reactions.ClearAll()
 	l.viewerReactions.ClearAll()
+	l.membership.ClearAll()
 }
 
 // freshReadsPerMutation makes each mutation of a request start with

@@ -400,6 +400,7 @@ func newPost(ctx context.Context, a auth.Actor, input model.CreatePostInput) (st
 		SEO:            seoOfInput(input.Seo),
 		IdempotencyKey: idempotencyKey(ctx, input.IdempotencyKey),
 		Admin:          a.IsAdmin(),
+		Visibility:     visibilityOf(input.Visibility),
 	}, nil
 }
 
@@ -442,6 +443,10 @@ func postPatch(ctx context.Context, input model.UpdatePostInput) (storage.PostPa
 	}
 	if input.Tags != nil {
 		patch.Tags = &input.Tags
+	}
+	if input.Visibility != nil {
+		v := visibilityOf(input.Visibility)
+		patch.Visibility = &v
 	}
 	return patch, nil
 }

@@ -303,6 +303,11 @@ func (r *mediaResolver) Format(ctx context.Context, obj *storage.Media) (model.I
 	return mediaFormat(obj), nil
 }
 
+// Tier is the resolver for the tier field.
+func (r *memberResolver) Tier(ctx context.Context, obj *storage.Member) (model.MemberTier, error) {
+	return model.MemberTier(obj.Tier), nil
+}
+
 // Kind is the resolver for the kind field.
 func (r *menuItemResolver) Kind(ctx context.Context, obj *storage.MenuItem) (model.MenuLinkKind, error) {
 	return model.MenuLinkKind(obj.Kind), nil
@@ -844,6 +849,9 @@ func (r *postResolver) ID(ctx context.Context, obj *storage.Post) (string, error
 
 // Body is the resolver for the body field.
 func (r *postResolver) Body(ctx context.Context, obj *storage.Post) (string, error) {
+	if locked, err := r.locked(ctx, obj); locked || err != nil {
+		return "", err
+	}
 	full, err := fullBody(ctx, obj)
 	if err != nil {
 		return "", err
@@ -853,6 +861,9 @@ func (r *postResolver) Body(ctx context.Context, obj *storage.Post) (string, err
 
 // BodyHTML is the resolver for the bodyHtml field.
 func (r *postResolver) BodyHTML(ctx context.Context, obj *storage.Post) (string, error) {
+	if locked, err := r.locked(ctx, obj); locked || err != nil {
+		return "", err
+	}
 	full, err := fullBody(ctx, obj)
 	if err != nil {
 		return "", err
@@ -862,6 +873,9 @@ func (r *postResolver) BodyHTML(ctx context.Context, obj *storage.Post) (string,
 
 // Toc is the resolver for the toc field.
 func (r *postResolver) Toc(ctx context.Context, obj *storage.Post) ([]*storage.Heading, error) {
+	if locked, err := r.locked(ctx, obj); locked || err != nil {
+		return []*storage.Heading{}, err
+	}
 	full, err := fullBody(ctx, obj)
 	if err != nil {
 		return nil, err
@@ -1004,6 +1018,16 @@ func (r *postResolver) ViewerReactions(ctx context.Context, obj *storage.Post) (
 // ViewerHasReacted is the resolver for the viewerHasReacted field.
 func (r *postResolver) ViewerHasReacted(ctx context.Context, obj *storage.Post, kind model.ReactionKind) (bool, error) {
 	return r.viewerHasReacted(ctx, storage.Subject{PostID: obj.ID}, kind)
+}
+
+// Visibility is the resolver for the visibility field.
+func (r *postResolver) Visibility(ctx context.Context, obj *storage.Post) (model.PostVisibility, error) {
+	return model.PostVisibility(obj.Visibility), nil
+}
+
+// Locked is the resolver for the locked field.
+func (r *postResolver) Locked(ctx context.Context, obj *storage.Post) (bool, error) {
+	return r.locked(ctx, obj)
 }
 
 // Previous is the resolver for the previous field.
@@ -1283,6 +1307,11 @@ func (r *queryResolver) PopularPosts(ctx context.Context, period model.PopularPe
 	return r.popularPosts(ctx, period, first)
 }
 
+// Members is the resolver for the members field.
+func (r *queryResolver) Members(ctx context.Context, query *string, first *int, after *string) (*model.MemberConnection, error) {
+	return r.members(ctx, query, first, after)
+}
+
 // ID is the resolver for the id field.
 func (r *revisionResolver) ID(ctx context.Context, obj *storage.Revision) (string, error) {
 	return revisionGID(obj), nil
@@ -1517,6 +1546,9 @@ func (r *Resolver) Image() ImageResolver { return &imageResolver{r} }
 // Media returns MediaResolver implementation.
 func (r *Resolver) Media() MediaResolver { return &mediaResolver{r} }
 
+// Member returns MemberResolver implementation.
+func (r *Resolver) Member() MemberResolver { return &memberResolver{r} }
+
 // MenuItem returns MenuItemResolver implementation.
 func (r *Resolver) MenuItem() MenuItemResolver { return &menuItemResolver{r} }
 
@@ -1571,6 +1603,7 @@ type (
 	commenterResolver       struct{ *Resolver }
 	imageResolver           struct{ *Resolver }
 	mediaResolver           struct{ *Resolver }
+	memberResolver          struct{ *Resolver }
 	menuItemResolver        struct{ *Resolver }
 	mutationResolver        struct{ *Resolver }
 	pageResolver            struct{ *Resolver }

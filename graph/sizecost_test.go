@@ -178,6 +178,10 @@ var textBytes = map[string]int{
 	"Media.filename":               media.MaxFilenameBytes,
 	"Media.uploadedBy":             auth.MaxSubjectLength,
 	"MediaEdge.cursor":             cursorBytes,
+	"MemberEdge.cursor":            cursorBytes,
+	"Member.accountId":             36, // a UUID, as Account.id
+	"Member.email":                 storage.MaxEmailLength,
+	"Member.newsletters":           storage.MaxIDLength,
 	"Upload.id":                    storage.MaxIDLength,
 	"Upload.url":                   maxUploadURLBytes,
 	"HttpHeader.name":              len("Content-Length"),

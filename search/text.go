@@ -12,7 +12,12 @@ import (
 // plainText returns the text a reader reads of p's body: its rendered
 // HTML without tags (so snippets show no Markdown), with a space where
 // blocks end and between words, or the Markdown when nothing was rendered.
+// A members-only post's text is its excerpt: search is public, and
+// neither its matches nor its snippets may tell what the body says.
 func plainText(p *storage.Post) string {
+	if p.Visibility == storage.VisibilityMembers {
+		return p.Excerpt
+	}
 	if p.BodyHTML == "" {
 		return p.Body
 	}

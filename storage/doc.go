@@ -68,6 +68,7 @@
 //	page index chunk         <P>PAGENUM#<list>          CHUNK#<6-digit chunk>                                        (list: FEED, FEED@<yyyy-mm>, CAT#<slug>, TAG#<slug> or AUTHOR#<id>; count on chunk 0; starts: GSI1SK (an author's: SK) of every 10th post, oldest first, 80 a chunk; at; fence: the claim of the rebuild writing it)
 //	upload (pending)         <P>UPLOAD#<id>             UPLOAD#<id>                                                  (owner, filename, contentType, byteSize, expiresAt TTL: 24 hours)
 //	media item               <P>MEDIA#<id>              MEDIA#<id>                                                   <P>MEDIA / <createdAt>#<id>   (owner, filename, format, width, height, byteSize, dominantColor, placeholder, alt; bytes in the bucket, package media)
+//	member                   <P>MEMBER#<accountId>      MEMBER#<accountId>                                           <P>MEMBERS / <email>#<accountId>   (accountId, email, emailVerified, tier: FREE, newsletters: a string set, createdAt, lastSeenAt: a reader who signed in on the publication)
 //	publication directory    PUBLICATION#<pubId>        PUBLICATION#<pubId>                                          (id, slug, createdAt: global)
 //	layout                   LAYOUT                     LAYOUT                                                       (version, migratedAt: global)
 //	layout 5 checkpoint      LAYOUT                     MIGRATION#5                                                  (lastPK, lastSK: while the migration to layout 5 runs)

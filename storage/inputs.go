@@ -89,6 +89,8 @@ type NewPost struct {
 	Tags []string
 	// Locale is the post's BCP 47 locale; empty: the site's default.
 	Locale string
+	// Visibility says who reads the body; empty is VisibilityPublic.
+	Visibility Visibility
 }
 
 // PostPatch is the input of UpdatePost. Nil fields are left unchanged.
@@ -116,7 +118,8 @@ type PostPatch struct {
 	Tags      *[]string
 	// Locale, when not nil, gives the post another locale; empty: the
 	// site's default. A post linked to translations keeps its locale.
-	Locale *string
+	Locale     *string
+	Visibility *Visibility
 	// Actor, when set, is the author who writes, who must be one of the
 	// post's authors, and its primary one to change CoAuthors
 	// (ErrNotPostAuthor); empty for an admin.

@@ -248,6 +248,9 @@ type postItem struct {
 	Locale     string `dynamodbav:"locale,omitempty"`
 	TransGroup string `dynamodbav:"transGroup,omitempty"`
 	TransVer   int64  `dynamodbav:"transVer,omitempty"`
+	// Visibility is MEMBERS for a members-only post, on the post and
+	// every copy; absent for a public one (members.go).
+	Visibility string `dynamodbav:"visibility,omitempty"`
 
 	// BodySum and HTMLSum are sums of the body and its HTML, which the
 	// body item holds (postparts.go): the post item changes with them,
@@ -303,6 +306,10 @@ func (it *postItem) post() *Post {
 		Summary: it.Type != typePost || !it.hasBody && !it.bodyUnread && it.Body == "", BodyUnread: it.Type == typePost && it.bodyUnread,
 		Featured: it.Featured, Series: it.Series, Revisions: it.Revisions,
 		Locale: it.Locale, TranslationGroup: it.TransGroup,
+		Visibility: VisibilityPublic,
+	}
+	if it.Visibility != "" {
+		p.Visibility = Visibility(it.Visibility)
 	}
 	if p.Excerpt == "" {
 		p.Excerpt = it.AutoExcerpt

@@ -65,6 +65,7 @@ func (s *Store) CreatePost(ctx context.Context, in NewPost) (*Post, error) {
 				Status: string(StatusDraft), AuthorID: in.AuthorID,
 				CreatedAt: now, UpdatedAt: now, Version: 1, Locale: in.Locale,
 			}
+			after.setVisibility(in.Visibility)
 			after.setDerived(&derived)
 			after.setCover(in.CoverImage)
 			after.setSEO(in.SEO)
@@ -124,6 +125,7 @@ func validateNewPost(in *NewPost) ([]string, error) {
 		return nil, err
 	}
 	return cats, firstErr(
+		validateVisibility(in.Visibility),
 		validateID("authorId", in.AuthorID),
 		validateLine("title", in.Title, MaxTitleLength),
 		validateSlug("slug", in.Slug),
@@ -182,6 +184,9 @@ func (s *Store) UpdatePost(ctx context.Context, in PostPatch) (*Post, error) {
 		setOpt(&p.Title, in.Title)
 		setOpt(&p.Slug, in.Slug)
 		setOpt(&p.Excerpt, in.Excerpt)
+		if in.Visibility != nil {
+			p.setVisibility(*in.Visibility)
+		}
 		if derived != nil {
 			p.Body = derived.Body
 			p.setDerived(derived)
@@ -232,6 +237,7 @@ func (s *Store) preparePatch(ctx context.Context, in *PostPatch) (cats []string,
 		validateOpt(in.Body, func(v string) error { return validateBody("body", v, MaxBodyBytes) }),
 		validateImage("coverImage", in.CoverImage),
 		validateSEO(seo),
+		validateVisibilityOpt(in.Visibility),
 	)
 	if err == nil && in.CoverImage != nil && in.RemoveCoverImage {
 		err = invalid("coverImage", "cannot be set and removed at once")

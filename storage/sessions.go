@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strings"
 	"time"
@@ -24,7 +25,7 @@ import (
 // and a token that was replaced coming again deletes the session (it
 // was stolen, or the reader's copy was). Request budgets:
 //
-//	RefreshSession   1 GetItem + 1 UpdateItem (1 DeleteItem on reuse)
+//	RefreshSession   1 GetItem + 1 UpdateItem (1 DeleteItem on reuse; +1 UpdateItem of the membership at a session's first refresh of a day)
 //	RevokeSession    1 DeleteItem
 //	Sessions         1 Query
 
@@ -159,6 +160,13 @@ func (s *Store) RefreshSession(ctx context.Context, token string) (Session, stri
 		// Another exchange of the same token came first: one of the
 		// two holders is not the reader.
 		return Session{}, "", s.revokeReused(ctx, k)
+	}
+	if keys.ParseTime(it.LastUsedAt).UTC().Truncate(24 * time.Hour).Before(now.UTC().Truncate(24 * time.Hour)) {
+		// The first refresh of the day marks the member seen: a write
+		// a day per session, which the refresh does not fail for.
+		if err := s.seeMember(ctx, accountID, now); err != nil {
+			slog.WarnContext(ctx, "member seen", "err", err)
+		}
 	}
 	it.LastUsedAt = keys.Time(now)
 	return it.session(), accountID + "." + id + "." + next, nil

@@ -31,8 +31,9 @@ import (
 // each guarded by its version) and the email in the outbox (mail.go).
 // Completing it deletes the sign-in item on the condition that it is
 // still there and not expired, in the transaction that creates the
-// session (and the account on a first sign-in), so a link or code makes
-// one session however many servers complete it at once. Request budgets:
+// session (and the account on a first sign-in) and makes the account a
+// member of the publication (members.go), so a link or code makes one
+// session however many servers complete it at once. Request budgets:
 //
 //	RequestSignIn    1 BatchGetItem (the two rate items, the address's account) + 1 TransactWriteItems
 //	CompleteSignIn   1 GetItem (by link) or 1 Query of GSI1 (by code) + 1 TransactWriteItems
@@ -411,6 +412,9 @@ func (s *Store) signIn(ctx context.Context, tokenHash string, it *signInItem, us
 	}
 	sess, refresh, err := putSession(t, acct.ID, userAgent, now)
 	if err != nil {
+		return SignedIn{}, err
+	}
+	if err := s.putMember(t, acct, now); err != nil {
 		return SignedIn{}, err
 	}
 	err = s.db.Exec(ctx, t)

@@ -106,6 +106,8 @@ type Post struct {
 	// the post is in (empty: none); summaries lack it.
 	Locale           string
 	TranslationGroup string
+	// Visibility says who may read the body: everyone, or members.
+	Visibility Visibility
 }
 
 // StatusAt returns the status a reader sees at now: a published post with a

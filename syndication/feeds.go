@@ -296,7 +296,9 @@ func (h *Handler) item(p *storage.Post) item {
 		// A post scheduled in advance was last written before it went live.
 		it.Updated = it.Published
 	}
-	if h.opts.Content == ContentFull {
+	if h.opts.Content == ContentFull && p.Visibility != storage.VisibilityMembers {
+		// A members-only post's item carries its excerpt alone: a feed
+		// is public.
 		it.HTML = p.BodyHTML
 	}
 	if c := p.CoverImage; c != nil {

@@ -4096,6 +4096,8 @@ type CreatePostInput struct {
 	CoAuthors []string `json:"coAuthors"`
 	// The names of the post's tags, at most 10: each one line of at most 50 characters with a letter or digit. A tag's slug is made from its name ("Go Tips": `go-tips`); a name whose slug a tag has already names that tag, and a tag nobody has made yet is made with the post. An 11th tag fails with BAD_USER_INPUT and writes nothing.
 	Tags []string `json:"tags"`
+	// Who may read the body; `PUBLIC` when not given.
+	Visibility *PostVisibility `json:"visibility"`
 }
 
 // GetLocale returns CreatePostInput.Locale, and is useful for accessing the field via an interface.
@@ -4130,6 +4132,9 @@ func (v *CreatePostInput) GetCoAuthors() []string { return v.CoAuthors }
 
 // GetTags returns CreatePostInput.Tags, and is useful for accessing the field via an interface.
 func (v *CreatePostInput) GetTags() []string { return v.Tags }
+
+// GetVisibility returns CreatePostInput.Visibility, and is useful for accessing the field via an interface.
+func (v *CreatePostInput) GetVisibility() *PostVisibility { return v.Visibility }
 
 // CreatePostResponse is returned by CreatePost on success.
 type CreatePostResponse struct {
@@ -12706,6 +12711,21 @@ type PostViewsResponse struct {
 // GetPost returns PostViewsResponse.Post, and is useful for accessing the field via an interface.
 func (v *PostViewsResponse) GetPost() *PostViewsPost { return v.Post }
 
+// Who may read a post's body.
+type PostVisibility string
+
+const (
+	// Members of the publication and its staff; everyone else gets the excerpt, and `locked`.
+	PostVisibilityMembers PostVisibility = "MEMBERS"
+	// Everyone.
+	PostVisibilityPublic PostVisibility = "PUBLIC"
+)
+
+var AllPostVisibility = []PostVisibility{
+	PostVisibilityMembers,
+	PostVisibilityPublic,
+}
+
 // PreviewHeadPost includes the requested fields of the GraphQL type Post.
 // The GraphQL type's documentation follows.
 //
@@ -16969,6 +16989,8 @@ type UpdatePostInput struct {
 	CoAuthors []string `json:"coAuthors"`
 	// The names of the post's tags, replacing the old ones, at most 10 (as in `createPost`); an empty list removes all. A change of many tags, categories and co-authors at once that would pass DynamoDB's 100 writes of one transaction fails with BAD_USER_INPUT: change them in two updates.
 	Tags []string `json:"tags"`
+	// Who may read the body; unchanged when not given.
+	Visibility *PostVisibility `json:"visibility"`
 }
 
 // GetLocale returns UpdatePostInput.Locale, and is useful for accessing the field via an interface.
@@ -17009,6 +17031,9 @@ func (v *UpdatePostInput) GetCoAuthors() []string { return v.CoAuthors }
 
 // GetTags returns UpdatePostInput.Tags, and is useful for accessing the field via an interface.
 func (v *UpdatePostInput) GetTags() []string { return v.Tags }
+
+// GetVisibility returns UpdatePostInput.Visibility, and is useful for accessing the field via an interface.
+func (v *UpdatePostInput) GetVisibility() *PostVisibility { return v.Visibility }
 
 // UpdatePostResponse is returned by UpdatePost on success.
 type UpdatePostResponse struct {

@@ -47,6 +47,7 @@ func TestEveryConnectionRefusesAPageSizeOutOfRange(t *testing.T) {
 		"Query.allSeries":         {`{ allSeries(%s) { __typename } }`, 100},
 		"Query.media":             {`{ media(%s) { __typename } }`, 100},
 		"Query.popularPosts":      {`{ popularPosts(period: DAY, %s) { __typename } }`, 100},
+		"Query.members":           {`{ members(%s) { __typename } }`, 100},
 		"Post.comments":           {`{ post(slug: "post-24") { comments(%s) { __typename } } }`, 100},
 		"Post.related":            {`{ post(slug: "post-24") { related(%s) { __typename } } }`, 20},
 		"Post.revisions":          {`{ post(slug: "post-24") { revisions(%s) { __typename } } }`, 100},

@@ -227,6 +227,8 @@ type CreatePostInput struct {
 	CoAuthors []string `json:"coAuthors,omitempty"`
 	// The names of the post's tags, at most 10: each one line of at most 50 characters with a letter or digit. A tag's slug is made from its name ("Go Tips": `go-tips`); a name whose slug a tag has already names that tag, and a tag nobody has made yet is made with the post. An 11th tag fails with BAD_USER_INPUT and writes nothing.
 	Tags []string `json:"tags,omitempty"`
+	// Who may read the body; `PUBLIC` when not given.
+	Visibility *PostVisibility `json:"visibility,omitempty"`
 }
 
 // The result of `createPost`.
@@ -480,6 +482,22 @@ type MediaEdge struct {
 	Cursor string `json:"cursor"`
 	// The media item.
 	Node *storage.Media `json:"node"`
+}
+
+// A page of the members.
+type MemberConnection struct {
+	// The members of this page, each with its cursor.
+	Edges []*MemberEdge `json:"edges"`
+	// Where this page stands in the whole list.
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
+// A member in a page of the members.
+type MemberEdge struct {
+	// The opaque cursor of this member; pass it as `after` to continue after it.
+	Cursor string `json:"cursor"`
+	// The member.
+	Node *storage.Member `json:"node"`
 }
 
 // A navigation menu to set.
@@ -1252,6 +1270,8 @@ type UpdatePostInput struct {
 	CoAuthors []string `json:"coAuthors,omitempty"`
 	// The names of the post's tags, replacing the old ones, at most 10 (as in `createPost`); an empty list removes all. A change of many tags, categories and co-authors at once that would pass DynamoDB's 100 writes of one transaction fails with BAD_USER_INPUT: change them in two updates.
 	Tags []string `json:"tags,omitempty"`
+	// Who may read the body; unchanged when not given.
+	Visibility *PostVisibility `json:"visibility,omitempty"`
 }
 
 // The result of `updatePost`.
@@ -1553,6 +1573,61 @@ func (e ImageFormat) MarshalJSON() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// The plan a member is on. Paid tiers will be more values.
+type MemberTier string
+
+const (
+	// The free tier: every reader who signs in.
+	MemberTierFree MemberTier = "FREE"
+)
+
+var AllMemberTier = []MemberTier{
+	MemberTierFree,
+}
+
+func (e MemberTier) IsValid() bool {
+	switch e {
+	case MemberTierFree:
+		return true
+	}
+	return false
+}
+
+func (e MemberTier) String() string {
+	return string(e)
+}
+
+func (e *MemberTier) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = MemberTier(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid MemberTier", str)
+	}
+	return nil
+}
+
+func (e MemberTier) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *MemberTier) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e MemberTier) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
 // What a navigation menu's item links to. More kinds may come: show an item
 // of a kind you do not know by its label and `path` (or `url`).
 type MenuLinkKind string
@@ -1800,6 +1875,64 @@ func (e *PostStatus) UnmarshalJSON(b []byte) error {
 }
 
 func (e PostStatus) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// Who may read a post's body.
+type PostVisibility string
+
+const (
+	// Members of the publication and its staff; everyone else gets the excerpt, and `locked`.
+	PostVisibilityMembers PostVisibility = "MEMBERS"
+	// Everyone.
+	PostVisibilityPublic PostVisibility = "PUBLIC"
+)
+
+var AllPostVisibility = []PostVisibility{
+	PostVisibilityMembers,
+	PostVisibilityPublic,
+}
+
+func (e PostVisibility) IsValid() bool {
+	switch e {
+	case PostVisibilityMembers, PostVisibilityPublic:
+		return true
+	}
+	return false
+}
+
+func (e PostVisibility) String() string {
+	return string(e)
+}
+
+func (e *PostVisibility) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = PostVisibility(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid PostVisibility", str)
+	}
+	return nil
+}
+
+func (e PostVisibility) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *PostVisibility) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e PostVisibility) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil
