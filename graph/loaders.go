@@ -189,6 +189,15 @@ func statsOf(store *storage.Store) func(context.Context, []struct{}) ([]*storage
 // which would make a page cost more than one request on a busy machine.
 // Failures are not cached: the fields' own loads report them.
 func prime[K comparable, V any](ctx context.Context, name string, loader *dataloader.Loader[K, V], get func(context.Context, []K) ([]V, []error), keys []K) {
+	loadNow(ctx, name, loader, get, keys)
+}
+
+// loadNow is prime that returns what it read, in the order of keys, as
+// LoadMany does. A resolver that holds a list of keys reads them with it
+// rather than with LoadMany, whose Loads go one by one into the loader's
+// batch window: on a busy machine the window can close between two of
+// them and split one read in two.
+func loadNow[K comparable, V any](ctx context.Context, name string, loader *dataloader.Loader[K, V], get func(context.Context, []K) ([]V, []error), keys []K) ([]V, []error) {
 	loadersFor(ctx).observe(name, len(keys), false)
 	values, errs := get(ctx, keys)
 	tagLoaded(ctx, values)
@@ -197,6 +206,7 @@ func prime[K comparable, V any](ctx context.Context, name string, loader *datalo
 			loader.Prime(ctx, k, values[i])
 		}
 	}
+	return values, errs
 }
 
 // Primed in the background. A field that loads through a loader waits for

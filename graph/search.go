@@ -129,7 +129,7 @@ func (r *Resolver) search(ctx context.Context, query string, first *int, after, 
 // publicPosts loads the posts ids in one batch (the posts' loader) and
 // returns them in order, nil for each that is missing or not public.
 func (r *Resolver) publicPosts(ctx context.Context, ids []string) ([]*storage.Post, error) {
-	posts, errs := loadersFor(ctx).posts.LoadMany(ctx, ids)()
+	posts, errs := loadNow(ctx, "posts", loadersFor(ctx).posts, chargedPosts(r.store.GetPosts), ids)
 	now := r.store.Now()
 	out := make([]*storage.Post, len(ids))
 	for i := range ids {

@@ -142,7 +142,7 @@ func (r *Resolver) popularPosts(ctx context.Context, period model.PopularPeriod,
 	for i, e := range list {
 		ids[i] = e.PostID
 	}
-	posts, errs := loadersFor(ctx).posts.LoadMany(ctx, ids)()
+	posts, errs := loadNow(ctx, "posts", loadersFor(ctx).posts, chargedPosts(r.store.GetPosts), ids)
 	out := make([]*model.PopularPost, 0, len(list))
 	for i, e := range list {
 		if errs != nil && errs[i] != nil {
