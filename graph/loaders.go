@@ -224,6 +224,7 @@ func loadNow[K comparable, V any](ctx context.Context, name string, loader *data
 func primedAuthorKey(id string) string         { return "primed-author:" + id }
 func primedCategoriesKey(postID string) string { return "primed-categories:" + postID }
 func primedPostKey(id string) string           { return "primed-post:" + id }
+func primedViewsKey(id string) string          { return "primed-views:" + id }
 func primedFullPostKey(id string) string       { return "primed-full-post:" + id }
 func primedWriterKey(w storage.Writer) string {
 	return "primed-writer:" + w.AuthorID + ":" + w.ReaderID

@@ -294,6 +294,15 @@ func (r *Resolver) primePosts(ctx context.Context, satisfies []string, path stri
 		})
 	}
 	r.primeCoAuthorsAndTags(ctx, satisfies, path, posts)
+	if names, _ := selectionAt(ctx, satisfies, path); slices.Contains(names, "viewCount") {
+		keys, ids := make([]string, len(posts)), make([]string, len(posts))
+		for i, p := range posts {
+			keys[i], ids[i] = primedViewsKey(p.ID), p.ID
+		}
+		l.primeAhead(ctx, keys, func(ctx context.Context, fresh []int) {
+			prime(ctx, "views", l.views, viewCountsOf(r.store), pick(ids, fresh))
+		})
+	}
 	if sel, ok := selectionAt(ctx, satisfies, joinPath(path, "categories")); ok {
 		beyondNames := !onlyOf(sel, "id", "slug", "name")
 		var keys []string

@@ -41,14 +41,15 @@ func (r *Resolver) translationsOf(ctx context.Context, p *storage.Post) ([]*mode
 	if err != nil {
 		return nil, err
 	}
-	// Every post is asked for before any is waited for: one batch.
-	thunks := make([]func() (*storage.Post, error), len(members))
+	// The group's posts in one read at once (loadNow).
+	ids := make([]string, len(members))
 	for i, m := range members {
-		thunks[i] = loadersFor(ctx).posts.Load(ctx, m.PostID)
+		ids[i] = m.PostID
 	}
+	posts, errs := loadNow(ctx, "posts", loadersFor(ctx).posts, chargedPosts(r.store.GetPosts), ids)
 	out := make([]*model.Translation, 0, len(members))
 	for i, m := range members {
-		post, err := r.visible(ctx)(thunks[i]())
+		post, err := r.visible(ctx)(posts[i], errs[i])
 		switch {
 		case errors.Is(err, storage.ErrNotFound):
 			// A draft the reader may not see, or a post deleted since.

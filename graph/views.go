@@ -64,7 +64,9 @@ func (r *Resolver) recordView(ctx context.Context, in model.RecordViewInput) (*m
 // counts: one BatchGetItem for the posts of an operation.
 func (r *Resolver) viewCount(ctx context.Context, p *storage.Post) (int, error) {
 	volatile(ctx)
-	n, err := loadersFor(ctx).views.Load(ctx, p.ID)()
+	l := loadersFor(ctx)
+	l.ahead.await(primedViewsKey(p.ID)) // read with its list's (primePosts)
+	n, err := l.views.Load(ctx, p.ID)()
 	return int(n), err
 }
 
