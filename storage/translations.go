@@ -107,6 +107,12 @@ func (s *Store) LinkTranslation(ctx context.Context, postID, translationID strin
 			return nil, invalid("translationId", "is in %s, which the group already has a translation in", lb)
 		}
 		next.Members[lb] = b.ID
+		if !touchesEachOnce(a, b, ga, gb) {
+			// Read while another link moved a post between the two
+			// groups: the reads disagree, and a transaction may not
+			// name one item twice. Read again.
+			return nil, fmt.Errorf("link translations of %s: %w", a.ID, dynamo.ErrRetry)
+		}
 		errs = append(errs, putGroup(s.ks, t, ga, next))
 		if ga == nil {
 			errs = append(errs, joinGroup(s.ks, t, a, next.ID, la))
@@ -126,6 +132,34 @@ func (s *Store) LinkTranslation(ctx context.Context, postID, translationID strin
 		a.TransGroup, a.Locale = next.ID, la
 		return a.post(), nil
 	})
+}
+
+// touchesEachOnce reports whether the link of b into a's group, as read
+// (ga and gb: a's and b's groups, nil for none), writes each post once:
+// b, a or the members of ga, and the members of gb but b.
+func touchesEachOnce(a, b *postItem, ga, gb *translationItem) bool {
+	seen := map[string]bool{b.ID: true}
+	add := func(id string) bool {
+		if seen[id] {
+			return false
+		}
+		seen[id] = true
+		return true
+	}
+	if ga == nil && !add(a.ID) {
+		return false
+	}
+	for _, g := range []*translationItem{ga, gb} {
+		if g == nil {
+			continue
+		}
+		for _, id := range g.Members {
+			if id != b.ID && !add(id) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // UnlinkTranslation takes the post postID out of its group of
