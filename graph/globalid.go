@@ -2,12 +2,15 @@ package graph
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"sync"
 
+	"github.com/99designs/gqlgen/graphql"
 	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/graph/model"
 	"github.com/blogql/blog/storage"
+	"github.com/graph-gophers/dataloader/v7"
 )
 
 // Global ids are frontend's (frontend.GlobalID): opaque to clients, who
@@ -167,29 +170,136 @@ func (r *Resolver) soleNode(ctx context.Context, g globalID) (model.Node, error)
 	return c, nil
 }
 
-// batchedNode answers a node field beside other fields: it loads what the
-// id names through the request's loaders, batched with the other fields'
-// reads.
+// batchedNode answers a node field beside other node fields. The first of
+// them to run reads what all of them name at once (readNodes), and each
+// takes its item from that read: what the operation costs never depends
+// on the loaders' batch window, which a busy machine can close between
+// two fields, and a missing item costs what a hidden one does.
 func (r *Resolver) batchedNode(ctx context.Context, g globalID) (model.Node, error) {
 	l := loadersFor(ctx)
+	l.ahead.start(ctx, "nodes", func(ctx context.Context) (any, error) { return r.readNodes(ctx), nil })
+	res, _, _ := l.ahead.take("nodes")
+	n := res.(*nodeReads)
 	switch g.kind {
 	case kindPost:
-		return r.visible(ctx)(l.posts.Load(ctx, g.id)())
+		return r.visible(ctx)(n.posts.get(ctx, l.posts, g.id))
 	case kindAuthor:
-		return l.authors.Load(ctx, g.id)()
+		return n.authors.get(ctx, l.authors, g.id)
 	case kindCategory:
-		return l.categories.Load(ctx, g.id)()
+		return n.categories.get(ctx, l.categories, g.id)
 	case kindPage:
 		return r.seenPage(ctx)(r.store.GetPage(ctx, g.id))
 	default:
-		// Both reads finish before the answer, whatever it is, so that a
+		// Both were read before the answer, whatever it is, so that a
 		// comment on a hidden post takes as long as a missing one.
-		comment, post := l.comments.Load(ctx, storage.CommentKey{PostID: g.post, CommentID: g.id}), l.posts.Load(ctx, g.post)
-		c, cerr := comment()
-		p, err := r.visible(ctx)(post())
+		c, cerr := n.comments.get(ctx, l.comments, storage.CommentKey{PostID: g.post, CommentID: g.id})
+		p, err := r.visible(ctx)(n.posts.get(ctx, l.posts, g.post))
 		if err != nil {
 			return nil, err
 		}
 		return r.seenComment(ctx, p)(c, cerr)
 	}
+}
+
+// nodeReads holds what readNodes read, found or not, by key.
+type nodeReads struct {
+	posts      readByKey[string, *storage.Post]
+	comments   readByKey[storage.CommentKey, *storage.Comment]
+	authors    readByKey[string, *storage.Author]
+	categories readByKey[string, *storage.Category]
+}
+
+// readByKey is one batch read's keys and what it answered for each.
+type readByKey[K comparable, V any] struct {
+	keys   []K
+	values []V
+	errs   []error
+}
+
+// add adds k to the keys to read, once.
+func (b *readByKey[K, V]) add(k K) {
+	if !slices.Contains(b.keys, k) {
+		b.keys = append(b.keys, k)
+	}
+}
+
+// read reads the keys with get, when there are any, and primes loader
+// with what it finds.
+func (b *readByKey[K, V]) read(ctx context.Context, name string, loader *dataloader.Loader[K, V], get func(context.Context, []K) ([]V, []error)) {
+	if len(b.keys) > 0 {
+		b.values, b.errs = loadNow(ctx, name, loader, get, b.keys)
+	}
+}
+
+// get returns what the read answered for k, or loads k through loader
+// when k was not among its keys.
+func (b *readByKey[K, V]) get(ctx context.Context, loader *dataloader.Loader[K, V], k K) (V, error) {
+	if i := slices.Index(b.keys, k); i >= 0 {
+		return b.values[i], b.errs[i]
+	}
+	return loader.Load(ctx, k)()
+}
+
+// readNodes reads what the node fields of the operation name: their
+// posts (a comment's post too), comments, authors and categories, one
+// batch read of each at once, and then the writers of the comments whose
+// selection shows them, one more, which it primes the loaders with. The
+// writers of a comment the reader may not see are not read, so that it
+// answers as fast as a missing one.
+func (r *Resolver) readNodes(ctx context.Context) *nodeReads {
+	oc := graphql.GetOperationContext(ctx)
+	n := &nodeReads{}
+	writes := map[storage.CommentKey]bool{}
+	for _, f := range graphql.CollectFields(oc, oc.Operation.SelectionSet, nil) {
+		if f.Name != "node" {
+			continue
+		}
+		id, _ := f.ArgumentMap(oc.Variables)["id"].(string)
+		g, err := decodeID("id", id)
+		if err != nil {
+			continue
+		}
+		switch g.kind {
+		case kindPost:
+			n.posts.add(g.id)
+		case kindAuthor:
+			n.authors.add(g.id)
+		case kindCategory:
+			n.categories.add(g.id)
+		case kindComment:
+			key := storage.CommentKey{PostID: g.post, CommentID: g.id}
+			n.comments.add(key)
+			n.posts.add(g.post)
+			for _, sf := range graphql.CollectFields(oc, f.Selections, commentImplementors) {
+				if sf.Name == "author" || sf.Name == "commenter" {
+					writes[key] = true
+				}
+			}
+		}
+	}
+	l := loadersFor(ctx)
+	var reads sync.WaitGroup
+	reads.Go(func() { n.posts.read(ctx, "posts", l.posts, r.store.GetPosts) })
+	reads.Go(func() { n.comments.read(ctx, "comments", l.comments, r.store.GetComments) })
+	reads.Go(func() { n.authors.read(ctx, "authors", l.authors, r.store.GetAuthors) })
+	reads.Go(func() { n.categories.read(ctx, "categories", l.categories, r.store.GetCategories) })
+	reads.Wait()
+	var writers []storage.Writer
+	for _, key := range n.comments.keys {
+		if !writes[key] {
+			continue
+		}
+		c, cerr := n.comments.get(ctx, l.comments, key)
+		p, err := r.visible(ctx)(n.posts.get(ctx, l.posts, key.PostID))
+		if err != nil {
+			continue
+		}
+		c, err = r.seenComment(ctx, p)(c, cerr)
+		if err != nil || c.Deleted || slices.Contains(writers, c.Writer()) {
+			continue
+		}
+		writers = append(writers, c.Writer())
+	}
+	r.primeCommenters(ctx, writers)
+	return n
 }
