@@ -188,7 +188,9 @@ func TestNewsletterResumesAfterAStop(t *testing.T) {
 		r.signInAs(t, e)
 	}
 	opts := newsletter.Options{Key: []byte("a newsletter key of at least thirty-two bytes"), PageSize: 1,
-		Site:            func(context.Context, *storage.Post) (string, string, error) { return "Test Blog", "https://blog.test/p", nil },
+		Site: func(context.Context, *storage.Post) (string, string, error) {
+			return "Test Blog", "https://blog.test/p", nil
+		},
 		UnsubscribeBase: func() string { return "https://api.blog.test" }, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 
 	send := func(id string) {
