@@ -107,6 +107,9 @@ type config struct {
 	readerAccessTTL  time.Duration
 	readerSessionKey []byte
 	media            mediaConfig
+	// The newsletter and the mail worker's rate (newsletter.go).
+	mailRate  int
+	publicURL string
 }
 
 // backend returns which DynamoDB the server talks to: AWS with -aws (at
@@ -309,6 +312,9 @@ func (c *config) check(stray []string) error {
 		if _, err := syndication.CheckSiteURL(c.siteURL); err != nil {
 			return err
 		}
+	}
+	if err := c.checkNewsletter(); err != nil {
+		return err
 	}
 	if err := c.checkSignIn(); err != nil {
 		return err

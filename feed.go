@@ -11,6 +11,7 @@ import (
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/live"
+	"github.com/blogql/blog/newsletter"
 	"github.com/blogql/blog/search"
 	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/telemetry"
@@ -31,7 +32,7 @@ const embeddedReadGap = 25 * time.Millisecond
 // the fleet runs one, and the leases in the table share the stream's
 // shards and the workers among them. Workers that follow the content are
 // added here, before it runs.
-func newFeed(ctx context.Context, clientCfg storage.ClientConfig, store *storage.Store, hooks *webhooks.Service, tailStart func(context.Context) (int64, error), cfg *config, logger *slog.Logger) (*changefeed.Feed, error) {
+func newFeed(ctx context.Context, clientCfg storage.ClientConfig, store *storage.Store, hooks *webhooks.Service, letters *newsletter.Service, tailStart func(context.Context) (int64, error), cfg *config, logger *slog.Logger) (*changefeed.Feed, error) {
 	streams, err := storage.NewStreamsClient(ctx, clientCfg)
 	if err != nil {
 		return nil, err
@@ -84,6 +85,9 @@ func newFeed(ctx context.Context, clientCfg storage.ClientConfig, store *storage
 	// (storage/pagesync.go).
 	pages := store.NewPageSync()
 	feed.AddWorker(changefeed.Worker{Name: "pages", Events: pages.Events, Tick: pages.Tick, Every: storage.CountSyncTick, Hold: pages.Hold})
+	// One server at a time sends a post first published to the members
+	// who get the newsletter, into the mail outbox (package newsletter).
+	feed.AddWorker(changefeed.Worker{Name: "newsletter", Events: letters.HandleEvents})
 	logger.Info("change feed", "owner", feed.Owner(), "event_retention", cfg.eventRetention, "read_stream", cfg.readStream)
 	return feed, nil
 }
@@ -105,10 +109,11 @@ type workers struct {
 	views *views.Counter
 }
 
-// newWorkers returns the server's workers on store, each subscribed to
+// newWorkers returns the server's workers on store, letters the
+// newsletter's, each subscribed to
 // the change feed, which is made with the client configuration clientCfg.
 // They start with start.
-func newWorkers(ctx context.Context, cfg *config, clientCfg storage.ClientConfig, store *storage.Store, tel *telemetry.Telemetry, logger *slog.Logger) (*workers, error) {
+func newWorkers(ctx context.Context, cfg *config, clientCfg storage.ClientConfig, store *storage.Store, letters *newsletter.Service, tel *telemetry.Telemetry, logger *slog.Logger) (*workers, error) {
 	w := &workers{views: views.New(store, views.Options{ClientIPHeader: cfg.viewsClientHeader, Observe: tel.ViewObserver(), Logger: logger})}
 	// One webhooks service serves the GraphQL webhook mutations and is
 	// the change feed's "webhooks" worker.
@@ -117,7 +122,7 @@ func newWorkers(ctx context.Context, cfg *config, clientCfg storage.ClientConfig
 	// replay from the last of them, which the hub loads before the
 	// feed's tail starts after them.
 	w.hub = live.NewHub(live.StoreLog(store), live.Options{Window: cfg.liveWindow})
-	feed, err := newFeed(ctx, clientCfg, store, w.hooks, w.hub.Load, cfg, logger)
+	feed, err := newFeed(ctx, clientCfg, store, w.hooks, letters, w.hub.Load, cfg, logger)
 	if err != nil {
 		return nil, err
 	}

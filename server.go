@@ -37,6 +37,7 @@ import (
 	"github.com/blogql/blog/inflight"
 	"github.com/blogql/blog/mailer"
 	"github.com/blogql/blog/markdown"
+	"github.com/blogql/blog/newsletter"
 	"github.com/blogql/blog/playground"
 	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/syndication"
@@ -142,7 +143,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 		return err
 	}
 	go mail.Run(ctx)
-	w, err := newWorkers(ctx, cfg, db.config, store, tel, logger)
+	letters, err := newNewsletter(ctx, cfg, store, mail, logger)
+	if err != nil {
+		return err
+	}
+	w, err := newWorkers(ctx, cfg, db.config, store, letters, tel, logger)
 	if err != nil {
 		return err
 	}
@@ -157,7 +162,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 	if err != nil {
 		return err
 	}
-	a := api{store: store, verifier: verifier, devTokens: devTokens, tel: tel, workers: w, mail: mail, shutdown: make(chan struct{})}
+	a := api{store: store, verifier: verifier, devTokens: devTokens, tel: tel, workers: w, mail: mail, letters: letters, shutdown: make(chan struct{})}
 	handler, err := a.handler(ctx, cfg, ln.Addr(), logger)
 	defer a.media.close()
 	if err != nil {
@@ -300,8 +305,9 @@ type api struct {
 	devTokens bool
 	tel       *telemetry.Telemetry
 	workers   *workers
-	// mail sends the outbox's emails.
-	mail *mailer.Worker
+	// mail sends the outbox's emails; letters is the newsletter.
+	mail    *mailer.Worker
+	letters *newsletter.Service
 	// playgroundHeaders are the headers the playground prefills: the
 	// development admin's token, on loopback.
 	playgroundHeaders map[string]string
@@ -600,6 +606,12 @@ func (a *api) routes(cfg *config, logger *slog.Logger) http.Handler {
 	})))
 	// The members' CSV export, for admins (graph/members.go).
 	mux.Handle("GET "+graph.MembersCSVPath, httpguard.WithCORS(cors, graph.MembersCSV(store, a.verifier, logger)))
+	// The newsletter's unsubscribe link, GET and RFC 8058's one-click
+	// POST, without signing in (package newsletter).
+	if a.letters != nil {
+		mux.Handle("GET "+newsletter.UnsubscribePath, a.letters.Unsubscribe())
+		mux.Handle("POST "+newsletter.UnsubscribePath, a.letters.Unsubscribe())
+	}
 	// The theme of highlighted code (-highlight-code).
 	mux.Handle("GET /code.css", httpguard.WithCORS(cors, markdown.CodeCSS()))
 	if cfg.playgroundOn() {

@@ -69,7 +69,7 @@ func readerSessionKey(ctx context.Context, cfg *config, store *storage.Store) ([
 func newMailWorker(cfg *config, store *storage.Store, logger *slog.Logger) (*mailer.Worker, error) {
 	if cfg.smtpURL == "" {
 		logger.Info("no SMTP configured: emails stay in the local outbox (outboxEmails, admins only) and the log")
-		return mailer.NewWorker(store, mailer.Local{Logger: logger}, logger), nil
+		return mailer.NewWorker(store, mailer.Local{Logger: logger}, logger).Limit(float64(cfg.mailRate)), nil
 	}
 	sc, err := cfg.smtpConfig()
 	if err != nil {
@@ -79,8 +79,8 @@ func newMailWorker(cfg *config, store *storage.Store, logger *slog.Logger) (*mai
 	if err != nil {
 		return nil, err
 	}
-	logger.Info("emails go by SMTP", "host", sc.Host, "port", sc.Port, "tls", sc.TLS)
-	return mailer.NewWorker(store, sender, logger), nil
+	logger.Info("emails go by SMTP", "host", sc.Host, "port", sc.Port, "tls", sc.TLS, "rate", cfg.mailRate)
+	return mailer.NewWorker(store, sender, logger).Limit(float64(cfg.mailRate)), nil
 }
 
 // signInOptions returns the handler's settings of readers' sign-in: links

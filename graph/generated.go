@@ -317,6 +317,7 @@ type ComplexityRoot struct {
 		Email         func(childComplexity int) int
 		EmailVerified func(childComplexity int) int
 		LastSeenAt    func(childComplexity int) int
+		Newsletter    func(childComplexity int) int
 		Newsletters   func(childComplexity int) int
 		Tier          func(childComplexity int) int
 	}
@@ -359,57 +360,58 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		AddComment            func(childComplexity int, input model.AddCommentInput) int
-		AddPostToSeries       func(childComplexity int, input model.AddPostToSeriesInput) int
-		ApproveComment        func(childComplexity int, input model.ApproveCommentInput) int
-		CompleteSignIn        func(childComplexity int, input model.CompleteSignInInput) int
-		CompleteUpload        func(childComplexity int, input model.CompleteUploadInput) int
-		CreateAuthor          func(childComplexity int, input model.CreateAuthorInput) int
-		CreateCategory        func(childComplexity int, input model.CreateCategoryInput) int
-		CreatePage            func(childComplexity int, input model.CreatePageInput) int
-		CreatePost            func(childComplexity int, input model.CreatePostInput) int
-		CreatePreviewLink     func(childComplexity int, input model.CreatePreviewLinkInput) int
-		CreateSeries          func(childComplexity int, input model.CreateSeriesInput) int
-		CreateUpload          func(childComplexity int, input model.CreateUploadInput) int
-		CreateWebhook         func(childComplexity int, input model.CreateWebhookInput) int
-		DeleteComment         func(childComplexity int, input model.DeleteCommentInput) int
-		DeleteMedia           func(childComplexity int, input model.DeleteMediaInput) int
-		DeletePage            func(childComplexity int, input model.DeletePageInput) int
-		DeletePost            func(childComplexity int, input model.DeletePostInput) int
-		DeleteSeries          func(childComplexity int, input model.DeleteSeriesInput) int
-		DeleteWebhook         func(childComplexity int, input model.DeleteWebhookInput) int
-		LinkTranslation       func(childComplexity int, input model.LinkTranslationInput) int
-		MergeTags             func(childComplexity int, input model.MergeTagsInput) int
-		MoveSeriesPost        func(childComplexity int, input model.MoveSeriesPostInput) int
-		PingWebhook           func(childComplexity int, input model.PingWebhookInput) int
-		PublishPage           func(childComplexity int, input model.PublishPageInput) int
-		PublishPost           func(childComplexity int, input model.PublishPostInput) int
-		React                 func(childComplexity int, input model.ReactionInput) int
-		RecordView            func(childComplexity int, input model.RecordViewInput) int
-		RedeliverWebhookEvent func(childComplexity int, input model.RedeliverWebhookEventInput) int
-		RefreshSession        func(childComplexity int, input model.RefreshSessionInput) int
-		RejectComment         func(childComplexity int, input model.RejectCommentInput) int
-		RemovePostFromSeries  func(childComplexity int, input model.RemovePostFromSeriesInput) int
-		RenameTag             func(childComplexity int, input model.RenameTagInput) int
-		RequestSignInLink     func(childComplexity int, input model.RequestSignInLinkInput) int
-		RestorePostRevision   func(childComplexity int, input model.RestorePostRevisionInput) int
-		RevokeSession         func(childComplexity int, input model.RevokeSessionInput) int
-		RotateWebhookSecret   func(childComplexity int, input model.RotateWebhookSecretInput) int
-		SetPostFeatured       func(childComplexity int, input model.SetPostFeaturedInput) int
-		SignOut               func(childComplexity int, input *model.SignOutInput) int
-		UnlinkTranslation     func(childComplexity int, input model.UnlinkTranslationInput) int
-		UnpublishPage         func(childComplexity int, input model.UnpublishPageInput) int
-		UnpublishPost         func(childComplexity int, input model.UnpublishPostInput) int
-		Unreact               func(childComplexity int, input model.ReactionInput) int
-		UpdateAuthor          func(childComplexity int, input model.UpdateAuthorInput) int
-		UpdateCategory        func(childComplexity int, input model.UpdateCategoryInput) int
-		UpdateComment         func(childComplexity int, input model.UpdateCommentInput) int
-		UpdateMedia           func(childComplexity int, input model.UpdateMediaInput) int
-		UpdatePage            func(childComplexity int, input model.UpdatePageInput) int
-		UpdatePost            func(childComplexity int, input model.UpdatePostInput) int
-		UpdateSeries          func(childComplexity int, input model.UpdateSeriesInput) int
-		UpdateSite            func(childComplexity int, input model.UpdateSiteInput) int
-		UpdateWebhook         func(childComplexity int, input model.UpdateWebhookInput) int
+		AddComment                func(childComplexity int, input model.AddCommentInput) int
+		AddPostToSeries           func(childComplexity int, input model.AddPostToSeriesInput) int
+		ApproveComment            func(childComplexity int, input model.ApproveCommentInput) int
+		CompleteSignIn            func(childComplexity int, input model.CompleteSignInInput) int
+		CompleteUpload            func(childComplexity int, input model.CompleteUploadInput) int
+		CreateAuthor              func(childComplexity int, input model.CreateAuthorInput) int
+		CreateCategory            func(childComplexity int, input model.CreateCategoryInput) int
+		CreatePage                func(childComplexity int, input model.CreatePageInput) int
+		CreatePost                func(childComplexity int, input model.CreatePostInput) int
+		CreatePreviewLink         func(childComplexity int, input model.CreatePreviewLinkInput) int
+		CreateSeries              func(childComplexity int, input model.CreateSeriesInput) int
+		CreateUpload              func(childComplexity int, input model.CreateUploadInput) int
+		CreateWebhook             func(childComplexity int, input model.CreateWebhookInput) int
+		DeleteComment             func(childComplexity int, input model.DeleteCommentInput) int
+		DeleteMedia               func(childComplexity int, input model.DeleteMediaInput) int
+		DeletePage                func(childComplexity int, input model.DeletePageInput) int
+		DeletePost                func(childComplexity int, input model.DeletePostInput) int
+		DeleteSeries              func(childComplexity int, input model.DeleteSeriesInput) int
+		DeleteWebhook             func(childComplexity int, input model.DeleteWebhookInput) int
+		LinkTranslation           func(childComplexity int, input model.LinkTranslationInput) int
+		MergeTags                 func(childComplexity int, input model.MergeTagsInput) int
+		MoveSeriesPost            func(childComplexity int, input model.MoveSeriesPostInput) int
+		PingWebhook               func(childComplexity int, input model.PingWebhookInput) int
+		PublishPage               func(childComplexity int, input model.PublishPageInput) int
+		PublishPost               func(childComplexity int, input model.PublishPostInput) int
+		React                     func(childComplexity int, input model.ReactionInput) int
+		RecordView                func(childComplexity int, input model.RecordViewInput) int
+		RedeliverWebhookEvent     func(childComplexity int, input model.RedeliverWebhookEventInput) int
+		RefreshSession            func(childComplexity int, input model.RefreshSessionInput) int
+		RejectComment             func(childComplexity int, input model.RejectCommentInput) int
+		RemovePostFromSeries      func(childComplexity int, input model.RemovePostFromSeriesInput) int
+		RenameTag                 func(childComplexity int, input model.RenameTagInput) int
+		RequestSignInLink         func(childComplexity int, input model.RequestSignInLinkInput) int
+		RestorePostRevision       func(childComplexity int, input model.RestorePostRevisionInput) int
+		RevokeSession             func(childComplexity int, input model.RevokeSessionInput) int
+		RotateWebhookSecret       func(childComplexity int, input model.RotateWebhookSecretInput) int
+		SetNewsletterSubscription func(childComplexity int, input model.SetNewsletterSubscriptionInput) int
+		SetPostFeatured           func(childComplexity int, input model.SetPostFeaturedInput) int
+		SignOut                   func(childComplexity int, input *model.SignOutInput) int
+		UnlinkTranslation         func(childComplexity int, input model.UnlinkTranslationInput) int
+		UnpublishPage             func(childComplexity int, input model.UnpublishPageInput) int
+		UnpublishPost             func(childComplexity int, input model.UnpublishPostInput) int
+		Unreact                   func(childComplexity int, input model.ReactionInput) int
+		UpdateAuthor              func(childComplexity int, input model.UpdateAuthorInput) int
+		UpdateCategory            func(childComplexity int, input model.UpdateCategoryInput) int
+		UpdateComment             func(childComplexity int, input model.UpdateCommentInput) int
+		UpdateMedia               func(childComplexity int, input model.UpdateMediaInput) int
+		UpdatePage                func(childComplexity int, input model.UpdatePageInput) int
+		UpdatePost                func(childComplexity int, input model.UpdatePostInput) int
+		UpdateSeries              func(childComplexity int, input model.UpdateSeriesInput) int
+		UpdateSite                func(childComplexity int, input model.UpdateSiteInput) int
+		UpdateWebhook             func(childComplexity int, input model.UpdateWebhookInput) int
 	}
 
 	OutboxEmail struct {
@@ -742,6 +744,10 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	SetNewsletterSubscriptionPayload struct {
+		Subscribed func(childComplexity int) int
+	}
+
 	SetPostFeaturedPayload struct {
 		Post func(childComplexity int) int
 	}
@@ -1031,6 +1037,7 @@ type MutationResolver interface {
 	RecordView(ctx context.Context, input model.RecordViewInput) (*model.RecordViewPayload, error)
 	React(ctx context.Context, input model.ReactionInput) (*model.ReactionPayload, error)
 	Unreact(ctx context.Context, input model.ReactionInput) (*model.ReactionPayload, error)
+	SetNewsletterSubscription(ctx context.Context, input model.SetNewsletterSubscriptionInput) (*model.SetNewsletterSubscriptionPayload, error)
 }
 type PageResolver interface {
 	ID(ctx context.Context, obj *storage.SitePage) (string, error)
@@ -2106,6 +2113,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Member.LastSeenAt(childComplexity), true
+	case "Member.newsletter":
+		if e.ComplexityRoot.Member.Newsletter == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Member.Newsletter(childComplexity), true
 	case "Member.newsletters":
 		if e.ComplexityRoot.Member.Newsletters == nil {
 			break
@@ -2618,6 +2631,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RotateWebhookSecret(childComplexity, args["input"].(model.RotateWebhookSecretInput)), true
+	case "Mutation.setNewsletterSubscription":
+		if e.ComplexityRoot.Mutation.SetNewsletterSubscription == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setNewsletterSubscription_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetNewsletterSubscription(childComplexity, args["input"].(model.SetNewsletterSubscriptionInput)), true
 	case "Mutation.setPostFeatured":
 		if e.ComplexityRoot.Mutation.SetPostFeatured == nil {
 			break
@@ -4223,6 +4247,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SeriesEdge.Node(childComplexity), true
 
+	case "SetNewsletterSubscriptionPayload.subscribed":
+		if e.ComplexityRoot.SetNewsletterSubscriptionPayload.Subscribed == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SetNewsletterSubscriptionPayload.Subscribed(childComplexity), true
+
 	case "SetPostFeaturedPayload.post":
 		if e.ComplexityRoot.SetPostFeaturedPayload.Post == nil {
 			break
@@ -4821,6 +4852,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("RevokeSessionInput", ec.unmarshalInputRevokeSessionInput),
 			graphql.NewInputUnmarshaler("RotateWebhookSecretInput", ec.unmarshalInputRotateWebhookSecretInput),
 			graphql.NewInputUnmarshaler("SeoInput", ec.unmarshalInputSeoInput),
+			graphql.NewInputUnmarshaler("SetNewsletterSubscriptionInput", ec.unmarshalInputSetNewsletterSubscriptionInput),
 			graphql.NewInputUnmarshaler("SetPostFeaturedInput", ec.unmarshalInputSetPostFeaturedInput),
 			graphql.NewInputUnmarshaler("SignOutInput", ec.unmarshalInputSignOutInput),
 			graphql.NewInputUnmarshaler("SocialAccountInput", ec.unmarshalInputSocialAccountInput),
@@ -8230,6 +8262,44 @@ type MemberEdge {
   node: Member!
 }
 
+extend type Member {
+  """
+  Whether the member gets the publication's newsletter: every post by
+  email when it is first published. On when they join; they turn it off
+  with ` + "`" + `setNewsletterSubscription` + "`" + ` or the unsubscribe link of any
+  newsletter.
+  """
+  newsletter: Boolean!
+}
+
+extend type Mutation {
+  """
+  Turns the publication's newsletter on or off for the signed-in member
+  (a reader's session, ` + "`" + `completeSignIn` + "`" + `). ` + "`" + `UNAUTHENTICATED` + "`" + ` without one,
+  ` + "`" + `NOT_FOUND` + "`" + ` when the reader is not a member of the publication.
+  """
+  setNewsletterSubscription(
+    "The setNewsletterSubscription's input."
+    input: SetNewsletterSubscriptionInput!
+  ): SetNewsletterSubscriptionPayload!
+}
+
+"""
+The input of ` + "`" + `setNewsletterSubscription` + "`" + `.
+"""
+input SetNewsletterSubscriptionInput {
+  "Whether the member gets the newsletter."
+  subscribed: Boolean!
+}
+
+"""
+The result of ` + "`" + `setNewsletterSubscription` + "`" + `.
+"""
+type SetNewsletterSubscriptionPayload {
+  "Whether the member now gets the newsletter."
+  subscribed: Boolean!
+}
+
 """
 Who may read a post's body.
 """
@@ -8788,6 +8858,8 @@ func (ec *executionContext) childFields_Member(ctx context.Context, field graphq
 		return ec.fieldContext_Member_createdAt(ctx, field)
 	case "lastSeenAt":
 		return ec.fieldContext_Member_lastSeenAt(ctx, field)
+	case "newsletter":
+		return ec.fieldContext_Member_newsletter(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Member", field.Name)
 }
@@ -9464,6 +9536,14 @@ func (ec *executionContext) childFields_SeriesEdge(ctx context.Context, field gr
 		return ec.fieldContext_SeriesEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SeriesEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_SetNewsletterSubscriptionPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "subscribed":
+		return ec.fieldContext_SetNewsletterSubscriptionPayload_subscribed(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SetNewsletterSubscriptionPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_SetPostFeaturedPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -10626,6 +10706,20 @@ func (ec *executionContext) field_Mutation_rotateWebhookSecret_args(ctx context.
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.RotateWebhookSecretInput, error) {
 			return ec.unmarshalNRotateWebhookSecretInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRotateWebhookSecretInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_setNewsletterSubscription_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.SetNewsletterSubscriptionInput, error) {
+			return ec.unmarshalNSetNewsletterSubscriptionInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSetNewsletterSubscriptionInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -15776,6 +15870,29 @@ func (ec *executionContext) fieldContext_Member_lastSeenAt(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Member", field, false, false, "DateTime")
 }
 
+func (ec *executionContext) _Member_newsletter(ctx context.Context, field graphql.CollectedField, obj *storage.Member) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Member_newsletter(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Newsletter, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Member_newsletter(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Member", field, false, false, "Boolean")
+}
+
 func (ec *executionContext) _MemberConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.MemberConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18436,6 +18553,50 @@ func (ec *executionContext) fieldContext_Mutation_unreact(ctx context.Context, f
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_unreact_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_setNewsletterSubscription(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setNewsletterSubscription(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetNewsletterSubscription(ctx, fc.Args["input"].(model.SetNewsletterSubscriptionInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SetNewsletterSubscriptionPayload) graphql.Marshaler {
+			return ec.marshalNSetNewsletterSubscriptionPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSetNewsletterSubscriptionPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setNewsletterSubscription(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SetNewsletterSubscriptionPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setNewsletterSubscription_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -24533,6 +24694,29 @@ func (ec *executionContext) fieldContext_SeriesEdge_node(_ context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _SetNewsletterSubscriptionPayload_subscribed(ctx context.Context, field graphql.CollectedField, obj *model.SetNewsletterSubscriptionPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SetNewsletterSubscriptionPayload_subscribed(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Subscribed, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SetNewsletterSubscriptionPayload_subscribed(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SetNewsletterSubscriptionPayload", field, false, false, "Boolean")
+}
+
 func (ec *executionContext) _SetPostFeaturedPayload_post(ctx context.Context, field graphql.CollectedField, obj *model.SetPostFeaturedPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -30293,6 +30477,48 @@ func UnmarshalSeoInput(ctx context.Context, raw any) (model.SeoInput, error) {
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputSetNewsletterSubscriptionInput(ctx context.Context, obj any) (model.SetNewsletterSubscriptionInput, error) {
+	var it model.SetNewsletterSubscriptionInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"subscribed"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "subscribed":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("subscribed"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Subscribed = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalSetNewsletterSubscriptionInput unmarshals raw into the SetNewsletterSubscriptionInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalSetNewsletterSubscriptionInput(ctx context.Context, raw any) (model.SetNewsletterSubscriptionInput, error) {
+	var out model.SetNewsletterSubscriptionInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "SetNewsletterSubscriptionInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputSetPostFeaturedInput(ctx context.Context, obj any) (model.SetPostFeaturedInput, error) {
 	var it model.SetPostFeaturedInput
 	if obj == nil {
@@ -33319,6 +33545,11 @@ func (ec *executionContext) _Member(ctx context.Context, sel ast.SelectionSet, o
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "newsletter":
+			out.Values[i] = ec._Member_newsletter(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -33988,6 +34219,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "unreact":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_unreact(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "setNewsletterSubscription":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setNewsletterSubscription(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -36270,6 +36508,39 @@ func (ec *executionContext) _SeriesEdge(ctx context.Context, sel ast.SelectionSe
 			}
 		case "node":
 			out.Values[i] = ec._SeriesEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var setNewsletterSubscriptionPayloadImplementors = []string{"SetNewsletterSubscriptionPayload"}
+
+func (ec *executionContext) _SetNewsletterSubscriptionPayload(ctx context.Context, sel ast.SelectionSet, obj *model.SetNewsletterSubscriptionPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, setNewsletterSubscriptionPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SetNewsletterSubscriptionPayload")
+		case "subscribed":
+			out.Values[i] = ec._SetNewsletterSubscriptionPayload_subscribed(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -39353,6 +39624,19 @@ func (ec *executionContext) marshalNSeriesEdge2ᚖgithubᚗcomᚋblogqlᚋblog�
 		return graphql.Null
 	}
 	return ec._SeriesEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNSetNewsletterSubscriptionInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSetNewsletterSubscriptionInput(ctx context.Context, v any) (model.SetNewsletterSubscriptionInput, error) {
+	res, err := ec.unmarshalInputSetNewsletterSubscriptionInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSetNewsletterSubscriptionPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSetNewsletterSubscriptionPayload(ctx context.Context, sel ast.SelectionSet, v *model.SetNewsletterSubscriptionPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "SetNewsletterSubscriptionPayload!")
+		return graphql.Null
+	}
+	return ec._SetNewsletterSubscriptionPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNSetPostFeaturedInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSetPostFeaturedInput(ctx context.Context, v any) (model.SetPostFeaturedInput, error) {

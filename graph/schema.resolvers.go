@@ -807,6 +807,11 @@ func (r *mutationResolver) Unreact(ctx context.Context, input model.ReactionInpu
 	return r.react(ctx, input, true)
 }
 
+// SetNewsletterSubscription is the resolver for the setNewsletterSubscription field.
+func (r *mutationResolver) SetNewsletterSubscription(ctx context.Context, input model.SetNewsletterSubscriptionInput) (*model.SetNewsletterSubscriptionPayload, error) {
+	return r.setNewsletterSubscription(ctx, input)
+}
+
 // ID is the resolver for the id field.
 func (r *pageResolver) ID(ctx context.Context, obj *storage.SitePage) (string, error) {
 	return pageGID(obj.ID), nil

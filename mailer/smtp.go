@@ -164,6 +164,11 @@ func (s *SMTP) Send(ctx context.Context, e storage.Email) error {
 	m.Subject(e.Subject)
 	m.SetMessageIDWithValue(e.ID + "@" + s.cfg.Host)
 	m.SetDate()
+	if e.ListUnsubscribe != "" {
+		// RFC 8058: one POST to the link unsubscribes, no page to click.
+		m.SetListUnsubscribe(e.ListUnsubscribe)
+		m.SetListUnsubscribePost()
+	}
 	m.SetBodyString(gomail.TypeTextPlain, e.Text)
 	m.AddAlternativeString(gomail.TypeTextHTML, e.HTML)
 	c, err := gomail.NewClient(s.cfg.Host, s.opts...)

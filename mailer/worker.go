@@ -6,6 +6,8 @@ import (
 	"log/slog"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/blogql/blog/storage"
 )
 
@@ -43,12 +45,24 @@ func (l Local) Send(ctx context.Context, e storage.Email) error {
 }
 
 // Worker sends the outbox's emails that are due, when woken (Wake) and
-// every pollEvery.
+// every pollEvery, one at a time, at most at its rate (Limit).
 type Worker struct {
-	store  *storage.Store
-	sender Sender
-	logger *slog.Logger
-	wake   chan struct{}
+	store   *storage.Store
+	sender  Sender
+	logger  *slog.Logger
+	wake    chan struct{}
+	limiter *rate.Limiter // nil: no limit
+}
+
+// Limit makes the worker send at most perSecond emails a second, with
+// bursts of up to a second's worth; zero or less is no limit. It returns
+// w. A fleet of n servers sends up to n times as many.
+func (w *Worker) Limit(perSecond float64) *Worker {
+	w.limiter = nil
+	if perSecond > 0 {
+		w.limiter = rate.NewLimiter(rate.Limit(perSecond), max(1, int(perSecond)))
+	}
+	return w
 }
 
 // NewWorker returns the worker that sends store's outbox with sender.
@@ -101,6 +115,11 @@ func (w *Worker) SendDue(ctx context.Context) error {
 }
 
 func (w *Worker) send(ctx context.Context, e storage.Email) error {
+	if w.limiter != nil {
+		if err := w.limiter.Wait(ctx); err != nil {
+			return err
+		}
+	}
 	ok, err := w.store.ClaimMail(ctx, e, w.store.Now().Add(claimFor))
 	if err != nil || !ok {
 		return err

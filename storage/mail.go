@@ -69,6 +69,10 @@ type Email struct {
 	// Transport is how it went: "smtp", or "local" for the local outbox.
 	Transport string
 	LastError string
+	// ListUnsubscribe, when set, is the URL of the recipient's one-click
+	// unsubscribe (RFC 8058): the List-Unsubscribe header names it and
+	// List-Unsubscribe-Post says a POST to it is enough.
+	ListUnsubscribe string
 }
 
 type mailItem struct {
@@ -91,26 +95,36 @@ type mailItem struct {
 	Transport string `dynamodbav:"transport,omitempty"`
 	LastError string `dynamodbav:"lastError,omitempty"`
 	ExpiresAt int64  `dynamodbav:"expiresAt,omitempty"`
+	// Unsubscribe is the email's List-Unsubscribe URL.
+	Unsubscribe string `dynamodbav:"listUnsubscribe,omitempty"`
 }
 
 func (it *mailItem) email() Email {
 	return Email{ID: it.ID, To: it.To, Subject: it.Subject, Text: it.Text, HTML: it.HTML, Kind: it.Kind, State: it.State,
 		Attempts: it.Attempts, NextAttemptAt: keys.ParseTime(it.Next), CreatedAt: keys.ParseTime(it.CreatedAt),
-		SentAt: keys.ParseTime(it.SentAt), Transport: it.Transport, LastError: it.LastError}
+		SentAt: keys.ParseTime(it.SentAt), Transport: it.Transport, LastError: it.LastError, ListUnsubscribe: it.Unsubscribe}
 }
 
 func mailDueKey(at time.Time, id string) string { return keys.Time(at) + "#" + id }
 
 // putMail adds to t the email e, due now, unless the outbox has it.
 func putMail(t *dynamo.Txn, e Email, now time.Time) error {
+	it, err := newMailItem(e, now)
+	if err != nil {
+		return err
+	}
+	return t.Put(it, ptr(dynamo.CondNotExists()), dynamo.ErrRetry)
+}
+
+// newMailItem returns the outbox's item of e, due now.
+func newMailItem(e Email, now time.Time) (mailItem, error) {
 	if len(e.Text) > MaxMailBodyBytes || len(e.HTML) > MaxMailBodyBytes {
-		return fmt.Errorf("email %s: a part passes %d bytes", e.ID, MaxMailBodyBytes)
+		return mailItem{}, fmt.Errorf("email %s: a part passes %d bytes", e.ID, MaxMailBodyBytes)
 	}
 	k := keys.Mail(keys.Time(e.CreatedAt), e.ID)
-	it := mailItem{PK: k.PK, SK: k.SK, GSI1PK: keys.MailQueuePartition, GSI1SK: mailDueKey(now, e.ID), Type: typeMail,
+	return mailItem{PK: k.PK, SK: k.SK, GSI1PK: keys.MailQueuePartition, GSI1SK: mailDueKey(now, e.ID), Type: typeMail,
 		ID: e.ID, To: e.To, Subject: e.Subject, Text: e.Text, HTML: e.HTML, Kind: e.Kind, State: MailPending,
-		Next: keys.Time(now), CreatedAt: keys.Time(e.CreatedAt)}
-	return t.Put(it, ptr(dynamo.CondNotExists()), dynamo.ErrRetry)
+		Next: keys.Time(now), CreatedAt: keys.Time(e.CreatedAt), Unsubscribe: e.ListUnsubscribe}, nil
 }
 
 // DueMail returns up to limit emails whose next attempt is due at now,

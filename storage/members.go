@@ -43,7 +43,10 @@ type Member struct {
 	Tier          MemberTier
 	// Newsletters are the ids of the newsletters the member gets.
 	Newsletters []string
-	CreatedAt   time.Time
+	// Newsletter is whether the member gets the publication's newsletter
+	// (newsletter.go): on when they join.
+	Newsletter bool
+	CreatedAt  time.Time
 	// LastSeenAt is when the member last signed in or refreshed a
 	// session, to the day.
 	LastSeenAt time.Time
@@ -60,18 +63,21 @@ type memberItem struct {
 	EmailVerified bool     `dynamodbav:"emailVerified"`
 	Tier          string   `dynamodbav:"tier"`
 	Newsletters   []string `dynamodbav:"newsletters,stringset,omitempty"`
+	Newsletter    bool     `dynamodbav:"newsletter"`
 	CreatedAt     string   `dynamodbav:"createdAt"`
 	LastSeenAt    string   `dynamodbav:"lastSeenAt"`
 }
 
 func (it *memberItem) member() *Member {
 	return &Member{AccountID: it.AccountID, Email: it.Email, EmailVerified: it.EmailVerified, Tier: MemberTier(it.Tier),
-		Newsletters: it.Newsletters, CreatedAt: keys.ParseTime(it.CreatedAt), LastSeenAt: keys.ParseTime(it.LastSeenAt)}
+		Newsletters: it.Newsletters, Newsletter: it.Newsletter, CreatedAt: keys.ParseTime(it.CreatedAt), LastSeenAt: keys.ParseTime(it.LastSeenAt)}
 }
 
 // putMember adds to t the membership of the account acct, made now on a
 // first sign-in on the publication (free tier) and seen now on a later
-// one; its tier, newsletters and creation time stay as they are.
+// one; its tier, newsletters and creation time stay as they are. The
+// newsletter is on for a new member, and for one who joined before
+// there was a newsletter; a member's own choice stays.
 func (s *Store) putMember(t *dynamo.Txn, acct Account, now time.Time) error {
 	k := s.ks.Member(acct.ID)
 	at := keys.Time(now)
@@ -83,6 +89,7 @@ func (s *Store) putMember(t *dynamo.Txn, acct Account, now time.Time) error {
 		Set(expression.Name("emailVerified"), expression.Value(acct.EmailVerified)).
 		Set(expression.Name("lastSeenAt"), expression.Value(at)).
 		Set(expression.Name("tier"), expression.IfNotExists(expression.Name("tier"), expression.Value(string(TierFree)))).
+		Set(expression.Name("newsletter"), expression.IfNotExists(expression.Name("newsletter"), expression.Value(true))).
 		Set(expression.Name("createdAt"), expression.IfNotExists(expression.Name("createdAt"), expression.Value(at)))
 	return t.Update(k, upd, nil, nil)
 }

@@ -17,7 +17,7 @@ import (
 
 const membersQuery = `query($q: String, $first: Int, $after: String) {
 	members(query: $q, first: $first, after: $after) {
-		edges { cursor node { accountId email emailVerified tier newsletters createdAt lastSeenAt } }
+		edges { cursor node { accountId email emailVerified tier newsletters newsletter createdAt lastSeenAt } }
 		pageInfo { hasNextPage endCursor } } }`
 
 type membersAnswer struct {
@@ -28,6 +28,7 @@ type membersAnswer struct {
 			EmailVerified bool      `json:"emailVerified"`
 			Tier          string    `json:"tier"`
 			Newsletters   []string  `json:"newsletters"`
+			Newsletter    bool      `json:"newsletter"`
 			CreatedAt     time.Time `json:"createdAt"`
 			LastSeenAt    time.Time `json:"lastSeenAt"`
 		} `json:"node"`

@@ -34,6 +34,12 @@ const testUserAgent = "signin-test/1.0 (a reader's browser)"
 
 func newSignInRig(t *testing.T, clientAddresses int) *signInRig {
 	t.Helper()
+	return newSignInRigOn(t, nil, clientAddresses)
+}
+
+// newSignInRigOn is newSignInRig on a store made with storeOpts too.
+func newSignInRigOn(t *testing.T, storeOpts []storage.Option, clientAddresses int) *signInRig {
+	t.Helper()
 	ss := newSMTPServer(t)
 	sender, err := mailer.NewSMTP(mailer.SMTPConfig{
 		Host: "127.0.0.1", Port: ss.port, Username: ss.user, Password: ss.password,
@@ -43,7 +49,7 @@ func newSignInRig(t *testing.T, clientAddresses int) *signInRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newServerWith(t, withReaderKey, publishReaders, func(_ *storage.ClientConfig, o *graph.HandlerOptions) {
+	s := newServerOn(t, storeOpts, withReaderKey, publishReaders, func(_ *storage.ClientConfig, o *graph.HandlerOptions) {
 		o.SignIn = graph.SignInOptions{Key: testReaderSecret, Issuer: testIssuer, Audience: testAudience,
 			Origins: []string{"https://blog.test"}, SiteName: "Test Blog", ClientAddresses: clientAddresses}
 	})

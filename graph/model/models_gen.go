@@ -1007,6 +1007,18 @@ type SeriesEdge struct {
 	Node *storage.Series `json:"node"`
 }
 
+// The input of `setNewsletterSubscription`.
+type SetNewsletterSubscriptionInput struct {
+	// Whether the member gets the newsletter.
+	Subscribed bool `json:"subscribed"`
+}
+
+// The result of `setNewsletterSubscription`.
+type SetNewsletterSubscriptionPayload struct {
+	// Whether the member now gets the newsletter.
+	Subscribed bool `json:"subscribed"`
+}
+
 // The input of `setPostFeatured`.
 type SetPostFeaturedInput struct {
 	// The global id of the post.
