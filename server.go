@@ -600,6 +600,7 @@ func (a *api) routes(cfg *config, logger *slog.Logger) http.Handler {
 	})))
 	// The members' CSV export, for admins (graph/members.go).
 	mux.Handle("GET "+graph.MembersCSVPath, httpguard.WithCORS(cors, graph.MembersCSV(store, a.verifier, logger)))
+	mux.Handle("GET "+graph.ExportPath, httpguard.WithCORS(cors, graph.ExportMyData(store, a.verifier, logger)))
 	// The theme of highlighted code (-highlight-code).
 	mux.Handle("GET /code.css", httpguard.WithCORS(cors, markdown.CodeCSS()))
 	if cfg.playgroundOn() {

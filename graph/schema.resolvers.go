@@ -807,6 +807,11 @@ func (r *mutationResolver) Unreact(ctx context.Context, input model.ReactionInpu
 	return r.react(ctx, input, true)
 }
 
+// DeleteMyAccount is the resolver for the deleteMyAccount field.
+func (r *mutationResolver) DeleteMyAccount(ctx context.Context, input model.DeleteMyAccountInput) (*model.DeleteMyAccountPayload, error) {
+	return r.deleteMyAccount(ctx, input)
+}
+
 // ID is the resolver for the id field.
 func (r *pageResolver) ID(ctx context.Context, obj *storage.SitePage) (string, error) {
 	return pageGID(obj.ID), nil
