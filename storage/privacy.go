@@ -50,7 +50,7 @@ import (
 // sessions):
 //
 //	ExportAccount   2 GetItem + 1 Query of sessions + per 100 trail entries: 1 Query + 1 BatchGetItem of the memberships, reactions and comments + 1 BatchGetItem of the posts
-//	DeleteAccount   2 GetItem + 1 UpdateItem + per 100 trail entries 1 Query + 1 BatchWriteItem (4 calls of 25), per comment about 2 (deleteComment: 1 read, 1 TransactWriteItems; +1 Query for a reply its parent carries, +1 UpdateItem for a top-level comment), per reaction 1 GetItem + k TransactWriteItems, per membership 1 DeleteItem; then 1 Query + a BatchWriteItem per 25 sessions, 1 Query of pending sign-ins + 1 BatchWriteItem, 1 TransactWriteItems
+//	DeleteAccount   2 GetItem + 1 UpdateItem + per 100 trail entries 1 Query + 1 BatchWriteItem (4 calls of 25), per comment 2 to 3 (deleteComment: 1 read, 1 TransactWriteItems; +1 Query for a reply its parent carries, +1 UpdateItem for a top-level comment), per reaction 1 GetItem + k TransactWriteItems, per membership 1 DeleteItem; then 1 Query + a BatchWriteItem per 25 sessions, 1 Query of pending sign-ins + 1 BatchWriteItem, 1 TransactWriteItems
 
 // ClosedAccountTTL is how long a deleted account's tombstone refuses its
 // tokens: longer than any access token lives.
