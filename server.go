@@ -612,6 +612,7 @@ func (a *api) routes(cfg *config, logger *slog.Logger) http.Handler {
 		mux.Handle("GET "+newsletter.UnsubscribePath, a.letters.Unsubscribe())
 		mux.Handle("POST "+newsletter.UnsubscribePath, a.letters.Unsubscribe())
 	}
+	mux.Handle("GET "+graph.ExportPath, httpguard.WithCORS(cors, graph.ExportMyData(store, a.verifier, logger)))
 	// The theme of highlighted code (-highlight-code).
 	mux.Handle("GET /code.css", httpguard.WithCORS(cors, markdown.CodeCSS()))
 	if cfg.playgroundOn() {

@@ -64,6 +64,7 @@ var errorCodes = []struct {
 	{storage.ErrSignInLimited, CodeRateLimited, signInLimit},
 	{storage.ErrRefreshReused, CodeUnauthenticated, reason("REFRESH_TOKEN_REUSED")},
 	{storage.ErrSessionInvalid, CodeUnauthenticated, reason("INVALID_REFRESH_TOKEN")},
+	{storage.ErrAccountClosed, CodeUnauthenticated, reason("ACCOUNT_CLOSED")},
 	{search.ErrSlowQuery, CodeSlowQuery, nil},
 	{search.ErrBuilding, CodeIndexBuilding, nil},
 	{storage.ErrNotPostAuthor, CodeForbidden, nil},
@@ -132,7 +133,7 @@ func publicMessage(err, target error) string {
 	}
 	switch target {
 	case storage.ErrNotFound, storage.ErrVersionConflict, storage.ErrSlugTaken, storage.ErrAlreadyExists, storage.ErrIdempotencyMismatch,
-		storage.ErrDuplicateComment, storage.ErrNotPending, storage.ErrSignInInvalid, storage.ErrSessionInvalid, storage.ErrRefreshReused:
+		storage.ErrDuplicateComment, storage.ErrNotPending, storage.ErrSignInInvalid, storage.ErrSessionInvalid, storage.ErrRefreshReused, storage.ErrAccountClosed:
 		return target.Error()
 	}
 	return err.Error()

@@ -230,6 +230,10 @@ type ComplexityRoot struct {
 		DeletedID func(childComplexity int) int
 	}
 
+	DeleteMyAccountPayload struct {
+		AccountID func(childComplexity int) int
+	}
+
 	DeletePagePayload struct {
 		DeletedID func(childComplexity int) int
 	}
@@ -375,6 +379,7 @@ type ComplexityRoot struct {
 		CreateWebhook             func(childComplexity int, input model.CreateWebhookInput) int
 		DeleteComment             func(childComplexity int, input model.DeleteCommentInput) int
 		DeleteMedia               func(childComplexity int, input model.DeleteMediaInput) int
+		DeleteMyAccount           func(childComplexity int, input model.DeleteMyAccountInput) int
 		DeletePage                func(childComplexity int, input model.DeletePageInput) int
 		DeletePost                func(childComplexity int, input model.DeletePostInput) int
 		DeleteSeries              func(childComplexity int, input model.DeleteSeriesInput) int
@@ -1038,6 +1043,7 @@ type MutationResolver interface {
 	React(ctx context.Context, input model.ReactionInput) (*model.ReactionPayload, error)
 	Unreact(ctx context.Context, input model.ReactionInput) (*model.ReactionPayload, error)
 	SetNewsletterSubscription(ctx context.Context, input model.SetNewsletterSubscriptionInput) (*model.SetNewsletterSubscriptionPayload, error)
+	DeleteMyAccount(ctx context.Context, input model.DeleteMyAccountInput) (*model.DeleteMyAccountPayload, error)
 }
 type PageResolver interface {
 	ID(ctx context.Context, obj *storage.SitePage) (string, error)
@@ -1813,6 +1819,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.DeleteMediaPayload.DeletedID(childComplexity), true
 
+	case "DeleteMyAccountPayload.accountId":
+		if e.ComplexityRoot.DeleteMyAccountPayload.AccountID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.DeleteMyAccountPayload.AccountID(childComplexity), true
+
 	case "DeletePagePayload.deletedId":
 		if e.ComplexityRoot.DeletePagePayload.DeletedID == nil {
 			break
@@ -2400,6 +2413,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteMedia(childComplexity, args["input"].(model.DeleteMediaInput)), true
+	case "Mutation.deleteMyAccount":
+		if e.ComplexityRoot.Mutation.DeleteMyAccount == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_deleteMyAccount_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.DeleteMyAccount(childComplexity, args["input"].(model.DeleteMyAccountInput)), true
 	case "Mutation.deletePage":
 		if e.ComplexityRoot.Mutation.DeletePage == nil {
 			break
@@ -4825,6 +4849,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("CreateWebhookInput", ec.unmarshalInputCreateWebhookInput),
 			graphql.NewInputUnmarshaler("DeleteCommentInput", ec.unmarshalInputDeleteCommentInput),
 			graphql.NewInputUnmarshaler("DeleteMediaInput", ec.unmarshalInputDeleteMediaInput),
+			graphql.NewInputUnmarshaler("DeleteMyAccountInput", ec.unmarshalInputDeleteMyAccountInput),
 			graphql.NewInputUnmarshaler("DeletePageInput", ec.unmarshalInputDeletePageInput),
 			graphql.NewInputUnmarshaler("DeletePostInput", ec.unmarshalInputDeletePostInput),
 			graphql.NewInputUnmarshaler("DeleteSeriesInput", ec.unmarshalInputDeleteSeriesInput),
@@ -8332,6 +8357,42 @@ extend input UpdatePostInput {
   "Who may read the body; unchanged when not given."
   visibility: PostVisibility
 }
+
+extend type Mutation {
+  """
+  Deletes the signed-in reader's account, on every publication: their
+  comments (a top-level comment with replies stays as a tombstone with no
+  text and no writer, so the thread keeps its shape; any other is
+  removed), reactions (taken back from the counts), memberships,
+  sessions, profile and the claim of their address; signing in with the
+  address later makes a new account. The account's tokens are refused
+  (` + "`" + `UNAUTHENTICATED` + "`" + `) from the moment it starts. Sending it again
+  finishes a deletion cut short, and answers the same once it is done.
+  Their data can be downloaded first: ` + "`" + `GET /me/export` + "`" + ` with the session's
+  access token. Only a reader's session token (` + "`" + `completeSignIn` + "`" + `) has an
+  account: any other is ` + "`" + `FORBIDDEN` + "`" + `.
+  """
+  deleteMyAccount(
+    "The deleteMyAccount's input."
+    input: DeleteMyAccountInput!
+  ): DeleteMyAccountPayload!
+}
+
+"""
+The input of ` + "`" + `deleteMyAccount` + "`" + `.
+"""
+input DeleteMyAccountInput {
+  "The account's email address, as a confirmation; another is ` + "`" + `BAD_USER_INPUT` + "`" + ` and deletes nothing."
+  email: String!
+}
+
+"""
+The result of ` + "`" + `deleteMyAccount` + "`" + `.
+"""
+type DeleteMyAccountPayload {
+  "The id of the deleted account."
+  accountId: ID!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -8678,6 +8739,14 @@ func (ec *executionContext) childFields_DeleteMediaPayload(ctx context.Context, 
 		return ec.fieldContext_DeleteMediaPayload_deletedId(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type DeleteMediaPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_DeleteMyAccountPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "accountId":
+		return ec.fieldContext_DeleteMyAccountPayload_accountId(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type DeleteMyAccountPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_DeletePagePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -10412,6 +10481,20 @@ func (ec *executionContext) field_Mutation_deleteMedia_args(ctx context.Context,
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.DeleteMediaInput, error) {
 			return ec.unmarshalNDeleteMediaInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐDeleteMediaInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_deleteMyAccount_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.DeleteMyAccountInput, error) {
+			return ec.unmarshalNDeleteMyAccountInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐDeleteMyAccountInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -14641,6 +14724,29 @@ func (ec *executionContext) fieldContext_DeleteMediaPayload_deletedId(_ context.
 	return graphql.NewScalarFieldContext("DeleteMediaPayload", field, false, false, "ID")
 }
 
+func (ec *executionContext) _DeleteMyAccountPayload_accountId(ctx context.Context, field graphql.CollectedField, obj *model.DeleteMyAccountPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_DeleteMyAccountPayload_accountId(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AccountID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_DeleteMyAccountPayload_accountId(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("DeleteMyAccountPayload", field, false, false, "ID")
+}
+
 func (ec *executionContext) _DeletePagePayload_deletedId(ctx context.Context, field graphql.CollectedField, obj *model.DeletePagePayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -18597,6 +18703,50 @@ func (ec *executionContext) fieldContext_Mutation_setNewsletterSubscription(ctx 
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_setNewsletterSubscription_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_deleteMyAccount(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_deleteMyAccount(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().DeleteMyAccount(ctx, fc.Args["input"].(model.DeleteMyAccountInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.DeleteMyAccountPayload) graphql.Marshaler {
+			return ec.marshalNDeleteMyAccountPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐDeleteMyAccountPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_deleteMyAccount(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_DeleteMyAccountPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_deleteMyAccount_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -29014,6 +29164,48 @@ func UnmarshalDeleteMediaInput(ctx context.Context, raw any) (model.DeleteMediaI
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputDeleteMyAccountInput(ctx context.Context, obj any) (model.DeleteMyAccountInput, error) {
+	var it model.DeleteMyAccountInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"email"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "email":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("email"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Email = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalDeleteMyAccountInput unmarshals raw into the DeleteMyAccountInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalDeleteMyAccountInput(ctx context.Context, raw any) (model.DeleteMyAccountInput, error) {
+	var out model.DeleteMyAccountInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "DeleteMyAccountInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputDeletePageInput(ctx context.Context, obj any) (model.DeletePageInput, error) {
 	var it model.DeletePageInput
 	if obj == nil {
@@ -32915,6 +33107,39 @@ func (ec *executionContext) _DeleteMediaPayload(ctx context.Context, sel ast.Sel
 	return out
 }
 
+var deleteMyAccountPayloadImplementors = []string{"DeleteMyAccountPayload"}
+
+func (ec *executionContext) _DeleteMyAccountPayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeleteMyAccountPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, deleteMyAccountPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("DeleteMyAccountPayload")
+		case "accountId":
+			out.Values[i] = ec._DeleteMyAccountPayload_accountId(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var deletePagePayloadImplementors = []string{"DeletePagePayload"}
 
 func (ec *executionContext) _DeletePagePayload(ctx context.Context, sel ast.SelectionSet, obj *model.DeletePagePayload) graphql.Marshaler {
@@ -34226,6 +34451,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "setNewsletterSubscription":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_setNewsletterSubscription(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "deleteMyAccount":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_deleteMyAccount(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -38535,6 +38767,19 @@ func (ec *executionContext) marshalNDeleteMediaPayload2ᚖgithubᚗcomᚋblogql�
 		return graphql.Null
 	}
 	return ec._DeleteMediaPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNDeleteMyAccountInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐDeleteMyAccountInput(ctx context.Context, v any) (model.DeleteMyAccountInput, error) {
+	res, err := ec.unmarshalInputDeleteMyAccountInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNDeleteMyAccountPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐDeleteMyAccountPayload(ctx context.Context, sel ast.SelectionSet, v *model.DeleteMyAccountPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "DeleteMyAccountPayload!")
+		return graphql.Null
+	}
+	return ec._DeleteMyAccountPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNDeletePageInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐDeletePageInput(ctx context.Context, v any) (model.DeletePageInput, error) {

@@ -812,6 +812,11 @@ func (r *mutationResolver) SetNewsletterSubscription(ctx context.Context, input 
 	return r.setNewsletterSubscription(ctx, input)
 }
 
+// DeleteMyAccount is the resolver for the deleteMyAccount field.
+func (r *mutationResolver) DeleteMyAccount(ctx context.Context, input model.DeleteMyAccountInput) (*model.DeleteMyAccountPayload, error) {
+	return r.deleteMyAccount(ctx, input)
+}
+
 // ID is the resolver for the id field.
 func (r *pageResolver) ID(ctx context.Context, obj *storage.SitePage) (string, error) {
 	return pageGID(obj.ID), nil

@@ -170,23 +170,24 @@ var textBytes = map[string]int{
 	"ReaderSessionPayload.redirectTo":   storage.MaxURLLength,
 	"SignOutPayload.sessionId":          36,
 	// The media library (graph/media.go).
-	"Image.placeholder":            media.MaxPlaceholderBytes,
-	"Image.dominantColor":          len("#rrggbb"),
-	"Image.srcset":                 maxSrcsetBytes,
-	"Image.sizes":                  len("(max-width: 1920px) 100vw, 1920px"),
-	"Media.id":                     storage.MaxIDLength,
-	"Media.filename":               media.MaxFilenameBytes,
-	"Media.uploadedBy":             auth.MaxSubjectLength,
-	"MediaEdge.cursor":             cursorBytes,
-	"MemberEdge.cursor":            cursorBytes,
-	"Member.accountId":             36, // a UUID, as Account.id
-	"Member.email":                 storage.MaxEmailLength,
-	"Member.newsletters":           storage.MaxIDLength,
-	"Upload.id":                    storage.MaxIDLength,
-	"Upload.url":                   maxUploadURLBytes,
-	"HttpHeader.name":              len("Content-Length"),
-	"HttpHeader.value":             32, // a content type of the library, or a length
-	"DeleteMediaPayload.deletedId": storage.MaxIDLength,
+	"Image.placeholder":                media.MaxPlaceholderBytes,
+	"Image.dominantColor":              len("#rrggbb"),
+	"Image.srcset":                     maxSrcsetBytes,
+	"Image.sizes":                      len("(max-width: 1920px) 100vw, 1920px"),
+	"Media.id":                         storage.MaxIDLength,
+	"Media.filename":                   media.MaxFilenameBytes,
+	"Media.uploadedBy":                 auth.MaxSubjectLength,
+	"MediaEdge.cursor":                 cursorBytes,
+	"MemberEdge.cursor":                cursorBytes,
+	"Member.accountId":                 36, // a UUID, as Account.id
+	"DeleteMyAccountPayload.accountId": 36, // a UUID, as Account.id
+	"Member.email":                     storage.MaxEmailLength,
+	"Member.newsletters":               storage.MaxIDLength,
+	"Upload.id":                        storage.MaxIDLength,
+	"Upload.url":                       maxUploadURLBytes,
+	"HttpHeader.name":                  len("Content-Length"),
+	"HttpHeader.value":                 32, // a content type of the library, or a length
+	"DeleteMediaPayload.deletedId":     storage.MaxIDLength,
 }
 
 // fixedSize are the scalars whose values are short whatever they hold;

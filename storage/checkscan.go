@@ -172,7 +172,7 @@ func (s *Store) scanSnapshot(ctx context.Context) (*snapshot, error) {
 				err = attributevalue.UnmarshalMap(it, g)
 				t.groups = append(t.groups, g)
 			case typeIdempotency, typeSecret, typeLayout, typeSite, typePersisted, typePublication, typeUpload, typeMedia, typeMember, typeNewsletterSend:
-			case typeAccount, typeAccountEmail, typeSession, typeSignIn, typeSignInRate, typeMail:
+			case typeAccount, typeAccountEmail, typeSession, typeSignIn, typeSignInRate, typeMail, typeTrail:
 			case typePostViews, typePostViewDay, typePopularEntry, typeReaction, typeReactions: // counts, nothing to check
 			case feedstore.TypeLease, feedstore.TypeHeartbeat, feedstore.TypeEvent, feedstore.TypeEventHead:
 				err = t.feed.Add(head.Type, it)

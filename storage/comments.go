@@ -139,6 +139,9 @@ func (s *Store) addCommentFrom(ctx context.Context, rec *idem, in NewComment, pa
 		if err := s.refreshReader(t, found, in.Reader, now, hinted); err != nil {
 			return nil, err
 		}
+		if err := s.leaveTrail(t, in.Reader.ID, keys.TrailComment, in.PostID+"#"+cid.String(), now); err != nil {
+			return nil, err
+		}
 		if !in.Rules.Unchecked {
 			err := countRate(s.ks, t, found, in, now)
 			var limited *RateLimitError

@@ -105,6 +105,9 @@ var (
 	// came again: the session is revoked, as whoever holds the token may
 	// not be its reader.
 	ErrRefreshReused = errors.New("the refresh token was used before: the session is revoked, sign in again")
+	// ErrAccountClosed means the reader's account is being deleted or was
+	// deleted: its tokens sign in nobody, and nothing was written.
+	ErrAccountClosed = errors.New("the account was deleted: sign in again")
 )
 
 // SignInLimitError is returned with ErrSignInLimited: which limit

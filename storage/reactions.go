@@ -94,6 +94,9 @@ func (s *Store) React(ctx context.Context, sub Subject, readerID, kind string) e
 		nil, nil); err != nil {
 		return err
 	}
+	if err := s.leaveTrail(t, readerID, keys.TrailReaction, sub.PostID+"#"+subject, s.Now()); err != nil {
+		return err
+	}
 	switch err := s.db.Exec(ctx, t); {
 	case errors.Is(err, errReactionHeld):
 		return nil

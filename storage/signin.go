@@ -117,6 +117,8 @@ type accountItem struct {
 	EmailVerified bool   `dynamodbav:"emailVerified"`
 	CreatedAt     string `dynamodbav:"createdAt"`
 	SignedInAt    string `dynamodbav:"signedInAt"`
+	// ClosedAt is when the account's deletion began (privacy.go).
+	ClosedAt string `dynamodbav:"closedAt,omitempty"`
 }
 
 type accountEmailItem struct {
@@ -406,7 +408,8 @@ func (s *Store) signIn(ctx context.Context, tokenHash string, it *signInItem, us
 	} else {
 		upd := expression.Set(expression.Name("emailVerified"), expression.Value(true)).
 			Set(expression.Name("signedInAt"), expression.Value(keys.Time(now)))
-		if err := t.Update(keys.Account(acct.ID), upd, ptr(dynamo.CondExists()), ErrSignInInvalid); err != nil {
+		open := dynamo.CondExists().And(expression.AttributeNotExists(expression.Name(attrClosedAt)))
+		if err := t.Update(keys.Account(acct.ID), upd, &open, ErrSignInInvalid); err != nil {
 			return SignedIn{}, err
 		}
 	}
@@ -415,6 +418,9 @@ func (s *Store) signIn(ctx context.Context, tokenHash string, it *signInItem, us
 		return SignedIn{}, err
 	}
 	if err := s.putMember(t, acct, now); err != nil {
+		return SignedIn{}, err
+	}
+	if err := t.Put(newTrail(s.ks.Trail(acct.ID, keys.TrailMember, ""), now), nil, nil); err != nil {
 		return SignedIn{}, err
 	}
 	err = s.db.Exec(ctx, t)
@@ -437,7 +443,8 @@ func (s *Store) signIn(ctx context.Context, tokenHash string, it *signInItem, us
 // address's account.
 var errEmailTaken = errors.New("the address has an account")
 
-// AccountByID returns the account id, or ErrNotFound.
+// AccountByID returns the account id, or ErrNotFound, or ErrAccountClosed
+// for an account being deleted or deleted.
 func (s *Store) AccountByID(ctx context.Context, id string) (Account, error) {
 	var it accountItem
 	if err := validateReaderID(id); err != nil {
@@ -445,6 +452,9 @@ func (s *Store) AccountByID(ctx context.Context, id string) (Account, error) {
 	}
 	if err := s.db.Get(ctx, keys.Account(id), false, &it); err != nil {
 		return Account{}, fmt.Errorf("account %q: %w", id, err)
+	}
+	if it.ClosedAt != "" {
+		return Account{}, ErrAccountClosed
 	}
 	return Account{ID: it.ID, Email: it.Email, EmailVerified: it.EmailVerified, CreatedAt: keys.ParseTime(it.CreatedAt)}, nil
 }

@@ -335,6 +335,18 @@ type DeleteMediaPayload struct {
 	DeletedID string `json:"deletedId"`
 }
 
+// The input of `deleteMyAccount`.
+type DeleteMyAccountInput struct {
+	// The account's email address, as a confirmation; another is `BAD_USER_INPUT` and deletes nothing.
+	Email string `json:"email"`
+}
+
+// The result of `deleteMyAccount`.
+type DeleteMyAccountPayload struct {
+	// The id of the deleted account.
+	AccountID string `json:"accountId"`
+}
+
 // The input of `deletePage`.
 type DeletePageInput struct {
 	// The global id of the page.
