@@ -230,18 +230,34 @@ func (r *Resolver) primeWritten(ctx context.Context, c *storage.Comment) {
 }
 
 // primeComment starts the reads the comment at path (as in primePosts)
-// will make: its writer (Comment.author and Comment.commenter) and its
-// post (Comment.post).
+// will make: its writer (Comment.author and Comment.commenter), the
+// writers of the replies it carries, and its post (Comment.post).
 func (r *Resolver) primeComment(ctx context.Context, satisfies []string, path string, c *storage.Comment) {
 	l := loadersFor(ctx)
 	selects := func(field string) bool {
 		_, ok := selectionAt(ctx, satisfies, joinPath(path, field))
 		return ok
 	}
+	var writers []storage.Writer
 	if !c.Deleted && (selects("author") || selects("commenter")) {
-		w := c.Writer()
-		l.primeOne(ctx, primedWriterKey(w), func(ctx context.Context) {
-			r.primeCommenters(ctx, []storage.Writer{w})
+		writers = append(writers, c.Writer())
+	}
+	// The first page of its thread is carried by the comment (ReplyPage):
+	// its writers are read with the comment's own.
+	if firstRepliesShowWriters(ctx, satisfies, path) {
+		for _, rep := range c.Replies {
+			if w := rep.Writer(); !rep.Deleted && !slices.Contains(writers, w) {
+				writers = append(writers, w)
+			}
+		}
+	}
+	if len(writers) > 0 {
+		keys := make([]string, len(writers))
+		for i, w := range writers {
+			keys[i] = primedWriterKey(w)
+		}
+		l.primeAhead(ctx, keys, func(ctx context.Context, fresh []int) {
+			r.primeCommenters(ctx, pick(writers, fresh))
 		})
 	}
 	if selects("post") {
@@ -249,6 +265,48 @@ func (r *Resolver) primeComment(ctx context.Context, satisfies []string, path st
 			prime(ctx, "posts", l.posts, r.store.GetPosts, []string{c.PostID})
 		})
 	}
+}
+
+// firstRepliesShowWriters reports whether the comment at path (as in
+// primeComment) shows the writers of the first page of its thread, the
+// replies it carries: in its replies, or in a replyConnection that asks
+// for no later page.
+func firstRepliesShowWriters(ctx context.Context, satisfies []string, path string) bool {
+	fields, ok := fieldsAt(ctx, satisfies, path)
+	if !ok {
+		return false
+	}
+	oc := graphql.GetOperationContext(ctx)
+	writers := func(fs []graphql.CollectedField) bool {
+		return slices.ContainsFunc(fs, func(f graphql.CollectedField) bool { return f.Name == "author" || f.Name == "commenter" })
+	}
+	below := func(f graphql.CollectedField, name string) []graphql.CollectedField {
+		var out []graphql.CollectedField
+		for _, g := range graphql.CollectFields(oc, f.Selections, nil) {
+			if g.Name == name {
+				out = append(out, graphql.CollectFields(oc, g.Selections, nil)...)
+			}
+		}
+		return out
+	}
+	for _, f := range fields {
+		switch f.Name {
+		case "replies":
+			if writers(graphql.CollectFields(oc, f.Selections, nil)) {
+				return true
+			}
+		case "replyConnection":
+			args := f.ArgumentMap(oc.Variables)
+			if args["after"] == nil && args["before"] == nil && args["last"] == nil {
+				for _, e := range below(f, "edges") {
+					if e.Name == "node" && writers(graphql.CollectFields(oc, e.Selections, nil)) {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
 }
 
 // newComment returns the storage input for addComment, but for who writes

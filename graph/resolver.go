@@ -64,21 +64,9 @@ func selectsOnly(ctx context.Context, fields ...string) bool {
 // selected. When satisfies is given, the field's own fragments count only
 // when their type is one of it (an interface's value); below, all do.
 func selectionAt(ctx context.Context, satisfies []string, path string) ([]string, bool) {
-	oc := graphql.GetOperationContext(ctx)
-	fields := graphql.CollectFields(oc, graphql.GetFieldContext(ctx).Field.Selections, satisfies)
-	if path != "" {
-		for _, name := range strings.Split(path, ".") {
-			var next []graphql.CollectedField
-			for _, f := range fields {
-				if f.Name == name {
-					next = append(next, graphql.CollectFields(oc, f.Selections, nil)...)
-				}
-			}
-			if next == nil {
-				return nil, false
-			}
-			fields = next
-		}
+	fields, ok := fieldsAt(ctx, satisfies, path)
+	if !ok {
+		return nil, false
 	}
 	var names []string
 	for _, f := range fields {
@@ -100,6 +88,28 @@ func soleRootField(ctx context.Context, name string) bool {
 		}
 	}
 	return n == 1
+}
+
+// fieldsAt returns the fields selected at path below the field of ctx
+// (as selectionAt), and false when path is not selected.
+func fieldsAt(ctx context.Context, satisfies []string, path string) ([]graphql.CollectedField, bool) {
+	oc := graphql.GetOperationContext(ctx)
+	fields := graphql.CollectFields(oc, graphql.GetFieldContext(ctx).Field.Selections, satisfies)
+	if path != "" {
+		for _, name := range strings.Split(path, ".") {
+			var next []graphql.CollectedField
+			for _, f := range fields {
+				if f.Name == name {
+					next = append(next, graphql.CollectFields(oc, f.Selections, nil)...)
+				}
+			}
+			if next == nil {
+				return nil, false
+			}
+			fields = next
+		}
+	}
+	return fields, true
 }
 
 // onlyOf reports whether every name in names, but __typename, is one of

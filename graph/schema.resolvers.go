@@ -217,6 +217,12 @@ func (r *commentResolver) ReplyConnection(ctx context.Context, obj *storage.Comm
 	if err != nil {
 		return nil, err
 	}
+	if p.After != "" || p.Backward {
+		// A page past the first was read by a Query: its writers are read
+		// at once, in one batch. The first page's were read with the
+		// comment (primeComment, primeComments).
+		r.primeComments(ctx, res.Items)
+	}
 	return replyConnection(res, model.Count(obj.ReplyCount)), nil
 }
 
