@@ -37,6 +37,10 @@ const (
 	// RoleReader may comment, and edit and delete its own comments. A
 	// token with no other role is a reader's too.
 	RoleReader = "reader"
+	// RolePlatform may create publications and give them hosts: the
+	// platform's operators. Only the staff key signs it; it grants
+	// nothing inside a publication (that takes admin).
+	RolePlatform = "platform"
 )
 
 // Actor is who sent a request: the token's subject (an author's id, or a
@@ -63,6 +67,9 @@ func (a Actor) HasRole(role string) bool { return !a.Anonymous() && slices.Conta
 
 // IsAdmin reports whether the actor has the admin role.
 func (a Actor) IsAdmin() bool { return a.HasRole(RoleAdmin) }
+
+// IsPlatformAdmin reports whether the actor has the platform role.
+func (a Actor) IsPlatformAdmin() bool { return a.HasRole(RolePlatform) }
 
 // IsAuthor reports whether the actor may write as the author its subject
 // names: with the author role, or as an admin (the write then still needs

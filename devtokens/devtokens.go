@@ -114,7 +114,7 @@ func Verifier(ctx context.Context, secrets Secrets, o Options) (v *auth.Verifier
 }
 
 // Roles are the roles Mint signs tokens for.
-var Roles = []string{auth.RoleAdmin, auth.RoleAuthor, auth.RoleReader}
+var Roles = []string{auth.RoleAdmin, auth.RoleAuthor, auth.RoleReader, auth.RolePlatform}
 
 // Mint returns a token for sub with role, issued at now and valid for
 // life: the token a server with c accepts. A reader's token is signed

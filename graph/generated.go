@@ -44,6 +44,7 @@ type ResolverRoot interface {
 	Page() PageResolver
 	Post() PostResolver
 	PostSeries() PostSeriesResolver
+	Publication() PublicationResolver
 	Query() QueryResolver
 	Revision() RevisionResolver
 	SearchFacet() SearchFacetResolver
@@ -75,6 +76,10 @@ type ComplexityRoot struct {
 	AddPostToSeriesPayload struct {
 		Post   func(childComplexity int) int
 		Series func(childComplexity int) int
+	}
+
+	AddPublicationHostPayload struct {
+		Publication func(childComplexity int) int
 	}
 
 	ApproveCommentPayload struct {
@@ -206,6 +211,10 @@ type ComplexityRoot struct {
 		ExpiresAt func(childComplexity int) int
 		Post      func(childComplexity int) int
 		Token     func(childComplexity int) int
+	}
+
+	CreatePublicationPayload struct {
+		Publication func(childComplexity int) int
 	}
 
 	CreateSeriesPayload struct {
@@ -366,6 +375,7 @@ type ComplexityRoot struct {
 	Mutation struct {
 		AddComment                func(childComplexity int, input model.AddCommentInput) int
 		AddPostToSeries           func(childComplexity int, input model.AddPostToSeriesInput) int
+		AddPublicationHost        func(childComplexity int, input model.AddPublicationHostInput) int
 		ApproveComment            func(childComplexity int, input model.ApproveCommentInput) int
 		CompleteSignIn            func(childComplexity int, input model.CompleteSignInInput) int
 		CompleteUpload            func(childComplexity int, input model.CompleteUploadInput) int
@@ -374,6 +384,7 @@ type ComplexityRoot struct {
 		CreatePage                func(childComplexity int, input model.CreatePageInput) int
 		CreatePost                func(childComplexity int, input model.CreatePostInput) int
 		CreatePreviewLink         func(childComplexity int, input model.CreatePreviewLinkInput) int
+		CreatePublication         func(childComplexity int, input model.CreatePublicationInput) int
 		CreateSeries              func(childComplexity int, input model.CreateSeriesInput) int
 		CreateUpload              func(childComplexity int, input model.CreateUploadInput) int
 		CreateWebhook             func(childComplexity int, input model.CreateWebhookInput) int
@@ -396,6 +407,7 @@ type ComplexityRoot struct {
 		RefreshSession            func(childComplexity int, input model.RefreshSessionInput) int
 		RejectComment             func(childComplexity int, input model.RejectCommentInput) int
 		RemovePostFromSeries      func(childComplexity int, input model.RemovePostFromSeriesInput) int
+		RemovePublicationHost     func(childComplexity int, input model.RemovePublicationHostInput) int
 		RenameTag                 func(childComplexity int, input model.RenameTagInput) int
 		RequestSignInLink         func(childComplexity int, input model.RequestSignInLinkInput) int
 		RestorePostRevision       func(childComplexity int, input model.RestorePostRevisionInput) int
@@ -559,6 +571,25 @@ type ComplexityRoot struct {
 		Views        func(childComplexity int) int
 	}
 
+	Publication struct {
+		CreatedAt func(childComplexity int) int
+		Hosts     func(childComplexity int) int
+		ID        func(childComplexity int) int
+		Slug      func(childComplexity int) int
+		Status    func(childComplexity int) int
+		Title     func(childComplexity int) int
+	}
+
+	PublicationConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	PublicationEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
 	PublishPagePayload struct {
 		Page func(childComplexity int) int
 	}
@@ -588,6 +619,8 @@ type ComplexityRoot struct {
 		Post            func(childComplexity int, id *string, slug *string, previewToken *string) int
 		PostPage        func(childComplexity int, category *string, tag *string, month *string, number int, size *int) int
 		Posts           func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time, locale *string) int
+		Publication     func(childComplexity int, slug *string, host *string) int
+		Publications    func(childComplexity int, first *int, after *string) int
 		Search          func(childComplexity int, query string, first *int, after *string, category *string, author *string) int
 		Series          func(childComplexity int, slug string) int
 		Site            func(childComplexity int, locale *string) int
@@ -643,6 +676,10 @@ type ComplexityRoot struct {
 	RemovePostFromSeriesPayload struct {
 		Post   func(childComplexity int) int
 		Series func(childComplexity int) int
+	}
+
+	RemovePublicationHostPayload struct {
+		Publication func(childComplexity int) int
 	}
 
 	RenameTagPayload struct {
@@ -1044,6 +1081,9 @@ type MutationResolver interface {
 	Unreact(ctx context.Context, input model.ReactionInput) (*model.ReactionPayload, error)
 	SetNewsletterSubscription(ctx context.Context, input model.SetNewsletterSubscriptionInput) (*model.SetNewsletterSubscriptionPayload, error)
 	DeleteMyAccount(ctx context.Context, input model.DeleteMyAccountInput) (*model.DeleteMyAccountPayload, error)
+	CreatePublication(ctx context.Context, input model.CreatePublicationInput) (*model.CreatePublicationPayload, error)
+	AddPublicationHost(ctx context.Context, input model.AddPublicationHostInput) (*model.AddPublicationHostPayload, error)
+	RemovePublicationHost(ctx context.Context, input model.RemovePublicationHostInput) (*model.RemovePublicationHostPayload, error)
 }
 type PageResolver interface {
 	ID(ctx context.Context, obj *storage.SitePage) (string, error)
@@ -1096,6 +1136,9 @@ type PostSeriesResolver interface {
 	Previous(ctx context.Context, obj *model.PostSeries) (*storage.Post, error)
 	Next(ctx context.Context, obj *model.PostSeries) (*storage.Post, error)
 }
+type PublicationResolver interface {
+	Status(ctx context.Context, obj *storage.Publication) (model.PublicationStatus, error)
+}
 type QueryResolver interface {
 	LiveCursor(ctx context.Context) (string, error)
 	Viewer(ctx context.Context) (*storage.Author, error)
@@ -1124,6 +1167,8 @@ type QueryResolver interface {
 	Media(ctx context.Context, first *int, after *string) (*model.MediaConnection, error)
 	PopularPosts(ctx context.Context, period model.PopularPeriod, first *int) ([]*model.PopularPost, error)
 	Members(ctx context.Context, query *string, first *int, after *string) (*model.MemberConnection, error)
+	Publication(ctx context.Context, slug *string, host *string) (*storage.Publication, error)
+	Publications(ctx context.Context, first *int, after *string) (*model.PublicationConnection, error)
 }
 type RevisionResolver interface {
 	ID(ctx context.Context, obj *storage.Revision) (string, error)
@@ -1261,6 +1306,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.AddPostToSeriesPayload.Series(childComplexity), true
+
+	case "AddPublicationHostPayload.publication":
+		if e.ComplexityRoot.AddPublicationHostPayload.Publication == nil {
+			break
+		}
+
+		return e.ComplexityRoot.AddPublicationHostPayload.Publication(childComplexity), true
 
 	case "ApproveCommentPayload.comment":
 		if e.ComplexityRoot.ApproveCommentPayload.Comment == nil {
@@ -1772,6 +1824,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.CreatePreviewLinkPayload.Token(childComplexity), true
 
+	case "CreatePublicationPayload.publication":
+		if e.ComplexityRoot.CreatePublicationPayload.Publication == nil {
+			break
+		}
+
+		return e.ComplexityRoot.CreatePublicationPayload.Publication(childComplexity), true
+
 	case "CreateSeriesPayload.series":
 		if e.ComplexityRoot.CreateSeriesPayload.Series == nil {
 			break
@@ -2270,6 +2329,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AddPostToSeries(childComplexity, args["input"].(model.AddPostToSeriesInput)), true
+	case "Mutation.addPublicationHost":
+		if e.ComplexityRoot.Mutation.AddPublicationHost == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_addPublicationHost_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AddPublicationHost(childComplexity, args["input"].(model.AddPublicationHostInput)), true
 	case "Mutation.approveComment":
 		if e.ComplexityRoot.Mutation.ApproveComment == nil {
 			break
@@ -2358,6 +2428,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.CreatePreviewLink(childComplexity, args["input"].(model.CreatePreviewLinkInput)), true
+	case "Mutation.createPublication":
+		if e.ComplexityRoot.Mutation.CreatePublication == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_createPublication_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.CreatePublication(childComplexity, args["input"].(model.CreatePublicationInput)), true
 	case "Mutation.createSeries":
 		if e.ComplexityRoot.Mutation.CreateSeries == nil {
 			break
@@ -2600,6 +2681,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RemovePostFromSeries(childComplexity, args["input"].(model.RemovePostFromSeriesInput)), true
+	case "Mutation.removePublicationHost":
+		if e.ComplexityRoot.Mutation.RemovePublicationHost == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_removePublicationHost_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RemovePublicationHost(childComplexity, args["input"].(model.RemovePublicationHostInput)), true
 	case "Mutation.renameTag":
 		if e.ComplexityRoot.Mutation.RenameTag == nil {
 			break
@@ -3486,6 +3578,69 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PostStats.Views(childComplexity), true
 
+	case "Publication.createdAt":
+		if e.ComplexityRoot.Publication.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Publication.CreatedAt(childComplexity), true
+	case "Publication.hosts":
+		if e.ComplexityRoot.Publication.Hosts == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Publication.Hosts(childComplexity), true
+	case "Publication.id":
+		if e.ComplexityRoot.Publication.ID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Publication.ID(childComplexity), true
+	case "Publication.slug":
+		if e.ComplexityRoot.Publication.Slug == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Publication.Slug(childComplexity), true
+	case "Publication.status":
+		if e.ComplexityRoot.Publication.Status == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Publication.Status(childComplexity), true
+	case "Publication.title":
+		if e.ComplexityRoot.Publication.Title == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Publication.Title(childComplexity), true
+
+	case "PublicationConnection.edges":
+		if e.ComplexityRoot.PublicationConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicationConnection.Edges(childComplexity), true
+	case "PublicationConnection.pageInfo":
+		if e.ComplexityRoot.PublicationConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicationConnection.PageInfo(childComplexity), true
+
+	case "PublicationEdge.cursor":
+		if e.ComplexityRoot.PublicationEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicationEdge.Cursor(childComplexity), true
+	case "PublicationEdge.node":
+		if e.ComplexityRoot.PublicationEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicationEdge.Node(childComplexity), true
+
 	case "PublishPagePayload.page":
 		if e.ComplexityRoot.PublishPagePayload.Page == nil {
 			break
@@ -3706,6 +3861,28 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Posts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["publishedAfter"].(*time.Time), args["publishedBefore"].(*time.Time), args["locale"].(*string)), true
+	case "Query.publication":
+		if e.ComplexityRoot.Query.Publication == nil {
+			break
+		}
+
+		args, err := ec.field_Query_publication_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Publication(childComplexity, args["slug"].(*string), args["host"].(*string)), true
+	case "Query.publications":
+		if e.ComplexityRoot.Query.Publications == nil {
+			break
+		}
+
+		args, err := ec.field_Query_publications_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.Publications(childComplexity, args["first"].(*int), args["after"].(*string)), true
 	case "Query.search":
 		if e.ComplexityRoot.Query.Search == nil {
 			break
@@ -3908,6 +4085,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.RemovePostFromSeriesPayload.Series(childComplexity), true
+
+	case "RemovePublicationHostPayload.publication":
+		if e.ComplexityRoot.RemovePublicationHostPayload.Publication == nil {
+			break
+		}
+
+		return e.ComplexityRoot.RemovePublicationHostPayload.Publication(childComplexity), true
 
 	case "RenameTagPayload.tag":
 		if e.ComplexityRoot.RenameTagPayload.Tag == nil {
@@ -4836,6 +5020,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 		return graphql.NewInputUnmarshalerIndex(
 			graphql.NewInputUnmarshaler("AddCommentInput", ec.unmarshalInputAddCommentInput),
 			graphql.NewInputUnmarshaler("AddPostToSeriesInput", ec.unmarshalInputAddPostToSeriesInput),
+			graphql.NewInputUnmarshaler("AddPublicationHostInput", ec.unmarshalInputAddPublicationHostInput),
 			graphql.NewInputUnmarshaler("ApproveCommentInput", ec.unmarshalInputApproveCommentInput),
 			graphql.NewInputUnmarshaler("CompleteSignInInput", ec.unmarshalInputCompleteSignInInput),
 			graphql.NewInputUnmarshaler("CompleteUploadInput", ec.unmarshalInputCompleteUploadInput),
@@ -4844,6 +5029,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("CreatePageInput", ec.unmarshalInputCreatePageInput),
 			graphql.NewInputUnmarshaler("CreatePostInput", ec.unmarshalInputCreatePostInput),
 			graphql.NewInputUnmarshaler("CreatePreviewLinkInput", ec.unmarshalInputCreatePreviewLinkInput),
+			graphql.NewInputUnmarshaler("CreatePublicationInput", ec.unmarshalInputCreatePublicationInput),
 			graphql.NewInputUnmarshaler("CreateSeriesInput", ec.unmarshalInputCreateSeriesInput),
 			graphql.NewInputUnmarshaler("CreateUploadInput", ec.unmarshalInputCreateUploadInput),
 			graphql.NewInputUnmarshaler("CreateWebhookInput", ec.unmarshalInputCreateWebhookInput),
@@ -4871,6 +5057,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("RefreshSessionInput", ec.unmarshalInputRefreshSessionInput),
 			graphql.NewInputUnmarshaler("RejectCommentInput", ec.unmarshalInputRejectCommentInput),
 			graphql.NewInputUnmarshaler("RemovePostFromSeriesInput", ec.unmarshalInputRemovePostFromSeriesInput),
+			graphql.NewInputUnmarshaler("RemovePublicationHostInput", ec.unmarshalInputRemovePublicationHostInput),
 			graphql.NewInputUnmarshaler("RenameTagInput", ec.unmarshalInputRenameTagInput),
 			graphql.NewInputUnmarshaler("RequestSignInLinkInput", ec.unmarshalInputRequestSignInLinkInput),
 			graphql.NewInputUnmarshaler("RestorePostRevisionInput", ec.unmarshalInputRestorePostRevisionInput),
@@ -8393,6 +8580,146 @@ type DeleteMyAccountPayload {
   "The id of the deleted account."
   accountId: ID!
 }
+
+# --- Publications ---
+
+"""
+One blog of the platform, served at its hosts. Every post, author,
+category, comment and setting belongs to one publication.
+"""
+type Publication {
+  "The publication's id: it never changes."
+  id: ID!
+  "The unique, URL-friendly name of the publication, as a post's slug is made; it cannot change."
+  slug: String!
+  "The publication's name: one line of at most 200 characters."
+  title: String!
+  "The domain names the publication is served at, in the order they were added; empty for a publication served only at the platform's default hosts."
+  hosts: [String!]!
+  "Whether the publication is served."
+  status: PublicationStatus!
+  "When the publication was created."
+  createdAt: DateTime!
+}
+
+"""
+Whether a publication is served.
+"""
+enum PublicationStatus {
+  "The publication is served at its hosts."
+  ACTIVE
+}
+
+"""
+A page of publications, by slug.
+"""
+type PublicationConnection {
+  "The publications of this page, each with its cursor."
+  edges: [PublicationEdge!]!
+  "Where this page stands in the whole list."
+  pageInfo: PageInfo!
+}
+
+"""
+A publication in a page of publications.
+"""
+type PublicationEdge {
+  "The opaque cursor of this publication; pass it as ` + "`" + `after` + "`" + ` to continue after it."
+  cursor: String!
+  "The publication."
+  node: Publication!
+}
+
+"""
+The input of ` + "`" + `createPublication` + "`" + `.
+"""
+input CreatePublicationInput {
+  "The unique, URL-friendly name of the publication, with the rules of a post's slug; it cannot change later. A slug another publication holds fails with BAD_USER_INPUT on ` + "`" + `slug` + "`" + `."
+  slug: String!
+  "The publication's name: one line of at most 200 characters."
+  title: String!
+  "The domain names to serve it at, at most 20: each a lower-case DNS name with at least one dot (or ending in ` + "`" + `.localhost` + "`" + `), without port, trailing dot or wildcard, not an IP address; a label in punycode (` + "`" + `xn--` + "`" + `) must read as a word of one script. A host another publication holds fails with BAD_USER_INPUT on ` + "`" + `hosts` + "`" + `, and nothing is created."
+  hosts: [String!]
+}
+
+"""
+The result of ` + "`" + `createPublication` + "`" + `.
+"""
+type CreatePublicationPayload {
+  "The publication as created."
+  publication: Publication!
+}
+
+"""
+The input of ` + "`" + `addPublicationHost` + "`" + `.
+"""
+input AddPublicationHostInput {
+  "The publication's id."
+  id: ID!
+  "The domain name to serve it at, with the rules of ` + "`" + `CreatePublicationInput.hosts` + "`" + `."
+  host: String!
+}
+
+"""
+The result of ` + "`" + `addPublicationHost` + "`" + `.
+"""
+type AddPublicationHostPayload {
+  "The publication with the host."
+  publication: Publication!
+}
+
+"""
+The input of ` + "`" + `removePublicationHost` + "`" + `.
+"""
+input RemovePublicationHostInput {
+  "The publication's id."
+  id: ID!
+  "The domain name to stop serving it at."
+  host: String!
+}
+
+"""
+The result of ` + "`" + `removePublicationHost` + "`" + `.
+"""
+type RemovePublicationHostPayload {
+  "The publication without the host."
+  publication: Publication!
+}
+
+extend type Query {
+  "Fetches a publication by its slug or by one of its hosts; give exactly one (else BAD_USER_INPUT). An unknown slug or host is null. Costs two reads."
+  publication(
+    "The publication's slug."
+    slug: String
+    "A domain name the publication is served at, without port."
+    host: String
+  ): Publication
+  "The platform's publications by slug. Platform admins only (a token with the ` + "`" + `platform` + "`" + ` role), else FORBIDDEN."
+  publications(
+    "How many publications to return after ` + "`" + `after` + "`" + `, from 1 to 100; 20 when not given."
+    first: Int
+    "Return the publications after this cursor, taken from a previous page."
+    after: String
+  ): PublicationConnection!
+}
+
+extend type Mutation {
+  "Creates a publication with its slug and hosts, in one transaction. Platform admins only, else FORBIDDEN."
+  createPublication(
+    "The new publication."
+    input: CreatePublicationInput!
+  ): CreatePublicationPayload!
+  "Serves a publication at one more host; a host it has already is no change. Platform admins only, else FORBIDDEN. A host another publication holds fails with BAD_USER_INPUT on ` + "`" + `host` + "`" + `."
+  addPublicationHost(
+    "The publication and the host."
+    input: AddPublicationHostInput!
+  ): AddPublicationHostPayload!
+  "Stops serving a publication at a host, which another publication may take then. Platform admins only, else FORBIDDEN. A host the publication does not have fails with NOT_FOUND."
+  removePublicationHost(
+    "The publication and the host."
+    input: RemovePublicationHostInput!
+  ): RemovePublicationHostPayload!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -8433,6 +8760,14 @@ func (ec *executionContext) childFields_AddPostToSeriesPayload(ctx context.Conte
 		return ec.fieldContext_AddPostToSeriesPayload_post(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type AddPostToSeriesPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_AddPublicationHostPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "publication":
+		return ec.fieldContext_AddPublicationHostPayload_publication(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type AddPublicationHostPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_ApproveCommentPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -8695,6 +9030,14 @@ func (ec *executionContext) childFields_CreatePreviewLinkPayload(ctx context.Con
 		return ec.fieldContext_CreatePreviewLinkPayload_post(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type CreatePreviewLinkPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_CreatePublicationPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "publication":
+		return ec.fieldContext_CreatePublicationPayload_publication(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type CreatePublicationPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_CreateSeriesPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -9287,6 +9630,44 @@ func (ec *executionContext) childFields_PostStats(ctx context.Context, field gra
 	return nil, fmt.Errorf("no field named %q was found under type PostStats", field.Name)
 }
 
+func (ec *executionContext) childFields_Publication(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "id":
+		return ec.fieldContext_Publication_id(ctx, field)
+	case "slug":
+		return ec.fieldContext_Publication_slug(ctx, field)
+	case "title":
+		return ec.fieldContext_Publication_title(ctx, field)
+	case "hosts":
+		return ec.fieldContext_Publication_hosts(ctx, field)
+	case "status":
+		return ec.fieldContext_Publication_status(ctx, field)
+	case "createdAt":
+		return ec.fieldContext_Publication_createdAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type Publication", field.Name)
+}
+
+func (ec *executionContext) childFields_PublicationConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_PublicationConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_PublicationConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PublicationConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_PublicationEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_PublicationEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_PublicationEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PublicationEdge", field.Name)
+}
+
 func (ec *executionContext) childFields_PublishPagePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 	switch field.Name {
 	case "page":
@@ -9397,6 +9778,14 @@ func (ec *executionContext) childFields_RemovePostFromSeriesPayload(ctx context.
 		return ec.fieldContext_RemovePostFromSeriesPayload_post(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type RemovePostFromSeriesPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_RemovePublicationHostPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "publication":
+		return ec.fieldContext_RemovePublicationHostPayload_publication(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type RemovePublicationHostPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_RenameTagPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -10307,6 +10696,20 @@ func (ec *executionContext) field_Mutation_addPostToSeries_args(ctx context.Cont
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_addPublicationHost_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.AddPublicationHostInput, error) {
+			return ec.unmarshalNAddPublicationHostInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐAddPublicationHostInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_approveComment_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -10411,6 +10814,20 @@ func (ec *executionContext) field_Mutation_createPreviewLink_args(ctx context.Co
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.CreatePreviewLinkInput, error) {
 			return ec.unmarshalNCreatePreviewLinkInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCreatePreviewLinkInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_createPublication_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.CreatePublicationInput, error) {
+			return ec.unmarshalNCreatePublicationInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCreatePublicationInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -10719,6 +11136,20 @@ func (ec *executionContext) field_Mutation_removePostFromSeries_args(ctx context
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.RemovePostFromSeriesInput, error) {
 			return ec.unmarshalNRemovePostFromSeriesInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRemovePostFromSeriesInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_removePublicationHost_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RemovePublicationHostInput, error) {
+			return ec.unmarshalNRemovePublicationHostInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRemovePublicationHostInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -11715,6 +12146,50 @@ func (ec *executionContext) field_Query_posts_args(ctx context.Context, rawArgs 
 	return args, nil
 }
 
+func (ec *executionContext) field_Query_publication_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "slug",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["slug"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "host",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["host"] = arg1
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_publications_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg1
+	return args, nil
+}
+
 func (ec *executionContext) field_Query_search_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -12382,6 +12857,38 @@ func (ec *executionContext) fieldContext_AddPostToSeriesPayload_post(_ context.C
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Post(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _AddPublicationHostPayload_publication(ctx context.Context, field graphql.CollectedField, obj *model.AddPublicationHostPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_AddPublicationHostPayload_publication(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Publication, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Publication) graphql.Marshaler {
+			return ec.marshalNPublication2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPublication(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_AddPublicationHostPayload_publication(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "AddPublicationHostPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Publication(ctx, field)
 		},
 	}
 	return fc, nil
@@ -14522,6 +15029,38 @@ func (ec *executionContext) fieldContext_CreatePreviewLinkPayload_post(_ context
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Post(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _CreatePublicationPayload_publication(ctx context.Context, field graphql.CollectedField, obj *model.CreatePublicationPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_CreatePublicationPayload_publication(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Publication, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Publication) graphql.Marshaler {
+			return ec.marshalNPublication2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPublication(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_CreatePublicationPayload_publication(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "CreatePublicationPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Publication(ctx, field)
 		},
 	}
 	return fc, nil
@@ -18753,6 +19292,138 @@ func (ec *executionContext) fieldContext_Mutation_deleteMyAccount(ctx context.Co
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_createPublication(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_createPublication(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().CreatePublication(ctx, fc.Args["input"].(model.CreatePublicationInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.CreatePublicationPayload) graphql.Marshaler {
+			return ec.marshalNCreatePublicationPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCreatePublicationPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_createPublication(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_CreatePublicationPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_createPublication_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_addPublicationHost(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_addPublicationHost(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AddPublicationHost(ctx, fc.Args["input"].(model.AddPublicationHostInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.AddPublicationHostPayload) graphql.Marshaler {
+			return ec.marshalNAddPublicationHostPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐAddPublicationHostPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_addPublicationHost(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_AddPublicationHostPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_addPublicationHost_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_removePublicationHost(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_removePublicationHost(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RemovePublicationHost(ctx, fc.Args["input"].(model.RemovePublicationHostInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.RemovePublicationHostPayload) graphql.Marshaler {
+			return ec.marshalNRemovePublicationHostPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRemovePublicationHostPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_removePublicationHost(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_RemovePublicationHostPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_removePublicationHost_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _OutboxEmail_id(ctx context.Context, field graphql.CollectedField, obj *model.OutboxEmail) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -21493,6 +22164,263 @@ func (ec *executionContext) fieldContext_PostStats_topReferrers(_ context.Contex
 	return fc, nil
 }
 
+func (ec *executionContext) _Publication_id(ctx context.Context, field graphql.CollectedField, obj *storage.Publication) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Publication_id(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Publication_id(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Publication", field, false, false, "ID")
+}
+
+func (ec *executionContext) _Publication_slug(ctx context.Context, field graphql.CollectedField, obj *storage.Publication) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Publication_slug(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Slug, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Publication_slug(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Publication", field, false, false, "String")
+}
+
+func (ec *executionContext) _Publication_title(ctx context.Context, field graphql.CollectedField, obj *storage.Publication) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Publication_title(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Title, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Publication_title(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Publication", field, false, false, "String")
+}
+
+func (ec *executionContext) _Publication_hosts(ctx context.Context, field graphql.CollectedField, obj *storage.Publication) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Publication_hosts(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Hosts, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []string) graphql.Marshaler {
+			return ec.marshalNString2ᚕstringᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Publication_hosts(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Publication", field, false, false, "String")
+}
+
+func (ec *executionContext) _Publication_status(ctx context.Context, field graphql.CollectedField, obj *storage.Publication) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Publication_status(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Publication().Status(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v model.PublicationStatus) graphql.Marshaler {
+			return ec.marshalNPublicationStatus2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublicationStatus(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Publication_status(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Publication", field, true, true, "PublicationStatus")
+}
+
+func (ec *executionContext) _Publication_createdAt(ctx context.Context, field graphql.CollectedField, obj *storage.Publication) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Publication_createdAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Publication_createdAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Publication", field, false, false, "DateTime")
+}
+
+func (ec *executionContext) _PublicationConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.PublicationConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicationConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.PublicationEdge) graphql.Marshaler {
+			return ec.marshalNPublicationEdge2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublicationEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublicationConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PublicationConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PublicationEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PublicationConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.PublicationConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicationConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublicationConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PublicationConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PublicationEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.PublicationEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicationEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublicationEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicationEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _PublicationEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.PublicationEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicationEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Publication) graphql.Marshaler {
+			return ec.marshalNPublication2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPublication(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublicationEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PublicationEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Publication(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PublishPagePayload_page(ctx context.Context, field graphql.CollectedField, obj *model.PublishPagePayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -22676,6 +23604,94 @@ func (ec *executionContext) fieldContext_Query_members(ctx context.Context, fiel
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_publication(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_publication(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Publication(ctx, fc.Args["slug"].(*string), fc.Args["host"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Publication) graphql.Marshaler {
+			return ec.marshalOPublication2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPublication(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Query_publication(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Publication(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_publication_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_publications(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_publications(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().Publications(ctx, fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PublicationConnection) graphql.Marshaler {
+			return ec.marshalNPublicationConnection2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublicationConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_publications(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PublicationConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_publications_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query___type(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -23302,6 +24318,38 @@ func (ec *executionContext) fieldContext_RemovePostFromSeriesPayload_post(_ cont
 		IsResolver: false,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Post(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _RemovePublicationHostPayload_publication(ctx context.Context, field graphql.CollectedField, obj *model.RemovePublicationHostPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_RemovePublicationHostPayload_publication(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Publication, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Publication) graphql.Marshaler {
+			return ec.marshalNPublication2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPublication(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_RemovePublicationHostPayload_publication(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "RemovePublicationHostPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Publication(ctx, field)
 		},
 	}
 	return fc, nil
@@ -28317,6 +29365,55 @@ func UnmarshalAddPostToSeriesInput(ctx context.Context, raw any) (model.AddPostT
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputAddPublicationHostInput(ctx context.Context, obj any) (model.AddPublicationHostInput, error) {
+	var it model.AddPublicationHostInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "host"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "host":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("host"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Host = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalAddPublicationHostInput unmarshals raw into the AddPublicationHostInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalAddPublicationHostInput(ctx context.Context, raw any) (model.AddPublicationHostInput, error) {
+	var out model.AddPublicationHostInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "AddPublicationHostInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputApproveCommentInput(ctx context.Context, obj any) (model.ApproveCommentInput, error) {
 	var it model.ApproveCommentInput
 	if obj == nil {
@@ -28895,6 +29992,62 @@ func (ec *executionContext) unmarshalInputCreatePreviewLinkInput(ctx context.Con
 func UnmarshalCreatePreviewLinkInput(ctx context.Context, raw any) (model.CreatePreviewLinkInput, error) {
 	var out model.CreatePreviewLinkInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "CreatePreviewLinkInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputCreatePublicationInput(ctx context.Context, obj any) (model.CreatePublicationInput, error) {
+	var it model.CreatePublicationInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"slug", "title", "hosts"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "slug":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("slug"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Slug = data
+		case "title":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("title"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Title = data
+		case "hosts":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("hosts"))
+			data, err := ec.unmarshalOString2ᚕstringᚄ(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Hosts = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalCreatePublicationInput unmarshals raw into the CreatePublicationInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalCreatePublicationInput(ctx context.Context, raw any) (model.CreatePublicationInput, error) {
+	var out model.CreatePublicationInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "CreatePublicationInput", raw, &out)
 	return out, err
 }
 
@@ -30337,6 +31490,55 @@ func (ec *executionContext) unmarshalInputRemovePostFromSeriesInput(ctx context.
 func UnmarshalRemovePostFromSeriesInput(ctx context.Context, raw any) (model.RemovePostFromSeriesInput, error) {
 	var out model.RemovePostFromSeriesInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "RemovePostFromSeriesInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputRemovePublicationHostInput(ctx context.Context, obj any) (model.RemovePublicationHostInput, error) {
+	var it model.RemovePublicationHostInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"id", "host"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "id":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("id"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.ID = data
+		case "host":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("host"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Host = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalRemovePublicationHostInput unmarshals raw into the RemovePublicationHostInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRemovePublicationHostInput(ctx context.Context, raw any) (model.RemovePublicationHostInput, error) {
+	var out model.RemovePublicationHostInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RemovePublicationHostInput", raw, &out)
 	return out, err
 }
 
@@ -32012,6 +33214,39 @@ func (ec *executionContext) _AddPostToSeriesPayload(ctx context.Context, sel ast
 	return out
 }
 
+var addPublicationHostPayloadImplementors = []string{"AddPublicationHostPayload"}
+
+func (ec *executionContext) _AddPublicationHostPayload(ctx context.Context, sel ast.SelectionSet, obj *model.AddPublicationHostPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, addPublicationHostPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("AddPublicationHostPayload")
+		case "publication":
+			out.Values[i] = ec._AddPublicationHostPayload_publication(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var approveCommentPayloadImplementors = []string{"ApproveCommentPayload"}
 
 func (ec *executionContext) _ApproveCommentPayload(ctx context.Context, sel ast.SelectionSet, obj *model.ApproveCommentPayload) graphql.Marshaler {
@@ -32912,6 +34147,39 @@ func (ec *executionContext) _CreatePreviewLinkPayload(ctx context.Context, sel a
 			}
 		case "post":
 			out.Values[i] = ec._CreatePreviewLinkPayload_post(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var createPublicationPayloadImplementors = []string{"CreatePublicationPayload"}
+
+func (ec *executionContext) _CreatePublicationPayload(ctx context.Context, sel ast.SelectionSet, obj *model.CreatePublicationPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, createPublicationPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("CreatePublicationPayload")
+		case "publication":
+			out.Values[i] = ec._CreatePublicationPayload_publication(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -34462,6 +35730,27 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "createPublication":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_createPublication(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "addPublicationHost":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_addPublicationHost(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "removePublicationHost":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_removePublicationHost(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -35387,6 +36676,141 @@ func (ec *executionContext) _PostStats(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var publicationImplementors = []string{"Publication"}
+
+func (ec *executionContext) _Publication(ctx context.Context, sel ast.SelectionSet, obj *storage.Publication) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, publicationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("Publication")
+		case "id":
+			out.Values[i] = ec._Publication_id(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "slug":
+			out.Values[i] = ec._Publication_slug(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "title":
+			out.Values[i] = ec._Publication_title(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "hosts":
+			out.Values[i] = ec._Publication_hosts(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		case "status":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Publication_status(ctx, field, obj)
+				})
+		case "createdAt":
+			out.Values[i] = ec._Publication_createdAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var publicationConnectionImplementors = []string{"PublicationConnection"}
+
+func (ec *executionContext) _PublicationConnection(ctx context.Context, sel ast.SelectionSet, obj *model.PublicationConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, publicationConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PublicationConnection")
+		case "edges":
+			out.Values[i] = ec._PublicationConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._PublicationConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var publicationEdgeImplementors = []string{"PublicationEdge"}
+
+func (ec *executionContext) _PublicationEdge(ctx context.Context, sel ast.SelectionSet, obj *model.PublicationEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, publicationEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PublicationEdge")
+		case "cursor":
+			out.Values[i] = ec._PublicationEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._PublicationEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var publishPagePayloadImplementors = []string{"PublishPagePayload"}
 
 func (ec *executionContext) _PublishPagePayload(ctx context.Context, sel ast.SelectionSet, obj *model.PublishPagePayload) graphql.Marshaler {
@@ -35633,6 +37057,18 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_members(ctx, field)
+				})
+		case "publication":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_publication(ctx, field)
+				})
+		case "publications":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_publications(ctx, field)
 				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
@@ -36002,6 +37438,39 @@ func (ec *executionContext) _RemovePostFromSeriesPayload(ctx context.Context, se
 			}
 		case "post":
 			out.Values[i] = ec._RemovePostFromSeriesPayload_post(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var removePublicationHostPayloadImplementors = []string{"RemovePublicationHostPayload"}
+
+func (ec *executionContext) _RemovePublicationHostPayload(ctx context.Context, sel ast.SelectionSet, obj *model.RemovePublicationHostPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, removePublicationHostPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("RemovePublicationHostPayload")
+		case "publication":
+			out.Values[i] = ec._RemovePublicationHostPayload_publication(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -38346,6 +39815,19 @@ func (ec *executionContext) marshalNAddPostToSeriesPayload2ᚖgithubᚗcomᚋblo
 	return ec._AddPostToSeriesPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNAddPublicationHostInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐAddPublicationHostInput(ctx context.Context, v any) (model.AddPublicationHostInput, error) {
+	res, err := ec.unmarshalInputAddPublicationHostInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNAddPublicationHostPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐAddPublicationHostPayload(ctx context.Context, sel ast.SelectionSet, v *model.AddPublicationHostPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "AddPublicationHostPayload!")
+		return graphql.Null
+	}
+	return ec._AddPublicationHostPayload(ctx, sel, v)
+}
+
 func (ec *executionContext) unmarshalNApproveCommentInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐApproveCommentInput(ctx context.Context, v any) (model.ApproveCommentInput, error) {
 	res, err := ec.unmarshalInputApproveCommentInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -38670,6 +40152,19 @@ func (ec *executionContext) marshalNCreatePreviewLinkPayload2ᚖgithubᚗcomᚋb
 		return graphql.Null
 	}
 	return ec._CreatePreviewLinkPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNCreatePublicationInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCreatePublicationInput(ctx context.Context, v any) (model.CreatePublicationInput, error) {
+	res, err := ec.unmarshalInputCreatePublicationInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNCreatePublicationPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCreatePublicationPayload(ctx context.Context, sel ast.SelectionSet, v *model.CreatePublicationPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "CreatePublicationPayload!")
+		return graphql.Null
+	}
+	return ec._CreatePublicationPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNCreateSeriesInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐCreateSeriesInput(ctx context.Context, v any) (model.CreateSeriesInput, error) {
@@ -39446,6 +40941,56 @@ func (ec *executionContext) marshalNPostVisibility2githubᚗcomᚋblogqlᚋblog�
 	return v
 }
 
+func (ec *executionContext) marshalNPublication2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPublication(ctx context.Context, sel ast.SelectionSet, v *storage.Publication) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "Publication!")
+		return graphql.Null
+	}
+	return ec._Publication(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPublicationConnection2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublicationConnection(ctx context.Context, sel ast.SelectionSet, v *model.PublicationConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "PublicationConnection!")
+		return graphql.Null
+	}
+	return ec._PublicationConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPublicationEdge2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublicationEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.PublicationEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPublicationEdge2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublicationEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPublicationEdge2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublicationEdge(ctx context.Context, sel ast.SelectionSet, v *model.PublicationEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "PublicationEdge!")
+		return graphql.Null
+	}
+	return ec._PublicationEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNPublicationStatus2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublicationStatus(ctx context.Context, v any) (model.PublicationStatus, error) {
+	var res model.PublicationStatus
+	err := res.UnmarshalGQL(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPublicationStatus2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublicationStatus(ctx context.Context, sel ast.SelectionSet, v model.PublicationStatus) graphql.Marshaler {
+	return v
+}
+
 func (ec *executionContext) unmarshalNPublishPageInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublishPageInput(ctx context.Context, v any) (model.PublishPageInput, error) {
 	res, err := ec.unmarshalInputPublishPageInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -39660,6 +41205,19 @@ func (ec *executionContext) marshalNRemovePostFromSeriesPayload2ᚖgithubᚗcom�
 		return graphql.Null
 	}
 	return ec._RemovePostFromSeriesPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRemovePublicationHostInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRemovePublicationHostInput(ctx context.Context, v any) (model.RemovePublicationHostInput, error) {
+	res, err := ec.unmarshalInputRemovePublicationHostInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNRemovePublicationHostPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRemovePublicationHostPayload(ctx context.Context, sel ast.SelectionSet, v *model.RemovePublicationHostPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "RemovePublicationHostPayload!")
+		return graphql.Null
+	}
+	return ec._RemovePublicationHostPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNRenameTagInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRenameTagInput(ctx context.Context, v any) (model.RenameTagInput, error) {
@@ -40779,6 +42337,13 @@ func (ec *executionContext) marshalOPostVisibility2ᚖgithubᚗcomᚋblogqlᚋbl
 		return graphql.Null
 	}
 	return v
+}
+
+func (ec *executionContext) marshalOPublication2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐPublication(ctx context.Context, sel ast.SelectionSet, v *storage.Publication) graphql.Marshaler {
+	if v == nil {
+		return graphql.Null
+	}
+	return ec._Publication(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalORevisionConnection2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRevisionConnection(ctx context.Context, sel ast.SelectionSet, v *model.RevisionConnection) graphql.Marshaler {

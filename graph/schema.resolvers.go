@@ -823,6 +823,21 @@ func (r *mutationResolver) DeleteMyAccount(ctx context.Context, input model.Dele
 	return r.deleteMyAccount(ctx, input)
 }
 
+// CreatePublication is the resolver for the createPublication field.
+func (r *mutationResolver) CreatePublication(ctx context.Context, input model.CreatePublicationInput) (*model.CreatePublicationPayload, error) {
+	return r.createPublication(ctx, input)
+}
+
+// AddPublicationHost is the resolver for the addPublicationHost field.
+func (r *mutationResolver) AddPublicationHost(ctx context.Context, input model.AddPublicationHostInput) (*model.AddPublicationHostPayload, error) {
+	return r.addPublicationHost(ctx, input)
+}
+
+// RemovePublicationHost is the resolver for the removePublicationHost field.
+func (r *mutationResolver) RemovePublicationHost(ctx context.Context, input model.RemovePublicationHostInput) (*model.RemovePublicationHostPayload, error) {
+	return r.removePublicationHost(ctx, input)
+}
+
 // ID is the resolver for the id field.
 func (r *pageResolver) ID(ctx context.Context, obj *storage.SitePage) (string, error) {
 	return pageGID(obj.ID), nil
@@ -1054,6 +1069,11 @@ func (r *postSeriesResolver) Previous(ctx context.Context, obj *model.PostSeries
 // Next is the resolver for the next field.
 func (r *postSeriesResolver) Next(ctx context.Context, obj *model.PostSeries) (*storage.Post, error) {
 	return r.seriesNeighbour(ctx, obj, true)
+}
+
+// Status is the resolver for the status field.
+func (r *publicationResolver) Status(ctx context.Context, obj *storage.Publication) (model.PublicationStatus, error) {
+	return publicationStatus(obj)
 }
 
 // LiveCursor is the resolver for the liveCursor field.
@@ -1328,6 +1348,16 @@ func (r *queryResolver) Members(ctx context.Context, query *string, first *int, 
 	return r.members(ctx, query, first, after)
 }
 
+// Publication is the resolver for the publication field.
+func (r *queryResolver) Publication(ctx context.Context, slug *string, host *string) (*storage.Publication, error) {
+	return r.publication(ctx, slug, host)
+}
+
+// Publications is the resolver for the publications field.
+func (r *queryResolver) Publications(ctx context.Context, first *int, after *string) (*model.PublicationConnection, error) {
+	return r.publications(ctx, first, after)
+}
+
 // ID is the resolver for the id field.
 func (r *revisionResolver) ID(ctx context.Context, obj *storage.Revision) (string, error) {
 	return revisionGID(obj), nil
@@ -1580,6 +1610,9 @@ func (r *Resolver) Post() PostResolver { return &postResolver{r} }
 // PostSeries returns PostSeriesResolver implementation.
 func (r *Resolver) PostSeries() PostSeriesResolver { return &postSeriesResolver{r} }
 
+// Publication returns PublicationResolver implementation.
+func (r *Resolver) Publication() PublicationResolver { return &publicationResolver{r} }
+
 // Query returns QueryResolver implementation.
 func (r *Resolver) Query() QueryResolver { return &queryResolver{r} }
 
@@ -1625,6 +1658,7 @@ type (
 	pageResolver            struct{ *Resolver }
 	postResolver            struct{ *Resolver }
 	postSeriesResolver      struct{ *Resolver }
+	publicationResolver     struct{ *Resolver }
 	queryResolver           struct{ *Resolver }
 	revisionResolver        struct{ *Resolver }
 	searchFacetResolver     struct{ *Resolver }

@@ -37,6 +37,8 @@ func withSizeCosts(c *ComplexityRoot) {
 	c.Post.BodyHTML = sizeCost(markdown.MaxHTMLBytes)
 	c.Post.Excerpt = sizeCost(4 * storage.MaxExcerptLength)
 	c.Post.Title = sizeCost(4 * storage.MaxTitleLength)
+	c.Publication.Title = sizeCost(4 * storage.MaxTitleLength)
+	c.Publication.Hosts = sizeCost(storage.MaxPublicationHosts * storage.MaxHostLength)
 	c.Comment.Body = sizeCost(storage.MaxCommentBytes)
 	c.Author.Bio = sizeCost(4 * storage.MaxBioLength)
 	c.Author.AvatarURL = sizeCost(4 * storage.MaxURLLength)

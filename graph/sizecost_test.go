@@ -52,6 +52,12 @@ var textBytes = map[string]int{
 	"Tag.slug":             storage.MaxSlugLength,
 	"Tag.name":             4 * storage.MaxTagNameLength,
 
+	"Publication.id":         36, // a UUID, or "default"
+	"Publication.slug":       storage.MaxSlugBytes,
+	"Publication.title":      4 * storage.MaxTitleLength,
+	"Publication.hosts":      storage.MaxPublicationHosts * storage.MaxHostLength,
+	"PublicationEdge.cursor": cursorBytes,
+
 	"ViewsOnDay.date":      len("2006-01-02"),
 	"ReferrerViews.domain": 253, // a DNS name (views.ReferrerDomain)
 

@@ -483,18 +483,16 @@ package storage
 // ones. Only the layout migration works without the guard, as it moves
 // items into a publication.
 //
-// # A Store in another publication (later)
+// # A Store in another publication
 //
-// A Store serves one publication today, and keeps that publication's
-// caches where they are: the site settings (siteCache), the renderer it
-// claimed (claimed) and its hints. Store.In(pubID) will return a shallow
-// copy of the Store whose ks is keys.MustIn(pubID) and whose db is the
-// same table confined to that space (db.Confine), with its own siteCache,
-// claimed and hints, taken from a map by publication id that the root
-// Store holds (so two requests of one publication share them); the
-// client, the clock, the cursor keys and the change feed's store
-// (global) are shared. Nothing else in the Store names a publication:
-// every key is built from s.ks.
+// Store.In(pubID) returns a shallow copy of the Store whose ks is
+// keys.In(pubID) and whose db is the same table confined to that space,
+// with its own siteCache, claimed and hints, taken from a map by
+// publication id that the root Store holds (so two requests of one
+// publication share them; publication_stores.go); the client, the
+// clock, the cursor keys and the change feed's store (global) are
+// shared. Nothing else in the Store names a publication: every key is
+// built from s.ks.
 //
 // # Counters
 //

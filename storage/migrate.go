@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/blogql/blog/storage/internal/keys"
 
@@ -73,6 +74,13 @@ func (s *Store) Migrate(ctx context.Context) (*Migration, error) {
 	r, err := migrations.Run(ctx, s.migrationEnv())
 	if err != nil {
 		return nil, err
+	}
+	// A migration that ran puts the publication in the directory whole;
+	// one with nothing to do stays one GetItem.
+	if r.From < r.To {
+		if err := s.ensureDirectory(ctx); err != nil {
+			return nil, fmt.Errorf("migrate: %w", err)
+		}
 	}
 	m := Migration(*r)
 	return &m, nil

@@ -120,7 +120,7 @@ func TestMigrateLayout4Resumes(t *testing.T) {
 func (e *env) onlyPublicationItems() {
 	e.t.Helper()
 	out := must[*dynamodb.ScanOutput](e.t)(e.client.Scan(context.Background(), &dynamodb.ScanInput{TableName: aws.String(e.table)}))
-	global := []string{"LAYOUT", "PUBLICATION#", "SECRET#", "PERSISTED#", "READER#", "LEASES", "EVENTLOG"}
+	global := []string{"LAYOUT", "PUBLICATION#", "PUBLICATIONSLUG#", "SECRET#", "PERSISTED#", "READER#", "LEASES", "EVENTLOG"}
 	for _, it := range out.Items {
 		pk := attrString(it["PK"])
 		ok := strings.HasPrefix(pk, pubPrefix)

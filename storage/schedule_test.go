@@ -318,8 +318,9 @@ func TestMigrateMarksScheduledPosts(t *testing.T) {
 	// and each post read with its parts (all split already, as this
 	// version wrote them); layout 5's move: its checkpoint read, one Scan
 	// page, a transaction for each of the 20 items, the directory read
-	// and written; the layout recorded.
-	equal(t, "requests", fmt.Sprint(n), "map[BatchGetItem:3 GetItem:4 PutItem:1 Query:11 Scan:1 TransactWriteItems:21 UpdateItem:1]")
+	// and written; the layout recorded; the directory item and the slug's
+	// claim read, and written whole for the publications' list.
+	equal(t, "requests", fmt.Sprint(n), "map[BatchGetItem:3 GetItem:6 PutItem:1 Query:11 Scan:1 TransactWriteItems:22 UpdateItem:1]")
 	e.scheduled("migrated", soon.ID, start.Add(time.Hour))
 	equal(t, "version", must[*storage.Post](t)(e.store.GetPost(ctx, soon.ID)).Version, soon.Version)
 	e.consistent()

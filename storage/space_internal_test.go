@@ -1,6 +1,10 @@
 package storage
 
-import "github.com/blogql/blog/storage/internal/keys"
+import (
+	"context"
+
+	"github.com/blogql/blog/storage/internal/keys"
+)
 
 // testKS is the key space of the default publication, which the internal
 // tests' stores are in.
@@ -11,4 +15,11 @@ var testKS = keys.MustIn(DefaultPublication)
 // (migrations.ErrStopped); pages 0 never stops.
 func WithMigrationStop(pages, size int) Option {
 	return func(s *Store) { s.migrationStop.pages, s.migrationStop.size = pages, size }
+}
+
+// ReadPostIn reads, through s, the post id of the publication of other:
+// the tenant guard's test asks s for a key outside its space.
+func ReadPostIn(ctx context.Context, s, other *Store, id string) error {
+	var it map[string]any
+	return s.db.Get(ctx, other.ks.Post(id), true, &it)
 }

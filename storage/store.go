@@ -53,6 +53,9 @@ type Store struct {
 	// migrationStop stops the layout 5 step of Migrate after so many
 	// pages of so many items (tests; migrations.Env.StopAfter).
 	migrationStop struct{ pages, size int }
+	// pubs holds hints, siteCache and claimed of each publication a Store
+	// was made In (publication_stores.go), shared by every copy.
+	pubs *pubStates
 }
 
 // Option configures a Store.
@@ -112,14 +115,16 @@ const DefaultPublication = "default"
 // New returns a Store on table through db, for the publication
 // WithPublication names (DefaultPublication without).
 func New(db *dynamodb.Client, table string, opts ...Option) *Store {
-	h := newHints()
-	s := &Store{table: table, now: time.Now, hints: h, siteCache: &siteCache{}, claimed: &claimed{},
+	s := &Store{table: table, now: time.Now,
 		ks:     keys.MustIn(DefaultPublication),
 		render: markdown.Options{HeadingIDPrefix: markdown.DefaultHeadingIDPrefix}}
 	for _, o := range opts {
 		o(s)
 	}
-	s.db = dynamo.New(db, table, h).Confine(s.ks.Prefix(), keys.Global)
+	s.pubs = &pubStates{states: map[string]*pubState{}}
+	st := s.pubs.state(s.ks.ID())
+	s.hints, s.siteCache, s.claimed = st.hints, st.siteCache, st.claimed
+	s.db = dynamo.New(db, table, st.hints).Confine(s.ks.Prefix(), keys.Global)
 	if s.cursors.enc == nil {
 		s.cursors = randomCursorKeys()
 	}

@@ -66,6 +66,20 @@ type AddPostToSeriesPayload struct {
 	Post *storage.Post `json:"post"`
 }
 
+// The input of `addPublicationHost`.
+type AddPublicationHostInput struct {
+	// The publication's id.
+	ID string `json:"id"`
+	// The domain name to serve it at, with the rules of `CreatePublicationInput.hosts`.
+	Host string `json:"host"`
+}
+
+// The result of `addPublicationHost`.
+type AddPublicationHostPayload struct {
+	// The publication with the host.
+	Publication *storage.Publication `json:"publication"`
+}
+
 // The input of `approveComment`.
 type ApproveCommentInput struct {
 	// The global id of the comment.
@@ -253,6 +267,22 @@ type CreatePreviewLinkPayload struct {
 	ExpiresAt time.Time `json:"expiresAt"`
 	// The post the token shows.
 	Post *storage.Post `json:"post"`
+}
+
+// The input of `createPublication`.
+type CreatePublicationInput struct {
+	// The unique, URL-friendly name of the publication, with the rules of a post's slug; it cannot change later. A slug another publication holds fails with BAD_USER_INPUT on `slug`.
+	Slug string `json:"slug"`
+	// The publication's name: one line of at most 200 characters.
+	Title string `json:"title"`
+	// The domain names to serve it at, at most 20: each a lower-case DNS name with at least one dot (or ending in `.localhost`), without port, trailing dot or wildcard, not an IP address; a label in punycode (`xn--`) must read as a word of one script. A host another publication holds fails with BAD_USER_INPUT on `hosts`, and nothing is created.
+	Hosts []string `json:"hosts,omitempty"`
+}
+
+// The result of `createPublication`.
+type CreatePublicationPayload struct {
+	// The publication as created.
+	Publication *storage.Publication `json:"publication"`
 }
 
 // The input of `createSeries`.
@@ -714,6 +744,22 @@ type PostStats struct {
 	TopReferrers []*ReferrerViews `json:"topReferrers"`
 }
 
+// A page of publications, by slug.
+type PublicationConnection struct {
+	// The publications of this page, each with its cursor.
+	Edges []*PublicationEdge `json:"edges"`
+	// Where this page stands in the whole list.
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
+// A publication in a page of publications.
+type PublicationEdge struct {
+	// The opaque cursor of this publication; pass it as `after` to continue after it.
+	Cursor string `json:"cursor"`
+	// The publication.
+	Node *storage.Publication `json:"node"`
+}
+
 // The input of `publishPage`.
 type PublishPageInput struct {
 	// The global id of the page.
@@ -880,6 +926,20 @@ type RemovePostFromSeriesPayload struct {
 	Series *storage.Series `json:"series"`
 	// The post as changed.
 	Post *storage.Post `json:"post"`
+}
+
+// The input of `removePublicationHost`.
+type RemovePublicationHostInput struct {
+	// The publication's id.
+	ID string `json:"id"`
+	// The domain name to stop serving it at.
+	Host string `json:"host"`
+}
+
+// The result of `removePublicationHost`.
+type RemovePublicationHostPayload struct {
+	// The publication without the host.
+	Publication *storage.Publication `json:"publication"`
 }
 
 // The input of `renameTag`.
@@ -1957,6 +2017,61 @@ func (e *PostVisibility) UnmarshalJSON(b []byte) error {
 }
 
 func (e PostVisibility) MarshalJSON() ([]byte, error) {
+	var buf bytes.Buffer
+	e.MarshalGQL(&buf)
+	return buf.Bytes(), nil
+}
+
+// Whether a publication is served.
+type PublicationStatus string
+
+const (
+	// The publication is served at its hosts.
+	PublicationStatusActive PublicationStatus = "ACTIVE"
+)
+
+var AllPublicationStatus = []PublicationStatus{
+	PublicationStatusActive,
+}
+
+func (e PublicationStatus) IsValid() bool {
+	switch e {
+	case PublicationStatusActive:
+		return true
+	}
+	return false
+}
+
+func (e PublicationStatus) String() string {
+	return string(e)
+}
+
+func (e *PublicationStatus) UnmarshalGQL(v any) error {
+	str, ok := v.(string)
+	if !ok {
+		return fmt.Errorf("enums must be strings")
+	}
+
+	*e = PublicationStatus(str)
+	if !e.IsValid() {
+		return fmt.Errorf("%s is not a valid PublicationStatus", str)
+	}
+	return nil
+}
+
+func (e PublicationStatus) MarshalGQL(w io.Writer) {
+	_, _ = fmt.Fprint(w, strconv.Quote(e.String()))
+}
+
+func (e *PublicationStatus) UnmarshalJSON(b []byte) error {
+	s, err := strconv.Unquote(string(b))
+	if err != nil {
+		return err
+	}
+	return e.UnmarshalGQL(s)
+}
+
+func (e PublicationStatus) MarshalJSON() ([]byte, error) {
 	var buf bytes.Buffer
 	e.MarshalGQL(&buf)
 	return buf.Bytes(), nil

@@ -94,7 +94,12 @@ var Global = []string{
 	// LayoutPartition is the table's layout item, and the layout
 	// migration's checkpoint beside it.
 	"LAYOUT",
+	// The publications' directory (publications.go): directory items,
+	// their GSI1 partition, and the claims of slugs and hosts.
 	PrefixDirectory,
+	PublicationsPartition,
+	PrefixPublicationSlug,
+	PrefixHost,
 	PrefixSecret,
 	PrefixPersisted,
 	PrefixReader,

@@ -1,0 +1,106 @@
+package graph
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/blogql/blog/auth"
+	"github.com/blogql/blog/graph/model"
+	"github.com/blogql/blog/storage"
+)
+
+// platformAdmin returns nil when the actor of ctx is a platform admin (a
+// token with the platform role), else an error wrapping
+// auth.ErrUnauthenticated or auth.ErrForbidden.
+func platformAdmin(ctx context.Context) error {
+	a := auth.ActorFrom(ctx)
+	switch {
+	case a.Anonymous():
+		return errNoToken
+	case !a.IsPlatformAdmin():
+		return fmt.Errorf("%w: platform admins only (a token with the %s role)", auth.ErrForbidden, auth.RolePlatform)
+	}
+	return nil
+}
+
+// publication answers Query.publication: by slug or by host, exactly one
+// of them; none found is null.
+func (r *Resolver) publication(ctx context.Context, slug, host *string) (*storage.Publication, error) {
+	if (slug == nil) == (host == nil) {
+		return nil, &storage.ValidationError{Field: "slug", Reason: "give exactly one of slug and host"}
+	}
+	var p *storage.Publication
+	var err error
+	if slug != nil {
+		p, err = r.store.PublicationBySlug(ctx, *slug)
+	} else {
+		p, err = r.store.PublicationByHost(ctx, *host)
+	}
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, nil
+	}
+	return p, err
+}
+
+// publications answers Query.publications, for platform admins.
+func (r *Resolver) publications(ctx context.Context, first *int, after *string) (*model.PublicationConnection, error) {
+	if err := platformAdmin(ctx); err != nil {
+		return nil, err
+	}
+	p, err := pageOf(first, after, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	res, err := r.store.ListPublications(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return &model.PublicationConnection{
+		Edges: edges(res, func(c string, n *storage.Publication) *model.PublicationEdge {
+			return &model.PublicationEdge{Cursor: c, Node: n}
+		}),
+		PageInfo: pageInfo(res),
+	}, nil
+}
+
+func (r *Resolver) createPublication(ctx context.Context, in model.CreatePublicationInput) (*model.CreatePublicationPayload, error) {
+	if err := platformAdmin(ctx); err != nil {
+		return nil, err
+	}
+	p, err := r.store.CreatePublication(ctx, storage.NewPublication{Slug: in.Slug, Title: in.Title, Hosts: in.Hosts})
+	if err != nil {
+		return nil, err
+	}
+	return &model.CreatePublicationPayload{Publication: p}, nil
+}
+
+func (r *Resolver) addPublicationHost(ctx context.Context, in model.AddPublicationHostInput) (*model.AddPublicationHostPayload, error) {
+	if err := platformAdmin(ctx); err != nil {
+		return nil, err
+	}
+	p, err := r.store.AddPublicationHost(ctx, storage.PublicationHost{ID: in.ID, Host: in.Host})
+	if err != nil {
+		return nil, err
+	}
+	return &model.AddPublicationHostPayload{Publication: p}, nil
+}
+
+func (r *Resolver) removePublicationHost(ctx context.Context, in model.RemovePublicationHostInput) (*model.RemovePublicationHostPayload, error) {
+	if err := platformAdmin(ctx); err != nil {
+		return nil, err
+	}
+	p, err := r.store.RemovePublicationHost(ctx, storage.PublicationHost{ID: in.ID, Host: in.Host})
+	if err != nil {
+		return nil, err
+	}
+	return &model.RemovePublicationHostPayload{Publication: p}, nil
+}
+
+// publicationStatus maps a publication's status to the schema's enum.
+func publicationStatus(p *storage.Publication) (model.PublicationStatus, error) {
+	if p.Status == storage.PublicationActive {
+		return model.PublicationStatusActive, nil
+	}
+	return "", fmt.Errorf("publication %q has status %q", p.ID, p.Status)
+}
