@@ -352,6 +352,8 @@ func (it *postItem) derive(ctx context.Context, opts markdown.Options) error {
 		return fmt.Errorf("render body: %w", err)
 	case errors.Is(err, markdown.ErrTooLarge):
 		return invalid("body", "%v; shorten it", err)
+	case isUnknownImage(err):
+		return invalid("body", "%v; upload it first, or link to it by URL", err)
 	case err != nil:
 		return invalid("body", "%v; simplify it", err)
 	}
@@ -366,12 +368,12 @@ func (it *postItem) derive(ctx context.Context, opts markdown.Options) error {
 
 // restore derives again what an idempotency record leaves out of a post;
 // it fails only when ctx ends first.
-func (p *Post) restore(ctx context.Context, opts markdown.Options) error {
+func (p *Post) restore(ctx context.Context, s *Store) error {
 	if p.Summary || p.Body == "" {
 		return nil
 	}
 	it := postItem{Body: p.Body}
-	switch err := it.derive(ctx, opts); {
+	switch err := s.deriveBody(ctx, &it, false); {
 	case err == nil:
 		p.BodyHTML, p.TOC = it.HTML, it.post().TOC
 	case !errors.Is(err, ErrInvalidInput):

@@ -45,7 +45,7 @@ func (s *Store) CreatePost(ctx context.Context, in NewPost) (*Post, error) {
 		return nil, err
 	}
 	derived := postItem{Body: in.Body}
-	if err := derived.derive(ctx, s.render); err != nil {
+	if err := s.deriveBody(ctx, &derived, true); err != nil {
 		return nil, err
 	}
 	defer s.noteRendered(ctx)
@@ -263,7 +263,7 @@ func (s *Store) preparePatch(ctx context.Context, in *PostPatch) (cats []string,
 		return cats, in.rendered, nil
 	}
 	derived = &postItem{Body: *in.Body}
-	if err := derived.derive(ctx, s.render); err != nil {
+	if err := s.deriveBody(ctx, derived, true); err != nil {
 		return nil, nil, err
 	}
 	in.rendered = derived
@@ -437,7 +437,7 @@ func (s *Store) changePost(ctx context.Context, c postChange, change func(*postI
 					// every write of this layout renders it, as Migrate
 					// does, which leaves a body that renders to too much
 					// HTML without any.
-					if err := p.derive(ctx, s.render); err != nil && !errors.Is(err, ErrInvalidInput) {
+					if err := s.deriveBody(ctx, &p, false); err != nil && !errors.Is(err, ErrInvalidInput) {
 						return nil, err
 					}
 				}
