@@ -7,7 +7,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 
-	"github.com/blogql/blog/markdown")
+	"github.com/blogql/blog/markdown"
+)
 
 // Library images in bodies: `![alt](media:<id>)` in a post's or a page's
 // Markdown shows the media item <id> of the Store's publication

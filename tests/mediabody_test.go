@@ -13,7 +13,6 @@ import (
 // Library images in posts: `![alt](media:<id>)` renders as a responsive
 // img of the item's renditions; an id not in the library is refused.
 
-
 func TestMediaImagesInBodies(t *testing.T) {
 	s := newMediaServer(t)
 	ctx := context.Background()
