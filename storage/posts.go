@@ -97,7 +97,8 @@ func (s *Store) checkPatchLinks(in *PostPatch) error {
 // validation names them.
 func postLinks(cover *Image, seo *SEO) [][2]string {
 	links := [][2]string{{"seo.canonicalUrl", seo.CanonicalURL}, {"seo.ogImage", seo.OGImage}}
-	if cover != nil {
+	// A library image's URL is the server's own.
+	if cover != nil && cover.Media == nil {
 		links = append([][2]string{{"coverImage.url", cover.URL}}, links...)
 	}
 	return links
@@ -569,6 +570,9 @@ func (it *postItem) setCover(img *Image) {
 	it.Cover = nil
 	if img != nil {
 		it.Cover = &imageItem{URL: img.URL, Alt: img.Alt, Width: img.Width, Height: img.Height}
+		if m := img.Media; m != nil {
+			it.Cover.Media = &imageMediaItem{ID: m.ID, Format: m.Format, Width: m.Width, Height: m.Height, DominantColor: m.DominantColor}
+		}
 	}
 }
 
