@@ -1,11 +1,17 @@
 package tests
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"image"
+	"image/color"
+	"image/jpeg"
 	"net/http"
 	"strings"
 	"testing"
+
+	_ "golang.org/x/image/webp"
 
 	"github.com/blogql/blog/auth"
 )
@@ -122,4 +128,99 @@ func TestMediaPostCover(t *testing.T) {
 			t.Fatalf("cover after updatePost: %+v", c)
 		}
 	})
+}
+
+// exifOrientation returns an EXIF APP1 segment stating orientation o,
+// with GPS data after its IFD.
+func exifOrientation(o uint16) []byte {
+	tiff := []byte("MM\x00\x2a\x00\x00\x00\x08")
+	tiff = append(tiff, 0, 1)                         // one entry
+	tiff = append(tiff, 0x01, 0x12, 0, 3, 0, 0, 0, 1) // orientation, SHORT, one
+	tiff = append(tiff, byte(o>>8), byte(o), 0, 0)
+	tiff = append(tiff, 0, 0, 0, 0) // no next IFD
+	tiff = append(tiff, "GPSLatitude 48.8584 GPSLongitude 2.2945"...)
+	return jpegSegment(0xE1, append([]byte("Exif\x00\x00"), tiff...))
+}
+
+// halves returns a w×h JPEG whose left half is red and right half blue,
+// with extra segments.
+func halves(t *testing.T, w, h int, extra ...[]byte) []byte {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for y := range h {
+		for x := range w {
+			c := color.RGBA{220, 20, 20, 255}
+			if x >= w/2 {
+				c = color.RGBA{20, 20, 220, 255}
+			}
+			img.Set(x, y, c)
+		}
+	}
+	var buf bytes.Buffer
+	if err := jpeg.Encode(&buf, img, &jpeg.Options{Quality: 90}); err != nil {
+		t.Fatal(err)
+	}
+	b := buf.Bytes()
+	out := append([]byte(nil), b[:2]...)
+	for _, seg := range extra {
+		out = append(out, seg...)
+	}
+	return append(out, b[2:]...)
+}
+
+// TestMediaEXIFOrientation checks that a photo stored sideways or
+// mirrored, as cameras do, with its EXIF orientation saying how to turn
+// it, is recorded at its upright size and served upright, without its
+// EXIF or GPS data.
+func TestMediaEXIFOrientation(t *testing.T) {
+	s := newMediaServer(t)
+	ctx := context.Background()
+	alice := s.as("alice", auth.RoleAuthor)
+	// The stored picture is 400×200, red on the left, blue on the right.
+	for _, tc := range []struct {
+		o            uint16
+		w, h         int
+		first, where string // the colour at the upright picture's first edge, and which edge
+	}{
+		{1, 400, 200, "red", "left"},
+		{2, 400, 200, "blue", "left"},
+		{3, 400, 200, "blue", "left"},
+		{4, 400, 200, "red", "left"},
+		{5, 200, 400, "red", "top"},
+		{6, 200, 400, "red", "top"},
+		{7, 200, 400, "blue", "top"},
+		{8, 200, 400, "blue", "top"},
+	} {
+		t.Run(fmt.Sprintf("orientation %d", tc.o), func(t *testing.T) {
+			file := halves(t, 400, 200, exifOrientation(tc.o))
+			id, status := s.upload(t, alice, "photo.jpg", "image/jpeg", len(file), file)
+			equal(t, "PUT status", status, http.StatusOK)
+			m := ok[*CompleteUploadResponse](t)(CompleteUpload(ctx, alice, CompleteUploadInput{Id: id})).CompleteUpload.Media
+			equal(t, "recorded size", fmt.Sprint(*m.Image.Width, "×", *m.Image.Height), fmt.Sprint(tc.w, "×", tc.h))
+			for _, f := range []string{"jpeg", "webp"} {
+				res, body := get(t, fmt.Sprintf("%s/media/%s/%d.%s", s.base, id, tc.w, f), nil)
+				equal(t, f+" status", res.StatusCode, http.StatusOK)
+				for _, leak := range []string{"GPS", "Exif"} {
+					if bytes.Contains(body, []byte(leak)) {
+						t.Errorf("%s rendition holds %q", f, leak)
+					}
+				}
+				img, _, err := image.Decode(bytes.NewReader(body))
+				if err != nil {
+					t.Fatalf("%s rendition: %v", f, err)
+				}
+				equal(t, f+" size", fmt.Sprint(img.Bounds().Dx(), "×", img.Bounds().Dy()), fmt.Sprint(tc.w, "×", tc.h))
+				at := image.Pt(5, tc.h/2)
+				if tc.where == "top" {
+					at = image.Pt(tc.w/2, 5)
+				}
+				r, _, b, _ := img.At(at.X, at.Y).RGBA()
+				got := "red"
+				if b > r {
+					got = "blue"
+				}
+				equal(t, f+" colour at the "+tc.where, got, tc.first)
+			}
+		})
+	}
 }
