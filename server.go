@@ -37,6 +37,7 @@ import (
 	"github.com/blogql/blog/inflight"
 	"github.com/blogql/blog/mailer"
 	"github.com/blogql/blog/markdown"
+	"github.com/blogql/blog/media"
 	"github.com/blogql/blog/newsletter"
 	"github.com/blogql/blog/playground"
 	"github.com/blogql/blog/storage"
@@ -253,12 +254,12 @@ func openStore(ctx context.Context, cfg *config, client *dynamodb.Client, logger
 }
 
 // storeOptions returns the options of the store cfg asks for: how it
-// renders and which links it accepts. The configured site URL only: the
-// embedded engine's default (this server's address) would make every new
-// port a new renderer.
+// renders and which links it accepts. The configured site and media URLs
+// only: the embedded engine's default (this server's address) would make
+// every new port a new renderer.
 func storeOptions(cfg *config) []storage.Option {
 	opts := []storage.Option{storage.WithHeadingIDPrefix(cfg.headingIDPrefix), storage.WithSiteURL(cfg.siteURL),
-		storage.WithHighlight(cfg.highlightCode)}
+		storage.WithHighlight(cfg.highlightCode), storage.WithLibraryImages(media.BodyImages(cfg.media.url))}
 	if cfg.privateURLs {
 		opts = append(opts, storage.WithPrivateHosts())
 	}

@@ -6453,6 +6453,8 @@ input CreatePostInput {
   categories: [String!]
   "The picture shown at the top of the post and in listings."
   coverImage: ImageInput
+  "The media library's item to show as the cover instead of ` + "`" + `coverImage` + "`" + ` (not both): the cover is its widest rendition, with its ` + "`" + `srcset` + "`" + `, ` + "`" + `sizes` + "`" + `, ` + "`" + `dominantColor` + "`" + ` and size. An id not in the library is BAD_USER_INPUT."
+  coverMediaId: ID
   "What search engines and link previews show, when it differs from the post's title, excerpt and cover image."
   seo: SeoInput
   "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
@@ -6523,6 +6525,8 @@ input UpdatePostInput {
   categories: [String!]
   "The new cover image; null removes it."
   coverImage: ImageInput
+  "The media library's item to make the cover instead of ` + "`" + `coverImage` + "`" + ` (not both). An id not in the library is BAD_USER_INPUT."
+  coverMediaId: ID
   "Changes to the SEO fields: omitted fields are left as they are, empty ones unset."
   seo: SeoInput
   "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
@@ -29838,7 +29842,7 @@ func (ec *executionContext) unmarshalInputCreatePostInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"locale", "title", "slug", "excerpt", "body", "categories", "coverImage", "seo", "idempotencyKey", "coAuthors", "tags", "visibility"}
+	fieldsInOrder := [...]string{"locale", "title", "slug", "excerpt", "body", "categories", "coverImage", "coverMediaId", "seo", "idempotencyKey", "coAuthors", "tags", "visibility"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -29894,6 +29898,13 @@ func (ec *executionContext) unmarshalInputCreatePostInput(ctx context.Context, o
 				return it, err
 			}
 			it.CoverImage = data
+		case "coverMediaId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("coverMediaId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CoverMediaID = data
 		case "seo":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("seo"))
 			data, err := ec.unmarshalOSeoInput2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSeoInput(ctx, v)
@@ -32624,7 +32635,7 @@ func (ec *executionContext) unmarshalInputUpdatePostInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"locale", "id", "expectedVersion", "title", "slug", "excerpt", "body", "categories", "coverImage", "seo", "idempotencyKey", "coAuthors", "tags", "visibility"}
+	fieldsInOrder := [...]string{"locale", "id", "expectedVersion", "title", "slug", "excerpt", "body", "categories", "coverImage", "coverMediaId", "seo", "idempotencyKey", "coAuthors", "tags", "visibility"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -32694,6 +32705,13 @@ func (ec *executionContext) unmarshalInputUpdatePostInput(ctx context.Context, o
 				return it, err
 			}
 			it.CoverImage = graphql.OmittableOf(data)
+		case "coverMediaId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("coverMediaId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.CoverMediaID = data
 		case "seo":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("seo"))
 			data, err := ec.unmarshalOSeoInput2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSeoInput(ctx, v)

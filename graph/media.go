@@ -2,6 +2,7 @@ package graph
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -14,8 +15,9 @@ import (
 )
 
 // The media library (package media does the work; storage keeps the
-// items). Usage (which posts show an item), library images in Markdown
-// and cover images that reference media come later.
+// items). A post's cover may be an item (libraryCover); library images
+// in Markdown are rendered by the store (storage.WithLibraryImages).
+// Usage (which posts show an item) comes later.
 
 // errNoMedia answers the media library's fields on a server without one.
 var errNoMedia = &gqlerror.Error{Message: "the media library is not configured on this server",
@@ -164,16 +166,40 @@ func (r *Resolver) imageSrcset(img *storage.Image, format *model.ImageFormat) (*
 }
 
 // mediaField returns f of img's media item, or nil for an external
-// picture.
+// picture or a field it does not keep (a cover's placeholder).
 func mediaField(img *storage.Image, f func(*storage.Media) string) *string {
 	if img.Media == nil {
 		return nil
 	}
 	s := f(img.Media)
+	if s == "" {
+		return nil
+	}
 	return &s
 }
 
 // the format of m as the schema's enum.
 func mediaFormat(m *storage.Media) model.ImageFormat {
 	return model.ImageFormat(strings.ToUpper(m.Format))
+}
+
+// libraryCover returns the cover a post's input asks for: the media item
+// id when given (cover must be nil then: setCover says whether the input
+// set coverImage), else cover. An id not in the library is a
+// *storage.ValidationError of coverMediaId.
+func (r *Resolver) libraryCover(ctx context.Context, id *string, cover *storage.Image, setCover bool) (*storage.Image, error) {
+	if id == nil {
+		return cover, nil
+	}
+	if setCover {
+		return nil, &storage.ValidationError{Field: "coverMediaId", Reason: "cannot go with coverImage"}
+	}
+	m, err := r.store.MediaItem(ctx, *id)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, &storage.ValidationError{Field: "coverMediaId", Reason: fmt.Sprintf("%q is not in the media library", *id)}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return r.mediaImage(m)
 }

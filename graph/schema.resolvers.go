@@ -421,6 +421,9 @@ func (r *mutationResolver) CreatePost(ctx context.Context, input model.CreatePos
 		return nil, err
 	}
 	in, err := newPost(ctx, a, input)
+	if err == nil {
+		in.CoverImage, err = r.libraryCover(ctx, input.CoverMediaID, in.CoverImage, input.CoverImage != nil)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -438,6 +441,9 @@ func (r *mutationResolver) UpdatePost(ctx context.Context, input model.UpdatePos
 		return nil, err
 	}
 	patch, err := postPatch(ctx, input)
+	if err == nil {
+		patch.CoverImage, err = r.libraryCover(ctx, input.CoverMediaID, patch.CoverImage, input.CoverImage.IsSet())
+	}
 	if err != nil {
 		return nil, err
 	}

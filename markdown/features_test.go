@@ -232,11 +232,11 @@ func TestHeadingsHaveAnchorsForTheirLinks(t *testing.T) {
 func TestVersionNamesTheRenderer(t *testing.T) {
 	base := Options{HeadingIDPrefix: "h-"}
 	v := base.Version()
-	if !strings.HasPrefix(v, "r3-") || len(v) != len("r3-")+12 {
+	if !strings.HasPrefix(v, "r4-") || len(v) != len("r4-")+12 {
 		t.Errorf("version %q", v)
 	}
 	equal(t, "same options", Options{HeadingIDPrefix: "h-"}.Version(), v)
-	for _, o := range []Options{{HeadingIDPrefix: "p-"}, {HeadingIDPrefix: "h-", SiteURL: "https://a.io"}, {HeadingIDPrefix: "h-", Highlight: true}} {
+	for _, o := range []Options{{HeadingIDPrefix: "p-"}, {HeadingIDPrefix: "h-", SiteURL: "https://a.io"}, {HeadingIDPrefix: "h-", Highlight: true}, {HeadingIDPrefix: "h-", ImagesVersion: "https://a.io"}} {
 		if o.Version() == v {
 			t.Errorf("%+v has the version of %+v", o, base)
 		}

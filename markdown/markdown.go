@@ -111,6 +111,18 @@ type Options struct {
 	// Highlight highlights fenced code in a language chroma knows, with
 	// classes (code.go).
 	Highlight bool
+	// Images are the media library's images the body may show, by id
+	// (library.go; LibraryIDs names those to read). They are what the
+	// body is rendered from, not how: Version leaves them out, and the
+	// same Markdown with the same Images renders the same.
+	Images map[string]LibraryImage
+	// ImagesVersion names how Images are made (the renditions' URLs):
+	// part of Version, so another makes bodies be rendered again.
+	ImagesVersion string
+	// RequireImages makes Render refuse a library image that Images does
+	// not hold with an *UnknownImageError, instead of showing its alt
+	// text; it changes no result Render returns, so Version leaves it out.
+	RequireImages bool
 }
 
 // DefaultHeadingIDPrefix is the HeadingIDPrefix a server uses unless told
@@ -135,7 +147,9 @@ func CheckHeadingIDPrefix(p string) error {
 // Render renders Markdown. It fails with ErrTooLarge when the HTML would
 // be larger than MaxHTMLBytes, with one of the errors of the limits
 // (ErrTableTooWide, ErrTooManyCells, ErrTooManyPipes, ErrTooDeep,
-// ErrTooManyMarkers, ErrTooManyBrackets, ErrTooManyNotes) when the Markdown passes one, and
+// ErrTooManyMarkers, ErrTooManyBrackets, ErrTooManyNotes) when the Markdown passes one, with
+// an *UnknownImageError for a library image not in Options.Images when
+// Options.RequireImages is set, and
 // with ctx's error when ctx is done first; it never fails otherwise. Each
 // of these stops the work where it is found: nothing more is parsed,
 // rendered or sanitized.
@@ -154,17 +168,33 @@ func Render(ctx context.Context, src string, opts Options) (*Document, error) {
 	doc.SetAttributeString(footnotePrefixAttr, []byte(opts.HeadingIDPrefix))
 	// An image from anywhere but an absolute http or https URL (a data:
 	// URL, a path on whatever site shows the post) is shown as its text.
+	// A library image is shown as Options.Images gives it (library.go).
 	var images, shown []*ast.Image
+	library := map[*ast.Image]LibraryImage{}
 	err := ast.Walk(doc, func(n ast.Node, entering bool) (ast.WalkStatus, error) {
 		if !b.ok() {
 			return ast.WalkStop, b.err
 		}
-		if img, ok := n.(*ast.Image); ok && entering {
-			if httpURL.Match(img.Destination) {
+		img, ok := n.(*ast.Image)
+		if !ok || !entering {
+			return ast.WalkContinue, nil
+		}
+		if id := libraryID(img.Destination); id != "" {
+			li, found := opts.Images[id]
+			switch {
+			case found:
+				setLibraryImage(img, li)
+				library[img] = li
 				shown = append(shown, img)
-			} else {
+			case opts.RequireImages:
+				return ast.WalkStop, &UnknownImageError{ID: id}
+			default:
 				images = append(images, img)
 			}
+		} else if httpURL.Match(img.Destination) {
+			shown = append(shown, img)
+		} else {
+			images = append(images, img)
 		}
 		return ast.WalkContinue, nil
 	})
@@ -175,6 +205,11 @@ func Render(ctx context.Context, src string, opts Options) (*Document, error) {
 		img.Parent().ReplaceChild(img.Parent(), img, ast.NewString([]byte(plainText(img, source))))
 	}
 	setImageAttributes(shown, source)
+	for img, li := range library {
+		// The original's size wins over braces that follow it.
+		img.SetAttributeString("width", []byte(strconv.Itoa(li.Width)))
+		img.SetAttributeString("height", []byte(strconv.Itoa(li.Height)))
+	}
 	out := &Document{}
 	ids := anchors{prefix: opts.HeadingIDPrefix}
 	var words, excerpt strings.Builder

@@ -23,7 +23,9 @@ import (
 //     most the tokens of iframeSandbox (bluemonday adds an empty one when
 //     there is none), and fixed allow, referrerpolicy and loading values;
 //     the embed's wrapper classes on div and blockquote;
-//   - width, height and loading="lazy" on images;
+//   - width, height and loading="lazy" on images, and a library image's
+//     srcset (of http, https or root-relative URLs), sizes and
+//     decoding="async";
 //   - footnotes' classes and roles, and task lists' disabled checkboxes.
 //
 // Every link with a host gets rel="nofollow noreferrer"; links within
@@ -48,6 +50,11 @@ func newPolicy() *bluemonday.Policy {
 	p.AllowAttrs("referrerpolicy").Matching(regexp.MustCompile(`^` + iframeReferer + `$`)).OnElements("iframe")
 	p.AllowAttrs("loading").Matching(regexp.MustCompile(`^lazy$`)).OnElements("iframe", "img")
 	p.AllowAttrs("sandbox").OnElements("iframe")
+	// A library image's (library.go): written by Render from
+	// Options.Images, never from the Markdown.
+	p.AllowAttrs("srcset").Matching(srcsetValue).OnElements("img")
+	p.AllowAttrs("sizes").Matching(regexp.MustCompile(`^\(max-width: [0-9]{1,5}px\) 100vw, [0-9]{1,5}px$`)).OnElements("img")
+	p.AllowAttrs("decoding").Matching(regexp.MustCompile(`^async$`)).OnElements("img")
 	p.RequireSandboxOnIFrame(bluemonday.SandboxAllowScripts, bluemonday.SandboxAllowSameOrigin,
 		bluemonday.SandboxAllowPresentation, bluemonday.SandboxAllowPopups, bluemonday.SandboxAllowPopupsToEscapeSandbox)
 	p.AllowAttrs("class").Matching(regexp.MustCompile(`^embed embed-(youtube|vimeo|codepen)$`)).OnElements("div")
@@ -61,6 +68,10 @@ func newPolicy() *bluemonday.Policy {
 	p.AllowAttrs("checked", "disabled").Matching(regexp.MustCompile(`^$`)).OnElements("input")
 	return p
 }
+
+// srcsetValue matches a srcset of http, https or root-relative URLs with
+// width descriptors.
+var srcsetValue = regexp.MustCompile(`^(?:(?:https?://|/)[^\s,"'<>]+ [0-9]{1,5}w)(?:, (?:https?://|/)[^\s,"'<>]+ [0-9]{1,5}w)*$`)
 
 // relOnLink matches a link as the sanitizer writes one with a host: its
 // href first, its rel last.

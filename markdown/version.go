@@ -10,7 +10,7 @@ import (
 // every change of the code that changes what Render returns for some
 // Markdown (a new extension, another policy, another HTML shape), so that
 // what was rendered before is rendered again.
-const rendererCode = 3
+const rendererCode = 4
 
 // Version returns the version of the renderer Render is with o: the code's
 // version and a hash of the options, as "r<code>-<12 hex digits>". Two
@@ -18,6 +18,6 @@ const rendererCode = 3
 // versions are equal, so a stored rendering whose version is not the
 // current one is rendered again (storage's background re-render).
 func (o Options) Version() string {
-	sum := sha256.Sum256(fmt.Appendf(nil, "%d\x00%s\x00%s\x00%t", rendererCode, o.HeadingIDPrefix, o.SiteURL, o.Highlight))
+	sum := sha256.Sum256(fmt.Appendf(nil, "%d\x00%s\x00%s\x00%t\x00%s", rendererCode, o.HeadingIDPrefix, o.SiteURL, o.Highlight, o.ImagesVersion))
 	return fmt.Sprintf("r%d-%s", rendererCode, hex.EncodeToString(sum[:6]))
 }

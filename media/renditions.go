@@ -157,8 +157,9 @@ func (s *Service) transform(ctx context.Context, m *storage.Media, width int, fo
 }
 
 // Transform decodes data, an image in format from, whose header must
-// state at most maxPixels, and returns it scaled to width (never wider
-// than it is) and encoded in format to, without metadata.
+// state at most maxPixels, and returns it turned upright as a JPEG's EXIF
+// orientation says, scaled to width (never wider than it is) and encoded
+// in format to, without metadata.
 func Transform(data []byte, from string, width int, to string, maxPixels int64) ([]byte, error) {
 	cfg, err := decodeConfig(from, data)
 	if err != nil {
@@ -172,7 +173,7 @@ func Transform(data []byte, from string, width int, to string, maxPixels int64) 
 		return nil, fmt.Errorf("decode: %w", err)
 	}
 	var buf bytes.Buffer
-	if err := encode(&buf, to, scale(img, width)); err != nil {
+	if err := encode(&buf, to, scaleUpright(img, orientationOf(from, data), width)); err != nil {
 		return nil, fmt.Errorf("encode %s: %w", to, err)
 	}
 	return buf.Bytes(), nil

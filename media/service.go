@@ -235,7 +235,9 @@ func (s *Service) check(ctx context.Context, up *storage.Upload, data []byte) (*
 	if err != nil {
 		return nil, fmt.Sprintf("the %s header cannot be read: %v", strings.ToUpper(format), err), nil
 	}
-	if reason := s.tooManyPixels(cfg); reason != "" {
+	o := orientationOf(format, data)
+	width, height := upright(cfg.Width, cfg.Height, o)
+	if reason := s.tooManyPixels(image.Config{Width: width, Height: height}); reason != "" {
 		return nil, reason, nil
 	}
 	release, err := s.reserve(ctx, int64(cfg.Width)*int64(cfg.Height))
@@ -247,12 +249,15 @@ func (s *Service) check(ctx context.Context, up *storage.Upload, data []byte) (*
 	if err != nil {
 		return nil, fmt.Sprintf("the image is truncated or corrupt: %v", err), nil
 	}
+	if o > 1 {
+		img = scaleUpright(img, o, min(width, 4*placeholderSide))
+	}
 	ph, dominant, err := placeholder(img)
 	if err != nil {
 		return nil, "", err
 	}
 	return &storage.Media{ID: up.ID, Owner: up.Owner, Filename: up.Filename, Format: format,
-		Width: cfg.Width, Height: cfg.Height, ByteSize: int64(len(data)), Placeholder: ph, DominantColor: dominant}, "", nil
+		Width: width, Height: height, ByteSize: int64(len(data)), Placeholder: ph, DominantColor: dominant}, "", nil
 }
 
 // reserve waits for a worker and for px pixels of the decoding budget

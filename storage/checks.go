@@ -47,10 +47,10 @@ func checkPosts(ctx context.Context, s *Store, t *snapshot, badf func(string, ..
 		// every body it can render has its version.
 		derived := postItem{Body: p.Body}
 		if p.RenderVersion == s.render.Version() || p.HTML == "" {
-			if err := derived.derive(ctx, s.render); err != nil || !reflect.DeepEqual(normal(derived.withDerivedOnly()), normal(p.withDerivedOnly())) {
+			if err := s.deriveBody(ctx, &derived, false); err != nil || !reflect.DeepEqual(normal(derived.withDerivedOnly()), normal(p.withDerivedOnly())) {
 				badf("post %s has a rendered body, table of contents, word count or excerpt that its body does not give", id)
 			}
-		} else if t.renderer != nil && t.renderer.Done && t.renderer.Version == s.render.Version() && derived.derive(ctx, s.render) == nil {
+		} else if t.renderer != nil && t.renderer.Done && t.renderer.Version == s.render.Version() && s.deriveBody(ctx, &derived, false) == nil {
 			badf("post %s is rendered by %q, not by the table's renderer %q, whose sweep is done", id, p.RenderVersion, t.renderer.Version)
 		}
 		for _, c := range p.Cats {
@@ -137,10 +137,10 @@ func checkAllSlugs(ctx context.Context, s *Store, t *snapshot, badf func(string,
 		// when left to another once the table's sweep is done.
 		var derived pageItem
 		if pg.RenderVersion == s.render.Version() || (pg.HTML == "" && pg.Body != "") {
-			if err := derived.setBody(ctx, s.render, pg.Body); err != nil || !reflect.DeepEqual(derived.withDerivedOnly(), pg.withDerivedOnly()) {
+			if err := s.setPageBody(ctx, &derived, pg.Body, false); err != nil || !reflect.DeepEqual(derived.withDerivedOnly(), pg.withDerivedOnly()) {
 				badf("page %s has a rendered body, table of contents, word count or excerpt that its body does not give", id)
 			}
-		} else if t.renderer != nil && t.renderer.Done && t.renderer.Version == s.render.Version() && derived.setBody(ctx, s.render, pg.Body) == nil {
+		} else if t.renderer != nil && t.renderer.Done && t.renderer.Version == s.render.Version() && s.setPageBody(ctx, &derived, pg.Body, false) == nil {
 			badf("page %s is rendered by %q, not by the table's renderer %q, whose sweep is done", id, pg.RenderVersion, t.renderer.Version)
 		}
 	}

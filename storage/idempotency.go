@@ -16,7 +16,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/expression"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/blogql/blog/markdown"
 	"github.com/blogql/blog/storage/internal/dynamo"
 )
 
@@ -135,7 +134,7 @@ func replay[T any](ctx context.Context, s *Store, id *idem) (T, bool, error) {
 		return zero, false, fmt.Errorf("decode idempotent result: %w", err)
 	}
 	if r, ok := any(v).(restorer); ok {
-		if err := r.restore(ctx, s.render); err != nil {
+		if err := r.restore(ctx, s); err != nil {
 			return zero, false, err
 		}
 	}
@@ -146,7 +145,7 @@ func replay[T any](ctx context.Context, s *Store, id *idem) (T, bool, error) {
 // from the rest (a post's rendered body): the record stays far below
 // DynamoDB's item size, and a replay still returns the same result.
 type restorer interface {
-	restore(context.Context, markdown.Options) error
+	restore(context.Context, *Store) error
 }
 
 // record adds the idempotency record of id with result to t; a nil id adds

@@ -274,6 +274,28 @@ type imageItem struct {
 	Alt    string `dynamodbav:"alt,omitempty"`
 	Width  int    `dynamodbav:"width,omitempty"`
 	Height int    `dynamodbav:"height,omitempty"`
+	// Media is what the picture's srcset and sizes are made of when it is
+	// an item of the media library; absent for one at an external URL.
+	// The placeholder (up to 2 KB) is left out: the post and each of its
+	// copies carry the cover.
+	Media *imageMediaItem `dynamodbav:"media,omitempty"`
+}
+
+type imageMediaItem struct {
+	ID            string `dynamodbav:"id"`
+	Format        string `dynamodbav:"format"`
+	Width         int    `dynamodbav:"width"`
+	Height        int    `dynamodbav:"height"`
+	DominantColor string `dynamodbav:"dominantColor,omitempty"`
+}
+
+// image returns the picture it is.
+func (it *imageItem) image() *Image {
+	img := &Image{URL: it.URL, Alt: it.Alt, Width: it.Width, Height: it.Height}
+	if m := it.Media; m != nil {
+		img.Media = &Media{ID: m.ID, Format: m.Format, Width: m.Width, Height: m.Height, DominantColor: m.DominantColor, Alt: it.Alt}
+	}
+	return img
 }
 
 // seoItem is never empty: a post without SEO fields has none (nil), as
@@ -315,7 +337,7 @@ func (it *postItem) post() *Post {
 		p.Excerpt = it.AutoExcerpt
 	}
 	if it.Cover != nil {
-		p.CoverImage = &Image{URL: it.Cover.URL, Alt: it.Cover.Alt, Width: it.Cover.Width, Height: it.Cover.Height}
+		p.CoverImage = it.Cover.image()
 	}
 	if it.SEO != nil {
 		p.SEO = SEO(*it.SEO)
@@ -352,6 +374,8 @@ func (it *postItem) derive(ctx context.Context, opts markdown.Options) error {
 		return fmt.Errorf("render body: %w", err)
 	case errors.Is(err, markdown.ErrTooLarge):
 		return invalid("body", "%v; shorten it", err)
+	case isUnknownImage(err):
+		return invalid("body", "%v; upload it first, or link to it by URL", err)
 	case err != nil:
 		return invalid("body", "%v; simplify it", err)
 	}
@@ -366,12 +390,12 @@ func (it *postItem) derive(ctx context.Context, opts markdown.Options) error {
 
 // restore derives again what an idempotency record leaves out of a post;
 // it fails only when ctx ends first.
-func (p *Post) restore(ctx context.Context, opts markdown.Options) error {
+func (p *Post) restore(ctx context.Context, s *Store) error {
 	if p.Summary || p.Body == "" {
 		return nil
 	}
 	it := postItem{Body: p.Body}
-	switch err := it.derive(ctx, opts); {
+	switch err := s.deriveBody(ctx, &it, false); {
 	case err == nil:
 		p.BodyHTML, p.TOC = it.HTML, it.post().TOC
 	case !errors.Is(err, ErrInvalidInput):

@@ -175,12 +175,12 @@ func (it *pageItem) setBody(ctx context.Context, opts markdown.Options, body str
 
 // restore derives again what an idempotency record leaves out of a page;
 // it fails only when ctx ends first.
-func (p *SitePage) restore(ctx context.Context, opts markdown.Options) error {
+func (p *SitePage) restore(ctx context.Context, s *Store) error {
 	if p.Body == "" {
 		return nil
 	}
 	var it pageItem
-	switch err := it.setBody(ctx, opts, p.Body); {
+	switch err := s.setPageBody(ctx, &it, p.Body, false); {
 	case err == nil:
 		p.BodyHTML, p.TOC, p.Excerpt = it.HTML, it.page().TOC, it.AutoExcerpt
 	case !errors.Is(err, ErrInvalidInput):
@@ -240,7 +240,7 @@ func (s *Store) CreatePage(ctx context.Context, in NewPage) (*SitePage, error) {
 		return nil, err
 	}
 	var body pageItem
-	if err := body.setBody(ctx, s.render, in.Body); err != nil {
+	if err := s.setPageBody(ctx, &body, in.Body, true); err != nil {
 		return nil, err
 	}
 	defer s.noteRendered(ctx)
@@ -311,7 +311,7 @@ func (s *Store) UpdatePage(ctx context.Context, in PagePatch) (*SitePage, error)
 	var body *pageItem
 	if in.Body != nil {
 		body = &pageItem{}
-		if err := body.setBody(ctx, s.render, *in.Body); err != nil {
+		if err := s.setPageBody(ctx, body, *in.Body, true); err != nil {
 			return nil, err
 		}
 		defer s.noteRendered(ctx)

@@ -45,7 +45,7 @@ func (s *Store) CreatePost(ctx context.Context, in NewPost) (*Post, error) {
 		return nil, err
 	}
 	derived := postItem{Body: in.Body}
-	if err := derived.derive(ctx, s.render); err != nil {
+	if err := s.deriveBody(ctx, &derived, true); err != nil {
 		return nil, err
 	}
 	defer s.noteRendered(ctx)
@@ -97,7 +97,8 @@ func (s *Store) checkPatchLinks(in *PostPatch) error {
 // validation names them.
 func postLinks(cover *Image, seo *SEO) [][2]string {
 	links := [][2]string{{"seo.canonicalUrl", seo.CanonicalURL}, {"seo.ogImage", seo.OGImage}}
-	if cover != nil {
+	// A library image's URL is the server's own.
+	if cover != nil && cover.Media == nil {
 		links = append([][2]string{{"coverImage.url", cover.URL}}, links...)
 	}
 	return links
@@ -263,7 +264,7 @@ func (s *Store) preparePatch(ctx context.Context, in *PostPatch) (cats []string,
 		return cats, in.rendered, nil
 	}
 	derived = &postItem{Body: *in.Body}
-	if err := derived.derive(ctx, s.render); err != nil {
+	if err := s.deriveBody(ctx, derived, true); err != nil {
 		return nil, nil, err
 	}
 	in.rendered = derived
@@ -437,7 +438,7 @@ func (s *Store) changePost(ctx context.Context, c postChange, change func(*postI
 					// every write of this layout renders it, as Migrate
 					// does, which leaves a body that renders to too much
 					// HTML without any.
-					if err := p.derive(ctx, s.render); err != nil && !errors.Is(err, ErrInvalidInput) {
+					if err := s.deriveBody(ctx, &p, false); err != nil && !errors.Is(err, ErrInvalidInput) {
 						return nil, err
 					}
 				}
@@ -569,6 +570,9 @@ func (it *postItem) setCover(img *Image) {
 	it.Cover = nil
 	if img != nil {
 		it.Cover = &imageItem{URL: img.URL, Alt: img.Alt, Width: img.Width, Height: img.Height}
+		if m := img.Media; m != nil {
+			it.Cover.Media = &imageMediaItem{ID: m.ID, Format: m.Format, Width: m.Width, Height: m.Height, DominantColor: m.DominantColor}
+		}
 	}
 }
 

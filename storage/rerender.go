@@ -370,7 +370,7 @@ func (s *Store) rerenderPost(ctx context.Context, id string) (bool, error) {
 			return false, nil
 		}
 		d := postItem{ID: id, Body: p.Body}
-		switch err := d.derive(ctx, s.render); {
+		switch err := s.deriveBody(ctx, &d, false); {
 		case errors.Is(err, ErrInvalidInput):
 			return false, nil
 		case err != nil:
@@ -457,7 +457,7 @@ func (s *Store) rerenderPage(ctx context.Context, id string) (bool, error) {
 			return false, nil
 		}
 		var d pageItem
-		switch err := d.setBody(ctx, s.render, p.Body); {
+		switch err := s.setPageBody(ctx, &d, p.Body, false); {
 		case errors.Is(err, ErrInvalidInput):
 			return false, nil
 		case err != nil:

@@ -33,6 +33,9 @@ type Store struct {
 	cursors cursorKeys
 	// render is how bodies are rendered (WithHeadingIDPrefix).
 	render markdown.Options
+	// images shows library images in bodies (WithLibraryImages); nil:
+	// as their alt text.
+	images *libraryImages
 	// claimed is what the store last read of the table's renderer
 	// (rerender.go).
 	claimed *claimed

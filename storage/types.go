@@ -32,7 +32,8 @@ type Image struct {
 	Width  int    // in pixels; 0 when unknown
 	Height int    // in pixels; 0 when unknown
 	// Media is the library's item the picture is; nil for a picture at an
-	// external URL. It is not stored with the picture.
+	// external URL. A post's cover keeps its id, format, size and
+	// dominant colour, not its placeholder.
 	Media *Media
 }
 

@@ -4088,6 +4088,8 @@ type CreatePostInput struct {
 	Categories []string `json:"categories"`
 	// The picture shown at the top of the post and in listings.
 	CoverImage *ImageInput `json:"coverImage"`
+	// The media library's item to show as the cover instead of `coverImage` (not both): the cover is its widest rendition, with its `srcset`, `sizes`, `dominantColor` and size. An id not in the library is BAD_USER_INPUT.
+	CoverMediaId *string `json:"coverMediaId"`
 	// What search engines and link previews show, when it differs from the post's title, excerpt and cover image.
 	Seo *SeoInput `json:"seo"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
@@ -4120,6 +4122,9 @@ func (v *CreatePostInput) GetCategories() []string { return v.Categories }
 
 // GetCoverImage returns CreatePostInput.CoverImage, and is useful for accessing the field via an interface.
 func (v *CreatePostInput) GetCoverImage() *ImageInput { return v.CoverImage }
+
+// GetCoverMediaId returns CreatePostInput.CoverMediaId, and is useful for accessing the field via an interface.
+func (v *CreatePostInput) GetCoverMediaId() *string { return v.CoverMediaId }
 
 // GetSeo returns CreatePostInput.Seo, and is useful for accessing the field via an interface.
 func (v *CreatePostInput) GetSeo() *SeoInput { return v.Seo }
@@ -10816,6 +10821,74 @@ type PostContentResponse struct {
 // GetPost returns PostContentResponse.Post, and is useful for accessing the field via an interface.
 func (v *PostContentResponse) GetPost() *PostContentPost { return v.Post }
 
+// PostCoverPost includes the requested fields of the GraphQL type Post.
+// The GraphQL type's documentation follows.
+//
+// A blog post with its Markdown body, author, categories and comments.
+type PostCoverPost struct {
+	// The picture shown at the top of the post and in listings, or null when it has none.
+	CoverImage *PostCoverPostCoverImage `json:"coverImage"`
+}
+
+// GetCoverImage returns PostCoverPost.CoverImage, and is useful for accessing the field via an interface.
+func (v *PostCoverPost) GetCoverImage() *PostCoverPostCoverImage { return v.CoverImage }
+
+// PostCoverPostCoverImage includes the requested fields of the GraphQL type Image.
+// The GraphQL type's documentation follows.
+//
+// A picture shown with a post.
+type PostCoverPostCoverImage struct {
+	// The absolute http or https URL of the picture.
+	Url string `json:"url"`
+	// The text that stands for the picture for those who cannot see it; empty when none was given.
+	Alt string `json:"alt"`
+	// The width in pixels, or null when unknown.
+	Width *int `json:"width"`
+	// The height in pixels, or null when unknown.
+	Height *int `json:"height"`
+	// The picture's renditions in `format` (the original's format when not given), each URL with its width descriptor (`… 640w, … 1280w`), for an `<img srcset>`. Widths are 320, 640, 960, 1280 and 1920 narrower than the original, and the original's own width up to 1920.
+	Srcset *string `json:"srcset"`
+	// A `sizes` hint for the `<img>`: the viewport's width, up to the widest rendition.
+	Sizes *string `json:"sizes"`
+	// The picture's average colour as `#rrggbb`, to fill its box while it loads.
+	DominantColor *string `json:"dominantColor"`
+	// A tiny version of the picture to show while it loads: a data: URL of a PNG 16 pixels wide.
+	Placeholder *string `json:"placeholder"`
+}
+
+// GetUrl returns PostCoverPostCoverImage.Url, and is useful for accessing the field via an interface.
+func (v *PostCoverPostCoverImage) GetUrl() string { return v.Url }
+
+// GetAlt returns PostCoverPostCoverImage.Alt, and is useful for accessing the field via an interface.
+func (v *PostCoverPostCoverImage) GetAlt() string { return v.Alt }
+
+// GetWidth returns PostCoverPostCoverImage.Width, and is useful for accessing the field via an interface.
+func (v *PostCoverPostCoverImage) GetWidth() *int { return v.Width }
+
+// GetHeight returns PostCoverPostCoverImage.Height, and is useful for accessing the field via an interface.
+func (v *PostCoverPostCoverImage) GetHeight() *int { return v.Height }
+
+// GetSrcset returns PostCoverPostCoverImage.Srcset, and is useful for accessing the field via an interface.
+func (v *PostCoverPostCoverImage) GetSrcset() *string { return v.Srcset }
+
+// GetSizes returns PostCoverPostCoverImage.Sizes, and is useful for accessing the field via an interface.
+func (v *PostCoverPostCoverImage) GetSizes() *string { return v.Sizes }
+
+// GetDominantColor returns PostCoverPostCoverImage.DominantColor, and is useful for accessing the field via an interface.
+func (v *PostCoverPostCoverImage) GetDominantColor() *string { return v.DominantColor }
+
+// GetPlaceholder returns PostCoverPostCoverImage.Placeholder, and is useful for accessing the field via an interface.
+func (v *PostCoverPostCoverImage) GetPlaceholder() *string { return v.Placeholder }
+
+// PostCoverResponse is returned by PostCover on success.
+type PostCoverResponse struct {
+	// Fetches a post by its global id, its slug or a preview token; give exactly one. A slug the post had before finds it too (its `slug` is the current one). Fails with NOT_FOUND for drafts and scheduled posts unless the caller is their author or an admin (with the same answer as for a post that does not exist), or gives a preview token of the post: a token from `createPreviewLink` shows its post, whatever its status, to anyone, and the answer is never cached (`Cache-Control: no-store`). A token that is unknown, altered or expired, or whose post was deleted, fails with NOT_FOUND as a missing post does.
+	Post *PostCoverPost `json:"post"`
+}
+
+// GetPost returns PostCoverResponse.Post, and is useful for accessing the field via an interface.
+func (v *PostCoverResponse) GetPost() *PostCoverPost { return v.Post }
+
 // PostHeadPost includes the requested fields of the GraphQL type Post.
 // The GraphQL type's documentation follows.
 //
@@ -16981,6 +17054,8 @@ type UpdatePostInput struct {
 	Categories []string `json:"categories"`
 	// The new cover image; null removes it.
 	CoverImage *ImageInput `json:"coverImage,omitempty"`
+	// The media library's item to make the cover instead of `coverImage` (not both). An id not in the library is BAD_USER_INPUT.
+	CoverMediaId *string `json:"coverMediaId"`
 	// Changes to the SEO fields: omitted fields are left as they are, empty ones unset.
 	Seo *SeoInput `json:"seo,omitempty"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
@@ -17019,6 +17094,9 @@ func (v *UpdatePostInput) GetCategories() []string { return v.Categories }
 
 // GetCoverImage returns UpdatePostInput.CoverImage, and is useful for accessing the field via an interface.
 func (v *UpdatePostInput) GetCoverImage() *ImageInput { return v.CoverImage }
+
+// GetCoverMediaId returns UpdatePostInput.CoverMediaId, and is useful for accessing the field via an interface.
+func (v *UpdatePostInput) GetCoverMediaId() *string { return v.CoverMediaId }
 
 // GetSeo returns UpdatePostInput.Seo, and is useful for accessing the field via an interface.
 func (v *UpdatePostInput) GetSeo() *SeoInput { return v.Seo }
@@ -19014,6 +19092,14 @@ type __PostContentInput struct {
 
 // GetSlug returns __PostContentInput.Slug, and is useful for accessing the field via an interface.
 func (v *__PostContentInput) GetSlug() string { return v.Slug }
+
+// __PostCoverInput is used internally by genqlient
+type __PostCoverInput struct {
+	Slug string `json:"slug"`
+}
+
+// GetSlug returns __PostCoverInput.Slug, and is useful for accessing the field via an interface.
+func (v *__PostCoverInput) GetSlug() string { return v.Slug }
 
 // __PostHeadInput is used internally by genqlient
 type __PostHeadInput struct {
@@ -23303,6 +23389,50 @@ func PostContent(
 	}
 
 	data_ = &PostContentResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by PostCover.
+const PostCover_Operation = `
+query PostCover ($slug: String!) {
+	post(slug: $slug) {
+		coverImage {
+			url
+			alt
+			width
+			height
+			srcset
+			sizes
+			dominantColor
+			placeholder
+		}
+	}
+}
+`
+
+// A post's cover as a frontend shows it from the media library.
+func PostCover(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	slug string,
+) (data_ *PostCoverResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "PostCover",
+		Query:  PostCover_Operation,
+		Variables: &__PostCoverInput{
+			Slug: slug,
+		},
+	}
+
+	data_ = &PostCoverResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

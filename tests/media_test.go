@@ -25,6 +25,7 @@ import (
 	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/internal/s3test"
 	"github.com/blogql/blog/media"
+	"github.com/blogql/blog/storage"
 )
 
 // The media library over HTTP: uploads presigned by the API and sent with
@@ -56,6 +57,9 @@ func newMediaServer(t *testing.T, configure ...func(*media.Options)) *mediaServe
 	}
 	lib := media.New(s.store, bucket, opts)
 	lib.Register(mux)
+	// Bodies show library images with the server's URLs, as the server's
+	// store does with -media-url.
+	storage.WithLibraryImages(media.BodyImages(base))(s.store)
 	hs.Start()
 	t.Cleanup(hs.Close)
 	s.opts.Media = lib

@@ -233,6 +233,8 @@ type CreatePostInput struct {
 	Categories []string `json:"categories,omitempty"`
 	// The picture shown at the top of the post and in listings.
 	CoverImage *ImageInput `json:"coverImage,omitempty"`
+	// The media library's item to show as the cover instead of `coverImage` (not both): the cover is its widest rendition, with its `srcset`, `sizes`, `dominantColor` and size. An id not in the library is BAD_USER_INPUT.
+	CoverMediaID *string `json:"coverMediaId,omitempty"`
 	// What search engines and link previews show, when it differs from the post's title, excerpt and cover image.
 	Seo *SeoInput `json:"seo,omitempty"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
@@ -1346,6 +1348,8 @@ type UpdatePostInput struct {
 	Categories []string `json:"categories,omitempty"`
 	// The new cover image; null removes it.
 	CoverImage graphql.Omittable[*ImageInput] `json:"coverImage,omitempty"`
+	// The media library's item to make the cover instead of `coverImage` (not both). An id not in the library is BAD_USER_INPUT.
+	CoverMediaID *string `json:"coverMediaId,omitempty"`
 	// Changes to the SEO fields: omitted fields are left as they are, empty ones unset.
 	Seo *SeoInput `json:"seo,omitempty"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
