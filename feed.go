@@ -72,24 +72,34 @@ func newFeed(ctx context.Context, clientCfg storage.ClientConfig, store *storage
 	// and every second the retries that are due.
 	// Its checkpoint stays before the events whose first attempts are
 	// still queued, so none waits for its claim to lapse after a crash.
-	feed.AddWorker(changefeed.Worker{Name: "webhooks", Events: hooks.HandleEvents, Tick: hooks.RetryDue, Every: time.Second, Hold: hooks.Hold})
+	feed.AddWorker(changefeed.Worker{Name: "webhooks", Events: ours(store, hooks.HandleEvents), Tick: hooks.RetryDue, Every: time.Second, Hold: hooks.Hold})
 	// One server at a time copies the comment counts onto the posts'
 	// summaries: after a post's comment or post events, at most once a
 	// second a post (storage/countsync.go).
 	// A sync that fails is logged as the worker's tick and tried again
 	// a second later.
 	counts := store.NewCountSync()
-	feed.AddWorker(changefeed.Worker{Name: "counts", Events: counts.Events, Tick: counts.Tick, Every: storage.CountSyncTick, Hold: counts.Hold})
+	feed.AddWorker(changefeed.Worker{Name: "counts", Events: ours(store, counts.Events), Tick: counts.Tick, Every: storage.CountSyncTick, Hold: counts.Hold})
 	// One server at a time keeps the page indexes of numbered pages:
 	// after a post's events, at most once a second a list
 	// (storage/pagesync.go).
 	pages := store.NewPageSync()
-	feed.AddWorker(changefeed.Worker{Name: "pages", Events: pages.Events, Tick: pages.Tick, Every: storage.CountSyncTick, Hold: pages.Hold})
+	feed.AddWorker(changefeed.Worker{Name: "pages", Events: ours(store, pages.Events), Tick: pages.Tick, Every: storage.CountSyncTick, Hold: pages.Hold})
 	// One server at a time sends a post first published to the members
 	// who get the newsletter, into the mail outbox (package newsletter).
-	feed.AddWorker(changefeed.Worker{Name: "newsletter", Events: letters.HandleEvents})
+	feed.AddWorker(changefeed.Worker{Name: "newsletter", Events: ours(store, letters.HandleEvents)})
 	logger.Info("change feed", "owner", feed.Owner(), "event_retention", cfg.eventRetention, "read_stream", cfg.readStream)
 	return feed, nil
+}
+
+// ours returns a worker's Events that takes the events of store's
+// publication only: the workers follow the default publication, and the
+// log carries every publication's events. (The hub and the search index
+// take every event, as they need every position, and skip the others'.)
+func ours(store *storage.Store, fn func(context.Context, []storage.LoggedEvent) error) func(context.Context, []storage.LoggedEvent) error {
+	return func(ctx context.Context, events []storage.LoggedEvent) error {
+		return fn(ctx, store.OursOnly(events))
+	}
 }
 
 // rerenderEvery is how often the "rerender" worker looks at the renderer
@@ -143,7 +153,7 @@ func newWorkers(ctx context.Context, cfg *config, clientCfg storage.ClientConfig
 	}
 	feed.Subscribe(w.searcher.Events)
 	// The site settings this server holds are dropped when they change.
-	feed.Subscribe(store.ForgetSite)
+	feed.Subscribe(func(events []storage.LoggedEvent) { store.ForgetSite(store.OursOnly(events)) })
 	if w.answers != nil {
 		feed.Subscribe(graph.InvalidateAnswers(w.answers))
 	}

@@ -280,3 +280,30 @@ func TestAllowedHostsConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestUnclaimedHostsAreNotFound: a name under localhost reaches a server
+// on loopback (browsers resolve it to the loopback), and one that no
+// publication claims gets 404 on every route of the site, while
+// /healthz answers and this machine's names serve the blog as before.
+func TestUnclaimedHostsAreNotFound(t *testing.T) {
+	base, _, stop := startServer(t, []string{"-port", "0", "-log-format", "json", "-seed-demo=false"}, nil)
+	defer stop()
+	p := port(t, base)
+	query := `{"query":"{ posts(first: 1) { edges { cursor } } }"}`
+	for _, host := range []string{"nobody.localhost:" + p, "nobody.localhost"} {
+		for _, path := range []string{"/graphql", "/feed.xml", "/sitemap.xml", "/"} {
+			if code, _, body := (request{url: base + path, host: host}).do(t); code != http.StatusNotFound || len(body) > 100 {
+				t.Errorf("%s%s = %d %q, want 404", host, path, code, body)
+			}
+		}
+		if code, _, _ := (request{method: http.MethodPost, url: base + "/graphql", host: host, body: query}).do(t); code != http.StatusNotFound {
+			t.Errorf("POST %s/graphql = %d, want 404", host, code)
+		}
+		if code, _, _ := (request{url: base + "/healthz", host: host}).do(t); code != http.StatusOK {
+			t.Errorf("%s/healthz = %d, want 200", host, code)
+		}
+	}
+	if code, _, body := (request{method: http.MethodPost, url: base + "/graphql", host: "localhost:" + p, body: query}).do(t); code != http.StatusOK || !strings.Contains(body, `"posts"`) {
+		t.Errorf("localhost: %d %s", code, body)
+	}
+}

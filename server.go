@@ -586,12 +586,7 @@ func (a *api) routes(cfg *config, logger *slog.Logger) http.Handler {
 	}
 	mux.Handle("/graphql", httpguard.WithCORS(cors, a.graphQL(cfg, cors, budget, logger)))
 	// RSS, Atom, JSON Feed and the sitemap (syndication).
-	feeds, err := syndication.New(store, syndication.Options{
-		SiteURL: cfg.siteURL, Title: cfg.siteTitle, Description: cfg.siteDescription,
-		Paths: cfg.paths, Content: syndication.Content(cfg.feedContent),
-		CacheMaxAge: cfg.cacheMaxAge, CacheSMaxAge: cfg.cacheSMaxAge, CacheStaleWhileRevalidate: cfg.cacheSWR,
-		Timeout: cfg.requestTimeout, Logger: logger, Budget: budget,
-	})
+	feeds, err := syndication.New(store, feedOptions(cfg, budget, logger))
 	if err != nil {
 		// parseConfig checked every option New checks.
 		panic(err)
@@ -632,15 +627,30 @@ func (a *api) routes(cfg *config, logger *slog.Logger) http.Handler {
 		}
 		plain(w, http.StatusOK, "ready")
 	})
-	return mux
+	return a.routed(cfg, mux, cors, budget, logger)
 }
 
-// graphQL returns the GraphQL endpoint, whose WebSocket handshakes
-// come from the server's own pages and cors's origins, and which shares
-// budget with the feeds.
+// graphQL returns the GraphQL endpoint of the default publication,
+// whose WebSocket handshakes come from the server's own pages and cors's
+// origins, and which shares budget with the feeds.
 func (a *api) graphQL(cfg *config, cors *httpguard.CORS, budget *inflight.Budget, logger *slog.Logger) http.Handler {
+	return a.graphQLOn(a.store, a.graphQLOptions(cfg, cors, budget, logger), cors)
+}
+
+// graphQLOn returns the GraphQL endpoint of opts on store.
+func (a *api) graphQLOn(store *storage.Store, opts graph.HandlerOptions, cors *httpguard.CORS) http.Handler {
+	var h http.Handler = graph.NewHandler(store, opts)
+	if a.devTokens {
+		h = httpguard.DevTokenOrigins(cors, h)
+	}
+	return h
+}
+
+// graphQLOptions returns the options of the default publication's
+// GraphQL endpoint.
+func (a *api) graphQLOptions(cfg *config, cors *httpguard.CORS, budget *inflight.Budget, logger *slog.Logger) graph.HandlerOptions {
 	w := a.workers
-	var h http.Handler = graph.NewHandler(a.store, a.tel.Handler(cfg.queryLimits(graph.HandlerOptions{
+	return a.tel.Handler(cfg.queryLimits(graph.HandlerOptions{
 		Logger: logger,
 		HTTP: gqlhttp.Options{
 			Introspection:             cfg.introspectionOn(),
@@ -669,11 +679,7 @@ func (a *api) graphQL(cfg *config, cors *httpguard.CORS, budget *inflight.Budget
 		Views:    w.views,
 		Site:     graph.SiteDefaults{Title: cfg.siteTitle, Description: cfg.siteDescription, URL: cfg.siteURL, Paths: cfg.paths},
 		SignIn:   a.signInOptions(cfg),
-	})))
-	if a.devTokens {
-		h = httpguard.DevTokenOrigins(cors, h)
-	}
-	return h
+	}))
 }
 
 func plain(w http.ResponseWriter, status int, body string) {

@@ -51,6 +51,7 @@ func (answerLookup) MutateOperationContext(ctx context.Context, opCtx *graphql.O
 	if !ok {
 		return nil
 	}
+	key = st.scope + "\x00" + key
 	if a, ok := st.answers.get(key); ok {
 		st.kept = a
 		return nil

@@ -49,6 +49,7 @@ type cacheState struct {
 	private atomic.Bool // set by resolvers, which run at once
 
 	answers *AnswerCache // nil: the request is not offered to one
+	scope   string       // what the handler's keys start with (Options.AnswerScope)
 	key     string       // the key of the query operation that ran
 	kept    *answer      // the answer the cache holds for the operation
 	hit     *answer      // the answer to send in its place
@@ -85,6 +86,7 @@ func markCacheable(ctx context.Context, next graphql.ResponseHandler) *graphql.R
 type caching struct {
 	maxAge, sMaxAge, staleWhileRevalidate time.Duration
 	answers                               *AnswerCache
+	scope                                 string
 	bypass                                []string
 	section                               func(string) string
 }
@@ -151,7 +153,7 @@ func withCacheHeaders(c caching, next http.Handler) http.Handler {
 		var begun uint64
 		if useAnswers {
 			h.Set(AnswerCacheHeader, "MISS")
-			st.answers = c.answers
+			st.answers, st.scope = c.answers, c.scope
 			begun = c.answers.begin()
 		}
 		buf := &bufferedResponse{header: w.Header()}

@@ -75,6 +75,11 @@ type Options struct {
 	// without errors (not marked NoStore, and tagged: see Tag) in memory
 	// and serves them again, GET and POST alike (answercache.go).
 	Answers *AnswerCache
+	// AnswerScope names this handler's answers in Answers: handlers that
+	// share one AnswerCache with different scopes (one per site of a
+	// server that serves several) never share an answer, while an
+	// invalidation by tag reaches every scope.
+	AnswerScope string
 	// AnswerBypassHeaders are request headers which, like Authorization,
 	// keep a request from the answer cache and from HTTP caches.
 	AnswerBypassHeaders []string
@@ -223,7 +228,7 @@ func New(schema graphql.ExecutableSchema, opts Options) http.Handler {
 	}
 	requests := checkMethod(limitBody(MaxBodyBytes, withTimeout(timeout, withCacheHeaders(caching{
 		maxAge: opts.CacheMaxAge, sMaxAge: opts.CacheSMaxAge, staleWhileRevalidate: opts.CacheStaleWhileRevalidate,
-		answers: opts.Answers, bypass: opts.AnswerBypassHeaders, section: opts.TagSection,
+		answers: opts.Answers, scope: opts.AnswerScope, bypass: opts.AnswerBypassHeaders, section: opts.TagSection,
 	}, withMeter(opts.Budget, maxResponse, opts.ObserveBytes, inner)))))
 	if opts.Streams == nil {
 		return WithRequestID(requests)

@@ -132,7 +132,10 @@ func subscribe[T any](r *Resolver, ctx context.Context, after *string, match fun
 	// running until the subscription is registered: what the hub
 	// notifies before then, the first run takes.
 	p := &pump[T]{ctx: ctx, next: ctx, resolve: resolve, cursor: r.store.EventCursor, out: make(chan graphql.Event[T]), running: true}
-	p.sub, err = r.live.Hub.SubscribeNotify(ctx, pos, match, p.wake)
+	// The hub carries every publication's events: a subscription takes
+	// only its own publication's.
+	ours := func(e storage.Event) bool { return r.store.Ours(e) && match(e) }
+	p.sub, err = r.live.Hub.SubscribeNotify(ctx, pos, ours, p.wake)
 	if err != nil {
 		count.Add(-1)
 		return nil, err

@@ -39,7 +39,9 @@ import (
 // which the operator trusts by naming them, may send one.
 
 // LoopbackHosts are the names of this machine that no DNS answer can
-// change.
+// change. Names under localhost (b.localhost) are too: browsers resolve
+// them to the loopback without asking DNS (RFC 6761), so Hosts admits
+// them, and a development server reaches its publications at them.
 var LoopbackHosts = []string{"localhost", "127.0.0.1", "::1"}
 
 // hostName returns the name of a Host header (host or host:port) in lower
@@ -98,7 +100,8 @@ func isDNSName(s string) bool {
 }
 
 // Hosts answers 421 Misdirected Request to a request whose Host names
-// neither this machine (LoopbackHosts) nor one of allowed; next gets the
+// neither this machine (LoopbackHosts, or a name under localhost) nor
+// one of allowed; next gets the
 // others. The answer of /graphql is a GraphQL error with the code
 // BAD_REQUEST, the others plain text.
 func Hosts(allowed []string, next http.Handler) http.Handler {
@@ -107,7 +110,7 @@ func Hosts(allowed []string, next http.Handler) http.Handler {
 		names[n] = true
 	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !names[hostName(r.Host)] {
+		if name := hostName(r.Host); !names[name] && !strings.HasSuffix(name, ".localhost") {
 			refuse(w, r, http.StatusMisdirectedRequest, gqlhttp.CodeBadRequest,
 				fmt.Sprintf("this server does not answer for the host %q: use", r.Host)+
 					" localhost, 127.0.0.1 or [::1], or add the name to -allowed-hosts (ALLOWED_HOSTS)")

@@ -336,6 +336,8 @@ func (s *Service) apply(ctx context.Context, idx *index, events []storage.Logged
 	names := renames{authors: map[string]string{}, categories: map[string]string{}}
 	for _, e := range events {
 		switch {
+		case !s.store.Ours(e.Event):
+			// Another publication's: this index is its store's.
 		case strings.HasPrefix(string(e.Type), "post.") && e.Data.PostID != "":
 			ids[e.Data.PostID] = true
 		case e.Type == storage.EventAuthorUpdated && e.Data.AuthorID != "":

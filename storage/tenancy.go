@@ -14,3 +14,31 @@ func TenantViolations() int64 { return dynamo.Violations() }
 
 // Publication returns the id of the publication the Store serves.
 func (s *Store) Publication() string { return s.ks.ID() }
+
+// Ours reports whether the event e is of the Store's publication: the
+// change feed carries every publication's events, and what follows one
+// publication acts on its own. An event logged before the table had
+// publications (without one) is the default publication's.
+func (s *Store) Ours(e Event) bool {
+	if e.Publication == "" {
+		return s.ks.ID() == DefaultPublication
+	}
+	return e.Publication == s.ks.ID()
+}
+
+// OursOnly returns the events of events that are of the Store's
+// publication (Ours), events itself when all are.
+func (s *Store) OursOnly(events []LoggedEvent) []LoggedEvent {
+	for i := range events {
+		if !s.Ours(events[i].Event) {
+			kept := append([]LoggedEvent(nil), events[:i]...)
+			for _, e := range events[i+1:] {
+				if s.Ours(e.Event) {
+					kept = append(kept, e)
+				}
+			}
+			return kept
+		}
+	}
+	return events
+}

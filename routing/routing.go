@@ -1,0 +1,197 @@
+// Package routing finds the publication a request is for by its Host
+// header, and hands the request to that publication's handler.
+//
+// The hosts that serve the default publication (the server's own names
+// and the configured ones) are served by the default handler without a
+// lookup, as a server of one blog serves every request. Any other host is
+// looked up in the publications' directory (Options.Lookup, one GetItem
+// of its claim) and held in memory: a host that names a publication for
+// HostTTL, one that names none for UnknownTTL, so a warm host costs no
+// DynamoDB request and a flood of requests for one unknown host costs one
+// request every UnknownTTL. Both bounds are kept by an LRU of MaxHosts
+// names. A host no publication claims gets 404 on every route, never
+// another publication's site.
+//
+// Host claims and directory items are global items, which the change feed
+// turns into no event: a host's answer is dropped when it expires, so a
+// host added to a publication is served within UnknownTTL of its claim
+// (at once when it was not asked for), and a host removed from one still
+// reaches it for at most HostTTL on a server that held it.
+package routing
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/maypok86/otter/v2"
+)
+
+// Defaults of Options.
+const (
+	DefaultHostTTL    = 30 * time.Second
+	DefaultUnknownTTL = 5 * time.Second
+	DefaultMaxHosts   = 10000
+	DefaultMaxSites   = 64
+	DefaultSiteTTL    = 10 * time.Minute
+)
+
+// Options configure New.
+type Options struct {
+	// Default serves the default publication: the requests addressed to
+	// DefaultHosts, to an IP address or to no host, and to a host the
+	// directory gives to DefaultID.
+	Default      http.Handler
+	DefaultID    string
+	DefaultHosts []string
+	// Lookup returns the id of the publication the host (lower case,
+	// without a port) is claimed by, "" when none claims it; an error
+	// when the directory cannot be read, which is answered with 503 and
+	// not kept.
+	Lookup func(ctx context.Context, host string) (string, error)
+	// Build returns the handler of the publication id, built once and
+	// kept (at most MaxSites of them, each for SiteTTL); an error is
+	// answered with 503 and not kept.
+	Build func(ctx context.Context, id string) (http.Handler, error)
+	// HostTTL and UnknownTTL are how long a host's publication, and a
+	// host's lack of one, are held; MaxHosts bounds the hosts held,
+	// MaxSites the built handlers. Zero means the Default of each.
+	HostTTL, UnknownTTL time.Duration
+	MaxHosts, MaxSites  int
+	SiteTTL             time.Duration
+	// Logger receives the directory's failures; nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Router is the handler New returns.
+type Router struct {
+	opts     Options
+	defaults map[string]bool
+	hosts    *otter.Cache[string, string]
+	sites    *otter.Cache[string, http.Handler]
+}
+
+// New returns the router of opts.
+func New(opts Options) *Router {
+	if opts.HostTTL <= 0 {
+		opts.HostTTL = DefaultHostTTL
+	}
+	if opts.UnknownTTL <= 0 {
+		opts.UnknownTTL = DefaultUnknownTTL
+	}
+	if opts.MaxHosts <= 0 {
+		opts.MaxHosts = DefaultMaxHosts
+	}
+	if opts.MaxSites <= 0 {
+		opts.MaxSites = DefaultMaxSites
+	}
+	if opts.SiteTTL <= 0 {
+		opts.SiteTTL = DefaultSiteTTL
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	rt := &Router{opts: opts, defaults: map[string]bool{}}
+	for _, h := range opts.DefaultHosts {
+		rt.defaults[strings.ToLower(h)] = true
+	}
+	rt.hosts = otter.Must(&otter.Options[string, string]{
+		MaximumSize: opts.MaxHosts,
+		ExpiryCalculator: otter.ExpiryWritingFunc(func(e otter.Entry[string, string]) time.Duration {
+			if e.Value == "" {
+				return opts.UnknownTTL
+			}
+			return opts.HostTTL
+		}),
+	})
+	rt.sites = otter.Must(&otter.Options[string, http.Handler]{
+		MaximumSize:      opts.MaxSites,
+		ExpiryCalculator: otter.ExpiryWriting[string, http.Handler](opts.SiteTTL),
+	})
+	return rt
+}
+
+// errUnknown is a host that names no publication.
+var errUnknown = errors.New("no publication is served at this host")
+
+// Publication returns the id of the publication a request to hostport
+// (a Host header) is for: DefaultID for a default host, "" and
+// errUnknown for a host no publication claims, or the directory's error.
+func (rt *Router) Publication(ctx context.Context, hostport string) (string, error) {
+	host, ok := hostName(hostport)
+	switch {
+	case !ok:
+		return "", errUnknown
+	case host == "" || rt.defaults[host]:
+		return rt.opts.DefaultID, nil
+	}
+	if _, err := netip.ParseAddr(host); err == nil {
+		// No publication claims an address: one is the server's own.
+		return rt.opts.DefaultID, nil
+	}
+	id, err := rt.hosts.Get(ctx, host, otter.LoaderFunc[string, string](func(ctx context.Context, host string) (string, error) {
+		return rt.opts.Lookup(ctx, host)
+	}))
+	if err != nil {
+		return "", err
+	}
+	if id == "" {
+		return "", errUnknown
+	}
+	return id, nil
+}
+
+// ServeHTTP hands the request to its publication's handler.
+func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id, err := rt.Publication(r.Context(), r.Host)
+	if errors.Is(err, errUnknown) {
+		plain(w, http.StatusNotFound, errUnknown.Error())
+		return
+	}
+	if err != nil {
+		rt.unavailable(w, r, "look the host up", err)
+		return
+	}
+	if id == rt.opts.DefaultID {
+		rt.opts.Default.ServeHTTP(w, r)
+		return
+	}
+	h, err := rt.sites.Get(r.Context(), id, otter.LoaderFunc[string, http.Handler](rt.opts.Build))
+	if err != nil {
+		rt.unavailable(w, r, "build the publication's handler", err)
+		return
+	}
+	h.ServeHTTP(w, r)
+}
+
+// unavailable answers 503 for a failure of the directory.
+func (rt *Router) unavailable(w http.ResponseWriter, r *http.Request, what string, err error) {
+	rt.opts.Logger.ErrorContext(r.Context(), "routing: "+what, "host", r.Host, "err", err)
+	plain(w, http.StatusServiceUnavailable, "the publication cannot be found now; try again")
+}
+
+// hostName returns the name of a Host header (host or host:port) in
+// lower case, without its port and an IPv6 address's brackets; false for
+// a name with a trailing dot, which no claim has.
+func hostName(hostport string) (string, bool) {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.ToLower(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
+	return host, !strings.HasSuffix(host, ".")
+}
+
+// plain answers with a short text that no cache keeps.
+func plain(w http.ResponseWriter, status int, body string) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	io.WriteString(w, body+"\n")
+}

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+
+	"github.com/blogql/blog/graph"
+	"github.com/blogql/blog/httpguard"
+	"github.com/blogql/blog/inflight"
+	"github.com/blogql/blog/markdown"
+	"github.com/blogql/blog/routing"
+	"github.com/blogql/blog/storage"
+	"github.com/blogql/blog/syndication"
+	"github.com/blogql/blog/webhooks"
+)
+
+// Which publication a request is for (package routing): the default
+// publication's hosts are served by the server's routes as a server of
+// one blog serves them; a host another publication claims is served that
+// publication's site (publicationSite); any other host gets 404, but for
+// /healthz and /readyz, which answer on every host.
+
+// routed returns the server's endpoints: site, the default publication's,
+// behind the router of the publications' hosts.
+func (a *api) routed(cfg *config, site http.Handler, cors *httpguard.CORS, budget *inflight.Budget, logger *slog.Logger) http.Handler {
+	router := routing.New(routing.Options{
+		Default:      site,
+		DefaultID:    a.store.Publication(),
+		DefaultHosts: defaultHosts(cfg),
+		Lookup: func(ctx context.Context, host string) (string, error) {
+			id, err := a.store.PublicationIDByHost(ctx, host)
+			if errors.Is(err, storage.ErrNotFound) {
+				return "", nil
+			}
+			return id, err
+		},
+		Build: func(ctx context.Context, id string) (http.Handler, error) {
+			return a.publicationSite(ctx, cfg, id, cors, budget, logger)
+		},
+		Logger: logger,
+	})
+	mux := http.NewServeMux()
+	mux.Handle("GET /healthz", site)
+	mux.Handle("GET /readyz", site)
+	mux.Handle("/", router)
+	return mux
+}
+
+// defaultHosts returns the names the default publication is served at
+// without a lookup: this machine's (httpguard.LoopbackHosts), those of
+// -allowed-hosts, and the hosts of -site-url, -public-url and
+// -media-url. IP addresses and requests without a Host are the default
+// publication's too (package routing).
+func defaultHosts(cfg *config) []string {
+	hosts := append(append([]string(nil), httpguard.LoopbackHosts...), cfg.allowedHosts...)
+	for _, raw := range []string{cfg.siteURL, cfg.publicURL, cfg.media.url} {
+		if u, err := url.Parse(raw); err == nil && u.Hostname() != "" {
+			hosts = append(hosts, u.Hostname())
+		}
+	}
+	return hosts
+}
+
+// publicationSite returns the site of the publication id, other than the
+// default: its GraphQL endpoint and its feeds and sitemap, on its Store
+// (storage.Store.In), and the theme of highlighted code. Its GraphQL
+// answers share the server's answer cache under the publication's scope,
+// so no answer of one publication is served for another. What still
+// follows the default publication only is not served on its hosts:
+// search (INDEX_BUILDING), subscriptions, the media library
+// (UNAVAILABLE), views, readers' sign-in, the members' and readers'
+// exports and the newsletter's unsubscribe link (404).
+func (a *api) publicationSite(ctx context.Context, cfg *config, id string, cors *httpguard.CORS, budget *inflight.Budget, logger *slog.Logger) (http.Handler, error) {
+	pub, err := a.store.GetPublication(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	store, err := a.store.In(id)
+	if err != nil {
+		return nil, err
+	}
+	siteURL := publicationURL(cfg.siteURL, pub)
+	opts := a.graphQLOptions(cfg, cors, budget, logger)
+	opts.HTTP.AnswerScope = id
+	opts.Live = graph.LiveOptions{PerConnection: cfg.subsPerConn}
+	opts.Webhooks = webhooks.New(store, cfg.webhookOptions(logger))
+	opts.Search, opts.Media, opts.Views = nil, nil, nil
+	opts.SignIn = graph.SignInOptions{}
+	opts.Site = graph.SiteDefaults{Title: pub.Title, URL: siteURL, Paths: cfg.paths}
+	mux := http.NewServeMux()
+	mux.Handle("/graphql", httpguard.WithCORS(cors, a.graphQLOn(store, opts, cors)))
+	fo := feedOptions(cfg, budget, logger)
+	fo.SiteURL, fo.Title, fo.Description = siteURL, pub.Title, ""
+	feeds, err := syndication.New(store, fo)
+	if err != nil {
+		return nil, fmt.Errorf("feeds of publication %q: %w", id, err)
+	}
+	feeds.Register(mux)
+	mux.Handle("GET /code.css", httpguard.WithCORS(cors, markdown.CodeCSS()))
+	return mux, nil
+}
+
+// publicationURL returns the URL of pub's site: siteURL (-site-url) with
+// pub's first host in place of its host and port kept, so a development
+// server's http://localhost:8080 becomes http://b.localhost:8080;
+// https://<host> without a -site-url.
+func publicationURL(siteURL string, pub *storage.Publication) string {
+	if len(pub.Hosts) == 0 {
+		return siteURL
+	}
+	u, err := url.Parse(siteURL)
+	if err != nil || u.Host == "" {
+		return "https://" + pub.Hosts[0]
+	}
+	host := pub.Hosts[0]
+	if p := u.Port(); p != "" {
+		host += ":" + p
+	}
+	return (&url.URL{Scheme: u.Scheme, Host: host}).String()
+}
+
+// feedOptions returns the options of the default publication's feeds and
+// sitemap, which share budget with the GraphQL endpoint.
+func feedOptions(cfg *config, budget *inflight.Budget, logger *slog.Logger) syndication.Options {
+	return syndication.Options{
+		SiteURL: cfg.siteURL, Title: cfg.siteTitle, Description: cfg.siteDescription,
+		Paths: cfg.paths, Content: syndication.Content(cfg.feedContent),
+		CacheMaxAge: cfg.cacheMaxAge, CacheSMaxAge: cfg.cacheSMaxAge, CacheStaleWhileRevalidate: cfg.cacheSWR,
+		Timeout: cfg.requestTimeout, Logger: logger, Budget: budget,
+	}
+}
