@@ -3,7 +3,6 @@ package graph
 import (
 	"cmp"
 	"context"
-	"errors"
 	"maps"
 	"net/http"
 	"slices"
@@ -123,9 +122,8 @@ func (r *Resolver) postStats(ctx context.Context, p *storage.Post, days *int) (*
 	return out, nil
 }
 
-// popularPosts answers popularPosts: one Query of the period's list, and
-// its posts through the posts loader (one BatchGetItem), those no longer
-// public left out.
+// popularPosts answers popularPosts: one Query of the period's list,
+// whose entries carry their posts' summaries.
 func (r *Resolver) popularPosts(ctx context.Context, period model.PopularPeriod, first *int) ([]*model.PopularPost, error) {
 	volatile(ctx)
 	n := 10
@@ -135,28 +133,13 @@ func (r *Resolver) popularPosts(ctx context.Context, period model.PopularPeriod,
 	if n < 1 || n > maxPopular {
 		return nil, &storage.ValidationError{Field: "first", Reason: "must be from 1 to 100"}
 	}
-	now := r.store.Now()
-	list, err := r.store.PopularPosts(ctx, string(period), now, n)
+	list, err := r.store.PopularPosts(ctx, string(period), r.store.Now(), n)
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]string, len(list))
+	out := make([]*model.PopularPost, len(list))
 	for i, e := range list {
-		ids[i] = e.PostID
-	}
-	posts, errs := loadNow(ctx, "posts", loadersFor(ctx).posts, chargedPosts(r.store.GetPosts), ids)
-	out := make([]*model.PopularPost, 0, len(list))
-	for i, e := range list {
-		if errs != nil && errs[i] != nil {
-			if errors.Is(errs[i], storage.ErrNotFound) {
-				continue
-			}
-			return nil, errs[i]
-		}
-		if posts[i] == nil || !posts[i].VisibleAt(now) {
-			continue
-		}
-		out = append(out, &model.PopularPost{Post: posts[i], Views: int(e.Views)})
+		out[i] = &model.PopularPost{Post: e.Post, Views: int(e.Views)}
 	}
 	return out, nil
 }

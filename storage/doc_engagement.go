@@ -9,7 +9,7 @@ package storage
 //	item                      PK             SK                              GSI1PK / GSI1SK
 //	post's views              POST#<id>      VIEWS                           (viewCount, w#<YYYY-Www>, m#<YYYY-MM>: all time, this and last week and month)
 //	post's views of a day     POST#<id>      VIEWS#<YYYY-MM-DD>              (views, ref#<domain>: views by referrer domain, expiresAt TTL: 400 days)
-//	popular entry             POST#<id>      POPULAR#<period>#<bucket>       POPULAR#<period>#<bucket> / <15-digit views>#<id>   (views, postId, expiresAt TTL: 62 days)
+//	popular entry             POST#<id>      POPULAR#<period>#<bucket>       POPULAR#<period>#<bucket> / <15-digit views>#<id>   (views, postId, version, post: the summary, expiresAt TTL: 62 days)
 //	reaction counts           POST#<postId>  REACTIONS#<POST or commentId>   (LIKE, LOVE, CLAP, INSIGHTFUL: counts)
 //	a reader's reactions      POST#<postId>  REACT#<POST or commentId>#<readerId>   (kinds: string set)
 //
@@ -33,9 +33,12 @@ package storage
 // older never moves it down. A list's partition takes a write per viewed
 // post every few seconds per server, not one per flush: the views item
 // itself carries no GSI1 keys, as every flush would then write the index.
-// An entry keeps the post's id and views only; popularPosts reads the
-// posts through the loader (one BatchGetItem), so a post hidden since is
-// left out and its title is current.
+// An entry carries the post's summary (a category copy's, no body) and
+// its version, so popularPosts is one Query (popular.go): WritePopular
+// reads the post item before it writes the entries, and a post write
+// that hides a post puts tombstones over its entries of the current
+// buckets in its own transaction, so a hidden post leaves the lists at
+// once and an edit shows at the post's next popular write.
 //
 // Post.stats reads the post's day items of the period: one Query. Post
 // viewCount reads the views items of an operation's posts: one

@@ -234,6 +234,7 @@ func postActions(ks keys.Space, t *dynamo.Txn, before, after *postItem, r *names
 	// The go-live marker first (it is part of the post item put below),
 	// and the schedule items it moves.
 	add(scheduleActions(ks, t, before, after, now))
+	add(popularActions(ks, t, before, after, now))
 	id := ""
 	switch {
 	case before == nil:

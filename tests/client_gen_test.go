@@ -9792,6 +9792,18 @@ type PopularPopularPostsPopularPostPost struct {
 	Slug string `json:"slug"`
 	// The title of the post.
 	Title string `json:"title"`
+	// A short plain-text summary shown in listings: the one written for the post, or when none was, the beginning of its first paragraphs (at most 300 characters).
+	Excerpt string `json:"excerpt"`
+	// When the post is or was published; null for drafts. A future time means the post is scheduled.
+	PublishedAt *time.Time `json:"publishedAt"`
+	// The minutes it takes to read the body at 265 words a minute, rounded up; 0 for an empty body.
+	ReadingTimeMinutes int `json:"readingTimeMinutes"`
+	// The picture shown at the top of the post and in listings, or null when it has none.
+	CoverImage *PopularPopularPostsPopularPostPostCoverImage `json:"coverImage"`
+	// The author who wrote the post.
+	Author PopularPopularPostsPopularPostPostAuthor `json:"author"`
+	// The categories the post is filed under.
+	Categories []PopularPopularPostsPopularPostPostCategoriesCategory `json:"categories"`
 }
 
 // GetId returns PopularPopularPostsPopularPostPost.Id, and is useful for accessing the field via an interface.
@@ -9802,6 +9814,76 @@ func (v *PopularPopularPostsPopularPostPost) GetSlug() string { return v.Slug }
 
 // GetTitle returns PopularPopularPostsPopularPostPost.Title, and is useful for accessing the field via an interface.
 func (v *PopularPopularPostsPopularPostPost) GetTitle() string { return v.Title }
+
+// GetExcerpt returns PopularPopularPostsPopularPostPost.Excerpt, and is useful for accessing the field via an interface.
+func (v *PopularPopularPostsPopularPostPost) GetExcerpt() string { return v.Excerpt }
+
+// GetPublishedAt returns PopularPopularPostsPopularPostPost.PublishedAt, and is useful for accessing the field via an interface.
+func (v *PopularPopularPostsPopularPostPost) GetPublishedAt() *time.Time { return v.PublishedAt }
+
+// GetReadingTimeMinutes returns PopularPopularPostsPopularPostPost.ReadingTimeMinutes, and is useful for accessing the field via an interface.
+func (v *PopularPopularPostsPopularPostPost) GetReadingTimeMinutes() int { return v.ReadingTimeMinutes }
+
+// GetCoverImage returns PopularPopularPostsPopularPostPost.CoverImage, and is useful for accessing the field via an interface.
+func (v *PopularPopularPostsPopularPostPost) GetCoverImage() *PopularPopularPostsPopularPostPostCoverImage {
+	return v.CoverImage
+}
+
+// GetAuthor returns PopularPopularPostsPopularPostPost.Author, and is useful for accessing the field via an interface.
+func (v *PopularPopularPostsPopularPostPost) GetAuthor() PopularPopularPostsPopularPostPostAuthor {
+	return v.Author
+}
+
+// GetCategories returns PopularPopularPostsPopularPostPost.Categories, and is useful for accessing the field via an interface.
+func (v *PopularPopularPostsPopularPostPost) GetCategories() []PopularPopularPostsPopularPostPostCategoriesCategory {
+	return v.Categories
+}
+
+// PopularPopularPostsPopularPostPostAuthor includes the requested fields of the GraphQL type Author.
+// The GraphQL type's documentation follows.
+//
+// A person who writes posts and comments.
+type PopularPopularPostsPopularPostPostAuthor struct {
+	// The name shown with the author's posts and comments.
+	Name string `json:"name"`
+	// The unique, URL-friendly name of the author's page: its current one. An author found by an old slug has its new one here, so a frontend can redirect.
+	Slug string `json:"slug"`
+}
+
+// GetName returns PopularPopularPostsPopularPostPostAuthor.Name, and is useful for accessing the field via an interface.
+func (v *PopularPopularPostsPopularPostPostAuthor) GetName() string { return v.Name }
+
+// GetSlug returns PopularPopularPostsPopularPostPostAuthor.Slug, and is useful for accessing the field via an interface.
+func (v *PopularPopularPostsPopularPostPostAuthor) GetSlug() string { return v.Slug }
+
+// PopularPopularPostsPopularPostPostCategoriesCategory includes the requested fields of the GraphQL type Category.
+// The GraphQL type's documentation follows.
+//
+// A topic that groups posts. Its slug is its identity.
+type PopularPopularPostsPopularPostPostCategoriesCategory struct {
+	// The unique, URL-friendly name of the category.
+	Slug string `json:"slug"`
+	// The display name of the category.
+	Name string `json:"name"`
+}
+
+// GetSlug returns PopularPopularPostsPopularPostPostCategoriesCategory.Slug, and is useful for accessing the field via an interface.
+func (v *PopularPopularPostsPopularPostPostCategoriesCategory) GetSlug() string { return v.Slug }
+
+// GetName returns PopularPopularPostsPopularPostPostCategoriesCategory.Name, and is useful for accessing the field via an interface.
+func (v *PopularPopularPostsPopularPostPostCategoriesCategory) GetName() string { return v.Name }
+
+// PopularPopularPostsPopularPostPostCoverImage includes the requested fields of the GraphQL type Image.
+// The GraphQL type's documentation follows.
+//
+// A picture shown with a post.
+type PopularPopularPostsPopularPostPostCoverImage struct {
+	// The absolute http or https URL of the picture.
+	Url string `json:"url"`
+}
+
+// GetUrl returns PopularPopularPostsPopularPostPostCoverImage.Url, and is useful for accessing the field via an interface.
+func (v *PopularPopularPostsPopularPostPostCoverImage) GetUrl() string { return v.Url }
 
 // PopularResponse is returned by Popular on success.
 type PopularResponse struct {
@@ -22993,6 +23075,20 @@ query Popular ($period: PopularPeriod!, $first: Int) {
 			id
 			slug
 			title
+			excerpt
+			publishedAt
+			readingTimeMinutes
+			coverImage {
+				url
+			}
+			author {
+				name
+				slug
+			}
+			categories {
+				slug
+				name
+			}
 		}
 	}
 }
