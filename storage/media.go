@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -142,8 +143,10 @@ func (s *Store) DeleteUpload(ctx context.Context, id string) error {
 
 // CompleteUpload turns the pending upload m.ID into the media item m,
 // stamped now, in one transaction: the upload must still exist (else
-// ErrNotFound: completed already or expired) and the media item must not.
-func (s *Store) CompleteUpload(ctx context.Context, m Media) (*Media, error) {
+// ErrNotFound: completed already or expired), the media item must not,
+// and the library's counter, which it adds m to, must stay within q (else
+// a *QuotaError, and nothing is written).
+func (s *Store) CompleteUpload(ctx context.Context, m Media, q MediaQuota) (*Media, error) {
 	if err := validateAlt(m.Alt); err != nil {
 		return nil, err
 	}
@@ -158,10 +161,13 @@ func (s *Store) CompleteUpload(ctx context.Context, m Media) (*Media, error) {
 	live := dynamo.CondExists().And(expression.Name("expiresAt").GreaterThan(expression.Value(now.Unix())))
 	gone := fmt.Errorf("complete upload %s: completed already or expired: %w", m.ID, ErrNotFound)
 	notNew := dynamo.CondNotExists()
-	if err := firstErr(t.Delete(s.ks.Upload(m.ID), &live, gone), t.Put(it, &notNew, gone)); err != nil {
+	if err := firstErr(t.Delete(s.ks.Upload(m.ID), &live, gone), t.Put(it, &notNew, gone), s.countMedia(t, q, 1, m.ByteSize)); err != nil {
 		return nil, err
 	}
-	if err := s.db.Exec(ctx, t); err != nil {
+	switch err := s.db.Exec(ctx, t); {
+	case errors.Is(err, errOverQuota):
+		return nil, s.quotaError(ctx, q, m.ByteSize)
+	case err != nil:
 		return nil, err
 	}
 	return &m, nil
@@ -208,11 +214,14 @@ func (s *Store) UpdateMediaAlt(ctx context.Context, id, alt string) (*Media, err
 	return it.media(), nil
 }
 
-// DeleteMedia removes the media item id; ErrNotFound when there is none.
-func (s *Store) DeleteMedia(ctx context.Context, id string) error {
+// DeleteMedia removes the media item m and takes its bytes from the
+// library's counter in one transaction; ErrNotFound when there is none.
+func (s *Store) DeleteMedia(ctx context.Context, m *Media) error {
+	id := m.ID
 	t := s.db.NewTxn()
-	exists := dynamo.CondExists()
-	if err := t.Delete(s.ks.Media(id), &exists, fmt.Errorf("delete media %s: %w", id, ErrNotFound)); err != nil {
+	exists := dynamo.CondExists().And(expression.Name("byteSize").Equal(expression.Value(m.ByteSize)))
+	gone := fmt.Errorf("delete media %s: %w", id, ErrNotFound)
+	if err := firstErr(t.Delete(s.ks.Media(id), &exists, gone), s.countMedia(t, MediaQuota{}, -1, -m.ByteSize)); err != nil {
 		return err
 	}
 	if err := s.db.Exec(ctx, t); err != nil {

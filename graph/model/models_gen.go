@@ -528,6 +528,20 @@ type MediaEdge struct {
 	Node *storage.Media `json:"node"`
 }
 
+// What the publication's media library holds, and its quota. An upload that
+// would pass a limit is QUOTA_EXCEEDED, its extensions saying which `limit`
+// (BYTES or FILES), the `usage` and the `max`.
+type MediaUsage struct {
+	// The bytes of the library's originals.
+	Bytes int `json:"bytes"`
+	// The number of media items.
+	Files int `json:"files"`
+	// The most bytes the library may hold; null: no bound.
+	BytesLimit *int `json:"bytesLimit,omitempty"`
+	// The most media items the library may hold; null: no bound.
+	FilesLimit *int `json:"filesLimit,omitempty"`
+}
+
 // A page of the members.
 type MemberConnection struct {
 	// The members of this page, each with its cursor.
