@@ -12,6 +12,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/blogql/blog/auth"
+	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/search"
 	"github.com/blogql/blog/storage"
@@ -63,6 +64,7 @@ var errorCodes = []struct {
 	{storage.ErrIdempotencyMismatch, CodeBadUserInput, field("idempotencyKey")},
 	{storage.ErrRateLimited, CodeRateLimited, retryAfter},
 	{storage.ErrQuotaExceeded, CodeQuotaExceeded, quotaDetails},
+	{storage.ErrMediaInUse, CodeConflict, mediaUses},
 	{storage.ErrDuplicateComment, CodeConflict, reason("DUPLICATE_COMMENT")},
 	{storage.ErrNotPending, CodeConflict, reason("NOT_PENDING")},
 	{storage.ErrSignInInvalid, CodeBadUserInput, reason("INVALID_SIGN_IN")},
@@ -130,6 +132,9 @@ func publicMessage(err, target error) string {
 	if qe, ok := errors.AsType[*storage.QuotaError](err); ok {
 		return qe.Error()
 	}
+	if ue, ok := errors.AsType[*storage.MediaInUseError](err); ok {
+		return ue.Error()
+	}
 	if ge, ok := errors.AsType[*gqlerror.Error](err); ok {
 		// gqlgen wrapped the resolver's error with where it happened;
 		// its Error() would begin with that ("input:1:10: ..."), which the
@@ -181,6 +186,19 @@ func signInLimit(err error, ext map[string]any) {
 func quotaDetails(err error, ext map[string]any) {
 	if qe, ok := errors.AsType[*storage.QuotaError](err); ok {
 		ext["limit"], ext["usage"], ext["max"] = strings.ToUpper(qe.Limit), qe.Usage, qe.Max
+	}
+}
+
+// mediaUses says where a media item that cannot be deleted is used: as
+// which post's cover or in which post's body, by the posts' ids.
+func mediaUses(err error, ext map[string]any) {
+	ext["reason"] = "MEDIA_IN_USE"
+	if ue, ok := errors.AsType[*storage.MediaInUseError](err); ok {
+		uses := make([]map[string]any, len(ue.Uses))
+		for i, u := range ue.Uses {
+			uses[i] = map[string]any{"as": strings.ToUpper(u.As), "post": frontend.PostGlobalID(u.PostID)}
+		}
+		ext["usedBy"] = uses
 	}
 }
 

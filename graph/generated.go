@@ -8185,7 +8185,7 @@ extend type Mutation {
     "The media item and its new alt text."
     input: UpdateMediaInput!
   ): UpdateMediaPayload!
-  "Deletes a media item, its original and its renditions. Its uploader or an admin only."
+  "Deletes a media item, its original and its renditions, giving its bytes back to the quota. Its uploader or an admin only. An item used as a post's cover or in its body is refused (CONFLICT, MEDIA_IN_USE) unless ` + "`" + `force` + "`" + `."
   deleteMedia(
     "The media item to delete."
     input: DeleteMediaInput!
@@ -8213,6 +8213,11 @@ type MediaUsage {
 extend type Query {
   "What the media library holds, and its quota. Admins only: one read."
   mediaUsage: MediaUsage!
+}
+
+extend input DeleteMediaInput {
+  "Deletes the item even when posts use it as their cover or in their body (they show its alt text then). Without it, an item in use is CONFLICT with ` + "`" + `extensions.reason` + "`" + ` MEDIA_IN_USE and ` + "`" + `extensions.usedBy` + "`" + `, the uses (` + "`" + `as` + "`" + `: COVER or BODY, ` + "`" + `post` + "`" + `: the post's id)."
+  force: Boolean
 }
 
 # Locales and translations (docs/i18n.md).
@@ -30498,7 +30503,7 @@ func (ec *executionContext) unmarshalInputDeleteMediaInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"id"}
+	fieldsInOrder := [...]string{"id", "force"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -30512,6 +30517,13 @@ func (ec *executionContext) unmarshalInputDeleteMediaInput(ctx context.Context, 
 				return it, err
 			}
 			it.ID = data
+		case "force":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("force"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Force = data
 		}
 	}
 	return it, nil

@@ -108,7 +108,7 @@ func (r *Resolver) deleteMedia(ctx context.Context, in model.DeleteMediaInput) (
 	if err != nil {
 		return nil, err
 	}
-	if err := lib.Delete(ctx, m); err != nil {
+	if err := lib.Delete(ctx, m, deref(in.Force)); err != nil {
 		return nil, err
 	}
 	return &model.DeleteMediaPayload{DeletedID: in.ID}, nil

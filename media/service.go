@@ -314,10 +314,11 @@ func (s *Service) refuse(ctx context.Context, id, reason string) error {
 func (s *Service) Quota() storage.MediaQuota { return s.opts.Quota }
 
 // Delete deletes the media item m, giving its bytes back to the quota,
-// and every object of it.
-func (s *Service) Delete(ctx context.Context, m *storage.Media) error {
+// and every object of it. An item in use is a *storage.MediaInUseError
+// unless force.
+func (s *Service) Delete(ctx context.Context, m *storage.Media, force bool) error {
 	id := m.ID
-	if err := s.store.DeleteMedia(ctx, m); err != nil {
+	if err := s.store.DeleteMedia(ctx, m, force); err != nil {
 		return err
 	}
 	return s.bucket.List(ctx, mediaPrefix+id+"/", func(o Object) error { return s.bucket.Delete(ctx, o.Key) })

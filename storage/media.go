@@ -51,6 +51,8 @@ type Media struct {
 	Alt           string
 	CreatedAt     time.Time
 	UpdatedAt     time.Time
+	// UsedBy is where the item is used: posts' covers and bodies.
+	UsedBy []MediaUse
 }
 
 type uploadItem struct {
@@ -83,6 +85,8 @@ type mediaItem struct {
 	Alt           string `dynamodbav:"alt"`
 	CreatedAt     string `dynamodbav:"createdAt"`
 	UpdatedAt     string `dynamodbav:"updatedAt"`
+	// UsedBy holds "cover:<postId>" and "body:<postId>" (mediarefs.go).
+	UsedBy []string `dynamodbav:"usedBy,stringset,omitempty"`
 }
 
 func (it *mediaItem) media() *Media {
@@ -90,7 +94,7 @@ func (it *mediaItem) media() *Media {
 		ID: it.ID, Owner: it.Owner, Filename: it.Filename, Format: it.Format,
 		Width: it.Width, Height: it.Height, ByteSize: it.ByteSize,
 		DominantColor: it.DominantColor, Placeholder: it.Placeholder, Alt: it.Alt,
-		CreatedAt: keys.ParseTime(it.CreatedAt), UpdatedAt: keys.ParseTime(it.UpdatedAt),
+		CreatedAt: keys.ParseTime(it.CreatedAt), UpdatedAt: keys.ParseTime(it.UpdatedAt), UsedBy: usesOf(it.UsedBy),
 	}
 }
 
@@ -179,6 +183,9 @@ func (s *Store) MediaItem(ctx context.Context, id string) (*Media, error) {
 	if err := s.db.Get(ctx, s.ks.Media(id), false, &it); err != nil {
 		return nil, fmt.Errorf("media %s: %w", id, err)
 	}
+	if it.Type != typeMedia {
+		return nil, fmt.Errorf("media %s: deleted: %w", id, ErrNotFound)
+	}
 	return it.media(), nil
 }
 
@@ -200,7 +207,7 @@ func (s *Store) UpdateMediaAlt(ctx context.Context, id, alt string) (*Media, err
 	}
 	upd := expression.Set(expression.Name("alt"), expression.Value(alt)).
 		Set(expression.Name("updatedAt"), expression.Value(keys.Time(s.Now())))
-	wrote, err := s.db.UpdateIf(ctx, s.ks.Media(id), upd, dynamo.CondExists())
+	wrote, err := s.db.UpdateIf(ctx, s.ks.Media(id), upd, expression.Name("type").Equal(expression.Value(typeMedia)))
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("update media %s: %w", id, err)
@@ -216,18 +223,38 @@ func (s *Store) UpdateMediaAlt(ctx context.Context, id, alt string) (*Media, err
 
 // DeleteMedia removes the media item m and takes its bytes from the
 // library's counter in one transaction; ErrNotFound when there is none.
-func (s *Store) DeleteMedia(ctx context.Context, m *Media) error {
+// An item in use is a *MediaInUseError, unless force: then it leaves the
+// library but stays as a tombstone while posts name it (mediarefs.go).
+func (s *Store) DeleteMedia(ctx context.Context, m *Media, force bool) error {
+	if len(m.UsedBy) > 0 {
+		if !force {
+			return &MediaInUseError{Uses: m.UsedBy}
+		}
+		return s.deleteUsedMedia(ctx, m)
+	}
 	id := m.ID
 	t := s.db.NewTxn()
-	exists := dynamo.CondExists().And(expression.Name("byteSize").Equal(expression.Value(m.ByteSize)))
-	gone := fmt.Errorf("delete media %s: %w", id, ErrNotFound)
-	if err := firstErr(t.Delete(s.ks.Media(id), &exists, gone), s.countMedia(t, MediaQuota{}, -1, -m.ByteSize)); err != nil {
+	unused := expression.Name("type").Equal(expression.Value(typeMedia)).
+		And(expression.Name("byteSize").Equal(expression.Value(m.ByteSize))).
+		And(expression.Name("usedBy").AttributeNotExists())
+	if err := firstErr(t.Delete(s.ks.Media(id), &unused, errRaced), s.countMedia(t, MediaQuota{}, -1, -m.ByteSize)); err != nil {
 		return err
 	}
-	if err := s.db.Exec(ctx, t); err != nil {
+	switch err := s.db.Exec(ctx, t); {
+	case errors.Is(err, errRaced):
+		// A post started using it since it was read, or it is gone.
+		fresh, err := s.MediaItem(ctx, id)
+		if err != nil {
+			return err
+		}
+		return s.DeleteMedia(ctx, fresh, force)
+	case err != nil:
 		return fmt.Errorf("delete media %s: %w", id, err)
 	}
 	return nil
 }
+
+// errRaced is a deletion whose item changed since it was read.
+var errRaced = errors.New("media item changed")
 
 func validateAlt(alt string) error { return validateOptLine("alt", alt, MaxAltLength) }

@@ -4709,14 +4709,19 @@ func (v *DeleteMediaDeleteMediaDeleteMediaPayload) GetDeletedId() string { retur
 type DeleteMediaInput struct {
 	// The media item's id.
 	Id string `json:"id"`
+	// Deletes the item even when posts use it as their cover or in their body (they show its alt text then). Without it, an item in use is CONFLICT with `extensions.reason` MEDIA_IN_USE and `extensions.usedBy`, the uses (`as`: COVER or BODY, `post`: the post's id).
+	Force *bool `json:"force"`
 }
 
 // GetId returns DeleteMediaInput.Id, and is useful for accessing the field via an interface.
 func (v *DeleteMediaInput) GetId() string { return v.Id }
 
+// GetForce returns DeleteMediaInput.Force, and is useful for accessing the field via an interface.
+func (v *DeleteMediaInput) GetForce() *bool { return v.Force }
+
 // DeleteMediaResponse is returned by DeleteMedia on success.
 type DeleteMediaResponse struct {
-	// Deletes a media item, its original and its renditions. Its uploader or an admin only.
+	// Deletes a media item, its original and its renditions, giving its bytes back to the quota. Its uploader or an admin only. An item used as a post's cover or in its body is refused (CONFLICT, MEDIA_IN_USE) unless `force`.
 	DeleteMedia DeleteMediaDeleteMediaDeleteMediaPayload `json:"deleteMedia"`
 }
 

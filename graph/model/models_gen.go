@@ -359,6 +359,8 @@ type DeleteCommentPayload struct {
 type DeleteMediaInput struct {
 	// The media item's id.
 	ID string `json:"id"`
+	// Deletes the item even when posts use it as their cover or in their body (they show its alt text then). Without it, an item in use is CONFLICT with `extensions.reason` MEDIA_IN_USE and `extensions.usedBy`, the uses (`as`: COVER or BODY, `post`: the post's id).
+	Force *bool `json:"force,omitempty"`
 }
 
 // The result of `deleteMedia`.
