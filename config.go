@@ -273,6 +273,8 @@ func (c *config) check(stray []string) error {
 		return fmt.Errorf("inflight bytes %d: must not be negative", c.inflightBytes)
 	case c.media.maxBytes < 1 || c.media.maxPixels < 1:
 		return errors.New("media max bytes and max pixels: must be at least 1")
+	case c.media.quotaBytes < 0 || c.media.quotaFiles < 0:
+		return errors.New("media quota bytes and files: must be at least 0 (0: no bound)")
 	case c.eventRetention < time.Minute:
 		return fmt.Errorf("event retention %s: must be at least 1m", c.eventRetention)
 	case c.cursorKey != "" && len(c.cursorKey) < storage.MinCursorKeyBytes:

@@ -11,6 +11,7 @@ import (
 
 	"github.com/blogql/blog/httpguard"
 	"github.com/blogql/blog/media"
+	"github.com/blogql/blog/storage"
 )
 
 // The media library's setup: its bucket (S3, or the store embedded in the
@@ -41,6 +42,9 @@ type mediaConfig struct {
 	maxBytes  int64
 	maxPixels int64
 	avif      bool
+	// quotaBytes and quotaFiles bound each publication's library.
+	quotaBytes int64
+	quotaFiles int64
 }
 
 // mediaLibrary is the server's media library and, without -media-bucket,
@@ -89,6 +93,7 @@ func (a *api) openMedia(ctx context.Context, cfg *config, addr net.Addr, logger 
 	}
 	lib.service = media.New(a.store, bucket, media.Options{
 		MaxBytes: mc.maxBytes, MaxPixels: mc.maxPixels, AVIF: mc.avif, BaseURL: base, Logger: logger,
+		Quota: storage.MediaQuota{Bytes: mc.quotaBytes, Files: mc.quotaFiles},
 	})
 	go lib.service.RunSweeps(ctx, sweepInterval)
 	if lib.embedded != nil {

@@ -288,6 +288,12 @@ func settings(c *config) []setting {
 		{"media-avif", "MEDIA_AVIF", val(&c.media.avif, false),
 			"offer AVIF renditions too (slow to encode: see BENCHMARKS.md)",
 			"offer AVIF renditions too; they are slow to encode (see BENCHMARKS.md)"},
+		{"media-quota-bytes", "MEDIA_QUOTA_BYTES", val(&c.media.quotaBytes, int64(0)),
+			"most bytes of media each publication's library may hold; 0: no bound",
+			"most bytes of media each publication's library may hold, checked when an upload starts and when it completes; 0: no bound (see [Media library](media.md))"},
+		{"media-quota-files", "MEDIA_QUOTA_FILES", val(&c.media.quotaFiles, int64(0)),
+			"most media items each publication's library may hold; 0: no bound",
+			"most media items each publication's library may hold; 0: no bound"},
 	}
 }
 

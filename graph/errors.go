@@ -12,6 +12,7 @@ import (
 	"github.com/vektah/gqlparser/v2/gqlerror"
 
 	"github.com/blogql/blog/auth"
+	"github.com/blogql/blog/frontend"
 	"github.com/blogql/blog/gqlhttp"
 	"github.com/blogql/blog/search"
 	"github.com/blogql/blog/storage"
@@ -31,6 +32,10 @@ const (
 	CodeUnauthenticated = "UNAUTHENTICATED"
 	CodeForbidden       = "FORBIDDEN"
 	CodeRateLimited     = "RATE_LIMITED"
+
+	// CodeQuotaExceeded is an upload that would take the media library
+	// past its quota; extensions say which limit, the usage and the limit.
+	CodeQuotaExceeded = "QUOTA_EXCEEDED"
 
 	// CodeSlowQuery is a search that would take too long (a wildcard, a
 	// short prefix); CodeIndexBuilding a search while the server builds
@@ -58,6 +63,8 @@ var errorCodes = []struct {
 	{storage.ErrAlreadyExists, CodeConflict, reason("ALREADY_EXISTS")},
 	{storage.ErrIdempotencyMismatch, CodeBadUserInput, field("idempotencyKey")},
 	{storage.ErrRateLimited, CodeRateLimited, retryAfter},
+	{storage.ErrQuotaExceeded, CodeQuotaExceeded, quotaDetails},
+	{storage.ErrMediaInUse, CodeConflict, mediaUses},
 	{storage.ErrDuplicateComment, CodeConflict, reason("DUPLICATE_COMMENT")},
 	{storage.ErrNotPending, CodeConflict, reason("NOT_PENDING")},
 	{storage.ErrSignInInvalid, CodeBadUserInput, reason("INVALID_SIGN_IN")},
@@ -122,6 +129,12 @@ func publicMessage(err, target error) string {
 	if sl, ok := errors.AsType[*storage.SignInLimitError](err); ok {
 		return sl.Error()
 	}
+	if qe, ok := errors.AsType[*storage.QuotaError](err); ok {
+		return qe.Error()
+	}
+	if ue, ok := errors.AsType[*storage.MediaInUseError](err); ok {
+		return ue.Error()
+	}
 	if ge, ok := errors.AsType[*gqlerror.Error](err); ok {
 		// gqlgen wrapped the resolver's error with where it happened;
 		// its Error() would begin with that ("input:1:10: ..."), which the
@@ -165,6 +178,27 @@ func retryAfter(err error, ext map[string]any) {
 func signInLimit(err error, ext map[string]any) {
 	if sl, ok := errors.AsType[*storage.SignInLimitError](err); ok {
 		ext["reason"], ext["retryAfter"] = sl.Limit, int(sl.RetryAfter.Seconds())
+	}
+}
+
+// quotaDetails says which limit of the media library's quota refused an
+// upload (BYTES or FILES), what the library holds of it and its limit.
+func quotaDetails(err error, ext map[string]any) {
+	if qe, ok := errors.AsType[*storage.QuotaError](err); ok {
+		ext["limit"], ext["usage"], ext["max"] = strings.ToUpper(qe.Limit), qe.Usage, qe.Max
+	}
+}
+
+// mediaUses says where a media item that cannot be deleted is used: as
+// which post's cover or in which post's body, by the posts' ids.
+func mediaUses(err error, ext map[string]any) {
+	ext["reason"] = "MEDIA_IN_USE"
+	if ue, ok := errors.AsType[*storage.MediaInUseError](err); ok {
+		uses := make([]map[string]any, len(ue.Uses))
+		for i, u := range ue.Uses {
+			uses[i] = map[string]any{"as": strings.ToUpper(u.As), "post": frontend.PostGlobalID(u.PostID)}
+		}
+		ext["usedBy"] = uses
 	}
 }
 

@@ -324,6 +324,13 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	MediaUsage struct {
+		Bytes      func(childComplexity int) int
+		BytesLimit func(childComplexity int) int
+		Files      func(childComplexity int) int
+		FilesLimit func(childComplexity int) int
+	}
+
 	Member struct {
 		AccountID     func(childComplexity int) int
 		CreatedAt     func(childComplexity int) int
@@ -609,6 +616,7 @@ type ComplexityRoot struct {
 		FeaturedPosts   func(childComplexity int, first *int, after *string, last *int, before *string) int
 		LiveCursor      func(childComplexity int) int
 		Media           func(childComplexity int, first *int, after *string) int
+		MediaUsage      func(childComplexity int) int
 		Members         func(childComplexity int, query *string, first *int, after *string) int
 		ModerationQueue func(childComplexity int, first *int, after *string, last *int, before *string) int
 		Node            func(childComplexity int, id string) int
@@ -1165,6 +1173,7 @@ type QueryResolver interface {
 	Account(ctx context.Context) (*model.Account, error)
 	OutboxEmails(ctx context.Context, first *int) ([]*model.OutboxEmail, error)
 	Media(ctx context.Context, first *int, after *string) (*model.MediaConnection, error)
+	MediaUsage(ctx context.Context) (*model.MediaUsage, error)
 	PopularPosts(ctx context.Context, period model.PopularPeriod, first *int) ([]*model.PopularPost, error)
 	Members(ctx context.Context, query *string, first *int, after *string) (*model.MemberConnection, error)
 	Publication(ctx context.Context, slug *string, host *string) (*storage.Publication, error)
@@ -2154,6 +2163,31 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.MediaEdge.Node(childComplexity), true
+
+	case "MediaUsage.bytes":
+		if e.ComplexityRoot.MediaUsage.Bytes == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MediaUsage.Bytes(childComplexity), true
+	case "MediaUsage.bytesLimit":
+		if e.ComplexityRoot.MediaUsage.BytesLimit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MediaUsage.BytesLimit(childComplexity), true
+	case "MediaUsage.files":
+		if e.ComplexityRoot.MediaUsage.Files == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MediaUsage.Files(childComplexity), true
+	case "MediaUsage.filesLimit":
+		if e.ComplexityRoot.MediaUsage.FilesLimit == nil {
+			break
+		}
+
+		return e.ComplexityRoot.MediaUsage.FilesLimit(childComplexity), true
 
 	case "Member.accountId":
 		if e.ComplexityRoot.Member.AccountID == nil {
@@ -3751,6 +3785,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Media(childComplexity, args["first"].(*int), args["after"].(*string)), true
+	case "Query.mediaUsage":
+		if e.ComplexityRoot.Query.MediaUsage == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Query.MediaUsage(childComplexity), true
 	case "Query.members":
 		if e.ComplexityRoot.Query.Members == nil {
 			break
@@ -8130,12 +8170,12 @@ extend type Query {
 }
 
 extend type Mutation {
-  "Starts an upload to the media library: a presigned PUT of the file, limited to its type and size. Authors and admins only. A type not taken, an extension that does not match it or a size over the limit is BAD_USER_INPUT."
+  "Starts an upload to the media library: a presigned PUT of the file, limited to its type and size. Authors and admins only. A type not taken, an extension that does not match it or a size over the limit is BAD_USER_INPUT; a size that would take the library past its quota QUOTA_EXCEEDED."
   createUpload(
     "The file to upload."
     input: CreateUploadInput!
   ): CreateUploadPayload!
-  "Completes an upload, by the one who started it only (FORBIDDEN for others): the server reads the file and checks it by its bytes. A file whose bytes are not the declared type, an image of more pixels than allowed (refused from its header, before decoding), a truncated or corrupt one, or one larger than allowed is BAD_USER_INPUT, and deleted. NOT_FOUND once completed or expired."
+  "Completes an upload, by the one who started it only (FORBIDDEN for others): the server reads the file and checks it by its bytes. A file whose bytes are not the declared type, an image of more pixels than allowed (refused from its header, before decoding), a truncated or corrupt one, or one larger than allowed is BAD_USER_INPUT, and deleted; a file that would take the library past its quota is QUOTA_EXCEEDED, and deleted with its upload. NOT_FOUND once completed or expired."
   completeUpload(
     "The upload to complete."
     input: CompleteUploadInput!
@@ -8145,11 +8185,39 @@ extend type Mutation {
     "The media item and its new alt text."
     input: UpdateMediaInput!
   ): UpdateMediaPayload!
-  "Deletes a media item, its original and its renditions. Its uploader or an admin only."
+  "Deletes a media item, its original and its renditions, giving its bytes back to the quota. Its uploader or an admin only. An item used as a post's cover or in its body is refused (CONFLICT, MEDIA_IN_USE) unless ` + "`" + `force` + "`" + `."
   deleteMedia(
     "The media item to delete."
     input: DeleteMediaInput!
   ): DeleteMediaPayload!
+}
+
+# The media library's quota and usage (docs/media.md).
+
+"""
+What the publication's media library holds, and its quota. An upload that
+would pass a limit is QUOTA_EXCEEDED, its extensions saying which ` + "`" + `limit` + "`" + `
+(BYTES or FILES), the ` + "`" + `usage` + "`" + ` and the ` + "`" + `max` + "`" + `.
+"""
+type MediaUsage {
+  "The bytes of the library's originals."
+  bytes: Int!
+  "The number of media items."
+  files: Int!
+  "The most bytes the library may hold; null: no bound."
+  bytesLimit: Int
+  "The most media items the library may hold; null: no bound."
+  filesLimit: Int
+}
+
+extend type Query {
+  "What the media library holds, and its quota. Admins only: one read."
+  mediaUsage: MediaUsage!
+}
+
+extend input DeleteMediaInput {
+  "Deletes the item even when posts use it as their cover or in their body (they show its alt text then). Without it, an item in use is CONFLICT with ` + "`" + `extensions.reason` + "`" + ` MEDIA_IN_USE and ` + "`" + `extensions.usedBy` + "`" + `, the uses (` + "`" + `as` + "`" + `: COVER or BODY, ` + "`" + `post` + "`" + `: the post's id)."
+  force: Boolean
 }
 
 # Locales and translations (docs/i18n.md).
@@ -9256,6 +9324,20 @@ func (ec *executionContext) childFields_MediaEdge(ctx context.Context, field gra
 		return ec.fieldContext_MediaEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type MediaEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_MediaUsage(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "bytes":
+		return ec.fieldContext_MediaUsage_bytes(ctx, field)
+	case "files":
+		return ec.fieldContext_MediaUsage_files(ctx, field)
+	case "bytesLimit":
+		return ec.fieldContext_MediaUsage_bytesLimit(ctx, field)
+	case "filesLimit":
+		return ec.fieldContext_MediaUsage_filesLimit(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type MediaUsage", field.Name)
 }
 
 func (ec *executionContext) childFields_Member(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -16356,6 +16438,98 @@ func (ec *executionContext) fieldContext_MediaEdge_node(_ context.Context, field
 		},
 	}
 	return fc, nil
+}
+
+func (ec *executionContext) _MediaUsage_bytes(ctx context.Context, field graphql.CollectedField, obj *model.MediaUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MediaUsage_bytes(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Bytes, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MediaUsage_bytes(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MediaUsage", field, false, false, "Int")
+}
+
+func (ec *executionContext) _MediaUsage_files(ctx context.Context, field graphql.CollectedField, obj *model.MediaUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MediaUsage_files(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Files, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v int) graphql.Marshaler {
+			return ec.marshalNInt2int(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_MediaUsage_files(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MediaUsage", field, false, false, "Int")
+}
+
+func (ec *executionContext) _MediaUsage_bytesLimit(ctx context.Context, field graphql.CollectedField, obj *model.MediaUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MediaUsage_bytesLimit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.BytesLimit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MediaUsage_bytesLimit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MediaUsage", field, false, false, "Int")
+}
+
+func (ec *executionContext) _MediaUsage_filesLimit(ctx context.Context, field graphql.CollectedField, obj *model.MediaUsage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_MediaUsage_filesLimit(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.FilesLimit, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *int) graphql.Marshaler {
+			return ec.marshalOInt2ᚖint(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_MediaUsage_filesLimit(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("MediaUsage", field, false, false, "Int")
 }
 
 func (ec *executionContext) _Member_accountId(ctx context.Context, field graphql.CollectedField, obj *storage.Member) (ret graphql.Marshaler) {
@@ -23520,6 +23694,38 @@ func (ec *executionContext) fieldContext_Query_media(ctx context.Context, field 
 	return fc, nil
 }
 
+func (ec *executionContext) _Query_mediaUsage(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_mediaUsage(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Query().MediaUsage(ctx)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.MediaUsage) graphql.Marshaler {
+			return ec.marshalNMediaUsage2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMediaUsage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_mediaUsage(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_MediaUsage(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Query_popularPosts(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -30297,7 +30503,7 @@ func (ec *executionContext) unmarshalInputDeleteMediaInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"id"}
+	fieldsInOrder := [...]string{"id", "force"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -30311,6 +30517,13 @@ func (ec *executionContext) unmarshalInputDeleteMediaInput(ctx context.Context, 
 				return it, err
 			}
 			it.ID = data
+		case "force":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("force"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Force = data
 		}
 	}
 	return it, nil
@@ -35009,6 +35222,54 @@ func (ec *executionContext) _MediaEdge(ctx context.Context, sel ast.SelectionSet
 	return out
 }
 
+var mediaUsageImplementors = []string{"MediaUsage"}
+
+func (ec *executionContext) _MediaUsage(ctx context.Context, sel ast.SelectionSet, obj *model.MediaUsage) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, mediaUsageImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("MediaUsage")
+		case "bytes":
+			out.Values[i] = ec._MediaUsage_bytes(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "files":
+			out.Values[i] = ec._MediaUsage_files(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "bytesLimit":
+			out.Values[i] = ec._MediaUsage_bytesLimit(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "filesLimit":
+			out.Values[i] = ec._MediaUsage_filesLimit(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var memberImplementors = []string{"Member"}
 
 func (ec *executionContext) _Member(ctx context.Context, sel ast.SelectionSet, obj *storage.Member) graphql.Marshaler {
@@ -37063,6 +37324,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_media(ctx, field)
+				})
+		case "mediaUsage":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_mediaUsage(ctx, field)
 				})
 		case "popularPosts":
 			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
@@ -40578,6 +40845,14 @@ func (ec *executionContext) marshalNMediaEdge2ᚖgithubᚗcomᚋblogqlᚋblogᚋ
 		return graphql.Null
 	}
 	return ec._MediaEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNMediaUsage2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐMediaUsage(ctx context.Context, sel ast.SelectionSet, v *model.MediaUsage) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "MediaUsage!")
+		return graphql.Null
+	}
+	return ec._MediaUsage(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNMember2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐMember(ctx context.Context, sel ast.SelectionSet, v *storage.Member) graphql.Marshaler {

@@ -104,10 +104,11 @@ func (r *Resolver) deleteMedia(ctx context.Context, in model.DeleteMediaInput) (
 	if err != nil {
 		return nil, err
 	}
-	if _, err := r.mediaOwnedBy(ctx, in.ID); err != nil {
+	m, err := r.mediaOwnedBy(ctx, in.ID)
+	if err != nil {
 		return nil, err
 	}
-	if err := lib.Delete(ctx, in.ID); err != nil {
+	if err := lib.Delete(ctx, m, deref(in.Force)); err != nil {
 		return nil, err
 	}
 	return &model.DeleteMediaPayload{DeletedID: in.ID}, nil

@@ -1344,6 +1344,11 @@ func (r *queryResolver) Media(ctx context.Context, first *int, after *string) (*
 	return r.mediaLibrary(ctx, first, after)
 }
 
+// MediaUsage is the resolver for the mediaUsage field.
+func (r *queryResolver) MediaUsage(ctx context.Context) (*model.MediaUsage, error) {
+	return r.mediaUsage(ctx)
+}
+
 // PopularPosts is the resolver for the popularPosts field.
 func (r *queryResolver) PopularPosts(ctx context.Context, period model.PopularPeriod, first *int) ([]*model.PopularPost, error) {
 	return r.popularPosts(ctx, period, first)

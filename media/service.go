@@ -60,6 +60,10 @@ type Options struct {
 	// BaseURL starts the URLs of renditions: the server's public URL;
 	// empty: they are paths (/media/...).
 	BaseURL string
+	// Quota bounds the library's bytes and files, checked against the
+	// declared size when an upload starts and against the actual size, in
+	// the transaction that makes the media item, when it completes.
+	Quota storage.MediaQuota
 	// Logger receives the failures of renditions.
 	Logger *slog.Logger
 	// Now is the time Sweep compares with the bucket's times of objects;
@@ -150,6 +154,9 @@ func (s *Service) CreateUpload(ctx context.Context, owner, filename, contentType
 	case byteSize < 1 || byteSize > s.opts.MaxBytes:
 		return nil, &storage.ValidationError{Field: "byteSize", Reason: fmt.Sprintf("must be from 1 to %d bytes", s.opts.MaxBytes)}
 	}
+	if err := s.store.CheckMediaQuota(ctx, s.opts.Quota, byteSize); err != nil {
+		return nil, err
+	}
 	id := storage.NewUploadID()
 	_, err := s.store.CreateUpload(ctx, storage.Upload{ID: id, Owner: owner, Filename: filename, ContentType: contentTypes[format], ByteSize: byteSize}, s.opts.UploadTTL)
 	if err != nil {
@@ -210,7 +217,12 @@ func (s *Service) CompleteUpload(ctx context.Context, owner, id, alt string) (*s
 	if err := s.bucket.Put(ctx, originalKey(id), contentTypes[m.Format], data); err != nil {
 		return nil, err
 	}
-	done, err := s.store.CompleteUpload(ctx, *m)
+	done, err := s.store.CompleteUpload(ctx, *m, s.opts.Quota)
+	if qe, ok := errors.AsType[*storage.QuotaError](err); ok {
+		// Over the quota: nothing is kept, the upload's object and record
+		// included (a smaller file needs an upload of its own).
+		return nil, errors.Join(s.bucket.Delete(ctx, originalKey(id)), s.bucket.Delete(ctx, uploadKey(id)), s.store.DeleteUpload(ctx, id), qe)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -298,9 +310,15 @@ func (s *Service) refuse(ctx context.Context, id, reason string) error {
 	return &CheckError{Reason: reason}
 }
 
-// Delete deletes the media item id and every object of it.
-func (s *Service) Delete(ctx context.Context, id string) error {
-	if err := s.store.DeleteMedia(ctx, id); err != nil {
+// Quota returns the quota of each publication's library.
+func (s *Service) Quota() storage.MediaQuota { return s.opts.Quota }
+
+// Delete deletes the media item m, giving its bytes back to the quota,
+// and every object of it. An item in use is a *storage.MediaInUseError
+// unless force.
+func (s *Service) Delete(ctx context.Context, m *storage.Media, force bool) error {
+	id := m.ID
+	if err := s.store.DeleteMedia(ctx, m, force); err != nil {
 		return err
 	}
 	return s.bucket.List(ctx, mediaPrefix+id+"/", func(o Object) error { return s.bucket.Delete(ctx, o.Key) })

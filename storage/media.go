@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -50,6 +51,8 @@ type Media struct {
 	Alt           string
 	CreatedAt     time.Time
 	UpdatedAt     time.Time
+	// UsedBy is where the item is used: posts' covers and bodies.
+	UsedBy []MediaUse
 }
 
 type uploadItem struct {
@@ -82,6 +85,8 @@ type mediaItem struct {
 	Alt           string `dynamodbav:"alt"`
 	CreatedAt     string `dynamodbav:"createdAt"`
 	UpdatedAt     string `dynamodbav:"updatedAt"`
+	// UsedBy holds "cover:<postId>" and "body:<postId>" (mediarefs.go).
+	UsedBy []string `dynamodbav:"usedBy,stringset,omitempty"`
 }
 
 func (it *mediaItem) media() *Media {
@@ -89,7 +94,7 @@ func (it *mediaItem) media() *Media {
 		ID: it.ID, Owner: it.Owner, Filename: it.Filename, Format: it.Format,
 		Width: it.Width, Height: it.Height, ByteSize: it.ByteSize,
 		DominantColor: it.DominantColor, Placeholder: it.Placeholder, Alt: it.Alt,
-		CreatedAt: keys.ParseTime(it.CreatedAt), UpdatedAt: keys.ParseTime(it.UpdatedAt),
+		CreatedAt: keys.ParseTime(it.CreatedAt), UpdatedAt: keys.ParseTime(it.UpdatedAt), UsedBy: usesOf(it.UsedBy),
 	}
 }
 
@@ -142,8 +147,10 @@ func (s *Store) DeleteUpload(ctx context.Context, id string) error {
 
 // CompleteUpload turns the pending upload m.ID into the media item m,
 // stamped now, in one transaction: the upload must still exist (else
-// ErrNotFound: completed already or expired) and the media item must not.
-func (s *Store) CompleteUpload(ctx context.Context, m Media) (*Media, error) {
+// ErrNotFound: completed already or expired), the media item must not,
+// and the library's counter, which it adds m to, must stay within q (else
+// a *QuotaError, and nothing is written).
+func (s *Store) CompleteUpload(ctx context.Context, m Media, q MediaQuota) (*Media, error) {
 	if err := validateAlt(m.Alt); err != nil {
 		return nil, err
 	}
@@ -158,10 +165,13 @@ func (s *Store) CompleteUpload(ctx context.Context, m Media) (*Media, error) {
 	live := dynamo.CondExists().And(expression.Name("expiresAt").GreaterThan(expression.Value(now.Unix())))
 	gone := fmt.Errorf("complete upload %s: completed already or expired: %w", m.ID, ErrNotFound)
 	notNew := dynamo.CondNotExists()
-	if err := firstErr(t.Delete(s.ks.Upload(m.ID), &live, gone), t.Put(it, &notNew, gone)); err != nil {
+	if err := firstErr(t.Delete(s.ks.Upload(m.ID), &live, gone), t.Put(it, &notNew, gone), s.countMedia(t, q, 1, m.ByteSize)); err != nil {
 		return nil, err
 	}
-	if err := s.db.Exec(ctx, t); err != nil {
+	switch err := s.db.Exec(ctx, t); {
+	case errors.Is(err, errOverQuota):
+		return nil, s.quotaError(ctx, q, m.ByteSize)
+	case err != nil:
 		return nil, err
 	}
 	return &m, nil
@@ -172,6 +182,9 @@ func (s *Store) MediaItem(ctx context.Context, id string) (*Media, error) {
 	var it mediaItem
 	if err := s.db.Get(ctx, s.ks.Media(id), false, &it); err != nil {
 		return nil, fmt.Errorf("media %s: %w", id, err)
+	}
+	if it.Type != typeMedia {
+		return nil, fmt.Errorf("media %s: deleted: %w", id, ErrNotFound)
 	}
 	return it.media(), nil
 }
@@ -194,7 +207,7 @@ func (s *Store) UpdateMediaAlt(ctx context.Context, id, alt string) (*Media, err
 	}
 	upd := expression.Set(expression.Name("alt"), expression.Value(alt)).
 		Set(expression.Name("updatedAt"), expression.Value(keys.Time(s.Now())))
-	wrote, err := s.db.UpdateIf(ctx, s.ks.Media(id), upd, dynamo.CondExists())
+	wrote, err := s.db.UpdateIf(ctx, s.ks.Media(id), upd, expression.Name("type").Equal(expression.Value(typeMedia)))
 	switch {
 	case err != nil:
 		return nil, fmt.Errorf("update media %s: %w", id, err)
@@ -208,17 +221,40 @@ func (s *Store) UpdateMediaAlt(ctx context.Context, id, alt string) (*Media, err
 	return it.media(), nil
 }
 
-// DeleteMedia removes the media item id; ErrNotFound when there is none.
-func (s *Store) DeleteMedia(ctx context.Context, id string) error {
+// DeleteMedia removes the media item m and takes its bytes from the
+// library's counter in one transaction; ErrNotFound when there is none.
+// An item in use is a *MediaInUseError, unless force: then it leaves the
+// library but stays as a tombstone while posts name it (mediarefs.go).
+func (s *Store) DeleteMedia(ctx context.Context, m *Media, force bool) error {
+	if len(m.UsedBy) > 0 {
+		if !force {
+			return &MediaInUseError{Uses: m.UsedBy}
+		}
+		return s.deleteUsedMedia(ctx, m)
+	}
+	id := m.ID
 	t := s.db.NewTxn()
-	exists := dynamo.CondExists()
-	if err := t.Delete(s.ks.Media(id), &exists, fmt.Errorf("delete media %s: %w", id, ErrNotFound)); err != nil {
+	unused := expression.Name("type").Equal(expression.Value(typeMedia)).
+		And(expression.Name("byteSize").Equal(expression.Value(m.ByteSize))).
+		And(expression.Name("usedBy").AttributeNotExists())
+	if err := firstErr(t.Delete(s.ks.Media(id), &unused, errRaced), s.countMedia(t, MediaQuota{}, -1, -m.ByteSize)); err != nil {
 		return err
 	}
-	if err := s.db.Exec(ctx, t); err != nil {
+	switch err := s.db.Exec(ctx, t); {
+	case errors.Is(err, errRaced):
+		// A post started using it since it was read, or it is gone.
+		fresh, err := s.MediaItem(ctx, id)
+		if err != nil {
+			return err
+		}
+		return s.DeleteMedia(ctx, fresh, force)
+	case err != nil:
 		return fmt.Errorf("delete media %s: %w", id, err)
 	}
 	return nil
 }
+
+// errRaced is a deletion whose item changed since it was read.
+var errRaced = errors.New("media item changed")
 
 func validateAlt(alt string) error { return validateOptLine("alt", alt, MaxAltLength) }

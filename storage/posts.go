@@ -316,6 +316,8 @@ func (s *Store) DeletePost(ctx context.Context, in PostRef) (*Post, error) {
 	}
 	p, err := s.changePost(ctx, postChange{
 		op: "deletePost", id: in.ID, expected: in.ExpectedVersion, key: in.IdempotencyKey, input: in, actor: in.Actor,
+		// The body says which library images the post stops using.
+		body: true,
 		also: func(ctx context.Context, t *dynamo.Txn, before, after *postItem) error {
 			return errors.Join(s.leaveSeries(ctx, t, before, after), s.leaveTranslations(ctx, t, before, after))
 		},
@@ -518,6 +520,9 @@ func (s *Store) readPost(ctx context.Context, id string, newCats []string, slug 
 func (s *Store) writePost(ctx context.Context, rec *idem, before, after *postItem, r *names, also ...func(*dynamo.Txn) error) (*Post, error) {
 	t := s.db.NewTxn()
 	if err := postActions(s.ks, t, before, after, r, s.nowKey()); err != nil {
+		return nil, err
+	}
+	if err := s.mediaUsageActions(t, before, after); err != nil {
 		return nil, err
 	}
 	for _, add := range also {

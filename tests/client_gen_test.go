@@ -3491,7 +3491,7 @@ func (v *CompleteUploadInput) GetAlt() *string { return v.Alt }
 
 // CompleteUploadResponse is returned by CompleteUpload on success.
 type CompleteUploadResponse struct {
-	// Completes an upload, by the one who started it only (FORBIDDEN for others): the server reads the file and checks it by its bytes. A file whose bytes are not the declared type, an image of more pixels than allowed (refused from its header, before decoding), a truncated or corrupt one, or one larger than allowed is BAD_USER_INPUT, and deleted. NOT_FOUND once completed or expired.
+	// Completes an upload, by the one who started it only (FORBIDDEN for others): the server reads the file and checks it by its bytes. A file whose bytes are not the declared type, an image of more pixels than allowed (refused from its header, before decoding), a truncated or corrupt one, or one larger than allowed is BAD_USER_INPUT, and deleted; a file that would take the library past its quota is QUOTA_EXCEEDED, and deleted with its upload. NOT_FOUND once completed or expired.
 	CompleteUpload CompleteUploadCompleteUploadCompleteUploadPayload `json:"completeUpload"`
 }
 
@@ -4411,7 +4411,7 @@ func (v *CreateUploadInput) GetByteSize() int { return v.ByteSize }
 
 // CreateUploadResponse is returned by CreateUpload on success.
 type CreateUploadResponse struct {
-	// Starts an upload to the media library: a presigned PUT of the file, limited to its type and size. Authors and admins only. A type not taken, an extension that does not match it or a size over the limit is BAD_USER_INPUT.
+	// Starts an upload to the media library: a presigned PUT of the file, limited to its type and size. Authors and admins only. A type not taken, an extension that does not match it or a size over the limit is BAD_USER_INPUT; a size that would take the library past its quota QUOTA_EXCEEDED.
 	CreateUpload CreateUploadCreateUploadCreateUploadPayload `json:"createUpload"`
 }
 
@@ -4709,14 +4709,19 @@ func (v *DeleteMediaDeleteMediaDeleteMediaPayload) GetDeletedId() string { retur
 type DeleteMediaInput struct {
 	// The media item's id.
 	Id string `json:"id"`
+	// Deletes the item even when posts use it as their cover or in their body (they show its alt text then). Without it, an item in use is CONFLICT with `extensions.reason` MEDIA_IN_USE and `extensions.usedBy`, the uses (`as`: COVER or BODY, `post`: the post's id).
+	Force *bool `json:"force"`
 }
 
 // GetId returns DeleteMediaInput.Id, and is useful for accessing the field via an interface.
 func (v *DeleteMediaInput) GetId() string { return v.Id }
 
+// GetForce returns DeleteMediaInput.Force, and is useful for accessing the field via an interface.
+func (v *DeleteMediaInput) GetForce() *bool { return v.Force }
+
 // DeleteMediaResponse is returned by DeleteMedia on success.
 type DeleteMediaResponse struct {
-	// Deletes a media item, its original and its renditions. Its uploader or an admin only.
+	// Deletes a media item, its original and its renditions, giving its bytes back to the quota. Its uploader or an admin only. An item used as a post's cover or in its body is refused (CONFLICT, MEDIA_IN_USE) unless `force`.
 	DeleteMedia DeleteMediaDeleteMediaDeleteMediaPayload `json:"deleteMedia"`
 }
 
@@ -6501,6 +6506,44 @@ type MediaLibraryResponse struct {
 
 // GetMedia returns MediaLibraryResponse.Media, and is useful for accessing the field via an interface.
 func (v *MediaLibraryResponse) GetMedia() MediaLibraryMediaMediaConnection { return v.Media }
+
+// MediaUsageMediaUsage includes the requested fields of the GraphQL type MediaUsage.
+// The GraphQL type's documentation follows.
+//
+// What the publication's media library holds, and its quota. An upload that
+// would pass a limit is QUOTA_EXCEEDED, its extensions saying which `limit`
+// (BYTES or FILES), the `usage` and the `max`.
+type MediaUsageMediaUsage struct {
+	// The bytes of the library's originals.
+	Bytes int `json:"bytes"`
+	// The number of media items.
+	Files int `json:"files"`
+	// The most bytes the library may hold; null: no bound.
+	BytesLimit *int `json:"bytesLimit"`
+	// The most media items the library may hold; null: no bound.
+	FilesLimit *int `json:"filesLimit"`
+}
+
+// GetBytes returns MediaUsageMediaUsage.Bytes, and is useful for accessing the field via an interface.
+func (v *MediaUsageMediaUsage) GetBytes() int { return v.Bytes }
+
+// GetFiles returns MediaUsageMediaUsage.Files, and is useful for accessing the field via an interface.
+func (v *MediaUsageMediaUsage) GetFiles() int { return v.Files }
+
+// GetBytesLimit returns MediaUsageMediaUsage.BytesLimit, and is useful for accessing the field via an interface.
+func (v *MediaUsageMediaUsage) GetBytesLimit() *int { return v.BytesLimit }
+
+// GetFilesLimit returns MediaUsageMediaUsage.FilesLimit, and is useful for accessing the field via an interface.
+func (v *MediaUsageMediaUsage) GetFilesLimit() *int { return v.FilesLimit }
+
+// MediaUsageResponse is returned by MediaUsage on success.
+type MediaUsageResponse struct {
+	// What the media library holds, and its quota. Admins only: one read.
+	MediaUsage MediaUsageMediaUsage `json:"mediaUsage"`
+}
+
+// GetMediaUsage returns MediaUsageResponse.MediaUsage, and is useful for accessing the field via an interface.
+func (v *MediaUsageResponse) GetMediaUsage() MediaUsageMediaUsage { return v.MediaUsage }
 
 // A navigation menu to set.
 type MenuInput struct {
@@ -22093,6 +22136,40 @@ func MediaLibrary(
 	}
 
 	data_ = &MediaLibraryResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by MediaUsage.
+const MediaUsage_Operation = `
+query MediaUsage {
+	mediaUsage {
+		bytes
+		files
+		bytesLimit
+		filesLimit
+	}
+}
+`
+
+// The media library's usage and quota, as an admin's dashboard shows it.
+func MediaUsage(
+	ctx_ context.Context,
+	client_ graphql.Client,
+) (data_ *MediaUsageResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "MediaUsage",
+		Query:  MediaUsage_Operation,
+	}
+
+	data_ = &MediaUsageResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

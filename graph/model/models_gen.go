@@ -359,6 +359,8 @@ type DeleteCommentPayload struct {
 type DeleteMediaInput struct {
 	// The media item's id.
 	ID string `json:"id"`
+	// Deletes the item even when posts use it as their cover or in their body (they show its alt text then). Without it, an item in use is CONFLICT with `extensions.reason` MEDIA_IN_USE and `extensions.usedBy`, the uses (`as`: COVER or BODY, `post`: the post's id).
+	Force *bool `json:"force,omitempty"`
 }
 
 // The result of `deleteMedia`.
@@ -526,6 +528,20 @@ type MediaEdge struct {
 	Cursor string `json:"cursor"`
 	// The media item.
 	Node *storage.Media `json:"node"`
+}
+
+// What the publication's media library holds, and its quota. An upload that
+// would pass a limit is QUOTA_EXCEEDED, its extensions saying which `limit`
+// (BYTES or FILES), the `usage` and the `max`.
+type MediaUsage struct {
+	// The bytes of the library's originals.
+	Bytes int `json:"bytes"`
+	// The number of media items.
+	Files int `json:"files"`
+	// The most bytes the library may hold; null: no bound.
+	BytesLimit *int `json:"bytesLimit,omitempty"`
+	// The most media items the library may hold; null: no bound.
+	FilesLimit *int `json:"filesLimit,omitempty"`
 }
 
 // A page of the members.

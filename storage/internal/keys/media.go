@@ -28,3 +28,12 @@ func MediaLibrarySort(createdAt, id string) string { return createdAt + "#" + id
 func (s Space) Upload(id string) dynamo.Key {
 	return dynamo.Key{PK: s.prefix + prefixUpload + id, SK: prefixUpload + id}
 }
+
+// mediaUsage names the counter of a publication's media library.
+const mediaUsage = "MEDIAUSAGE"
+
+// MediaUsage returns the key of the counter of the bytes and files of the
+// publication's media library, which its quota bounds.
+func (s Space) MediaUsage() dynamo.Key {
+	return dynamo.Key{PK: s.prefix + mediaUsage, SK: mediaUsage}
+}
