@@ -316,3 +316,36 @@ func checkPostParts(ks keys.Space, posts map[string]*postItem, bodies map[string
 func (s *Store) countsOrSplit(_ context.Context, found map[key]item, postID string) (*countItem, error) {
 	return decodeCounts(s.ks, found, postID)
 }
+
+// bodyItem is a post's Markdown body and what is rendered from it.
+type bodyItem struct {
+	PK            string     `dynamodbav:"PK"`
+	SK            string     `dynamodbav:"SK"`
+	Type          string     `dynamodbav:"type"`
+	ID            string     `dynamodbav:"id"`
+	Body          string     `dynamodbav:"body,omitempty"`
+	HTML          string     `dynamodbav:"bodyHtml,omitempty"`
+	TOC           []tocEntry `dynamodbav:"toc,omitempty"`
+	RenderVersion string     `dynamodbav:"renderVersion,omitempty"`
+}
+
+// countItem is a post's exact comment counts with what a comment's
+// transaction checks: that the post is published and visible now
+// (status, publishedAt) and whose moderation queue a held comment joins
+// (authorId).
+type countItem struct {
+	PK           string `dynamodbav:"PK"`
+	SK           string `dynamodbav:"SK"`
+	Type         string `dynamodbav:"type"`
+	ID           string `dynamodbav:"id"`
+	AuthorID     string `dynamodbav:"authorId"`
+	Status       string `dynamodbav:"status"`
+	PublishedAt  string `dynamodbav:"publishedAt,omitempty"`
+	CommentCount int64  `dynamodbav:"commentCount"`
+	ThreadCount  int64  `dynamodbav:"threadCount"`
+}
+
+// visibleAt reports whether the post is published and its time has come.
+func (c *countItem) visibleAt(now string) bool {
+	return c.Status == string(StatusPublished) && c.PublishedAt <= now
+}
