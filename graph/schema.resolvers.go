@@ -804,6 +804,16 @@ func (r *mutationResolver) UnlinkTranslation(ctx context.Context, input model.Un
 	return r.unlinkTranslation(ctx, input)
 }
 
+// LinkPageTranslation is the resolver for the linkPageTranslation field.
+func (r *mutationResolver) LinkPageTranslation(ctx context.Context, input model.LinkPageTranslationInput) (*model.PageTranslationPayload, error) {
+	return r.linkPageTranslation(ctx, input)
+}
+
+// UnlinkPageTranslation is the resolver for the unlinkPageTranslation field.
+func (r *mutationResolver) UnlinkPageTranslation(ctx context.Context, input model.UnlinkPageTranslationInput) (*model.PageTranslationPayload, error) {
+	return r.unlinkPageTranslation(ctx, input)
+}
+
 // RecordView is the resolver for the recordView field.
 func (r *mutationResolver) RecordView(ctx context.Context, input model.RecordViewInput) (*model.RecordViewPayload, error) {
 	return r.recordView(ctx, input)
@@ -877,6 +887,11 @@ func (r *pageResolver) Head(ctx context.Context, obj *storage.SitePage) (*model.
 // Locale is the resolver for the locale field.
 func (r *pageResolver) Locale(ctx context.Context, obj *storage.SitePage) (*string, error) {
 	return r.localeOr(ctx, obj.Locale)
+}
+
+// Translations is the resolver for the translations field.
+func (r *pageResolver) Translations(ctx context.Context, obj *storage.SitePage) ([]*model.PageTranslation, error) {
+	return r.pageTranslationsOf(ctx, obj)
 }
 
 // ID is the resolver for the id field.

@@ -59,7 +59,7 @@
 //	featured copy            <P>POST#<id>               FEATURED                                                     <P>FEATURED / POST#<publishedAt>#<id>   (a published featured post's summary)
 //	series                   <P>SERIES#<slug>           SERIES#<slug>                                                <P>SERIES / SERIES#<slug>   (title, description, cover, ownerId, posts: ids in order, version)
 //	revision                 <P>POST#<id>               REV#<10-digit n>                                             (n, editorId, at, fields, title, excerpt, body or bodyless, cover, seo, version)
-//	translation group        <P>TRANSLATIONS#<id>       TRANSLATIONS#<id>                                            (members: locale → postId, two or more; version; translations.go)
+//	translation group        <P>TRANSLATIONS#<id>       TRANSLATIONS#<id>                                            (members: locale → postId or pageId, two or more; kind: page for pages; version; translations.go)
 //	post's views             <P>POST#<id>               VIEWS                                                        (views: all time; flushed at most once a second a post a server: views.go)
 //	post's views of a day    <P>POST#<id>               VIEWS#<yyyy-mm-dd>                                           (views, referrers: domain → count; expiresAt TTL: 400 days)
 //	popular entry            <P>POST#<id>               POPULAR#<DAY|WEEK|MONTH>#<bucket>                            <P>POPULAR#<period>#<bucket> / <15-digit views>#<id>   (expiresAt TTL)
