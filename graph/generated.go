@@ -106,7 +106,7 @@ type ComplexityRoot struct {
 		Name      func(childComplexity int) int
 		PostCount func(childComplexity int) int
 		PostPage  func(childComplexity int, number int, size *int) int
-		Posts     func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) int
+		Posts     func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time, locale *string) int
 		Slug      func(childComplexity int) int
 		Social    func(childComplexity int) int
 		UpdatedAt func(childComplexity int) int
@@ -133,7 +133,7 @@ type ComplexityRoot struct {
 		Name        func(childComplexity int) int
 		PostCount   func(childComplexity int) int
 		PostPage    func(childComplexity int, number int, size *int) int
-		Posts       func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) int
+		Posts       func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time, locale *string) int
 		Slug        func(childComplexity int) int
 		Version     func(childComplexity int) int
 	}
@@ -859,7 +859,7 @@ type ComplexityRoot struct {
 		Name      func(childComplexity int) int
 		PostCount func(childComplexity int) int
 		PostPage  func(childComplexity int, number int, size *int) int
-		Posts     func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) int
+		Posts     func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time, locale *string) int
 		Slug      func(childComplexity int) int
 		Version   func(childComplexity int) int
 	}
@@ -983,7 +983,7 @@ type AuthorResolver interface {
 	AvatarURL(ctx context.Context, obj *storage.Author) (*string, error)
 
 	PostPage(ctx context.Context, obj *storage.Author, number int, size *int) (*model.PostPage, error)
-	Posts(ctx context.Context, obj *storage.Author, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error)
+	Posts(ctx context.Context, obj *storage.Author, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time, locale *string) (*model.PostConnection, error)
 	Drafts(ctx context.Context, obj *storage.Author, first *int, after *string, last *int, before *string) (*model.DraftConnection, error)
 	Website(ctx context.Context, obj *storage.Author) (*string, error)
 	Location(ctx context.Context, obj *storage.Author) (*string, error)
@@ -994,7 +994,7 @@ type CategoryResolver interface {
 	ID(ctx context.Context, obj *storage.Category) (string, error)
 
 	PostPage(ctx context.Context, obj *storage.Category, number int, size *int) (*model.PostPage, error)
-	Posts(ctx context.Context, obj *storage.Category, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error)
+	Posts(ctx context.Context, obj *storage.Category, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time, locale *string) (*model.PostConnection, error)
 	Head(ctx context.Context, obj *storage.Category) (*model.Head, error)
 }
 type CommentResolver interface {
@@ -1230,7 +1230,7 @@ type SubscriptionResolver interface {
 }
 type TagResolver interface {
 	PostPage(ctx context.Context, obj *storage.Tag, number int, size *int) (*model.PostPage, error)
-	Posts(ctx context.Context, obj *storage.Tag, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error)
+	Posts(ctx context.Context, obj *storage.Tag, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time, locale *string) (*model.PostConnection, error)
 	Head(ctx context.Context, obj *storage.Tag) (*model.Head, error)
 }
 type WebhookResolver interface {
@@ -1453,7 +1453,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Author.Posts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["publishedAfter"].(*time.Time), args["publishedBefore"].(*time.Time)), true
+		return e.ComplexityRoot.Author.Posts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["publishedAfter"].(*time.Time), args["publishedBefore"].(*time.Time), args["locale"].(*string)), true
 	case "Author.slug":
 		if e.ComplexityRoot.Author.Slug == nil {
 			break
@@ -1574,7 +1574,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Category.Posts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["publishedAfter"].(*time.Time), args["publishedBefore"].(*time.Time)), true
+		return e.ComplexityRoot.Category.Posts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["publishedAfter"].(*time.Time), args["publishedBefore"].(*time.Time), args["locale"].(*string)), true
 	case "Category.slug":
 		if e.ComplexityRoot.Category.Slug == nil {
 			break
@@ -4782,7 +4782,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Tag.Posts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["publishedAfter"].(*time.Time), args["publishedBefore"].(*time.Time)), true
+		return e.ComplexityRoot.Tag.Posts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["publishedAfter"].(*time.Time), args["publishedBefore"].(*time.Time), args["locale"].(*string)), true
 	case "Tag.slug":
 		if e.ComplexityRoot.Tag.Slug == nil {
 			break
@@ -5656,6 +5656,8 @@ type Author implements Node {
     publishedAfter: DateTime
     "Only posts published before this time."
     publishedBefore: DateTime
+    "Only posts in this locale (a BCP 47 tag, in any case; BAD_USER_INPUT when it is not one), from the author's own list in that locale: one Query, as without it; ` + "`" + `totalCount` + "`" + `, when asked, is one Query more (a count of that list). Posts without a locale of their own are in no locale's list (see docs/i18n.md)."
+    locale: String
   ): PostConnection!
   "The author's drafts, newest first, for the author themself and admins. Null with UNAUTHENTICATED without a token, with FORBIDDEN for anyone else."
   drafts(
@@ -5749,6 +5751,8 @@ type Category implements Node {
     publishedAfter: DateTime
     "Only posts published before this time."
     publishedBefore: DateTime
+    "Only posts in this locale (a BCP 47 tag, in any case; BAD_USER_INPUT when it is not one), from the category's own list in that locale: one Query, as without it; ` + "`" + `totalCount` + "`" + `, when asked, is one Query more (a count of that list). Posts without a locale of their own are in no locale's list (see docs/i18n.md)."
+    locale: String
   ): PostConnection!
 }
 
@@ -5908,7 +5912,7 @@ type Query {
     publishedAfter: DateTime
     "Only posts published before this time."
     publishedBefore: DateTime
-    "Only posts in this locale (a BCP 47 tag, in any case: ` + "`" + `pt-br` + "`" + ` is ` + "`" + `pt-BR` + "`" + `; BAD_USER_INPUT when it is not one), from the locale's own list: one read as without it. ` + "`" + `totalCount` + "`" + ` is then null. Posts written before posts had a locale are in no locale's list (see docs/i18n.md)."
+    "Only posts in this locale (a BCP 47 tag, in any case: ` + "`" + `pt-br` + "`" + ` is ` + "`" + `pt-BR` + "`" + `; BAD_USER_INPUT when it is not one), from the locale's own list: one read as without it; ` + "`" + `totalCount` + "`" + `, when asked, is one Query more (a count of that list). Posts written before posts had a locale are in no locale's list (see docs/i18n.md)."
     locale: String
   ): PostConnection!
   "A numbered page of the whole blog's public posts, or with ` + "`" + `category` + "`" + ` or ` + "`" + `tag` + "`" + ` of that list's, or with ` + "`" + `month` + "`" + ` of that month's, numbered from the oldest, so a page keeps its posts when newer ones are published (see the frontend guide, Numbered pages). Two reads whatever the number, with nothing else to read: a category or tag that does not exist has no pages (` + "`" + `totalPages` + "`" + ` 0), not NOT_FOUND; ` + "`" + `category(slug:) { postPage }` + "`" + ` reads the category too."
@@ -7349,6 +7353,8 @@ type Tag {
     publishedAfter: DateTime
     "Only posts published before this time."
     publishedBefore: DateTime
+    "Only posts in this locale (a BCP 47 tag, in any case; BAD_USER_INPUT when it is not one), from the tag's own list in that locale: one Query, as without it; ` + "`" + `totalCount` + "`" + `, when asked, is one Query more (a count of that list). Posts without a locale of their own are in no locale's list (see docs/i18n.md)."
+    locale: String
   ): PostConnection!
 }
 
@@ -10674,6 +10680,14 @@ func (ec *executionContext) field_Author_posts_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["publishedBefore"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "locale",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["locale"] = arg6
 	return args, nil
 }
 
@@ -10750,6 +10764,14 @@ func (ec *executionContext) field_Category_posts_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["publishedBefore"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "locale",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["locale"] = arg6
 	return args, nil
 }
 
@@ -12716,6 +12738,14 @@ func (ec *executionContext) field_Tag_posts_args(ctx context.Context, rawArgs ma
 		return nil, err
 	}
 	args["publishedBefore"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "locale",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["locale"] = arg6
 	return args, nil
 }
 
@@ -13499,7 +13529,7 @@ func (ec *executionContext) _Author_posts(ctx context.Context, field graphql.Col
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Author().Posts(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["publishedAfter"].(*time.Time), fc.Args["publishedBefore"].(*time.Time))
+			return ec.Resolvers.Author().Posts(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["publishedAfter"].(*time.Time), fc.Args["publishedBefore"].(*time.Time), fc.Args["locale"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PostConnection) graphql.Marshaler {
@@ -14053,7 +14083,7 @@ func (ec *executionContext) _Category_posts(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Category().Posts(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["publishedAfter"].(*time.Time), fc.Args["publishedBefore"].(*time.Time))
+			return ec.Resolvers.Category().Posts(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["publishedAfter"].(*time.Time), fc.Args["publishedBefore"].(*time.Time), fc.Args["locale"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PostConnection) graphql.Marshaler {
@@ -27332,7 +27362,7 @@ func (ec *executionContext) _Tag_posts(ctx context.Context, field graphql.Collec
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Tag().Posts(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["publishedAfter"].(*time.Time), fc.Args["publishedBefore"].(*time.Time))
+			return ec.Resolvers.Tag().Posts(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["publishedAfter"].(*time.Time), fc.Args["publishedBefore"].(*time.Time), fc.Args["locale"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PostConnection) graphql.Marshaler {

@@ -23,10 +23,12 @@
 //	post (draft)             <P>POST#<id>               POST#<id>                                                    <P>DRAFT#<authorId> / DRAFT#<createdAt>#<id>
 //	post's count item        <P>POST#<id>               POST#<id>#COUNT                                              (commentCount, threadCount, status, publishedAt, authorId)
 //	post's body item         <P>POST#<id>               POST#<id>#TEXT                                               (body, bodyHtml, toc, renderVersion)
-//	author→post copy         <P>AUTHOR#<authorId>       POST#<publishedAt>#<id>                                      (one per author of the post: primary and co-authors)
+//	author→post copy         <P>AUTHOR#<authorId>       POST#<publishedAt>#<id>                                      [<P>LOCALE#<locale>#AUTHOR#<authorId> / POST#<publishedAt>#<id> for a post with a locale]   (one per author of the post: primary and co-authors)
 //	post-in-category copy    <P>POST#<id>               CAT#<slug>                                                   <P>CAT#<slug> / POST#<publishedAt>#<id>
 //	post-in-tag copy         <P>POST#<id>               TAG#<slug>                                                   <P>TAG#<slug> / POST#<publishedAt>#<id>
 //	post-in-locale copy     <P>POST#<id>               LOCALE#<locale>                                              <P>LOCALE#<locale> / POST#<publishedAt>#<id>   (a published post with a locale)
+//	category-in-locale copy <P>POST#<id>               LOCALECAT#<slug>                                             <P>LOCALE#<locale>#CAT#<slug> / POST#<publishedAt>#<id>   (a published post with a locale, one per category)
+//	tag-in-locale copy      <P>POST#<id>               LOCALETAG#<slug>                                             <P>LOCALE#<locale>#TAG#<slug> / POST#<publishedAt>#<id>   (a published post with a locale, one per tag)
 //	tag                      <P>TAG#<slug>              TAG#<slug>                                                   <P>TAGS / TAG#<slug>                   (name, postCount, scheduled, month#<YYYY-MM>; mergedInto and no GSI1 once merged)
 //	category                 <P>CAT#<slug>              CAT#<slug>                                                   <P>CATEGORIES / CAT#<slug>             (postCount, scheduled, month#<YYYY-MM>)
 //	comment (top level)      <P>POST#<postId>           COMMENT#<createdAt>#<commentId>                              (replyCount, replies: the first 10)
