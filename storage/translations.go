@@ -81,7 +81,8 @@ func kindOf(g *translationItem) transKind {
 	return transKind{key: keys.Space.Post}
 }
 
-// Translation is one post of a group of translations.
+// Translation is one member of a group of translations: PostID is the
+// id of a post, or of a page in a group of pages.
 type Translation struct {
 	Locale string
 	PostID string
