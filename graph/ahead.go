@@ -149,6 +149,9 @@ func childArgs(ctx context.Context, typeName, name string) (map[string]any, bool
 // for, as the list's resolver will see them; false when they are not
 // values of the types the schema gives them, or ask for no valid page.
 func listArgs(args map[string]any) (storage.PageArgs, storage.Period, bool) {
+	if args["locale"] != nil {
+		return storage.PageArgs{}, storage.Period{}, false // another list, read by its field
+	}
 	first, ok1 := intArg(args["first"])
 	last, ok2 := intArg(args["last"])
 	after, ok3 := stringArg(args["after"])

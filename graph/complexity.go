@@ -79,13 +79,13 @@ func withConnectionFields(c *ComplexityRoot) {
 // withComplexity gives the schema's fields their complexity, as the
 // model above says.
 func withComplexity(c *ComplexityRoot) {
-	c.Query.Posts = feedComplexity
+	c.Query.Posts = localePostsComplexity
 	c.Query.Tags = listComplexity
-	c.Tag.Posts = postsComplexity
+	c.Tag.Posts = localePostsComplexity
 	c.Query.Authors = listComplexity
-	c.Author.Posts = postsComplexity
+	c.Author.Posts = localePostsComplexity
 	c.Author.Drafts = listComplexity
-	c.Category.Posts = postsComplexity
+	c.Category.Posts = localePostsComplexity
 	c.Query.PostPage = func(child int, _, _, _ *string, _ int, size *int) int { return numberedComplexity(child, size) }
 	c.Category.PostPage = func(child int, _ int, size *int) int { return numberedComplexity(child, size) }
 	c.Tag.PostPage = func(child int, _ int, size *int) int { return numberedComplexity(child, size) }

@@ -106,7 +106,7 @@ type ComplexityRoot struct {
 		Name      func(childComplexity int) int
 		PostCount func(childComplexity int) int
 		PostPage  func(childComplexity int, number int, size *int) int
-		Posts     func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) int
+		Posts     func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time, locale *string) int
 		Slug      func(childComplexity int) int
 		Social    func(childComplexity int) int
 		UpdatedAt func(childComplexity int) int
@@ -133,7 +133,7 @@ type ComplexityRoot struct {
 		Name        func(childComplexity int) int
 		PostCount   func(childComplexity int) int
 		PostPage    func(childComplexity int, number int, size *int) int
-		Posts       func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) int
+		Posts       func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time, locale *string) int
 		Slug        func(childComplexity int) int
 		Version     func(childComplexity int) int
 	}
@@ -402,6 +402,7 @@ type ComplexityRoot struct {
 		DeletePost                func(childComplexity int, input model.DeletePostInput) int
 		DeleteSeries              func(childComplexity int, input model.DeleteSeriesInput) int
 		DeleteWebhook             func(childComplexity int, input model.DeleteWebhookInput) int
+		LinkPageTranslation       func(childComplexity int, input model.LinkPageTranslationInput) int
 		LinkTranslation           func(childComplexity int, input model.LinkTranslationInput) int
 		MergeTags                 func(childComplexity int, input model.MergeTagsInput) int
 		MoveSeriesPost            func(childComplexity int, input model.MoveSeriesPostInput) int
@@ -423,6 +424,7 @@ type ComplexityRoot struct {
 		SetNewsletterSubscription func(childComplexity int, input model.SetNewsletterSubscriptionInput) int
 		SetPostFeatured           func(childComplexity int, input model.SetPostFeaturedInput) int
 		SignOut                   func(childComplexity int, input *model.SignOutInput) int
+		UnlinkPageTranslation     func(childComplexity int, input model.UnlinkPageTranslationInput) int
 		UnlinkTranslation         func(childComplexity int, input model.UnlinkTranslationInput) int
 		UnpublishPage             func(childComplexity int, input model.UnpublishPageInput) int
 		UnpublishPost             func(childComplexity int, input model.UnpublishPostInput) int
@@ -454,22 +456,23 @@ type ComplexityRoot struct {
 	}
 
 	Page struct {
-		Body        func(childComplexity int) int
-		BodyHTML    func(childComplexity int) int
-		CreatedAt   func(childComplexity int) int
-		Head        func(childComplexity int) int
-		ID          func(childComplexity int) int
-		Locale      func(childComplexity int) int
-		Order       func(childComplexity int) int
-		ParentID    func(childComplexity int) int
-		PublishedAt func(childComplexity int) int
-		Seo         func(childComplexity int) int
-		Slug        func(childComplexity int) int
-		Status      func(childComplexity int) int
-		Title       func(childComplexity int) int
-		Toc         func(childComplexity int) int
-		UpdatedAt   func(childComplexity int) int
-		Version     func(childComplexity int) int
+		Body         func(childComplexity int) int
+		BodyHTML     func(childComplexity int) int
+		CreatedAt    func(childComplexity int) int
+		Head         func(childComplexity int) int
+		ID           func(childComplexity int) int
+		Locale       func(childComplexity int) int
+		Order        func(childComplexity int) int
+		ParentID     func(childComplexity int) int
+		PublishedAt  func(childComplexity int) int
+		Seo          func(childComplexity int) int
+		Slug         func(childComplexity int) int
+		Status       func(childComplexity int) int
+		Title        func(childComplexity int) int
+		Toc          func(childComplexity int) int
+		Translations func(childComplexity int) int
+		UpdatedAt    func(childComplexity int) int
+		Version      func(childComplexity int) int
 	}
 
 	PageInfo struct {
@@ -477,6 +480,15 @@ type ComplexityRoot struct {
 		HasNextPage     func(childComplexity int) int
 		HasPreviousPage func(childComplexity int) int
 		StartCursor     func(childComplexity int) int
+	}
+
+	PageTranslation struct {
+		Locale func(childComplexity int) int
+		Page   func(childComplexity int) int
+	}
+
+	PageTranslationPayload struct {
+		Page func(childComplexity int) int
 	}
 
 	PendingCommentConnection struct {
@@ -855,7 +867,7 @@ type ComplexityRoot struct {
 		Name      func(childComplexity int) int
 		PostCount func(childComplexity int) int
 		PostPage  func(childComplexity int, number int, size *int) int
-		Posts     func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) int
+		Posts     func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time, locale *string) int
 		Slug      func(childComplexity int) int
 		Version   func(childComplexity int) int
 	}
@@ -979,7 +991,7 @@ type AuthorResolver interface {
 	AvatarURL(ctx context.Context, obj *storage.Author) (*string, error)
 
 	PostPage(ctx context.Context, obj *storage.Author, number int, size *int) (*model.PostPage, error)
-	Posts(ctx context.Context, obj *storage.Author, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error)
+	Posts(ctx context.Context, obj *storage.Author, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time, locale *string) (*model.PostConnection, error)
 	Drafts(ctx context.Context, obj *storage.Author, first *int, after *string, last *int, before *string) (*model.DraftConnection, error)
 	Website(ctx context.Context, obj *storage.Author) (*string, error)
 	Location(ctx context.Context, obj *storage.Author) (*string, error)
@@ -990,7 +1002,7 @@ type CategoryResolver interface {
 	ID(ctx context.Context, obj *storage.Category) (string, error)
 
 	PostPage(ctx context.Context, obj *storage.Category, number int, size *int) (*model.PostPage, error)
-	Posts(ctx context.Context, obj *storage.Category, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error)
+	Posts(ctx context.Context, obj *storage.Category, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time, locale *string) (*model.PostConnection, error)
 	Head(ctx context.Context, obj *storage.Category) (*model.Head, error)
 }
 type CommentResolver interface {
@@ -1084,6 +1096,8 @@ type MutationResolver interface {
 	DeleteMedia(ctx context.Context, input model.DeleteMediaInput) (*model.DeleteMediaPayload, error)
 	LinkTranslation(ctx context.Context, input model.LinkTranslationInput) (*model.TranslationPayload, error)
 	UnlinkTranslation(ctx context.Context, input model.UnlinkTranslationInput) (*model.TranslationPayload, error)
+	LinkPageTranslation(ctx context.Context, input model.LinkPageTranslationInput) (*model.PageTranslationPayload, error)
+	UnlinkPageTranslation(ctx context.Context, input model.UnlinkPageTranslationInput) (*model.PageTranslationPayload, error)
 	RecordView(ctx context.Context, input model.RecordViewInput) (*model.RecordViewPayload, error)
 	React(ctx context.Context, input model.ReactionInput) (*model.ReactionPayload, error)
 	Unreact(ctx context.Context, input model.ReactionInput) (*model.ReactionPayload, error)
@@ -1104,6 +1118,7 @@ type PageResolver interface {
 
 	Head(ctx context.Context, obj *storage.SitePage) (*model.Head, error)
 	Locale(ctx context.Context, obj *storage.SitePage) (*string, error)
+	Translations(ctx context.Context, obj *storage.SitePage) ([]*model.PageTranslation, error)
 }
 type PostResolver interface {
 	ID(ctx context.Context, obj *storage.Post) (string, error)
@@ -1224,7 +1239,7 @@ type SubscriptionResolver interface {
 }
 type TagResolver interface {
 	PostPage(ctx context.Context, obj *storage.Tag, number int, size *int) (*model.PostPage, error)
-	Posts(ctx context.Context, obj *storage.Tag, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error)
+	Posts(ctx context.Context, obj *storage.Tag, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time, locale *string) (*model.PostConnection, error)
 	Head(ctx context.Context, obj *storage.Tag) (*model.Head, error)
 }
 type WebhookResolver interface {
@@ -1447,7 +1462,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Author.Posts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["publishedAfter"].(*time.Time), args["publishedBefore"].(*time.Time)), true
+		return e.ComplexityRoot.Author.Posts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["publishedAfter"].(*time.Time), args["publishedBefore"].(*time.Time), args["locale"].(*string)), true
 	case "Author.slug":
 		if e.ComplexityRoot.Author.Slug == nil {
 			break
@@ -1568,7 +1583,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Category.Posts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["publishedAfter"].(*time.Time), args["publishedBefore"].(*time.Time)), true
+		return e.ComplexityRoot.Category.Posts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["publishedAfter"].(*time.Time), args["publishedBefore"].(*time.Time), args["locale"].(*string)), true
 	case "Category.slug":
 		if e.ComplexityRoot.Category.Slug == nil {
 			break
@@ -2583,6 +2598,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.DeleteWebhook(childComplexity, args["input"].(model.DeleteWebhookInput)), true
+	case "Mutation.linkPageTranslation":
+		if e.ComplexityRoot.Mutation.LinkPageTranslation == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_linkPageTranslation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.LinkPageTranslation(childComplexity, args["input"].(model.LinkPageTranslationInput)), true
 	case "Mutation.linkTranslation":
 		if e.ComplexityRoot.Mutation.LinkTranslation == nil {
 			break
@@ -2814,6 +2840,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SignOut(childComplexity, args["input"].(*model.SignOutInput)), true
+	case "Mutation.unlinkPageTranslation":
+		if e.ComplexityRoot.Mutation.UnlinkPageTranslation == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_unlinkPageTranslation_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.UnlinkPageTranslation(childComplexity, args["input"].(model.UnlinkPageTranslationInput)), true
 	case "Mutation.unlinkTranslation":
 		if e.ComplexityRoot.Mutation.UnlinkTranslation == nil {
 			break
@@ -3115,6 +3152,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Page.Toc(childComplexity), true
+	case "Page.translations":
+		if e.ComplexityRoot.Page.Translations == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Page.Translations(childComplexity), true
 	case "Page.updatedAt":
 		if e.ComplexityRoot.Page.UpdatedAt == nil {
 			break
@@ -3152,6 +3195,26 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.PageInfo.StartCursor(childComplexity), true
+
+	case "PageTranslation.locale":
+		if e.ComplexityRoot.PageTranslation.Locale == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageTranslation.Locale(childComplexity), true
+	case "PageTranslation.page":
+		if e.ComplexityRoot.PageTranslation.Page == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageTranslation.Page(childComplexity), true
+
+	case "PageTranslationPayload.page":
+		if e.ComplexityRoot.PageTranslationPayload.Page == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PageTranslationPayload.Page(childComplexity), true
 
 	case "PendingCommentConnection.edges":
 		if e.ComplexityRoot.PendingCommentConnection.Edges == nil {
@@ -4759,7 +4822,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Tag.Posts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["publishedAfter"].(*time.Time), args["publishedBefore"].(*time.Time)), true
+		return e.ComplexityRoot.Tag.Posts(childComplexity, args["first"].(*int), args["after"].(*string), args["last"].(*int), args["before"].(*string), args["publishedAfter"].(*time.Time), args["publishedBefore"].(*time.Time), args["locale"].(*string)), true
 	case "Tag.slug":
 		if e.ComplexityRoot.Tag.Slug == nil {
 			break
@@ -5081,6 +5144,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("DeleteSeriesInput", ec.unmarshalInputDeleteSeriesInput),
 			graphql.NewInputUnmarshaler("DeleteWebhookInput", ec.unmarshalInputDeleteWebhookInput),
 			graphql.NewInputUnmarshaler("ImageInput", ec.unmarshalInputImageInput),
+			graphql.NewInputUnmarshaler("LinkPageTranslationInput", ec.unmarshalInputLinkPageTranslationInput),
 			graphql.NewInputUnmarshaler("LinkTranslationInput", ec.unmarshalInputLinkTranslationInput),
 			graphql.NewInputUnmarshaler("LocalizedSiteInput", ec.unmarshalInputLocalizedSiteInput),
 			graphql.NewInputUnmarshaler("MenuInput", ec.unmarshalInputMenuInput),
@@ -5108,6 +5172,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("SetPostFeaturedInput", ec.unmarshalInputSetPostFeaturedInput),
 			graphql.NewInputUnmarshaler("SignOutInput", ec.unmarshalInputSignOutInput),
 			graphql.NewInputUnmarshaler("SocialAccountInput", ec.unmarshalInputSocialAccountInput),
+			graphql.NewInputUnmarshaler("UnlinkPageTranslationInput", ec.unmarshalInputUnlinkPageTranslationInput),
 			graphql.NewInputUnmarshaler("UnlinkTranslationInput", ec.unmarshalInputUnlinkTranslationInput),
 			graphql.NewInputUnmarshaler("UnpublishPageInput", ec.unmarshalInputUnpublishPageInput),
 			graphql.NewInputUnmarshaler("UnpublishPostInput", ec.unmarshalInputUnpublishPostInput),
@@ -5631,6 +5696,8 @@ type Author implements Node {
     publishedAfter: DateTime
     "Only posts published before this time."
     publishedBefore: DateTime
+    "Only posts in this locale (a BCP 47 tag, in any case; BAD_USER_INPUT when it is not one), from the author's own list in that locale: one Query, as without it; ` + "`" + `totalCount` + "`" + `, when asked, is one Query more (a count of that list). Posts without a locale of their own are in no locale's list (see docs/i18n.md)."
+    locale: String
   ): PostConnection!
   "The author's drafts, newest first, for the author themself and admins. Null with UNAUTHENTICATED without a token, with FORBIDDEN for anyone else."
   drafts(
@@ -5724,6 +5791,8 @@ type Category implements Node {
     publishedAfter: DateTime
     "Only posts published before this time."
     publishedBefore: DateTime
+    "Only posts in this locale (a BCP 47 tag, in any case; BAD_USER_INPUT when it is not one), from the category's own list in that locale: one Query, as without it; ` + "`" + `totalCount` + "`" + `, when asked, is one Query more (a count of that list). Posts without a locale of their own are in no locale's list (see docs/i18n.md)."
+    locale: String
   ): PostConnection!
 }
 
@@ -5883,7 +5952,7 @@ type Query {
     publishedAfter: DateTime
     "Only posts published before this time."
     publishedBefore: DateTime
-    "Only posts in this locale (a BCP 47 tag, in any case: ` + "`" + `pt-br` + "`" + ` is ` + "`" + `pt-BR` + "`" + `; BAD_USER_INPUT when it is not one), from the locale's own list: one read as without it. ` + "`" + `totalCount` + "`" + ` is then null. Posts written before posts had a locale are in no locale's list (see docs/i18n.md)."
+    "Only posts in this locale (a BCP 47 tag, in any case: ` + "`" + `pt-br` + "`" + ` is ` + "`" + `pt-BR` + "`" + `; BAD_USER_INPUT when it is not one), from the locale's own list: one read as without it; ` + "`" + `totalCount` + "`" + `, when asked, is one Query more (a count of that list). Posts written before posts had a locale are in no locale's list (see docs/i18n.md)."
     locale: String
   ): PostConnection!
   "A numbered page of the whole blog's public posts, or with ` + "`" + `category` + "`" + ` or ` + "`" + `tag` + "`" + ` of that list's, or with ` + "`" + `month` + "`" + ` of that month's, numbered from the oldest, so a page keeps its posts when newer ones are published (see the frontend guide, Numbered pages). Two reads whatever the number, with nothing else to read: a category or tag that does not exist has no pages (` + "`" + `totalPages` + "`" + ` 0), not NOT_FOUND; ` + "`" + `category(slug:) { postPage }` + "`" + ` reads the category too."
@@ -7324,6 +7393,8 @@ type Tag {
     publishedAfter: DateTime
     "Only posts published before this time."
     publishedBefore: DateTime
+    "Only posts in this locale (a BCP 47 tag, in any case; BAD_USER_INPUT when it is not one), from the tag's own list in that locale: one Query, as without it; ` + "`" + `totalCount` + "`" + `, when asked, is one Query more (a count of that list). Posts without a locale of their own are in no locale's list (see docs/i18n.md)."
+    locale: String
   ): PostConnection!
 }
 
@@ -8299,6 +8370,54 @@ extend type Mutation {
     "The post."
     input: UnlinkTranslationInput!
   ): TranslationPayload!
+}
+
+# Translations of static pages (docs/i18n.md).
+
+"A static page of the same group of translations, in another locale or in the page's own."
+type PageTranslation {
+  "The BCP 47 locale of the page."
+  locale: String!
+  "The page."
+  page: Page!
+}
+
+extend type Page {
+  "The pages that translate this one, this one included, one per locale in locale order; empty for a page linked to none. Drafts are shown to admins only. One read of the group (batched for a list of pages), then the pages in one BatchGetItem."
+  translations: [PageTranslation!]!
+}
+
+"The input of linkPageTranslation."
+input LinkPageTranslationInput {
+  "The global id of a page."
+  pageId: ID!
+  "The global id of the page that translates it: it joins the page's group of translations (leaving any group it was in). BAD_USER_INPUT when it is the page itself, or in a locale the group already has; NOT_FOUND when there is no such page in this publication."
+  translationId: ID!
+}
+
+"The input of unlinkPageTranslation."
+input UnlinkPageTranslationInput {
+  "The global id of the page to take out of its group of translations; a group left with one page is dissolved."
+  pageId: ID!
+}
+
+"What linkPageTranslation and unlinkPageTranslation return."
+type PageTranslationPayload {
+  "The page, with its translations as they are now."
+  page: Page!
+}
+
+extend type Mutation {
+  "Links two static pages as translations of one another (admins). The group stays symmetric: every page in it lists every other, under concurrent writers too."
+  linkPageTranslation(
+    "The two pages."
+    input: LinkPageTranslationInput!
+  ): PageTranslationPayload!
+  "Takes a static page out of its group of translations (admins)."
+  unlinkPageTranslation(
+    "The page."
+    input: UnlinkPageTranslationInput!
+  ): PageTranslationPayload!
 }
 
 # --- Views ---
@@ -9500,6 +9619,8 @@ func (ec *executionContext) childFields_Page(ctx context.Context, field graphql.
 		return ec.fieldContext_Page_head(ctx, field)
 	case "locale":
 		return ec.fieldContext_Page_locale(ctx, field)
+	case "translations":
+		return ec.fieldContext_Page_translations(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Page", field.Name)
 }
@@ -9516,6 +9637,24 @@ func (ec *executionContext) childFields_PageInfo(ctx context.Context, field grap
 		return ec.fieldContext_PageInfo_endCursor(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PageInfo", field.Name)
+}
+
+func (ec *executionContext) childFields_PageTranslation(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "locale":
+		return ec.fieldContext_PageTranslation_locale(ctx, field)
+	case "page":
+		return ec.fieldContext_PageTranslation_page(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PageTranslation", field.Name)
+}
+
+func (ec *executionContext) childFields_PageTranslationPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "page":
+		return ec.fieldContext_PageTranslationPayload_page(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PageTranslationPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_PendingCommentConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -10623,6 +10762,14 @@ func (ec *executionContext) field_Author_posts_args(ctx context.Context, rawArgs
 		return nil, err
 	}
 	args["publishedBefore"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "locale",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["locale"] = arg6
 	return args, nil
 }
 
@@ -10699,6 +10846,14 @@ func (ec *executionContext) field_Category_posts_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["publishedBefore"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "locale",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["locale"] = arg6
 	return args, nil
 }
 
@@ -11062,6 +11217,20 @@ func (ec *executionContext) field_Mutation_deleteWebhook_args(ctx context.Contex
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_linkPageTranslation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.LinkPageTranslationInput, error) {
+			return ec.unmarshalNLinkPageTranslationInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐLinkPageTranslationInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_linkTranslation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
@@ -11348,6 +11517,20 @@ func (ec *executionContext) field_Mutation_signOut_args(ctx context.Context, raw
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (*model.SignOutInput, error) {
 			return ec.unmarshalOSignOutInput2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSignOutInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_unlinkPageTranslation_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.UnlinkPageTranslationInput, error) {
+			return ec.unmarshalNUnlinkPageTranslationInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUnlinkPageTranslationInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -12637,6 +12820,14 @@ func (ec *executionContext) field_Tag_posts_args(ctx context.Context, rawArgs ma
 		return nil, err
 	}
 	args["publishedBefore"] = arg5
+	arg6, err := graphql.ProcessArgField(ctx, rawArgs, "locale",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["locale"] = arg6
 	return args, nil
 }
 
@@ -13420,7 +13611,7 @@ func (ec *executionContext) _Author_posts(ctx context.Context, field graphql.Col
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Author().Posts(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["publishedAfter"].(*time.Time), fc.Args["publishedBefore"].(*time.Time))
+			return ec.Resolvers.Author().Posts(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["publishedAfter"].(*time.Time), fc.Args["publishedBefore"].(*time.Time), fc.Args["locale"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PostConnection) graphql.Marshaler {
@@ -13974,7 +14165,7 @@ func (ec *executionContext) _Category_posts(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Category().Posts(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["publishedAfter"].(*time.Time), fc.Args["publishedBefore"].(*time.Time))
+			return ec.Resolvers.Category().Posts(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["publishedAfter"].(*time.Time), fc.Args["publishedBefore"].(*time.Time), fc.Args["locale"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PostConnection) graphql.Marshaler {
@@ -19250,6 +19441,94 @@ func (ec *executionContext) fieldContext_Mutation_unlinkTranslation(ctx context.
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_linkPageTranslation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_linkPageTranslation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().LinkPageTranslation(ctx, fc.Args["input"].(model.LinkPageTranslationInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageTranslationPayload) graphql.Marshaler {
+			return ec.marshalNPageTranslationPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPageTranslationPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_linkPageTranslation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageTranslationPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_linkPageTranslation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_unlinkPageTranslation(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_unlinkPageTranslation(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().UnlinkPageTranslation(ctx, fc.Args["input"].(model.UnlinkPageTranslationInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageTranslationPayload) graphql.Marshaler {
+			return ec.marshalNPageTranslationPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPageTranslationPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_unlinkPageTranslation(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageTranslationPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_unlinkPageTranslation_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Mutation_recordView(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20273,6 +20552,38 @@ func (ec *executionContext) fieldContext_Page_locale(_ context.Context, field gr
 	return graphql.NewScalarFieldContext("Page", field, true, true, "String")
 }
 
+func (ec *executionContext) _Page_translations(ctx context.Context, field graphql.CollectedField, obj *storage.SitePage) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Page_translations(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Page().Translations(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.PageTranslation) graphql.Marshaler {
+			return ec.marshalNPageTranslation2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPageTranslationᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Page_translations(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Page",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageTranslation(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PageInfo_hasNextPage(ctx context.Context, field graphql.CollectedField, obj *model.PageInfo) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -20363,6 +20674,93 @@ func (ec *executionContext) _PageInfo_endCursor(ctx context.Context, field graph
 }
 func (ec *executionContext) fieldContext_PageInfo_endCursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
 	return graphql.NewScalarFieldContext("PageInfo", field, false, false, "String")
+}
+
+func (ec *executionContext) _PageTranslation_locale(ctx context.Context, field graphql.CollectedField, obj *model.PageTranslation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageTranslation_locale(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Locale, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PageTranslation_locale(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PageTranslation", field, false, false, "String")
+}
+
+func (ec *executionContext) _PageTranslation_page(ctx context.Context, field graphql.CollectedField, obj *model.PageTranslation) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageTranslation_page(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Page, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.SitePage) graphql.Marshaler {
+			return ec.marshalNPage2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐSitePage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PageTranslation_page(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PageTranslation",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Page(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PageTranslationPayload_page(ctx context.Context, field graphql.CollectedField, obj *model.PageTranslationPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PageTranslationPayload_page(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Page, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.SitePage) graphql.Marshaler {
+			return ec.marshalNPage2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐSitePage(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PageTranslationPayload_page(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PageTranslationPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Page(ctx, field)
+		},
+	}
+	return fc, nil
 }
 
 func (ec *executionContext) _PendingCommentConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.PendingCommentConnection) (ret graphql.Marshaler) {
@@ -27170,7 +27568,7 @@ func (ec *executionContext) _Tag_posts(ctx context.Context, field graphql.Collec
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Tag().Posts(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["publishedAfter"].(*time.Time), fc.Args["publishedBefore"].(*time.Time))
+			return ec.Resolvers.Tag().Posts(ctx, obj, fc.Args["first"].(*int), fc.Args["after"].(*string), fc.Args["last"].(*int), fc.Args["before"].(*string), fc.Args["publishedAfter"].(*time.Time), fc.Args["publishedBefore"].(*time.Time), fc.Args["locale"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PostConnection) graphql.Marshaler {
@@ -30849,6 +31247,55 @@ func UnmarshalImageInput(ctx context.Context, raw any) (model.ImageInput, error)
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputLinkPageTranslationInput(ctx context.Context, obj any) (model.LinkPageTranslationInput, error) {
+	var it model.LinkPageTranslationInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"pageId", "translationId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "pageId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pageId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PageID = data
+		case "translationId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("translationId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.TranslationID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalLinkPageTranslationInput unmarshals raw into the LinkPageTranslationInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalLinkPageTranslationInput(ctx context.Context, raw any) (model.LinkPageTranslationInput, error) {
+	var out model.LinkPageTranslationInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "LinkPageTranslationInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputLinkTranslationInput(ctx context.Context, obj any) (model.LinkTranslationInput, error) {
 	var it model.LinkTranslationInput
 	if obj == nil {
@@ -32288,6 +32735,48 @@ func (ec *executionContext) unmarshalInputSocialAccountInput(ctx context.Context
 func UnmarshalSocialAccountInput(ctx context.Context, raw any) (model.SocialAccountInput, error) {
 	var out model.SocialAccountInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "SocialAccountInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputUnlinkPageTranslationInput(ctx context.Context, obj any) (model.UnlinkPageTranslationInput, error) {
+	var it model.UnlinkPageTranslationInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"pageId"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "pageId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("pageId"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.PageID = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalUnlinkPageTranslationInput unmarshals raw into the UnlinkPageTranslationInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalUnlinkPageTranslationInput(ctx context.Context, raw any) (model.UnlinkPageTranslationInput, error) {
+	var out model.UnlinkPageTranslationInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "UnlinkPageTranslationInput", raw, &out)
 	return out, err
 }
 
@@ -35974,6 +36463,20 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "linkPageTranslation":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_linkPageTranslation(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "unlinkPageTranslation":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_unlinkPageTranslation(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		case "recordView":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_recordView(ctx, field)
@@ -36233,6 +36736,12 @@ func (ec *executionContext) _Page(ctx context.Context, sel ast.SelectionSet, obj
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Page_locale(ctx, field, obj)
 				})
+		case "translations":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Page_translations(ctx, field, obj)
+				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -36279,6 +36788,77 @@ func (ec *executionContext) _PageInfo(ctx context.Context, sel ast.SelectionSet,
 		case "endCursor":
 			out.Values[i] = ec._PageInfo_endCursor(ctx, field, obj)
 			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var pageTranslationImplementors = []string{"PageTranslation"}
+
+func (ec *executionContext) _PageTranslation(ctx context.Context, sel ast.SelectionSet, obj *model.PageTranslation) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, pageTranslationImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PageTranslation")
+		case "locale":
+			out.Values[i] = ec._PageTranslation_locale(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "page":
+			out.Values[i] = ec._PageTranslation_page(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var pageTranslationPayloadImplementors = []string{"PageTranslationPayload"}
+
+func (ec *executionContext) _PageTranslationPayload(ctx context.Context, sel ast.SelectionSet, obj *model.PageTranslationPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, pageTranslationPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PageTranslationPayload")
+		case "page":
+			out.Values[i] = ec._PageTranslationPayload_page(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
 		default:
@@ -40773,6 +41353,11 @@ func (ec *executionContext) marshalNInt2int64(ctx context.Context, sel ast.Selec
 	return res
 }
 
+func (ec *executionContext) unmarshalNLinkPageTranslationInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐLinkPageTranslationInput(ctx context.Context, v any) (model.LinkPageTranslationInput, error) {
+	res, err := ec.unmarshalInputLinkPageTranslationInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNLinkTranslationInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐLinkTranslationInput(ctx context.Context, v any) (model.LinkTranslationInput, error) {
 	res, err := ec.unmarshalInputLinkTranslationInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -41075,6 +41660,38 @@ func (ec *executionContext) marshalNPageInfo2ᚖgithubᚗcomᚋblogqlᚋblogᚋg
 		return graphql.Null
 	}
 	return ec._PageInfo(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPageTranslation2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPageTranslationᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.PageTranslation) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPageTranslation2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPageTranslation(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPageTranslation2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPageTranslation(ctx context.Context, sel ast.SelectionSet, v *model.PageTranslation) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "PageTranslation!")
+		return graphql.Null
+	}
+	return ec._PageTranslation(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPageTranslationPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPageTranslationPayload(ctx context.Context, sel ast.SelectionSet, v *model.PageTranslationPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "PageTranslationPayload!")
+		return graphql.Null
+	}
+	return ec._PageTranslationPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) unmarshalNPingWebhookInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPingWebhookInput(ctx context.Context, v any) (model.PingWebhookInput, error) {
@@ -41960,6 +42577,11 @@ func (ec *executionContext) marshalNTranslationPayload2ᚖgithubᚗcomᚋblogql�
 		return graphql.Null
 	}
 	return ec._TranslationPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNUnlinkPageTranslationInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUnlinkPageTranslationInput(ctx context.Context, v any) (model.UnlinkPageTranslationInput, error) {
+	res, err := ec.unmarshalInputUnlinkPageTranslationInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNUnlinkTranslationInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐUnlinkTranslationInput(ctx context.Context, v any) (model.UnlinkTranslationInput, error) {

@@ -45,6 +45,8 @@ type loaders struct {
 	// membership reads the request's actor's membership once for all
 	// the members-only posts it shows (members.go).
 	membership *dataloader.Loader[string, bool]
+	// sitePages reads static pages by id (the translations of pages).
+	sitePages *dataloader.Loader[string, *storage.SitePage]
 	// observe records each batch read: its loader, its number of keys,
 	// and whether it waited for the loader's batch window (or was primed).
 	observe func(loader string, keys int, waited bool)
@@ -76,6 +78,7 @@ func withLoaders(store *storage.Store, observe func(loader string, keys int, wai
 			tags:         newLoader("tags", maxBatch, store.GetTags, observe),
 			series:       newLoader("series", maxBatch, store.GetManySeries, observe),
 			translations: newLoader("translations", maxBatch, store.GetTranslations, observe),
+			sitePages:    newLoader("sitePages", maxBatch, store.GetSitePages, observe),
 			// A comment is looked for where it is published and where it
 			// is held: two keys each.
 			comments:        newLoader("comments", maxBatch/2, store.GetComments, observe),

@@ -60,13 +60,16 @@ func (r *authorResolver) PostPage(ctx context.Context, obj *storage.Author, numb
 }
 
 // Posts is the resolver for the posts field.
-func (r *authorResolver) Posts(ctx context.Context, obj *storage.Author, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error) {
+func (r *authorResolver) Posts(ctx context.Context, obj *storage.Author, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time, locale *string) (*model.PostConnection, error) {
 	p, err := pageOf(first, after, last, before)
 	if err != nil {
 		return nil, err
 	}
 	per := periodOf(publishedAfter, publishedBefore)
 	own := auth.ActorFrom(ctx).Acts(obj.ID)
+	if locale != nil {
+		return r.localeList(ctx, frontend.TagAuthor(obj.ID), storage.LocaleList{Locale: *locale, Author: obj.ID, IncludeScheduled: own}, p, per)
+	}
 	res, err := readAhead(ctx, authorPostsKey(obj.ID, own, p, per), func() (*storage.Result[*storage.Post], error) {
 		return r.store.AuthorPosts(ctx, obj.ID, p, per, own)
 	})
@@ -124,12 +127,15 @@ func (r *categoryResolver) PostPage(ctx context.Context, obj *storage.Category, 
 }
 
 // Posts is the resolver for the posts field.
-func (r *categoryResolver) Posts(ctx context.Context, obj *storage.Category, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error) {
+func (r *categoryResolver) Posts(ctx context.Context, obj *storage.Category, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time, locale *string) (*model.PostConnection, error) {
 	p, err := pageOf(first, after, last, before)
 	if err != nil {
 		return nil, err
 	}
 	per := periodOf(publishedAfter, publishedBefore)
+	if locale != nil {
+		return r.localeList(ctx, frontend.TagCategory(obj.Slug), storage.LocaleList{Locale: *locale, Category: obj.Slug}, p, per)
+	}
 	res, err := readAhead(ctx, categoryPostsKey(obj.Slug, p, per), func() (*storage.Result[*storage.Post], error) {
 		return r.store.CategoryPosts(ctx, obj.Slug, p, per)
 	})
@@ -804,6 +810,16 @@ func (r *mutationResolver) UnlinkTranslation(ctx context.Context, input model.Un
 	return r.unlinkTranslation(ctx, input)
 }
 
+// LinkPageTranslation is the resolver for the linkPageTranslation field.
+func (r *mutationResolver) LinkPageTranslation(ctx context.Context, input model.LinkPageTranslationInput) (*model.PageTranslationPayload, error) {
+	return r.linkPageTranslation(ctx, input)
+}
+
+// UnlinkPageTranslation is the resolver for the unlinkPageTranslation field.
+func (r *mutationResolver) UnlinkPageTranslation(ctx context.Context, input model.UnlinkPageTranslationInput) (*model.PageTranslationPayload, error) {
+	return r.unlinkPageTranslation(ctx, input)
+}
+
 // RecordView is the resolver for the recordView field.
 func (r *mutationResolver) RecordView(ctx context.Context, input model.RecordViewInput) (*model.RecordViewPayload, error) {
 	return r.recordView(ctx, input)
@@ -877,6 +893,11 @@ func (r *pageResolver) Head(ctx context.Context, obj *storage.SitePage) (*model.
 // Locale is the resolver for the locale field.
 func (r *pageResolver) Locale(ctx context.Context, obj *storage.SitePage) (*string, error) {
 	return r.localeOr(ctx, obj.Locale)
+}
+
+// Translations is the resolver for the translations field.
+func (r *pageResolver) Translations(ctx context.Context, obj *storage.SitePage) ([]*model.PageTranslation, error) {
+	return r.pageTranslationsOf(ctx, obj)
 }
 
 // ID is the resolver for the id field.
@@ -1508,8 +1529,8 @@ func (r *tagResolver) PostPage(ctx context.Context, obj *storage.Tag, number int
 }
 
 // Posts is the resolver for the posts field.
-func (r *tagResolver) Posts(ctx context.Context, obj *storage.Tag, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time) (*model.PostConnection, error) {
-	return r.tagPosts(ctx, obj, first, after, last, before, publishedAfter, publishedBefore)
+func (r *tagResolver) Posts(ctx context.Context, obj *storage.Tag, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time, locale *string) (*model.PostConnection, error) {
+	return r.tagPosts(ctx, obj, first, after, last, before, publishedAfter, publishedBefore, locale)
 }
 
 // Head is the resolver for the head field.

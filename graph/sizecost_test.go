@@ -136,6 +136,7 @@ var textBytes = map[string]int{
 	"Post.locale":                 35,
 	"Page.locale":                 35,
 	"Translation.locale":          35,
+	"PageTranslation.locale":      35,
 	"LocalizedSite.locale":        35,
 	"LocalizedSite.title":         4 * storage.MaxTitleLength,
 	"LocalizedSite.description":   4 * storage.MaxDescriptionLength,

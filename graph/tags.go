@@ -54,12 +54,15 @@ func (r *Resolver) tags(ctx context.Context, first *int, after *string, last *in
 }
 
 // tagPosts answers Tag.posts, with totalCount from the tag's counts.
-func (r *Resolver) tagPosts(ctx context.Context, t *storage.Tag, first *int, after *string, last *int, before *string, publishedAfter, publishedBefore *time.Time) (*model.PostConnection, error) {
+func (r *Resolver) tagPosts(ctx context.Context, t *storage.Tag, first *int, after *string, last *int, before *string, publishedAfter, publishedBefore *time.Time, locale *string) (*model.PostConnection, error) {
 	p, err := pageOf(first, after, last, before)
 	if err != nil {
 		return nil, err
 	}
 	per := periodOf(publishedAfter, publishedBefore)
+	if locale != nil {
+		return r.localeList(ctx, frontend.TagTag(t.Slug), storage.LocaleList{Locale: *locale, Tag: t.Slug}, p, per)
+	}
 	res, err := readAhead(ctx, tagPostsKey(t.Slug, p, per), func() (*storage.Result[*storage.Post], error) {
 		return r.store.TagPosts(ctx, t.Slug, p, per)
 	})

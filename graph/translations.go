@@ -111,21 +111,32 @@ func (r *Resolver) unlinkTranslation(ctx context.Context, in model.UnlinkTransla
 	return &model.TranslationPayload{Post: p}, nil
 }
 
-// feedComplexity is the complexity of Query.posts, whose locale does not
-// change it.
-func feedComplexity(child int, first *int, after *string, last *int, before *string, from, to *time.Time, _ *string) int {
+// localePostsComplexity is the complexity of a list of posts that takes
+// a locale (Query.posts, Author.posts, Category.posts, Tag.posts), which
+// does not change it.
+func localePostsComplexity(child int, first *int, after *string, last *int, before *string, from, to *time.Time, _ *string) int {
 	return postsComplexity(child, first, after, last, before, from, to)
 }
 
-// localePosts is Query.posts(locale:): a page of the locale's own list,
-// without a totalCount (no count is kept per locale).
-func (r *Resolver) localePosts(ctx context.Context, locale string, p storage.PageArgs, per storage.Period) (*model.PostConnection, error) {
-	res, err := r.store.LocalePosts(ctx, locale, p, per)
+// localeList answers a list of posts filtered by locale (the blog's, a
+// category's, a tag's or an author's): a page of the list's own
+// partition in the locale, tagged with tag. Its totalCount is counted
+// when asked (no count is kept per locale).
+func (r *Resolver) localeList(ctx context.Context, tag string, l storage.LocaleList, p storage.PageArgs, per storage.Period) (*model.PostConnection, error) {
+	res, err := r.store.LocaleListPosts(ctx, l, p, per)
 	if err != nil {
 		return nil, err
 	}
-	tagList(ctx, frontend.TagFeed, res.Items)
+	tagList(ctx, tag, res.Items)
 	r.primePosts(ctx, nil, "edges.node", res.Items)
 	r.primeFullPosts(ctx, res.Items)
-	return postConnection(res, nil), nil
+	return postConnection(res, func(ctx context.Context) (int, error) {
+		n, err := r.store.CountLocaleListPosts(ctx, l, per)
+		return int(n), err
+	}), nil
+}
+
+// localePosts is Query.posts(locale:): a page of the locale's own list.
+func (r *Resolver) localePosts(ctx context.Context, locale string, p storage.PageArgs, per storage.Period) (*model.PostConnection, error) {
+	return r.localeList(ctx, frontend.TagFeed, storage.LocaleList{Locale: locale}, p, per)
 }

@@ -87,7 +87,7 @@ var tableChecks = []tableCheck{
 	{"page indexes", checkPageIndexes},
 	{"readers", checkReaders},
 	{"translations", func(_ context.Context, _ *Store, t *snapshot, badf func(string, ...any)) {
-		report(badf, checkTranslations(t.groups, t.posts))
+		report(badf, checkTranslations(t.groups, t.posts, t.sitePgs))
 	}},
 	{"counters", checkCounters},
 	{"scheduled entries", checkScheduledEntries},

@@ -86,6 +86,9 @@ func checkPosts(ctx context.Context, s *Store, t *snapshot, badf func(string, ..
 			lc := p.localeCopy(s.ks)
 			want[key{PK: lc.PK, SK: lc.SK}] = lc
 		}
+		for _, lc := range p.localeListCopies(s.ks) {
+			want[key{PK: lc.PK, SK: lc.SK}] = lc
+		}
 	}
 	// A copy whose comment count alone differs may lag (doccounts.go):
 	// it is read again after the allowed lag.

@@ -112,7 +112,7 @@ func (s *Store) scanSnapshot(ctx context.Context) (*snapshot, error) {
 				pg := &pageItem{}
 				err = attributevalue.UnmarshalMap(it, pg)
 				t.sitePgs[pg.ID] = pg
-			case typeAuthorPost, typeCategoryPost, typeTagPost, typeFeaturedPost, typeLocalePost:
+			case typeAuthorPost, typeCategoryPost, typeTagPost, typeFeaturedPost, typeLocalePost, typeLocaleCategoryPost, typeLocaleTagPost:
 				p := &postItem{}
 				err = attributevalue.UnmarshalMap(it, p)
 				t.copies = append(t.copies, p)

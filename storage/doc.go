@@ -23,10 +23,12 @@
 //	post (draft)             <P>POST#<id>               POST#<id>                                                    <P>DRAFT#<authorId> / DRAFT#<createdAt>#<id>
 //	post's count item        <P>POST#<id>               POST#<id>#COUNT                                              (commentCount, threadCount, status, publishedAt, authorId)
 //	post's body item         <P>POST#<id>               POST#<id>#TEXT                                               (body, bodyHtml, toc, renderVersion)
-//	author→post copy         <P>AUTHOR#<authorId>       POST#<publishedAt>#<id>                                      (one per author of the post: primary and co-authors)
+//	author→post copy         <P>AUTHOR#<authorId>       POST#<publishedAt>#<id>                                      [<P>LOCALE#<locale>#AUTHOR#<authorId> / POST#<publishedAt>#<id> for a post with a locale]   (one per author of the post: primary and co-authors)
 //	post-in-category copy    <P>POST#<id>               CAT#<slug>                                                   <P>CAT#<slug> / POST#<publishedAt>#<id>
 //	post-in-tag copy         <P>POST#<id>               TAG#<slug>                                                   <P>TAG#<slug> / POST#<publishedAt>#<id>
 //	post-in-locale copy     <P>POST#<id>               LOCALE#<locale>                                              <P>LOCALE#<locale> / POST#<publishedAt>#<id>   (a published post with a locale)
+//	category-in-locale copy <P>POST#<id>               LOCALECAT#<slug>                                             <P>LOCALE#<locale>#CAT#<slug> / POST#<publishedAt>#<id>   (a published post with a locale, one per category)
+//	tag-in-locale copy      <P>POST#<id>               LOCALETAG#<slug>                                             <P>LOCALE#<locale>#TAG#<slug> / POST#<publishedAt>#<id>   (a published post with a locale, one per tag)
 //	tag                      <P>TAG#<slug>              TAG#<slug>                                                   <P>TAGS / TAG#<slug>                   (name, postCount, scheduled, month#<YYYY-MM>; mergedInto and no GSI1 once merged)
 //	category                 <P>CAT#<slug>              CAT#<slug>                                                   <P>CATEGORIES / CAT#<slug>             (postCount, scheduled, month#<YYYY-MM>)
 //	comment (top level)      <P>POST#<postId>           COMMENT#<createdAt>#<commentId>                              (replyCount, replies: the first 10)
@@ -59,7 +61,7 @@
 //	featured copy            <P>POST#<id>               FEATURED                                                     <P>FEATURED / POST#<publishedAt>#<id>   (a published featured post's summary)
 //	series                   <P>SERIES#<slug>           SERIES#<slug>                                                <P>SERIES / SERIES#<slug>   (title, description, cover, ownerId, posts: ids in order, version)
 //	revision                 <P>POST#<id>               REV#<10-digit n>                                             (n, editorId, at, fields, title, excerpt, body or bodyless, cover, seo, version)
-//	translation group        <P>TRANSLATIONS#<id>       TRANSLATIONS#<id>                                            (members: locale → postId, two or more; version; translations.go)
+//	translation group        <P>TRANSLATIONS#<id>       TRANSLATIONS#<id>                                            (members: locale → postId or pageId, two or more; kind: page for pages; version; translations.go)
 //	post's views             <P>POST#<id>               VIEWS                                                        (views: all time; flushed at most once a second a post a server: views.go)
 //	post's views of a day    <P>POST#<id>               VIEWS#<yyyy-mm-dd>                                           (views, referrers: domain → count; expiresAt TTL: 400 days)
 //	popular entry            <P>POST#<id>               POPULAR#<DAY|WEEK|MONTH>#<bucket>                            <P>POPULAR#<period>#<bucket> / <15-digit views>#<id>   (expiresAt TTL)

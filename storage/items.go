@@ -447,11 +447,16 @@ func (it postItem) summary() postItem {
 func (it postItem) authorCopy(ks keys.Space) postItem { return it.authorCopyOf(ks, it.AuthorID) }
 
 // authorCopyOf returns the author→post copy of a published post in the
-// partition of its author authorID, the primary one or a co-author.
+// partition of its author authorID, the primary one or a co-author; a
+// post with a locale has it in GSI1 too, in the author's list of that
+// locale (locales.go).
 func (it postItem) authorCopyOf(ks keys.Space, authorID string) postItem {
 	k := ks.AuthorCopy(authorID, it.publishedAt(), it.ID)
 	it = it.summary()
 	it.PK, it.SK, it.Type, it.GSI1PK, it.GSI1SK = k.PK, k.SK, typeAuthorPost, "", ""
+	if it.Locale != "" {
+		it.GSI1PK, it.GSI1SK = ks.LocaleAuthorPartition(it.Locale, authorID), keys.PostSort(it.publishedAt(), it.ID)
+	}
 	return it
 }
 
@@ -485,6 +490,12 @@ func (it *postItem) copyKeys(ks keys.Space) []key {
 	}
 	if it.Locale != "" {
 		out = append(out, ks.LocaleCopy(it.ID, it.Locale))
+		for _, c := range it.Cats {
+			out = append(out, ks.LocaleCategoryCopy(it.ID, c.Slug))
+		}
+		for _, t := range it.Tags {
+			out = append(out, ks.LocaleTagCopy(it.ID, t.Slug))
+		}
 	}
 	return out
 }

@@ -16,9 +16,17 @@ import (
 // (Site.DefaultLocale), whichever it is then; linking it to a
 // translation stores the default (translations.go). A published post
 // with a locale stored has one more copy, LOCALE#<locale> in its
-// partition, in the GSI1 partition of its locale's list (LocalePosts).
+// partition, in the GSI1 partition of its locale's list (LocalePosts),
+// and one more in each of its categories and tags (LOCALECAT#<slug>,
+// LOCALETAG#<slug>) in the GSI1 partition of that list in its locale;
+// its author copies are in GSI1 too, in their author's list in its
+// locale. So every list filtered by locale is one Query.
 
-const typeLocalePost = "localePost"
+const (
+	typeLocalePost         = "localePost"
+	typeLocaleCategoryPost = "localeCategoryPost"
+	typeLocaleTagPost      = "localeTagPost"
+)
 
 // MaxLocales is how many locales a site may list.
 const MaxLocales = 50
@@ -86,26 +94,36 @@ func (it postItem) localeCopy(ks keys.Space) postItem {
 	return it
 }
 
+// localeListCopies returns the copies of a published post with a locale
+// in its locale's lists of its categories and tags: none without a
+// locale.
+func (it postItem) localeListCopies(ks keys.Space) []postItem {
+	if it.Locale == "" {
+		return nil
+	}
+	sort := keys.PostSort(it.publishedAt(), it.ID)
+	summary := it.summary()
+	var out []postItem
+	add := func(k key, typ, part string) {
+		c := summary
+		c.PK, c.SK, c.Type, c.GSI1PK, c.GSI1SK = k.PK, k.SK, typ, part, sort
+		out = append(out, c)
+	}
+	for _, c := range it.Cats {
+		add(ks.LocaleCategoryCopy(it.ID, c.Slug), typeLocaleCategoryPost, ks.LocaleCategoryPartition(it.Locale, c.Slug))
+	}
+	for _, t := range it.Tags {
+		add(ks.LocaleTagCopy(it.ID, t.Slug), typeLocaleTagPost, ks.LocaleTagPartition(it.Locale, t.Slug))
+	}
+	return out
+}
+
 // LocalePosts returns the visible posts in locale (canonicalised first),
 // newest first: one Query of the locale's GSI1 partition. Posts that
 // have no locale stored (written without one) are left out, though they
 // read as the site's default locale.
 func (s *Store) LocalePosts(ctx context.Context, locale string, p PageArgs, per Period) (*Result[*Post], error) {
-	locale, err := CanonicalLocale("locale", locale)
-	if err != nil {
-		return nil, err
-	}
-	lo, hi, list, empty, err := postRange(per, "locale-posts:"+locale, s.visibleBound())
-	if err != nil {
-		return nil, err
-	}
-	return queryPage(ctx, s, listQuery{
-		list:  list,
-		index: true,
-		cond: expression.Key(keys.AttrGSI1PK).Equal(expression.Value(s.ks.LocalePartition(locale))).
-			And(expression.Key(keys.AttrGSI1SK).Between(expression.Value(lo), expression.Value(hi))),
-		empty: empty,
-	}, p, (*postItem).post)
+	return s.LocaleListPosts(ctx, LocaleList{Locale: locale}, p, per)
 }
 
 // postLocale returns the locale a post written with v has: v's
@@ -125,4 +143,71 @@ func condTransVer(v int64) expression.ConditionBuilder {
 		return expression.Name("transVer").AttributeNotExists()
 	}
 	return expression.Name("transVer").Equal(expression.Value(v))
+}
+
+// LocaleList names a list of posts in one locale: a category's (by
+// slug), a tag's (by slug), an author's (by id), or with none of them
+// the whole blog's (LocalePosts).
+type LocaleList struct {
+	Locale           string
+	Category, Tag    string
+	Author           string
+	IncludeScheduled bool // an author's list only: their scheduled posts too
+}
+
+// partition returns the GSI1 partition of l in locale, the name of its
+// list (for its cursors) and the upper bound of its sort keys.
+func (l LocaleList) partition(s *Store, locale string) (part, list, upper string) {
+	upper = s.visibleBound()
+	switch {
+	case l.Category != "":
+		return s.ks.LocaleCategoryPartition(locale, l.Category), "category-posts:" + l.Category + "@" + locale, upper
+	case l.Tag != "":
+		return s.ks.LocaleTagPartition(locale, l.Tag), "tag-posts:" + l.Tag + "@" + locale, upper
+	case l.Author != "" && l.IncludeScheduled:
+		return s.ks.LocaleAuthorPartition(locale, l.Author), "author-posts:" + l.Author + ":all@" + locale, keys.PrefixPost + "~"
+	case l.Author != "":
+		return s.ks.LocaleAuthorPartition(locale, l.Author), "author-posts:" + l.Author + "@" + locale, upper
+	}
+	return s.ks.LocalePartition(locale), "locale-posts:" + locale, upper
+}
+
+// LocaleListPosts returns a page of the list l in per, newest first: one
+// Query of the list's own GSI1 partition in its locale (canonicalised
+// first; a *ValidationError when it is not BCP 47). Posts without a
+// locale stored are in no such list, as in LocalePosts.
+func (s *Store) LocaleListPosts(ctx context.Context, l LocaleList, p PageArgs, per Period) (*Result[*Post], error) {
+	locale, err := CanonicalLocale("locale", l.Locale)
+	if err != nil {
+		return nil, err
+	}
+	part, list, upper := l.partition(s, locale)
+	lo, hi, list, empty, err := postRange(per, list, upper)
+	if err != nil {
+		return nil, err
+	}
+	return queryPage(ctx, s, listQuery{
+		list:  list,
+		index: true,
+		cond: expression.Key(keys.AttrGSI1PK).Equal(expression.Value(part)).
+			And(expression.Key(keys.AttrGSI1SK).Between(expression.Value(lo), expression.Value(hi))),
+		empty: empty,
+	}, p, (*postItem).post)
+}
+
+// CountLocaleListPosts counts the posts of the list l in per: a Query
+// with Select COUNT of its partition (one a MB of keys), since no count
+// is kept per locale.
+func (s *Store) CountLocaleListPosts(ctx context.Context, l LocaleList, per Period) (int64, error) {
+	locale, err := CanonicalLocale("locale", l.Locale)
+	if err != nil {
+		return 0, err
+	}
+	part, list, upper := l.partition(s, locale)
+	lo, hi, _, empty, err := postRange(per, "", upper)
+	if err != nil || empty {
+		return 0, err
+	}
+	return s.count(ctx, list, true, expression.Key(keys.AttrGSI1PK).Equal(expression.Value(part)).
+		And(expression.Key(keys.AttrGSI1SK).Between(expression.Value(lo), expression.Value(hi))))
 }

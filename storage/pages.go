@@ -59,6 +59,9 @@ type SitePage struct {
 	// Locale is the page's BCP 47 locale, canonical; empty: the site's
 	// default, whichever it is when the page is read.
 	Locale string
+	// TranslationGroup is the group of translations the page is in
+	// (pagetranslations.go), empty for none.
+	TranslationGroup string
 }
 
 // NewPage is the input of CreatePage. The page starts as a draft.
@@ -131,6 +134,10 @@ type pageItem struct {
 	PublishedAt   string   `dynamodbav:"publishedAt,omitempty"`
 	Version       int64    `dynamodbav:"version"`
 	Locale        string   `dynamodbav:"locale,omitempty"`
+	// TransGroup and TransVer: the page's group of translations and the
+	// changes of its membership, as a post's (translations.go).
+	TransGroup string `dynamodbav:"transGroup,omitempty"`
+	TransVer   int64  `dynamodbav:"transVer,omitempty"`
 }
 
 func (it *pageItem) page() *SitePage {
@@ -139,6 +146,7 @@ func (it *pageItem) page() *SitePage {
 		Status: PostStatus(it.Status), Order: it.Order, ParentID: it.ParentID,
 		CreatedAt: keys.ParseTime(it.CreatedAt), UpdatedAt: keys.ParseTime(it.UpdatedAt),
 		PublishedAt: keys.ParseTime(it.PublishedAt), Version: it.Version, Locale: it.Locale,
+		TranslationGroup: it.TransGroup,
 	}
 	if it.SEO != nil {
 		p.SEO = SEO(*it.SEO)
@@ -323,7 +331,12 @@ func (s *Store) UpdatePage(ctx context.Context, in PagePatch) (*SitePage, error)
 		setOpt(&p.Title, in.Title)
 		setOpt(&p.Slug, in.Slug)
 		setOpt(&p.ParentID, in.ParentID)
-		setOpt(&p.Locale, in.Locale)
+		if in.Locale != nil && *in.Locale != p.Locale {
+			if p.TransGroup != "" {
+				return invalid("locale", "cannot change while the page is linked to translations: unlink it first")
+			}
+			p.Locale = *in.Locale
+		}
 		if in.Order != nil {
 			p.Order = *in.Order
 		}
@@ -436,7 +449,8 @@ func (s *Store) changePage(ctx context.Context, op, id string, expected int64, i
 
 // writePage writes the change from before (nil: create) to after (nil:
 // delete) in one TransactWriteItems: the page, conditional on its version
-// as read, its slug reservations (moveSlug), and its parent's check (it
+// and its membership of translations as read (a deletion leaves its
+// group), its slug reservations (moveSlug), and its parent's check (it
 // exists and has no parent: so no write makes a cycle).
 func (s *Store) writePage(ctx context.Context, rec *idem, before, after *pageItem, res *reservation) (*SitePage, error) {
 	t := s.db.NewTxn()
@@ -447,13 +461,14 @@ func (s *Store) writePage(ctx context.Context, rec *idem, before, after *pageIte
 	}
 	switch {
 	case after == nil:
-		errs = append(errs, t.Delete(s.ks.Page(before.ID), ptr(condVersion(before.Version)), dynamo.ErrRetry))
+		errs = append(errs, t.Delete(s.ks.Page(before.ID), ptr(condVersion(before.Version).And(condTransVer(before.TransVer))), dynamo.ErrRetry),
+			s.leavePageTranslations(ctx, t, before))
 	case before == nil:
 		afterSlugs = after.Slugs
 		errs = append(errs, t.Put(after, ptr(dynamo.CondNotExists()), dynamo.ErrRetry))
 	default:
 		afterSlugs = after.Slugs
-		errs = append(errs, t.Put(after, ptr(condVersion(before.Version)), dynamo.ErrRetry))
+		errs = append(errs, t.Put(after, ptr(condVersion(before.Version).And(condTransVer(before.TransVer))), dynamo.ErrRetry))
 	}
 	id := ""
 	if after != nil {
@@ -576,10 +591,12 @@ type pageShown struct {
 	Slug, Title, HTML, ParentID string
 	SEO                         seoItem
 	Order                       int
+	// TransVer changes with the page's translations, which it shows.
+	TransVer int64
 }
 
 func (it *pageItem) shown() pageShown {
-	sh := pageShown{Slug: it.Slug, Title: it.Title, HTML: it.HTML, ParentID: it.ParentID, Order: it.Order}
+	sh := pageShown{Slug: it.Slug, Title: it.Title, HTML: it.HTML, ParentID: it.ParentID, Order: it.Order, TransVer: it.TransVer}
 	if it.SEO != nil {
 		sh.SEO = *it.SEO
 	}
@@ -591,9 +608,9 @@ func (it *pageItem) shown() pageShown {
 //
 //	page.published         draft or new → published
 //	page.published.edited  published → published, a change readers see (slug, title,
-//	                       body, SEO, order, parent, or the HTML of a body rendered
-//	                       again by another renderer: shown holds the HTML, not the
-//	                       renderVersion)
+//	                       body, SEO, order, parent, translations, or the HTML of a
+//	                       body rendered again by another renderer: shown holds the
+//	                       HTML, not the renderVersion)
 //	page.unpublished       published → draft
 //	page.deleted           published → removed
 func (p eventPaths) pageEvents(r *record, add func(EventType, EventData)) error {

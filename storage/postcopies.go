@@ -293,6 +293,10 @@ func postActions(ks keys.Space, t *dynamo.Txn, before, after *postItem, r *names
 			keep[key{PK: lc.PK, SK: lc.SK}] = true
 			add(t.Put(lc, nil, nil))
 		}
+		for _, lc := range after.localeListCopies(ks) {
+			keep[key{PK: lc.PK, SK: lc.SK}] = true
+			add(t.Put(lc, nil, nil))
+		}
 	}
 	if before != nil {
 		for _, k := range before.copyKeys(ks) {

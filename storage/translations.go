@@ -13,9 +13,10 @@ import (
 	"github.com/blogql/blog/storage/internal/keys"
 )
 
-// Translations: posts that translate one another form a group, one item
-// (keys.TranslationGroup) mapping each member's locale to its id, so two
-// members never share a locale. Each member's post item names the group
+// Translations: posts (or static pages) that translate one another form
+// a group, one item (keys.TranslationGroup) mapping each member's locale
+// to its id, so two members never share a locale; a group holds posts or
+// pages, never both (kind). Each member's item names the group
 // (transGroup) and counts the changes of its membership (transVer).
 // LinkTranslation and UnlinkTranslation write the group item and every
 // post item whose membership changes in one TransactWriteItems, guarded
@@ -23,9 +24,13 @@ import (
 // other write of a post item is guarded by its transVer (unchanged): so
 // concurrent links, unlinks and edits never leave a post naming a group
 // that does not name it back. A group of fewer than two posts is
-// deleted.
+// deleted. The same code links posts and pages (transKind): only how a
+// member is read and keyed differs.
 
 const typeTranslations = "translations"
+
+// kindPages is the kind of a group of static pages ("" is posts).
+const kindPages = "page"
 
 // translationItem is a group of translations: Members maps each
 // member's locale to its post id.
@@ -36,9 +41,48 @@ type translationItem struct {
 	ID      string            `dynamodbav:"id"`
 	Members map[string]string `dynamodbav:"members"`
 	Version int64             `dynamodbav:"version"`
+	// Kind is kindPages for a group of pages, empty for one of posts.
+	Kind string `dynamodbav:"kind,omitempty"`
 }
 
-// Translation is one post of a group of translations.
+// transMember is a post or a page as a link of translations reads it:
+// its id, its stored locale, its group and its membership version; item
+// is the post or page item it was read from.
+type transMember struct {
+	ID, Locale, Group string
+	Ver               int64
+	item              any
+}
+
+// transKind is what a link needs to know of what it links: the group's
+// kind, the key of a member, and how a member is read (consistently).
+type transKind struct {
+	name string
+	key  func(ks keys.Space, id string) dynamo.Key
+	read func(ctx context.Context, id string) (*transMember, error)
+}
+
+// postTranslations is the transKind of posts.
+func (s *Store) postTranslations() transKind {
+	return transKind{key: keys.Space.Post, read: func(ctx context.Context, id string) (*transMember, error) {
+		p, err := s.readPostItems(ctx, id, true, false)
+		if err != nil {
+			return nil, err
+		}
+		return &transMember{ID: p.ID, Locale: p.Locale, Group: p.TransGroup, Ver: p.TransVer, item: p}, nil
+	}}
+}
+
+// kindOf returns the transKind of the group g's members.
+func kindOf(g *translationItem) transKind {
+	if g.Kind == kindPages {
+		return transKind{name: kindPages, key: keys.Space.Page}
+	}
+	return transKind{key: keys.Space.Post}
+}
+
+// Translation is one member of a group of translations: PostID is the
+// id of a post, or of a page in a group of pages.
 type Translation struct {
 	Locale string
 	PostID string
@@ -67,39 +111,56 @@ func (g *translationItem) translations() []Translation {
 // translationID's locale is a *ValidationError; a post missing (in this
 // publication) is ErrNotFound. Nothing changes on an error.
 func (s *Store) LinkTranslation(ctx context.Context, postID, translationID string) (*Post, error) {
-	if err := firstErr(validateID("postId", postID), validateID("translationId", translationID)); err != nil {
+	a, err := s.link(ctx, s.postTranslations(), "postId", postID, translationID)
+	if err != nil {
 		return nil, err
 	}
-	if postID == translationID {
-		return nil, invalid("translationId", "is the post itself: a post cannot translate itself")
+	p := a.item.(*postItem)
+	p.TransGroup, p.Locale = a.Group, a.Locale
+	return p.post(), nil
+}
+
+// link puts translationID into the group of id (field names id in
+// errors), of the kind k, as LinkTranslation and LinkPageTranslation
+// tell, and returns id's member as it is after.
+func (s *Store) link(ctx context.Context, k transKind, field, id, translationID string) (*transMember, error) {
+	if err := firstErr(validateID(field, id), validateID("translationId", translationID)); err != nil {
+		return nil, err
+	}
+	if id == translationID {
+		return nil, invalid("translationId", "is the %s itself: nothing translates itself", field[:len(field)-2])
 	}
 	def, err := s.defaultLocale(ctx)
 	if err != nil {
 		return nil, err
 	}
-	return dynamo.RetryWrite(ctx, func() (*Post, error) {
-		a, b, err := s.readPair(ctx, postID, translationID)
+	return dynamo.RetryWrite(ctx, func() (*transMember, error) {
+		a, err := k.read(ctx, id)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s: %w", field, err)
+		}
+		b, err := k.read(ctx, translationID)
+		if err != nil {
+			return nil, fmt.Errorf("translation: %w", err)
 		}
 		la, lb := orDefault(a.Locale, def), orDefault(b.Locale, def)
 		if la == "" || lb == "" {
-			return nil, invalid("postId", "has no locale, and the site has no default locale")
+			return nil, invalid(field, "has no locale, and the site has no default locale")
 		}
-		ga, err := s.readGroup(ctx, a.TransGroup)
+		ga, err := s.readGroup(ctx, a.Group)
 		if err != nil {
 			return nil, err
 		}
-		if ga != nil && a.TransGroup == b.TransGroup {
-			return a.post(), nil // linked already
+		if ga != nil && a.Group == b.Group {
+			return a, nil // linked already
 		}
-		gb, err := s.readGroup(ctx, b.TransGroup)
+		gb, err := s.readGroup(ctx, b.Group)
 		if err != nil {
 			return nil, err
 		}
 		t := s.db.NewTxn()
 		var errs []error
-		next := &translationItem{ID: newID(), Members: map[string]string{la: a.ID}}
+		next := &translationItem{ID: newID(), Kind: k.name, Members: map[string]string{la: a.ID}}
 		if ga != nil {
 			next = ga.with(nil)
 		}
@@ -108,18 +169,18 @@ func (s *Store) LinkTranslation(ctx context.Context, postID, translationID strin
 		}
 		next.Members[lb] = b.ID
 		if !touchesEachOnce(a, b, ga, gb) {
-			// Read while another link moved a post between the two
+			// Read while another link moved a member between the two
 			// groups: the reads disagree, and a transaction may not
 			// name one item twice. Read again.
 			return nil, fmt.Errorf("link translations of %s: %w", a.ID, dynamo.ErrRetry)
 		}
 		errs = append(errs, putGroup(s.ks, t, ga, next))
 		if ga == nil {
-			errs = append(errs, joinGroup(s.ks, t, a, next.ID, la))
+			errs = append(errs, joinGroup(s.ks, t, k, a, next.ID, la))
 		} else {
 			errs = append(errs, touchMembers(s.ks, t, ga, b.ID))
 		}
-		errs = append(errs, joinGroup(s.ks, t, b, next.ID, lb))
+		errs = append(errs, joinGroup(s.ks, t, k, b, next.ID, lb))
 		if gb != nil {
 			errs = append(errs, leaveGroup(s.ks, t, gb, b.ID))
 		}
@@ -129,15 +190,15 @@ func (s *Store) LinkTranslation(ctx context.Context, postID, translationID strin
 		if err := s.db.Exec(ctx, t); err != nil {
 			return nil, err
 		}
-		a.TransGroup, a.Locale = next.ID, la
-		return a.post(), nil
+		a.Group, a.Locale = next.ID, la
+		return a, nil
 	})
 }
 
 // touchesEachOnce reports whether the link of b into a's group, as read
 // (ga and gb: a's and b's groups, nil for none), writes each post once:
 // b, a or the members of ga, and the members of gb but b.
-func touchesEachOnce(a, b *postItem, ga, gb *translationItem) bool {
+func touchesEachOnce(a, b *transMember, ga, gb *translationItem) bool {
 	seen := map[string]bool{b.ID: true}
 	add := func(id string) bool {
 		if seen[id] {
@@ -166,29 +227,41 @@ func touchesEachOnce(a, b *postItem, ga, gb *translationItem) bool {
 // translations (nothing for a post in none); a group left with one post
 // is deleted. A missing post is ErrNotFound.
 func (s *Store) UnlinkTranslation(ctx context.Context, postID string) (*Post, error) {
-	if err := validateID("postId", postID); err != nil {
+	a, err := s.unlink(ctx, s.postTranslations(), "postId", postID)
+	if err != nil {
 		return nil, err
 	}
-	return dynamo.RetryWrite(ctx, func() (*Post, error) {
-		a, err := s.readPostItems(ctx, postID, true, false)
+	p := a.item.(*postItem)
+	p.TransGroup = ""
+	return p.post(), nil
+}
+
+// unlink takes id, of the kind k, out of its group (nothing for one in
+// none) and returns its member as it is after.
+func (s *Store) unlink(ctx context.Context, k transKind, field, id string) (*transMember, error) {
+	if err := validateID(field, id); err != nil {
+		return nil, err
+	}
+	return dynamo.RetryWrite(ctx, func() (*transMember, error) {
+		a, err := k.read(ctx, id)
 		if err != nil {
 			return nil, err
 		}
-		g, err := s.readGroup(ctx, a.TransGroup)
+		g, err := s.readGroup(ctx, a.Group)
 		if err != nil || g == nil {
-			return a.post(), err
+			return a, err
 		}
 		t := s.db.NewTxn()
-		if err := errors.Join(leaveGroup(s.ks, t, g, a.ID), t.Update(s.ks.Post(a.ID),
-			expression.Remove(expression.Name("transGroup")).Set(expression.Name("transVer"), expression.Value(a.TransVer+1)),
-			ptr(condTransVer(a.TransVer).And(expression.AttributeExists(expression.Name(keys.AttrPK)))), dynamo.ErrRetry)); err != nil {
+		if err := errors.Join(leaveGroup(s.ks, t, g, a.ID), t.Update(k.key(s.ks, a.ID),
+			expression.Remove(expression.Name("transGroup")).Set(expression.Name("transVer"), expression.Value(a.Ver+1)),
+			ptr(condTransVer(a.Ver).And(expression.AttributeExists(expression.Name(keys.AttrPK)))), dynamo.ErrRetry)); err != nil {
 			return nil, err
 		}
 		if err := s.db.Exec(ctx, t); err != nil {
 			return nil, err
 		}
-		a.TransGroup = ""
-		return a.post(), nil
+		a.Group = ""
+		return a, nil
 	})
 }
 
@@ -203,20 +276,6 @@ func (s *Store) leaveTranslations(ctx context.Context, t *dynamo.Txn, before, af
 		return err
 	}
 	return leaveGroup(s.ks, t, g, before.ID)
-}
-
-// readPair reads the post items of a and b, consistently and without
-// their bodies.
-func (s *Store) readPair(ctx context.Context, a, b string) (*postItem, *postItem, error) {
-	pa, err := s.readPostItems(ctx, a, true, false)
-	if err != nil {
-		return nil, nil, fmt.Errorf("post: %w", err)
-	}
-	pb, err := s.readPostItems(ctx, b, true, false)
-	if err != nil {
-		return nil, nil, fmt.Errorf("translation: %w", err)
-	}
-	return pa, pb, nil
 }
 
 // readGroup reads the group id consistently: nil for "" or a group that
@@ -260,18 +319,18 @@ func putGroup(ks keys.Space, t *dynamo.Txn, prev, next *translationItem) error {
 	return t.Put(next, ptr(condVersion(prev.Version)), dynamo.ErrRetry)
 }
 
-// joinGroup makes the post p (as read) a member of the group id in
-// locale, guarded by its transVer and its locale as read.
-func joinGroup(ks keys.Space, t *dynamo.Txn, p *postItem, id, locale string) error {
+// joinGroup makes p (as read), of the kind k, a member of the group id
+// in locale, guarded by its transVer and its locale as read.
+func joinGroup(ks keys.Space, t *dynamo.Txn, k transKind, p *transMember, id, locale string) error {
 	locCond := expression.Name("locale").AttributeNotExists()
 	if p.Locale != "" {
 		locCond = expression.Name("locale").Equal(expression.Value(p.Locale))
 	}
 	upd := expression.Set(expression.Name("transGroup"), expression.Value(id)).
-		Set(expression.Name("transVer"), expression.Value(p.TransVer+1)).
+		Set(expression.Name("transVer"), expression.Value(p.Ver+1)).
 		Set(expression.Name("locale"), expression.Value(locale))
-	cond := condTransVer(p.TransVer).And(locCond).And(expression.AttributeExists(expression.Name(keys.AttrPK)))
-	return t.Update(ks.Post(p.ID), upd, &cond, dynamo.ErrRetry)
+	cond := condTransVer(p.Ver).And(locCond).And(expression.AttributeExists(expression.Name(keys.AttrPK)))
+	return t.Update(k.key(ks, p.ID), upd, &cond, dynamo.ErrRetry)
 }
 
 // leaveGroup takes postID out of the group g (as read): the group is put
@@ -286,7 +345,7 @@ func leaveGroup(ks keys.Space, t *dynamo.Txn, g *translationItem, postID string)
 	errs := []error{t.Delete(ks.TranslationGroup(g.ID), ptr(condVersion(g.Version)), dynamo.ErrRetry)}
 	for _, last := range next.Members {
 		cond := expression.Name("transGroup").Equal(expression.Value(g.ID))
-		errs = append(errs, t.Update(ks.Post(last),
+		errs = append(errs, t.Update(kindOf(g).key(ks, last),
 			expression.Remove(expression.Name("transGroup")).Set(expression.Name("transVer"), expression.Name("transVer").Plus(expression.Value(1))),
 			&cond, dynamo.ErrRetry))
 	}
@@ -313,7 +372,7 @@ func touchMembers(ks keys.Space, t *dynamo.Txn, g *translationItem, except strin
 			continue
 		}
 		cond := expression.Name("transGroup").Equal(expression.Value(g.ID))
-		errs = append(errs, t.Update(ks.Post(id),
+		errs = append(errs, t.Update(kindOf(g).key(ks, id),
 			expression.Set(expression.Name("transVer"), expression.Name("transVer").Plus(expression.Value(1))),
 			&cond, dynamo.ErrRetry))
 	}

@@ -16,10 +16,12 @@ import (
 //
 //	<xhtml:link rel="alternate" hreflang="de-DE" href="..."/>
 //
-// in the XHTML namespace, declared on the urlset. The groups of a page's
-// posts are read at once (one BatchGetItem for every 100 groups), then
+// in the XHTML namespace, declared on the urlset; a static page linked to
+// translations lists its group's published pages the same way. The
+// groups of a sitemap page's posts (or pages) are read at once (one BatchGetItem for every 100 groups), then
 // their posts (one BatchGetItem for every 100, bodies included, as
-// GetPosts reads them); a page without translations reads nothing more.
+// GetPosts reads them) or pages; a sitemap page without translations
+// reads nothing more.
 
 const xhtmlNamespace = "http://www.w3.org/1999/xhtml"
 
@@ -34,30 +36,16 @@ type xhtmlLink struct {
 // its post's translations that the public can see, and returns the
 // cache tags of the posts it read.
 func (h *Handler) alternates(ctx context.Context, posts []*storage.Post, urls []sitemapURL) ([]string, error) {
-	var groups []string
-	for _, p := range posts {
-		if p.TranslationGroup != "" && !slices.Contains(groups, p.TranslationGroup) {
-			groups = append(groups, p.TranslationGroup)
-		}
+	groupOf := make([]string, len(posts))
+	for i, p := range posts {
+		groupOf[i] = p.TranslationGroup
 	}
-	if len(groups) == 0 {
-		return nil, nil
+	members, ids, err := h.readGroups(ctx, groupOf)
+	if err != nil || len(ids) == 0 {
+		return nil, err
 	}
-	members := map[string][]storage.Translation{}
-	var ids []string
-	for chunk := range slices.Chunk(groups, 100) {
-		found, errs := h.store.GetTranslations(ctx, chunk)
-		for i, g := range chunk {
-			if err := errs[i]; err != nil && !isNotFound(err) {
-				return nil, fmt.Errorf("translations: %w", err)
-			}
-			members[g] = found[i]
-			for _, m := range found[i] {
-				ids = append(ids, m.PostID)
-			}
-		}
-	}
-	byID := map[string]*storage.Post{}
+	links := map[string]string{}
+	var tags []string
 	for chunk := range slices.Chunk(ids, 100) {
 		found, errs := h.store.GetPosts(ctx, chunk)
 		for i, p := range found {
@@ -65,24 +53,86 @@ func (h *Handler) alternates(ctx context.Context, posts []*storage.Post, urls []
 			case err != nil && !isNotFound(err):
 				return nil, fmt.Errorf("translated posts: %w", err)
 			case err == nil && p.VisibleAt(h.store.Now()):
-				byID[p.ID] = p
+				links[p.ID] = h.link(h.opts.Paths.PostPath(p.Slug, p.PublishedAt))
+				tags = append(tags, frontend.TagPost(p.ID))
 			}
 		}
 	}
-	var tags []string
-	for i, p := range posts {
-		var links []xhtmlLink
-		for _, m := range members[p.TranslationGroup] {
-			if t := byID[m.PostID]; t != nil {
-				links = append(links, xhtmlLink{Rel: "alternate", Hreflang: m.Locale, Href: h.link(h.opts.Paths.PostPath(t.Slug, t.PublishedAt))})
-				tags = append(tags, frontend.TagPost(t.ID))
-			}
-		}
-		if len(links) > 1 { // itself and at least one other
-			urls[i].Alternates = links
-		}
-	}
+	setAlternates(urls, groupOf, members, links)
 	return tags, nil
+}
+
+// pageAlternates gives each of urls, the URLs of static pages, the
+// alternates of its page's translations that are published, and returns
+// the cache tags of the pages it read.
+func (h *Handler) pageAlternates(ctx context.Context, pages []*storage.SitePage, urls []sitemapURL) ([]string, error) {
+	groupOf := make([]string, len(pages))
+	for i, p := range pages {
+		groupOf[i] = p.TranslationGroup
+	}
+	members, ids, err := h.readGroups(ctx, groupOf)
+	if err != nil || len(ids) == 0 {
+		return nil, err
+	}
+	links := map[string]string{}
+	var tags []string
+	for chunk := range slices.Chunk(ids, 100) {
+		found, errs := h.store.GetSitePages(ctx, chunk)
+		for i, p := range found {
+			switch err := errs[i]; {
+			case err != nil && !isNotFound(err):
+				return nil, fmt.Errorf("translated pages: %w", err)
+			case err == nil && p.Status == storage.StatusPublished:
+				links[p.ID] = h.link(h.opts.Paths.PagePath(p.Slug))
+				tags = append(tags, frontend.TagPage(p.ID))
+			}
+		}
+	}
+	setAlternates(urls, groupOf, members, links)
+	return tags, nil
+}
+
+// readGroups reads the groups of translations named in groupOf (""
+// for none), 100 a BatchGetItem, and returns their members by group and
+// the ids of all their members.
+func (h *Handler) readGroups(ctx context.Context, groupOf []string) (map[string][]storage.Translation, []string, error) {
+	var groups []string
+	for _, g := range groupOf {
+		if g != "" && !slices.Contains(groups, g) {
+			groups = append(groups, g)
+		}
+	}
+	members := map[string][]storage.Translation{}
+	var ids []string
+	for chunk := range slices.Chunk(groups, 100) {
+		found, errs := h.store.GetTranslations(ctx, chunk)
+		for i, g := range chunk {
+			if err := errs[i]; err != nil && !isNotFound(err) {
+				return nil, nil, fmt.Errorf("translations: %w", err)
+			}
+			members[g] = found[i]
+			for _, m := range found[i] {
+				ids = append(ids, m.PostID)
+			}
+		}
+	}
+	return members, ids, nil
+}
+
+// setAlternates gives urls[i] the links of the members of its group
+// groupOf[i] that links holds, when it has another besides itself.
+func setAlternates(urls []sitemapURL, groupOf []string, members map[string][]storage.Translation, links map[string]string) {
+	for i, g := range groupOf {
+		var alts []xhtmlLink
+		for _, m := range members[g] {
+			if href, ok := links[m.PostID]; ok {
+				alts = append(alts, xhtmlLink{Rel: "alternate", Hreflang: m.Locale, Href: href})
+			}
+		}
+		if len(alts) > 1 { // itself and at least one other
+			urls[i].Alternates = alts
+		}
+	}
 }
 
 // isNotFound reports whether err is storage.ErrNotFound: a group or a

@@ -110,10 +110,17 @@ func (h *Handler) sitemap(ctx context.Context, r *http.Request) (*answer, error)
 		published := func(ctx context.Context, p storage.PageArgs) (*storage.Result[*storage.SitePage], error) {
 			return h.store.Pages(ctx, p, false)
 		}
+		var shown []*storage.SitePage
 		urls, tags, err = readWindow(ctx, skip, size, published, func(pg *storage.SitePage) (sitemapURL, string) {
+			shown = append(shown, pg)
 			return sitemapURL{Loc: h.link(h.opts.Paths.PagePath(pg.Slug)), LastMod: lastmod(pg.UpdatedAt)}, frontend.TagPage(pg.ID)
 		})
 		tags = append(tags, frontend.TagPages)
+		if err == nil {
+			var more []string
+			more, err = h.pageAlternates(ctx, shown, urls)
+			tags = append(tags, more...)
+		}
 	case "authors":
 		if h.opts.Paths.Author == "" {
 			return nil, notFound("sitemap of authors (no author path is configured)")

@@ -482,6 +482,14 @@ type ImageInput struct {
 	Height *int `json:"height,omitempty"`
 }
 
+// The input of linkPageTranslation.
+type LinkPageTranslationInput struct {
+	// The global id of a page.
+	PageID string `json:"pageId"`
+	// The global id of the page that translates it: it joins the page's group of translations (leaving any group it was in). BAD_USER_INPUT when it is the page itself, or in a locale the group already has; NOT_FOUND when there is no such page in this publication.
+	TranslationID string `json:"translationId"`
+}
+
 // The input of linkTranslation.
 type LinkTranslationInput struct {
 	// The global id of a post.
@@ -696,6 +704,20 @@ type PageSeoInput struct {
 	OgImage *string `json:"ogImage,omitempty"`
 	// True asks search engines not to index the page: its `head.robots` says `noindex`. False undoes it.
 	Noindex *bool `json:"noindex,omitempty"`
+}
+
+// A static page of the same group of translations, in another locale or in the page's own.
+type PageTranslation struct {
+	// The BCP 47 locale of the page.
+	Locale string `json:"locale"`
+	// The page.
+	Page *storage.SitePage `json:"page"`
+}
+
+// What linkPageTranslation and unlinkPageTranslation return.
+type PageTranslationPayload struct {
+	// The page, with its translations as they are now.
+	Page *storage.SitePage `json:"page"`
 }
 
 // The input of `pingWebhook`.
@@ -1192,6 +1214,12 @@ type Translation struct {
 type TranslationPayload struct {
 	// The post, with its translations as they are now.
 	Post *storage.Post `json:"post"`
+}
+
+// The input of unlinkPageTranslation.
+type UnlinkPageTranslationInput struct {
+	// The global id of the page to take out of its group of translations; a group left with one page is dissolved.
+	PageID string `json:"pageId"`
 }
 
 // The input of unlinkTranslation.

@@ -23,3 +23,41 @@ func (s Space) LocalePartition(locale string) string { return s.prefix + PrefixL
 func (s Space) TranslationGroup(id string) dynamo.Key {
 	return dynamo.Key{PK: s.prefix + PrefixTranslation + id, SK: PrefixTranslation + id}
 }
+
+// The sort keys of the locale's copies of a post in a category or a tag
+// (locale-qualified lists): they hold the slug but not the locale, so a
+// post's new locale overwrites its copies.
+const (
+	PrefixLocaleCategory = "LOCALECAT#"
+	PrefixLocaleTag      = "LOCALETAG#"
+)
+
+// LocaleCategoryCopy is the copy of a published post with a locale in
+// the list of its locale's posts of the category slug.
+func (s Space) LocaleCategoryCopy(postID, slug string) dynamo.Key {
+	return dynamo.Key{PK: s.prefix + PrefixPost + postID, SK: PrefixLocaleCategory + slug}
+}
+
+// LocaleTagCopy is the copy of a published post with a locale in the
+// list of its locale's posts of the tag slug.
+func (s Space) LocaleTagCopy(postID, slug string) dynamo.Key {
+	return dynamo.Key{PK: s.prefix + PrefixPost + postID, SK: PrefixLocaleTag + slug}
+}
+
+// LocaleCategoryPartition is the GSI1 partition of the posts in locale of
+// the category slug, newest first by PostSort.
+func (s Space) LocaleCategoryPartition(locale, slug string) string {
+	return s.LocalePartition(locale) + "#" + PrefixCategory + slug
+}
+
+// LocaleTagPartition is the GSI1 partition of the posts in locale of the
+// tag slug, newest first by PostSort.
+func (s Space) LocaleTagPartition(locale, slug string) string {
+	return s.LocalePartition(locale) + "#" + PrefixTag + slug
+}
+
+// LocaleAuthorPartition is the GSI1 partition of the posts in locale of
+// the author authorID (their author copies), newest first by PostSort.
+func (s Space) LocaleAuthorPartition(locale, authorID string) string {
+	return s.LocalePartition(locale) + "#" + PrefixAuthor + authorID
+}
