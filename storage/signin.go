@@ -433,10 +433,25 @@ func (s *Store) signIn(ctx context.Context, tokenHash string, it *signInItem, us
 		it.AccountID, it.AccountCreatedAt = e.AccountID, e.CreatedAt
 		return SignedIn{}, dynamo.ErrRetry
 	}
+	if errors.Is(err, ErrSignInInvalid) && s.madeSession(ctx, acct.ID, sess.ID) {
+		// The request was consumed by this very transaction: it was sent
+		// again after an answer that was lost (the SDK's retry) and
+		// refused the second time. Its session is there: it committed.
+		err = nil
+	}
 	if err != nil {
 		return SignedIn{}, fmt.Errorf("complete sign-in: %w", err)
 	}
 	return SignedIn{Account: acct, Session: sess, RefreshToken: refresh, RedirectTo: it.RedirectTo}, nil
+}
+
+// madeSession reports whether the session id of the account exists: one
+// consistent GetItem, made only when a sign-in's transaction was refused.
+// Session ids are random, so a session found is the one the transaction
+// wrote.
+func (s *Store) madeSession(ctx context.Context, accountID, id string) bool {
+	var it sessionItem
+	return s.db.Get(ctx, keys.Session(accountID, id), true, &it) == nil
 }
 
 // errEmailTaken means a first sign-in met another that made the
