@@ -40,26 +40,9 @@ func (h *Handler) alternates(ctx context.Context, posts []*storage.Post, urls []
 	for i, p := range posts {
 		groupOf[i] = p.TranslationGroup
 	}
-	members, ids, err := h.readGroups(ctx, groupOf)
-	if err != nil || len(ids) == 0 {
-		return nil, err
-	}
-	links := map[string]string{}
-	var tags []string
-	for chunk := range slices.Chunk(ids, 100) {
-		found, errs := h.store.GetPosts(ctx, chunk)
-		for i, p := range found {
-			switch err := errs[i]; {
-			case err != nil && !isNotFound(err):
-				return nil, fmt.Errorf("translated posts: %w", err)
-			case err == nil && p.VisibleAt(h.store.Now()):
-				links[p.ID] = h.link(h.opts.Paths.PostPath(p.Slug, p.PublishedAt))
-				tags = append(tags, frontend.TagPost(p.ID))
-			}
-		}
-	}
-	setAlternates(urls, groupOf, members, links)
-	return tags, nil
+	return linkTranslations(ctx, h, urls, groupOf, "posts", h.store.GetPosts, func(p *storage.Post) (string, string, bool) {
+		return h.link(h.opts.Paths.PostPath(p.Slug, p.PublishedAt)), frontend.TagPost(p.ID), p.VisibleAt(h.store.Now())
+	})
 }
 
 // pageAlternates gives each of urls, the URLs of static pages, the
@@ -70,6 +53,17 @@ func (h *Handler) pageAlternates(ctx context.Context, pages []*storage.SitePage,
 	for i, p := range pages {
 		groupOf[i] = p.TranslationGroup
 	}
+	return linkTranslations(ctx, h, urls, groupOf, "pages", h.store.GetSitePages, func(p *storage.SitePage) (string, string, bool) {
+		return h.link(h.opts.Paths.PagePath(p.Slug)), frontend.TagPage(p.ID), p.Status == storage.StatusPublished
+	})
+}
+
+// linkTranslations gives urls[i] the alternates of the group groupOf[i]:
+// it reads the groups, then their members with get, 100 a BatchGetItem,
+// and links those that show says are public (with their URL and cache
+// tag). It returns the cache tags of the members it links.
+func linkTranslations[T any](ctx context.Context, h *Handler, urls []sitemapURL, groupOf []string, what string,
+	get func(context.Context, []string) ([]T, []error), show func(T) (href, tag string, public bool)) ([]string, error) {
 	members, ids, err := h.readGroups(ctx, groupOf)
 	if err != nil || len(ids) == 0 {
 		return nil, err
@@ -77,14 +71,17 @@ func (h *Handler) pageAlternates(ctx context.Context, pages []*storage.SitePage,
 	links := map[string]string{}
 	var tags []string
 	for chunk := range slices.Chunk(ids, 100) {
-		found, errs := h.store.GetSitePages(ctx, chunk)
-		for i, p := range found {
-			switch err := errs[i]; {
-			case err != nil && !isNotFound(err):
-				return nil, fmt.Errorf("translated pages: %w", err)
-			case err == nil && p.Status == storage.StatusPublished:
-				links[p.ID] = h.link(h.opts.Paths.PagePath(p.Slug))
-				tags = append(tags, frontend.TagPage(p.ID))
+		found, errs := get(ctx, chunk)
+		for i, v := range found {
+			if err := errs[i]; err != nil {
+				if !isNotFound(err) {
+					return nil, fmt.Errorf("translated %s: %w", what, err)
+				}
+				continue
+			}
+			if href, tag, public := show(v); public {
+				links[chunk[i]] = href
+				tags = append(tags, tag)
 			}
 		}
 	}
