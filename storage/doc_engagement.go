@@ -59,7 +59,12 @@ package storage
 // count is positive. So a count is the number of readers holding the
 // kind, never negative, whatever the concurrency. React also checks, in
 // the transaction, that the post is published and visible (its count
-// item) and the comment exists and is not deleted. The counts have an
+// item) and the comment exists and is not deleted. A reader signed in by
+// a reader session must be a member of the publication to react: the
+// transaction checks that the membership item (MEMBER#<accountId>)
+// exists, which costs no request; tokens of the staff's key, and reader
+// tokens a frontend signs for its own readers, vouch for the reader
+// themselves. The counts have an
 // item of their own, apart from the post's count item, which comments
 // write in transactions, and from the views item, which flushes write
 // outside any. Neither views nor reactions make events of the change
