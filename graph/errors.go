@@ -75,6 +75,7 @@ var errorCodes = []struct {
 	{search.ErrSlowQuery, CodeSlowQuery, nil},
 	{search.ErrBuilding, CodeIndexBuilding, nil},
 	{storage.ErrNotPostAuthor, CodeForbidden, nil},
+	{storage.ErrNotMember, CodeForbidden, reason("NOT_MEMBER")},
 	{auth.ErrUnauthenticated, CodeUnauthenticated, nil},
 	{auth.ErrForbidden, CodeForbidden, nil},
 }

@@ -8588,7 +8588,7 @@ type ReactionPayload {
 }
 
 extend type Mutation {
-  "Reacts to a published post or comment as the signed-in caller: once a kind, so sending it again changes nothing. One TransactWriteItems. UNAUTHENTICATED without a token; NOT_FOUND for a subject that is missing or not public."
+  "Reacts to a published post or comment as the signed-in caller: once a kind, so sending it again changes nothing. One TransactWriteItems. UNAUTHENTICATED without a token; FORBIDDEN (reason NOT_MEMBER) for a reader signed in by a reader session who is not a member of the publication (the membership is checked in the same transaction); NOT_FOUND for a subject that is missing or not public."
   react(
     "The subject and kind."
     input: ReactionInput!

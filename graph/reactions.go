@@ -32,7 +32,10 @@ func (r *Resolver) react(ctx context.Context, in model.ReactionInput, undo bool)
 	if undo {
 		err = r.store.Unreact(ctx, sub, a.ID, string(in.Kind))
 	} else {
-		err = r.store.React(ctx, sub, a.ID, string(in.Kind))
+		// A reader session's reader must be a member; a token of the
+		// staff's key, or one the frontend signs with the reader key for
+		// its own readers, vouches for the reader itself.
+		err = r.store.React(ctx, sub, storage.Reactor{ID: a.ID, NeedsMember: a.Session != ""}, string(in.Kind))
 	}
 	if err != nil {
 		return nil, err

@@ -21,7 +21,11 @@ import (
 // transaction (-1 on the condition that the count is positive), so the
 // count is always the number of readers holding the kind, never negative,
 // however many readers write at once. The counts sit on an item of their
-// own, not the post's, which views and comments write.
+// own, not the post's, which views and comments write. A reader signed
+// in by a reader session must be a member of the publication to react,
+// checked in the same transaction (a ConditionCheck on the membership
+// item), so it costs no request; taking a reaction back needs no
+// membership.
 
 // The kinds of reactions.
 const (
@@ -57,18 +61,38 @@ var (
 	errNegativeCount   = errors.New("reaction count would go negative")
 )
 
-// React records that the reader readerID reacts to s with kind: one
+// ErrNotMember means that a reader who must be a member of the
+// publication to react is not one.
+var ErrNotMember = errors.New("only members of the publication may react")
+
+// Reactor is who reacts: a reader's id, and whether they must be a member
+// of the publication (a reader session's reader) or not (a reader the
+// publication's own tokens vouch for).
+type Reactor struct {
+	ID          string
+	NeedsMember bool
+}
+
+// React records that the reader r reacts to s with kind: one
 // TransactWriteItems that checks s is visible (a published post, a
-// published comment of it), adds kind to the reader's item and 1 to the
-// count. Reacting again with the same kind changes nothing. It fails with
-// ErrInvalidInput for an unknown kind or reader id, and ErrNotFound when s
-// is missing or hidden.
-func (s *Store) React(ctx context.Context, sub Subject, readerID, kind string) error {
+// published comment of it) and, when r.NeedsMember, that r is a member of
+// the publication (its membership item exists), adds kind to the reader's
+// item and 1 to the count. Reacting again with the same kind changes
+// nothing. It fails with ErrInvalidInput for an unknown kind or reader id,
+// ErrNotFound when s is missing or hidden, and ErrNotMember when r must be
+// a member and is not; nothing changes then.
+func (s *Store) React(ctx context.Context, sub Subject, r Reactor, kind string) error {
+	readerID := r.ID
 	if err := checkReaction(sub, readerID, kind); err != nil {
 		return err
 	}
 	subject := keys.ReactionSubject(sub.CommentID)
 	t := s.db.NewTxn()
+	if r.NeedsMember {
+		if err := t.Check(s.ks.Member(readerID), dynamo.CondExists(), fmt.Errorf("react: %w", ErrNotMember)); err != nil {
+			return err
+		}
+	}
 	notFound := fmt.Errorf("react: %w", ErrNotFound)
 	if err := t.Check(s.ks.PostCount(sub.PostID), condVisible(s.nowKey()), notFound); err != nil {
 		return err

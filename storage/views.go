@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -20,12 +19,15 @@ import (
 )
 
 // Views are counted in memory by each server (package views) and added
-// here at most once a second per post per server: FlushViews makes two
-// UpdateItem ADDs, on the post's total item and on its item of the day,
-// whatever the number of views. DynamoDB applies ADDs to one item one
+// here at most once a second per post per server: FlushViews makes one
+// UpdateItem ADD, on the post's views item, whatever the number of views.
+// The item keeps all time, the week's and the month's counts, and the
+// views and referrer domains of the days not yet moved to their own items
+// (d#<day>, r#<day>#<domain>); the first flush on a later day moves them
+// (viewdays.go), once a day a post. DynamoDB applies ADDs to one item one
 // after another, so two servers never lose each other's views, and an
 // item takes 1,000 writes a second: one item per post is far within reach
-// of any fleet (two writes a second a server), and no write sharding is
+// of any fleet (one write a second a server), and no write sharding is
 // needed. The popular lists are kept apart from the counts (WritePopular),
 // more rarely, as each of their writes is a write of a GSI1 partition
 // every viewed post of the period shares.
@@ -56,12 +58,22 @@ const ViewDayRetention = 400 * 24 * time.Hour
 const PopularRetention = 62 * 24 * time.Hour
 
 // MaxReferrersPerFlush bounds the referrer domains one flush adds to a
-// day's item; views from others count as none.
+// day's counts; views from others count as none.
 const MaxReferrersPerFlush = 20
 
 // prefixRef starts the attributes of a day's item that count its views by
 // referrer domain: one top-level attribute per domain, which ADD creates.
 const prefixRef = "ref#"
+
+// The attributes of the views item that count the views of a day (d#<day>)
+// and by referrer domain (r#<day>#<domain>) until they move to the day's
+// item, and the number of moves made (attrMoves), which a day's item
+// carries of the move that last wrote it.
+const (
+	prefixViewsDay = "d#"
+	prefixViewsRef = "r#"
+	attrMoves      = "moves"
+)
 
 // ViewBatch is what a server counted of a post since its last flush.
 type ViewBatch struct {
@@ -77,21 +89,31 @@ type ViewBatch struct {
 // day, week and month.
 type ViewTotals struct {
 	Total, Day, Week, Month int64
+	// past are the counts of earlier days the views item still holds,
+	// which MoveViewDays moves to their day items.
+	past pastDays
 }
 
-// FlushViews adds b to the post's counts: one UpdateItem ADD on its total
-// item (all time, week and month) and one on its item of b.At's day
-// (views and referrer domains). It returns the counts after the writes. It
-// fails when a write fails; either may have been made then.
+// PastDays reports whether the views item holds counts of days before the
+// flush's, which MoveViewDays moves.
+func (t ViewTotals) PastDays() bool { return len(t.past.days) > 0 }
+
+// FlushViews adds b to the post's counts: one UpdateItem ADD on its views
+// item (all time, week, month, and b.At's day and its referrer domains).
+// It returns the counts after the write, with the days before b.At's the
+// item still holds (ViewTotals.PastDays). It fails when the write fails:
+// nothing was added then, or the whole batch was.
 func (s *Store) FlushViews(ctx context.Context, b ViewBatch) (ViewTotals, error) {
 	var out ViewTotals
 	if b.Views <= 0 {
 		return out, nil
 	}
+	day := keys.Day(b.At)
 	week, month := keys.PopularBucket(PeriodWeek, b.At), keys.PopularBucket(PeriodMonth, b.At)
 	upd := expression.Add(expression.Name("viewCount"), expression.Value(b.Views)).
 		Add(expression.Name("w#"+week), expression.Value(b.Views)).
 		Add(expression.Name("m#"+month), expression.Value(b.Views)).
+		Add(expression.Name(prefixViewsDay+day), expression.Value(b.Views)).
 		Set(expression.Name("type"), expression.Value(typePostViews))
 	// The counts of the period before the last are of no use again.
 	if prev := keys.PopularBucket(PeriodWeek, b.At.AddDate(0, 0, -14)); prev != week {
@@ -100,12 +122,20 @@ func (s *Store) FlushViews(ctx context.Context, b ViewBatch) (ViewTotals, error)
 	if prev := keys.PopularBucket(PeriodMonth, b.At.AddDate(0, -2, 0)); prev != month {
 		upd = upd.Remove(expression.Name("m#" + prev))
 	}
-	var total struct {
-		ViewCount int64 `dynamodbav:"viewCount"`
+	refs := slices.Sorted(maps.Keys(b.Referrers))
+	if len(refs) > MaxReferrersPerFlush {
+		slices.SortStableFunc(refs, func(a, c string) int { return int(b.Referrers[c] - b.Referrers[a]) })
+		refs = refs[:MaxReferrersPerFlush]
+	}
+	for _, d := range refs {
+		upd = upd.Add(expression.NameNoDotSplit(prefixViewsRef+day+"#"+d), expression.Value(b.Referrers[d]))
 	}
 	got, err := s.addViews(ctx, s.ks.PostViews(b.PostID), upd)
 	if err != nil {
 		return out, fmt.Errorf("flush views of post %q: %w", b.PostID, err)
+	}
+	var total struct {
+		ViewCount int64 `dynamodbav:"viewCount"`
 	}
 	if err := attributevalue.UnmarshalMap(got, &total); err != nil {
 		return out, fmt.Errorf("flush views of post %q: %w", b.PostID, err)
@@ -113,29 +143,13 @@ func (s *Store) FlushViews(ctx context.Context, b ViewBatch) (ViewTotals, error)
 	out.Total = total.ViewCount
 	_ = attributevalue.Unmarshal(got["w#"+week], &out.Week)
 	_ = attributevalue.Unmarshal(got["m#"+month], &out.Month)
-
-	dayUpd := expression.Add(expression.Name("views"), expression.Value(b.Views)).
-		Set(expression.Name("type"), expression.Value(typePostViewDay)).
-		Set(expression.Name("expiresAt"), expression.IfNotExists(expression.Name("expiresAt"),
-			expression.Value(b.At.Add(ViewDayRetention).Unix())))
-	refs := slices.Sorted(maps.Keys(b.Referrers))
-	if len(refs) > MaxReferrersPerFlush {
-		slices.SortStableFunc(refs, func(a, c string) int { return int(b.Referrers[c] - b.Referrers[a]) })
-		refs = refs[:MaxReferrersPerFlush]
-	}
-	for _, d := range refs {
-		dayUpd = dayUpd.Add(expression.NameNoDotSplit(prefixRef+d), expression.Value(b.Referrers[d]))
-	}
-	got, err = s.addViews(ctx, s.ks.PostViewDay(b.PostID, b.At), dayUpd)
-	if err != nil {
-		return out, fmt.Errorf("flush views of post %q: %w", b.PostID, err)
-	}
-	_ = attributevalue.Unmarshal(got["views"], &out.Day)
+	_ = attributevalue.Unmarshal(got[prefixViewsDay+day], &out.Day)
+	out.past = readPastDays(b.PostID, got, day)
 	return out, nil
 }
 
-// addViews makes the update upd of the item k and returns the attributes
-// it changed, as they are after it.
+// addViews makes the update upd of the item k and returns the item as it
+// is after it.
 func (s *Store) addViews(ctx context.Context, k key, upd expression.UpdateBuilder) (map[string]types.AttributeValue, error) {
 	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithUpdate(upd))
 	if err != nil {
@@ -146,7 +160,7 @@ func (s *Store) addViews(ctx context.Context, k key, upd expression.UpdateBuilde
 		UpdateExpression:          expr.Update(),
 		ExpressionAttributeNames:  expr.Names(),
 		ExpressionAttributeValues: expr.Values(),
-		ReturnValues:              types.ReturnValueUpdatedNew,
+		ReturnValues:              types.ReturnValueAllNew,
 	})
 	if err != nil {
 		return nil, err
@@ -172,59 +186,4 @@ func (s *Store) ViewCounts(ctx context.Context, ids []string) ([]int64, error) {
 		out[i] = v.ViewCount
 	}
 	return out, nil
-}
-
-// ViewDay is a post's views on a day and their referrer domains.
-type ViewDay struct {
-	Day       time.Time
-	Views     int64
-	Referrers map[string]int64
-}
-
-// PostViewDays returns the post's views on each day from from to to (UTC
-// days, both included), oldest first, days without views left out: one
-// Query of its day items.
-func (s *Store) PostViewDays(ctx context.Context, id string, from, to time.Time) ([]ViewDay, error) {
-	k := s.ks.PostViews(id)
-	expr, err := dynamo.BuildExpr(expression.NewBuilder().WithKeyCondition(
-		expression.Key(keys.AttrPK).Equal(expression.Value(k.PK)).
-			And(expression.Key(keys.AttrSK).Between(expression.Value(keys.PostViewDaySort(from)), expression.Value(keys.PostViewDaySort(to))))))
-	if err != nil {
-		return nil, err
-	}
-	var days []ViewDay
-	pages := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
-		TableName: aws.String(s.table), KeyConditionExpression: expr.KeyCondition(),
-		ExpressionAttributeNames: expr.Names(), ExpressionAttributeValues: expr.Values(),
-	})
-	for pages.HasMorePages() {
-		page, err := pages.NextPage(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("views of post %q: %w", id, err)
-		}
-		for _, it := range page.Items {
-			var d struct {
-				SK    string `dynamodbav:"SK"`
-				Views int64  `dynamodbav:"views"`
-			}
-			if err := attributevalue.UnmarshalMap(it, &d); err != nil {
-				return nil, fmt.Errorf("views of post %q: %w", id, err)
-			}
-			day, ok := keys.ViewDayOf(d.SK)
-			if !ok {
-				continue
-			}
-			vd := ViewDay{Day: day, Views: d.Views, Referrers: map[string]int64{}}
-			for name, v := range it {
-				if domain, ok := strings.CutPrefix(name, prefixRef); ok {
-					var n int64
-					if attributevalue.Unmarshal(v, &n) == nil {
-						vd.Referrers[domain] = n
-					}
-				}
-			}
-			days = append(days, vd)
-		}
-	}
-	return days, nil
 }

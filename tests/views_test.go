@@ -103,8 +103,8 @@ func (v *viewServer) viewCount(t *testing.T, gid string) int {
 // once a post a day, whatever their number; bots, headless browsers,
 // drafts, scheduled and missing posts are answered 204 and not counted;
 // an oversized body is 413. One read checks a post for all its beacons;
-// a flush is two writes for the post (and three for its popular
-// entries), and viewCount one BatchGetItem more.
+// a flush is one write for the post (and three for its popular entries),
+// one more the first time a day, and viewCount one BatchGetItem more.
 func TestViewBeaconsCountAVisitorOncePerPostPerDay(t *testing.T) {
 	v := newViewServer(t, views.Options{})
 	b := v.seedBlog(t)
@@ -132,8 +132,8 @@ func TestViewBeaconsCountAVisitorOncePerPostPerDay(t *testing.T) {
 
 	equal(t, "viewCount before the flush", v.viewCount(t, gid), 0)
 	flushed := v.flush(t)
-	equal(t, "UpdateItems of a flush of one post with its popular entries", flushed["UpdateItem"], 2+3)
-	equal(t, "requests of a flush (and the read of the post its popular entries carry)", total(flushed), 6)
+	equal(t, "UpdateItems of a flush of one post with its popular entries", flushed["UpdateItem"], 1+3)
+	equal(t, "requests of a flush (and the read of the post its popular entries carry)", total(flushed), 5)
 	equal(t, "viewCount", v.viewCount(t, gid), 2)
 	// The post page's read and one BatchGetItem of view counts.
 	ok[*PostViewsResponse](t)(PostViews(context.Background(), v.client, gid))
@@ -144,8 +144,14 @@ func TestViewBeaconsCountAVisitorOncePerPostPerDay(t *testing.T) {
 	v.clock.Advance(24 * time.Hour)
 	v.send(t, id, browser, "")
 	v.send(t, id, browser, "")
-	v.flush(t)
+	flushed = v.flush(t)
+	equal(t, "UpdateItems of the first flush of the next day", flushed["UpdateItem"], 1+3)
+	equal(t, "TransactWriteItems of the first flush of the next day (the move of the day before)", flushed["TransactWriteItems"], 1)
 	equal(t, "viewCount the next day", v.viewCount(t, gid), 3)
+	v.send(t, id, browser+" later", "")
+	flushed = v.flush(t)
+	equal(t, "writes of a later flush of the day", flushed["UpdateItem"]+flushed["TransactWriteItems"], 1+3)
+	equal(t, "viewCount later the next day", v.viewCount(t, gid), 4)
 	v.consistent()
 }
 
@@ -249,6 +255,7 @@ func TestPostStatsAreTheAuthorsOnly(t *testing.T) {
 	ada, grace, admin := v.as("ada", auth.RoleAuthor), v.as("grace", auth.RoleAuthor), v.as("admin", auth.RoleAdmin)
 	st := ok[*PostViewStatsResponse](t)(PostViewStats(ctx, ada, gid, ptr(3))).Post.Stats
 	equal(t, "Queries of stats (the post and its days)", v.requests()["Query"], 2)
+	equal(t, "GetItems of stats (the views not moved yet)", v.requests()["GetItem"], 1)
 	equal(t, "views", st.Views, len(refs)+1)
 	equal(t, "days", len(st.Days), 3)
 	equal(t, "yesterday", st.Days[1].Views, len(refs))
@@ -259,6 +266,22 @@ func TestPostStatsAreTheAuthorsOnly(t *testing.T) {
 		got = append(got, fmt.Sprintf("%s=%d", r.Domain, r.Views))
 	}
 	equal(t, "top referrers", strings.Join(got, ","), "news.ycombinator.com=2,google.com=1")
+
+	// A day later, before any flush: the day before is still on the
+	// views item, counted once all the same, and moves at the next flush.
+	v.clock.Advance(24 * time.Hour)
+	st = ok[*PostViewStatsResponse](t)(PostViewStats(ctx, ada, gid, ptr(3))).Post.Stats
+	equal(t, "views a day later", st.Views, len(refs)+1)
+	equal(t, "the day before yesterday", st.Days[0].Views, len(refs))
+	equal(t, "yesterday, not moved", st.Days[1].Views, 1)
+	equal(t, "today", st.Days[2].Views, 0)
+	v.send(t, id, browser+" day3", "")
+	flushed := v.flush(t)
+	equal(t, "TransactWriteItems of the flush that moves yesterday", flushed["TransactWriteItems"], 1)
+	st = ok[*PostViewStatsResponse](t)(PostViewStats(ctx, ada, gid, ptr(3))).Post.Stats
+	equal(t, "views after the move", st.Views, len(refs)+2)
+	equal(t, "yesterday, moved", st.Days[1].Views, 1)
+	equal(t, "today after the flush", st.Days[2].Views, 1)
 
 	reader := v.reader("someone", "Some One", "")
 	_, err := PostViewStats(ctx, reader, gid, nil)

@@ -42,7 +42,7 @@ const (
 // Options configure a Counter. Zero values mean the defaults.
 type Options struct {
 	// FlushEvery is how often the counts are added to the table: each
-	// post gets one flush (two writes) at most that often.
+	// post gets one flush (one write) at most that often.
 	FlushEvery time.Duration
 	// PopularEvery is how often at most a post's entries in the popular
 	// lists are written (three writes), from the counts of its last flush.
@@ -272,8 +272,9 @@ func (c *Counter) visible(ctx context.Context, id string, now time.Time) (bool, 
 	return v.(bool), nil
 }
 
-// Flush adds what was counted since the last flush to the table: two
-// writes a post (storage.FlushViews), and its popular entries when they
+// Flush adds what was counted since the last flush to the table: one
+// write a post (storage.FlushViews), one more the first time it flushes
+// the post on a later day (storage.MoveViewDays), and its popular entries when they
 // were last written PopularEvery ago or more. What fails to be written is
 // counted again at the next flush. It returns the first error.
 func (c *Counter) Flush(ctx context.Context) error {
@@ -300,7 +301,15 @@ func (c *Counter) flush(ctx context.Context, allPopular bool) error {
 		p := batch[id]
 		totals, err := c.store.FlushViews(ctx, storage.ViewBatch{PostID: id, At: now, Views: p.views, Referrers: p.refs})
 		if err == nil {
-			writes += 2
+			writes++
+			// The views are written: a failed move is retried by the
+			// next flush, never by counting them again.
+			moved, merr := c.store.MoveViewDays(ctx, totals)
+			writes += moved
+			if merr != nil {
+				failures++
+				c.opts.Logger.Warn("move views of past days", "post", id, "err", merr)
+			}
 			c.mu.Lock()
 			due := allPopular || now.Sub(c.popularAt[id]) >= c.opts.PopularEvery
 			if due {

@@ -2,7 +2,8 @@
 // browser (POST /v/<postId>, Beacon) and the recordView mutation both hand
 // a hit to a Counter, which counts a visitor once per post per day,
 // aggregates in memory and adds what it counted to the table at most once
-// a FlushEvery per post (storage.FlushViews: two writes a post).
+// a FlushEvery per post (storage.FlushViews: one write a post, and one
+// more a day to move the past day to its own item).
 //
 // What is kept, and for how long: nothing that names a visitor leaves the
 // process. A visitor is a 64-bit hash of (IP address, user agent, post)
