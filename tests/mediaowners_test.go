@@ -44,9 +44,13 @@ func TestMediaAvatar(t *testing.T) {
 	}
 	id := item()
 
-	bio := s.requestsOf(func() { ok[*UpdateAuthorResponse](t)(UpdateAuthor(ctx, alice, UpdateAuthorInput{Id: a.Id, Bio: ptr("Hi.")})) })
+	bio := s.requestsOf(func() {
+		ok[*UpdateAuthorResponse](t)(UpdateAuthor(ctx, alice, UpdateAuthorInput{Id: a.Id, Bio: ptr("Hi.")}))
+	})
 	var set *SetAvatarResponse
-	withAvatar := s.requestsOf(func() { set = ok[*SetAvatarResponse](t)(SetAvatar(ctx, alice, UpdateAuthorInput{Id: a.Id, AvatarMediaId: &id})) })
+	withAvatar := s.requestsOf(func() {
+		set = ok[*SetAvatarResponse](t)(SetAvatar(ctx, alice, UpdateAuthorInput{Id: a.Id, AvatarMediaId: &id}))
+	})
 	bio["GetItem"]++ // the media item's read
 	equal(t, "requests of a write with avatarMediaId", fmt.Sprint(withAvatar), fmt.Sprint(bio))
 
