@@ -8101,7 +8101,7 @@ The format of an image, by its bytes.
 enum ImageFormat {
   "AVIF."
   AVIF
-  "GIF: renditions show its first frame."
+  "GIF: an animated one's renditions in GIF keep every frame, and it has none in WebP or AVIF."
   GIF
   "JPEG."
   JPEG

@@ -292,6 +292,7 @@ type imageMediaItem struct {
 	Format        string `dynamodbav:"format"`
 	Width         int    `dynamodbav:"width"`
 	Height        int    `dynamodbav:"height"`
+	Frames        int    `dynamodbav:"frames,omitempty"`
 	DominantColor string `dynamodbav:"dominantColor,omitempty"`
 	// Placeholder is kept for an avatar, a logo and an icon, which are
 	// not copied; never for a cover.
@@ -302,7 +303,7 @@ type imageMediaItem struct {
 func (it *imageItem) image() *Image {
 	img := &Image{URL: it.URL, Alt: it.Alt, Width: it.Width, Height: it.Height}
 	if m := it.Media; m != nil {
-		img.Media = &Media{ID: m.ID, Format: m.Format, Width: m.Width, Height: m.Height, DominantColor: m.DominantColor,
+		img.Media = &Media{ID: m.ID, Format: m.Format, Width: m.Width, Height: m.Height, Frames: m.Frames, DominantColor: m.DominantColor,
 			Placeholder: m.Placeholder, Alt: it.Alt}
 	}
 	return img

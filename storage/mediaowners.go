@@ -31,7 +31,7 @@ func libraryImageItem(img *Image) *imageItem {
 	}
 	it := &imageItem{URL: img.URL, Alt: img.Alt, Width: img.Width, Height: img.Height}
 	if m := img.Media; m != nil {
-		it.Media = &imageMediaItem{ID: m.ID, Format: m.Format, Width: m.Width, Height: m.Height,
+		it.Media = &imageMediaItem{ID: m.ID, Format: m.Format, Width: m.Width, Height: m.Height, Frames: m.Frames,
 			DominantColor: m.DominantColor, Placeholder: m.Placeholder}
 	}
 	return it

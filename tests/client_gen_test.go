@@ -6215,7 +6215,7 @@ type ImageFormat string
 const (
 	// AVIF.
 	ImageFormatAvif ImageFormat = "AVIF"
-	// GIF: renditions show its first frame.
+	// GIF: an animated one's renditions in GIF keep every frame, and it has none in WebP or AVIF.
 	ImageFormatGif ImageFormat = "GIF"
 	// JPEG.
 	ImageFormatJpeg ImageFormat = "JPEG"
