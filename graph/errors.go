@@ -191,13 +191,22 @@ func quotaDetails(err error, ext map[string]any) {
 }
 
 // mediaUses says where a media item that cannot be deleted is used: as
-// which post's cover or in which post's body, by the posts' ids.
+// which post's cover or in which post's body (by the post's global id),
+// as which author's avatar (by the author's), or as the site's logo or
+// icon.
 func mediaUses(err error, ext map[string]any) {
 	ext["reason"] = "MEDIA_IN_USE"
 	if ue, ok := errors.AsType[*storage.MediaInUseError](err); ok {
 		uses := make([]map[string]any, len(ue.Uses))
 		for i, u := range ue.Uses {
-			uses[i] = map[string]any{"as": strings.ToUpper(u.As), "post": frontend.PostGlobalID(u.PostID)}
+			use := map[string]any{"as": strings.ToUpper(u.As)}
+			switch u.As {
+			case "cover", "body":
+				use["post"] = frontend.PostGlobalID(u.ID)
+			case "avatar":
+				use["author"] = frontend.AuthorGlobalID(u.ID)
+			}
+			uses[i] = use
 		}
 		ext["usedBy"] = uses
 	}

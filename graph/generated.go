@@ -96,6 +96,7 @@ type ComplexityRoot struct {
 
 	Author struct {
 		Archive   func(childComplexity int) int
+		Avatar    func(childComplexity int) int
 		AvatarURL func(childComplexity int) int
 		Bio       func(childComplexity int) int
 		CreatedAt func(childComplexity int) int
@@ -821,10 +822,12 @@ type ComplexityRoot struct {
 	Site struct {
 		Description         func(childComplexity int) int
 		Head                func(childComplexity int) int
+		Icon                func(childComplexity int) int
 		IconURL             func(childComplexity int) int
 		Locale              func(childComplexity int) int
 		Locales             func(childComplexity int) int
 		Localized           func(childComplexity int) int
+		Logo                func(childComplexity int) int
 		LogoURL             func(childComplexity int) int
 		Menus               func(childComplexity int) int
 		PagePath            func(childComplexity int) int
@@ -997,6 +1000,7 @@ type AuthorResolver interface {
 	Location(ctx context.Context, obj *storage.Author) (*string, error)
 
 	Head(ctx context.Context, obj *storage.Author) (*model.Head, error)
+	Avatar(ctx context.Context, obj *storage.Author) (*storage.Image, error)
 }
 type CategoryResolver interface {
 	ID(ctx context.Context, obj *storage.Category) (string, error)
@@ -1227,6 +1231,8 @@ type SiteResolver interface {
 	PagePath(ctx context.Context, obj *storage.Site) (*string, error)
 
 	Head(ctx context.Context, obj *storage.Site) (*model.Head, error)
+	Logo(ctx context.Context, obj *storage.Site) (*storage.Image, error)
+	Icon(ctx context.Context, obj *storage.Site) (*storage.Image, error)
 
 	Localized(ctx context.Context, obj *storage.Site) ([]*model.LocalizedSite, error)
 }
@@ -1382,6 +1388,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Author.Archive(childComplexity), true
+	case "Author.avatar":
+		if e.ComplexityRoot.Author.Avatar == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Author.Avatar(childComplexity), true
 	case "Author.avatarUrl":
 		if e.ComplexityRoot.Author.AvatarURL == nil {
 			break
@@ -4591,6 +4603,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Site.Head(childComplexity), true
+	case "Site.icon":
+		if e.ComplexityRoot.Site.Icon == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.Icon(childComplexity), true
 	case "Site.iconUrl":
 		if e.ComplexityRoot.Site.IconURL == nil {
 			break
@@ -4615,6 +4633,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Site.Localized(childComplexity), true
+	case "Site.logo":
+		if e.ComplexityRoot.Site.Logo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Site.Logo(childComplexity), true
 	case "Site.logoUrl":
 		if e.ComplexityRoot.Site.LogoURL == nil {
 			break
@@ -8077,7 +8101,7 @@ The format of an image, by its bytes.
 enum ImageFormat {
   "AVIF."
   AVIF
-  "GIF: renditions show its first frame."
+  "GIF: an animated one's renditions in GIF keep every frame, and it has none in WebP or AVIF."
   GIF
   "JPEG."
   JPEG
@@ -8287,8 +8311,34 @@ extend type Query {
 }
 
 extend input DeleteMediaInput {
-  "Deletes the item even when posts use it as their cover or in their body (they show its alt text then). Without it, an item in use is CONFLICT with ` + "`" + `extensions.reason` + "`" + ` MEDIA_IN_USE and ` + "`" + `extensions.usedBy` + "`" + `, the uses (` + "`" + `as` + "`" + `: COVER or BODY, ` + "`" + `post` + "`" + `: the post's id)."
+  "Deletes the item even when it is in use: posts' covers and bodies show its alt text then, an avatar, logo or icon nothing. Without it, an item in use is CONFLICT with ` + "`" + `extensions.reason` + "`" + ` MEDIA_IN_USE and ` + "`" + `extensions.usedBy` + "`" + `, the uses (` + "`" + `as` + "`" + `: COVER or BODY with ` + "`" + `post` + "`" + `, the post's id; AVATAR with ` + "`" + `author` + "`" + `, the author's id; LOGO or ICON, the site's)."
   force: Boolean
+}
+
+# Avatars, the logo and the icon from the media library.
+
+extend type Author {
+  "The author's picture: from the media library (with ` + "`" + `srcset` + "`" + `, ` + "`" + `sizes` + "`" + `, ` + "`" + `dominantColor` + "`" + ` and ` + "`" + `placeholder` + "`" + `) when ` + "`" + `avatarMediaId` + "`" + ` set it, else the picture at ` + "`" + `avatarUrl` + "`" + ` (its size unknown); null when there is none."
+  avatar: Image
+}
+
+extend type Site {
+  "The blog's logo: from the media library (with ` + "`" + `srcset` + "`" + `, ` + "`" + `sizes` + "`" + `, ` + "`" + `dominantColor` + "`" + ` and ` + "`" + `placeholder` + "`" + `) when ` + "`" + `logoMediaId` + "`" + ` set it, else the picture at ` + "`" + `logoUrl` + "`" + `; null when there is none."
+  logo: Image
+  "The blog's icon (favicon): from the media library when ` + "`" + `iconMediaId` + "`" + ` set it, else the picture at ` + "`" + `iconUrl` + "`" + `; null when there is none."
+  icon: Image
+}
+
+extend input UpdateAuthorInput {
+  "The media library's item to make the author's picture instead of ` + "`" + `avatarUrl` + "`" + ` (not both); ` + "`" + `avatarUrl` + "`" + ` is then its widest rendition. An id not in the publication's library is BAD_USER_INPUT, and nothing is written. Deleting the item then is MEDIA_IN_USE."
+  avatarMediaId: ID
+}
+
+extend input UpdateSiteInput {
+  "The media library's item to make the logo instead of ` + "`" + `logoUrl` + "`" + ` (not both); ` + "`" + `logoUrl` + "`" + ` is then its widest rendition. An id not in the publication's library is BAD_USER_INPUT, and nothing is written."
+  logoMediaId: ID
+  "The media library's item to make the icon instead of ` + "`" + `iconUrl` + "`" + ` (not both). An item may be both the logo and the icon; one that moves from one to the other takes two updates."
+  iconMediaId: ID
 }
 
 # Locales and translations (docs/i18n.md).
@@ -9021,6 +9071,8 @@ func (ec *executionContext) childFields_Author(ctx context.Context, field graphq
 		return ec.fieldContext_Author_socialLinks(ctx, field)
 	case "head":
 		return ec.fieldContext_Author_head(ctx, field)
+	case "avatar":
+		return ec.fieldContext_Author_avatar(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Author", field.Name)
 }
@@ -10277,6 +10329,10 @@ func (ec *executionContext) childFields_Site(ctx context.Context, field graphql.
 		return ec.fieldContext_Site_updatedAt(ctx, field)
 	case "head":
 		return ec.fieldContext_Site_head(ctx, field)
+	case "logo":
+		return ec.fieldContext_Site_logo(ctx, field)
+	case "icon":
+		return ec.fieldContext_Site_icon(ctx, field)
 	case "locales":
 		return ec.fieldContext_Site_locales(ctx, field)
 	case "localized":
@@ -13794,6 +13850,38 @@ func (ec *executionContext) fieldContext_Author_head(_ context.Context, field gr
 		IsResolver: true,
 		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
 			return ec.childFields_Head(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Author_avatar(ctx context.Context, field graphql.CollectedField, obj *storage.Author) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Author_avatar(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Author().Avatar(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Image) graphql.Marshaler {
+			return ec.marshalOImage2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐImage(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Author_avatar(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Author",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Image(ctx, field)
 		},
 	}
 	return fc, nil
@@ -26950,6 +27038,70 @@ func (ec *executionContext) fieldContext_Site_head(_ context.Context, field grap
 	return fc, nil
 }
 
+func (ec *executionContext) _Site_logo(ctx context.Context, field graphql.CollectedField, obj *storage.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_logo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Site().Logo(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Image) graphql.Marshaler {
+			return ec.marshalOImage2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐImage(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Site_logo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Site",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Image(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Site_icon(ctx context.Context, field graphql.CollectedField, obj *storage.Site) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Site_icon(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return ec.Resolvers.Site().Icon(ctx, obj)
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.Image) graphql.Marshaler {
+			return ec.marshalOImage2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐImage(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_Site_icon(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Site",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_Image(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _Site_locales(ctx context.Context, field graphql.CollectedField, obj *storage.Site) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -32945,7 +33097,7 @@ func (ec *executionContext) unmarshalInputUpdateAuthorInput(ctx context.Context,
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"id", "expectedVersion", "name", "bio", "avatarUrl", "slug", "idempotencyKey", "website", "location", "socialLinks"}
+	fieldsInOrder := [...]string{"id", "expectedVersion", "name", "bio", "avatarUrl", "slug", "idempotencyKey", "website", "location", "socialLinks", "avatarMediaId"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -33022,6 +33174,13 @@ func (ec *executionContext) unmarshalInputUpdateAuthorInput(ctx context.Context,
 				return it, err
 			}
 			it.SocialLinks = data
+		case "avatarMediaId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("avatarMediaId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.AvatarMediaID = data
 		}
 	}
 	return it, nil
@@ -33554,7 +33713,7 @@ func (ec *executionContext) unmarshalInputUpdateSiteInput(ctx context.Context, o
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"localized", "locales", "expectedVersion", "title", "description", "logoUrl", "iconUrl", "locale", "timezone", "url", "postPath", "slugTransliteration", "menus", "socialLinks", "idempotencyKey"}
+	fieldsInOrder := [...]string{"localized", "locales", "expectedVersion", "title", "description", "logoUrl", "iconUrl", "locale", "timezone", "url", "postPath", "slugTransliteration", "menus", "socialLinks", "idempotencyKey", "logoMediaId", "iconMediaId"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -33666,6 +33825,20 @@ func (ec *executionContext) unmarshalInputUpdateSiteInput(ctx context.Context, o
 				return it, err
 			}
 			it.IdempotencyKey = data
+		case "logoMediaId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("logoMediaId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.LogoMediaID = data
+		case "iconMediaId":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("iconMediaId"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.IconMediaID = data
 		}
 	}
 	return it, nil
@@ -34159,6 +34332,12 @@ func (ec *executionContext) _Author(ctx context.Context, sel ast.SelectionSet, o
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Author_head(ctx, field, obj)
+				})
+		case "avatar":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Author_avatar(ctx, field, obj)
 				})
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
@@ -39289,6 +39468,18 @@ func (ec *executionContext) _Site(ctx context.Context, sel ast.SelectionSet, obj
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Site_head(ctx, field, obj)
+				})
+		case "logo":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Site_logo(ctx, field, obj)
+				})
+		case "icon":
+			out.ResolveConcurrently(ec.OperationContext, &deferred, i,
+				true, false,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Site_icon(ctx, field, obj)
 				})
 		case "locales":
 			out.Values[i] = ec._Site_locales(ctx, field, obj)

@@ -116,6 +116,11 @@ func (r *authorResolver) Head(ctx context.Context, obj *storage.Author) (*model.
 	return r.authorHead(ctx, obj)
 }
 
+// Avatar is the resolver for the avatar field.
+func (r *authorResolver) Avatar(ctx context.Context, obj *storage.Author) (*storage.Image, error) {
+	return pictureOf(obj.Avatar, obj.AvatarURL), nil
+}
+
 // ID is the resolver for the id field.
 func (r *categoryResolver) ID(ctx context.Context, obj *storage.Category) (string, error) {
 	return categoryGID(obj.Slug), nil
@@ -374,7 +379,11 @@ func (r *mutationResolver) UpdateAuthor(ctx context.Context, input model.UpdateA
 	if err := actsFor(ctx, id, "the author themself"); err != nil {
 		return nil, err
 	}
-	a, err := r.store.UpdateAuthor(ctx, authorPatch(ctx, id, input))
+	patch := authorPatch(ctx, id, input)
+	if patch.AvatarMedia, err = r.libraryPicture(ctx, "avatarMediaId", input.AvatarMediaID, "avatarUrl", input.AvatarURL); err != nil {
+		return nil, err
+	}
+	a, err := r.store.UpdateAuthor(ctx, patch)
 	if err != nil {
 		return nil, err
 	}
@@ -1491,6 +1500,16 @@ func (r *siteResolver) PagePath(ctx context.Context, obj *storage.Site) (*string
 // Head is the resolver for the head field.
 func (r *siteResolver) Head(ctx context.Context, obj *storage.Site) (*model.Head, error) {
 	return r.siteHead(ctx)
+}
+
+// Logo is the resolver for the logo field.
+func (r *siteResolver) Logo(ctx context.Context, obj *storage.Site) (*storage.Image, error) {
+	return pictureOf(obj.Logo, obj.LogoURL), nil
+}
+
+// Icon is the resolver for the icon field.
+func (r *siteResolver) Icon(ctx context.Context, obj *storage.Site) (*storage.Image, error) {
+	return pictureOf(obj.Icon, obj.IconURL), nil
 }
 
 // Localized is the resolver for the localized field.

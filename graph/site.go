@@ -97,6 +97,13 @@ func (r *Resolver) updateSite(ctx context.Context, in model.UpdateSiteInput) (*m
 	if in.ExpectedVersion < 0 {
 		patch.ExpectedVersion = storage.NoVersion
 	}
+	var err error
+	if patch.LogoMedia, err = r.libraryPicture(ctx, "logoMediaId", in.LogoMediaID, "logoUrl", in.LogoURL); err != nil {
+		return nil, err
+	}
+	if patch.IconMedia, err = r.libraryPicture(ctx, "iconMediaId", in.IconMediaID, "iconUrl", in.IconURL); err != nil {
+		return nil, err
+	}
 	if in.Menus != nil {
 		menus := menusOf(in.Menus)
 		patch.Menus = &menus

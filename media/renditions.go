@@ -122,7 +122,7 @@ func (s *Service) rendition(ctx context.Context, id string, width int, format st
 // up to the deadline of ctx (errBusy then); the decoding and encoding
 // themselves cannot be stopped, so they hold both until they end.
 func (s *Service) make(ctx context.Context, m *storage.Media, width int, format string) ([]byte, error) {
-	release, err := s.reserve(ctx, int64(m.Width)*int64(m.Height))
+	release, err := s.reserve(ctx, int64(max(1, m.Frames))*int64(m.Width)*int64(m.Height))
 	if err != nil {
 		return nil, err
 	}
@@ -167,6 +167,18 @@ func Transform(data []byte, from string, width int, to string, maxPixels int64) 
 	}
 	if px := int64(cfg.Width) * int64(cfg.Height); px > maxPixels {
 		return nil, fmt.Errorf("%d pixels: more than %d", px, maxPixels)
+	}
+	if from == FormatGIF && to == FormatGIF {
+		frames, err := gifFrames(data)
+		if err != nil {
+			return nil, err
+		}
+		if px := int64(frames) * int64(cfg.Width) * int64(cfg.Height); px > maxPixels {
+			return nil, fmt.Errorf("%d frames, %d pixels: more than %d", frames, px, maxPixels)
+		}
+		if frames > 1 {
+			return transformGIF(data, width)
+		}
 	}
 	img, err := decode(from, data)
 	if err != nil {

@@ -252,12 +252,25 @@ func (s *Service) check(ctx context.Context, up *storage.Upload, data []byte) (*
 	if reason := s.tooManyPixels(image.Config{Width: width, Height: height}); reason != "" {
 		return nil, reason, nil
 	}
-	release, err := s.reserve(ctx, int64(cfg.Width)*int64(cfg.Height))
+	frames := 1
+	if format == FormatGIF {
+		if frames, err = gifFrames(data); err != nil {
+			return nil, fmt.Sprintf("the image is truncated or corrupt: %v", err), nil
+		}
+		if px := int64(frames) * int64(cfg.Width) * int64(cfg.Height); px > s.opts.MaxPixels {
+			return nil, fmt.Sprintf("the animation is %d frames of %d×%d, %d pixels in all, more than the %d allowed", frames, cfg.Width, cfg.Height, px, s.opts.MaxPixels), nil
+		}
+	}
+	release, err := s.reserve(ctx, int64(frames)*int64(cfg.Width)*int64(cfg.Height))
 	if err != nil {
 		return nil, "", err
 	}
 	defer release()
 	img, err := decode(format, data)
+	if err == nil && frames > 1 {
+		// Every frame, as its renditions will.
+		err = checkFrames(data)
+	}
 	if err != nil {
 		return nil, fmt.Sprintf("the image is truncated or corrupt: %v", err), nil
 	}
@@ -268,8 +281,12 @@ func (s *Service) check(ctx context.Context, up *storage.Upload, data []byte) (*
 	if err != nil {
 		return nil, "", err
 	}
-	return &storage.Media{ID: up.ID, Owner: up.Owner, Filename: up.Filename, Format: format,
-		Width: width, Height: height, ByteSize: int64(len(data)), Placeholder: ph, DominantColor: dominant}, "", nil
+	m := &storage.Media{ID: up.ID, Owner: up.Owner, Filename: up.Filename, Format: format,
+		Width: width, Height: height, ByteSize: int64(len(data)), Placeholder: ph, DominantColor: dominant}
+	if frames > 1 {
+		m.Frames = frames
+	}
+	return m, "", nil
 }
 
 // reserve waits for a worker and for px pixels of the decoding budget
@@ -374,9 +391,12 @@ func WidthsOf(m *storage.Media) []int {
 }
 
 // FormatsOf returns the formats of m's renditions: its own, WebP and,
-// when on, AVIF.
+// when on, AVIF; an animation's own only (animated.go).
 func (s *Service) FormatsOf(m *storage.Media) []string {
 	fs := []string{m.Format}
+	if m.Frames > 1 {
+		return fs
+	}
 	for _, f := range []string{FormatWebP, FormatAVIF} {
 		if (f != FormatAVIF || s.opts.AVIF) && !slices.Contains(fs, f) {
 			fs = append(fs, f)

@@ -179,6 +179,13 @@ func (s *Store) UpdateAuthor(ctx context.Context, in AuthorPatch) (*Author, erro
 			setOpt(&it.Name, in.Name)
 			setOpt(&it.Bio, in.Bio)
 			setOpt(&it.AvatarURL, in.AvatarURL)
+			avatarWas := it.Avatar.libraryID()
+			if in.AvatarURL != nil {
+				it.Avatar = nil
+			}
+			if in.AvatarMedia != nil {
+				it.Avatar, it.AvatarURL = libraryImageItem(in.AvatarMedia), in.AvatarMedia.URL
+			}
 			setOpt(&it.Website, in.Website)
 			setOpt(&it.Location, in.Location)
 			it.Version++
@@ -211,6 +218,16 @@ func (s *Store) UpdateAuthor(ctx context.Context, in AuthorPatch) (*Author, erro
 			}
 			if slugs != nil {
 				upd = upd.Set(expression.Name("slugs"), expression.Value(slugs))
+			}
+			switch {
+			case in.AvatarMedia != nil:
+				upd = upd.Set(expression.Name("avatar"), expression.Value(it.Avatar))
+			case in.AvatarURL != nil:
+				upd = upd.Remove(expression.Name("avatar"))
+			}
+			if err := s.pictureUseActions(t, in.ID, map[string]string{"avatar": avatarWas}, map[string]string{"avatar": it.Avatar.libraryID()},
+				map[string]string{"avatar": "avatarMediaId"}); err != nil {
+				return nil, err
 			}
 			if err := t.Update(s.ks.Author(in.ID), upd, &cond, dynamo.ErrRetry); err != nil {
 				return nil, err

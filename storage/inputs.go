@@ -38,10 +38,13 @@ type AuthorPatch struct {
 	Name            *string
 	Bio             *string
 	AvatarURL       *string
-	Website         *string
-	Location        *string
-	Social          *[]SocialAccount
-	IdempotencyKey  string
+	// AvatarMedia, when not nil, is the avatar from the media library
+	// (AvatarURL must be nil then).
+	AvatarMedia    *Image
+	Website        *string
+	Location       *string
+	Social         *[]SocialAccount
+	IdempotencyKey string
 	// Admin is set for an admin's write: only it may take a slug another
 	// author keeps as a redirect.
 	Admin bool `json:"-"`

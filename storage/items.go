@@ -60,10 +60,13 @@ type authorItem struct {
 	Name      string `dynamodbav:"name"`
 	Bio       string `dynamodbav:"bio,omitempty"`
 	AvatarURL string `dynamodbav:"avatarUrl,omitempty"`
-	CreatedAt string `dynamodbav:"createdAt"`
-	UpdatedAt string `dynamodbav:"updatedAt"`
-	PostCount int64  `dynamodbav:"postCount"`
-	Version   int64  `dynamodbav:"version"`
+	// Avatar is the avatar from the media library (mediaowners.go);
+	// AvatarURL is then its URL.
+	Avatar    *imageItem `dynamodbav:"avatar,omitempty"`
+	CreatedAt string     `dynamodbav:"createdAt"`
+	UpdatedAt string     `dynamodbav:"updatedAt"`
+	PostCount int64      `dynamodbav:"postCount"`
+	Version   int64      `dynamodbav:"version"`
 	// NameVer counts renames and slug changes; post items and copies carry
 	// the NameVer of the name and slug they hold. RenamedVer is the
 	// NameVer that has reached every post (markRenamed).
@@ -113,6 +116,9 @@ func (it *authorItem) author(now string) *Author {
 	}
 	for _, s := range it.Social {
 		a.Social = append(a.Social, SocialAccount(s))
+	}
+	if it.Avatar != nil {
+		a.Avatar = it.Avatar.image()
 	}
 	a.PostCount, a.ScheduledCount = it.Scheduled.split(it.PostCount, now)
 	return a
@@ -286,14 +292,19 @@ type imageMediaItem struct {
 	Format        string `dynamodbav:"format"`
 	Width         int    `dynamodbav:"width"`
 	Height        int    `dynamodbav:"height"`
+	Frames        int    `dynamodbav:"frames,omitempty"`
 	DominantColor string `dynamodbav:"dominantColor,omitempty"`
+	// Placeholder is kept for an avatar, a logo and an icon, which are
+	// not copied; never for a cover.
+	Placeholder string `dynamodbav:"placeholder,omitempty"`
 }
 
 // image returns the picture it is.
 func (it *imageItem) image() *Image {
 	img := &Image{URL: it.URL, Alt: it.Alt, Width: it.Width, Height: it.Height}
 	if m := it.Media; m != nil {
-		img.Media = &Media{ID: m.ID, Format: m.Format, Width: m.Width, Height: m.Height, DominantColor: m.DominantColor, Alt: it.Alt}
+		img.Media = &Media{ID: m.ID, Format: m.Format, Width: m.Width, Height: m.Height, Frames: m.Frames, DominantColor: m.DominantColor,
+			Placeholder: m.Placeholder, Alt: it.Alt}
 	}
 	return img
 }

@@ -42,10 +42,13 @@ type Media struct {
 	Filename string
 	// Format is the image's format by its bytes: jpeg, png, gif, webp or
 	// avif.
-	Format        string
-	Width         int
-	Height        int
-	ByteSize      int64
+	Format   string
+	Width    int
+	Height   int
+	ByteSize int64
+	// Frames is an animated GIF's number of frames; 0 for a still (and
+	// for a GIF completed before animations were kept).
+	Frames        int
 	DominantColor string
 	Placeholder   string
 	Alt           string
@@ -80,6 +83,7 @@ type mediaItem struct {
 	Width         int    `dynamodbav:"width"`
 	Height        int    `dynamodbav:"height"`
 	ByteSize      int64  `dynamodbav:"byteSize"`
+	Frames        int    `dynamodbav:"frames,omitempty"`
 	DominantColor string `dynamodbav:"dominantColor"`
 	Placeholder   string `dynamodbav:"placeholder"`
 	Alt           string `dynamodbav:"alt"`
@@ -92,7 +96,7 @@ type mediaItem struct {
 func (it *mediaItem) media() *Media {
 	return &Media{
 		ID: it.ID, Owner: it.Owner, Filename: it.Filename, Format: it.Format,
-		Width: it.Width, Height: it.Height, ByteSize: it.ByteSize,
+		Width: it.Width, Height: it.Height, ByteSize: it.ByteSize, Frames: it.Frames,
 		DominantColor: it.DominantColor, Placeholder: it.Placeholder, Alt: it.Alt,
 		CreatedAt: keys.ParseTime(it.CreatedAt), UpdatedAt: keys.ParseTime(it.UpdatedAt), UsedBy: usesOf(it.UsedBy),
 	}
@@ -160,7 +164,7 @@ func (s *Store) CompleteUpload(ctx context.Context, m Media, q MediaQuota) (*Med
 	k := s.ks.Media(m.ID)
 	it := mediaItem{PK: k.PK, SK: k.SK, GSI1PK: s.ks.MediaLibraryPartition(), GSI1SK: keys.MediaLibrarySort(at, m.ID),
 		Type: typeMedia, ID: m.ID, Owner: m.Owner, Filename: m.Filename, Format: m.Format, Width: m.Width, Height: m.Height,
-		ByteSize: m.ByteSize, DominantColor: m.DominantColor, Placeholder: m.Placeholder, Alt: m.Alt, CreatedAt: at, UpdatedAt: at}
+		ByteSize: m.ByteSize, Frames: m.Frames, DominantColor: m.DominantColor, Placeholder: m.Placeholder, Alt: m.Alt, CreatedAt: at, UpdatedAt: at}
 	t := s.db.NewTxn()
 	live := dynamo.CondExists().And(expression.Name("expiresAt").GreaterThan(expression.Value(now.Unix())))
 	gone := fmt.Errorf("complete upload %s: completed already or expired: %w", m.ID, ErrNotFound)

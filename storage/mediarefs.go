@@ -32,40 +32,33 @@ const typeMediaGone = "mediaGone"
 // *MediaInUseError tells which).
 var ErrMediaInUse = errors.New("the media item is in use")
 
-// MediaUse is one use of a media item: a post's cover or body.
+// MediaUse is one use of a media item: a post's cover or body, an
+// author's avatar, or the site's logo or icon.
 type MediaUse struct {
-	// As is "cover" or "body".
-	As     string
-	PostID string
+	// As is "cover", "body", "avatar", "logo" or "icon".
+	As string
+	// ID is the post's id for a cover or a body, the author's for an
+	// avatar, and "site" for the logo and the icon.
+	ID string
 }
 
 // MediaInUseError is a deletion refused because the item is in use.
 type MediaInUseError struct{ Uses []MediaUse }
 
 func (e *MediaInUseError) Error() string {
-	return fmt.Sprintf("the media item is used by %d posts' covers or bodies: take it out of them, or delete it with force", len(postsOf(e.Uses)))
+	return fmt.Sprintf("the media item is in use (%d uses as a cover, in a body, as an avatar, a logo or an icon): take it out of them, or delete it with force", len(e.Uses))
 }
 
 // Unwrap makes a MediaInUseError match ErrMediaInUse.
 func (e *MediaInUseError) Unwrap() error { return ErrMediaInUse }
-
-func postsOf(uses []MediaUse) []string {
-	var ids []string
-	for _, u := range uses {
-		if !slices.Contains(ids, u.PostID) {
-			ids = append(ids, u.PostID)
-		}
-	}
-	return ids
-}
 
 // usesOf returns the uses the entries of usedBy say, sorted.
 func usesOf(usedBy []string) []MediaUse {
 	slices.Sort(usedBy)
 	uses := make([]MediaUse, 0, len(usedBy))
 	for _, e := range usedBy {
-		if as, post, ok := strings.Cut(e, ":"); ok {
-			uses = append(uses, MediaUse{As: as, PostID: post})
+		if as, id, ok := strings.Cut(e, ":"); ok {
+			uses = append(uses, MediaUse{As: as, ID: id})
 		}
 	}
 	return uses

@@ -576,7 +576,7 @@ func (it *postItem) setCover(img *Image) {
 	if img != nil {
 		it.Cover = &imageItem{URL: img.URL, Alt: img.Alt, Width: img.Width, Height: img.Height}
 		if m := img.Media; m != nil {
-			it.Cover.Media = &imageMediaItem{ID: m.ID, Format: m.Format, Width: m.Width, Height: m.Height, DominantColor: m.DominantColor}
+			it.Cover.Media = &imageMediaItem{ID: m.ID, Format: m.Format, Width: m.Width, Height: m.Height, Frames: m.Frames, DominantColor: m.DominantColor}
 		}
 	}
 }

@@ -72,7 +72,10 @@ func (s *Store) latinSlugs(ctx context.Context, texts ...string) (bool, error) {
 type Site struct {
 	Title, Description string
 	LogoURL, IconURL   string
-	Locale, Timezone   string
+	// Logo and Icon are the logo and the icon from the media library, nil
+	// when LogoURL and IconURL are external or empty.
+	Logo, Icon       *Image
+	Locale, Timezone string
 	// URL is the frontend's public address; PostPath the pattern of a
 	// post's path on it (Paths.Post).
 	URL, PostPath string
@@ -110,14 +113,17 @@ type MenuItem struct {
 // ExpectedVersion must be the version read (0 for settings never
 // written).
 type SitePatch struct {
-	ExpectedVersion     int64
-	Title, Description  *string
-	LogoURL, IconURL    *string
-	Locale, Timezone    *string
-	URL, PostPath       *string
-	Menus               *[]Menu
-	Social              *[]SocialAccount
-	SlugTransliteration *string
+	ExpectedVersion    int64
+	Title, Description *string
+	LogoURL, IconURL   *string
+	// LogoMedia and IconMedia, when not nil, are the logo and the icon
+	// from the media library (LogoURL and IconURL must be nil then).
+	LogoMedia, IconMedia *Image
+	Locale, Timezone     *string
+	URL, PostPath        *string
+	Menus                *[]Menu
+	Social               *[]SocialAccount
+	SlugTransliteration  *string
 	// Locales, when not nil, replaces the site's locales; Localized its
 	// settings per locale.
 	Locales        *[]string
@@ -135,6 +141,8 @@ type siteItem struct {
 	Description  string         `dynamodbav:"description,omitempty"`
 	LogoURL      string         `dynamodbav:"logoUrl,omitempty"`
 	IconURL      string         `dynamodbav:"iconUrl,omitempty"`
+	Logo         *imageItem     `dynamodbav:"logo,omitempty"`
+	Icon         *imageItem     `dynamodbav:"icon,omitempty"`
 	Locale       string         `dynamodbav:"locale,omitempty"`
 	Timezone     string         `dynamodbav:"timezone,omitempty"`
 	URL          string         `dynamodbav:"url,omitempty"`
@@ -167,6 +175,12 @@ func (it *siteItem) site() *Site {
 		SlugTransliteration: it.SlugTranslit, Locales: it.Locales, Localized: siteTextsOf(it.Localized),
 		UpdatedAt: keys.ParseTime(it.UpdatedAt), Version: it.Version,
 	}
+	if it.Logo != nil {
+		s.Logo = it.Logo.image()
+	}
+	if it.Icon != nil {
+		s.Icon = it.Icon.image()
+	}
 	for _, m := range it.Menus {
 		menu := Menu{Name: m.Name}
 		for _, l := range m.Items {
@@ -188,6 +202,7 @@ func siteItemOf(ks keys.Space, s *Site) *siteItem {
 		Locale: s.Locale, Timezone: s.Timezone, URL: s.URL, PostPath: s.PostPath,
 		SlugTranslit: s.SlugTransliteration, Locales: s.Locales, Localized: siteTextItemsOf(s.Localized),
 		UpdatedAt: keys.Time(s.UpdatedAt), Version: s.Version,
+		Logo: libraryImageItem(s.Logo), Icon: libraryImageItem(s.Icon),
 	}
 	for _, m := range s.Menus {
 		menu := menuItem{Name: m.Name}
@@ -432,6 +447,7 @@ func (s *Store) writeSite(ctx context.Context, rec *idem, in *SitePatch) (*Site,
 		return nil, &ConflictError{CurrentVersion: it.Version}
 	}
 	site := it.site()
+	picturesWas := site.pictureIDs()
 	for _, f := range []struct {
 		dst *string
 		v   *string
@@ -442,6 +458,7 @@ func (s *Store) writeSite(ctx context.Context, rec *idem, in *SitePatch) (*Site,
 	} {
 		setOpt(f.dst, f.v)
 	}
+	site.setPictures(in)
 	if in.Menus != nil {
 		site.Menus = *in.Menus
 	}
@@ -462,6 +479,10 @@ func (s *Store) writeSite(ctx context.Context, rec *idem, in *SitePatch) (*Site,
 	}
 	t := s.db.NewTxn()
 	if err := t.Put(siteItemOf(s.ks, site), &cond, dynamo.ErrRetry); err != nil {
+		return nil, err
+	}
+	if err := s.pictureUseActions(t, siteUser, picturesWas, site.pictureIDs(),
+		map[string]string{"logo": "logoMediaId", "icon": "iconMediaId"}); err != nil {
 		return nil, err
 	}
 	// The stored form is what a read returns: empty lists as none.

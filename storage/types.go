@@ -132,6 +132,9 @@ type Author struct {
 	Name      string
 	Bio       string
 	AvatarURL string
+	// Avatar is the avatar from the media library, nil when AvatarURL is
+	// external or empty.
+	Avatar    *Image
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	PostCount int64 // published posts whose time has come

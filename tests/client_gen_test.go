@@ -532,6 +532,64 @@ type ArchiveResponse struct {
 // GetArchive returns ArchiveResponse.Archive, and is useful for accessing the field via an interface.
 func (v *ArchiveResponse) GetArchive() []ArchiveArchiveArchiveMonth { return v.Archive }
 
+// AuthorAvatarAuthor includes the requested fields of the GraphQL type Author.
+// The GraphQL type's documentation follows.
+//
+// A person who writes posts and comments.
+type AuthorAvatarAuthor struct {
+	// The URL of the author's picture, or null when there is none.
+	AvatarUrl *string `json:"avatarUrl"`
+	// The author's picture: from the media library (with `srcset`, `sizes`, `dominantColor` and `placeholder`) when `avatarMediaId` set it, else the picture at `avatarUrl` (its size unknown); null when there is none.
+	Avatar *AuthorAvatarAuthorAvatarImage `json:"avatar"`
+}
+
+// GetAvatarUrl returns AuthorAvatarAuthor.AvatarUrl, and is useful for accessing the field via an interface.
+func (v *AuthorAvatarAuthor) GetAvatarUrl() *string { return v.AvatarUrl }
+
+// GetAvatar returns AuthorAvatarAuthor.Avatar, and is useful for accessing the field via an interface.
+func (v *AuthorAvatarAuthor) GetAvatar() *AuthorAvatarAuthorAvatarImage { return v.Avatar }
+
+// AuthorAvatarAuthorAvatarImage includes the requested fields of the GraphQL type Image.
+// The GraphQL type's documentation follows.
+//
+// A picture shown with a post.
+type AuthorAvatarAuthorAvatarImage struct {
+	// The absolute http or https URL of the picture.
+	Url string `json:"url"`
+	// The width in pixels, or null when unknown.
+	Width *int `json:"width"`
+	// The picture's renditions in `format` (the original's format when not given), each URL with its width descriptor (`… 640w, … 1280w`), for an `<img srcset>`. Widths are 320, 640, 960, 1280 and 1920 narrower than the original, and the original's own width up to 1920.
+	Srcset *string `json:"srcset"`
+	// The picture's average colour as `#rrggbb`, to fill its box while it loads.
+	DominantColor *string `json:"dominantColor"`
+	// A tiny version of the picture to show while it loads: a data: URL of a PNG 16 pixels wide.
+	Placeholder *string `json:"placeholder"`
+}
+
+// GetUrl returns AuthorAvatarAuthorAvatarImage.Url, and is useful for accessing the field via an interface.
+func (v *AuthorAvatarAuthorAvatarImage) GetUrl() string { return v.Url }
+
+// GetWidth returns AuthorAvatarAuthorAvatarImage.Width, and is useful for accessing the field via an interface.
+func (v *AuthorAvatarAuthorAvatarImage) GetWidth() *int { return v.Width }
+
+// GetSrcset returns AuthorAvatarAuthorAvatarImage.Srcset, and is useful for accessing the field via an interface.
+func (v *AuthorAvatarAuthorAvatarImage) GetSrcset() *string { return v.Srcset }
+
+// GetDominantColor returns AuthorAvatarAuthorAvatarImage.DominantColor, and is useful for accessing the field via an interface.
+func (v *AuthorAvatarAuthorAvatarImage) GetDominantColor() *string { return v.DominantColor }
+
+// GetPlaceholder returns AuthorAvatarAuthorAvatarImage.Placeholder, and is useful for accessing the field via an interface.
+func (v *AuthorAvatarAuthorAvatarImage) GetPlaceholder() *string { return v.Placeholder }
+
+// AuthorAvatarResponse is returned by AuthorAvatar on success.
+type AuthorAvatarResponse struct {
+	// Fetches an author by global id or by slug; give exactly one. A slug the author had before finds them too (their `slug` is the current one). Fails with NOT_FOUND when there is none.
+	Author *AuthorAvatarAuthor `json:"author"`
+}
+
+// GetAuthor returns AuthorAvatarResponse.Author, and is useful for accessing the field via an interface.
+func (v *AuthorAvatarResponse) GetAuthor() *AuthorAvatarAuthor { return v.Author }
+
 // AuthorBySlugAuthor includes the requested fields of the GraphQL type Author.
 // The GraphQL type's documentation follows.
 //
@@ -4709,7 +4767,7 @@ func (v *DeleteMediaDeleteMediaDeleteMediaPayload) GetDeletedId() string { retur
 type DeleteMediaInput struct {
 	// The media item's id.
 	Id string `json:"id"`
-	// Deletes the item even when posts use it as their cover or in their body (they show its alt text then). Without it, an item in use is CONFLICT with `extensions.reason` MEDIA_IN_USE and `extensions.usedBy`, the uses (`as`: COVER or BODY, `post`: the post's id).
+	// Deletes the item even when it is in use: posts' covers and bodies show its alt text then, an avatar, logo or icon nothing. Without it, an item in use is CONFLICT with `extensions.reason` MEDIA_IN_USE and `extensions.usedBy`, the uses (`as`: COVER or BODY with `post`, the post's id; AVATAR with `author`, the author's id; LOGO or ICON, the site's).
 	Force *bool `json:"force"`
 }
 
@@ -6157,7 +6215,7 @@ type ImageFormat string
 const (
 	// AVIF.
 	ImageFormatAvif ImageFormat = "AVIF"
-	// GIF: renditions show its first frame.
+	// GIF: an animated one's renditions in GIF keep every frame, and it has none in WebP or AVIF.
 	ImageFormatGif ImageFormat = "GIF"
 	// JPEG.
 	ImageFormatJpeg ImageFormat = "JPEG"
@@ -15148,6 +15206,105 @@ func (v *SeriesPostsSeriesPostsPostConnectionPageInfo) GetHasNextPage() bool { r
 // GetEndCursor returns SeriesPostsSeriesPostsPostConnectionPageInfo.EndCursor, and is useful for accessing the field via an interface.
 func (v *SeriesPostsSeriesPostsPostConnectionPageInfo) GetEndCursor() *string { return v.EndCursor }
 
+// SetAvatarResponse is returned by SetAvatar on success.
+type SetAvatarResponse struct {
+	// Changes an author's profile: the author themself or an admin. Fails with CONFLICT when `expectedVersion` is stale.
+	UpdateAuthor SetAvatarUpdateAuthorUpdateAuthorPayload `json:"updateAuthor"`
+}
+
+// GetUpdateAuthor returns SetAvatarResponse.UpdateAuthor, and is useful for accessing the field via an interface.
+func (v *SetAvatarResponse) GetUpdateAuthor() SetAvatarUpdateAuthorUpdateAuthorPayload {
+	return v.UpdateAuthor
+}
+
+// SetAvatarUpdateAuthorUpdateAuthorPayload includes the requested fields of the GraphQL type UpdateAuthorPayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `updateAuthor`.
+type SetAvatarUpdateAuthorUpdateAuthorPayload struct {
+	// The author as updated.
+	Author SetAvatarUpdateAuthorUpdateAuthorPayloadAuthor `json:"author"`
+}
+
+// GetAuthor returns SetAvatarUpdateAuthorUpdateAuthorPayload.Author, and is useful for accessing the field via an interface.
+func (v *SetAvatarUpdateAuthorUpdateAuthorPayload) GetAuthor() SetAvatarUpdateAuthorUpdateAuthorPayloadAuthor {
+	return v.Author
+}
+
+// SetAvatarUpdateAuthorUpdateAuthorPayloadAuthor includes the requested fields of the GraphQL type Author.
+// The GraphQL type's documentation follows.
+//
+// A person who writes posts and comments.
+type SetAvatarUpdateAuthorUpdateAuthorPayloadAuthor struct {
+	// The URL of the author's picture, or null when there is none.
+	AvatarUrl *string `json:"avatarUrl"`
+	// The author's picture: from the media library (with `srcset`, `sizes`, `dominantColor` and `placeholder`) when `avatarMediaId` set it, else the picture at `avatarUrl` (its size unknown); null when there is none.
+	Avatar *SetAvatarUpdateAuthorUpdateAuthorPayloadAuthorAvatarImage `json:"avatar"`
+}
+
+// GetAvatarUrl returns SetAvatarUpdateAuthorUpdateAuthorPayloadAuthor.AvatarUrl, and is useful for accessing the field via an interface.
+func (v *SetAvatarUpdateAuthorUpdateAuthorPayloadAuthor) GetAvatarUrl() *string { return v.AvatarUrl }
+
+// GetAvatar returns SetAvatarUpdateAuthorUpdateAuthorPayloadAuthor.Avatar, and is useful for accessing the field via an interface.
+func (v *SetAvatarUpdateAuthorUpdateAuthorPayloadAuthor) GetAvatar() *SetAvatarUpdateAuthorUpdateAuthorPayloadAuthorAvatarImage {
+	return v.Avatar
+}
+
+// SetAvatarUpdateAuthorUpdateAuthorPayloadAuthorAvatarImage includes the requested fields of the GraphQL type Image.
+// The GraphQL type's documentation follows.
+//
+// A picture shown with a post.
+type SetAvatarUpdateAuthorUpdateAuthorPayloadAuthorAvatarImage struct {
+	// The absolute http or https URL of the picture.
+	Url string `json:"url"`
+	// The text that stands for the picture for those who cannot see it; empty when none was given.
+	Alt string `json:"alt"`
+	// The width in pixels, or null when unknown.
+	Width *int `json:"width"`
+	// The height in pixels, or null when unknown.
+	Height *int `json:"height"`
+	// The picture's renditions in `format` (the original's format when not given), each URL with its width descriptor (`… 640w, … 1280w`), for an `<img srcset>`. Widths are 320, 640, 960, 1280 and 1920 narrower than the original, and the original's own width up to 1920.
+	Srcset *string `json:"srcset"`
+	// A `sizes` hint for the `<img>`: the viewport's width, up to the widest rendition.
+	Sizes *string `json:"sizes"`
+	// The picture's average colour as `#rrggbb`, to fill its box while it loads.
+	DominantColor *string `json:"dominantColor"`
+	// A tiny version of the picture to show while it loads: a data: URL of a PNG 16 pixels wide.
+	Placeholder *string `json:"placeholder"`
+}
+
+// GetUrl returns SetAvatarUpdateAuthorUpdateAuthorPayloadAuthorAvatarImage.Url, and is useful for accessing the field via an interface.
+func (v *SetAvatarUpdateAuthorUpdateAuthorPayloadAuthorAvatarImage) GetUrl() string { return v.Url }
+
+// GetAlt returns SetAvatarUpdateAuthorUpdateAuthorPayloadAuthorAvatarImage.Alt, and is useful for accessing the field via an interface.
+func (v *SetAvatarUpdateAuthorUpdateAuthorPayloadAuthorAvatarImage) GetAlt() string { return v.Alt }
+
+// GetWidth returns SetAvatarUpdateAuthorUpdateAuthorPayloadAuthorAvatarImage.Width, and is useful for accessing the field via an interface.
+func (v *SetAvatarUpdateAuthorUpdateAuthorPayloadAuthorAvatarImage) GetWidth() *int { return v.Width }
+
+// GetHeight returns SetAvatarUpdateAuthorUpdateAuthorPayloadAuthorAvatarImage.Height, and is useful for accessing the field via an interface.
+func (v *SetAvatarUpdateAuthorUpdateAuthorPayloadAuthorAvatarImage) GetHeight() *int { return v.Height }
+
+// GetSrcset returns SetAvatarUpdateAuthorUpdateAuthorPayloadAuthorAvatarImage.Srcset, and is useful for accessing the field via an interface.
+func (v *SetAvatarUpdateAuthorUpdateAuthorPayloadAuthorAvatarImage) GetSrcset() *string {
+	return v.Srcset
+}
+
+// GetSizes returns SetAvatarUpdateAuthorUpdateAuthorPayloadAuthorAvatarImage.Sizes, and is useful for accessing the field via an interface.
+func (v *SetAvatarUpdateAuthorUpdateAuthorPayloadAuthorAvatarImage) GetSizes() *string {
+	return v.Sizes
+}
+
+// GetDominantColor returns SetAvatarUpdateAuthorUpdateAuthorPayloadAuthorAvatarImage.DominantColor, and is useful for accessing the field via an interface.
+func (v *SetAvatarUpdateAuthorUpdateAuthorPayloadAuthorAvatarImage) GetDominantColor() *string {
+	return v.DominantColor
+}
+
+// GetPlaceholder returns SetAvatarUpdateAuthorUpdateAuthorPayloadAuthorAvatarImage.Placeholder, and is useful for accessing the field via an interface.
+func (v *SetAvatarUpdateAuthorUpdateAuthorPayloadAuthorAvatarImage) GetPlaceholder() *string {
+	return v.Placeholder
+}
+
 // The input of `setPostFeatured`.
 type SetPostFeaturedInput struct {
 	// The global id of the post.
@@ -15220,6 +15377,131 @@ func (v *SetPostFeaturedSetPostFeaturedSetPostFeaturedPayloadPost) GetFeatured()
 
 // GetVersion returns SetPostFeaturedSetPostFeaturedSetPostFeaturedPayloadPost.Version, and is useful for accessing the field via an interface.
 func (v *SetPostFeaturedSetPostFeaturedSetPostFeaturedPayloadPost) GetVersion() int { return v.Version }
+
+// SetSitePicturesResponse is returned by SetSitePictures on success.
+type SetSitePicturesResponse struct {
+	// Changes the blog's settings. Admins only. Fails with CONFLICT and the current version in `extensions.currentVersion` unless `expectedVersion` is the settings' version (0 before they were ever changed); BAD_USER_INPUT (`extensions.field`) for bad input, and nothing is written then. Feeds, the sitemap and webhooks' paths use the new site URL, title, description and post path within about a second on every server.
+	UpdateSite SetSitePicturesUpdateSiteUpdateSitePayload `json:"updateSite"`
+}
+
+// GetUpdateSite returns SetSitePicturesResponse.UpdateSite, and is useful for accessing the field via an interface.
+func (v *SetSitePicturesResponse) GetUpdateSite() SetSitePicturesUpdateSiteUpdateSitePayload {
+	return v.UpdateSite
+}
+
+// SetSitePicturesUpdateSiteUpdateSitePayload includes the requested fields of the GraphQL type UpdateSitePayload.
+// The GraphQL type's documentation follows.
+//
+// The result of `updateSite`.
+type SetSitePicturesUpdateSiteUpdateSitePayload struct {
+	// The settings as updated.
+	Site SetSitePicturesUpdateSiteUpdateSitePayloadSite `json:"site"`
+}
+
+// GetSite returns SetSitePicturesUpdateSiteUpdateSitePayload.Site, and is useful for accessing the field via an interface.
+func (v *SetSitePicturesUpdateSiteUpdateSitePayload) GetSite() SetSitePicturesUpdateSiteUpdateSitePayloadSite {
+	return v.Site
+}
+
+// SetSitePicturesUpdateSiteUpdateSitePayloadSite includes the requested fields of the GraphQL type Site.
+// The GraphQL type's documentation follows.
+//
+// The blog's settings. A field never set (or cleared) shows the server's
+// default: its `-site-title`, `-site-description`, `-site-url` and
+// `-post-path` settings, and empty or null for the rest.
+type SetSitePicturesUpdateSiteUpdateSitePayloadSite struct {
+	// The version of the settings, 0 before they were first changed. Pass it as `expectedVersion` to `updateSite`.
+	Version int `json:"version"`
+	// The URL of the blog's logo, or null.
+	LogoUrl *string `json:"logoUrl"`
+	// The blog's logo: from the media library (with `srcset`, `sizes`, `dominantColor` and `placeholder`) when `logoMediaId` set it, else the picture at `logoUrl`; null when there is none.
+	Logo *SetSitePicturesUpdateSiteUpdateSitePayloadSiteLogoImage `json:"logo"`
+	// The blog's icon (favicon): from the media library when `iconMediaId` set it, else the picture at `iconUrl`; null when there is none.
+	Icon *SetSitePicturesUpdateSiteUpdateSitePayloadSiteIconImage `json:"icon"`
+}
+
+// GetVersion returns SetSitePicturesUpdateSiteUpdateSitePayloadSite.Version, and is useful for accessing the field via an interface.
+func (v *SetSitePicturesUpdateSiteUpdateSitePayloadSite) GetVersion() int { return v.Version }
+
+// GetLogoUrl returns SetSitePicturesUpdateSiteUpdateSitePayloadSite.LogoUrl, and is useful for accessing the field via an interface.
+func (v *SetSitePicturesUpdateSiteUpdateSitePayloadSite) GetLogoUrl() *string { return v.LogoUrl }
+
+// GetLogo returns SetSitePicturesUpdateSiteUpdateSitePayloadSite.Logo, and is useful for accessing the field via an interface.
+func (v *SetSitePicturesUpdateSiteUpdateSitePayloadSite) GetLogo() *SetSitePicturesUpdateSiteUpdateSitePayloadSiteLogoImage {
+	return v.Logo
+}
+
+// GetIcon returns SetSitePicturesUpdateSiteUpdateSitePayloadSite.Icon, and is useful for accessing the field via an interface.
+func (v *SetSitePicturesUpdateSiteUpdateSitePayloadSite) GetIcon() *SetSitePicturesUpdateSiteUpdateSitePayloadSiteIconImage {
+	return v.Icon
+}
+
+// SetSitePicturesUpdateSiteUpdateSitePayloadSiteIconImage includes the requested fields of the GraphQL type Image.
+// The GraphQL type's documentation follows.
+//
+// A picture shown with a post.
+type SetSitePicturesUpdateSiteUpdateSitePayloadSiteIconImage struct {
+	// The absolute http or https URL of the picture.
+	Url string `json:"url"`
+	// The picture's renditions in `format` (the original's format when not given), each URL with its width descriptor (`… 640w, … 1280w`), for an `<img srcset>`. Widths are 320, 640, 960, 1280 and 1920 narrower than the original, and the original's own width up to 1920.
+	Srcset *string `json:"srcset"`
+}
+
+// GetUrl returns SetSitePicturesUpdateSiteUpdateSitePayloadSiteIconImage.Url, and is useful for accessing the field via an interface.
+func (v *SetSitePicturesUpdateSiteUpdateSitePayloadSiteIconImage) GetUrl() string { return v.Url }
+
+// GetSrcset returns SetSitePicturesUpdateSiteUpdateSitePayloadSiteIconImage.Srcset, and is useful for accessing the field via an interface.
+func (v *SetSitePicturesUpdateSiteUpdateSitePayloadSiteIconImage) GetSrcset() *string {
+	return v.Srcset
+}
+
+// SetSitePicturesUpdateSiteUpdateSitePayloadSiteLogoImage includes the requested fields of the GraphQL type Image.
+// The GraphQL type's documentation follows.
+//
+// A picture shown with a post.
+type SetSitePicturesUpdateSiteUpdateSitePayloadSiteLogoImage struct {
+	// The absolute http or https URL of the picture.
+	Url string `json:"url"`
+	// The width in pixels, or null when unknown.
+	Width *int `json:"width"`
+	// The height in pixels, or null when unknown.
+	Height *int `json:"height"`
+	// The picture's renditions in `format` (the original's format when not given), each URL with its width descriptor (`… 640w, … 1280w`), for an `<img srcset>`. Widths are 320, 640, 960, 1280 and 1920 narrower than the original, and the original's own width up to 1920.
+	Srcset *string `json:"srcset"`
+	// A `sizes` hint for the `<img>`: the viewport's width, up to the widest rendition.
+	Sizes *string `json:"sizes"`
+	// The picture's average colour as `#rrggbb`, to fill its box while it loads.
+	DominantColor *string `json:"dominantColor"`
+	// A tiny version of the picture to show while it loads: a data: URL of a PNG 16 pixels wide.
+	Placeholder *string `json:"placeholder"`
+}
+
+// GetUrl returns SetSitePicturesUpdateSiteUpdateSitePayloadSiteLogoImage.Url, and is useful for accessing the field via an interface.
+func (v *SetSitePicturesUpdateSiteUpdateSitePayloadSiteLogoImage) GetUrl() string { return v.Url }
+
+// GetWidth returns SetSitePicturesUpdateSiteUpdateSitePayloadSiteLogoImage.Width, and is useful for accessing the field via an interface.
+func (v *SetSitePicturesUpdateSiteUpdateSitePayloadSiteLogoImage) GetWidth() *int { return v.Width }
+
+// GetHeight returns SetSitePicturesUpdateSiteUpdateSitePayloadSiteLogoImage.Height, and is useful for accessing the field via an interface.
+func (v *SetSitePicturesUpdateSiteUpdateSitePayloadSiteLogoImage) GetHeight() *int { return v.Height }
+
+// GetSrcset returns SetSitePicturesUpdateSiteUpdateSitePayloadSiteLogoImage.Srcset, and is useful for accessing the field via an interface.
+func (v *SetSitePicturesUpdateSiteUpdateSitePayloadSiteLogoImage) GetSrcset() *string {
+	return v.Srcset
+}
+
+// GetSizes returns SetSitePicturesUpdateSiteUpdateSitePayloadSiteLogoImage.Sizes, and is useful for accessing the field via an interface.
+func (v *SetSitePicturesUpdateSiteUpdateSitePayloadSiteLogoImage) GetSizes() *string { return v.Sizes }
+
+// GetDominantColor returns SetSitePicturesUpdateSiteUpdateSitePayloadSiteLogoImage.DominantColor, and is useful for accessing the field via an interface.
+func (v *SetSitePicturesUpdateSiteUpdateSitePayloadSiteLogoImage) GetDominantColor() *string {
+	return v.DominantColor
+}
+
+// GetPlaceholder returns SetSitePicturesUpdateSiteUpdateSitePayloadSiteLogoImage.Placeholder, and is useful for accessing the field via an interface.
+func (v *SetSitePicturesUpdateSiteUpdateSitePayloadSiteLogoImage) GetPlaceholder() *string {
+	return v.Placeholder
+}
 
 // SiteParts includes the GraphQL fields of Site requested by the fragment SiteParts.
 // The GraphQL type's documentation follows.
@@ -15360,6 +15642,93 @@ func (v *SitePartsSocialLinksSocialAccount) GetNetwork() string { return v.Netwo
 
 // GetUrl returns SitePartsSocialLinksSocialAccount.Url, and is useful for accessing the field via an interface.
 func (v *SitePartsSocialLinksSocialAccount) GetUrl() string { return v.Url }
+
+// SitePicturesResponse is returned by SitePictures on success.
+type SitePicturesResponse struct {
+	// The blog's settings: title, description, pictures, locale, time zone, navigation menus, accounts elsewhere, public address and post path. A setting never set shows the server's default. Costs no read once the server holds the settings (the first request after a start or a change reads them once).
+	Site SitePicturesSite `json:"site"`
+}
+
+// GetSite returns SitePicturesResponse.Site, and is useful for accessing the field via an interface.
+func (v *SitePicturesResponse) GetSite() SitePicturesSite { return v.Site }
+
+// SitePicturesSite includes the requested fields of the GraphQL type Site.
+// The GraphQL type's documentation follows.
+//
+// The blog's settings. A field never set (or cleared) shows the server's
+// default: its `-site-title`, `-site-description`, `-site-url` and
+// `-post-path` settings, and empty or null for the rest.
+type SitePicturesSite struct {
+	// The version of the settings, 0 before they were first changed. Pass it as `expectedVersion` to `updateSite`.
+	Version int `json:"version"`
+	// The URL of the blog's logo, or null.
+	LogoUrl *string `json:"logoUrl"`
+	// The URL of the blog's icon (favicon), or null.
+	IconUrl *string `json:"iconUrl"`
+	// The blog's logo: from the media library (with `srcset`, `sizes`, `dominantColor` and `placeholder`) when `logoMediaId` set it, else the picture at `logoUrl`; null when there is none.
+	Logo *SitePicturesSiteLogoImage `json:"logo"`
+	// The blog's icon (favicon): from the media library when `iconMediaId` set it, else the picture at `iconUrl`; null when there is none.
+	Icon *SitePicturesSiteIconImage `json:"icon"`
+}
+
+// GetVersion returns SitePicturesSite.Version, and is useful for accessing the field via an interface.
+func (v *SitePicturesSite) GetVersion() int { return v.Version }
+
+// GetLogoUrl returns SitePicturesSite.LogoUrl, and is useful for accessing the field via an interface.
+func (v *SitePicturesSite) GetLogoUrl() *string { return v.LogoUrl }
+
+// GetIconUrl returns SitePicturesSite.IconUrl, and is useful for accessing the field via an interface.
+func (v *SitePicturesSite) GetIconUrl() *string { return v.IconUrl }
+
+// GetLogo returns SitePicturesSite.Logo, and is useful for accessing the field via an interface.
+func (v *SitePicturesSite) GetLogo() *SitePicturesSiteLogoImage { return v.Logo }
+
+// GetIcon returns SitePicturesSite.Icon, and is useful for accessing the field via an interface.
+func (v *SitePicturesSite) GetIcon() *SitePicturesSiteIconImage { return v.Icon }
+
+// SitePicturesSiteIconImage includes the requested fields of the GraphQL type Image.
+// The GraphQL type's documentation follows.
+//
+// A picture shown with a post.
+type SitePicturesSiteIconImage struct {
+	// The absolute http or https URL of the picture.
+	Url string `json:"url"`
+	// The picture's renditions in `format` (the original's format when not given), each URL with its width descriptor (`… 640w, … 1280w`), for an `<img srcset>`. Widths are 320, 640, 960, 1280 and 1920 narrower than the original, and the original's own width up to 1920.
+	Srcset *string `json:"srcset"`
+	// A tiny version of the picture to show while it loads: a data: URL of a PNG 16 pixels wide.
+	Placeholder *string `json:"placeholder"`
+}
+
+// GetUrl returns SitePicturesSiteIconImage.Url, and is useful for accessing the field via an interface.
+func (v *SitePicturesSiteIconImage) GetUrl() string { return v.Url }
+
+// GetSrcset returns SitePicturesSiteIconImage.Srcset, and is useful for accessing the field via an interface.
+func (v *SitePicturesSiteIconImage) GetSrcset() *string { return v.Srcset }
+
+// GetPlaceholder returns SitePicturesSiteIconImage.Placeholder, and is useful for accessing the field via an interface.
+func (v *SitePicturesSiteIconImage) GetPlaceholder() *string { return v.Placeholder }
+
+// SitePicturesSiteLogoImage includes the requested fields of the GraphQL type Image.
+// The GraphQL type's documentation follows.
+//
+// A picture shown with a post.
+type SitePicturesSiteLogoImage struct {
+	// The absolute http or https URL of the picture.
+	Url string `json:"url"`
+	// The picture's renditions in `format` (the original's format when not given), each URL with its width descriptor (`… 640w, … 1280w`), for an `<img srcset>`. Widths are 320, 640, 960, 1280 and 1920 narrower than the original, and the original's own width up to 1920.
+	Srcset *string `json:"srcset"`
+	// A tiny version of the picture to show while it loads: a data: URL of a PNG 16 pixels wide.
+	Placeholder *string `json:"placeholder"`
+}
+
+// GetUrl returns SitePicturesSiteLogoImage.Url, and is useful for accessing the field via an interface.
+func (v *SitePicturesSiteLogoImage) GetUrl() string { return v.Url }
+
+// GetSrcset returns SitePicturesSiteLogoImage.Srcset, and is useful for accessing the field via an interface.
+func (v *SitePicturesSiteLogoImage) GetSrcset() *string { return v.Srcset }
+
+// GetPlaceholder returns SitePicturesSiteLogoImage.Placeholder, and is useful for accessing the field via an interface.
+func (v *SitePicturesSiteLogoImage) GetPlaceholder() *string { return v.Placeholder }
 
 // SiteResponse is returned by Site on success.
 type SiteResponse struct {
@@ -16429,6 +16798,8 @@ type UpdateAuthorInput struct {
 	Location *string `json:"location"`
 	// The new accounts elsewhere, at most 20, replacing the old ones; an empty list removes all.
 	SocialLinks []SocialAccountInput `json:"socialLinks"`
+	// The media library's item to make the author's picture instead of `avatarUrl` (not both); `avatarUrl` is then its widest rendition. An id not in the publication's library is BAD_USER_INPUT, and nothing is written. Deleting the item then is MEDIA_IN_USE.
+	AvatarMediaId *string `json:"avatarMediaId"`
 }
 
 // GetId returns UpdateAuthorInput.Id, and is useful for accessing the field via an interface.
@@ -16460,6 +16831,9 @@ func (v *UpdateAuthorInput) GetLocation() *string { return v.Location }
 
 // GetSocialLinks returns UpdateAuthorInput.SocialLinks, and is useful for accessing the field via an interface.
 func (v *UpdateAuthorInput) GetSocialLinks() []SocialAccountInput { return v.SocialLinks }
+
+// GetAvatarMediaId returns UpdateAuthorInput.AvatarMediaId, and is useful for accessing the field via an interface.
+func (v *UpdateAuthorInput) GetAvatarMediaId() *string { return v.AvatarMediaId }
 
 // UpdateAuthorProfileResponse is returned by UpdateAuthorProfile on success.
 type UpdateAuthorProfileResponse struct {
@@ -17557,6 +17931,10 @@ type UpdateSiteInput struct {
 	SocialLinks []SocialAccountInput `json:"socialLinks"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
+	// The media library's item to make the logo instead of `logoUrl` (not both); `logoUrl` is then its widest rendition. An id not in the publication's library is BAD_USER_INPUT, and nothing is written.
+	LogoMediaId *string `json:"logoMediaId"`
+	// The media library's item to make the icon instead of `iconUrl` (not both). An item may be both the logo and the icon; one that moves from one to the other takes two updates.
+	IconMediaId *string `json:"iconMediaId"`
 }
 
 // GetLocalized returns UpdateSiteInput.Localized, and is useful for accessing the field via an interface.
@@ -17603,6 +17981,12 @@ func (v *UpdateSiteInput) GetSocialLinks() []SocialAccountInput { return v.Socia
 
 // GetIdempotencyKey returns UpdateSiteInput.IdempotencyKey, and is useful for accessing the field via an interface.
 func (v *UpdateSiteInput) GetIdempotencyKey() *string { return v.IdempotencyKey }
+
+// GetLogoMediaId returns UpdateSiteInput.LogoMediaId, and is useful for accessing the field via an interface.
+func (v *UpdateSiteInput) GetLogoMediaId() *string { return v.LogoMediaId }
+
+// GetIconMediaId returns UpdateSiteInput.IconMediaId, and is useful for accessing the field via an interface.
+func (v *UpdateSiteInput) GetIconMediaId() *string { return v.IconMediaId }
 
 // UpdateSiteResponse is returned by UpdateSite on success.
 type UpdateSiteResponse struct {
@@ -18393,6 +18777,14 @@ type __ArchiveOfAuthorSlugInput struct {
 
 // GetSlug returns __ArchiveOfAuthorSlugInput.Slug, and is useful for accessing the field via an interface.
 func (v *__ArchiveOfAuthorSlugInput) GetSlug() string { return v.Slug }
+
+// __AuthorAvatarInput is used internally by genqlient
+type __AuthorAvatarInput struct {
+	Id string `json:"id"`
+}
+
+// GetId returns __AuthorAvatarInput.Id, and is useful for accessing the field via an interface.
+func (v *__AuthorAvatarInput) GetId() string { return v.Id }
 
 // __AuthorBySlugInput is used internally by genqlient
 type __AuthorBySlugInput struct {
@@ -19526,6 +19918,14 @@ func (v *__SeriesPostsInput) GetFirst() *int { return v.First }
 // GetAfter returns __SeriesPostsInput.After, and is useful for accessing the field via an interface.
 func (v *__SeriesPostsInput) GetAfter() *string { return v.After }
 
+// __SetAvatarInput is used internally by genqlient
+type __SetAvatarInput struct {
+	Input UpdateAuthorInput `json:"input"`
+}
+
+// GetInput returns __SetAvatarInput.Input, and is useful for accessing the field via an interface.
+func (v *__SetAvatarInput) GetInput() UpdateAuthorInput { return v.Input }
+
 // __SetPostFeaturedInput is used internally by genqlient
 type __SetPostFeaturedInput struct {
 	Input SetPostFeaturedInput `json:"input"`
@@ -19533,6 +19933,14 @@ type __SetPostFeaturedInput struct {
 
 // GetInput returns __SetPostFeaturedInput.Input, and is useful for accessing the field via an interface.
 func (v *__SetPostFeaturedInput) GetInput() SetPostFeaturedInput { return v.Input }
+
+// __SetSitePicturesInput is used internally by genqlient
+type __SetSitePicturesInput struct {
+	Input UpdateSiteInput `json:"input"`
+}
+
+// GetInput returns __SetSitePicturesInput.Input, and is useful for accessing the field via an interface.
+func (v *__SetSitePicturesInput) GetInput() UpdateSiteInput { return v.Input }
 
 // __TagListInput is used internally by genqlient
 type __TagListInput struct {
@@ -19921,6 +20329,47 @@ func ArchiveOfAuthorSlug(
 	}
 
 	data_ = &ArchiveOfAuthorSlugResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by AuthorAvatar.
+const AuthorAvatar_Operation = `
+query AuthorAvatar ($id: ID!) {
+	author(id: $id) {
+		avatarUrl
+		avatar {
+			url
+			width
+			srcset
+			dominantColor
+			placeholder
+		}
+	}
+}
+`
+
+func AuthorAvatar(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	id string,
+) (data_ *AuthorAvatarResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "AuthorAvatar",
+		Query:  AuthorAvatar_Operation,
+		Variables: &__AuthorAvatarInput{
+			Id: id,
+		},
+	}
+
+	data_ = &AuthorAvatarResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -25122,6 +25571,53 @@ func SeriesPosts(
 	return data_, err_
 }
 
+// The mutation executed by SetAvatar.
+const SetAvatar_Operation = `
+mutation SetAvatar ($input: UpdateAuthorInput!) {
+	updateAuthor(input: $input) {
+		author {
+			avatarUrl
+			avatar {
+				url
+				alt
+				width
+				height
+				srcset
+				sizes
+				dominantColor
+				placeholder
+			}
+		}
+	}
+}
+`
+
+// Avatars, the logo and the icon from the media library.
+func SetAvatar(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input UpdateAuthorInput,
+) (data_ *SetAvatarResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "SetAvatar",
+		Query:  SetAvatar_Operation,
+		Variables: &__SetAvatarInput{
+			Input: input,
+		},
+	}
+
+	data_ = &SetAvatarResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
 // The mutation executed by SetPostFeatured.
 const SetPostFeatured_Operation = `
 mutation SetPostFeatured ($input: SetPostFeaturedInput!) {
@@ -25149,6 +25645,56 @@ func SetPostFeatured(
 	}
 
 	data_ = &SetPostFeaturedResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The mutation executed by SetSitePictures.
+const SetSitePictures_Operation = `
+mutation SetSitePictures ($input: UpdateSiteInput!) {
+	updateSite(input: $input) {
+		site {
+			version
+			logoUrl
+			logo {
+				url
+				width
+				height
+				srcset
+				sizes
+				dominantColor
+				placeholder
+			}
+			icon {
+				url
+				srcset
+			}
+		}
+	}
+}
+`
+
+func SetSitePictures(
+	ctx_ context.Context,
+	client_ graphql.Client,
+	input UpdateSiteInput,
+) (data_ *SetSitePicturesResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "SetSitePictures",
+		Query:  SetSitePictures_Operation,
+		Variables: &__SetSitePicturesInput{
+			Input: input,
+		},
+	}
+
+	data_ = &SetSitePicturesResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(
@@ -25207,6 +25753,48 @@ func Site(
 	}
 
 	data_ = &SiteResponse{}
+	resp_ := &graphql.Response{Data: data_}
+
+	err_ = client_.MakeRequest(
+		ctx_,
+		req_,
+		resp_,
+	)
+
+	return data_, err_
+}
+
+// The query executed by SitePictures.
+const SitePictures_Operation = `
+query SitePictures {
+	site {
+		version
+		logoUrl
+		iconUrl
+		logo {
+			url
+			srcset
+			placeholder
+		}
+		icon {
+			url
+			srcset
+			placeholder
+		}
+	}
+}
+`
+
+func SitePictures(
+	ctx_ context.Context,
+	client_ graphql.Client,
+) (data_ *SitePicturesResponse, err_ error) {
+	req_ := &graphql.Request{
+		OpName: "SitePictures",
+		Query:  SitePictures_Operation,
+	}
+
+	data_ = &SitePicturesResponse{}
 	resp_ := &graphql.Response{Data: data_}
 
 	err_ = client_.MakeRequest(

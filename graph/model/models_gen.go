@@ -359,7 +359,7 @@ type DeleteCommentPayload struct {
 type DeleteMediaInput struct {
 	// The media item's id.
 	ID string `json:"id"`
-	// Deletes the item even when posts use it as their cover or in their body (they show its alt text then). Without it, an item in use is CONFLICT with `extensions.reason` MEDIA_IN_USE and `extensions.usedBy`, the uses (`as`: COVER or BODY, `post`: the post's id).
+	// Deletes the item even when it is in use: posts' covers and bodies show its alt text then, an avatar, logo or icon nothing. Without it, an item in use is CONFLICT with `extensions.reason` MEDIA_IN_USE and `extensions.usedBy`, the uses (`as`: COVER or BODY with `post`, the post's id; AVATAR with `author`, the author's id; LOGO or ICON, the site's).
 	Force *bool `json:"force,omitempty"`
 }
 
@@ -1282,6 +1282,8 @@ type UpdateAuthorInput struct {
 	Location *string `json:"location,omitempty"`
 	// The new accounts elsewhere, at most 20, replacing the old ones; an empty list removes all.
 	SocialLinks []*SocialAccountInput `json:"socialLinks,omitempty"`
+	// The media library's item to make the author's picture instead of `avatarUrl` (not both); `avatarUrl` is then its widest rendition. An id not in the publication's library is BAD_USER_INPUT, and nothing is written. Deleting the item then is MEDIA_IN_USE.
+	AvatarMediaID *string `json:"avatarMediaId,omitempty"`
 }
 
 // The result of `updateAuthor`.
@@ -1467,6 +1469,10 @@ type UpdateSiteInput struct {
 	SocialLinks []*SocialAccountInput `json:"socialLinks,omitempty"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
+	// The media library's item to make the logo instead of `logoUrl` (not both); `logoUrl` is then its widest rendition. An id not in the publication's library is BAD_USER_INPUT, and nothing is written.
+	LogoMediaID *string `json:"logoMediaId,omitempty"`
+	// The media library's item to make the icon instead of `iconUrl` (not both). An item may be both the logo and the icon; one that moves from one to the other takes two updates.
+	IconMediaID *string `json:"iconMediaId,omitempty"`
 }
 
 // The result of `updateSite`.
@@ -1644,7 +1650,7 @@ type ImageFormat string
 const (
 	// AVIF.
 	ImageFormatAvif ImageFormat = "AVIF"
-	// GIF: renditions show its first frame.
+	// GIF: an animated one's renditions in GIF keep every frame, and it has none in WebP or AVIF.
 	ImageFormatGif ImageFormat = "GIF"
 	// JPEG.
 	ImageFormatJpeg ImageFormat = "JPEG"
