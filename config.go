@@ -80,6 +80,7 @@ type config struct {
 	liveWindow        int
 	migrate           string
 	allowedHosts      httpguard.HostList
+	platform          platformConfig
 	corsOrigins       httpguard.OriginList
 	viewsClientHeader string
 	maxQueryBytes     int

@@ -38,6 +38,14 @@ func (a *api) routed(cfg *config, site http.Handler, cors *httpguard.CORS, budge
 			}
 			return id, err
 		},
+		Pattern: cfg.platform.hostPattern,
+		LookupSlug: func(ctx context.Context, slug string) (string, error) {
+			id, err := a.store.PublicationIDBySlug(ctx, slug)
+			if errors.Is(err, storage.ErrNotFound) {
+				return "", nil
+			}
+			return id, err
+		},
 		Build: func(ctx context.Context, id string) (http.Handler, error) {
 			return a.publicationSite(ctx, cfg, id, cors, budget, logger)
 		},

@@ -55,6 +55,13 @@ type Options struct {
 	// when the directory cannot be read, which is answered with 503 and
 	// not kept.
 	Lookup func(ctx context.Context, host string) (string, error)
+	// Pattern is the platform's host pattern ({slug}.blogs.example): a
+	// host it matches is looked up by its slug (LookupSlug, which returns
+	// the id of the publication of a slug as Lookup does of a host), then,
+	// when no publication has that slug, by its claim, and held as any
+	// other host.
+	Pattern    Pattern
+	LookupSlug func(ctx context.Context, slug string) (string, error)
 	// Build returns the handler of the publication id, built once and
 	// kept (at most MaxSites of them, each for SiteTTL); an error is
 	// answered with 503 and not kept.
@@ -135,9 +142,7 @@ func (rt *Router) Publication(ctx context.Context, hostport string) (string, err
 		// No publication claims an address: one is the server's own.
 		return rt.opts.DefaultID, nil
 	}
-	id, err := rt.hosts.Get(ctx, host, otter.LoaderFunc[string, string](func(ctx context.Context, host string) (string, error) {
-		return rt.opts.Lookup(ctx, host)
-	}))
+	id, err := rt.hosts.Get(ctx, host, otter.LoaderFunc[string, string](rt.lookup))
 	if err != nil {
 		return "", err
 	}
@@ -145,6 +150,18 @@ func (rt *Router) Publication(ctx context.Context, hostport string) (string, err
 		return "", errUnknown
 	}
 	return id, nil
+}
+
+// lookup returns the id of the publication host names: by the platform's
+// pattern, then by a claim; "" for none.
+func (rt *Router) lookup(ctx context.Context, host string) (string, error) {
+	if slug, ok := rt.opts.Pattern.Slug(host); ok && rt.opts.LookupSlug != nil {
+		id, err := rt.opts.LookupSlug(ctx, slug)
+		if err != nil || id != "" {
+			return id, err
+		}
+	}
+	return rt.opts.Lookup(ctx, host)
 }
 
 // ServeHTTP hands the request to its publication's handler.
