@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"html"
 	"io"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -86,4 +88,71 @@ func TestPlatformHostPatternConfig(t *testing.T) {
 			t.Errorf("%q: err = %v, want one naming platform-host-pattern", bad, err)
 		}
 	}
+}
+
+// postSlugs returns the slugs of the newest posts host serves.
+func postSlugs(t *testing.T, base, host string) []string {
+	t.Helper()
+	code, body := graphQLAt(t, base, host, `{ posts(first: 100) { edges { node { slug } } } }`)
+	var resp struct {
+		Data struct {
+			Posts struct {
+				Edges []struct{ Node struct{ Slug string } }
+			}
+		}
+	}
+	if code != http.StatusOK || json.Unmarshal([]byte(body), &resp) != nil {
+		t.Fatalf("%s: posts = %d %.300s", host, code, body)
+	}
+	var slugs []string
+	for _, e := range resp.Data.Posts.Edges {
+		slugs = append(slugs, e.Node.Slug)
+	}
+	return slugs
+}
+
+// TestDemoPlatform starts the embedded mode as scripts/run.sh does: the
+// demo is a platform of two publications, the demo blog at localhost and
+// demo.localhost, Field Notes at notes.localhost, each serving its own
+// posts, and publication(slug:) finds both. Started again with
+// -seed-demo=true on the same data, the seed adds nothing.
+func TestDemoPlatform(t *testing.T) {
+	env := map[string]string{"DATA_DIR": t.TempDir()}
+	check := func(t *testing.T, base string) {
+		t.Helper()
+		p := port(t, base)
+		demoPosts := postSlugs(t, base, "demo.localhost:"+p)
+		if len(demoPosts) < 20 || !slices.Equal(demoPosts, postSlugs(t, base, "localhost:"+p)) {
+			t.Errorf("demo.localhost serves %d posts, not localhost's", len(demoPosts))
+		}
+		notesPosts := postSlugs(t, base, "notes.localhost:"+p)
+		if want := []string{"notes-from-the-hut", "packing-light", "a-ridge-walk-in-the-rain"}; !slices.Equal(notesPosts, want) {
+			t.Errorf("notes.localhost serves %q, want %q", notesPosts, want)
+		}
+		for _, s := range demoPosts {
+			if strings.Contains(strings.Join(notesPosts, " "), s) {
+				t.Errorf("notes.localhost serves the demo's post %s", s)
+			}
+		}
+		if code, body := graphQLAt(t, base, "notes.localhost", `{ site { title } category(slug: "trails") { posts(first: 5) { edges { node { author { name } } } } } }`); code != http.StatusOK ||
+			!strings.Contains(body, `"title":"Field Notes"`) || strings.Count(body, "Mae Jemison") != 3 {
+			t.Errorf("notes.localhost: %d %s", code, body)
+		}
+		if code, _, body := (request{url: base + "/?query=x", host: "notes.localhost"}).do(t); code != http.StatusOK || !strings.Contains(body, "graphiql") || strings.Contains(html.UnescapeString(body), `"Authorization": "Bearer `) {
+			t.Errorf("notes.localhost's playground = %d, want the page without a token", code)
+		}
+		_, body := graphQLAt(t, base, "localhost", `{ a: publication(slug: "field-notes") { hosts } b: publication(slug: "default") { hosts } }`)
+		if !strings.Contains(body, `"a":{"hosts":["notes.localhost"]}`) || !strings.Contains(body, `"b":{"hosts":["demo.localhost"]}`) {
+			t.Errorf("publication(slug:) = %s", body)
+		}
+	}
+	base, logs, stop := startServer(t, []string{"-port", "0", "-log-format", "json"}, env)
+	if !logs.has(`"msg":"demo blog seeded"`) {
+		t.Errorf("no demo seeded:\n%s", logs)
+	}
+	check(t, base)
+	stop()
+	base, _, stop = startServer(t, []string{"-port", "0", "-log-format", "json", "-seed-demo=true"}, env)
+	defer stop()
+	check(t, base)
 }

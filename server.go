@@ -292,6 +292,9 @@ func readyTable(ctx context.Context, cfg *config, store *storage.Store, logger *
 		if err := demo.Seed(ctx, store, time.Now()); err != nil {
 			return false, err
 		}
+		if err := demo.SeedPlatform(ctx, store, time.Now()); err != nil {
+			return false, err
+		}
 		logger.Info("demo blog seeded", "duration", time.Since(start).Round(time.Millisecond))
 	}
 	return fresh, nil

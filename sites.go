@@ -12,6 +12,7 @@ import (
 	"github.com/blogql/blog/httpguard"
 	"github.com/blogql/blog/inflight"
 	"github.com/blogql/blog/markdown"
+	"github.com/blogql/blog/playground"
 	"github.com/blogql/blog/routing"
 	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/syndication"
@@ -75,7 +76,8 @@ func defaultHosts(cfg *config) []string {
 
 // publicationSite returns the site of the publication id, other than the
 // default: its GraphQL endpoint and its feeds and sitemap, on its Store
-// (storage.Store.In), and the theme of highlighted code. Its GraphQL
+// (storage.Store.In), the theme of highlighted code and the playground
+// (without a token). Its GraphQL
 // answers share the server's answer cache under the publication's scope,
 // so no answer of one publication is served for another. What still
 // follows the default publication only is not served on its hosts:
@@ -109,6 +111,10 @@ func (a *api) publicationSite(ctx context.Context, cfg *config, id string, cors 
 	}
 	feeds.Register(mux)
 	mux.Handle("GET /code.css", httpguard.WithCORS(cors, markdown.CodeCSS()))
+	if cfg.playgroundOn() {
+		// Without the default publication's development token.
+		playground.Mount(mux, cfg.playgroundDirs(), nil, logger)
+	}
 	return mux, nil
 }
 
