@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"html"
 	"io"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -155,4 +157,77 @@ func TestDemoPlatform(t *testing.T) {
 	base, _, stop = startServer(t, []string{"-port", "0", "-log-format", "json", "-seed-demo=true"}, env)
 	defer stop()
 	check(t, base)
+}
+
+// TestNoisyNeighbours: a flood of requests on one publication (Field
+// Notes) past -publication-rate-limit gets 429 RATE_LIMITED, or 503
+// SERVER_BUSY, with Retry-After, while the other publication's requests,
+// sent during and after it, are answered; a flood of distinct unknown
+// hosts past -host-lookup-rate gets 404 or 429, and hosts the server
+// holds are served throughout.
+func TestNoisyNeighbours(t *testing.T) {
+	base, _, stop := startServer(t, []string{"-port", "0", "-log-format", "json",
+		"-publication-rate-limit", "20", "-host-lookup-rate", "3", "-publication-inflight-share", "50"}, nil)
+	defer stop()
+	p := port(t, base)
+	const query = `{ posts(first: 20) { edges { node { title author { name } categories { name } } } } }`
+	codes := make(chan string, 200)
+	var flood sync.WaitGroup
+	for c := range 16 {
+		flood.Add(1)
+		go func() {
+			defer flood.Done()
+			for i := range 6 {
+				host := "notes.localhost:" + p
+				if (c+i)%2 == 1 {
+					host = "notes.localhost"
+				}
+				code, h, body := request{method: http.MethodPost, url: base + "/graphql", host: host, body: `{"query":"` + strings.ReplaceAll(query, `"`, `\"`) + `"}`}.do(t)
+				switch {
+				case code == http.StatusOK && errorCode(body) == "":
+					codes <- "200"
+				case (code == http.StatusTooManyRequests && errorCode(body) == "RATE_LIMITED" || code == http.StatusServiceUnavailable && errorCode(body) == "SERVER_BUSY") && h.Get("Retry-After") != "":
+					codes <- fmt.Sprintf("%d %s", code, errorCode(body))
+				default:
+					codes <- fmt.Sprintf("unexpected %d %.200s", code, body)
+				}
+			}
+		}()
+	}
+	// The demo blog's requests while the flood runs, and after it.
+	for range 5 {
+		if code, body := graphQLAt(t, base, "demo.localhost:"+p, query); code != http.StatusOK || errorCode(body) != "" {
+			t.Errorf("demo.localhost during the flood = %d %.200s, want the posts", code, body)
+		}
+	}
+	flood.Wait()
+	close(codes)
+	seen := map[string]int{}
+	for c := range codes {
+		seen[c]++
+	}
+	t.Logf("the flood's answers: %v", seen)
+	if seen["429 RATE_LIMITED"] == 0 || len(seen) > 3 {
+		t.Errorf("the flood's answers: %v, want 200s and 429 RATE_LIMITED (or 503 SERVER_BUSY) only", seen)
+	}
+	for range 5 {
+		if code, body := graphQLAt(t, base, "localhost", query); code != http.StatusOK || errorCode(body) != "" {
+			t.Errorf("localhost after the flood = %d %.200s, want the posts", code, body)
+		}
+	}
+
+	statuses := map[int]int{}
+	for i := range 20 {
+		code, h, _ := request{url: base + "/feed.xml", host: fmt.Sprintf("unknown-%d.localhost", i)}.do(t)
+		statuses[code]++
+		if code == http.StatusTooManyRequests && h.Get("Retry-After") == "" {
+			t.Error("429 without Retry-After")
+		}
+	}
+	if statuses[http.StatusTooManyRequests] == 0 || statuses[http.StatusNotFound]+statuses[http.StatusTooManyRequests] != 20 {
+		t.Errorf("20 unknown hosts: %v, want 404s then 429s", statuses)
+	}
+	if code, _, _ := (request{url: base + "/feed.xml", host: "demo.localhost"}).do(t); code != http.StatusOK {
+		t.Errorf("a held host after the unknown ones = %d, want 200", code)
+	}
 }

@@ -587,6 +587,8 @@ func (a *api) routes(cfg *config, logger *slog.Logger) http.Handler {
 	if cfg.inflightBytes > 0 {
 		budget = inflight.NewBudget(cfg.inflightBytes, inflight.DefaultWait)
 	}
+	shares := newBudgetShares(budget, cfg.platform.inflightShare)
+	budget = shares.share(store.Publication())
 	mux.Handle("/graphql", httpguard.WithCORS(cors, a.graphQL(cfg, cors, budget, logger)))
 	// RSS, Atom, JSON Feed and the sitemap (syndication).
 	feeds, err := syndication.New(store, feedOptions(cfg, budget, logger))
@@ -630,7 +632,7 @@ func (a *api) routes(cfg *config, logger *slog.Logger) http.Handler {
 		}
 		plain(w, http.StatusOK, "ready")
 	})
-	return a.routed(cfg, mux, cors, budget, logger)
+	return a.routed(cfg, mux, cors, shares, logger)
 }
 
 // graphQL returns the GraphQL endpoint of the default publication,

@@ -27,7 +27,7 @@ import (
 
 // routed returns the server's endpoints: site, the default publication's,
 // behind the router of the publications' hosts.
-func (a *api) routed(cfg *config, site http.Handler, cors *httpguard.CORS, budget *inflight.Budget, logger *slog.Logger) http.Handler {
+func (a *api) routed(cfg *config, site http.Handler, cors *httpguard.CORS, shares *budgetShares, logger *slog.Logger) http.Handler {
 	router := routing.New(routing.Options{
 		Default:      site,
 		DefaultID:    a.store.Publication(),
@@ -48,9 +48,11 @@ func (a *api) routed(cfg *config, site http.Handler, cors *httpguard.CORS, budge
 			return id, err
 		},
 		Build: func(ctx context.Context, id string) (http.Handler, error) {
-			return a.publicationSite(ctx, cfg, id, cors, budget, logger)
+			return a.publicationSite(ctx, cfg, id, cors, shares.share(id), logger)
 		},
-		Logger: logger,
+		LookupsPerSecond:     cfg.platform.hostLookups,
+		PublicationPerMinute: cfg.platform.publicationRate,
+		Logger:               logger,
 	})
 	mux := http.NewServeMux()
 	mux.Handle("GET /healthz", site)

@@ -72,6 +72,10 @@ type Options struct {
 	HostTTL, UnknownTTL time.Duration
 	MaxHosts, MaxSites  int
 	SiteTTL             time.Duration
+	// LookupsPerSecond bounds the lookups of hosts not held, and
+	// PublicationPerMinute each publication's requests (limits.go);
+	// zero means no bound.
+	LookupsPerSecond, PublicationPerMinute int
 	// Logger receives the directory's failures; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -82,6 +86,7 @@ type Router struct {
 	defaults map[string]bool
 	hosts    *otter.Cache[string, string]
 	sites    *otter.Cache[string, http.Handler]
+	limits   limits
 }
 
 // New returns the router of opts.
@@ -104,7 +109,7 @@ func New(opts Options) *Router {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	rt := &Router{opts: opts, defaults: map[string]bool{}}
+	rt := &Router{opts: opts, defaults: map[string]bool{}, limits: newLimits(opts)}
 	for _, h := range opts.DefaultHosts {
 		rt.defaults[strings.ToLower(h)] = true
 	}
@@ -124,12 +129,17 @@ func New(opts Options) *Router {
 	return rt
 }
 
-// errUnknown is a host that names no publication.
-var errUnknown = errors.New("no publication is served at this host")
+// errUnknown is a host that names no publication; errLookups a host not
+// held when no lookup may be made now (LookupsPerSecond).
+var (
+	errUnknown = errors.New("no publication is served at this host")
+	errLookups = errors.New("too many requests for hosts this server does not know; try again")
+)
 
 // Publication returns the id of the publication a request to hostport
 // (a Host header) is for: DefaultID for a default host, "" and
-// errUnknown for a host no publication claims, or the directory's error.
+// errUnknown for a host no publication claims, errLookups for a host not
+// held past LookupsPerSecond, or the directory's error.
 func (rt *Router) Publication(ctx context.Context, hostport string) (string, error) {
 	host, ok := hostName(hostport)
 	switch {
@@ -153,8 +163,12 @@ func (rt *Router) Publication(ctx context.Context, hostport string) (string, err
 }
 
 // lookup returns the id of the publication host names: by the platform's
-// pattern, then by a claim; "" for none.
+// pattern, then by a claim; "" for none; errLookups past LookupsPerSecond.
+// Concurrent requests for one host share one lookup, and its limit.
 func (rt *Router) lookup(ctx context.Context, host string) (string, error) {
+	if !rt.limits.lookup() {
+		return "", errLookups
+	}
 	if slug, ok := rt.opts.Pattern.Slug(host); ok && rt.opts.LookupSlug != nil {
 		id, err := rt.opts.LookupSlug(ctx, slug)
 		if err != nil || id != "" {
@@ -167,12 +181,19 @@ func (rt *Router) lookup(ctx context.Context, host string) (string, error) {
 // ServeHTTP hands the request to its publication's handler.
 func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id, err := rt.Publication(r.Context(), r.Host)
-	if errors.Is(err, errUnknown) {
+	switch {
+	case errors.Is(err, errUnknown):
 		plain(w, http.StatusNotFound, errUnknown.Error())
 		return
-	}
-	if err != nil {
+	case errors.Is(err, errLookups):
+		limited(w, r, time.Second, errLookups.Error())
+		return
+	case err != nil:
 		rt.unavailable(w, r, "look the host up", err)
+		return
+	}
+	if ok, retry := rt.limits.admit(id); !ok {
+		limited(w, r, retry, "too many requests for this publication; try again later")
 		return
 	}
 	if id == rt.opts.DefaultID {
