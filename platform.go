@@ -1,6 +1,7 @@
 package main
 
 import (
+	"strings"
 	"sync"
 
 	"github.com/blogql/blog/inflight"
@@ -17,6 +18,31 @@ type platformConfig struct {
 	publicationRate int
 	// inflightShare is -publication-inflight-share, in percent.
 	inflightShare int
+	// metricsPublications is -metrics-publications: ids of publications
+	// the metrics label besides the first ones served.
+	metricsPublications idList
+}
+
+// idList is a flag of ids separated by commas.
+type idList []string
+
+func (l *idList) String() string {
+	if l == nil {
+		return ""
+	}
+	return strings.Join(*l, ",")
+}
+
+// Set replaces the list with the ids of s.
+func (l *idList) Set(s string) error {
+	var ids []string
+	for id := range strings.SplitSeq(s, ",") {
+		if id = strings.TrimSpace(id); id != "" {
+			ids = append(ids, id)
+		}
+	}
+	*l = ids
+	return nil
 }
 
 // Defaults of platformConfig.

@@ -231,3 +231,50 @@ func TestNoisyNeighbours(t *testing.T) {
 		t.Errorf("a held host after the unknown ones = %d, want 200", code)
 	}
 }
+
+// TestPublicationMetrics: /metrics counts each publication's requests,
+// served and rate-limited, and the DynamoDB requests and read units they
+// consumed, under its id.
+func TestPublicationMetrics(t *testing.T) {
+	base, logs, stop := startServer(t, []string{"-port", "0", "-metrics-addr", "127.0.0.1:0", "-log-format", "json",
+		"-publication-rate-limit", "4", "-answer-cache-bytes", "0"}, nil)
+	defer stop()
+	_, body := graphQLAt(t, base, "localhost", `{ publication(slug: "field-notes") { id } }`)
+	var resp struct {
+		Data struct{ Publication struct{ ID string } }
+	}
+	if json.Unmarshal([]byte(body), &resp) != nil || resp.Data.Publication.ID == "" {
+		t.Fatalf("publication = %s", body)
+	}
+	notes := resp.Data.Publication.ID
+	for range 6 {
+		graphQLAt(t, base, "notes.localhost", `{ posts(first: 3) { edges { node { title } } } }`)
+	}
+	code, metrics := httpGet(t, logs.field("metrics"))
+	if code != http.StatusOK {
+		t.Fatalf("metrics = %d", code)
+	}
+	series := map[string]float64{}
+	for line := range strings.Lines(metrics) {
+		var v float64
+		if name, rest, ok := strings.Cut(strings.TrimSpace(line), " "); ok && strings.HasPrefix(name, "blog_publication_") {
+			fmt.Sscan(rest, &v)
+			series[name] = v
+		}
+	}
+	for name, want := range map[string]float64{
+		`blog_publication_requests_total{outcome="served",publication="` + notes + `"}`:       4,
+		`blog_publication_requests_total{outcome="rate_limited",publication="` + notes + `"}`: 2,
+		`blog_publication_requests_total{outcome="served",publication="default"}`:             1,
+	} {
+		if series[name] != want {
+			t.Errorf("%s = %v, want %v", name, series[name], want)
+		}
+	}
+	for _, pub := range []string{notes, "default"} {
+		if series[`blog_publication_dynamodb_requests_total{publication="`+pub+`"}`] < 1 ||
+			series[`blog_publication_consumed_capacity_units_total{kind="read",publication="`+pub+`"}`] <= 0 {
+			t.Errorf("%s: no DynamoDB requests or read units counted:\n%v", pub, series)
+		}
+	}
+}

@@ -52,6 +52,7 @@ func (a *api) routed(cfg *config, site http.Handler, cors *httpguard.CORS, share
 		},
 		LookupsPerSecond:     cfg.platform.hostLookups,
 		PublicationPerMinute: cfg.platform.publicationRate,
+		Observe:              a.tel.PublicationObserver(cfg.platform.metricsPublications),
 		Logger:               logger,
 	})
 	mux := http.NewServeMux()

@@ -76,6 +76,11 @@ type Options struct {
 	// PublicationPerMinute each publication's requests (limits.go);
 	// zero means no bound.
 	LookupsPerSecond, PublicationPerMinute int
+	// Observe, when set, is told of each request of a publication before
+	// it is served (limited false) or refused by the publication's rate
+	// limit (true); it returns the context to serve the request with and
+	// what to call when it ends.
+	Observe func(ctx context.Context, id string, limited bool) (context.Context, func())
 	// Logger receives the directory's failures; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -193,8 +198,16 @@ func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if ok, retry := rt.limits.admit(id); !ok {
+		if rt.opts.Observe != nil {
+			rt.opts.Observe(r.Context(), id, true)
+		}
 		limited(w, r, retry, "too many requests for this publication; try again later")
 		return
+	}
+	if rt.opts.Observe != nil {
+		ctx, done := rt.opts.Observe(r.Context(), id, false)
+		defer done()
+		r = r.WithContext(ctx)
 	}
 	if id == rt.opts.DefaultID {
 		rt.opts.Default.ServeHTTP(w, r)
