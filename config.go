@@ -80,6 +80,7 @@ type config struct {
 	liveWindow        int
 	migrate           string
 	allowedHosts      httpguard.HostList
+	platform          platformConfig
 	corsOrigins       httpguard.OriginList
 	viewsClientHeader string
 	maxQueryBytes     int
@@ -269,6 +270,10 @@ func (c *config) check(stray []string) error {
 		return errors.New("cache s-maxage and stale-while-revalidate: must not be negative")
 	case c.answerCacheBytes < 0:
 		return fmt.Errorf("answer cache bytes %d: must not be negative", c.answerCacheBytes)
+	case c.platform.hostLookups < 0 || c.platform.publicationRate < 0:
+		return fmt.Errorf("host lookup rate %d, publication rate limit %d: must not be negative", c.platform.hostLookups, c.platform.publicationRate)
+	case c.platform.inflightShare < 1 || c.platform.inflightShare > 100:
+		return fmt.Errorf("publication inflight share %d: must be 1 to 100 (percent)", c.platform.inflightShare)
 	case c.inflightBytes < 0:
 		return fmt.Errorf("inflight bytes %d: must not be negative", c.inflightBytes)
 	case c.media.maxBytes < 1 || c.media.maxPixels < 1:

@@ -292,6 +292,9 @@ func readyTable(ctx context.Context, cfg *config, store *storage.Store, logger *
 		if err := demo.Seed(ctx, store, time.Now()); err != nil {
 			return false, err
 		}
+		if err := demo.SeedPlatform(ctx, store, time.Now()); err != nil {
+			return false, err
+		}
 		logger.Info("demo blog seeded", "duration", time.Since(start).Round(time.Millisecond))
 	}
 	return fresh, nil
@@ -584,6 +587,8 @@ func (a *api) routes(cfg *config, logger *slog.Logger) http.Handler {
 	if cfg.inflightBytes > 0 {
 		budget = inflight.NewBudget(cfg.inflightBytes, inflight.DefaultWait)
 	}
+	shares := newBudgetShares(budget, cfg.platform.inflightShare)
+	budget = shares.share(store.Publication())
 	mux.Handle("/graphql", httpguard.WithCORS(cors, a.graphQL(cfg, cors, budget, logger)))
 	// RSS, Atom, JSON Feed and the sitemap (syndication).
 	feeds, err := syndication.New(store, feedOptions(cfg, budget, logger))
@@ -627,7 +632,7 @@ func (a *api) routes(cfg *config, logger *slog.Logger) http.Handler {
 		}
 		plain(w, http.StatusOK, "ready")
 	})
-	return a.routed(cfg, mux, cors, budget, logger)
+	return a.routed(cfg, mux, cors, shares, logger)
 }
 
 // graphQL returns the GraphQL endpoint of the default publication,

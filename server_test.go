@@ -372,7 +372,7 @@ func between(s, from, to string) string {
 // and the variables in env (and the process's OTEL_ ones), and returns its
 // base URL, its log and a function that stops it and waits until run has
 // returned.
-func startServer(t *testing.T, args []string, env map[string]string) (string, *logLines, func()) {
+func startServer(t testing.TB, args []string, env map[string]string) (string, *logLines, func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	logs := newLogLines()

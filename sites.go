@@ -12,6 +12,7 @@ import (
 	"github.com/blogql/blog/httpguard"
 	"github.com/blogql/blog/inflight"
 	"github.com/blogql/blog/markdown"
+	"github.com/blogql/blog/playground"
 	"github.com/blogql/blog/routing"
 	"github.com/blogql/blog/storage"
 	"github.com/blogql/blog/syndication"
@@ -26,7 +27,7 @@ import (
 
 // routed returns the server's endpoints: site, the default publication's,
 // behind the router of the publications' hosts.
-func (a *api) routed(cfg *config, site http.Handler, cors *httpguard.CORS, budget *inflight.Budget, logger *slog.Logger) http.Handler {
+func (a *api) routed(cfg *config, site http.Handler, cors *httpguard.CORS, shares *budgetShares, logger *slog.Logger) http.Handler {
 	router := routing.New(routing.Options{
 		Default:      site,
 		DefaultID:    a.store.Publication(),
@@ -38,10 +39,21 @@ func (a *api) routed(cfg *config, site http.Handler, cors *httpguard.CORS, budge
 			}
 			return id, err
 		},
-		Build: func(ctx context.Context, id string) (http.Handler, error) {
-			return a.publicationSite(ctx, cfg, id, cors, budget, logger)
+		Pattern: cfg.platform.hostPattern,
+		LookupSlug: func(ctx context.Context, slug string) (string, error) {
+			id, err := a.store.PublicationIDBySlug(ctx, slug)
+			if errors.Is(err, storage.ErrNotFound) {
+				return "", nil
+			}
+			return id, err
 		},
-		Logger: logger,
+		Build: func(ctx context.Context, id string) (http.Handler, error) {
+			return a.publicationSite(ctx, cfg, id, cors, shares.share(id), logger)
+		},
+		LookupsPerSecond:     cfg.platform.hostLookups,
+		PublicationPerMinute: cfg.platform.publicationRate,
+		Observe:              a.tel.PublicationObserver(cfg.platform.metricsPublications),
+		Logger:               logger,
 	})
 	mux := http.NewServeMux()
 	mux.Handle("GET /healthz", site)
@@ -67,7 +79,8 @@ func defaultHosts(cfg *config) []string {
 
 // publicationSite returns the site of the publication id, other than the
 // default: its GraphQL endpoint and its feeds and sitemap, on its Store
-// (storage.Store.In), and the theme of highlighted code. Its GraphQL
+// (storage.Store.In), the theme of highlighted code and the playground
+// (without a token). Its GraphQL
 // answers share the server's answer cache under the publication's scope,
 // so no answer of one publication is served for another. What still
 // follows the default publication only is not served on its hosts:
@@ -101,6 +114,10 @@ func (a *api) publicationSite(ctx context.Context, cfg *config, id string, cors 
 	}
 	feeds.Register(mux)
 	mux.Handle("GET /code.css", httpguard.WithCORS(cors, markdown.CodeCSS()))
+	if cfg.playgroundOn() {
+		// Without the default publication's development token.
+		playground.Mount(mux, cfg.playgroundDirs(), nil, logger)
+	}
 	return mux, nil
 }
 

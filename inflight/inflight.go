@@ -57,8 +57,9 @@ const DefaultWait = 2 * time.Second
 // Budget is the bytes that the requests in flight may hold between them.
 // A nil *Budget holds nothing back: every reservation fits.
 type Budget struct {
-	limit int64
-	wait  time.Duration
+	limit  int64
+	wait   time.Duration
+	parent *Budget // a share's (Share)
 
 	mu    sync.Mutex
 	used  int64
@@ -69,6 +70,17 @@ type Budget struct {
 // wait for their reservation.
 func NewBudget(limit int64, wait time.Duration) *Budget {
 	return &Budget{limit: limit, wait: wait, freed: make(chan struct{})}
+}
+
+// Share returns a budget of at most limit bytes of b, for one
+// publication's requests: what they take is taken from the share and
+// from b, so the requests of one publication hold at most limit bytes
+// and leave the rest of b to the others. Its requests wait for the share
+// for at most b's wait, then for b as b's own do.
+func (b *Budget) Share(limit int64) *Budget {
+	s := NewBudget(min(limit, b.limit), b.wait)
+	s.parent = b
+	return s
 }
 
 // Limit returns the bytes of the budget.
@@ -99,6 +111,18 @@ func (b *Budget) ceiling(n int64) int64 {
 // acquire takes n bytes, waiting until they fit for at most the budget's
 // wait or until ctx ends; false when they did not fit in time.
 func (b *Budget) acquire(ctx context.Context, n int64) bool {
+	if !b.acquireOwn(ctx, n) {
+		return false
+	}
+	if b.parent != nil && !b.parent.acquire(ctx, n) {
+		b.releaseOwn(n)
+		return false
+	}
+	return true
+}
+
+// acquireOwn is acquire of b alone, without its parent.
+func (b *Budget) acquireOwn(ctx context.Context, n int64) bool {
 	var timeout <-chan time.Time
 	for {
 		b.mu.Lock()
@@ -127,8 +151,21 @@ func (b *Budget) acquire(ctx context.Context, n int64) bool {
 	}
 }
 
-// tryAcquire takes n bytes when they fit in the whole budget now.
+// tryAcquire takes n bytes when they fit in the whole budget now, and
+// in its parent's.
 func (b *Budget) tryAcquire(n int64) bool {
+	if !b.tryAcquireOwn(n) {
+		return false
+	}
+	if b.parent != nil && !b.parent.tryAcquire(n) {
+		b.releaseOwn(n)
+		return false
+	}
+	return true
+}
+
+// tryAcquireOwn is tryAcquire of b alone.
+func (b *Budget) tryAcquireOwn(n int64) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.used+n > b.limit {
@@ -138,8 +175,17 @@ func (b *Budget) tryAcquire(n int64) bool {
 	return true
 }
 
-// release gives n bytes back and wakes the requests waiting.
+// release gives n bytes back, to its parent too, and wakes the requests
+// waiting.
 func (b *Budget) release(n int64) {
+	b.releaseOwn(n)
+	if b.parent != nil {
+		b.parent.release(n)
+	}
+}
+
+// releaseOwn is release of b alone.
+func (b *Budget) releaseOwn(n int64) {
 	if n == 0 {
 		return
 	}

@@ -54,3 +54,42 @@ func TestBudget(t *testing.T) {
 		t.Errorf("a load after it: %v, want ErrTooLarge", err)
 	}
 }
+
+// TestShare: a publication's share of a budget of 800 bytes holds at
+// most its 400 bytes, whatever the budget has left, and another share
+// is served from the rest; what a share's requests give back returns to
+// both.
+func TestShare(t *testing.T) {
+	b := NewBudget(800, 0)
+	a, other := b.Share(400), b.Share(400)
+	ctxA, mA := Start(context.Background(), a, 0)
+	if err := Reserve(ctxA, 80); err != nil {
+		t.Fatalf("a reservation of a share: %v", err)
+	}
+	if err := Load(ctxA, 400); err != nil { // the whole share
+		t.Errorf("a charge up to the share: %v", err)
+	}
+	if err := Load(ctxA, 1); !errors.Is(err, ErrBusy) {
+		t.Errorf("a charge past the share: %v, want ErrBusy", err)
+	}
+	ctxA2, mA2 := Start(context.Background(), a, 0)
+	if err := Reserve(ctxA2, 50); !errors.Is(err, ErrBusy) {
+		t.Errorf("a reservation past the share, the budget half free: %v, want ErrBusy", err)
+	}
+	ctxB, mB := Start(context.Background(), other, 0)
+	if err := Reserve(ctxB, 80); err != nil {
+		t.Errorf("another share's reservation: %v", err)
+	}
+	if err := Load(ctxB, 300); err != nil {
+		t.Errorf("another share's charge: %v", err)
+	}
+	if got := b.Used(); got != 400+300 {
+		t.Errorf("budget used = %d, want 700", got)
+	}
+	for _, m := range []*Meter{mA, mA2, mB} {
+		m.Done()
+	}
+	if b.Used() != 0 || a.Used() != 0 || other.Used() != 0 {
+		t.Errorf("after the requests: %d, %d, %d held, want none", b.Used(), a.Used(), other.Used())
+	}
+}

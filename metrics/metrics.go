@@ -76,6 +76,8 @@ type Metrics struct {
 
 	mu    sync.Mutex
 	names map[string]bool
+
+	pubs *publicationMetrics // publications.go
 }
 
 // New returns a Metrics with every series registered, along with the Go
@@ -163,6 +165,7 @@ func New() *Metrics {
 			Help: "DynamoDB requests the tenant guard refused for naming a key outside their publication; any is a bug.",
 		}, func() float64 { return float64(storage.TenantViolations()) }),
 	)
+	m.pubs = newPublicationMetrics(m.registry)
 	return m
 }
 

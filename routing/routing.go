@@ -55,6 +55,13 @@ type Options struct {
 	// when the directory cannot be read, which is answered with 503 and
 	// not kept.
 	Lookup func(ctx context.Context, host string) (string, error)
+	// Pattern is the platform's host pattern ({slug}.blogs.example): a
+	// host it matches is looked up by its slug (LookupSlug, which returns
+	// the id of the publication of a slug as Lookup does of a host), then,
+	// when no publication has that slug, by its claim, and held as any
+	// other host.
+	Pattern    Pattern
+	LookupSlug func(ctx context.Context, slug string) (string, error)
 	// Build returns the handler of the publication id, built once and
 	// kept (at most MaxSites of them, each for SiteTTL); an error is
 	// answered with 503 and not kept.
@@ -65,6 +72,15 @@ type Options struct {
 	HostTTL, UnknownTTL time.Duration
 	MaxHosts, MaxSites  int
 	SiteTTL             time.Duration
+	// LookupsPerSecond bounds the lookups of hosts not held, and
+	// PublicationPerMinute each publication's requests (limits.go);
+	// zero means no bound.
+	LookupsPerSecond, PublicationPerMinute int
+	// Observe, when set, is told of each request of a publication before
+	// it is served (limited false) or refused by the publication's rate
+	// limit (true); it returns the context to serve the request with and
+	// what to call when it ends.
+	Observe func(ctx context.Context, id string, limited bool) (context.Context, func())
 	// Logger receives the directory's failures; nil means slog.Default().
 	Logger *slog.Logger
 }
@@ -75,6 +91,7 @@ type Router struct {
 	defaults map[string]bool
 	hosts    *otter.Cache[string, string]
 	sites    *otter.Cache[string, http.Handler]
+	limits   limits
 }
 
 // New returns the router of opts.
@@ -97,7 +114,7 @@ func New(opts Options) *Router {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	rt := &Router{opts: opts, defaults: map[string]bool{}}
+	rt := &Router{opts: opts, defaults: map[string]bool{}, limits: newLimits(opts)}
 	for _, h := range opts.DefaultHosts {
 		rt.defaults[strings.ToLower(h)] = true
 	}
@@ -117,12 +134,17 @@ func New(opts Options) *Router {
 	return rt
 }
 
-// errUnknown is a host that names no publication.
-var errUnknown = errors.New("no publication is served at this host")
+// errUnknown is a host that names no publication; errLookups a host not
+// held when no lookup may be made now (LookupsPerSecond).
+var (
+	errUnknown = errors.New("no publication is served at this host")
+	errLookups = errors.New("too many requests for hosts this server does not know; try again")
+)
 
 // Publication returns the id of the publication a request to hostport
 // (a Host header) is for: DefaultID for a default host, "" and
-// errUnknown for a host no publication claims, or the directory's error.
+// errUnknown for a host no publication claims, errLookups for a host not
+// held past LookupsPerSecond, or the directory's error.
 func (rt *Router) Publication(ctx context.Context, hostport string) (string, error) {
 	host, ok := hostName(hostport)
 	switch {
@@ -135,9 +157,7 @@ func (rt *Router) Publication(ctx context.Context, hostport string) (string, err
 		// No publication claims an address: one is the server's own.
 		return rt.opts.DefaultID, nil
 	}
-	id, err := rt.hosts.Get(ctx, host, otter.LoaderFunc[string, string](func(ctx context.Context, host string) (string, error) {
-		return rt.opts.Lookup(ctx, host)
-	}))
+	id, err := rt.hosts.Get(ctx, host, otter.LoaderFunc[string, string](rt.lookup))
 	if err != nil {
 		return "", err
 	}
@@ -147,16 +167,47 @@ func (rt *Router) Publication(ctx context.Context, hostport string) (string, err
 	return id, nil
 }
 
+// lookup returns the id of the publication host names: by the platform's
+// pattern, then by a claim; "" for none; errLookups past LookupsPerSecond.
+// Concurrent requests for one host share one lookup, and its limit.
+func (rt *Router) lookup(ctx context.Context, host string) (string, error) {
+	if !rt.limits.lookup() {
+		return "", errLookups
+	}
+	if slug, ok := rt.opts.Pattern.Slug(host); ok && rt.opts.LookupSlug != nil {
+		id, err := rt.opts.LookupSlug(ctx, slug)
+		if err != nil || id != "" {
+			return id, err
+		}
+	}
+	return rt.opts.Lookup(ctx, host)
+}
+
 // ServeHTTP hands the request to its publication's handler.
 func (rt *Router) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id, err := rt.Publication(r.Context(), r.Host)
-	if errors.Is(err, errUnknown) {
+	switch {
+	case errors.Is(err, errUnknown):
 		plain(w, http.StatusNotFound, errUnknown.Error())
 		return
-	}
-	if err != nil {
+	case errors.Is(err, errLookups):
+		limited(w, r, time.Second, errLookups.Error())
+		return
+	case err != nil:
 		rt.unavailable(w, r, "look the host up", err)
 		return
+	}
+	if ok, retry := rt.limits.admit(id); !ok {
+		if rt.opts.Observe != nil {
+			rt.opts.Observe(r.Context(), id, true)
+		}
+		limited(w, r, retry, "too many requests for this publication; try again later")
+		return
+	}
+	if rt.opts.Observe != nil {
+		ctx, done := rt.opts.Observe(r.Context(), id, false)
+		defer done()
+		r = r.WithContext(ctx)
 	}
 	if id == rt.opts.DefaultID {
 		rt.opts.Default.ServeHTTP(w, r)

@@ -287,6 +287,16 @@ func (s *Store) PublicationBySlug(ctx context.Context, slug string) (*Publicatio
 	return s.GetPublication(ctx, id)
 }
 
+// PublicationIDBySlug returns the id of the publication whose slug is
+// slug: one GetItem of the slug's claim. None is ErrNotFound.
+func (s *Store) PublicationIDBySlug(ctx context.Context, slug string) (string, error) {
+	id, err := s.claimOf(ctx, keys.PublicationSlug(slug))
+	if err != nil {
+		return "", fmt.Errorf("publication slug %q: %w", slug, err)
+	}
+	return id, nil
+}
+
 // PublicationIDByHost returns the id of the publication served at host:
 // one GetItem of the host's claim. None is ErrNotFound.
 func (s *Store) PublicationIDByHost(ctx context.Context, host string) (string, error) {

@@ -1,0 +1,89 @@
+package main
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/blogql/blog/inflight"
+	"github.com/blogql/blog/routing"
+)
+
+// platformConfig is the configuration of a server of many publications.
+type platformConfig struct {
+	// hostPattern is -platform-host-pattern.
+	hostPattern routing.Pattern
+	// hostLookups is -host-lookup-rate, publicationRate
+	// -publication-rate-limit (package routing's limits).
+	hostLookups     int
+	publicationRate int
+	// inflightShare is -publication-inflight-share, in percent.
+	inflightShare int
+	// metricsPublications is -metrics-publications: ids of publications
+	// the metrics label besides the first ones served.
+	metricsPublications idList
+}
+
+// idList is a flag of ids separated by commas.
+type idList []string
+
+func (l *idList) String() string {
+	if l == nil {
+		return ""
+	}
+	return strings.Join(*l, ",")
+}
+
+// Set replaces the list with the ids of s.
+func (l *idList) Set(s string) error {
+	var ids []string
+	for id := range strings.SplitSeq(s, ",") {
+		if id = strings.TrimSpace(id); id != "" {
+			ids = append(ids, id)
+		}
+	}
+	*l = ids
+	return nil
+}
+
+// Defaults of platformConfig.
+const (
+	defaultHostLookups   = 100
+	defaultInflightShare = 100
+)
+
+// budgetShares are the publications' shares of the server's budget of
+// requests in flight (inflight.Budget.Share): each publication's requests
+// hold at most percent of it. Shares are kept for the server's life, a
+// few dozen bytes a publication.
+type budgetShares struct {
+	budget *inflight.Budget
+	limit  int64 // 0: the budget itself, unshared
+
+	mu sync.Mutex
+	of map[string]*inflight.Budget
+}
+
+// newBudgetShares returns the shares of budget (nil: none) of percent of
+// it each; 100 or more shares nothing.
+func newBudgetShares(budget *inflight.Budget, percent int) *budgetShares {
+	s := &budgetShares{budget: budget, of: map[string]*inflight.Budget{}}
+	if budget != nil && percent < 100 {
+		s.limit = max(1, budget.Limit()*int64(percent)/100)
+	}
+	return s
+}
+
+// share returns the share of the publication id.
+func (s *budgetShares) share(id string) *inflight.Budget {
+	if s.limit == 0 {
+		return s.budget
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	b, ok := s.of[id]
+	if !ok {
+		b = s.budget.Share(s.limit)
+		s.of[id] = b
+	}
+	return b
+}
