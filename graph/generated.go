@@ -6664,6 +6664,8 @@ input PublishPostInput {
   expectedVersion: Int
   "When the post becomes public; omitted means now, a future time schedules the post."
   at: DateTime
+  "Whether the newsletter emails the post to the members when it goes live (a scheduled post too), once, at its first publication: false records that it does not. Omitted keeps the post's choice, which is to send until a publish says false."
+  sendNewsletter: Boolean
   "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
   idempotencyKey: String
 }
@@ -31818,7 +31820,7 @@ func (ec *executionContext) unmarshalInputPublishPostInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"id", "expectedVersion", "at", "idempotencyKey"}
+	fieldsInOrder := [...]string{"id", "expectedVersion", "at", "sendNewsletter", "idempotencyKey"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -31846,6 +31848,13 @@ func (ec *executionContext) unmarshalInputPublishPostInput(ctx context.Context, 
 				return it, err
 			}
 			it.At = data
+		case "sendNewsletter":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sendNewsletter"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SendNewsletter = data
 		case "idempotencyKey":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)

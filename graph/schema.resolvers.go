@@ -478,6 +478,7 @@ func (r *mutationResolver) PublishPost(ctx context.Context, input model.PublishP
 		ID:              id,
 		ExpectedVersion: expectedVersionOf(input.ExpectedVersion),
 		At:              deref(input.At),
+		SendNewsletter:  input.SendNewsletter,
 		IdempotencyKey:  idempotencyKey(ctx, input.IdempotencyKey),
 		Actor:           actorOf(ctx),
 	})

@@ -82,8 +82,9 @@ func (s *Service) HandleEvents(ctx context.Context, events []storage.LoggedEvent
 }
 
 // Send sends the post postID to the members who get the newsletter,
-// unless it was sent before, is no longer published, or was published
-// more than MaxAge ago. A sending another server took over ends with no
+// unless it was sent before, is no longer published, was published with
+// the choice not to send it (storage.Post.NoNewsletter), or was
+// published more than MaxAge ago. A sending another server took over ends with no
 // error; any other failure is returned, and a call again resumes after
 // the last page enqueued.
 func (s *Service) Send(ctx context.Context, postID string) error {
@@ -94,7 +95,7 @@ func (s *Service) Send(ctx context.Context, postID string) error {
 	if err != nil {
 		return err
 	}
-	if p.Status != storage.StatusPublished || s.store.Now().Sub(p.PublishedAt) > MaxAge {
+	if p.Status != storage.StatusPublished || p.NoNewsletter || s.store.Now().Sub(p.PublishedAt) > MaxAge {
 		return nil
 	}
 	send, err := s.store.StartNewsletter(ctx, postID)
