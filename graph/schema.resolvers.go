@@ -836,6 +836,11 @@ func (r *mutationResolver) Unreact(ctx context.Context, input model.ReactionInpu
 	return r.react(ctx, input, true)
 }
 
+// SetReplyNotifications is the resolver for the setReplyNotifications field.
+func (r *mutationResolver) SetReplyNotifications(ctx context.Context, input model.SetReplyNotificationsInput) (*model.SetReplyNotificationsPayload, error) {
+	return r.setReplyNotifications(ctx, input)
+}
+
 // SetNewsletterSubscription is the resolver for the setNewsletterSubscription field.
 func (r *mutationResolver) SetNewsletterSubscription(ctx context.Context, input model.SetNewsletterSubscriptionInput) (*model.SetNewsletterSubscriptionPayload, error) {
 	return r.setNewsletterSubscription(ctx, input)

@@ -2,7 +2,9 @@
 // the change feed's "newsletter" worker enqueues, when a post is first
 // published, one email per member who gets the newsletter into the
 // table's mail outbox (storage's newsletter.go), which package mailer
-// sends; and it serves the unsubscribe link every such email carries.
+// sends; its "reply-notifications" worker emails a member when someone
+// replies to their comment (replies.go); and it serves the unsubscribe
+// links these emails carry.
 package newsletter
 
 import (

@@ -1151,6 +1151,18 @@ type SetPostFeaturedPayload struct {
 	Post *storage.Post `json:"post"`
 }
 
+// The input of `setReplyNotifications`.
+type SetReplyNotificationsInput struct {
+	// Whether the member is emailed about replies to their comments.
+	Enabled bool `json:"enabled"`
+}
+
+// The result of `setReplyNotifications`.
+type SetReplyNotificationsPayload struct {
+	// Whether the member is now emailed about replies to their comments.
+	Enabled bool `json:"enabled"`
+}
+
 // The input of `signOut`.
 type SignOutInput struct {
 	// The refresh token of the session to end; omitted: the session of the request's access token.
