@@ -102,6 +102,10 @@ type config struct {
 	// Readers' sign-in by email (signin.go).
 	smtpURL          string
 	smtpFrom         string
+	// sesRegion, when set, sends by Amazon SES's API instead (at
+	// sesEndpoint, when set).
+	sesRegion   string
+	sesEndpoint string
 	signInLinkTTL    time.Duration
 	signInAddresses  int
 	readerAccessTTL  time.Duration

@@ -139,7 +139,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			return err
 		}
 	}
-	mail, err := newMailWorker(cfg, store, logger)
+	mail, err := newMailWorker(ctx, cfg, store, logger)
 	if err != nil {
 		return err
 	}
