@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/blogql/blog/auth"
+	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/storage"
 )
 
@@ -121,4 +122,58 @@ func TestReplyNotificationsTellTheMemberOnce(t *testing.T) {
 	equal(t, "Ann's replyNotifications once on again", annsChoice(), true)
 	comment(bob.AccessToken, anns, "Fourth.")
 	equal(t, "the email of a reply once on again goes to", r.deliverN(t, 1)[0].header.Get("To"), "<ann@example.com>")
+}
+
+// TestReplyNotificationsWaitForApproval: with readers' comments held for
+// moderation, a reply tells the member nothing while it is pending, once
+// when it is approved, and nothing when it is rejected.
+func TestReplyNotificationsWaitForApproval(t *testing.T) {
+	r := newNewsletterRig(t)
+	r.opts.Comments.Moderation = graph.HoldReaderComments
+	r.serve()
+	ctx := context.Background()
+	ok[*CreateAuthorResponse](t)(CreateAuthor(ctx, r.admin, CreateAuthorInput{Subject: ptr("ada"), Name: "Ada Lovelace"}))
+	ada := r.as("ada", auth.RoleAuthor)
+	ann := r.signInAs(t, "ann@example.com")
+	bob := r.signInAs(t, "bob@example.com")
+	post := ok[*CreatePostResponse](t)(CreatePost(ctx, ada, CreatePostInput{Title: "Held", Slug: "held"})).CreatePost.Post.Id
+	ok[*PublishPostResponse](t)(PublishPost(ctx, ada, PublishPostInput{Id: post, SendNewsletter: ptr(false)}))
+	postID := postIDOf(t, post)
+
+	// held adds a comment as the reader of token, held for moderation,
+	// and waits until the worker handled its comment.pending.
+	held := func(token, parent, body string) (gid, id string) {
+		t.Helper()
+		var c struct {
+			Comment struct {
+				ID     string `json:"id"`
+				Status string `json:"status"`
+			} `json:"comment"`
+		}
+		vars := map[string]any{"p": post, "b": body, "parent": nil}
+		if parent != "" {
+			vars["parent"] = parent
+		}
+		if a := r.gql(t, token, `mutation($p: ID!, $b: String!, $parent: ID) { addComment(input: {postId: $p, body: $b, parentId: $parent}) { comment { id status } } }`,
+			vars, "addComment", &c); a.code() != "" || c.Comment.Status != "PENDING" {
+			t.Fatalf("addComment = %s, want PENDING", a.body)
+		}
+		_, id, _ = strings.Cut(rawID(t, c.Comment.ID, "Comment"), ":")
+		r.awaitEvent(t, storage.EventCommentPending, postID, id)
+		return c.Comment.ID, id
+	}
+	anns, annsID := held(ann.AccessToken, "", "Mine.")
+	ok[*ApproveCommentResponse](t)(ApproveComment(ctx, ada, ApproveCommentInput{Id: anns}))
+	r.awaitEvent(t, storage.EventCommentApproved, postID, annsID)
+
+	reply, replyID := held(bob.AccessToken, anns, "A held reply.")
+	r.deliverN(t, 0)
+	ok[*ApproveCommentResponse](t)(ApproveComment(ctx, ada, ApproveCommentInput{Id: reply}))
+	r.awaitEvent(t, storage.EventCommentApproved, postID, replyID)
+	equal(t, "the approved reply's email goes to", r.deliverN(t, 1)[0].header.Get("To"), "<ann@example.com>")
+
+	rejected, rejectedID := held(bob.AccessToken, anns, "A rejected reply.")
+	ok[*RejectCommentResponse](t)(RejectComment(ctx, ada, RejectCommentInput{Id: rejected}))
+	r.awaitEvent(t, storage.EventCommentRejected, postID, rejectedID)
+	r.deliverN(t, 0)
 }
