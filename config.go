@@ -100,9 +100,12 @@ type config struct {
 	searchIndex       string
 	searchLanguage    string
 
-	// Readers' sign-in by email (signin.go).
+	// Readers' sign-in by email (signin.go); sesRegion, when set, sends
+	// by Amazon SES's API (at sesEndpoint, when set) instead of SMTP.
 	smtpURL          string
 	smtpFrom         string
+	sesRegion        string
+	sesEndpoint      string
 	signInLinkTTL    time.Duration
 	signInAddresses  int
 	readerAccessTTL  time.Duration

@@ -88,6 +88,9 @@ func newFeed(ctx context.Context, clientCfg storage.ClientConfig, store *storage
 	// One server at a time sends a post first published to the members
 	// who get the newsletter, into the mail outbox (package newsletter).
 	feed.AddWorker(changefeed.Worker{Name: "newsletter", Events: ours(store, letters.HandleEvents)})
+	// One server at a time emails a member when a reply to their comment
+	// is published (package newsletter's replies.go).
+	feed.AddWorker(changefeed.Worker{Name: "reply-notifications", Events: ours(store, letters.HandleReplyEvents)})
 	logger.Info("change feed", "owner", feed.Owner(), "event_retention", cfg.eventRetention, "read_stream", cfg.readStream)
 	return feed, nil
 }

@@ -18,6 +18,8 @@ require (
 	// SMTP server of the tests.
 	github.com/emersion/go-smtp v0.25.1
 	github.com/wneessen/go-mail v0.8.1
+	// Readers' emails by Amazon SES's API (package mailer's ses.go).
+	github.com/aws/aws-sdk-go-v2/service/sesv2 v1.79.9
 	// bleve stays at this version until search/internal/segments is
 	// checked against another: that package reads bleve's scorch segments
 	// (index/scorch, scorch_segment_api, zap's OrInto), which carry no

@@ -139,7 +139,7 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout 
 			return err
 		}
 	}
-	mail, err := newMailWorker(cfg, store, logger)
+	mail, err := newMailWorker(ctx, cfg, store, logger)
 	if err != nil {
 		return err
 	}
@@ -607,11 +607,14 @@ func (a *api) routes(cfg *config, logger *slog.Logger) http.Handler {
 	})))
 	// The members' CSV export, for admins (graph/members.go).
 	mux.Handle("GET "+graph.MembersCSVPath, httpguard.WithCORS(cors, graph.MembersCSV(store, a.verifier, logger)))
-	// The newsletter's unsubscribe link, GET and RFC 8058's one-click
-	// POST, without signing in (package newsletter).
+	// The unsubscribe links of the newsletter and of reply
+	// notifications, GET and RFC 8058's one-click POST, without signing
+	// in (package newsletter).
 	if a.letters != nil {
 		mux.Handle("GET "+newsletter.UnsubscribePath, a.letters.Unsubscribe())
 		mux.Handle("POST "+newsletter.UnsubscribePath, a.letters.Unsubscribe())
+		mux.Handle("GET "+newsletter.RepliesUnsubscribePath, a.letters.UnsubscribeReplies())
+		mux.Handle("POST "+newsletter.RepliesUnsubscribePath, a.letters.UnsubscribeReplies())
 	}
 	mux.Handle("GET "+graph.ExportPath, httpguard.WithCORS(cors, graph.ExportMyData(store, a.verifier, logger)))
 	// The theme of highlighted code (-highlight-code).

@@ -8,6 +8,8 @@ import (
 	"net/url"
 	"time"
 
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+
 	"github.com/blogql/blog/graph"
 	"github.com/blogql/blog/mailer"
 	"github.com/blogql/blog/storage"
@@ -26,11 +28,17 @@ func (c *config) checkSignIn() error {
 		return fmt.Errorf("reader access TTL %s: must be 1m to 1h", c.readerAccessTTL)
 	case c.signInAddresses < 1 || c.signInAddresses > 1000:
 		return fmt.Errorf("sign-in client addresses %d: must be 1 to 1000", c.signInAddresses)
+	case c.smtpURL != "" && c.sesRegion != "":
+		return errors.New("SMTP_URL and SES_REGION: emails go one way, choose one")
 	case c.smtpURL != "":
 		_, err := c.smtpConfig()
 		return err
-	case c.smtpFrom != "":
-		return errors.New("SMTP_FROM is set without SMTP_URL")
+	case c.sesRegion != "" && c.smtpFrom == "":
+		return errors.New("SES_REGION needs SMTP_FROM, the sender verified in SES")
+	case c.sesEndpoint != "" && c.sesRegion == "":
+		return errors.New("SES_ENDPOINT is set without SES_REGION")
+	case c.smtpFrom != "" && c.sesRegion == "":
+		return errors.New("SMTP_FROM is set without SMTP_URL or SES_REGION")
 	}
 	return nil
 }
@@ -65,8 +73,21 @@ func readerSessionKey(ctx context.Context, cfg *config, store *storage.Store) ([
 }
 
 // newMailWorker returns the worker that sends the outbox's emails: by
-// SMTP when configured, else into the local outbox and the log.
-func newMailWorker(cfg *config, store *storage.Store, logger *slog.Logger) (*mailer.Worker, error) {
+// Amazon SES with -ses-region, else by SMTP when configured, else into
+// the local outbox and the log.
+func newMailWorker(ctx context.Context, cfg *config, store *storage.Store, logger *slog.Logger) (*mailer.Worker, error) {
+	if cfg.sesRegion != "" {
+		awsCfg, err := awsconfig.LoadDefaultConfig(ctx, awsconfig.WithRegion(cfg.sesRegion))
+		if err != nil {
+			return nil, fmt.Errorf("SES: %w", err)
+		}
+		sender, err := mailer.NewSES(awsCfg, mailer.SESConfig{Region: cfg.sesRegion, Endpoint: cfg.sesEndpoint, From: cfg.smtpFrom})
+		if err != nil {
+			return nil, err
+		}
+		logger.Info("emails go by Amazon SES", "region", cfg.sesRegion, "rate", cfg.mailRate)
+		return mailer.NewWorker(store, sender, logger).Limit(float64(cfg.mailRate)), nil
+	}
 	if cfg.smtpURL == "" {
 		logger.Info("no SMTP configured: emails stay in the local outbox (outboxEmails, admins only) and the log")
 		return mailer.NewWorker(store, mailer.Local{Logger: logger}, logger).Limit(float64(cfg.mailRate)), nil

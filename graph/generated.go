@@ -333,14 +333,15 @@ type ComplexityRoot struct {
 	}
 
 	Member struct {
-		AccountID     func(childComplexity int) int
-		CreatedAt     func(childComplexity int) int
-		Email         func(childComplexity int) int
-		EmailVerified func(childComplexity int) int
-		LastSeenAt    func(childComplexity int) int
-		Newsletter    func(childComplexity int) int
-		Newsletters   func(childComplexity int) int
-		Tier          func(childComplexity int) int
+		AccountID          func(childComplexity int) int
+		CreatedAt          func(childComplexity int) int
+		Email              func(childComplexity int) int
+		EmailVerified      func(childComplexity int) int
+		LastSeenAt         func(childComplexity int) int
+		Newsletter         func(childComplexity int) int
+		Newsletters        func(childComplexity int) int
+		ReplyNotifications func(childComplexity int) int
+		Tier               func(childComplexity int) int
 	}
 
 	MemberConnection struct {
@@ -424,6 +425,7 @@ type ComplexityRoot struct {
 		RotateWebhookSecret       func(childComplexity int, input model.RotateWebhookSecretInput) int
 		SetNewsletterSubscription func(childComplexity int, input model.SetNewsletterSubscriptionInput) int
 		SetPostFeatured           func(childComplexity int, input model.SetPostFeaturedInput) int
+		SetReplyNotifications     func(childComplexity int, input model.SetReplyNotificationsInput) int
 		SignOut                   func(childComplexity int, input *model.SignOutInput) int
 		UnlinkPageTranslation     func(childComplexity int, input model.UnlinkPageTranslationInput) int
 		UnlinkTranslation         func(childComplexity int, input model.UnlinkTranslationInput) int
@@ -815,6 +817,10 @@ type ComplexityRoot struct {
 		Post func(childComplexity int) int
 	}
 
+	SetReplyNotificationsPayload struct {
+		Enabled func(childComplexity int) int
+	}
+
 	SignOutPayload struct {
 		SessionID func(childComplexity int) int
 	}
@@ -1105,6 +1111,7 @@ type MutationResolver interface {
 	RecordView(ctx context.Context, input model.RecordViewInput) (*model.RecordViewPayload, error)
 	React(ctx context.Context, input model.ReactionInput) (*model.ReactionPayload, error)
 	Unreact(ctx context.Context, input model.ReactionInput) (*model.ReactionPayload, error)
+	SetReplyNotifications(ctx context.Context, input model.SetReplyNotificationsInput) (*model.SetReplyNotificationsPayload, error)
 	SetNewsletterSubscription(ctx context.Context, input model.SetNewsletterSubscriptionInput) (*model.SetNewsletterSubscriptionPayload, error)
 	DeleteMyAccount(ctx context.Context, input model.DeleteMyAccountInput) (*model.DeleteMyAccountPayload, error)
 	CreatePublication(ctx context.Context, input model.CreatePublicationInput) (*model.CreatePublicationPayload, error)
@@ -2258,6 +2265,12 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Member.Newsletters(childComplexity), true
+	case "Member.replyNotifications":
+		if e.ComplexityRoot.Member.ReplyNotifications == nil {
+			break
+		}
+
+		return e.ComplexityRoot.Member.ReplyNotifications(childComplexity), true
 	case "Member.tier":
 		if e.ComplexityRoot.Member.Tier == nil {
 			break
@@ -2841,6 +2854,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.SetPostFeatured(childComplexity, args["input"].(model.SetPostFeaturedInput)), true
+	case "Mutation.setReplyNotifications":
+		if e.ComplexityRoot.Mutation.SetReplyNotifications == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_setReplyNotifications_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.SetReplyNotifications(childComplexity, args["input"].(model.SetReplyNotificationsInput)), true
 	case "Mutation.signOut":
 		if e.ComplexityRoot.Mutation.SignOut == nil {
 			break
@@ -4584,6 +4608,13 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.SetPostFeaturedPayload.Post(childComplexity), true
 
+	case "SetReplyNotificationsPayload.enabled":
+		if e.ComplexityRoot.SetReplyNotificationsPayload.Enabled == nil {
+			break
+		}
+
+		return e.ComplexityRoot.SetReplyNotificationsPayload.Enabled(childComplexity), true
+
 	case "SignOutPayload.sessionId":
 		if e.ComplexityRoot.SignOutPayload.SessionID == nil {
 			break
@@ -5194,6 +5225,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("SeoInput", ec.unmarshalInputSeoInput),
 			graphql.NewInputUnmarshaler("SetNewsletterSubscriptionInput", ec.unmarshalInputSetNewsletterSubscriptionInput),
 			graphql.NewInputUnmarshaler("SetPostFeaturedInput", ec.unmarshalInputSetPostFeaturedInput),
+			graphql.NewInputUnmarshaler("SetReplyNotificationsInput", ec.unmarshalInputSetReplyNotificationsInput),
 			graphql.NewInputUnmarshaler("SignOutInput", ec.unmarshalInputSignOutInput),
 			graphql.NewInputUnmarshaler("SocialAccountInput", ec.unmarshalInputSocialAccountInput),
 			graphql.NewInputUnmarshaler("UnlinkPageTranslationInput", ec.unmarshalInputUnlinkPageTranslationInput),
@@ -6688,6 +6720,8 @@ input PublishPostInput {
   expectedVersion: Int
   "When the post becomes public; omitted means now, a future time schedules the post."
   at: DateTime
+  "Whether the newsletter emails the post to the members when it goes live (a scheduled post too), once, at its first publication: false records that it does not. Omitted keeps the post's choice, which is to send until a publish says false."
+  sendNewsletter: Boolean
   "Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, ` + "`" + `.` + "`" + `, ` + "`" + `_` + "`" + `, ` + "`" + `:` + "`" + ` and ` + "`" + `-` + "`" + `."
   idempotencyKey: String
 }
@@ -8723,9 +8757,25 @@ extend type Member {
   newsletter.
   """
   newsletter: Boolean!
+  """
+  Whether the member is emailed when someone else replies to one of
+  their comments (once a held reply is approved). On when they join;
+  they turn it off with ` + "`" + `setReplyNotifications` + "`" + ` or the link of any such
+  email.
+  """
+  replyNotifications: Boolean!
 }
 
 extend type Mutation {
+  """
+  Turns the emails about replies to their comments on or off for the
+  signed-in member (a reader's session). ` + "`" + `UNAUTHENTICATED` + "`" + ` without one,
+  ` + "`" + `NOT_FOUND` + "`" + ` when the reader is not a member of the publication.
+  """
+  setReplyNotifications(
+    "The setReplyNotifications's input."
+    input: SetReplyNotificationsInput!
+  ): SetReplyNotificationsPayload!
   """
   Turns the publication's newsletter on or off for the signed-in member
   (a reader's session, ` + "`" + `completeSignIn` + "`" + `). ` + "`" + `UNAUTHENTICATED` + "`" + ` without one,
@@ -8751,6 +8801,22 @@ The result of ` + "`" + `setNewsletterSubscription` + "`" + `.
 type SetNewsletterSubscriptionPayload {
   "Whether the member now gets the newsletter."
   subscribed: Boolean!
+}
+
+"""
+The input of ` + "`" + `setReplyNotifications` + "`" + `.
+"""
+input SetReplyNotificationsInput {
+  "Whether the member is emailed about replies to their comments."
+  enabled: Boolean!
+}
+
+"""
+The result of ` + "`" + `setReplyNotifications` + "`" + `.
+"""
+type SetReplyNotificationsPayload {
+  "Whether the member is now emailed about replies to their comments."
+  enabled: Boolean!
 }
 
 """
@@ -9529,6 +9595,8 @@ func (ec *executionContext) childFields_Member(ctx context.Context, field graphq
 		return ec.fieldContext_Member_lastSeenAt(ctx, field)
 	case "newsletter":
 		return ec.fieldContext_Member_newsletter(ctx, field)
+	case "replyNotifications":
+		return ec.fieldContext_Member_replyNotifications(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type Member", field.Name)
 }
@@ -10287,6 +10355,14 @@ func (ec *executionContext) childFields_SetPostFeaturedPayload(ctx context.Conte
 		return ec.fieldContext_SetPostFeaturedPayload_post(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type SetPostFeaturedPayload", field.Name)
+}
+
+func (ec *executionContext) childFields_SetReplyNotificationsPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "enabled":
+		return ec.fieldContext_SetReplyNotificationsPayload_enabled(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type SetReplyNotificationsPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_SignOutPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -11559,6 +11635,20 @@ func (ec *executionContext) field_Mutation_setPostFeatured_args(ctx context.Cont
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.SetPostFeaturedInput, error) {
 			return ec.unmarshalNSetPostFeaturedInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSetPostFeaturedInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_setReplyNotifications_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.SetReplyNotificationsInput, error) {
+			return ec.unmarshalNSetReplyNotificationsInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSetReplyNotificationsInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -16995,6 +17085,29 @@ func (ec *executionContext) fieldContext_Member_newsletter(_ context.Context, fi
 	return graphql.NewScalarFieldContext("Member", field, false, false, "Boolean")
 }
 
+func (ec *executionContext) _Member_replyNotifications(ctx context.Context, field graphql.CollectedField, obj *storage.Member) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Member_replyNotifications(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.ReplyNotifications, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Member_replyNotifications(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("Member", field, false, false, "Boolean")
+}
+
 func (ec *executionContext) _MemberConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.MemberConnection) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -19743,6 +19856,50 @@ func (ec *executionContext) fieldContext_Mutation_unreact(ctx context.Context, f
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Mutation_unreact_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_setReplyNotifications(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_setReplyNotifications(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().SetReplyNotifications(ctx, fc.Args["input"].(model.SetReplyNotificationsInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.SetReplyNotificationsPayload) graphql.Marshaler {
+			return ec.marshalNSetReplyNotificationsPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSetReplyNotificationsPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_setReplyNotifications(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_SetReplyNotificationsPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_setReplyNotifications_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -26643,6 +26800,29 @@ func (ec *executionContext) fieldContext_SetPostFeaturedPayload_post(_ context.C
 	return fc, nil
 }
 
+func (ec *executionContext) _SetReplyNotificationsPayload_enabled(ctx context.Context, field graphql.CollectedField, obj *model.SetReplyNotificationsPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_SetReplyNotificationsPayload_enabled(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Enabled, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v bool) graphql.Marshaler {
+			return ec.marshalNBoolean2bool(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_SetReplyNotificationsPayload_enabled(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("SetReplyNotificationsPayload", field, false, false, "Boolean")
+}
+
 func (ec *executionContext) _SignOutPayload_sessionId(ctx context.Context, field graphql.CollectedField, obj *model.SignOutPayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -31970,7 +32150,7 @@ func (ec *executionContext) unmarshalInputPublishPostInput(ctx context.Context, 
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"id", "expectedVersion", "at", "idempotencyKey"}
+	fieldsInOrder := [...]string{"id", "expectedVersion", "at", "sendNewsletter", "idempotencyKey"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -31998,6 +32178,13 @@ func (ec *executionContext) unmarshalInputPublishPostInput(ctx context.Context, 
 				return it, err
 			}
 			it.At = data
+		case "sendNewsletter":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("sendNewsletter"))
+			data, err := ec.unmarshalOBoolean2ᚖbool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.SendNewsletter = data
 		case "idempotencyKey":
 			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("idempotencyKey"))
 			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
@@ -32796,6 +32983,48 @@ func (ec *executionContext) unmarshalInputSetPostFeaturedInput(ctx context.Conte
 func UnmarshalSetPostFeaturedInput(ctx context.Context, raw any) (model.SetPostFeaturedInput, error) {
 	var out model.SetPostFeaturedInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "SetPostFeaturedInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputSetReplyNotificationsInput(ctx context.Context, obj any) (model.SetReplyNotificationsInput, error) {
+	var it model.SetReplyNotificationsInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"enabled"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "enabled":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("enabled"))
+			data, err := ec.unmarshalNBoolean2bool(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Enabled = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalSetReplyNotificationsInput unmarshals raw into the SetReplyNotificationsInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalSetReplyNotificationsInput(ctx context.Context, raw any) (model.SetReplyNotificationsInput, error) {
+	var out model.SetReplyNotificationsInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "SetReplyNotificationsInput", raw, &out)
 	return out, err
 }
 
@@ -35990,6 +36219,11 @@ func (ec *executionContext) _Member(ctx context.Context, sel ast.SelectionSet, o
 			if out.Values[i] == graphql.Null {
 				atomic.AddUint32(&out.Invalids, 1)
 			}
+		case "replyNotifications":
+			out.Values[i] = ec._Member_replyNotifications(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				atomic.AddUint32(&out.Invalids, 1)
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -36673,6 +36907,13 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 		case "unreact":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
 				return ec._Mutation_unreact(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "setReplyNotifications":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_setReplyNotifications(ctx, field)
 			})
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
@@ -39319,6 +39560,39 @@ func (ec *executionContext) _SetPostFeaturedPayload(ctx context.Context, sel ast
 			out.Values[i] = graphql.MarshalString("SetPostFeaturedPayload")
 		case "post":
 			out.Values[i] = ec._SetPostFeaturedPayload_post(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var setReplyNotificationsPayloadImplementors = []string{"SetReplyNotificationsPayload"}
+
+func (ec *executionContext) _SetReplyNotificationsPayload(ctx context.Context, sel ast.SelectionSet, obj *model.SetReplyNotificationsPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, setReplyNotificationsPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("SetReplyNotificationsPayload")
+		case "enabled":
+			out.Values[i] = ec._SetReplyNotificationsPayload_enabled(ctx, field, obj)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
@@ -42554,6 +42828,19 @@ func (ec *executionContext) marshalNSetPostFeaturedPayload2ᚖgithubᚗcomᚋblo
 		return graphql.Null
 	}
 	return ec._SetPostFeaturedPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNSetReplyNotificationsInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSetReplyNotificationsInput(ctx context.Context, v any) (model.SetReplyNotificationsInput, error) {
+	res, err := ec.unmarshalInputSetReplyNotificationsInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNSetReplyNotificationsPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSetReplyNotificationsPayload(ctx context.Context, sel ast.SelectionSet, v *model.SetReplyNotificationsPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "SetReplyNotificationsPayload!")
+		return graphql.Null
+	}
+	return ec._SetReplyNotificationsPayload(ctx, sel, v)
 }
 
 func (ec *executionContext) marshalNSignOutPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐSignOutPayload(ctx context.Context, sel ast.SelectionSet, v *model.SignOutPayload) graphql.Marshaler {

@@ -487,6 +487,7 @@ func (r *mutationResolver) PublishPost(ctx context.Context, input model.PublishP
 		ID:              id,
 		ExpectedVersion: expectedVersionOf(input.ExpectedVersion),
 		At:              deref(input.At),
+		SendNewsletter:  input.SendNewsletter,
 		IdempotencyKey:  idempotencyKey(ctx, input.IdempotencyKey),
 		Actor:           actorOf(ctx),
 	})
@@ -842,6 +843,11 @@ func (r *mutationResolver) React(ctx context.Context, input model.ReactionInput)
 // Unreact is the resolver for the unreact field.
 func (r *mutationResolver) Unreact(ctx context.Context, input model.ReactionInput) (*model.ReactionPayload, error) {
 	return r.react(ctx, input, true)
+}
+
+// SetReplyNotifications is the resolver for the setReplyNotifications field.
+func (r *mutationResolver) SetReplyNotifications(ctx context.Context, input model.SetReplyNotificationsInput) (*model.SetReplyNotificationsPayload, error) {
+	return r.setReplyNotifications(ctx, input)
 }
 
 // SetNewsletterSubscription is the resolver for the setNewsletterSubscription field.

@@ -154,23 +154,10 @@ func (s *SMTP) Transport() string { return "smtp" }
 // a copy sent twice (a server stopped between sending and recording it)
 // is recognisably the same message.
 func (s *SMTP) Send(ctx context.Context, e storage.Email) error {
-	m := gomail.NewMsg()
-	if err := m.From(s.cfg.From); err != nil {
-		return fmt.Errorf("%w: sender %q: %w", ErrPermanent, s.cfg.From, err)
+	m, err := message(s.cfg.From, s.cfg.Host, e)
+	if err != nil {
+		return err
 	}
-	if err := m.To(e.To); err != nil {
-		return fmt.Errorf("%w: recipient: %w", ErrPermanent, err)
-	}
-	m.Subject(e.Subject)
-	m.SetMessageIDWithValue(e.ID + "@" + s.cfg.Host)
-	m.SetDate()
-	if e.ListUnsubscribe != "" {
-		// RFC 8058: one POST to the link unsubscribes, no page to click.
-		m.SetListUnsubscribe(e.ListUnsubscribe)
-		m.SetListUnsubscribePost()
-	}
-	m.SetBodyString(gomail.TypeTextPlain, e.Text)
-	m.AddAlternativeString(gomail.TypeTextHTML, e.HTML)
 	c, err := gomail.NewClient(s.cfg.Host, s.opts...)
 	if err != nil {
 		return fmt.Errorf("%w: SMTP client: %w", ErrPermanent, err)
@@ -183,4 +170,29 @@ func (s *SMTP) Send(ctx context.Context, e storage.Email) error {
 		return fmt.Errorf("smtp %s:%d: %w", s.cfg.Host, s.cfg.Port, err)
 	}
 	return nil
+}
+
+// message returns e as a MIME message from the address from: a text and
+// an HTML part, the one-click List-Unsubscribe headers when e has a
+// link, and a Message-ID of e's id at domain. It returns an error
+// wrapping ErrPermanent for an address that is not one.
+func message(from, domain string, e storage.Email) (*gomail.Msg, error) {
+	m := gomail.NewMsg()
+	if err := m.From(from); err != nil {
+		return nil, fmt.Errorf("%w: sender %q: %w", ErrPermanent, from, err)
+	}
+	if err := m.To(e.To); err != nil {
+		return nil, fmt.Errorf("%w: recipient: %w", ErrPermanent, err)
+	}
+	m.Subject(e.Subject)
+	m.SetMessageIDWithValue(e.ID + "@" + domain)
+	m.SetDate()
+	if e.ListUnsubscribe != "" {
+		// RFC 8058: one POST to the link unsubscribes, no page to click.
+		m.SetListUnsubscribe(e.ListUnsubscribe)
+		m.SetListUnsubscribePost()
+	}
+	m.SetBodyString(gomail.TypeTextPlain, e.Text)
+	m.AddAlternativeString(gomail.TypeTextHTML, e.HTML)
+	return m, nil
 }

@@ -2,7 +2,9 @@
 // the change feed's "newsletter" worker enqueues, when a post is first
 // published, one email per member who gets the newsletter into the
 // table's mail outbox (storage's newsletter.go), which package mailer
-// sends; and it serves the unsubscribe link every such email carries.
+// sends; its "reply-notifications" worker emails a member when someone
+// replies to their comment (replies.go); and it serves the unsubscribe
+// links these emails carry.
 package newsletter
 
 import (
@@ -82,8 +84,9 @@ func (s *Service) HandleEvents(ctx context.Context, events []storage.LoggedEvent
 }
 
 // Send sends the post postID to the members who get the newsletter,
-// unless it was sent before, is no longer published, or was published
-// more than MaxAge ago. A sending another server took over ends with no
+// unless it was sent before, is no longer published, was published with
+// the choice not to send it (storage.Post.NoNewsletter), or was
+// published more than MaxAge ago. A sending another server took over ends with no
 // error; any other failure is returned, and a call again resumes after
 // the last page enqueued.
 func (s *Service) Send(ctx context.Context, postID string) error {
@@ -94,7 +97,7 @@ func (s *Service) Send(ctx context.Context, postID string) error {
 	if err != nil {
 		return err
 	}
-	if p.Status != storage.StatusPublished || s.store.Now().Sub(p.PublishedAt) > MaxAge {
+	if p.Status != storage.StatusPublished || p.NoNewsletter || s.store.Now().Sub(p.PublishedAt) > MaxAge {
 		return nil
 	}
 	send, err := s.store.StartNewsletter(ctx, postID)

@@ -152,6 +152,10 @@ type PublishPost struct {
 	ExpectedVersion int64
 	At              time.Time
 	IdempotencyKey  string
+	// SendNewsletter, when set, records whether the newsletter sends the
+	// post when it goes live; nil keeps what the post has (sending, for
+	// a post never published with false).
+	SendNewsletter *bool
 	// Actor, when set, is the author who writes, as in PostRef.
 	Actor string `json:"-"`
 }

@@ -257,6 +257,9 @@ type postItem struct {
 	// Visibility is MEMBERS for a members-only post, on the post and
 	// every copy; absent for a public one (members.go).
 	Visibility string `dynamodbav:"visibility,omitempty"`
+	// NoNewsletter records a publish that chose not to send the post to
+	// the newsletter's members (newsletter.go); only the post item has it.
+	NoNewsletter bool `dynamodbav:"noNewsletter,omitempty"`
 
 	// BodySum and HTMLSum are sums of the body and its HTML, which the
 	// body item holds (postparts.go): the post item changes with them,
@@ -339,7 +342,7 @@ func (it *postItem) post() *Post {
 		Summary: it.Type != typePost || !it.hasBody && !it.bodyUnread && it.Body == "", BodyUnread: it.Type == typePost && it.bodyUnread,
 		Featured: it.Featured, Series: it.Series, Revisions: it.Revisions,
 		Locale: it.Locale, TranslationGroup: it.TransGroup,
-		Visibility: VisibilityPublic,
+		Visibility: VisibilityPublic, NoNewsletter: it.NoNewsletter,
 	}
 	if it.Visibility != "" {
 		p.Visibility = Visibility(it.Visibility)
@@ -447,7 +450,7 @@ func (it postItem) withPostKeys(ks keys.Space) postItem {
 func (it postItem) summary() postItem {
 	it.Body, it.HTML, it.TOC, it.SEO, it.Slugs, it.ThreadCount, it.GoLiveAt = "", "", nil, nil, nil, 0, ""
 	it.RenderVersion, it.BodySum, it.HTMLSum = "", "", ""
-	it.Series, it.Revisions = "", 0
+	it.Series, it.Revisions, it.NoNewsletter = "", 0, false
 	it.TransGroup, it.TransVer = "", 0
 	it.hasBody, it.bodyUnread, it.counts = false, false, nil
 	return it

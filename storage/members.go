@@ -46,7 +46,11 @@ type Member struct {
 	// Newsletter is whether the member gets the publication's newsletter
 	// (newsletter.go): on when they join.
 	Newsletter bool
-	CreatedAt  time.Time
+	// ReplyNotifications is whether the member is emailed when someone
+	// replies to their comment (replynotify.go): on unless they turned
+	// it off.
+	ReplyNotifications bool
+	CreatedAt          time.Time
 	// LastSeenAt is when the member last signed in or refreshed a
 	// session, to the day.
 	LastSeenAt time.Time
@@ -64,13 +68,15 @@ type memberItem struct {
 	Tier          string   `dynamodbav:"tier"`
 	Newsletters   []string `dynamodbav:"newsletters,stringset,omitempty"`
 	Newsletter    bool     `dynamodbav:"newsletter"`
-	CreatedAt     string   `dynamodbav:"createdAt"`
-	LastSeenAt    string   `dynamodbav:"lastSeenAt"`
+	// NoReplies is set when the member turned reply notifications off.
+	NoReplies  bool   `dynamodbav:"noReplyNotifications,omitempty"`
+	CreatedAt  string `dynamodbav:"createdAt"`
+	LastSeenAt string `dynamodbav:"lastSeenAt"`
 }
 
 func (it *memberItem) member() *Member {
 	return &Member{AccountID: it.AccountID, Email: it.Email, EmailVerified: it.EmailVerified, Tier: MemberTier(it.Tier),
-		Newsletters: it.Newsletters, Newsletter: it.Newsletter, CreatedAt: keys.ParseTime(it.CreatedAt), LastSeenAt: keys.ParseTime(it.LastSeenAt)}
+		Newsletters: it.Newsletters, Newsletter: it.Newsletter, ReplyNotifications: !it.NoReplies, CreatedAt: keys.ParseTime(it.CreatedAt), LastSeenAt: keys.ParseTime(it.LastSeenAt)}
 }
 
 // putMember adds to t the membership of the account acct, made now on a

@@ -19,7 +19,9 @@ import (
 
 // The newsletter: a member gets every post of the publication by email
 // when it is first published, unless they turned it off (the member's
-// newsletter attribute, on when they join). The change feed's
+// newsletter attribute, on when they join) or the publish chose not to
+// send it (the post item's noNewsletter, which a scheduled post keeps
+// until it goes live). The change feed's
 // "newsletter" worker sends a post in pages of members: each email is
 // put into the mail outbox under an id made of the publication, the post
 // and the member, only when absent, so a page enqueued twice (a retry, a

@@ -287,6 +287,9 @@ func (s *Store) Publish(ctx context.Context, in PublishPost) (*Post, error) {
 			at = s.Now()
 		}
 		p.Status, p.PublishedAt = string(StatusPublished), keys.Time(at)
+		if in.SendNewsletter != nil {
+			p.NoNewsletter = !*in.SendNewsletter
+		}
 		return nil
 	})
 }

@@ -109,6 +109,9 @@ type Post struct {
 	TranslationGroup string
 	// Visibility says who may read the body: everyone, or members.
 	Visibility Visibility
+	// NoNewsletter says the post was published (or scheduled) choosing
+	// not to send it to the newsletter's members.
+	NoNewsletter bool
 }
 
 // StatusAt returns the status a reader sees at now: a published post with a

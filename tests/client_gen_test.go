@@ -13353,6 +13353,8 @@ type PublishPostInput struct {
 	ExpectedVersion *int `json:"expectedVersion"`
 	// When the post becomes public; omitted means now, a future time schedules the post.
 	At *time.Time `json:"at"`
+	// Whether the newsletter emails the post to the members when it goes live (a scheduled post too), once, at its first publication: false records that it does not. Omitted keeps the post's choice, which is to send until a publish says false.
+	SendNewsletter *bool `json:"sendNewsletter"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey"`
 }
@@ -13365,6 +13367,9 @@ func (v *PublishPostInput) GetExpectedVersion() *int { return v.ExpectedVersion 
 
 // GetAt returns PublishPostInput.At, and is useful for accessing the field via an interface.
 func (v *PublishPostInput) GetAt() *time.Time { return v.At }
+
+// GetSendNewsletter returns PublishPostInput.SendNewsletter, and is useful for accessing the field via an interface.
+func (v *PublishPostInput) GetSendNewsletter() *bool { return v.SendNewsletter }
 
 // GetIdempotencyKey returns PublishPostInput.IdempotencyKey, and is useful for accessing the field via an interface.
 func (v *PublishPostInput) GetIdempotencyKey() *string { return v.IdempotencyKey }

@@ -17,20 +17,23 @@ import (
 
 const membersQuery = `query($q: String, $first: Int, $after: String) {
 	members(query: $q, first: $first, after: $after) {
-		edges { cursor node { accountId email emailVerified tier newsletters newsletter createdAt lastSeenAt } }
+		edges { cursor node { accountId email emailVerified tier newsletters newsletter replyNotifications createdAt lastSeenAt } }
 		pageInfo { hasNextPage endCursor } } }`
 
 type membersAnswer struct {
 	Edges []struct {
 		Node struct {
-			AccountID     string    `json:"accountId"`
-			Email         string    `json:"email"`
-			EmailVerified bool      `json:"emailVerified"`
-			Tier          string    `json:"tier"`
-			Newsletters   []string  `json:"newsletters"`
-			Newsletter    bool      `json:"newsletter"`
-			CreatedAt     time.Time `json:"createdAt"`
-			LastSeenAt    time.Time `json:"lastSeenAt"`
+			AccountID     string   `json:"accountId"`
+			Email         string   `json:"email"`
+			EmailVerified bool     `json:"emailVerified"`
+			Tier          string   `json:"tier"`
+			Newsletters   []string `json:"newsletters"`
+			Newsletter    bool     `json:"newsletter"`
+			// ReplyNotifications is the member's choice of emails about
+			// replies (replynotify_test.go).
+			ReplyNotifications bool      `json:"replyNotifications"`
+			CreatedAt          time.Time `json:"createdAt"`
+			LastSeenAt         time.Time `json:"lastSeenAt"`
 		} `json:"node"`
 	} `json:"edges"`
 	PageInfo struct {

@@ -19,7 +19,7 @@ import (
 )
 
 // newsletterRig is a sign-in rig whose change feed runs the "newsletter"
-// worker, as server.go adds it, and tells the test each batch of events
+// and "reply-notifications" workers, as feed.go adds them (here as one), and tells the test each batch of events
 // it handled; its unsubscribe links lead to a server of the test.
 type newsletterRig struct {
 	*signInRig
@@ -44,6 +44,8 @@ func newNewsletterRig(t *testing.T) *newsletterRig {
 	})
 	mux.Handle("GET "+newsletter.UnsubscribePath, r.letters.Unsubscribe())
 	mux.Handle("POST "+newsletter.UnsubscribePath, r.letters.Unsubscribe())
+	mux.Handle("GET "+newsletter.RepliesUnsubscribePath, r.letters.UnsubscribeReplies())
+	mux.Handle("POST "+newsletter.RepliesUnsubscribePath, r.letters.UnsubscribeReplies())
 
 	streams, err := storage.NewStreamsClient(context.Background(), r.cfg)
 	if err != nil {
@@ -54,6 +56,9 @@ func newNewsletterRig(t *testing.T) *newsletterRig {
 	feed := changefeed.New(r.store, streams, opts)
 	feed.AddWorker(changefeed.Worker{Name: "newsletter", Events: func(ctx context.Context, events []storage.LoggedEvent) error {
 		if err := r.letters.HandleEvents(ctx, events); err != nil {
+			return err
+		}
+		if err := r.letters.HandleReplyEvents(ctx, events); err != nil {
 			return err
 		}
 		for _, e := range events {
@@ -72,12 +77,18 @@ func newNewsletterRig(t *testing.T) *newsletterRig {
 // the post of global id gid, and returns it.
 func (r *newsletterRig) awaitHandled(t *testing.T, typ storage.EventType, gid string) storage.LoggedEvent {
 	t.Helper()
-	postID := postIDOf(t, gid)
+	return r.awaitEvent(t, typ, postIDOf(t, gid), "")
+}
+
+// awaitEvent waits until the worker handled an event of type typ about
+// the post postID (and the comment commentID, when set), and returns it.
+func (r *newsletterRig) awaitEvent(t *testing.T, typ storage.EventType, postID, commentID string) storage.LoggedEvent {
+	t.Helper()
 	guard := time.After(time.Minute) // a guard against a hang, not a measure
 	for {
 		select {
 		case e := <-r.handled:
-			if e.Type == typ && e.Data.PostID == postID {
+			if e.Type == typ && e.Data.PostID == postID && (commentID == "" || e.Data.CommentID == commentID) {
 				return e
 			}
 		case <-guard:

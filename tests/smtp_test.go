@@ -48,7 +48,7 @@ type smtpMessage struct {
 	data     []byte
 }
 
-func newSMTPServer(t *testing.T) *smtpServer {
+func newSMTPServer(t testing.TB) *smtpServer {
 	t.Helper()
 	cert, pool := selfSigned(t)
 	ss := &smtpServer{rootCAs: pool, user: "blog", password: "smtp-password"}
@@ -135,7 +135,7 @@ func (s *smtpSession) Logout() error { return nil }
 
 // selfSigned returns a certificate for 127.0.0.1 and the pool that trusts
 // it.
-func selfSigned(t *testing.T) (tls.Certificate, *x509.CertPool) {
+func selfSigned(t testing.TB) (tls.Certificate, *x509.CertPool) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {

@@ -824,6 +824,8 @@ type PublishPostInput struct {
 	ExpectedVersion *int `json:"expectedVersion,omitempty"`
 	// When the post becomes public; omitted means now, a future time schedules the post.
 	At *time.Time `json:"at,omitempty"`
+	// Whether the newsletter emails the post to the members when it goes live (a scheduled post too), once, at its first publication: false records that it does not. Omitted keeps the post's choice, which is to send until a publish says false.
+	SendNewsletter *bool `json:"sendNewsletter,omitempty"`
 	// Makes a retried call safe: the same key and input have one effect. 1 to 64 characters of A-Z, a-z, 0-9, `.`, `_`, `:` and `-`.
 	IdempotencyKey *string `json:"idempotencyKey,omitempty"`
 }
@@ -1147,6 +1149,18 @@ type SetPostFeaturedInput struct {
 type SetPostFeaturedPayload struct {
 	// The post as changed.
 	Post *storage.Post `json:"post"`
+}
+
+// The input of `setReplyNotifications`.
+type SetReplyNotificationsInput struct {
+	// Whether the member is emailed about replies to their comments.
+	Enabled bool `json:"enabled"`
+}
+
+// The result of `setReplyNotifications`.
+type SetReplyNotificationsPayload struct {
+	// Whether the member is now emailed about replies to their comments.
+	Enabled bool `json:"enabled"`
 }
 
 // The input of `signOut`.
