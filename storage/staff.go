@@ -30,6 +30,7 @@ import (
 //	RemoveStaff       1 GetItem (consistent) + 1 TransactWriteItems
 //	StaffMembers      1 Query of GSI1 a page
 //	StaffRoleOf       1 GetItem, none while held (staffHold)
+//	AccountIDByEmail  1 GetItem
 
 // StaffRole is a role in a publication.
 type StaffRole string
@@ -154,6 +155,21 @@ func (s *Store) AddStaff(ctx context.Context, in NewStaff) (*StaffMember, error)
 	}
 	s.staff.forget(in.AccountID)
 	return it.member(), nil
+}
+
+// AccountIDByEmail returns the id of the platform account of the address
+// email (one GetItem), ErrNotFound when it has none, or a
+// *ValidationError for a malformed address.
+func (s *Store) AccountIDByEmail(ctx context.Context, email string) (string, error) {
+	email, err := NormalizeEmail(email)
+	if err != nil {
+		return "", err
+	}
+	var it accountEmailItem
+	if err := s.db.Get(ctx, keys.AccountEmail(email), false, &it); err != nil {
+		return "", fmt.Errorf("account of an address: %w", err)
+	}
+	return it.AccountID, nil
 }
 
 // StaffMemberOf returns the staff membership of the account accountID
