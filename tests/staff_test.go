@@ -18,7 +18,7 @@ const (
 	addMemberMutation    = `mutation($in: AddPublicationMemberInput!) { addPublicationMember(input: $in) { member { account email role } } }`
 	changeMemberMutation = `mutation($in: ChangePublicationMemberRoleInput!) { changePublicationMemberRole(input: $in) { member { account role } } }`
 	removeMemberMutation = `mutation($in: RemovePublicationMemberInput!) { removePublicationMember(input: $in) { member { account role } } }`
-	staffQuery         = `query($p: String!) { publicationMembers(publication: $p) { edges { node { account role } } } }`
+	staffQuery           = `query($p: String!) { publicationMembers(publication: $p) { edges { node { account role } } } }`
 )
 
 // scoped returns a client addressed to host that signs in as sub with a
@@ -39,7 +39,9 @@ func staffOf(t *testing.T, c graphql.Client, pub string) map[string]string {
 	t.Helper()
 	var out struct {
 		PublicationMembers struct {
-			Edges []struct{ Node struct{ Account, Role string } }
+			Edges []struct {
+				Node struct{ Account, Role string }
+			}
 		} `json:"publicationMembers"`
 	}
 	if err := gql(c, staffQuery, map[string]any{"p": pub}, &out); err != nil {
