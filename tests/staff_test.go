@@ -3,6 +3,7 @@ package tests
 import (
 	"maps"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 
@@ -152,10 +153,23 @@ func TestPublicationStaffOverHTTP(t *testing.T) {
 		t.Errorf("other's staff: %v, want none", got)
 	}
 
-	// A token bound to mag is refused on other's host, reads included.
+	// A token bound to mag is refused on other's host, reads included,
+	// though its account is an owner of other too.
 	var nothing struct{}
-	if err := gql(h.scoped("other.localhost", mag, "olive", auth.PubOwner), `{ site { title } }`, nil, &nothing); code(err) != "FORBIDDEN" || status(err) != http.StatusForbidden {
-		t.Errorf("mag's token on other's host: %v (status %d), want 403 FORBIDDEN", err, status(err))
+	if err := add(platform, other, "olive", "OWNER"); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]graphql.Client{
+		"on other's host":    h.scoped("other.localhost", mag, "olive", auth.PubOwner),
+		"naming other by id": h.scoped("mag.localhost", mag, "olive", auth.PubOwner),
+	} {
+		err := gql(c, staffQuery, map[string]any{"p": other}, &nothing)
+		if code(err) != "FORBIDDEN" || !strings.Contains(err.Error(), "bound to another publication") {
+			t.Errorf("mag's token %s: %v, want FORBIDDEN saying it is bound to another publication", name, err)
+		}
+	}
+	if err := gql(h.scoped("other.localhost", mag, "olive", auth.PubOwner), `{ site { title } }`, nil, &nothing); status(err) != http.StatusForbidden {
+		t.Errorf("mag's token reads on other's host: %v (status %d), want 403", err, status(err))
 	}
 
 	// Removed, adam's token stops working at once on this server.
