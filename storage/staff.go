@@ -106,10 +106,12 @@ type NewStaff struct {
 	Role      StaffRole
 }
 
-// validateStaff checks an account id and a role.
+// validateStaff checks an account id (an account's id, or the subject of
+// staff tokens: at most MaxIDLength bytes, which keeps a page's cursor
+// small) and a role.
 func validateStaff(accountID string, role StaffRole) error {
-	if err := validateReaderID(accountID); err != nil {
-		return invalid("account", "must be 1 to %d bytes of UTF-8 without control characters", MaxReaderIDLength)
+	if validateReaderID(accountID) != nil || len(accountID) > MaxIDLength {
+		return invalid("account", "must be 1 to %d bytes of UTF-8 without control characters", MaxIDLength)
 	}
 	if !role.Valid() {
 		return invalid("role", "must be OWNER, ADMIN, EDITOR, AUTHOR or CONTRIBUTOR")
@@ -175,7 +177,7 @@ func (s *Store) AccountIDByEmail(ctx context.Context, email string) (string, err
 // StaffMemberOf returns the staff membership of the account accountID
 // (one GetItem, consistent when asked), or ErrNotFound.
 func (s *Store) StaffMemberOf(ctx context.Context, accountID string, consistent bool) (*StaffMember, error) {
-	if validateReaderID(accountID) != nil {
+	if validateReaderID(accountID) != nil || len(accountID) > MaxIDLength {
 		return nil, fmt.Errorf("staff member: %w", ErrNotFound)
 	}
 	var it staffItem
