@@ -83,6 +83,19 @@ func TestTokenCommand(t *testing.T) {
 			t.Errorf("the admin token = %+v, %v, want an admin signed with the staff secret", a, err)
 		}
 	})
+	t.Run("bound to a publication", func(t *testing.T) {
+		v := ok[*auth.Verifier](t)(auth.NewVerifier(auth.Config{Secret: []byte(secret), Issuer: env["JWT_ISSUER"]}))
+		token := ok[string](t)(mint(env, "-role", "editor", "-sub", "eddie", "-publication", "mag"))
+		if a, err := v.Verify(context.Background(), token); err != nil || a.Publication != "mag" || !a.HasRole(auth.PubEditor) {
+			t.Errorf("the bound token = %+v, %v, want an editor's bound to mag", a, err)
+		}
+		if _, err := mint(env, "-role", "platform", "-sub", "ops", "-publication", "mag"); err == nil || !strings.Contains(err.Error(), "owner, admin, editor, author, contributor") {
+			t.Errorf("a platform role bound to a publication: %v, want a refusal naming the roles in a publication", err)
+		}
+		if _, err := mint(map[string]string{"READER_JWT_SECRET": "the reader secret a frontend holds, 32 bytes or more"}, "-role", "author", "-sub", "eddie", "-publication", "mag"); err == nil || !strings.Contains(err.Error(), "JWT_SECRET is not set") {
+			t.Errorf("a bound token with the reader secret alone: %v, want a refusal", err)
+		}
+	})
 	author := ok[string](t)(mint(env, "-role", "author", "-sub", "grace-hopper"))
 	admin := ok[string](t)(mint(env, "-role", "admin", "-sub", "ada-lovelace", "-ttl", "1h"))
 

@@ -104,6 +104,7 @@ func (a *api) publicationSite(ctx context.Context, cfg *config, id string, cors 
 	opts.Search, opts.Media, opts.Views = nil, nil, nil
 	opts.SignIn = graph.SignInOptions{}
 	opts.Site = graph.SiteDefaults{Title: pub.Title, URL: siteURL, Paths: cfg.paths}
+	opts.PublicationSlug = pub.Slug
 	mux := http.NewServeMux()
 	mux.Handle("/graphql", httpguard.WithCORS(cors, a.graphQLOn(store, opts, cors)))
 	fo := feedOptions(cfg, budget, logger)

@@ -23,6 +23,10 @@ type Claims struct {
 	// SessionID names the reader session an access token was issued
 	// for (the sid claim of OpenID Connect's session management).
 	SessionID string `json:"sid,omitempty"`
+	// Publication binds a staff token to one publication (its id or
+	// slug): the token's subject is an account of that publication's
+	// staff, and the token is refused on any other.
+	Publication string `json:"pub,omitempty"`
 }
 
 // claimError says what is wrong with a token's claims, in words a client
@@ -51,7 +55,7 @@ func (c *Claims) UnmarshalJSON(b []byte) error {
 			return claimError(name + " must be a number of seconds")
 		}
 	}
-	for _, name := range []string{"sub", "iss", "jti", "sid"} {
+	for _, name := range []string{"sub", "iss", "jti", "sid", "pub"} {
 		if v, ok := raw[name]; ok && !is(v, str) {
 			return claimError(name + " must be a string")
 		}

@@ -63,6 +63,14 @@ func TestReaderKeysSignReadersOnly(t *testing.T) {
 		!strings.Contains(err.Error(), "signature does not verify") {
 		t.Errorf("a token of neither key: %v, want a signature that does not verify", err)
 	}
+	bound := claims("x", RoleReader)
+	bound.Publication = "mag"
+	if _, err := v.Verify(ctx, sign(t, readerSecret, bound)); !errors.Is(err, ErrUnauthenticated) || !strings.Contains(err.Error(), "bound to a publication") {
+		t.Errorf("a reader-key token bound to a publication: %v, want ErrUnauthenticated", err)
+	}
+	if a, err := v.Verify(ctx, sign(t, secret, bound)); err != nil || a.Publication != "mag" {
+		t.Errorf("a staff-key token bound to a publication = %+v, %v, want it bound to mag", a, err)
+	}
 	expired := claims("x", RoleReader)
 	expired.IssuedAt, expired.ExpiresAt = jwt.NewNumericDate(now.Add(-2*time.Hour)), jwt.NewNumericDate(now.Add(-time.Hour))
 	if _, err := v.Verify(ctx, sign(t, readerSecret, expired)); err == nil || !strings.Contains(err.Error(), "expired") {

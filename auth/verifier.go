@@ -262,7 +262,10 @@ func (v *Verifier) Verify(ctx context.Context, token string) (Actor, error) {
 			}
 		}
 	}
-	a := Actor{ID: c.Subject, Roles: c.Roles, Name: c.Name, Picture: c.Picture}
+	if verified.readers && c.Publication != "" {
+		return Actor{}, fmt.Errorf("%w: the token is signed with a reader key, which signs reader sessions only, yet is bound to a publication", ErrUnauthenticated)
+	}
+	a := Actor{ID: c.Subject, Roles: c.Roles, Name: c.Name, Picture: c.Picture, Publication: c.Publication}
 	if verified.readers {
 		// Only the reader key signs the server's reader sessions.
 		a.Session = c.SessionID

@@ -124,6 +124,19 @@ var Roles = []string{auth.RoleAdmin, auth.RoleAuthor, auth.RoleReader, auth.Role
 // for a role not in Roles, an empty sub, a life of zero or less, or no
 // secret of the role's trust domain at least auth.MinSecretBytes long.
 func Mint(c auth.Config, sub, role string, now time.Time, life time.Duration) (string, error) {
+	return MintIn(c, sub, role, "", now, life)
+}
+
+// MintIn is Mint for a token bound to the publication pub (its pub claim,
+// the publication's id or slug) when pub is not empty: role is then a
+// role in a publication (auth.PublicationRoles), and the token is signed
+// with c.Secret, the staff's key.
+func MintIn(c auth.Config, sub, role, pub string, now time.Time, life time.Duration) (string, error) {
+	roles := Roles
+	if pub != "" {
+		roles = auth.PublicationRoles
+		c.Reader.Secret = nil
+	}
 	secret, issuer, audience := c.Secret, c.Issuer, c.Audience
 	if role == auth.RoleReader && c.Reader.Secret != nil {
 		secret = c.Reader.Secret
@@ -135,8 +148,8 @@ func Mint(c auth.Config, sub, role string, now time.Time, life time.Duration) (s
 		}
 	}
 	switch {
-	case !slices.Contains(Roles, role):
-		return "", fmt.Errorf("role %q: must be one of %s", role, strings.Join(Roles, ", "))
+	case !slices.Contains(roles, role):
+		return "", fmt.Errorf("role %q: must be one of %s", role, strings.Join(roles, ", "))
 	case sub == "":
 		return "", errors.New("subject: must be set (an author's id, e.g. ada-lovelace)")
 	case life <= 0:
@@ -153,7 +166,8 @@ func Mint(c auth.Config, sub, role string, now time.Time, life time.Duration) (s
 			IssuedAt:  jwt.NewNumericDate(now),
 			ExpiresAt: jwt.NewNumericDate(now.Add(life)),
 		},
-		Roles: []string{role},
+		Roles:       []string{role},
+		Publication: pub,
 	}
 	if audience != "" {
 		claims.Audience = jwt.ClaimStrings{audience}

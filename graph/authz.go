@@ -73,10 +73,20 @@ func author(ctx context.Context) (auth.Actor, error) {
 // author does, or one wrapping auth.ErrForbidden.
 func admin(ctx context.Context) error {
 	a, err := author(ctx)
-	if err == nil && !a.IsAdmin() {
+	if err == nil && !a.Manages() {
 		err = fmt.Errorf("%w: admins only", auth.ErrForbidden)
 	}
 	return err
+}
+
+// publisher returns nil unless the actor of ctx is a contributor of the
+// publication, who writes drafts only: then an error wrapping
+// auth.ErrForbidden.
+func publisher(ctx context.Context) error {
+	if !auth.ActorFrom(ctx).Publishes() {
+		return fmt.Errorf("%w: a contributor writes drafts only; an author or editor publishes them", auth.ErrForbidden)
+	}
+	return nil
 }
 
 // actsFor returns nil when the actor of ctx may act for the author

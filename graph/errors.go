@@ -67,6 +67,7 @@ var errorCodes = []struct {
 	{storage.ErrMediaInUse, CodeConflict, mediaUses},
 	{storage.ErrDuplicateComment, CodeConflict, reason("DUPLICATE_COMMENT")},
 	{storage.ErrNotPending, CodeConflict, reason("NOT_PENDING")},
+	{storage.ErrLastOwner, CodeConflict, reason("LAST_OWNER")},
 	{storage.ErrSignInInvalid, CodeBadUserInput, reason("INVALID_SIGN_IN")},
 	{storage.ErrSignInLimited, CodeRateLimited, signInLimit},
 	{storage.ErrRefreshReused, CodeUnauthenticated, reason("REFRESH_TOKEN_REUSED")},

@@ -382,65 +382,68 @@ type ComplexityRoot struct {
 	}
 
 	Mutation struct {
-		AddComment                func(childComplexity int, input model.AddCommentInput) int
-		AddPostToSeries           func(childComplexity int, input model.AddPostToSeriesInput) int
-		AddPublicationHost        func(childComplexity int, input model.AddPublicationHostInput) int
-		ApproveComment            func(childComplexity int, input model.ApproveCommentInput) int
-		CompleteSignIn            func(childComplexity int, input model.CompleteSignInInput) int
-		CompleteUpload            func(childComplexity int, input model.CompleteUploadInput) int
-		CreateAuthor              func(childComplexity int, input model.CreateAuthorInput) int
-		CreateCategory            func(childComplexity int, input model.CreateCategoryInput) int
-		CreatePage                func(childComplexity int, input model.CreatePageInput) int
-		CreatePost                func(childComplexity int, input model.CreatePostInput) int
-		CreatePreviewLink         func(childComplexity int, input model.CreatePreviewLinkInput) int
-		CreatePublication         func(childComplexity int, input model.CreatePublicationInput) int
-		CreateSeries              func(childComplexity int, input model.CreateSeriesInput) int
-		CreateUpload              func(childComplexity int, input model.CreateUploadInput) int
-		CreateWebhook             func(childComplexity int, input model.CreateWebhookInput) int
-		DeleteComment             func(childComplexity int, input model.DeleteCommentInput) int
-		DeleteMedia               func(childComplexity int, input model.DeleteMediaInput) int
-		DeleteMyAccount           func(childComplexity int, input model.DeleteMyAccountInput) int
-		DeletePage                func(childComplexity int, input model.DeletePageInput) int
-		DeletePost                func(childComplexity int, input model.DeletePostInput) int
-		DeleteSeries              func(childComplexity int, input model.DeleteSeriesInput) int
-		DeleteWebhook             func(childComplexity int, input model.DeleteWebhookInput) int
-		LinkPageTranslation       func(childComplexity int, input model.LinkPageTranslationInput) int
-		LinkTranslation           func(childComplexity int, input model.LinkTranslationInput) int
-		MergeTags                 func(childComplexity int, input model.MergeTagsInput) int
-		MoveSeriesPost            func(childComplexity int, input model.MoveSeriesPostInput) int
-		PingWebhook               func(childComplexity int, input model.PingWebhookInput) int
-		PublishPage               func(childComplexity int, input model.PublishPageInput) int
-		PublishPost               func(childComplexity int, input model.PublishPostInput) int
-		React                     func(childComplexity int, input model.ReactionInput) int
-		RecordView                func(childComplexity int, input model.RecordViewInput) int
-		RedeliverWebhookEvent     func(childComplexity int, input model.RedeliverWebhookEventInput) int
-		RefreshSession            func(childComplexity int, input model.RefreshSessionInput) int
-		RejectComment             func(childComplexity int, input model.RejectCommentInput) int
-		RemovePostFromSeries      func(childComplexity int, input model.RemovePostFromSeriesInput) int
-		RemovePublicationHost     func(childComplexity int, input model.RemovePublicationHostInput) int
-		RenameTag                 func(childComplexity int, input model.RenameTagInput) int
-		RequestSignInLink         func(childComplexity int, input model.RequestSignInLinkInput) int
-		RestorePostRevision       func(childComplexity int, input model.RestorePostRevisionInput) int
-		RevokeSession             func(childComplexity int, input model.RevokeSessionInput) int
-		RotateWebhookSecret       func(childComplexity int, input model.RotateWebhookSecretInput) int
-		SetNewsletterSubscription func(childComplexity int, input model.SetNewsletterSubscriptionInput) int
-		SetPostFeatured           func(childComplexity int, input model.SetPostFeaturedInput) int
-		SetReplyNotifications     func(childComplexity int, input model.SetReplyNotificationsInput) int
-		SignOut                   func(childComplexity int, input *model.SignOutInput) int
-		UnlinkPageTranslation     func(childComplexity int, input model.UnlinkPageTranslationInput) int
-		UnlinkTranslation         func(childComplexity int, input model.UnlinkTranslationInput) int
-		UnpublishPage             func(childComplexity int, input model.UnpublishPageInput) int
-		UnpublishPost             func(childComplexity int, input model.UnpublishPostInput) int
-		Unreact                   func(childComplexity int, input model.ReactionInput) int
-		UpdateAuthor              func(childComplexity int, input model.UpdateAuthorInput) int
-		UpdateCategory            func(childComplexity int, input model.UpdateCategoryInput) int
-		UpdateComment             func(childComplexity int, input model.UpdateCommentInput) int
-		UpdateMedia               func(childComplexity int, input model.UpdateMediaInput) int
-		UpdatePage                func(childComplexity int, input model.UpdatePageInput) int
-		UpdatePost                func(childComplexity int, input model.UpdatePostInput) int
-		UpdateSeries              func(childComplexity int, input model.UpdateSeriesInput) int
-		UpdateSite                func(childComplexity int, input model.UpdateSiteInput) int
-		UpdateWebhook             func(childComplexity int, input model.UpdateWebhookInput) int
+		AddComment                  func(childComplexity int, input model.AddCommentInput) int
+		AddPostToSeries             func(childComplexity int, input model.AddPostToSeriesInput) int
+		AddPublicationHost          func(childComplexity int, input model.AddPublicationHostInput) int
+		AddPublicationMember        func(childComplexity int, input model.AddPublicationMemberInput) int
+		ApproveComment              func(childComplexity int, input model.ApproveCommentInput) int
+		ChangePublicationMemberRole func(childComplexity int, input model.ChangePublicationMemberRoleInput) int
+		CompleteSignIn              func(childComplexity int, input model.CompleteSignInInput) int
+		CompleteUpload              func(childComplexity int, input model.CompleteUploadInput) int
+		CreateAuthor                func(childComplexity int, input model.CreateAuthorInput) int
+		CreateCategory              func(childComplexity int, input model.CreateCategoryInput) int
+		CreatePage                  func(childComplexity int, input model.CreatePageInput) int
+		CreatePost                  func(childComplexity int, input model.CreatePostInput) int
+		CreatePreviewLink           func(childComplexity int, input model.CreatePreviewLinkInput) int
+		CreatePublication           func(childComplexity int, input model.CreatePublicationInput) int
+		CreateSeries                func(childComplexity int, input model.CreateSeriesInput) int
+		CreateUpload                func(childComplexity int, input model.CreateUploadInput) int
+		CreateWebhook               func(childComplexity int, input model.CreateWebhookInput) int
+		DeleteComment               func(childComplexity int, input model.DeleteCommentInput) int
+		DeleteMedia                 func(childComplexity int, input model.DeleteMediaInput) int
+		DeleteMyAccount             func(childComplexity int, input model.DeleteMyAccountInput) int
+		DeletePage                  func(childComplexity int, input model.DeletePageInput) int
+		DeletePost                  func(childComplexity int, input model.DeletePostInput) int
+		DeleteSeries                func(childComplexity int, input model.DeleteSeriesInput) int
+		DeleteWebhook               func(childComplexity int, input model.DeleteWebhookInput) int
+		LinkPageTranslation         func(childComplexity int, input model.LinkPageTranslationInput) int
+		LinkTranslation             func(childComplexity int, input model.LinkTranslationInput) int
+		MergeTags                   func(childComplexity int, input model.MergeTagsInput) int
+		MoveSeriesPost              func(childComplexity int, input model.MoveSeriesPostInput) int
+		PingWebhook                 func(childComplexity int, input model.PingWebhookInput) int
+		PublishPage                 func(childComplexity int, input model.PublishPageInput) int
+		PublishPost                 func(childComplexity int, input model.PublishPostInput) int
+		React                       func(childComplexity int, input model.ReactionInput) int
+		RecordView                  func(childComplexity int, input model.RecordViewInput) int
+		RedeliverWebhookEvent       func(childComplexity int, input model.RedeliverWebhookEventInput) int
+		RefreshSession              func(childComplexity int, input model.RefreshSessionInput) int
+		RejectComment               func(childComplexity int, input model.RejectCommentInput) int
+		RemovePostFromSeries        func(childComplexity int, input model.RemovePostFromSeriesInput) int
+		RemovePublicationHost       func(childComplexity int, input model.RemovePublicationHostInput) int
+		RemovePublicationMember     func(childComplexity int, input model.RemovePublicationMemberInput) int
+		RenameTag                   func(childComplexity int, input model.RenameTagInput) int
+		RequestSignInLink           func(childComplexity int, input model.RequestSignInLinkInput) int
+		RestorePostRevision         func(childComplexity int, input model.RestorePostRevisionInput) int
+		RevokeSession               func(childComplexity int, input model.RevokeSessionInput) int
+		RotateWebhookSecret         func(childComplexity int, input model.RotateWebhookSecretInput) int
+		SetNewsletterSubscription   func(childComplexity int, input model.SetNewsletterSubscriptionInput) int
+		SetPostFeatured             func(childComplexity int, input model.SetPostFeaturedInput) int
+		SetReplyNotifications       func(childComplexity int, input model.SetReplyNotificationsInput) int
+		SignOut                     func(childComplexity int, input *model.SignOutInput) int
+		UnlinkPageTranslation       func(childComplexity int, input model.UnlinkPageTranslationInput) int
+		UnlinkTranslation           func(childComplexity int, input model.UnlinkTranslationInput) int
+		UnpublishPage               func(childComplexity int, input model.UnpublishPageInput) int
+		UnpublishPost               func(childComplexity int, input model.UnpublishPostInput) int
+		Unreact                     func(childComplexity int, input model.ReactionInput) int
+		UpdateAuthor                func(childComplexity int, input model.UpdateAuthorInput) int
+		UpdateCategory              func(childComplexity int, input model.UpdateCategoryInput) int
+		UpdateComment               func(childComplexity int, input model.UpdateCommentInput) int
+		UpdateMedia                 func(childComplexity int, input model.UpdateMediaInput) int
+		UpdatePage                  func(childComplexity int, input model.UpdatePageInput) int
+		UpdatePost                  func(childComplexity int, input model.UpdatePostInput) int
+		UpdateSeries                func(childComplexity int, input model.UpdateSeriesInput) int
+		UpdateSite                  func(childComplexity int, input model.UpdateSiteInput) int
+		UpdateWebhook               func(childComplexity int, input model.UpdateWebhookInput) int
 	}
 
 	OutboxEmail struct {
@@ -612,6 +615,27 @@ type ComplexityRoot struct {
 		Node   func(childComplexity int) int
 	}
 
+	PublicationMember struct {
+		AccountID func(childComplexity int) int
+		CreatedAt func(childComplexity int) int
+		Email     func(childComplexity int) int
+		Role      func(childComplexity int) int
+	}
+
+	PublicationMemberConnection struct {
+		Edges    func(childComplexity int) int
+		PageInfo func(childComplexity int) int
+	}
+
+	PublicationMemberEdge struct {
+		Cursor func(childComplexity int) int
+		Node   func(childComplexity int) int
+	}
+
+	PublicationMemberPayload struct {
+		Member func(childComplexity int) int
+	}
+
 	PublishPagePayload struct {
 		Page func(childComplexity int) int
 	}
@@ -621,36 +645,37 @@ type ComplexityRoot struct {
 	}
 
 	Query struct {
-		Account         func(childComplexity int) int
-		AllSeries       func(childComplexity int, first *int, after *string, last *int, before *string) int
-		Archive         func(childComplexity int, author *string, category *string, authorSlug *string) int
-		Author          func(childComplexity int, id *string, slug *string) int
-		Authors         func(childComplexity int, first *int, after *string, last *int, before *string) int
-		Categories      func(childComplexity int) int
-		Category        func(childComplexity int, slug *string, id *string) int
-		FeaturedPosts   func(childComplexity int, first *int, after *string, last *int, before *string) int
-		LiveCursor      func(childComplexity int) int
-		Media           func(childComplexity int, first *int, after *string) int
-		MediaUsage      func(childComplexity int) int
-		Members         func(childComplexity int, query *string, first *int, after *string) int
-		ModerationQueue func(childComplexity int, first *int, after *string, last *int, before *string) int
-		Node            func(childComplexity int, id string) int
-		OutboxEmails    func(childComplexity int, first *int) int
-		Page            func(childComplexity int, id *string, slug *string) int
-		Pages           func(childComplexity int, first *int, after *string, last *int, before *string, drafts *bool) int
-		PopularPosts    func(childComplexity int, period model.PopularPeriod, first *int) int
-		Post            func(childComplexity int, id *string, slug *string, previewToken *string) int
-		PostPage        func(childComplexity int, category *string, tag *string, month *string, number int, size *int) int
-		Posts           func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time, locale *string) int
-		Publication     func(childComplexity int, slug *string, host *string) int
-		Publications    func(childComplexity int, first *int, after *string) int
-		Search          func(childComplexity int, query string, first *int, after *string, category *string, author *string) int
-		Series          func(childComplexity int, slug string) int
-		Site            func(childComplexity int, locale *string) int
-		Tag             func(childComplexity int, slug string) int
-		Tags            func(childComplexity int, first *int, after *string, last *int, before *string) int
-		Viewer          func(childComplexity int) int
-		Webhooks        func(childComplexity int) int
+		Account            func(childComplexity int) int
+		AllSeries          func(childComplexity int, first *int, after *string, last *int, before *string) int
+		Archive            func(childComplexity int, author *string, category *string, authorSlug *string) int
+		Author             func(childComplexity int, id *string, slug *string) int
+		Authors            func(childComplexity int, first *int, after *string, last *int, before *string) int
+		Categories         func(childComplexity int) int
+		Category           func(childComplexity int, slug *string, id *string) int
+		FeaturedPosts      func(childComplexity int, first *int, after *string, last *int, before *string) int
+		LiveCursor         func(childComplexity int) int
+		Media              func(childComplexity int, first *int, after *string) int
+		MediaUsage         func(childComplexity int) int
+		Members            func(childComplexity int, query *string, first *int, after *string) int
+		ModerationQueue    func(childComplexity int, first *int, after *string, last *int, before *string) int
+		Node               func(childComplexity int, id string) int
+		OutboxEmails       func(childComplexity int, first *int) int
+		Page               func(childComplexity int, id *string, slug *string) int
+		Pages              func(childComplexity int, first *int, after *string, last *int, before *string, drafts *bool) int
+		PopularPosts       func(childComplexity int, period model.PopularPeriod, first *int) int
+		Post               func(childComplexity int, id *string, slug *string, previewToken *string) int
+		PostPage           func(childComplexity int, category *string, tag *string, month *string, number int, size *int) int
+		Posts              func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time, locale *string) int
+		Publication        func(childComplexity int, slug *string, host *string) int
+		PublicationMembers func(childComplexity int, publication string, first *int, after *string) int
+		Publications       func(childComplexity int, first *int, after *string) int
+		Search             func(childComplexity int, query string, first *int, after *string, category *string, author *string) int
+		Series             func(childComplexity int, slug string) int
+		Site               func(childComplexity int, locale *string) int
+		Tag                func(childComplexity int, slug string) int
+		Tags               func(childComplexity int, first *int, after *string, last *int, before *string) int
+		Viewer             func(childComplexity int) int
+		Webhooks           func(childComplexity int) int
 	}
 
 	ReactionCount struct {
@@ -1117,6 +1142,9 @@ type MutationResolver interface {
 	CreatePublication(ctx context.Context, input model.CreatePublicationInput) (*model.CreatePublicationPayload, error)
 	AddPublicationHost(ctx context.Context, input model.AddPublicationHostInput) (*model.AddPublicationHostPayload, error)
 	RemovePublicationHost(ctx context.Context, input model.RemovePublicationHostInput) (*model.RemovePublicationHostPayload, error)
+	AddPublicationMember(ctx context.Context, input model.AddPublicationMemberInput) (*model.PublicationMemberPayload, error)
+	ChangePublicationMemberRole(ctx context.Context, input model.ChangePublicationMemberRoleInput) (*model.PublicationMemberPayload, error)
+	RemovePublicationMember(ctx context.Context, input model.RemovePublicationMemberInput) (*model.PublicationMemberPayload, error)
 }
 type PageResolver interface {
 	ID(ctx context.Context, obj *storage.SitePage) (string, error)
@@ -1204,6 +1232,7 @@ type QueryResolver interface {
 	Members(ctx context.Context, query *string, first *int, after *string) (*model.MemberConnection, error)
 	Publication(ctx context.Context, slug *string, host *string) (*storage.Publication, error)
 	Publications(ctx context.Context, first *int, after *string) (*model.PublicationConnection, error)
+	PublicationMembers(ctx context.Context, publication string, first *int, after *string) (*model.PublicationMemberConnection, error)
 }
 type RevisionResolver interface {
 	ID(ctx context.Context, obj *storage.Revision) (string, error)
@@ -2414,6 +2443,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.AddPublicationHost(childComplexity, args["input"].(model.AddPublicationHostInput)), true
+	case "Mutation.addPublicationMember":
+		if e.ComplexityRoot.Mutation.AddPublicationMember == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_addPublicationMember_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.AddPublicationMember(childComplexity, args["input"].(model.AddPublicationMemberInput)), true
 	case "Mutation.approveComment":
 		if e.ComplexityRoot.Mutation.ApproveComment == nil {
 			break
@@ -2425,6 +2465,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.ApproveComment(childComplexity, args["input"].(model.ApproveCommentInput)), true
+	case "Mutation.changePublicationMemberRole":
+		if e.ComplexityRoot.Mutation.ChangePublicationMemberRole == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_changePublicationMemberRole_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.ChangePublicationMemberRole(childComplexity, args["input"].(model.ChangePublicationMemberRoleInput)), true
 	case "Mutation.completeSignIn":
 		if e.ComplexityRoot.Mutation.CompleteSignIn == nil {
 			break
@@ -2777,6 +2828,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Mutation.RemovePublicationHost(childComplexity, args["input"].(model.RemovePublicationHostInput)), true
+	case "Mutation.removePublicationMember":
+		if e.ComplexityRoot.Mutation.RemovePublicationMember == nil {
+			break
+		}
+
+		args, err := ec.field_Mutation_removePublicationMember_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Mutation.RemovePublicationMember(childComplexity, args["input"].(model.RemovePublicationMemberInput)), true
 	case "Mutation.renameTag":
 		if e.ComplexityRoot.Mutation.RenameTag == nil {
 			break
@@ -3774,6 +3836,64 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 
 		return e.ComplexityRoot.PublicationEdge.Node(childComplexity), true
 
+	case "PublicationMember.account":
+		if e.ComplexityRoot.PublicationMember.AccountID == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicationMember.AccountID(childComplexity), true
+	case "PublicationMember.addedAt":
+		if e.ComplexityRoot.PublicationMember.CreatedAt == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicationMember.CreatedAt(childComplexity), true
+	case "PublicationMember.email":
+		if e.ComplexityRoot.PublicationMember.Email == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicationMember.Email(childComplexity), true
+	case "PublicationMember.role":
+		if e.ComplexityRoot.PublicationMember.Role == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicationMember.Role(childComplexity), true
+
+	case "PublicationMemberConnection.edges":
+		if e.ComplexityRoot.PublicationMemberConnection.Edges == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicationMemberConnection.Edges(childComplexity), true
+	case "PublicationMemberConnection.pageInfo":
+		if e.ComplexityRoot.PublicationMemberConnection.PageInfo == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicationMemberConnection.PageInfo(childComplexity), true
+
+	case "PublicationMemberEdge.cursor":
+		if e.ComplexityRoot.PublicationMemberEdge.Cursor == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicationMemberEdge.Cursor(childComplexity), true
+	case "PublicationMemberEdge.node":
+		if e.ComplexityRoot.PublicationMemberEdge.Node == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicationMemberEdge.Node(childComplexity), true
+
+	case "PublicationMemberPayload.member":
+		if e.ComplexityRoot.PublicationMemberPayload.Member == nil {
+			break
+		}
+
+		return e.ComplexityRoot.PublicationMemberPayload.Member(childComplexity), true
+
 	case "PublishPagePayload.page":
 		if e.ComplexityRoot.PublishPagePayload.Page == nil {
 			break
@@ -4011,6 +4131,17 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 		}
 
 		return e.ComplexityRoot.Query.Publication(childComplexity, args["slug"].(*string), args["host"].(*string)), true
+	case "Query.publicationMembers":
+		if e.ComplexityRoot.Query.PublicationMembers == nil {
+			break
+		}
+
+		args, err := ec.field_Query_publicationMembers_args(ctx, rawArgs)
+		if err != nil {
+			return 0, false
+		}
+
+		return e.ComplexityRoot.Query.PublicationMembers(childComplexity, args["publication"].(string), args["first"].(*int), args["after"].(*string)), true
 	case "Query.publications":
 		if e.ComplexityRoot.Query.Publications == nil {
 			break
@@ -5179,7 +5310,9 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("AddCommentInput", ec.unmarshalInputAddCommentInput),
 			graphql.NewInputUnmarshaler("AddPostToSeriesInput", ec.unmarshalInputAddPostToSeriesInput),
 			graphql.NewInputUnmarshaler("AddPublicationHostInput", ec.unmarshalInputAddPublicationHostInput),
+			graphql.NewInputUnmarshaler("AddPublicationMemberInput", ec.unmarshalInputAddPublicationMemberInput),
 			graphql.NewInputUnmarshaler("ApproveCommentInput", ec.unmarshalInputApproveCommentInput),
+			graphql.NewInputUnmarshaler("ChangePublicationMemberRoleInput", ec.unmarshalInputChangePublicationMemberRoleInput),
 			graphql.NewInputUnmarshaler("CompleteSignInInput", ec.unmarshalInputCompleteSignInInput),
 			graphql.NewInputUnmarshaler("CompleteUploadInput", ec.unmarshalInputCompleteUploadInput),
 			graphql.NewInputUnmarshaler("CreateAuthorInput", ec.unmarshalInputCreateAuthorInput),
@@ -5217,6 +5350,7 @@ func (e *executableSchema) Exec(ctx context.Context) graphql.ResponseHandler {
 			graphql.NewInputUnmarshaler("RejectCommentInput", ec.unmarshalInputRejectCommentInput),
 			graphql.NewInputUnmarshaler("RemovePostFromSeriesInput", ec.unmarshalInputRemovePostFromSeriesInput),
 			graphql.NewInputUnmarshaler("RemovePublicationHostInput", ec.unmarshalInputRemovePublicationHostInput),
+			graphql.NewInputUnmarshaler("RemovePublicationMemberInput", ec.unmarshalInputRemovePublicationMemberInput),
 			graphql.NewInputUnmarshaler("RenameTagInput", ec.unmarshalInputRenameTagInput),
 			graphql.NewInputUnmarshaler("RequestSignInLinkInput", ec.unmarshalInputRequestSignInLinkInput),
 			graphql.NewInputUnmarshaler("RestorePostRevisionInput", ec.unmarshalInputRestorePostRevisionInput),
@@ -9027,6 +9161,133 @@ extend type Mutation {
     input: RemovePublicationHostInput!
   ): RemovePublicationHostPayload!
 }
+
+# --- Publication staff ---
+
+"""
+A role in a publication's staff, from the most to the least trusted; each
+may what the roles after it may, and more (see docs/authentication.md).
+"""
+enum PublicationRole {
+  "Manages the staff and the ownership: makes and removes owners. A publication keeps at least one."
+  OWNER
+  "Manages the settings, webhooks, pages, categories, tags, members and the staff below owner."
+  ADMIN
+  "Edits, publishes and deletes every post, and moderates every comment."
+  EDITOR
+  "Writes, publishes and moderates their own posts."
+  AUTHOR
+  "Writes drafts of their own and publishes nothing."
+  CONTRIBUTOR
+}
+
+"""
+An account's membership of a publication's staff, with its role.
+"""
+type PublicationMember {
+  "The account's id: the subject of its tokens."
+  account: ID!
+  "The account's email address, when it was added by address; else null."
+  email: String
+  "The account's role in the publication."
+  role: PublicationRole!
+  "When the account joined the staff."
+  addedAt: DateTime!
+}
+
+"""
+A page of a publication's staff, by account id.
+"""
+type PublicationMemberConnection {
+  "The members of this page, each with its cursor."
+  edges: [PublicationMemberEdge!]!
+  "Where this page lies in the list."
+  pageInfo: PageInfo!
+}
+
+"""
+A member in a page of a publication's staff.
+"""
+type PublicationMemberEdge {
+  "The opaque cursor of this member; pass it as ` + "`" + `after` + "`" + ` to continue after it."
+  cursor: String!
+  "The member."
+  node: PublicationMember!
+}
+
+"""
+The input of ` + "`" + `addPublicationMember` + "`" + `. Give exactly one of ` + "`" + `account` + "`" + ` and ` + "`" + `email` + "`" + `.
+"""
+input AddPublicationMemberInput {
+  "The publication's id or slug. One that does not exist is NOT_FOUND."
+  publication: String!
+  "The account's id (the subject of its tokens)."
+  account: ID
+  "The email address of a platform account. An address without an account is NOT_FOUND."
+  email: String
+  "The role it gets."
+  role: PublicationRole!
+}
+
+"""
+The result of ` + "`" + `addPublicationMember` + "`" + `, ` + "`" + `changePublicationMemberRole` + "`" + ` and ` + "`" + `removePublicationMember` + "`" + `.
+"""
+type PublicationMemberPayload {
+  "The membership as it is now (as it was, for a removal)."
+  member: PublicationMember!
+}
+
+"""
+The input of ` + "`" + `changePublicationMemberRole` + "`" + `.
+"""
+input ChangePublicationMemberRoleInput {
+  "The publication's id or slug."
+  publication: String!
+  "The member's account id."
+  account: ID!
+  "The member's new role."
+  role: PublicationRole!
+}
+
+"""
+The input of ` + "`" + `removePublicationMember` + "`" + `.
+"""
+input RemovePublicationMemberInput {
+  "The publication's id or slug."
+  publication: String!
+  "The member's account id."
+  account: ID!
+}
+
+extend type Query {
+  "A publication's staff by account id, for its owners and admins (and platform admins), else FORBIDDEN. One read for the publication and one Query a page."
+  publicationMembers(
+    "The publication's id or slug."
+    publication: String!
+    "How many members to return after ` + "`" + `after` + "`" + `, from 1 to 100; 20 when not given."
+    first: Int
+    "Return the members after this cursor, taken from a previous page."
+    after: String
+  ): PublicationMemberConnection!
+}
+
+extend type Mutation {
+  "Adds an account to a publication's staff with a role. Owners may grant any role, admins any but OWNER (else FORBIDDEN); platform admins any. An account already on the staff is CONFLICT (ALREADY_EXISTS), and nothing is written."
+  addPublicationMember(
+    "The publication, the account and the role."
+    input: AddPublicationMemberInput!
+  ): PublicationMemberPayload!
+  "Changes a member's role. Owners may change any member's, admins only those of members below owner and not to OWNER (else FORBIDDEN). Unmaking the last owner is CONFLICT (LAST_OWNER), and nothing is written."
+  changePublicationMemberRole(
+    "The publication, the member and the role."
+    input: ChangePublicationMemberRoleInput!
+  ): PublicationMemberPayload!
+  "Removes a member from a publication's staff: their tokens bound to it stop working within 5 seconds. Owners may remove anyone, admins members below owner (else FORBIDDEN). Removing the last owner is CONFLICT (LAST_OWNER), and nothing is written; of two owners removing each other at once, one succeeds."
+  removePublicationMember(
+    "The publication and the member."
+    input: RemovePublicationMemberInput!
+  ): PublicationMemberPayload!
+}
 `, BuiltIn: false},
 }
 var parsedSchema = gqlparser.MustLoadSchema(sources...)
@@ -10011,6 +10272,48 @@ func (ec *executionContext) childFields_PublicationEdge(ctx context.Context, fie
 		return ec.fieldContext_PublicationEdge_node(ctx, field)
 	}
 	return nil, fmt.Errorf("no field named %q was found under type PublicationEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_PublicationMember(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "account":
+		return ec.fieldContext_PublicationMember_account(ctx, field)
+	case "email":
+		return ec.fieldContext_PublicationMember_email(ctx, field)
+	case "role":
+		return ec.fieldContext_PublicationMember_role(ctx, field)
+	case "addedAt":
+		return ec.fieldContext_PublicationMember_addedAt(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PublicationMember", field.Name)
+}
+
+func (ec *executionContext) childFields_PublicationMemberConnection(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "edges":
+		return ec.fieldContext_PublicationMemberConnection_edges(ctx, field)
+	case "pageInfo":
+		return ec.fieldContext_PublicationMemberConnection_pageInfo(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PublicationMemberConnection", field.Name)
+}
+
+func (ec *executionContext) childFields_PublicationMemberEdge(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "cursor":
+		return ec.fieldContext_PublicationMemberEdge_cursor(ctx, field)
+	case "node":
+		return ec.fieldContext_PublicationMemberEdge_node(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PublicationMemberEdge", field.Name)
+}
+
+func (ec *executionContext) childFields_PublicationMemberPayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+	switch field.Name {
+	case "member":
+		return ec.fieldContext_PublicationMemberPayload_member(ctx, field)
+	}
+	return nil, fmt.Errorf("no field named %q was found under type PublicationMemberPayload", field.Name)
 }
 
 func (ec *executionContext) childFields_PublishPagePayload(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
@@ -11083,12 +11386,40 @@ func (ec *executionContext) field_Mutation_addPublicationHost_args(ctx context.C
 	return args, nil
 }
 
+func (ec *executionContext) field_Mutation_addPublicationMember_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.AddPublicationMemberInput, error) {
+			return ec.unmarshalNAddPublicationMemberInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐAddPublicationMemberInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
 func (ec *executionContext) field_Mutation_approveComment_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
 	var err error
 	args := map[string]any{}
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.ApproveCommentInput, error) {
 			return ec.unmarshalNApproveCommentInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐApproveCommentInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_changePublicationMemberRole_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.ChangePublicationMemberRoleInput, error) {
+			return ec.unmarshalNChangePublicationMemberRoleInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐChangePublicationMemberRoleInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -11537,6 +11868,20 @@ func (ec *executionContext) field_Mutation_removePublicationHost_args(ctx contex
 	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
 		func(ctx context.Context, v any) (model.RemovePublicationHostInput, error) {
 			return ec.unmarshalNRemovePublicationHostInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRemovePublicationHostInput(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["input"] = arg0
+	return args, nil
+}
+
+func (ec *executionContext) field_Mutation_removePublicationMember_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "input",
+		func(ctx context.Context, v any) (model.RemovePublicationMemberInput, error) {
+			return ec.unmarshalNRemovePublicationMemberInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRemovePublicationMemberInput(ctx, v)
 		})
 	if err != nil {
 		return nil, err
@@ -12558,6 +12903,36 @@ func (ec *executionContext) field_Query_posts_args(ctx context.Context, rawArgs 
 		return nil, err
 	}
 	args["locale"] = arg6
+	return args, nil
+}
+
+func (ec *executionContext) field_Query_publicationMembers_args(ctx context.Context, rawArgs map[string]any) (map[string]any, error) {
+	var err error
+	args := map[string]any{}
+	arg0, err := graphql.ProcessArgField(ctx, rawArgs, "publication",
+		func(ctx context.Context, v any) (string, error) {
+			return ec.unmarshalNString2string(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["publication"] = arg0
+	arg1, err := graphql.ProcessArgField(ctx, rawArgs, "first",
+		func(ctx context.Context, v any) (*int, error) {
+			return ec.unmarshalOInt2ᚖint(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["first"] = arg1
+	arg2, err := graphql.ProcessArgField(ctx, rawArgs, "after",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["after"] = arg2
 	return args, nil
 }
 
@@ -20126,6 +20501,138 @@ func (ec *executionContext) fieldContext_Mutation_removePublicationHost(ctx cont
 	return fc, nil
 }
 
+func (ec *executionContext) _Mutation_addPublicationMember(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_addPublicationMember(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().AddPublicationMember(ctx, fc.Args["input"].(model.AddPublicationMemberInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PublicationMemberPayload) graphql.Marshaler {
+			return ec.marshalNPublicationMemberPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublicationMemberPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_addPublicationMember(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PublicationMemberPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_addPublicationMember_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_changePublicationMemberRole(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_changePublicationMemberRole(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().ChangePublicationMemberRole(ctx, fc.Args["input"].(model.ChangePublicationMemberRoleInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PublicationMemberPayload) graphql.Marshaler {
+			return ec.marshalNPublicationMemberPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublicationMemberPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_changePublicationMemberRole(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PublicationMemberPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_changePublicationMemberRole_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Mutation_removePublicationMember(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Mutation_removePublicationMember(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Mutation().RemovePublicationMember(ctx, fc.Args["input"].(model.RemovePublicationMemberInput))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PublicationMemberPayload) graphql.Marshaler {
+			return ec.marshalNPublicationMemberPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublicationMemberPayload(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Mutation_removePublicationMember(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Mutation",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PublicationMemberPayload(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Mutation_removePublicationMember_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _OutboxEmail_id(ctx context.Context, field graphql.CollectedField, obj *model.OutboxEmail) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -23242,6 +23749,249 @@ func (ec *executionContext) fieldContext_PublicationEdge_node(_ context.Context,
 	return fc, nil
 }
 
+func (ec *executionContext) _PublicationMember_account(ctx context.Context, field graphql.CollectedField, obj *storage.StaffMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicationMember_account(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.AccountID, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNID2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublicationMember_account(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicationMember", field, false, false, "ID")
+}
+
+func (ec *executionContext) _PublicationMember_email(ctx context.Context, field graphql.CollectedField, obj *storage.StaffMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicationMember_email(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Email, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalOString2string(ctx, selections, v)
+		},
+		true,
+		false,
+	)
+}
+func (ec *executionContext) fieldContext_PublicationMember_email(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicationMember", field, false, false, "String")
+}
+
+func (ec *executionContext) _PublicationMember_role(ctx context.Context, field graphql.CollectedField, obj *storage.StaffMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicationMember_role(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Role, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v storage.StaffRole) graphql.Marshaler {
+			return ec.marshalNPublicationRole2githubᚗcomᚋblogqlᚋblogᚋstorageᚐStaffRole(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublicationMember_role(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicationMember", field, false, false, "PublicationRole")
+}
+
+func (ec *executionContext) _PublicationMember_addedAt(ctx context.Context, field graphql.CollectedField, obj *storage.StaffMember) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicationMember_addedAt(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.CreatedAt, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v time.Time) graphql.Marshaler {
+			return ec.marshalNDateTime2timeᚐTime(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublicationMember_addedAt(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicationMember", field, false, false, "DateTime")
+}
+
+func (ec *executionContext) _PublicationMemberConnection_edges(ctx context.Context, field graphql.CollectedField, obj *model.PublicationMemberConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicationMemberConnection_edges(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Edges, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v []*model.PublicationMemberEdge) graphql.Marshaler {
+			return ec.marshalNPublicationMemberEdge2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublicationMemberEdgeᚄ(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublicationMemberConnection_edges(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PublicationMemberConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PublicationMemberEdge(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PublicationMemberConnection_pageInfo(ctx context.Context, field graphql.CollectedField, obj *model.PublicationMemberConnection) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicationMemberConnection_pageInfo(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.PageInfo, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PageInfo) graphql.Marshaler {
+			return ec.marshalNPageInfo2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPageInfo(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublicationMemberConnection_pageInfo(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PublicationMemberConnection",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PageInfo(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PublicationMemberEdge_cursor(ctx context.Context, field graphql.CollectedField, obj *model.PublicationMemberEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicationMemberEdge_cursor(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Cursor, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v string) graphql.Marshaler {
+			return ec.marshalNString2string(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublicationMemberEdge_cursor(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	return graphql.NewScalarFieldContext("PublicationMemberEdge", field, false, false, "String")
+}
+
+func (ec *executionContext) _PublicationMemberEdge_node(ctx context.Context, field graphql.CollectedField, obj *model.PublicationMemberEdge) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicationMemberEdge_node(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Node, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.StaffMember) graphql.Marshaler {
+			return ec.marshalNPublicationMember2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐStaffMember(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublicationMemberEdge_node(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PublicationMemberEdge",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PublicationMember(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _PublicationMemberPayload_member(ctx context.Context, field graphql.CollectedField, obj *model.PublicationMemberPayload) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_PublicationMemberPayload_member(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			return obj.Member, nil
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *storage.StaffMember) graphql.Marshaler {
+			return ec.marshalNPublicationMember2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐStaffMember(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_PublicationMemberPayload_member(_ context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "PublicationMemberPayload",
+		Field:      field,
+		IsMethod:   false,
+		IsResolver: false,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PublicationMember(ctx, field)
+		},
+	}
+	return fc, nil
+}
+
 func (ec *executionContext) _PublishPagePayload_page(ctx context.Context, field graphql.CollectedField, obj *model.PublishPagePayload) (ret graphql.Marshaler) {
 	return graphql.ResolveField(
 		ctx,
@@ -24539,6 +25289,50 @@ func (ec *executionContext) fieldContext_Query_publications(ctx context.Context,
 	}()
 	ctx = graphql.WithFieldContext(ctx, fc)
 	if fc.Args, err = ec.field_Query_publications_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
+		ec.Error(ctx, err)
+		return fc, err
+	}
+	return fc, nil
+}
+
+func (ec *executionContext) _Query_publicationMembers(ctx context.Context, field graphql.CollectedField) (ret graphql.Marshaler) {
+	return graphql.ResolveField(
+		ctx,
+		ec.OperationContext,
+		field,
+		func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.fieldContext_Query_publicationMembers(ctx, field)
+		},
+		func(ctx context.Context) (any, error) {
+			fc := graphql.GetFieldContext(ctx)
+			return ec.Resolvers.Query().PublicationMembers(ctx, fc.Args["publication"].(string), fc.Args["first"].(*int), fc.Args["after"].(*string))
+		},
+		nil,
+		func(ctx context.Context, selections ast.SelectionSet, v *model.PublicationMemberConnection) graphql.Marshaler {
+			return ec.marshalNPublicationMemberConnection2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublicationMemberConnection(ctx, selections, v)
+		},
+		true,
+		true,
+	)
+}
+func (ec *executionContext) fieldContext_Query_publicationMembers(ctx context.Context, field graphql.CollectedField) (fc *graphql.FieldContext, err error) {
+	fc = &graphql.FieldContext{
+		Object:     "Query",
+		Field:      field,
+		IsMethod:   true,
+		IsResolver: true,
+		Child: func(ctx context.Context, field graphql.CollectedField) (*graphql.FieldContext, error) {
+			return ec.childFields_PublicationMemberConnection(ctx, field)
+		},
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			err = ec.Recover(ctx, r)
+			ec.Error(ctx, err)
+		}
+	}()
+	ctx = graphql.WithFieldContext(ctx, fc)
+	if fc.Args, err = ec.field_Query_publicationMembers_args(ctx, field.ArgumentMap(ec.Variables)); err != nil {
 		ec.Error(ctx, err)
 		return fc, err
 	}
@@ -30354,6 +31148,69 @@ func UnmarshalAddPublicationHostInput(ctx context.Context, raw any) (model.AddPu
 	return out, err
 }
 
+func (ec *executionContext) unmarshalInputAddPublicationMemberInput(ctx context.Context, obj any) (model.AddPublicationMemberInput, error) {
+	var it model.AddPublicationMemberInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"publication", "account", "email", "role"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "publication":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("publication"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Publication = data
+		case "account":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("account"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Account = data
+		case "email":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("email"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Email = data
+		case "role":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("role"))
+			data, err := ec.unmarshalNPublicationRole2githubᚗcomᚋblogqlᚋblogᚋstorageᚐStaffRole(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Role = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalAddPublicationMemberInput unmarshals raw into the AddPublicationMemberInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalAddPublicationMemberInput(ctx context.Context, raw any) (model.AddPublicationMemberInput, error) {
+	var out model.AddPublicationMemberInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "AddPublicationMemberInput", raw, &out)
+	return out, err
+}
+
 func (ec *executionContext) unmarshalInputApproveCommentInput(ctx context.Context, obj any) (model.ApproveCommentInput, error) {
 	var it model.ApproveCommentInput
 	if obj == nil {
@@ -30407,6 +31264,62 @@ func (ec *executionContext) unmarshalInputApproveCommentInput(ctx context.Contex
 func UnmarshalApproveCommentInput(ctx context.Context, raw any) (model.ApproveCommentInput, error) {
 	var out model.ApproveCommentInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "ApproveCommentInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputChangePublicationMemberRoleInput(ctx context.Context, obj any) (model.ChangePublicationMemberRoleInput, error) {
+	var it model.ChangePublicationMemberRoleInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"publication", "account", "role"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "publication":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("publication"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Publication = data
+		case "account":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("account"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Account = data
+		case "role":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("role"))
+			data, err := ec.unmarshalNPublicationRole2githubᚗcomᚋblogqlᚋblogᚋstorageᚐStaffRole(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Role = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalChangePublicationMemberRoleInput unmarshals raw into the ChangePublicationMemberRoleInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalChangePublicationMemberRoleInput(ctx context.Context, raw any) (model.ChangePublicationMemberRoleInput, error) {
+	var out model.ChangePublicationMemberRoleInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "ChangePublicationMemberRoleInput", raw, &out)
 	return out, err
 }
 
@@ -32549,6 +33462,55 @@ func (ec *executionContext) unmarshalInputRemovePublicationHostInput(ctx context
 func UnmarshalRemovePublicationHostInput(ctx context.Context, raw any) (model.RemovePublicationHostInput, error) {
 	var out model.RemovePublicationHostInput
 	err := graphql.UnmarshalNamedInputFromContext(ctx, "RemovePublicationHostInput", raw, &out)
+	return out, err
+}
+
+func (ec *executionContext) unmarshalInputRemovePublicationMemberInput(ctx context.Context, obj any) (model.RemovePublicationMemberInput, error) {
+	var it model.RemovePublicationMemberInput
+	if obj == nil {
+		return it, nil
+	}
+
+	asMap := map[string]any{}
+	for k, v := range obj.(map[string]any) {
+		asMap[k] = v
+	}
+
+	fieldsInOrder := [...]string{"publication", "account"}
+	for _, k := range fieldsInOrder {
+		v, ok := asMap[k]
+		if !ok {
+			continue
+		}
+		switch k {
+		case "publication":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("publication"))
+			data, err := ec.unmarshalNString2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Publication = data
+		case "account":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("account"))
+			data, err := ec.unmarshalNID2string(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.Account = data
+		}
+	}
+	return it, nil
+}
+
+// UnmarshalRemovePublicationMemberInput unmarshals raw into the RemovePublicationMemberInput input type, using the
+// unmarshaler bound to ctx's request. Call it from a resolver to decode an input
+// object that was not passed as a field argument.
+//
+// ctx must come from a gqlgen request; outside one there is no unmarshaler to use
+// and the returned error says so.
+func UnmarshalRemovePublicationMemberInput(ctx context.Context, raw any) (model.RemovePublicationMemberInput, error) {
+	var out model.RemovePublicationMemberInput
+	err := graphql.UnmarshalNamedInputFromContext(ctx, "RemovePublicationMemberInput", raw, &out)
 	return out, err
 }
 
@@ -36953,6 +37915,27 @@ func (ec *executionContext) _Mutation(ctx context.Context, sel ast.SelectionSet)
 			if out.Values[i] == graphql.Null {
 				out.Invalids++
 			}
+		case "addPublicationMember":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_addPublicationMember(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "changePublicationMemberRole":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_changePublicationMemberRole(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "removePublicationMember":
+			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
+				return ec._Mutation_removePublicationMember(ctx, field)
+			})
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
 		default:
 			panic("unknown field " + strconv.Quote(field.Name))
 		}
@@ -38090,6 +39073,163 @@ func (ec *executionContext) _PublicationEdge(ctx context.Context, sel ast.Select
 	return out
 }
 
+var publicationMemberImplementors = []string{"PublicationMember"}
+
+func (ec *executionContext) _PublicationMember(ctx context.Context, sel ast.SelectionSet, obj *storage.StaffMember) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, publicationMemberImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PublicationMember")
+		case "account":
+			out.Values[i] = ec._PublicationMember_account(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "email":
+			out.Values[i] = ec._PublicationMember_email(ctx, field, obj)
+			if out.Values[i] == graphql.RequiredNull {
+				out.Invalids++
+			}
+		case "role":
+			out.Values[i] = ec._PublicationMember_role(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "addedAt":
+			out.Values[i] = ec._PublicationMember_addedAt(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var publicationMemberConnectionImplementors = []string{"PublicationMemberConnection"}
+
+func (ec *executionContext) _PublicationMemberConnection(ctx context.Context, sel ast.SelectionSet, obj *model.PublicationMemberConnection) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, publicationMemberConnectionImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PublicationMemberConnection")
+		case "edges":
+			out.Values[i] = ec._PublicationMemberConnection_edges(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "pageInfo":
+			out.Values[i] = ec._PublicationMemberConnection_pageInfo(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var publicationMemberEdgeImplementors = []string{"PublicationMemberEdge"}
+
+func (ec *executionContext) _PublicationMemberEdge(ctx context.Context, sel ast.SelectionSet, obj *model.PublicationMemberEdge) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, publicationMemberEdgeImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PublicationMemberEdge")
+		case "cursor":
+			out.Values[i] = ec._PublicationMemberEdge_cursor(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		case "node":
+			out.Values[i] = ec._PublicationMemberEdge_node(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
+var publicationMemberPayloadImplementors = []string{"PublicationMemberPayload"}
+
+func (ec *executionContext) _PublicationMemberPayload(ctx context.Context, sel ast.SelectionSet, obj *model.PublicationMemberPayload) graphql.Marshaler {
+	fields := graphql.CollectFields(ec.OperationContext, sel, publicationMemberPayloadImplementors)
+
+	out := graphql.NewFieldSet(fields)
+	deferred := graphql.NewDeferredGroup(ctx)
+	for i, field := range fields {
+		switch field.Name {
+		case "__typename":
+			out.Values[i] = graphql.MarshalString("PublicationMemberPayload")
+		case "member":
+			out.Values[i] = ec._PublicationMemberPayload_member(ctx, field, obj)
+			if out.Values[i] == graphql.Null {
+				out.Invalids++
+			}
+		default:
+			panic("unknown field " + strconv.Quote(field.Name))
+		}
+	}
+	out.Dispatch(ctx)
+	if out.Invalids > 0 {
+		return graphql.Null
+	}
+
+	if n := len(deferred.Defers); n > 0 {
+		atomic.AddInt32(&ec.Deferred, int32(min(n, math.MaxInt32)))
+		ec.ProcessDeferredGroup(deferred)
+	}
+
+	return out
+}
+
 var publishPagePayloadImplementors = []string{"PublishPagePayload"}
 
 func (ec *executionContext) _PublishPagePayload(ctx context.Context, sel ast.SelectionSet, obj *model.PublishPagePayload) graphql.Marshaler {
@@ -38354,6 +39494,12 @@ func (ec *executionContext) _Query(ctx context.Context, sel ast.SelectionSet) gr
 				true, true,
 				func(ctx context.Context) graphql.Marshaler {
 					return ec._Query_publications(ctx, field)
+				})
+		case "publicationMembers":
+			out.ResolveRootConcurrently(innerCtx, ec.OperationContext, i,
+				true, true,
+				func(ctx context.Context) graphql.Marshaler {
+					return ec._Query_publicationMembers(ctx, field)
 				})
 		case "__type":
 			out.Values[i] = ec.OperationContext.RootResolverMiddleware(innerCtx, func(ctx context.Context) (res graphql.Marshaler) {
@@ -41158,6 +42304,11 @@ func (ec *executionContext) marshalNAddPublicationHostPayload2ᚖgithubᚗcomᚋ
 	return ec._AddPublicationHostPayload(ctx, sel, v)
 }
 
+func (ec *executionContext) unmarshalNAddPublicationMemberInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐAddPublicationMemberInput(ctx context.Context, v any) (model.AddPublicationMemberInput, error) {
+	res, err := ec.unmarshalInputAddPublicationMemberInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
 func (ec *executionContext) unmarshalNApproveCommentInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐApproveCommentInput(ctx context.Context, v any) (model.ApproveCommentInput, error) {
 	res, err := ec.unmarshalInputApproveCommentInput(ctx, v)
 	return res, graphql.ErrorOnPath(ctx, err)
@@ -41307,6 +42458,11 @@ func (ec *executionContext) marshalNCategory2ᚖgithubᚗcomᚋblogqlᚋblogᚋs
 		return graphql.Null
 	}
 	return ec._Category(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNChangePublicationMemberRoleInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐChangePublicationMemberRoleInput(ctx context.Context, v any) (model.ChangePublicationMemberRoleInput, error) {
+	res, err := ec.unmarshalInputChangePublicationMemberRoleInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) marshalNComment2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐCommentᚄ(ctx context.Context, sel ast.SelectionSet, v []*storage.Comment) graphql.Marshaler {
@@ -42356,6 +43512,69 @@ func (ec *executionContext) marshalNPublicationEdge2ᚖgithubᚗcomᚋblogqlᚋb
 	return ec._PublicationEdge(ctx, sel, v)
 }
 
+func (ec *executionContext) marshalNPublicationMember2ᚖgithubᚗcomᚋblogqlᚋblogᚋstorageᚐStaffMember(ctx context.Context, sel ast.SelectionSet, v *storage.StaffMember) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "PublicationMember!")
+		return graphql.Null
+	}
+	return ec._PublicationMember(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPublicationMemberConnection2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublicationMemberConnection(ctx context.Context, sel ast.SelectionSet, v *model.PublicationMemberConnection) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "PublicationMemberConnection!")
+		return graphql.Null
+	}
+	return ec._PublicationMemberConnection(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPublicationMemberEdge2ᚕᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublicationMemberEdgeᚄ(ctx context.Context, sel ast.SelectionSet, v []*model.PublicationMemberEdge) graphql.Marshaler {
+	ret := graphql.MarshalSliceConcurrently(ctx, len(v), 0, false, func(ctx context.Context, i int) graphql.Marshaler {
+		fc := graphql.GetFieldContext(ctx)
+		fc.Result = &v[i]
+		return ec.marshalNPublicationMemberEdge2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublicationMemberEdge(ctx, sel, v[i])
+	})
+
+	for _, e := range ret {
+		if e == graphql.Null {
+			return graphql.Null
+		}
+	}
+
+	return ret
+}
+
+func (ec *executionContext) marshalNPublicationMemberEdge2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublicationMemberEdge(ctx context.Context, sel ast.SelectionSet, v *model.PublicationMemberEdge) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "PublicationMemberEdge!")
+		return graphql.Null
+	}
+	return ec._PublicationMemberEdge(ctx, sel, v)
+}
+
+func (ec *executionContext) marshalNPublicationMemberPayload2ᚖgithubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublicationMemberPayload(ctx context.Context, sel ast.SelectionSet, v *model.PublicationMemberPayload) graphql.Marshaler {
+	if v == nil {
+		graphql.AddInvalidNullError(ctx, "PublicationMemberPayload!")
+		return graphql.Null
+	}
+	return ec._PublicationMemberPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNPublicationRole2githubᚗcomᚋblogqlᚋblogᚋstorageᚐStaffRole(ctx context.Context, v any) (storage.StaffRole, error) {
+	tmp, err := graphql.UnmarshalString(v)
+	res := storage.StaffRole(tmp)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalNPublicationRole2githubᚗcomᚋblogqlᚋblogᚋstorageᚐStaffRole(ctx context.Context, sel ast.SelectionSet, v storage.StaffRole) graphql.Marshaler {
+	_ = sel
+	res := graphql.MarshalString(string(v))
+	if res == graphql.Null {
+		graphql.AddInvalidNullFromMarshaler(ctx, "PublicationRole!")
+	}
+	return res
+}
+
 func (ec *executionContext) unmarshalNPublicationStatus2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐPublicationStatus(ctx context.Context, v any) (model.PublicationStatus, error) {
 	var res model.PublicationStatus
 	err := res.UnmarshalGQL(v)
@@ -42593,6 +43812,11 @@ func (ec *executionContext) marshalNRemovePublicationHostPayload2ᚖgithubᚗcom
 		return graphql.Null
 	}
 	return ec._RemovePublicationHostPayload(ctx, sel, v)
+}
+
+func (ec *executionContext) unmarshalNRemovePublicationMemberInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRemovePublicationMemberInput(ctx context.Context, v any) (model.RemovePublicationMemberInput, error) {
+	res, err := ec.unmarshalInputRemovePublicationMemberInput(ctx, v)
+	return res, graphql.ErrorOnPath(ctx, err)
 }
 
 func (ec *executionContext) unmarshalNRenameTagInput2githubᚗcomᚋblogqlᚋblogᚋgraphᚋmodelᚐRenameTagInput(ctx context.Context, v any) (model.RenameTagInput, error) {
@@ -43800,6 +45024,18 @@ func (ec *executionContext) unmarshalOSocialAccountInput2ᚕᚖgithubᚗcomᚋbl
 		}
 	}
 	return res, nil
+}
+
+func (ec *executionContext) unmarshalOString2string(ctx context.Context, v any) (string, error) {
+	res, err := graphql.UnmarshalString(v)
+	return res, graphql.ErrorOnPath(ctx, err)
+}
+
+func (ec *executionContext) marshalOString2string(ctx context.Context, sel ast.SelectionSet, v string) graphql.Marshaler {
+	_ = sel
+	_ = ctx
+	res := graphql.MarshalString(v)
+	return res
 }
 
 func (ec *executionContext) unmarshalOString2ᚕstringᚄ(ctx context.Context, v any) ([]string, error) {

@@ -75,6 +75,9 @@ type HandlerOptions struct {
 	Live LiveOptions
 	// Site is what the site settings show where they were never set.
 	Site SiteDefaults
+	// PublicationSlug is the slug of the store's publication, which a
+	// token may name it by (its pub claim) as well as by its id.
+	PublicationSlug string
 	// SignIn configures readers' sign-in by email; its zero value
 	// signs nobody in.
 	SignIn SignInOptions
@@ -140,13 +143,13 @@ func NewHandler(store *storage.Store, opts HandlerOptions) http.Handler {
 	h.AroundResponses = []graphql.ResponseMiddleware{reportCost, waitAhead, liveResponses(h.ErrorPresenter)}
 	if h.Streams != nil {
 		streams := *h.Streams
-		streams.InitFunc = initConnection(opts.Verifier)
+		streams.InitFunc = staffInit(initConnection(opts.Verifier), store, opts.PublicationSlug)
 		streams.ResumeVariable = "after"
 		h.Streams = &streams
 	}
 	observe := batchObserver(opts.Metrics)
 	h.Wrap = func(srv http.Handler) http.Handler {
-		return withCost(opts.ShowCost, withActor(opts.Verifier, logger, withClient(withLoaders(store, observe, withViewer(opts.Views, withConnection(srv))))))
+		return withCost(opts.ShowCost, withActor(opts.Verifier, logger, withStaff(store, opts.PublicationSlug, logger, withClient(withLoaders(store, observe, withViewer(opts.Views, withConnection(srv)))))))
 	}
 	return gqlhttp.New(NewExecutableSchema(cfg), h)
 }

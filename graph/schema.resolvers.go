@@ -479,6 +479,9 @@ func (r *mutationResolver) UpdatePost(ctx context.Context, input model.UpdatePos
 
 // PublishPost is the resolver for the publishPost field.
 func (r *mutationResolver) PublishPost(ctx context.Context, input model.PublishPostInput) (*model.PublishPostPayload, error) {
+	if err := publisher(ctx); err != nil {
+		return nil, err
+	}
 	id, err := r.ownPost(ctx, input.ID, input.IdempotencyKey)
 	if err != nil {
 		return nil, err
@@ -873,6 +876,21 @@ func (r *mutationResolver) AddPublicationHost(ctx context.Context, input model.A
 // RemovePublicationHost is the resolver for the removePublicationHost field.
 func (r *mutationResolver) RemovePublicationHost(ctx context.Context, input model.RemovePublicationHostInput) (*model.RemovePublicationHostPayload, error) {
 	return r.removePublicationHost(ctx, input)
+}
+
+// AddPublicationMember is the resolver for the addPublicationMember field.
+func (r *mutationResolver) AddPublicationMember(ctx context.Context, input model.AddPublicationMemberInput) (*model.PublicationMemberPayload, error) {
+	return r.addPublicationMember(ctx, input)
+}
+
+// ChangePublicationMemberRole is the resolver for the changePublicationMemberRole field.
+func (r *mutationResolver) ChangePublicationMemberRole(ctx context.Context, input model.ChangePublicationMemberRoleInput) (*model.PublicationMemberPayload, error) {
+	return r.changePublicationMemberRole(ctx, input)
+}
+
+// RemovePublicationMember is the resolver for the removePublicationMember field.
+func (r *mutationResolver) RemovePublicationMember(ctx context.Context, input model.RemovePublicationMemberInput) (*model.PublicationMemberPayload, error) {
+	return r.removePublicationMember(ctx, input)
 }
 
 // ID is the resolver for the id field.
@@ -1403,6 +1421,11 @@ func (r *queryResolver) Publication(ctx context.Context, slug *string, host *str
 // Publications is the resolver for the publications field.
 func (r *queryResolver) Publications(ctx context.Context, first *int, after *string) (*model.PublicationConnection, error) {
 	return r.publications(ctx, first, after)
+}
+
+// PublicationMembers is the resolver for the publicationMembers field.
+func (r *queryResolver) PublicationMembers(ctx context.Context, publication string, first *int, after *string) (*model.PublicationMemberConnection, error) {
+	return r.publicationMembers(ctx, publication, first, after)
 }
 
 // ID is the resolver for the id field.

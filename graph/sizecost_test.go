@@ -58,6 +58,10 @@ var textBytes = map[string]int{
 	"Publication.hosts":      storage.MaxPublicationHosts * storage.MaxHostLength,
 	"PublicationEdge.cursor": cursorBytes,
 
+	"PublicationMemberEdge.cursor": cursorBytes,
+	"PublicationMember.account":    storage.MaxIDLength,
+	"PublicationMember.email":      storage.MaxEmailLength,
+
 	"ViewsOnDay.date":      len("2006-01-02"),
 	"ReferrerViews.domain": 253, // a DNS name (views.ReferrerDomain)
 

@@ -23,6 +23,7 @@ type pubState struct {
 	hints     *hints
 	siteCache *siteCache
 	claimed   *claimed
+	staff     *staffCache
 }
 
 // pubStates holds the pubState of each publication a Store was made In,
@@ -50,7 +51,7 @@ func (p *pubStates) state(id string) *pubState {
 			}
 			delete(p.states, old)
 		}
-		st = &pubState{hints: newHints(), siteCache: &siteCache{}, claimed: &claimed{}}
+		st = &pubState{hints: newHints(), siteCache: &siteCache{}, claimed: &claimed{}, staff: &staffCache{}}
 		p.states[id] = st
 	}
 	return st
@@ -72,7 +73,7 @@ func (s *Store) In(pubID string) (*Store, error) {
 	st := s.pubs.state(pubID)
 	c := *s
 	c.ks = ks
-	c.hints, c.siteCache, c.claimed = st.hints, st.siteCache, st.claimed
+	c.hints, c.siteCache, c.claimed, c.staff = st.hints, st.siteCache, st.claimed, st.staff
 	c.db = dynamo.New(s.db.Client(), s.table, st.hints).Confine(ks.Prefix(), keys.Global)
 	return &c, nil
 }

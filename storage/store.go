@@ -49,6 +49,8 @@ type Store struct {
 	stream bool
 	// siteCache is the server's copy of the site settings (site.go).
 	siteCache *siteCache
+	// staff holds the roles of the publication's accounts (staff.go).
+	staff *staffCache
 	// countLag is how long Check lets summaries' comment counts lag
 	// (WithCountLag, checkcounts.go); lagWait waits it (tests replace it).
 	countLag time.Duration
@@ -126,7 +128,7 @@ func New(db *dynamodb.Client, table string, opts ...Option) *Store {
 	}
 	s.pubs = &pubStates{states: map[string]*pubState{}}
 	st := s.pubs.state(s.ks.ID())
-	s.hints, s.siteCache, s.claimed = st.hints, st.siteCache, st.claimed
+	s.hints, s.siteCache, s.claimed, s.staff = st.hints, st.siteCache, st.claimed, st.staff
 	s.db = dynamo.New(db, table, st.hints).Confine(s.ks.Prefix(), keys.Global)
 	if s.cursors.enc == nil {
 		s.cursors = randomCursorKeys()

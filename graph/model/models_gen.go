@@ -80,6 +80,18 @@ type AddPublicationHostPayload struct {
 	Publication *storage.Publication `json:"publication"`
 }
 
+// The input of `addPublicationMember`. Give exactly one of `account` and `email`.
+type AddPublicationMemberInput struct {
+	// The publication's id or slug. One that does not exist is NOT_FOUND.
+	Publication string `json:"publication"`
+	// The account's id (the subject of its tokens).
+	Account *string `json:"account,omitempty"`
+	// The email address of a platform account. An address without an account is NOT_FOUND.
+	Email *string `json:"email,omitempty"`
+	// The role it gets.
+	Role storage.StaffRole `json:"role"`
+}
+
 // The input of `approveComment`.
 type ApproveCommentInput struct {
 	// The global id of the comment.
@@ -94,6 +106,16 @@ type ApproveCommentInput struct {
 type ApproveCommentPayload struct {
 	// The comment as published.
 	Comment *storage.Comment `json:"comment"`
+}
+
+// The input of `changePublicationMemberRole`.
+type ChangePublicationMemberRoleInput struct {
+	// The publication's id or slug.
+	Publication string `json:"publication"`
+	// The member's account id.
+	Account string `json:"account"`
+	// The member's new role.
+	Role storage.StaffRole `json:"role"`
 }
 
 // An edit or a deletion of a comment, as `commentUpdated` delivers it.
@@ -800,6 +822,28 @@ type PublicationEdge struct {
 	Node *storage.Publication `json:"node"`
 }
 
+// A page of a publication's staff, by account id.
+type PublicationMemberConnection struct {
+	// The members of this page, each with its cursor.
+	Edges []*PublicationMemberEdge `json:"edges"`
+	// Where this page lies in the list.
+	PageInfo *PageInfo `json:"pageInfo"`
+}
+
+// A member in a page of a publication's staff.
+type PublicationMemberEdge struct {
+	// The opaque cursor of this member; pass it as `after` to continue after it.
+	Cursor string `json:"cursor"`
+	// The member.
+	Node *storage.StaffMember `json:"node"`
+}
+
+// The result of `addPublicationMember`, `changePublicationMemberRole` and `removePublicationMember`.
+type PublicationMemberPayload struct {
+	// The membership as it is now (as it was, for a removal).
+	Member *storage.StaffMember `json:"member"`
+}
+
 // The input of `publishPage`.
 type PublishPageInput struct {
 	// The global id of the page.
@@ -982,6 +1026,14 @@ type RemovePublicationHostInput struct {
 type RemovePublicationHostPayload struct {
 	// The publication without the host.
 	Publication *storage.Publication `json:"publication"`
+}
+
+// The input of `removePublicationMember`.
+type RemovePublicationMemberInput struct {
+	// The publication's id or slug.
+	Publication string `json:"publication"`
+	// The member's account id.
+	Account string `json:"account"`
 }
 
 // The input of `renameTag`.
