@@ -1,8 +1,15 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"net/http"
+	"strings"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/blogql/blog/storage"
 )
 
 // TestMediaRoutes starts the server with the embedded media store and
@@ -40,5 +47,32 @@ func TestMediaRoutes(t *testing.T) {
 	}
 	if code, _, _ := (request{url: base + "/media/01a22642-734f-7f0e-bece-dc9144b75e3b/640.webp"}).do(t); code != http.StatusNotFound {
 		t.Errorf("rendition of no item: %d, want 404", code)
+	}
+}
+
+// TestMediaRecountCommand runs "blog media recount" on a migrated table:
+// it recounts the default publication's empty library, and refuses an
+// unknown subcommand.
+func TestMediaRecountCommand(t *testing.T) {
+	dir := t.TempDir()
+	withTable(t, dir, func(ctx context.Context, client *dynamodb.Client) {
+		store := storage.New(client, "blog")
+		if err := store.CreateTable(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := store.Migrate(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+	var out bytes.Buffer
+	env := func(string) string { return "" }
+	if err := runMedia(context.Background(), []string{"recount", "-data", dir}, env, &out); err != nil {
+		t.Fatalf("recount: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), `publication "default": 0 files, 0 bytes`) {
+		t.Errorf("recount printed %q", out.String())
+	}
+	if err := runMedia(context.Background(), []string{"resize"}, env, &out); err == nil {
+		t.Error("an unknown subcommand was run")
 	}
 }

@@ -89,6 +89,15 @@ func main() {
 		}
 		return
 	}
+	if len(os.Args) > 1 && os.Args[1] == mediaCommand {
+		err := runMedia(ctx, os.Args[2:], os.Getenv, os.Stdout)
+		stop()
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "blog media:", err)
+			os.Exit(2)
+		}
+		return
+	}
 	err := run(ctx, os.Args[1:], os.Getenv, os.Stdout)
 	stop()
 	if err != nil {

@@ -15,7 +15,9 @@ import (
 // transaction that makes a media item adds to it under the condition that
 // the sums stay within the quota, and the one that deletes an item takes
 // its bytes back, so concurrent uploads never pass the quota and the
-// counter always equals the library.
+// counter always equals the library. Each of them adds one to the
+// counter's "changes", which a recount conditions its write on
+// (mediarecount.go).
 
 const typeMediaUsage = "mediaUsage"
 
@@ -107,7 +109,8 @@ func (q MediaQuota) check(u *MediaUsage, size int64) error {
 func (s *Store) countMedia(t *dynamo.Txn, q MediaQuota, files, bytes int64) error {
 	upd := expression.Set(expression.Name("type"), expression.Value(typeMediaUsage)).
 		Add(expression.Name("bytes"), expression.Value(bytes)).
-		Add(expression.Name("files"), expression.Value(files))
+		Add(expression.Name("files"), expression.Value(files)).
+		Add(expression.Name("changes"), expression.Value(1))
 	var cond *expression.ConditionBuilder
 	if files > 0 && q != (MediaQuota{}) {
 		c := dynamo.CondNotExists()
