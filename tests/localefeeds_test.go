@@ -23,7 +23,9 @@ func TestFeedsFollowAcceptLanguage(t *testing.T) {
 	const create = `mutation($in: CreatePostInput!) { createPost(input: $in) { post { id } } }`
 	const publish = `mutation($id: ID!) { publishPost(input: {id: $id}) { post { id } } }`
 	for i, loc := range []string{"en", "de", "pt-BR"} {
-		var made struct{ CreatePost struct{ Post struct{ ID string } } }
+		var made struct {
+			CreatePost struct{ Post struct{ ID string } }
+		}
 		in := map[string]any{"title": "Beitrag " + loc, "slug": fmt.Sprint("beitrag-", i), "body": "Text", "locale": loc}
 		if err := raw(t, w, create, map[string]any{"in": in}, &made); err != nil {
 			t.Fatal(err)
