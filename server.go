@@ -509,9 +509,9 @@ func migrateLayout(ctx context.Context, mode string, store *storage.Store, logge
 			"comments", m.Comments, "counters", m.Counters, "scheduled", m.Scheduled, "split", m.Split, "moved", m.Moved, "duration", time.Since(start).Round(time.Millisecond))
 	}
 	// Posts with a locale written before its lists by category, tag and
-	// author existed get their copies there; a table done costs one
-	// GetItem.
-	lc, err := store.MigrateLocaleCopies(ctx)
+	// author existed get their copies there, in every publication; a
+	// table done costs a Query and a GetItem a publication.
+	lc, err := store.MigrateAllLocaleCopies(ctx)
 	if err != nil {
 		return false, fmt.Errorf("write the locale copies of older posts: %w; start the server again to go on", err)
 	}

@@ -256,3 +256,41 @@ func sameOrAbsent(name, v string) expression.ConditionBuilder {
 	}
 	return expression.Name(name).Equal(expression.Value(v))
 }
+
+// MigrateAllLocaleCopies runs MigrateLocaleCopies in every publication of
+// the table's directory (ListPublications, a Query of 100 a page), and
+// in the Store's own, and returns what they did together, or the first
+// error. A table where every run is done costs a Query and one GetItem a
+// publication.
+func (s *Store) MigrateAllLocaleCopies(ctx context.Context) (LocaleCopies, error) {
+	var out LocaleCopies
+	ids := []string{s.ks.ID()}
+	for p := (PageArgs{Limit: MaxPageSize}); ; {
+		res, err := s.ListPublications(ctx, p)
+		if err != nil {
+			return out, fmt.Errorf("locale copies: list publications: %w", err)
+		}
+		for _, pub := range res.Items {
+			if pub.ID != s.ks.ID() {
+				ids = append(ids, pub.ID)
+			}
+		}
+		if !res.HasNext {
+			break
+		}
+		p.After = res.Cursors[len(res.Cursors)-1]
+	}
+	for _, id := range ids {
+		st, err := s.In(id)
+		if err != nil {
+			return out, err
+		}
+		did, err := st.MigrateLocaleCopies(ctx)
+		out.Posts += did.Posts
+		out.Copies += did.Copies
+		if err != nil {
+			return out, fmt.Errorf("publication %s: %w", id, err)
+		}
+	}
+	return out, nil
+}
