@@ -520,6 +520,16 @@ func migrateLayout(ctx context.Context, mode string, store *storage.Store, logge
 		logger.Info("table migrated", "from_layout", m.From, "to_layout", m.To, "authors", m.Authors, "posts", m.Posts,
 			"comments", m.Comments, "counters", m.Counters, "scheduled", m.Scheduled, "split", m.Split, "moved", m.Moved, "duration", time.Since(start).Round(time.Millisecond))
 	}
+	// Posts with a locale written before its lists by category, tag and
+	// author existed get their copies there, in every publication; a
+	// table done costs a Query and a GetItem a publication.
+	lc, err := store.MigrateAllLocaleCopies(ctx)
+	if err != nil {
+		return false, fmt.Errorf("write the locale copies of older posts: %w; start the server again to go on", err)
+	}
+	if lc.Posts > 0 {
+		logger.Info("posts with a locale got their copies in its lists", "posts", lc.Posts, "copies", lc.Copies)
+	}
 	if len(m.Unrendered) > 0 {
 		logger.Warn("posts whose body renders to more HTML than a post may hold were migrated without it; edit their bodies",
 			"posts", m.Unrendered)

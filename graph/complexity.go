@@ -86,7 +86,9 @@ func withComplexity(c *ComplexityRoot) {
 	c.Author.Posts = localePostsComplexity
 	c.Author.Drafts = listComplexity
 	c.Category.Posts = localePostsComplexity
-	c.Query.PostPage = func(child int, _, _, _ *string, _ int, size *int) int { return numberedComplexity(child, size) }
+	c.Query.PostPage = func(child int, _, _, _ *string, _ int, size *int, _ *string) int {
+		return numberedComplexity(child, size)
+	}
 	c.Category.PostPage = func(child int, _ int, size *int) int { return numberedComplexity(child, size) }
 	c.Tag.PostPage = func(child int, _ int, size *int) int { return numberedComplexity(child, size) }
 	c.Author.PostPage = func(child int, _ int, size *int) int { return numberedComplexity(child, size) }

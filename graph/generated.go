@@ -664,7 +664,7 @@ type ComplexityRoot struct {
 		Pages              func(childComplexity int, first *int, after *string, last *int, before *string, drafts *bool) int
 		PopularPosts       func(childComplexity int, period model.PopularPeriod, first *int) int
 		Post               func(childComplexity int, id *string, slug *string, previewToken *string) int
-		PostPage           func(childComplexity int, category *string, tag *string, month *string, number int, size *int) int
+		PostPage           func(childComplexity int, category *string, tag *string, month *string, number int, size *int, locale *string) int
 		Posts              func(childComplexity int, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time, locale *string) int
 		Publication        func(childComplexity int, slug *string, host *string) int
 		PublicationMembers func(childComplexity int, publication string, first *int, after *string) int
@@ -1207,7 +1207,7 @@ type QueryResolver interface {
 	Node(ctx context.Context, id string) (model.Node, error)
 	Post(ctx context.Context, id *string, slug *string, previewToken *string) (*storage.Post, error)
 	Posts(ctx context.Context, first *int, after *string, last *int, before *string, publishedAfter *time.Time, publishedBefore *time.Time, locale *string) (*model.PostConnection, error)
-	PostPage(ctx context.Context, category *string, tag *string, month *string, number int, size *int) (*model.PostPage, error)
+	PostPage(ctx context.Context, category *string, tag *string, month *string, number int, size *int, locale *string) (*model.PostPage, error)
 	Archive(ctx context.Context, author *string, category *string, authorSlug *string) ([]*storage.ArchiveMonth, error)
 	Author(ctx context.Context, id *string, slug *string) (*storage.Author, error)
 	Authors(ctx context.Context, first *int, after *string, last *int, before *string) (*model.AuthorConnection, error)
@@ -4108,7 +4108,7 @@ func (e *executableSchema) Complexity(ctx context.Context, typeName, field strin
 			return 0, false
 		}
 
-		return e.ComplexityRoot.Query.PostPage(childComplexity, args["category"].(*string), args["tag"].(*string), args["month"].(*string), args["number"].(int), args["size"].(*int)), true
+		return e.ComplexityRoot.Query.PostPage(childComplexity, args["category"].(*string), args["tag"].(*string), args["month"].(*string), args["number"].(int), args["size"].(*int), args["locale"].(*string)), true
 	case "Query.posts":
 		if e.ComplexityRoot.Query.Posts == nil {
 			break
@@ -6157,6 +6157,8 @@ type Query {
     number: Int!
     "The page's size: a multiple of 10 from 10 to 100 (BAD_USER_INPUT otherwise)."
     size: Int = 20
+    "Only posts in this locale (a BCP 47 tag, in any case; BAD_USER_INPUT when it is not one), of the whole blog or with ` + "`" + `category` + "`" + ` or ` + "`" + `tag` + "`" + ` of that list, numbered in the locale's own list: two reads whatever the number, as without it. It cannot go with ` + "`" + `month` + "`" + ` (BAD_USER_INPUT). Posts without a locale of their own are in no locale's list (see docs/i18n.md)."
+    locale: String
   ): PostPage!
   "The number of public posts by month of publication (UTC), newest month first, of the whole blog, or of one author or one category; months without posts are left out. Give at most one of ` + "`" + `author` + "`" + ` and ` + "`" + `category` + "`" + `."
   archive(
@@ -12811,6 +12813,14 @@ func (ec *executionContext) field_Query_postPage_args(ctx context.Context, rawAr
 		return nil, err
 	}
 	args["size"] = arg4
+	arg5, err := graphql.ProcessArgField(ctx, rawArgs, "locale",
+		func(ctx context.Context, v any) (*string, error) {
+			return ec.unmarshalOString2ᚖstring(ctx, v)
+		})
+	if err != nil {
+		return nil, err
+	}
+	args["locale"] = arg5
 	return args, nil
 }
 
@@ -24253,7 +24263,7 @@ func (ec *executionContext) _Query_postPage(ctx context.Context, field graphql.C
 		},
 		func(ctx context.Context) (any, error) {
 			fc := graphql.GetFieldContext(ctx)
-			return ec.Resolvers.Query().PostPage(ctx, fc.Args["category"].(*string), fc.Args["tag"].(*string), fc.Args["month"].(*string), fc.Args["number"].(int), fc.Args["size"].(*int))
+			return ec.Resolvers.Query().PostPage(ctx, fc.Args["category"].(*string), fc.Args["tag"].(*string), fc.Args["month"].(*string), fc.Args["number"].(int), fc.Args["size"].(*int), fc.Args["locale"].(*string))
 		},
 		nil,
 		func(ctx context.Context, selections ast.SelectionSet, v *model.PostPage) graphql.Marshaler {

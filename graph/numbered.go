@@ -138,11 +138,29 @@ func (r *Resolver) authorWithPage(ctx context.Context, id string) (*storage.Auth
 }
 
 // numberedPageOf returns page number of the whole blog's posts, or of
-// the category's, the tag's or the month's when one is given: a slug
-// that no category or tag can have is a list with no pages, as one that
-// none has, with no read; two of them, or a month not YYYY-MM, is
+// the category's, the tag's or the month's when one is given, in locale
+// when it is not nil: a slug that no category or tag can have is a list
+// with no pages, as one that none has, with no read; two of them, a
+// month with a locale, a month not YYYY-MM or a locale not BCP 47 is
 // BAD_USER_INPUT.
-func (r *Resolver) numberedPageOf(ctx context.Context, category, tag, month *string, number int, size *int) (*model.PostPage, error) {
+func (r *Resolver) numberedPageOf(ctx context.Context, category, tag, month, locale *string, number int, size *int) (*model.PostPage, error) {
+	in := func(list string) (string, error) { return list, nil }
+	if locale != nil {
+		if month != nil {
+			return nil, &storage.ValidationError{Field: "locale", Reason: "cannot go with month"}
+		}
+		in = func(list string) (string, error) { return storage.LocalePageList(*locale, list) }
+		if _, err := in(storage.FeedPartition()); err != nil {
+			return nil, err
+		}
+	}
+	page := func(list, tag string) (*model.PostPage, error) {
+		l, err := in(list)
+		if err != nil {
+			return nil, err
+		}
+		return r.numberedPage(ctx, l, tag, number, size)
+	}
 	switch {
 	case category != nil && tag != nil:
 		return nil, &storage.ValidationError{Field: "tag", Reason: "cannot go with category"}
@@ -155,7 +173,7 @@ func (r *Resolver) numberedPageOf(ctx context.Context, category, tag, month *str
 		}
 		return r.numberedPage(ctx, storage.FeedMonthList(m), frontend.TagFeed, number, size)
 	case category == nil && tag == nil:
-		return r.numberedPage(ctx, storage.FeedPartition(), frontend.TagFeed, number, size)
+		return page(storage.FeedPartition(), frontend.TagFeed)
 	}
 	slug, err := findable(*cmp.Or(category, tag))
 	if errors.Is(err, storage.ErrNotFound) {
@@ -174,9 +192,9 @@ func (r *Resolver) numberedPageOf(ctx context.Context, category, tag, month *str
 		return &model.PostPage{Number: number, Size: z, Nodes: []*storage.Post{}}, nil
 	}
 	if category != nil {
-		return r.numberedPage(ctx, storage.CategoryListPartition(slug), frontend.TagCategory(slug), number, size)
+		return page(storage.CategoryListPartition(slug), frontend.TagCategory(slug))
 	}
-	return r.numberedPage(ctx, storage.TagListPartition(slug), frontend.TagTag(slug), number, size)
+	return page(storage.TagListPartition(slug), frontend.TagTag(slug))
 }
 
 // numberedComplexity makes a numbered page cost its two requests, its

@@ -1224,8 +1224,8 @@ func (r *queryResolver) Posts(ctx context.Context, first *int, after *string, la
 }
 
 // PostPage is the resolver for the postPage field.
-func (r *queryResolver) PostPage(ctx context.Context, category *string, tag *string, month *string, number int, size *int) (*model.PostPage, error) {
-	return r.numberedPageOf(ctx, category, tag, month, number, size)
+func (r *queryResolver) PostPage(ctx context.Context, category *string, tag *string, month *string, number int, size *int, locale *string) (*model.PostPage, error) {
+	return r.numberedPageOf(ctx, category, tag, month, locale, number, size)
 }
 
 // Archive is the resolver for the archive field.

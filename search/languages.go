@@ -19,6 +19,7 @@ import (
 	_ "github.com/blevesearch/bleve/v2/analysis/lang/hr"
 	_ "github.com/blevesearch/bleve/v2/analysis/lang/hu"
 	_ "github.com/blevesearch/bleve/v2/analysis/lang/no"
+	_ "github.com/blevesearch/bleve/v2/analysis/lang/pl"
 	_ "github.com/blevesearch/bleve/v2/analysis/lang/ro"
 	_ "github.com/blevesearch/bleve/v2/analysis/lang/ru"
 	_ "github.com/blevesearch/bleve/v2/analysis/lang/sv"
@@ -44,7 +45,7 @@ import (
 
 // postLanguages are the languages bleve has an analyzer of: a locale of
 // one of them is indexed with it.
-var postLanguages = []string{"ar", "da", "de", "en", "es", "fa", "fi", "fr", "hi", "hr", "hu", "it", "nl", "no", "pt", "ro", "ru", "sv", "tr"}
+var postLanguages = []string{"ar", "da", "de", "en", "es", "fa", "fi", "fr", "hi", "hr", "hu", "it", "nl", "no", "pl", "pt", "ro", "ru", "sv", "tr"}
 
 // analyzerCJK is bleve's CJK analyzer's name.
 const analyzerCJK = "cjk"

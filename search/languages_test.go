@@ -15,8 +15,8 @@ func localePost(id, locale, title, body string) *storage.Post {
 }
 
 // TestSearchInEachPostsLanguage indexes real sentences in several
-// languages in one index and searches each in its own: Russian and
-// German words by their stems, Japanese, Chinese and Korean by bigrams,
+// languages in one index and searches each in its own: Russian, Polish
+// and German words by their stems, Japanese, Chinese and Korean by bigrams,
 // English with its typo tolerance, each query finding its post first.
 func TestSearchInEachPostsLanguage(t *testing.T) {
 	svc := testService(t,
@@ -27,6 +27,7 @@ func TestSearchInEachPostsLanguage(t *testing.T) {
 		localePost("zh", "zh-Hans", "学习中文的方法", "每天读书可以提高你的中文水平。"),
 		localePost("ko", "ko", "서울 여행 안내", "서울에는 맛있는 음식점이 많습니다."),
 		localePost("fr", "fr", "Les bibliothèques de la ville", "Les bibliothèques municipales prêtent des livres."),
+		localePost("pl", "pl", "Przepisy na domowy chleb", "Pieczenie chleba w domu wymaga mąki, wody i cierpliwości."),
 	)
 	for _, c := range []struct{ query, want string }{
 		{"книги", "ru"},      // plural: the stem of книга
@@ -37,6 +38,8 @@ func TestSearchInEachPostsLanguage(t *testing.T) {
 		{"中文", "zh"},
 		{"서울 여행", "ko"},
 		{"bibliothèque", "fr"},     // singular
+		{"chlebów", "pl"},          // genitive plural of chleb: chleba's stem, two edits away
+		{"domach", "pl"},           // locative plural of dom: domu's stem
 		{"graceful shutdwn", "en"}, // a typo, as before locales
 		{"servers", "en"},
 	} {

@@ -171,7 +171,7 @@ func (s *Store) scanSnapshot(ctx context.Context) (*snapshot, error) {
 				g := &translationItem{}
 				err = attributevalue.UnmarshalMap(it, g)
 				t.groups = append(t.groups, g)
-			case typeIdempotency, typeSecret, typeLayout, typeSite, typePersisted, typePublication, typePublicationSlug, typePublicationHost, typeUpload, typeMedia, typeMediaGone, typeMediaUsage, typeMember, typeStaff, typeStaffCount, typeNewsletterSend:
+			case typeIdempotency, typeSecret, typeLayout, typeLocaleCopiesMark, typeSite, typePersisted, typePublication, typePublicationSlug, typePublicationHost, typeUpload, typeMedia, typeMediaGone, typeMediaUsage, typeMember, typeStaff, typeStaffCount, typeNewsletterSend:
 			case typeAccount, typeAccountEmail, typeSession, typeSignIn, typeSignInRate, typeMail, typeTrail:
 			case typePostViews, typePostViewDay, typePopularEntry, typeReaction, typeReactions: // counts, nothing to check
 			case feedstore.TypeLease, feedstore.TypeHeartbeat, feedstore.TypeEvent, feedstore.TypeEventHead:

@@ -147,6 +147,10 @@ type EventData struct {
 	PreviousCoAuthors []string `json:"previousCoAuthors,omitempty"`
 	Tags              []string `json:"tags,omitempty"`
 	PreviousTags      []string `json:"previousTags,omitempty"`
+	// Locale is the post's own locale (empty when it has none stored),
+	// PreviousLocale the one a write replaced.
+	Locale         string `json:"locale,omitempty"`
+	PreviousLocale string `json:"previousLocale,omitempty"`
 }
 
 // EventsOf returns the events the stream record rec means, with
@@ -491,7 +495,7 @@ func (p eventPaths) postData(old, cur *postItem) EventData {
 	}
 	d := EventData{
 		PostID: now.ID, Slug: now.Slug, AuthorID: now.AuthorID,
-		Categories: now.catSlugs(), PublishedAt: now.publishedAt(),
+		Categories: now.catSlugs(), PublishedAt: now.publishedAt(), Locale: now.Locale,
 	}
 	var slugs, authorSlugs, cats []string
 	var months []time.Time
@@ -506,6 +510,9 @@ func (p eventPaths) postData(old, cur *postItem) EventData {
 		}
 		if old.PublishedAt != now.PublishedAt {
 			d.PreviousPublishedAt = old.publishedAt()
+		}
+		if old.Locale != now.Locale {
+			d.PreviousLocale = old.Locale
 		}
 		slugs, authorSlugs, months = append(slugs, old.Slug), append(authorSlugs, old.AuthorSlug), append(months, old.publishedAt())
 		cats = append(cats, old.catSlugs()...)

@@ -272,15 +272,16 @@ func pageIndexEvents(r *record, add func(EventType, EventData)) error {
 		it = was
 	}
 	var d EventData
-	switch {
-	case strings.HasPrefix(it.List, keys.PrefixCategory):
-		slug := strings.TrimPrefix(it.List, keys.PrefixCategory)
+	// A list in a locale has the tags of the list without it.
+	switch list := withoutLocale(it.List); {
+	case strings.HasPrefix(list, keys.PrefixCategory):
+		slug := strings.TrimPrefix(list, keys.PrefixCategory)
 		d.Categories, d.CacheTags = []string{slug}, []string{frontend.TagCategory(slug)}
-	case strings.HasPrefix(it.List, keys.PrefixTag):
-		slug := strings.TrimPrefix(it.List, keys.PrefixTag)
+	case strings.HasPrefix(list, keys.PrefixTag):
+		slug := strings.TrimPrefix(list, keys.PrefixTag)
 		d.Tags, d.CacheTags = []string{slug}, []string{frontend.TagTag(slug)}
-	case strings.HasPrefix(it.List, keys.PrefixAuthor):
-		id := strings.TrimPrefix(it.List, keys.PrefixAuthor)
+	case strings.HasPrefix(list, keys.PrefixAuthor):
+		id := strings.TrimPrefix(list, keys.PrefixAuthor)
 		d.AuthorID, d.CacheTags = id, []string{frontend.TagAuthor(id)}
 	default: // the feed, or one of its months
 		d.CacheTags = []string{frontend.TagFeed}

@@ -109,7 +109,7 @@ func pendingOf(e LoggedEvent) map[string]pendingList {
 	}
 	visible := e.Type == EventPostPublished || e.Type == EventPostEdited
 	out := map[string]pendingList{}
-	add := func(list string, in bool) {
+	addOne := func(list string, in bool) {
 		p := pendingList{pos: e.Position, from: from, expect: map[string]expected{}}
 		if len(now) > 0 {
 			x := expected{absent: was}
@@ -122,12 +122,23 @@ func pendingOf(e LoggedEvent) map[string]pendingList {
 		}
 		out[list] = p
 	}
+	// Each list but a month's in the post's locale too, and in the
+	// locale it left (numberedlocales.go).
+	add := func(list string, in bool) {
+		addOne(list, in)
+		if d.Locale != "" {
+			addOne(localeList(d.Locale, list), in)
+		}
+		if d.PreviousLocale != "" && d.PreviousLocale != d.Locale {
+			addOne(localeList(d.PreviousLocale, list), false)
+		}
+	}
 	add(keys.FeedPartition, true)
 	if !d.PublishedAt.IsZero() {
-		add(FeedMonthList(d.PublishedAt), true)
+		addOne(FeedMonthList(d.PublishedAt), true)
 	}
 	if !d.PreviousPublishedAt.IsZero() && FeedMonthList(d.PreviousPublishedAt) != FeedMonthList(d.PublishedAt) {
-		add(FeedMonthList(d.PreviousPublishedAt), false)
+		addOne(FeedMonthList(d.PreviousPublishedAt), false)
 	}
 	for _, c := range d.Categories {
 		add(CategoryListPartition(c), true)
@@ -267,7 +278,8 @@ func (w *PageSync) Hold(last int64) int64 {
 }
 
 // SyncAllPages rebuilds the page index of the feed, of each of its
-// months that has posts, and of every category, tag and author, as the
+// months that has posts, and of every category, tag and author, each
+// also in every locale of the site's, as the
 // pages worker rebuilds the lists its events name: for a table written
 // with no pages worker running (a test's store, a repair). It reads the
 // blog's counts, the categories, tags and authors (a Query each a page
@@ -326,6 +338,11 @@ func (s *Store) SyncAllPages(ctx context.Context) error {
 		}
 		p.After = res.Cursors[len(res.Cursors)-1]
 	}
+	more, err := s.siteLocaleLists(ctx, lists)
+	if err != nil {
+		return err
+	}
+	lists = append(lists, more...)
 	for _, l := range lists {
 		plan, err := s.readPages(ctx, l, time.Time{}, nil, false)
 		if err != nil {

@@ -89,6 +89,10 @@ func (h *Handler) blogFeed(f format) func(context.Context, *http.Request) (*answ
 		if err != nil {
 			return nil, err
 		}
+		byHeader := false
+		if locale == "" && !r.URL.Query().Has("locale") {
+			locale, byHeader = h.acceptedLocale(r)
+		}
 		res, err := h.latest(ctx, p, locale)
 		if err != nil {
 			return nil, err
@@ -110,7 +114,11 @@ func (h *Handler) blogFeed(f format) func(context.Context, *http.Request) (*answ
 		if fd.Description == "" {
 			fd.Description = "The latest posts of " + fd.Title
 		}
-		return h.finish(ctx, f, fd, res.Items, []string{frontend.TagFeed})
+		a, err := h.finish(ctx, f, fd, res.Items, []string{frontend.TagFeed})
+		if a != nil {
+			a.language, a.byHeader = locale, byHeader
+		}
+		return a, err
 	}
 }
 

@@ -114,6 +114,8 @@ type Handler struct {
 	opts  Options
 	site  string // SiteURL without a trailing slash; "" when unset
 	log   *slog.Logger
+	// locales are the site's locales, the default first (localefeeds.go).
+	locales []string
 }
 
 // New returns the handler of store's feeds and sitemap. It fails when
@@ -183,6 +185,10 @@ type answer struct {
 	contentType string
 	body        []byte
 	tags        []string
+	// language is the answer's Content-Language, when it has one; byHeader
+	// says it was chosen from the request's Accept-Language (Vary).
+	language string
+	byHeader bool
 }
 
 // httpError is an answer that is not cached: a status and a message for
@@ -256,6 +262,12 @@ func (h *Handler) serve(reserve int64, read func(ctx context.Context, r *http.Re
 			}
 		}
 		hd.Set("ETag", etag)
+		if a.byHeader {
+			hd.Add("Vary", "Accept-Language")
+		}
+		if a.language != "" {
+			hd.Set("Content-Language", a.language)
+		}
 		if etagMatches(r.Header.Get("If-None-Match"), etag) {
 			w.WriteHeader(http.StatusNotModified)
 			return
@@ -301,6 +313,7 @@ func (h *Handler) withSite(ctx context.Context) (*Handler, error) {
 		return nil, err
 	}
 	v := *h
+	v.locales = s.Locales
 	if s.Title != "" {
 		v.opts.Title = s.Title
 	}

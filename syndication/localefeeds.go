@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net/http"
 
+	"golang.org/x/text/language"
+
 	"github.com/blogql/blog/storage"
 )
 
@@ -49,4 +51,34 @@ func (h *Handler) latest(ctx context.Context, p storage.PageArgs, locale string)
 		return nil, fmt.Errorf("posts in %s: %w", locale, err)
 	}
 	return res, nil
+}
+
+// acceptedLocale returns the locale of the site's that best matches the
+// request's Accept-Language, for the blog's feed asked for without
+// ?locale=, and whether the answer depends on that header: it does on a
+// site of several locales (Vary: Accept-Language), even when the header
+// is absent or matches none of them (the whole blog's feed, as on a site
+// of one locale, with locale ""). It reads nothing: the site's settings
+// are held in memory.
+func (h *Handler) acceptedLocale(r *http.Request) (locale string, varies bool) {
+	if len(h.locales) < 2 {
+		return "", false
+	}
+	header := r.Header.Get("Accept-Language")
+	if header == "" {
+		return "", true
+	}
+	accepted, _, err := language.ParseAcceptLanguage(header)
+	if err != nil || len(accepted) == 0 {
+		return "", true
+	}
+	tags := make([]language.Tag, len(h.locales))
+	for i, l := range h.locales {
+		tags[i] = language.Make(l)
+	}
+	_, i, conf := language.NewMatcher(tags).Match(accepted...)
+	if conf == language.No {
+		return "", true
+	}
+	return h.locales[i], true
 }

@@ -61,3 +61,9 @@ func (s Space) LocaleTagPartition(locale, slug string) string {
 func (s Space) LocaleAuthorPartition(locale, authorID string) string {
 	return s.LocalePartition(locale) + "#" + PrefixAuthor + authorID
 }
+
+// LocaleCopiesMark is where the sweep that writes the locale copies of
+// posts written before them is (storage/localecopies.go).
+func (s Space) LocaleCopiesMark() dynamo.Key {
+	return dynamo.Key{PK: s.prefix + "MIGRATION#LOCALECOPIES", SK: "MIGRATION#LOCALECOPIES"}
+}
