@@ -88,11 +88,6 @@ func (s *Store) React(ctx context.Context, sub Subject, r Reactor, kind string) 
 	}
 	subject := keys.ReactionSubject(sub.CommentID)
 	t := s.db.NewTxn()
-	if r.NeedsMember {
-		if err := t.Check(s.ks.Member(readerID), dynamo.CondExists(), fmt.Errorf("react: %w", ErrNotMember)); err != nil {
-			return err
-		}
-	}
 	notFound := fmt.Errorf("react: %w", ErrNotFound)
 	if err := t.Check(s.ks.PostCount(sub.PostID), condVisible(s.nowKey()), notFound); err != nil {
 		return err
@@ -120,6 +115,13 @@ func (s *Store) React(ctx context.Context, sub Subject, r Reactor, kind string) 
 	}
 	if err := s.leaveTrail(t, readerID, keys.TrailReaction, sub.PostID+"#"+subject, s.Now()); err != nil {
 		return err
+	}
+	// After the account's check: a closed account is told so, not that
+	// it is no member (its membership went with it).
+	if r.NeedsMember {
+		if err := t.Check(s.ks.Member(readerID), dynamo.CondExists(), fmt.Errorf("react: %w", ErrNotMember)); err != nil {
+			return err
+		}
 	}
 	switch err := s.db.Exec(ctx, t); {
 	case errors.Is(err, errReactionHeld):
