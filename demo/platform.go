@@ -14,11 +14,14 @@ import (
 // a category and posts of its own, is served at NotesHost. Browsers
 // resolve names under localhost to this machine, so a development server
 // on port 8080 serves them at http://demo.localhost:8080 and
-// http://notes.localhost:8080.
+// http://notes.localhost:8080. NotesOwner, an author of Field Notes, is
+// its owner: a token bound to it administers Field Notes, which the
+// default publication's tokens may not.
 const (
 	DefaultHost = "demo.localhost"
 	NotesSlug   = "field-notes"
 	NotesHost   = "notes.localhost"
+	NotesOwner  = "mae-jemison"
 )
 
 // notes is the second publication's content.
@@ -45,7 +48,8 @@ var notes = struct {
 
 // SeedPlatform makes the demo a platform of two publications: it gives
 // the default publication (store's) the host DefaultHost and seeds Field
-// Notes, served at NotesHost, with its authors, category and posts,
+// Notes, served at NotesHost, with its owner NotesOwner (made with the
+// publication), its authors, category and posts,
 // published a day apart before now. Like Seed it reconciles: what exists
 // is left alone, so a second run writes nothing.
 func SeedPlatform(ctx context.Context, store *storage.Store, now time.Time) error {
@@ -54,7 +58,8 @@ func SeedPlatform(ctx context.Context, store *storage.Store, now time.Time) erro
 	}
 	pub, err := store.PublicationBySlug(ctx, NotesSlug)
 	if errors.Is(err, storage.ErrNotFound) {
-		pub, err = store.CreatePublication(ctx, storage.NewPublication{Slug: NotesSlug, Title: "Field Notes", Hosts: []string{NotesHost}})
+		pub, err = store.CreatePublication(ctx, storage.NewPublication{Slug: NotesSlug, Title: "Field Notes", Hosts: []string{NotesHost},
+			Owner: &storage.NewStaff{AccountID: NotesOwner}})
 	}
 	if err != nil {
 		return fmt.Errorf("seed demo publication %s: %w", NotesSlug, err)

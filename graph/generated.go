@@ -9083,6 +9083,10 @@ input CreatePublicationInput {
   title: String!
   "The domain names to serve it at, at most 20: each a lower-case DNS name with at least one dot (or ending in ` + "`" + `.localhost` + "`" + `), without port, trailing dot or wildcard, not an IP address; a label in punycode (` + "`" + `xn--` + "`" + `) must read as a word of one script. A host another publication holds fails with BAD_USER_INPUT on ` + "`" + `hosts` + "`" + `, and nothing is created."
   hosts: [String!]
+  "The first owner's account id (the subject of its tokens), made OWNER of the publication in the same transaction; at most one of ` + "`" + `ownerAccount` + "`" + ` and ` + "`" + `ownerEmail` + "`" + `. Without either the publication has no staff until a platform admin calls ` + "`" + `addPublicationMember` + "`" + `."
+  ownerAccount: ID
+  "The email address of the first owner's platform account, as ` + "`" + `ownerAccount` + "`" + `. An address without an account is NOT_FOUND, and nothing is created."
+  ownerEmail: String
 }
 
 """
@@ -9147,7 +9151,7 @@ extend type Query {
 }
 
 extend type Mutation {
-  "Creates a publication with its slug and hosts, in one transaction. Platform admins only, else FORBIDDEN."
+  "Creates a publication with its slug and hosts, and its first owner when given, in one transaction. Platform admins only, else FORBIDDEN."
   createPublication(
     "The new publication."
     input: CreatePublicationInput!
@@ -31876,7 +31880,7 @@ func (ec *executionContext) unmarshalInputCreatePublicationInput(ctx context.Con
 		asMap[k] = v
 	}
 
-	fieldsInOrder := [...]string{"slug", "title", "hosts"}
+	fieldsInOrder := [...]string{"slug", "title", "hosts", "ownerAccount", "ownerEmail"}
 	for _, k := range fieldsInOrder {
 		v, ok := asMap[k]
 		if !ok {
@@ -31904,6 +31908,20 @@ func (ec *executionContext) unmarshalInputCreatePublicationInput(ctx context.Con
 				return it, err
 			}
 			it.Hosts = data
+		case "ownerAccount":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ownerAccount"))
+			data, err := ec.unmarshalOID2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OwnerAccount = data
+		case "ownerEmail":
+			ctx := graphql.WithPathContext(ctx, graphql.NewPathWithField("ownerEmail"))
+			data, err := ec.unmarshalOString2ᚖstring(ctx, v)
+			if err != nil {
+				return it, err
+			}
+			it.OwnerEmail = data
 		}
 	}
 	return it, nil

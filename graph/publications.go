@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/blogql/blog/auth"
 	"github.com/blogql/blog/graph/model"
@@ -68,7 +69,23 @@ func (r *Resolver) createPublication(ctx context.Context, in model.CreatePublica
 	if err := platformAdmin(ctx); err != nil {
 		return nil, err
 	}
-	p, err := r.store.CreatePublication(ctx, storage.NewPublication{Slug: in.Slug, Title: in.Title, Hosts: in.Hosts})
+	np := storage.NewPublication{Slug: in.Slug, Title: in.Title, Hosts: in.Hosts}
+	switch {
+	case in.OwnerAccount != nil && in.OwnerEmail != nil:
+		return nil, &storage.ValidationError{Field: "ownerAccount", Reason: "give at most one of ownerAccount and ownerEmail"}
+	case in.OwnerAccount != nil:
+		np.Owner = &storage.NewStaff{AccountID: *in.OwnerAccount}
+	case in.OwnerEmail != nil:
+		id, err := r.store.AccountIDByEmail(ctx, *in.OwnerEmail)
+		if err != nil {
+			return nil, fmt.Errorf("owner: %w", err)
+		}
+		np.Owner = &storage.NewStaff{AccountID: id, Email: strings.ToLower(*in.OwnerEmail)}
+	}
+	p, err := r.store.CreatePublication(ctx, np)
+	if ve, ok := errors.AsType[*storage.ValidationError](err); ok && ve.Field == "account" {
+		ve.Field = "ownerAccount"
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 
 	"github.com/blogql/blog/auth"
@@ -22,12 +23,19 @@ import (
 // (auth.Actor.InPublication): owners, admins and editors are admins,
 // except where the publication is managed (manages), authors and
 // contributors are authors, and contributors publish nothing. A token
-// not bound to a publication keeps its roles' meaning: an admin token
-// administers as before and counts as an owner of the staff.
+// not bound to a publication is the default publication's: there it
+// keeps its roles' meaning (an admin token administers as before and
+// counts as an owner of the staff); on any other publication its staff
+// roles (admin, author) are refused (errDefaultOnly), and a platform
+// admin's token keeps only its platform role there.
 
 // errOtherPublication is the error of a token bound to a publication used
 // on another.
 var errOtherPublication = fmt.Errorf("%w: the token is bound to another publication", auth.ErrForbidden)
+
+// errDefaultOnly is the error of a staff token bound to no publication
+// used on a publication other than the default one.
+var errDefaultOnly = fmt.Errorf("%w: the token is for the default publication; use a token bound to this publication", auth.ErrForbidden)
 
 // errNotStaff is the error of a token bound to the publication whose
 // account is not (or no more) on its staff.
@@ -37,10 +45,10 @@ var errNotStaff = fmt.Errorf("%w: the token's account is not on this publication
 // slug is slug) when its token is bound to one: one GetItem of its
 // membership, none while the server holds it. A token bound to another
 // publication is errOtherPublication, one whose account is not on the
-// staff errNotStaff; a token bound to none is returned as it is.
+// staff errNotStaff; a token bound to none is unboundActor's.
 func staffActor(ctx context.Context, store *storage.Store, slug string, a auth.Actor) (auth.Actor, error) {
 	if !a.Scoped() {
-		return a, nil
+		return unboundActor(store, a)
 	}
 	if a.Publication != store.Publication() && a.Publication != slug {
 		return a, errOtherPublication
@@ -53,6 +61,22 @@ func staffActor(ctx context.Context, store *storage.Store, slug string, a auth.A
 		return a, errNotStaff
 	}
 	return a.InPublication(strings.ToLower(string(role))), nil
+}
+
+// unboundActor returns the actor of a token bound to no publication on
+// store's publication: as it is on the default publication, or when it
+// has no staff role (a reader's); else a platform admin's without its
+// staff roles, and errDefaultOnly for anyone else.
+func unboundActor(store *storage.Store, a auth.Actor) (auth.Actor, error) {
+	staff := a.IsAdmin() || a.HasRole(auth.RoleAuthor)
+	switch {
+	case !staff || store.Publication() == storage.DefaultPublication:
+		return a, nil
+	case !a.IsPlatformAdmin():
+		return a, errDefaultOnly
+	}
+	a.Roles = slices.DeleteFunc(slices.Clone(a.Roles), func(r string) bool { return r == auth.RoleAdmin || r == auth.RoleAuthor })
+	return a, nil
 }
 
 // withStaff gives the actor of a request whose token is bound to a
@@ -94,7 +118,8 @@ func staffInit(init func(context.Context, map[string]any) (context.Context, erro
 
 // staffManager returns the publication id or slug ref names and its
 // Store, when the actor of ctx may manage its staff: a platform admin, an
-// admin token bound to no publication, or an owner or admin of it
+// admin token bound to no publication for the default publication only
+// (errDefaultOnly for another), or an owner or admin of it
 // (through a token bound to it). It returns whether the actor may manage
 // owners too; NOT_FOUND for no such publication. The request's own
 // publication, by id, costs no read; another costs one GetItem by id, or
@@ -122,6 +147,8 @@ func (r *Resolver) staffManager(ctx context.Context, ref string) (*storage.Store
 	switch {
 	case a.Scoped() && a.Publication != st.Publication() && a.Publication != slug:
 		return nil, false, errOtherPublication
+	case !a.IsPlatformAdmin() && !a.Scoped() && a.IsAdmin() && st.Publication() != storage.DefaultPublication:
+		return nil, false, errDefaultOnly
 	case !owner && !a.Manages():
 		return nil, false, fmt.Errorf("%w: only the publication's owners and admins manage its staff", auth.ErrForbidden)
 	}

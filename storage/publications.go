@@ -46,6 +46,9 @@ type NewPublication struct {
 	Slug  string
 	Title string
 	Hosts []string
+	// Owner, when given, is made the publication's first owner in the
+	// same transaction (its Role is ignored).
+	Owner *NewStaff
 }
 
 // PublicationHost names a host of a publication, for AddPublicationHost
@@ -120,10 +123,11 @@ func taken(field, v string) error {
 }
 
 // CreatePublication creates a publication, its slug's claim and its
-// hosts' claims in one transaction. A bad slug, title or host is a
-// *ValidationError, and so is a slug or a host another publication
-// holds (a race lost to another CreatePublication too); nothing is
-// written then.
+// hosts' claims in one transaction, with its first owner's membership
+// and the owners' count when in.Owner is given. A bad slug, title, host
+// or owner's account id is a *ValidationError, and so is a slug or a
+// host another publication holds (a race lost to another
+// CreatePublication too); nothing is written then.
 func (s *Store) CreatePublication(ctx context.Context, in NewPublication) (*Publication, error) {
 	if err := firstErr(validateSlug("slug", in.Slug), validateLine("title", in.Title, MaxTitleLength), validateHosts(in.Hosts)); err != nil {
 		return nil, err
@@ -131,7 +135,14 @@ func (s *Store) CreatePublication(ctx context.Context, in NewPublication) (*Publ
 	now := s.Now()
 	p := &Publication{ID: newID(), Slug: in.Slug, Title: in.Title, Hosts: slices.Clone(in.Hosts),
 		Status: PublicationActive, CreatedAt: now, UpdatedAt: now, Version: 1}
-	t := s.db.NewTxn()
+	// The new publication's Store writes the transaction: the directory
+	// and the claims are global items, the owner's membership is in its
+	// key space, which the tenant guard of s's would refuse.
+	ps, err := s.In(p.ID)
+	if err != nil {
+		return nil, err
+	}
+	t := ps.db.NewTxn()
 	errs := []error{
 		t.Put(newPublicationItem(p), ptr(dynamo.CondNotExists()), ErrAlreadyExists),
 		t.Put(newClaim(keys.PublicationSlug(p.Slug), typePublicationSlug, p.ID, now), ptr(dynamo.CondNotExists()), taken("slug", p.Slug)),
@@ -139,10 +150,16 @@ func (s *Store) CreatePublication(ctx context.Context, in NewPublication) (*Publ
 	for _, h := range p.Hosts {
 		errs = append(errs, t.Put(newClaim(keys.Host(h), typePublicationHost, p.ID, now), ptr(dynamo.CondNotExists()), taken("hosts", h)))
 	}
+	if in.Owner != nil {
+		owner := *in.Owner
+		owner.Role = RoleOwner
+		_, err := ps.putStaff(t, owner, now)
+		errs = append(errs, err)
+	}
 	if err := firstErr(errs...); err != nil {
 		return nil, err
 	}
-	if err := s.db.Exec(ctx, t); err != nil {
+	if err := ps.db.Exec(ctx, t); err != nil {
 		return nil, fmt.Errorf("create publication %q: %w", p.Slug, err)
 	}
 	return p, nil

@@ -137,19 +137,9 @@ func (s *Store) ownerCount(t *dynamo.Txn, delta int) error {
 // An account already on the staff is ErrAlreadyExists; a bad account id
 // or role a *ValidationError; nothing is written then.
 func (s *Store) AddStaff(ctx context.Context, in NewStaff) (*StaffMember, error) {
-	if err := validateStaff(in.AccountID, in.Role); err != nil {
-		return nil, err
-	}
-	now := keys.Time(s.Now())
-	k := s.ks.Staff(in.AccountID)
-	it := staffItem{PK: k.PK, SK: k.SK, GSI1PK: s.ks.StaffPartition(), GSI1SK: in.AccountID, Type: typeStaff,
-		AccountID: in.AccountID, Email: in.Email, Role: string(in.Role), CreatedAt: now, UpdatedAt: now, Version: 1}
 	t := s.db.NewTxn()
-	errs := []error{t.Put(it, ptr(dynamo.CondNotExists()), ErrAlreadyExists)}
-	if in.Role == RoleOwner {
-		errs = append(errs, s.ownerCount(t, 1))
-	}
-	if err := firstErr(errs...); err != nil {
+	it, err := s.putStaff(t, in, s.Now())
+	if err != nil {
 		return nil, err
 	}
 	if err := s.db.Exec(ctx, t); err != nil {
@@ -157,6 +147,24 @@ func (s *Store) AddStaff(ctx context.Context, in NewStaff) (*StaffMember, error)
 	}
 	s.staff.forget(in.AccountID)
 	return it.member(), nil
+}
+
+// putStaff adds to t the membership in, under attribute_not_exists
+// (ErrAlreadyExists), with the owners' count when its role is owner. A
+// bad account id or role is a *ValidationError.
+func (s *Store) putStaff(t *dynamo.Txn, in NewStaff, at time.Time) (staffItem, error) {
+	if err := validateStaff(in.AccountID, in.Role); err != nil {
+		return staffItem{}, err
+	}
+	now := keys.Time(at)
+	k := s.ks.Staff(in.AccountID)
+	it := staffItem{PK: k.PK, SK: k.SK, GSI1PK: s.ks.StaffPartition(), GSI1SK: in.AccountID, Type: typeStaff,
+		AccountID: in.AccountID, Email: in.Email, Role: string(in.Role), CreatedAt: now, UpdatedAt: now, Version: 1}
+	errs := []error{t.Put(it, ptr(dynamo.CondNotExists()), ErrAlreadyExists)}
+	if in.Role == RoleOwner {
+		errs = append(errs, s.ownerCount(t, 1))
+	}
+	return it, firstErr(errs...)
 }
 
 // AccountIDByEmail returns the id of the platform account of the address

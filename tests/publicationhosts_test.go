@@ -145,13 +145,24 @@ func (h toHost) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 // publishOn creates the author sub and a published post titled title
-// through host, and returns the post's id.
-func publishOn(t *testing.T, h *hosted, host, sub, title, slug string) string {
+// through host, and returns the post's id. On the publication pub (an
+// id; empty for the default publication) its staff are added first
+// (admin an owner, sub an author) and tokens bound to it are used.
+func publishOn(t *testing.T, h *hosted, pub, host, sub, title, slug string) string {
 	t.Helper()
 	ctx := context.Background()
-	admin := h.client(host, "admin", auth.RoleAdmin)
+	admin, author := h.client(host, "admin", auth.RoleAdmin), h.client(host, sub, auth.RoleAuthor)
+	if pub != "" {
+		platform := h.client("", "ops", auth.RolePlatform)
+		for account, role := range map[string]string{"admin": "OWNER", sub: "AUTHOR"} {
+			in := map[string]any{"publication": pub, "account": account, "role": role}
+			if err := gql(platform, addMemberMutation, map[string]any{"in": in}, &struct{}{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		admin, author = h.scoped(host, pub, "admin", auth.PubOwner), h.scoped(host, pub, sub, auth.PubAuthor)
+	}
 	ok[*CreateAuthorResponse](t)(CreateAuthor(ctx, admin, CreateAuthorInput{Subject: ptr(sub), Name: sub}))
-	author := h.client(host, sub, auth.RoleAuthor)
 	p := ok[*CreatePostResponse](t)(CreatePost(ctx, author, CreatePostInput{Title: title, Slug: slug, Body: ptr("Body.")})).CreatePost.Post
 	ok[*PublishPostResponse](t)(PublishPost(ctx, author, PublishPostInput{Id: p.Id}))
 	return p.Id
@@ -167,8 +178,8 @@ func TestHostsServeTheirOwnPublication(t *testing.T) {
 	if err := gql(h.client("blog.test", "ops", auth.RolePlatform), createPublicationMutation, map[string]any{"in": in}, &created); err != nil {
 		t.Fatal(err)
 	}
-	onA := publishOn(t, h, "blog.test", "ada", "Default post", "default-post")
-	onB := publishOn(t, h, "b.example", "bob", "Bee post", "bee-post")
+	onA := publishOn(t, h, "", "blog.test", "ada", "Default post", "default-post")
+	onB := publishOn(t, h, created.CreatePublication.Publication.ID, "b.example", "bob", "Bee post", "bee-post")
 
 	type titled struct {
 		Post *struct{ Title string } `json:"post"`
@@ -228,7 +239,7 @@ func TestHostsServeTheirOwnPublication(t *testing.T) {
 			t.Fatal(err)
 		}
 		onDefault := h.requests()
-		if err := gql(h.client("b.example", "admin", auth.RoleAdmin), feed, nil, &out); err != nil {
+		if err := gql(h.scoped("b.example", created.CreatePublication.Publication.ID, "admin", auth.PubOwner), feed, nil, &out); err != nil {
 			t.Fatal(err)
 		}
 		onB := h.requests()

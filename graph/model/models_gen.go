@@ -301,6 +301,10 @@ type CreatePublicationInput struct {
 	Title string `json:"title"`
 	// The domain names to serve it at, at most 20: each a lower-case DNS name with at least one dot (or ending in `.localhost`), without port, trailing dot or wildcard, not an IP address; a label in punycode (`xn--`) must read as a word of one script. A host another publication holds fails with BAD_USER_INPUT on `hosts`, and nothing is created.
 	Hosts []string `json:"hosts,omitempty"`
+	// The first owner's account id (the subject of its tokens), made OWNER of the publication in the same transaction; at most one of `ownerAccount` and `ownerEmail`. Without either the publication has no staff until a platform admin calls `addPublicationMember`.
+	OwnerAccount *string `json:"ownerAccount,omitempty"`
+	// The email address of the first owner's platform account, as `ownerAccount`. An address without an account is NOT_FOUND, and nothing is created.
+	OwnerEmail *string `json:"ownerEmail,omitempty"`
 }
 
 // The result of `createPublication`.
